@@ -1,0 +1,870 @@
+"""The CuTe layout algebra: coalesce, composition, complement, inverses, divides, products.
+
+Each operation follows CuTe (include/cute/layout.hpp) answer for answer. Where CuTe's C++
+would fail a static_assert, a LayoutError names the operation, the operands and the
+condition that failed.
+
+>>> from cutelab import Layout
+>>> print(composition(Layout.parse("(4,4):(4,1)"), Layout.parse("(4,2,2):(2,1,8)")))
+((2,2),2,2):((8,1),4,2)
+>>> print(complement(Layout.parse("(2,3):(2,4)"), 24))
+(2,2):(1,12)
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from . import int_tuple as it
+from .errors import LayoutError
+from .layout import (
+    Layout, ScaledBasis, _normalize, cosize, make_layout, make_ordered_layout, parse_layout,
+)
+
+__all__ = [
+    "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
+    "left_inverse", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide",
+    "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
+    "raked_product", "make_layout_tv", "tile_to_shape", "max_common_layout",
+    "max_common_vector", "nullspace", "recast_layout", "upcast", "downcast", "zip_layouts",
+]
+
+_raw = Layout._raw
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, Layout):
+        return str(x)
+    if isinstance(x, tuple):
+        return "(" + ",".join(_fmt(e) for e in x) + ")"
+    if x is None:
+        return "_"
+    return str(x)
+
+
+def _op(name: str) -> Callable:
+    """Name the operation and its operands in any LayoutError raised beneath it."""
+
+    def deco(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            try:
+                return f(*args, **kw)
+            except LayoutError as e:
+                head = f"{name}({', '.join(_fmt(a) for a in args)})"
+                msg = str(e)
+                if msg.startswith(head):
+                    raise
+                raise type(e)(f"{head}: {msg}") from None
+
+        return wrapper
+
+    return deco
+
+
+def _as_layout(x: Any, op: str, what: str) -> Layout:
+    if isinstance(x, Layout):
+        return x
+    if isinstance(x, str):
+        return parse_layout(x)
+    raise LayoutError(f"{op}: the {what} must be a Layout, got {type(x).__name__} {x!r}")
+
+
+def _modes(layout: Layout) -> list:
+    if isinstance(layout._shape, tuple):
+        return [_raw(s, d) for s, d in zip(layout._shape, layout._stride)]
+    return [layout]
+
+
+def _rank(layout: Layout) -> int:
+    return len(layout._shape) if isinstance(layout._shape, tuple) else 1
+
+
+def _concat(parts: list) -> Layout:
+    return _raw(tuple(p._shape for p in parts), tuple(p._stride for p in parts))
+
+
+def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool = True) -> Layout:
+    r = _rank(layout)
+    if len(tiler) > r:
+        raise LayoutError(
+            f"{op}: the tiler {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
+        )
+    modes = _modes(layout)
+    out = [f(modes[i], tiler[i]) for i in range(len(tiler))]
+    if keep_rest:
+        out.extend(modes[len(tiler):])
+    return _concat(out)
+
+
+def _is_zero(d: Any) -> bool:
+    return type(d) is int and d == 0
+
+
+# --------------------------------------------------------------------------- coalesce / filter
+
+def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any) -> Layout:
+    """CuTe's bw_coalesce over flat modes shp[:-?] folded onto (new_shape, new_stride), right to left."""
+    ns = [new_shape]
+    nd = [new_stride]
+    scalar = True
+    for i in range(len(shp) - 1, -1, -1):
+        s, d = shp[i], std[i]
+        if s == 1:
+            continue
+        if scalar and ns[0] == 1:
+            ns[0], nd[0] = s, d
+        elif s * d == nd[0]:
+            ns[0] = s * ns[0]
+            nd[0] = d
+        else:
+            ns.insert(0, s)
+            nd.insert(0, d)
+            scalar = False
+    if scalar:
+        if ns[0] == 1:
+            return _raw(1, 0)
+        return _raw(ns[0], nd[0])
+    return _raw(tuple(ns), tuple(nd))
+
+
+def _coalesce(layout: Layout) -> Layout:
+    shp, std = layout._shape, layout._stride
+    if type(shp) is not tuple:
+        return _raw(1, 0) if shp == 1 else layout
+    shp, std = it.flatten(shp), it.flatten(std)
+    if not shp:
+        return _raw(1, 0)
+    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), shp[-1], std[-1])
+
+
+def _coalesce_x(layout: Layout) -> Layout:
+    """coalesce that also preserves the function outside the domain (CuTe's coalesce_x)."""
+    shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
+    if not shp:
+        return _raw(1, 0)
+    last = 2 if shp[-1] == 1 else shp[-1]
+    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1])
+
+
+def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
+    if isinstance(profile, tuple):
+        return _by_mode(layout, profile, _coalesce_x_profile, "coalesce")
+    return _coalesce_x(layout)
+
+
+@_op("coalesce")
+def coalesce(layout: Any, target_profile: Any = None) -> Layout:
+    """Merge modes that can be merged; the same function on its domain, depth <= 1.
+
+    With a target_profile, coalesce each mode of the profile's leaves separately.
+    Postconditions: size(result) == size(layout); result(i) == layout(i) for all i < size.
+
+    >>> print(coalesce(Layout.parse("(2,(1,6)):(1,(6,2))")))
+    12:1
+    >>> print(coalesce(Layout.parse("((2,4),(3,5)):((1,2),(8,24))"), target_profile=(1, 1)))
+    (8,15):(1,8)
+    """
+    layout = _as_layout(layout, "coalesce", "layout")
+    if target_profile is not None:
+        target_profile = _normalize(target_profile)
+        if isinstance(target_profile, tuple):
+            return _by_mode(layout, target_profile, lambda l, t: coalesce(l, t), "coalesce")
+    return _coalesce(layout)
+
+
+def _filter_zeros(layout: Layout) -> Layout:
+    return _raw(it.filter_zeros_tuple(layout._stride, layout._shape), layout._stride)
+
+
+@_op("filter_zeros")
+def filter_zeros(layout: Any, target_profile: Any = None) -> Layout:
+    """Replace the shape of each stride-0 mode by 1 (or of each mode where target_profile is 0).
+
+    >>> print(filter_zeros(Layout.parse("(4,2,3):(1,0,4)")))
+    (4,1,3):(1,0,4)
+    """
+    layout = _as_layout(layout, "filter_zeros", "layout")
+    if target_profile is None:
+        return _filter_zeros(layout)
+    prof = _normalize(target_profile)
+    if not it.congruent(prof, layout._shape):
+        raise LayoutError(f"the target profile {_fmt(prof)} is not congruent with the shape {_fmt(layout._shape)}")
+    return _raw(it.filter_zeros_tuple(prof, layout._shape), layout._stride)
+
+
+@_op("filter")
+def filter(layout: Any, target_profile: Any = None) -> Layout:  # noqa: A001 - CuTe's name
+    """Remove all stride-0 and size-1 modes, then coalesce.
+
+    >>> print(filter(Layout.parse("(4,2,3):(1,0,4)")))
+    12:1
+    """
+    layout = _as_layout(layout, "filter", "layout")
+    if target_profile is not None:
+        prof = _normalize(target_profile)
+        if isinstance(prof, tuple):
+            return _by_mode(layout, prof, lambda l, t: filter(l, t), "filter")
+    return _coalesce(_filter_zeros(layout))
+
+
+# --------------------------------------------------------------------------- composition
+
+def _basis_get(d: ScaledBasis, t: Any) -> Any:
+    if isinstance(t, tuple):
+        if d.mode >= len(t):
+            raise LayoutError(f"basis stride {d} selects mode {d.mode} of a rank-{len(t)} layout")
+        return t[d.mode]
+    if d.mode != 0:
+        raise LayoutError(f"basis stride {d} selects mode {d.mode} of a rank-1 layout")
+    return t
+
+
+def _compose(ls: Any, ld: Any, rs: Any, rd: Any) -> tuple:
+    """composition_impl on a coalesced lhs (ls, ld) and a rhs (rs, rd). Returns (shape, stride)."""
+    if type(rs) is tuple:
+        parts = [_compose(ls, ld, s, d) for s, d in zip(rs, rd)]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+    if isinstance(rd, ScaledBasis):
+        return _compose(_basis_get(rd, ls), _basis_get(rd, ld), rs, rd.value)
+    if type(rd) is int and rd == 0:
+        return rs, rd
+    if type(ls) is not tuple:
+        return rs, rd * ld
+    result_shape: list = []
+    result_stride: list = []
+    rest_shape, rest_stride = rs, rd
+    last = len(ls) - 1
+    for i in range(last):
+        curr_shape, curr_stride = ls[i], ld[i]
+        if not (rest_stride % curr_shape == 0 or rest_stride < curr_shape):
+            raise LayoutError(
+                f"stride divisibility fails at mode {i} of the (coalesced) left operand: "
+                f"the stride {rest_stride} reaching that mode must divide by its shape {curr_shape} "
+                f"or be smaller than it ({rest_stride} % {curr_shape} != 0)"
+            )
+        a = rest_stride if rest_stride >= 0 else -rest_stride
+        next_shape = -(-curr_shape // a)
+        next_stride = -(-a // curr_shape) * (1 if rest_stride > 0 else -1)
+        if next_shape == 1 or rest_shape == 1:
+            rest_stride = next_stride
+            continue
+        new_shape = next_shape if next_shape < rest_shape else rest_shape
+        if rest_shape % new_shape != 0:
+            raise LayoutError(
+                f"shape divisibility fails at mode {i} of the (coalesced) left operand: "
+                f"the remaining shape {rest_shape} is not divisible by {new_shape} "
+                f"({rest_shape} % {new_shape} != 0)"
+            )
+        result_shape.append(new_shape)
+        result_stride.append(rest_stride * curr_stride)
+        rest_shape //= new_shape
+        rest_stride = next_stride
+    if not result_shape:
+        return rest_shape, rest_stride * ld[last]
+    if rest_shape == 1:
+        if len(result_shape) == 1:
+            return result_shape[0], result_stride[0]
+        return tuple(result_shape), tuple(result_stride)
+    result_shape.append(rest_shape)
+    result_stride.append(rest_stride * ld[last])
+    return tuple(result_shape), tuple(result_stride)
+
+
+def _coprofile(layout: Layout) -> Any:
+    modes = [d.mode for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
+    if not modes:
+        return 0
+    return (0,) * (max(modes) + 1)
+
+
+def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
+    flat = _coalesce_x_profile(lhs, _coprofile(rhs))
+    s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride)
+    return _raw(s, d)
+
+
+def _compose_tiler(lhs: Layout, rhs: Any) -> Layout:
+    if isinstance(rhs, Layout):
+        return _compose_layouts(lhs, rhs)
+    if rhs is None:
+        return lhs
+    if isinstance(rhs, tuple):
+        return _by_mode(lhs, rhs, _compose_tiler, "composition", keep_rest=False)
+    if type(rhs) is int:
+        if rhs < 1:
+            raise LayoutError(f"a tiler size must be positive, got {rhs}")
+        flat = _coalesce_x(lhs)
+        s, d = _compose(flat._shape, flat._stride, rhs, 1)
+        return _raw(s, d)
+    if isinstance(rhs, str):
+        return _compose_layouts(lhs, parse_layout(rhs))
+    raise LayoutError(f"the right operand must be a Layout, an int, None or a tuple of those, got {rhs!r}")
+
+
+@_op("composition")
+def composition(lhs: Any, rhs: Any) -> Any:
+    """lhs o rhs: the layout R with R(c) == lhs(rhs(c)) for every c in the domain of rhs.
+
+    rhs may be a Layout, or a by-mode tiler: a tuple of Layouts, ints and None, applied to the
+    modes of lhs (modes of lhs beyond the tiler are dropped, as in CuTe).
+    Postconditions: compatible(shape(rhs), shape(R)); R(i) == lhs(rhs(i)).
+
+    >>> print(composition(Layout.parse("(6,2):(8,2)"), Layout.parse("(4,3):(3,1)")))
+    ((2,2),3):((24,2),8)
+    """
+    if not isinstance(lhs, Layout):
+        comp = getattr(lhs, "__cute_composition__", None)  # tensors compose too
+        if comp is not None:
+            return comp(rhs)
+    lhs = _as_layout(lhs, "composition", "left operand")
+    return _compose_tiler(lhs, _normalize_tiler(rhs))
+
+
+def _normalize_tiler(t: Any) -> Any:
+    if isinstance(t, list):
+        t = tuple(t)
+    if isinstance(t, tuple):
+        return tuple(_normalize_tiler(x) for x in t)
+    if isinstance(t, str):
+        return parse_layout(t)
+    if t is not None and not isinstance(t, (Layout, int)):
+        import numpy as np
+
+        if isinstance(t, np.integer):
+            return int(t)
+    return t
+
+
+# --------------------------------------------------------------------------- complement
+
+def _cotarget_shape(cotarget: Any) -> Any:
+    if isinstance(cotarget, Layout):
+        return cotarget.shape
+    cotarget = _normalize(cotarget)
+    for c in it.flatten_to_tuple(cotarget):
+        if type(c) is not int or c < 1:
+            raise LayoutError(f"the cotarget must be a positive int or a shape, got {_fmt(cotarget)}")
+    return cotarget
+
+
+def _complement(layout: Layout, cotarget: Any) -> Layout:
+    for d in it.flatten_to_tuple(layout._stride):
+        if isinstance(d, ScaledBasis):
+            raise LayoutError("complement of a layout with basis strides is not supported")
+        if d < 0:
+            raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
+    f = _coalesce(_filter_zeros(layout))
+    shp, std = f._shape, f._stride
+    if type(std) is int and std == 0:
+        n = it.product(cotarget)
+        return _raw(1, 0) if n == 1 else _raw(n, 1)
+    shp = list(it.flatten_to_tuple(shp))
+    std = list(it.flatten_to_tuple(std))
+    r = len(shp)
+    result_shape: list = []
+    result_stride: list = [1]
+    for i in range(r - 1):
+        m = min(std)
+        j = std.index(m)
+        new_shape = m // result_stride[i]
+        if new_shape == 0:
+            raise _non_injective(layout, m, result_stride[i])
+        result_shape.append(new_shape)
+        result_stride.append(m * shp[j])
+        del shp[j], std[j]
+    new_shape = std[0] // result_stride[r - 1]
+    if new_shape == 0:
+        raise _non_injective(layout, std[0], result_stride[r - 1])
+    result_shape.append(new_shape)
+    new_stride = std[0] * shp[0]
+    rest_shape = it.product(it.ceil_div(cotarget, new_stride))
+    rest_stride = 0 if rest_shape == 1 else new_stride
+    return _coalesce(_raw((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
+
+
+def _non_injective(layout: Layout, d: int, span: int) -> LayoutError:
+    return LayoutError(
+        f"the layout is not injective (or its modes overlap): after sorting by stride, the mode of "
+        f"stride {d} starts inside the span {span} already covered by the modes of smaller stride "
+        f"(CuTe: 'Non-injective Layout detected in complement')"
+    )
+
+
+@_op("complement")
+def complement(layout: Any, cotarget: Any = None) -> Layout:
+    """The layout of the offsets in [0, cotarget) that layout does not reach, ordered.
+
+    cotarget defaults to cosize(layout); it may be an int or a shape.
+    Postconditions: result is ordered (result(i-1) < result(i)), its image is disjoint from
+    layout's (but for 0), and make_layout(layout, result) covers [0, size(cotarget)).
+
+    >>> print(complement(Layout.parse("4:2"), 8))
+    2:1
+    >>> print(complement(Layout.parse("(2,2):(1,6)"), 24))
+    (3,2):(2,12)
+    """
+    layout = _as_layout(layout, "complement", "layout")
+    if cotarget is None:
+        cot = cosize(_coalesce(_filter_zeros(layout)))
+    else:
+        cot = _cotarget_shape(cotarget)
+    return _complement(layout, cot)
+
+
+# --------------------------------------------------------------------------- inverses
+
+def _wrapped_coalesce(layout: Layout) -> tuple:
+    c = _coalesce(layout)
+    shp, std = c._shape, c._stride
+    if type(shp) is not tuple:
+        shp, std = (shp,), (std,)
+    for d in std:
+        if isinstance(d, ScaledBasis):
+            raise LayoutError("inverses of layouts with basis strides are not supported")
+    pre = [1]
+    for s in shp:
+        pre.append(pre[-1] * s)
+    return shp, std, pre
+
+
+@_op("right_inverse")
+def right_inverse(layout: Any) -> Layout:
+    """The layout R with layout(R(i)) == i for all i < size(R), as large as possible.
+
+    >>> print(right_inverse(Layout.parse("(4,2):(2,1)")))
+    (2,4):(4,1)
+    """
+    if layout is None:
+        return None
+    layout = _as_layout(layout, "right_inverse", "layout")
+    shp, std, pre = _wrapped_coalesce(layout)
+    order = sorted(range(len(std)), key=std.__getitem__)
+    rs, rd = [1], [0]
+    curr = 1
+    for i in order:
+        if std[i] == curr:
+            rs.append(shp[i])
+            rd.append(pre[i])
+            curr = shp[i] * std[i]
+    return _coalesce(_raw(tuple(rs), tuple(rd)))
+
+
+@_op("left_inverse")
+def left_inverse(layout: Any) -> Layout:
+    """The layout L with L(layout(i)) == i for all i < size(layout), for an injective layout.
+
+    >>> print(left_inverse(Layout.parse("(4,2):(2,1)")))
+    (2,4):(4,1)
+    """
+    if layout is None:
+        return None
+    layout = _as_layout(layout, "left_inverse", "layout")
+    shp, std, pre = _wrapped_coalesce(layout)
+    for d in std:
+        if d < 0:
+            raise LayoutError(f"left inverse needs non-negative strides, but the layout has stride {d}")
+    order = sorted(range(len(std)), key=std.__getitem__)
+    rs: list = []
+    rd: list = [0]
+    sz = 1
+    for i in order:
+        d = std[i]
+        if d == 0:
+            continue
+        if d % sz != 0:
+            raise LayoutError(
+                f"left inverse divisibility fails: stride {d} is not a multiple of {sz}, the size "
+                f"covered by the modes of smaller stride ({d} % {sz} != 0)"
+            )
+        rs.append(d // sz)
+        rd.append(pre[i])
+        sz *= d // sz
+    rs.append(shp[order[-1]])
+    return _coalesce(_raw(tuple(rs), tuple(rd)))
+
+
+# --------------------------------------------------------------------------- max common
+
+def _first_mode(layout: Layout) -> Layout:
+    if type(layout._shape) is tuple:
+        return _raw(layout._shape[0], layout._stride[0])
+    return layout
+
+
+@_op("max_common_layout")
+def max_common_layout(a: Any, b: Any) -> Layout:
+    """The largest layout R such that a(R(i)) == i and b(R(i)) == i (a common contiguous vector).
+
+    >>> print(max_common_layout(Layout.parse("(4,8):(1,4)"), Layout.parse("(4,8):(1,8)")))
+    4:1
+    """
+    a = _as_layout(a, "max_common_layout", "first layout")
+    b = _as_layout(b, "max_common_layout", "second layout")
+    inv_b = right_inverse(b)
+    common = _coalesce(_compose_layouts(a, inv_b))
+    m = _first_mode(common)
+    if m._stride == 1:
+        return _compose_layouts(inv_b, m)
+    return _raw(1, 0)
+
+
+@_op("max_common_vector")
+def max_common_vector(a: Any, b: Any) -> int:
+    """The number of contiguous elements on which a and b agree (at least 1).
+
+    >>> max_common_vector(Layout.parse("(4,8):(1,4)"), Layout.parse("(4,8):(1,8)"))
+    4
+    """
+    a = _as_layout(a, "max_common_vector", "first layout")
+    b = _as_layout(b, "max_common_vector", "second layout")
+    common = _coalesce(_compose_layouts(a, right_inverse(b)))
+    m = _first_mode(common)
+    return m._shape if m._stride == 1 else 1
+
+
+@_op("nullspace")
+def nullspace(layout: Any) -> Layout:
+    """The layout of the indices that layout maps to 0: its stride-0 modes, with compact strides.
+
+    >>> print(nullspace(Layout.parse("(2,4,3):(0,1,0)")))
+    (2,3):(1,8)
+    """
+    layout = _as_layout(layout, "nullspace", "layout")
+    fs = it.flatten_to_tuple(layout._shape)
+    fd = it.flatten_to_tuple(layout._stride)
+    idx = [i for i, d in enumerate(fd) if _is_zero(d)]
+    if not idx:
+        return _raw(1, 0)
+    rstride = it.compact_col_major(fs)
+    if len(idx) == 1:
+        return _raw(fs[idx[0]], rstride[idx[0]])
+    return _raw(tuple(fs[i] for i in idx), tuple(rstride[i] for i in idx))
+
+
+# --------------------------------------------------------------------------- divide
+
+def _zip2_by(t: Any, guide: Any, what: str) -> tuple:
+    if isinstance(guide, tuple):
+        if not isinstance(t, tuple) or len(t) < len(guide):
+            raise LayoutError(f"cannot gather tiles: {what} {_fmt(t)} has fewer modes than the tiler {_fmt(guide)}")
+        split = [_zip2_by(t[i], guide[i], what) for i in range(len(guide))]
+        return tuple(s[0] for s in split), tuple(s[1] for s in split) + tuple(t[len(guide):])
+    if not isinstance(t, tuple) or len(t) != 2:
+        raise LayoutError(
+            f"cannot gather tiles: the mode {_fmt(t)} under a tiler leaf is not a (tile, rest) pair; "
+            f"use a Layout or an int for every tiler mode that divides"
+        )
+    return t
+
+
+def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
+    return _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+
+
+def _logical_divide(layout: Layout, tiler: Any) -> Layout:
+    if isinstance(tiler, Layout):
+        cot = _coalesce(layout)._shape
+        return _compose_layouts(layout, make_layout(tiler, _complement(tiler, cot)))
+    if isinstance(tiler, tuple):
+        return _by_mode(layout, tiler, _logical_divide, "logical_divide")
+    if tiler is None:
+        return layout
+    if type(tiler) is int:
+        if tiler < 1:
+            raise LayoutError(f"a tile size must be positive, got {tiler}")
+        return _logical_divide(layout, make_layout(tiler))
+    raise LayoutError(f"the tiler must be a Layout, an int, None or a tuple of those, got {tiler!r}")
+
+
+def _layout_or_tensor(op: str, x: Any, f: Callable, tiler: Any) -> Any:
+    """Dispatch tensors to their own method (x.__cute_apply__), layouts to f."""
+    if not isinstance(x, Layout) and hasattr(x, "__cute_apply__"):
+        return x.__cute_apply__(op, tiler)
+    x = _as_layout(x, op, "layout")
+    return f(x, _normalize_tiler(tiler))
+
+
+@_op("logical_divide")
+def logical_divide(layout: Any, tiler: Any) -> Any:
+    """Split layout into (tile, rest): composition(layout, (tiler, complement(tiler, size))).
+
+    A tuple tiler divides mode by mode: ((TileM,RestM), (TileN,RestN), ...).
+
+    >>> print(logical_divide(Layout.parse("(4,2,3):(2,1,8)"), Layout.parse("4:2")))
+    ((2,2),(2,3)):((4,1),(2,8))
+    """
+    return _layout_or_tensor("logical_divide", layout, _logical_divide, tiler)
+
+
+def _zipped_divide(layout: Layout, tiler: Any) -> Layout:
+    return _tile_unzip(_logical_divide(layout, tiler), tiler)
+
+
+def _unpack(layout: Layout, first: bool, second: bool) -> Layout:
+    """Unpack mode 0 and/or mode 1 of a rank-2 layout into top-level modes."""
+    out_s: list = []
+    out_d: list = []
+    for k, unpack in ((0, first), (1, second)):
+        s, d = layout._shape[k], layout._stride[k]
+        if unpack and isinstance(s, tuple):
+            out_s.extend(s)
+            out_d.extend(d)
+        else:
+            out_s.append(s)
+            out_d.append(d)
+    return _raw(tuple(out_s), tuple(out_d))
+
+
+@_op("zipped_divide")
+def zipped_divide(layout: Any, tiler: Any) -> Any:
+    """logical_divide gathered into ((TileM,TileN,...), (RestM,RestN,...)).
+
+    >>> print(zipped_divide(Layout.parse("(8192,8192):(8192,1)"), (1, 16)))
+    ((1,16),(8192,512)):((0,1),(8192,16))
+    """
+    return _layout_or_tensor("zipped_divide", layout, _zipped_divide, tiler)
+
+
+@_op("tiled_divide")
+def tiled_divide(layout: Any, tiler: Any) -> Any:
+    """zipped_divide with the rest modes unpacked: ((TileM,TileN), RestM, RestN, ...).
+
+    >>> print(tiled_divide(Layout.parse("(8192,8192):(8192,1)"), (1, 16)))
+    ((1,16),8192,512):((0,1),8192,16)
+    """
+    return _layout_or_tensor("tiled_divide", layout, lambda l, t: _unpack(_zipped_divide(l, t), False, True), tiler)
+
+
+@_op("flat_divide")
+def flat_divide(layout: Any, tiler: Any) -> Any:
+    """zipped_divide with both modes unpacked: (TileM, TileN, RestM, RestN, ...)."""
+    return _layout_or_tensor("flat_divide", layout, lambda l, t: _unpack(_zipped_divide(l, t), True, True), tiler)
+
+
+# --------------------------------------------------------------------------- product
+
+def _logical_product(block: Layout, tiler: Any) -> Layout:
+    if isinstance(tiler, Layout):
+        n = it.product(block._shape) * cosize(tiler)
+        return make_layout(block, _compose_layouts(_complement(block, n), tiler))
+    if isinstance(tiler, tuple):
+        return _by_mode(block, tiler, _logical_product, "logical_product")
+    if tiler is None:
+        return block
+    if type(tiler) is int:
+        if tiler < 1:
+            raise LayoutError(f"a tile size must be positive, got {tiler}")
+        return _logical_product(block, make_layout(tiler))
+    raise LayoutError(f"the tiler must be a Layout, an int, None or a tuple of those, got {tiler!r}")
+
+
+def _as_block(x: Any, op: str) -> Layout:
+    return _as_layout(x, op, "block")
+
+
+@_op("logical_product")
+def logical_product(block: Any, tiler: Any) -> Layout:
+    """(block, complement(block) o tiler): tiler's layout of copies of block.
+
+    >>> print(logical_product(Layout.parse("(2,2):(4,1)"), Layout.parse("6:1")))
+    ((2,2),(2,3)):((4,1),(2,8))
+    """
+    return _logical_product(_as_block(block, "logical_product"), _normalize_tiler(tiler))
+
+
+@_op("zipped_product")
+def zipped_product(block: Any, tiler: Any) -> Layout:
+    """logical_product gathered into ((block modes), (product modes))."""
+    t = _normalize_tiler(tiler)
+    return _tile_unzip(_logical_product(_as_block(block, "zipped_product"), t), t)
+
+
+@_op("tiled_product")
+def tiled_product(block: Any, tiler: Any) -> Layout:
+    """zipped_product with the product modes unpacked."""
+    t = _normalize_tiler(tiler)
+    return _unpack(_tile_unzip(_logical_product(_as_block(block, "tiled_product"), t), t), False, True)
+
+
+@_op("flat_product")
+def flat_product(block: Any, tiler: Any) -> Layout:
+    """zipped_product with both modes unpacked."""
+    t = _normalize_tiler(tiler)
+    return _unpack(_tile_unzip(_logical_product(_as_block(block, "flat_product"), t), t), True, True)
+
+
+def _append_to(layout: Layout, r: int) -> Layout:
+    n = _rank(layout)
+    if n >= r:
+        return layout
+    modes = _modes(layout) + [_raw(1, 0)] * (r - n)
+    return _concat(modes)
+
+
+def _zip(a: Layout, b: Layout) -> Layout:
+    sa, da, sb, db = a._shape, a._stride, b._shape, b._stride
+    if type(sa) is tuple:
+        return _raw(tuple(zip(sa, sb)), tuple(zip(da, db)))
+    return _raw((sa, sb), (da, db))
+
+
+def zip_layouts(a: Layout, b: Layout) -> Layout:
+    """Mode-wise zip of two layouts of equal rank: ((a0,b0),(a1,b1),...)."""
+    return _zip(a, b)
+
+
+def _rank_product(block: Any, tiler: Any, op: str, raked: bool) -> Layout:
+    block = _as_layout(block, op, "block")
+    tiler = _as_layout(tiler, op, "tiler")
+    r = max(_rank(block), _rank(tiler))
+    res = _logical_product(_append_to(block, r), _append_to(tiler, r))
+    first = _raw(res._shape[0], res._stride[0])
+    second = _raw(res._shape[1], res._stride[1])
+    return _zip(second, first) if raked else _zip(first, second)
+
+
+@_op("blocked_product")
+def blocked_product(block: Any, tiler: Any) -> Layout:
+    """Repeat block over tiler, block by block: mode i is (block_i, tiler_i).
+
+    >>> print(blocked_product(Layout.parse("(2,5):(5,1)"), Layout.parse("(3,4):(1,3)")))
+    ((2,3),(5,4)):((5,10),(1,30))
+    """
+    return _rank_product(block, tiler, "blocked_product", raked=False)
+
+
+@_op("raked_product")
+def raked_product(block: Any, tiler: Any) -> Layout:
+    """Repeat block over tiler, interleaved: mode i is (tiler_i, block_i).
+
+    >>> print(raked_product(Layout.parse("(2,5):(5,1)"), Layout.parse("(3,4):(1,3)")))
+    ((3,2),(4,5)):((10,5),(30,1))
+    """
+    return _rank_product(block, tiler, "raked_product", raked=True)
+
+
+@_op("tile_to_shape")
+def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
+    """Repeat block (blocked_product) until it has the target shape, in the mode order given.
+
+    >>> print(tile_to_shape(Layout.parse("(2,2):(1,2)"), (4, 6)))
+    ((2,2),(2,3)):((1,4),(2,8))
+    """
+    block = _as_layout(block, "tile_to_shape", "block")
+    trg = _normalize(trg_shape.shape if isinstance(trg_shape, Layout) else trg_shape)
+    r = it.rank(trg)
+    if _rank(block) > r:
+        raise LayoutError(f"the block has rank {_rank(block)}, more than the target shape's rank {r}")
+    padded = _append_to(block, r)
+    block_shape = it.product_each(padded._shape)
+    target_shape = it.product_each(trg)
+    if not isinstance(block_shape, tuple):
+        block_shape, target_shape = (block_shape,), (target_shape,) if not isinstance(target_shape, tuple) else target_shape
+    for i, (t, b) in enumerate(zip(it.flatten_to_tuple(target_shape), it.flatten_to_tuple(block_shape))):
+        if t % b != 0:
+            raise LayoutError(f"the block's mode {i} of size {b} does not divide the target's {t} ({t} % {b} != 0)")
+    prod_shape = it.ceil_div(target_shape, block_shape)
+    if isinstance(prod_shape, tuple) and len(prod_shape) == 1 and not isinstance(trg, tuple):
+        prod_shape = prod_shape[0]
+    if order is None:
+        tiler = make_layout(prod_shape)
+    else:
+        tiler = make_ordered_layout(prod_shape, order)
+    return blocked_product(padded, tiler)
+
+
+# --------------------------------------------------------------------------- thread-value layouts
+
+@_op("make_layout_tv")
+def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple:
+    """(tiler_mn, layout_tv): layout_tv maps (thread, value) to the position in the tiler_mn tile.
+
+    thr_layout maps tile coordinates (of the thread grid) to thread ids and val_layout maps a
+    thread's value coordinates to value ids; both must be compact.
+
+    >>> tiler, tv = make_layout_tv(Layout.parse("(2,3):(3,1)"), Layout.parse("(2,2):(2,1)"))
+    >>> print(tiler, tv)
+    (4,6) ((3,2),(2,2)):((8,2),(4,1))
+    """
+    thr = _as_layout(thr_layout, "make_layout_tv", "thread layout")
+    val = _as_layout(val_layout, "make_layout_tv", "value layout")
+    for name, l in (("thread", thr), ("value", val)):
+        if cosize(l) != it.product(l._shape) or right_inverse(l).size() != it.product(l._shape):
+            raise LayoutError(
+                f"the {name} layout {l} must be compact (a bijection onto [0, {it.product(l._shape)}))"
+            )
+    layout_mn = raked_product(thr, val)
+    tmp = make_layout((it.product(thr._shape), it.product(val._shape)))
+    layout_tv = _compose_layouts(right_inverse(layout_mn), tmp)
+    return it.product_each(layout_mn._shape), layout_tv
+
+
+# --------------------------------------------------------------------------- recast
+
+def _upcast(shp: Any, std: Any, n: int) -> tuple:
+    if type(shp) is tuple:
+        parts = [_upcast(s, d, n) for s, d in zip(shp, std)]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+    if std == 0:
+        return shp, std
+    a = abs(std)
+    if a % n != 0 and n % a != 0:
+        raise LayoutError(f"upcast by {n}: stride {std} and {n} do not divide one another")
+    return -(-shp // -(-n // a)), (1 if std > 0 else -1) * -(-a // n)
+
+
+def _has_unit_stride(std: Any) -> bool:
+    return any(type(d) is int and d in (1, -1) for d in it.flatten_to_tuple(std))
+
+
+def _downcast(shp: Any, std: Any, n: int) -> tuple:
+    if type(shp) is tuple:
+        parts = [_downcast(s, d, n) for s, d in zip(shp, std)]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+    if std in (1, -1):
+        return shp * n, std
+    return shp, std * n
+
+
+@_op("upcast")
+def upcast(layout: Any, n: int) -> Layout:
+    """The layout over elements n times larger (stride-1 modes shrink by n, other strides divide by n)."""
+    layout = _as_layout(layout, "upcast", "layout")
+    s, d = _upcast(layout._shape, layout._stride, n)
+    return _raw(s, d)
+
+
+@_op("downcast")
+def downcast(layout: Any, n: int) -> Layout:
+    """The layout over elements n times smaller (stride-1 modes grow by n, other strides multiply by n)."""
+    layout = _as_layout(layout, "downcast", "layout")
+    if not _has_unit_stride(layout._stride):
+        raise LayoutError("downcast requires adjacent elements (a mode of stride 1)")
+    s, d = _downcast(layout._shape, layout._stride, n)
+    return _raw(s, d)
+
+
+@_op("recast_layout")
+def recast_layout(new_type_bits: int, old_type_bits: int, src_layout: Any) -> Layout:
+    """The layout of the same memory viewed as elements of new_type_bits instead of old_type_bits.
+
+    >>> print(recast_layout(32, 16, Layout.parse("(4,8):(8,1)")))
+    (4,4):(4,1)
+    """
+    from math import gcd
+
+    for b in (new_type_bits, old_type_bits):
+        if type(b) is not int or b < 1:
+            raise LayoutError(f"type widths must be positive ints (bits), got {b!r}")
+    layout = _as_layout(src_layout, "recast_layout", "layout")
+    g = gcd(new_type_bits, old_type_bits)
+    num, den = new_type_bits // g, old_type_bits // g
+    if num == 1 and den == 1:
+        return layout
+    if num == 1:
+        return downcast(layout, den)
+    if den == 1:
+        return upcast(layout, num)
+    return downcast(upcast(layout, num), den)

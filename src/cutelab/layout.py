@@ -1,0 +1,825 @@
+"""Layout: a shape and a stride, a function from coordinates to offsets.
+
+>>> L = make_layout(((2, 2), (2, 3)), stride=((2, 12), (1, 4)))
+>>> print(L)
+((2,2),(2,3)):((2,12),(1,4))
+>>> L(1), L((1, 0)), L(((1, 0), (0, 1)))
+(2, 2, 6)
+>>> Layout.parse("((2,2),(2,3)):((2,12),(1,4))") == L
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import int_tuple as it
+from .errors import LayoutError, ParseError
+
+__all__ = [
+    "Layout", "ScaledBasis", "E", "make_layout", "make_ordered_layout", "make_identity_layout",
+    "make_layout_like", "size", "cosize", "rank", "depth", "shape", "stride", "get", "select",
+    "group_modes", "append", "prepend", "flatten", "unflatten", "slice_", "dice",
+    "slice_and_offset", "crd2idx", "idx2crd", "coshape", "parse_tuple", "parse_layout",
+    "layout_str", "product_each", "shape_div", "ceil_div", "is_layout",
+]
+
+_INT_LIMIT = 1 << 63
+
+
+# --------------------------------------------------------------------------- scaled basis
+
+class ScaledBasis:
+    """A stride that is a multiple of a basis vector of the codomain: ``3@1`` is 3*e1.
+
+    Used by identity layouts, whose offsets are coordinates. Sums of ScaledBasis
+    evaluate to coordinate tuples.
+    """
+
+    __slots__ = ("value", "mode")
+
+    def __init__(self, value: int, mode: int):
+        self.value = value
+        self.mode = mode
+
+    def __mul__(self, k: Any) -> Any:
+        if isinstance(k, ScaledBasis):
+            raise LayoutError(f"cannot multiply two basis strides {self} and {k}")
+        if isinstance(k, int) and k == 0:
+            return 0
+        return ScaledBasis(self.value * k, self.mode)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other: Any) -> Any:
+        return _ArithTuple.of(self) + other
+
+    __radd__ = __add__
+
+    def __floordiv__(self, k: int) -> "ScaledBasis":
+        return ScaledBasis(self.value // k, self.mode)
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, ScaledBasis):
+            return self.value == other.value and self.mode == other.mode
+        return isinstance(other, int) and other == 0 and self.value == 0
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.mode))
+
+    def __abs__(self) -> "ScaledBasis":
+        return ScaledBasis(abs(self.value), self.mode)
+
+    def __str__(self) -> str:
+        return f"{self.value}@{self.mode}"
+
+    __repr__ = __str__
+
+
+def E(mode: int) -> ScaledBasis:
+    """The unit basis stride of codomain mode ``mode``."""
+    return ScaledBasis(1, mode)
+
+
+class _ArithTuple(tuple):
+    """A coordinate produced by summing basis strides (adds element-wise, grows as needed)."""
+
+    @staticmethod
+    def of(x: Any) -> "_ArithTuple":
+        if isinstance(x, _ArithTuple):
+            return x
+        if isinstance(x, ScaledBasis):
+            return _ArithTuple((0,) * x.mode + (x.value,))
+        if isinstance(x, int) and x == 0:
+            return _ArithTuple(())
+        raise LayoutError(f"cannot add the integer offset {x} to a coordinate of basis strides")
+
+    def __add__(self, other: Any) -> "_ArithTuple":  # type: ignore[override]
+        o = _ArithTuple.of(other)
+        n = max(len(self), len(o))
+        a = tuple(self) + (0,) * (n - len(self))
+        b = tuple(o) + (0,) * (n - len(o))
+        return _ArithTuple(x + y for x, y in zip(a, b))
+
+    __radd__ = __add__
+
+
+def _stride_leaf_ok(d: Any) -> bool:
+    return (type(d) is int) or isinstance(d, ScaledBasis)
+
+
+# --------------------------------------------------------------------------- Layout
+
+def _check(shape: Any, stride: Any, where: str) -> None:
+    """Validate a shape/stride pair: congruent profiles, positive int shapes, int strides."""
+    if type(shape) is tuple:
+        if type(stride) is not tuple or len(stride) != len(shape):
+            raise LayoutError(
+                f"make_layout{where}: shape {it.tuple_str(shape)} and stride {it.tuple_str(stride)} "
+                f"are not congruent (the stride must have the same nesting as the shape)"
+            )
+        for s, d in zip(shape, stride):
+            _check(s, d, where)
+        return
+    if type(shape) is not int:
+        raise LayoutError(f"make_layout{where}: shape entries must be positive ints, got {shape!r}")
+    if shape < 1:
+        raise LayoutError(f"make_layout{where}: shape entries must be positive, got {shape}")
+    if shape >= _INT_LIMIT:
+        raise LayoutError(f"make_layout{where}: shape entry {shape} does not fit in 64 bits")
+    if type(stride) is tuple:
+        raise LayoutError(
+            f"make_layout{where}: shape {it.tuple_str(shape)} and stride {it.tuple_str(stride)} are not congruent"
+        )
+    if type(stride) is int:
+        if not -_INT_LIMIT < stride < _INT_LIMIT:
+            raise LayoutError(f"make_layout{where}: stride entry {stride} does not fit in 64 bits")
+    elif not isinstance(stride, ScaledBasis):
+        raise LayoutError(f"make_layout{where}: stride entries must be ints, got {stride!r}")
+
+
+class Layout:
+    """A CuTe layout: a hierarchical shape and a congruent stride. Frozen and hashable.
+
+    Calling a layout maps a coordinate (an index, a flat or a nested coordinate) to an offset;
+    a coordinate holding ``None`` slices out a sub-layout.
+    """
+
+    __slots__ = ("_shape", "_stride", "_hash")
+
+    def __init__(self, shape: Any, stride: Any = None):
+        shape = _normalize(shape)
+        if stride is None:
+            _check(shape, it.repeat_like(shape, 0), "")
+            stride = it.compact_col_major(shape)
+        else:
+            stride = _normalize(stride)
+            _check(shape, stride, "")
+        if it.product(shape) >= _INT_LIMIT:
+            raise LayoutError(f"make_layout: size of shape {it.tuple_str(shape)} does not fit in 64 bits")
+        object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_stride", stride)
+        object.__setattr__(self, "_hash", None)
+
+    @classmethod
+    def _raw(cls, shape: Any, stride: Any) -> "Layout":
+        """Build without validation (for results of the algebra, valid by construction)."""
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "_shape", shape)
+        object.__setattr__(obj, "_stride", stride)
+        object.__setattr__(obj, "_hash", None)
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Layout is immutable")
+
+    def __reduce__(self) -> Any:
+        return (Layout, (self._shape, self._stride))
+
+    @property
+    def shape(self) -> Any:
+        return self._shape
+
+    @property
+    def stride(self) -> Any:
+        return self._stride
+
+    # ---- structure
+    def __len__(self) -> int:
+        return it.rank(self._shape)
+
+    def __iter__(self):
+        if type(self._shape) is tuple:
+            for s, d in zip(self._shape, self._stride):
+                yield Layout._raw(s, d)
+        else:
+            yield self
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, Layout):
+            return NotImplemented
+        return self._shape == other._shape and _strides_equal(self._stride, other._stride)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self._shape, _hashable(self._stride)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __str__(self) -> str:
+        return layout_str(self._shape, self._stride)
+
+    def __repr__(self) -> str:
+        return f"Layout({self})"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    # ---- evaluation
+    def __call__(self, *coord: Any) -> Any:
+        if len(coord) == 1:
+            coord = coord[0]
+        elif len(coord) == 0:
+            raise LayoutError(f"{self}: calling a layout needs a coordinate")
+        if it.has_none(coord):
+            return slice_(self, coord)
+        return _eval(self, coord)
+
+    def __getitem__(self, coord: Any) -> Any:
+        if it.has_none(coord):
+            return slice_(self, coord)
+        return _eval(self, coord)
+
+    def get_hier_coord(self, idx: int) -> Any:
+        """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked.
+
+        Raises LayoutError when no coordinate of the layout maps to ``idx``.
+        """
+        return get_hier_coord(self, idx)
+
+    def get_flat_coord(self, idx: int) -> Any:
+        """Like get_hier_coord, but as a flat tuple of the leaf coordinates."""
+        c = get_hier_coord(self, idx)
+        return it.flatten(c) if isinstance(c, tuple) else (c,)
+
+    def get_1d_coord(self, idx: int) -> int:
+        """The index (colexicographic) whose offset is ``idx``."""
+        return it.crd2idx(get_hier_coord(self, idx), self._shape)
+
+    def offsets(self) -> np.ndarray:
+        """The offset of every index, as an int64 numpy array of length size(self)."""
+        return evaluate_all(self)
+
+    def size(self) -> int:
+        return it.product(self._shape)
+
+    def cosize(self) -> int:
+        return cosize(self)
+
+    def _repr_svg_(self) -> str | None:  # Jupyter
+        try:
+            from .render import svg
+        except ImportError:  # pragma: no cover - rendering not available
+            return None
+        return svg.layout_svg(self)
+
+
+def _hashable(d: Any) -> Any:
+    if isinstance(d, tuple):
+        return tuple(_hashable(x) for x in d)
+    if isinstance(d, ScaledBasis):
+        return ("E", d.value, d.mode)
+    return d
+
+
+def _strides_equal(a: Any, b: Any) -> bool:
+    return _hashable(a) == _hashable(b)
+
+
+def _normalize(t: Any) -> Any:
+    """Lists become tuples, numpy ints become ints; everything else is left for validation."""
+    if isinstance(t, (tuple, list)):
+        return tuple(_normalize(x) for x in t)
+    if isinstance(t, (np.integer,)):
+        return int(t)
+    return t
+
+
+def is_layout(x: Any) -> bool:
+    return isinstance(x, Layout)
+
+
+def _eval(layout: Layout, coord: Any) -> Any:
+    shape, stride = layout._shape, layout._stride
+    if isinstance(coord, tuple):
+        if not _coord_fits(coord, shape):
+            raise LayoutError(
+                f"{layout}: coordinate {it.tuple_str(coord)} does not match the shape {it.tuple_str(shape)}"
+            )
+    elif isinstance(coord, int):
+        n = it.product(shape)
+        if not 0 <= coord < n:
+            raise LayoutError(f"{layout}: index {coord} is out of range [0, {n})")
+    return _finish(it.crd2idx(coord, shape, stride))
+
+
+def _finish(x: Any) -> Any:
+    return tuple(x) if isinstance(x, _ArithTuple) else x
+
+
+def _coord_fits(coord: Any, shape: Any) -> bool:
+    """coord is congruent-or-coarser than shape and in range where it is an int."""
+    if isinstance(coord, tuple):
+        if not isinstance(shape, tuple) or len(coord) != len(shape):
+            return False
+        return all(_coord_fits(c, s) for c, s in zip(coord, shape))
+    if isinstance(coord, int):
+        return 0 <= coord < it.product(shape)
+    return True  # symbolic
+
+
+def layout_str(shape: Any, stride: Any) -> str:
+    return f"{it.tuple_str(shape)}:{it.tuple_str(stride)}"
+
+
+# --------------------------------------------------------------------------- parsing
+
+class _Parser:
+    def __init__(self, text: str, what: str):
+        self.s = text
+        self.i = 0
+        self.what = what
+
+    def fail(self, msg: str) -> "ParseError":
+        pointer = " " * self.i + "^"
+        return ParseError(f"cannot parse {self.what} {self.s!r}: {msg} at position {self.i}\n  {self.s}\n  {pointer}")
+
+    def ws(self) -> None:
+        while self.i < len(self.s) and self.s[self.i] in " \t\n":
+            self.i += 1
+
+    def peek(self) -> str:
+        self.ws()
+        return self.s[self.i] if self.i < len(self.s) else ""
+
+    def tuple_(self, allow_none: bool = False, allow_basis: bool = False) -> Any:
+        c = self.peek()
+        if c == "(":
+            self.i += 1
+            items = []
+            if self.peek() == ")":
+                self.i += 1
+                return ()
+            while True:
+                items.append(self.tuple_(allow_none, allow_basis))
+                c = self.peek()
+                if c == ",":
+                    self.i += 1
+                    if self.peek() == ")":  # tolerate a trailing comma
+                        self.i += 1
+                        return tuple(items)
+                    continue
+                if c == ")":
+                    self.i += 1
+                    return tuple(items)
+                raise self.fail("expected ',' or ')'" if c else "missing ')'")
+        return self.leaf(allow_none, allow_basis)
+
+    def leaf(self, allow_none: bool, allow_basis: bool) -> Any:
+        self.ws()
+        start = self.i
+        if allow_none and self.s.startswith("None", self.i):
+            self.i += 4
+            return None
+        if self.i < len(self.s) and self.s[self.i] == "_" and not (
+            self.i + 1 < len(self.s) and (self.s[self.i + 1].isdigit() or self.s[self.i + 1] == "-")
+        ):
+            if allow_none:
+                self.i += 1
+                return None
+            raise self.fail("'_' (a wildcard) is not allowed here")
+        if self.i < len(self.s) and self.s[self.i] == "_":
+            self.i += 1  # C++ static integer: _4
+        if self.i < len(self.s) and self.s[self.i] in "+-":
+            self.i += 1
+        while self.i < len(self.s) and self.s[self.i].isdigit():
+            self.i += 1
+        tok = self.s[start:self.i].lstrip("_")
+        if tok in ("", "+", "-"):
+            self.i = start
+            c = self.s[self.i] if self.i < len(self.s) else "end of text"
+            raise self.fail(f"expected an integer or '(' but found {c!r}")
+        v = int(tok)
+        if self.i < len(self.s) and self.s[self.i] == "@":
+            if not allow_basis:
+                raise self.fail("basis strides (n@m) are only allowed in strides")
+            self.i += 1
+            mstart = self.i
+            while self.i < len(self.s) and self.s[self.i].isdigit():
+                self.i += 1
+            if mstart == self.i:
+                raise self.fail("expected a mode number after '@'")
+            return ScaledBasis(v, int(self.s[mstart:self.i]))
+        return v
+
+    def end(self) -> None:
+        if self.peek():
+            raise self.fail(f"unexpected {self.s[self.i]!r}")
+
+
+def parse_tuple(text: str, allow_none: bool = False) -> Any:
+    """Read an int tuple in CuTe notation: ``"(2,(3,4))"`` -> (2, (3, 4))."""
+    if not isinstance(text, str):
+        raise ParseError(f"parse_tuple: expected a string, got {type(text).__name__}")
+    p = _Parser(text, "tuple")
+    if not p.peek():
+        raise p.fail("empty text")
+    t = p.tuple_(allow_none=allow_none)
+    p.end()
+    return t
+
+
+def parse_layout(text: str) -> Layout:
+    """Read a layout in CuTe notation, ``shape:stride``; a bare shape gets compact strides."""
+    if not isinstance(text, str):
+        raise ParseError(f"parse_layout: expected a string, got {type(text).__name__}")
+    p = _Parser(text, "layout")
+    if not p.peek():
+        raise p.fail("empty text")
+    shape = p.tuple_()
+    if p.peek() == ":":
+        p.i += 1
+        if not p.peek():
+            raise p.fail("missing stride after ':'")
+        stride = p.tuple_(allow_basis=True)
+        p.end()
+        try:
+            return Layout(shape, stride)
+        except ParseError:
+            raise
+        except LayoutError as e:
+            raise ParseError(f"cannot parse layout {text!r}: {e}") from None
+    p.end()
+    try:
+        return Layout(shape)
+    except LayoutError as e:
+        raise ParseError(f"cannot parse layout {text!r}: {e}") from None
+
+
+Layout.parse = staticmethod(parse_layout)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- construction
+
+def make_layout(*args: Any, stride: Any = None) -> Layout:
+    """make_layout(shape, stride=None): compact column-major strides by default.
+
+    make_layout(L0, L1, ...) concatenates layouts into one whose modes are L0, L1, ...
+
+    >>> print(make_layout((4, 8)))
+    (4,8):(1,4)
+    >>> print(make_layout((1, 16)))
+    (1,16):(0,1)
+    >>> print(make_layout(make_layout(4, stride=2), make_layout(3)))
+    (4,3):(2,1)
+    """
+    if args and all(isinstance(a, Layout) for a in args):
+        if stride is not None:
+            raise LayoutError("make_layout: stride= cannot be given when concatenating layouts")
+        return Layout._raw(tuple(a._shape for a in args), tuple(a._stride for a in args))
+    if len(args) == 2 and stride is None and not isinstance(args[1], Layout):
+        shape, stride = args
+    elif len(args) != 1:
+        raise LayoutError(f"make_layout: expected a shape (and stride=) or layouts, got {len(args)} arguments")
+    else:
+        shape = args[0]
+    if isinstance(shape, str):
+        raise LayoutError(f"make_layout: shape is a string {shape!r}; use Layout.parse for CuTe notation")
+    return Layout(shape, stride)
+
+
+def make_ordered_layout(shape: Any, order: Any) -> Layout:
+    """A compact layout whose strides grow in the order given by ``order``.
+
+    >>> print(make_ordered_layout((2, 2, 2, 2), (0, 2, 3, 1)))
+    (2,2,2,2):(1,4,8,2)
+    """
+    shape = _normalize(shape)
+    order = _normalize(order)
+    _check(shape, it.repeat_like(shape, 0), "")
+    if not it.congruent(shape, order) and not _weakly_congruent(order, shape):
+        raise LayoutError(
+            f"make_ordered_layout({it.tuple_str(shape)}, {it.tuple_str(order)}): order must match the shape's profile"
+        )
+    return Layout._raw(shape, it.compact_order(shape, order))
+
+
+def _weakly_congruent(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(_weakly_congruent(x, y) for x, y in zip(a, b))
+    return True
+
+
+def make_layout_like(layout: Layout) -> Layout:
+    """A compact layout of the same shape whose strides follow the order of layout's strides;
+    stride-0 modes stay stride 0."""
+    shp = it.filter_zeros_tuple(layout.stride, layout.shape)
+    st = it.compact_order(shp, layout.stride)
+    st = _keep_zero_strides(st, layout.stride)
+    return Layout._raw(layout.shape, st)
+
+
+def _keep_zero_strides(st: Any, ref: Any) -> Any:
+    if isinstance(st, tuple):
+        return tuple(_keep_zero_strides(a, b) for a, b in zip(st, ref))
+    return 0 if (isinstance(ref, int) and ref == 0) else st
+
+
+def make_identity_layout(shape: Any) -> Layout:
+    """A layout mapping each coordinate to itself: strides are basis vectors ``1@i``.
+
+    >>> L = make_identity_layout((4, 8))
+    >>> print(L), L(9)
+    (4,8):(1@0,1@1)
+    (None, (1, 2))
+    """
+    shape = _normalize(shape)
+    _check(shape, it.repeat_like(shape, 0), "")
+    if isinstance(shape, tuple):
+        stride = tuple(_basis_like(s, i) for i, s in enumerate(shape))
+    else:
+        stride = 1
+    return Layout._raw(shape, stride)
+
+
+def _basis_like(s: Any, mode: int) -> Any:
+    if isinstance(s, tuple):  # nested modes of one coordinate: compact within that mode
+        return it.transform_leaf(it.compact_col_major(s), lambda d: ScaledBasis(d, mode) if d else 0)
+    return ScaledBasis(1, mode)
+
+
+# --------------------------------------------------------------------------- queries
+
+def _mode(x: Any, mode: Sequence[int] | int | None, op: str) -> Any:
+    """Follow a mode path into a layout, shape tuple or anything with a .layout."""
+    if mode is None:
+        return x
+    if isinstance(mode, int):
+        mode = [mode]
+    for m in mode:
+        if isinstance(x, Layout):
+            r = it.rank(x._shape)
+            if not isinstance(x._shape, tuple):
+                if m != 0:
+                    raise LayoutError(f"{op}: mode {m} is out of range for {x} of rank 1")
+                continue
+            if not -r <= m < r:
+                raise LayoutError(f"{op}: mode {m} is out of range for {x} of rank {r}")
+            x = Layout._raw(x._shape[m], x._stride[m])
+        elif isinstance(x, tuple):
+            if not -len(x) <= m < len(x):
+                raise LayoutError(f"{op}: mode {m} is out of range for {it.tuple_str(x)} of rank {len(x)}")
+            x = x[m]
+        else:
+            if m != 0:
+                raise LayoutError(f"{op}: mode {m} is out of range for {x} of rank 1")
+    return x
+
+
+def _as_layout_or_shape(x: Any) -> Any:
+    lay = getattr(x, "layout", None)
+    if isinstance(lay, Layout):
+        return lay
+    return x
+
+
+def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
+    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...])."""
+    a = _mode(_as_layout_or_shape(a), mode or None, "size")
+    if isinstance(a, Layout):
+        return it.product(a._shape)
+    return it.product(_normalize(a))
+
+
+def coshape(layout: Layout) -> Any:
+    """The extent of the codomain: 1 + the largest offset (for integer strides)."""
+    shp, std = it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride)
+    hi: Any = 0
+    for s, d in zip(shp, std):
+        hi = hi + (s - 1) * abs(d)
+    if isinstance(hi, _ArithTuple):
+        return tuple(c + 1 for c in hi)
+    return hi + 1
+
+
+def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
+    """1 + the largest offset of the layout (of one mode with mode=[...])."""
+    a = _mode(_as_layout_or_shape(a), mode or None, "cosize")
+    if not isinstance(a, Layout):
+        raise LayoutError(f"cosize: expected a layout, got {a!r}")
+    return it.product(coshape(a))
+
+
+def rank(a: Any, mode: Sequence[int] | int | None = None) -> int:
+    a = _mode(_as_layout_or_shape(a), mode or None, "rank")
+    return it.rank(a._shape if isinstance(a, Layout) else _normalize(a))
+
+
+def depth(a: Any, mode: Sequence[int] | int | None = None) -> int:
+    a = _mode(_as_layout_or_shape(a), mode or None, "depth")
+    return it.depth(a._shape if isinstance(a, Layout) else _normalize(a))
+
+
+def shape(a: Any, mode: Sequence[int] | int | None = None) -> Any:
+    a = _mode(_as_layout_or_shape(a), mode if mode not in ([], ()) else None, "shape")
+    return a._shape if isinstance(a, Layout) else _normalize(a)
+
+
+def stride(a: Any, mode: Sequence[int] | int | None = None) -> Any:
+    a = _mode(_as_layout_or_shape(a), mode if mode not in ([], ()) else None, "stride")
+    if not isinstance(a, Layout):
+        raise LayoutError(f"stride: expected a layout, got {a!r}")
+    return a._stride
+
+
+def get(a: Any, mode: Sequence[int] | int) -> Any:
+    """The sub-layout (or sub-tuple) at the mode path ``mode`` (e.g. [1, 0])."""
+    return _mode(a, mode, "get")
+
+
+def select(a: Any, mode: Sequence[int]) -> Any:
+    """The layout (or tuple) made of the listed top-level modes, in that order."""
+    if isinstance(mode, int):
+        mode = [mode]
+    if isinstance(a, Layout):
+        parts = [_mode(a, [m], "select") for m in mode]
+        return Layout._raw(tuple(p._shape for p in parts), tuple(p._stride for p in parts))
+    return tuple(_mode(a, [m], "select") for m in mode)
+
+
+def group_modes(a: Any, begin: int, end: int | None = None) -> Any:
+    """Group modes [begin, end) into one mode."""
+    if isinstance(a, Layout):
+        return Layout._raw(_group(a._shape, begin, end, a), _group(a._stride, begin, end, a))
+    return _group(_normalize(a), begin, end, a)
+
+
+def _group(t: Any, b: int, e: int | None, whole: Any) -> Any:
+    t = t if isinstance(t, tuple) else (t,)
+    n = len(t)
+    e = n if e is None else e
+    if e < 0:
+        e += n
+    if b < 0:
+        b += n
+    if not 0 <= b <= e <= n:
+        raise LayoutError(f"group_modes({whole}, {b}, {e}): range out of bounds for rank {n}")
+    return t[:b] + (t[b:e],) + t[e:]
+
+
+def append(a: Layout, elem: Layout | None = None, up_to_rank: int | None = None) -> Layout:
+    """Append elem (default 1:0) as a new last mode; with up_to_rank, pad to that rank."""
+    return _extend(a, elem, up_to_rank, front=False)
+
+
+def prepend(a: Layout, elem: Layout | None = None, up_to_rank: int | None = None) -> Layout:
+    """Prepend elem (default 1:0) as a new first mode; with up_to_rank, pad to that rank."""
+    return _extend(a, elem, up_to_rank, front=True)
+
+
+def _extend(a: Layout, elem: Layout | None, n: int | None, front: bool) -> Layout:
+    if elem is None:
+        elem = Layout._raw(1, 0)
+    if not isinstance(a, Layout) or not isinstance(elem, Layout):
+        raise LayoutError(f"{'prepend' if front else 'append'}: expected layouts, got {a!r} and {elem!r}")
+    shp = a._shape if isinstance(a._shape, tuple) else (a._shape,)
+    std = a._stride if isinstance(a._stride, tuple) else (a._stride,)
+    if n is None:
+        n = len(shp) + 1
+    if n < len(shp):
+        raise LayoutError(
+            f"{'prepend' if front else 'append'}({a}, {elem}, up_to_rank={n}): layout already has rank {len(shp)}"
+        )
+    k = n - len(shp)
+    if k == 0 and not isinstance(a._shape, tuple) and n == 1:
+        return a
+    es, ed = (elem._shape,) * k, (elem._stride,) * k
+    if front:
+        return Layout._raw(es + shp, ed + std)
+    return Layout._raw(shp + es, std + ed)
+
+
+def flatten(a: Any) -> Any:
+    """The layout (or tuple) with all nesting removed."""
+    if isinstance(a, Layout):
+        if not isinstance(a._shape, tuple):
+            return a
+        return Layout._raw(it.flatten(a._shape), it.flatten(a._stride))
+    return it.flatten(_normalize(a))
+
+
+def unflatten(a: Any, target_profile: Any) -> Any:
+    """Fold a flat layout (or tuple) into the nesting of target_profile."""
+    if isinstance(a, Layout):
+        return Layout._raw(it.unflatten(a._shape, target_profile), it.unflatten(a._stride, target_profile))
+    return it.unflatten(a, target_profile)
+
+
+def slice_(a: Layout, coord: Any) -> Layout:
+    """The sub-layout of the modes where coord is None (CuTe's slice).
+
+    >>> print(slice_(make_layout((4, 8)), (None, 3)))
+    (4):(1)
+    """
+    coord = _normalize(coord)
+    if not isinstance(a, Layout):
+        raise LayoutError(f"slice_: expected a layout, got {a!r}")
+    _check_slice(a, coord)
+    if not isinstance(coord, tuple):
+        return a if coord is None else Layout._raw((), ())
+    return Layout._raw(it.slice_tuple(coord, a._shape), it.slice_tuple(coord, a._stride))
+
+
+def dice(a: Layout, coord: Any) -> Layout:
+    """The sub-layout of the modes where coord is not None (the opposite of slice)."""
+    coord = _normalize(coord)
+    _check_slice(a, coord)
+    if not isinstance(coord, tuple):
+        return a if coord is not None else Layout._raw((), ())
+    return Layout._raw(it.dice_tuple(coord, a._shape), it.dice_tuple(coord, a._stride))
+
+
+def _check_slice(a: Layout, coord: Any) -> None:
+    def go(c: Any, s: Any) -> bool:
+        if isinstance(c, tuple):
+            return isinstance(s, tuple) and len(c) == len(s) and all(go(x, y) for x, y in zip(c, s))
+        if c is None:
+            return True
+        if isinstance(c, int):
+            return 0 <= c < it.product(s)
+        return True
+
+    if isinstance(coord, tuple) and not isinstance(a._shape, tuple) and len(coord) == 1:
+        coord = coord[0]
+    if not go(coord, a._shape):
+        raise LayoutError(
+            f"slice of {a}: coordinate {it.tuple_str(coord)} does not match its shape {it.tuple_str(a._shape)} "
+            f"(or an index is out of range)"
+        )
+
+
+def slice_and_offset(coord: Any, layout: Layout) -> tuple:
+    """(the sub-layout where coord is None, the offset of the fixed part of coord).
+
+    >>> sub, off = slice_and_offset((None, 3), make_layout((4, 8)))
+    >>> print(sub, off)
+    (4):(1) 12
+    """
+    sub = slice_(layout, coord)
+    fixed = it.transform_leaf(_normalize(coord), lambda c: 0 if c is None else c)
+    if isinstance(fixed, tuple) and not isinstance(layout.shape, tuple) and len(fixed) == 1:
+        fixed = fixed[0]
+    return sub, _finish(it.crd2idx(fixed, layout.shape, layout.stride))
+
+
+def crd2idx(coord: Any, layout: Any) -> Any:
+    """The offset of coord in a layout (or its colexicographic index in a shape)."""
+    coord = _normalize(coord)
+    if isinstance(layout, Layout):
+        return _eval(layout, coord)
+    return it.crd2idx(coord, _normalize(layout))
+
+
+def idx2crd(idx: Any, shape: Any) -> Any:
+    """The colexicographic coordinate of index idx in shape."""
+    return it.idx2crd(_normalize(idx), _normalize(shape))
+
+
+def get_hier_coord(layout: Layout, idx: int) -> Any:
+    """The hierarchical coordinate c with layout(c) == idx, or a LayoutError if none exists."""
+    if not isinstance(idx, int):
+        raise LayoutError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int")
+    crd = it.idx2crd(idx, layout.shape, layout.stride)
+    if it.crd2idx(crd, layout.shape, layout.stride) != idx:
+        raise LayoutError(
+            f"get_hier_coord({layout}, {idx}): no coordinate of the layout maps to offset {idx} "
+            f"(the nearest candidate {it.tuple_str(crd)} maps to {it.crd2idx(crd, layout.shape, layout.stride)})"
+        )
+    return crd
+
+
+def product_each(t: Any) -> Any:
+    return it.product_each(_normalize(shape(t) if isinstance(t, Layout) else t))
+
+
+def shape_div(a: Any, b: Any) -> Any:
+    return it.shape_div(_normalize(a), _normalize(b))
+
+
+def ceil_div(a: Any, b: Any) -> Any:
+    """Ceiling division of a shape by a shape or by a tiler (a layout: its complement's shape)."""
+    if isinstance(b, Layout):
+        from .algebra import complement
+
+        return complement(b, _normalize(a)).shape
+    if isinstance(b, tuple) and any(isinstance(x, Layout) for x in b):
+        return tuple(ceil_div(x, y) for x, y in zip(_normalize(a), b))
+    return it.ceil_div(_normalize(a), _normalize(b))
+
+
+# --------------------------------------------------------------------------- whole-domain evaluation
+
+def evaluate_all(layout: Layout) -> np.ndarray:
+    """layout(i) for every i in [0, size), as an int64 array (fast, vectorized)."""
+    shp = it.flatten_to_tuple(layout.shape)
+    std = it.flatten_to_tuple(layout.stride)
+    if any(isinstance(d, ScaledBasis) for d in std):
+        raise LayoutError(f"evaluate_all({layout}): layouts with basis strides evaluate to coordinates, not offsets")
+    acc = np.zeros(1, dtype=np.int64)
+    # mode 0 varies fastest: build from the last mode outwards
+    for s, d in zip(reversed(shp), reversed(std)):
+        acc = np.add.outer(acc, np.arange(s, dtype=np.int64) * d).ravel()
+    return acc
