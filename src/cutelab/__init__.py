@@ -25,4 +25,13 @@ from .algebra import (
     zipped_product,
 )
 
+from .numeric import (
+    BFloat16, Boolean, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric, Uint8,
+    Uint16, Uint32, Uint64,
+)
+from .tensor import (
+    Pointer, Tensor, TensorSSA, local_partition, local_tile, make_fragment, make_fragment_like,
+    make_identity_tensor, make_rmem_tensor, make_tensor, print_tensor,
+)
+
 __version__ = "0.1.0"

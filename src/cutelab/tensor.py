@@ -1,0 +1,648 @@
+"""Tensor: an engine (numpy array, torch tensor, any DLPack array) + an offset + a layout.
+
+Views never copy: slicing, composition, divides and partitions build a new (engine, offset,
+layout) over the same storage, so writing through a partition writes the original array.
+
+The offset may be an int, a numpy integer array (a *batch* of tensors that share a layout,
+e.g. one per thread: partition with ``thread_idx = np.arange(256)`` and every thread's view is
+computed at once), or a symbolic integer from the kernel tracer. The engine does the reads and
+writes: ``engine.load(offset, layout)``, ``engine.store(offset, layout, values)``,
+``engine.read_one(off)``, ``engine.write_one(off, v)``.
+
+>>> import numpy as np, cutelab as cute
+>>> a = np.arange(24, dtype=np.int32)
+>>> t = cute.make_tensor(a, cute.make_layout(((2, 2), (2, 3)), stride=((2, 12), (1, 4))))
+>>> t[(1, None)].load().numpy().tolist()
+[2, 3, 6, 7, 10, 11]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import int_tuple as it
+from .algebra import (
+    _raw, composition, flat_divide, logical_divide, make_ordered_layout, tiled_divide,
+    tiled_product, zipped_divide,
+)
+from .errors import LayoutError, TensorError
+from .layout import (
+    Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
+    make_layout, slice_,
+)
+from .numeric import BFloat16, Numeric, numeric_from_numpy
+
+__all__ = [
+    "Tensor", "TensorSSA", "NumpyEngine", "IdentityEngine", "Pointer", "make_tensor",
+    "make_identity_tensor", "make_fragment_like", "make_layout_fragment_like", "make_rmem_tensor",
+    "make_fragment", "local_tile", "local_partition", "inner_partition", "outer_partition",
+    "print_tensor", "bf16_to_f32", "f32_to_bf16",
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _is_batch(x: Any) -> bool:
+    return isinstance(x, np.ndarray)
+
+
+def _layout_extent(layout: Layout) -> tuple[int, int]:
+    """(lowest offset, highest offset) the layout reaches, without enumerating it."""
+    lo = hi = 0
+    for s, d in zip(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride)):
+        if isinstance(d, ScaledBasis):
+            raise LayoutError("layout with basis strides has no integer extent")
+        if d > 0:
+            hi += (s - 1) * d
+        else:
+            lo += (s - 1) * d
+    return lo, hi
+
+
+def _pow2_divisor(n: int) -> int:
+    n = abs(int(n))
+    return n & -n if n else 0
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bit patterns (uint16) to float32 values, exactly."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 values to bfloat16 bit patterns, rounding to nearest even (NaN stays NaN)."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(x, dtype=np.float32))
+    return np.where(nan, np.uint16(0x7FC0), rounded)
+
+
+def _to_real(values: np.ndarray, dtype: Numeric) -> np.ndarray:
+    return bf16_to_f32(values) if dtype is BFloat16 else values
+
+
+def _from_real(values: Any, dtype: Numeric) -> np.ndarray:
+    if dtype is BFloat16:
+        v = np.asarray(values)
+        if v.dtype == np.uint16:
+            return v
+        return f32_to_bf16(v.astype(np.float32))
+    return np.asarray(values).astype(dtype.storage, copy=False)
+
+
+# --------------------------------------------------------------------------- values
+
+class TensorSSA:
+    """The values of a tensor, loaded: ``values`` has shape batch + (size,), in index order."""
+
+    __slots__ = ("values", "shape", "dtype")
+
+    def __init__(self, values: np.ndarray, shape: Any, dtype: Numeric):
+        self.values = values
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def element_type(self) -> Numeric:
+        return self.dtype
+
+    def numpy(self) -> np.ndarray:
+        """The values as numbers (bf16 widened to float32), shaped batch + product_each(shape),
+        column-major within the tile."""
+        v = _to_real(self.values, self.dtype)
+        dims = it.product_each(self.shape)
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        batch = v.shape[:-1]
+        out = v.reshape(batch + tuple(reversed(dims)))
+        return np.moveaxis(out, range(len(batch), out.ndim), range(out.ndim - 1, len(batch) - 1, -1)) if dims else out
+
+    def to(self, dtype: Numeric) -> "TensorSSA":
+        if dtype is self.dtype:
+            return self
+        return TensorSSA(_from_real(_to_real(self.values, self.dtype), dtype), self.shape, dtype)
+
+    def _binary(self, other: Any, op: Any) -> "TensorSSA":
+        a = _to_real(self.values, self.dtype)
+        b = _to_real(other.values, other.dtype) if isinstance(other, TensorSSA) else other
+        return TensorSSA(_from_real(op(a, b), self.dtype), self.shape, self.dtype)
+
+    def __add__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.add)
+
+    def __sub__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.subtract)
+
+    def __mul__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.multiply)
+
+    def __truediv__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.divide)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        return f"TensorSSA({self.dtype}, shape={it.tuple_str(self.shape)}, values={self.numpy()!r})"
+
+
+# --------------------------------------------------------------------------- engines
+
+class NumpyEngine:
+    """Storage in a flat numpy array (a view of the user's array: writes go through)."""
+
+    __slots__ = ("data", "dtype", "memspace", "align", "owner", "address")
+
+    def __init__(self, data: np.ndarray, dtype: Numeric | None = None, memspace: str = "gmem",
+                 align: int | None = None, owner: Any = None, address: int | None = None):
+        if data.ndim != 1:
+            raise TensorError(f"engine storage must be a flat array, got shape {data.shape}")
+        self.data = data
+        self.dtype = dtype or numeric_from_numpy(data.dtype)
+        self.memspace = memspace
+        self.align = align if align is not None else max(self.dtype.bytes, 1)
+        self.owner = owner
+        self.address = address if address is not None else data.__array_interface__["data"][0]
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def _check(self, lo: Any, hi: Any, what: str) -> None:
+        n = self.data.shape[0]
+        if lo < 0 or hi >= n:
+            raise TensorError(
+                f"{what}: offsets [{int(lo)}, {int(hi)}] fall outside the storage of {n} elements; nothing was {what[:4]}d"
+            )
+
+    def _offsets(self, offset: Any, layout: Layout, what: str) -> Any:
+        offs = evaluate_all(layout)
+        if _is_batch(offset):
+            lo, hi = _layout_extent(layout)
+            self._check(int(offset.min()) + lo, int(offset.max()) + hi, what)
+            return offset.astype(np.int64)[..., None] + offs
+        if not isinstance(offset, (int, np.integer)):
+            raise TensorError(f"{what}: a numpy engine needs a concrete offset, got {offset!r}")
+        if offs.size:
+            self._check(offset + int(offs.min()), offset + int(offs.max()), what)
+        return offs + int(offset)
+
+    def load(self, offset: Any, layout: Layout) -> TensorSSA:
+        idx = self._offsets(offset, layout, "load")
+        return TensorSSA(self.data[idx], layout.shape, self.dtype)
+
+    def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        idx = self._offsets(offset, layout, "store")
+        if isinstance(value, TensorSSA):
+            vals = value.to(self.dtype).values if value.dtype is not self.dtype else value.values
+        else:
+            vals = _from_real(value, self.dtype)
+        try:
+            vals = np.broadcast_to(vals, idx.shape)
+        except ValueError:
+            raise TensorError(
+                f"store: {np.shape(vals)} values do not fit a tensor of {idx.shape[-1]} elements"
+                + (f" in a batch of {idx.shape[:-1]}" if idx.ndim > 1 else "")
+            ) from None
+        self.data[idx] = vals
+
+    def read_one(self, off: Any) -> Any:
+        if _is_batch(off):
+            self._check(int(off.min()), int(off.max()), "load")
+            return _to_real(self.data[off], self.dtype)
+        self._check(off, off, "load")
+        return _to_real(self.data[off], self.dtype)[()]
+
+    def write_one(self, off: Any, v: Any) -> None:
+        if _is_batch(off):
+            self._check(int(off.min()), int(off.max()), "store")
+        else:
+            self._check(off, off, "store")
+        self.data[off] = _from_real(v, self.dtype)
+
+    def alignment(self, offset: Any) -> int:
+        """Bytes of alignment known for the element at offset (for printing)."""
+        b = self.dtype.bytes
+        if _is_batch(offset):
+            g = int(np.gcd.reduce(offset.astype(np.int64).ravel())) if offset.size else 0
+        elif isinstance(offset, (int, np.integer)):
+            g = int(offset)
+        else:
+            return b
+        return self.align if g == 0 else max(min(self.align, _pow2_divisor(g * b)), b)
+
+    def ptr_str(self, offset: Any) -> str:
+        a = self.alignment(offset)
+        al = f", align<{a}>" if a > self.dtype.bytes else ""
+        return f"ptr<{self.dtype.name}, {self.memspace}{al}>"
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        addr = self.address + int(offset) * self.dtype.bytes if not _is_batch(offset) else self.address
+        return f"raw_ptr(0x{addr:016x}: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
+
+    @classmethod
+    def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None) -> tuple:
+        """Fresh register storage for one fragment per batch element: (engine, offset)."""
+        dtype = dtype or tensor.element_type
+        n = max(_layout_extent(layout)[1] + 1, 1)
+        if _is_batch(tensor.offset):
+            b = int(np.prod(tensor.offset.shape))
+            data = np.zeros(b * n, dtype=dtype.storage)
+            off = (np.arange(b, dtype=np.int64) * n).reshape(tensor.offset.shape)
+            return cls(data, dtype, "rmem", align=16), off
+        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), 0
+
+
+class IdentityEngine:
+    """The engine of an identity tensor: the value at an offset is the offset (a coordinate)."""
+
+    dtype = None
+    memspace = "coord"
+
+    def read_one(self, off: Any) -> Any:
+        return tuple(off) if isinstance(off, tuple) else off
+
+    def write_one(self, off: Any, v: Any) -> None:
+        raise TensorError("an identity tensor is read-only")
+
+    def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        raise TensorError("an identity tensor is read-only")
+
+    def load(self, offset: Any, layout: Layout) -> list:
+        n = it.product(layout.shape)
+        return [self.read_one(_add(offset, layout(i))) for i in range(n)]
+
+    def ptr_str(self, offset: Any) -> str:
+        return it.tuple_str(tuple(offset)) if isinstance(offset, tuple) else str(offset)
+
+    raw_ptr_str = ptr_str
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        r = _ArithTuple.of(0) + _ArithTuple(a if isinstance(a, tuple) else ()) + _ArithTuple(b if isinstance(b, tuple) else ())
+        return tuple(r)
+    return a + b
+
+
+class Pointer:
+    """A tensor's iterator: an engine and an offset into it. Adding an int moves it."""
+
+    __slots__ = ("engine", "offset")
+
+    def __init__(self, engine: Any, offset: Any = 0):
+        self.engine = engine
+        self.offset = offset
+
+    def __add__(self, k: Any) -> "Pointer":
+        return Pointer(self.engine, self.offset + k)
+
+    @property
+    def element_type(self) -> Any:
+        return self.engine.dtype
+
+    @property
+    def memspace(self) -> str:
+        return self.engine.memspace
+
+    def __str__(self) -> str:
+        return self.engine.ptr_str(self.offset)
+
+    __repr__ = __str__
+
+
+# --------------------------------------------------------------------------- Tensor
+
+class Tensor:
+    """engine + offset + layout. ``T[coord]`` reads an element or, with None in coord, slices."""
+
+    __slots__ = ("engine", "offset", "layout")
+
+    def __init__(self, engine: Any, layout: Layout, offset: Any = 0, _checked: bool = False):
+        if not isinstance(layout, Layout):
+            raise TensorError(f"make_tensor: expected a Layout, got {type(layout).__name__}")
+        self.engine = engine
+        self.layout = layout
+        self.offset = offset
+        if not _checked and hasattr(engine, "__len__") and not isinstance(engine, IdentityEngine):
+            self._check_bounds()
+
+    def _check_bounds(self) -> None:
+        if not isinstance(self.offset, (int, np.integer, np.ndarray)):
+            return  # symbolic: the kernel checks at launch
+        lo, hi = _layout_extent(self.layout)
+        off_lo = int(np.min(self.offset)) if _is_batch(self.offset) else int(self.offset)
+        off_hi = int(np.max(self.offset)) if _is_batch(self.offset) else int(self.offset)
+        n = len(self.engine)
+        if it.product(self.layout.shape) and (off_lo + lo < 0 or off_hi + hi >= n):
+            raise TensorError(
+                f"make_tensor: layout {self.layout} at offset {off_lo if off_lo == off_hi else (off_lo, off_hi)} "
+                f"reaches offsets [{off_lo + lo}, {off_hi + hi}], outside the storage of {n} elements"
+            )
+
+    def _new(self, layout: Layout, offset: Any = None) -> "Tensor":
+        return Tensor(self.engine, layout, self.offset if offset is None else offset, _checked=True)
+
+    # ---- attributes, as in CuTe DSL
+    @property
+    def shape(self) -> Any:
+        return self.layout.shape
+
+    @property
+    def stride(self) -> Any:
+        return self.layout.stride
+
+    @property
+    def iterator(self) -> Pointer:
+        return Pointer(self.engine, self.offset)
+
+    @property
+    def element_type(self) -> Any:
+        return self.engine.dtype
+
+    @property
+    def memspace(self) -> str:
+        return self.engine.memspace
+
+    @property
+    def batch(self) -> tuple:
+        """The batch shape when the offset is an array of offsets (one view per entry), else ()."""
+        return self.offset.shape if _is_batch(self.offset) else ()
+
+    def __len__(self) -> int:
+        return it.rank(self.layout.shape)
+
+    def __str__(self) -> str:
+        b = f" x {self.batch}" if self.batch else ""
+        return f"tensor<{self.engine.ptr_str(self.offset)}{b} o {self.layout}>"
+
+    __repr__ = __str__
+
+    # ---- indexing
+    def _check_coord(self, coord: Any) -> None:
+        def go(c: Any, s: Any) -> bool:
+            if isinstance(c, tuple):
+                return isinstance(s, tuple) and len(c) == len(s) and all(go(x, y) for x, y in zip(c, s))
+            if c is None:
+                return True
+            n = it.product(s)
+            if isinstance(c, (int, np.integer)):
+                return 0 <= c < n
+            if isinstance(c, np.ndarray):
+                return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
+            return True  # symbolic
+
+        shp = self.layout.shape
+        c = coord
+        if isinstance(c, tuple) and not isinstance(shp, tuple) and len(c) == 1:
+            c = c[0]
+        if not go(c, shp):
+            raise TensorError(
+                f"{self}: coordinate {it.tuple_str(coord)} is out of range or does not match the shape {it.tuple_str(shp)}"
+            )
+
+    def _split(self, coord: Any) -> tuple:
+        coord = _normalize(coord)
+        self._check_coord(coord)
+        shp, std = self.layout.shape, self.layout.stride
+        fixed = it.transform_leaf(coord, lambda c: 0 if c is None else c)
+        if isinstance(fixed, tuple) and not isinstance(shp, tuple) and len(fixed) == 1:
+            fixed = fixed[0]
+        return coord, it.crd2idx(fixed, shp, std)
+
+    def __getitem__(self, coord: Any) -> Any:
+        coord, delta = self._split(coord)
+        if it.has_none(coord):
+            return self._new(slice_(self.layout, coord), _add(self.offset, delta))
+        return self.engine.read_one(_add(self.offset, delta))
+
+    def __setitem__(self, coord: Any, value: Any) -> None:
+        coord, delta = self._split(coord)
+        if it.has_none(coord):
+            self[coord].store(value)
+            return
+        self.engine.write_one(_add(self.offset, delta), value)
+
+    def __call__(self, *coord: Any) -> Any:
+        return self[coord[0] if len(coord) == 1 else coord]
+
+    # ---- values
+    def load(self) -> TensorSSA:
+        """All values of the tensor (per batch entry), in index order."""
+        return self.engine.load(self.offset, self.layout)
+
+    def store(self, value: Any) -> None:
+        """Write value (a TensorSSA of the same shape, an array of size(self), or a scalar)."""
+        if isinstance(value, TensorSSA):
+            n, m = it.product(value.shape), it.product(self.layout.shape)
+            if n != m or it.product_each(value.shape) != it.product_each(self.layout.shape):
+                raise TensorError(
+                    f"store into {self}: the value has shape {it.tuple_str(value.shape)} but the tensor has "
+                    f"shape {it.tuple_str(self.layout.shape)}; nothing was written"
+                )
+        self.engine.store(self.offset, self.layout, value)
+
+    def fill(self, value: Any) -> None:
+        self.engine.store(self.offset, self.layout, value)
+
+    def numpy(self) -> np.ndarray:
+        """A copy of the values as a numpy array of shape product_each(shape) (column-major)."""
+        return self.load().numpy()
+
+    # ---- algebra hooks (used by cutelab.algebra)
+    def __cute_composition__(self, rhs: Any) -> "Tensor":
+        return self._new(composition(self.layout, rhs))
+
+    def __cute_apply__(self, op: str, tiler: Any) -> "Tensor":
+        f = {"logical_divide": logical_divide, "zipped_divide": zipped_divide,
+             "tiled_divide": tiled_divide, "flat_divide": flat_divide}[op]
+        return self._new(f(self.layout, tiler))
+
+
+# --------------------------------------------------------------------------- construction
+
+def _engine_of(obj: Any) -> tuple:
+    """(engine, offset) for a numpy array, a torch tensor, a Pointer or a Tensor."""
+    if isinstance(obj, Pointer):
+        return obj.engine, obj.offset
+    if isinstance(obj, Tensor):
+        return obj.engine, obj.offset
+    if isinstance(obj, np.ndarray):
+        if not (obj.flags.c_contiguous or obj.flags.f_contiguous):
+            raise TensorError("make_tensor: the numpy array must be contiguous (or use from_dlpack, which reads its strides)")
+        return NumpyEngine(obj.reshape(-1, order="A"), owner=obj), 0
+    if hasattr(obj, "__dlpack__") or type(obj).__module__.startswith("torch"):
+        from .runtime import from_dlpack
+
+        t = from_dlpack(obj)
+        return t.engine, t.offset
+    if hasattr(obj, "read_one") and hasattr(obj, "load"):
+        return obj, 0
+    raise TensorError(f"make_tensor: cannot use {type(obj).__name__} as storage")
+
+
+def make_tensor(engine: Any, layout: Any) -> Tensor:
+    """A tensor over engine (numpy array, torch tensor, pointer) with the given layout or shape.
+
+    The layout indexes the storage as a flat array; every offset it reaches must be in range.
+    """
+    if not isinstance(layout, Layout):
+        layout = make_layout(layout)
+    eng, off = _engine_of(engine)
+    return Tensor(eng, layout, off)
+
+
+def make_identity_tensor(shape: Any) -> Tensor:
+    """A tensor whose value at each coordinate is that coordinate (for predicates and pictures).
+
+    >>> t = make_identity_tensor((4, 8))
+    >>> print(t), t[(1, 2)], t[9]
+    tensor<0 o (4,8):(1@0,1@1)>
+    (None, (1, 2), (1, 2))
+    """
+    return Tensor(IdentityEngine(), make_identity_layout(shape), 0, _checked=True)
+
+
+def make_layout_fragment_like(layout: Layout) -> Layout:
+    """CuTe's make_fragment_like(layout): a compact layout of the same shape, mode 0 column-major
+    (stride-0 modes kept), the other modes ordered like the source's strides."""
+    shp, std = layout.shape, layout.stride
+    if isinstance(shp, tuple) and len(shp) > 1:
+        s0, d0 = shp[0], std[0]
+        first = _raw(s0, it.compact_col_major(it.filter_zeros_tuple(d0, s0)))
+        rest = make_ordered_layout(shp[1:], std[1:])
+        return tiled_product(first, rest)
+    return make_layout(shp)
+
+
+def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
+    """A fresh register-memory tensor with the given layout (or shape) and element type."""
+    if not isinstance(layout, Layout):
+        layout = make_layout(layout)
+    n = max(_layout_extent(layout)[1] + 1, 1)
+    return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), layout, 0)
+
+
+make_fragment = make_rmem_tensor
+
+
+def make_fragment_like(src: Any, dtype: Numeric | None = None) -> Any:
+    """A register tensor shaped like src (CuTe's fragment layout); for a Layout, that layout.
+
+    >>> import numpy as np
+    >>> t = make_tensor(np.zeros(64, np.float32), make_layout((4, 8), stride=(16, 1)))
+    >>> print(make_fragment_like(t))
+    tensor<ptr<f32, rmem, align<16>> o (4,8):(1,4)>
+    """
+    if isinstance(src, Layout):
+        return make_layout_fragment_like(src)
+    if not isinstance(src, Tensor):
+        raise TensorError(f"make_fragment_like: expected a Tensor or Layout, got {type(src).__name__}")
+    layout = make_layout_fragment_like(src.layout)
+    maker = getattr(type(src.engine), "make_fragment", None) or NumpyEngine.make_fragment
+    eng, off = maker(src, layout, dtype) if dtype is not None else maker(src, layout)
+    return Tensor(eng, layout, off, _checked=True)
+
+
+# --------------------------------------------------------------------------- partitioning
+
+def _slice_both(tiled: Tensor, first: Any, second: Any) -> Tensor:
+    return tiled[(first, second)]
+
+
+def _all_modes(mode_shape: Any) -> Any:
+    return tuple(None for _ in mode_shape) if isinstance(mode_shape, tuple) else None
+
+
+def inner_partition(tensor: Tensor, tiler: Any, coord: Any) -> Tensor:
+    """Tile by tiler and keep the tile at coord of the rest mode (a block's tile)."""
+    tiled = zipped_divide(tensor, tiler)
+    s0, s1 = tiled.shape[0], tiled.shape[1]
+    coord = _normalize(coord)
+    if isinstance(coord, tuple):
+        r1 = len(s1) if isinstance(s1, tuple) else 1
+        if len(coord) > r1:
+            raise TensorError(f"local_tile: coordinate {it.tuple_str(coord)} has more modes than the {r1} tiles modes")
+        second = coord + (None,) * (r1 - len(coord)) if isinstance(s1, tuple) else coord[0] if len(coord) == 1 else coord
+    else:
+        second = coord
+    return _slice_both(tiled, _all_modes(s0), second)
+
+
+def outer_partition(tensor: Tensor, tiler: Any, coord: Any) -> Tensor:
+    """Tile by tiler and keep element coord of every tile (a thread's share)."""
+    tiled = zipped_divide(tensor, tiler)
+    s0, s1 = tiled.shape[0], tiled.shape[1]
+    coord = _normalize(coord)
+    if isinstance(coord, tuple) and isinstance(s0, tuple):
+        first = coord + (None,) * (len(s0) - len(coord))
+    else:
+        first = coord
+    return _slice_both(tiled, first, _all_modes(s1))
+
+
+def local_tile(tensor: Tensor, tiler: Any, coord: Any, proj: Any = None) -> Tensor:
+    """The tile of tensor at coord, tiles of shape tiler (CuTe's local_tile / inner partition).
+
+    With proj (e.g. (1, None, 1)), only the tiler and coord modes where proj is not None are used.
+    """
+    tiler, coord = _normalize(tiler), _normalize(coord)
+    if proj is not None:
+        proj = _normalize(proj)
+        tiler = dice(tiler, proj) if isinstance(tiler, Layout) else it.dice_tuple(proj, tiler)
+        coord = it.dice_tuple(proj, coord)
+    return inner_partition(tensor, tiler, coord)
+
+
+def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) -> Tensor:
+    """Thread index's share of tensor when the threads are laid out by tiler (outer partition).
+
+    The coordinate of index in tiler picks one element of every tiler-shaped tile.
+    """
+    if not isinstance(tiler, Layout):
+        raise TensorError(f"local_partition: the thread layout must be a Layout, got {tiler!r}")
+    if proj != 1 and proj is not None:
+        tiler = dice(tiler, _normalize(proj))
+    if isinstance(index, (int, np.integer)) and not 0 <= index < tiler.size():
+        raise TensorError(f"local_partition: thread index {index} is out of range for {tiler} of {tiler.size()} threads")
+    if isinstance(index, np.ndarray) and index.size and (index.min() < 0 or index.max() >= tiler.size()):
+        raise TensorError(f"local_partition: thread indices outside [0, {tiler.size()}) for {tiler}")
+    hier = it.idx2crd(index, tiler.shape, tiler.stride)
+    shp = tiler.shape
+    if isinstance(shp, tuple):
+        coord = tuple(it.crd2idx(c, s) if isinstance(s, tuple) else c for c, s in zip(hier, shp))
+    else:
+        coord = hier
+    return outer_partition(tensor, it.product_each(shp), coord)
+
+
+# --------------------------------------------------------------------------- printing
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}" if abs(float(v)) >= 1e-4 or v == 0 else f"{float(v):.3e}"
+    return str(v.item() if isinstance(v, np.generic) else v)
+
+
+def format_tensor(t: Tensor) -> str:
+    """CuTe-style printout: the pointer and layout, then the values (rank 1: a row; rank 2: a grid)."""
+    if t.batch:
+        raise TensorError(f"print_tensor: {t} is a batch of {t.batch} tensors; index one first")
+    head = f"{t.engine.raw_ptr_str(t.offset)} o {t.layout} ="
+    vals = t.load()
+    if isinstance(vals, TensorSSA):
+        flat = _to_real(vals.values, vals.dtype).tolist()
+    else:
+        flat = list(vals)
+    shp = it.product_each(t.layout.shape)
+    if isinstance(shp, tuple) and len(shp) == 2:
+        m, n = shp
+        cells = [[_fmt_value(flat[i + m * j]) for j in range(n)] for i in range(m)]
+        w = max((len(c) for row in cells for c in row), default=1)
+        rows = ["  [ " + ", ".join(c.rjust(w) for c in row) + " ]" for row in cells]
+        return head + "\n" + "\n".join(rows)
+    return head + "\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )"
+
+
+def print_tensor(t: Tensor) -> None:
+    print(format_tensor(t))
