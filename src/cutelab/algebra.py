@@ -251,6 +251,14 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any) -> tuple:
             rest_stride = next_stride
             continue
         new_shape = next_shape if next_shape < rest_shape else rest_shape
+        if new_shape != rest_shape and curr_shape % abs(rest_stride) != 0:
+            # CuTe's weak check (stride < shape) lets this through and returns a wrong layout:
+            # the rhs steps over the end of this mode at an offset that is not a mode boundary.
+            raise LayoutError(
+                f"stride divisibility fails at mode {i} of the (coalesced) left operand: "
+                f"the stride {rest_stride} reaching that mode does not divide its shape {curr_shape} "
+                f"({curr_shape} % {abs(rest_stride)} != 0) and the right operand continues past the mode"
+            )
         if rest_shape % new_shape != 0:
             raise LayoutError(
                 f"shape divisibility fails at mode {i} of the (coalesced) left operand: "
@@ -786,7 +794,7 @@ def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple:
 
     >>> tiler, tv = make_layout_tv(Layout.parse("(2,3):(3,1)"), Layout.parse("(2,2):(2,1)"))
     >>> print(tiler, tv)
-    (4,6) ((3,2),(2,2)):((8,2),(4,1))
+    (4, 6) ((3,2),(2,2)):((8,2),(4,1))
     """
     thr = _as_layout(thr_layout, "make_layout_tv", "thread layout")
     val = _as_layout(val_layout, "make_layout_tv", "value layout")
