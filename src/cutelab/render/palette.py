@@ -57,8 +57,11 @@ def _interleave(n: int) -> list[float]:
 def _categorical(n: int) -> tuple[str, ...]:
     base = len(TOL_LIGHT)
     cycles = -(-n // base)
-    # cycle 0 is the scheme itself; cycle k > 0 gets lightness levels[k] in (0.42, 0.90)
-    levels = [0.0] + [0.42 + 0.48 * x for x in _interleave(cycles)[1:]]
+    # cycle 0 is the scheme itself (lightness ~0.6-0.8); later cycles alternate between a
+    # darker (0.36-0.52) and a paler (0.84-0.93) version, each side spread evenly
+    dark = [0.52 - 0.16 * x for x in _interleave(cycles)]
+    pale = [0.86 + 0.07 * x for x in _interleave(cycles)]
+    levels = [0.0] + [(dark if k % 2 else pale)[(k - 1) // 2] for k in range(1, cycles)]
     seen: set[str] = set()
     out = []
     for i in range(n):
@@ -66,7 +69,7 @@ def _categorical(n: int) -> tuple[str, ...]:
         if k:
             r, g, b = (v / 255 for v in hex_to_rgb(c))
             h, _, s = colorsys.rgb_to_hls(r, g, b)
-            r, g, b = colorsys.hls_to_rgb(h, levels[k], s)
+            r, g, b = colorsys.hls_to_rgb(h, levels[k], s * 0.7)
             c = _rgb_to_hex(round(r * 255), round(g * 255), round(b * 255))
         while c in seen or c == HOLE:  # keep colours distinct: nudge the blue channel
             r, g, b = hex_to_rgb(c)

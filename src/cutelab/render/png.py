@@ -1,0 +1,216 @@
+"""Figures as PNG, with Pillow (optional: ``pip install 'cutelab[png]'``).
+
+The geometry is the SVG back end's (same cell sizes, label limit, panel flow), so a PNG looks
+like the SVG rasterized. Cells are painted as a numpy image (one colour lookup, then a
+nearest-neighbour upscale), grid lines and borders as numpy slices; only labels, indices,
+titles, legends and notes go through Pillow's text drawing. That keeps a 256x256 layout or a
+128x128 TV tile well under a second.
+"""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+import numpy as np
+
+from . import palette
+from .figure import Figure, Grid
+from .svg import _LEGEND_MAX, _MAX_W, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, cell_size
+
+__all__ = ["render", "require_pillow"]
+
+
+def require_pillow():
+    """Import PIL or raise an ImportError that names the extra to install."""
+    try:
+        from PIL import Image, ImageDraw, ImageFont  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("PNG output needs Pillow: pip install 'cutelab[png]' (or pip install pillow)") from e
+    return Image, ImageDraw, ImageFont
+
+
+@lru_cache(maxsize=16)
+def _font(size: int, bold: bool = False):
+    _, _, ImageFont = require_pillow()
+    names = ["DejaVuSansMono-Bold.ttf" if bold else "DejaVuSansMono.ttf", "Menlo.ttc", "consola.ttf"]
+    for n in names:
+        try:
+            return ImageFont.truetype(n, size)
+        except OSError:
+            continue
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1
+        return ImageFont.load_default()
+
+
+@lru_cache(maxsize=8192)
+def _glyphs(text: str, size: int) -> np.ndarray:
+    """Coverage (0..1 floats, tight box of the font's line height) of one line of text."""
+    Image, ImageDraw, _ = require_pillow()
+    f = _font(size)
+    w = max(_text_w(text, size), 1)
+    h = size + 4
+    im = Image.new("L", (w + 2, h), 0)
+    ImageDraw.Draw(im).text((1, h // 2), text, fill=255, font=f, anchor="lm")
+    return np.asarray(im, dtype=np.float32) / 255.0
+
+
+def _rgb(h: str) -> tuple[int, int, int]:
+    return palette.hex_to_rgb(h)
+
+
+def _text_w(s: str, size: int) -> int:
+    f = _font(size)
+    try:
+        return int(f.getlength(s))
+    except AttributeError:  # pragma: no cover
+        return int(0.62 * size * len(s))
+
+
+def _legend_rows(g: Grid, width: int):
+    items = g.legend[:_LEGEND_MAX]
+    placed, x, y = [], 0, 0
+    for k, text in items:
+        w = 18 + _text_w(text, 11) + 12
+        if x and x + w > width:
+            x, y = 0, y + 16
+        placed.append((k, text, x, y))
+        x += w
+    more = f"+{len(g.legend) - _LEGEND_MAX} more (colours cycle hue, then lightness)" if len(g.legend) > _LEGEND_MAX else None
+    return placed, (y + 16 if placed else 0) + (16 if more else 0), more
+
+
+class _Panel:
+    def __init__(self, g: Grid, show_legend: bool):
+        self.g = g
+        rows, cols = g.shape
+        self.cw, self.ch = cell_size(g)
+        self.labelled = _has_labels(g)
+        self.head = _HEAD + (8 if self.labelled else 0)
+        self.gx, self.gy = self.head, _TITLE + self.head
+        gw, gh = cols * self.cw, rows * self.ch
+        self.width = max(self.head + gw, _text_w(g.title, 13), 160)
+        self.height = self.gy + gh
+        self.legend = None
+        if show_legend and g.legend:
+            placed, lh, more = _legend_rows(g, max(self.width, 320))
+            self.legend = (placed, self.height + 10, more, lh)
+            self.height += 10 + lh
+            self.width = max(self.width, max((x + 18 + _text_w(t, 11) for _, t, x, _ in placed), default=0))
+
+    def paint(self, img: np.ndarray, draw, ox: int, oy: int) -> None:
+        g, cw, ch = self.g, self.cw, self.ch
+        rows, cols = g.shape
+        x0, y0 = ox + self.gx, oy + self.gy
+        # cells: colour table lookup, then upscale to cell size
+        keys = g.keys
+        uniq, inv = np.unique(keys, return_inverse=True)
+        table = np.array([_rgb(g.fill(int(k))) for k in uniq], dtype=np.uint8)
+        small = table[inv.reshape(keys.shape)]
+        big = np.repeat(np.repeat(small, ch, axis=0), cw, axis=1)
+        img[y0:y0 + rows * ch, x0:x0 + cols * cw] = big
+        if cw >= 6:
+            for r in range(rows + 1):
+                img[min(y0 + r * ch, img.shape[0] - 1), x0:x0 + cols * cw + 1] = 0
+            for c in range(cols + 1):
+                img[y0:y0 + rows * ch + 1, min(x0 + c * cw, img.shape[1] - 1)] = 0
+        else:
+            img[y0, x0:x0 + cols * cw] = 0
+            img[y0 + rows * ch, x0:x0 + cols * cw + 1] = 0
+            img[y0:y0 + rows * ch, x0] = 0
+            img[y0:y0 + rows * ch + 1, x0 + cols * cw] = 0
+        if g.groups is not None:
+            gr = g.groups
+            for r, c in zip(*np.nonzero(gr[1:, :] != gr[:-1, :])):
+                y = y0 + (r + 1) * ch
+                img[y - 1:y + 2, x0 + c * cw - 1:x0 + (c + 1) * cw + 2] = 0
+            for r, c in zip(*np.nonzero(gr[:, 1:] != gr[:, :-1])):
+                x = x0 + (c + 1) * cw
+                img[y0 + r * ch - 1:y0 + (r + 1) * ch + 2, x - 1:x + 2] = 0
+
+    img: np.ndarray
+
+    def write_labels(self, ox: int, oy: int) -> None:
+        """Labels straight into the numpy image: each distinct line is rasterized once, then blitted."""
+        g, cw, ch = self.g, self.cw, self.ch
+        rows, cols = g.shape
+        x0, y0 = ox + self.gx, oy + self.gy
+        lab = g.labels.astype(str)
+        for r in range(rows):
+            for c in range(cols):
+                s = lab[r, c]
+                if not s:
+                    continue
+                lines = s.split("\n")
+                cy = y0 + r * ch + ch // 2 - 7 * (len(lines) - 1)
+                for i, line in enumerate(lines):
+                    a = _glyphs(line, 12)
+                    h, w = a.shape
+                    y = cy + 14 * i - h // 2
+                    x = x0 + c * cw + (cw - w) // 2
+                    region = self.img[y:y + h, x:x + w]
+                    region[...] = (region * (1.0 - a[: region.shape[0], : region.shape[1], None])).astype(np.uint8)
+
+    def write(self, draw, ox: int, oy: int) -> None:
+        g, cw, ch = self.g, self.cw, self.ch
+        rows, cols = g.shape
+        x0, y0 = ox + self.gx, oy + self.gy
+        f10 = _font(10)
+        for c in range(0, cols, _header_step(cols, cw)):
+            t = g.col_headers[c] if g.col_headers else str(c)
+            draw.text((x0 + c * cw + cw / 2, y0 - 3), t, fill=(68, 68, 68), font=f10, anchor="ms")
+        for r in range(0, rows, _header_step(rows, ch)):
+            t = g.row_headers[r] if g.row_headers else str(r)
+            draw.text((x0 - 4, y0 + r * ch + ch / 2), t, fill=(68, 68, 68), font=f10, anchor="rm")
+        if self.legend:
+            placed, ly, more, lh = self.legend
+            f11 = _font(11)
+            for k, text, x, y in placed:
+                draw.rectangle([ox + x, oy + ly + y, ox + x + 12, oy + ly + y + 12], fill=_rgb(g.fill(k)), outline=(0, 0, 0))
+                draw.text((ox + x + 16, oy + ly + y + 10), text, fill=(0, 0, 0), font=f11, anchor="ls")
+            if more:
+                draw.text((ox, oy + ly + lh - 4), more, fill=(68, 68, 68), font=f11, anchor="ls")
+
+
+def render(fig: Figure) -> bytes:
+    """The figure as PNG bytes."""
+    Image, ImageDraw, _ = require_pillow()
+    panels = []
+    for i, g in enumerate(fig.grids):
+        nxt = fig.grids[i + 1] if i + 1 < len(fig.grids) else None
+        panels.append(_Panel(g, nxt is None or not _same_legend(g, nxt)))
+    # flow the panels like svg.render
+    pos, x, y, row_h, total_w = [], _PAD, _PAD + 24, 0, 0
+    for p in panels:
+        if x > _PAD and x + p.width > _MAX_W:
+            x, y, row_h = _PAD, y + row_h + 24, 0
+        pos.append((x, y))
+        total_w = max(total_w, x + p.width)
+        row_h = max(row_h, p.height)
+        x += p.width + 32
+    y += row_h + 12
+    notes_y = y
+    if fig.notes:
+        y += 15 * len(fig.notes) + 8
+        total_w = max(total_w, _PAD + max(_text_w(n, 11) for n in fig.notes))
+    W, H = total_w + _PAD, y + _PAD
+    img = np.full((H, W, 3), 255, dtype=np.uint8)
+    for p, (px, py) in zip(panels, pos):
+        p.paint(img, None, px, py)
+        p.img = img
+        if p.labelled:
+            p.write_labels(px, py)
+    im = Image.fromarray(img, "RGB")
+    draw = ImageDraw.Draw(im)
+    draw.text((_PAD, _PAD), fig.title, fill=(0, 0, 0), font=_font(15, True))
+    for p, (px, py) in zip(panels, pos):
+        draw.text((px, py), p.g.title, fill=(0, 0, 0), font=_font(13, True))
+        p.write(draw, px, py)
+    f11 = _font(11)
+    for i, line in enumerate(fig.notes):
+        draw.text((_PAD, notes_y + 12 + 15 * i), line, fill=(34, 34, 34), font=f11, anchor="ls")
+    buf = io.BytesIO()
+    im.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
