@@ -1,0 +1,110 @@
+"""Figures as LaTeX/TikZ, in the format of CuTe's print_latex and print_latex_tv.
+
+The document is CuTe's: ``\\documentclass[convert]{standalone}``, ``\\usepackage{tikz}``, one
+tikzpicture with CuTe's axes (``x={(0cm,-1cm)},y={(1cm,0cm)}``: node ``(m,n)`` is row m,
+column n) and its ``box`` style; a cell is ``\\node[box,fill=...] at (m,n) {label};`` and
+row/column indices are ``\\node at (m,-1)`` / ``(-1,n)`` in ``\\texttt``. Plain layouts use
+CuTe's greys (``black!00``, ``black!40``, ... by offset mod 8); thread colours are defined
+once with ``\\definecolor`` from our palette, and T#/V# labels use ``\\shortstack`` as CuTe
+does. Several panels are stacked top to bottom with ``scope`` shifts; thick borders between
+groups (tiles, blocks) are ``\\draw[line width=2pt]`` segments. Compile with ``pdflatex``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import palette
+from .figure import LABEL_LIMIT, Figure, Grid
+
+__all__ = ["render"]
+
+_HEADER = (
+    "\\documentclass[convert]{standalone}\n"
+    "\\usepackage{tikz}\n\n"
+    "\\begin{document}\n"
+    "\\begin{tikzpicture}[x={(0cm,-1cm)},y={(1cm,0cm)},"
+    "box/.style={rectangle,draw=black,thick,minimum size=1cm,anchor=center, font=\\Large}]\n\n"
+)
+_FOOTER = "\\end{tikzpicture}\n\\end{document}\n"
+
+_CUTE_GREYS = ["black!00", "black!40", "black!20", "black!60", "black!10", "black!50", "black!30", "black!70"]
+
+
+def _tex(s: str) -> str:
+    rep = {"\\": "\\textbackslash{}", "_": "\\_", "%": "\\%", "&": "\\&", "#": "\\#", "$": "\\$",
+           "{": "\\{", "}": "\\}", "^": "\\^{}", "~": "\\~{}"}
+    return "".join(rep.get(ch, ch) for ch in s)
+
+
+def _label(s: str) -> str:
+    if "\n" in s:
+        return "\\shortstack{" + " \\\\ ".join(_tex(p) for p in s.split("\n")) + "}"
+    return _tex(s)
+
+
+def _colour_names(grids: list[Grid]) -> tuple[list[str], dict[str, str]]:
+    """\\definecolor lines and a map hex -> colour name, for the grids not drawn in CuTe's greys."""
+    defs, names = [], {}
+    for g in grids:
+        for k in np.unique(g.keys).tolist() + [k for k, _ in g.legend]:
+            h = g.fill(int(k))
+            if h not in names:
+                name = f"cl{len(names)}"
+                names[h] = name
+                defs.append(f"\\definecolor{{{name}}}{{HTML}}{{{h[1:]}}}")
+    return defs, names
+
+
+def _grid_tex(g: Grid, names: dict[str, str], cute_greys: bool, top: int) -> list[str]:
+    rows, cols = g.shape
+    out = [f"% {g.title}", f"\\begin{{scope}}[shift={{({top},0)}}]",
+           f"\\node[anchor=south west,font=\\Large\\bfseries] at (-1.6,-1.5) {{{_tex(g.title)}}};"]
+    labelled = g.labels is not None and rows * cols <= LABEL_LIMIT
+    for m in range(rows):
+        for n in range(cols):
+            k = int(g.keys[m, n])
+            fill = _CUTE_GREYS[k] if cute_greys and k >= 0 else names[g.fill(k)]
+            text = _label(str(g.labels[m, n])) if labelled else ""
+            out.append(f"\\node[box,fill={fill}] at ({m},{n}) {{{text}}};")
+    if g.groups is not None:
+        gr = g.groups
+        for r, c in zip(*np.nonzero(gr[1:, :] != gr[:-1, :])):
+            out.append(f"\\draw[line width=2pt] ({r + 0.5},{c - 0.5}) -- ({r + 0.5},{c + 0.5});")
+        for r, c in zip(*np.nonzero(gr[:, 1:] != gr[:, :-1])):
+            out.append(f"\\draw[line width=2pt] ({r - 0.5},{c + 0.5}) -- ({r + 0.5},{c + 0.5});")
+    for m in range(rows):
+        out.append(f"\\node at ({m},-1) {{\\Large{{\\texttt{{{_tex(g.row_headers[m] if g.row_headers else str(m))}}}}}}};")
+    for n in range(cols):
+        out.append(f"\\node at (-1,{n}) {{\\Large{{\\texttt{{{_tex(g.col_headers[n] if g.col_headers else str(n))}}}}}}};")
+    if g.legend and not cute_greys:
+        for i, (k, text) in enumerate(g.legend[:64]):
+            r, c = rows + 1 + (i // 8), (i % 8) * 3
+            out.append(f"\\node[box,fill={names[g.fill(k)]},minimum size=0.6cm] at ({r},{c}) {{}};")
+            out.append(f"\\node[anchor=west] at ({r},{c + 0.4}) {{{_tex(text)}}};")
+    out.append("\\end{scope}")
+    return out
+
+
+def _height(g: Grid, cute_greys: bool) -> int:
+    rows = g.shape[0]
+    leg = 0 if (not g.legend or cute_greys) else 1 + (min(len(g.legend), 64) + 7) // 8
+    return rows + leg + 3
+
+
+def render(fig: Figure) -> str:
+    """The figure as a standalone LaTeX document (a string)."""
+    greys = [fig.kind == "layout" and g.colors == [palette.shade(k) for k in range(8)] for g in fig.grids]
+    defs, names = _colour_names([g for g, grey in zip(fig.grids, greys) if not grey])
+    head = {"tv": "% Layout TV: ", "layout": "% Layout: "}.get(fig.kind, "% ")
+    out = [head + fig.title]
+    out += [f"% {n}" for n in fig.notes]
+    out.append(_HEADER.rstrip("\n").replace("\\begin{tikzpicture}", "\n".join(defs) + "\n\\begin{tikzpicture}")
+               if defs else _HEADER.rstrip("\n"))
+    out.append("")
+    top = 0
+    for g, cute_greys in zip(fig.grids, greys):
+        out.extend(_grid_tex(g, names, cute_greys, top))
+        out.append("")
+        top += _height(g, cute_greys)
+    return "\n".join(out) + "\n" + _FOOTER
