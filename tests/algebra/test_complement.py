@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -112,9 +114,10 @@ def check_postconditions(layout, cotarget, result, bounds=True):
         assert r[i - 1] < r[i]  # ordered
         assert r[i] not in img  # disjoint
     assert size(result) <= cosize(result)
-    assert size(result) >= n // size(filter(layout))
     assert cosize(completed) <= cosize(result) + cosize(layout)
-    assert cosize(result) >= n // size(filter(layout))
+    if bounds:
+        assert size(result) >= n // size(filter(layout))
+        assert cosize(result) >= n // size(filter(layout))
     assert size(complement(completed)) == 1
     assert complement(complement(result, cosize(layout)), cotarget) == result
 
@@ -151,14 +154,14 @@ def test_property_postconditions(data):
     check_postconditions(a, cot, complement(a, cot), bounds)
 
 
-@settings(max_examples=200, deadline=None)
-@given(S.injective_layouts(max_size=256), st.integers(1, 4))
+@settings(max_examples=150, deadline=None)
+@given(S.injective_layouts(max_size=64), st.integers(1, 3))
 def test_property_covers_cotarget(a, k):
     """For divisible injective layouts, (A, complement(A, M)) is a bijection onto [0, cosize) ⊇ [0, M)."""
     m = cosize(a) * k
     completed = make_layout(a, complement(a, m))
-    img = S.image(completed)
-    assert sorted(img) == list(range(len(img)))
+    img = np.sort(completed.offsets())
+    assert (img == np.arange(len(img))).all()
     assert len(img) >= m
 
 
