@@ -303,9 +303,7 @@ def _compose_tiler(lhs: Layout, rhs: Any) -> Layout:
     if type(rhs) is int:
         if rhs < 1:
             raise LayoutError(f"a tiler size must be positive, got {rhs}")
-        flat = _coalesce_x(lhs)
-        s, d = _compose(flat._shape, flat._stride, rhs, 1)
-        return _raw(s, d)
+        return _compose_layouts(lhs, make_layout(rhs))
     if isinstance(rhs, str):
         return _compose_layouts(lhs, parse_layout(rhs))
     raise LayoutError(f"the right operand must be a Layout, an int, None or a tuple of those, got {rhs!r}")
@@ -361,10 +359,11 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
     for d in it.flatten_to_tuple(layout._stride):
         if isinstance(d, ScaledBasis):
             raise LayoutError("complement of a layout with basis strides is not supported")
-        if d < 0:
-            raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
     f = _coalesce(_filter_zeros(layout))
     shp, std = f._shape, f._stride
+    for s, d in zip(it.flatten_to_tuple(shp), it.flatten_to_tuple(std)):
+        if d < 0 and s > 1:
+            raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
     if type(std) is int and std == 0:
         n = it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
@@ -394,9 +393,9 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
 
 def _non_injective(layout: Layout, d: int, span: int) -> LayoutError:
     return LayoutError(
-        f"the layout is not injective (or its modes overlap): after sorting by stride, the mode of "
-        f"stride {d} starts inside the span {span} already covered by the modes of smaller stride "
-        f"(CuTe: 'Non-injective Layout detected in complement')"
+        f"no complement exists: after sorting the modes by stride, the mode of stride {d} starts "
+        f"inside the span {span} of the modes of smaller stride, so the layout is not injective or its "
+        f"modes interleave (CuTe: 'Non-injective Layout detected in complement')"
     )
 
 
@@ -489,6 +488,8 @@ def left_inverse(layout: Any) -> Layout:
         rs.append(d // sz)
         rd.append(pre[i])
         sz *= d // sz
+    if not rs:
+        return _raw(1, 0)  # nothing to invert: every stride is 0
     rs.append(shp[order[-1]])
     return _coalesce(_raw(tuple(rs), tuple(rd)))
 
@@ -545,7 +546,9 @@ def nullspace(layout: Any) -> Layout:
     idx = [i for i, d in enumerate(fd) if _is_zero(d)]
     if not idx:
         return _raw(1, 0)
-    rstride = it.compact_col_major(fs)
+    rstride = [1]
+    for x in fs[:-1]:
+        rstride.append(rstride[-1] * x)  # plain prefix products, as CuTe DSL computes them
     if len(idx) == 1:
         return _raw(fs[idx[0]], rstride[idx[0]])
     return _raw(tuple(fs[i] for i in idx), tuple(rstride[i] for i in idx))
@@ -655,6 +658,8 @@ def flat_divide(layout: Any, tiler: Any) -> Any:
 
 def _logical_product(block: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
+        if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
+            return make_layout(block, tiler)  # composition with stride 0 ignores the complement
         n = it.product(block._shape) * cosize(tiler)
         return make_layout(block, _compose_layouts(_complement(block, n), tiler))
     if isinstance(tiler, tuple):
@@ -712,10 +717,13 @@ def _append_to(layout: Layout, r: int) -> Layout:
 
 
 def _zip(a: Layout, b: Layout) -> Layout:
+    """Mode-wise pairs ((a0,b0),(a1,b1),...); a scalar a pairs with the whole of b: ((a,b))."""
     sa, da, sb, db = a._shape, a._stride, b._shape, b._stride
     if type(sa) is tuple:
+        if type(sb) is not tuple or len(sb) != len(sa):
+            raise LayoutError(f"cannot pair the modes of {a} with those of {b}: their ranks differ")
         return _raw(tuple(zip(sa, sb)), tuple(zip(da, db)))
-    return _raw((sa, sb), (da, db))
+    return _raw(((sa, sb),), ((da, db),))
 
 
 def zip_layouts(a: Layout, b: Layout) -> Layout:
@@ -730,7 +738,10 @@ def _rank_product(block: Any, tiler: Any, op: str, raked: bool) -> Layout:
     res = _logical_product(_append_to(block, r), _append_to(tiler, r))
     first = _raw(res._shape[0], res._stride[0])
     second = _raw(res._shape[1], res._stride[1])
-    return _zip(second, first) if raked else _zip(first, second)
+    if not raked:
+        return _zip(first, second)
+    # CuTe DSL coalesces each mode of a raked product ((tiler_i, block_i) -> one flat mode)
+    return _concat([_coalesce(m) for m in _modes(_zip(second, first))])
 
 
 @_op("blocked_product")
@@ -770,9 +781,6 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     target_shape = it.product_each(trg)
     if not isinstance(block_shape, tuple):
         block_shape, target_shape = (block_shape,), (target_shape,) if not isinstance(target_shape, tuple) else target_shape
-    for i, (t, b) in enumerate(zip(it.flatten_to_tuple(target_shape), it.flatten_to_tuple(block_shape))):
-        if t % b != 0:
-            raise LayoutError(f"the block's mode {i} of size {b} does not divide the target's {t} ({t} % {b} != 0)")
     prod_shape = it.ceil_div(target_shape, block_shape)
     if isinstance(prod_shape, tuple) and len(prod_shape) == 1 and not isinstance(trg, tuple):
         prod_shape = prod_shape[0]
@@ -798,11 +806,6 @@ def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple:
     """
     thr = _as_layout(thr_layout, "make_layout_tv", "thread layout")
     val = _as_layout(val_layout, "make_layout_tv", "value layout")
-    for name, l in (("thread", thr), ("value", val)):
-        if cosize(l) != it.product(l._shape) or right_inverse(l).size() != it.product(l._shape):
-            raise LayoutError(
-                f"the {name} layout {l} must be compact (a bijection onto [0, {it.product(l._shape)}))"
-            )
     layout_mn = raked_product(thr, val)
     tmp = make_layout((it.product(thr._shape), it.product(val._shape)))
     layout_tv = _compose_layouts(right_inverse(layout_mn), tmp)
@@ -818,8 +821,6 @@ def _upcast(shp: Any, std: Any, n: int) -> tuple:
     if std == 0:
         return shp, std
     a = abs(std)
-    if a % n != 0 and n % a != 0:
-        raise LayoutError(f"upcast by {n}: stride {std} and {n} do not divide one another")
     return -(-shp // -(-n // a)), (1 if std > 0 else -1) * -(-a // n)
 
 
@@ -838,7 +839,8 @@ def _downcast(shp: Any, std: Any, n: int) -> tuple:
 
 @_op("upcast")
 def upcast(layout: Any, n: int) -> Layout:
-    """The layout over elements n times larger (stride-1 modes shrink by n, other strides divide by n)."""
+    """The layout over elements n times larger (stride-1 modes shrink by n, other strides divide by n,
+    rounding up, as CuTe DSL does)."""
     layout = _as_layout(layout, "upcast", "layout")
     s, d = _upcast(layout._shape, layout._stride, n)
     return _raw(s, d)
@@ -848,8 +850,6 @@ def upcast(layout: Any, n: int) -> Layout:
 def downcast(layout: Any, n: int) -> Layout:
     """The layout over elements n times smaller (stride-1 modes grow by n, other strides multiply by n)."""
     layout = _as_layout(layout, "downcast", "layout")
-    if not _has_unit_stride(layout._stride):
-        raise LayoutError("downcast requires adjacent elements (a mode of stride 1)")
     s, d = _downcast(layout._shape, layout._stride, n)
     return _raw(s, d)
 

@@ -132,6 +132,12 @@ def shape_div(a: Any, b: Any) -> Any:
         if isinstance(b, tuple):
             if len(a) != len(b):
                 raise LayoutError(f"shape_div({tuple_str(a)}, {tuple_str(b)}): mismatched ranks")
+            for x, y in zip(a, b):
+                if isinstance(x, tuple) and len(flatten(x)) > 1 and not isinstance(y, tuple):
+                    raise LayoutError(
+                        f"shape_div({tuple_str(a)}, {tuple_str(b)}): mode {tuple_str(x)} has several "
+                        f"modes but its divisor {y} is a single int (CuTe requires matching profiles here)"
+                    )
             return tuple(shape_div(x, y) for x, y in zip(a, b))
         out = []
         for x in a:

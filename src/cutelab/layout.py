@@ -241,9 +241,11 @@ class Layout:
         return get_hier_coord(self, idx)
 
     def get_flat_coord(self, idx: int) -> Any:
-        """Like get_hier_coord, but as a flat tuple of the leaf coordinates."""
+        """Like get_hier_coord, but each top-level mode's coordinate as one index into that mode."""
         c = get_hier_coord(self, idx)
-        return it.flatten(c) if isinstance(c, tuple) else (c,)
+        if not isinstance(self._shape, tuple):
+            return c
+        return tuple(it.crd2idx(ci, si) for ci, si in zip(c, self._shape))
 
     def get_1d_coord(self, idx: int) -> int:
         """The index (colexicographic) whose offset is ``idx``."""
@@ -783,12 +785,15 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     if not isinstance(idx, int):
         raise LayoutError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
-    if it.crd2idx(crd, layout.shape, layout.stride) != idx:
-        raise LayoutError(
-            f"get_hier_coord({layout}, {idx}): no coordinate of the layout maps to offset {idx} "
-            f"(the nearest candidate {it.tuple_str(crd)} maps to {it.crd2idx(crd, layout.shape, layout.stride)})"
-        )
-    return crd
+    if it.crd2idx(crd, layout.shape, layout.stride) == idx:
+        return crd
+    # CuTe's formula only inverts compact layouts; otherwise search the domain for the offset.
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
+        raise LayoutError(f"get_hier_coord({layout}, {idx}): not supported for basis strides")
+    hits = np.flatnonzero(evaluate_all(layout) == idx)
+    if hits.size == 0:
+        raise LayoutError(f"get_hier_coord({layout}, {idx}): no coordinate of the layout maps to offset {idx}")
+    return it.idx2crd(int(hits[0]), layout.shape)
 
 
 def product_each(t: Any) -> Any:
@@ -805,9 +810,34 @@ def ceil_div(a: Any, b: Any) -> Any:
         from .algebra import complement
 
         return complement(b, _normalize(a)).shape
-    if isinstance(b, tuple) and any(isinstance(x, Layout) for x in b):
-        return tuple(ceil_div(x, y) for x, y in zip(_normalize(a), b))
-    return it.ceil_div(_normalize(a), _normalize(b))
+    a, b = _normalize(a), b if isinstance(b, Layout) else _normalize(b)
+    if it.has_none(b):
+        raise LayoutError(f"ceil_div({it.tuple_str(a)}, {it.tuple_str(b)}): the tiler may not contain None (_)")
+    if isinstance(b, tuple):
+        # a by-mode tiler: each tiled mode becomes the number of tiles along it
+        a_t = a if isinstance(a, tuple) else (a,)
+        if len(a_t) < len(b):
+            raise LayoutError(
+                f"ceil_div({it.tuple_str(a)}, {_fmt_tiler(b)}): the tiler has {len(b)} modes but the shape only {len(a_t)}"
+            )
+        out = []
+        for x, y in zip(a_t, b):
+            if isinstance(y, Layout):
+                out.append(ceil_div(it.product(x), y))
+            elif isinstance(y, tuple):
+                out.append(ceil_div(x, y))
+            else:
+                if not isinstance(y, int) or y < 1:
+                    raise LayoutError(f"ceil_div({it.tuple_str(a)}, {_fmt_tiler(b)}): tile sizes must be positive ints")
+                out.append(it.ceil_div(it.product(x), y))
+        return tuple(out) + tuple(a_t[len(b):])
+    return it.ceil_div(a, b)
+
+
+def _fmt_tiler(t: Any) -> str:
+    if isinstance(t, tuple):
+        return "(" + ",".join(_fmt_tiler(x) for x in t) + ")"
+    return "_" if t is None else str(t)
 
 
 # --------------------------------------------------------------------------- whole-domain evaluation
