@@ -1,0 +1,68 @@
+"""Read cutelab's SVG pictures back: per grid, each cell's fill colour and label.
+
+Used by the tests to check pictures by their content, not by their text: the SVG must parse
+as XML, every cell must be covered by exactly one coloured rectangle, and labels sit in cells.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NS = "{http://www.w3.org/2000/svg}"
+_RECT = re.compile(r"M(-?\d+) (-?\d+)h(\d+)v(\d+)h-(\d+)z")
+
+
+@dataclass
+class ReadGrid:
+    rows: int
+    cols: int
+    fills: np.ndarray            # (rows, cols) object array of hex strings
+    keys: np.ndarray             # (rows, cols) data-key of the path covering each cell
+    labels: dict = field(default_factory=dict)  # (r, c) -> label text, lines joined by "\n"
+    title: str = ""
+
+
+def read(svg: str) -> list[ReadGrid]:
+    root = ET.fromstring(svg)
+    assert root.tag == NS + "svg"
+    out = []
+    for panel in root.iter(NS + "g"):
+        if panel.get("class") != "panel":
+            continue
+        title = "".join(t.text or "" for t in panel if t.tag == NS + "text" and t.get("class") == "title")
+        g = next(x for x in panel.iter(NS + "g") if x.get("class") == "grid")
+        rows, cols = int(g.get("data-rows")), int(g.get("data-cols"))
+        cw, ch = int(g.get("data-cw")), int(g.get("data-ch"))
+        fills = np.full((rows, cols), None, dtype=object)
+        keys = np.full((rows, cols), -99, dtype=np.int64)
+        for p in g.iter(NS + "path"):
+            if p.get("class") != "cells":
+                continue
+            k = int(p.get("data-key"))
+            for x, y, w, h, w2 in _RECT.findall(p.get("d")):
+                x, y, w, h = int(x), int(y), int(w), int(h)
+                assert w == int(w2) and x % cw == 0 and y % ch == 0 and w % cw == 0 and h % ch == 0
+                r0, c0 = y // ch, x // cw
+                block = fills[r0:r0 + h // ch, c0:c0 + w // cw]
+                assert all(v is None for v in block.ravel()), "a cell is covered twice"
+                block[...] = p.get("fill")
+                keys[r0:r0 + h // ch, c0:c0 + w // cw] = k
+        assert all(v is not None for v in fills.ravel()), "a cell is not covered"
+        labels = {}
+        for lab in g.iter(NS + "g"):
+            if lab.get("class") != "labels":
+                continue
+            for t in lab.iter(NS + "text"):
+                x, y = float(t.get("x")), float(t.get("y"))
+                parts = [t.text or ""] + [s.text or "" for s in t.iter(NS + "tspan")]
+                r, c = int(y // ch), int(x // cw)
+                if len(parts) > 1:  # the first line sits 7px above the centre
+                    r = int((y + 7) // ch)
+                assert (r, c) not in labels, "two labels in one cell"
+                labels[(r, c)] = "\n".join(parts)
+        out.append(ReadGrid(rows, cols, fills, keys, labels, title))
+    return out
