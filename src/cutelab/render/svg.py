@@ -53,7 +53,7 @@ def cell_size(g: Grid) -> tuple[int, int]:
         parts = np.char.partition(lab, "\n")
         longest = int(max(np.char.str_len(parts[..., 0]).max(), np.char.str_len(parts[..., 2]).max()))
         nlines = 2 if np.char.str_len(parts[..., 1]).max() else 1
-        w = max(22, int(np.ceil(_CHAR * _FS * longest)) + 8)
+        w = max(26, int(np.ceil(_CHAR * _FS * longest)) + 10)
         h = 18 if nlines <= 1 else 14 * nlines + 4
         return w, h
     side = max(2, min(16, 1024 // max(rows, cols, 1)))
