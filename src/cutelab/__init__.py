@@ -35,3 +35,5 @@ from .tensor import (
 )
 
 __version__ = "0.1.0"
+
+from . import render  # noqa: E402  (pictures: cute.render.layout_figure, render.render(fig, 'svg'), ...)
