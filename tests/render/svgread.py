@@ -59,9 +59,7 @@ def read(svg: str) -> list[ReadGrid]:
             for t in lab.iter(NS + "text"):
                 x, y = float(t.get("x")), float(t.get("y"))
                 parts = [t.text or ""] + [s.text or "" for s in t.iter(NS + "tspan")]
-                r, c = int(y // ch), int(x // cw)
-                if len(parts) > 1:  # the first line sits 7px above the centre
-                    r = int((y + 7) // ch)
+                r, c = int(y // ch), int(x // cw)  # the (first) baseline lies inside the cell
                 assert (r, c) not in labels, "two labels in one cell"
                 labels[(r, c)] = "\n".join(parts)
         out.append(ReadGrid(rows, cols, fills, keys, labels, title))

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import palette
 from .figure import Figure, Grid
-from .svg import _LEGEND_MAX, _MAX_W, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, cell_size
+from .svg import _titled, _LEGEND_MAX, _MAX_W, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, cell_size
 
 __all__ = ["render", "require_pillow"]
 
@@ -83,15 +83,16 @@ def _legend_rows(g: Grid, width: int):
 
 
 class _Panel:
-    def __init__(self, g: Grid, show_legend: bool):
+    def __init__(self, g: Grid, show_legend: bool, titled: bool = True):
         self.g = g
+        self.titled = titled
         rows, cols = g.shape
         self.cw, self.ch = cell_size(g)
         self.labelled = _has_labels(g)
         self.head = _HEAD + (8 if self.labelled else 0)
-        self.gx, self.gy = self.head, _TITLE + self.head
+        self.gx, self.gy = self.head, (_TITLE if titled else 0) + self.head
         gw, gh = cols * self.cw, rows * self.ch
-        self.width = max(self.head + gw, _text_w(g.title, 13), 160)
+        self.width = max(self.head + gw, _text_w(g.title, 13) if titled else 0, 160)
         self.height = self.gy + gh
         self.legend = None
         if show_legend and g.legend:
@@ -180,7 +181,7 @@ def render(fig: Figure) -> bytes:
     panels = []
     for i, g in enumerate(fig.grids):
         nxt = fig.grids[i + 1] if i + 1 < len(fig.grids) else None
-        panels.append(_Panel(g, nxt is None or not _same_legend(g, nxt)))
+        panels.append(_Panel(g, nxt is None or not _same_legend(g, nxt), _titled(fig, g)))
     # flow the panels like svg.render
     pos, x, y, row_h, total_w = [], _PAD, _PAD + 24, 0, 0
     for p in panels:
@@ -195,6 +196,7 @@ def render(fig: Figure) -> bytes:
     if fig.notes:
         y += 15 * len(fig.notes) + 8
         total_w = max(total_w, _PAD + max(_text_w(n, 11) for n in fig.notes))
+    total_w = max(total_w, _PAD + _text_w(fig.title, 15))
     W, H = total_w + _PAD, y + _PAD
     img = np.full((H, W, 3), 255, dtype=np.uint8)
     for p, (px, py) in zip(panels, pos):
@@ -206,7 +208,8 @@ def render(fig: Figure) -> bytes:
     draw = ImageDraw.Draw(im)
     draw.text((_PAD, _PAD), fig.title, fill=(0, 0, 0), font=_font(15, True))
     for p, (px, py) in zip(panels, pos):
-        draw.text((px, py), p.g.title, fill=(0, 0, 0), font=_font(13, True))
+        if p.titled:
+            draw.text((px, py), p.g.title, fill=(0, 0, 0), font=_font(13, True))
         p.write(draw, px, py)
     f11 = _font(11)
     for i, line in enumerate(fig.notes):

@@ -11,7 +11,7 @@ bigger grids are drawn with smaller cells, no labels and sparse row/column indic
 Structure (the tests read it back): each panel is ``<g class="grid" data-rows data-cols
 data-cw data-ch transform=...>``; inside, cell ``(r, c)`` is the rectangle at
 ``(c*cw, r*ch)``; labels are ``<text>`` elements centred in their cell (a second line as a
-``<tspan>``); the legend is ``<g class="legend">``.
+``<tspan>``, baselines placed so that no dominant-baseline support is needed); the legend is ``<g class="legend">``.
 
 >>> from cutelab.render.figure import layout_figure
 >>> s = render(layout_figure("(2,3):(3,1)"))
@@ -126,18 +126,19 @@ def _legend_layout(g: Grid, width: int) -> tuple[list[tuple[int, str, int, int]]
     return placed, h, more
 
 
-def _panel(g: Grid, show_legend: bool) -> tuple[list[str], int, int]:
+def _panel(g: Grid, show_legend: bool, titled: bool = True) -> tuple[list[str], int, int]:
     """SVG elements of one panel at the origin, and its (width, height)."""
     rows, cols = g.shape
     cw, ch = cell_size(g)
     labelled = _has_labels(g)
     head = _HEAD + (8 if labelled else 0)
     gw, gh = cols * cw, rows * ch
-    title_w = int(_CHAR * 13 * len(g.title))
+    title_w = int(_CHAR * 13 * len(g.title)) if titled else 0
     width = max(head + gw, title_w, 160)
     out: list[str] = []
-    out.append(f'<text class="title" x="0" y="13" font-size="13" font-weight="bold">{escape(g.title)}</text>')
-    gx, gy = head, _TITLE + head
+    if titled:
+        out.append(f'<text class="title" x="0" y="13" font-size="13" font-weight="bold">{escape(g.title)}</text>')
+    gx, gy = head, (_TITLE if titled else 0) + head
     out.append(f'<g class="grid" data-rows="{rows}" data-cols="{cols}" data-cw="{cw}" data-ch="{ch}" '
                f'transform="translate({gx},{gy})">')
     by_key: dict[int, list[str]] = {}
@@ -156,7 +157,7 @@ def _panel(g: Grid, show_legend: bool) -> tuple[list[str], int, int]:
         if d:
             out.append(f'<path class="borders" fill="none" stroke="#000" stroke-width="2.5" stroke-linecap="square" d="{d}"/>')
     if labelled:
-        out.append(f'<g class="labels" font-size="{_FS}" text-anchor="middle" dominant-baseline="central">')
+        out.append(f'<g class="labels" font-size="{_FS}" text-anchor="middle">')
         lab = g.labels
         for r in range(rows):
             cy = r * ch + ch / 2
@@ -167,9 +168,9 @@ def _panel(g: Grid, show_legend: bool) -> tuple[list[str], int, int]:
                 cx = c * cw + cw // 2
                 if "\n" in s:
                     a, b = s.split("\n", 1)
-                    out.append(f'<text x="{cx}" y="{cy - 7:g}">{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan></text>')
+                    out.append(f'<text x="{cx}" y="{cy - 3:g}">{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan></text>')
                 else:
-                    out.append(f'<text x="{cx}" y="{cy:g}">{escape(s)}</text>')
+                    out.append(f'<text x="{cx}" y="{cy + 4:g}">{escape(s)}</text>')
         out.append("</g>")
     out.append("</g>")
     # indices
@@ -200,6 +201,11 @@ def _panel(g: Grid, show_legend: bool) -> tuple[list[str], int, int]:
     return out, width, height
 
 
+def _titled(fig: Figure, g: Grid) -> bool:
+    """A panel gets its own title unless it is the only one and says what the figure title says."""
+    return len(fig.grids) > 1 or g.title != fig.title
+
+
 def _same_legend(a: Grid, b: Grid) -> bool:
     return a.legend == b.legend and all(a.fill(k) == b.fill(k) for k, _ in a.legend)
 
@@ -210,7 +216,7 @@ def render(fig: Figure) -> str:
     for i, g in enumerate(fig.grids):
         nxt = fig.grids[i + 1] if i + 1 < len(fig.grids) else None
         show = nxt is None or not _same_legend(g, nxt)
-        panels.append(_panel(g, show))
+        panels.append(_panel(g, show, titled=_titled(fig, g)))
     body: list[str] = []
     y = _PAD + 24  # figure title
     x, row_h, total_w = _PAD, 0, 0
@@ -231,6 +237,7 @@ def render(fig: Figure) -> str:
         body.append("</g>")
         y += 15 * len(fig.notes) + 8
         total_w = max(total_w, _PAD + max(int(_CHAR * 11 * len(n)) for n in fig.notes))
+    total_w = max(total_w, _PAD + int(_CHAR * 15 * len(fig.title)))
     W, H = total_w + _PAD, y + _PAD
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
             f'font-family="{FONT}">')
