@@ -37,3 +37,11 @@ from .tensor import (
 __version__ = "0.1.0"
 
 from . import render  # noqa: E402  (pictures: cute.render.layout_figure, render.render(fig, 'svg'), ...)
+
+# --- kernels (cutelab.kernel): @cute.kernel / @cute.jit traced to CUDA C++, or run by numpy on the CPU.
+# `kernel` is CuTe DSL's decorator; attribute access on it falls through to the subpackage.
+from .kernel import Constexpr, arch, compile, jit, printf  # noqa: E402
+from .kernel import kernel_decorator as kernel  # noqa: E402
+from .kernel import driver as cuda  # noqa: E402  (cutlass.cuda.initialize_cuda_context())
+
+Shape = Coord = IntTuple = Tile = tuple  # annotations, as cute.Shape etc. in CuTe DSL

@@ -1,0 +1,36 @@
+"""Kernels: CuTe DSL programs traced to a small IR, run as CUDA C++ on a GPU or by numpy on the CPU.
+
+trace.py (symbolic ints in symbolic.py, the IR, tracing engines) -> cuda.py (CUDA C++ text)
+-> compile.py (NVRTC + disk cache) -> launch.py (kernel/jit/compile, checks, launches through
+driver.py); interpret.py runs the same IR with numpy on the CPU.
+"""
+
+from . import arch
+from .launch import CompiledFunction, Constexpr, JitFunction, Kernel, compile, jit, kernel, last_launch
+from .trace import TraceValue, printf
+
+__all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
+           "CompiledFunction", "TraceValue", "last_launch"]
+
+
+class _KernelDecorator:
+    """``cute.kernel``: the decorator, which also stands for this subpackage.
+
+    In the top-level package the name ``kernel`` must be CuTe DSL's decorator, which hides the
+    subpackage ``cutelab.kernel``; attribute access falls through to the subpackage, so
+    ``cutelab.kernel.trace`` and ``import cutelab.kernel.cuda as kc`` keep working.
+    """
+
+    def __call__(self, fn=None, *, interpret=None):
+        return kernel(fn, interpret=interpret)
+
+    def __getattr__(self, name):
+        import sys
+
+        return getattr(sys.modules[__name__], name)
+
+    def __repr__(self) -> str:
+        return "<cute.kernel decorator (and the cutelab.kernel package)>"
+
+
+kernel_decorator = _KernelDecorator()

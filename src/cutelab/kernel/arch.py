@@ -1,0 +1,31 @@
+"""``cute.arch``: the thread and block indices of a traced kernel.
+
+Indices are symbolic integers (``?`` when printed); dimensions are static ints, because a
+kernel is traced for its launch shape.
+"""
+
+from __future__ import annotations
+
+from ..errors import TraceError
+from .trace import block_dim, block_idx, grid_dim, thread_idx
+
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads"]
+
+
+def lane_idx():
+    """The thread's lane in its warp (thread_idx().x % 32 for 1-D blocks)."""
+    tx, ty, tz = thread_idx()
+    bx, by, _ = block_dim()
+    return (tx + ty * bx + tz * bx * by) % 32
+
+
+def warp_idx():
+    """The warp's index in the block."""
+    tx, ty, tz = thread_idx()
+    bx, by, _ = block_dim()
+    return (tx + ty * bx + tz * bx * by) // 32
+
+
+def sync_threads() -> None:
+    """A block-wide barrier. cutelab kernels have no shared memory yet, so nothing needs one."""
+    raise TraceError("cute.arch.sync_threads(): shared memory and barriers are not supported by cutelab yet")

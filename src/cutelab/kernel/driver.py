@@ -1,0 +1,180 @@
+"""The CUDA driver, through cuda-python's cuda.bindings: context, modules, launches.
+
+Exported as ``cutelab.cuda`` so that CuTe DSL's ``cutlass.cuda.initialize_cuda_context()``
+ports with the import line alone. Every driver call's result is checked.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import CompileError, LaunchError
+
+__all__ = ["initialize_cuda_context", "gpu_available", "device_arch", "load_module", "launch_raw",
+           "synchronize"]
+
+
+def _driver() -> Any:
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        try:
+            from cuda import cuda as driver  # type: ignore[no-redef]  # older cuda-python
+        except ImportError as e:
+            raise LaunchError(
+                "running a kernel on the GPU needs cuda-python: pip install 'cutelab[gpu]'"
+            ) from e
+    return driver
+
+
+def _ok(res: Any, what: str) -> Any:
+    err = res[0] if isinstance(res, tuple) else res
+    if int(err) != 0:
+        name = ""
+        try:
+            d = _driver()
+            e2, s = d.cuGetErrorString(err)
+            name = s.decode() if isinstance(s, bytes) else str(s)
+        except Exception:  # pragma: no cover
+            pass
+        raise LaunchError(f"CUDA driver call {what} failed: {err!r} {name}".rstrip())
+    if isinstance(res, tuple):
+        return res[1] if len(res) == 2 else (res[1:] if len(res) > 2 else None)
+    return None
+
+
+_INIT = False
+_AVAILABLE: Optional[bool] = None
+
+
+def gpu_available() -> bool:
+    """True when cuda-python is installed and the driver sees at least one GPU."""
+    global _AVAILABLE
+    if _AVAILABLE is None:
+        if os.environ.get("CUTELAB_INTERPRET", "") not in ("", "0"):
+            _AVAILABLE = False
+            return False
+        try:
+            d = _driver()
+            if int(d.cuInit(0)[0]) != 0:
+                _AVAILABLE = False
+            else:
+                err, n = d.cuDeviceGetCount()
+                _AVAILABLE = int(err) == 0 and n > 0
+        except Exception:
+            _AVAILABLE = False
+    return _AVAILABLE
+
+
+def initialize_cuda_context(device: int = 0) -> None:
+    """Make device's primary context current on this thread (the one PyTorch uses).
+
+    Without a GPU (or without cuda-python) this does nothing: kernels then run in cutelab's
+    CPU interpreter.
+    """
+    if not gpu_available():
+        return
+    _ensure_context(device)
+
+
+_CTX: Dict[int, Any] = {}
+
+
+def _ensure_context(device: int = 0) -> Any:
+    global _INIT
+    d = _driver()
+    if not _INIT:
+        _ok(d.cuInit(0), "cuInit")
+        _INIT = True
+    cur = _ok(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if cur is not None and int(cur) != 0:
+        return cur
+    if device not in _CTX:
+        dev = _ok(d.cuDeviceGet(device), "cuDeviceGet")
+        _CTX[device] = _ok(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _ok(d.cuCtxSetCurrent(_CTX[device]), "cuCtxSetCurrent")
+    return _CTX[device]
+
+
+def use_device(index: int) -> None:
+    """Make `index`'s primary context current unless a context of that device already is."""
+    d = _driver()
+    _ensure_context(index)
+    if int(_ok(d.cuCtxGetDevice(), "cuCtxGetDevice")) != index:
+        if index not in _CTX:
+            dev = _ok(d.cuDeviceGet(index), "cuDeviceGet")
+            _CTX[index] = _ok(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+        _ok(d.cuCtxSetCurrent(_CTX[index]), "cuCtxSetCurrent")
+
+
+def current_device() -> int:
+    d = _driver()
+    _ensure_context()
+    return int(_ok(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+
+
+_ARCH: Dict[int, str] = {}
+
+
+def device_arch(device: Optional[int] = None) -> str:
+    """The device's compute capability as an NVRTC target, e.g. "sm_90"."""
+    dev_i = current_device() if device is None else device
+    if dev_i not in _ARCH:
+        d = _driver()
+        dev = _ok(d.cuDeviceGet(dev_i), "cuDeviceGet")
+        A = d.CUdevice_attribute
+        major = _ok(d.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "attribute")
+        minor = _ok(d.cuDeviceGetAttribute(A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "attribute")
+        _ARCH[dev_i] = f"sm_{major}{minor}"
+    return _ARCH[dev_i]
+
+
+_MODULES: Dict[Tuple[int, str], Any] = {}
+
+
+def load_module(cubin: bytes, key: str, name: str) -> Any:
+    """The CUfunction `name` of a cubin, loaded once per context."""
+    d = _driver()
+    ctx = _ensure_context()
+    k = (int(ctx), key)
+    if k not in _MODULES:
+        try:
+            mod = _ok(d.cuModuleLoadData(cubin), "cuModuleLoadData")
+        except LaunchError as e:
+            raise CompileError(f"the GPU could not load the compiled kernel {name}: {e}") from None
+        fn = _ok(d.cuModuleGetFunction(mod, name.encode()), "cuModuleGetFunction")
+        _MODULES[k] = (mod, fn)
+    return _MODULES[k][1]
+
+
+class ParamBuffer:
+    """Kernel arguments (all 64-bit pointers) laid out for cuLaunchKernel's kernelParams."""
+
+    def __init__(self, n: int):
+        self.values = np.zeros(max(n, 1), dtype=np.uint64)
+        base = self.values.ctypes.data
+        self.ptrs = np.array([base + 8 * i for i in range(max(n, 1))], dtype=np.uint64)
+        self.n = n
+
+    def set(self, i: int, v: int) -> None:
+        self.values[i] = v
+
+    @property
+    def address(self) -> int:
+        return int(self.ptrs.ctypes.data) if self.n else 0
+
+
+def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,
+               smem: int = 0) -> None:
+    d = _driver()
+    _ok(d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
+                         stream, params.address, 0), "cuLaunchKernel")
+
+
+def synchronize() -> None:
+    d = _driver()
+    _ok(d.cuCtxSynchronize(), "cuCtxSynchronize")

@@ -1,0 +1,533 @@
+"""@cute.kernel, @cute.jit, ``kernel(...).launch(grid=..., block=...)`` and cute.compile.
+
+A launch
+
+1. checks the grid and block shapes;
+2. turns each Tensor argument into a kernel parameter (one per distinct storage) and every
+   other argument (layouts, shapes, ints) into a trace-time constant;
+3. traces the kernel function once with symbolic thread and block indices (``trace.Tracer``);
+4. proves every load and store in bounds for every thread of this grid (interval arithmetic
+   on the index expressions, or exact evaluation over all threads when that is not enough): a
+   launch that would touch memory outside a tensor is refused with a LaunchError, before
+   anything runs;
+5. on a GPU: prints CUDA C++ (``cuda.render``), compiles it with NVRTC through the disk cache
+   (``compile.compile_cuda``) and launches it on the tensors' stream; on the CPU: runs the IR
+   with numpy (``interpret.interpret``).
+
+Where a kernel runs: on the GPU when its tensors live on a GPU, in the CPU interpreter when
+they live in host memory (numpy arrays, CPU torch tensors), or when ``interpret=True`` is
+given to ``launch`` or ``@cute.kernel``, or ``CUTELAB_INTERPRET=1`` is set.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import re
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ..errors import LaunchError, TraceError
+from ..layout import Layout
+from .symbolic import evaluate, sym_range
+from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing
+
+__all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
+           "last_launch", "LaunchInfo"]
+
+_MAX_BLOCK = (1024, 1024, 64)
+_MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+
+
+class Constexpr:
+    """Marks a jit argument as a compile-time constant: ``n: cutlass.Constexpr[cutlass.Int32]``.
+
+    In cutelab every non-tensor argument is a compile-time constant already; this is for
+    annotations only.
+    """
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return cls
+
+
+# --------------------------------------------------------------------------- arguments
+
+def _dims(x: Any, what: str, kernel: str) -> Tuple[int, int, int]:
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        x = (int(x),)
+    if not isinstance(x, (tuple, list)) or not 1 <= len(x) <= 3:
+        raise LaunchError(f"{kernel}.launch: {what} must be 1 to 3 ints (x, y, z), got {x!r}")
+    out = []
+    for v in x:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise LaunchError(
+                f"{kernel}.launch: {what} entries must be static ints, got {v!r} ({type(v).__name__}) in {x!r}"
+            )
+        out.append(int(v))
+    while len(out) < 3:
+        out.append(1)
+    limits = _MAX_BLOCK if what == "block" else _MAX_GRID
+    for axis, v, lim in zip("xyz", out, limits):
+        if v < 1:
+            raise LaunchError(f"{kernel}.launch: {what}.{axis} = {v}; every {what} dimension must be at least 1")
+        if v > lim:
+            raise LaunchError(f"{kernel}.launch: {what}.{axis} = {v} exceeds CUDA's limit of {lim}")
+    if what == "block" and out[0] * out[1] * out[2] > 1024:
+        raise LaunchError(
+            f"{kernel}.launch: block {tuple(out)} has {out[0] * out[1] * out[2]} threads; CUDA allows at most 1024"
+        )
+    return tuple(out)  # type: ignore[return-value]
+
+
+class _Storage:
+    """What a launch needs to know of one tensor storage (an engine of cutelab.tensor)."""
+
+    def __init__(self, engine: Any, name: str):
+        self.engine = engine
+        self.name = name
+        self.dtype = engine.dtype
+        self.address = int(getattr(engine, "address", 0) or 0)
+        self.align = int(getattr(engine, "align", None) or self.dtype.bytes)
+        self.length = len(engine)
+        data = getattr(engine, "data", None)
+        self.data = data if isinstance(data, np.ndarray) else None
+        owner = getattr(engine, "obj", None)
+        self.owner = owner if owner is not None else getattr(engine, "owner", None)
+        self.device = _device_of(engine, self.data)
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device[0] == "cuda"
+
+
+def _device_of(engine: Any, data: Any) -> Tuple[str, int]:
+    if isinstance(data, np.ndarray):
+        return ("cpu", 0)
+    dev = getattr(engine, "device", None)
+    if dev is not None:
+        t = getattr(dev, "type", None)
+        if t is not None:  # torch.device
+            return ("cuda" if t == "cuda" else t, int(getattr(dev, "index", 0) or 0))
+        if isinstance(dev, tuple) and len(dev) == 2:  # DLPack (device_type, id)
+            return ("cuda" if int(dev[0]) in (2, 13) else "cpu", int(dev[1]))
+        if isinstance(dev, str):
+            return (dev.split(":")[0], int(dev.split(":")[1]) if ":" in dev else 0)
+    raise LaunchError(f"cannot tell where the storage {type(engine).__name__} lives (CPU or GPU)")
+
+
+def _is_storage_tensor(x: Any) -> bool:
+    eng = getattr(x, "engine", None)
+    return (eng is not None and isinstance(getattr(x, "layout", None), Layout)
+            and hasattr(eng, "dtype") and getattr(eng, "dtype", None) is not None
+            and hasattr(eng, "address") and not isinstance(eng, GmemEngine))
+
+
+def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
+    if flag is not None:
+        return bool(flag)
+    env = os.environ.get("CUTELAB_INTERPRET", "")
+    if env not in ("", "0"):
+        return True
+    return None
+
+
+# --------------------------------------------------------------------------- bounds
+
+def _exact_range(ir: KernelIR, e: Any) -> Tuple[int, int, Any, Any]:
+    """(min, max) of e over every thread of the launch, with a thread reaching each."""
+    from .interpret import thread_env
+
+    nt = ir.num_threads
+    nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]
+    step = max(1, (1 << 22) // nt)
+    lo = hi = None
+    lo_at = hi_at = None
+    for first in range(0, nblocks, step):
+        k = min(step, nblocks - first)
+        env = thread_env(ir.grid, ir.block, first, k)
+        v = np.broadcast_to(np.asarray(evaluate(e, env), dtype=np.int64), (k * nt,))
+        i, j = int(np.argmin(v)), int(np.argmax(v))
+        if lo is None or v[i] < lo:
+            lo, lo_at = int(v[i]), {n: int(a[i]) for n, a in env.items()}
+        if hi is None or v[j] > hi:
+            hi, hi_at = int(v[j]), {n: int(a[j]) for n, a in env.items()}
+    return lo, hi, lo_at, hi_at
+
+
+def _where(at: Dict[str, int]) -> str:
+    return (f"block ({at['bid.x']},{at['bid.y']},{at['bid.z']}) thread ({at['tid.x']},{at['tid.y']},{at['tid.z']})")
+
+
+def check_bounds(ir: KernelIR) -> None:
+    """Refuse the launch if any load or store of any thread would leave its tensor's storage."""
+    for s in ir.stmts:
+        if not isinstance(s, (Load, Store)):
+            continue
+        p = s.param
+        omin, omax = min(s.offsets), max(s.offsets)
+        lo, hi = sym_range(s.base)
+        if lo + omin >= 0 and hi + omax < p.length:
+            continue
+        elo, ehi, lo_at, hi_at = _exact_range(ir, s.base)
+        if elo + omin >= 0 and ehi + omax < p.length:
+            continue
+        what = "load from" if isinstance(s, Load) else "store to"
+        bad = hi_at if ehi + omax >= p.length else lo_at
+        raise LaunchError(
+            f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
+            f"has {p.length} elements (first out of range at {_where(bad)}) with grid {ir.grid} and block "
+            f"{ir.block}; is the grid too large for the tiles? Nothing was launched."
+        )
+
+
+# --------------------------------------------------------------------------- launch records
+
+class LaunchInfo:
+    """What the last launch did (for tests, benchmarks and curious users)."""
+
+    def __init__(self, ir: KernelIR, mode: str, source: Optional[str] = None, compile_seconds: float = 0.0,
+                 cached: bool = False, trace_seconds: float = 0.0, cubin: Optional[bytes] = None):
+        self.ir = ir
+        self.mode = mode
+        self.source = source
+        self.compile_seconds = compile_seconds
+        self.cached = cached
+        self.trace_seconds = trace_seconds
+        self.cubin = cubin
+
+
+_local = threading.local()
+
+
+def last_launch() -> Optional[LaunchInfo]:
+    return getattr(_local, "last", None)
+
+
+class _Plan:
+    """A traced and compiled launch, replayable with new storages of the same description."""
+
+    def __init__(self, ir: KernelIR, storages: List[_Storage], mode: str, fn: Any = None):
+        self.ir = ir
+        self.storages = storages
+        self.mode = mode
+        self.fn = fn
+        self.params_buf = None
+        if mode == "gpu":
+            from .driver import ParamBuffer
+
+            self.params_buf = ParamBuffer(len(ir.params))
+
+    def run(self, storages: Sequence[_Storage], stream: Any = None) -> None:
+        ir = self.ir
+        if self.mode == "gpu":
+            from .driver import launch_raw
+
+            buf = self.params_buf
+            for i, st in enumerate(storages):
+                buf.values[i] = st.address
+            launch_raw(self.fn, ir.grid, ir.block, buf, _stream_for(storages, stream))
+        else:
+            from .interpret import interpret
+
+            buffers = {}
+            for i, st in enumerate(storages):
+                if st.data is None:
+                    raise LaunchError(f"{ir.name}: the interpreter needs host memory for {st.name}")
+                buffers[i] = st.data
+            interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)})
+
+
+_TORCH: Any = None
+
+
+def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
+    if stream is not None:
+        return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
+    global _TORCH
+    for st in storages:
+        mod = type(st.owner).__module__ if st.owner is not None else ""
+        if mod.startswith("torch"):
+            if _TORCH is None:
+                import torch
+
+                _TORCH = torch
+            return int(_TORCH.cuda.current_stream(st.owner.device).cuda_stream)
+    return 0
+
+
+# --------------------------------------------------------------------------- kernels
+
+def _c_name(name: str) -> str:
+    n = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return n if n and not n[0].isdigit() else "k_" + n
+
+
+class Kernel:
+    """A @cute.kernel function. Calling it binds arguments; ``.launch(grid=, block=)`` runs it."""
+
+    def __init__(self, fn: Callable, interpret: Optional[bool] = None):
+        self.fn = fn
+        self.interpret = interpret
+        self.name = _c_name(fn.__name__)
+        self.signature = inspect.signature(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
+        if tracing():
+            raise TraceError(f"kernel {self.name} was called inside a kernel; kernels cannot launch kernels")
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise LaunchError(f"{self.name}{self.signature}: {e}") from None
+        return KernelCall(self, bound)
+
+    def __repr__(self) -> str:
+        return f"<cute.kernel {self.name}>"
+
+
+class KernelCall:
+    """A kernel with its arguments, ready to launch."""
+
+    def __init__(self, kernel: Kernel, bound: inspect.BoundArguments):
+        self.kernel = kernel
+        self.bound = bound
+
+    def launch(self, grid: Any = (1, 1, 1), block: Any = (1, 1, 1), smem: int = 0, stream: Any = None,
+               interpret: Optional[bool] = None, cluster: Any = None, **kw: Any) -> None:
+        k = self.kernel
+        if kw:
+            raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
+        if smem:
+            raise LaunchError(f"{k.name}.launch: dynamic shared memory (smem={smem}) is not supported by cutelab yet")
+        if cluster is not None and tuple(cluster) not in ((1,), (1, 1), (1, 1, 1)):
+            raise LaunchError(f"{k.name}.launch: thread block clusters ({cluster}) are not supported by cutelab yet")
+        grid3 = _dims(grid, "grid", k.name)
+        block3 = _dims(block, "block", k.name)
+        plan, storages = _prepare(k, self.bound, grid3, block3, interpret)
+        rec = getattr(_local, "recorder", None)
+        if rec is not None:
+            rec.append((plan, storages))
+            return None
+        plan.run(storages, stream)
+        return None
+
+
+def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
+             block: Tuple[int, int, int], interpret: Optional[bool]) -> Tuple[_Plan, List[_Storage]]:
+    from ..tensor import Tensor
+
+    # storages: one kernel parameter per distinct engine
+    storages: List[_Storage] = []
+    by_engine: Dict[int, int] = {}
+    tensor_args: Dict[str, Tuple[Any, int]] = {}
+    for name, val in bound.arguments.items():
+        if _is_storage_tensor(val):
+            eid = id(val.engine)
+            if eid not in by_engine:
+                by_engine[eid] = len(storages)
+                storages.append(_Storage(val.engine, name))
+            tensor_args[name] = (val, by_engine[eid])
+        elif isinstance(val, np.ndarray) or type(val).__module__.startswith("torch"):
+            raise LaunchError(
+                f"{k.name}: argument {name} is a {type(val).__name__}; wrap arrays with "
+                f"cutelab.runtime.from_dlpack(...) to pass them to a kernel"
+            )
+    flag = _want_interpret(interpret if interpret is not None else k.interpret)
+    on_gpu = {st.on_gpu for st in storages}
+    if flag:
+        if True in on_gpu:
+            names = [st.name for st in storages if st.on_gpu]
+            raise LaunchError(f"{k.name}: interpret=True, but {names} live on a GPU; move them to the CPU first")
+        mode = "cpu"
+    elif on_gpu == {True}:
+        mode = "gpu"
+    elif on_gpu == {False}:
+        mode = "cpu"
+    elif not on_gpu:
+        from .driver import gpu_available
+
+        mode = "gpu" if gpu_available() else "cpu"
+    else:
+        where = ", ".join(f"{st.name} on {st.device[0]}" for st in storages)
+        raise LaunchError(f"{k.name}: tensors live on different devices ({where}); a kernel runs on one")
+
+    t0 = time.perf_counter()
+    with Tracer(k.name, grid, block) as tr:
+        params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
+        for st, p in zip(storages, params):
+            if st.address % st.align:
+                raise LaunchError(
+                    f"{k.name}: {st.name} starts at 0x{st.address:x}, not aligned to the {st.align} bytes it was "
+                    f"declared with (from_dlpack(..., assumed_align={st.align}))"
+                )
+        args = dict(bound.arguments)
+        for name, (t, idx) in tensor_args.items():
+            args[name] = Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+        ret = k.fn(**args)
+        if ret is not None:
+            raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
+    ir = tr.finish()
+    trace_s = time.perf_counter() - t0
+    check_bounds(ir)
+    if mode == "cpu":
+        _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
+        return _Plan(ir, storages, "cpu"), storages
+
+    from .compile import compile_cuda
+    from .cuda import render
+    from .driver import device_arch, load_module, use_device
+
+    dev = next((st.device[1] for st in storages if st.on_gpu), 0)
+    use_device(dev)
+    restrict = not _aliasing(ir, storages)
+    src = render(ir, restrict=restrict)
+    t1 = time.perf_counter()
+    res = compile_cuda(src, k.name, device_arch())
+    fn = load_module(res.cubin, res.key, k.name)
+    _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
+    return _Plan(ir, storages, "gpu", fn), storages
+
+
+def _aliasing(ir: KernelIR, storages: List[_Storage]) -> bool:
+    """True when two storages overlap in memory and one of them is written by the kernel."""
+    spans = []
+    for p, st in zip(ir.params, storages):
+        spans.append((st.address, st.address + st.length * st.dtype.bytes, p.written))
+    for i in range(len(spans)):
+        for j in range(i + 1, len(spans)):
+            a, b = spans[i], spans[j]
+            if a[0] < b[1] and b[0] < a[1] and (a[2] or b[2]):
+                return True
+    return False
+
+
+def kernel(fn: Optional[Callable] = None, *, interpret: Optional[bool] = None) -> Any:
+    """Decorate a kernel function (``@cute.kernel``); ``interpret=True`` always runs it on the CPU."""
+    if fn is None:
+        return lambda f: Kernel(f, interpret)
+    return Kernel(fn, interpret)
+
+
+# --------------------------------------------------------------------------- jit and compile
+
+class JitFunction:
+    """A @cute.jit function: host code that runs in Python (layout algebra, launches)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<cute.jit {self.fn.__name__}>"
+
+
+def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
+    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call: print()
+    shows static values, kernel launches trace, compile (cached) and run."""
+    if fn is None:
+        return lambda f: JitFunction(f)
+    return JitFunction(fn)
+
+
+class CompiledFunction:
+    """The launches of a jit function, traced and compiled once (``cute.compile``): call it
+    with tensors of the same element types, layouts and alignment to run them again without
+    tracing."""
+
+    def __init__(self, name: str, plans: List[Tuple[_Plan, List[Tuple[Optional[int], _Storage]]]],
+                 arg_tensors: Dict[int, Any]):
+        self.name = name
+        self.plans = plans
+        self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
+
+    def __call__(self, *args: Any, stream: Any = None) -> None:
+        new: Dict[int, _Storage] = {}
+        for pos, t0 in self.arg_tensors.items():
+            if pos >= len(args):
+                raise LaunchError(f"{self.name}: expected at least {pos + 1} arguments, got {len(args)}")
+            t = args[pos]
+            if not _is_storage_tensor(t):
+                from ..runtime import from_dlpack
+
+                t = from_dlpack(t, assumed_align=t0.engine.align)
+            _same(self.name, pos, t0, t)
+            new[pos] = _Storage(t.engine, f"argument {pos}")
+        for plan, sources in self.plans:
+            sts = [new[pos] if pos is not None else st for pos, st in sources]
+            plan.run(sts, stream)
+
+
+def _same(name: str, pos: int, t0: Any, t: Any) -> None:
+    e0, e = t0.engine, t.engine
+    problems = []
+    if e.dtype.name != e0.dtype.name:
+        problems.append(f"element type {e.dtype} instead of {e0.dtype}")
+    if t.layout != t0.layout:
+        problems.append(f"layout {t.layout} instead of {t0.layout}")
+    if t.offset != t0.offset:
+        problems.append(f"offset {t.offset} instead of {t0.offset}")
+    if len(e) < len(e0):
+        problems.append(f"{len(e)} elements of storage instead of {len(e0)}")
+    align = int(getattr(e0, "align", 1) or 1)
+    if int(e.address) % align:
+        problems.append(f"address 0x{int(e.address):x} not aligned to {align} bytes")
+    if _device_of(e, getattr(e, "data", None))[0] != _device_of(e0, getattr(e0, "data", None))[0]:
+        problems.append("a different device")
+    if problems:
+        raise LaunchError(f"{name}: argument {pos} does not match the compiled kernel: " + "; ".join(problems))
+
+
+def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A001 - CuTe DSL's name
+    """Trace and compile the kernel launches of a @cute.jit function once (cute.compile).
+
+    The returned function takes the same tensor arguments (same element types, layouts and
+    alignment; other data) and launches the compiled kernels without tracing again.
+    """
+    target = fn.fn if isinstance(fn, JitFunction) else fn
+    arg_tensors = {i: a for i, a in enumerate(args) if _is_storage_tensor(a)}
+    engine_pos = {}
+    for i, a in arg_tensors.items():
+        engine_pos.setdefault(id(a.engine), i)
+    if getattr(_local, "recorder", None) is not None:
+        raise LaunchError("cute.compile cannot be nested")
+    _local.recorder = []
+    try:
+        target(*args, **kwargs)
+        recorded = _local.recorder
+    finally:
+        _local.recorder = None
+    plans = []
+    for plan, storages in recorded:
+        sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
+        plans.append((plan, sources))
+    return CompiledFunction(getattr(target, "__name__", "compiled"), plans, arg_tensors)
+
+
+class capture:
+    """``with capture() as launches:`` traces (and, on a GPU, compiles) every kernel launched
+    inside, without running it; ``launches`` is a list of KernelIR (use cuda.render on them).
+
+    >>> # with capture() as ks: launch_copy(S, D, (1, 16), 256)
+    >>> # print(cuda.render(ks[0]))
+    """
+
+    def __init__(self) -> None:
+        self.kernels: List[KernelIR] = []
+
+    def __enter__(self) -> List[KernelIR]:
+        if getattr(_local, "recorder", None) is not None:
+            raise LaunchError("capture() cannot be nested (nor used inside cute.compile)")
+        _local.recorder = []
+        return self.kernels
+
+    def __exit__(self, *exc: Any) -> None:
+        rec = _local.recorder
+        _local.recorder = None
+        self.kernels.extend(plan.ir for plan, _ in rec)
