@@ -6,8 +6,11 @@ as XML, every cell must be covered by exactly one coloured rectangle, and labels
 
 from __future__ import annotations
 
+import base64
 import re
+import struct
 import xml.etree.ElementTree as ET
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -51,6 +54,13 @@ def read(svg: str) -> list[ReadGrid]:
                 assert all(v is None for v in block.ravel()), "a cell is covered twice"
                 block[...] = p.get("fill")
                 keys[r0:r0 + h // ch, c0:c0 + w // cw] = k
+        for im in g.iter(NS + "image"):
+            assert im.get("class") == "cells-image"
+            rgb = _decode_png(im.get("href").split(",", 1)[1])
+            assert rgb.shape[:2] == (rows, cols)
+            assert all(v is None for v in fills.ravel()), "a cell is covered twice"
+            hexes = np.array([f"#{r:02X}{g_:02X}{b:02X}" for r, g_, b in rgb.reshape(-1, 3).tolist()], dtype=object)
+            fills[...] = hexes.reshape(rows, cols)
         assert all(v is not None for v in fills.ravel()), "a cell is not covered"
         labels = {}
         for lab in g.iter(NS + "g"):
@@ -64,3 +74,23 @@ def read(svg: str) -> list[ReadGrid]:
                 labels[(r, c)] = "\n".join(parts)
         out.append(ReadGrid(rows, cols, fills, keys, labels, title))
     return out
+
+
+def _decode_png(b64: str) -> np.ndarray:
+    """Decode the 8-bit RGB, filter-0 PNGs that svg._png_rgb writes."""
+    data = base64.b64decode(b64)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    w = h = 0
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert (depth, ctype) == (8, 2)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, 1 + 3 * w)
+    assert (raw[:, 0] == 0).all()
+    return raw[:, 1:].reshape(h, w, 3)

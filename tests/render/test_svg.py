@@ -168,6 +168,16 @@ def test_big_layout_is_small_and_fast():
     assert (g.rows, g.cols) == (256, 256) and not g.labels
 
 
+def test_worst_case_big_layout_becomes_an_image():
+    L = cute.Layout.parse("((2,128),(2,128)):((32768,1),(16384,128))")  # neighbours always differ
+    fig = R.layout_figure(L)
+    s = svg.render(fig)
+    assert len(s) < 50_000 and "cells-image" in s
+    (g,) = read(s)
+    want = np.array([[fig.grids[0].fill(int(k)) for k in row] for row in fig.grids[0].keys], dtype=object)
+    assert (g.fills == want).all()
+
+
 def test_big_tv_tile_is_small():
     fig = R.make_tv_figure("(32,8):(8,1)", "(4,16):(16,1)")
     assert fig.grids[0].shape == (128, 128)

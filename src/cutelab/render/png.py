@@ -46,15 +46,15 @@ def _font(size: int, bold: bool = False):
 
 
 @lru_cache(maxsize=8192)
-def _glyphs(text: str, size: int) -> np.ndarray:
-    """Coverage (0..1 floats, tight box of the font's line height) of one line of text."""
+def _glyphs(text: str, size: int):
+    """The coverage mask (a Pillow "L" image, the font's line height tall) of one line of text."""
     Image, ImageDraw, _ = require_pillow()
     f = _font(size)
     w = max(_text_w(text, size), 1)
     h = size + 4
     im = Image.new("L", (w + 2, h), 0)
     ImageDraw.Draw(im).text((1, h // 2), text, fill=255, font=f, anchor="lm")
-    return np.asarray(im, dtype=np.float32) / 255.0
+    return im
 
 
 def _rgb(h: str) -> tuple[int, int, int]:
@@ -131,10 +131,8 @@ class _Panel:
                 x = x0 + (c + 1) * cw
                 img[y0 + r * ch - 1:y0 + (r + 1) * ch + 2, x - 1:x + 2] = 0
 
-    img: np.ndarray
-
-    def write_labels(self, ox: int, oy: int) -> None:
-        """Labels straight into the numpy image: each distinct line is rasterized once, then blitted."""
+    def write_labels(self, im, ox: int, oy: int) -> None:
+        """Labels as black ink pasted through cached glyph masks: each distinct line is rasterized once."""
         g, cw, ch = self.g, self.cw, self.ch
         rows, cols = g.shape
         x0, y0 = ox + self.gx, oy + self.gy
@@ -147,12 +145,9 @@ class _Panel:
                 lines = s.split("\n")
                 cy = y0 + r * ch + ch // 2 - 7 * (len(lines) - 1)
                 for i, line in enumerate(lines):
-                    a = _glyphs(line, 12)
-                    h, w = a.shape
-                    y = cy + 14 * i - h // 2
-                    x = x0 + c * cw + (cw - w) // 2
-                    region = self.img[y:y + h, x:x + w]
-                    region[...] = (region * (1.0 - a[: region.shape[0], : region.shape[1], None])).astype(np.uint8)
+                    mask = _glyphs(line, 12)
+                    w, h = mask.size
+                    im.paste((0, 0, 0), (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
 
     def write(self, draw, ox: int, oy: int) -> None:
         g, cw, ch = self.g, self.cw, self.ch
@@ -201,10 +196,10 @@ def render(fig: Figure) -> bytes:
     img = np.full((H, W, 3), 255, dtype=np.uint8)
     for p, (px, py) in zip(panels, pos):
         p.paint(img, None, px, py)
-        p.img = img
-        if p.labelled:
-            p.write_labels(px, py)
     im = Image.fromarray(img, "RGB")
+    for p, (px, py) in zip(panels, pos):
+        if p.labelled:
+            p.write_labels(im, px, py)
     draw = ImageDraw.Draw(im)
     draw.text((_PAD, _PAD), fig.title, fill=(0, 0, 0), font=_font(15, True))
     for p, (px, py) in zip(panels, pos):

@@ -6,7 +6,10 @@ cells of one colour that are adjacent in a row are merged into one run, and iden
 consecutive rows into one rectangle. Grid lines are one path, the thick borders between groups
 (tiles, blocks) another. Labels are drawn only when a grid has at most ``LABEL_LIMIT`` cells;
 bigger grids are drawn with smaller cells, no labels and sparse row/column indices, so a
-256x256 layout is a heat map of a few kilobytes.
+256x256 layout is a heat map of a few kilobytes. When even the merged rectangles of an
+unlabelled grid exceed ``RUN_LIMIT`` (neighbouring cells all different: a worst case of 65536
+rectangles, about 1 MB), the cells become one ``<image class="cells-image">``: a PNG with one
+pixel per cell (written with zlib, no Pillow), stretched with ``image-rendering:pixelated``.
 
 Structure (the tests read it back): each panel is ``<g class="grid" data-rows data-cols
 data-cw data-ch transform=...>``; inside, cell ``(r, c)`` is the rectangle at
@@ -24,6 +27,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+import base64
+import struct
+import zlib
+
 import numpy as np
 
 from .figure import LABEL_LIMIT, Figure, Grid, layout_figure
@@ -38,6 +45,7 @@ _TITLE = 18       # height of a title line
 _HEAD = 18        # width/height reserved for row/column indices
 _MAX_W = 1400     # panels flow left to right up to this width
 _LEGEND_MAX = 64  # legend entries shown (then "+N more")
+RUN_LIMIT = 8192  # more rectangles than this in an unlabelled grid: cells become one embedded image
 
 
 def _has_labels(g: Grid) -> bool:
@@ -81,6 +89,28 @@ def _runs(keys: np.ndarray) -> list[tuple[int, int, int, int, int]]:
     for (k, c0, c1), r0 in open_.items():
         out.append((k, r0, rows, c0, c1))
     return out
+
+
+def _png_rgb(rgb: np.ndarray) -> bytes:
+    """A minimal PNG (8-bit RGB, filter 0 on every row) of an (h, w, 3) uint8 array, stdlib only."""
+    h, w, _ = rgb.shape
+    raw = np.concatenate([np.zeros((h, 1), dtype=np.uint8), rgb.reshape(h, w * 3)], axis=1).tobytes()
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+
+
+def _cells_image(g: Grid, cw: int, ch: int) -> str:
+    """All cells as one pixelated <image>: one pixel per cell, colours exact (see module docstring)."""
+    rows, cols = g.shape
+    uniq, inv = np.unique(g.keys, return_inverse=True)
+    table = np.array([[int(g.fill(int(k))[i:i + 2], 16) for i in (1, 3, 5)] for k in uniq], dtype=np.uint8)
+    data = base64.b64encode(_png_rgb(table[inv.reshape(rows, cols)])).decode()
+    return (f'<image class="cells-image" x="0" y="0" width="{cols * cw}" height="{rows * ch}" '
+            f'preserveAspectRatio="none" style="image-rendering:pixelated" href="data:image/png;base64,{data}"/>')
 
 
 def _borders(groups: np.ndarray, cw: int, ch: int) -> str:
@@ -141,12 +171,16 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True) -> tuple[list[str], 
     gx, gy = head, (_TITLE if titled else 0) + head
     out.append(f'<g class="grid" data-rows="{rows}" data-cols="{cols}" data-cw="{cw}" data-ch="{ch}" '
                f'transform="translate({gx},{gy})">')
-    by_key: dict[int, list[str]] = {}
-    for k, r0, r1, c0, c1 in _runs(g.keys):
-        w, h = (c1 - c0) * cw, (r1 - r0) * ch
-        by_key.setdefault(k, []).append(f"M{c0 * cw} {r0 * ch}h{w}v{h}h-{w}z")
-    for k in sorted(by_key):
-        out.append(f'<path class="cells" data-key="{k}" fill="{g.fill(k)}" d="{"".join(by_key[k])}"/>')
+    runs = _runs(g.keys)
+    if len(runs) > RUN_LIMIT and not labelled:
+        out.append(_cells_image(g, cw, ch))
+    else:
+        by_key: dict[int, list[str]] = {}
+        for k, r0, r1, c0, c1 in runs:
+            w, h = (c1 - c0) * cw, (r1 - r0) * ch
+            by_key.setdefault(k, []).append(f"M{c0 * cw} {r0 * ch}h{w}v{h}h-{w}z")
+        for k in sorted(by_key):
+            out.append(f'<path class="cells" data-key="{k}" fill="{g.fill(k)}" d="{"".join(by_key[k])}"/>')
     if cw >= 6:
         lines = "".join(f"M0 {r * ch}h{gw}" for r in range(rows + 1)) + "".join(f"M{c * cw} 0v{gh}" for c in range(cols + 1))
         out.append(f'<path class="gridlines" fill="none" stroke="#000" stroke-width="0.6" d="{lines}"/>')
