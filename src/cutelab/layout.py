@@ -844,12 +844,16 @@ def _fmt_tiler(t: Any) -> str:
 
 def evaluate_all(layout: Layout) -> np.ndarray:
     """layout(i) for every i in [0, size), as an int64 array (fast, vectorized)."""
-    shp = it.flatten_to_tuple(layout.shape)
-    std = it.flatten_to_tuple(layout.stride)
-    if any(isinstance(d, ScaledBasis) for d in std):
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
         raise LayoutError(f"evaluate_all({layout}): layouts with basis strides evaluate to coordinates, not offsets")
-    acc = np.zeros(1, dtype=np.int64)
-    # mode 0 varies fastest: build from the last mode outwards
-    for s, d in zip(reversed(shp), reversed(std)):
-        acc = np.add.outer(acc, np.arange(s, dtype=np.int64) * d).ravel()
+    from .algebra import coalesce  # same function on the domain, fewer modes
+
+    c = coalesce(layout)
+    shp, std = it.flatten_to_tuple(c.shape), it.flatten_to_tuple(c.stride)
+    if len(shp) == 1:
+        return np.arange(shp[0], dtype=np.int64) * std[0]
+    # mode 0 varies fastest: build from the last mode outwards, one broadcast add per mode
+    acc = np.arange(shp[-1], dtype=np.int64) * std[-1]
+    for s, d in zip(reversed(shp[:-1]), reversed(std[:-1])):
+        acc = (acc[:, None] + np.arange(s, dtype=np.int64) * d).ravel()
     return acc
