@@ -172,6 +172,7 @@ class _Panel:
 
 def render(fig: Figure) -> bytes:
     """The figure as PNG bytes."""
+    notes = [] if fig.kind == "coords" else fig.notes  # a coords table already shows them
     Image, ImageDraw, _ = require_pillow()
     panels = []
     for i, g in enumerate(fig.grids):
@@ -188,9 +189,9 @@ def render(fig: Figure) -> bytes:
         x += p.width + 32
     y += row_h + 12
     notes_y = y
-    if fig.notes:
-        y += 15 * len(fig.notes) + 8
-        total_w = max(total_w, _PAD + max(_text_w(n, 11) for n in fig.notes))
+    if notes:
+        y += 15 * len(notes) + 8
+        total_w = max(total_w, _PAD + max(_text_w(n, 11) for n in notes))
     total_w = max(total_w, _PAD + _text_w(fig.title, 15))
     W, H = total_w + _PAD, y + _PAD
     img = np.full((H, W, 3), 255, dtype=np.uint8)
@@ -207,7 +208,7 @@ def render(fig: Figure) -> bytes:
             draw.text((px, py), p.g.title, fill=(0, 0, 0), font=_font(13, True))
         p.write(draw, px, py)
     f11 = _font(11)
-    for i, line in enumerate(fig.notes):
+    for i, line in enumerate(notes):
         draw.text((_PAD, notes_y + 12 + 15 * i), line, fill=(34, 34, 34), font=f11, anchor="ls")
     buf = io.BytesIO()
     im.save(buf, format="PNG", compress_level=1)

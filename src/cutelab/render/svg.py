@@ -246,6 +246,7 @@ def _same_legend(a: Grid, b: Grid) -> bool:
 
 def render(fig: Figure) -> str:
     """The figure as an SVG document (a string)."""
+    notes = [] if fig.kind == "coords" else fig.notes  # a coords table already shows them
     panels = []
     for i, g in enumerate(fig.grids):
         nxt = fig.grids[i + 1] if i + 1 < len(fig.grids) else None
@@ -264,13 +265,13 @@ def render(fig: Figure) -> str:
         row_h = max(row_h, h)
         x += w + 32
     y += row_h + 12
-    if fig.notes:
+    if notes:
         body.append(f'<g class="notes" font-size="11" fill="#222" transform="translate({_PAD},{y})">')
-        for i, line in enumerate(fig.notes):
+        for i, line in enumerate(notes):
             body.append(f'<text x="0" y="{12 + 15 * i}" xml:space="preserve">{escape(line)}</text>')
         body.append("</g>")
-        y += 15 * len(fig.notes) + 8
-        total_w = max(total_w, _PAD + max(int(_CHAR * 11 * len(n)) for n in fig.notes))
+        y += 15 * len(notes) + 8
+        total_w = max(total_w, _PAD + max(int(_CHAR * 11 * len(n)) for n in notes))
     total_w = max(total_w, _PAD + int(_CHAR * 15 * len(fig.title)))
     W, H = total_w + _PAD, y + _PAD
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
