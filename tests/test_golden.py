@@ -175,7 +175,10 @@ def _tv_wrong(thr: Layout, val: Layout, result: str) -> bool:
         return sorted(tv.offsets().tolist()) != list(range(cute.size(tiler)))
     inv = cute.right_inverse(mn)
     from cutelab.int_tuple import crd2idx
-    return tv is None or any(tv(i) != crd2idx(i, inv.shape, inv.stride) for i in range(tv.size()))
+    if tv is None or any(tv(i) != crd2idx(i, inv.shape, inv.stride) for i in range(tv.size())):
+        return True
+    tiler = cute.parse_tuple(result.strip("[]").split(", ", 1)[0])
+    return sorted(tv.offsets().tolist()) != list(range(cute.size(tiler)))  # not a TV layout of its tile
 
 
 def _padded(a: Layout, r: int) -> Layout:

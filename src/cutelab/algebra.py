@@ -68,7 +68,7 @@ def _as_layout(x: Any, op: str, what: str) -> Layout:
         return x
     if isinstance(x, str):
         return parse_layout(x)
-    raise LayoutError(f"{op}: the {what} must be a Layout, got {type(x).__name__} {x!r}")
+    raise LayoutError(f"the {what} must be a Layout, got {type(x).__name__} {x!r}")
 
 
 def _modes(layout: Layout) -> list:
@@ -89,7 +89,7 @@ def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool
     r = _rank(layout)
     if len(tiler) > r:
         raise LayoutError(
-            f"{op}: the tiler {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
+            f"too many tiler modes: the tiler {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
         )
     modes = _modes(layout)
     out = [f(modes[i], tiler[i]) for i in range(len(tiler))]
@@ -809,7 +809,28 @@ def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple:
     layout_mn = raked_product(thr, val)
     tmp = make_layout((it.product(thr._shape), it.product(val._shape)))
     layout_tv = _compose_layouts(right_inverse(layout_mn), tmp)
-    return it.product_each(layout_mn._shape), layout_tv
+    tiler_mn = it.product_each(layout_mn._shape)
+    n = it.product(tiler_mn)
+    if it.product(tmp._shape) != n or not _is_bijection(layout_tv, n):
+        raise LayoutError(
+            f"the thread and value layouts do not tile a block: (thread, value) -> position must be a "
+            f"bijection onto the {it.tuple_str(tiler_mn)} tile of {n} elements, but it is not "
+            f"(are both layouts compact? size(thr)*size(val) = {it.product(tmp._shape)})"
+        )
+    return tiler_mn, layout_tv
+
+
+def _is_bijection(layout: Layout, n: int) -> bool:
+    """True when layout maps [0, size) one-to-one onto [0, n)."""
+    from .layout import evaluate_all
+    import numpy as np
+
+    offs = evaluate_all(layout)
+    if offs.size != n or (n and (offs.min() < 0 or offs.max() >= n)):
+        return False
+    seen = np.zeros(n, dtype=bool)
+    seen[offs] = True
+    return bool(seen.all())
 
 
 # --------------------------------------------------------------------------- recast
