@@ -151,12 +151,16 @@ class Layout:
 
     def __init__(self, shape: Any, stride: Any = None):
         shape = _normalize(shape)
-        if stride is None:
-            _check(shape, it.repeat_like(shape, 0), "")
-            stride = it.compact_col_major(shape)
-        else:
-            stride = _normalize(stride)
-            _check(shape, stride, "")
+        try:
+            if stride is None:
+                _check(shape, it.repeat_like(shape, 0), "")
+                stride = it.compact_col_major(shape)
+            else:
+                stride = _normalize(stride)
+                _check(shape, stride, "")
+        except LayoutError as e:  # name the operands: make_layout((2,-3), stride=(1,2)): ...
+            args = it.tuple_str(shape) + ("" if stride is None else f", stride={it.tuple_str(stride)}")
+            raise LayoutError(str(e).replace("make_layout:", f"make_layout({args}):", 1)) from None
         if it.product(shape) >= _INT_LIMIT:
             raise LayoutError(f"make_layout: size of shape {it.tuple_str(shape)} does not fit in 64 bits")
         object.__setattr__(self, "_shape", shape)
@@ -299,12 +303,13 @@ def _eval(layout: Layout, coord: Any) -> Any:
     if isinstance(coord, tuple):
         if not _coord_fits(coord, shape):
             raise LayoutError(
-                f"{layout}: coordinate {it.tuple_str(coord)} does not match the shape {it.tuple_str(shape)}"
+                f"evaluating {layout} at {it.tuple_str(coord)}: the coordinate does not match the shape "
+                f"{it.tuple_str(shape)} (or an entry is out of range)"
             )
     elif isinstance(coord, int):
         n = it.product(shape)
         if not 0 <= coord < n:
-            raise LayoutError(f"{layout}: index {coord} is out of range [0, {n})")
+            raise LayoutError(f"evaluating {layout} at {coord}: index {coord} is out of range [0, {n})")
     return _finish(it.crd2idx(coord, shape, stride))
 
 
