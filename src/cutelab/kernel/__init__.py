@@ -5,7 +5,8 @@ trace.py (symbolic ints in symbolic.py, the IR, tracing engines) -> cuda.py (CUD
 driver.py); interpret.py runs the same IR with numpy on the CPU.
 """
 
-from . import arch
+from . import compile as _compile_module  # noqa: F401  (imported first: the name `compile` below is cute.compile)
+from . import arch, cuda, driver, interpret, symbolic, trace  # noqa: F401
 from .launch import CompiledFunction, Constexpr, JitFunction, Kernel, compile, jit, kernel, last_launch
 from .trace import TraceValue, printf
 

@@ -14,7 +14,8 @@ helpers, so the source compiles with NVRTC alone.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+import os
+from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import TraceError
 from .symbolic import Expr, FloorDiv, Lin, Mod, Mul, Var, sym_div
@@ -230,12 +231,25 @@ def _float_lit(v: float) -> str:
     return r + ("" if any(ch in r for ch in ".e") else ".0") + "f"
 
 
-class CudaRenderer:
-    """Renders a KernelIR as CUDA C++ source. ``restrict`` marks pointers as not aliasing."""
+LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": ""}
+STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}
 
-    def __init__(self, ir: KernelIR, restrict: bool = True):
+
+class CudaRenderer:
+    """Renders a KernelIR as CUDA C++ source. ``restrict`` marks pointers as not aliasing.
+
+    ``load``/``store`` pick the cache operators of global accesses: loads of read-only tensors
+    ``ldg`` (the read-only path, default), ``ldcs`` (streaming), ``ldcg`` (L2 only) or ``plain``;
+    stores ``plain`` (default), ``stcs`` (streaming) or ``stcg``. The environment variables
+    CUTELAB_CUDA_LOAD / CUTELAB_CUDA_STORE set them too (for experiments).
+    """
+
+    def __init__(self, ir: KernelIR, restrict: bool = True, load: Optional[str] = None,
+                 store: Optional[str] = None):
         self.ir = ir
         self.restrict = restrict
+        self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "ldg")]
+        self.store_op = STORES[store or os.environ.get("CUTELAB_CUDA_STORE", "plain")]
         self.lines: List[str] = []
         self.declared: set = set()
         self.n_tmp = 0
@@ -299,13 +313,14 @@ class CudaRenderer:
         for i, k in vector_plan(p, s.base, s.offsets):
             off = s.offsets[i]
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
+            op = self.load_op if ro else ""
             if k == 1:
-                src = f"__ldg({addr})" if ro and st != "unsigned char" and st != "signed char" else f"*({addr})"
+                src = f"{op}({addr})" if op and st not in ("unsigned char", "signed char") else f"*({addr})"
                 self.emit(f"{s.dst.name}[{i}] = {src};")
             else:
                 v = _VEC[k * p.dtype.bytes]
                 src = f"reinterpret_cast<const {v}*>({addr})"
-                src = f"__ldg({src})" if ro else f"*{src}"
+                src = f"{op}({src})" if op else f"*{src}"
                 self.emit(f"*reinterpret_cast<{v}*>(&{s.dst.name}[{i}]) = {src};")
 
     def store(self, s: Store) -> None:
@@ -337,8 +352,11 @@ class CudaRenderer:
         for i, k in plan:
             off = s.offsets[i]
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
+            op = self.store_op
             if k == 1:
-                self.emit(f"*({addr}) = {self.ref_storage(s.src[i], p.dtype)};")
+                val = self.ref_storage(s.src[i], p.dtype)
+                scalar_ok = op and ctype(p.dtype)[0] not in ("unsigned char", "signed char")
+                self.emit(f"{op}({addr}, {val});" if scalar_ok else f"*({addr}) = {val};")
                 continue
             v = _VEC[k * e]
             if direct(i, k):
@@ -346,7 +364,11 @@ class CudaRenderer:
                 src = f"&{r.name}[{j}]"
             else:
                 src = f"&{staged}[{i}]"
-            self.emit(f"*reinterpret_cast<{v}*>({addr}) = *reinterpret_cast<const {v}*>({src});")
+            val = f"*reinterpret_cast<const {v}*>({src})"
+            if op:
+                self.emit(f"{op}(reinterpret_cast<{v}*>({addr}), {val});")
+            else:
+                self.emit(f"*reinterpret_cast<{v}*>({addr}) = {val};")
 
     def compute(self, s: Compute) -> None:
         d = s.dst
@@ -416,6 +438,6 @@ class CudaRenderer:
         return _PRELUDE + comment + head + "\n" + "\n".join(self.lines) + "\n}\n"
 
 
-def render(ir: KernelIR, restrict: bool = True) -> str:
-    """CUDA C++ source of a traced kernel."""
-    return CudaRenderer(ir, restrict).render()
+def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, store: Optional[str] = None) -> str:
+    """CUDA C++ source of a traced kernel (see CudaRenderer for the cache-operator options)."""
+    return CudaRenderer(ir, restrict, load, store).render()

@@ -137,25 +137,27 @@ def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
 
 # --------------------------------------------------------------------------- bounds
 
-def _exact_range(ir: KernelIR, e: Any) -> Tuple[int, int, Any, Any]:
-    """(min, max) of e over every thread of the launch, with a thread reaching each."""
+def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int) -> Tuple[int, int, Any]:
+    """(min, max) of e over every thread of the launch, and the first thread (in launch order)
+    whose access [e + omin, e + omax] leaves [0, length), or None."""
     from .interpret import thread_env
 
     nt = ir.num_threads
     nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]
     step = max(1, (1 << 22) // nt)
     lo = hi = None
-    lo_at = hi_at = None
+    first_bad = None
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
         v = np.broadcast_to(np.asarray(evaluate(e, env), dtype=np.int64), (k * nt,))
-        i, j = int(np.argmin(v)), int(np.argmax(v))
-        if lo is None or v[i] < lo:
-            lo, lo_at = int(v[i]), {n: int(a[i]) for n, a in env.items()}
-        if hi is None or v[j] > hi:
-            hi, hi_at = int(v[j]), {n: int(a[j]) for n, a in env.items()}
-    return lo, hi, lo_at, hi_at
+        vlo, vhi = int(v.min()), int(v.max())
+        lo = vlo if lo is None else min(lo, vlo)
+        hi = vhi if hi is None else max(hi, vhi)
+        if first_bad is None and (vlo + omin < 0 or vhi + omax >= length):
+            i = int(np.argmax((v + omin < 0) | (v + omax >= length)))
+            first_bad = ({n: int(a[i]) for n, a in env.items()}, int(v[i]))
+    return lo, hi, first_bad
 
 
 def _where(at: Dict[str, int]) -> str:
@@ -172,15 +174,16 @@ def check_bounds(ir: KernelIR) -> None:
         lo, hi = sym_range(s.base)
         if lo + omin >= 0 and hi + omax < p.length:
             continue
-        elo, ehi, lo_at, hi_at = _exact_range(ir, s.base)
-        if elo + omin >= 0 and ehi + omax < p.length:
+        elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length)
+        if bad is None:
             continue
         what = "load from" if isinstance(s, Load) else "store to"
-        bad = hi_at if ehi + omax >= p.length else lo_at
+        at, v = bad
         raise LaunchError(
             f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
-            f"has {p.length} elements (first out of range at {_where(bad)}) with grid {ir.grid} and block "
-            f"{ir.block}; is the grid too large for the tiles? Nothing was launched."
+            f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "
+            f"[{v + omin}, {v + omax}]), with grid {ir.grid} and block {ir.block}. Is the grid too large for "
+            f"the tiles? Nothing was launched."
         )
 
 

@@ -1,0 +1,99 @@
+"""The CUDA C++ printer and NVRTC compile: vector accesses where alignment is provable."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cutelab.kernel.cuda import render, vector_plan
+from cutelab.kernel.launch import capture
+from cutelab.kernel.symbolic import Var
+from cutelab.kernel.trace import Param
+from cutelab.numeric import BFloat16, Float32
+from cutelab.runtime import from_dlpack
+
+SEEDS = Path(__file__).resolve().parents[2] / "examples" / "seeds"
+CASES = [("copy_inner_partition", (1, 16), 256, 2), ("copy_outer_partition", (32, 256), (8, 32), 0),
+         ("copy_tv_partition", (32, 8), (4, 8), 4)]
+
+
+def _trace(name, a, b, n=1024, dtype=np.float16):
+    S = np.zeros((n, n), dtype)
+    with contextlib.redirect_stdout(io.StringIO()):
+        with capture() as ks:
+            runpy.run_path(str(SEEDS / f"{name}.py"), run_name="t")["launch_copy"](
+                from_dlpack(S, assumed_align=16), from_dlpack(S.copy(), assumed_align=16), a, b)
+    return ks[0]
+
+
+def test_vector_plan():
+    p = Param(0, "S", BFloat16, 16, 1 << 20)
+    t = Var("tid.x", 256)
+    assert vector_plan(p, t * 16, tuple(range(16))) == [(0, 8), (8, 8)]
+    assert vector_plan(p, t * 4, tuple(range(8))) == [(0, 4), (4, 4)]  # 8-byte aligned only
+    assert vector_plan(p, t, tuple(range(4))) == [(0, 1), (1, 1), (2, 1), (3, 1)]
+    assert vector_plan(p, t * 8, (0, 1, 2, 3, 64, 65, 66, 67)) == [(0, 4), (4, 4)]
+    p4 = Param(0, "S", Float32, 4, 1 << 20)  # base pointer only 4-byte aligned
+    assert vector_plan(p4, t * 4, tuple(range(4))) == [(0, 1), (1, 1), (2, 1), (3, 1)]
+
+
+@pytest.mark.parametrize("name,a,b,n_vec", CASES)
+def test_seed_sources_use_16_byte_vectors(name, a, b, n_vec):
+    src = render(_trace(name, a, b))
+    assert src.count("__ldg(reinterpret_cast<const uint4*>") == n_vec
+    assert src.count("*reinterpret_cast<uint4*>(D + ") == n_vec
+    assert "__restrict__" in src and "const unsigned short* __restrict__ S" in src
+
+
+def test_cache_operator_options():
+    ir = _trace("copy_tv_partition", (32, 8), (4, 8))
+    src = render(ir, load="ldcs", store="stcs")
+    assert "__ldcs(reinterpret_cast<const uint4*>" in src and "__stcs(reinterpret_cast<uint4*>" in src
+
+
+def _nvrtc():
+    pytest.importorskip("cuda.bindings")
+    try:
+        from cutelab.kernel.compile import nvrtc_version
+
+        nvrtc_version()
+    except Exception as e:  # NVRTC library missing
+        pytest.skip(f"NVRTC not available: {e}")
+
+
+@pytest.mark.parametrize("name,a,b,n_vec", CASES)
+def test_nvrtc_compiles_seed_kernels_to_vector_sass(name, a, b, n_vec, tmp_path, monkeypatch):
+    _nvrtc()
+    from cutelab.kernel.compile import clear_memory_cache, compile_cuda
+
+    monkeypatch.setenv("CUTELAB_CACHE_DIR", str(tmp_path))
+    clear_memory_cache()
+    ir = _trace(name, a, b)
+    src = render(ir)
+    r1 = compile_cuda(src, ir.name, "sm_90")
+    clear_memory_cache()
+    r2 = compile_cuda(src, ir.name, "sm_90")
+    assert not r1.cached and r2.cached and r1.cubin == r2.cubin
+    assert len(list(tmp_path.glob("*.cubin"))) == 1
+    exe = shutil.which("cuobjdump")
+    if exe:
+        (tmp_path / "k.cubin").write_bytes(r1.cubin)
+        sass = subprocess.run([exe, "-sass", str(tmp_path / "k.cubin")], capture_output=True, text=True).stdout
+        assert sass.count("LDG.E.128") == n_vec and sass.count("STG.E.128") == n_vec
+        assert "LDL" not in sass and "STL" not in sass
+
+
+def test_compile_error_shows_log_and_source():
+    _nvrtc()
+    from cutelab.errors import CompileError
+    from cutelab.kernel.compile import compile_cuda
+
+    with pytest.raises(CompileError, match="(?s)could not compile kernel bad.*source"):
+        compile_cuda('extern "C" __global__ void bad() { undefined_thing(); }', "bad", "sm_90", use_cache=False)
