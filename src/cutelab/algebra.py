@@ -348,6 +348,8 @@ def _normalize_tiler(t: Any) -> Any:
 def _cotarget_shape(cotarget: Any) -> Any:
     if isinstance(cotarget, Layout):
         return cotarget.shape
+    if type(cotarget) is int and cotarget >= 1:
+        return cotarget
     cotarget = _normalize(cotarget)
     for c in it.flatten_to_tuple(cotarget):
         if type(c) is not int or c < 1:
@@ -356,19 +358,27 @@ def _cotarget_shape(cotarget: Any) -> Any:
 
 
 def _complement(layout: Layout, cotarget: Any) -> Layout:
-    for d in it.flatten_to_tuple(layout._stride):
-        if isinstance(d, ScaledBasis):
+    # filter (drop stride-0 and size-1 modes), then coalesce, on the flat modes
+    shp: list = []
+    std: list = []
+    for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)):
+        if type(d) is not int and isinstance(d, ScaledBasis):
             raise LayoutError("complement of a layout with basis strides is not supported")
-    f = _coalesce(_filter_zeros(layout))
-    shp, std = f._shape, f._stride
-    for s, d in zip(it.flatten_to_tuple(shp), it.flatten_to_tuple(std)):
-        if d < 0 and s > 1:
-            raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
-    if type(std) is int and std == 0:
-        n = it.product(cotarget)
+        if s != 1 and d != 0:
+            shp.append(s)
+            std.append(d)
+    if not shp:
+        n = cotarget if type(cotarget) is int else it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
-    shp = list(it.flatten_to_tuple(shp))
-    std = list(it.flatten_to_tuple(std))
+    f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
+    shp, std = f._shape, f._stride
+    if type(shp) is tuple:
+        shp, std = list(shp), list(std)
+    else:
+        shp, std = [shp], [std]
+    for d in std:
+        if d < 0:
+            raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
     r = len(shp)
     result_shape: list = []
     result_stride: list = [1]
@@ -386,9 +396,12 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
         raise _non_injective(layout, std[0], result_stride[r - 1])
     result_shape.append(new_shape)
     new_stride = std[0] * shp[0]
-    rest_shape = it.product(it.ceil_div(cotarget, new_stride))
+    if type(cotarget) is int:
+        rest_shape = -(-cotarget // new_stride)
+    else:
+        rest_shape = it.product(it.ceil_div(cotarget, new_stride))
     rest_stride = 0 if rest_shape == 1 else new_stride
-    return _coalesce(_raw((tuple(result_shape), rest_shape), (tuple(result_stride), rest_stride)))
+    return _bw_coalesce(result_shape, result_stride, rest_shape, rest_stride)
 
 
 def _non_injective(layout: Layout, d: int, span: int) -> LayoutError:
@@ -455,7 +468,7 @@ def right_inverse(layout: Any) -> Layout:
             rs.append(shp[i])
             rd.append(pre[i])
             curr = shp[i] * std[i]
-    return _coalesce(_raw(tuple(rs), tuple(rd)))
+    return _bw_coalesce(rs[:-1], rd[:-1], rs[-1], rd[-1])  # coalesce of the flat (rs):(rd)
 
 
 @_op("left_inverse")
@@ -577,7 +590,8 @@ def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         cot = _coalesce(layout)._shape
-        return _compose_layouts(layout, make_layout(tiler, _complement(tiler, cot)))
+        comp = _complement(tiler, cot)
+        return _compose_layouts(layout, _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride)))
     if isinstance(tiler, tuple):
         return _by_mode(layout, tiler, _logical_divide, "logical_divide")
     if tiler is None:
@@ -661,7 +675,8 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
             return make_layout(block, tiler)  # composition with stride 0 ignores the complement
         n = it.product(block._shape) * cosize(tiler)
-        return make_layout(block, _compose_layouts(_complement(block, n), tiler))
+        rest = _compose_layouts(_complement(block, n), tiler)
+        return _raw((block._shape, rest._shape), (block._stride, rest._stride))
     if isinstance(tiler, tuple):
         return _by_mode(block, tiler, _logical_product, "logical_product")
     if tiler is None:

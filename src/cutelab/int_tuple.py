@@ -65,6 +65,11 @@ def flatten(t: Any) -> Any:
     """The leaves of t as a flat tuple; an int stays an int."""
     if not isinstance(t, tuple):
         return t
+    for x in t:
+        if isinstance(x, tuple):
+            break
+    else:
+        return t  # already flat
     out: list = []
     _flatten_into(t, out)
     return tuple(out)

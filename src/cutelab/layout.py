@@ -171,9 +171,9 @@ class Layout:
     def _raw(cls, shape: Any, stride: Any) -> "Layout":
         """Build without validation (for results of the algebra, valid by construction)."""
         obj = object.__new__(cls)
-        object.__setattr__(obj, "_shape", shape)
-        object.__setattr__(obj, "_stride", stride)
-        object.__setattr__(obj, "_hash", None)
+        _set_shape(obj, shape)  # slot descriptors: faster than object.__setattr__
+        _set_stride(obj, stride)
+        _set_hash(obj, None)
         return obj
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -271,6 +271,11 @@ class Layout:
         except ImportError:  # pragma: no cover - rendering not available
             return None
         return svg.layout_svg(self)
+
+
+_set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
+_set_stride = Layout._stride.__set__  # type: ignore[attr-defined]
+_set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
 
 
 def _hashable(d: Any) -> Any:
