@@ -726,8 +726,15 @@ def seed_cases(op):
     if op == "slice_and_offset":
         out += [[C("(1,None)"), L(S[0])], [C("((1,None),None)"), L(S[0])], [C("(None,(1,None))"), L(S[0])],
                 [C("(None,None)"), L(S[0])], [C("(1,2)"), L(S[0])], [C("None"), L(S[0])], [C("3"), L(S[0])]]
-    if op == "make_layout_tv":
-        pass
+    # inputs the DSL should reject (more tiler modes than layout modes, coords with None, ...)
+    if op in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "composition",
+              "logical_product"):
+        out += [[L("(4,3):(3,1)"), {"tiler": [2, 3, 1]}], [L("8:1"), {"tiler": [2, 2]}],
+                [L("(8):(1)"), {"tiler": [2]}], [L("(8):(1)"), {"tiler": ["2:4"]}]]
+    if op == "crd2idx":
+        out += [[C("(1,None)"), L("(4,3):(3,1)")], [T("(1,2,0)"), L("(4,3):(3,1)")], [T("(5,2)"), L("(4,3):(3,1)")]]
+    if op in ("get_hier_coord", "get_flat_coord"):
+        out += [[L("(4,4):(0,1)"), I(3)], [L("(4,4):(1,0)"), I(7)], [L("(2,2):(-1,1)"), I(1)]]
     if op in ("max_common_layout", "max_common_vector"):
         out += [[L(S[0]), L(S[0])], [L("(4,4):(4,1)"), L("(4,4):(1,4)")], [L("(4,4):(1,4)"), L("(4,4):(1,4)")],
                 [L("(8,4):(1,8)"), L("(8,4):(1,16)")]]
