@@ -20,6 +20,13 @@ With cuobjdump on the PATH it counts the 16-byte global loads and stores in each
 
 from __future__ import annotations
 
+import os as _os
+import sys as _sys
+
+# this file is named copy.py: keep its folder off sys.path, or `import copy` (torch does) finds it
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_sys.path[:] = [p for p in _sys.path if _os.path.abspath(p or ".") != _here]
+
 import argparse
 import collections
 import contextlib
@@ -149,14 +156,26 @@ def main() -> None:
     rows.append({"name": "torch D.copy_(S)", "seconds": t_torch, "seconds_batch": t_torch_b})
     tS, tD = from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16)
 
-    variants = [("ldg", "plain")]
+    knobs = ("CUTELAB_CUDA_COARSEN", "CUTELAB_CUDA_REMAP", "CUTELAB_CUDA_LOAD", "CUTELAB_CUDA_STORE")
+    variants = [{}]  # cutelab's defaults
     if args.variants:
-        variants += [("ldg", "stcs"), ("ldcs", "plain"), ("ldcs", "stcs"), ("ldcg", "plain"), ("plain", "plain")]
+        variants += [
+            {"CUTELAB_CUDA_COARSEN": "1", "CUTELAB_CUDA_REMAP": "0"},
+            {"CUTELAB_CUDA_COARSEN": "1", "CUTELAB_CUDA_REMAP": "1"},
+            {"CUTELAB_CUDA_COARSEN": "2", "CUTELAB_CUDA_REMAP": "0"},
+            {"CUTELAB_CUDA_COARSEN": "2", "CUTELAB_CUDA_REMAP": "1"},
+            {"CUTELAB_CUDA_COARSEN": "4", "CUTELAB_CUDA_REMAP": "1"},
+            {"CUTELAB_CUDA_COARSEN": "8", "CUTELAB_CUDA_REMAP": "1"},
+            {"CUTELAB_CUDA_COARSEN": "4", "CUTELAB_CUDA_REMAP": "1", "CUTELAB_CUDA_LOAD": "ldcg"},
+            {"CUTELAB_CUDA_COARSEN": "4", "CUTELAB_CUDA_REMAP": "1", "CUTELAB_CUDA_STORE": "stcs"},
+        ]
     for label, (modname, (a, b)) in SEEDS.items():
         mod = runpy.run_path(str(ROOT / "examples" / "seeds" / f"{modname}.py"), run_name="benchmark")
         launch_copy = mod["launch_copy"]
-        for ld, st in variants:
-            os.environ["CUTELAB_CUDA_LOAD"], os.environ["CUTELAB_CUDA_STORE"] = ld, st
+        for var in variants:
+            for k in knobs:
+                os.environ.pop(k, None)
+            os.environ.update(var)
             quiet = io.StringIO()
             with contextlib.redirect_stdout(quiet):
                 t0 = time.perf_counter()
@@ -182,17 +201,23 @@ def main() -> None:
             t = time_cuda(lambda: compiled(tS, tD), args.iters)
             tb = time_cuda_batch(lambda: compiled(tS, tD), args.iters)
             sass = sass_counts(info.cubin)
-            name = label if (ld, st) == ("ldg", "plain") else f"{label} [{ld}/{st}]"
+            tag = " ".join(f"{k.split('_')[-1].lower()}={v}" for k, v in var.items())
+            name = label if not var else f"{label} [{tag}]"
             rows.append({
                 "name": name, "seconds": t, "seconds_batch": tb, "first_compile_s": t_first,
                 "cached_compile_s": t_cached, "cached_hit": cached_hit, "call_s": t_call, "correct": ok,
                 "sass": sass, "kernel": info.ir.name, "grid": info.ir.grid, "block": info.ir.block,
+                "cuda_grid": compiled.plans[0][0].grid,
             })
-            if out_dir and (ld, st) == ("ldg", "plain"):
+            if out_dir and not var:
                 (out_dir / f"{modname}.cu").write_text(info.source)
                 (out_dir / f"{modname}.cubin").write_bytes(info.cubin)
-        os.environ.pop("CUTELAB_CUDA_LOAD", None)
-        os.environ.pop("CUTELAB_CUDA_STORE", None)
+        for k in knobs:
+            os.environ.pop(k, None)
+
+    t_again = time_cuda(lambda: D.copy_(S), args.iters)
+    rows.append({"name": "torch D.copy_(S), again", "seconds": t_again,
+                 "seconds_batch": time_cuda_batch(lambda: D.copy_(S), args.iters)})
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     from cutelab.kernel.compile import nvrtc_version
@@ -209,8 +234,8 @@ def main() -> None:
         pct = 100 * t_torch / r["seconds"]
         if "first_compile_s" in r:
             s = r["sass"]
-            ld128 = sum(v for k, v in s.items() if k.startswith("LDG.E.128"))
-            st128 = sum(v for k, v in s.items() if k.startswith("STG.E.128"))
+            ld128 = sum(v for k, v in s.items() if k.startswith("LDG") and ".128" in k)
+            st128 = sum(v for k, v in s.items() if k.startswith("STG") and ".128" in k)
             extra = (f" {r['first_compile_s']:.3f} | {r['cached_compile_s']:.3f} | {r['call_s']:.3f} | "
                      f"{'yes' if r['correct'] else 'NO'} | {ld128}/{st128} |")
         else:

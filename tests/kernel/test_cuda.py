@@ -97,3 +97,23 @@ def test_compile_error_shows_log_and_source():
 
     with pytest.raises(CompileError, match="(?s)could not compile kernel bad.*source"):
         compile_cuda('extern "C" __global__ void bad() { undefined_thing(); }', "bad", "sm_90", use_cache=False)
+
+
+@pytest.mark.parametrize("name,a,b,n_vec", CASES)
+def test_block_schedule_is_a_permutation_in_memory_order(name, a, b, n_vec):
+    from cutelab.kernel.cuda import CudaRenderer, block_schedule
+    from cutelab.kernel.symbolic import evaluate
+    from cutelab.kernel.trace import Load
+
+    ir = _trace(name, a, b)
+    G = ir.grid[0]
+    sched = block_schedule(ir, coarsen=2, remap=True)
+    assert sched["grid"] == (G // 2, 1, 1)
+    L = np.arange(G)
+    bid = sched["logical_to_bid"](L)
+    assert sorted(bid.tolist()) == list(range(G))  # every logical block runs exactly once
+    base = next(s.base for s in ir.stmts if isinstance(s, Load))
+    off = evaluate(base, {"bid.x": bid, "tid.x": np.zeros(G, np.int64)})
+    assert np.all(np.diff(off) > 0)  # consecutive blocks touch increasing addresses
+    src = CudaRenderer(ir, coarsen=2, remap=True).render()
+    assert src.count("const unsigned int cl_bid") == 2 and "r0_1" in src

@@ -101,9 +101,12 @@ _VARS = {"tid": "threadIdx", "bid": "blockIdx"}
 
 
 class _IntPrinter:
-    """Prints one integer expression in a C type wide enough for every sub-expression."""
+    """Prints one integer expression in a C type wide enough for every sub-expression.
 
-    def __init__(self, e: Any, extra: Tuple[int, int] = (0, 0)):
+    ``var_map`` renames index variables (e.g. "bid.x" -> a remapped block index)."""
+
+    def __init__(self, e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None):
+        self.var_map = var_map or {}
         subs: List[Expr] = []
         _subexprs(e, subs)
         lo = min([s.lo for s in subs] + [extra[0], 0])
@@ -130,6 +133,8 @@ class _IntPrinter:
         if not isinstance(e, Expr):
             return self.lit(int(e))
         if isinstance(e, Var):
+            if e.name in self.var_map:
+                return f"(({self.t}){self.var_map[e.name]})"
             kind, axis = e.name.split(".")
             return f"(({self.t}){_VARS[kind]}.{axis})"
         if isinstance(e, Lin):
@@ -164,10 +169,113 @@ class _IntPrinter:
         raise TraceError(f"the CUDA back end cannot print {e!r}")
 
 
-def int_expr(e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
+def int_expr(e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None) -> Tuple[str, str]:
     """(C code, C type) of an integer expression; extra widens the range the type must hold."""
-    p = _IntPrinter(e, extra)
+    p = _IntPrinter(e, extra, var_map)
     return p(e), p.t
+
+
+# --------------------------------------------------------------------------- block schedule
+
+def _bid_modes(ir: KernelIR) -> Optional[List[Tuple[int, int, int]]]:
+    """The block index's role in the accessed offsets as mixed-radix modes (d, s, |coef|):
+    offsets depend on bid.x only through ((bid.x // d) % s) * coef. None if they do not."""
+    G = ir.grid[0]
+    modes: Dict[Tuple[int, int], int] = {}
+
+    def classify(atom: Any) -> Optional[Tuple[int, int]]:
+        if isinstance(atom, Var):
+            return (1, G) if atom.name == "bid.x" else (0, 0)
+        if isinstance(atom, Mod):
+            a = atom.a
+            if isinstance(a, Var) and a.name == "bid.x":
+                return (1, atom.c)
+            if isinstance(a, FloorDiv) and isinstance(a.a, Var) and a.a.name == "bid.x":
+                return (a.c, atom.c)
+        if isinstance(atom, FloorDiv) and isinstance(atom.a, Var) and atom.a.name == "bid.x":
+            return (atom.c, -(-G // atom.c))
+        subs: List[Expr] = []
+        _subexprs(atom, subs)
+        if any(isinstance(x, Var) and x.name == "bid.x" for x in subs):
+            return None  # bid.x mixed with something else
+        return (0, 0)
+
+    for st in ir.stmts:
+        if isinstance(st, (Load, Store)) and isinstance(st.base, Expr):
+            terms = st.base.terms if isinstance(st.base, Lin) else ((st.base, 1),)
+            for atom, c in terms:
+                m = classify(atom)
+                if m is None:
+                    return None
+                if m != (0, 0):
+                    modes[m] = min(modes.get(m, abs(c)), abs(c))
+    ordered = sorted(modes.items())
+    d = 1
+    out = []
+    for (md, ms), c in ordered:
+        if md != d:
+            return None
+        out.append((md, ms, c))
+        d *= ms
+    if d != G:
+        return None
+    return out
+
+
+def block_schedule(ir: KernelIR, coarsen: int = 1, remap: bool = True) -> Optional[dict]:
+    """How CUDA blocks run the kernel's logical blocks (a valid schedule of the same program):
+
+    - remap: logical blocks run in the order of the memory they touch (the block index's modes
+      sorted by the stride they contribute), so blocks running together stream through memory;
+    - coarsen F: each CUDA block runs F consecutive logical blocks, statement by statement
+      (all their loads before their stores), so each thread has F times the bytes in flight.
+
+    Blocks share nothing and CUDA runs them in any order, so any order and interleaving of
+    logical blocks is a schedule CUDA itself could have chosen. Not applied to kernels with
+    printf (whose output order would change) or with a 2-D/3-D grid.
+    """
+    G = ir.grid[0]
+    if ir.grid[1] != 1 or ir.grid[2] != 1 or any(isinstance(s, Printf) for s in ir.stmts):
+        return None
+    while coarsen > 1 and G % coarsen:
+        coarsen //= 2
+    modes = _bid_modes(ir) if remap else None
+    order = None
+    if modes and len(modes) > 1:
+        by_stride = sorted(modes, key=lambda m: m[2])
+        if by_stride != modes:
+            order = by_stride
+    if coarsen <= 1 and order is None:
+        return None
+    lines = []
+    names = []
+    for j in range(coarsen):
+        logical = f"(blockIdx.x * {coarsen}u + {j}u)" if coarsen > 1 else "blockIdx.x"
+        if order is None:
+            expr = logical
+        else:
+            parts, D = [], 1
+            for md, ms, _ in order:
+                digit = f"({logical} / {D}u)" if D > 1 else logical
+                if D * ms < G:
+                    digit = f"({digit} % {ms}u)"
+                parts.append(f"{digit} * {md}u" if md > 1 else digit)
+                D *= ms
+            expr = " + ".join(parts)
+        names.append(f"cl_bid{j}")
+        lines.append(f"const unsigned int cl_bid{j} = {expr};")
+    def logical_to_bid(L: Any) -> Any:
+        """The same map in Python (numpy-friendly): logical block L -> bid.x."""
+        if order is None:
+            return L
+        out, D = 0, 1
+        for md, ms, _ in order:
+            out = out + ((L // D) % ms) * md
+            D *= ms
+        return out
+
+    return {"grid": (G // coarsen, 1, 1), "coarsen": coarsen, "lines": lines, "names": names,
+            "remapped": order is not None, "logical_to_bid": logical_to_bid}
 
 
 # --------------------------------------------------------------------------- vectorization
@@ -245,9 +353,14 @@ class CudaRenderer:
     """
 
     def __init__(self, ir: KernelIR, restrict: bool = True, load: Optional[str] = None,
-                 store: Optional[str] = None):
+                 store: Optional[str] = None, coarsen: Optional[int] = None, remap: Optional[bool] = None):
         self.ir = ir
         self.restrict = restrict
+        self.coarsen = coarsen if coarsen is not None else int(os.environ.get("CUTELAB_CUDA_COARSEN", "1"))
+        self.remap = remap if remap is not None else os.environ.get("CUTELAB_CUDA_REMAP", "0") not in ("", "0")
+        self.sfx = ""
+        self.var_map: Dict[str, str] = {}
+        self.schedule: Optional[dict] = None
         self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "ldg")]
         self.store_op = STORES[store or os.environ.get("CUTELAB_CUDA_STORE", "plain")]
         self.lines: List[str] = []
@@ -258,22 +371,29 @@ class CudaRenderer:
     def emit(self, line: str) -> None:
         self.lines.append("  " + line)
 
+    def rn(self, r: Reg) -> str:
+        """The C name of register array r in the logical block being printed."""
+        return r.name + self.sfx
+
+    def iexpr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
+        return int_expr(e, extra, self.var_map)
+
     def reg_decl(self, r: Reg) -> None:
-        if r.id in self.declared:
+        if (r.id, self.sfx) in self.declared:
             return
-        self.declared.add(r.id)
-        self.emit(f"alignas(16) {ctype(r.dtype)[0]} {r.name}[{r.n}];")
+        self.declared.add((r.id, self.sfx))
+        self.emit(f"alignas(16) {ctype(r.dtype)[0]} {self.rn(r)}[{r.n}];")
 
     def ref_compute(self, ref: Any, dtype: Any) -> str:
         """A Ref as a value of dtype's compute type."""
         if isinstance(ref, tuple):
             r, i = ref
-            v = _to_compute(f"{r.name}[{i}]", r.dtype)
+            v = _to_compute(f"{self.rn(r)}[{i}]", r.dtype)
             if r.dtype.name != dtype.name:
                 v = f"({ctype(dtype)[1]})({v})"
             return v
         if isinstance(ref, Expr):
-            code, _ = int_expr(ref)
+            code, _ = self.iexpr(ref)
             return f"({ctype(dtype)[1]})({code})"
         ct = ctype(dtype)[1]
         if ct in ("float", "double"):
@@ -282,7 +402,7 @@ class CudaRenderer:
 
     def ref_storage(self, ref: Any, dtype: Any) -> str:
         if isinstance(ref, tuple) and ref[0].dtype.name == dtype.name:
-            return f"{ref[0].name}[{ref[1]}]"
+            return f"{self.rn(ref[0])}[{ref[1]}]"
         return _to_storage(self.ref_compute(ref, dtype), dtype)
 
     def param_decl(self, p: Param) -> str:
@@ -297,7 +417,7 @@ class CudaRenderer:
             return f"{int(base)}ll"
         lo = min(offsets, default=0)
         hi = max(offsets, default=0)
-        code, t = int_expr(base, (base.lo + lo, base.hi + hi))
+        code, t = self.iexpr(base, (base.lo + lo, base.hi + hi))
         self.n_tmp += 1
         name = f"o{self.n_tmp}"
         self.emit(f"const {t} {name} = {code};")
@@ -316,12 +436,12 @@ class CudaRenderer:
             op = self.load_op if ro else ""
             if k == 1:
                 src = f"{op}({addr})" if op and st not in ("unsigned char", "signed char") else f"*({addr})"
-                self.emit(f"{s.dst.name}[{i}] = {src};")
+                self.emit(f"{self.rn(s.dst)}[{i}] = {src};")
             else:
                 v = _VEC[k * p.dtype.bytes]
                 src = f"reinterpret_cast<const {v}*>({addr})"
                 src = f"{op}({src})" if op else f"*{src}"
-                self.emit(f"*reinterpret_cast<{v}*>(&{s.dst.name}[{i}]) = {src};")
+                self.emit(f"*reinterpret_cast<{v}*>(&{self.rn(s.dst)}[{i}]) = {src};")
 
     def store(self, s: Store) -> None:
         p = s.param
@@ -361,7 +481,7 @@ class CudaRenderer:
             v = _VEC[k * e]
             if direct(i, k):
                 r, j = s.src[i]
-                src = f"&{r.name}[{j}]"
+                src = f"&{self.rn(r)}[{j}]"
             else:
                 src = f"&{staged}[{i}]"
             val = f"*reinterpret_cast<const {v}*>({src})"
@@ -386,7 +506,7 @@ class CudaRenderer:
                     "neg": lambda: f"-{a[0]}", "max": lambda: f"max({a[0]}, {a[1]})",
                     "min": lambda: f"min({a[0]}, {a[1]})",
                 }[s.op]()
-            self.emit(f"{d.name}[{i}] = {_to_storage(v, d.dtype)};")
+            self.emit(f"{self.rn(d)}[{i}] = {_to_storage(v, d.dtype)};")
 
     def printf(self, s: Printf) -> None:
         fmt, args = "", []
@@ -400,7 +520,7 @@ class CudaRenderer:
                 fmt, args = "", []
             kind = part[0]
             if kind == "int":
-                code, _ = int_expr(part[1])
+                code, _ = self.iexpr(part[1])
                 fmt += "%lld"
                 args.append(f"(long long)({code})")
             elif kind == "val":
@@ -411,33 +531,61 @@ class CudaRenderer:
                 args.append(f"(double)({v})" if f == "%f" else v)
             elif kind == "addr":
                 p, off = part[1], part[2]
-                code, _ = int_expr(off) if isinstance(off, Expr) else (f"{int(off)}ll", "")
+                code, _ = self.iexpr(off) if isinstance(off, Expr) else (f"{int(off)}ll", "")
                 fmt += "%016llx"
                 args.append(f"(unsigned long long)({p.name} + {code})")
         chunks.append((fmt, args))
         for f, a in chunks:
             self.emit(f'printf("{f}"' + "".join(", " + x for x in a) + ");")
 
+    def statement(self, s: Any) -> None:
+        if isinstance(s, Load):
+            self.load(s)
+        elif isinstance(s, Store):
+            self.store(s)
+        elif isinstance(s, Compute):
+            self.compute(s)
+        elif isinstance(s, Printf):
+            self.printf(s)
+        else:
+            raise TraceError(f"the CUDA back end cannot print statement {s!r}")
+
     def render(self) -> str:
         ir = self.ir
-        for s in ir.stmts:
-            if isinstance(s, Load):
-                self.load(s)
-            elif isinstance(s, Store):
-                self.store(s)
-            elif isinstance(s, Compute):
-                self.compute(s)
-            elif isinstance(s, Printf):
-                self.printf(s)
-            else:
-                raise TraceError(f"the CUDA back end cannot print statement {s!r}")
+        sched = block_schedule(ir, self.coarsen, self.remap) if (self.coarsen > 1 or self.remap) else None
+        self.schedule = sched
+        grid = ir.grid
+        if sched is None:
+            for s in ir.stmts:
+                self.statement(s)
+        else:
+            grid = sched["grid"]
+            for line in sched["lines"]:
+                self.emit(line)
+            F = sched["coarsen"]
+            for s in ir.stmts:  # statement by statement over the logical blocks: loads before stores
+                for j in range(F):
+                    self.sfx = f"_{j}" if F > 1 else ""
+                    self.var_map = {"bid.x": sched["names"][j]}
+                    self.statement(s)
+            self.sfx, self.var_map = "", {}
         params = ", ".join(self.param_decl(p) for p in ir.params)
         head = (f'extern "C" __global__ void __launch_bounds__({ir.num_threads}) '
                 f"{ir.name}({params})\n{{")
-        comment = f"// grid {ir.grid}, block {ir.block}\n"
+        note = ""
+        if sched is not None:
+            note = (f", run as grid {grid}: {sched['coarsen']} logical block(s) per CUDA block"
+                    + (", in memory order" if sched["remapped"] else ""))
+        comment = f"// grid {ir.grid}, block {ir.block}{note}\n"
         return _PRELUDE + comment + head + "\n" + "\n".join(self.lines) + "\n}\n"
 
+    @property
+    def launch_grid(self) -> Tuple[int, int, int]:
+        """The CUDA grid to launch the rendered source with (after render())."""
+        return self.schedule["grid"] if self.schedule else self.ir.grid
 
-def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, store: Optional[str] = None) -> str:
-    """CUDA C++ source of a traced kernel (see CudaRenderer for the cache-operator options)."""
-    return CudaRenderer(ir, restrict, load, store).render()
+
+def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, store: Optional[str] = None,
+           coarsen: Optional[int] = None, remap: Optional[bool] = None) -> str:
+    """CUDA C++ source of a traced kernel (see CudaRenderer for the options)."""
+    return CudaRenderer(ir, restrict, load, store, coarsen, remap).render()

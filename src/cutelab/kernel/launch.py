@@ -213,11 +213,13 @@ def last_launch() -> Optional[LaunchInfo]:
 class _Plan:
     """A traced and compiled launch, replayable with new storages of the same description."""
 
-    def __init__(self, ir: KernelIR, storages: List[_Storage], mode: str, fn: Any = None):
+    def __init__(self, ir: KernelIR, storages: List[_Storage], mode: str, fn: Any = None,
+                 grid: Optional[Tuple[int, int, int]] = None):
         self.ir = ir
         self.storages = storages
         self.mode = mode
         self.fn = fn
+        self.grid = grid or ir.grid  # the CUDA grid (differs from ir.grid when blocks are coarsened)
         self.params_buf = None
         if mode == "gpu":
             from .driver import ParamBuffer
@@ -232,7 +234,7 @@ class _Plan:
             buf = self.params_buf
             for i, st in enumerate(storages):
                 buf.values[i] = st.address
-            launch_raw(self.fn, ir.grid, ir.block, buf, _stream_for(storages, stream))
+            launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream))
         else:
             from .interpret import interpret
 
@@ -381,18 +383,19 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         return _Plan(ir, storages, "cpu"), storages
 
     from .compile import compile_cuda
-    from .cuda import render
+    from .cuda import CudaRenderer
     from .driver import device_arch, load_module, use_device
 
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)
     use_device(dev)
     restrict = not _aliasing(ir, storages)
-    src = render(ir, restrict=restrict)
+    renderer = CudaRenderer(ir, restrict=restrict)
+    src = renderer.render()
     t1 = time.perf_counter()
     res = compile_cuda(src, k.name, device_arch())
     fn = load_module(res.cubin, res.key, k.name)
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
-    return _Plan(ir, storages, "gpu", fn), storages
+    return _Plan(ir, storages, "gpu", fn, renderer.launch_grid), storages
 
 
 def _aliasing(ir: KernelIR, storages: List[_Storage]) -> bool:
