@@ -221,13 +221,17 @@ def _basis_get(d: ScaledBasis, t: Any) -> Any:
     return t
 
 
-def _compose(ls: Any, ld: Any, rs: Any, rd: Any) -> tuple:
-    """composition_impl on a coalesced lhs (ls, ld) and a rhs (rs, rd). Returns (shape, stride)."""
+def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> tuple:
+    """composition_impl on a coalesced lhs (ls, ld) and a rhs (rs, rd). Returns (shape, stride).
+
+    pieces, if given, collects (lhs mode, count, step) for every result mode placed inside a
+    bounded lhs mode: the rhs mode walks count digits, step apart, of that lhs mode.
+    """
     if type(rs) is tuple:
-        parts = [_compose(ls, ld, s, d) for s, d in zip(rs, rd)]
+        parts = [_compose(ls, ld, s, d, pieces) for s, d in zip(rs, rd)]
         return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
     if isinstance(rd, ScaledBasis):
-        return _compose(_basis_get(rd, ls), _basis_get(rd, ld), rs, rd.value)
+        return _compose(_basis_get(rd, ls), _basis_get(rd, ld), rs, rd.value, None)
     if type(rd) is int and rd == 0:
         return rs, rd
     if type(ls) is not tuple:
@@ -267,6 +271,8 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any) -> tuple:
             )
         result_shape.append(new_shape)
         result_stride.append(rest_stride * curr_stride)
+        if pieces is not None:
+            pieces.append((i, new_shape, a))
         rest_shape //= new_shape
         rest_stride = next_stride
     if not result_shape:
@@ -289,8 +295,33 @@ def _coprofile(layout: Layout) -> Any:
 
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     flat = _coalesce_x_profile(lhs, _coprofile(rhs))
-    s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride)
+    pieces: list | None = [] if type(rhs._shape) is tuple else None
+    s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
+    if pieces and len(pieces) > 1:
+        _check_carry_free(flat, pieces)
     return _raw(s, d)
+
+
+def _check_carry_free(flat: Layout, pieces: list) -> None:
+    """Composition distributes over rhs's modes: lhs(sum of B_j(c_j)) == sum of lhs(B_j(c_j)).
+
+    That holds only if adding the modes' contributions never carries out of a bounded mode of
+    the (coalesced) lhs. Each result mode walks `count` digits `step` apart inside one lhs mode;
+    at every lhs mode the largest sum, sum((count - 1) * step), must stay below its size.
+    CuTe does not check this and returns a wrong layout when it fails.
+    """
+    ls, ld = flat._shape, flat._stride
+    totals: dict = {}
+    for k, count, step in pieces:
+        totals[k] = totals.get(k, 0) + (count - 1) * step
+    for k, total in totals.items():
+        if total > ls[k] - 1 and ld[k + 1] != ls[k] * ld[k]:
+            raise LayoutError(
+                f"the modes of the right operand overlap in mode {k} (size {ls[k]}) of the coalesced "
+                f"left operand {flat}: together they reach digit {total} there, so the left operand "
+                f"is not additive over them and no layout equals the composition "
+                f"(CuTe would return a wrong layout)"
+            )
 
 
 def _compose_tiler(lhs: Layout, rhs: Any) -> Layout:

@@ -778,8 +778,11 @@ def slice_and_offset(coord: Any, layout: Layout) -> tuple:
 
 
 def crd2idx(coord: Any, layout: Any) -> Any:
-    """The offset of coord in a layout (or its colexicographic index in a shape)."""
-    coord = _normalize(coord)
+    """The offset of coord in a layout (or its colexicographic index in a shape).
+
+    A None (_) in coord counts as 0, as in CuTe DSL: crd2idx((1, None), L) is L's offset of (1, 0).
+    """
+    coord = it.transform_leaf(_normalize(coord), lambda c: 0 if c is None else c)
     if isinstance(layout, Layout):
         return _eval(layout, coord)
     return it.crd2idx(coord, _normalize(layout))
