@@ -202,6 +202,9 @@ def _allowed_refusal(op: str, args: list, result: str) -> bool:
         return any(o in img for o in offs[1:]) or any(x >= y for x, y in zip(offs, offs[1:]))
     if op in ("get_hier_coord", "get_flat_coord"):
         return _coord_wrong(op, args, result)
+    if op == "crd2idx":  # CuTe extends the formula past the shape; the coordinate is out of range
+        coord, layout = args
+        return not _in_range(coord, layout.shape)
     if r is None:
         return True
     if op == "composition":
@@ -225,6 +228,13 @@ def _allowed_refusal(op: str, args: list, result: str) -> bool:
     if op == "make_layout_tv":
         return _tv_wrong(args[0], args[1], result)
     return False
+
+
+def _in_range(coord, shape) -> bool:
+    if isinstance(coord, tuple):
+        return isinstance(shape, tuple) and len(coord) == len(shape) and all(
+            _in_range(c, x) for c, x in zip(coord, shape))
+    return coord is None or 0 <= coord < cute.size(shape)
 
 
 def _coord_wrong(op: str, args: list, result: str) -> bool:
