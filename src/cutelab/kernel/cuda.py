@@ -18,7 +18,9 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from ..errors import TraceError
-from .symbolic import Expr, FloorDiv, Lin, Mod, Mul, Var, sym_div
+import numpy as np
+
+from .symbolic import Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
 from .trace import Compute, KernelIR, Load, Param, Printf, Reg, Store, pow2_divisor
 
 __all__ = ["CudaRenderer", "render", "ctype", "vector_plan"]
@@ -52,6 +54,13 @@ __device__ __forceinline__ unsigned short cl_f32_to_bf16(float f) {
 }
 __device__ __forceinline__ float cl_f16_to_f32(unsigned short x) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x)); return f; }
 __device__ __forceinline__ unsigned short cl_f32_to_f16(float f) { unsigned short x; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(x) : "f"(f)); return x; }
+#define CL_LDNC(H) \
+__device__ __forceinline__ unsigned short cl_ldnc##H##_2(const void* p) { unsigned short v; asm("ld.global.nc.L2::" #H "B.u16 %0, [%1];" : "=h"(v) : "l"(p)); return v; } \
+__device__ __forceinline__ unsigned int cl_ldnc##H##_4(const void* p) { unsigned int v; asm("ld.global.nc.L2::" #H "B.u32 %0, [%1];" : "=r"(v) : "l"(p)); return v; } \
+__device__ __forceinline__ uint2 cl_ldnc##H##_8(const void* p) { uint2 v; asm("ld.global.nc.L2::" #H "B.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); return v; } \
+__device__ __forceinline__ uint4 cl_ldnc##H##_16(const void* p) { uint4 v; asm("ld.global.nc.L2::" #H "B.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
+CL_LDNC(128)
+CL_LDNC(256)
 __device__ __forceinline__ long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 """
@@ -339,7 +348,7 @@ def _float_lit(v: float) -> str:
     return r + ("" if any(ch in r for ch in ".e") else ".0") + "f"
 
 
-LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": ""}
+LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": "", "nc128": "nc128", "nc256": "nc256"}
 STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}
 
 
@@ -347,17 +356,20 @@ class CudaRenderer:
     """Renders a KernelIR as CUDA C++ source. ``restrict`` marks pointers as not aliasing.
 
     ``load``/``store`` pick the cache operators of global accesses: loads of read-only tensors
-    ``ldg`` (the read-only path, default), ``ldcs`` (streaming), ``ldcg`` (L2 only) or ``plain``;
+    ``ldg`` (the read-only path, default), ``nc128``/``nc256`` (the read-only path asking L2 to
+    fetch 128/256-byte blocks), ``ldcs`` (streaming), ``ldcg`` (L2 only) or ``plain``;
     stores ``plain`` (default), ``stcs`` (streaming) or ``stcg``. The environment variables
     CUTELAB_CUDA_LOAD / CUTELAB_CUDA_STORE set them too (for experiments).
     """
 
     def __init__(self, ir: KernelIR, restrict: bool = True, load: Optional[str] = None,
-                 store: Optional[str] = None, coarsen: Optional[int] = None, remap: Optional[bool] = None):
+                 store: Optional[str] = None, coarsen: Optional[int] = None, remap: Optional[bool] = None,
+                 pair: Optional[bool] = None):
         self.ir = ir
+        self.pair = pair if pair is not None else os.environ.get("CUTELAB_CUDA_PAIR", "0") not in ("", "0")
         self.restrict = restrict
         self.coarsen = coarsen if coarsen is not None else int(os.environ.get("CUTELAB_CUDA_COARSEN", "1"))
-        self.remap = remap if remap is not None else os.environ.get("CUTELAB_CUDA_REMAP", "0") not in ("", "0")
+        self.remap = remap if remap is not None else os.environ.get("CUTELAB_CUDA_REMAP", "1") not in ("", "0")
         self.sfx = ""
         self.var_map: Dict[str, str] = {}
         self.schedule: Optional[dict] = None
@@ -424,16 +436,114 @@ class CudaRenderer:
         return name
 
     # ---- statements
+    # ---- lane pairs: two adjacent lanes share their 2 x 16-byte runs so each instruction reads full sectors
+    def _pairable(self, base: Any, span: int) -> bool:
+        """True when lanes 2p and 2p+1 (same warp, same tid.y/z) access runs exactly `span`
+        elements apart: base = f(other indices) + g(tid.x) with g(2p+1) - g(2p) == span."""
+        ir = self.ir
+        if ir.block[0] % 2 or ir.num_threads % 32 or not isinstance(base, Expr):
+            return False
+        terms = base.terms if isinstance(base, Lin) else ((base, 1),)
+        g: Any = 0
+        for atom, c in terms:
+            names = {v.name for v in atoms(atom)}
+            if "tid.x" in names:
+                if names != {"tid.x"}:
+                    return False
+                g = add(g, mul(atom, c))
+        if not isinstance(g, Expr):
+            return False
+        v = np.asarray(evaluate(g, {"tid.x": np.arange(ir.block[0], dtype=np.int64)}))
+        return bool(np.all(v[1::2] - v[0::2] == span))
+
+    def _pair_groups(self, p: Param, base: Any, offsets: Tuple[int, ...], plan: List[Tuple[int, int]]) -> set:
+        """Starts i of plan entries (i, h), (i + h, h) forming one contiguous 32-byte run that lane pairs can share."""
+        if not self.pair:
+            return set()
+        e = p.dtype.bytes
+        h = 16 // e
+        out = set()
+        k = 0
+        while k + 1 < len(plan):
+            (i, a), (j, b) = plan[k], plan[k + 1]
+            if a == h and b == h and j == i + h and offsets[j] == offsets[i] + h and self._pairable(base, 2 * h):
+                out.add(i)
+                k += 2
+            else:
+                k += 1
+        return out
+
+    @staticmethod
+    def _pair_ptr(base_ptr: Tuple[str, str], delta: str) -> str:
+        """A 16-byte aligned pointer: the index arithmetic stays in the (non-negative) index type."""
+        name, idx = base_ptr
+        return f"static_cast<decltype({name})>(__builtin_assume_aligned({name} + ({idx} {delta}), 16))"
+
+    def _ld16(self, op: str, ptr: str) -> str:
+        if op in ("nc128", "nc256"):
+            return f"cl_ld{op}_16({ptr})"
+        src = f"reinterpret_cast<const uint4*>({ptr})"
+        return f"{op}({src})" if op else f"*{src}"
+
+    def _shfl16(self, name: str, a: str, b: str) -> None:
+        """name = (odd lane ? a : b) of the partner lane (lane ^ 1), 16 bytes."""
+        self.emit(f"uint4 {name};")
+        for c in "xyzw":
+            self.emit(f"{name}.{c} = __shfl_xor_sync(0xffffffffu, cl_odd ? {a}.{c} : {b}.{c}, 1);")
+
+    def load_pair(self, s: Load, i: int, h: int, base_ptr: Tuple[str, str], op: str) -> None:
+        self.n_tmp += 1
+        t = self.n_tmp
+        r = self.rn(s.dst)
+        self.emit("{")
+        self.emit("const unsigned int cl_odd = threadIdx.x & 1u;")
+        self.emit(f"const uint4 x0_{t} = {self._ld16(op, self._pair_ptr(base_ptr, f'- (cl_odd ? {h}u : 0u)'))};")
+        self.emit(f"const uint4 x1_{t} = {self._ld16(op, self._pair_ptr(base_ptr, f'+ (cl_odd ? {h}u : {2 * h}u)'))};")
+        self._shfl16(f"y_{t}", f"x0_{t}", f"x1_{t}")
+        self.emit(f"*reinterpret_cast<uint4*>(&{r}[{i}]) = cl_odd ? y_{t} : x0_{t};")
+        self.emit(f"*reinterpret_cast<uint4*>(&{r}[{i + h}]) = cl_odd ? x1_{t} : y_{t};")
+        self.emit("}")
+
+    def store_pair(self, h: int, base_ptr: Tuple[str, str], src0: str, src1: str, op: str) -> None:
+        self.n_tmp += 1
+        t = self.n_tmp
+        self.emit("{")
+        self.emit("const unsigned int cl_odd = threadIdx.x & 1u;")
+        self.emit(f"const uint4 s0_{t} = *reinterpret_cast<const uint4*>({src0});")
+        self.emit(f"const uint4 s1_{t} = *reinterpret_cast<const uint4*>({src1});")
+        self._shfl16(f"z_{t}", f"s0_{t}", f"s1_{t}")
+        for ptr, val in ((self._pair_ptr(base_ptr, f"- (cl_odd ? {h}u : 0u)"), f"cl_odd ? z_{t} : s0_{t}"),
+                         (self._pair_ptr(base_ptr, f"+ (cl_odd ? {h}u : {2 * h}u)"), f"cl_odd ? s1_{t} : z_{t}")):
+            if op:
+                self.emit(f"{op}(reinterpret_cast<uint4*>({ptr}), {val});")
+            else:
+                self.emit(f"*reinterpret_cast<uint4*>({ptr}) = {val};")
+        self.emit("}")
+
     def load(self, s: Load) -> None:
         p = s.param
         self.reg_decl(s.dst)
         o = self.base_var(s.base, s.offsets)
         st = ctype(p.dtype)[0]
         ro = not p.written
-        for i, k in vector_plan(p, s.base, s.offsets):
+        plan = vector_plan(p, s.base, s.offsets)
+        pairs = self._pair_groups(p, s.base, s.offsets, plan) if ro else set()
+        skip = {i + 16 // p.dtype.bytes for i in pairs}
+        for i, k in plan:
+            if i in skip:
+                continue
             off = s.offsets[i]
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
             op = self.load_op if ro else ""
+            if i in pairs:
+                self.load_pair(s, i, k, (p.name, f"{o}" + (f" + {off}" if off else "")), op)
+                continue
+            if op in ("nc128", "nc256"):  # the read-only path with an L2 prefetch-size hint
+                w = k * p.dtype.bytes
+                if w in (2, 4, 8, 16):
+                    self.emit(f"*reinterpret_cast<{_VEC[w]}*>(&{self.rn(s.dst)}[{i}]) = cl_ld{op}_{w}({addr});")
+                    continue
+                op = "__ldg"
             if k == 1:
                 src = f"{op}({addr})" if op and st not in ("unsigned char", "signed char") else f"*({addr})"
                 self.emit(f"{self.rn(s.dst)}[{i}] = {src};")
@@ -469,10 +579,24 @@ class CudaRenderer:
                     self.emit(f"alignas(16) {ctype(p.dtype)[0]} {staged}[{n}];")
                 for t in range(k):
                     self.emit(f"{staged}[{i + t}] = {self.ref_storage(s.src[i + t], p.dtype)};")
+        pairs = self._pair_groups(p, s.base, s.offsets, plan)
+        skip = {i + 16 // e for i in pairs}
         for i, k in plan:
+            if i in skip:
+                continue
             off = s.offsets[i]
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
             op = self.store_op
+            if i in pairs:
+                srcs = []
+                for ii in (i, i + k):
+                    if direct(ii, k):
+                        r, j = s.src[ii]
+                        srcs.append(f"&{self.rn(r)}[{j}]")
+                    else:
+                        srcs.append(f"&{staged}[{ii}]")
+                self.store_pair(k, (p.name, f"{o}" + (f" + {off}" if off else "")), srcs[0], srcs[1], op)
+                continue
             if k == 1:
                 val = self.ref_storage(s.src[i], p.dtype)
                 scalar_ok = op and ctype(p.dtype)[0] not in ("unsigned char", "signed char")
@@ -586,6 +710,6 @@ class CudaRenderer:
 
 
 def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, store: Optional[str] = None,
-           coarsen: Optional[int] = None, remap: Optional[bool] = None) -> str:
+           coarsen: Optional[int] = None, remap: Optional[bool] = None, pair: Optional[bool] = None) -> str:
     """CUDA C++ source of a traced kernel (see CudaRenderer for the options)."""
-    return CudaRenderer(ir, restrict, load, store, coarsen, remap).render()
+    return CudaRenderer(ir, restrict, load, store, coarsen, remap, pair).render()
