@@ -157,18 +157,17 @@ def main() -> None:
     tS, tD = from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16)
 
     knobs = ("CUTELAB_CUDA_COARSEN", "CUTELAB_CUDA_REMAP", "CUTELAB_CUDA_LOAD", "CUTELAB_CUDA_STORE",
-             "CUTELAB_CUDA_PAIR")
+             "CUTELAB_CUDA_PAIR", "CUTELAB_CUDA_RETILE")
     variants = [{}]  # cutelab's defaults
     if args.variants:
         variants += [
-            {"CUTELAB_CUDA_REMAP": "0"},  # logical blocks in launch order, as CuTe DSL runs them
-            {"CUTELAB_CUDA_PAIR": "0"},
-            {"CUTELAB_CUDA_PAIR": "1"},
-            {"CUTELAB_CUDA_PAIR": "1", "CUTELAB_CUDA_LOAD": "nc128"},
-            {"CUTELAB_CUDA_PAIR": "1", "CUTELAB_CUDA_LOAD": "nc256"},
-            {"CUTELAB_CUDA_LOAD": "ldg"},
-            {"CUTELAB_CUDA_LOAD": "nc128"},
-            {"CUTELAB_CUDA_LOAD": "nc256"},
+            {"CUTELAB_CUDA_REMAP": "0", "CUTELAB_CUDA_PAIR": "0", "CUTELAB_CUDA_RETILE": "0",
+             "CUTELAB_CUDA_LOAD": "ldg"},  # each thread's own accesses, blocks in launch order (as CuTe DSL)
+            {"CUTELAB_CUDA_RETILE": "0"},
+            {"CUTELAB_CUDA_RETILE": "1"},
+            {"CUTELAB_CUDA_RETILE": "1", "CUTELAB_CUDA_LOAD": "ldg"},
+            {"CUTELAB_CUDA_RETILE": "1", "CUTELAB_CUDA_LOAD": "nc128"},
+            {"CUTELAB_CUDA_RETILE": "0", "CUTELAB_CUDA_LOAD": "nc128"},
         ]
     for label, (modname, (a, b)) in SEEDS.items():
         mod = runpy.run_path(str(ROOT / "examples" / "seeds" / f"{modname}.py"), run_name="benchmark")

@@ -364,16 +364,18 @@ class CudaRenderer:
 
     def __init__(self, ir: KernelIR, restrict: bool = True, load: Optional[str] = None,
                  store: Optional[str] = None, coarsen: Optional[int] = None, remap: Optional[bool] = None,
-                 pair: Optional[bool] = None):
+                 pair: Optional[bool] = None, retile: Optional[bool] = None):
         self.ir = ir
-        self.pair = pair if pair is not None else os.environ.get("CUTELAB_CUDA_PAIR", "0") not in ("", "0")
+        self.pair = pair if pair is not None else os.environ.get("CUTELAB_CUDA_PAIR", "1") not in ("", "0")
+        self.retile = retile if retile is not None else os.environ.get("CUTELAB_CUDA_RETILE", "0") not in ("", "0")
+        self.retiled: Dict[int, dict] = {}  # id(Load) -> warp plan, for loads whose values only feed one copy
         self.restrict = restrict
         self.coarsen = coarsen if coarsen is not None else int(os.environ.get("CUTELAB_CUDA_COARSEN", "1"))
         self.remap = remap if remap is not None else os.environ.get("CUTELAB_CUDA_REMAP", "1") not in ("", "0")
         self.sfx = ""
         self.var_map: Dict[str, str] = {}
         self.schedule: Optional[dict] = None
-        self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "ldg")]
+        self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "nc256")]
         self.store_op = STORES[store or os.environ.get("CUTELAB_CUDA_STORE", "plain")]
         self.lines: List[str] = []
         self.declared: set = set()
@@ -520,7 +522,127 @@ class CudaRenderer:
                 self.emit(f"*reinterpret_cast<uint4*>({ptr}) = {val};")
         self.emit("}")
 
+    # ---- warp retiling of pure copies
+    def _find_copies(self) -> None:
+        """Loads whose values only feed one store, element for element at the same offsets, from a
+        tensor the kernel never writes into one it never reads: such a pair copies a fixed set of
+        addresses per warp, and any lane of the warp may move any of them. Those get a warp plan."""
+        ir = self.ir
+        uses: Dict[int, List[Any]] = {}
+        for st in ir.stmts:
+            refs: List[Any] = []
+            if isinstance(st, Store):
+                refs = list(st.src)
+            elif isinstance(st, Compute):
+                refs = [r for col in st.args for r in col]
+            elif isinstance(st, Printf):
+                refs = [part[1] for part in st.parts if isinstance(part, tuple) and part[0] == "val"]
+            for r in refs:
+                if isinstance(r, tuple):
+                    uses.setdefault(r[0].id, []).append(st)
+        for st in ir.stmts:
+            if not isinstance(st, Load) or st.param.written:
+                continue
+            users = {id(u): u for u in uses.get(st.dst.id, [])}
+            if len(users) != 1:
+                continue
+            use = next(iter(users.values()))
+            if not isinstance(use, Store) or use.param.read or len(use.src) != st.dst.n:
+                continue
+            if sorted(r[1] for r in use.src if isinstance(r, tuple) and r[0] is st.dst) != list(range(st.dst.n)):
+                continue
+            if any(st.offsets[r[1]] != o for r, o in zip(use.src, use.offsets)):
+                continue
+            if not (isinstance(st.base, Expr) and isinstance(use.base, Expr) and st.base.key == use.base.key):
+                continue
+            if use.param.dtype.name != st.param.dtype.name or use.param.align < 16:
+                continue
+            plan = self._warp_plan(st)
+            if plan is not None:
+                self.retiled[id(st)] = plan
+                self.retiled[id(use)] = plan
+
+    def _warp_plan(self, s: Load) -> Optional[dict]:
+        ir = self.ir
+        e = s.param.dtype.bytes
+        if 16 % e or ir.block[0] % 32 or s.param.align < 16:
+            return None
+        h = 16 // e
+        terms = s.base.terms if isinstance(s.base, Lin) else ((s.base, 1),)
+        g: Any = 0
+        rest: Any = s.base.const if isinstance(s.base, Lin) else 0
+        for atom, c in terms:
+            names = {v.name for v in atoms(atom)}
+            if "tid.x" in names:
+                if names != {"tid.x"}:
+                    return None
+                g = add(g, mul(atom, c))
+            else:
+                rest = add(rest, mul(atom, c))
+        bx = ir.block[0]
+        gv = np.broadcast_to(np.asarray(evaluate(g, {"tid.x": np.arange(bx, dtype=np.int64)})), (bx,))
+        lane = gv[:32] - gv[0]
+        for w in range(bx // 32):
+            if not np.array_equal(gv[32 * w:32 * w + 32] - gv[32 * w], lane):
+                return None
+        offs = np.asarray(s.offsets, dtype=np.int64)
+        P = np.sort((lane[:, None] + offs[None, :]).ravel())
+        if len(np.unique(P)) != len(P) or len(P) % (32 * h):
+            return None
+        runs = P.reshape(-1, h)
+        if not np.all(runs - runs[:, :1] == np.arange(h)):
+            return None
+        from math import gcd
+
+        d = gcd(sym_div(rest), int(np.gcd.reduce(gv[::32])) if bx else 0)
+        starts = runs[:, 0]  # relative to the warp's base: rest + g(first lane of the warp)
+        for st0 in starts:
+            dd = gcd(d, int(st0))
+            if dd and pow2_divisor(dd * e) < 16:
+                return None
+        nvec = len(runs) // 32
+        starts = starts.reshape(nvec, 32)  # [j, lane]
+        B = int(starts[0, 1] - starts[0, 0])
+        if not np.all(starts - starts[:, :1] == B * np.arange(32)):
+            return None
+        return {"A": [int(a) for a in starts[:, 0]], "B": B, "h": h, "nvec": nvec,
+                "span": (int(P[0]), int(P[-1]))}
+
+    def _warp_base(self, s: Any, plan: dict) -> Tuple[str, str]:
+        """Declare the warp's base index (the base at lane 0) and the lane; returns their names."""
+        vm = dict(self.var_map)
+        vm["tid.x"] = "(threadIdx.x & 0xffffffe0u)"
+        lo, hi = plan["span"]
+        code, t = int_expr(s.base, (s.base.lo + min(lo, 0), s.base.hi + hi), vm)
+        self.n_tmp += 1
+        name = f"wb{self.n_tmp}"
+        self.emit(f"const {t} {name} = {code};")
+        self.emit(f"const {t} ln{self.n_tmp} = threadIdx.x & 31u;")
+        return name, f"ln{self.n_tmp}"
+
+    def load_retiled(self, s: Load, plan: dict) -> None:
+        wb, ln = self._warp_base(s, plan)
+        plan["regs" + self.sfx] = []
+        for j, A in enumerate(plan["A"]):
+            self.n_tmp += 1
+            v = f"v{self.n_tmp}"
+            ptr = f"static_cast<decltype({s.param.name})>(__builtin_assume_aligned({s.param.name} + ({wb} + {A} + {plan['B']} * {ln}), 16))"
+            self.emit(f"const uint4 {v} = {self._ld16(self.load_op, ptr)};")
+            plan["regs" + self.sfx].append(v)
+
+    def store_retiled(self, s: Store, plan: dict) -> None:
+        wb, ln = self._warp_base(s, plan)
+        for j, A in enumerate(plan["A"]):
+            ptr = f"static_cast<decltype({s.param.name})>(__builtin_assume_aligned({s.param.name} + ({wb} + {A} + {plan['B']} * {ln}), 16))"
+            val = plan["regs" + self.sfx][j]
+            if self.store_op:
+                self.emit(f"{self.store_op}(reinterpret_cast<uint4*>({ptr}), {val});")
+            else:
+                self.emit(f"*reinterpret_cast<uint4*>({ptr}) = {val};")
+
     def load(self, s: Load) -> None:
+        if id(s) in self.retiled:
+            return self.load_retiled(s, self.retiled[id(s)])
         p = s.param
         self.reg_decl(s.dst)
         o = self.base_var(s.base, s.offsets)
@@ -554,6 +676,8 @@ class CudaRenderer:
                 self.emit(f"*reinterpret_cast<{v}*>(&{self.rn(s.dst)}[{i}]) = {src};")
 
     def store(self, s: Store) -> None:
+        if id(s) in self.retiled:
+            return self.store_retiled(s, self.retiled[id(s)])
         p = s.param
         e = p.dtype.bytes
         o = self.base_var(s.base, s.offsets)
@@ -678,6 +802,8 @@ class CudaRenderer:
         ir = self.ir
         sched = block_schedule(ir, self.coarsen, self.remap) if (self.coarsen > 1 or self.remap) else None
         self.schedule = sched
+        if self.retile and not any(isinstance(x, Printf) for x in ir.stmts):
+            self._find_copies()
         grid = ir.grid
         if sched is None:
             for s in ir.stmts:
@@ -710,6 +836,7 @@ class CudaRenderer:
 
 
 def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, store: Optional[str] = None,
-           coarsen: Optional[int] = None, remap: Optional[bool] = None, pair: Optional[bool] = None) -> str:
+           coarsen: Optional[int] = None, remap: Optional[bool] = None, pair: Optional[bool] = None,
+           retile: Optional[bool] = None) -> str:
     """CUDA C++ source of a traced kernel (see CudaRenderer for the options)."""
-    return CudaRenderer(ir, restrict, load, store, coarsen, remap, pair).render()
+    return CudaRenderer(ir, restrict, load, store, coarsen, remap, pair, retile).render()
