@@ -18,3 +18,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _default_codegen(monkeypatch, request):
+    """Tests of the CUDA printer see cutelab's defaults, whatever CUTELAB_CUDA_* the shell sets."""
+    if request.node.module.__name__.endswith("test_cuda"):
+        for k in ("CUTELAB_CUDA_LOAD", "CUTELAB_CUDA_STORE", "CUTELAB_CUDA_COARSEN", "CUTELAB_CUDA_REMAP",
+                  "CUTELAB_CUDA_PAIR", "CUTELAB_CUDA_RETILE"):
+            monkeypatch.delenv(k, raising=False)

@@ -117,7 +117,7 @@ def test_block_schedule_is_a_permutation_in_memory_order(name, a, b, n_vec):
     base = next(s.base for s in ir.stmts if isinstance(s, Load))
     off = evaluate(base, {"bid.x": bid, "tid.x": np.zeros(G, np.int64)})
     assert np.all(np.diff(off) > 0)  # consecutive blocks touch increasing addresses
-    src = CudaRenderer(ir, coarsen=2, remap=True).render()
+    src = CudaRenderer(ir, coarsen=2, remap=True, retile=False).render()
     assert src.count("const unsigned int cl_bid") == 2 and "r0_1" in src
 
 

@@ -367,7 +367,7 @@ class CudaRenderer:
                  pair: Optional[bool] = None, retile: Optional[bool] = None):
         self.ir = ir
         self.pair = pair if pair is not None else os.environ.get("CUTELAB_CUDA_PAIR", "1") not in ("", "0")
-        self.retile = retile if retile is not None else os.environ.get("CUTELAB_CUDA_RETILE", "0") not in ("", "0")
+        self.retile = retile if retile is not None else os.environ.get("CUTELAB_CUDA_RETILE", "1") not in ("", "0")
         self.retiled: Dict[int, dict] = {}  # id(Load) -> warp plan, for loads whose values only feed one copy
         self.restrict = restrict
         self.coarsen = coarsen if coarsen is not None else int(os.environ.get("CUTELAB_CUDA_COARSEN", "1"))
@@ -375,7 +375,7 @@ class CudaRenderer:
         self.sfx = ""
         self.var_map: Dict[str, str] = {}
         self.schedule: Optional[dict] = None
-        self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "nc256")]
+        self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "ldg")]
         self.store_op = STORES[store or os.environ.get("CUTELAB_CUDA_STORE", "plain")]
         self.lines: List[str] = []
         self.declared: set = set()
