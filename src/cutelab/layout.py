@@ -466,7 +466,7 @@ Layout.parse = staticmethod(parse_layout)  # type: ignore[attr-defined]
 
 # --------------------------------------------------------------------------- construction
 
-def make_layout(*args: Any, stride: Any = None) -> Layout:
+def make_layout(*args: Any, shape: Any = None, stride: Any = None) -> Layout:
     """make_layout(shape, stride=None): compact column-major strides by default.
 
     make_layout(L0, L1, ...) concatenates layouts into one whose modes are L0, L1, ...
@@ -478,6 +478,10 @@ def make_layout(*args: Any, stride: Any = None) -> Layout:
     >>> print(make_layout(make_layout(4, stride=2), make_layout(3)))
     (4,3):(2,1)
     """
+    if shape is not None:
+        if args:
+            raise LayoutError("make_layout: give the shape either positionally or as shape=, not both")
+        args = (shape,)
     if args and all(isinstance(a, Layout) for a in args):
         if stride is not None:
             raise LayoutError("make_layout: stride= cannot be given when concatenating layouts")
