@@ -27,8 +27,6 @@ def _run(name: str) -> tuple:
     return p, time.perf_counter() - t0
 
 
-@pytest.mark.xfail(strict=False, reason="cutelab.make_layout does not take shape= as a keyword yet "
-                   "(the seed calls cute.make_layout(shape=..., stride=...)); layout.py is not the kernel's")
 def test_tv_layout_printf_seed():
     p, _ = _run("tv_layout_printf")
     assert p.returncode == 0, p.stderr

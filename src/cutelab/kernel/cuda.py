@@ -1,4 +1,4 @@
-"""The CUDA C++ back end: print a traced kernel's IR as one ``extern "C" __global__`` function.
+"""The CUDA back end: print a traced kernel's IR as one ``extern "C" __global__`` function.
 
 The code is straight-line: every offset is an integer expression of ``threadIdx``/``blockIdx``
 with the layout algebra folded into constants, register arrays are indexed only with constants,
@@ -7,6 +7,16 @@ access (16, 8 or 4 bytes: ``uint4``/``uint2``/``unsigned``), as CuTe's copy does
 proved from the base pointer's alignment (``from_dlpack(..., assumed_align=16)``) and the
 divisibility of the symbolic offset. Integer math is 32-bit when the ranges allow, unsigned when
 nothing can be negative.
+
+Three schedule choices keep the program's meaning and make memory traffic denser (each can be
+switched off, see CudaRenderer):
+
+- ``remap``: logical blocks run in the order of the memory they touch (``block_schedule``);
+- ``pair``: two adjacent lanes whose 32-byte runs are adjacent load/store each other's halves
+  and swap them with a shuffle, so every instruction moves whole 32-byte sectors;
+- ``retile``: a load whose values only feed a store to the same offsets (from a tensor the kernel
+  never writes to one it never reads) is a copy of a fixed set of addresses per warp; the warp
+  moves that set with 16-byte accesses, whichever lane held which element.
 
 No headers are needed: bf16 and fp16 are stored as 16-bit words and converted with inline
 helpers, so the source compiles with NVRTC alone.
