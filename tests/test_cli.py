@@ -131,3 +131,11 @@ def test_python_dash_m(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("cutelab: error: ") and len(r.stderr.splitlines()) == 1
     r = subprocess.run([sys.executable, "-m", "cutelab", "coords", "(2,(2,2)):(1,(4,2))"], capture_output=True, text=True)
     assert r.returncode == 0 and "2 -> (0,(0,1))" in r.stdout
+
+
+def test_tv_partition_defaults_to_the_tiles_of_make_layout_tv(capsys, tmp_path):
+    out = tmp_path / "part.svg"
+    code, _, err = run(capsys, "partition", "tv", "--threads", "(32,8):(8,1)", "--values", "(4,8):(8,1)", "-o", str(out))
+    assert code == 0, err
+    root = ET.parse(out).getroot()
+    assert "128x64" in "".join(root.itertext())

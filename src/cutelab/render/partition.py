@@ -158,11 +158,19 @@ def outer_partition_figure(tensor_shape=(16, 32), block_shape=(8, 16), thr_layou
     return _ownership_figure(f"outer partition: block {it.tuple_str(tuple(block_shape))}, threads {thr}", b, t, v, notes)
 
 
-def tv_partition_figure(tensor_shape=(16, 16), thr_layout="(4,2):(2,1)", val_layout="(2,4):(4,1)") -> Figure:
-    """Picture of the thread-value partition: make_layout_tv + zipped_divide + composition."""
+def tv_partition_figure(tensor_shape=None, thr_layout="(4,2):(2,1)", val_layout="(2,4):(4,1)") -> Figure:
+    """Picture of the thread-value partition: make_layout_tv + zipped_divide + composition.
+
+    Without a tensor_shape, the tensor is 2 x 2 tiles of make_layout_tv's tiler (one tile when a
+    tile has more than 4096 elements).
+    """
     thr, val = as_layout(thr_layout), as_layout(val_layout)
-    b, t, v = tv_ownership(tensor_shape, thr, val)
     tiler, tv = make_layout_tv(thr, val)
+    if tensor_shape is None:
+        tm, tn = tuple(tiler) if isinstance(tiler, tuple) and len(tiler) == 2 else (it.product(tiler), 1)
+        k = 1 if tm * tn > 4096 else 2
+        tensor_shape = (k * tm, k * tn)
+    b, t, v = tv_ownership(tensor_shape, thr, val)
     notes = [f"make_layout_tv({thr}, {val}) = {it.tuple_str(tuple(tiler))}, {tv}",
              "element of a block = composition(tile, tv)((tidx, v))"]
     return _ownership_figure(f"TV partition: threads {thr}, values {val}", b, t, v, notes)
