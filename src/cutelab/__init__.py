@@ -11,14 +11,14 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 from .errors import CompileError, LaunchError, LayoutError, ParseError, TensorError, TraceError
 from .int_tuple import congruent, compatible, prefix_product
 from .layout import (
-    E, Layout, ScaledBasis, append, ceil_div, coshape, cosize, crd2idx, depth, dice, flatten,
+    E, Layout, ScaledBasis, append, coshape, cosize, crd2idx, depth, dice, flatten,
     get, group_modes, idx2crd, is_layout, make_identity_layout, make_layout, make_layout_like,
     make_ordered_layout, parse_layout, parse_tuple, prepend, product_each, rank, select,
     shape, shape_div, size, slice_, slice_and_offset, stride, unflatten,
 )
 from .layout import evaluate_all, get_hier_coord
 from .algebra import (
-    blocked_product, coalesce, complement, composition, downcast, filter, filter_zeros,
+    blocked_product, ceil_div, coalesce, complement, composition, downcast, filter, filter_zeros,
     flat_divide, flat_product, left_inverse, logical_divide, logical_product, make_layout_tv,
     max_common_layout, max_common_vector, nullspace, raked_product, recast_layout,
     right_inverse, tile_to_shape, tiled_divide, tiled_product, upcast, zipped_divide,

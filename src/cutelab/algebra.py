@@ -28,6 +28,7 @@ __all__ = [
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "make_layout_tv", "tile_to_shape", "max_common_layout",
     "max_common_vector", "nullspace", "recast_layout", "upcast", "downcast", "zip_layouts",
+    "ceil_div",
 ]
 
 _raw = Layout._raw
@@ -943,3 +944,39 @@ def recast_layout(new_type_bits: int, old_type_bits: int, src_layout: Any) -> La
     if den == 1:
         return upcast(layout, num)
     return downcast(upcast(layout, num), den)
+
+
+# --------------------------------------------------------------------------- shapes by tilers
+
+def ceil_div(a: Any, b: Any) -> Any:
+    """Ceiling division of a shape by a shape or by a tiler (a layout: its complement's shape)."""
+    if isinstance(b, Layout):
+        return complement(b, _normalize(a)).shape
+    a, b = _normalize(a), b if isinstance(b, Layout) else _normalize(b)
+    if it.has_none(b):
+        raise LayoutError(f"ceil_div({it.tuple_str(a)}, {it.tuple_str(b)}): the tiler may not contain None (_)")
+    if isinstance(b, tuple):
+        # a by-mode tiler: each tiled mode becomes the number of tiles along it
+        a_t = a if isinstance(a, tuple) else (a,)
+        if len(a_t) < len(b):
+            raise LayoutError(
+                f"ceil_div({it.tuple_str(a)}, {_fmt_tiler(b)}): the tiler has {len(b)} modes but the shape only {len(a_t)}"
+            )
+        out = []
+        for x, y in zip(a_t, b):
+            if isinstance(y, Layout):
+                out.append(ceil_div(it.product(x), y))
+            elif isinstance(y, tuple):
+                out.append(ceil_div(x, y))
+            else:
+                if not isinstance(y, int) or y < 1:
+                    raise LayoutError(f"ceil_div({it.tuple_str(a)}, {_fmt_tiler(b)}): tile sizes must be positive ints")
+                out.append(it.ceil_div(it.product(x), y))
+        return tuple(out) + tuple(a_t[len(b):])
+    return it.ceil_div(a, b)
+
+
+def _fmt_tiler(t: Any) -> str:
+    if isinstance(t, tuple):
+        return "(" + ",".join(_fmt_tiler(x) for x in t) + ")"
+    return "_" if t is None else str(t)

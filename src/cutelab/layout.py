@@ -23,7 +23,7 @@ __all__ = [
     "make_layout_like", "size", "cosize", "rank", "depth", "shape", "stride", "get", "select",
     "group_modes", "append", "prepend", "flatten", "unflatten", "slice_", "dice",
     "slice_and_offset", "crd2idx", "idx2crd", "coshape", "parse_tuple", "parse_layout",
-    "layout_str", "product_each", "shape_div", "ceil_div", "is_layout",
+    "layout_str", "product_each", "shape_div", "is_layout",
 ]
 
 _INT_LIMIT = 1 << 63
@@ -821,52 +821,29 @@ def shape_div(a: Any, b: Any) -> Any:
     return it.shape_div(_normalize(a), _normalize(b))
 
 
-def ceil_div(a: Any, b: Any) -> Any:
-    """Ceiling division of a shape by a shape or by a tiler (a layout: its complement's shape)."""
-    if isinstance(b, Layout):
-        from .algebra import complement
-
-        return complement(b, _normalize(a)).shape
-    a, b = _normalize(a), b if isinstance(b, Layout) else _normalize(b)
-    if it.has_none(b):
-        raise LayoutError(f"ceil_div({it.tuple_str(a)}, {it.tuple_str(b)}): the tiler may not contain None (_)")
-    if isinstance(b, tuple):
-        # a by-mode tiler: each tiled mode becomes the number of tiles along it
-        a_t = a if isinstance(a, tuple) else (a,)
-        if len(a_t) < len(b):
-            raise LayoutError(
-                f"ceil_div({it.tuple_str(a)}, {_fmt_tiler(b)}): the tiler has {len(b)} modes but the shape only {len(a_t)}"
-            )
-        out = []
-        for x, y in zip(a_t, b):
-            if isinstance(y, Layout):
-                out.append(ceil_div(it.product(x), y))
-            elif isinstance(y, tuple):
-                out.append(ceil_div(x, y))
-            else:
-                if not isinstance(y, int) or y < 1:
-                    raise LayoutError(f"ceil_div({it.tuple_str(a)}, {_fmt_tiler(b)}): tile sizes must be positive ints")
-                out.append(it.ceil_div(it.product(x), y))
-        return tuple(out) + tuple(a_t[len(b):])
-    return it.ceil_div(a, b)
-
-
-def _fmt_tiler(t: Any) -> str:
-    if isinstance(t, tuple):
-        return "(" + ",".join(_fmt_tiler(x) for x in t) + ")"
-    return "_" if t is None else str(t)
-
-
 # --------------------------------------------------------------------------- whole-domain evaluation
+
+def _merge_modes(shp: tuple, std: tuple) -> tuple:
+    """Drop size-1 modes and merge a mode into the next when s*d equals the next stride
+    (the same function on the domain, fewer modes: what coalesce does)."""
+    out_s: list = []
+    out_d: list = []
+    for s, d in zip(shp, std):
+        if s == 1:
+            continue
+        if out_s and out_s[-1] * out_d[-1] == d:
+            out_s[-1] *= s
+        else:
+            out_s.append(s)
+            out_d.append(d)
+    return (tuple(out_s), tuple(out_d)) if out_s else ((1,), (0,))
+
 
 def evaluate_all(layout: Layout) -> np.ndarray:
     """layout(i) for every i in [0, size), as an int64 array (fast, vectorized)."""
     if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
         raise LayoutError(f"evaluate_all({layout}): layouts with basis strides evaluate to coordinates, not offsets")
-    from .algebra import coalesce  # same function on the domain, fewer modes
-
-    c = coalesce(layout)
-    shp, std = it.flatten_to_tuple(c.shape), it.flatten_to_tuple(c.stride)
+    shp, std = _merge_modes(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride))
     if len(shp) == 1:
         return np.arange(shp[0], dtype=np.int64) * std[0]
     # mode 0 varies fastest: build from the last mode outwards, one broadcast add per mode
