@@ -192,3 +192,25 @@ def test_torch_bf16_view_is_bit_exact_and_writable():
     assert torch.equal(S, D)
     v = tS[(0, None)].load().numpy()
     assert np.allclose(v, S[0].float().numpy())
+
+
+class _FakeGpuArray:
+    """Publishes __cuda_array_interface__ as CuPy does (no GPU needed to build the tensor)."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, ptr=0x7F0000000000):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides,
+                                         "data": (ptr, False), "version": 3}
+
+    def __dlpack_device__(self):
+        return (2, 1)
+
+
+def test_from_dlpack_of_a_cuda_array_interface_array():
+    t = from_dlpack(_FakeGpuArray((4, 8)), assumed_align=16)
+    assert str(t) == "tensor<ptr<f32, gmem, align<16>> o (4,8):(8,1)>"
+    assert t.engine.device == "cuda:1" and t.engine.address == 0x7F0000000000
+    assert str(from_dlpack(_FakeGpuArray((4, 8), strides=(4, 16)))) == "tensor<ptr<f32, gmem> o (4,8):(1,4)>"
+    with pytest.raises(TensorError, match="lives on cuda:1"):
+        t.load()
+    with pytest.raises(TensorError, match="not aligned"):
+        from_dlpack(_FakeGpuArray((4, 8), ptr=0x7F0000000004), assumed_align=16)

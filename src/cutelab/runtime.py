@@ -1,4 +1,5 @@
-"""from_dlpack: a cutelab Tensor over a numpy array, a torch tensor or any DLPack producer.
+"""from_dlpack: a cutelab Tensor over a numpy array, a torch tensor, a GPU array with
+__cuda_array_interface__ (CuPy, Numba) or any CPU DLPack producer.
 
 The layout is read off the array's shape and strides (in elements), as CuTe DSL does:
 a row-major (8192, 8192) array becomes ``(8192,8192):(8192,1)``. The tensor is a view: writes
@@ -117,6 +118,32 @@ def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:
     return Tensor(NumpyEngine(flat, dtype, "gmem", align=assumed_align or item, owner=a, address=address), layout, 0)
 
 
+def _from_cuda_array(a: Any, assumed_align: int | None) -> Tensor:
+    """A GPU array that publishes __cuda_array_interface__ (CuPy, Numba, ...): kernels can use it."""
+    cai = a.__cuda_array_interface__
+    dt = np.dtype(cai["typestr"])
+    dtype = numeric_from_numpy(dt)
+    shape = tuple(int(x) for x in cai["shape"])
+    if cai.get("strides") is None:
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= n
+        strides = tuple(reversed(strides))
+    else:
+        if any(st % dt.itemsize for st in cai["strides"]):
+            raise TensorError(f"from_dlpack: strides {cai['strides']} (bytes) are not multiples of the element size {dt.itemsize}")
+        strides = tuple(int(st) // dt.itemsize for st in cai["strides"])
+    layout = _layout_of(shape, strides, f"the GPU array of shape {shape}")
+    address = int(cai["data"][0])
+    _check_align(address, assumed_align, "the GPU array")
+    device = 0
+    if hasattr(a, "__dlpack_device__"):
+        device = int(a.__dlpack_device__()[1])
+    engine = DeviceEngine(a, dtype, address, _span(shape, strides), assumed_align or dtype.bytes, f"cuda:{device}")
+    return Tensor(engine, layout, 0)
+
+
 def from_dlpack(array: Any, assumed_align: int | None = None) -> Tensor:
     """A Tensor viewing array (numpy, torch on CPU or GPU, or any DLPack producer)."""
     mod = type(array).__module__
@@ -124,6 +151,8 @@ def from_dlpack(array: Any, assumed_align: int | None = None) -> Tensor:
         return _from_torch(array, assumed_align)
     if isinstance(array, np.ndarray):
         return _from_numpy(array, assumed_align)
+    if hasattr(array, "__cuda_array_interface__"):
+        return _from_cuda_array(array, assumed_align)
     if hasattr(array, "__dlpack__"):
         try:
             a = np.from_dlpack(array)
