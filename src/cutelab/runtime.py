@@ -19,7 +19,7 @@ import numpy as np
 from .errors import TensorError
 from .layout import Layout
 from .numeric import Numeric, numeric_from_numpy, numeric_from_torch
-from .tensor import NumpyEngine, Tensor
+from .tensor import NumpyEngine, PointerInfo, Tensor
 
 __all__ = ["from_dlpack", "DeviceEngine"]
 
@@ -51,7 +51,7 @@ def _check_align(address: int, assumed_align: int, what: str) -> None:
         )
 
 
-class DeviceEngine:
+class DeviceEngine(PointerInfo):
     """Storage on a GPU: usable by kernels, not readable from Python."""
 
     memspace = "gmem"
@@ -73,15 +73,6 @@ class DeviceEngine:
         )
 
     load = store = read_one = write_one = _refuse
-
-    def alignment(self, offset: Any) -> int:
-        return NumpyEngine.alignment(self, offset)  # type: ignore[arg-type]
-
-    def ptr_str(self, offset: Any) -> str:
-        return NumpyEngine.ptr_str(self, offset)  # type: ignore[arg-type]
-
-    def raw_ptr_str(self, offset: Any) -> str:
-        return NumpyEngine.raw_ptr_str(self, offset)  # type: ignore[arg-type]
 
 
 def _from_torch(t: Any, assumed_align: int) -> Tensor:

@@ -35,7 +35,7 @@ from .layout import (
 from .numeric import BFloat16, Numeric, numeric_from_numpy
 
 __all__ = [
-    "Tensor", "TensorSSA", "NumpyEngine", "IdentityEngine", "Pointer", "make_tensor",
+    "Tensor", "TensorSSA", "PointerInfo", "NumpyEngine", "IdentityEngine", "Pointer", "make_tensor",
     "make_identity_tensor", "make_fragment_like", "make_layout_fragment_like", "make_rmem_tensor",
     "make_fragment", "local_tile", "local_partition", "inner_partition", "outer_partition",
     "print_tensor", "bf16_to_f32", "f32_to_bf16",
@@ -149,7 +149,34 @@ class TensorSSA:
 
 # --------------------------------------------------------------------------- engines
 
-class NumpyEngine:
+class PointerInfo:
+    """How an engine with ``dtype``, ``align`` (bytes), ``address`` and ``memspace`` describes a
+    pointer into itself: alignment at an offset, and the DSL's ptr<...> / raw_ptr(...) text."""
+
+    __slots__ = ()
+
+    def alignment(self, offset: Any) -> int:
+        """Bytes of alignment known for the element at offset (for printing)."""
+        b = self.dtype.bytes
+        if _is_batch(offset):
+            g = int(np.gcd.reduce(offset.astype(np.int64).ravel())) if offset.size else 0
+        elif isinstance(offset, (int, np.integer)):
+            g = int(offset)
+        else:
+            return b
+        return self.align if g == 0 else max(min(self.align, _pow2_divisor(g * b)), b)
+
+    def ptr_str(self, offset: Any) -> str:
+        a = self.alignment(offset)
+        al = f", align<{a}>" if a > self.dtype.bytes else ""
+        return f"ptr<{self.dtype.name}, {self.memspace}{al}>"
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        addr = self.address + int(offset) * self.dtype.bytes if not _is_batch(offset) else self.address
+        return f"raw_ptr(0x{addr:016x}: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
+
+
+class NumpyEngine(PointerInfo):
     """Storage in a flat numpy array (a view of the user's array: writes go through)."""
 
     __slots__ = ("data", "dtype", "memspace", "align", "owner", "address")
@@ -219,26 +246,6 @@ class NumpyEngine:
         else:
             self._check(off, off, "store")
         self.data[off] = _from_real(v, self.dtype)
-
-    def alignment(self, offset: Any) -> int:
-        """Bytes of alignment known for the element at offset (for printing)."""
-        b = self.dtype.bytes
-        if _is_batch(offset):
-            g = int(np.gcd.reduce(offset.astype(np.int64).ravel())) if offset.size else 0
-        elif isinstance(offset, (int, np.integer)):
-            g = int(offset)
-        else:
-            return b
-        return self.align if g == 0 else max(min(self.align, _pow2_divisor(g * b)), b)
-
-    def ptr_str(self, offset: Any) -> str:
-        a = self.alignment(offset)
-        al = f", align<{a}>" if a > self.dtype.bytes else ""
-        return f"ptr<{self.dtype.name}, {self.memspace}{al}>"
-
-    def raw_ptr_str(self, offset: Any) -> str:
-        addr = self.address + int(offset) * self.dtype.bytes if not _is_batch(offset) else self.address
-        return f"raw_ptr(0x{addr:016x}: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
 
     @classmethod
     def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None) -> tuple:

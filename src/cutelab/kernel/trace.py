@@ -28,6 +28,7 @@ import numpy as np
 from .. import int_tuple as it
 from ..errors import TraceError
 from ..layout import Layout, ScaledBasis, evaluate_all
+from ..tensor import PointerInfo
 from .symbolic import Expr, Var, is_sym, sym_div, sym_range
 
 __all__ = [
@@ -384,7 +385,7 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
 
 # --------------------------------------------------------------------------- engines
 
-class GmemEngine:
+class GmemEngine(PointerInfo):
     """A kernel argument's global memory, inside a trace: loads and stores become IR."""
 
     memspace = "gmem"
@@ -406,11 +407,6 @@ class GmemEngine:
 
     def alignment(self, offset: Any) -> int:
         return _align_of(self.param.align, self.dtype.bytes, offset)
-
-    def ptr_str(self, offset: Any) -> str:
-        a = self.alignment(offset)
-        al = f", align<{a}>" if a > self.dtype.bytes else ""
-        return f"ptr<{self.dtype.name}, gmem{al}>"
 
     def raw_ptr_str(self, offset: Any) -> str:
         return f"raw_ptr(?: {self.dtype.name}, gmem, align<{self.alignment(offset)}>)"
@@ -451,7 +447,7 @@ class GmemEngine:
 _UNSET = 0  # registers that were never written read as 0
 
 
-class RmemEngine:
+class RmemEngine(PointerInfo):
     """A register fragment inside a trace: element references at static offsets."""
 
     memspace = "rmem"
@@ -466,11 +462,6 @@ class RmemEngine:
 
     def alignment(self, offset: Any) -> int:
         return _align_of(16, self.dtype.bytes, offset)
-
-    def ptr_str(self, offset: Any) -> str:
-        a = self.alignment(offset)
-        al = f", align<{a}>" if a > self.dtype.bytes else ""
-        return f"ptr<{self.dtype.name}, rmem{al}>"
 
     def raw_ptr_str(self, offset: Any) -> str:
         return f"raw_ptr(0x{0:016x}: {self.dtype.name}, rmem, align<{self.alignment(offset)}>)"
