@@ -125,12 +125,14 @@ def _figure(args: argparse.Namespace):
             return R.explain("complement", args.args[0], m)
         return R.explain(args.op, *args.args)
     if args.cmd == "partition":
+        kw = {}
+        if args.tensor:
+            kw["tensor_shape"] = _shape(args.tensor, "--tensor")
+        if args.block:
+            if args.style == "tv":
+                raise _UsageError("--block is not used by a tv partition: make_layout_tv picks the tile")
+            kw["block_shape"] = _shape(args.block, "--block")
         if args.style == "tiled":
-            kw = {}
-            if args.tensor:
-                kw["tensor_shape"] = _shape(args.tensor, "--tensor")
-            if args.block:
-                kw["block_shape"] = _shape(args.block, "--block")
             if args.threads:
                 try:
                     kw["num_threads"] = int(args.threads)
@@ -138,19 +140,9 @@ def _figure(args: argparse.Namespace):
                     raise _UsageError(f"--threads of a tiled partition is a number, got {args.threads!r}") from None
             return R.tiled_partition_figure(**kw)
         if args.style == "outer":
-            kw = {}
-            if args.tensor:
-                kw["tensor_shape"] = _shape(args.tensor, "--tensor")
-            if args.block:
-                kw["block_shape"] = _shape(args.block, "--block")
             if args.threads:
                 kw["thr_layout"] = args.threads
             return R.outer_partition_figure(**kw)
-        kw = {}
-        if args.tensor:
-            kw["tensor_shape"] = _shape(args.tensor, "--tensor")
-        if args.block:
-            raise _UsageError("--block is not used by a tv partition: make_layout_tv picks the tile")
         if args.threads:
             kw["thr_layout"] = args.threads
         if args.values:
