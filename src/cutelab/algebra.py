@@ -892,10 +892,6 @@ def _upcast(shp: Any, std: Any, n: int) -> tuple:
     return -(-shp // -(-n // a)), (1 if std > 0 else -1) * -(-a // n)
 
 
-def _has_unit_stride(std: Any) -> bool:
-    return any(type(d) is int and d in (1, -1) for d in it.flatten_to_tuple(std))
-
-
 def _downcast(shp: Any, std: Any, n: int) -> tuple:
     if type(shp) is tuple:
         parts = [_downcast(s, d, n) for s, d in zip(shp, std)]

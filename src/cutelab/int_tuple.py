@@ -12,9 +12,7 @@ the functions here only use arithmetic on leaves and ``isinstance(x, tuple)`` on
 
 from __future__ import annotations
 
-from functools import reduce
-from math import gcd
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .errors import LayoutError
 
@@ -429,10 +427,6 @@ def tuple_str(t: Any) -> str:
     if t is None:
         return "_"
     return str(t)
-
-
-def gcd_all(xs: Iterable[int]) -> int:
-    return reduce(gcd, xs, 0)
 
 
 def transform_leaf(t: Any, f: Callable[[Any], Any]) -> Any:
