@@ -25,6 +25,8 @@ from .algebra import (
     zipped_product,
 )
 
+from .swizzle import *  # noqa: F401,F403  (Swizzle, ComposedLayout, make_swizzle, make_composed_layout, ...)
+
 from .numeric import (
     BFloat16, Boolean, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric, Uint8,
     Uint16, Uint32, Uint64,
@@ -33,6 +35,10 @@ from .tensor import (
     Pointer, Tensor, TensorSSA, local_partition, local_tile, make_fragment, make_fragment_like,
     make_identity_tensor, make_rmem_tensor, make_tensor, print_tensor,
 )
+
+from . import nvgpu  # noqa: E402  (atoms: cutelab.nvgpu.warp, .warpgroup, .cpasync)
+from .nvgpu.mma_atom import *  # noqa: F401,F403,E402  (make_mma_atom, make_tiled_mma, TiledMma, ...)
+from .nvgpu.copy_atom import *  # noqa: F401,F403,E402  (make_copy_atom, make_tiled_copy_tv, TiledCopy, ...)
 
 __version__ = "0.1.0"
 

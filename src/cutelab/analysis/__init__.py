@@ -1,0 +1,1 @@
+"""Memory-access analysis (being written)."""
