@@ -168,3 +168,47 @@ def test_golden(fname):
         return
     assert path.exists(), f"missing golden {path}; run CUTELAB_REGEN_GOLDEN=1 python -m pytest {__file__}"
     assert got == path.read_text(encoding="utf-8"), f"{fname} changed; regenerate and look at it to accept"
+
+
+# --------------------------------------------------------------------------- cutelab's own TiledMma
+
+
+def _tiled(name):
+    import cutelab as cute
+    from cutelab.nvgpu import OperandMajorMode, warp, warpgroup
+
+    K, SMEM, RMEM = OperandMajorMode.K, warpgroup.OperandSource.SMEM, warpgroup.OperandSource.RMEM
+    f16, f32 = cute.Float16, cute.Float32
+    op = warp.MmaF16BF16Op(f16, f32, (16, 8, 16))
+    return {
+        "sm80_16x8x16_f32f16_atom": lambda: cute.make_tiled_mma(op),
+        "sm80_16x8x16_f32f16_2x2x1": lambda: cute.make_tiled_mma(op, (2, 2, 1)),
+        "sm80_16x8x16_f32f16_2x2x1_perm_32x32x16": lambda: cute.make_tiled_mma(op, (2, 2, 1), (32, 32, 16)),
+        "sm80_16x8x8_f16f16_1x2x1": lambda: cute.make_tiled_mma(warp.MmaF16BF16Op(f16, f16, (16, 8, 8)), (1, 2, 1)),
+        "sm90_64x8x16_f16_ss": lambda: cute.make_tiled_mma(warpgroup.MmaF16BF16Op(f16, f16, (64, 8, 16), SMEM, K, K)),
+        "sm90_64x8x16_f32f16_rs": lambda: cute.make_tiled_mma(warpgroup.MmaF16BF16Op(f16, f32, (64, 8, 16), RMEM, K, K)),
+    }[name]()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tiled_mma_is_cute(name):
+    """cutelab's make_tiled_mma, drawn, is CuTe C++'s print_latex of the same TiledMMA."""
+    f = R.mma_figure(_tiled(name))
+    assert normalized_latex(R.render(f, "latex")) == normalized_latex(CASES[name]["latex"])
+    assert any(n.startswith("thr_layout_vmnk = ") for n in f.notes)
+
+
+@pytest.mark.parametrize("case", ["sm80_16x8x16_f32f16_atom", "sm80_16x8x16_f32f16_2x2x1"])
+def test_tiled_mma_matches_golden_cells(case):
+    a, b = R.mma_figure(_tiled(case)), golden_figure(case)
+    for ga, gb in zip(a.grids, b.grids):
+        assert (ga.keys == gb.keys).all() and (ga.labels == gb.labels).all() and (ga.tips == gb.tips).all()
+
+
+def test_atom_is_drawn_as_one_atom_tiled_mma():
+    import cutelab as cute
+    from cutelab.nvgpu import warp
+
+    atom = cute.make_mma_atom(warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)))
+    f = R.mma_figure(atom)
+    assert normalized_latex(R.render(f, "latex")) == normalized_latex(CASES["sm80_16x8x16_f32f16_atom"]["latex"])

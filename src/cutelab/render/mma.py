@@ -194,28 +194,40 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
                   [gc, ga, gb], out_notes, kind="mma", placement=[(1, 1), (1, 0), (0, 1)], meta=meta)
 
 
-def _tile_of(mma: Any) -> tuple[int, int, int]:
-    get = getattr(mma, "get_tile_size", None)
-    if get is not None:
-        return tuple(int(get(i)) for i in range(3))  # type: ignore[return-value]
-    return _tile3(getattr(mma, "tile_shape"))
-
-
 def mma_figure(tiled_mma: Any, title: str | None = None) -> Figure:
-    """The picture of a TiledMma (``cutelab.make_tiled_mma``): C, A and B with their T#V# owners.
+    """The picture of a TiledMma (``cutelab.make_tiled_mma``) or an MMA atom: C, A and B with their T#V# owners.
 
     Reads ``get_tile_size(0..2)`` and ``tv_layout_C_tiled`` / ``tv_layout_A_tiled`` /
-    ``tv_layout_B_tiled``, as CuTe DSL's TiledMma names them.
+    ``tv_layout_B_tiled``, as CuTe DSL's TiledMma names them; an atom is drawn as the TiledMma
+    of one atom (as CuTe's print_latex(MMA_Atom) does).
+
+    >>> import cutelab as cute
+    >>> op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+    >>> f = mma_figure(cute.make_tiled_mma(op, (2, 2, 1)))
+    >>> f.title, [g.shape for g in f.grids]
+    ('TiledMMA MmaF16BF16Op(ab_dtype=Float16, acc_dtype=Float32, shape_mnk=(16, 8, 16)), atoms (2,2,1)', [(32, 16), (32, 16), (16, 16)])
     """
+    if not hasattr(tiled_mma, "tv_layout_C_tiled") and hasattr(tiled_mma, "tv_layout_C"):
+        from ..nvgpu.mma_atom import make_tiled_mma
+
+        tiled_mma = make_tiled_mma(tiled_mma)
     try:
         lc, la, lb = (getattr(tiled_mma, f"tv_layout_{x}_tiled") for x in "CAB")
+        M, N, K = (int(tiled_mma.get_tile_size(i)) for i in range(3))
     except AttributeError:
-        raise LayoutError(f"mma_figure: expected a TiledMma (with tv_layout_C_tiled, ...), got "
-                          f"{type(tiled_mma).__name__}") from None
-    M, N, K = _tile_of(tiled_mma)
-    notes = []
-    thr = getattr(tiled_mma, "thr_layout_vmnk", None)
-    if thr is not None:
-        notes.append(f"thr_layout_vmnk = {thr}")
-    return mma_tv_figure((M, N, K), lc, la, lb, title=title if title is not None else f"{tiled_mma}".split("\n")[0],
+        raise LayoutError(f"mma_figure: expected a TiledMma or an MMA atom (with tv_layout_C_tiled, get_tile_size, "
+                          f"...), got {type(tiled_mma).__name__}") from None
+    notes, atoms = [], ""
+    vmnk = getattr(tiled_mma, "thr_layout_vmnk", None)
+    if vmnk is not None:
+        notes.append(f"thr_layout_vmnk = {vmnk}")
+        shp = vmnk.shape
+        if isinstance(shp, tuple) and len(shp) == 4:
+            atoms = ", atoms (" + ",".join(str(size(x)) for x in shp[1:]) + ")"
+    perm = getattr(tiled_mma, "permutation_mnk", None)
+    if perm is not None and any(p is not None for p in perm):
+        notes.append("permutation_mnk = (" + ",".join("_" if p is None else str(p) for p in perm) + ")")
+    op = getattr(tiled_mma, "op", None)
+    name = repr(op) if op is not None else type(tiled_mma).__name__
+    return mma_tv_figure((M, N, K), lc, la, lb, title=title if title is not None else f"TiledMMA {name}{atoms}",
                          notes=notes)

@@ -8,9 +8,9 @@ bits at [M, M+B): ``o ^ ((o & yyy_mask) >> S)``; a ComposedLayout ``S<B,M,S> o o
 maps c to ``swizzle(off + L(c))``. Each cell shows the final offset and its bank (``b#``),
 and is coloured by bank: cells of one colour in a column read by one warp conflict.
 
-The core, :func:`bank_figure`, takes a plain layout and a swizzle given as (B, M, S) or as
-any function of an offset; :func:`swizzle_figure` also reads CuTe notation
-(``"S<3,4,3> o 0 o (8,64):(64,1)"``) and ComposedLayout objects.
+The core, :func:`bank_figure`, takes a plain layout and a swizzle given as (B, M, S), a
+``Swizzle`` or any function of an offset; :func:`swizzle_figure` takes a ``ComposedLayout``
+(``make_smem_layout_atom``, ...) or its CuTe notation (``"S<3,4,3> o 0 o (8,64):(64,1)"``).
 
 >>> f = swizzle_figure("S<1,0,1> o 0 o (2,2):(2,1)", elem_bits=32)
 >>> f.grids[0].labels.tolist()
@@ -19,97 +19,93 @@ any function of an offset; :func:`swizzle_figure` also reads CuTe notation
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import LayoutError
-from ..layout import Layout, parse_layout
+from ..layout import Layout
+from ..swizzle import ComposedLayout, Swizzle, make_swizzle, parse_composed
 from . import palette
 from .figure import Figure, Grid, as_layout, grid_dims
 
-__all__ = ["BANKS", "BANK_BYTES", "swizzle_offsets", "parse_composed", "bank_figure", "swizzle_figure"]
+__all__ = ["BANKS", "BANK_BYTES", "bank_figure", "swizzle_figure"]
 
 BANKS = 32
 BANK_BYTES = 4
 
-_COMPOSED = re.compile(r"^\s*Sw?<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*o\s*(?:(-?\d+)\s*o\s*)?(.+?)\s*$")
-
-
-def _check_bms(bms: tuple[int, int, int], where: str) -> tuple[int, int, int]:
-    try:
-        b, m, s = (int(x) for x in bms)
-    except (TypeError, ValueError):
-        raise LayoutError(f"{where}: a swizzle is three ints (B, M, S), got {bms!r}") from None
-    if b < 0 or m < 0 or abs(s) < b:
-        raise LayoutError(f"{where}: Swizzle<{b},{m},{s}> needs B >= 0, M >= 0 and |S| >= B")
-    return b, m, s
-
-
-def swizzle_offsets(offsets: np.ndarray, bms: tuple[int, int, int]) -> np.ndarray:
-    """CuTe's Swizzle<B,M,S> applied to an int array: o ^ shiftr(o & yyy_mask, S).
-
-    >>> swizzle_offsets(np.arange(4) * 64, (3, 3, 3)).tolist()   # row r of 64: bits [6,9) into [3,6)
-    [0, 72, 144, 216]
-    """
-    b, m, s = _check_bms(bms, "swizzle")
-    o = np.asarray(offsets, dtype=np.int64)
-    yyy = ((1 << b) - 1) << (m + max(0, s))
-    picked = o & yyy
-    return o ^ (picked >> s if s >= 0 else picked << -s)
-
-
-def parse_composed(text: str) -> tuple[tuple[int, int, int] | None, int, Layout]:
-    """``"S<3,4,3> o 0 o (8,64):(64,1)"`` -> ((3,4,3), 0, Layout); a plain layout -> (None, 0, Layout).
-
-    >>> parse_composed("S<2,3,3> o (8,32):(32,1)")
-    ((2, 3, 3), 0, Layout((8,32):(32,1)))
-    """
-    m = _COMPOSED.match(text)
-    if not m:
-        if text.lstrip().startswith("S"):
-            raise LayoutError(f"swizzle picture: cannot read {text!r}; expected S<B,M,S> o OFFSET o LAYOUT, "
-                              f"e.g. S<3,4,3> o 0 o (8,64):(64,1)")
-        return None, 0, as_layout(text)
-    bms = _check_bms(tuple(int(m.group(i)) for i in (1, 2, 3)), f"swizzle picture {text!r}")
-    return bms, int(m.group(4) or 0), parse_layout(m.group(5))
-
 
 def bank_figure(layout: Any, swizzle: tuple[int, int, int] | Callable[[int], int] | None = None, offset: int = 0,
-                elem_bits: int = 16, title: str | None = None) -> Figure:
+                elem_bits: int = 16, title: str | None = None, ptr_swizzle: bool = False) -> Figure:
     """A layout of ``elem_bits``-bit elements in shared memory, each cell's offset and bank.
 
-    ``swizzle`` is None, (B, M, S), or a function of one offset; the offset of cell c is
-    ``swizzle(offset + layout(c))``. Cells are coloured by bank (32 banks of 4 bytes); an
-    element wider than 4 bytes is coloured by its first bank.
+    ``swizzle`` is None, (B, M, S), a Swizzle, or a function of one offset; the offset of cell
+    c is ``swizzle(offset + layout(c))``. With ``ptr_swizzle=True`` the swizzle acts on the
+    *byte* address instead, as the swizzle of a shared-memory pointer does (CuTe C++'s
+    ``smem_ptr_flag`` layouts, CuTe DSL's ``make_smem_layout_atom`` whose swizzle goes to
+    ``get_tensor(..., swizzle=...)``): element offset ``swizzle(o * bytes) / bytes``. Cells
+    are coloured by bank (32 banks of 4 bytes); a wider element by its first bank.
 
     >>> bank_figure("(2,4):(4,1)", elem_bits=64).grids[0].labels[0].tolist()
     ['0\\nb0', '1\\nb2', '2\\nb4', '3\\nb6']
+    >>> a = bank_figure("(8,64):(64,1)", (3, 4, 3), ptr_swizzle=True)   # 16-bit: S<3,3,3> on elements
+    >>> bool((a.grids[0].labels == bank_figure("(8,64):(64,1)", (3, 3, 3)).grids[0].labels).all())
+    True
     """
     L = as_layout(layout)
-    eb = int(elem_bits)
-    if eb <= 0 or eb & (eb - 1):
-        raise LayoutError(f"bank picture: elem_bits must be a power of two (8, 16, 32, ...), got {elem_bits!r}")
-    rows, cols, _, _ = grid_dims(L)
     raw = L.offsets() + int(offset)
     if swizzle is None:
-        offs, sw_text = raw, ""
+        if ptr_swizzle:
+            raise LayoutError(f"bank picture of {L}: ptr_swizzle needs a swizzle")
+        return _figure(str(L) if not offset else f"{offset} o {L}", L, raw, elem_bits, title)
+    if isinstance(swizzle, tuple):
+        try:
+            swizzle = make_swizzle(*swizzle)
+        except (LayoutError, TypeError) as e:
+            raise LayoutError(f"bank picture of {L}: bad swizzle {swizzle!r} ({e})") from None
+    name = f"{swizzle} o {offset} o {L}"
+    scale = 1
+    if ptr_swizzle:
+        eb = _elem_bits(elem_bits)
+        if eb < 8:
+            raise LayoutError(f"bank picture of {name}: a pointer swizzle needs elements of 8 bits or more, got {eb}")
+        scale = eb // 8
+        name += " (swizzle on byte addresses)"
+    if isinstance(swizzle, Swizzle):
+        offs = swizzle(raw * scale)
     elif callable(swizzle):
-        offs = np.array([int(swizzle(int(x))) for x in raw.tolist()], dtype=np.int64)
-        sw_text = f"{swizzle} o "
+        offs = np.array([int(swizzle(int(x))) for x in (raw * scale).tolist()], dtype=np.int64)
     else:
-        bms = _check_bms(swizzle, f"bank picture of {L}")
-        offs = swizzle_offsets(raw, bms)
-        sw_text = f"S<{bms[0]},{bms[1]},{bms[2]}> o "
+        raise LayoutError(f"bank picture of {L}: the swizzle must be (B, M, S), a Swizzle or a function, got {swizzle!r}")
+    if scale > 1:
+        if (offs % scale).any():
+            raise LayoutError(f"bank picture of {name}: the swizzle moves bytes inside a {elem_bits}-bit element "
+                              f"(its base M is below log2 of the element's bytes)")
+        offs = offs // scale
+    return _figure(name, L, offs, elem_bits, title)
+
+
+def _elem_bits(elem_bits: Any) -> int:
+    try:
+        eb = int(elem_bits)
+    except (TypeError, ValueError):
+        eb = 0
+    if eb <= 0 or eb & (eb - 1):
+        raise LayoutError(f"bank picture: elem_bits must be a power of two (8, 16, 32, ...), got {elem_bits!r}")
+    return eb
+
+
+def _figure(name: str, L: Layout, offs: np.ndarray, elem_bits: int, title: str | None) -> Figure:
+    """The bank picture of the offsets ``offs`` (flat, colexicographic over L's shape)."""
+    eb = _elem_bits(elem_bits)
     if offs.size and offs.min() < 0:
-        raise LayoutError(f"bank picture: {sw_text}{offset} o {L} has a negative offset ({int(offs.min())}); "
+        raise LayoutError(f"bank picture: {name} has a negative offset ({int(offs.min())}); "
                           f"shared-memory offsets start at 0")
+    rows, cols, _, _ = grid_dims(L)
     offs = offs.reshape(cols, rows).T  # colex: index = m + rows * n
     byte = offs * eb // 8
     bank = (byte // BANK_BYTES) % BANKS
     labels = np.char.add(np.char.add(offs.astype(str), "\nb"), bank.astype(str))
-    name = f"{sw_text}{offset} o {L}" if sw_text else str(L)
     hdr = lambda n: [str(i) for i in range(n)]  # noqa: E731
     g = Grid(name, bank.astype(np.int64), labels, palette.categorical(BANKS), hdr(rows), hdr(cols),
              legend=[(k, f"bank {k}") for k in range(BANKS)])
@@ -124,34 +120,30 @@ def bank_figure(layout: Any, swizzle: tuple[int, int, int] | Callable[[int], int
     return Figure(title if title is not None else f"{name}, {eb}-bit elements, by bank", [g], notes, kind="swizzle")
 
 
-def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None) -> Figure:
+def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_swizzle: bool = False) -> Figure:
     """A swizzled layout by bank, from CuTe notation, a ComposedLayout, or a plain Layout.
 
-    A ComposedLayout is read by duck typing: ``inner`` (the swizzle: a callable, or with
-    ``num_bits``/``num_base``/``num_shift``), ``offset`` and ``outer`` (the layout), as in
-    CuTe DSL.
+    A ComposedLayout ``inner o offset o outer`` is drawn over ``outer``'s shape. Its swizzle
+    acts on element offsets, as the value itself computes them, unless ``ptr_swizzle`` says it
+    is a pointer swizzle acting on byte addresses (see :func:`bank_figure`): that is how
+    ``make_smem_layout_atom``'s ``S<3,4,3>`` is meant (for 16-bit elements it is CuTe C++'s
+    position-independent ``Sw<3,3,3>``).
 
     >>> swizzle_figure("S<3,4,3> o 0 o (8,64):(64,1)").grids[0].shape
     (8, 64)
     """
     if isinstance(x, str):
-        bms, off, L = parse_composed(x)
-        return bank_figure(L, bms, off, elem_bits, title)
+        x = parse_composed(x) if " o " in x else as_layout(x)
     if isinstance(x, Layout):
+        if ptr_swizzle:
+            raise LayoutError(f"swizzle_figure: {x} has no swizzle for ptr_swizzle to apply")
         return bank_figure(x, None, 0, elem_bits, title)
-    inner, outer = getattr(x, "inner", None), getattr(x, "outer", None)
-    if inner is None or outer is None:
-        raise LayoutError(f"swizzle_figure: expected CuTe notation, a Layout or a ComposedLayout, "
-                          f"got {type(x).__name__}")
-    off = getattr(x, "offset", 0)
-    try:
-        off = int(off)
-    except (TypeError, ValueError):
-        raise LayoutError(f"swizzle_figure: the offset of {x} must be an int, got {off!r}") from None
-    if all(hasattr(inner, a) for a in ("num_bits", "num_base", "num_shift")):
-        sw: Any = (int(inner.num_bits), int(inner.num_base), int(inner.num_shift))
-    elif callable(inner):
-        sw = inner
-    else:
-        raise LayoutError(f"swizzle_figure: the inner function of {x} is not a swizzle")
-    return bank_figure(as_layout(outer), sw, off, elem_bits, title)
+    if isinstance(x, ComposedLayout):
+        if not isinstance(x.outer, Layout) or not isinstance(x.offset, int):
+            raise LayoutError(f"swizzle_figure: {x} is not a shared-memory layout (an int offset and a Layout)")
+        if isinstance(x.inner, Swizzle):
+            return bank_figure(x.outer, x.inner, x.offset, elem_bits, title, ptr_swizzle)
+        if ptr_swizzle:
+            raise LayoutError(f"swizzle_figure: the inner function of {x} is not a Swizzle")
+        return _figure(str(x), x.outer, np.asarray(x.offsets(), dtype=np.int64), elem_bits, title)
+    raise LayoutError(f"swizzle_figure: expected CuTe notation, a Layout or a ComposedLayout, got {type(x).__name__}")
