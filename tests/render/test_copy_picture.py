@@ -74,3 +74,31 @@ def test_tiler_forms_and_errors():
         R.copy_tv_figure((2, 2), "(8,1):(1,0)", "(4,1):(1,0)")
     with pytest.raises(LayoutError, match="expected a TiledCopy"):
         R.copy_figure(42)
+
+
+# --------------------------------------------------------------------------- cutelab's own TiledCopy
+
+
+def _tiled(name):
+    import cutelab as cute
+    from cutelab.nvgpu import CopyUniversalOp, warp
+
+    f16 = cute.Float16
+    return {
+        "ldsm_x4_32x1_1x8": lambda: cute.make_tiled_copy_tv(
+            cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 4), f16), cute.make_layout((32, 1)), cute.make_layout((1, 8))),
+        "ldsm_x4_trans_a": lambda: cute.make_tiled_copy_A(
+            cute.make_copy_atom(warp.LdMatrix8x8x16bOp(True, 4), f16),
+            cute.make_tiled_mma(warp.MmaF16BF16Op(f16, cute.Float32, (16, 8, 16)))),
+        "universal_4x8_1x4": lambda: cute.make_tiled_copy_tv(
+            cute.make_copy_atom(CopyUniversalOp(), f16, num_bits_per_copy=64),
+            cute.make_layout((4, 8), stride=(8, 1)), cute.make_layout((1, 4))),
+    }[name]()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tiled_copy_is_cute(name):
+    """cutelab's TiledCopy, drawn, is CuTe C++'s print_latex of the same TiledCopy."""
+    f = R.copy_figure(_tiled(name))
+    assert normalized_latex(R.render(f, "latex")) == normalized_latex(CASES[name]["latex"])
+    assert f.title.startswith("TiledCopy ") and any(n.startswith("tiler_mn = ") for n in f.notes)

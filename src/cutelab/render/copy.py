@@ -101,13 +101,27 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
 
 
 def copy_figure(tiled_copy: Any, title: str | None = None) -> Figure:
-    """The picture of a TiledCopy (``cutelab.make_tiled_copy_tv`` ...): source and destination TV.
+    """The picture of a TiledCopy (``cutelab.make_tiled_copy_tv``, ``make_tiled_copy_A``, ...).
 
     Reads ``tiler_mn``, ``layout_src_tv_tiled`` and ``layout_dst_tv_tiled``, as CuTe DSL names them.
+
+    >>> import cutelab as cute
+    >>> atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cute.Float16)
+    >>> f = copy_figure(cute.make_tiled_copy_tv(atom, cute.make_layout((32, 1)), cute.make_layout((1, 8))))
+    >>> f.title
+    'TiledCopy LdMatrix8x8x16bOp(transpose=False, num_matrices=4, unpack_bits=None), f16'
     """
     try:
         tiler, S, D = tiled_copy.tiler_mn, tiled_copy.layout_src_tv_tiled, tiled_copy.layout_dst_tv_tiled
     except AttributeError:
         raise LayoutError(f"copy_figure: expected a TiledCopy (with tiler_mn, layout_src_tv_tiled, "
                           f"layout_dst_tv_tiled), got {type(tiled_copy).__name__}") from None
-    return copy_tv_figure(tiler, S, D, title=title if title is not None else str(tiled_copy).split("\n")[0])
+    notes = []
+    tv = getattr(tiled_copy, "layout_tv_tiled", None)
+    if tv is not None:
+        notes.append(f"layout_tv_tiled = {tv}")
+    notes.append("tiler_mn = (" + ",".join(str(t) for t in tiler) + ")")
+    if title is None:
+        op, vt = getattr(tiled_copy, "op", None), getattr(tiled_copy, "value_type", None)
+        title = "TiledCopy " + (repr(op) if op is not None else type(tiled_copy).__name__) + (f", {vt}" if vt else "")
+    return copy_tv_figure(tiler, S, D, title=title, notes=notes)
