@@ -51,6 +51,7 @@ class Grid:
     style: str = "grid"
     min_width: int = 1  # text back end: narrowest cell (CuTe pads offsets to the digits of cosize)
     tips: np.ndarray | None = None
+    text_sep: str = ""  # text back end: what joins a label's two lines ("T0" + "V1" -> "T0V1"; " " keeps "17 b8" apart)
 
     @property
     def shape(self) -> tuple[int, int]:

@@ -108,7 +108,7 @@ def _figure(name: str, L: Layout, offs: np.ndarray, elem_bits: int, title: str |
     labels = np.char.add(np.char.add(offs.astype(str), "\nb"), bank.astype(str))
     hdr = lambda n: [str(i) for i in range(n)]  # noqa: E731
     g = Grid(name, bank.astype(np.int64), labels, palette.categorical(BANKS), hdr(rows), hdr(cols),
-             legend=[(k, f"bank {k}") for k in range(BANKS)])
+             legend=[(k, f"bank {k}") for k in range(BANKS)], text_sep=" ")
     notes = [f"elements of {eb} bits; bank = (offset * {eb} / 8 bytes / {BANK_BYTES}) mod {BANKS}; "
              f"label: offset (in elements) and bank"]
     if eb > 32:
