@@ -101,18 +101,21 @@ def tv_owners(tv: Any, rows: int, cols: int, what: str = "tv layout") -> TvOwner
     val[uniq] = v[order][first]
     emit = so[np.sort(first)]  # cells in the order CuTe draws them
     tips = np.full(cells, "", dtype=object)
-    shared = np.flatnonzero(count > 1)
-    if shared.size:
-        mask = np.isin(offs, shared)
-        sub = np.lexsort((t[mask], v[mask], offs[mask]))  # by cell, then value, then thread
-        so2, sv, st = offs[mask][sub], v[mask][sub], t[mask][sub]
-        cuts = np.flatnonzero(np.diff(so2)) + 1
-        for seg_o, seg_v, seg_t in zip(np.split(so2, cuts), np.split(sv, cuts), np.split(st, cuts)):
-            parts = []
-            vc = np.flatnonzero(np.diff(seg_v)) + 1
-            for vv, tt in zip(np.split(seg_v, vc), np.split(seg_t, vc)):
-                parts.append(f"V{int(vv[0])}: {_thread_ranges(tt.tolist())}")
-            tips[int(seg_o[0])] = "; ".join(parts)
+    mask = count[offs] > 1  # the (t, v) of shared cells
+    if mask.any():
+        o2, v2, t2 = offs[mask], v[mask], t[mask]
+        srt = np.lexsort((t2, v2, o2))  # by cell, then value, then thread
+        o2, v2, t2 = o2[srt].tolist(), v2[srt].tolist(), t2[srt].tolist()
+        i, n = 0, len(o2)
+        while i < n:
+            cell, parts = o2[i], []
+            while i < n and o2[i] == cell:
+                vv, ts = v2[i], []
+                while i < n and o2[i] == cell and v2[i] == vv:
+                    ts.append(t2[i])
+                    i += 1
+                parts.append(f"V{vv}: {_thread_ranges(ts)}")
+            tips[cell] = "; ".join(parts)
     shape2 = (cols, rows)  # flat index m + rows * n -> (m, n)
     return TvOwners(thr.reshape(shape2).T, val.reshape(shape2).T, count.reshape(shape2).T,
                     tips.reshape(shape2).T.astype(str), np.stack([emit % rows, emit // rows], axis=1),
