@@ -212,3 +212,13 @@ def test_atom_is_drawn_as_one_atom_tiled_mma():
     atom = cute.make_mma_atom(warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)))
     f = R.mma_figure(atom)
     assert normalized_latex(R.render(f, "latex")) == normalized_latex(CASES["sm80_16x8x16_f32f16_atom"]["latex"])
+
+
+def test_too_big_to_label_is_coloured_only():
+    # C of 128x128 = 16384 cells > LABEL_LIMIT: no labels anywhere (the panels share one cell size)
+    f = R.mma_tv_figure((128, 128, 1), "(128,128):(1,128)", "(128,1):(1,0)", "(128,128):(0,1)")
+    assert all(g.labels is None for g in f.grids)
+    assert any("cells are coloured by thread, not labelled" in n for n in f.notes)
+    gc, ga, gb = svgread.read(R.render(f, "svg"))
+    assert not gc.labels and gc.fills[5, 7] == gc.fills[5, 0] != gc.fills[6, 0]  # row m is thread m
+    assert ga.fills[5, 0] == gc.fills[5, 0] and len(set(gb.fills.ravel())) == 1  # B: first holder T0 everywhere

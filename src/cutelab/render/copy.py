@@ -25,8 +25,8 @@ from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout
 from . import palette
-from .figure import Figure, Grid, as_layout, tv_labels
-from .mma import _sharing_note, tv_owners
+from .figure import LABEL_LIMIT, Figure, Grid, as_layout, tv_labels
+from .mma import _sharing_note, _unlabel_if_big, tv_owners
 
 __all__ = ["copy_tv_figure", "copy_figure", "tile_mn"]
 
@@ -73,8 +73,9 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
     """
     M, N = tile_mn(tiler_mn)
     S, D = as_layout(layout_src_tv), as_layout(layout_dst_tv)
-    os_ = tv_owners(S, M, N, f"copy picture: source layout over (M,N)=({M},{N})")
-    od = tv_owners(D, M, N, f"copy picture: destination layout over (M,N)=({M},{N})")
+    tips = M * N <= LABEL_LIMIT  # else no labels, so no tooltips
+    os_ = tv_owners(S, M, N, f"copy picture: source layout over (M,N)=({M},{N})", tips)
+    od = tv_owners(D, M, N, f"copy picture: destination layout over (M,N)=({M},{N})", tips)
     if os_.threads != od.threads:
         raise LayoutError(f"copy picture: the source and destination layouts must have the same number of threads, "
                           f"got {os_.threads} and {od.threads} ({S}, {D})")
@@ -85,7 +86,7 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
     grids = [Grid(f"{name} (M,N) = ({M},{N})", o.thr.copy(), tv_labels(o.thr, o.val), colors, hdr(M), hdr(N),
                   legend=legend, tips=o.tips.copy())
              for name, o in (("source", os_), ("destination", od))]
-    out_notes = list(notes) + [f"layout_src_tv = {S}", f"layout_dst_tv = {D}",
+    out_notes = list(notes) + _unlabel_if_big(grids) + [f"layout_src_tv = {S}", f"layout_dst_tv = {D}",
                                f"tile (M,N) = ({M},{N}); (t,v) -> m + M*n"]
     for name, o in (("source", os_), ("destination", od)):
         holes = int((o.count == 0).sum())

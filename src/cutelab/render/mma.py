@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import LayoutError
 from ..layout import size
 from . import palette
-from .figure import Figure, Grid, as_layout, tv_labels
+from .figure import LABEL_LIMIT, Figure, Grid, as_layout, tv_labels
 
 __all__ = ["TvOwners", "tv_owners", "mma_tv_figure", "mma_figure"]
 
@@ -59,19 +59,10 @@ class TvOwners:
     values: int
 
 
-def _thread_ranges(ts: Sequence[int]) -> str:
-    out, i = [], 0
-    while i < len(ts):
-        j = i
-        while j + 1 < len(ts) and ts[j + 1] == ts[j] + 1:
-            j += 1
-        out.append(f"T{ts[i]}" if i == j else f"T{ts[i]}-T{ts[j]}")
-        i = j + 1
-    return ",".join(out)
-
-
-def tv_owners(tv: Any, rows: int, cols: int, what: str = "tv layout") -> TvOwners:
+def tv_owners(tv: Any, rows: int, cols: int, what: str = "tv layout", with_tips: bool = True) -> TvOwners:
     """Holders of each cell of a (rows, cols) tile under ``tv``: (thr, val) -> m + rows * n.
+
+    with_tips=False leaves ``tips`` empty (for pictures too big to label).
 
     Raises LayoutError (naming ``what``) when tv is not rank 2 or maps outside the tile.
 
@@ -102,20 +93,28 @@ def tv_owners(tv: Any, rows: int, cols: int, what: str = "tv layout") -> TvOwner
     emit = so[np.sort(first)]  # cells in the order CuTe draws them
     tips = np.full(cells, "", dtype=object)
     mask = count[offs] > 1  # the (t, v) of shared cells
-    if mask.any():
+    if with_tips and mask.any():
         o2, v2, t2 = offs[mask], v[mask], t[mask]
         srt = np.lexsort((t2, v2, o2))  # by cell, then value, then thread
-        o2, v2, t2 = o2[srt].tolist(), v2[srt].tolist(), t2[srt].tolist()
-        i, n = 0, len(o2)
-        while i < n:
-            cell, parts = o2[i], []
-            while i < n and o2[i] == cell:
-                vv, ts = v2[i], []
-                while i < n and o2[i] == cell and v2[i] == vv:
-                    ts.append(t2[i])
-                    i += 1
-                parts.append(f"V{vv}: {_thread_ranges(ts)}")
-            tips[cell] = "; ".join(parts)
+        o2, v2, t2 = o2[srt], v2[srt], t2[srt]
+        # runs of consecutive threads holding one value of one cell: T3-T9
+        new = np.ones(o2.size, dtype=bool)
+        new[1:] = (o2[1:] != o2[:-1]) | (v2[1:] != v2[:-1]) | (t2[1:] != t2[:-1] + 1)
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], o2.size) - 1
+        cur, parts, last_v = -1, [], -1
+        for c, vv, a, b in zip(o2[starts].tolist(), v2[starts].tolist(), t2[starts].tolist(), t2[ends].tolist()):
+            if c != cur:
+                if cur >= 0:
+                    tips[cur] = "".join(parts)
+                cur, parts, last_v = c, [], -1
+            r = f"T{a}" if a == b else f"T{a}-T{b}"
+            if vv == last_v:
+                parts.append("," + r)
+            else:
+                parts.append(("; " if parts else "") + f"V{vv}: {r}")
+                last_v = vv
+        tips[cur] = "".join(parts)
     shape2 = (cols, rows)  # flat index m + rows * n -> (m, n)
     return TvOwners(thr.reshape(shape2).T, val.reshape(shape2).T, count.reshape(shape2).T,
                     tips.reshape(shape2).T.astype(str), np.stack([emit % rows, emit // rows], axis=1),
@@ -130,6 +129,16 @@ def _tile3(tile_mnk: Any) -> tuple[int, int, int]:
     if len(t) != 3 or min(t) <= 0:
         raise LayoutError(f"mma picture: tile_mnk must be three positive ints (M,N,K), got {tile_mnk!r}")
     return t  # type: ignore[return-value]
+
+
+def _unlabel_if_big(grids: list[Grid]) -> list[str]:
+    """Placed grids share one cell size: if one is too big to label, none is labelled (cells stay coloured)."""
+    big = max(g.keys.size for g in grids)
+    if big <= LABEL_LIMIT:
+        return []
+    for g in grids:
+        g.labels, g.tips = None, None
+    return [f"{big} cells in the largest operand (> {LABEL_LIMIT}): cells are coloured by thread, not labelled"]
 
 
 def _sharing_note(name: str, o: TvOwners) -> str | None:
@@ -157,9 +166,10 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
     """
     M, N, K = _tile3(tile_mnk)
     C, A, B = as_layout(layout_c_tv), as_layout(layout_a_tv), as_layout(layout_b_tv)
-    oc = tv_owners(C, M, N, f"mma picture: C layout over (M,N)=({M},{N})")
-    oa = tv_owners(A, M, K, f"mma picture: A layout over (M,K)=({M},{K})")
-    ob = tv_owners(B, N, K, f"mma picture: B layout over (N,K)=({N},{K})")
+    tips = max(M * N, M * K, N * K) <= LABEL_LIMIT  # else no labels (see _unlabel_if_big), so no tooltips
+    oc = tv_owners(C, M, N, f"mma picture: C layout over (M,N)=({M},{N})", tips)
+    oa = tv_owners(A, M, K, f"mma picture: A layout over (M,K)=({M},{K})", tips)
+    ob = tv_owners(B, N, K, f"mma picture: B layout over (N,K)=({N},{K})", tips)
     if not (oc.threads == oa.threads == ob.threads):
         raise LayoutError(f"mma picture: C, A, B layouts must have the same number of threads, got "
                           f"{oc.threads}, {oa.threads}, {ob.threads} ({C}, {A}, {B})")
@@ -177,7 +187,7 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
     gc = grid("C", oc, False, "M", "N", legend)
     ga = grid("A", oa, False, "M", "K", [])
     gb = grid("B", ob, True, "K", "N", [])
-    out_notes = list(notes) + [f"layout_C_tv = {C}", f"layout_A_tv = {A}", f"layout_B_tv = {B}",
+    out_notes = list(notes) + _unlabel_if_big([gc, ga, gb]) + [f"layout_C_tv = {C}", f"layout_A_tv = {A}", f"layout_B_tv = {B}",
                                f"tile (M,N,K) = ({M},{N},{K}); C: (t,v) -> m + M*n, A: m + M*k, B: n + N*k"]
     for name, o in (("C", oc), ("A", oa), ("B", ob)):
         holes = int((o.count == 0).sum())
