@@ -86,7 +86,8 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
     grids = [Grid(f"{name} (M,N) = ({M},{N})", o.thr.copy(), tv_labels(o.thr, o.val), colors, hdr(M), hdr(N),
                   legend=legend, tips=o.tips.copy())
              for name, o in (("source", os_), ("destination", od))]
-    out_notes = list(notes) + _unlabel_if_big(grids) + [f"layout_src_tv = {S}", f"layout_dst_tv = {D}",
+    meta: dict = {}
+    out_notes = list(notes) + _unlabel_if_big(grids, meta) + [f"layout_src_tv = {S}", f"layout_dst_tv = {D}",
                                f"tile (M,N) = ({M},{N}); (t,v) -> m + M*n"]
     for name, o in (("source", os_), ("destination", od)):
         holes = int((o.count == 0).sum())
@@ -95,8 +96,8 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
         s = _sharing_note(name, o)
         if s:
             out_notes.append(s)
-    meta = {"roles": ["S", "D"], "tile": (M, N), "comments": [f"Layout S TV: {S}", f"Layout D TV: {D}"],
-            "order": [os_.order, od.order]}
+    meta.update({"roles": ["S", "D"], "tile": (M, N), "comments": [f"Layout S TV: {S}", f"Layout D TV: {D}"],
+                 "order": [os_.order, od.order]})
     return Figure(title if title is not None else f"TiledCopy tile (M,N) = ({M},{N}), {T} threads", grids,
                   out_notes, kind="copy", placement=[(0, 0), (0, 1)], meta=meta)
 

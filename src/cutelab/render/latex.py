@@ -112,12 +112,12 @@ def _cute_fill(hex_colour: str) -> str:
     return f"{{rgb,255:red,{r};green,{g};blue,{b}}}"
 
 
-def _cute_cells(g: Grid, order, dr: int, dc: int) -> list[str]:
+def _cute_cells(g: Grid, labels, order, dr: int, dc: int) -> list[str]:
     """One CuTe node per held cell, in the builder's order (meta["order"]), shifted by (dr, dc)."""
     out = []
     for r, c in order.tolist():
         k = int(g.keys[r, c])
-        out.append(f"\\node[fill={_cute_fill(g.fill(k))}] at ({r + dr},{c + dc}) {{{_label(str(g.labels[r, c]))}}};")
+        out.append(f"\\node[fill={_cute_fill(g.fill(k))}] at ({r + dr},{c + dc}) {{{_label(str(labels[r, c]))}}};")
     return out
 
 
@@ -132,24 +132,26 @@ def _cute_index(r: int, c: int, i: int) -> str:
 def _cute_tv(fig: Figure) -> str:
     """kind "mma" / "copy": the document CuTe's print_latex writes (see the module docstring)."""
     meta = fig.meta
+    # a picture too big for SVG labels keeps them in meta["labels"]: LaTeX labels every cell as CuTe does
+    labels = meta.get("labels") or [g.labels for g in fig.grids]
     out = [f"% {c}" for c in meta["comments"]] + [f"% {fig.title}"] + [f"% {n}" for n in fig.notes]
     out.append(_CUTE_HEADER)
     if fig.kind == "mma":
         gc, ga, gb = fig.grids
         oc, oa, ob = meta["order"]
         M, N, K = meta["tile"]
-        out += _cute_cells(gc, oc, 0, 0) + _cute_grid(0, 0, M, N)
-        out += _cute_cells(ga, oa, 0, -K - 1) + _cute_grid(0, -K - 1, M, -1)
+        out += _cute_cells(gc, labels[0], oc, 0, 0) + _cute_grid(0, 0, M, N)
+        out += _cute_cells(ga, labels[1], oa, 0, -K - 1) + _cute_grid(0, -K - 1, M, -1)
         out += [_cute_index(m, -K - 2, m) for m in range(M)] + [_cute_index(-1, k - K - 1, k) for k in range(K)]
-        out += _cute_cells(gb, ob, -K - 1, 0) + _cute_grid(-K - 1, 0, -1, N)
+        out += _cute_cells(gb, labels[2], ob, -K - 1, 0) + _cute_grid(-K - 1, 0, -1, N)
         out += [_cute_index(-K - 2, n, n) for n in range(N)] + [_cute_index(k - K - 1, -1, k) for k in range(K)]
     else:
         gs, gd = fig.grids
         os_, od = meta["order"]
         M, N = meta["tile"]
-        out += _cute_cells(gs, os_, 0, 0) + _cute_grid(0, 0, M, N)
+        out += _cute_cells(gs, labels[0], os_, 0, 0) + _cute_grid(0, 0, M, N)
         out += [_cute_index(m, -1, m) for m in range(M)] + [_cute_index(-1, n, n) for n in range(N)]
-        out += _cute_cells(gd, od, 0, N + 3) + _cute_grid(0, N + 3, M, 2 * N + 3)
+        out += _cute_cells(gd, labels[1], od, 0, N + 3) + _cute_grid(0, N + 3, M, 2 * N + 3)
         out += [_cute_index(m, 2 * N + 3, m) for m in range(M)] + [_cute_index(-1, n + N + 3, n) for n in range(N)]
     return "\n".join(out) + "\n" + _FOOTER
 

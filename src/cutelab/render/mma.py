@@ -131,11 +131,15 @@ def _tile3(tile_mnk: Any) -> tuple[int, int, int]:
     return t  # type: ignore[return-value]
 
 
-def _unlabel_if_big(grids: list[Grid]) -> list[str]:
-    """Placed grids share one cell size: if one is too big to label, none is labelled (cells stay coloured)."""
+def _unlabel_if_big(grids: list[Grid], meta: dict) -> list[str]:
+    """Placed grids share one cell size: if one is too big to label, none is labelled (cells stay coloured).
+
+    The labels move to ``meta["labels"]`` for the LaTeX back end, which writes every T#V# as CuTe does.
+    """
     big = max(g.keys.size for g in grids)
     if big <= LABEL_LIMIT:
         return []
+    meta["labels"] = [g.labels for g in grids]
     for g in grids:
         g.labels, g.tips = None, None
     return [f"{big} cells in the largest operand (> {LABEL_LIMIT}): cells are coloured by thread, not labelled"]
@@ -187,8 +191,10 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
     gc = grid("C", oc, False, "M", "N", legend)
     ga = grid("A", oa, False, "M", "K", [])
     gb = grid("B", ob, True, "K", "N", [])
-    out_notes = list(notes) + _unlabel_if_big([gc, ga, gb]) + [f"layout_C_tv = {C}", f"layout_A_tv = {A}", f"layout_B_tv = {B}",
-                               f"tile (M,N,K) = ({M},{N},{K}); C: (t,v) -> m + M*n, A: m + M*k, B: n + N*k"]
+    meta: dict = {}
+    out_notes = list(notes) + _unlabel_if_big([gc, ga, gb], meta)
+    out_notes += [f"layout_C_tv = {C}", f"layout_A_tv = {A}", f"layout_B_tv = {B}",
+                  f"tile (M,N,K) = ({M},{N},{K}); C: (t,v) -> m + M*n, A: m + M*k, B: n + N*k"]
     for name, o in (("C", oc), ("A", oa), ("B", ob)):
         holes = int((o.count == 0).sum())
         if holes:
@@ -197,12 +203,12 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
         s = _sharing_note(name, o)
         if s:
             out_notes.append(s)
-    meta = {
+    meta.update({
         "roles": ["C", "A", "B"], "tile": (M, N, K),
         "comments": [f"LayoutC: {C}", f"LayoutA: {A}", f"LayoutB: {B}"],
         # cells (row, col) of each drawn grid in the order CuTe's print_latex_mma emits them
         "order": [oc.order, oa.order, ob.order[:, ::-1]],
-    }
+    })
     return Figure(title if title is not None else f"TiledMMA tile (M,N,K) = ({M},{N},{K}), {T} threads",
                   [gc, ga, gb], out_notes, kind="mma", placement=[(1, 1), (1, 0), (0, 1)], meta=meta)
 
