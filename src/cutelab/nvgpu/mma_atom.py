@@ -335,8 +335,20 @@ class TiledMma(MmaAtom):
             not _is_int(s) or s < 1 for s in it.flatten_to_tuple(shape)
         ):
             raise TensorError(f"partition_shape_{what}({_pretty(shape)}): expected a shape of rank >= 2 with positive extents")
+        i, j = self._OPERANDS[what][:2]
+        for mode, (n, name) in enumerate(zip(shape[:2], ("MK" if what == "A" else "NK" if what == "B" else "MN"))):
+            tile = self.get_tile_size((i, j)[mode])
+            if n % tile and tile % n:  # CuTe's static shape_div condition, which the DSL checks here
+                raise TensorError(
+                    f"partition_shape_{what}({_pretty(shape)}): the {name} extent {n} and the tile size {tile} do not "
+                    f"divide one another"
+                )
         frg = self._thrfrg(what, make_layout(shape))
-        return _slice_thr(frg, 0).shape
+        shp = _slice_thr(frg, 0).shape
+        # as the DSL answers: the value mode in the profile of the atom's value mode, each rest mode one extent
+        tv = {"A": self._tv_a, "B": self._tv_b, "C": self._tv_c}[what]
+        vprof = tv.shape[1] if isinstance(tv.shape, tuple) else 1
+        return (it.product_like(shp[0], vprof),) + tuple(it.product(x) for x in shp[1:])
 
     def partition_shape_A(self, shape_mk: Any) -> Any:
         """The shape of one thread's partition of an M x K (x ...) tensor: (FrgV, RestM, RestK, ...)."""
