@@ -379,7 +379,7 @@ def _slice_thr(frg: Layout, thr: Any) -> Layout:
     """frg[(thr, (_, (_,...)))] as a layout: keep (FrgV, Rest...) flattened one level."""
     rest = frg.shape[1][1]
     coord = (thr, (None, tuple(None for _ in rest) if isinstance(rest, tuple) else None))
-    return slice_(frg, coord) if not isinstance(thr, tuple) else slice_(frg, coord)
+    return slice_(frg, coord)
 
 
 class ThrMma(TiledMma):
