@@ -20,7 +20,7 @@ from cutelab import Layout, LayoutError
 from cutelab.int_tuple import flatten_to_tuple, tuple_str
 
 GOLDEN = Path(__file__).parent / "golden"
-FILES = sorted(p for p in GOLDEN.glob("*.json") if not p.stem.startswith("copy_"))  # copy_*: tests/nvgpu
+FILES = sorted(p for p in GOLDEN.glob("*.json") if not p.stem.startswith(("copy_", "mma_")))  # atoms: tests/nvgpu
 
 
 def _arg(a: dict):

@@ -288,3 +288,44 @@ def test_tiled_copies_of_tiled_mmas():
                 n += 1
     assert not bad, f"{len(bad)} differences from CuTe DSL:\n" + "\n".join(bad[:20])
     assert n >= 150
+
+
+def _cutelab_tiled_mma(m: dict):
+    from cutelab.nvgpu import MmaUniversalOp
+
+    if m["op"] == "MmaUniversalOp":
+        op = MmaUniversalOp(getattr(cute, m["ab"]))
+    elif m["op"] == "MmaTF32Op":
+        op = warp.MmaTF32Op(tuple(m["shape"]))
+    else:
+        op = getattr(warp, m["op"])(getattr(cute, m["ab"]), getattr(cute, m["acc"]), tuple(m["shape"]))
+    perm = tuple(m["perm"]) if m["perm"] else None
+    return cute.make_tiled_mma(op, tuple(m["atoms"]), permutation_mnk=perm)
+
+
+def test_tiled_copies_of_cutelab_tiled_mmas():
+    """make_tiled_copy_A/B/C/C_atom on cutelab's own TiledMma give what the DSL gives."""
+    n = 0
+    makers = {"A": cute.make_tiled_copy_A, "B": cute.make_tiled_copy_B, "C": cute.make_tiled_copy_C,
+              "C_atom": cute.make_tiled_copy_C_atom}
+    for case in _load("mma"):
+        tm = _cutelab_tiled_mma(case["args"]["mma"])
+        r = case["result"]
+        assert [str(tm.tv_layout_A_tiled), str(tm.tv_layout_B_tiled), str(tm.tv_layout_C_tiled)] == \
+            [r["tv_A"], r["tv_B"], r["tv_C"]]
+        for ent in r["copies"]:
+            atom = _atom(ent["atom"])
+            for which, f in makers.items():
+                if "result" in ent[which]:
+                    tv = getattr(tm, f"tv_layout_{which[0]}_tiled")
+                    try:
+                        tc = f(atom, tm)
+                    except LayoutError as e:  # CuTe C++'s static assertion, which the DSL skips
+                        assert _too_few((atom, product(tv.shape[0]), product(tv.shape[1])), e), e
+                        continue
+                    assert str(tc) == ent[which]["result"]["str"]
+                    n += 1
+                else:
+                    with pytest.raises(ValueError):
+                        f(atom, tm)
+    assert n >= 150
