@@ -73,7 +73,6 @@ Uint64 = Numeric("u64", 64, "uint", np.uint64, "uint64", "unsigned long long")
 Boolean = Numeric("i1", 8, "bool", np.bool_, "bool", "bool")
 # MMA operand types (stored as raw bits or, for tf32, as the f32 it rounds): names as MLIR prints them
 TFloat32 = Numeric("tf32", 32, "float", np.float32, "tfloat32", "float")
-# 8-bit floats are stored as raw bytes (numpy has no fp8)
 Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", np.uint8, "float8_e4m3fn", "__nv_fp8_e4m3")
 Float8E5M2 = Numeric("f8E5M2", 8, "float", np.uint8, "float8_e5m2", "__nv_fp8_e5m2")
 

@@ -202,6 +202,9 @@ def test_tiled_copy_errors():
         tc.get_slice(0).partition_S(cute.make_rmem_tensor(cute.make_layout(64), cute.Float32))
     with pytest.raises(TypeError, match="TiledMma"):
         cute.make_tiled_copy_A(U64, tc)
+    # ldmatrix x4 (8 values) cannot serve an A/B/C layout of 4 values per thread (CuTe C++ asserts)
+    with pytest.raises(LayoutError, match="too few values"):
+        cute.make_tiled_copy_B(LDSM4, _mma())
 
 
 # --------------------------------------------------------------------------- copy on the host
@@ -298,3 +301,55 @@ def test_basic_and_autovec_copy():
         cute.autovec_copy(s, cute.make_rmem_tensor((2, 3), cute.Int16))
     with pytest.raises(TensorError, match="elements"):
         cute.basic_copy(s, cute.make_rmem_tensor((2, 2), cute.Int32))
+
+
+# --------------------------------------------------------------------------- with TiledMma
+
+def _mma(acc=cute.Float32, perm=None):
+    return cute.make_tiled_mma(warp.MmaF16BF16Op(cute.Float16, acc, (16, 8, 16)), (2, 2, 1), permutation_mnk=perm)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_ldmatrix_into_mma_fragment_A(n):
+    """smem A (K-major) -> ldmatrix via make_tiled_copy_A + retile -> the MMA's A fragment."""
+    tm, M, K = _mma(), 64, 32
+    a = np.random.default_rng(n).standard_normal(M * K).astype(np.float16)
+    sA = cute.make_tensor(a, cute.make_layout((M, K), stride=(K, 1)))
+    tids = np.arange(tm.size)
+    thr_mma = tm.get_slice(tids)
+    tCrA = thr_mma.partition_fragment_A(sA)
+    s2r = cute.make_tiled_copy_A(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, n), cute.Float16), tm)
+    cute.copy(s2r, s2r.get_slice(tids).partition_S(sA), s2r.retile(tCrA))
+    assert np.array_equal(tCrA.load().values, thr_mma.partition_A(sA).load().values)
+
+
+@pytest.mark.parametrize("n,perm", [(2, None), (4, (32, 32, 16))])
+def test_ldmatrix_trans_into_mma_fragment_B(n, perm):
+    """smem B (N-major) -> ldmatrix.trans via make_tiled_copy_B -> the MMA's B fragment (x4 needs
+    16 columns of N per atom: the permutation tile (32, 32, 16), as in CUTLASS's SM80 GEMMs)."""
+    tm, N, K = _mma(perm=perm), 32, 32
+    b = np.random.default_rng(n).standard_normal(N * K).astype(np.float16)
+    sB = cute.make_tensor(b, cute.make_layout((N, K), stride=(1, N)))
+    tids = np.arange(tm.size)
+    thr_mma = tm.get_slice(tids)
+    tCrB = thr_mma.partition_fragment_B(sB)
+    s2r = cute.make_tiled_copy_B(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(True, n), cute.Float16), tm)
+    cute.copy(s2r, s2r.get_slice(tids).partition_S(sB), s2r.retile(tCrB))
+    assert np.array_equal(tCrB.load().values, thr_mma.partition_B(sB).load().values)
+
+
+@pytest.mark.parametrize("n,perm", [(2, None), (4, (32, 32, 16))])
+def test_stmatrix_from_mma_fragment_C(n, perm):
+    """The MMA's C fragment (f16) -> stmatrix via make_tiled_copy_C + retile -> smem C."""
+    tm, M, N = _mma(cute.Float16, perm), 32, 32
+    c = np.zeros(M * N, np.float16)
+    sC = cute.make_tensor(c, cute.make_layout((M, N), stride=(N, 1)))
+    tids = np.arange(tm.size)
+    thr_mma = tm.get_slice(tids)
+    tCrC = thr_mma.partition_fragment_C(sC)
+    vals = np.random.default_rng(0).standard_normal(tCrC.load().values.shape).astype(np.float16)
+    tCrC.store(vals)
+    r2s = cute.make_tiled_copy_C(cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, n), cute.Float16), tm)
+    cute.copy(r2s, r2s.retile(tCrC), r2s.get_slice(tids).partition_D(sC))
+    assert np.array_equal(thr_mma.partition_C(sC).load().values, vals)
+    assert np.count_nonzero(c) == np.count_nonzero(vals)

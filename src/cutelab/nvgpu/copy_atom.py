@@ -181,7 +181,7 @@ def _as_tiler(tiler_mn: Any, where: str) -> tuple:
         if isinstance(t, Layout):
             out.append(t)
         elif isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 1:
-            out.append(Layout(int(t), 1))
+            out.append(Layout(int(t), 1 if t > 1 else 0))  # the DSL packs 1 as 1:0
         else:
             raise LayoutError(f"{where}: every mode of tiler_mn must be a positive int or a Layout, got {t!r}")
     return _Tile(out)

@@ -36,7 +36,7 @@ from ..numeric import Numeric
 from ..tensor import Tensor, make_fragment_like, make_rmem_tensor
 
 __all__ = [
-    "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma",
+    "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
 ]
 
 
@@ -178,7 +178,11 @@ class MmaAtom:
         if not isinstance(input, Tensor):
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
-        return make_rmem_tensor(input.shape, acc)
+        layout = make_layout(input.shape)
+        from ..tensor import NumpyEngine
+
+        eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
+        return Tensor(eng, layout, off, _checked=True)
 
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
         dt = self._op._fragment_dtypes()[k]
@@ -335,8 +339,20 @@ class TiledMma(MmaAtom):
             not _is_int(s) or s < 1 for s in it.flatten_to_tuple(shape)
         ):
             raise TensorError(f"partition_shape_{what}({_pretty(shape)}): expected a shape of rank >= 2 with positive extents")
+        i, j = self._OPERANDS[what][:2]
+        for mode, (n, name) in enumerate(zip(shape[:2], ("MK" if what == "A" else "NK" if what == "B" else "MN"))):
+            tile = self.get_tile_size((i, j)[mode])
+            if n % tile and tile % n:  # CuTe's static shape_div condition, which the DSL checks here
+                raise TensorError(
+                    f"partition_shape_{what}({_pretty(shape)}): the {name} extent {n} and the tile size {tile} do not "
+                    f"divide one another"
+                )
         frg = self._thrfrg(what, make_layout(shape))
-        return _slice_thr(frg, 0).shape
+        shp = _slice_thr(frg, 0).shape
+        # as the DSL answers: the value mode in the profile of the atom's value mode, each rest mode one extent
+        tv = {"A": self._tv_a, "B": self._tv_b, "C": self._tv_c}[what]
+        vprof = tv.shape[1] if isinstance(tv.shape, tuple) else 1
+        return (it.product_like(shp[0], vprof),) + tuple(it.product(x) for x in shp[1:])
 
     def partition_shape_A(self, shape_mk: Any) -> Any:
         """The shape of one thread's partition of an M x K (x ...) tensor: (FrgV, RestM, RestK, ...)."""
@@ -363,7 +379,7 @@ def _slice_thr(frg: Layout, thr: Any) -> Layout:
     """frg[(thr, (_, (_,...)))] as a layout: keep (FrgV, Rest...) flattened one level."""
     rest = frg.shape[1][1]
     coord = (thr, (None, tuple(None for _ in rest) if isinstance(rest, tuple) else None))
-    return slice_(frg, coord) if not isinstance(thr, tuple) else slice_(frg, coord)
+    return slice_(frg, coord)
 
 
 class ThrMma(TiledMma):
@@ -389,7 +405,10 @@ class ThrMma(TiledMma):
         else:
             raise TensorError(f"get_slice: expected an int thread index (or a numpy array of them), got {thr_idx!r}")
         self._thr_idx = thr_idx
-        self._vmnk_crd = _thr_flat_coord(tiled._vmnk, thr_idx)
+        crd = _thr_flat_coord(tiled._vmnk, thr_idx)
+        if isinstance(thr_idx, np.ndarray):  # keep the batch even where a mode has one thread
+            crd = tuple(np.broadcast_to(np.asarray(c, dtype=np.int64), thr_idx.shape) for c in crd)
+        self._vmnk_crd = crd
 
     @property
     def thr_idx(self) -> Any:
@@ -517,3 +536,171 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
 
 # --------------------------------------------------------------------------- host GEMM
 
+
+def _fp8_table(exp_bits: int, man_bits: int, fn: bool) -> np.ndarray:
+    """The value of every 8-bit pattern of an fp8 format (e4m3fn: no inf, one NaN; e5m2: IEEE-like)."""
+    bias = (1 << (exp_bits - 1)) - 1
+    out = np.empty(256, dtype=np.float64)
+    for u in range(256):
+        s = -1.0 if u & 0x80 else 1.0
+        e = (u >> man_bits) & ((1 << exp_bits) - 1)
+        m = u & ((1 << man_bits) - 1)
+        top = (1 << exp_bits) - 1
+        if fn and e == top and m == (1 << man_bits) - 1:
+            out[u] = np.nan
+        elif not fn and e == top:
+            out[u] = s * np.inf if m == 0 else np.nan
+        elif e == 0:
+            out[u] = s * m * 2.0 ** (1 - bias - man_bits)
+        else:
+            out[u] = s * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+    return out
+
+
+_FP8 = {}
+
+
+def _as_numbers(raw: np.ndarray, dtype: Numeric) -> np.ndarray:
+    """Stored values (batch + (size,)) as float64 or int64 numbers."""
+    from ..tensor import bf16_to_f32
+
+    if dtype is _numeric.BFloat16:
+        return bf16_to_f32(raw).astype(np.float64)
+    if dtype in (_numeric.Float8E4M3FN, _numeric.Float8E5M2):
+        if dtype not in _FP8:
+            _FP8[dtype] = _fp8_table(4, 3, True) if dtype is _numeric.Float8E4M3FN else _fp8_table(5, 2, False)
+        return _FP8[dtype][raw.astype(np.uint8)]
+    if dtype.kind in ("int", "uint", "bool"):
+        return raw.astype(np.int64)
+    return raw.astype(np.float64)
+
+
+def _load_modes(t: Any, what: str) -> tuple:
+    """The values of a (batched) tensor of rank <= 3 as an array (B, m0, m1, m2), and its batch shape."""
+    if not isinstance(t, Tensor):
+        raise TensorError(f"gemm: operand {what} must be a Tensor, got {type(t).__name__}")
+    if not hasattr(t.engine, "data"):
+        raise TensorError(f"gemm: operand {what} ({t}) is not host (numpy) data")
+    ssa = t.load()
+    vals = _as_numbers(ssa.values, t.element_type)
+    batch = vals.shape[:-1]
+    nb = int(np.prod(batch)) if batch else 1
+    shp = it.product_each(t.shape)
+    shp = shp if isinstance(shp, tuple) else (shp,)
+    full = tuple(shp) + (1,) * (3 - len(shp))
+    return vals.reshape((nb,) + tuple(reversed(full))).transpose(0, 3, 2, 1), batch
+
+
+def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
+    """d = a * b + c on the host, over an MMA atom's (or tiled MMA's) thread-value layouts.
+
+    a, b, c, d are the per-thread fragments of every thread of the MMA, batched: batch entry t is
+    thread t (as from ``tiled_mma.get_slice(np.arange(tiled_mma.size))``); an MMA of one thread
+    also takes plain (unbatched) tensors. Shapes as cute.gemm dispatches them: (V) x (V) => (V),
+    (M) x (N) => (M,N), (M,K) x (N,K) => (M,N), (V,M) x (V,N) => (V,M,N), (V,M,K) x (V,N,K) => (V,M,N).
+    Each atom instance gathers its A (M x K), B (N x K) and C (M x N) tiles from its threads'
+    fragments through tv_layout_A/B/C, computes C + A B^T with the sum over all K, and scatters
+    the result into d. The sum is exact (float64 for floats, int64 for integers) and rounded once
+    to d's type; the hardware rounds the partial sums its own way. d may be c.
+
+    >>> import numpy as np, cutelab as cute
+    >>> mma = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cute.Float32), (2, 2, 1))
+    >>> thr = mma.get_slice(np.arange(4))
+    >>> A = cute.make_tensor(np.arange(4, dtype=np.float32), cute.make_layout((2, 2)))
+    >>> B = cute.make_tensor(np.ones(4, dtype=np.float32), cute.make_layout((2, 2)))
+    >>> C = cute.make_tensor(np.zeros(4, dtype=np.float32), cute.make_layout((2, 2)))
+    >>> cute.gemm(mma, thr.partition_C(C), thr.partition_A(A), thr.partition_B(B), thr.partition_C(C))
+    >>> C.numpy().tolist()
+    [[2.0, 2.0], [4.0, 4.0]]
+    """
+    tiled = atom if isinstance(atom, TiledMma) else make_tiled_mma(atom) if isinstance(atom, (MmaAtom, MmaOp)) else None
+    if tiled is None:
+        raise TypeError(f"gemm: expected an MMA atom, op or tiled MMA, got {type(atom).__name__}")
+    ra, rb, rc, rd = (len(x.shape) if isinstance(x.shape, tuple) else 1 for x in (a, b, c, d))
+    if ra != rb:
+        raise TensorError(f"gemm: `a` and `b` must have the same rank, got {ra} and {rb}")
+    if rc != rd:
+        raise TensorError(f"gemm: `c` and `d` must have the same rank, got {rc} and {rd}")
+    # the dispatch rules, as positions of (V, M|N, K) in each operand's modes (None: an implicit 1)
+    if ra == 1 and rc == 1:
+        ab, cd = (0, None, None), (0, None, None)
+    elif ra == 1 and rc == 2:
+        ab, cd = (None, 0, None), (None, 0, 1)
+    elif ra == 2 and rc == 2:
+        ab, cd = (None, 0, 1), (None, 0, 1)
+    elif ra == 2 and rc == 3:
+        ab, cd = (0, 1, None), (0, 1, 2)
+    elif ra == 3 and rc == 3:
+        ab, cd = (0, 1, 2), (0, 1, 2)
+    else:
+        raise TensorError(f"gemm: no dispatch for `a` of rank {ra} and `c` of rank {rc} (rank 1: c rank <= 2, "
+                          f"rank 2: c rank 2 or 3, rank 3: c rank 3)")
+
+    def load(t: Tensor, what: str, pos: tuple) -> tuple:
+        v, batch = _load_modes(t, what)  # (B, m0, m1, m2): place the modes at pos (V, M|N, K|N)
+        dims = tuple(1 if p is None else v.shape[1 + p] for p in pos)
+        return v.reshape((v.shape[0],) + dims), batch
+
+    A, bA = load(a, "a", ab)
+    Bv, bB = load(b, "b", ab)
+    C, bC = load(c, "c", cd)
+    _, bD = load(d, "d", cd)
+    nthr = tiled.size
+    for what, bt in (("a", bA), ("b", bB), ("c", bC), ("d", bD)):
+        if bt != ((nthr,) if bt or nthr != 1 else ()):
+            raise TensorError(
+                f"gemm: operand {what} must hold the fragments of all {nthr} threads of the MMA as a batch "
+                f"(batch entry t = thread t, e.g. partitions by get_slice(np.arange({nthr}))), got batch shape {bt}"
+            )
+    va, vb, vc = (it.product(tv.shape[1]) if isinstance(tv.shape, tuple) else 1
+                  for tv in (tiled.tv_layout_A, tiled.tv_layout_B, tiled.tv_layout_C))
+    if (A.shape[1], Bv.shape[1], C.shape[1]) != (va, vb, vc):
+        raise TensorError(
+            f"gemm: the value modes hold ({A.shape[1]}, {Bv.shape[1]}, {C.shape[1]}) values but the atom's A, B, C "
+            f"fragments have ({va}, {vb}, {vc}); partition the operands with this MMA"
+        )
+    if A.shape[2] != C.shape[2] or Bv.shape[2] != C.shape[3] or A.shape[3] != Bv.shape[3]:
+        raise TensorError(
+            f"gemm: fragment rest modes do not agree: a (M={A.shape[2]}, K={A.shape[3]}), b (N={Bv.shape[2]}, "
+            f"K={Bv.shape[3]}), c (M={C.shape[2]}, N={C.shape[3]})"
+        )
+    vmnk = tiled.thr_layout_vmnk
+    if it.product(vmnk.shape[3]) != 1:
+        raise TensorError(f"gemm: tiled MMAs with threads along K ({vmnk}) are not supported on the host: "
+                          f"those threads would each write the same C values")
+    T = it.product(vmnk.shape[0])
+    crd = _thr_flat_coord(vmnk, np.arange(nthr))
+    grp = crd[1] + crd[2] * it.product(vmnk.shape[1])
+    G = nthr // T
+    thr_of = np.full((G, T), -1, dtype=np.int64)
+    thr_of[grp, crd[0]] = np.arange(nthr)
+    if (thr_of < 0).any():
+        raise TensorError(f"gemm: the thread layout {vmnk} is not a bijection onto [0, {nthr})")
+    Ma, Na, Ka = tiled.shape_mnk
+
+    def tv_pq(tv: Layout, P: int) -> tuple:
+        n = it.product(tv.shape[1]) if isinstance(tv.shape, tuple) else 1
+        offs = tv.offsets().reshape(n, T).T  # (thread, value) -> index in the P x Q tile
+        return offs % P, offs // P
+
+    pa, qa = tv_pq(tiled.tv_layout_A, Ma)
+    pb, qb = tv_pq(tiled.tv_layout_B, Na)
+    pc, qc = tv_pq(tiled.tv_layout_C, Ma)
+
+    def gather(vals: np.ndarray, p: np.ndarray, q: np.ndarray, P: int, Q: int) -> np.ndarray:
+        out = np.zeros((G, P, Q) + vals.shape[2:], dtype=vals.dtype)
+        out[:, p, q] = vals[thr_of]
+        return out
+
+    At = gather(A, pa, qa, Ma, Ka)
+    Bt = gather(Bv, pb, qb, Na, Ka)
+    Ct = gather(C, pc, qc, Ma, Na)
+    Dt = Ct + np.einsum("gmkxz,gnkyz->gmnxy", At, Bt)
+    out = np.zeros_like(C)
+    out[thr_of] = Dt[:, pc, qc]
+    # back to d's own modes, column-major, one row per thread
+    nb = out.shape[0]
+    flat = out.transpose(0, 3, 2, 1).reshape(nb, -1)
+    if not bD:
+        flat = flat[0]
+    d.store(flat.astype(np.float64) if d.element_type.is_float else flat)

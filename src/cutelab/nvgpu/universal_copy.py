@@ -112,10 +112,15 @@ class CopyOp:
         raise NotImplementedError(f"{type(self).__name__} has no thread-value layouts")
 
 
+def _type_bits(value_type: Numeric) -> int:
+    """Bits of one element in an atom's layouts: Boolean is i1 there (1 bit), as in the DSL."""
+    return 1 if value_type.kind == "bool" else value_type.width
+
+
 def _recast_bits(value_type: Numeric, bits: Layout) -> Layout:
     """A layout of bit offsets recast to offsets in units of value_type (CuTe's
     recast_layout<uint1_t, ValType>, rounding as the DSL does)."""
-    return recast_layout(value_type.width, 1, bits)
+    return recast_layout(_type_bits(value_type), 1, bits)
 
 
 def _check_num_bits(op: Any, num_bits_per_copy: Any, value_type: Numeric, positive: bool) -> int:
@@ -126,23 +131,30 @@ def _check_num_bits(op: Any, num_bits_per_copy: Any, value_type: Numeric, positi
             f"make_copy_atom({name}(), {value_type}): 'num_bits_per_copy' must be {need}, got {num_bits_per_copy!r}"
         )
     n = num_bits_per_copy
+    w = _type_bits(value_type)
     if n and (n & (n - 1)):
         raise ValueError(
             f"make_copy_atom({name}(), {value_type}, num_bits_per_copy={n}): the number of bits per copy "
             f"must be a power of two"
         )
-    if n and n % value_type.width:
+    if n and n % w:
         raise ValueError(
             f"make_copy_atom({name}(), {value_type}, num_bits_per_copy={n}): {n} bits is not a whole number "
-            f"of {value_type} elements ({value_type.width} bits each); a copy moves whole elements"
+            f"of {value_type} elements ({w} bits each); a copy moves whole elements"
         )
     return n
 
 
-def _simt_layouts(op: Any, value_type: Numeric, num_bits_per_copy: Any, positive: bool = False) -> dict:
+def _simt_layouts(op: Any, value_type: Numeric, num_bits_per_copy: Any, positive: bool = False,
+                  specialized: bool = False) -> dict:
     """One thread copies num_bits_per_copy bits: (1,n):(0,1) in elements; 0 bits (let the
     compiler vectorize) is one element with all-zero strides, as the DSL prints it."""
     n = _check_num_bits(op, num_bits_per_copy, value_type, positive)
+    if specialized and n == 0 and value_type.kind == "bool":
+        raise TypeError(f"make_copy_atom({type(op).__name__}(), {value_type}): a copy of Boolean (i1) elements "
+                        f"with memory attributes needs an explicit num_bits_per_copy")
+    if specialized and n == 0:
+        n = _type_bits(value_type)  # one element per copy, with strides (1,1):(0,1) as the DSL prints
     thr = Layout(1, 0)
     if n == 0:
         tv = Layout((1, 1), (0, 0))
@@ -213,7 +225,7 @@ class CopyG2ROp(CopyOp):
                         ("l1c_evict_priority", l1c_evict_priority, CacheEvictionPriority),
                         ("load_cache_mode", load_cache_mode, LoadCacheMode), ("shared_space", shared_space, SharedSpace)):
             _check_enum(self, n, v, c)
-        return _simt_layouts(self, value_type, num_bits_per_copy)
+        return _simt_layouts(self, value_type, num_bits_per_copy, specialized=True)
 
 
 @dataclass(frozen=True)
@@ -233,7 +245,7 @@ class CopyR2GOp(CopyOp):
                         ("l1c_evict_priority", l1c_evict_priority, CacheEvictionPriority),
                         ("store_cache_mode", store_cache_mode, StoreCacheMode), ("shared_space", shared_space, SharedSpace)):
             _check_enum(self, n, v, c)
-        return _simt_layouts(self, value_type, num_bits_per_copy)
+        return _simt_layouts(self, value_type, num_bits_per_copy, specialized=True)
 
 
 class _SharedSimt(CopyOp):
@@ -244,7 +256,7 @@ class _SharedSimt(CopyOp):
         for n, v, c in (("memory_order", memory_order, MemoryOrder), ("memory_scope", memory_scope, MemoryScope),
                         ("shared_space", shared_space, SharedSpace)):
             _check_enum(self, n, v, c)
-        return _simt_layouts(self, value_type, num_bits_per_copy)
+        return _simt_layouts(self, value_type, num_bits_per_copy, specialized=True)
 
 
 @dataclass(frozen=True)

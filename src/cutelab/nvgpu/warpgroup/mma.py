@@ -67,6 +67,8 @@ _FIELDS = ("a_dtype", "b_dtype", "acc_dtype", "shape_mnk", "a_src", "a_major_mod
 
 
 def _c_layout(n: int) -> Layout:
+    if n == 8:  # CuTe's CLayout_64xN<8>, whose trailing size-1 mode the DSL drops when it prints
+        return Layout._raw(((4, 8, 4), (2, 2)), ((128, 1, 16), (64, 8)))
     return Layout._raw(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
 
 
