@@ -14,6 +14,7 @@
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
     cutelab mma --op sm80_16x8x16 --ab f16 --acc f32 --atoms 2x2x1 -o mma.svg   # CuTe's print_latex(TiledMMA)
     cutelab mma --op sm90_64x64x16 --a-src smem -o wgmma.png
+    cutelab mma --op universal --atoms 16x8x1                                 # MmaUniversalOp (SIMT FMA)
     cutelab copy --ldmatrix x4 --trans --for A --op sm80_16x8x16 -o ldsm.svg  # make_tiled_copy_A
     cutelab copy --bits 64 --thr "(4,8):(8,1)" --val "(1,4)"                 # universal copy, make_tiled_copy_tv
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
@@ -113,10 +114,11 @@ def _add_mma_options(p: argparse.ArgumentParser, required: bool) -> None:
     g = p.add_argument_group("the MMA (make_mma_atom + make_tiled_mma)")
     g.add_argument("--op", required=required, metavar="OP",
                    help="instruction: sm80_16x8x8, sm80_16x8x16 (f16/bf16), sm80_16x8x4, sm80_16x8x8 (tf32), "
-                        "sm89_16x8x32 (e4m3/e5m2), sm90_64xNxK (wgmma, N = 8..256)")
+                        "sm89_16x8x32 (e4m3/e5m2), sm90_64xNxK (wgmma, N = 8..256), or universal "
+                        "(MmaUniversalOp: one thread, one FMA, of --acc f16/f32/f64)")
     g.add_argument("--ab", default=None, choices=["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"],
                    help="A/B element type (default f16; tf32 for sm80_16x8x4)")
-    g.add_argument("--acc", default=None, choices=["f16", "f32", "s32"],
+    g.add_argument("--acc", default=None, choices=["f16", "f32", "f64", "s32"],
                    help="accumulator type (default f32; s32 for s8/u8)")
     g.add_argument("--atoms", default="1x1x1", metavar="MxNxK",
                    help="atom_layout_mnk: atoms along M, N, K (e.g. 2x2x1), or a layout like (2,2,1):(2,1,0)")
@@ -179,6 +181,12 @@ def _tiled_mma(args: argparse.Namespace):
     import cutelab as cute
     from .nvgpu import OperandMajorMode, warp, warpgroup
 
+    if args.op == "universal":
+        if args.ab or args.a_src or args.a_major or args.b_major:
+            raise _UsageError("--op universal takes one type, --acc (A, B and C share it)")
+        op = cute.nvgpu.MmaUniversalOp(_dtype(args.acc or "f32"))
+        atoms = args.atoms if ":" in args.atoms else _mnk(args.atoms, "--atoms")
+        return cute.make_tiled_mma(op, atoms, _mnk(args.perm, "--perm", allow_none=True) if args.perm else None)
     m = re.fullmatch(r"sm(\d+)_(\d+)x(\d+)x(\d+)", args.op or "")
     if not m:
         raise _UsageError(f"--op must look like sm80_16x8x16 or sm90_64x64x16, got {args.op!r}")

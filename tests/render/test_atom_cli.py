@@ -48,6 +48,14 @@ def test_mma_svg_reads_back(tmp_path, capsys):
     check_grid(gb, c["B"], 16, 16, transposed=True)
 
 
+def test_universal_mma(tmp_path, capsys):
+    out = tmp_path / "fma.svg"
+    assert run(capsys, "mma", "--op", "universal", "--atoms", "4x8x1", "-o", str(out))[0] == 0
+    gc, ga, gb = svgread.read(out.read_text())
+    assert all(gc.labels[(m, n)] == f"T{m + 4 * n}\nV0" for m in range(4) for n in range(8))
+    assert ga.tips[(2, 0)] == "V0: " + ",".join(f"T{2 + 4 * n}" for n in range(8))  # row 2 of A: the 8 threads of row 2
+
+
 def test_stmatrix_and_text(capsys):
     rc, out, err = run(capsys, "copy", "--stmatrix", "x2")
     assert rc == 0 and "source (M,N) = (32,4)" in out and "destination (M,N) = (32,4)" in out
@@ -74,6 +82,8 @@ def test_swizzle(capsys, tmp_path):
     (["mma", "--op", "sm90_64x60x16"], "N-mode"),
     (["mma", "--op", "sm80_16x8x16", "--atoms", "2x2"], "--atoms must be three sizes"),
     (["mma", "--op", "sm80_16x8x4", "--acc", "f16"], "tf32 MMAs accumulate in f32"),
+    (["mma", "--op", "universal", "--ab", "f16"], "takes one type"),
+    (["mma", "--op", "universal", "--acc", "s32"], "MmaUniversalOp(Int32)"),
     (["copy", "--bits", "64"], "needs --thr and --val"),
     (["copy", "--ldmatrix", "x4", "--for", "A"], "--for needs the MMA"),
     (["copy", "--ldmatrix", "x4", "--for", "A", "--op", "sm80_16x8x16", "--thr", "(32,1)"], "leave out --thr/--val"),
