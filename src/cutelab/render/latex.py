@@ -40,7 +40,8 @@ _CUTE_GREYS = ["black!00", "black!40", "black!20", "black!60", "black!10", "blac
 
 def _tex(s: str) -> str:
     rep = {"\\": "\\textbackslash{}", "_": "\\_", "%": "\\%", "&": "\\&", "#": "\\#", "$": "\\$",
-           "{": "\\{", "}": "\\}", "^": "\\^{}", "~": "\\~{}"}
+           "{": "\\{", "}": "\\}", "^": "\\^{}", "~": "\\~{}",
+           "<": "\\textless{}", ">": "\\textgreater{}"}  # S<3,4,3>: OT1 fonts print < and > as inverted ! and ?
     return "".join(rep.get(ch, ch) for ch in s)
 
 
