@@ -216,3 +216,14 @@ def test_bad_traces_raise(kw, match):
 def test_analyze_wants_a_trace():
     with pytest.raises(LayoutError, match="expected an AccessTrace"):
         analyze(np.zeros((1, 32)))
+
+
+def test_from_threads_splits_a_block_record_into_warps():
+    rec = np.arange(2 * 40).reshape(2, 40) * 4  # 2 accesses of 40 threads: warp 1 has 8 threads
+    t = AccessTrace.from_threads(rec, 4, "shared")
+    assert t.num_instructions == 4
+    assert t.warps.tolist() == [0, 0, 1, 1] and t.index.tolist() == [0, 1, 0, 1]
+    assert (t.addresses[1, :32] == rec[1, :32]).all()
+    assert (t.addresses[2, :8] == rec[0, 32:]).all() and (t.addresses[2, 8:] == -1).all()
+    with pytest.raises(LayoutError, match="accesses, threads"):
+        AccessTrace.from_threads(np.zeros(4, int), 4, "shared")

@@ -52,7 +52,7 @@ def test_global_sectors_picture_as_text(capsys, tmp_path):
     (["--tv", "(32,8):(1,64)", "--layout", "(8,8):(8,1)"], "outside the tensor layout"),
     (["--tv", "(32,8):(1,64)", "--layout", "(64,64):(64,1)", "--dtype", "f7"], "element type 'f7' is unknown"),
     (["--tv", "(32,8):(1,64)", "--layout", "(64,64):(64,1)", "--instruction", "5"], "out of range"),
-    (["--tv", "(32,8):(1,64)", "--layout", "S<3,3> o 0 o (64,64):(64,1)"], "cannot read swizzled layout"),
+    (["--tv", "(32,8):(1,64)", "--layout", "S<3,3> o 0 o (64,64):(64,1)"], "cannot parse"),
 ])
 def test_errors_are_one_line_exit_2(capsys, argv, match):
     rc, out, err = run(capsys, "analyze", *argv)

@@ -12,9 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cutelab import Layout, make_layout_tv, max_common_vector, composition, make_layout
+from cutelab import (
+    ComposedLayout, Layout, composition, make_composed_layout, make_layout, make_layout_tv, make_swizzle,
+    max_common_vector,
+)
 from cutelab.analysis import (
-    SwizzleFn, analyze, analyze_tv, element_bits, ldmatrix_trace, parse_tensor_layout, tv_offsets, tv_trace,
+    analyze, analyze_tv, element_bits, ldmatrix_trace, parse_tensor_layout, tv_offsets, tv_trace,
     vector_width,
 )
 from cutelab.errors import LayoutError
@@ -73,15 +76,21 @@ def test_vector_bits_forced_and_refused():
         tv_trace("(32,8):(1,32)", "(32,8):(8,1)", "f16", "shared", vector_bits=24)
 
 
-def test_swizzle_parsing_and_function():
+def test_swizzle_parsing_and_composed_layouts():
     f = parse_tensor_layout("S<3,3,3> o 0 o (8,64):(64,1)")
-    assert isinstance(f, SwizzleFn) and str(f) == "S<3,3,3> o 0 o (8,64):(64,1)"
+    assert isinstance(f, ComposedLayout) and str(f) == "S<3,3,3> o 0 o (8,64):(64,1)"
     x = np.arange(512)
-    y = f.swizzle(x)
-    assert sorted(y.tolist()) == x.tolist()  # a bijection
-    assert (y == x ^ (((x >> 6) & 7) << 3)).all()
+    y = f.offsets()
+    assert sorted(y.tolist()) == x.tolist()  # a bijection of the atom
+    plain = Layout.parse("(8,64):(64,1)").offsets()
+    assert (y == plain ^ (((plain >> 6) & 7) << 3)).all()
     assert str(parse_tensor_layout("Sw<1,3,3> o 0 o (8,16):(16,1)")) == "S<1,3,3> o 0 o (8,16):(16,1)"
-    with pytest.raises(LayoutError, match="cannot read swizzled layout"):
+    # a ComposedLayout object and its text give the same trace
+    C = make_composed_layout(make_swizzle(3, 3, 3), 0, make_layout((64, 64), stride=(64, 1)))
+    a = tv_trace("(32,8):(1,64)", C, "f16", "shared")
+    b = tv_trace("(32,8):(1,64)", str(C), "f16", "shared")
+    assert (a.addresses == b.addresses).all() and a.bytes_per_lane == 16
+    with pytest.raises(LayoutError, match="cannot parse"):
         parse_tensor_layout("S<3,3> o 0 o (8,64):(64,1)")
 
 

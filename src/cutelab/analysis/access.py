@@ -165,6 +165,28 @@ class AccessTrace:
         object.__setattr__(self, "warps", warps)
         object.__setattr__(self, "index", index)
 
+    @classmethod
+    def from_threads(cls, addresses: Any, bytes_per_lane: int, space: str, op: str = "ld",
+                     label: str = "") -> "AccessTrace":
+        """A trace from a block-level record: ``addresses[k, thread]`` is the byte address thread
+        ``thread`` uses in its k-th access (-1: none), as a kernel interpreter records it. Threads
+        32w..32w+31 form warp w; the result holds warp 0's instructions, then warp 1's, ...
+
+        >>> t = AccessTrace.from_threads(np.arange(64)[None, :] * 4, 4, "global")
+        >>> t.num_instructions, t.describe(1), int(t.addresses[1, 0])
+        (2, 'warp 1, instruction 0', 128)
+        """
+        a = np.asarray(addresses)
+        if a.ndim != 2:
+            raise LayoutError(f"AccessTrace.from_threads: addresses must be (accesses, threads), got shape {a.shape}")
+        k, n = a.shape
+        nw = -(-n // WARP_SIZE)
+        pad = np.full((k, nw * WARP_SIZE), -1, np.int64)
+        pad[:, :n] = a
+        per_warp = pad.reshape(k, nw, WARP_SIZE).transpose(1, 0, 2)  # (warp, access, lane)
+        return cls(per_warp.reshape(-1, WARP_SIZE), bytes_per_lane, space, op, np.repeat(np.arange(nw), k),
+                   np.tile(np.arange(k), nw), label)
+
     @staticmethod
     def _ldsm_ok(a: np.ndarray) -> bool:
         act = a >= 0

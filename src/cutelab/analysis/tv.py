@@ -10,10 +10,10 @@ affine layout this is max_common_vector(layout o tv-of-a-thread, its register fr
 down by the alignment; for a swizzled layout it also sees where the swizzle breaks contiguity.
 Instruction k of a warp is the k-th vector of each of its 32 threads.
 
-The tensor layout may be a ``Layout``, CuTe notation text, a swizzled layout text
-``"S<3,3,3> o 0 o (8,64):(64,1)"`` (CuTe's ComposedLayout printing: swizzle o offset o layout,
-the swizzle acting on element offsets), a ComposedLayout, or any callable from element index to
-offset (numpy arrays in, numpy arrays out; or one int at a time).
+The tensor layout may be a ``Layout``, a ``ComposedLayout`` (``make_composed_layout(
+make_swizzle(3, 3, 3), 0, layout)``: the swizzle acts on element offsets), either one as CuTe
+notation text (``"S<3,3,3> o 0 o (8,64):(64,1)"``), or any callable from element index to offset
+(numpy arrays in, numpy arrays out; or one int at a time).
 
 >>> tr = tv_trace("(32,8):(1,32)", "(32,8):(8,1)", "f16", "shared")  # thread t: row t of 8 halves
 >>> tr.bytes_per_lane, tr.num_instructions
@@ -31,11 +31,12 @@ from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout, size
 from ..numeric import NUMERICS, Numeric
+from ..swizzle import ComposedLayout, parse_composed
 from .access import WARP_SIZE, AccessReport, AccessTrace, analyze
 
 __all__ = [
     "element_bits", "offset_function", "parse_tensor_layout", "tv_offsets", "vector_width", "tv_trace",
-    "ldmatrix_trace", "analyze_tv", "SwizzleFn",
+    "ldmatrix_trace", "analyze_tv",
 ]
 
 _ALIASES = {"half": "f16", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float": "f32",
@@ -66,60 +67,16 @@ def element_bits(dtype: Any) -> int:
     return bits
 
 
-class SwizzleFn:
-    """``S<B,M,S> o offset o layout`` as an offset function on element indices (CuTe's ComposedLayout).
-
-    The swizzle XORs bits [M+S, M+S+B) of an offset into bits [M, M+B).
-
-    >>> f = SwizzleFn(3, 3, 3, 0, Layout.parse("(8,64):(64,1)"))
-    >>> print(f)
-    S<3,3,3> o 0 o (8,64):(64,1)
-    >>> f(np.array([1, 2, 8])).tolist()  # rows 1 and 2 of column 0, row 0 of column 1
-    [72, 144, 1]
-    """
-
-    def __init__(self, b: int, m: int, s: int, offset: int, layout: Layout):
-        if b < 0 or m < 0 or abs(s) < b:
-            raise LayoutError(f"Swizzle<{b},{m},{s}>: needs B >= 0, M >= 0 and |S| >= B")
-        self.b, self.m, self.s, self.offset, self.layout = b, m, s, offset, layout
-
-    def swizzle(self, x: np.ndarray) -> np.ndarray:
-        mask = ((1 << self.b) - 1) << (self.m + max(self.s, 0))
-        if self.s >= 0:
-            return x ^ ((x & mask) >> self.s)
-        return x ^ ((x & (mask >> -self.s)) << -self.s)
-
-    def __call__(self, idx: Any) -> Any:
-        idx = np.asarray(idx, np.int64)
-        offs = self.layout.offsets()
-        if idx.size and (idx.min() < 0 or idx.max() >= offs.size):
-            raise LayoutError(f"{self}: index {int(idx.max())} outside its domain of size {offs.size}")
-        return self.swizzle(self.offset + offs[idx])
-
-    def size(self) -> int:
-        return size(self.layout)
-
-    def __str__(self) -> str:
-        return f"S<{self.b},{self.m},{self.s}> o {self.offset} o {self.layout}"
-
-    __repr__ = __str__
-
-
-_SWZ = re.compile(r"^\s*S(?:w)?<\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*>\s*o\s*(\d+)\s*o\s*(.+)$")
-
-
 def parse_tensor_layout(text: str) -> Any:
-    """A Layout from CuTe notation, or a swizzled layout from ``"S<B,M,S> o offset o layout"``.
+    """A Layout from CuTe notation, or a ComposedLayout from ``"S<B,M,S> o offset o layout"``.
 
     >>> print(parse_tensor_layout("Sw<2,3,3> o 0 o (8,32):(32,1)"))
     S<2,3,3> o 0 o (8,32):(32,1)
     """
-    m = _SWZ.match(text)
-    if m:
-        b, mm, s, off = (int(m.group(k)) for k in range(1, 5))
-        return SwizzleFn(b, mm, s, off, Layout.parse(m.group(5).strip()))
-    if text.lstrip().startswith("S"):
-        raise LayoutError(f"cannot read swizzled layout {text!r}; write it as S<B,M,S> o offset o layout")
+    if not isinstance(text, str):
+        raise LayoutError(f"parse_tensor_layout: expected a string, got {type(text).__name__}")
+    if re.search(r"\so\s", text):
+        return parse_composed(text)
     return Layout.parse(text)
 
 
@@ -135,7 +92,7 @@ def offset_function(layout: Any) -> tuple[Callable[[np.ndarray], np.ndarray], in
     """(f, domain size or None, name): f maps an int64 array of element indices to offsets."""
     if isinstance(layout, str):
         layout = parse_tensor_layout(layout)
-    if isinstance(layout, Layout):
+    if isinstance(layout, (Layout, ComposedLayout)):
         offs = layout.offsets()
 
         def f(idx: np.ndarray) -> np.ndarray:
@@ -256,15 +213,8 @@ def tv_trace(tv: Any, layout: Any, dtype: Any, space: str, align: int = 16, base
                               f"with {align}-byte alignment; the widest is {w * bits} bits")
         w = want
     addr = base + offs.reshape(T, V // w, w)[..., 0] * eb  # (threads, vectors)
-    nwarps = -(-T // WARP_SIZE)
-    pad = np.full((nwarps * WARP_SIZE, V // w), -1, np.int64)
-    pad[:T] = addr
-    per_warp = pad.reshape(nwarps, WARP_SIZE, V // w).transpose(0, 2, 1)  # (warp, vector, lane)
-    addresses = per_warp.reshape(-1, WARP_SIZE)
-    warps = np.repeat(np.arange(nwarps), V // w)
-    index = np.tile(np.arange(V // w), nwarps)
     label = f"{_as_tv(tv)} over {offset_function(layout)[2]}, {bits}-bit elements, {w * bits}-bit vectors"
-    return AccessTrace(addresses, w * eb, space, op, warps, index, label)
+    return AccessTrace.from_threads(addr.T, w * eb, space, op, label)
 
 
 def ldmatrix_trace(layout: Any, dtype: Any = "f16", num: int = 4, trans: bool = False,
@@ -290,8 +240,7 @@ def ldmatrix_trace(layout: Any, dtype: Any = "f16", num: int = 4, trans: bool = 
         raise LayoutError(f"ldmatrix_trace: num must be 1, 2 or 4 (.x1, .x2, .x4), got {num}")
     if isinstance(layout, str):
         layout = parse_tensor_layout(layout)
-    inner = layout.layout if isinstance(layout, SwizzleFn) else layout
-    shp = getattr(inner, "shape", None)
+    shp = getattr(layout, "shape", None)
     if not (isinstance(shp, tuple) and len(shp) == 2):
         raise LayoutError(f"ldmatrix_trace: needs a rank-2 (M, K) tile layout, got {layout}")
     M, K = it.product(shp[0]), it.product(shp[1])
