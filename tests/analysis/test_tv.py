@@ -46,25 +46,33 @@ def test_vector_width_cases(tv, layout, bits, align, want):
     assert tr.bytes_per_lane * 8 == want * bits
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.sampled_from([1, 2, 4, 8, 16]), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1, 2, 3, 4, 8]),
-       st.booleans())
-def test_vector_width_is_max_common_vector_for_affine_layouts(vals, rows_per, extra, row_major):
-    # thread t owns `vals` consecutive elements of one row of a (32*rows_per, vals*extra) tile
-    M, N = 32, vals * extra
-    tile = make_layout((M, N), stride=(N, 1)) if row_major else make_layout((M, N), stride=(1, M))
-    tv = make_layout((32, vals), stride=(1, M))
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([1, 2, 4, 8]), st.sampled_from([4, 8, 16, 32]), st.sampled_from([1, 2, 3, 4]),
+       st.sampled_from([1, 2, 4, 8]), st.booleans(), st.booleans(), st.sampled_from([2, 4, 8, 16, 64]))
+def test_vector_width_agrees_with_max_common_vector(tm, tn_div, vm, vn, thr_row, tile_row, align):
+    # make_layout_tv(thr, val) over a row- or column-major tile, as the seeds build their copies
+    tn = max(32 // tm, 1) * (1 if tn_div <= 8 else 2)
+    thr = make_layout((tm, tn), stride=(tn, 1)) if thr_row else make_layout((tm, tn))
+    val = make_layout((vm, vn), stride=(vn, 1))
+    tiler, tv = make_layout_tv(thr, val)
+    M, N = tiler
+    tile = make_layout((M, N), stride=(N, 1)) if tile_row else make_layout((M, N))
     offs = tv_offsets(tv, tile)
-    w = vector_width(offs, 16, align=1 << 20, max_bits=1 << 20)
-    per_thread = composition(tile, tv)  # (t, v) -> offset; a thread's value mode against a compact fragment
-    vmode = Layout.parse(f"({vals}):({per_thread.stride[1] if isinstance(per_thread.stride, tuple) else 0})") \
-        if vals > 1 else Layout.parse("1:0")
-    mcv = max_common_vector(vmode, make_layout(vals)) if vals > 1 else 1
-    # our width: largest power of two dividing vals that is contiguous and aligned; mcv: the contiguous run
-    assert w <= max(mcv, 1)
-    assert mcv % w == 0
-    if row_major:
-        assert w == vals  # vals is a power of two and rows start at multiples of N = vals*extra
+    w = vector_width(offs, 16, align=align)
+    # the algebra's answer: the contiguous run of a thread's values (max_common_vector against the
+    # compact register fragment), cut to a power of two, to 128 bits and to the alignment, such
+    # that every vector starts on a multiple of its size
+    tvc = composition(tile, tv)
+    vals = Layout(tvc.shape[1], tvc.stride[1]) if isinstance(tvc.shape[1], tuple) else make_layout(tvc.shape[1], stride=tvc.stride[1])
+    run = max_common_vector(vals, make_layout(vals.shape))
+    V = offs.shape[1]
+    want = 1
+    p = 2
+    while p <= min(8, align // 2) and run % p == 0 and V % p == 0:
+        if (offs.reshape(offs.shape[0], V // p, p)[..., 0] % p == 0).all():
+            want = p
+        p *= 2
+    assert w == want
 
 
 def test_vector_bits_forced_and_refused():
