@@ -33,7 +33,9 @@ def test_dry_run_prints_predictions_and_kernels(bench, capsys):
     assert len(cases) >= 10
     for c in cases:
         assert f"// ---- kernel {c.kernel}" in out and f"{c.name}: {c.what}" in out
-    rows = {tuple(ln.split()[:4]): ln for ln in out.splitlines() if ln.startswith(("smem_", "ldsm_", "seed_", "gmem_"))}
+    rows = {tuple(ln.split()[:4]): ln for ln in out.splitlines()
+            if ln.startswith(("smem_", "ldsm_", "seed_", "gmem_", "probe_"))}
+    assert ("probe_bcast_halves_64b", "wavefronts", "ld", "2") in rows
     assert ("smem_row_cols_128b", "conflicts", "ld", "28") in rows
     assert ("smem_sw128_cols_128b", "conflicts", "ld", "0") in rows
     assert ("ldsm_x4_row", "wavefronts", "ldsm", "512") in rows
@@ -129,7 +131,7 @@ def test_measuring_path_with_a_fake_ncu(bench, tmp_path, monkeypatch, capsys):
     assert ["seed_inner_ldg", "sectors", "ld", "64", "64", "ok"] in lines
     assert ["seed_inner_ldg", "requests", "ld", "2", "2", "ok"] in lines
     assert ["seed_tv_ldg", "sectors", "ld", "64", "65", "DIFFERS"] in lines
-    assert "1 case(s) match, 1 differ, 0 not measured (of 2)" in out
+    assert "1 case(s) match, 1 differ, 0 not measured (of 2; 0 probe(s) not scored)" in out
 
 
 def test_no_ncu_says_so(bench, monkeypatch, capsys):
