@@ -167,7 +167,8 @@ def kernel_source(case: Case) -> str:
     ]
     if tr.space == "shared":
         lines += [f"  __shared__ __align__(1024) char smem[{max(span, 16) + 16}];",
-                  "  unsigned int sbase = (unsigned int)__cvta_generic_to_shared(smem);"]
+                  "  unsigned int sbase;  // the shared-window address of smem (PTX, no header needed under NVRTC)",
+                  "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(sbase) : \"l\"(smem));"]
     lines += [f"  for (int i = 0; i < {n}; ++i) {{", f"    unsigned int off = {name}_off[i * 32 + lane];"]
     if tr.op == "ldsm":
         # ldmatrix is .sync.aligned: every lane executes it; lanes past 8*num give an ignored address

@@ -72,10 +72,11 @@ def test_kernel_source_bakes_the_trace(bench):
 def test_generated_program_compiles(bench, tmp_path):
     cu = tmp_path / "acc.cu"
     cu.write_text(bench.nvcc_program(bench.cases()))
-    p = subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-o", str(tmp_path / "acc.ptx"), str(cu)],
-                       capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    ptx = (tmp_path / "acc.ptx").read_text()
+    for kind in ("-ptx", "-cubin"):  # -cubin: ptxas checks the inline PTX too
+        p = subprocess.run(["nvcc", "-arch=sm_90", kind, "-o", str(tmp_path / f"acc{kind[1:]}"), str(cu)],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    ptx = (tmp_path / "accptx").read_text()
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx and "st.shared.v4.u32" in ptx
 
 
