@@ -248,12 +248,14 @@ BASIC_METRICS = ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_se
 
 # ----------------------------------------------------------------------------------- running
 
-def find_ncu() -> Optional[str]:
+def find_ncu(explicit: Optional[str] = None) -> Optional[str]:
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
     p = shutil.which("ncu")
     if p:
         return p
-    pats = ["/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu",
-            "/usr/local/NVIDIA-Nsight-Compute*/ncu", "/usr/bin/ncu"]
+    pats = ["/usr/local/cuda/bin/ncu", "/usr/local/cuda-*/bin/ncu", "/usr/local/cuda*/nsight-compute*/ncu",
+            "/opt/nvidia/nsight-compute/*/ncu", "/usr/local/NVIDIA-Nsight-Compute*/ncu", "/usr/bin/ncu"]
     for pat in pats:
         hits = sorted(glob.glob(pat))
         if hits:
@@ -348,15 +350,30 @@ def parse_ncu_csv(text: str) -> Dict[str, Dict[str, float]]:
     return out
 
 
-def run_ncu(sel: Sequence[Case], metrics: List[str], ncu: str, workdir: str, timeout: int) -> tuple:
-    """(parsed counters, ncu's exit code, a tail of its messages)."""
-    log = os.path.join(workdir, f"ncu-{len(metrics)}.csv")
-    if _have_cuda_python():
+def find_nvcc() -> Optional[str]:
+    return shutil.which("nvcc") or next(iter(sorted(glob.glob("/usr/local/cuda*/bin/nvcc"))), None)
+
+
+def builders() -> List[str]:
+    """How kernels can be built here, in order of preference: 'nvrtc' (cuda-python), 'nvcc'."""
+    out = ["nvrtc"] if _have_cuda_python() else []
+    return out + (["nvcc"] if find_nvcc() else [])
+
+
+def run_ncu(sel: Sequence[Case], metrics: List[str], ncu: str, workdir: str, timeout: int,
+            builder: str = "nvrtc") -> tuple:
+    """(parsed counters, ncu's exit code, a tail of its messages) of one ncu run over all kernels.
+
+    builder 'nvrtc': ncu runs this script with --launch (NVRTC + cuda-python, one module per kernel);
+    'nvcc': ncu runs one executable built by nvcc from all kernels and a main().
+    """
+    log = os.path.join(workdir, f"ncu-{builder}-{len(metrics)}.csv")
+    if builder == "nvrtc":
         target = [sys.executable, os.path.abspath(__file__), "--launch", "--only", ",".join(c.name for c in sel)]
     else:
-        nvcc = shutil.which("nvcc") or next(iter(sorted(glob.glob("/usr/local/cuda*/bin/nvcc"))), None)
+        nvcc = find_nvcc()
         if not nvcc:
-            return {}, -1, "neither cuda-python (pip install 'cutelab[gpu]') nor nvcc is available to build kernels"
+            return {}, -1, "nvcc failed: not found"
         cu = os.path.join(workdir, "acc.cu")
         with open(cu, "w") as f:
             f.write(nvcc_program(sel))
@@ -439,6 +456,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--only", help="comma-separated substrings: run only the cases whose name contains one")
     ap.add_argument("--no-source", action="store_true", help="with --dry-run: omit the kernel sources")
     ap.add_argument("--timeout", type=int, default=120, help="seconds for each ncu run (default 120)")
+    ap.add_argument("--ncu", help="the ncu executable (default: PATH, /usr/local/cuda*/bin, /opt/nvidia/nsight-compute)")
     ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # ncu's target: launch each kernel once
     args = ap.parse_args(argv)
 
@@ -469,7 +487,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"\n// ---- kernel {c.kernel}\n{kernel_source(c)}", end="")
         return 0
 
-    ncu = find_ncu()
+    ncu = find_ncu(args.ncu)
     if ncu is None:
         print("ncu_access: ncu (Nsight Compute) not found on PATH or under /usr/local/cuda*/bin, "
               "/opt/nvidia/nsight-compute; nothing measured", file=sys.stderr)
@@ -480,11 +498,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     metrics = [m for m in wanted if known is None or m.rsplit(".", 1)[0] in known] or wanted
     if metrics != wanted:
         print(f"this ncu does not list {', '.join(sorted(set(wanted) - set(metrics)))}: not measured")
+    how = builders()
+    if not how:
+        print("ncu_access: cannot build kernels: neither cuda-python (pip install 'cutelab[gpu]') nor nvcc found",
+              file=sys.stderr)
+        print("\n".join(table(sel, None)[0]))
+        return 2
+    # first the best builder with all listed metrics; if nothing comes back, the other builder; then the basic
+    # four counters (an unknown metric, a kernel that cannot load...); never again after a timeout
+    attempts = [(b, metrics) for b in how] + [(how[0], BASIC_METRICS)]
+    measured, rc, notes = {}, 0, ""
     with tempfile.TemporaryDirectory(prefix="ncu_access_") as wd:
-        measured, rc, notes = run_ncu(sel, metrics, ncu, wd, args.timeout)
-        if not measured and rc != -9 and metrics != BASIC_METRICS:  # -9: timed out, no time for another try
-            print(f"ncu run failed (exit {rc}):\n{notes}\nretrying with the basic l1tex counters only", flush=True)
-            measured, rc, notes = run_ncu(sel, BASIC_METRICS, ncu, wd, args.timeout)
+        for k, (b, ms) in enumerate(attempts):
+            if k and (measured or rc == -9 or (b, ms) == attempts[k - 1]):
+                break
+            if k:
+                print(f"ncu run failed (exit {rc}):\n{notes}\nretrying: kernels by {b}, {len(ms)} metric(s)", flush=True)
+            measured, rc, notes = run_ncu(sel, ms, ncu, wd, args.timeout, b)
     if notes:
         print("ncu said:\n" + notes)
     if not measured:

@@ -103,9 +103,16 @@ if "--query-metrics" in args:
     print("Device x\\nl1tex__t_sectors_pipe_lsu_mem_global_op_ld  Counter  sector  # of sectors")
     print("l1tex__t_requests_pipe_lsu_mem_global_op_ld  Counter")
     sys.exit(0)
+import os
 log = args[args.index("--log-file") + 1]
 metrics = args[args.index("--metrics") + 1].split(",")
-names = args[args.index("--only") + 1].split(",")
+if "--only" in args:  # python ncu_access.py --launch --only a,b
+    if os.environ.get("FAKE_NCU_FAIL_PYTHON"):
+        print("==ERROR== the application returned an error code (1)")
+        sys.exit(1)
+    names = args[args.index("--only") + 1].split(",")
+else:  # the nvcc-built executable: its kernels are in the .cu beside it
+    names = [n[4:] for n in re.findall(r"__global__ void (acc_[A-Za-z0-9_]+)", open(args[-1] + ".cu").read())]
 head = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
 head += '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
 rows = [head]
@@ -135,8 +142,21 @@ def test_measuring_path_with_a_fake_ncu(bench, tmp_path, monkeypatch, capsys):
     assert "1 case(s) match, 1 differ, 0 not measured (of 2; 0 probe(s) not scored)" in out
 
 
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_falls_back_to_nvcc_when_the_nvrtc_run_fails(bench, tmp_path, monkeypatch, capsys):
+    fake = tmp_path / "ncu"
+    fake.write_text(f"#!{sys.executable}\n" + FAKE_NCU)
+    fake.chmod(0o755)
+    monkeypatch.setenv("FAKE_NCU_FAIL_PYTHON", "1")
+    monkeypatch.setattr(bench, "_have_cuda_python", lambda: True)
+    rc = bench.main(["--only", "seed_inner", "--ncu", str(fake)])
+    out = capsys.readouterr().out
+    assert "ncu run failed (exit 1)" in out and "retrying: kernels by nvcc" in out
+    assert rc == 0 and "1 case(s) match, 0 differ" in out
+
+
 def test_no_ncu_says_so(bench, monkeypatch, capsys):
-    monkeypatch.setattr(bench, "find_ncu", lambda: None)
+    monkeypatch.setattr(bench, "find_ncu", lambda *a: None)
     assert bench.main(["--only", "seed_inner"]) == 2
     assert "ncu (Nsight Compute) not found" in capsys.readouterr().err
 
