@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
@@ -455,7 +456,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print predictions and generated kernels; no GPU needed")
     ap.add_argument("--only", help="comma-separated substrings: run only the cases whose name contains one")
     ap.add_argument("--no-source", action="store_true", help="with --dry-run: omit the kernel sources")
-    ap.add_argument("--timeout", type=int, default=120, help="seconds for each ncu run (default 120)")
+    ap.add_argument("--timeout", type=int, default=120, help="seconds for one ncu run (default 120)")
+    ap.add_argument("--budget", type=int, default=165, help="seconds for all ncu runs together (default 165)")
     ap.add_argument("--ncu", help="the ncu executable (default: PATH, /usr/local/cuda*/bin, /opt/nvidia/nsight-compute)")
     ap.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)  # ncu's target: launch each kernel once
     args = ap.parse_args(argv)
@@ -508,13 +510,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # four counters (an unknown metric, a kernel that cannot load...); never again after a timeout
     attempts = [(b, metrics) for b in how] + [(how[0], BASIC_METRICS)]
     measured, rc, notes = {}, 0, ""
+    deadline = time.monotonic() + args.budget
     with tempfile.TemporaryDirectory(prefix="ncu_access_") as wd:
         for k, (b, ms) in enumerate(attempts):
-            if k and (measured or rc == -9 or (b, ms) == attempts[k - 1]):
+            left = int(deadline - time.monotonic())
+            if k and (measured or rc == -9 or (b, ms) == attempts[k - 1] or left < 20):
                 break
             if k:
                 print(f"ncu run failed (exit {rc}):\n{notes}\nretrying: kernels by {b}, {len(ms)} metric(s)", flush=True)
-            measured, rc, notes = run_ncu(sel, ms, ncu, wd, args.timeout, b)
+            measured, rc, notes = run_ncu(sel, ms, ncu, wd, min(args.timeout, max(left, 20)), b)
     if notes:
         print("ncu said:\n" + notes)
     if not measured:
