@@ -226,3 +226,67 @@ def test_element_bits():
     assert element_bits(BFloat16) == 16 and element_bits("half") == 16 and element_bits("f64") == 64
     with pytest.raises(LayoutError):
         element_bits(None)
+
+
+# --------------------------------------------------------------------------- TiledCopy front end
+# Stand-ins with the attributes of h-copy's TiledCopy (layout_src_tv_tiled, value_type, op,
+# num_bits_per_copy); the TV layouts are what make_tiled_copy_A/B give for mma.m16n8k16 (checked
+# against h-copy's objects while writing this).
+
+from types import SimpleNamespace as NS  # noqa: E402
+
+from cutelab.analysis import copy_trace  # noqa: E402
+
+
+class LdMatrix8x8x16bOp(NS):
+    pass
+
+
+class StMatrix8x8x16bOp(NS):
+    pass
+
+
+class CopyUniversalOp(NS):
+    pass
+
+
+def _tc(tv, op, bits=None, dtype="f16"):
+    return NS(layout_src_tv_tiled=Layout.parse(tv), layout_dst_tv_tiled=Layout.parse(tv), value_type=dtype,
+              op=op, num_bits_per_copy=bits)
+
+
+def test_copy_trace_ldmatrix_x4_is_ldmatrix_trace():
+    tc = _tc("((16,2),(8,1)):((1,128),(16,0))", LdMatrix8x8x16bOp(num_matrices=4))  # make_tiled_copy_A
+    for lay in ["(16,16):(16,1)", "S<1,3,3> o 0 o (16,16):(16,1)"]:
+        a, b = copy_trace(tc, lay), ldmatrix_trace(lay)
+        assert a.op == "ldsm" and (a.addresses == b.addresses).all()
+
+
+def test_copy_trace_ldmatrix_x2_masks_the_repeated_rows():
+    tc = _tc("((8,2,2),(8,1)):((1,64,0),(8,0))", LdMatrix8x8x16bOp(num_matrices=2))  # make_tiled_copy_B
+    t = copy_trace(tc, "(8,16):(16,1)")
+    assert (t.addresses[0, 16:] == -1).all() and t.addresses[0, :10].tolist() == [0, 32, 64, 96, 128, 160, 192,
+                                                                                   224, 16, 48]
+    assert analyze(t).totals()["conflicts"] == 2  # 32-byte rows: rows i and i+4 share banks
+
+
+def test_copy_trace_vector_width_from_the_atom():
+    tc = _tc("((8,32),(8,1)):((256,1),(32,0))", CopyUniversalOp(), bits=128)  # tiled (32,8):(8,1) x (1,8)
+    r = analyze(copy_trace(tc, "(32,64):(64,1)", "global"))
+    assert r.trace.bytes_per_lane == 16 and r.trace.num_instructions == 8 and r.totals()["efficiency"] == 1.0
+    t64 = copy_trace(_tc("((8,32),(8,1)):((256,1),(32,0))", CopyUniversalOp(), bits=64), "(32,64):(64,1)", "global")
+    assert t64.bytes_per_lane == 8 and t64.num_instructions == 16
+    auto = copy_trace(_tc("((8,32),(8,1)):((256,1),(32,0))", CopyUniversalOp()), "(32,64):(64,1)", "shared",
+                      side="dst")
+    assert auto.bytes_per_lane == 16 and auto.op == "st"
+
+
+def test_copy_trace_errors():
+    with pytest.raises(LayoutError, match="stmatrix"):
+        copy_trace(_tc("(32,8):(8,1)", StMatrix8x8x16bOp(num_matrices=4)), "(32,8):(8,1)")
+    with pytest.raises(LayoutError, match="expected a TiledCopy"):
+        copy_trace(object(), "(32,8):(8,1)")
+    with pytest.raises(LayoutError, match="side must be"):
+        copy_trace(_tc("(32,8):(8,1)", CopyUniversalOp()), "(32,8):(8,1)", side="both")
+    with pytest.raises(LayoutError, match="src side, space 'shared'"):
+        copy_trace(_tc("(32,8):(8,1)", LdMatrix8x8x16bOp(num_matrices=4)), "(32,8):(8,1)", "global")

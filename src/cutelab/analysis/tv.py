@@ -36,7 +36,7 @@ from .access import WARP_SIZE, AccessReport, AccessTrace, analyze
 
 __all__ = [
     "element_bits", "offset_function", "parse_tensor_layout", "tv_offsets", "vector_width", "tv_trace",
-    "ldmatrix_trace", "analyze_tv",
+    "ldmatrix_trace", "copy_trace", "analyze_tv",
 ]
 
 _ALIASES = {"half": "f16", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float": "f32",
@@ -276,6 +276,53 @@ def ldmatrix_trace(layout: Any, dtype: Any = "f16", num: int = 4, trans: bool = 
             index.append(len(index))
     label = f"ldmatrix.x{num}{'.trans' if trans else ''} over {name}"
     return AccessTrace(np.array(rows), 16, "shared", "ldsm", warps, index, label)
+
+
+def copy_trace(tiled_copy: Any, layout: Any, space: str = "shared", side: str = "src", base: int = 0,
+               align: int = 16) -> AccessTrace:
+    """The accesses of one side of a TiledCopy (``make_tiled_copy_*``) over a tensor layout.
+
+    The thread-value layout is the tiled copy's ``layout_src_tv_tiled`` (or ``_dst_``), over
+    ``layout``, the layout of the copied tile in memory (element index of the tiler_mn tile ->
+    offset). A copy atom with a fixed width (``num_bits_per_copy``) moves vectors of that width;
+    one without (CopyUniversalOp with no width) is auto-vectorised as in ``tv_trace``. An ldmatrix
+    atom (``LdMatrix8x8x16bOp``, num_matrices n) makes one ldmatrix.x{n} per 8 values of each
+    thread, with row addresses from lanes 0..8n-1 of each warp.
+
+    >>> from types import SimpleNamespace as NS
+    >>> class LdMatrix8x8x16bOp(NS): pass
+    >>> tc = NS(layout_src_tv_tiled=Layout.parse("((16,2),8):((1,128),16)"), value_type="f16",
+    ...         op=LdMatrix8x8x16bOp(num_matrices=4), num_bits_per_copy=None)
+    >>> tr = copy_trace(tc, "(16,16):(16,1)")  # the A operand of mma.m16n8k16, row-major in smem
+    >>> tr.kind(), tr.addresses[0, [0, 8, 16]].tolist()
+    ('ldmatrix', [0, 256, 16])
+    """
+    if side not in ("src", "dst"):
+        raise LayoutError(f"copy_trace: side must be 'src' or 'dst', got {side!r}")
+    try:
+        tv = getattr(tiled_copy, f"layout_{side}_tv_tiled")
+        dtype = tiled_copy.value_type
+    except AttributeError:
+        raise LayoutError(f"copy_trace: expected a TiledCopy (layout_{side}_tv_tiled, value_type), got "
+                          f"{type(tiled_copy).__name__}") from None
+    op = getattr(tiled_copy, "op", None)
+    opname = type(op).__name__
+    if opname.startswith("StMatrix"):
+        raise LayoutError(f"copy_trace: {opname} (stmatrix) is not modelled; ldmatrix and vector copies are")
+    if opname.startswith("LdMatrix"):
+        if opname != "LdMatrix8x8x16bOp":
+            raise LayoutError(f"copy_trace: {opname} is not modelled; LdMatrix8x8x16bOp is")
+        num = int(getattr(op, "num_matrices"))
+        if side != "src" or space != "shared":
+            raise LayoutError("copy_trace: ldmatrix reads shared memory: its src side, space 'shared'")
+        tr = tv_trace(tv, layout, dtype, "shared", align=align, base=base, vector_bits=128)
+        a = tr.addresses.copy()
+        a[:, 8 * num:] = -1  # the repeated rows of x1/x2 give no address
+        return AccessTrace(a, 16, "shared", "ldsm", tr.warps, tr.index,
+                           f"ldmatrix.x{num} of {tv} over {offset_function(layout)[2]}")
+    bits = getattr(tiled_copy, "num_bits_per_copy", None)
+    op_kind = "st" if side == "dst" else "ld"
+    return tv_trace(tv, layout, dtype, space, align=align, base=base, op=op_kind, vector_bits=bits or None)
 
 
 def analyze_tv(tv: Any, layout: Any, dtype: Any, space: str, **kw: Any) -> AccessReport:
