@@ -30,7 +30,12 @@ def test_bank_map_rows_are_wavefronts_and_conflicts_are_marked():
 def test_bank_map_broadcast_label():
     r = analyze(AccessTrace(np.zeros((1, 32), int), 4, "shared"))
     g = bank_figure(r).grids[0]
-    assert g.shape == (1, 32) and str(g.labels[0, 0]) == "L0+31\n@0"
+    assert g.shape == (1, 32) and str(g.labels[0, 0]) == "L0..31\n@0"
+
+
+def test_lane_labels():
+    from cutelab.analysis.draw import _lanes_label
+    assert [_lanes_label(x) for x in ([3], [4, 5], [0, 1, 2, 3], [1, 5, 9])] == ["L3", "L4,5", "L0..3", "L1+2"]
 
 
 def test_sector_map():

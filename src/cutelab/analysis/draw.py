@@ -4,8 +4,8 @@ Both are ordinary ``Figure``s, so every back end draws them (text, svg, png, lat
 
 bank_figure: one panel per phase (the lanes the hardware serves together). Columns are the 32
 banks, rows the wavefronts: cell (w, b) is the w-th different 4-byte word bank b must deliver,
-labelled with the lanes that read it (``L5``; ``L5+3`` when three more lanes share the word) and
-its byte address (``@256``). Row 0 is served in the first wavefront; every cell below it is a bank
+labelled with the lanes that read it (``L5``; ``L4,5`` or ``L0..31`` when lanes share the word;
+``L5+3``: lane 5 and three others) and its byte address (``@256``). Row 0 is served in the first wavefront; every cell below it is a bank
 conflict, drawn in the conflict colour.
 
 sector_figure: one row per 128-byte cache line touched, 32 columns of 4 bytes; thick borders
@@ -38,7 +38,14 @@ SECTOR_COLORS = ["#77AADD", "#DDDDDD"]
 
 
 def _lanes_label(lanes: list[int]) -> str:
-    return f"L{lanes[0]}" if len(lanes) == 1 else f"L{lanes[0]}+{len(lanes) - 1}"
+    """'L5'; two lanes 'L4,5'; a run of lanes 'L0..31'; otherwise the first and how many more, 'L5+3'."""
+    if len(lanes) == 1:
+        return f"L{lanes[0]}"
+    if len(lanes) == 2:
+        return f"L{lanes[0]},{lanes[1]}"
+    if lanes[-1] - lanes[0] == len(lanes) - 1:
+        return f"L{lanes[0]}..{lanes[-1]}"
+    return f"L{lanes[0]}+{len(lanes) - 1}"
 
 
 def _check(report: AccessReport, i: int, what: str) -> None:
