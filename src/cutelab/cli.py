@@ -12,6 +12,8 @@
     cutelab partition tiled --tensor 16,64 --block 1,16 --threads 16
     cutelab partition outer --tensor 16,32 --block 8,16 --threads "(4,8):(8,1)"
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
+    cutelab analyze --tv "(32,8):(1,64)" --layout "S<3,3,3> o 0 o (64,64):(64,1)" --dtype f16 --space shared
+    cutelab analyze --layout "(64,64):(64,1)" --ldmatrix x4 -o banks.svg
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -91,7 +93,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", help="tiled: threads per block (int); outer, tv: thread layout")
     p.add_argument("--values", help="tv: value layout")
     _add_output(p)
+
+    # --- analyze (cutelab.analysis): coalescing / bank conflicts of a TV layout or ldmatrix over a layout
+    p = sub.add_parser("analyze", help="memory accesses of a TV layout over a tensor layout: sectors, bank conflicts")
+    p.add_argument("--tv", help='TV layout (thread, value) -> element index, e.g. "(32,8):(1,64)"')
+    p.add_argument("--layout", required=True, help='tensor layout, e.g. "(64,64):(64,1)" or "S<3,3,3> o 0 o (64,64):(64,1)"')
+    p.add_argument("--dtype", default="f16", help="element type: f16 bf16 f32 f64 i8 ... (default f16)")
+    p.add_argument("--space", choices=["global", "shared"], default="shared")
+    p.add_argument("--op", choices=["ld", "st"], default="ld")
+    p.add_argument("--ldmatrix", choices=["x1", "x2", "x4"], help="ldmatrix over the (M, K) layout instead of --tv")
+    p.add_argument("--trans", action="store_true", help="ldmatrix .trans (memory rows run along M)")
+    p.add_argument("--align", type=int, default=16, help="base address alignment in bytes (default 16)")
+    p.add_argument("--vector-bits", type=int, help="force the vector width in bits")
+    p.add_argument("--instruction", type=int, help="the instruction to draw (default: the worst one)")
+    p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
+    _add_output(p)
     return ap
+
+
+def _analyze(args: argparse.Namespace):
+    """The analyze command: (text to print, picture of one instruction)."""
+    from . import analysis as A
+    from .analysis.draw import access_figure
+
+    if args.ldmatrix:
+        if args.tv or args.space != "shared" or args.op != "ld":
+            raise _UsageError("--ldmatrix reads shared memory and takes no --tv, --space global or --op st")
+        tr = A.ldmatrix_trace(args.layout, args.dtype, int(args.ldmatrix[1]), args.trans)
+    else:
+        if not args.tv:
+            raise _UsageError("analyze needs --tv (or --ldmatrix x1|x2|x4)")
+        if args.trans:
+            raise _UsageError("--trans is an ldmatrix option")
+        tr = A.tv_trace(args.tv, args.layout, args.dtype, args.space, align=args.align, op=args.op,
+                        vector_bits=args.vector_bits)
+    r = A.analyze(tr)
+    worst = r.conflicts if tr.space == "shared" else r.sectors * 32 - r.bytes_used
+    i = int(worst.argmax()) if args.instruction is None else args.instruction
+    if not 0 <= i < tr.num_instructions:
+        raise _UsageError(f"--instruction {i} is out of range [0, {tr.num_instructions})")
+    lines = [tr.label] + r.explanation(None if args.all else 16)
+    lines += ["predicted Nsight Compute counters:"] + [f"  {k} = {v}" for k, v in r.ncu().items()]
+    return "\n".join(lines) + "\n", access_figure(r, i)
 
 
 def _figure(args: argparse.Namespace):
@@ -163,7 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         fmt = R.format_for_path(args.output) if args.output else "text"
-        fig = _figure(args)
+        if args.cmd == "analyze":  # the explanation as text; the picture only with -o
+            text, fig = _analyze(args)
+            sys.stdout.write(text)
+            if not args.output:
+                return 0
+        else:
+            fig = _figure(args)
         if args.output:
             out = R.render(fig, fmt)
             mode = "wb" if isinstance(out, bytes) else "w"
