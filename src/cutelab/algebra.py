@@ -19,7 +19,7 @@ from typing import Any, Callable
 from . import int_tuple as it
 from .errors import LayoutError
 from .layout import (
-    Layout, ScaledBasis, _normalize, cosize, make_layout, make_ordered_layout, parse_layout,
+    Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
 
 __all__ = [
@@ -51,7 +51,7 @@ def _op(name: str) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
-                return f(*args, **kw)
+                return _fits(f(*args, **kw))
             except LayoutError as e:
                 head = f"{name}({', '.join(_fmt(a) for a in args)})"
                 msg = str(e)
@@ -62,6 +62,17 @@ def _op(name: str) -> Callable:
         return wrapper
 
     return deco
+
+
+def _fits(result: Any) -> Any:
+    """result, once every Layout in it is checked to fit in 64 bits (as inputs are checked)."""
+    if isinstance(result, Layout):
+        check_fits(result, "the result")
+    elif isinstance(result, tuple):
+        for r in result:
+            if isinstance(r, Layout):
+                check_fits(r, "the result")
+    return result
 
 
 def _as_layout(x: Any, op: str, what: str) -> Layout:
@@ -213,12 +224,14 @@ def filter(layout: Any, target_profile: Any = None) -> Layout:  # noqa: A001 - C
 # --------------------------------------------------------------------------- composition
 
 def _basis_get(d: ScaledBasis, t: Any) -> Any:
-    if isinstance(t, tuple):
-        if d.mode >= len(t):
-            raise LayoutError(f"basis stride {d} selects mode {d.mode} of a rank-{len(t)} layout")
-        return t[d.mode]
-    if d.mode != 0:
-        raise LayoutError(f"basis stride {d} selects mode {d.mode} of a rank-1 layout")
+    """The part of t that the basis stride d selects (its mode path, outermost first)."""
+    for m in d.path:
+        if isinstance(t, tuple):
+            if m >= len(t):
+                raise LayoutError(f"basis stride {d} selects mode {m} of a rank-{len(t)} layout")
+            t = t[m]
+        elif m != 0:
+            raise LayoutError(f"basis stride {d} selects mode {m} of a rank-1 layout")
     return t
 
 
@@ -237,6 +250,14 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
         return rs, rd
     if type(ls) is not tuple:
         return rs, rd * ld
+    if rd < 0 and rs != 1:
+        # rhs reaches offsets rd, 2*rd, ... < 0: outside the domain of a left operand of several
+        # modes (only a single-mode left operand extends linearly to negative offsets). CuTe's
+        # algorithm does not cover this case and returns a layout that disagrees with lhs(rhs(i)).
+        raise LayoutError(
+            f"the right operand has the negative stride {rd} (on a mode of size {rs}), so it reaches negative "
+            f"offsets, outside the domain of the (coalesced) left operand {_fmt(_raw(ls, ld))} of {len(ls)} modes"
+        )
     result_shape: list = []
     result_stride: list = []
     rest_shape, rest_stride = rs, rd
@@ -288,10 +309,19 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
 
 
 def _coprofile(layout: Layout) -> Any:
-    modes = [d.mode for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
-    if not modes:
+    """The profile of the codomain that the basis strides of layout select (0 if none)."""
+    paths = [d.path for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
+    if not paths:
         return 0
-    return (0,) * (max(modes) + 1)
+
+    def tree(ps: list) -> Any:
+        ps = [p for p in ps if p]
+        if not ps:
+            return 0
+        n = max(p[0] for p in ps) + 1
+        return tuple(tree([p[1:] for p in ps if p[0] == k]) for k in range(n))
+
+    return tree(paths)
 
 
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
@@ -389,7 +419,7 @@ def _cotarget_shape(cotarget: Any) -> Any:
     return cotarget
 
 
-def _complement(layout: Layout, cotarget: Any) -> Layout:
+def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     # filter (drop stride-0 and size-1 modes), then coalesce, on the flat modes
     shp: list = []
     std: list = []
@@ -402,6 +432,7 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
     if not shp:
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
+    filtered_size = it.product(tuple(shp))
     f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
     shp, std = f._shape, f._stride
     if type(shp) is tuple:
@@ -433,7 +464,20 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
     else:
         rest_shape = it.product(it.ceil_div(cotarget, new_stride))
     rest_stride = 0 if rest_shape == 1 else new_stride
+    got = it.product(tuple(result_shape)) * rest_shape
+    need = (cotarget if type(cotarget) is int else it.product(cotarget)) // filtered_size
+    if strict and got < need:  # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails
+        raise _short(layout, cotarget, got, need)
     return _bw_coalesce(result_shape, result_stride, rest_shape, rest_stride)
+
+
+def _short(layout: Layout, cotarget: Any, got: int, need: int) -> LayoutError:
+    return LayoutError(
+        f"no complement exists: CuTe's answer would have size {got}, less than its own postcondition "
+        f"size(result) >= size(cotarget) / size(filter(layout)) = {need}: a mode's stride is not a multiple of "
+        f"the span of the modes of smaller stride, and the offsets in between are reached by neither the "
+        f"layout nor the complement, so layout and complement do not cover the cotarget {_fmt(cotarget)}"
+    )
 
 
 def _non_injective(layout: Layout, d: int, span: int) -> LayoutError:
@@ -462,7 +506,7 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
         cot = cosize(_coalesce(_filter_zeros(layout)))
     else:
         cot = _cotarget_shape(cotarget)
-    return _complement(layout, cot)
+    return _complement(layout, cot, strict=True)
 
 
 # --------------------------------------------------------------------------- inverses
@@ -767,6 +811,14 @@ def _zip(a: Layout, b: Layout) -> Layout:
     """Mode-wise pairs ((a0,b0),(a1,b1),...); a scalar a pairs with the whole of b: ((a,b))."""
     sa, da, sb, db = a._shape, a._stride, b._shape, b._stride
     if type(sa) is tuple:
+        if type(sb) is not tuple and len(sa) == 1:
+            # rank 1 both, but a 1-tuple against a scalar: CuTe DSL 4.8.1 refuses this pairing
+            # ("unable to compute product"), so we do too, saying how to write it instead
+            raise LayoutError(
+                f"cannot pair the modes of {a} with those of {b}: one is a 1-tuple and the other a scalar "
+                f"(CuTe DSL rejects this too: 'unable to compute product'); give both operands the same "
+                f"profile, e.g. both as 1-tuples"
+            )
         if type(sb) is not tuple or len(sb) != len(sa):
             raise LayoutError(f"cannot pair the modes of {a} with those of {b}: their ranks differ")
         return _raw(tuple(zip(sa, sb)), tuple(zip(da, db)))
