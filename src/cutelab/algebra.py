@@ -920,16 +920,20 @@ def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple:
 
 
 def _is_bijection(layout: Layout, n: int) -> bool:
-    """True when layout maps [0, size) one-to-one onto [0, n)."""
-    from .layout import evaluate_all
-    import numpy as np
+    """True when layout maps [0, size) one-to-one onto [0, n).
 
-    offs = evaluate_all(layout)
-    if offs.size != n or (n and (offs.min() < 0 or offs.max() >= n)):
-        return False
-    seen = np.zeros(n, dtype=bool)
-    seen[offs] = True
-    return bool(seen.all())
+    Decided on the modes, without enumerating them (a TV layout may have 2^40 elements): with
+    size-1 modes dropped and the rest sorted by stride, the strides must be 1, s0, s0*s1, ...
+    (each mode starts where the ones below it end) and the sizes must multiply to n.
+    """
+    modes = sorted((d, s) for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride))
+                   if s != 1)
+    span = 1
+    for d, s in modes:
+        if type(d) is not int or d != span:
+            return False
+        span *= s
+    return span == n
 
 
 # --------------------------------------------------------------------------- recast
