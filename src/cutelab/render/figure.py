@@ -120,6 +120,8 @@ def grid_dims(layout: Layout) -> tuple[int, int, Any, Any]:
     shp = layout.shape
     if not isinstance(shp, tuple):
         return shp, 1, shp, 1
+    if len(shp) == 0:  # the empty layout ():(): one element, offset 0
+        return 1, 1, 1, 1
     if len(shp) == 1:
         return it.product(shp[0]), 1, shp[0], 1
     if len(shp) == 2:
