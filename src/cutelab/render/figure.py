@@ -56,6 +56,10 @@ class Grid:
     def fill(self, key: int) -> str:
         return palette.HOLE if key < 0 else self.colors[key]
 
+    def ink(self, key: int) -> str:
+        """The label colour on key's fill: black or white, whichever contrasts more (>= 4.5:1)."""
+        return palette.ink(self.fill(key))
+
 
 @dataclass
 class Figure:

@@ -144,10 +144,11 @@ class _Panel:
                     continue
                 lines = s.split("\n")
                 cy = y0 + r * ch + ch // 2 - 7 * (len(lines) - 1)
+                colour = _rgb(g.ink(int(g.keys[r, c])))
                 for i, line in enumerate(lines):
                     mask = _glyphs(line, 12)
                     w, h = mask.size
-                    im.paste((0, 0, 0), (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
+                    im.paste(colour, (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
 
     def write(self, draw, ox: int, oy: int) -> None:
         g, cw, ch = self.g, self.cw, self.ch

@@ -200,11 +200,12 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True) -> tuple[list[str], 
                 if not s:
                     continue
                 cx = c * cw + cw // 2
+                white = ' fill="#fff"' if g.ink(int(g.keys[r, c])) == "#FFFFFF" else ""
                 if "\n" in s:
                     a, b = s.split("\n", 1)
-                    out.append(f'<text x="{cx}" y="{cy - 3:g}">{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan></text>')
+                    out.append(f'<text x="{cx}" y="{cy - 3:g}"{white}>{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan></text>')
                 else:
-                    out.append(f'<text x="{cx}" y="{cy + 4:g}">{escape(s)}</text>')
+                    out.append(f'<text x="{cx}" y="{cy + 4:g}"{white}>{escape(s)}</text>')
         out.append("</g>")
     out.append("</g>")
     # indices

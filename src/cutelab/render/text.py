@@ -30,7 +30,10 @@ _RESET = "\x1b[0m"
 
 
 def _paint(text: str, fill: str) -> str:
-    return f"\x1b[48;5;{palette.ansi256(fill)}m\x1b[38;5;16m{text}{_RESET}"
+    """text on the xterm colour nearest to fill, in black or white, whichever contrasts more there."""
+    k = palette.ansi256(fill)
+    fg = 16 if palette.ink(palette.xterm_hex(k)) == "#000000" else 231
+    return f"\x1b[48;5;{k}m\x1b[38;5;{fg}m{text}{_RESET}"
 
 
 def _flat_labels(g: Grid) -> np.ndarray:
