@@ -360,12 +360,15 @@ class Layout:
     def cosize(self) -> int:
         return cosize(self)
 
-    def _repr_svg_(self) -> str | None:  # Jupyter
+    def _repr_svg_(self) -> str | None:  # Jupyter: the grid of offsets (None: IPython shows the text)
         try:
             from .render import svg
         except ImportError:  # pragma: no cover - rendering not available
             return None
-        return svg.layout_svg(self)
+        try:
+            return svg.layout_svg(self)
+        except LayoutError:  # e.g. an identity layout: its values are coordinates, there is no grid
+            return None
 
 
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]

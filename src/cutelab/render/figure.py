@@ -22,7 +22,7 @@ from . import palette
 
 __all__ = [
     "Grid", "Figure", "as_layout", "grid_dims", "layout_figure", "coords_figure", "tv_figure",
-    "tv_arrays", "make_tv_figure", "default_tile", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
+    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
 ]
 
 
@@ -69,6 +69,11 @@ class Figure:
     grids: list[Grid]
     notes: list[str] = field(default_factory=list)
     kind: str = "layout"  # layout | tv | coords | partition | explain (used by the text/latex back ends)
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        from . import svg
+
+        return svg.render(self)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -235,6 +240,61 @@ def _no_basis(L: Layout, op: str) -> None:
             f"{op}({L}): this layout has basis strides (an identity layout): its values are coordinates, "
             f"not offsets, so it has no grid of offsets to draw; print it, or draw make_layout({it.tuple_str(L.shape)})"
         )
+
+
+def tensor_figure(tensor: Any, title: str | None = None) -> Figure:
+    """A tensor's values on the grid of its layout (like layout_figure, labels are the values).
+
+    Cells are coloured by value (a heat map; bool and non-numeric values: one colour). Past
+    OVERVIEW_SIDE rows or columns, an overview reads only the cells it shows.
+
+    >>> import numpy as np, cutelab as cute
+    >>> t = cute.make_tensor(np.arange(6, dtype=np.int32) * 10, cute.make_layout((2, 3), stride=(3, 1)))
+    >>> tensor_figure(t).grids[0].labels.tolist()
+    [['0', '10', '20'], ['30', '40', '50']]
+    """
+    L = tensor.layout
+    if getattr(tensor, "batch", ()):
+        raise LayoutError(f"tensor_figure: {tensor} is a batch of {tensor.batch} tensors; index one first")
+    rows, cols, _, _ = grid_dims(L)
+    big = rows > OVERVIEW_SIDE or cols > OVERVIEW_SIDE
+    ri = _sample(rows) if big else np.arange(rows, dtype=np.int64)
+    ci = _sample(cols) if big else np.arange(cols, dtype=np.int64)
+    idx = ri[:, None] + rows * ci[None, :]
+    from ..layout import ScaledBasis
+
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(L.stride)):  # identity tensor: coordinates
+        labels = np.array([[it.tuple_str(tensor[int(i)]) for i in row] for row in idx], dtype=str)
+        keys = np.zeros(idx.shape, dtype=np.int64)
+        colors = ["#DDEEFF"]
+    else:
+        data = getattr(tensor.engine, "data", None)
+        if isinstance(data, np.ndarray) and not isinstance(tensor.offset, np.ndarray):
+            vals = tensor.engine.read_one(_eval_indices(L, idx) + int(tensor.offset))
+        else:
+            flat = np.asarray(tensor.load().values).reshape(-1)
+            vals = flat[idx]
+        vals = np.asarray(vals)
+        if vals.dtype.kind in "fc":
+            labels = np.vectorize(lambda v: f"{v:.4g}", otypes=[str])(vals) if vals.size else vals.astype(str)
+        else:
+            labels = vals.astype(str)
+        if vals.dtype.kind in "iuf" and vals.size:
+            fin = np.isfinite(vals) if vals.dtype.kind == "f" else np.ones(vals.shape, bool)
+            lo, hi = (float(vals[fin].min()), float(vals[fin].max())) if fin.any() else (0.0, 0.0)
+            span = hi - lo if hi > lo else 1.0
+            keys = np.where(fin, np.clip(((vals.astype(np.float64) - lo) / span * HEAT_LEVELS).astype(np.int64),
+                                         0, HEAT_LEVELS - 1), -1)
+            colors = palette.heat(HEAT_LEVELS)
+        else:
+            keys = np.zeros(idx.shape, dtype=np.int64)
+            colors = ["#DDEEFF"]
+    g = Grid(str(tensor), keys.astype(np.int64), labels, colors, [str(int(m)) for m in ri], [str(int(n)) for n in ci])
+    notes = []
+    if big:
+        notes.append(f"overview: the tensor's grid is {rows} x {cols}; shown are every {_step(ri)}-th row and "
+                     f"every {_step(ci)}-th column, with the real indices as headers")
+    return Figure(title if title is not None else str(tensor), [g], notes, kind="layout")
 
 
 def coords_figure(layout: Any) -> Figure:
