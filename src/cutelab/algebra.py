@@ -493,8 +493,19 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
     """The layout of the offsets in [0, cotarget) that layout does not reach, ordered.
 
     cotarget defaults to cosize(layout); it may be an int or a shape.
-    Postconditions: result is ordered (result(i-1) < result(i)), its image is disjoint from
-    layout's (but for 0), and make_layout(layout, result) covers [0, size(cotarget)).
+    Postconditions (CuTe's): result is ordered (result(i-1) < result(i)), its image is disjoint
+    from layout's (but for 0), and size(result) >= size(cotarget) // size(filter(layout)).
+    make_layout(layout, result) covers [0, size(cotarget)) only when, with the modes sorted by
+    stride, each stride is a multiple of the span of the modes below it.
+
+    Where CuTe leaves the answer undefined, this raises a LayoutError instead (the same rule as
+    the other operations: refuse where CuTe's answer is outside the operation's domain):
+    a non-injective layout or interleaved modes (CuTe: "Non-injective Layout detected"),
+    negative strides, and layouts whose gaps make CuTe's answer break its own size postcondition,
+    e.g. complement((2,12):(16,1), 96), where CuTe (C++ and DSL) answers 3:32, which leaves
+    offsets 12..15, 28..31, ... reached by neither. Inside divides and products, where the
+    complement is only composed with a tiler, that last check is not made (the composition
+    extends past the complement's size as CuTe's does).
 
     >>> print(complement(Layout.parse("4:2"), 8))
     2:1
