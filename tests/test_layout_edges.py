@@ -127,3 +127,11 @@ def test_algebra_results_are_validated_like_inputs(op, args):
 
 def test_results_that_fit_still_come_back():
     assert str(cute.complement("2:4", 10**18)) == "(4,125000000000000000):(1,8)"
+
+
+def test_size_and_friends_read_text_and_refuse_non_ints():
+    assert cute.size("(4,3)") == 12 and cute.cosize("(4,3):(3,1)") == 12 and cute.rank("(4,(3,2))") == 2
+    assert cute.size((2, (3, 4))) == 24 and cute.size(np.int64(5)) == 5
+    for bad in (4.5, (2, "a"), (2.0, 3)):
+        with pytest.raises(TypeError, match="size: expected a layout, a tensor or a shape of ints"):
+            cute.size(bad)

@@ -100,8 +100,9 @@ def _concat(parts: list) -> Layout:
 def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool = True) -> Layout:
     r = _rank(layout)
     if len(tiler) > r:
+        what = "target profile" if op in ("coalesce", "filter") else "tiler"
         raise LayoutError(
-            f"too many tiler modes: the tiler {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
+            f"too many {what} modes: the {what} {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
         )
     modes = _modes(layout)
     out = [f(modes[i], tiler[i]) for i in range(len(tiler))]

@@ -739,16 +739,26 @@ def _mode(x: Any, mode: Sequence[int] | int | None, op: str) -> Any:
     return x
 
 
-def _as_layout_or_shape(x: Any) -> Any:
+def _as_layout_or_shape(x: Any, op: str = "") -> Any:
+    """A Layout (from a layout, a tensor or CuTe notation text) or a shape of positive ints."""
     lay = getattr(x, "layout", None)
     if isinstance(lay, Layout):
         return lay
+    if isinstance(x, str):
+        return parse_layout(x)
+    if isinstance(x, Layout):
+        return x
+    x = _normalize(x)
+    for leaf in it.flatten_to_tuple(x):
+        if type(leaf) is not int and not _is_symbolic(leaf):
+            raise TypeError(f"{op + ': ' if op else ''}expected a layout, a tensor or a shape of ints, got {x!r} "
+                            f"(the entry {leaf!r} is a {type(leaf).__name__})")
     return x
 
 
 def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
     """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...])."""
-    a = _mode(_as_layout_or_shape(a), mode or None, "size")
+    a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
     if isinstance(a, Layout):
         return it.product(a._shape)
     return it.product(_normalize(a))
@@ -767,29 +777,29 @@ def coshape(layout: Layout) -> Any:
 
 def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
     """1 + the largest offset of the layout (of one mode with mode=[...])."""
-    a = _mode(_as_layout_or_shape(a), mode or None, "cosize")
+    a = _mode(_as_layout_or_shape(a, "cosize"), mode or None, "cosize")
     if not isinstance(a, Layout):
         raise LayoutError(f"cosize: expected a layout, got {a!r}")
     return it.product(coshape(a))
 
 
 def rank(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    a = _mode(_as_layout_or_shape(a), mode or None, "rank")
+    a = _mode(_as_layout_or_shape(a, "rank"), mode or None, "rank")
     return it.rank(a._shape if isinstance(a, Layout) else _normalize(a))
 
 
 def depth(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    a = _mode(_as_layout_or_shape(a), mode or None, "depth")
+    a = _mode(_as_layout_or_shape(a, "depth"), mode or None, "depth")
     return it.depth(a._shape if isinstance(a, Layout) else _normalize(a))
 
 
 def shape(a: Any, mode: Sequence[int] | int | None = None) -> Any:
-    a = _mode(_as_layout_or_shape(a), mode if mode not in ([], ()) else None, "shape")
+    a = _mode(_as_layout_or_shape(a, "shape"), mode if mode not in ([], ()) else None, "shape")
     return a._shape if isinstance(a, Layout) else _normalize(a)
 
 
 def stride(a: Any, mode: Sequence[int] | int | None = None) -> Any:
-    a = _mode(_as_layout_or_shape(a), mode if mode not in ([], ()) else None, "stride")
+    a = _mode(_as_layout_or_shape(a, "stride"), mode if mode not in ([], ()) else None, "stride")
     if not isinstance(a, Layout):
         raise LayoutError(f"stride: expected a layout, got {a!r}")
     return a._stride
