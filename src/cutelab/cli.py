@@ -46,6 +46,33 @@ class _UsageError(Exception):
     """A bad argument that argparse could not catch: reported as one line, exit code 2."""
 
 
+#: the most elements an operand of `explain` may have (each is drawn cell by cell)
+EXPLAIN_LIMIT = 1 << 16
+#: the most elements the tensor of `partition` may have
+PARTITION_LIMIT = 1 << 20
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _limit(n: int, limit: int, what: str) -> None:
+    if n > limit:
+        raise _UsageError(f"{what} has {n} elements, more than the {limit} this picture draws; use a smaller one")
+
+
+def _positive(text: str, what: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise _UsageError(f"{what} is a number, got {text!r}") from None
+    if v < 1:
+        raise _UsageError(f"{what} must be a positive number, got {v}")
+    return v
+
+
 def _shape(text: str, what: str) -> tuple:
     """'16,64' or '(16,64)' -> (16, 64)."""
     from .layout import parse_tuple
@@ -54,8 +81,10 @@ def _shape(text: str, what: str) -> tuple:
     if not t.startswith("("):
         t = f"({t})"
     v = parse_tuple(t)
-    if not isinstance(v, tuple) or not all(isinstance(x, int) for x in v):
+    if not isinstance(v, tuple) or not v or not all(isinstance(x, int) for x in v):
         raise _UsageError(f"{what} must be flat integers like 16,64, got {text!r}")
+    if any(x < 1 for x in v):
+        raise _UsageError(f"{what} must be positive integers, got {text!r}")
     return v
 
 
@@ -69,6 +98,7 @@ def _add_output(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cutelab", description="Draw CuTe layouts, TV layouts, partitions, algebra steps, "
                                  "TiledMMAs, TiledCopys and swizzled shared memory.")
+    ap.add_argument("--version", action="version", version=f"cutelab {_version()}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
 
@@ -340,6 +370,7 @@ def _figure(args: argparse.Namespace):
             raise _UsageError(f"--tile must be M,N, got {args.tile!r}")
         return R.tv_figure(args.layouts[0], tile)
     if args.cmd == "explain":
+        _explain_limits(args)
         want = 1 if args.op == "complement" else 2
         if not (len(args.args) == want or (args.op == "complement" and len(args.args) == 2)):
             raise _UsageError(f"explain {args.op} takes {'A [M]' if args.op == 'complement' else 'A B'}, "
@@ -355,16 +386,17 @@ def _figure(args: argparse.Namespace):
         kw = {}
         if args.tensor:
             kw["tensor_shape"] = _shape(args.tensor, "--tensor")
+            n = 1
+            for x in kw["tensor_shape"]:
+                n *= x
+            _limit(n, PARTITION_LIMIT, f"the tensor {args.tensor}")
         if args.block:
             if args.style == "tv":
                 raise _UsageError("--block is not used by a tv partition: make_layout_tv picks the tile")
             kw["block_shape"] = _shape(args.block, "--block")
         if args.style == "tiled":
             if args.threads:
-                try:
-                    kw["num_threads"] = int(args.threads)
-                except ValueError:
-                    raise _UsageError(f"--threads of a tiled partition is a number, got {args.threads!r}") from None
+                kw["num_threads"] = _positive(args.threads, "--threads of a tiled partition")
             return R.tiled_partition_figure(**kw)
         if args.style == "outer":
             if args.threads:
@@ -376,6 +408,33 @@ def _figure(args: argparse.Namespace):
             kw["val_layout"] = args.values
         return R.tv_partition_figure(**kw)
     raise _UsageError(f"unknown command {args.cmd!r}")  # pragma: no cover - argparse checks
+
+
+def _explain_limits(args: argparse.Namespace) -> None:
+    """Refuse operands too big to draw before building anything (a picture draws every element)."""
+    from .layout import cosize, parse_layout, size
+
+    for a in args.args:
+        if ":" in a or a.strip().startswith("("):
+            try:
+                L = parse_layout(a)
+            except LayoutError:
+                continue  # the operation itself reports the parse error
+            _limit(size(L), EXPLAIN_LIMIT, f"the operand {a}")
+            if all(type(d) is int for d in _flat(L.stride)):
+                _limit(cosize(L), EXPLAIN_LIMIT, f"the codomain of {a}")
+        else:
+            try:
+                n = int(a)
+            except ValueError:
+                continue
+            _limit(n, EXPLAIN_LIMIT, f"the operand {a}")
+
+
+def _flat(t):
+    from .int_tuple import flatten_to_tuple
+
+    return flatten_to_tuple(t)
 
 
 def _first_line(e: BaseException) -> str:
@@ -405,8 +464,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             color = args.color if args.color is not None else sys.stdout.isatty()
             sys.stdout.write(R.render(fig, "text", color=color))
-    except (LayoutError, _UsageError, ValueError) as e:
+    except (LayoutError, _UsageError, ValueError, TypeError) as e:
         print(f"cutelab: error: {_first_line(e)}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError, OverflowError, IndexError, KeyError, ZeroDivisionError) as e:
+        # a bug of ours that the input provoked: still one line and exit 2, never a traceback
+        print(f"cutelab: error: this input is beyond what cutelab handles ({type(e).__name__}: {_first_line(e)}); "
+              f"please report it", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `cutelab show ... | head`
         try:
