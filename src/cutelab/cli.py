@@ -12,6 +12,8 @@
     cutelab partition tiled --tensor 16,64 --block 1,16 --threads 16
     cutelab partition outer --tensor 16,32 --block 8,16 --threads "(4,8):(8,1)"
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
+    cutelab analyze --tv "(32,8):(1,64)" --layout "S<3,3,3> o 0 o (64,64):(64,1)" --dtype f16 --space shared
+    cutelab analyze --layout "(64,64):(64,1)" --ldmatrix x4 -o banks.svg
     cutelab mma --op sm80_16x8x16 --ab f16 --acc f32 --atoms 2x2x1 -o mma.svg   # CuTe's print_latex(TiledMMA)
     cutelab mma --op sm90_64x64x16 --a-src smem -o wgmma.png
     cutelab mma --op universal --atoms 16x8x1                                 # MmaUniversalOp (SIMT FMA)
@@ -44,6 +46,33 @@ class _UsageError(Exception):
     """A bad argument that argparse could not catch: reported as one line, exit code 2."""
 
 
+#: the most elements an operand of `explain` may have (each is drawn cell by cell)
+EXPLAIN_LIMIT = 1 << 16
+#: the most elements the tensor of `partition` may have
+PARTITION_LIMIT = 1 << 20
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _limit(n: int, limit: int, what: str) -> None:
+    if n > limit:
+        raise _UsageError(f"{what} has {n} elements, more than the {limit} this picture draws; use a smaller one")
+
+
+def _positive(text: str, what: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise _UsageError(f"{what} is a number, got {text!r}") from None
+    if v < 1:
+        raise _UsageError(f"{what} must be a positive number, got {v}")
+    return v
+
+
 def _shape(text: str, what: str) -> tuple:
     """'16,64' or '(16,64)' -> (16, 64)."""
     from .layout import parse_tuple
@@ -52,8 +81,10 @@ def _shape(text: str, what: str) -> tuple:
     if not t.startswith("("):
         t = f"({t})"
     v = parse_tuple(t)
-    if not isinstance(v, tuple) or not all(isinstance(x, int) for x in v):
+    if not isinstance(v, tuple) or not v or not all(isinstance(x, int) for x in v):
         raise _UsageError(f"{what} must be flat integers like 16,64, got {text!r}")
+    if any(x < 1 for x in v):
+        raise _UsageError(f"{what} must be positive integers, got {text!r}")
     return v
 
 
@@ -67,6 +98,7 @@ def _add_output(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="cutelab", description="Draw CuTe layouts, TV layouts, partitions, algebra steps, "
                                  "TiledMMAs, TiledCopys and swizzled shared memory.")
+    ap.add_argument("--version", action="version", version=f"cutelab {_version()}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
 
@@ -99,8 +131,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", help="tiled: threads per block (int); outer, tv: thread layout")
     p.add_argument("--values", help="tv: value layout")
     _add_output(p)
+
+    # --- analyze (cutelab.analysis): coalescing / bank conflicts of a TV layout or ldmatrix over a layout
+    p = sub.add_parser("analyze", help="memory accesses of a TV layout over a tensor layout: sectors, bank conflicts")
+    p.add_argument("--tv", help='TV layout (thread, value) -> element index, e.g. "(32,8):(1,64)"')
+    p.add_argument("--layout", required=True, help='tensor layout, e.g. "(64,64):(64,1)" or "S<3,3,3> o 0 o (64,64):(64,1)"')
+    p.add_argument("--dtype", default="f16", help="element type: f16 bf16 f32 f64 i8 ... (default f16)")
+    p.add_argument("--space", choices=["global", "shared"], default="shared")
+    p.add_argument("--op", choices=["ld", "st"], default="ld")
+    p.add_argument("--ldmatrix", choices=["x1", "x2", "x4"], help="ldmatrix over the (M, K) layout instead of --tv")
+    p.add_argument("--trans", action="store_true", help="ldmatrix .trans (memory rows run along M)")
+    p.add_argument("--align", type=int, default=16, help="base address alignment in bytes (default 16)")
+    p.add_argument("--vector-bits", type=int, help="force the vector width in bits")
+    p.add_argument("--instruction", type=int, help="the instruction to draw (default: the worst one)")
+    p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
+    _add_output(p)
     _add_atom_commands(sub)
     return ap
+
+
+def _analyze(args: argparse.Namespace):
+    """The analyze command: (text to print, picture of one instruction)."""
+    from . import analysis as A
+    from .analysis.draw import access_figure
+
+    if args.ldmatrix:
+        if args.tv or args.space != "shared" or args.op != "ld":
+            raise _UsageError("--ldmatrix reads shared memory and takes no --tv, --space global or --op st")
+        tr = A.ldmatrix_trace(args.layout, args.dtype, int(args.ldmatrix[1]), args.trans)
+    else:
+        if not args.tv:
+            raise _UsageError("analyze needs --tv (or --ldmatrix x1|x2|x4)")
+        if args.trans:
+            raise _UsageError("--trans is an ldmatrix option")
+        tr = A.tv_trace(args.tv, args.layout, args.dtype, args.space, align=args.align, op=args.op,
+                        vector_bits=args.vector_bits)
+    r = A.analyze(tr)
+    worst = r.conflicts if tr.space == "shared" else r.sectors * 32 - r.bytes_used
+    i = int(worst.argmax()) if args.instruction is None else args.instruction
+    if not 0 <= i < tr.num_instructions:
+        raise _UsageError(f"--instruction {i} is out of range [0, {tr.num_instructions})")
+    lines = [tr.label] + r.explanation(None if args.all else 16)
+    lines += ["predicted Nsight Compute counters:"] + [f"  {k} = {v}" for k, v in r.ncu().items()]
+    return "\n".join(lines) + "\n", access_figure(r, i)
 
 
 # --------------------------------------------------------------------------- mma, copy, swizzle
@@ -297,6 +370,7 @@ def _figure(args: argparse.Namespace):
             raise _UsageError(f"--tile must be M,N, got {args.tile!r}")
         return R.tv_figure(args.layouts[0], tile)
     if args.cmd == "explain":
+        _explain_limits(args)
         want = 1 if args.op == "complement" else 2
         if not (len(args.args) == want or (args.op == "complement" and len(args.args) == 2)):
             raise _UsageError(f"explain {args.op} takes {'A [M]' if args.op == 'complement' else 'A B'}, "
@@ -312,16 +386,17 @@ def _figure(args: argparse.Namespace):
         kw = {}
         if args.tensor:
             kw["tensor_shape"] = _shape(args.tensor, "--tensor")
+            n = 1
+            for x in kw["tensor_shape"]:
+                n *= x
+            _limit(n, PARTITION_LIMIT, f"the tensor {args.tensor}")
         if args.block:
             if args.style == "tv":
                 raise _UsageError("--block is not used by a tv partition: make_layout_tv picks the tile")
             kw["block_shape"] = _shape(args.block, "--block")
         if args.style == "tiled":
             if args.threads:
-                try:
-                    kw["num_threads"] = int(args.threads)
-                except ValueError:
-                    raise _UsageError(f"--threads of a tiled partition is a number, got {args.threads!r}") from None
+                kw["num_threads"] = _positive(args.threads, "--threads of a tiled partition")
             return R.tiled_partition_figure(**kw)
         if args.style == "outer":
             if args.threads:
@@ -333,6 +408,33 @@ def _figure(args: argparse.Namespace):
             kw["val_layout"] = args.values
         return R.tv_partition_figure(**kw)
     raise _UsageError(f"unknown command {args.cmd!r}")  # pragma: no cover - argparse checks
+
+
+def _explain_limits(args: argparse.Namespace) -> None:
+    """Refuse operands too big to draw before building anything (a picture draws every element)."""
+    from .layout import cosize, parse_layout, size
+
+    for a in args.args:
+        if ":" in a or a.strip().startswith("("):
+            try:
+                L = parse_layout(a)
+            except LayoutError:
+                continue  # the operation itself reports the parse error
+            _limit(size(L), EXPLAIN_LIMIT, f"the operand {a}")
+            if all(type(d) is int for d in _flat(L.stride)):
+                _limit(cosize(L), EXPLAIN_LIMIT, f"the codomain of {a}")
+        else:
+            try:
+                n = int(a)
+            except ValueError:
+                continue
+            _limit(n, EXPLAIN_LIMIT, f"the operand {a}")
+
+
+def _flat(t):
+    from .int_tuple import flatten_to_tuple
+
+    return flatten_to_tuple(t)
 
 
 def _first_line(e: BaseException) -> str:
@@ -347,7 +449,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         fmt = R.format_for_path(args.output) if args.output else "text"
-        fig = _figure(args)
+        if args.cmd == "analyze":  # the explanation as text; the picture only with -o
+            text, fig = _analyze(args)
+            sys.stdout.write(text)
+            if not args.output:
+                return 0
+        else:
+            fig = _figure(args)
         if args.output:
             out = R.render(fig, fmt)
             mode = "wb" if isinstance(out, bytes) else "w"
@@ -356,8 +464,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             color = args.color if args.color is not None else sys.stdout.isatty()
             sys.stdout.write(R.render(fig, "text", color=color))
-    except (LayoutError, _UsageError, ValueError) as e:
+    except (LayoutError, _UsageError, ValueError, TypeError) as e:
         print(f"cutelab: error: {_first_line(e)}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError, OverflowError, IndexError, KeyError, ZeroDivisionError) as e:
+        # a bug of ours that the input provoked: still one line and exit 2, never a traceback
+        print(f"cutelab: error: this input is beyond what cutelab handles ({type(e).__name__}: {_first_line(e)}); "
+              f"please report it", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `cutelab show ... | head`
         try:

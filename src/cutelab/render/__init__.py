@@ -3,7 +3,7 @@
 Builders turn layouts into a format-free ``Figure`` (figure.py, partition.py, explain.py);
 back ends turn a Figure into text (text.py, CuTe's print_layout, optionally ANSI-coloured),
 SVG (svg.py), TikZ/LaTeX (latex.py, CuTe's print_latex format), HTML (html.py) or PNG
-(png.py, needs Pillow: ``pip install 'cutelab[png]'``). Everything here is pure: functions
+(png.py, with Pillow, a dependency). Everything here is pure: functions
 return strings (bytes for PNG); writing files is the caller's business (see cutelab.cli).
 
 >>> import cutelab as cute

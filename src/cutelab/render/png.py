@@ -1,4 +1,11 @@
-"""Figures as PNG, with Pillow (optional: ``pip install 'cutelab[png]'``).
+"""Figures as PNG, with Pillow (a dependency of cutelab since PNG is part of the base install).
+
+Why Pillow rather than a PNG writer of our own: the pixels are easy (svg.py already writes a
+minimal PNG with zlib for its embedded cell images), but a PNG picture is its labels, and
+drawing text needs a font and a rasterizer. Pillow brings both (FreeType, and a default font
+when no TrueType font is found), ships wheels for every platform and Python we support, and
+costs one ~4 MB install; a bitmap font of our own would be one fixed size, ASCII only, and more
+code to keep right than everything else in this module.
 
 The geometry is the SVG back end's (same cell sizes, label limit, panel flow), so a PNG looks
 like the SVG rasterized. Cells are painted as a numpy image (one colour lookup, then a
@@ -28,7 +35,7 @@ def require_pillow():
     try:
         from PIL import Image, ImageDraw, ImageFont  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("PNG output needs Pillow: pip install 'cutelab[png]' (or pip install pillow)") from e
+        raise ImportError("PNG output needs Pillow, a dependency of cutelab that is missing here: pip install pillow") from e
     return Image, ImageDraw, ImageFont
 
 
@@ -146,10 +153,11 @@ class _Panel:
                     continue
                 lines = s.split("\n")
                 cy = y0 + r * ch + ch // 2 - 7 * (len(lines) - 1)
+                colour = _rgb(g.ink(int(g.keys[r, c])))
                 for i, line in enumerate(lines):
                     mask = _glyphs(line, 12)
                     w, h = mask.size
-                    im.paste((0, 0, 0), (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
+                    im.paste(colour, (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
 
     def write(self, draw, ox: int, oy: int) -> None:
         g, cw, ch = self.g, self.cw, self.ch

@@ -244,11 +244,12 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True,
                     s_tip = f"<title>{escape(str(tips[r, c]))}</title>"
                 else:
                     s_tip = ""
+                white = ' fill="#fff"' if g.ink(int(g.keys[r, c])) == "#FFFFFF" else ""
                 if "\n" in s:
                     a, b = s.split("\n", 1)
-                    out.append(f'<text x="{cx}" y="{cy - 3:g}">{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan>{s_tip}</text>')
+                    out.append(f'<text x="{cx}" y="{cy - 3:g}"{white}>{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan>{s_tip}</text>')
                 else:
-                    out.append(f'<text x="{cx}" y="{cy + 4:g}">{escape(s)}{s_tip}</text>')
+                    out.append(f'<text x="{cx}" y="{cy + 4:g}"{white}>{escape(s)}{s_tip}</text>')
         out.append("</g>")
     out.append("</g>")
     # indices
