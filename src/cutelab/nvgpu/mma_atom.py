@@ -549,6 +549,14 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
     shp = atom_layout_mnk.shape
     if not isinstance(shp, tuple) or len(shp) != 3:
         raise LayoutError(f"make_tiled_mma: expects rank-3 MNK atom layout, but got {atom_layout_mnk}")
+    n = atom_layout_mnk.size()
+    if sorted(atom_layout_mnk.offsets().tolist()) != list(range(n)):
+        # CuTe DSL 4.8.1 accepts these and answers with meaningless layouts; refuse them instead
+        raise LayoutError(
+            f"make_tiled_mma: atom_layout_mnk {atom_layout_mnk} must number its {n} atoms one-to-one with "
+            f"[0, {n}) (a compact layout), but it maps them to {sorted(set(atom_layout_mnk.offsets().tolist()))[:8]}"
+            f"{'...' if n > 8 else ''}"
+        )
     if permutation_mnk is None:
         perm = (None, None, None)
     else:
