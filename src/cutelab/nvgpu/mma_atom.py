@@ -31,9 +31,9 @@ from ..algebra import (
     _raw, complement, composition, logical_divide, right_inverse, tiled_product, zipped_divide,
 )
 from ..errors import LayoutError, TensorError
-from ..layout import Layout, _normalize, make_layout, slice_
+from ..layout import Layout, _normalize, make_layout, parse_layout, slice_
 from ..numeric import Numeric
-from ..tensor import Tensor, make_fragment_like, make_rmem_tensor
+from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like, make_rmem_tensor
 
 __all__ = [
     "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
@@ -206,8 +206,6 @@ class MmaAtom:
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
         layout = make_layout(input.shape)
-        from ..tensor import NumpyEngine
-
         eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
         return Tensor(eng, layout, off, _checked=True)
 
@@ -505,8 +503,6 @@ def _norm_perm(p: Any, mode: str) -> Any:
     if p is None or isinstance(p, Layout):
         return p
     if isinstance(p, str):
-        from ..layout import parse_layout
-
         return parse_layout(p)
     if _is_int(p):
         if p < 1:
@@ -538,8 +534,6 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
     else:
         raise TypeError(f"make_tiled_mma: expected an MMA Op or Atom, but got an instance of {type(op_or_atom).__name__}")
     if isinstance(atom_layout_mnk, str):
-        from ..layout import parse_layout
-
         atom_layout_mnk = parse_layout(atom_layout_mnk)
     if not isinstance(atom_layout_mnk, Layout):
         try:
@@ -599,8 +593,6 @@ _FP8 = {}
 
 def _as_numbers(raw: np.ndarray, dtype: Numeric) -> np.ndarray:
     """Stored values (batch + (size,)) as float64 or int64 numbers."""
-    from ..tensor import bf16_to_f32
-
     if dtype is _numeric.BFloat16:
         return bf16_to_f32(raw).astype(np.float64)
     if dtype in (_numeric.Float8E4M3FN, _numeric.Float8E5M2):
