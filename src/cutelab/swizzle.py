@@ -475,15 +475,14 @@ def shape(a: Any, mode: Any = None) -> Any:
 def cosize(a: Any, mode: Any = None) -> int:
     """1 + the largest offset; for a swizzled layout, the outer layout's cosize (as CuTe says).
 
-    A composed layout with a Layout inner function has the cosize of its evaluated offsets.
+    A composed layout with a Layout inner function has none (CuTe DSL raises too).
     """
     c = _composed_of(a)
     if c is None:
         return _lay.cosize(a, mode)
     if isinstance(c._inner, Swizzle):
         return _lay.cosize(c._outer, mode)
-    sub = get(c, mode) if mode else c
-    return int(sub.offsets().max()) + 1
+    raise LayoutError(f"cosize({c}): a composed layout whose inner function is a layout has no cosize")
 
 
 def _structural(name: str, f: Callable) -> Callable:
@@ -505,7 +504,20 @@ def _structural(name: str, f: Callable) -> Callable:
 
 get = _structural("get", _lay.get)
 select = _structural("select", _lay.select)
-group_modes = _structural("group_modes", _lay.group_modes)
+_group_modes = _structural("group_modes", _lay.group_modes)
+
+
+def group_modes(a: Any, begin: int, end: int | None = None) -> Any:
+    """Group modes [begin, end) into one mode; a composed layout needs begin < end (as CuTe DSL)."""
+    c = _composed_of(a)
+    if c is not None and end is not None:
+        r = it.rank(c._outer.shape)
+        b, e = begin + (r if begin < 0 else 0), end + (r if end < 0 else 0)
+        if not b < e:
+            raise LayoutError(f"group_modes({c}, {begin}, {end}): the range of modes is empty (begin >= end)")
+    return _group_modes(a, begin, end)
+
+
 flatten = _structural("flatten", _lay.flatten)
 dice = _structural("dice", _lay.dice)
 
@@ -546,11 +558,12 @@ def slice_(a: Any, coord: Any) -> Any:
 def slice_and_offset(coord: Any, layout: Any) -> tuple:
     """(the sub-layout where coord is None, the offset of the fixed part), as CuTe DSL.
 
-    On a swizzled layout the fixed part of the coordinate may leave the swizzle linear over
-    the rest: then the result decays to strides under the identity swizzle S<0,4,3> (CuTe's
-    swizzle_layout.hpp); otherwise it keeps the swizzle and carries the swizzled bits of the
-    fixed part in its offset. A Layout inner function moves the whole offset into the result
-    and also returns it (as CuTe DSL 4.8.1 does).
+    The offset returned is always the value at the slice's origin, crd2idx(coord, layout).
+    When the rest of the outer layout leaves the swizzle linear (it never hits both a Y bit
+    and its Z bit), the sub-layout decays to strides under the identity swizzle S<0,4,3>, to
+    be added to that offset (CuTe's swizzle_layout.hpp); otherwise the sub-layout keeps the
+    swizzle and carries the Y/Z bits of offset + outer(fixed part) as its own offset, as
+    CuTe DSL 4.8.1 answers. A Layout inner function carries the whole offset.
 
     >>> C = make_composed_layout(make_swizzle(3, 4, 3), 0, make_layout((8, 64), stride=(64, 1)))
     >>> print(*slice_and_offset((None, 3), C))
@@ -571,14 +584,23 @@ def _all_none(c: Any) -> bool:
     return c is None
 
 
-def _sw_projections(sw: Swizzle) -> tuple:
-    """CuTe's swizzle projections (anti_zy keeps the other bits, only_zy the Y and Z bits) as layouts."""
+def _only_zy(sw: Swizzle) -> Layout:
+    """CuTe's projection of offsets onto the Y and Z bits of a swizzle, as a layout."""
     b, m, s = sw.num_bits, sw.num_base, abs(sw.num_shift)
     shp = (1 << m, 1 << b, 1 << (s - b), 1 << b, 1)
-    std = it.compact_col_major(shp)
-    anti = Layout._raw(shp, (std[0], 0, std[2], 0, 1 << (b + m + s)))
-    only = Layout._raw(shp, (0, std[1], 0, std[3], 0))
-    return anti, only
+    return Layout._raw(shp, (0, 1 << m, 0, 1 << (m + s), 0))
+
+
+def _project(only: Layout, layout: Layout, crd: Any, fallback: int) -> int:
+    """(only o layout)(crd) as CuTe composes it; where the strides do not divide the swizzle's
+    bit fields (CuTe would not compile) the plain bits of layout(crd)."""
+    from .algebra import _compose_layouts
+
+    try:
+        p = _compose_layouts(only, layout)
+    except LayoutError:
+        return fallback
+    return it.crd2idx(crd, p.shape, p.stride)
 
 
 def _swizzle_strides(lower: bool, z: int, y: int, off: int, b: int) -> tuple:
@@ -600,45 +622,37 @@ def _slice_and_offset_composed(coord: Any, c: ComposedLayout) -> tuple:
     from .algebra import _compose_layouts
 
     outer = c._outer
+    sub, fixed = _lay.slice_and_offset(coord, outer)  # checks the coordinate
+    origin = c._apply_inner(fixed)  # the value at the slice's origin: crd2idx(coord, c)
     if not isinstance(c._inner, Swizzle):
-        sub, off = _lay.slice_and_offset(coord, outer)
-        total = _add_offset(c._offset, off)
-        return ComposedLayout(c._inner, total, sub), total
-    sw = c._inner
+        return ComposedLayout(c._inner, _add_offset(c._offset, fixed), sub), origin
     if _all_none(coord):
-        _lay._check_slice(outer, coord)
-        return c._with_outer(_lay.slice_(outer, coord)), 0
-    anti, only = _sw_projections(sw)
-    sliced = _lay.slice_(outer, coord)
+        return c._with_outer(sub), origin
+    sw = c._inner
+    zy = sw.swizzle_code
+    only = _only_zy(sw)
+    # the swizzled (Y and Z) bits of the fixed part join the offset; the others pass through
     diced = _lay.dice(outer, coord)
-    diced_coord = _dice_coord(coord)
-    fixed_only = _lay._finish(it.crd2idx(diced_coord, *_shape_stride(_compose_layouts(only, diced))))
-    fixed_anti = _lay._finish(it.crd2idx(diced_coord, *_shape_stride(_compose_layouts(anti, diced))))
-    offset_only_zy = c._offset ^ fixed_only
-    active = _eval_last(_compose_layouts(only, sliced))
+    dcoord = it.dice_tuple(coord, coord) if isinstance(coord, tuple) else coord
+    offset_zy = c._offset ^ _project(only, diced, dcoord, fixed & zy)
+    active = _project(only, sub, it.product(sub.shape) - 1, _eval_last(sub) & zy)  # Y/Z bits the rest reaches
     if active & ~sw(active):  # the rest hits a Y bit and its Z bit: the swizzle stays
-        return ComposedLayout(sw, offset_only_zy, sliced), fixed_anti
+        return ComposedLayout(sw, offset_zy, sub), origin
+    # Otherwise the swizzle is linear over the rest: decay to strides (identity swizzle).
     b, m, s = sw.num_bits, sw.num_base, abs(sw.num_shift)
     zm, ym = sw.zzz_msk, sw.yyy_msk
     z, y = zm & -zm, ym & -ym
-    lo = _swizzle_strides(z < y, z, y, offset_only_zy, b)
-    hi = _swizzle_strides(z > y, z, y, offset_only_zy, b)
+    lo = _swizzle_strides(z < y, z, y, offset_zy, b)
+    hi = _swizzle_strides(z > y, z, y, offset_zy, b)
     sw_layout = Layout._raw(
         (1 << m,) + (2,) * b + (1 << (s - b),) + (2,) * b + (1,),
         (1,) + lo + (1 << (m + b),) + hi + (1 << (m + b + s),),
     )
-    return ComposedLayout(Swizzle(0, 4, 3), 0, _compose_layouts(sw_layout, sliced)), sw(offset_only_zy) + fixed_anti
+    return ComposedLayout(Swizzle(0, 4, 3), 0, _compose_layouts(sw_layout, sub)), origin
 
 
 def _shape_stride(layout: Layout) -> tuple:
     return layout.shape, layout.stride
-
-
-def _dice_coord(coord: Any) -> Any:
-    """dice(coord, coord): the fixed entries of coord, with the nesting CuTe keeps."""
-    if isinstance(coord, tuple):
-        return it.dice_tuple(coord, coord)
-    return coord
 
 
 # --------------------------------------------------------------------------- algebra on composed layouts
@@ -656,7 +670,7 @@ def _recast_swizzle(sw: Swizzle, num: int, den: int) -> Swizzle:
             b, m = max(b + m, 0), 0
     if den > 1:  # downcast
         m += log2(den)
-    return make_swizzle(b, m, s) if b == 0 else Swizzle(b, m, s)
+    return Swizzle(b, m, s)  # CuTe DSL keeps S<0,m,s> here (no canonical S<0,4,3>)
 
 
 def _recast(new_bits: int, old_bits: int, c: ComposedLayout) -> ComposedLayout:
