@@ -36,7 +36,7 @@ def _paint(text: str, fill: str) -> str:
 def _flat_labels(g: Grid) -> np.ndarray:
     if g.labels is None:
         return np.full(g.keys.shape, "", dtype=str)
-    return np.char.replace(g.labels.astype(str), "\n", "")
+    return np.char.replace(g.labels.astype(str), "\n", g.text_sep)
 
 
 def grid_text(g: Grid, color: bool = False, min_width: int = 1) -> list[str]:
