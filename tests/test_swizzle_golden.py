@@ -19,6 +19,7 @@ from cutelab.errors import LayoutError
 from cutelab.layout import parse_layout, parse_tuple
 from cutelab.nvgpu import warpgroup
 from cutelab.swizzle import ComposedLayout, Swizzle
+from cutelab.utils import LayoutEnum, sm90
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 FILES = sorted(glob.glob(os.path.join(GOLDEN, "swizzle_*.json")))
@@ -65,7 +66,11 @@ def show(x):
 def composed_info(c):
     n = cute.size(c)
     vals = tuple(int(v) for v in c.offsets()) if n <= 512 else ()
-    return "%s|%d|%d|%d|%d|%s" % (c, n, cute.cosize(c), cute.rank(c), cute.depth(c), show(vals))
+    try:
+        align = str(c.max_alignment)
+    except LayoutError:
+        align = "error"
+    return "%s|%d|%d|%d|%d|%s|%s" % (c, n, cute.cosize(c), cute.rank(c), cute.depth(c), show(vals), align)
 
 
 def smem_atom(kind, dtype):
@@ -107,6 +112,9 @@ F = {
     "slice_and_offset": lambda crd, c: "[%s, %s]" % tuple(show(x) for x in cute.slice_and_offset(crd, c)),
     "smem_atom": smem_atom,
     "smem_tile": lambda k, d, trg, order: cute.tile_to_shape(smem_atom(k, d), trg, order),
+    "sm90_a": lambda le, mnk, d, st: sm90.make_smem_layout_a(LayoutEnum[le], mnk, getattr(numeric, d), st),
+    "sm90_b": lambda le, mnk, d, st: sm90.make_smem_layout_b(LayoutEnum[le], mnk, getattr(numeric, d), st),
+    "sm90_epi": lambda d, le, tile, st: sm90.make_smem_layout_epi(getattr(numeric, d), LayoutEnum[le], tile, st),
 }
 for _op in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
             "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product"):

@@ -275,8 +275,9 @@ class ComposedLayout:
         from math import gcd
         if not isinstance(self._inner, Swizzle):
             raise LayoutError(f"max_alignment({self}): only defined for a swizzle inner function")
-        g = gcd(1 << self._inner.num_base, _pow2_alignment(self._offset))
-        return gcd(g, _layout_alignment(self._outer))
+        # S<0,m,s> o 0 o L is L itself (CuTe's composition folds it); otherwise 2^m bounds it
+        sw = 0 if self._inner.num_bits == 0 and self._offset == 0 else 1 << self._inner.num_base
+        return gcd(sw, self._offset, _layout_alignment(self._outer))
 
     def size(self) -> int:
         return it.product(self._outer.shape)
@@ -379,21 +380,18 @@ def _eval_index_array(layout: Layout, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pow2_alignment(x: int) -> int:
-    x = abs(int(x))
-    return 1 << 62 if x == 0 else x & -x
-
-
 def _layout_alignment(layout: Layout) -> int:
-    """The largest power of two n such that layout is n-contiguous in its first run (CuTe max_alignment)."""
-    from .algebra import coalesce
-    c = coalesce(layout)
-    s, d = c.shape, c.stride
-    s0 = s[0] if isinstance(s, tuple) else s
-    d0 = d[0] if isinstance(d, tuple) else d
-    if d0 == 1:
-        return _pow2_alignment(s0) if s0 else 1
-    return 1
+    """CuTe's max_alignment(layout): gcd of the run of consecutive offsets that the layout
+    covers (size of the first mode of logical_divide(L, right_inverse(L))) and the stride
+    that follows it."""
+    from math import gcd
+    from .algebra import coalesce, logical_divide, right_inverse
+
+    flat = coalesce(layout)
+    permuted = logical_divide(flat, right_inverse(flat))
+    s0 = it.product(permuted.shape[0])
+    d1 = permuted.stride[1]
+    return gcd(s0, *it.flatten_to_tuple(d1))
 
 
 def make_composed_layout(inner: Any, offset: Any, outer: Any) -> ComposedLayout:
@@ -563,7 +561,9 @@ def slice_and_offset(coord: Any, layout: Any) -> tuple:
     and its Z bit), the sub-layout decays to strides under the identity swizzle S<0,4,3>, to
     be added to that offset (CuTe's swizzle_layout.hpp); otherwise the sub-layout keeps the
     swizzle and carries the Y/Z bits of offset + outer(fixed part) as its own offset, as
-    CuTe DSL 4.8.1 answers. A Layout inner function carries the whole offset.
+    CuTe DSL 4.8.1 answers. A Layout inner function carries the whole offset. For aligned
+    swizzled layouts (offsets that do not carry into the swizzle bits), in both cases
+    ``layout(fixed part, i) == sub(i) - sub(0) + offset``.
 
     >>> C = make_composed_layout(make_swizzle(3, 4, 3), 0, make_layout((8, 64), stride=(64, 1)))
     >>> print(*slice_and_offset((None, 3), C))
