@@ -223,7 +223,8 @@ class ComposedLayout:
     __slots__ = ("_inner", "_offset", "_outer", "_hash")
 
     def __init__(self, inner: Any, offset: Any, outer: Any):
-        where = f"make_composed_layout({inner}, {_offset_str(offset) if isinstance(offset, (int, tuple)) else repr(offset)}, {outer})"
+        off_s = _offset_str(offset) if isinstance(offset, (int, tuple)) else repr(offset)
+        where = f"make_composed_layout({inner}, {off_s}, {outer})"
         if not isinstance(outer, Layout):
             raise LayoutError(f"{where}: the outer layout must be a Layout, got {type(outer).__name__} {outer!r}")
         offset = _normalize(offset)
@@ -233,7 +234,8 @@ class ComposedLayout:
             if _has_basis(outer.stride):
                 raise LayoutError(f"{where}: a swizzle cannot follow an outer layout with basis strides (n@m)")
         elif isinstance(inner, Layout):
-            if not (_is_int(offset) or (isinstance(offset, tuple) and all(_is_int(x) for x in it.flatten_to_tuple(offset)))):
+            ints = isinstance(offset, tuple) and all(_is_int(x) for x in it.flatten_to_tuple(offset))
+            if not (_is_int(offset) or ints):
                 raise LayoutError(f"{where}: the offset must be an int or an int tuple, got {offset!r}")
         else:
             raise LayoutError(f"{where}: the inner function must be a Swizzle or a Layout, got {type(inner).__name__}")
@@ -485,9 +487,9 @@ def cosize(a: Any, mode: Any = None) -> int:
 
 def _structural(name: str, f: Callable) -> Callable:
     def g(a: Any, *args: Any, **kw: Any) -> Any:
-        c = _composed_of(a)
-        if c is None:
+        if not isinstance(a, ComposedLayout):
             return f(a, *args, **kw)
+        c = a
         try:
             out = f(c._outer, *args, **kw)
         except LayoutError as e:
@@ -507,7 +509,7 @@ _group_modes = _structural("group_modes", _lay.group_modes)
 
 def group_modes(a: Any, begin: int, end: int | None = None) -> Any:
     """Group modes [begin, end) into one mode; a composed layout needs begin < end (as CuTe DSL)."""
-    c = _composed_of(a)
+    c = a if isinstance(a, ComposedLayout) else None
     if c is not None and end is not None:
         r = it.rank(c._outer.shape)
         b, e = begin + (r if begin < 0 else 0), end + (r if end < 0 else 0)
@@ -522,27 +524,24 @@ dice = _structural("dice", _lay.dice)
 
 def append(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
     """Append elem (default 1:0) as a new last mode; on a ComposedLayout, to its outer layout."""
-    c = _composed_of(a)
-    if c is None:
+    if not isinstance(a, ComposedLayout):
         return _lay.append(a, elem, up_to_rank)
-    return c._with_outer(_lay.append(c._outer, elem, up_to_rank))
+    return a._with_outer(_lay.append(a._outer, elem, up_to_rank))
 
 
 def prepend(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
     """Prepend elem (default 1:0) as a new first mode; on a ComposedLayout, to its outer layout."""
-    c = _composed_of(a)
-    if c is None:
+    if not isinstance(a, ComposedLayout):
         return _lay.prepend(a, elem, up_to_rank)
-    return c._with_outer(_lay.prepend(c._outer, elem, up_to_rank))
+    return a._with_outer(_lay.prepend(a._outer, elem, up_to_rank))
 
 
 def crd2idx(coord: Any, layout: Any) -> Any:
     """The offset of coord (None counts as 0, as in CuTe DSL); composed layouts too."""
-    c = _composed_of(layout) if isinstance(layout, ComposedLayout) else None
-    if c is None:
+    if not isinstance(layout, ComposedLayout):
         return _lay.crd2idx(coord, layout)
     fixed = it.transform_leaf(_normalize(coord), lambda x: 0 if x is None else x)
-    return c(fixed)
+    return layout(fixed)
 
 
 def slice_(a: Any, coord: Any) -> Any:
@@ -575,7 +574,8 @@ def slice_and_offset(coord: Any, layout: Any) -> tuple:
     try:
         return _slice_and_offset_composed(coord, layout)
     except LayoutError as e:
-        raise LayoutError(f"slice_and_offset({_lay.it.tuple_str(coord) if isinstance(coord, tuple) else coord}, {layout}): {e}") from None
+        crd = it.tuple_str(coord) if isinstance(coord, tuple) else coord
+        raise LayoutError(f"slice_and_offset({crd}, {layout}): {e}") from None
 
 
 def _all_none(c: Any) -> bool:
@@ -698,7 +698,7 @@ def composed_op(name: str, f: Callable, args: tuple, kw: dict) -> Any:
     the operation on plain layouts."""
     a0 = args[0] if args else None
     if name == "recast_layout":
-        if len(args) != 3 or not isinstance(args[2], ComposedLayout) or any(isinstance(a, ComposedLayout) for a in args[:2]):
+        if len(args) != 3 or not isinstance(args[2], ComposedLayout) or _contains_composed(args[:2]):
             raise LayoutError("expected (new_type_bits, old_type_bits, layout)")
         return _recast(args[0], args[1], args[2])
     if name in ("upcast", "downcast"):

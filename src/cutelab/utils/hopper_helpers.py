@@ -64,7 +64,9 @@ def get_smem_layout_atom(layout: LayoutEnum, element_type: Numeric, major_mode_s
     """
     _check(layout, element_type, "get_smem_layout_atom")
     if not isinstance(major_mode_size, int) or major_mode_size < 1 or major_mode_size % 8:
-        raise LayoutError(f"get_smem_layout_atom: the major mode size must be a positive multiple of 8, got {major_mode_size!r}")
+        raise LayoutError(
+            f"get_smem_layout_atom: the major mode size must be a positive multiple of 8, got {major_mode_size!r}"
+        )
     bits = major_mode_size * element_type.width
     prefix = "MN_" if layout is LayoutEnum.COL_MAJOR else "K_"
     for name, row in (("SW128", 1024), ("SW64", 512), ("SW32", 256)):
