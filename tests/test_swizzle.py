@@ -245,7 +245,7 @@ def test_slice_evaluates_like_the_whole(params, outer, data):
     """For aligned (well-formed) swizzled layouts, as CuTe DSL answers: the offset is the
     value at the slice's origin, and the slice walks from there: the whole layout at
     (fixed part, i) is sub(i) - sub(0) + offset (sub(0) == 0 for a decayed slice)."""
-    c = composed(params, 0, outer)
+    c = composed(params, data.draw(st.sampled_from([0, 4096, 3 * 8192])), outer)  # aligned offsets
     shp = c.shape
 
     def rand_coord(s):
@@ -264,7 +264,15 @@ def test_slice_evaluates_like_the_whole(params, outer, data):
     if sub.inner == Swizzle(0, 4, 3):
         assert sub(0) == 0
     for i in range(cute.size(rest)):
-        assert sub(i) - sub(0) + off == c.inner(base + rest(i))
+        assert sub(i) - sub(0) + off == c.inner(c.offset + base + rest(i))
+
+
+def test_slice_that_cannot_split_raises():
+    """CuTe DSL answers these with a wrong layout: the fixed part carries into the rest's bits."""
+    for coord, c in [((None, 38), composed((2, 4, 3), 0, "(2,64):(64,2)")),
+                     ((4, None), composed((2, 4, 3), 594, "(8,64):(64,1)"))]:
+        with pytest.raises(LayoutError, match="share bits"):
+            cute.slice_and_offset(coord, c)
 
 
 # --------------------------------------------------------------------------- tensors

@@ -562,7 +562,8 @@ def slice_and_offset(coord: Any, layout: Any) -> tuple:
     swizzle and carries the Y/Z bits of offset + outer(fixed part) as its own offset, as
     CuTe DSL 4.8.1 answers. A Layout inner function carries the whole offset. For aligned
     swizzled layouts (offsets that do not carry into the swizzle bits), in both cases
-    ``layout(fixed part, i) == sub(i) - sub(0) + offset``.
+    ``layout(fixed part, i) == sub(i) - sub(0) + offset``; where that fails (the fixed part
+    and the rest share bits, CuTe's bitwise split returns a wrong layout) a LayoutError says so.
 
     >>> C = make_composed_layout(make_swizzle(3, 4, 3), 0, make_layout((8, 64), stride=(64, 1)))
     >>> print(*slice_and_offset((None, 3), C))
@@ -637,7 +638,7 @@ def _slice_and_offset_composed(coord: Any, c: ComposedLayout) -> tuple:
     offset_zy = c._offset ^ _project(only, diced, dcoord, fixed & zy)
     active = _project(only, sub, it.product(sub.shape) - 1, _eval_last(sub) & zy)  # Y/Z bits the rest reaches
     if active & ~sw(active):  # the rest hits a Y bit and its Z bit: the swizzle stays
-        return ComposedLayout(sw, offset_zy, sub), origin
+        return _exact(ComposedLayout(sw, offset_zy, sub), origin, c, fixed, sub)
     # Otherwise the swizzle is linear over the rest: decay to strides (identity swizzle).
     b, m, s = sw.num_bits, sw.num_base, abs(sw.num_shift)
     zm, ym = sw.zzz_msk, sw.yyy_msk
@@ -648,7 +649,27 @@ def _slice_and_offset_composed(coord: Any, c: ComposedLayout) -> tuple:
         (1 << m,) + (2,) * b + (1 << (s - b),) + (2,) * b + (1,),
         (1,) + lo + (1 << (m + b),) + hi + (1 << (m + b + s),),
     )
-    return ComposedLayout(Swizzle(0, 4, 3), 0, _compose_layouts(sw_layout, sub)), origin
+    return _exact(ComposedLayout(Swizzle(0, 4, 3), 0, _compose_layouts(sw_layout, sub)), origin, c, fixed, sub)
+
+
+def _exact(res: ComposedLayout, origin: int, c: ComposedLayout, fixed: int, sub: Layout) -> tuple:
+    """Check that (res, origin) represents the slice: c at (fixed part, i) == res(i) - res(0) + origin.
+
+    CuTe splits the offset bit by bit; when the fixed part of the coordinate and the rest of
+    the layout share bits (an addition that carries), its answer is a wrong layout. Raise then.
+    """
+    want = c._inner(_lay.evaluate_all(sub) + (c._offset + fixed))
+    got = res.offsets()
+    got = got - got[0] + origin
+    if got.shape != want.shape or not np.array_equal(got, want):
+        k = int(np.flatnonzero(got != want)[0]) if got.shape == want.shape else 0
+        raise LayoutError(
+            f"the fixed part of the coordinate (outer offset {fixed}, plus the offset {c._offset}) and the "
+            f"rest of the layout {sub} share bits, so the swizzle does not split into a slice and an offset "
+            f"(at index {k} of the slice the layout is {int(want[k])}, the split gives {int(got[k])}; "
+            f"CuTe would return that wrong layout)"
+        )
+    return res, origin
 
 
 def _shape_stride(layout: Layout) -> tuple:
