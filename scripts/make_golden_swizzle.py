@@ -42,7 +42,7 @@ MARK = "@@GOLDEN@@ "
 
 KINDS = ["MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128", "K_INTER", "K_SW32", "K_SW64", "K_SW128"]
 DTYPES = ["Float16", "BFloat16", "Float32", "Float64", "Int8", "Uint8", "Int32", "Float8E4M3FN",
-          "Float8E5M2", "Int16", "Int64"]
+          "Float8E5M2", "Int16", "Int64", "TFloat32"]
 
 # ---------------------------------------------------------------------------------------------
 # Case generation (pure Python)
