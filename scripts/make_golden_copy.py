@@ -220,6 +220,19 @@ def tiled_cases(rng, n):
         tv = fmt((nthr, nval)) + ":" + fmt(compact((nthr, nval), order))
         cases.append({"atom": atom, "make": "raw", "layout_tv": tv, "tiler": [m, tile_n], "n_tensors": 2,
                       "seed": rng.randrange(1 << 30)})
+    # make_cotiled_copy: (thread, value) -> address over a data layout of the same addresses
+    crng = random.Random(rng.random())
+    for _ in range(max(1, n // 6)):
+        atom, athr, aval = rand_atom(crng)
+        nthr = athr * crng.choice([1, 2, 4])
+        nval = aval * crng.choice([1, 2])
+        order = [0, 1] if crng.random() < 0.7 else [1, 0]
+        tv = fmt((nthr, nval)) + ":" + fmt(compact((nthr, nval), order))
+        dshape = rand_factor(crng, nthr * nval, 2)
+        dorder = [0, 1] if crng.random() < 0.5 else [1, 0]
+        data = fmt(dshape) + ":" + fmt(compact(dshape, dorder))
+        cases.append({"atom": atom, "make": "cotiled", "atom_layout_tv": tv, "data_layout": data, "n_tensors": 2,
+                      "seed": crng.randrange(1 << 30)})
     return cases
 
 
@@ -316,7 +329,7 @@ def worker(kind, path):
 
     def tiled_result(tc):
         return {"str": str(tc), "size": int(tc.size), "src_tiled": str(tc.layout_src_tv_tiled),
-                "dst_tiled": str(tc.layout_dst_tv_tiled)}
+                "dst_tiled": str(tc.layout_dst_tv_tiled), "tiler": str(tc.tiler_mn), "tv": str(tc.layout_tv_tiled)}
 
     def partitions(tc, case):
         rng = random.Random(case["seed"])
@@ -354,6 +367,8 @@ def worker(kind, path):
         atom = make_atom(case["atom"])
         if case["make"] == "tv":
             tc = cute.make_tiled_copy_tv(atom, L(case["thr"]), L(case["val"]))
+        elif case["make"] == "cotiled":
+            tc = cute.make_cotiled_copy(atom, L(case["atom_layout_tv"]), L(case["data_layout"]))
         else:
             tc = cute.make_tiled_copy(atom, L(case["layout_tv"]), tuple(case["tiler"]))
         res = tiled_result(tc)

@@ -122,6 +122,8 @@ def _same_identity_partition(got: str, want: str) -> bool:
 
 def _tiled_checks(tc, r: dict, where: str, bad: list) -> None:
     for name, got, want in (("str", str(tc), r["str"]), ("size", tc.size, r["size"]),
+                            ("tiler_mn", str(tc.tiler_mn), r.get("tiler", str(tc.tiler_mn))),
+                            ("layout_tv_tiled", str(tc.layout_tv_tiled), r.get("tv", str(tc.layout_tv_tiled))),
                             ("src_tiled", str(tc.layout_src_tv_tiled), r["src_tiled"]),
                             ("dst_tiled", str(tc.layout_dst_tv_tiled), r["dst_tiled"])):
         if got != want:
@@ -144,6 +146,9 @@ def _make_tiled(a: dict, atom):
     if a["make"] == "tv":
         thr, val = P(a["thr"]), P(a["val"])
         return (lambda: cute.make_tiled_copy_tv(atom, thr, val)), thr.size(), val.size()
+    if a["make"] == "cotiled":
+        tv = P(a["atom_layout_tv"])
+        return (lambda: cute.make_cotiled_copy(atom, tv, P(a["data_layout"]))), tv.shape[0], tv.shape[1]
     tv = P(a["layout_tv"])
     return (lambda: cute.make_tiled_copy(atom, tv, tuple(a["tiler"]))), tv.shape[0], tv.shape[1]
 

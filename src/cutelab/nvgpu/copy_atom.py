@@ -41,7 +41,7 @@ from .universal_copy import CopyOp
 __all__ = [
     "CopyAtom", "TiledCopy", "ThrCopy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv",
     "make_tiled_copy_S", "make_tiled_copy_D", "make_tiled_copy_A", "make_tiled_copy_B",
-    "make_tiled_copy_C", "make_tiled_copy_C_atom", "copy", "basic_copy", "basic_copy_if",
+    "make_tiled_copy_C", "make_tiled_copy_C_atom", "make_cotiled_copy", "copy", "basic_copy", "basic_copy_if",
     "autovec_copy",
 ]
 
@@ -463,6 +463,41 @@ def make_tiled_copy_C_atom(atom: CopyAtom, mma: Any) -> TiledCopy:
     return TiledCopy(atom, tv, tiler)
 
 
+def make_cotiled_copy(atom: CopyAtom, atom_layout_tv: Layout, data_layout: Layout) -> TiledCopy:
+    """A TiledCopy from (thread, value) -> data address and coordinate -> data address: for
+    copies that care about vector widths and address offsets rather than which coordinates a
+    thread owns. Every address atom_layout_tv names must exist in data_layout.
+
+    >>> import cutelab as cute
+    >>> a = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=128)
+    >>> tc = make_cotiled_copy(a, cute.make_layout((32, 4), stride=(4, 1)), cute.make_layout((16, 8), stride=(8, 1)))
+    >>> print(tc.tiler_mn, tc.layout_tv_tiled)
+    (16:1, (2,4):(4,1)) ((2,16),4):((16,1),32)
+    """
+    atom = _check_atom(atom, "make_cotiled_copy")
+    for name, x in (("atom_layout_tv", atom_layout_tv), ("data_layout", data_layout)):
+        if not isinstance(x, Layout):
+            raise LayoutError(f"make_cotiled_copy: {name} must be a Layout, got {x!r}")
+    if it.rank(atom_layout_tv.shape) != 2:
+        raise LayoutError(f"make_cotiled_copy: atom_layout_tv {atom_layout_tv} must have two modes, (thread, value)")
+    inv = left_inverse(data_layout)  # data address -> data coordinate
+    inv_data = Layout._raw((inv.shape, 1), (inv.stride, 0))  # addresses past the end: stride 0
+    tv_data = composition(inv_data, atom_layout_tv)  # (thr, val) -> data coordinate (as an index)
+    v_atom = coalesce(_mode(atom_layout_tv, 1))
+    v_data = coalesce(composition(data_layout, _mode(tv_data, 1)))
+    if v_atom != v_data:
+        raise LayoutError(f"make_cotiled_copy({atom_layout_tv}, {data_layout}): the memory that atom_layout_tv "
+                          f"points to does not exist in data_layout ({v_atom} != {v_data})")
+    flat = it.product_each(data_layout.shape)
+    flat = flat if isinstance(flat, tuple) else (flat,)
+    r = len(flat)
+    tiler = tuple(_filter(composition(make_layout(flat, stride=tuple(1 if j == i else 0 for j in range(r))), tv_data))
+                  for i in range(r))
+    tile2data = composition(make_layout(flat), tiler)
+    layout_tv = composition(left_inverse(tile2data), tv_data)
+    return TiledCopy(atom, layout_tv, tiler)
+
+
 # --------------------------------------------------------------------------- copying on the host
 
 def _canonical(t: Tensor) -> Layout:
@@ -629,8 +664,7 @@ def _collective(atom: CopyAtom, sv: np.ndarray, dv: np.ndarray, us: np.ndarray, 
     m2 = mask.reshape(nb // nthr, nthr, mask.shape[-1])
     for c in range(us.shape[0]):
         buf = np.zeros((nb // nthr, span), dtype=dv.dtype)
-        for w in range(nb // nthr):
-            buf[w, src_off.ravel()] = sv2[w][:, us[c]].ravel()
+        buf[:, src_off.ravel()] = sv2[:, :, us[c]].reshape(nb // nthr, -1)
         got = buf[:, dst_off]  # (warps, thr, nd)
         cur = dv2[:, :, ud[c]]
         dv2[:, :, ud[c]] = np.where(m2[:, :, c][..., None], got, cur)
