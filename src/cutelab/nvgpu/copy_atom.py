@@ -391,6 +391,12 @@ def make_tiled_copy(atom: CopyAtom, layout_tv: Layout, tiler_mn: Any) -> TiledCo
 def make_tiled_copy_tv(atom: CopyAtom, thr_layout: Layout, val_layout: Layout) -> TiledCopy:
     """A TiledCopy from a thread layout ((m,n) -> thread) and a value layout ((m,n) -> value),
     both compact: the tile is their raked product.
+
+    >>> import cutelab as cute
+    >>> a = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cute.Float16, num_bits_per_copy=128)
+    >>> tc = make_tiled_copy_tv(a, cute.make_layout((16, 8), stride=(8, 1)), cute.make_layout((1, 8)))
+    >>> print(tc.tiler_mn, tc.layout_tv_tiled, tc.size)
+    (16:1, 64:1) ((8,16),8):((128,1),16) 128
     """
     atom = _check_atom(atom, "make_tiled_copy_tv")
     tiler, tv = make_layout_tv(thr_layout, val_layout)
@@ -425,7 +431,15 @@ def _mma_parts(tiled_mma: Any, where: str, which: str) -> tuple:
 
 
 def make_tiled_copy_A(atom: CopyAtom, tiled_mma: Any) -> TiledCopy:
-    """A TiledCopy of atom that matches the A operand of tiled_mma: tile (M, K), tiled_mma's A TV layout."""
+    """A TiledCopy of atom that matches the A operand of tiled_mma: tile (M, K), tiled_mma's A TV layout.
+
+    >>> import cutelab as cute
+    >>> tm = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (2, 2, 1))
+    >>> ldsm = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(num_matrices=4), cute.Float16)
+    >>> tc = make_tiled_copy_A(ldsm, tm)
+    >>> print(tc.tiler_mn, tc.size, tc.layout_src_tv_tiled)
+    (32:1, 16:1) 128 ((16,2,2,2),(8,1)):((1,256,16,0),(32,0))
+    """
     atom = _check_atom(atom, "make_tiled_copy_A")
     tv, (m, n, k) = _mma_parts(tiled_mma, "make_tiled_copy_A", "A")
     return TiledCopy(atom, tv, _as_tiler((m, k), "make_tiled_copy_A"))
@@ -447,7 +461,15 @@ def make_tiled_copy_C(atom: CopyAtom, tiled_mma: Any) -> TiledCopy:
 
 def make_tiled_copy_C_atom(atom: CopyAtom, mma: Any) -> TiledCopy:
     """The smallest TiledCopy of atom that retiles mma's C layout: each thread's first
-    ``num_val_src`` C values (for epilogues that store sub-tiles)."""
+    ``num_val_src`` C values (for epilogues that store sub-tiles).
+
+    >>> import cutelab as cute
+    >>> tm = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (2, 2, 1))
+    >>> a = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=64)
+    >>> tc = make_tiled_copy_C_atom(a, tm)
+    >>> print(tc.tiler_mn, tc.layout_tv_tiled)
+    ((8,2):(1,16), (8,2):(2,1)) ((4,8,2,2),2):((16,1,8,64),128)
+    """
     atom = _check_atom(atom, "make_tiled_copy_C_atom")
     layout_c, (m, n, k) = _mma_parts(mma, "make_tiled_copy_C_atom", "C")
     nv = atom.num_val_src
