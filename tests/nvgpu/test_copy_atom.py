@@ -281,6 +281,12 @@ def test_copy_errors():
         cute.copy(U64, f32(4, 2), f32(4))
     with pytest.raises(TensorError, match="atom calls"):
         cute.copy(U64, f32(((2, 2), 3)), f32(((2, 2), 3)), pred=cute.make_rmem_tensor((4, 3), cute.Boolean))
+    with pytest.raises(TensorError, match="must be a Tensor"):
+        cute.copy_atom_call(a1, np.zeros(4, np.float32), f32(4))
+    with pytest.raises(TensorError, match="multiple"):
+        cute.copy_atom_call(U64, f32(3), f32(3))
+    with pytest.raises(TypeError, match="CopyAtom"):
+        cute.copy(warp.LdMatrix8x8x16bOp(), f32(4), f32(4))
     with pytest.raises(TensorError, match="warp-collective"):
         cute.copy(LDSM4, cute.make_rmem_tensor((8,), cute.Float16), cute.make_rmem_tensor((8,), cute.Float16))
 

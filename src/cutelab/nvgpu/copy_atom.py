@@ -41,7 +41,7 @@ from .universal_copy import CopyOp
 __all__ = [
     "CopyAtom", "TiledCopy", "ThrCopy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv",
     "make_tiled_copy_S", "make_tiled_copy_D", "make_tiled_copy_A", "make_tiled_copy_B",
-    "make_tiled_copy_C", "make_tiled_copy_C_atom", "make_cotiled_copy", "copy", "basic_copy", "basic_copy_if",
+    "make_tiled_copy_C", "make_tiled_copy_C_atom", "make_cotiled_copy", "copy", "copy_atom_call", "basic_copy", "basic_copy_if",
     "autovec_copy",
 ]
 
@@ -665,6 +665,26 @@ def copy(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, unr
     else:
         dv = _collective(atom, sv, dv, us_all, ud_all, mask, bs)
     dst.engine.store(dst.offset, dst.layout, dv)
+
+
+def copy_atom_call(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, **kwargs: Any) -> None:
+    """One execution of a copy atom on tensors of profile (V): the whole tensor is the value mode
+    (a V of several atom calls, (ATOM_V, REST...), takes pred of profile (REST...)).
+
+    >>> import numpy as np, cutelab as cute
+    >>> atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=64)
+    >>> s = cute.make_tensor(np.arange(4, dtype=np.float32), cute.make_layout((2, 2)))
+    >>> d = cute.make_rmem_tensor((2, 2), cute.Float32)
+    >>> copy_atom_call(atom, s, d, pred=cute.make_tensor(np.array([False, True]), cute.make_layout(2)))
+    >>> d.load().numpy().tolist()
+    [[0.0, 2.0], [0.0, 3.0]]
+    """
+    views = []
+    for name, t in (("source", src), ("destination", dst)):
+        if not isinstance(t, Tensor):
+            raise TensorError(f"copy_atom_call: the {name} must be a Tensor, got {type(t).__name__}")
+        views.append(t._new(Layout._raw((t.layout.shape, 1), (t.layout.stride, 0))))
+    copy(atom, views[0], views[1], pred=pred, **kwargs)
 
 
 def _collective(atom: CopyAtom, sv: np.ndarray, dv: np.ndarray, us: np.ndarray, ud: np.ndarray,
