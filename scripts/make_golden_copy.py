@@ -166,10 +166,13 @@ def rand_atom(rng):
 
 def rand_tensor_layout(rng, tile, extra_mode):
     """A layout of shape (M*a, N*b[, c]) with one of several stride families."""
-    m, n = tile
-    shp = [m * rng.choice([1, 1, 2, 3]), n * rng.choice([1, 2, 3])]
-    if rng.random() < 0.07:
-        shp[rng.randrange(2)] += rng.choice([1, 2])  # not a multiple of the tile
+    if len(tile) == 1:  # a 1-D tiler: (M*a) or (M*a, c)
+        shp = [tile[0] * rng.choice([1, 2, 3])]
+    else:
+        m, n = tile
+        shp = [m * rng.choice([1, 1, 2, 3]), n * rng.choice([1, 2, 3])]
+        if rng.random() < 0.07:
+            shp[rng.randrange(2)] += rng.choice([1, 2])  # not a multiple of the tile
     if extra_mode:
         shp.append(rng.choice([2, 3]))
     fam = rng.choice(["col", "row", "pad", "perm"])
@@ -182,6 +185,8 @@ def rand_tensor_layout(rng, tile, extra_mode):
         order = list(range(r))
         rng.shuffle(order)
         st = compact(shp, order)
+    elif r == 1:
+        st = (rng.choice([1, 1, 2]),)
     else:  # a padded leading dimension
         st = list(compact(shp, [1, 0] + list(range(2, r))))
         pad = rng.choice([1, 4, 8])
@@ -220,6 +225,14 @@ def tiled_cases(rng, n):
         tv = fmt((nthr, nval)) + ":" + fmt(compact((nthr, nval), order))
         cases.append({"atom": atom, "make": "raw", "layout_tv": tv, "tiler": [m, tile_n], "n_tensors": 2,
                       "seed": rng.randrange(1 << 30)})
+    # 1-D thread and value layouts: a 1-D tile
+    drng = random.Random(rng.random() + 1)
+    for _ in range(max(1, n // 12)):
+        atom, athr, aval = rand_atom(drng)
+        if athr != 1:
+            continue
+        cases.append({"atom": atom, "make": "tv", "thr": "%d:1" % (athr * drng.choice([1, 4, 32, 128])),
+                      "val": "%d:1" % (aval * drng.choice([1, 2])), "n_tensors": 2, "seed": drng.randrange(1 << 30)})
     # make_cotiled_copy: (thread, value) -> address over a data layout of the same addresses
     crng = random.Random(rng.random())
     for _ in range(max(1, n // 6)):
