@@ -433,6 +433,17 @@ def worker(kind, path):
                     th = tc.get_slice(tid)
                     r["part"] = {"layout": lay, "tid": tid, "S": guard(lambda: str(th.partition_S(t).layout)),
                                  "D": guard(lambda: str(th.partition_D(t).layout))}
+
+                    def frag_retile():  # the MMA's register fragment of this operand, retiled
+                        op_ = which[0]
+                        thr_mma = tm.get_slice(tid)
+                        shape = [(0, 2), (1, 2), (0, 1)]["ABC".index(op_)]
+                        tile = tuple(2 * int(tm.get_tile_size(i)) for i in shape)
+                        x = cute.make_rmem_tensor(cute.make_layout(tile), cutlass.Float32)
+                        part = getattr(thr_mma, "partition_" + op_)(x)
+                        frag = getattr(tm, "make_fragment_" + op_)(part)
+                        return [str(frag.layout), str(tc.retile(frag).layout)]
+                    r["retile"] = guard(frag_retile)
                     return r
                 ent[which] = guard(one)
             res["copies"].append(ent)

@@ -258,7 +258,7 @@ class _GoldenTiledMma:
 
 
 def test_tiled_copies_of_tiled_mmas():
-    bad, n = [], 0
+    bad, n, n_retile = [], 0, [0]
     makers = {"A": cute.make_tiled_copy_A, "B": cute.make_tiled_copy_B, "C": cute.make_tiled_copy_C,
               "C_atom": cute.make_tiled_copy_C_atom}
     for case in _load("mma"):
@@ -290,9 +290,14 @@ def test_tiled_copies_of_tiled_mmas():
                 for key, part in (("S", th.partition_S), ("D", th.partition_D)):
                     if "result" in p[key] and str(part(t).layout) != p[key]["result"]:
                         bad.append(f"{where}: partition_{key}: cutelab {part(t).layout}, the DSL {p[key]['result']}")
+                if "result" in r.get("retile", {}):
+                    frag, want = r["retile"]["result"]
+                    if str(tc.retile(P(frag))) != want:
+                        bad.append(f"{where}: retile({frag}): cutelab {tc.retile(P(frag))}, the DSL {want}")
+                    n_retile[0] += 1
                 n += 1
     assert not bad, f"{len(bad)} differences from CuTe DSL:\n" + "\n".join(bad[:20])
-    assert n >= 150
+    assert n >= 150 and n_retile[0] >= 150
 
 
 def _cutelab_tiled_mma(m: dict):

@@ -713,11 +713,6 @@ def _collective(atom: CopyAtom, sv: np.ndarray, dv: np.ndarray, us: np.ndarray, 
     return dv2.reshape(dv.shape)
 
 
-def _flat_values(t: Tensor, what: str) -> tuple:
-    v = _raw_values(t, what)
-    return v, t.element_type
-
-
 def basic_copy(src: Tensor, dst: Tensor) -> None:
     """Element-wise copy in index order: dst[i] = src[i] (sizes must match; values convert to dst's type).
 
