@@ -379,7 +379,7 @@ def _slice_thr(frg: Layout, thr: Any) -> Layout:
     """frg[(thr, (_, (_,...)))] as a layout: keep (FrgV, Rest...) flattened one level."""
     rest = frg.shape[1][1]
     coord = (thr, (None, tuple(None for _ in rest) if isinstance(rest, tuple) else None))
-    return slice_(frg, coord) if not isinstance(thr, tuple) else slice_(frg, coord)
+    return slice_(frg, coord)
 
 
 class ThrMma(TiledMma):
@@ -405,7 +405,10 @@ class ThrMma(TiledMma):
         else:
             raise TensorError(f"get_slice: expected an int thread index (or a numpy array of them), got {thr_idx!r}")
         self._thr_idx = thr_idx
-        self._vmnk_crd = _thr_flat_coord(tiled._vmnk, thr_idx)
+        crd = _thr_flat_coord(tiled._vmnk, thr_idx)
+        if isinstance(thr_idx, np.ndarray):  # keep the batch even where a mode has one thread
+            crd = tuple(np.broadcast_to(np.asarray(c, dtype=np.int64), thr_idx.shape) for c in crd)
+        self._vmnk_crd = crd
 
     @property
     def thr_idx(self) -> Any:
