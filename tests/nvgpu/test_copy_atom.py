@@ -359,3 +359,31 @@ def test_stmatrix_from_mma_fragment_C(n, perm):
     cute.copy(r2s, r2s.retile(tCrC), r2s.get_slice(tids).partition_D(sC))
     assert np.array_equal(thr_mma.partition_C(sC).load().values, vals)
     assert np.count_nonzero(c) == np.count_nonzero(vals)
+
+
+def test_partition_and_copy_into_a_swizzled_tile():
+    """gmem -> swizzled smem (S<3,3,3> o (64,64) row-major f16) with 128-bit copies: partitions of a
+    composed layout keep the swizzle (CuTe C++'s form; the DSL folds it into the pointer when it
+    can), the tile reads back through the swizzle, and the storage is permuted."""
+    a = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=128)
+    tc = cute.make_tiled_copy_tv(a, cute.make_layout((16, 8), stride=(8, 1)), cute.make_layout((1, 8)))
+    S = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((64, 64), stride=(64, 1)))
+    smem = np.zeros(4096, np.float16)
+    sT = cute.make_tensor(smem, S)
+    g = np.arange(4096).astype(np.float16)
+    gT = cute.make_tensor(g, cute.make_layout((64, 64), stride=(64, 1)))
+    p = tc.get_slice(3).partition_D(sT)
+    assert str(p.layout) == "S<3,3,3> o 24 o ((8,1),4,1):((1,0),1024,0)"  # DSL: ((8,1),4,1):((1,0),1024,0)
+    for t in range(tc.size):
+        th = tc.get_slice(t)
+        cute.copy(tc, th.partition_S(gT), th.partition_D(sT))
+    assert np.array_equal(sT.load().values, gT.load().values)
+    assert not np.array_equal(smem, g) and np.array_equal(np.sort(smem), g)
+    # 256-bit vectors cross the swizzle's 8-element chunks: not consecutive in smem, refused
+    a16 = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=256)
+    tc16 = cute.make_tiled_copy_tv(a16, cute.make_layout((16, 4), stride=(4, 1)), cute.make_layout((1, 16)))
+    th = tc16.get_slice(4)  # row 1: the swizzle swaps its two 8-element chunks
+    with pytest.raises(TensorError, match="consecutive"):
+        cute.copy(tc16, th.partition_S(gT), th.partition_D(sT))
+    with pytest.raises(TensorError, match="one\\s+thread at a time"):
+        tc.get_slice(np.arange(4)).partition_D(sT)

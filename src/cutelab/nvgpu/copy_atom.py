@@ -35,6 +35,7 @@ from ..algebra import (
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, make_layout, slice_
 from ..numeric import Boolean, Int8, Numeric
+from ..swizzle import ComposedLayout
 from ..tensor import Tensor
 from .universal_copy import CopyOp
 
@@ -353,8 +354,15 @@ class ThrCopy(TiledCopy):
     def _partition(self, tensor: Any, thrval: Layout, what: str) -> Tensor:
         if not isinstance(tensor, Tensor):
             raise TensorError(f"{what}: expected a Tensor, got {type(tensor).__name__}")
-        frg = self._tidfrg(tensor.layout, thrval, what)
-        r = it.rank(tensor.layout.shape)
+        lay = tensor.layout
+        if isinstance(lay, ComposedLayout):  # a swizzled tensor: partition its outer layout
+            if not isinstance(self._thr_idx, (int, np.integer)):
+                raise TensorError(f"{what}: a tensor with a composed (swizzled) layout {lay} is partitioned one "
+                                  f"thread at a time (an int thread index), not for a batch of threads")
+            frg = ComposedLayout(lay.inner, lay.offset, self._tidfrg(lay.outer, thrval, what))
+        else:
+            frg = self._tidfrg(lay, thrval, what)
+        r = it.rank(lay.shape)
         t = tensor._new(frg)
         return t[(self._thr_idx, None, (None,) * r if r > 1 else None)]
 
@@ -522,17 +530,16 @@ def make_cotiled_copy(atom: CopyAtom, atom_layout_tv: Layout, data_layout: Layou
 
 # --------------------------------------------------------------------------- copying on the host
 
-def _canonical(t: Tensor) -> Layout:
-    """(V, Rest): rank-1 tensors get a Rest mode of 1, ranks above 2 have modes 1.. grouped."""
-    L = t.layout
-    shp, std = L.shape, L.stride
+def _canonical(t: Tensor) -> tuple:
+    """(V, Rest) shapes: rank-1 tensors get a Rest mode of 1, ranks above 2 have modes 1.. grouped."""
+    shp = t.layout.shape
     if not isinstance(shp, tuple):
-        return Layout._raw((shp, 1), (std, 0))
+        return shp, 1
     if len(shp) == 1:
-        return Layout._raw((shp[0], 1), (std[0], 0))
+        return shp[0], 1
     if len(shp) == 2:
-        return L
-    return Layout._raw((shp[0], shp[1:]), (std[0], std[1:]))
+        return shp
+    return shp[0], shp[1:]
 
 
 def _unit_indices(shape: Any, n: int, what: str) -> np.ndarray:
@@ -629,21 +636,21 @@ def copy(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, unr
     if rs != rd:
         raise TensorError(f"copy: the source {src} and destination {dst} have different ranks ({rs} != {rd})")
     cs, cd = _canonical(src), _canonical(dst)
-    if _msize(cs, 1) != _msize(cd, 1):
+    if it.product(cs[1]) != it.product(cd[1]):
         raise TensorError(f"copy: source {src} and destination {dst} differ in the size of their rest modes "
-                          f"({_msize(cs, 1)} != {_msize(cd, 1)})")
+                          f"({it.product(cs[1])} != {it.product(cd[1])})")
     collective = atom.thr_id.size() > 1
     ns, nd = atom.num_val_src, atom.num_val_dst
     if collective and st.width != atom.value_type.width:
         raise TypeError(f"copy: the warp-collective atom moves {atom.value_type} elements but the tensors hold {st}")
     # element indices of each call: (calls, n), over the canonical (V, Rest) index space
-    vs, vd = cs.shape[0], cd.shape[0]
+    vs, vd = cs[0], cd[0]
     us, ud = _unit_indices(vs, ns, "source"), _unit_indices(vd, nd, "destination")
     if us.shape[0] != ud.shape[0]:
         raise TensorError(f"copy: the source makes {us.shape[0]} atom calls per rest coordinate and the destination "
                           f"{ud.shape[0]}: their value modes {_tuple_str(vs)} and {_tuple_str(vd)} do not match")
     vsz, dsz = it.product(vs), it.product(vd)
-    rest = _msize(cs, 1)
+    rest = it.product(cs[1])
     us_all = (np.arange(rest)[:, None, None] * vsz + us[None]).reshape(-1, ns)
     ud_all = (np.arange(rest)[:, None, None] * dsz + ud[None]).reshape(-1, nd)
     calls = us_all.shape[0]
