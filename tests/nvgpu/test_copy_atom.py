@@ -387,3 +387,28 @@ def test_partition_and_copy_into_a_swizzled_tile():
         cute.copy(tc16, th.partition_S(gT), th.partition_D(sT))
     with pytest.raises(TensorError, match="one\\s+thread at a time"):
         tc.get_slice(np.arange(4)).partition_D(sT)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_ldmatrix_atom_against_the_ptx_description(trans, n):
+    """One ldmatrix.x{n}[.trans] by one warp, on the atom alone (no TiledCopy): lane t gives the
+    address of row t%8 of matrix t//8; for matrix i it receives the pair (row t//4, columns
+    2*(t%4), 2*(t%4)+1), or with .trans the pair (rows 2*(t%4), 2*(t%4)+1, column t//4), in
+    registers 2*i, 2*i+1 (PTX ISA, "Warp-level matrix load instruction: ldmatrix")."""
+    atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(trans, n), cute.Float16)
+    smem = np.arange(64 * 4).astype(np.float16)  # matrix i, row r, column c at 64*i + 8*r + c
+    lanes = np.arange(32)
+    rows = lanes % (8 * n)  # lanes past the n*8 addresses repeat them (unused by the hardware)
+    src = cute.Tensor(cute.make_tensor(smem, cute.make_layout(256)).engine, cute.make_layout(8), 8 * rows)
+    dst = cute.make_tensor(np.zeros(32 * 2 * n, np.float16), cute.make_layout(2 * n))
+    dst = cute.Tensor(dst.engine, cute.make_layout(2 * n), 2 * n * lanes)
+    cute.copy(atom, src, dst)
+    got = dst.load().values
+    want = np.zeros((32, 2 * n), np.float16)
+    for t in range(32):
+        for i in range(n):
+            for j in range(2):
+                r, c = (t // 4, 2 * (t % 4) + j) if not trans else (2 * (t % 4) + j, t // 4)
+                want[t, 2 * i + j] = smem[64 * i + 8 * r + c]
+    assert np.array_equal(got, want)
