@@ -202,8 +202,11 @@ def _add_mma_options(p: argparse.ArgumentParser, required: bool) -> None:
 
 
 def _add_atom_commands(sub) -> None:
+    cute_colors = "CuTe's eight print_latex colours (thread mod 8; the .tex is then CuTe's byte for byte) " \
+                  "instead of one colour per thread"
     p = sub.add_parser("mma", help="a TiledMMA: C, A on its left, B on top, each element's T#V# (CuTe's print_latex)")
     _add_mma_options(p, required=True)
+    p.add_argument("--cute-colors", action="store_true", help=cute_colors)
     _add_output(p)
 
     p = sub.add_parser("copy", help="a TiledCopy: source and destination TV side by side (CuTe's print_latex)")
@@ -217,6 +220,7 @@ def _add_atom_commands(sub) -> None:
     p.add_argument("--val", help="value layout of make_tiled_copy_tv (default (1,2*matrices) for ldmatrix/stmatrix)")
     p.add_argument("--for", dest="for_operand", choices=["A", "B", "C"],
                    help="make_tiled_copy_A/B/C: retile the atom for the MMA given by --op ... instead of --thr/--val")
+    p.add_argument("--cute-colors", action="store_true", help=cute_colors)
     _add_mma_options(p, required=False)
     _add_output(p)
 
@@ -301,7 +305,7 @@ def _atom_figure(args: argparse.Namespace):
     from . import render as R
 
     if args.cmd == "mma":
-        return R.mma_figure(_tiled_mma(args))
+        return R.mma_figure(_tiled_mma(args), cute_colors=args.cute_colors)
     if args.cmd == "copy":
         from .nvgpu import CopyUniversalOp, warp
 
@@ -320,7 +324,7 @@ def _atom_figure(args: argparse.Namespace):
             if not args.op:
                 raise _UsageError("--for needs the MMA: --op ... (and --ab/--acc/--atoms as for `cutelab mma`)")
             make = getattr(cute, f"make_tiled_copy_{args.for_operand}")
-            return R.copy_figure(make(atom, _tiled_mma(args)))
+            return R.copy_figure(make(atom, _tiled_mma(args)), cute_colors=args.cute_colors)
         if args.op:
             raise _UsageError("--op describes an MMA for --for A|B|C; without --for use --thr/--val")
         thr = args.thr or ("(32,1)" if n else None)
@@ -329,7 +333,7 @@ def _atom_figure(args: argparse.Namespace):
             raise _UsageError("a universal copy needs --thr and --val (thread and value layouts), or --for A|B|C")
         from .render.figure import as_layout
 
-        return R.copy_figure(cute.make_tiled_copy_tv(atom, as_layout(thr), as_layout(val)))
+        return R.copy_figure(cute.make_tiled_copy_tv(atom, as_layout(thr), as_layout(val)), cute_colors=args.cute_colors)
     # swizzle
     if args.atom:
         if args.layout:
