@@ -16,8 +16,8 @@ inputs, how many answers differ from cutelab's (printed as layouts). The best of
 rounds (fresh inputs each) is reported, the machine being shared.
 
 A library is timed on an op only when it has CuTe's operation under that name: tensor-layouts'
-blocked_product is not CuTe's (it answers differently on the inputs where both answer; the
-table says so instead of timing it). Libraries that are not installed are skipped with a note.
+blocked_product is not CuTe's (on about 30% of the inputs both answer, its answer is a different
+function); a note counts the disagreement instead of timing it. Libraries that are not installed are skipped with a note.
 cutelab validates every input and its results; pycute validates nothing.
 """
 
@@ -36,8 +36,7 @@ OPS = ["composition", "complement", "logical_divide", "logical_product", "right_
        "coalesce", "zipped_divide", "blocked_product", "raked_product", "make_layout_tv"]
 
 #: (op, library) pairs whose function under that name is not CuTe's operation: not timed
-NOT_THE_SAME_OP = {("blocked_product", "tensor-layouts"): "tensor-layouts' blocked_product is a different operation",
-                   ("raked_product", "tensor-layouts"): "tensor-layouts' raked_product is a different operation"}
+NOT_THE_SAME_OP = {("blocked_product", "tensor-layouts"): "tensor-layouts' blocked_product is a different operation"}
 
 
 # --------------------------------------------------------------------------- random inputs
