@@ -135,3 +135,16 @@ def test_size_and_friends_read_text_and_refuse_non_ints():
     for bad in (4.5, (2, "a"), (2.0, 3)):
         with pytest.raises(TypeError, match="size: expected a layout, a tensor or a shape of ints"):
             cute.size(bad)
+
+
+def test_import_is_lazy():
+    """`import cutelab` loads the layout algebra only: numpy, tensors, pictures and kernels on first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cutelab as cute; loaded = set(sys.modules); "
+            "print(sorted(m for m in ('numpy', 'cutelab.render', 'cutelab.kernel', 'cutelab.tensor') if m in loaded)); "
+            "print(cute.make_layout((4, 8))(5), type(cute.kernel).__name__, cute.Float32, cute.render.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]", out
+    assert out[1] == "5 _KernelDecorator f32 cutelab.render"
