@@ -148,3 +148,15 @@ def test_import_is_lazy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]", out
     assert out[1] == "5 _KernelDecorator f32 cutelab.render"
+
+
+def test_coordinate_functions_refuse_non_integers():
+    L = cute.make_layout((4, 8))
+    with pytest.raises(TypeError, match="crd2idx: the coordinate"):
+        cute.crd2idx(1.5, (4, 8))
+    with pytest.raises(TypeError, match="idx2crd: the index"):
+        cute.idx2crd(2.5, (4, 8))
+    with pytest.raises(TypeError, match=r"slicing \(4,8\):\(1,4\) at \(1.5, None\)"):
+        cute.slice_(L, (1.5, None))
+    assert str(cute.slice_(L, (np.int64(1), None))) == "(8):(4)"
+    assert cute.idx2crd(np.int32(9), (4, 8)) == (1, 2) and cute.crd2idx((1, 2), (4, 8)) == 9

@@ -440,7 +440,7 @@ def _is_symbolic(x: Any) -> bool:
     return type(x).__module__.startswith("cutelab.kernel")
 
 
-def _coord_ints(layout: Layout, coord: Any) -> Any:
+def _coord_ints(layout: Layout, coord: Any, op: str = "evaluating") -> Any:
     """coord with lists as tuples and integers of any kind (numpy's too) as Python ints.
 
     Anything that is not an integer (a float, a string, a bool) is a TypeError naming the
@@ -462,7 +462,7 @@ def _coord_ints(layout: Layout, coord: Any) -> Any:
         elif _is_symbolic(c):
             return c
         raise TypeError(
-            f"evaluating {layout} at {coord!r}: coordinate entries must be integers (or None to slice), "
+            f"{op} {layout} at {coord!r}: coordinate entries must be integers (or None to slice), "
             f"got {type(c).__name__} {c!r}"
         )
 
@@ -929,9 +929,9 @@ def slice_(a: Layout, coord: Any) -> Layout:
     >>> print(slice_(make_layout((4, 8)), (None, 3)))
     (4):(1)
     """
-    coord = _normalize(coord)
     if not isinstance(a, Layout):
         raise LayoutError(f"slice_: expected a layout, got {a!r}")
+    coord = _coord_ints(a, coord, "slicing")
     _check_slice(a, coord)
     if not isinstance(coord, tuple):
         return a if coord is None else Layout._raw((), ())
@@ -940,7 +940,7 @@ def slice_(a: Layout, coord: Any) -> Layout:
 
 def dice(a: Layout, coord: Any) -> Layout:
     """The sub-layout of the modes where coord is not None (the opposite of slice)."""
-    coord = _normalize(coord)
+    coord = _coord_ints(a, coord, "dicing") if isinstance(a, Layout) else _normalize(coord)
     _check_slice(a, coord)
     if not isinstance(coord, tuple):
         return a if coord is not None else Layout._raw((), ())
@@ -988,13 +988,22 @@ def crd2idx(coord: Any, layout: Any) -> Any:
     if isinstance(layout, Layout):
         coord = it.transform_leaf(_coord_ints(layout, coord), lambda c: 0 if c is None else c)
         return _eval(layout, coord)
-    coord = it.transform_leaf(_normalize(coord), lambda c: 0 if c is None else c)
+    coord = it.transform_leaf(_int_leaves(coord, "crd2idx", "coordinate"), lambda c: 0 if c is None else c)
     return it.crd2idx(coord, _normalize(layout))
 
 
 def idx2crd(idx: Any, shape: Any) -> Any:
     """The colexicographic coordinate of index idx in shape."""
-    return it.idx2crd(_normalize(idx), _normalize(shape))
+    return it.idx2crd(_int_leaves(idx, "idx2crd", "index"), _int_leaves(shape, "idx2crd", "shape"))
+
+
+def _int_leaves(t: Any, op: str, what: str) -> Any:
+    """t with numpy ints as ints; a TypeError naming op and the operand for a non-integer leaf."""
+    t = _normalize(t)
+    for leaf in it.flatten_to_tuple(t):
+        if leaf is not None and (type(leaf) is not int) and not _is_symbolic(leaf) and not _is_array(leaf):
+            raise TypeError(f"{op}: the {what} {t!r} has the entry {leaf!r}, which is not an integer")
+    return t
 
 
 def get_hier_coord(layout: Layout, idx: int) -> Any:
