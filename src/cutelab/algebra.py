@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from . import int_tuple as it
 from .errors import LayoutError
+from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
@@ -51,6 +52,8 @@ def _op(name: str) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
+                if any(type(a) is ComposedLayout for a in args) or any(type(a) is ComposedLayout for a in kw.values()):
+                    return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
                 return _fits(f(*args, **kw))
             except LayoutError as e:
                 head = f"{name}({', '.join(_fmt(a) for a in args)})"

@@ -28,9 +28,10 @@ from .algebra import (
     tiled_product, zipped_divide,
 )
 from .errors import LayoutError, TensorError
+from .swizzle import ComposedLayout
 from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
-    make_layout, slice_,
+    make_layout, slice_, slice_and_offset,
 )
 from .numeric import BFloat16, Numeric, numeric_from_numpy
 
@@ -50,6 +51,9 @@ def _is_batch(x: Any) -> bool:
 
 def _layout_extent(layout: Layout) -> tuple[int, int]:
     """(lowest offset, highest offset) the layout reaches, without enumerating it."""
+    if isinstance(layout, ComposedLayout):  # a swizzled layout: enumerate (vectorized)
+        offs = layout.offsets()
+        return (int(offs.min()), int(offs.max())) if offs.size else (0, 0)
     lo = hi = 0
     for s, d in zip(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride)):
         if isinstance(d, ScaledBasis):
@@ -264,7 +268,7 @@ class NumpyEngine(PointerInfo):
             )
 
     def _offsets(self, offset: Any, layout: Layout, what: str) -> Any:
-        offs = evaluate_all(layout)
+        offs = layout.offsets() if isinstance(layout, ComposedLayout) else evaluate_all(layout)
         if _is_batch(offset):
             lo, hi = _layout_extent(layout)
             self._check(int(offset.min()) + lo, int(offset.max()) + hi, what)
@@ -403,7 +407,7 @@ class Tensor:
     __slots__ = ("engine", "offset", "layout")
 
     def __init__(self, engine: Any, layout: Layout, offset: Any = 0, _checked: bool = False):
-        if not isinstance(layout, Layout):
+        if not isinstance(layout, (Layout, ComposedLayout)):
             raise TensorError(f"make_tensor: expected a Layout, got {type(layout).__name__}")
         self.engine = engine
         self.layout = layout
@@ -496,14 +500,21 @@ class Tensor:
     def _split(self, coord: Any) -> tuple:
         coord = _tensor_coord(self, coord)
         self._check_coord(coord)
-        shp, std = self.layout.shape, self.layout.stride
+        shp = self.layout.shape
         fixed = it.transform_leaf(coord, lambda c: 0 if c is None else c)
         if isinstance(fixed, tuple) and not isinstance(shp, tuple) and len(fixed) == 1:
             fixed = fixed[0]
-        return coord, it.crd2idx(fixed, shp, std)
+        if isinstance(self.layout, ComposedLayout):
+            return coord, self.layout(fixed)
+        return coord, it.crd2idx(fixed, shp, self.layout.stride)
 
     def __getitem__(self, coord: Any) -> Any:
         coord, delta = self._split(coord)
+        if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
+            # keep the swizzle exact: the fixed part of coord moves into the composed offset
+            lay = self.layout
+            sub, fixed = slice_and_offset(coord, lay.outer)
+            return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
         if it.has_none(coord):
             return self._new(slice_(self.layout, coord), _add(self.offset, delta))
         return self.engine.read_one(_add(self.offset, delta))
@@ -601,7 +612,7 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
 
     The layout indexes the storage as a flat array; every offset it reaches must be in range.
     """
-    if not isinstance(layout, Layout):
+    if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
     eng, off = _engine_of(engine)
     return Tensor(eng, layout, off)

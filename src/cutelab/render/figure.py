@@ -36,6 +36,8 @@ class Grid:
     groups: (rows, cols) int array or None: thick borders are drawn where it changes.
     legend: (key, text) pairs explaining the colours.
     style:  "grid" (cells with row/column indices) or "table" (index -> label rows).
+    tips:   (rows, cols) str array or None: a longer text per cell ("" for none), shown on hover
+            in SVG/HTML (an SVG ``<title>``), e.g. every (t,v) that holds a shared element.
     """
 
     title: str
@@ -48,6 +50,8 @@ class Grid:
     legend: list[tuple[int, str]] = field(default_factory=list)
     style: str = "grid"
     min_width: int = 1  # text back end: narrowest cell (CuTe pads offsets to the digits of cosize)
+    tips: np.ndarray | None = None
+    text_sep: str = ""  # text back end: what joins a label's two lines ("T0" + "V1" -> "T0V1"; " " keeps "17 b8" apart)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -63,12 +67,20 @@ class Grid:
 
 @dataclass
 class Figure:
-    """A titled picture: grids drawn one after another, then lines of notes."""
+    """A titled picture: grids drawn one after another, then lines of notes.
+
+    placement: None (grids flow left to right) or one (row, col) per grid: the grids are set
+    in a table, all with the same cell size, so that rows and columns of neighbours line up
+    (a TiledMMA: B above C, A left of C). meta: what a back end may need beyond the cells
+    (the LaTeX back end draws kind "mma"/"copy" exactly as CuTe's print_latex, see latex.py).
+    """
 
     title: str
     grids: list[Grid]
     notes: list[str] = field(default_factory=list)
-    kind: str = "layout"  # layout | tv | coords | partition | explain (used by the text/latex back ends)
+    kind: str = "layout"  # layout | tv | coords | partition | explain | mma | copy | swizzle
+    placement: list[tuple[int, int]] | None = None
+    meta: dict = field(default_factory=dict)
 
     def _repr_svg_(self) -> str:  # Jupyter
         from . import svg

@@ -39,7 +39,7 @@ def _paint(text: str, fill: str) -> str:
 def _flat_labels(g: Grid) -> np.ndarray:
     if g.labels is None:
         return np.full(g.keys.shape, "", dtype=str)
-    return np.char.replace(g.labels.astype(str), "\n", "")
+    return np.char.replace(g.labels.astype(str), "\n", g.text_sep)
 
 
 #: text grids wider than this many characters are wrapped into bands of columns
