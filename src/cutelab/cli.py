@@ -12,6 +12,7 @@
     cutelab partition tiled --tensor 16,64 --block 1,16 --threads 16
     cutelab partition outer --tensor 16,32 --block 8,16 --threads "(4,8):(8,1)"
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
+    cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -91,6 +92,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", help="tiled: threads per block (int); outer, tv: thread layout")
     p.add_argument("--values", help="tv: value layout")
     _add_output(p)
+
+    # serve: the web playground (cutelab.web), on 127.0.0.1 only
+    p = sub.add_parser("serve", help="the web playground in the browser (local, 127.0.0.1 only)")
+    p.add_argument("--port", type=int, default=None,
+                   help=f"port to listen on (default: 8765 if free, else any free port; 0: any free port)")
+    p.add_argument("--no-browser", action="store_true", help="print the address but do not open a browser")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return ap
 
 
@@ -159,6 +167,15 @@ def _first_line(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
     args = build_parser().parse_args(argv)
+    if args.cmd == "serve":
+        from .web import serve
+
+        try:
+            serve(args.port, open_browser=not args.no_browser, verbose=args.verbose)
+        except OSError as e:
+            print(f"cutelab: error: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        return 0
     from . import render as R
 
     try:

@@ -265,12 +265,19 @@ class Layout:
     def cosize(self) -> int:
         return cosize(self)
 
-    def _repr_svg_(self) -> str | None:  # Jupyter
+    def _repr_svg_(self) -> str | None:  # Jupyter (front ends without HTML)
         try:
             from .render import svg
         except ImportError:  # pragma: no cover - rendering not available
             return None
         return svg.layout_svg(self)
+
+    def _repr_html_(self) -> str | None:  # Jupyter: the grid, interactive (hover, zoom, pan)
+        try:
+            from .render import html, layout_figure
+        except ImportError:  # pragma: no cover - rendering not available
+            return None
+        return html.fragment(layout_figure(self))
 
 
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]

@@ -66,6 +66,11 @@ class Figure:
     notes: list[str] = field(default_factory=list)
     kind: str = "layout"  # layout | tv | coords | partition | explain (used by the text/latex back ends)
 
+    def _repr_html_(self) -> str:  # Jupyter: interactive (render/html.py)
+        from . import html
+
+        return html.fragment(self)
+
 
 # --------------------------------------------------------------------------- helpers
 

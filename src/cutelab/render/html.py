@@ -1,27 +1,206 @@
-"""Figures as one self-contained HTML page: the SVG inline, then the print_layout text.
+"""Figures as interactive HTML: the SVG inline, what each cell means as JSON, one inline script.
 
-No scripts, no external files: the page can be mailed or attached to an issue as it is.
+``render(fig)`` is a whole self-contained page (the CLI's ``.html`` output: no network, no
+CDN, it can be mailed or attached to an issue as it is); ``fragment(fig)`` is the same picture
+as a ``<div>`` for Jupyter (``_repr_html_``) and the web playground. In a browser:
+
+- hovering a cell shows its index, coordinate, offset, thread, value (what the figure knows);
+- clicking a cell of a thread-coloured picture highlights all that thread's values (click it
+  again, or press Escape, to clear);
+- the wheel zooms about the pointer, dragging pans, a double click resets the view.
+
+What a cell means comes from ``cell_info(fig)``: one dict per panel (``Grid``), with per-cell
+fields as flat row-major lists. Without JavaScript the page is still the plain SVG and text.
+
+>>> from cutelab.render.figure import layout_figure
+>>> info = cell_info(layout_figure("(2,(2,2)):(4,(1,2))"))[0]
+>>> info["rows"], info["cols"], info["fields"]["offset"]
+(2, 4, [0, 1, 2, 3, 4, 5, 6, 7])
+>>> info["coord_rows"], info["coord_cols"]
+(['0', '1'], ['(0,0)', '(1,0)', '(0,1)', '(1,1)'])
+>>> "<script" in render(layout_figure("(2,2):(1,2)"))
+True
 """
 
 from __future__ import annotations
 
+import json
+import re
+from functools import lru_cache
 from html import escape
+from importlib import resources
+from itertools import count
+from typing import Any
 
+import numpy as np
+
+from .. import int_tuple as it
+from ..errors import LayoutError
+from ..layout import Layout, size
 from . import svg, text
-from .figure import Figure
+from .figure import Figure, Grid, grid_dims
 
-__all__ = ["render"]
+__all__ = ["render", "fragment", "cell_info", "figure_script", "figure_style"]
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#111}
 h1{font-size:1.2em}pre{font-family:DejaVu Sans Mono,Menlo,Consolas,monospace;font-size:12px;
-background:#f6f6f6;padding:1em;overflow:auto}.pic{overflow:auto;border:1px solid #ddd}"""
+background:#f6f6f6;padding:1em;overflow:auto}"""
+
+_TV = re.compile(r"^(?:B(\d+))?T(\d+)\nV(\d+)$")
+#: substrings of a title that may be a layout in CuTe notation (checked by parsing and evaluating)
+_LAYOUT_TEXT = re.compile(r"[(\d][\d,() ]*:[(\d][\d,() ]*")
+_ids = count()
+
+
+@lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def figure_script() -> str:
+    """The JavaScript that makes figures interactive (``window.CutelabFigure``), as text."""
+    return _asset("figure.js")
+
+
+def figure_style() -> str:
+    """The CSS of interactive figures (tooltip, highlight, zoom cursor), as text."""
+    return _asset("figure.css")
+
+
+def _layout_candidates(title: str) -> list[Layout]:
+    out = []
+    for m in _LAYOUT_TEXT.finditer(title):
+        s = m.group(0).strip().rstrip(",").strip()
+        for cut in range(len(s), 0, -1):  # "(4,4):(4,1)) = ..." -> try shorter tails until it parses
+            if s[cut - 1] not in ")0123456789":
+                continue
+            try:
+                out.append(Layout.parse(s[:cut]))
+                break
+            except (LayoutError, ValueError):
+                continue
+    return out
+
+
+def _grid_layout(g: Grid, offsets: np.ndarray | None) -> Layout | None:
+    """The layout a grid draws, if its title names one that evaluates to exactly its offsets.
+
+    Only a layout whose grid has this shape and whose every offset equals the label in the
+    cell is accepted, so a coordinate is never shown from a wrong guess.
+    """
+    if offsets is None:
+        return None
+    for L in _layout_candidates(g.title):
+        try:
+            rows, cols, _, _ = grid_dims(L)
+            if (rows, cols) != g.shape:
+                continue
+            if np.array_equal(L.offsets().reshape(cols, rows).T, offsets):
+                return L
+        except (LayoutError, ValueError, TypeError):
+            continue
+    return None
+
+
+def _coords(L: Layout) -> tuple[list[str], list[str] | None]:
+    """Hierarchical coordinate text of each grid row and column (as layout_figure's coord labels)."""
+    rows, cols, rshape, cshape = grid_dims(L)
+    rc = [it.tuple_str(it.idx2crd(m, rshape)) for m in range(rows)]
+    shp = L.shape
+    if not isinstance(shp, tuple) or len(shp) < 2:
+        return rc, None
+    cc = [it.tuple_str(it.idx2crd(n, cshape)) for n in range(cols)]
+    if len(shp) > 2:
+        cc = [c[1:-1] for c in cc]  # (m, (n1, n2)) is shown flat: (m, n1, n2)
+    return rc, cc
+
+
+def _int_labels(lab: np.ndarray) -> np.ndarray | None:
+    flat = lab.ravel()
+    if flat.size == 0 or not all(s.lstrip("-").isdigit() for s in flat.tolist()):
+        return None
+    return flat.astype(np.int64).reshape(lab.shape)
+
+
+def cell_info(fig: Figure) -> list[dict[str, Any]]:
+    """What each cell of each panel means, for the interactive layer (JSON-ready).
+
+    Per grid: ``rows``, ``cols``, ``kind`` (the figure's), ``legend`` ({key: text}), and
+    ``fields``: flat row-major lists of per-cell values, among ``key`` (colour), ``offset``
+    (a layout's value at the cell), ``block``/``thread``/``value`` (TV pictures and
+    partitions: -1 where no one owns the cell), ``label`` (other text). The index of cell
+    (r, c) is r + rows*c (colexicographic, as CuTe counts). When the grid draws a layout named
+    in its title, ``coord_rows``/``coord_cols`` give the hierarchical coordinate of each row
+    and column; otherwise the coordinate is (r, c).
+    """
+    out = []
+    for g in fig.grids:
+        rows, cols = g.shape
+        fields: dict[str, list] = {"key": g.keys.astype(np.int64).ravel().tolist()}
+        info: dict[str, Any] = {"rows": rows, "cols": cols, "kind": fig.kind, "title": g.title,
+                                "legend": {str(k): t for k, t in g.legend}, "fields": fields,
+                                "coord_rows": None, "coord_cols": None}
+        offsets = None
+        if g.labels is not None and g.style == "grid":
+            lab = np.asarray(g.labels).astype(str)
+            nonempty = [s for s in lab.ravel().tolist() if s]
+            tv = [_TV.match(s) for s in nonempty]
+            if nonempty and all(tv):
+                blk = np.full(lab.shape, -1, dtype=np.int64)
+                thr = np.full(lab.shape, -1, dtype=np.int64)
+                val = np.full(lab.shape, -1, dtype=np.int64)
+                pos = np.flatnonzero(lab.ravel() != "")
+                parsed = np.array([[int(m.group(1) or 0), int(m.group(2)), int(m.group(3))] for m in tv], dtype=np.int64)
+                blk.ravel()[pos], thr.ravel()[pos], val.ravel()[pos] = parsed[:, 0], parsed[:, 1], parsed[:, 2]
+                if any(m.group(1) for m in tv):
+                    fields["block"] = blk.ravel().tolist()
+                fields["thread"] = thr.ravel().tolist()
+                fields["value"] = val.ravel().tolist()
+            else:
+                offsets = _int_labels(lab)
+                if offsets is not None:
+                    fields["offset"] = offsets.ravel().tolist()
+                else:
+                    fields["label"] = [s.replace("\n", " ") for s in lab.ravel().tolist()]
+        elif g.labels is not None:  # a table: row headers are the index, labels the entry
+            fields["label"] = [s.replace("\n", " ") for s in np.asarray(g.labels).astype(str).ravel().tolist()]
+        L = _grid_layout(g, offsets)
+        if L is not None:
+            info["layout"] = str(L)
+            info["coord_rows"], info["coord_cols"] = _coords(L)
+        out.append(info)
+    return out
+
+
+def _json_script(data: Any) -> str:
+    # "</" cannot end the script element early once escaped; the JSON stays valid
+    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+
+
+def fragment(fig: Figure, script: bool = True, svg_text: str | None = None) -> str:
+    """The figure as an interactive ``<div class="cutelab-fig">`` (SVG + cell data [+ script]).
+
+    ``script=False`` leaves out the inline JavaScript and CSS, for pages that load
+    ``figure.js``/``figure.css`` once themselves (the playground); ``svg_text`` reuses an SVG
+    already rendered from ``fig``.
+    """
+    uid = f"cutelab-fig-{next(_ids)}"
+    parts = [f'<div class="cutelab-fig" id="{uid}">']
+    if script:
+        parts.append(f"<style>{figure_style()}</style>")
+    parts.append(f'<div class="cutelab-pic">{svg_text if svg_text is not None else svg.render(fig)}</div>')
+    parts.append(f'<script type="application/json" class="cutelab-cells">{_json_script(cell_info(fig))}</script>')
+    if script:
+        parts.append(f"<script>{figure_script()}\nCutelabFigure.init(document.getElementById({json.dumps(uid)}));</script>")
+    parts.append("</div>")
+    return "\n".join(parts)
 
 
 def render(fig: Figure) -> str:
-    """The figure as an HTML document (a string)."""
+    """The figure as a self-contained interactive HTML document (a string)."""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{escape(fig.title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{escape(fig.title)}</h1>\n<div class=\"pic\">\n{svg.render(fig)}</div>\n"
+        f"<h1>{escape(fig.title)}</h1>\n{fragment(fig)}\n"
         f"<h2>As text</h2>\n<pre>{escape(text.render(fig))}</pre>\n</body>\n</html>\n"
     )

@@ -1,0 +1,165 @@
+/* cutelab playground page: tabs from /api/tabs, a form per tab, pictures from /api/figure.
+   State lives in the address bar (?tab=...&field=value...), so every picture is a link. */
+(function () {
+  "use strict";
+  var DEBOUNCE_MS = 60;
+  var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null;
+  var $ = function (id) { return document.getElementById(id); };
+  var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
+
+  function valuesFromForm() {
+    var out = {};
+    current.fields.forEach(function (f) { out[f.name] = $("f-" + f.name).value; });
+    return out;
+  }
+  function query(values, extra) {
+    var p = new URLSearchParams();
+    p.set("tab", current.id);
+    current.fields.forEach(function (f) { p.set(f.name, values[f.name]); });
+    Object.keys(extra || {}).forEach(function (k) { p.set(k, extra[k]); });
+    return p.toString();
+  }
+
+  function buildNav() {
+    var nav = $("tabs"), group = null;
+    tabs.forEach(function (t) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.role = "tab";
+      b.textContent = t.title;
+      b.dataset.tab = t.id;
+      b.id = "tab-" + t.id;
+      if (group !== null && t.group !== group) b.className = "sep";
+      group = t.group;
+      b.addEventListener("click", function () { if (!current || current.id !== t.id) select(t.id, null, true); });
+      nav.appendChild(b);
+    });
+  }
+
+  function buildForm(t, given) {
+    var form = $("form");
+    form.textContent = "";
+    t.fields.forEach(function (f) {
+      var lab = document.createElement("label");
+      lab.appendChild(document.createTextNode(f.label + (f.optional ? " (optional)" : "")));
+      var el;
+      if (f.choices.length) {
+        el = document.createElement("select");
+        f.choices.forEach(function (c) {
+          var o = document.createElement("option");
+          o.value = o.textContent = c;
+          el.appendChild(o);
+        });
+      } else {
+        el = document.createElement("input");
+        el.type = "text";
+        el.spellcheck = false;
+        el.placeholder = f.help || f.default;
+      }
+      el.id = "f-" + f.name;
+      el.name = f.name;
+      el.value = given && given[f.name] !== undefined && given[f.name] !== null ? given[f.name] : f.default;
+      el.addEventListener("input", schedule);
+      el.addEventListener("change", schedule);
+      lab.appendChild(el);
+      if (f.help && !f.choices.length) {
+        var s = document.createElement("small");
+        s.textContent = f.help;
+        lab.appendChild(s);
+      }
+      form.appendChild(lab);
+    });
+  }
+
+  function select(id, given, push) {
+    current = byId[id] || tabs[0];
+    Array.prototype.forEach.call($("tabs").children, function (b) {
+      b.setAttribute("aria-selected", b.dataset.tab === current.id ? "true" : "false");
+    });
+    $("doc").textContent = current.doc;
+    document.body.dataset.tab = current.id;
+    buildForm(current, given);
+    update(push ? "push" : "replace");
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    document.body.dataset.state = "busy";
+    timer = setTimeout(function () { update("replace"); }, DEBOUNCE_MS);
+  }
+
+  function showError(msg) {
+    var e = $("error");
+    e.textContent = msg;
+    e.hidden = false;
+    $("picture").classList.add("stale");
+    stats.errors++;
+    document.body.dataset.state = "error";
+  }
+
+  function update(history_) {
+    var values = valuesFromForm();
+    var qs = query(values);
+    var url = "?" + qs;
+    if (history_ === "push") window.history.pushState(null, "", url);
+    else window.history.replaceState(null, "", url);
+    $("share").href = url;
+    ["html", "svg", "txt"].forEach(function (f) { $("export-" + f).href = "/api/export?" + query(values, { format: f }); });
+    var my = ++seq;
+    if (inflight) inflight.abort();
+    inflight = window.AbortController ? new AbortController() : null;
+    document.body.dataset.state = "busy";
+    var t0 = performance.now();
+    fetch("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
+      .then(function (r) { return r.json(); })
+      .then(function (j) {
+        if (my !== seq) return;
+        var t1 = performance.now();
+        if (!j.ok) { showError(j.error); return; }
+        var pic = $("picture");
+        pic.innerHTML = j.html;
+        pic.classList.remove("stale");
+        $("error").hidden = true;
+        window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always" });
+        var t2 = performance.now();
+        requestAnimationFrame(function () {
+          requestAnimationFrame(function () {
+            if (my !== seq) return;
+            var t3 = performance.now();
+            var rec = { tab: current.id, fetch: t1 - t0, dom: t2 - t1, total: t2 - t0, painted: t3 - t0, server: j.ms };
+            stats.timings.push(rec);
+            stats.renders++;
+            $("timing").textContent = "answered in " + rec.total.toFixed(1) + " ms (server " +
+              (j.ms.figure + j.ms.svg + j.ms.cells).toFixed(1) + " ms)";
+            document.body.dataset.renders = String(stats.renders);
+            document.body.dataset.state = "ok";
+          });
+        });
+      })
+      .catch(function (err) {
+        if (err && err.name === "AbortError") return;
+        if (my === seq) showError("cannot reach the cutelab server: " + err);
+      });
+  }
+
+  function fromLocation() {
+    var p = new URLSearchParams(window.location.search);
+    var id = p.get("tab");
+    var given = {};
+    p.forEach(function (v, k) { if (k !== "tab") given[k] = v; });
+    return { id: id && byId[id] ? id : tabs[0].id, given: given };
+  }
+
+  window.addEventListener("popstate", function () {
+    var s = fromLocation();
+    select(s.id, s.given, false);
+  });
+
+  fetch("/api/tabs").then(function (r) { return r.json(); }).then(function (j) {
+    tabs = j.tabs;
+    tabs.forEach(function (t) { byId[t.id] = t; });
+    buildNav();
+    var s = fromLocation();
+    select(s.id, s.given, false);
+  }).catch(function (err) { showError("cannot load the tabs from the cutelab server: " + err); });
+})();
