@@ -109,3 +109,27 @@ def test_jupyter_hooks():
     assert L._repr_svg_().startswith("<svg")
     f = R.tv_figure("(2,2):(1,2)", (2, 2))
     assert _cells(f._repr_html_())[0]["fields"]["thread"] == [0, 0, 1, 1]  # (t,v) -> t + 2v = m + 2n
+
+
+@pytest.mark.parametrize("labels, field", [
+    ([["T1\nV2", "T0\nV0"]], "thread"),
+    ([["B3T1\nV2", ""]], "block"),
+    ([["T1\nV2", "x"]], "label"),            # one label of another kind: no thread is read
+    ([["B3T1\nV2", "T1\nV2"]], "label"),     # a block on some cells only
+    ([["T1\nV", "T0\nV0"]], "label"),
+    ([["12", "-3"]], "offset"),
+    ([["12", "3 4"]], "label"),
+])
+def test_labels_are_read_exactly_or_not_at_all(labels, field):
+    lab = np.array(labels)
+    g = Grid("t", np.zeros(lab.shape, dtype=np.int64), lab, ["#ffffff"])
+    info = html.cell_info(Figure("t", [g]))[0]
+    assert field in info["fields"]
+    if field == "block":
+        assert (info["fields"]["block"], info["fields"]["thread"], info["fields"]["value"]) == ([3, -1], [1, -1], [2, -1])
+    if field == "thread":
+        assert (info["fields"]["thread"], info["fields"]["value"]) == ([1, 0], [2, 0])
+    if field == "offset":
+        assert info["fields"]["offset"] == [12, -3]
+    if field == "label":
+        assert info["fields"]["label"] == [s.replace("\n", " ") for s in labels[0]] and "thread" not in info["fields"]

@@ -3,7 +3,7 @@
 (function () {
   "use strict";
   var DEBOUNCE_MS = 60;
-  var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null;
+  var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
   var $ = function (id) { return document.getElementById(id); };
   var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
 
@@ -83,6 +83,7 @@
   }
 
   function schedule() {
+    lastInput = performance.now();
     clearTimeout(timer);
     document.body.dataset.state = "busy";
     timer = setTimeout(function () { update("replace"); }, DEBOUNCE_MS);
@@ -109,7 +110,8 @@
     if (inflight) inflight.abort();
     inflight = window.AbortController ? new AbortController() : null;
     document.body.dataset.state = "busy";
-    var t0 = performance.now();
+    var t0 = performance.now(), tin = lastInput;
+    lastInput = null;
     fetch("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
       .then(function (r) { return r.json(); })
       .then(function (j) {
@@ -126,7 +128,8 @@
           requestAnimationFrame(function () {
             if (my !== seq) return;
             var t3 = performance.now();
-            var rec = { tab: current.id, fetch: t1 - t0, dom: t2 - t1, total: t2 - t0, painted: t3 - t0, server: j.ms };
+            var rec = { tab: current.id, fetch: t1 - t0, dom: t2 - t1, total: t2 - t0, painted: t3 - t0, server: j.ms,
+              sinceInput: tin === null ? null : t3 - tin };
             stats.timings.push(rec);
             stats.renders++;
             $("timing").textContent = "answered in " + rec.total.toFixed(1) + " ms (server " +
