@@ -51,6 +51,17 @@ def _shape(text: str, what: str) -> tuple:
     return v
 
 
+def _port(text: str) -> int:
+    """--port of serve: an int in [0, 65535] (argparse reports anything else as a usage error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"must be in 0..65535, got {n}")
+    return n
+
+
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the picture here; format from the suffix: .svg .png .txt .tex .html")
     c = p.add_mutually_exclusive_group()
@@ -95,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     # serve: the web playground (cutelab.web), on 127.0.0.1 only
     p = sub.add_parser("serve", help="the web playground in the browser (local, 127.0.0.1 only)")
-    p.add_argument("--port", type=int, default=None,
-                   help=f"port to listen on (default: 8765 if free, else any free port; 0: any free port)")
+    p.add_argument("--port", type=_port, default=None,
+                   help="port to listen on (default: 8765 if free, else any free port; 0: any free port)")
     p.add_argument("--no-browser", action="store_true", help="print the address but do not open a browser")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return ap

@@ -181,6 +181,15 @@ def test_cli_serve_arguments():
     assert (args.port, args.no_browser) == (None, False)
 
 
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_cli_serve_rejects_a_bad_port(port, capsys):
+    from cutelab.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--port", port, "--no-browser"])
+    assert e.value.code == 2 and "--port" in capsys.readouterr().err
+
+
 def test_cli_serve_runs_and_reports_a_busy_port(capsys):
     from cutelab.cli import main
 
@@ -190,3 +199,30 @@ def test_cli_serve_runs_and_reports_a_busy_port(capsys):
         assert "cannot listen on 127.0.0.1:" in capsys.readouterr().err
     finally:
         busy.server_close()
+
+
+def test_python_m_cutelab_serve_end_to_end():
+    """`python -m cutelab serve --port 0 --no-browser`: prints its address, serves, stops on Ctrl-C."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    env["PYTHONPATH"] = os.path.abspath(src) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen([sys.executable, "-m", "cutelab", "serve", "--port", "0", "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        m = re.match(r"cutelab playground at (http://127\.0\.0\.1:\d+/) ", line)
+        assert m, line
+        status, _, body = get(m.group(1) + "api/tabs")
+        assert status == 200 and json.loads(body)["tabs"][0]["id"] == "layout"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+        assert proc.returncode == 0 and "stopped" in out, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

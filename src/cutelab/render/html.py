@@ -154,7 +154,8 @@ def _tv_labels(lab: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarr
 def cell_info(fig: Figure) -> list[dict[str, Any]]:
     """What each cell of each panel means, for the interactive layer (JSON-ready).
 
-    Per grid: ``rows``, ``cols``, ``kind`` (the figure's), ``legend`` ({key: text}), and
+    Per grid: ``rows``, ``cols``, ``kind`` (the figure's), ``legend`` ({key: text}),
+    ``colors`` (the fill of each key), and
     ``fields``: flat row-major lists of per-cell values, among ``key`` (colour; left out
     when it is the thread), ``offset``
     (a layout's value at the cell), ``block``/``thread``/``value`` (TV pictures and
@@ -168,7 +169,7 @@ def cell_info(fig: Figure) -> list[dict[str, Any]]:
         rows, cols = g.shape
         fields: dict[str, list] = {"key": g.keys.astype(np.int64).ravel().tolist()}
         info: dict[str, Any] = {"rows": rows, "cols": cols, "kind": fig.kind, "title": g.title,
-                                "legend": {str(k): t for k, t in g.legend}, "fields": fields,
+                                "legend": {str(k): t for k, t in g.legend}, "colors": list(g.colors), "fields": fields,
                                 "coord_rows": None, "coord_cols": None}
         offsets = None
         if g.labels is not None:

@@ -58,16 +58,6 @@
     return lines.join("\n");
   }
 
-  function rectPath(info, cw, ch, pred) {
-    var d = [];
-    for (var r = 0; r < info.rows; r++) {
-      for (var c = 0; c < info.cols; c++) {
-        if (pred(r * info.cols + c)) d.push("M" + c * cw + " " + r * ch + "h" + cw + "v" + ch + "h-" + cw + "z");
-      }
-    }
-    return d;
-  }
-
   function init(root, opts) {
     if (!root || root.cutelab) return root && root.cutelab;
     opts = opts || {};
@@ -152,39 +142,55 @@
     }
 
     function clearHighlight() {
-      Array.prototype.forEach.call(svg.querySelectorAll("path.cutelab-hl"), function (p) { p.remove(); });
+      Array.prototype.forEach.call(svg.querySelectorAll(".cutelab-hl, .cutelab-hl-fill, .cutelab-dim"), function (p) { p.remove(); });
       state.thread = null; state.block = null;
       sel.textContent = "";
       delete root.dataset.thread;
       delete root.dataset.block;
       root.dataset.highlighted = "0";
     }
+    function svgEl(tag, attrs) {
+      var e = document.createElementNS(NS, tag);
+      for (var k in attrs) e.setAttribute(k, attrs[k]);
+      e.setAttribute("pointer-events", "none");
+      return e;
+    }
+    /* Light up one thread's cells: the other cells fade (a white veil under the grid lines and
+       labels), the thread's cells keep their colour and get a black outline. */
     function highlight(thr, blk) {
       clearHighlight();
       var total = 0;
       grids.forEach(function (g, i) {
-        var info = data[i], T = info.fields.thread, B = info.fields.block;
+        var info = data[i], T = info.fields.thread, B = info.fields.block, K = info.fields.key || T;
         if (!T) return;
-        var d = rectPath(info, +g.dataset.cw, +g.dataset.ch, function (k) {
-          return T[k] === thr && (blk === null || !B || B[k] === blk);
+        var cw = +g.dataset.cw, ch = +g.dataset.ch, byKey = {}, all = [];
+        for (var r = 0; r < info.rows; r++) {
+          for (var c = 0; c < info.cols; c++) {
+            var k = r * info.cols + c;
+            if (T[k] !== thr || (blk !== null && B && B[k] !== blk)) continue;
+            var d = "M" + c * cw + " " + r * ch + "h" + cw + "v" + ch + "h-" + cw + "z";
+            (byKey[K[k]] = byKey[K[k]] || []).push(d);
+            all.push(d);
+          }
+        }
+        if (!all.length) return;
+        total += all.length;
+        var above = g.querySelector(".gridlines, .frame");
+        g.insertBefore(svgEl("rect", { "class": "cutelab-dim", x: 0, y: 0, width: info.cols * cw, height: info.rows * ch,
+                                       fill: "#fff", opacity: "0.72" }), above);
+        Object.keys(byKey).forEach(function (key) {
+          var fill = info.colors && key >= 0 ? info.colors[key % info.colors.length] : "#fff";
+          g.insertBefore(svgEl("path", { "class": "cutelab-hl-fill", fill: fill, d: byKey[key].join("") }), above);
         });
-        if (!d.length) return;
-        total += d.length;
-        var p = document.createElementNS(NS, "path");
-        p.setAttribute("class", "cutelab-hl");
-        p.setAttribute("fill", "rgba(220,0,0,0.28)");
-        p.setAttribute("stroke", "#c00");
-        p.setAttribute("stroke-width", "2");
-        p.setAttribute("pointer-events", "none");
-        p.setAttribute("d", d.join(""));
-        g.appendChild(p);
+        g.appendChild(svgEl("path", { "class": "cutelab-hl", fill: "none", stroke: "#000", "stroke-width": "2.2",
+                                      d: all.join("") }));
       });
       state.thread = thr; state.block = blk;
       root.dataset.thread = String(thr);
       if (blk !== null) root.dataset.block = String(blk);
       root.dataset.highlighted = String(total);
       sel.textContent = "  selected: " + (blk !== null ? "block " + blk + " " : "") + "thread " + thr +
-        " (" + total + " value" + (total === 1 ? "" : "s") + ")";
+        " (" + total + " value" + (total === 1 ? "" : "s") + "; click it again or press Escape to clear)";
     }
     function clickCell(hit) {
       var info = data[hit.i], k = hit.r * info.cols + hit.c;
