@@ -119,6 +119,8 @@ def test_jupyter_hooks():
     ([["T1\nV", "T0\nV0"]], "label"),
     ([["12", "-3"]], "offset"),
     ([["12", "3 4"]], "label"),
+    ([["12\nb3", "-1\nb0"]], "bank"),
+    ([["12\nb3", "T1\nV0"]], "label"),
 ])
 def test_labels_are_read_exactly_or_not_at_all(labels, field):
     lab = np.array(labels)
@@ -131,5 +133,7 @@ def test_labels_are_read_exactly_or_not_at_all(labels, field):
         assert (info["fields"]["thread"], info["fields"]["value"]) == ([1, 0], [2, 0])
     if field == "offset":
         assert info["fields"]["offset"] == [12, -3]
+    if field == "bank":
+        assert (info["fields"]["offset"], info["fields"]["bank"]) == ([12, -1], [3, 0])
     if field == "label":
         assert info["fields"]["label"] == [s.replace("\n", " ") for s in labels[0]] and "thread" not in info["fields"]

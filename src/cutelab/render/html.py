@@ -115,9 +115,14 @@ def _coords(L: Layout) -> tuple[list[str], list[str] | None]:
 
 
 _INTS = re.compile(r"-?\d+(?:\x00-?\d+)*", re.ASCII)
-_TV_ITEMS = re.compile(r"T\d+\nV\d+(?:\x00T\d+\nV\d+)*", re.ASCII)
-_BTV_ITEMS = re.compile(r"B\d+T\d+\nV\d+(?:\x00B\d+T\d+\nV\d+)*", re.ASCII)
-_TO_SPACE = str.maketrans({"B": " ", "T": " ", "V": " ", "\n": " ", "\x00": " "})
+#: label forms whose numbers are read per cell: T#\nV# (TV, MMA, copy), B#T#\nV# (partitions),
+#: offset\nb# (shared-memory banks)
+_FORMS = [
+    (re.compile(r"T\d+\nV\d+(?:\x00T\d+\nV\d+)*", re.ASCII), ("thread", "value")),
+    (re.compile(r"B\d+T\d+\nV\d+(?:\x00B\d+T\d+\nV\d+)*", re.ASCII), ("block", "thread", "value")),
+    (re.compile(r"-?\d+\nb\d+(?:\x00-?\d+\nb\d+)*", re.ASCII), ("offset", "bank")),
+]
+_TO_SPACE = str.maketrans({"B": " ", "T": " ", "V": " ", "b": " ", "\n": " ", "\x00": " "})
 
 
 def _int_labels(lab: np.ndarray) -> np.ndarray | None:
@@ -128,39 +133,41 @@ def _int_labels(lab: np.ndarray) -> np.ndarray | None:
     return np.fromstring(text.translate(_TO_SPACE), dtype=np.int64, sep=" ").reshape(lab.shape)
 
 
-def _tv_labels(lab: np.ndarray) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
-    """(block or None, thread, value) from labels 'T#\\nV#' / 'B#T#\\nV#' ('' -> -1), else None.
+def _form_labels(lab: np.ndarray) -> dict[str, np.ndarray] | None:
+    """Per-cell numbers of labels of one of the _FORMS ('' -> -1), by name; None if they are not.
 
-    The non-empty labels are joined and checked whole against one pattern, then read as one
-    run of integers (numpy's text parser): about 3 ms for a 128 x 128 tile.
+    The non-empty labels are joined and checked whole against the form's pattern, then read as
+    one run of integers (numpy's text parser): about 3 ms for a 128 x 128 tile.
     """
     flat = lab.ravel().tolist()
     where = [i for i, x in enumerate(flat) if x]
     if not where:
         return None
     text = "\x00".join(flat[i] for i in where)
-    has_block = text.startswith("B")
-    if not (_BTV_ITEMS if has_block else _TV_ITEMS).fullmatch(text):
+    for pattern, names in _FORMS:
+        if pattern.fullmatch(text):
+            break
+    else:
         return None
-    nums = np.fromstring(text.translate(_TO_SPACE), dtype=np.int64, sep=" ").reshape(len(where), -1)
-    out = []
-    for k in range(nums.shape[1]):
+    nums = np.fromstring(text.translate(_TO_SPACE), dtype=np.int64, sep=" ").reshape(len(where), len(names))
+    out = {}
+    for k, name in enumerate(names):
         a = np.full(lab.size, -1, dtype=np.int64)
         a[where] = nums[:, k]
-        out.append(a.reshape(lab.shape))
-    return (out[0], out[1], out[2]) if has_block else (None, out[0], out[1])
+        out[name] = a.reshape(lab.shape)
+    return out
 
 
 def cell_info(fig: Figure) -> list[dict[str, Any]]:
     """What each cell of each panel means, for the interactive layer (JSON-ready).
 
     Per grid: ``rows``, ``cols``, ``kind`` (the figure's), ``legend`` ({key: text}),
-    ``colors`` (the fill of each key), and
-    ``fields``: flat row-major lists of per-cell values, among ``key`` (colour; left out
-    when it is the thread), ``offset``
-    (a layout's value at the cell), ``block``/``thread``/``value`` (TV pictures and
-    partitions: -1 where no one owns the cell), ``label`` (other text). The index of cell
-    (r, c) is r + rows*c (colexicographic, as CuTe counts). When the grid draws a layout named
+    ``colors`` (the fill of each key), and ``fields``: flat row-major lists of per-cell
+    values, among ``key`` (colour; left out when it is the thread), ``offset`` (a layout's
+    value at the cell), ``block``/``thread``/``value`` (TV, MMA and copy pictures,
+    partitions: -1 where no one owns the cell), ``bank`` (shared-memory pictures), ``tip``
+    (every holder of a shared cell), ``label`` (other text). The index of cell (r, c) is
+    r + rows*c (colexicographic, as CuTe counts). When the grid draws a layout named
     in its title, ``coord_rows``/``coord_cols`` give the hierarchical coordinate of each row
     and column; otherwise the coordinate is (r, c).
     """
@@ -175,14 +182,13 @@ def cell_info(fig: Figure) -> list[dict[str, Any]]:
         if g.labels is not None:
             lab = np.asarray(g.labels)
             lab = lab if lab.dtype.kind == "U" else lab.astype(str)
-            tv = _tv_labels(lab) if g.style == "grid" else None
-            if tv is not None:
-                block, thread, value = tv
-                if block is not None:
-                    fields["block"] = block.ravel().tolist()
-                fields["thread"] = thread.ravel().tolist()
-                fields["value"] = value.ravel().tolist()
-                if np.array_equal(thread, g.keys):
+            form = _form_labels(lab) if g.style == "grid" else None
+            if form is not None:
+                for name, a in form.items():
+                    fields[name] = a.ravel().tolist()
+                if "offset" in form:
+                    offsets = form["offset"]
+                if "thread" in form and np.array_equal(form["thread"], g.keys):
                     del fields["key"]  # coloured by thread: the key says nothing more
             else:
                 offsets = _int_labels(lab) if g.style == "grid" else None
@@ -190,6 +196,9 @@ def cell_info(fig: Figure) -> list[dict[str, Any]]:
                     fields["offset"] = offsets.ravel().tolist()
                 else:  # a table's entries, or other text
                     fields["label"] = np.char.replace(lab, "\n", " ").ravel().tolist()
+        tips = getattr(g, "tips", None)  # every holder of a shared cell (MMA, copy pictures)
+        if tips is not None:
+            fields["tip"] = np.char.replace(np.asarray(tips).astype(str), "\n", "; ").ravel().tolist()
         L = _grid_layout(g, offsets)
         if L is not None:
             info["layout"] = str(L)

@@ -50,6 +50,10 @@
         lines.push("value   " + field(info, "value", k));
       }
     }
+    var bank = field(info, "bank", k);
+    if (bank !== undefined && bank >= 0) lines.push("bank    " + bank);
+    var tipText = field(info, "tip", k);
+    if (tipText) lines.push("held by " + tipText);
     var lab = field(info, "label", k);
     if (lab !== undefined && lab !== "") lines.push("label   " + lab);
     var key = field(info, "key", k);
@@ -70,6 +74,10 @@
     if (grids.length !== data.length) {
       if (window.console) console.warn("cutelab: " + grids.length + " panels but " + data.length + " cell tables");
       return null;
+    }
+    if (data.some(function (d) { return d.fields.tip; })) {
+      /* the tooltip shows the holders: the SVG's own <title> pop-ups would repeat them */
+      Array.prototype.forEach.call(svg.querySelectorAll("g.grid title"), function (t) { t.remove(); });
     }
     var vb0 = (svg.getAttribute("viewBox") || "0 0 " + svg.getAttribute("width") + " " + svg.getAttribute("height"))
       .split(/[ ,]+/).map(Number);
