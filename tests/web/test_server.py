@@ -44,7 +44,7 @@ def test_tab_declarations_are_complete():
     for t in decl:
         assert t["title"] and t["doc"], t["id"]
         for f in t["fields"]:
-            assert f["default"] or f["optional"], (t["id"], f["name"])
+            assert f["default"] or f["optional"] or "" in f["choices"], (t["id"], f["name"])
             if f["choices"]:
                 assert f["default"] in f["choices"]
 

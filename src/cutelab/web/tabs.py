@@ -84,7 +84,8 @@ def compute(tab_id: str, given: Mapping[str, str]) -> Figure:
     t = TABS[tab_id]
     fig = t.build(t.values(given))
     cells = sum(g.shape[0] * g.shape[1] for g in fig.grids)
-    assert cells <= 8 * MAX_CELLS, f"{tab_id}: {cells} cells passed the size checks"
+    if cells > 4 * MAX_CELLS:
+        raise LayoutError(f"{tab_id}: the picture has {cells} cells; the playground draws at most {4 * MAX_CELLS}")
     return fig
 
 
@@ -126,6 +127,16 @@ def _shape(v: str, what: str, rank: int | None = 2) -> tuple[int, ...]:
     if rank is not None and len(s) != rank:
         raise LayoutError(f"{what} must have {rank} modes, got {it.tuple_str(s)}")
     return s
+
+
+def _count(v: str, what: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise LayoutError(f"{what} must be an integer, got {v!r}") from None
+    if n < 0:
+        raise LayoutError(f"{what} must not be negative, got {n}")
+    return n
 
 
 def _int(v: str, what: str) -> int:
@@ -244,3 +255,108 @@ def _partition_tv_tab(v: dict[str, str]) -> Figure:
     if t is not None:
         _limit(t[0] * t[1], f"tensor {it.tuple_str(t)}")
     return R.tv_partition_figure(t, thr, val)
+
+
+# --------------------------------------------------------------------------- atoms (when cutelab has them)
+# The MMA, copy and swizzle tabs take the same options as `cutelab mma`, `cutelab copy` and
+# `cutelab swizzle` and build their pictures through the command line's own code (one place
+# that turns names like sm80_16x8x16 into atoms): the fields are the commands' options.
+
+def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) -> Figure:
+    """The picture `cutelab CMD --option value ...` draws, with the tab's values as options."""
+    from .. import cli
+
+    args = cli.build_parser().parse_args([cmd, *_CLI_REQUIRED.get(cmd, [])])  # every option's default
+    for k, v in values.items():
+        if k in ints:
+            v = _count(v, k.replace("_", "-")) if v else None
+        elif k in _CLI_FLAGS:
+            v = v == "yes"
+        setattr(args, k, v or None if k not in _CLI_FLAGS else v)
+    try:
+        return cli._figure(args)
+    except cli._UsageError as e:
+        raise LayoutError(f"{cmd}: {str(e).replace('--', '')}") from None
+
+
+_CLI_REQUIRED = {"mma": ["--op", "sm80_16x8x16"]}
+_CLI_FLAGS = ("trans", "ptr_swizzle")
+_ATOM_LIMIT = 64  # atoms in a TiledMMA the playground draws
+
+
+def _atoms_limit(values: dict[str, str]) -> None:
+    text = values.get("atoms") or ""
+    if text and ":" not in text:
+        try:
+            parts = [int(x) for x in text.replace("x", ",").strip("()").split(",")]
+        except ValueError:
+            return  # the command line's own check says what is wrong
+        n = 1
+        for p in parts:
+            n *= max(p, 1)
+        if n > _ATOM_LIMIT:
+            raise LayoutError(f"mma: {text} is {n} atoms; the playground draws at most {_ATOM_LIMIT}")
+
+
+def _has_atom_pictures() -> bool:
+    from .. import cli
+
+    return hasattr(cli, "_atom_figure") and hasattr(R, "mma_figure")
+
+
+if _has_atom_pictures():
+    _AB = ("", "f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
+    _ACC = ("", "f16", "f32", "s32")
+
+    @tab("mma", "TiledMMA",
+         Field("op", "instruction", "sm80_16x8x16", "sm80_16x8x8, sm80_16x8x16, sm80_16x8x4 (tf32), sm89_16x8x32, sm90_64xNx16"),
+         Field("ab", "A/B type", "", choices=_AB), Field("acc", "accumulator", "", choices=_ACC),
+         Field("atoms", "atom layout MxNxK", "2x2x1", "or a layout like (2,2,1):(2,1,0)"),
+         Field("perm", "permutation MxNxK", "", "e.g. 32x32x16; blank: none", optional=True),
+         Field("a_src", "sm90: A from", "", choices=("", "smem", "rmem")),
+         group="atoms")
+    def _mma_tab(v: dict[str, str]) -> Figure:
+        """make_tiled_mma(atom, atom layout, permutation): C, with A on its left and B on top, each element's T#V#."""
+        _atoms_limit(v)
+        return _cli_figure("mma", v)
+
+    @tab("copy", "TiledCopy",
+         Field("kind", "atom", "ldmatrix", choices=("ldmatrix", "stmatrix", "universal")),
+         Field("matrices", "matrices (ld/stmatrix)", "x4", choices=("x1", "x2", "x4")),
+         Field("bits", "bits per copy (universal)", "64", optional=True),
+         Field("trans", ".trans", "no", choices=("no", "yes")),
+         Field("elem", "element", "f16", choices=("f16", "bf16", "f32", "s8", "u8", "s32", "f64")),
+         Field("thr", "thread layout", "", "blank with ldmatrix: (32,1)", optional=True),
+         Field("val", "value layout", "", "blank with ldmatrix: (1,2*matrices)", optional=True),
+         Field("for_operand", "for the MMA's", "", choices=("", "A", "B", "C")),
+         Field("op", "MMA instruction (with 'for')", "", "e.g. sm80_16x8x16", optional=True),
+         Field("atoms", "MMA atoms MxNxK", "1x1x1"),
+         group="atoms")
+    def _copy_tab(v: dict[str, str]) -> Figure:
+        """make_tiled_copy_tv(atom, thr, val), or make_tiled_copy_A/B/C for an MMA: who reads and who writes each element."""
+        _atoms_limit(v)
+        opts = {k: v[k] for k in ("trans", "elem", "thr", "val", "for_operand", "op", "atoms")}
+        if v["kind"] == "universal":
+            opts["bits"] = v["bits"]  # blank or 0: one element per copy
+        else:
+            opts[v["kind"]] = v["matrices"]
+        return _cli_figure("copy", opts, ints=("bits",))
+
+    @tab("swizzle", "swizzle",
+         Field("layout", "layout", "S<3,4,3> o 0 o (8,64):(64,1)", "a ComposedLayout S<B,M,S> o offset o layout, or a layout",
+               optional=True),
+         Field("atom", "or SM90 smem atom", "", choices=("", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128",
+                                                          "K_INTER", "K_SW32", "K_SW64", "K_SW128")),
+         Field("elem_bits", "element bits", "16", choices=("8", "16", "32", "64")),
+         Field("ptr_swizzle", "swizzle byte addresses", "no", choices=("no", "yes")),
+         group="atoms")
+    def _swizzle_tab(v: dict[str, str]) -> Figure:
+        """A (swizzled) shared-memory layout: each element's offset and bank; one colour per bank."""
+        opts = dict(v)
+        if opts["atom"]:
+            opts["layout"] = ""  # the atom replaces the typed layout
+        else:
+            L = opts["layout"]
+            if L and " o " not in L:
+                _layout(L, "layout")  # a plain layout: the size limit
+        return _cli_figure("swizzle", opts, ints=("elem_bits",))

@@ -47,7 +47,8 @@
         el = document.createElement("select");
         f.choices.forEach(function (c) {
           var o = document.createElement("option");
-          o.value = o.textContent = c;
+          o.value = c;
+          o.textContent = c === "" ? "(default)" : c;
           el.appendChild(o);
         });
       } else {
