@@ -72,14 +72,52 @@ def main() -> int:
             inp = [r["sinceInput"] for r in recs if r["sinceInput"] is not None]
             srv_ms = [r["server"]["figure"] + r["server"]["svg"] + r["server"]["cells"] for r in recs]
             rows.append((name, cells, kb, statistics.median(ans), pct(ans, 0.9), max(ans), statistics.median(pnt),
-                         statistics.median(inp) if inp else float("nan"), statistics.median(srv_ms)))
+                         statistics.median(inp) if inp else float("nan"), statistics.median(srv_ms),
+                         statistics.median(r["fetch"] for r in recs), statistics.median(r["dom"] for r in recs)))
+        # interaction on the 128 x 128 TV tile: hover, click-highlight, zoom frames
+        page.goto(base + "?" + urlencode({"tab": "tv", "thr": "(32,4):(4,1)", "val": "(4,32):(32,1)"}))
+        page.wait_for_function("document.body.dataset.state === 'ok'")
+        inter = page.evaluate(_INTERACTION)
         b.close()
     srv.shutdown()
     print(f"playground keystroke latency, {args.n} keystrokes per case (ms; answer = request -> interactive picture in the DOM)")
-    print(f"{'case':32} {'cells':>6} {'KiB':>6} {'answer med':>10} {'p90':>6} {'max':>6} {'painted':>8} {'input->paint':>12} {'server':>7}")
-    for name, cells, kb, med, p90, mx, pnt, inp, sv in rows:
-        print(f"{name:32} {cells:6d} {kb:6.0f} {med:10.1f} {p90:6.1f} {mx:6.1f} {pnt:8.1f} {inp:12.1f} {sv:7.1f}")
+    print(f"{'case':32} {'cells':>6} {'KiB':>6} {'answer med':>10} {'p90':>6} {'max':>6} {'painted':>8} "
+          f"{'input->paint':>12} {'server':>7} {'fetch':>6} {'dom':>5}")
+    for name, cells, kb, med, p90, mx, pnt, inp, sv, fe, dm in rows:
+        print(f"{name:32} {cells:6d} {kb:6.0f} {med:10.1f} {p90:6.1f} {mx:6.1f} {pnt:8.1f} {inp:12.1f} {sv:7.1f} {fe:6.1f} {dm:5.1f}")
+    print("server = parse + operation + figure, SVG, cell data (its own clock); fetch = request -> JSON parsed; "
+          "dom = picture into the page + interactive layer; painted = two animation frames after the request")
+    print(f"128x128 TV tile: hover {inter['hover']:.3f} ms per mousemove (tooltip update), click-highlight of a "
+          f"thread {inter['highlight']:.1f} ms, zoom {inter['zoom']:.1f} ms per frame (median of 30 wheel steps)")
     return 0
+
+
+_INTERACTION = """async () => {
+  const root = document.querySelector('#picture .cutelab-fig'), svg = root.querySelector('svg');
+  const g = svg.querySelector('g.grid'), cw = +g.dataset.cw, ch = +g.dataset.ch, ctm = g.getScreenCTM();
+  const at = (r, c) => { const p = svg.createSVGPoint(); p.x = (c + .5) * cw; p.y = (r + .5) * ch; return p.matrixTransform(ctm); };
+  let t0 = performance.now();
+  for (let i = 0; i < 2000; i++) {
+    const q = at((i * 7) % 128, i % 128);
+    svg.dispatchEvent(new MouseEvent('mousemove', {clientX: q.x, clientY: q.y, bubbles: true}));
+  }
+  const hover = (performance.now() - t0) / 2000;
+  const hl = [];
+  for (let t = 0; t < 10; t++) { t0 = performance.now(); root.cutelab.highlight(t, null); hl.push(performance.now() - t0); }
+  root.cutelab.clear();
+  const frame = () => new Promise(res => requestAnimationFrame(res));
+  const zs = [];
+  await frame();
+  for (let i = 0; i < 30; i++) {
+    t0 = performance.now();
+    const q = at(64, 64);
+    svg.dispatchEvent(new WheelEvent('wheel', {clientX: q.x, clientY: q.y, deltaY: i < 15 ? -100 : 100, bubbles: true, cancelable: true}));
+    await frame();
+    zs.push(performance.now() - t0);
+  }
+  const med = a => a.slice().sort((x, y) => x - y)[a.length >> 1];
+  return {hover: hover, highlight: med(hl), zoom: med(zs)};
+}"""
 
 
 if __name__ == "__main__":

@@ -165,6 +165,12 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = False
     verbose = False
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # the page aborts a request when a newer keystroke supersedes it: not worth a traceback
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)):
+            return
+        super().handle_error(request, client_address)
+
 
 def make_server(port: int | None = None, verbose: bool = False) -> ThreadingHTTPServer:
     """A playground server bound to 127.0.0.1 (not yet serving; call serve_forever).
