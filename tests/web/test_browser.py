@@ -289,3 +289,16 @@ def test_jupyter_html_repr_is_interactive(page):
     assert tip["coord"] == it.tuple_str(crd) == "(3,(0,2))"
     assert tip["offset"] == str(L(crd))
     assert asked == []
+
+
+def test_jupyter_outputs_with_the_same_id_both_work(page):
+    """After a kernel restart an id can repeat in one notebook page: each figure still wires itself."""
+    a = cute.Layout.parse("(2,2):(1,2)")._repr_html_()
+    b = cute.Layout.parse("(3,2):(2,1)")._repr_html_()
+    uid = re.search(r'id="([^"]+)"', a).group(1)
+    b = re.sub(r'id="[^"]+"', f'id="{uid}"', b, count=1).replace(re.search(r'getElementById\(("[^"]+")\)', b).group(1), f'"{uid}"')
+    page.set_content(f"<!DOCTYPE html><html><body>{a}<hr>{b}</body></html>")
+    page.wait_for_function("Array.from(document.querySelectorAll('.cutelab-fig')).every(f => f.dataset.ready === '1')")
+    assert page.locator(".cutelab-fig").count() == 2
+    tip = hover(page, 2, 1, root=f"body > div:nth-of-type(2)")
+    assert tip["offset"] == str(cute.Layout.parse("(3,2):(2,1)")((2, 1)))

@@ -140,7 +140,7 @@ def test_export(server):
     status, ctype, body = get(server + "api/export?" + q + "&format=svg")
     assert status == 200 and ctype == "image/svg+xml" and body.startswith(b"<svg")
     status, ctype, body = get(server + "api/export?" + q + "&format=html")
-    assert status == 200 and b"CutelabFigure.init" in body
+    assert status == 200 and b"CutelabFigure.init(" in body
     assert get(server + "api/export?" + q + "&format=pdf")[0] == 400
     assert get(server + "api/export?tab=layout&layout=(2,&format=svg")[0] == 400
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from functools import lru_cache
 from html import escape
 from importlib import resources
@@ -219,14 +220,17 @@ def fragment(fig: Figure, script: bool = True, svg_text: str | None = None) -> s
     ``figure.js``/``figure.css`` once themselves (the playground); ``svg_text`` reuses an SVG
     already rendered from ``fig``.
     """
-    uid = f"cutelab-fig-{next(_ids)}"
+    uid = f"cutelab-fig-{next(_ids)}-{uuid.uuid4().hex[:8]}"  # unique across kernel restarts in one notebook
     parts = [f'<div class="cutelab-fig" id="{uid}">']
     if script:
         parts.append(f"<style>{figure_style()}</style>")
     parts.append(f'<div class="cutelab-pic">{svg_text if svg_text is not None else svg.render(fig)}</div>')
     parts.append(f'<script type="application/json" class="cutelab-cells">{_json_script(cell_info(fig))}</script>')
     if script:
-        parts.append(f"<script>{figure_script()}\nCutelabFigure.init(document.getElementById({json.dumps(uid)}));</script>")
+        # the script's own parent is the figure (document.currentScript); the id is the fallback
+        parts.append(f"<script>{figure_script()}\n(function (s) {{ CutelabFigure.init(s && s.parentNode && "
+                     f"s.parentNode.classList && s.parentNode.classList.contains('cutelab-fig') ? s.parentNode : "
+                     f"document.getElementById({json.dumps(uid)})); }})(document.currentScript);</script>")
     parts.append("</div>")
     return "\n".join(parts)
 
