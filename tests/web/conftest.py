@@ -19,9 +19,9 @@ CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/b
 
 
 def chromium_path() -> str | None:
-    env = os.environ.get("CUTELAB_CHROMIUM")
+    env = os.environ.get("CUTELAB_CHROMIUM")  # a chromium elsewhere; only that one is tried
     if env:
-        return env
+        return env if os.access(env, os.X_OK) else None
     for p in CHROMIUM_CANDIDATES:
         if os.path.exists(p):
             return p
