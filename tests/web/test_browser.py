@@ -302,3 +302,28 @@ def test_jupyter_outputs_with_the_same_id_both_work(page):
     assert page.locator(".cutelab-fig").count() == 2
     tip = hover(page, 2, 1, root=f"body > div:nth-of-type(2)")
     assert tip["offset"] == str(cute.Layout.parse("(3,2):(2,1)")((2, 1)))
+
+
+def test_back_button_returns_to_the_previous_tab(page, server):
+    goto(page, server, "?tab=layout&layout=(4,2):(2,1)")
+    n = renders(page)
+    page.click("#tab-composition")
+    wait_ok(page, n)
+    assert page.evaluate("document.body.dataset.tab") == "composition"
+    n = renders(page)
+    page.go_back()
+    wait_ok(page, n)
+    assert page.evaluate("document.body.dataset.tab") == "layout"
+    assert page.input_value("#f-layout") == "(4,2):(2,1)"
+    assert page.text_content("#picture svg text.figtitle") == "(4,2):(2,1)"
+
+
+def test_coordinate_labels_choice(page, server):
+    goto(page, server, "?tab=layout&layout=(2,(2,2)):(4,(1,2))")
+    n = renders(page)
+    page.select_option("#f-label", "coord")
+    wait_ok(page, n)
+    drawn = grid_cells(page)
+    want = R.layout_figure("(2,(2,2)):(4,(1,2))", label="coord").grids[0].labels
+    assert drawn["cells"] == {f"{r},{c}": want[r, c] for r in range(2) for c in range(4)}
+    assert parse_qs(urlsplit(page.url).query)["label"] == ["coord"]
