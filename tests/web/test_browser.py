@@ -327,3 +327,27 @@ def test_coordinate_labels_choice(page, server):
     want = R.layout_figure("(2,(2,2)):(4,(1,2))", label="coord").grids[0].labels
     assert drawn["cells"] == {f"{r},{c}": want[r, c] for r in range(2) for c in range(4)}
     assert parse_qs(urlsplit(page.url).query)["label"] == ["coord"]
+
+
+def test_the_clicked_thread_is_part_of_the_link(page, server, browser):
+    goto(page, server, "?tab=partition_tv&tensor=16,16")
+    blk, thr, _ = R.tv_ownership((16, 16), "(4,2):(2,1)", "(2,4):(4,1)")
+    click(page, 9, 13)
+    page.wait_for_function("new URLSearchParams(location.search).get('thread') !== null")
+    q = parse_qs(urlsplit(page.url).query)
+    assert (q["thread"], q["block"]) == ([str(int(thr[9, 13]))], [str(int(blk[9, 13]))])
+    want = int(((thr == thr[9, 13]) & (blk == blk[9, 13])).sum())
+    other = browser.new_page()
+    try:
+        other.goto(page.url)
+        wait_ok(other)
+        assert other.evaluate("document.querySelector('#picture .cutelab-fig').dataset.highlighted") == str(want)
+        # typing keeps the selection while the picture still has that thread
+        type_into(other, "tensor", "8,32")
+        b2, t2, _ = R.tv_ownership((8, 32), "(4,2):(2,1)", "(2,4):(4,1)")
+        want2 = int(((t2 == thr[9, 13]) & (b2 == blk[9, 13])).sum())
+        assert other.evaluate("document.querySelector('#picture .cutelab-fig').dataset.highlighted") == str(want2)
+    finally:
+        other.close()
+    page.keyboard.press("Escape")  # the figure has focus after the click
+    page.wait_for_function("new URLSearchParams(location.search).get('thread') === null")

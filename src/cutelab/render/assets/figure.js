@@ -149,13 +149,22 @@
       return null;
     }
 
-    function clearHighlight() {
+    function clearHighlight(quiet) {
       Array.prototype.forEach.call(svg.querySelectorAll(".cutelab-hl, .cutelab-hl-fill, .cutelab-dim"), function (p) { p.remove(); });
       state.thread = null; state.block = null;
       sel.textContent = "";
       delete root.dataset.thread;
       delete root.dataset.block;
       root.dataset.highlighted = "0";
+      if (!quiet) announce();
+    }
+    /* tell the page (the playground keeps the selection in its address) */
+    function announce() {
+      var ev;
+      try {
+        ev = new CustomEvent("cutelab:select", { detail: { thread: state.thread, block: state.block } });
+      } catch (err) { return; }
+      root.dispatchEvent(ev);
     }
     function svgEl(tag, attrs) {
       var e = document.createElementNS(NS, tag);
@@ -166,7 +175,8 @@
     /* Light up one thread's cells: the other cells fade (a white veil under the grid lines and
        labels), the thread's cells keep their colour and get a black outline. */
     function highlight(thr, blk) {
-      clearHighlight();
+      if (blk === undefined) blk = null;
+      clearHighlight(true);
       var total = 0;
       grids.forEach(function (g, i) {
         var info = data[i], T = info.fields.thread, B = info.fields.block, K = info.fields.key || T;
@@ -193,12 +203,15 @@
         g.appendChild(svgEl("path", { "class": "cutelab-hl", fill: "none", stroke: "#000", "stroke-width": "2.2",
                                       d: all.join("") }));
       });
+      if (!total) { announce(); return 0; }  /* no such thread here: nothing selected */
       state.thread = thr; state.block = blk;
       root.dataset.thread = String(thr);
       if (blk !== null) root.dataset.block = String(blk);
       root.dataset.highlighted = String(total);
       sel.textContent = "  selected: " + (blk !== null ? "block " + blk + " " : "") + "thread " + thr +
         " (" + total + " value" + (total === 1 ? "" : "s") + "; click it again or press Escape to clear)";
+      announce();
+      return total;
     }
     function clickCell(hit) {
       var info = data[hit.i], k = hit.r * info.cols + hit.c;
@@ -241,7 +254,8 @@
     svg.addEventListener("mousedown", function (e) {
       if (e.button !== 0) return;
       drag = { x: e.clientX, y: e.clientY, vb: vb.slice(), moved: false };
-      e.preventDefault();
+      e.preventDefault();  /* no text selection while dragging; so focus by hand, for Escape */
+      try { root.focus({ preventScroll: true }); } catch (err) { root.focus(); }
     });
     window.addEventListener("mouseup", function (e) {
       if (!drag) return;
@@ -261,11 +275,12 @@
       if (p) zoomAt(Math.exp(-e.deltaY * 0.0015), p.x, p.y);
     }, { passive: false });
     root.addEventListener("keydown", function (e) { if (e.key === "Escape") clearHighlight(); });
+    state.hasThreads = hasThreads;
     root.tabIndex = root.tabIndex >= 0 ? root.tabIndex : 0;
 
     state.describe = function (i, r, c) { return describe(data[i], r, c); };
     state.highlight = highlight;
-    state.clear = clearHighlight;
+    state.clear = function () { clearHighlight(); };
     state.zoomAt = zoomAt;
     state.reset = function () { setView(vb0.slice()); };
     root.cutelab = state;

@@ -6,6 +6,8 @@
   var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
   var $ = function (id) { return document.getElementById(id); };
   var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
+  /* the clicked thread (and block) of the picture: part of the address too */
+  var selected = { thread: null, block: null };
 
   function valuesFromForm() {
     var out = {};
@@ -19,6 +21,19 @@
     Object.keys(extra || {}).forEach(function (k) { p.set(k, extra[k]); });
     return p.toString();
   }
+  function pageQuery(values) {
+    var sel = {};
+    if (selected.thread !== null) sel.thread = selected.thread;
+    if (selected.block !== null) sel.block = selected.block;
+    return query(values, sel);
+  }
+  function setAddress(how) {
+    var url = "?" + pageQuery(valuesFromForm());
+    if (how === "push") window.history.pushState(null, "", url);
+    else window.history.replaceState(null, "", url);
+    $("share").href = url;
+  }
+  function intParam(v) { return v !== null && /^-?\d+$/.test(v) ? parseInt(v, 10) : null; }
 
   function buildNav() {
     var nav = $("tabs"), group = null;
@@ -31,7 +46,9 @@
       b.id = "tab-" + t.id;
       if (group !== null && t.group !== group) b.className = "sep";
       group = t.group;
-      b.addEventListener("click", function () { if (!current || current.id !== t.id) select(t.id, null, true); });
+      b.addEventListener("click", function () {
+        if (!current || current.id !== t.id) { selected = { thread: null, block: null }; select(t.id, null, true); }
+      });
       nav.appendChild(b);
     });
   }
@@ -102,10 +119,7 @@
   function update(history_) {
     var values = valuesFromForm();
     var qs = query(values);
-    var url = "?" + qs;
-    if (history_ === "push") window.history.pushState(null, "", url);
-    else window.history.replaceState(null, "", url);
-    $("share").href = url;
+    setAddress(history_);
     ["html", "svg", "txt"].forEach(function (f) { $("export-" + f).href = "/api/export?" + query(values, { format: f }); });
     var my = ++seq;
     if (inflight) inflight.abort();
@@ -123,7 +137,18 @@
         pic.innerHTML = j.html;
         pic.classList.remove("stale");
         $("error").hidden = true;
-        window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always" });
+        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always" });
+        if (fig) {
+          /* keep the clicked thread across edits (and from a shared address) while the picture has it */
+          if (selected.thread !== null && !(fig.hasThreads && fig.highlight(selected.thread, selected.block))) {
+            selected = { thread: null, block: null };
+            setAddress("replace");
+          }
+          fig.root.addEventListener("cutelab:select", function (e) {
+            selected = { thread: e.detail.thread, block: e.detail.block };
+            setAddress("replace");
+          });
+        }
         var t2 = performance.now();
         requestAnimationFrame(function () {
           requestAnimationFrame(function () {
@@ -150,7 +175,8 @@
     var p = new URLSearchParams(window.location.search);
     var id = p.get("tab");
     var given = {};
-    p.forEach(function (v, k) { if (k !== "tab") given[k] = v; });
+    p.forEach(function (v, k) { if (k !== "tab" && k !== "thread" && k !== "block") given[k] = v; });
+    selected = { thread: intParam(p.get("thread")), block: intParam(p.get("block")) };
     return { id: id && byId[id] ? id : tabs[0].id, given: given };
   }
 
