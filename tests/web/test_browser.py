@@ -351,3 +351,12 @@ def test_the_clicked_thread_is_part_of_the_link(page, server, browser):
         other.close()
     page.keyboard.press("Escape")  # the figure has focus after the click
     page.wait_for_function("new URLSearchParams(location.search).get('thread') === null")
+
+
+def test_coordinate_table_hover(page, tmp_path):
+    out = tmp_path / "coords.html"
+    out.write_text(R.render(R.coords_figure("(2,2,2):(2,1,4)"), "html"), encoding="utf-8")
+    page.goto(out.as_uri())
+    page.wait_for_function("document.querySelector('.cutelab-fig').dataset.ready === '1'")
+    tip = hover(page, 1, 0, root=".cutelab-fig")
+    assert tip == {"offset": "1", "coord": "(0,1,0)"}

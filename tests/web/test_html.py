@@ -137,3 +137,29 @@ def test_labels_are_read_exactly_or_not_at_all(labels, field):
         assert (info["fields"]["offset"], info["fields"]["bank"]) == ([12, -1], [3, 0])
     if field == "label":
         assert info["fields"]["label"] == [s.replace("\n", " ") for s in labels[0]] and "thread" not in info["fields"]
+
+
+def test_overview_grids_use_their_headers():
+    """A big layout drawn as every k-th row and column (headers = true indices): true index and coordinate."""
+    L = cute.Layout.parse("((4,3),(2,4)):((1,16),(4,8))")  # grid 12 x 8
+    rid, cid = np.array([0, 4, 8]), np.array([0, 3, 6])
+    offs = np.array([[L((it.idx2crd(int(r), (4, 3)), it.idx2crd(int(c), (2, 4)))) for c in cid] for r in rid])
+    g = Grid(str(L), np.zeros(offs.shape, dtype=np.int64), offs.astype(str), ["#ffffff"],
+             [str(r) for r in rid], [str(c) for c in cid])
+    info = html.cell_info(Figure(str(L), [g]))[0]
+    assert info["layout"] == str(L) and info["index_rows"] == 12
+    assert info["row_ids"] == [0, 4, 8] and info["col_ids"] == [0, 3, 6]
+    assert info["coord_rows"] == ["(0,0)", "(0,1)", "(0,2)"] and info["coord_cols"] == ["(0,0)", "(1,1)", "(0,3)"]
+    # a sample whose labels are not the layout's offsets there: no layout, no index, headers as coordinates
+    g.labels = np.roll(offs, 1).astype(str)
+    info = html.cell_info(Figure(str(L), [g]))[0]
+    assert "layout" not in info and info["index_rows"] is None and info["coord_rows"] is None
+
+
+def test_index_only_where_cells_are_colexicographic():
+    f = R.tv_figure("(2,2):(1,2)", (2, 2))
+    assert html.cell_info(f)[0]["index_rows"] == 2
+    f.kind = "mma"  # e.g. a TiledMMA's B, drawn transposed: no index is claimed
+    assert html.cell_info(f)[0]["index_rows"] is None
+    table = html.cell_info(R.coords_figure("(2,2):(2,1)"))[0]
+    assert table["style"] == "table" and table["index_rows"] is None

@@ -82,37 +82,74 @@ def _layout_candidates(title: str) -> list[Layout]:
     return out
 
 
-def _grid_layout(g: Grid, offsets: np.ndarray | None) -> Layout | None:
-    """The layout a grid draws, if its title names one that evaluates to exactly its offsets.
+def _header_ids(headers: list[str] | None, n: int) -> np.ndarray | None:
+    """The row (column) indices a grid's headers name: increasing non-negative ints, else None.
 
-    Only a layout whose grid has this shape and whose every offset equals the label in the
-    cell is accepted, so a coordinate is never shown from a wrong guess.
+    A layout drawn as an overview shows every k-th row and column with their true indices as
+    headers; a plain grid's headers are 0..n-1.
     """
-    if offsets is None:
+    if headers is None:
+        return np.arange(n, dtype=np.int64)
+    try:
+        ids = np.array([int(h) for h in headers], dtype=np.int64)
+    except (TypeError, ValueError):
+        return None
+    if ids.size != n or (n and ids[0] < 0) or (n > 1 and (np.diff(ids) <= 0).any()):
+        return None
+    return ids
+
+
+def _eval(L: Layout, idx: np.ndarray) -> np.ndarray:
+    """L(i) for an array of colexicographic indices (integer strides only)."""
+    out = np.zeros(idx.shape, dtype=np.int64)
+    rest = idx.astype(np.int64, copy=True)
+    for s, d in zip(it.flatten(L.shape if isinstance(L.shape, tuple) else (L.shape,)),
+                    it.flatten(L.stride if isinstance(L.stride, tuple) else (L.stride,))):
+        if not isinstance(d, (int, np.integer)):
+            raise TypeError("basis stride")
+        out += (rest % s) * d
+        rest //= s
+    return out
+
+
+def _grid_layout(g: Grid, offsets: np.ndarray | None, rid: np.ndarray | None,
+                 cid: np.ndarray | None) -> tuple[Layout, int] | None:
+    """(layout, its grid's row count) if the grid's title names a layout that evaluates to exactly its offsets.
+
+    The cells are the layout's grid at the rows ``rid`` and columns ``cid`` (all of them, or
+    an overview's sample). Only a layout whose every shown offset equals the label in its cell
+    is accepted, so a coordinate is never shown from a wrong guess.
+    """
+    if offsets is None or rid is None or cid is None or not offsets.size:
         return None
     for L in _layout_candidates(g.title):
         try:
             rows, cols, _, _ = grid_dims(L)
-            if (rows, cols) != g.shape:
+            if rid[-1] >= rows or cid[-1] >= cols:
                 continue
-            if np.array_equal(L.offsets().reshape(cols, rows).T, offsets):
-                return L
-        except (LayoutError, ValueError, TypeError):
+            if np.array_equal(_eval(L, rid[:, None] + rows * cid[None, :]), offsets):
+                return L, rows
+        except (LayoutError, ValueError, TypeError, OverflowError):
             continue
     return None
 
 
-def _coords(L: Layout) -> tuple[list[str], list[str] | None]:
-    """Hierarchical coordinate text of each grid row and column (as layout_figure's coord labels)."""
+def _coords(L: Layout, rid: np.ndarray, cid: np.ndarray) -> tuple[list[str], list[str] | None]:
+    """Hierarchical coordinate text of the grid rows and columns shown (as layout_figure's coord labels)."""
     rows, cols, rshape, cshape = grid_dims(L)
-    rc = [it.tuple_str(it.idx2crd(m, rshape)) for m in range(rows)]
+    rc = [it.tuple_str(it.idx2crd(int(m), rshape)) for m in rid]
     shp = L.shape
     if not isinstance(shp, tuple) or len(shp) < 2:
         return rc, None
-    cc = [it.tuple_str(it.idx2crd(n, cshape)) for n in range(cols)]
+    cc = [it.tuple_str(it.idx2crd(int(n), cshape)) for n in cid]
     if len(shp) > 2:
         cc = [c[1:-1] for c in cc]  # (m, (n1, n2)) is shown flat: (m, n1, n2)
     return rc, cc
+
+
+#: figure kinds whose cell (r, c) is element r + rows*c of what the panel draws (not so for a
+#: TiledMMA's B, drawn transposed, nor a copy's tiles, nor a bank picture's rows)
+_COLEX_KINDS = {"layout", "tv", "partition", "explain"}
 
 
 _INTS = re.compile(r"-?\d+(?:\x00-?\d+)*", re.ASCII)
@@ -167,16 +204,18 @@ def cell_info(fig: Figure) -> list[dict[str, Any]]:
     values, among ``key`` (colour; left out when it is the thread), ``offset`` (a layout's
     value at the cell), ``block``/``thread``/``value`` (TV, MMA and copy pictures,
     partitions: -1 where no one owns the cell), ``bank`` (shared-memory pictures), ``tip``
-    (every holder of a shared cell), ``label`` (other text). The index of cell (r, c) is
-    r + rows*c (colexicographic, as CuTe counts). When the grid draws a layout named
-    in its title, ``coord_rows``/``coord_cols`` give the hierarchical coordinate of each row
-    and column; otherwise the coordinate is (r, c).
+    (every holder of a shared cell), ``label`` (other text). ``row_ids``/``col_ids``: the
+    true row and column of each grid row and column when the headers say they differ from
+    0.. (an overview of a big layout), else None. ``index_rows``: R such that the index of
+    cell (r, c) is row + R*col (colexicographic, as CuTe counts), or None where no such index
+    is known. When the grid draws a layout named in its title, ``coord_rows``/``coord_cols``
+    give the hierarchical coordinate of each row and column; otherwise it is (row, col).
     """
     out = []
     for g in fig.grids:
         rows, cols = g.shape
         fields: dict[str, list] = {"key": g.keys.astype(np.int64).ravel().tolist()}
-        info: dict[str, Any] = {"rows": rows, "cols": cols, "kind": fig.kind, "title": g.title,
+        info: dict[str, Any] = {"rows": rows, "cols": cols, "kind": fig.kind, "style": g.style, "title": g.title,
                                 "legend": {str(k): t for k, t in g.legend}, "colors": list(g.colors), "fields": fields,
                                 "coord_rows": None, "coord_cols": None}
         offsets = None
@@ -200,10 +239,17 @@ def cell_info(fig: Figure) -> list[dict[str, Any]]:
         tips = getattr(g, "tips", None)  # every holder of a shared cell (MMA, copy pictures)
         if tips is not None:
             fields["tip"] = np.char.replace(np.asarray(tips).astype(str), "\n", "; ").ravel().tolist()
-        L = _grid_layout(g, offsets)
-        if L is not None:
+        rid, cid = _header_ids(g.row_headers, rows), _header_ids(g.col_headers, cols)
+        plain = rid is not None and cid is not None and rid[-1] == rows - 1 and cid[-1] == cols - 1 if rows and cols else False
+        info["row_ids"] = None if plain or rid is None else rid.tolist()
+        info["col_ids"] = None if plain or cid is None else cid.tolist()
+        info["index_rows"] = rows if plain and fig.kind in _COLEX_KINDS else None
+        found = _grid_layout(g, offsets, rid, cid)
+        if found is not None:
+            L, full_rows = found
             info["layout"] = str(L)
-            info["coord_rows"], info["coord_cols"] = _coords(L)
+            info["index_rows"] = full_rows
+            info["coord_rows"], info["coord_cols"] = _coords(L, rid, cid)
         out.append(info)
     return out
 

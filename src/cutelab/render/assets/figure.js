@@ -28,14 +28,19 @@
   /* The lines shown for cell (r, c) of panel info. */
   function describe(info, r, c) {
     var k = r * info.cols + c, lines = [];
-    var idx = r + info.rows * c;
+    if (info.style === "table") {  /* index -> entry (a coordinate table) */
+      lines.push("offset  " + (info.row_ids ? info.row_ids[r] : r));
+      lines.push("coord   " + field(info, "label", k));
+      return lines.join("\n");
+    }
+    var row = info.row_ids ? info.row_ids[r] : r, col = info.col_ids ? info.col_ids[c] : c;
     var crd;
     if (info.coord_rows) {
       crd = info.coord_cols ? "(" + info.coord_rows[r] + "," + info.coord_cols[c] + ")" : info.coord_rows[r];
     } else {
-      crd = "(" + r + "," + c + ")";
+      crd = "(" + row + "," + col + ")";
     }
-    lines.push("index   " + idx);
+    if (info.index_rows !== null && info.index_rows !== undefined) lines.push("index   " + (row + info.index_rows * col));
     lines.push("coord   " + crd);
     var off = field(info, "offset", k);
     if (off !== undefined) lines.push("offset  " + off);
