@@ -1,7 +1,7 @@
 """Fixtures of the playground tests: a server on a free port, and a headless Chromium page.
 
 The browser tests need Debian's chromium (/usr/bin/chromium; ``bash scripts/ci_setup.sh``
-installs it) and the Playwright package (``pip install -e '.[test]'``). They skip, saying
+installs it) and the Playwright package (``pip install -e '.[webtest]'``). They skip, saying
 why, only where one of them is absent, and never on CI (``CI=true``), where both must be.
 """
 
@@ -40,7 +40,7 @@ def server():
 
 def _missing(reason: str):
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason}; CI must run the browser tests (bash scripts/ci_setup.sh, pip install -e '.[test]')")
+        pytest.fail(f"{reason}; CI must run the browser tests (bash scripts/ci_setup.sh, pip install -e '.[test,webtest]')")
     pytest.skip(reason)
 
 
@@ -52,7 +52,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("no playwright: pip install -e '.[test]' to run the browser tests")
+        _missing("no playwright: pip install -e '.[test,webtest]' to run the browser tests")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-gpu"])
         yield b
