@@ -92,11 +92,12 @@ def test_bad_input_is_a_layout_error_with_its_text(tab_id, values, message):
 
 
 def test_input_the_pictures_cannot_draw_is_an_error_not_a_crash():
-    # explain_divide does not draw a tiler that does not divide the layout (an IndexError inside
-    # render/explain.py today); the playground answers with an error naming the tab, and goes on
+    # explain_divide does not draw a tiler that does not divide the layout (at this commit an
+    # IndexError inside render/explain.py, a LayoutError once h-edges is merged); either way the
+    # playground answers with an error and goes on
     status, data = figure_json("divide", {"A": "(8,8)", "tiler": "(3,4)"})
-    assert status == 400 and not data["ok"] and data["error"].startswith("divide: ")
-    assert figure_json("divide", {})[0] == 200
+    assert status == 400 and not data["ok"] and data["error"]
+    assert "3" in data["error"] and figure_json("divide", {})[0] == 200
 
 
 # --------------------------------------------------------------------------- HTTP
