@@ -8,6 +8,10 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 ((2,2),(2,3)):((2,12),(1,4)) 24 24
 """
 
+import importlib as _importlib
+import sys as _sys
+import types as _types
+
 from .errors import CompileError, LaunchError, LayoutError, ParseError, TensorError, TraceError
 from .int_tuple import congruent, compatible, prefix_product
 from .layout import (
@@ -42,12 +46,66 @@ from .nvgpu.copy_atom import *  # noqa: F401,F403,E402  (make_copy_atom, make_ti
 
 __version__ = "0.1.0"
 
-from . import render  # noqa: E402  (pictures: cute.render.layout_figure, render.render(fig, 'svg'), ...)
-
-# --- kernels (cutelab.kernel): @cute.kernel / @cute.jit traced to CUDA C++, or run by numpy on the CPU.
-# `kernel` is CuTe DSL's decorator; attribute access on it falls through to the subpackage.
-from .kernel import Constexpr, arch, compile, jit, printf  # noqa: E402
-from .kernel import kernel_decorator as kernel  # noqa: E402
-from .kernel import driver as cuda  # noqa: E402  (cutlass.cuda.initialize_cuda_context())
-
 Shape = Coord = IntTuple = Tile = tuple  # annotations, as cute.Shape etc. in CuTe DSL
+
+# --- loaded on first use, so that `import cutelab` stays fast (the layout algebra needs only numpy):
+#   render: pictures (cute.render.layout_figure, render.render(fig, 'svg'), ...)
+#   kernels (cutelab.kernel): @cute.kernel / @cute.jit traced to CUDA C++, or run by numpy on the CPU.
+#   `kernel` is CuTe DSL's decorator; attribute access on it falls through to the subpackage.
+_LAZY = {
+    "render": ("render", None),
+    "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
+    "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
+    "cuda": ("kernel", "driver"),  # cutlass.cuda.initialize_cuda_context()
+}
+
+
+class _Package(_types.ModuleType):
+    """The cutelab module: names in _LAZY are imported when first used."""
+
+    def __getattr__(self, name: str):
+        if name not in _LAZY:
+            raise AttributeError(f"module 'cutelab' has no attribute {name!r}")
+        sub, attr = _LAZY[name]
+        mod = _importlib.import_module(f"{__name__}.{sub}")
+        value = mod if attr is None else getattr(mod, attr)
+        self.__dict__[name] = value
+        return value
+
+    def __setattr__(self, name: str, value) -> None:
+        # importing the subpackage cutelab.kernel binds it here; the name stays CuTe DSL's decorator
+        if name == "kernel" and isinstance(value, _types.ModuleType):
+            value = value.kernel_decorator
+        super().__setattr__(name, value)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_LAZY))
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
+def _register_ipython() -> None:
+    """In IPython/Jupyter, draw (tiler, Layout) pairs (make_layout_tv's answer) as their TV picture."""
+    ipy = _sys.modules.get("IPython")
+    get = getattr(ipy, "get_ipython", None) if ipy is not None else None
+    shell = get() if get is not None else None
+    formatters = getattr(getattr(shell, "display_formatter", None), "formatters", None)
+    if not formatters or "image/svg+xml" not in formatters:
+        return
+
+    def tv_pair_svg(obj):
+        if not (len(obj) == 2 and isinstance(obj[1], Layout) and isinstance(obj[0], tuple)
+                and len(obj[0]) == 2 and all(type(x) is int for x in obj[0])):
+            return None  # any other tuple: IPython's own text
+        from .render import figure, svg
+
+        try:
+            return svg.render(figure.tv_figure(obj[1], obj[0]))
+        except LayoutError:
+            return None
+
+    formatters["image/svg+xml"].for_type(tuple, tv_pair_svg)
+
+
+_register_ipython()

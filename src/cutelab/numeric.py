@@ -14,7 +14,7 @@ import numpy as np
 __all__ = [
     "Numeric", "Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64",
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
-    "NUMERICS",
+    "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2",
 ]
 
 
@@ -71,9 +71,14 @@ Uint16 = Numeric("u16", 16, "uint", np.uint16, "uint16", "unsigned short")
 Uint32 = Numeric("u32", 32, "uint", np.uint32, "uint32", "unsigned int")
 Uint64 = Numeric("u64", 64, "uint", np.uint64, "uint64", "unsigned long long")
 Boolean = Numeric("i1", 8, "bool", np.bool_, "bool", "bool")
+# MMA operand types (stored as raw bits or, for tf32, as the f32 it rounds): names as MLIR prints them
+TFloat32 = Numeric("tf32", 32, "float", np.float32, "tfloat32", "float")
+Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", np.uint8, "float8_e4m3fn", "__nv_fp8_e4m3")
+Float8E5M2 = Numeric("f8E5M2", 8, "float", np.uint8, "float8_e5m2", "__nv_fp8_e5m2")
 
 NUMERICS = {t.name: t for t in (Float64, Float32, Float16, BFloat16, Int8, Int16, Int32, Int64,
-                                Uint8, Uint16, Uint32, Uint64, Boolean)}
+                                Uint8, Uint16, Uint32, Uint64, Boolean, TFloat32, Float8E4M3FN,
+                                Float8E5M2)}
 
 
 def _by_name(name: str) -> Numeric:
