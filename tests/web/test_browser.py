@@ -61,11 +61,18 @@ def grid_cells(page, root: str = "#picture", panel: int = 0) -> dict:
 
 
 def cell_point(page, r: int, c: int, root: str = "#picture", panel: int = 0) -> tuple[float, float]:
-    """Screen point of the centre of cell (r, c)."""
+    """Screen point of the centre of cell (r, c), scrolled into view first."""
     return tuple(page.evaluate(
         """([root, i, r, c]) => {
             const svg = document.querySelector(root + ' svg');
             const g = svg.querySelectorAll('g.grid')[i];
+            const probe = document.createElementNS('http://www.w3.org/2000/svg', 'rect');
+            probe.setAttribute('x', c * g.dataset.cw); probe.setAttribute('y', r * g.dataset.ch);
+            probe.setAttribute('width', g.dataset.cw); probe.setAttribute('height', g.dataset.ch);
+            probe.setAttribute('fill', 'none');
+            g.appendChild(probe);
+            probe.scrollIntoView({block: 'center', inline: 'center'});
+            probe.remove();
             const p = svg.createSVGPoint();
             p.x = (c + 0.5) * +g.dataset.cw; p.y = (r + 0.5) * +g.dataset.ch;
             const q = p.matrixTransform(g.getScreenCTM());
@@ -360,3 +367,52 @@ def test_coordinate_table_hover(page, tmp_path):
     page.wait_for_function("document.querySelector('.cutelab-fig').dataset.ready === '1'")
     tip = hover(page, 1, 0, root=".cutelab-fig")
     assert tip == {"offset": "1", "coord": "(0,1,0)"}
+
+
+# --------------------------------------------------------------------------- atom tabs
+
+def _label_threads(g) -> np.ndarray:
+    """Thread of each cell from a grid's T#\\nV# labels (-1 where empty)."""
+    lab = np.asarray(g.labels).astype(str)
+    return np.vectorize(lambda s: int(s.split("\n")[0][1:]) if s else -1, otypes=[np.int64])(lab)
+
+
+def test_tiled_mma_hover_shared_holders_and_thread_across_panels(page, server):
+    goto(page, server, "?tab=mma")  # sm80_16x8x16, atoms 2x2x1
+    fig = compute("mma", {})
+    C, A, B = fig.grids
+    assert page.locator("#picture svg g.grid").count() == 3
+    tip = hover(page, 5, 3, panel=0)
+    t, v = C.labels[5, 3].split("\n")
+    assert (tip["thread"], tip["value"]) == (t[1:], v[1:])
+    tip = hover(page, 0, 0, panel=1)  # A(0,0) is read by one thread of each atom along N
+    assert tip["held"] == "by " + A.tips[0, 0] and "," in A.tips[0, 0]
+    click(page, 5, 3, panel=0)
+    thr = int(t[1:])
+    want = [{(int(a), int(b)) for a, b in zip(*np.nonzero(_label_threads(g) == thr))} for g in fig.grids]
+    page.wait_for_function(f"document.querySelector('#picture .cutelab-fig').dataset.highlighted === '{sum(map(len, want))}'")
+    assert [lit_cells(page, panel=i) for i in range(3)] == want
+    assert page.evaluate("document.querySelectorAll('#picture svg g.grid title').length") == 0  # our tooltip, not the SVG's
+
+
+def test_swizzle_hover_shows_offset_and_bank(page, server):
+    goto(page, server, "?tab=swizzle")
+    g = compute("swizzle", {}).grids[0]
+    for r, c in [(0, 0), (3, 17), (7, 63)]:
+        off, bank = g.labels[r, c].split("\n")
+        tip = hover(page, r, c)
+        assert (tip["offset"], tip["bank"]) == (off, bank[1:])
+
+
+def test_tiled_copy_tab_variants(page, server):
+    goto(page, server, "?tab=copy&kind=universal&bits=64&thr=(4,8):(8,1)&val=(1,4)")
+    assert page.locator("#picture svg g.grid").count() == 2
+    page.select_option("#f-for_operand", "A")
+    page.wait_for_function("document.body.dataset.state === 'error'")  # the command line's own check
+    assert page.inner_text("#error") == "copy: for retiles the atom for an MMA: leave out thr/val"
+    page.fill("#f-thr", "")
+    page.fill("#f-val", "")
+    page.wait_for_function("document.querySelector('#error').textContent.includes('needs the MMA')")
+    type_into(page, "op", "sm80_16x8x16")
+    assert page.text_content("#picture svg text.figtitle") == compute(
+        "copy", {"kind": "universal", "bits": "64", "for_operand": "A", "op": "sm80_16x8x16"}).title
