@@ -199,24 +199,24 @@ def _form_labels(lab: np.ndarray) -> dict[str, np.ndarray] | None:
 def cell_info(fig: Figure) -> list[dict[str, Any]]:
     """What each cell of each panel means, for the interactive layer (JSON-ready).
 
-    Per grid: ``rows``, ``cols``, ``kind`` (the figure's), ``legend`` ({key: text}),
-    ``colors`` (the fill of each key), and ``fields``: flat row-major lists of per-cell
-    values, among ``key`` (colour; left out when it is the thread), ``offset`` (a layout's
-    value at the cell), ``block``/``thread``/``value`` (TV, MMA and copy pictures,
-    partitions: -1 where no one owns the cell), ``bank`` (shared-memory pictures), ``tip``
-    (every holder of a shared cell), ``label`` (other text). ``row_ids``/``col_ids``: the
-    true row and column of each grid row and column when the headers say they differ from
-    0.. (an overview of a big layout), else None. ``index_rows``: R such that the index of
-    cell (r, c) is row + R*col (colexicographic, as CuTe counts), or None where no such index
-    is known. When the grid draws a layout named in its title, ``coord_rows``/``coord_cols``
-    give the hierarchical coordinate of each row and column; otherwise it is (row, col).
+    Per grid: ``rows``, ``cols``, ``kind`` (the figure's), ``style``, ``legend`` ({key:
+    text}), and ``fields``: flat row-major lists of per-cell values, among ``key`` (colour;
+    left out when it is the thread), ``offset`` (a layout's value at the cell),
+    ``block``/``thread``/``value`` (TV, MMA and copy pictures, partitions: -1 where no one
+    owns the cell), ``bank`` (shared-memory pictures), ``tip`` (every holder of a shared
+    cell), ``label`` (other text). ``row_ids``/``col_ids``: the true row and column of each
+    grid row and column where the headers say they differ from 0.. (an overview of a big
+    layout), else None. ``index_rows``: R such that the index of cell (r, c) is row + R*col
+    (colexicographic, as CuTe counts), or None where no such index is known. When the grid
+    draws a layout named in its title, ``coord_rows``/``coord_cols`` give the hierarchical
+    coordinate of each row and column; otherwise it is (row, col).
     """
     out = []
     for g in fig.grids:
         rows, cols = g.shape
         fields: dict[str, list] = {"key": g.keys.astype(np.int64).ravel().tolist()}
         info: dict[str, Any] = {"rows": rows, "cols": cols, "kind": fig.kind, "style": g.style, "title": g.title,
-                                "legend": {str(k): t for k, t in g.legend}, "colors": list(g.colors), "fields": fields,
+                                "legend": {str(k): t for k, t in g.legend}, "fields": fields,
                                 "coord_rows": None, "coord_cols": None}
         offsets = None
         if g.labels is not None:

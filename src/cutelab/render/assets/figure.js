@@ -155,7 +155,7 @@
     }
 
     function clearHighlight(quiet) {
-      Array.prototype.forEach.call(svg.querySelectorAll(".cutelab-hl, .cutelab-hl-fill, .cutelab-dim"), function (p) { p.remove(); });
+      Array.prototype.forEach.call(svg.querySelectorAll(".cutelab-hl, .cutelab-dim"), function (p) { p.remove(); });
       state.thread = null; state.block = null;
       sel.textContent = "";
       delete root.dataset.thread;
@@ -177,36 +177,30 @@
       e.setAttribute("pointer-events", "none");
       return e;
     }
-    /* Light up one thread's cells: the other cells fade (a white veil under the grid lines and
-       labels), the thread's cells keep their colour and get a black outline. */
+    /* Light up one thread's cells: a white veil over the rest of the grid (labels included),
+       with holes where the thread's cells are, and a black outline around each of them. */
     function highlight(thr, blk) {
       if (blk === undefined) blk = null;
       clearHighlight(true);
       var total = 0;
       grids.forEach(function (g, i) {
-        var info = data[i], T = info.fields.thread, B = info.fields.block, K = info.fields.key || T;
+        var info = data[i], T = info.fields.thread, B = info.fields.block;
         if (!T) return;
-        var cw = +g.dataset.cw, ch = +g.dataset.ch, byKey = {}, all = [];
+        var cw = +g.dataset.cw, ch = +g.dataset.ch, cells = [];
         for (var r = 0; r < info.rows; r++) {
           for (var c = 0; c < info.cols; c++) {
             var k = r * info.cols + c;
             if (T[k] !== thr || (blk !== null && B && B[k] !== blk)) continue;
-            var d = "M" + c * cw + " " + r * ch + "h" + cw + "v" + ch + "h-" + cw + "z";
-            (byKey[K[k]] = byKey[K[k]] || []).push(d);
-            all.push(d);
+            cells.push("M" + c * cw + " " + r * ch + "h" + cw + "v" + ch + "h-" + cw + "z");
           }
         }
-        if (!all.length) return;
-        total += all.length;
-        var above = g.querySelector(".gridlines, .frame");
-        g.insertBefore(svgEl("rect", { "class": "cutelab-dim", x: 0, y: 0, width: info.cols * cw, height: info.rows * ch,
-                                       fill: "#fff", opacity: "0.72" }), above);
-        Object.keys(byKey).forEach(function (key) {
-          var fill = info.colors && key >= 0 ? info.colors[key % info.colors.length] : "#fff";
-          g.insertBefore(svgEl("path", { "class": "cutelab-hl-fill", fill: fill, d: byKey[key].join("") }), above);
-        });
+        if (!cells.length) return;
+        total += cells.length;
+        var W = info.cols * cw, H = info.rows * ch;
+        g.appendChild(svgEl("path", { "class": "cutelab-dim", fill: "#fff", "fill-opacity": "0.78", "fill-rule": "evenodd",
+                                      d: "M0 0h" + W + "v" + H + "h-" + W + "z" + cells.join("") }));
         g.appendChild(svgEl("path", { "class": "cutelab-hl", fill: "none", stroke: "#000", "stroke-width": "2.2",
-                                      d: all.join("") }));
+                                      d: cells.join("") }));
       });
       if (!total) { announce(); return 0; }  /* no such thread here: nothing selected */
       state.thread = thr; state.block = blk;
