@@ -266,6 +266,14 @@ def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) ->
     """The picture `cutelab CMD --option value ...` draws, with the tab's values as options."""
     from .. import cli
 
+    if cmd == "analyze":  # the command prints its explanation and draws the worst instruction
+        def run(args):
+            text, fig = cli._analyze(args)
+            fig.notes = list(fig.notes) + [""] + text.rstrip("\n").splitlines()
+            return fig
+    else:
+        run = cli._figure
+
     args = cli.build_parser().parse_args([cmd, *_CLI_REQUIRED.get(cmd, [])])  # every option's default
     for k, v in values.items():
         if k in ints:
@@ -274,12 +282,12 @@ def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) ->
             v = v == "yes"
         setattr(args, k, v or None if k not in _CLI_FLAGS else v)
     try:
-        return cli._figure(args)
+        return run(args)
     except cli._UsageError as e:
         raise LayoutError(f"{cmd}: {str(e).replace('--', '')}") from None
 
 
-_CLI_REQUIRED = {"mma": ["--op", "sm80_16x8x16"]}
+_CLI_REQUIRED = {"mma": ["--op", "sm80_16x8x16"], "analyze": ["--layout", "1:1"]}
 _CLI_FLAGS = ("trans", "ptr_swizzle")
 _ATOM_LIMIT = 64  # atoms in a TiledMMA the playground draws
 
@@ -360,3 +368,34 @@ if _has_atom_pictures():
             if L and " o " not in L:
                 _layout(L, "layout")  # a plain layout: the size limit
         return _cli_figure("swizzle", opts, ints=("elem_bits",))
+
+
+def _has_analysis() -> bool:
+    from .. import cli
+
+    return _has_atom_pictures() and hasattr(cli, "_analyze")
+
+
+if _has_analysis():
+
+    @tab("analyze", "memory access",
+         Field("tv", "TV layout", "(32,8):(1,64)", "(thread, value) -> element; blank with ldmatrix", optional=True),
+         Field("layout", "tensor layout", "S<3,3,3> o 0 o (64,64):(64,1)", "a layout or a swizzled one"),
+         Field("dtype", "element", "f16", choices=("f16", "bf16", "f32", "f64", "i8", "u8", "i32")),
+         Field("space", "memory", "shared", choices=("shared", "global")),
+         Field("op", "access", "ld", choices=("ld", "st")),
+         Field("ldmatrix", "or ldmatrix", "", choices=("", "x1", "x2", "x4")),
+         Field("trans", "ldmatrix .trans", "no", choices=("no", "yes")),
+         Field("instruction", "instruction", "", "blank: the worst one", optional=True),
+         group="analysis")
+    def _analyze_tab(v: dict[str, str]) -> Figure:
+        """The memory accesses of a TV layout (or ldmatrix) over a tensor layout: vector width, sectors, bank conflicts."""
+        opts = dict(v)
+        if opts["ldmatrix"]:
+            opts["tv"] = ""
+        L = opts["layout"]
+        if L and " o " not in L:
+            _layout(L, "tensor layout")
+        if opts["tv"]:
+            _layout(opts["tv"], "TV layout")
+        return _cli_figure("analyze", opts, ints=("instruction",))
