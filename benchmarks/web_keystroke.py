@@ -53,7 +53,7 @@ def main() -> int:
     base = url_of(srv)
     rows = []
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+        b = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox", "--disable-dev-shm-usage"])
         page = b.new_page(viewport={"width": 1400, "height": 1000})
         for name, tab, field, vals, extra in CASES:
             page.goto(base + "?" + urlencode({"tab": tab, field: vals[0], **extra}))

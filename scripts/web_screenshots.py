@@ -37,7 +37,7 @@ def main() -> int:
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = url_of(srv)
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+        b = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox", "--disable-dev-shm-usage"])
         page = b.new_page(viewport={"width": 1280, "height": 860})
         shots = [(t, t, {}, None) for t in TABS] + EXTRA
         for name, tab, values, action in shots:

@@ -54,7 +54,7 @@ def browser():
     except ImportError:
         _missing("no playwright: pip install -e '.[test,webtest]' to run the browser tests")
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-gpu"])
+        b = p.chromium.launch(executable_path=path, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         yield b
         b.close()
 
