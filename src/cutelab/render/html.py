@@ -163,35 +163,36 @@ _FORMS = [
 _TO_SPACE = str.maketrans({"B": " ", "T": " ", "V": " ", "b": " ", "\n": " ", "\x00": " "})
 
 
-def _int_labels(lab: np.ndarray) -> np.ndarray | None:
-    """The labels as ints when every one is an integer (a layout's offsets), else None."""
-    text = "\x00".join(lab.ravel().tolist())
-    if not _INTS.fullmatch(text):  # checked whole, so the parse below reads exactly one number per cell
-        return None
-    return np.fromstring(text.translate(_TO_SPACE), dtype=np.int64, sep=" ").reshape(lab.shape)
-
-
-def _form_labels(lab: np.ndarray) -> dict[str, np.ndarray] | None:
-    """Per-cell numbers of labels of one of the _FORMS ('' -> -1), by name; None if they are not.
+def _read_labels(lab: np.ndarray) -> dict[str, np.ndarray] | None:
+    """Per-cell numbers of labels that all have one of the _FORMS ('' -> -1), or are all
+    integers (a layout's offsets), by name; None if they are not.
 
     The non-empty labels are joined and checked whole against the form's pattern, then read as
-    one run of integers (numpy's text parser): about 3 ms for a 128 x 128 tile.
+    one run of integers (numpy's text parser): a few ms for a 128 x 128 tile.
     """
     flat = lab.ravel().tolist()
-    where = [i for i, x in enumerate(flat) if x]
-    if not where:
+    if all(flat):
+        where, items = None, flat
+    else:
+        where = [i for i, x in enumerate(flat) if x]
+        items = [flat[i] for i in where]
+    if not items:
         return None
-    text = "\x00".join(flat[i] for i in where)
-    for pattern, names in _FORMS:
+    text = "\x00".join(items)
+    forms = _FORMS if where is not None else _FORMS + [(_INTS, ("offset",))]
+    for pattern, names in forms:
         if pattern.fullmatch(text):
             break
     else:
         return None
-    nums = np.fromstring(text.translate(_TO_SPACE), dtype=np.int64, sep=" ").reshape(len(where), len(names))
+    nums = np.fromstring(text.translate(_TO_SPACE), dtype=np.int64, sep=" ").reshape(len(items), len(names))
     out = {}
     for k, name in enumerate(names):
-        a = np.full(lab.size, -1, dtype=np.int64)
-        a[where] = nums[:, k]
+        if where is None:
+            a = np.ascontiguousarray(nums[:, k])
+        else:
+            a = np.full(lab.size, -1, dtype=np.int64)
+            a[where] = nums[:, k]
         out[name] = a.reshape(lab.shape)
     return out
 
@@ -222,20 +223,15 @@ def cell_info(fig: Figure) -> list[dict[str, Any]]:
         if g.labels is not None:
             lab = np.asarray(g.labels)
             lab = lab if lab.dtype.kind == "U" else lab.astype(str)
-            form = _form_labels(lab) if g.style == "grid" else None
+            form = _read_labels(lab) if g.style == "grid" else None
             if form is not None:
                 for name, a in form.items():
                     fields[name] = a.ravel().tolist()
-                if "offset" in form:
-                    offsets = form["offset"]
+                offsets = form.get("offset")
                 if "thread" in form and np.array_equal(form["thread"], g.keys):
                     del fields["key"]  # coloured by thread: the key says nothing more
-            else:
-                offsets = _int_labels(lab) if g.style == "grid" else None
-                if offsets is not None:
-                    fields["offset"] = offsets.ravel().tolist()
-                else:  # a table's entries, or other text
-                    fields["label"] = np.char.replace(lab, "\n", " ").ravel().tolist()
+            else:  # a table's entries, or other text
+                fields["label"] = np.char.replace(lab, "\n", " ").ravel().tolist()
         tips = getattr(g, "tips", None)  # every holder of a shared cell (MMA, copy pictures)
         if tips is not None:
             fields["tip"] = np.char.replace(np.asarray(tips).astype(str), "\n", "; ").ravel().tolist()
