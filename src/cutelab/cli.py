@@ -21,6 +21,7 @@
     cutelab copy --bits 64 --thr "(4,8):(8,1)" --val "(1,4)"                 # universal copy, make_tiled_copy_tv
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
+    cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -88,6 +89,17 @@ def _shape(text: str, what: str) -> tuple:
     return v
 
 
+def _port(text: str) -> int:
+    """--port of serve: an int in [0, 65535] (argparse reports anything else as a usage error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"must be in 0..65535, got {n}")
+    return n
+
+
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the picture here; format from the suffix: .svg .png .txt .tex .html")
     c = p.add_mutually_exclusive_group()
@@ -147,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
     _add_output(p)
     _add_atom_commands(sub)
+
+    # serve: the web playground (cutelab.web), on 127.0.0.1 only
+    p = sub.add_parser("serve", help="the web playground in the browser (local, 127.0.0.1 only)")
+    p.add_argument("--port", type=_port, default=None,
+                   help="port to listen on (default: 8765 if free, else any free port; 0: any free port)")
+    p.add_argument("--no-browser", action="store_true", help="print the address but do not open a browser")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return ap
 
 
@@ -449,6 +468,15 @@ def _first_line(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
     args = build_parser().parse_args(argv)
+    if args.cmd == "serve":
+        from .web import serve
+
+        try:
+            serve(args.port, open_browser=not args.no_browser, verbose=args.verbose)
+        except OSError as e:
+            print(f"cutelab: error: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        return 0
     from . import render as R
 
     try:

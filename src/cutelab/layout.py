@@ -341,6 +341,16 @@ class Layout:
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
+    def _repr_html_(self) -> str | None:  # Jupyter: the grid, interactive (hover, zoom, pan)
+        try:
+            from .render import html, layout_figure
+        except ImportError:  # pragma: no cover - rendering not available
+            return None
+        try:
+            return html.fragment(layout_figure(self))
+        except LayoutError:  # no grid to draw (e.g. basis strides): IPython shows the text
+            return None
+
     # ---- evaluation
     def __call__(self, *coord: Any) -> Any:
         if len(coord) == 1:

@@ -87,6 +87,11 @@ class Figure:
 
         return svg.render(self)
 
+    def _repr_html_(self) -> str:  # Jupyter: interactive (render/html.py)
+        from . import html
+
+        return html.fragment(self)
+
 
 # --------------------------------------------------------------------------- helpers
 
