@@ -73,3 +73,13 @@ def test_tv_of_one_layout_uses_its_tile(capsys, tmp_path):
     assert rc == 0 and err == ""
     s = path.read_text()
     assert 'data-rows="128" data-cols="64"' in s
+
+
+def test_terminal_overview_is_short_and_files_keep_the_big_one(capsys, tmp_path):
+    rc, out, _ = run(capsys, "show", "(65536,65536)")
+    assert rc == 0 and len(out.splitlines()) < 400 and "every 2048th row" in out
+    rc, out, _ = run(capsys, "show", "(33,2)")  # small grids print whole
+    assert rc == 0 and "overview" not in out
+    path = tmp_path / "big.svg"
+    rc, _, _ = run(capsys, "show", "(65536,65536)", "-o", str(path))
+    assert rc == 0 and 'data-rows="256" data-cols="256"' in path.read_text()

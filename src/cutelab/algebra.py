@@ -470,7 +470,9 @@ def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     rest_stride = 0 if rest_shape == 1 else new_stride
     got = it.product(tuple(result_shape)) * rest_shape
     need = (cotarget if type(cotarget) is int else it.product(cotarget)) // filtered_size
-    if strict and got < need:  # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails
+    if strict and type(cotarget) is int and got < need:
+        # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails. (A shape cotarget is
+        # divided mode by mode, CuTe's ceil_div of a shape, so the check is made for int cotargets.)
         raise _short(layout, cotarget, got, need)
     return _bw_coalesce(result_shape, result_stride, rest_shape, rest_stride)
 
@@ -505,8 +507,8 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
     Where CuTe leaves the answer undefined, this raises a LayoutError instead (the same rule as
     the other operations: refuse where CuTe's answer is outside the operation's domain):
     a non-injective layout or interleaved modes (CuTe: "Non-injective Layout detected"),
-    negative strides, and layouts whose gaps make CuTe's answer break its own size postcondition,
-    e.g. complement((2,12):(16,1), 96), where CuTe (C++ and DSL) answers 3:32, which leaves
+    negative strides, and (for an int cotarget) layouts whose gaps make CuTe's answer break its own
+    size postcondition, e.g. complement((2,12):(16,1), 96), where CuTe (C++ and DSL) answers 3:32, which leaves
     offsets 12..15, 28..31, ... reached by neither. Inside divides and products, where the
     complement is only composed with a tiler, that last check is not made (the composition
     extends past the complement's size as CuTe's does).

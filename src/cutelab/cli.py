@@ -378,7 +378,13 @@ def _figure(args: argparse.Namespace):
         except TypeError as e:  # the atom constructors reject bad combinations with TypeError, as the DSL does
             raise _UsageError(str(e)) from None
     if args.cmd == "show":
-        return R.layout_figure(args.layout, label="coord" if args.coord else "offset")
+        from .render.figure import OVERVIEW_SIDE, TEXT_CELLS, TEXT_SIDE, as_layout, grid_dims
+
+        L = as_layout(args.layout)
+        rows, cols, _, _ = grid_dims(L)
+        # a terminal gets a smaller overview of a big grid (a file keeps the 256 x 256 one)
+        side = OVERVIEW_SIDE if args.output or rows * cols <= TEXT_CELLS else TEXT_SIDE
+        return R.layout_figure(L, label="coord" if args.coord else "offset", side=side)
     if args.cmd == "coords":
         return R.coords_figure(args.layout)
     if args.cmd == "tv":

@@ -62,3 +62,8 @@ def test_products_of_a_scalar_and_a_one_tuple_say_why(op, a, b):
 ])
 def test_products_of_rank_one_operands_match_the_dsl(op, a, b, want):
     assert str(getattr(cute, op)(a, b)) == want
+
+
+def test_complement_with_a_shape_cotarget_answers_as_cute():
+    # a shape cotarget is divided mode by mode (CuTe's ceil_div of a shape): no size check there; CuTe DSL 4.8.1 gives 3:1
+    assert str(cute.complement(P("(1,1,2):(0,0,3)"), (4, 2))) == "3:1"

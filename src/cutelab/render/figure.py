@@ -102,6 +102,10 @@ HEAT_LEVELS = 16
 #: a layout grid with more rows or columns than this is drawn as an overview: every k-th row and
 #: column, at most OVERVIEW_SIDE of each (so a (65536,65536) layout costs what a 256x256 one does)
 OVERVIEW_SIDE = 256
+#: a layout printed to a terminal (`cutelab show` without -o) with more cells than TEXT_CELLS is
+#: an overview of at most TEXT_SIDE rows and columns
+TEXT_CELLS = 4096
+TEXT_SIDE = 32
 #: the most rows a coordinate table lists (then: the first COORDS_LIMIT, and a note)
 COORDS_LIMIT = 4096
 #: the most cells a TV picture or a partition picture builds (beyond: a LayoutError saying so)
@@ -179,9 +183,10 @@ def _thread_legend(n: int, prefix: str = "T") -> list[tuple[int, str]]:
 
 # --------------------------------------------------------------------------- layouts
 
-def layout_figure(layout: Any, label: str = "offset", title: str | None = None) -> Figure:
+def layout_figure(layout: Any, label: str = "offset", title: str | None = None, side: int = OVERVIEW_SIDE) -> Figure:
     """A layout as a grid of its offsets (CuTe's print_layout / print_latex).
 
+    A grid with more than ``side`` rows or columns is an overview: every k-th row and column.
     label="offset" labels each cell with layout(m, n); label="coord" with the cell's
     hierarchical coordinate (offsets then appear in the notes). Cells are shaded by offset
     mod 8 like CuTe's print_latex.
@@ -195,9 +200,10 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None) 
         raise LayoutError(f"layout_figure: label must be 'offset' or 'coord', got {label!r}")
     _no_basis(L, "layout_figure")
     rows, cols, rshape, cshape = grid_dims(L)
-    big = rows > OVERVIEW_SIDE or cols > OVERVIEW_SIDE
-    ri = _sample(rows) if big else np.arange(rows, dtype=np.int64)
-    ci = _sample(cols) if big else np.arange(cols, dtype=np.int64)
+    side = max(1, int(side))
+    big = rows > side or cols > side
+    ri = _sample(rows, side) if big else np.arange(rows, dtype=np.int64)
+    ci = _sample(cols, side) if big else np.arange(cols, dtype=np.int64)
     if big:  # colex: index = m + rows * n, evaluated only where shown
         offs = _eval_indices(L, ri[:, None] + rows * ci[None, :])
     else:
