@@ -307,7 +307,7 @@ def test_jupyter_outputs_with_the_same_id_both_work(page):
     page.set_content(f"<!DOCTYPE html><html><body>{a}<hr>{b}</body></html>")
     page.wait_for_function("Array.from(document.querySelectorAll('.cutelab-fig')).every(f => f.dataset.ready === '1')")
     assert page.locator(".cutelab-fig").count() == 2
-    tip = hover(page, 2, 1, root=f"body > div:nth-of-type(2)")
+    tip = hover(page, 2, 1, root="body > div:nth-of-type(2)")
     assert tip["offset"] == str(cute.Layout.parse("(3,2):(2,1)")((2, 1)))
 
 

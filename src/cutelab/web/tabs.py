@@ -14,7 +14,7 @@ keystroke. Adding a tab is one ``@tab(...)`` block here; nothing in the page cha
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .. import int_tuple as it
