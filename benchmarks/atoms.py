@@ -24,7 +24,8 @@ palette colours and PNG glyphs (``functools.lru_cache`` in render/palette.py, re
 warm after the first picture; the "first" column is the first call in a fresh process (lazy
 imports, cold caches) for cutelab and tensor-layouts. Reported: the median (and the minimum) over
 the repetitions, ``--reps`` at most and fewer when a row's repetitions pass ``--budget`` seconds
-(at least 5). The machine is shared: compare the libraries within one run.
+(at least 5; tensor-layouts' matplotlib pictures, which take seconds to minutes each: 3 to 5 for
+SM80, 1 to 5 for SM90; the JSON written by ``--json`` has each row's count, minimum and first call). The machine is shared: compare the libraries within one run.
 
 CuTe DSL is timed in two ways. "trace" is the same construction as cutelab's row, done inside one
 ``@cute.jit`` trace and timed with perf_counter around the Python calls only (what it measures
@@ -36,16 +37,21 @@ function; an empty ``@cute.jit`` function's call is reported as the fixed cost.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import platform
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
-from typing import Any, Callable
+
+# benchmarks/copy.py would shadow the standard library's copy module (matplotlib imports it)
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 MARK = "@@ATOMS@@ "
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,8 +88,11 @@ THREAD = 3  # the thread whose slice is partitioned
 # --------------------------------------------------------------------------- timing
 
 def bench(work: Callable[[Any], Any], setup: Callable[[], Any] | None = None, reps: int = 200,
-          budget: float = 4.0) -> dict:
-    """Median / min / first time in ms of work(setup()) over fresh set-ups (set-up untimed)."""
+          budget: float = 4.0, min_reps: int = 5) -> dict:
+    """Median / min / first time in ms of work(setup()) over fresh set-ups (set-up untimed).
+
+    Repeats reps times, or fewer (min_reps at least) once budget seconds have passed.
+    """
     times: list[float] = []
     start = time.perf_counter()
     result = None
@@ -92,7 +101,7 @@ def bench(work: Callable[[Any], Any], setup: Callable[[], Any] | None = None, re
         t0 = time.perf_counter()
         result = work(state)
         times.append(time.perf_counter() - t0)
-        if i >= 4 and time.perf_counter() - start > budget:
+        if i + 1 >= min_reps and time.perf_counter() - start > budget:
             break
     ms = [t * 1e3 for t in times]
     return {"ms": statistics.median(ms), "min": min(ms), "first": ms[0], "n": len(ms), "_result": result}
@@ -241,7 +250,7 @@ def _tiled_copy_text(s: str) -> str:
 
 # --------------------------------------------------------------------------- tensor-layouts
 
-def part_tl(reps: int, budget: float) -> dict:
+def part_tl(reps: int, budget: float, pictures: bool = True) -> dict:
     import tensor_layouts as tl
     from tensor_layouts import ComposedLayout, Layout, Swizzle
     from tensor_layouts import atoms_nv as nv
@@ -261,6 +270,8 @@ def part_tl(reps: int, budget: float) -> dict:
                          for w, g in zip("ABC", (ga, gb, gc))}
     ans["sm90.gridC"] = {f"{r},{c}": [pt, v] for (r, c), (pt, v, lt) in rows["sm90.tv"]["_result"][2].items()}
     try:
+        if not pictures:
+            raise ImportError("--no-tl-pictures")
         from tensor_layouts import viz
 
         tmp = tempfile.mkdtemp(prefix="atoms_tl_")
@@ -273,8 +284,11 @@ def part_tl(reps: int, budget: float) -> dict:
                     return os.path.getsize(path)
 
                 # matplotlib pictures take seconds: a few repetitions only
-                rows[f"{name}.{fmt}"] = bench(draw, None, min(reps, 7), budget)
+                rows[f"{name}.{fmt}"] = bench(draw, None, min(reps, 5), budget, min_reps=3 if name == "sm80" else 1)
                 rows[f"{name}.{fmt}"]["bytes"] = rows[f"{name}.{fmt}"]["_result"]
+        for f in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, f))
+        os.rmdir(tmp)
     except ImportError as e:
         notes.append(f"tensor-layouts pictures skipped: {e}")
 
@@ -412,6 +426,8 @@ def _dsl_version() -> str:
 
 def run_part(name: str, python: str, args: argparse.Namespace, env: dict) -> tuple[dict | None, str]:
     cmd = [python, os.path.abspath(__file__), "--part", name, "--reps", str(args.reps), "--budget", str(args.budget)]
+    if args.no_tl_pictures:
+        cmd.append("--no-tl-pictures")
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=1800)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -509,7 +525,7 @@ def table(res: dict, checks: dict) -> str:
         c = fmt_ms(cl.get(key)) if key in cl else ("" if key == "jit.empty" else "-")
         if key in cl and "bytes" in cl[key]:
             c += f", {cl[key]['bytes'] / 1024:.0f} KB"
-        if "tl" not in res:
+        if "tl" not in res or (key.endswith((".svg", ".png")) and key not in tlr):
             t = "not run"
         elif key in tlr:
             t = fmt_ms(tlr[key]) + tl_mark.get(key, "")
@@ -555,14 +571,18 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=4.0, help="seconds per row after which repetitions stop")
     ap.add_argument("--tl-python", default=None, help="an interpreter with tensor-layouts (default: this one)")
     ap.add_argument("--dsl-python", default=DEFAULT_DSL, help=f"an interpreter with CuTe DSL (default {DEFAULT_DSL})")
+    ap.add_argument("--no-tl-pictures", action="store_true",
+                    help="skip tensor-layouts' matplotlib pictures (minutes on a busy machine)")
     ap.add_argument("--json", default=None, help="also write all results (and answers) to this JSON file")
     ap.add_argument("--part", choices=["cutelab", "tl", "dsl"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.reps < 1 or args.budget <= 0:
         ap.error(f"--reps must be >= 1 and --budget > 0, got {args.reps} and {args.budget}")
     if args.part:
-        fn = {"cutelab": part_cutelab, "tl": part_tl, "dsl": part_dsl}[args.part]
-        emit(fn(args.reps, args.budget))
+        if args.part == "tl":
+            emit(part_tl(args.reps, args.budget, not args.no_tl_pictures))
+        else:
+            emit({"cutelab": part_cutelab, "dsl": part_dsl}[args.part](args.reps, args.budget))
         return
 
     env = dict(os.environ)
