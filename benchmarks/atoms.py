@@ -501,15 +501,22 @@ FOOTNOTES = """\
     time includes computing the grids and writing the file.
 (g) tensor-layouts has no make_smem_layout_atom: the row builds ComposedLayout(Swizzle(3,4,3), (8,64):(64,1)) and
     tile_to_shape's it.
+(h) the same calls as cutelab's row, timed inside one @cute.jit trace: Python plus the MLIR operations they emit.
+(i) a whole call of a fresh @cute.jit function doing the row's work and its set-up (e.g. the TiledMMA that the
+    tv_layout and partition rows start from): trace, MLIR and the DSL's compile pipeline; compare with its last row.
 """
 
 
+def _num(v: float) -> str:
+    return f"{v:.3f}" if v < 0.1 else f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 1000 else f"{v:.0f}"
+
+
 def fmt_ms(r: dict | None) -> str:
+    """'median / min ms', with the count of repetitions when it is small."""
     if r is None:
         return "-"
-    v = r["ms"]
-    s = f"{v:.3f}" if v < 0.1 else f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 1000 else f"{v:.0f}"
-    return s + " ms"
+    out = f"{_num(r['ms'])} / {_num(r['min'])} ms" if r["n"] > 1 else f"{_num(r['ms'])} ms"
+    return out + (f" (n={r['n']})" if r["n"] < 5 else "")
 
 
 def table(res: dict, checks: dict) -> str:
@@ -517,7 +524,7 @@ def table(res: dict, checks: dict) -> str:
     tlr = res.get("tl", {}).get("rows", {})
     dsl = res.get("dsl", {})
     trace, calls = dsl.get("rows", {}), dsl.get("call_rows", {})
-    lines = ["| operation | cutelab | tensor-layouts | CuTe DSL (in trace) | CuTe DSL (jit call) |",
+    lines = ["| operation (median / min) | cutelab | tensor-layouts | CuTe DSL (in trace) (h) | CuTe DSL (jit call) (i) |",
              "|---|---|---|---|---|"]
     tl_mark = {"sm80.tv": " (f)", "sm90.tv": " (f)", "sm80.svg": " (f)", "sm80.png": " (f)", "sm90.svg": " (f)",
                "sm90.png": " (f)", "smem.tile": " (g)"}
@@ -574,6 +581,7 @@ def main() -> None:
     ap.add_argument("--no-tl-pictures", action="store_true",
                     help="skip tensor-layouts' matplotlib pictures (minutes on a busy machine)")
     ap.add_argument("--json", default=None, help="also write all results (and answers) to this JSON file")
+    ap.add_argument("--from-json", default=None, help="print the report of a run saved with --json, run nothing")
     ap.add_argument("--part", choices=["cutelab", "tl", "dsl"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.reps < 1 or args.budget <= 0:
@@ -585,6 +593,11 @@ def main() -> None:
             emit({"cutelab": part_cutelab, "dsl": part_dsl}[args.part](args.reps, args.budget))
         return
 
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        report(saved["results"], saved.get("notes", []), saved["args"], saved.get("when", "?"))
+        return
     env = dict(os.environ)
     env["PYTHONPATH"] = os.path.join(REPO, "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     res, notes = {}, []
@@ -613,8 +626,18 @@ def main() -> None:
     else:
         notes.append(f"CuTe DSL interpreter {args.dsl_python} not found: skipped")
 
+    when = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    settings = {"reps": args.reps, "budget": args.budget}
+    report(res, notes, settings, when)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"results": res, "notes": notes, "args": settings, "when": when}, f)
+
+
+def report(res: dict, notes: list, settings: dict, when: str) -> None:
+    """Print the checks, the table and the notes of one run."""
     checks = check(res)
-    print(f"# Atoms and their pictures (benchmarks/atoms.py), {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    print(f"# Atoms and their pictures (benchmarks/atoms.py), {when}")
     print(f"Machine: {machine()}.")
     vers = [f"cutelab {res['cutelab']['version']} (Python {res['cutelab']['python']})"]
     if "tl" in res:
@@ -624,7 +647,8 @@ def main() -> None:
         vers.append(f"CuTe DSL (nvidia-cutlass-dsl) {res['dsl']['version']} (Python {res['dsl']['python']}, "
                     f"CUTE_DSL_ARCH=sm_90a)")
     print("Versions: " + "; ".join(vers) + ".")
-    print(f"Median over fresh objects per row (up to {args.reps} repetitions, {args.budget:g} s per row).\n")
+    print(f"Median and minimum over fresh objects per row (up to {settings['reps']} repetitions, "
+          f"{settings['budget']:g} s per row).\n")
     bad = [m for v in checks.values() for m in v]
     n_checked = len([k for k in checks])
     if bad:
@@ -642,12 +666,13 @@ def main() -> None:
     print(f"cutelab.analysis, ldmatrix x4 over {cl['smem.tile']}: {cl['analysis.ldsm']}")
     for n in notes:
         print("note: " + n)
-    slow = [(k, v["ms"]) for k, v in res["cutelab"]["rows"].items() if v["ms"] > 50]
+    first = res["cutelab"]["rows"]
+    print("cutelab's first calls in a fresh process (lazy imports, cold palette and glyph caches): "
+          + ", ".join(f"{k} {_num(first[k]['first'])} ms" for k in ("sm80.build", "sm80.all", "sm80.svg", "sm80.png",
+                                                                    "sm80.text") if k in first))
+    slow = [(k, v["ms"]) for k, v in first.items() if v["ms"] > 50]
     if slow:
-        print("cutelab rows over 50 ms: " + ", ".join(f"{k} {ms:.0f} ms" for k, ms in slow))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(res, f)
+        print("cutelab rows over 50 ms (median): " + ", ".join(f"{k} {ms:.0f} ms" for k, ms in slow))
 
 
 if __name__ == "__main__":
