@@ -25,7 +25,8 @@ warm after the first picture; the "first" column is the first call in a fresh pr
 imports, cold caches) for cutelab and tensor-layouts. Reported: the median (and the minimum) over
 the repetitions, ``--reps`` at most and fewer when a row's repetitions pass ``--budget`` seconds
 (at least 5; tensor-layouts' matplotlib pictures, which take seconds to minutes each: 3 to 5 for
-SM80, 1 to 5 for SM90; the JSON written by ``--json`` has each row's count, minimum and first call). The machine is shared: compare the libraries within one run.
+SM80, 1 to 5 for SM90; the JSON written by ``--json`` has each row's count, minimum and first call).
+The machine is shared: compare the libraries within one run.
 
 CuTe DSL is timed in two ways. "trace" is the same construction as cutelab's row, done inside one
 ``@cute.jit`` trace and timed with perf_counter around the Python calls only (what it measures
@@ -495,7 +496,8 @@ FOOTNOTES = """\
 (b) tensor-layouts has no get_slice / partition_A/B/C / make_fragment.
 (c) tensor-layouts has copy atoms as constants, but no TiledCopy, make_tiled_copy_A or partition_S/D.
 (d) tensor-layouts has bank_conflicts(thread->offset layout), but no model of ldmatrix's per-lane row addresses.
-(e) CuTe DSL has no picture of a TiledMMA (cute.print_latex/print_latex_tv draw one layout as TikZ) and no access analysis.
+(e) CuTe DSL has no picture of a TiledMMA (cute.print_latex/print_latex_tv draw one layout as TikZ) and no
+    access analysis.
 (f) tensor-layouts' tile_mma_grid: a dict of every cell -> (thread, value) per operand, one owner per cell
     (cutelab and CuTe DSL return TV layouts); its pictures are drawn with matplotlib from those grids, and the
     time includes computing the grids and writing the file.
@@ -524,7 +526,8 @@ def table(res: dict, checks: dict) -> str:
     tlr = res.get("tl", {}).get("rows", {})
     dsl = res.get("dsl", {})
     trace, calls = dsl.get("rows", {}), dsl.get("call_rows", {})
-    lines = ["| operation (median / min) | cutelab | tensor-layouts | CuTe DSL (in trace) (h) | CuTe DSL (jit call) (i) |",
+    lines = ["| operation (median / min) | cutelab | tensor-layouts | CuTe DSL (in trace) (h) "
+             "| CuTe DSL (jit call) (i) |",
              "|---|---|---|---|---|"]
     tl_mark = {"sm80.tv": " (f)", "sm90.tv": " (f)", "sm80.svg": " (f)", "sm80.png": " (f)", "sm90.svg": " (f)",
                "sm90.png": " (f)", "smem.tile": " (g)"}
