@@ -13,7 +13,6 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
@@ -34,6 +33,10 @@ _GENERIC = ("from_dlpack's tensor prints memspace 'gmem' [runtime.py from_dlpack
 _SIZE_ATOM = ("cute.size(tiled_mma) raises TypeError [layout.py size/_as_layout_or_shape]; CuTe DSL's size "
               "returns a.size for a TiledMma or TiledCopy")
 _SSA_PRINT = "cute.print_tensor(TensorSSA) fails: 'TensorSSA' object has no attribute 'batch' [tensor.py format_tensor]"
+
+_COORD = ("a coordinate tensor's offset prints as '0' or '(16)' [tensor.py: the coordinate engine's ptr_str and "
+          "_add, which keep an int 0 / drop trailing zero modes]; CuTe DSL prints the full coordinate, "
+          "'tensor<(0,0) o ...>', 'tensor<(16,0) o ...>'")
 
 GAPS = {
     "nb_algebra_bymode_composition": _EAGER + "; also cute.printf of a Python tuple prints '(3, 8)', CuTe DSL '(3,8)' "
@@ -75,7 +78,11 @@ GAPS = {
     "nb_tensor_print_numpy": _GENERIC + "; " + _PTENSOR,
     "own_copy_partition": _PTENSOR,
     "own_local_tile": _GENERIC + "; " + _PTENSOR + "; " + _EAGER,
+    "own_identity_tensor": _COORD + "; make_identity_tensor((4,(2,3))) has strides (1@0,(1@1,2@1)) in cutelab "
+                           "[layout.py make_identity_layout], (1@0,(1@0@1,1@1@1)) in CuTe DSL (a hierarchical "
+                           "coordinate, not a linear index within mode 1)",
     "own_mma_sm80_partition": _RANGE,
+    "own_mma_tf32_fragments": _COORD,
     "own_mma_sm80_tiled": _SIZE_ATOM,
     "own_mma_sm90_warpgroup": _SIZE_ATOM,
     "own_mma_universal": _SIZE_ATOM,
@@ -88,15 +95,33 @@ def run_cutelab(name: str, tmp_path) -> str:
         src = harness.rewrite_imports(f.read())
     path = tmp_path / (name + ".py")
     path.write_text(src)
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "src"), PYTHONHASHSEED="0")
+    import cutelab  # the subprocess runs the same cutelab as this test (PYTHONPATH=src)
+
+    src_dir = os.path.dirname(os.path.dirname(os.path.abspath(cutelab.__file__)))
+    env = dict(os.environ, PYTHONPATH=src_dir, PYTHONHASHSEED="0")
     proc = subprocess.run([sys.executable, str(path)], cwd=str(tmp_path), env=env,
                           capture_output=True, text=True, timeout=300)
     return harness.normalise(proc.stdout, proc.returncode), proc.stderr
 
 
+# Gaps that close when a name arrives (h-kernel adds cutlass.range_constexpr): the xfail applies only
+# while the name is missing, so a merge that brings it turns these programs into plain tests.
+_UNTIL = {_RANGE: "range_constexpr"}
+
+
+def _gap(name):
+    reason = GAPS.get(name)
+    if reason in _UNTIL:
+        import cutelab
+
+        return None if hasattr(cutelab, _UNTIL[reason]) else reason
+    return reason
+
+
 def _params():
     for name in harness.program_names():
-        marks = [pytest.mark.xfail(strict=True, reason=GAPS[name])] if name in GAPS else []
+        reason = _gap(name)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         yield pytest.param(name, marks=marks, id=name)
 
 
