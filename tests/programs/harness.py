@@ -13,6 +13,9 @@ Import rule (the project's promise; applied line by line, nothing else changes):
     import cutlass.cute.nvgpu.warp as X      -> import cutelab.nvgpu.warp as X   (any cutlass.cute.Y)
     from cutlass.cute import ...             -> from cutelab import ...
     import cutlass                           -> import cutelab as cutlass
+    from cutlass.Y import ... / from cutlass import ...  -> from cutelab.Y import ... / from cutelab import ...
+    import cutlass.Y as X                    -> import cutelab.Y as X
+Any other import of cutlass (e.g. 'import cutlass.cute' without 'as') is refused: it has no one-line rewrite.
 
 Normalisation (applied to both sides):
     * a hexadecimal address (0x followed by hex digits) becomes 0x?: pointers differ per run;
@@ -34,6 +37,9 @@ _IMPORT_RULES = [
     (re.compile(r"^(\s*)from cutlass\.cute(\.[\w.]+)? import (.*)$"),
      lambda m: f"{m[1]}from cutelab{m[2] or ''} import {m[3]}"),
     (re.compile(r"^(\s*)import cutlass\s*$"), lambda m: f"{m[1]}import cutelab as cutlass"),
+    # cutlass itself is cutelab (import cutlass -> import cutelab as cutlass), so its submodules are too
+    (re.compile(r"^(\s*)from cutlass(\.[\w.]+)? import (.*)$"), lambda m: f"{m[1]}from cutelab{m[2] or ''} import {m[3]}"),
+    (re.compile(r"^(\s*)import cutlass(\.[\w.]+) as (\w+)\s*$"), lambda m: f"{m[1]}import cutelab{m[2]} as {m[3]}"),
 ]
 _MLIR = re.compile(r"!cute\.|%\d|\bloc\(")
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
