@@ -89,6 +89,11 @@ GAPS = {
     "own_identity_tensor": _COORD + "; make_identity_tensor((4,(2,3))) has strides (1@0,(1@1,2@1)) in cutelab "
                            "[layout.py make_identity_layout], (1@0,(1@0@1,1@1@1)) in CuTe DSL (a hierarchical "
                            "coordinate, not a linear index within mode 1)",
+    "own_mma_fragments": (
+        "make_fragment_like(tensor) [tensor.py make_layout_fragment_like]: CuTe DSL 4.8.1 orders every mode by "
+        "the source's strides (partition ((2,2,2),2,2):((1,256,8),1024,16) -> ((1,8,2),16,4)), cutelab keeps "
+        "mode 0 compact first as C++ CuTe does (-> ((1,2,4),16,8)); and make_rmem_tensor / make_fragment_like "
+        "print align<32> in CuTe DSL, align<16> in cutelab [tensor.py make_rmem_tensor, NumpyEngine align=16]"),
     "own_mma_sm80_partition": _RANGE,
     "own_mma_tf32_fragments": _COORD,
     "own_mma_sm80_tiled": _SIZE_ATOM,
