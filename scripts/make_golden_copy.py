@@ -166,10 +166,13 @@ def rand_atom(rng):
 
 def rand_tensor_layout(rng, tile, extra_mode):
     """A layout of shape (M*a, N*b[, c]) with one of several stride families."""
-    m, n = tile
-    shp = [m * rng.choice([1, 1, 2, 3]), n * rng.choice([1, 2, 3])]
-    if rng.random() < 0.07:
-        shp[rng.randrange(2)] += rng.choice([1, 2])  # not a multiple of the tile
+    if len(tile) == 1:  # a 1-D tiler: (M*a) or (M*a, c)
+        shp = [tile[0] * rng.choice([1, 2, 3])]
+    else:
+        m, n = tile
+        shp = [m * rng.choice([1, 1, 2, 3]), n * rng.choice([1, 2, 3])]
+        if rng.random() < 0.07:
+            shp[rng.randrange(2)] += rng.choice([1, 2])  # not a multiple of the tile
     if extra_mode:
         shp.append(rng.choice([2, 3]))
     fam = rng.choice(["col", "row", "pad", "perm"])
@@ -182,6 +185,8 @@ def rand_tensor_layout(rng, tile, extra_mode):
         order = list(range(r))
         rng.shuffle(order)
         st = compact(shp, order)
+    elif r == 1:
+        st = (rng.choice([1, 1, 2]),)
     else:  # a padded leading dimension
         st = list(compact(shp, [1, 0] + list(range(2, r))))
         pad = rng.choice([1, 4, 8])
@@ -220,6 +225,27 @@ def tiled_cases(rng, n):
         tv = fmt((nthr, nval)) + ":" + fmt(compact((nthr, nval), order))
         cases.append({"atom": atom, "make": "raw", "layout_tv": tv, "tiler": [m, tile_n], "n_tensors": 2,
                       "seed": rng.randrange(1 << 30)})
+    # 1-D thread and value layouts: a 1-D tile
+    drng = random.Random(rng.random() + 1)
+    for _ in range(max(1, n // 12)):
+        atom, athr, aval = rand_atom(drng)
+        if athr != 1:
+            continue
+        cases.append({"atom": atom, "make": "tv", "thr": "%d:1" % (athr * drng.choice([1, 4, 32, 128])),
+                      "val": "%d:1" % (aval * drng.choice([1, 2])), "n_tensors": 2, "seed": drng.randrange(1 << 30)})
+    # make_cotiled_copy: (thread, value) -> address over a data layout of the same addresses
+    crng = random.Random(rng.random())
+    for _ in range(max(1, n // 6)):
+        atom, athr, aval = rand_atom(crng)
+        nthr = athr * crng.choice([1, 2, 4])
+        nval = aval * crng.choice([1, 2])
+        order = [0, 1] if crng.random() < 0.7 else [1, 0]
+        tv = fmt((nthr, nval)) + ":" + fmt(compact((nthr, nval), order))
+        dshape = rand_factor(crng, nthr * nval, 2)
+        dorder = [0, 1] if crng.random() < 0.5 else [1, 0]
+        data = fmt(dshape) + ":" + fmt(compact(dshape, dorder))
+        cases.append({"atom": atom, "make": "cotiled", "atom_layout_tv": tv, "data_layout": data, "n_tensors": 2,
+                      "seed": crng.randrange(1 << 30)})
     return cases
 
 
@@ -316,7 +342,7 @@ def worker(kind, path):
 
     def tiled_result(tc):
         return {"str": str(tc), "size": int(tc.size), "src_tiled": str(tc.layout_src_tv_tiled),
-                "dst_tiled": str(tc.layout_dst_tv_tiled)}
+                "dst_tiled": str(tc.layout_dst_tv_tiled), "tiler": str(tc.tiler_mn), "tv": str(tc.layout_tv_tiled)}
 
     def partitions(tc, case):
         rng = random.Random(case["seed"])
@@ -354,6 +380,8 @@ def worker(kind, path):
         atom = make_atom(case["atom"])
         if case["make"] == "tv":
             tc = cute.make_tiled_copy_tv(atom, L(case["thr"]), L(case["val"]))
+        elif case["make"] == "cotiled":
+            tc = cute.make_cotiled_copy(atom, L(case["atom_layout_tv"]), L(case["data_layout"]))
         else:
             tc = cute.make_tiled_copy(atom, L(case["layout_tv"]), tuple(case["tiler"]))
         res = tiled_result(tc)
@@ -405,6 +433,17 @@ def worker(kind, path):
                     th = tc.get_slice(tid)
                     r["part"] = {"layout": lay, "tid": tid, "S": guard(lambda: str(th.partition_S(t).layout)),
                                  "D": guard(lambda: str(th.partition_D(t).layout))}
+
+                    def frag_retile():  # the MMA's register fragment of this operand, retiled
+                        op_ = which[0]
+                        thr_mma = tm.get_slice(tid)
+                        shape = [(0, 2), (1, 2), (0, 1)]["ABC".index(op_)]
+                        tile = tuple(2 * int(tm.get_tile_size(i)) for i in shape)
+                        x = cute.make_rmem_tensor(cute.make_layout(tile), cutlass.Float32)
+                        part = getattr(thr_mma, "partition_" + op_)(x)
+                        frag = getattr(tm, "make_fragment_" + op_)(part)
+                        return [str(frag.layout), str(tc.retile(frag).layout)]
+                    r["retile"] = guard(frag_retile)
                     return r
                 ent[which] = guard(one)
             res["copies"].append(ent)

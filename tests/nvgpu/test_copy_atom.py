@@ -281,6 +281,12 @@ def test_copy_errors():
         cute.copy(U64, f32(4, 2), f32(4))
     with pytest.raises(TensorError, match="atom calls"):
         cute.copy(U64, f32(((2, 2), 3)), f32(((2, 2), 3)), pred=cute.make_rmem_tensor((4, 3), cute.Boolean))
+    with pytest.raises(TensorError, match="must be a Tensor"):
+        cute.copy_atom_call(a1, np.zeros(4, np.float32), f32(4))
+    with pytest.raises(TensorError, match="multiple"):
+        cute.copy_atom_call(U64, f32(3), f32(3))
+    with pytest.raises(TypeError, match="CopyAtom"):
+        cute.copy(warp.LdMatrix8x8x16bOp(), f32(4), f32(4))
     with pytest.raises(TensorError, match="warp-collective"):
         cute.copy(LDSM4, cute.make_rmem_tensor((8,), cute.Float16), cute.make_rmem_tensor((8,), cute.Float16))
 
@@ -353,3 +359,56 @@ def test_stmatrix_from_mma_fragment_C(n, perm):
     cute.copy(r2s, r2s.retile(tCrC), r2s.get_slice(tids).partition_D(sC))
     assert np.array_equal(thr_mma.partition_C(sC).load().values, vals)
     assert np.count_nonzero(c) == np.count_nonzero(vals)
+
+
+def test_partition_and_copy_into_a_swizzled_tile():
+    """gmem -> swizzled smem (S<3,3,3> o (64,64) row-major f16) with 128-bit copies: partitions of a
+    composed layout keep the swizzle (CuTe C++'s form; the DSL folds it into the pointer when it
+    can), the tile reads back through the swizzle, and the storage is permuted."""
+    a = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=128)
+    tc = cute.make_tiled_copy_tv(a, cute.make_layout((16, 8), stride=(8, 1)), cute.make_layout((1, 8)))
+    S = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0, cute.make_layout((64, 64), stride=(64, 1)))
+    smem = np.zeros(4096, np.float16)
+    sT = cute.make_tensor(smem, S)
+    g = np.arange(4096).astype(np.float16)
+    gT = cute.make_tensor(g, cute.make_layout((64, 64), stride=(64, 1)))
+    p = tc.get_slice(3).partition_D(sT)
+    assert str(p.layout) == "S<3,3,3> o 24 o ((8,1),4,1):((1,0),1024,0)"  # DSL: ((8,1),4,1):((1,0),1024,0)
+    for t in range(tc.size):
+        th = tc.get_slice(t)
+        cute.copy(tc, th.partition_S(gT), th.partition_D(sT))
+    assert np.array_equal(sT.load().values, gT.load().values)
+    assert not np.array_equal(smem, g) and np.array_equal(np.sort(smem), g)
+    # 256-bit vectors cross the swizzle's 8-element chunks: not consecutive in smem, refused
+    a16 = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=256)
+    tc16 = cute.make_tiled_copy_tv(a16, cute.make_layout((16, 4), stride=(4, 1)), cute.make_layout((1, 16)))
+    th = tc16.get_slice(4)  # row 1: the swizzle swaps its two 8-element chunks
+    with pytest.raises(TensorError, match="consecutive"):
+        cute.copy(tc16, th.partition_S(gT), th.partition_D(sT))
+    with pytest.raises(TensorError, match="one\\s+thread at a time"):
+        tc.get_slice(np.arange(4)).partition_D(sT)
+
+
+@pytest.mark.parametrize("trans", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_ldmatrix_atom_against_the_ptx_description(trans, n):
+    """One ldmatrix.x{n}[.trans] by one warp, on the atom alone (no TiledCopy): lane t gives the
+    address of row t%8 of matrix t//8; for matrix i it receives the pair (row t//4, columns
+    2*(t%4), 2*(t%4)+1), or with .trans the pair (rows 2*(t%4), 2*(t%4)+1, column t//4), in
+    registers 2*i, 2*i+1 (PTX ISA, "Warp-level matrix load instruction: ldmatrix")."""
+    atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(trans, n), cute.Float16)
+    smem = np.arange(64 * 4).astype(np.float16)  # matrix i, row r, column c at 64*i + 8*r + c
+    lanes = np.arange(32)
+    rows = lanes % (8 * n)  # lanes past the n*8 addresses repeat them (unused by the hardware)
+    src = cute.Tensor(cute.make_tensor(smem, cute.make_layout(256)).engine, cute.make_layout(8), 8 * rows)
+    dst = cute.make_tensor(np.zeros(32 * 2 * n, np.float16), cute.make_layout(2 * n))
+    dst = cute.Tensor(dst.engine, cute.make_layout(2 * n), 2 * n * lanes)
+    cute.copy(atom, src, dst)
+    got = dst.load().values
+    want = np.zeros((32, 2 * n), np.float16)
+    for t in range(32):
+        for i in range(n):
+            for j in range(2):
+                r, c = (t // 4, 2 * (t % 4) + j) if not trans else (2 * (t % 4) + j, t // 4)
+                want[t, 2 * i + j] = smem[64 * i + 8 * r + c]
+    assert np.array_equal(got, want)

@@ -49,6 +49,9 @@ def test_gemm_matches_numpy(op, al, mnk, ab, acc, abdt):
     b = rng.integers(0 if ab is np.int8 and "Uint8" in repr(op) else -3, 4, (N, K)).astype(ab)
     c = rng.integers(-3, 4, (M, N)).astype(acc)
     mma = cute.make_tiled_mma(op, al)
+    if isinstance(op, warpgroup.MmaOp):
+        assert mma.get(warpgroup.Field.ACCUMULATE) is False  # as made: d = a * b, c ignored
+        mma.set(warpgroup.Field.ACCUMULATE, True)
     A, B, C = _tensor(a, abdt), _tensor(b, abdt), _tensor(c)
     thr = mma.get_slice(np.arange(mma.size))
     fc = thr.partition_C(C)
@@ -107,3 +110,30 @@ def test_gemm_errors():
         cute.gemm(k2, t2.partition_C(C), t2.partition_A(A2), t2.partition_B(B2), t2.partition_C(C))
     with pytest.raises(TypeError, match="expected an MMA"):
         cute.gemm("mma", C, A, B, C)
+
+
+def test_warpgroup_accumulate_field():
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 8, 16), SRC.RMEM, MM.K, MM.K)
+    mma = cute.make_tiled_mma(op)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (64, 16)).astype(np.float16)
+    b = rng.integers(-3, 4, (8, 16)).astype(np.float16)
+    c = np.full((64, 8), 5.0, np.float32)
+    C = _tensor(c)
+    thr = mma.get_slice(np.arange(128))
+    fc = thr.partition_C(C)
+    cute.gemm(mma, fc, thr.partition_A(_tensor(a)), thr.partition_B(_tensor(b)), fc)
+    ref = a.astype(np.float64) @ b.astype(np.float64).T
+    assert (C.numpy() == ref).all()  # ACCUMULATE is False: c was not added
+    thr.set("accum_c", True)  # the slice shares the tiled MMA's state
+    assert mma.get(warpgroup.Field.ACCUMULATE) is True
+    cute.gemm(mma, fc, thr.partition_A(_tensor(a)), thr.partition_B(_tensor(b)), fc)
+    assert (C.numpy() == 2 * ref).all()
+    atom = cute.make_mma_atom(op)
+    assert atom.get(warpgroup.Field.ACCUMULATE) is False
+    from cutelab.errors import LayoutError
+
+    with pytest.raises(LayoutError, match="invalid field"):
+        atom.set("neg_a", True)
+    with pytest.raises(LayoutError, match="no runtime state"):
+        cute.make_mma_atom(warp.MmaTF32Op((16, 8, 8))).set(warpgroup.Field.ACCUMULATE, True)

@@ -194,6 +194,10 @@ def test_tiled_mma_errors():
         cute.make_tiled_mma(op, (2, 2, 1), ((cute.make_layout(16), cute.make_layout(2, stride=16)), None, None))
     with pytest.raises(TypeError, match="expected an MMA Op or Atom"):
         cute.make_tiled_mma("op")
+    for bad in ("(2,2,1):(1,1,0)", "(2,2,1):(1,4,0)"):  # not one-to-one onto [0, 4)
+        with pytest.raises(LayoutError, match="one-to-one"):
+            cute.make_tiled_mma(op, cute.parse_layout(bad))
+    assert cute.make_tiled_mma(op, cute.parse_layout("(2,2,1):(2,1,1)")).size == 128
     with pytest.raises(TypeError, match="expected an MMA Op"):
         cute.make_mma_atom(cute.make_layout(4))
     mma = cute.make_tiled_mma(op, (2, 2, 1))

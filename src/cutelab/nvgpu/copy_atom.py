@@ -35,13 +35,14 @@ from ..algebra import (
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, make_layout, slice_
 from ..numeric import Boolean, Int8, Numeric
+from ..swizzle import ComposedLayout
 from ..tensor import Tensor
 from .universal_copy import CopyOp
 
 __all__ = [
     "CopyAtom", "TiledCopy", "ThrCopy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv",
     "make_tiled_copy_S", "make_tiled_copy_D", "make_tiled_copy_A", "make_tiled_copy_B",
-    "make_tiled_copy_C", "make_tiled_copy_C_atom", "copy", "basic_copy", "basic_copy_if",
+    "make_tiled_copy_C", "make_tiled_copy_C_atom", "make_cotiled_copy", "copy", "copy_atom_call", "basic_copy", "basic_copy_if",
     "autovec_copy",
 ]
 
@@ -353,8 +354,15 @@ class ThrCopy(TiledCopy):
     def _partition(self, tensor: Any, thrval: Layout, what: str) -> Tensor:
         if not isinstance(tensor, Tensor):
             raise TensorError(f"{what}: expected a Tensor, got {type(tensor).__name__}")
-        frg = self._tidfrg(tensor.layout, thrval, what)
-        r = it.rank(tensor.layout.shape)
+        lay = tensor.layout
+        if isinstance(lay, ComposedLayout):  # a swizzled tensor: partition its outer layout
+            if not isinstance(self._thr_idx, (int, np.integer)):
+                raise TensorError(f"{what}: a tensor with a composed (swizzled) layout {lay} is partitioned one "
+                                  f"thread at a time (an int thread index), not for a batch of threads")
+            frg = ComposedLayout(lay.inner, lay.offset, self._tidfrg(lay.outer, thrval, what))
+        else:
+            frg = self._tidfrg(lay, thrval, what)
+        r = it.rank(lay.shape)
         t = tensor._new(frg)
         return t[(self._thr_idx, None, (None,) * r if r > 1 else None)]
 
@@ -391,6 +399,12 @@ def make_tiled_copy(atom: CopyAtom, layout_tv: Layout, tiler_mn: Any) -> TiledCo
 def make_tiled_copy_tv(atom: CopyAtom, thr_layout: Layout, val_layout: Layout) -> TiledCopy:
     """A TiledCopy from a thread layout ((m,n) -> thread) and a value layout ((m,n) -> value),
     both compact: the tile is their raked product.
+
+    >>> import cutelab as cute
+    >>> a = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cute.Float16, num_bits_per_copy=128)
+    >>> tc = make_tiled_copy_tv(a, cute.make_layout((16, 8), stride=(8, 1)), cute.make_layout((1, 8)))
+    >>> print(tc.tiler_mn, tc.layout_tv_tiled, tc.size)
+    (16:1, 64:1) ((8,16),8):((128,1),16) 128
     """
     atom = _check_atom(atom, "make_tiled_copy_tv")
     tiler, tv = make_layout_tv(thr_layout, val_layout)
@@ -425,7 +439,15 @@ def _mma_parts(tiled_mma: Any, where: str, which: str) -> tuple:
 
 
 def make_tiled_copy_A(atom: CopyAtom, tiled_mma: Any) -> TiledCopy:
-    """A TiledCopy of atom that matches the A operand of tiled_mma: tile (M, K), tiled_mma's A TV layout."""
+    """A TiledCopy of atom that matches the A operand of tiled_mma: tile (M, K), tiled_mma's A TV layout.
+
+    >>> import cutelab as cute
+    >>> tm = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (2, 2, 1))
+    >>> ldsm = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(num_matrices=4), cute.Float16)
+    >>> tc = make_tiled_copy_A(ldsm, tm)
+    >>> print(tc.tiler_mn, tc.size, tc.layout_src_tv_tiled)
+    (32:1, 16:1) 128 ((16,2,2,2),(8,1)):((1,256,16,0),(32,0))
+    """
     atom = _check_atom(atom, "make_tiled_copy_A")
     tv, (m, n, k) = _mma_parts(tiled_mma, "make_tiled_copy_A", "A")
     return TiledCopy(atom, tv, _as_tiler((m, k), "make_tiled_copy_A"))
@@ -447,7 +469,15 @@ def make_tiled_copy_C(atom: CopyAtom, tiled_mma: Any) -> TiledCopy:
 
 def make_tiled_copy_C_atom(atom: CopyAtom, mma: Any) -> TiledCopy:
     """The smallest TiledCopy of atom that retiles mma's C layout: each thread's first
-    ``num_val_src`` C values (for epilogues that store sub-tiles)."""
+    ``num_val_src`` C values (for epilogues that store sub-tiles).
+
+    >>> import cutelab as cute
+    >>> tm = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (2, 2, 1))
+    >>> a = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=64)
+    >>> tc = make_tiled_copy_C_atom(a, tm)
+    >>> print(tc.tiler_mn, tc.layout_tv_tiled)
+    ((8,2):(1,16), (8,2):(2,1)) ((4,8,2,2),2):((16,1,8,64),128)
+    """
     atom = _check_atom(atom, "make_tiled_copy_C_atom")
     layout_c, (m, n, k) = _mma_parts(mma, "make_tiled_copy_C_atom", "C")
     nv = atom.num_val_src
@@ -463,19 +493,53 @@ def make_tiled_copy_C_atom(atom: CopyAtom, mma: Any) -> TiledCopy:
     return TiledCopy(atom, tv, tiler)
 
 
+def make_cotiled_copy(atom: CopyAtom, atom_layout_tv: Layout, data_layout: Layout) -> TiledCopy:
+    """A TiledCopy from (thread, value) -> data address and coordinate -> data address: for
+    copies that care about vector widths and address offsets rather than which coordinates a
+    thread owns. Every address atom_layout_tv names must exist in data_layout.
+
+    >>> import cutelab as cute
+    >>> a = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=128)
+    >>> tc = make_cotiled_copy(a, cute.make_layout((32, 4), stride=(4, 1)), cute.make_layout((16, 8), stride=(8, 1)))
+    >>> print(tc.tiler_mn, tc.layout_tv_tiled)
+    (16:1, (2,4):(4,1)) ((2,16),4):((16,1),32)
+    """
+    atom = _check_atom(atom, "make_cotiled_copy")
+    for name, x in (("atom_layout_tv", atom_layout_tv), ("data_layout", data_layout)):
+        if not isinstance(x, Layout):
+            raise LayoutError(f"make_cotiled_copy: {name} must be a Layout, got {x!r}")
+    if it.rank(atom_layout_tv.shape) != 2:
+        raise LayoutError(f"make_cotiled_copy: atom_layout_tv {atom_layout_tv} must have two modes, (thread, value)")
+    inv = left_inverse(data_layout)  # data address -> data coordinate
+    inv_data = Layout._raw((inv.shape, 1), (inv.stride, 0))  # addresses past the end: stride 0
+    tv_data = composition(inv_data, atom_layout_tv)  # (thr, val) -> data coordinate (as an index)
+    v_atom = coalesce(_mode(atom_layout_tv, 1))
+    v_data = coalesce(composition(data_layout, _mode(tv_data, 1)))
+    if v_atom != v_data:
+        raise LayoutError(f"make_cotiled_copy({atom_layout_tv}, {data_layout}): the memory that atom_layout_tv "
+                          f"points to does not exist in data_layout ({v_atom} != {v_data})")
+    flat = it.product_each(data_layout.shape)
+    flat = flat if isinstance(flat, tuple) else (flat,)
+    r = len(flat)
+    tiler = tuple(_filter(composition(make_layout(flat, stride=tuple(1 if j == i else 0 for j in range(r))), tv_data))
+                  for i in range(r))
+    tile2data = composition(make_layout(flat), tiler)
+    layout_tv = composition(left_inverse(tile2data), tv_data)
+    return TiledCopy(atom, layout_tv, tiler)
+
+
 # --------------------------------------------------------------------------- copying on the host
 
-def _canonical(t: Tensor) -> Layout:
-    """(V, Rest): rank-1 tensors get a Rest mode of 1, ranks above 2 have modes 1.. grouped."""
-    L = t.layout
-    shp, std = L.shape, L.stride
+def _canonical(t: Tensor) -> tuple:
+    """(V, Rest) shapes: rank-1 tensors get a Rest mode of 1, ranks above 2 have modes 1.. grouped."""
+    shp = t.layout.shape
     if not isinstance(shp, tuple):
-        return Layout._raw((shp, 1), (std, 0))
+        return shp, 1
     if len(shp) == 1:
-        return Layout._raw((shp[0], 1), (std[0], 0))
+        return shp[0], 1
     if len(shp) == 2:
-        return L
-    return Layout._raw((shp[0], shp[1:]), (std[0], std[1:]))
+        return shp
+    return shp[0], shp[1:]
 
 
 def _unit_indices(shape: Any, n: int, what: str) -> np.ndarray:
@@ -572,21 +636,21 @@ def copy(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, unr
     if rs != rd:
         raise TensorError(f"copy: the source {src} and destination {dst} have different ranks ({rs} != {rd})")
     cs, cd = _canonical(src), _canonical(dst)
-    if _msize(cs, 1) != _msize(cd, 1):
+    if it.product(cs[1]) != it.product(cd[1]):
         raise TensorError(f"copy: source {src} and destination {dst} differ in the size of their rest modes "
-                          f"({_msize(cs, 1)} != {_msize(cd, 1)})")
+                          f"({it.product(cs[1])} != {it.product(cd[1])})")
     collective = atom.thr_id.size() > 1
     ns, nd = atom.num_val_src, atom.num_val_dst
     if collective and st.width != atom.value_type.width:
         raise TypeError(f"copy: the warp-collective atom moves {atom.value_type} elements but the tensors hold {st}")
     # element indices of each call: (calls, n), over the canonical (V, Rest) index space
-    vs, vd = cs.shape[0], cd.shape[0]
+    vs, vd = cs[0], cd[0]
     us, ud = _unit_indices(vs, ns, "source"), _unit_indices(vd, nd, "destination")
     if us.shape[0] != ud.shape[0]:
         raise TensorError(f"copy: the source makes {us.shape[0]} atom calls per rest coordinate and the destination "
                           f"{ud.shape[0]}: their value modes {_tuple_str(vs)} and {_tuple_str(vd)} do not match")
     vsz, dsz = it.product(vs), it.product(vd)
-    rest = _msize(cs, 1)
+    rest = it.product(cs[1])
     us_all = (np.arange(rest)[:, None, None] * vsz + us[None]).reshape(-1, ns)
     ud_all = (np.arange(rest)[:, None, None] * dsz + ud[None]).reshape(-1, nd)
     calls = us_all.shape[0]
@@ -610,6 +674,26 @@ def copy(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, unr
     dst.engine.store(dst.offset, dst.layout, dv)
 
 
+def copy_atom_call(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, **kwargs: Any) -> None:
+    """One execution of a copy atom on tensors of profile (V): the whole tensor is the value mode
+    (a V of several atom calls, (ATOM_V, REST...), takes pred of profile (REST...)).
+
+    >>> import numpy as np, cutelab as cute
+    >>> atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cute.Float32, num_bits_per_copy=64)
+    >>> s = cute.make_tensor(np.arange(4, dtype=np.float32), cute.make_layout((2, 2)))
+    >>> d = cute.make_rmem_tensor((2, 2), cute.Float32)
+    >>> copy_atom_call(atom, s, d, pred=cute.make_tensor(np.array([False, True]), cute.make_layout(2)))
+    >>> d.load().numpy().tolist()
+    [[0.0, 2.0], [0.0, 3.0]]
+    """
+    views = []
+    for name, t in (("source", src), ("destination", dst)):
+        if not isinstance(t, Tensor):
+            raise TensorError(f"copy_atom_call: the {name} must be a Tensor, got {type(t).__name__}")
+        views.append(t._new(Layout._raw((t.layout.shape, 1), (t.layout.stride, 0))))
+    copy(atom, views[0], views[1], pred=pred, **kwargs)
+
+
 def _collective(atom: CopyAtom, sv: np.ndarray, dv: np.ndarray, us: np.ndarray, ud: np.ndarray,
                 mask: np.ndarray, batch: tuple) -> np.ndarray:
     """A warp-collective copy over a batch of threads: value (t, v) of the source lands at atom
@@ -629,17 +713,11 @@ def _collective(atom: CopyAtom, sv: np.ndarray, dv: np.ndarray, us: np.ndarray, 
     m2 = mask.reshape(nb // nthr, nthr, mask.shape[-1])
     for c in range(us.shape[0]):
         buf = np.zeros((nb // nthr, span), dtype=dv.dtype)
-        for w in range(nb // nthr):
-            buf[w, src_off.ravel()] = sv2[w][:, us[c]].ravel()
+        buf[:, src_off.ravel()] = sv2[:, :, us[c]].reshape(nb // nthr, -1)
         got = buf[:, dst_off]  # (warps, thr, nd)
         cur = dv2[:, :, ud[c]]
         dv2[:, :, ud[c]] = np.where(m2[:, :, c][..., None], got, cur)
     return dv2.reshape(dv.shape)
-
-
-def _flat_values(t: Tensor, what: str) -> tuple:
-    v = _raw_values(t, what)
-    return v, t.element_type
 
 
 def basic_copy(src: Tensor, dst: Tensor) -> None:

@@ -31,9 +31,9 @@ from ..algebra import (
     _raw, complement, composition, logical_divide, right_inverse, tiled_product, zipped_divide,
 )
 from ..errors import LayoutError, TensorError
-from ..layout import Layout, _normalize, make_layout, slice_
+from ..layout import Layout, _normalize, make_layout, parse_layout, slice_
 from ..numeric import Numeric
-from ..tensor import Tensor, make_fragment_like, make_rmem_tensor
+from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like, make_rmem_tensor
 
 __all__ = [
     "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
@@ -84,6 +84,10 @@ class MmaOp:
         """True when the operand is read from shared memory through a descriptor (SM90)."""
         return False
 
+    def _runtime_fields(self) -> dict:
+        """The atom's runtime fields and their initial values (CuTe DSL's Field enums)."""
+        return {}
+
 
 # --------------------------------------------------------------------------- atom
 
@@ -94,13 +98,14 @@ class MmaAtom:
     M x K tile of A (B: N x K, C: M x N); ``thr_id`` maps the atom's threads to thread ids.
     """
 
-    __slots__ = ("_op", "_shape_mnk", "_thr_id", "_tv_a", "_tv_b", "_tv_c")
+    __slots__ = ("_op", "_shape_mnk", "_thr_id", "_tv_a", "_tv_b", "_tv_c", "_state")
 
     def __init__(self, op: MmaOp, shape_mnk: tuple, thr_id: Layout, tv_a: Layout, tv_b: Layout, tv_c: Layout):
         self._op = op
         self._shape_mnk = shape_mnk
         self._thr_id = thr_id
         self._tv_a, self._tv_b, self._tv_c = tv_a, tv_b, tv_c
+        self._state = dict(op._runtime_fields())  # runtime fields, e.g. {"accum_c": False} for wgmma
 
     @property
     def op(self) -> MmaOp:
@@ -161,6 +166,28 @@ class MmaAtom:
                 f"thread {nv}; partition it with this MMA's partition_{what}"
             )
 
+    # ---- runtime fields (CuTe DSL's Atom.set / Atom.get)
+    def _field_name(self, field: Any, what: str) -> str:
+        if not self._state:
+            raise LayoutError(
+                f"{what}({field}) on an atom of {type(self._op).__name__}: set not implemented, the requesting "
+                f"Atom has likely no runtime state"
+            )
+        name = getattr(field, "value", field)
+        if not isinstance(name, str) or name not in self._state:
+            raise LayoutError(
+                f"{what}: invalid field, must be one of {sorted(self._state)} or their enum counterparts, but got {field}"
+            )
+        return name
+
+    def set(self, field: Any, value: Any) -> None:
+        """Set a runtime field of the atom, e.g. ``tiled_mma.set(warpgroup.Field.ACCUMULATE, True)``."""
+        self._state[self._field_name(field, "set")] = bool(value)
+
+    def get(self, field: Any) -> Any:
+        """The value of a runtime field of the atom (warpgroup MMAs: ACCUMULATE, False when made)."""
+        return self._state[self._field_name(field, "get")]
+
     def make_fragment_A(self, input: Any) -> Tensor:
         """A register fragment for this thread's partition of A (a shape gives a compact one).
 
@@ -184,8 +211,6 @@ class MmaAtom:
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
         layout = make_layout(input.shape)
-        from ..tensor import NumpyEngine
-
         eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
         return Tensor(eng, layout, off, _checked=True)
 
@@ -248,6 +273,7 @@ class TiledMma(MmaAtom):
         self._vmnk = tiled_product(atom.thr_id, atom_layout_mnk)
         self._perm = permutation_mnk
         self._cache: dict = {}
+        self._state = dict(atom._state)
 
     # ---- properties, as in CuTe DSL
     @property
@@ -415,6 +441,7 @@ class ThrMma(TiledMma):
         self._op, self._shape_mnk, self._thr_id = tiled._op, tiled._shape_mnk, tiled._thr_id
         self._tv_a, self._tv_b, self._tv_c = tiled._tv_a, tiled._tv_b, tiled._tv_c
         self._atom, self._vmnk, self._perm, self._cache = tiled._atom, tiled._vmnk, tiled._perm, tiled._cache
+        self._state = tiled._state  # one runtime state, as the DSL's ThrMma shares its TiledMma's trait
         n = tiled.size
         if isinstance(thr_idx, np.ndarray):
             if thr_idx.dtype.kind not in "iu":
@@ -499,8 +526,6 @@ def _norm_perm(p: Any, mode: str) -> Any:
     if p is None or isinstance(p, Layout):
         return p
     if isinstance(p, str):
-        from ..layout import parse_layout
-
         return parse_layout(p)
     if _is_int(p):
         if p < 1:
@@ -532,8 +557,6 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
     else:
         raise TypeError(f"make_tiled_mma: expected an MMA Op or Atom, but got an instance of {type(op_or_atom).__name__}")
     if isinstance(atom_layout_mnk, str):
-        from ..layout import parse_layout
-
         atom_layout_mnk = parse_layout(atom_layout_mnk)
     if not isinstance(atom_layout_mnk, Layout):
         try:
@@ -543,6 +566,14 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
     shp = atom_layout_mnk.shape
     if not isinstance(shp, tuple) or len(shp) != 3:
         raise LayoutError(f"make_tiled_mma: expects rank-3 MNK atom layout, but got {atom_layout_mnk}")
+    n = atom_layout_mnk.size()
+    if sorted(atom_layout_mnk.offsets().tolist()) != list(range(n)):
+        # CuTe DSL 4.8.1 accepts these and answers with meaningless layouts; refuse them instead
+        raise LayoutError(
+            f"make_tiled_mma: atom_layout_mnk {atom_layout_mnk} must number its {n} atoms one-to-one with "
+            f"[0, {n}) (a compact layout), but it maps them to {sorted(set(atom_layout_mnk.offsets().tolist()))[:8]}"
+            f"{'...' if n > 8 else ''}"
+        )
     if permutation_mnk is None:
         perm = (None, None, None)
     else:
@@ -585,8 +616,6 @@ _FP8 = {}
 
 def _as_numbers(raw: np.ndarray, dtype: Numeric) -> np.ndarray:
     """Stored values (batch + (size,)) as float64 or int64 numbers."""
-    from ..tensor import bf16_to_f32
-
     if dtype is _numeric.BFloat16:
         return bf16_to_f32(raw).astype(np.float64)
     if dtype in (_numeric.Float8E4M3FN, _numeric.Float8E5M2):
@@ -624,7 +653,9 @@ def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     Each atom instance gathers its A (M x K), B (N x K) and C (M x N) tiles from its threads'
     fragments through tv_layout_A/B/C, computes C + A B^T with the sum over all K, and scatters
     the result into d. The sum is exact (float64 for floats, int64 for integers) and rounded once
-    to d's type; the hardware rounds the partial sums its own way. d may be c.
+    to d's type; the hardware rounds the partial sums its own way. d may be c. Warpgroup MMAs
+    add c only when their ACCUMULATE field is set (``tiled_mma.set(warpgroup.Field.ACCUMULATE,
+    True)``); it is False when the atom is made, as in CuTe DSL.
 
     >>> import numpy as np, cutelab as cute
     >>> mma = cute.make_tiled_mma(cute.nvgpu.MmaUniversalOp(cute.Float32), (2, 2, 1))
@@ -718,7 +749,9 @@ def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     At = gather(A, pa, qa, Ma, Ka)
     Bt = gather(Bv, pb, qb, Na, Ka)
     Ct = gather(C, pc, qc, Ma, Na)
-    Dt = Ct + np.einsum("gmkxz,gnkyz->gmnxy", At, Bt)
+    Dt = np.einsum("gmkxz,gnkyz->gmnxy", At, Bt)
+    if tiled._state.get("accum_c", True):  # a warpgroup MMA with ACCUMULATE False computes d = a * b
+        Dt = Dt + Ct
     out = np.zeros_like(C)
     out[thr_of] = Dt[:, pc, qc]
     # back to d's own modes, column-major, one row per thread

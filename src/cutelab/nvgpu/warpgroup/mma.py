@@ -173,6 +173,9 @@ class MmaOp(WarpGroupMmaOp):
     def _fragment_dtypes(self) -> tuple:
         return self.a_dtype, self.b_dtype, self.acc_dtype
 
+    def _runtime_fields(self) -> dict:
+        return {Field.ACCUMULATE.value: False}
+
     def _operand_in_smem(self, operand: str) -> bool:
         return operand == "B" or (operand == "A" and self.a_src is OperandSource.SMEM)
 
