@@ -38,7 +38,7 @@ _COORD = ("a coordinate tensor's offset prints as '0' or '(16)' [tensor.py: the 
           "_add, which keep an int 0 / drop trailing zero modes]; CuTe DSL prints the full coordinate, "
           "'tensor<(0,0) o ...>', 'tensor<(16,0) o ...>'")
 
-_LATEX = ("no cutelab.utils (cutlass.utils.print_latex / print_latex_tv) [a new cutelab/utils.py over render/latex.py]; "
+_LATEX = ("cutelab.utils has no print_latex / print_latex_tv (cutlass.utils's) [utils/__init__.py, over render/latex.py]; "
           "and render/latex.py's text is not the DSL's: CuTe DSL prints '%% Layout: {} (10,10):(1,10)', then "
           "\\documentclass[convert]{standalone}, one tikzpicture with x={(0cm,-1cm)},y={(1cm,0cm)}, "
           "'\\node[fill=black!00] at (r,c) {i};' per cell (TV: rgb,255 fills with 'T0 \\\\ V0' labels); "
