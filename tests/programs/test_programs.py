@@ -60,7 +60,11 @@ GAPS = {
     "nb_algebra_logical_divide_2d": _REPR,
     "nb_algebra_tiled_divide": _REPR,
     "nb_algebra_zipped_divide": _REPR,
-    "nb_composed_customized_layout": "cutelab.runtime has no make_ptr [runtime.py] (ImportError at the import line)",
+    "nb_composed_customized_layout": (
+        "cutelab.runtime has no make_ptr [runtime.py] (ImportError at the import line); past it, "
+        "make_composed_layout(python_function, (1,0), identity layout) raises 'the inner function must be a "
+        "Swizzle or a Layout' [swizzle.py ComposedLayout.__init__]; CuTe DSL accepts any callable, prints "
+        "'(<function ... at 0x..> o (1, 0) o (8,4):(1@0,1@1))' and evaluates it (layout(0) -> (1,1))"),
     "nb_dtypes_conversion": "cutlass.Int32(42) returns a Python int with no .to(dtype) [numeric.py Numeric.__call__]",
     "nb_dtypes_operators": ("cute.printf formats values with Python str [kernel printf]: CuTe DSL prints Float32 "
                             "with C '%f' (5.500000, 3.333333 for Int32/Int32) and a Boolean as 1; cutelab 5.5, "
