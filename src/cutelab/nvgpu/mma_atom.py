@@ -146,6 +146,11 @@ class MmaAtom:
 
     # ---- fragments (CuTe's make_fragment_A/B/C: they expect an already partitioned tensor)
     def _check_partitioned(self, what: str, t: Any, tv: Layout) -> None:
+        if t.memspace == "coord":  # as CuTe DSL: a coordinate tensor holds no data to make a fragment like
+            raise TensorError(
+                f"make_fragment_{what}({t}): expected a tensor with data (memory or registers), got a coordinate "
+                f"tensor; pass a partitioned data tensor, or its shape for a compact fragment"
+            )
         shp = t.shape
         r = len(shp) if isinstance(shp, tuple) else 1
         if r < 3:
@@ -199,9 +204,9 @@ class MmaAtom:
         """A compact register accumulator of the accumulator type, shaped like the partition."""
         acc = self._op._fragment_dtypes()[2]
         if isinstance(input, (tuple, int)):
-            return make_rmem_tensor(_normalize(input), acc)
+            return _shape_fragment(_normalize(input), acc)
         if isinstance(input, Layout):
-            return make_rmem_tensor(input.shape, acc)
+            return _shape_fragment(input.shape, acc)
         if not isinstance(input, Tensor):
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
@@ -212,9 +217,9 @@ class MmaAtom:
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
         dt = self._op._fragment_dtypes()[k]
         if isinstance(input, (tuple, int)):
-            return make_rmem_tensor(_normalize(input), dt)
+            return _shape_fragment(_normalize(input), dt)
         if isinstance(input, Layout):
-            return make_rmem_tensor(input.shape, dt)
+            return _shape_fragment(input.shape, dt)
         if not isinstance(input, Tensor):
             raise TensorError(f"make_fragment_{what}: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned(what, input, tv)
@@ -226,6 +231,24 @@ class MmaAtom:
                 )
             return input
         return make_fragment_like(input, dt)
+
+
+def _shape_fragment(shape: Any, dt: Numeric) -> Tensor:
+    """A compact register fragment of `shape`, aligned as CuTe DSL aligns make_fragment_A/B/C of a shape.
+
+    CuTe DSL 4.8.1 gives such a fragment the alignment of its mode 0 in bytes (the values one
+    instruction uses), not a fixed 16: ((2,2),1,4) of bf16 prints align<8>, (3,1,1) of f16 align<6>,
+    and a one-element mode 0 prints no alignment at all.
+
+    >>> import cutelab as cute
+    >>> print(_shape_fragment(((2, 2), 1, 4), cute.BFloat16), _shape_fragment((1, 1, 1), cute.Float32))
+    tensor<ptr<bf16, rmem, align<8>> o ((2,2),1,4):((1,2),0,4)> tensor<ptr<f32, rmem> o (1,1,1):(0,0,0)>
+    """
+    t = make_rmem_tensor(shape, dt)
+    bits = it.product(shape[0] if isinstance(shape, tuple) else shape) * dt.width
+    if bits % 8 == 0 and bits >= 8:  # sub-byte types keep the default
+        t.engine.align = bits // 8
+    return t
 
 
 # --------------------------------------------------------------------------- tiled MMA

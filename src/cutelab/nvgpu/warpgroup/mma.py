@@ -31,7 +31,9 @@ from ..mma_atom import MmaOp as _AtomMmaOp
 from ..mma_atom import dtype_name
 from ..universal_mma import OperandMajorMode
 
-__all__ = ["OperandSource", "Field", "WarpGroupMmaOp", "MmaOp", "MmaF16BF16Op", "MmaF8Op", "MmaI8Op"]
+# OperandMajorMode is exported here too: CuTe DSL 4.8.1 still offers warpgroup.OperandMajorMode
+# (deprecated there in favour of cute.nvgpu.OperandMajorMode, the same enum).
+__all__ = ["OperandSource", "OperandMajorMode", "Field", "WarpGroupMmaOp", "MmaOp", "MmaF16BF16Op", "MmaF8Op", "MmaI8Op"]
 
 
 class OperandSource(enum.Enum):

@@ -1,0 +1,63 @@
+# Copyright (c) 2025 - 2026 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+# SPDX-License-Identifier: BSD-3-Clause
+
+# Redistribution and use in source and binary forms, with or without
+# modification, are permitted provided that the following conditions are met:
+
+# 1. Redistributions of source code must retain the above copyright notice, this
+# list of conditions and the following disclaimer.
+
+# 2. Redistributions in binary form must reproduce the above copyright notice,
+# this list of conditions and the following disclaimer in the documentation
+# and/or other materials provided with the distribution.
+
+# 3. Neither the name of the copyright holder nor the names of its
+# contributors may be used to endorse or promote products derived from
+# this software without specific prior written permission.
+
+# THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"
+# AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+# IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+# DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE
+# FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+# DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+# SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+# CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+# OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+# OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+
+# From CUTLASS examples/python/CuTeDSL/cute/notebooks/cute_layout_algebra.ipynb, code cells 1, 19 (cell numbers count all cells from 0), concatenated; nothing else changed.
+
+import cutlass
+import cutlass.cute as cute
+
+@cute.jit
+def zipped_divide_example():
+    """
+    Demonstrates zipped divide :
+    Layout Shape : (M, N, L, ...)
+    Tiler Shape  : <TileM, TileN>
+    Result Shape : ((TileM,TileN), (RestM,RestN,L,...))
+    """
+    # Define the original layout
+    layout = cute.make_layout(
+        (9, (4, 8)), stride=(59, (13, 1))
+    )  # (9,(4,8)):(59,(13,1))
+
+    # Define the tiler
+    tiler = (
+        cute.make_layout(3, stride=3),  # Apply to mode-0 layout 3:3
+        cute.make_layout((2, 4), stride=(1, 8)),
+    )  # Apply to mode-1 layout (2,4):(1,8)
+
+    # Apply zipped divide
+    result = cute.zipped_divide(layout, tiler=tiler)
+
+    # Print results
+    print(">>> Layout:", layout)
+    print(">>> Tiler :", tiler)
+    print(">>> Zipped Divide Result:", result)
+    cute.printf(">?? Zipped Divide Result: {}", result)
+
+
+zipped_divide_example()
