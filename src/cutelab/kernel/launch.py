@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
 from .symbolic import evaluate, sym_range
-from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing
+from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing, walk
 
 __all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
            "last_launch", "LaunchInfo"]
@@ -164,9 +164,15 @@ def _where(at: Dict[str, int]) -> str:
     return (f"block ({at['bid.x']},{at['bid.y']},{at['bid.z']}) thread ({at['tid.x']},{at['tid.y']},{at['tid.z']})")
 
 
-def check_bounds(ir: KernelIR) -> None:
-    """Refuse the launch if any load or store of any thread would leave its tensor's storage."""
-    for s in ir.stmts:
+def check_bounds(ir: KernelIR, mode: str = "cpu") -> None:
+    """Refuse the launch if any load or store of any thread would leave its tensor's storage.
+
+    Straight-line kernels are checked here, exactly, for every thread. In structured kernels
+    (loops, branches, scalar arguments) an access the index ranges do not prove in bounds is
+    checked by the CPU interpreter as it runs (on copies, committed at the end); on the GPU
+    such a launch is refused."""
+    structured = ir.structured
+    for s in walk(ir.body):
         if not isinstance(s, (Load, Store)):
             continue
         p = s.param
@@ -174,6 +180,16 @@ def check_bounds(ir: KernelIR) -> None:
         lo, hi = sym_range(s.base)
         if lo + omin >= 0 and hi + omax < p.length:
             continue
+        if structured:
+            if mode == "cpu":
+                continue
+            what = "load from" if isinstance(s, Load) else "store to"
+            raise LaunchError(
+                f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
+                f"over [{lo + omin}, {hi + omax}] as far as the tracer can tell, and {p.name} has {p.length} "
+                f"elements); on the GPU cutelab launches only kernels whose accesses are proved in bounds. "
+                f"Run it with interpret=True (which checks every access as it runs). Nothing was launched."
+            )
         elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length)
         if bad is None:
             continue
@@ -221,20 +237,27 @@ class _Plan:
         self.fn = fn
         self.grid = grid or ir.grid  # the CUDA grid (differs from ir.grid when blocks are coarsened)
         self.params_buf = None
+        self.source: Optional[str] = None
         if mode == "gpu":
             from .driver import ParamBuffer
 
             self.params_buf = ParamBuffer(len(ir.params))
 
-    def run(self, storages: Sequence[_Storage], stream: Any = None) -> None:
+    def run(self, storages: Sequence[_Storage], stream: Any = None, scalars: Sequence[Any] = ()) -> None:
         ir = self.ir
+        sparams = [p for p in ir.params if p.kind == "scalar"]
+        if len(scalars) != len(sparams):
+            raise LaunchError(f"{ir.name}: expected {len(sparams)} scalar arguments, got {len(scalars)}")
         if self.mode == "gpu":
             from .driver import launch_raw
 
             buf = self.params_buf
             for i, st in enumerate(storages):
                 buf.values[i] = st.address
-            launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream))
+            for p, v in zip(sparams, scalars):
+                buf.values[p.index] = _scalar_bits(p.dtype, v)
+            launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream),
+                       sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0)
         else:
             from .interpret import interpret
 
@@ -243,7 +266,21 @@ class _Plan:
                 if st.data is None:
                     raise LaunchError(f"{ir.name}: the interpreter needs host memory for {st.name}")
                 buffers[i] = st.data
-            interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)})
+            interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)},
+                      scalars={p.index: v for p, v in zip(sparams, scalars)})
+
+
+def _scalar_bits(dt: Any, v: Any) -> int:
+    """The 64-bit parameter slot holding scalar v of type dt (little-endian, low bytes used)."""
+    arr = np.zeros(1, dtype=np.uint64)
+    if dt.name == "bf16":
+        from ..numeric import BFloat16
+
+        f = np.float32(BFloat16(v).value)
+        arr.view(np.uint16)[0] = int(np.asarray(f).view(np.uint32)) >> 16
+    else:
+        arr.view(dt.storage)[0] = v
+    return int(arr[0])
 
 
 _TORCH: Any = None
@@ -279,6 +316,7 @@ class Kernel:
         self.interpret = interpret
         self.name = _c_name(fn.__name__)
         self.signature = inspect.signature(fn)
+        self.plans: Dict[Any, Any] = {}  # traced (and compiled) launches, by what the trace depends on
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
@@ -312,25 +350,29 @@ class KernelCall:
             raise LaunchError(f"{k.name}.launch: thread block clusters ({cluster}) are not supported by cutelab yet")
         grid3 = _dims(grid, "grid", k.name)
         block3 = _dims(block, "block", k.name)
-        plan, storages = _prepare(k, self.bound, grid3, block3, interpret)
+        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret)
         rec = getattr(_local, "recorder", None)
         if rec is not None:
-            rec.append((plan, storages))
+            rec.append((plan, storages, scalars))
             return None
-        plan.run(storages, stream)
+        plan.run(storages, stream, scalars)
         return None
 
 
 def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
-             block: Tuple[int, int, int], interpret: Optional[bool]) -> Tuple[_Plan, List[_Storage]]:
+             block: Tuple[int, int, int], interpret: Optional[bool]) -> Tuple[_Plan, List[_Storage], List[Any]]:
     from ..tensor import Tensor
 
-    # storages: one kernel parameter per distinct engine
+    # storages: one kernel parameter per distinct engine; scalars: runtime values
     storages: List[_Storage] = []
     by_engine: Dict[int, int] = {}
     tensor_args: Dict[str, Tuple[Any, int]] = {}
+    scalar_args: Dict[str, Tuple[Any, Any]] = {}
     for name, val in bound.arguments.items():
-        if _is_storage_tensor(val):
+        dt = _scalar_type(k, name, val)
+        if dt is not None:
+            scalar_args[name] = (dt, val)
+        elif _is_storage_tensor(val):
             eid = id(val.engine)
             if eid not in by_engine:
                 by_engine[eid] = len(storages)
@@ -360,9 +402,16 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         where = ", ".join(f"{st.name} on {st.device[0]}" for st in storages)
         raise LaunchError(f"{k.name}: tensors live on different devices ({where}); a kernel runs on one")
 
+    scalar_vals = [_scalar_value(k, name, dt, v) for name, (dt, v) in scalar_args.items()]
+    key = _plan_key(k, bound, grid, block, mode, storages, tensor_args, scalar_args)
+    if key is not None and key in k.plans:
+        plan = k.plans[key]
+        _local.last = LaunchInfo(plan.ir, plan.mode, plan.source, 0.0, True, 0.0, None)
+        return plan, storages, scalar_vals
     t0 = time.perf_counter()
     with Tracer(k.name, grid, block) as tr:
         params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
+        scalar_params = {name: tr.add_scalar(name, dt) for name, (dt, _) in scalar_args.items()}
         for st, p in zip(storages, params):
             if st.address % st.align:
                 raise LaunchError(
@@ -372,15 +421,20 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         args = dict(bound.arguments)
         for name, (t, idx) in tensor_args.items():
             args[name] = Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+        for name, sp in scalar_params.items():
+            args[name] = _scalar_in_kernel(sp)
         ret = k.fn(**args)
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
     trace_s = time.perf_counter() - t0
-    check_bounds(ir)
+    check_bounds(ir, mode)
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
-        return _Plan(ir, storages, "cpu"), storages
+        plan = _Plan(ir, storages, "cpu")
+        if key is not None:
+            k.plans[key] = plan
+        return plan, storages, scalar_vals
 
     from .compile import compile_cuda
     from .cuda import CudaRenderer
@@ -395,7 +449,85 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     res = compile_cuda(src, k.name, device_arch())
     fn = load_module(res.cubin, res.key, k.name)
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
-    return _Plan(ir, storages, "gpu", fn, renderer.launch_grid), storages
+    plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
+    plan.source = src
+    if key is not None:
+        k.plans[key] = plan
+    return plan, storages, scalar_vals
+
+
+# --------------------------------------------------------------------------- scalar arguments
+
+def _scalar_type(k: "Kernel", name: str, val: Any) -> Any:
+    """The element type of a runtime scalar argument (annotated cutlass.Int32 etc., or a value made
+    by one, e.g. cutlass.Float32(2.0)); None for compile-time arguments."""
+    from ..numeric import FloatValue, IntValue, Numeric
+
+    ann = k.signature.parameters[name].annotation if name in k.signature.parameters else None
+    if isinstance(val, (IntValue, FloatValue)):
+        return val.dtype
+    if isinstance(ann, Numeric) and isinstance(val, (int, float, bool, np.integer, np.floating)):
+        return ann
+    return None
+
+
+def _scalar_value(k: "Kernel", name: str, dt: Any, v: Any) -> Any:
+    if dt.width > 64 or dt.name == "i4":
+        raise LaunchError(f"{k.name}: scalar argument {name} of type {dt} cannot be passed to a kernel "
+                          f"(kernel scalars are 8 to 64 bits wide)")
+    if dt.is_integer and isinstance(v, float) and not float(v).is_integer():
+        raise LaunchError(f"{k.name}: argument {name} is declared {dt} but got the float {v!r}")
+    return dt(v).value
+
+
+def _scalar_in_kernel(sp: Any) -> Any:
+    """What the kernel function sees for a scalar argument: a symbolic integer (usable in index
+    math and layouts) or a one-element tensor value for floats."""
+    from .trace import ArgVar, ParamRef, TraceValue
+
+    if sp.dtype.is_float:
+        return TraceValue([ParamRef(sp)], (), sp.dtype)
+    return ArgVar(sp)
+
+
+def _static_key(v: Any) -> Any:
+    from ..numeric import Numeric
+
+    if isinstance(v, (int, float, str, bool, type(None), Layout, Numeric)):
+        return (type(v).__name__, v)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_static_key(x) for x in v)
+    if callable(v):
+        return ("fn", id(v))
+    hash(v)  # raises TypeError for unhashable values: no caching then
+    return (type(v).__name__, v)
+
+
+def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storages: List[_Storage],
+              tensor_args: Dict[str, Any], scalar_args: Dict[str, Any]) -> Any:
+    """What a trace depends on: launch shape, back end, tensors' types/layouts/alignment/sizes,
+    scalars' types and every other argument's value; None when some argument cannot be a key."""
+    if os.environ.get("CUTELAB_NO_TRACE_CACHE"):
+        return None
+    parts: List[Any] = [grid, block, mode]
+    try:
+        for name, val in bound.arguments.items():
+            if name in scalar_args:
+                parts.append((name, "scalar", scalar_args[name][0].name))
+            elif name in tensor_args:
+                t, idx = tensor_args[name]
+                st = storages[idx]
+                parts.append((name, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
+                              st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
+            else:
+                parts.append((name, _static_key(val)))
+        if mode == "gpu":
+            parts.append(tuple((st.address, st.length * st.dtype.bytes) for st in storages))
+        key = tuple(parts)
+        hash(key)
+        return key
+    except TypeError:
+        return None
 
 
 def _aliasing(ir: KernelIR, storages: List[_Storage]) -> bool:
@@ -452,6 +584,7 @@ class CompiledFunction:
         self.name = name
         self.plans = plans
         self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
+        self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         new: Dict[int, _Storage] = {}
@@ -465,9 +598,16 @@ class CompiledFunction:
                 t = from_dlpack(t, assumed_align=t0.engine.align)
             _same(self.name, pos, t0, t)
             new[pos] = _Storage(t.engine, f"argument {pos}")
-        for plan, sources in self.plans:
+        for pos, v0 in self.arg_static.items():
+            if pos < len(args) and not _same_static(args[pos], v0):
+                raise LaunchError(
+                    f"{self.name}: argument {pos} is {args[pos]!r}, but the function was compiled with {v0!r}; "
+                    f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
+                    f"runtime scalar, or call cute.compile again)"
+                )
+        for plan, sources, scalars in self.plans:
             sts = [new[pos] if pos is not None else st for pos, st in sources]
-            plan.run(sts, stream)
+            plan.run(sts, stream, scalars)
 
 
 def _same(name: str, pos: int, t0: Any, t: Any) -> None:
@@ -510,10 +650,21 @@ def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A0
     finally:
         _local.recorder = None
     plans = []
-    for plan, storages in recorded:
+    for plan, storages, scalars in recorded:
         sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
-        plans.append((plan, sources))
-    return CompiledFunction(getattr(target, "__name__", "compiled"), plans, arg_tensors)
+        plans.append((plan, sources, scalars))
+    cf = CompiledFunction(getattr(target, "__name__", "compiled"), plans, arg_tensors)
+    cf.arg_static = {i: a for i, a in enumerate(args) if i not in arg_tensors}
+    return cf
+
+
+def _same_static(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:  # noqa: BLE001 - values without a plain ==
+        return False
 
 
 class capture:
@@ -536,4 +687,4 @@ class capture:
     def __exit__(self, *exc: Any) -> None:
         rec = _local.recorder
         _local.recorder = None
-        self.kernels.extend(plan.ir for plan, _ in rec)
+        self.kernels.extend(plan.ir for plan, _, _ in rec)
