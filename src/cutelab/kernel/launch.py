@@ -317,6 +317,15 @@ class Kernel:
         self.name = _c_name(fn.__name__)
         self.signature = inspect.signature(fn)
         self.plans: Dict[Any, Any] = {}  # traced (and compiled) launches, by what the trace depends on
+        self._rewritten: Optional[Callable] = None
+
+    def traced_fn(self) -> Callable:
+        """The function traced: fn with its for/if/while rewritten into runtime regions where needed."""
+        if self._rewritten is None:
+            from .rewrite import rewrite_function
+
+            self._rewritten = rewrite_function(self.fn) or self.fn
+        return self._rewritten
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
@@ -423,7 +432,7 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
             args[name] = Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
         for name, sp in scalar_params.items():
             args[name] = _scalar_in_kernel(sp)
-        ret = k.fn(**args)
+        ret = k.traced_fn()(**args)
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
