@@ -51,3 +51,22 @@ from .kernel import kernel_decorator as kernel  # noqa: E402
 from .kernel import driver as cuda  # noqa: E402  (cutlass.cuda.initialize_cuda_context())
 
 Shape = Coord = IntTuple = Tile = tuple  # annotations, as cute.Shape etc. in CuTe DSL
+
+# --- kernels II (issue 9): runtime control flow, scalars, shared memory. `range` is cutlass.range (a
+# runtime loop in a kernel); it is served by __getattr__ so that `from cutelab import *` keeps the builtin.
+from .kernel.control import const_expr, dynamic_expr, range_constexpr  # noqa: E402
+from .kernel.trace import where  # noqa: E402
+from .numeric import Int4, Int128, Uint128  # noqa: E402
+from . import utils  # noqa: E402  (cutlass.utils.SmemAllocator)
+
+
+def _kernel2_getattr(name: str):
+    if name == "range":
+        from .kernel.control import range_
+
+        return range_
+    raise AttributeError(f"module 'cutelab' has no attribute {name!r}")
+
+
+if "__getattr__" not in globals():
+    __getattr__ = _kernel2_getattr

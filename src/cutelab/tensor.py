@@ -522,10 +522,17 @@ def make_layout_fragment_like(layout: Layout) -> Layout:
     return make_layout(shp)
 
 
+_rmem_hook: Any = None  # set by cutelab.kernel.trace: register tensors inside a traced kernel
+
+
 def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
     """A fresh register-memory tensor with the given layout (or shape) and element type."""
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
+    if _rmem_hook is not None:
+        made = _rmem_hook(layout, dtype)
+        if made is not None:
+            return made
     n = max(_layout_extent(layout)[1] + 1, 1)
     return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), layout, 0)
 

@@ -410,6 +410,7 @@ class WhileLoop:
             return True
         # state "done": the body was traced once; close the region
         t.cur = self.op.before.parent
+        self.state = "closed"
         return False
 
     def leave(self, now: Dict[str, Any]) -> None:

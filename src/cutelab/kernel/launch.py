@@ -473,6 +473,11 @@ def _scalar_type(k: "Kernel", name: str, val: Any) -> Any:
     from ..numeric import FloatValue, IntValue, Numeric
 
     ann = k.signature.parameters[name].annotation if name in k.signature.parameters else None
+    if isinstance(ann, str):  # from __future__ import annotations
+        try:
+            ann = eval(ann, k.fn.__globals__)  # noqa: S307 - the user's own annotation, in its module
+        except Exception:  # noqa: BLE001 - an annotation we cannot read is not a scalar type
+            ann = None
     if isinstance(val, (IntValue, FloatValue)):
         return val.dtype
     if isinstance(ann, Numeric) and isinstance(val, (int, float, bool, np.integer, np.floating)):

@@ -550,7 +550,8 @@ class Tracer:
 
     def begin_while(self) -> While:
         self._enter_region()
-        op = While(Block(self.cur), Block(self.cur))
+        before = Block(self.cur)
+        op = While(before, Block(before))  # the body sees the values the condition block computed
         self.emit(op)
         self.cur = op.before
         return op
@@ -1126,3 +1127,22 @@ def printf(fmt: str, *args: Any) -> None:
         elif x != "":
             merged.append(x)
     t.emit(Printf(merged))
+
+
+def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
+    """make_rmem_tensor inside a traced kernel: a register fragment (None outside a trace)."""
+    if not tracing():
+        return None
+    from ..tensor import Tensor
+
+    eng, off = RmemEngine.make_fragment(None, layout, dtype)
+    return Tensor(eng, layout, off, _checked=True)
+
+
+def _install_hooks() -> None:
+    from .. import tensor as _tensor
+
+    _tensor._rmem_hook = _rmem_in_trace
+
+
+_install_hooks()

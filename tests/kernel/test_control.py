@@ -1,0 +1,254 @@
+"""Kernels II: runtime loops and branches (the AST rewrite), scalar arguments, shared memory,
+barriers, TensorSSA comparisons; on the CPU interpreter, and the CUDA printer's text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.errors import LaunchError, TraceError
+from cutelab.kernel import cuda
+from cutelab.kernel.launch import last_launch
+from cutelab.numeric import Float32, Int8, Int32, Uint8
+from cutelab.runtime import from_dlpack
+
+
+@cute.kernel
+def row_sum(A: cute.Tensor, B: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    acc = A[tidx, 0] * 0
+    for j in range(n):
+        acc = acc + A[tidx, j]
+    if tidx % 2 == 0:
+        acc = acc * 2
+    else:
+        acc = acc - 1
+    B[tidx] = acc
+
+
+def _row_sum_ref(A, n):
+    s = A[:, :n].sum(axis=1)
+    return np.where(np.arange(len(A)) % 2 == 0, s * 2, s - 1)
+
+
+def test_runtime_loop_and_branch_run_per_thread():
+    A = np.arange(32, dtype=np.float32).reshape(4, 8)
+    B = np.zeros(4, np.float32)
+    row_sum(from_dlpack(A), from_dlpack(B), 5).launch(grid=1, block=4)
+    np.testing.assert_array_equal(B, _row_sum_ref(A, 5))
+
+
+def test_scalar_argument_needs_no_new_trace():
+    A = np.arange(32, dtype=np.float32).reshape(4, 8)
+    B = np.zeros(4, np.float32)
+    row_sum(from_dlpack(A), from_dlpack(B), 3).launch(grid=1, block=4)
+    ir = last_launch().ir
+    for n in (0, 1, 8):
+        row_sum(from_dlpack(A), from_dlpack(B), n).launch(grid=1, block=4)
+        assert last_launch().ir is ir  # the same trace, a new value
+        np.testing.assert_array_equal(B, _row_sum_ref(A, n))
+
+
+def test_runtime_loop_prints_as_a_cuda_loop():
+    A = np.zeros((4, 8), np.float32)
+    row_sum(from_dlpack(A), from_dlpack(np.zeros(4, np.float32)), 2).launch(grid=1, block=4)
+    src = cuda.render(last_launch().ir)
+    assert "const int n)" in src
+    assert "for (int i0 = 0; i0 < (int)(((int)n)); i0 += 1) {" in src
+    assert "if (((((unsigned int)threadIdx.x) % 2u) == 0u)) {" in src and "} else {" in src
+
+
+def test_out_of_bounds_in_a_runtime_loop_writes_nothing():
+    A = np.arange(32, dtype=np.float32).reshape(4, 8)
+    B = np.full(4, -7, np.float32)
+    with pytest.raises(LaunchError, match="load from A: offsets .* outside the tensor's 32 elements; nothing"):
+        row_sum(from_dlpack(A), from_dlpack(B), 9).launch(grid=1, block=4)
+    assert (B == -7).all()
+
+
+def test_gpu_refuses_accesses_it_cannot_prove():
+    from cutelab.kernel.launch import check_bounds
+
+    A = np.zeros((4, 8), np.float32)
+    row_sum(from_dlpack(A), from_dlpack(np.zeros(4, np.float32)), 2).launch(grid=1, block=4)
+    with pytest.raises(LaunchError, match="cannot prove the load from A in bounds"):
+        check_bounds(last_launch().ir, "gpu")
+
+
+@cute.kernel
+def doubling(A: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = A[tidx]
+    while x < n:
+        x = x * 2
+    A[tidx] = x
+
+
+def test_runtime_while_loop_per_thread_trip_counts():
+    A = np.array([1, 3, 5, 40, 7, 32], np.int32)
+    doubling(from_dlpack(A), 32).launch(grid=1, block=6)
+    assert A.tolist() == [32, 48, 40, 40, 56, 32]
+    src = cuda.render(last_launch().ir)
+    assert "while (true) {" in src and "break;" in src
+
+
+@cute.kernel
+def reverse_blocks(A: cute.Tensor, B: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    s[tidx] = A[bidx * 64 + tidx]
+    cute.arch.sync_threads()
+    B[bidx * 64 + tidx] = s[63 - tidx]
+
+
+def test_shared_memory_and_barrier():
+    A = np.arange(256, dtype=np.float32)
+    B = np.zeros_like(A)
+    reverse_blocks(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=64)
+    np.testing.assert_array_equal(B, A.reshape(4, 64)[:, ::-1].ravel())
+    src = cuda.render(last_launch().ir)
+    assert "__shared__ alignas(16) float smem0[64];" in src
+    assert "__syncthreads();" in src
+    assert "__ldg(smem0" not in src  # shared memory is never read through the read-only path
+
+
+def test_divergent_barrier_is_refused():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        if tidx < 3:
+            cute.arch.sync_threads()
+        A[tidx] = 1.0
+
+    A = np.zeros(8, np.float32)
+    with pytest.raises(LaunchError, match="sync_threads.*only some threads"):
+        k(from_dlpack(A)).launch(grid=1, block=8)
+    assert (A == 0).all()
+
+
+def test_static_value_changed_in_runtime_loop_is_refused():
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutlass.Int32):
+        count = 0
+        for i in range(n):
+            count = count + 1
+        A[0] = 1.0
+
+    with pytest.raises(TraceError, match=r"variable 'count' is 0 before the loop at .*test_control.py:\d+"):
+        k(from_dlpack(np.zeros(4, np.float32)), 3).launch(grid=1, block=1)
+
+
+def test_value_from_inside_a_branch_cannot_escape():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        if tidx < 2:
+            y = A[tidx] + 1
+        A[tidx] = y
+
+    with pytest.raises(TraceError, match="computed inside a loop or branch that has ended"):
+        k(from_dlpack(np.zeros(4, np.float32))).launch(grid=1, block=4)
+
+
+def test_static_loops_and_const_expr_stay_python():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        for i in cutlass.range_constexpr(3):
+            if cutlass.const_expr(i == 1):
+                A[tidx * 3 + i] = 5.0
+            else:
+                A[tidx * 3 + i] = 1.0
+
+    A = np.zeros(6, np.float32)
+    k(from_dlpack(A)).launch(grid=1, block=2)
+    assert A.tolist() == [1, 5, 1] * 2
+    assert not last_launch().ir.structured  # no regions: straight-line code
+
+
+def test_const_expr_refuses_runtime_values():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        if cutlass.const_expr(tidx < 2):
+            A[tidx] = 1.0
+
+    with pytest.raises(TraceError, match="const_expr: the expression is a runtime value"):
+        k(from_dlpack(np.zeros(4, np.float32))).launch(grid=1, block=4)
+
+
+def test_cutlass_range_is_a_loop_with_unroll():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        frag = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
+        frag[0] = 0.0
+        for i in cutlass.range(4, unroll=2):
+            frag[0] = frag[0] + A[tidx * 4 + i]
+        A[tidx * 4] = frag[0]
+
+    A = np.arange(8, dtype=np.float32)
+    k(from_dlpack(A)).launch(grid=1, block=2)
+    assert A[0] == 0 + 1 + 2 + 3 and A[4] == 4 + 5 + 6 + 7
+    src = cuda.render(last_launch().ir)
+    assert "#pragma unroll 2\n" in src and "for (int i0 = 0; i0 < 4; i0 += 1) {" in src
+
+
+def test_tensor_value_comparisons_and_where():
+    @cute.kernel
+    def k(A: cute.Tensor, B: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = A[tidx]
+        B[tidx] = cute.where(v > 2.0, v * 10.0, -v)
+
+    A = np.array([1, 2, 3, 4], np.float32)
+    B = np.zeros(4, np.float32)
+    k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=4)
+    assert B.tolist() == [-1, -2, 30, 40]
+    assert "? " in cuda.render(last_launch().ir)
+
+
+def test_float_scalar_argument():
+    @cute.kernel
+    def k(A: cute.Tensor, alpha: cutlass.Float32):
+        tidx, _, _ = cute.arch.thread_idx()
+        A[tidx] = A[tidx] * alpha
+
+    A = np.array([1, 2, 3], np.float32)
+    k(from_dlpack(A), 0.5).launch(grid=1, block=3)
+    k(from_dlpack(A), cutlass.Float32(4.0)).launch(grid=1, block=3)
+    assert A.tolist() == [2, 4, 6]
+    assert "const float alpha)" in cuda.render(last_launch().ir)
+
+
+@pytest.mark.parametrize("make,expected", [
+    (lambda: Int8(300), 44), (lambda: Int8(-129), 127), (lambda: Uint8(-1), 255),
+    (lambda: Int32(2 ** 31), -2 ** 31), (lambda: Int32(7) * 3, 21), (lambda: Int8(100) + 100, -56),
+    (lambda: Int32(42).to(Float32), 42.0), (lambda: Float32(0.1), float(np.float32(0.1))),
+    (lambda: Float32(1.0) / 3, float(np.float32(1.0) / np.float32(3.0))),
+])
+def test_numeric_scalar_semantics(make, expected):
+    v = make()
+    assert v == expected and type(v.value) in (int, float)
+
+
+def test_numeric_kinds():
+    assert Int32.is_integer and not Float32.is_integer
+    assert Int8.is_same_kind(Int32) and not Int8.is_same_kind(Float32)
+    assert Int32(5).dtype is Int32 and Float32(2).to(Int8).dtype is Int8
+
+
+@pytest.mark.gpu
+def test_gpu_shared_memory_and_static_loop():
+    import torch
+
+    A = torch.arange(256, dtype=torch.float32, device="cuda")
+    B = torch.zeros_like(A)
+    reverse_blocks(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=64)
+    torch.cuda.synchronize()
+    assert torch.equal(B, A.reshape(4, 64).flip(1).reshape(-1))
+    assert last_launch().mode == "gpu"
