@@ -70,3 +70,8 @@ def _kernel2_getattr(name: str):
 
 if "__getattr__" not in globals():
     __getattr__ = _kernel2_getattr
+
+from .kernel.control import elem_less  # noqa: E402
+from .kernel.copy import make_copy as _make_copy  # noqa: E402
+
+copy = _make_copy(globals().get("copy"))  # in a kernel: the kernel's copy; on the host: nvgpu's

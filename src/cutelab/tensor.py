@@ -266,8 +266,14 @@ class IdentityEngine:
     dtype = None
     memspace = "coord"
 
+    def __init__(self, rank: int = 0):
+        self.rank = rank  # coordinates have this many modes (CuTe: (2,0), not (2,), for rank 2)
+
     def read_one(self, off: Any) -> Any:
-        return tuple(off) if isinstance(off, tuple) else off
+        if isinstance(off, tuple):
+            off = tuple(off)
+            return off + (0,) * (self.rank - len(off)) if len(off) < self.rank else off
+        return off
 
     def write_one(self, off: Any, v: Any) -> None:
         raise TensorError("an identity tensor is read-only")
@@ -503,11 +509,13 @@ def make_identity_tensor(shape: Any) -> Tensor:
     """A tensor whose value at each coordinate is that coordinate (for predicates and pictures).
 
     >>> t = make_identity_tensor((4, 8))
-    >>> print(t), t[(1, 2)], t[9]
+    >>> print(t), t[(1, 2)], t[9], t[2]
     tensor<0 o (4,8):(1@0,1@1)>
-    (None, (1, 2), (1, 2))
+    (None, (1, 2), (1, 2), (2, 0))
     """
-    return Tensor(IdentityEngine(), make_identity_layout(shape), 0, _checked=True)
+    layout = make_identity_layout(shape)
+    rank = len(layout.shape) if isinstance(layout.shape, tuple) else 0
+    return Tensor(IdentityEngine(rank), layout, 0, _checked=True)
 
 
 def make_layout_fragment_like(layout: Layout) -> Layout:

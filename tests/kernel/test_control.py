@@ -252,3 +252,51 @@ def test_gpu_shared_memory_and_static_loop():
     torch.cuda.synchronize()
     assert torch.equal(B, A.reshape(4, 64).flip(1).reshape(-1))
     assert last_launch().mode == "gpu"
+
+
+@cute.kernel
+def _pred_add(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, cC: cute.Tensor, shape: cute.Shape,
+              tv: cute.Layout):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    blk = ((None, None), bidx)
+    thrA = cute.composition(gA[blk], tv)[(tidx, None)]
+    thrB = cute.composition(gB[blk], tv)[(tidx, None)]
+    thrC = cute.composition(gC[blk], tv)[(tidx, None)]
+    thrCrd = cute.composition(cC[blk], tv)[(tidx, None)]
+    frgA = cute.make_fragment_like(thrA)
+    frgB = cute.make_fragment_like(thrB)
+    frgC = cute.make_fragment_like(thrC)
+    frgPred = cute.make_rmem_tensor(thrCrd.shape, cutlass.Boolean)
+    for i in range(0, cute.size(frgPred), 1):
+        frgPred[i] = cute.elem_less(thrCrd[i], shape)
+    cute.copy(None, thrA, frgA, pred=frgPred)
+    cute.copy(None, thrB, frgB, pred=frgPred)
+    frgC.store(frgA.load() + frgB.load())
+    cute.copy(None, frgC, thrC, pred=frgPred)
+
+
+@pytest.mark.parametrize("M,N", [(5, 13), (4, 32), (1, 1), (9, 70)])
+def test_predicated_copy_with_identity_tensor(M, N):
+    A = np.arange(M * N, dtype=np.float32).reshape(M, N)
+    B = np.full_like(A, 0.5)
+    C = np.full_like(A, np.nan)
+    thr = cute.make_layout((4, 8), stride=(8, 1))
+    val = cute.make_layout((1, 4), stride=(4, 1))
+    tiler, tv = cute.make_layout_tv(thr, val)
+    mA, mB, mC = (from_dlpack(x) for x in (A, B, C))
+    gA, gB, gC = (cute.zipped_divide(x, tiler) for x in (mA, mB, mC))
+    cC = cute.zipped_divide(cute.make_identity_tensor(mC.shape), tiler)
+    _pred_add(gA, gB, gC, cC, mC.shape, tv).launch(grid=cute.size(gC, mode=[1]), block=cute.size(tv, mode=[0]))
+    np.testing.assert_array_equal(C, A + B)
+    body = cuda.render(last_launch().ir).split("__global__")[1]
+    if M % 4 == 0 and N % 32 == 0:
+        assert "if (" not in body  # the predicates are proved true: no branches
+    else:
+        assert body.count("if (") >= 12  # one predicated access per element of each copy
+
+
+def test_elem_less_static_and_identity_coordinates():
+    assert cute.elem_less((1, 2), (4, 3)) is True and cute.elem_less((4, 0), (4, 3)) is False
+    t = cute.make_identity_tensor((4, 3))
+    assert t[2] == (2, 0) and t[(1, 2)] == (1, 2)

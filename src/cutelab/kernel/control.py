@@ -466,3 +466,33 @@ def _as_bool(x: Any) -> TraceValue:
 def grab(loc: Dict[str, Any], names: Sequence[str]) -> Dict[str, Any]:
     """The values of the names bound in loc (the caller's locals())."""
     return {n: loc[n] for n in names if n in loc}
+
+
+def elem_less(a: Any, b: Any) -> Any:
+    """cute.elem_less: every mode of coordinate a is less than the same mode of b (a shape).
+
+    Static coordinates give a Python bool; in a kernel, runtime coordinates give a Boolean value
+    (a predicate for ``if`` or for ``cute.copy(..., pred=)``).
+
+    >>> elem_less((1, 2), (4, 3)), elem_less((1, 3), (4, 3))
+    (True, False)
+    """
+    from .. import int_tuple as it
+
+    fa = it.flatten_to_tuple(a) if isinstance(a, tuple) else (a,)
+    fb = it.flatten_to_tuple(b) if isinstance(b, tuple) else (b,)
+    if len(fa) != len(fb):
+        raise TraceError(f"elem_less({a}, {b}): the coordinate has {len(fa)} modes and the shape {len(fb)}")
+    dynamic = []
+    for x, y in zip(fa, fb):
+        c = x < y
+        if _is_dynamic(c):
+            dynamic.append(c)
+        elif not c:
+            return False
+    if not dynamic:
+        return True
+    out = _as_bool(dynamic[0])
+    for c in dynamic[1:]:
+        out = out & _as_bool(c)
+    return out
