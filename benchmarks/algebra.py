@@ -1,17 +1,24 @@
-"""Time the layout algebra of cutelab, pycute and tensor-layouts side by side.
+"""Time the layout algebra of cutelab, pycute and tensor-layouts side by side, fairly.
 
     python benchmarks/algebra.py [-n 2000] [--seed 0] [--rounds 3]
 
-For each operation, N fresh random inputs are generated (admissible by construction: shapes
-and non-zero strides are powers of two, tilers and blocks are injective), converted to each
-library's objects OUTSIDE the timed region, and each library is then timed over the same inputs,
-one call at a time (median of per-call times). Every library gets its own freshly built objects,
-so nothing a library may cache on an object (tensor-layouts caches cosize on its layouts) is
-reused; no library caches across objects. A warm-up pass over a separate set of inputs runs first.
+For each operation, N fresh random inputs are generated, half of them the admissible kind
+(power-of-two shapes and strides, injective tilers and blocks) and half wider: non-power-of-two
+shapes, 1-tuple modes next to scalars, arbitrary and negative strides. Each input is converted
+to every library's objects OUTSIDE the timed region (fresh objects per library: nothing cached
+on an object is reused), then the libraries are called one after another on that input, in an
+order rotated from input to input (so no library always runs first or last), one timed call each.
 
-Libraries that are not installed are skipped with a note; operations a library lacks print n/a.
-cutelab validates every input (Layout construction, tilers, cotargets) inside the calls it
-makes; pycute does not validate.
+Reported per op and library: the median time per call over the inputs that ALL the timed
+libraries accept (the same inputs for everyone), the number of inputs the library refuses
+(raises on) and the median time of those refusing calls; and, over the commonly accepted
+inputs, how many answers differ from cutelab's (printed as layouts). The best of --rounds
+rounds (fresh inputs each) is reported, the machine being shared.
+
+A library is timed on an op only when it has CuTe's operation under that name: tensor-layouts'
+blocked_product is not CuTe's (it answers differently on the inputs where both answer; the
+table says so instead of timing it). Libraries that are not installed are skipped with a note.
+cutelab validates every input and its results; pycute validates nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +33,11 @@ import time
 from typing import Any, Callable
 
 OPS = ["composition", "complement", "logical_divide", "logical_product", "right_inverse",
-       "coalesce", "zipped_divide", "blocked_product", "make_layout_tv"]
+       "coalesce", "zipped_divide", "blocked_product", "raked_product", "make_layout_tv"]
+
+#: (op, library) pairs whose function under that name is not CuTe's operation: not timed
+NOT_THE_SAME_OP = {("blocked_product", "tensor-layouts"): "tensor-layouts' blocked_product is a different operation",
+                   ("raked_product", "tensor-layouts"): "tensor-layouts' raked_product is a different operation"}
 
 
 # --------------------------------------------------------------------------- random inputs
@@ -99,33 +110,65 @@ def _cosize(lay: tuple) -> int:
     return 1 + sum((s - 1) * d for s, d in zip(leaves(lay[0]), leaves(lay[1])))
 
 
+def _any_layout(rng: random.Random, n_modes: int, neg: bool = True) -> tuple:
+    """Non-power-of-two shapes, arbitrary (sometimes negative or zero) strides, 1-tuples."""
+    shp = [rng.choice([1, 2, 3, 4, 5, 6, 7, 8, 12, 16]) for _ in range(n_modes)]
+    std = [rng.choice([0, 1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48]) * (-1 if neg and rng.random() < 0.1 else 1)
+           for _ in range(n_modes)]
+    prof = _nest(rng, list(range(n_modes)))
+    shape, stride = _shape_like(shp, prof), _shape_like(std, prof)
+    if not isinstance(shape, tuple) and rng.random() < 0.3:  # a 1-tuple instead of a scalar
+        shape, stride = (shape,), (stride,)
+    return shape, stride
+
+
+def _compact_any(rng: random.Random, n_modes: int, choices=(2, 3, 4, 5, 6, 8)) -> tuple:
+    return _compact(rng, n_modes, choices)
+
+
 def gen_inputs(op: str, rng: random.Random) -> tuple:
-    """One input of op: a tuple of ('L', (shape, stride)) layouts and ('I', int) values."""
+    """One input of op: a tuple of ('L', (shape, stride)) layouts, ('T', tiler) and ('I', int) values.
+
+    Half the inputs are the admissible kind (powers of two), half arbitrary (see the module doc).
+    """
+    wide = rng.random() < 0.5
+    lay = (lambda k, **kw: _any_layout(rng, k)) if wide else (lambda k, **kw: _pow2_layout(rng, k, **kw))
     if op == "composition":
-        return (("L", _pow2_layout(rng, rng.randint(1, 4))), ("L", _pow2_layout(rng, rng.randint(1, 3))))
+        return (("L", lay(rng.randint(1, 4))), ("L", lay(rng.randint(1, 3))))
     if op == "complement":
-        a = _injective_pow2(rng, rng.randint(1, 4))
-        return (("L", a), ("I", _cosize(a) * 2 ** rng.randint(0, 3)))
-    if op in ("logical_divide",):
-        a = _pow2_layout(rng, rng.randint(1, 4), zero=False)
-        b = _injective_pow2(rng, rng.randint(1, 2), max_log=2)
+        a = _any_layout(rng, rng.randint(1, 3), neg=False) if wide else _injective_pow2(rng, rng.randint(1, 4))
+        return (("L", a), ("I", max(1, _cosize(a)) * rng.randint(1, 4)))
+    if op == "logical_divide":
+        a = lay(rng.randint(1, 4), zero=False) if not wide else _any_layout(rng, rng.randint(1, 4))
+        b = _any_layout(rng, rng.randint(1, 2), neg=False) if wide else _injective_pow2(rng, rng.randint(1, 2), max_log=2)
         return (("L", a), ("L", b))
     if op == "zipped_divide":
-        m0 = _pow2_layout(rng, rng.randint(1, 2), zero=False)
-        m1 = _pow2_layout(rng, rng.randint(1, 2), zero=False)
+        m0 = lay(rng.randint(1, 2), zero=False) if not wide else _any_layout(rng, rng.randint(1, 2))
+        m1 = lay(rng.randint(1, 2), zero=False) if not wide else _any_layout(rng, rng.randint(1, 2))
         a = ((m0[0], m1[0]), (m0[1], m1[1]))
-        t0 = (2 ** rng.randint(0, 2), 1)
-        t1 = (2 ** rng.randint(0, 2), 2 ** rng.randint(0, 1))
+        pick = (lambda: rng.choice([1, 2, 3, 4])) if wide else (lambda: 2 ** rng.randint(0, 2))
+        t0 = (pick(), 1)
+        t1 = (pick(), rng.choice([1, 2]))
         return (("L", a), ("T", (t0, t1)))
     if op == "logical_product":
-        return (("L", _injective_pow2(rng, rng.randint(1, 3))), ("L", _pow2_layout(rng, rng.randint(1, 3))))
-    if op == "blocked_product":
+        a = _any_layout(rng, rng.randint(1, 3), neg=False) if wide else _injective_pow2(rng, rng.randint(1, 3))
+        return (("L", a), ("L", lay(rng.randint(1, 3))))
+    if op in ("blocked_product", "raked_product"):
+        if wide:  # rank 1 or 2, scalars against 1-tuples included
+            ra = rng.randint(1, 2)
+            a = _compact_any(rng, ra)
+            b = _any_layout(rng, ra, neg=False) if rng.random() < 0.5 else _compact_any(rng, ra)
+            if ra == 1 and rng.random() < 0.5:
+                a = (a[0][0], a[1][0])  # scalar against a 1-tuple
+            return (("L", a), ("L", b))
         a = _injective_pow2(rng, 2)
         b = _pow2_layout(rng, 2, max_log=2)
         return (("L", (tuple(_flat2(a[0])), tuple(_flat2(a[1])))), ("L", (tuple(_flat2(b[0])), tuple(_flat2(b[1])))))
     if op in ("right_inverse", "coalesce"):
-        return (("L", _pow2_layout(rng, rng.randint(1, 5))),)
+        return (("L", lay(rng.randint(1, 5))),)
     if op == "make_layout_tv":
+        if wide:
+            return (("L", _compact_any(rng, 2)), ("L", _compact_any(rng, 2, (1, 2, 3, 4))))
         return (("L", _compact(rng, 2, (2, 4, 8, 16))), ("L", _compact(rng, 2, (1, 2, 4))))
     raise ValueError(op)
 
@@ -172,7 +215,7 @@ def load_libs() -> tuple[list, list]:
                 "logical_divide": cute.logical_divide, "logical_product": cute.logical_product,
                 "right_inverse": cute.right_inverse, "coalesce": cute.coalesce,
                 "zipped_divide": cute.zipped_divide, "blocked_product": cute.blocked_product,
-                "make_layout_tv": cute.make_layout_tv,
+                "raked_product": cute.raked_product, "make_layout_tv": cute.make_layout_tv,
             }
 
         libs.append(Cutelab())
@@ -205,7 +248,9 @@ def load_libs() -> tuple[list, list]:
                 "logical_divide": tl.logical_divide, "logical_product": tl.logical_product,
                 "right_inverse": tl.right_inverse, "coalesce": tl.coalesce,
                 "zipped_divide": tl.zipped_divide, "blocked_product": tl.blocked_product,
+                "raked_product": getattr(tl, "raked_product", None),
             }
+            ops = {k: v for k, v in ops.items() if v is not None}
 
         libs.append(TensorLayouts())
     except ImportError:
@@ -215,64 +260,103 @@ def load_libs() -> tuple[list, list]:
 
 # --------------------------------------------------------------------------- timing
 
-def time_calls(f: Callable, inputs: list) -> tuple[list, int]:
-    times, errors = [], 0
+def _canon(x: Any) -> str:
+    """A library's answer as text that compares across libraries (layouts as shape:stride)."""
+    if isinstance(x, tuple):
+        return "(" + ",".join(_canon(e) for e in x) + ")"
+    shp, std = getattr(x, "shape", None), getattr(x, "stride", None)
+    if shp is not None and std is not None:
+        return f"{_canon(_untuple(shp))}:{_canon(_untuple(std))}"
+    return str(x)
+
+
+def _untuple(t: Any) -> Any:
+    """Normalize 1-tuples at the top to their element (libraries print (4):(1) and 4:1 alike)."""
+    return t[0] if isinstance(t, tuple) and len(t) == 1 and not isinstance(t[0], tuple) else t
+
+
+def run_op(op: str, libs: list, raw: list) -> dict:
+    """Call every library on every input, order rotated per input; per library: list of
+    (ns, ok, answer) per input."""
+    timed = [lib for lib in libs if op in lib.ops and (op, lib.name) not in NOT_THE_SAME_OP]
+    out: dict = {lib.name: [] for lib in timed}
     pc = time.perf_counter_ns
-    for args in inputs:
-        t0 = pc()
-        try:
-            f(*args)
-        except Exception:  # noqa: BLE001 - counted, excluded from the median
-            errors += 1
-            continue
-        times.append(pc() - t0)
-    return times, errors
+    for i, args in enumerate(raw):
+        k = i % len(timed) if timed else 0
+        order = timed[k:] + timed[:k]
+        converted = {lib.name: lib.convert(args) for lib in order}  # outside the timing
+        for lib in order:
+            f, a = lib.ops[op], converted[lib.name]
+            t0 = pc()
+            try:
+                r = f(*a)
+                ok = True
+            except Exception:  # noqa: BLE001 - a refusal: counted and timed separately
+                ok = False
+                r = None
+            dt = pc() - t0
+            out[lib.name].append((dt, ok, r))
+    return out
+
+
+def summarize(per: dict) -> dict:
+    """Per library: (median us on the commonly accepted inputs, refusals, median us of refusals,
+    answers differing from cutelab's on the commonly accepted inputs, number of common inputs)."""
+    names = list(per)
+    n = len(next(iter(per.values()))) if per else 0
+    common = [i for i in range(n) if all(per[x][i][1] for x in names)]
+    res = {}
+    for x in names:
+        acc = [per[x][i][0] for i in common]
+        ref = [t for t, ok, _ in per[x] if not ok]
+        diff = 0
+        if "cutelab" in per and x != "cutelab":
+            diff = sum(_canon(per[x][i][2]) != _canon(per["cutelab"][i][2]) for i in common)
+        res[x] = (statistics.median(acc) / 1000 if acc else float("nan"), len(ref),
+                  statistics.median(ref) / 1000 if ref else float("nan"), diff, len(common))
+    return res
 
 
 def run(n: int, seed: int, rounds: int = 3) -> tuple[dict, list, list]:
-    """For each op: `rounds` rounds, each over n new inputs (fresh objects for every library,
-    libraries one after another on the same inputs); report the best round's median per call
-    (the machine is shared, so the best round is the least disturbed one)."""
+    """For each op: `rounds` rounds over n new inputs each; the round with the lowest cutelab
+    median is reported (the least disturbed round on a shared machine), all libraries from it."""
     libs, notes = load_libs()
     results: dict = {}
     for op in OPS:
         rng = random.Random(f"{seed}:{op}")
-        warm = [gen_inputs(op, rng) for _ in range(max(50, n // 10))]
-        for lib in libs:
-            if op in lib.ops:
-                time_calls(lib.ops[op], [lib.convert(a) for a in warm])  # warm-up, separate inputs
-        best: dict = {}
+        run_op(op, libs, [gen_inputs(op, rng) for _ in range(max(50, n // 10))])  # warm-up, separate inputs
+        best = None
         for _ in range(rounds):
-            raw = [gen_inputs(op, rng) for _ in range(n)]  # new inputs every round
-            for lib in libs:
-                f = lib.ops.get(op)
-                if f is None:
-                    continue
-                inputs = [lib.convert(a) for a in raw]  # fresh objects, built outside the timing
-                times, errors = time_calls(f, inputs)
-                med = statistics.median(times) / 1000 if times else float("nan")
-                prev = best.get(lib.name)
-                best[lib.name] = (min(med, prev[0]) if prev else med, errors + (prev[1] if prev else 0))
+            summ = summarize(run_op(op, libs, [gen_inputs(op, rng) for _ in range(n)]))
+            key = summ.get("cutelab", (float("inf"),))[0]
+            if best is None or key < best[0]:
+                best = (key, summ)
         for lib in libs:
-            results[(op, lib.name)] = best.get(lib.name)
+            results[(op, lib.name)] = best[1].get(lib.name) if best else None
     return results, libs, notes
 
 
 def table(results: dict, libs: list, n: int) -> str:
     names = [lib.name for lib in libs]
-    head = "| op | " + " | ".join(f"{x} (us)" for x in names)
+    head = "| op | common inputs | " + " | ".join(f"{x} us (refused: n, us)" for x in names)
     others = [x for x in names if x != "cutelab"]
-    head += "".join(f" | {x}/cutelab" for x in others) + " |"
-    lines = [head, "|" + "---|" * (1 + len(names) + len(others))]
+    head += "".join(f" | {x}/cutelab | {x} answers differing" for x in others) + " |"
+    lines = [head, "|" + "---|" * (2 + len(names) + 2 * len(others))]
     for op in OPS:
         row = [op]
+        common = next((r[4] for x in names if (r := results.get((op, x)))), 0)
+        row.append(f"{common} of {n}")
         for x in names:
             r = results.get((op, x))
-            row.append("n/a" if r is None else f"{r[0]:.1f}" + (f" ({r[1]} err)" if r[1] else ""))
+            if r is None:
+                row.append(NOT_THE_SAME_OP.get((op, x), "n/a").split(" is ")[-1] if (op, x) in NOT_THE_SAME_OP else "n/a")
+            else:
+                row.append(f"{r[0]:.1f} ({r[1]}, {r[2]:.1f})" if r[1] else f"{r[0]:.1f} (0)")
         base = results.get((op, "cutelab"))
         for x in others:
             r = results.get((op, x))
             row.append("n/a" if (r is None or base is None) else f"{r[0] / base[0]:.2f}")
+            row.append("n/a" if (r is None or base is None) else str(r[3]))
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -299,13 +383,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="rounds of n fresh inputs; the best median is reported")
     args = ap.parse_args()
     results, libs, notes = run(args.n, args.seed, args.rounds)
-    print(f"median us per call, best of {args.rounds} rounds of {args.n} fresh inputs per op; {machine()}")
+    print(f"median us per call on the inputs every timed library accepts, best of {args.rounds} rounds of "
+          f"{args.n} fresh inputs per op, libraries rotated per input; {machine()}")
     for note in notes:
         print("note:", note)
+    for (op, lib), why in NOT_THE_SAME_OP.items():
+        if any(x.name == lib for x in libs):
+            print(f"note: {op}: {why}; not timed")
     print(table(results, libs, args.n))
-    errs = [(op, lib) for (op, lib), r in results.items() if r and r[1]]
-    if errs:
-        print("errors (excluded from the medians):", errs, file=sys.stderr)
 
 
 if __name__ == "__main__":

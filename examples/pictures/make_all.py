@@ -62,6 +62,26 @@ def pictures() -> dict:
         cute.blocked_product(x2, cute.make_layout((2, 1))), title="blocked_product(blocked_product((4,3):(4,1), (1,2)), (2,1))"))
     P["zh_product_order_x4"] = ("layout-algebra-zh", lambda: R.layout_figure(
         cute.blocked_product(base, cute.make_layout((2, 2))), title="blocked_product((4,3):(4,1), (2,2))"))
+    # --- atoms: TiledMMA and TiledCopy as CuTe's print_latex draws them, shared memory by bank
+    from cutelab.nvgpu import OperandMajorMode, warp, warpgroup
+    from cutelab.nvgpu.warpgroup import SmemLayoutAtomKind, make_smem_layout_atom
+
+    f16, f32 = cute.Float16, cute.Float32
+    sm80 = warp.MmaF16BF16Op(f16, f32, (16, 8, 16))
+    wgmma = warpgroup.MmaF16BF16Op(f16, f32, (64, 16, 16), warpgroup.OperandSource.RMEM,
+                                   OperandMajorMode.K, OperandMajorMode.K)
+    ldsm = lambda trans: cute.make_copy_atom(warp.LdMatrix8x8x16bOp(trans, 4), f16)  # noqa: E731
+    P["mma_sm80_16x8x16_atom"] = ("tiled-mma", lambda: R.mma_figure(cute.make_tiled_mma(sm80)))
+    P["mma_sm80_16x8x16_2x2x1"] = ("tiled-mma", lambda: R.mma_figure(cute.make_tiled_mma(sm80, (2, 2, 1))))
+    P["mma_sm90_64x16x16_rs"] = ("tiled-mma", lambda: R.mma_figure(cute.make_tiled_mma(wgmma)))
+    P["copy_ldmatrix_x4"] = ("tiled-copy", lambda: R.copy_figure(
+        cute.make_tiled_copy_tv(ldsm(False), cute.make_layout((32, 1)), cute.make_layout((1, 8)))))
+    P["copy_ldmatrix_x4_trans_for_A"] = ("tiled-copy", lambda: R.copy_figure(
+        cute.make_tiled_copy_A(ldsm(True), cute.make_tiled_mma(sm80))))
+    P["swizzle_none_8x64_f16"] = ("swizzle", lambda: R.swizzle_figure("(8,64):(64,1)", elem_bits=16))
+    P["swizzle_128B_8x64_f16"] = ("swizzle", lambda: R.swizzle_figure("S<3,3,3> o 0 o (8,64):(64,1)", elem_bits=16))
+    P["swizzle_atom_K_SW128_f16"] = ("swizzle", lambda: R.swizzle_figure(
+        make_smem_layout_atom(SmemLayoutAtomKind.K_SW128, f16), elem_bits=16, ptr_swizzle=True))
     return P
 
 

@@ -8,6 +8,10 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 ((2,2),(2,3)):((2,12),(1,4)) 24 24
 """
 
+import importlib as _importlib
+import sys as _sys
+import types as _types
+
 from .errors import CompileError, LaunchError, LayoutError, ParseError, TensorError, TraceError
 from .int_tuple import congruent, compatible, prefix_product
 from .layout import (
@@ -42,36 +46,93 @@ from .nvgpu.copy_atom import *  # noqa: F401,F403,E402  (make_copy_atom, make_ti
 
 __version__ = "0.1.0"
 
-from . import render  # noqa: E402  (pictures: cute.render.layout_figure, render.render(fig, 'svg'), ...)
-
-# --- kernels (cutelab.kernel): @cute.kernel / @cute.jit traced to CUDA C++, or run by numpy on the CPU.
-# `kernel` is CuTe DSL's decorator; attribute access on it falls through to the subpackage.
-from .kernel import Constexpr, arch, compile, jit, printf  # noqa: E402
-from .kernel import kernel_decorator as kernel  # noqa: E402
-from .kernel import driver as cuda  # noqa: E402  (cutlass.cuda.initialize_cuda_context())
-
 Shape = Coord = IntTuple = Tile = tuple  # annotations, as cute.Shape etc. in CuTe DSL
 
-# --- kernels II (issue 9): runtime control flow, scalars, shared memory. `range` is cutlass.range (a
-# runtime loop in a kernel); it is served by __getattr__ so that `from cutelab import *` keeps the builtin.
-from .kernel.control import const_expr, dynamic_expr, range_constexpr  # noqa: E402
-from .kernel.trace import where  # noqa: E402
+# --- loaded on first use, so that `import cutelab` stays fast (the layout algebra needs only numpy):
+#   render: pictures (cute.render.layout_figure, render.render(fig, 'svg'), ...)
+#   kernels (cutelab.kernel): @cute.kernel / @cute.jit traced to CUDA C++, or run by numpy on the CPU.
+#   `kernel` is CuTe DSL's decorator; attribute access on it falls through to the subpackage.
+_LAZY = {
+    "render": ("render", None),
+    "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
+    "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
+    "cuda": ("kernel", "driver"),  # cutlass.cuda.initialize_cuda_context()
+    # kernels II (issue 9): runtime control flow, predication, shared memory. `range` is cutlass.range
+    # (a runtime loop in a kernel); being lazy, `from cutelab import *` keeps the builtin range.
+    "range": ("kernel.control", "range_"), "range_constexpr": ("kernel.control", "range_constexpr"),
+    "const_expr": ("kernel.control", "const_expr"), "dynamic_expr": ("kernel.control", "dynamic_expr"),
+    "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
+    "utils": ("utils", None),  # cutlass.utils.SmemAllocator
+}
+
+
+class _Package(_types.ModuleType):
+    """The cutelab module: names in _LAZY are imported when first used."""
+
+    def __getattr__(self, name: str):
+        if name not in _LAZY:
+            raise AttributeError(f"module 'cutelab' has no attribute {name!r}")
+        sub, attr = _LAZY[name]
+        mod = _importlib.import_module(f"{__name__}.{sub}")
+        value = mod if attr is None else getattr(mod, attr)
+        self.__dict__[name] = value
+        return value
+
+    def __setattr__(self, name: str, value) -> None:
+        # importing the subpackage cutelab.kernel binds it here; the name stays CuTe DSL's decorator
+        if name == "kernel" and isinstance(value, _types.ModuleType):
+            value = value.kernel_decorator
+        super().__setattr__(name, value)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(_LAZY))
+
+
+_sys.modules[__name__].__class__ = _Package
+
+
+def _register_ipython() -> None:
+    """In IPython/Jupyter, draw (tiler, Layout) pairs (make_layout_tv's answer) as their TV picture."""
+    ipy = _sys.modules.get("IPython")
+    get = getattr(ipy, "get_ipython", None) if ipy is not None else None
+    shell = get() if get is not None else None
+    formatters = getattr(getattr(shell, "display_formatter", None), "formatters", None)
+    if not formatters or "image/svg+xml" not in formatters:
+        return
+
+    def tv_pair_svg(obj):
+        if not (len(obj) == 2 and isinstance(obj[1], Layout) and isinstance(obj[0], tuple)
+                and len(obj[0]) == 2 and all(type(x) is int for x in obj[0])):
+            return None  # any other tuple: IPython's own text
+        from .render import figure, svg
+
+        try:
+            return svg.render(figure.tv_figure(obj[1], obj[0]))
+        except LayoutError:
+            return None
+
+    formatters["image/svg+xml"].for_type(tuple, tv_pair_svg)
+
+
+_register_ipython()
+
+
+# --- kernels II (issue 9): scalar types, and cute.copy that copies inside a traced kernel too
 from .numeric import Int4, Int128, Uint128  # noqa: E402
-from . import utils  # noqa: E402  (cutlass.utils.SmemAllocator)
 
 
-def _kernel2_getattr(name: str):
-    if name == "range":
-        from .kernel.control import range_
+def _copy_dispatch(host):
+    def copy(atom, src, dst, *, pred=None, **kwargs):
+        trace = _sys.modules.get(__name__ + ".kernel.trace")
+        if trace is not None and trace.tracing():
+            from .kernel.copy import kernel_copy
 
-        return range_
-    raise AttributeError(f"module 'cutelab' has no attribute {name!r}")
+            return kernel_copy(atom, src, dst, pred=pred, **kwargs)
+        return host(atom, src, dst, pred=pred, **kwargs)
+
+    copy.__doc__ = host.__doc__
+    copy.__wrapped__ = host
+    return copy
 
 
-if "__getattr__" not in globals():
-    __getattr__ = _kernel2_getattr
-
-from .kernel.control import elem_less  # noqa: E402
-from .kernel.copy import make_copy as _make_copy  # noqa: E402
-
-copy = _make_copy(globals().get("copy"))  # in a kernel: the kernel's copy; on the host: nvgpu's
+copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star import above

@@ -18,8 +18,9 @@ from typing import Any, Callable
 
 from . import int_tuple as it
 from .errors import LayoutError
+from .swizzle import ComposedLayout, composed_op
 from .layout import (
-    Layout, ScaledBasis, _normalize, cosize, make_layout, make_ordered_layout, parse_layout,
+    Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
 
 __all__ = [
@@ -51,7 +52,9 @@ def _op(name: str) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
-                return f(*args, **kw)
+                if any(type(a) is ComposedLayout for a in args) or any(type(a) is ComposedLayout for a in kw.values()):
+                    return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
+                return _fits(f(*args, **kw))
             except LayoutError as e:
                 head = f"{name}({', '.join(_fmt(a) for a in args)})"
                 msg = str(e)
@@ -62,6 +65,17 @@ def _op(name: str) -> Callable:
         return wrapper
 
     return deco
+
+
+def _fits(result: Any) -> Any:
+    """result, once every Layout in it is checked to fit in 64 bits (as inputs are checked)."""
+    if isinstance(result, Layout):
+        check_fits(result, "the result")
+    elif isinstance(result, tuple):
+        for r in result:
+            if isinstance(r, Layout):
+                check_fits(r, "the result")
+    return result
 
 
 def _as_layout(x: Any, op: str, what: str) -> Layout:
@@ -89,8 +103,9 @@ def _concat(parts: list) -> Layout:
 def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool = True) -> Layout:
     r = _rank(layout)
     if len(tiler) > r:
+        what = "target profile" if op in ("coalesce", "filter") else "tiler"
         raise LayoutError(
-            f"too many tiler modes: the tiler {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
+            f"too many {what} modes: the {what} {_fmt(tiler)} has {len(tiler)} modes but the layout {layout} has only {r}"
         )
     modes = _modes(layout)
     out = [f(modes[i], tiler[i]) for i in range(len(tiler))]
@@ -213,12 +228,14 @@ def filter(layout: Any, target_profile: Any = None) -> Layout:  # noqa: A001 - C
 # --------------------------------------------------------------------------- composition
 
 def _basis_get(d: ScaledBasis, t: Any) -> Any:
-    if isinstance(t, tuple):
-        if d.mode >= len(t):
-            raise LayoutError(f"basis stride {d} selects mode {d.mode} of a rank-{len(t)} layout")
-        return t[d.mode]
-    if d.mode != 0:
-        raise LayoutError(f"basis stride {d} selects mode {d.mode} of a rank-1 layout")
+    """The part of t that the basis stride d selects (its mode path, outermost first)."""
+    for m in d.path:
+        if isinstance(t, tuple):
+            if m >= len(t):
+                raise LayoutError(f"basis stride {d} selects mode {m} of a rank-{len(t)} layout")
+            t = t[m]
+        elif m != 0:
+            raise LayoutError(f"basis stride {d} selects mode {m} of a rank-1 layout")
     return t
 
 
@@ -237,6 +254,14 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
         return rs, rd
     if type(ls) is not tuple:
         return rs, rd * ld
+    if rd < 0 and rs != 1:
+        # rhs reaches offsets rd, 2*rd, ... < 0: outside the domain of a left operand of several
+        # modes (only a single-mode left operand extends linearly to negative offsets). CuTe's
+        # algorithm does not cover this case and returns a layout that disagrees with lhs(rhs(i)).
+        raise LayoutError(
+            f"the right operand has the negative stride {rd} (on a mode of size {rs}), so it reaches negative "
+            f"offsets, outside the domain of the (coalesced) left operand {_fmt(_raw(ls, ld))} of {len(ls)} modes"
+        )
     result_shape: list = []
     result_stride: list = []
     rest_shape, rest_stride = rs, rd
@@ -288,10 +313,19 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
 
 
 def _coprofile(layout: Layout) -> Any:
-    modes = [d.mode for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
-    if not modes:
+    """The profile of the codomain that the basis strides of layout select (0 if none)."""
+    paths = [d.path for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
+    if not paths:
         return 0
-    return (0,) * (max(modes) + 1)
+
+    def tree(ps: list) -> Any:
+        ps = [p for p in ps if p]
+        if not ps:
+            return 0
+        n = max(p[0] for p in ps) + 1
+        return tuple(tree([p[1:] for p in ps if p[0] == k]) for k in range(n))
+
+    return tree(paths)
 
 
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
@@ -389,7 +423,7 @@ def _cotarget_shape(cotarget: Any) -> Any:
     return cotarget
 
 
-def _complement(layout: Layout, cotarget: Any) -> Layout:
+def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     # filter (drop stride-0 and size-1 modes), then coalesce, on the flat modes
     shp: list = []
     std: list = []
@@ -402,6 +436,7 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
     if not shp:
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
+    filtered_size = it.product(tuple(shp))
     f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
     shp, std = f._shape, f._stride
     if type(shp) is tuple:
@@ -433,7 +468,20 @@ def _complement(layout: Layout, cotarget: Any) -> Layout:
     else:
         rest_shape = it.product(it.ceil_div(cotarget, new_stride))
     rest_stride = 0 if rest_shape == 1 else new_stride
+    got = it.product(tuple(result_shape)) * rest_shape
+    need = (cotarget if type(cotarget) is int else it.product(cotarget)) // filtered_size
+    if strict and got < need:  # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails
+        raise _short(layout, cotarget, got, need)
     return _bw_coalesce(result_shape, result_stride, rest_shape, rest_stride)
+
+
+def _short(layout: Layout, cotarget: Any, got: int, need: int) -> LayoutError:
+    return LayoutError(
+        f"no complement exists: CuTe's answer would have size {got}, less than its own postcondition "
+        f"size(result) >= size(cotarget) / size(filter(layout)) = {need}: a mode's stride is not a multiple of "
+        f"the span of the modes of smaller stride, and the offsets in between are reached by neither the "
+        f"layout nor the complement, so layout and complement do not cover the cotarget {_fmt(cotarget)}"
+    )
 
 
 def _non_injective(layout: Layout, d: int, span: int) -> LayoutError:
@@ -449,8 +497,19 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
     """The layout of the offsets in [0, cotarget) that layout does not reach, ordered.
 
     cotarget defaults to cosize(layout); it may be an int or a shape.
-    Postconditions: result is ordered (result(i-1) < result(i)), its image is disjoint from
-    layout's (but for 0), and make_layout(layout, result) covers [0, size(cotarget)).
+    Postconditions (CuTe's): result is ordered (result(i-1) < result(i)), its image is disjoint
+    from layout's (but for 0), and size(result) >= size(cotarget) // size(filter(layout)).
+    make_layout(layout, result) covers [0, size(cotarget)) only when, with the modes sorted by
+    stride, each stride is a multiple of the span of the modes below it.
+
+    Where CuTe leaves the answer undefined, this raises a LayoutError instead (the same rule as
+    the other operations: refuse where CuTe's answer is outside the operation's domain):
+    a non-injective layout or interleaved modes (CuTe: "Non-injective Layout detected"),
+    negative strides, and layouts whose gaps make CuTe's answer break its own size postcondition,
+    e.g. complement((2,12):(16,1), 96), where CuTe (C++ and DSL) answers 3:32, which leaves
+    offsets 12..15, 28..31, ... reached by neither. Inside divides and products, where the
+    complement is only composed with a tiler, that last check is not made (the composition
+    extends past the complement's size as CuTe's does).
 
     >>> print(complement(Layout.parse("4:2"), 8))
     2:1
@@ -462,7 +521,7 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
         cot = cosize(_coalesce(_filter_zeros(layout)))
     else:
         cot = _cotarget_shape(cotarget)
-    return _complement(layout, cot)
+    return _complement(layout, cot, strict=True)
 
 
 # --------------------------------------------------------------------------- inverses
@@ -767,6 +826,14 @@ def _zip(a: Layout, b: Layout) -> Layout:
     """Mode-wise pairs ((a0,b0),(a1,b1),...); a scalar a pairs with the whole of b: ((a,b))."""
     sa, da, sb, db = a._shape, a._stride, b._shape, b._stride
     if type(sa) is tuple:
+        if type(sb) is not tuple and len(sa) == 1:
+            # rank 1 both, but a 1-tuple against a scalar: CuTe DSL 4.8.1 refuses this pairing
+            # ("unable to compute product"), so we do too, saying how to write it instead
+            raise LayoutError(
+                f"cannot pair the modes of {a} with those of {b}: one is a 1-tuple and the other a scalar "
+                f"(CuTe DSL rejects this too: 'unable to compute product'); give both operands the same "
+                f"profile, e.g. both as 1-tuples"
+            )
         if type(sb) is not tuple or len(sb) != len(sa):
             raise LayoutError(f"cannot pair the modes of {a} with those of {b}: their ranks differ")
         return _raw(tuple(zip(sa, sb)), tuple(zip(da, db)))
@@ -868,16 +935,20 @@ def make_layout_tv(thr_layout: Any, val_layout: Any) -> tuple:
 
 
 def _is_bijection(layout: Layout, n: int) -> bool:
-    """True when layout maps [0, size) one-to-one onto [0, n)."""
-    from .layout import evaluate_all
-    import numpy as np
+    """True when layout maps [0, size) one-to-one onto [0, n).
 
-    offs = evaluate_all(layout)
-    if offs.size != n or (n and (offs.min() < 0 or offs.max() >= n)):
-        return False
-    seen = np.zeros(n, dtype=bool)
-    seen[offs] = True
-    return bool(seen.all())
+    Decided on the modes, without enumerating them (a TV layout may have 2^40 elements): with
+    size-1 modes dropped and the rest sorted by stride, the strides must be 1, s0, s0*s1, ...
+    (each mode starts where the ones below it end) and the sizes must multiply to n.
+    """
+    modes = sorted((d, s) for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride))
+                   if s != 1)
+    span = 1
+    for d, s in modes:
+        if type(d) is not int or d != span:
+            return False
+        span *= s
+    return span == n
 
 
 # --------------------------------------------------------------------------- recast

@@ -12,6 +12,15 @@
     cutelab partition tiled --tensor 16,64 --block 1,16 --threads 16
     cutelab partition outer --tensor 16,32 --block 8,16 --threads "(4,8):(8,1)"
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
+    cutelab analyze --tv "(32,8):(1,64)" --layout "S<3,3,3> o 0 o (64,64):(64,1)" --dtype f16 --space shared
+    cutelab analyze --layout "(64,64):(64,1)" --ldmatrix x4 -o banks.svg
+    cutelab mma --op sm80_16x8x16 --ab f16 --acc f32 --atoms 2x2x1 -o mma.svg   # CuTe's print_latex(TiledMMA)
+    cutelab mma --op sm90_64x64x16 --a-src smem -o wgmma.png
+    cutelab mma --op universal --atoms 16x8x1                                 # MmaUniversalOp (SIMT FMA)
+    cutelab copy --ldmatrix x4 --trans --for A --op sm80_16x8x16 -o ldsm.svg  # make_tiled_copy_A
+    cutelab copy --bits 64 --thr "(4,8):(8,1)" --val "(1,4)"                 # universal copy, make_tiled_copy_tv
+    cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
+    cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -37,6 +46,33 @@ class _UsageError(Exception):
     """A bad argument that argparse could not catch: reported as one line, exit code 2."""
 
 
+#: the most elements an operand of `explain` may have (each is drawn cell by cell)
+EXPLAIN_LIMIT = 1 << 16
+#: the most elements the tensor of `partition` may have
+PARTITION_LIMIT = 1 << 20
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def _limit(n: int, limit: int, what: str) -> None:
+    if n > limit:
+        raise _UsageError(f"{what} has {n} elements, more than the {limit} this picture draws; use a smaller one")
+
+
+def _positive(text: str, what: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise _UsageError(f"{what} is a number, got {text!r}") from None
+    if v < 1:
+        raise _UsageError(f"{what} must be a positive number, got {v}")
+    return v
+
+
 def _shape(text: str, what: str) -> tuple:
     """'16,64' or '(16,64)' -> (16, 64)."""
     from .layout import parse_tuple
@@ -45,8 +81,10 @@ def _shape(text: str, what: str) -> tuple:
     if not t.startswith("("):
         t = f"({t})"
     v = parse_tuple(t)
-    if not isinstance(v, tuple) or not all(isinstance(x, int) for x in v):
+    if not isinstance(v, tuple) or not v or not all(isinstance(x, int) for x in v):
         raise _UsageError(f"{what} must be flat integers like 16,64, got {text!r}")
+    if any(x < 1 for x in v):
+        raise _UsageError(f"{what} must be positive integers, got {text!r}")
     return v
 
 
@@ -58,7 +96,9 @@ def _add_output(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="cutelab", description="Draw CuTe layouts, TV layouts, partitions and algebra steps.")
+    ap = argparse.ArgumentParser(prog="cutelab", description="Draw CuTe layouts, TV layouts, partitions, algebra steps, "
+                                 "TiledMMAs, TiledCopys and swizzled shared memory.")
+    ap.add_argument("--version", action="version", version=f"cutelab {_version()}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
 
@@ -91,12 +131,229 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", help="tiled: threads per block (int); outer, tv: thread layout")
     p.add_argument("--values", help="tv: value layout")
     _add_output(p)
+
+    # --- analyze (cutelab.analysis): coalescing / bank conflicts of a TV layout or ldmatrix over a layout
+    p = sub.add_parser("analyze", help="memory accesses of a TV layout over a tensor layout: sectors, bank conflicts")
+    p.add_argument("--tv", help='TV layout (thread, value) -> element index, e.g. "(32,8):(1,64)"')
+    p.add_argument("--layout", required=True, help='tensor layout, e.g. "(64,64):(64,1)" or "S<3,3,3> o 0 o (64,64):(64,1)"')
+    p.add_argument("--dtype", default="f16", help="element type: f16 bf16 f32 f64 i8 ... (default f16)")
+    p.add_argument("--space", choices=["global", "shared"], default="shared")
+    p.add_argument("--op", choices=["ld", "st"], default="ld")
+    p.add_argument("--ldmatrix", choices=["x1", "x2", "x4"], help="ldmatrix over the (M, K) layout instead of --tv")
+    p.add_argument("--trans", action="store_true", help="ldmatrix .trans (memory rows run along M)")
+    p.add_argument("--align", type=int, default=16, help="base address alignment in bytes (default 16)")
+    p.add_argument("--vector-bits", type=int, help="force the vector width in bits")
+    p.add_argument("--instruction", type=int, help="the instruction to draw (default: the worst one)")
+    p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
+    _add_output(p)
+    _add_atom_commands(sub)
     return ap
+
+
+def _analyze(args: argparse.Namespace):
+    """The analyze command: (text to print, picture of one instruction)."""
+    from . import analysis as A
+    from .analysis.draw import access_figure
+
+    if args.ldmatrix:
+        if args.tv or args.space != "shared" or args.op != "ld":
+            raise _UsageError("--ldmatrix reads shared memory and takes no --tv, --space global or --op st")
+        tr = A.ldmatrix_trace(args.layout, args.dtype, int(args.ldmatrix[1]), args.trans)
+    else:
+        if not args.tv:
+            raise _UsageError("analyze needs --tv (or --ldmatrix x1|x2|x4)")
+        if args.trans:
+            raise _UsageError("--trans is an ldmatrix option")
+        tr = A.tv_trace(args.tv, args.layout, args.dtype, args.space, align=args.align, op=args.op,
+                        vector_bits=args.vector_bits)
+    r = A.analyze(tr)
+    worst = r.conflicts if tr.space == "shared" else r.sectors * 32 - r.bytes_used
+    i = int(worst.argmax()) if args.instruction is None else args.instruction
+    if not 0 <= i < tr.num_instructions:
+        raise _UsageError(f"--instruction {i} is out of range [0, {tr.num_instructions})")
+    lines = [tr.label] + r.explanation(None if args.all else 16)
+    lines += ["predicted Nsight Compute counters:"] + [f"  {k} = {v}" for k, v in r.ncu().items()]
+    return "\n".join(lines) + "\n", access_figure(r, i)
+
+
+# --------------------------------------------------------------------------- mma, copy, swizzle
+
+_TYPES = {"f16": "Float16", "bf16": "BFloat16", "tf32": "TFloat32", "f32": "Float32", "f64": "Float64",
+          "e4m3": "Float8E4M3FN", "e5m2": "Float8E5M2", "s8": "Int8", "u8": "Uint8", "s32": "Int32"}
+_SMEM_ATOMS = ["MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128", "K_INTER", "K_SW32", "K_SW64", "K_SW128"]
+
+
+def _add_mma_options(p: argparse.ArgumentParser, required: bool) -> None:
+    g = p.add_argument_group("the MMA (make_mma_atom + make_tiled_mma)")
+    g.add_argument("--op", required=required, metavar="OP",
+                   help="instruction: sm80_16x8x8, sm80_16x8x16 (f16/bf16), sm80_16x8x4, sm80_16x8x8 (tf32), "
+                        "sm89_16x8x32 (e4m3/e5m2), sm90_64xNxK (wgmma, N = 8..256), or universal "
+                        "(MmaUniversalOp: one thread, one FMA, of --acc f16/f32/f64)")
+    g.add_argument("--ab", default=None, choices=["f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8"],
+                   help="A/B element type (default f16; tf32 for sm80_16x8x4)")
+    g.add_argument("--acc", default=None, choices=["f16", "f32", "f64", "s32"],
+                   help="accumulator type (default f32; s32 for s8/u8)")
+    g.add_argument("--atoms", default="1x1x1", metavar="MxNxK",
+                   help="atom_layout_mnk: atoms along M, N, K (e.g. 2x2x1), or a layout like (2,2,1):(2,1,0)")
+    g.add_argument("--perm", metavar="MxNxK", help="permutation_mnk tile sizes (e.g. 32x32x16; _ for none)")
+    g.add_argument("--a-src", choices=["smem", "rmem"], help="sm90: where A is read from (default smem)")
+    g.add_argument("--a-major", choices=["k", "mn"], help="sm90: A's major mode (default k)")
+    g.add_argument("--b-major", choices=["k", "mn"], help="sm90: B's major mode (default k)")
+
+
+def _add_atom_commands(sub) -> None:
+    p = sub.add_parser("mma", help="a TiledMMA: C, A on its left, B on top, each element's T#V# (CuTe's print_latex)")
+    _add_mma_options(p, required=True)
+    _add_output(p)
+
+    p = sub.add_parser("copy", help="a TiledCopy: source and destination TV side by side (CuTe's print_latex)")
+    a = p.add_mutually_exclusive_group()
+    a.add_argument("--ldmatrix", choices=["x1", "x2", "x4"], help="ldmatrix.m8n8.b16 of 1, 2 or 4 matrices")
+    a.add_argument("--stmatrix", choices=["x1", "x2", "x4"], help="stmatrix.m8n8.b16 of 1, 2 or 4 matrices")
+    a.add_argument("--bits", type=int, help="universal copy of this many bits per thread and copy (0: one element)")
+    p.add_argument("--trans", action="store_true", help="ldmatrix/stmatrix .trans")
+    p.add_argument("--elem", default="f16", choices=sorted(_TYPES), help="element type (default f16)")
+    p.add_argument("--thr", help="thread layout of make_tiled_copy_tv (default (32,1) for ldmatrix/stmatrix)")
+    p.add_argument("--val", help="value layout of make_tiled_copy_tv (default (1,2*matrices) for ldmatrix/stmatrix)")
+    p.add_argument("--for", dest="for_operand", choices=["A", "B", "C"],
+                   help="make_tiled_copy_A/B/C: retile the atom for the MMA given by --op ... instead of --thr/--val")
+    _add_mma_options(p, required=False)
+    _add_output(p)
+
+    p = sub.add_parser("swizzle", help="a (swizzled) shared-memory layout coloured by bank (32 banks of 4 bytes)")
+    p.add_argument("layout", nargs="?", help='e.g. "S<3,4,3> o 0 o (8,64):(64,1)" or a plain layout')
+    p.add_argument("--atom", choices=_SMEM_ATOMS,
+                   help="instead of LAYOUT: SM90 make_smem_layout_atom(KIND, elements of --elem-bits); "
+                        "implies --ptr-swizzle")
+    p.add_argument("--elem-bits", type=int, default=16, help="element size in bits (default 16)")
+    p.add_argument("--ptr-swizzle", action="store_true",
+                   help="the swizzle acts on byte addresses, as a shared-memory pointer's swizzle does "
+                        "(CuTe C++ smem_ptr layouts, make_smem_layout_atom); default: on element offsets")
+    _add_output(p)
+
+
+def _dtype(name: str):
+    from . import numeric
+
+    return getattr(numeric, _TYPES[name])
+
+
+def _mnk(text: str, what: str, allow_none: bool = False) -> tuple:
+    parts = [x.strip() for x in text.replace("x", ",").strip("()").split(",")]
+    try:
+        if len(parts) != 3:
+            raise ValueError
+        return tuple(None if (allow_none and x in ("_", "None")) else int(x) for x in parts)
+    except ValueError:
+        raise _UsageError(f"{what} must be three sizes MxNxK like 2x2x1, got {text!r}") from None
+
+
+def _tiled_mma(args: argparse.Namespace):
+    import re
+
+    import cutelab as cute
+    from .nvgpu import OperandMajorMode, warp, warpgroup
+
+    if args.op == "universal":
+        if args.ab or args.a_src or args.a_major or args.b_major:
+            raise _UsageError("--op universal takes one type, --acc (A, B and C share it)")
+        op = cute.nvgpu.MmaUniversalOp(_dtype(args.acc or "f32"))
+        atoms = args.atoms if ":" in args.atoms else _mnk(args.atoms, "--atoms")
+        return cute.make_tiled_mma(op, atoms, _mnk(args.perm, "--perm", allow_none=True) if args.perm else None)
+    m = re.fullmatch(r"sm(\d+)_(\d+)x(\d+)x(\d+)", args.op or "")
+    if not m:
+        raise _UsageError(f"--op must look like sm80_16x8x16 or sm90_64x64x16, got {args.op!r}")
+    sm, shape = int(m.group(1)), tuple(int(m.group(i)) for i in (2, 3, 4))
+    ab = args.ab or ("tf32" if shape == (16, 8, 4) else "f16")
+    acc = args.acc or ("s32" if ab in ("s8", "u8") else "f32")
+    A, C = _dtype(ab), _dtype(acc)
+    if sm >= 90:
+        src = warpgroup.OperandSource.RMEM if args.a_src == "rmem" else warpgroup.OperandSource.SMEM
+        am, bm = (OperandMajorMode.MN if x == "mn" else OperandMajorMode.K for x in (args.a_major, args.b_major))
+        if ab in ("f16", "bf16"):
+            op = warpgroup.MmaF16BF16Op(A, C, shape, src, am, bm)
+        elif ab in ("e4m3", "e5m2"):
+            op = warpgroup.MmaF8Op(A, A, C, shape, src, am, bm)
+        elif ab in ("s8", "u8"):
+            op = warpgroup.MmaI8Op(A, A, C, shape, src, am, bm)
+        else:
+            raise _UsageError(f"--ab {ab} has no sm90 wgmma here; use f16, bf16, e4m3, e5m2, s8 or u8")
+    else:
+        if args.a_src or args.a_major or args.b_major:
+            raise _UsageError("--a-src, --a-major and --b-major are for sm90 wgmma (warp MMAs read A, B from registers)")
+        if ab in ("f16", "bf16"):
+            op = warp.MmaF16BF16Op(A, C, shape)
+        elif ab == "tf32":
+            if acc != "f32":
+                raise _UsageError("tf32 MMAs accumulate in f32")
+            op = warp.MmaTF32Op(shape)
+        elif ab in ("e4m3", "e5m2"):
+            op = warp.MmaFP8Op(A, C, shape)
+        else:
+            raise _UsageError(f"--ab {ab} has no warp MMA here; use f16, bf16, tf32, e4m3 or e5m2 (or an sm90 --op)")
+    atoms = args.atoms if ":" in args.atoms else _mnk(args.atoms, "--atoms")
+    perm = _mnk(args.perm, "--perm", allow_none=True) if args.perm else None
+    return cute.make_tiled_mma(op, atoms, perm)
+
+
+def _atom_figure(args: argparse.Namespace):
+    import cutelab as cute
+    from . import render as R
+
+    if args.cmd == "mma":
+        return R.mma_figure(_tiled_mma(args))
+    if args.cmd == "copy":
+        from .nvgpu import CopyUniversalOp, warp
+
+        elem = _dtype(args.elem)
+        n = int((args.ldmatrix or args.stmatrix or "x0")[1:])
+        if n:
+            cls = warp.LdMatrix8x8x16bOp if args.ldmatrix else warp.StMatrix8x8x16bOp
+            atom = cute.make_copy_atom(cls(args.trans, n), elem)
+        else:
+            if args.trans:
+                raise _UsageError("--trans is for --ldmatrix / --stmatrix")
+            atom = cute.make_copy_atom(CopyUniversalOp(), elem, num_bits_per_copy=args.bits or 0)
+        if args.for_operand:
+            if args.thr or args.val:
+                raise _UsageError("--for retiles the atom for an MMA: leave out --thr/--val")
+            if not args.op:
+                raise _UsageError("--for needs the MMA: --op ... (and --ab/--acc/--atoms as for `cutelab mma`)")
+            make = getattr(cute, f"make_tiled_copy_{args.for_operand}")
+            return R.copy_figure(make(atom, _tiled_mma(args)))
+        if args.op:
+            raise _UsageError("--op describes an MMA for --for A|B|C; without --for use --thr/--val")
+        thr = args.thr or ("(32,1)" if n else None)
+        val = args.val or (f"(1,{2 * n})" if n else None)
+        if thr is None or val is None:
+            raise _UsageError("a universal copy needs --thr and --val (thread and value layouts), or --for A|B|C")
+        from .render.figure import as_layout
+
+        return R.copy_figure(cute.make_tiled_copy_tv(atom, as_layout(thr), as_layout(val)))
+    # swizzle
+    if args.atom:
+        if args.layout:
+            raise _UsageError("give LAYOUT or --atom, not both")
+        from .nvgpu.warpgroup import SmemLayoutAtomKind, make_smem_layout_atom
+
+        types = {8: cute.Int8, 16: cute.Float16, 32: cute.Float32, 64: cute.Float64}
+        if args.elem_bits not in types:
+            raise _UsageError(f"--atom needs --elem-bits of 8, 16, 32 or 64, got {args.elem_bits}")
+        atom = make_smem_layout_atom(getattr(SmemLayoutAtomKind, args.atom), types[args.elem_bits])
+        return R.swizzle_figure(atom, args.elem_bits, ptr_swizzle=True)
+    if not args.layout:
+        raise _UsageError('swizzle needs LAYOUT (e.g. "S<3,4,3> o 0 o (8,64):(64,1)") or --atom KIND')
+    return R.swizzle_figure(args.layout, args.elem_bits, ptr_swizzle=args.ptr_swizzle)
 
 
 def _figure(args: argparse.Namespace):
     from . import render as R
 
+    if args.cmd in ("mma", "copy", "swizzle"):
+        try:
+            return _atom_figure(args)
+        except TypeError as e:  # the atom constructors reject bad combinations with TypeError, as the DSL does
+            raise _UsageError(str(e)) from None
     if args.cmd == "show":
         return R.layout_figure(args.layout, label="coord" if args.coord else "offset")
     if args.cmd == "coords":
@@ -113,6 +370,7 @@ def _figure(args: argparse.Namespace):
             raise _UsageError(f"--tile must be M,N, got {args.tile!r}")
         return R.tv_figure(args.layouts[0], tile)
     if args.cmd == "explain":
+        _explain_limits(args)
         want = 1 if args.op == "complement" else 2
         if not (len(args.args) == want or (args.op == "complement" and len(args.args) == 2)):
             raise _UsageError(f"explain {args.op} takes {'A [M]' if args.op == 'complement' else 'A B'}, "
@@ -128,16 +386,17 @@ def _figure(args: argparse.Namespace):
         kw = {}
         if args.tensor:
             kw["tensor_shape"] = _shape(args.tensor, "--tensor")
+            n = 1
+            for x in kw["tensor_shape"]:
+                n *= x
+            _limit(n, PARTITION_LIMIT, f"the tensor {args.tensor}")
         if args.block:
             if args.style == "tv":
                 raise _UsageError("--block is not used by a tv partition: make_layout_tv picks the tile")
             kw["block_shape"] = _shape(args.block, "--block")
         if args.style == "tiled":
             if args.threads:
-                try:
-                    kw["num_threads"] = int(args.threads)
-                except ValueError:
-                    raise _UsageError(f"--threads of a tiled partition is a number, got {args.threads!r}") from None
+                kw["num_threads"] = _positive(args.threads, "--threads of a tiled partition")
             return R.tiled_partition_figure(**kw)
         if args.style == "outer":
             if args.threads:
@@ -149,6 +408,33 @@ def _figure(args: argparse.Namespace):
             kw["val_layout"] = args.values
         return R.tv_partition_figure(**kw)
     raise _UsageError(f"unknown command {args.cmd!r}")  # pragma: no cover - argparse checks
+
+
+def _explain_limits(args: argparse.Namespace) -> None:
+    """Refuse operands too big to draw before building anything (a picture draws every element)."""
+    from .layout import cosize, parse_layout, size
+
+    for a in args.args:
+        if ":" in a or a.strip().startswith("("):
+            try:
+                L = parse_layout(a)
+            except LayoutError:
+                continue  # the operation itself reports the parse error
+            _limit(size(L), EXPLAIN_LIMIT, f"the operand {a}")
+            if all(type(d) is int for d in _flat(L.stride)):
+                _limit(cosize(L), EXPLAIN_LIMIT, f"the codomain of {a}")
+        else:
+            try:
+                n = int(a)
+            except ValueError:
+                continue
+            _limit(n, EXPLAIN_LIMIT, f"the operand {a}")
+
+
+def _flat(t):
+    from .int_tuple import flatten_to_tuple
+
+    return flatten_to_tuple(t)
 
 
 def _first_line(e: BaseException) -> str:
@@ -163,7 +449,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         fmt = R.format_for_path(args.output) if args.output else "text"
-        fig = _figure(args)
+        if args.cmd == "analyze":  # the explanation as text; the picture only with -o
+            text, fig = _analyze(args)
+            sys.stdout.write(text)
+            if not args.output:
+                return 0
+        else:
+            fig = _figure(args)
         if args.output:
             out = R.render(fig, fmt)
             mode = "wb" if isinstance(out, bytes) else "w"
@@ -172,8 +464,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             color = args.color if args.color is not None else sys.stdout.isatty()
             sys.stdout.write(R.render(fig, "text", color=color))
-    except (LayoutError, _UsageError, ValueError) as e:
+    except (LayoutError, _UsageError, ValueError, TypeError) as e:
         print(f"cutelab: error: {_first_line(e)}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError, OverflowError, IndexError, KeyError, ZeroDivisionError) as e:
+        # a bug of ours that the input provoked: still one line and exit 2, never a traceback
+        print(f"cutelab: error: this input is beyond what cutelab handles ({type(e).__name__}: {_first_line(e)}); "
+              f"please report it", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. `cutelab show ... | head`
         try:

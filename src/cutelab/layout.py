@@ -35,14 +35,30 @@ class ScaledBasis:
     """A stride that is a multiple of a basis vector of the codomain: ``3@1`` is 3*e1.
 
     Used by identity layouts, whose offsets are coordinates. Sums of ScaledBasis
-    evaluate to coordinate tuples.
+    evaluate to coordinate tuples. ``mode`` is an int, or for a basis vector inside a nested
+    codomain mode a path of ints, outermost first: CuTe's ``E<1,0>`` (mode 0 of mode 1) is
+    ``ScaledBasis(1, (1, 0))`` and prints, as CuTe prints it, ``1@0@1``.
+
+    >>> print(ScaledBasis(1, (1, 0)), ScaledBasis(3, 1))
+    1@0@1 3@1
     """
 
     __slots__ = ("value", "mode")
 
-    def __init__(self, value: int, mode: int):
+    def __init__(self, value: int, mode: Any):
+        if isinstance(mode, (tuple, list)):
+            mode = tuple(int(m) for m in mode)
+            if len(mode) == 1:
+                mode = mode[0]
+            elif not mode:
+                raise LayoutError("a basis stride needs at least one mode")
         self.value = value
         self.mode = mode
+
+    @property
+    def path(self) -> tuple:
+        """The mode path of the basis vector, outermost mode first."""
+        return self.mode if isinstance(self.mode, tuple) else (self.mode,)
 
     def __mul__(self, k: Any) -> Any:
         if isinstance(k, ScaledBasis):
@@ -73,14 +89,20 @@ class ScaledBasis:
         return ScaledBasis(abs(self.value), self.mode)
 
     def __str__(self) -> str:
-        return f"{self.value}@{self.mode}"
+        return f"{self.value}" + "".join(f"@{m}" for m in reversed(self.path))
 
     __repr__ = __str__
 
 
-def E(mode: int) -> ScaledBasis:
-    """The unit basis stride of codomain mode ``mode``."""
-    return ScaledBasis(1, mode)
+def E(*mode: int) -> ScaledBasis:
+    """The unit basis stride of codomain mode ``mode`` (CuTe's E<...>; several ints: a nested mode).
+
+    >>> print(E(1), E(1, 0))
+    1@1 1@0@1
+    """
+    if not mode:
+        raise LayoutError("E: give the mode of the basis vector, e.g. E(0)")
+    return ScaledBasis(1, mode if len(mode) > 1 else mode[0])
 
 
 class _ArithTuple(tuple):
@@ -91,7 +113,12 @@ class _ArithTuple(tuple):
         if isinstance(x, _ArithTuple):
             return x
         if isinstance(x, ScaledBasis):
-            return _ArithTuple((0,) * x.mode + (x.value,))
+            v: Any = x.value
+            for m in reversed(x.path):
+                v = _ArithTuple((0,) * m + (v,))
+            return v
+        if isinstance(x, tuple):
+            return _ArithTuple(x)
         if isinstance(x, int) and x == 0:
             return _ArithTuple(())
         raise LayoutError(f"cannot add the integer offset {x} to a coordinate of basis strides")
@@ -101,9 +128,15 @@ class _ArithTuple(tuple):
         n = max(len(self), len(o))
         a = tuple(self) + (0,) * (n - len(self))
         b = tuple(o) + (0,) * (n - len(o))
-        return _ArithTuple(x + y for x, y in zip(a, b))
+        return _ArithTuple(_arith_add(x, y) for x, y in zip(a, b))
 
     __radd__ = __add__
+
+
+def _arith_add(x: Any, y: Any) -> Any:
+    if isinstance(x, tuple) or isinstance(y, tuple):
+        return _ArithTuple.of(x) + y
+    return x + y
 
 
 def _stride_leaf_ok(d: Any) -> bool:
@@ -111,6 +144,60 @@ def _stride_leaf_ok(d: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- Layout
+
+def _deeper_than(t: Any, limit: int) -> bool:
+    """True when t (tuples and lists) nests more than limit levels (iterative: no recursion)."""
+    stack = [(t, 0)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (tuple, list)):
+            if d >= limit:
+                return True
+            stack.extend((y, d + 1) for y in x)
+    return False
+
+
+def _extent_problem(shape: Any, stride: Any) -> str | None:
+    """Why the offsets of (shape, stride) do not all fit in a signed 64-bit int, or None.
+
+    The smallest offset is the sum of (s-1)*d over negative strides, the largest over positive
+    ones (for basis strides, per codomain mode; checked on their values together, which bounds it).
+    """
+    lo = hi = 0
+    for s, d in zip(it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)):
+        v = d.value if isinstance(d, ScaledBasis) else d
+        if type(s) is not int or type(v) is not int:
+            return None  # symbolic: checked when it is known
+        if v > 0:
+            hi += (s - 1) * v
+        else:
+            lo += (s - 1) * v
+    if hi >= _INT_LIMIT or lo < -_INT_LIMIT:
+        return (f"its offsets span [{lo}, {hi}], which does not fit in 64 bits "
+                f"(cutelab, like CuTe, computes offsets in 64-bit integers)")
+    return None
+
+
+def check_fits(layout: "Layout", what: str) -> "Layout":
+    """layout, or a LayoutError naming what it is when its size or offsets do not fit in 64 bits.
+
+    The algebra validates its results with this, as Layout() validates its inputs.
+    """
+    shp, std = layout._shape, layout._stride
+    if it.product(shp) >= _INT_LIMIT:
+        raise LayoutError(f"{what} {layout} has size {it.product(shp)}, which does not fit in 64 bits")
+    for s in it.flatten_to_tuple(shp):
+        if type(s) is int and s >= _INT_LIMIT:
+            raise LayoutError(f"{what} {layout} has shape entry {s}, which does not fit in 64 bits")
+    for d in it.flatten_to_tuple(std):
+        v = d.value if isinstance(d, ScaledBasis) else d
+        if type(v) is int and not -_INT_LIMIT < v < _INT_LIMIT:
+            raise LayoutError(f"{what} {layout} has stride {d}, which does not fit in 64 bits")
+    bad = _extent_problem(shp, std)
+    if bad:
+        raise LayoutError(f"{what} {layout}: {bad}")
+    return layout
+
 
 def _check(shape: Any, stride: Any, where: str) -> None:
     """Validate a shape/stride pair: congruent profiles, positive int shapes, int strides."""
@@ -150,6 +237,9 @@ class Layout:
     __slots__ = ("_shape", "_stride", "_hash")
 
     def __init__(self, shape: Any, stride: Any = None):
+        for what, t in (("shape", shape), ("stride", stride)):
+            if _deeper_than(t, MAX_DEPTH):
+                raise LayoutError(f"make_layout: the {what} nests deeper than {MAX_DEPTH} levels (the most cutelab accepts)")
         shape = _normalize(shape)
         try:
             if stride is None:
@@ -163,6 +253,9 @@ class Layout:
             raise LayoutError(str(e).replace("make_layout:", f"make_layout({args}):", 1)) from None
         if it.product(shape) >= _INT_LIMIT:
             raise LayoutError(f"make_layout: size of shape {it.tuple_str(shape)} does not fit in 64 bits")
+        bad = _extent_problem(shape, stride)
+        if bad:
+            raise LayoutError(f"make_layout({it.tuple_str(shape)}, stride={it.tuple_str(stride)}): {bad}")
         object.__setattr__(self, "_shape", shape)
         object.__setattr__(self, "_stride", stride)
         object.__setattr__(self, "_hash", None)
@@ -228,11 +321,13 @@ class Layout:
             coord = coord[0]
         elif len(coord) == 0:
             raise LayoutError(f"{self}: calling a layout needs a coordinate")
+        coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
         return _eval(self, coord)
 
     def __getitem__(self, coord: Any) -> Any:
+        coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
         return _eval(self, coord)
@@ -265,12 +360,15 @@ class Layout:
     def cosize(self) -> int:
         return cosize(self)
 
-    def _repr_svg_(self) -> str | None:  # Jupyter
+    def _repr_svg_(self) -> str | None:  # Jupyter: the grid of offsets (None: IPython shows the text)
         try:
             from .render import svg
         except ImportError:  # pragma: no cover - rendering not available
             return None
-        return svg.layout_svg(self)
+        try:
+            return svg.layout_svg(self)
+        except LayoutError:  # e.g. an identity layout: its values are coordinates, there is no grid
+            return None
 
 
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
@@ -282,7 +380,7 @@ def _hashable(d: Any) -> Any:
     if isinstance(d, tuple):
         return tuple(_hashable(x) for x in d)
     if isinstance(d, ScaledBasis):
-        return ("E", d.value, d.mode)
+        return ("E", d.value, d.path)
     return d
 
 
@@ -303,6 +401,39 @@ def is_layout(x: Any) -> bool:
     return isinstance(x, Layout)
 
 
+def _is_symbolic(x: Any) -> bool:
+    """A symbolic integer of the kernel tracer (its values are only known at run time)."""
+    return type(x).__module__.startswith("cutelab.kernel")
+
+
+def _coord_ints(layout: Layout, coord: Any) -> Any:
+    """coord with lists as tuples and integers of any kind (numpy's too) as Python ints.
+
+    Anything that is not an integer (a float, a string, a bool) is a TypeError naming the
+    operand: a layout maps integer coordinates only, and CuTe has no rounding or parsing here.
+    """
+
+    def go(c: Any) -> Any:
+        if type(c) is int or c is None:
+            return c
+        if isinstance(c, (tuple, list)):
+            return tuple(go(x) for x in c)
+        if isinstance(c, (bool, np.bool_)):
+            pass
+        elif isinstance(c, (int, np.integer)):
+            return int(c)
+        elif isinstance(c, np.ndarray) and c.dtype.kind in "iu":
+            return c  # a batch of indices (one per thread): checked and evaluated element-wise
+        elif _is_symbolic(c):
+            return c
+        raise TypeError(
+            f"evaluating {layout} at {coord!r}: coordinate entries must be integers (or None to slice), "
+            f"got {type(c).__name__} {c!r}"
+        )
+
+    return go(coord)
+
+
 def _eval(layout: Layout, coord: Any) -> Any:
     shape, stride = layout._shape, layout._stride
     if isinstance(coord, tuple):
@@ -315,11 +446,17 @@ def _eval(layout: Layout, coord: Any) -> Any:
         n = it.product(shape)
         if not 0 <= coord < n:
             raise LayoutError(f"evaluating {layout} at {coord}: index {coord} is out of range [0, {n})")
+    elif isinstance(coord, np.ndarray) and coord.size and not (0 <= int(coord.min()) and int(coord.max()) < it.product(shape)):
+        n = it.product(shape)
+        raise LayoutError(f"evaluating {layout} at an index array: indices {int(coord.min())}..{int(coord.max())} "
+                          f"are not all in [0, {n})")
     return _finish(it.crd2idx(coord, shape, stride))
 
 
 def _finish(x: Any) -> Any:
-    return tuple(x) if isinstance(x, _ArithTuple) else x
+    if isinstance(x, _ArithTuple):
+        return tuple(_finish(e) for e in x)
+    return x
 
 
 def _coord_fits(coord: Any, shape: Any) -> bool:
@@ -330,6 +467,8 @@ def _coord_fits(coord: Any, shape: Any) -> bool:
         return all(_coord_fits(c, s) for c, s in zip(coord, shape))
     if isinstance(coord, int):
         return 0 <= coord < it.product(shape)
+    if isinstance(coord, np.ndarray):
+        return coord.size == 0 or (0 <= int(coord.min()) and int(coord.max()) < it.product(shape))
     return True  # symbolic
 
 
@@ -339,6 +478,10 @@ def layout_str(shape: Any, stride: Any) -> str:
 
 # --------------------------------------------------------------------------- parsing
 
+#: deepest nesting of parentheses the parser reads (real layouts nest a few levels)
+MAX_DEPTH = 64
+
+
 class _Parser:
     def __init__(self, text: str, what: str):
         self.s = text
@@ -346,8 +489,14 @@ class _Parser:
         self.what = what
 
     def fail(self, msg: str) -> "ParseError":
-        pointer = " " * self.i + "^"
-        return ParseError(f"cannot parse {self.what} {self.s!r}: {msg} at position {self.i}\n  {self.s}\n  {pointer}")
+        text, at = self.s, self.i
+        if len(text) > 72:  # long input: quote a window around the position
+            a = max(0, at - 36)
+            b = min(len(text), a + 72)
+            text = ("..." if a else "") + text[a:b] + ("..." if b < len(self.s) else "")
+            at = at - a + (3 if a else 0)
+        pointer = " " * at + "^"
+        return ParseError(f"cannot parse {self.what} {text!r}: {msg} at position {self.i}\n  {text}\n  {pointer}")
 
     def ws(self) -> None:
         while self.i < len(self.s) and self.s[self.i] in " \t\n":
@@ -357,16 +506,18 @@ class _Parser:
         self.ws()
         return self.s[self.i] if self.i < len(self.s) else ""
 
-    def tuple_(self, allow_none: bool = False, allow_basis: bool = False) -> Any:
+    def tuple_(self, allow_none: bool = False, allow_basis: bool = False, level: int = 0) -> Any:
         c = self.peek()
         if c == "(":
+            if level >= MAX_DEPTH:
+                raise self.fail(f"nesting deeper than {MAX_DEPTH} levels (the most cutelab reads)")
             self.i += 1
             items = []
             if self.peek() == ")":
                 self.i += 1
                 return ()
             while True:
-                items.append(self.tuple_(allow_none, allow_basis))
+                items.append(self.tuple_(allow_none, allow_basis, level + 1))
                 c = self.peek()
                 if c == ",":
                     self.i += 1
@@ -408,13 +559,16 @@ class _Parser:
         if self.i < len(self.s) and self.s[self.i] == "@":
             if not allow_basis:
                 raise self.fail("basis strides (n@m) are only allowed in strides")
-            self.i += 1
-            mstart = self.i
-            while self.i < len(self.s) and self.s[self.i].isdigit():
+            modes = []
+            while self.i < len(self.s) and self.s[self.i] == "@":  # v@a@b is CuTe's E<b,a> scaled by v
                 self.i += 1
-            if mstart == self.i:
-                raise self.fail("expected a mode number after '@'")
-            return ScaledBasis(v, int(self.s[mstart:self.i]))
+                mstart = self.i
+                while self.i < len(self.s) and self.s[self.i].isdigit():
+                    self.i += 1
+                if mstart == self.i:
+                    raise self.fail("expected a mode number after '@'")
+                modes.append(int(self.s[mstart:self.i]))
+            return ScaledBasis(v, tuple(reversed(modes)))
         return v
 
     def end(self) -> None:
@@ -585,16 +739,26 @@ def _mode(x: Any, mode: Sequence[int] | int | None, op: str) -> Any:
     return x
 
 
-def _as_layout_or_shape(x: Any) -> Any:
+def _as_layout_or_shape(x: Any, op: str = "") -> Any:
+    """A Layout (from a layout, a tensor or CuTe notation text) or a shape of positive ints."""
     lay = getattr(x, "layout", None)
     if isinstance(lay, Layout):
         return lay
+    if isinstance(x, str):
+        return parse_layout(x)
+    if isinstance(x, Layout):
+        return x
+    x = _normalize(x)
+    for leaf in it.flatten_to_tuple(x):
+        if type(leaf) is not int and not _is_symbolic(leaf):
+            raise TypeError(f"{op + ': ' if op else ''}expected a layout, a tensor or a shape of ints, got {x!r} "
+                            f"(the entry {leaf!r} is a {type(leaf).__name__})")
     return x
 
 
 def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
     """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...])."""
-    a = _mode(_as_layout_or_shape(a), mode or None, "size")
+    a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
     if isinstance(a, Layout):
         return it.product(a._shape)
     return it.product(_normalize(a))
@@ -613,29 +777,29 @@ def coshape(layout: Layout) -> Any:
 
 def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
     """1 + the largest offset of the layout (of one mode with mode=[...])."""
-    a = _mode(_as_layout_or_shape(a), mode or None, "cosize")
+    a = _mode(_as_layout_or_shape(a, "cosize"), mode or None, "cosize")
     if not isinstance(a, Layout):
         raise LayoutError(f"cosize: expected a layout, got {a!r}")
     return it.product(coshape(a))
 
 
 def rank(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    a = _mode(_as_layout_or_shape(a), mode or None, "rank")
+    a = _mode(_as_layout_or_shape(a, "rank"), mode or None, "rank")
     return it.rank(a._shape if isinstance(a, Layout) else _normalize(a))
 
 
 def depth(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    a = _mode(_as_layout_or_shape(a), mode or None, "depth")
+    a = _mode(_as_layout_or_shape(a, "depth"), mode or None, "depth")
     return it.depth(a._shape if isinstance(a, Layout) else _normalize(a))
 
 
 def shape(a: Any, mode: Sequence[int] | int | None = None) -> Any:
-    a = _mode(_as_layout_or_shape(a), mode if mode not in ([], ()) else None, "shape")
+    a = _mode(_as_layout_or_shape(a, "shape"), mode if mode not in ([], ()) else None, "shape")
     return a._shape if isinstance(a, Layout) else _normalize(a)
 
 
 def stride(a: Any, mode: Sequence[int] | int | None = None) -> Any:
-    a = _mode(_as_layout_or_shape(a), mode if mode not in ([], ()) else None, "stride")
+    a = _mode(_as_layout_or_shape(a, "stride"), mode if mode not in ([], ()) else None, "stride")
     if not isinstance(a, Layout):
         raise LayoutError(f"stride: expected a layout, got {a!r}")
     return a._stride
@@ -786,9 +950,10 @@ def crd2idx(coord: Any, layout: Any) -> Any:
 
     A None (_) in coord counts as 0, as in CuTe DSL: crd2idx((1, None), L) is L's offset of (1, 0).
     """
-    coord = it.transform_leaf(_normalize(coord), lambda c: 0 if c is None else c)
     if isinstance(layout, Layout):
+        coord = it.transform_leaf(_coord_ints(layout, coord), lambda c: 0 if c is None else c)
         return _eval(layout, coord)
+    coord = it.transform_leaf(_normalize(coord), lambda c: 0 if c is None else c)
     return it.crd2idx(coord, _normalize(layout))
 
 
@@ -799,8 +964,10 @@ def idx2crd(idx: Any, shape: Any) -> Any:
 
 def get_hier_coord(layout: Layout, idx: int) -> Any:
     """The hierarchical coordinate c with layout(c) == idx, or a LayoutError if none exists."""
-    if not isinstance(idx, int):
-        raise LayoutError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int")
+    if isinstance(idx, np.integer) and not isinstance(idx, bool):
+        idx = int(idx)
+    if type(idx) is not int:
+        raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
     if it.crd2idx(crd, layout.shape, layout.stride) == idx:
         return crd

@@ -14,7 +14,8 @@ import numpy as np
 __all__ = [
     "Numeric", "Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64",
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
-    "NUMERICS", "IntValue", "FloatValue", "Int4", "Int128", "Uint128",
+    "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
+    "Uint128",
 ]
 
 
@@ -90,6 +91,15 @@ def _wrap(t: Numeric, v: int) -> int:
 def _round(t: Numeric, v: float) -> float:
     if t.width == 64:
         return float(v)
+    if t.name.startswith("f8"):
+        raise TypeError(f"{t}({v!r}): scalars of 8-bit float types are not supported (no rounding for them yet)")
+    if t.name == "tf32":
+        v = float(np.float32(v))
+        b = int(np.asarray(np.float32(v)).view(np.uint32))
+        if not np.isfinite(np.float32(v)):
+            return v
+        b = ((b + 0xFFF + ((b >> 13) & 1)) >> 13) << 13  # round to nearest even at 10 mantissa bits
+        return float(np.asarray(np.uint32(b & 0xFFFFFFFF)).view(np.float32))
     if t.name == "bf16":
         b = np.asarray(np.float32(v)).view(np.uint32)
         if np.isnan(np.float32(v)):
@@ -207,9 +217,14 @@ Boolean = Numeric("i1", 8, "bool", np.bool_, "bool", "bool")
 Int4 = Numeric("i4", 4, "int", np.int8, "int8", "signed char")
 Int128 = Numeric("i128", 128, "int", np.object_, "", "__int128")
 Uint128 = Numeric("u128", 128, "uint", np.object_, "", "unsigned __int128")
+# MMA operand types (stored as raw bits or, for tf32, as the f32 it rounds): names as MLIR prints them
+TFloat32 = Numeric("tf32", 32, "float", np.float32, "tfloat32", "float")
+Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", np.uint8, "float8_e4m3fn", "__nv_fp8_e4m3")
+Float8E5M2 = Numeric("f8E5M2", 8, "float", np.uint8, "float8_e5m2", "__nv_fp8_e5m2")
 
 NUMERICS = {t.name: t for t in (Float64, Float32, Float16, BFloat16, Int8, Int16, Int32, Int64,
-                                Uint8, Uint16, Uint32, Uint64, Boolean)}
+                                Uint8, Uint16, Uint32, Uint64, Boolean, TFloat32, Float8E4M3FN,
+                                Float8E5M2)}
 
 
 def _by_name(name: str) -> Numeric:

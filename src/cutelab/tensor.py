@@ -28,9 +28,10 @@ from .algebra import (
     tiled_product, zipped_divide,
 )
 from .errors import LayoutError, TensorError
+from .swizzle import ComposedLayout
 from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
-    make_layout, slice_,
+    make_layout, slice_, slice_and_offset,
 )
 from .numeric import BFloat16, Numeric, numeric_from_numpy
 
@@ -50,6 +51,9 @@ def _is_batch(x: Any) -> bool:
 
 def _layout_extent(layout: Layout) -> tuple[int, int]:
     """(lowest offset, highest offset) the layout reaches, without enumerating it."""
+    if isinstance(layout, ComposedLayout):  # a swizzled layout: enumerate (vectorized)
+        offs = layout.offsets()
+        return (int(offs.min()), int(offs.max())) if offs.size else (0, 0)
     lo = hi = 0
     for s, d in zip(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride)):
         if isinstance(d, ScaledBasis):
@@ -77,6 +81,62 @@ def f32_to_bf16(x: np.ndarray) -> np.ndarray:
     rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
     nan = np.isnan(np.asarray(x, dtype=np.float32))
     return np.where(nan, np.uint16(0x7FC0), rounded)
+
+
+def _type_name(dtype: Numeric) -> str:
+    for name in ("Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64", "Uint8",
+                 "Uint16", "Uint32", "Uint64", "Boolean"):
+        from . import numeric
+
+        if getattr(numeric, name, None) is dtype:
+            return f"cute.{name}"
+    return dtype.name
+
+
+def _checked_values(value: Any, dtype: Numeric, what: str) -> np.ndarray:
+    """value in dtype's storage, or a TensorError where converting would change or misread it.
+
+    CuTe DSL requires the element types of a store to match. Plain Python and numpy values are
+    accepted where the conversion is the one a user means: numbers into a float tensor, integers
+    (and bools) that fit into an integer tensor, bools into a bool tensor. A float into an integer
+    tensor, an integer out of range, or anything that is not a number is refused.
+    """
+    if isinstance(value, TensorSSA):
+        raise TensorError(f"{what}: a loaded tensor (TensorSSA) is stored with Tensor.store, not into one element")
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as e:
+        raise TensorError(f"{what}: cannot read {value!r} as numbers ({e}); nothing was written") from None
+    kind = arr.dtype.kind
+    if kind not in "biuf":
+        raise TensorError(
+            f"{what}: the value {value!r} is not a number (numpy reads it as {arr.dtype}); the tensor holds "
+            f"{dtype.name}; nothing was written"
+        )
+    if dtype is BFloat16 and arr.dtype == np.uint16:
+        return arr  # raw bf16 words
+    if dtype.kind in ("int", "uint"):
+        if kind == "f":
+            raise TensorError(
+                f"{what}: the tensor holds {dtype.name} but the value is floating point ({_sample_text(arr)}); CuTe DSL "
+                f"requires matching element types: round and convert explicitly; nothing was written"
+            )
+        if arr.size and kind in "iu":
+            info = np.iinfo(dtype.storage)
+            lo, hi = int(arr.min()), int(arr.max())
+            if lo < info.min or hi > info.max:
+                raise TensorError(
+                    f"{what}: the value {lo if lo < info.min else hi} does not fit {dtype.name} "
+                    f"[{info.min}, {info.max}]; nothing was written"
+                )
+    elif dtype.kind == "bool" and kind != "b":
+        raise TensorError(f"{what}: the tensor holds booleans but the value is {arr.dtype}; nothing was written")
+    return _from_real(arr, dtype)
+
+
+def _sample_text(arr: np.ndarray) -> str:
+    flat = arr.reshape(-1)
+    return str(flat[0]) if flat.size == 1 else f"{flat.size} values of {arr.dtype}"
 
 
 def _to_real(values: np.ndarray, dtype: Numeric) -> np.ndarray:
@@ -117,6 +177,11 @@ class TensorSSA:
         batch = v.shape[:-1]
         out = v.reshape(batch + tuple(reversed(dims)))
         return np.moveaxis(out, range(len(batch), out.ndim), range(out.ndim - 1, len(batch) - 1, -1)) if dims else out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """np.asarray(ssa): the values as numpy() gives them (bf16 widened to float32)."""
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
 
     def to(self, dtype: Numeric) -> "TensorSSA":
         if dtype is self.dtype:
@@ -203,7 +268,7 @@ class NumpyEngine(PointerInfo):
             )
 
     def _offsets(self, offset: Any, layout: Layout, what: str) -> Any:
-        offs = evaluate_all(layout)
+        offs = layout.offsets() if isinstance(layout, ComposedLayout) else evaluate_all(layout)
         if _is_batch(offset):
             lo, hi = _layout_extent(layout)
             self._check(int(offset.min()) + lo, int(offset.max()) + hi, what)
@@ -221,9 +286,14 @@ class NumpyEngine(PointerInfo):
     def store(self, offset: Any, layout: Layout, value: Any) -> None:
         idx = self._offsets(offset, layout, "store")
         if isinstance(value, TensorSSA):
-            vals = value.to(self.dtype).values if value.dtype is not self.dtype else value.values
+            if value.dtype is not self.dtype:
+                raise TensorError(
+                    f"store: the values are {value.dtype.name} but the tensor holds {self.dtype.name}; CuTe DSL "
+                    f"requires matching element types: convert first with .to({_type_name(self.dtype)}); nothing was written"
+                )
+            vals = value.values
         else:
-            vals = _from_real(value, self.dtype)
+            vals = _checked_values(value, self.dtype, "store")
         try:
             vals = np.broadcast_to(vals, idx.shape)
         except ValueError:
@@ -245,7 +315,18 @@ class NumpyEngine(PointerInfo):
             self._check(int(off.min()), int(off.max()), "store")
         else:
             self._check(off, off, "store")
-        self.data[off] = _from_real(v, self.dtype)
+        vals = _checked_values(v, self.dtype, "store")
+        if not _is_batch(off) and np.ndim(vals) != 0:
+            raise TensorError(
+                f"store: one element takes one value, got an array of shape {np.shape(vals)}; "
+                f"slice with None (T[i, None]) to store several; nothing was written"
+            )
+        try:
+            self.data[off] = vals
+        except ValueError:
+            raise TensorError(
+                f"store: values of shape {np.shape(vals)} do not fit {np.shape(off)} elements; nothing was written"
+            ) from None
 
     @classmethod
     def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None) -> tuple:
@@ -332,7 +413,7 @@ class Tensor:
     __slots__ = ("engine", "offset", "layout")
 
     def __init__(self, engine: Any, layout: Layout, offset: Any = 0, _checked: bool = False):
-        if not isinstance(layout, Layout):
+        if not isinstance(layout, (Layout, ComposedLayout)):
             raise TensorError(f"make_tensor: expected a Layout, got {type(layout).__name__}")
         self.engine = engine
         self.layout = layout
@@ -391,6 +472,14 @@ class Tensor:
 
     __repr__ = __str__
 
+    def _repr_svg_(self) -> str | None:  # Jupyter: the values on the layout's grid (None: the text)
+        try:
+            from .render import figure, svg
+
+            return svg.render(figure.tensor_figure(self))
+        except (LayoutError, ImportError):
+            return None
+
     # ---- indexing
     def _check_coord(self, coord: Any) -> None:
         def go(c: Any, s: Any) -> bool:
@@ -415,16 +504,23 @@ class Tensor:
             )
 
     def _split(self, coord: Any) -> tuple:
-        coord = _normalize(coord)
+        coord = _tensor_coord(self, coord)
         self._check_coord(coord)
-        shp, std = self.layout.shape, self.layout.stride
+        shp = self.layout.shape
         fixed = it.transform_leaf(coord, lambda c: 0 if c is None else c)
         if isinstance(fixed, tuple) and not isinstance(shp, tuple) and len(fixed) == 1:
             fixed = fixed[0]
-        return coord, it.crd2idx(fixed, shp, std)
+        if isinstance(self.layout, ComposedLayout):
+            return coord, self.layout(fixed)
+        return coord, it.crd2idx(fixed, shp, self.layout.stride)
 
     def __getitem__(self, coord: Any) -> Any:
         coord, delta = self._split(coord)
+        if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
+            # keep the swizzle exact: the fixed part of coord moves into the composed offset
+            lay = self.layout
+            sub, fixed = slice_and_offset(coord, lay.outer)
+            return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
         if it.has_none(coord):
             return self._new(slice_(self.layout, coord), _add(self.offset, delta))
         return self.engine.read_one(_add(self.offset, delta))
@@ -472,6 +568,29 @@ class Tensor:
         return self._new(f(self.layout, tiler))
 
 
+def _tensor_coord(t: "Tensor", coord: Any) -> Any:
+    """coord with integers of any kind as ints (arrays of integers kept: a batch), or a TensorError
+    naming the operand when an entry is not an integer (a float, inf, a string)."""
+
+    def go(c: Any) -> Any:
+        if type(c) is int or c is None:
+            return c
+        if isinstance(c, (tuple, list)):
+            return tuple(go(x) for x in c)
+        if isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)):
+            return int(c)
+        if isinstance(c, np.ndarray) and c.dtype.kind in "iu":
+            return c.astype(np.int64, copy=False)
+        if type(c).__module__.startswith("cutelab.kernel"):
+            return c  # a symbolic index of the kernel tracer
+        raise TensorError(
+            f"{t}: index {coord!r} is not a coordinate: entries must be integers (or None to slice), "
+            f"got {type(c).__name__} {c!r}"
+        )
+
+    return go(coord)
+
+
 # --------------------------------------------------------------------------- construction
 
 def _engine_of(obj: Any) -> tuple:
@@ -499,7 +618,7 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
 
     The layout indexes the storage as a flat array; every offset it reaches must be in range.
     """
-    if not isinstance(layout, Layout):
+    if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
     eng, off = _engine_of(engine)
     return Tensor(eng, layout, off)
@@ -625,6 +744,16 @@ def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) ->
         raise TensorError(f"local_partition: the thread layout must be a Layout, got {tiler!r}")
     if proj != 1 and proj is not None:
         tiler = dice(tiler, _normalize(proj))
+    if index is None or isinstance(index, (bool, float, str, np.floating)) or not (
+            isinstance(index, (int, np.integer, np.ndarray)) or type(index).__module__.startswith("cutelab.kernel")):
+        raise TensorError(
+            f"local_partition: the thread index must be an int (or an array of ints, or a kernel's thread index), "
+            f"got {type(index).__name__} {index!r}"
+        )
+    if isinstance(index, np.ndarray) and index.dtype.kind not in "iu":
+        raise TensorError(f"local_partition: thread indices must be integers, got an array of {index.dtype}")
+    if isinstance(index, np.integer):
+        index = int(index)
     if isinstance(index, (int, np.integer)) and not 0 <= index < tiler.size():
         raise TensorError(f"local_partition: thread index {index} is out of range for {tiler} of {tiler.size()} threads")
     if isinstance(index, np.ndarray) and index.size and (index.min() < 0 or index.max() >= tiler.size()):

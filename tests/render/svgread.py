@@ -27,6 +27,7 @@ class ReadGrid:
     keys: np.ndarray             # (rows, cols) data-key of the path covering each cell
     labels: dict = field(default_factory=dict)  # (r, c) -> label text, lines joined by "\n"
     title: str = ""
+    tips: dict = field(default_factory=dict)    # (r, c) -> the <title> (hover text) of the label, if any
 
 
 def read(svg: str) -> list[ReadGrid]:
@@ -62,7 +63,7 @@ def read(svg: str) -> list[ReadGrid]:
             hexes = np.array([f"#{r:02X}{g_:02X}{b:02X}" for r, g_, b in rgb.reshape(-1, 3).tolist()], dtype=object)
             fills[...] = hexes.reshape(rows, cols)
         assert all(v is not None for v in fills.ravel()), "a cell is not covered"
-        labels = {}
+        labels, tips = {}, {}
         for lab in g.iter(NS + "g"):
             if lab.get("class") != "labels":
                 continue
@@ -72,7 +73,10 @@ def read(svg: str) -> list[ReadGrid]:
                 r, c = int(y // ch), int(x // cw)  # the (first) baseline lies inside the cell
                 assert (r, c) not in labels, "two labels in one cell"
                 labels[(r, c)] = "\n".join(parts)
-        out.append(ReadGrid(rows, cols, fills, keys, labels, title))
+                tip = t.find(NS + "title")
+                if tip is not None:
+                    tips[(r, c)] = tip.text or ""
+        out.append(ReadGrid(rows, cols, fills, keys, labels, title, tips))
     return out
 
 

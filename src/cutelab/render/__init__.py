@@ -1,9 +1,9 @@
-"""Pictures of layouts: grids of offsets, TV layouts, partitions and steps of the algebra.
+"""Pictures of layouts: grids of offsets, TV layouts, partitions, steps of the algebra, atoms.
 
 Builders turn layouts into a format-free ``Figure`` (figure.py, partition.py, explain.py);
 back ends turn a Figure into text (text.py, CuTe's print_layout, optionally ANSI-coloured),
 SVG (svg.py), TikZ/LaTeX (latex.py, CuTe's print_latex format), HTML (html.py) or PNG
-(png.py, needs Pillow: ``pip install 'cutelab[png]'``). Everything here is pure: functions
+(png.py, with Pillow, a dependency). Everything here is pure: functions
 return strings (bytes for PNG); writing files is the caller's business (see cutelab.cli).
 
 >>> import cutelab as cute
@@ -27,6 +27,9 @@ from typing import Any
 
 from .explain import OPS, explain, explain_complement, explain_composition, explain_divide, explain_product
 from .figure import LABEL_LIMIT, Figure, Grid, coords_figure, layout_figure, make_tv_figure, tv_arrays, tv_figure
+from .copy import copy_figure, copy_tv_figure
+from .mma import mma_figure, mma_tv_figure, tv_owners
+from .swizzle import bank_figure, swizzle_figure
 from .partition import (
     outer_ownership, outer_partition_figure, tiled_ownership, tiled_partition_figure, tv_ownership,
     tv_partition_figure,
@@ -38,6 +41,7 @@ __all__ = [
     "explain", "explain_composition", "explain_complement", "explain_divide", "explain_product", "OPS",
     "tiled_ownership", "outer_ownership", "tv_ownership",
     "tiled_partition_figure", "outer_partition_figure", "tv_partition_figure",
+    "mma_figure", "mma_tv_figure", "tv_owners", "copy_figure", "copy_tv_figure", "swizzle_figure", "bank_figure",
 ]
 
 #: file suffix -> format name

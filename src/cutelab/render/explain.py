@@ -167,6 +167,12 @@ def _tile_ids(shape: Any, tiler: Any, op: str) -> tuple[np.ndarray, np.ndarray, 
     Z = alg.zipped_divide(ident, tiler)
     T = size(Z.shape[0])
     z = Z.offsets()
+    if z.size and (z.min() < 0 or z.max() >= size(ident)):
+        raise LayoutError(
+            f"explain {op}: the tiler {_tiler_text(tiler)} does not divide the shape {it.tuple_str(shape)}: its tiles "
+            f"reach index {int(z.max())}, past the {size(ident)} elements of the layout; a picture needs a tiler "
+            f"whose tiles fit the layout exactly"
+        )
     j = np.arange(z.size, dtype=np.int64)
     tile_id = np.full(size(ident), -1, dtype=np.int64)
     pos = np.full(size(ident), -1, dtype=np.int64)

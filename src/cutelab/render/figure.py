@@ -22,7 +22,7 @@ from . import palette
 
 __all__ = [
     "Grid", "Figure", "as_layout", "grid_dims", "layout_figure", "coords_figure", "tv_figure",
-    "tv_arrays", "make_tv_figure",
+    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
 ]
 
 
@@ -36,6 +36,8 @@ class Grid:
     groups: (rows, cols) int array or None: thick borders are drawn where it changes.
     legend: (key, text) pairs explaining the colours.
     style:  "grid" (cells with row/column indices) or "table" (index -> label rows).
+    tips:   (rows, cols) str array or None: a longer text per cell ("" for none), shown on hover
+            in SVG/HTML (an SVG ``<title>``), e.g. every (t,v) that holds a shared element.
     """
 
     title: str
@@ -48,6 +50,8 @@ class Grid:
     legend: list[tuple[int, str]] = field(default_factory=list)
     style: str = "grid"
     min_width: int = 1  # text back end: narrowest cell (CuTe pads offsets to the digits of cosize)
+    tips: np.ndarray | None = None
+    text_sep: str = ""  # text back end: what joins a label's two lines ("T0" + "V1" -> "T0V1"; " " keeps "17 b8" apart)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -56,15 +60,32 @@ class Grid:
     def fill(self, key: int) -> str:
         return palette.HOLE if key < 0 else self.colors[key]
 
+    def ink(self, key: int) -> str:
+        """The label colour on key's fill: black or white, whichever contrasts more (>= 4.5:1)."""
+        return palette.ink(self.fill(key))
+
 
 @dataclass
 class Figure:
-    """A titled picture: grids drawn one after another, then lines of notes."""
+    """A titled picture: grids drawn one after another, then lines of notes.
+
+    placement: None (grids flow left to right) or one (row, col) per grid: the grids are set
+    in a table, all with the same cell size, so that rows and columns of neighbours line up
+    (a TiledMMA: B above C, A left of C). meta: what a back end may need beyond the cells
+    (the LaTeX back end draws kind "mma"/"copy" exactly as CuTe's print_latex, see latex.py).
+    """
 
     title: str
     grids: list[Grid]
     notes: list[str] = field(default_factory=list)
-    kind: str = "layout"  # layout | tv | coords | partition | explain (used by the text/latex back ends)
+    kind: str = "layout"  # layout | tv | coords | partition | explain | mma | copy | swizzle
+    placement: list[tuple[int, int]] | None = None
+    meta: dict = field(default_factory=dict)
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        from . import svg
+
+        return svg.render(self)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -73,6 +94,29 @@ class Figure:
 LABEL_LIMIT = 8192
 #: colour steps of a layout heat map
 HEAT_LEVELS = 16
+#: a layout grid with more rows or columns than this is drawn as an overview: every k-th row and
+#: column, at most OVERVIEW_SIDE of each (so a (65536,65536) layout costs what a 256x256 one does)
+OVERVIEW_SIDE = 256
+#: the most rows a coordinate table lists (then: the first COORDS_LIMIT, and a note)
+COORDS_LIMIT = 4096
+#: the most cells a TV picture or a partition picture builds (beyond: a LayoutError saying so)
+CELL_LIMIT = 1 << 22
+
+
+def _eval_indices(layout: Layout, idx: np.ndarray) -> np.ndarray:
+    """layout(i) for an int64 array of indices i (vectorized; offsets fit in int64 by validation)."""
+    out = np.zeros(idx.shape, dtype=np.int64)
+    rest = idx.astype(np.int64, copy=True)
+    for s, d in zip(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride)):
+        out += (rest % s) * d
+        rest //= s
+    return out
+
+
+def _sample(n: int, side: int = OVERVIEW_SIDE) -> np.ndarray:
+    """Every k-th index of range(n), k the smallest step giving at most `side` of them."""
+    step = -(-n // side)
+    return np.arange(0, n, step, dtype=np.int64)
 
 def as_layout(x: Any) -> Layout:
     """A Layout from a Layout or CuTe notation text (``"(4,2):(2,1)"``); a bare shape is col-major."""
@@ -97,6 +141,8 @@ def grid_dims(layout: Layout) -> tuple[int, int, Any, Any]:
     shp = layout.shape
     if not isinstance(shp, tuple):
         return shp, 1, shp, 1
+    if len(shp) == 0:  # the empty layout ():(): one element, offset 0
+        return 1, 1, 1, 1
     if len(shp) == 1:
         return it.product(shp[0]), 1, shp[0], 1
     if len(shp) == 2:
@@ -140,13 +186,22 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None) 
     [['0', '1', '2'], ['3', '4', '5']]
     """
     L = as_layout(layout)
+    if label not in ("offset", "coord"):
+        raise LayoutError(f"layout_figure: label must be 'offset' or 'coord', got {label!r}")
+    _no_basis(L, "layout_figure")
     rows, cols, rshape, cshape = grid_dims(L)
-    offs = L.offsets().reshape(cols, rows).T  # colex: index = m + rows * n
+    big = rows > OVERVIEW_SIDE or cols > OVERVIEW_SIDE
+    ri = _sample(rows) if big else np.arange(rows, dtype=np.int64)
+    ci = _sample(cols) if big else np.arange(cols, dtype=np.int64)
+    if big:  # colex: index = m + rows * n, evaluated only where shown
+        offs = _eval_indices(L, ri[:, None] + rows * ci[None, :])
+    else:
+        offs = L.offsets().reshape(cols, rows).T
     if label == "offset":
         labels = _int_labels(offs)
-    elif label == "coord":
-        rc = np.array([it.tuple_str(it.idx2crd(m, rshape)) for m in range(rows)], dtype=str)
-        cc = [it.tuple_str(it.idx2crd(n, cshape)) for n in range(cols)]
+    else:
+        rc = np.array([it.tuple_str(it.idx2crd(int(m), rshape)) for m in ri], dtype=str)
+        cc = [it.tuple_str(it.idx2crd(int(n), cshape)) for n in ci]
         if cols == 1 and not (isinstance(L.shape, tuple) and len(L.shape) >= 2):
             labels = np.repeat(rc[:, None], 1, axis=1)
         else:
@@ -154,20 +209,104 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None) 
                 cc = [c[1:-1] for c in cc]  # (m, (n1, n2)) is shown flat: (m, n1, n2)
             labels = np.char.add(np.char.add(np.char.add("(", rc[:, None]), ","), np.array(cc, dtype=str)[None, :])
             labels = np.char.add(labels, ")")
-    else:
-        raise LayoutError(f"layout_figure: label must be 'offset' or 'coord', got {label!r}")
     if offs.size <= LABEL_LIMIT:
         keys = (offs % 8).astype(np.int64)
         colors = [palette.shade(k) for k in range(8)]
         legend = [(k, f"offset % 8 == {k}") for k in range(8)]
     else:  # too big to label: a heat map of the offset in HEAT_LEVELS steps
-        top = max(int(offs.max()) + 1, 1) if offs.size else 1
-        keys = (offs * HEAT_LEVELS // top).astype(np.int64)
+        lo = int(offs.min()) if offs.size else 0
+        top = max(int(offs.max()) - lo + 1, 1) if offs.size else 1
+        # exact integer binning (no float rounding, no int64 overflow for offsets near 2^63)
+        keys = np.array([(int(o) - lo) * HEAT_LEVELS // top for o in offs.ravel()], dtype=np.int64).reshape(offs.shape) \
+            if top >= (1 << 58) else ((offs - lo) * HEAT_LEVELS // top).astype(np.int64)
         colors = palette.heat(HEAT_LEVELS)
-        legend = [(k, f"offset {k * top // HEAT_LEVELS}..{(k + 1) * top // HEAT_LEVELS - 1}") for k in range(HEAT_LEVELS)]
-    g = Grid(str(L), keys, labels, colors, _headers(rows), _headers(cols),
+        legend = [(k, f"offset {lo + k * top // HEAT_LEVELS}..{lo + (k + 1) * top // HEAT_LEVELS - 1}")
+                  for k in range(HEAT_LEVELS)]
+    g = Grid(str(L), keys, labels, colors, [str(int(m)) for m in ri], [str(int(n)) for n in ci],
              legend=legend, min_width=len(str(cosize(L))))
-    return Figure(title if title is not None else str(L), [g], kind="layout")
+    notes = []
+    if big:
+        notes.append(f"overview: the layout's grid is {rows} x {cols} cells; shown are every {_step(ri)}-th row and "
+                     f"every {_step(ci)}-th column ({len(ri)} x {len(ci)}), each with its own offset; "
+                     f"the row and column headers are the real indices")
+    return Figure(title if title is not None else str(L), [g], notes, kind="layout")
+
+
+def _hier_coord(L: Layout, off: int, first: int) -> Any:
+    """get_hier_coord(L, off): CuTe's formula where it inverts L, else the first index reaching off."""
+    crd = it.idx2crd(off, L.shape, L.stride)
+    if it.crd2idx(crd, L.shape, L.stride) == off:
+        return crd
+    return it.idx2crd(first, L.shape)
+
+
+def _step(idx: np.ndarray) -> int:
+    return int(idx[1] - idx[0]) if idx.size > 1 else 1
+
+
+def _no_basis(L: Layout, op: str) -> None:
+    from ..layout import ScaledBasis
+
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(L.stride)):
+        raise LayoutError(
+            f"{op}({L}): this layout has basis strides (an identity layout): its values are coordinates, "
+            f"not offsets, so it has no grid of offsets to draw; print it, or draw make_layout({it.tuple_str(L.shape)})"
+        )
+
+
+def tensor_figure(tensor: Any, title: str | None = None) -> Figure:
+    """A tensor's values on the grid of its layout (like layout_figure, labels are the values).
+
+    Cells are coloured by value (a heat map; bool and non-numeric values: one colour). Past
+    OVERVIEW_SIDE rows or columns, an overview reads only the cells it shows.
+
+    >>> import numpy as np, cutelab as cute
+    >>> t = cute.make_tensor(np.arange(6, dtype=np.int32) * 10, cute.make_layout((2, 3), stride=(3, 1)))
+    >>> tensor_figure(t).grids[0].labels.tolist()
+    [['0', '10', '20'], ['30', '40', '50']]
+    """
+    L = tensor.layout
+    if getattr(tensor, "batch", ()):
+        raise LayoutError(f"tensor_figure: {tensor} is a batch of {tensor.batch} tensors; index one first")
+    rows, cols, _, _ = grid_dims(L)
+    big = rows > OVERVIEW_SIDE or cols > OVERVIEW_SIDE
+    ri = _sample(rows) if big else np.arange(rows, dtype=np.int64)
+    ci = _sample(cols) if big else np.arange(cols, dtype=np.int64)
+    idx = ri[:, None] + rows * ci[None, :]
+    from ..layout import ScaledBasis
+
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(L.stride)):  # identity tensor: coordinates
+        labels = np.array([[it.tuple_str(tensor[int(i)]) for i in row] for row in idx], dtype=str)
+        keys = np.zeros(idx.shape, dtype=np.int64)
+        colors = ["#DDEEFF"]
+    else:
+        data = getattr(tensor.engine, "data", None)
+        if isinstance(data, np.ndarray) and not isinstance(tensor.offset, np.ndarray):
+            vals = tensor.engine.read_one(_eval_indices(L, idx) + int(tensor.offset))
+        else:
+            flat = np.asarray(tensor.load().values).reshape(-1)
+            vals = flat[idx]
+        vals = np.asarray(vals)
+        if vals.dtype.kind in "fc":
+            labels = np.vectorize(lambda v: f"{v:.4g}", otypes=[str])(vals) if vals.size else vals.astype(str)
+        else:
+            labels = vals.astype(str)
+        if vals.dtype.kind in "iuf" and vals.size:
+            fin = np.isfinite(vals) if vals.dtype.kind == "f" else np.ones(vals.shape, bool)
+            lo, hi = (float(vals[fin].min()), float(vals[fin].max())) if fin.any() else (0.0, 0.0)
+            span = hi - lo if hi > lo else 1.0
+            keys = np.where(fin, np.clip(((vals.astype(np.float64) - lo) / span * HEAT_LEVELS).astype(np.int64),
+                                         0, HEAT_LEVELS - 1), -1)
+            colors = palette.heat(HEAT_LEVELS)
+        else:
+            keys = np.zeros(idx.shape, dtype=np.int64)
+            colors = ["#DDEEFF"]
+    g = Grid(str(tensor), keys.astype(np.int64), labels, colors, [str(int(m)) for m in ri], [str(int(n)) for n in ci])
+    notes = []
+    if big:
+        notes.append(f"overview: the tensor's grid is {rows} x {cols}; shown are every {_step(ri)}-th row and "
+                     f"every {_step(ci)}-th column, with the real indices as headers")
+    return Figure(title if title is not None else str(tensor), [g], notes, kind="layout")
 
 
 def coords_figure(layout: Any) -> Figure:
@@ -180,17 +319,35 @@ def coords_figure(layout: Any) -> Figure:
     '1 -> (0,1,0)'
     """
     L = as_layout(layout)
-    n = size(L)
-    rows = []
-    for i in range(n):
-        try:
-            rows.append(it.tuple_str(L.get_hier_coord(i)))
-        except LayoutError:
-            rows.append("-")
+    _no_basis(L, "coords_figure")
+    n = min(size(L), COORDS_LIMIT)
+    # the coordinate of each offset i < n: scatter the index of every coordinate reaching i (the
+    # first one wins, as get_hier_coord's search does), touching only indices whose offset is < n
+    first = np.full(n, -1, dtype=np.int64)
+    total = size(L)
+    for start in range(0, total, 1 << 20):
+        idx = np.arange(start, min(total, start + (1 << 20)), dtype=np.int64)
+        offs = _eval_indices(L, idx)
+        hit = (offs >= 0) & (offs < n)
+        o, j = offs[hit], idx[hit]
+        free = first[o] < 0
+        o, j = o[free], j[free]
+        o, pos = np.unique(o, return_index=True)  # first index per offset within the chunk
+        first[o] = j[pos]
+        if (first >= 0).all():
+            break
+    rows = ["-" if j < 0 else it.tuple_str(_hier_coord(L, i, int(j))) for i, j in enumerate(first)]
     labels = np.array(rows, dtype=str).reshape(n, 1)
     keys = np.where(labels == "-", -1, 0).astype(np.int64)
     g = Grid(str(L), keys, labels, ["#DDEEFF"], _headers(n), ["coordinate"], style="table")
-    return Figure(str(L), [g], notes=[f"{i} -> {c}" for i, c in enumerate(rows)], kind="coords")
+    notes = [f"{i} -> {c}" for i, c in enumerate(rows)]
+    if size(L) > n:
+        more = f"... the first {n} of {size(L)} offsets are listed"
+        notes.append(more)
+        g.row_headers = g.row_headers + ["..."]
+        g.keys = np.concatenate([g.keys, [[-1]]])
+        g.labels = np.concatenate([g.labels, np.array([[more[4:]]])])
+    return Figure(str(L), [g], notes=notes, kind="coords")
 
 
 # --------------------------------------------------------------------------- thread-value layouts
@@ -203,6 +360,14 @@ def tv_arrays(tv: Layout, tile: tuple[int, int]) -> tuple[np.ndarray, np.ndarray
     as in CuTe's print_latex_tv).
     """
     M, N = tile
+    if M < 1 or N < 1:
+        raise LayoutError(f"tv picture: the tile ({M},{N}) must have positive sides")
+    if M * N > CELL_LIMIT or size(tv) > CELL_LIMIT:
+        raise LayoutError(
+            f"tv picture: the tile ({M},{N}) of {M * N} cells with {size(tv)} (t,v) pairs is too big to draw "
+            f"(the limit is {CELL_LIMIT} cells); draw a smaller thread or value layout"
+        )
+    _no_basis(tv, "tv picture")
     T = size(tv.shape[0]) if isinstance(tv.shape, tuple) else size(tv.shape)
     V = size(tv) // T
     offs = tv.offsets()
@@ -224,15 +389,17 @@ def tv_arrays(tv: Layout, tile: tuple[int, int]) -> tuple[np.ndarray, np.ndarray
 def tv_figure(tv: Any, tile: Sequence[int] | None = None, title: str | None = None) -> Figure:
     """A thread-value layout over its (M, N) tile: cells coloured by thread, labelled T#V#.
 
-    Like CuTe's print_latex_tv. ``tile`` defaults to a single row of cosize(tv) elements.
+    Like CuTe's print_latex_tv. ``tile`` defaults to the tile the layout covers (``default_tile``).
 
     >>> f = tv_figure("((2,2),(2,3)):((2,12),(1,4))", (1, 24))
     >>> f.grids[0].labels[0, :3].tolist()
     ['T0\\nV0', 'T0\\nV1', 'T1\\nV0']
     """
     L = as_layout(tv)
+    _no_basis(L, "tv_figure")
+    chosen = tile is None
     if tile is None:
-        tile = (1, cosize(L))
+        tile = default_tile(L)
     if isinstance(tile, int):
         tile = (1, tile)
     M, N = (int(x) for x in tile)
@@ -241,12 +408,38 @@ def tv_figure(tv: Any, tile: Sequence[int] | None = None, title: str | None = No
     g = Grid(f"{L} over ({M},{N})", thr, tv_labels(thr, val), palette.categorical(T), _headers(M), _headers(N),
              legend=_thread_legend(T))
     notes = [f"layout_tv = {L}", f"tile (M,N) = ({M},{N}); (t,v) -> m + M*n"]
+    if chosen:
+        notes.append("tile chosen as the most square split of cosize(layout_tv) at a boundary of its modes; "
+                     "give the tile (--tile M,N) to choose another")
     if clashes:
         notes.append(f"{clashes} cell(s) are mapped to by several (t,v); the last one is shown")
     holes = int((thr < 0).sum())
     if holes:
         notes.append(f"{holes} cell(s) of the tile are owned by no (t,v) (white)")
     return Figure(title if title is not None else f"TV layout {L}", [g], notes, kind="tv")
+
+
+def default_tile(tv: Layout) -> tuple[int, int]:
+    """The (M, N) tile a TV layout covers: M*N = cosize(tv), M at a boundary of its modes.
+
+    A TV layout maps (t, v) to m + M*n, but M is not written in it. Sorting its modes by stride,
+    each prefix of them spans a block of the codomain (1, s0, s0*s1, ...); a column of the tile
+    is one of these blocks. Of the spans that divide cosize, the one giving the most square tile
+    is chosen (make_layout_tv's (32,8):(8,1) x (4,8):(8,1) gives its tiler (128,64)).
+
+    >>> default_tile(Layout.parse("((8,32),(8,4)):((1024,4),(128,1))"))
+    (128, 64)
+    """
+    n = cosize(tv)
+    modes = sorted((d, s) for s, d in zip(it.flatten_to_tuple(tv.shape), it.flatten_to_tuple(tv.stride))
+                   if s != 1 and type(d) is int and d > 0)
+    spans = {1, n}
+    for d, s in modes:
+        spans.add(d)
+        spans.add(d * s)
+    cands = [m for m in spans if 0 < m <= n and n % m == 0]
+    best = min(cands, key=lambda m: (abs(np.log(m) - np.log(n // m)) if n > 1 else 0, -m))
+    return best, n // best
 
 
 def make_tv_figure(thr_layout: Any, val_layout: Any) -> Figure:

@@ -8,6 +8,13 @@ CuTe's greys (``black!00``, ``black!40``, ... by offset mod 8); thread colours a
 once with ``\\definecolor`` from our palette, and T#/V# labels use ``\\shortstack`` as CuTe
 does. Several panels are stacked top to bottom with ``scope`` shifts; thick borders between
 groups (tiles, blocks) are ``\\draw[line width=2pt]`` segments. Compile with ``pdflatex``.
+
+A TiledMMA (kind "mma") and a TiledCopy (kind "copy") are written line for line as CuTe C++'s
+``print_latex`` writes them (print_latex_mma / print_latex_copy in cute/util/print_latex.hpp):
+its header, one ``\\node[fill=...]`` per cell in CuTe's order, its ``grid`` draws and index
+nodes at CuTe's coordinates (A at columns -K-1..-2, B at rows -K-1..-2, the copy's destination
+N+3 columns to the right). Only the fills differ: one ``{rgb,255:...}`` colour per thread from
+our palette instead of CuTe's eight that repeat every 8 threads.
 """
 
 from __future__ import annotations
@@ -92,8 +99,67 @@ def _height(g: Grid, cute_greys: bool) -> int:
     return rows + leg + 3
 
 
+_CUTE_HEADER = (
+    "\\documentclass[convert]{standalone}\n"
+    "\\usepackage{tikz}\n\n"
+    "\\begin{document}\n"
+    "\\begin{tikzpicture}[x={(0cm,-1cm)},y={(1cm,0cm)},every node/.style={minimum size=1cm, outer sep=0pt}]\n"
+)
+
+
+def _cute_fill(hex_colour: str) -> str:
+    r, g, b = palette.hex_to_rgb(hex_colour)
+    return f"{{rgb,255:red,{r};green,{g};blue,{b}}}"
+
+
+def _cute_cells(g: Grid, labels, order, dr: int, dc: int) -> list[str]:
+    """One CuTe node per held cell, in the builder's order (meta["order"]), shifted by (dr, dc)."""
+    out = []
+    for r, c in order.tolist():
+        k = int(g.keys[r, c])
+        out.append(f"\\node[fill={_cute_fill(g.fill(k))}] at ({r + dr},{c + dc}) {{{_label(str(labels[r, c]))}}};")
+    return out
+
+
+def _cute_grid(r0: int, c0: int, r1: int, c1: int) -> list[str]:
+    return [f"\\draw[color=black,thick,shift={{(-0.5,-0.5)}}] ({r0},{c0}) grid ({r1},{c1});", ""]
+
+
+def _cute_index(r: int, c: int, i: int) -> str:
+    return f"\\node at ({r},{c}) {{\\Large{{\\texttt{{{i}}}}}}};"
+
+
+def _cute_tv(fig: Figure) -> str:
+    """kind "mma" / "copy": the document CuTe's print_latex writes (see the module docstring)."""
+    meta = fig.meta
+    # a picture too big for SVG labels keeps them in meta["labels"]: LaTeX labels every cell as CuTe does
+    labels = meta.get("labels") or [g.labels for g in fig.grids]
+    out = [f"% {c}" for c in meta["comments"]] + [f"% {fig.title}"] + [f"% {n}" for n in fig.notes]
+    out.append(_CUTE_HEADER)
+    if fig.kind == "mma":
+        gc, ga, gb = fig.grids
+        oc, oa, ob = meta["order"]
+        M, N, K = meta["tile"]
+        out += _cute_cells(gc, labels[0], oc, 0, 0) + _cute_grid(0, 0, M, N)
+        out += _cute_cells(ga, labels[1], oa, 0, -K - 1) + _cute_grid(0, -K - 1, M, -1)
+        out += [_cute_index(m, -K - 2, m) for m in range(M)] + [_cute_index(-1, k - K - 1, k) for k in range(K)]
+        out += _cute_cells(gb, labels[2], ob, -K - 1, 0) + _cute_grid(-K - 1, 0, -1, N)
+        out += [_cute_index(-K - 2, n, n) for n in range(N)] + [_cute_index(k - K - 1, -1, k) for k in range(K)]
+    else:
+        gs, gd = fig.grids
+        os_, od = meta["order"]
+        M, N = meta["tile"]
+        out += _cute_cells(gs, labels[0], os_, 0, 0) + _cute_grid(0, 0, M, N)
+        out += [_cute_index(m, -1, m) for m in range(M)] + [_cute_index(-1, n, n) for n in range(N)]
+        out += _cute_cells(gd, labels[1], od, 0, N + 3) + _cute_grid(0, N + 3, M, 2 * N + 3)
+        out += [_cute_index(m, 2 * N + 3, m) for m in range(M)] + [_cute_index(-1, n + N + 3, n) for n in range(N)]
+    return "\n".join(out) + "\n" + _FOOTER
+
+
 def render(fig: Figure) -> str:
     """The figure as a standalone LaTeX document (a string)."""
+    if fig.kind in ("mma", "copy") and "order" in fig.meta:
+        return _cute_tv(fig)
     greys = [fig.kind == "layout" and g.colors == [palette.shade(k) for k in range(8)] for g in fig.grids]
     defs, names = _colour_names([g for g, grey in zip(fig.grids, greys) if not grey])
     head = {"tv": "% Layout TV: ", "layout": "% Layout: "}.get(fig.kind, "% ")

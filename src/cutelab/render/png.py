@@ -1,4 +1,11 @@
-"""Figures as PNG, with Pillow (optional: ``pip install 'cutelab[png]'``).
+"""Figures as PNG, with Pillow (a dependency of cutelab since PNG is part of the base install).
+
+Why Pillow rather than a PNG writer of our own: the pixels are easy (svg.py already writes a
+minimal PNG with zlib for its embedded cell images), but a PNG picture is its labels, and
+drawing text needs a font and a rasterizer. Pillow brings both (FreeType, and a default font
+when no TrueType font is found), ships wheels for every platform and Python we support, and
+costs one ~4 MB install; a bitmap font of our own would be one fixed size, ASCII only, and more
+code to keep right than everything else in this module.
 
 The geometry is the SVG back end's (same cell sizes, label limit, panel flow), so a PNG looks
 like the SVG rasterized. Cells are painted as a numpy image (one colour lookup, then a
@@ -16,7 +23,9 @@ import numpy as np
 
 from . import palette
 from .figure import Figure, Grid
-from .svg import _titled, _LEGEND_MAX, _MAX_W, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, cell_size
+from .svg import (
+    _titled, _LEGEND_MAX, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, arrange, cell_size, uniform_cell,
+)
 
 __all__ = ["render", "require_pillow"]
 
@@ -26,7 +35,7 @@ def require_pillow():
     try:
         from PIL import Image, ImageDraw, ImageFont  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("PNG output needs Pillow: pip install 'cutelab[png]' (or pip install pillow)") from e
+        raise ImportError("PNG output needs Pillow, a dependency of cutelab that is missing here: pip install pillow") from e
     return Image, ImageDraw, ImageFont
 
 
@@ -83,11 +92,11 @@ def _legend_rows(g: Grid, width: int):
 
 
 class _Panel:
-    def __init__(self, g: Grid, show_legend: bool, titled: bool = True):
+    def __init__(self, g: Grid, show_legend: bool, titled: bool = True, cell: tuple[int, int] | None = None):
         self.g = g
         self.titled = titled
         rows, cols = g.shape
-        self.cw, self.ch = cell_size(g)
+        self.cw, self.ch = cell or cell_size(g)
         self.labelled = _has_labels(g)
         self.head = _HEAD + (8 if self.labelled else 0)
         self.gx, self.gy = self.head, (_TITLE if titled else 0) + self.head
@@ -144,10 +153,11 @@ class _Panel:
                     continue
                 lines = s.split("\n")
                 cy = y0 + r * ch + ch // 2 - 7 * (len(lines) - 1)
+                colour = _rgb(g.ink(int(g.keys[r, c])))
                 for i, line in enumerate(lines):
                     mask = _glyphs(line, 12)
                     w, h = mask.size
-                    im.paste((0, 0, 0), (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
+                    im.paste(colour, (x0 + c * cw + (cw - w) // 2, cy + 14 * i - h // 2), mask)
 
     def write(self, draw, ox: int, oy: int) -> None:
         g, cw, ch = self.g, self.cw, self.ch
@@ -174,20 +184,14 @@ def render(fig: Figure) -> bytes:
     """The figure as PNG bytes."""
     notes = [] if fig.kind == "coords" else fig.notes  # a coords table already shows them
     Image, ImageDraw, _ = require_pillow()
+    cell = uniform_cell(fig)
     panels = []
     for i, g in enumerate(fig.grids):
         nxt = fig.grids[i + 1] if i + 1 < len(fig.grids) else None
-        panels.append(_Panel(g, nxt is None or not _same_legend(g, nxt), _titled(fig, g)))
-    # flow the panels like svg.render
-    pos, x, y, row_h, total_w = [], _PAD, _PAD + 24, 0, 0
-    for p in panels:
-        if x > _PAD and x + p.width > _MAX_W:
-            x, y, row_h = _PAD, y + row_h + 24, 0
-        pos.append((x, y))
-        total_w = max(total_w, x + p.width)
-        row_h = max(row_h, p.height)
-        x += p.width + 32
-    y += row_h + 12
+        panels.append(_Panel(g, nxt is None or not _same_legend(g, nxt), _titled(fig, g), cell))
+    # place the panels like svg.render
+    pos, total_w, y = arrange(fig, [(p.width, p.height) for p in panels], _PAD + 24)
+    y += 12
     notes_y = y
     if notes:
         y += 15 * len(notes) + 8

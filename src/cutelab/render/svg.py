@@ -14,7 +14,8 @@ pixel per cell (written with zlib, no Pillow), stretched with ``image-rendering:
 Structure (the tests read it back): each panel is ``<g class="grid" data-rows data-cols
 data-cw data-ch transform=...>``; inside, cell ``(r, c)`` is the rectangle at
 ``(c*cw, r*ch)``; labels are ``<text>`` elements centred in their cell (a second line as a
-``<tspan>``, baselines placed so that no dominant-baseline support is needed); the legend is ``<g class="legend">``.
+``<tspan>``, baselines placed so that no dominant-baseline support is needed; a grid's ``tips``
+become a ``<title>`` after the text, shown on hover); the legend is ``<g class="legend">``.
 
 >>> from cutelab.render.figure import layout_figure
 >>> s = render(layout_figure("(2,3):(3,1)"))
@@ -156,10 +157,48 @@ def _legend_layout(g: Grid, width: int) -> tuple[list[tuple[int, str, int, int]]
     return placed, h, more
 
 
-def _panel(g: Grid, show_legend: bool, titled: bool = True) -> tuple[list[str], int, int]:
-    """SVG elements of one panel at the origin, and its (width, height)."""
+def uniform_cell(fig: Figure) -> tuple[int, int] | None:
+    """The one cell size of all grids of a placed figure (see Figure.placement), so neighbours line up."""
+    if not fig.placement:
+        return None
+    sizes = [cell_size(g) for g in fig.grids]
+    return max(w for w, _ in sizes), max(h for _, h in sizes)
+
+
+def arrange(fig: Figure, sizes: list[tuple[int, int]], top: int) -> tuple[list[tuple[int, int]], int, int]:
+    """Positions (x, y) of the panels of the given (width, height), the right edge and the bottom.
+
+    Without a placement, panels flow left to right and wrap at _MAX_W; with one, they are set
+    in a table whose columns are as wide, and rows as tall, as their largest panel.
+    """
+    pos: list[tuple[int, int]] = []
+    if fig.placement:
+        nr = 1 + max(r for r, _ in fig.placement)
+        nc = 1 + max(c for _, c in fig.placement)
+        cw, rh = [0] * nc, [0] * nr
+        for (r, c), (w, h) in zip(fig.placement, sizes):
+            cw[c], rh[r] = max(cw[c], w), max(rh[r], h)
+        xs = [_PAD + sum(cw[:c]) + 32 * c for c in range(nc)]
+        ys = [top + sum(rh[:r]) + 24 * r for r in range(nr)]
+        pos = [(xs[c], ys[r]) for r, c in fig.placement]
+        right = max(x + w for (x, _), (w, _h) in zip(pos, sizes))
+        return pos, right, ys[-1] + rh[-1]
+    x, y, row_h, total_w = _PAD, top, 0, 0
+    for w, h in sizes:
+        if x > _PAD and x + w > _MAX_W:
+            x, y, row_h = _PAD, y + row_h + 24, 0
+        pos.append((x, y))
+        total_w = max(total_w, x + w)
+        row_h = max(row_h, h)
+        x += w + 32
+    return pos, total_w, y + row_h
+
+
+def _panel(g: Grid, show_legend: bool, titled: bool = True,
+           cell: tuple[int, int] | None = None) -> tuple[list[str], int, int]:
+    """SVG elements of one panel at the origin, and its (width, height); ``cell`` fixes the cell size."""
     rows, cols = g.shape
-    cw, ch = cell_size(g)
+    cw, ch = cell or cell_size(g)
     labelled = _has_labels(g)
     head = _HEAD + (8 if labelled else 0)
     gw, gh = cols * cw, rows * ch
@@ -193,6 +232,7 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True) -> tuple[list[str], 
     if labelled:
         out.append(f'<g class="labels" font-size="{_FS}" text-anchor="middle">')
         lab = g.labels
+        tips = g.tips
         for r in range(rows):
             cy = r * ch + ch / 2
             for c in range(cols):
@@ -200,11 +240,16 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True) -> tuple[list[str], 
                 if not s:
                     continue
                 cx = c * cw + cw // 2
+                if tips is not None and tips[r, c]:
+                    s_tip = f"<title>{escape(str(tips[r, c]))}</title>"
+                else:
+                    s_tip = ""
+                white = ' fill="#fff"' if g.ink(int(g.keys[r, c])) == "#FFFFFF" else ""
                 if "\n" in s:
                     a, b = s.split("\n", 1)
-                    out.append(f'<text x="{cx}" y="{cy - 3:g}">{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan></text>')
+                    out.append(f'<text x="{cx}" y="{cy - 3:g}"{white}>{escape(a)}<tspan x="{cx}" dy="14">{escape(b)}</tspan>{s_tip}</text>')
                 else:
-                    out.append(f'<text x="{cx}" y="{cy + 4:g}">{escape(s)}</text>')
+                    out.append(f'<text x="{cx}" y="{cy + 4:g}"{white}>{escape(s)}{s_tip}</text>')
         out.append("</g>")
     out.append("</g>")
     # indices
@@ -247,24 +292,19 @@ def _same_legend(a: Grid, b: Grid) -> bool:
 def render(fig: Figure) -> str:
     """The figure as an SVG document (a string)."""
     notes = [] if fig.kind == "coords" else fig.notes  # a coords table already shows them
+    cell = uniform_cell(fig)
     panels = []
     for i, g in enumerate(fig.grids):
         nxt = fig.grids[i + 1] if i + 1 < len(fig.grids) else None
         show = nxt is None or not _same_legend(g, nxt)
-        panels.append(_panel(g, show, titled=_titled(fig, g)))
+        panels.append(_panel(g, show, titled=_titled(fig, g), cell=cell))
     body: list[str] = []
-    y = _PAD + 24  # figure title
-    x, row_h, total_w = _PAD, 0, 0
-    for elems, w, h in panels:
-        if x > _PAD and x + w > _MAX_W:
-            x, y, row_h = _PAD, y + row_h + 24, 0
-        body.append(f'<g class="panel" transform="translate({x},{y})">')
+    pos, total_w, y = arrange(fig, [(w, h) for _, w, h in panels], _PAD + 24)  # below the figure title
+    for (elems, w, h), (x, py) in zip(panels, pos):
+        body.append(f'<g class="panel" transform="translate({x},{py})">')
         body.extend(elems)
         body.append("</g>")
-        total_w = max(total_w, x + w)
-        row_h = max(row_h, h)
-        x += w + 32
-    y += row_h + 12
+    y += 12
     if notes:
         body.append(f'<g class="notes" font-size="11" fill="#222" transform="translate({_PAD},{y})">')
         for i, line in enumerate(notes):

@@ -1,3 +1,49 @@
-"""(being written)"""
+"""SM80 ``cp.async``: asynchronous copies from global to shared memory, as
+``cutlass.cute.nvgpu.cpasync`` names them.
 
-__all__: list = []
+>>> import cutelab as cute
+>>> from cutelab.nvgpu import cpasync
+>>> a = cute.make_copy_atom(cpasync.CopyG2SOp(), cute.Float16, num_bits_per_copy=128)
+>>> print(a.layout_src_tv, a.op)
+(1,8):(0,1) cp.async GMEM -> SMEM copy Operation
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...numeric import Numeric
+from ..universal_copy import CopyOp, LoadCacheMode, _reject, _simt_layouts
+
+__all__ = ["CopyG2SOp", "LoadCacheMode"]
+
+# cutlass.cute.nvgpu.cpasync.LoadCacheMode is a deprecated twin of cute.nvgpu.LoadCacheMode;
+# cutelab has one enum under both names.
+
+
+@dataclass(frozen=True)
+class CopyG2SOp(CopyOp):
+    """Non-bulk asynchronous copy, global -> shared memory (``cp.async.ca/.cg``).
+
+    ``make_copy_atom(CopyG2SOp(cache_mode), dtype, num_bits_per_copy=n)`` needs n > 0: each
+    thread copies n bits.
+    """
+
+    cache_mode: LoadCacheMode = LoadCacheMode.ALWAYS
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.cache_mode, LoadCacheMode):
+            raise ValueError(
+                f"CopyG2SOp(cache_mode={self.cache_mode!r}): expects the 'cache_mode' Op parameter to be a LoadCacheMode"
+            )
+
+    def __str__(self) -> str:
+        s = "cp.async GMEM -> SMEM copy Operation"
+        if self.cache_mode is not LoadCacheMode.ALWAYS:
+            s += f"\n  with cache mode = {self.cache_mode}"
+        return s
+
+    def _atom_layouts(self, value_type: Numeric, num_bits_per_copy: Any = None, **kwargs: Any) -> dict:
+        _reject(self, kwargs, ())
+        return _simt_layouts(self, value_type, num_bits_per_copy, positive=True)
