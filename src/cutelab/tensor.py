@@ -407,6 +407,28 @@ class Pointer:
 
 # --------------------------------------------------------------------------- Tensor
 
+class TensorType:
+    """What ``Tensor.type`` prints: element type, memory space, alignment and layout (or, for a
+    coordinate tensor, its origin and layout)."""
+
+    def __init__(self, t: "Tensor"):
+        self.element_type = t.element_type
+        self.layout = t.layout
+        eng = t.engine
+        if isinstance(eng, IdentityEngine):
+            off = t.offset if isinstance(t.offset, tuple) else (0,) * max(eng.rank, 1)
+            off = off + (0,) * (eng.rank - len(off)) if len(off) < eng.rank else off
+            self.text = f'!cute.coord_tensor<"{it.tuple_str(tuple(off))}", "{t.layout}">'
+        else:
+            al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
+            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, align<{al}>, "{t.layout}">'
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
 class Tensor:
     """engine + offset + layout. ``T[coord]`` reads an element or, with None in coord, slices."""
 
@@ -457,6 +479,11 @@ class Tensor:
     @property
     def memspace(self) -> str:
         return self.engine.memspace
+
+    @property
+    def type(self) -> "TensorType":
+        """The tensor's type as CuTe DSL prints it (``!cute.memref<f32, gmem, align<16>, "(4,8):(8,1)">``)."""
+        return TensorType(self)
 
     @property
     def batch(self) -> tuple:

@@ -328,6 +328,18 @@ class Kernel:
         return self._rewritten
         functools.update_wrapper(self, fn)
 
+    def set_name_prefix(self, prefix: str) -> None:
+        """Name the generated CUDA function after prefix (CuTe DSL's set_name_prefix)."""
+        self.name = _c_name(str(prefix))
+        self.plans.clear()
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """@cute.kernel on a method: binds self (a compile-time argument)."""
+        if obj is None:
+            return self
+        bound = _BoundKernel(self, obj)
+        return bound
+
     def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
         if tracing():
             raise TraceError(f"kernel {self.name} was called inside a kernel; kernels cannot launch kernels")
@@ -339,6 +351,19 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<cute.kernel {self.name}>"
+
+
+class _BoundKernel:
+    """A @cute.kernel method bound to its object."""
+
+    def __init__(self, k: "Kernel", obj: Any):
+        self.k, self.obj = k, obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
+        return self.k(self.obj, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.k, name)
 
 
 class KernelCall:
@@ -566,15 +591,46 @@ def kernel(fn: Optional[Callable] = None, *, interpret: Optional[bool] = None) -
 
 # --------------------------------------------------------------------------- jit and compile
 
+def _as_tensor_arg(x: Any) -> Any:
+    """Arrays passed to a jit function (torch tensors, numpy arrays) become Tensors, as CuTe DSL
+    converts them; their alignment is what their address shows (at most 16 bytes)."""
+    if _is_storage_tensor(x):
+        return x
+    if isinstance(x, np.ndarray) or (type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")):
+        from ..runtime import from_dlpack
+
+        t = from_dlpack(x)
+        addr = int(getattr(t.engine, "address", 0) or 0)
+        b = t.element_type.bytes
+        align = 16
+        while align > b and addr % align:
+            align //= 2
+        return from_dlpack(x, assumed_align=max(align, b)) if align > b else t
+    return x
+
+
 class JitFunction:
-    """A @cute.jit function: host code that runs in Python (layout algebra, launches)."""
+    """A @cute.jit function: host code that runs in Python (layout algebra, launches). Arrays
+    among its arguments become Tensors (from_dlpack)."""
 
     def __init__(self, fn: Callable):
         self.fn = fn
+        self.name_prefix: Optional[str] = None
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(_as_tensor_arg(a) for a in args)
+        kwargs = {k: _as_tensor_arg(v) for k, v in kwargs.items()}
         return self.fn(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def set_name_prefix(self, prefix: str) -> None:
+        """CuTe DSL's name prefix of the generated function (kept for reference)."""
+        self.name_prefix = str(prefix)
 
     def __repr__(self) -> str:
         return f"<cute.jit {self.fn.__name__}>"
@@ -651,6 +707,8 @@ def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A0
     alignment; other data) and launches the compiled kernels without tracing again.
     """
     target = fn.fn if isinstance(fn, JitFunction) else fn
+    kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    args = tuple(_as_tensor_arg(a) for a in args)
     arg_tensors = {i: a for i, a in enumerate(args) if _is_storage_tensor(a)}
     engine_pos = {}
     for i, a in arg_tensors.items():
