@@ -300,3 +300,65 @@ def test_elem_less_static_and_identity_coordinates():
     assert cute.elem_less((1, 2), (4, 3)) is True and cute.elem_less((4, 0), (4, 3)) is False
     t = cute.make_identity_tensor((4, 3))
     assert t[2] == (2, 0) and t[(1, 2)] == (1, 2)
+
+
+def _gpu_vs_cpu(kernel_fn, arrays, *scalars, grid=1, block=32):
+    """Run a kernel on the GPU and on the CPU interpreter with the same inputs; both results."""
+    import torch
+
+    cpu = [a.copy() for a in arrays]
+    kernel_fn(*[from_dlpack(a) for a in cpu], *scalars).launch(grid=grid, block=block)
+    gpu = [torch.from_numpy(a.copy()).cuda() for a in arrays]
+    kernel_fn(*[from_dlpack(t) for t in gpu], *scalars).launch(grid=grid, block=block)
+    torch.cuda.synchronize()
+    assert last_launch().mode == "gpu"
+    return cpu, [t.cpu().numpy() for t in gpu]
+
+
+@cute.kernel
+def _gpu_regions(A: cute.Tensor, B: cute.Tensor, n: cutlass.Int32, alpha: cutlass.Float32):
+    tidx, _, _ = cute.arch.thread_idx()
+    frag = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
+    frag[0] = 0.0
+    for i in cutlass.range(4, unroll=2):
+        frag[0] = frag[0] + A[tidx * 4 + i]
+    x = frag[0] * alpha
+    if tidx % 3 == 0:
+        x = x + 100.0
+    elif tidx % 3 == 1:
+        x = -x
+    k = B[tidx] * 0.0 + 1.0
+    while k < n:
+        k = k * 2.0
+    B[tidx] = cute.where(x > 0.0, x + k, x - k)
+
+
+@pytest.mark.gpu
+def test_gpu_loops_branches_scalars_match_the_interpreter():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal(128).astype(np.float32)
+    B = np.zeros(32, np.float32)
+    for n, alpha in ((5, 0.5), (40, -2.0)):
+        cpu, gpu = _gpu_vs_cpu(_gpu_regions, [A, B], n, alpha)
+        np.testing.assert_array_equal(cpu[1], gpu[1])
+    src = last_launch().source
+    assert "#pragma unroll 2" in src and "while (true) {" in src and "} else {" in src
+
+
+@pytest.mark.gpu
+def test_gpu_predicated_copy_exact_tiles():
+    import torch
+
+    M, N = 8, 64
+    A = torch.arange(M * N, dtype=torch.float32, device="cuda").reshape(M, N)
+    B = torch.ones_like(A)
+    C = torch.zeros_like(A)
+    thr = cute.make_layout((4, 8), stride=(8, 1))
+    val = cute.make_layout((1, 4), stride=(4, 1))
+    tiler, tv = cute.make_layout_tv(thr, val)
+    mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
+    gA, gB, gC = (cute.zipped_divide(x, tiler) for x in (mA, mB, mC))
+    cC = cute.zipped_divide(cute.make_identity_tensor(mC.shape), tiler)
+    _pred_add(gA, gB, gC, cC, mC.shape, tv).launch(grid=cute.size(gC, mode=[1]), block=cute.size(tv, mode=[0]))
+    torch.cuda.synchronize()
+    assert torch.equal(C, A + B)
