@@ -63,6 +63,8 @@ _LAZY = {
     "const_expr": ("kernel.control", "const_expr"), "dynamic_expr": ("kernel.control", "dynamic_expr"),
     "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
+    "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
+    "testing": ("testing", None),
 }
 
 
@@ -119,6 +121,17 @@ _register_ipython()
 
 # --- kernels II (issue 9): scalar types, and cute.copy that copies inside a traced kernel too
 from .numeric import Int4, Int128, Uint128  # noqa: E402
+
+
+def repeat_like(x, target):
+    """CuTe DSL's repeat_like: an object congruent to target, every leaf x.
+
+    >>> repeat_like(None, (1, (2, 3)))
+    (None, (None, None))
+    """
+    from .int_tuple import repeat_like as _rl
+
+    return _rl(target, x)
 
 
 def _copy_dispatch(host):

@@ -480,6 +480,17 @@ class Tensor:
     def memspace(self) -> str:
         return self.engine.memspace
 
+    def mark_layout_dynamic(self, leading_dim: Any = None) -> "Tensor":
+        """CuTe DSL: make shapes and strides runtime values. cutelab keeps layouts static: a kernel
+        is traced again for each new layout (and cached per layout), so this returns self."""
+        return self
+
+    def mark_compact_shape_dynamic(self, mode: Any = None, stride_order: Any = None,
+                                   divisibility: int = 1) -> "Tensor":
+        """CuTe DSL: make one mode's extent a runtime value; cutelab keeps it static (see
+        mark_layout_dynamic), so this returns self."""
+        return self
+
     @property
     def type(self) -> "TensorType":
         """The tensor's type as CuTe DSL prints it (``!cute.memref<f32, gmem, align<16>, "(4,8):(8,1)">``)."""

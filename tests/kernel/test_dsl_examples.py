@@ -42,3 +42,18 @@ def test_elementwise_add_example_on_gpu():
     p = _run("elementwise_add", "--M", "1024", "--N", "512")
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Results verified successfully!" in p.stdout
+
+
+@pytest.mark.parametrize("op", ["add", "leaky_relu", "truediv"])
+def test_elementwise_apply_example(op):
+    p = _run("elementwise_apply", "--M", "64", "--N", "256", "--op", op)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")
+    assert 'frgPred = !cute.memref<i1, rmem, align<16>, "((4,16)):((1,4))">' in p.stdout
+
+
+@pytest.mark.gpu
+def test_elementwise_apply_example_on_gpu():
+    p = _run("elementwise_apply", "--M", "1024", "--N", "1024")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout

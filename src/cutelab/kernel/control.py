@@ -496,3 +496,9 @@ def elem_less(a: Any, b: Any) -> Any:
     for c in dynamic[1:]:
         out = out & _as_bool(c)
     return out
+
+
+def dsl_user_op(fn: Any) -> Any:
+    """cutlass.dsl_user_op: marks a helper that builds kernel values (its loc/ip keywords are
+    MLIR source locations in CuTe DSL; here they are accepted and ignored)."""
+    return fn

@@ -406,12 +406,13 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         dt = _scalar_type(k, name, val)
         if dt is not None:
             scalar_args[name] = (dt, val)
-        elif _is_storage_tensor(val):
-            eid = id(val.engine)
-            if eid not in by_engine:
-                by_engine[eid] = len(storages)
-                storages.append(_Storage(val.engine, name))
-            tensor_args[name] = (val, by_engine[eid])
+        elif _is_storage_tensor(val) or _has_tensors(val):
+            for path, t in _tensor_leaves(val, name):
+                eid = id(t.engine)
+                if eid not in by_engine:
+                    by_engine[eid] = len(storages)
+                    storages.append(_Storage(t.engine, path))
+                tensor_args[path] = (t, by_engine[eid])
         elif isinstance(val, np.ndarray) or type(val).__module__.startswith("torch"):
             raise LaunchError(
                 f"{k.name}: argument {name} is a {type(val).__name__}; wrap arrays with "
@@ -453,8 +454,11 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        for name, (t, idx) in tensor_args.items():
-            args[name] = Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+                  for path, (t, idx) in tensor_args.items()}
+        for name in list(args):
+            if name in traced or _has_tensors(args[name]):
+                args[name] = _replace_tensors(args[name], name, traced)
         for name, sp in scalar_params.items():
             args[name] = _scalar_in_kernel(sp)
         ret = k.traced_fn()(**args)
@@ -553,11 +557,12 @@ def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storage
         for name, val in bound.arguments.items():
             if name in scalar_args:
                 parts.append((name, "scalar", scalar_args[name][0].name))
-            elif name in tensor_args:
-                t, idx = tensor_args[name]
-                st = storages[idx]
-                parts.append((name, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
-                              st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
+            elif _is_storage_tensor(val) or _has_tensors(val):
+                for path, _ in _tensor_leaves(val, name):
+                    t, idx = tensor_args[path]
+                    st = storages[idx]
+                    parts.append((path, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
+                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
             else:
                 parts.append((name, _static_key(val)))
         if mode == "gpu":
@@ -591,6 +596,30 @@ def kernel(fn: Optional[Callable] = None, *, interpret: Optional[bool] = None) -
 
 # --------------------------------------------------------------------------- jit and compile
 
+def _has_tensors(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and any(_is_storage_tensor(x) or _has_tensors(x) for x in v)
+
+
+def _tensor_leaves(v: Any, path: str) -> List[Tuple[str, Any]]:
+    """(path, tensor) for the tensors in v (a tensor, or lists/tuples of them): "inputs[1]" etc."""
+    if _is_storage_tensor(v):
+        return [(path, v)]
+    out: List[Tuple[str, Any]] = []
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            out += _tensor_leaves(x, f"{path}_{i}")
+    return out
+
+
+def _replace_tensors(v: Any, path: str, new: Dict[str, Any]) -> Any:
+    if path in new:
+        return new[path]
+    if isinstance(v, (list, tuple)):
+        items = [_replace_tensors(x, f"{path}_{i}", new) for i, x in enumerate(v)]
+        return type(v)(items) if isinstance(v, tuple) and type(v) is tuple else items if isinstance(v, list) else v
+    return v
+
+
 def _as_tensor_arg(x: Any) -> Any:
     """Arrays passed to a jit function (torch tensors, numpy arrays) become Tensors, as CuTe DSL
     converts them; their alignment is what their address shows (at most 16 bytes)."""
@@ -609,6 +638,12 @@ def _as_tensor_arg(x: Any) -> Any:
     return x
 
 
+def _as_tensor_args(x: Any) -> Any:
+    if isinstance(x, list):
+        return [_as_tensor_args(v) for v in x]
+    return _as_tensor_arg(x)
+
+
 class JitFunction:
     """A @cute.jit function: host code that runs in Python (layout algebra, launches). Arrays
     among its arguments become Tensors (from_dlpack)."""
@@ -619,8 +654,8 @@ class JitFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        args = tuple(_as_tensor_arg(a) for a in args)
-        kwargs = {k: _as_tensor_arg(v) for k, v in kwargs.items()}
+        args = tuple(_as_tensor_args(a) for a in args)
+        kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
         return self.fn(*args, **kwargs)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -657,11 +692,9 @@ class CompiledFunction:
         self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
-        new: Dict[int, _Storage] = {}
+        new: Dict[Any, _Storage] = {}
         for pos, t0 in self.arg_tensors.items():
-            if pos >= len(args):
-                raise LaunchError(f"{self.name}: expected at least {pos + 1} arguments, got {len(args)}")
-            t = args[pos]
+            t = _at_path(args, pos, self.name)
             if not _is_storage_tensor(t):
                 from ..runtime import from_dlpack
 
@@ -680,7 +713,29 @@ class CompiledFunction:
             plan.run(sts, stream, scalars)
 
 
-def _same(name: str, pos: int, t0: Any, t: Any) -> None:
+def _at_path(args: Any, pos: Any, name: str) -> Any:
+    """The argument at pos: an int, or a tuple of indices into nested lists."""
+    path = pos if isinstance(pos, tuple) else (pos,)
+    v = args
+    for i in path:
+        if not isinstance(v, (list, tuple)) or i >= len(v):
+            raise LaunchError(f"{name}: expected a tensor at argument {pos}, the compiled function's signature")
+        v = v[i]
+    return v
+
+
+def _leaves_by_index(args: Any, prefix: tuple = ()) -> Dict[Any, Any]:
+    out: Dict[Any, Any] = {}
+    for i, a in enumerate(args):
+        p = prefix + (i,)
+        if _is_storage_tensor(a):
+            out[p if prefix else i] = a
+        elif isinstance(a, list) and _has_tensors(a):
+            out.update(_leaves_by_index(a, p))
+    return out
+
+
+def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     e0, e = t0.engine, t.engine
     problems = []
     if e.dtype.name != e0.dtype.name:
@@ -700,7 +755,7 @@ def _same(name: str, pos: int, t0: Any, t: Any) -> None:
         raise LaunchError(f"{name}: argument {pos} does not match the compiled kernel: " + "; ".join(problems))
 
 
-def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A001 - CuTe DSL's name
+def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     """Trace and compile the kernel launches of a @cute.jit function once (cute.compile).
 
     The returned function takes the same tensor arguments (same element types, layouts and
@@ -708,8 +763,8 @@ def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A0
     """
     target = fn.fn if isinstance(fn, JitFunction) else fn
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
-    args = tuple(_as_tensor_arg(a) for a in args)
-    arg_tensors = {i: a for i, a in enumerate(args) if _is_storage_tensor(a)}
+    args = tuple(_as_tensor_args(a) for a in args)
+    arg_tensors = _leaves_by_index(args)
     engine_pos = {}
     for i, a in arg_tensors.items():
         engine_pos.setdefault(id(a.engine), i)
@@ -725,9 +780,38 @@ def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A0
     for plan, storages, scalars in recorded:
         sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
         plans.append((plan, sources, scalars))
-    cf = CompiledFunction(getattr(target, "__name__", "compiled"), plans, arg_tensors)
-    cf.arg_static = {i: a for i, a in enumerate(args) if i not in arg_tensors}
+    # Constexpr parameters are part of the compiled function: its callers leave them out
+    const = _constexpr_positions(target, len(args))
+
+    def shift(pos: Any) -> Any:
+        i = pos[0] if isinstance(pos, tuple) else pos
+        j = i - sum(1 for c in const if c < i)
+        return (j,) + pos[1:] if isinstance(pos, tuple) else j
+
+    new_plans = [(plan, [(shift(p) if p is not None else None, st) for p, st in sources], scalars)
+                 for plan, sources, scalars in plans]
+    cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
+                          {shift(p): t for p, t in arg_tensors.items()})
+    cf.arg_static = {shift(i): a for i, a in enumerate(args)
+                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)}
     return cf
+
+
+def _constexpr_positions(fn: Any, n: int) -> set:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return set()
+    out = set()
+    for i, p in enumerate(params[:n]):
+        ann = p.annotation
+        if ann is Constexpr or (isinstance(ann, str) and "Constexpr" in ann):
+            out.add(i)
+    return out
+
+
+def _is_stream(a: Any) -> bool:
+    return type(a).__name__ == "CUstream" or (type(a).__module__.startswith("torch") and hasattr(a, "cuda_stream"))
 
 
 def _same_static(a: Any, b: Any) -> bool:
@@ -737,6 +821,31 @@ def _same_static(a: Any, b: Any) -> bool:
         return bool(type(a) is type(b) and a == b)
     except Exception:  # noqa: BLE001 - values without a plain ==
         return False
+
+
+class GenerateLineInfo:
+    """A compile option of CuTe DSL (``cute.compile[cute.GenerateLineInfo(True)](...)``): accepted."""
+
+    def __init__(self, enable: bool = True):
+        self.enable = bool(enable)
+
+
+class _CompileEntry:
+    """``cute.compile``: call it, or give it options first (``cute.compile[options](fn, ...)``)."""
+
+    __doc__ = _compile.__doc__
+
+    def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
+        return _compile(fn, *args, **kwargs)
+
+    def __getitem__(self, options: Any) -> "_CompileEntry":
+        return self
+
+    def __repr__(self) -> str:
+        return "<cute.compile>"
+
+
+compile = _CompileEntry()  # noqa: A001 - CuTe DSL's name
 
 
 class capture:

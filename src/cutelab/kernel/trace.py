@@ -819,7 +819,7 @@ class TraceValue:
         )
 
 
-def where(cond: Any, a: Any, b: Any) -> TraceValue:
+def where(cond: Any, a: Any, b: Any, *, loc: Any = None, ip: Any = None) -> TraceValue:
     """Element-wise cond ? a : b (cute.where) inside a kernel."""
     ref = next((x for x in (a, b, cond) if isinstance(x, TraceValue)), None)
     if ref is None:
