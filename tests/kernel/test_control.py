@@ -362,3 +362,18 @@ def test_gpu_predicated_copy_exact_tiles():
     _pred_add(gA, gB, gC, cC, mC.shape, tv).launch(grid=cute.size(gC, mode=[1]), block=cute.size(tv, mode=[0]))
     torch.cuda.synchronize()
     assert torch.equal(C, A + B)
+
+
+def test_integer_floordiv_and_mod_follow_python_as_cute_dsl():
+    @cute.kernel
+    def k(A: cute.Tensor, Q: cute.Tensor, R: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = A[tidx]
+        Q[tidx] = v // 3
+        R[tidx] = v % 3
+
+    A = np.array([7, -7, 6, -1], np.int32)
+    Q, R = np.zeros_like(A), np.zeros_like(A)
+    k(from_dlpack(A), from_dlpack(Q), from_dlpack(R)).launch(grid=1, block=4)
+    assert Q.tolist() == (A // 3).tolist() and R.tolist() == (A % 3).tolist()
+    assert "cl_floordiv((long long)(" in cuda.render(last_launch().ir)

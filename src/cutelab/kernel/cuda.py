@@ -798,8 +798,11 @@ class CudaRenderer:
                     "neg": lambda: f"-{a[0]}", "max": lambda: f"max({a[0]}, {a[1]})",
                     "min": lambda: f"min({a[0]}, {a[1]})",
                     "and": lambda: f"(({a[0]}) && ({a[1]}))", "or": lambda: f"(({a[0]}) || ({a[1]}))",
-                    "not": lambda: f"(!({a[0]}))", "floordiv": lambda: f"{a[0]} / {a[1]}",
-                    "mod": lambda: f"{a[0]} % {a[1]}",
+                    "not": lambda: f"(!({a[0]}))",
+                    "floordiv": lambda: (f"{a[0]} / {a[1]}" if d.dtype.kind != "int" else
+                                         f"cl_floordiv((long long)({a[0]}), (long long)({a[1]}))"),
+                    "mod": lambda: (f"{a[0]} % {a[1]}" if d.dtype.kind != "int" else
+                                    f"cl_mod((long long)({a[0]}), (long long)({a[1]}))"),
                 }[s.op]()
             self.emit(f"{self.rn(d)}[{i}] = {_to_storage(v, d.dtype)};")
 

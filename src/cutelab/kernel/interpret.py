@@ -371,11 +371,9 @@ def _compute(b: _Batch, s: Compute) -> np.ndarray:
                 v = (a[0] != 0) | (a[1] != 0)
             elif s.op == "not":
                 v = a[0] == 0
-            elif s.op in ("floordiv", "mod"):  # C semantics: truncate toward zero
+            elif s.op in ("floordiv", "mod"):  # Python semantics, as CuTe DSL (floordivsi; % takes the divisor's sign)
                 den = np.where(a[1] == 0, 1, a[1])
-                q = np.abs(a[0]) // np.abs(den)
-                q = np.where(np.sign(a[0]) * np.sign(den) < 0, -q, q)
-                v = q if s.op == "floordiv" else a[0] - q * den
+                v = np.floor_divide(a[0], den) if s.op == "floordiv" else np.mod(a[0], den)
             else:  # pragma: no cover
                 raise TraceError(f"unknown op {s.op}")
         res[:, i] = _from_real(np.asarray(v, dtype=rdt), d.dtype)
