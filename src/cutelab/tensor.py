@@ -208,8 +208,91 @@ class TensorSSA:
     __radd__ = __add__
     __rmul__ = __mul__
 
+    def __rsub__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, lambda a, b: b - a)
+
+    def __rtruediv__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, lambda a, b: b / a)
+
+    def __neg__(self) -> "TensorSSA":
+        return self._binary(0, lambda a, b: -a)
+
+    def __abs__(self) -> "TensorSSA":
+        return self._binary(0, lambda a, b: np.abs(a))
+
+    def __floordiv__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.floor_divide)
+
+    def __mod__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.mod)
+
+    def _compare(self, o: Any, op: Any) -> "TensorSSA":
+        from .numeric import Boolean
+
+        a = _to_real(self.values, self.dtype)
+        b = _to_real(o.values, o.dtype) if isinstance(o, TensorSSA) else o
+        return TensorSSA(np.asarray(op(a, b), dtype=np.bool_), self.shape, Boolean)
+
+    def __lt__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.less)
+
+    def __le__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.less_equal)
+
+    def __gt__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.greater)
+
+    def __ge__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.greater_equal)
+
+    def __eq__(self, o: Any) -> "TensorSSA":  # type: ignore[override]
+        return self._compare(o, np.equal)
+
+    def __ne__(self, o: Any) -> "TensorSSA":  # type: ignore[override]
+        return self._compare(o, np.not_equal)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __and__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, lambda a, b: np.logical_and(a, b))
+
+    def __or__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, lambda a, b: np.logical_or(a, b))
+
+    def __invert__(self) -> "TensorSSA":
+        return self._compare(0, lambda a, b: np.logical_not(a))
+
+    def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> Any:
+        """Reduce all values with op (add, mul, max, min or cute.ReductionOp) to one number."""
+        name = str(getattr(op, "value", op)).lower()
+        f = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}.get(name)
+        if f is None:
+            raise TensorError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
+        if reduction_profile not in (0, None):
+            raise TensorError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
+                              f"got {reduction_profile!r}")
+        v = _to_real(self.values, self.dtype)
+        r = f(v, axis=-1)
+        if init_val is not None:
+            r = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[name](r, init_val)
+        return r.item() if np.ndim(r) == 0 else r
+
     def __repr__(self) -> str:
         return f"TensorSSA({self.dtype}, shape={it.tuple_str(self.shape)}, values={self.numpy()!r})"
+
+
+def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
+    """Element-wise cond ? a : b of host TensorSSA values.
+
+    >>> from cutelab.numeric import Float32
+    >>> x = TensorSSA(np.array([1., -2., 3.], np.float32), (3,), Float32)
+    >>> ssa_where(x > 0, x, 0.0).numpy().tolist()
+    [1.0, 0.0, 3.0]
+    """
+    ref = next(x for x in (a, b, cond) if isinstance(x, TensorSSA))
+    dtype = a.dtype if isinstance(a, TensorSSA) else b.dtype if isinstance(b, TensorSSA) else ref.dtype
+    val = lambda x: _to_real(x.values, x.dtype) if isinstance(x, TensorSSA) else x  # noqa: E731
+    return TensorSSA(_from_real(np.where(np.asarray(val(cond)) != 0, val(a), val(b)), dtype), ref.shape, dtype)
 
 
 # --------------------------------------------------------------------------- engines

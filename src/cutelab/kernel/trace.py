@@ -823,7 +823,11 @@ def where(cond: Any, a: Any, b: Any, *, loc: Any = None, ip: Any = None) -> Trac
     """Element-wise cond ? a : b (cute.where) inside a kernel."""
     ref = next((x for x in (a, b, cond) if isinstance(x, TraceValue)), None)
     if ref is None:
-        raise TraceError("cute.where: at least one operand must be a tensor value")
+        from ..tensor import TensorSSA, ssa_where
+
+        if any(isinstance(x, TensorSSA) for x in (a, b, cond)):
+            return ssa_where(cond, a, b)
+        raise TraceError("cute.where: at least one operand must be a tensor value (TensorSSA)")
     dtype = a.dtype if isinstance(a, TraceValue) else b.dtype if isinstance(b, TraceValue) else None
     if dtype is None:
         from ..numeric import Float32, Int32
