@@ -123,6 +123,21 @@ _register_ipython()
 from .numeric import Int4, Int128, Uint128  # noqa: E402
 
 
+_layout_slice = slice_
+
+
+def slice_(src, coord):
+    """cute.slice_: the sub-layout (or sub-tensor) of src selected by the None modes of coord.
+
+    >>> import numpy as np
+    >>> print(slice_(make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3))), (None, 1)))
+    tensor<ptr<f32, gmem> o (4):(1)>
+    """
+    if isinstance(src, Tensor):
+        return src[coord]
+    return _layout_slice(src, coord)
+
+
 def repeat_like(x, target):
     """CuTe DSL's repeat_like: an object congruent to target, every leaf x.
 

@@ -653,6 +653,8 @@ class TraceValue:
         return len(self.refs)
 
     def __str__(self) -> str:
+        if self.shape == ():  # a runtime scalar: CuTe DSL prints dynamic values as '?'
+            return "?"
         return f"tensor_value<{self.dtype} o {it.tuple_str(self.shape)}>"
 
     __repr__ = __str__
