@@ -492,6 +492,10 @@ def elem_less(a: Any, b: Any) -> Any:
             return False
     if not dynamic:
         return True
+    if all(is_sym(c) for c in dynamic):  # a symbolic condition: the launch can still prove accesses under it
+        from .symbolic import BoolAnd
+
+        return dynamic[0] if len(dynamic) == 1 else BoolAnd(tuple(dynamic))
     out = _as_bool(dynamic[0])
     for c in dynamic[1:]:
         out = out & _as_bool(c)

@@ -18,13 +18,17 @@ __all__ = ["kernel_copy", "make_copy"]
 
 
 def _flag(p: Any) -> Any:
-    """A predicate element: True/False when static, else an IR condition (a register Ref)."""
+    """A predicate element: True/False when static, else an IR condition (a symbolic condition,
+    kept as such so the launch can prove accesses under it, or a register Ref)."""
     if isinstance(p, TraceValue):
-        return p.refs[0] if len(p.refs) == 1 else p
+        if len(p.refs) != 1:
+            raise TraceError(f"cute.copy: a predicate element must be one value, got {p}")
+        r = p.refs[0]
+        if isinstance(r, (int, float, bool)):
+            return bool(r)
+        return r
     if _is_dynamic(p):
-        from .control import _as_bool
-
-        return _as_bool(p).refs[0]
+        return p
     return bool(p)
 
 
@@ -53,8 +57,8 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     else:
         raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
                          f"({n_src}) or one per copy of the value mode ({n_src // v})")
-    for elems, r in groups:
-        f = _flag(pred[r])
+    flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
+    for (elems, r), f in zip(groups, flags):
         if f is True:
             for i in elems:
                 dst[i] = src[i]

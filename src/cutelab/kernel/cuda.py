@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import TraceError
 import numpy as np
 
-from .symbolic import Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
+from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
 from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Param, ParamRef, Printf, Reg, Shared, Store,
                     While, pow2_divisor)
 
@@ -115,6 +115,9 @@ def _subexprs(e: Any, out: List[Expr]) -> None:
         elif isinstance(e, (Mul, Cmp)):
             _subexprs(e.a, out)
             _subexprs(e.b, out)
+        elif isinstance(e, BoolAnd):
+            for t in e.terms:
+                _subexprs(t, out)
 
 
 _VARS = {"tid": "threadIdx", "bid": "blockIdx"}
@@ -190,6 +193,8 @@ class _IntPrinter:
             return f"({self(e.a)} * {self(e.b)})"
         if isinstance(e, Cmp):
             return f"({self(e.a)} {e.op} {self(e.b)})"
+        if isinstance(e, BoolAnd):
+            return "(" + " && ".join(self(t) for t in e.terms) + ")"
         raise TraceError(f"the CUDA back end cannot print {e!r}")
 
 

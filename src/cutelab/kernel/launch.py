@@ -137,9 +137,11 @@ def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
 
 # --------------------------------------------------------------------------- bounds
 
-def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int) -> Tuple[int, int, Any]:
-    """(min, max) of e over every thread of the launch, and the first thread (in launch order)
-    whose access [e + omin, e + omax] leaves [0, length), or None."""
+def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
+                 guards: Sequence[Tuple[Any, bool]] = ()) -> Tuple[int, int, Any]:
+    """(min, max) of e over every thread of the launch (for which every guard (cond, polarity)
+    holds), and the first thread (in launch order) whose access [e + omin, e + omax] leaves
+    [0, length), or None."""
     from .interpret import thread_env
 
     nt = ir.num_threads
@@ -151,6 +153,15 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int) -> Tup
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
         v = np.broadcast_to(np.asarray(evaluate(e, env), dtype=np.int64), (k * nt,))
+        if guards:
+            m = np.ones(k * nt, dtype=bool)
+            for c, pol in guards:
+                cv = np.broadcast_to(np.asarray(evaluate(c, env)) != 0, (k * nt,))
+                m &= cv if pol else ~cv
+            if not m.any():
+                continue
+            env = {n: (np.broadcast_to(a, (k * nt,))[m] if isinstance(a, np.ndarray) else a) for n, a in env.items()}
+            v = v[m]
         vlo, vhi = int(v.min()), int(v.max())
         lo = vlo if lo is None else min(lo, vlo)
         hi = vhi if hi is None else max(hi, vhi)
@@ -164,6 +175,39 @@ def _where(at: Dict[str, int]) -> str:
     return (f"block ({at['bid.x']},{at['bid.y']},{at['bid.z']}) thread ({at['tid.x']},{at['tid.y']},{at['tid.z']})")
 
 
+def _accesses(block: Any, guards: List[Tuple[Any, bool]], looped: bool):
+    """(Load or Store, the If conditions guarding it as (cond, polarity), inside a loop?)."""
+    from .trace import For, If, While
+
+    for op in block.ops:
+        if isinstance(op, (Load, Store)):
+            yield op, guards, looped
+        elif isinstance(op, If):
+            yield from _accesses(op.then, guards + [(op.cond, True)], looped)
+            yield from _accesses(op.orelse, guards + [(op.cond, False)], looped)
+        elif isinstance(op, For):
+            yield from _accesses(op.body, guards, True)
+        elif isinstance(op, While):
+            yield from _accesses(op.before, guards, True)
+            yield from _accesses(op.body, guards, True)
+
+
+def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], looped: bool) -> bool:
+    """An access outside loops whose index and guards are expressions of the thread and block
+    indices only: evaluate them for every thread of the launch."""
+    from .symbolic import Expr, atoms
+    from .trace import ArgVar, LoopVar
+
+    if looped:
+        return False
+    for e in [base] + [c for c, _ in guards]:
+        if isinstance(e, tuple):  # a register condition: data-dependent
+            return False
+        if isinstance(e, Expr) and any(isinstance(v, (ArgVar, LoopVar)) for v in atoms(e)):
+            return False
+    return True
+
+
 def check_bounds(ir: KernelIR, mode: str = "cpu") -> None:
     """Refuse the launch if any load or store of any thread would leave its tensor's storage.
 
@@ -172,9 +216,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu") -> None:
     checked by the CPU interpreter as it runs (on copies, committed at the end); on the GPU
     such a launch is refused."""
     structured = ir.structured
-    for s in walk(ir.body):
-        if not isinstance(s, (Load, Store)):
-            continue
+    for s, guards, looped in _accesses(ir.body, [], False):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
         lo, hi = sym_range(s.base)
@@ -183,6 +225,10 @@ def check_bounds(ir: KernelIR, mode: str = "cpu") -> None:
         if structured:
             if mode == "cpu":
                 continue
+            if _exactly_checkable(s.base, guards, looped):
+                elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards)
+                if bad is None:
+                    continue
             what = "load from" if isinstance(s, Load) else "store to"
             raise LaunchError(
                 f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "

@@ -511,8 +511,9 @@ class Tracer:
 
     # ---- regions
     def _enter_region(self) -> None:
+        """Before a loop: every live fragment becomes mutable (values assigned where it lives)."""
         for f in self.fragments:
-            f.make_mutable(self)
+            f.make_mutable(self, before_region=f.block is not self.cur)
 
     def begin_for(self, lo: Any, hi: Any, step: int, unroll: Optional[int]) -> Tuple[For, LoopVar]:
         self._enter_region()
@@ -542,7 +543,8 @@ class Tracer:
         self.loops.pop()
 
     def begin_if(self, cond: Any) -> If:
-        self._enter_region()
+        # fragments stay as they are: reads inside a branch see the values from before it, and a
+        # write inside it makes the fragment mutable then (RmemEngine._put)
         self.check_refs([cond], "a branch condition")
         op = If(cond, Block(self.cur), Block(self.cur))
         self.emit(op)
@@ -955,15 +957,21 @@ class RmemEngine(PointerInfo):
         if t is not None:
             t.fragments.append(self)
 
-    def make_mutable(self, t: "Tracer") -> None:
-        """Before a region: keep the fragment in a mutable register array, so writes inside loops
-        and branches are seen by later iterations and after the region."""
+    def make_mutable(self, t: "Tracer", before_region: bool = False) -> None:
+        """Keep the fragment in a mutable register array, so writes inside loops and branches are
+        seen by later iterations and after the region. Called before a loop is entered, or at the
+        first write inside a branch (before_region: the current values are assigned just before
+        the region op of the fragment's block that is being traced)."""
         if self.reg is not None or self.block is None or not self.block.encloses(t.cur):
             return
         self.reg = t.new_reg(self.dtype, len(self.slots), mutable=True)
         idx = [i for i, r in enumerate(self.slots) if not (isinstance(r, int) and r is _UNSET)]
         if idx:
-            t.emit(Assign(self.reg, tuple(idx), tuple(self.slots[i] for i in idx)))
+            a = Assign(self.reg, tuple(idx), tuple(self.slots[i] for i in idx))
+            if before_region:
+                self.block.ops.insert(len(self.block.ops) - 1, a)
+            else:
+                t.emit(a)
 
     def _get(self, offs: Sequence[int], shape: Any) -> TraceValue:
         if self.reg is None:
@@ -974,6 +982,9 @@ class RmemEngine(PointerInfo):
         return TraceValue([(dst, i) for i in range(len(offs))], shape, self.dtype)
 
     def _put(self, offs: Sequence[int], refs: Sequence[Ref]) -> None:
+        t = getattr(_state, "tracer", None)
+        if self.reg is None and t is not None and self.block is not None and t.cur is not self.block:
+            self.make_mutable(t, before_region=True)
         if self.reg is None:
             for o, r in zip(offs, refs):
                 self.slots[int(o)] = r
