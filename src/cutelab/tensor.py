@@ -916,5 +916,16 @@ def format_tensor(t: Tensor) -> str:
     return head + "\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )"
 
 
-def print_tensor(t: Tensor) -> None:
+_print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)
+
+
+def print_tensor(t: Any) -> None:
+    """Print a tensor's pointer, layout and values (or a TensorSSA's values); inside a kernel,
+    every thread prints at run time."""
+    if _print_hook is not None and _print_hook(t):
+        return
+    if isinstance(t, TensorSSA):
+        flat = _to_real(t.values, t.dtype).reshape(-1).tolist()
+        print(f"tensor_value<{t.dtype} o {it.tuple_str(t.shape)}> =\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )")
+        return
     print(format_tensor(t))

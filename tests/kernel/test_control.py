@@ -411,3 +411,23 @@ def test_fragment_written_in_a_loop_inside_a_branch():
     A = np.zeros(4, np.float32)
     k(from_dlpack(A), 3).launch(grid=1, block=4)
     assert A.tolist() == [8.0, 1.0, 8.0, 1.0]
+
+
+def test_print_tensor_inside_a_kernel_prints_per_thread(capsys):
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        cute.print_tensor(A[(tidx, None)])
+
+    A = np.arange(6, dtype=np.int32).reshape(2, 3)
+    k(from_dlpack(A)).launch(grid=1, block=2)
+    out = capsys.readouterr().out
+    assert "o (3):(1) = \n  ( 0, 1, 2 )" in out and "( 3, 4, 5 )" in out
+
+
+def test_launch_smem_must_cover_the_allocations():
+    A = np.arange(256, dtype=np.float32)
+    B = np.zeros_like(A)
+    reverse_blocks(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=64, smem=256)
+    with pytest.raises(LaunchError, match="allocates 256 bytes of shared memory but the launch gives it smem=128"):
+        reverse_blocks(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=64, smem=128)

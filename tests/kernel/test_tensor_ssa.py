@@ -55,3 +55,8 @@ def test_reduce_refuses_unknown_ops_and_profiles():
 def test_to_bf16_rounds_to_nearest_even():
     x = _ssa([1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8])
     assert x.to(BFloat16).numpy().tolist() == [1.0, 1.0 + 2 ** -6]
+
+
+def test_print_tensor_of_a_value(capsys):
+    cute.print_tensor(_ssa([1.0, 2.5]))
+    assert capsys.readouterr().out == "tensor_value<f32 o 2> =\n  ( 1, 2.5 )\n"  # values as print_tensor writes them

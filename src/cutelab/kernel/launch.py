@@ -424,13 +424,19 @@ class KernelCall:
         k = self.kernel
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
-        if smem:
-            raise LaunchError(f"{k.name}.launch: dynamic shared memory (smem={smem}) is not supported by cutelab yet")
+        if smem is None:
+            smem = 0
+        if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
+            raise LaunchError(f"{k.name}.launch: smem must be a number of bytes, got {smem!r}")
         if cluster is not None and tuple(cluster) not in ((1,), (1, 1), (1, 1, 1)):
             raise LaunchError(f"{k.name}.launch: thread block clusters ({cluster}) are not supported by cutelab yet")
         grid3 = _dims(grid, "grid", k.name)
         block3 = _dims(block, "block", k.name)
         plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret)
+        used = sum(sh.bytes for sh in plan.ir.shared)
+        if smem and used > smem:
+            raise LaunchError(f"{k.name}.launch: the kernel allocates {used} bytes of shared memory but the launch "
+                              f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
         if rec is not None:
             rec.append((plan, storages, scalars))

@@ -1156,10 +1156,19 @@ def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
     return Tensor(eng, layout, off, _checked=True)
 
 
+def _print_in_trace(t: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread."""
+    if not tracing():
+        return False
+    printf("{}", t)
+    return True
+
+
 def _install_hooks() -> None:
     from .. import tensor as _tensor
 
     _tensor._rmem_hook = _rmem_in_trace
+    _tensor._print_hook = _print_in_trace
 
 
 _install_hooks()

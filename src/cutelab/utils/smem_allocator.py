@@ -53,7 +53,8 @@ class SmemAllocator:
         align = max(byte_alignment, element_type.bytes, 16)
         sh = t.add_shared(element_type, n, align)
         self.allocated = -(-self.allocated // align) * align + sh.bytes
-        if sum(s.bytes for s in t.shared) > 227 * 1024:
-            raise TraceError(f"kernel {t.name}: {sum(s.bytes for s in t.shared)} bytes of shared memory exceed "
-                             f"the 227 KiB a block may use")
+        total = sum(s.bytes for s in t.shared)
+        if total > 48 * 1024:
+            raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
+                             f"statically (__shared__), which CUDA limits to 48 KiB per block")
         return Tensor(SmemEngine(sh), layout, 0, _checked=True)
