@@ -431,3 +431,13 @@ def test_launch_smem_must_cover_the_allocations():
     reverse_blocks(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=64, smem=256)
     with pytest.raises(LaunchError, match="allocates 256 bytes of shared memory but the launch gives it smem=128"):
         reverse_blocks(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=64, smem=128)
+
+
+def test_endless_while_loop_is_stopped_without_writing(monkeypatch):
+    import cutelab.kernel.interpret as interp
+
+    monkeypatch.setattr(interp, "MAX_WHILE_ROUNDS", 50)
+    A = np.array([1, -1, 3, 0], np.int32)  # -1 and 0 never reach 32 by doubling
+    with pytest.raises(LaunchError, match="ran 50 rounds.*Nothing was written"):
+        doubling(from_dlpack(A), 32).launch(grid=1, block=4)
+    assert A.tolist() == [1, -1, 3, 0]

@@ -33,6 +33,7 @@ from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Pa
 __all__ = ["interpret", "thread_env"]
 
 _BUDGET = 1 << 24  # register elements held per batch (all live registers of all its threads)
+MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
 
 
 def _real_dtype(dt: Any) -> Any:
@@ -290,11 +291,18 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
             b.env.pop(name, None)
         elif isinstance(s, While):
             m = None if mask is None else mask.copy()
+            rounds = 0
             while True:
                 _run_block(b, s.before, m, buffers, addresses, lines)
                 m = _and(m, _cond(b, s.cond))
                 if not m.any():
                     break
+                rounds += 1
+                if rounds > MAX_WHILE_ROUNDS:
+                    raise LaunchError(
+                        f"{ir.name}: a while loop ran {MAX_WHILE_ROUNDS} rounds and some thread's condition still "
+                        f"holds; the interpreter stops here (an endless loop?). Nothing was written."
+                    )
                 _run_block(b, s.body, m, buffers, addresses, lines)
         elif isinstance(s, Barrier):
             if mask is not None:
