@@ -441,3 +441,17 @@ def test_endless_while_loop_is_stopped_without_writing(monkeypatch):
     with pytest.raises(LaunchError, match="ran 50 rounds.*Nothing was written"):
         doubling(from_dlpack(A), 32).launch(grid=1, block=4)
     assert A.tolist() == [1, -1, 3, 0]
+
+
+def test_math_and_reduce_in_a_kernel():
+    @cute.kernel
+    def k(A: cute.Tensor, B: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = A[(tidx, None)].load()
+        B[tidx] = cute.math.sqrt(v).reduce(cute.ReductionOp.ADD, 0.0)
+
+    A = np.array([[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]], np.float32)
+    B = np.zeros(2, np.float32)
+    k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=2)
+    assert B.tolist() == [6.0, 15.0]
+    assert "sqrtf(" in cuda.render(last_launch().ir)
