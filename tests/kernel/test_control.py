@@ -455,3 +455,24 @@ def test_math_and_reduce_in_a_kernel():
     k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=2)
     assert B.tolist() == [6.0, 15.0]
     assert "sqrtf(" in cuda.render(last_launch().ir)
+
+
+class _Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    @cute.kernel
+    def kernel(self, A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        A[tidx] = A[tidx] * self.factor
+
+    @cute.jit
+    def __call__(self, A):
+        self.kernel(A).launch(grid=1, block=cute.size(A))
+
+
+def test_kernel_and_jit_on_methods_bind_self():
+    A = np.array([1.0, 2.0, 3.0], np.float32)
+    _Scaler(2.0)(A)  # the jit function converts the array; the kernel binds self
+    _Scaler(10.0)(from_dlpack(A))
+    assert A.tolist() == [20.0, 40.0, 60.0]
