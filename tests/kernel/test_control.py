@@ -476,3 +476,38 @@ def test_kernel_and_jit_on_methods_bind_self():
     _Scaler(2.0)(A)  # the jit function converts the array; the kernel binds self
     _Scaler(10.0)(from_dlpack(A))
     assert A.tolist() == [20.0, 40.0, 60.0]
+
+
+@cute.kernel
+def _guarded_fill(A: cute.Tensor, n: cutlass.Int32):
+    bidx, _, _ = cute.arch.block_idx()
+    tidx, _, _ = cute.arch.thread_idx()
+    i = bidx * 32 + tidx
+    if i < n:
+        A[i] = 1.0
+
+
+def test_gpu_checks_scalar_dependent_accesses_at_each_launch():
+    from cutelab.kernel.launch import check_bounds, check_deferred
+
+    A = np.zeros(40, np.float32)
+    _guarded_fill(from_dlpack(A), 40).launch(grid=2, block=32)
+    assert A.tolist() == [1.0] * 40
+    ir = last_launch().ir
+    deferred = check_bounds(ir, "gpu")
+    assert len(deferred) == 1  # the store depends on n: checked per launch
+    check_deferred(ir, deferred, {"arg.n": 40})
+    with pytest.raises(LaunchError, match=r"store to A reaches element offsets \[0, 40\].*n = 41"):
+        check_deferred(ir, deferred, {"arg.n": 41})
+
+
+@pytest.mark.gpu
+def test_gpu_guarded_store_with_scalar():
+    import torch
+
+    A = torch.zeros(40, device="cuda")
+    _guarded_fill(from_dlpack(A), 37).launch(grid=2, block=32)
+    torch.cuda.synchronize()
+    assert A.sum().item() == 37
+    with pytest.raises(LaunchError, match="Nothing was launched"):
+        _guarded_fill(from_dlpack(A), 64).launch(grid=2, block=32)

@@ -138,7 +138,7 @@ def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
 # --------------------------------------------------------------------------- bounds
 
 def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
-                 guards: Sequence[Tuple[Any, bool]] = ()) -> Tuple[int, int, Any]:
+                 guards: Sequence[Tuple[Any, bool]] = (), extra: Optional[Dict[str, int]] = None) -> Tuple[int, int, Any]:
     """(min, max) of e over every thread of the launch (for which every guard (cond, polarity)
     holds), and the first thread (in launch order) whose access [e + omin, e + omax] leaves
     [0, length), or None."""
@@ -152,6 +152,8 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
+        if extra:
+            env.update(extra)
         v = np.broadcast_to(np.asarray(evaluate(e, env), dtype=np.int64), (k * nt,))
         if guards:
             m = np.ones(k * nt, dtype=bool)
@@ -167,7 +169,7 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
         hi = vhi if hi is None else max(hi, vhi)
         if first_bad is None and (vlo + omin < 0 or vhi + omax >= length):
             i = int(np.argmax((v + omin < 0) | (v + omax >= length)))
-            first_bad = ({n: int(a[i]) for n, a in env.items()}, int(v[i]))
+            first_bad = ({n: (int(a[i]) if isinstance(a, np.ndarray) else int(a)) for n, a in env.items()}, int(v[i]))
     return lo, hi, first_bad
 
 
@@ -203,19 +205,26 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], looped: bool) 
     for e in [base] + [c for c, _ in guards]:
         if isinstance(e, tuple):  # a register condition: data-dependent
             return False
-        if isinstance(e, Expr) and any(isinstance(v, (ArgVar, LoopVar)) for v in atoms(e)):
+        if isinstance(e, Expr) and any(isinstance(v, LoopVar) for v in atoms(e)):
             return False
     return True
 
 
-def check_bounds(ir: KernelIR, mode: str = "cpu") -> None:
+def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, int]] = None) -> List[Any]:
     """Refuse the launch if any load or store of any thread would leave its tensor's storage.
 
     Straight-line kernels are checked here, exactly, for every thread. In structured kernels
     (loops, branches, scalar arguments) an access the index ranges do not prove in bounds is
-    checked by the CPU interpreter as it runs (on copies, committed at the end); on the GPU
-    such a launch is refused."""
+    checked by the CPU interpreter as it runs (on copies, committed at the end); on the GPU it is
+    checked exactly for every thread when it lies outside loops and its index and guarding
+    conditions are expressions of the indices (and of scalar arguments: those accesses are
+    returned, to be checked at each launch with the scalars' values, see check_deferred), and
+    otherwise the launch is refused."""
+    from .symbolic import atoms
+    from .trace import ArgVar
+
     structured = ir.structured
+    deferred: List[Any] = []
     for s, guards, looped in _accesses(ir.body, [], False):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
@@ -226,27 +235,45 @@ def check_bounds(ir: KernelIR, mode: str = "cpu") -> None:
             if mode == "cpu":
                 continue
             if _exactly_checkable(s.base, guards, looped):
-                elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards)
-                if bad is None:
+                uses_args = any(isinstance(v, ArgVar) for e in [s.base] + [c for c, _ in guards] for v in atoms(e))
+                if uses_args and scalars is None:
+                    deferred.append((s, guards))
                     continue
+                _raise_if_out(ir, s, guards, scalars or {})
+                continue
             what = "load from" if isinstance(s, Load) else "store to"
             raise LaunchError(
                 f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
                 f"over [{lo + omin}, {hi + omax}] as far as the tracer can tell, and {p.name} has {p.length} "
-                f"elements); on the GPU cutelab launches only kernels whose accesses are proved in bounds. "
-                f"Run it with interpret=True (which checks every access as it runs). Nothing was launched."
+                f"elements); on the GPU cutelab launches only kernels whose accesses are proved in bounds "
+                f"(accesses inside runtime loops must be provable from the loop's bounds). Run it with "
+                f"interpret=True (which checks every access as it runs). Nothing was launched."
             )
-        elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length)
-        if bad is None:
-            continue
-        what = "load from" if isinstance(s, Load) else "store to"
-        at, v = bad
-        raise LaunchError(
-            f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
-            f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "
-            f"[{v + omin}, {v + omax}]), with grid {ir.grid} and block {ir.block}. Is the grid too large for "
-            f"the tiles? Nothing was launched."
-        )
+        _raise_if_out(ir, s, (), {})
+    return deferred
+
+
+def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -> None:
+    """The exact check of accesses that depend on scalar arguments, with this launch's values."""
+    for s, guards in deferred:
+        _raise_if_out(ir, s, guards, scalars)
+
+
+def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int]) -> None:
+    p = s.param
+    omin, omax = min(s.offsets), max(s.offsets)
+    elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards, extra)
+    if bad is None:
+        return
+    what = "load from" if isinstance(s, Load) else "store to"
+    at, v = bad
+    vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items())
+    raise LaunchError(
+        f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
+        f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "
+        f"[{v + omin}, {v + omax}]), with grid {ir.grid} and block {ir.block}{vals}. Is the grid too large for "
+        f"the tiles? Nothing was launched."
+    )
 
 
 # --------------------------------------------------------------------------- launch records
@@ -284,6 +311,7 @@ class _Plan:
         self.grid = grid or ir.grid  # the CUDA grid (differs from ir.grid when blocks are coarsened)
         self.params_buf = None
         self.source: Optional[str] = None
+        self.deferred: List[Any] = []  # accesses checked at each launch with the scalar arguments' values
         if mode == "gpu":
             from .driver import ParamBuffer
 
@@ -297,6 +325,8 @@ class _Plan:
         if self.mode == "gpu":
             from .driver import launch_raw
 
+            if self.deferred:
+                check_deferred(ir, self.deferred, {f"arg.{p.name}": int(v) for p, v in zip(sparams, scalars)})
             buf = self.params_buf
             for i, st in enumerate(storages):
                 buf.values[i] = st.address
@@ -518,7 +548,7 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
     trace_s = time.perf_counter() - t0
-    check_bounds(ir, mode)
+    deferred = check_bounds(ir, mode)
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
         plan = _Plan(ir, storages, "cpu")
@@ -541,6 +571,7 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
     plan.source = src
+    plan.deferred = deferred
     if key is not None:
         k.plans[key] = plan
     return plan, storages, scalar_vals
