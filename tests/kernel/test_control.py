@@ -71,9 +71,17 @@ def test_out_of_bounds_in_a_runtime_loop_writes_nothing():
 def test_gpu_refuses_accesses_it_cannot_prove():
     from cutelab.kernel.launch import check_bounds
 
-    A = np.zeros((4, 8), np.float32)
-    row_sum(from_dlpack(A), from_dlpack(np.zeros(4, np.float32)), 2).launch(grid=1, block=4)
-    with pytest.raises(LaunchError, match="cannot prove the load from A in bounds"):
+    @cute.kernel
+    def nested(A: cute.Tensor, n: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        for i in range(n):
+            for j in range(n):
+                A[i * 8 + j] = 1.0
+
+    A = np.zeros(64, np.float32)
+    nested(from_dlpack(A), 3).launch(grid=1, block=1)
+    assert A.reshape(8, 8)[:3, :3].sum() == 9 and A.sum() == 9
+    with pytest.raises(LaunchError, match="cannot prove the store to A in bounds.*Nothing was launched"):
         check_bounds(last_launch().ir, "gpu")
 
 
@@ -511,3 +519,31 @@ def test_gpu_guarded_store_with_scalar():
     assert A.sum().item() == 37
     with pytest.raises(LaunchError, match="Nothing was launched"):
         _guarded_fill(from_dlpack(A), 64).launch(grid=2, block=32)
+
+
+def test_gpu_checks_runtime_loops_at_their_ends():
+    from cutelab.kernel.launch import check_bounds, check_deferred
+
+    A = np.arange(32, dtype=np.float32).reshape(4, 8)
+    row_sum(from_dlpack(A), from_dlpack(np.zeros(4, np.float32)), 8).launch(grid=1, block=4)
+    ir = last_launch().ir
+    deferred = check_bounds(ir, "gpu")
+    assert len(deferred) == 1  # the load inside the loop over range(n)
+    for n in (0, 1, 8):
+        check_deferred(ir, deferred, {"arg.n": n})
+    with pytest.raises(LaunchError, match=r"load from A reaches element offsets \[0, 32\].*n = 9"):
+        check_deferred(ir, deferred, {"arg.n": 9})
+
+
+@pytest.mark.gpu
+def test_gpu_runtime_loop_bound_and_refusal():
+    A = np.arange(32, dtype=np.float32).reshape(4, 8)
+    B = np.zeros(4, np.float32)
+    for n in (0, 3, 8):
+        cpu, gpu = _gpu_vs_cpu(row_sum, [A, B], n, block=4)
+        np.testing.assert_array_equal(cpu[1], gpu[1])
+    import torch
+
+    with pytest.raises(LaunchError, match="Nothing was launched"):
+        row_sum(from_dlpack(torch.from_numpy(A).cuda()), from_dlpack(torch.zeros(4, device="cuda")), 9).launch(
+            grid=1, block=4)

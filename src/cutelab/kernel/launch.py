@@ -138,7 +138,8 @@ def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
 # --------------------------------------------------------------------------- bounds
 
 def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
-                 guards: Sequence[Tuple[Any, bool]] = (), extra: Optional[Dict[str, int]] = None) -> Tuple[int, int, Any]:
+                 guards: Sequence[Tuple[Any, bool]] = (), extra: Optional[Dict[str, int]] = None,
+                 loop: Any = None) -> Tuple[int, int, Any]:
     """(min, max) of e over every thread of the launch (for which every guard (cond, polarity)
     holds), and the first thread (in launch order) whose access [e + omin, e + omax] leaves
     [0, length), or None."""
@@ -154,9 +155,18 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
         env = thread_env(ir.grid, ir.block, first, k)
         if extra:
             env.update(extra)
+        runs = None
+        if loop is not None:  # bind the loop variable to its first or last value; threads with no trip are out
+            f, end = loop
+            lo_v = np.broadcast_to(np.asarray(evaluate(f.lo, env), dtype=np.int64), (k * nt,))
+            hi_v = np.broadcast_to(np.asarray(evaluate(f.hi, env), dtype=np.int64), (k * nt,))
+            st = f.step
+            trips = np.maximum(0, (hi_v - lo_v + (st - 1 if st > 0 else st + 1)) // st)
+            runs = trips > 0
+            env[f.var.name] = lo_v if end == "first" else lo_v + (np.maximum(trips, 1) - 1) * st
         v = np.broadcast_to(np.asarray(evaluate(e, env), dtype=np.int64), (k * nt,))
-        if guards:
-            m = np.ones(k * nt, dtype=bool)
+        if guards or runs is not None:
+            m = np.ones(k * nt, dtype=bool) if runs is None else runs.copy()
             for c, pol in guards:
                 cv = np.broadcast_to(np.asarray(evaluate(c, env)) != 0, (k * nt,))
                 m &= cv if pol else ~cv
@@ -177,36 +187,61 @@ def _where(at: Dict[str, int]) -> str:
     return (f"block ({at['bid.x']},{at['bid.y']},{at['bid.z']}) thread ({at['tid.x']},{at['tid.y']},{at['tid.z']})")
 
 
-def _accesses(block: Any, guards: List[Tuple[Any, bool]], looped: bool):
-    """(Load or Store, the If conditions guarding it as (cond, polarity), inside a loop?)."""
+def _accesses(block: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]):
+    """(Load or Store, the If conditions guarding it as (cond, polarity), the enclosing loops)."""
     from .trace import For, If, While
 
     for op in block.ops:
         if isinstance(op, (Load, Store)):
-            yield op, guards, looped
+            yield op, guards, loops
         elif isinstance(op, If):
-            yield from _accesses(op.then, guards + [(op.cond, True)], looped)
-            yield from _accesses(op.orelse, guards + [(op.cond, False)], looped)
+            yield from _accesses(op.then, guards + [(op.cond, True)], loops)
+            yield from _accesses(op.orelse, guards + [(op.cond, False)], loops)
         elif isinstance(op, For):
-            yield from _accesses(op.body, guards, True)
+            yield from _accesses(op.body, guards, loops + (op,))
         elif isinstance(op, While):
-            yield from _accesses(op.before, guards, True)
-            yield from _accesses(op.body, guards, True)
+            yield from _accesses(op.before, guards, loops + (op,))
+            yield from _accesses(op.body, guards, loops + (op,))
 
 
-def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], looped: bool) -> bool:
-    """An access outside loops whose index and guards are expressions of the thread and block
-    indices only: evaluate them for every thread of the launch."""
+def _linear_in(e: Any, var: Any) -> bool:
+    """e = (terms without var) + c * var: its extremes over var are at var's ends."""
+    from .symbolic import Expr, Lin, atoms
+
+    if not isinstance(e, Expr):
+        return True
+    if e is var or (isinstance(e, Expr) and e.key == var.key):
+        return True
+    if isinstance(e, Lin):
+        return all(a.key == var.key or not any(v.key == var.key for v in atoms(a)) for a, _ in e.terms)
+    return not any(v.key == var.key for v in atoms(e))
+
+
+def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]) -> bool:
+    """An access whose index and guards are expressions of the thread and block indices (and
+    scalar arguments), outside loops or inside one runtime For loop whose bounds are such
+    expressions and in whose variable the index is linear: evaluate it for every thread (at
+    both ends of the loop)."""
     from .symbolic import Expr, atoms
-    from .trace import ArgVar, LoopVar
+    from .trace import For, LoopVar
 
-    if looped:
+    if len(loops) > 1 or (loops and not isinstance(loops[0], For)):
         return False
+    var = loops[0].var if loops else None
+    if loops:
+        f = loops[0]
+        for b in (f.lo, f.hi):
+            if isinstance(b, Expr) and any(isinstance(v, LoopVar) for v in atoms(b)):
+                return False
+        if not _linear_in(base, var):
+            return False
     for e in [base] + [c for c, _ in guards]:
         if isinstance(e, tuple):  # a register condition: data-dependent
             return False
-        if isinstance(e, Expr) and any(isinstance(v, LoopVar) for v in atoms(e)):
+        if isinstance(e, Expr) and any(isinstance(v, LoopVar) and v is not var for v in atoms(e)):
             return False
+        if var is not None and e is not base and isinstance(e, Expr) and any(v is var for v in atoms(e)):
+            return False  # a guard that depends on the loop variable
     return True
 
 
@@ -225,7 +260,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
 
     structured = ir.structured
     deferred: List[Any] = []
-    for s, guards, looped in _accesses(ir.body, [], False):
+    for s, guards, looped in _accesses(ir.body, [], ()):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
         lo, hi = sym_range(s.base)
@@ -235,11 +270,12 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
             if mode == "cpu":
                 continue
             if _exactly_checkable(s.base, guards, looped):
-                uses_args = any(isinstance(v, ArgVar) for e in [s.base] + [c for c, _ in guards] for v in atoms(e))
+                exprs = [s.base] + [c for c, _ in guards] + ([looped[0].lo, looped[0].hi] if looped else [])
+                uses_args = any(isinstance(v, ArgVar) for e in exprs for v in atoms(e))
                 if uses_args and scalars is None:
-                    deferred.append((s, guards))
+                    deferred.append((s, guards, looped))
                     continue
-                _raise_if_out(ir, s, guards, scalars or {})
+                _raise_if_out(ir, s, guards, scalars or {}, looped)
                 continue
             what = "load from" if isinstance(s, Load) else "store to"
             raise LaunchError(
@@ -255,14 +291,25 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
 
 def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -> None:
     """The exact check of accesses that depend on scalar arguments, with this launch's values."""
-    for s, guards in deferred:
-        _raise_if_out(ir, s, guards, scalars)
+    for s, guards, loops in deferred:
+        _raise_if_out(ir, s, guards, scalars, loops)
 
 
-def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int]) -> None:
+def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int], loops: Tuple[Any, ...] = ()) -> None:
     p = s.param
     omin, omax = min(s.offsets), max(s.offsets)
-    elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards, extra)
+    if loops:  # the index at the loop's first and last value, for the threads that run the loop
+        f = loops[0]
+        bad = None
+        elo = ehi = None
+        for end in ("first", "last"):
+            r = _exact_check(ir, s.base, omin, omax, p.length, guards, extra, (f, end))
+            if r[0] is not None:
+                elo = r[0] if elo is None else min(elo, r[0])
+                ehi = r[1] if ehi is None else max(ehi, r[1])
+            bad = bad or r[2]
+    else:
+        elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards, extra)
     if bad is None:
         return
     what = "load from" if isinstance(s, Load) else "store to"
