@@ -695,8 +695,10 @@ def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storage
                                   st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
             else:
                 parts.append((name, _static_key(val)))
-        if mode == "gpu":
-            parts.append(tuple((st.address, st.length * st.dtype.bytes) for st in storages))
+        if mode == "gpu":  # which storages overlap decides __restrict__: part of what the source depends on
+            spans = [(st.address, st.address + st.length * st.dtype.bytes) for st in storages]
+            parts.append(tuple((i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))
+                               if spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]))
         key = tuple(parts)
         hash(key)
         return key
