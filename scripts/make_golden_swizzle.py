@@ -42,7 +42,7 @@ MARK = "@@GOLDEN@@ "
 
 KINDS = ["MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128", "K_INTER", "K_SW32", "K_SW64", "K_SW128"]
 DTYPES = ["Float16", "BFloat16", "Float32", "Float64", "Int8", "Uint8", "Int32", "Float8E4M3FN",
-          "Float8E5M2", "Int16", "Int64"]
+          "Float8E5M2", "Int16", "Int64", "TFloat32"]
 
 # ---------------------------------------------------------------------------------------------
 # Case generation (pure Python)
@@ -255,6 +255,16 @@ def gen_smem(rng, n):
             order[0], order[1] = order[1], order[0]
         cases.append(("smem_tile", [{"str": k}, {"str": d}, {"tuple": mg.fmt(tuple(trg))},
                                     {"tuple": mg.fmt(tuple(order))}]))
+    # cutlass.utils.sm90 helpers: (layout, tiler, dtype, stages)
+    for _ in range(n // 3):
+        lay_e = rng.choice(["ROW_MAJOR", "COL_MAJOR"])
+        d = rng.choice(["Float16", "BFloat16", "Float32", "Int8", "Float8E4M3FN"])
+        mnk = tuple(rng.choice([8, 16, 24, 32, 64, 128, 256]) for _ in range(3))
+        op = rng.choice(["sm90_a", "sm90_b", "sm90_epi"])
+        if op == "sm90_epi":
+            cases.append((op, [{"str": d}, {"str": lay_e}, {"tuple": mg.fmt(mnk[:2])}, {"int": rng.randint(1, 4)}]))
+        else:
+            cases.append((op, [{"str": lay_e}, {"tuple": mg.fmt(mnk)}, {"str": d}, {"int": rng.randint(1, 7)}]))
     return cases
 
 
@@ -338,7 +348,19 @@ def worker(path):
     def composed_info(c):
         n = cute.size(c)
         vals = tuple(c(i) for i in range(n)) if n <= 512 else ()
-        return "%s|%d|%d|%d|%d|%s" % (show(c), n, cute.cosize(c), cute.rank(c), cute.depth(c), show(vals))
+        try:
+            align = str(c.max_alignment)
+        except Exception as e:
+            align = "error"
+        return "%s|%d|%d|%d|%d|%s|%s" % (show(c), n, cute.cosize(c), cute.rank(c), cute.depth(c), show(vals), align)
+
+    def sm90():
+        from cutlass.utils import hopper_helpers
+        return hopper_helpers
+
+    def enum(name):
+        from cutlass.utils import LayoutEnum
+        return getattr(LayoutEnum, name)
 
     def smem_atom(kind, dtype):
         from cutlass.cute.nvgpu import warpgroup
@@ -366,6 +388,9 @@ def worker(path):
         "slice_and_offset": lambda crd, c: "[%s, %s]" % tuple(show(x) for x in cute.slice_and_offset(crd, c)),
         "smem_atom": smem_atom,
         "smem_tile": lambda k, d, trg, order: cute.tile_to_shape(smem_atom(k, d), trg, order),
+        "sm90_a": lambda le, mnk, d, st: sm90().make_smem_layout_a(enum(le), mnk, getattr(cutlass, d), st),
+        "sm90_b": lambda le, mnk, d, st: sm90().make_smem_layout_b(enum(le), mnk, getattr(cutlass, d), st),
+        "sm90_epi": lambda d, le, tile, st: sm90().make_smem_layout_epi(getattr(cutlass, d), enum(le), tile, st),
     }
     for op in DIVIDES + PRODUCTS:
         F[op] = getattr(cute, op)

@@ -135,3 +135,33 @@ def test_size_and_friends_read_text_and_refuse_non_ints():
     for bad in (4.5, (2, "a"), (2.0, 3)):
         with pytest.raises(TypeError, match="size: expected a layout, a tensor or a shape of ints"):
             cute.size(bad)
+
+
+def test_import_is_lazy():
+    """`import cutelab` does not load the pictures or the kernel machinery (they load on first use)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, cutelab as cute; loaded = set(sys.modules); "
+            "print(sorted(m for m in ('cutelab.render', 'cutelab.kernel') if m in loaded)); "
+            "print(cute.make_layout((4, 8))(5), type(cute.kernel).__name__, cute.Float32, cute.render.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]", out
+    assert out[1] == "5 _KernelDecorator f32 cutelab.render"
+
+
+def test_the_layout_algebra_does_not_import_numpy_at_import_time():
+    """int_tuple, layout and algebra import numpy only where they make arrays (import cutelab stays fast
+    when nothing else imports numpy at module level)."""
+    import ast
+    import pathlib
+
+    src = pathlib.Path(cute.__file__).parent
+    for name in ("int_tuple.py", "layout.py", "algebra.py", "errors.py"):
+        tree = ast.parse((src / name).read_text())
+        for node in tree.body:  # module level only
+            if isinstance(node, ast.Import):
+                assert all(a.name.split(".")[0] != "numpy" for a in node.names), name
+            if isinstance(node, ast.ImportFrom):
+                assert (node.module or "").split(".")[0] != "numpy", name
+                assert node.module not in ("tensor", "numeric", "render", "kernel"), (name, node.module)

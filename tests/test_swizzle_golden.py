@@ -19,6 +19,7 @@ from cutelab.errors import LayoutError
 from cutelab.layout import parse_layout, parse_tuple
 from cutelab.nvgpu import warpgroup
 from cutelab.swizzle import ComposedLayout, Swizzle
+from cutelab.utils import LayoutEnum, sm90
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 FILES = sorted(glob.glob(os.path.join(GOLDEN, "swizzle_*.json")))
@@ -65,7 +66,11 @@ def show(x):
 def composed_info(c):
     n = cute.size(c)
     vals = tuple(int(v) for v in c.offsets()) if n <= 512 else ()
-    return "%s|%d|%d|%d|%d|%s" % (c, n, cute.cosize(c), cute.rank(c), cute.depth(c), show(vals))
+    try:
+        align = str(c.max_alignment)
+    except LayoutError:
+        align = "error"
+    return "%s|%d|%d|%d|%d|%s|%s" % (c, n, cute.cosize(c), cute.rank(c), cute.depth(c), show(vals), align)
 
 
 def smem_atom(kind, dtype):
@@ -107,10 +112,36 @@ F = {
     "slice_and_offset": lambda crd, c: "[%s, %s]" % tuple(show(x) for x in cute.slice_and_offset(crd, c)),
     "smem_atom": smem_atom,
     "smem_tile": lambda k, d, trg, order: cute.tile_to_shape(smem_atom(k, d), trg, order),
+    "sm90_a": lambda le, mnk, d, st: sm90.make_smem_layout_a(LayoutEnum[le], mnk, getattr(numeric, d), st),
+    "sm90_b": lambda le, mnk, d, st: sm90.make_smem_layout_b(LayoutEnum[le], mnk, getattr(numeric, d), st),
+    "sm90_epi": lambda d, le, tile, st: sm90.make_smem_layout_epi(getattr(numeric, d), LayoutEnum[le], tile, st),
 }
 for _op in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
             "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product"):
     F[_op] = getattr(cute, _op)
+
+
+def _slice_answer_is_wrong(args, result):
+    """Evaluate CuTe DSL's slice against the whole layout: at (fixed part, i) the layout must
+    be sub(i) - sub(0) + offset. Returns why not, or None when it holds."""
+    import numpy as np
+
+    from cutelab import int_tuple as it
+
+    crd, c = build(args[0]), build(args[1])
+    text, off = result[1:-1].rsplit(", ", 1)
+    if "(x)" in text:
+        return "CuTe DSL prints a layout it cannot represent: " + text
+    if text.startswith("x:x"):  # the DSL's empty result of a fully fixed coordinate
+        return None if int(off) == c(it.transform_leaf(crd, lambda x: 0 if x is None else x)) else "wrong offset"
+    sub = cute.parse_composed(text)
+    rest = cute.slice_(c.outer, crd)
+    fixed = c.outer(it.transform_leaf(crd, lambda x: 0 if x is None else x))
+    want = c.inner(rest.offsets() + c.offset + fixed)
+    got = sub.offsets()
+    if got.shape == want.shape and np.array_equal(got - got[0] + int(off), want):
+        return None
+    return "CuTe DSL's slice does not evaluate to the layout (the fixed part carries into the rest's bits)"
 
 
 def diverges(case):
@@ -129,6 +160,11 @@ def diverges(case):
             # the DSL silently returns the identity S<0,4,3>; CuTe C++ static_asserts
             assert case["result"] == "0,4,3"
             return ("raise", "invalid swizzle parameters")
+    if op == "slice_and_offset" and "result" in case and isinstance(args[1]["composed"][0], list):
+        why = _slice_answer_is_wrong(args, case["result"])
+        if why:
+            # cutelab raises, or answers with a slice that it checked against the whole layout
+            return ("checked", why)
     if op == "recast_layout" and "result" in case:
         nb, ob = args[0]["int"], args[1]["int"]
         from math import gcd
@@ -193,10 +229,13 @@ def test_golden(group, i, case):
         res = F[op](*vals)
         got = res if isinstance(res, str) else show(res)
     except LayoutError as e:
-        if "result" in case and (why is None or why[0] != "raise"):
+        if "result" in case and (why is None or why[0] == "answer"):
             if bad:
                 pytest.xfail(bad)
             pytest.fail("%s%s raised %s but CuTe DSL answers %s" % (op, case["args"], e, case["result"]))
+        return
+    if why is not None and why[0] == "checked":
+        assert _slice_answer_is_wrong(case["args"], got) is None, (case, got)
         return
     if why is not None:
         if why[0] == "raise":
@@ -208,6 +247,10 @@ def test_golden(group, i, case):
             assert g[1:] == r[1:]
         return
     if "result" not in case:
+        if case.get("crash") and op == "slice_and_offset" and isinstance(vals[1].inner, Swizzle):
+            # no reference: check cutelab's slice against the whole layout instead
+            assert _slice_answer_is_wrong(case["args"], got) is None, (case, got)
+            return
         if bad:
             pytest.xfail(bad)
         kind = "crashes" if case.get("crash") else "raises %s" % case.get("error")

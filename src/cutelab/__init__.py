@@ -31,14 +31,6 @@ from .algebra import (
 
 from .swizzle import *  # noqa: F401,F403  (Swizzle, ComposedLayout, make_swizzle, make_composed_layout, ...)
 
-from .numeric import (
-    BFloat16, Boolean, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric, Uint8,
-    Uint16, Uint32, Uint64,
-)
-from .tensor import (
-    Pointer, Tensor, TensorSSA, local_partition, local_tile, make_fragment, make_fragment_like,
-    make_identity_tensor, make_rmem_tensor, make_tensor, print_tensor,
-)
 
 from . import nvgpu  # noqa: E402  (atoms: cutelab.nvgpu.warp, .warpgroup, .cpasync)
 from .nvgpu.mma_atom import *  # noqa: F401,F403,E402  (make_mma_atom, make_tiled_mma, TiledMma, ...)
@@ -52,7 +44,14 @@ Shape = Coord = IntTuple = Tile = tuple  # annotations, as cute.Shape etc. in Cu
 #   render: pictures (cute.render.layout_figure, render.render(fig, 'svg'), ...)
 #   kernels (cutelab.kernel): @cute.kernel / @cute.jit traced to CUDA C++, or run by numpy on the CPU.
 #   `kernel` is CuTe DSL's decorator; attribute access on it falls through to the subpackage.
+#   numeric, tensor: element types and tensors (they need numpy, which the layout algebra does not)
 _LAZY = {
+    **{name: ("numeric", name) for name in (
+        "BFloat16", "Boolean", "Float16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64", "Numeric",
+        "Uint8", "Uint16", "Uint32", "Uint64")},
+    **{name: ("tensor", name) for name in (
+        "Pointer", "Tensor", "TensorSSA", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
+        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),

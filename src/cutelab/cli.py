@@ -21,6 +21,7 @@
     cutelab copy --bits 64 --thr "(4,8):(8,1)" --val "(1,4)"                 # universal copy, make_tiled_copy_tv
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
+    cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -88,6 +89,17 @@ def _shape(text: str, what: str) -> tuple:
     return v
 
 
+def _port(text: str) -> int:
+    """--port of serve: an int in [0, 65535] (argparse reports anything else as a usage error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"must be in 0..65535, got {n}")
+    return n
+
+
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the picture here; format from the suffix: .svg .png .txt .tex .html")
     c = p.add_mutually_exclusive_group()
@@ -147,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
     _add_output(p)
     _add_atom_commands(sub)
+
+    # serve: the web playground (cutelab.web), on 127.0.0.1 only
+    p = sub.add_parser("serve", help="the web playground in the browser (local, 127.0.0.1 only)")
+    p.add_argument("--port", type=_port, default=None,
+                   help="port to listen on (default: 8765 if free, else any free port; 0: any free port)")
+    p.add_argument("--no-browser", action="store_true", help="print the address but do not open a browser")
+    p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     return ap
 
 
@@ -202,8 +221,11 @@ def _add_mma_options(p: argparse.ArgumentParser, required: bool) -> None:
 
 
 def _add_atom_commands(sub) -> None:
+    cute_colors = "CuTe's eight print_latex colours (thread mod 8; the .tex is then CuTe's byte for byte) " \
+                  "instead of one colour per thread"
     p = sub.add_parser("mma", help="a TiledMMA: C, A on its left, B on top, each element's T#V# (CuTe's print_latex)")
     _add_mma_options(p, required=True)
+    p.add_argument("--cute-colors", action="store_true", help=cute_colors)
     _add_output(p)
 
     p = sub.add_parser("copy", help="a TiledCopy: source and destination TV side by side (CuTe's print_latex)")
@@ -217,6 +239,7 @@ def _add_atom_commands(sub) -> None:
     p.add_argument("--val", help="value layout of make_tiled_copy_tv (default (1,2*matrices) for ldmatrix/stmatrix)")
     p.add_argument("--for", dest="for_operand", choices=["A", "B", "C"],
                    help="make_tiled_copy_A/B/C: retile the atom for the MMA given by --op ... instead of --thr/--val")
+    p.add_argument("--cute-colors", action="store_true", help=cute_colors)
     _add_mma_options(p, required=False)
     _add_output(p)
 
@@ -301,7 +324,7 @@ def _atom_figure(args: argparse.Namespace):
     from . import render as R
 
     if args.cmd == "mma":
-        return R.mma_figure(_tiled_mma(args))
+        return R.mma_figure(_tiled_mma(args), cute_colors=args.cute_colors)
     if args.cmd == "copy":
         from .nvgpu import CopyUniversalOp, warp
 
@@ -320,7 +343,7 @@ def _atom_figure(args: argparse.Namespace):
             if not args.op:
                 raise _UsageError("--for needs the MMA: --op ... (and --ab/--acc/--atoms as for `cutelab mma`)")
             make = getattr(cute, f"make_tiled_copy_{args.for_operand}")
-            return R.copy_figure(make(atom, _tiled_mma(args)))
+            return R.copy_figure(make(atom, _tiled_mma(args)), cute_colors=args.cute_colors)
         if args.op:
             raise _UsageError("--op describes an MMA for --for A|B|C; without --for use --thr/--val")
         thr = args.thr or ("(32,1)" if n else None)
@@ -329,7 +352,7 @@ def _atom_figure(args: argparse.Namespace):
             raise _UsageError("a universal copy needs --thr and --val (thread and value layouts), or --for A|B|C")
         from .render.figure import as_layout
 
-        return R.copy_figure(cute.make_tiled_copy_tv(atom, as_layout(thr), as_layout(val)))
+        return R.copy_figure(cute.make_tiled_copy_tv(atom, as_layout(thr), as_layout(val)), cute_colors=args.cute_colors)
     # swizzle
     if args.atom:
         if args.layout:
@@ -445,6 +468,15 @@ def _first_line(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
     args = build_parser().parse_args(argv)
+    if args.cmd == "serve":
+        from .web import serve
+
+        try:
+            serve(args.port, open_browser=not args.no_browser, verbose=args.verbose)
+        except OSError as e:
+            print(f"cutelab: error: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        return 0
     from . import render as R
 
     try:

@@ -11,12 +11,26 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
-
-import numpy as np
+import sys
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import int_tuple as it
 from .errors import LayoutError, ParseError
+
+if TYPE_CHECKING:  # numpy is imported where arrays are made, so that `import cutelab` stays fast
+    import numpy as np
+
+
+def _np() -> Any:
+    """numpy, imported on first use."""
+    import numpy
+
+    return numpy
+
+
+def _np_loaded() -> Any:
+    """numpy if it is imported already, else None (then no numpy value can exist to check for)."""
+    return sys.modules.get("numpy")
 
 __all__ = [
     "Layout", "ScaledBasis", "E", "make_layout", "make_ordered_layout", "make_identity_layout",
@@ -181,21 +195,33 @@ def _extent_problem(shape: Any, stride: Any) -> str | None:
 def check_fits(layout: "Layout", what: str) -> "Layout":
     """layout, or a LayoutError naming what it is when its size or offsets do not fit in 64 bits.
 
-    The algebra validates its results with this, as Layout() validates its inputs.
+    The algebra validates its results with this, as Layout() validates its inputs (one pass over
+    the modes: it runs on every result).
     """
     shp, std = layout._shape, layout._stride
-    if it.product(shp) >= _INT_LIMIT:
-        raise LayoutError(f"{what} {layout} has size {it.product(shp)}, which does not fit in 64 bits")
-    for s in it.flatten_to_tuple(shp):
-        if type(s) is int and s >= _INT_LIMIT:
-            raise LayoutError(f"{what} {layout} has shape entry {s}, which does not fit in 64 bits")
-    for d in it.flatten_to_tuple(std):
-        v = d.value if isinstance(d, ScaledBasis) else d
-        if type(v) is int and not -_INT_LIMIT < v < _INT_LIMIT:
+    if type(shp) is tuple:
+        shp, std = it.flatten(shp), it.flatten(std)
+    else:
+        shp, std = (shp,), (std,)
+    size, lo, hi = 1, 0, 0
+    for s, d in zip(shp, std):
+        if type(s) is not int:
+            return layout  # symbolic: checked when it is known
+        v = d if type(d) is int else (d.value if isinstance(d, ScaledBasis) else None)
+        if type(v) is not int:
+            return layout
+        size *= s
+        if v > 0:
+            hi += (s - 1) * v
+        else:
+            lo += (s - 1) * v
+        if not -_INT_LIMIT < v < _INT_LIMIT:
             raise LayoutError(f"{what} {layout} has stride {d}, which does not fit in 64 bits")
-    bad = _extent_problem(shp, std)
-    if bad:
-        raise LayoutError(f"{what} {layout}: {bad}")
+    if size >= _INT_LIMIT:
+        raise LayoutError(f"{what} {layout} has size {size}, which does not fit in 64 bits")
+    if hi >= _INT_LIMIT or lo < -_INT_LIMIT:
+        raise LayoutError(f"{what} {layout}: its offsets span [{lo}, {hi}], which does not fit in 64 bits "
+                          f"(cutelab, like CuTe, computes offsets in 64-bit integers)")
     return layout
 
 
@@ -315,6 +341,16 @@ class Layout:
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
 
+    def _repr_html_(self) -> str | None:  # Jupyter: the grid, interactive (hover, zoom, pan)
+        try:
+            from .render import html, layout_figure
+        except ImportError:  # pragma: no cover - rendering not available
+            return None
+        try:
+            return html.fragment(layout_figure(self))
+        except LayoutError:  # no grid to draw (e.g. basis strides): IPython shows the text
+            return None
+
     # ---- evaluation
     def __call__(self, *coord: Any) -> Any:
         if len(coord) == 1:
@@ -392,7 +428,10 @@ def _normalize(t: Any) -> Any:
     """Lists become tuples, numpy ints become ints; everything else is left for validation."""
     if isinstance(t, (tuple, list)):
         return tuple(_normalize(x) for x in t)
-    if isinstance(t, (np.integer,)):
+    if type(t) is int:
+        return t
+    npm = _np_loaded()
+    if npm is not None and isinstance(t, npm.integer):
         return int(t)
     return t
 
@@ -401,12 +440,17 @@ def is_layout(x: Any) -> bool:
     return isinstance(x, Layout)
 
 
+def _is_array(x: Any) -> bool:
+    np = _np_loaded()
+    return np is not None and isinstance(x, np.ndarray)
+
+
 def _is_symbolic(x: Any) -> bool:
     """A symbolic integer of the kernel tracer (its values are only known at run time)."""
     return type(x).__module__.startswith("cutelab.kernel")
 
 
-def _coord_ints(layout: Layout, coord: Any) -> Any:
+def _coord_ints(layout: Layout, coord: Any, op: str = "evaluating") -> Any:
     """coord with lists as tuples and integers of any kind (numpy's too) as Python ints.
 
     Anything that is not an integer (a float, a string, a bool) is a TypeError naming the
@@ -418,16 +462,17 @@ def _coord_ints(layout: Layout, coord: Any) -> Any:
             return c
         if isinstance(c, (tuple, list)):
             return tuple(go(x) for x in c)
-        if isinstance(c, (bool, np.bool_)):
+        np = _np_loaded()
+        if isinstance(c, bool) or (np is not None and isinstance(c, np.bool_)):
             pass
-        elif isinstance(c, (int, np.integer)):
+        elif isinstance(c, int) or (np is not None and isinstance(c, np.integer)):
             return int(c)
-        elif isinstance(c, np.ndarray) and c.dtype.kind in "iu":
+        elif np is not None and isinstance(c, np.ndarray) and c.dtype.kind in "iu":
             return c  # a batch of indices (one per thread): checked and evaluated element-wise
         elif _is_symbolic(c):
             return c
         raise TypeError(
-            f"evaluating {layout} at {coord!r}: coordinate entries must be integers (or None to slice), "
+            f"{op} {layout} at {coord!r}: coordinate entries must be integers (or None to slice), "
             f"got {type(c).__name__} {c!r}"
         )
 
@@ -446,7 +491,7 @@ def _eval(layout: Layout, coord: Any) -> Any:
         n = it.product(shape)
         if not 0 <= coord < n:
             raise LayoutError(f"evaluating {layout} at {coord}: index {coord} is out of range [0, {n})")
-    elif isinstance(coord, np.ndarray) and coord.size and not (0 <= int(coord.min()) and int(coord.max()) < it.product(shape)):
+    elif _is_array(coord) and coord.size and not (0 <= int(coord.min()) and int(coord.max()) < it.product(shape)):
         n = it.product(shape)
         raise LayoutError(f"evaluating {layout} at an index array: indices {int(coord.min())}..{int(coord.max())} "
                           f"are not all in [0, {n})")
@@ -467,7 +512,7 @@ def _coord_fits(coord: Any, shape: Any) -> bool:
         return all(_coord_fits(c, s) for c, s in zip(coord, shape))
     if isinstance(coord, int):
         return 0 <= coord < it.product(shape)
-    if isinstance(coord, np.ndarray):
+    if _is_array(coord):
         return coord.size == 0 or (0 <= int(coord.min()) and int(coord.max()) < it.product(shape))
     return True  # symbolic
 
@@ -894,9 +939,9 @@ def slice_(a: Layout, coord: Any) -> Layout:
     >>> print(slice_(make_layout((4, 8)), (None, 3)))
     (4):(1)
     """
-    coord = _normalize(coord)
     if not isinstance(a, Layout):
         raise LayoutError(f"slice_: expected a layout, got {a!r}")
+    coord = _coord_ints(a, coord, "slicing")
     _check_slice(a, coord)
     if not isinstance(coord, tuple):
         return a if coord is None else Layout._raw((), ())
@@ -905,7 +950,7 @@ def slice_(a: Layout, coord: Any) -> Layout:
 
 def dice(a: Layout, coord: Any) -> Layout:
     """The sub-layout of the modes where coord is not None (the opposite of slice)."""
-    coord = _normalize(coord)
+    coord = _coord_ints(a, coord, "dicing") if isinstance(a, Layout) else _normalize(coord)
     _check_slice(a, coord)
     if not isinstance(coord, tuple):
         return a if coord is not None else Layout._raw((), ())
@@ -953,18 +998,28 @@ def crd2idx(coord: Any, layout: Any) -> Any:
     if isinstance(layout, Layout):
         coord = it.transform_leaf(_coord_ints(layout, coord), lambda c: 0 if c is None else c)
         return _eval(layout, coord)
-    coord = it.transform_leaf(_normalize(coord), lambda c: 0 if c is None else c)
+    coord = it.transform_leaf(_int_leaves(coord, "crd2idx", "coordinate"), lambda c: 0 if c is None else c)
     return it.crd2idx(coord, _normalize(layout))
 
 
 def idx2crd(idx: Any, shape: Any) -> Any:
     """The colexicographic coordinate of index idx in shape."""
-    return it.idx2crd(_normalize(idx), _normalize(shape))
+    return it.idx2crd(_int_leaves(idx, "idx2crd", "index"), _int_leaves(shape, "idx2crd", "shape"))
+
+
+def _int_leaves(t: Any, op: str, what: str) -> Any:
+    """t with numpy ints as ints; a TypeError naming op and the operand for a non-integer leaf."""
+    t = _normalize(t)
+    for leaf in it.flatten_to_tuple(t):
+        if leaf is not None and (type(leaf) is not int) and not _is_symbolic(leaf) and not _is_array(leaf):
+            raise TypeError(f"{op}: the {what} {t!r} has the entry {leaf!r}, which is not an integer")
+    return t
 
 
 def get_hier_coord(layout: Layout, idx: int) -> Any:
     """The hierarchical coordinate c with layout(c) == idx, or a LayoutError if none exists."""
-    if isinstance(idx, np.integer) and not isinstance(idx, bool):
+    npm = _np_loaded()
+    if npm is not None and isinstance(idx, npm.integer):
         idx = int(idx)
     if type(idx) is not int:
         raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
@@ -974,7 +1029,7 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     # CuTe's formula only inverts compact layouts; otherwise search the domain for the offset.
     if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
         raise LayoutError(f"get_hier_coord({layout}, {idx}): not supported for basis strides")
-    hits = np.flatnonzero(evaluate_all(layout) == idx)
+    hits = _np().flatnonzero(evaluate_all(layout) == idx)
     if hits.size == 0:
         raise LayoutError(f"get_hier_coord({layout}, {idx}): no coordinate of the layout maps to offset {idx}")
     return it.idx2crd(int(hits[0]), layout.shape)
@@ -1008,6 +1063,7 @@ def _merge_modes(shp: tuple, std: tuple) -> tuple:
 
 def evaluate_all(layout: Layout) -> np.ndarray:
     """layout(i) for every i in [0, size), as an int64 array (fast, vectorized)."""
+    np = _np()
     if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
         raise LayoutError(f"evaluate_all({layout}): layouts with basis strides evaluate to coordinates, not offsets")
     shp, std = _merge_modes(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride))

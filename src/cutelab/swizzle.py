@@ -223,7 +223,8 @@ class ComposedLayout:
     __slots__ = ("_inner", "_offset", "_outer", "_hash")
 
     def __init__(self, inner: Any, offset: Any, outer: Any):
-        where = f"make_composed_layout({inner}, {_offset_str(offset) if isinstance(offset, (int, tuple)) else repr(offset)}, {outer})"
+        off_s = _offset_str(offset) if isinstance(offset, (int, tuple)) else repr(offset)
+        where = f"make_composed_layout({inner}, {off_s}, {outer})"
         if not isinstance(outer, Layout):
             raise LayoutError(f"{where}: the outer layout must be a Layout, got {type(outer).__name__} {outer!r}")
         offset = _normalize(offset)
@@ -233,7 +234,8 @@ class ComposedLayout:
             if _has_basis(outer.stride):
                 raise LayoutError(f"{where}: a swizzle cannot follow an outer layout with basis strides (n@m)")
         elif isinstance(inner, Layout):
-            if not (_is_int(offset) or (isinstance(offset, tuple) and all(_is_int(x) for x in it.flatten_to_tuple(offset)))):
+            ints = isinstance(offset, tuple) and all(_is_int(x) for x in it.flatten_to_tuple(offset))
+            if not (_is_int(offset) or ints):
                 raise LayoutError(f"{where}: the offset must be an int or an int tuple, got {offset!r}")
         else:
             raise LayoutError(f"{where}: the inner function must be a Swizzle or a Layout, got {type(inner).__name__}")
@@ -275,8 +277,9 @@ class ComposedLayout:
         from math import gcd
         if not isinstance(self._inner, Swizzle):
             raise LayoutError(f"max_alignment({self}): only defined for a swizzle inner function")
-        g = gcd(1 << self._inner.num_base, _pow2_alignment(self._offset))
-        return gcd(g, _layout_alignment(self._outer))
+        # S<0,m,s> o 0 o L is L itself (CuTe's composition folds it); otherwise 2^m bounds it
+        sw = 0 if self._inner.num_bits == 0 and self._offset == 0 else 1 << self._inner.num_base
+        return gcd(sw, self._offset, _layout_alignment(self._outer))
 
     def size(self) -> int:
         return it.product(self._outer.shape)
@@ -379,21 +382,18 @@ def _eval_index_array(layout: Layout, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pow2_alignment(x: int) -> int:
-    x = abs(int(x))
-    return 1 << 62 if x == 0 else x & -x
-
-
 def _layout_alignment(layout: Layout) -> int:
-    """The largest power of two n such that layout is n-contiguous in its first run (CuTe max_alignment)."""
-    from .algebra import coalesce
-    c = coalesce(layout)
-    s, d = c.shape, c.stride
-    s0 = s[0] if isinstance(s, tuple) else s
-    d0 = d[0] if isinstance(d, tuple) else d
-    if d0 == 1:
-        return _pow2_alignment(s0) if s0 else 1
-    return 1
+    """CuTe's max_alignment(layout): gcd of the run of consecutive offsets that the layout
+    covers (size of the first mode of logical_divide(L, right_inverse(L))) and the stride
+    that follows it."""
+    from math import gcd
+    from .algebra import coalesce, logical_divide, right_inverse
+
+    flat = coalesce(layout)
+    permuted = logical_divide(flat, right_inverse(flat))
+    s0 = it.product(permuted.shape[0])
+    d1 = permuted.stride[1]
+    return gcd(s0, *it.flatten_to_tuple(d1))
 
 
 def make_composed_layout(inner: Any, offset: Any, outer: Any) -> ComposedLayout:
@@ -487,9 +487,9 @@ def cosize(a: Any, mode: Any = None) -> int:
 
 def _structural(name: str, f: Callable) -> Callable:
     def g(a: Any, *args: Any, **kw: Any) -> Any:
-        c = _composed_of(a)
-        if c is None:
+        if not isinstance(a, ComposedLayout):
             return f(a, *args, **kw)
+        c = a
         try:
             out = f(c._outer, *args, **kw)
         except LayoutError as e:
@@ -509,7 +509,7 @@ _group_modes = _structural("group_modes", _lay.group_modes)
 
 def group_modes(a: Any, begin: int, end: int | None = None) -> Any:
     """Group modes [begin, end) into one mode; a composed layout needs begin < end (as CuTe DSL)."""
-    c = _composed_of(a)
+    c = a if isinstance(a, ComposedLayout) else None
     if c is not None and end is not None:
         r = it.rank(c._outer.shape)
         b, e = begin + (r if begin < 0 else 0), end + (r if end < 0 else 0)
@@ -524,27 +524,24 @@ dice = _structural("dice", _lay.dice)
 
 def append(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
     """Append elem (default 1:0) as a new last mode; on a ComposedLayout, to its outer layout."""
-    c = _composed_of(a)
-    if c is None:
+    if not isinstance(a, ComposedLayout):
         return _lay.append(a, elem, up_to_rank)
-    return c._with_outer(_lay.append(c._outer, elem, up_to_rank))
+    return a._with_outer(_lay.append(a._outer, elem, up_to_rank))
 
 
 def prepend(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
     """Prepend elem (default 1:0) as a new first mode; on a ComposedLayout, to its outer layout."""
-    c = _composed_of(a)
-    if c is None:
+    if not isinstance(a, ComposedLayout):
         return _lay.prepend(a, elem, up_to_rank)
-    return c._with_outer(_lay.prepend(c._outer, elem, up_to_rank))
+    return a._with_outer(_lay.prepend(a._outer, elem, up_to_rank))
 
 
 def crd2idx(coord: Any, layout: Any) -> Any:
     """The offset of coord (None counts as 0, as in CuTe DSL); composed layouts too."""
-    c = _composed_of(layout) if isinstance(layout, ComposedLayout) else None
-    if c is None:
+    if not isinstance(layout, ComposedLayout):
         return _lay.crd2idx(coord, layout)
     fixed = it.transform_leaf(_normalize(coord), lambda x: 0 if x is None else x)
-    return c(fixed)
+    return layout(fixed)
 
 
 def slice_(a: Any, coord: Any) -> Any:
@@ -563,7 +560,10 @@ def slice_and_offset(coord: Any, layout: Any) -> tuple:
     and its Z bit), the sub-layout decays to strides under the identity swizzle S<0,4,3>, to
     be added to that offset (CuTe's swizzle_layout.hpp); otherwise the sub-layout keeps the
     swizzle and carries the Y/Z bits of offset + outer(fixed part) as its own offset, as
-    CuTe DSL 4.8.1 answers. A Layout inner function carries the whole offset.
+    CuTe DSL 4.8.1 answers. A Layout inner function carries the whole offset. For aligned
+    swizzled layouts (offsets that do not carry into the swizzle bits), in both cases
+    ``layout(fixed part, i) == sub(i) - sub(0) + offset``; where that fails (the fixed part
+    and the rest share bits, CuTe's bitwise split returns a wrong layout) a LayoutError says so.
 
     >>> C = make_composed_layout(make_swizzle(3, 4, 3), 0, make_layout((8, 64), stride=(64, 1)))
     >>> print(*slice_and_offset((None, 3), C))
@@ -575,7 +575,8 @@ def slice_and_offset(coord: Any, layout: Any) -> tuple:
     try:
         return _slice_and_offset_composed(coord, layout)
     except LayoutError as e:
-        raise LayoutError(f"slice_and_offset({_lay.it.tuple_str(coord) if isinstance(coord, tuple) else coord}, {layout}): {e}") from None
+        crd = it.tuple_str(coord) if isinstance(coord, tuple) else coord
+        raise LayoutError(f"slice_and_offset({crd}, {layout}): {e}") from None
 
 
 def _all_none(c: Any) -> bool:
@@ -637,7 +638,7 @@ def _slice_and_offset_composed(coord: Any, c: ComposedLayout) -> tuple:
     offset_zy = c._offset ^ _project(only, diced, dcoord, fixed & zy)
     active = _project(only, sub, it.product(sub.shape) - 1, _eval_last(sub) & zy)  # Y/Z bits the rest reaches
     if active & ~sw(active):  # the rest hits a Y bit and its Z bit: the swizzle stays
-        return ComposedLayout(sw, offset_zy, sub), origin
+        return _exact(ComposedLayout(sw, offset_zy, sub), origin, c, fixed, sub)
     # Otherwise the swizzle is linear over the rest: decay to strides (identity swizzle).
     b, m, s = sw.num_bits, sw.num_base, abs(sw.num_shift)
     zm, ym = sw.zzz_msk, sw.yyy_msk
@@ -648,7 +649,27 @@ def _slice_and_offset_composed(coord: Any, c: ComposedLayout) -> tuple:
         (1 << m,) + (2,) * b + (1 << (s - b),) + (2,) * b + (1,),
         (1,) + lo + (1 << (m + b),) + hi + (1 << (m + b + s),),
     )
-    return ComposedLayout(Swizzle(0, 4, 3), 0, _compose_layouts(sw_layout, sub)), origin
+    return _exact(ComposedLayout(Swizzle(0, 4, 3), 0, _compose_layouts(sw_layout, sub)), origin, c, fixed, sub)
+
+
+def _exact(res: ComposedLayout, origin: int, c: ComposedLayout, fixed: int, sub: Layout) -> tuple:
+    """Check that (res, origin) represents the slice: c at (fixed part, i) == res(i) - res(0) + origin.
+
+    CuTe splits the offset bit by bit; when the fixed part of the coordinate and the rest of
+    the layout share bits (an addition that carries), its answer is a wrong layout. Raise then.
+    """
+    want = c._inner(_lay.evaluate_all(sub) + (c._offset + fixed))
+    got = res.offsets()
+    got = got - got[0] + origin
+    if got.shape != want.shape or not np.array_equal(got, want):
+        k = int(np.flatnonzero(got != want)[0]) if got.shape == want.shape else 0
+        raise LayoutError(
+            f"the fixed part of the coordinate (outer offset {fixed}, plus the offset {c._offset}) and the "
+            f"rest of the layout {sub} share bits, so the swizzle does not split into a slice and an offset "
+            f"(at index {k} of the slice the layout is {int(want[k])}, the split gives {int(got[k])}; "
+            f"CuTe would return that wrong layout)"
+        )
+    return res, origin
 
 
 def _shape_stride(layout: Layout) -> tuple:
@@ -698,7 +719,7 @@ def composed_op(name: str, f: Callable, args: tuple, kw: dict) -> Any:
     the operation on plain layouts."""
     a0 = args[0] if args else None
     if name == "recast_layout":
-        if len(args) != 3 or not isinstance(args[2], ComposedLayout) or any(isinstance(a, ComposedLayout) for a in args[:2]):
+        if len(args) != 3 or not isinstance(args[2], ComposedLayout) or _contains_composed(args[:2]):
             raise LayoutError("expected (new_type_bits, old_type_bits, layout)")
         return _recast(args[0], args[1], args[2])
     if name in ("upcast", "downcast"):

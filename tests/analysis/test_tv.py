@@ -229,64 +229,58 @@ def test_element_bits():
 
 
 # --------------------------------------------------------------------------- TiledCopy front end
-# Stand-ins with the attributes of h-copy's TiledCopy (layout_src_tv_tiled, value_type, op,
-# num_bits_per_copy); the TV layouts are what make_tiled_copy_A/B give for mma.m16n8k16 (checked
-# against h-copy's objects while writing this).
 
-from types import SimpleNamespace as NS  # noqa: E402
-
+import cutelab as cute  # noqa: E402
 from cutelab.analysis import copy_trace  # noqa: E402
+from cutelab.nvgpu import CopyUniversalOp, warp  # noqa: E402
 
 
-class LdMatrix8x8x16bOp(NS):
-    pass
+def _mma16816():
+    return cute.make_tiled_mma(cute.make_mma_atom(warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))))
 
 
-class StMatrix8x8x16bOp(NS):
-    pass
-
-
-class CopyUniversalOp(NS):
-    pass
-
-
-def _tc(tv, op, bits=None, dtype="f16"):
-    return NS(layout_src_tv_tiled=Layout.parse(tv), layout_dst_tv_tiled=Layout.parse(tv), value_type=dtype,
-              op=op, num_bits_per_copy=bits)
-
-
-def test_copy_trace_ldmatrix_x4_is_ldmatrix_trace():
-    tc = _tc("((16,2),(8,1)):((1,128),(16,0))", LdMatrix8x8x16bOp(num_matrices=4))  # make_tiled_copy_A
+def test_copy_trace_ldmatrix_x4_for_A_is_ldmatrix_trace():
+    tc = cute.make_tiled_copy_A(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 4), cute.Float16), _mma16816())
     for lay in ["(16,16):(16,1)", "S<1,3,3> o 0 o (16,16):(16,1)"]:
         a, b = copy_trace(tc, lay), ldmatrix_trace(lay)
         assert a.op == "ldsm" and (a.addresses == b.addresses).all()
 
 
-def test_copy_trace_ldmatrix_x2_masks_the_repeated_rows():
-    tc = _tc("((8,2,2),(8,1)):((1,64,0),(8,0))", LdMatrix8x8x16bOp(num_matrices=2))  # make_tiled_copy_B
-    t = copy_trace(tc, "(8,16):(16,1)")
-    assert (t.addresses[0, 16:] == -1).all() and t.addresses[0, :10].tolist() == [0, 32, 64, 96, 128, 160, 192,
-                                                                                   224, 16, 48]
+def test_copy_trace_ldmatrix_x2_for_B_masks_the_repeated_rows():
+    tc = cute.make_tiled_copy_B(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 2), cute.Float16), _mma16816())
+    t = copy_trace(tc, "(8,16):(16,1)")  # B is (N, K) = (8, 16), K-major
+    assert (t.addresses[0, 16:] == -1).all()
+    assert t.addresses[0, :10].tolist() == [0, 32, 64, 96, 128, 160, 192, 224, 16, 48]
     assert analyze(t).totals()["conflicts"] == 2  # 32-byte rows: rows i and i+4 share banks
 
 
 def test_copy_trace_vector_width_from_the_atom():
-    tc = _tc("((8,32),(8,1)):((256,1),(32,0))", CopyUniversalOp(), bits=128)  # tiled (32,8):(8,1) x (1,8)
-    r = analyze(copy_trace(tc, "(32,64):(64,1)", "global"))
-    assert r.trace.bytes_per_lane == 16 and r.trace.num_instructions == 8 and r.totals()["efficiency"] == 1.0
-    t64 = copy_trace(_tc("((8,32),(8,1)):((256,1),(32,0))", CopyUniversalOp(), bits=64), "(32,64):(64,1)", "global")
-    assert t64.bytes_per_lane == 8 and t64.num_instructions == 16
-    auto = copy_trace(_tc("((8,32),(8,1)):((256,1),(32,0))", CopyUniversalOp()), "(32,64):(64,1)", "shared",
-                      side="dst")
-    assert auto.bytes_per_lane == 16 and auto.op == "st"
+    thr, val = make_layout((32, 8), stride=(8, 1)), make_layout((1, 8))
+    for bits in (128, 64, 32):
+        # each of 256 threads copies one vector of bits/16 halves of a row: one instruction per warp
+        atom = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=bits)
+        tc = cute.make_tiled_copy_tv(atom, thr, make_layout((1, bits // 16)))
+        r = analyze(copy_trace(tc, "(32,64):(64,1)", "global"))
+        assert r.trace.bytes_per_lane == bits // 8 and r.trace.num_instructions == 8
+        assert r.totals()["efficiency"] == 1.0
+    # a 32-bit atom over 8 values per thread: 4 instructions per thread, 32 in all
+    atom32 = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=32)
+    t32 = copy_trace(cute.make_tiled_copy_tv(atom32, thr, val), "(32,64):(64,1)", "global")
+    assert t32.bytes_per_lane == 4 and t32.num_instructions == 32
+    atom = cute.make_copy_atom(CopyUniversalOp(), cute.Float16, num_bits_per_copy=128)
+    tc = cute.make_tiled_copy_tv(atom, thr, val)
+    st = copy_trace(tc, "(32,64):(64,1)", "shared", side="dst")
+    assert st.op == "st" and st.bytes_per_lane == 16 and st.num_instructions == 8  # 8 warps, one store each
 
 
 def test_copy_trace_errors():
+    stm = cute.make_tiled_copy_A(cute.make_copy_atom(warp.StMatrix8x8x16bOp(False, 4), cute.Float16), _mma16816())
     with pytest.raises(LayoutError, match="stmatrix"):
-        copy_trace(_tc("(32,8):(8,1)", StMatrix8x8x16bOp(num_matrices=4)), "(32,8):(8,1)")
+        copy_trace(stm, "(16,16):(16,1)")
     with pytest.raises(LayoutError, match="expected a TiledCopy"):
         copy_trace(object(), "(32,8):(8,1)")
+    ldm = cute.make_tiled_copy_A(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 4), cute.Float16), _mma16816())
     with pytest.raises(LayoutError, match="side must be"):
-        copy_trace(_tc("(32,8):(8,1)", CopyUniversalOp()), "(32,8):(8,1)", side="both")
+        copy_trace(ldm, "(16,16):(16,1)", side="both")
     with pytest.raises(LayoutError, match="src side, space 'shared'"):
-        copy_trace(_tc("(32,8):(8,1)", LdMatrix8x8x16bOp(num_matrices=4)), "(32,8):(8,1)", "global")
+        copy_trace(ldm, "(16,16):(16,1)", "global")

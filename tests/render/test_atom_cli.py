@@ -38,6 +38,18 @@ def test_latex_is_cute(tmp_path, capsys, argv, case):
     assert normalized_latex(out.read_text()) == normalized_latex(want)
 
 
+@pytest.mark.parametrize("argv, case", [
+    (["mma", "--op", "sm80_16x8x16", "--atoms", "2x2x1"], "sm80_16x8x16_f32f16_2x2x1"),
+    (["copy", "--ldmatrix", "x4", "--trans", "--for", "A", "--op", "sm80_16x8x16"], "ldsm_x4_trans_a"),
+])
+def test_cute_colors_tex_is_cute_byte_for_byte(tmp_path, capsys, argv, case):
+    out = tmp_path / "pic.tex"
+    assert run(capsys, *argv, "--cute-colors", "-o", str(out))[0] == 0
+    want = (MMA if argv[0] == "mma" else COPY)[case]["latex"]
+    strip = lambda t: [ln for ln in t.split("\n") if not ln.startswith("%")]  # noqa: E731
+    assert strip(out.read_text()) == strip(want)
+
+
 def test_mma_svg_reads_back(tmp_path, capsys):
     out = tmp_path / "mma.svg"
     assert run(capsys, "mma", "--op", "sm80_16x8x16", "--atoms", "2x2x1", "-o", str(out))[0] == 0
@@ -105,8 +117,8 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
 
 
 @pytest.mark.parametrize("cmd, words", [
-    ("mma", ["--op", "--ab", "--acc", "--atoms", "--perm", "--a-src", "--a-major", "--b-major"]),
-    ("copy", ["--ldmatrix", "--stmatrix", "--bits", "--trans", "--thr", "--val", "--for", "--elem"]),
+    ("mma", ["--op", "--ab", "--acc", "--atoms", "--perm", "--a-src", "--a-major", "--b-major", "--cute-colors"]),
+    ("copy", ["--ldmatrix", "--stmatrix", "--bits", "--trans", "--thr", "--val", "--for", "--elem", "--cute-colors"]),
     ("swizzle", ["--elem-bits", "--atom", "--ptr-swizzle"]),
 ])
 def test_help_documents_options(cmd, words):

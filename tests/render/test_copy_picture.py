@@ -102,3 +102,11 @@ def test_tiled_copy_is_cute(name):
     f = R.copy_figure(_tiled(name))
     assert normalized_latex(R.render(f, "latex")) == normalized_latex(CASES[name]["latex"])
     assert f.title.startswith("TiledCopy ") and any(n.startswith("tiler_mn = ") for n in f.notes)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cute_colors_latex_is_byte_for_byte(name):
+    c = CASES[name]
+    f = R.copy_figure(_tiled(name), cute_colors=True)
+    strip = lambda t: [ln for ln in t.split("\n") if not ln.startswith("%")]  # noqa: E731
+    assert strip(R.render(f, "latex")) == strip(c["latex"])

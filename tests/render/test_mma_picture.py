@@ -225,3 +225,12 @@ def test_too_big_to_label_is_coloured_only():
     tex = R.render(f, "latex")  # LaTeX still labels every cell, as CuTe does
     assert "\\node[fill=" in tex and "{\\shortstack{T127 \\\\ V127}};" in tex
     assert R.render(f, "text").startswith("TiledMMA tile (M,N,K) = (128,128,1)")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cute_colors_latex_is_byte_for_byte(name):
+    """With CuTe's colours the LaTeX is CuTe's print_latex output exactly, comment lines aside."""
+    c = CASES[name]
+    f = R.mma_tv_figure(c["tile"], c["C"], c["A"], c["B"], cute_colors=True)
+    strip = lambda t: [ln for ln in t.split("\n") if not ln.startswith("%")]  # noqa: E731
+    assert strip(R.render(f, "latex")) == strip(c["latex"])

@@ -289,11 +289,11 @@ def copy_trace(tiled_copy: Any, layout: Any, space: str = "shared", side: str = 
     atom (``LdMatrix8x8x16bOp``, num_matrices n) makes one ldmatrix.x{n} per 8 values of each
     thread, with row addresses from lanes 0..8n-1 of each warp.
 
-    >>> from types import SimpleNamespace as NS
-    >>> class LdMatrix8x8x16bOp(NS): pass
-    >>> tc = NS(layout_src_tv_tiled=Layout.parse("((16,2),8):((1,128),16)"), value_type="f16",
-    ...         op=LdMatrix8x8x16bOp(num_matrices=4), num_bits_per_copy=None)
-    >>> tr = copy_trace(tc, "(16,16):(16,1)")  # the A operand of mma.m16n8k16, row-major in smem
+    >>> import cutelab as cute
+    >>> from cutelab.nvgpu import warp
+    >>> mma = cute.make_tiled_mma(cute.make_mma_atom(warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))))
+    >>> tc = cute.make_tiled_copy_A(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 4), cute.Float16), mma)
+    >>> tr = copy_trace(tc, "(16,16):(16,1)")  # A of mma.m16n8k16, row-major in shared memory
     >>> tr.kind(), tr.addresses[0, [0, 8, 16]].tolist()
     ('ldmatrix', [0, 256, 16])
     """

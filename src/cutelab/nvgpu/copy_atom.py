@@ -355,16 +355,22 @@ class ThrCopy(TiledCopy):
         if not isinstance(tensor, Tensor):
             raise TensorError(f"{what}: expected a Tensor, got {type(tensor).__name__}")
         lay = tensor.layout
-        if isinstance(lay, ComposedLayout):  # a swizzled tensor: partition its outer layout
-            if not isinstance(self._thr_idx, (int, np.integer)):
-                raise TensorError(f"{what}: a tensor with a composed (swizzled) layout {lay} is partitioned one "
-                                  f"thread at a time (an int thread index), not for a batch of threads")
+        composed = isinstance(lay, ComposedLayout)
+        if composed:  # a swizzled tensor: partition its outer layout, keep the swizzle outside
             frg = ComposedLayout(lay.inner, lay.offset, self._tidfrg(lay.outer, thrval, what))
         else:
             frg = self._tidfrg(lay, thrval, what)
         r = it.rank(lay.shape)
         t = tensor._new(frg)
-        return t[(self._thr_idx, None, (None,) * r if r > 1 else None)]
+        try:
+            return t[(self._thr_idx, None, (None,) * r if r > 1 else None)]
+        except LayoutError as e:
+            if not composed or isinstance(self._thr_idx, (int, np.integer)):
+                raise
+            # a thread's start goes inside the swizzle, and composed layouts take int offsets only
+            raise TensorError(f"{what}: a tensor with a composed (swizzled) layout {lay} is partitioned one "
+                              f"thread at a time (an int thread index), not for a batch or a symbolic "
+                              f"index ({e})") from None
 
     def partition_S(self, src: Tensor) -> Tensor:
         """This thread's source values: (CPY, CPY_M, CPY_N, ...), CPY = (atom values, atom repeats)."""

@@ -24,9 +24,8 @@ from typing import Any, Sequence
 from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout
-from . import palette
 from .figure import LABEL_LIMIT, Figure, Grid, as_layout, tv_labels
-from .mma import _sharing_note, _unlabel_if_big, tv_owners
+from .mma import _sharing_note, _unlabel_if_big, thread_colors, tv_owners
 
 __all__ = ["copy_tv_figure", "copy_figure", "tile_mn"]
 
@@ -60,11 +59,12 @@ def tile_mn(tiler: Any) -> tuple[int, int]:
 
 
 def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title: str | None = None,
-                   notes: Sequence[str] = ()) -> Figure:
+                   notes: Sequence[str] = (), cute_colors: bool = False) -> Figure:
     """A TiledCopy's picture from plain values: its tiler and source / destination TV layouts.
 
     Each layout maps (thr, val) to m + M*n in the (M, N) tile (TiledCopy's
     ``layout_src_tv_tiled`` / ``layout_dst_tv_tiled``); both must have the same threads.
+    ``cute_colors``: CuTe's eight pastels by thread mod 8 instead of one colour per thread.
 
     >>> copy_tv_figure((2, 2), "(2,2):(1,2)", "(4,1):(1,0)")
     Traceback (most recent call last):
@@ -80,7 +80,7 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
         raise LayoutError(f"copy picture: the source and destination layouts must have the same number of threads, "
                           f"got {os_.threads} and {od.threads} ({S}, {D})")
     T = os_.threads
-    colors = palette.categorical(T)
+    colors = thread_colors(T, cute_colors)
     legend = [(t, f"T{t}") for t in range(T)]
     hdr = lambda n: [str(i) for i in range(n)]  # noqa: E731
     grids = [Grid(f"{name} (M,N) = ({M},{N})", o.thr.copy(), tv_labels(o.thr, o.val), colors, hdr(M), hdr(N),
@@ -102,7 +102,7 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
                   out_notes, kind="copy", placement=[(0, 0), (0, 1)], meta=meta)
 
 
-def copy_figure(tiled_copy: Any, title: str | None = None) -> Figure:
+def copy_figure(tiled_copy: Any, title: str | None = None, cute_colors: bool = False) -> Figure:
     """The picture of a TiledCopy (``cutelab.make_tiled_copy_tv``, ``make_tiled_copy_A``, ...).
 
     Reads ``tiler_mn``, ``layout_src_tv_tiled`` and ``layout_dst_tv_tiled``, as CuTe DSL names them.
@@ -126,4 +126,4 @@ def copy_figure(tiled_copy: Any, title: str | None = None) -> Figure:
     if title is None:
         op, vt = getattr(tiled_copy, "op", None), getattr(tiled_copy, "value_type", None)
         title = "TiledCopy " + (repr(op) if op is not None else type(tiled_copy).__name__) + (f", {vt}" if vt else "")
-    return copy_tv_figure(tiler, S, D, title=title, notes=notes)
+    return copy_tv_figure(tiler, S, D, title=title, notes=notes, cute_colors=cute_colors)

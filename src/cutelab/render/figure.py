@@ -87,6 +87,11 @@ class Figure:
 
         return svg.render(self)
 
+    def _repr_html_(self) -> str:  # Jupyter: interactive (render/html.py)
+        from . import html
+
+        return html.fragment(self)
+
 
 # --------------------------------------------------------------------------- helpers
 
@@ -226,8 +231,8 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None) 
              legend=legend, min_width=len(str(cosize(L))))
     notes = []
     if big:
-        notes.append(f"overview: the layout's grid is {rows} x {cols} cells; shown are every {_step(ri)}-th row and "
-                     f"every {_step(ci)}-th column ({len(ri)} x {len(ci)}), each with its own offset; "
+        notes.append(f"overview: the layout's grid is {rows} x {cols} cells; shown are {_every(ri, 'row')} and "
+                     f"{_every(ci, 'column')} ({len(ri)} x {len(ci)}), each with its own offset; "
                      f"the row and column headers are the real indices")
     return Figure(title if title is not None else str(L), [g], notes, kind="layout")
 
@@ -238,6 +243,15 @@ def _hier_coord(L: Layout, off: int, first: int) -> Any:
     if it.crd2idx(crd, L.shape, L.stride) == off:
         return crd
     return it.idx2crd(first, L.shape)
+
+
+def _every(idx: np.ndarray, what: str) -> str:
+    """'all rows', 'every 2nd row', 'every 32nd column', ..."""
+    k = _step(idx)
+    if k == 1:
+        return f"all {what}s"
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"every {k}{suffix} {what}"
 
 
 def _step(idx: np.ndarray) -> int:
@@ -304,8 +318,8 @@ def tensor_figure(tensor: Any, title: str | None = None) -> Figure:
     g = Grid(str(tensor), keys.astype(np.int64), labels, colors, [str(int(m)) for m in ri], [str(int(n)) for n in ci])
     notes = []
     if big:
-        notes.append(f"overview: the tensor's grid is {rows} x {cols}; shown are every {_step(ri)}-th row and "
-                     f"every {_step(ci)}-th column, with the real indices as headers")
+        notes.append(f"overview: the tensor's grid is {rows} x {cols}; shown are {_every(ri, 'row')} and "
+                     f"{_every(ci, 'column')}, with the real indices as headers")
     return Figure(title if title is not None else str(tensor), [g], notes, kind="layout")
 
 

@@ -14,7 +14,8 @@ A TiledMMA (kind "mma") and a TiledCopy (kind "copy") are written line for line 
 its header, one ``\\node[fill=...]`` per cell in CuTe's order, its ``grid`` draws and index
 nodes at CuTe's coordinates (A at columns -K-1..-2, B at rows -K-1..-2, the copy's destination
 N+3 columns to the right). Only the fills differ: one ``{rgb,255:...}`` colour per thread from
-our palette instead of CuTe's eight that repeat every 8 threads.
+our palette instead of CuTe's eight that repeat every 8 threads (``cute_colors=True`` in the
+builders gives CuTe's, and then every line but the ``%`` comments is CuTe's).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ _CUTE_GREYS = ["black!00", "black!40", "black!20", "black!60", "black!10", "blac
 
 def _tex(s: str) -> str:
     rep = {"\\": "\\textbackslash{}", "_": "\\_", "%": "\\%", "&": "\\&", "#": "\\#", "$": "\\$",
-           "{": "\\{", "}": "\\}", "^": "\\^{}", "~": "\\~{}"}
+           "{": "\\{", "}": "\\}", "^": "\\^{}", "~": "\\~{}",
+           "<": "\\textless{}", ">": "\\textgreater{}"}  # S<3,4,3>: OT1 fonts print < and > as inverted ! and ?
     return "".join(rep.get(ch, ch) for ch in s)
 
 

@@ -131,6 +131,21 @@ def _tile3(tile_mnk: Any) -> tuple[int, int, int]:
     return t  # type: ignore[return-value]
 
 
+#: CuTe's print_latex thread colours (TikzColor_TV): eight pastels, by thread index mod 8
+CUTE_TV_COLORS = ["#AFAFFF", "#AFFFAF", "#FFFFAF", "#FFAFAF", "#D2D2FF", "#D2FFD2", "#FFFFD2", "#FFD2D2"]
+
+
+def thread_colors(threads: int, cute_colors: bool = False) -> list[str]:
+    """One distinct colour per thread (our palette), or CuTe's eight pastels repeating (cute_colors=True).
+
+    >>> thread_colors(10, cute_colors=True)[8] == thread_colors(10, cute_colors=True)[0]
+    True
+    """
+    if cute_colors:
+        return [CUTE_TV_COLORS[t % 8] for t in range(threads)]
+    return palette.categorical(threads)
+
+
 def _unlabel_if_big(grids: list[Grid], meta: dict) -> list[str]:
     """Placed grids share one cell size: if one is too big to label, none is labelled (cells stay coloured).
 
@@ -156,13 +171,14 @@ def _sharing_note(name: str, o: TvOwners) -> str | None:
 
 
 def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, layout_b_tv: Any,
-                  title: str | None = None, notes: Sequence[str] = ()) -> Figure:
+                  title: str | None = None, notes: Sequence[str] = (), cute_colors: bool = False) -> Figure:
     """A TiledMMA's picture from plain values: the (M,N,K) tile and its C, A, B TV layouts.
 
     ``layout_c_tv`` maps (thr, val) to m + M*n in C, ``layout_a_tv`` to m + M*k in A,
     ``layout_b_tv`` to n + N*k in B (TiledMMA's ``get_layoutC_TV`` etc.). The three layouts
     must have the same number of threads. Grids: C (M,N), A (M,K), B (K,N) (transposed);
-    colours: one per thread, shared by the three.
+    colours: one per thread, shared by the three (``cute_colors=True``: CuTe's eight pastels by
+    thread mod 8, so that the LaTeX is CuTe's print_latex output byte for byte, comments aside).
 
     >>> f = mma_tv_figure((1, 2, 1), "(2,1):(1,0)", "(2,1):(0,0)", "(2,1):(1,0)")
     >>> str(f.grids[1].tips[0, 0])   # both threads read the single A element
@@ -178,7 +194,7 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
         raise LayoutError(f"mma picture: C, A, B layouts must have the same number of threads, got "
                           f"{oc.threads}, {oa.threads}, {ob.threads} ({C}, {A}, {B})")
     T = oc.threads
-    colors = palette.categorical(T)
+    colors = thread_colors(T, cute_colors)
     legend = [(t, f"T{t}") for t in range(T)]
     hdr = lambda n: [str(i) for i in range(n)]  # noqa: E731
 
@@ -213,7 +229,7 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
                   [gc, ga, gb], out_notes, kind="mma", placement=[(1, 1), (1, 0), (0, 1)], meta=meta)
 
 
-def mma_figure(tiled_mma: Any, title: str | None = None) -> Figure:
+def mma_figure(tiled_mma: Any, title: str | None = None, cute_colors: bool = False) -> Figure:
     """The picture of a TiledMma (``cutelab.make_tiled_mma``) or an MMA atom: C, A and B with their T#V# owners.
 
     Reads ``get_tile_size(0..2)`` and ``tv_layout_C_tiled`` / ``tv_layout_A_tiled`` /
@@ -249,4 +265,4 @@ def mma_figure(tiled_mma: Any, title: str | None = None) -> Figure:
     op = getattr(tiled_mma, "op", None)
     name = repr(op) if op is not None else type(tiled_mma).__name__
     return mma_tv_figure((M, N, K), lc, la, lb, title=title if title is not None else f"TiledMMA {name}{atoms}",
-                         notes=notes)
+                         notes=notes, cute_colors=cute_colors)

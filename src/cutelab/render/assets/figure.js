@@ -1,0 +1,297 @@
+/* cutelab interactive figures: hover a cell for what it means, click a thread to highlight
+   its values, zoom (wheel, +/-) and pan (drag) the SVG. Works on the output of
+   cutelab.render.html.fragment: <div class="cutelab-fig"> holding an <svg> whose panels are
+   <g class="grid" data-rows data-cols data-cw data-ch> (cell (r, c) at (c*cw, r*ch)) and a
+   <script type="application/json" class="cutelab-cells"> with one entry per panel.
+   No dependencies, no network. */
+(function () {
+  "use strict";
+  if (window.CutelabFigure) return;
+  var NS = "http://www.w3.org/2000/svg";
+  var tip = null;
+
+  function tipEl() {
+    if (!tip || !tip.isConnected) {
+      tip = document.createElement("div");
+      tip.className = "cutelab-tip";
+      tip.style.display = "none";
+      document.body.appendChild(tip);
+    }
+    return tip;
+  }
+
+  function field(info, name, k) {
+    var f = info.fields[name];
+    return f ? f[k] : undefined;
+  }
+
+  /* The lines shown for cell (r, c) of panel info. */
+  function describe(info, r, c) {
+    var k = r * info.cols + c, lines = [];
+    if (info.style === "table") {  /* index -> entry (a coordinate table) */
+      lines.push("offset  " + (info.row_ids ? info.row_ids[r] : r));
+      lines.push("coord   " + field(info, "label", k));
+      return lines.join("\n");
+    }
+    var row = info.row_ids ? info.row_ids[r] : r, col = info.col_ids ? info.col_ids[c] : c;
+    var crd;
+    if (info.coord_rows) {
+      crd = info.coord_cols ? "(" + info.coord_rows[r] + "," + info.coord_cols[c] + ")" : info.coord_rows[r];
+    } else {
+      crd = "(" + row + "," + col + ")";
+    }
+    if (info.index_rows !== null && info.index_rows !== undefined) lines.push("index   " + (row + info.index_rows * col));
+    lines.push("coord   " + crd);
+    var off = field(info, "offset", k);
+    if (off !== undefined) lines.push("offset  " + off);
+    var thr = field(info, "thread", k);
+    if (thr !== undefined) {
+      if (thr < 0) {
+        lines.push("thread  - (no thread owns this cell)");
+      } else {
+        var blk = field(info, "block", k);
+        if (blk !== undefined) lines.push("block   " + blk);
+        lines.push("thread  " + thr);
+        lines.push("value   " + field(info, "value", k));
+      }
+    }
+    var bank = field(info, "bank", k);
+    if (bank !== undefined && bank >= 0) lines.push("bank    " + bank);
+    var tipText = field(info, "tip", k);
+    if (tipText) lines.push("held by " + tipText);
+    var lab = field(info, "label", k);
+    if (lab !== undefined && lab !== "") lines.push("label   " + lab);
+    var key = field(info, "key", k);
+    var leg = key !== undefined ? info.legend[String(key)] : undefined;
+    if (leg !== undefined && thr === undefined) lines.push("colour  " + leg);
+    return lines.join("\n");
+  }
+
+  function init(root, opts) {
+    if (!root || root.cutelab) return root && root.cutelab;
+    opts = opts || {};
+    var wheelNeedsKey = opts.wheel !== "always";
+    var svg = root.querySelector("svg");
+    var dataEl = root.querySelector("script.cutelab-cells");
+    if (!svg || !dataEl) return null;
+    var data = JSON.parse(dataEl.textContent);
+    var grids = Array.prototype.slice.call(svg.querySelectorAll("g.grid"));
+    if (grids.length !== data.length) {
+      if (window.console) console.warn("cutelab: " + grids.length + " panels but " + data.length + " cell tables");
+      return null;
+    }
+    if (data.some(function (d) { return d.fields.tip; })) {
+      /* the tooltip shows the holders: the SVG's own <title> pop-ups would repeat them */
+      Array.prototype.forEach.call(svg.querySelectorAll("g.grid title"), function (t) { t.remove(); });
+    }
+    var vb0 = (svg.getAttribute("viewBox") || "0 0 " + svg.getAttribute("width") + " " + svg.getAttribute("height"))
+      .split(/[ ,]+/).map(Number);
+    var vb = vb0.slice();
+    var state = { thread: null, block: null, zoom: 1, data: data, root: root };
+
+    var bar = document.createElement("div");
+    bar.className = "cutelab-bar";
+    var hasThreads = data.some(function (d) { return d.fields.thread; });
+    var help = document.createElement("span");
+    help.className = "cutelab-help";
+    help.textContent = "hover a cell" + (hasThreads ? " \u00b7 click a thread to highlight its values" : "") +
+      " \u00b7 " + (wheelNeedsKey ? "ctrl+wheel" : "wheel") + " or +/- to zoom, drag to pan, double-click to reset";
+    var sel = document.createElement("span");
+    sel.className = "cutelab-selected";
+    function button(text, title, cls, fn) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.textContent = text;
+      b.title = title;
+      b.className = "cutelab-" + cls;
+      b.addEventListener("click", fn);
+      bar.appendChild(b);
+      return b;
+    }
+    bar.appendChild(help);
+    button("+", "zoom in", "zoom-in", function () { zoomAt(1.5, vb[0] + vb[2] / 2, vb[1] + vb[3] / 2); });
+    button("\u2212", "zoom out", "zoom-out", function () { zoomAt(1 / 1.5, vb[0] + vb[2] / 2, vb[1] + vb[3] / 2); });
+    button("reset", "reset the view", "reset", function () { setView(vb0.slice()); });
+    bar.appendChild(sel);
+    root.insertBefore(bar, root.firstChild);
+
+    function setView(v) {
+      vb = v;
+      state.zoom = vb0[2] / vb[2];
+      svg.setAttribute("viewBox", vb.map(function (x) { return +x.toFixed(3); }).join(" "));
+      root.dataset.zoom = state.zoom.toFixed(3);
+    }
+    function zoomAt(f, x, y) {
+      var z = Math.min(64, Math.max(1, state.zoom * f));
+      var w = vb0[2] / z, h = vb0[3] / z;
+      var nx = x - (x - vb[0]) * (w / vb[2]), ny = y - (y - vb[1]) * (h / vb[3]);
+      setView(clamp([nx, ny, w, h]));
+    }
+    function clamp(v) {
+      v[0] = Math.min(Math.max(v[0], vb0[0]), vb0[0] + vb0[2] - v[2]);
+      v[1] = Math.min(Math.max(v[1], vb0[1]), vb0[1] + vb0[3] - v[3]);
+      return v;
+    }
+    function svgPoint(e) {
+      var m = svg.getScreenCTM();
+      if (!m) return null;
+      var p = svg.createSVGPoint();
+      p.x = e.clientX; p.y = e.clientY;
+      return p.matrixTransform(m.inverse());
+    }
+    /* (panel, r, c) under the pointer, or null. */
+    function cellAt(e) {
+      for (var i = 0; i < grids.length; i++) {
+        var g = grids[i], info = data[i];
+        var m = g.getScreenCTM();
+        if (!m) continue;
+        var p = svg.createSVGPoint();
+        p.x = e.clientX; p.y = e.clientY;
+        p = p.matrixTransform(m.inverse());
+        var c = Math.floor(p.x / +g.dataset.cw), r = Math.floor(p.y / +g.dataset.ch);
+        if (r >= 0 && c >= 0 && r < info.rows && c < info.cols) return { i: i, r: r, c: c };
+      }
+      return null;
+    }
+
+    function clearHighlight(quiet) {
+      Array.prototype.forEach.call(svg.querySelectorAll(".cutelab-hl, .cutelab-dim"), function (p) { p.remove(); });
+      state.thread = null; state.block = null;
+      sel.textContent = "";
+      delete root.dataset.thread;
+      delete root.dataset.block;
+      root.dataset.highlighted = "0";
+      if (!quiet) announce();
+    }
+    /* tell the page (the playground keeps the selection in its address) */
+    function announce() {
+      var ev;
+      try {
+        ev = new CustomEvent("cutelab:select", { detail: { thread: state.thread, block: state.block } });
+      } catch (err) { return; }
+      root.dispatchEvent(ev);
+    }
+    function svgEl(tag, attrs) {
+      var e = document.createElementNS(NS, tag);
+      for (var k in attrs) e.setAttribute(k, attrs[k]);
+      e.setAttribute("pointer-events", "none");
+      return e;
+    }
+    /* Light up one thread's cells: a white veil over the rest of the grid (labels included),
+       with holes where the thread's cells are, and a black outline around each of them. */
+    function highlight(thr, blk) {
+      if (blk === undefined) blk = null;
+      clearHighlight(true);
+      var total = 0;
+      grids.forEach(function (g, i) {
+        var info = data[i], T = info.fields.thread, B = info.fields.block;
+        if (!T) return;
+        var cw = +g.dataset.cw, ch = +g.dataset.ch, cells = [];
+        for (var r = 0; r < info.rows; r++) {
+          for (var c = 0; c < info.cols; c++) {
+            var k = r * info.cols + c;
+            if (T[k] !== thr || (blk !== null && B && B[k] !== blk)) continue;
+            cells.push("M" + c * cw + " " + r * ch + "h" + cw + "v" + ch + "h-" + cw + "z");
+          }
+        }
+        if (!cells.length) return;
+        total += cells.length;
+        var W = info.cols * cw, H = info.rows * ch;
+        g.appendChild(svgEl("path", { "class": "cutelab-dim", fill: "#fff", "fill-opacity": "0.78", "fill-rule": "evenodd",
+                                      d: "M0 0h" + W + "v" + H + "h-" + W + "z" + cells.join("") }));
+        g.appendChild(svgEl("path", { "class": "cutelab-hl", fill: "none", stroke: "#000", "stroke-width": "2.2",
+                                      d: cells.join("") }));
+      });
+      if (!total) { announce(); return 0; }  /* no such thread here: nothing selected */
+      state.thread = thr; state.block = blk;
+      root.dataset.thread = String(thr);
+      if (blk !== null) root.dataset.block = String(blk);
+      root.dataset.highlighted = String(total);
+      sel.textContent = "  selected: " + (blk !== null ? "block " + blk + " " : "") + "thread " + thr +
+        " (" + total + " value" + (total === 1 ? "" : "s") + "; click it again or press Escape to clear)";
+      announce();
+      return total;
+    }
+    function clickCell(hit) {
+      var info = data[hit.i], k = hit.r * info.cols + hit.c;
+      var thr = field(info, "thread", k);
+      if (thr === undefined || thr < 0) { clearHighlight(); return; }
+      var blk = field(info, "block", k);
+      blk = blk === undefined ? null : blk;
+      if (state.thread === thr && state.block === blk) clearHighlight();
+      else highlight(thr, blk);
+    }
+
+    var drag = null, last = null;
+    svg.addEventListener("mousemove", function (e) {
+      var t = tipEl();
+      if (drag) {
+        var dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+        if (!drag.moved && Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; svg.classList.add("cutelab-panning"); }
+        if (drag.moved) {
+          var s = vb[2] / svg.getBoundingClientRect().width;
+          setView(clamp([drag.vb[0] - dx * s, drag.vb[1] - dy * s, vb[2], vb[3]]));
+          t.style.display = "none";
+          return;
+        }
+      }
+      var hit = cellAt(e);
+      if (!hit) { t.style.display = "none"; last = null; delete root.dataset.hover; return; }
+      var key = hit.i + ":" + hit.r + ":" + hit.c;
+      if (key !== last) {
+        last = key;
+        t.textContent = describe(data[hit.i], hit.r, hit.c);
+        root.dataset.hover = key;
+      }
+      t.style.display = "block";
+      t.style.left = (e.clientX + 14) + "px";
+      t.style.top = (e.clientY + 14) + "px";
+    });
+    svg.addEventListener("mouseleave", function () {
+      tipEl().style.display = "none"; last = null; delete root.dataset.hover;
+    });
+    svg.addEventListener("mousedown", function (e) {
+      if (e.button !== 0) return;
+      drag = { x: e.clientX, y: e.clientY, vb: vb.slice(), moved: false };
+      e.preventDefault();  /* no text selection while dragging; so focus by hand, for Escape */
+      try { root.focus({ preventScroll: true }); } catch (err) { root.focus(); }
+    });
+    window.addEventListener("mouseup", function (e) {
+      if (!drag) return;
+      var d = drag;
+      drag = null;
+      svg.classList.remove("cutelab-panning");
+      if (!d.moved && e.target && svg.contains(e.target)) {
+        var hit = cellAt(e);
+        if (hit) clickCell(hit);
+      }
+    });
+    svg.addEventListener("dblclick", function (e) { e.preventDefault(); setView(vb0.slice()); });
+    svg.addEventListener("wheel", function (e) {
+      if (wheelNeedsKey && !(e.ctrlKey || e.metaKey)) return;
+      e.preventDefault();
+      var p = svgPoint(e);
+      if (p) zoomAt(Math.exp(-e.deltaY * 0.0015), p.x, p.y);
+    }, { passive: false });
+    root.addEventListener("keydown", function (e) { if (e.key === "Escape") clearHighlight(); });
+    state.hasThreads = hasThreads;
+    root.tabIndex = root.tabIndex >= 0 ? root.tabIndex : 0;
+
+    state.describe = function (i, r, c) { return describe(data[i], r, c); };
+    state.highlight = highlight;
+    state.clear = function () { clearHighlight(); };
+    state.zoomAt = zoomAt;
+    state.reset = function () { setView(vb0.slice()); };
+    root.cutelab = state;
+    root.dataset.ready = "1";
+    root.dataset.highlighted = "0";
+    root.dataset.zoom = "1.000";
+    return state;
+  }
+
+  function initAll(scope, opts) {
+    Array.prototype.forEach.call((scope || document).querySelectorAll(".cutelab-fig"), function (el) { init(el, opts); });
+  }
+
+  window.CutelabFigure = { init: init, initAll: initAll, describe: describe };
+})();

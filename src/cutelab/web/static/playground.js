@@ -1,0 +1,195 @@
+/* cutelab playground page: tabs from /api/tabs, a form per tab, pictures from /api/figure.
+   State lives in the address bar (?tab=...&field=value...), so every picture is a link. */
+(function () {
+  "use strict";
+  var DEBOUNCE_MS = 60;
+  var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
+  var $ = function (id) { return document.getElementById(id); };
+  var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
+  /* the clicked thread (and block) of the picture: part of the address too */
+  var selected = { thread: null, block: null };
+
+  function valuesFromForm() {
+    var out = {};
+    current.fields.forEach(function (f) { out[f.name] = $("f-" + f.name).value; });
+    return out;
+  }
+  function query(values, extra) {
+    var p = new URLSearchParams();
+    p.set("tab", current.id);
+    current.fields.forEach(function (f) { p.set(f.name, values[f.name]); });
+    Object.keys(extra || {}).forEach(function (k) { p.set(k, extra[k]); });
+    return p.toString();
+  }
+  function pageQuery(values) {
+    var sel = {};
+    if (selected.thread !== null) sel.thread = selected.thread;
+    if (selected.block !== null) sel.block = selected.block;
+    return query(values, sel);
+  }
+  function setAddress(how) {
+    var url = "?" + pageQuery(valuesFromForm());
+    if (how === "push") window.history.pushState(null, "", url);
+    else window.history.replaceState(null, "", url);
+    $("share").href = url;
+  }
+  function intParam(v) { return v !== null && /^-?\d+$/.test(v) ? parseInt(v, 10) : null; }
+
+  function buildNav() {
+    var nav = $("tabs"), group = null;
+    tabs.forEach(function (t) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.role = "tab";
+      b.textContent = t.title;
+      b.dataset.tab = t.id;
+      b.id = "tab-" + t.id;
+      if (group !== null && t.group !== group) b.className = "sep";
+      group = t.group;
+      b.addEventListener("click", function () {
+        if (!current || current.id !== t.id) { selected = { thread: null, block: null }; select(t.id, null, true); }
+      });
+      nav.appendChild(b);
+    });
+  }
+
+  function buildForm(t, given) {
+    var form = $("form");
+    form.textContent = "";
+    t.fields.forEach(function (f) {
+      var lab = document.createElement("label");
+      lab.appendChild(document.createTextNode(f.label + (f.optional ? " (optional)" : "")));
+      var el;
+      if (f.choices.length) {
+        el = document.createElement("select");
+        f.choices.forEach(function (c) {
+          var o = document.createElement("option");
+          o.value = c;
+          o.textContent = c === "" ? "(default)" : c;
+          el.appendChild(o);
+        });
+      } else {
+        el = document.createElement("input");
+        el.type = "text";
+        el.spellcheck = false;
+        el.placeholder = f.help || f.default;
+      }
+      el.id = "f-" + f.name;
+      el.name = f.name;
+      el.value = given && given[f.name] !== undefined && given[f.name] !== null ? given[f.name] : f.default;
+      el.addEventListener("input", schedule);
+      el.addEventListener("change", schedule);
+      lab.appendChild(el);
+      if (f.help && !f.choices.length) {
+        var s = document.createElement("small");
+        s.textContent = f.help;
+        lab.appendChild(s);
+      }
+      form.appendChild(lab);
+    });
+  }
+
+  function select(id, given, push) {
+    current = byId[id] || tabs[0];
+    Array.prototype.forEach.call($("tabs").children, function (b) {
+      b.setAttribute("aria-selected", b.dataset.tab === current.id ? "true" : "false");
+    });
+    $("doc").textContent = current.doc;
+    document.body.dataset.tab = current.id;
+    buildForm(current, given);
+    update(push ? "push" : "replace");
+  }
+
+  function schedule() {
+    lastInput = performance.now();
+    clearTimeout(timer);
+    document.body.dataset.state = "busy";
+    timer = setTimeout(function () { update("replace"); }, DEBOUNCE_MS);
+  }
+
+  function showError(msg) {
+    var e = $("error");
+    e.textContent = msg;
+    e.hidden = false;
+    $("picture").classList.add("stale");
+    stats.errors++;
+    document.body.dataset.state = "error";
+  }
+
+  function update(history_) {
+    var values = valuesFromForm();
+    var qs = query(values);
+    setAddress(history_);
+    ["html", "svg", "txt"].forEach(function (f) { $("export-" + f).href = "/api/export?" + query(values, { format: f }); });
+    var my = ++seq;
+    if (inflight) inflight.abort();
+    inflight = window.AbortController ? new AbortController() : null;
+    document.body.dataset.state = "busy";
+    var t0 = performance.now(), tin = lastInput;
+    lastInput = null;
+    fetch("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
+      .then(function (r) { return r.json(); })
+      .then(function (j) {
+        if (my !== seq) return;
+        var t1 = performance.now();
+        if (!j.ok) { showError(j.error); return; }
+        var pic = $("picture");
+        pic.innerHTML = j.html;
+        pic.classList.remove("stale");
+        $("error").hidden = true;
+        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always" });
+        if (fig) {
+          /* keep the clicked thread across edits (and from a shared address) while the picture has it */
+          if (selected.thread !== null && !(fig.hasThreads && fig.highlight(selected.thread, selected.block))) {
+            selected = { thread: null, block: null };
+            setAddress("replace");
+          }
+          fig.root.addEventListener("cutelab:select", function (e) {
+            selected = { thread: e.detail.thread, block: e.detail.block };
+            setAddress("replace");
+          });
+        }
+        var t2 = performance.now();
+        requestAnimationFrame(function () {
+          requestAnimationFrame(function () {
+            if (my !== seq) return;
+            var t3 = performance.now();
+            var rec = { tab: current.id, fetch: t1 - t0, dom: t2 - t1, total: t2 - t0, painted: t3 - t0, server: j.ms,
+              sinceInput: tin === null ? null : t3 - tin };
+            stats.timings.push(rec);
+            stats.renders++;
+            $("timing").textContent = "answered in " + rec.total.toFixed(1) + " ms (server " +
+              (j.ms.figure + j.ms.svg + j.ms.cells).toFixed(1) + " ms)";
+            document.body.dataset.renders = String(stats.renders);
+            document.body.dataset.state = "ok";
+          });
+        });
+      })
+      .catch(function (err) {
+        if (err && err.name === "AbortError") return;
+        if (my === seq) showError("cannot reach the cutelab server: " + err);
+      });
+  }
+
+  function fromLocation() {
+    var p = new URLSearchParams(window.location.search);
+    var id = p.get("tab");
+    var given = {};
+    p.forEach(function (v, k) { if (k !== "tab" && k !== "thread" && k !== "block") given[k] = v; });
+    selected = { thread: intParam(p.get("thread")), block: intParam(p.get("block")) };
+    return { id: id && byId[id] ? id : tabs[0].id, given: given };
+  }
+
+  window.addEventListener("popstate", function () {
+    var s = fromLocation();
+    select(s.id, s.given, false);
+  });
+
+  fetch("/api/tabs").then(function (r) { return r.json(); }).then(function (j) {
+    tabs = j.tabs;
+    tabs.forEach(function (t) { byId[t.id] = t; });
+    buildNav();
+    var s = fromLocation();
+    select(s.id, s.given, false);
+  }).catch(function (err) { showError("cannot load the tabs from the cutelab server: " + err); });
+})();

@@ -1,0 +1,401 @@
+"""The playground's tabs: each is a small declaration (fields with defaults + a Figure builder).
+
+A tab names its input fields (text boxes or choices, each with a default in CuTe notation)
+and a function from the field values (strings) to a ``cutelab.render`` Figure. The server
+lists the tabs for the page (``/api/tabs``) and calls ``compute`` on every (debounced)
+keystroke. Adding a tab is one ``@tab(...)`` block here; nothing in the page changes.
+
+>>> fig = compute("layout", {"layout": "(2,3):(3,1)"})
+>>> fig.title
+'(2,3):(3,1)'
+>>> [t for t in TABS][:4]
+['layout', 'composition', 'complement', 'divide']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .. import int_tuple as it
+from .. import render as R
+from ..errors import LayoutError
+from ..layout import Layout, cosize, parse_tuple, size
+from ..render.figure import Figure, as_layout
+
+__all__ = ["Field", "Tab", "TABS", "MAX_CELLS", "tab", "compute", "tabs_json"]
+
+#: the most elements a picture of the playground may have (a 512 x 512 tile)
+MAX_CELLS = 1 << 18
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input of a tab: a text box (``choices`` empty) or a choice among ``choices``."""
+
+    name: str
+    label: str
+    default: str
+    help: str = ""
+    choices: tuple[str, ...] = ()
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Tab:
+    """A tab: id (in URLs), title, fields, and ``build(values) -> Figure``."""
+
+    id: str
+    title: str
+    fields: tuple[Field, ...]
+    build: Callable[[dict[str, str]], Figure]
+    doc: str = ""
+    group: str = ""
+
+    def values(self, given: Mapping[str, str]) -> dict[str, str]:
+        """The field values: ``given`` where present, else the defaults; choices are checked."""
+        out = {}
+        for f in self.fields:
+            v = given.get(f.name)
+            v = f.default if v is None else str(v).strip()
+            if f.choices and v not in f.choices:
+                raise LayoutError(f"{self.id}: {f.label} must be one of {', '.join(f.choices)}, got {v!r}")
+            out[f.name] = v
+        return out
+
+
+TABS: dict[str, Tab] = {}
+
+
+def tab(id: str, title: str, *fields: Field, group: str = "") -> Callable:
+    """Declare a tab whose picture the decorated function builds from its field values."""
+
+    def deco(fn: Callable[[dict[str, str]], Figure]) -> Callable:
+        TABS[id] = Tab(id, title, tuple(fields), fn, (fn.__doc__ or "").strip(), group)
+        return fn
+
+    return deco
+
+
+def compute(tab_id: str, given: Mapping[str, str]) -> Figure:
+    """The Figure of a tab for the given field values (LayoutError on bad input)."""
+    if tab_id not in TABS:
+        raise LayoutError(f"playground: unknown tab {tab_id!r}; one of {', '.join(TABS)}")
+    t = TABS[tab_id]
+    fig = t.build(t.values(given))
+    cells = sum(g.shape[0] * g.shape[1] for g in fig.grids)
+    if cells > 4 * MAX_CELLS:
+        raise LayoutError(f"{tab_id}: the picture has {cells} cells; the playground draws at most {4 * MAX_CELLS}")
+    return fig
+
+
+def tabs_json() -> list[dict[str, Any]]:
+    """The tab declarations as the page reads them."""
+    return [{"id": t.id, "title": t.title, "doc": t.doc, "group": t.group,
+             "fields": [{"name": f.name, "label": f.label, "default": f.default, "help": f.help,
+                         "choices": list(f.choices), "optional": f.optional} for f in t.fields]}
+            for t in TABS.values()]
+
+
+# --------------------------------------------------------------------------- input helpers
+
+def _required(v: str, what: str) -> str:
+    if not v:
+        raise LayoutError(f"{what} is empty")
+    return v
+
+
+def _layout(v: str, what: str) -> Layout:
+    """A layout from a field, with the playground's size limit."""
+    L = as_layout(_required(v, what))
+    _limit(size(L), f"{what} {L}")
+    return L
+
+
+def _limit(n: int, what: str) -> None:
+    if n > MAX_CELLS:
+        raise LayoutError(f"{what} has {n} elements; the playground draws at most {MAX_CELLS}")
+
+
+def _shape(v: str, what: str, rank: int | None = 2) -> tuple[int, ...]:
+    """'16,64' or '(16,64)' -> (16, 64): flat positive ints."""
+    t = _required(v, what)
+    t = t if t.startswith("(") else f"({t})"
+    s = parse_tuple(t)
+    if not isinstance(s, tuple) or not all(isinstance(x, int) and x > 0 for x in s):
+        raise LayoutError(f"{what} must be positive integers like 16,64, got {v!r}")
+    if rank is not None and len(s) != rank:
+        raise LayoutError(f"{what} must have {rank} modes, got {it.tuple_str(s)}")
+    return s
+
+
+def _count(v: str, what: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        raise LayoutError(f"{what} must be an integer, got {v!r}") from None
+    if n < 0:
+        raise LayoutError(f"{what} must not be negative, got {n}")
+    return n
+
+
+def _int(v: str, what: str) -> int:
+    try:
+        n = int(_required(v, what))
+    except ValueError:
+        raise LayoutError(f"{what} must be an integer, got {v!r}") from None
+    if n <= 0:
+        raise LayoutError(f"{what} must be positive, got {n}")
+    return n
+
+
+# --------------------------------------------------------------------------- the tabs
+
+@tab("layout", "Layout",
+     Field("layout", "layout", "((2,2),(2,3)):((2,12),(1,4))", "shape:stride in CuTe notation; a bare shape is col-major"),
+     Field("label", "cells show", "offset", choices=("offset", "coord")),
+     group="layouts")
+def _layout_tab(v: dict[str, str]) -> Figure:
+    """A layout as CuTe's print_layout grid: each cell is layout(m, n)."""
+    return R.layout_figure(_layout(v["layout"], "layout"), label=v["label"])
+
+
+@tab("composition", "composition",
+     Field("A", "A", "(4,4):(4,1)"), Field("B", "B", "(4,2,2):(2,1,8)"), group="algebra")
+def _composition_tab(v: dict[str, str]) -> Figure:
+    """composition(A, B) = A o B: B's domain, through B into A's domain, through A to offsets."""
+    A, B = _layout(v["A"], "A"), _layout(v["B"], "B")
+    return R.explain("composition", A, B)
+
+
+@tab("complement", "complement",
+     Field("A", "A", "(2,3):(2,4)"), Field("M", "cotarget M", "24", "blank: cosize(A)", optional=True),
+     group="algebra")
+def _complement_tab(v: dict[str, str]) -> Figure:
+    """complement(A, M): the layout that fills A's holes in [0, M)."""
+    A = _layout(v["A"], "A")
+    M = _int(v["M"], "cotarget M") if v["M"] else cosize(A)
+    _limit(M, f"the cotarget {M}")
+    return R.explain("complement", A, M)
+
+
+_DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
+_PRODUCTS = ("logical_product", "zipped_product", "tiled_product", "blocked_product", "raked_product")
+
+
+@tab("divide", "divide",
+     Field("op", "operation", "zipped_divide", choices=_DIVIDES),
+     Field("A", "A", "(8,8):(1,8)"), Field("tiler", "tiler", "(2,4)", "a layout, a shape, or <layout, layout>"),
+     group="algebra")
+def _divide_tab(v: dict[str, str]) -> Figure:
+    """The divides: A split into tiles of the tiler, each tile coloured."""
+    A = _layout(v["A"], "A")
+    return R.explain(v["op"], A, _required(v["tiler"], "tiler"))
+
+
+@tab("product", "product",
+     Field("op", "operation", "blocked_product", choices=_PRODUCTS),
+     Field("A", "A", "(2,5):(5,1)"), Field("B", "B", "(3,4)"), group="algebra")
+def _product_tab(v: dict[str, str]) -> Figure:
+    """The products: size(B) copies of A arranged by B, each copy coloured."""
+    A, B = _layout(v["A"], "A"), _layout(v["B"], "B")
+    _limit(size(A) * cosize(B), f"{v['op']}({A}, {B})")
+    return R.explain(v["op"], A, B)
+
+
+@tab("tv", "make_layout_tv",
+     Field("thr", "thread layout", "(4,8):(8,1)"), Field("val", "value layout", "(4,2):(2,1)"), group="tv")
+def _tv_tab(v: dict[str, str]) -> Figure:
+    """make_layout_tv(thr, val): each thread's values over the tile the TV layout covers."""
+    thr, val = _layout(v["thr"], "thread layout"), _layout(v["val"], "value layout")
+    _limit(size(thr) * size(val), f"make_layout_tv({thr}, {val})")
+    return R.make_tv_figure(thr, val)
+
+
+@tab("tv_layout", "TV layout",
+     Field("tv", "TV layout", "((2,2),(2,3)):((2,12),(1,4))", "(thread, value) -> element of the tile"),
+     Field("tile", "tile M,N", "4,6", "blank: one row of cosize elements", optional=True), group="tv")
+def _tv_layout_tab(v: dict[str, str]) -> Figure:
+    """A thread-value layout over an (M, N) tile, like CuTe's print_latex_tv."""
+    L = _layout(v["tv"], "TV layout")
+    tile = _shape(v["tile"], "tile") if v["tile"] else (1, cosize(L))
+    _limit(tile[0] * tile[1], f"tile {it.tuple_str(tile)}")
+    return R.tv_figure(L, tile)
+
+
+@tab("partition_tiled", "partition: tiled",
+     Field("tensor", "tensor M,N", "16,64"), Field("block", "block", "1,16"), Field("threads", "threads/block", "16"),
+     group="partition")
+def _partition_tiled_tab(v: dict[str, str]) -> Figure:
+    """Inner partition: tiled_divide by the block shape, one tile per thread."""
+    t = _shape(v["tensor"], "tensor")
+    _limit(t[0] * t[1], f"tensor {it.tuple_str(t)}")
+    return R.tiled_partition_figure(t, _shape(v["block"], "block"), _int(v["threads"], "threads/block"))
+
+
+@tab("partition_outer", "partition: outer",
+     Field("tensor", "tensor M,N", "16,32"), Field("block", "block", "8,16"), Field("threads", "thread layout", "(4,8):(8,1)"),
+     group="partition")
+def _partition_outer_tab(v: dict[str, str]) -> Figure:
+    """Inner + outer partition: zipped_divide by the block, local_partition by the thread layout."""
+    t = _shape(v["tensor"], "tensor")
+    _limit(t[0] * t[1], f"tensor {it.tuple_str(t)}")
+    return R.outer_partition_figure(t, _shape(v["block"], "block"), _layout(v["threads"], "thread layout"))
+
+
+@tab("partition_tv", "partition: TV",
+     Field("tensor", "tensor M,N", "", "blank: 2x2 tiles of make_layout_tv's tiler", optional=True),
+     Field("threads", "thread layout", "(4,2):(2,1)"), Field("values", "value layout", "(2,4):(4,1)"),
+     group="partition")
+def _partition_tv_tab(v: dict[str, str]) -> Figure:
+    """Thread-value partition: make_layout_tv, zipped_divide, composition with the TV layout."""
+    thr, val = _layout(v["threads"], "thread layout"), _layout(v["values"], "value layout")
+    _limit(size(thr) * size(val), f"make_layout_tv({thr}, {val})")
+    t = _shape(v["tensor"], "tensor") if v["tensor"] else None
+    if t is not None:
+        _limit(t[0] * t[1], f"tensor {it.tuple_str(t)}")
+    return R.tv_partition_figure(t, thr, val)
+
+
+# --------------------------------------------------------------------------- atoms (when cutelab has them)
+# The MMA, copy and swizzle tabs take the same options as `cutelab mma`, `cutelab copy` and
+# `cutelab swizzle` and build their pictures through the command line's own code (one place
+# that turns names like sm80_16x8x16 into atoms): the fields are the commands' options.
+
+def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) -> Figure:
+    """The picture `cutelab CMD --option value ...` draws, with the tab's values as options."""
+    from .. import cli
+
+    if cmd == "analyze":  # the command prints its explanation and draws the worst instruction
+        def run(args):
+            text, fig = cli._analyze(args)
+            fig.notes = list(fig.notes) + [""] + text.rstrip("\n").splitlines()
+            return fig
+    else:
+        run = cli._figure
+
+    args = cli.build_parser().parse_args([cmd, *_CLI_REQUIRED.get(cmd, [])])  # every option's default
+    for k, v in values.items():
+        if k in ints:
+            v = _count(v, k.replace("_", "-")) if v else None
+        elif k in _CLI_FLAGS:
+            v = v == "yes"
+        setattr(args, k, v or None if k not in _CLI_FLAGS else v)
+    try:
+        return run(args)
+    except cli._UsageError as e:
+        raise LayoutError(f"{cmd}: {str(e).replace('--', '')}") from None
+
+
+_CLI_REQUIRED = {"mma": ["--op", "sm80_16x8x16"], "analyze": ["--layout", "1:1"]}
+_CLI_FLAGS = ("trans", "ptr_swizzle")
+_ATOM_LIMIT = 64  # atoms in a TiledMMA the playground draws
+
+
+def _atoms_limit(values: dict[str, str]) -> None:
+    text = values.get("atoms") or ""
+    if text and ":" not in text:
+        try:
+            parts = [int(x) for x in text.replace("x", ",").strip("()").split(",")]
+        except ValueError:
+            return  # the command line's own check says what is wrong
+        n = 1
+        for p in parts:
+            n *= max(p, 1)
+        if n > _ATOM_LIMIT:
+            raise LayoutError(f"mma: {text} is {n} atoms; the playground draws at most {_ATOM_LIMIT}")
+
+
+def _has_atom_pictures() -> bool:
+    from .. import cli
+
+    return hasattr(cli, "_atom_figure") and hasattr(R, "mma_figure")
+
+
+if _has_atom_pictures():
+    _AB = ("", "f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8")
+    _ACC = ("", "f16", "f32", "s32")
+
+    @tab("mma", "TiledMMA",
+         Field("op", "instruction", "sm80_16x8x16", "sm80_16x8x8, sm80_16x8x16, sm80_16x8x4 (tf32), sm89_16x8x32, sm90_64xNx16"),
+         Field("ab", "A/B type", "", choices=_AB), Field("acc", "accumulator", "", choices=_ACC),
+         Field("atoms", "atom layout MxNxK", "2x2x1", "or a layout like (2,2,1):(2,1,0)"),
+         Field("perm", "permutation MxNxK", "", "e.g. 32x32x16; blank: none", optional=True),
+         Field("a_src", "sm90: A from", "", choices=("", "smem", "rmem")),
+         group="atoms")
+    def _mma_tab(v: dict[str, str]) -> Figure:
+        """make_tiled_mma(atom, atom layout, permutation): C, with A on its left and B on top, each element's T#V#."""
+        _atoms_limit(v)
+        return _cli_figure("mma", v)
+
+    @tab("copy", "TiledCopy",
+         Field("kind", "atom", "ldmatrix", choices=("ldmatrix", "stmatrix", "universal")),
+         Field("matrices", "matrices (ld/stmatrix)", "x4", choices=("x1", "x2", "x4")),
+         Field("bits", "bits per copy (universal)", "64", optional=True),
+         Field("trans", ".trans", "no", choices=("no", "yes")),
+         Field("elem", "element", "f16", choices=("f16", "bf16", "f32", "s8", "u8", "s32", "f64")),
+         Field("thr", "thread layout", "", "blank with ldmatrix: (32,1)", optional=True),
+         Field("val", "value layout", "", "blank with ldmatrix: (1,2*matrices)", optional=True),
+         Field("for_operand", "for the MMA's", "", choices=("", "A", "B", "C")),
+         Field("op", "MMA instruction (with 'for')", "", "e.g. sm80_16x8x16", optional=True),
+         Field("atoms", "MMA atoms MxNxK", "1x1x1"),
+         group="atoms")
+    def _copy_tab(v: dict[str, str]) -> Figure:
+        """make_tiled_copy_tv(atom, thr, val), or make_tiled_copy_A/B/C for an MMA: who reads and who writes each element."""
+        _atoms_limit(v)
+        opts = {k: v[k] for k in ("trans", "elem", "thr", "val", "for_operand", "op", "atoms")}
+        if v["kind"] == "universal":
+            opts["bits"] = v["bits"]  # blank or 0: one element per copy
+        else:
+            opts[v["kind"]] = v["matrices"]
+        return _cli_figure("copy", opts, ints=("bits",))
+
+    @tab("swizzle", "swizzle",
+         Field("layout", "layout", "S<3,4,3> o 0 o (8,64):(64,1)", "a ComposedLayout S<B,M,S> o offset o layout, or a layout",
+               optional=True),
+         Field("atom", "or SM90 smem atom", "", choices=("", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128",
+                                                          "K_INTER", "K_SW32", "K_SW64", "K_SW128")),
+         Field("elem_bits", "element bits", "16", choices=("8", "16", "32", "64")),
+         Field("ptr_swizzle", "swizzle byte addresses", "no", choices=("no", "yes")),
+         group="atoms")
+    def _swizzle_tab(v: dict[str, str]) -> Figure:
+        """A (swizzled) shared-memory layout: each element's offset and bank; one colour per bank."""
+        opts = dict(v)
+        if opts["atom"]:
+            opts["layout"] = ""  # the atom replaces the typed layout
+        else:
+            L = opts["layout"]
+            if L and " o " not in L:
+                _layout(L, "layout")  # a plain layout: the size limit
+        return _cli_figure("swizzle", opts, ints=("elem_bits",))
+
+
+def _has_analysis() -> bool:
+    from .. import cli
+
+    return _has_atom_pictures() and hasattr(cli, "_analyze")
+
+
+if _has_analysis():
+
+    @tab("analyze", "memory access",
+         Field("tv", "TV layout", "(32,8):(1,64)", "(thread, value) -> element; blank with ldmatrix", optional=True),
+         Field("layout", "tensor layout", "S<3,3,3> o 0 o (64,64):(64,1)", "a layout or a swizzled one"),
+         Field("dtype", "element", "f16", choices=("f16", "bf16", "f32", "f64", "i8", "u8", "i32")),
+         Field("space", "memory", "shared", choices=("shared", "global")),
+         Field("op", "access", "ld", choices=("ld", "st")),
+         Field("ldmatrix", "or ldmatrix", "", choices=("", "x1", "x2", "x4")),
+         Field("trans", "ldmatrix .trans", "no", choices=("no", "yes")),
+         Field("instruction", "instruction", "", "blank: the worst one", optional=True),
+         group="analysis")
+    def _analyze_tab(v: dict[str, str]) -> Figure:
+        """The memory accesses of a TV layout (or ldmatrix) over a tensor layout: vector width, sectors, bank conflicts."""
+        opts = dict(v)
+        if opts["ldmatrix"]:
+            opts["tv"] = ""
+        L = opts["layout"]
+        if L and " o " not in L:
+            _layout(L, "tensor layout")
+        if opts["tv"]:
+            _layout(opts["tv"], "TV layout")
+        return _cli_figure("analyze", opts, ints=("instruction",))
