@@ -56,6 +56,15 @@ _LAZY = {
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
     "cuda": ("kernel", "driver"),  # cutlass.cuda.initialize_cuda_context()
+    # kernels II (issue 9): runtime control flow, predication, shared memory. `range` is cutlass.range
+    # (a runtime loop in a kernel); being lazy, `from cutelab import *` keeps the builtin range.
+    "range": ("kernel.control", "range_"), "range_constexpr": ("kernel.control", "range_constexpr"),
+    "const_expr": ("kernel.control", "const_expr"), "dynamic_expr": ("kernel.control", "dynamic_expr"),
+    "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
+    "utils": ("utils", None),  # cutlass.utils.SmemAllocator
+    "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
+    "testing": ("testing", None),
+    "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
 }
 
 
@@ -108,3 +117,50 @@ def _register_ipython() -> None:
 
 
 _register_ipython()
+
+
+# --- kernels II (issue 9): scalar types, and cute.copy that copies inside a traced kernel too
+from .numeric import Int4, Int128, Uint128  # noqa: E402
+
+
+_layout_slice = slice_
+
+
+def slice_(src, coord):
+    """cute.slice_: the sub-layout (or sub-tensor) of src selected by the None modes of coord.
+
+    >>> import numpy as np
+    >>> print(slice_(make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3))), (None, 1)))
+    tensor<ptr<f32, gmem> o (4):(1)>
+    """
+    if isinstance(src, Tensor):
+        return src[coord]
+    return _layout_slice(src, coord)
+
+
+def repeat_like(x, target):
+    """CuTe DSL's repeat_like: an object congruent to target, every leaf x.
+
+    >>> repeat_like(None, (1, (2, 3)))
+    (None, (None, None))
+    """
+    from .int_tuple import repeat_like as _rl
+
+    return _rl(target, x)
+
+
+def _copy_dispatch(host):
+    def copy(atom, src, dst, *, pred=None, **kwargs):
+        trace = _sys.modules.get(__name__ + ".kernel.trace")
+        if trace is not None and trace.tracing():
+            from .kernel.copy import kernel_copy
+
+            return kernel_copy(atom, src, dst, pred=pred, **kwargs)
+        return host(atom, src, dst, pred=pred, **kwargs)
+
+    copy.__doc__ = host.__doc__
+    copy.__wrapped__ = host
+    return copy
+
+
+copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star import above

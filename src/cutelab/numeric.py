@@ -14,7 +14,8 @@ import numpy as np
 __all__ = [
     "Numeric", "Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64",
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
-    "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2",
+    "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
+    "Uint128",
 ]
 
 
@@ -40,11 +41,30 @@ class Numeric:
         return self.kind == "float"
 
     def __call__(self, v: Any) -> Any:
+        """A scalar of this type, as CuTe DSL makes one: integers wrap around to the bit width
+        (``Int8(300)`` is 44), floats round to the type (``Float32(0.1)`` is the f32 nearest
+        0.1). The result is a Python int or float (usable wherever one is) that knows its type.
+
+        >>> Int8(300), Int32(42).to(Float32), Float32(0.1).value == float(np.float32(0.1))
+        (44, 42.0, True)
+        """
+        if isinstance(v, (IntValue, FloatValue)):
+            return v.to(self)
         if self.kind == "float":
-            return float(v)
-        if self.kind == "bool":
-            return bool(v)
-        return int(v)
+            return FloatValue(self, v)
+        return IntValue(self, v)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("int", "uint", "bool")
+
+    @property
+    def signed(self) -> bool:
+        return self.kind in ("int", "float")
+
+    def is_same_kind(self, other: "Numeric") -> bool:
+        """True when both are floats or both integers (CuTe DSL's is_same_kind)."""
+        return self.is_float == other.is_float
 
     def __class_getitem__(cls, item: Any) -> Any:  # allow Numeric[...] in annotations
         return cls
@@ -56,6 +76,128 @@ class Numeric:
 
     def __reduce__(self) -> Any:
         return (_by_name, (self.name,))
+
+
+def _wrap(t: Numeric, v: int) -> int:
+    if t.kind == "bool":
+        return int(bool(v))
+    m = 1 << t.width
+    v %= m
+    if t.kind == "int" and v >= m >> 1:
+        v -= m
+    return v
+
+
+def _round(t: Numeric, v: float) -> float:
+    if t.width == 64:
+        return float(v)
+    if t.name.startswith("f8"):
+        raise TypeError(f"{t}({v!r}): scalars of 8-bit float types are not supported (no rounding for them yet)")
+    if t.name == "tf32":
+        v = float(np.float32(v))
+        b = int(np.asarray(np.float32(v)).view(np.uint32))
+        if not np.isfinite(np.float32(v)):
+            return v
+        b = ((b + 0xFFF + ((b >> 13) & 1)) >> 13) << 13  # round to nearest even at 10 mantissa bits
+        return float(np.asarray(np.uint32(b & 0xFFFFFFFF)).view(np.float32))
+    if t.name == "bf16":
+        b = np.asarray(np.float32(v)).view(np.uint32)
+        if np.isnan(np.float32(v)):
+            return float("nan")
+        b = (int(b) + 0x7FFF + ((int(b) >> 16) & 1)) >> 16 << 16
+        return float(np.asarray(np.uint32(b & 0xFFFFFFFF)).view(np.float32))
+    with np.errstate(over="ignore"):
+        return float(t.storage.type(v)) if t.storage != np.uint16 else float(np.float16(v))
+
+
+class IntValue(int):
+    """An integer scalar of a cutlass type (Int32(7)): a Python int, wrapped to the bit width,
+    whose arithmetic with ints stays in the type."""
+
+    dtype: Numeric
+
+    def __new__(cls, dtype: Numeric, v: Any) -> "IntValue":
+        if isinstance(v, float):
+            v = int(v)  # truncates toward zero, as a C conversion
+        obj = int.__new__(cls, _wrap(dtype, int(v)))
+        obj.dtype = dtype
+        return obj
+
+    @property
+    def value(self) -> int:
+        return int(self)
+
+    def to(self, dtype: Numeric) -> Any:
+        return dtype(int(self)) if dtype.is_integer else dtype(float(int(self)))
+
+    def _op(self, o: Any, f: Any) -> Any:
+        if isinstance(o, FloatValue) or isinstance(o, float):
+            return NotImplemented
+        if isinstance(o, (int, np.integer)):
+            return IntValue(self.dtype, f(int(self), int(o)))
+        return NotImplemented
+
+    def __add__(self, o): return self._op(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._op(o, lambda a, b: b + a)
+    def __sub__(self, o): return self._op(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._op(o, lambda a, b: b - a)
+    def __mul__(self, o): return self._op(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._op(o, lambda a, b: b * a)
+    def __floordiv__(self, o): return self._op(o, lambda a, b: a // b)
+    def __rfloordiv__(self, o): return self._op(o, lambda a, b: b // a)
+    def __mod__(self, o): return self._op(o, lambda a, b: a % b)
+    def __rmod__(self, o): return self._op(o, lambda a, b: b % a)
+    def __neg__(self): return IntValue(self.dtype, -int(self))
+
+    def __repr__(self) -> str:
+        return str(int(self))
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        return (IntValue, (self.dtype, int(self)))
+
+
+class FloatValue(float):
+    """A floating-point scalar of a cutlass type (Float32(0.1)): a Python float rounded to the
+    type, whose arithmetic with numbers rounds to the type after each operation."""
+
+    dtype: Numeric
+
+    def __new__(cls, dtype: Numeric, v: Any) -> "FloatValue":
+        obj = float.__new__(cls, _round(dtype, float(v)))
+        obj.dtype = dtype
+        return obj
+
+    @property
+    def value(self) -> float:
+        return float(self)
+
+    def to(self, dtype: Numeric) -> Any:
+        return dtype(float(self))
+
+    def _op(self, o: Any, f: Any) -> Any:
+        if isinstance(o, (int, float, np.integer, np.floating)):
+            return FloatValue(self.dtype, f(float(self), float(o)))
+        return NotImplemented
+
+    def __add__(self, o): return self._op(o, lambda a, b: a + b)
+    def __radd__(self, o): return self._op(o, lambda a, b: b + a)
+    def __sub__(self, o): return self._op(o, lambda a, b: a - b)
+    def __rsub__(self, o): return self._op(o, lambda a, b: b - a)
+    def __mul__(self, o): return self._op(o, lambda a, b: a * b)
+    def __rmul__(self, o): return self._op(o, lambda a, b: b * a)
+    def __truediv__(self, o): return self._op(o, lambda a, b: a / b)
+    def __rtruediv__(self, o): return self._op(o, lambda a, b: b / a)
+    def __neg__(self): return FloatValue(self.dtype, -float(self))
+
+    def __repr__(self) -> str:
+        return repr(float(self))
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        return (FloatValue, (self.dtype, float(self)))
 
 
 Float64 = Numeric("f64", 64, "float", np.float64, "float64", "double")
@@ -71,6 +213,10 @@ Uint16 = Numeric("u16", 16, "uint", np.uint16, "uint16", "unsigned short")
 Uint32 = Numeric("u32", 32, "uint", np.uint32, "uint32", "unsigned int")
 Uint64 = Numeric("u64", 64, "uint", np.uint64, "uint64", "unsigned long long")
 Boolean = Numeric("i1", 8, "bool", np.bool_, "bool", "bool")
+# scalar-only integer widths (no numpy storage of their own: kernels keep them in wider words)
+Int4 = Numeric("i4", 4, "int", np.int8, "int8", "signed char")
+Int128 = Numeric("i128", 128, "int", np.object_, "", "__int128")
+Uint128 = Numeric("u128", 128, "uint", np.object_, "", "unsigned __int128")
 # MMA operand types (stored as raw bits or, for tf32, as the f32 it rounds): names as MLIR prints them
 TFloat32 = Numeric("tf32", 32, "float", np.float32, "tfloat32", "float")
 Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", np.uint8, "float8_e4m3fn", "__nv_fp8_e4m3")

@@ -208,8 +208,91 @@ class TensorSSA:
     __radd__ = __add__
     __rmul__ = __mul__
 
+    def __rsub__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, lambda a, b: b - a)
+
+    def __rtruediv__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, lambda a, b: b / a)
+
+    def __neg__(self) -> "TensorSSA":
+        return self._binary(0, lambda a, b: -a)
+
+    def __abs__(self) -> "TensorSSA":
+        return self._binary(0, lambda a, b: np.abs(a))
+
+    def __floordiv__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.floor_divide)
+
+    def __mod__(self, o: Any) -> "TensorSSA":
+        return self._binary(o, np.mod)
+
+    def _compare(self, o: Any, op: Any) -> "TensorSSA":
+        from .numeric import Boolean
+
+        a = _to_real(self.values, self.dtype)
+        b = _to_real(o.values, o.dtype) if isinstance(o, TensorSSA) else o
+        return TensorSSA(np.asarray(op(a, b), dtype=np.bool_), self.shape, Boolean)
+
+    def __lt__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.less)
+
+    def __le__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.less_equal)
+
+    def __gt__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.greater)
+
+    def __ge__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, np.greater_equal)
+
+    def __eq__(self, o: Any) -> "TensorSSA":  # type: ignore[override]
+        return self._compare(o, np.equal)
+
+    def __ne__(self, o: Any) -> "TensorSSA":  # type: ignore[override]
+        return self._compare(o, np.not_equal)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __and__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, lambda a, b: np.logical_and(a, b))
+
+    def __or__(self, o: Any) -> "TensorSSA":
+        return self._compare(o, lambda a, b: np.logical_or(a, b))
+
+    def __invert__(self) -> "TensorSSA":
+        return self._compare(0, lambda a, b: np.logical_not(a))
+
+    def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> Any:
+        """Reduce all values with op (add, mul, max, min or cute.ReductionOp) to one number."""
+        name = str(getattr(op, "value", op)).lower()
+        f = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}.get(name)
+        if f is None:
+            raise TensorError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
+        if reduction_profile not in (0, None):
+            raise TensorError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
+                              f"got {reduction_profile!r}")
+        v = _to_real(self.values, self.dtype)
+        r = f(v, axis=-1)
+        if init_val is not None:
+            r = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[name](r, init_val)
+        return r.item() if np.ndim(r) == 0 else r
+
     def __repr__(self) -> str:
         return f"TensorSSA({self.dtype}, shape={it.tuple_str(self.shape)}, values={self.numpy()!r})"
+
+
+def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
+    """Element-wise cond ? a : b of host TensorSSA values.
+
+    >>> from cutelab.numeric import Float32
+    >>> x = TensorSSA(np.array([1., -2., 3.], np.float32), (3,), Float32)
+    >>> ssa_where(x > 0, x, 0.0).numpy().tolist()
+    [1.0, 0.0, 3.0]
+    """
+    ref = next(x for x in (a, b, cond) if isinstance(x, TensorSSA))
+    dtype = a.dtype if isinstance(a, TensorSSA) else b.dtype if isinstance(b, TensorSSA) else ref.dtype
+    val = lambda x: _to_real(x.values, x.dtype) if isinstance(x, TensorSSA) else x  # noqa: E731
+    return TensorSSA(_from_real(np.where(np.asarray(val(cond)) != 0, val(a), val(b)), dtype), ref.shape, dtype)
 
 
 # --------------------------------------------------------------------------- engines
@@ -347,8 +430,14 @@ class IdentityEngine:
     dtype = None
     memspace = "coord"
 
+    def __init__(self, rank: int = 0):
+        self.rank = rank  # coordinates have this many modes (CuTe: (2,0), not (2,), for rank 2)
+
     def read_one(self, off: Any) -> Any:
-        return tuple(off) if isinstance(off, tuple) else off
+        if isinstance(off, tuple):
+            off = tuple(off)
+            return off + (0,) * (self.rank - len(off)) if len(off) < self.rank else off
+        return off
 
     def write_one(self, off: Any, v: Any) -> None:
         raise TensorError("an identity tensor is read-only")
@@ -401,6 +490,28 @@ class Pointer:
 
 # --------------------------------------------------------------------------- Tensor
 
+class TensorType:
+    """What ``Tensor.type`` prints: element type, memory space, alignment and layout (or, for a
+    coordinate tensor, its origin and layout)."""
+
+    def __init__(self, t: "Tensor"):
+        self.element_type = t.element_type
+        self.layout = t.layout
+        eng = t.engine
+        if isinstance(eng, IdentityEngine):
+            off = t.offset if isinstance(t.offset, tuple) else (0,) * max(eng.rank, 1)
+            off = off + (0,) * (eng.rank - len(off)) if len(off) < eng.rank else off
+            self.text = f'!cute.coord_tensor<"{it.tuple_str(tuple(off))}", "{t.layout}">'
+        else:
+            al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
+            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, align<{al}>, "{t.layout}">'
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
 class Tensor:
     """engine + offset + layout. ``T[coord]`` reads an element or, with None in coord, slices."""
 
@@ -451,6 +562,22 @@ class Tensor:
     @property
     def memspace(self) -> str:
         return self.engine.memspace
+
+    def mark_layout_dynamic(self, leading_dim: Any = None) -> "Tensor":
+        """CuTe DSL: make shapes and strides runtime values. cutelab keeps layouts static: a kernel
+        is traced again for each new layout (and cached per layout), so this returns self."""
+        return self
+
+    def mark_compact_shape_dynamic(self, mode: Any = None, stride_order: Any = None,
+                                   divisibility: int = 1) -> "Tensor":
+        """CuTe DSL: make one mode's extent a runtime value; cutelab keeps it static (see
+        mark_layout_dynamic), so this returns self."""
+        return self
+
+    @property
+    def type(self) -> "TensorType":
+        """The tensor's type as CuTe DSL prints it (``!cute.memref<f32, gmem, align<16>, "(4,8):(8,1)">``)."""
+        return TensorType(self)
 
     @property
     def batch(self) -> tuple:
@@ -622,11 +749,13 @@ def make_identity_tensor(shape: Any) -> Tensor:
     """A tensor whose value at each coordinate is that coordinate (for predicates and pictures).
 
     >>> t = make_identity_tensor((4, 8))
-    >>> print(t), t[(1, 2)], t[9]
+    >>> print(t), t[(1, 2)], t[9], t[2]
     tensor<0 o (4,8):(1@0,1@1)>
-    (None, (1, 2), (1, 2))
+    (None, (1, 2), (1, 2), (2, 0))
     """
-    return Tensor(IdentityEngine(), make_identity_layout(shape), 0, _checked=True)
+    layout = make_identity_layout(shape)
+    rank = len(layout.shape) if isinstance(layout.shape, tuple) else 0
+    return Tensor(IdentityEngine(rank), layout, 0, _checked=True)
 
 
 def make_layout_fragment_like(layout: Layout) -> Layout:
@@ -641,10 +770,17 @@ def make_layout_fragment_like(layout: Layout) -> Layout:
     return make_layout(shp)
 
 
+_rmem_hook: Any = None  # set by cutelab.kernel.trace: register tensors inside a traced kernel
+
+
 def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
     """A fresh register-memory tensor with the given layout (or shape) and element type."""
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
+    if _rmem_hook is not None:
+        made = _rmem_hook(layout, dtype)
+        if made is not None:
+            return made
     n = max(_layout_extent(layout)[1] + 1, 1)
     return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), layout, 0)
 
@@ -780,5 +916,16 @@ def format_tensor(t: Tensor) -> str:
     return head + "\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )"
 
 
-def print_tensor(t: Tensor) -> None:
+_print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)
+
+
+def print_tensor(t: Any) -> None:
+    """Print a tensor's pointer, layout and values (or a TensorSSA's values); inside a kernel,
+    every thread prints at run time."""
+    if _print_hook is not None and _print_hook(t):
+        return
+    if isinstance(t, TensorSSA):
+        flat = _to_real(t.values, t.dtype).reshape(-1).tolist()
+        print(f"tensor_value<{t.dtype} o {it.tuple_str(t.shape)}> =\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )")
+        return
     print(format_tensor(t))

@@ -140,7 +140,7 @@ def test_bad_launch_shapes_are_clear_errors():
         k().launch(grid=(0, 1, 1), block=(1, 1, 1))
 
 
-def test_thread_dependent_control_flow_is_a_trace_error():
+def test_thread_dependent_branch_is_a_runtime_branch():
     S = np.zeros(32, np.float32)
 
     @cute.kernel
@@ -149,8 +149,16 @@ def test_thread_dependent_control_flow_is_a_trace_error():
         if t < 16:
             S[t] = 1.0
 
+    k(from_dlpack(S)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    assert S.tolist() == [1.0] * 16 + [0.0] * 16
+
+
+def test_thread_dependent_control_flow_without_source_is_a_trace_error():
+    S = np.zeros(32, np.float32)
+    ns = {"cute": cute}
+    exec("def k(S):\n    t, _, _ = cute.arch.thread_idx()\n    if t < 16:\n        S[t] = 1.0\n", ns)
     with pytest.raises(TraceError, match="depends on the thread or block index"):
-        k(from_dlpack(S)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+        cute.kernel(ns["k"])(from_dlpack(S)).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
 
 def test_register_fragments_need_static_indices():

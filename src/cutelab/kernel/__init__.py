@@ -1,8 +1,12 @@
 """Kernels: CuTe DSL programs traced to a small IR, run as CUDA C++ on a GPU or by numpy on the CPU.
 
-trace.py (symbolic ints in symbolic.py, the IR, tracing engines) -> cuda.py (CUDA C++ text)
+trace.py (symbolic ints in symbolic.py, the IR: a tree of blocks with For/If/While regions,
+tracing engines for global, shared and register memory) -> cuda.py (CUDA C++ text)
 -> compile.py (NVRTC + disk cache) -> launch.py (kernel/jit/compile, checks, launches through
-driver.py); interpret.py runs the same IR with numpy on the CPU.
+driver.py); interpret.py runs the same IR with numpy on the CPU, all threads at once under
+per-thread masks. rewrite.py rewrites a kernel's for/if/while so that control.py can make
+runtime regions of those whose bounds or conditions are runtime values; copy.py is cute.copy
+inside a kernel.
 """
 
 from . import compile as _compile_module  # noqa: F401  (imported first: the name `compile` below is cute.compile)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import TraceError
 from .trace import block_dim, block_idx, grid_dim, thread_idx
 
-__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads"]
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier"]
 
 
 def lane_idx():
@@ -27,5 +27,11 @@ def warp_idx():
 
 
 def sync_threads() -> None:
-    """A block-wide barrier. cutelab kernels have no shared memory yet, so nothing needs one."""
-    raise TraceError("cute.arch.sync_threads(): shared memory and barriers are not supported by cutelab yet")
+    """A block-wide barrier (``__syncthreads()``): shared-memory writes before it are seen by
+    every thread of the block after it."""
+    from .trace import Barrier, current
+
+    current("cute.arch.sync_threads()").emit(Barrier())
+
+
+barrier = sync_threads

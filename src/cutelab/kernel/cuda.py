@@ -30,8 +30,9 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import TraceError
 import numpy as np
 
-from .symbolic import Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
-from .trace import Compute, KernelIR, Load, Param, Printf, Reg, Store, pow2_divisor
+from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
+from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Param, ParamRef, Printf, Reg, Shared, Store,
+                    While, pow2_divisor)
 
 __all__ = ["CudaRenderer", "render", "ctype", "vector_plan"]
 
@@ -111,9 +112,12 @@ def _subexprs(e: Any, out: List[Expr]) -> None:
                 _subexprs(a, out)
         elif isinstance(e, (FloorDiv, Mod)):
             _subexprs(e.a, out)
-        elif isinstance(e, Mul):
+        elif isinstance(e, (Mul, Cmp)):
             _subexprs(e.a, out)
             _subexprs(e.b, out)
+        elif isinstance(e, BoolAnd):
+            for t in e.terms:
+                _subexprs(t, out)
 
 
 _VARS = {"tid": "threadIdx", "bid": "blockIdx"}
@@ -154,6 +158,8 @@ class _IntPrinter:
         if isinstance(e, Var):
             if e.name in self.var_map:
                 return f"(({self.t}){self.var_map[e.name]})"
+            if hasattr(e, "c_name"):  # a loop variable or a scalar argument
+                return f"(({self.t}){e.c_name})"
             kind, axis = e.name.split(".")
             return f"(({self.t}){_VARS[kind]}.{axis})"
         if isinstance(e, Lin):
@@ -185,6 +191,10 @@ class _IntPrinter:
             return f"(({self.t})cl_mod({self(e.a)}, {e.c}))"
         if isinstance(e, Mul):
             return f"({self(e.a)} * {self(e.b)})"
+        if isinstance(e, Cmp):
+            return f"({self(e.a)} {e.op} {self(e.b)})"
+        if isinstance(e, BoolAnd):
+            return "(" + " && ".join(self(t) for t in e.terms) + ")"
         raise TraceError(f"the CUDA back end cannot print {e!r}")
 
 
@@ -358,6 +368,10 @@ def _float_lit(v: float) -> str:
     return r + ("" if any(ch in r for ch in ".e") else ".0") + "f"
 
 
+_CMP_C = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_MATH_C = {"abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
+           "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tanh": "tanh"}
+
 LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": "", "nc128": "nc128", "nc256": "nc256"}
 STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}
 
@@ -390,10 +404,14 @@ class CudaRenderer:
         self.lines: List[str] = []
         self.declared: set = set()
         self.n_tmp = 0
+        self.indent = 1
+        if ir.structured:  # the schedule rewrites assume straight-line code over global memory only
+            self.pair = self.retile = self.remap = False
+            self.coarsen = 1
 
     # ---- helpers
     def emit(self, line: str) -> None:
-        self.lines.append("  " + line)
+        self.lines.append("  " * self.indent + line)
 
     def rn(self, r: Reg) -> str:
         """The C name of register array r in the logical block being printed."""
@@ -419,6 +437,9 @@ class CudaRenderer:
         if isinstance(ref, Expr):
             code, _ = self.iexpr(ref)
             return f"({ctype(dtype)[1]})({code})"
+        if isinstance(ref, ParamRef):
+            v = _to_compute(ref.param.name, ref.param.dtype)
+            return v if ref.param.dtype.name == dtype.name else f"({ctype(dtype)[1]})({v})"
         ct = ctype(dtype)[1]
         if ct in ("float", "double"):
             return _float_lit(ref) if ct == "float" else repr(float(ref))
@@ -431,6 +452,8 @@ class CudaRenderer:
 
     def param_decl(self, p: Param) -> str:
         st = ctype(p.dtype)[0]
+        if p.kind == "scalar":
+            return f"const {st} {p.name}"
         const = "const " if not p.written else ""
         rs = " __restrict__" if self.restrict else ""
         return f"{const}{st}*{rs} {p.name}"
@@ -657,7 +680,7 @@ class CudaRenderer:
         self.reg_decl(s.dst)
         o = self.base_var(s.base, s.offsets)
         st = ctype(p.dtype)[0]
-        ro = not p.written
+        ro = not p.written and not isinstance(p, Shared)
         plan = vector_plan(p, s.base, s.offsets)
         pairs = self._pair_groups(p, s.base, s.offsets, plan) if ro else set()
         skip = {i + 16 // p.dtype.bytes for i in pairs}
@@ -720,7 +743,7 @@ class CudaRenderer:
                 continue
             off = s.offsets[i]
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
-            op = self.store_op
+            op = self.store_op if not isinstance(p, Shared) else ""
             if i in pairs:
                 srcs = []
                 for ii in (i, i + k):
@@ -752,10 +775,26 @@ class CudaRenderer:
         d = s.dst
         self.reg_decl(d)
         for i in range(d.n):
-            if s.op == "cvt":
+            if s.op in ("cvt", "mov"):
                 src = s.args[0][i]
                 sdt = src[0].dtype if isinstance(src, tuple) else d.dtype
+                if s.op == "mov" and isinstance(src, tuple) and sdt.name == d.dtype.name:
+                    self.emit(f"{self.rn(d)}[{i}] = {self.rn(src[0])}[{src[1]}];")
+                    continue
                 v = f"({ctype(d.dtype)[1]})({self.ref_compute(src, sdt)})"
+            elif s.op == "select":
+                c = s.args[0][i]
+                cc = self.ref_compute(c, c[0].dtype if isinstance(c, tuple) else d.dtype)
+                v = f"(({cc}) ? {self.ref_compute(s.args[1][i], d.dtype)} : {self.ref_compute(s.args[2][i], d.dtype)})"
+            elif s.op in _CMP_C:
+                a = [self.ref_compute(col[i], s.src_dtype) for col in s.args]
+                v = f"({a[0]} {_CMP_C[s.op]} {a[1]})"
+            elif s.op in _MATH_C:
+                a0 = self.ref_compute(s.args[0][i], d.dtype)
+                fn = _MATH_C[s.op] + ("f" if ctype(d.dtype)[1] == "float" and s.op != "abs" else "")
+                if s.op == "abs":
+                    fn = "fabsf" if ctype(d.dtype)[1] == "float" else "fabs" if ctype(d.dtype)[1] == "double" else "abs"
+                v = f"{fn}({a0})"
             else:
                 a = [self.ref_compute(col[i], d.dtype) for col in s.args]
                 v = {
@@ -763,6 +802,12 @@ class CudaRenderer:
                     "mul": lambda: f"{a[0]} * {a[1]}", "div": lambda: f"{a[0]} / {a[1]}",
                     "neg": lambda: f"-{a[0]}", "max": lambda: f"max({a[0]}, {a[1]})",
                     "min": lambda: f"min({a[0]}, {a[1]})",
+                    "and": lambda: f"(({a[0]}) && ({a[1]}))", "or": lambda: f"(({a[0]}) || ({a[1]}))",
+                    "not": lambda: f"(!({a[0]}))",
+                    "floordiv": lambda: (f"{a[0]} / {a[1]}" if d.dtype.kind != "int" else
+                                         f"cl_floordiv((long long)({a[0]}), (long long)({a[1]}))"),
+                    "mod": lambda: (f"{a[0]} % {a[1]}" if d.dtype.kind != "int" else
+                                    f"cl_mod((long long)({a[0]}), (long long)({a[1]}))"),
                 }[s.op]()
             self.emit(f"{self.rn(d)}[{i}] = {_to_storage(v, d.dtype)};")
 
@@ -796,8 +841,60 @@ class CudaRenderer:
         for f, a in chunks:
             self.emit(f'printf("{f}"' + "".join(", " + x for x in a) + ");")
 
+    def block(self, b: Any) -> None:
+        self.indent += 1
+        for s in b.ops:
+            self.statement(s)
+        self.indent -= 1
+
+    def cond(self, c: Any) -> str:
+        if isinstance(c, tuple):
+            return f"{self.ref_compute(c, c[0].dtype)} != 0"
+        if isinstance(c, Expr):
+            return self.iexpr(c)[0]
+        return "true" if c else "false"
+
+    def region(self, s: Any) -> None:
+        if isinstance(s, For):
+            v = s.var
+            lo_c, t = self.iexpr(s.lo, (v.lo, v.hi + abs(s.step))) if isinstance(s.lo, Expr) else (None, None)
+            hi_c, t2 = self.iexpr(s.hi, (v.lo, v.hi + abs(s.step))) if isinstance(s.hi, Expr) else (None, None)
+            lo_r, hi_r = (v.lo, v.hi + abs(s.step))
+            wide = lo_r < -(1 << 31) or hi_r >= (1 << 31) or "long long" in (t or "") + (t2 or "")
+            ty = "long long" if wide else "int"
+            lo_c = f"({ty})({lo_c})" if lo_c is not None else str(int(s.lo))
+            hi_c = f"({ty})({hi_c})" if hi_c is not None else str(int(s.hi))
+            if s.unroll is not None:
+                self.emit("#pragma unroll" + (f" {s.unroll}" if s.unroll else ""))
+            cmp = "<" if s.step > 0 else ">"
+            self.emit(f"for ({ty} {v.c_name} = {lo_c}; {v.c_name} {cmp} {hi_c}; {v.c_name} += {s.step}) {{")
+            self.block(s.body)
+            self.emit("}")
+        elif isinstance(s, If):
+            self.emit(f"if ({self.cond(s.cond)}) {{")
+            self.block(s.then)
+            if s.orelse.ops:
+                self.emit("} else {")
+                self.block(s.orelse)
+            self.emit("}")
+        elif isinstance(s, While):
+            self.emit("while (true) {")
+            self.block(s.before)
+            self.indent += 1
+            self.emit(f"if (!({self.cond(s.cond)})) break;")
+            self.indent -= 1
+            self.block(s.body)
+            self.emit("}")
+
     def statement(self, s: Any) -> None:
-        if isinstance(s, Load):
+        if isinstance(s, (For, If, While)):
+            self.region(s)
+        elif isinstance(s, Barrier):
+            self.emit("__syncthreads();")
+        elif isinstance(s, Assign):
+            for j, ref in zip(s.index, s.src):
+                self.emit(f"{self.rn(s.dst)}[{j}] = {self.ref_storage(ref, s.dst.dtype)};")
+        elif isinstance(s, Load):
             self.load(s)
         elif isinstance(s, Store):
             self.store(s)
@@ -815,6 +912,12 @@ class CudaRenderer:
         if self.retile and not any(isinstance(x, Printf) for x in ir.stmts):
             self._find_copies()
         grid = ir.grid
+        for sh in ir.shared:
+            self.emit(f"__shared__ alignas({max(16, sh.align)}) {ctype(sh.dtype)[0]} {sh.name}[{sh.length}];")
+        for r in ir.regs:
+            if r.mutable:
+                self.emit(f"alignas(16) {ctype(r.dtype)[0]} {self.rn(r)}[{r.n}] = {{}};")
+                self.declared.add((r.id, self.sfx))
         if sched is None:
             for s in ir.stmts:
                 self.statement(s)

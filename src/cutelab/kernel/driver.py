@@ -151,6 +151,23 @@ def load_module(cubin: bytes, key: str, name: str) -> Any:
     return _MODULES[k][1]
 
 
+class CUstream:
+    """A CUDA stream handle (cuda.bindings.driver.CUstream's role): ``CUstream(torch_stream.cuda_stream)``;
+    0 is the default stream (and what CPU-interpreted launches ignore)."""
+
+    def __init__(self, handle: Any = 0):
+        self.handle = int(handle or 0)
+
+    def __int__(self) -> int:
+        return self.handle
+
+    def getPtr(self) -> int:  # noqa: N802 - cuda-python's name
+        return self.handle
+
+    def __repr__(self) -> str:
+        return f"<CUstream 0x{self.handle:x}>"
+
+
 class ParamBuffer:
     """Kernel arguments (all 64-bit pointers) laid out for cuLaunchKernel's kernelParams."""
 

@@ -1,31 +1,39 @@
 """The CPU back end: evaluate a traced kernel's IR with numpy, for every thread at once.
 
-Each statement runs over a whole batch of threads (all threads of a run of consecutive blocks):
-an index expression evaluates to an int64 array with one entry per thread, a ``Load`` gathers
+Each op runs over a whole batch of threads (all threads of a run of consecutive blocks): an
+index expression evaluates to an int64 array with one entry per thread, a ``Load`` gathers
 ``data[base[:, None] + offsets]`` into a (threads, n) register array, a ``Store`` scatters it
 back. Blocks are processed in order in batches sized to bound memory, so an 8192 x 8192 copy
 takes about a second. ``printf`` output is collected and printed in thread order: block by
 block, and inside a block thread by thread, each thread's lines in program order.
 
-The kernels cutelab traces have no shared memory or barriers, so evaluating statement by
-statement over many threads gives the same result as any interleaving the GPU may choose
-(up to which write wins when two threads store to one address, which CUDA leaves undefined).
+Regions run under a per-thread mask: an ``If`` runs its branches with the threads for which
+the condition holds (and does not hold), a ``For`` runs its body while any thread's own trip
+count is not used up, a ``While`` while any thread's condition holds. Loads and stores under a
+mask touch only the active threads. Shared memory is one array per block of the batch; since
+all threads run each op before the next, a ``Barrier`` needs no work (it is checked to be
+reached by all threads of a block or none). Runs whose accesses the launch could not prove in
+bounds (runtime loop bounds, scalar arguments, accesses under branches) check every access as
+they go and work on copies of the written tensors, committed only when the whole launch
+succeeded: an out-of-bounds access is refused before anything is written.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, List, Optional, TextIO
+from typing import Any, Dict, List, Optional, TextIO, Tuple
 
 import numpy as np
 
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, evaluate
-from .trace import Compute, KernelIR, Load, Printf, Reg, Store
+from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, ParamRef, Printf, Reg, Shared,
+                    Store, While, walk)
 
 __all__ = ["interpret", "thread_env"]
 
 _BUDGET = 1 << 24  # register elements held per batch (all live registers of all its threads)
+MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
 
 
 def _real_dtype(dt: Any) -> Any:
@@ -80,11 +88,12 @@ def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Di
 
 
 class _Batch:
-    def __init__(self, ir: KernelIR, env: Dict[str, np.ndarray], n: int):
+    def __init__(self, ir: KernelIR, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
         self.ir = ir
         self.env = env
         self.n = n
         self.regs: Dict[int, np.ndarray] = {}
+        self.scalars = scalars or {}
 
     def index(self, e: Any) -> Any:
         v = evaluate(e, self.env)
@@ -105,6 +114,8 @@ class _Batch:
         if isinstance(ref, Expr):
             v = np.broadcast_to(np.asarray(self.index(ref)), (self.n,))
             return v.astype(_real_dtype(dt)) if real else _from_real(v, dt)
+        if isinstance(ref, ParamRef):
+            ref = self.scalars[ref.param.index]
         v = np.full(self.n, ref, dtype=_real_dtype(dt)) if real else np.broadcast_to(_from_real(np.asarray(ref), dt), (self.n,))
         return v
 
@@ -127,9 +138,15 @@ def _check_range(idx_lo: int, idx_hi: int, length: int, what: str) -> None:
         )
 
 
-def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str) -> Any:
+def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, mask: Any = None) -> Any:
     offs = np.asarray(offsets, dtype=np.int64)
     base_v = b.index(base)
+    if mask is not None:
+        bv = np.broadcast_to(np.asarray(base_v, dtype=np.int64), (b.n,))
+        act = bv[mask]
+        if act.size:
+            _check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what)
+        return np.where(mask[:, None], bv[:, None] + offs[None, :], 0)  # inactive threads: element 0
     if isinstance(base_v, np.ndarray):
         _check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what)
         return base_v[:, None] + offs[None, :]
@@ -144,49 +161,167 @@ def _fmt(v: Any, dt: Any) -> str:
 
 
 def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[Dict[int, int]] = None,
-              out: Optional[TextIO] = None) -> None:
+              out: Optional[TextIO] = None, scalars: Optional[Dict[int, Any]] = None) -> None:
     """Run ir on the CPU. buffers[param.index] is the flat numpy storage of each tensor argument
-    (written in place); addresses (for printf) are their data pointers."""
+    (written in place); scalars[param.index] the value of each scalar argument; addresses (for
+    printf) are the tensors' data pointers."""
     out = out or sys.stdout
     addresses = addresses or {}
+    scalars = scalars or {}
     for p in ir.params:
-        if p.index not in buffers:
+        if p.kind == "scalar":
+            if p.index not in scalars:
+                raise LaunchError(f"interpret {ir.name}: no value for scalar argument {p.name}")
+        elif p.index not in buffers:
             raise LaunchError(f"interpret {ir.name}: no storage for parameter {p.name}")
+    structured = ir.structured
     nt = ir.num_threads
     nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]
     per_thread = max(1, sum(r.n for r in ir.regs))
-    has_printf = any(isinstance(s, Printf) for s in ir.stmts)
+    has_printf = any(isinstance(s, Printf) for s in walk(ir.body))
     step = max(1, min(nblocks, _BUDGET // (nt * per_thread)))
     if has_printf:
         step = max(1, min(step, 4096 // nt or 1))
+    work = buffers
+    if structured:  # check as we go, on copies of what is written: commit only a launch that succeeded
+        written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
+        work = {i: (buf.copy() if i in written else buf) for i, buf in buffers.items()}
+    env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
-        b = _Batch(ir, env, k * nt)
-        lines: List[List[str]] = []
-        for s in ir.stmts:
-            if isinstance(s, Load):
-                p = s.param
-                data = buffers[p.index]
-                idx = _access_index(b, s.base, s.offsets, len(data), f"{ir.name}: load from {p.name}")
-                b.regs[s.dst.id] = data[idx]
-            elif isinstance(s, Store):
-                p = s.param
-                data = buffers[p.index]
-                vals = b.matrix(s.src, p.dtype)
-                idx = _access_index(b, s.base, s.offsets, len(data), f"{ir.name}: store to {p.name}")
-                data[idx] = vals
-            elif isinstance(s, Compute):
-                b.regs[s.dst.id] = _compute(b, s)
-            elif isinstance(s, Printf):
-                lines.append(_printf(b, s, addresses))
-            else:  # pragma: no cover - the tracer makes no other statements
-                raise TraceError(f"the interpreter cannot run statement {s!r}")
+        env.update(env_extra)
+        b = _Batch(ir, env, k * nt, scalars)
+        b.block_of = np.arange(k * nt, dtype=np.int64) // nt
+        b.nblk, b.nt = k, nt
+        b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}
+        for r in ir.regs:
+            if r.mutable:
+                b.regs[r.id] = np.zeros((b.n, r.n), dtype=r.dtype.storage)
+        lines: List[Any] = []
+        _run_block(b, ir.body, None, work, addresses, lines)
         if lines:
             for t in range(b.n):
-                for col in lines:
-                    out.write(col[t])
+                for col, m in lines:
+                    if m is None or m[t]:
+                        out.write(col[t])
             out.flush()
+    if work is not buffers:
+        for i, buf in work.items():
+            if buf is not buffers[i]:
+                np.copyto(buffers[i], buf)
+
+
+def _memory(b: _Batch, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:
+    """(flat array, per-block length, per-thread base shift) of a Param or a Shared array."""
+    if isinstance(p, Shared):
+        return b.shared[p.index], p.length, b.block_of * p.length
+    data = buffers[p.index]
+    return data, len(data), None
+
+
+def _cond(b: _Batch, c: Any) -> np.ndarray:
+    if isinstance(c, tuple):
+        v = b.column(c, c[0].dtype, real=True)
+        return np.asarray(v != 0)
+    return np.broadcast_to(np.asarray(b.index(c)) != 0, (b.n,))
+
+
+def _and(mask: Any, c: np.ndarray) -> np.ndarray:
+    return c.copy() if mask is None else (mask & c)
+
+
+def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray], addresses: Dict[int, int],
+               lines: List[Any]) -> None:
+    ir = b.ir
+    for s in block.ops:
+        if isinstance(s, Load):
+            p = s.param
+            data, length, shift = _memory(b, p, buffers)
+            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask)
+            if shift is not None:
+                idx = idx + shift[:, None]
+            b.regs[s.dst.id] = data[idx]
+        elif isinstance(s, Store):
+            p = s.param
+            data, length, shift = _memory(b, p, buffers)
+            vals = b.matrix(s.src, p.dtype)
+            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask)
+            if shift is not None:
+                idx = idx + shift[:, None]
+            if mask is None:
+                data[idx] = vals
+            else:
+                data[idx[mask]] = np.broadcast_to(vals, idx.shape)[mask]
+        elif isinstance(s, Compute):
+            b.regs[s.dst.id] = _compute(b, s)
+        elif isinstance(s, Assign):
+            arr = b.regs[s.dst.id]
+            for j, ref in zip(s.index, s.src):
+                v = b.column(ref, s.dst.dtype, real=False)
+                if mask is None:
+                    arr[:, j] = v
+                else:
+                    arr[mask, j] = np.broadcast_to(v, (b.n,))[mask]
+        elif isinstance(s, Printf):
+            lines.append((_printf(b, s, addresses), None if mask is None else mask.copy()))
+        elif isinstance(s, If):
+            c = _cond(b, s.cond)
+            m1 = _and(mask, c)
+            if m1.any():
+                _run_block(b, s.then, m1, buffers, addresses, lines)
+            if s.orelse.ops:
+                m2 = _and(mask, ~c)
+                if m2.any():
+                    _run_block(b, s.orelse, m2, buffers, addresses, lines)
+        elif isinstance(s, For):
+            lo = np.broadcast_to(np.asarray(b.index(s.lo), dtype=np.int64), (b.n,))
+            hi = np.broadcast_to(np.asarray(b.index(s.hi), dtype=np.int64), (b.n,))
+            name = s.var.name
+            k = 0
+            while True:
+                v = lo + k * s.step
+                live = (v < hi) if s.step > 0 else (v > hi)
+                m = _and(mask, live)
+                if not m.any():
+                    break
+                b.env[name] = v
+                _run_block(b, s.body, m, buffers, addresses, lines)
+                k += 1
+            b.env.pop(name, None)
+        elif isinstance(s, While):
+            m = None if mask is None else mask.copy()
+            rounds = 0
+            while True:
+                _run_block(b, s.before, m, buffers, addresses, lines)
+                m = _and(m, _cond(b, s.cond))
+                if not m.any():
+                    break
+                rounds += 1
+                if rounds > MAX_WHILE_ROUNDS:
+                    raise LaunchError(
+                        f"{ir.name}: a while loop ran {MAX_WHILE_ROUNDS} rounds and some thread's condition still "
+                        f"holds; the interpreter stops here (an endless loop?). Nothing was written."
+                    )
+                _run_block(b, s.body, m, buffers, addresses, lines)
+        elif isinstance(s, Barrier):
+            if mask is not None:
+                per_block = mask.reshape(b.nblk, b.nt)
+                bad = per_block.any(axis=1) & ~per_block.all(axis=1)
+                if bad.any():
+                    raise LaunchError(
+                        f"{ir.name}: cute.arch.sync_threads() is reached by only some threads of a block "
+                        f"(a barrier inside a branch or loop that differs between threads of one block); "
+                        f"CUDA leaves that undefined"
+                    )
+        else:  # pragma: no cover - the tracer makes no other ops
+            raise TraceError(f"the interpreter cannot run op {s!r}")
+
+
+_CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
+        "ne": np.not_equal}
+_MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh}
 
 
 def _compute(b: _Batch, s: Compute) -> np.ndarray:
@@ -194,14 +329,32 @@ def _compute(b: _Batch, s: Compute) -> np.ndarray:
     rdt = _real_dtype(d.dtype)
     res = np.empty((b.n, d.n), dtype=d.dtype.storage)
     for i in range(d.n):
-        if s.op == "cvt":
+        if s.op in ("cvt", "mov"):
             src = s.args[0][i]
             sdt = src[0].dtype if isinstance(src, tuple) else d.dtype
+            if s.op == "mov" and isinstance(src, tuple) and sdt.name == d.dtype.name:
+                res[:, i] = b.regs[src[0].id][:, src[1]]
+                continue
             v = b.column(src, sdt, real=True)
             res[:, i] = _from_real(v, d.dtype)
             continue
+        if s.op == "select":
+            c = b.column(s.args[0][i], s.args[0][i][0].dtype if isinstance(s.args[0][i], tuple) else d.dtype,
+                         real=True) != 0
+            x = b.column(s.args[1][i], d.dtype, real=True)
+            y = b.column(s.args[2][i], d.dtype, real=True)
+            res[:, i] = _from_real(np.where(c, x, y), d.dtype)
+            continue
+        if s.op in _CMP:
+            a = [b.column(col[i], s.src_dtype, real=True) for col in s.args]
+            res[:, i] = _from_real(_CMP[s.op](a[0], a[1]), d.dtype)
+            continue
         a = [b.column(col[i], d.dtype, real=True) for col in s.args]
         with np.errstate(all="ignore"):
+            if s.op in _MATH:
+                v = _MATH[s.op](a[0])
+                res[:, i] = _from_real(np.asarray(v, dtype=rdt), d.dtype)
+                continue
             if s.op == "add":
                 v = a[0] + a[1]
             elif s.op == "sub":
@@ -220,6 +373,15 @@ def _compute(b: _Batch, s: Compute) -> np.ndarray:
                 v = np.maximum(a[0], a[1])
             elif s.op == "min":
                 v = np.minimum(a[0], a[1])
+            elif s.op == "and":
+                v = (a[0] != 0) & (a[1] != 0)
+            elif s.op == "or":
+                v = (a[0] != 0) | (a[1] != 0)
+            elif s.op == "not":
+                v = a[0] == 0
+            elif s.op in ("floordiv", "mod"):  # Python semantics, as CuTe DSL (floordivsi; % takes the divisor's sign)
+                den = np.where(a[1] == 0, 1, a[1])
+                v = np.floor_divide(a[0], den) if s.op == "floordiv" else np.mod(a[0], den)
             else:  # pragma: no cover
                 raise TraceError(f"unknown op {s.op}")
         res[:, i] = _from_real(np.asarray(v, dtype=rdt), d.dtype)

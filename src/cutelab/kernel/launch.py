@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
 from .symbolic import evaluate, sym_range
-from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing
+from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing, walk
 
 __all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
            "last_launch", "LaunchInfo"]
@@ -137,9 +137,12 @@ def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
 
 # --------------------------------------------------------------------------- bounds
 
-def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int) -> Tuple[int, int, Any]:
-    """(min, max) of e over every thread of the launch, and the first thread (in launch order)
-    whose access [e + omin, e + omax] leaves [0, length), or None."""
+def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
+                 guards: Sequence[Tuple[Any, bool]] = (), extra: Optional[Dict[str, int]] = None,
+                 loop: Any = None) -> Tuple[int, int, Any]:
+    """(min, max) of e over every thread of the launch (for which every guard (cond, polarity)
+    holds), and the first thread (in launch order) whose access [e + omin, e + omax] leaves
+    [0, length), or None."""
     from .interpret import thread_env
 
     nt = ir.num_threads
@@ -150,13 +153,33 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int) -> Tup
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
+        if extra:
+            env.update(extra)
+        runs = None
+        if loop is not None:  # bind the loop variable to its first or last value; threads with no trip are out
+            f, end = loop
+            lo_v = np.broadcast_to(np.asarray(evaluate(f.lo, env), dtype=np.int64), (k * nt,))
+            hi_v = np.broadcast_to(np.asarray(evaluate(f.hi, env), dtype=np.int64), (k * nt,))
+            st = f.step
+            trips = np.maximum(0, (hi_v - lo_v + (st - 1 if st > 0 else st + 1)) // st)
+            runs = trips > 0
+            env[f.var.name] = lo_v if end == "first" else lo_v + (np.maximum(trips, 1) - 1) * st
         v = np.broadcast_to(np.asarray(evaluate(e, env), dtype=np.int64), (k * nt,))
+        if guards or runs is not None:
+            m = np.ones(k * nt, dtype=bool) if runs is None else runs.copy()
+            for c, pol in guards:
+                cv = np.broadcast_to(np.asarray(evaluate(c, env)) != 0, (k * nt,))
+                m &= cv if pol else ~cv
+            if not m.any():
+                continue
+            env = {n: (np.broadcast_to(a, (k * nt,))[m] if isinstance(a, np.ndarray) else a) for n, a in env.items()}
+            v = v[m]
         vlo, vhi = int(v.min()), int(v.max())
         lo = vlo if lo is None else min(lo, vlo)
         hi = vhi if hi is None else max(hi, vhi)
         if first_bad is None and (vlo + omin < 0 or vhi + omax >= length):
             i = int(np.argmax((v + omin < 0) | (v + omax >= length)))
-            first_bad = ({n: int(a[i]) for n, a in env.items()}, int(v[i]))
+            first_bad = ({n: (int(a[i]) if isinstance(a, np.ndarray) else int(a)) for n, a in env.items()}, int(v[i]))
     return lo, hi, first_bad
 
 
@@ -164,27 +187,140 @@ def _where(at: Dict[str, int]) -> str:
     return (f"block ({at['bid.x']},{at['bid.y']},{at['bid.z']}) thread ({at['tid.x']},{at['tid.y']},{at['tid.z']})")
 
 
-def check_bounds(ir: KernelIR) -> None:
-    """Refuse the launch if any load or store of any thread would leave its tensor's storage."""
-    for s in ir.stmts:
-        if not isinstance(s, (Load, Store)):
-            continue
+def _accesses(block: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]):
+    """(Load or Store, the If conditions guarding it as (cond, polarity), the enclosing loops)."""
+    from .trace import For, If, While
+
+    for op in block.ops:
+        if isinstance(op, (Load, Store)):
+            yield op, guards, loops
+        elif isinstance(op, If):
+            yield from _accesses(op.then, guards + [(op.cond, True)], loops)
+            yield from _accesses(op.orelse, guards + [(op.cond, False)], loops)
+        elif isinstance(op, For):
+            yield from _accesses(op.body, guards, loops + (op,))
+        elif isinstance(op, While):
+            yield from _accesses(op.before, guards, loops + (op,))
+            yield from _accesses(op.body, guards, loops + (op,))
+
+
+def _linear_in(e: Any, var: Any) -> bool:
+    """e = (terms without var) + c * var: its extremes over var are at var's ends."""
+    from .symbolic import Expr, Lin, atoms
+
+    if not isinstance(e, Expr):
+        return True
+    if e is var or (isinstance(e, Expr) and e.key == var.key):
+        return True
+    if isinstance(e, Lin):
+        return all(a.key == var.key or not any(v.key == var.key for v in atoms(a)) for a, _ in e.terms)
+    return not any(v.key == var.key for v in atoms(e))
+
+
+def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]) -> bool:
+    """An access whose index and guards are expressions of the thread and block indices (and
+    scalar arguments), outside loops or inside one runtime For loop whose bounds are such
+    expressions and in whose variable the index is linear: evaluate it for every thread (at
+    both ends of the loop)."""
+    from .symbolic import Expr, atoms
+    from .trace import For, LoopVar
+
+    if len(loops) > 1 or (loops and not isinstance(loops[0], For)):
+        return False
+    var = loops[0].var if loops else None
+    if loops:
+        f = loops[0]
+        for b in (f.lo, f.hi):
+            if isinstance(b, Expr) and any(isinstance(v, LoopVar) for v in atoms(b)):
+                return False
+        if not _linear_in(base, var):
+            return False
+    for e in [base] + [c for c, _ in guards]:
+        if isinstance(e, tuple):  # a register condition: data-dependent
+            return False
+        if isinstance(e, Expr) and any(isinstance(v, LoopVar) and v is not var for v in atoms(e)):
+            return False
+        if var is not None and e is not base and isinstance(e, Expr) and any(v is var for v in atoms(e)):
+            return False  # a guard that depends on the loop variable
+    return True
+
+
+def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, int]] = None) -> List[Any]:
+    """Refuse the launch if any load or store of any thread would leave its tensor's storage.
+
+    Straight-line kernels are checked here, exactly, for every thread. In structured kernels
+    (loops, branches, scalar arguments) an access the index ranges do not prove in bounds is
+    checked by the CPU interpreter as it runs (on copies, committed at the end); on the GPU it is
+    checked exactly for every thread when it lies outside loops and its index and guarding
+    conditions are expressions of the indices (and of scalar arguments: those accesses are
+    returned, to be checked at each launch with the scalars' values, see check_deferred), and
+    otherwise the launch is refused."""
+    from .symbolic import atoms
+    from .trace import ArgVar
+
+    structured = ir.structured
+    deferred: List[Any] = []
+    for s, guards, looped in _accesses(ir.body, [], ()):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
         lo, hi = sym_range(s.base)
         if lo + omin >= 0 and hi + omax < p.length:
             continue
-        elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length)
-        if bad is None:
-            continue
-        what = "load from" if isinstance(s, Load) else "store to"
-        at, v = bad
-        raise LaunchError(
-            f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
-            f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "
-            f"[{v + omin}, {v + omax}]), with grid {ir.grid} and block {ir.block}. Is the grid too large for "
-            f"the tiles? Nothing was launched."
-        )
+        if structured:
+            if mode == "cpu":
+                continue
+            if _exactly_checkable(s.base, guards, looped):
+                exprs = [s.base] + [c for c, _ in guards] + ([looped[0].lo, looped[0].hi] if looped else [])
+                uses_args = any(isinstance(v, ArgVar) for e in exprs for v in atoms(e))
+                if uses_args and scalars is None:
+                    deferred.append((s, guards, looped))
+                    continue
+                _raise_if_out(ir, s, guards, scalars or {}, looped)
+                continue
+            what = "load from" if isinstance(s, Load) else "store to"
+            raise LaunchError(
+                f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
+                f"over [{lo + omin}, {hi + omax}] as far as the tracer can tell, and {p.name} has {p.length} "
+                f"elements); on the GPU cutelab launches only kernels whose accesses are proved in bounds "
+                f"(accesses inside runtime loops must be provable from the loop's bounds). Run it with "
+                f"interpret=True (which checks every access as it runs). Nothing was launched."
+            )
+        _raise_if_out(ir, s, (), {})
+    return deferred
+
+
+def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -> None:
+    """The exact check of accesses that depend on scalar arguments, with this launch's values."""
+    for s, guards, loops in deferred:
+        _raise_if_out(ir, s, guards, scalars, loops)
+
+
+def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int], loops: Tuple[Any, ...] = ()) -> None:
+    p = s.param
+    omin, omax = min(s.offsets), max(s.offsets)
+    if loops:  # the index at the loop's first and last value, for the threads that run the loop
+        f = loops[0]
+        bad = None
+        elo = ehi = None
+        for end in ("first", "last"):
+            r = _exact_check(ir, s.base, omin, omax, p.length, guards, extra, (f, end))
+            if r[0] is not None:
+                elo = r[0] if elo is None else min(elo, r[0])
+                ehi = r[1] if ehi is None else max(ehi, r[1])
+            bad = bad or r[2]
+    else:
+        elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards, extra)
+    if bad is None:
+        return
+    what = "load from" if isinstance(s, Load) else "store to"
+    at, v = bad
+    vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items())
+    raise LaunchError(
+        f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
+        f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "
+        f"[{v + omin}, {v + omax}]), with grid {ir.grid} and block {ir.block}{vals}. Is the grid too large for "
+        f"the tiles? Nothing was launched."
+    )
 
 
 # --------------------------------------------------------------------------- launch records
@@ -221,20 +357,30 @@ class _Plan:
         self.fn = fn
         self.grid = grid or ir.grid  # the CUDA grid (differs from ir.grid when blocks are coarsened)
         self.params_buf = None
+        self.source: Optional[str] = None
+        self.deferred: List[Any] = []  # accesses checked at each launch with the scalar arguments' values
         if mode == "gpu":
             from .driver import ParamBuffer
 
             self.params_buf = ParamBuffer(len(ir.params))
 
-    def run(self, storages: Sequence[_Storage], stream: Any = None) -> None:
+    def run(self, storages: Sequence[_Storage], stream: Any = None, scalars: Sequence[Any] = ()) -> None:
         ir = self.ir
+        sparams = [p for p in ir.params if p.kind == "scalar"]
+        if len(scalars) != len(sparams):
+            raise LaunchError(f"{ir.name}: expected {len(sparams)} scalar arguments, got {len(scalars)}")
         if self.mode == "gpu":
             from .driver import launch_raw
 
+            if self.deferred:
+                check_deferred(ir, self.deferred, {f"arg.{p.name}": int(v) for p, v in zip(sparams, scalars)})
             buf = self.params_buf
             for i, st in enumerate(storages):
                 buf.values[i] = st.address
-            launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream))
+            for p, v in zip(sparams, scalars):
+                buf.values[p.index] = _scalar_bits(p.dtype, v)
+            launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream),
+                       sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0)
         else:
             from .interpret import interpret
 
@@ -243,7 +389,21 @@ class _Plan:
                 if st.data is None:
                     raise LaunchError(f"{ir.name}: the interpreter needs host memory for {st.name}")
                 buffers[i] = st.data
-            interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)})
+            interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)},
+                      scalars={p.index: v for p, v in zip(sparams, scalars)})
+
+
+def _scalar_bits(dt: Any, v: Any) -> int:
+    """The 64-bit parameter slot holding scalar v of type dt (little-endian, low bytes used)."""
+    arr = np.zeros(1, dtype=np.uint64)
+    if dt.name == "bf16":
+        from ..numeric import BFloat16
+
+        f = np.float32(BFloat16(v).value)
+        arr.view(np.uint16)[0] = int(np.asarray(f).view(np.uint32)) >> 16
+    else:
+        arr.view(dt.storage)[0] = v
+    return int(arr[0])
 
 
 _TORCH: Any = None
@@ -279,7 +439,29 @@ class Kernel:
         self.interpret = interpret
         self.name = _c_name(fn.__name__)
         self.signature = inspect.signature(fn)
+        self.plans: Dict[Any, Any] = {}  # traced (and compiled) launches, by what the trace depends on
+        self._rewritten: Optional[Callable] = None
+
+    def traced_fn(self) -> Callable:
+        """The function traced: fn with its for/if/while rewritten into runtime regions where needed."""
+        if self._rewritten is None:
+            from .rewrite import rewrite_function
+
+            self._rewritten = rewrite_function(self.fn) or self.fn
+        return self._rewritten
         functools.update_wrapper(self, fn)
+
+    def set_name_prefix(self, prefix: str) -> None:
+        """Name the generated CUDA function after prefix (CuTe DSL's set_name_prefix)."""
+        self.name = _c_name(str(prefix))
+        self.plans.clear()
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """@cute.kernel on a method: binds self (a compile-time argument)."""
+        if obj is None:
+            return self
+        bound = _BoundKernel(self, obj)
+        return bound
 
     def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
         if tracing():
@@ -294,6 +476,19 @@ class Kernel:
         return f"<cute.kernel {self.name}>"
 
 
+class _BoundKernel:
+    """A @cute.kernel method bound to its object."""
+
+    def __init__(self, k: "Kernel", obj: Any):
+        self.k, self.obj = k, obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
+        return self.k(self.obj, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.k, name)
+
+
 class KernelCall:
     """A kernel with its arguments, ready to launch."""
 
@@ -306,36 +501,47 @@ class KernelCall:
         k = self.kernel
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
-        if smem:
-            raise LaunchError(f"{k.name}.launch: dynamic shared memory (smem={smem}) is not supported by cutelab yet")
+        if smem is None:
+            smem = 0
+        if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
+            raise LaunchError(f"{k.name}.launch: smem must be a number of bytes, got {smem!r}")
         if cluster is not None and tuple(cluster) not in ((1,), (1, 1), (1, 1, 1)):
             raise LaunchError(f"{k.name}.launch: thread block clusters ({cluster}) are not supported by cutelab yet")
         grid3 = _dims(grid, "grid", k.name)
         block3 = _dims(block, "block", k.name)
-        plan, storages = _prepare(k, self.bound, grid3, block3, interpret)
+        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret)
+        used = sum(sh.bytes for sh in plan.ir.shared)
+        if smem and used > smem:
+            raise LaunchError(f"{k.name}.launch: the kernel allocates {used} bytes of shared memory but the launch "
+                              f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
         if rec is not None:
-            rec.append((plan, storages))
+            rec.append((plan, storages, scalars))
             return None
-        plan.run(storages, stream)
+        plan.run(storages, stream, scalars)
         return None
 
 
 def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
-             block: Tuple[int, int, int], interpret: Optional[bool]) -> Tuple[_Plan, List[_Storage]]:
+             block: Tuple[int, int, int], interpret: Optional[bool]) -> Tuple[_Plan, List[_Storage], List[Any]]:
     from ..tensor import Tensor
 
-    # storages: one kernel parameter per distinct engine
+    # storages: one kernel parameter per distinct engine; scalars: runtime values
     storages: List[_Storage] = []
     by_engine: Dict[int, int] = {}
     tensor_args: Dict[str, Tuple[Any, int]] = {}
+    scalar_args: Dict[str, Tuple[Any, Any]] = {}
     for name, val in bound.arguments.items():
-        if _is_storage_tensor(val):
-            eid = id(val.engine)
-            if eid not in by_engine:
-                by_engine[eid] = len(storages)
-                storages.append(_Storage(val.engine, name))
-            tensor_args[name] = (val, by_engine[eid])
+        dt = _scalar_type(k, name, val)
+        if dt is not None:
+            scalar_args[name] = (dt, val)
+        elif _is_storage_tensor(val) or _has_tensors(val):
+            for path, t in _tensor_leaves(val, name):
+                eid = id(t.engine)
+                if eid not in by_engine:
+                    by_engine[eid] = len(storages)
+                    storages.append(_Storage(t.engine, path))
+                tensor_args[path] = (t, by_engine[eid])
         elif isinstance(val, np.ndarray) or type(val).__module__.startswith("torch"):
             raise LaunchError(
                 f"{k.name}: argument {name} is a {type(val).__name__}; wrap arrays with "
@@ -360,9 +566,16 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         where = ", ".join(f"{st.name} on {st.device[0]}" for st in storages)
         raise LaunchError(f"{k.name}: tensors live on different devices ({where}); a kernel runs on one")
 
+    scalar_vals = [_scalar_value(k, name, dt, v) for name, (dt, v) in scalar_args.items()]
+    key = _plan_key(k, bound, grid, block, mode, storages, tensor_args, scalar_args)
+    if key is not None and key in k.plans:
+        plan = k.plans[key]
+        _local.last = LaunchInfo(plan.ir, plan.mode, plan.source, 0.0, True, 0.0, None)
+        return plan, storages, scalar_vals
     t0 = time.perf_counter()
     with Tracer(k.name, grid, block) as tr:
         params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
+        scalar_params = {name: tr.add_scalar(name, dt) for name, (dt, _) in scalar_args.items()}
         for st, p in zip(storages, params):
             if st.address % st.align:
                 raise LaunchError(
@@ -370,17 +583,25 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        for name, (t, idx) in tensor_args.items():
-            args[name] = Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
-        ret = k.fn(**args)
+        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+                  for path, (t, idx) in tensor_args.items()}
+        for name in list(args):
+            if name in traced or _has_tensors(args[name]):
+                args[name] = _replace_tensors(args[name], name, traced)
+        for name, sp in scalar_params.items():
+            args[name] = _scalar_in_kernel(sp)
+        ret = k.traced_fn()(**args)
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
     trace_s = time.perf_counter() - t0
-    check_bounds(ir)
+    deferred = check_bounds(ir, mode)
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
-        return _Plan(ir, storages, "cpu"), storages
+        plan = _Plan(ir, storages, "cpu")
+        if key is not None:
+            k.plans[key] = plan
+        return plan, storages, scalar_vals
 
     from .compile import compile_cuda
     from .cuda import CudaRenderer
@@ -395,7 +616,94 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     res = compile_cuda(src, k.name, device_arch())
     fn = load_module(res.cubin, res.key, k.name)
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
-    return _Plan(ir, storages, "gpu", fn, renderer.launch_grid), storages
+    plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
+    plan.source = src
+    plan.deferred = deferred
+    if key is not None:
+        k.plans[key] = plan
+    return plan, storages, scalar_vals
+
+
+# --------------------------------------------------------------------------- scalar arguments
+
+def _scalar_type(k: "Kernel", name: str, val: Any) -> Any:
+    """The element type of a runtime scalar argument (annotated cutlass.Int32 etc., or a value made
+    by one, e.g. cutlass.Float32(2.0)); None for compile-time arguments."""
+    from ..numeric import FloatValue, IntValue, Numeric
+
+    ann = k.signature.parameters[name].annotation if name in k.signature.parameters else None
+    if isinstance(ann, str):  # from __future__ import annotations
+        try:
+            ann = eval(ann, k.fn.__globals__)  # noqa: S307 - the user's own annotation, in its module
+        except Exception:  # noqa: BLE001 - an annotation we cannot read is not a scalar type
+            ann = None
+    if isinstance(val, (IntValue, FloatValue)):
+        return val.dtype
+    if isinstance(ann, Numeric) and isinstance(val, (int, float, bool, np.integer, np.floating)):
+        return ann
+    return None
+
+
+def _scalar_value(k: "Kernel", name: str, dt: Any, v: Any) -> Any:
+    if dt.width > 64 or dt.name == "i4":
+        raise LaunchError(f"{k.name}: scalar argument {name} of type {dt} cannot be passed to a kernel "
+                          f"(kernel scalars are 8 to 64 bits wide)")
+    if dt.is_integer and isinstance(v, float) and not float(v).is_integer():
+        raise LaunchError(f"{k.name}: argument {name} is declared {dt} but got the float {v!r}")
+    return dt(v).value
+
+
+def _scalar_in_kernel(sp: Any) -> Any:
+    """What the kernel function sees for a scalar argument: a symbolic integer (usable in index
+    math and layouts) or a one-element tensor value for floats."""
+    from .trace import ArgVar, ParamRef, TraceValue
+
+    if sp.dtype.is_float:
+        return TraceValue([ParamRef(sp)], (), sp.dtype)
+    return ArgVar(sp)
+
+
+def _static_key(v: Any) -> Any:
+    from ..numeric import Numeric
+
+    if isinstance(v, (int, float, str, bool, type(None), Layout, Numeric)):
+        return (type(v).__name__, v)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_static_key(x) for x in v)
+    if callable(v):
+        return ("fn", id(v))
+    hash(v)  # raises TypeError for unhashable values: no caching then
+    return (type(v).__name__, v)
+
+
+def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storages: List[_Storage],
+              tensor_args: Dict[str, Any], scalar_args: Dict[str, Any]) -> Any:
+    """What a trace depends on: launch shape, back end, tensors' types/layouts/alignment/sizes,
+    scalars' types and every other argument's value; None when some argument cannot be a key."""
+    if os.environ.get("CUTELAB_NO_TRACE_CACHE"):
+        return None
+    parts: List[Any] = [grid, block, mode]
+    try:
+        for name, val in bound.arguments.items():
+            if name in scalar_args:
+                parts.append((name, "scalar", scalar_args[name][0].name))
+            elif _is_storage_tensor(val) or _has_tensors(val):
+                for path, _ in _tensor_leaves(val, name):
+                    t, idx = tensor_args[path]
+                    st = storages[idx]
+                    parts.append((path, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
+                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
+            else:
+                parts.append((name, _static_key(val)))
+        if mode == "gpu":  # which storages overlap decides __restrict__: part of what the source depends on
+            spans = [(st.address, st.address + st.length * st.dtype.bytes) for st in storages]
+            parts.append(tuple((i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))
+                               if spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]))
+        key = tuple(parts)
+        hash(key)
+        return key
+    except TypeError:
+        return None
 
 
 def _aliasing(ir: KernelIR, storages: List[_Storage]) -> bool:
@@ -420,15 +728,76 @@ def kernel(fn: Optional[Callable] = None, *, interpret: Optional[bool] = None) -
 
 # --------------------------------------------------------------------------- jit and compile
 
+def _has_tensors(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) and any(_is_storage_tensor(x) or _has_tensors(x) for x in v)
+
+
+def _tensor_leaves(v: Any, path: str) -> List[Tuple[str, Any]]:
+    """(path, tensor) for the tensors in v (a tensor, or lists/tuples of them): "inputs[1]" etc."""
+    if _is_storage_tensor(v):
+        return [(path, v)]
+    out: List[Tuple[str, Any]] = []
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            out += _tensor_leaves(x, f"{path}_{i}")
+    return out
+
+
+def _replace_tensors(v: Any, path: str, new: Dict[str, Any]) -> Any:
+    if path in new:
+        return new[path]
+    if isinstance(v, (list, tuple)):
+        items = [_replace_tensors(x, f"{path}_{i}", new) for i, x in enumerate(v)]
+        return type(v)(items) if isinstance(v, tuple) and type(v) is tuple else items if isinstance(v, list) else v
+    return v
+
+
+def _as_tensor_arg(x: Any) -> Any:
+    """Arrays passed to a jit function (torch tensors, numpy arrays) become Tensors, as CuTe DSL
+    converts them; their alignment is what their address shows (at most 16 bytes)."""
+    if _is_storage_tensor(x):
+        return x
+    if isinstance(x, np.ndarray) or (type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")):
+        from ..runtime import from_dlpack
+
+        t = from_dlpack(x)
+        addr = int(getattr(t.engine, "address", 0) or 0)
+        b = t.element_type.bytes
+        align = 16
+        while align > b and addr % align:
+            align //= 2
+        return from_dlpack(x, assumed_align=max(align, b)) if align > b else t
+    return x
+
+
+def _as_tensor_args(x: Any) -> Any:
+    if isinstance(x, list):
+        return [_as_tensor_args(v) for v in x]
+    return _as_tensor_arg(x)
+
+
 class JitFunction:
-    """A @cute.jit function: host code that runs in Python (layout algebra, launches)."""
+    """A @cute.jit function: host code that runs in Python (layout algebra, launches). Arrays
+    among its arguments become Tensors (from_dlpack)."""
 
     def __init__(self, fn: Callable):
         self.fn = fn
+        self.name_prefix: Optional[str] = None
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(_as_tensor_args(a) for a in args)
+        kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
         return self.fn(*args, **kwargs)
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def set_name_prefix(self, prefix: str) -> None:
+        """CuTe DSL's name prefix of the generated function (kept for reference)."""
+        self.name_prefix = str(prefix)
 
     def __repr__(self) -> str:
         return f"<cute.jit {self.fn.__name__}>"
@@ -452,25 +821,53 @@ class CompiledFunction:
         self.name = name
         self.plans = plans
         self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
+        self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
-        new: Dict[int, _Storage] = {}
+        new: Dict[Any, _Storage] = {}
         for pos, t0 in self.arg_tensors.items():
-            if pos >= len(args):
-                raise LaunchError(f"{self.name}: expected at least {pos + 1} arguments, got {len(args)}")
-            t = args[pos]
+            t = _at_path(args, pos, self.name)
             if not _is_storage_tensor(t):
                 from ..runtime import from_dlpack
 
                 t = from_dlpack(t, assumed_align=t0.engine.align)
             _same(self.name, pos, t0, t)
             new[pos] = _Storage(t.engine, f"argument {pos}")
-        for plan, sources in self.plans:
+        for pos, v0 in self.arg_static.items():
+            if pos < len(args) and not _same_static(args[pos], v0):
+                raise LaunchError(
+                    f"{self.name}: argument {pos} is {args[pos]!r}, but the function was compiled with {v0!r}; "
+                    f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
+                    f"runtime scalar, or call cute.compile again)"
+                )
+        for plan, sources, scalars in self.plans:
             sts = [new[pos] if pos is not None else st for pos, st in sources]
-            plan.run(sts, stream)
+            plan.run(sts, stream, scalars)
 
 
-def _same(name: str, pos: int, t0: Any, t: Any) -> None:
+def _at_path(args: Any, pos: Any, name: str) -> Any:
+    """The argument at pos: an int, or a tuple of indices into nested lists."""
+    path = pos if isinstance(pos, tuple) else (pos,)
+    v = args
+    for i in path:
+        if not isinstance(v, (list, tuple)) or i >= len(v):
+            raise LaunchError(f"{name}: expected a tensor at argument {pos}, the compiled function's signature")
+        v = v[i]
+    return v
+
+
+def _leaves_by_index(args: Any, prefix: tuple = ()) -> Dict[Any, Any]:
+    out: Dict[Any, Any] = {}
+    for i, a in enumerate(args):
+        p = prefix + (i,)
+        if _is_storage_tensor(a):
+            out[p if prefix else i] = a
+        elif isinstance(a, list) and _has_tensors(a):
+            out.update(_leaves_by_index(a, p))
+    return out
+
+
+def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     e0, e = t0.engine, t.engine
     problems = []
     if e.dtype.name != e0.dtype.name:
@@ -490,14 +887,16 @@ def _same(name: str, pos: int, t0: Any, t: Any) -> None:
         raise LaunchError(f"{name}: argument {pos} does not match the compiled kernel: " + "; ".join(problems))
 
 
-def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A001 - CuTe DSL's name
+def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     """Trace and compile the kernel launches of a @cute.jit function once (cute.compile).
 
     The returned function takes the same tensor arguments (same element types, layouts and
     alignment; other data) and launches the compiled kernels without tracing again.
     """
     target = fn.fn if isinstance(fn, JitFunction) else fn
-    arg_tensors = {i: a for i, a in enumerate(args) if _is_storage_tensor(a)}
+    kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    args = tuple(_as_tensor_args(a) for a in args)
+    arg_tensors = _leaves_by_index(args)
     engine_pos = {}
     for i, a in arg_tensors.items():
         engine_pos.setdefault(id(a.engine), i)
@@ -510,10 +909,75 @@ def compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:  # noqa: A0
     finally:
         _local.recorder = None
     plans = []
-    for plan, storages in recorded:
+    for plan, storages, scalars in recorded:
         sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
-        plans.append((plan, sources))
-    return CompiledFunction(getattr(target, "__name__", "compiled"), plans, arg_tensors)
+        plans.append((plan, sources, scalars))
+    # Constexpr parameters are part of the compiled function: its callers leave them out
+    const = _constexpr_positions(target, len(args))
+
+    def shift(pos: Any) -> Any:
+        i = pos[0] if isinstance(pos, tuple) else pos
+        j = i - sum(1 for c in const if c < i)
+        return (j,) + pos[1:] if isinstance(pos, tuple) else j
+
+    new_plans = [(plan, [(shift(p) if p is not None else None, st) for p, st in sources], scalars)
+                 for plan, sources, scalars in plans]
+    cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
+                          {shift(p): t for p, t in arg_tensors.items()})
+    cf.arg_static = {shift(i): a for i, a in enumerate(args)
+                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)}
+    return cf
+
+
+def _constexpr_positions(fn: Any, n: int) -> set:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return set()
+    out = set()
+    for i, p in enumerate(params[:n]):
+        ann = p.annotation
+        if ann is Constexpr or (isinstance(ann, str) and "Constexpr" in ann):
+            out.add(i)
+    return out
+
+
+def _is_stream(a: Any) -> bool:
+    return type(a).__name__ == "CUstream" or (type(a).__module__.startswith("torch") and hasattr(a, "cuda_stream"))
+
+
+def _same_static(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:  # noqa: BLE001 - values without a plain ==
+        return False
+
+
+class GenerateLineInfo:
+    """A compile option of CuTe DSL (``cute.compile[cute.GenerateLineInfo(True)](...)``): accepted."""
+
+    def __init__(self, enable: bool = True):
+        self.enable = bool(enable)
+
+
+class _CompileEntry:
+    """``cute.compile``: call it, or give it options first (``cute.compile[options](fn, ...)``)."""
+
+    __doc__ = _compile.__doc__
+
+    def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
+        return _compile(fn, *args, **kwargs)
+
+    def __getitem__(self, options: Any) -> "_CompileEntry":
+        return self
+
+    def __repr__(self) -> str:
+        return "<cute.compile>"
+
+
+compile = _CompileEntry()  # noqa: A001 - CuTe DSL's name
 
 
 class capture:
@@ -536,4 +1000,4 @@ class capture:
     def __exit__(self, *exc: Any) -> None:
         rec = _local.recorder
         _local.recorder = None
-        self.kernels.extend(plan.ir for plan, _ in rec)
+        self.kernels.extend(plan.ir for plan, _, _ in rec)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import TraceError
 
-__all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "is_sym", "lin_form",
+__all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "is_sym", "lin_form",
            "sym_range", "sym_div", "evaluate", "atoms"]
 
 
@@ -323,6 +323,26 @@ class Cmp(Expr):
         return f"({_str(self.a)} {self.op} {_str(self.b)})"
 
 
+class BoolAnd(Expr):
+    """The conjunction of symbolic conditions (cute.elem_less of runtime coordinates)."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: Tuple[Expr, ...]):
+        self.terms = tuple(terms)
+        self.key = ("and",) + tuple(t.key for t in self.terms)
+        self.lo, self.hi, self.div = 0, 1, 1
+
+    def __bool__(self) -> bool:
+        raise TraceError(
+            f"the condition {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
+            f"once for all threads, so Python 'if'/'while' on it is not supported"
+        )
+
+    def expr_str(self) -> str:
+        return "(" + " and ".join(t.expr_str() for t in self.terms) + ")"
+
+
 def _key(x: Any) -> Any:
     return x.key if isinstance(x, Expr) else ("const", x)
 
@@ -559,6 +579,9 @@ def atoms(x: Any) -> list:
         elif isinstance(e, Cmp):
             go(e.a)
             go(e.b)
+        elif isinstance(e, BoolAnd):
+            for t in e.terms:
+                go(t)
 
     go(x)
     return list(out.values())
@@ -584,4 +607,9 @@ def evaluate(x: Any, env: Dict[str, Any]) -> Any:
         return evaluate(x.a, env) * evaluate(x.b, env)
     if isinstance(x, Cmp):
         return Cmp._OPS[x.op](evaluate(x.a, env), evaluate(x.b, env))
+    if isinstance(x, BoolAnd):
+        acc: Any = True
+        for t in x.terms:
+            acc = np.logical_and(acc, evaluate(t, env))
+        return acc
     raise TypeError(f"cannot evaluate {x!r}")

@@ -1,6 +1,16 @@
 """Tracing: run a kernel function once with symbolic indices, recording a small kernel IR.
 
-The IR is straight-line code over
+The IR is one tree: a kernel body is a ``Block`` of ops; the structured ops ``For``, ``If`` and
+``While`` own blocks of their own (regions). Values are SSA-like registers, each defined in one
+block and usable only there and in the blocks it encloses (the tracer refuses a value used
+outside the loop or branch that made it). Memory lives in three spaces: global (``Param``),
+shared (``Shared``, one array per thread block, ``Barrier`` orders its accesses) and registers
+(``Reg``; a register array is ``mutable`` when it must carry a value across iterations or out of
+a branch, and is then written by ``Assign``). Scalar kernel arguments passed at launch are
+``ScalarParam``s: integers appear in index expressions as the symbolic ``ArgVar``, floats as
+``ParamRef`` element references. Both back ends (cuda.py, interpret.py) walk this tree.
+
+The leaf ops are
 
 - ``Param``: a global-memory pointer argument (a tensor's storage), with its element type, the
   alignment of its base pointer and the number of elements it may touch;
@@ -29,12 +39,13 @@ from .. import int_tuple as it
 from ..errors import TraceError
 from ..layout import Layout, ScaledBasis, evaluate_all
 from ..tensor import PointerInfo
-from .symbolic import Expr, Var, is_sym, sym_div, sym_range
+from .symbolic import Expr, Var, atoms, is_sym, sym_div, sym_range
 
 __all__ = [
     "Param", "Reg", "Load", "Store", "Compute", "Printf", "KernelIR", "Tracer", "current",
     "GmemEngine", "RmemEngine", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim",
-    "printf", "pow2_divisor",
+    "printf", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam",
+    "ParamRef", "LoopVar", "ArgVar", "SmemEngine", "walk",
 ]
 
 
@@ -66,17 +77,76 @@ class Param:
         self.read = False
         self.written = False
 
+    space = "gmem"
+    kind = "pointer"
+
     def __repr__(self) -> str:
         return f"Param({self.name}: {self.dtype}*, align {self.align}, {self.length} elements)"
 
 
+class Shared:
+    """A shared-memory array of the thread block (``SmemAllocator.allocate_tensor``)."""
+
+    space = "smem"
+
+    def __init__(self, index: int, name: str, dtype: Any, align: int, length: int):
+        self.index = index  # among the kernel's shared arrays
+        self.name = name
+        self.dtype = dtype
+        self.align = align
+        self.length = length
+        self.read = False
+        self.written = False
+        self.dynamic = False  # True: sized at launch (extern __shared__), counted in the launch's smem
+
+    @property
+    def bytes(self) -> int:
+        return self.length * self.dtype.bytes
+
+    def __repr__(self) -> str:
+        return f"Shared({self.name}: {self.dtype}[{self.length}], align {self.align})"
+
+
+class ScalarParam:
+    """A scalar kernel argument whose value is passed at launch (no new trace for a new value)."""
+
+    kind = "scalar"
+    space = "param"
+
+    def __init__(self, index: int, name: str, dtype: Any):
+        self.index = index
+        self.name = name
+        self.dtype = dtype
+        self.read = True
+        self.written = False
+        self.length = 0
+        self.align = dtype.bytes
+
+    def __repr__(self) -> str:
+        return f"ScalarParam({self.name}: {self.dtype})"
+
+
+class ParamRef:
+    """An element reference to a scalar (float) kernel argument."""
+
+    __slots__ = ("param",)
+
+    def __init__(self, param: ScalarParam):
+        self.param = param
+
+    def __repr__(self) -> str:
+        return self.param.name
+
+
 class Reg:
-    """A register array written once."""
+    """A register array: written once (SSA), or ``mutable`` (written by ``Assign``, read through a
+    "mov" Compute that snapshots it). ``block`` is where it was defined."""
 
-    __slots__ = ("id", "dtype", "n")
+    __slots__ = ("id", "dtype", "n", "block", "mutable")
 
-    def __init__(self, id: int, dtype: Any, n: int):
+    def __init__(self, id: int, dtype: Any, n: int, block: Any = None, mutable: bool = False):
         self.id, self.dtype, self.n = id, dtype, n
+        self.block, self.mutable = block, mutable
 
     @property
     def name(self) -> str:
@@ -111,14 +181,22 @@ class Store:
 
 
 class Compute:
-    """dst[i] = op(args[0][i], args[1][i], ...); each arg is a tuple of Refs (one per element)."""
+    """dst[i] = op(args[0][i], args[1][i], ...); each arg is a tuple of Refs (one per element).
 
-    __slots__ = ("dst", "op", "args")
+    Operands are read as ``src_dtype`` (the destination's type unless given: comparisons read
+    their operands' type and make Booleans); ``select`` reads its first operand as a condition;
+    ``mov`` copies (it snapshots a mutable register)."""
 
-    OPS = ("add", "sub", "mul", "div", "neg", "cvt", "max", "min")
+    __slots__ = ("dst", "op", "args", "src_dtype")
 
-    def __init__(self, dst: Reg, op: str, args: Tuple[Tuple[Ref, ...], ...]):
+    OPS = ("add", "sub", "mul", "div", "neg", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
+           "eq", "ne", "and", "or", "not", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
+           "tanh", "floordiv", "mod")
+
+    def __init__(self, dst: Reg, op: str, args: Tuple[Tuple[Ref, ...], ...], src_dtype: Any = None):
+        assert op in self.OPS, op
         self.dst, self.op, self.args = dst, op, args
+        self.src_dtype = src_dtype if src_dtype is not None else dst.dtype
 
     def __repr__(self) -> str:
         return f"{self.dst!r} = {self.op}({', '.join(_refs_str(a) for a in self.args)})"
@@ -137,6 +215,146 @@ class Printf:
         return f"printf{self.parts!r}"
 
 
+class Assign:
+    """dst[index[i]] = src[i] for a mutable register array dst."""
+
+    __slots__ = ("dst", "index", "src")
+
+    def __init__(self, dst: Reg, index: Tuple[int, ...], src: Tuple[Ref, ...]):
+        self.dst, self.index, self.src = dst, index, src
+
+    def __repr__(self) -> str:
+        return f"{self.dst.name}[{list(self.index)}] := {_refs_str(self.src)}"
+
+
+class Barrier:
+    """``__syncthreads()``: every thread of the block waits here (cute.arch.sync_threads)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "barrier"
+
+
+class Block:
+    """A sequence of ops; ``parent`` is the enclosing block (None for the kernel body)."""
+
+    __slots__ = ("ops", "parent")
+
+    def __init__(self, parent: Optional["Block"] = None):
+        self.ops: List[Any] = []
+        self.parent = parent
+
+    def encloses(self, other: Optional["Block"]) -> bool:
+        b = other
+        while b is not None:
+            if b is self:
+                return True
+            b = b.parent
+        return False
+
+    def lines(self, indent: str) -> List[str]:
+        out = []
+        for op in self.ops:
+            if isinstance(op, (For, If, While)):
+                out += op.lines(indent)
+            else:
+                out.append(indent + repr(op))
+        return out
+
+
+class LoopVar(Var):
+    """The induction variable of a ``For``: ranges over [lo, hi] (the loop's possible values)."""
+
+    __slots__ = ("c_name",)
+
+    def __init__(self, name: str, lo: int, hi: int, div: int):
+        Var.__init__(self, "loop." + name, 1)
+        self.c_name = name
+        self.lo, self.hi, self.div = lo, max(lo, hi), div
+
+
+class ArgVar(Var):
+    """An integer scalar argument of the kernel, its value known only at launch."""
+
+    __slots__ = ("c_name", "param")
+
+    def __init__(self, param: ScalarParam):
+        Var.__init__(self, "arg." + param.name, 1)
+        self.c_name = param.name
+        self.param = param
+        bits = param.dtype.width
+        if param.dtype.kind == "bool":
+            self.lo, self.hi = 0, 1
+        elif param.dtype.kind == "uint":
+            self.lo, self.hi = 0, (1 << bits) - 1
+        else:
+            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.div = 1
+
+
+class For:
+    """``for var in range(lo, hi, step)`` as a real loop (bounds may be runtime values)."""
+
+    __slots__ = ("var", "lo", "hi", "step", "body", "unroll")
+
+    def __init__(self, var: LoopVar, lo: Any, hi: Any, step: int, body: Block, unroll: Optional[int]):
+        self.var, self.lo, self.hi, self.step, self.body, self.unroll = var, lo, hi, step, body, unroll
+
+    def lines(self, indent: str) -> List[str]:
+        u = f" unroll={self.unroll}" if self.unroll is not None else ""
+        head = f"{indent}for {self.var.c_name} in range({_s(self.lo)}, {_s(self.hi)}, {self.step}){u}:"
+        return [head] + self.body.lines(indent + "  ")
+
+
+class If:
+    """``if cond: then else: orelse``; cond is a symbolic condition (an Expr) or a register Ref."""
+
+    __slots__ = ("cond", "then", "orelse")
+
+    def __init__(self, cond: Any, then: Block, orelse: Block):
+        self.cond, self.then, self.orelse = cond, then, orelse
+
+    def lines(self, indent: str) -> List[str]:
+        out = [f"{indent}if {_ref_str(self.cond)}:"] + self.then.lines(indent + "  ")
+        if self.orelse.ops:
+            out += [f"{indent}else:"] + self.orelse.lines(indent + "  ")
+        return out
+
+
+class While:
+    """``while cond: body``: ``before`` computes ``cond`` each time round."""
+
+    __slots__ = ("before", "cond", "body")
+
+    def __init__(self, before: Block, body: Block):
+        self.before, self.cond, self.body = before, None, body
+
+    def lines(self, indent: str) -> List[str]:
+        return ([f"{indent}while:"] + self.before.lines(indent + "  ")
+                + [f"{indent}  test {_ref_str(self.cond)}"] + self.body.lines(indent + "  "))
+
+
+def walk(block: Block):
+    """Every op of block and of the regions inside it, in program order."""
+    for op in block.ops:
+        yield op
+        if isinstance(op, For):
+            yield from walk(op.body)
+        elif isinstance(op, If):
+            yield from walk(op.then)
+            yield from walk(op.orelse)
+        elif isinstance(op, While):
+            yield from walk(op.before)
+            yield from walk(op.body)
+
+
+def _ref_str(r: Any) -> str:
+    if isinstance(r, tuple):
+        return f"{r[0].name}[{r[1]}]"
+    return _s(r)
+
+
 def _s(x: Any) -> str:
     return x.expr_str() if is_sym(x) else str(x)
 
@@ -144,21 +362,40 @@ def _s(x: Any) -> str:
 def _refs_str(refs: Sequence[Ref]) -> str:
     out = []
     for r in refs[:4]:
-        out.append(f"{r[0].name}[{r[1]}]" if isinstance(r, tuple) else repr(r))
+        out.append(_ref_str(r) if isinstance(r, (tuple, Expr)) else repr(r))
     return "(" + ", ".join(out) + (", ..." if len(refs) > 4 else "") + ")"
 
 
 class KernelIR:
     """A traced kernel: its name, parameters (in call order), statements and launch shape."""
 
-    def __init__(self, name: str, params: List[Param], stmts: List[Any], regs: List[Reg],
-                 grid: Tuple[int, int, int], block: Tuple[int, int, int]):
+    def __init__(self, name: str, params: List[Any], body: Block, regs: List[Reg],
+                 grid: Tuple[int, int, int], block: Tuple[int, int, int], shared: Optional[List[Shared]] = None,
+                 dynamic_smem: int = 0):
         self.name = name
         self.params = params
-        self.stmts = stmts
+        self.body = body
         self.regs = regs
         self.grid = grid
         self.block = block
+        self.shared = shared or []
+        self.dynamic_smem = dynamic_smem  # bytes of shared memory asked for at launch (smem=)
+
+    @property
+    def stmts(self) -> List[Any]:
+        """The top-level ops of the body (all ops when the kernel is straight-line code)."""
+        return self.body.ops
+
+    @property
+    def structured(self) -> bool:
+        """True when the kernel has regions, shared memory, barriers, mutable registers or scalar
+        arguments: the CUDA printer's schedule rewrites apply only to straight-line kernels."""
+        if self.shared or any(p.kind == "scalar" for p in self.params) or any(r.mutable for r in self.regs):
+            return True
+        return any(isinstance(op, (For, If, While, Barrier)) for op in self.body.ops)
+
+    def ops(self):
+        return walk(self.body)
 
     @property
     def num_threads(self) -> int:
@@ -166,7 +403,8 @@ class KernelIR:
 
     def __repr__(self) -> str:
         lines = [f"kernel {self.name}({', '.join(map(repr, self.params))}) grid={self.grid} block={self.block}"]
-        lines += [f"  {s!r}" for s in self.stmts]
+        lines += [f"  {sh!r}" for sh in self.shared]
+        lines += self.body.lines("  ")
         return "\n".join(lines)
 
 
@@ -176,17 +414,30 @@ _state = threading.local()
 
 
 class Tracer:
-    """Collects the IR of one kernel while its Python function runs."""
+    """Collects the IR of one kernel while its Python function runs.
+
+    ``cur`` is the block ops are appended to; ``region``-making methods (``for_``, ``if_``,
+    ``while_``) push and pop blocks. ``where`` (the user's file and line, set by the rewritten
+    kernel) goes into error messages."""
 
     def __init__(self, name: str, grid: Tuple[int, int, int], block: Tuple[int, int, int]):
         self.name = name
         self.grid = grid
         self.block = block
-        self.params: List[Param] = []
-        self.stmts: List[Any] = []
+        self.params: List[Any] = []
+        self.body = Block()
+        self.cur = self.body
         self.regs: List[Reg] = []
+        self.shared: List[Shared] = []
+        self.dynamic_smem = 0
+        self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
+        self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
+
+    @property
+    def stmts(self) -> List[Any]:
+        return self.body.ops
 
     def __enter__(self) -> "Tracer":
         if getattr(_state, "tracer", None) is not None:
@@ -200,26 +451,129 @@ class Tracer:
     def __exit__(self, *exc: Any) -> None:
         _state.tracer = None
 
-    def add_param(self, name: str, dtype: Any, align: int, length: int) -> Param:
-        names = {p.name for p in self.params}
+    def _unique(self, name: str) -> str:
+        names = {p.name for p in self.params} | {s.name for s in self.shared}
         base, k = name, 1
         while name in names:
             name = f"{base}_{k}"
             k += 1
-        p = Param(len(self.params), name, dtype, align, length)
+        return name
+
+    def add_param(self, name: str, dtype: Any, align: int, length: int) -> Param:
+        p = Param(len(self.params), self._unique(name), dtype, align, length)
         self.params.append(p)
         return p
 
-    def new_reg(self, dtype: Any, n: int) -> Reg:
-        r = Reg(len(self.regs), dtype, n)
+    def add_scalar(self, name: str, dtype: Any) -> ScalarParam:
+        p = ScalarParam(len(self.params), self._unique(name), dtype)
+        self.params.append(p)
+        return p
+
+    def add_shared(self, dtype: Any, length: int, align: int) -> Shared:
+        sh = Shared(len(self.shared), self._unique(f"smem{len(self.shared)}"), dtype, align, length)
+        self.shared.append(sh)
+        return sh
+
+    def new_reg(self, dtype: Any, n: int, mutable: bool = False) -> Reg:
+        r = Reg(len(self.regs), dtype, n, self.body if mutable else self.cur, mutable)
         self.regs.append(r)
         return r
 
     def emit(self, stmt: Any) -> None:
-        self.stmts.append(stmt)
+        self.cur.ops.append(stmt)
+
+    def check_refs(self, refs: Sequence[Ref], what: str) -> None:
+        """Refuse values defined in a loop or branch that has ended (their registers are gone)."""
+        for r in refs:
+            if isinstance(r, tuple):
+                reg = r[0]
+                if reg.block is not None and not reg.block.encloses(self.cur):
+                    raise TraceError(
+                        f"kernel {self.name}: {what} uses a value computed inside a loop or branch that has "
+                        f"ended{self.where()}; a value that must outlive a runtime loop or branch has to be "
+                        f"assigned to a variable before it (the rewritten kernel carries such variables) or "
+                        f"kept in a register fragment (cute.make_fragment)"
+                    )
+            elif is_sym(r):
+                self.check_index(r, what)
+
+    def check_index(self, e: Any, what: str) -> None:
+        for v in atoms(e):
+            if isinstance(v, LoopVar) and not any(v is w for w in self.loops):
+                raise TraceError(
+                    f"kernel {self.name}: {what} uses the index of a loop that has ended "
+                    f"({v.c_name}){self.where()}"
+                )
+
+    def where(self) -> str:
+        w = getattr(self, "location", None)
+        return f" (at {w})" if w else ""
+
+    # ---- regions
+    def _enter_region(self) -> None:
+        """Before a loop: every live fragment becomes mutable (values assigned where it lives)."""
+        for f in self.fragments:
+            f.make_mutable(self, before_region=f.block is not self.cur)
+
+    def begin_for(self, lo: Any, hi: Any, step: int, unroll: Optional[int]) -> Tuple[For, LoopVar]:
+        self._enter_region()
+        if not isinstance(step, int) or step == 0:
+            raise TraceError(f"kernel {self.name}: a runtime loop needs a nonzero static int step, got {step!r}"
+                             f"{self.where()}")
+        llo, lhi = sym_range(lo)
+        hlo, hhi = sym_range(hi)
+        if step > 0:
+            vlo, vhi = llo, hhi - 1
+        else:
+            vlo, vhi = hlo + 1, lhi
+        from math import gcd
+
+        div = gcd(sym_div(lo), abs(step))
+        var = LoopVar(f"i{sum(1 for op in walk(self.body) if isinstance(op, For))}", vlo, vhi, div)
+        op = For(var, lo, hi, step, Block(self.cur), unroll)
+        self.check_refs([x for x in (lo, hi) if is_sym(x)], "a loop bound")
+        self.emit(op)
+        self.cur = op.body
+        self.loops.append(var)
+        return op, var
+
+    def end_for(self, op: For) -> None:
+        assert self.cur is op.body
+        self.cur = op.body.parent
+        self.loops.pop()
+
+    def begin_if(self, cond: Any) -> If:
+        # fragments stay as they are: reads inside a branch see the values from before it, and a
+        # write inside it makes the fragment mutable then (RmemEngine._put)
+        self.check_refs([cond], "a branch condition")
+        op = If(cond, Block(self.cur), Block(self.cur))
+        self.emit(op)
+        return op
+
+    def begin_while(self) -> While:
+        self._enter_region()
+        before = Block(self.cur)
+        op = While(before, Block(before))  # the body sees the values the condition block computed
+        self.emit(op)
+        self.cur = op.before
+        return op
+
+    def insert_before(self, op: Any, new_ops: List[Any]) -> None:
+        """Put new_ops just before the region op `op` in its block (an enclosing block of cur)."""
+        b = self.cur
+        while b is not None:
+            for i, x in enumerate(b.ops):
+                if x is op:
+                    b.ops[i:i] = new_ops
+                    return
+            b = b.parent
+        raise AssertionError("region op not found in the enclosing blocks")
 
     def finish(self) -> KernelIR:
-        return KernelIR(self.name, self.params, self.stmts, self.regs, self.grid, self.block)
+        if self.cur is not self.body:
+            raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
+        return KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
+                        self.dynamic_smem)
 
 
 def current(what: str = "this") -> Tracer:
@@ -301,11 +655,13 @@ class TraceValue:
         return len(self.refs)
 
     def __str__(self) -> str:
+        if self.shape == ():  # a runtime scalar: CuTe DSL prints dynamic values as '?'
+            return "?"
         return f"tensor_value<{self.dtype} o {it.tuple_str(self.shape)}>"
 
     __repr__ = __str__
 
-    def _emit(self, op: str, args: Tuple[Any, ...], dtype: Any) -> "TraceValue":
+    def _emit(self, op: str, args: Tuple[Any, ...], dtype: Any, src_dtype: Any = None) -> "TraceValue":
         t = current("arithmetic on tensor values")
         n = len(self.refs)
         cols = []
@@ -320,8 +676,10 @@ class TraceValue:
                 cols.append((a,) * n)
             else:
                 raise TraceError(f"{op}: cannot combine a tensor value with {type(a).__name__} {a!r}")
+        for c in cols:
+            t.check_refs(c, f"'{op}'")
         dst = t.new_reg(dtype, n)
-        t.emit(Compute(dst, op, tuple(cols)))
+        t.emit(Compute(dst, op, tuple(cols), src_dtype))
         return TraceValue([(dst, i) for i in range(n)], self.shape, dtype)
 
     def _binary(self, o: Any, op: str, rev: bool = False) -> "TraceValue":
@@ -359,10 +717,138 @@ class TraceValue:
         """Convert every element to dtype (floats round to nearest even)."""
         if dtype is self.dtype or getattr(dtype, "name", None) == self.dtype.name:
             return self
-        return self._emit("cvt", (self,), dtype)
+        return self._emit("cvt", (self,), dtype, self.dtype)
+
+    # ---- comparisons make Boolean values (i1)
+    def _cmp(self, o: Any, op: str) -> "TraceValue":
+        from ..numeric import Boolean
+
+        if isinstance(o, TraceValue):
+            _result_dtype(self.dtype, o.dtype, op)
+        return self._emit(op, (self, o), Boolean, self.dtype)
+
+    def __lt__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "lt")
+
+    def __le__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "le")
+
+    def __gt__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "gt")
+
+    def __ge__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "ge")
+
+    def __eq__(self, o: Any) -> "TraceValue":  # type: ignore[override]
+        return self._cmp(o, "eq")
+
+    def __ne__(self, o: Any) -> "TraceValue":  # type: ignore[override]
+        return self._cmp(o, "ne")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _logic(self, o: Any, op: str) -> "TraceValue":
+        if self.dtype.kind != "bool" or (isinstance(o, TraceValue) and o.dtype.kind != "bool"):
+            raise TraceError(f"'{op}' of tensor values needs Boolean operands, got {self.dtype}"
+                             + (f" and {o.dtype}" if isinstance(o, TraceValue) else ""))
+        return self._emit(op, (self, o), self.dtype)
+
+    def __and__(self, o: Any) -> "TraceValue":
+        return self._logic(o, "and")
+
+    __rand__ = __and__
+
+    def __or__(self, o: Any) -> "TraceValue":
+        return self._logic(o, "or")
+
+    __ror__ = __or__
+
+    def __invert__(self) -> "TraceValue":
+        if self.dtype.kind != "bool":
+            raise TraceError(f"'~' of a tensor value needs Boolean elements, got {self.dtype}")
+        return self._emit("not", (self,), self.dtype)
+
+    def __floordiv__(self, o: Any) -> "TraceValue":
+        self._need_int("//")
+        return self._binary(o, "floordiv")
+
+    def __mod__(self, o: Any) -> "TraceValue":
+        self._need_int("%")
+        return self._binary(o, "mod")
+
+    def _need_int(self, op: str) -> None:
+        if self.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"'{op}' of tensor values needs integer elements, got {self.dtype}")
+
+    def __abs__(self) -> "TraceValue":
+        return self._emit("abs", (self,), self.dtype)
+
+    def math(self, fn: str) -> "TraceValue":
+        """exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh of every (float) element."""
+        if not self.dtype.is_float:
+            raise TraceError(f"cute.math.{fn} needs floating-point elements, got {self.dtype}")
+        return self._emit(fn, (self,), self.dtype)
+
+    def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> "TraceValue":
+        """Reduce all elements with op ("add", "mul", "max", "min", or cute.ReductionOp) to one value."""
+        name = str(getattr(op, "value", op)).lower()
+        name = {"add": "add", "mul": "mul", "max": "max", "min": "min"}.get(name)
+        if name is None:
+            raise TraceError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
+        if reduction_profile not in (0, None):
+            raise TraceError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
+                             f"got {reduction_profile!r}")
+        parts = [TraceValue([r], (), self.dtype) for r in self.refs]
+        if init_val is not None:
+            parts.append(init_val)
+        while len(parts) > 1:
+            nxt = []
+            for i in range(0, len(parts) - 1, 2):
+                a, b = parts[i], parts[i + 1]
+                if not isinstance(a, TraceValue):
+                    a, b = b, a
+                nxt.append(a._binary(b, name))
+            if len(parts) % 2:
+                nxt.append(parts[-1])
+            parts = nxt
+        out = parts[0]
+        if not isinstance(out, TraceValue):
+            return TraceValue([out], (), self.dtype)
+        return out
 
     def __bool__(self) -> bool:
-        raise TraceError("a tensor value has no truth value at trace time")
+        raise TraceError(
+            "a tensor value has no truth value at trace time: use it as the condition of an 'if' inside "
+            "a @cute.kernel (which becomes a runtime branch) or select with cute.where"
+        )
+
+
+def where(cond: Any, a: Any, b: Any, *, loc: Any = None, ip: Any = None) -> TraceValue:
+    """Element-wise cond ? a : b (cute.where) inside a kernel."""
+    ref = next((x for x in (a, b, cond) if isinstance(x, TraceValue)), None)
+    if ref is None:
+        from ..tensor import TensorSSA, ssa_where
+
+        if any(isinstance(x, TensorSSA) for x in (a, b, cond)):
+            return ssa_where(cond, a, b)
+        raise TraceError("cute.where: at least one operand must be a tensor value (TensorSSA)")
+    dtype = a.dtype if isinstance(a, TraceValue) else b.dtype if isinstance(b, TraceValue) else None
+    if dtype is None:
+        from ..numeric import Float32, Int32
+
+        dtype = Float32 if isinstance(a, float) or isinstance(b, float) else Int32
+    if isinstance(a, TraceValue) and isinstance(b, TraceValue):
+        _result_dtype(a.dtype, b.dtype, "where")
+    c = cond
+    if is_sym(c):
+        c = TraceValue([c] * len(ref.refs), ref.shape, _bool_type())
+    return ref._emit("select", (c, a, b), dtype, dtype) if c is ref else c._emit("select", (c, a, b), dtype, dtype)
+
+
+def _bool_type() -> Any:
+    from ..numeric import Boolean
+
+    return Boolean
 
 
 def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, ...]:
@@ -375,8 +861,12 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
             )
         if value.dtype.name != dtype.name:
             value = value.to(dtype)
+        current(op).check_refs(value.refs, op)
         return value.refs
     if _is_number(value):
+        return (value,) * n
+    if is_sym(value):
+        current(op).check_index(value, op)
         return (value,) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
         return tuple(value)
@@ -386,11 +876,12 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
 # --------------------------------------------------------------------------- engines
 
 class GmemEngine(PointerInfo):
-    """A kernel argument's global memory, inside a trace: loads and stores become IR."""
+    """A kernel argument's global memory (or, as SmemEngine, a shared array) inside a trace:
+    loads and stores become IR."""
 
     memspace = "gmem"
 
-    def __init__(self, param: Param, address: int = 0):
+    def __init__(self, param: Any, address: int = 0):
         self.param = param
         self.address = address  # the real address, for printing only
 
@@ -409,10 +900,11 @@ class GmemEngine(PointerInfo):
         return _align_of(self.param.align, self.dtype.bytes, offset)
 
     def raw_ptr_str(self, offset: Any) -> str:
-        return f"raw_ptr(?: {self.dtype.name}, gmem, align<{self.alignment(offset)}>)"
+        return f"raw_ptr(?: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
 
     def load(self, offset: Any, layout: Layout) -> TraceValue:
         t = current("loading from a tensor")
+        t.check_index(offset, "load")
         offs = _static_offsets(layout, "load")
         dst = t.new_reg(self.dtype, len(offs))
         self.param.read = True
@@ -421,6 +913,7 @@ class GmemEngine(PointerInfo):
 
     def store(self, offset: Any, layout: Layout, value: Any) -> None:
         t = current("storing to a tensor")
+        t.check_index(offset, "store")
         offs = _static_offsets(layout, "store")
         refs = _refs_of(value, len(offs), self.dtype, "store", f"a {self.param.name} tensor of layout {layout}")
         self.param.written = True
@@ -428,6 +921,7 @@ class GmemEngine(PointerInfo):
 
     def read_one(self, off: Any) -> TraceValue:
         t = current("reading a tensor element")
+        t.check_index(off, "read")
         dst = t.new_reg(self.dtype, 1)
         self.param.read = True
         t.emit(Load(dst, self.param, off, (0,)))
@@ -435,6 +929,7 @@ class GmemEngine(PointerInfo):
 
     def write_one(self, off: Any, v: Any) -> None:
         t = current("writing a tensor element")
+        t.check_index(off, "write")
         refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
         self.param.written = True
         t.emit(Store(self.param, off, (0,), refs))
@@ -456,6 +951,45 @@ class RmemEngine(PointerInfo):
     def __init__(self, dtype: Any, n: int):
         self.dtype = dtype
         self.slots: List[Ref] = [_UNSET] * n
+        self.reg: Optional[Reg] = None  # set when the fragment became a mutable register array
+        t = getattr(_state, "tracer", None)
+        self.block = t.cur if t is not None else None
+        if t is not None:
+            t.fragments.append(self)
+
+    def make_mutable(self, t: "Tracer", before_region: bool = False) -> None:
+        """Keep the fragment in a mutable register array, so writes inside loops and branches are
+        seen by later iterations and after the region. Called before a loop is entered, or at the
+        first write inside a branch (before_region: the current values are assigned just before
+        the region op of the fragment's block that is being traced)."""
+        if self.reg is not None or self.block is None or not self.block.encloses(t.cur):
+            return
+        self.reg = t.new_reg(self.dtype, len(self.slots), mutable=True)
+        idx = [i for i, r in enumerate(self.slots) if not (isinstance(r, int) and r is _UNSET)]
+        if idx:
+            a = Assign(self.reg, tuple(idx), tuple(self.slots[i] for i in idx))
+            if before_region:
+                self.block.ops.insert(len(self.block.ops) - 1, a)
+            else:
+                t.emit(a)
+
+    def _get(self, offs: Sequence[int], shape: Any) -> TraceValue:
+        if self.reg is None:
+            return TraceValue([self.slots[int(o)] for o in offs], shape, self.dtype)
+        t = current("reading a register fragment")
+        dst = t.new_reg(self.dtype, len(offs))
+        t.emit(Compute(dst, "mov", (tuple((self.reg, int(o)) for o in offs),)))
+        return TraceValue([(dst, i) for i in range(len(offs))], shape, self.dtype)
+
+    def _put(self, offs: Sequence[int], refs: Sequence[Ref]) -> None:
+        t = getattr(_state, "tracer", None)
+        if self.reg is None and t is not None and self.block is not None and t.cur is not self.block:
+            self.make_mutable(t, before_region=True)
+        if self.reg is None:
+            for o, r in zip(offs, refs):
+                self.slots[int(o)] = r
+            return
+        current("writing a register fragment").emit(Assign(self.reg, tuple(int(o) for o in offs), tuple(refs)))
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -489,25 +1023,24 @@ class RmemEngine(PointerInfo):
 
     def load(self, offset: Any, layout: Layout) -> TraceValue:
         offs = self._offsets(offset, layout, "load")
-        return TraceValue([self.slots[int(o)] for o in offs], layout.shape, self.dtype)
+        return self._get(offs, layout.shape)
 
     def store(self, offset: Any, layout: Layout, value: Any) -> None:
         offs = self._offsets(offset, layout, "store")
         refs = _refs_of(value, len(offs), self.dtype, "store", f"a register fragment of layout {layout}")
-        for o, r in zip(offs, refs):
-            self.slots[int(o)] = r
+        self._put(offs, refs)
 
     def read_one(self, off: Any) -> TraceValue:
         o = self._static(off, "read")
         if not 0 <= o < len(self.slots):
             raise TraceError(f"read: offset {o} is outside the fragment of {len(self.slots)} registers")
-        return TraceValue([self.slots[o]], (), self.dtype)
+        return self._get([o], ())
 
     def write_one(self, off: Any, v: Any) -> None:
         o = self._static(off, "write")
         if not 0 <= o < len(self.slots):
             raise TraceError(f"write: offset {o} is outside the fragment of {len(self.slots)} registers")
-        self.slots[o] = _refs_of(v, 1, self.dtype, "store", "a register")[0]
+        self._put([o], [_refs_of(v, 1, self.dtype, "store", "a register")[0]])
 
     @classmethod
     def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
@@ -515,6 +1048,12 @@ class RmemEngine(PointerInfo):
         offs = _static_offsets(layout, "make_fragment_like")
         n = int(offs.max()) + 1 if len(offs) else 1
         return cls(dtype, n), 0
+
+
+class SmemEngine(GmemEngine):
+    """A shared-memory array of the thread block inside a trace."""
+
+    memspace = "smem"
 
 
 # --------------------------------------------------------------------------- printf
@@ -530,7 +1069,7 @@ def _value_parts(tensor: Any) -> List[Any]:
     if isinstance(eng, GmemEngine):
         vals = eng.load(tensor.offset, layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
-                           f": {eng.dtype.name}, gmem, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
+                           f": {eng.dtype.name}, {eng.memspace}, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
     elif isinstance(eng, RmemEngine):
         vals = eng.load(tensor.offset, layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
@@ -605,3 +1144,31 @@ def printf(fmt: str, *args: Any) -> None:
         elif x != "":
             merged.append(x)
     t.emit(Printf(merged))
+
+
+def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
+    """make_rmem_tensor inside a traced kernel: a register fragment (None outside a trace)."""
+    if not tracing():
+        return None
+    from ..tensor import Tensor
+
+    eng, off = RmemEngine.make_fragment(None, layout, dtype)
+    return Tensor(eng, layout, off, _checked=True)
+
+
+def _print_in_trace(t: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread."""
+    if not tracing():
+        return False
+    printf("{}", t)
+    return True
+
+
+def _install_hooks() -> None:
+    from .. import tensor as _tensor
+
+    _tensor._rmem_hook = _rmem_in_trace
+    _tensor._print_hook = _print_in_trace
+
+
+_install_hooks()

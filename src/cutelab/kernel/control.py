@@ -1,0 +1,508 @@
+"""Control flow inside kernels: ``cutlass.range``, ``const_expr``, ``dynamic_expr`` and the
+runtime half of the AST rewrite (rewrite.py).
+
+A ``for`` over ``cutlass.range`` (or over ``range`` with a runtime bound), an ``if`` or a
+``while`` on a runtime value becomes a region of the kernel IR (``For``/``If``/``While``): its
+body is traced once. Everything static stays Python: ``range`` with int bounds is unrolled,
+``if`` on a Python value (or ``cutlass.const_expr(...)``) picks its branch at trace time.
+
+Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
+passes their values in and out of the region through the helpers here, which keep tensor values
+(TensorSSA) in mutable registers. A variable holding a static Python value (an int, a layout)
+must not change inside a runtime region: that would need a runtime value, and is refused.
+
+>>> list(range_constexpr(3))
+[0, 1, 2]
+>>> const_expr(2 > 1)
+True
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+from ..errors import TraceError
+from .symbolic import Expr, is_sym
+from .trace import Assign, Compute, TraceValue, _state, current
+
+__all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
+
+
+class _Undef:
+    """The value of a variable that was not bound before a region."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNDEF = _Undef()
+
+
+def _tracer() -> Any:
+    return getattr(_state, "tracer", None)
+
+
+def _is_dynamic(x: Any) -> bool:
+    if isinstance(x, TraceValue):
+        return True
+    if is_sym(x):
+        d = getattr(x, "decided", None)
+        if d is not None:
+            return False
+        return not (x.lo == x.hi)
+    return False
+
+
+class DynRange:
+    """``cutlass.range(start, stop, step, unroll=N, unroll_full=False)``: a loop that stays a loop
+    in the kernel (the CUDA printer asks for ``#pragma unroll N``); outside a kernel, a range."""
+
+    def __init__(self, start: Any, stop: Any, step: Any, unroll: Optional[int] = None, unroll_full: bool = False):
+        self.start, self.stop, self.step = start, stop, step
+        self.unroll = 0 if unroll_full else unroll
+
+    def __iter__(self) -> Any:
+        if _tracer() is None:
+            return iter(builtins.range(self.start, self.stop, self.step))
+        raise TraceError(
+            "cutlass.range(...) inside a kernel needs the kernel's loops rewritten: use it as the iterable "
+            "of a 'for' statement written in a @cute.kernel function (whose source cutelab can read)"
+        )
+
+
+def _range_args(args: Sequence[Any], what: str) -> Tuple[Any, Any, Any]:
+    if not 1 <= len(args) <= 3:
+        raise TraceError(f"{what} expects 1 to 3 arguments (stop | start, stop[, step]), got {len(args)}")
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    return args[0], args[1], args[2]
+
+
+def _as_bound(x: Any, what: str) -> Any:
+    if isinstance(x, bool):
+        raise TraceError(f"{what}: a loop bound must be an integer, got {x!r}")
+    if is_sym(x):
+        return x if not (x.lo == x.hi) else x.lo
+    if isinstance(x, int):
+        return int(x)
+    if hasattr(x, "__index__"):
+        return int(x.__index__())
+    raise TraceError(f"{what}: a loop bound must be an integer or a runtime integer, got {type(x).__name__} {x!r}")
+
+
+def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False) -> DynRange:
+    """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static."""
+    a, b, c = _range_args(args, "cutlass.range")
+    return DynRange(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"),
+                    unroll, unroll_full)
+
+
+def range_constexpr(*args: Any) -> builtins.range:
+    """cutlass.range_constexpr: a loop unrolled at trace time (its bounds must be static ints)."""
+    for a in args:
+        if _is_dynamic(a):
+            raise TraceError("cutlass.range_constexpr: its bounds must be compile-time ints, got a runtime value")
+    return builtins.range(*[int(a) for a in args])
+
+
+def const_expr(x: Any) -> Any:
+    """cutlass.const_expr: x must be known at trace time; the branch or loop it controls is Python."""
+    if _is_dynamic(x):
+        raise TraceError(f"cutlass.const_expr: the expression is a runtime value ({_describe(x)}), "
+                         f"not a compile-time constant")
+    if is_sym(x):
+        return bool(x)
+    return x
+
+
+class _Dyn:
+    def __init__(self, x: Any):
+        self.x = x
+
+
+def dynamic_expr(x: Any) -> Any:
+    """cutlass.dynamic_expr: make the branch or loop a runtime one even when x is static."""
+    return _Dyn(x) if _tracer() is not None else x
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, TraceValue):
+        return str(x)
+    if is_sym(x):
+        return x.expr_str()
+    return repr(x)
+
+
+# --------------------------------------------------------------------------- helpers of the rewrite
+
+def py_range(fn: Any, *args: Any) -> Any:
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value."""
+    if fn is builtins.range and _tracer() is not None and any(_is_dynamic(a) for a in args):
+        a, b, c = _range_args(args, "range")
+        return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"))
+    return fn(*args)
+
+
+def _cond_ref(t: Any, c: Any, where: str) -> Any:
+    """The IR condition of a runtime branch: an Expr or a register Ref."""
+    if isinstance(c, _Dyn):
+        c = c.x
+    if isinstance(c, TraceValue):
+        if len(c.refs) != 1:
+            raise TraceError(f"kernel {t.name}: the condition at {where} is a tensor value of shape "
+                             f"{c.shape}; a branch needs one value (reduce it, or use cute.where)")
+        t.check_refs(c.refs, "a condition")
+        return c.refs[0]
+    if is_sym(c):
+        return c
+    return int(bool(c))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, Expr) or isinstance(b, Expr):
+        return isinstance(a, Expr) and isinstance(b, Expr) and a.key == b.key
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (int, float, str, tuple, type(None))):
+        try:
+            return bool(a == b)
+        except Exception:  # noqa: BLE001
+            return False
+    from ..layout import Layout
+
+    if isinstance(a, Layout):
+        return a == b
+    return False
+
+
+class _Carry:
+    """Carries variables through a runtime region: tensor values live in mutable registers."""
+
+    def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str):
+        self.t = t
+        self.names = tuple(names)
+        self.pre = {n: values.get(n, UNDEF) for n in self.names}
+        self.where = where
+        self.what = what
+        self.regs: Dict[str, Any] = {}
+        self.last: Dict[str, Any] = dict(self.pre)
+
+    def declare(self) -> None:
+        """Mutable registers for the tensor values bound before the region, assigned there."""
+        for n, v in self.pre.items():
+            if isinstance(v, TraceValue):
+                self.t.check_refs(v.refs, f"variable {n}")
+                r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
+                self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
+                self.regs[n] = (r, v.shape)
+
+    def _snap(self, n: str) -> TraceValue:
+        r, shape = self.regs[n]
+        dst = self.t.new_reg(r.dtype, r.n)
+        self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
+        return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
+
+    def values(self, fresh: bool = True) -> Tuple[Any, ...]:
+        return tuple(self._snap(n) if n in self.regs else (self.pre[n] if fresh else self.last[n])
+                     for n in self.names)
+
+    def leave(self, now: Dict[str, Any], both_define: bool = True) -> None:
+        t = self.t
+        for n in self.names:
+            v = now.get(n, UNDEF)
+            self.last[n] = v
+            pre = self.pre[n]
+            if n in self.regs:
+                r, shape = self.regs[n]
+                if not isinstance(v, TraceValue) or len(v.refs) != r.n or v.dtype.name != r.dtype.name:
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' holds a tensor value of {r.dtype} x {r.n} before the "
+                        f"{self.what} at {self.where} and {_describe(v) if v is not UNDEF else 'nothing'} at the "
+                        f"end of it; a carried variable must keep its type and shape"
+                    )
+                t.check_refs(v.refs, f"variable {n}")
+                t.emit(Assign(r, tuple(range(r.n)), v.refs))
+            elif pre is UNDEF:
+                continue  # local to the region
+            elif not _same(v, pre):
+                raise TraceError(
+                    f"kernel {t.name}: variable '{n}' is {_describe(pre)} before the {self.what} at {self.where} "
+                    f"and {_describe(v)} inside it; only tensor values (TensorSSA) can change inside a runtime "
+                    f"loop or branch (a static Python value cannot take a different value per thread or per "
+                    f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
+                    f"to make the {self.what} static"
+                )
+
+
+class Loop:
+    """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
+
+    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+        t = _tracer()
+        self.dynamic = False
+        self.where = where
+        if isinstance(it, _Dyn):
+            it = it.x
+            if isinstance(it, builtins.range):
+                it = DynRange(it.start, it.stop, it.step)
+        if t is not None and isinstance(it, DynRange):
+            if jumps:
+                raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime loop at "
+                                 f"{where} is not supported (use a condition inside the loop instead)")
+            self.dynamic = True
+            self.t = t
+            self.range = it
+            self.carry = _Carry(t, names, values, where, "loop")
+            self.state = 0
+        else:
+            if isinstance(it, DynRange):
+                it = builtins.range(it.start, it.stop, it.step)
+            self.it = iter(it)
+
+    def __iter__(self) -> "Loop":
+        return self
+
+    def __next__(self) -> Any:
+        if not self.dynamic:
+            return next(self.it)
+        t = self.t
+        if self.state == 0:
+            self.state = 1
+            t.location = self.where
+            self.carry.declare()
+            r = self.range
+            if not isinstance(r.step, int):
+                raise TraceError(f"kernel {t.name}: the loop at {self.where} needs a static step, got {r.step!r}")
+            self.op, var = t.begin_for(r.start, r.stop, r.step, r.unroll)
+            return var
+        t.end_for(self.op)
+        raise StopIteration
+
+    def enter(self) -> Tuple[Any, ...]:
+        return self.carry.values()
+
+    def leave(self, now: Dict[str, Any]) -> None:
+        self.carry.leave(now)
+
+    def exit(self) -> Tuple[Any, ...]:
+        return self.carry.values(fresh=False)
+
+
+class Branch:
+    """``if COND: ... else: ...`` of a rewritten kernel."""
+
+    def __init__(self, cond: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+        t = _tracer()
+        self.where = where
+        forced = isinstance(cond, _Dyn)
+        self.dynamic = t is not None and (forced or _is_dynamic(cond))
+        if not self.dynamic:
+            self.value = bool(cond.x if forced else cond)
+            return
+        if jumps:
+            raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime branch at "
+                             f"{where} is not supported")
+        self.t = t
+        t.location = where
+        self.carry = _Carry(t, names, values, where, "branch")
+        self.carry.declare()
+        self.op = t.begin_if(_cond_ref(t, cond, where))
+        self.outer = t.cur
+        self.set_in: Dict[str, int] = {}
+
+    def then(self) -> bool:
+        if not self.dynamic:
+            return self.value
+        self.t.cur = self.op.then
+        return True
+
+    def orelse(self) -> bool:
+        if not self.dynamic:
+            return not self.value
+        self.t.cur = self.op.orelse
+        return True
+
+    def restore(self) -> Tuple[Any, ...]:
+        return tuple(self.carry.pre[n] for n in self.carry.names)
+
+    def leave(self, now: Dict[str, Any]) -> None:
+        if not self.dynamic:
+            return
+        c = self.carry
+        for n in c.names:  # tensor values first bound inside a branch get a register too
+            v = now.get(n, UNDEF)
+            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs:
+                r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
+                c.regs[n] = (r, v.shape)
+            if c.pre[n] is UNDEF and v is not UNDEF:
+                self.set_in[n] = self.set_in.get(n, 0) + 1
+        c.leave(now)
+        self.t.cur = self.outer
+
+    def exit(self) -> Tuple[Any, ...]:
+        c = self.carry
+        out = []
+        for n in c.names:
+            if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
+                out.append(c._snap(n))
+            else:
+                out.append(c.last[n])
+        return tuple(out)
+
+
+class WhileLoop:
+    """``while COND:`` of a rewritten kernel: ``while True`` with the condition tested inside."""
+
+    def __init__(self, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+        self.t = _tracer()
+        self.names = names
+        self.values_ = values
+        self.where = where
+        self.jumps = jumps
+        self.dynamic = False
+        self.state = "static"
+        self.iterations = 0
+
+    @property
+    def in_region(self) -> bool:
+        return self.state == "cond"
+
+    def enter(self) -> Tuple[Any, ...]:
+        return self.carry.values()
+
+    def restart(self, c: Any) -> bool:
+        """True once, when the condition first turns out to be a runtime value: the loop then
+        starts over inside a While region, with the carried variables read from registers."""
+        if self.state != "static" or self.t is None or not (isinstance(c, _Dyn) or _is_dynamic(c)):
+            return False
+        t = self.t
+        if self.iterations:
+            raise TraceError(f"kernel {t.name}: the condition of the while loop at {self.where} became a runtime "
+                             f"value after {self.iterations} iterations at trace time; make it a runtime value "
+                             f"from the start (cutlass.dynamic_expr) or keep it static")
+        if self.jumps:
+            raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime while loop at "
+                             f"{self.where} is not supported")
+        t.location = self.where
+        self.carry = _Carry(t, self.names, self.values_, self.where, "while loop")
+        self.carry.declare()
+        self.op = t.begin_while()
+        self.dynamic = True
+        self.state = "cond"
+        return True
+
+    def test(self, c: Any) -> bool:
+        if self.state == "static":
+            if isinstance(c, _Dyn):
+                c = c.x
+            self.iterations += 1
+            return bool(c)
+        t = self.t
+        if self.state == "cond":
+            self.op.cond = _cond_ref(t, c, self.where)
+            t.cur = self.op.body
+            self.state = "body"
+            return True
+        # state "done": the body was traced once; close the region
+        t.cur = self.op.before.parent
+        self.state = "closed"
+        return False
+
+    def leave(self, now: Dict[str, Any]) -> None:
+        if self.state == "body":
+            self.carry.leave(now)
+            self.state = "done"
+
+    def exit(self) -> Tuple[Any, ...]:
+        return self.carry.values(fresh=False) if not self.carry.regs else tuple(
+            self.carry._snap(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
+
+
+def and_(a: Any, b: Any) -> Any:
+    """``a and b`` in a kernel condition: b is a thunk (short-circuit for static a)."""
+    if not _is_dynamic(a):
+        return b() if a else a
+    vb = b()
+    if not _is_dynamic(vb):
+        return _as_bool(a) if vb else vb
+    return _as_bool(a) & _as_bool(vb)
+
+
+def or_(a: Any, b: Any) -> Any:
+    if not _is_dynamic(a):
+        return a if a else b()
+    vb = b()
+    if not _is_dynamic(vb):
+        return True if vb else _as_bool(a)
+    return _as_bool(a) | _as_bool(vb)
+
+
+def not_(a: Any) -> Any:
+    if not _is_dynamic(a):
+        return not a
+    return ~_as_bool(a)
+
+
+def _as_bool(x: Any) -> TraceValue:
+    """A runtime condition as a Boolean tensor value of one element."""
+    from ..numeric import Boolean, Int64
+
+    if isinstance(x, TraceValue):
+        if x.dtype.kind == "bool":
+            return x
+        return x != 0
+    t = current("a runtime condition")
+    t.check_index(x, "a condition")
+    dst = t.new_reg(Boolean, 1)
+    t.emit(Compute(dst, "ne", ((x,), (0,)), Int64))
+    return TraceValue([(dst, 0)], (), Boolean)
+
+
+def grab(loc: Dict[str, Any], names: Sequence[str]) -> Dict[str, Any]:
+    """The values of the names bound in loc (the caller's locals())."""
+    return {n: loc[n] for n in names if n in loc}
+
+
+def elem_less(a: Any, b: Any) -> Any:
+    """cute.elem_less: every mode of coordinate a is less than the same mode of b (a shape).
+
+    Static coordinates give a Python bool; in a kernel, runtime coordinates give a Boolean value
+    (a predicate for ``if`` or for ``cute.copy(..., pred=)``).
+
+    >>> elem_less((1, 2), (4, 3)), elem_less((1, 3), (4, 3))
+    (True, False)
+    """
+    from .. import int_tuple as it
+
+    fa = it.flatten_to_tuple(a) if isinstance(a, tuple) else (a,)
+    fb = it.flatten_to_tuple(b) if isinstance(b, tuple) else (b,)
+    if len(fa) != len(fb):
+        raise TraceError(f"elem_less({a}, {b}): the coordinate has {len(fa)} modes and the shape {len(fb)}")
+    dynamic = []
+    for x, y in zip(fa, fb):
+        c = x < y
+        if _is_dynamic(c):
+            dynamic.append(c)
+        elif not c:
+            return False
+    if not dynamic:
+        return True
+    if all(is_sym(c) for c in dynamic):  # a symbolic condition: the launch can still prove accesses under it
+        from .symbolic import BoolAnd
+
+        return dynamic[0] if len(dynamic) == 1 else BoolAnd(tuple(dynamic))
+    out = _as_bool(dynamic[0])
+    for c in dynamic[1:]:
+        out = out & _as_bool(c)
+    return out
+
+
+def dsl_user_op(fn: Any) -> Any:
+    """cutlass.dsl_user_op: marks a helper that builds kernel values (its loc/ip keywords are
+    MLIR source locations in CuTe DSL; here they are accepted and ignored)."""
+    return fn

@@ -1,0 +1,88 @@
+"""``cute.copy`` inside a traced kernel: a universal copy (per-element loads and stores,
+vectorised by the CUDA printer where the layouts allow), optionally predicated.
+
+Outside a kernel ``cute.copy`` is the host copy of ``cutelab.nvgpu`` (when present); the
+dispatcher ``make_copy`` picks by whether a kernel is being traced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .. import int_tuple as it
+from ..errors import TraceError
+from .control import _is_dynamic
+from .trace import TraceValue, current, tracing
+
+__all__ = ["kernel_copy", "make_copy"]
+
+
+def _flag(p: Any) -> Any:
+    """A predicate element: True/False when static, else an IR condition (a symbolic condition,
+    kept as such so the launch can prove accesses under it, or a register Ref)."""
+    if isinstance(p, TraceValue):
+        if len(p.refs) != 1:
+            raise TraceError(f"cute.copy: a predicate element must be one value, got {p}")
+        r = p.refs[0]
+        if isinstance(r, (int, float, bool)):
+            return bool(r)
+        return r
+    if _is_dynamic(p):
+        return p
+    return bool(p)
+
+
+def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
+    """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
+    profile (REST...)) leaves the elements whose flag is False untouched."""
+    t = current("cute.copy")
+    n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)
+    if n_src != n_dst:
+        raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")
+    vt = getattr(atom, "value_type", None)
+    for name, x in (("source", src), ("destination", dst)):
+        et = x.element_type
+        if vt is not None and et is not None and et.width != vt.width:
+            raise TraceError(f"kernel {t.name}: cute.copy: the {name} holds {et} but the atom copies {vt}")
+    if pred is None:
+        dst.store(src.load())
+        return
+    n_pred = it.product(pred.layout.shape)
+    shp = src.layout.shape
+    v = it.product(shp[0]) if isinstance(shp, tuple) and len(shp) > 1 else 1
+    if n_pred == n_src:
+        groups = [([i], i) for i in range(n_src)]
+    elif v > 1 and n_pred * v == n_src:
+        groups = [(list(range(r * v, r * v + v)), r) for r in range(n_pred)]
+    else:
+        raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
+                         f"({n_src}) or one per copy of the value mode ({n_src // v})")
+    flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
+    for (elems, r), f in zip(groups, flags):
+        if f is True:
+            for i in elems:
+                dst[i] = src[i]
+        elif f is False:
+            continue
+        else:
+            op = t.begin_if(f)
+            outer = t.cur
+            t.cur = op.then
+            for i in elems:
+                dst[i] = src[i]
+            t.cur = outer
+
+
+def make_copy(host: Optional[Callable]) -> Callable:
+    """cute.copy: the kernel copy while tracing, else the host copy."""
+
+    def copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
+        if tracing():
+            return kernel_copy(atom, src, dst, pred=pred, **kwargs)
+        if host is None:
+            raise TraceError("cute.copy outside a kernel needs cutelab.nvgpu's host copy, which is not available")
+        return host(atom, src, dst, pred=pred, **kwargs)
+
+    copy.__doc__ = (host.__doc__ if host is not None else "") or kernel_copy.__doc__
+    copy.__name__ = "copy"
+    return copy

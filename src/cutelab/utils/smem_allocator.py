@@ -1,0 +1,60 @@
+"""``cutlass.utils.SmemAllocator``: shared memory of a thread block, inside a @cute.kernel.
+
+Each ``allocate_tensor`` makes one shared array of the kernel (``__shared__`` in CUDA, one
+array per block in the CPU interpreter) and returns a tensor over it in the ``smem`` space.
+Layouts must be static; the array holds every offset the layout reaches.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..errors import TraceError
+
+__all__ = ["SmemAllocator"]
+
+
+class SmemAllocator:
+    """Allocates shared-memory tensors inside a traced kernel.
+
+    >>> SmemAllocator()
+    SmemAllocator(0 bytes)
+    """
+
+    def __init__(self) -> None:
+        self.allocated = 0  # bytes, counting alignment padding as the GPU would
+
+    def __repr__(self) -> str:
+        return f"SmemAllocator({self.allocated} bytes)"
+
+    def allocate_tensor(self, element_type: Any, layout: Any, byte_alignment: int = 1,
+                        swizzle: Optional[Any] = None, **kwargs: Any) -> Any:
+        """A tensor of element_type over layout (a Layout or a size) in shared memory."""
+        from ..layout import Layout, make_layout
+        from ..tensor import Tensor
+        from ..kernel.trace import SmemEngine, _static_offsets, current
+
+        t = current("SmemAllocator.allocate_tensor")
+        if swizzle is not None:
+            raise TraceError("SmemAllocator.allocate_tensor: swizzled shared memory is not supported by cutelab "
+                             "kernels yet (pass swizzle=None)")
+        if not isinstance(layout, Layout):
+            if hasattr(layout, "layout") and hasattr(layout, "inner"):
+                raise TraceError(f"SmemAllocator.allocate_tensor: composed (swizzled) layout {layout} is not "
+                                 f"supported by cutelab kernels yet")
+            layout = make_layout(layout)
+        if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
+            raise TraceError(f"SmemAllocator.allocate_tensor: byte_alignment must be a power of two, "
+                             f"got {byte_alignment}")
+        offs = _static_offsets(layout, "SmemAllocator.allocate_tensor")
+        if len(offs) and offs.min() < 0:
+            raise TraceError(f"SmemAllocator.allocate_tensor: layout {layout} reaches negative offsets")
+        n = int(offs.max()) + 1 if len(offs) else 1
+        align = max(byte_alignment, element_type.bytes, 16)
+        sh = t.add_shared(element_type, n, align)
+        self.allocated = -(-self.allocated // align) * align + sh.bytes
+        total = sum(s.bytes for s in t.shared)
+        if total > 48 * 1024:
+            raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
+                             f"statically (__shared__), which CUDA limits to 48 KiB per block")
+        return Tensor(SmemEngine(sh), layout, 0, _checked=True)

@@ -1,0 +1,59 @@
+"""CuTe DSL's own examples (examples/dsl, changed only in import and device lines) run to their
+own correctness check on the CPU interpreter, as subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(name: str, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, str(ROOT / "examples" / "dsl" / f"{name}.py"), *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("M,N", [(3, 12), (33, 70)])
+def test_elementwise_add_example(M, N):
+    p = _run("elementwise_add", "--M", str(M), "--N", str(N))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")
+    assert f'mA = !cute.memref<f32, gmem, align<16>, "({M},{N}):({N},1)">' in p.stdout
+    assert 'thrCrd = !cute.coord_tensor<"(?,?)", "((1,(4,4)),1,1):((0,(1@1,1@0)),0,0)">' in p.stdout
+
+
+def test_elementwise_add_example_benchmark_mode():
+    p = _run("elementwise_add", "--M", "16", "--N", "128", "--benchmark", "--iterations", "2",
+             "--warmup_iterations", "1")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Kernel execution time:" in p.stdout and "PASS" in p.stdout
+
+
+@pytest.mark.gpu
+def test_elementwise_add_example_on_gpu():
+    p = _run("elementwise_add", "--M", "1024", "--N", "512")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout
+
+
+@pytest.mark.parametrize("op", ["add", "leaky_relu", "truediv"])
+def test_elementwise_apply_example(op):
+    p = _run("elementwise_apply", "--M", "64", "--N", "256", "--op", op)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")
+    assert 'frgPred = !cute.memref<i1, rmem, align<16>, "((4,16)):((1,4))">' in p.stdout
+
+
+@pytest.mark.gpu
+def test_elementwise_apply_example_on_gpu():
+    p = _run("elementwise_apply", "--M", "1024", "--N", "1024")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout

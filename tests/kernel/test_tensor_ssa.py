@@ -1,0 +1,62 @@
+"""TensorSSA on the host: arithmetic, comparisons, where, reductions, conversions (the same
+operations a kernel traces, computed with numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+from cutelab.errors import TensorError
+from cutelab.numeric import BFloat16, Boolean, Float32, Int32
+
+
+def _ssa(values, dtype=Float32):
+    t = cute.make_tensor(np.asarray(values, dtype=dtype.storage), cute.make_layout(len(values)))
+    return t.load()
+
+
+def test_arithmetic_and_reflected_ops():
+    x = _ssa([1.0, -2.0, 4.0])
+    assert (1 - x).numpy().tolist() == [0.0, 3.0, -3.0]
+    assert (8 / x).numpy().tolist() == [8.0, -4.0, 2.0]
+    assert (-x).numpy().tolist() == [-1.0, 2.0, -4.0]
+    assert abs(x).numpy().tolist() == [1.0, 2.0, 4.0]
+
+
+def test_integer_floordiv_mod_follow_python():
+    x = _ssa([7, -7, 6], Int32)
+    assert (x // 3).numpy().tolist() == [2, -3, 2]
+    assert (x % 3).numpy().tolist() == [1, 2, 0]
+
+
+def test_comparisons_make_booleans_and_where_selects():
+    x = _ssa([1.0, -2.0, 4.0])
+    m = x > 0.0
+    assert m.dtype is Boolean and m.numpy().tolist() == [True, False, True]
+    assert (~m).numpy().tolist() == [False, True, False]
+    assert ((x > 0.0) & (x < 2.0)).numpy().tolist() == [True, False, False]
+    assert cute.where(m, x, x * 10.0).numpy().tolist() == [1.0, -20.0, 4.0]
+
+
+@pytest.mark.parametrize("op,init,expected", [("add", None, 3.0), ("mul", None, -8.0), ("max", None, 4.0),
+                                              ("min", -5.0, -5.0), ("add", 1.0, 4.0)])
+def test_reduce(op, init, expected):
+    assert _ssa([1.0, -2.0, 4.0]).reduce(op, init) == expected
+
+
+def test_reduce_refuses_unknown_ops_and_profiles():
+    with pytest.raises(TensorError, match="unknown reduction"):
+        _ssa([1.0]).reduce("xor")
+    with pytest.raises(TensorError, match="reduction_profile"):
+        _ssa([1.0]).reduce("add", None, (None, 1))
+
+
+def test_to_bf16_rounds_to_nearest_even():
+    x = _ssa([1.0 + 2 ** -8, 1.0 + 3 * 2 ** -8])
+    assert x.to(BFloat16).numpy().tolist() == [1.0, 1.0 + 2 ** -6]
+
+
+def test_print_tensor_of_a_value(capsys):
+    cute.print_tensor(_ssa([1.0, 2.5]))
+    assert capsys.readouterr().out == "tensor_value<f32 o 2> =\n  ( 1, 2.5 )\n"  # values as print_tensor writes them
