@@ -133,7 +133,9 @@ def slice_(src, coord):
     >>> print(slice_(make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3))), (None, 1)))
     tensor<ptr<f32, gmem> o (4):(1)>
     """
-    if isinstance(src, Tensor):
+    from .tensor import Tensor as _Tensor  # tensors load on first use
+
+    if isinstance(src, _Tensor):
         return src[coord]
     return _layout_slice(src, coord)
 

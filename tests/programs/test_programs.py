@@ -78,7 +78,6 @@ GAPS = {
     "nb_print_tensor_verbose": "print_tensor has no verbose= keyword [tensor.py print_tensor]",
     "nb_ssa_binary_op_1": _SSA_PRINT,
     "nb_ssa_binary_op_2": _SSA_PRINT,
-    "nb_ssa_binary_op_3": "TensorSSA has no comparison operators ('>' between TensorSSA) [tensor.py TensorSSA]",
     "nb_ssa_binary_op_4": "TensorSSA has no bitwise operators ('^' between TensorSSA) [tensor.py TensorSSA]",
     "nb_ssa_broadcast": "TensorSSA has no broadcast_to [tensor.py TensorSSA]",
     "nb_ssa_load_store": ("str(TensorSSA) prints its values [tensor.py TensorSSA.__str__]; CuTe DSL prints "
