@@ -155,6 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trans", action="store_true", help="ldmatrix .trans (memory rows run along M)")
     p.add_argument("--align", type=int, default=16, help="base address alignment in bytes (default 16)")
     p.add_argument("--vector-bits", type=int, help="force the vector width in bits")
+    p.add_argument("--swizzle-units", choices=["elements", "bytes"], default="elements",
+                   help="what the layout's swizzle acts on: element offsets (default, the ComposedLayout as a "
+                        "function) or byte addresses (CuTe's smem atoms, e.g. make_smem_layout_atom's S<3,4,3>)")
     p.add_argument("--instruction", type=int, help="the instruction to draw (default: the worst one)")
     p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
     _add_output(p)
@@ -177,14 +180,15 @@ def _analyze(args: argparse.Namespace):
     if args.ldmatrix:
         if args.tv or args.space != "shared" or args.op != "ld":
             raise _UsageError("--ldmatrix reads shared memory and takes no --tv, --space global or --op st")
-        tr = A.ldmatrix_trace(args.layout, args.dtype, int(args.ldmatrix[1]), args.trans)
+        tr = A.ldmatrix_trace(args.layout, args.dtype, int(args.ldmatrix[1]), args.trans,
+                              swizzle_units=args.swizzle_units)
     else:
         if not args.tv:
             raise _UsageError("analyze needs --tv (or --ldmatrix x1|x2|x4)")
         if args.trans:
             raise _UsageError("--trans is an ldmatrix option")
         tr = A.tv_trace(args.tv, args.layout, args.dtype, args.space, align=args.align, op=args.op,
-                        vector_bits=args.vector_bits)
+                        vector_bits=args.vector_bits, swizzle_units=args.swizzle_units)
     r = A.analyze(tr)
     worst = r.conflicts if tr.space == "shared" else r.sectors * 32 - r.bytes_used
     i = int(worst.argmax()) if args.instruction is None else args.instruction

@@ -18,12 +18,12 @@ from .access import (
     PhaseDetail, analyze, concat,
 )
 from .tv import (
-    analyze_tv, copy_trace, element_bits, ldmatrix_trace, offset_function, parse_tensor_layout, tv_offsets,
+    analyze_tv, copy_trace, element_bits, element_swizzle, ldmatrix_trace, offset_function, parse_tensor_layout, tv_offsets,
     tv_trace, vector_width,
 )
 
 __all__ = [
     "AccessTrace", "AccessReport", "PhaseDetail", "analyze", "concat", "tv_trace", "ldmatrix_trace", "copy_trace",
-    "analyze_tv", "tv_offsets", "vector_width", "element_bits", "offset_function", "parse_tensor_layout",
+    "analyze_tv", "element_swizzle", "tv_offsets", "vector_width", "element_bits", "offset_function", "parse_tensor_layout",
     "NCU_METRICS", "WARP_SIZE", "NUM_BANKS", "BANK_BYTES", "SECTOR_BYTES", "LINE_BYTES",
 ]

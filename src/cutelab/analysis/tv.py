@@ -123,6 +123,39 @@ def offset_function(layout: Any) -> tuple[Callable[[np.ndarray], np.ndarray], in
                       f"{type(layout).__name__}")
 
 
+def element_swizzle(layout: Any, bits: int, swizzle_units: str = "elements") -> Any:
+    """The tensor layout with its swizzle in element units.
+
+    A ComposedLayout's swizzle acts on what its outer layout produces: element offsets. CuTe's
+    shared-memory atoms (``make_smem_layout_atom``, C++ ``GMMA::Layout_*_Atom``, the layouts of a
+    swizzled smem pointer) swizzle byte addresses instead: ``S<3,4,3>`` for every element type.
+    ``swizzle_units="bytes"`` reads the swizzle that way, as the hardware applies it: for
+    2**k-byte elements S<B,M,S> on bytes is S<B,M-k,S> on elements.
+
+    >>> print(element_swizzle("S<3,4,3> o 0 o (8,64):(64,1)", 16, "bytes"))
+    S<3,3,3> o 0 o (8,64):(64,1)
+    """
+    if swizzle_units not in ("elements", "bytes"):
+        raise LayoutError(f"swizzle_units must be 'elements' or 'bytes', got {swizzle_units!r}")
+    if isinstance(layout, str):
+        layout = parse_tensor_layout(layout)
+    if swizzle_units == "elements" or not isinstance(layout, ComposedLayout):
+        return layout
+    from ..swizzle import Swizzle, make_composed_layout, make_swizzle
+
+    sw = layout.inner
+    if not isinstance(sw, Swizzle):
+        raise LayoutError(f"swizzle_units='bytes': the inner function of {layout} is not a Swizzle")
+    if bits % 8 or (bits // 8) & (bits // 8 - 1):
+        raise LayoutError(f"swizzle_units='bytes': {bits}-bit elements are not a power-of-two number of bytes")
+    k = (bits // 8).bit_length() - 1
+    if sw.num_bits and sw.num_base < k:
+        raise LayoutError(f"swizzle_units='bytes': {sw} on byte addresses moves bits below one {bits}-bit "
+                          f"element (M={sw.num_base} < {k}): not an element permutation")
+    return make_composed_layout(make_swizzle(sw.num_bits, max(sw.num_base - k, 0), sw.num_shift),
+                                layout.offset, layout.outer)
+
+
 def tv_offsets(tv: Any, layout: Any) -> np.ndarray:
     """(threads, values) int64 array: the memory offset in elements of thread t's value v.
 
@@ -178,7 +211,7 @@ def vector_width(offsets: np.ndarray, elem_bits: int, align: int = 16, base: int
 
 
 def tv_trace(tv: Any, layout: Any, dtype: Any, space: str, align: int = 16, base: int = 0, op: str = "ld",
-             vector_bits: int | None = None) -> AccessTrace:
+             vector_bits: int | None = None, swizzle_units: str = "elements") -> AccessTrace:
     """The warp instructions of a copy of the TV partition ``layout o tv``, auto-vectorised as CuTe does.
 
     tv:          (thread, value) -> element index of the tile.
@@ -188,6 +221,7 @@ def tv_trace(tv: Any, layout: Any, dtype: Any, space: str, align: int = 16, base
     align:       the base address is a multiple of this many bytes (limits the vector width).
     base:        the base byte address used for sectors and banks (a multiple of align).
     vector_bits: force a vector width (bits); an error if the layouts do not allow it.
+    swizzle_units: 'bytes' for CuTe's smem-atom swizzles, which act on byte addresses (element_swizzle).
 
     >>> tr = tv_trace("(32,4):(4,1)", "(128):(1)", "f32", "global")
     >>> tr.bytes_per_lane, tr.addresses[0, :3].tolist()
@@ -201,6 +235,7 @@ def tv_trace(tv: Any, layout: Any, dtype: Any, space: str, align: int = 16, base
         raise LayoutError(f"tv_trace: the base alignment must be a power of two of bytes, got {align}")
     if base < 0 or base % align:
         raise LayoutError(f"tv_trace: base address {base} is not a multiple of the alignment {align}")
+    layout = element_swizzle(layout, bits, swizzle_units)
     offs = tv_offsets(tv, layout)
     T, V = offs.shape
     w = vector_width(offs, bits, align, base)
@@ -218,7 +253,7 @@ def tv_trace(tv: Any, layout: Any, dtype: Any, space: str, align: int = 16, base
 
 
 def ldmatrix_trace(layout: Any, dtype: Any = "f16", num: int = 4, trans: bool = False,
-                   base: int = 0) -> AccessTrace:
+                   base: int = 0, swizzle_units: str = "elements") -> AccessTrace:
     """The ldmatrix.x{num} instructions one warp needs to read a shared (M, K) tile, block by block.
 
     ``layout`` maps the tile's (m, k) (flat index m + M*k) to element offsets. Each instruction
@@ -238,8 +273,7 @@ def ldmatrix_trace(layout: Any, dtype: Any = "f16", num: int = 4, trans: bool = 
         raise LayoutError(f"ldmatrix_trace: ldmatrix .b16 moves 16-bit elements, got {bits}-bit {dtype!r}")
     if num not in (1, 2, 4):
         raise LayoutError(f"ldmatrix_trace: num must be 1, 2 or 4 (.x1, .x2, .x4), got {num}")
-    if isinstance(layout, str):
-        layout = parse_tensor_layout(layout)
+    layout = element_swizzle(layout, bits, swizzle_units)
     shp = getattr(layout, "shape", None)
     if not (isinstance(shp, tuple) and len(shp) == 2):
         raise LayoutError(f"ldmatrix_trace: needs a rank-2 (M, K) tile layout, got {layout}")
@@ -279,7 +313,7 @@ def ldmatrix_trace(layout: Any, dtype: Any = "f16", num: int = 4, trans: bool = 
 
 
 def copy_trace(tiled_copy: Any, layout: Any, space: str = "shared", side: str = "src", base: int = 0,
-               align: int = 16) -> AccessTrace:
+               align: int = 16, swizzle_units: str = "elements") -> AccessTrace:
     """The accesses of one side of a TiledCopy (``make_tiled_copy_*``) over a tensor layout.
 
     The thread-value layout is the tiled copy's ``layout_src_tv_tiled`` (or ``_dst_``), over
@@ -315,14 +349,16 @@ def copy_trace(tiled_copy: Any, layout: Any, space: str = "shared", side: str = 
         num = int(getattr(op, "num_matrices"))
         if side != "src" or space != "shared":
             raise LayoutError("copy_trace: ldmatrix reads shared memory: its src side, space 'shared'")
-        tr = tv_trace(tv, layout, dtype, "shared", align=align, base=base, vector_bits=128)
+        tr = tv_trace(tv, layout, dtype, "shared", align=align, base=base, vector_bits=128,
+                      swizzle_units=swizzle_units)
         a = tr.addresses.copy()
         a[:, 8 * num:] = -1  # the repeated rows of x1/x2 give no address
         return AccessTrace(a, 16, "shared", "ldsm", tr.warps, tr.index,
                            f"ldmatrix.x{num} of {tv} over {offset_function(layout)[2]}")
     bits = getattr(tiled_copy, "num_bits_per_copy", None)
     op_kind = "st" if side == "dst" else "ld"
-    return tv_trace(tv, layout, dtype, space, align=align, base=base, op=op_kind, vector_bits=bits or None)
+    return tv_trace(tv, layout, dtype, space, align=align, base=base, op=op_kind, vector_bits=bits or None,
+                    swizzle_units=swizzle_units)
 
 
 def analyze_tv(tv: Any, layout: Any, dtype: Any, space: str, **kw: Any) -> AccessReport:
