@@ -106,3 +106,14 @@ def test_ipython_formatter_for_tv_pairs():
     assert fmt(pair).startswith("<svg")
     assert fmt((1, 2)) is None
     del ipy
+
+
+def test_make_fragment_like_of_a_coordinate_tensor():
+    """A coordinate tensor has basis strides and no element type: its fragment comes from the shape,
+    with the element type given; without one, a clear error (it used to be a TypeError from deep
+    inside compact_order)."""
+    import cutelab as cute
+
+    assert str(cute.make_fragment_like(cute.make_identity_tensor((4, 3)), cute.Int32).layout) == "(4,3):(1,4)"
+    with pytest.raises(cute.TensorError, match="coordinate tensor has no element type"):
+        cute.make_fragment_like(cute.make_identity_tensor((4, 3)))

@@ -770,6 +770,15 @@ def make_layout_fragment_like(layout: Layout) -> Layout:
     return make_layout(shp)
 
 
+def _rmem_layout_like(layout: Any) -> Layout:
+    """The register layout of make_fragment_like(tensor): CuTe's fragment layout of the tensor's
+    layout (make_layout_fragment_like); from the shape alone (compact column-major) when the layout
+    has basis strides (a coordinate tensor), which have no order to follow."""
+    if not all(type(d) is int for d in it.flatten_to_tuple(layout.stride)):
+        return make_layout(layout.shape)
+    return make_layout_fragment_like(layout)
+
+
 _rmem_hook: Any = None  # set by cutelab.kernel.trace: register tensors inside a traced kernel
 
 
@@ -800,7 +809,10 @@ def make_fragment_like(src: Any, dtype: Numeric | None = None) -> Any:
         return make_layout_fragment_like(src)
     if not isinstance(src, Tensor):
         raise TensorError(f"make_fragment_like: expected a Tensor or Layout, got {type(src).__name__}")
-    layout = make_layout_fragment_like(src.layout)
+    if dtype is None and getattr(src, "element_type", None) is None:
+        raise TensorError(f"make_fragment_like({src}): a coordinate tensor has no element type; "
+                          "give one (make_fragment_like(t, cutlass.Int32))")
+    layout = _rmem_layout_like(src.layout)
     maker = getattr(type(src.engine), "make_fragment", None) or NumpyEngine.make_fragment
     eng, off = maker(src, layout, dtype) if dtype is not None else maker(src, layout)
     return Tensor(eng, layout, off, _checked=True)
