@@ -35,14 +35,7 @@ __all__ = [
 _raw = Layout._raw
 
 
-def _fmt(x: Any) -> str:
-    if isinstance(x, Layout):
-        return str(x)
-    if isinstance(x, tuple):
-        return "(" + ",".join(_fmt(e) for e in x) + ")"
-    if x is None:
-        return "_"
-    return str(x)
+_fmt = it.tuple_str  # operands in messages: layouts as S:D, tuples without spaces, None as _
 
 
 def _op(name: str) -> Callable:

@@ -50,15 +50,7 @@ def dtype_name(t: Any) -> str:
     return _DSL_NAMES.get(id(t), str(t))
 
 
-def _pretty(x: Any) -> str:
-    """CuTe DSL's pretty_str: layouts as S:D, tuples without spaces, None as ``_``."""
-    if isinstance(x, Layout):
-        return str(x)
-    if isinstance(x, tuple):
-        return "(" + ",".join(_pretty(e) for e in x) + ")"
-    if x is None:
-        return "_"
-    return str(x)
+_pretty = it.tuple_str  # CuTe DSL's pretty_str: layouts as S:D, tuples without spaces, None as ``_``
 
 
 def _is_int(x: Any) -> bool:
