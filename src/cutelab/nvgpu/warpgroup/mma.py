@@ -205,11 +205,8 @@ class MmaF16BF16Op(MmaOp):
             raise self._fail("expects the 'acc_dtype' Op parameter to be Float32 when 'ab_dtype' is BFloat16")
 
 
-class MmaF8Op(MmaOp):
-    """FP8 warpgroup MMA: e4m3/e5m2 (independently for A and B) -> f16 or f32; K = 32."""
-
-    descriptive_name = "warpgroup F8 MMA Operation"
-    _instruction_k = 32
+class _SeparateABOp(MmaOp):
+    """A warpgroup MMA whose A and B element types are given separately (F8, I8)."""
 
     def __init__(self, a_dtype: Any, b_dtype: Any, acc_dtype: Any, instruction_shape: Any, a_src: Any,
                  a_major_mode: Any, b_major_mode: Any):
@@ -217,6 +214,13 @@ class MmaF8Op(MmaOp):
                          ("instruction_shape", instruction_shape), ("a_src", a_src),
                          ("a_major_mode", a_major_mode), ("b_major_mode", b_major_mode))
         self._init(a_dtype, b_dtype, acc_dtype, instruction_shape, a_src, a_major_mode, b_major_mode, args)
+
+
+class MmaF8Op(_SeparateABOp):
+    """FP8 warpgroup MMA: e4m3/e5m2 (independently for A and B) -> f16 or f32; K = 32."""
+
+    descriptive_name = "warpgroup F8 MMA Operation"
+    _instruction_k = 32
 
     def _verify(self) -> None:
         if self.a_dtype not in (Float8E5M2, Float8E4M3FN):
@@ -227,18 +231,11 @@ class MmaF8Op(MmaOp):
             raise self._fail("expects the 'acc_dtype' Op parameter to be one of Float16 or Float32")
 
 
-class MmaI8Op(MmaOp):
+class MmaI8Op(_SeparateABOp):
     """Int8 warpgroup MMA: s8/u8 (independently for A and B) -> s32; K = 32; N in {8, 24} or N % 16 == 0."""
 
     descriptive_name = "warpgroup I8 MMA Operation"
     _instruction_k = 32
-
-    def __init__(self, a_dtype: Any, b_dtype: Any, acc_dtype: Any, instruction_shape: Any, a_src: Any,
-                 a_major_mode: Any, b_major_mode: Any):
-        args = _fmt_args(("a_dtype", a_dtype), ("b_dtype", b_dtype), ("acc_dtype", acc_dtype),
-                         ("instruction_shape", instruction_shape), ("a_src", a_src),
-                         ("a_major_mode", a_major_mode), ("b_major_mode", b_major_mode))
-        self._init(a_dtype, b_dtype, acc_dtype, instruction_shape, a_src, a_major_mode, b_major_mode, args)
 
     def _verify(self) -> None:
         if self.a_dtype not in (Int8, Uint8):
