@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout
-from .figure import LABEL_LIMIT, Figure, Grid, as_layout, tv_labels
+from .figure import LABEL_LIMIT, Figure, Grid, _headers, _thread_legend, as_layout, tv_labels
 from .mma import _sharing_note, _unlabel_if_big, thread_colors, tv_owners
 
 __all__ = ["copy_tv_figure", "copy_figure", "tile_mn"]
@@ -81,9 +81,8 @@ def copy_tv_figure(tiler_mn: Any, layout_src_tv: Any, layout_dst_tv: Any, title:
                           f"got {os_.threads} and {od.threads} ({S}, {D})")
     T = os_.threads
     colors = thread_colors(T, cute_colors)
-    legend = [(t, f"T{t}") for t in range(T)]
-    hdr = lambda n: [str(i) for i in range(n)]  # noqa: E731
-    grids = [Grid(f"{name} (M,N) = ({M},{N})", o.thr.copy(), tv_labels(o.thr, o.val), colors, hdr(M), hdr(N),
+    legend = _thread_legend(T)
+    grids = [Grid(f"{name} (M,N) = ({M},{N})", o.thr.copy(), tv_labels(o.thr, o.val), colors, _headers(M), _headers(N),
                   legend=legend, tips=o.tips.copy())
              for name, o in (("source", os_), ("destination", od))]
     meta: dict = {}

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import LayoutError
 from ..layout import size
 from . import palette
-from .figure import LABEL_LIMIT, Figure, Grid, as_layout, tv_labels
+from .figure import LABEL_LIMIT, Figure, Grid, _headers, _thread_legend, as_layout, tv_labels
 
 __all__ = ["TvOwners", "tv_owners", "mma_tv_figure", "mma_figure"]
 
@@ -195,14 +195,13 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
                           f"{oc.threads}, {oa.threads}, {ob.threads} ({C}, {A}, {B})")
     T = oc.threads
     colors = thread_colors(T, cute_colors)
-    legend = [(t, f"T{t}") for t in range(T)]
-    hdr = lambda n: [str(i) for i in range(n)]  # noqa: E731
+    legend = _thread_legend(T)
 
     def grid(name: str, o: TvOwners, transpose: bool, rows_name: str, cols_name: str, leg) -> Grid:
         thr, val, tips = (o.thr.T, o.val.T, o.tips.T) if transpose else (o.thr, o.val, o.tips)
         r, c = thr.shape
         return Grid(f"{name} ({rows_name},{cols_name}) = ({r},{c})" + (", transposed" if transpose else ""),
-                    thr.copy(), tv_labels(thr, val), colors, hdr(r), hdr(c), legend=leg, tips=tips.copy())
+                    thr.copy(), tv_labels(thr, val), colors, _headers(r), _headers(c), legend=leg, tips=tips.copy())
 
     gc = grid("C", oc, False, "M", "N", legend)
     ga = grid("A", oa, False, "M", "K", [])
