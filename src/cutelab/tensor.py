@@ -760,23 +760,17 @@ def make_identity_tensor(shape: Any) -> Tensor:
 
 def make_layout_fragment_like(layout: Layout) -> Layout:
     """CuTe's make_fragment_like(layout): a compact layout of the same shape, mode 0 column-major
-    (stride-0 modes kept), the other modes ordered like the source's strides."""
+    (stride-0 modes kept), the other modes ordered like the source's strides. Basis strides (a
+    coordinate layout) have no order to follow: the fragment is then compact column-major."""
     shp, std = layout.shape, layout.stride
+    if not all(type(d) is int for d in it.flatten_to_tuple(std)):
+        return make_layout(shp)
     if isinstance(shp, tuple) and len(shp) > 1:
         s0, d0 = shp[0], std[0]
         first = _raw(s0, it.compact_col_major(it.filter_zeros_tuple(d0, s0)))
         rest = make_ordered_layout(shp[1:], std[1:])
         return tiled_product(first, rest)
     return make_layout(shp)
-
-
-def _rmem_layout_like(layout: Any) -> Layout:
-    """The register layout of make_fragment_like(tensor): CuTe's fragment layout of the tensor's
-    layout (make_layout_fragment_like); from the shape alone (compact column-major) when the layout
-    has basis strides (a coordinate tensor), which have no order to follow."""
-    if not all(type(d) is int for d in it.flatten_to_tuple(layout.stride)):
-        return make_layout(layout.shape)
-    return make_layout_fragment_like(layout)
 
 
 _rmem_hook: Any = None  # set by cutelab.kernel.trace: register tensors inside a traced kernel
@@ -812,7 +806,7 @@ def make_fragment_like(src: Any, dtype: Numeric | None = None) -> Any:
     if dtype is None and getattr(src, "element_type", None) is None:
         raise TensorError(f"make_fragment_like({src}): a coordinate tensor has no element type; "
                           "give one (make_fragment_like(t, cutlass.Int32))")
-    layout = _rmem_layout_like(src.layout)
+    layout = make_layout_fragment_like(src.layout)
     maker = getattr(type(src.engine), "make_fragment", None) or NumpyEngine.make_fragment
     eng, off = maker(src, layout, dtype) if dtype is not None else maker(src, layout)
     return Tensor(eng, layout, off, _checked=True)
