@@ -31,7 +31,7 @@ from ..errors import TraceError
 import numpy as np
 
 from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
-from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Param, ParamRef, Printf, Reg, Shared, Store,
+from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store,
                     While, pow2_divisor)
 
 __all__ = ["CudaRenderer", "render", "ctype", "vector_plan"]
@@ -902,6 +902,8 @@ class CudaRenderer:
             self.compute(s)
         elif isinstance(s, Printf):
             self.printf(s)
+        elif isinstance(s, Op):
+            s.cuda(self)
         else:
             raise TraceError(f"the CUDA back end cannot print statement {s!r}")
 

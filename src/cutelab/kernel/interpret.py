@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, evaluate
-from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, ParamRef, Printf, Reg, Shared,
+from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op, ParamRef, Printf, Reg, Shared,
                     Store, While, walk)
 
 __all__ = ["interpret", "thread_env"]
@@ -185,6 +185,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     work = buffers
     if structured:  # check as we go, on copies of what is written: commit only a launch that succeeded
         written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
+        written |= {a.param.index for op in walk(ir.body) if isinstance(op, Op) for a in op.accesses()
+                    if a.is_store and not isinstance(a.param, Shared)}
         work = {i: (buf.copy() if i in written else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     for first in range(0, nblocks, step):
@@ -314,6 +316,8 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
                         f"(a barrier inside a branch or loop that differs between threads of one block); "
                         f"CUDA leaves that undefined"
                     )
+        elif isinstance(s, Op):
+            s.interpret(b, mask, buffers)
         else:  # pragma: no cover - the tracer makes no other ops
             raise TraceError(f"the interpreter cannot run op {s!r}")
 

@@ -191,9 +191,14 @@ def _accesses(block: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]
     """(Load or Store, the If conditions guarding it as (cond, polarity), the enclosing loops)."""
     from .trace import For, If, While
 
+    from .trace import Op
+
     for op in block.ops:
         if isinstance(op, (Load, Store)):
             yield op, guards, loops
+        elif isinstance(op, Op):
+            for a in op.accesses():
+                yield a, guards, loops
         elif isinstance(op, If):
             yield from _accesses(op.then, guards + [(op.cond, True)], loops)
             yield from _accesses(op.orelse, guards + [(op.cond, False)], loops)
@@ -202,6 +207,10 @@ def _accesses(block: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]
         elif isinstance(op, While):
             yield from _accesses(op.before, guards, loops + (op,))
             yield from _accesses(op.body, guards, loops + (op,))
+
+
+def _is_store(s: Any) -> bool:
+    return isinstance(s, Store) or bool(getattr(s, "is_store", False))
 
 
 def _linear_in(e: Any, var: Any) -> bool:
@@ -277,7 +286,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     continue
                 _raise_if_out(ir, s, guards, scalars or {}, looped)
                 continue
-            what = "load from" if isinstance(s, Load) else "store to"
+            what = "store to" if _is_store(s) else "load from"
             raise LaunchError(
                 f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
                 f"over [{lo + omin}, {hi + omax}] as far as the tracer can tell, and {p.name} has {p.length} "
@@ -312,7 +321,7 @@ def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int], loop
         elo, ehi, bad = _exact_check(ir, s.base, omin, omax, p.length, guards, extra)
     if bad is None:
         return
-    what = "load from" if isinstance(s, Load) else "store to"
+    what = "store to" if _is_store(s) else "load from"
     at, v = bad
     vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items())
     raise LaunchError(

@@ -42,6 +42,7 @@ from ..tensor import PointerInfo
 from .symbolic import Expr, Var, atoms, is_sym, sym_div, sym_range
 
 __all__ = [
+    "Access", "Op",
     "Param", "Reg", "Load", "Store", "Compute", "Printf", "KernelIR", "Tracer", "current",
     "GmemEngine", "RmemEngine", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim",
     "printf", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam",
@@ -234,6 +235,45 @@ class Barrier:
 
     def __repr__(self) -> str:
         return "barrier"
+
+
+class Access:
+    """One memory access of an ``Op`` as the bounds checks see it: ``param`` (a Param or Shared)
+    at ``base`` (an index expression) plus static ``offsets``; ``is_store`` for writes."""
+
+    __slots__ = ("param", "base", "offsets", "is_store", "op")
+
+    def __init__(self, param: Any, base: Any, offsets: Tuple[int, ...], is_store: bool, op: Any = None):
+        self.param, self.base, self.offsets, self.is_store, self.op = param, base, tuple(offsets), is_store, op
+
+    def __repr__(self) -> str:
+        return f"{'store' if self.is_store else 'load'} {self.param.name}[{_s(self.base)} + {list(self.offsets)}]"
+
+
+class Op:
+    """Base of the ops that carry their own back ends (the atoms: cp.async, ldmatrix, mma, ...).
+
+    Load, Store, Compute and the regions are known to both back ends; an op of a new kind
+    subclasses Op and implements
+
+    - ``interpret(self, b, mask, buffers)``: the CPU back end (``b`` is interpret's batch of
+      threads: ``b.regs``, ``b.index(expr)``, ``b.matrix(refs, dtype)``, shared memory in
+      ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
+    - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
+    - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
+      checks (an op without memory accesses returns []).
+    """
+
+    __slots__ = ()
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
+        raise TraceError(f"the interpreter cannot run op {self!r}")
+
+    def cuda(self, r: Any) -> None:  # pragma: no cover - abstract
+        raise TraceError(f"the CUDA back end cannot print op {self!r}")
+
+    def accesses(self) -> List[Access]:
+        return []
 
 
 class Block:
