@@ -318,9 +318,10 @@ def _addr_align(param: Param, base: Any, off: int) -> int:
         d = gcd(sym_div(base), abs(off)) if off else sym_div(base)
     else:
         d = abs(int(base) + off)
+    align = getattr(param, "code_align", None) or param.align  # the launch's proved alignment of the pointer
     if d == 0:
-        return param.align
-    return min(param.align, pow2_divisor(d * e))
+        return align
+    return min(align, pow2_divisor(d * e))
 
 
 def vector_plan(param: Param, base: Any, offsets: Tuple[int, ...], reg_start: Any = None) -> List[Tuple[int, int]]:

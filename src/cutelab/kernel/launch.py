@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
 from .symbolic import evaluate, sym_range
-from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing, walk
+from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, pow2_divisor, tracing, walk
 
 __all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
            "last_launch", "LaunchInfo"]
@@ -586,6 +586,8 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
         scalar_params = {name: tr.add_scalar(name, dt) for name, (dt, _) in scalar_args.items()}
         for st, p in zip(storages, params):
+            if mode == "gpu" and st.address:  # the plan is keyed by address % 16: the code may use what it proves
+                p.code_align = max(st.align, min(16, pow2_divisor(st.address)))
             if st.address % st.align:
                 raise LaunchError(
                     f"{k.name}: {st.name} starts at 0x{st.address:x}, not aligned to the {st.align} bytes it was "

@@ -73,7 +73,8 @@ class Param:
         self.index = index
         self.name = name
         self.dtype = dtype
-        self.align = align  # bytes, of the pointer passed
+        self.align = align  # bytes, of the pointer passed (as declared: what the trace prints)
+        self.code_align = 0  # bytes the launch proved from the actual pointer (GPU plans; 0: unknown)
         self.length = length  # elements addressable from the pointer
         self.read = False
         self.written = False
