@@ -862,6 +862,39 @@ def local_tile(tensor: Tensor, tiler: Any, coord: Any, proj: Any = None) -> Tens
     return inner_partition(tensor, tiler, coord)
 
 
+def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
+    """The tensor with its domain shifted by coord (CuTe's domain_offset): element c of the result
+    is element c + coord of tensor. coord may be negative (the shifted-out part must then not be
+    accessed: predicate it).
+
+    >>> t = make_identity_tensor((4, 8))
+    >>> domain_offset((1, -2), t)[(0, 0)]
+    (1, -2)
+    """
+    if not isinstance(tensor, Tensor):
+        raise TensorError(f"domain_offset: expected a Tensor, got {type(tensor).__name__}")
+    lay = tensor.layout
+    if isinstance(lay, ComposedLayout):
+        raise TensorError(f"domain_offset: the tensor {tensor} has a composed layout; not supported")
+    shp, std = lay.shape, lay.stride
+    flat_c = coord if isinstance(coord, tuple) else (coord,)
+    flat_s = shp if isinstance(shp, tuple) else (shp,)
+    flat_d = std if isinstance(std, tuple) else (std,)
+    if len(flat_c) != len(flat_s):
+        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): the coordinate has {len(flat_c)} modes, "
+                          f"the tensor {len(flat_s)}")
+    full = []
+    for c, s in zip(flat_c, flat_s):
+        if isinstance(s, tuple) and not isinstance(c, tuple):
+            if not (isinstance(c, int) and c == 0):
+                raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a hierarchical mode "
+                                  f"{it.tuple_str(s)} needs a coordinate of its profile")
+            c = it.transform_leaf(s, lambda _: 0)
+        full.append(c)
+    delta = it.crd2idx(tuple(full), tuple(flat_s), tuple(flat_d))  # linear: negative coordinates are fine
+    return tensor._new(lay, _add(tensor.offset, delta))
+
+
 def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) -> Tensor:
     """Thread index's share of tensor when the threads are laid out by tiler (outer partition).
 
