@@ -30,6 +30,8 @@ references at static offsets.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -472,6 +474,7 @@ class Tracer:
         self.dynamic_smem = 0
         self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
         self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
+        self.src_lines: Dict[int, str] = {}  # id(Load/Store/Op) -> "file:line" of the user's kernel
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
 
@@ -521,6 +524,8 @@ class Tracer:
 
     def emit(self, stmt: Any) -> None:
         self.cur.ops.append(stmt)
+        if isinstance(stmt, (Load, Store, Op)):  # the user's line, for errors found at run time
+            self.src_lines[id(stmt)] = user_line()
 
     def check_refs(self, refs: Sequence[Ref], what: str) -> None:
         """Refuse values defined in a loop or branch that has ended (their registers are gone)."""
@@ -612,8 +617,24 @@ class Tracer:
     def finish(self) -> KernelIR:
         if self.cur is not self.body:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
-        return KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
-                        self.dynamic_smem)
+        ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
+                      self.dynamic_smem)
+        ir.src_lines = self.src_lines
+        return ir
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_line() -> str:
+    """file:line of the innermost frame outside the cutelab package (the user's kernel code), or ''."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return ""
 
 
 def current(what: str = "this") -> Tracer:
