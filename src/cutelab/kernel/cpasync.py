@@ -141,16 +141,23 @@ class CpAsyncCopy(Op):
         so = r.base_var(self.src_base, self.src_offsets)
         do = r.base_var(self.dst_base, self.dst_offsets)
         code = getattr(r, "guards", {}).get(id(self))
-        if code is not None:  # not proved in bounds: test it; out of range, record it and read nothing
-            ok = r.guard_cond(self)
+        if code is not None:  # not proved in bounds: test it; out of range, record it and touch nothing
+            acc = r.guard_accesses.get(id(self), ())
+            src_ok = r.guard_cond(self, [a for a in acc if not a.is_store])
+            dst_ok = r.guard_cond(self, [a for a in acc if a.is_store])
             want = "true" if self.pred is None else (
                 ("true" if self.pred else "false") if isinstance(self.pred, int) else r.cond(self.pred))
             r.n_tmp += 1
             pv = f"cp{r.n_tmp}"
             r.emit(f"const bool {pv}w = {want};")
-            r.emit(f"const bool {pv} = {pv}w && ({ok});")
-            r.emit(f"if ({pv}w && !{pv}) cl_fail({code}u);")
+            r.emit(f"const bool {pv}d = {dst_ok};")
+            r.emit(f"const bool {pv} = {pv}w && ({src_ok});")
+            r.emit(f"if (({pv}w && !{pv}) || !{pv}d) cl_fail({code}u);")
+            r.emit(f"if ({pv}d) {{")  # an out-of-range destination: no copy at all (not even the zero-fill)
+            r.indent += 1
             self._emit(r, pv, so, do)
+            r.indent -= 1
+            r.emit("}")
             return
         s_off = f" + {self.src_offsets[0]}" if self.src_offsets[0] else ""
         d_off = f" + {self.dst_offsets[0]}" if self.dst_offsets[0] else ""

@@ -888,11 +888,11 @@ class CudaRenderer:
             self.block(s.body)
             self.emit("}")
 
-    def guard_cond(self, op: Any) -> str:
-        """The C condition that every access of op that the launch could not prove is in bounds
-        (guards.py); declares its index temporaries."""
+    def guard_cond(self, op: Any, accesses: Any = None) -> str:
+        """The C condition that every access of op that the launch could not prove (or those of
+        `accesses`) is in bounds (guards.py); declares its index temporaries."""
         conds = []
-        for a in self.guard_accesses.get(id(op), ()):
+        for a in (self.guard_accesses.get(id(op), ()) if accesses is None else accesses):
             omin, omax = min(a.offsets), max(a.offsets)
             L = a.param.length
             if isinstance(a.base, Expr):

@@ -87,10 +87,24 @@ def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Di
     }
 
 
+class _Env(dict):
+    """Index variables by name; "reg.<id>.<i>" (trace.RegVar) reads that register of every thread."""
+
+    def __init__(self, env: Dict[str, Any], batch: "_Batch"):
+        dict.__init__(self, env)
+        self.batch = batch
+
+    def __missing__(self, name: str) -> Any:
+        if name.startswith("reg."):
+            _, rid, i = name.split(".")
+            return self.batch.regs[int(rid)][:, int(i)].astype(np.int64)
+        raise KeyError(name)
+
+
 class _Batch:
     def __init__(self, ir: KernelIR, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
         self.ir = ir
-        self.env = env
+        self.env = _Env(env, self)
         self.n = n
         self.regs: Dict[int, np.ndarray] = {}
         self.scalars = scalars or {}

@@ -247,6 +247,8 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[A
     for e in [base] + [c for c, _ in guards]:
         if isinstance(e, tuple):  # a register condition: data-dependent
             return False
+        if isinstance(e, Expr) and any(v.name.startswith("reg.") for v in atoms(e)):
+            return False  # an index read from a register (trace.RegVar): data-dependent
         if isinstance(e, Expr) and any(isinstance(v, LoopVar) and v is not var for v in atoms(e)):
             return False
         if var is not None and e is not base and isinstance(e, Expr) and any(v is var for v in atoms(e)):

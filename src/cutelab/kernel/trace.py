@@ -48,7 +48,7 @@ __all__ = [
     "Param", "Reg", "Load", "Store", "Compute", "Printf", "KernelIR", "Tracer", "current",
     "GmemEngine", "RmemEngine", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim",
     "printf", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam",
-    "ParamRef", "LoopVar", "ArgVar", "SmemEngine", "walk",
+    "ParamRef", "LoopVar", "ArgVar", "RegVar", "SmemEngine", "walk",
 ]
 
 
@@ -335,6 +335,27 @@ class ArgVar(Var):
         self.div = 1
 
 
+class RegVar(Var):
+    """An integer held in a register (a runtime Int32 variable, e.g. a pipeline stage) used in an
+    index expression: ``ref`` is its (Reg, i); its range is its type's unless known better."""
+
+    __slots__ = ("c_name", "ref")
+
+    def __init__(self, ref: Tuple[Any, int]):
+        reg, i = ref
+        Var.__init__(self, f"reg.{reg.id}.{i}", 1)
+        self.c_name = f"{reg.name}[{i}]"
+        self.ref = ref
+        bits = reg.dtype.width
+        if reg.dtype.kind == "bool":
+            self.lo, self.hi = 0, 1
+        elif reg.dtype.kind == "uint":
+            self.lo, self.hi = 0, (1 << bits) - 1
+        else:
+            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.div = 1
+
+
 class For:
     """``for var in range(lo, hi, step)`` as a real loop (bounds may be runtime values)."""
 
@@ -544,7 +565,9 @@ class Tracer:
 
     def check_index(self, e: Any, what: str) -> None:
         for v in atoms(e):
-            if isinstance(v, LoopVar) and not any(v is w for w in self.loops):
+            if isinstance(v, RegVar):
+                self.check_refs([v.ref], what)
+            elif isinstance(v, LoopVar) and not any(v is w for w in self.loops):
                 raise TraceError(
                     f"kernel {self.name}: {what} uses the index of a loop that has ended "
                     f"({v.c_name}){self.where()}"
@@ -711,6 +734,17 @@ class TraceValue:
     @property
     def element_type(self) -> Any:
         return self.dtype
+
+    def as_index(self) -> Any:
+        """This one-element integer value as an index (a coordinate of a tensor): an int, a
+        symbolic index, or a RegVar reading its register at run time."""
+        if len(self.refs) != 1 or self.dtype.kind not in ("int", "uint", "bool"):
+            raise TraceError(f"a tensor value {self} of {self.dtype} cannot index a tensor; an index is one integer")
+        r = self.refs[0]
+        if isinstance(r, tuple):
+            current("a runtime index").check_refs([r], "an index")
+            return RegVar(r)
+        return r if is_sym(r) else int(r)
 
     def __len__(self) -> int:
         return len(self.refs)
