@@ -482,6 +482,20 @@ class Pointer:
     def memspace(self) -> str:
         return self.engine.memspace
 
+    def align(self, min_align: int) -> "Pointer":
+        """The pointer, asserted to be min_align-byte aligned (CuTe DSL's Pointer.align). cutelab
+        derives alignment itself, so the pointer is unchanged; an assertion that a static offset
+        contradicts is refused."""
+        if not isinstance(min_align, int) or min_align < 1 or min_align & (min_align - 1):
+            raise TensorError(f"Pointer.align({min_align!r}): the alignment must be a power of two")
+        off = self.offset
+        if isinstance(off, (int, np.integer)) and hasattr(self.engine, "align"):
+            b = self.engine.dtype.bytes
+            if (int(off) * b) % min_align and int(off) * b % min(min_align, self.engine.align) != 0:
+                raise TensorError(f"Pointer.align({min_align}): the pointer {self} at element offset {int(off)} "
+                                  f"is not {min_align}-byte aligned")
+        return Pointer(self.engine, off)
+
     def __str__(self) -> str:
         return self.engine.ptr_str(self.offset)
 
@@ -573,6 +587,23 @@ class Tensor:
         """CuTe DSL: make one mode's extent a runtime value; cutelab keeps it static (see
         mark_layout_dynamic), so this returns self."""
         return self
+
+    @property
+    def leading_dim(self) -> Any:
+        """The mode whose stride is 1 (and extent not 1), as CuTe DSL finds it: an int, a tuple for
+        a nested mode, or None."""
+        def find(stride: Any, shape: Any, pos: tuple) -> Any:
+            if isinstance(stride, tuple):
+                for i, (d, n) in enumerate(zip(stride, shape)):
+                    r = find(d, n, pos + (i,))
+                    if r is not None:
+                        return r
+                return None
+            if isinstance(stride, int) and not isinstance(stride, bool) and stride == 1 and shape != 1:
+                return (pos[0] if len(pos) == 1 else pos) if pos else 0
+            return None
+
+        return find(self.layout.stride, self.layout.shape, ())
 
     @property
     def type(self) -> "TensorType":
@@ -935,3 +966,40 @@ def print_tensor(t: Any) -> None:
         print(f"tensor_value<{t.dtype} o {it.tuple_str(t.shape)}> =\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )")
         return
     print(format_tensor(t))
+
+
+def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
+    """The tensor whose element at c is tensor's element at c + coord (CuTe's domain_offset):
+    the same layout, its start moved by layout(coord). coord may be negative or runtime values.
+
+    >>> import numpy as np
+    >>> t = make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3)))
+    >>> float(domain_offset((1, 1), t)[0, 0])
+    5.0
+    """
+    if not isinstance(tensor, Tensor):
+        raise TensorError(f"domain_offset: expected a Tensor, got {type(tensor).__name__}")
+    if isinstance(tensor.layout, ComposedLayout):
+        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a composed (swizzled) layout is not supported")
+    shp, std = tensor.layout.shape, tensor.layout.stride
+    cs = coord if isinstance(coord, tuple) else (coord,)
+    shps = shp if isinstance(shp, tuple) else (shp,)
+    stds = std if isinstance(std, tuple) else (std,)
+    if len(cs) != len(shps):
+        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): the coordinate has {len(cs)} modes, "
+                          f"the tensor {len(shps)}")
+    delta: Any = 0
+    for c, s, d in zip(cs, shps, stds):
+        if isinstance(c, tuple) or isinstance(s, tuple):
+            if not isinstance(c, tuple) and isinstance(c, (int, np.integer)) and c >= 0:
+                delta = _add(delta, it.crd2idx(int(c), s, d))
+                continue
+            if isinstance(c, tuple):
+                delta = _add(delta, it.crd2idx(c, s, d))
+                continue
+            raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): an offset into the hierarchical "
+                              f"mode {it.tuple_str(s)} must be a non-negative int or a coordinate of that mode")
+        if isinstance(c, (int, np.integer)) and int(c) == 0:
+            continue
+        delta = _add(delta, c * d) if not isinstance(d, (int, np.integer)) else _add(delta, c * int(d))
+    return tensor._new(tensor.layout, _add(tensor.offset, delta))

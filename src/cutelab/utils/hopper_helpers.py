@@ -47,6 +47,18 @@ class LayoutEnum(Enum):
     def is_m_major_c(self) -> bool:
         return self is LayoutEnum.COL_MAJOR
 
+    @staticmethod
+    def from_tensor(tensor: Any) -> "LayoutEnum":
+        """ROW_MAJOR when the tensor's leading (stride-1) mode is mode 1, COL_MAJOR when it is mode 0."""
+        ld = tensor.leading_dim
+        first = ld[0] if isinstance(ld, tuple) else ld
+        if first == 1:
+            return LayoutEnum.ROW_MAJOR
+        if first == 0:
+            return LayoutEnum.COL_MAJOR
+        raise ValueError(f"LayoutEnum.from_tensor({tensor}): invalid leading dimension {ld} (neither mode 0 nor 1 "
+                         f"has stride 1)")
+
 
 def _check(layout: Any, dtype: Any, op: str) -> None:
     if not isinstance(layout, LayoutEnum):
