@@ -50,8 +50,8 @@ _LAZY = {
         "BFloat16", "Boolean", "Float16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64", "Numeric",
         "Uint8", "Uint16", "Uint32", "Uint64", "Float8E4M3FN", "Float8E5M2", "TFloat32")},
     **{name: ("tensor", name) for name in (
-        "Pointer", "Tensor", "TensorSSA", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
-        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor", "domain_offset")},
+        "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
+        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
@@ -172,9 +172,9 @@ def _gemm_dispatch(host):
     def gemm(atom, d, a, b, c, **kwargs):
         trace = _sys.modules.get(__name__ + ".kernel.trace")
         if trace is not None and trace.tracing():
-            from .kernel.mma import kernel_gemm
+            from .kernel.gemm import kernel_gemm
 
-            return kernel_gemm(atom, d, a, b, c, **kwargs)
+            return kernel_gemm(atom, d, a, b, c)
         return host(atom, d, a, b, c, **kwargs)
 
     gemm.__doc__ = host.__doc__
@@ -182,7 +182,7 @@ def _gemm_dispatch(host):
     return gemm
 
 
-gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm; inside a kernel, cutelab.kernel.mma
+gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm, from the star import above; kernel/gemm.py in a kernel
 
 
 def dtype(name):

@@ -893,6 +893,39 @@ def local_tile(tensor: Tensor, tiler: Any, coord: Any, proj: Any = None) -> Tens
     return inner_partition(tensor, tiler, coord)
 
 
+def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
+    """The tensor with its domain shifted by coord (CuTe's domain_offset): element c of the result
+    is element c + coord of tensor. coord may be negative (the shifted-out part must then not be
+    accessed: predicate it).
+
+    >>> t = make_identity_tensor((4, 8))
+    >>> domain_offset((1, -2), t)[(0, 0)]
+    (1, -2)
+    """
+    if not isinstance(tensor, Tensor):
+        raise TensorError(f"domain_offset: expected a Tensor, got {type(tensor).__name__}")
+    lay = tensor.layout
+    if isinstance(lay, ComposedLayout):
+        raise TensorError(f"domain_offset: the tensor {tensor} has a composed layout; not supported")
+    shp, std = lay.shape, lay.stride
+    flat_c = coord if isinstance(coord, tuple) else (coord,)
+    flat_s = shp if isinstance(shp, tuple) else (shp,)
+    flat_d = std if isinstance(std, tuple) else (std,)
+    if len(flat_c) != len(flat_s):
+        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): the coordinate has {len(flat_c)} modes, "
+                          f"the tensor {len(flat_s)}")
+    full = []
+    for c, s in zip(flat_c, flat_s):
+        if isinstance(s, tuple) and not isinstance(c, tuple):
+            if not (isinstance(c, int) and c == 0):
+                raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a hierarchical mode "
+                                  f"{it.tuple_str(s)} needs a coordinate of its profile")
+            c = it.transform_leaf(s, lambda _: 0)
+        full.append(c)
+    delta = it.crd2idx(tuple(full), tuple(flat_s), tuple(flat_d))  # linear: negative coordinates are fine
+    return tensor._new(lay, _add(tensor.offset, delta))
+
+
 def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) -> Tensor:
     """Thread index's share of tensor when the threads are laid out by tiler (outer partition).
 
@@ -966,40 +999,3 @@ def print_tensor(t: Any) -> None:
         print(f"tensor_value<{t.dtype} o {it.tuple_str(t.shape)}> =\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )")
         return
     print(format_tensor(t))
-
-
-def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
-    """The tensor whose element at c is tensor's element at c + coord (CuTe's domain_offset):
-    the same layout, its start moved by layout(coord). coord may be negative or runtime values.
-
-    >>> import numpy as np
-    >>> t = make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3)))
-    >>> float(domain_offset((1, 1), t)[0, 0])
-    5.0
-    """
-    if not isinstance(tensor, Tensor):
-        raise TensorError(f"domain_offset: expected a Tensor, got {type(tensor).__name__}")
-    if isinstance(tensor.layout, ComposedLayout):
-        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a composed (swizzled) layout is not supported")
-    shp, std = tensor.layout.shape, tensor.layout.stride
-    cs = coord if isinstance(coord, tuple) else (coord,)
-    shps = shp if isinstance(shp, tuple) else (shp,)
-    stds = std if isinstance(std, tuple) else (std,)
-    if len(cs) != len(shps):
-        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): the coordinate has {len(cs)} modes, "
-                          f"the tensor {len(shps)}")
-    delta: Any = 0
-    for c, s, d in zip(cs, shps, stds):
-        if isinstance(c, tuple) or isinstance(s, tuple):
-            if not isinstance(c, tuple) and isinstance(c, (int, np.integer)) and c >= 0:
-                delta = _add(delta, it.crd2idx(int(c), s, d))
-                continue
-            if isinstance(c, tuple):
-                delta = _add(delta, it.crd2idx(c, s, d))
-                continue
-            raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): an offset into the hierarchical "
-                              f"mode {it.tuple_str(s)} must be a non-negative int or a coordinate of that mode")
-        if isinstance(c, (int, np.integer)) and int(c) == 0:
-            continue
-        delta = _add(delta, c * d) if not isinstance(d, (int, np.integer)) else _add(delta, c * int(d))
-    return tensor._new(tensor.layout, _add(tensor.offset, delta))

@@ -138,12 +138,21 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
-def py_range(fn: Any, *args: Any) -> Any:
-    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value."""
-    if fn is builtins.range and _tracer() is not None and any(_is_dynamic(a) for a in args):
-        a, b, c = _range_args(args, "range")
-        return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"))
-    return fn(*args)
+def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value.
+
+    In a kernel, ``range`` takes CuTe DSL's ``unroll=`` / ``unroll_full=`` too: a loop with static
+    bounds is unrolled at trace time anyway; one with runtime bounds passes them to the loop."""
+    if fn is builtins.range and (kw or _tracer() is not None):
+        bad = set(kw) - {"unroll", "unroll_full"}
+        if bad:
+            raise TraceError(f"range(...) in a kernel takes the keywords unroll and unroll_full, got {sorted(bad)}")
+        if _tracer() is not None and any(_is_dynamic(a) for a in args):
+            a, b, c = _range_args(args, "range")
+            return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"),
+                            kw.get("unroll"), bool(kw.get("unroll_full", False)))
+        return fn(*args)
+    return fn(*args, **kw)
 
 
 def _cond_ref(t: Any, c: Any, where: str) -> Any:

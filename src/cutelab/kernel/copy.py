@@ -35,6 +35,10 @@ def _flag(p: Any) -> Any:
 def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
     """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
     profile (REST...)) leaves the elements whose flag is False untouched."""
+    from .cpasync import cp_async_copy, is_cp_async
+
+    if is_cp_async(atom):  # cp.async: its own op (kernel/cpasync.py)
+        return cp_async_copy(atom, src, dst, pred)
     t = current("cute.copy")
     from .ldmatrix import is_ldmatrix, kernel_ldmatrix  # warp-collective copies carry their own op
 

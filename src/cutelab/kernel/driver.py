@@ -168,6 +168,13 @@ class CUstream:
         return f"<CUstream 0x{self.handle:x}>"
 
 
+class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name
+    """cuda.bindings.driver.CUstream_flags: the flags of cuStreamCreate (the default stream is 0)."""
+
+    CU_STREAM_DEFAULT = 0
+    CU_STREAM_NON_BLOCKING = 1
+
+
 class ParamBuffer:
     """Kernel arguments (all 64-bit pointers) laid out for cuLaunchKernel's kernelParams."""
 

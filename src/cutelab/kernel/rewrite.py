@@ -207,8 +207,8 @@ class _Rewriter(ast.NodeTransformer):
         names = [n for n in _assigned(node.body) if n not in targets]
         v = self._fresh("l")
         it = node.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
-            it = _call(_rt("py_range"), it.func, *it.args)
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+            it = ast.Call(func=_rt("py_range"), args=[it.func, *it.args], keywords=it.keywords)
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Loop"), it, _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
             self._where(node), ast.Constant(_jumps(node.body))))
