@@ -634,6 +634,10 @@ class Tensor:
 
     # ---- indexing
     def _check_coord(self, coord: Any) -> None:
+        # inside a traced kernel a coordinate past a flat mode is only an offset, as in CuTe (a pipeline
+        # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
+        traced = hasattr(self.engine, "param")
+
         def go(c: Any, s: Any) -> bool:
             if isinstance(c, tuple):
                 return isinstance(s, tuple) and len(c) == len(s) and all(go(x, y) for x, y in zip(c, s))
@@ -641,7 +645,7 @@ class Tensor:
                 return True
             n = it.product(s)
             if isinstance(c, (int, np.integer)):
-                return 0 <= c < n
+                return 0 <= c < n or (traced and not isinstance(s, tuple))
             if isinstance(c, np.ndarray):
                 return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
             return True  # symbolic
@@ -674,7 +678,10 @@ class Tensor:
             sub, fixed = slice_and_offset(coord, lay.outer)
             return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
         if it.has_none(coord):
-            return self._new(slice_(self.layout, coord), _add(self.offset, delta))
+            # the kept modes depend only on where coord has None (its ints are in delta already)
+            keep = it.transform_leaf(coord, lambda c: None if c is None else 0) if hasattr(self.engine, "param") \
+                else coord
+            return self._new(slice_(self.layout, keep), _add(self.offset, delta))
         return self.engine.read_one(_add(self.offset, delta))
 
     def __setitem__(self, coord: Any, value: Any) -> None:
