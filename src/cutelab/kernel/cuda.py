@@ -920,7 +920,17 @@ class CudaRenderer:
         if self.retile and not any(isinstance(x, Printf) for x in ir.stmts):
             self._find_copies()
         grid = ir.grid
+        dyn_off = 0
         for sh in ir.shared:
+            if sh.dynamic:  # above 48 KiB: pointers into the block's dynamic shared memory (kernel/smem.py)
+                if dyn_off == 0:
+                    self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")
+                al = max(16, sh.align)
+                dyn_off = -(-dyn_off // al) * al
+                self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
+                          f"(cl_dyn_smem + {dyn_off});")
+                dyn_off += sh.bytes
+                continue
             self.emit(f"__shared__ alignas({max(16, sh.align)}) {ctype(sh.dtype)[0]} {sh.name}[{sh.length}];")
         for r in ir.regs:
             if r.mutable:
