@@ -96,6 +96,9 @@ def _as_bound(x: Any, what: str) -> Any:
 def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False) -> DynRange:
     """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static."""
     a, b, c = _range_args(args, "cutlass.range")
+    if unroll_full and _tracer() is not None and not any(_is_dynamic(x) for x in (a, b, c)):
+        # fully unrolled with static bounds: the loop variable is a Python int, as the DSL's unrolled copies see it
+        return builtins.range(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"))
     return DynRange(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"),
                     unroll, unroll_full)
 
@@ -189,6 +192,34 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+class Unusable:
+    """The value after a runtime branch of a variable that held a static Python value before it and
+    another one inside it: it has no single value there, so every use raises."""
+
+    def __init__(self, name: str, before: Any, what: str, where: str, kernel: str):
+        object.__setattr__(self, "_msg", (
+            f"kernel {kernel}: variable '{name}' is {_describe(before)} before the {what} at {where} and another "
+            f"static value inside it, so it has no single value after it; keep it in a register fragment, or use "
+            f"cutlass.const_expr to make the {what} static"))
+
+    def _fail(self, *a: Any, **k: Any) -> Any:
+        raise TraceError(object.__getattribute__(self, "_msg"))
+
+    def __getattr__(self, name: str) -> Any:
+        self._fail()
+
+    __setattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __index__ = _fail
+    __int__ = __float__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _fail
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "<no single value after a runtime branch>"
+
+    __str__ = __format__ = lambda self, *a: self._fail()  # type: ignore[assignment]
+
+
 class _Carry:
     """Carries variables through a runtime region: tensor values live in mutable registers."""
 
@@ -200,6 +231,7 @@ class _Carry:
         self.what = what
         self.regs: Dict[str, Any] = {}
         self.last: Dict[str, Any] = dict(self.pre)
+        self.poisoned: set = set()
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -252,6 +284,10 @@ class _Carry:
                 t.emit(Assign(r, tuple(range(r.n)), v.refs))
             elif pre is UNDEF:
                 continue  # local to the region
+            elif not _same(v, pre) and self.what == "branch":
+                # a static value that one branch changes has no single value after the branch: the
+                # variable is unusable there (any use raises), as a throwaway `_` usually is
+                self.poisoned.add(n)
             elif not _same(v, pre):
                 raise TraceError(
                     f"kernel {t.name}: variable '{n}' is {_describe(pre)} before the {self.what} at {self.where} "
@@ -260,6 +296,8 @@ class _Carry:
                     f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
                     f"to make the {self.what} static"
                 )
+        for n in self.poisoned:
+            self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
 
 
 class Loop:

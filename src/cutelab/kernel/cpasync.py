@@ -327,7 +327,14 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None) -> 
             p = f
         src.engine.param.read = True
         dst.engine.param.written = True
-        t.emit(CpAsyncCopy(src.engine.param, src.offset, tuple(so), dst.engine.param, dst.offset, tuple(do), p,
+        dbase, do = dst.offset, tuple(do)
+        if hasattr(dst.engine, "runs"):  # swizzled shared memory (kernel/smem.py): the swizzled address
+            runs = dst.engine.runs(dst.offset, do)
+            if len(runs) != 1:
+                raise TraceError(f"{what}: the {V} destination elements of copy {g} are not contiguous after the "
+                                 f"swizzle {dst.engine.swizzle}; a {nbytes}-byte cp.async needs contiguous elements")
+            dbase, do = runs[0][0], runs[0][1]
+        t.emit(CpAsyncCopy(src.engine.param, src.offset, tuple(so), dst.engine.param, dbase, do, p,
                            cache, where))
     t.cp_async_uncommitted = getattr(t, "cp_async_uncommitted", 0) + groups
 

@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import TraceError
 import numpy as np
 
-from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
+from .symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, evaluate, mul, sym_div
 from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store,
                     While, pow2_divisor)
 
@@ -110,9 +110,9 @@ def _subexprs(e: Any, out: List[Expr]) -> None:
         if isinstance(e, Lin):
             for a, _ in e.terms:
                 _subexprs(a, out)
-        elif isinstance(e, (FloorDiv, Mod)):
+        elif isinstance(e, (FloorDiv, Mod, Swz)):
             _subexprs(e.a, out)
-        elif isinstance(e, (Mul, Cmp)):
+        elif isinstance(e, (Mul, Cmp, DynDiv)):
             _subexprs(e.a, out)
             _subexprs(e.b, out)
         elif isinstance(e, BoolAnd):
@@ -191,6 +191,12 @@ class _IntPrinter:
             return f"(({self.t})cl_mod({self(e.a)}, {e.c}))"
         if isinstance(e, Mul):
             return f"({self(e.a)} * {self(e.b)})"
+        if isinstance(e, DynDiv):  # floor division / remainder by a runtime value
+            f = "cl_floordiv" if e.op == "//" else "cl_mod"
+            return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
+        if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
+            a = self(e.a)
+            return f"({a} ^ (({a} & {self.lit(e.ymask)}) >> {e.s}))"
         if isinstance(e, Cmp):
             return f"({self(e.a)} {e.op} {self(e.b)})"
         if isinstance(e, BoolAnd):
@@ -955,7 +961,17 @@ class CudaRenderer:
         if self.retile and not any(isinstance(x, Printf) for x in ir.stmts):
             self._find_copies()
         grid = ir.grid
+        dyn_off = 0
         for sh in ir.shared:
+            if sh.dynamic:  # above 48 KiB: pointers into the block's dynamic shared memory (kernel/smem.py)
+                if dyn_off == 0:
+                    self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")
+                al = max(16, sh.align)
+                dyn_off = -(-dyn_off // al) * al
+                self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
+                          f"(cl_dyn_smem + {dyn_off});")
+                dyn_off += sh.bytes
+                continue
             self.emit(f"__shared__ alignas({max(16, sh.align)}) {ctype(sh.dtype)[0]} {sh.name}[{sh.length}];")
         for r in ir.regs:
             if r.mutable:

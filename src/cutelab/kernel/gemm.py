@@ -11,8 +11,8 @@ step: CUDA ``fmaf``/``fma`` (one rounding); the CPU computes a * b + c in float6
 once to the accumulator's type, which equals the fused result except in rare double-rounding
 cases (within the accumulator's rounding).
 
->>> sorted(cls.__name__ for cls in GEMM_IMPLS)
-['MmaUniversalOp']
+>>> sorted(cls.__name__ for cls in GEMM_IMPLS)  # kernel/mma.py adds SM80 mma.sync
+['MmaF16BF16Op', 'MmaUniversalOp']
 """
 
 from __future__ import annotations
@@ -155,3 +155,6 @@ def _register_defaults() -> None:
 
 
 _register_defaults()
+
+
+from . import mma as _mma  # noqa: E402,F401 - registers SM80 mma.sync (warp.MmaF16BF16Op)
