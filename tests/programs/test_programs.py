@@ -65,14 +65,7 @@ GAPS = {
         "make_composed_layout(python_function, (1,0), identity layout) raises 'the inner function must be a "
         "Swizzle or a Layout' [swizzle.py ComposedLayout.__init__]; CuTe DSL accepts any callable, prints "
         "'(<function ... at 0x..> o (1, 0) o (8,4):(1@0,1@1))' and evaluates it (layout(0) -> (1,1))"),
-    "nb_dtypes_conversion": "cutlass.Int32(42) returns a Python int with no .to(dtype) [numeric.py Numeric.__call__]",
-    "nb_dtypes_operators": ("cute.printf formats values with Python str [kernel printf]: CuTe DSL prints Float32 "
-                            "with C '%f' (5.500000, 3.333333 for Int32/Int32) and a Boolean as 1; cutelab 5.5, "
-                            "3.3333333333333335, True"),
     "nb_dtypes_static_dynamic": _EAGER,
-    "nb_print_compile": _EAGER + "; print(type(a)) of an Int32 argument shows Int32 in CuTe DSL, <class 'int'> in cutelab",
-    "nb_print_example": _EAGER + "; print(type(a)) of an Int32 argument shows Int32 in CuTe DSL, <class 'int'> in cutelab",
-    "nb_print_format_string": _EAGER,
     "nb_print_tensor_basic": _PTENSOR,
     "nb_print_tensor_slice": "cute.slice_(tensor, coord) raises 'slice_: expected a layout' [layout.py slice_]; CuTe DSL slices tensors",
     "nb_print_tensor_verbose": "print_tensor has no verbose= keyword [tensor.py print_tensor]",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from ..dynamic import DynBool, DynInt
 from ..errors import TraceError
 from .symbolic import Expr, is_sym
 from .trace import Assign, Compute, TraceValue, _state, current
@@ -138,9 +139,16 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
+def _runtime_int(x: Any) -> bool:
+    """A value CuTe DSL knows only at run time: symbolic, a tensor value, or a DynInt/DynBool
+    (whose value cutelab knows: the region it controls is still a runtime region)."""
+    return _is_dynamic(x) or isinstance(x, (DynInt, DynBool))
+
+
 def py_range(fn: Any, *args: Any) -> Any:
-    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value."""
-    if fn is builtins.range and _tracer() is not None and any(_is_dynamic(a) for a in args):
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
+    (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled)."""
+    if fn is builtins.range and _tracer() is not None and any(_runtime_int(a) for a in args):
         a, b, c = _range_args(args, "range")
         return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"))
     return fn(*args)
@@ -158,7 +166,7 @@ def _cond_ref(t: Any, c: Any, where: str) -> Any:
         return c.refs[0]
     if is_sym(c):
         return c
-    return int(bool(c))
+    return int(bool(c))  # a static value or a DynBool/DynInt: its known value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -300,7 +308,7 @@ class Branch:
         t = _tracer()
         self.where = where
         forced = isinstance(cond, _Dyn)
-        self.dynamic = t is not None and (forced or _is_dynamic(cond))
+        self.dynamic = t is not None and (forced or _runtime_int(cond))
         if not self.dynamic:
             self.value = bool(cond.x if forced else cond)
             return
@@ -426,7 +434,8 @@ class WhileLoop:
 def and_(a: Any, b: Any) -> Any:
     """``a and b`` in a kernel condition: b is a thunk (short-circuit for static a)."""
     if not _is_dynamic(a):
-        return b() if a else a
+        r = b() if a else a
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return _as_bool(a) if vb else vb
@@ -435,7 +444,8 @@ def and_(a: Any, b: Any) -> Any:
 
 def or_(a: Any, b: Any) -> Any:
     if not _is_dynamic(a):
-        return a if a else b()
+        r = a if a else b()
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return True if vb else _as_bool(a)
@@ -443,6 +453,8 @@ def or_(a: Any, b: Any) -> Any:
 
 
 def not_(a: Any) -> Any:
+    if isinstance(a, DynBool):
+        return DynBool(not a)
     if not _is_dynamic(a):
         return not a
     return ~_as_bool(a)
