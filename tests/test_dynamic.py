@@ -252,3 +252,24 @@ def test_marked_tensor_in_a_kernel_generates_static_cuda():
         _double(_dyn(a, 16), _dyn(np.zeros(1024, np.float32), 16)).launch(grid=1, block=1)
     body = cuda.render(ks[0]).split("__global__", 1)[1]
     assert "for (int i0 = 0; i0 < 1024; i0 += 1) {" in body and "?" not in body
+
+
+def test_scalars_made_in_a_jit_function_are_runtime_values():
+    @cute.kernel
+    def k(out: cute.Tensor, n):  # n: a runtime scalar argument (a cutlass scalar, as in CuTe DSL)
+        out[0] = out[0] + n
+
+    @cute.jit
+    def f(out: cute.Tensor, m: cutlass.Int32):
+        a = cutlass.Int32(5)
+        x = cutlass.Float32(3.14)
+        print(a, repr(a), type(a), a * 2, m * 2, x, repr(x), type(x), x * 2)  # CuTe DSL: all '?'
+        cute.printf("{} {} {}", a * 2, x, m + 1)
+        k(out, a).launch(grid=1, block=1, interpret=True)
+
+    out = np.zeros(1, np.int32)
+    with contextlib.redirect_stdout(io.StringIO()) as o:
+        f(from_dlpack(out), 4)
+    assert o.getvalue() == "? Int32(?) Int32 ? ? ? Float32(?) Float32 ?\n10 3.140000 5\n"
+    assert out[0] == 5 and last_launch().ir.params[-1].kind == "scalar"
+    assert type(cutlass.Int32(5)).__name__ == "IntValue"  # outside a jit function: a static scalar

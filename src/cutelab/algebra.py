@@ -120,8 +120,10 @@ def _one(x: Any) -> bool:
     return x == 1 and type(x) is not DynInt
 
 
-def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any) -> Layout:
-    """CuTe's bw_coalesce over flat modes shp[:-?] folded onto (new_shape, new_stride), right to left."""
+def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any, keep_dynamic: bool = False) -> Layout:
+    """CuTe's bw_coalesce over flat modes shp[:-?] folded onto (new_shape, new_stride), right to left.
+    keep_dynamic: modes with a dynamic extent or stride are not merged (CuTe DSL's coalesce cannot
+    prove them mergeable; the layout algebra inside composition etc. merges by value)."""
     ns = [new_shape]
     nd = [new_stride]
     scalar = True
@@ -131,7 +133,8 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any) -> Layou
             continue
         if scalar and _one(ns[0]):
             ns[0], nd[0] = s, d
-        elif s * d == nd[0]:
+        elif s * d == nd[0] and not (keep_dynamic and (type(s) is DynInt or type(d) is DynInt
+                                                       or type(ns[0]) is DynInt or type(nd[0]) is DynInt)):
             ns[0] = s * ns[0]
             nd[0] = d
         else:
@@ -145,14 +148,14 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any) -> Layou
     return _raw(tuple(ns), tuple(nd))
 
 
-def _coalesce(layout: Layout) -> Layout:
+def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
     shp, std = layout._shape, layout._stride
     if type(shp) is not tuple:
         return _raw(1, 0) if _one(shp) else layout
     shp, std = it.flatten(shp), it.flatten(std)
     if not shp:
         return _raw(1, 0)
-    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), shp[-1], std[-1])
+    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), shp[-1], std[-1], keep_dynamic)
 
 
 def _coalesce_x(layout: Layout) -> Layout:
@@ -187,7 +190,7 @@ def coalesce(layout: Any, target_profile: Any = None) -> Layout:
         target_profile = _normalize(target_profile)
         if isinstance(target_profile, tuple):
             return _by_mode(layout, target_profile, lambda l, t: coalesce(l, t), "coalesce")
-    return _coalesce(layout)
+    return _coalesce(layout, keep_dynamic=True)
 
 
 def _filter_zeros(layout: Layout) -> Layout:

@@ -28,10 +28,11 @@ and the CUDA code is as good as for static shapes), but marks them: a :class:`Dy
 
 from __future__ import annotations
 
+import abc
 import math
 from typing import Any, Callable
 
-__all__ = ["INT_TYPES", "DynInt", "DynBool", "is_dynamic", "value_of", "dynamic_key", "dyn_str"]
+__all__ = ["INT_TYPES", "DynInt", "DynFloat", "dyn_scalar", "in_host_trace", "DynBool", "is_dynamic", "value_of", "dynamic_key", "dyn_str"]
 
 _NAMES = {("int", 32): "Int32", ("int", 64): "Int64", ("int", 16): "Int16", ("int", 8): "Int8",
           ("uint", 32): "Uint32", ("uint", 64): "Uint64", ("uint", 16): "Uint16", ("uint", 8): "Uint8"}
@@ -55,7 +56,7 @@ def _tracing() -> bool:
     return tracing()
 
 
-class _DynMeta(type):
+class _DynMeta(abc.ABCMeta):
     """``print(type(n))`` shows ``Int32`` as CuTe DSL's does (n a dynamic Int32)."""
 
     def __repr__(cls) -> str:
@@ -74,7 +75,9 @@ class DynInt(int, metaclass=_DynMeta):
     ?{div=8} ?{i64 div=8} ?{i64 div=64} ?{div=2} ? ?{div=8}
     """
 
-    def __new__(cls, value: Any, dtype: Any = None, div: int = 1) -> "DynInt":
+    track = True  # arithmetic infers divisibility (values of layouts); False for Int32 arguments (CuTe DSL: '?')
+
+    def __new__(cls, value: Any, dtype: Any = None, div: int = 1, track: bool = True) -> "DynInt":
         if isinstance(dtype, str):
             from . import numeric
 
@@ -94,6 +97,8 @@ class DynInt(int, metaclass=_DynMeta):
         obj = int.__new__(cls, int(value))
         obj.dtype = dt
         obj.div = div
+        if not track:
+            obj.track = False
         return obj
 
     # ---- what it is
@@ -115,7 +120,7 @@ class DynInt(int, metaclass=_DynMeta):
         return str(self) if not spec else format(int(self), spec)
 
     def __reduce__(self) -> Any:
-        return (_make, (int(self), self.dtype.name, self.div))
+        return (_make, (int(self), self.dtype.name, self.div, self.track))
 
     __hash__ = int.__hash__
 
@@ -127,6 +132,8 @@ class DynInt(int, metaclass=_DynMeta):
         div = abs(int(div))
         if (div == 0 and v != 0) or (div and v % div):
             div = 1  # assert-worthy in CuTe DSL's terms; keep the value right
+        if not self.track or (isinstance(o, DynInt) and not o.track):
+            return DynInt(v, dt, 1, track=False)  # a scalar's arithmetic: CuTe DSL infers nothing
         return DynInt(v, dt, div)
 
     @staticmethod
@@ -184,13 +191,13 @@ class DynInt(int, metaclass=_DynMeta):
         return self._res(o, int(o) % int(self), 1)
 
     def __neg__(self) -> "DynInt":
-        return DynInt(-int(self), self.dtype, self.div)
+        return DynInt(-int(self), self.dtype, self.div, self.track)
 
     def __pos__(self) -> "DynInt":
         return self
 
     def __abs__(self) -> "DynInt":
-        return DynInt(abs(int(self)), self.dtype, self.div)
+        return DynInt(abs(int(self)), self.dtype, self.div, self.track)
 
     def _bits(self, o: Any, f: Callable[[int, int], int]) -> Any:
         if not _int_like(o):
@@ -207,7 +214,7 @@ class DynInt(int, metaclass=_DynMeta):
     def __rlshift__(self, o): return self._bits(o, lambda a, b: b << a)
     def __rshift__(self, o): return self._bits(o, lambda a, b: a >> b)
     def __rrshift__(self, o): return self._bits(o, lambda a, b: b >> a)
-    def __invert__(self): return DynInt(~int(self), self.dtype)
+    def __invert__(self): return DynInt(~int(self), self.dtype, 1, self.track)
 
     # ---- comparisons: runtime conditions inside a kernel trace, plain bools elsewhere
     def _cmp(self, o: Any, f: Callable[[int, int], bool]) -> Any:
@@ -227,8 +234,8 @@ class DynInt(int, metaclass=_DynMeta):
     def __ne__(self, o): return self._cmp(o, lambda a, b: a != b)
 
 
-def _make(v: int, dtype_name: str, div: int) -> DynInt:
-    return DynInt(v, dtype_name, div)
+def _make(v: int, dtype_name: str, div: int, track: bool = True) -> DynInt:
+    return DynInt(v, dtype_name, div, track)
 
 
 def _int_like(o: Any) -> bool:
@@ -365,4 +372,85 @@ def dynamic_key(x: Any) -> Any:
     if type(x).__name__ == "Layout":
         k = (dynamic_key(x.shape), dynamic_key(x.stride))
         return k if k != (None, None) else None
+    return None
+
+
+from .numeric import FloatValue as _FloatValue  # noqa: E402 - numeric imports nothing of ours at import time
+from .numeric import IntValue as _IntValue  # noqa: E402
+
+
+class DynScalar(_IntValue, metaclass=_DynMeta):
+    """``cutlass.Int32(5)`` inside a jit function's trace: a DynInt (prints ``?``) that is also a
+    cutlass scalar (an IntValue: a kernel receives it as a runtime argument, as in CuTe DSL)."""
+
+    _shown_as = "Int32"
+    track = False
+
+    def __new__(cls, dtype: Any, v: Any) -> "DynScalar":
+        obj = int.__new__(cls, int(_IntValue(dtype, v)))
+        obj.dtype = dtype
+        obj.div = 1
+        return obj
+
+    def __reduce__(self) -> Any:
+        return (_make, (int(self), self.dtype.name, self.div))
+
+
+for _name, _fn in list(DynInt.__dict__.items()):  # DynInt's printing and arithmetic
+    if callable(_fn) and _name not in ("__new__", "__reduce__", "__init_subclass__") and not _name.startswith("_abc"):
+        setattr(DynScalar, _name, _fn)
+DynScalar.value = DynInt.value  # type: ignore[attr-defined]
+DynInt.register(DynScalar)
+
+
+class DynFloat(_FloatValue, metaclass=_DynMeta):
+    """``cutlass.Float32(3.14)`` inside a jit function's trace: a runtime value, printed ``?``."""
+
+    _shown_as = "Float32"
+
+    def __new__(cls, dtype: Any, v: Any) -> "DynFloat":
+        return _FloatValue.__new__(cls, dtype, v)
+
+    def _op(self, o: Any, f: Any) -> Any:
+        r = _FloatValue._op(self, o, f)
+        return r if r is NotImplemented else DynFloat(r.dtype, float(r))
+
+    def __str__(self) -> str:
+        return "?"
+
+    def __repr__(self) -> str:
+        return _FLOAT_NAMES.get(self.dtype.name, "Float32") + "(?)"
+
+    def __format__(self, spec: str) -> str:
+        return "?" if not spec else format(float(self), spec)
+
+    def __reduce__(self) -> Any:
+        return (_FloatValue, (self.dtype, float(self)))
+
+    __hash__ = float.__hash__
+
+
+INT_TYPES = (int, DynInt, DynScalar)  # noqa: F811 - with the scalar variant
+_FLOAT_NAMES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "f64": "Float64", "tf32": "TFloat32"}
+
+
+def in_host_trace() -> bool:
+    """True while a @cute.jit function's body (or cute.compile's trace) runs on the host, outside
+    kernels: where CuTe DSL's scalars are runtime values."""
+    import sys
+
+    launch = sys.modules.get("cutelab.kernel.launch")
+    if launch is None or getattr(launch._local, "recorder", None) is None:
+        return False
+    trace = sys.modules.get("cutelab.kernel.trace")
+    return not (trace is not None and trace.tracing())
+
+
+def dyn_scalar(dtype: Any, v: Any) -> Any:
+    """``dtype(v)`` inside a jit function's trace: a runtime value (``?``) of that type, or None
+    where cutelab keeps a static scalar (Booleans, 8-bit floats, widths past 64 bits)."""
+    if dtype.kind in ("int", "uint") and 8 <= dtype.width <= 64:
+        return DynScalar(dtype, v)
+    if dtype.kind == "float" and dtype.name in _FLOAT_NAMES:
+        return DynFloat(dtype, v)
     return None

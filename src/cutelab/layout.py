@@ -430,8 +430,10 @@ def _normalize(t: Any) -> Any:
     """Lists become tuples, numpy ints become ints; everything else is left for validation."""
     if isinstance(t, (tuple, list)):
         return tuple(_normalize(x) for x in t)
-    if type(t) in _INT:
+    if type(t) is int:
         return t
+    if isinstance(t, DynInt):  # a scalar entering a layout: the layout algebra infers its divisibility
+        return t if type(t) is DynInt and t.track else DynInt(int(t), t.dtype, t.div)
     npm = _np_loaded()
     if npm is not None and isinstance(t, npm.integer):
         return int(t)

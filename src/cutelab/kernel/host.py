@@ -96,8 +96,8 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     """The arguments as a jit function's body sees them: runtime integers become DynInts."""
     import inspect
 
-    from ..dynamic import DynInt
-    from ..numeric import IntValue, Numeric
+    from ..dynamic import DynInt, dyn_scalar
+    from ..numeric import FloatValue, IntValue, Numeric
 
     try:
         sig = inspect.signature(fn)
@@ -107,7 +107,7 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     changed = False
     for name, v in list(bound.arguments.items()):
         p = sig.parameters[name]
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or isinstance(v, (DynInt, bool)):
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or isinstance(v, (DynInt, bool)) or type(v).__name__ == "DynFloat":
             continue
         ann = _annotation(fn, p)
         dt = None
@@ -116,8 +116,14 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
         elif isinstance(ann, Numeric) and ann.kind in ("int", "uint") and isinstance(v, int):
             dt = ann
         if dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
-            bound.arguments[name] = DynInt(dt(int(v)) if not isinstance(v, IntValue) else int(v), dt)
+            bound.arguments[name] = DynInt(int(dt(int(v))), dt, track=False)  # a scalar: its arithmetic prints '?'
             changed = True
+        elif isinstance(v, FloatValue) or (isinstance(ann, Numeric) and ann.kind == "float"
+                                           and isinstance(v, (int, float)) and not isinstance(v, bool)):
+            d = dyn_scalar(v.dtype if isinstance(v, FloatValue) else ann, float(v))
+            if d is not None:  # a runtime float: prints '?', computes in its type
+                bound.arguments[name] = d
+                changed = True
     if not changed:
         return args, kwargs
     return tuple(bound.args), dict(bound.kwargs)
@@ -217,6 +223,14 @@ def _remark(name: str, pos: int, t0: Any, t: Any) -> Any:
     return Tensor(t.engine, new, t.offset, _checked=True)
 
 
+def _scalar_of(d: Any, v: Any) -> Any:
+    """v as a value of d's type (wrapped or rounded as the type does): int or float."""
+    from ..numeric import FloatValue, IntValue
+
+    x = IntValue(d.dtype, int(v)) if d.dtype.is_integer else FloatValue(d.dtype, float(v))
+    return int(x) if d.dtype.is_integer else float(x)
+
+
 def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
     """The compiled function to run for these arguments: cf itself when its dynamic values (Int32
     arguments, the extents and strides of tensors with dynamic layouts) are the ones it was traced
@@ -230,7 +244,7 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
     import contextlib
     import io
 
-    from ..dynamic import DynInt, is_dynamic, value_of
+    from ..dynamic import DynInt, dyn_scalar, is_dynamic, value_of
     from ..errors import LaunchError
 
     key: List[Any] = []
@@ -239,12 +253,13 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
         if pos >= len(args):
             raise LaunchError(f"{cf.name}: expected an argument at position {pos} (compiled with "
                               f"{int(cf.dyn_args[pos])}), got {len(args)} arguments")
-        v = args[pos]
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {cf.dyn_args[pos].dtype} "
-                              f"(given {int(cf.dyn_args[pos])}); got {v!r} ({type(v).__name__})")
-        key.append(int(cf.dyn_args[pos].dtype(int(v))))
-        mine.append(int(cf.dyn_args[pos]))
+        v, d = args[pos], cf.dyn_args[pos]
+        ok = (isinstance(v, int) if isinstance(d, DynInt) else isinstance(v, (int, float)))
+        if isinstance(v, bool) or not ok:
+            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
+                              f"(given {d.value}); got {v!r} ({type(v).__name__})")
+        key.append(_scalar_of(d, v))
+        mine.append(d.value)
     tensors = {}
     for pos, t0 in cf.arg_tensors.items():
         if isinstance(pos, int) and is_dynamic(t0.layout) and pos < len(args):
@@ -268,8 +283,9 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
         for pos, i in orig.items():  # this call's arguments, at the compiled function's positions
             if pos < len(args):
                 new_args[i] = args[pos]
-        for pos in cf.dyn_args:
-            new_args[orig[pos]] = DynInt(int(cf.dyn_args[pos].dtype(int(args[pos]))), cf.dyn_args[pos].dtype)
+        for pos, d in cf.dyn_args.items():
+            v = _scalar_of(d, args[pos])
+            new_args[orig[pos]] = DynInt(v, d.dtype, track=False) if isinstance(d, DynInt) else dyn_scalar(d.dtype, v)
         for pos, t in tensors.items():
             new_args[orig[pos]] = t
         with contextlib.redirect_stdout(io.StringIO()):

@@ -955,12 +955,12 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
                  for plan, sources, scalars in plans]
     cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
                           {shift(p): t for p, t in arg_tensors.items()})
-    from ..dynamic import DynInt, is_dynamic
+    from ..dynamic import DynFloat, DynInt, is_dynamic
 
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
                      if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
-                     and not isinstance(a, DynInt)}
-    cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, DynInt)}
+                     and not isinstance(a, (DynInt, DynFloat))}
+    cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, (DynInt, DynFloat))}
     if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
         cf.variants = (target, args, kwargs, {shift(i): i for i in range(len(args)) if i not in const})
     return cf
