@@ -214,3 +214,26 @@ def test_print_tensor_on_the_host_runs_after_the_kernel():
     assert len(blocks) == 2, out
     vals = [[float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", b.split("=", 1)[1])] for b in blocks]
     assert vals == [[0.0, 0.0], [1.0, 1.0]], out
+
+
+def test_a_launch_in_a_jit_function_keeps_its_stream():
+    from cutelab.kernel import launch as L
+
+    seen = []
+    real = L._Plan.run
+
+    def spy(self, storages, stream=None, scalars=()):
+        seen.append(stream)
+        return real(self, storages, None, scalars)  # the interpreter ignores streams
+
+    @cute.jit
+    def f(n: cutlass.Int32):
+        _hello(n).launch(grid=1, block=1, interpret=True, stream="my-stream")
+        _hello(n).launch(grid=1, block=1, interpret=True)
+
+    L._Plan.run = spy
+    try:
+        _out(f, 1)
+    finally:
+        L._Plan.run = real
+    assert seen == ["my-stream", None]

@@ -59,6 +59,23 @@ class HostAction:
         return f"<host {self.what}>"
 
 
+class JitRecord(list):
+    """What a jit function's trace launched and printed, in order (launches keep their stream)."""
+
+    keeps_streams = True
+
+
+class StreamedPlan:
+    """A launch recorded in a jit function with an explicit stream: runs on that stream."""
+
+    def __init__(self, plan: Any, stream: Any):
+        self.plan, self.stream = plan, stream
+        self.ir = plan.ir
+
+    def run(self, storages: Any, stream: Any = None, scalars: Any = ()) -> None:
+        self.plan.run(storages, self.stream if stream is None else stream, scalars)
+
+
 def host_print(text: Callable[[], str]) -> None:
     """Print text() (which carries its own line end) now, or, inside a jit function's trace,
     when the recorded launches run."""
@@ -161,7 +178,7 @@ def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any
     args, kwargs = dynamic_args(fn, args, kwargs)
     if getattr(_local, "recorder", None) is not None:
         return fn(*args, **kwargs)
-    _local.recorder = []
+    _local.recorder = JitRecord()
     try:
         ret = fn(*args, **kwargs)
         recorded = _local.recorder

@@ -525,6 +525,10 @@ class KernelCall:
                               f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
         if rec is not None:
+            if stream is not None and getattr(rec, "keeps_streams", False):  # a jit function's launch: its stream
+                from .host import StreamedPlan
+
+                plan = StreamedPlan(plan, stream)
             rec.append((plan, storages, scalars))
             return None
         plan.run(storages, stream, scalars)
