@@ -6,6 +6,13 @@ A ``for`` over ``cutlass.range`` (or over ``range`` with a runtime bound), an ``
 body is traced once. Everything static stays Python: ``range`` with int bounds is unrolled,
 ``if`` on a Python value (or ``cutlass.const_expr(...)``) picks its branch at trace time.
 
+Dynamic values (cutelab.dynamic.DynInt: runtime values of CuTe DSL whose value cutelab knows)
+count as runtime values here: ``for i in range(n)`` over a DynInt ``n`` is a runtime loop whose
+bound is n's value (not unrolled), an ``if`` on a DynBool (a comparison of DynInts in a kernel) is
+a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL). A
+``while`` on a DynBool stays static (run at trace time): its counter is usually a Python int,
+which cannot change inside a runtime region.
+
 Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
 passes their values in and out of the region through the helpers here, which keep tensor values
 (TensorSSA) in mutable registers. A variable holding a static Python value (an int, a layout)
