@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, evaluate
+from .cformat import format_value
 from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op, ParamRef, Printf, Reg, Shared,
                     Store, While, walk)
 
@@ -421,13 +422,21 @@ def _printf(b: _Batch, s: Printf, addresses: Dict[int, int]) -> List[str]:
             cols.append(part)
             continue
         kind = part[0]
+        spec = part[-1] if kind in ("int", "val") and len(part) == (3 if kind == "int" else 4) else None
         if kind == "int":
             v = np.broadcast_to(np.asarray(b.index(part[1])), (b.n,))
-            cols.append([str(int(x)) for x in v])
+            if spec is not None:  # a C conversion of cute.printf (kernel/cformat.py)
+                cols.append([format_value(spec, int(x), "int", 32) for x in v])
+            else:
+                cols.append([str(int(x)) for x in v])
         elif kind == "val":
             ref, dt = part[1], part[2]
             v = b.column(ref, dt, real=True)
-            cols.append([_fmt(x, dt) for x in v])
+            if spec is not None:
+                k = "float" if dt.kind == "float" else dt.kind
+                cols.append([format_value(spec, x, k, dt.width) for x in v])
+            else:
+                cols.append([_fmt(x, dt) for x in v])
         elif kind == "addr":
             p, off = part[1], part[2]
             v = np.broadcast_to(np.asarray(b.index(off)), (b.n,))

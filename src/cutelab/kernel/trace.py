@@ -1154,20 +1154,24 @@ class SmemEngine(GmemEngine):
 
 # --------------------------------------------------------------------------- printf
 
-def _fmt_static(x: Any) -> str:
-    return str(x)
+def _fmt_static(x: Any, spec: Any = None) -> str:
+    from .cformat import Spec, format_static
+
+    return format_static(spec or Spec(None), x)
 
 
 def _value_parts(tensor: Any) -> List[Any]:
     """Parts that print a tensor like CuTe DSL's printf: raw pointer, layout, values."""
+    from ..dynamic import value_of
+
     eng = tensor.engine
-    layout = tensor.layout
+    layout = value_of(tensor.layout)
     if isinstance(eng, GmemEngine):
-        vals = eng.load(tensor.offset, layout)
+        vals = eng.load(tensor.offset, tensor.layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
                            f": {eng.dtype.name}, {eng.memspace}, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
     elif isinstance(eng, RmemEngine):
-        vals = eng.load(tensor.offset, layout)
+        vals = eng.load(tensor.offset, tensor.layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
     else:
         raise TraceError(f"printf: cannot print a tensor over {type(eng).__name__} inside a kernel")
@@ -1180,12 +1184,21 @@ def _value_parts(tensor: Any) -> List[Any]:
     return parts
 
 
-def _arg_parts(a: Any) -> List[Any]:
+def _arg_parts(a: Any, spec: Any = None) -> List[Any]:
+    """The Printf parts of one argument; spec is its C conversion (None: by its type, as {})."""
+    conv = spec if spec is not None and spec.conv is not None else None
     if is_sym(a):
-        return [("int", a)]
+        if conv is not None and conv.conv in "eEfFgG":
+            from .cformat import _mismatch
+
+            raise _mismatch(conv, f"the runtime integer {a.expr_str()}")
+        return [("int", a, conv)] if conv is not None else [("int", a)]
     if isinstance(a, TraceValue):
         if len(a.refs) == 1 and a.shape == ():
-            return [("val", a.refs[0], a.dtype)]
+            return [("val", a.refs[0], a.dtype, conv)] if conv is not None else [("val", a.refs[0], a.dtype)]
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' needs one value, got a tensor value of "
+                             f"shape {a.shape}; use {{}} to print it")
         parts: List[Any] = ["( "]
         for i, r in enumerate(a.refs):
             if i:
@@ -1194,6 +1207,8 @@ def _arg_parts(a: Any) -> List[Any]:
         parts.append(" )")
         return parts
     if hasattr(a, "engine") and hasattr(a, "layout"):
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' cannot print a tensor; use {{}}")
         return _value_parts(a)
     if isinstance(a, tuple) and any(is_sym(x) for x in it.flatten_to_tuple(a) if not isinstance(x, tuple)):
         parts = ["("]
@@ -1203,36 +1218,42 @@ def _arg_parts(a: Any) -> List[Any]:
             parts.extend(_arg_parts(x))
         parts.append(")")
         return parts
-    return [_fmt_static(a)]
+    return [_fmt_static(a, spec)]
 
 
-def printf(fmt: str, *args: Any) -> None:
-    """Print from every thread at run time (CuTe DSL's cute.printf): ``{}`` takes the next argument.
+def printf(*args: Any, end: str = "\n", loc: Any = None, ip: Any = None) -> None:
+    """Print at run time, as CuTe DSL's cute.printf: by every thread inside a kernel, once on the
+    host. The format mixes ``{}`` (a value printed by its type) and C conversions (``%d``,
+    ``%5.2f``, ``%x``, ...); a first argument that is not a string prints all arguments with
+    ``{}``, separated by ``", "``. ``end`` (default a newline) is appended.
 
     Symbolic integers print their value per thread, tensors print their pointer, layout and
-    values. A newline is appended. Outside a kernel it prints once, like print().
+    values; dynamic values (``?`` to print()) print their values. Inside a ``@cute.jit``
+    function, host-side printfs run after the trace, in order with the kernel launches.
+
+    >>> printf("%d %f {} {}", 7, 3.14, True, (3, 8))
+    7 3.140000 1 (3,8)
     """
-    if not isinstance(fmt, str):
-        args = (fmt,) + args
-        fmt = " ".join("{}" for _ in args)
-    pieces = fmt.split("{}")
-    if len(pieces) - 1 != len(args):
-        raise TraceError(
-            f"cute.printf({fmt!r}, ...): the format has {len(pieces) - 1} '{{}}' placeholders but "
-            f"{len(args)} arguments were given"
-        )
+    from .cformat import Spec, check_count, format_host, parse, split_args
+
+    fmt, args = split_args(args)
+    pieces = parse(fmt)
+    check_count(fmt, pieces, args)
     if not tracing():
-        out = pieces[0]
-        for a, p in zip(args, pieces[1:]):
-            out += str(a) + p
-        print(out)
+        from .host import host_print
+
+        host_print(lambda: format_host(fmt, *args, end=end))
         return
     t = current("cute.printf")
-    parts: List[Any] = [pieces[0]]
-    for a, p in zip(args, pieces[1:]):
-        parts.extend(_arg_parts(a))
-        parts.append(p)
-    parts.append("\n")
+    parts: List[Any] = []
+    k = 0
+    for p in pieces:
+        if isinstance(p, Spec):
+            parts.extend(_arg_parts(args[k], p))
+            k += 1
+        else:
+            parts.append(p)
+    parts.append(end)
     merged: List[Any] = []
     for x in parts:
         if isinstance(x, str) and merged and isinstance(merged[-1], str):
@@ -1252,10 +1273,14 @@ def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
     return Tensor(eng, layout, off, _checked=True)
 
 
-def _print_in_trace(t: Any) -> bool:
-    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread."""
+def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread;
+    on the host inside a jit function's trace: recorded, to print when the launches run."""
     if not tracing():
-        return False
+        from .. import tensor as _tensor
+        from .host import defer_print_tensor
+
+        return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
     printf("{}", t)
     return True
 
