@@ -30,6 +30,8 @@ references at static offsets.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -162,20 +164,22 @@ Ref = Any
 
 
 class Load:
-    __slots__ = ("dst", "param", "base", "offsets")
+    __slots__ = ("dst", "param", "base", "offsets", "loc")
 
     def __init__(self, dst: Reg, param: Param, base: Any, offsets: Tuple[int, ...]):
         self.dst, self.param, self.base, self.offsets = dst, param, base, offsets
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"{self.dst!r} = load {self.param.name}[{_s(self.base)} + {list(self.offsets)}]"
 
 
 class Store:
-    __slots__ = ("param", "base", "offsets", "src")
+    __slots__ = ("param", "base", "offsets", "src", "loc")
 
     def __init__(self, param: Param, base: Any, offsets: Tuple[int, ...], src: Tuple[Ref, ...]):
         self.param, self.base, self.offsets, self.src = param, base, offsets, src
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"store {self.param.name}[{_s(self.base)} + {list(self.offsets)}] = {_refs_str(self.src)}"
@@ -261,10 +265,20 @@ class Op:
       ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
     - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
-      checks (an op without memory accesses returns []).
+      checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
+      records them too, each split into instructions as the CUDA printer vectorizes a load or
+      store of those offsets (``cuda.vector_plan``), unless the op says otherwise:
+    - ``profile(self, access)`` (optional): None, or a dict telling the profiler how the GPU
+      executes that access: ``"name"`` (the instruction, e.g. ``"cp.async.cg 16B"``),
+      ``"op"`` ("ld", "st" or "ldsm": ldmatrix, one 16-byte row address per lane from lanes
+      0..lanes-1), ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first
+      offset, elements) pairs over ``access.offsets``).
+
+    ``loc`` is the user's source line ("file.py:12") the op was traced at, set by
+    ``Tracer.emit`` (read it with ``getattr(op, "loc", None)``: an op made outside a trace has none).
     """
 
-    __slots__ = ()
+    __slots__ = ("loc",)
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
         raise TraceError(f"the interpreter cannot run op {self!r}")
@@ -520,6 +534,8 @@ class Tracer:
         return r
 
     def emit(self, stmt: Any) -> None:
+        if isinstance(stmt, (Load, Store, Op)):
+            stmt.loc = user_location() or getattr(self, "location", None)
         self.cur.ops.append(stmt)
 
     def check_refs(self, refs: Sequence[Ref], what: str) -> None:
@@ -614,6 +630,33 @@ class Tracer:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
         return KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
                         self.dynamic_smem)
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../cutelab
+_STDLIB = os.path.dirname(os.path.abspath(threading.__file__))
+_internal_cache: Dict[str, bool] = {}
+
+
+def _internal(filename: str) -> bool:
+    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
+    r = _internal_cache.get(filename)
+    if r is None:
+        f = os.path.abspath(filename)
+        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
+             or filename.startswith("<frozen"))
+        _internal_cache[filename] = r
+    return r
+
+
+def user_location() -> Optional[str]:
+    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
+    library: the line of the user's kernel that is being traced (None if there is none)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _internal(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
 
 
 def current(what: str = "this") -> Tracer:
