@@ -265,42 +265,70 @@ def test_lane_pairs_as_the_printer_emits_them():
             assert r.width == (16,) and r.sectors_per_request == 32
 
 
+@cute.kernel
+def tv_copy(S: cute.Tensor, D: cute.Tensor, tv: cute.Layout):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    tS = cute.composition(S[((None, None), bidx)], tv)[(tidx, None)]
+    tD = cute.composition(D[((None, None), bidx)], tv)[(tidx, None)]
+    f = cute.make_fragment_like(tS)
+    f.store(tS.load())
+    tD.store(f.load())
+
+
+@cute.jit
+def run_tv_copy(S, D):
+    tiler, tv = cute.make_layout_tv(cute.make_layout((8, 4), stride=(4, 1)), cute.make_layout((1, 8), stride=(8, 1)))
+    gS, gD = cute.zipped_divide(S, tiler), cute.zipped_divide(D, tiler)
+    tv_copy(gS, gD, tv).launch(grid=(cute.size(gD, mode=[1]), 1, 1), block=(cute.size(tv, mode=[0]), 1, 1))
+
+
 def test_retiled_copy_covers_the_same_bytes():
     """A pure copy kernel is printed warp-retiled: the recorded instructions move exactly the bytes
     the kernel's loads name, 16 per lane, every request 16 sectors."""
     S = np.arange(32 * 8 * 8, dtype=np.float16).reshape(64, 32)
-
-    @cute.kernel
-    def k(S: cute.Tensor, D: cute.Tensor, tv: cute.Layout):
-        tidx, _, _ = cute.arch.thread_idx()
-        bidx, _, _ = cute.arch.block_idx()
-        tS = cute.composition(S[((None, None), bidx)], tv)[(tidx, None)]
-        tD = cute.composition(D[((None, None), bidx)], tv)[(tidx, None)]
-        f = cute.make_fragment_like(tS)
-        f.store(tS.load())
-        tD.store(f.load())
-
-    @cute.jit
-    def run(S, D):
-        tiler, tv = cute.make_layout_tv(cute.make_layout((8, 4), stride=(4, 1)), cute.make_layout((1, 8), stride=(8, 1)))
-        gS, gD = cute.zipped_divide(S, tiler), cute.zipped_divide(D, tiler)
-        k(gS, gD, tv).launch(grid=(cute.size(gD, mode=[1]), 1, 1), block=(cute.size(tv, mode=[0]), 1, 1))
-
     D = np.zeros_like(S)
     with Profiler(blocks=None) as prof:
-        run(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16))
+        run_tv_copy(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16))
     np.testing.assert_array_equal(D, S)
     kp = prof.result.kernels[0]
     from cutelab.kernel import cuda
 
     r = cuda.CudaRenderer(last_launch().ir)
     r.render()
+    assert r.retiled or os.environ.get("CUTELAB_CUDA_RETILE") == "0"
     for row in kp.rows():
         assert row.width == (16,)
         assert row.bytes == S.nbytes  # every byte once
-        if r.retiled:
-            assert all("warp-retiled" in st.name for st in row.instrs)
-        assert row.excess == 0
+        assert all(("warp-retiled" in st.name) == bool(r.retiled) for st in row.instrs)
+        assert row.excess == 0 and row.sectors_per_request == 16
+
+
+@cute.kernel
+def dead_load(S: cute.Tensor, D: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    unused = S[tidx * 2 + 1]  # noqa: F841 - read, never used: the compiler drops the load
+    D[tidx] = S[tidx] + 1.0
+
+
+@cute.jit
+def run_dead_load(S, D):
+    dead_load(S, D).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_loads_whose_values_are_never_used_are_left_out():
+    S, D = np.arange(64, dtype=np.float32), np.zeros(32, np.float32)
+    p = cute.profile(run_dead_load, from_dlpack(S), from_dlpack(D))
+    kp = p.kernels[0]
+    lines = {r.loc.rpartition(":")[2] for r in kp.rows()}
+    assert lines == {str(_line_of("D[tidx] = S[tidx] " + "+ 1.0"))}
+    assert len(kp.rows()) == 2 and kp.totals()["global_ld_requests"] == 1
+    assert any("1 load(s) whose values are never used are left out" in n for n in kp.notes)
+    from cutelab.profiler import dead_loads
+
+    ir = last_launch().ir
+    (dead,) = [op for op in walk(ir.body) if isinstance(op, Load) and id(op) in dead_loads(ir)]
+    assert dead.loc.endswith(f":{_line_of('unused = ' + 'S[tidx * 2 + 1]')}")
 
 
 # ----------------------------------------------------------------------------- ops with their own back ends

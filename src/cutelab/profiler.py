@@ -334,6 +334,57 @@ def _sample_blocks(nblocks: int, limit: Optional[int]) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, nblocks - 1, limit)).astype(np.int64))
 
 
+def _regs_in(x: Any, out: set, depth: int = 0) -> None:
+    """Collect the ids of the register arrays x refers to (a Ref, a tuple of them, an op's fields)."""
+    from .kernel.trace import Reg
+
+    if isinstance(x, Reg):
+        out.add(x.id)
+    elif isinstance(x, (tuple, list)) and depth < 4:
+        for y in x:
+            _regs_in(y, out, depth + 1)
+    elif isinstance(x, dict) and depth < 4:
+        for y in x.values():
+            _regs_in(y, out, depth + 1)
+
+
+def _op_fields(op: Any) -> List[Any]:
+    vals = [getattr(op, n) for c in type(op).__mro__ for n in getattr(c, "__slots__", ()) if hasattr(op, n)]
+    return vals + list(getattr(op, "__dict__", {}).values())
+
+
+def dead_loads(ir: Any) -> set:
+    """ids of the Loads whose values no store, branch, printf or atom op ever uses (directly or
+    through arithmetic): the CUDA compiler drops them, so they make no memory request.
+
+    An ``Op`` counts as using every register it refers to (its fields are searched), so a load
+    feeding an atom op is kept."""
+    from .kernel.trace import Assign, Compute, If, Load, Op, Printf, Store, While, walk
+
+    ops = list(walk(ir.body))
+    live: set = set()
+    for op in ops:
+        if isinstance(op, Store):
+            _regs_in(op.src, live)
+        elif isinstance(op, Printf):
+            for part in op.parts:
+                if isinstance(part, tuple) and part and part[0] == "val":
+                    _regs_in(part[1], live)
+        elif isinstance(op, (If, While)):
+            _regs_in(op.cond, live)
+        elif isinstance(op, Op):
+            _regs_in(_op_fields(op), live)
+    changed = True
+    while changed:
+        changed = False
+        for op in ops:
+            if isinstance(op, (Compute, Assign)) and op.dst.id in live:
+                before = len(live)
+                _regs_in(op.args if isinstance(op, Compute) else op.src, live)
+                changed |= len(live) != before
+    return {id(op) for op in ops if isinstance(op, Load) and op.dst.id not in live}
+
+
 class _Plans:
     """How the CUDA printer splits each Load/Store of a kernel into instructions."""
 
@@ -351,6 +402,7 @@ class _Plans:
             self.note = (f"the CUDA printer could not print this kernel ({type(e).__name__}: {str(e)[:200]}); "
                          f"accesses are counted as vector_plan splits them")
         self.cache: Dict[int, List[Tuple]] = {}
+        self.dead = dead_loads(ir)
 
     def of(self, s: Any) -> List[Tuple]:
         """[(kind, i, k, extra)]: 'vec' (offsets[i], k elements), 'pair0'/'pair1' (lane pairs sharing
@@ -359,6 +411,10 @@ class _Plans:
         if got is not None:
             return got
         from .kernel.trace import Load, Shared
+
+        if id(s) in self.dead:  # its value is never used: the compiler drops it
+            self.cache[id(s)] = []
+            return []
 
         p = s.param
         r = self.renderer
@@ -574,6 +630,13 @@ class Profiler:
             plans = _Plans(ir)
             if plans.note:
                 kp.notes.append(plans.note)
+            if plans.dead:
+                from .kernel.trace import Load, walk
+
+                dead = [op for op in walk(ir.body) if isinstance(op, Load) and id(op) in plans.dead]
+                where = sorted({_short_loc(getattr(op, "loc", None)) for op in dead})
+                kp.notes.append(f"{len(dead)} load(s) whose values are never used are left out (the CUDA compiler "
+                                f"drops them): at {', '.join(where[:6])}{' ...' if len(where) > 6 else ''}")
             got = (kp, plans, ir)  # ir kept alive: id(ir) stays unique while recording
             self._by_ir[id(ir)] = got
             self.result.kernels.append(kp)
