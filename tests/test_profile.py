@@ -217,14 +217,17 @@ def test_shared_bank_conflicts():
     sh = {r.op: r for r in kp.rows() if r.space == "shared"}
     assert sh["st"].wavefronts_per_request == 1 and sh["st"].excess == 0
     assert sh["st"].requests == 32
-    assert sh["ld"].wavefronts_per_request == 32 and sh["ld"].ideal_per_request == 1
-    assert sh["ld"].excess == 32 * 31
-    assert kp.worst_rows()[0] is not None and kp.worst_rows()[0].op == "ld" and kp.worst_rows()[0].space == "shared"
+    # the 32 column reads of a thread are contiguous in its row: the compiler merges them into 8
+    # 128-bit loads (as SASS shows); each: 4 phases of 8 lanes 128 bytes apart, 8 wavefronts each
+    assert sh["ld"].width == (16,) and sh["ld"].requests == 8
+    assert sh["ld"].wavefronts_per_request == 32 and sh["ld"].ideal_per_request == 4
+    assert sh["ld"].excess == 8 * 28
+    assert kp.worst_rows()[0].op == "ld" and kp.worst_rows()[0].space == "shared"
     text = kp.report()
-    assert "32 wavefronts per request where 1 would do" in text
-    assert "32 lanes hit bank" in text
+    assert "32 wavefronts per request where 4 would do" in text
+    assert "8 lanes hit bank" in text
     ncu = kp.ncu()
-    assert ncu["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 32 * 31
+    assert ncu["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 8 * 28
     assert ncu["l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"] == 32
     line = _line_of("B[i * 32 + tidx] = s[tidx, i]  " + "# columns")
     assert sh["ld"].loc == f"{HERE}:{line}"
@@ -468,3 +471,148 @@ def test_cli_profile_errors(tmp_path):
     prog.write_text("raise ValueError('broken program')\n")
     r = _cli(tmp_path, str(prog))
     assert r.returncode == 1 and "broken program" in r.stderr and "no kernel was launched" in r.stdout
+
+
+# ----------------------------------------------------------------------------- against the machine code
+
+def _nvdisasm():
+    import shutil
+
+    p = os.environ.get("CUTELAB_NVDISASM") or shutil.which("nvdisasm")
+    if not p:
+        try:  # the nvidia-cuda-nvdisasm wheel
+            import nvidia
+
+            for d in nvidia.__path__:
+                for sub in ("cu13", "cuda_nvdisasm", "cu12"):
+                    c = os.path.join(d, sub, "bin", "nvdisasm")
+                    if os.path.exists(c):
+                        return c
+        except ImportError:
+            pass
+    return p
+
+
+def _sass_memory_ops(src, tmp_path):
+    """Counter of (space, op, bytes per lane) over the SASS memory instructions of a CUDA source."""
+    import collections
+    import re
+    import shutil
+
+    nvcc, dis = shutil.which("nvcc"), _nvdisasm()
+    if not nvcc or not dis:
+        pytest.skip("needs nvcc and nvdisasm (CUTELAB_NVDISASM=...; pip wheel nvidia-cuda-nvdisasm)")
+    cu, cubin = tmp_path / "k.cu", tmp_path / "k.cubin"
+    cu.write_text(src)
+    r = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-o", str(cubin), str(cu)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    sass = subprocess.run([dis, str(cubin)], capture_output=True, text=True, check=True).stdout
+    kinds = {"LDG": ("global", "ld"), "STG": ("global", "st"), "LDS": ("shared", "ld"), "STS": ("shared", "st"),
+             "LDSM": ("shared", "ldsm")}
+    widths = {"128": 16, "64": 8, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
+    out = collections.Counter()
+    for m in re.finditer(r"\b(LDG|STG|LDS|STS|LDSM)((?:\.[A-Z0-9_]+)*)\s", sass):
+        toks = m.group(2).split(".")
+        w = next((widths[t] for t in toks if t in widths), 4)
+        out[kinds[m.group(1)] + (w,)] += 1
+    return out
+
+
+def _profile_ops(kp):
+    import collections
+
+    return collections.Counter((st.space, st.op, st.bytes_per_lane) for st in kp.instrs.values() if st.executed)
+
+
+def _run_example(path, *argv):
+    import contextlib
+    import io
+    import runpy
+
+    old = sys.argv
+    sys.argv = [path, *argv]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            runpy.run_path(path, run_name="__main__")
+    finally:
+        sys.argv = old
+
+
+@cute.kernel
+def adjacent(S: cute.Tensor, D: cute.Tensor, shift: cutlass.Constexpr):
+    t, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(160), 16)
+    a = S[t * 4]          # global: not merged (the compiler does not know the pointer's alignment)
+    b = S[t * 4 + 1]
+    c = S[t]              # the same read-only address twice: loaded once
+    d = S[t]
+    s[t * 4 + shift] = a  # shared: merged when aligned (shift 0), not when not (shift 1)
+    s[t * 4 + shift + 1] = b
+    s[t * 4 + shift + 2] = c
+    s[t * 4 + shift + 3] = d
+    cute.arch.sync_threads()
+    x = s[t * 4 + shift]
+    y = s[t * 4 + shift + 1]
+    D[t * 2] = x
+    D[t * 2 + 1] = y
+
+
+def _run_adjacent(shift):
+    @cute.jit
+    def run(S, D):
+        adjacent(S, D, shift).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    S = np.arange(256, dtype=np.float32)
+    D = np.zeros(64, np.float32)
+    run(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16))
+    np.testing.assert_array_equal(D, S[np.stack([np.arange(32) * 4, np.arange(32) * 4 + 1], 1).ravel()])
+
+
+def test_what_the_compiler_merges():
+    with Profiler() as prof:
+        _run_adjacent(0)
+    got = _profile_ops(prof.result.kernels[0])
+    assert got == {("global", "ld", 4): 3, ("shared", "st", 16): 1, ("shared", "ld", 8): 1, ("global", "st", 4): 2}
+    with Profiler() as prof:
+        _run_adjacent(1)
+    got = _profile_ops(prof.result.kernels[0])
+    # shift 1: elements 4t+1..4t+4: 4-byte, 8-byte (4t+2, 4t+3: 8-aligned), 4-byte stores; loads 4t+1, 4t+2: scalars
+    assert got == {("global", "ld", 4): 3, ("shared", "st", 4): 2, ("shared", "st", 8): 1, ("shared", "ld", 4): 2,
+                   ("global", "st", 4): 2}
+
+
+CASES = {
+    "adjacent aligned": lambda: _run_adjacent(0),
+    "adjacent misaligned": lambda: _run_adjacent(1),
+    "strided": lambda: run_strided(from_dlpack(np.arange(256 * 4, dtype=np.float32)),
+                                   from_dlpack(np.zeros(256, np.float32)), 4, 4),
+    "masked": lambda: run_half(from_dlpack(np.arange(512, dtype=np.float32)), from_dlpack(np.zeros(64, np.float32))),
+    "shared transpose": lambda: run_transpose(from_dlpack(np.arange(1024, dtype=np.float32)),
+                                              from_dlpack(np.zeros(1024, np.float32))),
+    "lane pairs": lambda: run_vec_add1(from_dlpack(np.arange(2048, dtype=np.float16), assumed_align=16),
+                                       from_dlpack(np.zeros(2048, np.float16), assumed_align=16)),
+    "retiled copy": lambda: run_tv_copy(from_dlpack(np.arange(2048, dtype=np.float16).reshape(64, 32), assumed_align=16),
+                                        from_dlpack(np.zeros((64, 32), np.float16), assumed_align=16)),
+    "dead load": lambda: run_dead_load(from_dlpack(np.arange(64, dtype=np.float32)), from_dlpack(np.zeros(32, np.float32))),
+    "elementwise_add": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_add.py"), "--M", "64", "--N", "256"),
+    "elementwise_apply": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_apply.py"), "--M", "64", "--N",
+                                              "256"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_instructions_are_what_the_gpu_executes(case, tmp_path):
+    """The profiler's memory instructions (space, direction, bytes per lane), one per kernel op and
+    vector access, are exactly the SASS memory instructions nvcc makes of the printed kernel."""
+    import shutil
+
+    if not shutil.which("nvcc") or not _nvdisasm():
+        pytest.skip("needs nvcc and nvdisasm (CUTELAB_NVDISASM=...; pip wheel nvidia-cuda-nvdisasm)")
+    from cutelab.kernel import cuda
+
+    with Profiler(blocks=None) as prof:
+        CASES[case]()
+    (kp,) = prof.result.kernels
+    want = _sass_memory_ops(cuda.render(last_launch().ir), tmp_path)
+    assert _profile_ops(kp) == want

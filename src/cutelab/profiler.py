@@ -385,8 +385,31 @@ def dead_loads(ir: Any) -> set:
     return {id(op) for op in ops if isinstance(op, Load) and op.dst.id not in live}
 
 
+def _split_base(base: Any) -> Tuple[Any, int, int]:
+    """(key of the non-constant part, its divisibility, the constant) of an index expression."""
+    from math import gcd
+
+    from .kernel.symbolic import Lin, is_sym
+
+    if isinstance(base, Lin):
+        d = 0
+        for a, c in base.terms:
+            d = gcd(d, abs(c) * a.div)
+        return ("+", tuple((a.key, c) for a, c in base.terms)), d, int(base.const)
+    if is_sym(base):
+        return base.key, base.div, 0
+    return None, 0, int(base)
+
+
 class _Plans:
-    """How the CUDA printer splits each Load/Store of a kernel into instructions."""
+    """How each Load/Store of a kernel becomes GPU instructions: what the CUDA printer emits
+    (``vector_plan``, warp-retiled copies, lane pairs), then what the CUDA compiler does to it, as
+    checked in SASS (tests/test_profile.py): a load whose value is never used is dropped; a repeated
+    load of a read-only tensor at the same address in the same straight-line block is done once;
+    consecutive accesses to one shared array at constant distances (same direction, same block, no
+    barrier, region, printf, atom op or access in the other direction to that array between them)
+    are merged into the widest aligned vectors (up to 16 bytes). Global accesses are not merged
+    (the compiler does not know a global pointer's alignment)."""
 
     def __init__(self, ir: Any):
         from .kernel import cuda
@@ -401,44 +424,127 @@ class _Plans:
         except Exception as e:  # an op the printer cannot print: per-access vector plans only
             self.note = (f"the CUDA printer could not print this kernel ({type(e).__name__}: {str(e)[:200]}); "
                          f"accesses are counted as vector_plan splits them")
-        self.cache: Dict[int, List[Tuple]] = {}
         self.dead = dead_loads(ir)
+        self.plan: Dict[int, List[Tuple]] = {}
+        self._block(ir.body)
 
     def of(self, s: Any) -> List[Tuple]:
         """[(kind, i, k, extra)]: 'vec' (offsets[i], k elements), 'pair0'/'pair1' (lane pairs sharing
         two 16-byte loads at offsets[i]), 'retile' (j-th 16-byte access of a warp-retiled copy)."""
-        got = self.cache.get(id(s))
-        if got is not None:
-            return got
-        from .kernel.trace import Load, Shared
+        got = self.plan.get(id(s))
+        if got is None:  # an op made after the plans (cannot happen for a finished trace)
+            got = self._printed(s)
+            self.plan[id(s)] = got
+        return got
 
-        if id(s) in self.dead:  # its value is never used: the compiler drops it
-            self.cache[id(s)] = []
-            return []
+    def _printed(self, s: Any) -> List[Tuple]:
+        from .kernel.trace import Load, Shared
 
         p = s.param
         r = self.renderer
         out: List[Tuple] = []
         if r is not None and id(s) in r.retiled:
             plan = r.retiled[id(s)]
-            out = [("retile", j, 16 // p.dtype.bytes, plan) for j in range(plan["nvec"])]
-        else:
-            plan = self.cuda.vector_plan(p, s.base, s.offsets)
-            pairs: set = set()
-            if r is not None and r.pair and not isinstance(p, Shared):
-                if not isinstance(s, Load) or not p.written:
-                    pairs = r._pair_groups(p, s.base, s.offsets, plan)
-            h = 16 // p.dtype.bytes
-            skip = {i + h for i in pairs}
-            for i, k in plan:
-                if i in skip:
-                    continue
-                if i in pairs:
-                    out += [("pair0", i, h, None), ("pair1", i, h, None)]
-                else:
-                    out.append(("vec", i, k, None))
-        self.cache[id(s)] = out
+            return [("retile", j, 16 // p.dtype.bytes, plan) for j in range(plan["nvec"])]
+        plan = self.cuda.vector_plan(p, s.base, s.offsets)
+        pairs: set = set()
+        if r is not None and r.pair and not isinstance(p, Shared):
+            if not isinstance(s, Load) or not p.written:
+                pairs = r._pair_groups(p, s.base, s.offsets, plan)
+        h = 16 // p.dtype.bytes
+        skip = {i + h for i in pairs}
+        for i, k in plan:
+            if i in skip:
+                continue
+            if i in pairs:
+                out += [("pair0", i, h, None), ("pair1", i, h, None)]
+            else:
+                out.append(("vec", i, k, None))
         return out
+
+    def _block(self, block: Any) -> None:
+        from .kernel.trace import Barrier, For, If, Load, Op, Printf, Shared, Store, While
+
+        chains: Dict[Any, List[Any]] = {}  # (array, direction, base key) -> ops, in program order
+        seen: Dict[Any, Any] = {}  # (param, base key, offsets) -> the first load of a read-only tensor
+
+        def flush(pred: Callable[[Any], bool] = lambda k: True) -> None:
+            for key in [k for k in chains if pred(k)]:
+                self._merge(chains.pop(key))
+
+        for op in block.ops:
+            if isinstance(op, (For, If, While)):
+                flush()
+                seen.clear()
+                for sub in ((op.body,) if isinstance(op, For) else (op.then, op.orelse) if isinstance(op, If)
+                            else (op.before, op.body)):
+                    self._block(sub)
+                continue
+            if not isinstance(op, (Load, Store)):
+                if isinstance(op, (Barrier, Printf, Op)):  # the compiler moves no shared access across these
+                    flush()
+                continue
+            if id(op) in self.dead:
+                self.plan[id(op)] = []
+                continue
+            p = op.param
+            is_load = isinstance(op, Load)
+            if not isinstance(p, Shared):
+                if is_load and not p.written:
+                    k = (p.index, op.base.key if hasattr(op.base, "key") else op.base, tuple(op.offsets))
+                    if k in seen:
+                        self.plan[id(op)] = []  # the compiler reuses the first load's value
+                        continue
+                    seen[k] = op
+                self.plan[id(op)] = self._printed(op)
+                continue
+            key, _, _ = _split_base(op.base)
+            d = "ld" if is_load else "st"
+            flush(lambda k: k[0] == p.index and k[1] != d)  # an access in the other direction: no reordering
+            ck = (p.index, d, key)
+            if not is_load and ck in chains:  # a store over an element already stored: keep the order
+                _, _, c0 = _split_base(op.base)
+                mine = {c0 + o for o in op.offsets}
+                if any(_split_base(x.base)[2] + o in mine for x in chains[ck] for o in x.offsets):
+                    flush(lambda k: k == ck)
+            chains.setdefault(ck, []).append(op)
+        flush()
+
+    def _merge(self, ops: List[Any]) -> None:
+        """Merge the elements of a chain of shared accesses into aligned vectors of up to 16 bytes."""
+        from math import gcd
+
+        from .kernel.trace import pow2_divisor
+
+        p = ops[0].param
+        e = p.dtype.bytes
+        _, div, _ = _split_base(ops[0].base)
+        owner: Dict[int, Tuple[Any, int]] = {}
+        for op in ops:
+            _, _, c0 = _split_base(op.base)
+            for i, o in enumerate(op.offsets):
+                owner.setdefault(c0 + int(o), (op, i))  # a repeated load of an element: done once
+        for op in ops:
+            self.plan[id(op)] = []
+        arr_align = max(16, p.align)
+        pos = sorted(owner)
+        j = 0
+        while j < len(pos):
+            c = pos[j]
+            take = 1
+            for w in (16, 8, 4, 2):
+                k = w // e
+                if k <= 1 or j + k > len(pos) or pos[j + k - 1] != c + k - 1:
+                    continue
+                g = gcd(div, abs(c))
+                align = arr_align if g == 0 else min(arr_align, pow2_divisor(g * e))
+                if align >= w:
+                    take = k
+                    break
+            op, i = owner[c]
+            merged = len({id(owner[x][0]) for x in pos[j:j + take]}) > 1
+            self.plan[id(op)].append(("vec", i, take, "merged" if merged else None))
+            j += take
 
 
 class _LaunchRec:
@@ -546,7 +652,7 @@ class _BatchRec:
             nb = k * e
             if kind == "vec":
                 el = sel[:, i]
-                name = f"{8 * nb}-bit {op}.{space}"
+                name = f"{8 * nb}-bit {op}.{space}" + (" (merged by the compiler)" if extra else "")
             elif kind in ("pair0", "pair1"):
                 if lane is None:
                     lane = self._env_rows()["tid.x"] & 1
