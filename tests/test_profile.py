@@ -395,7 +395,8 @@ def test_report_words_and_figure():
     p = _strided(4, 2)
     text = p.report()
     assert "kernel strided_copy" in text
-    assert "16 sectors per request where 4 would hold its bytes: 25% of the fetched bytes are used" in text
+    assert ("16 sectors per request where 4 would hold its bytes: 25% of the bytes of the sectors each request "
+            "fetches are used") in text
     assert "consecutive lanes are 16 bytes apart and each moves 4" in text
     fig = p.figure()
     assert "strided_copy" in fig.grids[0].title and "16 sector(s)" in fig.grids[0].title

@@ -910,7 +910,7 @@ def _explain_row(r: LineRow) -> str:
                 f"{head}: {spr:.3g} sectors per request, as few as its bytes allow ({100 * eff:.0f}% of the fetched "
                 f"bytes used: lanes share data)")
     text = (f"{head}: {spr:.3g} sectors per request where {ipr:.3g} would hold its bytes: {100 * eff:.0f}% of "
-            f"the fetched bytes are used")
+            f"the bytes of the sectors each request fetches are used")
     if worst is not None:
         nb = worst.bytes_per_lane
         stride = _lane_stride(worst.worst)
@@ -985,8 +985,11 @@ def _worst_figure(p: Profile, top: int) -> Any:
     from .render.figure import Figure
 
     grids, notes = [], []
+    bad = any(r.excess > 0 for k in p.kernels for r in k.rows())
     for k in p.kernels:
         for r in k.worst_rows():
+            if bad and r.excess <= 0:  # draw the wasteful accesses (all of them only when none is)
+                continue
             if len(grids) >= 64 or sum(1 for n in notes if n.startswith("#")) >= top:
                 break
             w = r.worst()
