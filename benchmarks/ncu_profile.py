@@ -55,6 +55,8 @@ DEFAULT_PROGRAMS = [
 ROWS = [
     ("global ld requests", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
     ("global ld sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+    ("cp.async requests", "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"),
+    ("cp.async sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"),
     ("global st requests", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
     ("global st sectors", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
     ("shared ld wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
@@ -171,8 +173,8 @@ def compare(kernel: dict, measured: Optional[Dict[str, float]]) -> Tuple[List[st
         p = pred.get(metric)
         m = measured.get(metric) if measured else None
         per = ""
-        if label.endswith("sectors") or label.endswith("wavefronts"):
-            rm = ("l1tex__t_requests_pipe_lsu_mem_global_op_" + label.split()[1] + ".sum") if label.startswith("global") else None
+        if label.endswith("sectors"):
+            rm = metric.replace("_t_sectors_", "_t_requests_")
             if rm:
                 pr, mr = pred.get(rm), (measured or {}).get(rm)
                 per = f"{(p or 0) / pr:.2f}" if pr else "-"
@@ -205,14 +207,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         print("ncu_profile: no program selected", file=sys.stderr)
         return 2
     ncu = None
+    metrics = METRICS
     if not args.dry_run:
-        from ncu_access import find_ncu  # benchmarks/ncu_access.py: the same search for ncu
+        from ncu_access import _query_metrics, find_ncu  # benchmarks/ncu_access.py: the same search for ncu
 
         ncu = find_ncu(args.ncu)
         if ncu is None:
             print("ncu_profile: ncu (Nsight Compute) not found; use --ncu PATH, or --dry-run for the CPU side only",
                   file=sys.stderr)
             return 2
+        known = _query_metrics(ncu)  # an unknown metric makes ncu refuse the whole run: ask only for listed ones
+        metrics = [m for m in METRICS if known is None or m.rsplit(".", 1)[0] in known] or METRICS
+        if metrics != METRICS:
+            print(f"this ncu does not list {', '.join(sorted(set(METRICS) - set(metrics)))}: not measured")
     results = []
     bad = measured_any = 0
     with tempfile.TemporaryDirectory(prefix="ncu_profile_") as wd:
@@ -231,7 +238,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 continue
             measured: Dict[str, Dict[str, float]] = {}
             if ncu:
-                measured, notes = gpu_counters(prog, [k["name"] for k in kernels], ncu, METRICS, wd, args.timeout)
+                measured, notes = gpu_counters(prog, [k["name"] for k in kernels], ncu, metrics, wd, args.timeout)
                 if notes:
                     print(notes)
             for k in kernels:

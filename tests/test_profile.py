@@ -389,6 +389,85 @@ def test_op_accesses_are_recorded(kind):
     assert names == ({"ldmatrix.x4 (toy)"} if kind == "ldsm" else {"RowRead: 128-bit ld.shared"})
 
 
+class ToyCpAsync(Op):
+    """A toy cp.async: each lane copies 16 bytes from global memory to shared memory (no data moved)."""
+
+    __slots__ = ("src", "sbase", "dst", "dbase")
+
+    def __init__(self, src, sbase, dst, dbase):
+        self.src, self.sbase, self.dst, self.dbase = src, sbase, dst, dbase
+
+    def interpret(self, b, mask, buffers):
+        pass
+
+    def cuda(self, r):
+        r.emit("/* cp.async */")
+
+    def accesses(self):
+        return [Access(self.src, self.sbase, tuple(range(4)), False, self),
+                Access(self.dst, self.dbase, tuple(range(4)), True, self)]
+
+    def profile(self, access):
+        return {"op": "ldgsts", "name": "cp.async.cg.shared.global 16B (toy)"}
+
+
+@cute.kernel
+def toy_cp_async(A: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64 * 8), 16)
+    current().emit(ToyCpAsync(A.engine.param, tidx * 4, s.engine.param, tidx * 8))
+
+
+@cute.jit
+def run_toy_cp_async(A):
+    toy_cp_async(A).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+def test_cp_async_counts_as_ldgsts():
+    A = np.zeros(256, np.float32)
+    p = cute.profile(run_toy_cp_async, from_dlpack(A, assumed_align=16))
+    kp = p.kernels[0]
+    rows = {r.space: r for r in kp.rows()}
+    g, sh = rows["global"], rows["shared"]
+    assert (g.op, sh.op) == ("ldgsts", "ldgsts") and g.width == sh.width == (16,)
+    assert g.requests == 2 and g.sectors_per_request == 16
+    # shared side: lanes 32 bytes apart, 16 bytes each: phases of 8 lanes over 256 bytes, 2 wavefronts each
+    want = analyze(AccessTrace(np.arange(32)[None, :] * 32, 16, "shared", "st"))
+    assert sh.wavefronts_per_request == want.wavefronts[0] == 8
+    ncu = kp.ncu()
+    assert ncu["l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"] == 2
+    assert ncu["l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"] == 32
+    assert "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum" not in ncu
+    assert "global ldgsts: 2 requests" in kp.report()
+    assert {st.name for st in kp.instrs.values()} == {"cp.async.cg.shared.global 16B (toy)"}
+    fig = p.figure()  # the shared side wastes wavefronts: it is drawn (as a store's bank map)
+    assert len(fig.grids) == 4 and "2 wavefronts" in fig.grids[0].title
+
+
+def test_op_profile_errors():
+    class Bad(ToyCpAsync):
+        __slots__ = ()
+
+        def profile(self, access):
+            return {"op": "tma"}
+
+    @cute.kernel
+    def k(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = cutlass.utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64 * 8), 16)
+        current().emit(Bad(A.engine.param, tidx * 4, s.engine.param, tidx * 8))
+
+    @cute.jit
+    def run(A):
+        k(A).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    with pytest.raises(LaunchError, match="Bad.profile\\(\\) gave op 'tma'; expected ld, st, ldsm or ldgsts"):
+        cute.profile(run, from_dlpack(np.zeros(256, np.float32), assumed_align=16))
+    assert I.recorder is None
+
+
 # ----------------------------------------------------------------------------- report, picture, json
 
 def test_report_words_and_figure():

@@ -67,6 +67,9 @@ __all__ = ["profile", "Profiler", "Profile", "KernelProfile", "LineRow", "InstrS
 DEFAULT_BLOCKS = 32  # thread blocks recorded per launch unless told otherwise
 VIRTUAL_ALIGN = 256  # bytes: where each tensor is taken to start (cudaMalloc's alignment)
 _BIG = np.iinfo(np.int64).max
+#: the counters of cp.async's global reads (LDGSTS; its shared writes have no counter of this model)
+NCU_LDGSTS = {"requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+              "sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"}
 
 
 # --------------------------------------------------------------------------- counting
@@ -133,7 +136,7 @@ class InstrStats:
     loc: Optional[str]
     tensor: str
     space: str  # "global" | "shared"
-    op: str  # "ld" | "st" | "ldsm"
+    op: str  # "ld" | "st" | "ldsm" (ldmatrix) | "ldgsts" (cp.async: its global read and its shared write)
     bytes_per_lane: int
     name: str  # the instruction, as printed, e.g. "128-bit ld.global"
     executed: int = 0  # warp instructions with an active lane (= requests)
@@ -315,7 +318,7 @@ class KernelProfile:
         """The predicted Nsight Compute counters of one launch: {metric name: value}."""
         t = self.totals()
         out: Dict[str, float] = {}
-        for (space, op), metrics in NCU_METRICS.items():
+        for (space, op), metrics in list(NCU_METRICS.items()) + [(("global", "ldgsts"), NCU_LDGSTS)]:
             for key, metric in metrics.items():
                 v = t.get(f"{space}_{op}_{key}")
                 if v is not None:
@@ -685,8 +688,9 @@ class _BatchRec:
             space, base = self._space(p)
             e = p.dtype.bytes
             op = info.get("op") or ("st" if a.is_store else "ld")
-            if op not in ("ld", "st", "ldsm"):
-                raise LaunchError(f"profile: {type(o).__name__}.profile() gave op {op!r}; expected ld, st or ldsm")
+            if op not in ("ld", "st", "ldsm", "ldgsts"):
+                raise LaunchError(f"profile: {type(o).__name__}.profile() gave op {op!r}; expected ld, st, ldsm or "
+                                  f"ldgsts")
             bv = np.broadcast_to(np.asarray(self.b.index(a.base), dtype=np.int64), (self.b.n,))[self.rows]
             if op == "ldsm":
                 plan = info.get("plan") or [(0, 16 // e)]
@@ -885,7 +889,7 @@ def _lane_stride(addr: np.ndarray) -> Optional[int]:
 
 
 def _explain_row(r: LineRow) -> str:
-    what = {"ld": "load", "st": "store", "ldsm": "ldmatrix"}[r.op]
+    what = {"ld": "load", "st": "store", "ldsm": "ldmatrix", "ldgsts": "cp.async"}[r.op]
     w = "/".join(str(x) for x in r.width)
     head = f"{r.space} {what} of {r.tensor}, {w} bytes per lane"
     req = r._sum("executed")
@@ -899,7 +903,7 @@ def _explain_row(r: LineRow) -> str:
         text = (f"{head}: {wpr:.3g} wavefronts per request where {ipr:.3g} would do "
                 f"({_fmt_num(r.excess)} extra wavefronts, bank conflicts)")
         if worst is not None:
-            rep = analyze(AccessTrace(worst.worst[None, :], worst.bytes_per_lane, "shared", worst.op))
+            rep = analyze(AccessTrace(worst.worst[None, :], worst.bytes_per_lane, "shared", _trace_op(worst)))
             detail = rep.explain(0).split(": ", 1)[-1]
             text += f"; worst ({worst.worst_where}): {detail}"
         return text
@@ -942,7 +946,8 @@ def _kernel_report(k: KernelProfile, top: int, source: bool) -> str:
         return "\n".join(lines)
     t = k.totals()
     parts = []
-    for space, op in (("global", "ld"), ("global", "st"), ("shared", "ld"), ("shared", "st"), ("shared", "ldsm")):
+    for space, op in (("global", "ld"), ("global", "ldgsts"), ("global", "st"), ("shared", "ld"), ("shared", "ldsm"),
+                      ("shared", "st"), ("shared", "ldgsts")):
         key = f"{space}_{op}"
         if f"{key}_requests" not in t:
             continue
@@ -996,7 +1001,7 @@ def _worst_figure(p: Profile, top: int) -> Any:
             if w is None:
                 continue
             rows = np.where(w.worst >= 0, w.worst - _rebase(w), -1)[None, :]
-            rep = analyze(AccessTrace(rows, w.bytes_per_lane, w.space, w.op))
+            rep = analyze(AccessTrace(rows, w.bytes_per_lane, w.space, _trace_op(w)))
             f = access_figure(rep, 0)
             label = f"{k.name} {_short_loc(r.loc)} {r.tensor} ({w.worst_where})"
             for g in f.grids:
@@ -1009,6 +1014,13 @@ def _worst_figure(p: Profile, top: int) -> Any:
         raise LayoutError("Profile.figure: no memory access was recorded, nothing to draw")
     return Figure(f"cutelab profile: the worst {sum(1 for n in notes if n.startswith('#'))} access(es)", grids,
                   notes=[n[2:] for n in notes], kind="layout")
+
+
+def _trace_op(st: InstrStats) -> str:
+    """The AccessTrace op of an instruction: cp.async reads global memory and writes shared memory."""
+    if st.op == "ldgsts":
+        return "ld" if st.space == "global" else "st"
+    return st.op
 
 
 def _rebase(w: InstrStats) -> int:
