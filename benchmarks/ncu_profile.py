@@ -2,7 +2,8 @@
 
     python benchmarks/ncu_profile.py                       # the default programs, GPU + ncu
     python benchmarks/ncu_profile.py --dry-run             # only the CPU profiles (no GPU needed)
-    python benchmarks/ncu_profile.py --program "examples/dsl/sgemm.py --M 512 --N 512 --K 512"
+    python benchmarks/ncu_profile.py --program "examples/dsl/sgemm.py --mnk 512,512,256"   # the defaults and this
+    python benchmarks/ncu_profile.py --no-defaults --program "my_kernel.py --size 4096"
     python benchmarks/ncu_profile.py --only seeds          # programs whose path contains 'seeds'
 
 For each program (a path and its arguments):
@@ -19,7 +20,8 @@ For each program (a path and its arguments):
 
 The default programs are CuTe DSL's Ampere elementwise_add.py and elementwise_apply.py (their
 default sizes, run once with their own correctness check) and the seeds' copy kernels; add
-others (sgemm.py, tensorop_gemm.py, your own) with --program, as many times as needed.
+others (sgemm.py, tensorop_gemm.py, your own) with --program, as many times as needed
+(--no-defaults: only those).
 Exit status: 0 all rows match, 1 some differ, 2 could not measure (no GPU, no ncu, ...).
 ``--blocks N`` / ``--all-blocks`` pass through to ``cutelab profile`` (default: 32 sampled
 blocks per launch, scaled; the kernels here are uniform over their blocks, so scaling is exact
@@ -189,8 +191,9 @@ def compare(kernel: dict, measured: Optional[Dict[str, float]]) -> Tuple[List[st
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--program", action="append", default=[],
-                    help='a program and its arguments, e.g. "examples/dsl/sgemm.py --M 512" (repeatable; '
-                         "default: elementwise_add, elementwise_apply and the seeds' copies)")
+                    help='a program and its arguments, e.g. "examples/dsl/sgemm.py --mnk 512,512,256" (repeatable; '
+                         "added to the defaults: elementwise_add, elementwise_apply and the seeds' copies)")
+    ap.add_argument("--no-defaults", action="store_true", help="only the --program ones")
     ap.add_argument("--only", help="only programs whose command line contains this text")
     ap.add_argument("--dry-run", action="store_true", help="only the CPU profiles: no GPU, no ncu")
     ap.add_argument("--blocks", type=int, help="blocks recorded per launch by cutelab profile (default 32)")
@@ -200,7 +203,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--json", help="write everything (predicted and measured, per kernel) here")
     args = ap.parse_args(argv)
 
-    progs = [shlex.split(p) for p in (args.program or DEFAULT_PROGRAMS)]
+    progs = [shlex.split(p) for p in ([] if args.no_defaults else DEFAULT_PROGRAMS) + args.program]
     if args.only:
         progs = [p for p in progs if args.only in " ".join(p)]
     if not progs:

@@ -55,7 +55,7 @@ def test_compare_verdicts():
 
 def test_dry_run_on_a_small_program(capsys):
     m = _module()
-    rc = m.main(["--dry-run", "--program", "examples/dsl/elementwise_add.py --M 64 --N 256"])
+    rc = m.main(["--dry-run", "--no-defaults", "--program", "examples/dsl/elementwise_add.py --M 64 --N 256"])
     out = capsys.readouterr().out
     assert rc == 0
     assert "kernel cutlass_dsl_elementwise_add_kernel" in out and "global ld sectors" in out

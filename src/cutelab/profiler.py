@@ -891,7 +891,12 @@ def _lane_stride(addr: np.ndarray) -> Optional[int]:
 def _explain_row(r: LineRow) -> str:
     what = {"ld": "load", "st": "store", "ldsm": "ldmatrix", "ldgsts": "cp.async"}[r.op]
     w = "/".join(str(x) for x in r.width)
-    head = f"{r.space} {what} of {r.tensor}, {w} bytes per lane"
+    names: Dict[str, int] = {}
+    for i in r.instrs:
+        if i.executed:
+            names[i.name] = names.get(i.name, 0) + 1
+    how = ", ".join(f"{n} x {k}" if n > 1 else k for k, n in names.items())
+    head = f"{r.space} {what} of {r.tensor}, {w} bytes per lane" + (f" ({how})" if how else "")
     req = r._sum("executed")
     if not req:
         return f"{head}: no lane was active in the recorded blocks"
