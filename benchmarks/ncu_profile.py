@@ -68,8 +68,10 @@ ROWS = [
     ("ldmatrix wavefronts", "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"),
     ("ldmatrix conflicts", "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum"),
 ]
-BYTES = [("global ld bytes", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
-         ("global st bytes", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum")]
+BYTES = [("global ld bytes", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+          "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
+         ("global st bytes", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+          "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum")]
 METRICS = [m for _, m in ROWS] + [m for _, _, m in BYTES]
 
 
@@ -189,7 +191,8 @@ def compare(kernel: dict, measured: Optional[Dict[str, float]]) -> Tuple[List[st
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--program", action="append", default=[],
                     help='a program and its arguments, e.g. "examples/dsl/sgemm.py --mnk 512,512,256" (repeatable; '
                          "added to the defaults: elementwise_add, elementwise_apply and the seeds' copies)")

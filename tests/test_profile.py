@@ -672,12 +672,15 @@ CASES = {
                                               from_dlpack(np.zeros(1024, np.float32))),
     "lane pairs": lambda: run_vec_add1(from_dlpack(np.arange(2048, dtype=np.float16), assumed_align=16),
                                        from_dlpack(np.zeros(2048, np.float16), assumed_align=16)),
-    "retiled copy": lambda: run_tv_copy(from_dlpack(np.arange(2048, dtype=np.float16).reshape(64, 32), assumed_align=16),
-                                        from_dlpack(np.zeros((64, 32), np.float16), assumed_align=16)),
-    "dead load": lambda: run_dead_load(from_dlpack(np.arange(64, dtype=np.float32)), from_dlpack(np.zeros(32, np.float32))),
-    "elementwise_add": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_add.py"), "--M", "64", "--N", "256"),
-    "elementwise_apply": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_apply.py"), "--M", "64", "--N",
-                                              "256"),
+    "retiled copy": lambda: run_tv_copy(
+        from_dlpack(np.arange(2048, dtype=np.float16).reshape(64, 32), assumed_align=16),
+        from_dlpack(np.zeros((64, 32), np.float16), assumed_align=16)),
+    "dead load": lambda: run_dead_load(from_dlpack(np.arange(64, dtype=np.float32)),
+                                       from_dlpack(np.zeros(32, np.float32))),
+    "elementwise_add": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_add.py"),
+                                            "--M", "64", "--N", "256"),
+    "elementwise_apply": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_apply.py"),
+                                              "--M", "64", "--N", "256"),
 }
 
 

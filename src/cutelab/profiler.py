@@ -50,10 +50,9 @@ True
 
 from __future__ import annotations
 
-import math
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -968,8 +967,8 @@ def _kernel_report(k: KernelProfile, top: int, source: bool) -> str:
                          f"{_fmt_bytes(t[f'{key}_bytes'])}")
     lines.append("  totals per launch: " + "; ".join(parts))
     lines.append("")
-    hdr = f"  {'line':<28} {'tensor':<10} {'access':<9} {'B/lane':>6} {'requests':>9} {'sect/req':>8} {'wave/req':>8} " \
-          f"{'ideal':>6} {'bytes':>9}"
+    hdr = (f"  {'line':<28} {'tensor':<10} {'access':<9} {'B/lane':>6} {'requests':>9} {'sect/req':>8} "
+           f"{'wave/req':>8} {'ideal':>6} {'bytes':>9}")
     lines.append(hdr)
     for r in k.worst_rows():
         spr = r.sectors_per_request

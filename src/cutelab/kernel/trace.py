@@ -270,9 +270,10 @@ class Op:
       store of those offsets (``cuda.vector_plan``), unless the op says otherwise:
     - ``profile(self, access)`` (optional): None, or a dict telling the profiler how the GPU
       executes that access: ``"name"`` (the instruction, e.g. ``"cp.async.cg 16B"``),
-      ``"op"`` ("ld", "st" or "ldsm": ldmatrix, one 16-byte row address per lane from lanes
-      0..lanes-1), ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first
-      offset, elements) pairs over ``access.offsets``).
+      ``"op"`` ("ld", "st", "ldsm": ldmatrix, one 16-byte row address per lane from lanes
+      0..lanes-1, or "ldgsts": cp.async, for both its global read and its shared write),
+      ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first offset,
+      elements) pairs over ``access.offsets``).
 
     ``loc`` is the user's source line ("file.py:12") the op was traced at, set by
     ``Tracer.emit`` (read it with ``getattr(op, "loc", None)``: an op made outside a trace has none).
