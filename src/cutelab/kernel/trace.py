@@ -165,20 +165,22 @@ Ref = Any
 
 
 class Load:
-    __slots__ = ("dst", "param", "base", "offsets")
+    __slots__ = ("dst", "param", "base", "offsets", "loc")
 
     def __init__(self, dst: Reg, param: Param, base: Any, offsets: Tuple[int, ...]):
         self.dst, self.param, self.base, self.offsets = dst, param, base, offsets
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"{self.dst!r} = load {self.param.name}[{_s(self.base)} + {list(self.offsets)}]"
 
 
 class Store:
-    __slots__ = ("param", "base", "offsets", "src")
+    __slots__ = ("param", "base", "offsets", "src", "loc")
 
     def __init__(self, param: Param, base: Any, offsets: Tuple[int, ...], src: Tuple[Ref, ...]):
         self.param, self.base, self.offsets, self.src = param, base, offsets, src
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"store {self.param.name}[{_s(self.base)} + {list(self.offsets)}] = {_refs_str(self.src)}"
@@ -264,10 +266,21 @@ class Op:
       ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
     - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
-      checks (an op without memory accesses returns []).
+      checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
+      records them too, each split into instructions as the CUDA printer vectorizes a load or
+      store of those offsets (``cuda.vector_plan``), unless the op says otherwise:
+    - ``profile(self, access)`` (optional): None, or a dict telling the profiler how the GPU
+      executes that access: ``"name"`` (the instruction, e.g. ``"cp.async.cg 16B"``),
+      ``"op"`` ("ld", "st", "ldsm": ldmatrix, one 16-byte row address per lane from lanes
+      0..lanes-1, or "ldgsts": cp.async, for both its global read and its shared write),
+      ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first offset,
+      elements) pairs over ``access.offsets``).
+
+    ``loc`` is the user's source line ("file.py:12") the op was traced at, set by
+    ``Tracer.emit`` (read it with ``getattr(op, "loc", None)``: an op made outside a trace has none).
     """
 
-    __slots__ = ()
+    __slots__ = ("loc",)
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
         raise TraceError(f"the interpreter cannot run op {self!r}")
@@ -496,7 +509,6 @@ class Tracer:
         self.dynamic_smem = 0
         self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
         self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
-        self.src_lines: Dict[int, str] = {}  # id(Load/Store/Op) -> "file:line" of the user's kernel
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
 
@@ -545,9 +557,9 @@ class Tracer:
         return r
 
     def emit(self, stmt: Any) -> None:
+        if isinstance(stmt, (Load, Store, Op)):
+            stmt.loc = user_location() or getattr(self, "location", None)
         self.cur.ops.append(stmt)
-        if isinstance(stmt, (Load, Store, Op)):  # the user's line, for errors found at run time
-            self.src_lines[id(stmt)] = user_line()
 
     def check_refs(self, refs: Sequence[Ref], what: str) -> None:
         """Refuse values defined in a loop or branch that has ended (their registers are gone)."""
@@ -643,7 +655,6 @@ class Tracer:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
         ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
                       self.dynamic_smem)
-        ir.src_lines = self.src_lines
         return ir
 
 
@@ -659,6 +670,33 @@ def user_line() -> str:
             return f"{fn}:{f.f_lineno}"
         f = f.f_back
     return ""
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../cutelab
+_STDLIB = os.path.dirname(os.path.abspath(threading.__file__))
+_internal_cache: Dict[str, bool] = {}
+
+
+def _internal(filename: str) -> bool:
+    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
+    r = _internal_cache.get(filename)
+    if r is None:
+        f = os.path.abspath(filename)
+        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
+             or filename.startswith("<frozen"))
+        _internal_cache[filename] = r
+    return r
+
+
+def user_location() -> Optional[str]:
+    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
+    library: the line of the user's kernel that is being traced (None if there is none)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _internal(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
 
 
 def current(what: str = "this") -> Tracer:
