@@ -249,9 +249,24 @@ class _Carry:
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
                 self.regs[n] = (r, v.shape)
+            elif _is_view(v):
+                # a view of global or shared memory the region may move (a pipeline stage's slice):
+                # its offset lives in a register; its layout must stay
+                from ..numeric import Int32
 
-    def _snap(self, n: str) -> TraceValue:
+                self.t.check_index(v.offset, f"variable {n}")
+                r = self.t.new_reg(Int32, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.offset,)))
+                self.regs[n] = (r, v)
+
+    def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]
+        if _is_view(shape):  # a memory view: the same view at the offset the register holds
+            from .trace import RegVar
+
+            dst = self.t.new_reg(r.dtype, 1)
+            self.t.emit(Compute(dst, "mov", (((r, 0),),)))
+            return shape._new(shape.layout, RegVar((dst, 0)))
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
@@ -266,6 +281,18 @@ class _Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
+            if n in self.regs and _is_view(self.regs[n][1]):
+                r, view = self.regs[n]
+                if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' is the tensor {view} before the {self.what} at {self.where} "
+                        f"and {_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a tensor variable "
+                        f"that a runtime {self.what} changes must keep its memory and layout (only its offset "
+                        f"may move)"
+                    )
+                t.check_index(v.offset, f"variable {n}")
+                t.emit(Assign(r, (0,), (v.offset,)))
+                continue
             if n in self.regs:
                 r, shape = self.regs[n]
                 if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
@@ -298,6 +325,17 @@ class _Carry:
                 )
         for n in self.poisoned:
             self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
+
+
+def _is_view(v: Any) -> bool:
+    """A tensor over a traced kernel's global or shared memory with a plain layout and an int or
+    symbolic offset (what a runtime loop or branch can carry by its offset)."""
+    from ..layout import Layout
+    from ..tensor import Tensor
+    from .trace import GmemEngine
+
+    return (isinstance(v, Tensor) and isinstance(v.engine, GmemEngine) and isinstance(v.layout, Layout)
+            and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))
 
 
 class Loop:
