@@ -28,6 +28,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("mnk,majors", [
     ("128,128,32", ("m", "k", "n")),  # the example's default majors: A m-major (16-byte cp.async), B k-major
+    ("64,48,164", ("m", "k", "n")),  # 21 k-tiles: the mainloop stays a runtime loop (control.UNROLL_LIMIT)
     ("100,90,20", ("m", "k", "n")),  # irregular: predicated m/n edges and a k residue of 4
     ("100,90,20", ("k", "n", "m")),  # the other majors (B n-major: padding-free vector copies, C m-major)
 ])
@@ -72,6 +73,14 @@ def test_sgemm_kernel_ir_uses_cp_async_and_fma():
     assert [op.n for op in ops if isinstance(op, CpAsyncWait)][-1] == 0
     # 4 k-tiles x 8 k-blocks, each an 8x8 outer product per thread
     assert sum(op.dst.n for op in ops if isinstance(op, Fma)) == 4 * 8 * 64
+
+
+def test_long_k_loops_stay_runtime_loops():
+    from cutelab.kernel.trace import For
+
+    assert not any(isinstance(op, For) for op in _sgemm_ir(128, 128, 128).ops())  # 16 k-tiles: unrolled
+    ir = _sgemm_ir(128, 128, 256)  # 32 k-tiles: `for _ in range(k_tile_count)` becomes a runtime loop
+    assert sum(isinstance(op, For) for op in ir.ops()) == 1
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
@@ -132,3 +141,10 @@ def test_sgemm_with_a_runtime_mainloop_cuda_compiles(tmp_path):
     r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+@pytest.mark.gpu
+def test_sgemm_example_on_gpu():
+    p = _run()  # the example's default size, 256,256,64, on the GPU
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")

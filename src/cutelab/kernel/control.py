@@ -338,10 +338,21 @@ def _is_view(v: Any) -> bool:
             and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))
 
 
+UNROLL_LIMIT = 16  # a static `for _ in range(n)` with n above this and an unused index may stay a loop
+
+
+def _carryable(v: Any) -> bool:
+    """A variable's value before a loop that a runtime loop can carry (see _Carry.declare)."""
+    from ..numeric import FloatValue, IntValue
+
+    return v is UNDEF or isinstance(v, (TraceValue, IntValue, FloatValue)) or _is_view(v)
+
+
 class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
-    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 var_unused: bool = False):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -349,6 +360,11 @@ class Loop:
             it = it.x
             if isinstance(it, builtins.range):
                 it = DynRange(it.start, it.stop, it.step)
+        if (t is not None and var_unused and not jumps and isinstance(it, builtins.range) and len(it) > UNROLL_LIMIT
+                and all(_carryable(values.get(n, UNDEF)) for n in names)):
+            # a long static loop whose index the body never reads, and whose changing variables a
+            # runtime loop can carry: a runtime loop (as CuTe DSL's range is), not len(it) copies
+            it = DynRange(it.start, it.stop, it.step)
         if t is not None and isinstance(it, DynRange):
             if jumps:
                 raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime loop at "
