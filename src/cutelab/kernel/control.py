@@ -264,9 +264,24 @@ class _Carry:
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
                 self.regs[n] = (r, v.shape)
+            elif _is_view(v):
+                # a view of global or shared memory the region may move (a pipeline stage's slice):
+                # its offset lives in a register; its layout must stay
+                from ..numeric import Int32
 
-    def _snap(self, n: str) -> TraceValue:
+                self.t.check_index(v.offset, f"variable {n}")
+                r = self.t.new_reg(Int32, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.offset,)))
+                self.regs[n] = (r, v)
+
+    def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]
+        if _is_view(shape):  # a memory view: the same view at the offset the register holds
+            from .trace import RegVar
+
+            dst = self.t.new_reg(r.dtype, 1)
+            self.t.emit(Compute(dst, "mov", (((r, 0),),)))
+            return shape._new(shape.layout, RegVar((dst, 0)))
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
@@ -281,6 +296,18 @@ class _Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
+            if n in self.regs and _is_view(self.regs[n][1]):
+                r, view = self.regs[n]
+                if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' is the tensor {view} before the {self.what} at {self.where} "
+                        f"and {_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a tensor variable "
+                        f"that a runtime {self.what} changes must keep its memory and layout (only its offset "
+                        f"may move)"
+                    )
+                t.check_index(v.offset, f"variable {n}")
+                t.emit(Assign(r, (0,), (v.offset,)))
+                continue
             if n in self.regs:
                 r, shape = self.regs[n]
                 if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
@@ -315,10 +342,32 @@ class _Carry:
             self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
 
 
+def _is_view(v: Any) -> bool:
+    """A tensor over a traced kernel's global or shared memory with a plain layout and an int or
+    symbolic offset (what a runtime loop or branch can carry by its offset)."""
+    from ..layout import Layout
+    from ..tensor import Tensor
+    from .trace import GmemEngine
+
+    return (isinstance(v, Tensor) and isinstance(v.engine, GmemEngine) and isinstance(v.layout, Layout)
+            and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))
+
+
+UNROLL_LIMIT = 16  # a static `for _ in range(n)` with n above this and an unused index may stay a loop
+
+
+def _carryable(v: Any) -> bool:
+    """A variable's value before a loop that a runtime loop can carry (see _Carry.declare)."""
+    from ..numeric import FloatValue, IntValue
+
+    return v is UNDEF or isinstance(v, (TraceValue, IntValue, FloatValue)) or _is_view(v)
+
+
 class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
-    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 var_unused: bool = False):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -326,6 +375,11 @@ class Loop:
             it = it.x
             if isinstance(it, builtins.range):
                 it = DynRange(it.start, it.stop, it.step)
+        if (t is not None and var_unused and not jumps and isinstance(it, builtins.range) and len(it) > UNROLL_LIMIT
+                and all(_carryable(values.get(n, UNDEF)) for n in names)):
+            # a long static loop whose index the body never reads, and whose changing variables a
+            # runtime loop can carry: a runtime loop (as CuTe DSL's range is), not len(it) copies
+            it = DynRange(it.start, it.stop, it.step)
         if t is not None and isinstance(it, DynRange):
             if jumps:
                 raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime loop at "

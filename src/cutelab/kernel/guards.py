@@ -112,7 +112,7 @@ def check_errors(synchronize: bool = True) -> None:
 
     Synchronizes the device first (the kernels must have finished), then reads every error word.
     """
-    if synchronize and _LIVE:
+    if synchronize and any(w._keep is not None for w in list(_LIVE)):  # words of real GPU modules
         from .driver import synchronize as _sync
 
         _sync()
