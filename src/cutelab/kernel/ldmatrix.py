@@ -101,6 +101,11 @@ class LdMatrix(Op):
         out[active] = got[active]
         b.regs[self.dst.id] = out.reshape(n, self.dst.n)
 
+    # the launch may guard it (guards.py) when it cannot prove the rows in bounds: a warp instruction
+    # cannot be skipped by some lanes, so a lane whose row is out of range reads row 0 instead and
+    # records the error (reported at the next launch / check_errors)
+    guardable = True
+
     def cuda(self, r: Any) -> None:
         k = self.atom_op.num_matrices
         r.reg_decl(self.dst)
@@ -110,6 +115,12 @@ class LdMatrix(Op):
         t = f"ldsm{r.n_tmp}"
         r.emit("{")
         r.indent += 1
+        fail = getattr(r, "guards", {}).get(id(self))
+        if fail is not None:
+            ok = r.guard_cond(self)
+            r.emit(f"const bool {t}_ok = {ok};")
+            r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
+            code = f"({t}_ok ? (long long)({code}) : 0ll)"
         r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
         r.emit(f"unsigned int {t}[{k}];")
         regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"

@@ -355,7 +355,7 @@ class RegVar(Var):
 
     __slots__ = ("c_name", "ref")
 
-    def __init__(self, ref: Tuple[Any, int]):
+    def __init__(self, ref: Tuple[Any, int], div: int = 1):
         reg, i = ref
         Var.__init__(self, f"reg.{reg.id}.{i}", 1)
         self.c_name = f"{reg.name}[{i}]"
@@ -367,7 +367,7 @@ class RegVar(Var):
             self.lo, self.hi = 0, (1 << bits) - 1
         else:
             self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        self.div = 1
+        self.div = div  # what divides every value it holds (a moving view's offset keeps its alignment)
 
 
 class For:
