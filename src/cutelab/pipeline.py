@@ -89,8 +89,7 @@ class NamedBarrier:
             warnings.warn("NamedBarrier ID 0 is used by sync_threads, avoid using.")
 
     def _emit(self, wait: bool, what: str) -> None:
-        from .kernel.cpasync import user_line
-        from .kernel.trace import current
+        from .kernel.trace import current, user_line
 
         t = current(f"NamedBarrier.{what}")
         nt = t.block[0] * t.block[1] * t.block[2]

@@ -743,6 +743,8 @@ def _tensor_coord(t: "Tensor", coord: Any) -> Any:
             return int(c)
         if isinstance(c, np.ndarray) and c.dtype.kind in "iu":
             return c.astype(np.int64, copy=False)
+        if hasattr(c, "as_index") and type(c).__module__.startswith("cutelab.kernel"):
+            return c.as_index()  # a runtime integer of a kernel (e.g. a pipeline stage in a register)
         if type(c).__module__.startswith("cutelab.kernel"):
             return c  # a symbolic index of the kernel tracer
         raise TensorError(

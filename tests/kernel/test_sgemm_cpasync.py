@@ -193,3 +193,93 @@ def test_cuda_of_cp_async_compiles_with_nvcc(tmp_path):
     r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(f)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+@cute.kernel
+def ring_pipeline(gA: cute.Tensor, gOut: cute.Tensor, ntiles: cutlass.Constexpr):
+    """A 3-stage cp.async ring in a runtime loop, as a GEMM mainloop runs one: Int32 stage counters
+    changed in the loop and in a runtime branch, `x if runtime_cond else y`, runtime stage indices
+    into shared memory. out[:, t] = 2 * A[:, t]."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float32, cute.make_layout((128, 3)), 16)
+    tiled = cute.make_tiled_copy_tv(_g2s(), cute.make_layout(32), cute.make_layout(4))
+    thr = tiled.get_slice(tidx)
+    tAg = thr.partition_S(gA)
+    tAs = thr.partition_D(sA)
+    write = cutlass.Int32(0)
+    read = cutlass.Int32(0)
+    fetch = cutlass.Int32(0)
+    for _ in range(2):
+        cute.copy(tiled, tAg[None, None, fetch], tAs[None, None, write])
+        cute.arch.cp_async_commit_group()
+        write = write + 1
+        fetch = fetch + 1
+    for t in cutlass.range(ntiles):
+        cute.arch.cp_async_wait_group(1)
+        cute.arch.sync_threads()
+        for i in range(4):
+            gOut[tidx * 4 + i, t] = sA[tidx * 4 + i, read] * 2.0
+        cute.arch.sync_threads()
+        f = fetch if fetch < ntiles else cutlass.Int32(0)
+        cute.copy(tiled, tAg[None, None, f], tAs[None, None, write])
+        cute.arch.cp_async_commit_group()
+        fetch = fetch + 1
+        write = write + 1
+        if write == 3:
+            write = cutlass.Int32(0)
+        read = read + 1 if read + 1 < 3 else cutlass.Int32(0)
+
+
+def _ring(ntiles=5):
+    A = np.random.default_rng(0).random((ntiles, 128), dtype=np.float32)
+    O = np.zeros((ntiles, 128), np.float32)
+    ring_pipeline(from_dlpack(A.T, assumed_align=16), from_dlpack(O.T, assumed_align=16), ntiles).launch(
+        grid=1, block=32, interpret=True)
+    return A, O
+
+
+def test_runtime_pipeline_with_int32_counters_and_runtime_stage_indices():
+    from cutelab.kernel.launch import last_launch
+    from cutelab.kernel.trace import For, RegVar, walk
+    from cutelab.kernel.symbolic import atoms
+
+    A, O = _ring(5)
+    np.testing.assert_array_equal(O, 2 * A)
+    ir = last_launch().ir
+    assert any(isinstance(op, For) for op in walk(ir.body))  # a real loop, not unrolled
+    from cutelab.kernel.cpasync import CpAsyncCopy
+
+    cps = [op for op in walk(ir.body) if isinstance(op, CpAsyncCopy)]
+    assert any(isinstance(v, RegVar) for op in cps for v in atoms(op.dst_base))  # stage read from a register
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_runtime_pipeline_cuda_is_guarded_and_compiles(tmp_path):
+    from cutelab.kernel.launch import check_bounds, last_launch
+
+    _ring(5)
+    ir = last_launch().ir
+    check_bounds(ir, "gpu")  # register stage indices cannot be proved: guarded, not refused
+    src = cuda.render(ir)
+    assert "cl_fail(" in src and "for (int i0 = 0; i0 < 5; i0 += 1) {" in src
+    f = tmp_path / "ring.cu"
+    f.write_text(src)
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "ring.cubin"), str(f)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+@cute.kernel
+def select_kernel(gA: cute.Tensor, gB: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    v = gA[tidx]
+    k = 3 if 2 > 1 else 4  # static: plain Python
+    gB[tidx] = v * k if v > 0.5 else -v  # runtime: a select
+
+
+def test_ifexp_is_a_select_on_runtime_conditions():
+    A = np.linspace(0, 1, 32, dtype=np.float32)
+    B = np.zeros(32, np.float32)
+    select_kernel(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=32, interpret=True)
+    np.testing.assert_array_equal(B, np.where(A > 0.5, A * 3, -A))

@@ -234,9 +234,17 @@ class _Carry:
         self.poisoned: set = set()
 
     def declare(self) -> None:
-        """Mutable registers for the tensor values bound before the region, assigned there."""
+        """Mutable registers for the tensor values bound before the region, assigned there. A
+        typed scalar (``cutlass.Int32(0)``, a runtime value in CuTe DSL) becomes one too, so the
+        region may change it (a pipeline stage counter)."""
+        from ..numeric import FloatValue, IntValue
+
         for n, v in self.pre.items():
-            if isinstance(v, TraceValue):
+            if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
+                r = self.t.new_reg(v.dtype, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
+                self.regs[n] = (r, ())
+            elif isinstance(v, TraceValue):
                 self.t.check_refs(v.refs, f"variable {n}")
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
@@ -260,6 +268,12 @@ class _Carry:
             pre = self.pre[n]
             if n in self.regs:
                 r, shape = self.regs[n]
+                if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                    t.check_refs([v] if is_sym(v) else [], f"variable {n}")
+                    t.emit(Assign(r, (0,), (v,)))  # a scalar variable set to a number or an index
+                    continue
+                if isinstance(v, TraceValue) and len(v.refs) == r.n and v.dtype.name != r.dtype.name:
+                    v = v.to(r.dtype)  # e.g. an Int32 counter set from an Int64 expression
                 if not isinstance(v, TraceValue) or len(v.refs) != r.n or v.dtype.name != r.dtype.name:
                     raise TraceError(
                         f"kernel {t.name}: variable '{n}' holds a tensor value of {r.dtype} x {r.n} before the "
@@ -468,6 +482,26 @@ class WhileLoop:
     def exit(self) -> Tuple[Any, ...]:
         return self.carry.values(fresh=False) if not self.carry.regs else tuple(
             self.carry._snap(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
+
+
+def ifexp(c: Any, a: Any, b: Any) -> Any:
+    """``A if C else B`` in a kernel (a and b are thunks): static C picks one; a runtime C
+    evaluates both and selects per thread (cute.where), as CuTe DSL's rewrite does."""
+    if isinstance(c, _Dyn):
+        c = c.x
+    if not _is_dynamic(c):
+        return a() if c else b()
+    from ..numeric import Float32, Int32
+    from .trace import where
+
+    va, vb = a(), b()
+    if isinstance(va, TraceValue) or isinstance(vb, TraceValue):
+        return where(_as_bool(c), va, vb)
+    dt = getattr(va, "dtype", None) or getattr(vb, "dtype", None)
+    if dt is None:
+        dt = Float32 if isinstance(va, float) or isinstance(vb, float) else Int32
+    cond = _as_bool(c)
+    return cond._emit("select", (cond, va, vb), dt, dt)
 
 
 def and_(a: Any, b: Any) -> Any:

@@ -68,6 +68,9 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
                          f"({n_src}) or one per copy of the value mode ({n_src // v})")
     flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
+    if all(f is True for f in flags):  # proved (or statically) true everywhere: one copy, which the printer vectorises
+        dst.store(src.load())
+        return
     for (elems, r), f in zip(groups, flags):
         if f is True:
             for i in elems:

@@ -35,7 +35,7 @@ import numpy as np
 from .. import int_tuple as it
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, is_sym
-from .trace import Access, Op, SmemEngine, GmemEngine, RmemEngine, _static_offsets, current
+from .trace import Access, GmemEngine, Op, RmemEngine, SmemEngine, _static_offsets, current, user_line
 
 __all__ = ["CpAsyncCopy", "CpAsyncCommit", "CpAsyncWait", "GuardedAccess", "is_cp_async", "cp_async_copy",
            "cp_async_commit_group", "cp_async_wait_group"]
@@ -123,14 +123,16 @@ class CpAsyncCopy(Op):
         if go.any():
             data, length, _ = _memory(b, self.src, buffers)
             idx = _access_index(b, self.src_base, self.src_offsets, length,
-                                f"{ir.name}: cp.async from {self.src.name}{_at(self.where)}", go)
+                                f"{ir.name}: cp.async from {self.src.name}", go, _at(self.where))
             vals[go] = data[idx[go]]
         _, dlen, shift = _memory(b, self.dst, buffers)
         didx = _access_index(b, self.dst_base, self.dst_offsets, dlen,
-                             f"{ir.name}: cp.async to {self.dst.name}{_at(self.where)}", act)
+                             f"{ir.name}: cp.async to {self.dst.name}", act, _at(self.where))
         didx = didx + shift[:, None]
         st = _state(b)
         st.flight.append([act.copy(), st.seq.copy(), self.dst.index, didx, vals])
+
+    guardable = True  # the launch may guard its global read (guards.py): out of range, it zero-fills
 
     # ---- CUDA
     def cuda(self, r: Any) -> None:
@@ -138,6 +140,25 @@ class CpAsyncCopy(Op):
         src, dst = self.src, self.dst
         so = r.base_var(self.src_base, self.src_offsets)
         do = r.base_var(self.dst_base, self.dst_offsets)
+        code = getattr(r, "guards", {}).get(id(self))
+        if code is not None:  # not proved in bounds: test it; out of range, record it and touch nothing
+            acc = r.guard_accesses.get(id(self), ())
+            src_ok = r.guard_cond(self, [a for a in acc if not a.is_store])
+            dst_ok = r.guard_cond(self, [a for a in acc if a.is_store])
+            want = "true" if self.pred is None else (
+                ("true" if self.pred else "false") if isinstance(self.pred, int) else r.cond(self.pred))
+            r.n_tmp += 1
+            pv = f"cp{r.n_tmp}"
+            r.emit(f"const bool {pv}w = {want};")
+            r.emit(f"const bool {pv}d = {dst_ok};")
+            r.emit(f"const bool {pv} = {pv}w && ({src_ok});")
+            r.emit(f"if (({pv}w && !{pv}) || !{pv}d) cl_fail({code}u);")
+            r.emit(f"if ({pv}d) {{")  # an out-of-range destination: no copy at all (not even the zero-fill)
+            r.indent += 1
+            self._emit(r, pv, so, do)
+            r.indent -= 1
+            r.emit("}")
+            return
         s_off = f" + {self.src_offsets[0]}" if self.src_offsets[0] else ""
         d_off = f" + {self.dst_offsets[0]}" if self.dst_offsets[0] else ""
         saddr = f"(unsigned int)__cvta_generic_to_shared({dst.name} + {do}{d_off})"
@@ -153,8 +174,17 @@ class CpAsyncCopy(Op):
         r.n_tmp += 1
         pv = f"cp{r.n_tmp}"
         r.emit(f"const bool {pv} = {cond};")
-        # a false predicate reads nothing (src-size 0 zero-fills); the address is the tensor's start then
-        r.emit(f'asm volatile("{ins}" :: "r"({saddr}), "l"({src.name} + ({pv} ? {so}{s_off} : 0)), '
+        self._emit(r, pv, so, do)
+
+    def _emit(self, r: Any, pv: str, so: str, do: str) -> None:
+        """cp.async with src-size pv ? n : 0 (a false pv reads nothing and zero-fills; the source
+        address is then the tensor's start, always in bounds)."""
+        n = self.nbytes
+        s_off = f" + {self.src_offsets[0]}" if self.src_offsets[0] else ""
+        d_off = f" + {self.dst_offsets[0]}" if self.dst_offsets[0] else ""
+        saddr = f"(unsigned int)__cvta_generic_to_shared({self.dst.name} + {do}{d_off})"
+        ins = f"cp.async.{self.cache}.shared.global [%0], [%1], {n}, %2;\\n"
+        r.emit(f'asm volatile("{ins}" :: "r"({saddr}), "l"({self.src.name} + ({pv} ? {so}{s_off} : 0)), '
                f'"r"({pv} ? {n}u : 0u) : "memory");')
 
 
@@ -207,21 +237,6 @@ class CpAsyncWait(Op):
 
 def _at(where: str) -> str:
     return f" (at {where})" if where else ""
-
-
-def user_line() -> str:
-    """file:line of the innermost frame outside cutelab (the user's kernel source)."""
-    import sys
-    import os
-
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    f = sys._getframe(1)
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not os.path.abspath(fn).startswith(pkg + os.sep):
-            return f"{fn}:{f.f_lineno}"
-        f = f.f_back
-    return ""
 
 
 # --------------------------------------------------------------------------- tracing
