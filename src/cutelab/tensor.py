@@ -491,7 +491,7 @@ class Pointer:
         off = self.offset
         if isinstance(off, (int, np.integer)) and hasattr(self.engine, "align"):
             b = self.engine.dtype.bytes
-            if (int(off) * b) % min_align and int(off) * b % min(min_align, self.engine.align) != 0:
+            if self.engine.align >= min_align and (int(off) * b) % min_align:  # the base is aligned, the offset is not
                 raise TensorError(f"Pointer.align({min_align}): the pointer {self} at element offset {int(off)} "
                                   f"is not {min_align}-byte aligned")
         return Pointer(self.engine, off)

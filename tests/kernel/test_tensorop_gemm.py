@@ -73,3 +73,11 @@ print("smem", sum(s.bytes for s in ir.shared if s.dynamic))
     c = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
                        capture_output=True, text=True, timeout=600)
     assert c.returncode == 0, c.stderr[-3000:]
+
+
+@pytest.mark.gpu
+def test_tensorop_gemm_example_on_gpu():
+    # the example's default problem (256x256x512, f16 in, f32 accumulate, 4-stage pipeline, 64 KiB smem)
+    p = _run("--benchmark", "none")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert p.stdout.rstrip().endswith("PASS")

@@ -1004,6 +1004,8 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return (value,) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
         return tuple(value)
+    if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
+        value._fail()
     raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
 
 
