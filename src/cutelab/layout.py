@@ -335,8 +335,8 @@ class Layout:
     def __str__(self) -> str:
         return layout_str(self._shape, self._stride)
 
-    def __repr__(self) -> str:
-        return f"Layout({self})"
+    def __repr__(self) -> str:  # CuTe DSL's repr is its str: print((L1, L2)) shows (3:3, (2,4):(1,8))
+        return str(self)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
@@ -801,8 +801,21 @@ def _as_layout_or_shape(x: Any, op: str = "") -> Any:
     return x
 
 
+def _is_tiled_atom(a: Any) -> bool:
+    """A TiledMma (has thr_layout_vmnk) or a TiledCopy (has tiler_mn), whose size is an int property."""
+    return (hasattr(type(a), "thr_layout_vmnk") or hasattr(type(a), "tiler_mn")) and isinstance(
+        getattr(a, "size", None), int)
+
+
 def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...])."""
+    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...]); for a
+    TiledMma or TiledCopy, its number of threads (CuTe DSL's ``size(tiled) == tiled.size``).
+
+    >>> size(make_layout((4, (2, 3)))), size((4, (2, 3)), mode=[1])
+    (24, 6)
+    """
+    if _is_tiled_atom(a):  # duck-typed: layout.py sits below nvgpu/ and does not import it
+        return a.size
     a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
     if isinstance(a, Layout):
         return it.product(a._shape)

@@ -22,16 +22,12 @@ _EAGER = ("@cute.jit runs the body eagerly [kernel/launch.py jit]: CuTe DSL trac
           "print() output comes before all cute.printf/print_tensor output, which runs when the compiled "
           "function executes; cutelab prints the runtime values, interleaved in program order")
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
-_REPR = ("repr(Layout) is 'Layout(3:3)' [layout.py Layout.__repr__]; CuTe DSL's repr is its str '3:3', "
-         "so print((L1, L2)) shows '(3:3, (2,4):(1,8))'")
 _PTENSOR = ("print_tensor's format [tensor.py print_tensor/format_tensor]: CuTe DSL prints "
             "'tensor(raw_ptr(0x..: f32, generic, align<4>) o (4,3):(3,1), data=' then numpy-like nested rows "
             "of '%f' values ('[[ 0.000000,  1.000000, ...], ...])', rows elided with '...' past 6); cutelab "
             "prints 'raw_ptr(0x..: f32, gmem, align<4>) o ... =' and a flat list of Python numbers")
 _GENERIC = ("from_dlpack's tensor prints memspace 'gmem' [runtime.py from_dlpack / tensor.py Tensor.__str__]; "
             "CuTe DSL prints 'tensor<ptr<f32, generic> o (8,8):(8,1)>' (address space generic)")
-_SIZE_ATOM = ("cute.size(tiled_mma) raises TypeError [layout.py size/_as_layout_or_shape]; CuTe DSL's size "
-              "returns a.size for a TiledMma or TiledCopy")
 _SSA_PRINT = "cute.print_tensor(TensorSSA) fails: 'TensorSSA' object has no attribute 'batch' [tensor.py format_tensor]"
 
 _COORD = ("a coordinate tensor's offset prints as '0' or '(16)' [tensor.py: the coordinate engine's ptr_str and "
@@ -56,10 +52,6 @@ GAPS = {
         "cutlass.Int32(n) is a static int in cutelab [numeric.py]: composition of layouts with dynamic shapes "
         "gives ((5,1),(2,2)):((16,4),(80,4)) in CuTe DSL (no static simplification), cutelab (5,(2,2)):(16,(80,4)) "
         "(the same function)"),
-    "nb_algebra_flat_divide": _REPR,
-    "nb_algebra_logical_divide_2d": _REPR,
-    "nb_algebra_tiled_divide": _REPR,
-    "nb_algebra_zipped_divide": _REPR,
     "nb_composed_customized_layout": (
         "cutelab.runtime has no make_ptr [runtime.py] (ImportError at the import line); past it, "
         "make_composed_layout(python_function, (1,0), identity layout) raises 'the inner function must be a "
@@ -99,9 +91,6 @@ GAPS = {
         "print align<32> in CuTe DSL, align<16> in cutelab [tensor.py make_rmem_tensor, NumpyEngine align=16]"),
     "own_mma_sm80_partition": _RANGE,
     "own_mma_tf32_fragments": _COORD,
-    "own_mma_sm80_tiled": _SIZE_ATOM,
-    "own_mma_sm90_warpgroup": _SIZE_ATOM,
-    "own_mma_universal": _SIZE_ATOM,
     "own_tv_layout": _RANGE,
 }
 
