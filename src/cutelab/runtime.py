@@ -1,13 +1,14 @@
 """from_dlpack: a cutelab Tensor over a numpy array, a torch tensor, a GPU array with
 __cuda_array_interface__ (CuPy, Numba) or any CPU DLPack producer.
 
-The layout is read off the array's shape and strides (in elements), as CuTe DSL does:
+Host memory (numpy, torch on the CPU) is in CuTe DSL's ``generic`` address space, GPU memory in
+``gmem``, as CuTe DSL prints them. The layout is read off the array's shape and strides (in elements), as CuTe DSL does:
 a row-major (8192, 8192) array becomes ``(8192,8192):(8192,1)``. The tensor is a view: writes
 through it (or through any partition of it) change the array.
 
 >>> import numpy as np
 >>> print(from_dlpack(np.zeros((4, 6), np.float32), assumed_align=16))
-tensor<ptr<f32, gmem, align<16>> o (4,6):(6,1)>
+tensor<ptr<f32, generic, align<16>> o (4,6):(6,1)>
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
         arr = flat.view(torch.int16).numpy().view(np.uint16)
     else:
         arr = flat.numpy()
-    return Tensor(NumpyEngine(arr, dtype, "gmem", align=align, owner=t, address=address), layout, 0)
+    return Tensor(NumpyEngine(arr, dtype, "generic", align=align, owner=t, address=address), layout, 0)
 
 
 def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:
@@ -106,7 +107,7 @@ def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:
     _check_align(address, assumed_align, "the array")
     span = _span(shape, strides)
     flat = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(item,))
-    return Tensor(NumpyEngine(flat, dtype, "gmem", align=assumed_align or item, owner=a, address=address), layout, 0)
+    return Tensor(NumpyEngine(flat, dtype, "generic", align=assumed_align or item, owner=a, address=address), layout, 0)
 
 
 def _from_cuda_array(a: Any, assumed_align: int | None) -> Tensor:

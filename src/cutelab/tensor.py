@@ -280,6 +280,11 @@ class TensorSSA:
     def __repr__(self) -> str:
         return f"TensorSSA({self.dtype}, shape={it.tuple_str(self.shape)}, values={self.numpy()!r})"
 
+    def __str__(self) -> str:
+        """As CuTe DSL prints a loaded value: ``tensor_value<vector<12xf32> o (3, 4)>`` (the shape as a
+        Python tuple)."""
+        return f"tensor_value<vector<{it.product(self.shape)}x{self.dtype.name}> o {self.shape}>"
+
 
 def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
     """Element-wise cond ? a : b of host TensorSSA values.
@@ -324,12 +329,15 @@ class PointerInfo:
         return f"raw_ptr(0x{addr:016x}: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
 
 
+_RMEM_ALIGN = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (prints align<32>)
+
+
 class NumpyEngine(PointerInfo):
     """Storage in a flat numpy array (a view of the user's array: writes go through)."""
 
     __slots__ = ("data", "dtype", "memspace", "align", "owner", "address")
 
-    def __init__(self, data: np.ndarray, dtype: Numeric | None = None, memspace: str = "gmem",
+    def __init__(self, data: np.ndarray, dtype: Numeric | None = None, memspace: str = "generic",
                  align: int | None = None, owner: Any = None, address: int | None = None):
         if data.ndim != 1:
             raise TensorError(f"engine storage must be a flat array, got shape {data.shape}")
@@ -420,8 +428,8 @@ class NumpyEngine(PointerInfo):
             b = int(np.prod(tensor.offset.shape))
             data = np.zeros(b * n, dtype=dtype.storage)
             off = (np.arange(b, dtype=np.int64) * n).reshape(tensor.offset.shape)
-            return cls(data, dtype, "rmem", align=16), off
-        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), 0
+            return cls(data, dtype, "rmem", align=_RMEM_ALIGN), off
+        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=_RMEM_ALIGN), 0
 
 
 class IdentityEngine:
@@ -785,7 +793,7 @@ def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
         if made is not None:
             return made
     n = max(_layout_extent(layout)[1] + 1, 1)
-    return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), layout, 0)
+    return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=_RMEM_ALIGN), layout, 0)
 
 
 make_fragment = make_rmem_tensor
@@ -797,7 +805,7 @@ def make_fragment_like(src: Any, dtype: Numeric | None = None) -> Any:
     >>> import numpy as np
     >>> t = make_tensor(np.zeros(64, np.float32), make_layout((4, 8), stride=(16, 1)))
     >>> print(make_fragment_like(t))
-    tensor<ptr<f32, rmem, align<16>> o (4,8):(1,4)>
+    tensor<ptr<f32, rmem, align<32>> o (4,8):(1,4)>
     """
     if isinstance(src, Layout):
         return make_layout_fragment_like(src)
@@ -895,43 +903,107 @@ def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) ->
 
 
 # --------------------------------------------------------------------------- printing
+# CuTe DSL's print_tensor: 'tensor(<pointer> o <layout>, data=' then the values as nested rows
+# (mode 0 down, mode 1 across, the other modes as blocks in column-major order); every value is
+# C's '% f' or '% d' (a space where the sign would be) followed by ', '; more than 6 rows or
+# columns show the first 3, '...' and the last 3. verbose=True lists '(coord)= value' per element.
 
-def _fmt_value(v: Any) -> str:
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.6g}" if abs(float(v)) >= 1e-4 or v == 0 else f"{float(v):.3e}"
-    return str(v.item() if isinstance(v, np.generic) else v)
+_INDENT = " " * len("tensor(")
 
 
-def format_tensor(t: Tensor) -> str:
-    """CuTe-style printout: the pointer and layout, then the values (rank 1: a row; rank 2: a grid)."""
-    if t.batch:
-        raise TensorError(f"print_tensor: {t} is a batch of {t.batch} tensors; index one first")
-    head = f"{t.engine.raw_ptr_str(t.offset)} o {t.layout} ="
+def _dsl_value(v: Any) -> str:
+    """One value as CuTe DSL's print_tensor writes it: ' 1.500000', '-2', ' (0,1)'."""
+    if isinstance(v, tuple):
+        return " " + it.tuple_str(v)
+    if isinstance(v, (bool, np.bool_, int, np.integer)):
+        return f"{int(v): d}"
+    return "nan" if v != v else f"{float(v): f}"  # CuTe DSL writes NaN with no sign space ('inf' has one)
+
+
+def _elide(items: list) -> list:
+    return items[:3] + [None] + items[-3:] if len(items) > 6 else items
+
+
+def _row_text(values: list) -> str:
+    return "[" + "".join("..., " if v is None else v + ", " for v in _elide(values)) + "]"
+
+
+def _rows_text(rows: list, indent: str) -> str:
+    out = ""
+    shown = _elide(rows)
+    for k, r in enumerate(shown):
+        out += "..." if r is None else r
+        if k + 1 < len(shown):
+            out += ("\n" if r is None else ",\n") + indent
+    return out
+
+
+def _tensor_values(t: Tensor) -> list:
+    """The tensor's values in index order (column-major over its shape), as Python scalars or coordinates."""
     vals = t.load()
     if isinstance(vals, TensorSSA):
-        flat = _to_real(vals.values, vals.dtype).tolist()
+        return _to_real(vals.values, vals.dtype).reshape(-1).tolist()
+    return list(vals)
+
+
+def format_tensor(t: Tensor, verbose: bool = False) -> str:
+    """What CuTe DSL's print_tensor prints for t (see the comment above).
+
+    >>> import numpy as np, cutelab as cute
+    >>> t = cute.make_tensor(np.arange(6, dtype=np.float32), cute.make_layout((2, 3), stride=(3, 1)))
+    >>> print(format_tensor(t).split("data=")[1])
+    <BLANKLINE>
+           [[ 0.000000,  1.000000,  2.000000, ],
+            [ 3.000000,  4.000000,  5.000000, ]])
+    """
+    if t.batch:
+        raise TensorError(f"print_tensor: {t} is a batch of {t.batch} tensors (one per thread); index one first")
+    head = f"tensor({t.engine.raw_ptr_str(t.offset)} o {t.layout}, data="
+    flat = [_dsl_value(v) for v in _tensor_values(t)]
+    shape = t.layout.shape
+    if verbose:
+        lines = [f"\t{it.tuple_str(it.idx2crd(i, shape))}={v}" for i, v in enumerate(flat)]
+        return head + " (\n" + "\n".join(lines) + ("\n" if lines else "") + ")"
+    dims = it.product_each(shape)
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    if len(dims) == 1:
+        body = _rows_text(["[" + v + ", ]" for v in flat], _INDENT)
     else:
-        flat = list(vals)
-    shp = it.product_each(t.layout.shape)
-    if isinstance(shp, tuple) and len(shp) == 2:
-        m, n = shp
-        cells = [[_fmt_value(flat[i + m * j]) for j in range(n)] for i in range(m)]
-        w = max((len(c) for row in cells for c in row), default=1)
-        rows = ["  [ " + ", ".join(c.rjust(w) for c in row) + " ]" for row in cells]
-        return head + "\n" + "\n".join(rows)
-    return head + "\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )"
+        m, n = dims[0], dims[1]
+        blocks = [[_row_text([flat[r + m * c + m * n * b] for c in range(n)]) for r in range(m)]
+                  for b in range(it.product(dims[2:]) if len(dims) > 2 else 1)]
+        if len(dims) == 2:
+            body = "[" + _rows_text(blocks[0], _INDENT + " ") + "]"
+        else:
+            body = "[" + (",\n\n" + _INDENT + " ").join(
+                "[" + _rows_text(rows, _INDENT + "  ") + "]" for rows in blocks) + "]"
+    return head + "\n" + _INDENT + body + ")"
 
 
 _print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)
 
 
-def print_tensor(t: Any) -> None:
-    """Print a tensor's pointer, layout and values (or a TensorSSA's values); inside a kernel,
-    every thread prints at run time."""
+def print_tensor(t: Any, *, verbose: bool = False) -> None:
+    """Print a tensor's pointer, layout and values as CuTe DSL does (verbose: one '(coord)= value'
+    line per element). A TensorSSA is first stored into a fresh register tensor of its shape, as
+    CuTe DSL does. Inside a kernel, every thread prints at run time.
+
+    >>> import numpy as np, cutelab as cute
+    >>> print_tensor(cute.make_tensor(np.array([-1.5, 2.0], np.float32), cute.make_layout(2)), verbose=True)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    tensor(raw_ptr(0x...: f32, generic, align<4>) o 2:1, data= (
+    	0=-1.500000
+    	1= 2.000000
+    )
+    """
     if _print_hook is not None and _print_hook(t):
         return
     if isinstance(t, TensorSSA):
-        flat = _to_real(t.values, t.dtype).reshape(-1).tolist()
-        print(f"tensor_value<{t.dtype} o {it.tuple_str(t.shape)}> =\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )")
-        return
-    print(format_tensor(t))
+        if t.values.ndim > 1:
+            raise TensorError(f"print_tensor: {t} is a batch of {t.values.shape[:-1]} values (one per thread); "
+                              f"index one first")
+        tmp = make_rmem_tensor(make_layout(t.shape), t.dtype)
+        tmp.store(t)
+        t = tmp
+    elif not isinstance(t, Tensor):
+        raise TensorError(f"print_tensor: expected a Tensor or a TensorSSA, got {type(t).__name__} {t!r}")
+    print(format_tensor(t, verbose=verbose))
