@@ -64,6 +64,7 @@ _LAZY = {
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
     "testing": ("testing", None),
+    "AddressSpace": ("runtime", "AddressSpace"), "recast_ptr": ("runtime", "recast_ptr"),
     "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
 }
 
@@ -131,7 +132,7 @@ def slice_(src, coord):
 
     >>> import numpy as np
     >>> print(slice_(make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3))), (None, 1)))
-    tensor<ptr<f32, gmem> o (4):(1)>
+    tensor<ptr<f32, generic> o (4):(1)>
     """
     from .tensor import Tensor as _Tensor  # tensors load on first use
 

@@ -740,6 +740,8 @@ def make_identity_layout(shape: Any) -> Layout:
     >>> print(L), L(9)
     (4,8):(1@0,1@1)
     (None, (1, 2))
+    >>> print(make_identity_layout((4, (2, 3))))
+    (4,(2,3)):(1@0,(1@0@1,1@1@1))
     """
     shape = _normalize(shape)
     _check(shape, it.repeat_like(shape, 0), "")
@@ -750,10 +752,13 @@ def make_identity_layout(shape: Any) -> Layout:
     return Layout._raw(shape, stride)
 
 
-def _basis_like(s: Any, mode: int) -> Any:
-    if isinstance(s, tuple):  # nested modes of one coordinate: compact within that mode
-        return it.transform_leaf(it.compact_col_major(s), lambda d: ScaledBasis(d, mode) if d else 0)
-    return ScaledBasis(1, mode)
+def _basis_like(s: Any, path: Any) -> Any:
+    """The unit basis stride of every leaf of s: a nested mode gets a nested coordinate, as CuTe DSL
+    does ((4,(2,3)) -> (1@0,(1@0@1,1@1@1)): the coordinate of mode 1 is itself a pair)."""
+    path = path if isinstance(path, tuple) else (path,)
+    if isinstance(s, tuple):
+        return tuple(_basis_like(x, path + (j,)) for j, x in enumerate(s))
+    return ScaledBasis(1, path)
 
 
 # --------------------------------------------------------------------------- queries

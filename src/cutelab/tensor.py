@@ -188,10 +188,109 @@ class TensorSSA:
             return self
         return TensorSSA(_from_real(_to_real(self.values, self.dtype), dtype), self.shape, dtype)
 
+    # ---- shapes: the values as a grid (batch + product_each(shape), column-major) and back
+    def _dims(self) -> tuple:
+        d = it.product_each(self.shape)
+        return d if isinstance(d, tuple) else (d,)
+
+    def _grid(self, values: Any = None) -> np.ndarray:
+        v = self.values if values is None else values
+        dims, batch = self._dims(), v.shape[:-1]
+        out = v.reshape(batch + tuple(reversed(dims)))
+        return np.moveaxis(out, range(len(batch), out.ndim), range(out.ndim - 1, len(batch) - 1, -1))
+
+    @staticmethod
+    def _flat(grid: np.ndarray, nbatch: int) -> np.ndarray:
+        """grid (batch + dims) back to batch + (size,), column-major over dims."""
+        b = grid.shape[:nbatch]
+        k = grid.ndim - nbatch
+        out = np.moveaxis(grid, range(nbatch, grid.ndim), range(grid.ndim - 1, nbatch - 1, -1))
+        return np.ascontiguousarray(out).reshape(b + (int(np.prod(grid.shape[nbatch:], dtype=np.int64)) if k else 1,))
+
+    def broadcast_to(self, target_shape: Any) -> "TensorSSA":
+        """The values repeated along the modes of size 1 to target_shape (CuTe DSL's broadcast_to).
+
+        >>> from cutelab.numeric import Float32
+        >>> row = TensorSSA(np.array([0., 1., 2.], np.float32), (1, 3), Float32)
+        >>> row.broadcast_to((2, 3)).numpy().tolist()
+        [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+        """
+        target_shape = _normalize(target_shape)
+        tdims = it.product_each(target_shape)
+        tdims = tdims if isinstance(tdims, tuple) else (tdims,)
+        dims = self._dims()
+        nb = self.values.ndim - 1
+        if len(dims) != len(tdims) or any(d not in (1, t) for d, t in zip(dims, tdims)):
+            raise TensorError(f"broadcast_to: cannot broadcast {self} to the shape {it.tuple_str(target_shape)}: "
+                              f"each mode must be 1 or already the target's extent")
+        g = np.broadcast_to(self._grid(), self.values.shape[:-1] + tdims)
+        return TensorSSA(self._flat(g, nb), target_shape, self.dtype)
+
+    def _aligned(self, other: "TensorSSA", what: str) -> tuple:
+        """(my values, other's values, shape), broadcast to one shape where they differ (modes of size 1)."""
+        if it.product_each(other.shape) == it.product_each(self.shape):
+            return self.values, other.values, self.shape
+        da, db = self._dims(), other._dims()
+        if len(da) != len(db) or any(x != y and 1 not in (x, y) for x, y in zip(da, db)):
+            raise TensorError(f"{what}: the shapes {it.tuple_str(self.shape)} and {it.tuple_str(other.shape)} "
+                              f"do not broadcast (each mode must match or be 1)")
+        shape = tuple(x if y == 1 else y for x, y in zip(da, db))
+        a, b = self.broadcast_to(shape), other.broadcast_to(shape)
+        return a.values, b.values, shape
+
     def _binary(self, other: Any, op: Any) -> "TensorSSA":
-        a = _to_real(self.values, self.dtype)
-        b = _to_real(other.values, other.dtype) if isinstance(other, TensorSSA) else other
-        return TensorSSA(_from_real(op(a, b), self.dtype), self.shape, self.dtype)
+        if isinstance(other, TensorSSA):
+            av, bv, shape = self._aligned(other, "TensorSSA arithmetic")
+            a, b = _to_real(av, self.dtype), _to_real(bv, other.dtype)
+        else:
+            a, b, shape = _to_real(self.values, self.dtype), other, self.shape
+        return TensorSSA(_from_real(op(a, b), self.dtype), shape, self.dtype)
+
+    def _bitwise(self, other: Any, op: Any, name: str) -> "TensorSSA":
+        """Bitwise ops on integer values; on Booleans, the logical ones."""
+        from .numeric import Boolean
+
+        if self.dtype is Boolean:
+            return self._compare(other, {"&": np.logical_and, "|": np.logical_or, "^": np.logical_xor}[name])
+        if self.dtype.kind not in ("int", "uint"):
+            raise TensorError(f"TensorSSA {name}: bitwise operators need integer or Boolean values, got {self.dtype.name}")
+        return self._binary(other, op)
+
+    def __xor__(self, o: Any) -> "TensorSSA":
+        return self._bitwise(o, np.bitwise_xor, "^")
+
+    def __lshift__(self, o: Any) -> "TensorSSA":
+        return self._bitwise(o, np.left_shift, "<<")
+
+    def __rshift__(self, o: Any) -> "TensorSSA":
+        return self._bitwise(o, np.right_shift, ">>")
+
+    def __getitem__(self, coord: Any) -> Any:
+        """Values at a coordinate (with None: a TensorSSA of the sliced shape), or at a linear index
+        in column-major order, as CuTe DSL slices a loaded value.
+
+        >>> from cutelab.numeric import Float32
+        >>> v = TensorSSA(np.arange(6, dtype=np.float32), (2, 3), Float32)
+        >>> print(v[(None, 1)]), v[(1, 2)], v[3]
+        tensor_value<vector<2xf32> o (2,)>
+        (None, 5.0, 3.0)
+        """
+        if self.values.ndim > 1:
+            raise TensorError(f"{self}[{coord!r}]: a batch of values (one per thread) cannot be indexed; index one first")
+        full = make_layout(self.shape)
+        coord = _normalize(coord)
+        if it.has_none(coord):
+            sub, off = slice_and_offset(coord, full)
+            shape = sub.shape if isinstance(sub.shape, tuple) else (sub.shape,)
+            idx = evaluate_all(sub) + int(off)
+            return TensorSSA(self.values[idx], shape, self.dtype)
+        try:
+            i = int(full(coord))
+        except (LayoutError, TypeError) as e:
+            raise TensorError(f"{self}[{coord!r}]: {e}") from None
+        if not 0 <= i < self.values.shape[-1]:
+            raise TensorError(f"{self}[{coord!r}]: index {i} is out of range for {self.values.shape[-1]} values")
+        return self.dtype(_to_real(self.values[i], self.dtype).item())
 
     def __add__(self, o: Any) -> "TensorSSA":
         return self._binary(o, np.add)
@@ -229,9 +328,12 @@ class TensorSSA:
     def _compare(self, o: Any, op: Any) -> "TensorSSA":
         from .numeric import Boolean
 
-        a = _to_real(self.values, self.dtype)
-        b = _to_real(o.values, o.dtype) if isinstance(o, TensorSSA) else o
-        return TensorSSA(np.asarray(op(a, b), dtype=np.bool_), self.shape, Boolean)
+        if isinstance(o, TensorSSA):
+            av, bv, shape = self._aligned(o, "TensorSSA comparison")
+            a, b = _to_real(av, self.dtype), _to_real(bv, o.dtype)
+        else:
+            a, b, shape = _to_real(self.values, self.dtype), o, self.shape
+        return TensorSSA(np.asarray(op(a, b), dtype=np.bool_), shape, Boolean)
 
     def __lt__(self, o: Any) -> "TensorSSA":
         return self._compare(o, np.less)
@@ -254,28 +356,77 @@ class TensorSSA:
     __hash__ = None  # type: ignore[assignment]
 
     def __and__(self, o: Any) -> "TensorSSA":
-        return self._compare(o, lambda a, b: np.logical_and(a, b))
+        return self._bitwise(o, np.bitwise_and, "&")
 
     def __or__(self, o: Any) -> "TensorSSA":
-        return self._compare(o, lambda a, b: np.logical_or(a, b))
+        return self._bitwise(o, np.bitwise_or, "|")
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> "TensorSSA":
-        return self._compare(0, lambda a, b: np.logical_not(a))
+        from .numeric import Boolean
+
+        if self.dtype is Boolean:
+            return self._compare(0, lambda a, b: np.logical_not(a))
+        if self.dtype.kind not in ("int", "uint"):
+            raise TensorError(f"TensorSSA ~: bitwise operators need integer or Boolean values, got {self.dtype.name}")
+        return TensorSSA(np.invert(self.values), self.shape, self.dtype)
 
     def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> Any:
-        """Reduce all values with op (add, mul, max, min or cute.ReductionOp) to one number."""
-        name = str(getattr(op, "value", op)).lower()
+        """Reduce with op (add, mul, max, min or cute.ReductionOp), then combine once with init_val.
+
+        reduction_profile 0 reduces everything to one scalar (of the element type); a profile like the
+        shape, 1 on the modes to reduce and None on those to keep, gives a TensorSSA of the kept modes.
+
+        >>> from cutelab.numeric import Float32
+        >>> v = TensorSSA(np.array([1., 4., 2., 5., 3., 6.], np.float32), (2, 3), Float32)
+        >>> v.reduce("add", 0.0), v.reduce("add", 0.0, (None, 1)).numpy().tolist()
+        (21.0, [6.0, 15.0])
+        """
+        name = str(getattr(op, "value", op)).lower().split(".")[-1]
         f = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}.get(name)
         if f is None:
             raise TensorError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
-        if reduction_profile not in (0, None):
-            raise TensorError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
-                              f"got {reduction_profile!r}")
+        combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[name]
         v = _to_real(self.values, self.dtype)
-        r = f(v, axis=-1)
+        if reduction_profile in (0, None):
+            r = f(v, axis=-1)
+            if init_val is not None:
+                r = combine(r, init_val)
+            return self.dtype(r.item()) if np.ndim(r) == 0 else r
+        keep, shape = self._profile(reduction_profile, self.shape)
+        if not isinstance(shape, tuple):
+            shape = (shape,)
+        flat_keep = it.flatten_to_tuple(keep)
+        nb = v.ndim - 1
+        grid = self._leaf_grid(v)
+        axes = tuple(nb + k for k, kept in enumerate(flat_keep) if not kept)
+        r = f(grid, axis=axes) if axes else grid
         if init_val is not None:
-            r = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[name](r, init_val)
-        return r.item() if np.ndim(r) == 0 else r
+            r = combine(r, init_val)
+        if not any(flat_keep):
+            return self.dtype(np.asarray(r).item()) if nb == 0 else np.asarray(r)
+        return TensorSSA(_from_real(self._flat(np.asarray(r), nb), self.dtype), shape, self.dtype)
+
+    def _leaf_grid(self, v: np.ndarray) -> np.ndarray:
+        """v as batch + every leaf of the shape (column-major)."""
+        leaves = it.flatten_to_tuple(self.shape)
+        batch = v.shape[:-1]
+        out = v.reshape(batch + tuple(reversed(leaves)))
+        return np.moveaxis(out, range(len(batch), out.ndim), range(out.ndim - 1, len(batch) - 1, -1))
+
+    def _profile(self, profile: Any, shape: Any) -> tuple:
+        """(which leaves are kept, congruent to shape; the shape of the kept modes) for a reduction profile."""
+        if profile is None:
+            return it.repeat_like(shape, True), shape
+        if profile == 1:
+            return it.repeat_like(shape, False), None
+        if not isinstance(profile, tuple) or not isinstance(shape, tuple) or len(profile) != len(shape):
+            raise TensorError(f"TensorSSA.reduce: the reduction profile {profile!r} does not match the shape "
+                              f"{it.tuple_str(self.shape)} (use 1 for modes to reduce, None for modes to keep)")
+        parts = [self._profile(p, s) for p, s in zip(profile, shape)]
+        kept = tuple(s for _, s in parts if s is not None)
+        return tuple(k for k, _ in parts), (kept[0] if len(kept) == 1 else kept) if kept else None
 
     def __repr__(self) -> str:
         return f"TensorSSA({self.dtype}, shape={it.tuple_str(self.shape)}, values={self.numpy()!r})"
@@ -433,19 +584,27 @@ class NumpyEngine(PointerInfo):
 
 
 class IdentityEngine:
-    """The engine of an identity tensor: the value at an offset is the offset (a coordinate)."""
+    """The engine of an identity tensor: the value at an offset is the offset (a coordinate).
+
+    ``profile`` is the identity's shape with every leaf 0: coordinates are padded to it, so that
+    they print as CuTe DSL prints them ((2,0), not (2,), for rank 2; (0,(1,0)) for (4,(2,3))).
+    """
 
     dtype = None
     memspace = "coord"
 
-    def __init__(self, rank: int = 0):
-        self.rank = rank  # coordinates have this many modes (CuTe: (2,0), not (2,), for rank 2)
+    def __init__(self, profile: Any = 0):
+        if isinstance(profile, int):  # a rank
+            profile = (0,) * profile if profile else 0
+        self.profile = profile
+        self.rank = len(profile) if isinstance(profile, tuple) else 0
+
+    def pad(self, off: Any) -> Any:
+        """off with the trailing zero modes that the sum of basis strides leaves out put back."""
+        return _pad_coord(off, self.profile)
 
     def read_one(self, off: Any) -> Any:
-        if isinstance(off, tuple):
-            off = tuple(off)
-            return off + (0,) * (self.rank - len(off)) if len(off) < self.rank else off
-        return off
+        return self.pad(off)
 
     def write_one(self, off: Any, v: Any) -> None:
         raise TensorError("an identity tensor is read-only")
@@ -458,9 +617,23 @@ class IdentityEngine:
         return [self.read_one(_add(offset, layout(i))) for i in range(n)]
 
     def ptr_str(self, offset: Any) -> str:
-        return it.tuple_str(tuple(offset)) if isinstance(offset, tuple) else str(offset)
+        off = self.pad(offset)
+        return it.tuple_str(off) if isinstance(off, tuple) else str(off)
 
     raw_ptr_str = ptr_str
+
+
+def _pad_coord(x: Any, profile: Any) -> Any:
+    if not isinstance(profile, tuple):
+        return tuple(x) if isinstance(x, tuple) else x
+    if isinstance(x, tuple):
+        xs = tuple(x)
+    elif isinstance(x, (int, np.integer)) and x == 0:
+        xs = ()
+    else:
+        xs = (x,)
+    xs = xs + (0,) * (len(profile) - len(xs))
+    return tuple(_pad_coord(a, p) for a, p in zip(xs, profile)) + xs[len(profile):]
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -486,9 +659,17 @@ class Pointer:
     def element_type(self) -> Any:
         return self.engine.dtype
 
+    dtype = element_type  # CuTe DSL's Pointer.dtype
+
     @property
     def memspace(self) -> str:
         return self.engine.memspace
+
+    @property
+    def alignment(self) -> int:
+        """Bytes of alignment known for the address (CuTe DSL's Pointer.alignment)."""
+        eng = self.engine
+        return eng.alignment(self.offset) if hasattr(eng, "alignment") else 1
 
     def __str__(self) -> str:
         return self.engine.ptr_str(self.offset)
@@ -507,9 +688,7 @@ class TensorType:
         self.layout = t.layout
         eng = t.engine
         if isinstance(eng, IdentityEngine):
-            off = t.offset if isinstance(t.offset, tuple) else (0,) * max(eng.rank, 1)
-            off = off + (0,) * (eng.rank - len(off)) if len(off) < eng.rank else off
-            self.text = f'!cute.coord_tensor<"{it.tuple_str(tuple(off))}", "{t.layout}">'
+            self.text = f'!cute.coord_tensor<"{eng.ptr_str(t.offset)}", "{t.layout}">'
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
             self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, align<{al}>, "{t.layout}">'
@@ -758,12 +937,15 @@ def make_identity_tensor(shape: Any) -> Tensor:
 
     >>> t = make_identity_tensor((4, 8))
     >>> print(t), t[(1, 2)], t[9], t[2]
-    tensor<0 o (4,8):(1@0,1@1)>
+    tensor<(0,0) o (4,8):(1@0,1@1)>
     (None, (1, 2), (1, 2), (2, 0))
+    >>> t = make_identity_tensor((4, (2, 3)))
+    >>> print(t), t[9]
+    tensor<(0,(0,0)) o (4,(2,3)):(1@0,(1@0@1,1@1@1))>
+    (None, (1, (0, 1)))
     """
     layout = make_identity_layout(shape)
-    rank = len(layout.shape) if isinstance(layout.shape, tuple) else 0
-    return Tensor(IdentityEngine(rank), layout, 0, _checked=True)
+    return Tensor(IdentityEngine(it.repeat_like(layout.shape, 0)), layout, 0, _checked=True)
 
 
 def make_layout_fragment_like(layout: Layout) -> Layout:
