@@ -201,3 +201,44 @@ def test_tensor_ssa_reduce_by_profile():
     assert w.reduce("add", 0.0, ((None, 1), None)).numpy().tolist() == [[2.0, 10.0, 18.0], [4.0, 12.0, 20.0]]
     with pytest.raises(TensorError, match="does not match the shape"):
         v.reduce("add", 0.0, (None, 1, 1))
+
+
+# ---- print_latex / print_latex_tv (their text is checked against CuTe DSL by tests/programs/*latex*)
+
+def test_print_latex_refuses_what_it_cannot_draw():
+    import pytest
+
+    from cutelab.errors import LayoutError
+    from cutelab.utils import print_latex, print_latex_tv
+
+    with pytest.raises(LayoutError, match=r"requires a layout of rank <= 2 to print, got rank 3"):
+        print_latex(cute.make_layout((2, 2, 2)))
+    with pytest.raises(LayoutError, match="expected a Layout or ComposedLayout, got tuple"):
+        print_latex((2, 2))
+    tiler, tv = cute.make_layout_tv(cute.make_layout((2, 2)), cute.make_layout((1, 2)))
+    with pytest.raises(LayoutError, match="unknown palette 'neon'"):
+        print_latex_tv(tv, tiler, palette="neon")
+    with pytest.raises(LayoutError, match="requires a \\(thread, value\\) layout of rank 2"):
+        print_latex_tv(cute.make_layout(4), tiler)
+
+
+def test_print_latex_render_func_gets_the_picture_without_the_document(capsys):
+    from cutelab.utils import print_latex
+
+    got = []
+    print_latex(cute.make_layout((2, 2)), render_func=got.append)
+    assert capsys.readouterr().out == ""
+    assert len(got) == 1 and got[0].startswith("\\begin{tikzpicture}") and got[0].endswith("\\end{tikzpicture}")
+    assert "documentclass" not in got[0]
+
+
+def test_mlir_only_names_import_and_refuse_with_what_to_write():
+    import pytest
+
+    from cutelab import for_generate, if_generate, while_generate, yield_out
+    from cutelab.errors import TraceError
+
+    for f, hint in ((for_generate, "cutlass.range"), (if_generate, "if cond"), (while_generate, "while cond"),
+                    (yield_out, "assignments")):
+        with pytest.raises(TraceError, match=f"exists only in CuTe DSL's MLIR pipeline; write .*{hint}"):
+            f()

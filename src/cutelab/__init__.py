@@ -65,6 +65,8 @@ _LAZY = {
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
     "testing": ("testing", None),
     "AddressSpace": ("runtime", "AddressSpace"), "recast_ptr": ("runtime", "recast_ptr"),
+    **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},
+    "viz": ("viz", None),  # cute.viz.print_latex / print_latex_tv
     "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
 }
 

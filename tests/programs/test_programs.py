@@ -22,15 +22,7 @@ _EAGER = ("@cute.jit runs the body eagerly [kernel/launch.py jit]: CuTe DSL trac
           "print() output comes before all cute.printf/print_tensor output, which runs when the compiled "
           "function executes; cutelab prints the runtime values, interleaved in program order")
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
-_LATEX = ("cutelab.utils has no print_latex / print_latex_tv (cutlass.utils's) [utils/__init__.py, over render/latex.py]; "
-          "and render/latex.py's text is not the DSL's: CuTe DSL prints '%% Layout: {} (10,10):(1,10)', then "
-          "\\documentclass[convert]{standalone}, one tikzpicture with x={(0cm,-1cm)},y={(1cm,0cm)}, "
-          "'\\node[fill=black!00] at (r,c) {i};' per cell (TV: rgb,255 fills with 'T0 \\\\ V0' labels); "
-          "cutelab's latex renderer writes its own comments, \\definecolor palette and layout")
-
 GAPS = {
-    "dsl_print_latex": _LATEX + " (also 'from cutlass import for_generate, yield_out': neither exists in cutelab)",
-    "own_print_latex_tv": _LATEX,
     "nb_algebra_bymode_composition": _EAGER + "; also cute.printf of a Python tuple prints '(3, 8)', CuTe DSL '(3,8)' "
                                      "[kernel printf formatting]",
     "nb_algebra_coalesce": _EAGER,
