@@ -102,9 +102,13 @@ def test_make_ptr_over_a_numpy_array_reads_writes_and_checks_bounds():
     assert a[5] == 50.0 and t.load().numpy().tolist() == [4.0, 50.0, 6.0, 7.0]
     with pytest.raises(TensorError, match="outside the storage"):
         cute.make_tensor(p + 4, cute.make_layout(5))
-    raw = make_ptr(cute.Float32, a.ctypes.data)  # a bare address: prints, cannot be read
+    bare = make_ptr(cute.Float32, a.ctypes.data + 8)  # a bare address inside a: found, read and checked
+    assert cute.make_tensor(bare, cute.make_layout(2)).load().numpy().tolist() == [2.0, 3.0]
+    with pytest.raises(TensorError, match="outside the storage"):
+        cute.make_tensor(bare, cute.make_layout(7))
+    raw = make_ptr(cute.Float32, 0x1000)  # an address no array holds: prints, cannot be read
     assert str(raw) == "ptr<f32, generic>"
-    with pytest.raises(TensorError, match="bare integer address has no known owner"):
+    with pytest.raises(TensorError, match="bare integer address that no numpy array or CPU torch tensor among the caller.s variables holds"):
         cute.make_tensor(raw, cute.make_layout(2)).load()
     assert str(nullptr(cute.Float16, AddressSpace.gmem)) == "ptr<f16, gmem>"
     with pytest.raises(TensorError, match="not aligned to assumed_align=16"):
@@ -242,3 +246,48 @@ def test_mlir_only_names_import_and_refuse_with_what_to_write():
                     (yield_out, "assignments")):
         with pytest.raises(TraceError, match=f"exists only in CuTe DSL's MLIR pipeline; write .*{hint}"):
             f()
+
+
+def test_make_ptr_of_a_torch_data_ptr_reads_and_writes_the_tensor():
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from cutelab.runtime import make_ptr
+
+    t = torch.zeros(8, 5, dtype=torch.float32)
+    ptr = make_ptr(cute.Float32, t.data_ptr())  # as CUTLASS's tensor.ipynb does
+    x = cute.make_tensor(ptr, cute.make_layout((8, 5), stride=(5, 1)))
+    x.fill(1)
+    x[(2, 3)] = 7.0
+    assert t.sum().item() == 39 + 7 and t[2, 3].item() == 7.0
+
+
+def test_full_like_and_friends_on_the_host():
+    import numpy as np
+    import pytest
+
+    from cutelab.errors import TensorError
+
+    v = _v([1.0, 2.0, 3.0, 4.0], (2, 2))
+    assert cute.full_like(v, 7.0).numpy().tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    assert cute.zeros_like(v, cute.Int32).dtype is cute.Int32 and cute.ones_like(v).numpy().sum() == 4
+    t = cute.make_tensor(np.zeros(6, np.float16), cute.make_layout((2, 3)))
+    f = cute.full_like(t, 0.5)
+    assert f.shape == (2, 3) and f.dtype is cute.Float16 and f.numpy().ravel().tolist() == [0.5] * 6
+    assert cute.full((3,), 2, cute.Int8).numpy().tolist() == [2, 2, 2]
+    with pytest.raises(TensorError, match="does not fit Int8|does not fit i8"):
+        cute.full((3,), 300, cute.Int8)
+    with pytest.raises(TensorError, match="expected a TensorSSA or a Tensor, got list"):
+        cute.full_like([1, 2], 0.0)
+
+
+def test_print_tensor_of_booleans_as_cute_dsl(capsys):
+    import numpy as np
+
+    v = _v([0.0, 2.0, 3.0], (3,))
+    cute.print_tensor(v > 1.0)  # a register tensor: true is -1 (an i1 sign-extended to the printed i8)
+    out = capsys.readouterr().out
+    assert ": i8, rmem, align<32>) o (3):(1), data=" in out and "[-1, ]" in out and "[ 0, ]" in out
+    cute.print_tensor(cute.make_tensor(np.array([True, False]), cute.make_layout(2)))  # memory: bytes 1 and 0
+    out = capsys.readouterr().out
+    assert ": i8, generic" in out and "[ 1, ]" in out

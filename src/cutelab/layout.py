@@ -363,6 +363,10 @@ class Layout:
         return _eval(self, coord)
 
     def __getitem__(self, coord: Any) -> Any:
+        """L[i] with an int is mode i, as in CuTe DSL (``get(L, mode=[i])``); with a coordinate tuple,
+        its offset, or with None in it, the slice (cutelab's shorthands for L(coord))."""
+        if type(coord) is int or (type(coord).__module__ == "numpy" and isinstance(coord, _np().integer)):
+            return get(self, [int(coord)])
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)

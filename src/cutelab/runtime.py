@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import sys
 from typing import Any
 
 import numpy as np
@@ -182,8 +183,9 @@ class RawAddressEngine(PointerInfo):
 
     def _refuse(self, *a: Any) -> Any:
         raise TensorError(
-            f"{self.raw_ptr_str(0)}: a pointer made by make_ptr from a bare integer address has no known owner, "
-            f"so cutelab cannot check accesses through it on the CPU; make it from a numpy array's ctypes "
+            f"{self.raw_ptr_str(0)}: a pointer made by make_ptr from a bare integer address that no numpy "
+            f"array or CPU torch tensor among the caller's variables holds, so cutelab cannot check accesses through it on the CPU; make it "
+            f"from a numpy array's ctypes "
             f"pointer (make_ptr(dtype, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))) or use from_dlpack(a)"
         )
 
@@ -204,13 +206,66 @@ def _owner_engine(owner: np.ndarray, dtype: Numeric, address: int, align: int, m
     return NumpyEngine(data, dtype, memspace, align=align, owner=owner, address=address)
 
 
+def _torch_storage_bytes(t: Any) -> Any:
+    """The whole CPU storage of a torch tensor as a uint8 numpy array (None for a GPU tensor)."""
+    import torch
+
+    if t.device.type != "cpu":
+        return None
+    st = t.untyped_storage()
+    return torch.empty(0, dtype=torch.uint8).set_(st).numpy()
+
+
+def _holds(obj: Any, address: int) -> bool:
+    """True when obj is a numpy array or a CPU torch tensor whose memory holds address. Looks only at
+    type(obj) (never isinstance, which can run an object's own __class__ code)."""
+    t = type(obj)
+    if issubclass(t, np.ndarray):
+        base = obj.__array_interface__["data"][0]
+        return base <= address < base + max(obj.nbytes, 1) and (obj.flags.c_contiguous or obj.flags.f_contiguous)
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(t, torch.Tensor):
+        try:
+            st = obj.untyped_storage()
+            return obj.device.type == "cpu" and st.data_ptr() <= address < st.data_ptr() + max(st.nbytes(), 1)
+        except (RuntimeError, TypeError):
+            return False
+    return False
+
+
+def _find_owner(address: int) -> Any:
+    """The numpy array or CPU torch tensor whose memory holds address, among the variables (locals and
+    globals) of make_ptr's callers, or None.
+
+    make_ptr from a bare integer (``a.data_ptr()``, ``a.ctypes.data``) does not say what memory it
+    points into; the array is almost always a variable of the code that calls make_ptr, and finding it
+    keeps every read and write through the pointer inside that buffer, checked. Not found: the
+    pointer prints and moves but cannot be read on the CPU.
+    """
+    frame = sys._getframe(2)
+    seen_globals = set()
+    while frame is not None:
+        spaces = [frame.f_locals]
+        if id(frame.f_globals) not in seen_globals:
+            seen_globals.add(id(frame.f_globals))
+            spaces.append(frame.f_globals)
+        for space in spaces:
+            for v in list(space.values()):
+                if _holds(v, address):
+                    return v
+        frame = frame.f_back
+    return None
+
+
 def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assumed_align: int | None = None) -> Pointer:
     """A pointer to elements of dtype at an address (an int, or a ctypes pointer), as CuTe DSL's
     cute.runtime.make_ptr; ``make_tensor(ptr, layout)`` makes a tensor over it.
 
     A ctypes pointer into a numpy array (``a.ctypes.data_as(...)``, which keeps the array alive) gives
-    a pointer that reads and writes that array, with every access checked against its extent; a
-    bare integer address prints and moves but cannot be read on the CPU.
+    a pointer that reads and writes that array, with every access checked against its extent. For
+    a bare integer address (``t.data_ptr()``, ``a.ctypes.data``) cutelab finds the numpy array or CPU
+    torch tensor that holds it among the caller's variables (see _find_owner); where none does, the
+    pointer prints and moves but cannot be read on the CPU.
 
     >>> import ctypes, numpy as np, cutelab as cute
     >>> a = np.arange(8, dtype=np.float32)
@@ -239,6 +294,10 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
     if address % align:
         raise TensorError(f"make_ptr({dtype}, 0x{address:x}): the address is not aligned to assumed_align={align} bytes")
     engine = None
+    if owner is None and address:
+        owner = _find_owner(address)
+    if owner is not None and type(owner).__module__.startswith("torch"):
+        owner = _torch_storage_bytes(owner)
     if isinstance(owner, np.ndarray):
         engine = _owner_engine(owner, dtype, address, align, space.value)
     if engine is None:

@@ -31,7 +31,7 @@ from .errors import LayoutError, TensorError
 from .swizzle import ComposedLayout
 from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
-    make_layout, slice_, slice_and_offset,
+    make_layout, make_layout_like, slice_, slice_and_offset,
 )
 from .numeric import BFloat16, Numeric, numeric_from_numpy
 
@@ -451,6 +451,53 @@ def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
     return TensorSSA(_from_real(np.where(np.asarray(val(cond)) != 0, val(a), val(b)), dtype), ref.shape, dtype)
 
 
+def _like_of(a: Any, dtype: Any, what: str) -> tuple:
+    if isinstance(a, TensorSSA):
+        return a.shape, dtype or a.dtype, a.values.shape[:-1]
+    if isinstance(a, Tensor) and not isinstance(a.engine, IdentityEngine):
+        return a.layout.shape, dtype or a.element_type, a.batch
+    if type(a).__module__.startswith("cutelab.kernel"):
+        raise TensorError(f"cute.{what} inside a kernel is not supported yet; use cute.where(cond, x, value) "
+                          f"or a register tensor's fill(value)")
+    raise TensorError(f"cute.{what}: expected a TensorSSA or a Tensor, got {type(a).__name__} {a!r}")
+
+
+def full(shape: Any, fill_value: Any, dtype: Numeric) -> TensorSSA:
+    """A TensorSSA of the given shape and element type, every value fill_value (CuTe DSL's cute.full).
+
+    >>> from cutelab.numeric import Float32
+    >>> full((2, 2), 1.5, Float32).numpy().tolist()
+    [[1.5, 1.5], [1.5, 1.5]]
+    """
+    shape = _normalize(shape)
+    n = it.product(shape)
+    return TensorSSA(np.broadcast_to(_checked_values(fill_value, dtype, "cute.full"), (n,)).copy(), shape, dtype)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """A TensorSSA shaped like a (a TensorSSA or a Tensor), of a's element type or dtype, all fill_value."""
+    shape, dt, batch = _like_of(a, dtype, "full_like")
+    vals = _checked_values(fill_value, dt, "cute.full_like")
+    return TensorSSA(np.broadcast_to(vals, tuple(batch) + (it.product(shape),)).copy(), shape, dt)
+
+
+def zeros_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """full_like(a, 0)."""
+    shape, dt, _ = _like_of(a, dtype, "zeros_like")
+    return full_like(a, False if dt.kind == "bool" else 0, dt)
+
+
+def ones_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """full_like(a, 1)."""
+    shape, dt, _ = _like_of(a, dtype, "ones_like")
+    return full_like(a, True if dt.kind == "bool" else 1, dt)
+
+
+def empty_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """A TensorSSA shaped like a; its values are unspecified (zeros here)."""
+    return zeros_like(a, dtype)
+
+
 # --------------------------------------------------------------------------- engines
 
 class PointerInfo:
@@ -571,7 +618,8 @@ class NumpyEngine(PointerInfo):
             ) from None
 
     @classmethod
-    def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None) -> tuple:
+    def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None,
+                      align: int = _RMEM_ALIGN) -> tuple:
         """Fresh register storage for one fragment per batch element: (engine, offset)."""
         dtype = dtype or tensor.element_type
         n = max(_layout_extent(layout)[1] + 1, 1)
@@ -579,8 +627,8 @@ class NumpyEngine(PointerInfo):
             b = int(np.prod(tensor.offset.shape))
             data = np.zeros(b * n, dtype=dtype.storage)
             off = (np.arange(b, dtype=np.int64) * n).reshape(tensor.offset.shape)
-            return cls(data, dtype, "rmem", align=_RMEM_ALIGN), off
-        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=_RMEM_ALIGN), 0
+            return cls(data, dtype, "rmem", align=align), off
+        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=align), 0
 
 
 class IdentityEngine:
@@ -982,24 +1030,46 @@ make_fragment = make_rmem_tensor
 
 
 def make_fragment_like(src: Any, dtype: Numeric | None = None) -> Any:
-    """A register tensor shaped like src (CuTe's fragment layout); for a Layout, that layout.
+    """A register tensor shaped like the tensor src, its strides compact in the order of src's strides
+    (CuTe DSL 4.8.1's make_rmem_tensor_like: make_layout_like); for a Layout, CuTe's fragment layout
+    of it (mode 0 compact first: make_layout_fragment_like), as CuTe DSL does for layouts.
 
     >>> import numpy as np
     >>> t = make_tensor(np.zeros(64, np.float32), make_layout((4, 8), stride=(16, 1)))
-    >>> print(make_fragment_like(t))
-    tensor<ptr<f32, rmem, align<32>> o (4,8):(1,4)>
+    >>> print(make_fragment_like(t), make_fragment_like(t.layout))
+    tensor<ptr<f32, rmem, align<32>> o (4,8):(8,1)> (4,8):(1,4)
     """
     if isinstance(src, Layout):
         return make_layout_fragment_like(src)
+    return _fragment_like(src, dtype, _layout_like, "make_fragment_like")
+
+
+def _layout_like(layout: Layout) -> Layout:
+    if not all(type(d) is int for d in it.flatten_to_tuple(layout.stride)):
+        return make_layout(layout.shape)  # basis strides (a coordinate tensor) have no order to follow
+    return make_layout_like(layout)
+
+
+def _fragment_like(src: Any, dtype: Numeric | None, layout_of: Any, what: str) -> Tensor:
+    """A fresh register tensor (one per batch entry) with layout_of(src.layout), of dtype or src's type."""
     if not isinstance(src, Tensor):
-        raise TensorError(f"make_fragment_like: expected a Tensor or Layout, got {type(src).__name__}")
+        raise TensorError(f"{what}: expected a Tensor or Layout, got {type(src).__name__}")
     if dtype is None and getattr(src, "element_type", None) is None:
-        raise TensorError(f"make_fragment_like({src}): a coordinate tensor has no element type; "
-                          "give one (make_fragment_like(t, cutlass.Int32))")
-    layout = make_layout_fragment_like(src.layout)
+        raise TensorError(f"{what}({src}): a coordinate tensor has no element type; "
+                          f"give one ({what}(t, cutlass.Int32))")
+    layout = layout_of(src.layout)
     maker = getattr(type(src.engine), "make_fragment", None) or NumpyEngine.make_fragment
     eng, off = maker(src, layout, dtype) if dtype is not None else maker(src, layout)
     return Tensor(eng, layout, off, _checked=True)
+
+
+def make_fragment_like_mma(src: Tensor, dtype: Numeric | None = None) -> Tensor:
+    """The MMA's fragment of a partitioned tensor (TiledMma.make_fragment_A/B/C): CuTe's fragment layout,
+    mode 0 compact first, as CuTe DSL keeps it there (and aligned to 16 bytes, as it prints them)."""
+    t = _fragment_like(src, dtype, make_layout_fragment_like, "make_fragment")
+    if isinstance(t.engine, NumpyEngine):
+        t.engine.align = 16
+    return t
 
 
 # --------------------------------------------------------------------------- partitioning
@@ -1141,7 +1211,14 @@ def format_tensor(t: Tensor, verbose: bool = False) -> str:
     if t.batch:
         raise TensorError(f"print_tensor: {t} is a batch of {t.batch} tensors (one per thread); index one first")
     head = f"tensor({t.engine.raw_ptr_str(t.offset)} o {t.layout}, data="
-    flat = [_dsl_value(v) for v in _tensor_values(t)]
+    values = _tensor_values(t)
+    if getattr(t.engine, "dtype", None) is not None and t.engine.dtype.kind == "bool":
+        # CuTe DSL prints Booleans as the bytes holding them: i8, and a true in registers (an i1
+        # sign-extended) as -1, one in memory (a byte 1, as numpy and torch store it) as 1
+        head = head.replace(f": {t.engine.dtype.name},", ": i8,", 1)
+        true = -1 if t.engine.memspace == "rmem" else 1
+        values = [true if v else 0 for v in values]
+    flat = [_dsl_value(v) for v in values]
     shape = t.layout.shape
     if verbose:
         lines = [f"\t{it.tuple_str(it.idx2crd(i, shape))}={v}" for i, v in enumerate(flat)]

@@ -33,7 +33,7 @@ from ..algebra import (
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, _normalize, make_layout, parse_layout, slice_
 from ..numeric import Numeric
-from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like, make_rmem_tensor
+from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like_mma, make_rmem_tensor
 
 __all__ = [
     "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
@@ -203,7 +203,7 @@ class MmaAtom:
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
         layout = make_layout(input.shape)
-        eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
+        eng, off = NumpyEngine.make_fragment(input, layout, acc, align=16)  # one per thread of a batch; CuTe DSL: align<16>
         return Tensor(eng, layout, off, _checked=True)
 
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
@@ -222,7 +222,7 @@ class MmaAtom:
                     f"but the tensor is in {input.memspace}"
                 )
             return input
-        return make_fragment_like(input, dt)
+        return make_fragment_like_mma(input, dt)
 
 
 def _shape_fragment(shape: Any, dt: Numeric) -> Tensor:
