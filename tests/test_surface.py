@@ -291,3 +291,42 @@ def test_print_tensor_of_booleans_as_cute_dsl(capsys):
     cute.print_tensor(cute.make_tensor(np.array([True, False]), cute.make_layout(2)))  # memory: bytes 1 and 0
     out = capsys.readouterr().out
     assert ": i8, generic" in out and "[ 1, ]" in out
+
+
+# ---- Layout[i], str of element types, tuple helpers' errors
+
+def test_layout_index_is_its_mode_and_coordinates_still_evaluate():
+    L = cute.make_layout(((2, 2), (2, 4)), stride=((1, 4), (2, 8)))
+    assert str(L[0]) == "(2,2):(1,4)" and str(L[1]) == "(2,4):(2,8)"  # as CuTe DSL: get(L, mode=[i])
+    assert L[(1, 0)] == L((1, 0)) == 1 and str(L[(None, 1)]) == "((2,2)):((1,4))"
+    import numpy as np
+    import pytest
+
+    assert str(L[np.int64(1)]) == "(2,4):(2,8)"
+    with pytest.raises(Exception, match="mode"):
+        L[2]
+
+
+def test_element_types_print_as_cute_dsl_names():
+    assert str(cute.Float32) == "Float32" and f"{cute.BFloat16}" == "BFloat16" and str(cute.Boolean) == "Boolean"
+    assert cute.Float32.name == "f32" and repr(cute.Int8) == "i8"  # the MLIR name stays for pointer types
+
+
+def test_tuple_helpers_refuse_bad_input():
+    import pytest
+
+    from cutelab.errors import LayoutError
+
+    with pytest.raises(LayoutError, match="rank\\(a\\) must be >= rank\\(b\\)"):
+        cute.round_up((4,), (2, 2))
+    with pytest.raises(LayoutError, match="n must be >= 1"):
+        cute.repeat_as_tuple(1, 0)
+    with pytest.raises(TypeError, match="requires a static int"):
+        cute.find((1, 2), 1.0)
+    with pytest.raises(ValueError, match="two parameters"):
+        cute.find_if((1, 2), lambda v: v == 1)
+    with pytest.raises(LayoutError, match="not congruent"):
+        cute.transform_leaf(lambda a, b: a + b, (1, 2), (1, (2, 3)))
+    with pytest.raises(LayoutError, match="a layout has no element type"):
+        cute.make_rmem_tensor_like(cute.make_layout(4))
+    assert cute.is_static(3) and not cute.is_static(cute.Int32) and cute.size_in_bytes(cute.Int4, cute.make_layout(3)) == 2
