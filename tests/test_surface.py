@@ -330,3 +330,14 @@ def test_tuple_helpers_refuse_bad_input():
     with pytest.raises(LayoutError, match="a layout has no element type"):
         cute.make_rmem_tensor_like(cute.make_layout(4))
     assert cute.is_static(3) and not cute.is_static(cute.Int32) and cute.size_in_bytes(cute.Int4, cute.make_layout(3)) == 2
+
+
+def test_tensor_type_shows_align_only_above_the_element_size():
+    import numpy as np
+
+    from cutelab.runtime import from_dlpack
+
+    a = np.zeros((4, 8), np.float32)
+    assert str(from_dlpack(a).type) == '!cute.memref<f32, generic, "(4,8):(8,1)">'  # as CuTe DSL 4.8.1 prints it
+    assert str(from_dlpack(a, assumed_align=16).type) == '!cute.memref<f32, generic, align<16>, "(4,8):(8,1)">'
+    assert str(cute.make_rmem_tensor((2, 2), cute.Float16).type) == '!cute.memref<f16, rmem, align<32>, "(2,2):(1,2)">'

@@ -739,7 +739,8 @@ class TensorType:
             self.text = f'!cute.coord_tensor<"{eng.ptr_str(t.offset)}", "{t.layout}">'
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
-            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, align<{al}>, "{t.layout}">'
+            al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
+            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, {al_s}"{t.layout}">'
 
     def __str__(self) -> str:
         return self.text
