@@ -17,41 +17,20 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
 # Gaps shared by several programs (the report has reproducers; file and function in brackets).
-_EAGER = ("@cute.jit runs the body eagerly [kernel/launch.py jit]: CuTe DSL traces first, so Python print() "
-          "shows '?' for dynamic values (cutlass.Int32(6) -> '?', layouts like (2,(1,6)):(1,(?,2))) and all "
-          "print() output comes before all cute.printf/print_tensor output, which runs when the compiled "
-          "function executes; cutelab prints the runtime values, interleaved in program order")
+_DYN_COMPOSE = ("composition with dynamic modes [algebra.py composition over DynInt values]: CuTe DSL cannot "
+                "simplify dynamic modes and keeps one per left mode (L o 4:2 with L = (?,2,4):(1,?,?{div=2}) is "
+                "(?,?,?):(2,?,?{div=2})); cutelab computes with the known values and simplifies (4:2: the same "
+                "function, other text)")
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
 GAPS = {
-    "nb_algebra_bymode_composition": _EAGER + "; also cute.printf of a Python tuple prints '(3, 8)', CuTe DSL '(3,8)' "
-                                     "[kernel printf formatting]",
-    "nb_algebra_coalesce": _EAGER,
     "nb_algebra_coalesce_postconditions": _RANGE,
-    "nb_algebra_composition": _EAGER + " (CuTe DSL also shows divisibility: ((2,2),3):((?{div=3},2),?))",
-    "nb_algebra_composition_static_dynamic": (
-        "cutlass.Int32(n) is a static int in cutelab [numeric.py]: composition of layouts with dynamic shapes "
-        "gives ((5,1),(2,2)):((16,4),(80,4)) in CuTe DSL (no static simplification), cutelab (5,(2,2)):(16,(80,4)) "
-        "(the same function)"),
-    "nb_composed_customized_layout": (
-        "cute.printf of a Python tuple prints '(1, 1)', CuTe DSL '(1,1)' [kernel printf formatting, h-dynamic]"),
-    "nb_composed_gather": ("cute.printf with C conversions ('%d -> %d') raises 'the format has 0 {} placeholders' "
-                           "and a tuple prints '(1, 1)', CuTe DSL '(1,1)' [kernel printf formatting, h-dynamic]"),
-    "nb_tensor_access_item": ("cute.printf of f32 elements prints 10.0, CuTe DSL 10.000000 (C %f), and of a coordinate "
-                              "'(2, 0)', CuTe DSL '(2,0)' [kernel printf formatting, h-dynamic]"),
+    "nb_algebra_composition_static_dynamic": _DYN_COMPOSE + (
+        " (here at run time: cute.printf of R_dynamic prints ((5,1),(2,2)):((16,4),(80,4)) in CuTe DSL, "
+        "(5,(2,2)):(16,(80,4)) in cutelab)"),
+    "own_dynamic_values": _DYN_COMPOSE,
     "own_copy_alignment": ("cute.copy with a 64-bit universal copy atom accepts a source known only 4-byte aligned "
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
-    "nb_dtypes_conversion": "cute.printf of Float32 scalars prints 42.0 and 3.140000104904175, CuTe DSL 42.000000 and 3.140000 (C %f) [kernel printf formatting, h-dynamic]",
-    "nb_dtypes_operators": ("cute.printf formats values with Python str [kernel printf]: CuTe DSL prints Float32 "
-                            "with C '%f' (5.500000, 3.333333 for Int32/Int32) and a Boolean as 1; cutelab 5.5, "
-                            "3.3333333333333335, True"),
-    "nb_dtypes_static_dynamic": _EAGER,
-    "nb_print_compile": _EAGER + "; print(type(a)) of an Int32 argument shows Int32 in CuTe DSL, <class 'int'> in cutelab",
-    "nb_print_example": _EAGER + "; print(type(a)) of an Int32 argument shows Int32 in CuTe DSL, <class 'int'> in cutelab",
-    "nb_print_format_string": _EAGER,
-    "nb_ssa_reduction": "cute.printf of a Float32 scalar prints 21.0, CuTe DSL 21.000000 (C %f) [kernel printf formatting, h-dynamic]",
-    "nb_ssa_slice_2": "print() of a scalar taken out of a TensorSSA shows its value 13.0; CuTe DSL shows '?' (a dynamic value at trace time) [h-dynamic]",
-    "own_local_tile": _EAGER,
     "own_mma_sm80_partition": _RANGE,
     "own_tv_layout": _RANGE,
 }
