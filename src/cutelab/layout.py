@@ -365,8 +365,9 @@ class Layout:
         return _eval(self, coord)
 
     def __getitem__(self, coord: Any) -> Any:
-        if type(coord) is int and isinstance(self.shape, tuple) and len(self.shape) > 1:
-            return get(self, coord)  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
+        if (type(coord) is int or (type(coord).__module__ == "numpy" and isinstance(coord, _np().integer))) \
+                and isinstance(self.shape, tuple) and len(self.shape) > 1:
+            return get(self, int(coord))  # a numpy integer picks a mode too, as a Python int does  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
