@@ -158,7 +158,7 @@ class Sm80Gemm:
         cute.copy(s2r_B, tXsB[None, None, 0, 0], tXrB[None, None, 0])
 
         # steady state: consume k-tile k (stage k % stages) while tile k + stages - 1 loads
-        for k in range(k_tiles - (stages - 1)):
+        for k in cutlass.range(k_tiles - (stages - 1)):  # a loop in the kernel, not unrolled
             read = k % stages
             for kb in cutlass.range_constexpr(k_blocks):
                 if cutlass.const_expr(kb == k_blocks - 1):
@@ -179,20 +179,20 @@ class Sm80Gemm:
                 cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
 
         # drain: the last stages-1 tiles, nothing more to load
-        for k in range(k_tiles - (stages - 1), k_tiles):
-            read = k % stages
+        for k in cutlass.range(k_tiles - (stages - 1), k_tiles):
+            rd = k % stages
             for kb in cutlass.range_constexpr(k_blocks):
                 if cutlass.const_expr(kb == k_blocks - 1):
                     cute.arch.cp_async_commit_group()  # an empty group keeps the wait count uniform
                     cute.arch.cp_async_wait_group(stages - 2)
                     cute.arch.sync_threads()
                     if k + 1 < k_tiles:
-                        nxt = (k + 1) % stages
-                        cute.copy(s2r_A, tXsA[None, None, 0, nxt], tXrA[None, None, 0])
-                        cute.copy(s2r_B, tXsB[None, None, 0, nxt], tXrB[None, None, 0])
+                        nx = (k + 1) % stages
+                        cute.copy(s2r_A, tXsA[None, None, 0, nx], tXrA[None, None, 0])
+                        cute.copy(s2r_B, tXsB[None, None, 0, nx], tXrB[None, None, 0])
                 else:
-                    cute.copy(s2r_A, tXsA[None, None, kb + 1, read], tXrA[None, None, kb + 1])
-                    cute.copy(s2r_B, tXsB[None, None, kb + 1, read], tXrB[None, None, kb + 1])
+                    cute.copy(s2r_A, tXsA[None, None, kb + 1, rd], tXrA[None, None, kb + 1])
+                    cute.copy(s2r_B, tXsB[None, None, kb + 1, rd], tXrB[None, None, kb + 1])
                 cute.gemm(tiled_mma, acc, tCrA[None, None, kb], tCrB[None, None, kb], acc)
 
         # epilogue: registers -> shared -> global with 16-byte stores
