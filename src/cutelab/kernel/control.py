@@ -6,6 +6,13 @@ A ``for`` over ``cutlass.range`` (or over ``range`` with a runtime bound), an ``
 body is traced once. Everything static stays Python: ``range`` with int bounds is unrolled,
 ``if`` on a Python value (or ``cutlass.const_expr(...)``) picks its branch at trace time.
 
+Dynamic values (cutelab.dynamic.DynInt: runtime values of CuTe DSL whose value cutelab knows)
+count as runtime values here: ``for i in range(n)`` over a DynInt ``n`` is a runtime loop whose
+bound is n's value (not unrolled), an ``if`` on a DynBool (a comparison of DynInts in a kernel) is
+a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL). A
+``while`` on a DynBool stays static (run at trace time): its counter is usually a Python int,
+which cannot change inside a runtime region.
+
 Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
 passes their values in and out of the region through the helpers here, which keep tensor values
 (TensorSSA) in mutable registers. A variable holding a static Python value (an int, a layout)
@@ -22,6 +29,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from ..dynamic import DynBool, DynInt
 from ..errors import TraceError
 from .symbolic import Expr, is_sym
 from .trace import Assign, Compute, TraceValue, _state, current
@@ -141,8 +149,15 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
+def _runtime_int(x: Any) -> bool:
+    """A value CuTe DSL knows only at run time: symbolic, a tensor value, or a DynInt/DynBool
+    (whose value cutelab knows: the region it controls is still a runtime region)."""
+    return _is_dynamic(x) or isinstance(x, (DynInt, DynBool))
+
+
 def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
-    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value.
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
+    (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
 
     In a kernel, ``range`` takes CuTe DSL's ``unroll=`` / ``unroll_full=`` too: a loop with static
     bounds is unrolled at trace time anyway; one with runtime bounds passes them to the loop."""
@@ -150,7 +165,7 @@ def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
         bad = set(kw) - {"unroll", "unroll_full"}
         if bad:
             raise TraceError(f"range(...) in a kernel takes the keywords unroll and unroll_full, got {sorted(bad)}")
-        if _tracer() is not None and any(_is_dynamic(a) for a in args):
+        if _tracer() is not None and any(_runtime_int(a) for a in args):
             a, b, c = _range_args(args, "range")
             return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"),
                             kw.get("unroll"), bool(kw.get("unroll_full", False)))
@@ -170,7 +185,7 @@ def _cond_ref(t: Any, c: Any, where: str) -> Any:
         return c.refs[0]
     if is_sym(c):
         return c
-    return int(bool(c))
+    return int(bool(c))  # a static value or a DynBool/DynInt: its known value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -415,7 +430,7 @@ class Branch:
         t = _tracer()
         self.where = where
         forced = isinstance(cond, _Dyn)
-        self.dynamic = t is not None and (forced or _is_dynamic(cond))
+        self.dynamic = t is not None and (forced or _runtime_int(cond))
         if not self.dynamic:
             self.value = bool(cond.x if forced else cond)
             return
@@ -561,7 +576,8 @@ def ifexp(c: Any, a: Any, b: Any) -> Any:
 def and_(a: Any, b: Any) -> Any:
     """``a and b`` in a kernel condition: b is a thunk (short-circuit for static a)."""
     if not _is_dynamic(a):
-        return b() if a else a
+        r = b() if a else a
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return _as_bool(a) if vb else vb
@@ -570,7 +586,8 @@ def and_(a: Any, b: Any) -> Any:
 
 def or_(a: Any, b: Any) -> Any:
     if not _is_dynamic(a):
-        return a if a else b()
+        r = a if a else b()
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return True if vb else _as_bool(a)
@@ -578,6 +595,8 @@ def or_(a: Any, b: Any) -> Any:
 
 
 def not_(a: Any) -> Any:
+    if isinstance(a, DynBool):
+        return DynBool(not a)
     if not _is_dynamic(a):
         return not a
     return ~_as_bool(a)
