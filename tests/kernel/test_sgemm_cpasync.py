@@ -337,3 +337,36 @@ def test_moving_view_cuda_compiles(tmp_path):
     r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "view.cubin"), str(f)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+@cute.kernel
+def cg_copy(gA: cute.Tensor, gB: cute.Tensor, bits: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float32, cute.make_layout((128,)), 16)
+    op = cute.nvgpu.cpasync.CopyG2SOp(cute.nvgpu.cpasync.LoadCacheMode.GLOBAL)
+    atom = cute.make_copy_atom(op, cutlass.Float32, num_bits_per_copy=bits)
+    tiled = cute.make_tiled_copy_tv(atom, cute.make_layout(32), cute.make_layout(bits // 32))
+    thr = tiled.get_slice(tidx)
+    cute.copy(tiled, thr.partition_S(gA), thr.partition_D(sA))
+    cute.arch.cp_async_commit_group()
+    cute.arch.cp_async_wait_group(0)
+    cute.arch.sync_threads()
+    for i in range(4):
+        gB[tidx * 4 + i] = sA[tidx * 4 + i]
+
+
+def test_cp_async_cg_and_its_size_limit():
+    A = np.arange(128, dtype=np.float32)
+    B = np.zeros(128, np.float32)
+    with capture() as ks:
+        cg_copy(from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), 128).launch(
+            grid=1, block=32, interpret=True)
+    assert "cp.async.cg.shared.global [%0], [%1], 16;" in cuda.render(ks[0])
+    cg_copy(from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), 128).launch(
+        grid=1, block=32, interpret=True)
+    np.testing.assert_array_equal(B, A)
+    with pytest.raises(TraceError, match=r"cp.async.cg \(LoadCacheMode.GLOBAL\) copies 16 bytes only, the atom "
+                                         r"copies 8"):
+        cg_copy(from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), 64).launch(
+            grid=1, block=32, interpret=True)

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import cutelab as cute
-import cutelab as cutlass
 from cutelab.errors import LaunchError
 from cutelab.kernel import cuda
 from cutelab.kernel.guards import ErrorWord, describe

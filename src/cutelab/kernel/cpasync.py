@@ -33,7 +33,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from .. import int_tuple as it
-from ..errors import LaunchError, TraceError
+from ..errors import TraceError
 from .symbolic import Expr, is_sym
 from .trace import Access, GmemEngine, Op, RmemEngine, SmemEngine, _static_offsets, current, user_line
 
@@ -162,7 +162,6 @@ class CpAsyncCopy(Op):
         s_off = f" + {self.src_offsets[0]}" if self.src_offsets[0] else ""
         d_off = f" + {self.dst_offsets[0]}" if self.dst_offsets[0] else ""
         saddr = f"(unsigned int)__cvta_generic_to_shared({dst.name} + {do}{d_off})"
-        ins = f"cp.async.{self.cache}.shared.global [%0], [%1], {n}, %2;\\n"
         if self.pred is None:
             r.emit(f'asm volatile("cp.async.{self.cache}.shared.global [%0], [%1], {n};\\n" :: '
                    f'"r"({saddr}), "l"({src.name} + {so}{s_off}) : "memory");')
