@@ -16,6 +16,13 @@ reached by all threads of a block or none). Runs whose accesses the launch could
 bounds (runtime loop bounds, scalar arguments, accesses under branches) check every access as
 they go and work on copies of the written tensors, committed only when the whole launch
 succeeded: an out-of-bounds access is refused before anything is written.
+
+Recording (``cutelab.profile``): while the module's ``recorder`` is set, ``interpret`` asks it
+``recorder.launch(ir)`` for a launch recorder (None: this launch is not recorded), which is
+asked ``batch(b, first, k)`` once per batch of blocks; a batch recorder it returns (None: no
+block of the batch is sampled) sees every ``Load``/``Store`` (``access(op, idx, mask)``: the
+element indices, inside the block for shared memory) and every ``Op`` (``op(op, mask)``) as
+the batch runs them. With no recorder set this costs one test per batch.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op
                     Store, While, walk)
 
 __all__ = ["interpret", "thread_env"]
+
+recorder: Any = None  # cutelab.profile's access recorder while one is active (see the module docstring)
 
 _BUDGET = 1 << 24  # register elements held per batch (all live registers of all its threads)
 MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
@@ -88,10 +97,26 @@ def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Di
     }
 
 
+class _Env(dict):
+    """Index variables by name; "reg.<id>.<i>" (trace.RegVar) reads that register of every thread."""
+
+    def __init__(self, env: Dict[str, Any], batch: "_Batch"):
+        dict.__init__(self, env)
+        self.batch = batch
+
+    def __missing__(self, name: str) -> Any:
+        if name.startswith("reg."):
+            _, rid, i = name.split(".")
+            return self.batch.regs[int(rid)][:, int(i)].astype(np.int64)
+        raise KeyError(name)
+
+
 class _Batch:
+    rec: Any = None  # the profiler's batch recorder, when this batch is recorded
+
     def __init__(self, ir: KernelIR, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
         self.ir = ir
-        self.env = env
+        self.env = _Env(env, self)
         self.n = n
         self.regs: Dict[int, np.ndarray] = {}
         self.scalars = scalars or {}
@@ -132,27 +157,35 @@ class _Batch:
         return out
 
 
-def _check_range(idx_lo: int, idx_hi: int, length: int, what: str) -> None:
+def _check_range(idx_lo: int, idx_hi: int, length: int, what: str, where: str = "") -> None:
     if idx_lo < 0 or idx_hi >= length:
         raise LaunchError(
-            f"{what}: offsets [{idx_lo}, {idx_hi}] fall outside the tensor's {length} elements; nothing was written"
+            f"{what}: offsets [{idx_lo}, {idx_hi}] fall outside the tensor's {length} elements; "
+            f"nothing was written{where}"
         )
 
 
-def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, mask: Any = None) -> Any:
+def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, mask: Any = None,
+                  where: str = "") -> Any:
     offs = np.asarray(offsets, dtype=np.int64)
     base_v = b.index(base)
     if mask is not None:
         bv = np.broadcast_to(np.asarray(base_v, dtype=np.int64), (b.n,))
         act = bv[mask]
         if act.size:
-            _check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what)
+            _check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what, where)
         return np.where(mask[:, None], bv[:, None] + offs[None, :], 0)  # inactive threads: element 0
     if isinstance(base_v, np.ndarray):
-        _check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what)
+        _check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what, where)
         return base_v[:, None] + offs[None, :]
-    _check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what)
+    _check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what, where)
     return np.broadcast_to(base_v + offs, (b.n, len(offs)))
+
+
+def _line(ir: KernelIR, s: Any) -> str:
+    """ (at file:line) of op s in the user's kernel source, when the tracer recorded it."""
+    w = getattr(s, "loc", None) or ""
+    return f" (at {w})" if w else ""
 
 
 def _fmt(v: Any, dt: Any) -> str:
@@ -190,6 +223,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
                     if a.is_store and not isinstance(a.param, Shared)}
         work = {i: (buf.copy() if i in written else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
+    lrec = recorder.launch(ir) if recorder is not None else None
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
@@ -198,6 +232,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
         b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}
+        if lrec is not None:
+            b.rec = lrec.batch(b, first, k)
         for r in ir.regs:
             if r.mutable:
                 b.regs[r.id] = np.zeros((b.n, r.n), dtype=r.dtype.storage)
@@ -213,6 +249,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         for i, buf in work.items():
             if buf is not buffers[i]:
                 np.copyto(buffers[i], buf)
+    if lrec is not None:
+        lrec.finish()
 
 
 def _memory(b: _Batch, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:
@@ -241,7 +279,9 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
         if isinstance(s, Load):
             p = s.param
             data, length, shift = _memory(b, p, buffers)
-            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask)
+            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
+            if b.rec is not None:
+                b.rec.access(s, idx, mask)
             if shift is not None:
                 idx = idx + shift[:, None]
             b.regs[s.dst.id] = data[idx]
@@ -249,7 +289,9 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
             p = s.param
             data, length, shift = _memory(b, p, buffers)
             vals = b.matrix(s.src, p.dtype)
-            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask)
+            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask, _line(ir, s))
+            if b.rec is not None:
+                b.rec.access(s, idx, mask)
             if shift is not None:
                 idx = idx + shift[:, None]
             if mask is None:
@@ -318,6 +360,8 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
                         f"CUDA leaves that undefined"
                     )
         elif isinstance(s, Op):
+            if b.rec is not None:
+                b.rec.op(s, mask)
             s.interpret(b, mask, buffers)
         else:  # pragma: no cover - the tracer makes no other ops
             raise TraceError(f"the interpreter cannot run op {s!r}")

@@ -30,6 +30,8 @@ references at static offsets.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -46,7 +48,7 @@ __all__ = [
     "Param", "Reg", "Load", "Store", "Compute", "Printf", "KernelIR", "Tracer", "current",
     "GmemEngine", "RmemEngine", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim",
     "printf", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam",
-    "ParamRef", "LoopVar", "ArgVar", "SmemEngine", "walk",
+    "ParamRef", "LoopVar", "ArgVar", "RegVar", "SmemEngine", "walk",
 ]
 
 
@@ -73,7 +75,8 @@ class Param:
         self.index = index
         self.name = name
         self.dtype = dtype
-        self.align = align  # bytes, of the pointer passed
+        self.align = align  # bytes, of the pointer passed (as declared: what the trace prints)
+        self.code_align = 0  # bytes the launch proved from the actual pointer (GPU plans; 0: unknown)
         self.length = length  # elements addressable from the pointer
         self.read = False
         self.written = False
@@ -162,20 +165,22 @@ Ref = Any
 
 
 class Load:
-    __slots__ = ("dst", "param", "base", "offsets")
+    __slots__ = ("dst", "param", "base", "offsets", "loc")
 
     def __init__(self, dst: Reg, param: Param, base: Any, offsets: Tuple[int, ...]):
         self.dst, self.param, self.base, self.offsets = dst, param, base, offsets
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"{self.dst!r} = load {self.param.name}[{_s(self.base)} + {list(self.offsets)}]"
 
 
 class Store:
-    __slots__ = ("param", "base", "offsets", "src")
+    __slots__ = ("param", "base", "offsets", "src", "loc")
 
     def __init__(self, param: Param, base: Any, offsets: Tuple[int, ...], src: Tuple[Ref, ...]):
         self.param, self.base, self.offsets, self.src = param, base, offsets, src
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"store {self.param.name}[{_s(self.base)} + {list(self.offsets)}] = {_refs_str(self.src)}"
@@ -261,10 +266,21 @@ class Op:
       ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
     - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
-      checks (an op without memory accesses returns []).
+      checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
+      records them too, each split into instructions as the CUDA printer vectorizes a load or
+      store of those offsets (``cuda.vector_plan``), unless the op says otherwise:
+    - ``profile(self, access)`` (optional): None, or a dict telling the profiler how the GPU
+      executes that access: ``"name"`` (the instruction, e.g. ``"cp.async.cg 16B"``),
+      ``"op"`` ("ld", "st", "ldsm": ldmatrix, one 16-byte row address per lane from lanes
+      0..lanes-1, or "ldgsts": cp.async, for both its global read and its shared write),
+      ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first offset,
+      elements) pairs over ``access.offsets``).
+
+    ``loc`` is the user's source line ("file.py:12") the op was traced at, set by
+    ``Tracer.emit`` (read it with ``getattr(op, "loc", None)``: an op made outside a trace has none).
     """
 
-    __slots__ = ()
+    __slots__ = ("loc",)
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
         raise TraceError(f"the interpreter cannot run op {self!r}")
@@ -327,6 +343,27 @@ class ArgVar(Var):
         if param.dtype.kind == "bool":
             self.lo, self.hi = 0, 1
         elif param.dtype.kind == "uint":
+            self.lo, self.hi = 0, (1 << bits) - 1
+        else:
+            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.div = 1
+
+
+class RegVar(Var):
+    """An integer held in a register (a runtime Int32 variable, e.g. a pipeline stage) used in an
+    index expression: ``ref`` is its (Reg, i); its range is its type's unless known better."""
+
+    __slots__ = ("c_name", "ref")
+
+    def __init__(self, ref: Tuple[Any, int]):
+        reg, i = ref
+        Var.__init__(self, f"reg.{reg.id}.{i}", 1)
+        self.c_name = f"{reg.name}[{i}]"
+        self.ref = ref
+        bits = reg.dtype.width
+        if reg.dtype.kind == "bool":
+            self.lo, self.hi = 0, 1
+        elif reg.dtype.kind == "uint":
             self.lo, self.hi = 0, (1 << bits) - 1
         else:
             self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
@@ -520,6 +557,8 @@ class Tracer:
         return r
 
     def emit(self, stmt: Any) -> None:
+        if isinstance(stmt, (Load, Store, Op)):
+            stmt.loc = user_location() or getattr(self, "location", None)
         self.cur.ops.append(stmt)
 
     def check_refs(self, refs: Sequence[Ref], what: str) -> None:
@@ -539,7 +578,9 @@ class Tracer:
 
     def check_index(self, e: Any, what: str) -> None:
         for v in atoms(e):
-            if isinstance(v, LoopVar) and not any(v is w for w in self.loops):
+            if isinstance(v, RegVar):
+                self.check_refs([v.ref], what)
+            elif isinstance(v, LoopVar) and not any(v is w for w in self.loops):
                 raise TraceError(
                     f"kernel {self.name}: {what} uses the index of a loop that has ended "
                     f"({v.c_name}){self.where()}"
@@ -612,8 +653,50 @@ class Tracer:
     def finish(self) -> KernelIR:
         if self.cur is not self.body:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
-        return KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
-                        self.dynamic_smem)
+        ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
+                      self.dynamic_smem)
+        return ir
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_line() -> str:
+    """file:line of the innermost frame outside the cutelab package (the user's kernel code), or ''."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return ""
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../cutelab
+_STDLIB = os.path.dirname(os.path.abspath(threading.__file__))
+_internal_cache: Dict[str, bool] = {}
+
+
+def _internal(filename: str) -> bool:
+    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
+    r = _internal_cache.get(filename)
+    if r is None:
+        f = os.path.abspath(filename)
+        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
+             or filename.startswith("<frozen"))
+        _internal_cache[filename] = r
+    return r
+
+
+def user_location() -> Optional[str]:
+    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
+    library: the line of the user's kernel that is being traced (None if there is none)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _internal(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
 
 
 def current(what: str = "this") -> Tracer:
@@ -690,6 +773,17 @@ class TraceValue:
     @property
     def element_type(self) -> Any:
         return self.dtype
+
+    def as_index(self) -> Any:
+        """This one-element integer value as an index (a coordinate of a tensor): an int, a
+        symbolic index, or a RegVar reading its register at run time."""
+        if len(self.refs) != 1 or self.dtype.kind not in ("int", "uint", "bool"):
+            raise TraceError(f"a tensor value {self} of {self.dtype} cannot index a tensor; an index is one integer")
+        r = self.refs[0]
+        if isinstance(r, tuple):
+            current("a runtime index").check_refs([r], "an index")
+            return RegVar(r)
+        return r if is_sym(r) else int(r)
 
     def __len__(self) -> int:
         return len(self.refs)
