@@ -273,3 +273,13 @@ def test_scalars_made_in_a_jit_function_are_runtime_values():
     assert o.getvalue() == "? Int32(?) Int32 ? ? ? Float32(?) Float32 ?\n10 3.140000 5\n"
     assert out[0] == 5 and last_launch().ir.params[-1].kind == "scalar"
     assert type(cutlass.Int32(5)).__name__ == "IntValue"  # outside a jit function: a static scalar
+
+
+def test_algebra_errors_name_the_dynamic_values():
+    L = cute.make_layout((DynInt(3), 4), stride=(4, 1))
+    with pytest.raises(ValueError) as e:
+        cute.composition(L, cute.make_layout(5, stride=2))
+    msg = str(e.value)
+    assert msg.startswith("composition((?,4):(4,1), 5:2): stride divisibility fails")  # as printed
+    assert msg.endswith("(the dynamic values, printed '?', are (3,4):(4,1), 5:2)")  # and the values
+    assert msg.count("dynamic values") == 1

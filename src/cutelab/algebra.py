@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from . import int_tuple as it
 from .dynamic import INT_TYPES as _INT
-from .dynamic import DynInt
+from .dynamic import DynInt, is_dynamic, value_of
 from .errors import LayoutError
 from .swizzle import ComposedLayout, composed_op
 from .layout import (
@@ -53,9 +53,12 @@ def _op(name: str) -> Callable:
             except LayoutError as e:
                 head = f"{name}({', '.join(_fmt(a) for a in args)})"
                 msg = str(e)
-                if msg.startswith(head):
+                if is_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
+                    # messages print operands as CuTe DSL does ('?'); say what the values are
+                    msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
+                elif msg.startswith(head):
                     raise
-                raise type(e)(f"{head}: {msg}") from None
+                raise type(e)(msg if msg.startswith(head) else f"{head}: {msg}") from None
 
         return wrapper
 

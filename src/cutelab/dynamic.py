@@ -50,10 +50,16 @@ def _dtype(d: Any) -> Any:
     raise TypeError(f"DynInt: dtype must be a cutlass integer type (Int32, Int64, ...), got {d!r}")
 
 
-def _tracing() -> bool:
-    from .kernel.trace import tracing
+_TRACING: Any = None
 
-    return tracing()
+
+def _tracing() -> bool:
+    global _TRACING
+    if _TRACING is None:
+        from .kernel.trace import tracing
+
+        _TRACING = tracing
+    return _TRACING()
 
 
 class _DynMeta(abc.ABCMeta):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shutil
@@ -28,43 +29,44 @@ def _out(fn, *a, **kw) -> str:
     return out.getvalue()
 
 
-# What CuTe DSL 4.8.1 printed for each call made in a @cute.jit function on the host
-# (cute.printf(FORMAT, *ARGS) -> line), recorded with /work/dslenv (see the report of h-dynamic).
-DSL_HOST = [
-    (("%d %f", cutlass.Int32(7), cutlass.Float32(3.14)), "7 3.140000"),
-    (("{} {} {}", cutlass.Float32(3.14), cutlass.Int32(7), cutlass.Boolean(True)), "3.140000 7 1"),
-    (("%d", cutlass.Boolean(True)), "1"),
-    (("{}", (3, 8)), "(3,8)"),
-    (("{}", 2.5), "2.500000"),
-    (("{}", True), "1"),
-    ((cutlass.Float32(3.14), cutlass.Int32(7), (3, 8)), "3.140000, 7, (3,8)"),
-    (("{}", cute.make_layout((4, 2))), "(4,2):(1,4)"),
-    (("%5d|%-4d|%x", cutlass.Int32(7), cutlass.Int32(7), cutlass.Int32(7)), "    7|7   |7"),
-    (("{}", cute.make_layout((4, (2, 3)))), "(4,(2,3)):(1,(4,8))"),
-    (("{}", (1, (2, 3))), "(1,(2,3))"),
-    (("%u", cutlass.Int32(-1)), "4294967295"),
-    (("%lld", cutlass.Int64(-5)), "-5"),
-    (("%e %g", cutlass.Float32(3.14), cutlass.Float32(3.14)), "3.140000e+00 3.14"),
-    (("%c", cutlass.Int32(65)), "A"),
-    (("{}", cutlass.Int8(-3)), "-3"),
-    (("{}", cutlass.BFloat16(2.5)), "2.500000"),
-    (("{}", cutlass.Float64(1.5)), "1.500000"),
-    (("{}", cutlass.Float16(1.5)), "1.500000"),
-    (("{}", cutlass.Int64(-3)), "-3"),
-    (("{}", cutlass.Uint8(200)), "200"),
-    (("%%{}", 1), "%1"),
-    (("%d", 5), "5"),
-]
+# What CuTe DSL 4.8.1 printed for each cute.printf call in a @cute.jit function on the host:
+# tests/golden/printf.json, made by scripts/make_printf_golden.py.
+with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden", "printf.json")) as _f:
+    GOLDEN = json.load(_f)["cases"]
 
 
-@pytest.mark.parametrize("args, dsl", DSL_HOST, ids=[str(i) for i in range(len(DSL_HOST))])
-def test_host_printf_prints_as_cute_dsl(args, dsl):
+def _tup(x):
+    return tuple(_tup(y) for y in x) if isinstance(x, list) else x
+
+
+def _arg(a):
+    kind, v = a
+    if kind in ("int", "float", "bool"):
+        return {"int": int, "float": float, "bool": bool}[kind](v)
+    if kind == "tuple":
+        return _tup(v)
+    if kind == "layout":
+        shape, stride = v
+        return cute.make_layout(_tup(shape), stride=_tup(stride)) if stride is not None else cute.make_layout(_tup(shape))
+    return getattr(cutlass, kind)(v)
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[f"{i}:{c['format']}" for i, c in enumerate(GOLDEN)])
+def test_host_printf_prints_as_cute_dsl(case):
+    assert "failed" not in case
+    args = [_arg(a) for a in case["args"]]
+    call = args if case["format"] is None else [case["format"]] + args
+
     @cute.jit
     def f():
-        cute.printf(*args)
+        cute.printf(*call)
 
-    assert _out(f) == dsl + "\n"
-    assert _out(cute.printf, *args) == dsl + "\n"  # outside a jit function too
+    assert _out(f) == case["output"]
+    assert _out(cute.printf, *call) == case["output"]  # outside a jit function too
+
+
+def test_golden_printf_covers_formats():
+    assert len(GOLDEN) >= 25 and all("output" in c for c in GOLDEN)
 
 
 def test_end_keyword():

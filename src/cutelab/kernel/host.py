@@ -18,8 +18,13 @@ parameters and plain ints stay static.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ..dynamic import DynInt, dyn_scalar, is_dynamic, value_of
+from ..errors import LaunchError
 
 __all__ = ["HostAction", "host_print", "dynamic_args", "replaying"]
 
@@ -258,12 +263,6 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
     dynamic extents and strides. Everything else is fixed at compile time and checked at each call
     (element types, static layout modes, alignment, device, the other arguments' values).
     """
-    import contextlib
-    import io
-
-    from ..dynamic import DynInt, dyn_scalar, is_dynamic, value_of
-    from ..errors import LaunchError
-
     key: List[Any] = []
     mine: List[Any] = []
     for pos in sorted(cf.dyn_args):
@@ -278,9 +277,17 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
         key.append(_scalar_of(d, v))
         mine.append(d.value)
     tensors = {}
-    for pos, t0 in cf.arg_tensors.items():
-        if isinstance(pos, int) and is_dynamic(t0.layout) and pos < len(args):
-            t = _remark(cf.name, pos, t0, args[pos])
+    dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
+    if dyn_pos is None:  # the tensors with dynamic layouts, found once
+        dyn_pos = cf._dyn_tensor_pos = [(p, t0) for p, t0 in cf.arg_tensors.items()
+                                        if isinstance(p, int) and is_dynamic(t0.layout)]
+    for pos, t0 in dyn_pos:
+        if pos < len(args):
+            t = args[pos]
+            lay = getattr(t, "layout", None)
+            if lay is t0.layout or (getattr(t, "engine", None) is not None and lay == t0.layout):
+                continue  # the compiled values (the common case: no work per call)
+            t = _remark(cf.name, pos, t0, t)
             tensors[pos] = t
             key.append(value_of(t.layout))
             mine.append(value_of(t0.layout))
