@@ -468,6 +468,65 @@ def test_op_profile_errors():
     assert I.recorder is None
 
 
+class GuardedToyAccess(Access):
+    __slots__ = ("guards",)
+
+    def __init__(self, *a, guards=()):
+        Access.__init__(self, *a)
+        self.guards = guards
+
+
+class RowLoad(RowRead):
+    """RowRead into registers ``dst`` (as ldmatrix does), its read made only where ``guard`` holds."""
+
+    __slots__ = ("dst", "guard")
+
+    def __init__(self, sh, base, dst, guard):
+        RowRead.__init__(self, sh, base, "plain")
+        self.dst, self.guard = dst, guard
+
+    def accesses(self):
+        return [GuardedToyAccess(self.sh, self.base, tuple(range(8)), False, self, guards=self.guard)]
+
+    def interpret(self, b, mask, buffers):
+        b.regs[self.dst.id] = np.zeros((b.n, 8), self.dst.dtype.storage)
+
+
+def _row_load_kernel(use, guarded):
+    from cutelab.kernel.trace import Store as IrStore
+
+    @cute.kernel
+    def rows(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = cutlass.utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Float16, cute.make_layout(32 * 64), 16)
+        t = current()
+        dst = t.new_reg(cutlass.Float16, 8)
+        t.emit(RowLoad(s.engine.param, tidx * 8, dst, ((tidx < 8, True),) if guarded else ()))
+        if use:
+            t.emit(IrStore(A.engine.param, tidx * 8, tuple(range(8)), tuple((dst, i) for i in range(8))))
+
+    @cute.jit
+    def run(A):
+        rows(A).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return run
+
+
+def test_atom_loads_nobody_reads_are_left_out_and_guards_hold():
+    A = np.zeros(256, np.float16)
+    p = cute.profile(_row_load_kernel(False, False), from_dlpack(A, assumed_align=16))
+    kp = p.kernels[0]
+    assert [r for r in kp.rows() if r.space == "shared"] == []
+    assert any("1 load(s) whose values are never used" in n for n in kp.notes)
+    p = cute.profile(_row_load_kernel(True, False), from_dlpack(A, assumed_align=16))
+    (sh,) = [r for r in p.kernels[0].rows() if r.space == "shared"]
+    assert sh.requests == 1 and sh.bytes == 32 * 16 and sh.wavefronts == 4
+    p = cute.profile(_row_load_kernel(True, True), from_dlpack(A, assumed_align=16))
+    (sh,) = [r for r in p.kernels[0].rows() if r.space == "shared"]
+    assert sh.requests == 1 and sh.bytes == 8 * 16 and sh.wavefronts == 1  # lanes 0-7 only: one phase
+
+
 # ----------------------------------------------------------------------------- report, picture, json
 
 def test_report_words_and_figure():

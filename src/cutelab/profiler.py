@@ -355,18 +355,41 @@ def _op_fields(op: Any) -> List[Any]:
     return vals + list(getattr(op, "__dict__", {}).values())
 
 
-def dead_loads(ir: Any) -> set:
-    """ids of the Loads whose values no store, branch, printf or atom op ever uses (directly or
-    through arithmetic): the CUDA compiler drops them, so they make no memory request.
+def _pure_load_op(op: Any) -> bool:
+    """An atom op that only reads memory into its ``dst`` registers (ldmatrix): dead when they are."""
+    from .kernel.trace import Op
 
-    An ``Op`` counts as using every register it refers to (its fields are searched), so a load
-    feeding an atom op is kept."""
+    if not isinstance(op, Op) or not hasattr(op, "dst"):
+        return False
+    try:
+        acc = op.accesses()
+    except Exception:  # noqa: BLE001 - an op we cannot ask is kept
+        return False
+    regs: set = set()
+    _regs_in(op.dst, regs)
+    return bool(acc) and bool(regs) and not any(a.is_store for a in acc)
+
+
+def dead_loads(ir: Any) -> set:
+    """ids of the Loads (and of the atom ops that only load into their ``dst`` registers, as
+    ldmatrix) whose values no store, branch, printf or other atom op ever uses (directly or through
+    arithmetic): the CUDA compiler drops them, so they make no memory request.
+
+    Any other ``Op`` counts as using every register it refers to (its fields are searched), so a
+    load feeding an atom op is kept."""
     from .kernel.trace import Assign, Compute, If, Load, Op, Printf, Store, While, walk
 
     ops = list(walk(ir.body))
     live: set = set()
+    pure = {id(op): op for op in ops if _pure_load_op(op)}
     for op in ops:
-        if isinstance(op, Store):
+        if id(op) in pure:
+            dst: set = set()
+            _regs_in(op.dst, dst)
+            used: set = set()
+            _regs_in([v for v in _op_fields(op) if v is not op.dst], used)
+            live |= used - dst
+        elif isinstance(op, Store):
             _regs_in(op.src, live)
         elif isinstance(op, Printf):
             for part in op.parts:
@@ -384,7 +407,13 @@ def dead_loads(ir: Any) -> set:
                 before = len(live)
                 _regs_in(op.args if isinstance(op, Compute) else op.src, live)
                 changed |= len(live) != before
-    return {id(op) for op in ops if isinstance(op, Load) and op.dst.id not in live}
+    dead = {id(op) for op in ops if isinstance(op, Load) and op.dst.id not in live}
+    for op in pure.values():
+        regs: set = set()
+        _regs_in(op.dst, regs)
+        if not regs & live:
+            dead.add(id(op))
+    return dead
 
 
 def _split_base(base: Any) -> Tuple[Any, int, int]:
@@ -679,10 +708,19 @@ class _BatchRec:
     def op(self, o: Any, mask: Any) -> None:
         """An op with its own back ends: recorded through o.accesses() (and o.profile(access))."""
         self._env = None
-        act = None if mask is None else np.asarray(mask)[self.rows]
+        if id(o) in self.lr.plans.dead:  # it loads registers nobody reads: the compiler drops it
+            return
         prof_fn = getattr(o, "profile", None)
         for ai, a in enumerate(o.accesses()):
             info = (prof_fn(a) if callable(prof_fn) else None) or {}
+            act = None if mask is None else np.asarray(mask)
+            for cond, holds in getattr(a, "guards", ()):  # an access made only where its guards hold
+                from .kernel.interpret import _cond
+
+                c = _cond(self.b, cond)
+                c = c if holds else ~c
+                act = c if act is None else act & c
+            act = None if act is None else act[self.rows]
             p = a.param
             space, base = self._space(p)
             e = p.dtype.bytes
@@ -740,9 +778,9 @@ class Profiler:
             if plans.note:
                 kp.notes.append(plans.note)
             if plans.dead:
-                from .kernel.trace import Load, walk
+                from .kernel.trace import walk
 
-                dead = [op for op in walk(ir.body) if isinstance(op, Load) and id(op) in plans.dead]
+                dead = [op for op in walk(ir.body) if id(op) in plans.dead]
                 where = sorted({_short_loc(getattr(op, "loc", None)) for op in dead})
                 kp.notes.append(f"{len(dead)} load(s) whose values are never used are left out (the CUDA compiler "
                                 f"drops them): at {', '.join(where[:6])}{' ...' if len(where) > 6 else ''}")
