@@ -588,7 +588,7 @@ def _cli(tmp_path, *args):
 def test_cli_profile(tmp_path):
     prog = tmp_path / "gather.py"
     prog.write_text(PROGRAM)
-    r = _cli(tmp_path, "--json", "out.json", "--svg", "worst.svg", str(prog), "0", "--flag")
+    r = _cli(tmp_path, "--json", "out.json", "--svg", "worst.svg", "--blocks", "2", str(prog), "0", "--flag")
     assert r.returncode == 0, r.stderr
     assert "program args ['0', '--flag']" in r.stdout
     assert "kernel gather" in r.stdout and "all 1 block recorded" in r.stdout
@@ -606,6 +606,10 @@ def test_cli_profile(tmp_path):
 def test_cli_profile_errors(tmp_path):
     r = _cli(tmp_path, str(tmp_path / "missing.py"))
     assert r.returncode == 2 and "no such program" in r.stderr
+    r = _cli(tmp_path, "--blocks", "4", "--all-blocks", str(tmp_path / "missing.py"))
+    assert r.returncode == 2 and "exclude each other" in r.stderr
+    r = _cli(tmp_path, "--blocks", "0", "x.py")
+    assert r.returncode == 2 and "must be at least 1" in r.stderr
     prog = tmp_path / "bad.py"
     prog.write_text("raise ValueError('broken program')\n")
     r = _cli(tmp_path, str(prog))
