@@ -6,6 +6,13 @@ A ``for`` over ``cutlass.range`` (or over ``range`` with a runtime bound), an ``
 body is traced once. Everything static stays Python: ``range`` with int bounds is unrolled,
 ``if`` on a Python value (or ``cutlass.const_expr(...)``) picks its branch at trace time.
 
+Dynamic values (cutelab.dynamic.DynInt: runtime values of CuTe DSL whose value cutelab knows)
+count as runtime values here: ``for i in range(n)`` over a DynInt ``n`` is a runtime loop whose
+bound is n's value (not unrolled), an ``if`` on a DynBool (a comparison of DynInts in a kernel) is
+a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL). A
+``while`` on a DynBool stays static (run at trace time): its counter is usually a Python int,
+which cannot change inside a runtime region.
+
 Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
 passes their values in and out of the region through the helpers here, which keep tensor values
 (TensorSSA) in mutable registers. A variable holding a static Python value (an int, a layout)
@@ -22,6 +29,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from ..dynamic import DynBool, DynInt
 from ..errors import TraceError
 from .symbolic import Expr, is_sym
 from .trace import Assign, Compute, TraceValue, _state, current
@@ -96,6 +104,9 @@ def _as_bound(x: Any, what: str) -> Any:
 def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False) -> DynRange:
     """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static."""
     a, b, c = _range_args(args, "cutlass.range")
+    if unroll_full and _tracer() is not None and not any(_is_dynamic(x) for x in (a, b, c)):
+        # fully unrolled with static bounds: the loop variable is a Python int, as the DSL's unrolled copies see it
+        return builtins.range(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"))
     return DynRange(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"),
                     unroll, unroll_full)
 
@@ -138,12 +149,28 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
-def py_range(fn: Any, *args: Any) -> Any:
-    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value."""
-    if fn is builtins.range and _tracer() is not None and any(_is_dynamic(a) for a in args):
-        a, b, c = _range_args(args, "range")
-        return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"))
-    return fn(*args)
+def _runtime_int(x: Any) -> bool:
+    """A value CuTe DSL knows only at run time: symbolic, a tensor value, or a DynInt/DynBool
+    (whose value cutelab knows: the region it controls is still a runtime region)."""
+    return _is_dynamic(x) or isinstance(x, (DynInt, DynBool))
+
+
+def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
+    (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
+
+    In a kernel, ``range`` takes CuTe DSL's ``unroll=`` / ``unroll_full=`` too: a loop with static
+    bounds is unrolled at trace time anyway; one with runtime bounds passes them to the loop."""
+    if fn is builtins.range and (kw or _tracer() is not None):
+        bad = set(kw) - {"unroll", "unroll_full"}
+        if bad:
+            raise TraceError(f"range(...) in a kernel takes the keywords unroll and unroll_full, got {sorted(bad)}")
+        if _tracer() is not None and any(_runtime_int(a) for a in args):
+            a, b, c = _range_args(args, "range")
+            return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"),
+                            kw.get("unroll"), bool(kw.get("unroll_full", False)))
+        return fn(*args)
+    return fn(*args, **kw)
 
 
 def _cond_ref(t: Any, c: Any, where: str) -> Any:
@@ -158,7 +185,7 @@ def _cond_ref(t: Any, c: Any, where: str) -> Any:
         return c.refs[0]
     if is_sym(c):
         return c
-    return int(bool(c))
+    return int(bool(c))  # a static value or a DynBool/DynInt: its known value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -180,6 +207,34 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+class Unusable:
+    """The value after a runtime branch of a variable that held a static Python value before it and
+    another one inside it: it has no single value there, so every use raises."""
+
+    def __init__(self, name: str, before: Any, what: str, where: str, kernel: str):
+        object.__setattr__(self, "_msg", (
+            f"kernel {kernel}: variable '{name}' is {_describe(before)} before the {what} at {where} and another "
+            f"static value inside it, so it has no single value after it; keep it in a register fragment, or use "
+            f"cutlass.const_expr to make the {what} static"))
+
+    def _fail(self, *a: Any, **k: Any) -> Any:
+        raise TraceError(object.__getattribute__(self, "_msg"))
+
+    def __getattr__(self, name: str) -> Any:
+        self._fail()
+
+    __setattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __index__ = _fail
+    __int__ = __float__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _fail
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "<no single value after a runtime branch>"
+
+    __str__ = __format__ = lambda self, *a: self._fail()  # type: ignore[assignment]
+
+
 class _Carry:
     """Carries variables through a runtime region: tensor values live in mutable registers."""
 
@@ -191,18 +246,42 @@ class _Carry:
         self.what = what
         self.regs: Dict[str, Any] = {}
         self.last: Dict[str, Any] = dict(self.pre)
+        self.poisoned: set = set()
 
     def declare(self) -> None:
-        """Mutable registers for the tensor values bound before the region, assigned there."""
+        """Mutable registers for the tensor values bound before the region, assigned there. A
+        typed scalar (``cutlass.Int32(0)``, a runtime value in CuTe DSL) becomes one too, so the
+        region may change it (a pipeline stage counter)."""
+        from ..numeric import FloatValue, IntValue
+
         for n, v in self.pre.items():
-            if isinstance(v, TraceValue):
+            if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
+                r = self.t.new_reg(v.dtype, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
+                self.regs[n] = (r, ())
+            elif isinstance(v, TraceValue):
                 self.t.check_refs(v.refs, f"variable {n}")
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
                 self.regs[n] = (r, v.shape)
+            elif _is_view(v):
+                # a view of global or shared memory the region may move (a pipeline stage's slice):
+                # its offset lives in a register; its layout must stay
+                from ..numeric import Int32
 
-    def _snap(self, n: str) -> TraceValue:
+                self.t.check_index(v.offset, f"variable {n}")
+                r = self.t.new_reg(Int32, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.offset,)))
+                self.regs[n] = (r, v)
+
+    def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]
+        if _is_view(shape):  # a memory view: the same view at the offset the register holds
+            from .trace import RegVar
+
+            dst = self.t.new_reg(r.dtype, 1)
+            self.t.emit(Compute(dst, "mov", (((r, 0),),)))
+            return shape._new(shape.layout, RegVar((dst, 0)))
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
@@ -217,8 +296,26 @@ class _Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
+            if n in self.regs and _is_view(self.regs[n][1]):
+                r, view = self.regs[n]
+                if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' is the tensor {view} before the {self.what} at {self.where} "
+                        f"and {_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a tensor variable "
+                        f"that a runtime {self.what} changes must keep its memory and layout (only its offset "
+                        f"may move)"
+                    )
+                t.check_index(v.offset, f"variable {n}")
+                t.emit(Assign(r, (0,), (v.offset,)))
+                continue
             if n in self.regs:
                 r, shape = self.regs[n]
+                if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                    t.check_refs([v] if is_sym(v) else [], f"variable {n}")
+                    t.emit(Assign(r, (0,), (v,)))  # a scalar variable set to a number or an index
+                    continue
+                if isinstance(v, TraceValue) and len(v.refs) == r.n and v.dtype.name != r.dtype.name:
+                    v = v.to(r.dtype)  # e.g. an Int32 counter set from an Int64 expression
                 if not isinstance(v, TraceValue) or len(v.refs) != r.n or v.dtype.name != r.dtype.name:
                     raise TraceError(
                         f"kernel {t.name}: variable '{n}' holds a tensor value of {r.dtype} x {r.n} before the "
@@ -229,6 +326,10 @@ class _Carry:
                 t.emit(Assign(r, tuple(range(r.n)), v.refs))
             elif pre is UNDEF:
                 continue  # local to the region
+            elif not _same(v, pre) and self.what == "branch":
+                # a static value that one branch changes has no single value after the branch: the
+                # variable is unusable there (any use raises), as a throwaway `_` usually is
+                self.poisoned.add(n)
             elif not _same(v, pre):
                 raise TraceError(
                     f"kernel {t.name}: variable '{n}' is {_describe(pre)} before the {self.what} at {self.where} "
@@ -237,12 +338,36 @@ class _Carry:
                     f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
                     f"to make the {self.what} static"
                 )
+        for n in self.poisoned:
+            self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
+
+
+def _is_view(v: Any) -> bool:
+    """A tensor over a traced kernel's global or shared memory with a plain layout and an int or
+    symbolic offset (what a runtime loop or branch can carry by its offset)."""
+    from ..layout import Layout
+    from ..tensor import Tensor
+    from .trace import GmemEngine
+
+    return (isinstance(v, Tensor) and isinstance(v.engine, GmemEngine) and isinstance(v.layout, Layout)
+            and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))
+
+
+UNROLL_LIMIT = 16  # a static `for _ in range(n)` with n above this and an unused index may stay a loop
+
+
+def _carryable(v: Any) -> bool:
+    """A variable's value before a loop that a runtime loop can carry (see _Carry.declare)."""
+    from ..numeric import FloatValue, IntValue
+
+    return v is UNDEF or isinstance(v, (TraceValue, IntValue, FloatValue)) or _is_view(v)
 
 
 class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
-    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 var_unused: bool = False):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -250,6 +375,11 @@ class Loop:
             it = it.x
             if isinstance(it, builtins.range):
                 it = DynRange(it.start, it.stop, it.step)
+        if (t is not None and var_unused and not jumps and isinstance(it, builtins.range) and len(it) > UNROLL_LIMIT
+                and all(_carryable(values.get(n, UNDEF)) for n in names)):
+            # a long static loop whose index the body never reads, and whose changing variables a
+            # runtime loop can carry: a runtime loop (as CuTe DSL's range is), not len(it) copies
+            it = DynRange(it.start, it.stop, it.step)
         if t is not None and isinstance(it, DynRange):
             if jumps:
                 raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime loop at "
@@ -300,7 +430,7 @@ class Branch:
         t = _tracer()
         self.where = where
         forced = isinstance(cond, _Dyn)
-        self.dynamic = t is not None and (forced or _is_dynamic(cond))
+        self.dynamic = t is not None and (forced or _runtime_int(cond))
         if not self.dynamic:
             self.value = bool(cond.x if forced else cond)
             return
@@ -423,10 +553,31 @@ class WhileLoop:
             self.carry._snap(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
 
 
+def ifexp(c: Any, a: Any, b: Any) -> Any:
+    """``A if C else B`` in a kernel (a and b are thunks): static C picks one; a runtime C
+    evaluates both and selects per thread (cute.where), as CuTe DSL's rewrite does."""
+    if isinstance(c, _Dyn):
+        c = c.x
+    if not _is_dynamic(c):
+        return a() if c else b()
+    from ..numeric import Float32, Int32
+    from .trace import where
+
+    va, vb = a(), b()
+    if isinstance(va, TraceValue) or isinstance(vb, TraceValue):
+        return where(_as_bool(c), va, vb)
+    dt = getattr(va, "dtype", None) or getattr(vb, "dtype", None)
+    if dt is None:
+        dt = Float32 if isinstance(va, float) or isinstance(vb, float) else Int32
+    cond = _as_bool(c)
+    return cond._emit("select", (cond, va, vb), dt, dt)
+
+
 def and_(a: Any, b: Any) -> Any:
     """``a and b`` in a kernel condition: b is a thunk (short-circuit for static a)."""
     if not _is_dynamic(a):
-        return b() if a else a
+        r = b() if a else a
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return _as_bool(a) if vb else vb
@@ -435,7 +586,8 @@ def and_(a: Any, b: Any) -> Any:
 
 def or_(a: Any, b: Any) -> Any:
     if not _is_dynamic(a):
-        return a if a else b()
+        r = a if a else b()
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return True if vb else _as_bool(a)
@@ -443,6 +595,8 @@ def or_(a: Any, b: Any) -> Any:
 
 
 def not_(a: Any) -> Any:
+    if isinstance(a, DynBool):
+        return DynBool(not a)
     if not _is_dynamic(a):
         return not a
     return ~_as_bool(a)

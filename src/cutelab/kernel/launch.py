@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
 from .symbolic import evaluate, sym_range
-from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing, walk
+from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, pow2_divisor, tracing, walk
 
 __all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
            "last_launch", "LaunchInfo"]
@@ -198,7 +198,7 @@ def _accesses(block: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]
             yield op, guards, loops
         elif isinstance(op, Op):
             for a in op.accesses():
-                yield a, guards, loops
+                yield a, guards + list(getattr(a, "guards", ())), loops  # an op's own predicate guards it too
         elif isinstance(op, If):
             yield from _accesses(op.then, guards + [(op.cond, True)], loops)
             yield from _accesses(op.orelse, guards + [(op.cond, False)], loops)
@@ -247,6 +247,8 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[A
     for e in [base] + [c for c, _ in guards]:
         if isinstance(e, tuple):  # a register condition: data-dependent
             return False
+        if isinstance(e, Expr) and any(v.name.startswith("reg.") for v in atoms(e)):
+            return False  # an index read from a register (trace.RegVar): data-dependent
         if isinstance(e, Expr) and any(isinstance(v, LoopVar) and v is not var for v in atoms(e)):
             return False
         if var is not None and e is not base and isinstance(e, Expr) and any(v is var for v in atoms(e)):
@@ -263,12 +265,16 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     checked exactly for every thread when it lies outside loops and its index and guarding
     conditions are expressions of the indices (and of scalar arguments: those accesses are
     returned, to be checked at each launch with the scalars' values, see check_deferred), and
-    otherwise the launch is refused."""
+    otherwise the access is guarded (see guards.py: the CUDA tests it, skips it when out of range
+    and records it in an error word the host turns into a LaunchError), or, for an op that cannot
+    be guarded, the launch is refused. The guarded accesses are set on ir (ir.guards)."""
+    from .guards import plan_guards
     from .symbolic import atoms
     from .trace import ArgVar
 
     structured = ir.structured
     deferred: List[Any] = []
+    guarded: List[Any] = []
     for s, guards, looped in _accesses(ir.body, [], ()):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
@@ -286,6 +292,9 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     continue
                 _raise_if_out(ir, s, guards, scalars or {}, looped)
                 continue
+            if isinstance(s, (Load, Store)) or getattr(getattr(s, "op", None), "guardable", False):
+                guarded.append((s, s if isinstance(s, (Load, Store)) else s.op))
+                continue
             what = "store to" if _is_store(s) else "load from"
             raise LaunchError(
                 f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
@@ -295,6 +304,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 f"interpret=True (which checks every access as it runs). Nothing was launched."
             )
         _raise_if_out(ir, s, (), {})
+    plan_guards(ir, guarded)
     return deferred
 
 
@@ -368,6 +378,7 @@ class _Plan:
         self.params_buf = None
         self.source: Optional[str] = None
         self.deferred: List[Any] = []  # accesses checked at each launch with the scalar arguments' values
+        self.error_word: Any = None  # guards.ErrorWord of a kernel with guarded accesses
         if mode == "gpu":
             from .driver import ParamBuffer
 
@@ -380,6 +391,9 @@ class _Plan:
             raise LaunchError(f"{ir.name}: expected {len(sparams)} scalar arguments, got {len(scalars)}")
         if self.mode == "gpu":
             from .driver import launch_raw
+
+            if self.error_word is not None:  # a guarded access of an earlier launch left its tensor
+                self.error_word.check(f"at the next launch of {ir.name}")
 
             if self.deferred:
                 check_deferred(ir, self.deferred, {f"arg.{p.name}": int(v) for p, v in zip(sparams, scalars)})
@@ -525,6 +539,10 @@ class KernelCall:
                               f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
         if rec is not None:
+            if stream is not None and getattr(rec, "keeps_streams", False):  # a jit function's launch: its stream
+                from .host import StreamedPlan
+
+                plan = StreamedPlan(plan, stream)
             rec.append((plan, storages, scalars))
             return None
         plan.run(storages, stream, scalars)
@@ -586,6 +604,8 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
         scalar_params = {name: tr.add_scalar(name, dt) for name, (dt, _) in scalar_args.items()}
         for st, p in zip(storages, params):
+            if mode == "gpu" and st.address:  # the plan is keyed by address % 16: the code may use what it proves
+                p.code_align = max(st.align, min(16, pow2_divisor(st.address)))
             if st.address % st.align:
                 raise LaunchError(
                     f"{k.name}: {st.name} starts at 0x{st.address:x}, not aligned to the {st.align} bytes it was "
@@ -626,6 +646,12 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     fn = load_module(res.cubin, res.key, k.name)
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
+    if getattr(ir, "guards", None):
+        from . import driver as _drv
+        from .guards import ErrorWord
+
+        mod = next(m for (_, key), (m, f) in _drv._MODULES.items() if key == res.key and f is fn)
+        plan.error_word = ErrorWord.attach(mod, ir.guard_infos)
     plan.source = src
     plan.deferred = deferred
     if key is not None:
@@ -688,7 +714,11 @@ def _static_key(v: Any) -> Any:
 def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storages: List[_Storage],
               tensor_args: Dict[str, Any], scalar_args: Dict[str, Any]) -> Any:
     """What a trace depends on: launch shape, back end, tensors' types/layouts/alignment/sizes,
-    scalars' types and every other argument's value; None when some argument cannot be a key."""
+    scalars' types and every other argument's value; None when some argument cannot be a key.
+    Dynamic values (cutelab.dynamic.DynInt) are keyed by value and by which leaves are dynamic
+    (with their types and divisibilities): a trace prints '?' for those, and loops over them."""
+    from ..dynamic import dynamic_key
+
     if os.environ.get("CUTELAB_NO_TRACE_CACHE"):
         return None
     parts: List[Any] = [grid, block, mode]
@@ -701,9 +731,10 @@ def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storage
                     t, idx = tensor_args[path]
                     st = storages[idx]
                     parts.append((path, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
-                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
-            else:
-                parts.append((name, _static_key(val)))
+                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0,
+                                  dynamic_key(t.layout)))
+            else:  # dynamic values (DynInt) are specialized on: their value, and where they are (for '?' prints)
+                parts.append((name, _static_key(val), dynamic_key(val)))
         if mode == "gpu":  # which storages overlap decides __restrict__: part of what the source depends on
             spans = [(st.address, st.address + st.length * st.dtype.bytes) for st in storages]
             parts.append(tuple((i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))
@@ -795,9 +826,11 @@ class JitFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .host import run_jit
+
         args = tuple(_as_tensor_args(a) for a in args)
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
-        return self.fn(*args, **kwargs)
+        return run_jit(self.fn, args, kwargs)  # trace, then run the launches and host prints in order
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -813,8 +846,10 @@ class JitFunction:
 
 
 def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
-    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call: print()
-    shows static values, kernel launches trace, compile (cached) and run."""
+    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call, as CuTe
+    DSL traces it: print() shows static values (``?`` for dynamic ones), kernel launches trace and
+    compile (cached); the launches and host-side cute.printf/print_tensor then run, in order,
+    after the body has returned (kernel/host.py)."""
     if fn is None:
         return lambda f: JitFunction(f)
     return JitFunction(fn)
@@ -831,8 +866,16 @@ class CompiledFunction:
         self.plans = plans
         self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
         self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
+        self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
+        self.variants: Any = None  # kernel/host.py respecialize: the traces for other dynamic values
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
+        if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
+            from .host import respecialize
+
+            other = respecialize(self, args)
+            if other is not self:
+                return other(*args, stream=stream)
         new: Dict[Any, _Storage] = {}
         for pos, t0 in self.arg_tensors.items():
             t = _at_path(args, pos, self.name)
@@ -882,7 +925,9 @@ def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     if e.dtype.name != e0.dtype.name:
         problems.append(f"element type {e.dtype} instead of {e0.dtype}")
     if t.layout != t0.layout:
-        problems.append(f"layout {t.layout} instead of {t0.layout}")
+        from ..dynamic import value_of
+
+        problems.append(f"layout {value_of(t.layout)} instead of {value_of(t0.layout)}")
     if t.offset != t0.offset:
         problems.append(f"offset {t.offset} instead of {t0.offset}")
     if len(e) < len(e0):
@@ -905,6 +950,9 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     target = fn.fn if isinstance(fn, JitFunction) else fn
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
     args = tuple(_as_tensor_args(a) for a in args)
+    from .host import dynamic_args
+
+    args, kwargs = dynamic_args(target, args, kwargs)  # Int32 arguments are runtime values (DynInt)
     arg_tensors = _leaves_by_index(args)
     engine_pos = {}
     for i, a in arg_tensors.items():
@@ -933,8 +981,14 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
                  for plan, sources, scalars in plans]
     cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
                           {shift(p): t for p, t in arg_tensors.items()})
+    from ..dynamic import DynFloat, DynInt, is_dynamic
+
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
-                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)}
+                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
+                     and not isinstance(a, (DynInt, DynFloat))}
+    cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, (DynInt, DynFloat))}
+    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
+        cf.variants = (target, args, kwargs, {shift(i): i for i in range(len(args)) if i not in const})
     return cf
 
 
@@ -1009,4 +1063,4 @@ class capture:
     def __exit__(self, *exc: Any) -> None:
         rec = _local.recorder
         _local.recorder = None
-        self.kernels.extend(plan.ir for plan, _, _ in rec)
+        self.kernels.extend(plan.ir for plan, _, _ in rec if plan.ir is not None)  # not host prints

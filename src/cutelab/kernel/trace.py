@@ -48,7 +48,7 @@ __all__ = [
     "Param", "Reg", "Load", "Store", "Compute", "Printf", "KernelIR", "Tracer", "current",
     "GmemEngine", "RmemEngine", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim",
     "printf", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam",
-    "ParamRef", "LoopVar", "ArgVar", "SmemEngine", "walk",
+    "ParamRef", "LoopVar", "ArgVar", "RegVar", "SmemEngine", "walk",
 ]
 
 
@@ -75,7 +75,8 @@ class Param:
         self.index = index
         self.name = name
         self.dtype = dtype
-        self.align = align  # bytes, of the pointer passed
+        self.align = align  # bytes, of the pointer passed (as declared: what the trace prints)
+        self.code_align = 0  # bytes the launch proved from the actual pointer (GPU plans; 0: unknown)
         self.length = length  # elements addressable from the pointer
         self.read = False
         self.written = False
@@ -351,6 +352,27 @@ class ArgVar(Var):
         self.div = 1
 
 
+class RegVar(Var):
+    """An integer held in a register (a runtime Int32 variable, e.g. a pipeline stage) used in an
+    index expression: ``ref`` is its (Reg, i); its range is its type's unless known better."""
+
+    __slots__ = ("c_name", "ref")
+
+    def __init__(self, ref: Tuple[Any, int]):
+        reg, i = ref
+        Var.__init__(self, f"reg.{reg.id}.{i}", 1)
+        self.c_name = f"{reg.name}[{i}]"
+        self.ref = ref
+        bits = reg.dtype.width
+        if reg.dtype.kind == "bool":
+            self.lo, self.hi = 0, 1
+        elif reg.dtype.kind == "uint":
+            self.lo, self.hi = 0, (1 << bits) - 1
+        else:
+            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.div = 1
+
+
 class For:
     """``for var in range(lo, hi, step)`` as a real loop (bounds may be runtime values)."""
 
@@ -559,7 +581,9 @@ class Tracer:
 
     def check_index(self, e: Any, what: str) -> None:
         for v in atoms(e):
-            if isinstance(v, LoopVar) and not any(v is w for w in self.loops):
+            if isinstance(v, RegVar):
+                self.check_refs([v.ref], what)
+            elif isinstance(v, LoopVar) and not any(v is w for w in self.loops):
                 raise TraceError(
                     f"kernel {self.name}: {what} uses the index of a loop that has ended "
                     f"({v.c_name}){self.where()}"
@@ -632,8 +656,23 @@ class Tracer:
     def finish(self) -> KernelIR:
         if self.cur is not self.body:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
-        return KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
-                        self.dynamic_smem)
+        ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
+                      self.dynamic_smem)
+        return ir
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_line() -> str:
+    """file:line of the innermost frame outside the cutelab package (the user's kernel code), or ''."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return ""
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../cutelab
@@ -737,6 +776,17 @@ class TraceValue:
     @property
     def element_type(self) -> Any:
         return self.dtype
+
+    def as_index(self) -> Any:
+        """This one-element integer value as an index (a coordinate of a tensor): an int, a
+        symbolic index, or a RegVar reading its register at run time."""
+        if len(self.refs) != 1 or self.dtype.kind not in ("int", "uint", "bool"):
+            raise TraceError(f"a tensor value {self} of {self.dtype} cannot index a tensor; an index is one integer")
+        r = self.refs[0]
+        if isinstance(r, tuple):
+            current("a runtime index").check_refs([r], "an index")
+            return RegVar(r)
+        return r if is_sym(r) else int(r)
 
     def __len__(self) -> int:
         return len(self.refs)
@@ -1145,20 +1195,24 @@ class SmemEngine(GmemEngine):
 
 # --------------------------------------------------------------------------- printf
 
-def _fmt_static(x: Any) -> str:
-    return str(x)
+def _fmt_static(x: Any, spec: Any = None) -> str:
+    from .cformat import Spec, format_static
+
+    return format_static(spec or Spec(None), x)
 
 
 def _value_parts(tensor: Any) -> List[Any]:
     """Parts that print a tensor like CuTe DSL's printf: raw pointer, layout, values."""
+    from ..dynamic import value_of
+
     eng = tensor.engine
-    layout = tensor.layout
+    layout = value_of(tensor.layout)
     if isinstance(eng, GmemEngine):
-        vals = eng.load(tensor.offset, layout)
+        vals = eng.load(tensor.offset, tensor.layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
                            f": {eng.dtype.name}, {eng.memspace}, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
     elif isinstance(eng, RmemEngine):
-        vals = eng.load(tensor.offset, layout)
+        vals = eng.load(tensor.offset, tensor.layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
     else:
         raise TraceError(f"printf: cannot print a tensor over {type(eng).__name__} inside a kernel")
@@ -1171,12 +1225,21 @@ def _value_parts(tensor: Any) -> List[Any]:
     return parts
 
 
-def _arg_parts(a: Any) -> List[Any]:
+def _arg_parts(a: Any, spec: Any = None) -> List[Any]:
+    """The Printf parts of one argument; spec is its C conversion (None: by its type, as {})."""
+    conv = spec if spec is not None and spec.conv is not None else None
     if is_sym(a):
-        return [("int", a)]
+        if conv is not None and conv.conv in "eEfFgG":
+            from .cformat import _mismatch
+
+            raise _mismatch(conv, f"the runtime integer {a.expr_str()}")
+        return [("int", a, conv)] if conv is not None else [("int", a)]
     if isinstance(a, TraceValue):
         if len(a.refs) == 1 and a.shape == ():
-            return [("val", a.refs[0], a.dtype)]
+            return [("val", a.refs[0], a.dtype, conv)] if conv is not None else [("val", a.refs[0], a.dtype)]
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' needs one value, got a tensor value of "
+                             f"shape {a.shape}; use {{}} to print it")
         parts: List[Any] = ["( "]
         for i, r in enumerate(a.refs):
             if i:
@@ -1185,6 +1248,8 @@ def _arg_parts(a: Any) -> List[Any]:
         parts.append(" )")
         return parts
     if hasattr(a, "engine") and hasattr(a, "layout"):
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' cannot print a tensor; use {{}}")
         return _value_parts(a)
     if isinstance(a, tuple) and any(is_sym(x) for x in it.flatten_to_tuple(a) if not isinstance(x, tuple)):
         parts = ["("]
@@ -1194,36 +1259,42 @@ def _arg_parts(a: Any) -> List[Any]:
             parts.extend(_arg_parts(x))
         parts.append(")")
         return parts
-    return [_fmt_static(a)]
+    return [_fmt_static(a, spec)]
 
 
-def printf(fmt: str, *args: Any) -> None:
-    """Print from every thread at run time (CuTe DSL's cute.printf): ``{}`` takes the next argument.
+def printf(*args: Any, end: str = "\n", loc: Any = None, ip: Any = None) -> None:
+    """Print at run time, as CuTe DSL's cute.printf: by every thread inside a kernel, once on the
+    host. The format mixes ``{}`` (a value printed by its type) and C conversions (``%d``,
+    ``%5.2f``, ``%x``, ...); a first argument that is not a string prints all arguments with
+    ``{}``, separated by ``", "``. ``end`` (default a newline) is appended.
 
     Symbolic integers print their value per thread, tensors print their pointer, layout and
-    values. A newline is appended. Outside a kernel it prints once, like print().
+    values; dynamic values (``?`` to print()) print their values. Inside a ``@cute.jit``
+    function, host-side printfs run after the trace, in order with the kernel launches.
+
+    >>> printf("%d %f {} {}", 7, 3.14, True, (3, 8))
+    7 3.140000 1 (3,8)
     """
-    if not isinstance(fmt, str):
-        args = (fmt,) + args
-        fmt = " ".join("{}" for _ in args)
-    pieces = fmt.split("{}")
-    if len(pieces) - 1 != len(args):
-        raise TraceError(
-            f"cute.printf({fmt!r}, ...): the format has {len(pieces) - 1} '{{}}' placeholders but "
-            f"{len(args)} arguments were given"
-        )
+    from .cformat import Spec, check_count, format_host, parse, split_args
+
+    fmt, args = split_args(args)
+    pieces = parse(fmt)
+    check_count(fmt, pieces, args)
     if not tracing():
-        out = pieces[0]
-        for a, p in zip(args, pieces[1:]):
-            out += str(a) + p
-        print(out)
+        from .host import host_print
+
+        host_print(lambda: format_host(fmt, *args, end=end))
         return
     t = current("cute.printf")
-    parts: List[Any] = [pieces[0]]
-    for a, p in zip(args, pieces[1:]):
-        parts.extend(_arg_parts(a))
-        parts.append(p)
-    parts.append("\n")
+    parts: List[Any] = []
+    k = 0
+    for p in pieces:
+        if isinstance(p, Spec):
+            parts.extend(_arg_parts(args[k], p))
+            k += 1
+        else:
+            parts.append(p)
+    parts.append(end)
     merged: List[Any] = []
     for x in parts:
         if isinstance(x, str) and merged and isinstance(merged[-1], str):
@@ -1243,10 +1314,14 @@ def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
     return Tensor(eng, layout, off, _checked=True)
 
 
-def _print_in_trace(t: Any) -> bool:
-    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread."""
+def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread;
+    on the host inside a jit function's trace: recorded, to print when the launches run."""
     if not tracing():
-        return False
+        from .. import tensor as _tensor
+        from .host import defer_print_tensor
+
+        return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
     printf("{}", t)
     return True
 
