@@ -762,3 +762,18 @@ def test_instructions_are_what_the_gpu_executes(case, tmp_path):
     (kp,) = prof.result.kernels
     want = _sass_memory_ops(cuda.render(last_launch().ir), tmp_path)
     assert _profile_ops(kp) == want
+
+
+def test_sgemm_cp_async_is_ldgsts():
+    """CuTe DSL's sgemm.py (examples/dsl): its cp.async copies are counted as LDGSTS, both sides."""
+    with Profiler(blocks=None) as prof:
+        _run_example(os.path.join(ROOT, "examples/dsl/sgemm.py"), "--mnk", "64,64,16",
+                     "--warmup_iterations", "0", "--iterations", "1")
+    kp = prof.result.kernels[0]
+    ops = {(r.space, r.op) for r in kp.rows()}
+    assert ("global", "ldgsts") in ops and ("shared", "ldgsts") in ops
+    assert ("global", "ld") not in ops  # every global read of sgemm is a cp.async
+    names = {st.name for st in kp.instrs.values() if st.op == "ldgsts"}
+    assert names and all(n.startswith("cp.async.") for n in names)
+    ncu = kp.ncu()
+    assert ncu["l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"] > 0
