@@ -416,7 +416,82 @@ def dead_loads(ir: Any) -> set:
     return dead
 
 
-def _split_base(base: Any) -> Tuple[Any, int, int]:
+def _atom_div(a: Any, divs: Optional[Dict[Any, int]]) -> int:
+    """What an index atom is known to be divisible by (a register's from the analysis of _reg_divs)."""
+    ref = getattr(a, "ref", None)  # trace.RegVar: an integer register used as an index
+    if divs is not None and isinstance(ref, tuple) and len(ref) == 2:
+        return divs.get((ref[0].id, ref[1]), 1)
+    return a.div
+
+
+def _expr_div(e: Any, divs: Optional[Dict[Any, int]]) -> int:
+    from math import gcd
+
+    from .kernel.symbolic import Lin, is_sym
+
+    if isinstance(e, Lin):
+        d = abs(int(e.const))
+        for a, c in e.terms:
+            d = gcd(d, abs(c) * _atom_div(a, divs))
+        return d
+    if is_sym(e):
+        return _atom_div(e, divs)
+    return abs(int(e))
+
+
+def _reg_divs(ir: Any) -> Dict[Any, int]:
+    """{(register id, element): a number known to divide its value} for integer
+    registers, as the compiler's known-bits analysis sees them: sums keep the gcd of their terms,
+    products multiply, moves, conversions and selects keep what they get; a register written in a
+    loop gets the gcd of everything written to it (it starts at 0, divisible by anything)."""
+    from math import gcd
+
+    from .kernel.symbolic import is_sym
+    from .kernel.trace import Assign, Compute, walk
+
+    ops = [op for op in walk(ir.body) if isinstance(op, (Compute, Assign))]
+    divs: Dict[Any, int] = {}
+
+    def of(ref: Any) -> int:
+        if isinstance(ref, tuple):
+            return divs.get((ref[0].id, ref[1]), 1 if not ref[0].mutable else 0)
+        if is_sym(ref):
+            return _expr_div(ref, divs)
+        if isinstance(ref, (bool, np.bool_)):
+            return 1
+        if isinstance(ref, (int, np.integer)):
+            return abs(int(ref))
+        return 1
+
+    for _ in range(8):  # to a fixpoint: values only lose divisibility
+        before = dict(divs)
+        for op in ops:
+            if getattr(op.dst.dtype, "kind", "") not in ("int", "uint"):
+                continue
+            if isinstance(op, Assign):
+                for j, ref in zip(op.index, op.src):
+                    k = (op.dst.id, j)
+                    divs[k] = gcd(divs.get(k, 0), of(ref))
+                continue
+            for i in range(op.dst.n):
+                a = [of(col[i]) for col in op.args]
+                if op.op in ("mov", "cvt", "neg", "abs"):
+                    d = a[0]
+                elif op.op in ("add", "sub", "max", "min"):
+                    d = gcd(a[0], a[1])
+                elif op.op == "mul":
+                    d = a[0] * a[1]
+                elif op.op == "select":
+                    d = gcd(a[1], a[2])
+                else:
+                    d = 1
+                divs[(op.dst.id, i)] = d
+        if divs == before:
+            break
+    return divs
+
+
+def _split_base(base: Any, divs: Optional[Dict[Any, int]] = None) -> Tuple[Any, int, int]:
     """(key of the non-constant part, its divisibility, the constant) of an index expression."""
     from math import gcd
 
@@ -425,10 +500,10 @@ def _split_base(base: Any) -> Tuple[Any, int, int]:
     if isinstance(base, Lin):
         d = 0
         for a, c in base.terms:
-            d = gcd(d, abs(c) * a.div)
+            d = gcd(d, abs(c) * _atom_div(a, divs))
         return ("+", tuple((a.key, c) for a, c in base.terms)), d, int(base.const)
     if is_sym(base):
-        return base.key, base.div, 0
+        return base.key, _atom_div(base, divs), 0
     return None, 0, int(base)
 
 
@@ -456,6 +531,7 @@ class _Plans:
             self.note = (f"the CUDA printer could not print this kernel ({type(e).__name__}: {str(e)[:200]}); "
                          f"accesses are counted as vector_plan splits them")
         self.dead = dead_loads(ir)
+        self.divs = _reg_divs(ir)
         self.plan: Dict[int, List[Tuple]] = {}
         self._block(ir.body)
 
@@ -549,7 +625,7 @@ class _Plans:
 
         p = ops[0].param
         e = p.dtype.bytes
-        _, div, _ = _split_base(ops[0].base)
+        _, div, _ = _split_base(ops[0].base, self.divs)
         owner: Dict[int, Tuple[Any, int]] = {}
         for op in ops:
             _, _, c0 = _split_base(op.base)
