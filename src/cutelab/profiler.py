@@ -530,8 +530,17 @@ class _Plans:
         except Exception as e:  # an op the printer cannot print: per-access vector plans only
             self.note = (f"the CUDA printer could not print this kernel ({type(e).__name__}: {str(e)[:200]}); "
                          f"accesses are counted as vector_plan splits them")
-        self.dead = dead_loads(ir)
-        self.divs = _reg_divs(ir)
+        try:
+            self.dead = dead_loads(ir)
+        except Exception as e:  # noqa: BLE001 - an IR this analysis does not know: keep every load
+            self.dead = set()
+            self.note += f" the dead-load analysis failed ({type(e).__name__}: {str(e)[:120]}): every load is counted"
+        try:
+            self.divs = _reg_divs(ir)
+        except Exception as e:  # noqa: BLE001 - then register-indexed accesses are taken as unaligned
+            self.divs = {}
+            self.note += (f" the register analysis failed ({type(e).__name__}: {str(e)[:120]}): register-indexed "
+                          f"shared accesses are not merged")
         self.plan: Dict[int, List[Tuple]] = {}
         self._block(ir.body)
 
@@ -766,13 +775,16 @@ class _BatchRec:
                 el = sel[:, i] + (np.where(lane == 1, -k, 0) if kind == "pair0" else np.where(lane == 1, k, 2 * k))
                 name = f"{8 * nb}-bit {op}.{space} (lane pairs)"
             else:  # retile: the j-th 16-byte access of the warp's run
-                env = dict(self._env_rows())
-                tid = env["tid.x"]
-                env["tid.x"] = tid & ~np.int64(WARP_SIZE - 1)
+                import copy
+
                 from .kernel.symbolic import evaluate
 
-                wb = np.broadcast_to(np.asarray(evaluate(s.base, env), dtype=np.int64), tid.shape)
-                el = wb + extra["A"][i] + extra["B"] * (tid & (WARP_SIZE - 1))
+                env = copy.copy(self.b.env)  # the batch's environment (it may look registers up)
+                tid = np.broadcast_to(np.asarray(env["tid.x"], dtype=np.int64), (self.b.n,))
+                env["tid.x"] = tid & ~np.int64(WARP_SIZE - 1)
+                wb = np.broadcast_to(np.asarray(evaluate(s.base, env), dtype=np.int64), (self.b.n,))[self.rows]
+                t = tid[self.rows]
+                el = wb + extra["A"][i] + extra["B"] * (t & (WARP_SIZE - 1))
                 name = f"{8 * nb}-bit {op}.{space} (warp-retiled copy)"
             addr = base + np.asarray(el, dtype=np.int64) * e
             if act is not None:
@@ -852,7 +864,7 @@ class Profiler:
             kp = KernelProfile(ir, _sample_blocks(nblocks, self.blocks), nblocks)
             plans = _Plans(ir)
             if plans.note:
-                kp.notes.append(plans.note)
+                kp.notes.append(plans.note.strip())
             if plans.dead:
                 from .kernel.trace import walk
 
