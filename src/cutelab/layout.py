@@ -337,8 +337,8 @@ class Layout:
     def __str__(self) -> str:
         return layout_str(self._shape, self._stride)
 
-    def __repr__(self) -> str:
-        return f"Layout({self})"
+    def __repr__(self) -> str:  # CuTe DSL's repr is its str: print((L1, L2)) shows (3:3, (2,4):(1,8))
+        return str(self)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
@@ -365,8 +365,9 @@ class Layout:
         return _eval(self, coord)
 
     def __getitem__(self, coord: Any) -> Any:
-        if type(coord) is int and isinstance(self.shape, tuple) and len(self.shape) > 1:
-            return get(self, coord)  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
+        if (type(coord) is int or (type(coord).__module__ == "numpy" and isinstance(coord, _np().integer))) \
+                and isinstance(self.shape, tuple) and len(self.shape) > 1:
+            return get(self, int(coord))  # a numpy integer picks a mode too, as a Python int does  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
@@ -758,6 +759,8 @@ def make_identity_layout(shape: Any) -> Layout:
     >>> print(L), L(9)
     (4,8):(1@0,1@1)
     (None, (1, 2))
+    >>> print(make_identity_layout((4, (2, 3))))
+    (4,(2,3)):(1@0,(1@0@1,1@1@1))
     """
     shape = _normalize(shape)
     _check(shape, it.repeat_like(shape, 0), "")
@@ -768,10 +771,13 @@ def make_identity_layout(shape: Any) -> Layout:
     return Layout._raw(shape, stride)
 
 
-def _basis_like(s: Any, mode: int) -> Any:
-    if isinstance(s, tuple):  # nested modes of one coordinate: compact within that mode
-        return it.transform_leaf(it.compact_col_major(s), lambda d: ScaledBasis(d, mode) if d else 0)
-    return ScaledBasis(1, mode)
+def _basis_like(s: Any, path: Any) -> Any:
+    """The unit basis stride of every leaf of s: a nested mode gets a nested coordinate, as CuTe DSL
+    does ((4,(2,3)) -> (1@0,(1@0@1,1@1@1)): the coordinate of mode 1 is itself a pair)."""
+    path = path if isinstance(path, tuple) else (path,)
+    if isinstance(s, tuple):
+        return tuple(_basis_like(x, path + (j,)) for j, x in enumerate(s))
+    return ScaledBasis(1, path)
 
 
 # --------------------------------------------------------------------------- queries
@@ -819,8 +825,21 @@ def _as_layout_or_shape(x: Any, op: str = "") -> Any:
     return x
 
 
+def _is_tiled_atom(a: Any) -> bool:
+    """A TiledMma (has thr_layout_vmnk) or a TiledCopy (has tiler_mn), whose size is an int property."""
+    return (hasattr(type(a), "thr_layout_vmnk") or hasattr(type(a), "tiler_mn")) and isinstance(
+        getattr(a, "size", None), int)
+
+
 def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...])."""
+    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...]); for a
+    TiledMma or TiledCopy, its number of threads (CuTe DSL's ``size(tiled) == tiled.size``).
+
+    >>> size(make_layout((4, (2, 3)))), size((4, (2, 3)), mode=[1])
+    (24, 6)
+    """
+    if _is_tiled_atom(a):  # duck-typed: layout.py sits below nvgpu/ and does not import it
+        return a.size
     a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
     if isinstance(a, Layout):
         return it.product(a._shape)

@@ -78,7 +78,9 @@ class Numeric:
     def __repr__(self) -> str:
         return self.name
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """The type's name as CuTe DSL prints its class: ``Float32`` (``.name`` is the MLIR name, ``f32``)."""
+        return _class_name(self)
 
     def __reduce__(self) -> Any:
         return (_by_name, (self.name,))
@@ -258,3 +260,11 @@ def numeric_from_torch(dtype: Any) -> Numeric:
         if t.torch_name == name:
             return t
     raise TypeError(f"no cutelab element type for torch dtype {dtype}")
+
+
+def _class_name(t: Numeric) -> str:
+    """Float32 for Float32: the name this module binds t to (the first, for aliases)."""
+    for k, v in globals().items():
+        if v is t and k[:1].isupper() and k not in ("NUMERICS",):
+            return k
+    return t.name

@@ -149,6 +149,18 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
+def _offset_div(off: Any) -> int:
+    """A power of two dividing off for every thread (1 << 30 for 0)."""
+    from .symbolic import sym_div
+    from .trace import pow2_divisor
+
+    if is_sym(off):
+        d = sym_div(off)
+        return pow2_divisor(d) if d else 1 << 30
+    off = int(off)
+    return pow2_divisor(off) if off else 1 << 30
+
+
 def _runtime_int(x: Any) -> bool:
     """A value CuTe DSL knows only at run time: symbolic, a tensor value, or a DynInt/DynBool
     (whose value cutelab knows: the region it controls is still a runtime region)."""
@@ -247,6 +259,7 @@ class _Carry:
         self.regs: Dict[str, Any] = {}
         self.last: Dict[str, Any] = dict(self.pre)
         self.poisoned: set = set()
+        self.view_div: Dict[str, int] = {}
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -254,7 +267,14 @@ class _Carry:
         region may change it (a pipeline stage counter)."""
         from ..numeric import FloatValue, IntValue
 
+        from ..numeric import Int32, Int64
+
         for n, v in self.pre.items():
+            if isinstance(v, int) and not isinstance(v, bool):
+                # a Python int the region assigns is a runtime value in CuTe DSL (an Int32 that the
+                # loop carries, e.g. `smem_pipe_write = stages - 1` moved on each iteration)
+                v = IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
+                self.pre[n] = v
             if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
@@ -273,6 +293,11 @@ class _Carry:
                 r = self.t.new_reg(Int32, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.offset,)))
                 self.regs[n] = (r, v)
+                # what divides the offset now, up to 16 bytes' worth of elements (all that vector,
+                # cp.async and ldmatrix accesses need), is assumed to divide every offset the region
+                # gives it; checked at the end of the region
+                eb = max(1, getattr(getattr(v, "element_type", None), "width", 8) // 8)
+                self.view_div[n] = min(_offset_div(v.offset), max(1, 16 // eb))
 
     def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]
@@ -281,7 +306,7 @@ class _Carry:
 
             dst = self.t.new_reg(r.dtype, 1)
             self.t.emit(Compute(dst, "mov", (((r, 0),),)))
-            return shape._new(shape.layout, RegVar((dst, 0)))
+            return shape._new(shape.layout, RegVar((dst, 0), div=self.view_div.get(n, 1)))
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
@@ -306,6 +331,15 @@ class _Carry:
                         f"may move)"
                     )
                 t.check_index(v.offset, f"variable {n}")
+                d = self.view_div.get(n, 1)
+                if _offset_div(v.offset) % d:
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' (a view of {view.engine.memspace} memory) enters the "
+                        f"{self.what} at {self.where} at an offset divisible by {d}, and the {self.what} moves it "
+                        f"to {v.offset} (divisible by {_offset_div(v.offset)} only); cutelab keeps a moving view's "
+                        f"alignment from where it starts. Start it at an offset with the alignment of every offset "
+                        f"it takes (e.g. the same pipeline stage layout)."
+                    )
                 t.emit(Assign(r, (0,), (v.offset,)))
                 continue
             if n in self.regs:

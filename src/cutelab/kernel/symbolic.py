@@ -272,8 +272,8 @@ class Swz(Expr):
 
 
 def swizzle_expr(x: Any, b: int, m: int, s: int) -> Any:
-    """Swizzle<b,m,s> of an int or a non-negative symbolic integer (s > 0: CuTe's shared-memory
-    swizzles; b == 0 is the identity).
+    """Swizzle<b,m,s> of an int or a symbolic integer (s > 0: CuTe's shared-memory swizzles;
+    b == 0 is the identity).
 
     >>> t = Var("tid.x", 128)
     >>> e = swizzle_expr(t * 64, 3, 3, 3)
@@ -289,9 +289,8 @@ def swizzle_expr(x: Any, b: int, m: int, s: int) -> Any:
     if not isinstance(x, Expr):
         x = int(x)
         return x ^ ((x & (((1 << b) - 1) << (m + s))) >> s)
-    if x.lo < 0:
-        raise TraceError(f"Swizzle<{b},{m},{s}> of the offset {x.expr_str()}, which may be negative "
-                         f"(down to {x.lo})")
+    # a possibly negative offset (e.g. a view's offset carried in a register) is fine: the XOR is
+    # two's complement in Python and in CUDA alike, and the access's bounds are checked (or guarded)
     top = 1 << (m + s + b)
     if x.div % top == 0:  # the source bits are zero for every thread: nothing moves
         return x

@@ -358,7 +358,7 @@ class RegVar(Var):
 
     __slots__ = ("c_name", "ref")
 
-    def __init__(self, ref: Tuple[Any, int]):
+    def __init__(self, ref: Tuple[Any, int], div: int = 1):
         reg, i = ref
         Var.__init__(self, f"reg.{reg.id}.{i}", 1)
         self.c_name = f"{reg.name}[{i}]"
@@ -370,7 +370,7 @@ class RegVar(Var):
             self.lo, self.hi = 0, (1 << bits) - 1
         else:
             self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        self.div = 1
+        self.div = div  # what divides every value it holds (a moving view's offset keeps its alignment)
 
 
 class For:
@@ -1007,6 +1007,8 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return (value,) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
         return tuple(value)
+    if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
+        value._fail()
     raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
 
 
