@@ -656,7 +656,7 @@ def _sass_memory_ops(src, tmp_path):
     out = collections.Counter()
     for m in re.finditer(r"(?<!@!PT )\b(LDGSTS|LDG|STG|LDS|STS|LDSM)((?:\.[A-Z0-9_]+)*)\s", sass):
         toks = m.group(2).split(".")  # (an instruction predicated on !PT never runs: padding)
-        w = next((widths[t] for t in toks if t in widths), 4)
+        w = 16 if m.group(1) == "LDSM" else next((widths[t] for t in toks if t in widths), 4)
         if m.group(1) == "LDGSTS":  # cp.async: the profiler counts its global read and its shared write
             out[("global", "ldgsts", w)] += 1
             out[("shared", "ldgsts", w)] += 1
@@ -783,3 +783,17 @@ def test_sgemm_cp_async_is_ldgsts():
     assert names and all(n.startswith("cp.async.") for n in names)
     ncu = kp.ncu()
     assert ncu["l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"] > 0
+
+
+def test_tensorop_gemm_ldmatrix_and_cp_async():
+    """CuTe DSL's tensorop_gemm.py: its ldmatrix.x4 and cp.async are counted as LDSM and LDGSTS."""
+    with Profiler(blocks=None) as prof:
+        _run_example(os.path.join(ROOT, "examples/dsl/tensorop_gemm.py"), "--mnkl", "128,128,64,1",
+                     "--benchmark", "none")
+    kp = prof.result.kernels[-1]
+    ops = {(r.space, r.op) for r in kp.rows()}
+    assert {("shared", "ldsm"), ("global", "ldgsts"), ("shared", "ldgsts")} <= ops
+    names = {st.name for st in kp.instrs.values() if st.op == "ldsm"}
+    assert names and all(n.startswith("ldmatrix.sync.aligned.m8n8.x4") for n in names)
+    ncu = kp.ncu()
+    assert ncu["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"] > 0
