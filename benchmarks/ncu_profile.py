@@ -5,6 +5,8 @@
     python benchmarks/ncu_profile.py --program "examples/dsl/sgemm.py --mnk 512,512,256"   # the defaults and this
     python benchmarks/ncu_profile.py --no-defaults --program "my_kernel.py --size 4096"
     python benchmarks/ncu_profile.py --only seeds          # programs whose path contains 'seeds'
+    python benchmarks/ncu_profile.py --dry-run --json pred.json    # no GPU: the predictions, saved ...
+    python benchmarks/ncu_profile.py --predicted pred.json         # ... and on the GPU only ncu runs
 
 For each program (a path and its arguments):
 
@@ -204,6 +206,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--ncu", help="the ncu executable (default: PATH, /usr/local/cuda*/bin, ...)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds for one program's run (default 600)")
     ap.add_argument("--json", help="write everything (predicted and measured, per kernel) here")
+    ap.add_argument("--predicted", help="take the CPU side from this --json file of an earlier run (e.g. a --dry-run "
+                                        "on a machine without a GPU) instead of running cutelab profile again")
     args = ap.parse_args(argv)
 
     progs = [shlex.split(p) for p in ([] if args.no_defaults else DEFAULT_PROGRAMS) + args.program]
@@ -232,7 +236,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         for prog in progs:
             title = " ".join(prog)
             print(f"\n=== {title}", flush=True)
-            prof, msg = cpu_profile(prog, wd, args.blocks, args.all_blocks, args.timeout)
+            if args.predicted:
+                with open(args.predicted) as f:
+                    earlier = [r["profile"] for r in json.load(f) if r.get("program") == title and "profile" in r]
+                prof, msg = ({"kernels": earlier}, "") if earlier else (None, f"no prediction for {title!r} in "
+                                                                              f"{args.predicted}")
+            else:
+                prof, msg = cpu_profile(prog, wd, args.blocks, args.all_blocks, args.timeout)
             if prof is None:
                 print(msg)
                 bad += 1
@@ -258,7 +268,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 if m is not None:
                     bad += nbad
                 results.append({"program": title, "kernel": k["name"], "predicted": k["ncu"], "measured": m,
-                                "rows": k["rows"]})
+                                "profile": k})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

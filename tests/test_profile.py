@@ -468,6 +468,65 @@ def test_op_profile_errors():
     assert I.recorder is None
 
 
+class GuardedToyAccess(Access):
+    __slots__ = ("guards",)
+
+    def __init__(self, *a, guards=()):
+        Access.__init__(self, *a)
+        self.guards = guards
+
+
+class RowLoad(RowRead):
+    """RowRead into registers ``dst`` (as ldmatrix does), its read made only where ``guard`` holds."""
+
+    __slots__ = ("dst", "guard")
+
+    def __init__(self, sh, base, dst, guard):
+        RowRead.__init__(self, sh, base, "plain")
+        self.dst, self.guard = dst, guard
+
+    def accesses(self):
+        return [GuardedToyAccess(self.sh, self.base, tuple(range(8)), False, self, guards=self.guard)]
+
+    def interpret(self, b, mask, buffers):
+        b.regs[self.dst.id] = np.zeros((b.n, 8), self.dst.dtype.storage)
+
+
+def _row_load_kernel(use, guarded):
+    from cutelab.kernel.trace import Store as IrStore
+
+    @cute.kernel
+    def rows(A: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = cutlass.utils.SmemAllocator()
+        s = smem.allocate_tensor(cutlass.Float16, cute.make_layout(32 * 64), 16)
+        t = current()
+        dst = t.new_reg(cutlass.Float16, 8)
+        t.emit(RowLoad(s.engine.param, tidx * 8, dst, ((tidx < 8, True),) if guarded else ()))
+        if use:
+            t.emit(IrStore(A.engine.param, tidx * 8, tuple(range(8)), tuple((dst, i) for i in range(8))))
+
+    @cute.jit
+    def run(A):
+        rows(A).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return run
+
+
+def test_atom_loads_nobody_reads_are_left_out_and_guards_hold():
+    A = np.zeros(256, np.float16)
+    p = cute.profile(_row_load_kernel(False, False), from_dlpack(A, assumed_align=16))
+    kp = p.kernels[0]
+    assert [r for r in kp.rows() if r.space == "shared"] == []
+    assert any("1 load(s) whose values are never used" in n for n in kp.notes)
+    p = cute.profile(_row_load_kernel(True, False), from_dlpack(A, assumed_align=16))
+    (sh,) = [r for r in p.kernels[0].rows() if r.space == "shared"]
+    assert sh.requests == 1 and sh.bytes == 32 * 16 and sh.wavefronts == 4
+    p = cute.profile(_row_load_kernel(True, True), from_dlpack(A, assumed_align=16))
+    (sh,) = [r for r in p.kernels[0].rows() if r.space == "shared"]
+    assert sh.requests == 1 and sh.bytes == 8 * 16 and sh.wavefronts == 1  # lanes 0-7 only: one phase
+
+
 # ----------------------------------------------------------------------------- report, picture, json
 
 def test_report_words_and_figure():
@@ -529,7 +588,7 @@ def _cli(tmp_path, *args):
 def test_cli_profile(tmp_path):
     prog = tmp_path / "gather.py"
     prog.write_text(PROGRAM)
-    r = _cli(tmp_path, "--json", "out.json", "--svg", "worst.svg", str(prog), "0", "--flag")
+    r = _cli(tmp_path, "--json", "out.json", "--svg", "worst.svg", "--blocks", "2", str(prog), "0", "--flag")
     assert r.returncode == 0, r.stderr
     assert "program args ['0', '--flag']" in r.stdout
     assert "kernel gather" in r.stdout and "all 1 block recorded" in r.stdout
@@ -547,6 +606,10 @@ def test_cli_profile(tmp_path):
 def test_cli_profile_errors(tmp_path):
     r = _cli(tmp_path, str(tmp_path / "missing.py"))
     assert r.returncode == 2 and "no such program" in r.stderr
+    r = _cli(tmp_path, "--blocks", "4", "--all-blocks", str(tmp_path / "missing.py"))
+    assert r.returncode == 2 and "exclude each other" in r.stderr
+    r = _cli(tmp_path, "--blocks", "0", "x.py")
+    assert r.returncode == 2 and "must be at least 1" in r.stderr
     prog = tmp_path / "bad.py"
     prog.write_text("raise ValueError('broken program')\n")
     r = _cli(tmp_path, str(prog))
@@ -591,10 +654,14 @@ def _sass_memory_ops(src, tmp_path):
              "LDSM": ("shared", "ldsm")}
     widths = {"128": 16, "64": 8, "U8": 1, "S8": 1, "U16": 2, "S16": 2}
     out = collections.Counter()
-    for m in re.finditer(r"\b(LDG|STG|LDS|STS|LDSM)((?:\.[A-Z0-9_]+)*)\s", sass):
-        toks = m.group(2).split(".")
-        w = next((widths[t] for t in toks if t in widths), 4)
-        out[kinds[m.group(1)] + (w,)] += 1
+    for m in re.finditer(r"(?<!@!PT )\b(LDGSTS|LDG|STG|LDS|STS|LDSM)((?:\.[A-Z0-9_]+)*)\s", sass):
+        toks = m.group(2).split(".")  # (an instruction predicated on !PT never runs: padding)
+        w = 16 if m.group(1) == "LDSM" else next((widths[t] for t in toks if t in widths), 4)
+        if m.group(1) == "LDGSTS":  # cp.async: the profiler counts its global read and its shared write
+            out[("global", "ldgsts", w)] += 1
+            out[("shared", "ldgsts", w)] += 1
+        else:
+            out[kinds[m.group(1)] + (w,)] += 1
     return out
 
 
@@ -681,6 +748,8 @@ CASES = {
                                             "--M", "64", "--N", "256"),
     "elementwise_apply": lambda: _run_example(os.path.join(ROOT, "examples/dsl/elementwise_apply.py"),
                                               "--M", "64", "--N", "256"),
+    "sgemm, k loop at run time": lambda: _run_example(os.path.join(ROOT, "examples/dsl/sgemm.py"), "--mnk",
+                                                      "128,128,256", "--warmup_iterations", "0", "--iterations", "1"),
 }
 
 
@@ -696,6 +765,35 @@ def test_instructions_are_what_the_gpu_executes(case, tmp_path):
 
     with Profiler(blocks=None) as prof:
         CASES[case]()
-    (kp,) = prof.result.kernels
+    kp = prof.result.kernels[-1]
     want = _sass_memory_ops(cuda.render(last_launch().ir), tmp_path)
     assert _profile_ops(kp) == want
+
+
+def test_sgemm_cp_async_is_ldgsts():
+    """CuTe DSL's sgemm.py (examples/dsl): its cp.async copies are counted as LDGSTS, both sides."""
+    with Profiler(blocks=None) as prof:
+        _run_example(os.path.join(ROOT, "examples/dsl/sgemm.py"), "--mnk", "64,64,16",
+                     "--warmup_iterations", "0", "--iterations", "1")
+    kp = prof.result.kernels[0]
+    ops = {(r.space, r.op) for r in kp.rows()}
+    assert ("global", "ldgsts") in ops and ("shared", "ldgsts") in ops
+    assert ("global", "ld") not in ops  # every global read of sgemm is a cp.async
+    names = {st.name for st in kp.instrs.values() if st.op == "ldgsts"}
+    assert names and all(n.startswith("cp.async.") for n in names)
+    ncu = kp.ncu()
+    assert ncu["l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"] > 0
+
+
+def test_tensorop_gemm_ldmatrix_and_cp_async():
+    """CuTe DSL's tensorop_gemm.py: its ldmatrix.x4 and cp.async are counted as LDSM and LDGSTS."""
+    with Profiler(blocks=None) as prof:
+        _run_example(os.path.join(ROOT, "examples/dsl/tensorop_gemm.py"), "--mnkl", "128,128,64,1",
+                     "--benchmark", "none")
+    kp = prof.result.kernels[-1]
+    ops = {(r.space, r.op) for r in kp.rows()}
+    assert {("shared", "ldsm"), ("global", "ldgsts"), ("shared", "ldgsts")} <= ops
+    names = {st.name for st in kp.instrs.values() if st.op == "ldsm"}
+    assert names and all(n.startswith("ldmatrix.sync.aligned.m8n8.x4") for n in names)
+    ncu = kp.ncu()
+    assert ncu["sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum"] > 0

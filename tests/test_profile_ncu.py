@@ -53,9 +53,17 @@ def test_compare_verdicts():
     assert bad == 0 and all(ln.endswith("not measured") for ln in lines[1:])
 
 
-def test_dry_run_on_a_small_program(capsys):
+def test_dry_run_on_a_small_program(capsys, tmp_path):
     m = _module()
-    rc = m.main(["--dry-run", "--no-defaults", "--program", "examples/dsl/elementwise_add.py --M 64 --N 256"])
+    prog = "examples/dsl/elementwise_add.py --M 64 --N 256"
+    pred = str(tmp_path / "pred.json")
+    rc = m.main(["--dry-run", "--no-defaults", "--program", prog, "--json", pred])
     out = capsys.readouterr().out
     assert rc == 0
     assert "kernel cutlass_dsl_elementwise_add_kernel" in out and "global ld sectors" in out
+    # the saved predictions stand in for the CPU side of a later run (here again a dry run)
+    rc = m.main(["--dry-run", "--no-defaults", "--program", prog, "--predicted", pred])
+    again = capsys.readouterr().out
+    assert rc == 0 and "running:" not in again
+    rows = [ln for ln in out.splitlines() if "global ld" in ln]
+    assert rows and [ln for ln in again.splitlines() if "global ld" in ln] == rows

@@ -509,11 +509,11 @@ def _profile(args: argparse.Namespace) -> int:
     from .profiler import DEFAULT_BLOCKS, Profiler
 
     path = args.program
-    if not os.path.isfile(path):
-        print(f"cutelab: error: profile: no such program {path!r}", file=sys.stderr)
-        return 2
     if args.all_blocks and args.blocks is not None:
         print("cutelab: error: profile: --blocks and --all-blocks exclude each other", file=sys.stderr)
+        return 2
+    if not os.path.isfile(path):
+        print(f"cutelab: error: profile: no such program {path!r}", file=sys.stderr)
         return 2
     if not args.gpu:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # torch.cuda.is_available() is False: the program uses the CPU

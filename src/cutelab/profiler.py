@@ -355,18 +355,41 @@ def _op_fields(op: Any) -> List[Any]:
     return vals + list(getattr(op, "__dict__", {}).values())
 
 
-def dead_loads(ir: Any) -> set:
-    """ids of the Loads whose values no store, branch, printf or atom op ever uses (directly or
-    through arithmetic): the CUDA compiler drops them, so they make no memory request.
+def _pure_load_op(op: Any) -> bool:
+    """An atom op that only reads memory into its ``dst`` registers (ldmatrix): dead when they are."""
+    from .kernel.trace import Op
 
-    An ``Op`` counts as using every register it refers to (its fields are searched), so a load
-    feeding an atom op is kept."""
+    if not isinstance(op, Op) or not hasattr(op, "dst"):
+        return False
+    try:
+        acc = op.accesses()
+    except Exception:  # noqa: BLE001 - an op we cannot ask is kept
+        return False
+    regs: set = set()
+    _regs_in(op.dst, regs)
+    return bool(acc) and bool(regs) and not any(a.is_store for a in acc)
+
+
+def dead_loads(ir: Any) -> set:
+    """ids of the Loads (and of the atom ops that only load into their ``dst`` registers, as
+    ldmatrix) whose values no store, branch, printf or other atom op ever uses (directly or through
+    arithmetic): the CUDA compiler drops them, so they make no memory request.
+
+    Any other ``Op`` counts as using every register it refers to (its fields are searched), so a
+    load feeding an atom op is kept."""
     from .kernel.trace import Assign, Compute, If, Load, Op, Printf, Store, While, walk
 
     ops = list(walk(ir.body))
     live: set = set()
+    pure = {id(op): op for op in ops if _pure_load_op(op)}
     for op in ops:
-        if isinstance(op, Store):
+        if id(op) in pure:
+            dst: set = set()
+            _regs_in(op.dst, dst)
+            used: set = set()
+            _regs_in([v for v in _op_fields(op) if v is not op.dst], used)
+            live |= used - dst
+        elif isinstance(op, Store):
             _regs_in(op.src, live)
         elif isinstance(op, Printf):
             for part in op.parts:
@@ -384,10 +407,91 @@ def dead_loads(ir: Any) -> set:
                 before = len(live)
                 _regs_in(op.args if isinstance(op, Compute) else op.src, live)
                 changed |= len(live) != before
-    return {id(op) for op in ops if isinstance(op, Load) and op.dst.id not in live}
+    dead = {id(op) for op in ops if isinstance(op, Load) and op.dst.id not in live}
+    for op in pure.values():
+        regs: set = set()
+        _regs_in(op.dst, regs)
+        if not regs & live:
+            dead.add(id(op))
+    return dead
 
 
-def _split_base(base: Any) -> Tuple[Any, int, int]:
+def _atom_div(a: Any, divs: Optional[Dict[Any, int]]) -> int:
+    """What an index atom is known to be divisible by (a register's from the analysis of _reg_divs)."""
+    ref = getattr(a, "ref", None)  # trace.RegVar: an integer register used as an index
+    if divs is not None and isinstance(ref, tuple) and len(ref) == 2:
+        return divs.get((ref[0].id, ref[1]), 1)
+    return a.div
+
+
+def _expr_div(e: Any, divs: Optional[Dict[Any, int]]) -> int:
+    from math import gcd
+
+    from .kernel.symbolic import Lin, is_sym
+
+    if isinstance(e, Lin):
+        d = abs(int(e.const))
+        for a, c in e.terms:
+            d = gcd(d, abs(c) * _atom_div(a, divs))
+        return d
+    if is_sym(e):
+        return _atom_div(e, divs)
+    return abs(int(e))
+
+
+def _reg_divs(ir: Any) -> Dict[Any, int]:
+    """{(register id, element): a number known to divide its value} for integer
+    registers, as the compiler's known-bits analysis sees them: sums keep the gcd of their terms,
+    products multiply, moves, conversions and selects keep what they get; a register written in a
+    loop gets the gcd of everything written to it (it starts at 0, divisible by anything)."""
+    from math import gcd
+
+    from .kernel.symbolic import is_sym
+    from .kernel.trace import Assign, Compute, walk
+
+    ops = [op for op in walk(ir.body) if isinstance(op, (Compute, Assign))]
+    divs: Dict[Any, int] = {}
+
+    def of(ref: Any) -> int:
+        if isinstance(ref, tuple):
+            return divs.get((ref[0].id, ref[1]), 1 if not ref[0].mutable else 0)
+        if is_sym(ref):
+            return _expr_div(ref, divs)
+        if isinstance(ref, (bool, np.bool_)):
+            return 1
+        if isinstance(ref, (int, np.integer)):
+            return abs(int(ref))
+        return 1
+
+    for _ in range(8):  # to a fixpoint: values only lose divisibility
+        before = dict(divs)
+        for op in ops:
+            if getattr(op.dst.dtype, "kind", "") not in ("int", "uint"):
+                continue
+            if isinstance(op, Assign):
+                for j, ref in zip(op.index, op.src):
+                    k = (op.dst.id, j)
+                    divs[k] = gcd(divs.get(k, 0), of(ref))
+                continue
+            for i in range(op.dst.n):
+                a = [of(col[i]) for col in op.args]
+                if op.op in ("mov", "cvt", "neg", "abs"):
+                    d = a[0]
+                elif op.op in ("add", "sub", "max", "min"):
+                    d = gcd(a[0], a[1])
+                elif op.op == "mul":
+                    d = a[0] * a[1]
+                elif op.op == "select":
+                    d = gcd(a[1], a[2])
+                else:
+                    d = 1
+                divs[(op.dst.id, i)] = d
+        if divs == before:
+            break
+    return divs
+
+
+def _split_base(base: Any, divs: Optional[Dict[Any, int]] = None) -> Tuple[Any, int, int]:
     """(key of the non-constant part, its divisibility, the constant) of an index expression."""
     from math import gcd
 
@@ -396,10 +500,10 @@ def _split_base(base: Any) -> Tuple[Any, int, int]:
     if isinstance(base, Lin):
         d = 0
         for a, c in base.terms:
-            d = gcd(d, abs(c) * a.div)
+            d = gcd(d, abs(c) * _atom_div(a, divs))
         return ("+", tuple((a.key, c) for a, c in base.terms)), d, int(base.const)
     if is_sym(base):
-        return base.key, base.div, 0
+        return base.key, _atom_div(base, divs), 0
     return None, 0, int(base)
 
 
@@ -426,7 +530,17 @@ class _Plans:
         except Exception as e:  # an op the printer cannot print: per-access vector plans only
             self.note = (f"the CUDA printer could not print this kernel ({type(e).__name__}: {str(e)[:200]}); "
                          f"accesses are counted as vector_plan splits them")
-        self.dead = dead_loads(ir)
+        try:
+            self.dead = dead_loads(ir)
+        except Exception as e:  # noqa: BLE001 - an IR this analysis does not know: keep every load
+            self.dead = set()
+            self.note += f" the dead-load analysis failed ({type(e).__name__}: {str(e)[:120]}): every load is counted"
+        try:
+            self.divs = _reg_divs(ir)
+        except Exception as e:  # noqa: BLE001 - then register-indexed accesses are taken as unaligned
+            self.divs = {}
+            self.note += (f" the register analysis failed ({type(e).__name__}: {str(e)[:120]}): register-indexed "
+                          f"shared accesses are not merged")
         self.plan: Dict[int, List[Tuple]] = {}
         self._block(ir.body)
 
@@ -520,7 +634,7 @@ class _Plans:
 
         p = ops[0].param
         e = p.dtype.bytes
-        _, div, _ = _split_base(ops[0].base)
+        _, div, _ = _split_base(ops[0].base, self.divs)
         owner: Dict[int, Tuple[Any, int]] = {}
         for op in ops:
             _, _, c0 = _split_base(op.base)
@@ -661,13 +775,16 @@ class _BatchRec:
                 el = sel[:, i] + (np.where(lane == 1, -k, 0) if kind == "pair0" else np.where(lane == 1, k, 2 * k))
                 name = f"{8 * nb}-bit {op}.{space} (lane pairs)"
             else:  # retile: the j-th 16-byte access of the warp's run
-                env = dict(self._env_rows())
-                tid = env["tid.x"]
-                env["tid.x"] = tid & ~np.int64(WARP_SIZE - 1)
+                import copy
+
                 from .kernel.symbolic import evaluate
 
-                wb = np.broadcast_to(np.asarray(evaluate(s.base, env), dtype=np.int64), tid.shape)
-                el = wb + extra["A"][i] + extra["B"] * (tid & (WARP_SIZE - 1))
+                env = copy.copy(self.b.env)  # the batch's environment (it may look registers up)
+                tid = np.broadcast_to(np.asarray(env["tid.x"], dtype=np.int64), (self.b.n,))
+                env["tid.x"] = tid & ~np.int64(WARP_SIZE - 1)
+                wb = np.broadcast_to(np.asarray(evaluate(s.base, env), dtype=np.int64), (self.b.n,))[self.rows]
+                t = tid[self.rows]
+                el = wb + extra["A"][i] + extra["B"] * (t & (WARP_SIZE - 1))
                 name = f"{8 * nb}-bit {op}.{space} (warp-retiled copy)"
             addr = base + np.asarray(el, dtype=np.int64) * e
             if act is not None:
@@ -679,10 +796,19 @@ class _BatchRec:
     def op(self, o: Any, mask: Any) -> None:
         """An op with its own back ends: recorded through o.accesses() (and o.profile(access))."""
         self._env = None
-        act = None if mask is None else np.asarray(mask)[self.rows]
+        if id(o) in self.lr.plans.dead:  # it loads registers nobody reads: the compiler drops it
+            return
         prof_fn = getattr(o, "profile", None)
         for ai, a in enumerate(o.accesses()):
             info = (prof_fn(a) if callable(prof_fn) else None) or {}
+            act = None if mask is None else np.asarray(mask)
+            for cond, holds in getattr(a, "guards", ()):  # an access made only where its guards hold
+                from .kernel.interpret import _cond
+
+                c = _cond(self.b, cond)
+                c = c if holds else ~c
+                act = c if act is None else act & c
+            act = None if act is None else act[self.rows]
             p = a.param
             space, base = self._space(p)
             e = p.dtype.bytes
@@ -738,11 +864,11 @@ class Profiler:
             kp = KernelProfile(ir, _sample_blocks(nblocks, self.blocks), nblocks)
             plans = _Plans(ir)
             if plans.note:
-                kp.notes.append(plans.note)
+                kp.notes.append(plans.note.strip())
             if plans.dead:
-                from .kernel.trace import Load, walk
+                from .kernel.trace import walk
 
-                dead = [op for op in walk(ir.body) if isinstance(op, Load) and id(op) in plans.dead]
+                dead = [op for op in walk(ir.body) if id(op) in plans.dead]
                 where = sorted({_short_loc(getattr(op, "loc", None)) for op in dead})
                 kp.notes.append(f"{len(dead)} load(s) whose values are never used are left out (the CUDA compiler "
                                 f"drops them): at {', '.join(where[:6])}{' ...' if len(where) > 6 else ''}")

@@ -109,6 +109,10 @@ class CpAsyncCopy(Op):
         out.insert(0, GuardedAccess(self.src, self.src_base, self.src_offsets, False, self, guards))
         return out
 
+    def profile(self, access: Access) -> dict:
+        """For cutelab.profile: both accesses are one LDGSTS instruction (see trace.Op)."""
+        return {"op": "ldgsts", "name": f"cp.async.{self.cache} {self.nbytes}B"}
+
     # ---- CPU
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         from .interpret import _access_index, _memory

@@ -79,6 +79,10 @@ class LdMatrix(Op):
     def accesses(self) -> List[Access]:
         return [Access(self.param, self.base, tuple(range(8)), False, self)]
 
+    def profile(self, access: Access) -> dict:
+        """For cutelab.profile: an ldmatrix, row addresses from lanes 0 .. 8 * num_matrices - 1 (see trace.Op)."""
+        return {"op": "ldsm", "lanes": 8 * self.atom_op.num_matrices, "name": ptx_name(self.atom_op)}
+
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         from .interpret import _access_index, _memory
 

@@ -274,7 +274,10 @@ class Op:
       ``"op"`` ("ld", "st", "ldsm": ldmatrix, one 16-byte row address per lane from lanes
       0..lanes-1, or "ldgsts": cp.async, for both its global read and its shared write),
       ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first offset,
-      elements) pairs over ``access.offsets``).
+      elements) pairs over ``access.offsets``). An access with a ``guards`` attribute
+      ((condition, polarity) pairs) is recorded only for the threads where they hold; an op
+      with a ``dst`` register and only load accesses (ldmatrix) is left out when nothing reads
+      ``dst``, as the compiler drops it.
 
     ``loc`` is the user's source line ("file.py:12") the op was traced at, set by
     ``Tracer.emit`` (read it with ``getattr(op, "loc", None)``: an op made outside a trace has none).
