@@ -35,3 +35,60 @@ def sync_threads() -> None:
 
 
 barrier = sync_threads
+
+
+# --------------------------------------------------------------------------- SM90 (issue 10)
+# mbarriers, fences, elect_one, make_warp_uniform, setmaxregister: cute.arch names for Hopper kernels.
+
+from .mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_arrive,  # noqa: E402
+                       mbarrier_arrive_and_expect_tx, mbarrier_expect_tx, mbarrier_init, mbarrier_init_fence,
+                       mbarrier_try_wait, mbarrier_wait)
+
+
+class _ElectOne:
+    """``with cute.arch.elect_one():``: the body runs in one thread of each warp (lane 0)."""
+
+    def __enter__(self) -> None:
+        from .trace import current
+
+        t = current("cute.arch.elect_one()")
+        self._op = t.begin_if(lane_idx() == 0)
+        self._outer = t.cur
+        t.cur = self._op.then
+
+    def __exit__(self, *exc) -> None:
+        from .trace import current
+
+        current("cute.arch.elect_one()").cur = self._outer
+
+
+def elect_one(*, loc=None, ip=None) -> _ElectOne:
+    """A context whose body one thread of each warp runs (``elect.sync``; here lane 0)."""
+    return _ElectOne()
+
+
+def make_warp_uniform(value, *, loc=None, ip=None):
+    """The value, known to be the same in all threads of a warp (a hint; no effect here)."""
+    return value
+
+
+def setmaxregister_increase(reg_count: int, *, loc=None, ip=None) -> None:
+    """``setmaxnreg.inc``: a register-allocation hint for warp-specialised kernels; no effect in cutelab
+    kernels (the CUDA compiler allocates registers for the whole block)."""
+    _check_regs(reg_count, "setmaxregister_increase")
+
+
+def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
+    """``setmaxnreg.dec``: see setmaxregister_increase."""
+    _check_regs(reg_count, "setmaxregister_decrease")
+
+
+def _check_regs(n, what) -> None:
+    if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
+        raise TraceError(f"cute.arch.{what}({n!r}): the register count must be a multiple of 8 in [24, 256]")
+
+
+__all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
+            "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy",
+            "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
+            "setmaxregister_decrease"]
