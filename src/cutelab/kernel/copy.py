@@ -36,6 +36,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
     profile (REST...)) leaves the elements whose flag is False untouched."""
     t = current("cute.copy")
+    from .tma import tma_copy  # SM90 TMA atoms carry their own copy op
+
+    if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
     n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)
     if n_src != n_dst:
         raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")

@@ -35,9 +35,10 @@ class SmemAllocator:
         from ..kernel.trace import SmemEngine, _static_offsets, current
 
         t = current("SmemAllocator.allocate_tensor")
-        if swizzle is not None:
-            raise TraceError("SmemAllocator.allocate_tensor: swizzled shared memory is not supported by cutelab "
-                             "kernels yet (pass swizzle=None)")
+        if swizzle is not None:  # a swizzle on the pointer (byte addresses), as SM90 operand buffers have
+            from ..kernel.tma import allocate_swizzled
+
+            return allocate_swizzled(self, element_type, layout, byte_alignment, swizzle)
         if not isinstance(layout, Layout):
             if hasattr(layout, "layout") and hasattr(layout, "inner"):
                 raise TraceError(f"SmemAllocator.allocate_tensor: composed (swizzled) layout {layout} is not "

@@ -1,0 +1,292 @@
+"""TMA loads inside traced kernels, and shared memory with a swizzle on its byte addresses.
+
+``cute.copy(tma_atom, gmem_tile, smem_tile, tma_bar_ptr=bar)`` becomes a ``TmaLoadOp``:
+
+- CPU: the issuing thread copies the box (elements outside the global tensor read as zero, as
+  TMA fills them) into shared memory where TMA puts them, then completes ``box bytes`` of
+  transactions on the mbarrier (``mbarrier.complete_tx``);
+- CUDA: ``cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`` with the
+  box's coordinates and a ``const __grid_constant__`` tensor map kernel parameter named
+  ``tmap_<tensor>`` (placed after the other parameters; the launch passes the 128-byte map that
+  ``cutelab.nvgpu.cpasync.tma.encode_tensor_map`` encodes).
+
+``SmemAllocator.allocate_tensor(dtype, layout, align, swizzle=S)`` (CuTe DSL's way of making a
+swizzled operand buffer: the swizzle belongs to the pointer and acts on byte addresses) gives a
+tensor over a ``SwizzledSmemEngine``: element ``i`` of the layout lives at byte
+``S(i * bytes)``. Loads and stores through it (epilogues, tests) see that placement.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from .. import int_tuple as it
+from ..errors import LaunchError, TraceError
+from ..layout import Layout, evaluate_all
+from .mbarrier import complete_tx, mbar_ref, smem_addr
+from .symbolic import Expr, floordiv, is_sym, lin_form, mod, sym_div
+from .trace import Access, Op, Shared, SmemEngine, TraceValue, _static_offsets, current
+
+__all__ = ["SwizzledSmemEngine", "allocate_swizzled", "TmaLoadOp", "tma_copy", "split_base", "TENSORMAP_STRUCT"]
+
+TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
+
+
+# --------------------------------------------------------------------------- swizzled shared memory
+
+class SwizzledSmemEngine(SmemEngine):
+    """A shared array whose element i lives at byte swizzle(i * element bytes)."""
+
+    def __init__(self, param: Shared, swizzle: Any):
+        SmemEngine.__init__(self, param)
+        self.swizzle = swizzle
+
+    @property
+    def period(self) -> int:
+        """Elements after which the swizzle pattern repeats (2^(B+M+S) bytes)."""
+        return max(1, self.swizzle.cosize() // self.dtype.bytes)
+
+    def phys(self, offs: np.ndarray) -> np.ndarray:
+        """Physical element offsets of logical element offsets."""
+        eb = self.dtype.bytes
+        return self.swizzle(np.asarray(offs, dtype=np.int64) * eb) // eb
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        return f"raw_ptr(?: {self.dtype.name}, smem, align<{self.alignment(offset)}>) o {self.swizzle}"
+
+    def _split(self, offset: Any, layout: Layout, op: str) -> Tuple[Any, Tuple[int, ...]]:
+        t = current(op)
+        t.check_index(offset, op)
+        base, const = split_base(offset, self.period, f"kernel {t.name}: {op} on swizzled shared memory "
+                                                     f"{self.param.name} ({self.swizzle})")
+        offs = _static_offsets(layout, op) + const
+        return base, tuple(int(o) for o in self.phys(offs))
+
+    def load(self, offset: Any, layout: Layout) -> TraceValue:
+        from .trace import Load
+
+        t = current("loading from a tensor")
+        base, offs = self._split(offset, layout, "load")
+        dst = t.new_reg(self.dtype, len(offs))
+        self.param.read = True
+        t.emit(Load(dst, self.param, base, offs))
+        return TraceValue([(dst, i) for i in range(len(offs))], layout.shape, self.dtype)
+
+    def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        from .trace import Store, _refs_of
+
+        t = current("storing to a tensor")
+        base, offs = self._split(offset, layout, "store")
+        refs = _refs_of(value, len(offs), self.dtype, "store", f"a {self.param.name} tensor of layout {layout}")
+        self.param.written = True
+        t.emit(Store(self.param, base, offs, refs))
+
+    def read_one(self, off: Any) -> TraceValue:
+        from ..layout import make_layout
+
+        v = self.load(off, make_layout(1))
+        return TraceValue(v.refs, (), self.dtype)
+
+    def write_one(self, off: Any, v: Any) -> None:
+        from ..layout import make_layout
+
+        self.store(off, make_layout(1), v)
+
+
+def split_base(offset: Any, period: int, what: str) -> Tuple[Any, int]:
+    """offset = base + const with base a multiple of period (so a swizzle of that period passes it
+    through) and const a static int; refuses offsets whose runtime part is not such a multiple."""
+    if not is_sym(offset):
+        o = int(offset)
+        return (o // period) * period, o % period
+    terms, const = lin_form(offset)
+    rest = offset - const
+    if sym_div(rest) % period:
+        raise TraceError(f"{what}: the offset's runtime part ({rest.expr_str()}) is not known to be a multiple of "
+                         f"the swizzle's period ({period} elements), so the swizzled addresses cannot be computed "
+                         f"statically; index whole swizzle atoms (e.g. a pipeline stage) at runtime")
+    return rest + (const // period) * period, const % period
+
+
+def allocate_swizzled(allocator: Any, element_type: Any, layout: Any, byte_alignment: int, swizzle: Any) -> Any:
+    """SmemAllocator.allocate_tensor(..., swizzle=S): a tensor over a SwizzledSmemEngine."""
+    from ..swizzle import Swizzle
+    from ..tensor import Tensor
+
+    t = current("SmemAllocator.allocate_tensor")
+    if not isinstance(swizzle, Swizzle):
+        raise TraceError(f"SmemAllocator.allocate_tensor: swizzle must be a cute.Swizzle, got {swizzle!r}")
+    if not isinstance(layout, Layout):
+        raise TraceError(f"SmemAllocator.allocate_tensor: with swizzle=, the layout must be a Layout (the outer "
+                         f"layout of a ComposedLayout), got {layout}")
+    eb = element_type.bytes
+    if (1 << swizzle.num_base) < eb:
+        raise TraceError(f"SmemAllocator.allocate_tensor: swizzle {swizzle} moves units of {1 << swizzle.num_base} "
+                         f"bytes, smaller than a {element_type} element")
+    offs = _static_offsets(layout, "SmemAllocator.allocate_tensor")
+    if len(offs) and offs.min() < 0:
+        raise TraceError(f"SmemAllocator.allocate_tensor: layout {layout} reaches negative offsets")
+    period = max(1, swizzle.cosize() // eb)
+    n = int(offs.max()) + 1 if len(offs) else 1
+    n = -(-n // period) * period
+    align = max(byte_alignment, eb, 16, swizzle.cosize() if not swizzle.is_identity else 16)
+    sh = t.add_shared(element_type, n, align)
+    allocator.allocated = -(-allocator.allocated // align) * align + sh.bytes
+    total = sum(s.bytes for s in t.shared)
+    if total > 48 * 1024:
+        raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
+                         f"statically (__shared__), which CUDA limits to 48 KiB per block")
+    return Tensor(SwizzledSmemEngine(sh, swizzle), layout, 0, _checked=True)
+
+
+# --------------------------------------------------------------------------- the TMA load op
+
+class TmaLoadOp(Op):
+    """One TMA box load: global tensor ``param`` at box origin ``coords`` (one index expression per
+    TMA dimension, innermost first) into ``shared`` at element ``sbase`` (the box start, aligned to
+    the swizzle), completing on barrier ``bar_shared[bar_base]``."""
+
+    __slots__ = ("desc", "param", "coords", "shared", "sbase", "bar_shared", "bar_base", "where")
+
+    def __init__(self, desc: Any, param: Any, coords: Tuple[Any, ...], shared: Shared, sbase: Any,
+                 bar_shared: Shared, bar_base: Any, where: str = ""):
+        self.desc, self.param, self.coords, self.shared, self.sbase = desc, param, coords, shared, sbase
+        self.bar_shared, self.bar_base, self.where = bar_shared, bar_base, where
+
+    def __repr__(self) -> str:
+        from .trace import _ref_str
+
+        c = ", ".join(_ref_str(x) for x in self.coords)
+        return (f"tma_load {self.shared.name}[{_ref_str(self.sbase)}] <- {self.param.name}[box {it.tuple_str(self.desc.box)} "
+                f"at ({c})] on {self.bar_shared.name}[{_ref_str(self.bar_base)}]")
+
+    @property
+    def tmap_name(self) -> str:
+        return f"tmap_{self.param.name}"
+
+    def accesses(self) -> List[Access]:
+        n = int(np.prod(self.desc.box))
+        phys = self.desc.placement() // self.desc.dtype.bytes
+        return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), True, self),
+                Access(self.bar_shared, self.bar_base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        d = self.desc
+        data = buffers[self.param.index]
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]  # (rank, box elems), innermost fastest
+        valid = np.ones((act.size, box.shape[1]), dtype=bool)
+        goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
+        for k in range(d.rank):
+            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
+            g = c[:, None] + box[k][None, :]
+            valid &= (g >= 0) & (g < d.dims[k])
+            goff += g * (d.strides[k] // d.dtype.bytes)
+        if self.param.length:
+            valid &= (goff >= 0) & (goff < len(data))
+        vals = np.where(valid, data[np.where(valid, goff, 0)], np.zeros((), dtype=data.dtype))
+        sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
+        phys = d.placement() // d.dtype.bytes
+        dst = sb[:, None] + phys[None, :]
+        if dst.size and (dst.min() < 0 or dst.max() >= self.shared.length):
+            raise LaunchError(f"{b.ir.name}{self.where}: TMA load into {self.shared.name}: elements "
+                              f"{int(dst.min())}..{int(dst.max())} fall outside its {self.shared.length} elements")
+        smem = b.shared[self.shared.index]
+        blk = b.block_of[act]
+        smem[(blk * self.shared.length)[:, None] + dst] = vals
+        bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
+        complete_tx(b, self.bar_shared, blk, bar, d.box_bytes)
+
+    def cuda(self, r: Any) -> None:
+        d = self.desc
+        cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
+        ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}];")
+        coords = ", ".join(f'"r"((int)({r.iexpr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
+               f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
+               f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')
+
+    def kernel_params(self) -> List[Tuple[str, str]]:
+        """(prelude line, parameter declaration) this op adds to the CUDA kernel."""
+        return [(TENSORMAP_STRUCT, f"const __grid_constant__ cl_tensormap {self.tmap_name}")]
+
+
+def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[Any, ...]:
+    """The coordinates (innermost TMA dimension first) of the element at `offset` of the global tensor."""
+    eb = desc.dtype.bytes
+    strides = [s // eb for s in desc.strides]
+    out: List[Any] = [0] * desc.rank
+    rest = offset
+    for k in range(desc.rank - 1, -1, -1):
+        if k == 0:
+            out[0] = rest
+        else:
+            out[k] = floordiv(rest, strides[k]) if is_sym(rest) else int(rest) // strides[k]
+            rest = mod(rest, strides[k]) if is_sym(rest) else int(rest) % strides[k]
+    return tuple(out)
+
+
+def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
+    """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
+    from ..nvgpu.cpasync.tma import TmaCopyAtom
+    from .trace import GmemEngine
+
+    if not isinstance(atom, TmaCopyAtom):
+        return False
+    t = current("cute.copy")
+    what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
+    bar = kwargs.pop("tma_bar_ptr", None)
+    mcast = kwargs.pop("mcast_mask", None)
+    kwargs.pop("pred", None)
+    if kwargs:
+        raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
+    if mcast not in (None, 0):
+        raise TraceError(f"{what}: mcast_mask needs clusters, which cutelab kernels do not have")
+    if bar is None:
+        raise TraceError(f"{what}: a TMA load completes on an mbarrier: pass tma_bar_ptr=")
+    g, s = src.engine, dst.engine
+    if not isinstance(g, GmemEngine) or isinstance(g, SmemEngine):
+        raise TraceError(f"{what}: the source must be a tile of the global tensor from make_tiled_tma_atom, got "
+                         f"a {getattr(g, 'memspace', '?')} tensor")
+    if not isinstance(s, SmemEngine):
+        raise TraceError(f"{what}: the destination must be in shared memory, got a {getattr(s, 'memspace', '?')} tensor")
+    d = atom.desc
+    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
+        raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
+    # the source tile must be the atom's tile of the atom's tensor
+    gl = src.layout
+    flat_s = it.flatten_to_tuple(gl.shape)
+    flat_d = it.flatten_to_tuple(gl.stride)
+    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
+    want = tuple((e, gstride[i]) for i, e in enumerate(atom.tile) if e != 1)
+    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
+    if got != want:
+        raise TraceError(f"{what}: the source {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
+                         f"{atom.gmem_layout} the atom was made for")
+    # the destination must be one tile in the atom's smem layout, at a swizzle-aligned start
+    sl = dst.layout
+    outer = getattr(atom.smem_layout, "outer", atom.smem_layout)
+    if it.product(sl.shape) != it.product(atom.tile) or not np.array_equal(
+            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
+        raise TraceError(f"{what}: the destination {sl} is not the atom's smem layout {atom.smem_layout}")
+    inner = getattr(atom.smem_layout, "inner", None)
+    if inner is not None and not inner.is_identity:
+        if not isinstance(s, SwizzledSmemEngine) or s.swizzle != inner:
+            raise TraceError(f"{what}: the atom's smem layout is swizzled ({inner}) but the destination tensor's "
+                             f"memory is not (allocate it with SmemAllocator.allocate_tensor(..., swizzle=layout.inner))")
+    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
+    sbase, const = split_base(dst.offset, period, what)
+    if const:
+        raise TraceError(f"{what}: the destination starts at element offset {const} within a "
+                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
+    coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
+    bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
+    s.param.written = True
+    g.param.read = True
+    t.emit(TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where()))
+    return True
