@@ -440,6 +440,8 @@ class ThrMma(TiledMma):
                 raise TensorError(f"get_slice: thread indices must be integers, got dtype {thr_idx.dtype}")
             if thr_idx.size and (int(thr_idx.min()) < 0 or int(thr_idx.max()) >= n):
                 raise TensorError(f"get_slice: thread indices outside [0, {n}) for this tiled MMA of {n} threads")
+        elif all(hasattr(thr_idx, x) for x in ("lo", "hi", "div", "expr_str")):
+            pass  # a symbolic thread index inside a traced kernel (cutelab.kernel.symbolic.Expr)
         elif _is_int(thr_idx):
             thr_idx = int(thr_idx)
             if not 0 <= thr_idx < n:
@@ -635,6 +637,9 @@ def _load_modes(t: Any, what: str) -> tuple:
     return vals.reshape((nb,) + tuple(reversed(full))).transpose(0, 3, 2, 1), batch
 
 
+_kernel_gemm_hook: Any = None  # set by cutelab.kernel.wgmma: cute.gemm inside a traced kernel
+
+
 def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     """d = a * b + c on the host, over an MMA atom's (or tiled MMA's) thread-value layouts.
 
@@ -659,6 +664,8 @@ def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     >>> C.numpy().tolist()
     [[2.0, 2.0], [4.0, 4.0]]
     """
+    if _kernel_gemm_hook is not None and _kernel_gemm_hook(atom, d, a, b, c):
+        return None  # inside a traced kernel: an op of the kernel (SM90 wgmma, cutelab.kernel.wgmma)
     tiled = atom if isinstance(atom, TiledMma) else make_tiled_mma(atom) if isinstance(atom, (MmaAtom, MmaOp)) else None
     if tiled is None:
         raise TypeError(f"gemm: expected an MMA atom, op or tiled MMA, got {type(atom).__name__}")
