@@ -166,3 +166,20 @@ def _copy_dispatch(host):
 
 
 copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star import above
+
+
+def _gemm_dispatch(host):
+    def gemm(atom, d, a, b, c, **kwargs):
+        trace = _sys.modules.get(__name__ + ".kernel.trace")
+        if trace is not None and trace.tracing():
+            from .kernel.mma import kernel_gemm
+
+            return kernel_gemm(atom, d, a, b, c, **kwargs)
+        return host(atom, d, a, b, c, **kwargs)
+
+    gemm.__doc__ = host.__doc__
+    gemm.__wrapped__ = host
+    return gemm
+
+
+gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm; inside a kernel, cutelab.kernel.mma

@@ -85,9 +85,8 @@ def tma_roundtrip(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: 
         cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
         cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
     cute.arch.mbarrier_wait(bars.iterator, 0)
-    for i in range(8):  # thread t reads the 8-row swizzle atom t, through the swizzled layout
-        for j in range(64):
-            B[bx * 64 + 8 * tidx + i, by * 64 + j] = sA[8 * tidx + i, j]
+    for i in range(64):  # thread t reads column t of the tile, through the swizzled layout
+        B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]
 
 
 def test_tma_load_through_swizzled_smem_with_zero_fill():
@@ -96,7 +95,7 @@ def test_tma_load_through_swizzled_smem_with_zero_fill():
     sl = _smem(K_SW128, cute.Float16, (64, 64))
     atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), sl, (64, 64))
     B = np.full((128, 128), -1, dtype=np.float16)
-    tma_roundtrip(atom, tA, from_dlpack(B), sl).launch(grid=(2, 2), block=8)
+    tma_roundtrip(atom, tA, from_dlpack(B), sl).launch(grid=(2, 2), block=64)
     ref = np.zeros((128, 128), np.float16)
     ref[:M, :K] = A
     np.testing.assert_array_equal(B, ref)
@@ -142,19 +141,19 @@ def tma_misuse(atom: cutlass.Constexpr, tA: cute.Tensor, sl: cutlass.Constexpr, 
     bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
     if case == "plain":
         sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024)
+    elif case == "sw64":
+        sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=cute.make_swizzle(2, 4, 3))
     else:
         sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
     g = cute.local_tile(tA, (64, 64), (0, 0))
     if case == "nobar":
         cute.copy(atom, g, sA)
-    elif case == "thread_read":
-        tA[0, 0] = sA[tidx, 0]
     else:
         cute.copy(atom, g, sA, tma_bar_ptr=bars.iterator)
 
 
-@pytest.mark.parametrize("case,msg", [("nobar", "pass tma_bar_ptr"), ("plain", "is not"),
-                                      ("thread_read", "multiple of the swizzle's period")])
+@pytest.mark.parametrize("case,msg", [("nobar", "pass tma_bar_ptr"), ("plain", "not swizzled"),
+                                      ("sw64", "128-byte rows but the destination's memory is")])
 def test_kernel_misuse_is_refused(case, msg):
     sl = _smem(K_SW128, cute.Float16, (64, 64))
     atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(64, 64), sl, (64, 64))

@@ -92,5 +92,3 @@ __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier
             "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy",
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
             "setmaxregister_decrease"]
-
-from . import wgmma as _wgmma  # noqa: E402,F401  (installs cute.gemm for warpgroup MMAs inside kernels)

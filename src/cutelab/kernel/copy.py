@@ -36,8 +36,11 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
     profile (REST...)) leaves the elements whose flag is False untouched."""
     t = current("cute.copy")
+    from .ldmatrix import is_ldmatrix, kernel_ldmatrix  # warp-collective copies carry their own op
     from .tma import tma_copy  # SM90 TMA atoms carry their own copy op
 
+    if is_ldmatrix(getattr(atom, "op", None)):
+        return kernel_ldmatrix(atom, src, dst, pred=pred)
     if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
         return
     n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)

@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import TraceError
 import numpy as np
 
-from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
+from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, evaluate, mul, sym_div
 from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store,
                     While, pow2_divisor, walk)
 
@@ -110,7 +110,7 @@ def _subexprs(e: Any, out: List[Expr]) -> None:
         if isinstance(e, Lin):
             for a, _ in e.terms:
                 _subexprs(a, out)
-        elif isinstance(e, (FloorDiv, Mod)):
+        elif isinstance(e, (FloorDiv, Mod, Swz)):
             _subexprs(e.a, out)
         elif isinstance(e, (Mul, Cmp)):
             _subexprs(e.a, out)
@@ -191,6 +191,9 @@ class _IntPrinter:
             return f"(({self.t})cl_mod({self(e.a)}, {e.c}))"
         if isinstance(e, Mul):
             return f"({self(e.a)} * {self(e.b)})"
+        if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
+            a = self(e.a)
+            return f"({a} ^ (({a} & {self.lit(e.ymask)}) >> {e.s}))"
         if isinstance(e, Cmp):
             return f"({self(e.a)} {e.op} {self(e.b)})"
         if isinstance(e, BoolAnd):

@@ -10,10 +10,10 @@
   ``tmap_<tensor>`` (placed after the other parameters; the launch passes the 128-byte map that
   ``cutelab.nvgpu.cpasync.tma.encode_tensor_map`` encodes).
 
-``SmemAllocator.allocate_tensor(dtype, layout, align, swizzle=S)`` (CuTe DSL's way of making a
-swizzled operand buffer: the swizzle belongs to the pointer and acts on byte addresses) gives a
-tensor over a ``SwizzledSmemEngine``: element ``i`` of the layout lives at byte
-``S(i * bytes)``. Loads and stores through it (epilogues, tests) see that placement.
+The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
+layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.smem's swizzled memory): the TMA
+box lands where that swizzle and the atom's smem layout put each element (make_tiled_tma_atom
+checks the layout against the hardware's placement, this op checks the memory's swizzle).
 """
 
 from __future__ import annotations
@@ -25,74 +25,38 @@ import numpy as np
 from .. import int_tuple as it
 from ..errors import LaunchError, TraceError
 from ..layout import Layout, evaluate_all
+from ..nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES
 from .mbarrier import complete_tx, mbar_ref, smem_addr
 from .symbolic import Expr, floordiv, is_sym, lin_form, mod, sym_div
 from .trace import Access, Op, Shared, SmemEngine, TraceValue, _static_offsets, current
 
-__all__ = ["SwizzledSmemEngine", "allocate_swizzled", "TmaLoadOp", "tma_copy", "split_base", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
 
 # --------------------------------------------------------------------------- swizzled shared memory
 
-class SwizzledSmemEngine(SmemEngine):
-    """A shared array whose element i lives at byte swizzle(i * element bytes)."""
+def smem_byte_swizzle(eng: Any, what: str) -> int:
+    """B of the Swizzle<B,4,3> on byte addresses of a shared tensor's memory (0: not swizzled).
 
-    def __init__(self, param: Shared, swizzle: Any):
-        SmemEngine.__init__(self, param)
-        self.swizzle = swizzle
+    Swizzled shared memory is ``cutelab.kernel.smem.SwizzledSmemEngine`` (its swizzle in element
+    units); TMA and GMMA know only the 16-byte-unit swizzles of 32-, 64- and 128-byte rows."""
+    sw = getattr(eng, "swizzle", None)
+    if sw is None or sw.num_bits == 0:
+        return 0
+    m_bytes = sw.num_base + (eng.dtype.bytes.bit_length() - 1)
+    if (m_bytes, sw.num_shift) != (4, 3) or sw.num_bits not in (1, 2, 3):
+        raise TraceError(f"{what}: the shared memory is swizzled by {sw} (elements of {eng.dtype}), which is not "
+                         f"one of the TMA/GMMA swizzles Swizzle<1|2|3,4,3> on byte addresses")
+    return sw.num_bits
 
-    @property
-    def period(self) -> int:
-        """Elements after which the swizzle pattern repeats (2^(B+M+S) bytes)."""
-        return max(1, self.swizzle.cosize() // self.dtype.bytes)
 
-    def phys(self, offs: np.ndarray) -> np.ndarray:
-        """Physical element offsets of logical element offsets."""
-        eb = self.dtype.bytes
-        return self.swizzle(np.asarray(offs, dtype=np.int64) * eb) // eb
-
-    def raw_ptr_str(self, offset: Any) -> str:
-        return f"raw_ptr(?: {self.dtype.name}, smem, align<{self.alignment(offset)}>) o {self.swizzle}"
-
-    def _split(self, offset: Any, layout: Layout, op: str) -> Tuple[Any, Tuple[int, ...]]:
-        t = current(op)
-        t.check_index(offset, op)
-        base, const = split_base(offset, self.period, f"kernel {t.name}: {op} on swizzled shared memory "
-                                                     f"{self.param.name} ({self.swizzle})")
-        offs = _static_offsets(layout, op) + const
-        return base, tuple(int(o) for o in self.phys(offs))
-
-    def load(self, offset: Any, layout: Layout) -> TraceValue:
-        from .trace import Load
-
-        t = current("loading from a tensor")
-        base, offs = self._split(offset, layout, "load")
-        dst = t.new_reg(self.dtype, len(offs))
-        self.param.read = True
-        t.emit(Load(dst, self.param, base, offs))
-        return TraceValue([(dst, i) for i in range(len(offs))], layout.shape, self.dtype)
-
-    def store(self, offset: Any, layout: Layout, value: Any) -> None:
-        from .trace import Store, _refs_of
-
-        t = current("storing to a tensor")
-        base, offs = self._split(offset, layout, "store")
-        refs = _refs_of(value, len(offs), self.dtype, "store", f"a {self.param.name} tensor of layout {layout}")
-        self.param.written = True
-        t.emit(Store(self.param, base, offs, refs))
-
-    def read_one(self, off: Any) -> TraceValue:
-        from ..layout import make_layout
-
-        v = self.load(off, make_layout(1))
-        return TraceValue(v.refs, (), self.dtype)
-
-    def write_one(self, off: Any, v: Any) -> None:
-        from ..layout import make_layout
-
-        self.store(off, make_layout(1), v)
+def smem_phys(eng: Any, offs: np.ndarray) -> np.ndarray:
+    """Physical element offsets (from the start of the shared array) of logical element offsets."""
+    sw = getattr(eng, "swizzle", None)
+    offs = np.asarray(offs, dtype=np.int64)
+    return sw(offs) if sw is not None and sw.num_bits else offs
 
 
 def split_base(offset: Any, period: int, what: str) -> Tuple[Any, int]:
@@ -108,37 +72,6 @@ def split_base(offset: Any, period: int, what: str) -> Tuple[Any, int]:
                          f"the swizzle's period ({period} elements), so the swizzled addresses cannot be computed "
                          f"statically; index whole swizzle atoms (e.g. a pipeline stage) at runtime")
     return rest + (const // period) * period, const % period
-
-
-def allocate_swizzled(allocator: Any, element_type: Any, layout: Any, byte_alignment: int, swizzle: Any) -> Any:
-    """SmemAllocator.allocate_tensor(..., swizzle=S): a tensor over a SwizzledSmemEngine."""
-    from ..swizzle import Swizzle
-    from ..tensor import Tensor
-
-    t = current("SmemAllocator.allocate_tensor")
-    if not isinstance(swizzle, Swizzle):
-        raise TraceError(f"SmemAllocator.allocate_tensor: swizzle must be a cute.Swizzle, got {swizzle!r}")
-    if not isinstance(layout, Layout):
-        raise TraceError(f"SmemAllocator.allocate_tensor: with swizzle=, the layout must be a Layout (the outer "
-                         f"layout of a ComposedLayout), got {layout}")
-    eb = element_type.bytes
-    if (1 << swizzle.num_base) < eb:
-        raise TraceError(f"SmemAllocator.allocate_tensor: swizzle {swizzle} moves units of {1 << swizzle.num_base} "
-                         f"bytes, smaller than a {element_type} element")
-    offs = _static_offsets(layout, "SmemAllocator.allocate_tensor")
-    if len(offs) and offs.min() < 0:
-        raise TraceError(f"SmemAllocator.allocate_tensor: layout {layout} reaches negative offsets")
-    period = max(1, swizzle.cosize() // eb)
-    n = int(offs.max()) + 1 if len(offs) else 1
-    n = -(-n // period) * period
-    align = max(byte_alignment, eb, 16, swizzle.cosize() if not swizzle.is_identity else 16)
-    sh = t.add_shared(element_type, n, align)
-    allocator.allocated = -(-allocator.allocated // align) * align + sh.bytes
-    total = sum(s.bytes for s in t.shared)
-    if total > 48 * 1024:
-        raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
-                         f"statically (__shared__), which CUDA limits to 48 KiB per block")
-    return Tensor(SwizzledSmemEngine(sh, swizzle), layout, 0, _checked=True)
 
 
 # --------------------------------------------------------------------------- the TMA load op
@@ -274,11 +207,11 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if it.product(sl.shape) != it.product(atom.tile) or not np.array_equal(
             _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
         raise TraceError(f"{what}: the destination {sl} is not the atom's smem layout {atom.smem_layout}")
-    inner = getattr(atom.smem_layout, "inner", None)
-    if inner is not None and not inner.is_identity:
-        if not isinstance(s, SwizzledSmemEngine) or s.swizzle != inner:
-            raise TraceError(f"{what}: the atom's smem layout is swizzled ({inner}) but the destination tensor's "
-                             f"memory is not (allocate it with SmemAllocator.allocate_tensor(..., swizzle=layout.inner))")
+    if smem_byte_swizzle(s, what) != d.swizzle:
+        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
+                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the destination's memory is "
+                         f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
+                         f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
     period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
     sbase, const = split_base(dst.offset, period, what)
     if const:
@@ -288,5 +221,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
     s.param.written = True
     g.param.read = True
-    t.emit(TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where()))
+    from .arch import elect_one
+
+    with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
+        t.emit(TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where()))
     return True

@@ -281,7 +281,7 @@ class WgmmaOp(Op):
 
 def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple[_Operand, int, int]:
     """An smem operand ((P,16), Rest[, RestK]) -> _Operand, number of instances, number of k steps."""
-    from .tma import SwizzledSmemEngine, split_base
+    from .tma import smem_byte_swizzle, smem_phys, split_base
 
     eng = t.engine
     if not isinstance(eng, SmemEngine):
@@ -295,10 +295,7 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
         raise TraceError(f"{what}: operand {name} must be partitioned as ((MN,K), Rest{'M' if name == 'A' else 'N'}"
                          f"[, RestK]) with a {P}x16 value mode, got shape {it.tuple_str(shp)}; slice the "
                          f"k-block and stage: tCrA[(None, None, k, stage)]")
-    sw = getattr(eng, "swizzle", None)
-    bits = sw.num_bits if sw is not None else 0
-    if sw is not None and bits and (sw.num_base, sw.num_shift) != (4, 3):
-        raise TraceError(f"{what}: operand {name}'s memory is swizzled with {sw}; GMMA needs Swizzle<B,4,3>")
+    bits = smem_byte_swizzle(eng, f"{what}: operand {name}")
     period = max(1, (1 << (bits + 7)) // eng.dtype.bytes) if bits else max(1, 16 // eng.dtype.bytes)
     base, const = split_base(t.offset, period, f"{what}: operand {name}")
     rest = shp[1:]
@@ -323,7 +320,7 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
                 raise TraceError(f"{what}: operand {name}'s tile starts at element {start}, not on a 16-byte boundary")
             starts[i, k] = start
             logical = const + int(off) + _static_offsets(tile, what)
-            phys[i, k] = eng.phys(logical) if isinstance(eng, SwizzledSmemEngine) else logical
+            phys[i, k] = smem_phys(eng, logical)
     return _Operand(eng.param, base, starts, phys, fields, eng.dtype), n_inst, n_k
 
 
@@ -413,11 +410,3 @@ def wait_group(group: int, *, loc: Any = None, ip: Any = None) -> None:
         raise TraceError(f"cute.nvgpu.warpgroup.wait_group({group!r}): expected a static int >= 0")
     _sync("wait_group", group)
 
-
-def _install() -> None:
-    from ..nvgpu import mma_atom
-
-    mma_atom._kernel_gemm_hook = kernel_gemm
-
-
-_install()

@@ -21,6 +21,7 @@ printing follow CuTe DSL 4.8.1 (cutlass.cute.atom).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -203,6 +204,8 @@ class MmaAtom:
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
         layout = make_layout(input.shape)
+        if not hasattr(input.engine, "data"):  # inside a traced kernel: a register fragment of the trace
+            return make_rmem_tensor(layout, acc)
         eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
         return Tensor(eng, layout, off, _checked=True)
 
@@ -244,6 +247,12 @@ def _shape_fragment(shape: Any, dt: Numeric) -> Tensor:
 
 
 # --------------------------------------------------------------------------- tiled MMA
+
+def _is_symbolic(x: Any) -> bool:
+    """True for a traced kernel's symbolic integer (cutelab.kernel.symbolic.Expr)."""
+    sym = sys.modules.get("cutelab.kernel.symbolic")
+    return sym is not None and isinstance(x, sym.Expr)
+
 
 def _thr_flat_coord(layout: Layout, idx: Any) -> tuple:
     """(v, m, n, k): the flat coordinate of thread idx in thr_layout_vmnk (ints or arrays)."""
@@ -440,12 +449,15 @@ class ThrMma(TiledMma):
                 raise TensorError(f"get_slice: thread indices must be integers, got dtype {thr_idx.dtype}")
             if thr_idx.size and (int(thr_idx.min()) < 0 or int(thr_idx.max()) >= n):
                 raise TensorError(f"get_slice: thread indices outside [0, {n}) for this tiled MMA of {n} threads")
-        elif all(hasattr(thr_idx, x) for x in ("lo", "hi", "div", "expr_str")):
-            pass  # a symbolic thread index inside a traced kernel (cutelab.kernel.symbolic.Expr)
         elif _is_int(thr_idx):
             thr_idx = int(thr_idx)
             if not 0 <= thr_idx < n:
                 raise TensorError(f"get_slice({thr_idx}): the thread index must be in [0, {n}) for this tiled MMA of {n} threads")
+        elif _is_symbolic(thr_idx):  # inside a traced kernel: thread_idx() and expressions of it
+            lo, hi = thr_idx.lo, thr_idx.hi
+            if lo < 0 or hi >= n:
+                raise TensorError(f"get_slice: the thread index ranges over [{lo}, {hi}], outside [0, {n}) for this "
+                                  f"tiled MMA of {n} threads (launch at most {n} threads, or slice with tidx % {n})")
         else:
             raise TensorError(f"get_slice: expected an int thread index (or a numpy array of them), got {thr_idx!r}")
         self._thr_idx = thr_idx
@@ -637,9 +649,6 @@ def _load_modes(t: Any, what: str) -> tuple:
     return vals.reshape((nb,) + tuple(reversed(full))).transpose(0, 3, 2, 1), batch
 
 
-_kernel_gemm_hook: Any = None  # set by cutelab.kernel.wgmma: cute.gemm inside a traced kernel
-
-
 def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     """d = a * b + c on the host, over an MMA atom's (or tiled MMA's) thread-value layouts.
 
@@ -664,8 +673,6 @@ def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     >>> C.numpy().tolist()
     [[2.0, 2.0], [4.0, 4.0]]
     """
-    if _kernel_gemm_hook is not None and _kernel_gemm_hook(atom, d, a, b, c):
-        return None  # inside a traced kernel: an op of the kernel (SM90 wgmma, cutelab.kernel.wgmma)
     tiled = atom if isinstance(atom, TiledMma) else make_tiled_mma(atom) if isinstance(atom, (MmaAtom, MmaOp)) else None
     if tiled is None:
         raise TypeError(f"gemm: expected an MMA atom, op or tiled MMA, got {type(atom).__name__}")

@@ -35,27 +35,49 @@ class SmemAllocator:
         from ..kernel.trace import SmemEngine, _static_offsets, current
 
         t = current("SmemAllocator.allocate_tensor")
-        if swizzle is not None:  # a swizzle on the pointer (byte addresses), as SM90 operand buffers have
-            from ..kernel.tma import allocate_swizzled
-
-            return allocate_swizzled(self, element_type, layout, byte_alignment, swizzle)
+        sw = None
+        offset0 = 0
         if not isinstance(layout, Layout):
-            if hasattr(layout, "layout") and hasattr(layout, "inner"):
-                raise TraceError(f"SmemAllocator.allocate_tensor: composed (swizzled) layout {layout} is not "
-                                 f"supported by cutelab kernels yet")
-            layout = make_layout(layout)
+            if hasattr(layout, "outer") and hasattr(layout, "inner"):  # a ComposedLayout S o off o L
+                from ..swizzle import Swizzle
+
+                if not isinstance(layout.inner, Swizzle):
+                    raise TraceError(f"SmemAllocator.allocate_tensor: composed layout {layout} must have a "
+                                     f"Swizzle as its inner function")
+                if not isinstance(layout.offset, int) or layout.offset < 0:
+                    raise TraceError(f"SmemAllocator.allocate_tensor: composed layout {layout} must have a "
+                                     f"static non-negative offset")
+                sw, offset0, layout = layout.inner, layout.offset, layout.outer
+            else:
+                layout = make_layout(layout)
+        if swizzle is not None:  # a swizzle of the pointer: it acts on byte addresses
+            from ..kernel.smem import element_swizzle
+
+            if sw is not None and not sw.is_identity:
+                raise TraceError(f"SmemAllocator.allocate_tensor: a swizzled layout and swizzle={swizzle} at once")
+            sw = element_swizzle(swizzle, element_type.bytes, "bytes", "SmemAllocator.allocate_tensor")
+        if sw is not None and sw.is_identity:
+            sw = None
         if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
             raise TraceError(f"SmemAllocator.allocate_tensor: byte_alignment must be a power of two, "
                              f"got {byte_alignment}")
         offs = _static_offsets(layout, "SmemAllocator.allocate_tensor")
         if len(offs) and offs.min() < 0:
             raise TraceError(f"SmemAllocator.allocate_tensor: layout {layout} reaches negative offsets")
-        n = int(offs.max()) + 1 if len(offs) else 1
+        n = int(offs.max()) + 1 + offset0 if len(offs) else 1
+        if sw is not None:  # the swizzle permutes whole blocks of cosize elements
+            n = -(-n // sw.cosize()) * sw.cosize()
         align = max(byte_alignment, element_type.bytes, 16)
+        if sw is not None:  # offsets swizzle as addresses do when the array starts on a period
+            align = max(align, min(1024, sw.cosize() * element_type.bytes))
         sh = t.add_shared(element_type, n, align)
         self.allocated = -(-self.allocated // align) * align + sh.bytes
         total = sum(s.bytes for s in t.shared)
         if total > 48 * 1024:
             raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
                              f"statically (__shared__), which CUDA limits to 48 KiB per block")
-        return Tensor(SmemEngine(sh), layout, 0, _checked=True)
+        if sw is not None:
+            from ..kernel.smem import SwizzledSmemEngine
+
+            return Tensor(SwizzledSmemEngine(sh, sw), layout, offset0, _checked=True)
+        return Tensor(SmemEngine(sh), layout, offset0, _checked=True)
