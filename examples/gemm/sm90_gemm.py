@@ -1,0 +1,201 @@
+"""An SM90 (Hopper) GEMM written with cutelab in CuTe DSL style: TMA loads into 128-byte-swizzled
+shared memory, an mbarrier pipeline (``PipelineTmaAsync``), ``wgmma`` through a warpgroup
+TiledMMA, and a persistent tile schedule (each CTA walks tiles ``bid, bid + grid, ...``).
+
+    C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N f32
+
+The mainloop follows CuTe DSL's Hopper ``dense_gemm.py``: warp 0 issues the TMA loads of the
+next stages while the warpgroup multiplies the current one (no separate producer warp: the CPU
+interpreter runs the threads of a block in lock-step, where a producer warp that must wait for
+consumers running later in program order would deadlock; see cutelab.kernel.mbarrier).
+
+Run on the CPU (the interpreter; exact products, f32 accumulation per k16 step)::
+
+    PYTHONPATH=src python examples/gemm/sm90_gemm.py --mnk 256,256,128
+
+``--cuda FILE`` writes the generated CUDA (inline PTX: cp.async.bulk.tensor, mbarrier, wgmma)
+for ``nvcc -arch=sm_90a``. Launching it on a GPU needs the launch to pass the TMA tensor maps
+(``const __grid_constant__`` parameters ``tmap_<tensor>`` after the others; see
+cutelab.kernel.tma).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab import pipeline_sm90 as pipeline
+from cutelab.nvgpu import OperandMajorMode, cpasync, warpgroup
+from cutelab.runtime import from_dlpack
+from cutelab.utils import sm90 as sm90_utils
+
+
+class HopperGemm:
+    """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
+
+    def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None):
+        self.ab_dtype = ab_dtype
+        self.acc_dtype = cutlass.Float32
+        self.tile_mnk = tile_mnk
+        self.stages = stages
+        self.num_ctas = num_ctas
+        self.threads = 128  # one warpgroup: MMA consumer; its warp 0 also issues the TMA loads
+
+    def make_atoms(self, mA, mB):
+        bM, bN, bK = self.tile_mnk
+        op = warpgroup.MmaF16BF16Op(self.ab_dtype, self.acc_dtype, (64, bN, 16), warpgroup.OperandSource.SMEM,
+                                    OperandMajorMode.K, OperandMajorMode.K)
+        tiled_mma = cute.make_tiled_mma(op)
+        row = sm90_utils.LayoutEnum.ROW_MAJOR
+        a_smem = sm90_utils.make_smem_layout_a(row, self.tile_mnk, self.ab_dtype, self.stages)
+        b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
+        tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
+                                                cute.slice_(a_smem, (None, None, 0)), (bM, bK))
+        tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mB,
+                                                cute.slice_(b_smem, (None, None, 0)), (bN, bK))
+        return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
+
+    @cute.kernel
+    def kernel(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
+               mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr, b_smem: cutlass.Constexpr,
+               tiles_per_cta: cutlass.Constexpr):
+        bM, bN, bK = self.tile_mnk
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+        gdim, _, _ = cute.arch.grid_dim()
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+
+        # shared memory: the pipeline's barriers and the A/B stages (128B-swizzled, as TMA writes them)
+        smem = cutlass.utils.SmemAllocator()
+        bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
+        sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
+        sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
+
+        tx_bytes = (bM + bN) * bK * self.ab_dtype.width // 8
+        mainloop = pipeline.PipelineTmaAsync.create(
+            barrier_storage=bars.iterator, num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.threads // 32),
+            tx_count=tx_bytes, defer_sync=True)
+        pipeline.pipeline_init_arrive()
+        pipeline.pipeline_init_wait()
+
+        thr_mma = tiled_mma.get_slice(tidx)
+        tCsA = thr_mma.partition_A(sA)  # ((64,16), RestM, RestK, stages)
+        tCsB = thr_mma.partition_B(sB)
+        num_k_blocks = cute.size(tCsA, mode=[2])
+
+        M, N = mC.shape
+        K = mA.shape[1]
+        tiles_m, tiles_n, k_tiles = M // bM, N // bN, K // bK
+        num_tiles = tiles_m * tiles_n
+        tile_layout = cute.make_layout((tiles_m, tiles_n))
+
+        producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+        consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+        prefetch = min(self.stages, k_tiles)
+
+        for i in range(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
+            tile = bidx + i * gdim
+            if tile < num_tiles:
+                tm = tile % tiles_m
+                tn = tile // tiles_m
+                gA = cute.local_tile(mA, (bM, bK), (tm, None))  # (bM, bK, k_tiles)
+                gB = cute.local_tile(mB, (bN, bK), (tn, None))
+                gC = cute.local_tile(mC, (bM, bN), (tm, tn))
+                tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
+                                                   cute.group_modes(gA, 0, 2))
+                tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
+                                                   cute.group_modes(gB, 0, 2))
+                tCgC = thr_mma.partition_C(gC)
+                acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
+
+                p_k = 0
+                for _ in range(prefetch):  # prefetch the first stages
+                    if warp_idx == 0:
+                        mainloop.producer_acquire(producer)
+                        cute.copy(tma_a, tAgA[(None, p_k)], tAsA[(None, producer.index)],
+                                  tma_bar_ptr=mainloop.producer_get_barrier(producer))
+                        cute.copy(tma_b, tBgB[(None, p_k)], tBsB[(None, producer.index)],
+                                  tma_bar_ptr=mainloop.producer_get_barrier(producer))
+                        mainloop.producer_commit(producer)
+                    producer.advance()  # trace-time state: every thread's copy stays in step
+                    p_k += 1
+                tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+                for k_tile in range(k_tiles):
+                    mainloop.consumer_wait(consumer)
+                    warpgroup.fence()
+                    for kb in range(num_k_blocks):
+                        cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, consumer.index)],
+                                  tCsB[(None, None, kb, consumer.index)], acc)
+                        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                    warpgroup.commit_group()
+                    warpgroup.wait_group(0)
+                    mainloop.consumer_release(consumer)
+                    consumer.advance()
+                    if p_k < k_tiles:
+                        if warp_idx == 0:  # load k-tile p_k into the stage just released
+                            mainloop.producer_acquire(producer)
+                            cute.copy(tma_a, tAgA[(None, p_k)], tAsA[(None, producer.index)],
+                                      tma_bar_ptr=mainloop.producer_get_barrier(producer))
+                            cute.copy(tma_b, tBgB[(None, p_k)], tBsB[(None, producer.index)],
+                                      tma_bar_ptr=mainloop.producer_get_barrier(producer))
+                            mainloop.producer_commit(producer)
+                        producer.advance()
+                        p_k += 1
+                # epilogue: registers -> global memory through the accumulator's TV layout
+                cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
+
+    def grid(self, M, N):
+        bM, bN, _ = self.tile_mnk
+        tiles = (M // bM) * (N // bN)
+        ctas = min(tiles, self.num_ctas or tiles)
+        return ctas, -(-tiles // ctas)
+
+    def __call__(self, A: np.ndarray, B: np.ndarray, C: np.ndarray) -> None:
+        M, K = A.shape
+        N = B.shape[0]
+        bM, bN, bK = self.tile_mnk
+        if M % bM or N % bN or K % bK:
+            raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
+        mA, mB, mC = from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), from_dlpack(C, assumed_align=16)
+        tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
+        ctas, per_cta = self.grid(M, N)
+        self.kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta).launch(
+            grid=(ctas, 1, 1), block=(self.threads, 1, 1))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--mnk", default="256,256,128")
+    p.add_argument("--ctas", type=int, default=8, help="persistent CTAs (tiles are shared out among them)")
+    p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
+    a = p.parse_args(argv)
+    M, N, K = (int(x) for x in a.mnk.split(","))
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((N, K)).astype(np.float16)
+    C = np.zeros((M, N), np.float32)
+    gemm = HopperGemm(num_ctas=a.ctas)
+    gemm(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    err = np.abs(C - ref).max()
+    # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums
+    tol = (K // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T).max()
+    print(f"sm90_gemm {M}x{N}x{K} f16 -> f32 on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
+    if a.cuda:
+        from cutelab.kernel import cuda
+        from cutelab.kernel.launch import last_launch
+
+        with open(a.cuda, "w") as f:
+            f.write(cuda.render(last_launch().ir))
+        print(f"CUDA source written to {a.cuda}")
+    return 0 if err <= tol else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
