@@ -159,3 +159,57 @@ def test_kernel_misuse_is_refused(case, msg):
     atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(64, 64), sl, (64, 64))
     with pytest.raises(TraceError, match=msg):
         tma_misuse(atom, tA, sl, case).launch(grid=1, block=32)
+
+
+@cute.kernel
+def two_boxes(a1: cutlass.Constexpr, a2: cutlass.Constexpr, tA: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 2 * 64 * 64 * 2)
+        cute.copy(a1, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator)
+        cute.copy(a2, cute.local_tile(tA, (64, 64), (1, 0)), sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+
+
+def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
+    from cutelab.kernel.driver import ParamBuffer
+    from cutelab.kernel.tma import TensorMapArgs
+    from cutelab.nvgpu.cpasync import tma as host_tma
+
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    A = _a(128, 64)
+    a1, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl, (64, 64))
+    sl_plain = cute.make_layout((64, 64), stride=(64, 1))  # a second descriptor of the same tensor (no swizzle)
+    a2, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl_plain, (64, 64))
+    assert a2.desc.swizzle == 0 and a1.desc != a2.desc
+    with pytest.raises(TraceError, match="no-byte rows"):  # a2's plain layout does not fit swizzled memory
+        two_boxes(a1, a2, tA, sl).launch(grid=1, block=32)
+    a3, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl, (64, 64))
+    two_boxes(a1, a3, tA, sl).launch(grid=1, block=32)  # equal descriptors share one map
+    ir = last_launch().ir
+    src = cuda.render(ir)
+    assert src.count("cl_tensormap tmap_tA") == 1
+    maps = TensorMapArgs(ir)
+    assert len(maps) == 1 and maps.items[0][1] == a1.desc
+    calls = []
+
+    def fake_encode(desc, address):
+        calls.append((desc, address))
+        return bytes(range(128))
+
+    monkeypatch.setattr(host_tma, "encode_tensor_map", fake_encode)
+
+    class St:
+        address = 0x7000
+
+    buf = ParamBuffer(len(ir.params) + len(maps))
+    maps.fill(buf, [St()], len(ir.params))
+    p = int(buf.ptrs[len(ir.params)])
+    assert p % 128 == 0 and calls == [(a1.desc, 0x7000)]
+    assert bytes(maps.mem[:128]) == bytes(range(128))

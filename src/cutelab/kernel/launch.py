@@ -370,8 +370,10 @@ class _Plan:
         self.deferred: List[Any] = []  # accesses checked at each launch with the scalar arguments' values
         if mode == "gpu":
             from .driver import ParamBuffer
+            from .tma import TensorMapArgs
 
-            self.params_buf = ParamBuffer(len(ir.params))
+            self.tensor_maps = TensorMapArgs(ir)  # SM90 TMA: CUtensorMap parameters after the others
+            self.params_buf = ParamBuffer(len(ir.params) + len(self.tensor_maps))
 
     def run(self, storages: Sequence[_Storage], stream: Any = None, scalars: Sequence[Any] = ()) -> None:
         ir = self.ir
@@ -388,6 +390,8 @@ class _Plan:
                 buf.values[i] = st.address
             for p, v in zip(sparams, scalars):
                 buf.values[p.index] = _scalar_bits(p.dtype, v)
+            if len(self.tensor_maps):
+                self.tensor_maps.fill(buf, storages, len(ir.params))
             launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream),
                        sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0)
         else:

@@ -30,7 +30,7 @@ from .mbarrier import complete_tx, mbar_ref, smem_addr
 from .symbolic import Expr, floordiv, is_sym, lin_form, mod, sym_div
 from .trace import Access, Op, Shared, SmemEngine, TraceValue, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TensorMapArgs", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
@@ -81,12 +81,13 @@ class TmaLoadOp(Op):
     TMA dimension, innermost first) into ``shared`` at element ``sbase`` (the box start, aligned to
     the swizzle), completing on barrier ``bar_shared[bar_base]``."""
 
-    __slots__ = ("desc", "param", "coords", "shared", "sbase", "bar_shared", "bar_base", "where")
+    __slots__ = ("desc", "param", "coords", "shared", "sbase", "bar_shared", "bar_base", "where", "tmap_name")
 
     def __init__(self, desc: Any, param: Any, coords: Tuple[Any, ...], shared: Shared, sbase: Any,
                  bar_shared: Shared, bar_base: Any, where: str = ""):
         self.desc, self.param, self.coords, self.shared, self.sbase = desc, param, coords, shared, sbase
         self.bar_shared, self.bar_base, self.where = bar_shared, bar_base, where
+        self.tmap_name = f"tmap_{param.name}"  # tma_copy adds a suffix when one tensor has several descriptors
 
     def __repr__(self) -> str:
         from .trace import _ref_str
@@ -95,9 +96,6 @@ class TmaLoadOp(Op):
         return (f"tma_load {self.shared.name}[{_ref_str(self.sbase)}] <- {self.param.name}[box {it.tuple_str(self.desc.box)} "
                 f"at ({c})] on {self.bar_shared.name}[{_ref_str(self.bar_base)}]")
 
-    @property
-    def tmap_name(self) -> str:
-        return f"tmap_{self.param.name}"
 
     def accesses(self) -> List[Access]:
         n = int(np.prod(self.desc.box))
@@ -223,6 +221,44 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     g.param.read = True
     from .arch import elect_one
 
+    op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
+    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+    key = (g.param.index, d)
+    if key not in names:
+        k = sum(1 for (i, _) in names if i == g.param.index)
+        names[key] = op.tmap_name + (f"_{k}" if k else "")
+    op.tmap_name = names[key]
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
-        t.emit(TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where()))
+        t.emit(op)
     return True
+
+
+class TensorMapArgs:
+    """The tensor-map kernel parameters of a traced kernel (in the order the CUDA printer declares
+    them: cuda._op_params), encoded at each launch for the tensors' device addresses."""
+
+    def __init__(self, ir: Any):
+        from .trace import walk
+
+        self.items: List[Tuple[int, Any]] = []  # (storage / param index, descriptor)
+        seen = set()
+        for op in walk(ir.body):
+            if isinstance(op, TmaLoadOp) and op.tmap_name not in seen:
+                seen.add(op.tmap_name)
+                self.items.append((op.param.index, op.desc))
+        n = max(1, len(self.items))
+        raw = np.zeros(128 * n + 128, dtype=np.uint8)
+        off = (-raw.ctypes.data) % 128
+        self._raw = raw
+        self.mem = raw[off: off + 128 * n]  # 128-byte aligned, one CUtensorMap per item
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def fill(self, params: Any, storages: Any, first: int) -> None:
+        """Encode each map for its tensor's address and point kernel parameter first + k at it."""
+        from ..nvgpu.cpasync.tma import encode_tensor_map
+
+        for k, (i, desc) in enumerate(self.items):
+            self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(encode_tensor_map(desc, storages[i].address), np.uint8)
+            params.ptrs[first + k] = self.mem.ctypes.data + 128 * k
