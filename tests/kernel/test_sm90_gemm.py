@@ -155,3 +155,16 @@ def test_advance_inside_a_runtime_loop_is_refused():
     out = np.zeros(1, np.int32)
     with pytest.raises(TraceError, match="inside a runtime loop"):
         advance_in_runtime_loop(from_dlpack(out), cutlass.Int32(3)).launch(grid=1, block=32)
+
+
+@pytest.mark.gpu
+def test_sm90_gemm_on_the_gpu_equals_torch():
+    import torch
+
+    ex = _example()
+    A = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+    B = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+    C = torch.zeros(256, 256, device="cuda", dtype=torch.float32)
+    ex.HopperGemm(num_ctas=8)(A, B, C)
+    torch.cuda.synchronize()
+    _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
