@@ -20,8 +20,9 @@ and on an H100 (torch CUDA tensors; checks against torch and times the kernel)::
 ``--cuda FILE`` writes the generated CUDA (inline PTX: cp.async.bulk.tensor, mbarrier, wgmma)
 for ``nvcc -arch=sm_90a``. On a GPU the launch encodes the TMA tensor maps
 (``const __grid_constant__`` parameters ``tmap_<tensor>`` after the others; cutelab.kernel.tma).
-The tile loops are unrolled at trace time (pipeline states are trace-time counts), so large
-problems make long kernels: this example is for correctness first, not speed.
+The tile and k loops are unrolled at trace time by default; ``--dynamic`` (always on with
+``--gpu``) makes them runtime loops, the pipeline states then derived from the loop indices.
+Each k-tile waits for its wgmmas before releasing the stage: correctness first, not speed.
 """
 
 from __future__ import annotations
@@ -39,15 +40,24 @@ from cutelab.runtime import from_dlpack
 from cutelab.utils import sm90 as sm90_utils
 
 
+def _state_at(base, n):
+    """The pipeline state n stages after base (n an int or an index expression of the kernel)."""
+    s = base.clone()
+    if not (isinstance(n, int) and n == 0):
+        s.advance(n)
+    return s
+
+
 class HopperGemm:
     """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
 
-    def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None):
+    def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False):
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
         self.stages = stages
         self.num_ctas = num_ctas
+        self.dynamic = dynamic  # runtime tile and k loops (compact code for large problems) or unrolled ones
         self.threads = 128  # one warpgroup: MMA consumer; its warp 0 also issues the TMA loads
 
     def make_atoms(self, mA, mB):
@@ -104,7 +114,8 @@ class HopperGemm:
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         prefetch = min(self.stages, k_tiles)
 
-        for i in range(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
+        loop = cutlass.range if self.dynamic else range  # runtime loops, or unrolled at trace time
+        for i in loop(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
             tile = bidx + i * gdim
             if tile < num_tiles:
                 tm = tile % tiles_m
@@ -118,40 +129,52 @@ class HopperGemm:
                                                    cute.group_modes(gB, 0, 2))
                 tCgC = thr_mma.partition_C(gC)
                 acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
+                first = i * k_tiles  # ring position of this tile's first k-tile
 
-                p_k = 0
-                for _ in range(prefetch):  # prefetch the first stages
+                for p in range(prefetch):  # prefetch the first stages
+                    ps = _state_at(producer, first + p)
                     if warp_idx == 0:
-                        mainloop.producer_acquire(producer)
-                        cute.copy(tma_a, tAgA[(None, p_k)], tAsA[(None, producer.index)],
-                                  tma_bar_ptr=mainloop.producer_get_barrier(producer))
-                        cute.copy(tma_b, tBgB[(None, p_k)], tBsB[(None, producer.index)],
-                                  tma_bar_ptr=mainloop.producer_get_barrier(producer))
-                        mainloop.producer_commit(producer)
-                    producer.advance()  # trace-time state: every thread's copy stays in step
-                    p_k += 1
+                        mainloop.producer_acquire(ps)
+                        cute.copy(tma_a, tAgA[(None, p)], tAsA[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
+                        cute.copy(tma_b, tBgB[(None, p)], tBsB[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
+                        mainloop.producer_commit(ps)
+
+                # k-tile 0, peeled: its first wgmma starts the accumulators
+                cs = _state_at(consumer, first)
+                mainloop.consumer_wait(cs)
                 tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
-                for k_tile in range(k_tiles):
-                    mainloop.consumer_wait(consumer)
+                warpgroup.fence()
+                for kb in range(num_k_blocks):
+                    cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
+                    tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                warpgroup.commit_group()
+                warpgroup.wait_group(0)
+                mainloop.consumer_release(cs)
+                if self.stages < k_tiles:
+                    ps = _state_at(producer, first + self.stages)
+                    if warp_idx == 0:  # load k-tile `stages` into the stage just released
+                        mainloop.producer_acquire(ps)
+                        cute.copy(tma_a, tAgA[(None, self.stages)], tAsA[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
+                        cute.copy(tma_b, tBgB[(None, self.stages)], tBsB[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
+                        mainloop.producer_commit(ps)
+
+                for k_tile in loop(1, k_tiles):  # mainloop
+                    rs = _state_at(consumer, first + k_tile)
+                    mainloop.consumer_wait(rs)
                     warpgroup.fence()
                     for kb in range(num_k_blocks):
-                        cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, consumer.index)],
-                                  tCsB[(None, None, kb, consumer.index)], acc)
-                        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                        cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, rs.index)], tCsB[(None, None, kb, rs.index)], acc)
                     warpgroup.commit_group()
                     warpgroup.wait_group(0)
-                    mainloop.consumer_release(consumer)
-                    consumer.advance()
-                    if p_k < k_tiles:
-                        if warp_idx == 0:  # load k-tile p_k into the stage just released
-                            mainloop.producer_acquire(producer)
-                            cute.copy(tma_a, tAgA[(None, p_k)], tAsA[(None, producer.index)],
-                                      tma_bar_ptr=mainloop.producer_get_barrier(producer))
-                            cute.copy(tma_b, tBgB[(None, p_k)], tBsB[(None, producer.index)],
-                                      tma_bar_ptr=mainloop.producer_get_barrier(producer))
-                            mainloop.producer_commit(producer)
-                        producer.advance()
-                        p_k += 1
+                    mainloop.consumer_release(rs)
+                    nk = k_tile + self.stages
+                    if nk < k_tiles:
+                        ws = _state_at(producer, first + nk)
+                        if warp_idx == 0:  # load k-tile nk into the stage just released
+                            mainloop.producer_acquire(ws)
+                            cute.copy(tma_a, tAgA[(None, nk)], tAsA[(None, ws.index)], tma_bar_ptr=mainloop.producer_get_barrier(ws))
+                            cute.copy(tma_b, tBgB[(None, nk)], tBsB[(None, ws.index)], tma_bar_ptr=mainloop.producer_get_barrier(ws))
+                            mainloop.producer_commit(ws)
                 # epilogue: registers -> global memory through the accumulator's TV layout
                 cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
 
@@ -175,14 +198,14 @@ class HopperGemm:
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
-def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10) -> int:
+def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True) -> int:
     """On a GPU (torch CUDA tensors): check against torch.matmul, then time the kernel."""
     import torch
 
     A = torch.randn(M, K, device="cuda", dtype=torch.float16)
     B = torch.randn(N, K, device="cuda", dtype=torch.float16)
     C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
-    gemm = HopperGemm(num_ctas=ctas)
+    gemm = HopperGemm(num_ctas=ctas, dynamic=dynamic)
     gemm(A, B, C)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
@@ -205,15 +228,16 @@ def main(argv=None) -> int:
     p.add_argument("--ctas", type=int, default=8, help="persistent CTAs (tiles are shared out among them)")
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--gpu", action="store_true", help="run on the GPU with torch tensors (needs an H100)")
+    p.add_argument("--dynamic", action="store_true", help="runtime tile and k loops instead of unrolled ones")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     if a.gpu:
-        return run_gpu(M, N, K, a.ctas)
+        return run_gpu(M, N, K, a.ctas, dynamic=True)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.zeros((M, N), np.float32)
-    gemm = HopperGemm(num_ctas=a.ctas)
+    gemm = HopperGemm(num_ctas=a.ctas, dynamic=a.dynamic)
     gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     err = np.abs(C - ref).max()

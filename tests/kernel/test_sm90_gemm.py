@@ -35,29 +35,31 @@ def _check(C, A, B):
     assert np.all(np.abs(C - ref) <= bound), np.abs(C - ref).max()
 
 
+@pytest.mark.parametrize("dynamic", [False, True])  # loops unrolled at trace time / runtime loops
 @pytest.mark.parametrize("mnk,ctas,stages,tile", [
     ((256, 256, 128), 8, 2, (64, 64, 64)),   # 2 tiles per CTA: stages reused across tiles
     ((128, 192, 256), 3, 2, (64, 64, 64)),   # 4 k-tiles through 2 stages
     ((128, 128, 192), 2, 3, (64, 64, 32)),   # 64-byte swizzle (bK = 32 f16), 3 stages
     ((128, 256, 64), 2, 1, (128, 128, 64)),  # two m64 atoms per warpgroup, n128, one stage
 ])
-def test_sm90_gemm_on_the_cpu_equals_numpy(mnk, ctas, stages, tile):
+def test_sm90_gemm_on_the_cpu_equals_numpy(mnk, ctas, stages, tile, dynamic):
     ex = _example()
     M, N, K = mnk
     rng = np.random.default_rng(7)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.full((M, N), np.nan, np.float32)
-    ex.HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas)(A, B, C)
+    ex.HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic)(A, B, C)
     _check(C, A, B)
 
 
-def test_sm90_gemm_cuda_compiles():
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sm90_gemm_cuda_compiles(dynamic):
     ex = _example()
     A = np.ones((128, 128), np.float16)
     B = np.ones((64, 128), np.float16)
     C = np.zeros((128, 64), np.float32)
-    ex.HopperGemm(num_ctas=2)(A, B, C)
+    ex.HopperGemm(num_ctas=2, dynamic=dynamic)(A, B, C)
     np.testing.assert_array_equal(C, 128)
     src = cuda.render(last_launch().ir)
     for s in ("cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
@@ -165,6 +167,6 @@ def test_sm90_gemm_on_the_gpu_equals_torch():
     A = torch.randn(256, 128, device="cuda", dtype=torch.float16)
     B = torch.randn(256, 128, device="cuda", dtype=torch.float16)
     C = torch.zeros(256, 256, device="cuda", dtype=torch.float32)
-    ex.HopperGemm(num_ctas=8)(A, B, C)
+    ex.HopperGemm(num_ctas=8, dynamic=True)(A, B, C)
     torch.cuda.synchronize()
     _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
