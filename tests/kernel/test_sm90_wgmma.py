@@ -61,7 +61,8 @@ def test_non_canonical_layouts_are_refused():
 
 @cute.kernel
 def wgmma_tile(ta: cutlass.Constexpr, tA: cute.Tensor, tb: cutlass.Constexpr, tB: cute.Tensor, gC: cute.Tensor,
-               tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlass.Constexpr, tx: cutlass.Constexpr):
+               tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlass.Constexpr, tx: cutlass.Constexpr,
+               case: cutlass.Constexpr = "ok"):
     tidx, _, _ = cute.arch.thread_idx()
     smem = cutlass.utils.SmemAllocator()
     bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
@@ -87,8 +88,14 @@ def wgmma_tile(ta: cutlass.Constexpr, tA: cute.Tensor, tb: cutlass.Constexpr, tB
         cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, 0)], tCsB[(None, None, kb, 0)], acc)
         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
     warpgroup.commit_group()
+    if case == "overwrite":  # a race: A's stage is written while the wgmmas reading it are in flight
+        for r in range(64):
+            sA[tidx // 64 + 2 * r, tidx % 64, 0] = 0.0
+    if case == "early_read":  # the accumulators are read before the wait: they still hold the old values
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc, tCgC)
     warpgroup.wait_group(0)
-    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc, tCgC)
+    if case != "early_read":
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc, tCgC)
 
 
 def _to16(x, dtype):
@@ -137,3 +144,26 @@ def test_wgmma_tile_matches_numpy_and_compiles(dtype, BN, b_major):
     assert f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.{name}.{name}" in src
     assert "wgmma.fence.sync.aligned" in src and "wgmma.wait_group.sync.aligned 0" in src
     nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("case", ["overwrite", "early_read"])
+def test_the_cpu_model_of_wgmma_is_asynchronous(case):
+    """wgmmas execute at wait_group: a stage overwritten before the wait, or accumulators read
+    before it, give what the hardware could give (zeros here), not a silently correct answer."""
+    BM, BN, BK = 128, 64, 64
+    dtype = cute.Float16
+    op = warpgroup.MmaF16BF16Op(dtype, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    tiled_mma = cute.make_tiled_mma(op)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), dtype, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), dtype, 1)
+    A = np.ones((BM, BK), np.float16)
+    B = np.ones((BN, BK), np.float16)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(B), cute.slice_(sb, (None, None, 0)), (BN, BK))
+    C = np.full((BM, BN), 7, np.float32)
+    wgmma_tile(ta, tA, tb, tB, from_dlpack(C), tiled_mma, sa, sb, (BM + BN) * BK * 2, "ok").launch(grid=1, block=128)
+    np.testing.assert_array_equal(C, BK)
+    C[:] = 7
+    wgmma_tile(ta, tA, tb, tB, from_dlpack(C), tiled_mma, sa, sb, (BM + BN) * BK * 2, case).launch(grid=1, block=128)
+    np.testing.assert_array_equal(C, 0)

@@ -20,8 +20,11 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
 
 The ACCUMULATE field is read when the kernel is traced: set it the way CuTe DSL programs do
 (False for the first k-block of a tile, True after), outside the runtime loops it would change in.
-The CPU model computes each wgmma when it is issued; fence/commit/wait only order the GPU's
-asynchronous execution and have no effect on the CPU.
+The CPU model is asynchronous as the hardware is: an issued wgmma joins the open group,
+``commit_group`` closes it, and ``wait_group(N)`` executes the oldest groups until N remain,
+reading shared memory and the accumulators *then*. So a stage released (and overwritten by TMA)
+before the wgmmas reading it were waited for gives wrong results on the CPU too, and
+accumulators read before their wait hold the old values. ``fence`` has no CPU effect.
 """
 
 from __future__ import annotations
@@ -148,7 +151,14 @@ class WarpgroupSyncOp(Op):
         return f"warpgroup.{self.kind}({self.n if self.kind == 'wait_group' else ''})"
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        return None
+        st = _wg_state(b)
+        if self.kind == "commit_group":
+            st["groups"].append(st["pending"])
+            st["pending"] = []
+        elif self.kind == "wait_group":
+            while len(st["groups"]) > self.n:
+                for op, m in st["groups"].pop(0):
+                    op.execute(b, m)
 
     def cuda(self, r: Any) -> None:
         if self.kind == "fence":
@@ -157,6 +167,12 @@ class WarpgroupSyncOp(Op):
             r.emit('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
         else:
             r.emit(f'asm volatile("wgmma.wait_group.sync.aligned {self.n};" ::: "memory");')
+
+
+def _wg_state(b: Any) -> dict:
+    """The CPU model of the wgmma pipeline of a batch of blocks: issued (``pending``) and
+    committed (``groups``) wgmmas not yet executed."""
+    return b.__dict__.setdefault("wgmma", {"pending": [], "groups": []})
 
 
 class _Operand:
@@ -194,6 +210,11 @@ class WgmmaOp(Op):
         return out
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        """Issue: the product is computed when a wait_group retires its group (as the hardware may
+        read shared memory and write the accumulators any time until then)."""
+        _wg_state(b)["pending"].append((self, None if mask is None else mask.copy()))
+
+    def execute(self, b: Any, mask: Any) -> None:
         from .interpret import _from_real, _to_real
 
         nt = b.nt
