@@ -22,7 +22,8 @@ for ``nvcc -arch=sm_90a``. On a GPU the launch encodes the TMA tensor maps
 (``const __grid_constant__`` parameters ``tmap_<tensor>`` after the others; cutelab.kernel.tma).
 The tile and k loops are unrolled at trace time by default; ``--dynamic`` (always on with
 ``--gpu``) makes them runtime loops, the pipeline states then derived from the loop indices.
-Each k-tile waits for its wgmmas before releasing the stage: correctness first, not speed.
+As in CuTe DSL's example, the wgmmas of one k-tile run while the next k-tile's data is awaited
+(``wait_group(1)``, then the previous stage is released and refilled).
 """
 
 from __future__ import annotations
@@ -148,26 +149,17 @@ class HopperGemm:
                     cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
                     tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                 warpgroup.commit_group()
-                warpgroup.wait_group(0)
-                mainloop.consumer_release(cs)
-                if self.stages < k_tiles:
-                    ps = _state_at(producer, first + self.stages)
-                    if warp_idx == 0:  # load k-tile `stages` into the stage just released
-                        mainloop.producer_acquire(ps)
-                        cute.copy(tma_a, tAgA[(None, self.stages)], tAsA[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
-                        cute.copy(tma_b, tBgB[(None, self.stages)], tBsB[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
-                        mainloop.producer_commit(ps)
 
-                for k_tile in loop(1, k_tiles):  # mainloop
+                for k_tile in loop(1, k_tiles):  # mainloop: the wgmmas of k-tile k overlap the wait for k + 1
                     rs = _state_at(consumer, first + k_tile)
                     mainloop.consumer_wait(rs)
                     warpgroup.fence()
                     for kb in range(num_k_blocks):
                         cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, rs.index)], tCsB[(None, None, kb, rs.index)], acc)
                     warpgroup.commit_group()
-                    warpgroup.wait_group(0)
-                    mainloop.consumer_release(rs)
-                    nk = k_tile + self.stages
+                    warpgroup.wait_group(1)  # the wgmmas of k-tile k - 1 are done: release its stage
+                    mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    nk = k_tile - 1 + self.stages
                     if nk < k_tiles:
                         ws = _state_at(producer, first + nk)
                         if warp_idx == 0:  # load k-tile nk into the stage just released
@@ -175,6 +167,8 @@ class HopperGemm:
                             cute.copy(tma_a, tAgA[(None, nk)], tAsA[(None, ws.index)], tma_bar_ptr=mainloop.producer_get_barrier(ws))
                             cute.copy(tma_b, tBgB[(None, nk)], tBsB[(None, ws.index)], tma_bar_ptr=mainloop.producer_get_barrier(ws))
                             mainloop.producer_commit(ws)
+                warpgroup.wait_group(0)
+                mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
                 # epilogue: registers -> global memory through the accumulator's TV layout
                 cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
 

@@ -157,8 +157,8 @@ class WarpgroupSyncOp(Op):
             st["pending"] = []
         elif self.kind == "wait_group":
             while len(st["groups"]) > self.n:
-                for op, m in st["groups"].pop(0):
-                    op.execute(b, m)
+                for op, m, bases in st["groups"].pop(0):
+                    op.execute(b, m, bases)
 
     def cuda(self, r: Any) -> None:
         if self.kind == "fence":
@@ -212,9 +212,11 @@ class WgmmaOp(Op):
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         """Issue: the product is computed when a wait_group retires its group (as the hardware may
         read shared memory and write the accumulators any time until then)."""
-        _wg_state(b)["pending"].append((self, None if mask is None else mask.copy()))
+        bases = tuple(np.broadcast_to(np.asarray(b.index(o.base), dtype=np.int64), (b.n,)).copy()
+                      for o in (self.a, self.b))  # the descriptors' addresses are fixed at issue
+        _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases))
 
-    def execute(self, b: Any, mask: Any) -> None:
+    def execute(self, b: Any, mask: Any, bases: Tuple[np.ndarray, np.ndarray]) -> None:
         from .interpret import _from_real, _to_real
 
         nt = b.nt
@@ -237,7 +239,7 @@ class WgmmaOp(Op):
         blk = b.block_of[rows]
 
         def tiles(o: _Operand, P: int) -> np.ndarray:
-            base = np.broadcast_to(np.asarray(b.index(o.base), dtype=np.int64), (b.n,))[rows]
+            base = bases[0 if o is self.a else 1][rows]
             mem = b.shared[o.shared.index]
             idx = (blk * o.shared.length + base)[:, None, None, None] + o.phys[None]
             if (base[:, None, None, None] + o.phys[None]).max() >= o.shared.length or base.min() + o.phys.min() < 0:
