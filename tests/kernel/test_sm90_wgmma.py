@@ -167,3 +167,21 @@ def test_the_cpu_model_of_wgmma_is_asynchronous(case):
     C[:] = 7
     wgmma_tile(ta, tA, tb, tB, from_dlpack(C), tiled_mma, sa, sb, (BM + BN) * BK * 2, case).launch(grid=1, block=128)
     np.testing.assert_array_equal(C, 0)
+
+
+def test_kernels_with_wgmma_compile_for_sm_90a():
+    from cutelab.kernel.wgmma import target_arch
+
+    BM, BN, BK = 64, 64, 64
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    tiled_mma = cute.make_tiled_mma(op)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    A = np.ones((BM, BK), np.float16)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), cute.slice_(sb, (None, None, 0)), (BN, BK))
+    C = np.zeros((BM, BN), np.float32)
+    wgmma_tile(ta, tA, tb, tB, from_dlpack(C), tiled_mma, sa, sb, (BM + BN) * BK * 2).launch(grid=1, block=128)
+    ir = last_launch().ir
+    assert target_arch(ir, "sm_90") == "sm_90a" and target_arch(ir, "sm_100") == "sm_100"

@@ -626,7 +626,9 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     renderer = CudaRenderer(ir, restrict=restrict)
     src = renderer.render()
     t1 = time.perf_counter()
-    res = compile_cuda(src, k.name, device_arch())
+    from .wgmma import target_arch
+
+    res = compile_cuda(src, k.name, target_arch(ir, device_arch()))  # sm_90a where wgmma is used
     fn = load_module(res.cubin, res.key, k.name)
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)

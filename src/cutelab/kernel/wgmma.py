@@ -41,7 +41,7 @@ from .symbolic import is_sym
 from .trace import Op, RmemEngine, SmemEngine, _static_offsets, current, tracing
 
 __all__ = ["GmmaDescFields", "gmma_desc_fields", "make_gmma_desc", "WgmmaOp", "WarpgroupSyncOp", "kernel_gemm",
-           "fence", "commit_group", "wait_group"]
+           "fence", "commit_group", "wait_group", "target_arch"]
 
 # GMMA LayoutType by the swizzle's B (Swizzle<B,4,3> on bytes)
 _LAYOUT_TYPE = {0: 0, 3: 1, 2: 2, 1: 3}
@@ -411,6 +411,19 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     tv_c = tv.offsets().reshape(V, 128).T
     t.emit(WgmmaOp(op, A, B, eng.reg, acc_offs, acc_flag, tv_c, t.where()))
     return True
+
+
+def target_arch(ir: Any, arch: str) -> str:
+    """The NVRTC target for ir on a device of arch: wgmma needs the architecture-specific sm_90a.
+
+    >>> target_arch(None, "sm_80")
+    'sm_80'
+    """
+    from .trace import walk
+
+    if ir is not None and arch == "sm_90" and any(isinstance(op, (WgmmaOp, WarpgroupSyncOp)) for op in walk(ir.body)):
+        return "sm_90a"
+    return arch
 
 
 def _sync(kind: str, n: int = 0) -> None:
