@@ -145,3 +145,29 @@ def test_a_32_bit_word_is_not_a_barrier():
 def test_outside_a_kernel():
     with pytest.raises(TraceError, match="only available inside a @cute.kernel"):
         cute.arch.mbarrier_init(None, 1)
+
+
+@cute.kernel
+def fences(F: cute.Tensor, kind: cutlass.Constexpr, space: cutlass.Constexpr):
+    cute.arch.fence_proxy(kind, space=space)
+    cute.arch.fence_view_async_shared()
+    F[0] = 1
+
+
+@pytest.mark.parametrize("kind,space,ptx", [("async.shared", "cta", "fence.proxy.async.shared::cta;"),
+                                            ("async.shared", "cluster", "fence.proxy.async.shared::cluster;"),
+                                            ("async", None, "fence.proxy.async;"),
+                                            ("async.global", None, "fence.proxy.async.global;")])
+def test_proxy_fences(kind, space, ptx):
+    F = np.zeros(1, np.int32)
+    fences(from_dlpack(F), kind, space).launch(grid=1, block=32)
+    assert F[0] == 1
+    src = cuda.render(last_launch().ir)
+    assert ptx in src
+    nvcc_compiles(src)
+
+
+def test_other_proxy_fences_are_refused():
+    F = np.zeros(1, np.int32)
+    with pytest.raises(TraceError, match="async proxy fences"):
+        fences(from_dlpack(F), "tensormap", None).launch(grid=1, block=32)

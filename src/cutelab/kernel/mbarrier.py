@@ -272,6 +272,8 @@ class FenceOp(Op):
 
     PTX = {"mbarrier_init": "fence.mbarrier_init.release.cluster;",
            "proxy_async": "fence.proxy.async.shared::cta;",
+           "proxy_async_cluster": "fence.proxy.async.shared::cluster;",
+           "proxy_async_all": "fence.proxy.async;",
            "proxy_async_global": "fence.proxy.async.global;"}
 
     def __init__(self, kind: str):
@@ -354,15 +356,26 @@ def mbarrier_try_wait(mbar_ptr: Any, phase: Any, *, loc: Any = None, ip: Any = N
     return _emit("try_wait", mbar_ptr, phase, "cute.arch.mbarrier_try_wait", result=True)
 
 
-def fence_proxy(kind: Any = "async.shared", space: Any = None, *, loc: Any = None, ip: Any = None) -> None:
-    """``fence.proxy.async``: order generic-proxy shared-memory writes before async-proxy (TMA, wgmma) reads.
+def fence_proxy(kind: Any = "async.shared", *, space: Any = None, use_intrinsic: Any = None, loc: Any = None,
+                ip: Any = None) -> None:
+    """``fence.proxy``: order generic-proxy memory accesses before async-proxy ones (TMA, wgmma).
 
-    CuTe DSL spells it ``fence_proxy(ProxyKind.async_shared, space=SharedSpace.shared_cta)``; any
-    spelling naming the async proxy of shared (or global) memory is accepted here."""
-    text = f"{kind} {space}".lower()
-    if "async" not in text:
-        raise TraceError(f"cute.arch.fence_proxy({kind!r}, space={space!r}): only the async proxy fence is supported")
-    current("cute.arch.fence_proxy").emit(FenceOp("proxy_async_global" if "global" in text else "proxy_async"))
+    kind is CuTe DSL 4.8.1's string: ``"async"``, ``"async.shared"`` (space ``"cta"`` or
+    ``"cluster"``) or ``"async.global"``; the other proxies (alias, tensormap, generic) are refused."""
+    k = getattr(kind, "value", kind)
+    sp = getattr(space, "value", space)
+    if k == "async":
+        ptx = "proxy_async_all"
+    elif k == "async.shared" and sp in (None, "cta"):
+        ptx = "proxy_async"
+    elif k == "async.shared" and sp == "cluster":
+        ptx = "proxy_async_cluster"
+    elif k == "async.global":
+        ptx = "proxy_async_global"
+    else:
+        raise TraceError(f"cute.arch.fence_proxy({kind!r}, space={space!r}): cutelab kernels support the async "
+                         f"proxy fences ('async', 'async.shared' with space 'cta' or 'cluster', 'async.global')")
+    current("cute.arch.fence_proxy").emit(FenceOp(ptx))
 
 
 def fence_view_async_shared(*, loc: Any = None, ip: Any = None) -> None:
