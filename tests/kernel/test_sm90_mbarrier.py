@@ -171,3 +171,37 @@ def test_other_proxy_fences_are_refused():
     F = np.zeros(1, np.int32)
     with pytest.raises(TraceError, match="async proxy fences"):
         fences(from_dlpack(F), "tensormap", None).launch(grid=1, block=32)
+
+
+@cute.kernel
+def regs_and_cluster(F: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    cx, _, _ = cute.arch.cluster_idx()
+    wg = tidx // 128
+    if wg == 0:
+        cute.arch.setmaxregister_decrease(40)
+    else:
+        cute.arch.setmaxregister_increase(232)
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+    F[cx * 256 + tidx] = cute.arch.block_idx_in_cluster() + 1
+
+
+def test_setmaxregister_and_clusters_of_one_cta():
+    from cutelab.kernel.wgmma import target_arch
+
+    F = np.zeros(512, np.int32)
+    regs_and_cluster(from_dlpack(F)).launch(grid=2, block=256)
+    np.testing.assert_array_equal(F, 1)
+    ir = last_launch().ir
+    src = cuda.render(ir)
+    assert "setmaxnreg.dec.sync.aligned.u32 40;" in src and "setmaxnreg.inc.sync.aligned.u32 232;" in src
+    assert target_arch(ir, "sm_90") == "sm_90a"
+    nvcc_compiles(src)
+    with pytest.raises(TraceError, match="multiple of 8"):
+        @cute.kernel
+        def bad(F: cute.Tensor):
+            cute.arch.setmaxregister_increase(250)
+            F[0] = 1
+
+        bad(from_dlpack(F)).launch(grid=1, block=128)

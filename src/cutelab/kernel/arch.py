@@ -73,14 +73,60 @@ def make_warp_uniform(value, *, loc=None, ip=None):
 
 
 def setmaxregister_increase(reg_count: int, *, loc=None, ip=None) -> None:
-    """``setmaxnreg.inc``: a register-allocation hint for warp-specialised kernels; no effect in cutelab
-    kernels (the CUDA compiler allocates registers for the whole block)."""
+    """``setmaxnreg.inc.sync.aligned.u32``: raise the warpgroup's register budget (warp-specialised
+    kernels give consumers more registers than producers); no effect on the CPU."""
+    from .wgmma import SetMaxNRegOp
+    from .trace import current
+
     _check_regs(reg_count, "setmaxregister_increase")
+    current("cute.arch.setmaxregister_increase").emit(SetMaxNRegOp("inc", reg_count))
 
 
 def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
-    """``setmaxnreg.dec``: see setmaxregister_increase."""
+    """``setmaxnreg.dec.sync.aligned.u32``: lower the warpgroup's register budget (see setmaxregister_increase)."""
+    from .wgmma import SetMaxNRegOp
+    from .trace import current
+
     _check_regs(reg_count, "setmaxregister_decrease")
+    current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
+
+
+# clusters of one CTA (cutelab launches no larger clusters): the cluster is the block
+def cluster_idx(*, loc=None, ip=None):
+    """The cluster's index in the grid: the block's index (clusters of one CTA)."""
+    return block_idx()
+
+
+def cluster_dim(*, loc=None, ip=None):
+    """The grid's size in clusters: the grid's size in blocks (clusters of one CTA)."""
+    return grid_dim()
+
+
+def block_in_cluster_idx(*, loc=None, ip=None):
+    """The block's (x, y, z) index in its cluster: (0, 0, 0)."""
+    return (0, 0, 0)
+
+
+def block_in_cluster_dim(*, loc=None, ip=None):
+    """The cluster's shape in blocks: (1, 1, 1)."""
+    return (1, 1, 1)
+
+
+def block_idx_in_cluster(*, loc=None, ip=None):
+    """The block's linear rank in its cluster: 0."""
+    return 0
+
+
+def cluster_arrive(*, aligned=None, loc=None, ip=None) -> None:
+    """``barrier.cluster.arrive`` for a cluster of one CTA: the matching cluster_wait is the block barrier."""
+
+
+cluster_arrive_relaxed = cluster_arrive
+
+
+def cluster_wait(*, aligned=None, loc=None, ip=None) -> None:
+    """``barrier.cluster.wait`` for a cluster of one CTA: a block-wide barrier (``__syncthreads()``)."""
+    sync_threads()
 
 
 def _check_regs(n, what) -> None:
@@ -91,4 +137,5 @@ def _check_regs(n, what) -> None:
 __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
             "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy",
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
-            "setmaxregister_decrease"]
+            "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
+            "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait"]

@@ -413,15 +413,33 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     return True
 
 
+class SetMaxNRegOp(Op):
+    """``setmaxnreg.{inc,dec}.sync.aligned.u32 N`` (warpgroup register budget); no CPU effect."""
+
+    __slots__ = ("kind", "n")
+
+    def __init__(self, kind: str, n: int):
+        self.kind, self.n = kind, n
+
+    def __repr__(self) -> str:
+        return f"setmaxnreg.{self.kind} {self.n}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f'asm volatile("setmaxnreg.{self.kind}.sync.aligned.u32 {self.n};" ::: "memory");')
+
+
 def target_arch(ir: Any, arch: str) -> str:
-    """The NVRTC target for ir on a device of arch: wgmma needs the architecture-specific sm_90a.
+    """The NVRTC target for ir on a device of arch: wgmma and setmaxnreg need the architecture-specific sm_90a.
 
     >>> target_arch(None, "sm_80")
     'sm_80'
     """
     from .trace import walk
 
-    if ir is not None and arch == "sm_90" and any(isinstance(op, (WgmmaOp, WarpgroupSyncOp)) for op in walk(ir.body)):
+    if ir is not None and arch == "sm_90" and any(isinstance(op, (WgmmaOp, WarpgroupSyncOp, SetMaxNRegOp)) for op in walk(ir.body)):
         return "sm_90a"
     return arch
 
