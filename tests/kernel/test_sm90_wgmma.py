@@ -185,3 +185,59 @@ def test_kernels_with_wgmma_compile_for_sm_90a():
     wgmma_tile(ta, tA, tb, tB, from_dlpack(C), tiled_mma, sa, sb, (BM + BN) * BK * 2).launch(grid=1, block=128)
     ir = last_launch().ir
     assert target_arch(ir, "sm_90") == "sm_90a" and target_arch(ir, "sm_100") == "sm_100"
+
+
+@cute.kernel
+def wgmma_misuse(tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlass.Constexpr, gC: cute.Tensor,
+                 case: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float16, sa.outer, 1024, swizzle=sa.inner)
+    sB = smem.allocate_tensor(cutlass.Float16, sb.outer, 1024, swizzle=sb.inner)
+    thr = tiled_mma.get_slice(tidx % 128)
+    tCsA, tCsB, tCgC = thr.partition_A(sA), thr.partition_B(sB), thr.partition_C(gC)
+    acc = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
+    other = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
+    if case == "two_accumulators":
+        cute.gemm(tiled_mma, acc, tCsA[(None, None, 0, 0)], tCsB[(None, None, 0, 0)], other)
+    elif case == "whole_stage_mode":
+        cute.gemm(tiled_mma, acc, tCsA, tCsB, acc)
+    elif case == "half_a_warpgroup":
+        if tidx < 64:
+            cute.gemm(tiled_mma, acc, tCsA[(None, None, 0, 0)], tCsB[(None, None, 0, 0)], acc)
+        warpgroup.commit_group()
+        warpgroup.wait_group(0)
+    else:
+        cute.gemm(tiled_mma, acc, tCsA[(None, None, 0, 0)], tCsB[(None, None, 0, 0)], acc)
+        warpgroup.commit_group()
+        warpgroup.wait_group(0)
+    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc, tCgC)
+
+
+@pytest.mark.parametrize("case,block,err,msg", [
+    ("two_accumulators", 128, TraceError, "must be both C and D"),
+    ("whole_stage_mode", 128, TraceError, "must be partitioned as"),
+    ("half_a_warpgroup", 128, "launch", "only some threads of a warpgroup"),
+    ("ok", 96, "launch", "multiple of 128 threads"),
+])
+def test_wgmma_misuse(case, block, err, msg):
+    from cutelab.errors import LaunchError
+
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 64, 16), warpgroup.OperandSource.SMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    tiled_mma = cute.make_tiled_mma(op)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
+    C = np.zeros((64, 64), np.float32)
+    with pytest.raises(LaunchError if err == "launch" else err, match=msg):
+        wgmma_misuse(tiled_mma, sa, sb, from_dlpack(C), case).launch(grid=1, block=block)
+
+
+def test_a_from_registers_is_refused_in_kernels():
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 64, 16), warpgroup.OperandSource.RMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
+    C = np.zeros((64, 64), np.float32)
+    with pytest.raises(TraceError, match="OperandSource.RMEM"):
+        wgmma_misuse(cute.make_tiled_mma(op), sa, sb, from_dlpack(C), "ok").launch(grid=1, block=128)
