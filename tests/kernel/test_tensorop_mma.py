@@ -174,7 +174,7 @@ def gmem_operand(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, tiled_mma: c
 
 def test_operands_in_global_memory_are_refused():
     A, B = torch.ones(16, 16, dtype=torch.float16), torch.ones(8, 16, dtype=torch.float16)
-    with pytest.raises(TraceError, match="operand a .* must be a register fragment"):
+    with pytest.raises(TraceError, match="operand a.* must be a register fragment"):
         gmem_operand(from_dlpack(A), from_dlpack(B), from_dlpack(torch.zeros(16, 8)), _atom_mma()).launch(
             grid=1, block=32)
 

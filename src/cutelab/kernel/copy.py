@@ -35,6 +35,10 @@ def _flag(p: Any) -> Any:
 def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
     """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
     profile (REST...)) leaves the elements whose flag is False untouched."""
+    from .cpasync import cp_async_copy, is_cp_async
+
+    if is_cp_async(atom):  # cp.async: its own op (kernel/cpasync.py)
+        return cp_async_copy(atom, src, dst, pred)
     t = current("cute.copy")
     from .ldmatrix import is_ldmatrix, kernel_ldmatrix  # warp-collective copies carry their own op
     from .tma import tma_copy  # SM90 TMA atoms carry their own copy op
@@ -65,6 +69,9 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
                          f"({n_src}) or one per copy of the value mode ({n_src // v})")
     flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
+    if all(f is True for f in flags):  # proved (or statically) true everywhere: one copy, which the printer vectorises
+        dst.store(src.load())
+        return
     for (elems, r), f in zip(groups, flags):
         if f is True:
             for i in elems:

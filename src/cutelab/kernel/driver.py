@@ -168,6 +168,13 @@ class CUstream:
         return f"<CUstream 0x{self.handle:x}>"
 
 
+class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name
+    """cuda.bindings.driver.CUstream_flags: the flags of cuStreamCreate (the default stream is 0)."""
+
+    CU_STREAM_DEFAULT = 0
+    CU_STREAM_NON_BLOCKING = 1
+
+
 class ParamBuffer:
     """Kernel arguments (all 64-bit pointers) laid out for cuLaunchKernel's kernelParams."""
 
@@ -185,9 +192,21 @@ class ParamBuffer:
         return int(self.ptrs.ctypes.data) if self.n else 0
 
 
+_SMEM_SET: Dict[int, int] = {}  # CUfunction -> the dynamic shared memory it was allowed
+
+
 def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,
                smem: int = 0) -> None:
     d = _driver()
+    if smem > 48 * 1024:  # above 48 KiB a kernel must opt in (once per function and size)
+        try:
+            key = int(fn)
+        except TypeError:
+            key = id(fn)
+        if _SMEM_SET.get(key, 0) < smem:
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _ok(d.cuFuncSetAttribute(fn, attr, smem), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+            _SMEM_SET[key] = smem
     _ok(d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                          stream, params.address, 0), "cuLaunchKernel")
 

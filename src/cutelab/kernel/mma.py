@@ -1,6 +1,7 @@
 """``cute.gemm`` inside a traced kernel: warp-level tensor-core MMAs (SM80 ``mma.sync``).
 
-``kernel_gemm(tiled_mma, d, a, b, c)`` takes register fragments partitioned by the tiled MMA
+``mma_sync_gemm(tiled_mma, d, a, b, c)`` (what ``cute.gemm`` runs in a kernel for these ops, through
+``cutelab.kernel.gemm``'s dispatch) takes register fragments partitioned by the tiled MMA
 (``thr_mma.partition_*`` / ``make_fragment_*``) and emits one ``MmaSync`` op per MMA atom
 instance of the thread: for every k, m, n of the fragments' rest modes, the atom's A values of
 (m, k), B values of (n, k) and C values of (m, n) go in, and fresh D values come out. Along K
@@ -34,7 +35,7 @@ from .. import int_tuple as it
 from ..errors import LaunchError, TraceError
 from .trace import Op, Reg, TraceValue, current
 
-__all__ = ["MmaSync", "kernel_gemm", "ptx_name"]
+__all__ = ["MmaSync", "mma_sync_gemm", "ptx_name"]
 
 
 def _op_of(mma: Any) -> Any:
@@ -187,7 +188,7 @@ def _values(t: Any, crd: tuple, what: str, n: int) -> TraceValue:
     return v
 
 
-def kernel_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any) -> None:
+def mma_sync_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any, dims: Any = None) -> None:
     """d = a * b + c inside a kernel over a TiledMma's (or MMA atom's) per-thread fragments.
 
     Ranks as cute.gemm dispatches them: (V) x (V) => (V); (V,M) x (V,N) => (V,M,N);
@@ -265,3 +266,13 @@ def kernel_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any) -> None:
     for (m, n), v in cur.items():
         dd = d[crd(d, m, n, rd)] if rd > 1 else d
         dd.store(v)
+
+
+def _register() -> None:
+    from ..nvgpu.warp.mma import MmaF16BF16Op
+    from .gemm import register_gemm
+
+    register_gemm(MmaF16BF16Op, mma_sync_gemm)
+
+
+_register()

@@ -23,7 +23,7 @@ from ..errors import TraceError
 from .symbolic import add, is_sym, sym_div, swizzle_expr
 from .trace import Load, Store, SmemEngine, TraceValue, _refs_of, _static_offsets, current
 
-__all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs"]
+__all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem"]
 
 
 def _log2(n: int) -> int:
@@ -134,3 +134,233 @@ class SwizzledSmemEngine(SmemEngine):
         self.param.written = True
         sw = self.swizzle
         t.emit(Store(self.param, swizzle_expr(off, sw.num_bits, sw.num_base, sw.num_shift), (0,), refs))
+
+
+# --------------------------------------------------------------------------- cute.struct in shared memory
+
+_DYN_ALIGN = 1024  # bytes: shared arrays start on a swizzle period (CuTe's largest, 128B x 8 rows)
+MAX_SMEM = 227 * 1024  # the most shared memory a block may use (H100: 227 KiB)
+
+
+def _align_up(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+def use_dynamic_smem(t: Any) -> None:
+    """Above 48 KiB a block's shared memory must be dynamic (``extern __shared__``, the launch asks
+    for it with cuFuncSetAttribute): mark every shared array of the kernel so, each padded to a
+    whole number of alignment units so that the arrays' sum is what the launch gives."""
+    total = sum(_align_up(sh.bytes, _DYN_ALIGN) for sh in t.shared)
+    if total > MAX_SMEM:
+        raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; a thread block may use at most "
+                         f"{MAX_SMEM} bytes{t.where()}")
+    if sum(sh.bytes for sh in t.shared) <= 48 * 1024 and not any(sh.dynamic for sh in t.shared):
+        return
+    for sh in t.shared:
+        per = max(1, _DYN_ALIGN // sh.dtype.bytes)
+        sh.length = _align_up(sh.length, per)
+        sh.align = max(sh.align, _DYN_ALIGN)
+        sh.dynamic = True
+
+
+class SmemRegion:
+    """Bytes of shared memory from ``SmemAllocator.allocate``: typed views are made on demand,
+    one shared array per element type (views of different element types of one region do not
+    alias in cutelab: a kernel that writes a region as one type and reads it as another is not
+    supported)."""
+
+    def __init__(self, nbytes: int, align: int):
+        self.nbytes, self.align = nbytes, max(align, 16)
+        self.arrays: dict = {}
+
+    def array(self, dtype: Any) -> Any:
+        sh = self.arrays.get(dtype.name)
+        if sh is None:
+            t = current("shared memory")
+            sh = t.add_shared(dtype, max(1, self.nbytes // dtype.bytes), max(self.align, _DYN_ALIGN))
+            self.arrays[dtype.name] = sh
+            use_dynamic_smem(t)
+        return sh
+
+
+class SmemPtr:
+    """A pointer into an SmemRegion at a byte offset (what ``SmemAllocator.allocate(bytes)`` returns)."""
+
+    memspace = "smem"
+
+    def __init__(self, region: SmemRegion, byte_offset: int = 0, dtype: Any = None):
+        self.region, self.byte_offset, self.dtype = region, byte_offset, dtype
+
+    def __add__(self, k: int) -> "SmemPtr":
+        return SmemPtr(self.region, self.byte_offset + k * (self.dtype.bytes if self.dtype else 1), self.dtype)
+
+    def __repr__(self) -> str:
+        return f"ptr<{self.dtype.name if self.dtype else 'i8'}, smem, align<{self.region.align}>> (+{self.byte_offset} B)"
+
+    def tensor(self, layout: Any, dtype: Any, swizzle: Any = None) -> Any:
+        """A tensor of dtype over layout (a Layout or a swizzled ComposedLayout) starting here."""
+        from ..layout import Layout, make_layout
+        from ..swizzle import ComposedLayout, Swizzle
+        from ..tensor import Tensor
+
+        where = "get_tensor"
+        if dtype is None:
+            raise TraceError(f"{where}: the element type of the tensor is not known (pass dtype=)")
+        if self.byte_offset % dtype.bytes:
+            raise TraceError(f"{where}: byte offset {self.byte_offset} is not a multiple of {dtype}'s size")
+        sw = None
+        if isinstance(layout, ComposedLayout):
+            if swizzle is not None:
+                raise TraceError(f"{where}: incompatible layout with swizzle (a composed layout {layout} and "
+                                 f"swizzle={swizzle})")
+            if not isinstance(layout.inner, Swizzle) or not isinstance(layout.offset, int):
+                raise TraceError(f"{where}: composed layout {layout} must be a Swizzle o int o Layout")
+            sw, off, layout = layout.inner, layout.offset, layout.outer
+        else:
+            off = 0
+            if not isinstance(layout, Layout):
+                layout = make_layout(layout)
+            if swizzle is not None:
+                sw = element_swizzle(swizzle, dtype.bytes, "bytes", where)
+        offs = _static_offsets(layout, where)
+        if len(offs) and offs.min() < 0:
+            raise TraceError(f"{where}: layout {layout} reaches negative offsets")
+        start = self.byte_offset // dtype.bytes
+        need = (int(offs.max()) + 1 + off if len(offs) else 1) * dtype.bytes + self.byte_offset
+        if sw is not None and not sw.is_identity:
+            need = _align_up(need, sw.cosize() * dtype.bytes)
+        if need > self.region.nbytes:
+            raise TraceError(f"{where}: layout {layout} of {dtype} needs {need} bytes from the region's start, "
+                             f"the region has {self.region.nbytes}")
+        sh = self.region.array(dtype)
+        if sw is not None and not sw.is_identity:
+            return Tensor(SwizzledSmemEngine(sh, sw), layout, start + off, _checked=True)
+        return Tensor(SmemEngine(sh), layout, start + off, _checked=True)
+
+
+def _is_numeric(x: Any) -> bool:
+    from ..numeric import Numeric
+
+    return isinstance(x, Numeric)
+
+
+class _MemRangeType:
+    def __init__(self, dtype: Any, size: int):
+        self.dtype, self.size = dtype, int(size)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self.size * self.dtype.bytes
+
+    def __repr__(self) -> str:
+        return f"struct.MemRange[{self.dtype}, {self.size}]"
+
+
+class _AlignType:
+    def __init__(self, inner: Any, align: int):
+        self.inner, self.align = inner, int(align)
+
+
+class _MemRangeView:
+    """A struct field of MemRange type: ``get_tensor(layout, swizzle=None, dtype=None)``, ``data_ptr()``."""
+
+    def __init__(self, kind: _MemRangeType, ptr: SmemPtr):
+        self._kind, self._ptr = kind, ptr
+
+    def data_ptr(self) -> SmemPtr:
+        return SmemPtr(self._ptr.region, self._ptr.byte_offset, self._kind.dtype)
+
+    def get_tensor(self, layout: Any, swizzle: Any = None, dtype: Any = None, **kwargs: Any) -> Any:
+        return self.data_ptr().tensor(layout, dtype or self._kind.dtype, swizzle)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind!r} at +{self._ptr.byte_offset} B>"
+
+
+def _size_align(ft: Any, where: str) -> tuple:
+    if isinstance(ft, _AlignType):
+        s, a = _size_align(ft.inner, where)
+        return s, max(a, ft.align)
+    if isinstance(ft, _MemRangeType):
+        return ft.size_in_bytes, ft.dtype.bytes
+    if _is_numeric(ft):
+        return ft.bytes, ft.bytes
+    if isinstance(ft, type) and getattr(ft, "_cl_struct", False):
+        return ft.size_in_bytes(), ft.__alignof__()
+    raise TraceError(f"cute.struct {where}: field type {ft!r} is not a MemRange, Align, element type or struct")
+
+
+class struct:
+    """``@cute.struct``: a C-like struct of shared memory (MemRange arrays, element types, nested
+    structs, ``Align[field, bytes]``), laid out field by field as C would.
+
+    >>> import cutelab as cute
+    >>> @cute.struct
+    ... class S:
+    ...     a: cute.struct.Align[cute.struct.MemRange[cute.Float16, 100], 128]
+    ...     x: cute.Int32
+    >>> S.size_in_bytes(), S.__alignof__()
+    (256, 128)
+    """
+
+    class _Sub:
+        def __init__(self, make: Any):
+            self._make = make
+
+        def __getitem__(self, params: Any) -> Any:
+            return self._make(*params)
+
+    MemRange = _Sub(lambda dtype, size: _MemRangeType(dtype, size))
+    Align = _Sub(lambda inner, align: _AlignType(inner, align))
+
+    def __new__(cls, user_cls: Any) -> Any:  # the decorator
+        ann = dict(getattr(user_cls, "__annotations__", {}))
+        fields, off, align = [], 0, 1
+        for name, ft in ann.items():
+            if isinstance(ft, str):  # postponed annotations: evaluate where the class was written
+                import sys
+
+                frame = sys._getframe(1)
+                mod = sys.modules.get(user_cls.__module__)
+                env = dict(getattr(mod, "__dict__", {}))
+                env.update(frame.f_globals)
+                env.update(frame.f_locals)
+                try:
+                    ft = eval(ft, env)  # noqa: S307 - the user's own annotation text
+                except Exception as e:
+                    raise TraceError(f"cute.struct {user_cls.__name__}.{name}: cannot evaluate the annotation "
+                                     f"{ft!r} ({e})") from None
+            s, a = _size_align(ft, f"{user_cls.__name__}.{name}")
+            if a & (a - 1):
+                raise TraceError(f"cute.struct {user_cls.__name__}.{name}: alignment {a} is not a power of two")
+            off = _align_up(off, a)
+            fields.append((name, ft, off))
+            off += s
+            align = max(align, a)
+        size = _align_up(off, align)
+
+        def init(self: Any, base: Any) -> None:
+            if not isinstance(base, SmemPtr):
+                raise TraceError(f"{user_cls.__name__}(...): expected shared memory from SmemAllocator.allocate, "
+                                 f"got {type(base).__name__}")
+            object.__setattr__(self, "_base", base)
+
+        def getattr_(self: Any, name: str) -> Any:
+            for n, ft, o in fields:
+                if n == name:
+                    inner = ft.inner if isinstance(ft, _AlignType) else ft
+                    ptr = SmemPtr(self._base.region, self._base.byte_offset + o)
+                    if isinstance(inner, _MemRangeType):
+                        return _MemRangeView(inner, ptr)
+                    if _is_numeric(inner):
+                        return _MemRangeView(_MemRangeType(inner, 1), ptr)
+                    return inner(ptr)
+            raise AttributeError(f"struct {user_cls.__name__} has no field {name!r}")
+
+        new_cls = type(user_cls.__name__, (), {
+            "__init__": init, "__getattr__": getattr_, "_cl_struct": True, "_fields": tuple(fields),
+            "size_in_bytes": classmethod(lambda c: size), "__sizeof__": classmethod(lambda c: size),
+            "__alignof__": classmethod(lambda c: align), "__doc__": user_cls.__doc__,
+            "__repr__": lambda self: f"<struct {user_cls.__name__} at +{self._base.byte_offset} B>",
+        })
+        return new_cls

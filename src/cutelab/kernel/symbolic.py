@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import TraceError
 
-__all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "Swz", "is_sym", "lin_form",
+__all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "Swz", "DynDiv", "is_sym", "lin_form",
            "sym_range", "sym_div", "evaluate", "atoms", "swizzle_expr"]
 
 
@@ -296,6 +296,33 @@ def swizzle_expr(x: Any, b: int, m: int, s: int) -> Any:
     return Swz(x, b, m, s)
 
 
+class DynDiv(Expr):
+    """``a // b`` or ``a % b`` (Python's floor semantics, ``op``) by a non-constant divisor ``b``
+    (a runtime scalar argument, or an expression of one). A zero divisor is refused when the
+    kernel runs."""
+
+    __slots__ = ("a", "b", "op")
+
+    def __init__(self, a: Any, b: Expr, op: str):
+        self.a, self.b, self.op = a, b, op
+        self.key = ("dyn" + op, _key(a), b.key)
+        alo, ahi = sym_range(a)
+        if op == "%":
+            m = max(abs(b.lo), abs(b.hi))
+            self.lo = 0 if b.lo > 0 else -(m - 1)
+            self.hi = m - 1 if b.hi > 0 else 0
+        elif b.lo > 0:
+            q = [alo // b.lo, alo // b.hi, ahi // b.lo, ahi // b.hi]
+            self.lo, self.hi = min(q), max(q)
+        else:  # any sign: |a // b| <= |a| + 1
+            m = max(abs(alo), abs(ahi)) + 1
+            self.lo, self.hi = -m, m
+        self.div = 1
+
+    def expr_str(self) -> str:
+        return f"({_str(self.a)} {self.op} {self.b.expr_str()})"
+
+
 class Lin(Expr):
     """``const + sum(coef * atom)``: the canonical form of sums (at least one atom)."""
 
@@ -514,9 +541,7 @@ def floordiv(a: Any, c: Any) -> Any:
     if isinstance(c, Expr):
         if c.lo == c.hi:
             return floordiv(a, c.lo)
-        raise TraceError(
-            f"division by the thread-dependent value {c.expr_str()} is not supported; divisors must be static"
-        )
+        return DynDiv(a, c, "//")
     c = int(c)
     if c == 0:
         raise TraceError(f"integer division of {a.expr_str()} by zero")
@@ -564,9 +589,7 @@ def mod(a: Any, c: Any) -> Any:
     if isinstance(c, Expr):
         if c.lo == c.hi:
             return mod(a, c.lo)
-        raise TraceError(
-            f"remainder by the thread-dependent value {c.expr_str()} is not supported; divisors must be static"
-        )
+        return DynDiv(a, c, "%")
     c = int(c)
     if c == 0:
         raise TraceError(f"remainder of {a.expr_str()} by zero")
@@ -627,7 +650,7 @@ def atoms(x: Any) -> list:
                 go(a)
         elif isinstance(e, (FloorDiv, Mod, Swz)):
             go(e.a)
-        elif isinstance(e, Mul):
+        elif isinstance(e, (Mul, DynDiv)):
             go(e.a)
             go(e.b)
         elif isinstance(e, Cmp):
@@ -659,6 +682,14 @@ def evaluate(x: Any, env: Dict[str, Any]) -> Any:
         return evaluate(x.a, env) % x.c
     if isinstance(x, Mul):
         return evaluate(x.a, env) * evaluate(x.b, env)
+    if isinstance(x, DynDiv):
+        a, b = evaluate(x.a, env), evaluate(x.b, env)
+        if np.any(np.asarray(b) == 0):
+            from ..errors import LaunchError
+
+            raise LaunchError(f"{'division' if x.op == '//' else 'remainder'} by zero: {x.expr_str()} with "
+                              f"{x.b.expr_str()} == 0")
+        return a // b if x.op == "//" else a % b
     if isinstance(x, Swz):
         v = evaluate(x.a, env)
         return v ^ ((v & x.ymask) >> x.s)

@@ -21,7 +21,6 @@ printing follow CuTe DSL 4.8.1 (cutlass.cute.atom).
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -204,9 +203,8 @@ class MmaAtom:
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
         layout = make_layout(input.shape)
-        if not hasattr(input.engine, "data"):  # inside a traced kernel: a register fragment of the trace
-            return make_rmem_tensor(layout, acc)
-        eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
+        maker = getattr(type(input.engine), "make_fragment", None) or NumpyEngine.make_fragment  # registers in a kernel
+        eng, off = maker(input, layout, acc)  # one fragment per thread of a batch
         return Tensor(eng, layout, off, _checked=True)
 
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
@@ -247,12 +245,6 @@ def _shape_fragment(shape: Any, dt: Numeric) -> Tensor:
 
 
 # --------------------------------------------------------------------------- tiled MMA
-
-def _is_symbolic(x: Any) -> bool:
-    """True for a traced kernel's symbolic integer (cutelab.kernel.symbolic.Expr)."""
-    sym = sys.modules.get("cutelab.kernel.symbolic")
-    return sym is not None and isinstance(x, sym.Expr)
-
 
 def _thr_flat_coord(layout: Layout, idx: Any) -> tuple:
     """(v, m, n, k): the flat coordinate of thread idx in thr_layout_vmnk (ints or arrays)."""
@@ -453,11 +445,10 @@ class ThrMma(TiledMma):
             thr_idx = int(thr_idx)
             if not 0 <= thr_idx < n:
                 raise TensorError(f"get_slice({thr_idx}): the thread index must be in [0, {n}) for this tiled MMA of {n} threads")
-        elif _is_symbolic(thr_idx):  # inside a traced kernel: thread_idx() and expressions of it
-            lo, hi = thr_idx.lo, thr_idx.hi
-            if lo < 0 or hi >= n:
-                raise TensorError(f"get_slice: the thread index ranges over [{lo}, {hi}], outside [0, {n}) for this "
-                                  f"tiled MMA of {n} threads (launch at most {n} threads, or slice with tidx % {n})")
+        elif hasattr(thr_idx, "expr_str") and hasattr(thr_idx, "lo"):  # a kernel's symbolic thread index
+            if thr_idx.lo < 0 or thr_idx.hi >= n:
+                raise TensorError(f"get_slice: the thread index ranges over [{thr_idx.lo}, {thr_idx.hi}], outside "
+                                  f"[0, {n}) for this tiled MMA of {n} threads")
         else:
             raise TensorError(f"get_slice: expected an int thread index (or a numpy array of them), got {thr_idx!r}")
         self._thr_idx = thr_idx

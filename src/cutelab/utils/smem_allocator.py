@@ -27,6 +27,27 @@ class SmemAllocator:
     def __repr__(self) -> str:
         return f"SmemAllocator({self.allocated} bytes)"
 
+    def allocate(self, size_or_type: Any, byte_alignment: int = 1, **kwargs: Any) -> Any:
+        """Shared memory for a ``@cute.struct`` class (an instance of it over the new memory), or for
+        a number of bytes (a pointer to them: views come from a struct over it)."""
+        from ..kernel.smem import SmemPtr, SmemRegion
+        from ..kernel.trace import current
+
+        current("SmemAllocator.allocate")
+        if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
+            raise TraceError(f"SmemAllocator.allocate: byte_alignment must be a power of two, got {byte_alignment}")
+        if isinstance(size_or_type, type) and getattr(size_or_type, "_cl_struct", False):
+            nbytes, align = size_or_type.size_in_bytes(), max(byte_alignment, size_or_type.__alignof__())
+            region = SmemRegion(nbytes, align)
+            self.allocated = -(-self.allocated // align) * align + nbytes
+            return size_or_type(SmemPtr(region, 0))
+        if isinstance(size_or_type, bool) or not isinstance(size_or_type, int) or size_or_type < 1:
+            raise TraceError(f"SmemAllocator.allocate: expected a @cute.struct class or a positive number of bytes, "
+                             f"got {size_or_type!r}")
+        region = SmemRegion(int(size_or_type), byte_alignment)
+        self.allocated = -(-self.allocated // region.align) * region.align + int(size_or_type)
+        return SmemPtr(region, 0)
+
     def allocate_tensor(self, element_type: Any, layout: Any, byte_alignment: int = 1,
                         swizzle: Optional[Any] = None, **kwargs: Any) -> Any:
         """A tensor of element_type over layout (a Layout or a size) in shared memory."""
@@ -72,10 +93,9 @@ class SmemAllocator:
             align = max(align, min(1024, sw.cosize() * element_type.bytes))
         sh = t.add_shared(element_type, n, align)
         self.allocated = -(-self.allocated // align) * align + sh.bytes
-        total = sum(s.bytes for s in t.shared)
-        if total > 48 * 1024:
-            raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
-                             f"statically (__shared__), which CUDA limits to 48 KiB per block")
+        from ..kernel.smem import use_dynamic_smem
+
+        use_dynamic_smem(t)  # above 48 KiB the arrays become dynamic shared memory
         if sw is not None:
             from ..kernel.smem import SwizzledSmemEngine
 
