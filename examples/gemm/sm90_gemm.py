@@ -35,7 +35,7 @@ import numpy as np
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab import pipeline_sm90 as pipeline
+from cutelab import pipeline
 from cutelab.nvgpu import OperandMajorMode, cpasync, warpgroup
 from cutelab.runtime import from_dlpack
 from cutelab.utils import sm90 as sm90_utils

@@ -11,7 +11,7 @@ import pytest
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab import pipeline_sm90 as pipeline
+from cutelab import pipeline
 from cutelab.errors import LaunchError, TraceError
 from cutelab.kernel import cuda
 from cutelab.kernel.launch import last_launch

@@ -197,10 +197,6 @@ def mma_sync_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any, dims: Any = None) ->
     from ..nvgpu.warp.mma import MmaF16BF16Op
 
     t = current("cute.gemm")
-    from .wgmma import kernel_gemm as wgmma_gemm  # SM90 warpgroup MMAs carry their own op
-
-    if wgmma_gemm(mma, d, a, b, c):
-        return None
     tiled = mma if isinstance(mma, MmaAtom) else make_tiled_mma(mma) if isinstance(mma, MmaOp) else None
     if tiled is None:
         raise TraceError(f"kernel {t.name}: cute.gemm: expected an MMA atom, op or tiled MMA, got {type(mma).__name__}")
