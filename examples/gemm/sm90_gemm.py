@@ -15,7 +15,7 @@ Run on the CPU (the interpreter; exact products, f32 accumulation per k16 step):
 
 and on an H100 (torch CUDA tensors; checks against torch and times the kernel)::
 
-    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --mnk 4096,4096,4096 --ctas 132
+    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --mnk 4096,4096,4096 --ctas 132 --tile 128,128,64 --stages 4
 
 ``--cuda FILE`` writes the generated CUDA (inline PTX: cp.async.bulk.tensor, mbarrier, wgmma)
 for ``nvcc -arch=sm_90a``. On a GPU the launch encodes the TMA tensor maps
@@ -192,14 +192,15 @@ class HopperGemm:
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
-def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True) -> int:
+def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True, tile=(64, 64, 64),
+            stages: int = 2) -> int:
     """On a GPU (torch CUDA tensors): check against torch.matmul, then time the kernel."""
     import torch
 
     A = torch.randn(M, K, device="cuda", dtype=torch.float16)
     B = torch.randn(N, K, device="cuda", dtype=torch.float16)
     C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
-    gemm = HopperGemm(num_ctas=ctas, dynamic=dynamic)
+    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic)
     gemm(A, B, C)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
@@ -223,15 +224,18 @@ def main(argv=None) -> int:
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--gpu", action="store_true", help="run on the GPU with torch tensors (needs an H100)")
     p.add_argument("--dynamic", action="store_true", help="runtime tile and k loops instead of unrolled ones")
+    p.add_argument("--tile", default="64,64,64", help="bM,bN,bK (bM a multiple of 64, bN of 8 up to 256, bK*2 <= 128)")
+    p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
+    tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
-        return run_gpu(M, N, K, a.ctas, dynamic=True)
+        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.zeros((M, N), np.float32)
-    gemm = HopperGemm(num_ctas=a.ctas, dynamic=a.dynamic)
+    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic)
     gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     err = np.abs(C - ref).max()
