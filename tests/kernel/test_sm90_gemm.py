@@ -41,6 +41,7 @@ def _check(C, A, B):
     ((128, 192, 256), 3, 2, (64, 64, 64)),   # 4 k-tiles through 2 stages
     ((128, 128, 192), 2, 3, (64, 64, 32)),   # 64-byte swizzle (bK = 32 f16), 3 stages
     ((128, 256, 64), 2, 1, (128, 128, 64)),  # two m64 atoms per warpgroup, n128, one stage
+    ((256, 256, 256), 2, 4, (128, 128, 64)),  # 128 KiB of stages: dynamic shared memory
 ])
 def test_sm90_gemm_on_the_cpu_equals_numpy(mnk, ctas, stages, tile, dynamic):
     ex = _example()
@@ -170,3 +171,17 @@ def test_sm90_gemm_on_the_gpu_equals_torch():
     ex.HopperGemm(num_ctas=8, dynamic=True)(A, B, C)
     torch.cuda.synchronize()
     _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic):
+    from cutelab.kernel.launch import check_bounds
+
+    ex = _example()
+    A = np.ones((256, 256), np.float16)
+    C = np.zeros((256, 256), np.float32)
+    ex.HopperGemm(tile_mnk=(128, 128, 64), stages=4, num_ctas=2, dynamic=dynamic)(A, A, C)
+    np.testing.assert_array_equal(C, 256)
+    ir = last_launch().ir
+    assert check_bounds(ir, "gpu") == [] and not getattr(ir, "guards", None)
+    nvcc_compiles(cuda.render(ir))
