@@ -185,3 +185,46 @@ def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic):
     ir = last_launch().ir
     assert check_bounds(ir, "gpu") == [] and not getattr(ir, "guards", None)
     nvcc_compiles(cuda.render(ir))
+
+
+@cute.kernel
+def ws_ring(src: cute.Tensor, out: cute.Tensor, stages: cutlass.Constexpr, n_iter: cutlass.Constexpr,
+            release: cutlass.Constexpr):
+    """Warp specialised: warp 0 produces, warps 1-3 consume, in the two branches of one if/else."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * stages), 8)
+    buf = smem.allocate_tensor(cutlass.Float32, cute.make_layout(stages), 16)
+    pipe = pipeline.PipelineTmaAsync.create(
+        barrier_storage=bars.iterator, num_stages=stages,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 3), tx_count=0)
+    prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, stages)
+    cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, stages)
+    if warp == 0:
+        for i in range(n_iter):
+            pipe.producer_acquire(prod)
+            if tidx == 0:
+                buf[prod.index] = src[i]
+            prod.advance()
+    else:
+        acc = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
+        acc[0] = 0.0
+        for i in range(n_iter):
+            pipe.consumer_wait(cons)
+            acc[0] = acc[0] + buf[cons.index] * (i + 1)
+            if release:
+                pipe.consumer_release(cons)
+            cons.advance()
+        out[tidx] = acc[0]
+
+
+def test_warp_specialised_branches_run_concurrently_on_the_cpu():
+    src = np.arange(1, 8, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    ws_ring(from_dlpack(src), from_dlpack(out), 2, 7, True).launch(grid=2, block=128)  # 7 items through 2 stages
+    np.testing.assert_array_equal(out[32:], (src * np.arange(1, 8)).sum())
+    np.testing.assert_array_equal(out[:32], 0)
+    with pytest.raises(LaunchError, match="can never complete"):  # consumers never free a stage: deadlock
+        ws_ring(from_dlpack(src), from_dlpack(out), 2, 7, False).launch(grid=1, block=128)
