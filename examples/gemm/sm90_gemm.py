@@ -4,10 +4,12 @@ TiledMMA, and a persistent tile schedule (each CTA walks tiles ``bid, bid + grid
 
     C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N f32
 
-The mainloop follows CuTe DSL's Hopper ``dense_gemm.py``: warp 0 issues the TMA loads of the
-next stages while the warpgroup multiplies the current one (no separate producer warp: the CPU
-interpreter runs the threads of a block in lock-step, where a producer warp that must wait for
-consumers running later in program order would deadlock; see cutelab.kernel.mbarrier).
+Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
+issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
+``kernel_ws`` (``--ws``) is warp specialised: a producer warpgroup (``setmaxregister_decrease``,
+its warp 0 loads) and a consumer warpgroup (``setmaxregister_increase``, wgmma, epilogue) in
+the two branches of one if/else, which the CPU interpreter runs as coroutines that meet at the
+mbarriers.
 
 Run on the CPU (the interpreter; exact products, f32 accumulation per k16 step)::
 
@@ -52,14 +54,17 @@ def _state_at(base, n):
 class HopperGemm:
     """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
 
-    def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False):
+    def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
+                 warp_specialized=False):
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
         self.stages = stages
         self.num_ctas = num_ctas
         self.dynamic = dynamic  # runtime tile and k loops (compact code for large problems) or unrolled ones
-        self.threads = 128  # one warpgroup: MMA consumer; its warp 0 also issues the TMA loads
+        self.warp_specialized = warp_specialized
+        # one warpgroup (MMA, its warp 0 also issues the TMA loads), or a producer and a consumer warpgroup
+        self.threads = 256 if warp_specialized else 128
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
@@ -172,6 +177,92 @@ class HopperGemm:
                 # epilogue: registers -> global memory through the accumulator's TV layout
                 cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
 
+    @cute.kernel
+    def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
+                  mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr,
+                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr):
+        """Warp specialised: warpgroup 0 produces (its warp 0 issues the TMA loads), warpgroup 1
+        consumes (wgmma and the epilogue); they meet only at the pipeline's mbarriers."""
+        bM, bN, bK = self.tile_mnk
+        tidx, _, _ = cute.arch.thread_idx()
+        bidx, _, _ = cute.arch.block_idx()
+        gdim, _, _ = cute.arch.grid_dim()
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        warp_group = cute.arch.make_warp_uniform(tidx // 128)
+
+        smem = cutlass.utils.SmemAllocator()
+        bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
+        sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
+        sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
+        tx_bytes = (bM + bN) * bK * self.ab_dtype.width // 8
+        mainloop = pipeline.PipelineTmaAsync.create(
+            barrier_storage=bars.iterator, num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4),  # the consumer warpgroup's warps
+            tx_count=tx_bytes)
+
+        M, N = mC.shape
+        K = mA.shape[1]
+        tiles_m, tiles_n, k_tiles = M // bM, N // bN, K // bK
+        num_tiles = tiles_m * tiles_n
+        producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+        consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+        loop = cutlass.range if self.dynamic else range
+
+        if warp_group == 0:  # producer
+            cute.arch.setmaxregister_decrease(40)
+            if warp_idx == 0:
+                for i in loop(tiles_per_cta):
+                    tile = bidx + i * gdim
+                    if tile < num_tiles:
+                        gA = cute.local_tile(mA, (bM, bK), (tile % tiles_m, None))
+                        gB = cute.local_tile(mB, (bN, bK), (tile // tiles_m, None))
+                        tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
+                                                           cute.group_modes(gA, 0, 2))
+                        tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
+                                                           cute.group_modes(gB, 0, 2))
+                        for k_tile in loop(k_tiles):
+                            ws = _state_at(producer, i * k_tiles + k_tile)
+                            mainloop.producer_acquire(ws)
+                            cute.copy(tma_a, tAgA[(None, k_tile)], tAsA[(None, ws.index)],
+                                      tma_bar_ptr=mainloop.producer_get_barrier(ws))
+                            cute.copy(tma_b, tBgB[(None, k_tile)], tBsB[(None, ws.index)],
+                                      tma_bar_ptr=mainloop.producer_get_barrier(ws))
+                            mainloop.producer_commit(ws)
+        else:  # consumer
+            cute.arch.setmaxregister_increase(232)
+            thr_mma = tiled_mma.get_slice(tidx % 128)  # the consumer warpgroup is threads 128..255
+            tCsA = thr_mma.partition_A(sA)
+            tCsB = thr_mma.partition_B(sB)
+            num_k_blocks = cute.size(tCsA, mode=[2])
+            for i in loop(tiles_per_cta):
+                tile = bidx + i * gdim
+                if tile < num_tiles:
+                    gC = cute.local_tile(mC, (bM, bN), (tile % tiles_m, tile // tiles_m))
+                    tCgC = thr_mma.partition_C(gC)
+                    acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
+                    first = i * k_tiles
+                    cs = _state_at(consumer, first)
+                    mainloop.consumer_wait(cs)
+                    tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+                    warpgroup.fence()
+                    for kb in range(num_k_blocks):
+                        cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
+                        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+                    warpgroup.commit_group()
+                    for k_tile in loop(1, k_tiles):
+                        rs = _state_at(consumer, first + k_tile)
+                        mainloop.consumer_wait(rs)
+                        warpgroup.fence()
+                        for kb in range(num_k_blocks):
+                            cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, rs.index)], tCsB[(None, None, kb, rs.index)], acc)
+                        warpgroup.commit_group()
+                        warpgroup.wait_group(1)
+                        mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    warpgroup.wait_group(0)
+                    mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
+                    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
+
     def grid(self, M, N):
         bM, bN, _ = self.tile_mnk
         tiles = (M // bM) * (N // bN)
@@ -188,19 +279,20 @@ class HopperGemm:
         mA, mB, mC = from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), from_dlpack(C, assumed_align=16)
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
-        self.kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta).launch(
+        kernel = self.kernel_ws if self.warp_specialized else self.kernel
+        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True, tile=(64, 64, 64),
-            stages: int = 2) -> int:
+            stages: int = 2, ws: bool = False) -> int:
     """On a GPU (torch CUDA tensors): check against torch.matmul, then time the kernel."""
     import torch
 
     A = torch.randn(M, K, device="cuda", dtype=torch.float16)
     B = torch.randn(N, K, device="cuda", dtype=torch.float16)
     C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic)
+    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws)
     gemm(A, B, C)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
@@ -226,16 +318,17 @@ def main(argv=None) -> int:
     p.add_argument("--dynamic", action="store_true", help="runtime tile and k loops instead of unrolled ones")
     p.add_argument("--tile", default="64,64,64", help="bM,bN,bK (bM a multiple of 64, bN of 8 up to 256, bK*2 <= 128)")
     p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
+    p.add_argument("--ws", action="store_true", help="warp specialised: a producer and a consumer warpgroup")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
-        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages)
+        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages, ws=a.ws)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.zeros((M, N), np.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic)
+    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic, warp_specialized=a.ws)
     gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     err = np.abs(C - ref).max()

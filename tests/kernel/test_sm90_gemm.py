@@ -35,6 +35,7 @@ def _check(C, A, B):
     assert np.all(np.abs(C - ref) <= bound), np.abs(C - ref).max()
 
 
+@pytest.mark.parametrize("ws", [False, True])  # one warpgroup / warp-specialised producer and consumer
 @pytest.mark.parametrize("dynamic", [False, True])  # loops unrolled at trace time / runtime loops
 @pytest.mark.parametrize("mnk,ctas,stages,tile", [
     ((256, 256, 128), 8, 2, (64, 64, 64)),   # 2 tiles per CTA: stages reused across tiles
@@ -43,14 +44,14 @@ def _check(C, A, B):
     ((128, 256, 64), 2, 1, (128, 128, 64)),  # two m64 atoms per warpgroup, n128, one stage
     ((256, 256, 256), 2, 4, (128, 128, 64)),  # 128 KiB of stages: dynamic shared memory
 ])
-def test_sm90_gemm_on_the_cpu_equals_numpy(mnk, ctas, stages, tile, dynamic):
+def test_sm90_gemm_on_the_cpu_equals_numpy(mnk, ctas, stages, tile, dynamic, ws):
     ex = _example()
     M, N, K = mnk
     rng = np.random.default_rng(7)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.full((M, N), np.nan, np.float32)
-    ex.HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic)(A, B, C)
+    ex.HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws)(A, B, C)
     _check(C, A, B)
 
 
@@ -168,19 +169,21 @@ def test_sm90_gemm_on_the_gpu_equals_torch():
     A = torch.randn(256, 128, device="cuda", dtype=torch.float16)
     B = torch.randn(256, 128, device="cuda", dtype=torch.float16)
     C = torch.zeros(256, 256, device="cuda", dtype=torch.float32)
-    ex.HopperGemm(num_ctas=8, dynamic=True)(A, B, C)
-    torch.cuda.synchronize()
-    _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
+    for ws in (False, True):
+        C.zero_()
+        ex.HopperGemm(num_ctas=8, dynamic=True, warp_specialized=ws)(A, B, C)
+        torch.cuda.synchronize()
+        _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
 
 
-@pytest.mark.parametrize("dynamic", [False, True])
-def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic):
+@pytest.mark.parametrize("dynamic,ws", [(False, False), (True, False), (True, True)])
+def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic, ws):
     from cutelab.kernel.launch import check_bounds
 
     ex = _example()
     A = np.ones((256, 256), np.float16)
     C = np.zeros((256, 256), np.float32)
-    ex.HopperGemm(tile_mnk=(128, 128, 64), stages=4, num_ctas=2, dynamic=dynamic)(A, A, C)
+    ex.HopperGemm(tile_mnk=(128, 128, 64), stages=4, num_ctas=2, dynamic=dynamic, warp_specialized=ws)(A, A, C)
     np.testing.assert_array_equal(C, 256)
     ir = last_launch().ir
     assert check_bounds(ir, "gpu") == [] and not getattr(ir, "guards", None)
