@@ -55,7 +55,7 @@ class HopperGemm:
     """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False):
+                 warp_specialized=False, mma_warpgroups=1):
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
@@ -64,13 +64,18 @@ class HopperGemm:
         self.dynamic = dynamic  # runtime tile and k loops (compact code for large problems) or unrolled ones
         self.warp_specialized = warp_specialized
         # one warpgroup (MMA, its warp 0 also issues the TMA loads), or a producer and a consumer warpgroup
-        self.threads = 256 if warp_specialized else 128
+        self.mma_warpgroups = mma_warpgroups  # warp specialised: consumer warpgroups, tiled along M
+        if mma_warpgroups != 1 and not warp_specialized:
+            raise ValueError("HopperGemm: more than one MMA warpgroup needs warp_specialized=True")
+        if tile_mnk[0] % (64 * mma_warpgroups):
+            raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
+        self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
         op = warpgroup.MmaF16BF16Op(self.ab_dtype, self.acc_dtype, (64, bN, 16), warpgroup.OperandSource.SMEM,
                                     OperandMajorMode.K, OperandMajorMode.K)
-        tiled_mma = cute.make_tiled_mma(op)
+        tiled_mma = cute.make_tiled_mma(op, (self.mma_warpgroups, 1, 1))
         row = sm90_utils.LayoutEnum.ROW_MAJOR
         a_smem = sm90_utils.make_smem_layout_a(row, self.tile_mnk, self.ab_dtype, self.stages)
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
@@ -198,7 +203,7 @@ class HopperGemm:
         mainloop = pipeline.PipelineTmaAsync.create(
             barrier_storage=bars.iterator, num_stages=self.stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4),  # the consumer warpgroup's warps
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4 * self.mma_warpgroups),  # consumer warps
             tx_count=tx_bytes)
 
         M, N = mC.shape
@@ -231,7 +236,7 @@ class HopperGemm:
                             mainloop.producer_commit(ws)
         else:  # consumer
             cute.arch.setmaxregister_increase(232)
-            thr_mma = tiled_mma.get_slice(tidx % 128)  # the consumer warpgroup is threads 128..255
+            thr_mma = tiled_mma.get_slice(tidx % (128 * self.mma_warpgroups))  # consumers: threads 128 and up
             tCsA = thr_mma.partition_A(sA)
             tCsB = thr_mma.partition_B(sB)
             num_k_blocks = cute.size(tCsA, mode=[2])
@@ -285,14 +290,15 @@ class HopperGemm:
 
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True, tile=(64, 64, 64),
-            stages: int = 2, ws: bool = False) -> int:
+            stages: int = 2, ws: bool = False, mma_wgs: int = 1) -> int:
     """On a GPU (torch CUDA tensors): check against torch.matmul, then time the kernel."""
     import torch
 
     A = torch.randn(M, K, device="cuda", dtype=torch.float16)
     B = torch.randn(N, K, device="cuda", dtype=torch.float16)
     C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws)
+    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws,
+                      mma_warpgroups=mma_wgs)
     gemm(A, B, C)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
@@ -319,16 +325,18 @@ def main(argv=None) -> int:
     p.add_argument("--tile", default="64,64,64", help="bM,bN,bK (bM a multiple of 64, bN of 8 up to 256, bK*2 <= 128)")
     p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
     p.add_argument("--ws", action="store_true", help="warp specialised: a producer and a consumer warpgroup")
+    p.add_argument("--mma-wgs", type=int, default=1, help="with --ws: consumer warpgroups, tiled along M")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
-        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages, ws=a.ws)
+        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages, ws=a.ws, mma_wgs=a.mma_wgs)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.zeros((M, N), np.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic, warp_specialized=a.ws)
+    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic, warp_specialized=a.ws,
+                      mma_warpgroups=a.mma_wgs)
     gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     err = np.abs(C - ref).max()

@@ -231,3 +231,19 @@ def test_warp_specialised_branches_run_concurrently_on_the_cpu():
     np.testing.assert_array_equal(out[:32], 0)
     with pytest.raises(LaunchError, match="can never complete"):  # consumers never free a stage: deadlock
         ws_ring(from_dlpack(src), from_dlpack(out), 2, 7, False).launch(grid=1, block=128)
+
+
+def test_two_consumer_warpgroups_cpu_and_cuda():
+    ex = _example()
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((256, 192)).astype(np.float16)
+    B = rng.standard_normal((512, 192)).astype(np.float16)
+    C = np.full((256, 512), np.nan, np.float32)
+    ex.HopperGemm(tile_mnk=(128, 256, 64), stages=3, num_ctas=3, dynamic=True, warp_specialized=True,
+                  mma_warpgroups=2)(A, B, C)  # 4 tiles over 3 CTAs, 384 threads, 144 KiB of stages
+    _check(C, A, B)
+    src = cuda.render(last_launch().ir)
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in src and "__launch_bounds__(384)" in src
+    nvcc_compiles(src)
+    with pytest.raises(ValueError, match="multiple of 64"):
+        ex.HopperGemm(tile_mnk=(64, 64, 64), warp_specialized=True, mma_warpgroups=2)
