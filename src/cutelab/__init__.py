@@ -65,6 +65,7 @@ _LAZY = {
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
     "testing": ("testing", None), "struct": ("kernel.smem", "struct"),
     "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
+    "profile": ("profiler", "profile"), "Profiler": ("profiler", "Profiler"),  # the CPU memory profiler
 }
 
 

@@ -15,6 +15,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import int_tuple as it
+from .dynamic import INT_TYPES as _INT
+from .dynamic import DynInt
 from .errors import LayoutError, ParseError
 
 if TYPE_CHECKING:  # numpy is imported where arrays are made, so that `import cutelab` stays fast
@@ -154,7 +156,7 @@ def _arith_add(x: Any, y: Any) -> Any:
 
 
 def _stride_leaf_ok(d: Any) -> bool:
-    return (type(d) is int) or isinstance(d, ScaledBasis)
+    return (type(d) in _INT) or isinstance(d, ScaledBasis)
 
 
 # --------------------------------------------------------------------------- Layout
@@ -180,7 +182,7 @@ def _extent_problem(shape: Any, stride: Any) -> str | None:
     lo = hi = 0
     for s, d in zip(it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)):
         v = d.value if isinstance(d, ScaledBasis) else d
-        if type(s) is not int or type(v) is not int:
+        if type(s) not in _INT or type(v) not in _INT:
             return None  # symbolic: checked when it is known
         if v > 0:
             hi += (s - 1) * v
@@ -205,10 +207,10 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
         shp, std = (shp,), (std,)
     size, lo, hi = 1, 0, 0
     for s, d in zip(shp, std):
-        if type(s) is not int:
+        if type(s) not in _INT:
             return layout  # symbolic: checked when it is known
-        v = d if type(d) is int else (d.value if isinstance(d, ScaledBasis) else None)
-        if type(v) is not int:
+        v = d if type(d) in _INT else (d.value if isinstance(d, ScaledBasis) else None)
+        if type(v) not in _INT:
             return layout
         size *= s
         if v > 0:
@@ -236,7 +238,7 @@ def _check(shape: Any, stride: Any, where: str) -> None:
         for s, d in zip(shape, stride):
             _check(s, d, where)
         return
-    if type(shape) is not int:
+    if type(shape) not in _INT:
         raise LayoutError(f"make_layout{where}: shape entries must be positive ints, got {shape!r}")
     if shape < 1:
         raise LayoutError(f"make_layout{where}: shape entries must be positive, got {shape}")
@@ -246,7 +248,7 @@ def _check(shape: Any, stride: Any, where: str) -> None:
         raise LayoutError(
             f"make_layout{where}: shape {it.tuple_str(shape)} and stride {it.tuple_str(stride)} are not congruent"
         )
-    if type(stride) is int:
+    if type(stride) in _INT:
         if not -_INT_LIMIT < stride < _INT_LIMIT:
             raise LayoutError(f"make_layout{where}: stride entry {stride} does not fit in 64 bits")
     elif not isinstance(stride, ScaledBasis):
@@ -444,6 +446,8 @@ def _normalize(t: Any) -> Any:
         return tuple(_normalize(x) for x in t)
     if type(t) is int:
         return t
+    if isinstance(t, DynInt):  # a scalar entering a layout: the layout algebra infers its divisibility
+        return t if type(t) is DynInt and t.track else DynInt(int(t), t.dtype, t.div)
     npm = _np_loaded()
     if npm is not None and isinstance(t, npm.integer):
         return int(t)
@@ -472,7 +476,7 @@ def _coord_ints(layout: Layout, coord: Any, op: str = "evaluating") -> Any:
     """
 
     def go(c: Any) -> Any:
-        if type(c) is int or c is None:
+        if type(c) in _INT or c is None:
             return c
         if isinstance(c, (tuple, list)):
             return tuple(go(x) for x in c)
@@ -809,7 +813,7 @@ def _as_layout_or_shape(x: Any, op: str = "") -> Any:
         return x
     x = _normalize(x)
     for leaf in it.flatten_to_tuple(x):
-        if type(leaf) is not int and not _is_symbolic(leaf):
+        if type(leaf) not in _INT and not _is_symbolic(leaf):
             raise TypeError(f"{op + ': ' if op else ''}expected a layout, a tensor or a shape of ints, got {x!r} "
                             f"(the entry {leaf!r} is a {type(leaf).__name__})")
     return x
@@ -839,7 +843,8 @@ def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
     a = _mode(_as_layout_or_shape(a, "cosize"), mode or None, "cosize")
     if not isinstance(a, Layout):
         raise LayoutError(f"cosize: expected a layout, got {a!r}")
-    return it.product(coshape(a))
+    n = it.product(coshape(a))
+    return DynInt(int(n)) if isinstance(n, DynInt) else n  # CuTe DSL: a dynamic cosize is an Int32 '?'
 
 
 def rank(a: Any, mode: Sequence[int] | int | None = None) -> int:
@@ -1025,7 +1030,7 @@ def _int_leaves(t: Any, op: str, what: str) -> Any:
     """t with numpy ints as ints; a TypeError naming op and the operand for a non-integer leaf."""
     t = _normalize(t)
     for leaf in it.flatten_to_tuple(t):
-        if leaf is not None and (type(leaf) is not int) and not _is_symbolic(leaf) and not _is_array(leaf):
+        if leaf is not None and (type(leaf) not in _INT) and not _is_symbolic(leaf) and not _is_array(leaf):
             raise TypeError(f"{op}: the {what} {t!r} has the entry {leaf!r}, which is not an integer")
     return t
 
@@ -1035,7 +1040,7 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     npm = _np_loaded()
     if npm is not None and isinstance(idx, npm.integer):
         idx = int(idx)
-    if type(idx) is not int:
+    if type(idx) not in _INT:
         raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
     if it.crd2idx(crd, layout.shape, layout.stride) == idx:

@@ -50,6 +50,12 @@ class Numeric:
         """
         if isinstance(v, (IntValue, FloatValue)):
             return v.to(self)
+        from .dynamic import dyn_scalar, in_host_trace
+
+        if in_host_trace():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
+            d = dyn_scalar(self, v)
+            if d is not None:
+                return d
         if self.kind == "float":
             return FloatValue(self, v)
         return IntValue(self, v)

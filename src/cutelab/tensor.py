@@ -581,15 +581,19 @@ class Tensor:
         return self.engine.memspace
 
     def mark_layout_dynamic(self, leading_dim: Any = None) -> "Tensor":
-        """CuTe DSL: make shapes and strides runtime values. cutelab keeps layouts static: a kernel
-        is traced again for each new layout (and cached per layout), so this returns self."""
-        return self
+        """CuTe DSL's: every extent and stride dynamic but the leading dimension's stride (see
+        cutelab.runtime.mark_layout_dynamic). Changes this tensor and returns it."""
+        from .runtime import mark_layout_dynamic
 
-    def mark_compact_shape_dynamic(self, mode: Any = None, stride_order: Any = None,
+        return mark_layout_dynamic(self, leading_dim)
+
+    def mark_compact_shape_dynamic(self, mode: Any = 0, stride_order: Any = None,
                                    divisibility: int = 1) -> "Tensor":
-        """CuTe DSL: make one mode's extent a runtime value; cutelab keeps it static (see
-        mark_layout_dynamic), so this returns self."""
-        return self
+        """CuTe DSL's: one mode's extent dynamic, with the strides that count in units of it (see
+        cutelab.runtime.mark_compact_shape_dynamic). Changes this tensor and returns it."""
+        from .runtime import mark_compact_shape_dynamic
+
+        return mark_compact_shape_dynamic(self, mode, stride_order, divisibility)
 
     @property
     def leading_dim(self) -> Any:

@@ -543,6 +543,10 @@ class KernelCall:
                               f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
         if rec is not None:
+            if stream is not None and getattr(rec, "keeps_streams", False):  # a jit function's launch: its stream
+                from .host import StreamedPlan
+
+                plan = StreamedPlan(plan, stream)
             rec.append((plan, storages, scalars))
             return None
         plan.run(storages, stream, scalars)
@@ -716,7 +720,11 @@ def _static_key(v: Any) -> Any:
 def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storages: List[_Storage],
               tensor_args: Dict[str, Any], scalar_args: Dict[str, Any]) -> Any:
     """What a trace depends on: launch shape, back end, tensors' types/layouts/alignment/sizes,
-    scalars' types and every other argument's value; None when some argument cannot be a key."""
+    scalars' types and every other argument's value; None when some argument cannot be a key.
+    Dynamic values (cutelab.dynamic.DynInt) are keyed by value and by which leaves are dynamic
+    (with their types and divisibilities): a trace prints '?' for those, and loops over them."""
+    from ..dynamic import dynamic_key
+
     if os.environ.get("CUTELAB_NO_TRACE_CACHE"):
         return None
     parts: List[Any] = [grid, block, mode]
@@ -729,9 +737,10 @@ def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storage
                     t, idx = tensor_args[path]
                     st = storages[idx]
                     parts.append((path, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
-                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
-            else:
-                parts.append((name, _static_key(val)))
+                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0,
+                                  dynamic_key(t.layout)))
+            else:  # dynamic values (DynInt) are specialized on: their value, and where they are (for '?' prints)
+                parts.append((name, _static_key(val), dynamic_key(val)))
         if mode == "gpu":  # which storages overlap decides __restrict__: part of what the source depends on
             spans = [(st.address, st.address + st.length * st.dtype.bytes) for st in storages]
             parts.append(tuple((i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))
@@ -823,9 +832,11 @@ class JitFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .host import run_jit
+
         args = tuple(_as_tensor_args(a) for a in args)
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
-        return self.fn(*args, **kwargs)
+        return run_jit(self.fn, args, kwargs)  # trace, then run the launches and host prints in order
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -841,8 +852,10 @@ class JitFunction:
 
 
 def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
-    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call: print()
-    shows static values, kernel launches trace, compile (cached) and run."""
+    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call, as CuTe
+    DSL traces it: print() shows static values (``?`` for dynamic ones), kernel launches trace and
+    compile (cached); the launches and host-side cute.printf/print_tensor then run, in order,
+    after the body has returned (kernel/host.py)."""
     if fn is None:
         return lambda f: JitFunction(f)
     return JitFunction(fn)
@@ -859,8 +872,16 @@ class CompiledFunction:
         self.plans = plans
         self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
         self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
+        self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
+        self.variants: Any = None  # kernel/host.py respecialize: the traces for other dynamic values
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
+        if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
+            from .host import respecialize
+
+            other = respecialize(self, args)
+            if other is not self:
+                return other(*args, stream=stream)
         new: Dict[Any, _Storage] = {}
         for pos, t0 in self.arg_tensors.items():
             t = _at_path(args, pos, self.name)
@@ -910,7 +931,9 @@ def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     if e.dtype.name != e0.dtype.name:
         problems.append(f"element type {e.dtype} instead of {e0.dtype}")
     if t.layout != t0.layout:
-        problems.append(f"layout {t.layout} instead of {t0.layout}")
+        from ..dynamic import value_of
+
+        problems.append(f"layout {value_of(t.layout)} instead of {value_of(t0.layout)}")
     if t.offset != t0.offset:
         problems.append(f"offset {t.offset} instead of {t0.offset}")
     if len(e) < len(e0):
@@ -933,6 +956,9 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     target = fn.fn if isinstance(fn, JitFunction) else fn
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
     args = tuple(_as_tensor_args(a) for a in args)
+    from .host import dynamic_args
+
+    args, kwargs = dynamic_args(target, args, kwargs)  # Int32 arguments are runtime values (DynInt)
     arg_tensors = _leaves_by_index(args)
     engine_pos = {}
     for i, a in arg_tensors.items():
@@ -961,8 +987,14 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
                  for plan, sources, scalars in plans]
     cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
                           {shift(p): t for p, t in arg_tensors.items()})
+    from ..dynamic import DynFloat, DynInt, is_dynamic
+
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
-                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)}
+                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
+                     and not isinstance(a, (DynInt, DynFloat))}
+    cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, (DynInt, DynFloat))}
+    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
+        cf.variants = (target, args, kwargs, {shift(i): i for i in range(len(args)) if i not in const})
     return cf
 
 
@@ -1037,4 +1069,4 @@ class capture:
     def __exit__(self, *exc: Any) -> None:
         rec = _local.recorder
         _local.recorder = None
-        self.kernels.extend(plan.ir for plan, _, _ in rec)
+        self.kernels.extend(plan.ir for plan, _, _ in rec if plan.ir is not None)  # not host prints
