@@ -119,7 +119,6 @@ class HopperGemm:
         K = mA.shape[1]
         tiles_m, tiles_n, k_tiles = M // bM, N // bN, K // bK
         num_tiles = tiles_m * tiles_n
-        tile_layout = cute.make_layout((tiles_m, tiles_n))
 
         producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)

@@ -23,12 +23,12 @@ The CUDA back end prints the PTX of each op inline (``mbarrier.init.shared::cta.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
 from ..errors import LaunchError, TraceError
-from .symbolic import Expr, is_sym
+from .symbolic import is_sym
 from .trace import Access, Op, Shared, TraceValue, current
 
 __all__ = [

@@ -18,7 +18,7 @@ checks the layout against the hardware's placement, this op checks the memory's 
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Tuple
 
 import numpy as np
 
@@ -27,8 +27,8 @@ from ..errors import LaunchError, TraceError
 from ..layout import Layout, evaluate_all
 from ..nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES
 from .mbarrier import complete_tx, mbar_ref, smem_addr
-from .symbolic import Expr, floordiv, is_sym, lin_form, mod, sym_div
-from .trace import Access, Op, Shared, SmemEngine, TraceValue, _static_offsets, current
+from .symbolic import floordiv, is_sym, lin_form, mod, sym_div
+from .trace import Access, Op, Shared, SmemEngine, _static_offsets, current
 
 __all__ = ["TmaLoadOp", "TensorMapArgs", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 

@@ -359,7 +359,7 @@ def _as_pk(lay: Layout, P: int, what: str, name: str) -> Layout:
 
 def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     """cute.gemm inside a kernel for warpgroup MMAs; False for other atoms (or outside a kernel)."""
-    from ..nvgpu.mma_atom import MmaAtom, TiledMma
+    from ..nvgpu.mma_atom import TiledMma
     from ..nvgpu.warpgroup import MmaOp as WgOp
     from ..nvgpu.warpgroup import OperandSource
 
