@@ -61,7 +61,13 @@ def smem_phys(eng: Any, offs: np.ndarray) -> np.ndarray:
 
 def split_base(offset: Any, period: int, what: str) -> Tuple[Any, int]:
     """offset = base + const with base a multiple of period (so a swizzle of that period passes it
-    through) and const a static int; refuses offsets whose runtime part is not such a multiple."""
+    through) and const a static int; refuses offsets whose runtime part is not such a multiple.
+
+    >>> from cutelab.kernel.symbolic import Var
+    >>> b, c = split_base(Var("tid.x", 4) * 1024 + 600, 512, "example")
+    >>> print(b.expr_str(), c)
+    (1024 * tid.x + 512) 88
+    """
     if not is_sym(offset):
         o = int(offset)
         return (o // period) * period, o % period
