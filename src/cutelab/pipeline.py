@@ -130,3 +130,11 @@ class NamedBarrier:
 
     def max(self) -> int:
         return 4095
+
+
+# SM90 (issue 10): the TMA producer / async consumer pipeline over mbarriers, in pipeline_sm90.py
+from .pipeline_sm90 import (Agent, CooperativeGroup, PipelineState, PipelineTmaAsync,  # noqa: E402
+                            PipelineUserType, make_pipeline_state, pipeline_init_arrive, pipeline_init_wait)
+
+__all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "PipelineUserType",
+            "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]

@@ -38,3 +38,107 @@ def sync_threads() -> None:
 
 
 barrier = sync_threads
+
+
+# --------------------------------------------------------------------------- SM90 (issue 10)
+# mbarriers, fences, elect_one, make_warp_uniform, setmaxregister: cute.arch names for Hopper kernels.
+
+from .mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_arrive,  # noqa: E402
+                       mbarrier_arrive_and_expect_tx, mbarrier_expect_tx, mbarrier_init, mbarrier_init_fence,
+                       mbarrier_try_wait, mbarrier_wait)
+
+
+class _ElectOne:
+    """``with cute.arch.elect_one():``: the body runs in one thread of each warp (lane 0)."""
+
+    def __enter__(self) -> None:
+        from .trace import current
+
+        t = current("cute.arch.elect_one()")
+        self._op = t.begin_if(lane_idx() == 0)
+        self._outer = t.cur
+        t.cur = self._op.then
+
+    def __exit__(self, *exc) -> None:
+        from .trace import current
+
+        current("cute.arch.elect_one()").cur = self._outer
+
+
+def elect_one(*, loc=None, ip=None) -> _ElectOne:
+    """A context whose body one thread of each warp runs (``elect.sync``; here lane 0)."""
+    return _ElectOne()
+
+
+def make_warp_uniform(value, *, loc=None, ip=None):
+    """The value, known to be the same in all threads of a warp (a hint; no effect here)."""
+    return value
+
+
+def setmaxregister_increase(reg_count: int, *, loc=None, ip=None) -> None:
+    """``setmaxnreg.inc.sync.aligned.u32``: raise the warpgroup's register budget (warp-specialised
+    kernels give consumers more registers than producers); no effect on the CPU."""
+    from .wgmma import SetMaxNRegOp
+    from .trace import current
+
+    _check_regs(reg_count, "setmaxregister_increase")
+    current("cute.arch.setmaxregister_increase").emit(SetMaxNRegOp("inc", reg_count))
+
+
+def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
+    """``setmaxnreg.dec.sync.aligned.u32``: lower the warpgroup's register budget (see setmaxregister_increase)."""
+    from .wgmma import SetMaxNRegOp
+    from .trace import current
+
+    _check_regs(reg_count, "setmaxregister_decrease")
+    current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
+
+
+# clusters of one CTA (cutelab launches no larger clusters): the cluster is the block
+def cluster_idx(*, loc=None, ip=None):
+    """The cluster's index in the grid: the block's index (clusters of one CTA)."""
+    return block_idx()
+
+
+def cluster_dim(*, loc=None, ip=None):
+    """The grid's size in clusters: the grid's size in blocks (clusters of one CTA)."""
+    return grid_dim()
+
+
+def block_in_cluster_idx(*, loc=None, ip=None):
+    """The block's (x, y, z) index in its cluster: (0, 0, 0)."""
+    return (0, 0, 0)
+
+
+def block_in_cluster_dim(*, loc=None, ip=None):
+    """The cluster's shape in blocks: (1, 1, 1)."""
+    return (1, 1, 1)
+
+
+def block_idx_in_cluster(*, loc=None, ip=None):
+    """The block's linear rank in its cluster: 0."""
+    return 0
+
+
+def cluster_arrive(*, aligned=None, loc=None, ip=None) -> None:
+    """``barrier.cluster.arrive`` for a cluster of one CTA: the matching cluster_wait is the block barrier."""
+
+
+cluster_arrive_relaxed = cluster_arrive
+
+
+def cluster_wait(*, aligned=None, loc=None, ip=None) -> None:
+    """``barrier.cluster.wait`` for a cluster of one CTA: a block-wide barrier (``__syncthreads()``)."""
+    sync_threads()
+
+
+def _check_regs(n, what) -> None:
+    if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
+        raise TraceError(f"cute.arch.{what}({n!r}): the register count must be a multiple of 8 in [24, 256]")
+
+
+__all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
+            "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy",
+            "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
+            "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
+            "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait"]

@@ -33,7 +33,7 @@ import numpy as np
 from .symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, evaluate, mul, sym_div
 from .cformat import c_conversion
 from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store,
-                    While, pow2_divisor)
+                    While, pow2_divisor, walk)
 
 __all__ = ["CudaRenderer", "render", "ctype", "vector_plan"]
 
@@ -1008,7 +1008,10 @@ class CudaRenderer:
                     self.statement(s)
             self.sfx, self.var_map = "", {}
         params = ", ".join(self.param_decl(p) for p in ir.params)
-        head = (f'extern "C" __global__ void __launch_bounds__({ir.num_threads}) '
+        prelude, extra = _op_params(ir)
+        if extra:
+            params = ", ".join([params] + extra) if params else ", ".join(extra)
+        head = prelude + (f'extern "C" __global__ void __launch_bounds__({ir.num_threads}) '
                 f"{ir.name}({params})\n{{")
         note = ""
         if sched is not None:
@@ -1026,6 +1029,19 @@ class CudaRenderer:
     def launch_grid(self) -> Tuple[int, int, int]:
         """The CUDA grid to launch the rendered source with (after render())."""
         return self.schedule["grid"] if self.schedule else self.ir.grid
+
+
+def _op_params(ir: KernelIR) -> Tuple[str, List[str]]:
+    """(prelude, extra parameter declarations) that ops ask for with ``kernel_params()`` (TMA tensor maps)."""
+    pre: List[str] = []
+    decls: List[str] = []
+    for op in walk(ir.body):
+        for line, decl in (op.kernel_params() if isinstance(op, Op) and hasattr(op, "kernel_params") else ()):
+            if line not in pre:
+                pre.append(line)
+            if decl not in decls:
+                decls.append(decl)
+    return "".join(x + "\n" for x in pre), decls
 
 
 def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, store: Optional[str] = None,

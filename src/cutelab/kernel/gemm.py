@@ -85,6 +85,10 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> None:
     from ..nvgpu.mma_atom import MmaAtom, TiledMma, make_tiled_mma
 
     t = current("cute.gemm")
+    from .wgmma import kernel_gemm as wgmma_gemm  # SM90 warpgroup MMAs read A and B from shared memory
+
+    if wgmma_gemm(atom, d, a, b, c):
+        return None
     if isinstance(atom, TiledMma):
         tiled = atom
     elif isinstance(atom, MmaAtom):

@@ -311,6 +311,10 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
         elif isinstance(s, Printf):
             lines.append((_printf(b, s, addresses), None if mask is None else mask.copy()))
         elif isinstance(s, If):
+            from .mbarrier import run_branches_concurrently  # warp-specialised branches that wait on each other
+
+            if run_branches_concurrently(b, s, mask, buffers, addresses, lines):
+                continue
             c = _cond(b, s.cond)
             m1 = _and(mask, c)
             if m1.any():

@@ -381,8 +381,10 @@ class _Plan:
         self.error_word: Any = None  # guards.ErrorWord of a kernel with guarded accesses
         if mode == "gpu":
             from .driver import ParamBuffer
+            from .tma import TensorMapArgs
 
-            self.params_buf = ParamBuffer(len(ir.params))
+            self.tensor_maps = TensorMapArgs(ir)  # SM90 TMA: CUtensorMap parameters after the others
+            self.params_buf = ParamBuffer(len(ir.params) + len(self.tensor_maps))
 
     def run(self, storages: Sequence[_Storage], stream: Any = None, scalars: Sequence[Any] = ()) -> None:
         ir = self.ir
@@ -402,6 +404,8 @@ class _Plan:
                 buf.values[i] = st.address
             for p, v in zip(sparams, scalars):
                 buf.values[p.index] = _scalar_bits(p.dtype, v)
+            if len(self.tensor_maps):
+                self.tensor_maps.fill(buf, storages, len(ir.params))
             launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream),
                        sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0)
         else:
@@ -642,7 +646,9 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     renderer = CudaRenderer(ir, restrict=restrict)
     src = renderer.render()
     t1 = time.perf_counter()
-    res = compile_cuda(src, k.name, device_arch())
+    from .wgmma import target_arch
+
+    res = compile_cuda(src, k.name, target_arch(ir, device_arch()))  # sm_90a where wgmma is used
     fn = load_module(res.cubin, res.key, k.name)
     _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)

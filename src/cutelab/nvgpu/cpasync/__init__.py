@@ -1,3 +1,4 @@
-"""Asynchronous copies: SM80 ``cp.async`` ops."""
+"""Asynchronous copies: SM80 ``cp.async`` ops and SM90 TMA (bulk tensor copies)."""
 
 from .copy import *  # noqa: F401,F403
+from .tma import *  # noqa: F401,F403

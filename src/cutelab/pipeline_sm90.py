@@ -1,0 +1,252 @@
+"""``cutlass.pipeline`` for SM90 mainloops: ``PipelineTmaAsync`` (a TMA producer and consumer
+threads over a ring of shared-memory stages, synchronised by mbarriers), ``PipelineState``,
+``make_pipeline_state``, ``PipelineUserType``, ``CooperativeGroup``, ``Agent``.
+
+Each stage has a *full* barrier (the producer arrives with the stage's transaction bytes, the
+TMA copies complete them) and an *empty* barrier (one thread of each consumer warp arrives when
+the stage has been read). A ``PipelineState`` walks the ring: ``index`` (the stage), ``phase``
+(the parity to wait for) and ``count`` (stages passed so far).
+
+In cutelab a state is a trace-time count: ``count`` is an int or an index expression of the
+kernel, ``index = count % stages`` and ``phase = (phase0 + count // stages) % 2``. Advancing it
+is a Python update, right for straight-line code and static loops (``range`` over ints,
+``range_constexpr``), which unroll. Inside a *runtime* loop the body is traced once, so
+``advance()`` there is refused; derive the state from the loop index instead
+(``state.clone(); s.advance(k)``, where k is the loop variable).
+
+>>> s = make_pipeline_state(PipelineUserType.Producer, 3)
+>>> for _ in range(4):
+...     s.advance()
+...     print(s.index, s.phase, s.count)
+1 1 1
+2 1 2
+0 0 3
+1 0 4
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Optional
+
+from .errors import TraceError
+
+__all__ = ["Agent", "CooperativeGroup", "PipelineUserType", "PipelineState", "make_pipeline_state",
+           "PipelineTmaAsync", "pipeline_init_arrive", "pipeline_init_wait"]
+
+
+class Agent(enum.Enum):
+    """What takes part in a pipeline's synchronisation."""
+
+    Thread = enum.auto()
+    Warp = enum.auto()
+    ThreadBlock = enum.auto()
+    ThreadBlockCluster = enum.auto()
+
+
+class CooperativeGroup:
+    """``size`` agents of one kind (e.g. the number of consumer arrivals per stage)."""
+
+    def __init__(self, agent: Agent, size: int = 1, alignment: Optional[int] = None):
+        if not isinstance(agent, Agent):
+            raise ValueError(f"CooperativeGroup({agent!r}, {size!r}): unsupported agent type")
+        if isinstance(size, int) and size <= 0:
+            raise ValueError(f"CooperativeGroup({agent}, {size}): the number of threads in a CooperativeGroup must be "
+                             f"greater than 0")
+        self.agent, self.size = agent, size
+
+    def __repr__(self) -> str:
+        return f"CooperativeGroup({self.agent}, {self.size})"
+
+
+class PipelineUserType(enum.Enum):
+    Producer = enum.auto()
+    Consumer = enum.auto()
+    ProducerConsumer = enum.auto()
+
+
+def _loops() -> tuple:
+    from .kernel.trace import _state
+
+    t = getattr(_state, "tracer", None)
+    return tuple(t.loops) if t is not None else ()
+
+
+class PipelineState:
+    """A position in the ring of ``stages`` buffers: ``count`` stages passed since the count was
+    last reset, ``pos`` in all, starting at phase ``phase0``."""
+
+    def __init__(self, stages: int, count: Any = 0, phase0: int = 0, pos: Any = None):
+        if not isinstance(stages, int) or stages < 1:
+            raise ValueError(f"PipelineState: stages must be a positive int, got {stages!r}")
+        self._stages, self._count, self._phase0 = stages, count, int(phase0) & 1
+        self._pos = count if pos is None else pos
+        self._loops = _loops()
+
+    @property
+    def stages(self) -> int:
+        return self._stages
+
+    @property
+    def count(self) -> Any:
+        return self._count
+
+    @property
+    def index(self) -> Any:
+        return self._pos % self._stages
+
+    @property
+    def phase(self) -> Any:
+        return (self._phase0 + self._pos // self._stages) % 2
+
+    def clone(self) -> "PipelineState":
+        return PipelineState(self._stages, self._count, self._phase0, self._pos)
+
+    def reset_count(self) -> None:
+        """Count from zero again, at the same index and phase."""
+        self._count = 0
+
+    def advance(self, count: Any = 1) -> None:
+        """Move ``count`` stages on (an int >= 1 or an index expression)."""
+        if isinstance(count, int) and count < 1:
+            raise ValueError("count must be >= 1")
+        if [v for v in _loops() if not any(v is w for w in self._loops)]:
+            raise TraceError(
+                "PipelineState.advance() inside a runtime loop (cutlass.range or range with runtime bounds): "
+                "cutelab keeps pipeline states as trace-time counts and traces a runtime loop's body once; use a "
+                "static loop (range over ints, range_constexpr), or derive the state from the loop index "
+                "(s = state.clone(); s.advance(k))")
+        self._count = self._count + count
+        self._pos = self._pos + count
+
+    def __repr__(self) -> str:
+        return f"PipelineState(stages={self._stages}, count={self._count}, index={self.index}, phase={self.phase})"
+
+
+def make_pipeline_state(type: PipelineUserType, stages: int) -> PipelineState:
+    """A state at stage 0: producers start at phase 1 (the buffers start empty), consumers at phase 0."""
+    if type in (PipelineUserType.Producer, PipelineUserType.ProducerConsumer):
+        return PipelineState(stages, 0, 1)
+    if type is PipelineUserType.Consumer:
+        return PipelineState(stages, 0, 0)
+    raise ValueError(f"make_pipeline_state: unknown PipelineUserType {type!r}")
+
+
+def _arrivals(group: CooperativeGroup, what: str) -> int:
+    if not isinstance(group, CooperativeGroup):
+        raise TraceError(f"PipelineTmaAsync.create: {what} must be a CooperativeGroup, got {group!r}")
+    n = group.size
+    if group.agent is Agent.Warp:
+        n = n * 32
+    if not isinstance(n, int):
+        raise TraceError(f"PipelineTmaAsync.create: the {what}'s size must be a static int, got {n!r}")
+    return n
+
+
+class PipelineTmaAsync:
+    """TMA producer, async-thread consumers (Hopper mainloops); barriers at ``barrier_storage``:
+    ``num_stages`` full barriers, then ``num_stages`` empty barriers (64-bit words in smem)."""
+
+    def __init__(self, full: Any, empty: Any, num_stages: int, tx_count: int, producer_count: int,
+                 consumer_count: int):
+        self.full, self.empty, self.num_stages, self.tx_count = full, empty, num_stages, tx_count
+        self.producer_count, self.consumer_count = producer_count, consumer_count
+
+    @staticmethod
+    def create(*, num_stages: int, producer_group: CooperativeGroup, consumer_group: CooperativeGroup,
+               tx_count: int, barrier_storage: Any = None, cta_layout_vmnk: Any = None, tidx: Any = None,
+               mcast_mode_mn: Any = (1, 1), defer_sync: bool = False, name: Any = None,
+               **kwargs: Any) -> "PipelineTmaAsync":
+        """Initialise the barriers (warp 0, one thread) and, unless defer_sync, fence and sync the block."""
+        from . import int_tuple as it
+        from .kernel import arch
+
+        if barrier_storage is None:
+            raise TraceError("PipelineTmaAsync.create: pass barrier_storage= (a pointer to 2 * num_stages Int64 "
+                             "words of shared memory: smem.allocate_tensor(cutlass.Int64, 2 * stages).iterator)")
+        if cta_layout_vmnk is not None and it.product(getattr(cta_layout_vmnk, "shape", 1)) != 1:
+            raise TraceError("PipelineTmaAsync.create: clusters of more than one CTA are not supported by cutelab kernels")
+        if not isinstance(num_stages, int) or num_stages < 1:
+            raise TraceError(f"PipelineTmaAsync.create: num_stages must be a positive int, got {num_stages!r}")
+        pc = _arrivals(producer_group, "producer_group")
+        cc = _arrivals(consumer_group, "consumer_group")
+        full, empty = barrier_storage, barrier_storage + num_stages
+        warp = arch.make_warp_uniform(arch.warp_idx())
+        p = PipelineTmaAsync(full, empty, num_stages, int(tx_count), pc, cc)
+        from .kernel.trace import current
+
+        t = current("PipelineTmaAsync.create")
+        op = t.begin_if(warp == 0)
+        outer, t.cur = t.cur, op.then
+        with arch.elect_one():
+            for i in range(num_stages):
+                arch.mbarrier_init(full + i, pc)
+                arch.mbarrier_init(empty + i, cc)
+        t.cur = outer
+        if not defer_sync:
+            arch.mbarrier_init_fence()
+            arch.sync_threads()
+        return p
+
+    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
+        """Wait until the stage is empty, then arrive on its full barrier with the stage's bytes."""
+        from .kernel import arch
+
+        arch.mbarrier_wait(self.empty + state.index, state.phase)
+        with arch.elect_one():
+            arch.mbarrier_arrive_and_expect_tx(self.full + state.index, self.tx_count)
+
+    def producer_commit(self, state: PipelineState) -> None:
+        """Nothing to do: the TMA copies complete the stage's transaction bytes."""
+
+    def producer_get_barrier(self, state: PipelineState) -> Any:
+        return self.full + state.index
+
+    def consumer_get_barrier(self, state: PipelineState) -> Any:
+        return self.empty + state.index
+
+    def consumer_try_wait(self, state: PipelineState) -> Any:
+        from .kernel import arch
+
+        return arch.mbarrier_try_wait(self.full + state.index, state.phase)
+
+    def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
+        """Wait until the stage is full (with a token from consumer_try_wait, waiting on a completed
+        phase returns at once: the wait is always issued)."""
+        from .kernel import arch
+
+        arch.mbarrier_wait(self.full + state.index, state.phase)
+
+    def consumer_release(self, state: PipelineState) -> None:
+        """One thread of each consumer warp arrives on the stage's empty barrier."""
+        from .kernel import arch
+        from .kernel.trace import current
+
+        t = current("PipelineTmaAsync.consumer_release")
+        op = t.begin_if(arch.lane_idx() == 0)
+        outer, t.cur = t.cur, op.then
+        arch.mbarrier_arrive(self.empty + state.index)
+        t.cur = outer
+
+    def producer_tail(self, state: PipelineState) -> None:
+        """Wait until the consumers have released every stage (before the producer exits)."""
+        s = state.clone()
+        for _ in range(self.num_stages):
+            from .kernel import arch
+
+            arch.mbarrier_wait(self.empty + s.index, s.phase)
+            s.advance()
+
+
+def pipeline_init_arrive(cluster_shape_mn: Any = None, is_relaxed: bool = False) -> None:
+    """After barrier init with defer_sync=True: make the inits visible (one CTA: the init fence)."""
+    from .kernel import arch
+
+    arch.mbarrier_init_fence()
+
+
+def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
+    """Wait until every thread of the block sees the initialised barriers (one CTA: a block barrier)."""
+    from .kernel import arch
+
+    arch.sync_threads()

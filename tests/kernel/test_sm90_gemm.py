@@ -1,0 +1,249 @@
+"""The SM90 GEMM example (TMA + mbarrier pipeline + wgmma + persistent tiles) on the CPU against
+numpy, and its CUDA compiled for sm_90a; PipelineTmaAsync's states and misuse."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab import pipeline
+from cutelab.errors import LaunchError, TraceError
+from cutelab.kernel import cuda
+from cutelab.kernel.launch import last_launch
+from cutelab.runtime import from_dlpack
+
+from sm90_util import nvcc_compiles
+
+_EX = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "gemm", "sm90_gemm.py")
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("sm90_gemm_example", _EX)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _check(C, A, B):
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (A.shape[1] // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(C - ref) <= bound), np.abs(C - ref).max()
+
+
+@pytest.mark.parametrize("ws", [False, True])  # one warpgroup / warp-specialised producer and consumer
+@pytest.mark.parametrize("dynamic", [False, True])  # loops unrolled at trace time / runtime loops
+@pytest.mark.parametrize("mnk,ctas,stages,tile", [
+    ((256, 256, 128), 8, 2, (64, 64, 64)),   # 2 tiles per CTA: stages reused across tiles
+    ((128, 192, 256), 3, 2, (64, 64, 64)),   # 4 k-tiles through 2 stages
+    ((128, 128, 192), 2, 3, (64, 64, 32)),   # 64-byte swizzle (bK = 32 f16), 3 stages
+    ((128, 256, 64), 2, 1, (128, 128, 64)),  # two m64 atoms per warpgroup, n128, one stage
+    ((256, 256, 256), 2, 4, (128, 128, 64)),  # 128 KiB of stages: dynamic shared memory
+])
+def test_sm90_gemm_on_the_cpu_equals_numpy(mnk, ctas, stages, tile, dynamic, ws):
+    ex = _example()
+    M, N, K = mnk
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((M, K)).astype(np.float16)
+    B = rng.standard_normal((N, K)).astype(np.float16)
+    C = np.full((M, N), np.nan, np.float32)
+    ex.HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws)(A, B, C)
+    _check(C, A, B)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sm90_gemm_cuda_compiles(dynamic):
+    ex = _example()
+    A = np.ones((128, 128), np.float16)
+    B = np.ones((64, 128), np.float16)
+    C = np.zeros((128, 64), np.float32)
+    ex.HopperGemm(num_ctas=2, dynamic=dynamic)(A, B, C)
+    np.testing.assert_array_equal(C, 128)
+    src = cuda.render(last_launch().ir)
+    for s in ("cp.async.bulk.tensor.2d", "mbarrier.try_wait.parity", "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+              "const __grid_constant__ cl_tensormap tmap_mA", "const __grid_constant__ cl_tensormap tmap_mB"):
+        assert s in src
+    nvcc_compiles(src)
+
+
+def test_example_main_reports_success(capsys):
+    ex = _example()
+    assert ex.main(["--mnk", "128,128,64", "--ctas", "2"]) == 0
+    assert "max |C - numpy|" in capsys.readouterr().out
+
+
+def test_pipeline_state_walks_the_ring():
+    p = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+    c = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+    seen = []
+    for _ in range(5):
+        seen.append((p.index, p.phase, c.index, c.phase))
+        p.advance()
+        c.advance()
+    assert seen == [(0, 1, 0, 0), (1, 1, 1, 0), (0, 0, 0, 1), (1, 0, 1, 1), (0, 1, 0, 0)]
+    q = p.clone()
+    q.advance(3)
+    assert (q.count, p.count) == (8, 5) and (q.index, q.phase) == (0, 1)
+    q.reset_count()
+    assert (q.count, q.index, q.phase) == (0, 0, 1)
+    with pytest.raises(ValueError):
+        q.advance(0)
+    with pytest.raises(ValueError):
+        pipeline.CooperativeGroup(pipeline.Agent.Thread, 0)
+
+
+@cute.kernel
+def ring(src: cute.Tensor, out: cute.Tensor, stages: cutlass.Constexpr, n_iter: cutlass.Constexpr,
+         release: cutlass.Constexpr):
+    """Warp 0 produces n_iter values through a ring of smem stages; every thread consumes them."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * stages), 8)
+    buf = smem.allocate_tensor(cutlass.Float32, cute.make_layout(stages), 16)
+    pipe = pipeline.PipelineTmaAsync.create(
+        barrier_storage=bars.iterator, num_stages=stages,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 2), tx_count=0)
+    prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, stages)
+    cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, stages)
+    acc = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
+    acc[0] = 0.0
+    for i in range(min(stages, n_iter)):
+        if warp == 0:
+            pipe.producer_acquire(prod)
+            if tidx == 0:
+                buf[prod.index] = src[i]
+        prod.advance()
+    for i in range(n_iter):
+        pipe.consumer_wait(cons)
+        acc[0] = acc[0] + buf[cons.index]
+        if release:
+            pipe.consumer_release(cons)
+        cons.advance()
+        j = i + stages
+        if j < n_iter:
+            if warp == 0:
+                pipe.producer_acquire(prod)
+                if tidx == 0:
+                    buf[prod.index] = src[j]
+            prod.advance()
+    out[tidx] = acc[0]
+
+
+def test_pipeline_reuses_stages_and_reports_a_missing_release():
+    src = np.arange(1, 8, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    ring(from_dlpack(src), from_dlpack(out), 2, 7, True).launch(grid=1, block=64)
+    np.testing.assert_array_equal(out, src.sum())
+    src_cuda = cuda.render(last_launch().ir)
+    assert "mbarrier.arrive.expect_tx" in src_cuda and "mbarrier.arrive.shared::cta.b64" in src_cuda
+    nvcc_compiles(src_cuda)
+    with pytest.raises(LaunchError, match="can never complete"):  # consumers never free a stage
+        ring(from_dlpack(src), from_dlpack(out), 2, 7, False).launch(grid=1, block=64)
+
+
+@cute.kernel
+def advance_in_runtime_loop(out: cute.Tensor, n: cutlass.Int32):
+    st = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+    for i in cutlass.range(n):
+        st.advance()
+    out[0] = 1
+
+
+def test_advance_inside_a_runtime_loop_is_refused():
+    out = np.zeros(1, np.int32)
+    with pytest.raises(TraceError, match="inside a runtime loop"):
+        advance_in_runtime_loop(from_dlpack(out), cutlass.Int32(3)).launch(grid=1, block=32)
+
+
+@pytest.mark.gpu
+def test_sm90_gemm_on_the_gpu_equals_torch():
+    import torch
+
+    ex = _example()
+    A = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+    B = torch.randn(256, 128, device="cuda", dtype=torch.float16)
+    C = torch.zeros(256, 256, device="cuda", dtype=torch.float32)
+    for ws in (False, True):
+        C.zero_()
+        ex.HopperGemm(num_ctas=8, dynamic=True, warp_specialized=ws)(A, B, C)
+        torch.cuda.synchronize()
+        _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
+
+
+@pytest.mark.parametrize("dynamic,ws", [(False, False), (True, False), (True, True)])
+def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic, ws):
+    from cutelab.kernel.launch import check_bounds
+
+    ex = _example()
+    A = np.ones((256, 256), np.float16)
+    C = np.zeros((256, 256), np.float32)
+    ex.HopperGemm(tile_mnk=(128, 128, 64), stages=4, num_ctas=2, dynamic=dynamic, warp_specialized=ws)(A, A, C)
+    np.testing.assert_array_equal(C, 256)
+    ir = last_launch().ir
+    assert check_bounds(ir, "gpu") == [] and not getattr(ir, "guards", None)
+    nvcc_compiles(cuda.render(ir))
+
+
+@cute.kernel
+def ws_ring(src: cute.Tensor, out: cute.Tensor, stages: cutlass.Constexpr, n_iter: cutlass.Constexpr,
+            release: cutlass.Constexpr):
+    """Warp specialised: warp 0 produces, warps 1-3 consume, in the two branches of one if/else."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * stages), 8)
+    buf = smem.allocate_tensor(cutlass.Float32, cute.make_layout(stages), 16)
+    pipe = pipeline.PipelineTmaAsync.create(
+        barrier_storage=bars.iterator, num_stages=stages,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 3), tx_count=0)
+    prod = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, stages)
+    cons = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, stages)
+    if warp == 0:
+        for i in range(n_iter):
+            pipe.producer_acquire(prod)
+            if tidx == 0:
+                buf[prod.index] = src[i]
+            prod.advance()
+    else:
+        acc = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
+        acc[0] = 0.0
+        for i in range(n_iter):
+            pipe.consumer_wait(cons)
+            acc[0] = acc[0] + buf[cons.index] * (i + 1)
+            if release:
+                pipe.consumer_release(cons)
+            cons.advance()
+        out[tidx] = acc[0]
+
+
+def test_warp_specialised_branches_run_concurrently_on_the_cpu():
+    src = np.arange(1, 8, dtype=np.float32)
+    out = np.zeros(128, np.float32)
+    ws_ring(from_dlpack(src), from_dlpack(out), 2, 7, True).launch(grid=2, block=128)  # 7 items through 2 stages
+    np.testing.assert_array_equal(out[32:], (src * np.arange(1, 8)).sum())
+    np.testing.assert_array_equal(out[:32], 0)
+    with pytest.raises(LaunchError, match="can never complete"):  # consumers never free a stage: deadlock
+        ws_ring(from_dlpack(src), from_dlpack(out), 2, 7, False).launch(grid=1, block=128)
+
+
+def test_two_consumer_warpgroups_cpu_and_cuda():
+    ex = _example()
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal((256, 192)).astype(np.float16)
+    B = rng.standard_normal((512, 192)).astype(np.float16)
+    C = np.full((256, 512), np.nan, np.float32)
+    ex.HopperGemm(tile_mnk=(128, 256, 64), stages=3, num_ctas=3, dynamic=True, warp_specialized=True,
+                  mma_warpgroups=2)(A, B, C)  # 4 tiles over 3 CTAs, 384 threads, 144 KiB of stages
+    _check(C, A, B)
+    src = cuda.render(last_launch().ir)
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in src and "__launch_bounds__(384)" in src
+    nvcc_compiles(src)
+    with pytest.raises(ValueError, match="multiple of 64"):
+        ex.HopperGemm(tile_mnk=(64, 64, 64), warp_specialized=True, mma_warpgroups=2)

@@ -1,0 +1,215 @@
+"""SM90 TMA: make_tiled_tma_atom's tensor-map description and checks; the TMA load in kernels on
+the CPU (box copy into swizzled smem, zero fill at the edges, complete_tx on the mbarrier) and in CUDA."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.errors import LayoutError, TraceError
+from cutelab.kernel import cuda
+from cutelab.kernel.launch import last_launch
+from cutelab.nvgpu import cpasync, warpgroup
+from cutelab.runtime import from_dlpack
+
+from sm90_util import nvcc_compiles
+
+K_SW128 = warpgroup.SmemLayoutAtomKind.K_SW128
+
+
+def _smem(kind, dtype, tile):
+    return cute.tile_to_shape(warpgroup.make_smem_layout_atom(kind, dtype), tile, (0, 1))
+
+
+def _a(m, k, dtype=np.float16):
+    return from_dlpack((np.arange(m * k) % 251).astype(dtype).reshape(m, k))
+
+
+def test_descriptor_of_a_k_major_tile():
+    atom, t = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(256, 128),
+                                          _smem(K_SW128, cute.Float16, (128, 64)), (128, 64))
+    d = atom.desc
+    assert (d.dims, d.strides, d.box, d.swizzle, d.modes) == ((128, 256), (2, 256), (64, 128), 3, (1, 0))
+    assert d.box_bytes == 128 * 64 * 2 == atom.size_in_bytes
+    args = d.cu_encode_args(0x1000)
+    assert args["globalDim"] == [128, 256] and args["globalStrides"] == [256] and args["boxDim"] == [64, 128]
+    assert args["tensorDataType"] == 6 and args["swizzle"] == 3 and args["oobFill"] == 0
+    assert t.layout == cute.make_layout((256, 128), stride=(128, 1))
+
+
+@pytest.mark.parametrize("kind,b", [(warpgroup.SmemLayoutAtomKind.K_SW64, 2), (warpgroup.SmemLayoutAtomKind.K_SW32, 1),
+                                    (warpgroup.SmemLayoutAtomKind.K_INTER, 0)])
+def test_narrower_swizzles(kind, b):
+    k = {2: 32, 1: 16, 0: 8}[b]
+    atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(64, 64),
+                                          _smem(kind, cute.Float16, (64, k)), (64, k))
+    assert atom.desc.swizzle == b
+
+
+def test_refusals():
+    op = cpasync.CopyBulkTensorTileG2SOp()
+    with pytest.raises(LayoutError, match="smem_layout puts it at byte"):  # M-major smem for a K-major tensor
+        mn = cute.tile_to_shape(warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.MN_SW128, cute.Float16),
+                                (64, 64), (0, 1))
+        cpasync.make_tiled_tma_atom(op, _a(128, 128), mn, (64, 64))
+    with pytest.raises(LayoutError, match="several TMA boxes"):
+        cpasync.make_tiled_tma_atom(op, _a(128, 128), _smem(K_SW128, cute.Float16, (64, 128)), (64, 128))
+    with pytest.raises(LayoutError, match="not a multiple of 16"):
+        cpasync.make_tiled_tma_atom(op, _a(64, 68), _smem(K_SW128, cute.Float16, (64, 64)), (64, 64))
+    with pytest.raises(LayoutError, match="multicast"):
+        cpasync.make_tiled_tma_atom(op, _a(128, 128), _smem(K_SW128, cute.Float16, (64, 64)), (64, 64), 2)
+    with pytest.raises(LayoutError, match="at most 256"):
+        cpasync.make_tiled_tma_atom(op, _a(512, 64), cute.make_layout((512, 64), stride=(64, 1)), (512, 64))
+    with pytest.raises(LayoutError, match="stride 1"):
+        t = cute.make_tensor(np.zeros(64 * 64 * 2, np.float16), cute.make_layout((64, 64), stride=(128, 2)))
+        cpasync.make_tiled_tma_atom(op, t, cute.make_layout((64, 64), stride=(64, 1)), (64, 64))
+    with pytest.raises(LayoutError, match="only CopyBulkTensorTileG2SOp"):
+        cpasync.make_tiled_tma_atom(cpasync.CopyG2SOp(), _a(64, 64), _smem(K_SW128, cute.Float16, (64, 64)), (64, 64))
+
+
+@cute.kernel
+def tma_roundtrip(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, by, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    gA = cute.local_tile(tA, (64, 64), (bx, by))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):  # thread t reads column t of the tile, through the swizzled layout
+        B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]
+
+
+def test_tma_load_through_swizzled_smem_with_zero_fill():
+    M, K = 100, 72  # partial tiles: TMA fills what lies outside the tensor with zeros
+    A = (np.arange(M * K) % 251).astype(np.float16).reshape(M, K)
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), sl, (64, 64))
+    B = np.full((128, 128), -1, dtype=np.float16)
+    tma_roundtrip(atom, tA, from_dlpack(B), sl).launch(grid=(2, 2), block=64)
+    ref = np.zeros((128, 128), np.float16)
+    ref[:M, :K] = A
+    np.testing.assert_array_equal(B, ref)
+    ir = last_launch().ir
+    # the smem image is the hardware's: element (m, k) at byte Swizzle<3,4,3>(2 * (64 m + k))
+    src = cuda.render(ir)
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in src
+    assert "const __grid_constant__ cl_tensormap tmap_tA" in src
+    assert "mbarrier.arrive.expect_tx.shared::cta.b64" in src
+    nvcc_compiles(src)
+
+
+@cute.kernel
+def tma_no_expect(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 2)  # two arrivals expected, one made: the wait never completes
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    B[0, 0] = sA[0, 0]
+
+
+def test_wait_for_a_missing_arrival_after_tma_is_reported():
+    from cutelab.errors import LaunchError
+
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(64, 64), sl, (64, 64))
+    B = np.zeros((1, 1), np.float16)
+    with pytest.raises(LaunchError, match=r"1 of 2 arrivals and 0 transaction bytes"):
+        tma_no_expect(atom, tA, from_dlpack(B), sl).launch(grid=1, block=32)
+
+
+@cute.kernel
+def tma_misuse(atom: cutlass.Constexpr, tA: cute.Tensor, sl: cutlass.Constexpr, case: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    if case == "plain":
+        sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024)
+    elif case == "sw64":
+        sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=cute.make_swizzle(2, 4, 3))
+    else:
+        sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    g = cute.local_tile(tA, (64, 64), (0, 0))
+    if case == "nobar":
+        cute.copy(atom, g, sA)
+    else:
+        cute.copy(atom, g, sA, tma_bar_ptr=bars.iterator)
+
+
+@pytest.mark.parametrize("case,msg", [("nobar", "pass tma_bar_ptr"), ("plain", "not swizzled"),
+                                      ("sw64", "128-byte rows but the destination's memory is")])
+def test_kernel_misuse_is_refused(case, msg):
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(64, 64), sl, (64, 64))
+    with pytest.raises(TraceError, match=msg):
+        tma_misuse(atom, tA, sl, case).launch(grid=1, block=32)
+
+
+@cute.kernel
+def two_boxes(a1: cutlass.Constexpr, a2: cutlass.Constexpr, tA: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 2 * 64 * 64 * 2)
+        cute.copy(a1, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator)
+        cute.copy(a2, cute.local_tile(tA, (64, 64), (1, 0)), sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+
+
+def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
+    from cutelab.kernel.driver import ParamBuffer
+    from cutelab.kernel.tma import TensorMapArgs
+    from cutelab.nvgpu.cpasync import tma as host_tma
+
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    A = _a(128, 64)
+    a1, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl, (64, 64))
+    sl_plain = cute.make_layout((64, 64), stride=(64, 1))  # a second descriptor of the same tensor (no swizzle)
+    a2, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl_plain, (64, 64))
+    assert a2.desc.swizzle == 0 and a1.desc != a2.desc
+    with pytest.raises(TraceError, match="no-byte rows"):  # a2's plain layout does not fit swizzled memory
+        two_boxes(a1, a2, tA, sl).launch(grid=1, block=32)
+    a3, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl, (64, 64))
+    two_boxes(a1, a3, tA, sl).launch(grid=1, block=32)  # equal descriptors share one map
+    ir = last_launch().ir
+    src = cuda.render(ir)
+    assert src.count("cl_tensormap tmap_tA") == 1
+    maps = TensorMapArgs(ir)
+    assert len(maps) == 1 and maps.items[0][1] == a1.desc
+    calls = []
+
+    def fake_encode(desc, address):
+        calls.append((desc, address))
+        return bytes(range(128))
+
+    monkeypatch.setattr(host_tma, "encode_tensor_map", fake_encode)
+
+    class St:
+        address = 0x7000
+
+    buf = ParamBuffer(len(ir.params) + len(maps))
+    maps.fill(buf, [St()], len(ir.params))
+    p = int(buf.ptrs[len(ir.params)])
+    assert p % 128 == 0 and calls == [(a1.desc, 0x7000)]
+    assert bytes(maps.mem[:128]) == bytes(range(128))
