@@ -10,15 +10,21 @@ import ctypes
 import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-import numpy as np
 
 from ..errors import CompileError, LaunchError
 
 __all__ = ["initialize_cuda_context", "gpu_available", "device_arch", "load_module", "launch_raw",
-           "synchronize"]
+           "synchronize", "ParamBuffer", "Launcher"]
+
+
+_DRIVER: Any = None  # the driver module, imported once (fakegpu.fake_gpu puts its fake here)
+_EPOCH = 0  # changes when the driver is swapped: functions loaded under another driver are not reused
 
 
 def _driver() -> Any:
+    global _DRIVER
+    if _DRIVER is not None:
+        return _DRIVER
     try:
         from cuda.bindings import driver
     except ImportError:
@@ -28,6 +34,7 @@ def _driver() -> Any:
             raise LaunchError(
                 "running a kernel on the GPU needs cuda-python: pip install 'cutelab[gpu]'"
             ) from e
+    _DRIVER = driver
     return driver
 
 
@@ -169,20 +176,47 @@ class CUstream:
 
 
 class ParamBuffer:
-    """Kernel arguments (all 64-bit pointers) laid out for cuLaunchKernel's kernelParams."""
+    """Kernel arguments in 64-bit slots laid out for cuLaunchKernel's kernelParams: ``values``
+    holds the slots (pointers, or scalars in their low bytes), ``address`` is the void*[]
+    that points at them. Built once; a launch only writes the slots."""
 
     def __init__(self, n: int):
-        self.values = np.zeros(max(n, 1), dtype=np.uint64)
-        base = self.values.ctypes.data
-        self.ptrs = np.array([base + 8 * i for i in range(max(n, 1))], dtype=np.uint64)
+        m = max(n, 1)
+        self.values = (ctypes.c_uint64 * m)()
+        base = ctypes.addressof(self.values)
+        self.ptrs = (ctypes.c_void_p * m)(*[base + 8 * i for i in range(m)])
         self.n = n
+        self.address = ctypes.addressof(self.ptrs) if n else 0
 
     def set(self, i: int, v: int) -> None:
         self.values[i] = v
 
-    @property
-    def address(self) -> int:
-        return int(self.ptrs.ctypes.data) if self.n else 0
+
+class Launcher:
+    """cuLaunchKernel of one function with a fixed grid, block and dynamic shared memory size,
+    its parameters in a ParamBuffer (``params.values[i] = ...`` before each launch).
+
+    >>> # launcher = Launcher(fn, (8, 1, 1), (256, 1, 1), 0, 2); launcher.params.values[0] = ptr
+    >>> # launcher(stream)
+    """
+
+    __slots__ = ("fn", "grid", "block", "smem", "params", "_call", "_args", "_ok0")
+
+    def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int):
+        d = _driver()
+        self.fn, self.grid, self.block, self.smem = fn, tuple(grid), tuple(block), int(smem)
+        self.params = ParamBuffer(nparams)
+        self._call = d.cuLaunchKernel
+        self._args = (fn, int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]),
+                      int(block[2]), int(smem))
+        success = getattr(getattr(d, "CUresult", None), "CUDA_SUCCESS", 0)
+        self._ok0 = success
+
+    def __call__(self, stream: int = 0) -> None:
+        res = self._call(*self._args, stream, self.params.address, 0)
+        err = res[0]
+        if err is not self._ok0 and int(err) != 0:
+            _ok(res, "cuLaunchKernel")
 
 
 def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,

@@ -1,0 +1,321 @@
+"""The host path of GPU launches, on a pretend GPU (cutelab.kernel.fakegpu): compiled calls and
+remembered @cute.jit calls write only the new addresses into prepared parameter buffers, and
+still refuse what does not match the compiled kernel."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+from cutelab.errors import LaunchError, TensorError
+from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
+from cutelab.runtime import from_dlpack
+
+SEEDS = Path(__file__).resolve().parents[2] / "examples" / "seeds"
+CASES = {
+    "copy_inner_partition": ((1, 16), 256, (64, 64)),
+    "copy_outer_partition": ((32, 256), (8, 32), (32, 256)),
+    "copy_tv_partition": ((32, 8), (4, 8), (128, 64)),
+}
+
+
+def _seed(name):
+    return runpy.run_path(str(SEEDS / f"{name}.py"), run_name="test")
+
+
+def _dev(shape, dtype=np.float32, offset=0):
+    """A pretend GPU array (host memory) of shape; offset elements into a larger buffer."""
+    n = int(np.prod(shape))
+    buf = np.zeros(n + 16, dtype)
+    a = buf[offset:offset + n].reshape(shape)
+    return FakeDeviceArray(a)
+
+
+def _addr(x):
+    return x.__cuda_array_interface__["data"][0]
+
+
+def _quiet():
+    return contextlib.redirect_stdout(io.StringIO())
+
+
+@pytest.fixture
+def gpu():
+    with fake_gpu() as g:
+        yield g
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_seed_launches_with_new_addresses_only(gpu, name):
+    a, b, shape = CASES[name]
+    mod = _seed(name)
+    S, D = _dev(shape), _dev(shape)
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16), a, b)
+    assert gpu.launches == []  # compiling launches nothing
+    compiles = gpu.nvrtc.compiles
+    plan = f.plans[0][0]
+    f(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16))
+    S2, D2 = _dev(shape), _dev(shape)
+    f(from_dlpack(S2, assumed_align=16), from_dlpack(D2, assumed_align=16))
+    f(S2, D2)  # arrays straight in: converted and checked the same way
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)], [_addr(S2), _addr(D2)],
+                                                  [_addr(S2), _addr(D2)]]
+    assert {r["grid"] for r in gpu.launches} == {plan.grid}
+    assert {r["block"] for r in gpu.launches} == {plan.ir.block}
+    assert gpu.nvrtc.compiles == compiles  # no compile (nor trace) per call
+    assert plan.launcher is not None and gpu.launches[0]["kernel"] == plan.ir.name
+
+
+def _compiled_inner(gpu, shape=(64, 64)):
+    mod = _seed("copy_inner_partition")
+    S, D = _dev(shape), _dev(shape)
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16),
+                         (1, 16), 256)
+    return f, S, D
+
+
+def test_other_shape_dtype_stride_refused(gpu):
+    f, S, D = _compiled_inner(gpu)
+    good = from_dlpack(D, assumed_align=16)
+    with pytest.raises(LaunchError, match=r"argument 0 does not match the compiled kernel: layout \(64,32\):\(32,1\)"):
+        f(from_dlpack(_dev((64, 32)), assumed_align=16), good)
+    with pytest.raises(LaunchError, match="element type f16 instead of f32"):
+        f(from_dlpack(_dev((64, 64), np.float16), assumed_align=16), good)
+    t = np.zeros((64, 128), np.float32)[:, ::2]
+    with pytest.raises(LaunchError, match=r"layout \(64,64\):\(128,2\) instead of \(64,64\):\(64,1\)"):
+        f(from_dlpack(FakeDeviceArray(t), assumed_align=16), good)
+    with pytest.raises(LaunchError, match="device cpu:0 instead of cuda:0"):
+        f(from_dlpack(np.zeros((64, 64), np.float32), assumed_align=16), good)
+    assert gpu.launches == []  # nothing launched by any of them
+    f(from_dlpack(S, assumed_align=16), good)  # and the good call still works after the refusals
+    assert len(gpu.launches) == 1
+
+
+def test_misaligned_pointer_refused_even_with_a_seen_signature(gpu):
+    f, S, D = _compiled_inner(gpu)
+    f(S, D)
+    off = _dev((64, 64), offset=1)  # 4 bytes past a 16-byte boundary (numpy aligns buffers to 16 or more)
+    assert _addr(off) % 16 == 4
+    with pytest.raises((LaunchError, TensorError), match="not aligned to .*16 bytes"):
+        f(off, D)  # converted with the compiled alignment: from_dlpack refuses it
+    with pytest.raises(LaunchError, match="not aligned to 16 bytes"):
+        f(from_dlpack(off, assumed_align=4), from_dlpack(D, assumed_align=16))
+    assert len(gpu.launches) == 1
+
+
+def test_overlapping_output_refused_for_restrict_kernel(gpu):
+    f, S, D = _compiled_inner(gpu)
+    assert f.plans[0][0].restrict
+    with pytest.raises(LaunchError, match="overlap in memory and one of them is written"):
+        f(S, S)
+    assert gpu.launches == []
+
+
+def test_one_storage_at_compile_time_must_stay_one(gpu):
+    mod = _seed("copy_inner_partition")
+    S, D = _dev((64, 64)), _dev((64, 64))
+    tS = from_dlpack(S, assumed_align=16)
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], tS, tS, (1, 16), 256)  # in place: one kernel parameter
+    assert len(f.plans[0][0].ir.params) == 1
+    f(tS, tS)
+    assert gpu.launches[-1]["params"] == [_addr(S)]
+    with pytest.raises(LaunchError, match="were one storage when the function was compiled"):
+        f(tS, from_dlpack(D, assumed_align=16))
+    assert len(gpu.launches) == 1
+
+
+def test_static_argument_change_refused(gpu):
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutelab.Constexpr):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] * n
+
+    @cute.jit
+    def run(A, n):
+        k(A, n).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    f = cute.compile(run, A, 3)
+    f(A, 3)
+    with pytest.raises(LaunchError, match="argument 1 is 4, but the function was compiled with 3"):
+        f(A, 4)
+    assert len(gpu.launches) == 1
+
+
+def test_stream_argument_follows_the_call(gpu):
+    from cutelab.kernel.driver import CUstream
+
+    @cute.kernel
+    def k(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def run(A, stream):
+        k(A).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)
+
+    A = _dev((32,))
+    f = cute.compile(run, A, CUstream(0x11))
+    f(A, CUstream(0x22))
+    f(A, CUstream(0x33), stream=CUstream(0x44))  # the keyword wins, as for every compiled call
+    assert [r["stream"] for r in gpu.launches] == [0x22, 0x44]
+
+
+def _quiet_copy():
+    @cute.kernel
+    def k(S: cute.Tensor, D: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        b, _, _ = cute.arch.block_idx()
+        D[b * 128 + t] = S[b * 128 + t]
+
+    @cute.jit
+    def run(S, D, blocks):
+        k(S, D).launch(grid=(blocks, 1, 1), block=(128, 1, 1))
+
+    return k, run
+
+
+def test_jit_call_remembered_when_silent(gpu):
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    run(S, D, 4)
+    assert len(run.calls) == 1
+    ncalls = {}
+
+    body = run.fn
+
+    def counting(*a):
+        ncalls["n"] = ncalls.get("n", 0) + 1
+        return body(*a)
+
+    run.fn = counting
+    S2, D2 = _dev((512,)), _dev((512,))
+    run(S2, D2, 4)  # same signature: replayed, the body does not run
+    assert ncalls == {}
+    run(S2, D2, 2)  # another static value: the body runs (and that call is remembered too)
+    assert ncalls == {"n": 1}
+    run(_dev((1024,)), _dev((1024,)), 4)  # another shape: the body runs again
+    assert ncalls == {"n": 2}
+    assert [r["params"] for r in gpu.launches[:3]] == [[_addr(S), _addr(D)], [_addr(S2), _addr(D2)],
+                                                       [_addr(S2), _addr(D2)]]
+    assert [r["grid"][0] for r in gpu.launches] == [4, 4, 2, 4]
+
+
+def test_jit_call_that_prints_runs_every_time(gpu, capsys):
+    @cute.kernel
+    def k(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def run(A):
+        print("host side")
+        k(A).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    run(A)
+    run(A)
+    assert capsys.readouterr().out == "host side\nhost side\n"  # as CuTe DSL: the body runs at each call
+    assert run.calls == [] and len(gpu.launches) == 2
+
+
+def test_jit_cache_can_be_turned_off(gpu, monkeypatch):
+    monkeypatch.setenv("CUTELAB_JIT_CACHE", "0")
+    k, run = _quiet_copy()
+    run(_dev((512,)), _dev((512,)), 4)
+    assert run.calls == []
+
+
+def test_jit_replay_retraces_on_aliasing(gpu):
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    run(S, D, 4)
+    run(S, S, 4)  # same signature, but the output now overlaps the input: traced again without __restrict__
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)], [_addr(S), _addr(S)]]
+    assert sorted(p.restrict for p in k.plans.values()) == [False, True]
+    assert "__restrict__" not in run.calls[0].plans[0][0].source
+
+
+def test_cpu_launches_are_not_remembered():
+    k, run = _quiet_copy()
+    S = np.arange(512, dtype=np.float32)
+    D = np.zeros(512, np.float32)
+    run(S, D, 4)
+    assert run.calls == [] and np.array_equal(S, D)
+
+
+def test_compiled_cpu_function_still_interprets():
+    _, run = _quiet_copy()
+    S = np.arange(512, dtype=np.float32)
+    D = np.zeros(512, np.float32)
+    f = cute.compile(run, S, D, 4)
+    f(S, D)
+    assert np.array_equal(S, D)
+    D2 = np.zeros(512, np.float32)
+    f(S, D2)
+    assert np.array_equal(S, D2)
+
+
+def test_plans_of_the_fake_driver_are_not_reused_by_another(gpu):
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    run(S, D, 4)
+    plan = next(iter(k.plans.values()))
+    from cutelab.kernel import driver
+
+    assert plan.epoch == driver._EPOCH
+    driver._EPOCH += 1  # as if the driver changed (fake_gpu does this on entry and exit)
+    run.calls.clear()
+    run(S, D, 4)
+    assert gpu.nvrtc.compiles >= 1 and next(iter(k.plans.values())) is not plan
+
+
+def test_deferred_scalar_checks_remembered(gpu):
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutelab.Int32):
+        t, _, _ = cute.arch.thread_idx()
+        if t < n:
+            A[t + n] = A[t]
+
+    A = from_dlpack(_dev((64,)), assumed_align=16)
+    k(A, cutelab.Int32(16)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    plan = next(iter(k.plans.values()))
+    if not plan.deferred:
+        pytest.skip("this kernel's accesses were proved without the scalar's value")
+    assert (16,) in plan._scalars_ok
+    with pytest.raises(LaunchError, match="Nothing was launched"):
+        k(A, cutelab.Int32(40)).launch(grid=(1, 1, 1), block=(64, 1, 1))
+    assert [r["params"][1] for r in gpu.launches] == [16]
+
+
+def test_fake_torch_tensors_take_the_torch_path(gpu):
+    torch = pytest.importorskip("torch")
+    from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+    mod = _seed("copy_inner_partition")
+    S = fake_cuda_tensor(torch.zeros(64, 64))
+    D = fake_cuda_tensor(torch.zeros(64, 64))
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], S, D, (1, 16), 256)
+    f(S, D)
+    S2 = fake_cuda_tensor(torch.zeros(64, 64))
+    f(S2, D)
+    assert [r["params"] for r in gpu.launches] == [[S.data_ptr(), D.data_ptr()], [S2.data_ptr(), D.data_ptr()]]
+    with pytest.raises(LaunchError, match="does not match the compiled kernel"):
+        f(fake_cuda_tensor(torch.zeros(64, 32)), D)
+    with pytest.raises(LaunchError, match="does not match the compiled kernel"):
+        f(fake_cuda_tensor(torch.zeros(64, 64, dtype=torch.float16)), D)
+    assert len(gpu.launches) == 2
