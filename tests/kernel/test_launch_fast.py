@@ -70,7 +70,7 @@ def test_compiled_seed_launches_with_new_addresses_only(gpu, name):
     assert {r["grid"] for r in gpu.launches} == {plan.grid}
     assert {r["block"] for r in gpu.launches} == {plan.ir.block}
     assert gpu.nvrtc.compiles == compiles  # no compile (nor trace) per call
-    assert plan.launcher is not None and gpu.launches[0]["kernel"] == plan.ir.name
+    assert gpu.launches[0]["kernel"] == plan.ir.name
 
 
 def _compiled_inner(gpu, shape=(64, 64)):
@@ -319,3 +319,39 @@ def test_fake_torch_tensors_take_the_torch_path(gpu):
     with pytest.raises(LaunchError, match="does not match the compiled kernel"):
         f(fake_cuda_tensor(torch.zeros(64, 64, dtype=torch.float16)), D)
     assert len(gpu.launches) == 2
+
+
+def test_compiled_functions_sharing_a_plan_keep_their_own_scalars(gpu):
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, x: cutelab.Float32):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + x
+
+    @cute.jit
+    def run(A, x):
+        k(A, x).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    f3 = cute.compile(run, A, cutelab.Float32(3.0))
+    f5 = cute.compile(run, A, cutelab.Float32(5.0))
+    assert f3.plans[0][0] is f5.plans[0][0]  # one trace: scalar values are not part of it
+    f3(A, cutelab.Float32(3.0))
+    f5(A, cutelab.Float32(5.0))
+    f3(A, cutelab.Float32(3.0))
+    k(from_dlpack(A), cutelab.Float32(7.0)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    f3(A, cutelab.Float32(3.0))
+    bits = [np.array([r["params"][1]], np.uint64).view(np.float32)[0] for r in gpu.launches]
+    assert bits == [3.0, 5.0, 3.0, 7.0, 3.0]
+
+
+def test_other_device_index_refused(gpu):
+    class OnDevice1(FakeDeviceArray):
+        def __dlpack_device__(self):
+            return (2, 1)
+
+    f, S, D = _compiled_inner(gpu)
+    with pytest.raises(LaunchError, match="device cuda:1 instead of cuda:0"):
+        f(OnDevice1(S.array), D)
+    assert gpu.launches == []

@@ -1062,7 +1062,11 @@ class CompiledFunction:
             if plan.mode != "gpu":
                 fast.cpu.append(plan)
                 continue
-            launcher = plan._launcher() if plan.launcher is None else plan.launcher
+            from .driver import Launcher
+
+            # its own parameter buffer: the plan is shared with other compiled functions and with
+            # KernelCall launches, which may hold other scalar values and fixed storages
+            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem, len(plan.ir.params))
             slots = []
             for i, (pos, st) in enumerate(sources):
                 if pos is None:
@@ -1190,12 +1194,15 @@ def _getter(t0: Any, obj: Any) -> Callable[[Any], Optional[int]]:
         return get_torch
     if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
         cai = obj.__cuda_array_interface__
-        otype, desc = type(obj), (cai["typestr"], tuple(cai["shape"]), _cai_strides(cai))
+        has_dev = hasattr(obj, "__dlpack_device__")
+        otype = type(obj)
+        desc = (cai["typestr"], tuple(cai["shape"]), _cai_strides(cai), tuple(obj.__dlpack_device__()) if has_dev else None)
 
         def get_cai(x: Any) -> Optional[int]:
             if type(x) is otype:
                 c = x.__cuda_array_interface__
-                if (c["typestr"], tuple(c["shape"]), _cai_strides(c)) == desc:
+                if (c["typestr"], tuple(c["shape"]), _cai_strides(c),
+                        tuple(x.__dlpack_device__()) if has_dev else None) == desc:
                     a = int(c["data"][0])
                     if not a % align:
                         return a
