@@ -355,3 +355,70 @@ def test_other_device_index_refused(gpu):
     with pytest.raises(LaunchError, match="device cuda:1 instead of cuda:0"):
         f(OnDevice1(S.array), D)
     assert gpu.launches == []
+
+
+_STAND_IN = r"""
+#include <stdint.h>
+uint64_t seen[16];
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned smem, void* stream, void** params, void** extra) {
+    seen[0] = (uint64_t)f; seen[1] = gx; seen[2] = gy; seen[3] = gz; seen[4] = bx; seen[5] = by;
+    seen[6] = bz; seen[7] = smem; seen[8] = (uint64_t)stream; seen[9] = (uint64_t)extra;
+    seen[10] = *(uint64_t*)params[0]; seen[11] = *(uint64_t*)params[1];
+    return gx == 7 ? 1 : 0;
+}
+"""
+
+
+def test_ctypes_launch_passes_what_cuda_h_declares(gpu, tmp_path, monkeypatch):
+    """CUTELAB_LAUNCH=ctypes calls libcuda's cuLaunchKernel directly; a stand-in library with
+    the same signature shows what it receives."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    from cutelab.kernel import driver
+
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc for the stand-in libcuda")
+    (tmp_path / "fake.c").write_text(_STAND_IN)
+    so = tmp_path / "libfakecuda.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(tmp_path / "fake.c")], check=True)
+    monkeypatch.setattr(driver, "LIBCUDA", str(so))
+    monkeypatch.setenv("CUTELAB_LAUNCH", "ctypes")
+    f, S, D = _compiled_inner(gpu)
+    f(S, D, stream=0x5150)
+    seen = (ctypes.c_uint64 * 16).in_dll(ctypes.CDLL(str(so)), "seen")
+    plan = f.plans[0][0]
+    assert list(seen[:12]) == [int(plan.fn), *plan.grid, *plan.ir.block, 0, 0x5150, 0, _addr(S), _addr(D)]
+    assert gpu.launches == []  # not through the (fake) cuda-python driver
+    bad = driver.Launcher(plan.fn, (7, 1, 1), (32, 1, 1), 0, 2, via="ctypes")
+    with pytest.raises(LaunchError, match="cuLaunchKernel failed"):
+        bad(0)
+    with pytest.raises(LaunchError, match="'cuda-python' .* or 'ctypes'"):
+        driver.Launcher(plan.fn, (1, 1, 1), (32, 1, 1), 0, 2, via="cffi")
+
+
+def test_launch_benchmark_dry_run(tmp_path, capsys):
+    """benchmarks/launch.py --dry-run: the whole host path with the fake driver, a table and JSON."""
+    pytest.importorskip("torch")
+    import json
+
+    bench = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks" / "launch.py"), run_name="bench")
+    out = tmp_path / "launch.json"
+    res = bench["main"](["--dry-run", "--iters", "20", "--no-dsl", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "| launch | host (us/call)" in text and "| compile (first call) |" in text
+    data = json.loads(out.read_text())
+    assert data["dry_run"] and data == json.loads(json.dumps(res))
+    names = [r["name"] for r in data["launch"]]
+    assert names[0].startswith("torch D.copy_(S)")
+    assert sum(n.startswith("cutelab copy_") and "compiled(tS, tD" in n for n in names) == 3
+    assert any("remembered" in n for n in names)
+    jit = next(r for r in data["launch"] if "remembered" in r["name"])
+    assert jit["remembered"] is True
+    assert all(r["host"] > 0 and r["correct"] is None for r in data["launch"])
+    assert [r["name"] for r in data["compile"]] == ["copy_inner_partition", "copy_outer_partition",
+                                                    "copy_tv_partition", "elementwise_add"]
+    for r in data["compile"]:
+        assert r["cutelab first (s)"] > 0 and {"trace", "render", "module load"} <= set(r["phases"])

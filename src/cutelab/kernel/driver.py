@@ -44,6 +44,8 @@ def _ok(res: Any, what: str) -> Any:
         name = ""
         try:
             d = _driver()
+            if type(err) is int and hasattr(d, "CUresult"):
+                err = d.CUresult(err)
             e2, s = d.cuGetErrorString(err)
             name = s.decode() if isinstance(s, bytes) else str(s)
         except Exception:  # pragma: no cover
@@ -200,23 +202,55 @@ class Launcher:
     >>> # launcher(stream)
     """
 
-    __slots__ = ("fn", "grid", "block", "smem", "params", "_call", "_args", "_ok0")
+    __slots__ = ("fn", "grid", "block", "smem", "params", "via", "_call", "_args", "_ok0")
 
-    def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int):
+    def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int,
+                 via: Optional[str] = None):
         d = _driver()
         self.fn, self.grid, self.block, self.smem = fn, tuple(grid), tuple(block), int(smem)
         self.params = ParamBuffer(nparams)
-        self._call = d.cuLaunchKernel
-        self._args = (fn, int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]),
-                      int(block[2]), int(smem))
-        success = getattr(getattr(d, "CUresult", None), "CUDA_SUCCESS", 0)
-        self._ok0 = success
+        self.via = via or os.environ.get("CUTELAB_LAUNCH", "") or "cuda-python"
+        dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
+        if self.via == "ctypes":  # libcuda's cuLaunchKernel called directly (the function handle as a pointer)
+            self._call = _libcuda_launch()
+            self._args = (int(fn),) + dims
+            self._ok0 = 0
+        elif self.via == "cuda-python":
+            self._call = d.cuLaunchKernel
+            self._args = (fn,) + dims
+            self._ok0 = getattr(getattr(d, "CUresult", None), "CUDA_SUCCESS", 0)
+        else:
+            raise LaunchError(f"CUTELAB_LAUNCH={self.via!r}: launches go through 'cuda-python' (the default) or 'ctypes'")
 
     def __call__(self, stream: int = 0) -> None:
         res = self._call(*self._args, stream, self.params.address, 0)
+        if self._ok0 == 0 and type(res) is int:  # ctypes: the CUresult itself
+            if res:
+                _ok((res,), "cuLaunchKernel")
+            return
         err = res[0]
         if err is not self._ok0 and int(err) != 0:
             _ok(res, "cuLaunchKernel")
+
+
+_LIBCUDA: Any = None
+LIBCUDA = "libcuda.so.1"  # where CUTELAB_LAUNCH=ctypes finds cuLaunchKernel (tests point it at a stand-in)
+
+
+def _libcuda_launch() -> Any:
+    """libcuda's cuLaunchKernel as a ctypes function, declared as cuda.h declares it."""
+    global _LIBCUDA
+    if _LIBCUDA is None or _LIBCUDA[0] != LIBCUDA:
+        try:
+            lib = ctypes.CDLL(LIBCUDA)
+        except OSError as e:
+            raise LaunchError(f"CUTELAB_LAUNCH=ctypes: cannot load {LIBCUDA} ({e})") from None
+        f = lib.cuLaunchKernel
+        u = ctypes.c_uint
+        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        f.restype = ctypes.c_int
+        _LIBCUDA = (LIBCUDA, f)
+    return _LIBCUDA[1]
 
 
 def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,

@@ -347,6 +347,7 @@ class LaunchInfo:
         self.cached = cached
         self.trace_seconds = trace_seconds
         self.cubin = cubin
+        self.phases: Dict[str, float] = {}  # seconds per phase of a first launch on the GPU (trace, render, ...)
 
 
 _local = threading.local()
@@ -681,8 +682,10 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
-    trace_s = time.perf_counter() - t0
+    t_checks = time.perf_counter()
+    trace_s = t_checks - t0
     deferred = check_bounds(ir, mode)
+    checks_s = time.perf_counter() - t_checks
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
         plan = _Plan(ir, storages, "cpu")
@@ -697,12 +700,17 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)
     use_device(dev)
     restrict = not _aliasing(ir, storages)
+    t_render = time.perf_counter()
     renderer = CudaRenderer(ir, restrict=restrict)
     src = renderer.render()
     t1 = time.perf_counter()
     res = compile_cuda(src, k.name, device_arch())
+    t_load = time.perf_counter()
     fn = load_module(res.cubin, res.key, k.name)
-    _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
+    t2 = time.perf_counter()
+    _local.last = LaunchInfo(ir, "gpu", src, t2 - t1, res.cached, trace_s, res.cubin)
+    _local.last.phases = {"trace": trace_s, "bounds checks": checks_s, "render": t1 - t_render,
+                          "nvrtc" if not res.cached else "compile cache": t_load - t1, "module load": t2 - t_load}
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
     plan.source = src
     plan.deferred = deferred
