@@ -422,3 +422,23 @@ def test_launch_benchmark_dry_run(tmp_path, capsys):
                                                     "copy_tv_partition", "elementwise_add"]
     for r in data["compile"]:
         assert r["cutelab first (s)"] > 0 and {"trace", "render", "module load"} <= set(r["phases"])
+
+
+def test_remembered_calls_and_plans_keep_no_tensor_alive(gpu):
+    import gc
+    import weakref
+
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    refs = [weakref.ref(S), weakref.ref(D), weakref.ref(S.array)]
+    run(S, D, 4)
+    assert len(run.calls) == 1 and k.plans
+    del S, D
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+    S2, D2 = _dev((512,)), _dev((512,))
+    run(S2, D2, 4)  # still replayed from the prepared checks
+    assert gpu.launches[-1]["params"] == [_addr(S2), _addr(D2)] and len(run.calls) == 1
+    run.calls[0](S2, D2, 4)  # a remembered call is a compiled function too
+    with pytest.raises(LaunchError, match="do not match this remembered call"):
+        run.calls[0](_dev((256,)), D2, 4)

@@ -14,6 +14,15 @@ A launch
    (``compile.compile_cuda``) and launches it on the tensors' stream; on the CPU: runs the IR
    with numpy (``interpret.interpret``).
 
+A compiled call (``f = cute.compile(fn, ...)``; ``f(...)``) and a remembered @cute.jit call
+(JitFunction.__call__) skip all of that: each tensor argument passes a check prepared for its
+compiled signature (kind of object, element type, layout, offset, storage size, device) and only
+its address is read; an address must still be aligned as compiled, and when addresses change,
+storages that were one must still be one and no written storage may overlap another under
+__restrict__. The addresses go into a parameter buffer prepared once (driver.Launcher); scalar
+arguments and deferred bounds checks are settled when the call is prepared. Anything else takes
+the full check, whose error names what differs.
+
 Where a kernel runs: on the GPU when its tensors live on a GPU, in the CPU interpreter when
 they live in host memory (numpy arrays, CPU torch tensors), or when ``interpret=True`` is
 given to ``launch`` or ``@cute.kernel``, or ``CUTELAB_INTERPRET=1`` is set.
@@ -103,6 +112,13 @@ class _Storage:
     @property
     def on_gpu(self) -> bool:
         return self.device[0] == "cuda"
+
+    def description(self) -> "_Storage":
+        """The same facts without the storage itself (no engine, array or owner kept alive)."""
+        d = _Storage.__new__(_Storage)
+        d.__dict__.update(self.__dict__)
+        d.engine = d.data = d.owner = None
+        return d
 
 
 def _device_of(engine: Any, data: Any) -> Tuple[str, int]:
@@ -367,7 +383,7 @@ class _Plan:
     def __init__(self, ir: KernelIR, storages: List[_Storage], mode: str, fn: Any = None,
                  grid: Optional[Tuple[int, int, int]] = None):
         self.ir = ir
-        self.storages = storages
+        self.storages = [st.description() for st in storages]  # sizes for the overlap check; nothing kept alive
         self.mode = mode
         self.fn = fn
         self.grid = grid or ir.grid  # the CUDA grid (differs from ir.grid when blocks are coarsened)
@@ -927,6 +943,8 @@ class JitFunction:
             cf = _compiled_from(self.fn, raw, args, seen, streams, set(), remember=True)
             if cf is not None:
                 cf.nargs = len(args)
+                cf._build()
+                cf.forget_tensors()
                 self.calls.insert(0, cf)
                 del self.calls[8:]
         return ret
@@ -982,10 +1000,15 @@ class CompiledFunction:
         self.arg_objects = arg_objects or {}  # position -> what the caller gave (a Tensor, torch tensor, array)
         self.streams = streams or [None] * len(plans)  # per launch: an argument position ("arg", i), a stream or None
         self.nargs = -1  # the number of arguments a @cute.jit call replaying this must give
+        self._forgotten = False
         self._fast: Any = None
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         fast = self._fast or self._build()
+        if self._forgotten:
+            if not self._replay(args, stream):
+                raise LaunchError(f"{self.name}: the arguments do not match this remembered call")
+            return None
         if fast.cpu:
             return self._run_general(args, stream)
         # the tensors: a signature check per argument, then only the address is read
@@ -1023,7 +1046,7 @@ class CompiledFunction:
                 h = fixed
             launcher(h)
 
-    def _replay(self, args: Tuple[Any, ...]) -> bool:
+    def _replay(self, args: Tuple[Any, ...], stream: Any = None) -> bool:
         """For a @cute.jit call: launch again if args match this compiled signature exactly (same
         number of arguments, every tensor passing its fast check, every other argument equal);
         False, launching nothing, otherwise."""
@@ -1045,7 +1068,7 @@ class CompiledFunction:
                 self._new_addresses(addrs)  # storages now overlapping, or no longer shared: trace again
         except LaunchError:
             return False
-        self._launch(fast, args, addrs, None)
+        self._launch(fast, args, addrs, stream)
         return True
 
     def _build(self) -> Any:
@@ -1090,6 +1113,16 @@ class CompiledFunction:
         fast.last = None
         self._fast = fast
         return fast
+
+    def forget_tensors(self) -> None:
+        """Drop the tensors seen at compile time (a remembered @cute.jit call must not keep its
+        first arguments' memory alive); only the prepared fast checks remain, so a call that
+        fails them is not launched here (_replay answers False)."""
+        self.arg_tensors = {pos: None for pos in self.arg_tensors}
+        self.arg_objects = {}
+        self.plans = [(plan, [(pos, st.description()) for pos, st in sources], scalars)
+                      for plan, sources, scalars in self.plans]
+        self._forgotten = True
 
     def _check(self, args: Any, pos: Any, x: Any) -> int:
         """The full check of argument pos against the compiled signature (LaunchError if it does
