@@ -44,6 +44,7 @@ import json
 import os
 import re
 import runpy
+import shutil
 import statistics
 import sys
 import tempfile
@@ -131,7 +132,7 @@ def to_dsl(source: str) -> str:
     """A program of examples/ with its import lines changed back to CuTe DSL's."""
     for pat, rep in _DSL_IMPORTS:
         source = re.sub(pat, rep, source, flags=re.M)
-    left = [ln for ln in source.splitlines() if "cutelab" in ln and not ln.lstrip().startswith("#")]
+    left = [ln for ln in source.splitlines() if "cutelab" in ln.split("#")[0]]
     if left:
         raise SystemExit(f"benchmarks/launch.py: cannot port these lines back to CuTe DSL: {left}")
     return source
@@ -383,6 +384,8 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     ap.add_argument("--iters", type=int, default=2000, help="calls per timing (default 2000)")
     ap.add_argument("--dry-run", action="store_true", help="fake CUDA driver and NVRTC: the host path only")
     ap.add_argument("--no-dsl", action="store_true", help="leave CuTe DSL out even when it imports")
+    ap.add_argument("--nvcc", action="store_true",
+                    help="with --dry-run: compile each kernel with nvcc too (the NVRTC column is then nvcc's time)")
     ap.add_argument("--json", default=None, help="write the results to this file")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
@@ -401,8 +404,12 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
         if args.dry_run:
             from cutelab.kernel.fakegpu import fake_gpu
 
-            stack.enter_context(fake_gpu(record=False, cache_dir=str(tmp / "cache")))
-            device = "none (--dry-run: fake CUDA driver and NVRTC; no kernel runs)"
+            nvcc = shutil.which("nvcc") if args.nvcc else None
+            if args.nvcc and not nvcc:
+                raise SystemExit("--nvcc: nvcc is not on the PATH")
+            stack.enter_context(fake_gpu(record=False, cache_dir=str(tmp / "cache"), nvcc=nvcc))
+            device = ("none (--dry-run: fake CUDA driver and NVRTC; no kernel runs"
+                      + ("; NVRTC column: nvcc -cubin" if nvcc else "") + ")")
         else:
             import cutelab
 

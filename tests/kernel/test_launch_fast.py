@@ -442,3 +442,20 @@ def test_remembered_calls_and_plans_keep_no_tensor_alive(gpu):
     run.calls[0](S2, D2, 4)  # a remembered call is a compiled function too
     with pytest.raises(LaunchError, match="do not match this remembered call"):
         run.calls[0](_dev((256,)), D2, 4)
+
+
+def test_fake_nvrtc_with_nvcc_compiles_the_source_for_real(tmp_path):
+    import shutil
+
+    from cutelab.errors import CompileError
+    from cutelab.kernel.compile import compile_cuda
+
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        pytest.skip("nvcc not on the PATH")
+    with fake_gpu(nvcc=nvcc) as g:
+        f, S, D = _compiled_inner(g)
+        f(S, D)
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+        with pytest.raises(CompileError, match="NVRTC could not compile kernel broken"):
+            compile_cuda('extern "C" __global__ void broken(float* a) { a[0] = undefined_name; }', "broken")

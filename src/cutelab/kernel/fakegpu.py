@@ -153,10 +153,13 @@ class FakeDriver:
 
 class FakeNvrtc:
     """NVRTC answering with the source itself as the "cubin" (so the fake driver can read the
-    kernel's parameter list); counts compiles."""
+    kernel's parameter list); counts compiles. With ``nvcc`` (a path), each compile also runs
+    nvcc on the source with NVRTC's options, so that the source is checked and the time spent
+    is a real compile's (nvcc's, an upper bound of NVRTC's: a process, and a host pass)."""
 
-    def __init__(self) -> None:
+    def __init__(self, nvcc: Optional[str] = None) -> None:
         self.compiles = 0
+        self.nvcc = nvcc
 
     def nvrtcVersion(self) -> Tuple[int, int, int]:  # noqa: N802 - NVRTC's names
         return (0, 0, 0)
@@ -166,12 +169,33 @@ class FakeNvrtc:
 
     def nvrtcCompileProgram(self, prog: Any, n: int, opts: Any) -> Tuple[int]:  # noqa: N802
         self.compiles += 1
+        prog.log = b""
+        if self.nvcc:
+            import subprocess
+            import tempfile
+
+            flags = []
+            for o in (x.decode() for x in opts):
+                if o.startswith("--gpu-architecture="):
+                    flags.append("-arch=" + o.split("=", 1)[1])
+                elif o != "-default-device":  # NVRTC only: cutelab's helpers are __device__ already
+                    flags.append(o)
+            with tempfile.TemporaryDirectory(prefix="cutelab-nvcc-") as d:
+                with open(f"{d}/k.cu", "wb") as f:
+                    f.write(prog.src)
+                p = subprocess.run([self.nvcc, "-cubin", *flags, "-o", f"{d}/k.cubin", f"{d}/k.cu"],
+                                   capture_output=True)
+            if p.returncode:
+                prog.log = p.stdout + p.stderr
+                return (6,)  # NVRTC_ERROR_COMPILATION
         return (0,)
 
     def nvrtcGetProgramLogSize(self, prog: Any) -> Tuple[int, int]:  # noqa: N802
-        return (0, 1)
+        return (0, len(getattr(prog, "log", b"")) + 1)
 
     def nvrtcGetProgramLog(self, prog: Any, buf: Any) -> Tuple[int]:  # noqa: N802
+        log = getattr(prog, "log", b"")
+        ctypes.memmove(buf, log, len(log))
         return (0,)
 
     def nvrtcGetCUBINSize(self, prog: Any) -> Tuple[int, int]:  # noqa: N802
@@ -196,11 +220,12 @@ class _FakeGpu:
 
 
 @contextlib.contextmanager
-def fake_gpu(arch: Tuple[int, int] = (9, 0), record: bool = True, cache_dir: Optional[str] = None) -> Iterator[_FakeGpu]:
+def fake_gpu(arch: Tuple[int, int] = (9, 0), record: bool = True, cache_dir: Optional[str] = None,
+             nvcc: Optional[str] = None) -> Iterator[_FakeGpu]:
     """Within the block, cutelab's driver and NVRTC are fakes (see FakeDriver): launches on
     "GPU" tensors (FakeDeviceArray, fake_cuda_tensor) run the whole host path and are recorded.
     Compiled images of the fake go to ``cache_dir`` (a fresh temporary folder by default), never
-    to the real kernel cache."""
+    to the real kernel cache. ``nvcc``: compile each kernel with it too (see FakeNvrtc)."""
     import importlib
     import os
     import tempfile
@@ -209,7 +234,7 @@ def fake_gpu(arch: Tuple[int, int] = (9, 0), record: bool = True, cache_dir: Opt
     kdriver = importlib.import_module("cutelab.kernel.driver")
     klaunch = importlib.import_module("cutelab.kernel.launch")
 
-    fd, fn = FakeDriver(arch, record), FakeNvrtc()
+    fd, fn = FakeDriver(arch, record), FakeNvrtc(nvcc)
     saved = (kdriver._DRIVER, kdriver._AVAILABLE, kdriver._INIT, dict(kdriver._CTX), dict(kdriver._ARCH),
              dict(kdriver._MODULES), kcompile._NVRTC, kcompile._VERSION, dict(kcompile._MEMORY),
              klaunch._torch_stream, os.environ.get("CUTELAB_CACHE_DIR"))
