@@ -313,12 +313,19 @@ def test_fake_torch_tensors_take_the_torch_path(gpu):
     f(S, D)
     S2 = fake_cuda_tensor(torch.zeros(64, 64))
     f(S2, D)
-    assert [r["params"] for r in gpu.launches] == [[S.data_ptr(), D.data_ptr()], [S2.data_ptr(), D.data_ptr()]]
+    tS2 = from_dlpack(S2, assumed_align=16)
+    for _ in range(2):  # a Tensor where a torch tensor was compiled: the full check once, then the fast one
+        f(tS2, D)
+    assert [r["params"] for r in gpu.launches] == [[S.data_ptr(), D.data_ptr()], [S2.data_ptr(), D.data_ptr()],
+                                                  [S2.data_ptr(), D.data_ptr()], [S2.data_ptr(), D.data_ptr()]]
+    assert len(f._fast.getters[0][1].alternatives) == 2
     with pytest.raises(LaunchError, match="does not match the compiled kernel"):
         f(fake_cuda_tensor(torch.zeros(64, 32)), D)
     with pytest.raises(LaunchError, match="does not match the compiled kernel"):
         f(fake_cuda_tensor(torch.zeros(64, 64, dtype=torch.float16)), D)
-    assert len(gpu.launches) == 2
+    with pytest.raises(LaunchError, match="does not match the compiled kernel"):
+        f(from_dlpack(fake_cuda_tensor(torch.zeros(64, 32)), assumed_align=16), D)
+    assert len(gpu.launches) == 4
 
 
 def test_compiled_functions_sharing_a_plan_keep_their_own_scalars(gpu):

@@ -1078,7 +1078,8 @@ class CompiledFunction:
             pass
 
         fast = Fast()
-        fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos))) for pos, t0 in self.arg_tensors.items()]
+        fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), int(getattr(t0.engine, "align", 1) or 1)))
+                        for pos, t0 in self.arg_tensors.items()]
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
         fast.static = list(self.arg_static.items())
         fast.nargs = self.nargs
@@ -1139,7 +1140,7 @@ class CompiledFunction:
         k = next(k for k, (p, _) in enumerate(fast.getters) if p == pos)
         p, get = fast.getters[k]
         if len(getattr(get, "alternatives", ())) < 4:
-            new = _getter(t0, x)
+            new = _getter(t, x, int(getattr(t0.engine, "align", 1) or 1))  # x's description, t0's alignment
             if new is not _never:
                 fast.getters[k] = (p, _either(get, new))
         return int(t.engine.address)
@@ -1216,12 +1217,12 @@ def _cai_strides(cai: Dict[str, Any]) -> Any:
     return tuple(st) if st is not None else None
 
 
-def _getter(t0: Any, obj: Any) -> Callable[[Any], Optional[int]]:
-    """A function of an argument: its storage address when it matches the compiled tensor t0
-    exactly (same kind of object, element type, layout, offset, storage size, device; address
-    aligned as compiled), else None (the caller then runs the full check, which names what differs)."""
+def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
+    """A function of an argument: its storage address when it matches t0 (a Tensor that passed
+    the full check; obj: what the caller gave for it) exactly: same kind of object, element
+    type, layout, offset, storage size (at least), device, and an address aligned to align
+    bytes; else None (the caller then runs the full check, which names what differs)."""
     e0 = t0.engine
-    align = int(getattr(e0, "align", 1) or 1)
     if obj is not None and type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
         ttype, tdt, shape, strides, dev = type(obj), obj.dtype, tuple(obj.shape), tuple(obj.stride()), obj.device
 
