@@ -47,16 +47,24 @@ def fake_cuda_tensor(t: Any) -> Any:
     argument path of a launch runs as on a GPU."""
     import torch
 
-    class _FakeCuda(torch.Tensor):
-        __module__ = "torch"  # what from_dlpack looks at to take the torch path
+    global _FAKE_CUDA
+    if _FAKE_CUDA is None:
+        cuda0 = torch.device("cuda", 0)
 
-        @property
-        def device(self) -> Any:  # type: ignore[override]
-            return torch.device("cuda", 0)
+        class _FakeCuda(torch.Tensor):
+            __module__ = "torch"  # what from_dlpack looks at to take the torch path
 
-        __torch_function__ = torch._C._disabled_torch_function_impl  # as fast as a plain tensor
+            @property
+            def device(self) -> Any:  # type: ignore[override]
+                return cuda0
 
-    return torch.Tensor._make_subclass(_FakeCuda, t)
+            __torch_function__ = torch._C._disabled_torch_function_impl  # as fast as a plain tensor
+
+        _FAKE_CUDA = _FakeCuda
+    return torch.Tensor._make_subclass(_FAKE_CUDA, t)
+
+
+_FAKE_CUDA: Any = None
 
 
 class _Attr:
