@@ -913,15 +913,15 @@ class JitFunction:
         device, alignment; other arguments: equal values) launches the same kernels again
         without running the Python body. CUTELAB_JIT_CACHE=0 runs the body at every call (as
         CuTe DSL 4.8.1 does; the difference shows only in side effects of the body other than
-        printing)."""
-        cache = (not kwargs and getattr(_local, "recorder", None) is None
-                 and getattr(_local, "observer", None) is None and os.environ.get("CUTELAB_JIT_CACHE", "1") != "0")
+        printing; the variable is read when a call would be remembered)."""
+        cache = not kwargs and getattr(_local, "recorder", None) is None and getattr(_local, "observer", None) is None
         if cache:
             for i, cf in enumerate(self.calls):
                 if cf._replay(args):
                     if i:
                         self.calls.insert(0, self.calls.pop(i))
                     return None
+            cache = os.environ.get("CUTELAB_JIT_CACHE", "1") != "0"
         raw = args
         args = tuple(_as_tensor_args(a) for a in args)
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
