@@ -466,3 +466,32 @@ def test_fake_nvrtc_with_nvcc_compiles_the_source_for_real(tmp_path):
         assert g.nvrtc.compiles == 1 and len(g.launches) == 1
         with pytest.raises(CompileError, match="NVRTC could not compile kernel broken"):
             compile_cuda('extern "C" __global__ void broken(float* a) { a[0] = undefined_name; }', "broken")
+
+
+def test_other_recorded_entries_run_in_order(gpu):
+    """cute.compile records launches in order; an entry that is not a kernel launch (as a host-side
+    print would be) runs itself, in its place, at every call."""
+    from cutelab.kernel import launch as kl
+
+    k, run = _quiet_copy()
+    seen = []
+
+    class Action:
+        ir = None
+        storages = []
+
+        def run(self, storages=(), stream=None, scalars=()):
+            seen.append(len(gpu.launches))
+
+    @cute.jit
+    def two(S, D):
+        k(S, D).launch(grid=(4, 1, 1), block=(128, 1, 1))
+        kl._local.recorder.append((Action(), [], []))
+        k(D, S).launch(grid=(4, 1, 1), block=(128, 1, 1), stream=0x77)
+
+    S, D = _dev((512,)), _dev((512,))
+    f = cute.compile(two, S, D)
+    f(S, D)
+    f(S, D)
+    assert seen == [1, 3]
+    assert [r["stream"] for r in gpu.launches] == [0, 0x77, 0, 0x77]

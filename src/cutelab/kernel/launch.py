@@ -615,14 +615,14 @@ class KernelCall:
         if rec is not None:
             rec.append((plan, storages, scalars))
             streams = getattr(_local, "streams", None)
-            if streams is not None:
-                streams.append(stream)
+            if streams is not None:  # the stream of record entry i (others record other things too)
+                streams[len(rec) - 1] = stream
             return None
         plan.run(storages, stream, scalars)
         obs = getattr(_local, "observer", None)
         if obs is not None:  # a @cute.jit call that may be remembered (JitFunction.__call__)
             obs.append((plan, storages, scalars))
-            _local.streams.append(stream)
+            _local.streams[len(obs) - 1] = stream
         return None
 
 
@@ -927,7 +927,7 @@ class JitFunction:
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
         if not cache:
             return self.fn(*args, **kwargs)
-        _local.observer, _local.streams = [], []
+        _local.observer, _local.streams = [], {}
         out, err = _CountingStream(sys.stdout), _CountingStream(sys.stderr)
         sys.stdout, sys.stderr = out, err
         try:
@@ -1033,6 +1033,9 @@ class CompiledFunction:
 
     def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
         for plan, launcher, slots, _, spos, tdev, fixed in fast.launches:
+            if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
+                plan.run((), stream, ())
+                continue
             vals = launcher.params.values
             for i, k in slots:
                 vals[i] = addrs[k]
@@ -1090,6 +1093,9 @@ class CompiledFunction:
             groups.setdefault(id(t0.engine), []).append(index[pos])
         fast.groups = [g for g in groups.values() if len(g) > 1]
         for (plan, sources, scalars), strm in zip(self.plans, self.streams):
+            if not isinstance(plan, _Plan):  # something else recorded in order (e.g. a host-side print)
+                fast.launches.append((plan, None, [], (), None, None, 0))
+                continue
             plan.check_scalars(scalars)
             if plan.mode != "gpu":
                 fast.cpu.append(plan)
@@ -1176,7 +1182,7 @@ class CompiledFunction:
                     f"(one kernel parameter), but now differ; call cute.compile again with these tensors"
                 )
         for plan, launcher, slots, _, _, _, _ in fast.launches:
-            if plan.restrict and len(plan.storages) > 1:
+            if launcher is not None and plan.restrict and len(plan.storages) > 1:
                 vals = [launcher.params.values[i] for i in range(len(plan.storages))]
                 for i, k in slots:
                     vals[i] = addrs[k]
@@ -1326,7 +1332,7 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     if getattr(_local, "recorder", None) is not None:
         raise LaunchError("cute.compile cannot be nested")
     _local.recorder = []
-    _local.streams = []
+    _local.streams = {}
     try:
         target(*args, **kwargs)
         recorded = _local.recorder
@@ -1342,7 +1348,7 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
 
 
 def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...], recorded: List[Any],
-                   streams: List[Any], const: set, remember: bool) -> Optional[CompiledFunction]:
+                   streams: Dict[int, Any], const: set, remember: bool) -> Optional[CompiledFunction]:
     """The CompiledFunction replaying the recorded launches of target(*args); for a @cute.jit call
     being remembered, None unless every launch is on the GPU and every storage it uses comes
     from the arguments."""
@@ -1353,7 +1359,7 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
     plans = []
     for plan, storages, scalars in recorded:
         sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
-        if remember and (plan.mode != "gpu" or any(p is None for p, _ in sources)):
+        if remember and (not isinstance(plan, _Plan) or plan.mode != "gpu" or any(p is None for p, _ in sources)):
             return None
         plans.append((plan, sources, scalars))
 
@@ -1366,7 +1372,8 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
                  for plan, sources, scalars in plans]
     # a launch's stream: the argument it came from (by identity), else the stream object itself
     stream_src: List[Any] = []
-    for s in streams:
+    for n in range(len(recorded)):
+        s = streams.get(n)
         i = next((i for i, a in enumerate(args) if s is not None and a is s), None)
         stream_src.append(("arg", shift(i)) if i is not None and i not in const else s)
     objects = {}
