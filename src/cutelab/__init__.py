@@ -48,9 +48,9 @@ Shape = Coord = IntTuple = Tile = tuple  # annotations, as cute.Shape etc. in Cu
 _LAZY = {
     **{name: ("numeric", name) for name in (
         "BFloat16", "Boolean", "Float16", "Float32", "Float64", "Int8", "Int16", "Int32", "Int64", "Numeric",
-        "Uint8", "Uint16", "Uint32", "Uint64")},
+        "Uint8", "Uint16", "Uint32", "Uint64", "Float8E4M3FN", "Float8E5M2", "TFloat32")},
     **{name: ("tensor", name) for name in (
-        "Pointer", "Tensor", "TensorSSA", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
+        "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
         "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
@@ -63,7 +63,7 @@ _LAZY = {
     "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
-    "testing": ("testing", None),
+    "testing": ("testing", None), "struct": ("kernel.smem", "struct"),
     "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
 }
 
@@ -166,3 +166,36 @@ def _copy_dispatch(host):
 
 
 copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star import above
+
+
+def _gemm_dispatch(host):
+    def gemm(atom, d, a, b, c, **kwargs):
+        trace = _sys.modules.get(__name__ + ".kernel.trace")
+        if trace is not None and trace.tracing():
+            from .kernel.gemm import kernel_gemm
+
+            return kernel_gemm(atom, d, a, b, c)
+        return host(atom, d, a, b, c, **kwargs)
+
+    gemm.__doc__ = host.__doc__
+    gemm.__wrapped__ = host
+    return gemm
+
+
+gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm, from the star import above; kernel/gemm.py in a kernel
+
+
+def dtype(name):
+    """cutlass.dtype: the element type named name ("Float16", "BFloat16", ...; a type is returned as is).
+
+    >>> dtype("BFloat16") is BFloat16
+    True
+    """
+    from . import numeric as _numeric
+
+    if isinstance(name, _numeric.Numeric):
+        return name
+    t = getattr(_numeric, str(name), None)
+    if not isinstance(t, _numeric.Numeric):
+        raise TypeError(f"cutlass.dtype({name!r}): no element type of that name (Float16, BFloat16, Float32, ...)")
+    return t

@@ -363,10 +363,24 @@ class Layout:
         return _eval(self, coord)
 
     def __getitem__(self, coord: Any) -> Any:
+        if type(coord) is int and isinstance(self.shape, tuple) and len(self.shape) > 1:
+            return get(self, coord)  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
         return _eval(self, coord)
+
+    @property
+    def max_alignment(self) -> int:
+        """CuTe's max_alignment: the length of the run of consecutive offsets the layout starts with
+        (gcd with the stride after it), in elements.
+
+        >>> make_layout((128, 8)).max_alignment, make_layout((100, 8))[0].max_alignment
+        (1024, 100)
+        """
+        from .swizzle import _layout_alignment
+
+        return _layout_alignment(self)
 
     def get_hier_coord(self, idx: int) -> Any:
         """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked.

@@ -21,7 +21,7 @@ from .layout import Layout
 from .numeric import Numeric, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, PointerInfo, Tensor
 
-__all__ = ["from_dlpack", "DeviceEngine"]
+__all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream"]
 
 
 def _layout_of(shape: tuple, strides: tuple, what: str) -> Layout:
@@ -151,3 +151,13 @@ def from_dlpack(array: Any, assumed_align: int | None = None) -> Tensor:
             raise TensorError(f"from_dlpack: cannot read {type(array).__name__} on the CPU ({e})") from None
         return _from_numpy(a, assumed_align)
     raise TensorError(f"from_dlpack: {type(array).__name__} is not a numpy array, torch tensor or DLPack producer")
+
+
+def make_fake_stream() -> Any:
+    """A stand-in stream for ahead-of-time compiles (cute.compile(..., stream)); cutelab launches
+    on torch's current stream (or on the CPU interpreter), so it is the default stream, None.
+
+    >>> make_fake_stream() is None
+    True
+    """
+    return None

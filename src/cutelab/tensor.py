@@ -482,6 +482,20 @@ class Pointer:
     def memspace(self) -> str:
         return self.engine.memspace
 
+    def align(self, min_align: int) -> "Pointer":
+        """The pointer, asserted to be min_align-byte aligned (CuTe DSL's Pointer.align). cutelab
+        derives alignment itself, so the pointer is unchanged; an assertion that a static offset
+        contradicts is refused."""
+        if not isinstance(min_align, int) or min_align < 1 or min_align & (min_align - 1):
+            raise TensorError(f"Pointer.align({min_align!r}): the alignment must be a power of two")
+        off = self.offset
+        if isinstance(off, (int, np.integer)) and hasattr(self.engine, "align"):
+            b = self.engine.dtype.bytes
+            if (int(off) * b) % min_align and int(off) * b % min(min_align, self.engine.align) != 0:
+                raise TensorError(f"Pointer.align({min_align}): the pointer {self} at element offset {int(off)} "
+                                  f"is not {min_align}-byte aligned")
+        return Pointer(self.engine, off)
+
     def __str__(self) -> str:
         return self.engine.ptr_str(self.offset)
 
@@ -523,7 +537,10 @@ class Tensor:
         self.engine = engine
         self.layout = layout
         self.offset = offset
-        if not _checked and hasattr(engine, "__len__") and not isinstance(engine, IdentityEngine):
+        # a traced kernel's tensors may overhang their storage (partial tiles, predicated): its
+        # accesses are checked at launch instead
+        if (not _checked and hasattr(engine, "__len__") and not isinstance(engine, IdentityEngine)
+                and not hasattr(engine, "param")):
             self._check_bounds()
 
     def _check_bounds(self) -> None:
@@ -575,6 +592,23 @@ class Tensor:
         return self
 
     @property
+    def leading_dim(self) -> Any:
+        """The mode whose stride is 1 (and extent not 1), as CuTe DSL finds it: an int, a tuple for
+        a nested mode, or None."""
+        def find(stride: Any, shape: Any, pos: tuple) -> Any:
+            if isinstance(stride, tuple):
+                for i, (d, n) in enumerate(zip(stride, shape)):
+                    r = find(d, n, pos + (i,))
+                    if r is not None:
+                        return r
+                return None
+            if isinstance(stride, int) and not isinstance(stride, bool) and stride == 1 and shape != 1:
+                return (pos[0] if len(pos) == 1 else pos) if pos else 0
+            return None
+
+        return find(self.layout.stride, self.layout.shape, ())
+
+    @property
     def type(self) -> "TensorType":
         """The tensor's type as CuTe DSL prints it (``!cute.memref<f32, gmem, align<16>, "(4,8):(8,1)">``)."""
         return TensorType(self)
@@ -603,6 +637,10 @@ class Tensor:
 
     # ---- indexing
     def _check_coord(self, coord: Any) -> None:
+        # inside a traced kernel a coordinate past a flat mode is only an offset, as in CuTe (a pipeline
+        # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
+        traced = hasattr(self.engine, "param")
+
         def go(c: Any, s: Any) -> bool:
             if isinstance(c, tuple):
                 return isinstance(s, tuple) and len(c) == len(s) and all(go(x, y) for x, y in zip(c, s))
@@ -610,7 +648,7 @@ class Tensor:
                 return True
             n = it.product(s)
             if isinstance(c, (int, np.integer)):
-                return 0 <= c < n
+                return 0 <= c < n or (traced and not isinstance(s, tuple))
             if isinstance(c, np.ndarray):
                 return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
             return True  # symbolic
@@ -643,7 +681,10 @@ class Tensor:
             sub, fixed = slice_and_offset(coord, lay.outer)
             return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
         if it.has_none(coord):
-            return self._new(slice_(self.layout, coord), _add(self.offset, delta))
+            # the kept modes depend only on where coord has None (its ints are in delta already)
+            keep = it.transform_leaf(coord, lambda c: None if c is None else 0) if hasattr(self.engine, "param") \
+                else coord
+            return self._new(slice_(self.layout, keep), _add(self.offset, delta))
         return self.engine.read_one(_add(self.offset, delta))
 
     def __setitem__(self, coord: Any, value: Any) -> None:
@@ -702,6 +743,8 @@ def _tensor_coord(t: "Tensor", coord: Any) -> Any:
             return int(c)
         if isinstance(c, np.ndarray) and c.dtype.kind in "iu":
             return c.astype(np.int64, copy=False)
+        if hasattr(c, "as_index") and type(c).__module__.startswith("cutelab.kernel"):
+            return c.as_index()  # a runtime integer of a kernel (e.g. a pipeline stage in a register)
         if type(c).__module__.startswith("cutelab.kernel"):
             return c  # a symbolic index of the kernel tracer
         raise TensorError(
@@ -860,6 +903,39 @@ def local_tile(tensor: Tensor, tiler: Any, coord: Any, proj: Any = None) -> Tens
         tiler = dice(tiler, proj) if isinstance(tiler, Layout) else it.dice_tuple(proj, tiler)
         coord = it.dice_tuple(proj, coord)
     return inner_partition(tensor, tiler, coord)
+
+
+def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
+    """The tensor with its domain shifted by coord (CuTe's domain_offset): element c of the result
+    is element c + coord of tensor. coord may be negative (the shifted-out part must then not be
+    accessed: predicate it).
+
+    >>> t = make_identity_tensor((4, 8))
+    >>> domain_offset((1, -2), t)[(0, 0)]
+    (1, -2)
+    """
+    if not isinstance(tensor, Tensor):
+        raise TensorError(f"domain_offset: expected a Tensor, got {type(tensor).__name__}")
+    lay = tensor.layout
+    if isinstance(lay, ComposedLayout):
+        raise TensorError(f"domain_offset: the tensor {tensor} has a composed layout; not supported")
+    shp, std = lay.shape, lay.stride
+    flat_c = coord if isinstance(coord, tuple) else (coord,)
+    flat_s = shp if isinstance(shp, tuple) else (shp,)
+    flat_d = std if isinstance(std, tuple) else (std,)
+    if len(flat_c) != len(flat_s):
+        raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): the coordinate has {len(flat_c)} modes, "
+                          f"the tensor {len(flat_s)}")
+    full = []
+    for c, s in zip(flat_c, flat_s):
+        if isinstance(s, tuple) and not isinstance(c, tuple):
+            if not (isinstance(c, int) and c == 0):
+                raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a hierarchical mode "
+                                  f"{it.tuple_str(s)} needs a coordinate of its profile")
+            c = it.transform_leaf(s, lambda _: 0)
+        full.append(c)
+    delta = it.crd2idx(tuple(full), tuple(flat_s), tuple(flat_d))  # linear: negative coordinates are fine
+    return tensor._new(lay, _add(tensor.offset, delta))
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) -> Tensor:

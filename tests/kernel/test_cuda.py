@@ -45,6 +45,47 @@ def test_vector_plan():
     assert vector_plan(p4, t * 4, tuple(range(4))) == [(0, 1), (1, 1), (2, 1), (3, 1)]
 
 
+def test_vector_plan_uses_the_alignment_the_launch_proved():
+    # declared 4-byte aligned (from_dlpack's default), but the launch saw a 16-byte aligned pointer
+    t = Var("tid.x", 256)
+    p4 = Param(0, "S", Float32, 4, 1 << 20)
+    p4.code_align = 16
+    assert vector_plan(p4, t * 4, tuple(range(4))) == [(0, 4)]
+    assert vector_plan(p4, t * 4 + 2, tuple(range(4))) == [(0, 2), (2, 2)]  # the offset still counts
+
+
+def test_predicated_copy_proved_true_is_one_vector_access():
+    # elementwise_add's pattern: per-element predicates elem_less(coord, shape) that the tracer proves
+    # true for every thread become one copy, which the printer vectorises
+    import cutelab as cute
+
+    @cute.kernel
+    def k(gA: cute.Tensor, gC: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        atom = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), gA.element_type)
+        tc = cute.make_tiled_copy_tv(atom, cute.make_layout((32,)), cute.make_layout((4,)))
+        thr = tc.get_slice(tidx)
+        tA = thr.partition_S(gA)
+        tC = thr.partition_D(gC)
+        cA = thr.partition_S(cute.make_identity_tensor(gA.shape))
+        frg = cute.make_fragment_like(tA)
+        pred = cute.make_rmem_tensor(cA.shape, cute.Boolean)
+        for i in range(cute.size(pred)):
+            pred[i] = cute.elem_less(cA[i], gA.shape)
+        cute.copy(atom, tA, frg, pred=pred)
+        cute.copy(atom, frg, tC, pred=pred)
+
+    A = np.arange(128, dtype=np.float32)
+    C = np.zeros_like(A)
+    with capture() as ks:
+        k(from_dlpack(A, assumed_align=16), from_dlpack(C, assumed_align=16)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    src = render(ks[0], load="ldg", pair=False, retile=False, remap=False)
+    body = src[src.index("__global__"):]
+    assert "if (" not in body
+    assert body.count("__ldg(reinterpret_cast<const uint4*>(gA") == 1  # one 16-byte load per thread
+    assert body.count("*reinterpret_cast<uint4*>(gC") == 1  # and one 16-byte store
+
+
 @pytest.mark.parametrize("name,a,b,n_vec", CASES)
 def test_seed_sources_use_16_byte_vectors(name, a, b, n_vec):
     # the plain per-thread code: each thread's own accesses, vectorized where alignment is provable

@@ -495,3 +495,48 @@ def test_other_recorded_entries_run_in_order(gpu):
     f(S, D)
     assert seen == [1, 3]
     assert [r["stream"] for r in gpu.launches] == [0, 0x77, 0, 0x77]
+
+
+def test_compiled_call_reports_a_guarded_access_of_an_earlier_launch(gpu):
+    """Kernels with guarded accesses write an error word; the next launch (compiled or not) reads it."""
+    from cutelab.kernel.launch import _Plan
+
+    @cute.kernel
+    def shift_positive(gA: cute.Tensor, gB: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = gA[tidx]
+        if v > 0.0:
+            gB[tidx + 1] = v
+
+    @cute.jit
+    def run(A, B):
+        shift_positive(A, B).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A, B = _dev((32,)), _dev((32,))
+    f = cute.compile(run, A, B)
+    plan = f.plans[0][0]
+    assert isinstance(plan, _Plan) and plan.error_word is not None
+    f(A, B)
+    plan.error_word.word[0] = 1  # what a thread that left gB writes
+    with pytest.raises(LaunchError, match=r"the store to gB .*found at the next launch of shift_positive"):
+        f(A, B)
+    f(A, B)  # reported once
+    assert len(gpu.launches) == 2
+
+
+def test_large_dynamic_shared_memory_opts_in_once(gpu):
+    from cutelab.kernel import driver
+
+    class Fn:
+        def __int__(self):
+            return 0xF00
+
+    fn = Fn()
+    fn.params = []
+    fn.name = "big"
+    driver._SMEM_SET.pop(0xF00, None)
+    before = gpu.driver.calls.get("cuFuncSetAttribute", 0)
+    driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 100 * 1024, 0)
+    driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 64 * 1024, 0)
+    driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 16 * 1024, 0)
+    assert gpu.driver.calls.get("cuFuncSetAttribute", 0) - before == 1

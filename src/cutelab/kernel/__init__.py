@@ -11,6 +11,7 @@ inside a kernel.
 
 from . import compile as _compile_module  # noqa: F401  (imported first: the name `compile` below is cute.compile)
 from . import arch, cuda, driver, interpret, symbolic, trace  # noqa: F401
+from .guards import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
 from .launch import CompiledFunction, Constexpr, JitFunction, Kernel, compile, jit, kernel, last_launch
 from .trace import TraceValue, printf
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 from ..errors import TraceError
 from .trace import block_dim, block_idx, grid_dim, thread_idx
 
-__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier"]
+from .cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
+
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier",
+           "cp_async_commit_group", "cp_async_wait_group"]
 
 
 def lane_idx():

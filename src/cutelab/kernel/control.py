@@ -96,6 +96,9 @@ def _as_bound(x: Any, what: str) -> Any:
 def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False) -> DynRange:
     """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static."""
     a, b, c = _range_args(args, "cutlass.range")
+    if unroll_full and _tracer() is not None and not any(_is_dynamic(x) for x in (a, b, c)):
+        # fully unrolled with static bounds: the loop variable is a Python int, as the DSL's unrolled copies see it
+        return builtins.range(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"))
     return DynRange(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"),
                     unroll, unroll_full)
 
@@ -138,12 +141,21 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
-def py_range(fn: Any, *args: Any) -> Any:
-    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value."""
-    if fn is builtins.range and _tracer() is not None and any(_is_dynamic(a) for a in args):
-        a, b, c = _range_args(args, "range")
-        return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"))
-    return fn(*args)
+def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value.
+
+    In a kernel, ``range`` takes CuTe DSL's ``unroll=`` / ``unroll_full=`` too: a loop with static
+    bounds is unrolled at trace time anyway; one with runtime bounds passes them to the loop."""
+    if fn is builtins.range and (kw or _tracer() is not None):
+        bad = set(kw) - {"unroll", "unroll_full"}
+        if bad:
+            raise TraceError(f"range(...) in a kernel takes the keywords unroll and unroll_full, got {sorted(bad)}")
+        if _tracer() is not None and any(_is_dynamic(a) for a in args):
+            a, b, c = _range_args(args, "range")
+            return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"),
+                            kw.get("unroll"), bool(kw.get("unroll_full", False)))
+        return fn(*args)
+    return fn(*args, **kw)
 
 
 def _cond_ref(t: Any, c: Any, where: str) -> Any:
@@ -180,6 +192,34 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+class Unusable:
+    """The value after a runtime branch of a variable that held a static Python value before it and
+    another one inside it: it has no single value there, so every use raises."""
+
+    def __init__(self, name: str, before: Any, what: str, where: str, kernel: str):
+        object.__setattr__(self, "_msg", (
+            f"kernel {kernel}: variable '{name}' is {_describe(before)} before the {what} at {where} and another "
+            f"static value inside it, so it has no single value after it; keep it in a register fragment, or use "
+            f"cutlass.const_expr to make the {what} static"))
+
+    def _fail(self, *a: Any, **k: Any) -> Any:
+        raise TraceError(object.__getattribute__(self, "_msg"))
+
+    def __getattr__(self, name: str) -> Any:
+        self._fail()
+
+    __setattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __index__ = _fail
+    __int__ = __float__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _fail
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "<no single value after a runtime branch>"
+
+    __str__ = __format__ = lambda self, *a: self._fail()  # type: ignore[assignment]
+
+
 class _Carry:
     """Carries variables through a runtime region: tensor values live in mutable registers."""
 
@@ -191,11 +231,20 @@ class _Carry:
         self.what = what
         self.regs: Dict[str, Any] = {}
         self.last: Dict[str, Any] = dict(self.pre)
+        self.poisoned: set = set()
 
     def declare(self) -> None:
-        """Mutable registers for the tensor values bound before the region, assigned there."""
+        """Mutable registers for the tensor values bound before the region, assigned there. A
+        typed scalar (``cutlass.Int32(0)``, a runtime value in CuTe DSL) becomes one too, so the
+        region may change it (a pipeline stage counter)."""
+        from ..numeric import FloatValue, IntValue
+
         for n, v in self.pre.items():
-            if isinstance(v, TraceValue):
+            if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
+                r = self.t.new_reg(v.dtype, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
+                self.regs[n] = (r, ())
+            elif isinstance(v, TraceValue):
                 self.t.check_refs(v.refs, f"variable {n}")
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
@@ -219,6 +268,12 @@ class _Carry:
             pre = self.pre[n]
             if n in self.regs:
                 r, shape = self.regs[n]
+                if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                    t.check_refs([v] if is_sym(v) else [], f"variable {n}")
+                    t.emit(Assign(r, (0,), (v,)))  # a scalar variable set to a number or an index
+                    continue
+                if isinstance(v, TraceValue) and len(v.refs) == r.n and v.dtype.name != r.dtype.name:
+                    v = v.to(r.dtype)  # e.g. an Int32 counter set from an Int64 expression
                 if not isinstance(v, TraceValue) or len(v.refs) != r.n or v.dtype.name != r.dtype.name:
                     raise TraceError(
                         f"kernel {t.name}: variable '{n}' holds a tensor value of {r.dtype} x {r.n} before the "
@@ -229,6 +284,10 @@ class _Carry:
                 t.emit(Assign(r, tuple(range(r.n)), v.refs))
             elif pre is UNDEF:
                 continue  # local to the region
+            elif not _same(v, pre) and self.what == "branch":
+                # a static value that one branch changes has no single value after the branch: the
+                # variable is unusable there (any use raises), as a throwaway `_` usually is
+                self.poisoned.add(n)
             elif not _same(v, pre):
                 raise TraceError(
                     f"kernel {t.name}: variable '{n}' is {_describe(pre)} before the {self.what} at {self.where} "
@@ -237,6 +296,8 @@ class _Carry:
                     f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
                     f"to make the {self.what} static"
                 )
+        for n in self.poisoned:
+            self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
 
 
 class Loop:
@@ -421,6 +482,26 @@ class WhileLoop:
     def exit(self) -> Tuple[Any, ...]:
         return self.carry.values(fresh=False) if not self.carry.regs else tuple(
             self.carry._snap(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
+
+
+def ifexp(c: Any, a: Any, b: Any) -> Any:
+    """``A if C else B`` in a kernel (a and b are thunks): static C picks one; a runtime C
+    evaluates both and selects per thread (cute.where), as CuTe DSL's rewrite does."""
+    if isinstance(c, _Dyn):
+        c = c.x
+    if not _is_dynamic(c):
+        return a() if c else b()
+    from ..numeric import Float32, Int32
+    from .trace import where
+
+    va, vb = a(), b()
+    if isinstance(va, TraceValue) or isinstance(vb, TraceValue):
+        return where(_as_bool(c), va, vb)
+    dt = getattr(va, "dtype", None) or getattr(vb, "dtype", None)
+    if dt is None:
+        dt = Float32 if isinstance(va, float) or isinstance(vb, float) else Int32
+    cond = _as_bool(c)
+    return cond._emit("select", (cond, va, vb), dt, dt)
 
 
 def and_(a: Any, b: Any) -> Any:

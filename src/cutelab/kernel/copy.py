@@ -35,7 +35,15 @@ def _flag(p: Any) -> Any:
 def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
     """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
     profile (REST...)) leaves the elements whose flag is False untouched."""
+    from .cpasync import cp_async_copy, is_cp_async
+
+    if is_cp_async(atom):  # cp.async: its own op (kernel/cpasync.py)
+        return cp_async_copy(atom, src, dst, pred)
     t = current("cute.copy")
+    from .ldmatrix import is_ldmatrix, kernel_ldmatrix  # warp-collective copies carry their own op
+
+    if is_ldmatrix(getattr(atom, "op", None)):
+        return kernel_ldmatrix(atom, src, dst, pred=pred)
     n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)
     if n_src != n_dst:
         raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")
@@ -58,6 +66,9 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
                          f"({n_src}) or one per copy of the value mode ({n_src // v})")
     flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
+    if all(f is True for f in flags):  # proved (or statically) true everywhere: one copy, which the printer vectorises
+        dst.store(src.load())
+        return
     for (elems, r), f in zip(groups, flags):
         if f is True:
             for i in elems:

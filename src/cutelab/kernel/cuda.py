@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..errors import TraceError
 import numpy as np
 
-from .symbolic import BoolAnd, Cmp, Expr, FloorDiv, Lin, Mod, Mul, Var, add, atoms, evaluate, mul, sym_div
+from .symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, evaluate, mul, sym_div
 from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store,
                     While, pow2_divisor)
 
@@ -110,9 +110,9 @@ def _subexprs(e: Any, out: List[Expr]) -> None:
         if isinstance(e, Lin):
             for a, _ in e.terms:
                 _subexprs(a, out)
-        elif isinstance(e, (FloorDiv, Mod)):
+        elif isinstance(e, (FloorDiv, Mod, Swz)):
             _subexprs(e.a, out)
-        elif isinstance(e, (Mul, Cmp)):
+        elif isinstance(e, (Mul, Cmp, DynDiv)):
             _subexprs(e.a, out)
             _subexprs(e.b, out)
         elif isinstance(e, BoolAnd):
@@ -191,6 +191,12 @@ class _IntPrinter:
             return f"(({self.t})cl_mod({self(e.a)}, {e.c}))"
         if isinstance(e, Mul):
             return f"({self(e.a)} * {self(e.b)})"
+        if isinstance(e, DynDiv):  # floor division / remainder by a runtime value
+            f = "cl_floordiv" if e.op == "//" else "cl_mod"
+            return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
+        if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
+            a = self(e.a)
+            return f"({a} ^ (({a} & {self.lit(e.ymask)}) >> {e.s}))"
         if isinstance(e, Cmp):
             return f"({self(e.a)} {e.op} {self(e.b)})"
         if isinstance(e, BoolAnd):
@@ -318,9 +324,10 @@ def _addr_align(param: Param, base: Any, off: int) -> int:
         d = gcd(sym_div(base), abs(off)) if off else sym_div(base)
     else:
         d = abs(int(base) + off)
+    align = getattr(param, "code_align", None) or param.align  # the launch's proved alignment of the pointer
     if d == 0:
-        return param.align
-    return min(param.align, pow2_divisor(d * e))
+        return align
+    return min(align, pow2_divisor(d * e))
 
 
 def vector_plan(param: Param, base: Any, offsets: Tuple[int, ...], reg_start: Any = None) -> List[Tuple[int, int]]:
@@ -405,6 +412,8 @@ class CudaRenderer:
         self.declared: set = set()
         self.n_tmp = 0
         self.indent = 1
+        self.guards: Dict[int, int] = getattr(ir, "guards", None) or {}  # id(op) -> error code (guards.py)
+        self.guard_accesses: Dict[int, list] = getattr(ir, "guard_accesses", None) or {}
         if ir.structured:  # the schedule rewrites assume straight-line code over global memory only
             self.pair = self.retile = self.remap = False
             self.coarsen = 1
@@ -886,8 +895,46 @@ class CudaRenderer:
             self.block(s.body)
             self.emit("}")
 
+    def guard_cond(self, op: Any, accesses: Any = None) -> str:
+        """The C condition that every access of op that the launch could not prove (or those of
+        `accesses`) is in bounds (guards.py); declares its index temporaries."""
+        conds = []
+        for a in (self.guard_accesses.get(id(op), ()) if accesses is None else accesses):
+            omin, omax = min(a.offsets), max(a.offsets)
+            L = a.param.length
+            if isinstance(a.base, Expr):
+                code, _ = self.iexpr(a.base, (a.base.lo + omin, a.base.hi + omax))
+            else:
+                code = f"{int(a.base)}"
+            self.n_tmp += 1
+            g = f"g{self.n_tmp}"
+            self.emit(f"const long long {g} = (long long)({code});")
+            conds.append(f"{g} >= {-omin}ll && {g} < {L - omax}ll")
+        return " && ".join(conds) or "true"
+
+    def guarded(self, s: Any) -> None:
+        """A Load or Store the launch could not prove in bounds: tested, skipped and recorded when
+        out of range (a load's registers read 0)."""
+        if isinstance(s, Load):
+            self.reg_decl(s.dst)
+        cond = self.guard_cond(s)
+        self.emit(f"if ({cond}) {{")
+        self.indent += 1
+        self.load(s) if isinstance(s, Load) else self.store(s)
+        self.indent -= 1
+        self.emit("} else {")
+        self.indent += 1
+        if isinstance(s, Load):
+            for i in range(s.dst.n):
+                self.emit(f"{self.rn(s.dst)}[{i}] = 0;")
+        self.emit(f"cl_fail({self.guards[id(s)]}u);")
+        self.indent -= 1
+        self.emit("}")
+
     def statement(self, s: Any) -> None:
-        if isinstance(s, (For, If, While)):
+        if id(s) in self.guards and isinstance(s, (Load, Store)):
+            self.guarded(s)
+        elif isinstance(s, (For, If, While)):
             self.region(s)
         elif isinstance(s, Barrier):
             self.emit("__syncthreads();")
@@ -914,7 +961,17 @@ class CudaRenderer:
         if self.retile and not any(isinstance(x, Printf) for x in ir.stmts):
             self._find_copies()
         grid = ir.grid
+        dyn_off = 0
         for sh in ir.shared:
+            if sh.dynamic:  # above 48 KiB: pointers into the block's dynamic shared memory (kernel/smem.py)
+                if dyn_off == 0:
+                    self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")
+                al = max(16, sh.align)
+                dyn_off = -(-dyn_off // al) * al
+                self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
+                          f"(cl_dyn_smem + {dyn_off});")
+                dyn_off += sh.bytes
+                continue
             self.emit(f"__shared__ alignas({max(16, sh.align)}) {ctype(sh.dtype)[0]} {sh.name}[{sh.length}];")
         for r in ir.regs:
             if r.mutable:
@@ -942,7 +999,12 @@ class CudaRenderer:
             note = (f", run as grid {grid}: {sched['coarsen']} logical block(s) per CUDA block"
                     + (", in memory order" if sched["remapped"] else ""))
         comment = f"// grid {ir.grid}, block {ir.block}{note}\n"
-        return _PRELUDE + comment + head + "\n" + "\n".join(self.lines) + "\n}\n"
+        prelude = _PRELUDE
+        if self.guards:
+            from .guards import GUARD_PRELUDE
+
+            prelude += GUARD_PRELUDE
+        return prelude + comment + head + "\n" + "\n".join(self.lines) + "\n}\n"
 
     @property
     def launch_grid(self) -> Tuple[int, int, int]:

@@ -177,6 +177,13 @@ class CUstream:
         return f"<CUstream 0x{self.handle:x}>"
 
 
+class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name
+    """cuda.bindings.driver.CUstream_flags: the flags of cuStreamCreate (the default stream is 0)."""
+
+    CU_STREAM_DEFAULT = 0
+    CU_STREAM_NON_BLOCKING = 1
+
+
 class ParamBuffer:
     """Kernel arguments in 64-bit slots laid out for cuLaunchKernel's kernelParams: ``values``
     holds the slots (pointers, or scalars in their low bytes), ``address`` is the void*[]
@@ -210,6 +217,7 @@ class Launcher:
         self.fn, self.grid, self.block, self.smem = fn, tuple(grid), tuple(block), int(smem)
         self.params = ParamBuffer(nparams)
         self.via = via or os.environ.get("CUTELAB_LAUNCH", "") or "cuda-python"
+        _allow_smem(d, fn, int(smem))
         dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
         if self.via == "ctypes":  # libcuda's cuLaunchKernel called directly (the function handle as a pointer)
             self._call = _libcuda_launch()
@@ -253,9 +261,26 @@ def _libcuda_launch() -> Any:
     return _LIBCUDA[1]
 
 
+_SMEM_SET: Dict[int, int] = {}  # CUfunction -> the dynamic shared memory it was allowed
+
+
+def _allow_smem(d: Any, fn: Any, smem: int) -> None:
+    """Above 48 KiB of dynamic shared memory a kernel must opt in (once per function and size)."""
+    if smem > 48 * 1024:
+        try:
+            key = int(fn)
+        except TypeError:
+            key = id(fn)
+        if _SMEM_SET.get(key, 0) < smem:
+            attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _ok(d.cuFuncSetAttribute(fn, attr, smem), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
+            _SMEM_SET[key] = smem
+
+
 def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,
                smem: int = 0) -> None:
     d = _driver()
+    _allow_smem(d, fn, smem)
     _ok(d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                          stream, params.address, 0), "cuLaunchKernel")
 

@@ -139,7 +139,29 @@ class FakeDriver:
         self._next += 0x10
         return (0, _Handle(self._next, name=name.decode(), params=params))
 
+    class CUfunction_attribute:  # noqa: N801 - the driver's name
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
     def cuFuncSetAttribute(self, fn: Any, attr: Any, value: int) -> Tuple[int]:  # noqa: N802
+        self._count("cuFuncSetAttribute")
+        return (0,)
+
+    # the error word of kernels with guarded accesses (guards.ErrorWord): mapped host memory
+    def cuMemHostAlloc(self, size: int, flags: int) -> Tuple[int, int]:  # noqa: N802
+        buf = ctypes.create_string_buffer(max(int(size), 8))
+        self._host = getattr(self, "_host", []) + [buf]
+        return (0, ctypes.addressof(buf))
+
+    def cuMemHostGetDevicePointer(self, host: int, flags: int) -> Tuple[int, int]:  # noqa: N802
+        return (0, int(host))
+
+    def cuModuleGetGlobal(self, mod: Any, name: bytes) -> Tuple[int, int, int]:  # noqa: N802
+        buf = ctypes.create_string_buffer(8)
+        self._host = getattr(self, "_host", []) + [buf]
+        return (0, ctypes.addressof(buf), 8)
+
+    def cuMemcpyHtoD(self, dst: int, src: int, n: int) -> Tuple[int]:  # noqa: N802
+        ctypes.memmove(int(dst), int(src), int(n))
         return (0,)
 
     def cuLaunchKernel(self, fn: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int,  # noqa: N802

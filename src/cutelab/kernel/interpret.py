@@ -87,10 +87,24 @@ def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Di
     }
 
 
+class _Env(dict):
+    """Index variables by name; "reg.<id>.<i>" (trace.RegVar) reads that register of every thread."""
+
+    def __init__(self, env: Dict[str, Any], batch: "_Batch"):
+        dict.__init__(self, env)
+        self.batch = batch
+
+    def __missing__(self, name: str) -> Any:
+        if name.startswith("reg."):
+            _, rid, i = name.split(".")
+            return self.batch.regs[int(rid)][:, int(i)].astype(np.int64)
+        raise KeyError(name)
+
+
 class _Batch:
     def __init__(self, ir: KernelIR, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
         self.ir = ir
-        self.env = env
+        self.env = _Env(env, self)
         self.n = n
         self.regs: Dict[int, np.ndarray] = {}
         self.scalars = scalars or {}
@@ -131,27 +145,35 @@ class _Batch:
         return out
 
 
-def _check_range(idx_lo: int, idx_hi: int, length: int, what: str) -> None:
+def _check_range(idx_lo: int, idx_hi: int, length: int, what: str, where: str = "") -> None:
     if idx_lo < 0 or idx_hi >= length:
         raise LaunchError(
-            f"{what}: offsets [{idx_lo}, {idx_hi}] fall outside the tensor's {length} elements; nothing was written"
+            f"{what}: offsets [{idx_lo}, {idx_hi}] fall outside the tensor's {length} elements; "
+            f"nothing was written{where}"
         )
 
 
-def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, mask: Any = None) -> Any:
+def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, mask: Any = None,
+                  where: str = "") -> Any:
     offs = np.asarray(offsets, dtype=np.int64)
     base_v = b.index(base)
     if mask is not None:
         bv = np.broadcast_to(np.asarray(base_v, dtype=np.int64), (b.n,))
         act = bv[mask]
         if act.size:
-            _check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what)
+            _check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what, where)
         return np.where(mask[:, None], bv[:, None] + offs[None, :], 0)  # inactive threads: element 0
     if isinstance(base_v, np.ndarray):
-        _check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what)
+        _check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what, where)
         return base_v[:, None] + offs[None, :]
-    _check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what)
+    _check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what, where)
     return np.broadcast_to(base_v + offs, (b.n, len(offs)))
+
+
+def _line(ir: KernelIR, s: Any) -> str:
+    """ (at file:line) of op s in the user's kernel source, when the tracer recorded it."""
+    w = getattr(ir, "src_lines", {}).get(id(s), "")
+    return f" (at {w})" if w else ""
 
 
 def _fmt(v: Any, dt: Any) -> str:
@@ -240,7 +262,7 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
         if isinstance(s, Load):
             p = s.param
             data, length, shift = _memory(b, p, buffers)
-            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask)
+            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
             if shift is not None:
                 idx = idx + shift[:, None]
             b.regs[s.dst.id] = data[idx]
@@ -248,7 +270,7 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
             p = s.param
             data, length, shift = _memory(b, p, buffers)
             vals = b.matrix(s.src, p.dtype)
-            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask)
+            idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask, _line(ir, s))
             if shift is not None:
                 idx = idx + shift[:, None]
             if mask is None:

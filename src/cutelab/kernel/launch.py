@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
 from .symbolic import evaluate, sym_range
-from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, tracing, walk
+from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, pow2_divisor, tracing, walk
 
 __all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
            "last_launch", "LaunchInfo"]
@@ -215,7 +215,7 @@ def _accesses(block: Any, guards: List[Tuple[Any, bool]], loops: Tuple[Any, ...]
             yield op, guards, loops
         elif isinstance(op, Op):
             for a in op.accesses():
-                yield a, guards, loops
+                yield a, guards + list(getattr(a, "guards", ())), loops  # an op's own predicate guards it too
         elif isinstance(op, If):
             yield from _accesses(op.then, guards + [(op.cond, True)], loops)
             yield from _accesses(op.orelse, guards + [(op.cond, False)], loops)
@@ -264,6 +264,8 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[A
     for e in [base] + [c for c, _ in guards]:
         if isinstance(e, tuple):  # a register condition: data-dependent
             return False
+        if isinstance(e, Expr) and any(v.name.startswith("reg.") for v in atoms(e)):
+            return False  # an index read from a register (trace.RegVar): data-dependent
         if isinstance(e, Expr) and any(isinstance(v, LoopVar) and v is not var for v in atoms(e)):
             return False
         if var is not None and e is not base and isinstance(e, Expr) and any(v is var for v in atoms(e)):
@@ -280,12 +282,16 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     checked exactly for every thread when it lies outside loops and its index and guarding
     conditions are expressions of the indices (and of scalar arguments: those accesses are
     returned, to be checked at each launch with the scalars' values, see check_deferred), and
-    otherwise the launch is refused."""
+    otherwise the access is guarded (see guards.py: the CUDA tests it, skips it when out of range
+    and records it in an error word the host turns into a LaunchError), or, for an op that cannot
+    be guarded, the launch is refused. The guarded accesses are set on ir (ir.guards)."""
+    from .guards import plan_guards
     from .symbolic import atoms
     from .trace import ArgVar
 
     structured = ir.structured
     deferred: List[Any] = []
+    guarded: List[Any] = []
     for s, guards, looped in _accesses(ir.body, [], ()):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
@@ -303,6 +309,9 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     continue
                 _raise_if_out(ir, s, guards, scalars or {}, looped)
                 continue
+            if isinstance(s, (Load, Store)) or getattr(getattr(s, "op", None), "guardable", False):
+                guarded.append((s, s if isinstance(s, (Load, Store)) else s.op))
+                continue
             what = "store to" if _is_store(s) else "load from"
             raise LaunchError(
                 f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
@@ -312,6 +321,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 f"interpret=True (which checks every access as it runs). Nothing was launched."
             )
         _raise_if_out(ir, s, (), {})
+    plan_guards(ir, guarded)
     return deferred
 
 
@@ -394,6 +404,7 @@ class _Plan:
         self.launcher: Any = None
         self.epoch = 0  # the driver it was loaded with (driver._EPOCH)
         self._scalars_ok: Dict[Tuple[Any, ...], bool] = {}  # scalar values whose deferred checks passed
+        self.error_word: Any = None  # guards.ErrorWord of a kernel with guarded accesses
 
     @property
     def smem(self) -> int:
@@ -432,6 +443,8 @@ class _Plan:
         ir = self.ir
         self.check_scalars(scalars)
         if self.mode == "gpu":
+            if self.error_word is not None:  # a guarded access of an earlier launch left its tensor
+                self.error_word.check(f"at the next launch of {ir.name}")
             if self.restrict:
                 _check_no_alias(self, [st.address for st in storages])
             launcher = self.launcher or self._launcher()
@@ -681,6 +694,8 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
         scalar_params = {name: tr.add_scalar(name, dt) for name, (dt, _) in scalar_args.items()}
         for st, p in zip(storages, params):
+            if mode == "gpu" and st.address:  # the plan is keyed by address % 16: the code may use what it proves
+                p.code_align = max(st.align, min(16, pow2_divisor(st.address)))
             if st.address % st.align:
                 raise LaunchError(
                     f"{k.name}: {st.name} starts at 0x{st.address:x}, not aligned to the {st.align} bytes it was "
@@ -728,6 +743,12 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     _local.last.phases = {"trace": trace_s, "bounds checks": checks_s, "render": t1 - t_render,
                           "nvrtc" if not res.cached else "compile cache": t_load - t1, "module load": t2 - t_load}
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
+    if getattr(ir, "guards", None):
+        from . import driver as _drv
+        from .guards import ErrorWord
+
+        mod = next(m for (_, key), (m, f) in _drv._MODULES.items() if key == res.key and f is fn)
+        plan.error_word = ErrorWord.attach(mod, ir.guard_infos)
     plan.source = src
     plan.deferred = deferred
     plan.restrict = restrict
@@ -1036,6 +1057,8 @@ class CompiledFunction:
             if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
                 plan.run((), stream, ())
                 continue
+            if plan.error_word is not None:  # a guarded access of an earlier launch left its tensor
+                plan.error_word.check(f"at the next launch of {plan.ir.name}")
             vals = launcher.params.values
             for i, k in slots:
                 vals[i] = addrs[k]

@@ -200,6 +200,19 @@ class _Rewriter(ast.NodeTransformer):
             return _call(_rt("not_"), self._cond(e.operand))
         return e
 
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        """``A if C else B`` -> ``ifexp(C, lambda: A, lambda: B)`` (a select when C is a runtime value)."""
+        self.generic_visit(node)
+        if self.depth == 0:
+            return node
+
+        def thunk(e: ast.expr) -> ast.Lambda:
+            return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                 defaults=[]), body=e)
+
+        return ast.copy_location(_call(_rt("ifexp"), self._cond(node.test), thunk(node.body), thunk(node.orelse)),
+                                 node)
+
     def visit_For(self, node: ast.For) -> Any:
         node.body = self._stmts(node.body)
         node.orelse = self._stmts(node.orelse)
@@ -207,8 +220,8 @@ class _Rewriter(ast.NodeTransformer):
         names = [n for n in _assigned(node.body) if n not in targets]
         v = self._fresh("l")
         it = node.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and not it.keywords:
-            it = _call(_rt("py_range"), it.func, *it.args)
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
+            it = ast.Call(func=_rt("py_range"), args=[it.func, *it.args], keywords=it.keywords)
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Loop"), it, _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
             self._where(node), ast.Constant(_jumps(node.body))))

@@ -33,8 +33,8 @@ import numpy as np
 
 from ..errors import TraceError
 
-__all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "is_sym", "lin_form",
-           "sym_range", "sym_div", "evaluate", "atoms"]
+__all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "Swz", "DynDiv", "is_sym", "lin_form",
+           "sym_range", "sym_div", "evaluate", "atoms", "swizzle_expr"]
 
 
 def is_sym(x: Any) -> bool:
@@ -240,6 +240,87 @@ class Mul(Expr):
 
     def expr_str(self) -> str:
         return f"({self.a.expr_str()} * {self.b.expr_str()})"
+
+
+class Swz(Expr):
+    """CuTe's ``Swizzle<b,m,s>`` of a non-negative expression: ``a ^ ((a & ymask) >> s)`` with
+    ``ymask`` the b bits from m+s (s > 0), so bits [m, m+b) take the XOR of bits [m+s, m+s+b).
+
+    Range: bits from m+s+b up are kept, so the value stays in the 2**(m+s+b)-aligned blocks of
+    ``a``'s range. Divisibility: bits below m are kept; all of ``a``'s power-of-two divisor when
+    it clears the source bits too."""
+
+    __slots__ = ("a", "b", "m", "s")
+
+    def __init__(self, a: Expr, b: int, m: int, s: int):
+        self.a, self.b, self.m, self.s = a, b, m, s
+        self.key = ("swz", a.key, b, m, s)
+        top = 1 << (m + s + b)
+        self.lo = (a.lo // top) * top
+        self.hi = (a.hi // top) * top + top - 1
+        d = a.div & -a.div if a.div else top
+        self.div = d if d >= top else min(d, 1 << m)
+
+    @property
+    def ymask(self) -> int:
+        return ((1 << self.b) - 1) << (self.m + self.s)
+
+    def expr_str(self) -> str:
+        return f"swizzle<{self.b},{self.m},{self.s}>({self.a.expr_str()})"
+
+
+def swizzle_expr(x: Any, b: int, m: int, s: int) -> Any:
+    """Swizzle<b,m,s> of an int or a non-negative symbolic integer (s > 0: CuTe's shared-memory
+    swizzles; b == 0 is the identity).
+
+    >>> t = Var("tid.x", 128)
+    >>> e = swizzle_expr(t * 64, 3, 3, 3)
+    >>> print(e.expr_str(), e.lo, e.hi, e.div)
+    swizzle<3,3,3>((64 * tid.x)) 0 8191 8
+    >>> [int(evaluate(e, {"tid.x": np.int64(i)})) for i in range(3)]
+    [0, 72, 144]
+    """
+    if b == 0:
+        return x
+    if s <= 0:
+        raise TraceError(f"Swizzle<{b},{m},{s}> of a symbolic offset: only a positive shift is supported")
+    if not isinstance(x, Expr):
+        x = int(x)
+        return x ^ ((x & (((1 << b) - 1) << (m + s))) >> s)
+    if x.lo < 0:
+        raise TraceError(f"Swizzle<{b},{m},{s}> of the offset {x.expr_str()}, which may be negative "
+                         f"(down to {x.lo})")
+    top = 1 << (m + s + b)
+    if x.div % top == 0:  # the source bits are zero for every thread: nothing moves
+        return x
+    return Swz(x, b, m, s)
+
+
+class DynDiv(Expr):
+    """``a // b`` or ``a % b`` (Python's floor semantics, ``op``) by a non-constant divisor ``b``
+    (a runtime scalar argument, or an expression of one). A zero divisor is refused when the
+    kernel runs."""
+
+    __slots__ = ("a", "b", "op")
+
+    def __init__(self, a: Any, b: Expr, op: str):
+        self.a, self.b, self.op = a, b, op
+        self.key = ("dyn" + op, _key(a), b.key)
+        alo, ahi = sym_range(a)
+        if op == "%":
+            m = max(abs(b.lo), abs(b.hi))
+            self.lo = 0 if b.lo > 0 else -(m - 1)
+            self.hi = m - 1 if b.hi > 0 else 0
+        elif b.lo > 0:
+            q = [alo // b.lo, alo // b.hi, ahi // b.lo, ahi // b.hi]
+            self.lo, self.hi = min(q), max(q)
+        else:  # any sign: |a // b| <= |a| + 1
+            m = max(abs(alo), abs(ahi)) + 1
+            self.lo, self.hi = -m, m
+        self.div = 1
+
+    def expr_str(self) -> str:
+        return f"({_str(self.a)} {self.op} {self.b.expr_str()})"
 
 
 class Lin(Expr):
@@ -460,9 +541,7 @@ def floordiv(a: Any, c: Any) -> Any:
     if isinstance(c, Expr):
         if c.lo == c.hi:
             return floordiv(a, c.lo)
-        raise TraceError(
-            f"division by the thread-dependent value {c.expr_str()} is not supported; divisors must be static"
-        )
+        return DynDiv(a, c, "//")
     c = int(c)
     if c == 0:
         raise TraceError(f"integer division of {a.expr_str()} by zero")
@@ -510,9 +589,7 @@ def mod(a: Any, c: Any) -> Any:
     if isinstance(c, Expr):
         if c.lo == c.hi:
             return mod(a, c.lo)
-        raise TraceError(
-            f"remainder by the thread-dependent value {c.expr_str()} is not supported; divisors must be static"
-        )
+        return DynDiv(a, c, "%")
     c = int(c)
     if c == 0:
         raise TraceError(f"remainder of {a.expr_str()} by zero")
@@ -571,9 +648,9 @@ def atoms(x: Any) -> list:
         elif isinstance(e, Lin):
             for a, _ in e.terms:
                 go(a)
-        elif isinstance(e, (FloorDiv, Mod)):
+        elif isinstance(e, (FloorDiv, Mod, Swz)):
             go(e.a)
-        elif isinstance(e, Mul):
+        elif isinstance(e, (Mul, DynDiv)):
             go(e.a)
             go(e.b)
         elif isinstance(e, Cmp):
@@ -605,6 +682,17 @@ def evaluate(x: Any, env: Dict[str, Any]) -> Any:
         return evaluate(x.a, env) % x.c
     if isinstance(x, Mul):
         return evaluate(x.a, env) * evaluate(x.b, env)
+    if isinstance(x, DynDiv):
+        a, b = evaluate(x.a, env), evaluate(x.b, env)
+        if np.any(np.asarray(b) == 0):
+            from ..errors import LaunchError
+
+            raise LaunchError(f"{'division' if x.op == '//' else 'remainder'} by zero: {x.expr_str()} with "
+                              f"{x.b.expr_str()} == 0")
+        return a // b if x.op == "//" else a % b
+    if isinstance(x, Swz):
+        v = evaluate(x.a, env)
+        return v ^ ((v & x.ymask) >> x.s)
     if isinstance(x, Cmp):
         return Cmp._OPS[x.op](evaluate(x.a, env), evaluate(x.b, env))
     if isinstance(x, BoolAnd):

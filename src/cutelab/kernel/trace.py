@@ -30,6 +30,8 @@ references at static offsets.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -46,7 +48,7 @@ __all__ = [
     "Param", "Reg", "Load", "Store", "Compute", "Printf", "KernelIR", "Tracer", "current",
     "GmemEngine", "RmemEngine", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim",
     "printf", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam",
-    "ParamRef", "LoopVar", "ArgVar", "SmemEngine", "walk",
+    "ParamRef", "LoopVar", "ArgVar", "RegVar", "SmemEngine", "walk",
 ]
 
 
@@ -73,7 +75,8 @@ class Param:
         self.index = index
         self.name = name
         self.dtype = dtype
-        self.align = align  # bytes, of the pointer passed
+        self.align = align  # bytes, of the pointer passed (as declared: what the trace prints)
+        self.code_align = 0  # bytes the launch proved from the actual pointer (GPU plans; 0: unknown)
         self.length = length  # elements addressable from the pointer
         self.read = False
         self.written = False
@@ -333,6 +336,27 @@ class ArgVar(Var):
         self.div = 1
 
 
+class RegVar(Var):
+    """An integer held in a register (a runtime Int32 variable, e.g. a pipeline stage) used in an
+    index expression: ``ref`` is its (Reg, i); its range is its type's unless known better."""
+
+    __slots__ = ("c_name", "ref")
+
+    def __init__(self, ref: Tuple[Any, int]):
+        reg, i = ref
+        Var.__init__(self, f"reg.{reg.id}.{i}", 1)
+        self.c_name = f"{reg.name}[{i}]"
+        self.ref = ref
+        bits = reg.dtype.width
+        if reg.dtype.kind == "bool":
+            self.lo, self.hi = 0, 1
+        elif reg.dtype.kind == "uint":
+            self.lo, self.hi = 0, (1 << bits) - 1
+        else:
+            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.div = 1
+
+
 class For:
     """``for var in range(lo, hi, step)`` as a real loop (bounds may be runtime values)."""
 
@@ -472,6 +496,7 @@ class Tracer:
         self.dynamic_smem = 0
         self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
         self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
+        self.src_lines: Dict[int, str] = {}  # id(Load/Store/Op) -> "file:line" of the user's kernel
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
 
@@ -521,6 +546,8 @@ class Tracer:
 
     def emit(self, stmt: Any) -> None:
         self.cur.ops.append(stmt)
+        if isinstance(stmt, (Load, Store, Op)):  # the user's line, for errors found at run time
+            self.src_lines[id(stmt)] = user_line()
 
     def check_refs(self, refs: Sequence[Ref], what: str) -> None:
         """Refuse values defined in a loop or branch that has ended (their registers are gone)."""
@@ -539,7 +566,9 @@ class Tracer:
 
     def check_index(self, e: Any, what: str) -> None:
         for v in atoms(e):
-            if isinstance(v, LoopVar) and not any(v is w for w in self.loops):
+            if isinstance(v, RegVar):
+                self.check_refs([v.ref], what)
+            elif isinstance(v, LoopVar) and not any(v is w for w in self.loops):
                 raise TraceError(
                     f"kernel {self.name}: {what} uses the index of a loop that has ended "
                     f"({v.c_name}){self.where()}"
@@ -612,8 +641,24 @@ class Tracer:
     def finish(self) -> KernelIR:
         if self.cur is not self.body:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
-        return KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
-                        self.dynamic_smem)
+        ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
+                      self.dynamic_smem)
+        ir.src_lines = self.src_lines
+        return ir
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_line() -> str:
+    """file:line of the innermost frame outside the cutelab package (the user's kernel code), or ''."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return ""
 
 
 def current(what: str = "this") -> Tracer:
@@ -690,6 +735,17 @@ class TraceValue:
     @property
     def element_type(self) -> Any:
         return self.dtype
+
+    def as_index(self) -> Any:
+        """This one-element integer value as an index (a coordinate of a tensor): an int, a
+        symbolic index, or a RegVar reading its register at run time."""
+        if len(self.refs) != 1 or self.dtype.kind not in ("int", "uint", "bool"):
+            raise TraceError(f"a tensor value {self} of {self.dtype} cannot index a tensor; an index is one integer")
+        r = self.refs[0]
+        if isinstance(r, tuple):
+            current("a runtime index").check_refs([r], "an index")
+            return RegVar(r)
+        return r if is_sym(r) else int(r)
 
     def __len__(self) -> int:
         return len(self.refs)

@@ -747,6 +747,12 @@ def basic_copy_if(pred: Tensor | None, src: Tensor, dst: Tensor, *, _name: str =
     if n != m:
         raise TensorError(f"{_name}: the source {src} has {n} elements and the destination {dst} has {m}")
     sv = src.load()
+    if not hasattr(sv, "values"):  # inside a traced kernel: the values are IR registers
+        if pred is not None:
+            raise TensorError(f"{_name}: a predicated element-wise copy inside a kernel is cute.copy(atom, src, dst, "
+                              f"pred=...)")
+        dst.store(sv)
+        return
     vals = sv.to(dst.element_type).values if sv.dtype is not dst.element_type else sv.values
     vals = np.asarray(vals)
     dv = np.array(_raw_values(dst, "destination"), copy=True)

@@ -203,7 +203,8 @@ class MmaAtom:
             raise TensorError(f"make_fragment_C: expected a Tensor, a Layout or a shape, got {type(input).__name__}")
         self._check_partitioned("C", input, self._tv_c)
         layout = make_layout(input.shape)
-        eng, off = NumpyEngine.make_fragment(input, layout, acc)  # one fragment per thread of a batch
+        maker = getattr(type(input.engine), "make_fragment", None) or NumpyEngine.make_fragment  # registers in a kernel
+        eng, off = maker(input, layout, acc)  # one fragment per thread of a batch
         return Tensor(eng, layout, off, _checked=True)
 
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
@@ -444,6 +445,10 @@ class ThrMma(TiledMma):
             thr_idx = int(thr_idx)
             if not 0 <= thr_idx < n:
                 raise TensorError(f"get_slice({thr_idx}): the thread index must be in [0, {n}) for this tiled MMA of {n} threads")
+        elif hasattr(thr_idx, "expr_str") and hasattr(thr_idx, "lo"):  # a kernel's symbolic thread index
+            if thr_idx.lo < 0 or thr_idx.hi >= n:
+                raise TensorError(f"get_slice: the thread index ranges over [{thr_idx.lo}, {thr_idx.hi}], outside "
+                                  f"[0, {n}) for this tiled MMA of {n} threads")
         else:
             raise TensorError(f"get_slice: expected an int thread index (or a numpy array of them), got {thr_idx!r}")
         self._thr_idx = thr_idx

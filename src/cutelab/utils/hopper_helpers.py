@@ -110,3 +110,26 @@ def make_smem_layout_epi(epi_dtype: Numeric, epi_layout: LayoutEnum, epi_tile: t
     trg = smem_trg_shape if smem_trg_shape is not None else tuple(epi_tile) + (epi_stage,)
     order = smem_order if smem_order is not None else ((1, 0, 2) if epi_layout.is_m_major_c() else (0, 1, 2))
     return tile_to_shape(atom, trg, order)
+
+
+def _layout_enum_from_tensor(tensor: Any) -> LayoutEnum:
+    """LayoutEnum.from_tensor, as CuTe DSL: ROW_MAJOR when the leading (stride-1) mode is mode 1,
+    COL_MAJOR when it is mode 0.
+
+    >>> from cutelab import make_layout
+    >>> LayoutEnum.from_tensor(make_layout((4, 8), stride=(8, 1))), LayoutEnum.from_tensor(make_layout((4, 8)))
+    (<LayoutEnum.ROW_MAJOR: 'row_major'>, <LayoutEnum.COL_MAJOR: 'col_major'>)
+    """
+    layout = getattr(tensor, "layout", tensor)
+    shape = layout.shape if isinstance(layout.shape, tuple) else (layout.shape,)
+    stride = layout.stride if isinstance(layout.stride, tuple) else (layout.stride,)
+    lead = [i for i, (m, d) in enumerate(zip(shape, stride)) if not isinstance(d, tuple) and d == 1]
+    if len(lead) > 1:
+        lead = [i for i in lead if shape[i] != 1] or lead[:1]
+    if lead and lead[0] in (0, 1) and len(lead) == 1:
+        return LayoutEnum.ROW_MAJOR if lead[0] == 1 else LayoutEnum.COL_MAJOR
+    raise ValueError(f"LayoutEnum.from_tensor: invalid leading dimension of layout {layout} (neither mode 0 nor "
+                     f"mode 1 has stride 1)")
+
+
+LayoutEnum.from_tensor = staticmethod(_layout_enum_from_tensor)  # type: ignore[attr-defined]

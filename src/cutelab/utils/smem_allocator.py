@@ -27,6 +27,27 @@ class SmemAllocator:
     def __repr__(self) -> str:
         return f"SmemAllocator({self.allocated} bytes)"
 
+    def allocate(self, size_or_type: Any, byte_alignment: int = 1, **kwargs: Any) -> Any:
+        """Shared memory for a ``@cute.struct`` class (an instance of it over the new memory), or for
+        a number of bytes (a pointer to them: views come from a struct over it)."""
+        from ..kernel.smem import SmemPtr, SmemRegion
+        from ..kernel.trace import current
+
+        current("SmemAllocator.allocate")
+        if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
+            raise TraceError(f"SmemAllocator.allocate: byte_alignment must be a power of two, got {byte_alignment}")
+        if isinstance(size_or_type, type) and getattr(size_or_type, "_cl_struct", False):
+            nbytes, align = size_or_type.size_in_bytes(), max(byte_alignment, size_or_type.__alignof__())
+            region = SmemRegion(nbytes, align)
+            self.allocated = -(-self.allocated // align) * align + nbytes
+            return size_or_type(SmemPtr(region, 0))
+        if isinstance(size_or_type, bool) or not isinstance(size_or_type, int) or size_or_type < 1:
+            raise TraceError(f"SmemAllocator.allocate: expected a @cute.struct class or a positive number of bytes, "
+                             f"got {size_or_type!r}")
+        region = SmemRegion(int(size_or_type), byte_alignment)
+        self.allocated = -(-self.allocated // region.align) * region.align + int(size_or_type)
+        return SmemPtr(region, 0)
+
     def allocate_tensor(self, element_type: Any, layout: Any, byte_alignment: int = 1,
                         swizzle: Optional[Any] = None, **kwargs: Any) -> Any:
         """A tensor of element_type over layout (a Layout or a size) in shared memory."""
@@ -35,26 +56,48 @@ class SmemAllocator:
         from ..kernel.trace import SmemEngine, _static_offsets, current
 
         t = current("SmemAllocator.allocate_tensor")
-        if swizzle is not None:
-            raise TraceError("SmemAllocator.allocate_tensor: swizzled shared memory is not supported by cutelab "
-                             "kernels yet (pass swizzle=None)")
+        sw = None
+        offset0 = 0
         if not isinstance(layout, Layout):
-            if hasattr(layout, "layout") and hasattr(layout, "inner"):
-                raise TraceError(f"SmemAllocator.allocate_tensor: composed (swizzled) layout {layout} is not "
-                                 f"supported by cutelab kernels yet")
-            layout = make_layout(layout)
+            if hasattr(layout, "outer") and hasattr(layout, "inner"):  # a ComposedLayout S o off o L
+                from ..swizzle import Swizzle
+
+                if not isinstance(layout.inner, Swizzle):
+                    raise TraceError(f"SmemAllocator.allocate_tensor: composed layout {layout} must have a "
+                                     f"Swizzle as its inner function")
+                if not isinstance(layout.offset, int) or layout.offset < 0:
+                    raise TraceError(f"SmemAllocator.allocate_tensor: composed layout {layout} must have a "
+                                     f"static non-negative offset")
+                sw, offset0, layout = layout.inner, layout.offset, layout.outer
+            else:
+                layout = make_layout(layout)
+        if swizzle is not None:  # a swizzle of the pointer: it acts on byte addresses
+            from ..kernel.smem import element_swizzle
+
+            if sw is not None and not sw.is_identity:
+                raise TraceError(f"SmemAllocator.allocate_tensor: a swizzled layout and swizzle={swizzle} at once")
+            sw = element_swizzle(swizzle, element_type.bytes, "bytes", "SmemAllocator.allocate_tensor")
+        if sw is not None and sw.is_identity:
+            sw = None
         if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
             raise TraceError(f"SmemAllocator.allocate_tensor: byte_alignment must be a power of two, "
                              f"got {byte_alignment}")
         offs = _static_offsets(layout, "SmemAllocator.allocate_tensor")
         if len(offs) and offs.min() < 0:
             raise TraceError(f"SmemAllocator.allocate_tensor: layout {layout} reaches negative offsets")
-        n = int(offs.max()) + 1 if len(offs) else 1
+        n = int(offs.max()) + 1 + offset0 if len(offs) else 1
+        if sw is not None:  # the swizzle permutes whole blocks of cosize elements
+            n = -(-n // sw.cosize()) * sw.cosize()
         align = max(byte_alignment, element_type.bytes, 16)
+        if sw is not None:  # offsets swizzle as addresses do when the array starts on a period
+            align = max(align, min(1024, sw.cosize() * element_type.bytes))
         sh = t.add_shared(element_type, n, align)
         self.allocated = -(-self.allocated // align) * align + sh.bytes
-        total = sum(s.bytes for s in t.shared)
-        if total > 48 * 1024:
-            raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; cutelab declares shared arrays "
-                             f"statically (__shared__), which CUDA limits to 48 KiB per block")
-        return Tensor(SmemEngine(sh), layout, 0, _checked=True)
+        from ..kernel.smem import use_dynamic_smem
+
+        use_dynamic_smem(t)  # above 48 KiB the arrays become dynamic shared memory
+        if sw is not None:
+            from ..kernel.smem import SwizzledSmemEngine
+
+            return Tensor(SwizzledSmemEngine(sh, sw), layout, offset0, _checked=True)
+        return Tensor(SmemEngine(sh), layout, offset0, _checked=True)

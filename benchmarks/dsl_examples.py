@@ -1,0 +1,262 @@
+"""CuTe DSL's Ampere examples on cutelab and on CuTe DSL, side by side, with torch for the same problem.
+
+Each example runs in its own process, as a user runs it (``python example.py ARGS``): cutelab's
+copy from examples/dsl/ and CuTe DSL's original (a folder given with ``--dsl-orig``; the files
+differ only in their import and device lines, which this script checks). The examples time
+themselves through ``testing.benchmark``; here that function is replaced, in both libraries, by one
+timer, so both are measured the same way:
+
+- back-to-back: ``iterations`` calls, then a device-wide synchronize; the wall-clock time per
+  call (the GPU time per call when calls queue up; the host's cost per call where that is larger).
+  CUDA events are not used: the examples launch on streams of their own choosing, which events
+  recorded on one stream do not see;
+- single launch: synchronize, call, synchronize, ``singles`` times; the median wall-clock time
+  (what one call costs a user who waits for it).
+
+torch's operation for the same problem (``torch.add``, ``torch.matmul``) is timed with the same
+timer. The compile time is the one the example prints ("Compilation time"), or, for examples that
+print none, the first call's wall-clock time. Every example also runs its own correctness check
+(when it has one) before timing: a run that fails it is reported as failed, not timed.
+
+    python benchmarks/dsl_examples.py --dsl-orig .dsl/orig [--sizes default,large] [--only sgemm] [--json out.json]
+
+Needs a CUDA GPU, torch, and for the CuTe DSL column ``nvidia-cutlass-dsl`` importable (the column
+is skipped, with a note, when it is not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+# benchmarks/ holds a copy.py: keep it from shadowing the standard library's copy module
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+
+# example -> (file, {size preset: argv}, torch problem builder name)
+EXAMPLES = {
+    "elementwise_add": ("elementwise_add.py", {"default": ["--benchmark"],
+                                               "large": ["--benchmark", "--M", "8192", "--N", "8192"]}),
+    "elementwise_apply": ("elementwise_apply.py", {"default": ["--benchmark"],
+                                                   "large": ["--benchmark", "--M", "8192", "--N", "8192"]}),
+    "sgemm": ("sgemm.py", {"default": [], "large": ["--mnk", "4096,4096,4096"]}),
+    "tensorop_gemm": ("tensorop_gemm.py", {"default": [], "large": ["--mnkl", "8192,8192,8192,1"]}),
+}
+
+_IMPORT = re.compile(r"^\s*(import |from \S+ import )")
+_DEVICE = re.compile(r"cuda|device|GPU is required")  # the device line(s): where the tensors live
+
+
+def import_only_diff(ours: str, theirs: str) -> List[str]:
+    """Lines that differ between the two files and are neither import lines nor device lines
+    (choosing the GPU or the CPU): there should be none."""
+    import difflib
+
+    a, b = ours.splitlines(), theirs.splitlines()
+    bad = []
+    for line in difflib.unified_diff(b, a, lineterm="", n=0):
+        if line.startswith(("---", "+++", "@@")):
+            continue
+        body = line[1:]
+        if body.strip() and not _IMPORT.match(body) and not _DEVICE.search(body):
+            bad.append(line)
+    return bad
+
+
+# --------------------------------------------------------------------------- the child: one timed run
+
+def _timer(singles: int):
+    import torch
+
+    def timed(callable: Any, *, warmup_iterations: int = 10, iterations: int = 100, stream: Any = None,
+              kernel_arguments: Any = None, workspace_generator: Any = None, workspace_count: int = 1,
+              use_cuda_graphs: bool = False, **_: Any) -> float:
+        if workspace_generator is not None:
+            spaces = [workspace_generator() for _ in range(max(1, workspace_count))]
+        elif kernel_arguments is not None:
+            spaces = [kernel_arguments]
+        else:
+            spaces = [None]
+
+        def call(i: int) -> None:
+            w = spaces[i % len(spaces)]
+            if w is None:
+                callable()
+            else:
+                callable(*w.args, **w.kwargs)
+
+        for i in range(max(1, warmup_iterations)):
+            call(i)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for i in range(iterations):
+            call(i)
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) / iterations * 1e6
+        one = []
+        for i in range(singles):
+            torch.cuda.synchronize()
+            s = time.perf_counter()
+            call(i)
+            torch.cuda.synchronize()
+            one.append((time.perf_counter() - s) * 1e6)
+        print("BENCH " + json.dumps({"b2b_us": wall,
+                                     "single_us": statistics.median(one), "iterations": iterations}), flush=True)
+        return wall
+
+    return timed
+
+
+def child(lib: str, path: str, argv: List[str], singles: int) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    if lib == "cutelab":
+        import cutelab.testing as testing_mod
+    else:
+        import cutlass.cute.testing as testing_mod  # noqa: F401
+        import cutlass.testing as testing_mod2  # type: ignore
+
+        testing_mod2.benchmark = _timer(singles)
+    testing_mod.benchmark = _timer(singles)
+    import runpy
+
+    sys.argv = [path] + argv
+    t0 = time.perf_counter()
+    runpy.run_path(path, run_name="__main__")
+    print("WALL " + json.dumps({"total_s": time.perf_counter() - t0}), flush=True)
+
+
+def torch_child(name: str, argv: List[str], singles: int) -> None:
+    import torch
+
+    timed = _timer(singles)
+
+    def arg(flag: str, default: Any) -> Any:
+        return argv[argv.index(flag) + 1] if flag in argv else default
+
+    class W:
+        def __init__(self, *a: Any):
+            self.args, self.kwargs = a, {}
+
+    if name in ("elementwise_add", "elementwise_apply"):
+        M = int(arg("--M", 1024 if name == "elementwise_add" else 4096))
+        N = int(arg("--N", 1024 if name == "elementwise_add" else 4096))
+        a, b = torch.randn(M, N, device="cuda"), torch.randn(M, N, device="cuda")
+        c = torch.empty_like(a)
+        timed(lambda x, y, z: torch.add(x, y, out=z), warmup_iterations=2, iterations=100,
+              kernel_arguments=W(a, b, c))
+    elif name == "sgemm":
+        m, n, k = (int(x) for x in arg("--mnk", "256,256,64").split(","))
+        a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
+        c = torch.empty(m, n, device="cuda")
+        torch.backends.cuda.matmul.allow_tf32 = False
+        timed(lambda x, y, z: torch.mm(x, y.t(), out=z), warmup_iterations=2, iterations=100,
+              kernel_arguments=W(a, b, c))
+    elif name == "tensorop_gemm":
+        m, n, k, l_ = (int(x) for x in arg("--mnkl", "256,256,512,1").split(","))
+        a = torch.randn(l_, m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(l_, n, k, device="cuda", dtype=torch.float16)
+        c = torch.empty(l_, m, n, device="cuda", dtype=torch.float16)
+        timed(lambda x, y, z: torch.bmm(x, y.transpose(1, 2), out=z), warmup_iterations=2, iterations=100,
+              kernel_arguments=W(a, b, c))
+    else:
+        raise SystemExit(f"no torch reference for {name}")
+
+
+# --------------------------------------------------------------------------- the parent
+
+def run_one(cmd: List[str], env: Dict[str, str], timeout: int) -> Dict[str, Any]:
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "why": f"timed out after {timeout} s"}
+    out = p.stdout + p.stderr
+    res: Dict[str, Any] = {"ok": p.returncode == 0, "seconds": time.perf_counter() - t0}
+    for line in out.splitlines():
+        if line.startswith("BENCH "):
+            res.update(json.loads(line[6:]))
+        m = re.search(r"Compilation time: ([\d.]+) seconds", line)
+        if m:
+            res["compile_s"] = float(m.group(1))
+    if p.returncode != 0:
+        res["why"] = out.strip().splitlines()[-1][:300] if out.strip() else f"exit {p.returncode}"
+        res["tail"] = out[-3000:]
+    res["verified"] = ("verified" in out.lower()) or ("PASS" in out)
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dsl-orig", help="folder with CuTe DSL's original example files")
+    ap.add_argument("--only", default="", help="comma-separated example names")
+    ap.add_argument("--sizes", default="default", help="comma-separated presets: default, large")
+    ap.add_argument("--libs", default="cutelab,cutedsl,torch")
+    ap.add_argument("--singles", type=int, default=20)
+    ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--json")
+    ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args, rest = ap.parse_known_args()
+    if args.child:
+        lib, target = args.child[0], args.child[1]
+        if lib == "torch":
+            torch_child(target, rest, args.singles)
+        else:
+            child(lib, target, rest, args.singles)
+        return
+    names = [n for n in EXAMPLES if not args.only or n in args.only.split(",")]
+    libs = args.libs.split(",")
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env["PYTHONPATH"] = os.path.join(ROOT, "src") + os.pathsep + env.get("PYTHONPATH", "")
+    rows = []
+    for name in names:
+        fname, presets = EXAMPLES[name]
+        ours = os.path.join(ROOT, "examples", "dsl", fname)
+        theirs = os.path.join(args.dsl_orig, fname) if args.dsl_orig else None
+        if theirs and os.path.exists(theirs) and os.path.exists(ours):
+            bad = import_only_diff(open(ours).read(), open(theirs).read())
+            print(f"{name}: lines differing from CuTe DSL's file beyond imports: {len(bad)}"
+                  + "".join("\n    " + b for b in bad))
+        for size in args.sizes.split(","):
+            argv = presets[size]
+            for lib in libs:
+                if lib == "cutelab":
+                    if not os.path.exists(ours):
+                        rows.append({"example": name, "size": size, "lib": lib, "ok": False, "why": "no file"})
+                        continue
+                    cmd = [sys.executable, __file__, "--child", "cutelab", ours, "--singles", str(args.singles)] + argv
+                elif lib == "cutedsl":
+                    if not theirs or not os.path.exists(theirs):
+                        rows.append({"example": name, "size": size, "lib": lib, "ok": False, "why": "no --dsl-orig file"})
+                        continue
+                    cmd = [sys.executable, __file__, "--child", "cutedsl", theirs, "--singles", str(args.singles)] + argv
+                else:
+                    cmd = [sys.executable, __file__, "--child", "torch", name, "--singles", str(args.singles)] + argv
+                r = run_one(cmd, env, args.timeout)
+                r.update(example=name, size=size, lib=lib, argv=" ".join(argv))
+                rows.append(r)
+                show = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items() if k != "tail"}
+                print(json.dumps(show), flush=True)
+                if not r["ok"] and "tail" in r:
+                    print(r["tail"][-1500:], flush=True)
+    print()
+    print("| example | size | lib | back-to-back us/call | single launch us | compile s | check |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        f = lambda k: f"{r[k]:.2f}" if isinstance(r.get(k), float) else "-"  # noqa: E731
+        print(f"| {r['example']} | {r['size']} | {r['lib']} | {f('b2b_us')} | "
+              f"{f('single_us')} | {f('compile_s')} | {'ok' if r.get('ok') and r.get('verified') else r.get('why', 'no check')} |")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,208 @@
+"""``cute.copy`` with ``warp.LdMatrix8x8x16bOp`` inside a traced kernel: ``ldmatrix`` from
+shared memory into registers.
+
+``kernel_ldmatrix(atom, src, dst)`` takes a thread's partitions (``partition_S`` of a shared
+tensor, ``retile`` of a register fragment) of profile (CPY, REST...) and emits one ``LdMatrix``
+op per rest coordinate. Each lane hands in the address of one 16-byte row: its CPY source
+values, which must be 8 consecutive b16 elements of shared memory (after the swizzle, if any).
+
+``LdMatrix`` is a warp op:
+
+- CPU: the rows of lanes 0..8*num_matrices-1 are read; row value v of lane t lands at atom
+  offset ``src_tv(t, v)``, and destination value v of lane t is the one at ``dst_tv(t, v)`` (the
+  exchange nvgpu's host copy does, warp by warp);
+- CUDA: ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` on the row's address
+  converted with ``__cvta_generic_to_shared``; register j of the instruction holds destination
+  values 2j (low half) and 2j+1 (high half).
+
+>>> from cutelab.nvgpu import warp
+>>> ptx_name(warp.LdMatrix8x8x16bOp(True, 4))
+'ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16'
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+import numpy as np
+
+from .. import int_tuple as it
+from ..errors import LaunchError, TraceError
+from .symbolic import is_sym
+from .trace import Access, Op, Reg, SmemEngine, TraceValue, _static_offsets, current
+
+__all__ = ["LdMatrix", "kernel_ldmatrix", "ptx_name", "is_ldmatrix"]
+
+
+def ptx_name(op: Any) -> str:
+    t = ".trans" if op.transpose else ""
+    return f"ldmatrix.sync.aligned.m8n8.x{op.num_matrices}{t}.shared.b16"
+
+
+def is_ldmatrix(op: Any) -> bool:
+    from ..nvgpu.warp.copy import LdMatrix8x8x16bOp
+
+    return type(op) is LdMatrix8x8x16bOp
+
+
+def _tv_offsets(tv: Any) -> np.ndarray:
+    nv = it.product(tv.shape[1]) if isinstance(tv.shape, tuple) else 1
+    return np.asarray(tv.offsets()).reshape(nv, 32).T  # (lane, value)
+
+
+class LdMatrix(Op):
+    """One ldmatrix: lane t's 16-byte row starts at element ``base`` of shared array ``param``;
+    ``dst`` gets the lane's 2 * num_matrices b16 values."""
+
+    __slots__ = ("atom_op", "param", "base", "dst", "src_off", "dst_off")
+
+    def __init__(self, atom: Any, param: Any, base: Any, dst: Reg):
+        self.atom_op = atom.op
+        self.param, self.base, self.dst = param, base, dst
+        self.src_off = _tv_offsets(atom.layout_src_tv)
+        self.dst_off = _tv_offsets(atom.layout_dst_tv)
+
+    def __repr__(self) -> str:
+        b = self.base.expr_str() if is_sym(self.base) else str(self.base)
+        return f"{self.dst!r} = {ptx_name(self.atom_op)} [{self.param.name} + {b}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.param, self.base, tuple(range(8)), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .interpret import _access_index, _memory
+
+        n = b.n
+        name = ptx_name(self.atom_op)
+        if n % 32:
+            raise LaunchError(f"{b.ir.name}: {name} is a warp instruction, but the block has "
+                              f"{b.ir.num_threads} threads (not a multiple of 32)")
+        W = n // 32
+        active = np.ones(W, dtype=bool)
+        if mask is not None:
+            per_warp = mask.reshape(W, 32)
+            partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
+            if partial.any():
+                w = int(np.argmax(partial))
+                raise LaunchError(f"{b.ir.name}: {name} is executed by only some lanes of warp {w % (b.nt // 32)} "
+                                  f"(a branch that differs inside the warp); ldmatrix needs all 32 lanes")
+            active = per_warp.all(axis=1)
+        data, length, shift = _memory(b, self.param, buffers)
+        idx = _access_index(b, self.base, tuple(range(8)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
+        if shift is not None:
+            idx = idx + shift[:, None]
+        rows = data[idx].reshape(W, 32, 8)  # lane t's row
+        used = 8 * self.atom_op.num_matrices  # lanes whose addresses the instruction reads
+        span = int(max(self.src_off.max(), self.dst_off.max())) + 1
+        buf = np.zeros((W, span), dtype=data.dtype)
+        buf[:, self.src_off[:used].ravel()] = rows[:, :used].reshape(W, -1)
+        got = buf[:, self.dst_off]  # (W, 32, values)
+        out = np.zeros((W, 32, self.dst.n), dtype=self.param.dtype.storage)
+        out[active] = got[active]
+        b.regs[self.dst.id] = out.reshape(n, self.dst.n)
+
+    def cuda(self, r: Any) -> None:
+        k = self.atom_op.num_matrices
+        r.reg_decl(self.dst)
+        d = r.rn(self.dst)
+        code, _ = r.iexpr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
+        r.n_tmp += 1
+        t = f"ldsm{r.n_tmp}"
+        r.emit("{")
+        r.indent += 1
+        r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
+        r.emit(f"unsigned int {t}[{k}];")
+        regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
+        outs = ", ".join(f'"=r"({t}[{i}])' for i in range(k))
+        r.emit(f'asm volatile("{ptx_name(self.atom_op)} {regs}, [%{k}];\\n" : {outs} : "r"({t}_addr));')
+        for i in range(k):
+            r.emit(f"{d}[{2 * i}] = (unsigned short)({t}[{i}] & 0xffffu);")
+            r.emit(f"{d}[{2 * i + 1}] = (unsigned short)({t}[{i}] >> 16);")
+        r.indent -= 1
+        r.emit("}")
+
+
+def _rest(t: Any) -> int:
+    shp = t.layout.shape
+    if not isinstance(shp, tuple) or len(shp) == 1:
+        return 1
+    return it.product(shp[1:])
+
+
+def _call_view(t: Any, r: int, nrest: int) -> Any:
+    """The (CPY) values of rest coordinate r of a (CPY, REST...) tensor."""
+    shp = t.layout.shape
+    if nrest == 1 and (not isinstance(shp, tuple) or len(shp) == 1):
+        return t
+    if len(shp) == 2:
+        return t[None, r]
+    rest_shape = shp[1:]
+    crd = it.idx2crd(r, rest_shape)
+    return t[(None,) + tuple(crd)]
+
+
+def kernel_ldmatrix(atom: Any, src: Any, dst: Any, pred: Any = None) -> None:
+    """ldmatrix of a thread's shared-memory partition src into its register partition dst."""
+    t = current("cute.copy")
+    op = atom.op
+    name = ptx_name(op)
+    if pred is not None:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: ldmatrix takes no predicate{t.where()}")
+    if not isinstance(src.engine, SmemEngine):
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source {src} must be in shared "
+                         f"memory (ldmatrix reads shared memory){t.where()}")
+    if getattr(dst, "memspace", None) != "rmem":
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the destination {dst} must be a "
+                         f"register fragment{t.where()}")
+    for what, x in (("source", src), ("destination", dst)):
+        if x.element_type.width != 16:
+            raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the {what} holds "
+                             f"{x.element_type}; {name} moves 16-bit elements{t.where()}")
+    if src.element_type.name != dst.element_type.name:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source holds {src.element_type} "
+                         f"and the destination {dst.element_type}; ldmatrix moves bits, it does not convert{t.where()}")
+    ns, nd = atom.num_val_src, atom.num_val_dst
+    nrs, nrd = _rest(src), _rest(dst)
+    vs = it.product(src.layout.shape[0]) if isinstance(src.layout.shape, tuple) else it.product(src.layout.shape)
+    vd = it.product(dst.layout.shape[0]) if isinstance(dst.layout.shape, tuple) else it.product(dst.layout.shape)
+    if vs % ns or vd % nd or vs // ns != vd // nd or nrs != nrd:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: source {src.layout} and destination "
+                         f"{dst.layout} do not split into the same atom calls ({ns} source and {nd} destination "
+                         f"values per call){t.where()}")
+    sw = getattr(src.engine, "swizzle", None)
+    for r in range(nrs):
+        sv, dv = _call_view(src, r, nrs), _call_view(dst, r, nrd)
+        soffs = _static_offsets(sv.layout, "cute.copy")
+        doffs = _static_offsets(dv.layout, "cute.copy")
+        for c in range(vs // ns):
+            so = soffs[c * ns:(c + 1) * ns]
+            if sw is not None:
+                from .smem import smem_runs
+
+                runs = smem_runs(sw, sv.offset, so)
+            else:
+                runs = [(sv.offset + int(so[0]), tuple(int(x - so[0]) for x in so), list(range(ns)))]
+            if len(runs) != 1 or runs[0][1] != tuple(range(ns)):
+                raise TraceError(
+                    f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must be {ns} consecutive "
+                    f"elements of shared memory (16 bytes), but {src} places them at offsets "
+                    f"{[int(x) for x in so]}{' before its swizzle ' + str(sw) if sw is not None else ''}{t.where()}")
+            base = runs[0][0]
+            if (base.div if is_sym(base) else (abs(int(base)) or 8)) % 8:
+                raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must start on "
+                                 f"16 bytes; its offset {base} is not a multiple of 8 elements{t.where()}")
+            reg = t.new_reg(src.element_type, nd)
+            src.engine.param.read = True
+            t.emit(LdMatrix(atom, src.engine.param, base, reg))
+            vals = TraceValue([(reg, i) for i in range(nd)], (nd,), src.element_type)
+            for i in range(nd):
+                dv.engine._put([int(doffs[c * nd + i]) + _static_off(dv.offset)], [vals.refs[i]])
+
+
+def _static_off(o: Any) -> int:
+    if is_sym(o):
+        lo, hi = o.lo, o.hi
+        if lo != hi:
+            raise TraceError("cute.copy: a register fragment can only be indexed with static coordinates")
+        return lo
+    return int(o)

@@ -1,0 +1,366 @@
+"""Swizzled shared memory inside traced kernels.
+
+A swizzled shared-memory tensor is kept as CuTe keeps a swizzled pointer: a plain layout (its
+offsets linear in the coordinates, so slicing and partitioning with thread-dependent
+coordinates stay symbolic sums) over an engine that swizzles the final element offset, counted
+from the start of the shared array: element ``i`` of the tensor lives at
+``swizzle(offset + layout(i))``. A ``ComposedLayout`` ``S o 0 o L`` allocated in shared memory
+becomes this (layout L, swizzle S in element units, as CuTe DSL evaluates a ComposedLayout); a
+pointer swizzle given in byte units (``get_tensor(layout, swizzle=S<3,4,3>)``) is turned into
+element units first.
+
+Accesses split into runs the swizzle keeps contiguous (it never moves the bits below m), each a
+``Load``/``Store`` whose base is the symbolic ``swizzle(...)`` expression
+(``cutelab.kernel.symbolic.Swz``), so both back ends and the launch's bounds checks see
+ordinary accesses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Sequence, Tuple
+
+from ..errors import TraceError
+from .symbolic import add, is_sym, sym_div, swizzle_expr
+from .trace import Load, Store, SmemEngine, TraceValue, _refs_of, _static_offsets, current
+
+__all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem"]
+
+
+def _log2(n: int) -> int:
+    return n.bit_length() - 1
+
+
+def element_swizzle(sw: Any, elem_bytes: int, units: str, what: str) -> Any:
+    """The Swizzle acting on element offsets for sw given in 'elements' or 'bytes'."""
+    from ..swizzle import Swizzle
+
+    if units == "elements" or sw.num_bits == 0:
+        return sw
+    e = _log2(elem_bytes)
+    if sw.num_base < e:
+        raise TraceError(f"{what}: the byte swizzle {sw} moves bits inside one {elem_bytes}-byte element "
+                         f"(its base {sw.num_base} < log2({elem_bytes})); it has no element form")
+    return Swizzle(sw.num_bits, sw.num_base - e, sw.num_shift)
+
+
+def smem_runs(sw: Any, base: Any, offsets: Sequence[int]) -> List[Tuple[Any, Tuple[int, ...], List[int]]]:
+    """Split the accesses ``swizzle(base + offsets[i])`` into runs of consecutive elements that
+    the swizzle keeps together: a list of (swizzled base, offsets inside the run, positions i).
+
+    >>> from cutelab.swizzle import Swizzle
+    >>> from cutelab.kernel.symbolic import Var
+    >>> t = Var("tid.x", 32)
+    >>> [(b.expr_str(), o, p) for b, o, p in smem_runs(Swizzle(3, 3, 3), t * 64, range(16))]
+    [('swizzle<3,3,3>((64 * tid.x))', (0, 1, 2, 3, 4, 5, 6, 7), [0, 1, 2, 3, 4, 5, 6, 7]), ('swizzle<3,3,3>((64 * tid.x + 8))', (0, 1, 2, 3, 4, 5, 6, 7), [8, 9, 10, 11, 12, 13, 14, 15])]
+    """
+    b, m, s = sw.num_bits, sw.num_base, sw.num_shift
+    chunk = 1 << m
+    aligned = sym_div(base) % chunk == 0  # then base + o sits at o % chunk inside its chunk
+    runs: List[Tuple[Any, Tuple[int, ...], List[int]]] = []
+    cur: List[int] = []
+    offsets = [int(o) for o in offsets]
+
+    def flush() -> None:
+        if cur:
+            o0 = offsets[cur[0]]
+            runs.append((swizzle_expr(add(base, o0) if is_sym(base) else int(base) + o0, b, m, s),
+                         tuple(offsets[i] - o0 for i in cur), list(cur)))
+            cur.clear()
+
+    for i, o in enumerate(offsets):
+        if cur and aligned and o == offsets[cur[-1]] + 1 and o % chunk != 0:
+            cur.append(i)
+            continue
+        flush()
+        cur.append(i)
+    flush()
+    return runs
+
+
+class SwizzledSmemEngine(SmemEngine):
+    """A shared array read and written through a swizzle of its element offsets."""
+
+    def __init__(self, param: Any, swizzle: Any):
+        super().__init__(param)
+        self.swizzle = swizzle  # element units
+
+    def alignment(self, offset: Any) -> int:
+        a = super().alignment(offset)
+        return min(a, max(self.dtype.bytes, (1 << self.swizzle.num_base) * self.dtype.bytes))
+
+    def ptr_str(self, offset: Any) -> str:
+        a = self.alignment(offset)
+        al = f", align<{a}>" if a > self.dtype.bytes else ""
+        return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.swizzle}>"
+
+    def runs(self, offset: Any, offsets: Sequence[int]) -> List[Tuple[Any, Tuple[int, ...], List[int]]]:
+        return smem_runs(self.swizzle, offset, offsets)
+
+    def load(self, offset: Any, layout: Any) -> TraceValue:
+        t = current("loading from a tensor")
+        t.check_index(offset, "load")
+        offs = _static_offsets(layout, "load")
+        refs: List[Any] = [None] * len(offs)
+        self.param.read = True
+        for base, run, pos in self.runs(offset, offs):
+            dst = t.new_reg(self.dtype, len(run))
+            t.emit(Load(dst, self.param, base, run))
+            for j, p in enumerate(pos):
+                refs[p] = (dst, j)
+        return TraceValue(refs, layout.shape, self.dtype)
+
+    def store(self, offset: Any, layout: Any, value: Any) -> None:
+        t = current("storing to a tensor")
+        t.check_index(offset, "store")
+        offs = _static_offsets(layout, "store")
+        refs = _refs_of(value, len(offs), self.dtype, "store", f"a swizzled {self.param.name} tensor of layout {layout}")
+        self.param.written = True
+        for base, run, pos in self.runs(offset, offs):
+            t.emit(Store(self.param, base, run, tuple(refs[p] for p in pos)))
+
+    def read_one(self, off: Any) -> TraceValue:
+        t = current("reading a tensor element")
+        t.check_index(off, "read")
+        dst = t.new_reg(self.dtype, 1)
+        self.param.read = True
+        sw = self.swizzle
+        t.emit(Load(dst, self.param, swizzle_expr(off, sw.num_bits, sw.num_base, sw.num_shift), (0,)))
+        return TraceValue([(dst, 0)], (), self.dtype)
+
+    def write_one(self, off: Any, v: Any) -> None:
+        t = current("writing a tensor element")
+        t.check_index(off, "write")
+        refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
+        self.param.written = True
+        sw = self.swizzle
+        t.emit(Store(self.param, swizzle_expr(off, sw.num_bits, sw.num_base, sw.num_shift), (0,), refs))
+
+
+# --------------------------------------------------------------------------- cute.struct in shared memory
+
+_DYN_ALIGN = 1024  # bytes: shared arrays start on a swizzle period (CuTe's largest, 128B x 8 rows)
+MAX_SMEM = 227 * 1024  # the most shared memory a block may use (H100: 227 KiB)
+
+
+def _align_up(n: int, a: int) -> int:
+    return -(-n // a) * a
+
+
+def use_dynamic_smem(t: Any) -> None:
+    """Above 48 KiB a block's shared memory must be dynamic (``extern __shared__``, the launch asks
+    for it with cuFuncSetAttribute): mark every shared array of the kernel so, each padded to a
+    whole number of alignment units so that the arrays' sum is what the launch gives."""
+    total = sum(_align_up(sh.bytes, _DYN_ALIGN) for sh in t.shared)
+    if total > MAX_SMEM:
+        raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; a thread block may use at most "
+                         f"{MAX_SMEM} bytes{t.where()}")
+    if sum(sh.bytes for sh in t.shared) <= 48 * 1024 and not any(sh.dynamic for sh in t.shared):
+        return
+    for sh in t.shared:
+        per = max(1, _DYN_ALIGN // sh.dtype.bytes)
+        sh.length = _align_up(sh.length, per)
+        sh.align = max(sh.align, _DYN_ALIGN)
+        sh.dynamic = True
+
+
+class SmemRegion:
+    """Bytes of shared memory from ``SmemAllocator.allocate``: typed views are made on demand,
+    one shared array per element type (views of different element types of one region do not
+    alias in cutelab: a kernel that writes a region as one type and reads it as another is not
+    supported)."""
+
+    def __init__(self, nbytes: int, align: int):
+        self.nbytes, self.align = nbytes, max(align, 16)
+        self.arrays: dict = {}
+
+    def array(self, dtype: Any) -> Any:
+        sh = self.arrays.get(dtype.name)
+        if sh is None:
+            t = current("shared memory")
+            sh = t.add_shared(dtype, max(1, self.nbytes // dtype.bytes), max(self.align, _DYN_ALIGN))
+            self.arrays[dtype.name] = sh
+            use_dynamic_smem(t)
+        return sh
+
+
+class SmemPtr:
+    """A pointer into an SmemRegion at a byte offset (what ``SmemAllocator.allocate(bytes)`` returns)."""
+
+    memspace = "smem"
+
+    def __init__(self, region: SmemRegion, byte_offset: int = 0, dtype: Any = None):
+        self.region, self.byte_offset, self.dtype = region, byte_offset, dtype
+
+    def __add__(self, k: int) -> "SmemPtr":
+        return SmemPtr(self.region, self.byte_offset + k * (self.dtype.bytes if self.dtype else 1), self.dtype)
+
+    def __repr__(self) -> str:
+        return f"ptr<{self.dtype.name if self.dtype else 'i8'}, smem, align<{self.region.align}>> (+{self.byte_offset} B)"
+
+    def tensor(self, layout: Any, dtype: Any, swizzle: Any = None) -> Any:
+        """A tensor of dtype over layout (a Layout or a swizzled ComposedLayout) starting here."""
+        from ..layout import Layout, make_layout
+        from ..swizzle import ComposedLayout, Swizzle
+        from ..tensor import Tensor
+
+        where = "get_tensor"
+        if dtype is None:
+            raise TraceError(f"{where}: the element type of the tensor is not known (pass dtype=)")
+        if self.byte_offset % dtype.bytes:
+            raise TraceError(f"{where}: byte offset {self.byte_offset} is not a multiple of {dtype}'s size")
+        sw = None
+        if isinstance(layout, ComposedLayout):
+            if swizzle is not None:
+                raise TraceError(f"{where}: incompatible layout with swizzle (a composed layout {layout} and "
+                                 f"swizzle={swizzle})")
+            if not isinstance(layout.inner, Swizzle) or not isinstance(layout.offset, int):
+                raise TraceError(f"{where}: composed layout {layout} must be a Swizzle o int o Layout")
+            sw, off, layout = layout.inner, layout.offset, layout.outer
+        else:
+            off = 0
+            if not isinstance(layout, Layout):
+                layout = make_layout(layout)
+            if swizzle is not None:
+                sw = element_swizzle(swizzle, dtype.bytes, "bytes", where)
+        offs = _static_offsets(layout, where)
+        if len(offs) and offs.min() < 0:
+            raise TraceError(f"{where}: layout {layout} reaches negative offsets")
+        start = self.byte_offset // dtype.bytes
+        need = (int(offs.max()) + 1 + off if len(offs) else 1) * dtype.bytes + self.byte_offset
+        if sw is not None and not sw.is_identity:
+            need = _align_up(need, sw.cosize() * dtype.bytes)
+        if need > self.region.nbytes:
+            raise TraceError(f"{where}: layout {layout} of {dtype} needs {need} bytes from the region's start, "
+                             f"the region has {self.region.nbytes}")
+        sh = self.region.array(dtype)
+        if sw is not None and not sw.is_identity:
+            return Tensor(SwizzledSmemEngine(sh, sw), layout, start + off, _checked=True)
+        return Tensor(SmemEngine(sh), layout, start + off, _checked=True)
+
+
+def _is_numeric(x: Any) -> bool:
+    from ..numeric import Numeric
+
+    return isinstance(x, Numeric)
+
+
+class _MemRangeType:
+    def __init__(self, dtype: Any, size: int):
+        self.dtype, self.size = dtype, int(size)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return self.size * self.dtype.bytes
+
+    def __repr__(self) -> str:
+        return f"struct.MemRange[{self.dtype}, {self.size}]"
+
+
+class _AlignType:
+    def __init__(self, inner: Any, align: int):
+        self.inner, self.align = inner, int(align)
+
+
+class _MemRangeView:
+    """A struct field of MemRange type: ``get_tensor(layout, swizzle=None, dtype=None)``, ``data_ptr()``."""
+
+    def __init__(self, kind: _MemRangeType, ptr: SmemPtr):
+        self._kind, self._ptr = kind, ptr
+
+    def data_ptr(self) -> SmemPtr:
+        return SmemPtr(self._ptr.region, self._ptr.byte_offset, self._kind.dtype)
+
+    def get_tensor(self, layout: Any, swizzle: Any = None, dtype: Any = None, **kwargs: Any) -> Any:
+        return self.data_ptr().tensor(layout, dtype or self._kind.dtype, swizzle)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind!r} at +{self._ptr.byte_offset} B>"
+
+
+def _size_align(ft: Any, where: str) -> tuple:
+    if isinstance(ft, _AlignType):
+        s, a = _size_align(ft.inner, where)
+        return s, max(a, ft.align)
+    if isinstance(ft, _MemRangeType):
+        return ft.size_in_bytes, ft.dtype.bytes
+    if _is_numeric(ft):
+        return ft.bytes, ft.bytes
+    if isinstance(ft, type) and getattr(ft, "_cl_struct", False):
+        return ft.size_in_bytes(), ft.__alignof__()
+    raise TraceError(f"cute.struct {where}: field type {ft!r} is not a MemRange, Align, element type or struct")
+
+
+class struct:
+    """``@cute.struct``: a C-like struct of shared memory (MemRange arrays, element types, nested
+    structs, ``Align[field, bytes]``), laid out field by field as C would.
+
+    >>> import cutelab as cute
+    >>> @cute.struct
+    ... class S:
+    ...     a: cute.struct.Align[cute.struct.MemRange[cute.Float16, 100], 128]
+    ...     x: cute.Int32
+    >>> S.size_in_bytes(), S.__alignof__()
+    (256, 128)
+    """
+
+    class _Sub:
+        def __init__(self, make: Any):
+            self._make = make
+
+        def __getitem__(self, params: Any) -> Any:
+            return self._make(*params)
+
+    MemRange = _Sub(lambda dtype, size: _MemRangeType(dtype, size))
+    Align = _Sub(lambda inner, align: _AlignType(inner, align))
+
+    def __new__(cls, user_cls: Any) -> Any:  # the decorator
+        ann = dict(getattr(user_cls, "__annotations__", {}))
+        fields, off, align = [], 0, 1
+        for name, ft in ann.items():
+            if isinstance(ft, str):  # postponed annotations: evaluate where the class was written
+                import sys
+
+                frame = sys._getframe(1)
+                mod = sys.modules.get(user_cls.__module__)
+                env = dict(getattr(mod, "__dict__", {}))
+                env.update(frame.f_globals)
+                env.update(frame.f_locals)
+                try:
+                    ft = eval(ft, env)  # noqa: S307 - the user's own annotation text
+                except Exception as e:
+                    raise TraceError(f"cute.struct {user_cls.__name__}.{name}: cannot evaluate the annotation "
+                                     f"{ft!r} ({e})") from None
+            s, a = _size_align(ft, f"{user_cls.__name__}.{name}")
+            if a & (a - 1):
+                raise TraceError(f"cute.struct {user_cls.__name__}.{name}: alignment {a} is not a power of two")
+            off = _align_up(off, a)
+            fields.append((name, ft, off))
+            off += s
+            align = max(align, a)
+        size = _align_up(off, align)
+
+        def init(self: Any, base: Any) -> None:
+            if not isinstance(base, SmemPtr):
+                raise TraceError(f"{user_cls.__name__}(...): expected shared memory from SmemAllocator.allocate, "
+                                 f"got {type(base).__name__}")
+            object.__setattr__(self, "_base", base)
+
+        def getattr_(self: Any, name: str) -> Any:
+            for n, ft, o in fields:
+                if n == name:
+                    inner = ft.inner if isinstance(ft, _AlignType) else ft
+                    ptr = SmemPtr(self._base.region, self._base.byte_offset + o)
+                    if isinstance(inner, _MemRangeType):
+                        return _MemRangeView(inner, ptr)
+                    if _is_numeric(inner):
+                        return _MemRangeView(_MemRangeType(inner, 1), ptr)
+                    return inner(ptr)
+            raise AttributeError(f"struct {user_cls.__name__} has no field {name!r}")
+
+        new_cls = type(user_cls.__name__, (), {
+            "__init__": init, "__getattr__": getattr_, "_cl_struct": True, "_fields": tuple(fields),
+            "size_in_bytes": classmethod(lambda c: size), "__sizeof__": classmethod(lambda c: size),
+            "__alignof__": classmethod(lambda c: align), "__doc__": user_cls.__doc__,
+            "__repr__": lambda self: f"<struct {user_cls.__name__} at +{self._base.byte_offset} B>",
+        })
+        return new_cls
