@@ -10,7 +10,6 @@ import ctypes
 import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-
 from ..errors import CompileError, LaunchError
 
 __all__ = ["initialize_cuda_context", "gpu_available", "device_arch", "load_module", "launch_raw",

@@ -557,7 +557,6 @@ class Kernel:
 
             self._rewritten = rewrite_function(self.fn) or self.fn
         return self._rewritten
-        functools.update_wrapper(self, fn)
 
     def set_name_prefix(self, prefix: str) -> None:
         """Name the generated CUDA function after prefix (CuTe DSL's set_name_prefix)."""
