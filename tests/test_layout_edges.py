@@ -147,7 +147,7 @@ def test_import_is_lazy():
             "print(cute.make_layout((4, 8))(5), type(cute.kernel).__name__, cute.Float32, cute.render.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]", out
-    assert out[1] == "5 _KernelDecorator f32 cutelab.render"
+    assert out[1] == "5 _KernelDecorator Float32 cutelab.render"
 
 
 def test_the_layout_algebra_does_not_import_numpy_at_import_time():

@@ -51,7 +51,8 @@ _LAZY = {
         "Uint8", "Uint16", "Uint32", "Uint64", "Float8E4M3FN", "Float8E5M2", "TFloat32")},
     **{name: ("tensor", name) for name in (
         "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
-        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor")},
+        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor",
+        "full", "full_like", "zeros_like", "ones_like", "empty_like")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
@@ -64,7 +65,17 @@ _LAZY = {
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
     "testing": ("testing", None), "struct": ("kernel.smem", "struct"),
+    "AddressSpace": ("runtime", "AddressSpace"), "recast_ptr": ("runtime", "recast_ptr"),
+    **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},
+    "viz": ("viz", None),  # cute.viz.print_latex / print_latex_tv
+    "make_ptr": ("runtime", "make_ptr"),
+    **{name: ("tuple_helpers", name) for name in (
+        "is_static", "is_integer", "is_int_tuple", "has_underscore", "flatten_to_tuple", "product", "product_like",
+        "repeat", "repeat_as_tuple", "tuple_cat", "transform_leaf", "filter_tuple", "find", "find_if", "front",
+        "round_up", "is_congruent", "is_weakly_congruent", "leading_dim", "is_major", "append_ones", "prepend_ones",
+        "size_in_bytes", "get_swizzle_portion", "get_nonswizzle_portion", "make_rmem_tensor_like", "recast_tensor")},
     "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
+    "profile": ("profiler", "profile"), "Profiler": ("profiler", "Profiler"),  # the CPU memory profiler
 }
 
 
@@ -131,7 +142,7 @@ def slice_(src, coord):
 
     >>> import numpy as np
     >>> print(slice_(make_tensor(np.arange(12, dtype=np.float32), make_layout((4, 3))), (None, 1)))
-    tensor<ptr<f32, gmem> o (4):(1)>
+    tensor<ptr<f32, generic> o (4):(1)>
     """
     from .tensor import Tensor as _Tensor  # tensors load on first use
 

@@ -17,6 +17,8 @@ import functools
 from typing import Any, Callable
 
 from . import int_tuple as it
+from .dynamic import INT_TYPES as _INT
+from .dynamic import DynInt
 from .errors import LayoutError
 from .swizzle import ComposedLayout, composed_op
 from .layout import (
@@ -108,23 +110,31 @@ def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool
 
 
 def _is_zero(d: Any) -> bool:
-    return type(d) is int and d == 0
+    return type(d) in _INT and d == 0
 
 
 # --------------------------------------------------------------------------- coalesce / filter
 
-def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any) -> Layout:
-    """CuTe's bw_coalesce over flat modes shp[:-?] folded onto (new_shape, new_stride), right to left."""
+def _one(x: Any) -> bool:
+    """A static 1 (a dynamic value 1 is not known to be 1: CuTe DSL keeps its mode)."""
+    return x == 1 and type(x) is not DynInt
+
+
+def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any, keep_dynamic: bool = False) -> Layout:
+    """CuTe's bw_coalesce over flat modes shp[:-?] folded onto (new_shape, new_stride), right to left.
+    keep_dynamic: modes with a dynamic extent or stride are not merged (CuTe DSL's coalesce cannot
+    prove them mergeable; the layout algebra inside composition etc. merges by value)."""
     ns = [new_shape]
     nd = [new_stride]
     scalar = True
     for i in range(len(shp) - 1, -1, -1):
         s, d = shp[i], std[i]
-        if s == 1:
+        if _one(s):
             continue
-        if scalar and ns[0] == 1:
+        if scalar and _one(ns[0]):
             ns[0], nd[0] = s, d
-        elif s * d == nd[0]:
+        elif s * d == nd[0] and not (keep_dynamic and (type(s) is DynInt or type(d) is DynInt
+                                                       or type(ns[0]) is DynInt or type(nd[0]) is DynInt)):
             ns[0] = s * ns[0]
             nd[0] = d
         else:
@@ -132,20 +142,20 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any) -> Layou
             nd.insert(0, d)
             scalar = False
     if scalar:
-        if ns[0] == 1:
+        if _one(ns[0]):
             return _raw(1, 0)
         return _raw(ns[0], nd[0])
     return _raw(tuple(ns), tuple(nd))
 
 
-def _coalesce(layout: Layout) -> Layout:
+def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
     shp, std = layout._shape, layout._stride
     if type(shp) is not tuple:
-        return _raw(1, 0) if shp == 1 else layout
+        return _raw(1, 0) if _one(shp) else layout
     shp, std = it.flatten(shp), it.flatten(std)
     if not shp:
         return _raw(1, 0)
-    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), shp[-1], std[-1])
+    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), shp[-1], std[-1], keep_dynamic)
 
 
 def _coalesce_x(layout: Layout) -> Layout:
@@ -180,7 +190,7 @@ def coalesce(layout: Any, target_profile: Any = None) -> Layout:
         target_profile = _normalize(target_profile)
         if isinstance(target_profile, tuple):
             return _by_mode(layout, target_profile, lambda l, t: coalesce(l, t), "coalesce")
-    return _coalesce(layout)
+    return _coalesce(layout, keep_dynamic=True)
 
 
 def _filter_zeros(layout: Layout) -> Layout:
@@ -243,7 +253,7 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
         return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
     if isinstance(rd, ScaledBasis):
         return _compose(_basis_get(rd, ls), _basis_get(rd, ld), rs, rd.value, None)
-    if type(rd) is int and rd == 0:
+    if type(rd) in _INT and rd == 0:
         return rs, rd
     if type(ls) is not tuple:
         return rs, rd * ld
@@ -359,7 +369,7 @@ def _compose_tiler(lhs: Layout, rhs: Any) -> Layout:
         return lhs
     if isinstance(rhs, tuple):
         return _by_mode(lhs, rhs, _compose_tiler, "composition", keep_rest=False)
-    if type(rhs) is int:
+    if type(rhs) in _INT:
         if rhs < 1:
             raise LayoutError(f"a tiler size must be positive, got {rhs}")
         return _compose_layouts(lhs, make_layout(rhs))
@@ -407,11 +417,11 @@ def _normalize_tiler(t: Any) -> Any:
 def _cotarget_shape(cotarget: Any) -> Any:
     if isinstance(cotarget, Layout):
         return cotarget.shape
-    if type(cotarget) is int and cotarget >= 1:
+    if type(cotarget) in _INT and cotarget >= 1:
         return cotarget
     cotarget = _normalize(cotarget)
     for c in it.flatten_to_tuple(cotarget):
-        if type(c) is not int or c < 1:
+        if type(c) not in _INT or c < 1:
             raise LayoutError(f"the cotarget must be a positive int or a shape, got {_fmt(cotarget)}")
     return cotarget
 
@@ -421,13 +431,13 @@ def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     shp: list = []
     std: list = []
     for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)):
-        if type(d) is not int and isinstance(d, ScaledBasis):
+        if type(d) not in _INT and isinstance(d, ScaledBasis):
             raise LayoutError("complement of a layout with basis strides is not supported")
-        if s != 1 and d != 0:
+        if not _one(s) and d != 0:
             shp.append(s)
             std.append(d)
     if not shp:
-        n = cotarget if type(cotarget) is int else it.product(cotarget)
+        n = cotarget if type(cotarget) in _INT else it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
     filtered_size = it.product(tuple(shp))
     f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
@@ -456,14 +466,16 @@ def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
         raise _non_injective(layout, std[0], result_stride[r - 1])
     result_shape.append(new_shape)
     new_stride = std[0] * shp[0]
-    if type(cotarget) is int:
+    if type(cotarget) in _INT:
         rest_shape = -(-cotarget // new_stride)
     else:
         rest_shape = it.product(it.ceil_div(cotarget, new_stride))
-    rest_stride = 0 if rest_shape == 1 else new_stride
+    if type(rest_shape) is DynInt:  # CuTe DSL's ceil_div of a dynamic value knows no divisibility
+        rest_shape = DynInt(int(rest_shape))
+    rest_stride = 0 if _one(rest_shape) else new_stride
     got = it.product(tuple(result_shape)) * rest_shape
-    need = (cotarget if type(cotarget) is int else it.product(cotarget)) // filtered_size
-    if strict and type(cotarget) is int and got < need:
+    need = (cotarget if type(cotarget) in _INT else it.product(cotarget)) // filtered_size
+    if strict and type(cotarget) in _INT and got < need:
         # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails. (A shape cotarget is
         # divided mode by mode, CuTe's ceil_div of a shape, so the check is made for int cotargets.)
         raise _short(layout, cotarget, got, need)
@@ -682,7 +694,7 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
         return _by_mode(layout, tiler, _logical_divide, "logical_divide")
     if tiler is None:
         return layout
-    if type(tiler) is int:
+    if type(tiler) in _INT:
         if tiler < 1:
             raise LayoutError(f"a tile size must be positive, got {tiler}")
         return _logical_divide(layout, make_layout(tiler))
@@ -767,7 +779,7 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
         return _by_mode(block, tiler, _logical_product, "logical_product")
     if tiler is None:
         return block
-    if type(tiler) is int:
+    if type(tiler) in _INT:
         if tiler < 1:
             raise LayoutError(f"a tile size must be positive, got {tiler}")
         return _logical_product(block, make_layout(tiler))
@@ -940,7 +952,7 @@ def _is_bijection(layout: Layout, n: int) -> bool:
                    if s != 1)
     span = 1
     for d, s in modes:
-        if type(d) is not int or d != span:
+        if type(d) not in _INT or d != span:
             return False
         span *= s
     return span == n
@@ -994,7 +1006,7 @@ def recast_layout(new_type_bits: int, old_type_bits: int, src_layout: Any) -> La
     from math import gcd
 
     for b in (new_type_bits, old_type_bits):
-        if type(b) is not int or b < 1:
+        if type(b) not in _INT or b < 1:
             raise LayoutError(f"type widths must be positive ints (bits), got {b!r}")
     layout = _as_layout(src_layout, "recast_layout", "layout")
     g = gcd(new_type_bits, old_type_bits)

@@ -22,6 +22,7 @@
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
     cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
+    cutelab profile [--svg worst.svg] program.py [args...]       # memory accesses of its kernels, per line
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -162,6 +163,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
     _add_output(p)
     _add_atom_commands(sub)
+
+    # profile: run a program with every kernel launch recorded by the CPU interpreter (cutelab.profiler)
+    p = sub.add_parser("profile", help="run a CuTe DSL program on the CPU interpreter and report its kernels' memory "
+                                       "accesses per source line: bytes, vector width, sectors, bank conflicts")
+    p.add_argument("--blocks", type=_blocks_arg, default=None,
+                   help="thread blocks recorded per launch, evenly spaced (default 32); counts are scaled to the grid")
+    p.add_argument("--all-blocks", action="store_true", help="record every block (exact counts; slower)")
+    p.add_argument("--launches", type=_blocks_arg, default=1, help="launches recorded per kernel (default 1)")
+    p.add_argument("--top", type=_blocks_arg, default=5, help="worst lines explained per kernel (default 5)")
+    p.add_argument("--svg", help="draw the worst accesses (bank maps, sectors) into this file (.svg .png .txt .html)")
+    p.add_argument("--json", help="write the report as JSON here (per kernel: totals, predicted ncu counters, lines)")
+    p.add_argument("--gpu", action="store_true",
+                   help="leave the GPU visible to the program (default: hidden, so it picks its CPU path)")
+    p.add_argument("program", help="the Python program to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
 
     # serve: the web playground (cutelab.web), on 127.0.0.1 only
     p = sub.add_parser("serve", help="the web playground in the browser (local, 127.0.0.1 only)")
@@ -475,9 +491,80 @@ def _first_line(e: BaseException) -> str:
     return msg.splitlines()[0] if msg else type(e).__name__
 
 
+def _blocks_arg(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _profile(args: argparse.Namespace) -> int:
+    """cutelab profile: run the program as __main__ under a Profiler, then print the report."""
+    import runpy
+    import traceback
+
+    from .profiler import DEFAULT_BLOCKS, Profiler
+
+    path = args.program
+    if not os.path.isfile(path):
+        print(f"cutelab: error: profile: no such program {path!r}", file=sys.stderr)
+        return 2
+    if args.all_blocks and args.blocks is not None:
+        print("cutelab: error: profile: --blocks and --all-blocks exclude each other", file=sys.stderr)
+        return 2
+    if not args.gpu:
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # torch.cuda.is_available() is False: the program uses the CPU
+    blocks = None if args.all_blocks else (args.blocks or DEFAULT_BLOCKS)
+    prof = Profiler(blocks=blocks, launches=args.launches)
+    old_argv, old_path = sys.argv, list(sys.path)
+    sys.argv = [path] + list(args.args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    status = 0
+    try:
+        with prof:
+            runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except Exception:  # the program failed: show its traceback, then what was recorded before
+        traceback.print_exc()
+        status = 1
+    finally:
+        sys.argv, sys.path[:] = old_argv, old_path
+    sys.stdout.flush()
+    result = prof.result
+    print("\n" + "=" * 100)
+    if status:
+        print(f"cutelab profile: {path} exited with status {status}; the report covers the launches before that")
+    print(result.report(top=args.top))
+    try:
+        if args.json:
+            import json
+
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(result.to_dict(), f, indent=1)
+        if args.svg:
+            from . import render as R
+
+            out = R.render(result.figure(top=args.top), R.format_for_path(args.svg))
+            with open(args.svg, "wb" if isinstance(out, bytes) else "w") as f:
+                f.write(out)
+    except LayoutError as e:
+        print(f"cutelab: error: profile: {_first_line(e)}", file=sys.stderr)
+        return status or 2
+    except OSError as e:
+        print(f"cutelab: error: profile: cannot write: {e.strerror or e}", file=sys.stderr)
+        return status or 1
+    return status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
     args = build_parser().parse_args(argv)
+    if args.cmd == "profile":
+        return _profile(args)
     if args.cmd == "serve":
         from .web import serve
 

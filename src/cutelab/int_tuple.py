@@ -337,7 +337,7 @@ def _compact(shape: Any, current: Any, left: bool) -> tuple:
         if not left:
             out.reverse()
         return tuple(out), current
-    if isinstance(shape, int) and shape == 1:
+    if type(shape) is int and shape == 1:  # a static 1 (a dynamic 1 keeps its stride, as in CuTe DSL)
         return 0, current
     return current, current * shape
 

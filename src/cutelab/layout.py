@@ -15,6 +15,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import int_tuple as it
+from .dynamic import INT_TYPES as _INT
+from .dynamic import DynInt
 from .errors import LayoutError, ParseError
 
 if TYPE_CHECKING:  # numpy is imported where arrays are made, so that `import cutelab` stays fast
@@ -154,7 +156,7 @@ def _arith_add(x: Any, y: Any) -> Any:
 
 
 def _stride_leaf_ok(d: Any) -> bool:
-    return (type(d) is int) or isinstance(d, ScaledBasis)
+    return (type(d) in _INT) or isinstance(d, ScaledBasis)
 
 
 # --------------------------------------------------------------------------- Layout
@@ -180,7 +182,7 @@ def _extent_problem(shape: Any, stride: Any) -> str | None:
     lo = hi = 0
     for s, d in zip(it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)):
         v = d.value if isinstance(d, ScaledBasis) else d
-        if type(s) is not int or type(v) is not int:
+        if type(s) not in _INT or type(v) not in _INT:
             return None  # symbolic: checked when it is known
         if v > 0:
             hi += (s - 1) * v
@@ -205,10 +207,10 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
         shp, std = (shp,), (std,)
     size, lo, hi = 1, 0, 0
     for s, d in zip(shp, std):
-        if type(s) is not int:
+        if type(s) not in _INT:
             return layout  # symbolic: checked when it is known
-        v = d if type(d) is int else (d.value if isinstance(d, ScaledBasis) else None)
-        if type(v) is not int:
+        v = d if type(d) in _INT else (d.value if isinstance(d, ScaledBasis) else None)
+        if type(v) not in _INT:
             return layout
         size *= s
         if v > 0:
@@ -236,7 +238,7 @@ def _check(shape: Any, stride: Any, where: str) -> None:
         for s, d in zip(shape, stride):
             _check(s, d, where)
         return
-    if type(shape) is not int:
+    if type(shape) not in _INT:
         raise LayoutError(f"make_layout{where}: shape entries must be positive ints, got {shape!r}")
     if shape < 1:
         raise LayoutError(f"make_layout{where}: shape entries must be positive, got {shape}")
@@ -246,7 +248,7 @@ def _check(shape: Any, stride: Any, where: str) -> None:
         raise LayoutError(
             f"make_layout{where}: shape {it.tuple_str(shape)} and stride {it.tuple_str(stride)} are not congruent"
         )
-    if type(stride) is int:
+    if type(stride) in _INT:
         if not -_INT_LIMIT < stride < _INT_LIMIT:
             raise LayoutError(f"make_layout{where}: stride entry {stride} does not fit in 64 bits")
     elif not isinstance(stride, ScaledBasis):
@@ -335,8 +337,8 @@ class Layout:
     def __str__(self) -> str:
         return layout_str(self._shape, self._stride)
 
-    def __repr__(self) -> str:
-        return f"Layout({self})"
+    def __repr__(self) -> str:  # CuTe DSL's repr is its str: print((L1, L2)) shows (3:3, (2,4):(1,8))
+        return str(self)
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
@@ -363,8 +365,9 @@ class Layout:
         return _eval(self, coord)
 
     def __getitem__(self, coord: Any) -> Any:
-        if type(coord) is int and isinstance(self.shape, tuple) and len(self.shape) > 1:
-            return get(self, coord)  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
+        if (type(coord) is int or (type(coord).__module__ == "numpy" and isinstance(coord, _np().integer))) \
+                and isinstance(self.shape, tuple) and len(self.shape) > 1:
+            return get(self, int(coord))  # a numpy integer picks a mode too, as a Python int does  # CuTe DSL: an int picks a top-level mode (a Layout), as tuple indexing does
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
@@ -444,6 +447,8 @@ def _normalize(t: Any) -> Any:
         return tuple(_normalize(x) for x in t)
     if type(t) is int:
         return t
+    if isinstance(t, DynInt):  # a scalar entering a layout: the layout algebra infers its divisibility
+        return t if type(t) is DynInt and t.track else DynInt(int(t), t.dtype, t.div)
     npm = _np_loaded()
     if npm is not None and isinstance(t, npm.integer):
         return int(t)
@@ -472,7 +477,7 @@ def _coord_ints(layout: Layout, coord: Any, op: str = "evaluating") -> Any:
     """
 
     def go(c: Any) -> Any:
-        if type(c) is int or c is None:
+        if type(c) in _INT or c is None:
             return c
         if isinstance(c, (tuple, list)):
             return tuple(go(x) for x in c)
@@ -754,6 +759,8 @@ def make_identity_layout(shape: Any) -> Layout:
     >>> print(L), L(9)
     (4,8):(1@0,1@1)
     (None, (1, 2))
+    >>> print(make_identity_layout((4, (2, 3))))
+    (4,(2,3)):(1@0,(1@0@1,1@1@1))
     """
     shape = _normalize(shape)
     _check(shape, it.repeat_like(shape, 0), "")
@@ -764,10 +771,13 @@ def make_identity_layout(shape: Any) -> Layout:
     return Layout._raw(shape, stride)
 
 
-def _basis_like(s: Any, mode: int) -> Any:
-    if isinstance(s, tuple):  # nested modes of one coordinate: compact within that mode
-        return it.transform_leaf(it.compact_col_major(s), lambda d: ScaledBasis(d, mode) if d else 0)
-    return ScaledBasis(1, mode)
+def _basis_like(s: Any, path: Any) -> Any:
+    """The unit basis stride of every leaf of s: a nested mode gets a nested coordinate, as CuTe DSL
+    does ((4,(2,3)) -> (1@0,(1@0@1,1@1@1)): the coordinate of mode 1 is itself a pair)."""
+    path = path if isinstance(path, tuple) else (path,)
+    if isinstance(s, tuple):
+        return tuple(_basis_like(x, path + (j,)) for j, x in enumerate(s))
+    return ScaledBasis(1, path)
 
 
 # --------------------------------------------------------------------------- queries
@@ -809,14 +819,27 @@ def _as_layout_or_shape(x: Any, op: str = "") -> Any:
         return x
     x = _normalize(x)
     for leaf in it.flatten_to_tuple(x):
-        if type(leaf) is not int and not _is_symbolic(leaf):
+        if type(leaf) not in _INT and not _is_symbolic(leaf):
             raise TypeError(f"{op + ': ' if op else ''}expected a layout, a tensor or a shape of ints, got {x!r} "
                             f"(the entry {leaf!r} is a {type(leaf).__name__})")
     return x
 
 
+def _is_tiled_atom(a: Any) -> bool:
+    """A TiledMma (has thr_layout_vmnk) or a TiledCopy (has tiler_mn), whose size is an int property."""
+    return (hasattr(type(a), "thr_layout_vmnk") or hasattr(type(a), "tiler_mn")) and isinstance(
+        getattr(a, "size", None), int)
+
+
 def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
-    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...])."""
+    """Number of elements of a shape, layout or tensor (of one mode with mode=[i, ...]); for a
+    TiledMma or TiledCopy, its number of threads (CuTe DSL's ``size(tiled) == tiled.size``).
+
+    >>> size(make_layout((4, (2, 3)))), size((4, (2, 3)), mode=[1])
+    (24, 6)
+    """
+    if _is_tiled_atom(a):  # duck-typed: layout.py sits below nvgpu/ and does not import it
+        return a.size
     a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
     if isinstance(a, Layout):
         return it.product(a._shape)
@@ -839,7 +862,8 @@ def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
     a = _mode(_as_layout_or_shape(a, "cosize"), mode or None, "cosize")
     if not isinstance(a, Layout):
         raise LayoutError(f"cosize: expected a layout, got {a!r}")
-    return it.product(coshape(a))
+    n = it.product(coshape(a))
+    return DynInt(int(n)) if isinstance(n, DynInt) else n  # CuTe DSL: a dynamic cosize is an Int32 '?'
 
 
 def rank(a: Any, mode: Sequence[int] | int | None = None) -> int:
@@ -1025,7 +1049,7 @@ def _int_leaves(t: Any, op: str, what: str) -> Any:
     """t with numpy ints as ints; a TypeError naming op and the operand for a non-integer leaf."""
     t = _normalize(t)
     for leaf in it.flatten_to_tuple(t):
-        if leaf is not None and (type(leaf) is not int) and not _is_symbolic(leaf) and not _is_array(leaf):
+        if leaf is not None and (type(leaf) not in _INT) and not _is_symbolic(leaf) and not _is_array(leaf):
             raise TypeError(f"{op}: the {what} {t!r} has the entry {leaf!r}, which is not an integer")
     return t
 
@@ -1035,7 +1059,7 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     npm = _np_loaded()
     if npm is not None and isinstance(idx, npm.integer):
         idx = int(idx)
-    if type(idx) is not int:
+    if type(idx) not in _INT:
         raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
     if it.crd2idx(crd, layout.shape, layout.stride) == idx:

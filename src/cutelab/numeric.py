@@ -50,6 +50,12 @@ class Numeric:
         """
         if isinstance(v, (IntValue, FloatValue)):
             return v.to(self)
+        from .dynamic import dyn_scalar, in_host_trace
+
+        if in_host_trace():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
+            d = dyn_scalar(self, v)
+            if d is not None:
+                return d
         if self.kind == "float":
             return FloatValue(self, v)
         return IntValue(self, v)
@@ -72,7 +78,9 @@ class Numeric:
     def __repr__(self) -> str:
         return self.name
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """The type's name as CuTe DSL prints its class: ``Float32`` (``.name`` is the MLIR name, ``f32``)."""
+        return _class_name(self)
 
     def __reduce__(self) -> Any:
         return (_by_name, (self.name,))
@@ -252,3 +260,11 @@ def numeric_from_torch(dtype: Any) -> Numeric:
         if t.torch_name == name:
             return t
     raise TypeError(f"no cutelab element type for torch dtype {dtype}")
+
+
+def _class_name(t: Numeric) -> str:
+    """Float32 for Float32: the name this module binds t to (the first, for aliases)."""
+    for k, v in globals().items():
+        if v is t and k[:1].isupper() and k not in ("NUMERICS",):
+            return k
+    return t.name

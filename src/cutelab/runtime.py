@@ -1,27 +1,33 @@
 """from_dlpack: a cutelab Tensor over a numpy array, a torch tensor, a GPU array with
 __cuda_array_interface__ (CuPy, Numba) or any CPU DLPack producer.
 
-The layout is read off the array's shape and strides (in elements), as CuTe DSL does:
+Host memory (numpy, torch on the CPU) is in CuTe DSL's ``generic`` address space, GPU memory in
+``gmem``, as CuTe DSL prints them. The layout is read off the array's shape and strides (in elements), as CuTe DSL does:
 a row-major (8192, 8192) array becomes ``(8192,8192):(8192,1)``. The tensor is a view: writes
 through it (or through any partition of it) change the array.
 
 >>> import numpy as np
 >>> print(from_dlpack(np.zeros((4, 6), np.float32), assumed_align=16))
-tensor<ptr<f32, gmem, align<16>> o (4,6):(6,1)>
+tensor<ptr<f32, generic, align<16>> o (4,6):(6,1)>
 """
 
 from __future__ import annotations
 
+import ctypes
+import enum
+import sys
 from typing import Any
 
 import numpy as np
 
+from .dynamic import DynInt, value_of
 from .errors import TensorError
 from .layout import Layout
 from .numeric import Numeric, numeric_from_numpy, numeric_from_torch
-from .tensor import NumpyEngine, PointerInfo, Tensor
+from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
 
-__all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream"]
+__all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "mark_layout_dynamic", "mark_compact_shape_dynamic",
+           "AddressSpace", "make_ptr", "nullptr", "recast_ptr"]
 
 
 def _layout_of(shape: tuple, strides: tuple, what: str) -> Layout:
@@ -92,7 +98,7 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
         arr = flat.view(torch.int16).numpy().view(np.uint16)
     else:
         arr = flat.numpy()
-    return Tensor(NumpyEngine(arr, dtype, "gmem", align=align, owner=t, address=address), layout, 0)
+    return Tensor(NumpyEngine(arr, dtype, "generic", align=align, owner=t, address=address), layout, 0)
 
 
 def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:
@@ -106,7 +112,7 @@ def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:
     _check_align(address, assumed_align, "the array")
     span = _span(shape, strides)
     flat = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(item,))
-    return Tensor(NumpyEngine(flat, dtype, "gmem", align=assumed_align or item, owner=a, address=address), layout, 0)
+    return Tensor(NumpyEngine(flat, dtype, "generic", align=assumed_align or item, owner=a, address=address), layout, 0)
 
 
 def _from_cuda_array(a: Any, assumed_align: int | None) -> Tensor:
@@ -153,6 +159,203 @@ def from_dlpack(array: Any, assumed_align: int | None = None) -> Tensor:
     raise TensorError(f"from_dlpack: {type(array).__name__} is not a numpy array, torch tensor or DLPack producer")
 
 
+# --------------------------------------------------------------------------- pointers
+
+class AddressSpace(str, enum.Enum):
+    """CuTe DSL's address spaces (cute.AddressSpace); each compares equal to, and prints as, its name."""
+
+    generic = "generic"
+    gmem = "gmem"
+    smem = "smem"
+    dsmem = "dsmem"
+    rmem = "rmem"
+    tmem = "tmem"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class RawAddressEngine(PointerInfo):
+    """The engine of a pointer made from a bare integer address: it prints and moves like any pointer,
+    but cutelab knows nothing of the memory behind it, so it refuses to read or write it on the CPU
+    (reading an unknown address could crash the interpreter)."""
+
+    def __init__(self, dtype: Numeric, address: int, align: int, memspace: str):
+        self.dtype, self.address, self.align, self.memspace = dtype, address, align, memspace
+
+    def _refuse(self, *a: Any) -> Any:
+        raise TensorError(
+            f"{self.raw_ptr_str(0)}: a pointer made by make_ptr from a bare integer address that no numpy "
+            f"array or CPU torch tensor among the caller's variables holds, so cutelab cannot check accesses through it on the CPU; make it "
+            f"from a numpy array's ctypes "
+            f"pointer (make_ptr(dtype, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))) or use from_dlpack(a)"
+        )
+
+    load = store = read_one = write_one = _refuse
+
+
+def _owner_engine(owner: np.ndarray, dtype: Numeric, address: int, align: int, memspace: str) -> Any:
+    """A NumpyEngine over owner's buffer from address on, read as dtype (None if address is outside it)."""
+    if not (owner.flags.c_contiguous or owner.flags.f_contiguous):
+        return None
+    base = owner.__array_interface__["data"][0]
+    start = address - base
+    if not 0 <= start <= owner.nbytes:
+        return None
+    raw = owner.reshape(-1, order="A").view(np.uint8)[start:]
+    n = raw.shape[0] // dtype.bytes
+    data = raw[: n * dtype.bytes].view(dtype.storage)
+    return NumpyEngine(data, dtype, memspace, align=align, owner=owner, address=address)
+
+
+def _torch_storage_bytes(t: Any) -> Any:
+    """The whole CPU storage of a torch tensor as a uint8 numpy array (None for a GPU tensor)."""
+    import torch
+
+    if t.device.type != "cpu":
+        return None
+    st = t.untyped_storage()
+    return torch.empty(0, dtype=torch.uint8).set_(st).numpy()
+
+
+def _holds(obj: Any, address: int) -> bool:
+    """True when obj is a numpy array or a CPU torch tensor whose memory holds address. Looks only at
+    type(obj) (never isinstance, which can run an object's own __class__ code)."""
+    t = type(obj)
+    if issubclass(t, np.ndarray):
+        base = obj.__array_interface__["data"][0]
+        return base <= address < base + max(obj.nbytes, 1) and (obj.flags.c_contiguous or obj.flags.f_contiguous)
+    torch = sys.modules.get("torch")
+    if torch is not None and issubclass(t, torch.Tensor):
+        try:
+            st = obj.untyped_storage()
+            return obj.device.type == "cpu" and st.data_ptr() <= address < st.data_ptr() + max(st.nbytes(), 1)
+        except (RuntimeError, TypeError):
+            return False
+    return False
+
+
+def _find_owner(address: int) -> Any:
+    """The numpy array or CPU torch tensor whose memory holds address, among the variables (locals and
+    globals) of make_ptr's callers, or None.
+
+    make_ptr from a bare integer (``a.data_ptr()``, ``a.ctypes.data``) does not say what memory it
+    points into; the array is almost always a variable of the code that calls make_ptr, and finding it
+    keeps every read and write through the pointer inside that buffer, checked. Not found: the
+    pointer prints and moves but cannot be read on the CPU.
+    """
+    frame = sys._getframe(2)
+    seen_globals = set()
+    while frame is not None:
+        spaces = [frame.f_locals]
+        if id(frame.f_globals) not in seen_globals:
+            seen_globals.add(id(frame.f_globals))
+            spaces.append(frame.f_globals)
+        for space in spaces:
+            for v in list(space.values()):
+                if _holds(v, address):
+                    return v
+        frame = frame.f_back
+    return None
+
+
+def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assumed_align: int | None = None) -> Pointer:
+    """A pointer to elements of dtype at an address (an int, or a ctypes pointer), as CuTe DSL's
+    cute.runtime.make_ptr; ``make_tensor(ptr, layout)`` makes a tensor over it.
+
+    A ctypes pointer into a numpy array (``a.ctypes.data_as(...)``, which keeps the array alive) gives
+    a pointer that reads and writes that array, with every access checked against its extent. For
+    a bare integer address (``t.data_ptr()``, ``a.ctypes.data``) cutelab finds the numpy array or CPU
+    torch tensor that holds it among the caller's variables (see _find_owner); where none does, the
+    pointer prints and moves but cannot be read on the CPU.
+
+    >>> import ctypes, numpy as np, cutelab as cute
+    >>> a = np.arange(8, dtype=np.float32)
+    >>> p = make_ptr(cute.Float32, a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), assumed_align=16)
+    >>> print(p, p + 1)
+    ptr<f32, generic, align<16>> ptr<f32, generic>
+    >>> cute.make_tensor(p + 2, cute.make_layout(3)).load().numpy().tolist()
+    [2.0, 3.0, 4.0]
+    """
+    if not isinstance(dtype, Numeric):
+        raise TensorError(f"make_ptr: the element type must be a cutlass numeric type (cutlass.Float32, ...), "
+                          f"got {dtype!r}")
+    owner = None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        address = int(value)
+    elif isinstance(value, ctypes._Pointer):
+        address = ctypes.cast(value, ctypes.c_void_p).value or 0
+        owner = getattr(value, "_arr", None)  # numpy's data_as keeps the array here
+    else:
+        raise TensorError(f"make_ptr({dtype}, {value!r}): expected an int address or a ctypes pointer, "
+                          f"got {type(value).__name__}")
+    space = AddressSpace(str(getattr(mem_space, "value", mem_space)).split(".")[-1])
+    align = dtype.bytes if assumed_align is None else int(assumed_align)
+    if align < 1 or align & (align - 1):
+        raise TensorError(f"make_ptr({dtype}, 0x{address:x}): assumed_align must be a power of two, got {assumed_align}")
+    if address % align:
+        raise TensorError(f"make_ptr({dtype}, 0x{address:x}): the address is not aligned to assumed_align={align} bytes")
+    engine = None
+    if owner is None and address:
+        owner = _find_owner(address)
+    if owner is not None and type(owner).__module__.startswith("torch"):
+        owner = _torch_storage_bytes(owner)
+    if isinstance(owner, np.ndarray):
+        engine = _owner_engine(owner, dtype, address, align, space.value)
+    if engine is None:
+        engine = RawAddressEngine(dtype, address, align, space.value)
+    return Pointer(engine, 0)
+
+
+def nullptr(dtype: Any, mem_space: Any = AddressSpace.generic, assumed_align: int | None = None) -> Pointer:
+    """A null pointer of dtype (CuTe DSL's cute.runtime.nullptr): it prints, it cannot be read."""
+    return make_ptr(dtype, 0, mem_space, assumed_align)
+
+
+def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer:
+    """The same address read as elements of another dtype (CuTe DSL's cute.recast_ptr); the alignment
+    in bytes is kept.
+
+    >>> import numpy as np, cutelab as cute
+    >>> t = cute.make_tensor(np.zeros(8, np.float32), cute.make_layout(8))
+    >>> print(recast_ptr(t.iterator, dtype=cute.Int16))
+    ptr<i16, generic, align<4>>
+    """
+    if not isinstance(ptr, Pointer):
+        raise TensorError(f"recast_ptr: expected a pointer (make_ptr, tensor.iterator), got {type(ptr).__name__}")
+    if swizzle_ is not None:
+        raise TensorError(
+            f"recast_ptr({ptr}, swizzle_={swizzle_}): swizzled pointers are not supported in cutelab; put the "
+            f"swizzle in the layout instead: make_tensor(ptr, make_composed_layout({swizzle_}, 0, layout))"
+        )
+    if dtype is None:
+        return ptr
+    if not isinstance(dtype, Numeric):
+        raise TensorError(f"recast_ptr({ptr}): dtype must be a cutlass numeric type, got {dtype!r}")
+    eng, off = ptr.engine, ptr.offset
+    if not isinstance(off, (int, np.integer)):
+        raise TensorError(f"recast_ptr({ptr}, dtype={dtype}): needs a pointer at a known offset, got {off!r}")
+    old = eng.dtype
+    nbytes = int(off) * old.bytes
+    align = eng.alignment(off) if hasattr(eng, "alignment") else old.bytes
+    address = eng.address + nbytes
+    if address % dtype.bytes:
+        raise TensorError(f"recast_ptr({ptr}, dtype={dtype}): the address 0x{address:x} is not aligned to the "
+                          f"{dtype.bytes}-byte elements of {dtype}")
+    if isinstance(eng, NumpyEngine):
+        raw = eng.data.view(np.uint8)[nbytes:]
+        n = raw.shape[0] // dtype.bytes
+        data = raw[: n * dtype.bytes].view(dtype.storage)
+        return Pointer(NumpyEngine(data, dtype, eng.memspace, align=max(align, dtype.bytes), owner=eng.owner,
+                                   address=address), 0)
+    if isinstance(eng, DeviceEngine):
+        span = (eng.span * old.bytes - nbytes) // dtype.bytes
+        return Pointer(DeviceEngine(eng.obj, dtype, address, span, max(align, dtype.bytes), eng.device), 0)
+    if isinstance(eng, RawAddressEngine):
+        return Pointer(RawAddressEngine(dtype, address, max(align, dtype.bytes), eng.memspace), 0)
+    raise TensorError(f"recast_ptr({ptr}, dtype={dtype}): cannot recast a pointer into {type(eng).__name__}")
+
+
 def make_fake_stream() -> Any:
     """A stand-in stream for ahead-of-time compiles (cute.compile(..., stream)); cutelab launches
     on torch's current stream (or on the CPU interpreter), so it is the default stream, None.
@@ -161,3 +364,144 @@ def make_fake_stream() -> Any:
     True
     """
     return None
+
+
+# --------------------------------------------------------------------------- dynamic layouts
+
+def _flat_modes(t: Tensor, op: str) -> tuple:
+    L = t.layout
+    if not isinstance(L, Layout):
+        raise TensorError(f"{op}: the tensor's layout {L} is not a plain Layout (a composed or swizzled layout "
+                          f"cannot be marked dynamic)")
+    shape = L.shape if isinstance(L.shape, tuple) else (L.shape,)
+    stride = L.stride if isinstance(L.stride, tuple) else (L.stride,)
+    if any(isinstance(s, tuple) for s in shape) or any(not isinstance(d, int) for d in stride):
+        raise TensorError(f"{op}: the layout {value_of(L)} is not flat; only flat layouts (as from_dlpack makes "
+                          f"them) can be marked dynamic")
+    return shape, stride
+
+
+def _set_layout(t: Tensor, shape: tuple, stride: tuple) -> None:
+    was_tuple = isinstance(t.layout.shape, tuple)
+    t.layout = Layout(shape if was_tuple else shape[0], stride if was_tuple else stride[0])
+
+
+def mark_layout_dynamic(t: Tensor, leading_dim: int | None = None) -> Tensor:
+    """Make every extent and every stride of t's (flat) layout dynamic, but the stride of the
+    leading dimension, which stays a static 1, as CuTe DSL does: a row-major (16,32) tensor then
+    prints ``(?,?):(?{i64},1)``. Changes t in place and returns it.
+
+    ``leading_dim`` (negative counts from the end) must have stride 1. Without it: the one mode of
+    stride 1; among several, the one of extent > 1; none: every stride is dynamic.
+
+    >>> import numpy as np
+    >>> print(mark_layout_dynamic(from_dlpack(np.zeros((16, 32), np.float32))).layout)
+    (?,?):(?{i64},1)
+    """
+    from .numeric import Int64
+
+    op = "mark_layout_dynamic" + ("" if leading_dim is None else f"(leading_dim={leading_dim})")
+    shape, stride = _flat_modes(t, op)
+    vshape, vstride = value_of(shape), value_of(stride)
+    r = len(shape)
+    if leading_dim is not None:
+        if isinstance(leading_dim, bool) or not isinstance(leading_dim, int) or not -r <= leading_dim < r:
+            raise TensorError(f"{op}: leading_dim must be in range [0, {r}) or [-{r}, -1] for the layout "
+                              f"{value_of(t.layout)}, got {leading_dim!r}")
+        ld = leading_dim % r
+        if vstride[ld] != 1:
+            raise TensorError(f"{op}: the stride of mode {ld} of the layout {value_of(t.layout)} is {vstride[ld]}, "
+                              f"but the leading dimension must have stride 1")
+    else:
+        ones = [i for i in range(r) if vstride[i] == 1]
+        if len(ones) == 1:
+            ld = ones[0]
+        elif not ones:
+            ld = None
+        else:
+            big = [i for i in ones if vshape[i] > 1]
+            if len(big) != 1:
+                why = "none has" if not big else "more than one has"
+                raise TensorError(
+                    f"{op}: cannot deduce the leading dimension of the layout {value_of(t.layout)} (modes {ones} "
+                    f"have stride 1 but {why} extent > 1); give leading_dim= explicitly"
+                )
+            ld = big[0]
+    new_shape = tuple(DynInt(s) for s in vshape)
+    new_stride = tuple(1 if i == ld else DynInt(d, Int64) for i, d in enumerate(vstride))
+    _set_layout(t, new_shape, new_stride)
+    return t
+
+
+def mark_compact_shape_dynamic(t: Tensor, mode: int, stride_order: Any = None, divisibility: int = 1) -> Tensor:
+    """Make the extent of one mode of t's (flat, compact up to padding) layout dynamic, with a
+    known divisibility, and with it every stride that counts in units of it (the strides of the
+    modes outside it in stride order), as CuTe DSL does: ``mode=1, divisibility=8`` on a row-major
+    (16,32) tensor gives ``(16,?{div=8}):(?{i64 div=8},1)``. Changes t in place and returns it.
+
+    ``stride_order`` lists the modes from the outermost to the innermost (torch's
+    ``dim_order()``); without it, it is deduced from the strides, which needs exactly one mode of
+    stride 1. Strides keep the tensor's own values (CuTe DSL recomputes static strides as compact
+    products; cutelab keeps a padded tensor's real strides).
+
+    >>> import numpy as np
+    >>> print(mark_compact_shape_dynamic(from_dlpack(np.zeros((16, 32), np.float32)), mode=0, divisibility=16).layout)
+    (?{div=16},32):(32,1)
+    """
+    from .numeric import Int64
+
+    op = f"mark_compact_shape_dynamic(mode={mode}" + (f", stride_order={stride_order}" if stride_order is not None
+                                                        else "") + f", divisibility={divisibility})"
+    shape, stride = _flat_modes(t, op)
+    vshape, vstride = value_of(shape), value_of(stride)
+    r = len(shape)
+    shown = value_of(t.layout)
+    if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode < r:
+        raise TensorError(f"{op}: mode must be in range [0, {r}) for the layout {shown}, got {mode!r}")
+    if isinstance(divisibility, bool) or not isinstance(divisibility, int) or divisibility < 1:
+        raise TensorError(f"{op}: divisibility must be a positive int, got {divisibility!r}")
+    if vshape[mode] % divisibility:
+        raise TensorError(f"{op}: the extent {vshape[mode]} of mode {mode} of the layout {shown} is not divisible "
+                          f"by the divisibility {divisibility}")
+    # the stride order, outermost first; ties between modes of extent 1 follow the given or natural order
+    if stride_order is None:
+        ones = [i for i in range(r) if vstride[i] == 1]
+        if len(ones) != 1:
+            raise TensorError(f"{op}: cannot deduce the stride order of the layout {shown} (it needs exactly one "
+                              f"mode of stride 1, found {len(ones)}); give stride_order= explicitly")
+        order = tuple(sorted(range(r), key=lambda i: (vstride[i], vshape[i]), reverse=True))
+    else:
+        order = tuple(stride_order)
+        if len(order) != r:
+            raise TensorError(f"{op}: stride_order must have {r} elements (one per mode of {shown}), got {len(order)}")
+        for i in range(r):
+            if i not in order:
+                raise TensorError(f"{op}: stride_order must contain every mode of {shown}, but it lacks {i}")
+    # compact up to padding: innermost stride 1, each stride at least the span of the modes inside it
+    span = 1
+    for i in reversed(order):
+        if vshape[i] == 1:
+            continue
+        if vstride[i] < span or (span == 1 and vstride[i] != 1):
+            raise TensorError(f"{op}: the layout {shown} is not compact in the stride order {order} (mode {i} has "
+                              f"stride {vstride[i]}, expected {'1' if span == 1 else f'at least {span}'}); "
+                              f"use mark_layout_dynamic for other layouts")
+        span = vstride[i] * vshape[i]
+    # the new extent, and the strides outside it: dynamic, divisible by the extents inside them
+    new_shape = list(shape)
+    new_shape[mode] = DynInt(vshape[mode], shape[mode].dtype if isinstance(shape[mode], DynInt) else None,
+                             divisibility)
+    new_stride = list(stride)
+    dyn_inside, div = False, 1
+    for i in reversed(order):
+        if dyn_inside or isinstance(stride[i], DynInt):
+            d = div if vstride[i] % div == 0 else 1
+            new_stride[i] = DynInt(vstride[i], Int64, d)
+        s = new_shape[i]
+        if isinstance(s, DynInt):
+            dyn_inside = True
+            div *= s.div
+        else:
+            div *= s
+    _set_layout(t, tuple(new_shape), tuple(new_stride))
+    return t

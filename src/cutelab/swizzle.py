@@ -396,16 +396,70 @@ def _layout_alignment(layout: Layout) -> int:
     return gcd(s0, *it.flatten_to_tuple(d1))
 
 
+class _ComposedLayoutWithInnerFunc(ComposedLayout):
+    """``(f o offset o outer)`` with f any Python callable, as CuTe DSL allows: evaluating it at c
+    is f(offset + outer(c)), the sum taken mode by mode (coordinates of an identity outer layout).
+    It prints as CuTe DSL prints it, the function and the offset as Python writes them."""
+
+    def __init__(self, inner: Any, offset: Any, outer: Any):
+        if not isinstance(outer, Layout):
+            raise LayoutError(f"make_composed_layout({inner!r}, {offset!r}, {outer!r}): the outer layout must be "
+                              f"a Layout, got {type(outer).__name__}")
+        for leaf in it.flatten_to_tuple(offset) if isinstance(offset, tuple) else (offset,):
+            if not _is_int(leaf):
+                raise LayoutError(f"make_composed_layout({inner!r}, {offset!r}, {outer}): the offset must be an "
+                                  f"int or a tuple of ints, got {leaf!r}")
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_offset", offset)
+        object.__setattr__(self, "_outer", outer)
+        object.__setattr__(self, "_hash", None)
+
+    def __reduce__(self) -> Any:
+        return (_ComposedLayoutWithInnerFunc, (self._inner, self._offset, self._outer))
+
+    def __str__(self) -> str:
+        return f"({self._inner} o {self._offset} o {self._outer})"
+
+    def _apply_inner(self, v: Any) -> Any:
+        return self._inner(_add_coords(self._offset, v))
+
+    def offsets(self) -> np.ndarray:
+        raise LayoutError(f"{self}: a composed layout with a Python function inside has no integer offsets")
+
+    @property
+    def max_alignment(self) -> int:
+        raise LayoutError(f"max_alignment({self}): only defined for a swizzle inner function")
+
+
+def _add_coords(a: Any, b: Any) -> Any:
+    """a + b mode by mode; a coordinate shorter than the other (trailing zero modes left out) or an int 0
+    counts as zeros there."""
+    if not isinstance(a, tuple) and not isinstance(b, tuple):
+        return a + b
+    xs = tuple(a) if isinstance(a, tuple) else (() if _is_int(a) and a == 0 else (a,))
+    ys = tuple(b) if isinstance(b, tuple) else (() if _is_int(b) and b == 0 else (b,))
+    n = max(len(xs), len(ys))
+    xs, ys = xs + (0,) * (n - len(xs)), ys + (0,) * (n - len(ys))
+    return tuple(_add_coords(x, y) for x, y in zip(xs, ys))
+
+
 def make_composed_layout(inner: Any, offset: Any, outer: Any) -> ComposedLayout:
     """inner o offset o outer: the layout c -> inner(offset + outer(c)).
 
+    inner is a Swizzle, a Layout or, as in CuTe DSL, any Python callable of a coordinate.
+
     >>> print(make_composed_layout(make_swizzle(2, 4, 3), 0, make_layout((8, 32), stride=(32, 1))))
     S<2,4,3> o 0 o (8,32):(32,1)
+    >>> shift = make_composed_layout(lambda c: (c[0], c[1] + 1), (1, 0), _lay.make_identity_layout((8, 4)))
+    >>> shift(0), shift((2, 3))
+    ((1, 1), (3, 4))
     """
     if isinstance(outer, str):
         outer = _lay.parse_layout(outer)
     if isinstance(inner, str):
         inner = Swizzle.parse(inner) if inner.lstrip().startswith("S") else _lay.parse_layout(inner)
+    if callable(inner) and not isinstance(inner, (Swizzle, Layout, ComposedLayout)):
+        return _ComposedLayoutWithInnerFunc(inner, _normalize(offset), outer)
     return ComposedLayout(inner, offset, outer)
 
 

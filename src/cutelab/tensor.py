@@ -31,7 +31,7 @@ from .errors import LayoutError, TensorError
 from .swizzle import ComposedLayout
 from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
-    make_layout, slice_, slice_and_offset,
+    make_layout, make_layout_like, slice_, slice_and_offset,
 )
 from .numeric import BFloat16, Numeric, numeric_from_numpy
 
@@ -188,10 +188,109 @@ class TensorSSA:
             return self
         return TensorSSA(_from_real(_to_real(self.values, self.dtype), dtype), self.shape, dtype)
 
+    # ---- shapes: the values as a grid (batch + product_each(shape), column-major) and back
+    def _dims(self) -> tuple:
+        d = it.product_each(self.shape)
+        return d if isinstance(d, tuple) else (d,)
+
+    def _grid(self, values: Any = None) -> np.ndarray:
+        v = self.values if values is None else values
+        dims, batch = self._dims(), v.shape[:-1]
+        out = v.reshape(batch + tuple(reversed(dims)))
+        return np.moveaxis(out, range(len(batch), out.ndim), range(out.ndim - 1, len(batch) - 1, -1))
+
+    @staticmethod
+    def _flat(grid: np.ndarray, nbatch: int) -> np.ndarray:
+        """grid (batch + dims) back to batch + (size,), column-major over dims."""
+        b = grid.shape[:nbatch]
+        k = grid.ndim - nbatch
+        out = np.moveaxis(grid, range(nbatch, grid.ndim), range(grid.ndim - 1, nbatch - 1, -1))
+        return np.ascontiguousarray(out).reshape(b + (int(np.prod(grid.shape[nbatch:], dtype=np.int64)) if k else 1,))
+
+    def broadcast_to(self, target_shape: Any) -> "TensorSSA":
+        """The values repeated along the modes of size 1 to target_shape (CuTe DSL's broadcast_to).
+
+        >>> from cutelab.numeric import Float32
+        >>> row = TensorSSA(np.array([0., 1., 2.], np.float32), (1, 3), Float32)
+        >>> row.broadcast_to((2, 3)).numpy().tolist()
+        [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0]]
+        """
+        target_shape = _normalize(target_shape)
+        tdims = it.product_each(target_shape)
+        tdims = tdims if isinstance(tdims, tuple) else (tdims,)
+        dims = self._dims()
+        nb = self.values.ndim - 1
+        if len(dims) != len(tdims) or any(d not in (1, t) for d, t in zip(dims, tdims)):
+            raise TensorError(f"broadcast_to: cannot broadcast {self} to the shape {it.tuple_str(target_shape)}: "
+                              f"each mode must be 1 or already the target's extent")
+        g = np.broadcast_to(self._grid(), self.values.shape[:-1] + tdims)
+        return TensorSSA(self._flat(g, nb), target_shape, self.dtype)
+
+    def _aligned(self, other: "TensorSSA", what: str) -> tuple:
+        """(my values, other's values, shape), broadcast to one shape where they differ (modes of size 1)."""
+        if it.product_each(other.shape) == it.product_each(self.shape):
+            return self.values, other.values, self.shape
+        da, db = self._dims(), other._dims()
+        if len(da) != len(db) or any(x != y and 1 not in (x, y) for x, y in zip(da, db)):
+            raise TensorError(f"{what}: the shapes {it.tuple_str(self.shape)} and {it.tuple_str(other.shape)} "
+                              f"do not broadcast (each mode must match or be 1)")
+        shape = tuple(x if y == 1 else y for x, y in zip(da, db))
+        a, b = self.broadcast_to(shape), other.broadcast_to(shape)
+        return a.values, b.values, shape
+
     def _binary(self, other: Any, op: Any) -> "TensorSSA":
-        a = _to_real(self.values, self.dtype)
-        b = _to_real(other.values, other.dtype) if isinstance(other, TensorSSA) else other
-        return TensorSSA(_from_real(op(a, b), self.dtype), self.shape, self.dtype)
+        if isinstance(other, TensorSSA):
+            av, bv, shape = self._aligned(other, "TensorSSA arithmetic")
+            a, b = _to_real(av, self.dtype), _to_real(bv, other.dtype)
+        else:
+            a, b, shape = _to_real(self.values, self.dtype), other, self.shape
+        return TensorSSA(_from_real(op(a, b), self.dtype), shape, self.dtype)
+
+    def _bitwise(self, other: Any, op: Any, name: str) -> "TensorSSA":
+        """Bitwise ops on integer values; on Booleans, the logical ones."""
+        from .numeric import Boolean
+
+        if self.dtype is Boolean:
+            return self._compare(other, {"&": np.logical_and, "|": np.logical_or, "^": np.logical_xor}[name])
+        if self.dtype.kind not in ("int", "uint"):
+            raise TensorError(f"TensorSSA {name}: bitwise operators need integer or Boolean values, got {self.dtype.name}")
+        return self._binary(other, op)
+
+    def __xor__(self, o: Any) -> "TensorSSA":
+        return self._bitwise(o, np.bitwise_xor, "^")
+
+    def __lshift__(self, o: Any) -> "TensorSSA":
+        return self._bitwise(o, np.left_shift, "<<")
+
+    def __rshift__(self, o: Any) -> "TensorSSA":
+        return self._bitwise(o, np.right_shift, ">>")
+
+    def __getitem__(self, coord: Any) -> Any:
+        """Values at a coordinate (with None: a TensorSSA of the sliced shape), or at a linear index
+        in column-major order, as CuTe DSL slices a loaded value.
+
+        >>> from cutelab.numeric import Float32
+        >>> v = TensorSSA(np.arange(6, dtype=np.float32), (2, 3), Float32)
+        >>> print(v[(None, 1)]), v[(1, 2)], v[3]
+        tensor_value<vector<2xf32> o (2,)>
+        (None, 5.0, 3.0)
+        """
+        if self.values.ndim > 1:
+            raise TensorError(f"{self}[{coord!r}]: a batch of values (one per thread) cannot be indexed; index one first")
+        full = make_layout(self.shape)
+        coord = _normalize(coord)
+        if it.has_none(coord):
+            sub, off = slice_and_offset(coord, full)
+            shape = sub.shape if isinstance(sub.shape, tuple) else (sub.shape,)
+            idx = evaluate_all(sub) + int(off)
+            return TensorSSA(self.values[idx], shape, self.dtype)
+        try:
+            i = int(full(coord))
+        except (LayoutError, TypeError) as e:
+            raise TensorError(f"{self}[{coord!r}]: {e}") from None
+        if not 0 <= i < self.values.shape[-1]:
+            raise TensorError(f"{self}[{coord!r}]: index {i} is out of range for {self.values.shape[-1]} values")
+        return self.dtype(_to_real(self.values[i], self.dtype).item())
 
     def __add__(self, o: Any) -> "TensorSSA":
         return self._binary(o, np.add)
@@ -229,9 +328,12 @@ class TensorSSA:
     def _compare(self, o: Any, op: Any) -> "TensorSSA":
         from .numeric import Boolean
 
-        a = _to_real(self.values, self.dtype)
-        b = _to_real(o.values, o.dtype) if isinstance(o, TensorSSA) else o
-        return TensorSSA(np.asarray(op(a, b), dtype=np.bool_), self.shape, Boolean)
+        if isinstance(o, TensorSSA):
+            av, bv, shape = self._aligned(o, "TensorSSA comparison")
+            a, b = _to_real(av, self.dtype), _to_real(bv, o.dtype)
+        else:
+            a, b, shape = _to_real(self.values, self.dtype), o, self.shape
+        return TensorSSA(np.asarray(op(a, b), dtype=np.bool_), shape, Boolean)
 
     def __lt__(self, o: Any) -> "TensorSSA":
         return self._compare(o, np.less)
@@ -254,31 +356,85 @@ class TensorSSA:
     __hash__ = None  # type: ignore[assignment]
 
     def __and__(self, o: Any) -> "TensorSSA":
-        return self._compare(o, lambda a, b: np.logical_and(a, b))
+        return self._bitwise(o, np.bitwise_and, "&")
 
     def __or__(self, o: Any) -> "TensorSSA":
-        return self._compare(o, lambda a, b: np.logical_or(a, b))
+        return self._bitwise(o, np.bitwise_or, "|")
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def __invert__(self) -> "TensorSSA":
-        return self._compare(0, lambda a, b: np.logical_not(a))
+        from .numeric import Boolean
+
+        if self.dtype is Boolean:
+            return self._compare(0, lambda a, b: np.logical_not(a))
+        if self.dtype.kind not in ("int", "uint"):
+            raise TensorError(f"TensorSSA ~: bitwise operators need integer or Boolean values, got {self.dtype.name}")
+        return TensorSSA(np.invert(self.values), self.shape, self.dtype)
 
     def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> Any:
-        """Reduce all values with op (add, mul, max, min or cute.ReductionOp) to one number."""
-        name = str(getattr(op, "value", op)).lower()
+        """Reduce with op (add, mul, max, min or cute.ReductionOp), then combine once with init_val.
+
+        reduction_profile 0 reduces everything to one scalar (of the element type); a profile like the
+        shape, 1 on the modes to reduce and None on those to keep, gives a TensorSSA of the kept modes.
+
+        >>> from cutelab.numeric import Float32
+        >>> v = TensorSSA(np.array([1., 4., 2., 5., 3., 6.], np.float32), (2, 3), Float32)
+        >>> v.reduce("add", 0.0), v.reduce("add", 0.0, (None, 1)).numpy().tolist()
+        (21.0, [6.0, 15.0])
+        """
+        name = str(getattr(op, "value", op)).lower().split(".")[-1]
         f = {"add": np.sum, "mul": np.prod, "max": np.max, "min": np.min}.get(name)
         if f is None:
             raise TensorError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
-        if reduction_profile not in (0, None):
-            raise TensorError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
-                              f"got {reduction_profile!r}")
+        combine = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[name]
         v = _to_real(self.values, self.dtype)
-        r = f(v, axis=-1)
+        if reduction_profile in (0, None):
+            r = f(v, axis=-1)
+            if init_val is not None:
+                r = combine(r, init_val)
+            return self.dtype(r.item()) if np.ndim(r) == 0 else r
+        keep, shape = self._profile(reduction_profile, self.shape)
+        if not isinstance(shape, tuple):
+            shape = (shape,)
+        flat_keep = it.flatten_to_tuple(keep)
+        nb = v.ndim - 1
+        grid = self._leaf_grid(v)
+        axes = tuple(nb + k for k, kept in enumerate(flat_keep) if not kept)
+        r = f(grid, axis=axes) if axes else grid
         if init_val is not None:
-            r = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[name](r, init_val)
-        return r.item() if np.ndim(r) == 0 else r
+            r = combine(r, init_val)
+        if not any(flat_keep):
+            return self.dtype(np.asarray(r).item()) if nb == 0 else np.asarray(r)
+        return TensorSSA(_from_real(self._flat(np.asarray(r), nb), self.dtype), shape, self.dtype)
+
+    def _leaf_grid(self, v: np.ndarray) -> np.ndarray:
+        """v as batch + every leaf of the shape (column-major)."""
+        leaves = it.flatten_to_tuple(self.shape)
+        batch = v.shape[:-1]
+        out = v.reshape(batch + tuple(reversed(leaves)))
+        return np.moveaxis(out, range(len(batch), out.ndim), range(out.ndim - 1, len(batch) - 1, -1))
+
+    def _profile(self, profile: Any, shape: Any) -> tuple:
+        """(which leaves are kept, congruent to shape; the shape of the kept modes) for a reduction profile."""
+        if profile is None:
+            return it.repeat_like(shape, True), shape
+        if profile == 1:
+            return it.repeat_like(shape, False), None
+        if not isinstance(profile, tuple) or not isinstance(shape, tuple) or len(profile) != len(shape):
+            raise TensorError(f"TensorSSA.reduce: the reduction profile {profile!r} does not match the shape "
+                              f"{it.tuple_str(self.shape)} (use 1 for modes to reduce, None for modes to keep)")
+        parts = [self._profile(p, s) for p, s in zip(profile, shape)]
+        kept = tuple(s for _, s in parts if s is not None)
+        return tuple(k for k, _ in parts), (kept[0] if len(kept) == 1 else kept) if kept else None
 
     def __repr__(self) -> str:
         return f"TensorSSA({self.dtype}, shape={it.tuple_str(self.shape)}, values={self.numpy()!r})"
+
+    def __str__(self) -> str:
+        """As CuTe DSL prints a loaded value: ``tensor_value<vector<12xf32> o (3, 4)>`` (the shape as a
+        Python tuple)."""
+        return f"tensor_value<vector<{it.product(self.shape)}x{self.dtype.name}> o {self.shape}>"
 
 
 def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
@@ -293,6 +449,53 @@ def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
     dtype = a.dtype if isinstance(a, TensorSSA) else b.dtype if isinstance(b, TensorSSA) else ref.dtype
     val = lambda x: _to_real(x.values, x.dtype) if isinstance(x, TensorSSA) else x  # noqa: E731
     return TensorSSA(_from_real(np.where(np.asarray(val(cond)) != 0, val(a), val(b)), dtype), ref.shape, dtype)
+
+
+def _like_of(a: Any, dtype: Any, what: str) -> tuple:
+    if isinstance(a, TensorSSA):
+        return a.shape, dtype or a.dtype, a.values.shape[:-1]
+    if isinstance(a, Tensor) and not isinstance(a.engine, IdentityEngine):
+        return a.layout.shape, dtype or a.element_type, a.batch
+    if type(a).__module__.startswith("cutelab.kernel"):
+        raise TensorError(f"cute.{what} inside a kernel is not supported yet; use cute.where(cond, x, value) "
+                          f"or a register tensor's fill(value)")
+    raise TensorError(f"cute.{what}: expected a TensorSSA or a Tensor, got {type(a).__name__} {a!r}")
+
+
+def full(shape: Any, fill_value: Any, dtype: Numeric) -> TensorSSA:
+    """A TensorSSA of the given shape and element type, every value fill_value (CuTe DSL's cute.full).
+
+    >>> from cutelab.numeric import Float32
+    >>> full((2, 2), 1.5, Float32).numpy().tolist()
+    [[1.5, 1.5], [1.5, 1.5]]
+    """
+    shape = _normalize(shape)
+    n = it.product(shape)
+    return TensorSSA(np.broadcast_to(_checked_values(fill_value, dtype, "cute.full"), (n,)).copy(), shape, dtype)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """A TensorSSA shaped like a (a TensorSSA or a Tensor), of a's element type or dtype, all fill_value."""
+    shape, dt, batch = _like_of(a, dtype, "full_like")
+    vals = _checked_values(fill_value, dt, "cute.full_like")
+    return TensorSSA(np.broadcast_to(vals, tuple(batch) + (it.product(shape),)).copy(), shape, dt)
+
+
+def zeros_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """full_like(a, 0)."""
+    shape, dt, _ = _like_of(a, dtype, "zeros_like")
+    return full_like(a, False if dt.kind == "bool" else 0, dt)
+
+
+def ones_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """full_like(a, 1)."""
+    shape, dt, _ = _like_of(a, dtype, "ones_like")
+    return full_like(a, True if dt.kind == "bool" else 1, dt)
+
+
+def empty_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
+    """A TensorSSA shaped like a; its values are unspecified (zeros here)."""
+    return zeros_like(a, dtype)
 
 
 # --------------------------------------------------------------------------- engines
@@ -324,12 +527,27 @@ class PointerInfo:
         return f"raw_ptr(0x{addr:016x}: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
 
 
+_RMEM_ALIGN = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (prints align<32>)
+
+
+def _typed_scalar(v: Any, dtype: Numeric) -> Any:
+    """One element as CuTe DSL reads it: a scalar of the tensor's cutlass type (Float32: prints
+    with cute.printf as 10.000000), a Python bool for Booleans."""
+    from .numeric import FloatValue, IntValue
+
+    if dtype.kind == "bool":
+        return bool(v)
+    if dtype.kind == "float":
+        return FloatValue(dtype, float(v))
+    return IntValue(dtype, int(v))
+
+
 class NumpyEngine(PointerInfo):
     """Storage in a flat numpy array (a view of the user's array: writes go through)."""
 
     __slots__ = ("data", "dtype", "memspace", "align", "owner", "address")
 
-    def __init__(self, data: np.ndarray, dtype: Numeric | None = None, memspace: str = "gmem",
+    def __init__(self, data: np.ndarray, dtype: Numeric | None = None, memspace: str = "generic",
                  align: int | None = None, owner: Any = None, address: int | None = None):
         if data.ndim != 1:
             raise TensorError(f"engine storage must be a flat array, got shape {data.shape}")
@@ -391,7 +609,7 @@ class NumpyEngine(PointerInfo):
             self._check(int(off.min()), int(off.max()), "load")
             return _to_real(self.data[off], self.dtype)
         self._check(off, off, "load")
-        return _to_real(self.data[off], self.dtype)[()]
+        return _typed_scalar(_to_real(self.data[off], self.dtype)[()], self.dtype)
 
     def write_one(self, off: Any, v: Any) -> None:
         if _is_batch(off):
@@ -412,7 +630,8 @@ class NumpyEngine(PointerInfo):
             ) from None
 
     @classmethod
-    def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None) -> tuple:
+    def make_fragment(cls, tensor: "Tensor", layout: Layout, dtype: Numeric | None = None,
+                      align: int = _RMEM_ALIGN) -> tuple:
         """Fresh register storage for one fragment per batch element: (engine, offset)."""
         dtype = dtype or tensor.element_type
         n = max(_layout_extent(layout)[1] + 1, 1)
@@ -420,24 +639,32 @@ class NumpyEngine(PointerInfo):
             b = int(np.prod(tensor.offset.shape))
             data = np.zeros(b * n, dtype=dtype.storage)
             off = (np.arange(b, dtype=np.int64) * n).reshape(tensor.offset.shape)
-            return cls(data, dtype, "rmem", align=16), off
-        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), 0
+            return cls(data, dtype, "rmem", align=align), off
+        return cls(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=align), 0
 
 
 class IdentityEngine:
-    """The engine of an identity tensor: the value at an offset is the offset (a coordinate)."""
+    """The engine of an identity tensor: the value at an offset is the offset (a coordinate).
+
+    ``profile`` is the identity's shape with every leaf 0: coordinates are padded to it, so that
+    they print as CuTe DSL prints them ((2,0), not (2,), for rank 2; (0,(1,0)) for (4,(2,3))).
+    """
 
     dtype = None
     memspace = "coord"
 
-    def __init__(self, rank: int = 0):
-        self.rank = rank  # coordinates have this many modes (CuTe: (2,0), not (2,), for rank 2)
+    def __init__(self, profile: Any = 0):
+        if isinstance(profile, int):  # a rank
+            profile = (0,) * profile if profile else 0
+        self.profile = profile
+        self.rank = len(profile) if isinstance(profile, tuple) else 0
+
+    def pad(self, off: Any) -> Any:
+        """off with the trailing zero modes that the sum of basis strides leaves out put back."""
+        return _pad_coord(off, self.profile)
 
     def read_one(self, off: Any) -> Any:
-        if isinstance(off, tuple):
-            off = tuple(off)
-            return off + (0,) * (self.rank - len(off)) if len(off) < self.rank else off
-        return off
+        return self.pad(off)
 
     def write_one(self, off: Any, v: Any) -> None:
         raise TensorError("an identity tensor is read-only")
@@ -450,9 +677,23 @@ class IdentityEngine:
         return [self.read_one(_add(offset, layout(i))) for i in range(n)]
 
     def ptr_str(self, offset: Any) -> str:
-        return it.tuple_str(tuple(offset)) if isinstance(offset, tuple) else str(offset)
+        off = self.pad(offset)
+        return it.tuple_str(off) if isinstance(off, tuple) else str(off)
 
     raw_ptr_str = ptr_str
+
+
+def _pad_coord(x: Any, profile: Any) -> Any:
+    if not isinstance(profile, tuple):
+        return tuple(x) if isinstance(x, tuple) else x
+    if isinstance(x, tuple):
+        xs = tuple(x)
+    elif isinstance(x, (int, np.integer)) and x == 0:
+        xs = ()
+    else:
+        xs = (x,)
+    xs = xs + (0,) * (len(profile) - len(xs))
+    return tuple(_pad_coord(a, p) for a, p in zip(xs, profile)) + xs[len(profile):]
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -478,9 +719,17 @@ class Pointer:
     def element_type(self) -> Any:
         return self.engine.dtype
 
+    dtype = element_type  # CuTe DSL's Pointer.dtype
+
     @property
     def memspace(self) -> str:
         return self.engine.memspace
+
+    @property
+    def alignment(self) -> int:
+        """Bytes of alignment known for the address (CuTe DSL's Pointer.alignment)."""
+        eng = self.engine
+        return eng.alignment(self.offset) if hasattr(eng, "alignment") else 1
 
     def align(self, min_align: int) -> "Pointer":
         """The pointer, asserted to be min_align-byte aligned (CuTe DSL's Pointer.align). cutelab
@@ -491,7 +740,7 @@ class Pointer:
         off = self.offset
         if isinstance(off, (int, np.integer)) and hasattr(self.engine, "align"):
             b = self.engine.dtype.bytes
-            if (int(off) * b) % min_align and int(off) * b % min(min_align, self.engine.align) != 0:
+            if self.engine.align >= min_align and (int(off) * b) % min_align:  # the base is aligned, the offset is not
                 raise TensorError(f"Pointer.align({min_align}): the pointer {self} at element offset {int(off)} "
                                   f"is not {min_align}-byte aligned")
         return Pointer(self.engine, off)
@@ -513,12 +762,11 @@ class TensorType:
         self.layout = t.layout
         eng = t.engine
         if isinstance(eng, IdentityEngine):
-            off = t.offset if isinstance(t.offset, tuple) else (0,) * max(eng.rank, 1)
-            off = off + (0,) * (eng.rank - len(off)) if len(off) < eng.rank else off
-            self.text = f'!cute.coord_tensor<"{it.tuple_str(tuple(off))}", "{t.layout}">'
+            self.text = f'!cute.coord_tensor<"{eng.ptr_str(t.offset)}", "{t.layout}">'
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
-            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, align<{al}>, "{t.layout}">'
+            al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
+            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, {al_s}"{t.layout}">'
 
     def __str__(self) -> str:
         return self.text
@@ -581,15 +829,19 @@ class Tensor:
         return self.engine.memspace
 
     def mark_layout_dynamic(self, leading_dim: Any = None) -> "Tensor":
-        """CuTe DSL: make shapes and strides runtime values. cutelab keeps layouts static: a kernel
-        is traced again for each new layout (and cached per layout), so this returns self."""
-        return self
+        """CuTe DSL's: every extent and stride dynamic but the leading dimension's stride (see
+        cutelab.runtime.mark_layout_dynamic). Changes this tensor and returns it."""
+        from .runtime import mark_layout_dynamic
 
-    def mark_compact_shape_dynamic(self, mode: Any = None, stride_order: Any = None,
+        return mark_layout_dynamic(self, leading_dim)
+
+    def mark_compact_shape_dynamic(self, mode: Any = 0, stride_order: Any = None,
                                    divisibility: int = 1) -> "Tensor":
-        """CuTe DSL: make one mode's extent a runtime value; cutelab keeps it static (see
-        mark_layout_dynamic), so this returns self."""
-        return self
+        """CuTe DSL's: one mode's extent dynamic, with the strides that count in units of it (see
+        cutelab.runtime.mark_compact_shape_dynamic). Changes this tensor and returns it."""
+        from .runtime import mark_compact_shape_dynamic
+
+        return mark_compact_shape_dynamic(self, mode, stride_order, divisibility)
 
     @property
     def leading_dim(self) -> Any:
@@ -793,12 +1045,15 @@ def make_identity_tensor(shape: Any) -> Tensor:
 
     >>> t = make_identity_tensor((4, 8))
     >>> print(t), t[(1, 2)], t[9], t[2]
-    tensor<0 o (4,8):(1@0,1@1)>
+    tensor<(0,0) o (4,8):(1@0,1@1)>
     (None, (1, 2), (1, 2), (2, 0))
+    >>> t = make_identity_tensor((4, (2, 3)))
+    >>> print(t), t[9]
+    tensor<(0,(0,0)) o (4,(2,3)):(1@0,(1@0@1,1@1@1))>
+    (None, (1, (0, 1)))
     """
     layout = make_identity_layout(shape)
-    rank = len(layout.shape) if isinstance(layout.shape, tuple) else 0
-    return Tensor(IdentityEngine(rank), layout, 0, _checked=True)
+    return Tensor(IdentityEngine(it.repeat_like(layout.shape, 0)), layout, 0, _checked=True)
 
 
 def make_layout_fragment_like(layout: Layout) -> Layout:
@@ -828,31 +1083,53 @@ def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
         if made is not None:
             return made
     n = max(_layout_extent(layout)[1] + 1, 1)
-    return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=16), layout, 0)
+    return Tensor(NumpyEngine(np.zeros(n, dtype=dtype.storage), dtype, "rmem", align=_RMEM_ALIGN), layout, 0)
 
 
 make_fragment = make_rmem_tensor
 
 
 def make_fragment_like(src: Any, dtype: Numeric | None = None) -> Any:
-    """A register tensor shaped like src (CuTe's fragment layout); for a Layout, that layout.
+    """A register tensor shaped like the tensor src, its strides compact in the order of src's strides
+    (CuTe DSL 4.8.1's make_rmem_tensor_like: make_layout_like); for a Layout, CuTe's fragment layout
+    of it (mode 0 compact first: make_layout_fragment_like), as CuTe DSL does for layouts.
 
     >>> import numpy as np
     >>> t = make_tensor(np.zeros(64, np.float32), make_layout((4, 8), stride=(16, 1)))
-    >>> print(make_fragment_like(t))
-    tensor<ptr<f32, rmem, align<16>> o (4,8):(1,4)>
+    >>> print(make_fragment_like(t), make_fragment_like(t.layout))
+    tensor<ptr<f32, rmem, align<32>> o (4,8):(8,1)> (4,8):(1,4)
     """
     if isinstance(src, Layout):
         return make_layout_fragment_like(src)
+    return _fragment_like(src, dtype, _layout_like, "make_fragment_like")
+
+
+def _layout_like(layout: Layout) -> Layout:
+    if not all(type(d) is int for d in it.flatten_to_tuple(layout.stride)):
+        return make_layout(layout.shape)  # basis strides (a coordinate tensor) have no order to follow
+    return make_layout_like(layout)
+
+
+def _fragment_like(src: Any, dtype: Numeric | None, layout_of: Any, what: str) -> Tensor:
+    """A fresh register tensor (one per batch entry) with layout_of(src.layout), of dtype or src's type."""
     if not isinstance(src, Tensor):
-        raise TensorError(f"make_fragment_like: expected a Tensor or Layout, got {type(src).__name__}")
+        raise TensorError(f"{what}: expected a Tensor or Layout, got {type(src).__name__}")
     if dtype is None and getattr(src, "element_type", None) is None:
-        raise TensorError(f"make_fragment_like({src}): a coordinate tensor has no element type; "
-                          "give one (make_fragment_like(t, cutlass.Int32))")
-    layout = make_layout_fragment_like(src.layout)
+        raise TensorError(f"{what}({src}): a coordinate tensor has no element type; "
+                          f"give one ({what}(t, cutlass.Int32))")
+    layout = layout_of(src.layout)
     maker = getattr(type(src.engine), "make_fragment", None) or NumpyEngine.make_fragment
     eng, off = maker(src, layout, dtype) if dtype is not None else maker(src, layout)
     return Tensor(eng, layout, off, _checked=True)
+
+
+def make_fragment_like_mma(src: Tensor, dtype: Numeric | None = None) -> Tensor:
+    """The MMA's fragment of a partitioned tensor (TiledMma.make_fragment_A/B/C): CuTe's fragment layout,
+    mode 0 compact first, as CuTe DSL keeps it there (and aligned to 16 bytes, as it prints them)."""
+    t = _fragment_like(src, dtype, make_layout_fragment_like, "make_fragment")
+    if isinstance(t.engine, NumpyEngine):
+        t.engine.align = 16
+    return t
 
 
 # --------------------------------------------------------------------------- partitioning
@@ -971,43 +1248,114 @@ def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) ->
 
 
 # --------------------------------------------------------------------------- printing
+# CuTe DSL's print_tensor: 'tensor(<pointer> o <layout>, data=' then the values as nested rows
+# (mode 0 down, mode 1 across, the other modes as blocks in column-major order); every value is
+# C's '% f' or '% d' (a space where the sign would be) followed by ', '; more than 6 rows or
+# columns show the first 3, '...' and the last 3. verbose=True lists '(coord)= value' per element.
 
-def _fmt_value(v: Any) -> str:
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.6g}" if abs(float(v)) >= 1e-4 or v == 0 else f"{float(v):.3e}"
-    return str(v.item() if isinstance(v, np.generic) else v)
+_INDENT = " " * len("tensor(")
 
 
-def format_tensor(t: Tensor) -> str:
-    """CuTe-style printout: the pointer and layout, then the values (rank 1: a row; rank 2: a grid)."""
-    if t.batch:
-        raise TensorError(f"print_tensor: {t} is a batch of {t.batch} tensors; index one first")
-    head = f"{t.engine.raw_ptr_str(t.offset)} o {t.layout} ="
+def _dsl_value(v: Any) -> str:
+    """One value as CuTe DSL's print_tensor writes it: ' 1.500000', '-2', ' (0,1)'."""
+    if isinstance(v, tuple):
+        return " " + it.tuple_str(v)
+    if isinstance(v, (bool, np.bool_, int, np.integer)):
+        return f"{int(v): d}"
+    return "nan" if v != v else f"{float(v): f}"  # CuTe DSL writes NaN with no sign space ('inf' has one)
+
+
+def _elide(items: list) -> list:
+    return items[:3] + [None] + items[-3:] if len(items) > 6 else items
+
+
+def _row_text(values: list) -> str:
+    return "[" + "".join("..., " if v is None else v + ", " for v in _elide(values)) + "]"
+
+
+def _rows_text(rows: list, indent: str) -> str:
+    out = ""
+    shown = _elide(rows)
+    for k, r in enumerate(shown):
+        out += "..." if r is None else r
+        if k + 1 < len(shown):
+            out += ("\n" if r is None else ",\n") + indent
+    return out
+
+
+def _tensor_values(t: Tensor) -> list:
+    """The tensor's values in index order (column-major over its shape), as Python scalars or coordinates."""
     vals = t.load()
     if isinstance(vals, TensorSSA):
-        flat = _to_real(vals.values, vals.dtype).tolist()
+        return _to_real(vals.values, vals.dtype).reshape(-1).tolist()
+    return list(vals)
+
+
+def format_tensor(t: Tensor, verbose: bool = False) -> str:
+    """What CuTe DSL's print_tensor prints for t (see the comment above).
+
+    >>> import numpy as np, cutelab as cute
+    >>> t = cute.make_tensor(np.arange(6, dtype=np.float32), cute.make_layout((2, 3), stride=(3, 1)))
+    >>> print(format_tensor(t).split("data=")[1])
+    <BLANKLINE>
+           [[ 0.000000,  1.000000,  2.000000, ],
+            [ 3.000000,  4.000000,  5.000000, ]])
+    """
+    if t.batch:
+        raise TensorError(f"print_tensor: {t} is a batch of {t.batch} tensors (one per thread); index one first")
+    head = f"tensor({t.engine.raw_ptr_str(t.offset)} o {t.layout}, data="
+    values = _tensor_values(t)
+    if getattr(t.engine, "dtype", None) is not None and t.engine.dtype.kind == "bool":
+        # CuTe DSL prints Booleans as the bytes holding them: i8, and a true in registers (an i1
+        # sign-extended) as -1, one in memory (a byte 1, as numpy and torch store it) as 1
+        head = head.replace(f": {t.engine.dtype.name},", ": i8,", 1)
+        true = -1 if t.engine.memspace == "rmem" else 1
+        values = [true if v else 0 for v in values]
+    flat = [_dsl_value(v) for v in values]
+    shape = t.layout.shape
+    if verbose:
+        lines = [f"\t{it.tuple_str(it.idx2crd(i, shape))}={v}" for i, v in enumerate(flat)]
+        return head + " (\n" + "\n".join(lines) + ("\n" if lines else "") + ")"
+    dims = it.product_each(shape)
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    if len(dims) == 1:
+        body = _rows_text(["[" + v + ", ]" for v in flat], _INDENT)
     else:
-        flat = list(vals)
-    shp = it.product_each(t.layout.shape)
-    if isinstance(shp, tuple) and len(shp) == 2:
-        m, n = shp
-        cells = [[_fmt_value(flat[i + m * j]) for j in range(n)] for i in range(m)]
-        w = max((len(c) for row in cells for c in row), default=1)
-        rows = ["  [ " + ", ".join(c.rjust(w) for c in row) + " ]" for row in cells]
-        return head + "\n" + "\n".join(rows)
-    return head + "\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )"
+        m, n = dims[0], dims[1]
+        blocks = [[_row_text([flat[r + m * c + m * n * b] for c in range(n)]) for r in range(m)]
+                  for b in range(it.product(dims[2:]) if len(dims) > 2 else 1)]
+        if len(dims) == 2:
+            body = "[" + _rows_text(blocks[0], _INDENT + " ") + "]"
+        else:
+            body = "[" + (",\n\n" + _INDENT + " ").join(
+                "[" + _rows_text(rows, _INDENT + "  ") + "]" for rows in blocks) + "]"
+    return head + "\n" + _INDENT + body + ")"
 
 
 _print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)
 
 
-def print_tensor(t: Any) -> None:
-    """Print a tensor's pointer, layout and values (or a TensorSSA's values); inside a kernel,
-    every thread prints at run time."""
-    if _print_hook is not None and _print_hook(t):
+def print_tensor(t: Any, *, verbose: bool = False) -> None:
+    """Print a tensor's pointer, layout and values as CuTe DSL does (verbose: one '(coord)= value'
+    line per element). A TensorSSA is first stored into a fresh register tensor of its shape, as
+    CuTe DSL does. Inside a kernel, every thread prints at run time.
+
+    >>> import numpy as np, cutelab as cute
+    >>> print_tensor(cute.make_tensor(np.array([-1.5, 2.0], np.float32), cute.make_layout(2)), verbose=True)  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    tensor(raw_ptr(0x...: f32, generic, align<4>) o 2:1, data= (
+    	0=-1.500000
+    	1= 2.000000
+    )
+    """
+    if _print_hook is not None and (_print_hook(t, verbose=True) if verbose else _print_hook(t)):
         return
     if isinstance(t, TensorSSA):
-        flat = _to_real(t.values, t.dtype).reshape(-1).tolist()
-        print(f"tensor_value<{t.dtype} o {it.tuple_str(t.shape)}> =\n  ( " + ", ".join(_fmt_value(v) for v in flat) + " )")
-        return
-    print(format_tensor(t))
+        if t.values.ndim > 1:
+            raise TensorError(f"print_tensor: {t} is a batch of {t.values.shape[:-1]} values (one per thread); "
+                              f"index one first")
+        tmp = make_rmem_tensor(make_layout(t.shape), t.dtype)
+        tmp.store(t)
+        t = tmp
+    elif not isinstance(t, Tensor):
+        raise TensorError(f"print_tensor: expected a Tensor or a TensorSSA, got {type(t).__name__} {t!r}")
+    print(format_tensor(t, verbose=verbose))

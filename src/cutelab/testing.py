@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Optional
 
-__all__ = ["JitArguments", "benchmark", "assert_"]
+__all__ = ["JitArguments", "benchmark", "assert_", "get_workspace_count"]
 
 
 class JitArguments:
@@ -76,3 +76,23 @@ def assert_(cond: Any, msg: Optional[str] = None) -> None:
                          "by cutelab yet; the condition must be known at trace time")
     if not cond:
         raise AssertionError(msg or "cute.testing.assert_ failed")
+
+
+def get_workspace_count(one_workspace_bytes: int, warmup_iterations: int, iterations: int) -> int:
+    """How many workspaces of one_workspace_bytes make every benchmark call start with a cold L2
+    (three L2 caches' worth, at most one per call), as CuTe DSL's testing.get_workspace_count.
+    The L2 size is the GPU's (torch's device properties), 50 MiB (an H100's) without one.
+
+    >>> get_workspace_count(1 << 30, 2, 10)
+    1
+    """
+    l2 = 50 * 1024 * 1024
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            l2 = int(getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", l2))
+    except ImportError:
+        pass
+    n = (l2 * 3) // max(1, int(one_workspace_bytes)) + 1
+    return min(warmup_iterations + iterations, n)

@@ -28,6 +28,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("mnk,majors", [
     ("128,128,32", ("m", "k", "n")),  # the example's default majors: A m-major (16-byte cp.async), B k-major
+    ("64,48,164", ("m", "k", "n")),  # 21 k-tiles: the mainloop stays a runtime loop (control.UNROLL_LIMIT)
     ("100,90,20", ("m", "k", "n")),  # irregular: predicated m/n edges and a k residue of 4
     ("100,90,20", ("k", "n", "m")),  # the other majors (B n-major: padding-free vector copies, C m-major)
 ])
@@ -74,6 +75,14 @@ def test_sgemm_kernel_ir_uses_cp_async_and_fma():
     assert sum(op.dst.n for op in ops if isinstance(op, Fma)) == 4 * 8 * 64
 
 
+def test_long_k_loops_stay_runtime_loops():
+    from cutelab.kernel.trace import For
+
+    assert not any(isinstance(op, For) for op in _sgemm_ir(128, 128, 128).ops())  # 16 k-tiles: unrolled
+    ir = _sgemm_ir(128, 128, 256)  # 32 k-tiles: `for _ in range(k_tile_count)` becomes a runtime loop
+    assert sum(isinstance(op, For) for op in ir.ops()) == 1
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_sgemm_cuda_compiles_with_nvcc(tmp_path):
     from cutelab.kernel import cuda
@@ -85,3 +94,57 @@ def test_sgemm_cuda_compiles_with_nvcc(tmp_path):
     r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "sgemm.cubin"), str(f)],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _runtime_loop_copy(tmp_path: Path) -> Path:
+    """The example with its mainloop `for _ in range(k_tile_count)` made a runtime loop
+    (cutlass.range): what it becomes when k is a dynamic shape. Stage counters are Int32 registers,
+    stage views move by register offsets, the predicates are rewritten at run time."""
+    src = (ROOT / "examples" / "dsl" / "sgemm.py").read_text()
+    old = "        for _ in range(k_tile_count):\n"
+    assert src.count(old) == 1
+    f = tmp_path / "sgemm_runtime_loop.py"
+    f.write_text(src.replace(old, "        for _ in cutlass.range(k_tile_count):\n"))
+    return f
+
+
+def test_sgemm_with_a_runtime_mainloop_on_cpu(tmp_path):
+    f = _runtime_loop_copy(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, str(f), "--mnk", "100,90,20", "--warmup_iterations", "0", "--iterations", "1"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_sgemm_with_a_runtime_mainloop_cuda_compiles(tmp_path):
+    import torch
+
+    import cutelab as cute
+    from cutelab.kernel import cuda
+    from cutelab.kernel.launch import check_bounds
+    from cutelab.kernel.trace import For
+    from cutelab.runtime import from_dlpack
+
+    spec = importlib.util.spec_from_file_location("cutelab_example_sgemm_rt", _runtime_loop_copy(tmp_path))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a, b, c = torch.zeros(20, 100).permute(1, 0), torch.zeros(90, 20), torch.zeros(100, 90)
+    f = cute.compile(mod.SGemm(), *(from_dlpack(x, assumed_align=16) for x in (a, b, c)))
+    ir = f.plans[0][0].ir
+    assert any(isinstance(op, For) for op in ir.ops())
+    check_bounds(ir, "gpu")  # register stage indices: guarded, not refused
+    assert ir.guards
+    src = cuda.render(ir)
+    (tmp_path / "k.cu").write_text(src)
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+@pytest.mark.gpu
+def test_sgemm_example_on_gpu():
+    p = _run()  # the example's default size, 256,256,64, on the GPU
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")

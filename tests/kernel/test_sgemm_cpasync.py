@@ -283,3 +283,57 @@ def test_ifexp_is_a_select_on_runtime_conditions():
     B = np.zeros(32, np.float32)
     select_kernel(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=32, interpret=True)
     np.testing.assert_array_equal(B, np.where(A > 0.5, A * 3, -A))
+
+
+@cute.kernel
+def moving_view(gA: cute.Tensor, gOut: cute.Tensor, ntiles: cutlass.Constexpr):
+    """A view variable (a stage's slice of shared memory) reassigned inside a runtime loop, as
+    sgemm's mainloop moves tCsA_p: the loop carries its offset in a register. A predicate fragment
+    cleared in a runtime branch turns the last tile's copy into a zero-fill."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sA = smem.allocate_tensor(cutlass.Float32, cute.make_layout((128, 2)), 16)
+    tiled = cute.make_tiled_copy_tv(_g2s(), cute.make_layout(32), cute.make_layout(4))
+    thr = tiled.get_slice(tidx)
+    tAg = thr.partition_S(gA)
+    tAs = thr.partition_D(sA)
+    pred = cute.make_rmem_tensor(cute.make_layout((1, 1)), cutlass.Boolean)
+    pred[0] = cutlass.Boolean(1)
+    stage = cutlass.Int32(0)
+    view = sA[None, 0]
+    for t in cutlass.range(ntiles):
+        if t == ntiles - 1:
+            pred[0] = cutlass.Boolean(0)
+        cute.copy(tiled, tAg[None, None, t], tAs[None, None, stage], pred=pred)
+        cute.arch.cp_async_commit_group()
+        cute.arch.cp_async_wait_group(0)
+        cute.arch.sync_threads()
+        view = sA[None, stage]
+        for i in range(4):
+            gOut[tidx * 4 + i, t] = view[tidx * 4 + i] + 1.0
+        cute.arch.sync_threads()
+        stage = stage + 1 if stage == 0 else cutlass.Int32(0)
+
+
+def test_view_moved_in_a_runtime_loop_and_predicate_written_at_run_time():
+    A = np.random.default_rng(1).random((4, 128), dtype=np.float32)
+    O = np.zeros((4, 128), np.float32)
+    moving_view(from_dlpack(A.T, assumed_align=16), from_dlpack(O.T, assumed_align=16), 4).launch(
+        grid=1, block=32, interpret=True)
+    want = A + 1
+    want[3] = 1.0  # the last copy was predicated off: zero-filled
+    np.testing.assert_array_equal(O, want)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_moving_view_cuda_compiles(tmp_path):
+    from cutelab.kernel.launch import check_bounds, last_launch
+
+    test_view_moved_in_a_runtime_loop_and_predicate_written_at_run_time()
+    ir = last_launch().ir
+    check_bounds(ir, "gpu")
+    f = tmp_path / "view.cu"
+    f.write_text(cuda.render(ir))
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "view.cubin"), str(f)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]

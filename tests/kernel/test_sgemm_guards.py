@@ -100,3 +100,51 @@ def test_guarded_cuda_compiles_with_nvcc(tmp_path):
     r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "g.cubin"), str(f)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_error_word_attach_through_the_driver(monkeypatch):
+    """ErrorWord.attach against a stand-in of cuda.bindings.driver: it allocates a mapped host word,
+    writes its device address into the module's cl_err_ptr, and reads what a kernel writes there."""
+    import ctypes
+
+    from cutelab.kernel import driver, guards
+
+    host = (ctypes.c_uint32 * 1)()
+    written = {}
+
+    class FakeDriver:
+        CU_MEMHOSTALLOC_DEVICEMAP = 2
+
+        def cuMemHostAlloc(self, size, flags):  # noqa: N802
+            assert size == 4 and flags == 2
+            return (0, ctypes.addressof(host))
+
+        def cuMemHostGetDevicePointer(self, p, flags):  # noqa: N802
+            return (0, p + 0x1000)
+
+        def cuModuleGetGlobal(self, mod, name):  # noqa: N802
+            assert mod == "module" and name == b"cl_err_ptr"
+            return (0, 0xD0, 8)
+
+        def cuMemcpyHtoD(self, dst, src, n):  # noqa: N802
+            written[dst] = int(np.frombuffer(ctypes.string_at(src, n), dtype=np.uint64)[0])
+            return (0,)
+
+    monkeypatch.setattr(driver, "_driver", lambda: FakeDriver())
+    w = guards.ErrorWord.attach("module", {2: "k: the load from A at p.py:3 left the tensor"})
+    assert written == {0xD0: ctypes.addressof(host) + 0x1000}
+    w.check("at the next launch of k")
+    host[0] = 2  # a kernel's cl_fail(2u)
+    with pytest.raises(LaunchError, match=r"k: the load from A at p.py:3 left the tensor \(found at the next launch"):
+        w.check("at the next launch of k")
+    assert host[0] == 0
+
+
+def test_check_errors_reports_a_recorded_word():
+    from cutelab.kernel import check_errors
+
+    w = ErrorWord.for_testing({1: "k: the store to B at p.py:9 left the tensor"})
+    check_errors()
+    w.word[0] = 1
+    with pytest.raises(LaunchError, match=r"p.py:9 left the tensor \(found at cutelab.kernel.check_errors\(\)\)"):
+        check_errors()

@@ -54,8 +54,12 @@ def test_swizzle_expression_simplifies_when_no_source_bit_moves():
     assert swizzle_expr(t * 512, 3, 3, 3) is not None
     assert swizzle_expr(t * 512, 3, 3, 3).expr_str() == "(512 * tid.x)"  # bits 6..8 are zero: identity
     assert swizzle_expr(77, 3, 3, 3) == cute.make_swizzle(3, 3, 3)(77)
-    with pytest.raises(TraceError, match="may be negative"):
-        swizzle_expr(t - 1, 3, 3, 3)
+    # a possibly negative offset (a view's offset carried in a register) swizzles as two's complement,
+    # within the range the node claims
+    e = swizzle_expr(t * 64 - 64, 3, 3, 3)
+    got = evaluate(e, {"tid.x": np.arange(4, dtype=np.int64)})
+    want = [cute.make_swizzle(3, 3, 3)(int(x)) if x >= 0 else (x ^ ((x & (7 << 6)) >> 3)) for x in range(-64, 192, 64)]
+    assert got.tolist() == want and e.lo <= got.min() and got.max() <= e.hi
 
 
 # --------------------------------------------------------------------------- swizzled smem in a kernel
@@ -287,3 +291,55 @@ def test_smem_ldmatrix_mma_cuda_compiles(tmp_path):
     src = cuda.render(last_launch().ir)
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in src and "mma.sync.aligned.m16n8k16" in src
     _nvcc(tmp_path, src)
+
+
+# --------------------------------------------------------------------------- stmatrix
+
+@cute.kernel
+def ld_st_kernel(mS: cute.Tensor, mOut: cute.Tensor, sl: cutlass.Constexpr, tiled_mma: cutlass.Constexpr,
+                 trans: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(mS.element_type, sl, 16)
+    s2 = smem.allocate_tensor(mS.element_type, sl, 16)
+    R, C = cute.size(mS, mode=[0]), cute.size(mS, mode=[1])
+    for i in cutlass.range_constexpr(R * C // 32):
+        e = i * 32 + tidx
+        s[e // C, e % C] = mS[e // C, e % C]
+        s2[e // C, e % C] = mS[e // C, e % C] * 0
+    cute.arch.sync_threads()
+    thr = tiled_mma.get_slice(tidx)
+    frag = tiled_mma.make_fragment_A(thr.partition_A(s))
+    ld = cute.make_tiled_copy_A(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(trans, 4), mS.element_type), tiled_mma)
+    st = cute.make_tiled_copy_A(cute.make_copy_atom(warp.StMatrix8x8x16bOp(trans, 4), mS.element_type), tiled_mma)
+    lds, sts = ld.get_slice(tidx), st.get_slice(tidx)
+    cute.copy(ld, lds.partition_S(s), lds.retile(frag))
+    cute.copy(st, sts.retile(frag), sts.partition_D(s2))
+    cute.arch.sync_threads()
+    for i in cutlass.range_constexpr(R * C // 32):
+        e = i * 32 + tidx
+        mOut[e // C, e % C] = s2[e // C, e % C]
+
+
+@pytest.mark.parametrize("trans", [False, True], ids=["N", "T"])
+@pytest.mark.parametrize("swz", [False, True], ids=["plain", "swizzled"])
+def test_stmatrix_writes_back_what_ldmatrix_read(trans, swz):
+    mma = cute.make_tiled_mma(warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)), cute.make_layout((1, 1, 1)))
+    R, C = 16, 32
+    L = cute.make_layout((R, C), stride=(1, R)) if trans else cute.make_layout((R, C), stride=(C, 1))
+    sl = cute.make_composed_layout(cute.make_swizzle(1, 3, 3 if trans else 4), 0, L) if swz else L
+    data = (np.arange(R * C) % 2039 + 1).astype(np.float16).reshape(R, C)
+    out = np.zeros_like(data)
+    ld_st_kernel(from_dlpack(data), from_dlpack(out), sl, mma, trans).launch(grid=1, block=32)
+    assert np.array_equal(out, data)
+    src = cuda.render(last_launch().ir)
+    assert f"stmatrix.sync.aligned.m8n8.x4{'.trans' if trans else ''}.shared.b16 [%0], {{%1,%2,%3,%4}}" in src
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_stmatrix_cuda_compiles(tmp_path):
+    mma = cute.make_tiled_mma(warp.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (16, 8, 16)), cute.make_layout((1, 1, 1)))
+    data = np.zeros((16, 32), np.float16)
+    ld_st_kernel(from_dlpack(data), from_dlpack(np.zeros_like(data)), cute.make_layout((16, 32), stride=(32, 1)),
+                 mma, False).launch(grid=1, block=32)
+    _nvcc(tmp_path, cuda.render(last_launch().ir))

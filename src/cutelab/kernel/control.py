@@ -6,6 +6,13 @@ A ``for`` over ``cutlass.range`` (or over ``range`` with a runtime bound), an ``
 body is traced once. Everything static stays Python: ``range`` with int bounds is unrolled,
 ``if`` on a Python value (or ``cutlass.const_expr(...)``) picks its branch at trace time.
 
+Dynamic values (cutelab.dynamic.DynInt: runtime values of CuTe DSL whose value cutelab knows)
+count as runtime values here: ``for i in range(n)`` over a DynInt ``n`` is a runtime loop whose
+bound is n's value (not unrolled), an ``if`` on a DynBool (a comparison of DynInts in a kernel) is
+a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL). A
+``while`` on a DynBool stays static (run at trace time): its counter is usually a Python int,
+which cannot change inside a runtime region.
+
 Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
 passes their values in and out of the region through the helpers here, which keep tensor values
 (TensorSSA) in mutable registers. A variable holding a static Python value (an int, a layout)
@@ -22,6 +29,7 @@ from __future__ import annotations
 import builtins
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from ..dynamic import DynBool, DynInt
 from ..errors import TraceError
 from .symbolic import Expr, is_sym
 from .trace import Assign, Compute, TraceValue, _state, current
@@ -141,8 +149,27 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
+def _offset_div(off: Any) -> int:
+    """A power of two dividing off for every thread (1 << 30 for 0)."""
+    from .symbolic import sym_div
+    from .trace import pow2_divisor
+
+    if is_sym(off):
+        d = sym_div(off)
+        return pow2_divisor(d) if d else 1 << 30
+    off = int(off)
+    return pow2_divisor(off) if off else 1 << 30
+
+
+def _runtime_int(x: Any) -> bool:
+    """A value CuTe DSL knows only at run time: symbolic, a tensor value, or a DynInt/DynBool
+    (whose value cutelab knows: the region it controls is still a runtime region)."""
+    return _is_dynamic(x) or isinstance(x, (DynInt, DynBool))
+
+
 def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
-    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value.
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
+    (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
 
     In a kernel, ``range`` takes CuTe DSL's ``unroll=`` / ``unroll_full=`` too: a loop with static
     bounds is unrolled at trace time anyway; one with runtime bounds passes them to the loop."""
@@ -150,7 +177,7 @@ def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
         bad = set(kw) - {"unroll", "unroll_full"}
         if bad:
             raise TraceError(f"range(...) in a kernel takes the keywords unroll and unroll_full, got {sorted(bad)}")
-        if _tracer() is not None and any(_is_dynamic(a) for a in args):
+        if _tracer() is not None and any(_runtime_int(a) for a in args):
             a, b, c = _range_args(args, "range")
             return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"),
                             kw.get("unroll"), bool(kw.get("unroll_full", False)))
@@ -170,7 +197,7 @@ def _cond_ref(t: Any, c: Any, where: str) -> Any:
         return c.refs[0]
     if is_sym(c):
         return c
-    return int(bool(c))
+    return int(bool(c))  # a static value or a DynBool/DynInt: its known value
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -232,6 +259,7 @@ class _Carry:
         self.regs: Dict[str, Any] = {}
         self.last: Dict[str, Any] = dict(self.pre)
         self.poisoned: set = set()
+        self.view_div: Dict[str, int] = {}
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -239,7 +267,14 @@ class _Carry:
         region may change it (a pipeline stage counter)."""
         from ..numeric import FloatValue, IntValue
 
+        from ..numeric import Int32, Int64
+
         for n, v in self.pre.items():
+            if isinstance(v, int) and not isinstance(v, bool):
+                # a Python int the region assigns is a runtime value in CuTe DSL (an Int32 that the
+                # loop carries, e.g. `smem_pipe_write = stages - 1` moved on each iteration)
+                v = IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
+                self.pre[n] = v
             if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
@@ -249,9 +284,29 @@ class _Carry:
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
                 self.regs[n] = (r, v.shape)
+            elif _is_view(v):
+                # a view of global or shared memory the region may move (a pipeline stage's slice):
+                # its offset lives in a register; its layout must stay
+                from ..numeric import Int32
 
-    def _snap(self, n: str) -> TraceValue:
+                self.t.check_index(v.offset, f"variable {n}")
+                r = self.t.new_reg(Int32, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.offset,)))
+                self.regs[n] = (r, v)
+                # what divides the offset now, up to 16 bytes' worth of elements (all that vector,
+                # cp.async and ldmatrix accesses need), is assumed to divide every offset the region
+                # gives it; checked at the end of the region
+                eb = max(1, getattr(getattr(v, "element_type", None), "width", 8) // 8)
+                self.view_div[n] = min(_offset_div(v.offset), max(1, 16 // eb))
+
+    def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]
+        if _is_view(shape):  # a memory view: the same view at the offset the register holds
+            from .trace import RegVar
+
+            dst = self.t.new_reg(r.dtype, 1)
+            self.t.emit(Compute(dst, "mov", (((r, 0),),)))
+            return shape._new(shape.layout, RegVar((dst, 0), div=self.view_div.get(n, 1)))
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
@@ -266,6 +321,27 @@ class _Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
+            if n in self.regs and _is_view(self.regs[n][1]):
+                r, view = self.regs[n]
+                if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' is the tensor {view} before the {self.what} at {self.where} "
+                        f"and {_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a tensor variable "
+                        f"that a runtime {self.what} changes must keep its memory and layout (only its offset "
+                        f"may move)"
+                    )
+                t.check_index(v.offset, f"variable {n}")
+                d = self.view_div.get(n, 1)
+                if _offset_div(v.offset) % d:
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' (a view of {view.engine.memspace} memory) enters the "
+                        f"{self.what} at {self.where} at an offset divisible by {d}, and the {self.what} moves it "
+                        f"to {v.offset} (divisible by {_offset_div(v.offset)} only); cutelab keeps a moving view's "
+                        f"alignment from where it starts. Start it at an offset with the alignment of every offset "
+                        f"it takes (e.g. the same pipeline stage layout)."
+                    )
+                t.emit(Assign(r, (0,), (v.offset,)))
+                continue
             if n in self.regs:
                 r, shape = self.regs[n]
                 if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
@@ -300,10 +376,32 @@ class _Carry:
             self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
 
 
+def _is_view(v: Any) -> bool:
+    """A tensor over a traced kernel's global or shared memory with a plain layout and an int or
+    symbolic offset (what a runtime loop or branch can carry by its offset)."""
+    from ..layout import Layout
+    from ..tensor import Tensor
+    from .trace import GmemEngine
+
+    return (isinstance(v, Tensor) and isinstance(v.engine, GmemEngine) and isinstance(v.layout, Layout)
+            and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))
+
+
+UNROLL_LIMIT = 16  # a static `for _ in range(n)` with n above this and an unused index may stay a loop
+
+
+def _carryable(v: Any) -> bool:
+    """A variable's value before a loop that a runtime loop can carry (see _Carry.declare)."""
+    from ..numeric import FloatValue, IntValue
+
+    return v is UNDEF or isinstance(v, (TraceValue, IntValue, FloatValue)) or _is_view(v)
+
+
 class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
-    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 var_unused: bool = False):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -311,6 +409,11 @@ class Loop:
             it = it.x
             if isinstance(it, builtins.range):
                 it = DynRange(it.start, it.stop, it.step)
+        if (t is not None and var_unused and not jumps and isinstance(it, builtins.range) and len(it) > UNROLL_LIMIT
+                and all(_carryable(values.get(n, UNDEF)) for n in names)):
+            # a long static loop whose index the body never reads, and whose changing variables a
+            # runtime loop can carry: a runtime loop (as CuTe DSL's range is), not len(it) copies
+            it = DynRange(it.start, it.stop, it.step)
         if t is not None and isinstance(it, DynRange):
             if jumps:
                 raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime loop at "
@@ -361,7 +464,7 @@ class Branch:
         t = _tracer()
         self.where = where
         forced = isinstance(cond, _Dyn)
-        self.dynamic = t is not None and (forced or _is_dynamic(cond))
+        self.dynamic = t is not None and (forced or _runtime_int(cond))
         if not self.dynamic:
             self.value = bool(cond.x if forced else cond)
             return
@@ -507,7 +610,8 @@ def ifexp(c: Any, a: Any, b: Any) -> Any:
 def and_(a: Any, b: Any) -> Any:
     """``a and b`` in a kernel condition: b is a thunk (short-circuit for static a)."""
     if not _is_dynamic(a):
-        return b() if a else a
+        r = b() if a else a
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return _as_bool(a) if vb else vb
@@ -516,7 +620,8 @@ def and_(a: Any, b: Any) -> Any:
 
 def or_(a: Any, b: Any) -> Any:
     if not _is_dynamic(a):
-        return a if a else b()
+        r = a if a else b()
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
     vb = b()
     if not _is_dynamic(vb):
         return True if vb else _as_bool(a)
@@ -524,6 +629,8 @@ def or_(a: Any, b: Any) -> Any:
 
 
 def not_(a: Any) -> Any:
+    if isinstance(a, DynBool):
+        return DynBool(not a)
     if not _is_dynamic(a):
         return not a
     return ~_as_bool(a)

@@ -40,10 +40,12 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     if is_cp_async(atom):  # cp.async: its own op (kernel/cpasync.py)
         return cp_async_copy(atom, src, dst, pred)
     t = current("cute.copy")
-    from .ldmatrix import is_ldmatrix, kernel_ldmatrix  # warp-collective copies carry their own op
+    from .ldmatrix import is_ldmatrix, is_stmatrix, kernel_ldmatrix, kernel_stmatrix  # warp-collective copies
 
     if is_ldmatrix(getattr(atom, "op", None)):
         return kernel_ldmatrix(atom, src, dst, pred=pred)
+    if is_stmatrix(getattr(atom, "op", None)):
+        return kernel_stmatrix(atom, src, dst, pred=pred)
     n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)
     if n_src != n_dst:
         raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")

@@ -31,6 +31,7 @@ from ..errors import TraceError
 import numpy as np
 
 from .symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, evaluate, mul, sym_div
+from .cformat import c_conversion
 from .trace import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store,
                     While, pow2_divisor)
 
@@ -75,6 +76,10 @@ CL_LDNC(256)
 __device__ __forceinline__ long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 """
+
+
+def _printf_kind(dt: Any) -> str:
+    return "float" if dt.kind == "float" else "bool" if dt.kind == "bool" else dt.kind
 
 
 def ctype(dtype: Any) -> Tuple[str, str, str]:
@@ -831,12 +836,23 @@ class CudaRenderer:
                 chunks.append((fmt, args))
                 fmt, args = "", []
             kind = part[0]
+            spec = part[-1] if kind in ("int", "val") and len(part) == (3 if kind == "int" else 4) else None
             if kind == "int":
                 code, _ = self.iexpr(part[1])
+                if spec is not None:  # a C conversion of cute.printf (kernel/cformat.py)
+                    f, a = c_conversion(spec, "int", 32, code)
+                    fmt += f
+                    args.append(a)
+                    continue
                 fmt += "%lld"
                 args.append(f"(long long)({code})")
             elif kind == "val":
                 ref, dt = part[1], part[2]
+                if spec is not None:
+                    f, a = c_conversion(spec, _printf_kind(dt), dt.width, self.ref_compute(ref, dt))
+                    fmt += f
+                    args.append(a)
+                    continue
                 f = ctype(dt)[2]
                 fmt += f
                 v = self.ref_compute(ref, dt)

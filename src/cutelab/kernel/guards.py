@@ -61,7 +61,7 @@ def describe(ir: Any, s: Any) -> str:
     else:
         what = ("store to" if getattr(s, "is_store", False) else "load from")
         what = f"{type(op).__name__} {what}"
-    line = getattr(ir, "src_lines", {}).get(id(op), "") or getattr(op, "where", "")
+    line = getattr(op, "loc", None) or getattr(op, "where", "")
     at = f" at {line}" if line else ""
     p = s.param
     return (f"{ir.name}: the {what} {p.name}{at} left the tensor's {p.length} elements for some thread of an "
@@ -112,7 +112,7 @@ def check_errors(synchronize: bool = True) -> None:
 
     Synchronizes the device first (the kernels must have finished), then reads every error word.
     """
-    if synchronize and _LIVE:
+    if synchronize and any(w._keep is not None for w in list(_LIVE)):  # words of real GPU modules
         from .driver import synchronize as _sync
 
         _sync()

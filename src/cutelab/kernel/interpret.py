@@ -16,6 +16,13 @@ reached by all threads of a block or none). Runs whose accesses the launch could
 bounds (runtime loop bounds, scalar arguments, accesses under branches) check every access as
 they go and work on copies of the written tensors, committed only when the whole launch
 succeeded: an out-of-bounds access is refused before anything is written.
+
+Recording (``cutelab.profile``): while the module's ``recorder`` is set, ``interpret`` asks it
+``recorder.launch(ir)`` for a launch recorder (None: this launch is not recorded), which is
+asked ``batch(b, first, k)`` once per batch of blocks; a batch recorder it returns (None: no
+block of the batch is sampled) sees every ``Load``/``Store`` (``access(op, idx, mask)``: the
+element indices, inside the block for shared memory) and every ``Op`` (``op(op, mask)``) as
+the batch runs them. With no recorder set this costs one test per batch.
 """
 
 from __future__ import annotations
@@ -27,10 +34,13 @@ import numpy as np
 
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, evaluate
+from .cformat import format_value
 from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op, ParamRef, Printf, Reg, Shared,
                     Store, While, walk)
 
 __all__ = ["interpret", "thread_env"]
+
+recorder: Any = None  # cutelab.profile's access recorder while one is active (see the module docstring)
 
 _BUDGET = 1 << 24  # register elements held per batch (all live registers of all its threads)
 MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
@@ -102,6 +112,8 @@ class _Env(dict):
 
 
 class _Batch:
+    rec: Any = None  # the profiler's batch recorder, when this batch is recorded
+
     def __init__(self, ir: KernelIR, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
         self.ir = ir
         self.env = _Env(env, self)
@@ -172,7 +184,7 @@ def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, 
 
 def _line(ir: KernelIR, s: Any) -> str:
     """ (at file:line) of op s in the user's kernel source, when the tracer recorded it."""
-    w = getattr(ir, "src_lines", {}).get(id(s), "")
+    w = getattr(s, "loc", None) or ""
     return f" (at {w})" if w else ""
 
 
@@ -211,6 +223,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
                     if a.is_store and not isinstance(a.param, Shared)}
         work = {i: (buf.copy() if i in written else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
+    lrec = recorder.launch(ir) if recorder is not None else None
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
         env = thread_env(ir.grid, ir.block, first, k)
@@ -219,6 +232,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
         b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}
+        if lrec is not None:
+            b.rec = lrec.batch(b, first, k)
         for r in ir.regs:
             if r.mutable:
                 b.regs[r.id] = np.zeros((b.n, r.n), dtype=r.dtype.storage)
@@ -234,6 +249,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         for i, buf in work.items():
             if buf is not buffers[i]:
                 np.copyto(buffers[i], buf)
+    if lrec is not None:
+        lrec.finish()
 
 
 def _memory(b: _Batch, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:
@@ -263,6 +280,8 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
             p = s.param
             data, length, shift = _memory(b, p, buffers)
             idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
+            if b.rec is not None:
+                b.rec.access(s, idx, mask)
             if shift is not None:
                 idx = idx + shift[:, None]
             b.regs[s.dst.id] = data[idx]
@@ -271,6 +290,8 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
             data, length, shift = _memory(b, p, buffers)
             vals = b.matrix(s.src, p.dtype)
             idx = _access_index(b, s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask, _line(ir, s))
+            if b.rec is not None:
+                b.rec.access(s, idx, mask)
             if shift is not None:
                 idx = idx + shift[:, None]
             if mask is None:
@@ -339,6 +360,8 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
                         f"CUDA leaves that undefined"
                     )
         elif isinstance(s, Op):
+            if b.rec is not None:
+                b.rec.op(s, mask)
             s.interpret(b, mask, buffers)
         else:  # pragma: no cover - the tracer makes no other ops
             raise TraceError(f"the interpreter cannot run op {s!r}")
@@ -421,13 +444,21 @@ def _printf(b: _Batch, s: Printf, addresses: Dict[int, int]) -> List[str]:
             cols.append(part)
             continue
         kind = part[0]
+        spec = part[-1] if kind in ("int", "val") and len(part) == (3 if kind == "int" else 4) else None
         if kind == "int":
             v = np.broadcast_to(np.asarray(b.index(part[1])), (b.n,))
-            cols.append([str(int(x)) for x in v])
+            if spec is not None:  # a C conversion of cute.printf (kernel/cformat.py)
+                cols.append([format_value(spec, int(x), "int", 32) for x in v])
+            else:
+                cols.append([str(int(x)) for x in v])
         elif kind == "val":
             ref, dt = part[1], part[2]
             v = b.column(ref, dt, real=True)
-            cols.append([_fmt(x, dt) for x in v])
+            if spec is not None:
+                k = "float" if dt.kind == "float" else dt.kind
+                cols.append([format_value(spec, x, k, dt.width) for x in v])
+            else:
+                cols.append([_fmt(x, dt) for x in v])
         elif kind == "addr":
             p, off = part[1], part[2]
             v = np.broadcast_to(np.asarray(b.index(off)), (b.n,))

@@ -625,16 +625,16 @@ class KernelCall:
                               f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
         if rec is not None:
+            if stream is not None and getattr(rec, "keeps_streams", False):  # a jit function's launch: its stream
+                from .host import StreamedPlan
+
+                plan = StreamedPlan(plan, stream)
             rec.append((plan, storages, scalars))
             streams = getattr(_local, "streams", None)
             if streams is not None:  # the stream of record entry i (others record other things too)
                 streams[len(rec) - 1] = stream
             return None
         plan.run(storages, stream, scalars)
-        obs = getattr(_local, "observer", None)
-        if obs is not None:  # a @cute.jit call that may be remembered (JitFunction.__call__)
-            obs.append((plan, storages, scalars))
-            _local.streams[len(obs) - 1] = stream
         return None
 
 
@@ -818,7 +818,11 @@ def _static_key(v: Any) -> Any:
 def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storages: List[_Storage],
               tensor_args: Dict[str, Any], scalar_args: Dict[str, Any]) -> Any:
     """What a trace depends on: launch shape, back end, tensors' types/layouts/alignment/sizes,
-    scalars' types and every other argument's value; None when some argument cannot be a key."""
+    scalars' types and every other argument's value; None when some argument cannot be a key.
+    Dynamic values (cutelab.dynamic.DynInt) are keyed by value and by which leaves are dynamic
+    (with their types and divisibilities): a trace prints '?' for those, and loops over them."""
+    from ..dynamic import dynamic_key
+
     if os.environ.get("CUTELAB_NO_TRACE_CACHE"):
         return None
     parts: List[Any] = [grid, block, mode]
@@ -831,9 +835,10 @@ def _plan_key(k: "Kernel", bound: Any, grid: Any, block: Any, mode: str, storage
                     t, idx = tensor_args[path]
                     st = storages[idx]
                     parts.append((path, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
-                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0))
-            else:
-                parts.append((name, _static_key(val)))
+                                  st.length, st.device[0], st.address % 16 if mode == "gpu" else 0,
+                                  dynamic_key(t.layout)))
+            else:  # dynamic values (DynInt) are specialized on: their value, and where they are (for '?' prints)
+                parts.append((name, _static_key(val), dynamic_key(val)))
         if mode == "gpu":  # which storages overlap decides __restrict__: part of what the source depends on
             spans = [(st.address, st.address + st.length * st.dtype.bytes) for st in storages]
             parts.append(tuple((i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))
@@ -934,7 +939,7 @@ class JitFunction:
         without running the Python body. CUTELAB_JIT_CACHE=0 runs the body at every call (as
         CuTe DSL 4.8.1 does; the difference shows only in side effects of the body other than
         printing; the variable is read when a call would be remembered)."""
-        cache = not kwargs and getattr(_local, "recorder", None) is None and getattr(_local, "observer", None) is None
+        cache = not kwargs and getattr(_local, "recorder", None) is None
         if cache:
             for i, cf in enumerate(self.calls):
                 if cf._replay(args):
@@ -942,25 +947,26 @@ class JitFunction:
                         self.calls.insert(0, self.calls.pop(i))
                     return None
             cache = os.environ.get("CUTELAB_JIT_CACHE", "1") != "0"
+        from .host import run_jit
+
         raw = args
         args = tuple(_as_tensor_args(a) for a in args)
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
         if not cache:
-            return self.fn(*args, **kwargs)
-        _local.observer, _local.streams = [], {}
+            return run_jit(self.fn, args, kwargs)  # trace, then run the launches and host prints in order
+        record: Dict[str, Any] = {}
         out, err = _CountingStream(sys.stdout), _CountingStream(sys.stderr)
         sys.stdout, sys.stderr = out, err
         try:
-            ret = self.fn(*args)
-            seen, streams = _local.observer, _local.streams
+            ret = run_jit(self.fn, args, {}, record)
         finally:
-            _local.observer = _local.streams = None
             if sys.stdout is out:
                 sys.stdout = out.inner
             if sys.stderr is err:
                 sys.stderr = err.inner
+        seen = record.get("recorded")
         if ret is None and not out.writes and not err.writes and seen:
-            cf = _compiled_from(self.fn, raw, args, seen, streams, set(), remember=True)
+            cf = _compiled_from(self.fn, raw, args, seen, {}, set(), remember=True)
             if cf is not None:
                 cf.nargs = len(args)
                 cf._build()
@@ -983,8 +989,10 @@ class JitFunction:
 
 
 def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
-    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call: print()
-    shows static values, kernel launches trace, compile (cached) and run."""
+    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call, as CuTe
+    DSL traces it: print() shows static values (``?`` for dynamic ones), kernel launches trace and
+    compile (cached); the launches and host-side cute.printf/print_tensor then run, in order,
+    after the body has returned (kernel/host.py)."""
     if fn is None:
         return lambda f: JitFunction(f)
     return JitFunction(fn)
@@ -1022,8 +1030,16 @@ class CompiledFunction:
         self.nargs = -1  # the number of arguments a @cute.jit call replaying this must give
         self._forgotten = False
         self._fast: Any = None
+        self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
+        self.variants: Any = None  # kernel/host.py respecialize: the traces for other dynamic values
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
+        if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
+            from .host import respecialize
+
+            other = respecialize(self, args)
+            if other is not self:
+                return other(*args, stream=stream)
         fast = self._fast or self._build()
         if self._forgotten:
             if not self._replay(args, stream):
@@ -1326,7 +1342,9 @@ def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     if e.dtype.name != e0.dtype.name:
         problems.append(f"element type {e.dtype} instead of {e0.dtype}")
     if t.layout != t0.layout:
-        problems.append(f"layout {t.layout} instead of {t0.layout}")
+        from ..dynamic import value_of
+
+        problems.append(f"layout {value_of(t.layout)} instead of {value_of(t0.layout)}")
     if t.offset != t0.offset:
         problems.append(f"offset {t.offset} instead of {t0.offset}")
     if len(e) < len(e0):
@@ -1351,6 +1369,9 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
     raw_args = args
     args = tuple(_as_tensor_args(a) for a in args)
+    from .host import dynamic_args
+
+    args, kwargs = dynamic_args(target, args, kwargs)  # Int32 arguments are runtime values (DynInt)
     if getattr(_local, "recorder", None) is not None:
         raise LaunchError("cute.compile cannot be nested")
     _local.recorder = []
@@ -1366,6 +1387,11 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     const = _constexpr_positions(target, len(args))
     cf = _compiled_from(target, raw_args, args, recorded, streams, const, remember=False)
     assert cf is not None
+    from ..dynamic import is_dynamic
+
+    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
+        kept = [i for i in range(len(args)) if i not in const]  # the compiled function's positions
+        cf.variants = (target, args, kwargs, {j: i for j, i in enumerate(kept)})
     return cf
 
 
@@ -1379,7 +1405,10 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
     for i, a in arg_tensors.items():
         engine_pos.setdefault(id(a.engine), i)
     plans = []
-    for plan, storages, scalars in recorded:
+    streams = dict(streams)
+    for n, (plan, storages, scalars) in enumerate(recorded):
+        if isinstance(getattr(plan, "plan", None), _Plan):  # host.StreamedPlan: a launch and its stream=
+            plan, streams[n] = plan.plan, plan.stream
         sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
         if remember and (not isinstance(plan, _Plan) or plan.mode != "gpu" or any(p is None for p, _ in sources)):
             return None
@@ -1406,8 +1435,14 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
             pass
     cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
                           {shift(p): t for p, t in arg_tensors.items()}, objects, stream_src)
+    from ..dynamic import DynFloat, DynInt
+
+    if remember and any(isinstance(a, (DynInt, DynFloat)) for a in args):
+        return None  # a runtime value: compared by value it would be a constant; retrace instead
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
-                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)}
+                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
+                     and not isinstance(a, (DynInt, DynFloat))}
+    cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, (DynInt, DynFloat))}
     return cf
 
 
@@ -1482,4 +1517,4 @@ class capture:
     def __exit__(self, *exc: Any) -> None:
         rec = _local.recorder
         _local.recorder = None
-        self.kernels.extend(plan.ir for plan, _, _ in rec)
+        self.kernels.extend(plan.ir for plan, _, _ in rec if plan.ir is not None)  # not host prints

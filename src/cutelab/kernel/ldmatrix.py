@@ -1,5 +1,5 @@
 """``cute.copy`` with ``warp.LdMatrix8x8x16bOp`` inside a traced kernel: ``ldmatrix`` from
-shared memory into registers.
+shared memory into registers (and ``warp.StMatrix8x8x16bOp``: ``stmatrix`` back, SM90).
 
 ``kernel_ldmatrix(atom, src, dst)`` takes a thread's partitions (``partition_S`` of a shared
 tensor, ``retile`` of a register fragment) of profile (CPY, REST...) and emits one ``LdMatrix``
@@ -14,6 +14,9 @@ values, which must be 8 consecutive b16 elements of shared memory (after the swi
 - CUDA: ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` on the row's address
   converted with ``__cvta_generic_to_shared``; register j of the instruction holds destination
   values 2j (low half) and 2j+1 (high half).
+
+``StMatrix`` is the same exchange the other way: every lane's registers go in at
+``src_tv(t, v)``, and lane t < 8*num_matrices writes its 16-byte row, value j from ``dst_tv(t, j)``.
 
 >>> from cutelab.nvgpu import warp
 >>> ptx_name(warp.LdMatrix8x8x16bOp(True, 4))
@@ -31,12 +34,19 @@ from ..errors import LaunchError, TraceError
 from .symbolic import is_sym
 from .trace import Access, Op, Reg, SmemEngine, TraceValue, _static_offsets, current
 
-__all__ = ["LdMatrix", "kernel_ldmatrix", "ptx_name", "is_ldmatrix"]
+__all__ = ["LdMatrix", "StMatrix", "kernel_ldmatrix", "kernel_stmatrix", "ptx_name", "is_ldmatrix", "is_stmatrix"]
 
 
 def ptx_name(op: Any) -> str:
     t = ".trans" if op.transpose else ""
-    return f"ldmatrix.sync.aligned.m8n8.x{op.num_matrices}{t}.shared.b16"
+    name = "stmatrix" if is_stmatrix(op) else "ldmatrix"
+    return f"{name}.sync.aligned.m8n8.x{op.num_matrices}{t}.shared.b16"
+
+
+def is_stmatrix(op: Any) -> bool:
+    from ..nvgpu.warp.copy import StMatrix8x8x16bOp
+
+    return type(op) is StMatrix8x8x16bOp
 
 
 def is_ldmatrix(op: Any) -> bool:
@@ -101,6 +111,11 @@ class LdMatrix(Op):
         out[active] = got[active]
         b.regs[self.dst.id] = out.reshape(n, self.dst.n)
 
+    # the launch may guard it (guards.py) when it cannot prove the rows in bounds: a warp instruction
+    # cannot be skipped by some lanes, so a lane whose row is out of range reads row 0 instead and
+    # records the error (reported at the next launch / check_errors)
+    guardable = True
+
     def cuda(self, r: Any) -> None:
         k = self.atom_op.num_matrices
         r.reg_decl(self.dst)
@@ -110,6 +125,12 @@ class LdMatrix(Op):
         t = f"ldsm{r.n_tmp}"
         r.emit("{")
         r.indent += 1
+        fail = getattr(r, "guards", {}).get(id(self))
+        if fail is not None:
+            ok = r.guard_cond(self)
+            r.emit(f"const bool {t}_ok = {ok};")
+            r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
+            code = f"({t}_ok ? (long long)({code}) : 0ll)"
         r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
         r.emit(f"unsigned int {t}[{k}];")
         regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
@@ -206,3 +227,132 @@ def _static_off(o: Any) -> int:
             raise TraceError("cute.copy: a register fragment can only be indexed with static coordinates")
         return lo
     return int(o)
+
+
+class StMatrix(Op):
+    """One stmatrix: the lane's 2 * num_matrices b16 register values ``src`` go out; lane t's row
+    of 8 elements starts at element ``base`` of shared array ``param``."""
+
+    __slots__ = ("atom_op", "param", "base", "src", "src_off", "dst_off")
+
+    def __init__(self, atom: Any, param: Any, base: Any, src: Any):
+        self.atom_op = atom.op
+        self.param, self.base, self.src = param, base, tuple(src)
+        self.src_off = _tv_offsets(atom.layout_src_tv)
+        self.dst_off = _tv_offsets(atom.layout_dst_tv)
+
+    def __repr__(self) -> str:
+        b = self.base.expr_str() if is_sym(self.base) else str(self.base)
+        return f"{ptx_name(self.atom_op)} [{self.param.name} + {b}] <- ({len(self.src)} values)"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.param, self.base, tuple(range(8)), True, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .interpret import _access_index, _memory
+
+        n = b.n
+        name = ptx_name(self.atom_op)
+        if n % 32:
+            raise LaunchError(f"{b.ir.name}: {name} is a warp instruction, but the block has "
+                              f"{b.ir.num_threads} threads (not a multiple of 32)")
+        W = n // 32
+        active = np.ones(W, dtype=bool)
+        if mask is not None:
+            per_warp = mask.reshape(W, 32)
+            partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
+            if partial.any():
+                w = int(np.argmax(partial))
+                raise LaunchError(f"{b.ir.name}: {name} is executed by only some lanes of warp {w % (b.nt // 32)} "
+                                  f"(a branch that differs inside the warp); stmatrix needs all 32 lanes")
+            active = per_warp.all(axis=1)
+        data, length, shift = _memory(b, self.param, buffers)
+        used = 8 * self.atom_op.num_matrices
+        lane_mask = None if mask is None else mask & ((np.arange(n) % 32) < used)
+        if lane_mask is None:
+            lane_mask = (np.arange(n) % 32) < used
+        idx = _access_index(b, self.base, tuple(range(8)), length, f"{b.ir.name}: {name} to {self.param.name}",
+                            lane_mask)
+        if shift is not None:
+            idx = idx + shift[:, None]
+        vals = b.matrix(self.src, self.param.dtype).reshape(W, 32, len(self.src))
+        span = int(max(self.src_off.max(), self.dst_off.max())) + 1
+        buf = np.zeros((W, span), dtype=vals.dtype)
+        buf[:, self.src_off.ravel()] = vals.reshape(W, -1)
+        rows = buf[:, self.dst_off]  # (W, 32, 8): lane t's row
+        write = (active[:, None] & (np.arange(32)[None, :] < used)).reshape(n)
+        data[idx.reshape(n, 8)[write]] = rows.reshape(n, 8)[write]
+
+    def cuda(self, r: Any) -> None:
+        k = self.atom_op.num_matrices
+        code, _ = r.iexpr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
+        r.n_tmp += 1
+        t = f"stsm{r.n_tmp}"
+        r.emit("{")
+        r.indent += 1
+        r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
+        words = []
+        for i in range(k):
+            lo, hi = r.ref_storage(self.src[2 * i], self.param.dtype), r.ref_storage(self.src[2 * i + 1], self.param.dtype)
+            words.append(f"((unsigned int)({lo}) | ((unsigned int)({hi}) << 16))")
+        r.emit(f"const unsigned int {t}[{k}] = {{{', '.join(words)}}};")
+        regs = "{" + ",".join(f"%{i + 1}" for i in range(k)) + "}"
+        ins = ", ".join([f'"r"({t}_addr)'] + [f'"r"({t}[{i}])' for i in range(k)])
+        r.emit(f'asm volatile("{ptx_name(self.atom_op)} [%0], {regs};\\n" :: {ins} : "memory");')
+        r.indent -= 1
+        r.emit("}")
+
+
+def kernel_stmatrix(atom: Any, src: Any, dst: Any, pred: Any = None) -> None:
+    """stmatrix of a thread's register partition src into its shared-memory partition dst."""
+    t = current("cute.copy")
+    op = atom.op
+    if pred is not None:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: stmatrix takes no predicate{t.where()}")
+    if getattr(src, "memspace", None) != "rmem":
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source {src} must be a register "
+                         f"fragment{t.where()}")
+    if not isinstance(dst.engine, SmemEngine):
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the destination {dst} must be in "
+                         f"shared memory (stmatrix writes shared memory){t.where()}")
+    for what, x in (("source", src), ("destination", dst)):
+        if x.element_type.width != 16:
+            raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the {what} holds "
+                             f"{x.element_type}; {ptx_name(op)} moves 16-bit elements{t.where()}")
+    if src.element_type.name != dst.element_type.name:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source holds {src.element_type} "
+                         f"and the destination {dst.element_type}; stmatrix moves bits, it does not convert{t.where()}")
+    ns, nd = atom.num_val_src, atom.num_val_dst
+    nrs, nrd = _rest(src), _rest(dst)
+    vs = it.product(src.layout.shape[0]) if isinstance(src.layout.shape, tuple) else it.product(src.layout.shape)
+    vd = it.product(dst.layout.shape[0]) if isinstance(dst.layout.shape, tuple) else it.product(dst.layout.shape)
+    if vs % ns or vd % nd or vs // ns != vd // nd or nrs != nrd:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: source {src.layout} and destination "
+                         f"{dst.layout} do not split into the same atom calls ({ns} source and {nd} destination "
+                         f"values per call){t.where()}")
+    sw = getattr(dst.engine, "swizzle", None)
+    for r in range(nrs):
+        sv, dv = _call_view(src, r, nrs), _call_view(dst, r, nrd)
+        vals = sv.load()
+        doffs = _static_offsets(dv.layout, "cute.copy")
+        for c in range(vs // ns):
+            do = doffs[c * nd:(c + 1) * nd]
+            if sw is not None:
+                from .smem import smem_runs
+
+                runs = smem_runs(sw, dv.offset, do)
+            else:
+                runs = [(dv.offset + int(do[0]), tuple(int(x - do[0]) for x in do), list(range(nd)))]
+            if len(runs) != 1 or runs[0][1] != tuple(range(nd)):
+                raise TraceError(
+                    f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must be {nd} consecutive "
+                    f"elements of shared memory (16 bytes), but {dst} places them at offsets "
+                    f"{[int(x) for x in do]}{' before its swizzle ' + str(sw) if sw is not None else ''}{t.where()}")
+            base = runs[0][0]
+            if (base.div if is_sym(base) else (abs(int(base)) or 8)) % 8:
+                raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must start on "
+                                 f"16 bytes; its offset {base} is not a multiple of 8 elements{t.where()}")
+            refs = vals.refs[c * ns:(c + 1) * ns]
+            t.check_refs(refs, "stmatrix")
+            dst.engine.param.written = True
+            t.emit(StMatrix(atom, dst.engine.param, base, refs))

@@ -222,9 +222,10 @@ class _Rewriter(ast.NodeTransformer):
         it = node.iter
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
             it = ast.Call(func=_rt("py_range"), args=[it.func, *it.args], keywords=it.keywords)
+        read = {n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Loop"), it, _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
-            self._where(node), ast.Constant(_jumps(node.body))))
+            self._where(node), ast.Constant(_jumps(node.body)), ast.Constant(not (targets & read))))
         body = list(node.body)
         if names:
             body = [_if_attr(v, "dynamic", [_unpack(names, _method(v, "enter"))])] + body

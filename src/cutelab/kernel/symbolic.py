@@ -246,9 +246,9 @@ class Swz(Expr):
     """CuTe's ``Swizzle<b,m,s>`` of a non-negative expression: ``a ^ ((a & ymask) >> s)`` with
     ``ymask`` the b bits from m+s (s > 0), so bits [m, m+b) take the XOR of bits [m+s, m+s+b).
 
-    Range: bits from m+s+b up are kept, so the value stays in the 2**(m+s+b)-aligned blocks of
-    ``a``'s range. Divisibility: bits below m are kept; all of ``a``'s power-of-two divisor when
-    it clears the source bits too."""
+    Range: only bits [m, m+b) change, so the value stays in the 2**(m+b)-aligned blocks of
+    ``a``'s range, and a multiple of the divisibility: the ends are rounded to it. Divisibility:
+    bits below m are kept; all of ``a``'s power-of-two divisor when it clears the source bits too."""
 
     __slots__ = ("a", "b", "m", "s")
 
@@ -256,10 +256,12 @@ class Swz(Expr):
         self.a, self.b, self.m, self.s = a, b, m, s
         self.key = ("swz", a.key, b, m, s)
         top = 1 << (m + s + b)
-        self.lo = (a.lo // top) * top
-        self.hi = (a.hi // top) * top + top - 1
+        blk = 1 << (m + b)
         d = a.div & -a.div if a.div else top
         self.div = d if d >= top else min(d, 1 << m)
+        lo, hi = (a.lo // blk) * blk, (a.hi // blk) * blk + blk - 1
+        self.lo = -(-lo // self.div) * self.div
+        self.hi = (hi // self.div) * self.div
 
     @property
     def ymask(self) -> int:
@@ -270,13 +272,13 @@ class Swz(Expr):
 
 
 def swizzle_expr(x: Any, b: int, m: int, s: int) -> Any:
-    """Swizzle<b,m,s> of an int or a non-negative symbolic integer (s > 0: CuTe's shared-memory
-    swizzles; b == 0 is the identity).
+    """Swizzle<b,m,s> of an int or a symbolic integer (s > 0: CuTe's shared-memory swizzles;
+    b == 0 is the identity).
 
     >>> t = Var("tid.x", 128)
     >>> e = swizzle_expr(t * 64, 3, 3, 3)
     >>> print(e.expr_str(), e.lo, e.hi, e.div)
-    swizzle<3,3,3>((64 * tid.x)) 0 8191 8
+    swizzle<3,3,3>((64 * tid.x)) 0 8184 8
     >>> [int(evaluate(e, {"tid.x": np.int64(i)})) for i in range(3)]
     [0, 72, 144]
     """
@@ -287,9 +289,8 @@ def swizzle_expr(x: Any, b: int, m: int, s: int) -> Any:
     if not isinstance(x, Expr):
         x = int(x)
         return x ^ ((x & (((1 << b) - 1) << (m + s))) >> s)
-    if x.lo < 0:
-        raise TraceError(f"Swizzle<{b},{m},{s}> of the offset {x.expr_str()}, which may be negative "
-                         f"(down to {x.lo})")
+    # a possibly negative offset (e.g. a view's offset carried in a register) is fine: the XOR is
+    # two's complement in Python and in CUDA alike, and the access's bounds are checked (or guarded)
     top = 1 << (m + s + b)
     if x.div % top == 0:  # the source bits are zero for every thread: nothing moves
         return x

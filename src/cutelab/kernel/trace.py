@@ -165,20 +165,22 @@ Ref = Any
 
 
 class Load:
-    __slots__ = ("dst", "param", "base", "offsets")
+    __slots__ = ("dst", "param", "base", "offsets", "loc")
 
     def __init__(self, dst: Reg, param: Param, base: Any, offsets: Tuple[int, ...]):
         self.dst, self.param, self.base, self.offsets = dst, param, base, offsets
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"{self.dst!r} = load {self.param.name}[{_s(self.base)} + {list(self.offsets)}]"
 
 
 class Store:
-    __slots__ = ("param", "base", "offsets", "src")
+    __slots__ = ("param", "base", "offsets", "src", "loc")
 
     def __init__(self, param: Param, base: Any, offsets: Tuple[int, ...], src: Tuple[Ref, ...]):
         self.param, self.base, self.offsets, self.src = param, base, offsets, src
+        self.loc: Optional[str] = None  # the user's "file:line" (set by Tracer.emit)
 
     def __repr__(self) -> str:
         return f"store {self.param.name}[{_s(self.base)} + {list(self.offsets)}] = {_refs_str(self.src)}"
@@ -264,10 +266,21 @@ class Op:
       ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
     - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
-      checks (an op without memory accesses returns []).
+      checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
+      records them too, each split into instructions as the CUDA printer vectorizes a load or
+      store of those offsets (``cuda.vector_plan``), unless the op says otherwise:
+    - ``profile(self, access)`` (optional): None, or a dict telling the profiler how the GPU
+      executes that access: ``"name"`` (the instruction, e.g. ``"cp.async.cg 16B"``),
+      ``"op"`` ("ld", "st", "ldsm": ldmatrix, one 16-byte row address per lane from lanes
+      0..lanes-1, or "ldgsts": cp.async, for both its global read and its shared write),
+      ``"lanes"`` (ldsm: 8, 16 or 32), ``"plan"`` (the instructions as (first offset,
+      elements) pairs over ``access.offsets``).
+
+    ``loc`` is the user's source line ("file.py:12") the op was traced at, set by
+    ``Tracer.emit`` (read it with ``getattr(op, "loc", None)``: an op made outside a trace has none).
     """
 
-    __slots__ = ()
+    __slots__ = ("loc",)
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
         raise TraceError(f"the interpreter cannot run op {self!r}")
@@ -342,7 +355,7 @@ class RegVar(Var):
 
     __slots__ = ("c_name", "ref")
 
-    def __init__(self, ref: Tuple[Any, int]):
+    def __init__(self, ref: Tuple[Any, int], div: int = 1):
         reg, i = ref
         Var.__init__(self, f"reg.{reg.id}.{i}", 1)
         self.c_name = f"{reg.name}[{i}]"
@@ -354,7 +367,7 @@ class RegVar(Var):
             self.lo, self.hi = 0, (1 << bits) - 1
         else:
             self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        self.div = 1
+        self.div = div  # what divides every value it holds (a moving view's offset keeps its alignment)
 
 
 class For:
@@ -496,7 +509,6 @@ class Tracer:
         self.dynamic_smem = 0
         self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
         self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
-        self.src_lines: Dict[int, str] = {}  # id(Load/Store/Op) -> "file:line" of the user's kernel
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
 
@@ -545,9 +557,9 @@ class Tracer:
         return r
 
     def emit(self, stmt: Any) -> None:
+        if isinstance(stmt, (Load, Store, Op)):
+            stmt.loc = user_location() or getattr(self, "location", None)
         self.cur.ops.append(stmt)
-        if isinstance(stmt, (Load, Store, Op)):  # the user's line, for errors found at run time
-            self.src_lines[id(stmt)] = user_line()
 
     def check_refs(self, refs: Sequence[Ref], what: str) -> None:
         """Refuse values defined in a loop or branch that has ended (their registers are gone)."""
@@ -643,7 +655,6 @@ class Tracer:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
         ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
                       self.dynamic_smem)
-        ir.src_lines = self.src_lines
         return ir
 
 
@@ -659,6 +670,33 @@ def user_line() -> str:
             return f"{fn}:{f.f_lineno}"
         f = f.f_back
     return ""
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../cutelab
+_STDLIB = os.path.dirname(os.path.abspath(threading.__file__))
+_internal_cache: Dict[str, bool] = {}
+
+
+def _internal(filename: str) -> bool:
+    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
+    r = _internal_cache.get(filename)
+    if r is None:
+        f = os.path.abspath(filename)
+        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
+             or filename.startswith("<frozen"))
+        _internal_cache[filename] = r
+    return r
+
+
+def user_location() -> Optional[str]:
+    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
+    library: the line of the user's kernel that is being traced (None if there is none)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _internal(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
 
 
 def current(what: str = "this") -> Tracer:
@@ -966,6 +1004,8 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return (value,) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
         return tuple(value)
+    if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
+        value._fail()
     raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
 
 
@@ -1154,20 +1194,24 @@ class SmemEngine(GmemEngine):
 
 # --------------------------------------------------------------------------- printf
 
-def _fmt_static(x: Any) -> str:
-    return str(x)
+def _fmt_static(x: Any, spec: Any = None) -> str:
+    from .cformat import Spec, format_static
+
+    return format_static(spec or Spec(None), x)
 
 
 def _value_parts(tensor: Any) -> List[Any]:
     """Parts that print a tensor like CuTe DSL's printf: raw pointer, layout, values."""
+    from ..dynamic import value_of
+
     eng = tensor.engine
-    layout = tensor.layout
+    layout = value_of(tensor.layout)
     if isinstance(eng, GmemEngine):
-        vals = eng.load(tensor.offset, layout)
+        vals = eng.load(tensor.offset, tensor.layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
                            f": {eng.dtype.name}, {eng.memspace}, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
     elif isinstance(eng, RmemEngine):
-        vals = eng.load(tensor.offset, layout)
+        vals = eng.load(tensor.offset, tensor.layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
     else:
         raise TraceError(f"printf: cannot print a tensor over {type(eng).__name__} inside a kernel")
@@ -1180,12 +1224,21 @@ def _value_parts(tensor: Any) -> List[Any]:
     return parts
 
 
-def _arg_parts(a: Any) -> List[Any]:
+def _arg_parts(a: Any, spec: Any = None) -> List[Any]:
+    """The Printf parts of one argument; spec is its C conversion (None: by its type, as {})."""
+    conv = spec if spec is not None and spec.conv is not None else None
     if is_sym(a):
-        return [("int", a)]
+        if conv is not None and conv.conv in "eEfFgG":
+            from .cformat import _mismatch
+
+            raise _mismatch(conv, f"the runtime integer {a.expr_str()}")
+        return [("int", a, conv)] if conv is not None else [("int", a)]
     if isinstance(a, TraceValue):
         if len(a.refs) == 1 and a.shape == ():
-            return [("val", a.refs[0], a.dtype)]
+            return [("val", a.refs[0], a.dtype, conv)] if conv is not None else [("val", a.refs[0], a.dtype)]
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' needs one value, got a tensor value of "
+                             f"shape {a.shape}; use {{}} to print it")
         parts: List[Any] = ["( "]
         for i, r in enumerate(a.refs):
             if i:
@@ -1194,6 +1247,8 @@ def _arg_parts(a: Any) -> List[Any]:
         parts.append(" )")
         return parts
     if hasattr(a, "engine") and hasattr(a, "layout"):
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' cannot print a tensor; use {{}}")
         return _value_parts(a)
     if isinstance(a, tuple) and any(is_sym(x) for x in it.flatten_to_tuple(a) if not isinstance(x, tuple)):
         parts = ["("]
@@ -1203,36 +1258,42 @@ def _arg_parts(a: Any) -> List[Any]:
             parts.extend(_arg_parts(x))
         parts.append(")")
         return parts
-    return [_fmt_static(a)]
+    return [_fmt_static(a, spec)]
 
 
-def printf(fmt: str, *args: Any) -> None:
-    """Print from every thread at run time (CuTe DSL's cute.printf): ``{}`` takes the next argument.
+def printf(*args: Any, end: str = "\n", loc: Any = None, ip: Any = None) -> None:
+    """Print at run time, as CuTe DSL's cute.printf: by every thread inside a kernel, once on the
+    host. The format mixes ``{}`` (a value printed by its type) and C conversions (``%d``,
+    ``%5.2f``, ``%x``, ...); a first argument that is not a string prints all arguments with
+    ``{}``, separated by ``", "``. ``end`` (default a newline) is appended.
 
     Symbolic integers print their value per thread, tensors print their pointer, layout and
-    values. A newline is appended. Outside a kernel it prints once, like print().
+    values; dynamic values (``?`` to print()) print their values. Inside a ``@cute.jit``
+    function, host-side printfs run after the trace, in order with the kernel launches.
+
+    >>> printf("%d %f {} {}", 7, 3.14, True, (3, 8))
+    7 3.140000 1 (3,8)
     """
-    if not isinstance(fmt, str):
-        args = (fmt,) + args
-        fmt = " ".join("{}" for _ in args)
-    pieces = fmt.split("{}")
-    if len(pieces) - 1 != len(args):
-        raise TraceError(
-            f"cute.printf({fmt!r}, ...): the format has {len(pieces) - 1} '{{}}' placeholders but "
-            f"{len(args)} arguments were given"
-        )
+    from .cformat import Spec, check_count, format_host, parse, split_args
+
+    fmt, args = split_args(args)
+    pieces = parse(fmt)
+    check_count(fmt, pieces, args)
     if not tracing():
-        out = pieces[0]
-        for a, p in zip(args, pieces[1:]):
-            out += str(a) + p
-        print(out)
+        from .host import host_print
+
+        host_print(lambda: format_host(fmt, *args, end=end))
         return
     t = current("cute.printf")
-    parts: List[Any] = [pieces[0]]
-    for a, p in zip(args, pieces[1:]):
-        parts.extend(_arg_parts(a))
-        parts.append(p)
-    parts.append("\n")
+    parts: List[Any] = []
+    k = 0
+    for p in pieces:
+        if isinstance(p, Spec):
+            parts.extend(_arg_parts(args[k], p))
+            k += 1
+        else:
+            parts.append(p)
+    parts.append(end)
     merged: List[Any] = []
     for x in parts:
         if isinstance(x, str) and merged and isinstance(merged[-1], str):
@@ -1252,10 +1313,14 @@ def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
     return Tensor(eng, layout, off, _checked=True)
 
 
-def _print_in_trace(t: Any) -> bool:
-    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread."""
+def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread;
+    on the host inside a jit function's trace: recorded, to print when the launches run."""
     if not tracing():
-        return False
+        from .. import tensor as _tensor
+        from .host import defer_print_tensor
+
+        return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
     printf("{}", t)
     return True
 

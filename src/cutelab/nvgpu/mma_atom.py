@@ -33,7 +33,7 @@ from ..algebra import (
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, _normalize, make_layout, parse_layout, slice_
 from ..numeric import Numeric
-from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like, make_rmem_tensor
+from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like_mma, make_rmem_tensor
 
 __all__ = [
     "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
@@ -205,6 +205,8 @@ class MmaAtom:
         layout = make_layout(input.shape)
         maker = getattr(type(input.engine), "make_fragment", None) or NumpyEngine.make_fragment  # registers in a kernel
         eng, off = maker(input, layout, acc)  # one fragment per thread of a batch
+        if isinstance(eng, NumpyEngine):
+            eng.align = 16  # CuTe DSL prints the MMA's fragments align<16> (make_rmem_tensor: align<32>)
         return Tensor(eng, layout, off, _checked=True)
 
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
@@ -223,7 +225,7 @@ class MmaAtom:
                     f"but the tensor is in {input.memspace}"
                 )
             return input
-        return make_fragment_like(input, dt)
+        return make_fragment_like_mma(input, dt)
 
 
 def _shape_fragment(shape: Any, dt: Numeric) -> Tensor:

@@ -110,7 +110,7 @@ def copy_figure(tiled_copy: Any, title: str | None = None, cute_colors: bool = F
     >>> atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cute.Float16)
     >>> f = copy_figure(cute.make_tiled_copy_tv(atom, cute.make_layout((32, 1)), cute.make_layout((1, 8))))
     >>> f.title
-    'TiledCopy LdMatrix8x8x16bOp(transpose=False, num_matrices=4, unpack_bits=None), f16'
+    'TiledCopy LdMatrix8x8x16bOp(transpose=False, num_matrices=4, unpack_bits=None), Float16'
     """
     try:
         tiler, S, D = tiled_copy.tiler_mn, tiled_copy.layout_src_tv_tiled, tiled_copy.layout_dst_tv_tiled

@@ -1,6 +1,7 @@
 """Helpers that CuTe DSL kernels use, named as in ``cutlass.utils``.
 
 ``sm90`` (``cutlass.utils.hopper_helpers``): the SMEM layouts of Hopper GEMM operands.
+``print_latex`` / ``print_latex_tv``: LaTeX pictures of a layout and a TV layout, as CuTe DSL prints them.
 """
 
 from . import hopper_helpers as sm90  # noqa: F401
@@ -10,6 +11,7 @@ from .hopper_helpers import make_smem_layout_a as sm90_make_smem_layout_a  # noq
 from .hopper_helpers import make_smem_layout_b as sm90_make_smem_layout_b  # noqa: F401
 from .hopper_helpers import make_smem_layout_epi as sm90_make_smem_layout_epi  # noqa: F401
 from .smem_allocator import SmemAllocator  # noqa: F401  (shared memory inside @cute.kernel)
+from .print_latex import print_latex, print_latex_tv  # noqa: F401  (CuTe DSL's LaTeX pictures)
 
 __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_layout_a",
-           "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "SmemAllocator"]
+           "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "SmemAllocator", "print_latex", "print_latex_tv"]

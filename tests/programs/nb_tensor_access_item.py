@@ -1,0 +1,70 @@
+# Copyright (c) 2025 - 2026 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+# SPDX-License-Identifier: BSD-3-Clause
+
+# Redistribution and use in source and binary forms, with or without
+# modification, are permitted provided that the following conditions are met:
+
+# 1. Redistributions of source code must retain the above copyright notice, this
+# list of conditions and the following disclaimer.
+
+# 2. Redistributions in binary form must reproduce the above copyright notice,
+# this list of conditions and the following disclaimer in the documentation
+# and/or other materials provided with the distribution.
+
+# 3. Neither the name of the copyright holder nor the names of its
+# contributors may be used to endorse or promote products derived from
+# this software without specific prior written permission.
+
+# THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"
+# AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+# IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+# DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE
+# FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+# DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+# SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+# CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+# OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+# OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+
+# From CUTLASS examples/python/CuTeDSL/cute/notebooks/tensor.ipynb, code cells 0, 6, 10 (cell numbers count all cells from 0), concatenated; torch replaced by numpy (the DSL used to record the outputs has no torch): torch.arange -> np.arange.
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+
+
+@cute.jit
+def print_tensor_dlpack(src: cute.Tensor):
+    print(src)
+    cute.print_tensor(src)
+@cute.jit
+def tensor_access_item(a: cute.Tensor):
+    # access data using linear index
+    cute.printf(
+        "a[2] = {} (equivalent to a[{}])",
+        a[2],
+        cute.make_identity_tensor(a.layout.shape)[2],
+    )
+    cute.printf(
+        "a[9] = {} (equivalent to a[{}])",
+        a[9],
+        cute.make_identity_tensor(a.layout.shape)[9],
+    )
+
+    # access data using n-d coordinates, following two are equivalent
+    cute.printf("a[2,0] = {}", a[2, 0])
+    cute.printf("a[2,4] = {}", a[2, 4])
+    cute.printf("a[(2,4)] = {}", a[2, 4])
+
+    # assign value to tensor@(2,4)
+    a[2, 3] = 100.0
+    a[2, 4] = 101.0
+    cute.printf("a[2,3] = {}", a[2, 3])
+    cute.printf("a[(2,4)] = {}", a[(2, 4)])
+
+
+import numpy as np
+data = np.arange(0, 8 * 5, dtype=np.float32).reshape(8, 5)
+tensor_access_item(from_dlpack(data))
+
+print(data)
