@@ -23,7 +23,13 @@ __all__ = ["nvrtc_version", "compile_cuda", "cache_dir", "CompileResult"]
 OPTIONS = ("--std=c++17", "-default-device", "--fmad=false")
 
 
+_NVRTC: Any = None  # the NVRTC module, imported once (fakegpu.fake_gpu puts its fake here)
+
+
 def _nvrtc() -> Any:
+    global _NVRTC
+    if _NVRTC is not None:
+        return _NVRTC
     try:
         from cuda.bindings import nvrtc  # cuda-python >= 12.6
     except ImportError:
@@ -34,6 +40,7 @@ def _nvrtc() -> Any:
                 "compiling a kernel for the GPU needs cuda-python and NVRTC: "
                 "pip install 'cutelab[gpu]' (cuda-python, nvidia-cuda-nvrtc)"
             ) from e
+    _NVRTC = nvrtc
     return nvrtc
 
 

@@ -10,15 +10,20 @@ import ctypes
 import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-import numpy as np
-
 from ..errors import CompileError, LaunchError
 
 __all__ = ["initialize_cuda_context", "gpu_available", "device_arch", "load_module", "launch_raw",
-           "synchronize"]
+           "synchronize", "ParamBuffer", "Launcher"]
+
+
+_DRIVER: Any = None  # the driver module, imported once (fakegpu.fake_gpu puts its fake here)
+_EPOCH = 0  # changes when the driver is swapped: functions loaded under another driver are not reused
 
 
 def _driver() -> Any:
+    global _DRIVER
+    if _DRIVER is not None:
+        return _DRIVER
     try:
         from cuda.bindings import driver
     except ImportError:
@@ -28,6 +33,7 @@ def _driver() -> Any:
             raise LaunchError(
                 "running a kernel on the GPU needs cuda-python: pip install 'cutelab[gpu]'"
             ) from e
+    _DRIVER = driver
     return driver
 
 
@@ -37,6 +43,8 @@ def _ok(res: Any, what: str) -> Any:
         name = ""
         try:
             d = _driver()
+            if type(err) is int and hasattr(d, "CUresult"):
+                err = d.CUresult(err)
             e2, s = d.cuGetErrorString(err)
             name = s.decode() if isinstance(s, bytes) else str(s)
         except Exception:  # pragma: no cover
@@ -176,29 +184,88 @@ class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name
 
 
 class ParamBuffer:
-    """Kernel arguments (all 64-bit pointers) laid out for cuLaunchKernel's kernelParams."""
+    """Kernel arguments in 64-bit slots laid out for cuLaunchKernel's kernelParams: ``values``
+    holds the slots (pointers, or scalars in their low bytes), ``address`` is the void*[]
+    that points at them. Built once; a launch only writes the slots."""
 
     def __init__(self, n: int):
-        self.values = np.zeros(max(n, 1), dtype=np.uint64)
-        base = self.values.ctypes.data
-        self.ptrs = np.array([base + 8 * i for i in range(max(n, 1))], dtype=np.uint64)
+        m = max(n, 1)
+        self.values = (ctypes.c_uint64 * m)()
+        base = ctypes.addressof(self.values)
+        self.ptrs = (ctypes.c_void_p * m)(*[base + 8 * i for i in range(m)])
         self.n = n
+        self.address = ctypes.addressof(self.ptrs) if n else 0
 
     def set(self, i: int, v: int) -> None:
         self.values[i] = v
 
-    @property
-    def address(self) -> int:
-        return int(self.ptrs.ctypes.data) if self.n else 0
+
+class Launcher:
+    """cuLaunchKernel of one function with a fixed grid, block and dynamic shared memory size,
+    its parameters in a ParamBuffer (``params.values[i] = ...`` before each launch).
+
+    >>> # launcher = Launcher(fn, (8, 1, 1), (256, 1, 1), 0, 2); launcher.params.values[0] = ptr
+    >>> # launcher(stream)
+    """
+
+    __slots__ = ("fn", "grid", "block", "smem", "params", "via", "_call", "_args", "_ok0")
+
+    def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int,
+                 via: Optional[str] = None):
+        d = _driver()
+        self.fn, self.grid, self.block, self.smem = fn, tuple(grid), tuple(block), int(smem)
+        self.params = ParamBuffer(nparams)
+        self.via = via or os.environ.get("CUTELAB_LAUNCH", "") or "cuda-python"
+        _allow_smem(d, fn, int(smem))
+        dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
+        if self.via == "ctypes":  # libcuda's cuLaunchKernel called directly (the function handle as a pointer)
+            self._call = _libcuda_launch()
+            self._args = (int(fn),) + dims
+            self._ok0 = 0
+        elif self.via == "cuda-python":
+            self._call = d.cuLaunchKernel
+            self._args = (fn,) + dims
+            self._ok0 = getattr(getattr(d, "CUresult", None), "CUDA_SUCCESS", 0)
+        else:
+            raise LaunchError(f"CUTELAB_LAUNCH={self.via!r}: launches go through 'cuda-python' (the default) or 'ctypes'")
+
+    def __call__(self, stream: int = 0) -> None:
+        res = self._call(*self._args, stream, self.params.address, 0)
+        if self._ok0 == 0 and type(res) is int:  # ctypes: the CUresult itself
+            if res:
+                _ok((res,), "cuLaunchKernel")
+            return
+        err = res[0]
+        if err is not self._ok0 and int(err) != 0:
+            _ok(res, "cuLaunchKernel")
+
+
+_LIBCUDA: Any = None
+LIBCUDA = "libcuda.so.1"  # where CUTELAB_LAUNCH=ctypes finds cuLaunchKernel (tests point it at a stand-in)
+
+
+def _libcuda_launch() -> Any:
+    """libcuda's cuLaunchKernel as a ctypes function, declared as cuda.h declares it."""
+    global _LIBCUDA
+    if _LIBCUDA is None or _LIBCUDA[0] != LIBCUDA:
+        try:
+            lib = ctypes.CDLL(LIBCUDA)
+        except OSError as e:
+            raise LaunchError(f"CUTELAB_LAUNCH=ctypes: cannot load {LIBCUDA} ({e})") from None
+        f = lib.cuLaunchKernel
+        u = ctypes.c_uint
+        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        f.restype = ctypes.c_int
+        _LIBCUDA = (LIBCUDA, f)
+    return _LIBCUDA[1]
 
 
 _SMEM_SET: Dict[int, int] = {}  # CUfunction -> the dynamic shared memory it was allowed
 
 
-def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,
-               smem: int = 0) -> None:
-    d = _driver()
-    if smem > 48 * 1024:  # above 48 KiB a kernel must opt in (once per function and size)
+def _allow_smem(d: Any, fn: Any, smem: int) -> None:
+    """Above 48 KiB of dynamic shared memory a kernel must opt in (once per function and size)."""
+    if smem > 48 * 1024:
         try:
             key = int(fn)
         except TypeError:
@@ -207,6 +274,12 @@ def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: Param
             attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
             _ok(d.cuFuncSetAttribute(fn, attr, smem), "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")
             _SMEM_SET[key] = smem
+
+
+def launch_raw(fn: Any, grid: Sequence[int], block: Sequence[int], params: ParamBuffer, stream: int = 0,
+               smem: int = 0) -> None:
+    d = _driver()
+    _allow_smem(d, fn, smem)
     _ok(d.cuLaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
                          stream, params.address, 0), "cuLaunchKernel")
 

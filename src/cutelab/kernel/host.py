@@ -174,10 +174,12 @@ def dynamic_note(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> str:
     return "the dynamic values (printed '?') of this call: " + "; ".join(items)
 
 
-def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
+            record: Optional[Dict[str, Any]] = None) -> Any:
     """Call a jit function's body: trace (Python prints now), then run what it launched and
     printed on the host, in order. Inside cute.compile or capture() (or a jit function calling
-    another) the body only records: the outer one runs it."""
+    another) the body only records: the outer one runs it. ``record`` (a dict) receives what ran
+    as "recorded", from which JitFunction may remember the call (launch.py)."""
     from .launch import _local
 
     args, kwargs = dynamic_args(fn, args, kwargs)
@@ -196,6 +198,8 @@ def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any
         _local.recorder = None
     for plan, storages, scalars in recorded:
         plan.run(storages, None, scalars)
+    if record is not None:  # JitFunction remembers the call from what ran (launch.py _compiled_from)
+        record["recorded"] = recorded
     return ret
 
 

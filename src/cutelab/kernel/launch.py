@@ -14,6 +14,15 @@ A launch
    (``compile.compile_cuda``) and launches it on the tensors' stream; on the CPU: runs the IR
    with numpy (``interpret.interpret``).
 
+A compiled call (``f = cute.compile(fn, ...)``; ``f(...)``) and a remembered @cute.jit call
+(JitFunction.__call__) skip all of that: each tensor argument passes a check prepared for its
+compiled signature (kind of object, element type, layout, offset, storage size, device) and only
+its address is read; an address must still be aligned as compiled, and when addresses change,
+storages that were one must still be one and no written storage may overlap another under
+__restrict__. The addresses go into a parameter buffer prepared once (driver.Launcher); scalar
+arguments and deferred bounds checks are settled when the call is prepared. Anything else takes
+the full check, whose error names what differs.
+
 Where a kernel runs: on the GPU when its tensors live on a GPU, in the CPU interpreter when
 they live in host memory (numpy arrays, CPU torch tensors), or when ``interpret=True`` is
 given to ``launch`` or ``@cute.kernel``, or ``CUTELAB_INTERPRET=1`` is set.
@@ -25,6 +34,7 @@ import functools
 import inspect
 import os
 import re
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -102,6 +112,13 @@ class _Storage:
     @property
     def on_gpu(self) -> bool:
         return self.device[0] == "cuda"
+
+    def description(self) -> "_Storage":
+        """The same facts without the storage itself (no engine, array or owner kept alive)."""
+        d = _Storage.__new__(_Storage)
+        d.__dict__.update(self.__dict__)
+        d.engine = d.data = d.owner = None
+        return d
 
 
 def _device_of(engine: Any, data: Any) -> Tuple[str, int]:
@@ -356,6 +373,7 @@ class LaunchInfo:
         self.cached = cached
         self.trace_seconds = trace_seconds
         self.cubin = cubin
+        self.phases: Dict[str, float] = {}  # seconds per phase of a first launch on the GPU (trace, render, ...)
 
 
 _local = threading.local()
@@ -365,49 +383,94 @@ def last_launch() -> Optional[LaunchInfo]:
     return getattr(_local, "last", None)
 
 
+class _Addr:
+    """A storage's address alone (what TensorMapArgs.fill reads)."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: int):
+        self.address = address
+
+
 class _Plan:
-    """A traced and compiled launch, replayable with new storages of the same description."""
+    """A traced and compiled launch, replayable with new storages of the same description.
+
+    On the GPU its kernel parameters live in one prepared buffer (driver.Launcher, made at the
+    first launch): a launch writes the storages' addresses and the scalars into it and calls
+    cuLaunchKernel; nothing else is redone."""
 
     def __init__(self, ir: KernelIR, storages: List[_Storage], mode: str, fn: Any = None,
                  grid: Optional[Tuple[int, int, int]] = None):
         self.ir = ir
-        self.storages = storages
+        self.storages = [st.description() for st in storages]  # sizes for the overlap check; nothing kept alive
         self.mode = mode
         self.fn = fn
         self.grid = grid or ir.grid  # the CUDA grid (differs from ir.grid when blocks are coarsened)
-        self.params_buf = None
         self.source: Optional[str] = None
         self.deferred: List[Any] = []  # accesses checked at each launch with the scalar arguments' values
+        self.restrict = False  # rendered with __restrict__ pointers: storages must not overlap when written
+        self.sparams = [p for p in ir.params if p.kind == "scalar"]
+        self.launcher: Any = None
+        self.epoch = 0  # the driver it was loaded with (driver._EPOCH)
+        self._scalars_ok: Dict[Tuple[Any, ...], bool] = {}  # scalar values whose deferred checks passed
         self.error_word: Any = None  # guards.ErrorWord of a kernel with guarded accesses
+        self.tensor_maps: Any = None  # SM90 TMA: CUtensorMap parameters after the others
         if mode == "gpu":
-            from .driver import ParamBuffer
             from .tma import TensorMapArgs
 
-            self.tensor_maps = TensorMapArgs(ir)  # SM90 TMA: CUtensorMap parameters after the others
-            self.params_buf = ParamBuffer(len(ir.params) + len(self.tensor_maps))
+            self.tensor_maps = TensorMapArgs(ir)
+
+    @property
+    def smem(self) -> int:
+        ir = self.ir
+        return sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0
+
+    @property
+    def params_buf(self) -> Any:
+        return self._launcher().params
+
+    def _launcher(self) -> Any:
+        if self.launcher is None:
+            from .driver import Launcher
+
+            self.launcher = Launcher(self.fn, self.grid, self.ir.block, self.smem,
+                                     len(self.ir.params) + len(self.tensor_maps or ()))
+        return self.launcher
+
+    def check_scalars(self, scalars: Sequence[Any]) -> None:
+        """The deferred bounds checks for these scalar values (remembered once they pass)."""
+        if len(scalars) != len(self.sparams):
+            raise LaunchError(f"{self.ir.name}: expected {len(self.sparams)} scalar arguments, got {len(scalars)}")
+        if not self.deferred:
+            return
+        key = tuple(scalars)
+        if key in self._scalars_ok:
+            return
+        check_deferred(self.ir, self.deferred, {f"arg.{p.name}": int(v) for p, v in zip(self.sparams, scalars)})
+        if len(self._scalars_ok) < 1024:
+            self._scalars_ok[key] = True
+
+    def scalar_slots(self, scalars: Sequence[Any]) -> List[Tuple[int, int]]:
+        """(parameter index, 64-bit slot) of each scalar argument."""
+        return [(p.index, _scalar_bits(p.dtype, v)) for p, v in zip(self.sparams, scalars)]
 
     def run(self, storages: Sequence[_Storage], stream: Any = None, scalars: Sequence[Any] = ()) -> None:
         ir = self.ir
-        sparams = [p for p in ir.params if p.kind == "scalar"]
-        if len(scalars) != len(sparams):
-            raise LaunchError(f"{ir.name}: expected {len(sparams)} scalar arguments, got {len(scalars)}")
+        self.check_scalars(scalars)
         if self.mode == "gpu":
-            from .driver import launch_raw
-
             if self.error_word is not None:  # a guarded access of an earlier launch left its tensor
                 self.error_word.check(f"at the next launch of {ir.name}")
-
-            if self.deferred:
-                check_deferred(ir, self.deferred, {f"arg.{p.name}": int(v) for p, v in zip(sparams, scalars)})
-            buf = self.params_buf
+            if self.restrict:
+                _check_no_alias(self, [st.address for st in storages])
+            launcher = self.launcher or self._launcher()
+            vals = launcher.params.values
             for i, st in enumerate(storages):
-                buf.values[i] = st.address
-            for p, v in zip(sparams, scalars):
-                buf.values[p.index] = _scalar_bits(p.dtype, v)
-            if len(self.tensor_maps):
-                self.tensor_maps.fill(buf, storages, len(ir.params))
-            launch_raw(self.fn, self.grid, ir.block, buf, _stream_for(storages, stream),
-                       sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0)
+                vals[i] = st.address
+            for i, bits in self.scalar_slots(scalars):
+                vals[i] = bits
+            if self.tensor_maps is not None and len(self.tensor_maps):
+                self.tensor_maps.fill(launcher.params, storages, len(ir.params))
+            launcher(_stream_for(storages, stream))
         else:
             from .interpret import interpret
 
@@ -417,7 +480,22 @@ class _Plan:
                     raise LaunchError(f"{ir.name}: the interpreter needs host memory for {st.name}")
                 buffers[i] = st.data
             interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)},
-                      scalars={p.index: v for p, v in zip(sparams, scalars)})
+                      scalars={p.index: v for p, v in zip(self.sparams, scalars)})
+
+
+def _check_no_alias(plan: _Plan, addresses: Sequence[int]) -> None:
+    """A kernel printed with __restrict__ pointers must not get a written storage that overlaps another."""
+    ps = plan.ir.params
+    spans = [(a, a + st.length * st.dtype.bytes, p.written) for a, st, p in zip(addresses, plan.storages, ps)]
+    for i in range(len(spans)):
+        for j in range(i + 1, len(spans)):
+            a, b = spans[i], spans[j]
+            if a[0] < b[1] and b[0] < a[1] and (a[2] or b[2]):
+                raise LaunchError(
+                    f"{plan.ir.name}: {ps[i].name} and {ps[j].name} overlap in memory and one of them is written, "
+                    f"but the kernel was compiled for storages that do not overlap (__restrict__); call "
+                    f"cute.compile again with these tensors (or pass copies). Nothing was launched."
+                )
 
 
 def _scalar_bits(dt: Any, v: Any) -> int:
@@ -433,22 +511,42 @@ def _scalar_bits(dt: Any, v: Any) -> int:
     return int(arr[0])
 
 
-_TORCH: Any = None
+def _torch_stream(device_index: int) -> int:
+    """torch's current CUDA stream on that device, as a raw handle (fakegpu replaces this)."""
+    global _RAW_STREAM
+    if _RAW_STREAM is None:
+        import torch
+
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _RAW_STREAM = raw if raw is not None else (lambda i: int(torch.cuda.current_stream(i).cuda_stream))
+    return _RAW_STREAM(device_index)
+
+
+_RAW_STREAM: Any = None
+
+
+def _stream_handle(stream: Any) -> int:
+    """A stream given to a launch (torch.cuda.Stream, cuda.CUstream, cutelab's CUstream, an int)."""
+    if type(stream) is int:
+        return stream
+    return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
+
+
+def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
+    """The device index of the first storage owned by a torch tensor (whose current stream a launch
+    without an explicit stream uses), or None."""
+    for st in storages:
+        mod = type(st.owner).__module__ if st.owner is not None else ""
+        if mod.startswith("torch"):
+            return st.device[1]
+    return None
 
 
 def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
     if stream is not None:
-        return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
-    global _TORCH
-    for st in storages:
-        mod = type(st.owner).__module__ if st.owner is not None else ""
-        if mod.startswith("torch"):
-            if _TORCH is None:
-                import torch
-
-                _TORCH = torch
-            return int(_TORCH.cuda.current_stream(st.owner.device).cuda_stream)
-    return 0
+        return _stream_handle(stream)
+    dev = _torch_device(storages)
+    return 0 if dev is None else _torch_stream(dev)
 
 
 # --------------------------------------------------------------------------- kernels
@@ -476,12 +574,13 @@ class Kernel:
 
             self._rewritten = rewrite_function(self.fn) or self.fn
         return self._rewritten
-        functools.update_wrapper(self, fn)
 
     def set_name_prefix(self, prefix: str) -> None:
         """Name the generated CUDA function after prefix (CuTe DSL's set_name_prefix)."""
-        self.name = _c_name(str(prefix))
-        self.plans.clear()
+        name = _c_name(str(prefix))
+        if name != self.name:  # programs call this on every run of their jit function: keep the plans then
+            self.name = name
+            self.plans.clear()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """@cute.kernel on a method: binds self (a compile-time argument)."""
@@ -548,6 +647,9 @@ class KernelCall:
 
                 plan = StreamedPlan(plan, stream)
             rec.append((plan, storages, scalars))
+            streams = getattr(_local, "streams", None)
+            if streams is not None:  # the stream of record entry i (others record other things too)
+                streams[len(rec) - 1] = stream
             return None
         plan.run(storages, stream, scalars)
         return None
@@ -599,8 +701,8 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
 
     scalar_vals = [_scalar_value(k, name, dt, v) for name, (dt, v) in scalar_args.items()]
     key = _plan_key(k, bound, grid, block, mode, storages, tensor_args, scalar_args)
-    if key is not None and key in k.plans:
-        plan = k.plans[key]
+    plan = k.plans.get(key) if key is not None else None
+    if plan is not None and (plan.mode == "cpu" or plan.epoch == _driver_epoch()):
         _local.last = LaunchInfo(plan.ir, plan.mode, plan.source, 0.0, True, 0.0, None)
         return plan, storages, scalar_vals
     t0 = time.perf_counter()
@@ -627,8 +729,10 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
-    trace_s = time.perf_counter() - t0
+    t_checks = time.perf_counter()
+    trace_s = t_checks - t0
     deferred = check_bounds(ir, mode)
+    checks_s = time.perf_counter() - t_checks
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
         plan = _Plan(ir, storages, "cpu")
@@ -643,14 +747,19 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)
     use_device(dev)
     restrict = not _aliasing(ir, storages)
+    t_render = time.perf_counter()
     renderer = CudaRenderer(ir, restrict=restrict)
     src = renderer.render()
     t1 = time.perf_counter()
     from .wgmma import target_arch
 
     res = compile_cuda(src, k.name, target_arch(ir, device_arch()))  # sm_90a where wgmma is used
+    t_load = time.perf_counter()
     fn = load_module(res.cubin, res.key, k.name)
-    _local.last = LaunchInfo(ir, "gpu", src, time.perf_counter() - t1, res.cached, trace_s, res.cubin)
+    t2 = time.perf_counter()
+    _local.last = LaunchInfo(ir, "gpu", src, t2 - t1, res.cached, trace_s, res.cubin)
+    _local.last.phases = {"trace": trace_s, "bounds checks": checks_s, "render": t1 - t_render,
+                          "nvrtc" if not res.cached else "compile cache": t_load - t1, "module load": t2 - t_load}
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
     if getattr(ir, "guards", None):
         from . import driver as _drv
@@ -660,9 +769,17 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
         plan.error_word = ErrorWord.attach(mod, ir.guard_infos)
     plan.source = src
     plan.deferred = deferred
+    plan.restrict = restrict
+    plan.epoch = _driver_epoch()
     if key is not None:
         k.plans[key] = plan
     return plan, storages, scalar_vals
+
+
+def _driver_epoch() -> int:
+    from . import driver
+
+    return driver._EPOCH
 
 
 # --------------------------------------------------------------------------- scalar arguments
@@ -803,7 +920,8 @@ def _as_tensor_arg(x: Any) -> Any:
     converts them; their alignment is what their address shows (at most 16 bytes)."""
     if _is_storage_tensor(x):
         return x
-    if isinstance(x, np.ndarray) or (type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")):
+    if (isinstance(x, np.ndarray) or (type(x).__module__.startswith("torch") and hasattr(x, "data_ptr"))
+            or hasattr(x, "__cuda_array_interface__")):
         from ..runtime import from_dlpack
 
         t = from_dlpack(x)
@@ -829,14 +947,52 @@ class JitFunction:
     def __init__(self, fn: Callable):
         self.fn = fn
         self.name_prefix: Optional[str] = None
+        self.calls: List[CompiledFunction] = []  # remembered calls, the latest first (see __call__)
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function. A call that launched only GPU kernels on its arguments' storages,
+        printed nothing and returned None is remembered (up to 8 per function): a later call
+        with arguments of the same signature (tensors: kind, element type, layout, storage size,
+        device, alignment; other arguments: equal values) launches the same kernels again
+        without running the Python body. CUTELAB_JIT_CACHE=0 runs the body at every call (as
+        CuTe DSL 4.8.1 does; the difference shows only in side effects of the body other than
+        printing; the variable is read when a call would be remembered)."""
+        cache = not kwargs and getattr(_local, "recorder", None) is None
+        if cache:
+            for i, cf in enumerate(self.calls):
+                if cf._replay(args):
+                    if i:
+                        self.calls.insert(0, self.calls.pop(i))
+                    return None
+            cache = os.environ.get("CUTELAB_JIT_CACHE", "1") != "0"
         from .host import run_jit
 
+        raw = args
         args = tuple(_as_tensor_args(a) for a in args)
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
-        return run_jit(self.fn, args, kwargs)  # trace, then run the launches and host prints in order
+        if not cache:
+            return run_jit(self.fn, args, kwargs)  # trace, then run the launches and host prints in order
+        record: Dict[str, Any] = {}
+        out, err = _CountingStream(sys.stdout), _CountingStream(sys.stderr)
+        sys.stdout, sys.stderr = out, err
+        try:
+            ret = run_jit(self.fn, args, {}, record)
+        finally:
+            if sys.stdout is out:
+                sys.stdout = out.inner
+            if sys.stderr is err:
+                sys.stderr = err.inner
+        seen = record.get("recorded")
+        if ret is None and not out.writes and not err.writes and seen:
+            cf = _compiled_from(self.fn, raw, args, seen, {}, set(), remember=True)
+            if cf is not None:
+                cf.nargs = len(args)
+                cf._build()
+                cf.forget_tensors()
+                self.calls.insert(0, cf)
+                del self.calls[8:]
+        return ret
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -861,17 +1017,38 @@ def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
     return JitFunction(fn)
 
 
+class _CountingStream:
+    """sys.stdout (or stderr) as it was, counting writes: did a @cute.jit call print?"""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.writes = 0
+
+    def write(self, s: str) -> int:
+        self.writes += 1
+        return self.inner.write(s)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 class CompiledFunction:
     """The launches of a jit function, traced and compiled once (``cute.compile``): call it
     with tensors of the same element types, layouts and alignment to run them again without
     tracing."""
 
     def __init__(self, name: str, plans: List[Tuple[_Plan, List[Tuple[Optional[int], _Storage]]]],
-                 arg_tensors: Dict[int, Any]):
+                 arg_tensors: Dict[int, Any], arg_objects: Optional[Dict[Any, Any]] = None,
+                 streams: Optional[List[Any]] = None):
         self.name = name
         self.plans = plans
         self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
         self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
+        self.arg_objects = arg_objects or {}  # position -> what the caller gave (a Tensor, torch tensor, array)
+        self.streams = streams or [None] * len(plans)  # per launch: an argument position ("arg", i), a stream or None
+        self.nargs = -1  # the number of arguments a @cute.jit call replaying this must give
+        self._forgotten = False
+        self._fast: Any = None
         self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
         self.variants: Any = None  # kernel/host.py respecialize: the traces for other dynamic values
 
@@ -882,6 +1059,160 @@ class CompiledFunction:
             other = respecialize(self, args)
             if other is not self:
                 return other(*args, stream=stream)
+        fast = self._fast or self._build()
+        if self._forgotten:
+            if not self._replay(args, stream):
+                raise LaunchError(f"{self.name}: the arguments do not match this remembered call")
+            return None
+        if fast.cpu:
+            return self._run_general(args, stream)
+        # the tensors: a signature check per argument, then only the address is read
+        addrs = []
+        for pos, get in fast.getters:
+            try:
+                x = args[pos] if type(pos) is int else _at_path(args, pos, self.name)
+            except IndexError:
+                x = None
+            a = get(x)
+            if a is None:  # another kind of object or signature: the full check (and its error)
+                a = self._check(args, pos, x)
+            addrs.append(a)
+        for pos, v0 in fast.static:
+            if pos < len(args):
+                v = args[pos]
+                if v is not v0 and not _same_static(v, v0):
+                    self._static_error(pos, v, v0)
+        if addrs != fast.last:
+            self._new_addresses(addrs)
+        self._launch(fast, args, addrs, stream)
+
+    def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
+        for plan, launcher, slots, _, spos, tdev, fixed in fast.launches:
+            if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
+                plan.run((), stream, ())
+                continue
+            if plan.error_word is not None:  # a guarded access of an earlier launch left its tensor
+                plan.error_word.check(f"at the next launch of {plan.ir.name}")
+            vals = launcher.params.values
+            for i, k in slots:
+                vals[i] = addrs[k]
+            tm = plan.tensor_maps
+            if tm is not None and len(tm):  # TMA descriptors hold the tensors' addresses: encode them again
+                tm.fill(launcher.params, [_Addr(int(vals[j])) for j in range(len(plan.ir.params))], len(plan.ir.params))
+            if stream is not None:
+                h = _stream_handle(stream)
+            elif spos is not None:
+                h = _stream_handle(args[spos]) if spos < len(args) else 0
+            elif tdev is not None:
+                h = _torch_stream(tdev)
+            else:
+                h = fixed
+            launcher(h)
+
+    def _replay(self, args: Tuple[Any, ...], stream: Any = None) -> bool:
+        """For a @cute.jit call: launch again if args match this compiled signature exactly (same
+        number of arguments, every tensor passing its fast check, every other argument equal);
+        False, launching nothing, otherwise."""
+        fast = self._fast or self._build()
+        if fast.cpu or len(args) != fast.nargs:
+            return False
+        addrs = []
+        try:
+            for pos, get in fast.getters:
+                a = get(args[pos] if type(pos) is int else _at_path(args, pos, self.name))
+                if a is None:
+                    return False
+                addrs.append(a)
+            for pos, v0 in fast.static:
+                v = args[pos]
+                if v is not v0 and not _same_static(v, v0):
+                    return False
+            if addrs != fast.last:
+                self._new_addresses(addrs)  # storages now overlapping, or no longer shared: trace again
+        except LaunchError:
+            return False
+        self._launch(fast, args, addrs, stream)
+        return True
+
+    def _build(self) -> Any:
+        """What each call needs, prepared once: per tensor argument a getter that checks its
+        signature and returns its address; per launch its prepared parameter buffer."""
+        class Fast:
+            pass
+
+        fast = Fast()
+        fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), int(getattr(t0.engine, "align", 1) or 1)))
+                        for pos, t0 in self.arg_tensors.items()]
+        index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
+        fast.static = list(self.arg_static.items())
+        fast.nargs = self.nargs
+        fast.launches = []
+        fast.cpu = []
+        groups: Dict[int, List[int]] = {}  # storages shared by several arguments at compile time
+        for pos, t0 in self.arg_tensors.items():
+            groups.setdefault(id(t0.engine), []).append(index[pos])
+        fast.groups = [g for g in groups.values() if len(g) > 1]
+        for (plan, sources, scalars), strm in zip(self.plans, self.streams):
+            if not isinstance(plan, _Plan):  # something else recorded in order (e.g. a host-side print)
+                fast.launches.append((plan, None, [], (), None, None, 0))
+                continue
+            plan.check_scalars(scalars)
+            if plan.mode != "gpu":
+                fast.cpu.append(plan)
+                continue
+            from .driver import Launcher
+
+            # its own parameter buffer: the plan is shared with other compiled functions and with
+            # KernelCall launches, which may hold other scalar values and fixed storages
+            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem, len(plan.ir.params))
+            slots = []
+            for i, (pos, st) in enumerate(sources):
+                if pos is None:
+                    launcher.params.values[i] = st.address
+                else:
+                    slots.append((i, index[pos]))
+            for i, bits in plan.scalar_slots(scalars):
+                launcher.params.values[i] = bits
+            spos = strm[1] if isinstance(strm, tuple) and strm[0] == "arg" else None
+            fixed = _stream_handle(strm) if strm is not None and spos is None else 0
+            tdev = _torch_device([st for _, st in sources]) if strm is None else None
+            fast.launches.append((plan, launcher, slots, (), spos, tdev, fixed))
+        fast.last = None
+        self._fast = fast
+        return fast
+
+    def forget_tensors(self) -> None:
+        """Drop the tensors seen at compile time (a remembered @cute.jit call must not keep its
+        first arguments' memory alive); only the prepared fast checks remain, so a call that
+        fails them is not launched here (_replay answers False)."""
+        self.arg_tensors = {pos: None for pos in self.arg_tensors}
+        self.arg_objects = {}
+        self.plans = [(plan, [(pos, st.description()) for pos, st in sources], scalars)
+                      for plan, sources, scalars in self.plans]
+        self._forgotten = True
+
+    def _check(self, args: Any, pos: Any, x: Any) -> int:
+        """The full check of argument pos against the compiled signature (LaunchError if it does
+        not match); its address when it does."""
+        t0 = self.arg_tensors[pos]
+        t = _at_path(args, pos, self.name)
+        if not _is_storage_tensor(t):
+            from ..runtime import from_dlpack
+
+            t = from_dlpack(t, assumed_align=t0.engine.align)
+        _same(self.name, pos, t0, t)
+        # it matches: from now on objects like this one take a fast check too
+        fast = self._fast
+        k = next(k for k, (p, _) in enumerate(fast.getters) if p == pos)
+        p, get = fast.getters[k]
+        if len(getattr(get, "alternatives", ())) < 4:
+            new = _getter(t, x, int(getattr(t0.engine, "align", 1) or 1))  # x's description, t0's alignment
+            if new is not _never:
+                fast.getters[k] = (p, _either(get, new))
+        return int(t.engine.address)
+
+    def _run_general(self, args: Any, stream: Any) -> None:
+        """Launches with interpreted kernels: storages with their host memory, as KernelCall does."""
         new: Dict[Any, _Storage] = {}
         for pos, t0 in self.arg_tensors.items():
             t = _at_path(args, pos, self.name)
@@ -893,14 +1224,116 @@ class CompiledFunction:
             new[pos] = _Storage(t.engine, f"argument {pos}")
         for pos, v0 in self.arg_static.items():
             if pos < len(args) and not _same_static(args[pos], v0):
-                raise LaunchError(
-                    f"{self.name}: argument {pos} is {args[pos]!r}, but the function was compiled with {v0!r}; "
-                    f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
-                    f"runtime scalar, or call cute.compile again)"
-                )
+                self._static_error(pos, args[pos], v0)
         for plan, sources, scalars in self.plans:
             sts = [new[pos] if pos is not None else st for pos, st in sources]
             plan.run(sts, stream, scalars)
+
+    def _new_addresses(self, addrs: List[int]) -> None:
+        """Checks that depend on where the storages are, not on their description: arguments that
+        were one storage at compile time still are, and no written storage overlaps another in a
+        kernel compiled with __restrict__ pointers."""
+        fast = self._fast
+        for g in fast.groups:
+            if any(addrs[k] != addrs[g[0]] for k in g):
+                names = [str(fast.getters[k][0]) for k in g]
+                raise LaunchError(
+                    f"{self.name}: arguments {', '.join(names)} were one storage when the function was compiled "
+                    f"(one kernel parameter), but now differ; call cute.compile again with these tensors"
+                )
+        for plan, launcher, slots, _, _, _, _ in fast.launches:
+            if launcher is not None and plan.restrict and len(plan.storages) > 1:
+                vals = [launcher.params.values[i] for i in range(len(plan.storages))]
+                for i, k in slots:
+                    vals[i] = addrs[k]
+                _check_no_alias(plan, vals)
+        fast.last = list(addrs)
+
+    def _static_error(self, pos: int, v: Any, v0: Any) -> None:
+        raise LaunchError(
+            f"{self.name}: argument {pos} is {v!r}, but the function was compiled with {v0!r}; "
+            f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
+            f"runtime scalar, or call cute.compile again)"
+        )
+
+
+def _never(x: Any) -> None:
+    return None
+
+
+def _either(*gets: Callable[[Any], Optional[int]]) -> Callable[[Any], Optional[int]]:
+    """A getter trying several (one per kind of object seen at this argument)."""
+    flat: List[Any] = []
+    for g in gets:
+        flat += list(getattr(g, "alternatives", (g,)))
+
+    def get(x: Any) -> Optional[int]:
+        for g in flat:
+            a = g(x)
+            if a is not None:
+                return a
+        return None
+
+    get.alternatives = tuple(flat)  # type: ignore[attr-defined]
+    return get
+
+
+def _cai_strides(cai: Dict[str, Any]) -> Any:
+    st = cai.get("strides")
+    return tuple(st) if st is not None else None
+
+
+def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
+    """A function of an argument: its storage address when it matches t0 (a Tensor that passed
+    the full check; obj: what the caller gave for it) exactly: same kind of object, element
+    type, layout, offset, storage size (at least), device, and an address aligned to align
+    bytes; else None (the caller then runs the full check, which names what differs)."""
+    e0 = t0.engine
+    if obj is not None and type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
+        ttype, tdt, shape, strides, dev = type(obj), obj.dtype, tuple(obj.shape), tuple(obj.stride()), obj.device
+
+        def get_torch(x: Any) -> Optional[int]:
+            if type(x) is ttype and x.dtype is tdt and x.shape == shape and x.stride() == strides and x.device == dev:
+                a = x.data_ptr()
+                if not a % align:
+                    return a
+            return None
+
+        return get_torch
+    if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
+        cai = obj.__cuda_array_interface__
+        has_dev = hasattr(obj, "__dlpack_device__")
+        otype = type(obj)
+        desc = (cai["typestr"], tuple(cai["shape"]), _cai_strides(cai), tuple(obj.__dlpack_device__()) if has_dev else None)
+
+        def get_cai(x: Any) -> Optional[int]:
+            if type(x) is otype:
+                c = x.__cuda_array_interface__
+                if (c["typestr"], tuple(c["shape"]), _cai_strides(c),
+                        tuple(x.__dlpack_device__()) if has_dev else None) == desc:
+                    a = int(c["data"][0])
+                    if not a % align:
+                        return a
+            return None
+
+        return get_cai
+    etype, dt, lay, off, n, dev0 = type(e0), e0.dtype, t0.layout, t0.offset, len(e0), getattr(e0, "device", None)
+    if type(off) is not int:
+        return _never
+
+    tcls = type(t0)
+
+    def get_tensor(x: Any) -> Optional[int]:
+        if type(x) is tcls:
+            e = x.engine
+            if (type(e) is etype and e.dtype is dt and (x.layout is lay or x.layout == lay) and x.offset == off
+                    and len(e) >= n and getattr(e, "device", None) == dev0):
+                a = e.address
+                if not a % align:
+                    return a
+        return None
+
+    return get_tensor
 
 
 def _at_path(args: Any, pos: Any, name: str) -> Any:
@@ -941,8 +1374,9 @@ def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     align = int(getattr(e0, "align", 1) or 1)
     if int(e.address) % align:
         problems.append(f"address 0x{int(e.address):x} not aligned to {align} bytes")
-    if _device_of(e, getattr(e, "data", None))[0] != _device_of(e0, getattr(e0, "data", None))[0]:
-        problems.append("a different device")
+    d, d0 = _device_of(e, getattr(e, "data", None)), _device_of(e0, getattr(e0, "data", None))
+    if d != d0:
+        problems.append(f"device {d[0]}:{d[1]} instead of {d0[0]}:{d0[1]}")
     if problems:
         raise LaunchError(f"{name}: argument {pos} does not match the compiled kernel: " + "; ".join(problems))
 
@@ -955,28 +1389,52 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     """
     target = fn.fn if isinstance(fn, JitFunction) else fn
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    raw_args = args
     args = tuple(_as_tensor_args(a) for a in args)
     from .host import dynamic_args
 
     args, kwargs = dynamic_args(target, args, kwargs)  # Int32 arguments are runtime values (DynInt)
-    arg_tensors = _leaves_by_index(args)
-    engine_pos = {}
-    for i, a in arg_tensors.items():
-        engine_pos.setdefault(id(a.engine), i)
     if getattr(_local, "recorder", None) is not None:
         raise LaunchError("cute.compile cannot be nested")
     _local.recorder = []
+    _local.streams = {}
     try:
         target(*args, **kwargs)
         recorded = _local.recorder
+        streams = _local.streams
     finally:
         _local.recorder = None
-    plans = []
-    for plan, storages, scalars in recorded:
-        sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
-        plans.append((plan, sources, scalars))
+        _local.streams = None
     # Constexpr parameters are part of the compiled function: its callers leave them out
     const = _constexpr_positions(target, len(args))
+    cf = _compiled_from(target, raw_args, args, recorded, streams, const, remember=False)
+    assert cf is not None
+    from ..dynamic import is_dynamic
+
+    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
+        kept = [i for i in range(len(args)) if i not in const]  # the compiled function's positions
+        cf.variants = (target, args, kwargs, {j: i for j, i in enumerate(kept)})
+    return cf
+
+
+def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...], recorded: List[Any],
+                   streams: Dict[int, Any], const: set, remember: bool) -> Optional[CompiledFunction]:
+    """The CompiledFunction replaying the recorded launches of target(*args); for a @cute.jit call
+    being remembered, None unless every launch is on the GPU and every storage it uses comes
+    from the arguments."""
+    arg_tensors = _leaves_by_index(args)
+    engine_pos: Dict[int, Any] = {}
+    for i, a in arg_tensors.items():
+        engine_pos.setdefault(id(a.engine), i)
+    plans = []
+    streams = dict(streams)
+    for n, (plan, storages, scalars) in enumerate(recorded):
+        if isinstance(getattr(plan, "plan", None), _Plan):  # host.StreamedPlan: a launch and its stream=
+            plan, streams[n] = plan.plan, plan.stream
+        sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
+        if remember and (not isinstance(plan, _Plan) or plan.mode != "gpu" or any(p is None for p, _ in sources)):
+            return None
+        plans.append((plan, sources, scalars))
 
     def shift(pos: Any) -> Any:
         i = pos[0] if isinstance(pos, tuple) else pos
@@ -985,16 +1443,28 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
 
     new_plans = [(plan, [(shift(p) if p is not None else None, st) for p, st in sources], scalars)
                  for plan, sources, scalars in plans]
+    # a launch's stream: the argument it came from (by identity), else the stream object itself
+    stream_src: List[Any] = []
+    for n in range(len(recorded)):
+        s = streams.get(n)
+        i = next((i for i, a in enumerate(args) if s is not None and a is s), None)
+        stream_src.append(("arg", shift(i)) if i is not None and i not in const else s)
+    objects = {}
+    for p in arg_tensors:
+        try:
+            objects[shift(p)] = _at_path(raw_args, p, "cute.compile")
+        except LaunchError:
+            pass
     cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
-                          {shift(p): t for p, t in arg_tensors.items()})
-    from ..dynamic import DynFloat, DynInt, is_dynamic
+                          {shift(p): t for p, t in arg_tensors.items()}, objects, stream_src)
+    from ..dynamic import DynFloat, DynInt
 
+    if remember and any(isinstance(a, (DynInt, DynFloat)) for a in args):
+        return None  # a runtime value: compared by value it would be a constant; retrace instead
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
                      if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
                      and not isinstance(a, (DynInt, DynFloat))}
     cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, (DynInt, DynFloat))}
-    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
-        cf.variants = (target, args, kwargs, {shift(i): i for i in range(len(args)) if i not in const})
     return cf
 
 

@@ -1,0 +1,542 @@
+"""The host path of GPU launches, on a pretend GPU (cutelab.kernel.fakegpu): compiled calls and
+remembered @cute.jit calls write only the new addresses into prepared parameter buffers, and
+still refuse what does not match the compiled kernel."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import runpy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+from cutelab.errors import LaunchError, TensorError
+from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
+from cutelab.runtime import from_dlpack
+
+SEEDS = Path(__file__).resolve().parents[2] / "examples" / "seeds"
+CASES = {
+    "copy_inner_partition": ((1, 16), 256, (64, 64)),
+    "copy_outer_partition": ((32, 256), (8, 32), (32, 256)),
+    "copy_tv_partition": ((32, 8), (4, 8), (128, 64)),
+}
+
+
+def _seed(name):
+    return runpy.run_path(str(SEEDS / f"{name}.py"), run_name="test")
+
+
+def _dev(shape, dtype=np.float32, offset=0):
+    """A pretend GPU array (host memory) of shape; offset elements into a larger buffer."""
+    n = int(np.prod(shape))
+    buf = np.zeros(n + 16, dtype)
+    a = buf[offset:offset + n].reshape(shape)
+    return FakeDeviceArray(a)
+
+
+def _addr(x):
+    return x.__cuda_array_interface__["data"][0]
+
+
+def _quiet():
+    return contextlib.redirect_stdout(io.StringIO())
+
+
+@pytest.fixture
+def gpu():
+    with fake_gpu() as g:
+        yield g
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_seed_launches_with_new_addresses_only(gpu, name):
+    a, b, shape = CASES[name]
+    mod = _seed(name)
+    S, D = _dev(shape), _dev(shape)
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16), a, b)
+    assert gpu.launches == []  # compiling launches nothing
+    compiles = gpu.nvrtc.compiles
+    plan = f.plans[0][0]
+    f(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16))
+    S2, D2 = _dev(shape), _dev(shape)
+    f(from_dlpack(S2, assumed_align=16), from_dlpack(D2, assumed_align=16))
+    f(S2, D2)  # arrays straight in: converted and checked the same way
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)], [_addr(S2), _addr(D2)],
+                                                  [_addr(S2), _addr(D2)]]
+    assert {r["grid"] for r in gpu.launches} == {plan.grid}
+    assert {r["block"] for r in gpu.launches} == {plan.ir.block}
+    assert gpu.nvrtc.compiles == compiles  # no compile (nor trace) per call
+    assert gpu.launches[0]["kernel"] == plan.ir.name
+
+
+def _compiled_inner(gpu, shape=(64, 64)):
+    mod = _seed("copy_inner_partition")
+    S, D = _dev(shape), _dev(shape)
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16),
+                         (1, 16), 256)
+    return f, S, D
+
+
+def test_other_shape_dtype_stride_refused(gpu):
+    f, S, D = _compiled_inner(gpu)
+    good = from_dlpack(D, assumed_align=16)
+    with pytest.raises(LaunchError, match=r"argument 0 does not match the compiled kernel: layout \(64,32\):\(32,1\)"):
+        f(from_dlpack(_dev((64, 32)), assumed_align=16), good)
+    with pytest.raises(LaunchError, match="element type (f16|Float16) instead of (f32|Float32)"):
+        f(from_dlpack(_dev((64, 64), np.float16), assumed_align=16), good)
+    t = np.zeros((64, 128), np.float32)[:, ::2]
+    with pytest.raises(LaunchError, match=r"layout \(64,64\):\(128,2\) instead of \(64,64\):\(64,1\)"):
+        f(from_dlpack(FakeDeviceArray(t), assumed_align=16), good)
+    with pytest.raises(LaunchError, match="device cpu:0 instead of cuda:0"):
+        f(from_dlpack(np.zeros((64, 64), np.float32), assumed_align=16), good)
+    assert gpu.launches == []  # nothing launched by any of them
+    f(from_dlpack(S, assumed_align=16), good)  # and the good call still works after the refusals
+    assert len(gpu.launches) == 1
+
+
+def test_misaligned_pointer_refused_even_with_a_seen_signature(gpu):
+    f, S, D = _compiled_inner(gpu)
+    f(S, D)
+    off = _dev((64, 64), offset=1)  # 4 bytes past a 16-byte boundary (numpy aligns buffers to 16 or more)
+    assert _addr(off) % 16 == 4
+    with pytest.raises((LaunchError, TensorError), match="not aligned to .*16 bytes"):
+        f(off, D)  # converted with the compiled alignment: from_dlpack refuses it
+    with pytest.raises(LaunchError, match="not aligned to 16 bytes"):
+        f(from_dlpack(off, assumed_align=4), from_dlpack(D, assumed_align=16))
+    assert len(gpu.launches) == 1
+
+
+def test_overlapping_output_refused_for_restrict_kernel(gpu):
+    f, S, D = _compiled_inner(gpu)
+    assert f.plans[0][0].restrict
+    with pytest.raises(LaunchError, match="overlap in memory and one of them is written"):
+        f(S, S)
+    assert gpu.launches == []
+
+
+def test_one_storage_at_compile_time_must_stay_one(gpu):
+    mod = _seed("copy_inner_partition")
+    S, D = _dev((64, 64)), _dev((64, 64))
+    tS = from_dlpack(S, assumed_align=16)
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], tS, tS, (1, 16), 256)  # in place: one kernel parameter
+    assert len(f.plans[0][0].ir.params) == 1
+    f(tS, tS)
+    assert gpu.launches[-1]["params"] == [_addr(S)]
+    with pytest.raises(LaunchError, match="were one storage when the function was compiled"):
+        f(tS, from_dlpack(D, assumed_align=16))
+    assert len(gpu.launches) == 1
+
+
+def test_static_argument_change_refused(gpu):
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutelab.Constexpr):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] * n
+
+    @cute.jit
+    def run(A, n):
+        k(A, n).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    f = cute.compile(run, A, 3)
+    f(A, 3)
+    with pytest.raises(LaunchError, match="argument 1 is 4, but the function was compiled with 3"):
+        f(A, 4)
+    assert len(gpu.launches) == 1
+
+
+def test_stream_argument_follows_the_call(gpu):
+    from cutelab.kernel.driver import CUstream
+
+    @cute.kernel
+    def k(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def run(A, stream):
+        k(A).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)
+
+    A = _dev((32,))
+    f = cute.compile(run, A, CUstream(0x11))
+    f(A, CUstream(0x22))
+    f(A, CUstream(0x33), stream=CUstream(0x44))  # the keyword wins, as for every compiled call
+    assert [r["stream"] for r in gpu.launches] == [0x22, 0x44]
+
+
+def _quiet_copy():
+    @cute.kernel
+    def k(S: cute.Tensor, D: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        b, _, _ = cute.arch.block_idx()
+        D[b * 128 + t] = S[b * 128 + t]
+
+    @cute.jit
+    def run(S, D, blocks):
+        k(S, D).launch(grid=(blocks, 1, 1), block=(128, 1, 1))
+
+    return k, run
+
+
+def test_jit_call_remembered_when_silent(gpu):
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    run(S, D, 4)
+    assert len(run.calls) == 1
+    ncalls = {}
+
+    body = run.fn
+
+    def counting(*a):
+        ncalls["n"] = ncalls.get("n", 0) + 1
+        return body(*a)
+
+    run.fn = counting
+    S2, D2 = _dev((512,)), _dev((512,))
+    run(S2, D2, 4)  # same signature: replayed, the body does not run
+    assert ncalls == {}
+    run(S2, D2, 2)  # another static value: the body runs (and that call is remembered too)
+    assert ncalls == {"n": 1}
+    run(_dev((1024,)), _dev((1024,)), 4)  # another shape: the body runs again
+    assert ncalls == {"n": 2}
+    assert [r["params"] for r in gpu.launches[:3]] == [[_addr(S), _addr(D)], [_addr(S2), _addr(D2)],
+                                                       [_addr(S2), _addr(D2)]]
+    assert [r["grid"][0] for r in gpu.launches] == [4, 4, 2, 4]
+
+
+def test_jit_call_that_prints_runs_every_time(gpu, capsys):
+    @cute.kernel
+    def k(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def run(A):
+        print("host side")
+        k(A).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    run(A)
+    run(A)
+    assert capsys.readouterr().out == "host side\nhost side\n"  # as CuTe DSL: the body runs at each call
+    assert run.calls == [] and len(gpu.launches) == 2
+
+
+def test_jit_cache_can_be_turned_off(gpu, monkeypatch):
+    monkeypatch.setenv("CUTELAB_JIT_CACHE", "0")
+    k, run = _quiet_copy()
+    run(_dev((512,)), _dev((512,)), 4)
+    assert run.calls == []
+
+
+def test_jit_replay_retraces_on_aliasing(gpu):
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    run(S, D, 4)
+    run(S, S, 4)  # same signature, but the output now overlaps the input: traced again without __restrict__
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)], [_addr(S), _addr(S)]]
+    assert sorted(p.restrict for p in k.plans.values()) == [False, True]
+    assert "__restrict__" not in run.calls[0].plans[0][0].source
+
+
+def test_cpu_launches_are_not_remembered():
+    k, run = _quiet_copy()
+    S = np.arange(512, dtype=np.float32)
+    D = np.zeros(512, np.float32)
+    run(S, D, 4)
+    assert run.calls == [] and np.array_equal(S, D)
+
+
+def test_compiled_cpu_function_still_interprets():
+    _, run = _quiet_copy()
+    S = np.arange(512, dtype=np.float32)
+    D = np.zeros(512, np.float32)
+    f = cute.compile(run, S, D, 4)
+    f(S, D)
+    assert np.array_equal(S, D)
+    D2 = np.zeros(512, np.float32)
+    f(S, D2)
+    assert np.array_equal(S, D2)
+
+
+def test_plans_of_the_fake_driver_are_not_reused_by_another(gpu):
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    run(S, D, 4)
+    plan = next(iter(k.plans.values()))
+    from cutelab.kernel import driver
+
+    assert plan.epoch == driver._EPOCH
+    driver._EPOCH += 1  # as if the driver changed (fake_gpu does this on entry and exit)
+    run.calls.clear()
+    run(S, D, 4)
+    assert gpu.nvrtc.compiles >= 1 and next(iter(k.plans.values())) is not plan
+
+
+def test_deferred_scalar_checks_remembered(gpu):
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutelab.Int32):
+        t, _, _ = cute.arch.thread_idx()
+        if t < n:
+            A[t + n] = A[t]
+
+    A = from_dlpack(_dev((64,)), assumed_align=16)
+    k(A, cutelab.Int32(16)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    plan = next(iter(k.plans.values()))
+    if not plan.deferred:
+        pytest.skip("this kernel's accesses were proved without the scalar's value")
+    assert (16,) in plan._scalars_ok
+    with pytest.raises(LaunchError, match="Nothing was launched"):
+        k(A, cutelab.Int32(40)).launch(grid=(1, 1, 1), block=(64, 1, 1))
+    assert [r["params"][1] for r in gpu.launches] == [16]
+
+
+def test_fake_torch_tensors_take_the_torch_path(gpu):
+    torch = pytest.importorskip("torch")
+    from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+    mod = _seed("copy_inner_partition")
+    S = fake_cuda_tensor(torch.zeros(64, 64))
+    D = fake_cuda_tensor(torch.zeros(64, 64))
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], S, D, (1, 16), 256)
+    f(S, D)
+    S2 = fake_cuda_tensor(torch.zeros(64, 64))
+    f(S2, D)
+    tS2 = from_dlpack(S2, assumed_align=16)
+    for _ in range(2):  # a Tensor where a torch tensor was compiled: the full check once, then the fast one
+        f(tS2, D)
+    assert [r["params"] for r in gpu.launches] == [[S.data_ptr(), D.data_ptr()], [S2.data_ptr(), D.data_ptr()],
+                                                  [S2.data_ptr(), D.data_ptr()], [S2.data_ptr(), D.data_ptr()]]
+    assert len(f._fast.getters[0][1].alternatives) == 2
+    with pytest.raises(LaunchError, match="does not match the compiled kernel"):
+        f(fake_cuda_tensor(torch.zeros(64, 32)), D)
+    with pytest.raises(LaunchError, match="does not match the compiled kernel"):
+        f(fake_cuda_tensor(torch.zeros(64, 64, dtype=torch.float16)), D)
+    with pytest.raises(LaunchError, match="does not match the compiled kernel"):
+        f(from_dlpack(fake_cuda_tensor(torch.zeros(64, 32)), assumed_align=16), D)
+    assert len(gpu.launches) == 4
+
+
+def test_compiled_functions_sharing_a_plan_keep_their_own_scalars(gpu):
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, x: cutelab.Float32):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + x
+
+    @cute.jit
+    def run(A, x):
+        k(A, x).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    f3 = cute.compile(run, A, cutelab.Float32(3.0))
+    f5 = cute.compile(run, A, cutelab.Float32(5.0))
+    assert f3.plans[0][0] is f5.plans[0][0]  # one trace: scalar values are not part of it
+    f3(A, cutelab.Float32(3.0))
+    f5(A, cutelab.Float32(5.0))
+    f3(A, cutelab.Float32(3.0))
+    k(from_dlpack(A), cutelab.Float32(7.0)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    f3(A, cutelab.Float32(3.0))
+    bits = [np.array([r["params"][1]], np.uint64).view(np.float32)[0] for r in gpu.launches]
+    assert bits == [3.0, 5.0, 3.0, 7.0, 3.0]
+
+
+def test_other_device_index_refused(gpu):
+    class OnDevice1(FakeDeviceArray):
+        def __dlpack_device__(self):
+            return (2, 1)
+
+    f, S, D = _compiled_inner(gpu)
+    with pytest.raises(LaunchError, match="device cuda:1 instead of cuda:0"):
+        f(OnDevice1(S.array), D)
+    assert gpu.launches == []
+
+
+_STAND_IN = r"""
+#include <stdint.h>
+uint64_t seen[16];
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned smem, void* stream, void** params, void** extra) {
+    seen[0] = (uint64_t)f; seen[1] = gx; seen[2] = gy; seen[3] = gz; seen[4] = bx; seen[5] = by;
+    seen[6] = bz; seen[7] = smem; seen[8] = (uint64_t)stream; seen[9] = (uint64_t)extra;
+    seen[10] = *(uint64_t*)params[0]; seen[11] = *(uint64_t*)params[1];
+    return gx == 7 ? 1 : 0;
+}
+"""
+
+
+def test_ctypes_launch_passes_what_cuda_h_declares(gpu, tmp_path, monkeypatch):
+    """CUTELAB_LAUNCH=ctypes calls libcuda's cuLaunchKernel directly; a stand-in library with
+    the same signature shows what it receives."""
+    import ctypes
+    import shutil
+    import subprocess
+
+    from cutelab.kernel import driver
+
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc for the stand-in libcuda")
+    (tmp_path / "fake.c").write_text(_STAND_IN)
+    so = tmp_path / "libfakecuda.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(tmp_path / "fake.c")], check=True)
+    monkeypatch.setattr(driver, "LIBCUDA", str(so))
+    monkeypatch.setenv("CUTELAB_LAUNCH", "ctypes")
+    f, S, D = _compiled_inner(gpu)
+    f(S, D, stream=0x5150)
+    seen = (ctypes.c_uint64 * 16).in_dll(ctypes.CDLL(str(so)), "seen")
+    plan = f.plans[0][0]
+    assert list(seen[:12]) == [int(plan.fn), *plan.grid, *plan.ir.block, 0, 0x5150, 0, _addr(S), _addr(D)]
+    assert gpu.launches == []  # not through the (fake) cuda-python driver
+    bad = driver.Launcher(plan.fn, (7, 1, 1), (32, 1, 1), 0, 2, via="ctypes")
+    with pytest.raises(LaunchError, match="cuLaunchKernel failed"):
+        bad(0)
+    with pytest.raises(LaunchError, match="'cuda-python' .* or 'ctypes'"):
+        driver.Launcher(plan.fn, (1, 1, 1), (32, 1, 1), 0, 2, via="cffi")
+
+
+def test_launch_benchmark_dry_run(tmp_path, capsys):
+    """benchmarks/launch.py --dry-run: the whole host path with the fake driver, a table and JSON."""
+    pytest.importorskip("torch")
+    import json
+
+    bench = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks" / "launch.py"), run_name="bench")
+    out = tmp_path / "launch.json"
+    res = bench["main"](["--dry-run", "--iters", "20", "--no-dsl", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert "| launch | host (us/call)" in text and "| compile (first call) |" in text
+    data = json.loads(out.read_text())
+    assert data["dry_run"] and data == json.loads(json.dumps(res))
+    names = [r["name"] for r in data["launch"]]
+    assert names[0].startswith("torch D.copy_(S)")
+    assert sum(n.startswith("cutelab copy_") and "compiled(tS, tD" in n for n in names) == 3
+    assert any("remembered" in n for n in names)
+    jit = next(r for r in data["launch"] if "remembered" in r["name"])
+    assert jit["remembered"] is True
+    assert all(r["host"] > 0 and r["correct"] is None for r in data["launch"])
+    assert [r["name"] for r in data["compile"]] == ["copy_inner_partition", "copy_outer_partition",
+                                                    "copy_tv_partition", "elementwise_add"]
+    for r in data["compile"]:
+        assert r["cutelab first (s)"] > 0 and {"trace", "render", "module load"} <= set(r["phases"])
+
+
+def test_remembered_calls_and_plans_keep_no_tensor_alive(gpu):
+    import gc
+    import weakref
+
+    k, run = _quiet_copy()
+    S, D = _dev((512,)), _dev((512,))
+    refs = [weakref.ref(S), weakref.ref(D), weakref.ref(S.array)]
+    run(S, D, 4)
+    assert len(run.calls) == 1 and k.plans
+    del S, D
+    gc.collect()
+    assert [r() for r in refs] == [None, None, None]
+    S2, D2 = _dev((512,)), _dev((512,))
+    run(S2, D2, 4)  # still replayed from the prepared checks
+    assert gpu.launches[-1]["params"] == [_addr(S2), _addr(D2)] and len(run.calls) == 1
+    run.calls[0](S2, D2, 4)  # a remembered call is a compiled function too
+    with pytest.raises(LaunchError, match="do not match this remembered call"):
+        run.calls[0](_dev((256,)), D2, 4)
+
+
+def test_fake_nvrtc_with_nvcc_compiles_the_source_for_real(tmp_path):
+    import shutil
+
+    from cutelab.errors import CompileError
+    from cutelab.kernel.compile import compile_cuda
+
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        pytest.skip("nvcc not on the PATH")
+    with fake_gpu(nvcc=nvcc) as g:
+        f, S, D = _compiled_inner(g)
+        f(S, D)
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+        with pytest.raises(CompileError, match="NVRTC could not compile kernel broken"):
+            compile_cuda('extern "C" __global__ void broken(float* a) { a[0] = undefined_name; }', "broken")
+
+
+def test_other_recorded_entries_run_in_order(gpu):
+    """cute.compile records launches in order; an entry that is not a kernel launch (as a host-side
+    print would be) runs itself, in its place, at every call."""
+    from cutelab.kernel import launch as kl
+
+    k, run = _quiet_copy()
+    seen = []
+
+    class Action:
+        ir = None
+        storages = []
+
+        def run(self, storages=(), stream=None, scalars=()):
+            seen.append(len(gpu.launches))
+
+    @cute.jit
+    def two(S, D):
+        k(S, D).launch(grid=(4, 1, 1), block=(128, 1, 1))
+        kl._local.recorder.append((Action(), [], []))
+        k(D, S).launch(grid=(4, 1, 1), block=(128, 1, 1), stream=0x77)
+
+    S, D = _dev((512,)), _dev((512,))
+    f = cute.compile(two, S, D)
+    f(S, D)
+    f(S, D)
+    assert seen == [1, 3]
+    assert [r["stream"] for r in gpu.launches] == [0, 0x77, 0, 0x77]
+
+
+def test_compiled_call_reports_a_guarded_access_of_an_earlier_launch(gpu):
+    """Kernels with guarded accesses write an error word; the next launch (compiled or not) reads it."""
+    from cutelab.kernel.launch import _Plan
+
+    @cute.kernel
+    def shift_positive(gA: cute.Tensor, gB: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = gA[tidx]
+        if v > 0.0:
+            gB[tidx + 1] = v
+
+    @cute.jit
+    def run(A, B):
+        shift_positive(A, B).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A, B = _dev((32,)), _dev((32,))
+    f = cute.compile(run, A, B)
+    plan = f.plans[0][0]
+    assert isinstance(plan, _Plan) and plan.error_word is not None
+    f(A, B)
+    plan.error_word.word[0] = 1  # what a thread that left gB writes
+    with pytest.raises(LaunchError, match=r"the store to gB .*found at the next launch of shift_positive"):
+        f(A, B)
+    f(A, B)  # reported once
+    assert len(gpu.launches) == 2
+
+
+def test_large_dynamic_shared_memory_opts_in_once(gpu):
+    from cutelab.kernel import driver
+
+    class Fn:
+        def __int__(self):
+            return 0xF00
+
+    fn = Fn()
+    fn.params = []
+    fn.name = "big"
+    driver._SMEM_SET.pop(0xF00, None)
+    before = gpu.driver.calls.get("cuFuncSetAttribute", 0)
+    driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 100 * 1024, 0)
+    driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 64 * 1024, 0)
+    driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 16 * 1024, 0)
+    assert gpu.driver.calls.get("cuFuncSetAttribute", 0) - before == 1
