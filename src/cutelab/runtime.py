@@ -357,13 +357,16 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
 
 
 def make_fake_stream() -> Any:
-    """A stand-in stream for ahead-of-time compiles (cute.compile(..., stream)); cutelab launches
-    on torch's current stream (or on the CPU interpreter), so it is the default stream, None.
+    """A stand-in stream for ahead-of-time compiles (cute.compile(..., stream)): a stream argument,
+    so the compiled function takes any stream at each call (the default stream, 0, if it is used
+    to launch).
 
-    >>> make_fake_stream() is None
-    True
+    >>> make_fake_stream()
+    <CUstream 0x0>
     """
-    return None
+    from .kernel.driver import CUstream
+
+    return CUstream(0)
 
 
 # --------------------------------------------------------------------------- dynamic layouts

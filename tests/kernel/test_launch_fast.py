@@ -540,3 +540,25 @@ def test_large_dynamic_shared_memory_opts_in_once(gpu):
     driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 64 * 1024, 0)
     driver.Launcher(fn, (1, 1, 1), (32, 1, 1), 16 * 1024, 0)
     assert gpu.driver.calls.get("cuFuncSetAttribute", 0) - before == 1
+
+
+def test_a_stream_argument_compiled_with_a_fake_or_no_stream_takes_any_stream_at_call_time():
+    # tensorop_gemm compiles with make_fake_stream() and calls with the torch stream's CUstream
+    import cutelab as cute
+    from cutelab import cuda
+    from cutelab.runtime import from_dlpack, make_fake_stream
+
+    @cute.kernel
+    def bump(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def f(A: cute.Tensor, stream: cuda.CUstream):
+        bump(A).launch(grid=1, block=4, stream=stream)
+
+    A = np.zeros(4, np.float32)
+    for compiled_with in (make_fake_stream(), None):
+        c = cute.compile(f, from_dlpack(A), compiled_with)
+        c(from_dlpack(A), cuda.CUstream(0))
+    assert A.tolist() == [2.0] * 4
