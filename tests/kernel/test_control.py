@@ -555,3 +555,21 @@ def test_gpu_runtime_loop_bound_and_refusal():
     with pytest.raises(LaunchError, match="Nothing was launched"):
         row_sum(from_dlpack(torch.from_numpy(A).cuda()), from_dlpack(torch.zeros(4, device="cuda")), 9).launch(
             grid=1, block=4)
+
+
+def test_an_inner_static_loop_index_is_not_carried_by_the_runtime_loop_around_it():
+    # `kb` is an int before the runtime loop and the index of a static loop inside it: it stays a
+    # Python int (CuTe DSL's own loop index), while `acc` is carried
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutlass.Int32):
+        acc = 0
+        for kb in range(2):
+            acc = acc + kb
+        for i in range(n):
+            for kb in range(3):
+                acc = acc + kb
+        A[0] = acc
+
+    A = np.zeros(2, np.float32)
+    k(from_dlpack(A), 4).launch(grid=1, block=1)
+    assert A[0] == 1 + 4 * 3

@@ -250,8 +250,10 @@ class Unusable:
 class _Carry:
     """Carries variables through a runtime region: tensor values live in mutable registers."""
 
-    def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str):
+    def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str,
+                 loop_targets: Sequence[str] = ()):
         self.t = t
+        self.loop_targets = frozenset(loop_targets)  # indices of loops inside: never promoted to registers
         self.names = tuple(names)
         self.pre = {n: values.get(n, UNDEF) for n in self.names}
         self.where = where
@@ -270,7 +272,7 @@ class _Carry:
         from ..numeric import Int32, Int64
 
         for n, v in self.pre.items():
-            if isinstance(v, int) and not isinstance(v, bool):
+            if isinstance(v, int) and not isinstance(v, bool) and n not in self.loop_targets:
                 # a Python int the region assigns is a runtime value in CuTe DSL (an Int32 that the
                 # loop carries, e.g. `smem_pipe_write = stages - 1` moved on each iteration)
                 v = IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
@@ -401,7 +403,7 @@ class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
     def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
-                 var_unused: bool = False):
+                 var_unused: bool = False, loop_targets: Sequence[str] = ()):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -421,7 +423,7 @@ class Loop:
             self.dynamic = True
             self.t = t
             self.range = it
-            self.carry = _Carry(t, names, values, where, "loop")
+            self.carry = _Carry(t, names, values, where, "loop", loop_targets)
             self.state = 0
         else:
             if isinstance(it, DynRange):
@@ -460,7 +462,8 @@ class Loop:
 class Branch:
     """``if COND: ... else: ...`` of a rewritten kernel."""
 
-    def __init__(self, cond: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+    def __init__(self, cond: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 loop_targets: Sequence[str] = ()):
         t = _tracer()
         self.where = where
         forced = isinstance(cond, _Dyn)
@@ -473,7 +476,7 @@ class Branch:
                              f"{where} is not supported")
         self.t = t
         t.location = where
-        self.carry = _Carry(t, names, values, where, "branch")
+        self.carry = _Carry(t, names, values, where, "branch", loop_targets)
         self.carry.declare()
         self.op = t.begin_if(_cond_ref(t, cond, where))
         self.outer = t.cur

@@ -71,6 +71,19 @@ class _Assigned(ast.NodeVisitor):
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
 
+def _loop_targets(stmts: List[ast.stmt]) -> ast.Tuple:
+    """Names bound as the targets of for-loops nested in stmts: an int they hold is the loop's own
+    index, never a value carried into the enclosing region (control._Carry does not promote it)."""
+    out: List[str] = []
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.For):
+                for x in ast.walk(n.target):
+                    if isinstance(x, ast.Name) and x.id not in out:
+                        out.append(x.id)
+    return ast.Tuple(elts=[ast.Constant(n) for n in out], ctx=ast.Load())
+
+
 def _assigned(stmts: List[ast.stmt]) -> List[str]:
     v = _Assigned()
     for s in stmts:
@@ -225,7 +238,8 @@ class _Rewriter(ast.NodeTransformer):
         read = {n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Loop"), it, _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
-            self._where(node), ast.Constant(_jumps(node.body)), ast.Constant(not (targets & read))))
+            self._where(node), ast.Constant(_jumps(node.body)), ast.Constant(not (targets & read)),
+            _loop_targets(node.body)))
         body = list(node.body)
         if names:
             body = [_if_attr(v, "dynamic", [_unpack(names, _method(v, "enter"))])] + body
@@ -245,7 +259,7 @@ class _Rewriter(ast.NodeTransformer):
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Branch"), self._cond(node.test), _names_tuple(names),
             _call(_rt("grab"), _locals(), _names_tuple(names)), self._where(node),
-            ast.Constant(_jumps(node.body + node.orelse))))
+            ast.Constant(_jumps(node.body + node.orelse)), _loop_targets(node.body + node.orelse)))
         leave = ast.Expr(_method(v, "leave", _locals()))
         out: List[ast.stmt] = [make, ast.If(test=_method(v, "then"), body=node.body + [leave], orelse=[])]
         if node.orelse:
