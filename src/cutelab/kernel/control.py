@@ -362,7 +362,9 @@ class _Carry:
                 t.emit(Assign(r, tuple(range(r.n)), v.refs))
             elif pre is UNDEF:
                 continue  # local to the region
-            elif not _same(v, pre) and self.what == "branch":
+            elif not _same(v, pre) and (self.what == "branch" or n in self.loop_targets):
+                # (or the index of a static loop inside a runtime loop: its value after the runtime
+                # loop depends on whether that ran at all)
                 # a static value that one branch changes has no single value after the branch: the
                 # variable is unusable there (any use raises), as a throwaway `_` usually is
                 self.poisoned.add(n)
