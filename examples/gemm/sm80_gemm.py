@@ -12,7 +12,7 @@ f16 or bf16 inputs, f32 accumulation, C in the input type. One thread block comp
    k-block ahead of the tensor cores (a register double buffer);
 3. ``cute.gemm`` over the TiledMMA for each k-block;
 4. epilogue: the accumulators are converted to the output type, staged through shared memory
-   and written with 16-byte stores, each warp writing whole rows.
+   (over the A/B ring, whose last reads are done) and written with 16-byte stores.
 
 The k-loop is split so that every global load's index is provably in bounds: the steady-state
 loop issues the load of tile ``k + num_stages - 1`` while tile ``k`` is consumed, and a drain
@@ -50,16 +50,18 @@ class Sm80Gemm:
         self.atom_layout_mnk = atom_layout_mnk
         self.raster = raster  # blocks walk `raster` tile-rows at a time (L2 reuse of B); must divide M / bM
         self.num_threads = 32 * atom_layout_mnk[0] * atom_layout_mnk[1] * atom_layout_mnk[2]
-        if self.bK % 64 != 0:
-            raise ValueError(f"Sm80Gemm: bK={self.bK} must be a multiple of 64 (one 128-byte swizzle row)")
+        if self.bK not in (32, 64):
+            raise ValueError(f"Sm80Gemm: bK={self.bK} must be 32 or 64 (one 64- or 128-byte swizzle row)")
         if num_stages < 2:
             raise ValueError(f"Sm80Gemm: num_stages={num_stages} must be at least 2")
 
     # ----------------------------------------------------------------- host side
     def smem_layout_AB(self, rows: int):
-        """(rows, bK, stages) K-major, Swizzle<3,3,3> over 8 x 64 f16/bf16 atoms."""
-        atom = cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0,
-                                         cute.make_layout((8, 64), stride=(64, 1)))
+        """(rows, bK, stages) K-major: Swizzle<3,3,3> over 8 x 64 f16/bf16 atoms (128-byte rows), or
+        Swizzle<2,3,3> over 8 x 32 (64-byte rows) when bK is 32."""
+        bits = 3 if self.bK == 64 else 2
+        atom = cute.make_composed_layout(cute.make_swizzle(bits, 3, 3), 0,
+                                         cute.make_layout((8, self.bK), stride=(self.bK, 1)))
         return cute.tile_to_shape(atom, (rows, self.bK, self.num_stages), (0, 1, 2))
 
     def smem_layout_C(self):
@@ -70,10 +72,11 @@ class Sm80Gemm:
         return cute.tile_to_shape(atom, (self.bM, self.bN), (0, 1))
 
     def g2s_copy(self, dtype):
-        """cp.async, 8 elements (16 bytes) per thread and copy, 8 threads per 64-element row."""
+        """cp.async, 8 elements (16 bytes) per thread and copy, bK / 8 threads per row."""
         atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(cache_mode=cute.nvgpu.LoadCacheMode.GLOBAL),
                                    dtype, num_bits_per_copy=128)
-        thr = cute.make_layout((self.num_threads // 8, 8), stride=(8, 1))
+        per_row = self.bK // 8
+        thr = cute.make_layout((self.num_threads // per_row, per_row), stride=(per_row, 1))
         return cute.make_tiled_copy_tv(atom, thr, cute.make_layout((1, 8)))
 
     def s2g_copy(self, dtype):
@@ -114,9 +117,20 @@ class Sm80Gemm:
         gB = cute.local_tile(mB, tiler=self.cta_tiler, coord=coord, proj=(None, 1, 1))  # (bN, bK, k)
         gC = cute.local_tile(mC, tiler=self.cta_tiler, coord=coord, proj=(1, 1, None))  # (bM, bN)
 
+        # one shared region: the A/B ring, and later the epilogue's C tile over the same bytes
+        @cute.struct
+        class SharedAB:
+            a: cute.struct.Align[cute.struct.MemRange[mA.element_type, cute.cosize(sA_layout)], 128]
+            b: cute.struct.Align[cute.struct.MemRange[mB.element_type, cute.cosize(sB_layout)], 128]
+
+        @cute.struct
+        class SharedC:
+            c: cute.struct.Align[cute.struct.MemRange[mC.element_type, cute.cosize(sC_layout)], 128]
+
         smem = utils.SmemAllocator()
-        sA = smem.allocate_tensor(mA.element_type, sA_layout, 128)
-        sB = smem.allocate_tensor(mB.element_type, sB_layout, 128)
+        storage = smem.allocate(max(SharedAB.size_in_bytes(), SharedC.size_in_bytes()), byte_alignment=128)
+        sA = SharedAB(storage).a.get_tensor(sA_layout)
+        sB = SharedAB(storage).b.get_tensor(sB_layout)
 
         thr_A = copy_A.get_slice(tidx)
         thr_B = copy_B.get_slice(tidx)
@@ -198,9 +212,7 @@ class Sm80Gemm:
         # epilogue: registers -> shared -> global with 16-byte stores
         cute.arch.cp_async_wait_group(0)
         cute.arch.sync_threads()
-        # its own buffer: cutelab's shared arrays do not alias yet (reusing the A ring through
-        # recast_ptr would save 32 KB and allow two blocks per SM)
-        sC = smem.allocate_tensor(mC.element_type, sC_layout, 128)
+        sC = SharedC(storage).c.get_tensor(sC_layout)  # over the A ring: every read of it is done
         out = cute.make_fragment_like(acc, mC.element_type)
         out.store(acc.load().to(mC.element_type))
         cute.autovec_copy(out, thr_mma.partition_C(sC))
@@ -209,13 +221,14 @@ class Sm80Gemm:
         cute.copy(copy_C, thr_C.partition_S(sC), thr_C.partition_D(gC))
 
 
-def run(mnk, dtype_name: str = "f16", iterations: int = 20, warmup: int = 3, check: bool = True):
+def run(mnk, dtype_name: str = "f16", iterations: int = 20, warmup: int = 3, check: bool = True,
+        bk: int = 64, stages: int = 3):
     import torch
 
     M, N, K = mnk
     ab = cutlass.BFloat16 if dtype_name == "bf16" else cutlass.Float16
     raster = 8 if (M // 128) % 8 == 0 else 1
-    gemm = Sm80Gemm(ab_dtype=ab, raster=raster)
+    gemm = Sm80Gemm(ab_dtype=ab, raster=raster, cta_tiler=(128, 128, bk), num_stages=stages)
     if M % gemm.bM or N % gemm.bN or K % gemm.bK or K // gemm.bK < gemm.num_stages - 1:
         raise SystemExit(f"sm80_gemm: M={M}, N={N} must be multiples of {gemm.bM}, {gemm.bN} and K={K} a "
                          f"multiple of {gemm.bK} with at least {gemm.num_stages - 1} k-tiles")
@@ -260,7 +273,9 @@ if __name__ == "__main__":
     p.add_argument("--mnk", default="256,256,128", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--dtype", default="f16", choices=["f16", "bf16"])
     p.add_argument("--iterations", default=20, type=int)
+    p.add_argument("--bk", default=64, type=int, choices=[32, 64], help="k-tile (64: 128-byte rows)")
+    p.add_argument("--stages", default=3, type=int, help="shared-memory pipeline stages")
     p.add_argument("--skip_ref_check", action="store_true")
     args = p.parse_args()
-    run(args.mnk, args.dtype, args.iterations, check=not args.skip_ref_check)
+    run(args.mnk, args.dtype, args.iterations, check=not args.skip_ref_check, bk=args.bk, stages=args.stages)
     print("PASS")
