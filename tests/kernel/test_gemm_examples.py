@@ -20,9 +20,10 @@ def _run(*args, timeout=900):
                           timeout=timeout)
 
 
-@pytest.mark.parametrize("dtype,mnk", [("f16", "256,256,128"), ("bf16", "128,256,192")])
-def test_sm80_gemm_on_the_cpu(dtype, mnk):
-    p = _run("--dtype", dtype, "--mnk", mnk)
+@pytest.mark.parametrize("dtype,mnk,extra", [("f16", "256,256,128", ()), ("bf16", "128,256,192", ()),
+                                             ("f16", "128,128,160", ("--bk", "32", "--stages", "4"))])
+def test_sm80_gemm_on_the_cpu(dtype, mnk, extra):
+    p = _run("--dtype", dtype, "--mnk", mnk, *extra)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")
 
