@@ -573,3 +573,17 @@ def test_an_inner_static_loop_index_is_not_carried_by_the_runtime_loop_around_it
     A = np.zeros(2, np.float32)
     k(from_dlpack(A), 4).launch(grid=1, block=1)
     assert A[0] == 1 + 4 * 3
+
+
+def test_an_inner_static_loop_index_is_unusable_after_the_runtime_loop_around_it():
+    # its value there depends on whether the runtime loop ran at all: refused, not guessed
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutlass.Int32):
+        kb = 0
+        for i in range(n):
+            for kb in range(3):
+                A[1] = A[1] + 1.0
+        A[0] = kb
+
+    with pytest.raises(TraceError, match=r"variable 'kb' is 0 before the loop at .* no single value after it"):
+        k(from_dlpack(np.zeros(2, np.float32)), 4).launch(grid=1, block=1)
