@@ -542,8 +542,9 @@ def test_large_dynamic_shared_memory_opts_in_once(gpu):
     assert gpu.driver.calls.get("cuFuncSetAttribute", 0) - before == 1
 
 
-def test_a_stream_argument_compiled_with_a_fake_or_no_stream_takes_any_stream_at_call_time():
-    # tensorop_gemm compiles with make_fake_stream() and calls with the torch stream's CUstream
+def test_a_stream_argument_compiled_with_a_fake_stream_takes_any_stream_at_call_time():
+    # tensorop_gemm compiles with make_fake_stream() and calls with the torch stream's CUstream;
+    # compiled with None, the argument is a constant (its launches were not tied to it): refused
     import cutelab as cute
     from cutelab import cuda
     from cutelab.runtime import from_dlpack, make_fake_stream
@@ -558,7 +559,10 @@ def test_a_stream_argument_compiled_with_a_fake_or_no_stream_takes_any_stream_at
         bump(A).launch(grid=1, block=4, stream=stream)
 
     A = np.zeros(4, np.float32)
-    for compiled_with in (make_fake_stream(), None):
-        c = cute.compile(f, from_dlpack(A), compiled_with)
-        c(from_dlpack(A), cuda.CUstream(0))
+    c = cute.compile(f, from_dlpack(A), make_fake_stream())
+    c(from_dlpack(A), cuda.CUstream(0))
+    c(from_dlpack(A), cuda.CUstream(0))
     assert A.tolist() == [2.0] * 4
+    c = cute.compile(f, from_dlpack(A), None)
+    with pytest.raises(LaunchError, match="compiled with None"):
+        c(from_dlpack(A), cuda.CUstream(0))

@@ -1080,7 +1080,7 @@ class CompiledFunction:
         for pos, v0 in fast.static:
             if pos < len(args):
                 v = args[pos]
-                if v is not v0 and not _same_static(v, v0) and not (v0 is None and _is_stream(v)):
+                if v is not v0 and not _same_static(v, v0):
                     self._static_error(pos, v, v0)
         if addrs != fast.last:
             self._new_addresses(addrs)
@@ -1223,7 +1223,7 @@ class CompiledFunction:
             _same(self.name, pos, t0, t)
             new[pos] = _Storage(t.engine, f"argument {pos}")
         for pos, v0 in self.arg_static.items():
-            if pos < len(args) and not _same_static(args[pos], v0) and not (v0 is None and _is_stream(args[pos])):
+            if pos < len(args) and not _same_static(args[pos], v0):
                 self._static_error(pos, args[pos], v0)
         for plan, sources, scalars in self.plans:
             sts = [new[pos] if pos is not None else st for pos, st in sources]
