@@ -333,6 +333,16 @@ class LoopVar(Var):
         self.lo, self.hi, self.div = lo, max(lo, hi), div
 
 
+def _value_range(dtype: Any) -> Tuple[int, int]:
+    """The values an integer (or Boolean) element type holds."""
+    bits = dtype.width
+    if dtype.kind == "bool":
+        return 0, 1
+    if dtype.kind == "uint":
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
 class ArgVar(Var):
     """An integer scalar argument of the kernel, its value known only at launch."""
 
@@ -342,13 +352,7 @@ class ArgVar(Var):
         Var.__init__(self, "arg." + param.name, 1)
         self.c_name = param.name
         self.param = param
-        bits = param.dtype.width
-        if param.dtype.kind == "bool":
-            self.lo, self.hi = 0, 1
-        elif param.dtype.kind == "uint":
-            self.lo, self.hi = 0, (1 << bits) - 1
-        else:
-            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.lo, self.hi = _value_range(param.dtype)
         self.div = 1
 
 
@@ -363,13 +367,7 @@ class RegVar(Var):
         Var.__init__(self, f"reg.{reg.id}.{i}", 1)
         self.c_name = f"{reg.name}[{i}]"
         self.ref = ref
-        bits = reg.dtype.width
-        if reg.dtype.kind == "bool":
-            self.lo, self.hi = 0, 1
-        elif reg.dtype.kind == "uint":
-            self.lo, self.hi = 0, (1 << bits) - 1
-        else:
-            self.lo, self.hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.lo, self.hi = _value_range(reg.dtype)
         self.div = div  # what divides every value it holds (a moving view's offset keeps its alignment)
 
 
@@ -661,18 +659,9 @@ class Tracer:
         return ir
 
 
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 def user_line() -> str:
-    """file:line of the innermost frame outside the cutelab package (the user's kernel code), or ''."""
-    f = sys._getframe(1)
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not fn.startswith(_PKG_DIR + os.sep) and not fn.startswith("<"):
-            return f"{fn}:{f.f_lineno}"
-        f = f.f_back
-    return ""
+    """file:line of the user's kernel code being traced (user_location), or ''."""
+    return user_location() or ""
 
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../cutelab
