@@ -166,56 +166,77 @@ def _call_view(t: Any, r: int, nrest: int) -> Any:
     return t[(None,) + tuple(crd)]
 
 
-def kernel_ldmatrix(atom: Any, src: Any, dst: Any, pred: Any = None) -> None:
-    """ldmatrix of a thread's shared-memory partition src into its register partition dst."""
-    t = current("cute.copy")
+def _checked_operands(t: Any, atom: Any, src: Any, dst: Any, pred: Any, kind: str) -> tuple:
+    """The checks ldmatrix and stmatrix share (kind says which; its shared-memory side is src for
+    ldmatrix, dst for stmatrix): (values per call of src and dst, src's value-mode size, the
+    number of calls of src and dst)."""
     op = atom.op
-    name = ptx_name(op)
+    who = f"kernel {t.name}: cute.copy with {type(op).__name__}"
     if pred is not None:
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: ldmatrix takes no predicate{t.where()}")
-    if not isinstance(src.engine, SmemEngine):
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source {src} must be in shared "
-                         f"memory (ldmatrix reads shared memory){t.where()}")
-    if getattr(dst, "memspace", None) != "rmem":
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the destination {dst} must be a "
-                         f"register fragment{t.where()}")
+        raise TraceError(f"{who}: {kind} takes no predicate{t.where()}")
+    if kind == "ldmatrix":
+        if not isinstance(src.engine, SmemEngine):
+            raise TraceError(f"{who}: the source {src} must be in shared memory (ldmatrix reads shared memory)"
+                             f"{t.where()}")
+        if getattr(dst, "memspace", None) != "rmem":
+            raise TraceError(f"{who}: the destination {dst} must be a register fragment{t.where()}")
+    else:
+        if getattr(src, "memspace", None) != "rmem":
+            raise TraceError(f"{who}: the source {src} must be a register fragment{t.where()}")
+        if not isinstance(dst.engine, SmemEngine):
+            raise TraceError(f"{who}: the destination {dst} must be in shared memory (stmatrix writes shared "
+                             f"memory){t.where()}")
     for what, x in (("source", src), ("destination", dst)):
         if x.element_type.width != 16:
-            raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the {what} holds "
-                             f"{x.element_type}; {name} moves 16-bit elements{t.where()}")
+            raise TraceError(f"{who}: the {what} holds {x.element_type}; {ptx_name(op)} moves 16-bit elements"
+                             f"{t.where()}")
     if src.element_type.name != dst.element_type.name:
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source holds {src.element_type} "
-                         f"and the destination {dst.element_type}; ldmatrix moves bits, it does not convert{t.where()}")
+        raise TraceError(f"{who}: the source holds {src.element_type} and the destination {dst.element_type}; "
+                         f"{kind} moves bits, it does not convert{t.where()}")
     ns, nd = atom.num_val_src, atom.num_val_dst
     nrs, nrd = _rest(src), _rest(dst)
     vs = it.product(src.layout.shape[0]) if isinstance(src.layout.shape, tuple) else it.product(src.layout.shape)
     vd = it.product(dst.layout.shape[0]) if isinstance(dst.layout.shape, tuple) else it.product(dst.layout.shape)
     if vs % ns or vd % nd or vs // ns != vd // nd or nrs != nrd:
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: source {src.layout} and destination "
-                         f"{dst.layout} do not split into the same atom calls ({ns} source and {nd} destination "
-                         f"values per call){t.where()}")
+        raise TraceError(f"{who}: source {src.layout} and destination {dst.layout} do not split into the same atom "
+                         f"calls ({ns} source and {nd} destination values per call){t.where()}")
+    return ns, nd, vs, nrs, nrd
+
+
+def _row_base(t: Any, op: Any, tensor: Any, offset: Any, offs: Any, sw: Any) -> Any:
+    """The shared-memory offset of a lane's 16-byte row: offs (the row's elements, relative to the
+    view's offset) must be consecutive after the swizzle sw and start on 16 bytes."""
+    n = len(offs)
+    if sw is not None:
+        from .smem import smem_runs
+
+        runs = smem_runs(sw, offset, offs)
+    else:
+        runs = [(offset + int(offs[0]), tuple(int(x - offs[0]) for x in offs), list(range(n)))]
+    if len(runs) != 1 or runs[0][1] != tuple(range(n)):
+        raise TraceError(
+            f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must be {n} consecutive "
+            f"elements of shared memory (16 bytes), but {tensor} places them at offsets "
+            f"{[int(x) for x in offs]}{' before its swizzle ' + str(sw) if sw is not None else ''}{t.where()}")
+    base = runs[0][0]
+    if (base.div if is_sym(base) else (abs(int(base)) or 8)) % 8:
+        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must start on "
+                         f"16 bytes; its offset {base} is not a multiple of 8 elements{t.where()}")
+    return base
+
+
+def kernel_ldmatrix(atom: Any, src: Any, dst: Any, pred: Any = None) -> None:
+    """ldmatrix of a thread's shared-memory partition src into its register partition dst."""
+    t = current("cute.copy")
+    op = atom.op
+    ns, nd, vs, nrs, nrd = _checked_operands(t, atom, src, dst, pred, "ldmatrix")
     sw = getattr(src.engine, "swizzle", None)
     for r in range(nrs):
         sv, dv = _call_view(src, r, nrs), _call_view(dst, r, nrd)
         soffs = _static_offsets(sv.layout, "cute.copy")
         doffs = _static_offsets(dv.layout, "cute.copy")
         for c in range(vs // ns):
-            so = soffs[c * ns:(c + 1) * ns]
-            if sw is not None:
-                from .smem import smem_runs
-
-                runs = smem_runs(sw, sv.offset, so)
-            else:
-                runs = [(sv.offset + int(so[0]), tuple(int(x - so[0]) for x in so), list(range(ns)))]
-            if len(runs) != 1 or runs[0][1] != tuple(range(ns)):
-                raise TraceError(
-                    f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must be {ns} consecutive "
-                    f"elements of shared memory (16 bytes), but {src} places them at offsets "
-                    f"{[int(x) for x in so]}{' before its swizzle ' + str(sw) if sw is not None else ''}{t.where()}")
-            base = runs[0][0]
-            if (base.div if is_sym(base) else (abs(int(base)) or 8)) % 8:
-                raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must start on "
-                                 f"16 bytes; its offset {base} is not a multiple of 8 elements{t.where()}")
+            base = _row_base(t, op, src, sv.offset, soffs[c * ns:(c + 1) * ns], sw)
             reg = t.new_reg(src.element_type, nd)
             src.engine.param.read = True
             t.emit(LdMatrix(atom, src.engine.param, base, reg))
@@ -311,51 +332,14 @@ def kernel_stmatrix(atom: Any, src: Any, dst: Any, pred: Any = None) -> None:
     """stmatrix of a thread's register partition src into its shared-memory partition dst."""
     t = current("cute.copy")
     op = atom.op
-    if pred is not None:
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: stmatrix takes no predicate{t.where()}")
-    if getattr(src, "memspace", None) != "rmem":
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source {src} must be a register "
-                         f"fragment{t.where()}")
-    if not isinstance(dst.engine, SmemEngine):
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the destination {dst} must be in "
-                         f"shared memory (stmatrix writes shared memory){t.where()}")
-    for what, x in (("source", src), ("destination", dst)):
-        if x.element_type.width != 16:
-            raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the {what} holds "
-                             f"{x.element_type}; {ptx_name(op)} moves 16-bit elements{t.where()}")
-    if src.element_type.name != dst.element_type.name:
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: the source holds {src.element_type} "
-                         f"and the destination {dst.element_type}; stmatrix moves bits, it does not convert{t.where()}")
-    ns, nd = atom.num_val_src, atom.num_val_dst
-    nrs, nrd = _rest(src), _rest(dst)
-    vs = it.product(src.layout.shape[0]) if isinstance(src.layout.shape, tuple) else it.product(src.layout.shape)
-    vd = it.product(dst.layout.shape[0]) if isinstance(dst.layout.shape, tuple) else it.product(dst.layout.shape)
-    if vs % ns or vd % nd or vs // ns != vd // nd or nrs != nrd:
-        raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: source {src.layout} and destination "
-                         f"{dst.layout} do not split into the same atom calls ({ns} source and {nd} destination "
-                         f"values per call){t.where()}")
+    ns, nd, vs, nrs, nrd = _checked_operands(t, atom, src, dst, pred, "stmatrix")
     sw = getattr(dst.engine, "swizzle", None)
     for r in range(nrs):
         sv, dv = _call_view(src, r, nrs), _call_view(dst, r, nrd)
         vals = sv.load()
         doffs = _static_offsets(dv.layout, "cute.copy")
         for c in range(vs // ns):
-            do = doffs[c * nd:(c + 1) * nd]
-            if sw is not None:
-                from .smem import smem_runs
-
-                runs = smem_runs(sw, dv.offset, do)
-            else:
-                runs = [(dv.offset + int(do[0]), tuple(int(x - do[0]) for x in do), list(range(nd)))]
-            if len(runs) != 1 or runs[0][1] != tuple(range(nd)):
-                raise TraceError(
-                    f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must be {nd} consecutive "
-                    f"elements of shared memory (16 bytes), but {dst} places them at offsets "
-                    f"{[int(x) for x in do]}{' before its swizzle ' + str(sw) if sw is not None else ''}{t.where()}")
-            base = runs[0][0]
-            if (base.div if is_sym(base) else (abs(int(base)) or 8)) % 8:
-                raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must start on "
-                                 f"16 bytes; its offset {base} is not a multiple of 8 elements{t.where()}")
+            base = _row_base(t, op, dst, dv.offset, doffs[c * nd:(c + 1) * nd], sw)
             refs = vals.refs[c * ns:(c + 1) * ns]
             t.check_refs(refs, "stmatrix")
             dst.engine.param.written = True
