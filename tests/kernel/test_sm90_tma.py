@@ -205,11 +205,8 @@ def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
 
     monkeypatch.setattr(host_tma, "encode_tensor_map", fake_encode)
 
-    class St:
-        address = 0x7000
-
     buf = ParamBuffer(len(ir.params) + len(maps))
-    maps.fill(buf, [St()], len(ir.params))
+    maps.fill(buf, [0x7000], len(ir.params))
     p = int(buf.ptrs[len(ir.params)])
     assert p % 128 == 0 and calls == [(a1.desc, 0x7000)]
     assert bytes(maps.mem[:128]) == bytes(range(128))

@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, evaluate
 from .cformat import format_value
-from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op, ParamRef, Printf, Reg, Shared,
+from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op, ParamRef, Printf, Shared,
                     Store, While, walk)
 
 __all__ = ["interpret", "thread_env"]

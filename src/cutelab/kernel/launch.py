@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
 from .symbolic import evaluate, sym_range
-from .trace import GmemEngine, KernelIR, Load, Param, Store, Tracer, pow2_divisor, tracing, walk
+from .trace import GmemEngine, KernelIR, Load, Store, Tracer, pow2_divisor, tracing
 
 __all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
            "last_launch", "LaunchInfo"]
@@ -383,15 +383,6 @@ def last_launch() -> Optional[LaunchInfo]:
     return getattr(_local, "last", None)
 
 
-class _Addr:
-    """A storage's address alone (what TensorMapArgs.fill reads)."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, address: int):
-        self.address = address
-
-
 class _Plan:
     """A traced and compiled launch, replayable with new storages of the same description.
 
@@ -469,7 +460,7 @@ class _Plan:
             for i, bits in self.scalar_slots(scalars):
                 vals[i] = bits
             if self.tensor_maps is not None and len(self.tensor_maps):
-                self.tensor_maps.fill(launcher.params, storages, len(ir.params))
+                self.tensor_maps.fill(launcher.params, [st.address for st in storages], len(ir.params))
             launcher(_stream_for(storages, stream))
         else:
             from .interpret import interpret
@@ -1098,7 +1089,7 @@ class CompiledFunction:
                 vals[i] = addrs[k]
             tm = plan.tensor_maps
             if tm is not None and len(tm):  # TMA descriptors hold the tensors' addresses: encode them again
-                tm.fill(launcher.params, [_Addr(int(vals[j])) for j in range(len(plan.ir.params))], len(plan.ir.params))
+                tm.fill(launcher.params, [int(vals[j]) for j in range(len(plan.ir.params))], len(plan.ir.params))
             if stream is not None:
                 h = _stream_handle(stream)
             elif spos is not None:

@@ -261,10 +261,11 @@ class TensorMapArgs:
     def __len__(self) -> int:
         return len(self.items)
 
-    def fill(self, params: Any, storages: Any, first: int) -> None:
-        """Encode each map for its tensor's address and point kernel parameter first + k at it."""
+    def fill(self, params: Any, addresses: Any, first: int) -> None:
+        """Encode each map for its tensor's address (addresses[param index]) and point kernel
+        parameter first + k at it."""
         from ..nvgpu.cpasync.tma import encode_tensor_map
 
         for k, (i, desc) in enumerate(self.items):
-            self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(encode_tensor_map(desc, storages[i].address), np.uint8)
+            self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(encode_tensor_map(desc, addresses[i]), np.uint8)
             params.ptrs[first + k] = self.mem.ctypes.data + 128 * k
