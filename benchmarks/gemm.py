@@ -31,8 +31,9 @@ is reported as failed and not timed.
 
     python benchmarks/gemm.py --dsl-orig DIR [--sizes 8192,4096] [--dtypes bf16,f16]
                               [--only torch,sm90] [--json out.json]
-    python benchmarks/gemm.py --dry-run      # no GPU: cutelab's programs through the GPU launch
-                                             # path under cutelab.kernel.fakegpu (nothing runs)
+    python benchmarks/gemm.py --dry-run [--nvcc]   # no GPU: cutelab's programs through the GPU
+                                             # launch path under cutelab.kernel.fakegpu (nothing
+                                             # runs; --nvcc: nvcc compiles each generated kernel)
 
 Prints one JSON line per run, then a markdown table for benchmarks/RESULTS.md. Exit status: 0 all
 measured rows pass, 1 some row failed, 2 nothing could be measured (no GPU, no torch).
@@ -322,11 +323,14 @@ def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
 
 
 def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
-    """examples/gemm/sm90_gemm.py: HopperGemm (C in f32). Glue kept small: sm90_gemm.py's host
-    path is changing; cute.compile where it takes the object, else a jit call per launch."""
+    """examples/gemm/sm90_gemm.py: HopperGemm (C in f32) through ``cute.compile(gemm, mA, mB, mC)``
+    (its @cute.jit __call__). Glue kept small: sm90_gemm.py's host path is changing; where its
+    __call__ is not yet a jit function (it takes torch tensors), one jit call per launch, and the
+    row's configuration says so."""
     import torch
 
     import cutelab as cute
+    from cutelab.runtime import from_dlpack
 
     mod = _load(os.path.join(ROOT, "examples", "gemm", "sm90_gemm.py"), "_bench_sm90_gemm")
     o = sm90_options(opts.sm90_args)
@@ -334,18 +338,19 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
     N = b.shape[0]
     ctas = o.ctas or _sm_count(a)
     c = _new((M, N), torch.float32, a)
-    a, b, c_arg = _dev(a), _dev(b), _dev(c)
     gemm = mod.HopperGemm(ab_dtype=cute.BFloat16 if dtype == "bf16" else cute.Float16, tile_mnk=o.tile,
                           stages=o.stages, num_ctas=ctas, dynamic=True, warp_specialized=o.ws,
                           mma_warpgroups=o.mma_wgs)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup"))
+    a, b, c_arg = _dev(a), _dev(b), _dev(c)
+    mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (a, b, c_arg))
     t0 = time.perf_counter()
     try:
-        compiled = cute.compile(gemm, a, b, c_arg)
-        call: Callable[[], Any] = lambda: compiled(a, b, c_arg)  # noqa: E731
+        compiled = cute.compile(gemm, mA, mB, mC)
+        call: Callable[[], Any] = lambda: compiled(mA, mB, mC)  # noqa: E731
         config += "; cute.compile"
-    except Exception as e:  # noqa: BLE001 - the host path of today's sm90_gemm.py takes torch tensors only
+    except Exception as e:  # noqa: BLE001 - sm90_gemm.py before its __call__ became @cute.jit
         gemm(a, b, c_arg)
         call = lambda: gemm(a, b, c_arg)  # noqa: E731
         config += f"; one jit call per launch (cute.compile: {type(e).__name__})"
@@ -415,11 +420,13 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
     global _FAKE
     sys.path.insert(0, os.path.join(ROOT, "src"))
     import cutelab.nvgpu.cpasync.tma as host_tma
-    from cutelab.kernel.fakegpu import fake_gpu
+    from cutelab.kernel.fakegpu import FakeDriver, fake_gpu
 
     rows = []
-    saved = host_tma.encode_tensor_map
-    host_tma.encode_tensor_map = lambda desc, address: bytes(128)  # the fake driver encodes no tensor maps
+    saved = getattr(host_tma, "encode_tensor_map", None)
+    if saved is not None and not hasattr(FakeDriver, "cuTensorMapEncodeTiled"):
+        # a fake driver that encodes no tensor maps (before h-sm90's): stand-in bytes
+        host_tma.encode_tensor_map = lambda desc, address: bytes(128)
     _FAKE = True
     try:
         for mnk in sizes:
@@ -431,7 +438,7 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
                     else:
                         t0 = time.perf_counter()
                         try:
-                            with fake_gpu() as gpu:
+                            with fake_gpu(nvcc=opts.nvcc) as gpu:
                                 a, b = make_data(*mnk, dtype=dtype, device="cpu", seed=opts.seed)
                                 r = build(program, a, b, dtype, opts)
                                 r.call()
@@ -443,7 +450,8 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     finally:
-        host_tma.encode_tensor_map = saved
+        if saved is not None:
+            host_tma.encode_tensor_map = saved
         _FAKE = False
     return rows
 
@@ -581,6 +589,8 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--dry-run", action="store_true",
                     help="no GPU: cutelab's programs through the launch path under a fake GPU")
+    ap.add_argument("--nvcc", nargs="?", const="nvcc", default=None, metavar="PATH",
+                    help="with --dry-run: also compile each generated kernel with nvcc (checks the CUDA)")
     ap.add_argument("--child", nargs=4, metavar=("PROGRAM", "MNK", "DTYPE", "CLUSTER"), help=argparse.SUPPRESS)
     return ap
 
