@@ -11,7 +11,8 @@ benchmarks/dsl_examples.py runs the Ampere examples, and is timed by that script
 
 The programs (``--only`` names):
 
-- ``torch``: ``torch.matmul(a, b.t(), out=c)`` in the input type (cuBLAS);
+- ``torch``: ``torch.matmul(a, b.t(), out=c)`` in the input type (cuBLAS; reduced-precision
+  reductions off, so that it accumulates in f32 as the others do);
 - ``dsl-ampere``: CuTe DSL 4.8.1's own Ampere ``tensorop_gemm.py`` (the original file, from
   ``--dsl-orig DIR``), its ``compile_bmm`` with A and B K-major, C N-major, atoms 2x2x1;
 - ``dsl-hopper``: CuTe DSL 4.8.1's own Hopper ``dense_gemm.py`` (from ``--dsl-orig DIR``),
@@ -240,7 +241,7 @@ def build_torch(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
 
     c = _new((a.shape[0], b.shape[0]), a.dtype, a)
     bt = b.t()
-    return Runner(lambda: torch.matmul(a, bt, out=c), c, dtype, "torch.matmul (cuBLAS)", None)
+    return Runner(lambda: torch.matmul(a, bt, out=c), c, dtype, "torch.matmul (cuBLAS), f32 reductions", None)
 
 
 def build_tensorop(path: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
@@ -389,7 +390,11 @@ def child(program: str, mnk: Tuple[int, int, int], dtype: str, opts: argparse.Na
             from importlib.metadata import version
 
             info["cutlass_dsl"] = version("nvidia-cutlass-dsl")
+    # the reference: f32 products and sums (no TF32); torch's program: cuBLAS with f32 accumulation
+    # throughout (no reduced-precision split-K reductions), as every other program accumulates
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     a, b = make_data(M, N, K, dtype, "cuda", opts.seed)
     ref = a.float() @ b.float().t()
     ref_max = ref.abs().max().item()

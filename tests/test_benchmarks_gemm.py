@@ -175,3 +175,36 @@ def test_dry_run_launches_our_gemms_on_a_fake_gpu(gemm, capsys):
     # a size the kernel's tile does not divide: the row reports sm80_gemm's own error
     bad = gemm.dry_run(["sm80"], [(200, 256, 128)], ["f16"], o)
     assert not bad[0]["ok"] and bad[0]["why"]
+
+
+def test_main_with_stand_in_children(gemm, capsys, monkeypatch, tmp_path):
+    """The parent's whole flow, each child answered by a stand-in: the table, the % column, the JSON."""
+    monkeypatch.setattr(gemm, "probe", lambda opts: {"gpu": None, "dsl": None})
+    us = {"torch": 1400.0, "sm80": 2800.0, "sm90": 1750.0}
+    seen = []
+
+    def child(cmd, env, timeout):
+        program, mnk, dtype = cmd[3], cmd[4], cmd[5]
+        seen.append((program, mnk, dtype))
+        if program == "sm80":
+            out = 'GEMM {"passed": false, "max_err": 2.5, "tol": 0.05, "c_dtype": "bf16", "config": "x"}\n'
+            return gemm.parse_child_output(out, 1)
+        out = (f'GEMM {{"passed": true, "max_err": 0.01, "tol": 0.05, "c_dtype": "bf16", "config": "c-{program}", '
+               f'"device": "NVIDIA H100 80GB HBM3", "torch": "2.9"}}\n'
+               f'BENCH {{"b2b_us": {us[program]}, "single_us": {us[program] + 100}, "iterations": 100}}\n')
+        return gemm.parse_child_output(out, 0)
+
+    monkeypatch.setattr(gemm, "run_child", child)
+    js = tmp_path / "rows.json"
+    rc = gemm.main(["--sizes", "8192", "--dtypes", "bf16", "--only", "sm90,sm80,torch", "--json", str(js)])
+    out = capsys.readouterr().out
+    assert seen == [("torch", "8192x8192x8192", "bf16"), ("sm80", "8192x8192x8192", "bf16"),
+                    ("sm90", "8192x8192x8192", "bf16")]
+    assert rc == 1  # sm80 failed its check
+    assert "NVIDIA H100 80GB HBM3" in out and "torch 2.9" in out
+    assert "| 8192x8192x8192 | bf16 | bf16 | sm90 | c-sm90 | 628.3 | 594.3 | 80.0 / 81.1 | 0.01 | pass |" in out
+    assert "| sm80 | x | - | - | - | 2.5 | FAIL: max \\|C - torch\\| 2.5 > 0.05 |" in out
+    import json
+
+    rows = json.loads(js.read_text())
+    assert [r["program"] for r in rows] == ["torch", "sm80", "sm90"] and rows[2]["pct_cublas_b2b"] == 80.0
