@@ -47,10 +47,10 @@ PROGRAMS: Dict[str, List[str]] = {
     "dsl/sgemm": ["examples/dsl/sgemm.py", "--mnk", "256,256,64", "--warmup_iterations", "1", "--iterations", "1"],
     "dsl/tensorop_gemm": ["examples/dsl/tensorop_gemm.py", "--mnkl", "256,256,128,1", "--benchmark", "none"],
     "gemm/sm80_gemm": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--iterations", "1"],
-    "gemm/sm80_gemm bf16": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--dtype", "bf16",
+    "gemm/sm80_gemm_bf16": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--dtype", "bf16",
                             "--iterations", "1"],
     "gemm/sm90_gemm": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,256,256", "--ctas", "4"],
-    "gemm/sm90_gemm ws": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,512,512", "--ctas", "3", "--ws",
+    "gemm/sm90_gemm_ws": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,512,512", "--ctas", "3", "--ws",
                           "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3"],
     "seeds/copy_inner_partition": ["examples/seeds/copy_inner_partition.py"],
     "seeds/copy_outer_partition": ["examples/seeds/copy_outer_partition.py"],
@@ -184,7 +184,7 @@ def select(only: str) -> List[str]:
     """Programs whose name contains any of the comma-separated parts of only (all when empty).
 
     >>> select("sm90")
-    ['gemm/sm90_gemm', 'gemm/sm90_gemm ws']
+    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws']
     """
     parts = [x.strip() for x in only.split(",") if x.strip()]
     names = [n for n in PROGRAMS if not parts or any(p in n for p in parts)]

@@ -19,7 +19,8 @@ def san():
     return m
 
 
-# compute-sanitizer's outputs, in the format it prints (program output interleaved)
+# compute-sanitizer outputs in the format it prints, program output interleaved (written here after
+# its documented summary lines, not captured on a GPU: this machine has none)
 MEMCHECK_CLEAN = """========= COMPUTE-SANITIZER
 Compilation time: 0.8123 seconds
 max relative error 1.221e-04 (tolerance 3.125e-02)
