@@ -281,8 +281,10 @@ def build_dsl_hopper(path: str, a: Any, b: Any, dtype: str, opts: argparse.Names
     ab = mod.cutlass.BFloat16 if dtype == "bf16" else mod.cutlass.Float16
     c = torch.empty(M, N, dtype=a.dtype, device=a.device)
 
-    def tensor(t: Any) -> Any:  # (rows, K, 1), mode 1 contiguous
-        return from_dlpack(t.unsqueeze(2), assumed_align=16).mark_layout_dynamic(leading_dim=1)
+    def tensor(t: Any) -> Any:
+        # (rows, cols, 1) with strides (cols, 1, rows * cols), as the example's run() permutes its
+        # (l, rows, cols) tensors: the batch stride too is a multiple of 16 bytes, as TMA wants
+        return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=16).mark_layout_dynamic(leading_dim=1)
 
     mA, mB, mC = tensor(a), tensor(b), tensor(c)
     note = ""
@@ -583,9 +585,11 @@ def make_parser() -> argparse.ArgumentParser:
                     help="cluster shapes for dense_gemm.py, one row each")
     ap.add_argument("--dsl-hopper-tile", default=(128, 256), type=lambda s: tuple(int(x) for x in s.split(",")),
                     help=argparse.SUPPRESS)
-    ap.add_argument("--sm80-args", default="--bk 64 --stages 3", help="sm80_gemm.py's flags (--bk, --stages)")
+    ap.add_argument("--sm80-args", default="--bk 64 --stages 3",
+                    help="sm80_gemm.py's flags (--bk, --stages); write --sm80-args='--bk 32'")
     ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --tile 128,256,64 --stages 3",
-                    help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs)")
+                    help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
+                         "write --sm90-args='--ws --stages 4'")
     ap.add_argument("--iterations", type=int, default=100, help="back-to-back calls")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--singles", type=int, default=20, help="single launches (median)")
@@ -620,8 +624,8 @@ def child_command(run: Dict[str, Any], opts: argparse.Namespace) -> List[str]:
     cl = "x".join(map(str, run["cluster"])) if run["cluster"] else "-"
     cmd = [python, os.path.abspath(__file__), "--child", run["program"], "x".join(map(str, run["mnk"])),
            run["dtype"], cl, "--iterations", str(opts.iterations), "--warmup", str(opts.warmup),
-           "--singles", str(opts.singles), "--seed", str(opts.seed), "--sm80-args", opts.sm80_args,
-           "--sm90-args", opts.sm90_args, "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
+           "--singles", str(opts.singles), "--seed", str(opts.seed), "--sm80-args=" + opts.sm80_args,
+           "--sm90-args=" + opts.sm90_args, "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
     if opts.dsl_orig:
         cmd += ["--dsl-orig", os.path.abspath(opts.dsl_orig)]
     return cmd

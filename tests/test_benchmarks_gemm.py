@@ -68,6 +68,9 @@ def test_plan_order_and_commands(gemm):
     # the child parses what the parent passes
     back = gemm.make_parser().parse_args(cmd[2:])
     assert back.child == ["dsl-hopper", "512x512x512", "bf16", "1x1"] and back.sm90_args == o.sm90_args
+    o = gemm.make_parser().parse_args(["--sm90-args=--ws", "--sm80-args=--stages 4"])  # one flag: no space in it
+    back = gemm.make_parser().parse_args(gemm.child_command(gemm.plan(o)[0], o)[2:])
+    assert (back.sm90_args, back.sm80_args) == ("--ws", "--stages 4")
 
 
 def test_tolerance_accepts_rounding_and_catches_a_missing_k_tile(gemm):
