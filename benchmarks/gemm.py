@@ -469,7 +469,7 @@ def run_child(cmd: List[str], env: Dict[str, str], timeout: int) -> Dict[str, An
     """Run one child; its GEMM and BENCH lines, or why it failed."""
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"ok": False, "why": f"timed out after {timeout} s"}
     return parse_child_output(p.stdout + p.stderr, p.returncode, time.perf_counter() - t0)

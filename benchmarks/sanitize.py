@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -144,14 +146,20 @@ def command(sanitizer: str, tool: str, argv: List[str], python: str = sys.execut
 
 def run_one(name: str, tool: str, cmd: List[str], env: Dict[str, str], timeout: int,
             logs: Optional[str]) -> Dict[str, Any]:
+    """One program under one tool, judged; its own process group, all of it ended when it times
+    out (compute-sanitizer's target is its child: killing the sanitizer alone would leave the
+    program running on the GPU)."""
     t0 = time.perf_counter()
     timed_out = False
+    p = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         errors="replace", start_new_session=True)
     try:
-        p = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-        out, rc = p.stdout + p.stderr, p.returncode
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        out += (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        out, _ = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
         rc, timed_out = None, True
     res = dict(judge(tool, out, rc, timed_out), program=name, tool=tool, seconds=time.perf_counter() - t0)
     if logs:

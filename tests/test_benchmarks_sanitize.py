@@ -182,3 +182,30 @@ def test_main_runs_and_exits_1_on_a_hazard(san, capsys, monkeypatch, tmp_path):
     out = capsys.readouterr().out
     assert "| seeds/tv_layout_printf | 0 | 1 hazard (1 error, 0 warnings) | 0 |" in out
     assert san.main(["--sanitizer", str(fake), "--only", "tv_layout", "--tools", "memcheck,synccheck"]) == 0
+
+
+def test_a_timed_out_run_ends_its_whole_process_group(san, tmp_path):
+    # a stand-in "sanitizer" whose target (a grandchild) would outlive it: both end at the timeout
+    pidfile = tmp_path / "pid"
+    script = tmp_path / "cs.sh"
+    script.write_text(f"#!/bin/sh\n{sys.executable} -c 'import os, time; open(\"{pidfile}\", \"w\").write(str(os.getpid())); "
+                      "time.sleep(60)' &\nwait\n")
+    script.chmod(0o755)
+    r = san.run_one("p", "memcheck", [str(script)], dict(os.environ), 2, None)
+    assert r["cell"] == "timed out" and not r["clean"]
+    import time
+
+    pid = int(pidfile.read_text())
+    def gone() -> bool:  # ended: no such process, or a zombie waiting for whoever reaps orphans
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        except FileNotFoundError:
+            return True
+
+    for _ in range(50):  # the kill is delivered at once; the process may take a moment to go
+        if gone():
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the grandchild {pid} outlived the timeout")
