@@ -16,10 +16,11 @@ The programs (``--only`` names):
 - ``dsl-ampere``: CuTe DSL 4.8.1's own Ampere ``tensorop_gemm.py`` (the original file, from
   ``--dsl-orig DIR``), its ``compile_bmm`` with A and B K-major, C N-major, atoms 2x2x1;
 - ``dsl-hopper``: CuTe DSL 4.8.1's own Hopper ``dense_gemm.py`` (from ``--dsl-orig DIR``),
-  ``HopperWgmmaGemmKernel`` with 128x256 tiles (two MMA warpgroups; the example's documented
-  command line), one row per cluster shape of ``--dsl-hopper-clusters`` (1x1 as documented, 2x1
-  with TMA multicast of B); its dtype check admits f16 only, so bf16 is run through the class
-  directly and the row says so;
+  ``HopperWgmmaGemmKernel`` with 128x256 tiles (two MMA warpgroups), C in the input type, one row
+  per cluster shape of ``--dsl-hopper-clusters`` (default 1x1, the example's documented command
+  line, and 2x1, one of its documented cluster choices: B's tile multicast by TMA to the two CTAs
+  of a cluster); where its ``is_valid_dtypes`` refuses bf16 (the version in CUTLASS's repository
+  admits f16 only), bf16 is run through the class directly and the row says so;
 - ``cutelab-ampere``: cutelab's copy of that ``tensorop_gemm.py`` (examples/dsl/), driven the same way;
 - ``sm80``: examples/gemm/sm80_gemm.py (``Sm80Gemm`` through ``cute.compile``);
 - ``sm90``: examples/gemm/sm90_gemm.py (``HopperGemm``; through ``cute.compile`` where that
