@@ -15,9 +15,15 @@ Run on the CPU (the interpreter; exact products, f32 accumulation per k16 step):
 
     PYTHONPATH=src python examples/gemm/sm90_gemm.py --mnk 256,256,128
 
-and on an H100 (torch CUDA tensors; checks against torch and times the kernel)::
+and on an H100 (torch CUDA tensors; compiles once with ``cute.compile``, checks against torch and
+times the compiled call: back to back, one at a time, and the remembered ``@cute.jit`` call)::
 
-    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --mnk 4096,4096,4096 --ctas 132 --tile 128,128,64 --stages 4
+    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --ws --mma-wgs 2 --mnk 4096,4096,4096 --ctas 132 \
+        --tile 128,256,64 --stages 3 --dtype bf16
+
+``HopperGemm.__call__`` is a ``@cute.jit`` function (as in CuTe DSL's example): the atoms and tensor
+maps are made when it is traced, and a compiled call only writes the tensors' addresses into the
+prepared parameter buffer (re-encoding a TMA tensor map only for an address it has not seen).
 
 ``--cuda FILE`` writes the generated CUDA (inline PTX: cp.async.bulk.tensor, mbarrier, wgmma)
 for ``nvcc -arch=sm_90a``. On a GPU the launch encodes the TMA tensor maps
@@ -273,14 +279,20 @@ class HopperGemm:
         ctas = min(tiles, self.num_ctas or tiles)
         return ctas, -(-tiles // ctas)
 
-    def __call__(self, A, B, C) -> None:
-        """C = A B^T for numpy arrays (run on the CPU) or torch tensors (on their device)."""
-        M, K = A.shape
-        N = B.shape[0]
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+        """C = A B^T: mA (M, K), mB (N, K) K-major tensors of ab_dtype, mC (M, N) f32 (numpy arrays run
+        on the CPU, GPU tensors on their device). A jit function: ``cute.compile(gemm, mA, mB, mC)``
+        traces it once; the compiled call then only writes the tensors' addresses (and encodes their
+        TMA tensor maps when an address is new) and launches."""
+        M, K = mA.shape
+        N = mB.shape[0]
         bM, bN, bK = self.tile_mnk
+        if mA.element_type != self.ab_dtype or mB.element_type != self.ab_dtype:
+            raise ValueError(f"sm90_gemm: A and B hold {mA.element_type} and {mB.element_type}, the GEMM was made "
+                             f"for {self.ab_dtype}")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
-        mA, mB, mC = from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), from_dlpack(C, assumed_align=16)
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
@@ -288,29 +300,72 @@ class HopperGemm:
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
-def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True, tile=(64, 64, 64),
-            stages: int = 2, ws: bool = False, mma_wgs: int = 1) -> int:
-    """On a GPU (torch CUDA tensors): check against torch.matmul, then time the kernel."""
+_DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
+
+
+def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
+            stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16") -> int:
+    """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
+    time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
+    call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
+    the wall time of synchronize-call-synchronize), and the remembered @cute.jit call gemm(...)."""
+    import time
+
     import torch
 
-    A = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    B = torch.randn(N, K, device="cuda", dtype=torch.float16)
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    torch.manual_seed(0)
+    A = torch.randn(M, K, device="cuda", dtype=tdt)
+    B = torch.randn(N, K, device="cuda", dtype=tdt)
     C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws,
-                      mma_warpgroups=mma_wgs)
-    gemm(A, B, C)
+    mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
+    gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
+                      warp_specialized=ws, mma_warpgroups=mma_wgs)
+    t0 = time.perf_counter()
+    compiled = cute.compile(gemm, mA, mB, mC)
+    compile_s = time.perf_counter() - t0
+    compiled(mA, mB, mC)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
     err = (C - ref).abs().max().item()
+    flops = 2 * M * N * K
+    tf = lambda ms: flops / ms / 1e9  # noqa: E731
+    for _ in range(3):
+        compiled(mA, mB, mC)
+    torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
+    t0 = time.perf_counter()
     for _ in range(iters):
-        gemm(A, B, C)
+        compiled(mA, mB, mC)
+    host_us = (time.perf_counter() - t0) / iters * 1e6
     end.record()
     torch.cuda.synchronize()
-    ms = start.elapsed_time(end) / iters
-    print(f"sm90_gemm {M}x{N}x{K} f16 -> f32 on {torch.cuda.get_device_name()}: max |C - torch| = {err:.3g}, "
-          f"{ms:.3f} ms, {2 * M * N * K / ms / 1e9:.1f} TFLOP/s")
+    b2b = start.elapsed_time(end) / iters
+    one, wall = [], []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        start.record()
+        compiled(mA, mB, mC)
+        end.record()
+        torch.cuda.synchronize()
+        wall.append((time.perf_counter() - t0) * 1e3)
+        one.append(start.elapsed_time(end))
+    one_ms, wall_ms = sorted(one)[len(one) // 2], sorted(wall)[len(wall) // 2]
+    gemm(mA, mB, mC)  # the @cute.jit call: traced once more and remembered, then replayed
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        gemm(mA, mB, mC)
+    jit_us = (time.perf_counter() - t0) / iters * 1e6
+    torch.cuda.synchronize()
+    name = torch.cuda.get_device_name()
+    print(f"sm90_gemm {M}x{N}x{K} {dtype} -> f32 on {name}: max |C - torch| = {err:.3g}; cute.compile {compile_s:.2f} s")
+    print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
+    print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
+          f"synchronize-call-synchronize {wall_ms:.4f} ms")
+    print(f"  remembered @cute.jit call gemm(mA, mB, mC): host {jit_us:.1f} us per call")
     return 0 if err <= 1e-3 * K ** 0.5 else 1
 
 
@@ -325,23 +380,33 @@ def main(argv=None) -> int:
     p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
     p.add_argument("--ws", action="store_true", help="warp specialised: a producer and a consumer warpgroup")
     p.add_argument("--mma-wgs", type=int, default=1, help="with --ws: consumer warpgroups, tiled along M")
+    p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type (C is f32)")
+    p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
-        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages, ws=a.ws, mma_wgs=a.mma_wgs)
+        return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
+                       mma_wgs=a.mma_wgs, dtype=a.dtype)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.zeros((M, N), np.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic, warp_specialized=a.ws,
-                      mma_warpgroups=a.mma_wgs)
-    gemm(A, B, C)
+    gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas,
+                      dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs)
+    if a.dtype == "bf16":  # numpy has no bfloat16: CPU torch tensors (the values rounded to bf16)
+        import torch
+
+        tA, tB = torch.from_numpy(A.astype(np.float32)).bfloat16(), torch.from_numpy(B.astype(np.float32)).bfloat16()
+        A, B = tA.float().numpy(), tB.float().numpy()
+        gemm(tA, tB, C)
+    else:
+        gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
     err = np.abs(C - ref).max()
     # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums
     tol = (K // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T).max()
-    print(f"sm90_gemm {M}x{N}x{K} f16 -> f32 on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
+    print(f"sm90_gemm {M}x{N}x{K} {a.dtype} -> f32 on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
     if a.cuda:
         from cutelab.kernel import cuda
         from cutelab.kernel.launch import last_launch

@@ -247,3 +247,20 @@ def test_two_consumer_warpgroups_cpu_and_cuda():
     nvcc_compiles(src)
     with pytest.raises(ValueError, match="multiple of 64"):
         ex.HopperGemm(tile_mnk=(64, 64, 64), warp_specialized=True, mma_warpgroups=2)
+
+
+@pytest.mark.parametrize("ws", [False, True])
+def test_sm90_gemm_bf16_on_the_cpu_equals_numpy(ws):
+    torch = pytest.importorskip("torch")  # numpy has no bfloat16: CPU torch tensors carry it
+    ex = _example()
+    rng = np.random.default_rng(3)
+    A = torch.from_numpy(rng.standard_normal((128, 128)).astype(np.float32)).bfloat16()
+    B = torch.from_numpy(rng.standard_normal((128, 128)).astype(np.float32)).bfloat16()
+    C = np.full((128, 128), np.nan, np.float32)
+    ex.HopperGemm(ab_dtype=cutlass.BFloat16, tile_mnk=(64, 128, 64), stages=2, num_ctas=2, dynamic=True,
+                  warp_specialized=ws)(A, B, C)
+    _check(C, A.float().numpy(), B.float().numpy())
+    if ws:
+        src = cuda.render(last_launch().ir)
+        assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src
+        nvcc_compiles(src)
