@@ -61,7 +61,7 @@ class HopperGemm:
     """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False, mma_warpgroups=1):
+                 warp_specialized=False, mma_warpgroups=1, raster=8):
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
@@ -76,6 +76,17 @@ class HopperGemm:
         if tile_mnk[0] % (64 * mma_warpgroups):
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
+        self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
+
+    def tile_mn(self, tile, tiles_m, tiles_n):
+        """(m, n) of tile number ``tile`` (an index expression): the tiles go in groups of ``G`` columns
+        (G the largest of raster, raster/2, ... dividing tiles_n), row after row within a group, so
+        that the CTAs running at once share fewer, and more reused, A and B panels in L2."""
+        G = max(g for g in range(1, max(1, self.raster) + 1) if tiles_n % g == 0 and self.raster % g == 0)
+        if G == 1:
+            return tile % tiles_m, tile // tiles_m
+        local = tile % (G * tiles_m)
+        return local // G, (tile // (G * tiles_m)) * G + local % G
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
@@ -134,8 +145,7 @@ class HopperGemm:
         for i in loop(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
             tile = bidx + i * gdim
             if tile < num_tiles:
-                tm = tile % tiles_m
-                tn = tile // tiles_m
+                tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
                 gA = cute.local_tile(mA, (bM, bK), (tm, None))  # (bM, bK, k_tiles)
                 gB = cute.local_tile(mB, (bN, bK), (tn, None))
                 gC = cute.local_tile(mC, (bM, bN), (tm, tn))
@@ -225,8 +235,9 @@ class HopperGemm:
                 for i in loop(tiles_per_cta):
                     tile = bidx + i * gdim
                     if tile < num_tiles:
-                        gA = cute.local_tile(mA, (bM, bK), (tile % tiles_m, None))
-                        gB = cute.local_tile(mB, (bN, bK), (tile // tiles_m, None))
+                        tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
+                        gA = cute.local_tile(mA, (bM, bK), (tm, None))
+                        gB = cute.local_tile(mB, (bN, bK), (tn, None))
                         tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
                                                            cute.group_modes(gA, 0, 2))
                         tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
@@ -248,7 +259,7 @@ class HopperGemm:
             for i in loop(tiles_per_cta):
                 tile = bidx + i * gdim
                 if tile < num_tiles:
-                    gC = cute.local_tile(mC, (bM, bN), (tile % tiles_m, tile // tiles_m))
+                    gC = cute.local_tile(mC, (bM, bN), self.tile_mn(tile, tiles_m, tiles_n))
                     tCgC = thr_mma.partition_C(gC)
                     acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
                     first = i * k_tiles
@@ -304,7 +315,7 @@ _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
-            stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16") -> int:
+            stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 8) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -320,7 +331,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
     mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
-                      warp_specialized=ws, mma_warpgroups=mma_wgs)
+                      warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC)
     compile_s = time.perf_counter() - t0
@@ -382,18 +393,19 @@ def main(argv=None) -> int:
     p.add_argument("--mma-wgs", type=int, default=1, help="with --ws: consumer warpgroups, tiled along M")
     p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type (C is f32)")
     p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
+    p.add_argument("--raster", type=int, default=8, help="persistent tiles go in groups of this many along N (1: M first)")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
-                       mma_wgs=a.mma_wgs, dtype=a.dtype)
+                       mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     C = np.zeros((M, N), np.float32)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas,
-                      dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs)
+                      dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster)
     if a.dtype == "bf16":  # numpy has no bfloat16: CPU torch tensors (the values rounded to bf16)
         import torch
 

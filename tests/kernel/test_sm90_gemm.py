@@ -264,3 +264,34 @@ def test_sm90_gemm_bf16_on_the_cpu_equals_numpy(ws):
         src = cuda.render(last_launch().ir)
         assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src
         nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("raster", [1, 2])
+def test_sm90_gemm_two_consumer_warpgroups_on_the_cpu(raster):
+    """The DSL-like configuration, small: a producer and two consumer warpgroups (each 64 rows of a
+    128-row tile), 4 stages, tiles in groups of `raster` along N; every tile once (C starts as NaN)."""
+    ex = _example()
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((256, 128)).astype(np.float16)
+    B = rng.standard_normal((384, 128)).astype(np.float16)
+    C = np.full((256, 384), np.nan, np.float32)
+    gemm = ex.HopperGemm(tile_mnk=(128, 128, 64), stages=4, num_ctas=4, dynamic=True, warp_specialized=True,
+                         mma_warpgroups=2, raster=raster)
+    gemm(A, B, C)
+    _check(C, A, B)
+    order = [gemm.tile_mn(t, 2, 3) for t in range(6)]
+    assert sorted(order) == [(m, n) for m in range(2) for n in range(3)]
+    src = cuda.render(last_launch().ir)
+    # the A descriptors depend on the consumer warpgroup: hoisted once, broadcast from lane 0
+    assert "__shfl_sync(0xffffffffu" in src and "setmaxnreg.inc.sync.aligned.u32 232" in src
+    nvcc_compiles(src)
+
+
+def test_sm90_gemm_raster_groups_tiles_along_n():
+    ex = _example()
+    g = ex.HopperGemm(tile_mnk=(128, 256, 64), raster=8)
+    order = [g.tile_mn(t, 32, 16) for t in range(512)]
+    assert sorted(order) == [(m, n) for m in range(32) for n in range(16)]
+    assert order[:10] == [(0, n) for n in range(8)] + [(1, 0), (1, 1)]  # 8 columns, then the next row
+    assert {n for _, n in order[:132]} == set(range(8))  # the first wave of 132 CTAs reads 8 B panels
+    assert ex.HopperGemm(raster=8).tile_mn(5, 4, 3) == (1, 1)  # 3 columns: groups of 1 (M first)
