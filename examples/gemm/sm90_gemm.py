@@ -19,7 +19,10 @@ and on an H100 (torch CUDA tensors; compiles once with ``cute.compile``, checks 
 times the compiled call: back to back, one at a time, and the remembered ``@cute.jit`` call)::
 
     PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --ws --mma-wgs 2 --mnk 4096,4096,4096 --ctas 132 \
-        --tile 128,256,64 --stages 3 --dtype bf16
+        --tile 128,256,64 --stages 4 --dtype bf16
+
+(CuTe DSL's configuration: a 128x256x64 tile, two consumer warpgroups of 64 rows each, 4 stages of
+48 KiB, 197 KiB of shared memory; tiles in groups of 8 along N, ``--raster``.)
 
 ``HopperGemm.__call__`` is a ``@cute.jit`` function (as in CuTe DSL's example): the atoms and tensor
 maps are made when it is traced, and a compiled call only writes the tensors' addresses into the
@@ -77,6 +80,11 @@ class HopperGemm:
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
+
+    def loop(self, *args, unroll=None):
+        """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
+        its body per trip, 1 for none) when dynamic, else ``range`` (unrolled at trace time)."""
+        return cutlass.range(*args, unroll=unroll) if self.dynamic else range(*args)
 
     def tile_mn(self, tile, tiles_m, tiles_n):
         """(m, n) of tile number ``tile`` (an index expression): the tiles go in groups of ``G`` columns
@@ -141,7 +149,7 @@ class HopperGemm:
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         prefetch = min(self.stages, k_tiles)
 
-        loop = cutlass.range if self.dynamic else range  # runtime loops, or unrolled at trace time
+        loop = self.loop  # runtime loops, or unrolled at trace time
         for i in loop(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
             tile = bidx + i * gdim
             if tile < num_tiles:
@@ -227,7 +235,7 @@ class HopperGemm:
         num_tiles = tiles_m * tiles_n
         producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
-        loop = cutlass.range if self.dynamic else range
+        loop = self.loop
 
         if warp_group == 0:  # producer
             cute.arch.setmaxregister_decrease(40)
@@ -242,7 +250,7 @@ class HopperGemm:
                                                            cute.group_modes(gA, 0, 2))
                         tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
                                                            cute.group_modes(gB, 0, 2))
-                        for k_tile in loop(k_tiles):
+                        for k_tile in loop(k_tiles, unroll=1):  # one warp's loop: kept small (i-cache)
                             ws = _state_at(producer, i * k_tiles + k_tile)
                             mainloop.producer_acquire(ws)
                             cute.copy(tma_a, tAgA[(None, k_tile)], tAsA[(None, ws.index)],
