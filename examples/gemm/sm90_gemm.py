@@ -2,7 +2,10 @@
 shared memory, an mbarrier pipeline (``PipelineTmaAsync``), ``wgmma`` through a warpgroup
 TiledMMA, and a persistent tile schedule (each CTA walks tiles ``bid, bid + grid, ...``).
 
-    C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N f32
+    C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N
+
+A and B f16 or bf16 (``--dtype``), accumulated in f32; C f32, f16 or bf16 (``--c-dtype``: the f32
+accumulators rounded once, in the epilogue).
 
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
@@ -85,6 +88,15 @@ class HopperGemm:
         """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
         its body per trip, 1 for none) when dynamic, else ``range`` (unrolled at trace time)."""
         return cutlass.range(*args, unroll=unroll) if self.dynamic else range(*args)
+
+    def store_c(self, acc, tCgC):
+        """The epilogue: the accumulators (f32) to C's tile in global memory through the accumulator's
+        TV layout, converted to C's element type first (f16/bf16 halve the bytes stored)."""
+        out = acc
+        if tCgC.element_type != self.acc_dtype:
+            out = cute.make_fragment_like(acc, tCgC.element_type)
+            out.store(acc.load().to(tCgC.element_type))
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), tCgC.element_type), out, tCgC)
 
     def tile_mn(self, tile, tiles_m, tiles_n):
         """(m, n) of tile number ``tile`` (an index expression): the tiles go in groups of ``G`` columns
@@ -202,8 +214,7 @@ class HopperGemm:
                             mainloop.producer_commit(ws)
                 warpgroup.wait_group(0)
                 mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
-                # epilogue: registers -> global memory through the accumulator's TV layout
-                cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
+                self.store_c(acc, tCgC)
 
     @cute.kernel
     def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
@@ -290,7 +301,7 @@ class HopperGemm:
                         mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
-                    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
+                    self.store_c(acc, tCgC)
 
     def grid(self, M, N):
         bM, bN, _ = self.tile_mnk
@@ -300,7 +311,7 @@ class HopperGemm:
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
-        """C = A B^T: mA (M, K), mB (N, K) K-major tensors of ab_dtype, mC (M, N) f32 (numpy arrays run
+        """C = A B^T: mA (M, K), mB (N, K) K-major tensors of ab_dtype, mC (M, N) f32/f16/bf16 (numpy arrays run
         on the CPU, GPU tensors on their device). A jit function: ``cute.compile(gemm, mA, mB, mC)``
         traces it once; the compiled call then only writes the tensors' addresses (and encodes their
         TMA tensor maps when an address is new) and launches."""
@@ -310,6 +321,8 @@ class HopperGemm:
         if mA.element_type != self.ab_dtype or mB.element_type != self.ab_dtype:
             raise ValueError(f"sm90_gemm: A and B hold {mA.element_type} and {mB.element_type}, the GEMM was made "
                              f"for {self.ab_dtype}")
+        if mC.element_type.name not in ("f32", "f16", "bf16"):
+            raise ValueError(f"sm90_gemm: C holds {mC.element_type}; it must be Float32, Float16 or BFloat16")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
@@ -323,7 +336,8 @@ _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
-            stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 8) -> int:
+            stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 8,
+            c_dtype: str = "f32") -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -336,7 +350,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     torch.manual_seed(0)
     A = torch.randn(M, K, device="cuda", dtype=tdt)
     B = torch.randn(N, K, device="cuda", dtype=tdt)
-    C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
+    C = torch.zeros(M, N, device="cuda", dtype={"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[c_dtype])
     mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster)
@@ -346,7 +360,10 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     compiled(mA, mB, mC)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
-    err = (C - ref).abs().max().item()
+    err = (C.float() - ref).abs().max().item()
+    # f32 accumulation in another order; a 16-bit C is rounded once more (half an ulp of |C|)
+    ulp = {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[c_dtype]
+    ok = bool(((C.float() - ref).abs() <= 1e-3 * K ** 0.5 + ulp * ref.abs()).all().item())
     flops = 2 * M * N * K
     tf = lambda ms: flops / ms / 1e9  # noqa: E731
     for _ in range(3):
@@ -380,12 +397,13 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     jit_us = (time.perf_counter() - t0) / iters * 1e6
     torch.cuda.synchronize()
     name = torch.cuda.get_device_name()
-    print(f"sm90_gemm {M}x{N}x{K} {dtype} -> f32 on {name}: max |C - torch| = {err:.3g}; cute.compile {compile_s:.2f} s")
+    print(f"sm90_gemm {M}x{N}x{K} {dtype} -> {c_dtype} (f32 accumulation) on {name}: max |C - torch| = {err:.3g} "
+          f"({'within' if ok else 'OUTSIDE'} tolerance); cute.compile {compile_s:.2f} s")
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
     print(f"  remembered @cute.jit call gemm(mA, mB, mC): host {jit_us:.1f} us per call")
-    return 0 if err <= 1e-3 * K ** 0.5 else 1
+    return 0 if ok else 1
 
 
 def main(argv=None) -> int:
@@ -399,7 +417,8 @@ def main(argv=None) -> int:
     p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
     p.add_argument("--ws", action="store_true", help="warp specialised: a producer and a consumer warpgroup")
     p.add_argument("--mma-wgs", type=int, default=1, help="with --ws: consumer warpgroups, tiled along M")
-    p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type (C is f32)")
+    p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type")
+    p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
     p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
     p.add_argument("--raster", type=int, default=8, help="persistent tiles go in groups of this many along N (1: M first)")
     a = p.parse_args(argv)
@@ -407,26 +426,31 @@ def main(argv=None) -> int:
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
-                       mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster)
+                       mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
-    C = np.zeros((M, N), np.float32)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster)
-    if a.dtype == "bf16":  # numpy has no bfloat16: CPU torch tensors (the values rounded to bf16)
+    C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
+    if "bf16" in (a.dtype, a.c_dtype):  # numpy has no bfloat16: CPU torch tensors (values rounded to bf16)
         import torch
 
-        tA, tB = torch.from_numpy(A.astype(np.float32)).bfloat16(), torch.from_numpy(B.astype(np.float32)).bfloat16()
-        A, B = tA.float().numpy(), tB.float().numpy()
-        gemm(tA, tB, C)
+        if a.dtype == "bf16":
+            A, B = (torch.from_numpy(x.astype(np.float32)).bfloat16() for x in (A, B))
+        Cd = torch.zeros(M, N, dtype=torch.bfloat16) if a.c_dtype == "bf16" else C
+        gemm(A, B, Cd)
+        A, B = (x.float().numpy() if isinstance(x, torch.Tensor) else x for x in (A, B))
+        C = Cd.float().numpy() if a.c_dtype == "bf16" else C
     else:
         gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
-    err = np.abs(C - ref).max()
-    # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums
+    err = np.abs(C.astype(np.float64) - ref).max()
+    # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums; a
+    # 16-bit C is rounded once more, by at most half its ulp
     tol = (K // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T).max()
-    print(f"sm90_gemm {M}x{N}x{K} {a.dtype} -> f32 on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
+    tol += {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[a.c_dtype] * np.abs(ref).max()
+    print(f"sm90_gemm {M}x{N}x{K} {a.dtype} -> {a.c_dtype} on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
     if a.cuda:
         from cutelab.kernel import cuda
         from cutelab.kernel.launch import last_launch

@@ -295,3 +295,36 @@ def test_sm90_gemm_raster_groups_tiles_along_n():
     assert order[:10] == [(0, n) for n in range(8)] + [(1, 0), (1, 1)]  # 8 columns, then the next row
     assert {n for _, n in order[:132]} == set(range(8))  # the first wave of 132 CTAs reads 8 B panels
     assert ex.HopperGemm(raster=8).tile_mn(5, 4, 3) == (1, 1)  # 3 columns: groups of 1 (M first)
+
+
+@pytest.mark.parametrize("c_dtype", ["f16", "bf16"])
+def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype):
+    """C in f16/bf16: the f32 accumulators rounded once, in the epilogue (half the bytes stored)."""
+    ex = _example()
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((128, 128)).astype(np.float16)
+    B = rng.standard_normal((256, 128)).astype(np.float16)
+    if c_dtype == "f16":
+        C = np.full((128, 256), np.nan, np.float16)
+        ex.HopperGemm(tile_mnk=(128, 128, 64), stages=2, num_ctas=2, dynamic=True, warp_specialized=True,
+                      mma_warpgroups=2)(A, B, C)
+        got, half_ulp = C.astype(np.float64), 2.0 ** -11
+    else:
+        torch = pytest.importorskip("torch")
+        Ct = torch.full((128, 256), float("nan"), dtype=torch.bfloat16)
+        ex.HopperGemm(tile_mnk=(128, 128, 64), stages=2, num_ctas=2, dynamic=True, warp_specialized=True,
+                      mma_warpgroups=2)(A, B, Ct)
+        got, half_ulp = Ct.float().numpy().astype(np.float64), 2.0 ** -8
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    acc_bound = (128 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(got - ref) <= acc_bound + half_ulp * (np.abs(ref) + acc_bound))
+    src = cuda.render(last_launch().ir)
+    assert ("cl_f32_to_f16" if c_dtype == "f16" else "cl_f32_to_bf16") in src.split("__global__")[1]
+    nvcc_compiles(src)
+
+
+def test_sm90_gemm_refuses_an_integer_c():
+    ex = _example()
+    A = np.zeros((128, 128), np.float16)
+    with pytest.raises(ValueError, match="C holds Int32"):
+        ex.HopperGemm(num_ctas=2)(A, A, np.zeros((128, 128), np.int32))
