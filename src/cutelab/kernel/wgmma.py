@@ -15,8 +15,12 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   it reads and writes through the accumulator's TV layout: thread t's value v is element
   tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step.
 - CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
-  step, with the descriptors computed from the smem address at run time (the constant fields
-  folded in) and the accumulator registers as ``"+f"`` operands.
+  step, with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
+  each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
+  warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
+  lane 0 (``CudaRenderer.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
+  adds its stage / k-block offset in 16-byte units and ORs in the constant high word (SBO, layout
+  type). Shared memory is below 256 KiB, so the 14-bit address field never carries.
 
 The ACCUMULATE field is read when the kernel is traced: set it the way CuTe DSL programs do
 (False for the first k-block of a tile, True after), outside the runtime loops it would change in.
