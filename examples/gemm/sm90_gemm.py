@@ -5,7 +5,9 @@ TiledMMA, and a persistent tile schedule (each CTA walks tiles ``bid, bid + grid
     C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N
 
 A and B f16 or bf16 (``--dtype``), accumulated in f32; C f32, f16 or bf16 (``--c-dtype``: the f32
-accumulators rounded once, in the epilogue).
+accumulators rounded once, in the epilogue). With a 16-bit C, ``kernel_ws`` keeps a finished tile's
+rounded C in registers (half the accumulators' count) and stores it while the next tile's first
+wgmmas run, so the tensor cores do not wait for the stores (``--no-defer`` stores at the tile's end).
 
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
@@ -22,7 +24,7 @@ and on an H100 (torch CUDA tensors; compiles once with ``cute.compile``, checks 
 times the compiled call: back to back, one at a time, and the remembered ``@cute.jit`` call)::
 
     PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --ws --mma-wgs 2 --mnk 4096,4096,4096 --ctas 132 \
-        --tile 128,256,64 --stages 4 --dtype bf16
+        --tile 128,256,64 --stages 4 --dtype bf16 --c-dtype bf16
 
 (CuTe DSL's configuration: a 128x256x64 tile, two consumer warpgroups of 64 rows each, 4 stages of
 48 KiB, 197 KiB of shared memory; tiles in groups of 8 along N, ``--raster``.)
@@ -67,7 +69,7 @@ class HopperGemm:
     """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False, mma_warpgroups=1, raster=8):
+                 warp_specialized=False, mma_warpgroups=1, raster=8, defer_epilogue=True):
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
@@ -83,6 +85,7 @@ class HopperGemm:
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
+        self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
 
     def loop(self, *args, unroll=None):
         """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
@@ -275,11 +278,17 @@ class HopperGemm:
             tCsA = thr_mma.partition_A(sA)
             tCsB = thr_mma.partition_B(sB)
             num_k_blocks = cute.size(tCsA, mode=[2])
+            # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
+            # wgmmas run (they are asynchronous: the warps are free to issue the stores)
+            defer = self.deferred_epilogue(mC)
+            c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
+            if defer:
+                pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
+                store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
             for i in loop(tiles_per_cta):
                 tile = bidx + i * gdim
                 if tile < num_tiles:
-                    gC = cute.local_tile(mC, (bM, bN), self.tile_mn(tile, tiles_m, tiles_n))
-                    tCgC = thr_mma.partition_C(gC)
+                    tCgC = c_tile(tile)
                     acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
                     first = i * k_tiles
                     cs = _state_at(consumer, first)
@@ -290,6 +299,9 @@ class HopperGemm:
                         cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
                         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                     warpgroup.commit_group()
+                    if defer:
+                        if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
+                            cute.copy(store, pending, c_tile(tile - gdim))
                     for k_tile in loop(1, k_tiles):
                         rs = _state_at(consumer, first + k_tile)
                         mainloop.consumer_wait(rs)
@@ -301,7 +313,18 @@ class HopperGemm:
                         mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
-                    self.store_c(acc, tCgC)
+                    if defer:
+                        pending.store(acc.load().to(mC.element_type))
+                    else:
+                        self.store_c(acc, tCgC)
+            if defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
+                cute.copy(store, pending, c_tile(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim))
+
+    def deferred_epilogue(self, mC):
+        """Whether kernel_ws stores a tile's C during the next tile (16-bit C: the rounded tile is half
+        the accumulators' registers, which the consumer warpgroups have to spare; f32 C is stored at
+        the tile's end)."""
+        return self.defer_epilogue and mC.element_type.width == 16
 
     def grid(self, M, N):
         bM, bN, _ = self.tile_mnk
@@ -337,7 +360,7 @@ _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 8,
-            c_dtype: str = "f32") -> int:
+            c_dtype: str = "f32", defer: bool = True) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -353,7 +376,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     C = torch.zeros(M, N, device="cuda", dtype={"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[c_dtype])
     mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
-                      warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster)
+                      warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC)
     compile_s = time.perf_counter() - t0
@@ -421,17 +444,19 @@ def main(argv=None) -> int:
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
     p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
     p.add_argument("--raster", type=int, default=8, help="persistent tiles go in groups of this many along N (1: M first)")
+    p.add_argument("--no-defer", action="store_true", help="--ws with a 16-bit C: store each tile's C at its end")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
-                       mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype)
+                       mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas,
-                      dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster)
+                      dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
+                      defer_epilogue=not a.no_defer)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     if "bf16" in (a.dtype, a.c_dtype):  # numpy has no bfloat16: CPU torch tensors (values rounded to bf16)
         import torch
