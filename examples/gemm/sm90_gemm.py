@@ -369,6 +369,8 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
 
     import torch
 
+    if ctas <= 0:  # one persistent CTA per SM
+        ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
     torch.manual_seed(0)
     A = torch.randn(M, K, device="cuda", dtype=tdt)
@@ -432,7 +434,8 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mnk", default="256,256,128")
-    p.add_argument("--ctas", type=int, default=8, help="persistent CTAs (tiles are shared out among them)")
+    p.add_argument("--ctas", type=int, default=8, help="persistent CTAs (tiles are shared out among them); "
+                   "0: one per SM (--gpu), one per tile (CPU)")
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--gpu", action="store_true", help="run on the GPU with torch tensors (needs an H100)")
     p.add_argument("--dynamic", action="store_true", help="runtime tile and k loops instead of unrolled ones")
@@ -454,7 +457,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
-    gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas,
+    gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
                       defer_epilogue=not a.no_defer)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])

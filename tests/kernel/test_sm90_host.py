@@ -98,3 +98,26 @@ def test_gemm_refuses_the_wrong_element_type():
     C = np.zeros((128, 128), np.float32)
     with pytest.raises(ValueError, match="made for BFloat16"):
         ex.HopperGemm(ab_dtype=cute.BFloat16, num_ctas=2)(A, A, C)
+
+
+def test_gpu_launch_path_of_the_recommended_configuration_compiles():
+    """128x256x64 tiles, a producer and two consumer warpgroups, 4 stages, f16 C stored during the next
+    tile: the source the GPU launch path prints (with its guarded accesses) compiles for sm_90a, and
+    the launch asks for the 4 stages' shared memory."""
+    from cutelab.kernel.launch import last_launch
+
+    from sm90_util import nvcc_compiles
+
+    ex = _example()
+    with fake_gpu() as g:
+        A, B = _dev((512, 128), np.float16), _dev((512, 128), np.float16)
+        C = _dev((512, 512), np.float16)
+        mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
+        gemm = ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, num_ctas=3, dynamic=True, warp_specialized=True,
+                             mma_warpgroups=2)
+        f = cute.compile(gemm, mA, mB, mC)
+        f(mA, mB, mC)
+        src = last_launch().source
+        assert g.launches[-1]["smem"] == 1024 + 4 * (128 + 256) * 64 * 2 and g.launches[-1]["block"] == (384, 1, 1)
+    assert "setmaxnreg.inc.sync.aligned.u32 232" in src and "cl_f32_to_f16" in src
+    nvcc_compiles(src)
