@@ -424,7 +424,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     name = torch.cuda.get_device_name()
     print(f"sm90_gemm {M}x{N}x{K} {dtype} -> {c_dtype} (f32 accumulation) on {name}: max |C - torch| = {err:.3g} "
           f"({'within' if ok else 'OUTSIDE'} tolerance); cute.compile {compile_s:.2f} s")
-    print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {ctas} CTAs x {gemm.threads} threads, "
+    print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
           f"{'deferred' if ws and defer and c_dtype != 'f32' else 'in-place'} epilogue")
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
