@@ -8,7 +8,8 @@
 - CUDA: ``cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`` with the
   box's coordinates and a ``const __grid_constant__`` tensor map kernel parameter named
   ``tmap_<tensor>`` (placed after the other parameters; the launch passes the 128-byte map that
-  ``cutelab.nvgpu.cpasync.tma.encode_tensor_map`` encodes).
+  ``encode_tensor_map`` gets from the driver's cuTensorMapEncodeTiled, once per (descriptor,
+  tensor address): ``tensor_map``, ``TensorMapArgs``).
 
 The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
 layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.smem's swizzled memory): the TMA
