@@ -334,3 +334,20 @@ def test_sm90_gemm_refuses_an_integer_c():
     A = np.zeros((128, 128), np.float16)
     with pytest.raises(ValueError, match="C holds Int32"):
         ex.HopperGemm(num_ctas=2)(A, A, np.zeros((128, 128), np.int32))
+
+
+@pytest.mark.parametrize("c", ["f16", "f32"])
+def test_sm90_gemm_recommended_configuration_on_the_cpu(c):
+    """The configuration to time on the H100 (128x256x64 tiles, a producer and two consumer
+    warpgroups, 4 stages, raster 8), small: 4 tiles on 2 CTAs, 4 k-tiles each (the ring wraps)."""
+    ex = _example()
+    rng = np.random.default_rng(13)
+    A = rng.standard_normal((256, 256)).astype(np.float16)
+    B = rng.standard_normal((512, 256)).astype(np.float16)
+    C = np.full((256, 512), np.nan, np.float16 if c == "f16" else np.float32)
+    ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, num_ctas=2, dynamic=True, warp_specialized=True,
+                  mma_warpgroups=2)(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (256 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    half_ulp = 2.0 ** -11 if c == "f16" else 0.0
+    assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + half_ulp * (np.abs(ref) + bound))
