@@ -263,7 +263,17 @@ _ENCODED: dict = {}  # (driver epoch, descriptor, address) -> the encoded map
 
 def tensor_map(desc: Any, address: int) -> bytes:
     """encode_tensor_map, remembered by (descriptor, address): a tensor map depends on nothing else,
-    so a tensor seen before costs a dictionary look-up, not a driver call."""
+    so a tensor seen before costs a dictionary look-up, not a driver call.
+
+    >>> from cutelab import Float16
+    >>> from cutelab.kernel.fakegpu import fake_gpu
+    >>> from cutelab.nvgpu.cpasync.tma import TmaDescriptor
+    >>> d = TmaDescriptor(Float16, (64, 128), (2, 128), (64, 64), 3, (1, 0))
+    >>> with fake_gpu() as gpu:
+    ...     maps = [tensor_map(d, 0x10000), tensor_map(d, 0x10000), tensor_map(d, 0x20000)]
+    ...     print(len(maps[0]), maps[0] == maps[1], maps[0] == maps[2], gpu.driver.calls["cuTensorMapEncodeTiled"])
+    128 True False 2
+    """
     key = (_driver_mod._EPOCH, desc, int(address))
     m = _ENCODED.get(key)
     if m is None:
