@@ -66,7 +66,9 @@ def _state_at(base, n):
 
 
 class HopperGemm:
-    """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
+    """C = A B^T with tiles (bM, bN, bK) through ``stages`` smem stages, on ``num_ctas`` persistent CTAs:
+    one warpgroup per CTA (``kernel``), or a producer warpgroup and ``mma_warpgroups`` consumer
+    warpgroups (``warp_specialized``: ``kernel_ws``)."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=8, defer_epilogue=True):
