@@ -70,9 +70,10 @@ def test_sm90_gemm_cuda_compiles(dynamic):
     nvcc_compiles(src)
 
 
-def test_example_main_reports_success(capsys):
+@pytest.mark.parametrize("extra", [[], ["--c-dtype", "f16"], ["--c-dtype", "f16", "--ws", "--dynamic", "--no-defer"]])
+def test_example_main_reports_success(capsys, extra):
     ex = _example()
-    assert ex.main(["--mnk", "128,128,64", "--ctas", "2"]) == 0
+    assert ex.main(["--mnk", "128,128,64", "--ctas", "2"] + extra) == 0
     assert "max |C - numpy|" in capsys.readouterr().out
 
 
