@@ -327,7 +327,7 @@ def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
 
 
 def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
-    """examples/gemm/sm90_gemm.py: HopperGemm (C in f32) through ``cute.compile(gemm, mA, mB, mC)``
+    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it) through ``cute.compile(gemm, mA, mB, mC)``
     (its @cute.jit __call__). Glue kept small: sm90_gemm.py's host path is changing; where its
     __call__ is not yet a jit function (it takes torch tensors), one jit call per launch, and the
     row's configuration says so."""
@@ -341,7 +341,7 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
     M, K = a.shape
     N = b.shape[0]
     ctas = o.ctas or _sm_count(a)
-    c = _new((M, N), torch.float32, a)
+    c = _new((M, N), a.dtype, a)
     gemm = mod.HopperGemm(ab_dtype=cute.BFloat16 if dtype == "bf16" else cute.Float16, tile_mnk=o.tile,
                           stages=o.stages, num_ctas=ctas, dynamic=True, warp_specialized=o.ws,
                           mma_warpgroups=o.mma_wgs)
@@ -359,7 +359,7 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
         call = lambda: gemm(a, b, c_arg)  # noqa: E731
         config += f"; one jit call per launch (cute.compile: {type(e).__name__})"
     compile_s = time.perf_counter() - t0
-    return Runner(call, c, "f32", config, compile_s)
+    return Runner(call, c, dtype, config, compile_s)
 
 
 def build(program: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
@@ -588,7 +588,7 @@ def make_parser() -> argparse.ArgumentParser:
                     help=argparse.SUPPRESS)
     ap.add_argument("--sm80-args", default="--bk 64 --stages 3",
                     help="sm80_gemm.py's flags (--bk, --stages); write --sm80-args='--bk 32'")
-    ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --tile 128,256,64 --stages 3",
+    ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 4",
                     help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
                          "write --sm90-args='--ws --stages 4'")
     ap.add_argument("--iterations", type=int, default=100, help="back-to-back calls")
