@@ -709,7 +709,8 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address, getattr(t.engine, "memspace", "")),
+                               t.layout, t.offset, _checked=True)
                   for path, (t, idx) in tensor_args.items()}
         for name in list(args):
             if name in traced or _has_tensors(args[name]):

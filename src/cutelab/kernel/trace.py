@@ -1009,9 +1009,11 @@ class GmemEngine(PointerInfo):
 
     memspace = "gmem"
 
-    def __init__(self, param: Any, address: int = 0):
+    def __init__(self, param: Any, address: int = 0, memspace: str = ""):
         self.param = param
         self.address = address  # the real address, for printing only
+        if memspace:  # as the host tensor printed it: CuTe DSL keeps 'generic' for host (numpy) memory
+            self.memspace = memspace
 
     @property
     def dtype(self) -> Any:
