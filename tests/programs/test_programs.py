@@ -32,6 +32,11 @@ GAPS = {
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
     "own_mma_sm80_partition": _RANGE,
+    "nb_eltwise_apply": ("three gaps in a traced kernel: cute.full_like is refused [tensor.py _like_of]; the "
+                         "divisibility of dynamic coordinates is not printed (CuTe DSL: coord_tensor<\"(?{div=64},0)\", "
+                         "cutelab: \"(?,0)\") [kernel/symbolic.py]; a Boolean register tensor's type prints "
+                         "memref<i1, rmem, align<16>> where CuTe DSL stores Booleans as i8: memref<i8, rmem, align<32>> "
+                         "[tensor.py TensorType]"),
     "own_tv_layout": _RANGE,
 }
 
