@@ -1036,6 +1036,8 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
     """
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
+    if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.smem)
+        return engine.tensor(layout, engine.dtype)
     eng, off = _engine_of(engine)
     return Tensor(eng, layout, off)
 
