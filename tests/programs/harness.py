@@ -49,9 +49,9 @@ _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 
 
 def program_names():
-    """The programs, sorted: every tests/programs/*.py except this module and the tests."""
+    """The programs, sorted: every tests/programs/*.py except this module, conftest.py and the tests (test_*.py)."""
     return sorted(f[:-3] for f in os.listdir(HERE)
-                  if f.endswith(".py") and f not in ("harness.py", "test_programs.py", "conftest.py"))
+                  if f.endswith(".py") and f not in ("harness.py", "conftest.py") and not f.startswith("test_"))
 
 
 def rewrite_imports(source: str) -> str:

@@ -32,6 +32,8 @@ GAPS = {
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
     "own_mma_sm80_partition": _RANGE,
+    "dsl_dynamic_smem_size": ("no cute.arch.dynamic_smem_size() in cutelab [kernel/arch.py]: the kernel's shared "
+                              "memory size as a runtime value (PTX %dynamic_smem_size)"),
     "nb_eltwise_apply": ("three gaps in a traced kernel: cute.full_like is refused [tensor.py _like_of]; the "
                          "divisibility of dynamic coordinates is not printed (CuTe DSL: coord_tensor<\"(?{div=64},0)\", "
                          "cutelab: \"(?,0)\") [kernel/symbolic.py]; a Boolean register tensor's type prints "
