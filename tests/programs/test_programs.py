@@ -22,6 +22,9 @@ _DYN_COMPOSE = ("composition with dynamic modes [algebra.py composition over Dyn
                 "(?,?,?):(2,?,?{div=2})); cutelab computes with the known values and simplifies (4:2: the same "
                 "function, other text)")
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
+_PIPE = ("no cutlass.pipeline.PipelineAsync in cutelab [pipeline_sm90.py has PipelineTmaAsync only]: create(...), "
+         "make_participants(), acquire_and_advance()/commit(), wait_and_advance()/release() and tail(); its "
+         "PipelineState also cannot advance inside a runtime loop (cutlass.range), where these programs use it")
 GAPS = {
     "nb_algebra_coalesce_postconditions": _RANGE,
     "nb_algebra_composition_static_dynamic": _DYN_COMPOSE + (
@@ -34,6 +37,8 @@ GAPS = {
     "own_mma_sm80_partition": _RANGE,
     "dsl_dynamic_smem_size": ("no cute.arch.dynamic_smem_size() in cutelab [kernel/arch.py]: the kernel's shared "
                               "memory size as a runtime value (PTX %dynamic_smem_size)"),
+    "nb_async_pipeline_one_stage": _PIPE,
+    "nb_async_pipeline_staged": _PIPE,
     "nb_eltwise_apply": ("three gaps in a traced kernel: cute.full_like is refused [tensor.py _like_of]; the "
                          "divisibility of dynamic coordinates is not printed (CuTe DSL: coord_tensor<\"(?{div=64},0)\", "
                          "cutelab: \"(?,0)\") [kernel/symbolic.py]; a Boolean register tensor's type prints "
