@@ -39,6 +39,10 @@ GAPS = {
                               "memory size as a runtime value (PTX %dynamic_smem_size)"),
     "nb_async_pipeline_one_stage": _PIPE,
     "nb_async_pipeline_staged": _PIPE,
+    "own_float_scalar_value": ("by design cutelab's host scalars are values: Float32(0.1).value is the f32 nearest 0.1 "
+                               "(0.10000000149011612) and Int32(7) + 1 is 8; CuTe DSL 4.8.1 keeps the Python float "
+                               "(0.1; Float16(65519.0).value is 65519.0) and prints host arithmetic on scalars as '?' "
+                               "[numeric.py FloatValue/IntValue]: the lead decides which to follow"),
     "nb_eltwise_apply": ("three gaps in a traced kernel: cute.full_like is refused [tensor.py _like_of]; the "
                          "divisibility of dynamic coordinates is not printed (CuTe DSL: coord_tensor<\"(?{div=64},0)\", "
                          "cutelab: \"(?,0)\") [kernel/symbolic.py]; a Boolean register tensor's type prints "
