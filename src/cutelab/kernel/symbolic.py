@@ -185,12 +185,12 @@ class Expr:
 
     __int__ = __index__
 
-    # ---- printing: CuTe DSL prints dynamic values as '?'
+    # ---- printing: CuTe DSL prints dynamic values as '?', with a known divisor as '?{div=16}'
     def __str__(self) -> str:
-        return "?"
+        return f"?{{div={self.div}}}" if self.div > 1 else "?"
 
     def __format__(self, spec: str) -> str:
-        return format("?", spec)
+        return format(str(self), spec)
 
     def __repr__(self) -> str:
         return f"Expr({self.expr_str()} in [{self.lo}, {self.hi}], div {self.div})"
