@@ -15,6 +15,8 @@ Import rule (the project's promise; applied line by line, nothing else changes):
     import cutlass                           -> import cutelab as cutlass
     from cutlass.Y import ... / from cutlass import ...  -> from cutelab.Y import ... / from cutelab import ...
     import cutlass.Y as X                    -> import cutelab.Y as X
+    import cuda.bindings.driver as X         -> from cutelab import cuda as X   (CuTe DSL's CUDA driver binding:
+                                                cutelab.cuda has the names programs use, CUstream among them)
 Any other import of cutlass (e.g. 'import cutlass.cute' without 'as') is refused: it has no one-line rewrite.
 
 Normalisation (applied to both sides):
@@ -43,6 +45,7 @@ _IMPORT_RULES = [
     # cutlass itself is cutelab (import cutlass -> import cutelab as cutlass), so its submodules are too
     (re.compile(r"^(\s*)from cutlass(\.[\w.]+)? import (.*)$"), lambda m: f"{m[1]}from cutelab{m[2] or ''} import {m[3]}"),
     (re.compile(r"^(\s*)import cutlass(\.[\w.]+) as (\w+)\s*$"), lambda m: f"{m[1]}import cutelab{m[2]} as {m[3]}"),
+    (re.compile(r"^(\s*)import cuda\.bindings\.driver as (\w+)\s*$"), lambda m: f"{m[1]}from cutelab import cuda as {m[2]}"),
 ]
 _MLIR = re.compile(r"!cute\.(?!memref<|coord_tensor<)|%\d|\bloc\(")
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
@@ -57,10 +60,12 @@ def program_names():
 def rewrite_imports(source: str) -> str:
     """Apply the import rule to each line of `source`; every other line is left as it is.
 
-    >>> print(rewrite_imports("import cutlass\\nimport cutlass.cute as cute\\nfrom cutlass.cute.nvgpu import warp"))
+    >>> print(rewrite_imports("import cutlass\\nimport cutlass.cute as cute\\nfrom cutlass.cute.nvgpu import warp\\n"
+    ...                       "import cuda.bindings.driver as cuda"))
     import cutelab as cutlass
     import cutelab as cute
     from cutelab.nvgpu import warp
+    from cutelab import cuda as cuda
     """
     out = []
     for line in source.split("\n"):

@@ -47,6 +47,11 @@ GAPS = {
                                "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
                                "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "
                                "[kernel/host.py: no AST rewrite of @cute.jit bodies]"),
+    "dsl_dataclass_immutable": ("no fake tensors in cutelab [runtime.py]: make_fake_compact_tensor / make_fake_tensor "
+                                "and cute.sym_int64 (ahead-of-time compiles without memory) are missing"),
+    "dsl_ampere_elementwise_apply": _DYN_COMPOSE + (" (here the thread-block remap composed onto a zipped_divide of a "
+                                                    "dynamic-layout tensor: CuTe DSL ((64,256),((?,?),(?,?))), cutelab "
+                                                    "((64,256),(2,2)))"),
     "dsl_ampere_elementwise_add": ("cutelab traces a launch for its grid even when the tensors' layouts are dynamic "
                                    "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "
