@@ -47,6 +47,9 @@ GAPS = {
                                "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
                                "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "
                                "[kernel/host.py: no AST rewrite of @cute.jit bodies]"),
+    "own_dynamic_bool_arg": ("a cutlass.Boolean argument of a @cute.jit function stays a static Python value while "
+                             "tracing (print shows 1; CuTe DSL: '?') [kernel/host.py dynamic_args, dynamic.py "
+                             "dyn_scalar keeps Booleans static]; the values printf prints at each call are right"),
     "dsl_dataclass_immutable": ("no fake tensors in cutelab [runtime.py]: make_fake_compact_tensor / make_fake_tensor "
                                 "and cute.sym_int64 (ahead-of-time compiles without memory) are missing"),
     "dsl_ampere_elementwise_apply": _DYN_COMPOSE + (" (here the thread-block remap composed onto a zipped_divide of a "
