@@ -5,6 +5,13 @@ output, tests/programs/<name>.expected, is what it prints under CuTe DSL 4.8.1, 
 `normalise`. cutelab runs the same file with `rewrite_imports` applied and must print the same
 normalised text.
 
+Programs that launch kernels: CuTe DSL on a machine without a GPU compiles (traces) kernels but cannot
+run them, so such a program is kept as a user without a GPU would run it: the calls that launch, and
+the checks of their results, are commented out with a '# [needs a GPU]' mark, and a jit call that
+compiles and launches becomes cute.compile(fn, ...) (each program's header says what changed). Their
+expected outputs are then the trace-time prints. cutelab runs the launches on the CPU as well; tests
+outside this directory check those results.
+
 Import rule (the project's promise; applied line by line, nothing else changes):
     import cutlass.cute as X                 -> import cutelab as X
     import cutlass.cute.runtime as X         -> import cutelab.runtime as X
