@@ -520,11 +520,16 @@ class PointerInfo:
     def ptr_str(self, offset: Any) -> str:
         a = self.alignment(offset)
         al = f", align<{a}>" if a > self.dtype.bytes else ""
-        return f"ptr<{self.dtype.name}, {self.memspace}{al}>"
+        return f"ptr<{elem_name(self.dtype, self.memspace)}, {self.memspace}{al}>"
 
     def raw_ptr_str(self, offset: Any) -> str:
         addr = self.address + int(offset) * self.dtype.bytes if not _is_batch(offset) else self.address
         return f"raw_ptr(0x{addr:016x}: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
+
+
+def elem_name(dtype: Numeric, memspace: str) -> str:
+    """The element type in a pointer's text: a Boolean register tensor holds bytes (CuTe DSL prints i8)."""
+    return "i8" if memspace == "rmem" and dtype.kind == "bool" else dtype.name
 
 
 _RMEM_ALIGN = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (prints align<32>)
@@ -766,7 +771,7 @@ class TensorType:
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
             al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
-            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, {al_s}"{t.layout}">'
+            self.text = f'!cute.memref<{elem_name(t.element_type, eng.memspace)}, {eng.memspace}, {al_s}"{t.layout}">'
 
     def __str__(self) -> str:
         return self.text
@@ -1127,7 +1132,7 @@ def make_fragment_like_mma(src: Tensor, dtype: Numeric | None = None) -> Tensor:
     """The MMA's fragment of a partitioned tensor (TiledMma.make_fragment_A/B/C): CuTe's fragment layout,
     mode 0 compact first, as CuTe DSL keeps it there (and aligned to 16 bytes, as it prints them)."""
     t = _fragment_like(src, dtype, make_layout_fragment_like, "make_fragment")
-    if isinstance(t.engine, NumpyEngine):
+    if isinstance(t.engine, NumpyEngine) or getattr(t.engine, "memspace", None) == "rmem":
         t.engine.align = 16
     return t
 

@@ -56,7 +56,7 @@ def test_elementwise_apply_example(op):
     p = _run("elementwise_apply", "--M", "64", "--N", "256", "--op", op)
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS")
-    assert 'frgPred = !cute.memref<i1, rmem, align<16>, "((4,16)):((1,4))">' in p.stdout
+    assert 'frgPred = !cute.memref<i8, rmem, align<32>, "((4,16)):((1,4))">' in p.stdout
 
 
 @pytest.mark.gpu

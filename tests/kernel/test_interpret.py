@@ -46,7 +46,7 @@ def test_seed_prints_static_descriptions_with_alignment():
     text = out.getvalue()
     assert "tile_S = tensor<ptr<f32, gmem, align<16>> o (32,256):(1024,1)>" in text
     assert "thr_tile_S = tensor<ptr<f32, gmem> o (4,8):(8192,32)>" in text  # tidx % 32: element-aligned only
-    assert "fragment = tensor<ptr<f32, rmem, align<16>> o (4,8):(8,1)>" in text  # CuTe DSL 4.8.1: the stride order
+    assert "fragment = tensor<ptr<f32, rmem, align<32>> o (4,8):(8,1)>" in text  # CuTe DSL 4.8.1: the stride order
 
 
 @cute.kernel

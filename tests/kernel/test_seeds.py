@@ -41,18 +41,18 @@ def test_tv_layout_printf_seed():
         "tiled_tensor_S = tensor<ptr<bf16, HOST, align<16>> o ((1,16),8192,512):((0,1),8192,16)>",
         "grid_dim = (16384, 1, 1)",
         "tile_S = tensor<ptr<bf16, gmem, align<16>> o (1,16):(0,1)>",
-        "fragment = tensor<ptr<bf16, rmem, align<16>> o (1,16):(0,1)>",
+        "fragment = tensor<ptr<bf16, rmem, align<32>> o (1,16):(0,1)>",  # make_fragment_like: make_rmem_tensor, 32-byte aligned
     ]),
     ("copy_outer_partition", [
         "thr_layout = (8,32):(32,1)",
         "thr_tile_S = tensor<ptr<bf16, gmem> o (4,8):(65536,32)>",
-        "fragment = tensor<ptr<bf16, rmem, align<16>> o (4,8):(8,1)>",  # CuTe DSL 4.8.1 follows the stride order
+        "fragment = tensor<ptr<bf16, rmem, align<32>> o (4,8):(8,1)>",  # CuTe DSL 4.8.1 follows the stride order
     ]),
     ("copy_tv_partition", [
         "tile_S = tensor<ptr<bf16, gmem, align<16>> o (128,64):(8192,1)>",
         "thr_val_tile_S = tensor<ptr<bf16, gmem, align<16>> o ((8,32),(8,4)):((8,32768),(1,8192))>",
         "val_tile_S = tensor<ptr<bf16, gmem, align<16>> o ((8,4)):((1,8192))>",
-        "fragment = tensor<ptr<bf16, rmem, align<16>> o ((8,4)):((1,8))>",
+        "fragment = tensor<ptr<bf16, rmem, align<32>> o ((8,4)):((1,8))>",
     ]),
 ])
 def test_copy_seed_runs_at_8192(name, expected):

@@ -1074,7 +1074,8 @@ class RmemEngine(PointerInfo):
     """A register fragment inside a trace: element references at static offsets."""
 
     memspace = "rmem"
-    align = 16
+    align = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (make_rmem_tensor prints align<32>);
+    # MMA fragments set their own (nvgpu.mma_atom: 16, or their mode 0's bytes)
 
     def __init__(self, dtype: Any, n: int):
         self.dtype = dtype
@@ -1123,7 +1124,7 @@ class RmemEngine(PointerInfo):
         return len(self.slots)
 
     def alignment(self, offset: Any) -> int:
-        return _align_of(16, self.dtype.bytes, offset)
+        return _align_of(self.align, self.dtype.bytes, offset)
 
     def raw_ptr_str(self, offset: Any) -> str:
         return f"raw_ptr(0x{0:016x}: {self.dtype.name}, rmem, align<{self.alignment(offset)}>)"
