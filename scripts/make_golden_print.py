@@ -112,9 +112,14 @@ CASES = [
 """, None),
     ("smem_swizzle_thread", "kernel", _SW + """
     print("c", s[(tidx, None)])
-    print("d", s[(None, tidx)])
     print("f", cute.local_tile(s, (8, 16), (0, tidx)))
     print("g", cute.local_partition(s, cute.make_layout((4, 8)), tidx))
+    print("n", cute.local_partition(s2, cute.make_layout((4, 8), stride=(8, 1)), tidx))
+""", None),
+    # the coordinate's range: CuTe DSL takes the sliced mode's whole extent (64 columns, 16 rows),
+    # cutelab knows that tidx < 32 and so which bits of the offset can be set
+    ("smem_swizzle_thread_range", "kernel", _SW + """
+    print("d", s[(None, tidx)])
     print("m", cute.local_partition(s2, cute.make_layout((16, 8), stride=(8, 1)), tidx))
 """, None),
     # composition over dynamic modes: CuTe's fold, one result mode per dynamic left mode

@@ -880,6 +880,9 @@ class Tensor:
 
     def __str__(self) -> str:
         b = f" x {self.batch}" if self.batch else ""
+        view = getattr(self.engine, "tensor_str", None)  # a swizzled shared-memory view prints as CuTe DSL holds it
+        if view is not None and not b:
+            return f"tensor<{view(self.offset, self.layout)}>"
         return f"tensor<{self.engine.ptr_str(self.offset)}{b} o {self.layout}>"
 
     __repr__ = __str__
