@@ -1277,17 +1277,20 @@ def _elide(items: list) -> list:
     return items[:3] + [None] + items[-3:] if len(items) > 6 else items
 
 
-def _row_text(values: list) -> str:
-    return "[" + "".join("..., " if v is None else v + ", " for v in _elide(values)) + "]"
+def _row_text(values: list) -> list:
+    out: list = ["["]
+    for v in _elide(values):
+        out += ["..., "] if v is None else [v, ", "]
+    return out + ["]"]
 
 
-def _rows_text(rows: list, indent: str) -> str:
-    out = ""
+def _rows_text(rows: list, indent: str) -> list:
+    out: list = []
     shown = _elide(rows)
     for k, r in enumerate(shown):
-        out += "..." if r is None else r
+        out += ["..."] if r is None else r
         if k + 1 < len(shown):
-            out += ("\n" if r is None else ",\n") + indent
+            out.append(("\n" if r is None else ",\n") + indent)
     return out
 
 
@@ -1297,6 +1300,35 @@ def _tensor_values(t: Tensor) -> list:
     if isinstance(vals, TensorSSA):
         return _to_real(vals.values, vals.dtype).reshape(-1).tolist()
     return list(vals)
+
+
+def tensor_text(head: str, flat: list, shape: Any, verbose: bool = False) -> list:
+    """CuTe DSL's print_tensor text as pieces: head ('tensor(<pointer> o <layout>, data='), then the
+    values as nested rows (see the comment above); flat holds the values, each already formatted
+    (a str) or an item the caller formats (a kernel's printf part). Strings and items, in order."""
+    if verbose:
+        out: list = [head + " (\n"]
+        for i, v in enumerate(flat):
+            out += [f"\t{it.tuple_str(it.idx2crd(i, shape))}=", v, "\n"]
+        return out + [")"]
+    dims = it.product_each(shape)
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    if len(dims) == 1:
+        body = _rows_text([["[", v, ", ]"] for v in flat], _INDENT)
+    else:
+        m, n = dims[0], dims[1]
+        blocks = [[_row_text([flat[r + m * c + m * n * b] for c in range(n)]) for r in range(m)]
+                  for b in range(it.product(dims[2:]) if len(dims) > 2 else 1)]
+        if len(dims) == 2:
+            body = ["["] + _rows_text(blocks[0], _INDENT + " ") + ["]"]
+        else:
+            body = ["["]
+            for k, rows in enumerate(blocks):
+                if k:
+                    body.append(",\n\n" + _INDENT + " ")
+                body += ["["] + _rows_text(rows, _INDENT + "  ") + ["]"]
+            body.append("]")
+    return [head + "\n" + _INDENT] + body + [")"]
 
 
 def format_tensor(t: Tensor, verbose: bool = False) -> str:
@@ -1319,25 +1351,7 @@ def format_tensor(t: Tensor, verbose: bool = False) -> str:
         head = head.replace(f": {t.engine.dtype.name},", ": i8,", 1)
         true = -1 if t.engine.memspace == "rmem" else 1
         values = [true if v else 0 for v in values]
-    flat = [_dsl_value(v) for v in values]
-    shape = t.layout.shape
-    if verbose:
-        lines = [f"\t{it.tuple_str(it.idx2crd(i, shape))}={v}" for i, v in enumerate(flat)]
-        return head + " (\n" + "\n".join(lines) + ("\n" if lines else "") + ")"
-    dims = it.product_each(shape)
-    dims = dims if isinstance(dims, tuple) else (dims,)
-    if len(dims) == 1:
-        body = _rows_text(["[" + v + ", ]" for v in flat], _INDENT)
-    else:
-        m, n = dims[0], dims[1]
-        blocks = [[_row_text([flat[r + m * c + m * n * b] for c in range(n)]) for r in range(m)]
-                  for b in range(it.product(dims[2:]) if len(dims) > 2 else 1)]
-        if len(dims) == 2:
-            body = "[" + _rows_text(blocks[0], _INDENT + " ") + "]"
-        else:
-            body = "[" + (",\n\n" + _INDENT + " ").join(
-                "[" + _rows_text(rows, _INDENT + "  ") + "]" for rows in blocks) + "]"
-    return head + "\n" + _INDENT + body + ")"
+    return "".join(tensor_text(head, [_dsl_value(v) for v in values], t.layout.shape, verbose))
 
 
 _print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)

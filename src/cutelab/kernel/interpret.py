@@ -466,7 +466,7 @@ def _printf(b: _Batch, s: Printf, addresses: Dict[int, int]) -> List[str]:
         elif kind == "addr":
             p, off = part[1], part[2]
             v = np.broadcast_to(np.asarray(b.index(off)), (b.n,))
-            base = addresses.get(p.index, 0)
+            base = 0 if isinstance(p, Shared) else addresses.get(p.index, 0)  # shared memory: offsets from 0
             cols.append(["%016x" % (base + int(x) * p.dtype.bytes) for x in v])
     out = []
     for t in range(b.n):

@@ -206,15 +206,24 @@ class SwizzledSmemEngine(SmemEngine):
         al = f", align<{a}>" if a > self.dtype.bytes else ""
         return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.swizzle}>"
 
-    def tensor_str(self, offset: Any, layout: Any) -> str:
-        """'ptr<...> o layout' as CuTe DSL prints this view (see dsl_view); cutelab's own form
-        'ptr<..., S<b,m,s>> o layout' where the view's offset does not split as CuTe splits it."""
+    def dsl_parts(self, offset: Any, layout: Any) -> tuple:
+        """(layout text, pointer alignment in bytes) as CuTe DSL holds this view (see dsl_view);
+        cutelab's own form (layout, alignment of the swizzled pointer) where the view's offset does
+        not split as CuTe splits it (then the text says 'S<b,m,s> o ptr o layout')."""
         v = dsl_view(self.swizzle, offset - self.origin, layout)
         if v is None:
-            return f"{self.ptr_str(offset)} o {layout}"
+            return None
         shift, text = v
         base = self.base_align or min(self.param.align, max(self.dtype.bytes, (1 << self.swizzle.num_base) * self.dtype.bytes))
-        a = _align_of(base, self.dtype.bytes, shift)
+        return text, _align_of(base, self.dtype.bytes, shift)
+
+    def tensor_str(self, offset: Any, layout: Any) -> str:
+        """'ptr<...> o layout' as CuTe DSL prints this view; cutelab's own form
+        'ptr<..., S<b,m,s>> o layout' where the view's offset does not split as CuTe splits it."""
+        v = self.dsl_parts(offset, layout)
+        if v is None:
+            return f"{self.ptr_str(offset)} o {layout}"
+        text, a = v
         al = f", align<{a}>" if a > self.dtype.bytes else ""
         return f"ptr<{self.dtype.name}, {self.memspace}{al}> o {text}"
 

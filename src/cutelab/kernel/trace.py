@@ -1201,8 +1201,12 @@ def _value_parts(tensor: Any) -> List[Any]:
     layout = value_of(tensor.layout)
     if isinstance(eng, GmemEngine):
         vals = eng.load(tensor.offset, tensor.layout)
+        text, align = layout, eng.alignment(tensor.offset)
+        view = getattr(eng, "dsl_parts", None)  # a swizzled shared tensor: its layout as CuTe DSL holds it
+        if view is not None and view(tensor.offset, layout) is not None:
+            text, align = view(tensor.offset, layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
-                           f": {eng.dtype.name}, {eng.memspace}, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
+                           f": {eng.dtype.name}, {eng.memspace}, align<{align}>) o {text} = \n  ( "]
     elif isinstance(eng, RmemEngine):
         vals = eng.load(tensor.offset, tensor.layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
@@ -1314,7 +1318,9 @@ def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
         from .host import defer_print_tensor
 
         return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
-    printf("{}", t)
+    from .printtensor import print_tensor_in_kernel  # CuTe DSL's print_tensor text, on both back ends
+
+    print_tensor_in_kernel(t, verbose=bool(kw.get("verbose", False)))
     return True
 
 
