@@ -140,10 +140,19 @@ def _sample_text(arr: np.ndarray) -> str:
 
 
 def _to_real(values: np.ndarray, dtype: Numeric) -> np.ndarray:
+    if dtype.name.startswith("f8"):  # bytes of Float8E4M3FN / Float8E5M2 (cutelab/fp8.py)
+        from . import fp8
+
+        return fp8.to_f32(values, dtype)
     return bf16_to_f32(values) if dtype is BFloat16 else values
 
 
 def _from_real(values: Any, dtype: Numeric) -> np.ndarray:
+    if dtype.name.startswith("f8"):
+        from . import fp8
+
+        v = np.asarray(values)
+        return v if v.dtype == np.uint8 else fp8.from_f32(v, dtype)
     if dtype is BFloat16:
         v = np.asarray(values)
         if v.dtype == np.uint16:
@@ -828,6 +837,20 @@ class Tensor:
     @property
     def element_type(self) -> Any:
         return self.engine.dtype
+
+    @element_type.setter
+    def element_type(self, dtype: Any) -> None:
+        """CuTe DSL's ``t.element_type = dtype``: the storage read as another type of the same width
+        (cutlass.utils.create_cute_tensor_for_fp8 makes fp8 tensors over the bytes of a uint8 tensor)."""
+        import copy
+
+        old = self.engine.dtype if hasattr(self.engine, "dtype") else None
+        if not isinstance(dtype, Numeric) or old is None or dtype.width != old.width or dtype.kind == "bool":
+            raise TensorError(f"{self}.element_type = {dtype}: the storage holds {old}; only a type of the same "
+                              f"width ({getattr(old, 'width', '?')} bits) can be put over it")
+        eng = copy.copy(self.engine)  # other tensors over the same storage keep their type
+        eng.dtype = dtype
+        self.engine = eng
 
     @property
     def memspace(self) -> str:

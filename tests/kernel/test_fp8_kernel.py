@@ -1,0 +1,147 @@
+"""8-bit floats inside kernels: conversions, SM89 fp8 warp MMAs (mma.sync ... e4m3/e5m2) and ldmatrix of
+8-bit values, on the CPU interpreter (exact semantics: tests/test_fp8.py checks the conversions) and in the
+CUDA printer (compiled with nvcc for sm_90a where it is installed)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab import fp8
+from cutelab.kernel import cuda
+from cutelab.kernel.launch import last_launch
+from cutelab.runtime import from_dlpack
+
+NVCC = shutil.which("nvcc")
+E4, E5 = cutlass.Float8E4M3FN, cutlass.Float8E5M2
+
+
+def _fp8_tensor(values, dt):
+    """A kernel tensor of dt over the bytes of values (float), as create_cute_tensor_for_fp8 makes one."""
+    store = fp8.from_f32(np.asarray(values, np.float32), dt)
+    t = from_dlpack(store)
+    t.element_type = dt
+    return t, store
+
+
+def _nvcc(tmp_path, src):
+    cu = tmp_path / "k.cu"
+    cu.write_text(src)
+    p = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(cu)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------- conversions
+
+@cute.kernel
+def convert(A: cute.Tensor, B: cute.Tensor, C: cute.Tensor, D: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 128 + tidx
+    B[i] = A[i].to(E4)
+    C[i] = A[i].to(E5)
+    D[i] = B[i].to(cutlass.Float32) + C[i].to(cutlass.Float32)
+
+
+def test_conversions_in_a_kernel_round_as_the_hardware(tmp_path):
+    x = (np.random.default_rng(1).standard_normal(1024) * np.repeat([1e-3, 0.3, 20, 3000], 256)).astype(np.float32)
+    x[:4] = [np.nan, np.inf, -1e9, 0.0]
+    b, B = _fp8_tensor(np.zeros(1024), E4)
+    c, C = _fp8_tensor(np.zeros(1024), E5)
+    D = np.zeros(1024, np.float32)
+    convert(from_dlpack(x), b, c, from_dlpack(D)).launch(grid=8, block=128)
+    assert np.array_equal(B, fp8.from_f32(x, E4)) and np.array_equal(C, fp8.from_f32(x, E5))
+    assert np.array_equal(D, fp8.to_f32(B, E4) + fp8.to_f32(C, E5), equal_nan=True)
+    assert str(b) == "tensor<ptr<f8E4M3FN, generic> o (1024):(1)>"
+    src = cuda.render(last_launch().ir)
+    for needle in ("cl_f32_to_e4m3(", "cl_f32_to_e5m2(", "cl_e4m3_to_f32(", "cl_e5m2_to_f32("):
+        assert needle in src
+    if NVCC:
+        _nvcc(tmp_path, src)
+
+
+def test_element_type_needs_the_same_width():
+    t = from_dlpack(np.zeros(4, np.float32))
+    with pytest.raises(cute.TensorError if hasattr(cute, "TensorError") else Exception, match="same width"):
+        t.element_type = E4
+
+
+# ---------------------------------------------------------------------------- mma.sync fp8
+
+@cute.kernel
+def mma_kernel(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, tiled_mma: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    thr = tiled_mma.get_slice(tidx)
+    tA = thr.partition_A(mA)
+    tB = thr.partition_B(mB)
+    tC = thr.partition_C(mC)
+    rA = tiled_mma.make_fragment_A(tA)
+    rB = tiled_mma.make_fragment_B(tB)
+    rC = tiled_mma.make_fragment_C(tC)
+    cute.autovec_copy(tA, rA)
+    cute.autovec_copy(tB, rB)
+    cute.autovec_copy(tC, rC)
+    cute.gemm(tiled_mma, rC, rA, rB, rC)
+    cute.autovec_copy(rC, tC)
+
+
+def _mma(ab, acc, shape, atoms=(1, 1, 1), MNK=None, ints=True, seed=0):
+    op = cute.nvgpu.warp.MmaFP8Op(ab, acc, shape)
+    perm = tuple(a * s for a, s in zip(atoms, shape))
+    tiled = cute.make_tiled_mma(op, cute.make_layout(atoms), permutation_mnk=perm)
+    M, N, K = MNK or perm
+    rng = np.random.default_rng(seed)
+    if ints:
+        A, B = rng.integers(-3, 4, (M, K)), rng.integers(-3, 4, (N, K))
+        C = rng.integers(-8, 9, (M, N))
+    else:  # any finite fp8 values: their products are exact in float64
+        codes = np.arange(256, dtype=np.uint8)
+        fin = codes[np.isfinite(fp8.to_f32(codes, ab)) & (np.abs(fp8.to_f32(codes, ab)) < 64)]
+        A, B = (fp8.to_f32(rng.choice(fin, s), ab) for s in ((M, K), (N, K)))
+        C = rng.standard_normal((M, N))
+    a, A8 = _fp8_tensor(A, ab)
+    b, B8 = _fp8_tensor(B, ab)
+    Cn = np.asarray(C, np.float32 if acc is cutlass.Float32 else np.float16)
+    Av, Bv = fp8.to_f32(A8, ab).astype(np.float64).reshape(M, K), fp8.to_f32(B8, ab).astype(np.float64).reshape(N, K)
+    ref = Av @ Bv.T + Cn.astype(np.float64)
+    mma_kernel(a, b, from_dlpack(Cn), tiled).launch(grid=1, block=32 * atoms[0] * atoms[1] * atoms[2])
+    return Cn.astype(np.float64), ref
+
+
+FP8 = [(E4, cutlass.Float32, (16, 8, 32)), (E5, cutlass.Float32, (16, 8, 32)), (E4, cutlass.Float16, (16, 8, 32)),
+       (E4, cutlass.Float32, (16, 8, 16)), (E5, cutlass.Float16, (16, 8, 16))]
+FP8_IDS = [f"{a.name}-{c.name}-k{s[2]}" for a, c, s in FP8]
+
+
+@pytest.mark.parametrize("ab,acc,shape", FP8, ids=FP8_IDS)
+def test_fp8_mma_is_exact_on_small_integers(ab, acc, shape):
+    got, ref = _mma(ab, acc, shape)
+    assert np.array_equal(got, ref)
+    got, ref = _mma(ab, acc, shape, atoms=(2, 2, 1), MNK=(64, 32, 3 * shape[2]), seed=1)
+    assert np.array_equal(got, ref)
+
+
+@pytest.mark.parametrize("ab,acc,shape", FP8[:2], ids=FP8_IDS[:2])
+def test_fp8_mma_of_any_values_rounds_once_per_instruction(ab, acc, shape):
+    got, ref = _mma(ab, acc, shape, MNK=(16, 8, 2 * shape[2]), ints=False, seed=2)
+    # two instructions along K, each rounding its exact sum to f32
+    assert np.abs(got - ref).max() <= 2 * 2.0 ** -24 * (np.abs(ref).max() + 64 * 64 * shape[2])
+    assert not np.array_equal(got, np.zeros_like(got))
+
+
+@pytest.mark.parametrize("ab,acc,shape", FP8, ids=FP8_IDS)
+def test_fp8_mma_prints_inline_ptx(ab, acc, shape, tmp_path):
+    _mma(ab, acc, shape, atoms=(2, 2, 1))
+    src = cuda.render(last_launch().ir)
+    t = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}[ab.name]
+    name = f"mma.sync.aligned.m16n8k{shape[2]}.row.col.{acc.name}.{t}.{t}.{acc.name}"
+    assert name in src
+    assert " << 24)" in src  # four 8-bit values in each 32-bit register
+    if NVCC:
+        _nvcc(tmp_path, src)
