@@ -145,3 +145,81 @@ def test_fp8_mma_prints_inline_ptx(ab, acc, shape, tmp_path):
     assert " << 24)" in src  # four 8-bit values in each 32-bit register
     if NVCC:
         _nvcc(tmp_path, src)
+
+
+# ---------------------------------------------------------------------------- ldmatrix of 8-bit values
+
+@cute.kernel
+def ldsm8(mS: cute.Tensor, mOut: cute.Tensor, sl: cutlass.Constexpr, tiled_mma: cutlass.Constexpr,
+          atom: cutlass.Constexpr, operand: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(mS.element_type, sl, 16)
+    R, C = cute.size(mS, mode=[0]), cute.size(mS, mode=[1])
+    for i in cutlass.range_constexpr(R * C // 32):
+        e = i * 32 + tidx
+        s[e // C, e % C] = mS[e // C, e % C]
+    cute.arch.sync_threads()
+    thr = tiled_mma.get_slice(tidx)
+    if cutlass.const_expr(operand == "A"):
+        frag = tiled_mma.make_fragment_A(thr.partition_A(s))
+        tc = cute.make_tiled_copy_A(atom, tiled_mma)
+    else:
+        frag = tiled_mma.make_fragment_B(thr.partition_B(s))
+        tc = cute.make_tiled_copy_B(atom, tiled_mma)
+    tcs = tc.get_slice(tidx)
+    cute.copy(tc, tcs.partition_S(s), tcs.retile(frag))
+    mOut[tidx, None].store(frag.load())
+
+
+def _ldsm8(operand, k, swz, dt=E4, num=4):
+    mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaFP8Op(dt, cutlass.Float32, (16, 8, k)), cute.make_layout((1, 1, 1)))
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x16x8bOp(False, num), dt)
+    R, C = (16 if operand == "A" else 8), 2 * k  # two k-blocks, K-major rows
+    L = cute.make_layout((R, C), stride=(C, 1))
+    sl = cute.make_composed_layout(cute.make_swizzle(1, 4, 3), 0, L) if swz else L  # 16-byte chunks stay whole
+    codes = (np.arange(R * C) * 37 % 251).astype(np.uint8).reshape(R, C)  # any bytes: ldmatrix moves bits
+    data = from_dlpack(codes)
+    data.element_type = dt
+    nv = cute.size(mma.tv_layout_A if operand == "A" else mma.tv_layout_B) // 32 * 2
+    out_codes = np.zeros((32, nv), np.uint8)
+    out = from_dlpack(out_codes)
+    out.element_type = dt
+    ldsm8(data, out, sl, mma, atom, operand).launch(grid=1, block=32)
+    S = cute.make_tensor(codes.ravel().copy(), cute.make_layout((R, C), stride=(C, 1)))
+    thr = mma.get_slice(np.arange(32))
+    part = thr.partition_A(S) if operand == "A" else thr.partition_B(S)
+    want = np.asarray(part.load().values).reshape(32, nv)
+    return out_codes, want
+
+
+LDSM8 = [("A", 32, False), ("A", 32, True), ("B", 32, False), ("B", 32, True), ("A", 16, False)]
+
+
+@pytest.mark.parametrize("operand,k,swz", LDSM8, ids=[f"{o}-k{k}-{'swz' if s else 'plain'}" for o, k, s in LDSM8])
+def test_ldmatrix_of_8_bit_values_gives_the_mma_fragment(operand, k, swz):
+    num = 4 if operand == "A" and k == 32 else 2
+    out, want = _ldsm8(operand, k, swz, num=num)
+    assert np.array_equal(out, want)
+
+
+def test_ldmatrix_of_8_bit_values_prints_ptx(tmp_path):
+    _ldsm8("A", 32, True)
+    src = cuda.render(last_launch().ir)
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in src and ">> 24) & 0xffu)" in src
+    if NVCC:
+        _nvcc(tmp_path, src)
+
+
+def test_unpacking_ldmatrix_is_refused():
+    from cutelab.errors import TraceError
+
+    mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaFP8Op(E4, cutlass.Float32, (16, 8, 32)), cute.make_layout((1, 1, 1)))
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x16x8bOp(False, 4, 4), E4)
+    codes = np.zeros((16, 64), np.uint8)
+    data = from_dlpack(codes)
+    data.element_type = E4
+    out = from_dlpack(np.zeros((32, 32), np.uint8))
+    out.element_type = E4
+    with pytest.raises(TraceError, match=r"LdMatrix8x16x8bOp with unpack_bits=4 .* is not supported inside cutelab"):
+        ldsm8(data, out, cute.make_layout((16, 64), stride=(64, 1)), mma, atom, "A").launch(grid=1, block=32)
