@@ -223,3 +223,56 @@ def test_unpacking_ldmatrix_is_refused():
     out.element_type = E4
     with pytest.raises(TraceError, match=r"LdMatrix8x16x8bOp with unpack_bits=4 .* is not supported inside cutelab"):
         ldsm8(data, out, cute.make_layout((16, 64), stride=(64, 1)), mma, atom, "A").launch(grid=1, block=32)
+
+
+# ---------------------------------------------------------------------------- tensorop_gemm's fp8 options
+
+def _example(*args):
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, str(root / "examples" / "dsl" / "tensorop_gemm.py"), *args, "--benchmark", "none"],
+                          capture_output=True, text=True, env=env, timeout=900)
+
+
+@pytest.mark.parametrize("args", [
+    ("--mnkl", "144,80,96,2", "--ab_dtype", "Float8E4M3FN", "--a_major", "k", "--b_major", "k", "--c_major", "m"),
+    ("--mnkl", "128,128,128,1", "--ab_dtype", "Float8E5M2", "--a_major", "m", "--b_major", "n"),
+], ids=["e4m3-kk-ldmatrix", "e5m2-mn-universal"])
+def test_tensorop_gemm_example_with_fp8_on_the_cpu(args):
+    pytest.importorskip("torch")
+    p = _example(*args)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert p.stdout.rstrip().endswith("PASS") and "Skip reference checking: False" in p.stdout
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_tensorop_gemm_fp8_cuda_compiles_with_nvcc(tmp_path):
+    pytest.importorskip("torch")
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = f"""
+import sys
+sys.argv = ["tensorop_gemm"]
+sys.path.insert(0, {str(root / 'examples' / 'dsl')!r})
+import tensorop_gemm as tg
+import cutelab as cutlass
+from cutelab.kernel import cuda
+from cutelab.kernel.launch import last_launch
+tg.run((128, 128, 128, 1), cutlass.Float8E4M3FN, cutlass.Float16, cutlass.Float32, "k", "k", "n", (2, 2, 1))
+open({str(tmp_path / 'k.cu')!r}, "w").write(cuda.render(last_launch().ir))
+"""
+    env = dict(os.environ, PYTHONPATH=str(root / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    src = (tmp_path / "k.cu").read_text()
+    for needle in ("ldmatrix.sync.aligned.m8n8.x4.shared.b16", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+                   "cp.async.cg.shared.global"):
+        assert needle in src, needle
+    _nvcc(tmp_path, src)
