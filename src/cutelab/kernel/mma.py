@@ -20,10 +20,9 @@ the result of one instruction is the C of the next, as CuTe's ``gemm`` chains th
   32-bit registers, each packing two 16-bit values (the lower one first); for the SM89 fp8 ops
   (``warp.MmaFP8Op``: e4m3/e5m2, m16n8k16 and m16n8k32) ``mma.sync...{f32,f16}.{e4m3,e5m2}...``
   with four 8-bit values per register (PTX ISA 8.7 for the f16 accumulator and for k16; a GPU of
-  compute capability 8.9 or newer). The fp8 products are exact in float64 too; note that the
-  tensor cores are reported to add fp8 products with fewer bits than f32 (about 14 on Hopper),
-  so for values whose sums need more bits the GPU may differ from the CPU by more than one f32
-  rounding (small integers, as in the tests, are exact on both).
+  compute capability 8.9 or newer). The fp8 products are exact in float64 too. For sm_90a ptxas
+  lowers each fp8 m16n8k32 to two f16 HMMA.16816 (every fp8 value is exact in f16), so the sums
+  are the f16 MMA's; Ada (sm_89) runs it natively, and its accumulation may keep fewer bits.
 
 >>> from cutelab.nvgpu import warp
 >>> import cutelab as cute
