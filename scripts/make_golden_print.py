@@ -93,6 +93,8 @@ CASES = [
     print("s", s)
     print("s3", s3)
     print("s2", s2)
+    print("t", s.type)
+    print("u", s[(None, 3)].type, cute.local_tile(s, (8, 16), (0, 1)).type)
 """, None),
     ("smem_swizzle_slice", "kernel", _SW + """
     print("a", s[(None, 3)])

@@ -779,8 +779,13 @@ class TensorType:
             self.text = f'!cute.coord_tensor<"{eng.ptr_str(t.offset)}", "{t.layout}">'
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
+            text = t.layout
+            view = getattr(eng, "dsl_parts", None)  # a swizzled shared-memory view: as CuTe DSL holds it
+            parts = view(t.offset, t.layout) if view is not None else None
+            if parts is not None:
+                text, al = parts
             al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
-            self.text = f'!cute.memref<{elem_name(t.element_type, eng.memspace)}, {eng.memspace}, {al_s}"{t.layout}">'
+            self.text = f'!cute.memref<{elem_name(t.element_type, eng.memspace)}, {eng.memspace}, {al_s}"{text}">'
 
     def __str__(self) -> str:
         return self.text
