@@ -118,8 +118,8 @@ CASES = [
     print("g", cute.local_partition(s, cute.make_layout((4, 8)), tidx))
     print("n", cute.local_partition(s2, cute.make_layout((4, 8), stride=(8, 1)), tidx))
 """, None),
-    # the coordinate's range: CuTe DSL takes the sliced mode's whole extent (64 columns, 16 rows),
-    # cutelab knows that tidx < 32 and so which bits of the offset can be set
+    # the coordinate's range: CuTe DSL takes the sliced mode's whole extent (64 columns, 16 rows), not
+    # the thread index's (tidx < 32): the run-time bits of the offset are those the mode can set
     ("smem_swizzle_thread_range", "kernel", _SW + """
     print("d", s[(None, tidx)])
     print("m", cute.local_partition(s2, cute.make_layout((16, 8), stride=(8, 1)), tidx))

@@ -23,11 +23,7 @@ with open(os.path.join(HERE, "golden", "print_kernel.json")) as f:
 
 _MARK = "@@case "
 # Cases cutelab does not match yet (name -> why); they run and are compared, as strict xfails.
-GAPS = {"smem_swizzle_thread_range": (
-    "a swizzled view sliced at a thread-dependent coordinate: CuTe DSL takes the coordinate over the sliced "
-    "mode's whole extent, cutelab knows the thread index's range (tidx < 32) and so fewer run-time bits: "
-    "s[(None, tidx)] of S<3,3,3> o (8,64):(64,1) prints strides (?{div=8},?{div=16},288), CuTe DSL "
-    "(?{div=8},?{div=16},?{div=32}) [kernel/smem.py dsl_view]")}
+GAPS = {}
 
 
 @pytest.fixture(scope="module")

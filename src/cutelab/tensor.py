@@ -972,7 +972,11 @@ class Tensor:
             # the kept modes depend only on where coord has None (its ints are in delta already)
             keep = it.transform_leaf(coord, lambda c: None if c is None else 0) if hasattr(self.engine, "param") \
                 else coord
-            return self._new(slice_(self.layout, keep), _add(self.offset, delta))
+            new_offset = _add(self.offset, delta)
+            note = getattr(self.engine, "note_slice", None)  # a swizzled shared view remembers how it was sliced
+            if note is not None:
+                note(self.offset, new_offset, coord, self.layout)
+            return self._new(slice_(self.layout, keep), new_offset)
         return self.engine.read_one(_add(self.offset, delta))
 
     def __setitem__(self, coord: Any, value: Any) -> None:

@@ -101,7 +101,7 @@ class _Part:
         return DynInt(0, div=self.moved())
 
 
-def _split_zy(sw: Any, t: Any) -> Any:
+def _split_zy(sw: Any, t: Any, dyn_bits: Any = None) -> Any:
     """t (an int or a symbolic sum) as two _Parts: its bits on the swizzle's Y and Z bits, and the
     others. A term k * x (k a power of two) splits into the bit fields of x it moves, as CuTe's
     projections of the sliced coordinate split it. None where the split is not exact (terms that
@@ -113,6 +113,9 @@ def _split_zy(sw: Any, t: Any) -> Any:
     if const < 0:
         return None
     zyp, anti = _Part(const & zy), _Part(const & ~zy)
+    if dyn_bits is not None:  # the bits CuTe DSL's slices let the run-time part set (note_slice)
+        zyp.dyn_bits, anti.dyn_bits = dyn_bits & zy, dyn_bits & ~zy
+        return zyp, anti
     used = const
     for atom, coef in terms.values():
         if coef <= 0 or atom.lo < 0 or atom.hi <= 0:
@@ -128,7 +131,7 @@ def _split_zy(sw: Any, t: Any) -> Any:
     return zyp, anti
 
 
-def dsl_view(sw: Any, t: Any, layout: Any) -> Any:
+def dsl_view(sw: Any, t: Any, layout: Any, dyn_bits: Any = None) -> Any:
     """How CuTe DSL shows a view of a swizzled shared-memory tensor: (pointer shift, layout text).
 
     The view is ``swizzle(t + layout(i))``, t elements from the tensor's start. CuTe DSL holds it
@@ -150,7 +153,7 @@ def dsl_view(sw: Any, t: Any, layout: Any) -> Any:
     from ..layout import Layout
     from ..swizzle import _eval_last, _only_zy, _project
 
-    parts = _split_zy(sw, t)
+    parts = _split_zy(sw, t, dyn_bits)
     if parts is None:
         return None
     zy, anti = parts
@@ -196,6 +199,7 @@ class SwizzledSmemEngine(SmemEngine):
         # for printing as CuTe DSL: where the tensor's pointer starts (elements into the array) and the
         # alignment it was allocated with (bytes; 0: the array's, at most a swizzle row)
         self.origin, self.base_align = origin, base_align
+        self._dsl_bits: dict = {}  # offset expression -> bits its run-time part may set (note_slice)
 
     def alignment(self, offset: Any) -> int:
         a = super().alignment(offset)
@@ -206,11 +210,46 @@ class SwizzledSmemEngine(SmemEngine):
         al = f", align<{a}>" if a > self.dtype.bytes else ""
         return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.swizzle}>"
 
+    def note_slice(self, old: Any, new: Any, coord: Any, layout: Any) -> None:
+        """Remember the bits a slice's run-time coordinates may set in the view's offset, as CuTe DSL
+        sees them: a coordinate c of a mode of extent n and stride d sets the bits of d * [0, n), over
+        the mode's whole extent (cutelab's offset expression knows the thread index's smaller range)."""
+        if not is_sym(new):
+            return
+        from .. import int_tuple as it
+
+        bits = self._dsl_bits.get(old.key, 0) if is_sym(old) else 0
+
+        def leaf_bits(step: int, n: int) -> int:
+            step, top = abs(step), abs(step) * (n - 1)
+            if not step or n <= 1:
+                return 0
+            return ((1 << top.bit_length()) - 1) & ~((step & -step) - 1)
+
+        def walk(c: Any, shp: Any, std: Any) -> None:
+            nonlocal bits
+            if c is None or not (isinstance(c, tuple) or is_sym(c)):
+                return
+            if isinstance(c, tuple):
+                for ci, si, di in zip(c, shp, std):
+                    walk(ci, si, di)
+                return
+            div = sym_div(c) or 1
+            for j, (sj, dj) in enumerate(zip(it.flatten_to_tuple(shp), it.flatten_to_tuple(std))):
+                if isinstance(dj, int):
+                    bits |= leaf_bits(dj * (div if j == 0 else 1), sj)
+
+        walk(coord if isinstance(layout.shape, tuple) or not isinstance(coord, tuple) else coord[0],
+             layout.shape, layout.stride)
+        if bits:
+            self._dsl_bits[new.key] = bits
+
     def dsl_parts(self, offset: Any, layout: Any) -> tuple:
         """(layout text, pointer alignment in bytes) as CuTe DSL holds this view (see dsl_view);
         cutelab's own form (layout, alignment of the swizzled pointer) where the view's offset does
         not split as CuTe splits it (then the text says 'S<b,m,s> o ptr o layout')."""
-        v = dsl_view(self.swizzle, offset - self.origin, layout)
+        v = dsl_view(self.swizzle, offset - self.origin, layout,
+                     self._dsl_bits.get(offset.key) if is_sym(offset) else None)
         if v is None:
             return None
         shift, text = v
