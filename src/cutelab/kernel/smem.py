@@ -22,7 +22,7 @@ from typing import Any, List, Sequence, Tuple
 from ..errors import TraceError
 import math
 
-from .symbolic import add, is_sym, sym_div, sym_range, swizzle_expr
+from .symbolic import add, is_sym, sym_div, swizzle_expr
 from .trace import Load, Store, SmemEngine, TraceValue, _align_of, _refs_of, _static_offsets, current
 
 __all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem"]
