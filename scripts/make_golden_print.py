@@ -8,6 +8,7 @@ Each case is a body of statements, run in one of two wrappers (see WRAPPERS):
   * "kernel": the body of a @cute.kernel (names: g, a (64,64) f32 tensor argument; tidx), launched
     with 32 threads from a @cute.jit function. Without a GPU the DSL traces the kernel (its print()s
     run) and then fails to launch; the output is what was printed before.
+  * "host": the body of a @cute.jit function of g, a (4096) f16 tensor (host code only).
   * "jit": the body of a @cute.jit function of two Int32 arguments a and b (dynamic: print shows '?'),
     called with the case's values.
 Every case runs in its own subprocess (the DSL can crash the interpreter). tests/test_print_golden.py
@@ -47,6 +48,14 @@ try:
 except Exception as e:  # no GPU: the launch fails after the trace
     if "cuda" not in type(e).__name__.lower() and "cuda" not in str(e).lower():
         raise
+""",
+    "host": """
+@cute.jit
+def host_{i}(g: cute.Tensor):
+{body}
+
+
+host_{i}(from_dlpack(np.zeros(4096, np.float16)))
 """,
     "jit": """
 @cute.jit
@@ -123,6 +132,19 @@ CASES = [
     ("smem_swizzle_thread_range", "kernel", _SW + """
     print("d", s[(None, tidx)])
     print("m", cute.local_partition(s2, cute.make_layout((16, 8), stride=(8, 1)), tidx))
+""", None),
+    # a host tensor over a swizzled layout (make_tensor of a pointer): its slices as CuTe DSL holds them
+    ("host_swizzle_slice", "host", """
+    t = cute.make_tensor(g.iterator, cute.make_composed_layout(cute.make_swizzle(3, 3, 3), 0,
+                         cute.make_layout((8, 64), stride=(64, 1))))
+    print("t", t)
+    print("a", t[(None, 3)], t[(2, None)])
+    print("f", cute.local_tile(t, (8, 16), (0, 1)))
+    print("e", t[(1, None)], t[(0, None)])
+    u = cute.make_tensor(g.iterator, cute.make_composed_layout(cute.make_swizzle(3, 4, 3), 0,
+                         cute.make_layout(((8, 8), (8, 2)), stride=((64, 8), (1, 512)))))
+    print("o", u[((None, 0), None)], u[(None, (None, 1))])
+    print("q", u[(3, (2, None))], u[((1, 2), None)])
 """, None),
     # composition over dynamic modes: CuTe's fold, one result mode per dynamic left mode
     ("dyn_composition", "jit", """

@@ -964,6 +964,9 @@ class Tensor:
     def __getitem__(self, coord: Any) -> Any:
         coord, delta = self._split(coord)
         if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
+            decayed = _dsl_slice(self, coord)
+            if decayed is not None:
+                return decayed
             # keep the swizzle exact: the fixed part of coord moves into the composed offset
             lay = self.layout
             sub, fixed = slice_and_offset(coord, lay.outer)
@@ -1020,6 +1023,31 @@ class Tensor:
         f = {"logical_divide": logical_divide, "zipped_divide": zipped_divide,
              "tiled_divide": tiled_divide, "flat_divide": flat_divide}[op]
         return self._new(f(self.layout, tiler))
+
+
+def _dsl_slice(t: "Tensor", coord: Any) -> "Tensor | None":
+    """A slice of a swizzled tensor as CuTe DSL holds it (CuTe's slice_and_offset): where the rest of the
+    layout reaches a Y bit and its Z bit, S o zy o sub at the pointer moved by the other bits; otherwise
+    the swizzle decays to strides (a plain layout) at the pointer of the slice's origin. None (the caller
+    keeps the swizzle exact in the composed offset) for a batch of coordinates or offsets, a layout as the
+    inner function, or a slice the split does not represent exactly (swizzle.slice_and_offset refuses)."""
+    from .swizzle import Swizzle
+    from .swizzle import slice_and_offset as composed_slice
+
+    lay = t.layout
+    if not isinstance(lay.inner, Swizzle) or _is_batch(t.offset) or not isinstance(lay.offset, int):
+        return None
+    if any(not (c is None or type(c) is int) for c in it.flatten_to_tuple(coord)):
+        return None
+    try:
+        res, origin = composed_slice(coord, lay)
+    except LayoutError:
+        return None
+    if not isinstance(res, ComposedLayout):
+        return None
+    if isinstance(res.inner, Swizzle) and res.inner.is_identity:
+        return Tensor(t.engine, res.outer, _add(t.offset, origin), _checked=True)
+    return Tensor(t.engine, res, _add(t.offset, origin - res.inner(res.offset)), _checked=True)
 
 
 def _tensor_coord(t: "Tensor", coord: Any) -> Any:
