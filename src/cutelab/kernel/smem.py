@@ -13,6 +13,12 @@ Accesses split into runs the swizzle keeps contiguous (it never moves the bits b
 ``Load``/``Store`` whose base is the symbolic ``swizzle(...)`` expression
 (``cutelab.kernel.symbolic.Swz``), so both back ends and the launch's bounds checks see
 ordinary accesses.
+
+Printing shows what CuTe DSL holds instead (``dsl_view``): the allocated tensor as
+``ptr<f16, smem, align<16>> o S<3,3,3> o 0 o (8,64):(64,1)``, and each view as CuTe's
+slice_and_offset left it: the swizzle kept with the offset's Y/Z bits (``S o 16 o (8,16):(64,1)``)
+or decayed to strides (``(8):(72)``), run-time parts as ``?{div=N}``, the bits a run-time
+coordinate may set taken over its mode's whole extent (``note_slice``), as CuTe DSL does.
 """
 
 from __future__ import annotations
