@@ -6,7 +6,8 @@ cutelab.tensor.tensor_text).
 It is one ``Printf`` op, so both back ends print it: the CPU interpreter formats each value with the
 C conversion CuTe DSL uses (``% f`` for floats, ``% d`` for signed integers and Booleans, `` %u`` for
 unsigned ones) and the CUDA printer passes the same conversions to ``printf``. A Boolean tensor prints
-its element type as i8, as CuTe DSL does. A swizzled shared-memory tensor prints its layout as CuTe DSL
+its element type as i8, as CuTe DSL does, and its values as 1 and 0 (the host's print_tensor writes a
+true held in registers as -1, CuTe DSL's sign-extended i1; inside kernels cutelab does not). A swizzled shared-memory tensor prints its layout as CuTe DSL
 holds it (kernel/smem.py dsl_view); its pointer's address is the view's first element's.
 """
 
