@@ -279,3 +279,45 @@ open({str(tmp_path / 'k.cu')!r}, "w").write(cuda.render(last_launch().ir))
                    "cp.async.cg.shared.global"):
         assert needle in src, needle
     _nvcc(tmp_path, src)
+
+
+# ---------------------------------------------------------------------------- on a GPU
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("args", [
+    ("--mnkl", "1024,512,1024,1", "--ab_dtype", "Float8E4M3FN", "--a_major", "k", "--b_major", "k"),
+    ("--mnkl", "520,264,200,2", "--ab_dtype", "Float8E5M2", "--a_major", "m", "--b_major", "n", "--c_major", "m"),
+    ("--mnkl", "512,512,512,1", "--ab_dtype", "Float8E4M3FN", "--acc_dtype", "Float16", "--a_major", "k",
+     "--b_major", "n"),
+], ids=["e4m3-kk", "e5m2-mn-irregular", "e4m3-f16acc"])
+def test_tensorop_gemm_example_with_fp8_on_gpu(args):
+    p = _example(*args)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    assert p.stdout.rstrip().endswith("PASS")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("ab,acc,shape", FP8, ids=FP8_IDS)
+def test_fp8_mma_on_gpu_equals_the_interpreter(ab, acc, shape):
+    import torch
+
+    op = cute.nvgpu.warp.MmaFP8Op(ab, acc, shape)
+    tiled = cute.make_tiled_mma(op, cute.make_layout((2, 2, 1)), permutation_mnk=(32, 16, shape[2]))
+    M, N, K = 32, 16, 4 * shape[2]
+    rng = np.random.default_rng(3)
+    A8, B8 = (fp8.from_f32(rng.integers(-4, 5, s).astype(np.float32), ab) for s in ((M, K), (N, K)))
+    C = rng.integers(-8, 9, (M, N)).astype(np.float32 if acc is cutlass.Float32 else np.float16)
+    outs = []
+    for dev in ("cpu", "cuda"):
+        a = torch.from_numpy(A8).to(dev)
+        b = torch.from_numpy(B8).to(dev)
+        c = torch.from_numpy(C.copy()).to(dev)
+        ta, tb = from_dlpack(a), from_dlpack(b)
+        ta.element_type, tb.element_type = ab, ab
+        mma_kernel(ta, tb, from_dlpack(c), tiled).launch(grid=1, block=128)
+        if dev == "cuda":
+            torch.cuda.synchronize()
+        outs.append(c.cpu().numpy())
+    assert np.array_equal(outs[0], outs[1])
+    ref = fp8.to_f32(A8, ab).astype(np.float64) @ fp8.to_f32(B8, ab).astype(np.float64).T + C
+    assert np.array_equal(outs[1].astype(np.float64), ref)
