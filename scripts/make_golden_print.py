@@ -28,6 +28,11 @@ HEAD = """import numpy as np
 import cutlass
 import cutlass.cute as cute
 from cutlass.cute.runtime import from_dlpack
+
+
+@cute.struct
+class St:
+    a: cute.struct.Align[cute.struct.MemRange[cutlass.Float16, 1024], 1024]
 """
 
 WRAPPERS = {
@@ -145,6 +150,16 @@ CASES = [
                          cute.make_layout(((8, 8), (8, 2)), stride=((64, 8), (1, 512)))))
     print("o", u[((None, 0), None)], u[(None, (None, 1))])
     print("q", u[(3, (2, None))], u[((1, 2), None)])
+""", None),
+    # a swizzled pointer (a struct field's get_tensor with a byte swizzle): CuTe DSL keeps the swizzle in the
+    # pointer's type and slices the layout as a plain one
+    ("smem_swizzled_pointer", "kernel", """
+    smem = cutlass.utils.SmemAllocator()
+    st = smem.allocate(St)
+    t = st.a.get_tensor(cute.make_layout((16, 64), stride=(64, 1)), swizzle=cute.make_swizzle(3, 4, 3))
+    print("p", t)
+    print("q", t[(None, 3)], t[(2, None)], t[(tidx % 16, None)])
+    print("r", t.type)
 """, None),
     # composition over dynamic modes: CuTe's fold, one result mode per dynamic left mode
     ("dyn_composition", "jit", """

@@ -784,7 +784,12 @@ class TensorType:
             parts = view(t.offset, t.layout) if view is not None else None
             if parts is not None:
                 text, al = parts
+            psw = getattr(eng, "ptr_swizzle", None)  # a swizzled pointer (CuTe DSL: its type names the swizzle)
+            if psw is not None:
+                al = eng.ptr_align(t.offset)
             al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
+            if psw is not None:
+                al_s += f"{psw}, "
             self.text = f'!cute.memref<{elem_name(t.element_type, eng.memspace)}, {eng.memspace}, {al_s}"{text}">'
 
     def __str__(self) -> str:

@@ -8,7 +8,9 @@ C conversion CuTe DSL uses (``% f`` for floats, ``% d`` for signed integers and 
 unsigned ones) and the CUDA printer passes the same conversions to ``printf``. A Boolean tensor prints
 its element type as i8, as CuTe DSL does, and its values as 1 and 0 (the host's print_tensor writes a
 true held in registers as -1, CuTe DSL's sign-extended i1; inside kernels cutelab does not). A swizzled shared-memory tensor prints its layout as CuTe DSL
-holds it (kernel/smem.py dsl_view); its pointer's address is the view's first element's.
+holds it (kernel/smem.py dsl_view), one over a swizzled pointer (get_tensor(..., swizzle=S)) names the
+swizzle in its pointer (``raw_ptr(0x...: f16, smem, align<1024>, S<3,4,3>)``, CuTe DSL's pointer type; this
+text is not checked against CuTe DSL on a GPU); the pointer's address is the view's first element's.
 """
 
 from __future__ import annotations
@@ -54,12 +56,15 @@ def print_tensor_in_kernel(t: Any, verbose: bool = False) -> None:
         text, align = f"{layout}", eng.alignment(t.offset)
         view = getattr(eng, "dsl_parts", None)
         parts = view(t.offset, layout) if view is not None else None
-        if parts is not None:
+        sw = ""
+        if getattr(eng, "ptr_swizzle", None) is not None:  # a swizzled pointer: its type names the swizzle
+            align, sw = eng.ptr_align(t.offset), f", {eng.ptr_swizzle}"
+        elif parts is not None:
             text, align = parts
         elif view is not None:  # a swizzled view CuTe's split does not cover: cutelab's own form
             text = f"{eng.swizzle} o ptr o {layout}"
         head: List[Any] = ["tensor(raw_ptr(0x", ("addr", eng.param, t.offset),
-                           f": {dtname}, {eng.memspace}, align<{align}>) o {text}, data="]
+                           f": {dtname}, {eng.memspace}, align<{align}>{sw}) o {text}, data="]
     elif isinstance(eng, RmemEngine):
         raw = eng.raw_ptr_str(t.offset)
         if eng.dtype.kind == "bool":

@@ -199,9 +199,12 @@ def dsl_view(sw: Any, t: Any, layout: Any, dyn_bits: Any = None) -> Any:
 class SwizzledSmemEngine(SmemEngine):
     """A shared array read and written through a swizzle of its element offsets."""
 
-    def __init__(self, param: Any, swizzle: Any, origin: int = 0, base_align: int = 0):
+    def __init__(self, param: Any, swizzle: Any, origin: int = 0, base_align: int = 0, ptr_swizzle: Any = None):
         super().__init__(param)
         self.swizzle = swizzle  # element units
+        # a swizzle of the pointer (byte units, get_tensor(..., swizzle=S)): CuTe DSL keeps it in the
+        # pointer's type (ptr<f16, smem, align<1024>, S<3,4,3>>) and slices the layout as a plain one
+        self.ptr_swizzle = ptr_swizzle
         # for printing as CuTe DSL: where the tensor's pointer starts (elements into the array) and the
         # alignment it was allocated with (bytes; 0: the array's, at most a swizzle row)
         self.origin, self.base_align = origin, base_align
@@ -211,7 +214,15 @@ class SwizzledSmemEngine(SmemEngine):
         a = super().alignment(offset)
         return min(a, max(self.dtype.bytes, (1 << self.swizzle.num_base) * self.dtype.bytes))
 
+    def ptr_align(self, offset: Any) -> int:
+        """The alignment CuTe DSL prints for the swizzled pointer of a view at offset: the address's."""
+        return _align_of(self.base_align or self.param.align, self.dtype.bytes, offset - self.origin)
+
     def ptr_str(self, offset: Any) -> str:
+        if self.ptr_swizzle is not None:  # CuTe DSL's swizzled pointer: its alignment is the address's
+            a = self.ptr_align(offset)
+            al = f", align<{a}>" if a > self.dtype.bytes else ""
+            return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.ptr_swizzle}>"
         a = self.alignment(offset)
         al = f", align<{a}>" if a > self.dtype.bytes else ""
         return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.swizzle}>"
@@ -254,6 +265,8 @@ class SwizzledSmemEngine(SmemEngine):
         """(layout text, pointer alignment in bytes) as CuTe DSL holds this view (see dsl_view);
         cutelab's own form (layout, alignment of the swizzled pointer) where the view's offset does
         not split as CuTe splits it (then the text says 'S<b,m,s> o ptr o layout')."""
+        if self.ptr_swizzle is not None:  # a swizzled pointer: ptr_str prints it, the layout stays plain
+            return None
         v = dsl_view(self.swizzle, offset - self.origin, layout,
                      self._dsl_bits.get(offset.key) if is_sym(offset) else None)
         if v is None:
@@ -415,7 +428,9 @@ class SmemPtr:
         if sw is not None and not sw.is_identity:
             base = self.region.align if self.byte_offset % self.region.align == 0 else \
                 self.byte_offset & -self.byte_offset
-            return Tensor(SwizzledSmemEngine(sh, sw, origin=start, base_align=base), layout, start + off, _checked=True)
+            return Tensor(SwizzledSmemEngine(sh, sw, origin=start, base_align=base,
+                                             ptr_swizzle=swizzle if swizzle is not None else None),
+                          layout, start + off, _checked=True)
         return Tensor(SmemEngine(sh), layout, start + off, _checked=True)
 
 
