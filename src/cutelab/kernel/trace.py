@@ -1201,12 +1201,14 @@ def _value_parts(tensor: Any) -> List[Any]:
     layout = value_of(tensor.layout)
     if isinstance(eng, GmemEngine):
         vals = eng.load(tensor.offset, tensor.layout)
-        text, align = layout, eng.alignment(tensor.offset)
+        text, align, sw = layout, eng.alignment(tensor.offset), ""
         view = getattr(eng, "dsl_parts", None)  # a swizzled shared tensor: its layout as CuTe DSL holds it
-        if view is not None and view(tensor.offset, layout) is not None:
+        if getattr(eng, "ptr_swizzle", None) is not None:  # a swizzled pointer names its swizzle
+            align, sw = eng.ptr_align(tensor.offset), f", {eng.ptr_swizzle}"
+        elif view is not None and view(tensor.offset, layout) is not None:
             text, align = view(tensor.offset, layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
-                           f": {eng.dtype.name}, {eng.memspace}, align<{align}>) o {text} = \n  ( "]
+                           f": {eng.dtype.name}, {eng.memspace}, align<{align}>{sw}) o {text} = \n  ( "]
     elif isinstance(eng, RmemEngine):
         vals = eng.load(tensor.offset, tensor.layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
