@@ -166,8 +166,9 @@ def _coalesce_x(layout: Layout) -> Layout:
     shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
     if not shp:
         return _raw(1, 0)
-    last = 2 if shp[-1] == 1 else shp[-1]
-    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1])
+    last = 2 if _one(shp[-1]) else shp[-1]
+    # modes with a dynamic extent or stride are not merged: CuTe DSL cannot prove them mergeable
+    return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1], keep_dynamic=True)
 
 
 def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
@@ -274,48 +275,62 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
     last = len(ls) - 1
     for i in range(last):
         curr_shape, curr_stride = ls[i], ld[i]
-        if not (rest_stride % curr_shape == 0 or rest_stride < curr_shape):
+        cs, st, rsh = int(curr_shape), int(rest_stride), int(rest_shape)  # the values (checks use them)
+        if not (st % cs == 0 or st < cs):
             raise LayoutError(
                 f"stride divisibility fails at mode {i} of the (coalesced) left operand: "
-                f"the stride {rest_stride} reaching that mode must divide by its shape {curr_shape} "
-                f"or be smaller than it ({rest_stride} % {curr_shape} != 0)"
+                f"the stride {st} reaching that mode must divide by its shape {cs} "
+                f"or be smaller than it ({st} % {cs} != 0)"
             )
-        a = rest_stride if rest_stride >= 0 else -rest_stride
-        next_shape = -(-curr_shape // a)
-        next_stride = -(-a // curr_shape) * (1 if rest_stride > 0 else -1)
-        if next_shape == 1 or rest_shape == 1:
+        a = st if st >= 0 else -st
+        # CuTe's fold, static where both operands are (a dynamic value, even 1, stays dynamic: CuTe DSL
+        # cannot simplify it and keeps one result mode per left mode)
+        next_shape = _dyn_of(-(-cs // a), curr_shape, rest_stride)
+        next_stride = _dyn_of(-(-a // cs) * (1 if st > 0 else -1), curr_shape, rest_stride)
+        if _one(next_shape) or _one(rest_shape):
             rest_stride = next_stride
             continue
-        new_shape = next_shape if next_shape < rest_shape else rest_shape
-        if new_shape != rest_shape and curr_shape % abs(rest_stride) != 0:
+        ns = int(next_shape)
+        new_shape = _dyn_of(min(ns, rsh), next_shape, rest_shape)
+        nv = int(new_shape)
+        if nv != rsh and cs % a != 0:
             # CuTe's weak check (stride < shape) lets this through and returns a wrong layout:
             # the rhs steps over the end of this mode at an offset that is not a mode boundary.
             raise LayoutError(
                 f"stride divisibility fails at mode {i} of the (coalesced) left operand: "
-                f"the stride {rest_stride} reaching that mode does not divide its shape {curr_shape} "
-                f"({curr_shape} % {abs(rest_stride)} != 0) and the right operand continues past the mode"
+                f"the stride {st} reaching that mode does not divide its shape {cs} "
+                f"({cs} % {a} != 0) and the right operand continues past the mode"
             )
-        if rest_shape % new_shape != 0:
+        if rsh % nv != 0:
             raise LayoutError(
                 f"shape divisibility fails at mode {i} of the (coalesced) left operand: "
-                f"the remaining shape {rest_shape} is not divisible by {new_shape} "
-                f"({rest_shape} % {new_shape} != 0)"
+                f"the remaining shape {rsh} is not divisible by {nv} "
+                f"({rsh} % {nv} != 0)"
             )
         result_shape.append(new_shape)
         result_stride.append(rest_stride * curr_stride)
         if pieces is not None:
-            pieces.append((i, new_shape, a))
-        rest_shape //= new_shape
+            pieces.append((i, nv, a))
+        rest_shape = rest_shape // new_shape
         rest_stride = next_stride
     if not result_shape:
         return rest_shape, rest_stride * ld[last]
-    if rest_shape == 1:
+    if _one(rest_shape):
         if len(result_shape) == 1:
             return result_shape[0], result_stride[0]
         return tuple(result_shape), tuple(result_stride)
     result_shape.append(rest_shape)
     result_stride.append(rest_stride * ld[last])
     return tuple(result_shape), tuple(result_stride)
+
+
+def _dyn_of(v: int, *srcs: Any) -> Any:
+    """v, dynamic (no known divisibility, the widest integer type of srcs) when a src is dynamic:
+    CuTe DSL's ceil_div and min of a dynamic value know no divisibility."""
+    dyn = [x for x in srcs if type(x) is DynInt]
+    if not dyn:
+        return v
+    return DynInt(v, max((x.dtype for x in dyn), key=lambda d: d.width))
 
 
 def _coprofile(layout: Layout) -> Any:

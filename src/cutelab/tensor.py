@@ -140,10 +140,19 @@ def _sample_text(arr: np.ndarray) -> str:
 
 
 def _to_real(values: np.ndarray, dtype: Numeric) -> np.ndarray:
+    if dtype.name.startswith("f8"):  # bytes of Float8E4M3FN / Float8E5M2 (cutelab/fp8.py)
+        from . import fp8
+
+        return fp8.to_f32(values, dtype)
     return bf16_to_f32(values) if dtype is BFloat16 else values
 
 
 def _from_real(values: Any, dtype: Numeric) -> np.ndarray:
+    if dtype.name.startswith("f8"):
+        from . import fp8
+
+        v = np.asarray(values)
+        return v if v.dtype == np.uint8 else fp8.from_f32(v, dtype)
     if dtype is BFloat16:
         v = np.asarray(values)
         if v.dtype == np.uint16:
@@ -784,8 +793,18 @@ class TensorType:
             self.text = f'!cute.coord_tensor<"{eng.ptr_str(t.offset)}", "{t.layout}">'
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
+            text = t.layout
+            view = getattr(eng, "dsl_parts", None)  # a swizzled shared-memory view: as CuTe DSL holds it
+            parts = view(t.offset, t.layout) if view is not None else None
+            if parts is not None:
+                text, al = parts
+            psw = getattr(eng, "ptr_swizzle", None)  # a swizzled pointer (CuTe DSL: its type names the swizzle)
+            if psw is not None:
+                al = eng.ptr_align(t.offset)
             al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
-            self.text = f'!cute.memref<{mem_type_name(t.element_type)}, {eng.memspace}, {al_s}"{t.layout}">'
+            if psw is not None:
+                al_s += f"{psw}, "
+            self.text = f'!cute.memref<{mem_type_name(t.element_type)}, {eng.memspace}, {al_s}"{text}">'
 
     def __str__(self) -> str:
         return self.text
@@ -843,6 +862,20 @@ class Tensor:
     def element_type(self) -> Any:
         return self.engine.dtype
 
+    @element_type.setter
+    def element_type(self, dtype: Any) -> None:
+        """CuTe DSL's ``t.element_type = dtype``: the storage read as another type of the same width
+        (cutlass.utils.create_cute_tensor_for_fp8 makes fp8 tensors over the bytes of a uint8 tensor)."""
+        import copy
+
+        old = self.engine.dtype if hasattr(self.engine, "dtype") else None
+        if not isinstance(dtype, Numeric) or old is None or dtype.width != old.width or dtype.kind == "bool":
+            raise TensorError(f"{self}.element_type = {dtype}: the storage holds {old}; only a type of the same "
+                              f"width ({getattr(old, 'width', '?')} bits) can be put over it")
+        eng = copy.copy(self.engine)  # other tensors over the same storage keep their type
+        eng.dtype = dtype
+        self.engine = eng
+
     @property
     def memspace(self) -> str:
         return self.engine.memspace
@@ -894,6 +927,9 @@ class Tensor:
 
     def __str__(self) -> str:
         b = f" x {self.batch}" if self.batch else ""
+        view = getattr(self.engine, "tensor_str", None)  # a swizzled shared-memory view prints as CuTe DSL holds it
+        if view is not None and not b:
+            return f"tensor<{view(self.offset, self.layout)}>"
         return f"tensor<{self.engine.ptr_str(self.offset)}{b} o {self.layout}>"
 
     __repr__ = __str__
@@ -947,6 +983,9 @@ class Tensor:
     def __getitem__(self, coord: Any) -> Any:
         coord, delta = self._split(coord)
         if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
+            decayed = _dsl_slice(self, coord)
+            if decayed is not None:
+                return decayed
             # keep the swizzle exact: the fixed part of coord moves into the composed offset
             lay = self.layout
             sub, fixed = slice_and_offset(coord, lay.outer)
@@ -955,7 +994,11 @@ class Tensor:
             # the kept modes depend only on where coord has None (its ints are in delta already)
             keep = it.transform_leaf(coord, lambda c: None if c is None else 0) if hasattr(self.engine, "param") \
                 else coord
-            return self._new(slice_(self.layout, keep), _add(self.offset, delta))
+            new_offset = _add(self.offset, delta)
+            note = getattr(self.engine, "note_slice", None)  # a swizzled shared view remembers how it was sliced
+            if note is not None:
+                note(self.offset, new_offset, coord, self.layout)
+            return self._new(slice_(self.layout, keep), new_offset)
         return self.engine.read_one(_add(self.offset, delta))
 
     def __setitem__(self, coord: Any, value: Any) -> None:
@@ -999,6 +1042,31 @@ class Tensor:
         f = {"logical_divide": logical_divide, "zipped_divide": zipped_divide,
              "tiled_divide": tiled_divide, "flat_divide": flat_divide}[op]
         return self._new(f(self.layout, tiler))
+
+
+def _dsl_slice(t: "Tensor", coord: Any) -> "Tensor | None":
+    """A slice of a swizzled tensor as CuTe DSL holds it (CuTe's slice_and_offset): where the rest of the
+    layout reaches a Y bit and its Z bit, S o zy o sub at the pointer moved by the other bits; otherwise
+    the swizzle decays to strides (a plain layout) at the pointer of the slice's origin. None (the caller
+    keeps the swizzle exact in the composed offset) for a batch of coordinates or offsets, a layout as the
+    inner function, or a slice the split does not represent exactly (swizzle.slice_and_offset refuses)."""
+    from .swizzle import Swizzle
+    from .swizzle import slice_and_offset as composed_slice
+
+    lay = t.layout
+    if not isinstance(lay.inner, Swizzle) or _is_batch(t.offset) or not isinstance(lay.offset, int):
+        return None
+    if any(not (c is None or type(c) is int) for c in it.flatten_to_tuple(coord)):
+        return None
+    try:
+        res, origin = composed_slice(coord, lay)
+    except LayoutError:
+        return None
+    if not isinstance(res, ComposedLayout):
+        return None
+    if isinstance(res.inner, Swizzle) and res.inner.is_identity:
+        return Tensor(t.engine, res.outer, _add(t.offset, origin), _checked=True)
+    return Tensor(t.engine, res, _add(t.offset, origin - res.inner(res.offset)), _checked=True)
 
 
 def _tensor_coord(t: "Tensor", coord: Any) -> Any:
@@ -1148,7 +1216,7 @@ def make_fragment_like_mma(src: Tensor, dtype: Numeric | None = None) -> Tensor:
     """The MMA's fragment of a partitioned tensor (TiledMma.make_fragment_A/B/C): CuTe's fragment layout,
     mode 0 compact first, as CuTe DSL keeps it there (and aligned to 16 bytes, as it prints them)."""
     t = _fragment_like(src, dtype, make_layout_fragment_like, "make_fragment")
-    if isinstance(t.engine, NumpyEngine) or t.engine.memspace == "rmem":  # in a kernel too (trace.RmemEngine)
+    if isinstance(t.engine, NumpyEngine) or getattr(t.engine, "memspace", None) == "rmem":
         t.engine.align = 16
     return t
 
@@ -1290,17 +1358,20 @@ def _elide(items: list) -> list:
     return items[:3] + [None] + items[-3:] if len(items) > 6 else items
 
 
-def _row_text(values: list) -> str:
-    return "[" + "".join("..., " if v is None else v + ", " for v in _elide(values)) + "]"
+def _row_text(values: list) -> list:
+    out: list = ["["]
+    for v in _elide(values):
+        out += ["..., "] if v is None else [v, ", "]
+    return out + ["]"]
 
 
-def _rows_text(rows: list, indent: str) -> str:
-    out = ""
+def _rows_text(rows: list, indent: str) -> list:
+    out: list = []
     shown = _elide(rows)
     for k, r in enumerate(shown):
-        out += "..." if r is None else r
+        out += ["..."] if r is None else r
         if k + 1 < len(shown):
-            out += ("\n" if r is None else ",\n") + indent
+            out.append(("\n" if r is None else ",\n") + indent)
     return out
 
 
@@ -1310,6 +1381,35 @@ def _tensor_values(t: Tensor) -> list:
     if isinstance(vals, TensorSSA):
         return _to_real(vals.values, vals.dtype).reshape(-1).tolist()
     return list(vals)
+
+
+def tensor_text(head: str, flat: list, shape: Any, verbose: bool = False) -> list:
+    """CuTe DSL's print_tensor text as pieces: head ('tensor(<pointer> o <layout>, data='), then the
+    values as nested rows (see the comment above); flat holds the values, each already formatted
+    (a str) or an item the caller formats (a kernel's printf part). Strings and items, in order."""
+    if verbose:
+        out: list = [head + " (\n"]
+        for i, v in enumerate(flat):
+            out += [f"\t{it.tuple_str(it.idx2crd(i, shape))}=", v, "\n"]
+        return out + [")"]
+    dims = it.product_each(shape)
+    dims = dims if isinstance(dims, tuple) else (dims,)
+    if len(dims) == 1:
+        body = _rows_text([["[", v, ", ]"] for v in flat], _INDENT)
+    else:
+        m, n = dims[0], dims[1]
+        blocks = [[_row_text([flat[r + m * c + m * n * b] for c in range(n)]) for r in range(m)]
+                  for b in range(it.product(dims[2:]) if len(dims) > 2 else 1)]
+        if len(dims) == 2:
+            body = ["["] + _rows_text(blocks[0], _INDENT + " ") + ["]"]
+        else:
+            body = ["["]
+            for k, rows in enumerate(blocks):
+                if k:
+                    body.append(",\n\n" + _INDENT + " ")
+                body += ["["] + _rows_text(rows, _INDENT + "  ") + ["]"]
+            body.append("]")
+    return [head + "\n" + _INDENT] + body + [")"]
 
 
 def format_tensor(t: Tensor, verbose: bool = False) -> str:
@@ -1332,25 +1432,7 @@ def format_tensor(t: Tensor, verbose: bool = False) -> str:
         head = head.replace(f": {t.engine.dtype.name},", ": i8,", 1)
         true = -1 if t.engine.memspace == "rmem" else 1
         values = [true if v else 0 for v in values]
-    flat = [_dsl_value(v) for v in values]
-    shape = t.layout.shape
-    if verbose:
-        lines = [f"\t{it.tuple_str(it.idx2crd(i, shape))}={v}" for i, v in enumerate(flat)]
-        return head + " (\n" + "\n".join(lines) + ("\n" if lines else "") + ")"
-    dims = it.product_each(shape)
-    dims = dims if isinstance(dims, tuple) else (dims,)
-    if len(dims) == 1:
-        body = _rows_text(["[" + v + ", ]" for v in flat], _INDENT)
-    else:
-        m, n = dims[0], dims[1]
-        blocks = [[_row_text([flat[r + m * c + m * n * b] for c in range(n)]) for r in range(m)]
-                  for b in range(it.product(dims[2:]) if len(dims) > 2 else 1)]
-        if len(dims) == 2:
-            body = "[" + _rows_text(blocks[0], _INDENT + " ") + "]"
-        else:
-            body = "[" + (",\n\n" + _INDENT + " ").join(
-                "[" + _rows_text(rows, _INDENT + "  ") + "]" for rows in blocks) + "]"
-    return head + "\n" + _INDENT + body + ")"
+    return "".join(tensor_text(head, [_dsl_value(v) for v in values], t.layout.shape, verbose))
 
 
 _print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)

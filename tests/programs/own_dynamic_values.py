@@ -12,7 +12,7 @@ def values(a: cutlass.Int32, b: cutlass.Constexpr[int]):
     L = cute.make_layout((a, b, 4))
     print("layout:", L, "size:", cute.size(L), "cosize:", cute.cosize(L))
     print("coalesce:", cute.coalesce(L))
-    print("composition:", cute.composition(L, cute.make_layout(4, stride=2)))
+    print("composition:", cute.composition(L, cute.make_layout(2, stride=2)))
     cute.printf("runtime a={} b={} c={} L={} size={}", a, b, c, L, cute.size(L))
 
 

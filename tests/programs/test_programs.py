@@ -17,20 +17,12 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
 # Gaps shared by several programs (the report has reproducers; file and function in brackets).
-_DYN_COMPOSE = ("composition with dynamic modes [algebra.py composition over DynInt values]: CuTe DSL cannot "
-                "simplify dynamic modes and keeps one per left mode (L o 4:2 with L = (?,2,4):(1,?,?{div=2}) is "
-                "(?,?,?):(2,?,?{div=2})); cutelab computes with the known values and simplifies (4:2: the same "
-                "function, other text)")
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
 _PIPE = ("no cutlass.pipeline.PipelineAsync in cutelab [pipeline_sm90.py has PipelineTmaAsync only]: create(...), "
          "make_participants(), acquire_and_advance()/commit(), wait_and_advance()/release() and tail(); its "
          "PipelineState also cannot advance inside a runtime loop (cutlass.range), where these programs use it")
 GAPS = {
     "nb_algebra_coalesce_postconditions": _RANGE,
-    "nb_algebra_composition_static_dynamic": _DYN_COMPOSE + (
-        " (here at run time: cute.printf of R_dynamic prints ((5,1),(2,2)):((16,4),(80,4)) in CuTe DSL, "
-        "(5,(2,2)):(16,(80,4)) in cutelab)"),
-    "own_dynamic_values": _DYN_COMPOSE,
     "own_copy_alignment": ("cute.copy with a 64-bit universal copy atom accepts a source known only 4-byte aligned "
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),

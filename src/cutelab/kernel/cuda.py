@@ -52,7 +52,10 @@ _TYPES: Dict[str, Tuple[str, str, str]] = {
     "u32": ("unsigned int", "unsigned int", "%u"),
     "u64": ("unsigned long long", "unsigned long long", "%llu"),
     "i1": ("unsigned char", "int", "%d"),
+    "f8E4M3FN": ("unsigned char", "float", "%f"),  # conversions: cutelab/fp8.py CUDA_HELPERS
+    "f8E5M2": ("unsigned char", "float", "%f"),
 }
+_FP8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 
 _VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 
@@ -94,6 +97,8 @@ def _to_compute(code: str, dtype: Any) -> str:
         return f"cl_bf16_to_f32({code})"
     if dtype.name == "f16":
         return f"cl_f16_to_f32({code})"
+    if dtype.name in _FP8:
+        return f"cl_{_FP8[dtype.name]}_to_f32({code})"
     return code
 
 
@@ -104,6 +109,8 @@ def _to_storage(code: str, dtype: Any) -> str:
         return f"cl_f32_to_f16({code})"
     if dtype.name == "i1":
         return f"(unsigned char)(({code}) != 0)"
+    if dtype.name in _FP8:
+        return f"cl_f32_to_{_FP8[dtype.name]}({code})"
     return f"({ctype(dtype)[0]})({code})"
 
 
@@ -1031,7 +1038,12 @@ class CudaRenderer:
             from .guards import GUARD_PRELUDE
 
             prelude += GUARD_PRELUDE
-        return prelude + comment + head + "\n" + "\n".join(self.lines) + "\n}\n"
+        body = "\n".join(self.lines)
+        if any(f"{k}_to_f32" in body or f"to_{k}(" in body for k in _FP8.values()):
+            from ..fp8 import CUDA_HELPERS  # 8-bit float conversions, only where a kernel uses them
+
+            prelude += CUDA_HELPERS
+        return prelude + comment + head + "\n" + body + "\n}\n"
 
     @property
     def launch_grid(self) -> Tuple[int, int, int]:

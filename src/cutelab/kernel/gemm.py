@@ -11,8 +11,8 @@ step: CUDA ``fmaf``/``fma`` (one rounding); the CPU computes a * b + c in float6
 once to the accumulator's type, which equals the fused result except in rare double-rounding
 cases (within the accumulator's rounding).
 
->>> sorted(cls.__name__ for cls in GEMM_IMPLS)  # kernel/mma.py adds SM80 mma.sync
-['MmaF16BF16Op', 'MmaUniversalOp']
+>>> sorted(cls.__name__ for cls in GEMM_IMPLS)  # kernel/mma.py adds SM80 and SM89 mma.sync
+['MmaF16BF16Op', 'MmaFP8Op', 'MmaUniversalOp']
 """
 
 from __future__ import annotations

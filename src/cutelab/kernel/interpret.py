@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import LaunchError, TraceError
 from .symbolic import Expr, evaluate
 from .cformat import format_value
+from .. import fp8 as _fp8
 from .trace import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, Op, ParamRef, Printf, Shared,
                     Store, While, walk)
 
@@ -48,7 +49,7 @@ MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped w
 
 def _real_dtype(dt: Any) -> Any:
     """numpy dtype of the values computed with (bf16/f16 widen to float32)."""
-    if dt.name in ("bf16", "f16"):
+    if dt.name in ("bf16", "f16") or dt.name.startswith("f8"):
         return np.dtype(np.float32)
     if dt.name == "i1":
         return np.dtype(np.int32)
@@ -62,6 +63,8 @@ def _to_real(bits: np.ndarray, dt: Any) -> np.ndarray:
         return bits.view(np.float16).astype(np.float32) if bits.dtype != np.float16 else bits.astype(np.float32)
     if dt.name == "i1":
         return bits.astype(np.int32)
+    if dt.name.startswith("f8"):  # Float8E4M3FN / Float8E5M2 bytes (cutelab/fp8.py)
+        return _fp8.to_f32(bits, dt)
     return bits
 
 
@@ -77,6 +80,8 @@ def _from_real(x: np.ndarray, dt: Any) -> np.ndarray:
         return h.view(np.uint16) if dt.storage == np.uint16 else h.astype(dt.storage)
     if dt.name == "i1":
         return (x != 0).astype(dt.storage)
+    if dt.name.startswith("f8"):
+        return x if x.dtype == np.uint8 else _fp8.from_f32(x, dt)
     if np.issubdtype(dt.storage, np.integer) and np.issubdtype(x.dtype, np.floating):
         with np.errstate(invalid="ignore"):
             return np.trunc(x).astype(dt.storage)
@@ -466,7 +471,7 @@ def _printf(b: _Batch, s: Printf, addresses: Dict[int, int]) -> List[str]:
         elif kind == "addr":
             p, off = part[1], part[2]
             v = np.broadcast_to(np.asarray(b.index(off)), (b.n,))
-            base = addresses.get(p.index, 0)
+            base = 0 if isinstance(p, Shared) else addresses.get(p.index, 0)  # shared memory: offsets from 0
             cols.append(["%016x" % (base + int(x) * p.dtype.bytes) for x in v])
     out = []
     for t in range(b.n):

@@ -44,15 +44,32 @@ def ptx_name(op: Any) -> str:
 
 
 def is_stmatrix(op: Any) -> bool:
-    from ..nvgpu.warp.copy import StMatrix8x8x16bOp
+    """Any warp stmatrix op (those kernel_stmatrix cannot run it refuses: never a per-thread copy)."""
+    from ..nvgpu.warp.copy import StMatrix8x8x16bOp, StMatrix16x8x8bOp
 
-    return type(op) is StMatrix8x8x16bOp
+    return type(op) in (StMatrix8x8x16bOp, StMatrix16x8x8bOp)
 
 
 def is_ldmatrix(op: Any) -> bool:
-    from ..nvgpu.warp.copy import LdMatrix8x8x16bOp
+    """Any warp ldmatrix op (those kernel_ldmatrix cannot run it refuses: never a per-thread copy)."""
+    from ..nvgpu.warp.copy import LdMatrix8x8x16bOp, LdMatrix8x16x8bOp, LdMatrix16x8x8bOp, LdMatrix16x16x8bOp
 
-    return type(op) is LdMatrix8x8x16bOp
+    return type(op) in (LdMatrix8x8x16bOp, LdMatrix8x16x8bOp, LdMatrix16x8x8bOp, LdMatrix16x16x8bOp)
+
+
+def _supported(t: Any, op: Any) -> None:
+    """ldmatrix .m8n8 .b16 (LdMatrix8x8x16bOp; LdMatrix8x16x8bOp without unpacking, which CuTe DSL
+    says is the same instruction, over 8-bit elements) and stmatrix .m8n8 .b16 run in kernels."""
+    from ..nvgpu.warp.copy import LdMatrix8x8x16bOp, LdMatrix8x16x8bOp, StMatrix8x8x16bOp
+
+    if type(op) in (LdMatrix8x8x16bOp, StMatrix8x8x16bOp):
+        return
+    if type(op) is LdMatrix8x16x8bOp and op.unpack_bits is None:
+        return
+    what = (f"{type(op).__name__} with unpack_bits={op.unpack_bits} (ldmatrix .m8n16 .b{op.unpack_bits}x16 "
+            f"unpacking)" if type(op) is LdMatrix8x16x8bOp else type(op).__name__)
+    raise TraceError(f"kernel {t.name}: cute.copy with {what} is not supported inside cutelab kernels "
+                     f"(LdMatrix8x8x16bOp, LdMatrix8x16x8bOp without unpacking and StMatrix8x8x16bOp are){t.where()}")
 
 
 def _tv_offsets(tv: Any) -> np.ndarray:
@@ -64,20 +81,21 @@ class LdMatrix(Op):
     """One ldmatrix: lane t's 16-byte row starts at element ``base`` of shared array ``param``;
     ``dst`` gets the lane's 2 * num_matrices b16 values."""
 
-    __slots__ = ("atom_op", "param", "base", "dst", "src_off", "dst_off")
+    __slots__ = ("atom_op", "param", "base", "dst", "src_off", "dst_off", "epr")
 
     def __init__(self, atom: Any, param: Any, base: Any, dst: Reg):
         self.atom_op = atom.op
         self.param, self.base, self.dst = param, base, dst
         self.src_off = _tv_offsets(atom.layout_src_tv)
         self.dst_off = _tv_offsets(atom.layout_dst_tv)
+        self.epr = self.src_off.shape[1]  # elements in a lane's 16-byte row: 8 of 16 bits, 16 of 8 bits
 
     def __repr__(self) -> str:
         b = self.base.expr_str() if is_sym(self.base) else str(self.base)
         return f"{self.dst!r} = {ptx_name(self.atom_op)} [{self.param.name} + {b}]"
 
     def accesses(self) -> List[Access]:
-        return [Access(self.param, self.base, tuple(range(8)), False, self)]
+        return [Access(self.param, self.base, tuple(range(self.epr)), False, self)]
 
     def profile(self, access: Access) -> dict:
         """For cutelab.profile: an ldmatrix, row addresses from lanes 0 .. 8 * num_matrices - 1 (see trace.Op)."""
@@ -102,10 +120,11 @@ class LdMatrix(Op):
                                   f"(a branch that differs inside the warp); ldmatrix needs all 32 lanes")
             active = per_warp.all(axis=1)
         data, length, shift = _memory(b, self.param, buffers)
-        idx = _access_index(b, self.base, tuple(range(8)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
+        e = self.epr
+        idx = _access_index(b, self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
         if shift is not None:
             idx = idx + shift[:, None]
-        rows = data[idx].reshape(W, 32, 8)  # lane t's row
+        rows = data[idx].reshape(W, 32, e)  # lane t's row
         used = 8 * self.atom_op.num_matrices  # lanes whose addresses the instruction reads
         span = int(max(self.src_off.max(), self.dst_off.max())) + 1
         buf = np.zeros((W, span), dtype=data.dtype)
@@ -140,9 +159,11 @@ class LdMatrix(Op):
         regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
         outs = ", ".join(f'"=r"({t}[{i}])' for i in range(k))
         r.emit(f'asm volatile("{ptx_name(self.atom_op)} {regs}, [%{k}];\\n" : {outs} : "r"({t}_addr));')
+        w = self.param.dtype.width  # register i holds values per*i .. per*i+per-1, the first lowest
+        per, ct = 32 // w, "unsigned short" if w == 16 else "unsigned char"
         for i in range(k):
-            r.emit(f"{d}[{2 * i}] = (unsigned short)({t}[{i}] & 0xffffu);")
-            r.emit(f"{d}[{2 * i + 1}] = (unsigned short)({t}[{i}] >> 16);")
+            for j in range(per):
+                r.emit(f"{d}[{per * i + j}] = ({ct})(({t}[{i}] >> {w * j}) & 0x{(1 << w) - 1:x}u);")
         r.indent -= 1
         r.emit("}")
 
@@ -171,6 +192,7 @@ def _checked_operands(t: Any, atom: Any, src: Any, dst: Any, pred: Any, kind: st
     ldmatrix, dst for stmatrix): (values per call of src and dst, src's value-mode size, the
     number of calls of src and dst)."""
     op = atom.op
+    _supported(t, op)
     who = f"kernel {t.name}: cute.copy with {type(op).__name__}"
     if pred is not None:
         raise TraceError(f"{who}: {kind} takes no predicate{t.where()}")
@@ -186,10 +208,13 @@ def _checked_operands(t: Any, atom: Any, src: Any, dst: Any, pred: Any, kind: st
         if not isinstance(dst.engine, SmemEngine):
             raise TraceError(f"{who}: the destination {dst} must be in shared memory (stmatrix writes shared "
                              f"memory){t.where()}")
+    from ..nvgpu.warp.copy import LdMatrix8x16x8bOp
+
+    width = 8 if type(op) is LdMatrix8x16x8bOp else 16
     for what, x in (("source", src), ("destination", dst)):
-        if x.element_type.width != 16:
-            raise TraceError(f"{who}: the {what} holds {x.element_type}; {ptx_name(op)} moves 16-bit elements"
-                             f"{t.where()}")
+        if x.element_type.width != width:
+            raise TraceError(f"{who}: the {what} holds {x.element_type}; {type(op).__name__} moves {width}-bit "
+                             f"elements{t.where()}")
     if src.element_type.name != dst.element_type.name:
         raise TraceError(f"{who}: the source holds {src.element_type} and the destination {dst.element_type}; "
                          f"{kind} moves bits, it does not convert{t.where()}")
@@ -219,9 +244,9 @@ def _row_base(t: Any, op: Any, tensor: Any, offset: Any, offs: Any, sw: Any) -> 
             f"elements of shared memory (16 bytes), but {tensor} places them at offsets "
             f"{[int(x) for x in offs]}{' before its swizzle ' + str(sw) if sw is not None else ''}{t.where()}")
     base = runs[0][0]
-    if (base.div if is_sym(base) else (abs(int(base)) or 8)) % 8:
+    if (base.div if is_sym(base) else (abs(int(base)) or n)) % n:
         raise TraceError(f"kernel {t.name}: cute.copy with {type(op).__name__}: a lane's row must start on "
-                         f"16 bytes; its offset {base} is not a multiple of 8 elements{t.where()}")
+                         f"16 bytes; its offset {base} is not a multiple of {n} elements{t.where()}")
     return base
 
 

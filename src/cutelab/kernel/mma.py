@@ -17,7 +17,12 @@ the result of one instruction is the C of the next, as CuTe's ``gemm`` chains th
   with the GPU to the last bit whenever the exact sum is representable (small integers) and
   within the accumulator's rounding otherwise.
 - CUDA: inline PTX ``mma.sync.aligned.m16n8k{8,16}.row.col.{f32,f16}.{f16,bf16}...`` on
-  32-bit registers, each packing two 16-bit values (the lower one first).
+  32-bit registers, each packing two 16-bit values (the lower one first); for the SM89 fp8 ops
+  (``warp.MmaFP8Op``: e4m3/e5m2, m16n8k16 and m16n8k32) ``mma.sync...{f32,f16}.{e4m3,e5m2}...``
+  with four 8-bit values per register (PTX ISA 8.7 for the f16 accumulator and for k16; a GPU of
+  compute capability 8.9 or newer). The fp8 products are exact in float64 too. For sm_90a ptxas
+  lowers each fp8 m16n8k32 to two f16 HMMA.16816 (every fp8 value is exact in f16), so the sums
+  are the f16 MMA's; Ada (sm_89) runs it natively, and its accumulation may keep fewer bits.
 
 >>> from cutelab.nvgpu import warp
 >>> import cutelab as cute
@@ -42,10 +47,13 @@ def _op_of(mma: Any) -> Any:
     return getattr(mma, "op", None)
 
 
+_PTX_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
 def ptx_name(op: Any) -> str:
     """The PTX instruction of a warp MMA op (mma.sync...)."""
     m, n, k = op.shape_mnk
-    ab = {"f16": "f16", "bf16": "bf16"}[op.ab_dtype.name]
+    ab = _PTX_TYPE[op.ab_dtype.name]
     acc = {"f16": "f16", "f32": "f32"}[op.acc_dtype.name]
     return f"mma.sync.aligned.m{m}n{n}k{k}.row.col.{acc}.{ab}.{ab}.{acc}"
 
@@ -123,10 +131,12 @@ class MmaSync(Op):
         ab, acc = op.ab_dtype, op.acc_dtype
 
         def packed(refs: tuple, dt: Any) -> List[str]:
+            per = 32 // dt.width  # values per 32-bit register, the first in the lowest bits
             out = []
-            for i in range(0, len(refs), 2):
-                lo, hi = r.ref_storage(refs[i], dt), r.ref_storage(refs[i + 1], dt)
-                out.append(f"((unsigned int)({lo}) | ((unsigned int)({hi}) << 16))")
+            for i in range(0, len(refs), per):
+                vals = [f"((unsigned int)({r.ref_storage(refs[i + j], dt)}){f' << {j * dt.width}' if j else ''})"
+                        for j in range(per)]
+                out.append("(" + " | ".join(vals) + ")")
             return out
 
         r.reg_decl(self.d)
@@ -194,16 +204,16 @@ def mma_sync_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any, dims: Any = None) ->
     Ranks as cute.gemm dispatches them: (V) x (V) => (V); (V,M) x (V,N) => (V,M,N);
     (V,M,K) x (V,N,K) => (V,M,N). d may be c."""
     from ..nvgpu.mma_atom import MmaAtom, MmaOp, make_tiled_mma
-    from ..nvgpu.warp.mma import MmaF16BF16Op
+    from ..nvgpu.warp.mma import MmaF16BF16Op, MmaFP8Op
 
     t = current("cute.gemm")
     tiled = mma if isinstance(mma, MmaAtom) else make_tiled_mma(mma) if isinstance(mma, MmaOp) else None
     if tiled is None:
         raise TraceError(f"kernel {t.name}: cute.gemm: expected an MMA atom, op or tiled MMA, got {type(mma).__name__}")
     op = _op_of(tiled)
-    if not isinstance(op, MmaF16BF16Op):
+    if not isinstance(op, (MmaF16BF16Op, MmaFP8Op)):
         raise TraceError(f"kernel {t.name}: cute.gemm with {type(op).__name__} is not supported inside cutelab "
-                         f"kernels yet (warp.MmaF16BF16Op is){t.where()}")
+                         f"kernels yet (warp.MmaF16BF16Op and warp.MmaFP8Op are){t.where()}")
     for what, x in (("a", a), ("b", b), ("c", c), ("d", d)):
         if getattr(x, "memspace", None) != "rmem":
             raise TraceError(f"kernel {t.name}: cute.gemm: operand {what} ({x}) must be a register fragment "
@@ -265,10 +275,11 @@ def mma_sync_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any, dims: Any = None) ->
 
 
 def _register() -> None:
-    from ..nvgpu.warp.mma import MmaF16BF16Op
+    from ..nvgpu.warp.mma import MmaF16BF16Op, MmaFP8Op
     from .gemm import register_gemm
 
     register_gemm(MmaF16BF16Op, mma_sync_gemm)
+    register_gemm(MmaFP8Op, mma_sync_gemm)
 
 
 _register()

@@ -13,6 +13,12 @@ Accesses split into runs the swizzle keeps contiguous (it never moves the bits b
 ``Load``/``Store`` whose base is the symbolic ``swizzle(...)`` expression
 (``cutelab.kernel.symbolic.Swz``), so both back ends and the launch's bounds checks see
 ordinary accesses.
+
+Printing shows what CuTe DSL holds instead (``dsl_view``): the allocated tensor as
+``ptr<f16, smem, align<16>> o S<3,3,3> o 0 o (8,64):(64,1)``, and each view as CuTe's
+slice_and_offset left it: the swizzle kept with the offset's Y/Z bits (``S o 16 o (8,16):(64,1)``)
+or decayed to strides (``(8):(72)``), run-time parts as ``?{div=N}``, the bits a run-time
+coordinate may set taken over its mode's whole extent (``note_slice``), as CuTe DSL does.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from __future__ import annotations
 from typing import Any, List, Sequence, Tuple
 
 from ..errors import TraceError
+import math
+
 from .symbolic import add, is_sym, sym_div, swizzle_expr
-from .trace import Load, Store, SmemEngine, TraceValue, _refs_of, _static_offsets, current
+from .trace import Load, Store, SmemEngine, TraceValue, _align_of, _refs_of, _static_offsets, current
 
 __all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem"]
 
@@ -77,21 +85,205 @@ def smem_runs(sw: Any, base: Any, offsets: Sequence[int]) -> List[Tuple[Any, Tup
     return runs
 
 
+class _Part:
+    """One part (the Y/Z bits, or the others) of a view's offset: a static value and the bits a
+    run-time value may set (CuTe DSL's mixed bits)."""
+
+    def __init__(self, static: int = 0, dyn_bits: int = 0):
+        self.static, self.dyn_bits = static, dyn_bits
+
+    def moved(self) -> int:
+        """The value, or (with run-time bits) a number of its divisibility: what alignment needs."""
+        if not self.dyn_bits:
+            return self.static
+        return math.gcd(self.static, self.dyn_bits & -self.dyn_bits)
+
+    def shown(self) -> Any:
+        """As CuTe DSL prints it: the value, or '?{div=N}' when it has run-time bits."""
+        from ..dynamic import DynInt
+
+        if not self.dyn_bits:
+            return self.static
+        return DynInt(0, div=self.moved())
+
+
+def _split_zy(sw: Any, t: Any, dyn_bits: Any = None) -> Any:
+    """t (an int or a symbolic sum) as two _Parts: its bits on the swizzle's Y and Z bits, and the
+    others. A term k * x (k a power of two) splits into the bit fields of x it moves, as CuTe's
+    projections of the sliced coordinate split it. None where the split is not exact (terms that
+    may carry into each other, or a term with another factor that reaches both kinds of bits)."""
+    from .symbolic import lin_form
+
+    zy = sw.swizzle_code
+    terms, const = lin_form(t)
+    if const < 0:
+        return None
+    zyp, anti = _Part(const & zy), _Part(const & ~zy)
+    if dyn_bits is not None:  # the bits CuTe DSL's slices let the run-time part set (note_slice)
+        zyp.dyn_bits, anti.dyn_bits = dyn_bits & zy, dyn_bits & ~zy
+        return zyp, anti
+    used = const
+    for atom, coef in terms.values():
+        if coef <= 0 or atom.lo < 0 or atom.hi <= 0:
+            return None
+        step = coef * (atom.div if atom.div else 1)
+        low = step & -step
+        bits = ((1 << (coef * atom.hi).bit_length()) - 1) & ~(low - 1)  # every bit the term can set
+        if bits & used or (coef & (coef - 1) and bits & zy and bits & ~zy):
+            return None
+        used |= bits
+        zyp.dyn_bits |= bits & zy
+        anti.dyn_bits |= bits & ~zy
+    return zyp, anti
+
+
+def dsl_view(sw: Any, t: Any, layout: Any, dyn_bits: Any = None) -> Any:
+    """How CuTe DSL shows a view of a swizzled shared-memory tensor: (pointer shift, layout text).
+
+    The view is ``swizzle(t + layout(i))``, t elements from the tensor's start. CuTe DSL holds it
+    as its slices left it (CuTe's slice_and_offset): the offset's Y and Z bits (zy) stay with the
+    swizzle, the other bits (anti) move the pointer. If the layout reaches a Y bit and its Z bit the
+    swizzle stays: ``S o zy o layout`` at pointer + anti; otherwise the swizzle decays to strides
+    (which depend on zy's bits) and the pointer moves by swizzle(zy) + anti. Dynamic parts print as
+    '?{div=N}'. None if t does not split (a term reaching both kinds of bits).
+
+    >>> from cutelab.swizzle import Swizzle
+    >>> from cutelab.layout import Layout
+    >>> dsl_view(Swizzle(3, 3, 3), 0, Layout.parse("(8,64):(64,1)"))
+    (0, 'S<3,3,3> o 0 o (8,64):(64,1)')
+    >>> dsl_view(Swizzle(3, 3, 3), 3, Layout.parse("(8):(64)"))
+    (3, '(8):(72)')
+    """
+    from ..algebra import _compose_layouts
+    from ..dynamic import DynInt
+    from ..layout import Layout
+    from ..swizzle import _eval_last, _only_zy, _project
+
+    parts = _split_zy(sw, t, dyn_bits)
+    if parts is None:
+        return None
+    zy, anti = parts
+    zmask = sw.swizzle_code
+    only = _only_zy(sw)
+    active = _project(only, layout, layout.size() - 1, _eval_last(layout) & zmask)
+    if active & ~sw(active):  # the layout hits a Y bit and its Z bit: the swizzle stays
+        return anti.moved(), f"{sw} o {zy.shown()} o {layout}"
+    b, m, s = sw.num_bits, sw.num_base, abs(sw.num_shift)
+    zm, ym = sw.zzz_msk, sw.yyy_msk
+    z, y = zm & -zm, ym & -ym
+    zs, dyn_bits = zy.static, zy.dyn_bits
+
+    def strides(lower: bool) -> tuple:
+        out = []
+        for i in range(b):
+            bit = (y << i) if lower else (z << i)
+            a, c = ((z << i), -(z << i)) if lower else ((y + z) << i, (y - z) << i)
+            if bit & dyn_bits:  # the condition is a run-time value: either stride
+                out.append(DynInt(a, div=math.gcd(a, c)))
+            else:
+                out.append(a if (zs & bit) == 0 else c)
+        return tuple(out)
+
+    lo_s, hi_s = strides(z < y), strides(z > y)
+    sw_layout = Layout._raw((1 << m,) + (2,) * b + (1 << (s - b),) + (2,) * b + (1,),
+                            (1,) + lo_s + (1 << (m + b),) + hi_s + (1 << (m + b + s),))
+    res = _compose_layouts(sw_layout, layout)
+    # the pointer moves by swizzle(zy) + anti; with run-time bits, by a value of that divisibility
+    moved = sw(zs)
+    if dyn_bits:  # swizzled: a run-time Y bit lands s bits lower, on its Z bit
+        d = dyn_bits & -dyn_bits
+        moved = math.gcd(moved, d if not d & ym else max(1 << m, d >> s))
+    return math.gcd(moved, anti.moved()) if anti.dyn_bits else moved + anti.static, str(res)
+
+
 class SwizzledSmemEngine(SmemEngine):
     """A shared array read and written through a swizzle of its element offsets."""
 
-    def __init__(self, param: Any, swizzle: Any):
+    def __init__(self, param: Any, swizzle: Any, origin: int = 0, base_align: int = 0, ptr_swizzle: Any = None):
         super().__init__(param)
         self.swizzle = swizzle  # element units
+        # a swizzle of the pointer (byte units, get_tensor(..., swizzle=S)): CuTe DSL keeps it in the
+        # pointer's type (ptr<f16, smem, align<1024>, S<3,4,3>>) and slices the layout as a plain one
+        self.ptr_swizzle = ptr_swizzle
+        # for printing as CuTe DSL: where the tensor's pointer starts (elements into the array) and the
+        # alignment it was allocated with (bytes; 0: the array's, at most a swizzle row)
+        self.origin, self.base_align = origin, base_align
+        self._dsl_bits: dict = {}  # offset expression -> bits its run-time part may set (note_slice)
 
     def alignment(self, offset: Any) -> int:
         a = super().alignment(offset)
         return min(a, max(self.dtype.bytes, (1 << self.swizzle.num_base) * self.dtype.bytes))
 
+    def ptr_align(self, offset: Any) -> int:
+        """The alignment CuTe DSL prints for the swizzled pointer of a view at offset: the address's."""
+        return _align_of(self.base_align or self.param.align, self.dtype.bytes, offset - self.origin)
+
     def ptr_str(self, offset: Any) -> str:
+        if self.ptr_swizzle is not None:  # CuTe DSL's swizzled pointer: its alignment is the address's
+            a = self.ptr_align(offset)
+            al = f", align<{a}>" if a > self.dtype.bytes else ""
+            return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.ptr_swizzle}>"
         a = self.alignment(offset)
         al = f", align<{a}>" if a > self.dtype.bytes else ""
         return f"ptr<{self.dtype.name}, {self.memspace}{al}, {self.swizzle}>"
+
+    def note_slice(self, old: Any, new: Any, coord: Any, layout: Any) -> None:
+        """Remember the bits a slice's run-time coordinates may set in the view's offset, as CuTe DSL
+        sees them: a coordinate c of a mode of extent n and stride d sets the bits of d * [0, n), over
+        the mode's whole extent (cutelab's offset expression knows the thread index's smaller range)."""
+        if not is_sym(new):
+            return
+        from .. import int_tuple as it
+
+        bits = self._dsl_bits.get(old.key, 0) if is_sym(old) else 0
+
+        def leaf_bits(step: int, n: int) -> int:
+            step, top = abs(step), abs(step) * (n - 1)
+            if not step or n <= 1:
+                return 0
+            return ((1 << top.bit_length()) - 1) & ~((step & -step) - 1)
+
+        def walk(c: Any, shp: Any, std: Any) -> None:
+            nonlocal bits
+            if c is None or not (isinstance(c, tuple) or is_sym(c)):
+                return
+            if isinstance(c, tuple):
+                for ci, si, di in zip(c, shp, std):
+                    walk(ci, si, di)
+                return
+            div = sym_div(c) or 1
+            for j, (sj, dj) in enumerate(zip(it.flatten_to_tuple(shp), it.flatten_to_tuple(std))):
+                if isinstance(dj, int):
+                    bits |= leaf_bits(dj * (div if j == 0 else 1), sj)
+
+        walk(coord if isinstance(layout.shape, tuple) or not isinstance(coord, tuple) else coord[0],
+             layout.shape, layout.stride)
+        if bits:
+            self._dsl_bits[new.key] = bits
+
+    def dsl_parts(self, offset: Any, layout: Any) -> tuple:
+        """(layout text, pointer alignment in bytes) as CuTe DSL holds this view (see dsl_view);
+        cutelab's own form (layout, alignment of the swizzled pointer) where the view's offset does
+        not split as CuTe splits it (then the text says 'S<b,m,s> o ptr o layout')."""
+        if self.ptr_swizzle is not None:  # a swizzled pointer: ptr_str prints it, the layout stays plain
+            return None
+        v = dsl_view(self.swizzle, offset - self.origin, layout,
+                     self._dsl_bits.get(offset.key) if is_sym(offset) else None)
+        if v is None:
+            return None
+        shift, text = v
+        base = self.base_align or min(self.param.align, max(self.dtype.bytes, (1 << self.swizzle.num_base) * self.dtype.bytes))
+        return text, _align_of(base, self.dtype.bytes, shift)
+
+    def tensor_str(self, offset: Any, layout: Any) -> str:
+        """'ptr<...> o layout' as CuTe DSL prints this view; cutelab's own form
+        'ptr<..., S<b,m,s>> o layout' where the view's offset does not split as CuTe splits it."""
+        v = self.dsl_parts(offset, layout)
+        if v is None:
+            return f"{self.ptr_str(offset)} o {layout}"
+        text, a = v
+        al = f", align<{a}>" if a > self.dtype.bytes else ""
+        return f"ptr<{self.dtype.name}, {self.memspace}{al}> o {text}"
 
     def runs(self, offset: Any, offsets: Sequence[int]) -> List[Tuple[Any, Tuple[int, ...], List[int]]]:
         return smem_runs(self.swizzle, offset, offsets)
@@ -270,7 +462,11 @@ class SmemPtr:
                              f"the region has {self.region.nbytes}")
         sh = self.region.array(dtype)
         if sw is not None and not sw.is_identity:
-            return Tensor(SwizzledSmemEngine(sh, sw), layout, start + off, _checked=True)
+            base = self.region.align if self.byte_offset % self.region.align == 0 else \
+                self.byte_offset & -self.byte_offset
+            return Tensor(SwizzledSmemEngine(sh, sw, origin=start, base_align=base,
+                                             ptr_swizzle=swizzle if swizzle is not None else None),
+                          layout, start + off, _checked=True)
         return Tensor(SmemEngine(sh), layout, start + off, _checked=True)
 
 

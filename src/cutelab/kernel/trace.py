@@ -1088,7 +1088,8 @@ class RmemEngine(PointerInfo):
     """A register fragment inside a trace: element references at static offsets."""
 
     memspace = "rmem"
-    align = 32  # CuTe DSL 4.8.1 prints register tensors align<32>; the MMA's fragments set 16 (mma_atom.py)
+    align = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (make_rmem_tensor prints align<32>);
+    # MMA fragments set their own (nvgpu.mma_atom: 16, or their mode 0's bytes)
 
     def __init__(self, dtype: Any, n: int):
         self.dtype = dtype
@@ -1214,8 +1215,14 @@ def _value_parts(tensor: Any) -> List[Any]:
     layout = value_of(tensor.layout)
     if isinstance(eng, GmemEngine):
         vals = eng.load(tensor.offset, tensor.layout)
+        text, align, sw = layout, eng.alignment(tensor.offset), ""
+        view = getattr(eng, "dsl_parts", None)  # a swizzled shared tensor: its layout as CuTe DSL holds it
+        if getattr(eng, "ptr_swizzle", None) is not None:  # a swizzled pointer names its swizzle
+            align, sw = eng.ptr_align(tensor.offset), f", {eng.ptr_swizzle}"
+        elif view is not None and view(tensor.offset, layout) is not None:
+            text, align = view(tensor.offset, layout)
         head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
-                           f": {eng.dtype.name}, {eng.memspace}, align<{eng.alignment(tensor.offset)}>) o {layout} = \n  ( "]
+                           f": {eng.dtype.name}, {eng.memspace}, align<{align}>{sw}) o {text} = \n  ( "]
     elif isinstance(eng, RmemEngine):
         vals = eng.load(tensor.offset, tensor.layout)
         head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
@@ -1327,7 +1334,9 @@ def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
         from .host import defer_print_tensor
 
         return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
-    printf("{}", t)
+    from .printtensor import print_tensor_in_kernel  # CuTe DSL's print_tensor text, on both back ends
+
+    print_tensor_in_kernel(t, verbose=bool(kw.get("verbose", False)))
     return True
 
 

@@ -125,7 +125,8 @@ class SmemAllocator:
         if sw is not None:
             from ..kernel.smem import SwizzledSmemEngine
 
-            return Tensor(SwizzledSmemEngine(sh, sw), layout, offset0, _checked=True)
+            return Tensor(SwizzledSmemEngine(sh, sw, base_align=max(byte_alignment, element_type.bytes),
+                                             ptr_swizzle=swizzle), layout, offset0, _checked=True)
         return Tensor(SmemEngine(sh), layout, offset0, _checked=True)
 
 
