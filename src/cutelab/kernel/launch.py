@@ -273,7 +273,8 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[A
     return True
 
 
-def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, int]] = None) -> List[Any]:
+def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, int]] = None,
+                 launch_scalars: Optional[Dict[str, int]] = None) -> List[Any]:
     """Refuse the launch if any load or store of any thread would leave its tensor's storage.
 
     Straight-line kernels are checked here, exactly, for every thread. In structured kernels
@@ -284,7 +285,10 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     returned, to be checked at each launch with the scalars' values, see check_deferred), and
     otherwise the access is guarded (see guards.py: the CUDA tests it, skips it when out of range
     and records it in an error word the host turns into a LaunchError), or, for an op that cannot
-    be guarded, the launch is refused. The guarded accesses are set on ir (ir.guards)."""
+    be guarded, the launch is refused. Before guarding, the registers' value ranges (ranges.py)
+    may prove the access: for every scalar argument, or for ``launch_scalars`` (the values of the
+    launch being prepared; the proof is returned with the deferred checks, to be checked again at
+    each launch with other values). The guarded accesses are set on ir (ir.guards)."""
     from .guards import plan_guards
     from .symbolic import atoms
     from .trace import ArgVar
@@ -292,6 +296,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     structured = ir.structured
     deferred: List[Any] = []
     guarded: List[Any] = []
+    analysis = None  # the registers' value ranges, computed when an access needs them
     for s, guards, looped in _accesses(ir.body, [], ()):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
@@ -308,6 +313,18 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     deferred.append((s, guards, looped))
                     continue
                 _raise_if_out(ir, s, guards, scalars or {}, looped)
+                continue
+            if analysis is None:
+                from .ranges import Threads, analyze
+
+                analysis = analyze(ir)
+                threads = Threads(ir, launch_scalars or {})
+            from .ranges import prove
+
+            proof = prove(ir, s, analysis.record_for(s), launch_scalars, threads)
+            if proof is not False:
+                if proof is not True:
+                    deferred.append(proof)  # proved for these scalar values: checked again for others
                 continue
             if isinstance(s, (Load, Store)) or getattr(getattr(s, "op", None), "guardable", False):
                 guarded.append((s, s if isinstance(s, (Load, Store)) else s.op))
@@ -327,7 +344,16 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
 
 def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -> None:
     """The exact check of accesses that depend on scalar arguments, with this launch's values."""
-    for s, guards, loops in deferred:
+    threads = None
+    for entry in deferred:
+        if not isinstance(entry, tuple):  # a range proof (ranges.RangeCheck)
+            if threads is None:
+                from .ranges import Threads
+
+                threads = Threads(ir, scalars)
+            entry.check(ir, scalars, threads)
+            continue
+        s, guards, loops = entry
         _raise_if_out(ir, s, guards, scalars, loops)
 
 
@@ -722,7 +748,9 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     ir = tr.finish()
     t_checks = time.perf_counter()
     trace_s = t_checks - t0
-    deferred = check_bounds(ir, mode)
+    deferred = check_bounds(ir, mode, launch_scalars={
+        f"arg.{sp.name}": int(v) for sp, v in zip(scalar_params.values(), scalar_vals)
+        if getattr(sp.dtype, "kind", "") in ("int", "uint", "bool")})
     checks_s = time.perf_counter() - t_checks
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
