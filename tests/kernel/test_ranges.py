@@ -274,14 +274,14 @@ def _random_program(rng: random.Random):
         return p.compute("mov", (x, 0))
 
     def statement(depth):
-        kind = rng.choice(["add", "add", "sub", "mul", "mod", "wrap", "sel", "if", "min", "cmp"] +
+        kind = rng.choice(["add", "add", "sub", "mul", "mod", "wrap", "sel", "if", "min", "cmp", "expr"] +
                           (["loop"] if depth < 1 else []))
         a, b = rng.choice(xs), rng.choice(xs)
         c = rng.choice(consts)
         if kind in ("add", "sub"):
             p.assign(a, p.compute(kind, snap(b), c if rng.random() < 0.7 else snap(a)))
         elif kind == "mul":
-            p.assign(a, p.compute("mul", snap(b), rng.choice([-2, 0, 1, 2, 3])))
+            p.assign(a, p.compute("mul", snap(b), rng.choice([-2, 0, 1, 2, 3, 1 << 16, 1 << 20])))  # may wrap
         elif kind == "mod":
             p.assign(a, p.compute(rng.choice(["mod", "floordiv"]), snap(b), rng.choice([2, 3, 4, -3])))
         elif kind == "min":
@@ -303,6 +303,9 @@ def _random_program(rng: random.Random):
             br = p.if_(cc)
             with p.into(br.then if rng.random() < 0.5 else br.orelse):
                 p.assign(a, p.compute("add", snap(b), rng.choice([-1, 1, 2])))
+        elif kind == "expr":  # a symbolic operand (an index expression of the thread, or of the loop)
+            e = rng.choice([p.tid * 3 - 4, p.tid + c, i * 2 + p.tid, p.tid * (1 << 28)])
+            p.assign(a, p.compute(rng.choice(["add", "max", "lt"]), snap(b), e) if rng.random() < 0.7 else e)
         elif kind == "if":
             br = p.if_(p.tid < rng.randint(1, T))
             with p.into(br.then):
@@ -400,6 +403,8 @@ with fake_gpu():
 def _launch_example(which, mnk, out=None):
     import os
 
+    pytest.importorskip("torch")  # the examples build their tensors with torch
+
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     code = _GUARD_COUNT.format(examples=str(ROOT / "examples" / "dsl"))
     args = [sys.executable, "-c", code, which, *map(str, mnk)] + ([str(out)] if out else [])
@@ -434,3 +439,86 @@ def test_tensorop_mainloop_sass_has_no_guard_traffic(tmp_path):
     assert "STRONG.SYS" not in sass
     assert not re.search(r"\bLDG\.", sass)
     assert sass.count("LDGSTS") >= 8 and sass.count("HMMA") >= 64
+
+
+import cutelab as cute  # noqa: E402
+import cutelab as cutlass  # noqa: E402
+
+
+@cute.kernel
+def nested(A: cute.Tensor, n: cutlass.Int32):
+    for i in range(n):
+        for j in range(n):
+            A[i * 8 + j] = 1.0
+
+
+def test_loop_bounds_from_a_scalar_argument_prove_nested_loops():
+    """A[i * 8 + j] for i, j in range(n): proved from the loops' bounds with n's value (3), the
+    proof re-done at a launch with n = 9, which would leave A: refused there."""
+    from cutelab.kernel.launch import capture
+    from cutelab.runtime import from_dlpack
+
+    A = np.zeros(64, np.float32)
+    with capture() as ks:
+        nested(from_dlpack(A), 3).launch(grid=1, block=1, interpret=True)
+    ir = ks[0]
+    deferred = check_bounds(ir, "gpu")  # without the argument's value: guarded, as before
+    assert len(ir.guards) == 1
+    deferred = check_bounds(ir, "gpu", launch_scalars={"arg.n": 3})
+    assert not ir.guards and len(deferred) == 1
+    check_deferred(ir, deferred, {"arg.n": 8})  # 7 * 8 + 7 = 63: in bounds
+    with pytest.raises(LaunchError, match=r"nested: the store to A at .*test_ranges.py:\d+ was proved in bounds "
+                                          r".* but not for n = 9"):
+        check_deferred(ir, deferred, {"arg.n": 9})
+
+
+@cute.kernel
+def scatter4(I: cute.Tensor, B: cute.Tensor):
+    """Four stores at indices read from memory: unprovable, so each is guarded."""
+    t, _, _ = cute.arch.thread_idx()
+    for k in range(4):
+        B[I[4 * t + k]] = 1.0
+
+
+def test_guards_read_the_error_word_pointer_once(tmp_path):
+    from cutelab.kernel import cuda
+    from cutelab.kernel.guards import GUARD_ENTRY
+    from cutelab.kernel.launch import capture
+    from cutelab.runtime import from_dlpack
+
+    I = np.arange(128, dtype=np.int32)
+    B = np.zeros(128, np.float32)
+    with capture() as ks:
+        scatter4(from_dlpack(I), from_dlpack(B)).launch(grid=1, block=32, interpret=True)
+    ir = ks[0]
+    check_bounds(ir, "gpu")
+    assert len(ir.guards) == 4
+    src = cuda.render(ir)
+    body = src.split("__global__")[1]
+    assert body.count("cl_err_ptr") == 1 and GUARD_ENTRY in body and body.count("cl_fail(") == 4
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "g.cu").write_text(src)
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "g.cubin"), str(tmp_path / "g.cu")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    nvdis = shutil.which("nvdisasm") or "/tmp/nvdis/x/nvidia/cu13/bin/nvdisasm"
+    if not Path(nvdis).exists():
+        pytest.skip("nvdisasm is not installed")
+    sass = subprocess.run([nvdis, str(tmp_path / "g.cubin")], capture_output=True, text=True, timeout=300).stdout
+    # the four index loads and one read of cl_err_ptr (it was re-read at every guard: 4 more)
+    assert len(re.findall(r"\bLDG\.", sass)) == 5, sass
+
+
+def test_straight_line_kernel_indexed_by_memory_is_checked_as_it_runs():
+    """No loop or branch, but an index read from memory: the launch's exact check cannot evaluate
+    it (it crashed with a KeyError); the interpreter checks it as it runs, the GPU guards it."""
+    from cutelab.runtime import from_dlpack
+
+    I = np.arange(128, dtype=np.int32)
+    I[77] = 128
+    B = np.zeros(128, np.float32)
+    with pytest.raises(LaunchError, match=r"scatter4: store to B: offsets \[1, 128\] fall outside the tensor's 128 "
+                                          r"elements; nothing was written \(at .*test_ranges.py:\d+\)"):
+        scatter4(from_dlpack(I), from_dlpack(B)).launch(grid=1, block=32, interpret=True)
+    assert not B.any()

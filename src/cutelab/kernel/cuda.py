@@ -1019,11 +1019,13 @@ class CudaRenderer:
                     + (", in memory order" if sched["remapped"] else ""))
         comment = f"// grid {ir.grid}, block {ir.block}{note}\n"
         prelude = _PRELUDE
+        entry = ""
         if self.guards:
-            from .guards import GUARD_PRELUDE
+            from .guards import GUARD_ENTRY, GUARD_PRELUDE
 
             prelude += GUARD_PRELUDE
-        return prelude + comment + head + "\n" + "\n".join(self.lines) + "\n}\n"
+            entry = GUARD_ENTRY + "\n"
+        return prelude + comment + head + "\n" + entry + "\n".join(self.lines) + "\n}\n"
 
     @property
     def launch_grid(self) -> Tuple[int, int, int]:

@@ -290,6 +290,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     launch being prepared; the proof is returned with the deferred checks, to be checked again at
     each launch with other values). The guarded accesses are set on ir (ir.guards)."""
     from .guards import plan_guards
+    from .ranges import reads_registers
     from .symbolic import atoms
     from .trace import ArgVar
 
@@ -303,7 +304,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
         lo, hi = sym_range(s.base)
         if lo + omin >= 0 and hi + omax < p.length:
             continue
-        if structured:
+        if structured or reads_registers(s.base):  # (an index read from memory: not exactly checkable)
             if mode == "cpu":
                 continue
             if _exactly_checkable(s.base, guards, looped):
@@ -318,7 +319,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 from .ranges import Threads, analyze
 
                 analysis = analyze(ir)
-                threads = Threads(ir, launch_scalars or {})
+                threads = Threads(ir)
             from .ranges import prove
 
             proof = prove(ir, s, analysis.record_for(s), launch_scalars, threads)
@@ -350,7 +351,7 @@ def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -
             if threads is None:
                 from .ranges import Threads
 
-                threads = Threads(ir, scalars)
+                threads = Threads(ir)
             entry.check(ir, scalars, threads)
             continue
         s, guards, loops = entry

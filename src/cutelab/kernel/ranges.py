@@ -55,7 +55,7 @@ from .symbolic import (BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz,
 from .trace import (ArgVar, Assign, Block, Compute, For, If, Load, LoopVar, Op, Reg, RegVar, Store, While,
                     _value_range)
 
-__all__ = ["Val", "Analysis", "analyze", "prove", "RangeCheck", "Threads", "substitute"]
+__all__ = ["Val", "Analysis", "analyze", "prove", "RangeCheck", "Threads", "substitute", "reads_registers"]
 
 _WIDEN_AFTER = 3  # loop iterations joined before the values that still move are widened
 _MAX_ROUNDS = 40  # a safety net: after this many rounds the loop's values are their types' ranges
@@ -338,6 +338,11 @@ def _is_thread_atom(v: Any) -> bool:
     return isinstance(v, ArgVar) or (type(v) is Var and v.name[:4] in ("tid.", "bid."))
 
 
+def reads_registers(e: Any) -> bool:
+    """True when index e reads a register (a ``trace.RegVar``: a value known only at run time)."""
+    return isinstance(e, Expr) and any(isinstance(v, RegVar) for v in atoms(e))
+
+
 def _regvars(e: Any) -> List[RegVar]:
     return [v for v in atoms(e) if isinstance(v, RegVar)]
 
@@ -412,7 +417,6 @@ class Analysis:
         self.records: Dict[Tuple[int, int], Record] = {}
         self.end: State = {}
         self._path: List[Any] = []  # (formula, polarity) of the enclosing branches
-        self._loops: List[Any] = []
         self._linked: set = set()  # SSA refs that some Val names as its src
         self._cse: Dict[Any, Any] = {}  # (op, operands) -> the first register element that computed it
 
@@ -587,7 +591,7 @@ class Analysis:
         return S
 
     def cse_key(self, op: Compute, i: int, S: Dict[Any, Val]) -> Any:
-        parts: List[Any] = [op.op, op.dst.dtype.name]
+        parts: List[Any] = [op.op, op.dst.dtype.name, op.src_dtype.name]
         for col in op.args:
             x = col[i]
             if isinstance(x, tuple):
@@ -622,7 +626,7 @@ class Analysis:
                 return self.compare("!=", args[0], v, None, Val(0, 0, 0))
             return _fit(v, dt)
         if o in _CMP_OPS:
-            va, vb = self.val(args[0], S), self.val(args[1], S)
+            va, vb = self.operand(args[0], S, op.src_dtype), self.operand(args[1], S, op.src_dtype)
             if va is None or vb is None:
                 return Val(0, 0, 1)
             # a Boolean compared with 0 (x != 0, x == 0) is x's condition (or its negation)
@@ -632,7 +636,9 @@ class Analysis:
                     return Val(0, 0, 1, f) if not x.exact else Val(0, x.lo if o == "ne" else 1 - x.lo,
                                                                      x.lo if o == "ne" else 1 - x.lo, f)
             return self.compare(_CMP_OPS[o], args[0], va, args[1], vb)
-        vals = [self.val(a, S) for a in args]
+        vals = [self.operand(a, S, dt) for a in args]
+        if o == "select":  # the condition is read as its own type
+            vals[0] = self.val(args[0], S)
         if any(v is None for v in vals):
             return None if dt.kind != "bool" else Val(0, 0, 1)
         if o in ("and", "or", "not") and dt.kind == "bool":
@@ -701,6 +707,16 @@ class Analysis:
             return _fit(Val(0, 0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), m), dt)
         return Val.top(dt)
 
+    def operand(self, x: Any, S: Dict[Any, Val], dtype: Any) -> Optional[Val]:
+        """The Val of operand x as an op reads it: converted to dtype (both back ends compute an
+        operand in the type the op works in; a value out of its range wraps around)."""
+        v = self.val(x, S)
+        if v is None or not _tracked(dtype):
+            return v
+        if isinstance(x, tuple) and x[0].dtype.name == dtype.name:
+            return v
+        return _fit(v, dtype)
+
     def compare(self, op: str, ra: Any, va: Val, rb: Any, vb: Val) -> Val:
         f: Any = ("rel", op, va.src, va, vb.src, vb)
         if va.exact and vb.exact:
@@ -767,10 +783,11 @@ class Analysis:
         H = {r: (v.with_src(None) if v.src is not None and v.src in carried else v) for r, v in H.items()}
         rounds = 0
         thresholds = _constants(op.body) if others else []
+        bounds = self.loop_facts(op, S)
         while True:
-            self._loops.append(var)
+            self._path.extend(bounds)
             E = self.block(op.body, H)
-            self._loops.pop()
+            del self._path[len(self._path) - len(bounds):]
             if E is None:
                 break
             rounds += 1
@@ -797,6 +814,16 @@ class Analysis:
             after = _forget(E.get(m) or Val.top(m[0].dtype), var) if E is not None else None
             X[m] = _fit(_plain(_join(before, after)), m[0].dtype)
         return {r: (v.with_src(None) if v.src is not None and v.src in carried else v) for r, v in X.items()}
+
+    def loop_facts(self, op: For, S: Dict[Any, Val]) -> List[Any]:
+        """What holds of the loop variable inside the loop: lo <= var < hi (step > 0), as path
+        facts, where the bounds' values are known exactly."""
+        out = []
+        for bound, rel in ((op.lo, ">=" if op.step > 0 else "<="), (op.hi, "<" if op.step > 0 else ">")):
+            v = self.val(bound, S)
+            if v is not None and v.exact:
+                out.append((("sym", Cmp(rel, op.var, v.expr())), True))
+        return out
 
     def inductions(self, op: For, carried: set, S: Dict[Any, Val]) -> Dict[Any, Val]:
         """The carried registers that each iteration moves by a constant: their values as affine
@@ -919,7 +946,7 @@ def _regs_of(op: Any) -> List[Reg]:
     def go(x: Any, depth: int) -> None:
         if isinstance(x, Reg):
             out.append(x)
-        elif isinstance(x, (tuple, list)) and depth < 3:
+        elif isinstance(x, (tuple, list)) and depth < 6:
             for y in x:
                 go(y, depth + 1)
 
@@ -950,6 +977,8 @@ def _assigned(blk: Block) -> set:
     for op in walk(blk):
         if isinstance(op, Assign) and _tracked(op.dst.dtype):
             out.update((op.dst, j) for j in op.index)
+        elif isinstance(op, (Compute, Load)) and op.dst.mutable and _tracked(op.dst.dtype):
+            out.update((op.dst, j) for j in range(op.dst.n))  # (the tracer writes mutable ones by Assign only)
         elif isinstance(op, Op):
             for reg in _regs_of(op):
                 if reg.mutable and _tracked(reg.dtype):
@@ -1008,15 +1037,15 @@ def _refined_vars(xs: Sequence[Any], facts: Sequence[Any]) -> Dict[Any, Any]:
 
 
 class Threads:
-    """Per-thread values of index expressions over every thread of a launch, for the range
-    proofs: thread indices as a row, block indices as a column (so an expression of one of them
+    """Per-thread values of index expressions (of the thread and block indices only: the proofs
+    put the scalar arguments' values in first) over every thread of a launch: thread indices as a row, block indices as a column (so an expression of one of them
     costs one row or column), subexpressions and masks memoized. Grids of more than
     ``CHUNK`` threads are evaluated a chunk of blocks at a time."""
 
     CHUNK = 1 << 22
 
-    def __init__(self, ir: Any, scalars: Dict[str, int]):
-        self.ir, self.scalars = ir, dict(scalars)
+    def __init__(self, ir: Any):
+        self.ir = ir
         self.nt = ir.num_threads
         self.nb = ir.grid[0] * ir.grid[1] * ir.grid[2]
         self.step = max(1, self.CHUNK // self.nt)
@@ -1035,7 +1064,6 @@ class Threads:
             b = (first + np.arange(k, dtype=np.int64))[:, None]
             env: Dict[str, Any] = {"tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by),
                                    "bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy)}
-            env.update(self.scalars)
             c = {"env": env, "memo": {}, "full": k * self.nt}
             if self.nb <= self.step:
                 self._chunks[first] = c  # one chunk: keep it for the next query
@@ -1127,21 +1155,14 @@ def _split_const(e: Any) -> Tuple[Any, int]:
 
 
 class RangeCheck:
-    """An access proved in bounds with the scalar arguments' values of one launch: checked again,
+    """An access proved in bounds with the scalar arguments' values of one launch: proved again,
     for every thread, at each launch with other values (launch.check_deferred)."""
 
-    def __init__(self, access: Any, rest: Any, extra_lo: int, extra_hi: int, facts: List[Any]):
-        self.access, self.rest, self.extra_lo, self.extra_hi, self.facts = access, rest, extra_lo, extra_hi, facts
-
-    def holds(self, threads: Threads) -> bool:
-        s = self.access
-        r = threads.range(self.rest, self.facts)
-        if r is None:
-            return True  # no thread runs it
-        return r[0] + min(s.offsets) + self.extra_lo >= 0 and r[1] + max(s.offsets) + self.extra_hi < s.param.length
+    def __init__(self, access: Any, rec: Record):
+        self.access, self.rec = access, rec
 
     def check(self, ir: Any, scalars: Dict[str, int], threads: Optional[Threads] = None) -> None:
-        if self.holds(threads if threads is not None else Threads(ir, scalars)):
+        if prove(ir, self.access, self.rec, scalars, threads) is not False:
             return
         s = self.access
         what = "store to" if getattr(s, "is_store", False) or isinstance(s, Store) else "load from"
@@ -1160,17 +1181,39 @@ def prove(ir: Any, access: Any, rec: Optional[Record], scalars: Optional[Dict[st
 
     Returns True (in bounds for every thread and every scalar argument), a ``RangeCheck`` (in
     bounds for every thread with these scalar values: check it again for others), or False (not
-    proved: guard it). ``threads`` (a ``Threads`` for these scalars) shares per-thread values
-    between the proofs of one kernel."""
+    proved: guard it). ``threads`` (a ``Threads`` of ir) shares per-thread values between the
+    proofs of one kernel."""
     if rec is None:
         return False
-    p = access.param
-    omin, omax = min(access.offsets), max(access.offsets)
-    base, fresh = _resolve(access.base, rec.env)
+    base, _ = _resolve(access.base, rec.env)
     facts = []
     for f in rec.facts:  # facts about a register's unknown value cannot be used (each use is a new atom)
         if not any(v.name.startswith("range.d") for v in atoms(f)):
             facts.append(f)
+    args = {v.key: v for e in [base] + facts for v in atoms(e) if isinstance(v, ArgVar)}
+    if args and scalars is None:  # what holds for every value of the arguments
+        return _prove(ir, access, base, [f for f in facts if not any(isinstance(v, ArgVar) for v in atoms(f))],
+                      threads, args_ok=False)
+    if args:
+        try:
+            m = {k: int(scalars[v.name]) for k, v in args.items()}
+            base = substitute(base, m)
+            facts = [substitute(f, m) for f in facts]
+        except (KeyError, LaunchError):  # no value given, or a division by zero with these values
+            return False
+        if any(not isinstance(f, Expr) and not f for f in facts):
+            return RangeCheck(access, rec)  # a fact is false with these values: the access does not run
+        facts = [f for f in facts if isinstance(f, Expr)]
+    ok = _prove(ir, access, base, facts, threads)
+    if ok and args:
+        return RangeCheck(access, rec)
+    return ok
+
+
+def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[Threads],
+           args_ok: bool = True) -> bool:
+    p = access.param
+    omin, omax = min(access.offsets), max(access.offsets)
     xs = [v for v in atoms(base) if not _is_thread_atom(v)]
     if xs:
         m = _refined_vars(xs, facts)
@@ -1186,16 +1229,12 @@ def prove(ir: Any, access: Any, rec: Optional[Record], scalars: Optional[Dict[st
     if not ok:
         return False
     tfacts = [f for f in facts if all(_is_thread_atom(v) for v in atoms(f))]
-    check = RangeCheck(access, rest, llo, lhi, tfacts)
-    uses_args = any(isinstance(v, ArgVar) for e in [rest] + tfacts for v in atoms(e))
-    if uses_args and scalars is None:
-        return False
-    if threads is None or (uses_args and threads.scalars != scalars):
-        threads = Threads(ir, scalars if uses_args else {})
+    if any(isinstance(v, ArgVar) for e in [rest] + tfacts for v in atoms(e)):
+        return False  # (only without the arguments' values)
     try:
-        ok = check.holds(threads)
-    except LaunchError:  # e.g. a division by zero with these values
+        r = (threads or Threads(ir)).range(rest, tfacts)
+    except LaunchError:  # e.g. a division by zero
         return False
-    if not ok:
-        return False
-    return check if uses_args else True
+    if r is None:
+        return True  # no thread runs it
+    return r[0] + omin + llo >= 0 and r[1] + omax + lhi < p.length
