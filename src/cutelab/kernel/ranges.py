@@ -291,41 +291,55 @@ def _narrow_ref(S: Dict[Any, Val], ref: Any, op: str, k: int) -> State:
 
 def substitute(e: Any, m: Dict[Any, Any]) -> Any:
     """e with each atom whose key is in m replaced by m[key] (rebuilt with the simplifying
-    constructors, so the result's range is computed from the replacements' ranges)."""
+    constructors, so the result's range is computed from the replacements' ranges; parts
+    without a replaced atom are kept as they are).
+
+    >>> t, x = Var("tid.x", 32), Var("x", 100)
+    >>> print(substitute((t + x * 4) // 4, {x.key: 7}).expr_str())
+    ((tid.x // 4) + 7)
+    """
     if not isinstance(e, Expr):
         return e
     if isinstance(e, Var):
         return m.get(e.key, e)
     if isinstance(e, Lin):
+        new = [(substitute(a, m), c) for a, c in e.terms]
+        if all(b is a for (b, _), (a, _) in zip(new, e.terms)):
+            return e
         acc: Any = e.const
-        for a, c in e.terms:
-            acc = add(acc, mul(substitute(a, m), c))
+        for a, c in new:
+            acc = add(acc, mul(a, c))
         return acc
-    if isinstance(e, FloorDiv):
-        return floordiv(substitute(e.a, m), e.c)
-    if isinstance(e, Mod):
-        return mod(substitute(e.a, m), e.c)
-    if isinstance(e, Mul):
-        return mul(substitute(e.a, m), substitute(e.b, m))
-    if isinstance(e, Swz):
+    if isinstance(e, (FloorDiv, Mod, Swz)):
         a = substitute(e.a, m)
+        if a is e.a:
+            return e
+        if isinstance(e, FloorDiv):
+            return floordiv(a, e.c)
+        if isinstance(e, Mod):
+            return mod(a, e.c)
         if isinstance(a, Expr):
             return Swz(a, e.b, e.m, e.s) if a.div % (1 << (e.m + e.s + e.b)) else a
         return swizzle_expr(a, e.b, e.m, e.s)
-    if isinstance(e, DynDiv):
+    if isinstance(e, (Mul, DynDiv, Cmp)):
         a, b = substitute(e.a, m), substitute(e.b, m)
-        if not isinstance(b, Expr):
-            if b == 0:
-                raise LaunchError(f"division by zero: {e.expr_str()} with {e.b.expr_str()} == 0")
-            return floordiv(a, b) if e.op == "//" else mod(a, b)
-        return DynDiv(a, b, e.op)
-    if isinstance(e, Cmp):
-        a, b = substitute(e.a, m), substitute(e.b, m)
+        if a is e.a and b is e.b:
+            return e
+        if isinstance(e, Mul):
+            return mul(a, b)
+        if isinstance(e, DynDiv):
+            if not isinstance(b, Expr):
+                if b == 0:
+                    raise LaunchError(f"division by zero: {e.expr_str()} with {e.b.expr_str()} == 0")
+                return floordiv(a, b) if e.op == "//" else mod(a, b)
+            return DynDiv(a, b, e.op)
         if not isinstance(a, Expr) and not isinstance(b, Expr):
             return int(Cmp._OPS[e.op](a, b))
         return Cmp(e.op, a, b) if isinstance(a, Expr) else Cmp(_SWAP[e.op], b, a)
     if isinstance(e, BoolAnd):
         ts = [substitute(t, m) for t in e.terms]
+        if all(x is y for x, y in zip(ts, e.terms)):
+            return e
         if any(not isinstance(t, Expr) and not t for t in ts):
             return 0
         ts = [t for t in ts if isinstance(t, Expr)]
@@ -401,12 +415,23 @@ def _split_linear(e: Any, xs: Sequence[Any]) -> Tuple[Any, int, int, bool]:
 # --------------------------------------------------------------------------- the analysis
 
 class Record:
-    """What the analysis knows at one access: its registers' Vals and the facts that hold."""
+    """What the analysis knows at one access: its registers' Vals and the conditions it runs
+    under ((formula, polarity) pairs); ``facts`` are those as symbolic conditions (made when
+    first asked for: most accesses are proved without them)."""
 
-    __slots__ = ("env", "facts")
+    __slots__ = ("env", "path", "_facts")
 
-    def __init__(self, env: Dict[str, Val], facts: List[Any]):
-        self.env, self.facts = env, facts
+    def __init__(self, env: Dict[str, Val], path: Sequence[Any]):
+        self.env, self.path, self._facts = env, tuple(path), None
+
+    @property
+    def facts(self) -> List[Any]:
+        if self._facts is None:
+            out: List[Any] = []
+            for f, pol in self.path:
+                out += _facts(f, pol)
+            self._facts = out
+        return self._facts
 
 
 class Analysis:
@@ -414,11 +439,14 @@ class Analysis:
 
     def __init__(self, ir: Any):
         self.ir = ir
+        self.substituted: Dict[Any, Any] = {}  # (condition, argument values) -> the condition with them put in
         self.records: Dict[Tuple[int, int], Record] = {}
         self.end: State = {}
         self._path: List[Any] = []  # (formula, polarity) of the enclosing branches
         self._linked: set = set()  # SSA refs that some Val names as its src
         self._cse: Dict[Any, Any] = {}  # (op, operands) -> the first register element that computed it
+        self._regs: Dict[int, List[Reg]] = {}  # id(op) -> the integer registers an Op names (the IR outlives this)
+        self._carried: Dict[int, set] = {}  # id(For or While) -> what it may write
 
     # ---- queries
     def value_at_end(self, ref: Tuple[Reg, int]) -> Val:
@@ -516,16 +544,9 @@ class Analysis:
         return S
 
     def note(self, op: Any, k: int, base: Any, guards: Sequence[Any], S: Dict[Any, Val]) -> None:
-        facts: List[Any] = []
-        for f, pol in self._path:
-            facts += _facts(f, pol)
-        for c, pol in guards:
-            facts += _facts(self.cond(c, S), pol)
-        env = {}
-        for e in [base]:
-            for v in _regvars(e):
-                env[v.name] = self.val(v.ref, S) or Val.top(v.ref[0].dtype)
-        self.records[(id(op), k)] = Record(env, facts)
+        path = self._path + [(self.cond(c, S), pol) for c, pol in guards]
+        env = {v.name: self.val(v.ref, S) or Val.top(v.ref[0].dtype) for v in _regvars(base)}
+        self.records[(id(op), k)] = Record(env, path)
 
     def cond(self, c: Any, S: Dict[Any, Val]) -> Any:
         """The formula of a branch condition or predicate (a register Ref or an Expr)."""
@@ -556,9 +577,15 @@ class Analysis:
                     S[r] = v.with_src(None)
         return S
 
+    def regs_of(self, op: Any) -> List[Reg]:
+        r = self._regs.get(id(op))
+        if r is None:
+            r = self._regs[id(op)] = [reg for reg in _regs_of(op) if _tracked(reg.dtype)]
+        return r
+
     def clobber(self, op: Any, S: Dict[Any, Val]) -> Dict[Any, Val]:
         """An op of its own kind may write any register it names: forget those."""
-        for reg in _regs_of(op):
+        for reg in self.regs_of(op):
             if _tracked(reg.dtype):
                 S = self.kill_ssa(reg, S)
         return S
@@ -773,7 +800,9 @@ class Analysis:
         return out
 
     def for_(self, op: For, S: Dict[Any, Val]) -> State:
-        carried = _assigned(op.body)
+        carried = self._carried.get(id(op))
+        if carried is None:
+            carried = self._carried[id(op)] = _assigned(op.body, self.regs_of)
         var = op.var
         induction = self.inductions(op, carried, S)
         others = [m for m in carried if m not in induction]
@@ -871,7 +900,7 @@ class Analysis:
         return {}
 
     def while_(self, op: While, S: Dict[Any, Val]) -> State:
-        carried = _assigned(op.before) | _assigned(op.body)
+        carried = _assigned(op.before, self.regs_of) | _assigned(op.body, self.regs_of)
         H = {r: v for r, v in S.items() if r not in carried}
         for m in carried:
             H[m] = Val.top(m[0].dtype)
@@ -969,10 +998,11 @@ def _constants(blk: Block) -> List[int]:
     return sorted(out)
 
 
-def _assigned(blk: Block) -> set:
+def _assigned(blk: Block, regs_of: Any = None) -> set:
     """The mutable integer register elements a region may write."""
     from .trace import walk
 
+    regs_of = regs_of or _regs_of
     out = set()
     for op in walk(blk):
         if isinstance(op, Assign) and _tracked(op.dst.dtype):
@@ -980,7 +1010,7 @@ def _assigned(blk: Block) -> set:
         elif isinstance(op, (Compute, Load)) and op.dst.mutable and _tracked(op.dst.dtype):
             out.update((op.dst, j) for j in range(op.dst.n))  # (the tracer writes mutable ones by Assign only)
         elif isinstance(op, Op):
-            for reg in _regs_of(op):
+            for reg in regs_of(op):
                 if reg.mutable and _tracked(reg.dtype):
                     out.update((reg, j) for j in range(reg.n))
     return out
@@ -1046,6 +1076,7 @@ class Threads:
 
     def __init__(self, ir: Any):
         self.ir = ir
+        self.substituted: Dict[Any, Any] = {}  # (condition, argument values) -> the condition with them put in
         self.nt = ir.num_threads
         self.nb = ir.grid[0] * ir.grid[1] * ir.grid[2]
         self.step = max(1, self.CHUNK // self.nt)
@@ -1195,10 +1226,21 @@ def prove(ir: Any, access: Any, rec: Optional[Record], scalars: Optional[Dict[st
         return _prove(ir, access, base, [f for f in facts if not any(isinstance(v, ArgVar) for v in atoms(f))],
                       threads, args_ok=False)
     if args:
+        if threads is None:
+            threads = Threads(ir)
         try:
             m = {k: int(scalars[v.name]) for k, v in args.items()}
+            mk = tuple(sorted(m.items()))
+            memo = threads.substituted
             base = substitute(base, m)
-            facts = [substitute(f, m) for f in facts]
+            out = []
+            for f in facts:
+                key = (f.key, mk)
+                g = memo.get(key)
+                if g is None:
+                    g = memo[key] = substitute(f, m)
+                out.append(g)
+            facts = out
         except (KeyError, LaunchError):  # no value given, or a division by zero with these values
             return False
         if any(not isinstance(f, Expr) and not f for f in facts):
