@@ -66,9 +66,15 @@ class Prog:
         self.emit(Assign(m, (0,), (v,)))
 
     def for_(self, lo, hi, step=1):
+        """As Tracer.begin_for: the variable ranges over the hull of the bounds' ranges."""
+        from math import gcd
+
+        from cutelab.kernel.symbolic import sym_div, sym_range
+
         self.loops = getattr(self, "loops", 0) + 1
-        var = LoopVar(f"i{self.loops}", lo if isinstance(lo, int) else lo.lo,
-                      (hi - 1) if isinstance(hi, int) else hi.hi - 1, 1)
+        (llo, lhi), (hlo, hhi) = sym_range(lo), sym_range(hi)
+        vlo, vhi = (llo, hhi - 1) if step > 0 else (hlo + 1, lhi)
+        var = LoopVar(f"i{self.loops}", vlo, vhi, gcd(sym_div(lo), abs(step)))
         f = For(var, lo, hi, step, Block(self.cur), None)
         self.emit(f)
         return f, var
@@ -310,27 +316,39 @@ def _random_program(rng: random.Random):
             br = p.if_(p.tid < rng.randint(1, T))
             with p.into(br.then):
                 statement(depth + 1)
-        elif kind == "loop":
-            g, _ = p.for_(0, rng.randint(0, 3))
+        elif kind == "loop":  # an inner loop: any start (per thread, too), step and trip count up to 4
+            step = rng.choice([1, 1, 2, 3, -1, -2])
+            lo = rng.choice([0, -2, 3, p.tid % 3 - 1])
+            n = rng.randint(0, 4)
+            hi = lo + step * n if rng.random() < 0.7 else rng.choice([0, 5, -3])
+            g, j = p.for_(lo, hi, step)
             with p.into(g.body):
+                inner.append((j - lo) // step if step > 0 else (lo - j) // -step)
                 for _ in range(rng.randint(1, 3)):
                     statement(depth + 1)
+                    if rng.random() < 0.4:
+                        slots.append((p.emit(Store(OUT, 0, (0,), (snap(rng.choice(xs)),))), inner[-1]))
+                inner.pop()
 
+    inner = []
     with p.into(f.body):
         for _ in range(rng.randint(1, 6)):
             statement(0)
             if rng.random() < 0.5:
-                slots.append(p.emit(Store(OUT, 0, (0,), (snap(rng.choice(xs)),))))
+                slots.append((p.emit(Store(OUT, 0, (0,), (snap(rng.choice(xs)),))), 0))
         for x in xs:
-            slots.append(p.emit(Store(OUT, 0, (0,), (snap(x),))))
+            slots.append((p.emit(Store(OUT, 0, (0,), (snap(x),))), 0))
     for x in xs:
-        slots.append(p.emit(Store(OUT, 0, (0,), (snap(x),))))
-    # OUT[slot][iteration][thread]
-    per = (trips + 1) * T
-    for k, st in enumerate(slots):
-        st.base = k * per + (i if st in f.body.ops else trips) * T + p.tid
+        slots.append((p.emit(Store(OUT, 0, (0,), (snap(x),))), 0))
+    # OUT[slot][outer iteration][inner iteration][thread]
+    per = (trips + 1) * 8 * T  # (an inner loop makes at most 7 trips)
+    from cutelab.kernel.trace import walk
+
+    in_loop = {id(op) for op in walk(f.body)}
+    for k, (st, j) in enumerate(slots):
+        st.base = k * per + ((i if id(st) in in_loop else trips) * 8 + j) * T + p.tid
     OUT.length = len(slots) * per
-    return p, slots, per, trips
+    return p, [st for st, _ in slots], per, trips
 
 
 @pytest.mark.parametrize("seed", range(150))
