@@ -1,9 +1,11 @@
 """Guarded accesses on the GPU: what a launch does with a load or store it cannot prove in bounds.
 
 ``launch.check_bounds`` proves most accesses in bounds for every thread before anything runs
-(interval arithmetic, or exact evaluation over all threads). An access it cannot prove (an index
-or a guarding condition that depends on values in registers, e.g. a GEMM's mainloop under its
-register predicates, or an access inside nested runtime loops) is *guarded* instead of refused:
+(interval arithmetic, or exact evaluation over all threads), using the value ranges of the
+registers in indices and conditions (``ranges.py``: pipeline stage counters, k-tile indices,
+moving views' offsets, loop bounds). An access it still cannot prove (an index read from memory,
+a register whose range the analysis cannot bound, a condition it cannot use) is *guarded*
+instead of refused:
 
 - the CUDA printer wraps it in a bounds test (``cuda.CudaRenderer.guard_cond``): out of range, a
   load reads 0 (its registers are zeroed) and a store or cp.async is skipped (a cp.async then

@@ -1268,8 +1268,8 @@ def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[
     if lo + omin >= 0 and hi + omax < p.length:
         return True
     rest, llo, lhi, ok = _split_linear(base, xs)
-    if not ok:
-        return False
+    if not ok or (lhi - llo) + (omax - omin) >= p.length:
+        return False  # (the second: the terms' spread alone is wider than the tensor)
     tfacts = [f for f in facts if all(_is_thread_atom(v) for v in atoms(f))]
     if any(isinstance(v, ArgVar) for e in [rest] + tfacts for v in atoms(e)):
         return False  # (only without the arguments' values)
