@@ -540,3 +540,14 @@ def test_straight_line_kernel_indexed_by_memory_is_checked_as_it_runs():
                                           r"elements; nothing was written \(at .*test_ranges.py:\d+\)"):
         scatter4(from_dlpack(I), from_dlpack(B)).launch(grid=1, block=32, interpret=True)
     assert not B.any()
+
+
+def test_an_analysis_that_fails_leaves_the_accesses_guarded(monkeypatch):
+    def broken(ir):
+        raise TypeError("an op the analysis does not know")
+
+    monkeypatch.setattr(ranges, "analyze", broken)
+    p, s, ld = _stage_counter_kernel(4)
+    ir = p.ir()
+    check_bounds(ir, "gpu")
+    assert len(ir.guards) == 1  # as without the analysis: guarded, not refused, no crash

@@ -315,14 +315,22 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     continue
                 _raise_if_out(ir, s, guards, scalars or {}, looped)
                 continue
+            proof = False
             if analysis is None:
                 from .ranges import Threads, analyze
 
-                analysis = analyze(ir)
+                try:
+                    analysis = analyze(ir)
+                except (TypeError, ValueError, KeyError, AttributeError, TraceError):  # an IR it does not know:
+                    analysis = False  # prove nothing with it (guard as before)
                 threads = Threads(ir)
-            from .ranges import prove
+            if analysis:
+                from .ranges import prove
 
-            proof = prove(ir, s, analysis.record_for(s), launch_scalars, threads)
+                try:
+                    proof = prove(ir, s, analysis.record_for(s), launch_scalars, threads)
+                except (TypeError, ValueError, KeyError, AttributeError, TraceError):
+                    proof = False
             if proof is not False:
                 if proof is not True:
                     deferred.append(proof)  # proved for these scalar values: checked again for others

@@ -1193,8 +1193,13 @@ class RangeCheck:
         self.access, self.rec = access, rec
 
     def check(self, ir: Any, scalars: Dict[str, int], threads: Optional[Threads] = None) -> None:
-        if prove(ir, self.access, self.rec, scalars, threads) is not False:
-            return
+        from ..errors import TraceError
+
+        try:
+            if prove(ir, self.access, self.rec, scalars, threads) is not False:
+                return
+        except (TypeError, ValueError, KeyError, AttributeError, TraceError):
+            pass  # not proved: refused below
         s = self.access
         what = "store to" if getattr(s, "is_store", False) or isinstance(s, Store) else "load from"
         vals = ", ".join(f"{k[4:]} = {v}" for k, v in scalars.items())
