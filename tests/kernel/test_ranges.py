@@ -551,3 +551,22 @@ def test_an_analysis_that_fails_leaves_the_accesses_guarded(monkeypatch):
     ir = p.ir()
     check_bounds(ir, "gpu")
     assert len(ir.guards) == 1  # as without the analysis: guarded, not refused, no crash
+
+
+def test_gpu_launch_path_reproves_for_new_scalar_values():
+    """Through the GPU launch path (fake driver): the first launch (n = 3) compiles the stores
+    unguarded, a launch with n = 8 is proved again and launched, one with n = 9 is refused."""
+    from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
+    from cutelab.kernel.launch import last_launch
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu() as gpu:
+        a = FakeDeviceArray(np.zeros(64, np.float32))
+        A = from_dlpack(a)
+        nested(A, 3).launch(grid=1, block=1)
+        li = last_launch()
+        assert li.mode == "gpu" and not li.ir.guards and "cl_fail" not in li.source
+        nested(A, 8).launch(grid=1, block=1)
+        with pytest.raises(LaunchError, match=r"was proved in bounds .* but not for n = 9.*Nothing was launched"):
+            nested(A, 9).launch(grid=1, block=1)
+        assert len(gpu.launches) == 2
