@@ -47,13 +47,12 @@ from __future__ import annotations
 
 import itertools
 from math import gcd
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..errors import LaunchError
 from .symbolic import (BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, floordiv, mod,
                        mul, swizzle_expr, sym_range)
-from .trace import (ArgVar, Assign, Block, Compute, For, If, Load, LoopVar, Op, Reg, RegVar, Store, While,
-                    _value_range)
+from .trace import ArgVar, Assign, Block, Compute, For, If, Load, Op, Reg, RegVar, Store, While, _value_range
 
 __all__ = ["Val", "Analysis", "analyze", "prove", "RangeCheck", "Threads", "substitute", "reads_registers"]
 
