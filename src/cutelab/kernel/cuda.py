@@ -1034,16 +1034,18 @@ class CudaRenderer:
                     + (", in memory order" if sched["remapped"] else ""))
         comment = f"// grid {ir.grid}, block {ir.block}{note}\n"
         prelude = _PRELUDE
+        entry = ""
         if self.guards:
-            from .guards import GUARD_PRELUDE
+            from .guards import GUARD_ENTRY, GUARD_PRELUDE
 
             prelude += GUARD_PRELUDE
+            entry = GUARD_ENTRY + "\n"
         body = "\n".join(self.lines)
         if any(f"{k}_to_f32" in body or f"to_{k}(" in body for k in _FP8.values()):
             from ..fp8 import CUDA_HELPERS  # 8-bit float conversions, only where a kernel uses them
 
             prelude += CUDA_HELPERS
-        return prelude + comment + head + "\n" + body + "\n}\n"
+        return prelude + comment + head + "\n" + entry + body + "\n}\n"
 
     @property
     def launch_grid(self) -> Tuple[int, int, int]:

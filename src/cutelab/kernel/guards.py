@@ -1,15 +1,19 @@
 """Guarded accesses on the GPU: what a launch does with a load or store it cannot prove in bounds.
 
 ``launch.check_bounds`` proves most accesses in bounds for every thread before anything runs
-(interval arithmetic, or exact evaluation over all threads). An access it cannot prove (an index
-or a guarding condition that depends on values in registers, e.g. a GEMM's mainloop under its
-register predicates, or an access inside nested runtime loops) is *guarded* instead of refused:
+(interval arithmetic, or exact evaluation over all threads), using the value ranges of the
+registers in indices and conditions (``ranges.py``: pipeline stage counters, k-tile indices,
+moving views' offsets, loop bounds). An access it still cannot prove (an index read from memory,
+a register whose range the analysis cannot bound, a condition it cannot use) is *guarded*
+instead of refused:
 
 - the CUDA printer wraps it in a bounds test (``cuda.CudaRenderer.guard_cond``): out of range, a
   load reads 0 (its registers are zeroed) and a store or cp.async is skipped (a cp.async then
   zero-fills its destination), so no access ever leaves its tensor;
 - the failing thread writes the access's code (1, 2, ...) into the error word, a 32-bit word
-  in mapped pinned host memory that the module's ``cl_err_ptr`` points to;
+  in mapped pinned host memory that the module's ``cl_err_ptr`` points to (the kernel reads
+  that pointer once, at entry: ``GUARD_ENTRY``; the test costs a compare, and the store is
+  predicated off where the access is in range);
 - the host reads the word (no synchronization needed: it is host memory) and raises a
   LaunchError naming the kernel, the tensor, the access and the user's source line:
   **at the next launch of that kernel** (before it is launched) and **at
@@ -38,13 +42,16 @@ import numpy as np
 
 from ..errors import LaunchError
 
-__all__ = ["ErrorWord", "check_errors", "describe", "GUARD_PRELUDE"]
+__all__ = ["ErrorWord", "check_errors", "describe", "GUARD_PRELUDE", "GUARD_ENTRY"]
 
 GUARD_PRELUDE = (
     "__device__ unsigned int* cl_err_ptr;  // cutelab: the error word of guarded accesses (mapped host memory)\n"
-    "__device__ __forceinline__ void cl_fail(unsigned int code) { "
-    "if (cl_err_ptr) *(volatile unsigned int*)cl_err_ptr = code; }\n"
+    "// cl_fail(code): record a guarded access that left its tensor. cl_err is the kernel's copy of cl_err_ptr,\n"
+    "// read once at entry: the volatile store may alias the global pointer, which would be re-read each time\n"
+    "#define cl_fail(code) do { if (__builtin_expect(cl_err != 0, 1)) *(volatile unsigned int*)cl_err = (code); } "
+    "while (0)\n"
 )
+GUARD_ENTRY = "  unsigned int* const cl_err = cl_err_ptr;  // cutelab: the error word's address, read once (guards.py)"
 
 _LIVE: "weakref.WeakSet[ErrorWord]" = weakref.WeakSet()
 

@@ -222,7 +222,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     if has_printf:
         step = max(1, min(step, 4096 // nt or 1))
     work = buffers
-    if structured:  # check as we go, on copies of what is written: commit only a launch that succeeded
+    if structured or _data_indexed(ir):  # check as we go, on copies of what is written: commit only a launch that succeeded
         written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
         written |= {a.param.index for op in walk(ir.body) if isinstance(op, Op) for a in op.accesses()
                     if a.is_store and not isinstance(a.param, Shared)}
@@ -256,6 +256,13 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
                 np.copyto(buffers[i], buf)
     if lrec is not None:
         lrec.finish()
+
+
+def _data_indexed(ir: KernelIR) -> bool:
+    """A kernel with an index read from a register (data): the launch could not check it before."""
+    from .ranges import reads_registers
+
+    return any(reads_registers(s.base) for s in walk(ir.body) if isinstance(s, (Load, Store)))
 
 
 def _memory(b: _Batch, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:

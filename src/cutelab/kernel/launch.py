@@ -273,7 +273,8 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[A
     return True
 
 
-def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, int]] = None) -> List[Any]:
+def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, int]] = None,
+                 launch_scalars: Optional[Dict[str, int]] = None) -> List[Any]:
     """Refuse the launch if any load or store of any thread would leave its tensor's storage.
 
     Straight-line kernels are checked here, exactly, for every thread. In structured kernels
@@ -284,21 +285,26 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     returned, to be checked at each launch with the scalars' values, see check_deferred), and
     otherwise the access is guarded (see guards.py: the CUDA tests it, skips it when out of range
     and records it in an error word the host turns into a LaunchError), or, for an op that cannot
-    be guarded, the launch is refused. The guarded accesses are set on ir (ir.guards)."""
+    be guarded, the launch is refused. Before guarding, the registers' value ranges (ranges.py)
+    may prove the access: for every scalar argument, or for ``launch_scalars`` (the values of the
+    launch being prepared; the proof is returned with the deferred checks, to be checked again at
+    each launch with other values). The guarded accesses are set on ir (ir.guards)."""
     from .guards import plan_guards
+    from .ranges import reads_registers
     from .symbolic import atoms
     from .trace import ArgVar
 
     structured = ir.structured
     deferred: List[Any] = []
     guarded: List[Any] = []
+    analysis = None  # the registers' value ranges, computed when an access needs them
     for s, guards, looped in _accesses(ir.body, [], ()):
         p = s.param
         omin, omax = min(s.offsets), max(s.offsets)
         lo, hi = sym_range(s.base)
         if lo + omin >= 0 and hi + omax < p.length:
             continue
-        if structured:
+        if structured or reads_registers(s.base):  # (an index read from memory: not exactly checkable)
             if mode == "cpu":
                 continue
             if _exactly_checkable(s.base, guards, looped):
@@ -308,6 +314,26 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     deferred.append((s, guards, looped))
                     continue
                 _raise_if_out(ir, s, guards, scalars or {}, looped)
+                continue
+            proof = False
+            if analysis is None:
+                from .ranges import Threads, analyze
+
+                try:
+                    analysis = analyze(ir)
+                except (TypeError, ValueError, KeyError, AttributeError, TraceError):  # an IR it does not know:
+                    analysis = False  # prove nothing with it (guard as before)
+                threads = Threads(ir)
+            if analysis:
+                from .ranges import prove
+
+                try:
+                    proof = prove(ir, s, analysis.record_for(s), launch_scalars, threads)
+                except (TypeError, ValueError, KeyError, AttributeError, TraceError):
+                    proof = False
+            if proof is not False:
+                if proof is not True:
+                    deferred.append(proof)  # proved for these scalar values: checked again for others
                 continue
             if isinstance(s, (Load, Store)) or getattr(getattr(s, "op", None), "guardable", False):
                 guarded.append((s, s if isinstance(s, (Load, Store)) else s.op))
@@ -327,7 +353,16 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
 
 def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -> None:
     """The exact check of accesses that depend on scalar arguments, with this launch's values."""
-    for s, guards, loops in deferred:
+    threads = None
+    for entry in deferred:
+        if not isinstance(entry, tuple):  # a range proof (ranges.RangeCheck)
+            if threads is None:
+                from .ranges import Threads
+
+                threads = Threads(ir)
+            entry.check(ir, scalars, threads)
+            continue
+        s, guards, loops = entry
         _raise_if_out(ir, s, guards, scalars, loops)
 
 
@@ -726,7 +761,9 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     ir = tr.finish()
     t_checks = time.perf_counter()
     trace_s = t_checks - t0
-    deferred = check_bounds(ir, mode)
+    deferred = check_bounds(ir, mode, launch_scalars={
+        f"arg.{sp.name}": int(v) for sp, v in zip(scalar_params.values(), scalar_vals)
+        if getattr(sp.dtype, "kind", "") in ("int", "uint", "bool")})
     checks_s = time.perf_counter() - t_checks
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
