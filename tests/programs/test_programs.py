@@ -44,9 +44,6 @@ GAPS = {
                              "dyn_scalar keeps Booleans static]; the values printf prints at each call are right"),
     "dsl_dataclass_immutable": ("no fake tensors in cutelab [runtime.py]: make_fake_compact_tensor / make_fake_tensor "
                                 "and cute.sym_int64 (ahead-of-time compiles without memory) are missing"),
-    "dsl_ampere_elementwise_apply": _DYN_COMPOSE + (" (here the thread-block remap composed onto a zipped_divide of a "
-                                                    "dynamic-layout tensor: CuTe DSL ((64,256),((?,?),(?,?))), cutelab "
-                                                    "((64,256),(2,2)))"),
     "dsl_ampere_elementwise_add": ("cutelab traces a launch for its grid even when the tensors' layouts are dynamic "
                                    "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "
