@@ -8,7 +8,6 @@ it is installed)."""
 
 from __future__ import annotations
 
-import itertools
 import random
 import re
 import shutil
@@ -17,9 +16,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from cutelab.kernel import cuda
 from cutelab.kernel.cuda import _possible_bits, int_expr, swz_split
-from cutelab.kernel.symbolic import Expr, Lin, Swz, Var, add, evaluate, mul, swizzle_expr
+from cutelab.kernel.symbolic import Expr, Swz, Var, add, evaluate, mul, swizzle_expr
 from cutelab.kernel.trace import LoopVar
 
 GXX = shutil.which("g++")
@@ -217,7 +215,8 @@ def test_printed_text_compiles_and_computes_it_in_cpp(tmp_path):
 def test_swizzles_without_a_constant_or_over_one_atom_print_as_before():
     t = Var("tid.x", 128)
     e = swizzle_expr(mul(t, 64), 3, 3, 3)
-    assert int_expr(e)[0] == "((64u * ((unsigned int)threadIdx.x)) ^ (((64u * ((unsigned int)threadIdx.x)) & 448u) >> 3))"
+    x = "(64u * ((unsigned int)threadIdx.x))"
+    assert int_expr(e)[0] == f"({x} ^ (({x} & 448u) >> 3))"
     assert swz_split(e) is None
 
 
