@@ -135,6 +135,75 @@ def _subexprs(e: Any, out: List[Expr]) -> None:
 _VARS = {"tid": "threadIdx", "bid": "blockIdx"}
 
 
+def _possible_bits(x: Any) -> int:
+    """A mask holding every bit that x (a sum of coef * atom, no constant) can set, as a Python
+    int in two's complement (negative: infinitely many high bits). A term coef * atom is a
+    multiple of 2**tz, tz the trailing zeros of coef * atom.div, so it sets no bit below tz;
+    with atom in [0, hi] and coef > 0 it sets none from the bit length of coef * hi up; a term
+    that can be negative may set every bit from tz up. Terms whose masks are pairwise disjoint
+    add without carries (a + b == a | b where a & b == 0, for any signs), so the sum's mask is
+    their union; otherwise the sum is a multiple of the smallest 2**tz, and at most the sum of
+    the upper bounds where no term can be negative."""
+    terms = x.terms if isinstance(x, Lin) else ((x, 1),)
+    masks, lows, hi_sum, nonneg = [], [], 0, True
+    for atom, coef in terms:
+        d = abs(coef) * (atom.div if atom.div > 0 else 1)
+        tz = (d & -d).bit_length() - 1
+        lows.append(tz)
+        if coef > 0 and atom.lo >= 0:
+            hi = coef * atom.hi
+            hi_sum += hi
+            masks.append(((1 << hi.bit_length()) - 1) & ~((1 << tz) - 1))
+        else:
+            nonneg = False
+            masks.append(~((1 << tz) - 1))
+    union = 0
+    for m in masks:
+        if union & m:  # terms can carry into each other: bound the sum as a whole
+            low = ~((1 << min(lows)) - 1)
+            return ((1 << hi_sum.bit_length()) - 1) & low if nonneg else low
+        union |= m
+    return union
+
+
+def swz_split(e: Swz) -> Optional[Tuple[Any, int, int]]:
+    """Split a swizzle of a sum with a constant, sw(X + c), into (X, k, c_add) such that
+    sw(X + c) == (sw(X) ^ k) + c_add for every value of X's atoms; None where the constant is 0
+    or the identity is not proven.
+
+    With top = m+s+b (sw changes bits [m, m+b) by the XOR of bits [m+s, top)): c_add is c with
+    its bits below 2**top cleared and c_or = c mod 2**top. Adding a multiple of 2**top leaves
+    the bits sw reads alone and commutes with the XOR, which only touches bits below top; and
+    where X can set none of c_or's bits, X + c_or == X ^ c_or (any sign: a + b == (a ^ b) +
+    2 * (a & b) in two's complement), and sw is linear over XOR, so
+    sw(X ^ c_or) == sw(X) ^ sw(c_or) with k = sw(c_or) a constant (_possible_bits proves the
+    disjointness; tests/kernel/test_swz_print.py checks the identity exhaustively).
+
+    >>> from cutelab.kernel.symbolic import swizzle_expr
+    >>> t = Var("tid.x", 128)
+    >>> e = swizzle_expr(t * 64 + 2064, 3, 3, 3)
+    >>> x, k, c_add = swz_split(e)
+    >>> print(x.expr_str(), k, c_add)
+    (64 * tid.x) 16 2048
+    >>> swz_split(swizzle_expr(t * 8 + 8, 3, 3, 3)) is None  # 8 * tid.x + 8 can carry
+    True
+    """
+    a = e.a
+    if not isinstance(a, Lin) or a.const == 0:
+        return None
+    top = e.m + e.s + e.b
+    c = a.const
+    c_or = c & ((1 << top) - 1)  # c mod 2**top (non-negative for a negative c too)
+    c_add = c - c_or
+    x = add(a, -c)
+    if not isinstance(x, Expr):  # pragma: no cover - a Lin has a non-constant term
+        return None
+    if c_or and _possible_bits(x) & c_or:
+        return None
+    k = c_or ^ ((c_or & e.ymask) >> e.s)
+    return x, k, c_add
+
+
 class _IntPrinter:
     """Prints one integer expression in a C type wide enough for every sub-expression.
 
@@ -163,6 +232,20 @@ class _IntPrinter:
 
     def lit(self, c: int) -> str:
         return f"{c}{self.suffix}" if c >= 0 or not self.signed else f"({c}{self.suffix})"
+
+    def _swz_text(self, a: Any, e: Swz) -> str:
+        t = self(a)
+        return f"({t} ^ (({t} & {self.lit(e.ymask)}) >> {e.s}))"
+
+    def _swz_fits(self, x: Any, e: Swz) -> bool:
+        """Whether sw(x) and sw(x) ^ k stay in this printer's type. Unsigned types wrap: the
+        identity of swz_split holds modulo 2**32 or 2**64 (it only moves bits below m+s+b), so
+        any value does; signed ones must not overflow: x, sw(x) and sw(x) ^ k lie in
+        [-2**n, 2**n) with n the larger of x's bit length and m+s+b."""
+        if not self.signed:
+            return True
+        n = max(abs(x.lo).bit_length(), abs(x.hi).bit_length(), e.m + e.s + e.b)
+        return n <= (63 if self.t == "long long" else 31)
 
     def __call__(self, e: Any) -> str:
         if not isinstance(e, Expr):
@@ -207,8 +290,20 @@ class _IntPrinter:
             f = "cl_floordiv" if e.op == "//" else "cl_mod"
             return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
         if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
-            a = self(e.a)
-            return f"({a} ^ (({a} & {self.lit(e.ymask)}) >> {e.s}))"
+            split = swz_split(e)
+            if split is not None and self._swz_fits(split[0], e):
+                # sw(X + c) == (sw(X) ^ k) + c_add: sw(X) prints the same for every constant c, so
+                # nvcc computes it once and each access adds an XOR and an immediate (swz_split)
+                x, k, c_add = split
+                text = self._swz_text(x, e)
+                if k:
+                    text = f"({text} ^ {self.lit(k)})"
+                if c_add > 0:
+                    text = f"({text} + {self.lit(c_add)})"
+                elif c_add < 0:
+                    text = f"({text} - {self.lit(-c_add)})"
+                return text
+            return self._swz_text(e.a, e)
         if isinstance(e, Cmp):
             return f"({self(e.a)} {e.op} {self(e.b)})"
         if isinstance(e, BoolAnd):
