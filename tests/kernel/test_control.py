@@ -439,7 +439,7 @@ def test_print_tensor_inside_a_kernel_prints_per_thread(capsys):
     k(from_dlpack(A)).launch(grid=1, block=2)
     out = capsys.readouterr().out
     # CuTe DSL's print_tensor text, by every thread (tests/kernel/test_print_tensor_kernel.py has more)
-    assert ": i32, gmem, align<4>) o (3):(1), data=\n       [ 0, ],\n       [ 1, ],\n       [ 2, ])" in out
+    assert ": i32, generic, align<4>) o (3):(1), data=\n       [ 0, ],\n       [ 1, ],\n       [ 2, ])" in out
     assert "[ 3, ],\n       [ 4, ],\n       [ 5, ])" in out
 
 
