@@ -566,3 +566,84 @@ def test_a_stream_argument_compiled_with_a_fake_stream_takes_any_stream_at_call_
     c = cute.compile(f, from_dlpack(A), None)
     with pytest.raises(LaunchError, match="compiled with None"):
         c(from_dlpack(A), cuda.CUstream(0))
+
+
+def test_torch_fast_check_still_catches_strides_and_devices(gpu):
+    """The torch check of a contiguous compile uses is_contiguous() for the strides: a transposed
+    view of the same shape, a non-contiguous slice and a CPU tensor still take the full check."""
+    torch = pytest.importorskip("torch")
+    from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+    mod = _seed("copy_inner_partition")
+    S, D = fake_cuda_tensor(torch.zeros(64, 64)), fake_cuda_tensor(torch.zeros(64, 64))
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], S, D, (1, 16), 256)
+    f(S, D)
+    with pytest.raises(LaunchError, match=r"layout \(64,64\):\(1,64\) instead of \(64,64\):\(64,1\)"):
+        f(fake_cuda_tensor(torch.zeros(64, 64).t()), D)
+    with pytest.raises(LaunchError, match=r"layout \(64,64\):\(128,1\) instead"):
+        f(fake_cuda_tensor(torch.zeros(64, 128)[:, :64]), D)
+    with pytest.raises(LaunchError, match="device cpu:0 instead of cuda:0"):
+        f(torch.zeros(64, 64), D)
+    assert len(gpu.launches) == 1
+    # extent-1 modes: any stride moves no coordinate, so a contiguous (1, n) tensor is the same kernel
+    S1, D1 = fake_cuda_tensor(torch.zeros(1, 4096)), fake_cuda_tensor(torch.zeros(1, 4096))
+    with _quiet():
+        g = cute.compile(mod["launch_copy"], S1, D1, (1, 16), 256)
+    g(S1, D1)
+    S1b = fake_cuda_tensor(torch.zeros(1, 4096))
+    g(S1b, D1)
+    assert gpu.launches[-1]["params"] == [S1b.data_ptr(), D1.data_ptr()]
+
+
+def test_remembered_addresses_do_not_hide_an_overlap(gpu):
+    """Calls cycling through workspaces skip the address checks for address sets that passed;
+    an overlapping set is refused each time it comes back."""
+    f, S, D = _compiled_inner(gpu)
+    S2, D2 = _dev((64, 64)), _dev((64, 64))
+    for _ in range(3):
+        f(S, D)
+        f(S2, D2)
+        with pytest.raises(LaunchError, match="overlap in memory and one of them is written"):
+            f(S, S)
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)], [_addr(S2), _addr(D2)]] * 3
+    assert set(f._fast.passed) == {(_addr(S), _addr(D)), (_addr(S2), _addr(D2))}
+
+
+def test_same_layout_memo_compares_values_once_per_object():
+    from cutelab.dynamic import DynInt
+    from cutelab.kernel.launch import _SameLayout
+
+    ref = cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1))
+    same = _SameLayout(ref)
+    eq = cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1))
+    other = cute.make_layout((DynInt(32, div=16), 8), stride=(8, 1))
+    assert same(ref) and same(eq) and same(eq)
+    assert not same(other) and not same(other)
+    assert list(same.seen.values()) == [eq]  # the unequal one is never remembered
+    for _ in range(100):  # bounded
+        same(cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1)))
+    assert 0 < len(same.seen) <= 64
+
+
+def test_dynamic_layout_workspaces_launch_without_retracing(gpu):
+    """elementwise_add compiled with mark_layout_dynamic() tensors and called with other Tensors
+    of the same values (the example's benchmark workspaces): no trace, no compile; other values
+    still give another trace (of their own)."""
+    add = runpy.run_path(str(SEEDS.parents[0] / "dsl" / "elementwise_add.py"), run_name="test")
+
+    def ws(shape=(32, 256)):
+        return [from_dlpack(_dev(shape)).mark_layout_dynamic() for _ in range(3)]
+
+    w0 = ws()
+    with _quiet():
+        f = cute.compile(add["elementwise_add"], *w0)
+    compiles = gpu.nvrtc.compiles
+    spaces = [ws() for _ in range(3)]
+    for _ in range(2):
+        for w in spaces:
+            f(*w)
+    assert gpu.nvrtc.compiles == compiles and getattr(f, "_variant_cache", None) is None
+    assert [r["params"][:3] for r in gpu.launches] == [[t.engine.address for t in w] for w in spaces] * 2
+    f(*ws((64, 256)))
+    assert len(f._variant_cache) == 1 and len(gpu.launches) == 7

@@ -43,6 +43,7 @@ import numpy as np
 
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
+from .driver import CUstream as _CUstream
 from .symbolic import evaluate, sym_range
 from .trace import GmemEngine, KernelIR, Load, Store, Tracer, pow2_divisor, tracing
 
@@ -520,7 +521,18 @@ def _stream_handle(stream: Any) -> int:
     """A stream given to a launch (torch.cuda.Stream, cuda.CUstream, cutelab's CUstream, an int)."""
     if type(stream) is int:
         return stream
+    if type(stream) is _CUstream:
+        return stream.handle
     return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
+
+
+def _respecialize(cf: Any, args: Any) -> Any:
+    """host.respecialize, imported at the first call (host.py imports this module)."""
+    global _respecialize
+    from .host import respecialize
+
+    _respecialize = respecialize
+    return respecialize(cf, args)
 
 
 def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
@@ -1045,9 +1057,7 @@ class CompiledFunction:
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
-            from .host import respecialize
-
-            other = respecialize(self, args)
+            other = _respecialize(self, args)
             if other is not self:
                 return other(*args, stream=stream)
         fast = self._fast or self._build()
@@ -1078,7 +1088,7 @@ class CompiledFunction:
         self._launch(fast, args, addrs, stream)
 
     def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
-        for plan, launcher, slots, _, spos, tdev, fixed in fast.launches:
+        for plan, launcher, slots, tm, spos, tdev, fixed in fast.launches:
             if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
                 plan.run((), stream, ())
                 continue
@@ -1087,8 +1097,7 @@ class CompiledFunction:
             vals = launcher.params.values
             for i, k in slots:
                 vals[i] = addrs[k]
-            tm = plan.tensor_maps
-            if tm is not None and len(tm):  # TMA descriptors hold the tensors' addresses: encode them again
+            if tm:  # TMA descriptors hold the tensors' addresses: encode them again
                 tm.fill(launcher.params, [int(vals[j]) for j in range(len(plan.ir.params))], len(plan.ir.params))
             if stream is not None:
                 h = _stream_handle(stream)
@@ -1145,7 +1154,7 @@ class CompiledFunction:
         fast.groups = [g for g in groups.values() if len(g) > 1]
         for (plan, sources, scalars), strm in zip(self.plans, self.streams):
             if not isinstance(plan, _Plan):  # something else recorded in order (e.g. a host-side print)
-                fast.launches.append((plan, None, [], (), None, None, 0))
+                fast.launches.append((plan, None, [], None, None, None, 0))
                 continue
             plan.check_scalars(scalars)
             if plan.mode != "gpu":
@@ -1167,8 +1176,10 @@ class CompiledFunction:
             spos = strm[1] if isinstance(strm, tuple) and strm[0] == "arg" else None
             fixed = _stream_handle(strm) if strm is not None and spos is None else 0
             tdev = _torch_device([st for _, st in sources]) if strm is None else None
-            fast.launches.append((plan, launcher, slots, (), spos, tdev, fixed))
+            tm = plan.tensor_maps if plan.tensor_maps is not None and len(plan.tensor_maps) else None
+            fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
         fast.last = None
+        fast.passed = {}  # address tuples that passed _new_addresses
         self._fast = fast
         return fast
 
@@ -1223,8 +1234,14 @@ class CompiledFunction:
     def _new_addresses(self, addrs: List[int]) -> None:
         """Checks that depend on where the storages are, not on their description: arguments that
         were one storage at compile time still are, and no written storage overlaps another in a
-        kernel compiled with __restrict__ pointers."""
+        kernel compiled with __restrict__ pointers. They depend on the addresses alone: the last
+        addresses that passed are remembered (calls cycling through a few workspaces pay a
+        dictionary lookup)."""
         fast = self._fast
+        key = tuple(addrs)
+        if key in fast.passed:
+            fast.last = list(addrs)
+            return
         for g in fast.groups:
             if any(addrs[k] != addrs[g[0]] for k in g):
                 names = [str(fast.getters[k][0]) for k in g]
@@ -1238,6 +1255,9 @@ class CompiledFunction:
                 for i, k in slots:
                     vals[i] = addrs[k]
                 _check_no_alias(plan, vals)
+        if len(fast.passed) >= 256:
+            fast.passed.clear()
+        fast.passed[key] = True
         fast.last = list(addrs)
 
     def _static_error(self, pos: int, v: Any, v0: Any) -> None:
@@ -1282,13 +1302,24 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
     e0 = t0.engine
     if obj is not None and type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
         ttype, tdt, shape, strides, dev = type(obj), obj.dtype, tuple(obj.shape), tuple(obj.stride()), obj.device
-
-        def get_torch(x: Any) -> Optional[int]:
-            if type(x) is ttype and x.dtype is tdt and x.shape == shape and x.stride() == strides and x.device == dev:
-                a = x.data_ptr()
-                if not a % align:
-                    return a
-            return None
+        if obj.is_contiguous():
+            # same shape and contiguous: the same strides, but for extent-1 modes, whose stride
+            # moves no coordinate (an offset of 0 either way); is_contiguous() is the cheaper call
+            def get_torch(x: Any) -> Optional[int]:
+                if (type(x) is ttype and x.dtype is tdt and x.shape == shape and x.is_contiguous()
+                        and x.device == dev):
+                    a = x.data_ptr()
+                    if not a % align:
+                        return a
+                return None
+        else:
+            def get_torch(x: Any) -> Optional[int]:
+                if (type(x) is ttype and x.dtype is tdt and x.shape == shape and x.stride() == strides
+                        and x.device == dev):
+                    a = x.data_ptr()
+                    if not a % align:
+                        return a
+                return None
 
         return get_torch
     if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
@@ -1313,11 +1344,12 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
         return _never
 
     tcls = type(t0)
+    same = _SameLayout(lay)
 
     def get_tensor(x: Any) -> Optional[int]:
         if type(x) is tcls:
             e = x.engine
-            if (type(e) is etype and e.dtype is dt and (x.layout is lay or x.layout == lay) and x.offset == off
+            if (type(e) is etype and e.dtype is dt and same(x.layout) and x.offset == off
                     and len(e) >= n and getattr(e, "device", None) == dev0):
                 a = e.address
                 if not a % align:
@@ -1325,6 +1357,28 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
         return None
 
     return get_tensor
+
+
+class _SameLayout:
+    """``layout == ref``, remembered for the layout objects that were equal (layouts are
+    immutable): a tensor whose layout holds dynamic values (DynInt, compared one by one)
+    pays the comparison once per layout object, then an identity test."""
+
+    __slots__ = ("ref", "seen")
+
+    def __init__(self, ref: Any):
+        self.ref = ref
+        self.seen: Dict[int, Any] = {}  # id -> the layout itself (kept, so that the id is not reused)
+
+    def __call__(self, layout: Any) -> bool:
+        if layout is self.ref or self.seen.get(id(layout)) is layout:
+            return True
+        if not (layout == self.ref):
+            return False
+        if len(self.seen) >= 64:
+            self.seen.clear()
+        self.seen[id(layout)] = layout
+        return True
 
 
 def _at_path(args: Any, pos: Any, name: str) -> Any:
