@@ -647,3 +647,171 @@ def test_dynamic_layout_workspaces_launch_without_retracing(gpu):
     assert [r["params"][:3] for r in gpu.launches] == [[t.engine.address for t in w] for w in spaces] * 2
     f(*ws((64, 256)))
     assert len(f._variant_cache) == 1 and len(gpu.launches) == 7
+
+
+# --------------------------------------------------------------------------- cute.testing.benchmark
+
+def test_benchmark_cycles_workspaces_and_checks_its_arguments():
+    from cutelab import testing
+
+    seen = []
+    made = iter(range(100))
+
+    def gen():
+        return testing.JitArguments(next(made), k=1)
+
+    us = testing.benchmark(lambda x, k: seen.append(x), workspace_generator=gen, workspace_count=3,
+                           warmup_iterations=4, iterations=5)
+    assert us > 0
+    assert seen == [0, 1, 2, 0] + [1, 2, 0, 1, 2]  # warm-up, then the timed calls go on from where it stopped
+    with pytest.raises(ValueError, match="workspace_count must be at least 1"):
+        testing.benchmark(print, workspace_generator=gen, workspace_count=0)
+    with pytest.raises(ValueError, match="workspace_count > 1 needs a workspace_generator"):
+        testing.benchmark(print, kernel_arguments=testing.JitArguments(), workspace_count=2)
+    with pytest.raises(ValueError, match="pass kernel_arguments"):
+        testing.benchmark(print)
+    with pytest.raises(TypeError, match="must give JitArguments, got tuple"):
+        testing.benchmark(print, workspace_generator=lambda: (1, 2))
+
+
+class _EventDriver:
+    """fakegpu's driver with what cute.testing.benchmark uses on a GPU: events, stream capture,
+    graphs, scratch memory; launches on a capturing stream become graph nodes."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.log = []
+        self.capturing = None
+        self.nodes = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    class CUstream(int):
+        pass
+
+    def cuLaunchKernel(self, fn, *a):  # noqa: N802
+        stream = int(a[7])
+        if self.capturing is not None and stream == self.capturing:
+            self.nodes += 1
+            return (0,)
+        self.log.append(("launch", stream))
+        return self.inner.cuLaunchKernel(fn, *a)
+
+    def cuEventCreate(self, flags):  # noqa: N802
+        return (0, object())
+
+    def cuEventRecord(self, ev, stream):  # noqa: N802
+        self.log.append(("record", int(stream)))
+        return (0,)
+
+    def cuEventSynchronize(self, ev):  # noqa: N802
+        return (0,)
+
+    def cuEventElapsedTime(self, a, b):  # noqa: N802
+        return (0, 3.0)
+
+    def cuEventDestroy(self, ev):  # noqa: N802
+        return (0,)
+
+    def cuStreamBeginCapture(self, stream, mode):  # noqa: N802
+        self.capturing, self.nodes = int(stream), 0
+        return (0,)
+
+    def cuStreamEndCapture(self, stream):  # noqa: N802
+        self.capturing = None
+        return (0, ("graph", self.nodes))
+
+    def cuGraphGetNodes(self, graph, n):  # noqa: N802
+        return (0, None, graph[1])
+
+    def cuGraphInstantiate(self, graph, flags):  # noqa: N802
+        return (0, ("exec", graph[1]))
+
+    def cuGraphLaunch(self, g, stream):  # noqa: N802
+        self.log.append(("graph", g[1], int(stream)))
+        return (0,)
+
+    def cuGraphExecDestroy(self, g):  # noqa: N802
+        return (0,)
+
+    def cuGraphDestroy(self, g):  # noqa: N802
+        return (0,)
+
+    def cuDeviceGetAttribute(self, attr, dev):  # noqa: N802
+        return (0, 50 << 20) if attr == 38 else self.inner.cuDeviceGetAttribute(attr, dev)
+
+    class CUdevice_attribute:  # noqa: N801
+        CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+
+    def cuMemAlloc(self, n):  # noqa: N802
+        self.log.append(("alloc", n))
+        return (0, 0xABC000)
+
+    def cuMemsetD32Async(self, p, v, n, stream):  # noqa: N802
+        self.log.append(("memset", n * 4, int(stream)))
+        return (0,)
+
+    def cuMemFree(self, p):  # noqa: N802
+        self.log.append(("free",))
+        return (0,)
+
+
+def _stream_copy():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def run(A, stream):
+        k(A).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)
+
+    return run
+
+
+def test_benchmark_times_with_events_on_the_stream(gpu, monkeypatch):
+    from cutelab import testing
+    from cutelab.kernel import driver
+    from cutelab.kernel.driver import CUstream
+
+    ed = _EventDriver(driver._DRIVER)
+    A = _dev((32,))
+    f = cute.compile(_stream_copy(), A, CUstream(0))
+    monkeypatch.setattr(driver, "_DRIVER", ed)
+    s = CUstream(0x77)
+    us = testing.benchmark(f, kernel_arguments=testing.JitArguments(A, s), stream=s, warmup_iterations=2,
+                           iterations=4)
+    assert us == pytest.approx(3.0 / 4 * 1e3)  # the events' milliseconds, per call, in microseconds
+    # the stream check captured one call (no launch), then warm-up, record, 4 calls, record
+    assert ed.log == [("launch", 0x77)] * 2 + [("record", 0x77)] + [("launch", 0x77)] * 4 + [("record", 0x77)]
+    with pytest.raises(ValueError, match="does not match the stream the kernel was launched in"):
+        testing.benchmark(f, kernel_arguments=testing.JitArguments(A, CUstream(0x99)), stream=s)
+    # several workspaces: twice the L2 cleared on the stream before timing
+    ed.log.clear()
+    testing.benchmark(f, workspace_generator=lambda: testing.JitArguments(A, s), workspace_count=2, stream=s,
+                      warmup_iterations=0, iterations=1)
+    assert ed.log[:3] == [("alloc", 100 << 20), ("memset", 100 << 20, 0x77), ("free",)]
+
+
+def test_benchmark_with_cuda_graphs_times_the_replay(gpu, monkeypatch):
+    from cutelab import testing
+    from cutelab.kernel import driver
+    from cutelab.kernel.driver import CUstream
+
+    ed = _EventDriver(driver._DRIVER)
+    A = _dev((32,))
+    f = cute.compile(_stream_copy(), A, CUstream(0))
+    monkeypatch.setattr(driver, "_DRIVER", ed)
+    s = CUstream(0x55)
+    us = testing.benchmark(f, kernel_arguments=testing.JitArguments(A, s), stream=s, warmup_iterations=3,
+                           iterations=5, use_cuda_graphs=True)
+    assert us == pytest.approx(3.0 / 5 * 1e3)
+    assert ed.log == [("graph", 3, 0x55), ("record", 0x55), ("graph", 5, 0x55), ("record", 0x55)]
+    with pytest.raises(ValueError, match="use_cuda_graphs=True needs .* non-default stream"):
+        testing.benchmark(f, kernel_arguments=testing.JitArguments(A, s), use_cuda_graphs=True)
+    with pytest.raises(ValueError, match=r"does not match the stream .* \(0 launches captured for 3 calls\)"):
+        testing.benchmark(f, kernel_arguments=testing.JitArguments(A, CUstream(0x66)), stream=s,
+                          warmup_iterations=3, use_cuda_graphs=True)
