@@ -424,7 +424,11 @@ def test_launch_benchmark_dry_run(tmp_path, capsys):
     assert any("remembered" in n for n in names)
     jit = next(r for r in data["launch"] if "remembered" in r["name"])
     assert jit["remembered"] is True
-    assert all(r["host"] > 0 and r["correct"] is None for r in data["launch"])
+    assert all(r["host"] > 0 and r["cpu"] > 0 and r["correct"] is None for r in data["launch"])
+    examples = [r for r in data["launch"] if "workspaces" in r["name"] or "gemm" in r["name"]]
+    assert [r["name"].split(" (")[0] for r in examples] == ["cutelab elementwise_add"] * 2 + [
+        "cutelab sgemm", "cutelab tensorop_gemm"]  # torch's rows need a GPU
+    assert all(0 < r["launch only"] < r["host"] for r in examples)
     assert [r["name"] for r in data["compile"]] == ["copy_inner_partition", "copy_outer_partition",
                                                     "copy_tv_partition", "elementwise_add"]
     for r in data["compile"]:

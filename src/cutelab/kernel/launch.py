@@ -1068,16 +1068,25 @@ class CompiledFunction:
         if fast.cpu:
             return self._run_general(args, stream)
         # the tensors: a signature check per argument, then only the address is read
-        addrs = []
-        for pos, get in fast.getters:
+        addrs = None
+        if fast.flat:  # every tensor is an argument itself (not in a list): one pass
             try:
-                x = args[pos] if type(pos) is int else _at_path(args, pos, self.name)
+                addrs = [get(args[pos]) for pos, get in fast.getters]
             except IndexError:
-                x = None
-            a = get(x)
-            if a is None:  # another kind of object or signature: the full check (and its error)
-                a = self._check(args, pos, x)
-            addrs.append(a)
+                addrs = None
+            if addrs is not None and None in addrs:
+                addrs = None
+        if addrs is None:
+            addrs = []
+            for pos, get in fast.getters:
+                try:
+                    x = args[pos] if type(pos) is int else _at_path(args, pos, self.name)
+                except IndexError:
+                    x = None
+                a = get(x)
+                if a is None:  # another kind of object or signature: the full check (and its error)
+                    a = self._check(args, pos, x)
+                addrs.append(a)
         for pos, v0 in fast.static:
             if pos < len(args):
                 v = args[pos]
@@ -1092,8 +1101,9 @@ class CompiledFunction:
             if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
                 plan.run((), stream, ())
                 continue
-            if plan.error_word is not None:  # a guarded access of an earlier launch left its tensor
-                plan.error_word.check(f"at the next launch of {plan.ir.name}")
+            ew = plan.error_word
+            if ew is not None and ew.word[0]:  # a guarded access of an earlier launch left its tensor
+                ew.check(f"at the next launch of {plan.ir.name}")
             vals = launcher.params.values
             for i, k in slots:
                 vals[i] = addrs[k]
@@ -1144,6 +1154,7 @@ class CompiledFunction:
         fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), int(getattr(t0.engine, "align", 1) or 1)))
                         for pos, t0 in self.arg_tensors.items()]
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
+        fast.flat = all(type(pos) is int for pos, _ in fast.getters)
         fast.static = list(self.arg_static.items())
         fast.nargs = self.nargs
         fast.launches = []
