@@ -819,3 +819,45 @@ def test_benchmark_with_cuda_graphs_times_the_replay(gpu, monkeypatch):
     with pytest.raises(ValueError, match=r"does not match the stream .* \(0 launches captured for 3 calls\)"):
         testing.benchmark(f, kernel_arguments=testing.JitArguments(A, CUstream(0x66)), stream=s,
                           warmup_iterations=3, use_cuda_graphs=True)
+
+
+def test_compiled_tma_kernel_gets_its_tensor_map_parameters(gpu, monkeypatch):
+    """A compiled call of a kernel with TMA descriptors: the prepared parameter buffer has their
+    slots (after the tensors), and each call encodes them for the call's addresses."""
+    import cutelab
+    from cutelab.nvgpu import cpasync, warpgroup
+    from cutelab.nvgpu.cpasync import tma as host_tma
+
+    calls = []
+    monkeypatch.setattr(host_tma, "encode_tensor_map", lambda desc, addr: (calls.append(addr), bytes(range(128)))[1])
+    sl = cute.tile_to_shape(warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16),
+                            (64, 64), (0, 1))
+
+    @cute.kernel
+    def k(atom: cutelab.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutelab.Constexpr):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = cutelab.utils.SmemAllocator()
+        bars = smem.allocate_tensor(cutelab.Int64, cute.make_layout(1), 8)
+        sA = smem.allocate_tensor(cutelab.Float16, sl.outer, 1024, swizzle=sl.inner)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bars.iterator, 1)
+        cute.arch.sync_threads()
+        if tidx == 0:
+            cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+            cute.copy(atom, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator)
+        cute.arch.mbarrier_wait(bars.iterator, 0)
+        B[tidx] = sA[0, tidx]
+
+    @cute.jit
+    def run(A, B):
+        atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl, (64, 64))
+        k(atom, tA, B, sl).launch(grid=1, block=32)
+
+    A, B = _dev((64, 64), np.float16), _dev((32,), np.float16)
+    f = cute.compile(run, from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16))
+    A2 = _dev((64, 64), np.float16)
+    f(from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16))
+    f(from_dlpack(A2, assumed_align=16), from_dlpack(B, assumed_align=16))
+    first8 = int.from_bytes(bytes(range(8)), "little")
+    assert [r["params"] for r in gpu.launches] == [[_addr(A), _addr(B), first8], [_addr(A2), _addr(B), first8]]
+    assert calls == [_addr(A), _addr(A2)]

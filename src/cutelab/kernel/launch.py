@@ -1126,13 +1126,18 @@ class CompiledFunction:
         fast = self._fast or self._build()
         if fast.cpu or len(args) != fast.nargs:
             return False
-        addrs = []
         try:
-            for pos, get in fast.getters:
-                a = get(args[pos] if type(pos) is int else _at_path(args, pos, self.name))
-                if a is None:
+            if fast.flat:  # every tensor is an argument itself: one pass
+                addrs = [get(args[pos]) for pos, get in fast.getters]
+                if None in addrs:
                     return False
-                addrs.append(a)
+            else:
+                addrs = []
+                for pos, get in fast.getters:
+                    a = get(args[pos] if type(pos) is int else _at_path(args, pos, self.name))
+                    if a is None:
+                        return False
+                    addrs.append(a)
             for pos, v0 in fast.static:
                 v = args[pos]
                 if v is not v0 and not _same_static(v, v0):
@@ -1175,7 +1180,8 @@ class CompiledFunction:
 
             # its own parameter buffer: the plan is shared with other compiled functions and with
             # KernelCall launches, which may hold other scalar values and fixed storages
-            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem, len(plan.ir.params))
+            nmaps = len(plan.tensor_maps) if plan.tensor_maps is not None else 0  # SM90 TMA: after the others
+            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem, len(plan.ir.params) + nmaps)
             slots = []
             for i, (pos, st) in enumerate(sources):
                 if pos is None:
