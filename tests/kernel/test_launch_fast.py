@@ -861,3 +861,55 @@ def test_compiled_tma_kernel_gets_its_tensor_map_parameters(gpu, monkeypatch):
     first8 = int.from_bytes(bytes(range(8)), "little")
     assert [r["params"] for r in gpu.launches] == [[_addr(A), _addr(B), first8], [_addr(A2), _addr(B), first8]]
     assert calls == [_addr(A), _addr(A2)]
+
+
+def _scenario(gpu):
+    """Calls of compiled functions, good and bad: what each launched or raised."""
+    torch = pytest.importorskip("torch")
+    from cutelab.kernel.driver import CUstream
+    from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+    out = []
+    names = {}  # address -> which tensor (addresses differ from run to run)
+
+    def call(f, *a, **kw):
+        n = len(gpu.launches)
+        try:
+            f(*a, **kw)
+            out.append([([names[p] for p in r["params"]], r["stream"]) for r in gpu.launches[n:]])
+        except LaunchError as e:
+            out.append(str(e).split(":")[1][:60])
+
+    mod = _seed("copy_inner_partition")
+    S, D = fake_cuda_tensor(torch.zeros(64, 64)), fake_cuda_tensor(torch.zeros(64, 64))
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], S, D, (1, 16), 256)
+    S2 = fake_cuda_tensor(torch.zeros(64, 64))
+    names.update({S.data_ptr(): "S", D.data_ptr(): "D", S2.data_ptr(): "S2"})
+    for args in [(S, D), (S2, D), (S, S), (fake_cuda_tensor(torch.zeros(64, 64).t()), D), (torch.zeros(64, 64), D),
+                 (fake_cuda_tensor(torch.zeros(64, 64, dtype=torch.float64)), D), (S,), (S, D, (1, 16)),
+                 (S, D, (2, 16)), (from_dlpack(S2, assumed_align=16), D), (from_dlpack(S2, assumed_align=16), D),
+                 (S, D)]:
+        call(f, *args)
+    call(f, S, D, stream=CUstream(0x42))
+    g, A, B = _compiled_inner(gpu)
+    names.update({_addr(A): "A", _addr(B): "B"})
+    for args in [(A, B), (from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16)), (B, A), (A, A)]:
+        call(g, *args)
+    return out, f
+
+
+def test_generated_call_does_what_the_general_path_does(monkeypatch):
+    """The generated call (CompiledFunction's direct path) against the general one
+    (CUTELAB_DIRECT_CALL=0): the same launches, the same refusals."""
+    with fake_gpu() as g1:
+        fast, f = _scenario(g1)
+        assert f._fast.direct is not None and "x.is_contiguous()" in f._fast.direct.source
+    monkeypatch.setenv("CUTELAB_DIRECT_CALL", "0")
+    with fake_gpu() as g2:
+        general, f = _scenario(g2)
+        assert f._fast.direct is None
+    assert fast == general
+    refused = [i for i, r in enumerate(fast) if isinstance(r, str)]
+    assert refused == [2, 3, 4, 5, 6, 8, 16]  # overlap, transposed, CPU, f64, missing, static, overlap
+    assert fast[12] == [(["S", "D"], 0x42)] and fast[15] == [(["B", "A"], 0)]

@@ -21,7 +21,10 @@ its address is read; an address must still be aligned as compiled, and when addr
 storages that were one must still be one and no written storage may overlap another under
 __restrict__. The addresses go into a parameter buffer prepared once (driver.Launcher); scalar
 arguments and deferred bounds checks are settled when the call is prepared. Anything else takes
-the full check, whose error names what differs.
+the full check, whose error names what differs. A compiled call's checks and launches are
+written out once as one generated Python function (``_direct_call``; CUTELAB_DIRECT_CALL=0
+turns it off): it either launches or returns having done nothing, and the general path then
+runs the same checks one by one.
 
 Where a kernel runs: on the GPU when its tensors live on a GPU, in the CPU interpreter when
 they live in host memory (numpy arrays, CPU torch tensors), or when ``interpret=True`` is
@@ -1061,6 +1064,9 @@ class CompiledFunction:
             if other is not self:
                 return other(*args, stream=stream)
         fast = self._fast or self._build()
+        direct = fast.direct
+        if direct is not None and direct(args, stream):
+            return None
         if self._forgotten:
             if not self._replay(args, stream):
                 raise LaunchError(f"{self.name}: the arguments do not match this remembered call")
@@ -1180,8 +1186,8 @@ class CompiledFunction:
 
             # its own parameter buffer: the plan is shared with other compiled functions and with
             # KernelCall launches, which may hold other scalar values and fixed storages
-            nmaps = len(plan.tensor_maps) if plan.tensor_maps is not None else 0  # SM90 TMA: after the others
-            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem, len(plan.ir.params) + nmaps)
+            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem,
+                                len(plan.ir.params) + len(plan.tensor_maps or ()))  # TMA maps follow
             slots = []
             for i, (pos, st) in enumerate(sources):
                 if pos is None:
@@ -1197,7 +1203,10 @@ class CompiledFunction:
             fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
         fast.last = None
         fast.passed = {}  # address tuples that passed _new_addresses
+        fast.direct = None
         self._fast = fast
+        if not fast.cpu and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+            fast.direct = _direct_call(self, fast)
         return fast
 
     def forget_tensors(self) -> None:
@@ -1228,6 +1237,8 @@ class CompiledFunction:
             new = _getter(t, x, int(getattr(t0.engine, "align", 1) or 1))  # x's description, t0's alignment
             if new is not _never:
                 fast.getters[k] = (p, _either(get, new))
+                if fast.direct is not None:  # the generated call checks the new kind of object too
+                    fast.direct = _direct_call(self, fast)
         return int(t.engine.address)
 
     def _run_general(self, args: Any, stream: Any) -> None:
@@ -1285,6 +1296,71 @@ class CompiledFunction:
         )
 
 
+def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, Any], bool]]:
+    """The compiled call as one generated function of (args, stream): the checks of each tensor
+    argument written out (a torch tensor's type, element type, shape, strides or contiguity,
+    device, address alignment; other objects through their getter), the static arguments, the
+    address checks, then each launch's parameter writes and driver call. It returns False, having
+    done nothing, when any check fails: CompiledFunction.__call__ then takes the general path,
+    which names what differs (or finds another kind of object fine, and remembers it). None when
+    the call has something the generated code does not cover (tensors inside lists, host-side
+    prints, TMA descriptors): the general path serves every call then."""
+    if not fast.flat or any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
+        return None
+    env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": sys.modules[__name__],
+                           "_fast": fast, "_new_addresses": cf._new_addresses}
+    need = 1 + max([pos for pos, _ in fast.getters] + [-1])
+    lines = ["def direct(args, stream):", "    n = len(args)"]
+    if fast.nargs >= 0:
+        lines.append(f"    if n != {fast.nargs}:")
+        lines.append("        return False")
+    elif need:
+        lines.append(f"    if n < {need}:")
+        lines.append("        return False")
+    for k, (pos, get) in enumerate(fast.getters):
+        spec = getattr(get, "torch", None)
+        if spec is not None and not hasattr(get, "alternatives"):
+            ttype, tdt, shape, strides, dev, align = spec
+            env.update({f"T{k}": ttype, f"D{k}": tdt, f"S{k}": shape, f"ST{k}": strides, f"V{k}": dev})
+            lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}"
+            lines += [f"    x = args[{pos}]",
+                      f"    if type(x) is not T{k} or x.dtype is not D{k} or x.shape != S{k} or not {lay} "
+                      f"or x.device != V{k}:",
+                      "        return False",
+                      f"    a{k} = x.data_ptr()",
+                      f"    if a{k} % {align}:",
+                      "        return False"]
+        else:
+            env[f"G{k}"] = get
+            lines += [f"    a{k} = G{k}(args[{pos}])", f"    if a{k} is None:", "        return False"]
+    for j, (pos, v0) in enumerate(fast.static):
+        env[f"C{j}"] = v0
+        lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
+                  f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
+    addrs = ", ".join(f"a{k}" for k in range(len(fast.getters)))
+    lines += [f"    addrs = [{addrs}]", "    if addrs != _fast.last:", "        _new_addresses(addrs)"]
+    for j, (plan, launcher, slots, _, spos, tdev, fixed) in enumerate(fast.launches):
+        env.update({f"P{j}": plan, f"L{j}": launcher, f"W{j}": launcher.params.values,
+                    f"M{j}": f"at the next launch of {plan.ir.name}"})
+        lines += [f"    ew = P{j}.error_word", "    if ew is not None and ew.word[0]:", f"        ew.check(M{j})"]
+        lines += [f"    W{j}[{i}] = a{k}" for i, k in slots]
+        if spos is not None:
+            other = f"_handle(args[{spos}]) if {spos} < n else 0"
+        elif tdev is not None:
+            other = f"_mod._torch_stream({int(tdev)})"  # looked up at each call: fakegpu replaces it
+        else:
+            other = str(int(fixed))
+        lines += ["    if stream is not None:", "        h = _handle(stream)", "    else:", f"        h = {other}",
+                  f"    L{j}(h)"]
+    lines.append("    return True")
+    import builtins  # this module's `compile` is cute.compile
+
+    exec(builtins.compile("\n".join(lines), f"<cutelab compiled call {cf.name}>", "exec"), env)  # noqa: S102
+    fn = env["direct"]
+    fn.source = "\n".join(lines)  # type: ignore[attr-defined]
+    return fn
+
+
 def _never(x: Any) -> None:
     return None
 
@@ -1338,6 +1414,8 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
                         return a
                 return None
 
+        # what it compares, for CompiledFunction's generated call (strides None: is_contiguous())
+        get_torch.torch = (ttype, tdt, shape, None if obj.is_contiguous() else strides, dev, align)  # type: ignore
         return get_torch
     if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
         cai = obj.__cuda_array_interface__
@@ -1366,7 +1444,8 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
     def get_tensor(x: Any) -> Optional[int]:
         if type(x) is tcls:
             e = x.engine
-            if (type(e) is etype and e.dtype is dt and same(x.layout) and x.offset == off
+            L = x.layout
+            if (type(e) is etype and e.dtype is dt and (L is lay or same(L)) and x.offset == off
                     and len(e) >= n and getattr(e, "device", None) == dev0):
                 a = e.address
                 if not a % align:
