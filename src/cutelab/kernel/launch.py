@@ -1059,13 +1059,19 @@ class CompiledFunction:
         self.variants: Any = None  # kernel/host.py respecialize: the traces for other dynamic values
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
+        fast = self._fast or self._build()
+        direct = fast.direct
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
+            # every tensor passing the generated checks has its compiled layout: this trace's values
+            tried = direct is not None and not self.dyn_args
+            if tried and direct(args, stream):
+                return None
             other = _respecialize(self, args)
             if other is not self:
                 return other(*args, stream=stream)
-        fast = self._fast or self._build()
-        direct = fast.direct
-        if direct is not None and direct(args, stream):
+            if not tried and direct is not None and direct(args, stream):
+                return None
+        elif direct is not None and direct(args, stream):
             return None
         if self._forgotten:
             if not self._replay(args, stream):
