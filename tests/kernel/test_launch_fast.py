@@ -876,7 +876,7 @@ def _scenario(gpu):
         n = len(gpu.launches)
         try:
             f(*a, **kw)
-            out.append([([names[p] for p in r["params"]], r["stream"]) for r in gpu.launches[n:]])
+            out.append([([names.get(p, "other") for p in r["params"]], r["stream"]) for r in gpu.launches[n:]])
         except LaunchError as e:
             out.append(str(e).split(":")[1][:60])
 
@@ -896,6 +896,12 @@ def _scenario(gpu):
     names.update({_addr(A): "A", _addr(B): "B"})
     for args in [(A, B), (from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16)), (B, A), (A, A)]:
         call(g, *args)
+    _, run = _quiet_copy()  # a remembered @cute.jit call replays through the same generated code
+    X, Y = _dev((512,)), _dev((512,))
+    names.update({_addr(X): "X", _addr(Y): "Y"})
+    for args in [(X, Y, 4), (X, Y, 4), (Y, X, 4), (X, X, 4), (X, Y, 4), (_dev((256,)), Y, 2)]:
+        call(run, *args)
+    out.append(len(run.calls))
     return out, f
 
 
@@ -913,3 +919,6 @@ def test_generated_call_does_what_the_general_path_does(monkeypatch):
     refused = [i for i, r in enumerate(fast) if isinstance(r, str)]
     assert refused == [2, 3, 4, 5, 6, 8, 16]  # overlap, transposed, CPU, f64, missing, static, overlap
     assert fast[12] == [(["S", "D"], 0x42)] and fast[15] == [(["B", "A"], 0)]
+    assert fast[17:20] == [[(["X", "Y"], 0)], [(["X", "Y"], 0)], [(["Y", "X"], 0)]]
+    assert fast[20] == [(["X", "X"], 0)]  # overlapping: traced again (without __restrict__), remembered too
+    assert fast[21:] == [[(["X", "Y"], 0)], [(["other", "Y"], 0)], 3]

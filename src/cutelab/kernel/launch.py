@@ -1138,6 +1138,8 @@ class CompiledFunction:
         fast = self._fast or self._build()
         if fast.cpu or len(args) != fast.nargs:
             return False
+        if fast.direct is not None:
+            return fast.direct(args, stream, True)
         try:
             if fast.flat:  # every tensor is an argument itself: one pass
                 addrs = [get(args[pos]) for pos, get in fast.getters]
@@ -1308,15 +1310,18 @@ def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, A
     device, address alignment; other objects through their getter), the static arguments, the
     address checks, then each launch's parameter writes and driver call. It returns False, having
     done nothing, when any check fails: CompiledFunction.__call__ then takes the general path,
-    which names what differs (or finds another kind of object fine, and remembers it). None when
+    which names what differs (or finds another kind of object fine, and remembers it). With
+    ``replay`` (a remembered @cute.jit call, CompiledFunction._replay) addresses that fail their
+    checks give False as well: the jit function traces again. None when
     the call has something the generated code does not cover (tensors inside lists, host-side
     prints, TMA descriptors): the general path serves every call then."""
     if not fast.flat or any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
         return None
     env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": sys.modules[__name__],
+                           "LaunchError": LaunchError,
                            "_fast": fast, "_new_addresses": cf._new_addresses}
     need = 1 + max([pos for pos, _ in fast.getters] + [-1])
-    lines = ["def direct(args, stream):", "    n = len(args)"]
+    lines = ["def direct(args, stream, replay=False):", "    n = len(args)"]
     if fast.nargs >= 0:
         lines.append(f"    if n != {fast.nargs}:")
         lines.append("        return False")
@@ -1344,7 +1349,11 @@ def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, A
         lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
                   f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
     addrs = ", ".join(f"a{k}" for k in range(len(fast.getters)))
-    lines += [f"    addrs = [{addrs}]", "    if addrs != _fast.last:", "        _new_addresses(addrs)"]
+    lines += [f"    addrs = [{addrs}]", "    if addrs != _fast.last:", "        if not replay:",
+              "            _new_addresses(addrs)",  # raises the LaunchError that names the problem
+              "        else:",  # a remembered @cute.jit call: storages now overlapping, or no longer shared
+              "            try:", "                _new_addresses(addrs)", "            except LaunchError:",
+              "                return False"]
     for j, (plan, launcher, slots, _, spos, tdev, fixed) in enumerate(fast.launches):
         env.update({f"P{j}": plan, f"L{j}": launcher, f"W{j}": launcher.params.values,
                     f"M{j}": f"at the next launch of {plan.ir.name}"})
