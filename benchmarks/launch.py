@@ -247,7 +247,7 @@ def launch_rows(env: Env, iters: int, with_dsl: bool, tmp: Path) -> List[Dict[st
 
             def launch_only():
                 for lau in launchers:
-                    lau(lau._h)
+                    lau(getattr(lau, "_h", 0) or 0)
 
             rows[-1]["launch only"] = host_times(launch_only, env.sync, n)["host"]
 
