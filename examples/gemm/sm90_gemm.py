@@ -2,7 +2,12 @@
 shared memory, an mbarrier pipeline (``PipelineTmaAsync``), ``wgmma`` through a warpgroup
 TiledMMA, and a persistent tile schedule (each CTA walks tiles ``bid, bid + grid, ...``).
 
-    C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N f32
+    C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N
+
+A and B f16 or bf16 (``--dtype``), accumulated in f32; C f32, f16 or bf16 (``--c-dtype``: the f32
+accumulators rounded once, in the epilogue). With a 16-bit C, ``kernel_ws`` keeps a finished tile's
+rounded C in registers (half the accumulators' count) and stores it while the next tile's first
+wgmmas run, so the tensor cores do not wait for the stores (``--no-defer`` stores at the tile's end).
 
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
@@ -15,9 +20,18 @@ Run on the CPU (the interpreter; exact products, f32 accumulation per k16 step):
 
     PYTHONPATH=src python examples/gemm/sm90_gemm.py --mnk 256,256,128
 
-and on an H100 (torch CUDA tensors; checks against torch and times the kernel)::
+and on an H100 (torch CUDA tensors; compiles once with ``cute.compile``, checks against torch and
+times the compiled call: back to back, one at a time, and the remembered ``@cute.jit`` call)::
 
-    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --mnk 4096,4096,4096 --ctas 132 --tile 128,128,64 --stages 4
+    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --ws --mma-wgs 2 --mnk 4096,4096,4096 --ctas 132 \
+        --tile 128,256,64 --stages 4 --dtype bf16 --c-dtype bf16
+
+(CuTe DSL's configuration: a 128x256x64 tile, two consumer warpgroups of 64 rows each, 4 stages of
+48 KiB, 197 KiB of shared memory; tiles in groups of 8 along N, ``--raster``.)
+
+``HopperGemm.__call__`` is a ``@cute.jit`` function (as in CuTe DSL's example): the atoms and tensor
+maps are made when it is traced, and a compiled call only writes the tensors' addresses into the
+prepared parameter buffer (re-encoding a TMA tensor map only for an address it has not seen).
 
 ``--cuda FILE`` writes the generated CUDA (inline PTX: cp.async.bulk.tensor, mbarrier, wgmma)
 for ``nvcc -arch=sm_90a``. On a GPU the launch encodes the TMA tensor maps
@@ -52,10 +66,12 @@ def _state_at(base, n):
 
 
 class HopperGemm:
-    """C = A B^T on one warpgroup per CTA: tile (bM, bN, bK), ``stages`` smem stages."""
+    """C = A B^T with tiles (bM, bN, bK) through ``stages`` smem stages, on ``num_ctas`` persistent CTAs:
+    one warpgroup per CTA (``kernel``), or a producer warpgroup and ``mma_warpgroups`` consumer
+    warpgroups (``warp_specialized``: ``kernel_ws``)."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False, mma_warpgroups=1):
+                 warp_specialized=False, mma_warpgroups=1, raster=8, defer_epilogue=True):
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
@@ -70,6 +86,32 @@ class HopperGemm:
         if tile_mnk[0] % (64 * mma_warpgroups):
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
+        self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
+        self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
+
+    def loop(self, *args, unroll=None):
+        """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
+        its body per trip, 1 for none) when dynamic, else ``range`` (unrolled at trace time)."""
+        return cutlass.range(*args, unroll=unroll) if self.dynamic else range(*args)
+
+    def store_c(self, acc, tCgC):
+        """The epilogue: the accumulators (f32) to C's tile in global memory through the accumulator's
+        TV layout, converted to C's element type first (f16/bf16 halve the bytes stored)."""
+        out = acc
+        if tCgC.element_type != self.acc_dtype:
+            out = cute.make_fragment_like(acc, tCgC.element_type)
+            out.store(acc.load().to(tCgC.element_type))
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), tCgC.element_type), out, tCgC)
+
+    def tile_mn(self, tile, tiles_m, tiles_n):
+        """(m, n) of tile number ``tile`` (an index expression): the tiles go in groups of ``G`` columns
+        (G the largest of raster, raster/2, ... dividing tiles_n), row after row within a group, so
+        that the CTAs running at once share fewer, and more reused, A and B panels in L2."""
+        G = max(g for g in range(1, max(1, self.raster) + 1) if tiles_n % g == 0 and self.raster % g == 0)
+        if G == 1:
+            return tile % tiles_m, tile // tiles_m
+        local = tile % (G * tiles_m)
+        return local // G, (tile // (G * tiles_m)) * G + local % G
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
@@ -124,12 +166,11 @@ class HopperGemm:
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         prefetch = min(self.stages, k_tiles)
 
-        loop = cutlass.range if self.dynamic else range  # runtime loops, or unrolled at trace time
+        loop = self.loop  # runtime loops, or unrolled at trace time
         for i in loop(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
             tile = bidx + i * gdim
             if tile < num_tiles:
-                tm = tile % tiles_m
-                tn = tile // tiles_m
+                tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
                 gA = cute.local_tile(mA, (bM, bK), (tm, None))  # (bM, bK, k_tiles)
                 gB = cute.local_tile(mB, (bN, bK), (tn, None))
                 gC = cute.local_tile(mC, (bM, bN), (tm, tn))
@@ -178,8 +219,7 @@ class HopperGemm:
                             mainloop.producer_commit(ws)
                 warpgroup.wait_group(0)
                 mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
-                # epilogue: registers -> global memory through the accumulator's TV layout
-                cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
+                self.store_c(acc, tCgC)
 
     @cute.kernel
     def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
@@ -211,7 +251,7 @@ class HopperGemm:
         num_tiles = tiles_m * tiles_n
         producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
-        loop = cutlass.range if self.dynamic else range
+        loop = self.loop
 
         if warp_group == 0:  # producer
             cute.arch.setmaxregister_decrease(40)
@@ -219,13 +259,14 @@ class HopperGemm:
                 for i in loop(tiles_per_cta):
                     tile = bidx + i * gdim
                     if tile < num_tiles:
-                        gA = cute.local_tile(mA, (bM, bK), (tile % tiles_m, None))
-                        gB = cute.local_tile(mB, (bN, bK), (tile // tiles_m, None))
+                        tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
+                        gA = cute.local_tile(mA, (bM, bK), (tm, None))
+                        gB = cute.local_tile(mB, (bN, bK), (tn, None))
                         tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
                                                            cute.group_modes(gA, 0, 2))
                         tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
                                                            cute.group_modes(gB, 0, 2))
-                        for k_tile in loop(k_tiles):
+                        for k_tile in loop(k_tiles, unroll=1):  # one warp's loop: kept small (i-cache)
                             ws = _state_at(producer, i * k_tiles + k_tile)
                             mainloop.producer_acquire(ws)
                             cute.copy(tma_a, tAgA[(None, k_tile)], tAsA[(None, ws.index)],
@@ -239,11 +280,17 @@ class HopperGemm:
             tCsA = thr_mma.partition_A(sA)
             tCsB = thr_mma.partition_B(sB)
             num_k_blocks = cute.size(tCsA, mode=[2])
+            # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
+            # wgmmas run (they are asynchronous: the warps are free to issue the stores)
+            defer = self.deferred_epilogue(mC)
+            c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
+            if defer:
+                pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
+                store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
             for i in loop(tiles_per_cta):
                 tile = bidx + i * gdim
                 if tile < num_tiles:
-                    gC = cute.local_tile(mC, (bM, bN), (tile % tiles_m, tile // tiles_m))
-                    tCgC = thr_mma.partition_C(gC)
+                    tCgC = c_tile(tile)
                     acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
                     first = i * k_tiles
                     cs = _state_at(consumer, first)
@@ -254,6 +301,9 @@ class HopperGemm:
                         cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
                         tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
                     warpgroup.commit_group()
+                    if defer:
+                        if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
+                            cute.copy(store, pending, c_tile(tile - gdim))
                     for k_tile in loop(1, k_tiles):
                         rs = _state_at(consumer, first + k_tile)
                         mainloop.consumer_wait(rs)
@@ -265,7 +315,18 @@ class HopperGemm:
                         mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
-                    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.acc_dtype), acc, tCgC)
+                    if defer:
+                        pending.store(acc.load().to(mC.element_type))
+                    else:
+                        self.store_c(acc, tCgC)
+            if defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
+                cute.copy(store, pending, c_tile(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim))
+
+    def deferred_epilogue(self, mC):
+        """Whether kernel_ws stores a tile's C during the next tile (16-bit C: the rounded tile is half
+        the accumulators' registers, which the consumer warpgroups have to spare; f32 C is stored at
+        the tile's end)."""
+        return self.defer_epilogue and mC.element_type.width == 16
 
     def grid(self, M, N):
         bM, bN, _ = self.tile_mnk
@@ -273,14 +334,22 @@ class HopperGemm:
         ctas = min(tiles, self.num_ctas or tiles)
         return ctas, -(-tiles // ctas)
 
-    def __call__(self, A, B, C) -> None:
-        """C = A B^T for numpy arrays (run on the CPU) or torch tensors (on their device)."""
-        M, K = A.shape
-        N = B.shape[0]
+    @cute.jit
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+        """C = A B^T: mA (M, K), mB (N, K) K-major tensors of ab_dtype, mC (M, N) f32/f16/bf16 (numpy arrays run
+        on the CPU, GPU tensors on their device). A jit function: ``cute.compile(gemm, mA, mB, mC)``
+        traces it once; the compiled call then only writes the tensors' addresses (and encodes their
+        TMA tensor maps when an address is new) and launches."""
+        M, K = mA.shape
+        N = mB.shape[0]
         bM, bN, bK = self.tile_mnk
+        if mA.element_type != self.ab_dtype or mB.element_type != self.ab_dtype:
+            raise ValueError(f"sm90_gemm: A and B hold {mA.element_type} and {mB.element_type}, the GEMM was made "
+                             f"for {self.ab_dtype}")
+        if mC.element_type.name not in ("f32", "f16", "bf16"):
+            raise ValueError(f"sm90_gemm: C holds {mC.element_type}; it must be Float32, Float16 or BFloat16")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
-        mA, mB, mC = from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16), from_dlpack(C, assumed_align=16)
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
@@ -288,36 +357,90 @@ class HopperGemm:
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
-def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 10, dynamic: bool = True, tile=(64, 64, 64),
-            stages: int = 2, ws: bool = False, mma_wgs: int = 1) -> int:
-    """On a GPU (torch CUDA tensors): check against torch.matmul, then time the kernel."""
+_DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
+
+
+def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
+            stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 8,
+            c_dtype: str = "f32", defer: bool = True) -> int:
+    """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
+    time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
+    call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
+    the wall time of synchronize-call-synchronize), and the remembered @cute.jit call gemm(...)."""
+    import time
+
     import torch
 
-    A = torch.randn(M, K, device="cuda", dtype=torch.float16)
-    B = torch.randn(N, K, device="cuda", dtype=torch.float16)
-    C = torch.zeros(M, N, device="cuda", dtype=torch.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic, warp_specialized=ws,
-                      mma_warpgroups=mma_wgs)
-    gemm(A, B, C)
+    if ctas <= 0:  # one persistent CTA per SM
+        ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    torch.manual_seed(0)
+    A = torch.randn(M, K, device="cuda", dtype=tdt)
+    B = torch.randn(N, K, device="cuda", dtype=tdt)
+    C = torch.zeros(M, N, device="cuda", dtype={"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[c_dtype])
+    mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
+    gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
+                      warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer)
+    t0 = time.perf_counter()
+    compiled = cute.compile(gemm, mA, mB, mC)
+    compile_s = time.perf_counter() - t0
+    compiled(mA, mB, mC)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
-    err = (C - ref).abs().max().item()
+    err = (C.float() - ref).abs().max().item()
+    # f32 accumulation in another order; a 16-bit C is rounded once more (half an ulp of |C|)
+    ulp = {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[c_dtype]
+    ok = bool(((C.float() - ref).abs() <= 1e-3 * K ** 0.5 + ulp * ref.abs()).all().item())
+    flops = 2 * M * N * K
+    tf = lambda ms: flops / ms / 1e9  # noqa: E731
+    for _ in range(3):
+        compiled(mA, mB, mC)
+    torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
+    t0 = time.perf_counter()
     for _ in range(iters):
-        gemm(A, B, C)
+        compiled(mA, mB, mC)
+    host_us = (time.perf_counter() - t0) / iters * 1e6
     end.record()
     torch.cuda.synchronize()
-    ms = start.elapsed_time(end) / iters
-    print(f"sm90_gemm {M}x{N}x{K} f16 -> f32 on {torch.cuda.get_device_name()}: max |C - torch| = {err:.3g}, "
-          f"{ms:.3f} ms, {2 * M * N * K / ms / 1e9:.1f} TFLOP/s")
-    return 0 if err <= 1e-3 * K ** 0.5 else 1
+    b2b = start.elapsed_time(end) / iters
+    one, wall = [], []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        start.record()
+        compiled(mA, mB, mC)
+        end.record()
+        torch.cuda.synchronize()
+        wall.append((time.perf_counter() - t0) * 1e3)
+        one.append(start.elapsed_time(end))
+    one_ms, wall_ms = sorted(one)[len(one) // 2], sorted(wall)[len(wall) // 2]
+    gemm(mA, mB, mC)  # the @cute.jit call: traced once more and remembered, then replayed
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        gemm(mA, mB, mC)
+    jit_us = (time.perf_counter() - t0) / iters * 1e6
+    torch.cuda.synchronize()
+    name = torch.cuda.get_device_name()
+    print(f"sm90_gemm {M}x{N}x{K} {dtype} -> {c_dtype} (f32 accumulation) on {name}: max |C - torch| = {err:.3g} "
+          f"({'within' if ok else 'OUTSIDE'} tolerance); cute.compile {compile_s:.2f} s")
+    print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
+          f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
+          f"{'deferred' if ws and defer and c_dtype != 'f32' else 'in-place'} epilogue")
+    print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
+    print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
+          f"synchronize-call-synchronize {wall_ms:.4f} ms")
+    print(f"  remembered @cute.jit call gemm(mA, mB, mC): host {jit_us:.1f} us per call")
+    return 0 if ok else 1
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mnk", default="256,256,128")
-    p.add_argument("--ctas", type=int, default=8, help="persistent CTAs (tiles are shared out among them)")
+    p.add_argument("--ctas", type=int, default=8, help="persistent CTAs (tiles are shared out among them); "
+                   "0: one per SM (--gpu), one per tile (CPU)")
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--gpu", action="store_true", help="run on the GPU with torch tensors (needs an H100)")
     p.add_argument("--dynamic", action="store_true", help="runtime tile and k loops instead of unrolled ones")
@@ -325,23 +448,42 @@ def main(argv=None) -> int:
     p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
     p.add_argument("--ws", action="store_true", help="warp specialised: a producer and a consumer warpgroup")
     p.add_argument("--mma-wgs", type=int, default=1, help="with --ws: consumer warpgroups, tiled along M")
+    p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type")
+    p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
+    p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
+    p.add_argument("--raster", type=int, default=8, help="persistent tiles go in groups of this many along N (1: M first)")
+    p.add_argument("--no-defer", action="store_true", help="--ws with a 16-bit C: store each tile's C at its end")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in a.tile.split(","))
     if a.gpu:
-        return run_gpu(M, N, K, a.ctas, dynamic=True, tile=tile, stages=a.stages, ws=a.ws, mma_wgs=a.mma_wgs)
+        return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
+                       mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
-    C = np.zeros((M, N), np.float32)
-    gemm = HopperGemm(tile_mnk=tile, stages=a.stages, num_ctas=a.ctas, dynamic=a.dynamic, warp_specialized=a.ws,
-                      mma_warpgroups=a.mma_wgs)
-    gemm(A, B, C)
+    gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
+                      dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
+                      defer_epilogue=not a.no_defer)
+    C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
+    if "bf16" in (a.dtype, a.c_dtype):  # numpy has no bfloat16: CPU torch tensors (values rounded to bf16)
+        import torch
+
+        if a.dtype == "bf16":
+            A, B = (torch.from_numpy(x.astype(np.float32)).bfloat16() for x in (A, B))
+        Cd = torch.zeros(M, N, dtype=torch.bfloat16) if a.c_dtype == "bf16" else C
+        gemm(A, B, Cd)
+        A, B = (x.float().numpy() if isinstance(x, torch.Tensor) else x for x in (A, B))
+        C = Cd.float().numpy() if a.c_dtype == "bf16" else C
+    else:
+        gemm(A, B, C)
     ref = A.astype(np.float64) @ B.astype(np.float64).T
-    err = np.abs(C - ref).max()
-    # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums
+    err = np.abs(C.astype(np.float64) - ref).max()
+    # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums; a
+    # 16-bit C is rounded once more, by at most half its ulp
     tol = (K // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T).max()
-    print(f"sm90_gemm {M}x{N}x{K} f16 -> f32 on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
+    tol += {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[a.c_dtype] * np.abs(ref).max()
+    print(f"sm90_gemm {M}x{N}x{K} {a.dtype} -> {a.c_dtype} on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
     if a.cuda:
         from cutelab.kernel import cuda
         from cutelab.kernel.launch import last_launch

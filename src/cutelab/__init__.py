@@ -63,7 +63,10 @@ _LAZY = {
     "const_expr": ("kernel.control", "const_expr"), "dynamic_expr": ("kernel.control", "dynamic_expr"),
     "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
+    "pipeline": ("pipeline", None),  # cutlass.pipeline.CooperativeGroup after a bare "import cutlass"
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
+    **{name: ("kernel.options", name) for name in (
+        "OptLevel", "PtxasOptions", "EnableAssertions", "KeepCUBIN", "KeepPTX", "KeepSASS", "NvdisasmOptions", "GPUArch")},
     "testing": ("testing", None), "struct": ("kernel.smem", "struct"),
     "AddressSpace": ("runtime", "AddressSpace"), "recast_ptr": ("runtime", "recast_ptr"),
     **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},

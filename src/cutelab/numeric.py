@@ -82,6 +82,10 @@ class Numeric:
         """The type's name as CuTe DSL prints its class: ``Float32`` (``.name`` is the MLIR name, ``f32``)."""
         return _class_name(self)
 
+    @property
+    def __name__(self) -> str:  # noqa: A003 - CuTe DSL's types are classes: Int32.__name__ is 'Int32'
+        return _class_name(self)
+
     def __reduce__(self) -> Any:
         return (_by_name, (self.name,))
 
@@ -125,8 +129,10 @@ class IntValue(int):
     dtype: Numeric
 
     def __new__(cls, dtype: Numeric, v: Any) -> "IntValue":
-        if isinstance(v, float):
-            v = int(v)  # truncates toward zero, as a C conversion
+        if dtype.kind == "bool":  # any nonzero value, nan and inf included, is true (CuTe DSL: Boolean(nan) is 1)
+            v = bool(v)
+        elif isinstance(v, float):
+            v = int(v)  # truncates toward zero, as a C conversion; nan and inf are refused (ValueError, OverflowError)
         obj = int.__new__(cls, _wrap(dtype, int(v)))
         obj.dtype = dtype
         return obj

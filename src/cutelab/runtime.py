@@ -321,6 +321,8 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
     >>> print(recast_ptr(t.iterator, dtype=cute.Int16))
     ptr<i16, generic, align<4>>
     """
+    if getattr(ptr, "_smem_ptr", False) and swizzle_ is None and dtype is not None:  # SmemAllocator's pointers
+        return ptr.recast(dtype)
     if not isinstance(ptr, Pointer):
         raise TensorError(f"recast_ptr: expected a pointer (make_ptr, tensor.iterator), got {type(ptr).__name__}")
     if swizzle_ is not None:

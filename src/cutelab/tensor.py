@@ -474,8 +474,17 @@ def full(shape: Any, fill_value: Any, dtype: Numeric) -> TensorSSA:
     return TensorSSA(np.broadcast_to(_checked_values(fill_value, dtype, "cute.full"), (n,)).copy(), shape, dtype)
 
 
+def _kernel_value(a: Any) -> bool:
+    """a is a value inside a traced kernel (cutelab.kernel.trace.TraceValue)."""
+    return type(a).__name__ == "TraceValue" and type(a).__module__.startswith("cutelab.kernel")
+
+
 def full_like(a: Any, fill_value: Any, dtype: Numeric | None = None) -> TensorSSA:
     """A TensorSSA shaped like a (a TensorSSA or a Tensor), of a's element type or dtype, all fill_value."""
+    if _kernel_value(a):  # in a kernel: a value of constants (elementwise_add.ipynb's mul_relu)
+        from .kernel.trace import full_like_value
+
+        return full_like_value(a, fill_value, dtype)
     shape, dt, batch = _like_of(a, dtype, "full_like")
     vals = _checked_values(fill_value, dt, "cute.full_like")
     return TensorSSA(np.broadcast_to(vals, tuple(batch) + (it.product(shape),)).copy(), shape, dt)
@@ -483,12 +492,16 @@ def full_like(a: Any, fill_value: Any, dtype: Numeric | None = None) -> TensorSS
 
 def zeros_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
     """full_like(a, 0)."""
+    if _kernel_value(a):
+        return full_like(a, 0, dtype)
     shape, dt, _ = _like_of(a, dtype, "zeros_like")
     return full_like(a, False if dt.kind == "bool" else 0, dt)
 
 
 def ones_like(a: Any, dtype: Numeric | None = None) -> TensorSSA:
     """full_like(a, 1)."""
+    if _kernel_value(a):
+        return full_like(a, 1, dtype)
     shape, dt, _ = _like_of(a, dtype, "ones_like")
     return full_like(a, True if dt.kind == "bool" else 1, dt)
 
@@ -520,7 +533,7 @@ class PointerInfo:
     def ptr_str(self, offset: Any) -> str:
         a = self.alignment(offset)
         al = f", align<{a}>" if a > self.dtype.bytes else ""
-        return f"ptr<{self.dtype.name}, {self.memspace}{al}>"
+        return f"ptr<{mem_type_name(self.dtype)}, {self.memspace}{al}>"
 
     def raw_ptr_str(self, offset: Any) -> str:
         addr = self.address + int(offset) * self.dtype.bytes if not _is_batch(offset) else self.address
@@ -528,6 +541,12 @@ class PointerInfo:
 
 
 _RMEM_ALIGN = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (prints align<32>)
+
+
+def mem_type_name(dtype: Any) -> str:
+    """The element type a tensor's pointer or type prints: CuTe DSL keeps Booleans in memory (and
+    registers) as bytes, so a Boolean tensor is ``ptr<i8, ...>`` / ``memref<i8, ...>``."""
+    return "i8" if getattr(dtype, "kind", None) == "bool" else dtype.name
 
 
 def _typed_scalar(v: Any, dtype: Numeric) -> Any:
@@ -766,7 +785,7 @@ class TensorType:
         else:
             al = eng.alignment(t.offset) if hasattr(eng, "alignment") else t.element_type.bytes
             al_s = f"align<{al}>, " if al > t.element_type.bytes else ""  # as ptr<...>: only above the element's
-            self.text = f'!cute.memref<{t.element_type.name}, {eng.memspace}, {al_s}"{t.layout}">'
+            self.text = f'!cute.memref<{mem_type_name(t.element_type)}, {eng.memspace}, {al_s}"{t.layout}">'
 
     def __str__(self) -> str:
         return self.text
@@ -1036,6 +1055,8 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
     """
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
+    if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.smem)
+        return engine.tensor(layout, engine.dtype)
     eng, off = _engine_of(engine)
     return Tensor(eng, layout, off)
 
@@ -1127,7 +1148,7 @@ def make_fragment_like_mma(src: Tensor, dtype: Numeric | None = None) -> Tensor:
     """The MMA's fragment of a partitioned tensor (TiledMma.make_fragment_A/B/C): CuTe's fragment layout,
     mode 0 compact first, as CuTe DSL keeps it there (and aligned to 16 bytes, as it prints them)."""
     t = _fragment_like(src, dtype, make_layout_fragment_like, "make_fragment")
-    if isinstance(t.engine, NumpyEngine):
+    if isinstance(t.engine, NumpyEngine) or t.engine.memspace == "rmem":  # in a kernel too (trace.RmemEngine)
         t.engine.align = 16
     return t
 

@@ -70,9 +70,10 @@ def test_sm90_gemm_cuda_compiles(dynamic):
     nvcc_compiles(src)
 
 
-def test_example_main_reports_success(capsys):
+@pytest.mark.parametrize("extra", [[], ["--c-dtype", "f16"], ["--c-dtype", "f16", "--ws", "--dynamic", "--no-defer"]])
+def test_example_main_reports_success(capsys, extra):
     ex = _example()
-    assert ex.main(["--mnk", "128,128,64", "--ctas", "2"]) == 0
+    assert ex.main(["--mnk", "128,128,64", "--ctas", "2"] + extra) == 0
     assert "max |C - numpy|" in capsys.readouterr().out
 
 
@@ -247,3 +248,107 @@ def test_two_consumer_warpgroups_cpu_and_cuda():
     nvcc_compiles(src)
     with pytest.raises(ValueError, match="multiple of 64"):
         ex.HopperGemm(tile_mnk=(64, 64, 64), warp_specialized=True, mma_warpgroups=2)
+
+
+@pytest.mark.parametrize("ws", [False, True])
+def test_sm90_gemm_bf16_on_the_cpu_equals_numpy(ws):
+    torch = pytest.importorskip("torch")  # numpy has no bfloat16: CPU torch tensors carry it
+    ex = _example()
+    rng = np.random.default_rng(3)
+    A = torch.from_numpy(rng.standard_normal((128, 128)).astype(np.float32)).bfloat16()
+    B = torch.from_numpy(rng.standard_normal((128, 128)).astype(np.float32)).bfloat16()
+    C = np.full((128, 128), np.nan, np.float32)
+    ex.HopperGemm(ab_dtype=cutlass.BFloat16, tile_mnk=(64, 128, 64), stages=2, num_ctas=2, dynamic=True,
+                  warp_specialized=ws)(A, B, C)
+    _check(C, A.float().numpy(), B.float().numpy())
+    if ws:
+        src = cuda.render(last_launch().ir)
+        assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src
+        nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("raster", [1, 2])
+def test_sm90_gemm_two_consumer_warpgroups_on_the_cpu(raster):
+    """The DSL-like configuration, small: a producer and two consumer warpgroups (each 64 rows of a
+    128-row tile), 4 stages, tiles in groups of `raster` along N; every tile once (C starts as NaN)."""
+    ex = _example()
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((256, 128)).astype(np.float16)
+    B = rng.standard_normal((384, 128)).astype(np.float16)
+    C = np.full((256, 384), np.nan, np.float32)
+    gemm = ex.HopperGemm(tile_mnk=(128, 128, 64), stages=4, num_ctas=4, dynamic=True, warp_specialized=True,
+                         mma_warpgroups=2, raster=raster)
+    gemm(A, B, C)
+    _check(C, A, B)
+    order = [gemm.tile_mn(t, 2, 3) for t in range(6)]
+    assert sorted(order) == [(m, n) for m in range(2) for n in range(3)]
+    src = cuda.render(last_launch().ir)
+    # the A descriptors depend on the consumer warpgroup: hoisted once, broadcast from lane 0
+    assert "__shfl_sync(0xffffffffu" in src and "setmaxnreg.inc.sync.aligned.u32 232" in src
+    nvcc_compiles(src)
+
+
+def test_sm90_gemm_raster_groups_tiles_along_n():
+    ex = _example()
+    g = ex.HopperGemm(tile_mnk=(128, 256, 64), raster=8)
+    order = [g.tile_mn(t, 32, 16) for t in range(512)]
+    assert sorted(order) == [(m, n) for m in range(32) for n in range(16)]
+    assert order[:10] == [(0, n) for n in range(8)] + [(1, 0), (1, 1)]  # 8 columns, then the next row
+    assert {n for _, n in order[:132]} == set(range(8))  # the first wave of 132 CTAs reads 8 B panels
+    assert ex.HopperGemm(raster=8).tile_mn(5, 4, 3) == (1, 1)  # 3 columns: groups of 1 (M first)
+
+
+@pytest.mark.parametrize("c_dtype,dynamic,defer", [("f16", True, True), ("f16", False, True), ("bf16", True, True),
+                                                    ("f16", True, False)])
+def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer):
+    """C in f16/bf16: the f32 accumulators rounded once, in the epilogue (half the bytes stored).
+    With defer (kernel_ws's default for 16-bit C) a tile's rounded C waits in registers and is stored
+    while the next tile's first wgmmas run; the CTA's last tile after its loop. 6 tiles on 4 CTAs:
+    CTAs 0 and 1 take two, 2 and 3 one; C starts as NaN, so a tile stored twice, never or in the
+    wrong place fails."""
+    ex = _example()
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((256, 128)).astype(np.float16)
+    B = rng.standard_normal((384, 128)).astype(np.float16)
+    gemm = ex.HopperGemm(tile_mnk=(128, 128, 64), stages=2, num_ctas=4, dynamic=dynamic, warp_specialized=True,
+                         mma_warpgroups=2, defer_epilogue=defer)
+    if c_dtype == "f16":
+        C = np.full((256, 384), np.nan, np.float16)
+        gemm(A, B, C)
+        got, half_ulp = C.astype(np.float64), 2.0 ** -11
+    else:
+        torch = pytest.importorskip("torch")
+        Ct = torch.full((256, 384), float("nan"), dtype=torch.bfloat16)
+        gemm(A, B, Ct)
+        got, half_ulp = Ct.float().numpy().astype(np.float64), 2.0 ** -8
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    acc_bound = (128 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(got - ref) <= acc_bound + half_ulp * (np.abs(ref) + acc_bound))
+    src = cuda.render(last_launch().ir)
+    assert ("cl_f32_to_f16" if c_dtype == "f16" else "cl_f32_to_bf16") in src.split("__global__")[1]
+    if dynamic:
+        nvcc_compiles(src)
+
+
+def test_sm90_gemm_refuses_an_integer_c():
+    ex = _example()
+    A = np.zeros((128, 128), np.float16)
+    with pytest.raises(ValueError, match="C holds Int32"):
+        ex.HopperGemm(num_ctas=2)(A, A, np.zeros((128, 128), np.int32))
+
+
+@pytest.mark.parametrize("c", ["f16", "f32"])
+def test_sm90_gemm_recommended_configuration_on_the_cpu(c):
+    """The configuration to time on the H100 (128x256x64 tiles, a producer and two consumer
+    warpgroups, 4 stages, raster 8), small: 4 tiles on 2 CTAs, 4 k-tiles each (the ring wraps)."""
+    ex = _example()
+    rng = np.random.default_rng(13)
+    A = rng.standard_normal((256, 256)).astype(np.float16)
+    B = rng.standard_normal((512, 256)).astype(np.float16)
+    C = np.full((256, 512), np.nan, np.float16 if c == "f16" else np.float32)
+    ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, num_ctas=2, dynamic=True, warp_specialized=True,
+                  mma_warpgroups=2)(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (256 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    half_ulp = 2.0 ** -11 if c == "f16" else 0.0
+    assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + half_ulp * (np.abs(ref) + bound))

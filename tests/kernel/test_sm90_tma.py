@@ -180,7 +180,7 @@ def two_boxes(a1: cutlass.Constexpr, a2: cutlass.Constexpr, tA: cute.Tensor, sl:
 def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
     from cutelab.kernel.driver import ParamBuffer
     from cutelab.kernel.tma import TensorMapArgs
-    from cutelab.nvgpu.cpasync import tma as host_tma
+    from cutelab.kernel import tma as kernel_tma
 
     sl = _smem(K_SW128, cute.Float16, (64, 64))
     A = _a(128, 64)
@@ -203,10 +203,19 @@ def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
         calls.append((desc, address))
         return bytes(range(128))
 
-    monkeypatch.setattr(host_tma, "encode_tensor_map", fake_encode)
+    monkeypatch.setattr(kernel_tma, "encode_tensor_map", fake_encode)
+    kernel_tma._ENCODED.clear()
 
     buf = ParamBuffer(len(ir.params) + len(maps))
     maps.fill(buf, [0x7000], len(ir.params))
     p = int(buf.ptrs[len(ir.params)])
     assert p % 128 == 0 and calls == [(a1.desc, 0x7000)]
     assert bytes(maps.mem[:128]) == bytes(range(128))
+    maps.fill(buf, [0x7000], len(ir.params))  # the same address: the map is in place, nothing encoded
+    assert calls == [(a1.desc, 0x7000)]
+    maps.fill(buf, [0x9000], len(ir.params))  # a new address: encoded once
+    maps.fill(buf, [0x9000], len(ir.params))
+    assert calls == [(a1.desc, 0x7000), (a1.desc, 0x9000)]
+    other = TensorMapArgs(ir)  # another plan's maps: the encoded map of a (descriptor, address) seen is reused
+    other.fill(ParamBuffer(len(ir.params) + 1), [0x7000], len(ir.params))
+    assert calls == [(a1.desc, 0x7000), (a1.desc, 0x9000)] and bytes(other.mem[:128]) == bytes(range(128))

@@ -143,6 +143,11 @@ def test_wgmma_tile_matches_numpy_and_compiles(dtype, BN, b_major):
     name = {"f16": "f16", "bf16": "bf16"}[dtype.name]
     assert f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.{name}.{name}" in src
     assert "wgmma.fence.sync.aligned" in src and "wgmma.wait_group.sync.aligned 0" in src
+    # (2 m atoms x 4 k-blocks) the descriptors' thread-dependent start is hoisted to the top of the kernel, one per smem array,
+    # and each wgmma adds its loop-dependent part in 16-byte units to it (no address arithmetic per wgmma)
+    pro = [ln for ln in src.splitlines() if "const unsigned cl_gdesc" in ln]
+    assert len(pro) == 2 and all("__cvta_generic_to_shared" in ln for ln in pro)
+    assert src.count("(unsigned long long)(cl_gdesc0 + ") == 8 and "& 0x3FFFu" not in src
     nvcc_compiles(src)
 
 
@@ -202,6 +207,10 @@ def wgmma_misuse(tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlas
         cute.gemm(tiled_mma, acc, tCsA[(None, None, 0, 0)], tCsB[(None, None, 0, 0)], other)
     elif case == "whole_stage_mode":
         cute.gemm(tiled_mma, acc, tCsA, tCsB, acc)
+    elif case == "per_warp_stage":  # each warp of the warpgroup names another stage: no one descriptor
+        cute.gemm(tiled_mma, acc, tCsA[(None, None, 0, (tidx // 32) % 2)], tCsB[(None, None, 0, 0)], acc)
+        warpgroup.commit_group()
+        warpgroup.wait_group(0)
     elif case == "half_a_warpgroup":
         if tidx < 64:
             cute.gemm(tiled_mma, acc, tCsA[(None, None, 0, 0)], tCsB[(None, None, 0, 0)], acc)
@@ -219,6 +228,7 @@ def wgmma_misuse(tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlas
     ("whole_stage_mode", 128, TraceError, "must be partitioned as"),
     ("half_a_warpgroup", 128, "launch", "only some threads of a warpgroup"),
     ("ok", 96, "launch", "multiple of 128 threads"),
+    ("per_warp_stage", 128, "launch", "at 4096 in its thread 32: a warpgroup's 128 threads must give the same"),
 ])
 def test_wgmma_misuse(case, block, err, msg):
     from cutelab.errors import LaunchError
@@ -226,7 +236,7 @@ def test_wgmma_misuse(case, block, err, msg):
     op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 64, 16), warpgroup.OperandSource.SMEM,
                                 OperandMajorMode.K, OperandMajorMode.K)
     tiled_mma = cute.make_tiled_mma(op)
-    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 2)
     sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
     C = np.zeros((64, 64), np.float32)
     with pytest.raises(LaunchError if err == "launch" else err, match=msg):

@@ -5,6 +5,13 @@ output, tests/programs/<name>.expected, is what it prints under CuTe DSL 4.8.1, 
 `normalise`. cutelab runs the same file with `rewrite_imports` applied and must print the same
 normalised text.
 
+Programs that launch kernels: CuTe DSL on a machine without a GPU compiles (traces) kernels but cannot
+run them, so such a program is kept as a user without a GPU would run it: the calls that launch, and
+the checks of their results, are commented out with a '# [needs a GPU]' mark, and a jit call that
+compiles and launches becomes cute.compile(fn, ...) (each program's header says what changed). Their
+expected outputs are then the trace-time prints. cutelab runs the launches on the CPU as well; tests
+outside this directory check those results.
+
 Import rule (the project's promise; applied line by line, nothing else changes):
     import cutlass.cute as X                 -> import cutelab as X
     import cutlass.cute.runtime as X         -> import cutelab.runtime as X
@@ -15,6 +22,8 @@ Import rule (the project's promise; applied line by line, nothing else changes):
     import cutlass                           -> import cutelab as cutlass
     from cutlass.Y import ... / from cutlass import ...  -> from cutelab.Y import ... / from cutelab import ...
     import cutlass.Y as X                    -> import cutelab.Y as X
+    import cuda.bindings.driver as X         -> from cutelab import cuda as X   (CuTe DSL's CUDA driver binding:
+                                                cutelab.cuda has the names programs use, CUstream among them)
 Any other import of cutlass (e.g. 'import cutlass.cute' without 'as') is refused: it has no one-line rewrite.
 
 Normalisation (applied to both sides):
@@ -24,7 +33,10 @@ Normalisation (applied to both sides):
       which differs between the two implementations, is not compared).
 No line is dropped: CuTe DSL 4.8.1 printed no MLIR-only line for these programs when the outputs
 were made (the generator refuses to write an output with a line that looks like MLIR: '!cute.',
-'%' followed by a digit, or 'loc(').
+'%' followed by a digit, or 'loc('). Two MLIR type names are let through because printing them is
+part of the surface programs use: what `Tensor.type` prints, '!cute.memref<f16, gmem, align<16>,
+"(4,8):(8,1)">' and '!cute.coord_tensor<"(0,0)", "(4,8):(1@0,1@1)">' (element type, memory space,
+alignment and layout: cutelab prints them the same way).
 """
 import os
 import re
@@ -40,24 +52,27 @@ _IMPORT_RULES = [
     # cutlass itself is cutelab (import cutlass -> import cutelab as cutlass), so its submodules are too
     (re.compile(r"^(\s*)from cutlass(\.[\w.]+)? import (.*)$"), lambda m: f"{m[1]}from cutelab{m[2] or ''} import {m[3]}"),
     (re.compile(r"^(\s*)import cutlass(\.[\w.]+) as (\w+)\s*$"), lambda m: f"{m[1]}import cutelab{m[2]} as {m[3]}"),
+    (re.compile(r"^(\s*)import cuda\.bindings\.driver as (\w+)\s*$"), lambda m: f"{m[1]}from cutelab import cuda as {m[2]}"),
 ]
-_MLIR = re.compile(r"!cute\.|%\d|\bloc\(")
+_MLIR = re.compile(r"!cute\.(?!memref<|coord_tensor<)|%\d|\bloc\(")
 _ADDR = re.compile(r"0x[0-9a-fA-F]+")
 
 
 def program_names():
-    """The programs, sorted: every tests/programs/*.py except this module and the tests."""
+    """The programs, sorted: every tests/programs/*.py except this module, conftest.py and the tests (test_*.py)."""
     return sorted(f[:-3] for f in os.listdir(HERE)
-                  if f.endswith(".py") and f not in ("harness.py", "test_programs.py", "conftest.py"))
+                  if f.endswith(".py") and f not in ("harness.py", "conftest.py") and not f.startswith("test_"))
 
 
 def rewrite_imports(source: str) -> str:
     """Apply the import rule to each line of `source`; every other line is left as it is.
 
-    >>> print(rewrite_imports("import cutlass\\nimport cutlass.cute as cute\\nfrom cutlass.cute.nvgpu import warp"))
+    >>> print(rewrite_imports("import cutlass\\nimport cutlass.cute as cute\\nfrom cutlass.cute.nvgpu import warp\\n"
+    ...                       "import cuda.bindings.driver as cuda"))
     import cutelab as cutlass
     import cutelab as cute
     from cutelab.nvgpu import warp
+    from cutelab import cuda as cuda
     """
     out = []
     for line in source.split("\n"):
@@ -88,5 +103,9 @@ def normalise(stdout: str, returncode: int) -> str:
 
 
 def mlir_lines(text: str):
-    """Lines of `text` that look MLIR-specific (the generator refuses to store such output)."""
+    """Lines of `text` that look MLIR-specific (the generator refuses to store such output).
+
+    >>> mlir_lines('a = !cute.memref<f16, gmem, "(4,8):(8,1)">\\nb = !cute.layout<"(4,8):(8,1)">\\n%0 = x')
+    ['b = !cute.layout<"(4,8):(8,1)">', '%0 = x']
+    """
     return [ln for ln in text.split("\n") if _MLIR.search(ln)]

@@ -22,6 +22,9 @@ _DYN_COMPOSE = ("composition with dynamic modes [algebra.py composition over Dyn
                 "(?,?,?):(2,?,?{div=2})); cutelab computes with the known values and simplifies (4:2: the same "
                 "function, other text)")
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
+_PIPE = ("no cutlass.pipeline.PipelineAsync in cutelab [pipeline_sm90.py has PipelineTmaAsync only]: create(...), "
+         "make_participants(), acquire_and_advance()/commit(), wait_and_advance()/release() and tail(); its "
+         "PipelineState also cannot advance inside a runtime loop (cutlass.range), where these programs use it")
 GAPS = {
     "nb_algebra_coalesce_postconditions": _RANGE,
     "nb_algebra_composition_static_dynamic": _DYN_COMPOSE + (
@@ -32,6 +35,31 @@ GAPS = {
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
     "own_mma_sm80_partition": _RANGE,
+    "dsl_dynamic_smem_size": ("no cute.arch.dynamic_smem_size() in cutelab [kernel/arch.py]: the kernel's shared "
+                              "memory size as a runtime value (PTX %dynamic_smem_size)"),
+    "nb_async_pipeline_one_stage": _PIPE,
+    "nb_async_pipeline_staged": _PIPE,
+    "own_float_scalar_value": ("by design cutelab's host scalars are values: Float32(0.1).value is the f32 nearest 0.1 "
+                               "(0.10000000149011612) and Int32(7) + 1 is 8; CuTe DSL 4.8.1 keeps the Python float "
+                               "(0.1; Float16(65519.0).value is 65519.0) and prints host arithmetic on scalars as '?' "
+                               "[numeric.py FloatValue/IntValue]: the lead decides which to follow"),
+    "own_constexpr_branches": ("a Python 'for ... in range(n)' in a @cute.jit function is a runtime loop in CuTe DSL "
+                               "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
+                               "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "
+                               "[kernel/host.py: no AST rewrite of @cute.jit bodies]"),
+    "own_dynamic_bool_arg": ("a cutlass.Boolean argument of a @cute.jit function stays a static Python value while "
+                             "tracing (print shows 1; CuTe DSL: '?') [kernel/host.py dynamic_args, dynamic.py "
+                             "dyn_scalar keeps Booleans static]; the values printf prints at each call are right"),
+    "dsl_dataclass_immutable": ("no fake tensors in cutelab [runtime.py]: make_fake_compact_tensor / make_fake_tensor "
+                                "and cute.sym_int64 (ahead-of-time compiles without memory) are missing"),
+    "dsl_ampere_elementwise_apply": _DYN_COMPOSE + (" (here the thread-block remap composed onto a zipped_divide of a "
+                                                    "dynamic-layout tensor: CuTe DSL ((64,256),((?,?),(?,?))), cutelab "
+                                                    "((64,256),(2,2)))"),
+    "dsl_ampere_elementwise_add": ("cutelab traces a launch for its grid even when the tensors' layouts are dynamic "
+                                   "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
+                                   "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "
+                                   "which compiles for any grid, prints \"(?{div=16},?{div=128})\" "
+                                   "[kernel/launch.py tracing with the launch's grid]"),
     "own_tv_layout": _RANGE,
 }
 

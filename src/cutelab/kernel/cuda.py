@@ -417,6 +417,7 @@ class CudaRenderer:
         self.declared: set = set()
         self.n_tmp = 0
         self.indent = 1
+        self._prologue_at = 0
         self.guards: Dict[int, int] = getattr(ir, "guards", None) or {}  # id(op) -> error code (guards.py)
         self.guard_accesses: Dict[int, list] = getattr(ir, "guard_accesses", None) or {}
         if ir.structured:  # the schedule rewrites assume straight-line code over global memory only
@@ -426,6 +427,12 @@ class CudaRenderer:
     # ---- helpers
     def emit(self, line: str) -> None:
         self.lines.append("  " * self.indent + line)
+
+    def prologue(self, line: str) -> None:
+        """Print line at the top of the kernel body (after the shared and register declarations),
+        where every thread runs it once: for values an op hoists out of the code (wgmma.py)."""
+        self.lines.insert(self._prologue_at, "  " + line)
+        self._prologue_at += 1
 
     def rn(self, r: Reg) -> str:
         """The C name of register array r in the logical block being printed."""
@@ -993,6 +1000,7 @@ class CudaRenderer:
             if r.mutable:
                 self.emit(f"alignas(16) {ctype(r.dtype)[0]} {self.rn(r)}[{r.n}] = {{}};")
                 self.declared.add((r.id, self.sfx))
+        self._prologue_at = len(self.lines)  # where prologue() puts the values ops hoist (wgmma descriptors)
         if sched is None:
             for s in ir.stmts:
                 self.statement(s)

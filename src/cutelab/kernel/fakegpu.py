@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["FakeDriver", "FakeNvrtc", "FakeDeviceArray", "fake_gpu", "fake_cuda_tensor"]
+__all__ = ["FakeDriver", "FakeNvrtc", "fake_tensor_map", "FakeDeviceArray", "fake_gpu", "fake_cuda_tensor"]
 
 
 class FakeDeviceArray:
@@ -173,12 +173,46 @@ class FakeDriver:
         if n:
             ptrs = (ctypes.c_uint64 * n).from_address(int(params))
             slots = [struct.unpack("<Q", ctypes.string_at(int(p), 8))[0] for p in ptrs]
+        maps = {}  # the 128 bytes of each tensor-map parameter (const __grid_constant__ cl_tensormap ...)
+        for k, decl in enumerate(fn.params):
+            if "cl_tensormap" in decl:
+                maps[decl.split()[-1]] = ctypes.string_at(int(ptrs[k]), 128)
         self.launches.append({"kernel": fn.name, "grid": (gx, gy, gz), "block": (bx, by, bz), "smem": smem,
-                              "stream": int(stream), "params": slots})
+                              "stream": int(stream), "params": slots, "tensor_maps": maps})
         return (0,)
 
     def cuCtxSynchronize(self) -> Tuple[int]:  # noqa: N802
         return (0,)
+
+    # TMA tensor maps (kernel.tma.encode_tensor_map): the enum and integer wrappers are ints here
+    CUtensorMapDataType = CUtensorMapInterleave = CUtensorMapSwizzle = int
+    CUtensorMapL2promotion = CUtensorMapFloatOOBfill = cuuint64_t = cuuint32_t = int
+
+    def cuTensorMapEncodeTiled(self, dtype: int, rank: int, address: int, dims: Any, strides: Any, box: Any,  # noqa: N802
+                               estrides: Any, interleave: int, swizzle: int, l2: int, oob: int) -> Tuple[int, Any]:
+        """A stand-in CUtensorMap whose 16 words spell out what was asked (see fake_tensor_map)."""
+        self._count("cuTensorMapEncodeTiled")
+        if not 1 <= int(rank) <= 5 or int(address) % 16:
+            return (1, None)
+        return (0, _Handle(0, opaque=fake_tensor_map(dtype, rank, address, dims, strides, box, estrides, interleave,
+                                                     swizzle, l2, oob)))
+
+
+def fake_tensor_map(dtype: int, rank: int, address: int, dims: Any, strides: Any, box: Any, estrides: Any,
+                    interleave: int = 0, swizzle: int = 0, l2: int = 2, oob: int = 0) -> List[int]:
+    """The 16 words of FakeDriver's CUtensorMap: word 0 packs data type, rank, swizzle, interleave,
+    L2 promotion and OOB fill (a byte each), word 1 is the address, words 2-6 the dimensions, 7-10
+    the byte strides, 11-15 the box (low 32 bits) and element strides (high)."""
+    w = [0] * 16
+    w[0] = int(dtype) | int(rank) << 8 | int(swizzle) << 16 | int(interleave) << 24 | int(l2) << 32 | int(oob) << 40
+    w[1] = int(address)
+    for j, x in enumerate(dims):
+        w[2 + j] = int(x)
+    for j, x in enumerate(strides):
+        w[7 + j] = int(x)
+    for j, (x, e) in enumerate(zip(box, estrides)):
+        w[11 + j] = int(x) | int(e) << 32
+    return w
 
 
 class FakeNvrtc:

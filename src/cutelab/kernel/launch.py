@@ -569,6 +569,9 @@ class Kernel:
         self.fn = fn
         self.interpret = interpret
         self.name = _c_name(fn.__name__)
+        # the function's own names, as CuTe DSL's kernel objects keep them (kernel.__name__ in programs' prints)
+        self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        self.__module__ = getattr(fn, "__module__", None)
         self.signature = inspect.signature(fn)
         self.plans: Dict[Any, Any] = {}  # traced (and compiled) launches, by what the trace depends on
         self._rewritten: Optional[Callable] = None
@@ -724,7 +727,8 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address), t.layout, t.offset, _checked=True)
+        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address, getattr(t.engine, "memspace", "")),
+                               t.layout, t.offset, _checked=True)
                   for path, (t, idx) in tensor_args.items()}
         for name in list(args):
             if name in traced or _has_tensors(args[name]):

@@ -17,7 +17,7 @@ block, barrier, what is still pending) instead of hanging. Kernels whose threads
 in program order) are beyond this model and are refused the same way.
 
 The CUDA back end prints the PTX of each op inline (``mbarrier.init.shared::cta.b64``,
-``mbarrier.arrive...``, ``mbarrier.try_wait.parity...`` in a loop, ``fence.mbarrier_init``,
+``mbarrier.arrive...``, ``mbarrier.try_wait.parity...`` with a suspend-time hint, in a PTX loop, ``fence.mbarrier_init``,
 ``fence.proxy.async``).
 """
 
@@ -37,6 +37,11 @@ __all__ = [
     "mbar_ref", "complete_tx", "smem_addr",
 ]
 
+
+# The suspend-time hint of mbarrier_wait's try_wait (nanoseconds; CUTLASS's ClusterBarrier::wait uses
+# the same): a thread whose phase is not complete sleeps in the instruction until it completes or this
+# time passes, instead of spinning through a loop of polls.
+WAIT_SUSPEND_NS = 0x989680
 
 # --------------------------------------------------------------------------- pointers
 
@@ -261,15 +266,15 @@ class MbarrierOp(Op):
         elif k == "arrive_expect_tx":
             r.emit(f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"({addr}), '
                    f'"r"((unsigned)({arg})) : "memory");')
+        elif k == "wait":  # the loop in PTX; each try_wait may suspend the thread up to the hint (ns)
+            r.emit('asm volatile("{\\n\\t.reg .pred p;\\n\\tCL_WAIT:\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], '
+                   f'%1, {WAIT_SUSPEND_NS};\\n\\t@!p bra CL_WAIT;\\n\\t}}" :: "r"({addr}), "r"((unsigned)({arg})) '
+                   ': "memory");')
         else:
-            try_ = ('asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;'
-                    '\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(cl_ok) : "r"(' + addr + '), "r"((unsigned)(' + arg
-                    + ')) : "memory");')
-            if k == "wait":
-                r.emit("{ unsigned cl_ok; do { " + try_ + " } while (!cl_ok); }")
-            else:
-                r.reg_decl(self.dst)
-                r.emit("{ unsigned cl_ok; " + try_ + f" {r.rn(self.dst)}[0] = cl_ok; }}")
+            r.reg_decl(self.dst)
+            r.emit('{ unsigned cl_ok; asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, '
+                   '[%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(cl_ok) : "r"(' + addr + '), "r"((unsigned)('
+                   + arg + f')) : "memory"); {r.rn(self.dst)}[0] = cl_ok; }}')
 
 
 class FenceOp(Op):

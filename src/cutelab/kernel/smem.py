@@ -171,6 +171,7 @@ class SmemRegion:
 
     def __init__(self, nbytes: int, align: int):
         self.nbytes, self.align = nbytes, max(align, 16)
+        self.declared = align  # the alignment asked for: what CuTe DSL prints for pointers into the region
         self.arrays: dict = {}
 
     def array(self, dtype: Any) -> Any:
@@ -187,15 +188,50 @@ class SmemPtr:
     """A pointer into an SmemRegion at a byte offset (what ``SmemAllocator.allocate(bytes)`` returns)."""
 
     memspace = "smem"
+    _smem_ptr = True  # make_tensor and recast_ptr take these (cutelab.tensor, cutelab.runtime)
 
     def __init__(self, region: SmemRegion, byte_offset: int = 0, dtype: Any = None):
         self.region, self.byte_offset, self.dtype = region, byte_offset, dtype
 
+    def recast(self, dtype: Any) -> "SmemPtr":
+        """The same address as a pointer to dtype (cute.recast_ptr)."""
+        if self.byte_offset % dtype.bytes:
+            raise TraceError(f"recast_ptr({self}, dtype={dtype}): byte offset {self.byte_offset} is not a multiple "
+                             f"of {dtype}'s size")
+        return SmemPtr(self.region, self.byte_offset, dtype)
+
+    def _one(self) -> Any:
+        from ..layout import make_layout
+
+        if self.dtype is None:
+            raise TraceError(f"{self}: an untyped pointer cannot be loaded or stored (recast_ptr it first)")
+        return self.tensor(make_layout(1), self.dtype)
+
+    def load(self) -> Any:
+        """The element it points to (``storage.counter.ptr.load()``)."""
+        return self._one()[0]
+
+    def store(self, value: Any) -> None:
+        """Write the element it points to."""
+        self._one()[0] = value
+
     def __add__(self, k: int) -> "SmemPtr":
         return SmemPtr(self.region, self.byte_offset + k * (self.dtype.bytes if self.dtype else 1), self.dtype)
 
+    def alignment(self) -> int:
+        """The alignment CuTe DSL gives this pointer: the region's declared alignment, lowered by the offset."""
+        a = self.region.declared
+        if self.byte_offset:
+            a = min(a, self.byte_offset & -self.byte_offset)
+        return a
+
     def __repr__(self) -> str:
-        return f"ptr<{self.dtype.name if self.dtype else 'i8'}, smem, align<{self.region.align}>> (+{self.byte_offset} B)"
+        """As CuTe DSL prints a shared-memory pointer: ``ptr<f32, smem, align<128>>`` (no align<> at the
+        element's own size)."""
+        dt = self.dtype.name if self.dtype else "i8"
+        size = self.dtype.bytes if self.dtype else 1
+        a = self.alignment()
+        return f"ptr<{dt}, smem{f', align<{a}>' if a > size else ''}>"
 
     def tensor(self, layout: Any, dtype: Any, swizzle: Any = None) -> Any:
         """A tensor of dtype over layout (a Layout or a swizzled ComposedLayout) starting here."""
@@ -269,6 +305,22 @@ class _MemRangeView:
 
     def data_ptr(self) -> SmemPtr:
         return SmemPtr(self._ptr.region, self._ptr.byte_offset, self._kind.dtype)
+
+    @property
+    def ptr(self) -> SmemPtr:
+        """A scalar field's pointer (``storage.counter.ptr``): the same as data_ptr()."""
+        return self.data_ptr()
+
+    def _flat(self) -> Any:
+        from ..layout import make_layout
+
+        return self.get_tensor(make_layout(self._kind.size))
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._flat()[i]
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        self._flat()[i] = value
 
     def get_tensor(self, layout: Any, swizzle: Any = None, dtype: Any = None, **kwargs: Any) -> Any:
         return self.data_ptr().tensor(layout, dtype or self._kind.dtype, swizzle)
@@ -357,8 +409,21 @@ class struct:
                     return inner(ptr)
             raise AttributeError(f"struct {user_cls.__name__} has no field {name!r}")
 
+        def setattr_(self: Any, name: str, value: Any) -> None:  # storage.counter = 16: a scalar field's store
+            view = getattr_(self, name)
+            if not (isinstance(view, _MemRangeView) and view._kind.size == 1 and _scalar_field(name)):
+                raise TraceError(f"struct {user_cls.__name__}: only a scalar field can be assigned, not {name!r}")
+            view.ptr.store(value)
+
+        def _scalar_field(name: str) -> bool:
+            for n, ft, _ in fields:
+                if n == name:
+                    return _is_numeric(ft.inner if isinstance(ft, _AlignType) else ft)
+            return False
+
         new_cls = type(user_cls.__name__, (), {
-            "__init__": init, "__getattr__": getattr_, "_cl_struct": True, "_fields": tuple(fields),
+            "__init__": init, "__getattr__": getattr_, "__setattr__": setattr_, "_cl_struct": True,
+            "_fields": tuple(fields),
             "size_in_bytes": classmethod(lambda c: size), "__sizeof__": classmethod(lambda c: size),
             "__alignof__": classmethod(lambda c: align), "__doc__": user_cls.__doc__,
             "__repr__": lambda self: f"<struct {user_cls.__name__} at +{self._base.byte_offset} B>",

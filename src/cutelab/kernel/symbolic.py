@@ -52,6 +52,19 @@ def _as_int(x: Any) -> Any:
     return NotImplemented
 
 
+def _is_float(x: Any) -> bool:
+    return isinstance(x, (float, np.floating))
+
+
+def _float_op(e: "Expr", o: Any, name: str) -> Any:
+    """``i * 1.0`` with i a symbolic index: as in CuTe DSL, the Int32 index converts to Float32 (a value
+    in a register) and the arithmetic is on Float32."""
+    from ..numeric import Float32, Int32
+    from .trace import TraceValue
+
+    return getattr(TraceValue([e], (), Int32).to(Float32), name)(o)
+
+
 class Expr:
     """A symbolic integer. Arithmetic builds simplified expressions; ``str`` prints ``?``.
 
@@ -62,18 +75,26 @@ class Expr:
 
     # ---- arithmetic
     def __add__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__add__")
         o = _as_int(o)
         return NotImplemented if o is NotImplemented else add(self, o)
 
     def __radd__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__radd__")
         o = _as_int(o)
         return NotImplemented if o is NotImplemented else add(o, self)
 
     def __sub__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__sub__")
         o = _as_int(o)
         return NotImplemented if o is NotImplemented else add(self, mul(o, -1))
 
     def __rsub__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__rsub__")
         o = _as_int(o)
         return NotImplemented if o is NotImplemented else add(o, mul(self, -1))
 
@@ -84,10 +105,14 @@ class Expr:
         return self
 
     def __mul__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__mul__")
         o = _as_int(o)
         return NotImplemented if o is NotImplemented else mul(self, o)
 
     def __rmul__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__rmul__")
         o = _as_int(o)
         return NotImplemented if o is NotImplemented else mul(o, self)
 
@@ -108,12 +133,17 @@ class Expr:
         return NotImplemented if o is NotImplemented else mod(o, self)
 
     def __truediv__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__truediv__")
         raise TraceError(
             f"true division '/' of the symbolic integer {self.expr_str()} is not supported in a kernel; "
             f"use '//' for integer division"
         )
 
-    __rtruediv__ = __truediv__
+    def __rtruediv__(self, o: Any) -> Any:
+        if _is_float(o):
+            return _float_op(self, o, "__rtruediv__")
+        return self.__truediv__(o)
 
     # ---- comparisons build symbolic booleans; bool() decides them when the ranges allow
     def __lt__(self, o: Any) -> Any:
@@ -155,12 +185,12 @@ class Expr:
 
     __int__ = __index__
 
-    # ---- printing: CuTe DSL prints dynamic values as '?'
+    # ---- printing: CuTe DSL prints dynamic values as '?', with a known divisor as '?{div=16}'
     def __str__(self) -> str:
-        return "?"
+        return f"?{{div={self.div}}}" if self.div > 1 else "?"
 
     def __format__(self, spec: str) -> str:
-        return format("?", spec)
+        return format(str(self), spec)
 
     def __repr__(self) -> str:
         return f"Expr({self.expr_str()} in [{self.lo}, {self.hi}], div {self.div})"

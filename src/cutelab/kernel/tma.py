@@ -8,7 +8,8 @@
 - CUDA: ``cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`` with the
   box's coordinates and a ``const __grid_constant__`` tensor map kernel parameter named
   ``tmap_<tensor>`` (placed after the other parameters; the launch passes the 128-byte map that
-  ``cutelab.nvgpu.cpasync.tma.encode_tensor_map`` encodes).
+  ``encode_tensor_map`` gets from the driver's cuTensorMapEncodeTiled, once per (descriptor,
+  tensor address): ``tensor_map``, ``TensorMapArgs``).
 
 The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
 layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.smem's swizzled memory): the TMA
@@ -26,11 +27,12 @@ from .. import int_tuple as it
 from ..errors import LaunchError, TraceError
 from ..layout import Layout, evaluate_all
 from ..nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES
+from . import driver as _driver_mod
 from .mbarrier import complete_tx, mbar_ref, smem_addr
 from .symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from .trace import Access, Op, Shared, SmemEngine, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
@@ -239,9 +241,53 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     return True
 
 
+def encode_tensor_map(desc: Any, address: int) -> bytes:
+    """The 128-byte CUtensorMap of desc for a tensor at device ``address``: cuTensorMapEncodeTiled
+    of cutelab's CUDA driver (cuda-python's, or fake_gpu's fake); zero-filled out of bounds,
+    128-byte L2 promotion, no interleave."""
+    cu = _driver_mod._driver()
+    a = desc.cu_encode_args(address)
+    err, tmap = cu.cuTensorMapEncodeTiled(
+        cu.CUtensorMapDataType(a["tensorDataType"]), a["tensorRank"], a["globalAddress"],
+        [cu.cuuint64_t(x) for x in a["globalDim"]], [cu.cuuint64_t(x) for x in a["globalStrides"]],
+        [cu.cuuint32_t(x) for x in a["boxDim"]], [cu.cuuint32_t(x) for x in a["elementStrides"]],
+        cu.CUtensorMapInterleave(a["interleave"]), cu.CUtensorMapSwizzle(a["swizzle"]),
+        cu.CUtensorMapL2promotion(a["l2Promotion"]), cu.CUtensorMapFloatOOBfill(a["oobFill"]))
+    if int(err) != 0:
+        raise LaunchError(f"cuTensorMapEncodeTiled({desc}, address 0x{address:x}): CUDA error {err!r}")
+    return np.array([int(x) for x in tmap.opaque], dtype=np.uint64).tobytes()
+
+
+_ENCODED: dict = {}  # (driver epoch, descriptor, address) -> the encoded map
+
+
+def tensor_map(desc: Any, address: int) -> bytes:
+    """encode_tensor_map, remembered by (descriptor, address): a tensor map depends on nothing else,
+    so a tensor seen before costs a dictionary look-up, not a driver call.
+
+    >>> from cutelab import Float16
+    >>> from cutelab.kernel.fakegpu import fake_gpu
+    >>> from cutelab.nvgpu.cpasync.tma import TmaDescriptor
+    >>> d = TmaDescriptor(Float16, (64, 128), (2, 128), (64, 64), 3, (1, 0))
+    >>> with fake_gpu() as gpu:
+    ...     maps = [tensor_map(d, 0x10000), tensor_map(d, 0x10000), tensor_map(d, 0x20000)]
+    ...     print(len(maps[0]), maps[0] == maps[1], maps[0] == maps[2], gpu.driver.calls["cuTensorMapEncodeTiled"])
+    128 True False 2
+    """
+    key = (_driver_mod._EPOCH, desc, int(address))
+    m = _ENCODED.get(key)
+    if m is None:
+        m = encode_tensor_map(desc, int(address))
+        if len(_ENCODED) >= 256:
+            _ENCODED.clear()
+        _ENCODED[key] = m
+    return m
+
+
 class TensorMapArgs:
     """The tensor-map kernel parameters of a traced kernel (in the order the CUDA printer declares
-    them: cuda._op_params), encoded at each launch for the tensors' device addresses."""
+    them: cuda._op_params). Each map is encoded when its tensor's device address is new (a
+    launch with the addresses of the previous one writes nothing; see tensor_map)."""
 
     def __init__(self, ir: Any):
         from .trace import walk
@@ -257,15 +303,19 @@ class TensorMapArgs:
         off = (-raw.ctypes.data) % 128
         self._raw = raw
         self.mem = raw[off: off + 128 * n]  # 128-byte aligned, one CUtensorMap per item
+        self._base = self.mem.ctypes.data
+        self._held: List[Any] = [None] * len(self.items)  # (driver epoch, address) of the map each slot holds
 
     def __len__(self) -> int:
         return len(self.items)
 
     def fill(self, params: Any, addresses: Any, first: int) -> None:
-        """Encode each map for its tensor's address (addresses[param index]) and point kernel
-        parameter first + k at it."""
-        from ..nvgpu.cpasync.tma import encode_tensor_map
-
+        """Point kernel parameter first + k at map k, encoded for its tensor's address
+        (addresses[param index]) unless the slot holds that map already."""
+        ep = _driver_mod._EPOCH
         for k, (i, desc) in enumerate(self.items):
-            self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(encode_tensor_map(desc, addresses[i]), np.uint8)
-            params.ptrs[first + k] = self.mem.ctypes.data + 128 * k
+            held = (ep, int(addresses[i]))
+            if self._held[k] != held:
+                self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(tensor_map(desc, held[1]), np.uint8)
+                self._held[k] = held
+            params.ptrs[first + k] = self._base + 128 * k

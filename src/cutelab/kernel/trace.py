@@ -971,6 +971,18 @@ def where(cond: Any, a: Any, b: Any, *, loc: Any = None, ip: Any = None) -> Trac
     return ref._emit("select", (c, a, b), dtype, dtype) if c is ref else c._emit("select", (c, a, b), dtype, dtype)
 
 
+def full_like_value(a: "TraceValue", fill_value: Any, dtype: Any = None) -> "TraceValue":
+    """cute.full_like(a, fill_value[, dtype]) inside a kernel: a value shaped like a, every element the
+    constant fill_value converted to the element type (no instruction: the constant is used where needed)."""
+    dt = dtype or a.dtype
+    if not _is_number(fill_value):
+        raise TraceError(f"cute.full_like({a}, {fill_value!r}): inside a kernel the fill value must be a Python "
+                         f"number, got {type(fill_value).__name__}")
+    v = dt(fill_value)
+    c = int(v) if dt.is_integer else float(v)
+    return TraceValue([c] * len(a.refs), a.shape, dt)
+
+
 def _bool_type() -> Any:
     from ..numeric import Boolean
 
@@ -1009,9 +1021,11 @@ class GmemEngine(PointerInfo):
 
     memspace = "gmem"
 
-    def __init__(self, param: Any, address: int = 0):
+    def __init__(self, param: Any, address: int = 0, memspace: str = ""):
         self.param = param
         self.address = address  # the real address, for printing only
+        if memspace:  # as the host tensor printed it: CuTe DSL keeps 'generic' for host (numpy) memory
+            self.memspace = memspace
 
     @property
     def dtype(self) -> Any:
@@ -1074,7 +1088,7 @@ class RmemEngine(PointerInfo):
     """A register fragment inside a trace: element references at static offsets."""
 
     memspace = "rmem"
-    align = 16
+    align = 32  # CuTe DSL 4.8.1 prints register tensors align<32>; the MMA's fragments set 16 (mma_atom.py)
 
     def __init__(self, dtype: Any, n: int):
         self.dtype = dtype
@@ -1123,7 +1137,7 @@ class RmemEngine(PointerInfo):
         return len(self.slots)
 
     def alignment(self, offset: Any) -> int:
-        return _align_of(16, self.dtype.bytes, offset)
+        return _align_of(self.align, self.dtype.bytes, offset)
 
     def raw_ptr_str(self, offset: Any) -> str:
         return f"raw_ptr(0x{0:016x}: {self.dtype.name}, rmem, align<{self.alignment(offset)}>)"

@@ -15,8 +15,12 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   it reads and writes through the accumulator's TV layout: thread t's value v is element
   tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step.
 - CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
-  step, with the descriptors computed from the smem address at run time (the constant fields
-  folded in) and the accumulator registers as ``"+f"`` operands.
+  step, with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
+  each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
+  warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
+  lane 0 (``CudaRenderer.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
+  adds its stage / k-block offset in 16-byte units and ORs in the constant high word (SBO, layout
+  type). Shared memory is below 256 KiB, so the 14-bit address field never carries.
 
 The ACCUMULATE field is read when the kernel is traced: set it the way CuTe DSL programs do
 (False for the first k-block of a tile, True after), outside the runtime loops it would change in.
@@ -37,7 +41,7 @@ from .. import int_tuple as it
 from ..errors import LaunchError, LayoutError, TraceError
 from ..layout import Layout
 from .mbarrier import smem_addr
-from .symbolic import is_sym
+from .symbolic import floordiv, is_sym, sym_div
 from .trace import Op, RmemEngine, SmemEngine, _static_offsets, current, tracing
 
 __all__ = ["GmmaDescFields", "gmma_desc_fields", "make_gmma_desc", "WgmmaOp", "WarpgroupSyncOp", "kernel_gemm",
@@ -237,6 +241,15 @@ class WgmmaOp(Op):
             return
         rows = wg * 128  # first thread of each active warpgroup
         blk = b.block_of[rows]
+        for o, base in zip((self.a, self.b), bases):  # one descriptor per warpgroup: the same start in every thread
+            per = base.reshape(G, 128)[wg]
+            if (per != per[:, :1]).any():
+                g = int(wg[np.argmax((per != per[:, :1]).any(axis=1))])
+                t = int(np.argmax(base.reshape(G, 128)[g] != base[g * 128]))
+                raise LaunchError(f"{b.ir.name}{self.where}: the wgmma's {'A' if o is self.a else 'B'} operand "
+                                  f"({o.shared.name}) starts at element {int(base[g * 128])} in the warpgroup's first "
+                                  f"thread but at {int(base[g * 128 + t])} in its thread {t}: a warpgroup's 128 threads "
+                                  f"must give the same shared-memory tile (one descriptor per warpgroup)")
 
         def tiles(o: _Operand, P: int) -> np.ndarray:
             base = bases[0 if o is self.a else 1][rows]
@@ -277,6 +290,7 @@ class WgmmaOp(Op):
         regs = ", ".join(f"%{i}" for i in range(V))
         ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{ab}.{ab} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1, {ta}, {tb};")
         acc = r.rn(self.acc)
+        self.cuda_prologue(r)
         for ks in range(self.a.starts.shape[1]):
             scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
             for mi in range(RM):
@@ -291,13 +305,70 @@ class WgmmaOp(Op):
                            f': {outs} : "l"(cl_da), "l"(cl_db), "r"({scale}) : "memory");')
                     r.emit("}")
 
-    @staticmethod
-    def _desc(r: Any, o: _Operand, i: int, ks: int) -> str:
-        const = make_gmma_desc(0, o.fields)
+    def cuda_prologue(self, r: Any) -> None:
+        """At the top of the kernel (the renderer calls this before printing the body): per operand,
+        the low 32 bits of its descriptor at the operand's thread-dependent start (the smem array's
+        address >> 4, plus the warpgroup's offset, plus LBO << 16), made warp-uniform with a
+        shuffle from lane 0 (wgmma needs one descriptor per warpgroup) so that the compiler keeps it,
+        and the descriptors derived from it, in uniform registers. Idempotent."""
+        for o in (self.a, self.b):
+            _desc_base(r, o)
+
+    def _desc(self, r: Any, o: _Operand, i: int, ks: int) -> str:
         start = int(o.starts[i, ks])
+        hoisted = _desc_base(r, o)
+        const = make_gmma_desc(0, o.fields)
+        if hoisted is not None:  # uniform base + the loop-dependent part (in 16-byte units) in the low word
+            name, rest = hoisted
+            units = floordiv((rest + start) * o.dtype.bytes, 16) if is_sym(rest) else (int(rest) + start) * o.dtype.bytes // 16
+            u = r.iexpr(units)[0] if is_sym(units) else f"{int(units)}u"
+            return f"0x{const >> 32:08x}00000000ull | (unsigned long long)({name} + (unsigned)({u}))"
         base = o.base + start if is_sym(o.base) else int(o.base) + start
         addr = smem_addr(r, o.shared, base)
         return f"0x{const:016x}ull | (unsigned long long)(({addr} >> 4) & 0x3FFFu)"
+
+
+def _thread_var(v: Any) -> bool:
+    return getattr(v, "name", "").startswith("tid.")
+
+
+def _desc_base(r: Any, o: _Operand) -> Any:
+    """(C name of the hoisted low descriptor word, the rest of the operand's start offset in elements)
+    for an operand whose start splits into a part that depends on the thread index alone (hoisted to
+    the top of the kernel) and a part that does not (printed at each wgmma); None when it does not
+    split so (a term mixing thread and loop indices), or the parts are not whole 16-byte units."""
+    from .symbolic import atoms, lin_form
+
+    terms, const = lin_form(o.base)
+    thread, rest = 0, const
+    for a, c in terms.values():
+        vs = atoms(a)
+        if vs and all(_thread_var(v) for v in vs):
+            thread = thread + a * c
+        elif any(_thread_var(v) for v in vs):
+            return None
+        else:
+            rest = rest + a * c
+    eb = o.dtype.bytes
+    if sym_div(thread * eb) % 16 or sym_div(rest * eb) % 16:
+        return None
+    memo = r.__dict__.setdefault("wgmma_desc_bases", {})
+    key = (o.shared.name, o.fields, getattr(thread, "key", thread))
+    if key in memo:
+        return memo[key], rest
+    name = f"cl_gdesc{len(memo)}"
+    lbo = make_gmma_desc(0, o.fields) & 0xFFFFFFFF  # LBO << 16 (the start address field is 0)
+    if is_sym(thread):
+        t = floordiv(thread * eb, 16)
+        code = r.iexpr(t)[0]
+        if r.ir.num_threads % 32 == 0:  # every lane is here: broadcast lane 0's (the warpgroup's) value
+            code = f"__shfl_sync(0xffffffffu, (unsigned)({code}), 0)"
+        t_code = f" + (unsigned)({code})"
+    else:
+        t_code = f" + {int(thread) * eb // 16}u" if thread else ""
+    r.prologue(f"const unsigned {name} = 0x{lbo:x}u + ((unsigned)__cvta_generic_to_shared({o.shared.name}) >> 4){t_code};")
+    memo[key] = name
+    return name, rest
 
 
 # --------------------------------------------------------------------------- cute.gemm in kernels

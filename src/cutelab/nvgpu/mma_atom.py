@@ -205,7 +205,7 @@ class MmaAtom:
         layout = make_layout(input.shape)
         maker = getattr(type(input.engine), "make_fragment", None) or NumpyEngine.make_fragment  # registers in a kernel
         eng, off = maker(input, layout, acc)  # one fragment per thread of a batch
-        if isinstance(eng, NumpyEngine):
+        if isinstance(eng, NumpyEngine) or eng.memspace == "rmem":  # on the host and in a kernel
             eng.align = 16  # CuTe DSL prints the MMA's fragments align<16> (make_rmem_tensor: align<32>)
         return Tensor(eng, layout, off, _checked=True)
 

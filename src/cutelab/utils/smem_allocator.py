@@ -41,12 +41,38 @@ class SmemAllocator:
             region = SmemRegion(nbytes, align)
             self.allocated = -(-self.allocated // align) * align + nbytes
             return size_or_type(SmemPtr(region, 0))
+        if _is_numeric_type(size_or_type):  # one element: a typed pointer to it
+            nbytes = max(1, size_or_type.width // 8)
+            region = SmemRegion(nbytes, max(byte_alignment, nbytes))
+            self.allocated = -(-self.allocated // region.align) * region.align + nbytes
+            return SmemPtr(region, 0, size_or_type)
         if isinstance(size_or_type, bool) or not isinstance(size_or_type, int) or size_or_type < 1:
-            raise TraceError(f"SmemAllocator.allocate: expected a @cute.struct class or a positive number of bytes, "
-                             f"got {size_or_type!r}")
+            raise TraceError(f"SmemAllocator.allocate: expected a @cute.struct class, a numeric type or a positive "
+                             f"number of bytes, got {size_or_type!r}")
         region = SmemRegion(int(size_or_type), byte_alignment)
         self.allocated = -(-self.allocated // region.align) * region.align + int(size_or_type)
         return SmemPtr(region, 0)
+
+    def allocate_array(self, element_type: Any, num_elems: int = 1, byte_alignment: int = 1, **kwargs: Any) -> Any:
+        """Shared memory for num_elems elements of element_type: a pointer to the first (views come from
+        ``cute.make_tensor(ptr, layout)``-style use of a struct, or ``allocate_tensor``)."""
+        from ..kernel.smem import SmemPtr, SmemRegion
+        from ..kernel.trace import current
+
+        current("SmemAllocator.allocate_array")
+        if not _is_numeric_type(element_type):
+            raise TraceError(f"SmemAllocator.allocate_array: element_type must be a cutlass numeric type, "
+                             f"got {element_type!r}")
+        if isinstance(num_elems, bool) or not isinstance(num_elems, int) or num_elems < 1:
+            raise TraceError(f"SmemAllocator.allocate_array: num_elems must be a positive int, got {num_elems!r}")
+        if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
+            raise TraceError(f"SmemAllocator.allocate_array: byte_alignment must be a power of two, "
+                             f"got {byte_alignment}")
+        esize = max(1, element_type.width // 8)
+        nbytes = -(-element_type.width * num_elems // 8)
+        region = SmemRegion(nbytes, max(byte_alignment, esize))
+        self.allocated = -(-self.allocated // region.align) * region.align + nbytes
+        return SmemPtr(region, 0, element_type)
 
     def allocate_tensor(self, element_type: Any, layout: Any, byte_alignment: int = 1,
                         swizzle: Optional[Any] = None, **kwargs: Any) -> Any:
@@ -101,3 +127,9 @@ class SmemAllocator:
 
             return Tensor(SwizzledSmemEngine(sh, sw), layout, offset0, _checked=True)
         return Tensor(SmemEngine(sh), layout, offset0, _checked=True)
+
+
+def _is_numeric_type(x: Any) -> bool:
+    from ..numeric import Numeric
+
+    return isinstance(x, Numeric)

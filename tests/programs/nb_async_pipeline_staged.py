@@ -1,0 +1,113 @@
+# Copyright (c) 2025 - 2026 NVIDIA CORPORATION & AFFILIATES. All rights reserved.
+# SPDX-License-Identifier: BSD-3-Clause
+
+# Redistribution and use in source and binary forms, with or without
+# modification, are permitted provided that the following conditions are met:
+
+# 1. Redistributions of source code must retain the above copyright notice, this
+# list of conditions and the following disclaimer.
+
+# 2. Redistributions in binary form must reproduce the above copyright notice,
+# this list of conditions and the following disclaimer in the documentation
+# and/or other materials provided with the distribution.
+
+# 3. Neither the name of the copyright holder nor the names of its
+# contributors may be used to endorse or promote products derived from
+# this software without specific prior written permission.
+
+# THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS"
+# AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE
+# IMPLIED WARRANTIES OF MERCHANTABILITY AND FITNESS FOR A PARTICULAR PURPOSE ARE
+# DISCLAIMED. IN NO EVENT SHALL THE COPYRIGHT HOLDER OR CONTRIBUTORS BE LIABLE
+# FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL
+# DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR
+# SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER
+# CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY,
+# OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE
+# OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
+
+# From CUTLASS examples/python/CuTeDSL/cute/notebooks/async_pipeline.ipynb, code cells 0, 9 (cell numbers count all cells from 0), concatenated; torch replaced by numpy (the DSL used to record the outputs has no torch): torch.zeros(..., device='cuda') -> np.zeros(..., np.float32); the call of the @cute.jit function, which compiles and launches, is cute.compile(fn, ...) (compiling traces the kernel without launching); the notebook's next cell only displays the result; one line print("compiled") added after it. lines marked '# [needs a GPU]' launch a kernel or check its result on the GPU and are commented out; the program compiles (traces) the kernels as a user without a GPU would, so the trace-time prints are compared.
+
+import numpy as np
+
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+
+@cute.kernel
+def async_pipeline_staged_kernel(
+    SharedStorage: cutlass.Constexpr, res: cute.Tensor, staging: cute.Tensor
+):
+    stages = cute.size(staging)
+
+    warp_idx = cute.arch.warp_idx()
+    warp_idx = cute.arch.make_warp_uniform(warp_idx)
+
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+
+    # Warp 0
+    producer_group = cutlass.pipeline.CooperativeGroup(
+        cutlass.pipeline.Agent.Thread, 32
+    )
+    # Warp 1
+    consumer_group = cutlass.pipeline.CooperativeGroup(
+        cutlass.pipeline.Agent.Thread, 32
+    )
+
+    pipeline = cutlass.pipeline.PipelineAsync.create(
+        num_stages=stages,
+        producer_group=producer_group,
+        consumer_group=consumer_group,
+        barrier_storage=storage.tma_mbar_ptr.data_ptr(),
+    )
+
+    staging_smem = storage.staging_buffer.get_tensor(staging.layout)
+    staging_smem.fill(0)
+    cute.arch.sync_threads()
+
+    producer, consumer = pipeline.make_participants()
+
+    # Producer warp
+    if warp_idx == 0:
+        for i in cutlass.range(cute.size(res)):
+            handle = producer.acquire_and_advance()
+            staging_smem[handle.index] = 1.0 * i
+            handle.commit()  # or producer.commit(handle)
+
+        # prevents CTA0 from retiring until it receives all expected arrives.
+        producer.tail()
+
+    # Consumer warp
+    if warp_idx == 1:
+        for i in cutlass.range(cute.size(res)):
+            handle = consumer.wait_and_advance()
+            res[i] = staging_smem[handle.index]
+            handle.release()  # or consumer.release(handle)
+
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        staging.store(staging_smem.load())
+
+
+@cute.jit
+def async_pipeline_staged(res: cute.Tensor, staging: cute.Tensor):
+    stages = cute.size(staging)
+
+    @cute.struct
+    class SharedStorage:
+        tma_mbar_ptr: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        staging_buffer: cute.struct.Align[
+            cute.struct.MemRange[cutlass.Float32, stages], 1024
+        ]
+
+    async_pipeline_staged_kernel(SharedStorage, res, staging).launch(
+        grid=(1, 1, 1), block=(64, 1, 1)
+    )
+
+
+res = np.zeros((8,), np.float32)
+staging = np.zeros((5,), np.float32)
+cute.compile(async_pipeline_staged, from_dlpack(res), from_dlpack(staging))
+print("compiled")
+# [needs a GPU] torch.cuda.synchronize()
