@@ -13,9 +13,15 @@ small tensors (8 to 32 KB, so the kernels' own time is negligible), each called
   replayed after its first calls);
 - for CuTe DSL 4.8.1 (when ``cutlass.cute`` imports) the same programs, their import lines
   changed back, compiled by the DSL;
-against torch's ``D.copy_(S)``. Columns: "host" = time.perf_counter over N calls without
-synchronizing, divided by N (what the Python thread pays per launch); "+sync" = the same
-including one synchronize at the end; "sync each" = with a synchronize after every call.
+against torch's ``D.copy_(S)``; then the examples' benchmark calls at their default sizes
+(elementwise_add 1024x1024 over 10 workspaces, as torch tensors and as mark_layout_dynamic()
+Tensors, against torch.add over the same workspaces; sgemm's and tensorop_gemm's compiled calls
+with their stream argument, against torch.mm / torch.bmm). Columns: "host" = time.perf_counter
+over N calls without synchronizing, divided by N (what the Python thread pays per launch);
+"host CPU" = the thread's CPU time for the same (least of 5: on a shared machine, the run least
+disturbed by others); "+sync" = the same including one synchronize at the end; "sync each" =
+with a synchronize after every call; "driver call alone" = the compiled call's prepared
+cuLaunchKernel calls without anything else (the rest of "host" is argument checks and Python).
 Medians of 5 repetitions after warm-up. Every row is checked once: output poisoned, one call,
 compared with the expected result.
 
@@ -65,6 +71,9 @@ def call_args(name: str, a: Any, b: Any) -> tuple:
     """The non-tensor arguments of a compiled call of a seed (CuTe DSL wants all but the Constexpr ones)."""
     return (a, b)[:2 - CONSTEXPR.get(name, 0)]
 ADD_SHAPE = (32, 256)  # elementwise_add's tile is (16, 128) for f32
+ADD_DEFAULT = (1024, 1024)  # elementwise_add.py's default --M --N; its benchmark cycles 10 workspaces
+SGEMM_MNK = (256, 256, 64)  # sgemm.py's defaults: a m-major, b k-major, c n-major, dynamic b and c
+TENSOROP_MNKL = (256, 256, 512, 1)  # tensorop_gemm.py's defaults: f16 in and out, f32 accumulators
 
 
 class Env:
@@ -75,6 +84,14 @@ class Env:
 
         self.torch = torch
         self.dry = dry
+
+    def wrap(self, t):
+        """A CPU torch tensor on the device (its strides kept)."""
+        if self.dry:
+            from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+            return fake_cuda_tensor(t)
+        return t.to("cuda")
 
     def tensor(self, shape, dtype, fill=None):
         torch = self.torch
@@ -94,16 +111,19 @@ class Env:
 
 def host_times(fn: Callable[[], Any], sync: Callable[[], None], iters: int) -> Dict[str, float]:
     """Seconds per call: without synchronizing, including a final synchronize, and with a
-    synchronize after each call (medians of 5)."""
+    synchronize after each call (medians of 5); "cpu": the calling thread's CPU time per call
+    without synchronizing (the least of 5: on a shared machine, the least disturbed run)."""
     for _ in range(20):
         fn()
     sync()
-    host, total, each = [], [], []
+    host, total, each, cpu = [], [], [], []
     for _ in range(5):
+        c0 = time.thread_time()
         t0 = time.perf_counter()
         for _ in range(iters):
             fn()
         t1 = time.perf_counter()
+        cpu.append((time.thread_time() - c0) / iters)
         sync()
         t2 = time.perf_counter()
         host.append((t1 - t0) / iters)
@@ -114,7 +134,8 @@ def host_times(fn: Callable[[], Any], sync: Callable[[], None], iters: int) -> D
             fn()
             sync()
         each.append((time.perf_counter() - t0) / m)
-    return {"host": statistics.median(host), "total": statistics.median(total), "each": statistics.median(each)}
+    return {"host": statistics.median(host), "total": statistics.median(total), "each": statistics.median(each),
+            "cpu": min(cpu)}
 
 
 # --------------------------------------------------------------------------- programs
@@ -217,10 +238,18 @@ def launch_rows(env: Env, iters: int, with_dsl: bool, tmp: Path) -> List[Dict[st
     torch = env.torch
     rows: List[Dict[str, Any]] = []
 
-    def row(name: str, fn: Callable[[], Any], check: Any, n: int = iters) -> None:
+    def row(name: str, fn: Callable[[], Any], check: Any, n: int = iters, compiled: Any = None) -> None:
         ok = check() if callable(check) else check
         t = host_times(fn, env.sync, n)
         rows.append({"name": name, **t, "correct": ok})
+        if compiled is not None:  # the same launches through their prepared driver calls alone
+            launchers = [lau for _, lau, *_ in compiled._fast.launches if lau is not None]
+
+            def launch_only():
+                for lau in launchers:
+                    lau(getattr(lau, "_h", 0) or 0)
+
+            rows[-1]["launch only"] = host_times(launch_only, env.sync, n)["host"]
 
     def copy_check(fn, S, D):
         def check():
@@ -245,9 +274,10 @@ def launch_rows(env: Env, iters: int, with_dsl: bool, tmp: Path) -> List[Dict[st
         with contextlib.redirect_stdout(io.StringIO()):
             f = cute.compile(mod["launch_copy"], tS, tD, a, b)
         x = call_args(name, a, b)
-        row(f"cutelab {name}: compiled(tS, tD, ...)", lambda: f(tS, tD, *x), copy_check(lambda: f(tS, tD, *x), S, D))
+        row(f"cutelab {name}: compiled(tS, tD, ...)", lambda: f(tS, tD, *x), copy_check(lambda: f(tS, tD, *x), S, D),
+            compiled=f)
         row(f"cutelab {name}: compiled(S, D, ...), torch tensors", lambda: f(S, D, *x),
-            copy_check(lambda: f(S, D, *x), S, D))
+            copy_check(lambda: f(S, D, *x), S, D), compiled=f)
         if not env.dry:  # the same through libcuda's cuLaunchKernel called by ctypes (CUTELAB_LAUNCH=ctypes)
             with contextlib.redirect_stdout(io.StringIO()):
                 fc = cute.compile(mod["launch_copy"], tS, tD, a, b)
@@ -289,8 +319,10 @@ def launch_rows(env: Env, iters: int, with_dsl: bool, tmp: Path) -> List[Dict[st
             return None if env.dry else bool(torch.equal(C, A + B))
         return check
 
-    row("cutelab elementwise_add: compiled(a, b, c), torch tensors", lambda: g(A, B, C), add_check(lambda: g(A, B, C)))
+    row("cutelab elementwise_add: compiled(a, b, c), torch tensors", lambda: g(A, B, C), add_check(lambda: g(A, B, C)),
+        compiled=g)
     row("torch torch.add(a, b, out=c)", lambda: torch.add(A, B, out=C), add_check(lambda: torch.add(A, B, out=C)))
+    example_rows(env, iters, row, add)
 
     if with_dsl:
         try:
@@ -298,6 +330,109 @@ def launch_rows(env: Env, iters: int, with_dsl: bool, tmp: Path) -> List[Dict[st
         except Exception as e:  # noqa: BLE001 - a DSL failure is a row of the table, not the end of the run
             rows.append({"name": "CuTe DSL (failed)", "error": f"{type(e).__name__}: {str(e)[:300]}"})
     return rows
+
+
+def cycling(fn: Callable[..., Any], spaces: List[tuple]) -> Callable[[], Any]:
+    """A call of fn on the next workspace (as cute.testing.benchmark cycles through them)."""
+    state = [0]
+    k = len(spaces)
+
+    def call():
+        i = state[0]
+        state[0] = (i + 1) % k
+        fn(*spaces[i])
+
+    return call
+
+
+def example_rows(env: Env, iters: int, row: Callable[..., None], add: Dict[str, Any]) -> None:
+    """The examples' benchmark calls at their default sizes: elementwise_add's compiled call over
+    10 workspaces of torch tensors (its __main__ path) and of mark_layout_dynamic() Tensors,
+    against torch.add over the same workspaces; sgemm's and tensorop_gemm's compiled calls with
+    their workspace and stream arguments, against torch.mm / torch.bmm. In --dry-run the torch
+    rows are left out (torch computes on the CPU there)."""
+    torch = env.torch
+    import cutelab as cute
+    from cutelab.runtime import from_dlpack
+
+    M, N = ADD_DEFAULT
+    spaces = [(env.tensor((M, N), torch.float32), env.tensor((M, N), torch.float32),
+               env.tensor((M, N), torch.float32, 0.0)) for _ in range(10)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        g = cute.compile(add["elementwise_add"], *spaces[0])
+
+    def add_ok(fn):
+        def check():
+            a, b, c = spaces[0]
+            c.fill_(float("nan"))
+            fn(a, b, c)
+            env.sync()
+            return None if env.dry else bool(torch.equal(c, a + b))
+        return check
+
+    label = f"{M}x{N} f32, 10 workspaces"
+    row(f"cutelab elementwise_add ({label}): compiled(a, b, c), torch tensors", cycling(g, spaces),
+        add_ok(g), max(1, iters // 4), compiled=g)
+    dyn = [tuple(from_dlpack(t).mark_layout_dynamic() for t in w) for w in spaces]
+    with contextlib.redirect_stdout(io.StringIO()):
+        gd = cute.compile(add["elementwise_add"], *dyn[0])
+    row(f"cutelab elementwise_add ({label}): compiled(a, b, c), mark_layout_dynamic() Tensors", cycling(gd, dyn),
+        add_ok(lambda a, b, c: gd(*dyn[0])), max(1, iters // 4), compiled=gd)
+    if not env.dry:
+        row(f"torch torch.add(a, b, out=c) ({label})", cycling(lambda a, b, c: torch.add(a, b, out=c), spaces),
+            add_ok(lambda a, b, c: torch.add(a, b, out=c)), max(1, iters // 4))
+
+    import cutelab.kernel.driver as cuda
+
+    stream = cuda.CUstream(0 if env.dry else torch.cuda.current_stream().cuda_stream)
+    sg = runpy.run_path(str(ROOT / "examples" / "dsl" / "sgemm.py"), run_name="benchmark")
+    m, n, k = SGEMM_MNK
+    a = env.wrap(torch.empty(k, m).random_(-5, 5).permute(1, 0))  # m-major
+    b = env.wrap(torch.empty(n, k).random_(-5, 5))  # k-major
+    c = env.wrap(torch.zeros(m, n))
+    at = from_dlpack(a, assumed_align=16)
+    bt = from_dlpack(b, assumed_align=16).mark_layout_dynamic(leading_dim=1).mark_compact_shape_dynamic(
+        mode=1, divisibility=b.shape[1])
+    ct = from_dlpack(c, assumed_align=16).mark_layout_dynamic(leading_dim=1).mark_compact_shape_dynamic(
+        mode=1, divisibility=c.shape[1])
+    with contextlib.redirect_stdout(io.StringIO()):
+        fs = cute.compile[cute.GenerateLineInfo](sg["SGemm"](), at, bt, ct, stream=stream)
+
+    def sgemm_ok():
+        c.fill_(float("nan"))
+        fs(at, bt, ct, stream)
+        env.sync()
+        return None if env.dry else bool(torch.allclose(c, torch.einsum("mk,nk->mn", a, b), atol=1e-3, rtol=1e-5))
+
+    row(f"cutelab sgemm ({m}x{n}x{k} f32): compiled(a, b, c, stream)", lambda: fs(at, bt, ct, stream), sgemm_ok,
+        max(1, iters // 4), compiled=fs)
+    if not env.dry:
+        bt_ = b.t()
+        row(f"torch torch.mm(a, b.t(), out=c) ({m}x{n}x{k} f32)", lambda: torch.mm(a, bt_, out=c), None,
+            max(1, iters // 4))
+
+    tg = runpy.run_path(str(ROOT / "examples" / "dsl" / "tensorop_gemm.py"), run_name="benchmark")
+    M_, N_, K_, L_ = TENSOROP_MNKL
+    F16, F32 = cute.Float16, cute.Float32
+    ta = env.wrap(torch.empty(L_, K_, M_).random_(-2, 3).half().permute(0, 2, 1))  # m-major
+    tb = env.wrap(torch.empty(L_, K_, N_).random_(-2, 3).half())  # n-major
+    tc = env.wrap(torch.zeros(L_, M_, N_).half())  # n-major
+    a_, b_, c_ = tg["mark_dynamic_layout"](ta, tb, tc, 1, 2, 2, F16, F16)
+    with contextlib.redirect_stdout(io.StringIO()):
+        ft = tg["compile_bmm"](TENSOROP_MNKL, a_, b_, c_, F16, F16, F32, (2, 2, 1), epilogue_op=lambda x: x)
+
+    def tensorop_ok():
+        tc.fill_(float("nan"))
+        ft(a_, b_, c_, stream)
+        env.sync()
+        ref = torch.bmm(ta.float(), tb.float()).half()
+        return None if env.dry else bool(torch.allclose(tc.float(), ref.float(), atol=1e-3, rtol=1e-5))
+
+    row(f"cutelab tensorop_gemm ({M_}x{N_}x{K_} f16): compiled(a, b, c, stream)", lambda: ft(a_, b_, c_, stream),
+        tensorop_ok, max(1, iters // 4), compiled=ft)
+    if not env.dry:
+        row(f"torch torch.bmm(a, b, out=c) ({M_}x{N_}x{K_} f16)", lambda: torch.bmm(ta, tb, out=tc), None,
+            max(1, iters // 4))
 
 
 def dsl_launch_rows(env, iters, tmp, row, copy_check, add_check, A, B, C) -> None:
@@ -443,15 +578,17 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
     print(head)
     print()
     torch_host = launches[0]["host"]
-    print("| launch | host (us/call) | +sync (us/call) | sync each (us/call) | host vs torch copy_ | correct |")
-    print("|---|---|---|---|---|---|")
+    print("| launch | host (us/call) | host CPU (us/call) | +sync (us/call) | sync each (us/call) | "
+          "host vs torch copy_ | driver call alone (us) | correct |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in launches:
         if "error" in r:
-            print(f"| {r['name']} | {r['error']} | | | | |")
+            print(f"| {r['name']} | {r['error']} | | | | | | |")
             continue
         ok = "n/a" if r["correct"] is None else ("yes" if r["correct"] else "NO")
-        print(f"| {r['name']} | {r['host'] * 1e6:.2f} | {r['total'] * 1e6:.2f} | {r['each'] * 1e6:.2f} | "
-              f"{r['host'] / torch_host:.2f}x | {ok} |")
+        alone = f"{r['launch only'] * 1e6:.2f}" if "launch only" in r else ""
+        print(f"| {r['name']} | {r['host'] * 1e6:.2f} | {r['cpu'] * 1e6:.2f} | {r['total'] * 1e6:.2f} | "
+              f"{r['each'] * 1e6:.2f} | {r['host'] / torch_host:.2f}x | {alone} | {ok} |")
     print()
     print("| compile (first call) | cutelab (s) | trace | bounds checks | render | NVRTC | module load | "
           "cutelab, disk cache warm (s) | CuTe DSL (s) | CuTe DSL, in-process cache (s) |")

@@ -424,7 +424,11 @@ def test_launch_benchmark_dry_run(tmp_path, capsys):
     assert any("remembered" in n for n in names)
     jit = next(r for r in data["launch"] if "remembered" in r["name"])
     assert jit["remembered"] is True
-    assert all(r["host"] > 0 and r["correct"] is None for r in data["launch"])
+    assert all(r["host"] > 0 and r["cpu"] > 0 and r["correct"] is None for r in data["launch"])
+    examples = [r for r in data["launch"] if "workspaces" in r["name"] or "gemm" in r["name"]]
+    assert [r["name"].split(" (")[0] for r in examples] == ["cutelab elementwise_add"] * 2 + [
+        "cutelab sgemm", "cutelab tensorop_gemm"]  # torch's rows need a GPU
+    assert all(0 < r["launch only"] < r["host"] for r in examples)
     assert [r["name"] for r in data["compile"]] == ["copy_inner_partition", "copy_outer_partition",
                                                     "copy_tv_partition", "elementwise_add"]
     for r in data["compile"]:
@@ -566,3 +570,352 @@ def test_a_stream_argument_compiled_with_a_fake_stream_takes_any_stream_at_call_
     c = cute.compile(f, from_dlpack(A), None)
     with pytest.raises(LaunchError, match="compiled with None"):
         c(from_dlpack(A), cuda.CUstream(0))
+
+
+def test_torch_fast_check_still_catches_strides_and_devices(gpu):
+    """The torch check of a contiguous compile uses is_contiguous() for the strides: a transposed
+    view of the same shape, a non-contiguous slice and a CPU tensor still take the full check."""
+    torch = pytest.importorskip("torch")
+    from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+    mod = _seed("copy_inner_partition")
+    S, D = fake_cuda_tensor(torch.zeros(64, 64)), fake_cuda_tensor(torch.zeros(64, 64))
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], S, D, (1, 16), 256)
+    f(S, D)
+    with pytest.raises(LaunchError, match=r"layout \(64,64\):\(1,64\) instead of \(64,64\):\(64,1\)"):
+        f(fake_cuda_tensor(torch.zeros(64, 64).t()), D)
+    with pytest.raises(LaunchError, match=r"layout \(64,64\):\(128,1\) instead"):
+        f(fake_cuda_tensor(torch.zeros(64, 128)[:, :64]), D)
+    with pytest.raises(LaunchError, match="device cpu:0 instead of cuda:0"):
+        f(torch.zeros(64, 64), D)
+    assert len(gpu.launches) == 1
+    # extent-1 modes: any stride moves no coordinate, so a contiguous (1, n) tensor is the same kernel
+    S1, D1 = fake_cuda_tensor(torch.zeros(1, 4096)), fake_cuda_tensor(torch.zeros(1, 4096))
+    with _quiet():
+        g = cute.compile(mod["launch_copy"], S1, D1, (1, 16), 256)
+    g(S1, D1)
+    S1b = fake_cuda_tensor(torch.zeros(1, 4096))
+    g(S1b, D1)
+    assert gpu.launches[-1]["params"] == [S1b.data_ptr(), D1.data_ptr()]
+
+
+def test_remembered_addresses_do_not_hide_an_overlap(gpu):
+    """Calls cycling through workspaces skip the address checks for address sets that passed;
+    an overlapping set is refused each time it comes back."""
+    f, S, D = _compiled_inner(gpu)
+    S2, D2 = _dev((64, 64)), _dev((64, 64))
+    for _ in range(3):
+        f(S, D)
+        f(S2, D2)
+        with pytest.raises(LaunchError, match="overlap in memory and one of them is written"):
+            f(S, S)
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)], [_addr(S2), _addr(D2)]] * 3
+    assert set(f._fast.passed) == {(_addr(S), _addr(D)), (_addr(S2), _addr(D2))}
+
+
+def test_same_layout_memo_compares_values_once_per_object():
+    from cutelab.dynamic import DynInt
+    from cutelab.kernel.launch import _SameLayout
+
+    ref = cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1))
+    same = _SameLayout(ref)
+    eq = cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1))
+    other = cute.make_layout((DynInt(32, div=16), 8), stride=(8, 1))
+    assert same(ref) and same(eq) and same(eq)
+    assert not same(other) and not same(other)
+    assert list(same.seen.values()) == [eq]  # the unequal one is never remembered
+    for _ in range(100):  # bounded
+        same(cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1)))
+    assert 0 < len(same.seen) <= 64
+
+
+def test_dynamic_layout_workspaces_launch_without_retracing(gpu):
+    """elementwise_add compiled with mark_layout_dynamic() tensors and called with other Tensors
+    of the same values (the example's benchmark workspaces): no trace, no compile; other values
+    still give another trace (of their own)."""
+    add = runpy.run_path(str(SEEDS.parents[0] / "dsl" / "elementwise_add.py"), run_name="test")
+
+    def ws(shape=(32, 256)):
+        return [from_dlpack(_dev(shape)).mark_layout_dynamic() for _ in range(3)]
+
+    w0 = ws()
+    with _quiet():
+        f = cute.compile(add["elementwise_add"], *w0)
+    compiles = gpu.nvrtc.compiles
+    spaces = [ws() for _ in range(3)]
+    for _ in range(2):
+        for w in spaces:
+            f(*w)
+    assert gpu.nvrtc.compiles == compiles and getattr(f, "_variant_cache", None) is None
+    assert [r["params"][:3] for r in gpu.launches] == [[t.engine.address for t in w] for w in spaces] * 2
+    f(*ws((64, 256)))
+    assert len(f._variant_cache) == 1 and len(gpu.launches) == 7
+
+
+# --------------------------------------------------------------------------- cute.testing.benchmark
+
+def test_benchmark_cycles_workspaces_and_checks_its_arguments():
+    from cutelab import testing
+
+    seen = []
+    made = iter(range(100))
+
+    def gen():
+        return testing.JitArguments(next(made), k=1)
+
+    us = testing.benchmark(lambda x, k: seen.append(x), workspace_generator=gen, workspace_count=3,
+                           warmup_iterations=4, iterations=5)
+    assert us > 0
+    assert seen == [0, 1, 2, 0] + [1, 2, 0, 1, 2]  # warm-up, then the timed calls go on from where it stopped
+    with pytest.raises(ValueError, match="workspace_count must be at least 1"):
+        testing.benchmark(print, workspace_generator=gen, workspace_count=0)
+    with pytest.raises(ValueError, match="workspace_count > 1 needs a workspace_generator"):
+        testing.benchmark(print, kernel_arguments=testing.JitArguments(), workspace_count=2)
+    with pytest.raises(ValueError, match="pass kernel_arguments"):
+        testing.benchmark(print)
+    with pytest.raises(TypeError, match="must give JitArguments, got tuple"):
+        testing.benchmark(print, workspace_generator=lambda: (1, 2))
+
+
+class _EventDriver:
+    """fakegpu's driver with what cute.testing.benchmark uses on a GPU: events, stream capture,
+    graphs, scratch memory; launches on a capturing stream become graph nodes."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.log = []
+        self.capturing = None
+        self.nodes = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    class CUstream(int):
+        pass
+
+    def cuLaunchKernel(self, fn, *a):  # noqa: N802
+        stream = int(a[7])
+        if self.capturing is not None and stream == self.capturing:
+            self.nodes += 1
+            return (0,)
+        self.log.append(("launch", stream))
+        return self.inner.cuLaunchKernel(fn, *a)
+
+    def cuEventCreate(self, flags):  # noqa: N802
+        return (0, object())
+
+    def cuEventRecord(self, ev, stream):  # noqa: N802
+        self.log.append(("record", int(stream)))
+        return (0,)
+
+    def cuEventSynchronize(self, ev):  # noqa: N802
+        return (0,)
+
+    def cuEventElapsedTime(self, a, b):  # noqa: N802
+        return (0, 3.0)
+
+    def cuEventDestroy(self, ev):  # noqa: N802
+        return (0,)
+
+    def cuStreamBeginCapture(self, stream, mode):  # noqa: N802
+        self.capturing, self.nodes = int(stream), 0
+        return (0,)
+
+    def cuStreamEndCapture(self, stream):  # noqa: N802
+        self.capturing = None
+        return (0, ("graph", self.nodes))
+
+    def cuGraphGetNodes(self, graph, n):  # noqa: N802
+        return (0, None, graph[1])
+
+    def cuGraphInstantiate(self, graph, flags):  # noqa: N802
+        return (0, ("exec", graph[1]))
+
+    def cuGraphLaunch(self, g, stream):  # noqa: N802
+        self.log.append(("graph", g[1], int(stream)))
+        return (0,)
+
+    def cuGraphExecDestroy(self, g):  # noqa: N802
+        return (0,)
+
+    def cuGraphDestroy(self, g):  # noqa: N802
+        return (0,)
+
+    def cuDeviceGetAttribute(self, attr, dev):  # noqa: N802
+        return (0, 50 << 20) if attr == 38 else self.inner.cuDeviceGetAttribute(attr, dev)
+
+    class CUdevice_attribute:  # noqa: N801
+        CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+
+    def cuMemAlloc(self, n):  # noqa: N802
+        self.log.append(("alloc", n))
+        return (0, 0xABC000)
+
+    def cuMemsetD32Async(self, p, v, n, stream):  # noqa: N802
+        self.log.append(("memset", n * 4, int(stream)))
+        return (0,)
+
+    def cuMemFree(self, p):  # noqa: N802
+        self.log.append(("free",))
+        return (0,)
+
+
+def _stream_copy():
+    @cute.kernel
+    def k(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1.0
+
+    @cute.jit
+    def run(A, stream):
+        k(A).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)
+
+    return run
+
+
+def test_benchmark_times_with_events_on_the_stream(gpu, monkeypatch):
+    from cutelab import testing
+    from cutelab.kernel import driver
+    from cutelab.kernel.driver import CUstream
+
+    ed = _EventDriver(driver._DRIVER)
+    A = _dev((32,))
+    f = cute.compile(_stream_copy(), A, CUstream(0))
+    monkeypatch.setattr(driver, "_DRIVER", ed)
+    s = CUstream(0x77)
+    us = testing.benchmark(f, kernel_arguments=testing.JitArguments(A, s), stream=s, warmup_iterations=2,
+                           iterations=4)
+    assert us == pytest.approx(3.0 / 4 * 1e3)  # the events' milliseconds, per call, in microseconds
+    # the stream check captured one call (no launch), then warm-up, record, 4 calls, record
+    assert ed.log == [("launch", 0x77)] * 2 + [("record", 0x77)] + [("launch", 0x77)] * 4 + [("record", 0x77)]
+    with pytest.raises(ValueError, match="does not match the stream the kernel was launched in"):
+        testing.benchmark(f, kernel_arguments=testing.JitArguments(A, CUstream(0x99)), stream=s)
+    # several workspaces: twice the L2 cleared on the stream before timing
+    ed.log.clear()
+    testing.benchmark(f, workspace_generator=lambda: testing.JitArguments(A, s), workspace_count=2, stream=s,
+                      warmup_iterations=0, iterations=1)
+    assert ed.log[:3] == [("alloc", 100 << 20), ("memset", 100 << 20, 0x77), ("free",)]
+
+
+def test_benchmark_with_cuda_graphs_times_the_replay(gpu, monkeypatch):
+    from cutelab import testing
+    from cutelab.kernel import driver
+    from cutelab.kernel.driver import CUstream
+
+    ed = _EventDriver(driver._DRIVER)
+    A = _dev((32,))
+    f = cute.compile(_stream_copy(), A, CUstream(0))
+    monkeypatch.setattr(driver, "_DRIVER", ed)
+    s = CUstream(0x55)
+    us = testing.benchmark(f, kernel_arguments=testing.JitArguments(A, s), stream=s, warmup_iterations=3,
+                           iterations=5, use_cuda_graphs=True)
+    assert us == pytest.approx(3.0 / 5 * 1e3)
+    assert ed.log == [("graph", 3, 0x55), ("record", 0x55), ("graph", 5, 0x55), ("record", 0x55)]
+    with pytest.raises(ValueError, match="use_cuda_graphs=True needs .* non-default stream"):
+        testing.benchmark(f, kernel_arguments=testing.JitArguments(A, s), use_cuda_graphs=True)
+    with pytest.raises(ValueError, match=r"does not match the stream .* \(0 launches captured for 3 calls\)"):
+        testing.benchmark(f, kernel_arguments=testing.JitArguments(A, CUstream(0x66)), stream=s,
+                          warmup_iterations=3, use_cuda_graphs=True)
+
+
+def test_compiled_tma_kernel_gets_its_tensor_map_parameters(gpu):
+    """A compiled call of a kernel with TMA descriptors: the prepared parameter buffer has their
+    slots (after the tensors), and each call encodes them for the call's addresses."""
+    import cutelab
+    from cutelab.nvgpu import cpasync, warpgroup
+
+    sl = cute.tile_to_shape(warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16),
+                            (64, 64), (0, 1))
+
+    @cute.kernel
+    def k(atom: cutelab.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutelab.Constexpr):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = cutelab.utils.SmemAllocator()
+        bars = smem.allocate_tensor(cutelab.Int64, cute.make_layout(1), 8)
+        sA = smem.allocate_tensor(cutelab.Float16, sl.outer, 1024, swizzle=sl.inner)
+        if tidx == 0:
+            cute.arch.mbarrier_init(bars.iterator, 1)
+        cute.arch.sync_threads()
+        if tidx == 0:
+            cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+            cute.copy(atom, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator)
+        cute.arch.mbarrier_wait(bars.iterator, 0)
+        B[tidx] = sA[0, tidx]
+
+    @cute.jit
+    def run(A, B):
+        atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), A, sl, (64, 64))
+        k(atom, tA, B, sl).launch(grid=1, block=32)
+
+    A, B = _dev((64, 64), np.float16), _dev((32,), np.float16)
+    f = cute.compile(run, from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16))
+    A2 = _dev((64, 64), np.float16)
+    f(from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16))
+    f(from_dlpack(A2, assumed_align=16), from_dlpack(B, assumed_align=16))
+    assert [r["params"][:2] for r in gpu.launches] == [[_addr(A), _addr(B)], [_addr(A2), _addr(B)]]
+    maps = [list(r["tensor_maps"].values()) for r in gpu.launches]  # the fake map's word 1 is its address
+    assert [[int.from_bytes(m[8:16], "little") for m in ms] for ms in maps] == [[_addr(A)], [_addr(A2)]]
+
+
+def _scenario(gpu):
+    """Calls of compiled functions, good and bad: what each launched or raised."""
+    torch = pytest.importorskip("torch")
+    from cutelab.kernel.driver import CUstream
+    from cutelab.kernel.fakegpu import fake_cuda_tensor
+
+    out = []
+    names = {}  # address -> which tensor (addresses differ from run to run)
+
+    def call(f, *a, **kw):
+        n = len(gpu.launches)
+        try:
+            f(*a, **kw)
+            out.append([([names.get(p, "other") for p in r["params"]], r["stream"]) for r in gpu.launches[n:]])
+        except LaunchError as e:
+            out.append(str(e).split(":")[1][:60])
+
+    mod = _seed("copy_inner_partition")
+    S, D = fake_cuda_tensor(torch.zeros(64, 64)), fake_cuda_tensor(torch.zeros(64, 64))
+    with _quiet():
+        f = cute.compile(mod["launch_copy"], S, D, (1, 16), 256)
+    S2 = fake_cuda_tensor(torch.zeros(64, 64))
+    names.update({S.data_ptr(): "S", D.data_ptr(): "D", S2.data_ptr(): "S2"})
+    for args in [(S, D), (S2, D), (S, S), (fake_cuda_tensor(torch.zeros(64, 64).t()), D), (torch.zeros(64, 64), D),
+                 (fake_cuda_tensor(torch.zeros(64, 64, dtype=torch.float64)), D), (S,), (S, D, (1, 16)),
+                 (S, D, (2, 16)), (from_dlpack(S2, assumed_align=16), D), (from_dlpack(S2, assumed_align=16), D),
+                 (S, D)]:
+        call(f, *args)
+    call(f, S, D, stream=CUstream(0x42))
+    g, A, B = _compiled_inner(gpu)
+    names.update({_addr(A): "A", _addr(B): "B"})
+    for args in [(A, B), (from_dlpack(A, assumed_align=16), from_dlpack(B, assumed_align=16)), (B, A), (A, A)]:
+        call(g, *args)
+    _, run = _quiet_copy()  # a remembered @cute.jit call replays through the same generated code
+    X, Y = _dev((512,)), _dev((512,))
+    names.update({_addr(X): "X", _addr(Y): "Y"})
+    for args in [(X, Y, 4), (X, Y, 4), (Y, X, 4), (X, X, 4), (X, Y, 4), (_dev((256,)), Y, 2)]:
+        call(run, *args)
+    out.append(len(run.calls))
+    return out, f
+
+
+def test_generated_call_does_what_the_general_path_does(monkeypatch):
+    """The generated call (CompiledFunction's direct path) against the general one
+    (CUTELAB_DIRECT_CALL=0): the same launches, the same refusals."""
+    with fake_gpu() as g1:
+        fast, f = _scenario(g1)
+        assert f._fast.direct is not None and "x.is_contiguous()" in f._fast.direct.source
+    monkeypatch.setenv("CUTELAB_DIRECT_CALL", "0")
+    with fake_gpu() as g2:
+        general, f = _scenario(g2)
+        assert f._fast.direct is None
+    assert fast == general
+    refused = [i for i, r in enumerate(fast) if isinstance(r, str)]
+    assert refused == [2, 3, 4, 5, 6, 8, 16]  # overlap, transposed, CPU, f64, missing, static, overlap
+    assert fast[12] == [(["S", "D"], 0x42)] and fast[15] == [(["B", "A"], 0)]
+    assert fast[17:20] == [[(["X", "Y"], 0)], [(["X", "Y"], 0)], [(["Y", "X"], 0)]]
+    assert fast[20] == [(["X", "X"], 0)]  # overlapping: traced again (without __restrict__), remembered too
+    assert fast[21:] == [[(["X", "Y"], 0)], [(["other", "Y"], 0)], 3]

@@ -204,11 +204,18 @@ class Launcher:
     """cuLaunchKernel of one function with a fixed grid, block and dynamic shared memory size,
     its parameters in a ParamBuffer (``params.values[i] = ...`` before each launch).
 
+    The driver call's arguments are built once (and again only when the stream changes): a
+    launch is one call with a prepared argument tuple. ``via``: "cuda-python" (the default:
+    cuda.bindings' cuLaunchKernel, given a CUstream object, which it takes faster than an int)
+    or "ctypes" (libcuda's cuLaunchKernel called directly with ctypes objects of the types
+    cuda.h declares, made once; ``CUTELAB_LAUNCH=ctypes``).
+
     >>> # launcher = Launcher(fn, (8, 1, 1), (256, 1, 1), 0, 2); launcher.params.values[0] = ptr
     >>> # launcher(stream)
     """
 
-    __slots__ = ("fn", "grid", "block", "smem", "params", "via", "_call", "_args", "_ok0")
+    __slots__ = ("fn", "grid", "block", "smem", "params", "via", "_call", "_head", "_tail", "_stream_arg",
+                 "_h", "_args", "_ok0")
 
     def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int,
                  via: Optional[str] = None):
@@ -219,19 +226,30 @@ class Launcher:
         _allow_smem(d, fn, int(smem))
         dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
         if self.via == "ctypes":  # libcuda's cuLaunchKernel called directly (the function handle as a pointer)
+            P, U = ctypes.c_void_p, ctypes.c_uint
             self._call = _libcuda_launch()
-            self._args = (int(fn),) + dims
+            self._head = (P(int(fn)),) + tuple(U(v) for v in dims)
+            self._tail = (P(self.params.address or None), None)
+            self._stream_arg = lambda h: P(h or None)
             self._ok0 = 0
         elif self.via == "cuda-python":
             self._call = d.cuLaunchKernel
-            self._args = (fn,) + dims
+            self._head = (fn,) + dims
+            self._tail = (self.params.address, 0)
+            mk = getattr(d, "CUstream", None)  # cuda.bindings converts an int to its CUstream at every call
+            self._stream_arg = mk if mk is not None else int
             self._ok0 = getattr(getattr(d, "CUresult", None), "CUDA_SUCCESS", 0)
         else:
             raise LaunchError(f"CUTELAB_LAUNCH={self.via!r}: launches go through 'cuda-python' (the default) or 'ctypes'")
+        self._h: Any = None  # the stream handle self._args holds
+        self._args: Tuple[Any, ...] = ()
 
     def __call__(self, stream: int = 0) -> None:
-        res = self._call(*self._args, stream, self.params.address, 0)
-        if self._ok0 == 0 and type(res) is int:  # ctypes: the CUresult itself
+        if stream != self._h:
+            self._args = self._head + (self._stream_arg(stream),) + self._tail
+            self._h = stream
+        res = self._call(*self._args)
+        if type(res) is int:  # ctypes: the CUresult itself
             if res:
                 _ok((res,), "cuLaunchKernel")
             return
@@ -245,16 +263,16 @@ LIBCUDA = "libcuda.so.1"  # where CUTELAB_LAUNCH=ctypes finds cuLaunchKernel (te
 
 
 def _libcuda_launch() -> Any:
-    """libcuda's cuLaunchKernel as a ctypes function, declared as cuda.h declares it."""
+    """libcuda's cuLaunchKernel as a ctypes function returning its CUresult. It has no argtypes:
+    Launcher passes ctypes objects of the types cuda.h declares (converting plain ints by
+    argtypes costs microseconds per call)."""
     global _LIBCUDA
     if _LIBCUDA is None or _LIBCUDA[0] != LIBCUDA:
         try:
             lib = ctypes.CDLL(LIBCUDA)
         except OSError as e:
             raise LaunchError(f"CUTELAB_LAUNCH=ctypes: cannot load {LIBCUDA} ({e})") from None
-        f = lib.cuLaunchKernel
-        u = ctypes.c_uint
-        f.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        f = lib["cuLaunchKernel"]  # a function object of our own (lib.cuLaunchKernel is shared)
         f.restype = ctypes.c_int
         _LIBCUDA = (LIBCUDA, f)
     return _LIBCUDA[1]

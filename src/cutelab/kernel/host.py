@@ -282,14 +282,16 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
         mine.append(d.value)
     tensors = {}
     dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
-    if dyn_pos is None:  # the tensors with dynamic layouts, found once
-        dyn_pos = cf._dyn_tensor_pos = [(p, t0) for p, t0 in cf.arg_tensors.items()
+    if dyn_pos is None:  # the tensors with dynamic layouts, found once (with their layout's memo)
+        from .launch import _SameLayout
+
+        dyn_pos = cf._dyn_tensor_pos = [(p, t0, _SameLayout(t0.layout)) for p, t0 in cf.arg_tensors.items()
                                         if isinstance(p, int) and is_dynamic(t0.layout)]
-    for pos, t0 in dyn_pos:
+    for pos, t0, same in dyn_pos:
         if pos < len(args):
             t = args[pos]
             lay = getattr(t, "layout", None)
-            if lay is t0.layout or (getattr(t, "engine", None) is not None and lay == t0.layout):
+            if lay is t0.layout or (getattr(t, "engine", None) is not None and same(lay)):
                 continue  # the compiled values (the common case: no work per call)
             t = _remark(cf.name, pos, t0, t)
             tensors[pos] = t

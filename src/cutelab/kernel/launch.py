@@ -21,7 +21,10 @@ its address is read; an address must still be aligned as compiled, and when addr
 storages that were one must still be one and no written storage may overlap another under
 __restrict__. The addresses go into a parameter buffer prepared once (driver.Launcher); scalar
 arguments and deferred bounds checks are settled when the call is prepared. Anything else takes
-the full check, whose error names what differs.
+the full check, whose error names what differs. A compiled call's checks and launches are
+written out once as one generated Python function (``_direct_call``; CUTELAB_DIRECT_CALL=0
+turns it off): it either launches or returns having done nothing, and the general path then
+runs the same checks one by one.
 
 Where a kernel runs: on the GPU when its tensors live on a GPU, in the CPU interpreter when
 they live in host memory (numpy arrays, CPU torch tensors), or when ``interpret=True`` is
@@ -43,6 +46,7 @@ import numpy as np
 
 from ..errors import LaunchError, TraceError
 from ..layout import Layout
+from .driver import CUstream as _CUstream
 from .symbolic import evaluate, sym_range
 from .trace import GmemEngine, KernelIR, Load, Store, Tracer, pow2_divisor, tracing
 
@@ -555,7 +559,18 @@ def _stream_handle(stream: Any) -> int:
     """A stream given to a launch (torch.cuda.Stream, cuda.CUstream, cutelab's CUstream, an int)."""
     if type(stream) is int:
         return stream
+    if type(stream) is _CUstream:
+        return stream.handle
     return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
+
+
+def _respecialize(cf: Any, args: Any) -> Any:
+    """host.respecialize, imported at the first call (host.py imports this module)."""
+    global _respecialize
+    from .host import respecialize
+
+    _respecialize = respecialize
+    return respecialize(cf, args)
 
 
 def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
@@ -1085,13 +1100,20 @@ class CompiledFunction:
         self.variants: Any = None  # kernel/host.py respecialize: the traces for other dynamic values
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
+        fast = self._fast or self._build()
+        direct = fast.direct
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
-            from .host import respecialize
-
-            other = respecialize(self, args)
+            # every tensor passing the generated checks has its compiled layout: this trace's values
+            tried = direct is not None and not self.dyn_args
+            if tried and direct(args, stream):
+                return None
+            other = _respecialize(self, args)
             if other is not self:
                 return other(*args, stream=stream)
-        fast = self._fast or self._build()
+            if not tried and direct is not None and direct(args, stream):
+                return None
+        elif direct is not None and direct(args, stream):
+            return None
         if self._forgotten:
             if not self._replay(args, stream):
                 raise LaunchError(f"{self.name}: the arguments do not match this remembered call")
@@ -1099,16 +1121,25 @@ class CompiledFunction:
         if fast.cpu:
             return self._run_general(args, stream)
         # the tensors: a signature check per argument, then only the address is read
-        addrs = []
-        for pos, get in fast.getters:
+        addrs = None
+        if fast.flat:  # every tensor is an argument itself (not in a list): one pass
             try:
-                x = args[pos] if type(pos) is int else _at_path(args, pos, self.name)
+                addrs = [get(args[pos]) for pos, get in fast.getters]
             except IndexError:
-                x = None
-            a = get(x)
-            if a is None:  # another kind of object or signature: the full check (and its error)
-                a = self._check(args, pos, x)
-            addrs.append(a)
+                addrs = None
+            if addrs is not None and None in addrs:
+                addrs = None
+        if addrs is None:
+            addrs = []
+            for pos, get in fast.getters:
+                try:
+                    x = args[pos] if type(pos) is int else _at_path(args, pos, self.name)
+                except IndexError:
+                    x = None
+                a = get(x)
+                if a is None:  # another kind of object or signature: the full check (and its error)
+                    a = self._check(args, pos, x)
+                addrs.append(a)
         for pos, v0 in fast.static:
             if pos < len(args):
                 v = args[pos]
@@ -1119,17 +1150,17 @@ class CompiledFunction:
         self._launch(fast, args, addrs, stream)
 
     def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
-        for plan, launcher, slots, _, spos, tdev, fixed in fast.launches:
+        for plan, launcher, slots, tm, spos, tdev, fixed in fast.launches:
             if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
                 plan.run((), stream, ())
                 continue
-            if plan.error_word is not None:  # a guarded access of an earlier launch left its tensor
-                plan.error_word.check(f"at the next launch of {plan.ir.name}")
+            ew = plan.error_word
+            if ew is not None and ew.word[0]:  # a guarded access of an earlier launch left its tensor
+                ew.check(f"at the next launch of {plan.ir.name}")
             vals = launcher.params.values
             for i, k in slots:
                 vals[i] = addrs[k]
-            tm = plan.tensor_maps
-            if tm is not None and len(tm):  # TMA descriptors hold the tensors' addresses: encode them again
+            if tm:  # TMA descriptors hold the tensors' addresses: encode them again
                 tm.fill(launcher.params, [int(vals[j]) for j in range(len(plan.ir.params))], len(plan.ir.params))
             if stream is not None:
                 h = _stream_handle(stream)
@@ -1148,13 +1179,20 @@ class CompiledFunction:
         fast = self._fast or self._build()
         if fast.cpu or len(args) != fast.nargs:
             return False
-        addrs = []
+        if fast.direct is not None:
+            return fast.direct(args, stream, True)
         try:
-            for pos, get in fast.getters:
-                a = get(args[pos] if type(pos) is int else _at_path(args, pos, self.name))
-                if a is None:
+            if fast.flat:  # every tensor is an argument itself: one pass
+                addrs = [get(args[pos]) for pos, get in fast.getters]
+                if None in addrs:
                     return False
-                addrs.append(a)
+            else:
+                addrs = []
+                for pos, get in fast.getters:
+                    a = get(args[pos] if type(pos) is int else _at_path(args, pos, self.name))
+                    if a is None:
+                        return False
+                    addrs.append(a)
             for pos, v0 in fast.static:
                 v = args[pos]
                 if v is not v0 and not _same_static(v, v0):
@@ -1176,6 +1214,7 @@ class CompiledFunction:
         fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), int(getattr(t0.engine, "align", 1) or 1)))
                         for pos, t0 in self.arg_tensors.items()]
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
+        fast.flat = all(type(pos) is int for pos, _ in fast.getters)
         fast.static = list(self.arg_static.items())
         fast.nargs = self.nargs
         fast.launches = []
@@ -1186,7 +1225,7 @@ class CompiledFunction:
         fast.groups = [g for g in groups.values() if len(g) > 1]
         for (plan, sources, scalars), strm in zip(self.plans, self.streams):
             if not isinstance(plan, _Plan):  # something else recorded in order (e.g. a host-side print)
-                fast.launches.append((plan, None, [], (), None, None, 0))
+                fast.launches.append((plan, None, [], None, None, None, 0))
                 continue
             plan.check_scalars(scalars)
             if plan.mode != "gpu":
@@ -1209,9 +1248,14 @@ class CompiledFunction:
             spos = strm[1] if isinstance(strm, tuple) and strm[0] == "arg" else None
             fixed = _stream_handle(strm) if strm is not None and spos is None else 0
             tdev = _torch_device([st for _, st in sources]) if strm is None else None
-            fast.launches.append((plan, launcher, slots, (), spos, tdev, fixed))
+            tm = plan.tensor_maps if plan.tensor_maps is not None and len(plan.tensor_maps) else None
+            fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
         fast.last = None
+        fast.passed = {}  # address tuples that passed _new_addresses
+        fast.direct = None
         self._fast = fast
+        if not fast.cpu and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+            fast.direct = _direct_call(self, fast)
         return fast
 
     def forget_tensors(self) -> None:
@@ -1242,6 +1286,8 @@ class CompiledFunction:
             new = _getter(t, x, int(getattr(t0.engine, "align", 1) or 1))  # x's description, t0's alignment
             if new is not _never:
                 fast.getters[k] = (p, _either(get, new))
+                if fast.direct is not None:  # the generated call checks the new kind of object too
+                    fast.direct = _direct_call(self, fast)
         return int(t.engine.address)
 
     def _run_general(self, args: Any, stream: Any) -> None:
@@ -1265,8 +1311,14 @@ class CompiledFunction:
     def _new_addresses(self, addrs: List[int]) -> None:
         """Checks that depend on where the storages are, not on their description: arguments that
         were one storage at compile time still are, and no written storage overlaps another in a
-        kernel compiled with __restrict__ pointers."""
+        kernel compiled with __restrict__ pointers. They depend on the addresses alone: the last
+        addresses that passed are remembered (calls cycling through a few workspaces pay a
+        dictionary lookup)."""
         fast = self._fast
+        key = tuple(addrs)
+        if key in fast.passed:
+            fast.last = list(addrs)
+            return
         for g in fast.groups:
             if any(addrs[k] != addrs[g[0]] for k in g):
                 names = [str(fast.getters[k][0]) for k in g]
@@ -1280,6 +1332,9 @@ class CompiledFunction:
                 for i, k in slots:
                     vals[i] = addrs[k]
                 _check_no_alias(plan, vals)
+        if len(fast.passed) >= 256:
+            fast.passed.clear()
+        fast.passed[key] = True
         fast.last = list(addrs)
 
     def _static_error(self, pos: int, v: Any, v0: Any) -> None:
@@ -1288,6 +1343,78 @@ class CompiledFunction:
             f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
             f"runtime scalar, or call cute.compile again)"
         )
+
+
+def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, Any], bool]]:
+    """The compiled call as one generated function of (args, stream): the checks of each tensor
+    argument written out (a torch tensor's type, element type, shape, strides or contiguity,
+    device, address alignment; other objects through their getter), the static arguments, the
+    address checks, then each launch's parameter writes and driver call. It returns False, having
+    done nothing, when any check fails: CompiledFunction.__call__ then takes the general path,
+    which names what differs (or finds another kind of object fine, and remembers it). With
+    ``replay`` (a remembered @cute.jit call, CompiledFunction._replay) addresses that fail their
+    checks give False as well: the jit function traces again. None when
+    the call has something the generated code does not cover (tensors inside lists, host-side
+    prints, TMA descriptors): the general path serves every call then."""
+    if not fast.flat or any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
+        return None
+    env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": sys.modules[__name__],
+                           "LaunchError": LaunchError,
+                           "_fast": fast, "_new_addresses": cf._new_addresses}
+    need = 1 + max([pos for pos, _ in fast.getters] + [-1])
+    lines = ["def direct(args, stream, replay=False):", "    n = len(args)"]
+    if fast.nargs >= 0:
+        lines.append(f"    if n != {fast.nargs}:")
+        lines.append("        return False")
+    elif need:
+        lines.append(f"    if n < {need}:")
+        lines.append("        return False")
+    for k, (pos, get) in enumerate(fast.getters):
+        spec = getattr(get, "torch", None)
+        if spec is not None and not hasattr(get, "alternatives"):
+            ttype, tdt, shape, strides, dev, align = spec
+            env.update({f"T{k}": ttype, f"D{k}": tdt, f"S{k}": shape, f"ST{k}": strides, f"V{k}": dev})
+            lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}"
+            lines += [f"    x = args[{pos}]",
+                      f"    if type(x) is not T{k} or x.dtype is not D{k} or x.shape != S{k} or not {lay} "
+                      f"or x.device != V{k}:",
+                      "        return False",
+                      f"    a{k} = x.data_ptr()",
+                      f"    if a{k} % {align}:",
+                      "        return False"]
+        else:
+            env[f"G{k}"] = get
+            lines += [f"    a{k} = G{k}(args[{pos}])", f"    if a{k} is None:", "        return False"]
+    for j, (pos, v0) in enumerate(fast.static):
+        env[f"C{j}"] = v0
+        lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
+                  f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
+    addrs = ", ".join(f"a{k}" for k in range(len(fast.getters)))
+    lines += [f"    addrs = [{addrs}]", "    if addrs != _fast.last:", "        if not replay:",
+              "            _new_addresses(addrs)",  # raises the LaunchError that names the problem
+              "        else:",  # a remembered @cute.jit call: storages now overlapping, or no longer shared
+              "            try:", "                _new_addresses(addrs)", "            except LaunchError:",
+              "                return False"]
+    for j, (plan, launcher, slots, _, spos, tdev, fixed) in enumerate(fast.launches):
+        env.update({f"P{j}": plan, f"L{j}": launcher, f"W{j}": launcher.params.values,
+                    f"M{j}": f"at the next launch of {plan.ir.name}"})
+        lines += [f"    ew = P{j}.error_word", "    if ew is not None and ew.word[0]:", f"        ew.check(M{j})"]
+        lines += [f"    W{j}[{i}] = a{k}" for i, k in slots]
+        if spos is not None:
+            other = f"_handle(args[{spos}]) if {spos} < n else 0"
+        elif tdev is not None:
+            other = f"_mod._torch_stream({int(tdev)})"  # looked up at each call: fakegpu replaces it
+        else:
+            other = str(int(fixed))
+        lines += ["    if stream is not None:", "        h = _handle(stream)", "    else:", f"        h = {other}",
+                  f"    L{j}(h)"]
+    lines.append("    return True")
+    import builtins  # this module's `compile` is cute.compile
+
+    exec(builtins.compile("\n".join(lines), f"<cutelab compiled call {cf.name}>", "exec"), env)  # noqa: S102
+    fn = env["direct"]
+    fn.source = "\n".join(lines)  # type: ignore[attr-defined]
+    return fn
 
 
 def _never(x: Any) -> None:
@@ -1324,14 +1451,27 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
     e0 = t0.engine
     if obj is not None and type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
         ttype, tdt, shape, strides, dev = type(obj), obj.dtype, tuple(obj.shape), tuple(obj.stride()), obj.device
+        if obj.is_contiguous():
+            # same shape and contiguous: the same strides, but for extent-1 modes, whose stride
+            # moves no coordinate (an offset of 0 either way); is_contiguous() is the cheaper call
+            def get_torch(x: Any) -> Optional[int]:
+                if (type(x) is ttype and x.dtype is tdt and x.shape == shape and x.is_contiguous()
+                        and x.device == dev):
+                    a = x.data_ptr()
+                    if not a % align:
+                        return a
+                return None
+        else:
+            def get_torch(x: Any) -> Optional[int]:
+                if (type(x) is ttype and x.dtype is tdt and x.shape == shape and x.stride() == strides
+                        and x.device == dev):
+                    a = x.data_ptr()
+                    if not a % align:
+                        return a
+                return None
 
-        def get_torch(x: Any) -> Optional[int]:
-            if type(x) is ttype and x.dtype is tdt and x.shape == shape and x.stride() == strides and x.device == dev:
-                a = x.data_ptr()
-                if not a % align:
-                    return a
-            return None
-
+        # what it compares, for CompiledFunction's generated call (strides None: is_contiguous())
+        get_torch.torch = (ttype, tdt, shape, None if obj.is_contiguous() else strides, dev, align)  # type: ignore
         return get_torch
     if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
         cai = obj.__cuda_array_interface__
@@ -1355,11 +1495,13 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
         return _never
 
     tcls = type(t0)
+    same = _SameLayout(lay)
 
     def get_tensor(x: Any) -> Optional[int]:
         if type(x) is tcls:
             e = x.engine
-            if (type(e) is etype and e.dtype is dt and (x.layout is lay or x.layout == lay) and x.offset == off
+            L = x.layout
+            if (type(e) is etype and e.dtype is dt and (L is lay or same(L)) and x.offset == off
                     and len(e) >= n and getattr(e, "device", None) == dev0):
                 a = e.address
                 if not a % align:
@@ -1367,6 +1509,28 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
         return None
 
     return get_tensor
+
+
+class _SameLayout:
+    """``layout == ref``, remembered for the layout objects that were equal (layouts are
+    immutable): a tensor whose layout holds dynamic values (DynInt, compared one by one)
+    pays the comparison once per layout object, then an identity test."""
+
+    __slots__ = ("ref", "seen")
+
+    def __init__(self, ref: Any):
+        self.ref = ref
+        self.seen: Dict[int, Any] = {}  # id -> the layout itself (kept, so that the id is not reused)
+
+    def __call__(self, layout: Any) -> bool:
+        if layout is self.ref or self.seen.get(id(layout)) is layout:
+            return True
+        if not (layout == self.ref):
+            return False
+        if len(self.seen) >= 64:
+            self.seen.clear()
+        self.seen[id(layout)] = layout
+        return True
 
 
 def _at_path(args: Any, pos: Any, name: str) -> Any:
