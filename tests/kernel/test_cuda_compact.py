@@ -174,3 +174,40 @@ def test_compact_forms_compile_with_nvcc(tmp_path):
         r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(f)],
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr[-3000:]
+
+
+# --------------------------------------------------------------------------- f16 / bf16 constants
+
+@pytest.mark.parametrize("name", ["f16", "bf16"])
+def test_half_constants_are_printed_as_their_bits(name):
+    torch = pytest.importorskip("torch")
+    tdt = torch.float16 if name == "f16" else torch.bfloat16
+    vals = [0.0, -0.0, 1.0, -2.5, 0.5, 3.140625, 2.0 ** -24, 2.0 ** -25, 65504.0, 65519.0, 65520.0, 1e10,
+            1.00390625, 1.01171875, 1.0 + 2.0 ** -23]
+    for v in vals:
+        want = int(torch.tensor(v, dtype=torch.float32).to(tdt).view(torch.int16).item()) & 0xFFFF
+        assert cuda.half_bits(v, name) == want, v
+    for v in (0.1, 1e-5, float("inf"), float("nan"), 3e38):  # not exactly a float32, or not finite
+        assert cuda.half_bits(v, name) is None
+
+
+@cute.kernel
+def fill_kernel(gH: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    frg = cute.make_rmem_tensor(cute.make_layout(8), cutlass.Float16)
+    frg.fill(1.5)
+    frg[3] = cutlass.Float16(0.1)
+    for i in range(8):
+        gH[tidx * 8 + i] = frg[i]
+
+
+def test_half_fill_prints_bits():
+    H = np.zeros(256, np.float16)
+    with capture() as ks:
+        fill_kernel(from_dlpack(H)).launch(grid=1, block=32, interpret=True)
+    body = _body(cuda.render(ks[0]))
+    assert "cl_f32_to_f16(1.5f)" not in body and "(unsigned short)0x3e00u" in body
+    assert "(unsigned short)0x2e66u" in body  # Float16(0.1): the tracer rounds it, the printer prints its bits
+    assert "cl_f32_to_f16(" not in body
+    fill_kernel(from_dlpack(H)).launch(grid=1, block=32, interpret=True)
+    assert H[0] == np.float16(1.5) and H[3] == np.float16(np.float32(0.1))

@@ -83,6 +83,31 @@ __device__ __forceinline__ long long cl_mod(long long a, long long b) { long lon
 """
 
 
+def half_bits(v: Any, name: str) -> Optional[int]:
+    """The 16 bits of constant v as f16 or bf16, as the kernel's conversion of the float literal
+    ``v`` computes them at run time (``cl_f32_to_f16``: cvt.rn; ``cl_f32_to_bf16``: round to
+    nearest even); None where the printer keeps the conversion (v not exactly a float32, not finite).
+
+    >>> [hex(half_bits(x, "f16")) for x in (0.0, 1.0, -2.5, 65520.0)]
+    ['0x0', '0x3c00', '0xc100', '0x7c00']
+    >>> [hex(half_bits(x, "bf16")) for x in (0.0, 1.0, -2.5, 1.00390625)]
+    ['0x0', '0x3f80', '0xc020', '0x3f80']
+    """
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    with np.errstate(over="ignore"):
+        f32 = np.float32(f)
+    if not np.isfinite(f32) or float(f32) != f:
+        return None
+    if name == "f16":
+        with np.errstate(over="ignore"):
+            return int(f32.astype(np.float16).view(np.uint16))
+    u = int(f32.view(np.uint32))
+    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16
+
+
 def _printf_kind(dt: Any) -> str:
     return "float" if dt.kind == "float" else "bool" if dt.kind == "bool" else dt.kind
 
@@ -541,6 +566,10 @@ class CudaRenderer:
     def ref_storage(self, ref: Any, dtype: Any) -> str:
         if isinstance(ref, tuple) and ref[0].dtype.name == dtype.name:
             return f"{self.rn(ref[0])}[{ref[1]}]"
+        if dtype.name in ("f16", "bf16") and not isinstance(ref, (tuple, Expr, ParamRef)):
+            bits = half_bits(ref, dtype.name)
+            if bits is not None:  # a constant: its bits, not a conversion at run time
+                return f"(unsigned short)0x{bits:04x}u"
         return _to_storage(self.ref_compute(ref, dtype), dtype)
 
     def param_decl(self, p: Param) -> str:
