@@ -166,9 +166,11 @@ class _IntPrinter:
     def __init__(self, e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None,
                  share: Optional[Callable[[Expr], Optional[Tuple[str, str]]]] = None):
         self.var_map = var_map or {}
-        self.share = share  # sums of terms already held in a local: (name, C type), or None (see _Shared)
         subs: List[Expr] = []
         _subexprs(e, subs)
+        # sums of terms held in locals (see _Shared): only where nothing reads a register
+        self.share = share if share is not None and all(
+            s.name.startswith(_PURE) for s in subs if isinstance(s, Var)) else None
         lo = min([s.lo for s in subs] + [extra[0], 0])
         hi = max([s.hi for s in subs] + [extra[1], 0])
         for s in subs:
@@ -254,14 +256,11 @@ def int_expr(e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str
     return p(e), p.t
 
 
-_PURE = ("tid.", "bid.", "arg.", "loop.")  # index variables that keep their value within a C scope
+# index variables that keep their value within a C scope (thread and block indices, scalar
+# arguments, loop variables): an expression of only these has the same value wherever its C text
+# is in scope; a register (RegVar, "reg.") may be assigned in between
+_PURE = ("tid.", "bid.", "arg.", "loop.")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-
-
-def _pure(e: Any) -> bool:
-    """True when e reads no register (only thread/block indices, scalar arguments and loop
-    variables): the same C text then has the same value wherever it is in scope."""
-    return all(v.name.startswith(_PURE) for v in atoms(e))
 
 
 class _Shared:
@@ -278,6 +277,7 @@ class _Shared:
         self.open: List[int] = [0]  # the scopes the next emitted line is in, innermost last
         self.keys: Dict[int, List[str]] = {}  # scope -> the texts declared in it
         self.n = 0
+        self.printed: Dict[Any, Tuple[str, str]] = {}  # (terms, index renames) -> (C text, C type)
 
     def track(self, line: str) -> None:
         """Follow the braces (outside string literals) of an emitted line."""
@@ -290,21 +290,25 @@ class _Shared:
                     del self.held[k]
 
     def __call__(self, e: Lin) -> Optional[Tuple[str, str]]:
+        """(local, its C type) holding e's terms (e is pure: _IntPrinter checks), or None."""
         terms = e.terms
         if len(terms) == 1 and not isinstance(terms[0][0], (DynDiv, Mul, Swz)):
             return None  # one (scaled) index: nothing worth a local
-        if not _pure(e):
-            return None
-        part = Lin(terms, 0)
-        p = _IntPrinter(part, var_map=self.r.var_map)
-        code = p(part)
+        vm = self.r.var_map
+        k = (e.key[1], tuple(vm.items()) if vm else None)
+        printed = self.printed.get(k)
+        if printed is None:
+            part = Lin(terms, 0)
+            p = _IntPrinter(part, var_map=vm)
+            printed = self.printed[k] = (p(part), p.t)
+        code, t = printed
         got = self.held.get(code)
         if got is None:
             r = self.r
             r.n_tmp += 1
             name = f"ix{r.n_tmp}"
-            r.emit(f"const {p.t} {name} = {code};")  # emitted before the line that uses it
-            got = self.held[code] = (name, p.t, self.open[-1])
+            r.emit(f"const {t} {name} = {code};")  # emitted before the line that uses it
+            got = self.held[code] = (name, t, self.open[-1])
             self.keys.setdefault(self.open[-1], []).append(code)
         return got[0], got[1]
 
