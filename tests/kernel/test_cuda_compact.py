@@ -211,3 +211,21 @@ def test_half_fill_prints_bits():
     assert "cl_f32_to_f16(" not in body
     fill_kernel(from_dlpack(H)).launch(grid=1, block=32, interpret=True)
     assert H[0] == np.float16(1.5) and H[3] == np.float16(np.float32(0.1))
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+def test_consecutive_assigns_to_one_array_copy_as_one_value(tmp_path):
+    """Element-wise Assigns in a row (as tensorop_gemm's ldmatrix results into its A/B fragments)
+    are printed together: their run is one cl_vals copy, and the kernel computes the same."""
+    from cutelab.kernel.trace import Assign, For, walk
+
+    ir = _traced(runs_kernel, (3,), 1, 32)
+    loop = next(op for op in walk(ir.body) if isinstance(op, For))
+    ops = loop.body.ops
+    k = next(i for i, op in enumerate(ops) if isinstance(op, Assign) and len(op.index) == 8)
+    a = ops[k]
+    ops[k:k + 1] = [Assign(a.dst, (j,), (ref,)) for j, ref in zip(a.index, a.src)]
+    src = cuda.render(ir)
+    assert len(re.findall(r"= \*reinterpret_cast<const cl_vals<8, float>\*>", _body(src))) == 2
+    got = _run_on_host(src, ir.name, ", 3", 1, 32, tmp_path)
+    np.testing.assert_array_equal(got, _cpu(runs_kernel, (3,), 1, 32))

@@ -1003,10 +1003,26 @@ class CudaRenderer:
         for f, a in chunks:
             self.emit(f'printf("{f}"' + "".join(", " + x for x in a) + ");")
 
+    def statements(self, ops: List[Any]) -> None:
+        """Print ops in order; consecutive Assigns to one register array are printed together
+        (their elements in order), so that runs among them become one copy (see copy)."""
+        i, n = 0, len(ops)
+        while i < n:
+            s = ops[i]
+            if type(s) is Assign:
+                pairs = list(zip(s.index, s.src))
+                i += 1
+                while i < n and type(ops[i]) is Assign and ops[i].dst is s.dst:
+                    pairs.extend(zip(ops[i].index, ops[i].src))
+                    i += 1
+                self.copy(s.dst, pairs)
+                continue
+            self.statement(s)
+            i += 1
+
     def block(self, b: Any) -> None:
         self.indent += 1
-        for s in b.ops:
-            self.statement(s)
+        self.statements(b.ops)
         self.indent -= 1
 
     def cond(self, c: Any) -> str:
@@ -1130,8 +1146,7 @@ class CudaRenderer:
                 self.emit(f"alignas(16) {ctype(r.dtype)[0]} {self.rn(r)}[{r.n}] = {{}};")
                 self.declared.add((r.id, self.sfx))
         if sched is None:
-            for s in ir.stmts:
-                self.statement(s)
+            self.statements(ir.stmts)
         else:
             grid = sched["grid"]
             for line in sched["lines"]:
