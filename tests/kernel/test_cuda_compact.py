@@ -229,3 +229,55 @@ def test_consecutive_assigns_to_one_array_copy_as_one_value(tmp_path):
     assert len(re.findall(r"= \*reinterpret_cast<const cl_vals<8, float>\*>", _body(src))) == 2
     got = _run_on_host(src, ir.name, ", 3", 1, 32, tmp_path)
     np.testing.assert_array_equal(got, _cpu(runs_kernel, (3,), 1, 32))
+
+
+# --------------------------------------------------------------------------- swizzled sums
+
+def _swizzle_cases():
+    from cutelab.kernel.symbolic import Var, add, mul, swizzle_expr
+
+    t = Var("tid.x", 256)
+    p1 = add(add(mul((t // 8) % 2, 512), mul(t % 8, 8)), mul(t // 16, 64))  # tensorop_gemm's A tile
+    p2 = add(add(add(mul((t // 32) % 2, 2048), mul(t % 4, 2)), mul((t % 32) // 4, 128)), mul(t // 64, 8))
+    cases = [swizzle_expr(add(p1, c), 3, 3, 3) for c in (1024, 2048, 3072, 8192, 1, 7, 8, 64, 4104)]
+    cases += [swizzle_expr(add(p2, c), 3, 4, 3) for c in (1, 96, 1024, 1025, 4097, 13409, 2, 16, 130)]
+    return [e for e in cases if not isinstance(e, int)]
+
+
+def test_may_bits_covers_every_value():
+    from cutelab.kernel.symbolic import evaluate
+
+    tids = np.arange(256, dtype=np.int64)
+    for e in _swizzle_cases():
+        part = e.a
+        v = np.asarray(evaluate(part, {"tid.x": tids}))
+        assert not np.any(v & ~cuda.may_bits(part)), part.expr_str()
+
+
+@pytest.mark.skipif(GXX is None, reason="g++ is not installed")
+def test_swizzled_sums_print_as_the_swizzled_terms_xor_a_constant(tmp_path):
+    """Swizzle(P + c) prints as a local Swizzle(P) ^ Swizzle(c) where P cannot set c's bits, and
+    inline where it can; every printed expression equals the symbolic one for every thread."""
+    from cutelab.kernel.symbolic import evaluate
+
+    ir = _traced(runs_kernel, (3,), 1, 32)
+    funcs, split = [], 0
+    for i, e in enumerate(_swizzle_cases()):
+        r = cuda.CudaRenderer(ir)  # each expression in a function of its own: its own locals
+        p = cuda._IntPrinter(e, (e.lo, e.hi), {}, r.shared_sums)
+        code = p(e)
+        split += bool(re.fullmatch(r"\(ix\d+ \^ \d+u\)", code))
+        funcs.append(f"long long f{i}() {{\n" + "\n".join(r.lines) + f"\n  return (long long)({code});\n}}\n")
+    assert split >= 8  # the disjoint constants (and nothing else) split
+    n = len(funcs)
+    main = ("int main() { for (unsigned int t = 0; t < 256; ++t) { threadIdx = cl_dim3{t, 0, 0};"
+            + "".join(f' printf("%lld ", f{i}());' for i in range(n)) + ' printf("\\n"); } }\n')
+    cpp = tmp_path / "swz.cpp"
+    cpp.write_text(_HOST + "".join(funcs) + main)
+    c = subprocess.run([GXX, "-std=c++17", "-o", str(tmp_path / "swz"), str(cpp)], capture_output=True, text=True,
+                       timeout=300)
+    assert c.returncode == 0, c.stderr[-3000:]
+    out = subprocess.run([str(tmp_path / "swz")], capture_output=True, text=True, timeout=60).stdout.split("\n")
+    got = np.array([[int(x) for x in line.split()] for line in out if line.strip()])
+    want = np.stack([np.asarray(evaluate(e, {"tid.x": np.arange(256, dtype=np.int64)})) for e in _swizzle_cases()], 1)
+    np.testing.assert_array_equal(got, want)

@@ -108,6 +108,34 @@ def half_bits(v: Any, name: str) -> Optional[int]:
     return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16
 
 
+def may_bits(e: Any) -> int:
+    """A mask of every bit the non-negative integer expression e may set (e.lo >= 0): a sum of
+    power-of-two multiples of terms whose masks are disjoint is their OR; otherwise e's range,
+    less the low bits its divisibility clears.
+
+    >>> t = Var("tid.x", 128)
+    >>> bin(may_bits(add(mul(t % 4, 2), mul(t // 64, 8))))
+    '0b1110'
+    """
+    if isinstance(e, Lin) and e.const >= 0:
+        acc = e.const
+        for a, c in e.terms:
+            if c <= 0 or c & (c - 1) or a.lo < 0:
+                break
+            m = may_bits(a) << (c.bit_length() - 1)
+            if acc & m:
+                break
+            acc |= m
+        else:
+            return acc
+    if not isinstance(e, Expr):
+        return int(e)
+    mask = (1 << int(e.hi).bit_length()) - 1
+    if e.div > 0:
+        mask &= ~((e.div & -e.div) - 1)
+    return mask
+
+
 def _printf_kind(dt: Any) -> str:
     return "float" if dt.kind == "float" else "bool" if dt.kind == "bool" else dt.kind
 
@@ -191,6 +219,24 @@ class _IntPrinter:
     def lit(self, c: int) -> str:
         return f"{c}{self.suffix}" if c >= 0 or not self.signed else f"({c}{self.suffix})"
 
+    def _swizzled_sum(self, e: Swz) -> Optional[str]:
+        """Swizzle(P + c) as Swizzle(P) ^ Swizzle(c) when P >= 0 cannot set a bit of the constant
+        c > 0 (then P + c == P ^ c, and a swizzle is XOR-linear): the accesses of one tile share
+        the local Swizzle(P) (see _Shared) and differ by a constant."""
+        a = e.a
+        if self.share is None or not isinstance(a, Lin) or a.const <= 0:
+            return None
+        part = a.terms[0][0] if len(a.terms) == 1 and a.terms[0][1] == 1 else Lin(a.terms, 0)
+        if part.lo < 0 or may_bits(part) & a.const:
+            return None
+        held = self.share.hold(Swz(part, e.b, e.m, e.s))
+        if held is None:
+            return None
+        name, t = held
+        c = a.const ^ ((a.const & e.ymask) >> e.s)
+        s = name if t == self.t else f"(({self.t}){name})"
+        return f"({s} ^ {self.lit(c)})" if c else s
+
     def __call__(self, e: Any) -> str:
         if not isinstance(e, Expr):
             return self.lit(int(e))
@@ -241,6 +287,9 @@ class _IntPrinter:
             f = "cl_floordiv" if e.op == "//" else "cl_mod"
             return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
         if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
+            split = self._swizzled_sum(e)
+            if split is not None:
+                return split
             a = self(e.a)
             return f"({a} ^ (({a} & {self.lit(e.ymask)}) >> {e.s}))"
         if isinstance(e, Cmp):
@@ -294,12 +343,15 @@ class _Shared:
         terms = e.terms
         if len(terms) == 1 and not isinstance(terms[0][0], (DynDiv, Mul, Swz)):
             return None  # one (scaled) index: nothing worth a local
+        return self.hold(Lin(terms, 0), e.key[1])
+
+    def hold(self, part: Expr, key: Any = None) -> Optional[Tuple[str, str]]:
+        """(local, its C type) holding the pure expression part, declared if not yet in scope."""
         vm = self.r.var_map
-        k = (e.key[1], tuple(vm.items()) if vm else None)
+        k = (part.key if key is None else key, tuple(vm.items()) if vm else None)
         printed = self.printed.get(k)
         if printed is None:
-            part = Lin(terms, 0)
-            p = _IntPrinter(part, var_map=vm)
+            p = _IntPrinter(part, var_map=vm)  # no locals inside: the text is valid in any scope
             printed = self.printed[k] = (p(part), p.t)
         code, t = printed
         got = self.held.get(code)
