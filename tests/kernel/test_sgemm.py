@@ -77,8 +77,10 @@ def test_sgemm_kernel_ir_uses_cp_async_and_fma():
 def test_long_k_loops_stay_runtime_loops():
     from cutelab.kernel.trace import For
 
-    assert not any(isinstance(op, For) for op in _sgemm_ir(128, 128, 128).ops())  # 16 k-tiles: unrolled
-    ir = _sgemm_ir(128, 128, 256)  # 32 k-tiles: `for _ in range(k_tile_count)` becomes a runtime loop
+    assert not any(isinstance(op, For) for op in _sgemm_ir(128, 128, 32).ops())  # 4 k-tiles: unrolled
+    # 8 k-tiles (the example's default K = 64): `for _ in range(k_tile_count)` becomes a runtime loop
+    # (control.UNROLL_LIMIT), so the default size prints one mainloop, not 8 copies of it
+    ir = _sgemm_ir(128, 128, 64)
     assert sum(isinstance(op, For) for op in ir.ops()) == 1
 
 
