@@ -39,6 +39,8 @@ from typing import Any, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+# benchmarks/ holds a copy.py: keep it from shadowing the standard library's copy module (torch imports it)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 
 TOOLS = ("memcheck", "racecheck", "synccheck")
 
@@ -51,9 +53,9 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm80_gemm": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--iterations", "1"],
     "gemm/sm80_gemm_bf16": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--dtype", "bf16",
                             "--iterations", "1"],
-    "gemm/sm90_gemm": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,256,256", "--ctas", "4"],
+    "gemm/sm90_gemm": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,256,256", "--ctas", "4", "--iters", "2"],
     "gemm/sm90_gemm_ws": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,512,512", "--ctas", "3", "--ws",
-                          "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3"],
+                          "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--iters", "2"],
     "seeds/copy_inner_partition": ["examples/seeds/copy_inner_partition.py"],
     "seeds/copy_outer_partition": ["examples/seeds/copy_outer_partition.py"],
     "seeds/copy_tv_partition": ["examples/seeds/copy_tv_partition.py"],
