@@ -262,6 +262,11 @@ class _Carry:
         self.last: Dict[str, Any] = dict(self.pre)
         self.poisoned: set = set()
         self.view_div: Dict[str, int] = {}
+        # a moving view's offsets (what its register is assigned, in order: the first one before the
+        # region), the RegVars that read it, and the possible-bits mask proved for it (_prove_bits)
+        self.view_vals: Dict[str, list] = {}
+        self.view_snaps: Dict[str, list] = {}
+        self.view_bits: Dict[str, Optional[int]] = {}
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -300,6 +305,9 @@ class _Carry:
                 # gives it; checked at the end of the region
                 eb = max(1, getattr(getattr(v, "element_type", None), "width", 8) // 8)
                 self.view_div[n] = min(_offset_div(v.offset), max(1, 16 // eb))
+                self.view_vals[n] = [v.offset]
+                self.view_snaps[n] = []
+                self.view_bits[n] = None
 
     def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]
@@ -308,10 +316,40 @@ class _Carry:
 
             dst = self.t.new_reg(r.dtype, 1)
             self.t.emit(Compute(dst, "mov", (((r, 0),),)))
-            return shape._new(shape.layout, RegVar((dst, 0), div=self.view_div.get(n, 1)))
+            rv = RegVar((dst, 0), div=self.view_div.get(n, 1))
+            rv.bits = self.view_bits.get(n)
+            self.view_snaps.setdefault(n, []).append(rv)
+            return shape._new(shape.layout, rv)
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
+
+    def _prove_bits(self, n: str) -> None:
+        """A possible-bits mask for the offsets that view n's register holds, set on every RegVar
+        that reads it (trace.RegVar.bits; cuda.swz_split uses it to take constants out of
+        swizzles of that offset). By induction over the run: the register first holds the offset
+        before the region; each later value is an offset the region computes from the registers'
+        values then. So a mask M that holds the first offset and every computed one, where the
+        RegVars of this register are assumed within M (other registers' atoms have their own
+        proven masks or none), holds every value. M is found by iterating from the first
+        offset's mask; where it does not settle, nothing is claimed."""
+        r = self.regs[n][0]
+        snaps, vals = self.view_snaps[n], self.view_vals[n]
+        m: Optional[int] = _value_bits(vals[0], r.dtype)
+        for _ in range(8):
+            for rv in snaps:
+                rv.bits = m
+            new = m
+            for v in vals[1:]:
+                new |= _value_bits(v, r.dtype)
+            if new == m:
+                break
+            m = new
+        else:
+            m = None
+            for rv in snaps:
+                rv.bits = None
+        self.view_bits[n] = m
 
     def values(self, fresh: bool = True) -> Tuple[Any, ...]:
         return tuple(self._snap(n) if n in self.regs else (self.pre[n] if fresh else self.last[n])
@@ -343,6 +381,8 @@ class _Carry:
                         f"it takes (e.g. the same pipeline stage layout)."
                     )
                 t.emit(Assign(r, (0,), (v.offset,)))
+                self.view_vals[n].append(v.offset)
+                self._prove_bits(n)
                 continue
             if n in self.regs:
                 r, shape = self.regs[n]
@@ -378,6 +418,45 @@ class _Carry:
                 )
         for n in self.poisoned:
             self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
+
+
+def _value_bits(e: Any, dtype: Any) -> int:
+    """A mask of every bit that e (an int or an index expression) can set, as a value of dtype
+    (an integer type: a signed value wraps and is sign-extended, an unsigned one is reduced), in
+    two's complement (negative: every high bit); see cuda._possible_bits.
+
+    >>> from cutelab.numeric import Int32
+    >>> from cutelab.kernel.symbolic import Var
+    >>> t = Var("tid.x", 8)
+    >>> bin(_value_bits(t * 64 + 1024, Int32))
+    '0b10111000000'
+    >>> bin(_value_bits(t * 64 + 64, Int32))  # the constant can carry: bits 6 up to 512's
+    '0b1111000000'
+    >>> _value_bits(t * (1 << 28) + (1 << 30), Int32) == -(1 << 28)  # may wrap past Int32's sign
+    True
+    """
+    from .cuda import _possible_bits
+    from .symbolic import Lin, add
+
+    if isinstance(e, Expr):
+        c = e.const if isinstance(e, Lin) else 0
+        x = add(e, -c) if c else e
+        m = _possible_bits(x)
+        if m & c:  # adding c, a multiple of 2**p, keeps the bits below p; from p up, any bit
+            p = (c & -c).bit_length() - 1
+            m = (m & ((1 << p) - 1)) | -(1 << p)
+            if e.lo >= 0:
+                m &= (1 << int(e.hi).bit_length()) - 1
+        else:
+            m |= c
+    else:
+        m = int(e)
+    w = getattr(dtype, "width", 64)
+    if getattr(dtype, "kind", "int") == "uint":
+        return m & ((1 << w) - 1)
+    if m >> (w - 1):  # a value may reach the sign bit (or wrap): every bit from there up
+        m |= -(1 << (w - 1))
+    return m
 
 
 def _is_view(v: Any) -> bool:

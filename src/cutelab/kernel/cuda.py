@@ -173,7 +173,9 @@ def _possible_bits(x: Any) -> int:
     that can be negative may set every bit from tz up. Terms whose masks are pairwise disjoint
     add without carries (a + b == a | b where a & b == 0, for any signs), so the sum's mask is
     their union; otherwise the sum is a multiple of the smallest 2**tz, and at most the sum of
-    the upper bounds where no term can be negative."""
+    the upper bounds where no term can be negative. An atom with a possible-bits mask of its own
+    (``bits``: a register whose values are known bit by bit, see trace.RegVar) times a power of
+    two 2**j sets only that mask shifted by j (the product is a shift in two's complement too)."""
     terms = x.terms if isinstance(x, Lin) else ((x, 1),)
     masks, lows, hi_sum, nonneg = [], [], 0, True
     for atom, coef in terms:
@@ -183,10 +185,14 @@ def _possible_bits(x: Any) -> int:
         if coef > 0 and atom.lo >= 0:
             hi = coef * atom.hi
             hi_sum += hi
-            masks.append(((1 << hi.bit_length()) - 1) & ~((1 << tz) - 1))
+            m = ((1 << hi.bit_length()) - 1) & ~((1 << tz) - 1)
         else:
             nonneg = False
-            masks.append(~((1 << tz) - 1))
+            m = ~((1 << tz) - 1)
+        known = getattr(atom, "bits", None)
+        if known is not None and coef > 0 and coef & (coef - 1) == 0:
+            m &= known << (coef.bit_length() - 1)
+        masks.append(m)
     union = 0
     for m in masks:
         if union & m:  # terms can carry into each other: bound the sum as a whole

@@ -358,9 +358,12 @@ class ArgVar(Var):
 
 class RegVar(Var):
     """An integer held in a register (a runtime Int32 variable, e.g. a pipeline stage) used in an
-    index expression: ``ref`` is its (Reg, i); its range is its type's unless known better."""
+    index expression: ``ref`` is its (Reg, i); its range is its type's unless known better.
+    ``bits``, where not None, is a possible-bits mask: every value the register holds, as a Python
+    int (signed types sign-extended), sets no bit outside it (a negative mask: all high bits);
+    control._Carry proves one for a moving view's offset (cuda._possible_bits reads it)."""
 
-    __slots__ = ("c_name", "ref")
+    __slots__ = ("c_name", "ref", "bits")
 
     def __init__(self, ref: Tuple[Any, int], div: int = 1):
         reg, i = ref
@@ -369,6 +372,7 @@ class RegVar(Var):
         self.ref = ref
         self.lo, self.hi = _value_range(reg.dtype)
         self.div = div  # what divides every value it holds (a moving view's offset keeps its alignment)
+        self.bits: Optional[int] = None
 
 
 class For:
