@@ -53,6 +53,31 @@ def test_compare_verdicts():
     assert bad == 0 and all(ln.endswith("not measured") for ln in lines[1:])
 
 
+def test_compare_folds_cp_async_and_ldmatrix_as_the_h100s_ncu_counts_them():
+    # tensorop_gemm's default kernel, the H100 (2026-11-23): this ncu has no ldgsts metrics and counts cp.async in
+    # the global load rows; its l1tex shared-load rows include ldmatrix's wavefronts (1,024 + 16,896 + 4 conflicts)
+    m = _module()
+    pred = {"l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum": 2048.0,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum": 32768.0,
+            "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 1024.0,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 0.0,
+            "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": 16896.0,
+            "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum": 0.0}
+    measured = {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 2048.0,
+                "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 32768.0,
+                "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": 17924.0,
+                "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 4.0,
+                "sm__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldsm.sum": 16896.0,
+                "sm__sass_l1tex_data_bank_conflicts_pipe_lsu_mem_shared_op_ldsm.sum": 0.0}
+    lines, bad = m.compare({"ncu": pred}, measured)
+    row = {" ".join(ln.split()[:3]): ln for ln in lines[1:] if not ln.lstrip().startswith("(")}
+    assert row["global ld requests"].endswith("ok") and row["global ld sectors"].endswith("ok")
+    assert "cp.async requests" not in row
+    assert row["shared ld wavefronts"].endswith("ok")  # 17,920 against 17,924: within 1%
+    assert row["shared ld conflicts"].endswith("DIFF")  # 0 against 4: more than the 1-count rounding
+    assert bad == 1 and any("cp.async" in ln for ln in lines) and any("ldmatrix" in ln for ln in lines)
+
+
 def test_dry_run_on_a_small_program(capsys, tmp_path):
     m = _module()
     prog = "examples/dsl/elementwise_add.py --M 64 --N 256"
