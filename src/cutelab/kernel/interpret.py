@@ -170,6 +170,26 @@ def _check_range(idx_lo: int, idx_hi: int, length: int, what: str, where: str = 
         )
 
 
+def _whole_warps(b: "_Batch", mask: Any, name: str, short: str) -> np.ndarray:
+    """Which warps of the batch run a warp-wide instruction (ldmatrix, stmatrix, mma.sync): a bool per
+    warp. Such an instruction needs all 32 lanes: a block that is not whole warps, or a warp that runs
+    it with only some lanes (a branch that differs inside the warp), is an error naming it."""
+    n = b.n
+    if n % 32:
+        raise LaunchError(f"{b.ir.name}: {name} is a warp instruction, but the block has "
+                          f"{b.ir.num_threads} threads (not a multiple of 32)")
+    W = n // 32
+    if mask is None:
+        return np.ones(W, dtype=bool)
+    per_warp = mask.reshape(W, 32)
+    partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
+    if partial.any():
+        w = int(np.argmax(partial))
+        raise LaunchError(f"{b.ir.name}: {name} is executed by only some lanes of warp {w % (b.nt // 32)} "
+                          f"(a branch that differs inside the warp); {short} needs all 32 lanes")
+    return per_warp.all(axis=1)
+
+
 def _access_index(b: _Batch, base: Any, offsets: tuple, length: int, what: str, mask: Any = None,
                   where: str = "") -> Any:
     offs = np.asarray(offsets, dtype=np.int64)

@@ -30,7 +30,7 @@ from typing import Any, List
 import numpy as np
 
 from .. import int_tuple as it
-from ..errors import LaunchError, TraceError
+from ..errors import TraceError
 from .symbolic import is_sym
 from .trace import Access, Op, Reg, SmemEngine, TraceValue, _static_offsets, current
 
@@ -102,23 +102,12 @@ class LdMatrix(Op):
         return {"op": "ldsm", "lanes": 8 * self.atom_op.num_matrices, "name": ptx_name(self.atom_op)}
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from .interpret import _access_index, _memory
+        from .interpret import _access_index, _memory, _whole_warps
 
         n = b.n
         name = ptx_name(self.atom_op)
-        if n % 32:
-            raise LaunchError(f"{b.ir.name}: {name} is a warp instruction, but the block has "
-                              f"{b.ir.num_threads} threads (not a multiple of 32)")
         W = n // 32
-        active = np.ones(W, dtype=bool)
-        if mask is not None:
-            per_warp = mask.reshape(W, 32)
-            partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
-            if partial.any():
-                w = int(np.argmax(partial))
-                raise LaunchError(f"{b.ir.name}: {name} is executed by only some lanes of warp {w % (b.nt // 32)} "
-                                  f"(a branch that differs inside the warp); ldmatrix needs all 32 lanes")
-            active = per_warp.all(axis=1)
+        active = _whole_warps(b, mask, name, "ldmatrix")
         data, length, shift = _memory(b, self.param, buffers)
         e = self.epr
         idx = _access_index(b, self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
@@ -299,23 +288,12 @@ class StMatrix(Op):
         return [Access(self.param, self.base, tuple(range(8)), True, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from .interpret import _access_index, _memory
+        from .interpret import _access_index, _memory, _whole_warps
 
         n = b.n
         name = ptx_name(self.atom_op)
-        if n % 32:
-            raise LaunchError(f"{b.ir.name}: {name} is a warp instruction, but the block has "
-                              f"{b.ir.num_threads} threads (not a multiple of 32)")
         W = n // 32
-        active = np.ones(W, dtype=bool)
-        if mask is not None:
-            per_warp = mask.reshape(W, 32)
-            partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
-            if partial.any():
-                w = int(np.argmax(partial))
-                raise LaunchError(f"{b.ir.name}: {name} is executed by only some lanes of warp {w % (b.nt // 32)} "
-                                  f"(a branch that differs inside the warp); stmatrix needs all 32 lanes")
-            active = per_warp.all(axis=1)
+        active = _whole_warps(b, mask, name, "stmatrix")
         data, length, shift = _memory(b, self.param, buffers)
         used = 8 * self.atom_op.num_matrices
         lane_mask = None if mask is None else mask & ((np.arange(n) % 32) < used)

@@ -37,7 +37,7 @@ from typing import Any, List, Sequence, Tuple
 import numpy as np
 
 from .. import int_tuple as it
-from ..errors import LaunchError, TraceError
+from ..errors import TraceError
 from .trace import Op, Reg, TraceValue, current
 
 __all__ = ["MmaSync", "mma_sync_gemm", "ptx_name"]
@@ -83,26 +83,13 @@ class MmaSync(Op):
 
     # ---- CPU
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from .interpret import _from_real, _to_real
+        from .interpret import _from_real, _to_real, _whole_warps
 
         op = self.op
         M, N, K = op.shape_mnk
         n = b.n
-        if n % 32:
-            raise LaunchError(f"{b.ir.name}: {ptx_name(op)} is a warp instruction, but the block has "
-                              f"{b.ir.num_threads} threads (not a multiple of 32)")
         W = n // 32
-        active = np.ones(W, dtype=bool)
-        if mask is not None:
-            per_warp = mask.reshape(W, 32)
-            partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
-            if partial.any():
-                w = int(np.argmax(partial))
-                raise LaunchError(
-                    f"{b.ir.name}: {ptx_name(op)} is executed by only some lanes of warp {w % (b.nt // 32)} "
-                    f"(a branch that differs inside the warp); mma.sync needs all 32 lanes"
-                )
-            active = per_warp.all(axis=1)
+        active = _whole_warps(b, mask, ptx_name(op), "mma.sync")
         ab, acc = op.ab_dtype, op.acc_dtype
 
         def vals(refs: tuple, dt: Any) -> np.ndarray:
