@@ -79,10 +79,4 @@ def print_tensor_in_kernel(t: Any, verbose: bool = False) -> None:
     parts: List[Any] = list(head)
     for piece in tensor_text("", flat, layout.shape, verbose) + ["\n"]:
         parts.extend(piece if isinstance(piece, list) else [piece])
-    merged: List[Any] = []
-    for x in parts:
-        if isinstance(x, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += x
-        elif x != "":
-            merged.append(x)
-    tr.emit(Printf(merged))
+    tr.emit(Printf(parts))

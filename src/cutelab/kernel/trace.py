@@ -210,12 +210,18 @@ class Compute:
 
 class Printf:
     """One line of output per thread. ``parts`` holds strings and ('int', Expr) / ('val', Ref,
-    dtype) / ('addr', Param, Expr) items."""
+    dtype) / ('addr', Param, Expr) items; adjacent strings are joined and empty ones dropped."""
 
     __slots__ = ("parts",)
 
     def __init__(self, parts: List[Any]):
-        self.parts = parts
+        merged: List[Any] = []
+        for x in parts:
+            if isinstance(x, str) and merged and isinstance(merged[-1], str):
+                merged[-1] += x
+            elif x != "":
+                merged.append(x)
+        self.parts = merged
 
     def __repr__(self) -> str:
         return f"printf{self.parts!r}"
@@ -1311,13 +1317,7 @@ def printf(*args: Any, end: str = "\n", loc: Any = None, ip: Any = None) -> None
         else:
             parts.append(p)
     parts.append(end)
-    merged: List[Any] = []
-    for x in parts:
-        if isinstance(x, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += x
-        elif x != "":
-            merged.append(x)
-    t.emit(Printf(merged))
+    t.emit(Printf(parts))
 
 
 def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
