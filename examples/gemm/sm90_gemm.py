@@ -127,6 +127,54 @@ class HopperGemm:
                                                 cute.slice_(b_smem, (None, None, 0)), (bN, bK))
         return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
 
+    def shared_storage(self, a_smem, b_smem, consumer_warps, **create):
+        """The pipeline's barriers and the A/B stages in shared memory (128B-swizzled, as TMA writes
+        them), and the TMA pipeline over them (its consumers: consumer_warps warps)."""
+        bM, bN, bK = self.tile_mnk
+        smem = cutlass.utils.SmemAllocator()
+        bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
+        sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
+        sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
+        mainloop = pipeline.PipelineTmaAsync.create(
+            barrier_storage=bars.iterator, num_stages=self.stages,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
+            tx_count=(bM + bN) * bK * self.ab_dtype.width // 8, **create)
+        return sA, sB, mainloop
+
+    def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn):
+        """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory) for A and B."""
+        bM, bN, bK = self.tile_mnk
+        loads = []
+        for atom, m, s, rows, t in ((tma_a, mA, sA, bM, tm), (tma_b, mB, sB, bN, tn)):
+            g = cute.local_tile(m, (rows, bK), (t, None))  # (rows, bK, k_tiles)
+            ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
+                                           cute.group_modes(g, 0, 2))
+            loads.append((atom, tg, ts))
+        return loads
+
+    @staticmethod
+    def load_k_tile(mainloop, state, loads, k_tile):
+        """The producer's part of one k-tile: wait for the stage to be free, load A's and B's k-tile
+        into it, arm its barrier (one thread)."""
+        mainloop.producer_acquire(state)
+        for atom, tg, ts in loads:
+            cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)], tma_bar_ptr=mainloop.producer_get_barrier(state))
+        mainloop.producer_commit(state)
+
+    @staticmethod
+    def mma_k_tile(tiled_mma, acc, tCsA, tCsB, stage, first=False):
+        """The wgmmas of one k-tile on the stage `stage`, committed as one group (the first k-tile of a
+        tile starts the accumulators)."""
+        if first:
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+        warpgroup.fence()
+        for kb in range(cute.size(tCsA, mode=[2])):
+            cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, stage)], tCsB[(None, None, kb, stage)], acc)
+            if first:
+                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+        warpgroup.commit_group()
+
     @cute.kernel
     def kernel(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr, b_smem: cutlass.Constexpr,
@@ -137,25 +185,13 @@ class HopperGemm:
         gdim, _, _ = cute.arch.grid_dim()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
 
-        # shared memory: the pipeline's barriers and the A/B stages (128B-swizzled, as TMA writes them)
-        smem = cutlass.utils.SmemAllocator()
-        bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
-        sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
-        sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
-
-        tx_bytes = (bM + bN) * bK * self.ab_dtype.width // 8
-        mainloop = pipeline.PipelineTmaAsync.create(
-            barrier_storage=bars.iterator, num_stages=self.stages,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, self.threads // 32),
-            tx_count=tx_bytes, defer_sync=True)
+        sA, sB, mainloop = self.shared_storage(a_smem, b_smem, self.threads // 32, defer_sync=True)
         pipeline.pipeline_init_arrive()
         pipeline.pipeline_init_wait()
 
         thr_mma = tiled_mma.get_slice(tidx)
         tCsA = thr_mma.partition_A(sA)  # ((64,16), RestM, RestK, stages)
         tCsB = thr_mma.partition_B(sB)
-        num_k_blocks = cute.size(tCsA, mode=[2])
 
         M, N = mC.shape
         K = mA.shape[1]
@@ -171,52 +207,32 @@ class HopperGemm:
             tile = bidx + i * gdim
             if tile < num_tiles:
                 tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
-                gA = cute.local_tile(mA, (bM, bK), (tm, None))  # (bM, bK, k_tiles)
-                gB = cute.local_tile(mB, (bN, bK), (tn, None))
-                gC = cute.local_tile(mC, (bM, bN), (tm, tn))
-                tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
-                                                   cute.group_modes(gA, 0, 2))
-                tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
-                                                   cute.group_modes(gB, 0, 2))
-                tCgC = thr_mma.partition_C(gC)
+                loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn)
+                tCgC = thr_mma.partition_C(cute.local_tile(mC, (bM, bN), (tm, tn)))
                 acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
                 first = i * k_tiles  # ring position of this tile's first k-tile
 
                 for p in range(prefetch):  # prefetch the first stages
                     ps = _state_at(producer, first + p)
                     if warp_idx == 0:
-                        mainloop.producer_acquire(ps)
-                        cute.copy(tma_a, tAgA[(None, p)], tAsA[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
-                        cute.copy(tma_b, tBgB[(None, p)], tBsB[(None, ps.index)], tma_bar_ptr=mainloop.producer_get_barrier(ps))
-                        mainloop.producer_commit(ps)
+                        self.load_k_tile(mainloop, ps, loads, p)
 
                 # k-tile 0, peeled: its first wgmma starts the accumulators
                 cs = _state_at(consumer, first)
                 mainloop.consumer_wait(cs)
-                tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
-                warpgroup.fence()
-                for kb in range(num_k_blocks):
-                    cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
-                    tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-                warpgroup.commit_group()
+                self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
 
                 for k_tile in loop(1, k_tiles):  # mainloop: the wgmmas of k-tile k overlap the wait for k + 1
                     rs = _state_at(consumer, first + k_tile)
                     mainloop.consumer_wait(rs)
-                    warpgroup.fence()
-                    for kb in range(num_k_blocks):
-                        cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, rs.index)], tCsB[(None, None, kb, rs.index)], acc)
-                    warpgroup.commit_group()
+                    self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
                     warpgroup.wait_group(1)  # the wgmmas of k-tile k - 1 are done: release its stage
                     mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
                     nk = k_tile - 1 + self.stages
                     if nk < k_tiles:
                         ws = _state_at(producer, first + nk)
                         if warp_idx == 0:  # load k-tile nk into the stage just released
-                            mainloop.producer_acquire(ws)
-                            cute.copy(tma_a, tAgA[(None, nk)], tAsA[(None, ws.index)], tma_bar_ptr=mainloop.producer_get_barrier(ws))
-                            cute.copy(tma_b, tBgB[(None, nk)], tBsB[(None, ws.index)], tma_bar_ptr=mainloop.producer_get_barrier(ws))
-                            mainloop.producer_commit(ws)
+                            self.load_k_tile(mainloop, ws, loads, nk)
                 warpgroup.wait_group(0)
                 mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
                 self.store_c(acc, tCgC)
@@ -234,16 +250,7 @@ class HopperGemm:
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
 
-        smem = cutlass.utils.SmemAllocator()
-        bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
-        sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
-        sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
-        tx_bytes = (bM + bN) * bK * self.ab_dtype.width // 8
-        mainloop = pipeline.PipelineTmaAsync.create(
-            barrier_storage=bars.iterator, num_stages=self.stages,
-            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 4 * self.mma_warpgroups),  # consumer warps
-            tx_count=tx_bytes)
+        sA, sB, mainloop = self.shared_storage(a_smem, b_smem, 4 * self.mma_warpgroups)
 
         M, N = mC.shape
         K = mA.shape[1]
@@ -260,26 +267,14 @@ class HopperGemm:
                     tile = bidx + i * gdim
                     if tile < num_tiles:
                         tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
-                        gA = cute.local_tile(mA, (bM, bK), (tm, None))
-                        gB = cute.local_tile(mB, (bN, bK), (tn, None))
-                        tAsA, tAgA = cpasync.tma_partition(tma_a, 0, cute.make_layout(1), cute.group_modes(sA, 0, 2),
-                                                           cute.group_modes(gA, 0, 2))
-                        tBsB, tBgB = cpasync.tma_partition(tma_b, 0, cute.make_layout(1), cute.group_modes(sB, 0, 2),
-                                                           cute.group_modes(gB, 0, 2))
+                        loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn)
                         for k_tile in loop(k_tiles, unroll=1):  # one warp's loop: kept small (i-cache)
-                            ws = _state_at(producer, i * k_tiles + k_tile)
-                            mainloop.producer_acquire(ws)
-                            cute.copy(tma_a, tAgA[(None, k_tile)], tAsA[(None, ws.index)],
-                                      tma_bar_ptr=mainloop.producer_get_barrier(ws))
-                            cute.copy(tma_b, tBgB[(None, k_tile)], tBsB[(None, ws.index)],
-                                      tma_bar_ptr=mainloop.producer_get_barrier(ws))
-                            mainloop.producer_commit(ws)
+                            self.load_k_tile(mainloop, _state_at(producer, i * k_tiles + k_tile), loads, k_tile)
         else:  # consumer
             cute.arch.setmaxregister_increase(232)
             thr_mma = tiled_mma.get_slice(tidx % (128 * self.mma_warpgroups))  # consumers: threads 128 and up
             tCsA = thr_mma.partition_A(sA)
             tCsB = thr_mma.partition_B(sB)
-            num_k_blocks = cute.size(tCsA, mode=[2])
             # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
             # wgmmas run (they are asynchronous: the warps are free to issue the stores)
             defer = self.deferred_epilogue(mC)
@@ -295,22 +290,14 @@ class HopperGemm:
                     first = i * k_tiles
                     cs = _state_at(consumer, first)
                     mainloop.consumer_wait(cs)
-                    tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
-                    warpgroup.fence()
-                    for kb in range(num_k_blocks):
-                        cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, cs.index)], tCsB[(None, None, kb, cs.index)], acc)
-                        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
-                    warpgroup.commit_group()
+                    self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
                     if defer:
                         if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
                             cute.copy(store, pending, c_tile(tile - gdim))
                     for k_tile in loop(1, k_tiles):
                         rs = _state_at(consumer, first + k_tile)
                         mainloop.consumer_wait(rs)
-                        warpgroup.fence()
-                        for kb in range(num_k_blocks):
-                            cute.gemm(tiled_mma, acc, tCsA[(None, None, kb, rs.index)], tCsB[(None, None, kb, rs.index)], acc)
-                        warpgroup.commit_group()
+                        self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
                         warpgroup.wait_group(1)
                         mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
                     warpgroup.wait_group(0)
