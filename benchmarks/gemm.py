@@ -423,18 +423,13 @@ def child(program: str, mnk: Tuple[int, int, int], dtype: str, opts: argparse.Na
 def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List[str],
             opts: argparse.Namespace) -> List[Dict[str, Any]]:
     """cutelab's programs through the GPU launch path under a fake GPU (argument checks, bounds
-    proofs, CUDA printing, parameter buffers; TMA descriptors are stand-in bytes): nothing
+    proofs, CUDA printing, parameter buffers; tensor maps from the fake driver): nothing
     executes, no result is checked. CuTe DSL's and torch's programs need a GPU: listed as skipped."""
     global _FAKE
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    import cutelab.nvgpu.cpasync.tma as host_tma
-    from cutelab.kernel.fakegpu import FakeDriver, fake_gpu
+    from cutelab.kernel.fakegpu import fake_gpu
 
     rows = []
-    saved = getattr(host_tma, "encode_tensor_map", None)
-    if saved is not None and not hasattr(FakeDriver, "cuTensorMapEncodeTiled"):
-        # a fake driver that encodes no tensor maps (before h-sm90's): stand-in bytes
-        host_tma.encode_tensor_map = lambda desc, address: bytes(128)
     _FAKE = True
     try:
         for mnk in sizes:
@@ -458,8 +453,6 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     finally:
-        if saved is not None:
-            host_tma.encode_tensor_map = saved
         _FAKE = False
     return rows
 

@@ -121,24 +121,6 @@ class TmaCopyAtom:
     __repr__ = __str__
 
 
-def encode_tensor_map(desc: TmaDescriptor, address: int) -> bytes:  # pragma: no cover - needs a GPU driver
-    """The 128-byte CUtensorMap for a tensor at device ``address`` (cuda-bindings' cuTensorMapEncodeTiled)."""
-    from cuda.bindings import driver as cu  # type: ignore
-
-    a = desc.cu_encode_args(address)
-    dt = cu.CUtensorMapDataType(a["tensorDataType"])
-    err, tmap = cu.cuTensorMapEncodeTiled(
-        dt, a["tensorRank"], a["globalAddress"], [cu.cuuint64_t(x) for x in a["globalDim"]],
-        [cu.cuuint64_t(x) for x in a["globalStrides"]], [cu.cuuint32_t(x) for x in a["boxDim"]],
-        [cu.cuuint32_t(x) for x in a["elementStrides"]], cu.CUtensorMapInterleave(0),
-        cu.CUtensorMapSwizzle(a["swizzle"]), cu.CUtensorMapL2promotion(a["l2Promotion"]),
-        cu.CUtensorMapFloatOOBfill(0))
-    if int(err) != 0:
-        raise RuntimeError(f"cuTensorMapEncodeTiled({desc}): CUDA error {err}")
-    raw = np.array([int(x) for x in tmap.opaque], dtype=np.uint64)
-    return raw.tobytes()
-
-
 def _swizzle_of(smem_layout: Any, dtype: Any, where: str) -> Tuple[int, Layout]:
     """(CUtensorMapSwizzle, outer layout) of an smem layout: a Layout, or Swizzle<B,4,3> o 0 o layout
     with the swizzle on byte addresses (the SM90 layout atoms)."""
