@@ -49,7 +49,6 @@ import datetime
 import importlib.util
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -327,12 +326,8 @@ def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
 
 
 def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
-    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it) through ``cute.compile(gemm, mA, mB, mC)``
-    (its @cute.jit __call__). Glue kept small: sm90_gemm.py's host path is changing; where its
-    __call__ is not yet a jit function (it takes torch tensors), one jit call per launch, and the
-    row's configuration says so."""
-    import torch
-
+    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it) through
+    ``cute.compile(gemm, mA, mB, mC)`` (its @cute.jit __call__)."""
     import cutelab as cute
     from cutelab.runtime import from_dlpack
 
@@ -350,15 +345,10 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (a, b, c_arg))
     t0 = time.perf_counter()
-    try:
-        compiled = cute.compile(gemm, mA, mB, mC)
-        call: Callable[[], Any] = lambda: compiled(mA, mB, mC)  # noqa: E731
-        config += "; cute.compile"
-    except Exception as e:  # noqa: BLE001 - sm90_gemm.py before its __call__ became @cute.jit
-        gemm(a, b, c_arg)
-        call = lambda: gemm(a, b, c_arg)  # noqa: E731
-        config += f"; one jit call per launch (cute.compile: {type(e).__name__})"
+    compiled = cute.compile(gemm, mA, mB, mC)
     compile_s = time.perf_counter() - t0
+    call: Callable[[], Any] = lambda: compiled(mA, mB, mC)  # noqa: E731
+    config += "; cute.compile"
     return Runner(call, c, dtype, config, compile_s)
 
 
