@@ -40,7 +40,7 @@ import numpy as np
 from .. import int_tuple as it
 from ..errors import TraceError
 from ..layout import Layout, ScaledBasis, evaluate_all
-from ..tensor import PointerInfo
+from ..tensor import _RMEM_ALIGN, PointerInfo
 from .symbolic import Expr, Var, atoms, is_sym, sym_div, sym_range
 
 __all__ = [
@@ -1098,7 +1098,7 @@ class RmemEngine(PointerInfo):
     """A register fragment inside a trace: element references at static offsets."""
 
     memspace = "rmem"
-    align = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (make_rmem_tensor prints align<32>);
+    align = _RMEM_ALIGN  # 32, as CuTe DSL 4.8.1 allocates register tensors (make_rmem_tensor prints align<32>);
     # MMA fragments set their own (nvgpu.mma_atom: 16, or their mode 0's bytes)
 
     def __init__(self, dtype: Any, n: int):
