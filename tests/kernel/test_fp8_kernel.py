@@ -16,6 +16,7 @@ from cutelab import fp8
 from cutelab.kernel import cuda
 from cutelab.kernel.launch import last_launch
 from cutelab.runtime import from_dlpack
+from test_tensorop_smem import ldsm_kernel
 
 NVCC = shutil.which("nvcc")
 E4, E5 = cutlass.Float8E4M3FN, cutlass.Float8E5M2
@@ -152,27 +153,8 @@ def test_fp8_mma_prints_inline_ptx(ab, acc, shape, tmp_path):
 
 # ---------------------------------------------------------------------------- ldmatrix of 8-bit values
 
-@cute.kernel
-def ldsm8(mS: cute.Tensor, mOut: cute.Tensor, sl: cutlass.Constexpr, tiled_mma: cutlass.Constexpr,
-          atom: cutlass.Constexpr, operand: cutlass.Constexpr):
-    tidx, _, _ = cute.arch.thread_idx()
-    smem = cutlass.utils.SmemAllocator()
-    s = smem.allocate_tensor(mS.element_type, sl, 16)
-    R, C = cute.size(mS, mode=[0]), cute.size(mS, mode=[1])
-    for i in cutlass.range_constexpr(R * C // 32):
-        e = i * 32 + tidx
-        s[e // C, e % C] = mS[e // C, e % C]
-    cute.arch.sync_threads()
-    thr = tiled_mma.get_slice(tidx)
-    if cutlass.const_expr(operand == "A"):
-        frag = tiled_mma.make_fragment_A(thr.partition_A(s))
-        tc = cute.make_tiled_copy_A(atom, tiled_mma)
-    else:
-        frag = tiled_mma.make_fragment_B(thr.partition_B(s))
-        tc = cute.make_tiled_copy_B(atom, tiled_mma)
-    tcs = tc.get_slice(tidx)
-    cute.copy(tc, tcs.partition_S(s), tcs.retile(frag))
-    mOut[tidx, None].store(frag.load())
+# the same ldmatrix kernel as the 16-bit tests': shared memory filled, one tiled copy into the MMA's fragment
+ldsm8 = ldsm_kernel
 
 
 def _ldsm8(operand, k, swz, dt=E4, num=4):
