@@ -74,18 +74,24 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     if all(f is True for f in flags):  # proved (or statically) true everywhere: one copy, which the printer vectorises
         dst.store(src.load())
         return
-    for (elems, r), f in zip(groups, flags):
-        if f is True:
+    def move(elems: list, r: int) -> None:
+        if len(elems) > 1:  # one value-mode column: one load and one store, which the printer vectorises
+            key = (None,) + tuple(it.idx2crd(r, tuple(shp[1:])))
+            dst[key].store(src[key].load())
+        else:
             for i in elems:
                 dst[i] = src[i]
+
+    for (elems, r), f in zip(groups, flags):
+        if f is True:
+            move(elems, r)
         elif f is False:
             continue
         else:
             op = t.begin_if(f)
             outer = t.cur
             t.cur = op.then
-            for i in elems:
-                dst[i] = src[i]
+            move(elems, r)
             t.cur = outer
 
 

@@ -63,7 +63,10 @@ def smem_runs(sw: Any, base: Any, offsets: Sequence[int]) -> List[Tuple[Any, Tup
     """
     b, m, s = sw.num_bits, sw.num_base, sw.num_shift
     chunk = 1 << m
-    aligned = sym_div(base) % chunk == 0  # then base + o sits at o % chunk inside its chunk
+    # base is a multiple of d (a power of two dividing the chunk), so base + o can start a new chunk
+    # only where o % d == 0: a run of consecutive offsets goes on until then (d == chunk: base + o
+    # sits at o % chunk inside its chunk; d == 2: pairs, e.g. an MMA fragment's two columns)
+    d = math.gcd(sym_div(base), chunk)
     runs: List[Tuple[Any, Tuple[int, ...], List[int]]] = []
     cur: List[int] = []
     offsets = [int(o) for o in offsets]
@@ -76,7 +79,7 @@ def smem_runs(sw: Any, base: Any, offsets: Sequence[int]) -> List[Tuple[Any, Tup
             cur.clear()
 
     for i, o in enumerate(offsets):
-        if cur and aligned and o == offsets[cur[-1]] + 1 and o % chunk != 0:
+        if cur and o == offsets[cur[-1]] + 1 and o % d != 0:
             cur.append(i)
             continue
         flush()
