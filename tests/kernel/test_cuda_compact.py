@@ -91,8 +91,11 @@ def test_sums_are_declared_once_per_scope():
     assert uses(inner, branch) and not uses(outer, branch)
     assert not uses(inner, after)
     assert len(re.findall(rf"= \({outer} \+ \d+u\);", after)) >= 6  # the loop's loads and stores, one sum
-    # the divisions by the runtime d, printed once for the two loads that use them
-    assert src.count("cl_floordiv(") == 1 and src.count("(long long)((long long)d))") == 2
+    # the divisions by the runtime d: computed once, at the kernel's entry, in 32 bits (the operands'
+    # ranges fit), for the two loads that use them
+    assert src.count("cl_floordiv32(") == 1 and src.count("cl_mod32(") == 1 and "cl_floordiv(" not in src
+    entry = src[src.index("{"):src.index("if (")]
+    assert re.search(r"const int hd\d+ = \(\(int\)cl_floordiv32\(", entry), entry
 
 
 def test_register_runs_copy_as_one_value():
@@ -120,6 +123,8 @@ static cl_dim3 threadIdx, blockIdx;
 template <typename T> static T __ldg(const T* p) { return *p; }
 static long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 static long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+static int cl_floordiv32(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
+static int cl_mod32(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 """
 
 

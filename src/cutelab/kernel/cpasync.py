@@ -142,8 +142,8 @@ class CpAsyncCopy(Op):
     def cuda(self, r: Any) -> None:
         n = self.nbytes
         src, dst = self.src, self.dst
-        so = r.base_var(self.src_base, self.src_offsets)
-        do = r.base_var(self.dst_base, self.dst_offsets)
+        so = r.base_var(self.src_base, self.src_offsets, src, self)
+        do = r.base_var(self.dst_base, self.dst_offsets, dst, self)
         code = getattr(r, "guards", {}).get(id(self))
         if code is not None:  # not proved in bounds: test it; out of range, record it and touch nothing
             acc = r.guard_accesses.get(id(self), ())
@@ -163,8 +163,7 @@ class CpAsyncCopy(Op):
             r.indent -= 1
             r.emit("}")
             return
-        s_off = f" + {self.src_offsets[0]}" if self.src_offsets[0] else ""
-        d_off = f" + {self.dst_offsets[0]}" if self.dst_offsets[0] else ""
+        s_off, d_off = self._offs(r, so, do)
         saddr = f"(unsigned int)__cvta_generic_to_shared({dst.name} + {do}{d_off})"
         if self.pred is None:
             r.emit(f'asm volatile("cp.async.{self.cache}.shared.global [%0], [%1], {n};\\n" :: '
@@ -179,12 +178,18 @@ class CpAsyncCopy(Op):
         r.emit(f"const bool {pv} = {cond};")
         self._emit(r, pv, so, do)
 
+    def _offs(self, r: Any, so: str, do: str) -> tuple:
+        """The constant parts of the source and destination addresses (what the base locals so and
+        do do not already include: CudaRenderer.base_shift)."""
+        s = self.src_offsets[0] - getattr(r, "base_shift", {}).get(so, 0)
+        d = self.dst_offsets[0] - getattr(r, "base_shift", {}).get(do, 0)
+        return (f" + {s}" if s else ""), (f" + {d}" if d else "")
+
     def _emit(self, r: Any, pv: str, so: str, do: str) -> None:
         """cp.async with src-size pv ? n : 0 (a false pv reads nothing and zero-fills; the source
         address is then the tensor's start, always in bounds)."""
         n = self.nbytes
-        s_off = f" + {self.src_offsets[0]}" if self.src_offsets[0] else ""
-        d_off = f" + {self.dst_offsets[0]}" if self.dst_offsets[0] else ""
+        s_off, d_off = self._offs(r, so, do)
         saddr = f"(unsigned int)__cvta_generic_to_shared({self.dst.name} + {do}{d_off})"
         ins = f"cp.async.{self.cache}.shared.global [%0], [%1], {n}, %2;\\n"
         r.emit(f'asm volatile("{ins}" :: "r"({saddr}), "l"({self.src.name} + ({pv} ? {so}{s_off} : 0)), '

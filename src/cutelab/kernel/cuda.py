@@ -83,6 +83,8 @@ CL_LDNC(128)
 CL_LDNC(256)
 __device__ __forceinline__ long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+__device__ __forceinline__ int cl_floordiv32(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
+__device__ __forceinline__ int cl_mod32(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 """
 
 
@@ -246,8 +248,11 @@ class _IntPrinter:
     ``var_map`` renames index variables (e.g. "bid.x" -> a remapped block index)."""
 
     def __init__(self, e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None,
-                 share: Optional[Callable[[Expr], Optional[Tuple[str, str]]]] = None):
+                 share: Optional[Callable[[Expr], Optional[Tuple[str, str]]]] = None,
+                 hoist: Optional[Callable[[Expr], Optional[str]]] = None, mod32: bool = False):
         self.var_map = var_map or {}
+        self.hoist = hoist  # DynDiv -> a local computed at the kernel's entry, or None
+        self.mod32 = mod32
         subs: List[Expr] = []
         _subexprs(e, subs)
         # sums of terms held in locals (see _Shared): only where nothing reads a register
@@ -269,6 +274,8 @@ class _IntPrinter:
             self.t, self.suffix = ("unsigned long long", "ull") if wide else ("unsigned int", "u")
         if max(abs(lo), abs(hi)) >= (1 << 63):
             raise TraceError("an index expression exceeds 64 bits")
+        if mod32:  # the value is known to lie in [0, 2**32): sums and products are exact modulo 2**32
+            self.signed, self.t, self.suffix = False, "unsigned int", "u"
 
     def lit(self, c: int) -> str:
         return f"{c}{self.suffix}" if c >= 0 or not self.signed else f"({c}{self.suffix})"
@@ -290,6 +297,11 @@ class _IntPrinter:
     def __call__(self, e: Any) -> str:
         if not isinstance(e, Expr):
             return self.lit(int(e))
+        if self.mod32 and not isinstance(e, (Var, Lin, Mul)):
+            # divisions, remainders, swizzles and comparisons are not ring operations: their operands
+            # are printed exactly (in a type their own ranges need), the result then taken modulo 2**32
+            sub = _IntPrinter(e, var_map=self.var_map, share=self.share, hoist=self.hoist)
+            return f"((unsigned int){sub(e)})"
         if isinstance(e, Var):
             if e.name in self.var_map:
                 return f"(({self.t}){self.var_map[e.name]})"
@@ -334,7 +346,12 @@ class _IntPrinter:
         if isinstance(e, Mul):
             return f"({self(e.a)} * {self(e.b)})"
         if isinstance(e, DynDiv):  # floor division / remainder by a runtime value
+            held = self.hoist(e) if self.hoist is not None else None
+            if held is not None:  # computed once at the kernel's entry (see CudaRenderer.hoist_dyndiv)
+                return f"(({self.t}){held})"
             f = "cl_floordiv" if e.op == "//" else "cl_mod"
+            if _fits32(e.a) and _fits32(e.b):  # a 64-bit division is a long software routine
+                return f"(({self.t}){f}32((int){self(e.a)}, (int){self(e.b)}))"
             return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
         if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
             split = swz_split(e)
@@ -356,6 +373,13 @@ class _IntPrinter:
         if isinstance(e, BoolAnd):
             return "(" + " && ".join(self(t) for t in e.terms) + ")"
         raise TraceError(f"the CUDA back end cannot print {e!r}")
+
+
+_I32 = (-(1 << 31), (1 << 31) - 1)
+
+
+def _fits32(x: Any) -> bool:
+    return not isinstance(x, Expr) or (_I32[0] <= x.lo and x.hi <= _I32[1])
 
 
 def int_expr(e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None) -> Tuple[str, str]:
@@ -410,7 +434,8 @@ class _Shared:
         k = (part.key if key is None else key, tuple(vm.items()) if vm else None)
         printed = self.printed.get(k)
         if printed is None:
-            p = _IntPrinter(part, var_map=vm)  # no locals inside: the text is valid in any scope
+            # no locals inside but hoisted divisions (declared at the kernel's entry): valid in any scope
+            p = _IntPrinter(part, var_map=vm, hoist=None if vm else self.r.hoist_dyndiv)
             printed = self.printed[k] = (p(part), p.t)
         code, t = printed
         got = self.held.get(code)
@@ -628,6 +653,8 @@ class CudaRenderer:
         self.indent = 1
         self._prologue_at = 0
         self.shared_sums = _Shared(self)
+        self.base_shift: Dict[str, int] = {}  # base_var local -> the offset it already includes
+        self.hoisted: Dict[str, str] = {}  # C code of a hoisted runtime division -> its local (hoist_dyndiv)
         self.uses_vals = False  # a run copy was printed: the prelude declares cl_vals
         self.guards: Dict[int, int] = getattr(ir, "guards", None) or {}  # id(op) -> error code (guards.py)
         self.guard_accesses: Dict[int, list] = getattr(ir, "guard_accesses", None) or {}
@@ -652,13 +679,30 @@ class CudaRenderer:
         return r.name + self.sfx
 
     def iexpr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
-        return int_expr(e, extra, self.var_map)
+        p = _IntPrinter(e, extra, self.var_map, hoist=self.hoist_dyndiv if not self.var_map else None)
+        return p(e), p.t
 
     def index_expr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
         """As iexpr, for an access's index: its sums of terms are shared with the other accesses of
         the scope (see _Shared); the caller emits the line that uses the code next."""
-        p = _IntPrinter(e, extra, self.var_map, self.shared_sums)
+        p = _IntPrinter(e, extra, self.var_map, self.shared_sums, self.hoist_dyndiv if not self.var_map else None)
         return p(e), p.t
+
+    def hoist_dyndiv(self, e: Any) -> Optional[str]:
+        """A runtime division of thread/block indices and scalar arguments only (e.g. ``bid.x //
+        raster``) is the same everywhere in the kernel: it is computed once, at the kernel's entry
+        (a division by zero there does not trap: its value is only used where the code used it).
+        Returns the local's name, or None for a division that reads registers or loop variables."""
+        if not all(isinstance(v, Var) and v.name.startswith(("tid.", "bid.", "arg.")) for v in atoms(e)):
+            return None
+        p = _IntPrinter(e, hoist=None)
+        code = p(e)
+        name = self.hoisted.get(code)
+        if name is None:
+            self.n_tmp += 1
+            name = self.hoisted[code] = f"hd{self.n_tmp}"
+            self.prologue(f"const {p.t} {name} = {code};")
+        return name
 
     def reg_decl(self, r: Reg) -> None:
         if (r.id, self.sfx) in self.declared:
@@ -702,12 +746,31 @@ class CudaRenderer:
         rs = " __restrict__" if self.restrict else ""
         return f"{const}{st}*{rs} {p.name}"
 
-    def base_var(self, base: Any, offsets: Tuple[int, ...]) -> str:
-        """Declare the base offset of an access as a local; returns its name (or a literal)."""
+    def base_var(self, base: Any, offsets: Tuple[int, ...], param: Any = None, op: Any = None) -> str:
+        """Declare the base offset of an access as a local; returns its name (or a literal).
+
+        With ``param`` and the access's op: where the launch proved the access in bounds (it is not
+        guarded), its offsets lie in [0, param.length); with the first offset 0 and fewer than 2**32
+        elements the base is printed as an ``unsigned int`` computed modulo 2**32, which is exact
+        there (a 64-bit sum of products becomes 32-bit instructions; CuTe DSL computes these in i32)."""
         if not isinstance(base, Expr):
             return f"{int(base)}ll"
         lo = min(offsets, default=0)
         hi = max(offsets, default=0)
+        if (param is not None and lo >= 0 and getattr(self.ir, "bounds_proved", False)
+                and id(op) not in self.guards and param.length <= (1 << 32)
+                and _IntPrinter(base, (base.lo + lo, base.hi + hi)).t in ("long long", "unsigned long long")):
+            # base + lo is the access's lowest offset, in [0, 2**32): the local holds it, and the
+            # caller adds offset - lo (base_shift) for each element
+            e = add(base, lo) if lo else base
+            p = _IntPrinter(e, (0, 0), self.var_map, self.shared_sums,
+                            self.hoist_dyndiv if not self.var_map else None, mod32=True)
+            self.n_tmp += 1
+            name = f"o{self.n_tmp}"
+            self.emit(f"const unsigned int {name} = {p(e)};")
+            if lo:
+                self.base_shift[name] = lo
+            return name
         code, t = self.index_expr(base, (base.lo + lo, base.hi + hi))
         self.n_tmp += 1
         name = f"o{self.n_tmp}"
@@ -922,7 +985,8 @@ class CudaRenderer:
             return self.load_retiled(s, self.retiled[id(s)])
         p = s.param
         self.reg_decl(s.dst)
-        o = self.base_var(s.base, s.offsets)
+        o = self.base_var(s.base, s.offsets, s.param, s)
+        sh = self.base_shift.get(o, 0)
         st = ctype(p.dtype)[0]
         ro = not p.written and not isinstance(p, Shared)
         plan = vector_plan(p, s.base, s.offsets)
@@ -931,7 +995,7 @@ class CudaRenderer:
         for i, k in plan:
             if i in skip:
                 continue
-            off = s.offsets[i]
+            off = s.offsets[i] - sh
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
             op = self.load_op if ro else ""
             if i in pairs:
@@ -957,7 +1021,8 @@ class CudaRenderer:
             return self.store_retiled(s, self.retiled[id(s)])
         p = s.param
         e = p.dtype.bytes
-        o = self.base_var(s.base, s.offsets)
+        o = self.base_var(s.base, s.offsets, s.param, s)
+        sh = self.base_shift.get(o, 0)
         n = len(s.src)
 
         def direct(i: int, k: int) -> bool:  # src[i:i+k] are r[j..j+k) of one register array, aligned
@@ -985,7 +1050,7 @@ class CudaRenderer:
         for i, k in plan:
             if i in skip:
                 continue
-            off = s.offsets[i]
+            off = s.offsets[i] - sh
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
             op = self.store_op if not isinstance(p, Shared) else ""
             if i in pairs:

@@ -352,6 +352,9 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
             )
         _raise_if_out(ir, s, (), {})
     plan_guards(ir, guarded)
+    # on the GPU every access not guarded is proved in bounds (or the launch was refused): the CUDA
+    # printer may then compute its offset modulo 2**32 (cuda.CudaRenderer.base_var)
+    ir.bounds_proved = mode != "cpu"
     return deferred
 
 
