@@ -148,13 +148,15 @@ def sm80_options(text: str) -> argparse.Namespace:
 
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
-    ``--mma-wgs``); ``--ctas 0`` means one CTA per SM."""
+    ``--mma-wgs``, ``--raster``, ``--epilogue``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
     p.add_argument("--ctas", type=int, default=0)
     p.add_argument("--ws", action="store_true")
     p.add_argument("--mma-wgs", type=int, default=1)
+    p.add_argument("--raster", type=int, default=8)
+    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"])
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -339,9 +341,10 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
     c = _new((M, N), a.dtype, a)
     gemm = mod.HopperGemm(ab_dtype=cute.BFloat16 if dtype == "bf16" else cute.Float16, tile_mnk=o.tile,
                           stages=o.stages, num_ctas=ctas, dynamic=True, warp_specialized=o.ws,
-                          mma_warpgroups=o.mma_wgs)
+                          mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
-              + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup"))
+              + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
+              + f", raster {o.raster}, {gemm.epilogue_kind(dtype)} epilogue")
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (a, b, c_arg))
     t0 = time.perf_counter()

@@ -298,20 +298,23 @@ def test_sm90_gemm_raster_groups_tiles_along_n():
     assert ex.HopperGemm(raster=8).tile_mn(5, 4, 3) == (1, 1)  # 3 columns: groups of 1 (M first)
 
 
-@pytest.mark.parametrize("c_dtype,dynamic,defer", [("f16", True, True), ("f16", False, True), ("bf16", True, True),
-                                                    ("f16", True, False)])
-def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer):
+@pytest.mark.parametrize("c_dtype,dynamic,defer,epilogue", [
+    ("f16", True, True, "regs"), ("f16", False, True, "regs"), ("bf16", True, True, "regs"), ("f16", True, False, "regs"),
+    ("f16", True, True, "auto"), ("bf16", True, True, "smem"), ("f16", False, True, "smem")])
+def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     """C in f16/bf16: the f32 accumulators rounded once, in the epilogue (half the bytes stored).
-    With defer (kernel_ws's default for 16-bit C) a tile's rounded C waits in registers and is stored
-    while the next tile's first wgmmas run; the CTA's last tile after its loop. 6 tiles on 4 CTAs:
-    CTAs 0 and 1 take two, 2 and 3 one; C starts as NaN, so a tile stored twice, never or in the
-    wrong place fails."""
+    'regs' with defer: a tile's rounded C waits in registers and is stored while the next tile's first
+    wgmmas run; the CTA's last tile after its loop. 'smem' (auto's choice here): through a swizzled
+    shared buffer between two named barriers, copied out with 16-byte stores. 6 tiles on 4 CTAs:
+    CTAs 0 and 1 take two (the buffer is reused), 2 and 3 one; C starts as NaN, so a tile stored twice,
+    never or in the wrong place fails."""
     ex = _example()
     rng = np.random.default_rng(5)
     A = rng.standard_normal((256, 128)).astype(np.float16)
     B = rng.standard_normal((384, 128)).astype(np.float16)
     gemm = ex.HopperGemm(tile_mnk=(128, 128, 64), stages=2, num_ctas=4, dynamic=dynamic, warp_specialized=True,
-                         mma_warpgroups=2, defer_epilogue=defer)
+                         mma_warpgroups=2, defer_epilogue=defer, epilogue=epilogue)
+    assert gemm.epilogue_kind(c_dtype) == ("smem" if epilogue != "regs" else "deferred" if defer else "in-place")
     if c_dtype == "f16":
         C = np.full((256, 384), np.nan, np.float16)
         gemm(A, B, C)
@@ -326,6 +329,7 @@ def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer):
     assert np.all(np.abs(got - ref) <= acc_bound + half_ulp * (np.abs(ref) + acc_bound))
     src = cuda.render(last_launch().ir)
     assert ("cl_f32_to_f16" if c_dtype == "f16" else "cl_f32_to_bf16") in src.split("__global__")[1]
+    assert ('bar.sync 1, 256' in src) == (epilogue != "regs")
     if dynamic:
         nvcc_compiles(src)
 
