@@ -56,6 +56,10 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm90_gemm": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,256,256", "--ctas", "4", "--iters", "2"],
     "gemm/sm90_gemm_ws": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,512,512", "--ctas", "3", "--ws",
                           "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--iters", "2"],
+    # a 16-bit C: the shared-memory epilogue (named barriers, the C buffer reused by a CTA's second tile)
+    "gemm/sm90_gemm_ws_bf16": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
+                               "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--dtype", "bf16",
+                               "--c-dtype", "bf16", "--iters", "2"],
     "seeds/copy_inner_partition": ["examples/seeds/copy_inner_partition.py"],
     "seeds/copy_outer_partition": ["examples/seeds/copy_outer_partition.py"],
     "seeds/copy_tv_partition": ["examples/seeds/copy_tv_partition.py"],
@@ -194,7 +198,7 @@ def select(only: str) -> List[str]:
     """Programs whose name contains any of the comma-separated parts of only (all when empty).
 
     >>> select("sm90")
-    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws']
+    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16']
     """
     parts = [x.strip() for x in only.split(",") if x.strip()]
     names = [n for n in PROGRAMS if not parts or any(p in n for p in parts)]

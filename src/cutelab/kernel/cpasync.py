@@ -186,13 +186,14 @@ class CpAsyncCopy(Op):
         return (f" + {s}" if s else ""), (f" + {d}" if d else "")
 
     def _emit(self, r: Any, pv: str, so: str, do: str) -> None:
-        """cp.async with src-size pv ? n : 0 (a false pv reads nothing and zero-fills; the source
-        address is then the tensor's start, always in bounds)."""
+        """cp.async with src-size pv ? n : 0 (a false pv reads nothing and zero-fills: the source
+        address is not dereferenced then, as in CUTLASS, so it is passed as it is: no select of a
+        64-bit pointer per copy)."""
         n = self.nbytes
         s_off, d_off = self._offs(r, so, do)
         saddr = f"(unsigned int)__cvta_generic_to_shared({self.dst.name} + {do}{d_off})"
         ins = f"cp.async.{self.cache}.shared.global [%0], [%1], {n}, %2;\\n"
-        r.emit(f'asm volatile("{ins}" :: "r"({saddr}), "l"({self.src.name} + ({pv} ? {so}{s_off} : 0)), '
+        r.emit(f'asm volatile("{ins}" :: "r"({saddr}), "l"({self.src.name} + {so}{s_off}), '
                f'"r"({pv} ? {n}u : 0u) : "memory");')
 
 

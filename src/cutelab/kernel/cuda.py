@@ -297,9 +297,22 @@ class _IntPrinter:
     def __call__(self, e: Any) -> str:
         if not isinstance(e, Expr):
             return self.lit(int(e))
+        if self.mod32 and isinstance(e, Mod) and e.c > 0 and (1 << 32) % e.c == 0:
+            return f"({self(e.a)} % {self.lit(e.c)})"  # a power of two: (a mod 2**32) mod c == a mod c
+        if self.mod32 and isinstance(e, Swz) and e.ymask < (1 << 32):
+            # bitwise: the swizzle moves bits below 32 only, so its low 32 bits are those of the low 32
+            # bits' swizzle (the printer's swz_split holds modulo 2**32 too)
+            split = swz_split(e)
+            if split is not None:
+                x, k, c_add = split
+                text = self._swz_text(x, e)
+                text = f"({text} ^ {self.lit(k)})" if k else text
+                return f"({text} + {self.lit(c_add)})" if c_add > 0 else (
+                    f"({text} - {self.lit(-c_add)})" if c_add < 0 else text)
+            return self._swz_text(e.a, e)
         if self.mod32 and not isinstance(e, (Var, Lin, Mul)):
-            # divisions, remainders, swizzles and comparisons are not ring operations: their operands
-            # are printed exactly (in a type their own ranges need), the result then taken modulo 2**32
+            # divisions, remainders and comparisons are not ring operations: their operands are printed
+            # exactly (in a type their own ranges need), the result then taken modulo 2**32
             sub = _IntPrinter(e, var_map=self.var_map, share=self.share, hoist=self.hoist)
             return f"((unsigned int){sub(e)})"
         if isinstance(e, Var):
