@@ -155,7 +155,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--ctas", type=int, default=0)
     p.add_argument("--ws", action="store_true")
     p.add_argument("--mma-wgs", type=int, default=1)
-    p.add_argument("--raster", type=int, default=8)
+    p.add_argument("--raster", type=int, default=4)
     p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"])
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
