@@ -6,13 +6,67 @@ kernel is traced for its launch shape.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import TraceError
-from .trace import block_dim, block_idx, grid_dim, thread_idx
+from .trace import Op, block_dim, block_idx, grid_dim, thread_idx
 
 from .cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier",
-           "cp_async_commit_group", "cp_async_wait_group"]
+           "cp_async_commit_group", "cp_async_wait_group", "dynamic_smem_size"]
+
+
+class DynamicSmemSize(Op):
+    """``cute.arch.dynamic_smem_size()``: the bytes of shared memory the launch gives the block. CuTe
+    DSL allocates every ``SmemAllocator`` allocation in dynamic shared memory and launches with their
+    sum (or the launch's ``smem``); cutelab's shared arrays are the same allocations (static ones up
+    to 48 KiB), so both back ends write their total, known once the kernel is traced."""
+
+    __slots__ = ("dst", "box")
+
+    def __init__(self, dst: Any, box: list):
+        self.dst, self.box = dst, box  # box[0]: the bytes the kernel's SmemAllocators hand out
+
+    def __repr__(self) -> str:
+        return f"{self.dst.name} = dynamic_smem_size()"
+
+    def total(self, ir: Any) -> int:
+        return int(max(self.box[0], sum(sh.bytes for sh in ir.shared)))
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        import numpy as np
+
+        cur = b.regs.get(self.dst.id)
+        col = np.full(b.n, self.total(b.ir), dtype=self.dst.dtype.storage)
+        if cur is None or mask is None:
+            b.regs[self.dst.id] = col[:, None]
+        else:
+            cur[mask, 0] = col[mask]
+
+    def cuda(self, r: Any) -> None:
+        r.reg_decl(self.dst)
+        r.emit(f"{r.rn(self.dst)}[0] = {self.total(r.ir)};")
+
+
+def smem_box(t: Any) -> list:
+    """The kernel's running total of SmemAllocator bytes (a one-element list the tracer keeps)."""
+    box = getattr(t, "_smem_box", None)
+    if box is None:
+        box = t._smem_box = [0]
+    return box
+
+
+def dynamic_smem_size(*, loc=None, ip=None):
+    """The launch's shared memory in bytes (an Int32 run-time value; PTX ``%dynamic_smem_size`` in
+    CuTe DSL, where all SmemAllocator memory is dynamic)."""
+    from ..numeric import Int32
+    from .trace import TraceValue, current
+
+    t = current("cute.arch.dynamic_smem_size()")
+    dst = t.new_reg(Int32, 1)
+    t.emit(DynamicSmemSize(dst, smem_box(t)))
+    return TraceValue([(dst, 0)], (), Int32)
 
 
 def lane_idx():

@@ -22,7 +22,20 @@ class SmemAllocator:
     """
 
     def __init__(self) -> None:
-        self.allocated = 0  # bytes, counting alignment padding as the GPU would
+        self._allocated = 0  # bytes, counting alignment padding as the GPU would
+
+    @property
+    def allocated(self) -> int:
+        return self._allocated
+
+    @allocated.setter
+    def allocated(self, v: int) -> None:
+        # the kernel's total (cute.arch.dynamic_smem_size): what every allocator of it has handed out
+        from ..kernel.arch import smem_box
+        from ..kernel.trace import current
+
+        smem_box(current("SmemAllocator"))[0] += v - self._allocated
+        self._allocated = v
 
     def __repr__(self) -> str:
         return f"SmemAllocator({self.allocated} bytes)"
