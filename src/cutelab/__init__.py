@@ -72,6 +72,7 @@ _LAZY = {
     **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},
     "viz": ("viz", None),  # cute.viz.print_latex / print_latex_tv
     "make_ptr": ("runtime", "make_ptr"),
+    **{name: ("fake", name) for name in ("sym_int", "sym_int32", "sym_int64", "SymInt")},
     **{name: ("tuple_helpers", name) for name in (
         "is_static", "is_integer", "is_int_tuple", "has_underscore", "flatten_to_tuple", "product", "product_like",
         "repeat", "repeat_as_tuple", "tuple_cat", "transform_leaf", "filter_tuple", "find", "find_if", "front",

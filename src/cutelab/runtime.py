@@ -26,7 +26,7 @@ from .layout import Layout
 from .numeric import Numeric, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
 
-__all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "mark_layout_dynamic", "mark_compact_shape_dynamic",
+__all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "make_fake_tensor", "make_fake_compact_tensor", "mark_layout_dynamic", "mark_compact_shape_dynamic",
            "AddressSpace", "make_ptr", "nullptr", "recast_ptr"]
 
 
@@ -356,6 +356,9 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
     if isinstance(eng, RawAddressEngine):
         return Pointer(RawAddressEngine(dtype, address, max(align, dtype.bytes), eng.memspace), 0)
     raise TensorError(f"recast_ptr({ptr}, dtype={dtype}): cannot recast a pointer into {type(eng).__name__}")
+
+
+from .fake import make_fake_compact_tensor, make_fake_tensor  # noqa: E402,F401  (cute.runtime's names)
 
 
 def make_fake_stream() -> Any:

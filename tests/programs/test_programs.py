@@ -27,8 +27,6 @@ GAPS = {
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
     "own_mma_sm80_partition": _RANGE,
-    "dsl_dynamic_smem_size": ("no cute.arch.dynamic_smem_size() in cutelab [kernel/arch.py]: the kernel's shared "
-                              "memory size as a runtime value (PTX %dynamic_smem_size)"),
     "nb_async_pipeline_one_stage": _PIPE,
     "nb_async_pipeline_staged": _PIPE,
     "own_constexpr_branches": ("a Python 'for ... in range(n)' in a @cute.jit function is a runtime loop in CuTe DSL "
@@ -38,8 +36,6 @@ GAPS = {
     "own_dynamic_bool_arg": ("a cutlass.Boolean argument of a @cute.jit function stays a static Python value while "
                              "tracing (print shows 1; CuTe DSL: '?') [kernel/host.py dynamic_args, dynamic.py "
                              "dyn_scalar keeps Booleans static]; the values printf prints at each call are right"),
-    "dsl_dataclass_immutable": ("no fake tensors in cutelab [runtime.py]: make_fake_compact_tensor / make_fake_tensor "
-                                "and cute.sym_int64 (ahead-of-time compiles without memory) are missing"),
     "dsl_ampere_elementwise_add": ("cutelab traces a launch for its grid even when the tensors' layouts are dynamic "
                                    "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "

@@ -684,10 +684,16 @@ class KernelCall:
         block3 = _dims(block, "block", k.name)
         plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret)
         used = sum(sh.bytes for sh in plan.ir.shared)
-        if smem and used > smem:
-            raise LaunchError(f"{k.name}.launch: the kernel allocates {used} bytes of shared memory but the launch "
-                              f"gives it smem={smem}")
         rec = getattr(_local, "recorder", None)
+        if smem and used > smem:
+            msg = f"{k.name}.launch: the kernel allocates {used} bytes of shared memory but the launch gives it smem={smem}"
+            if rec is None:
+                raise LaunchError(msg)
+            # compiling (cute.compile / a @cute.jit function): CuTe DSL compiles this and reports it when the
+            # kernel runs; cutelab warns now and launches the kernel with the shared memory it allocates
+            import warnings
+
+            warnings.warn(msg + f"; cutelab gives it the {used} bytes it allocates", stacklevel=3)
         if rec is not None:
             if stream is not None and getattr(rec, "keeps_streams", False):  # a jit function's launch: its stream
                 from .host import StreamedPlan
@@ -941,18 +947,35 @@ def kernel(fn: Optional[Callable] = None, *, interpret: Optional[bool] = None) -
 
 # --------------------------------------------------------------------------- jit and compile
 
+def _is_dataclass_value(v: Any) -> bool:
+    import dataclasses
+
+    return dataclasses.is_dataclass(v) and not isinstance(v, type)
+
+
 def _has_tensors(v: Any) -> bool:
+    if _is_dataclass_value(v):  # e.g. a frozen dataclass of tensors passed to a kernel (CuTe DSL's dataclass_immutable)
+        import dataclasses
+
+        return any(_is_storage_tensor(getattr(v, f.name)) or _has_tensors(getattr(v, f.name))
+                   for f in dataclasses.fields(v))
     return isinstance(v, (list, tuple)) and any(_is_storage_tensor(x) or _has_tensors(x) for x in v)
 
 
 def _tensor_leaves(v: Any, path: str) -> List[Tuple[str, Any]]:
-    """(path, tensor) for the tensors in v (a tensor, or lists/tuples of them): "inputs[1]" etc."""
+    """(path, tensor) for the tensors in v (a tensor, or lists/tuples/dataclasses of them): "inputs_1",
+    "params_src" etc."""
     if _is_storage_tensor(v):
         return [(path, v)]
     out: List[Tuple[str, Any]] = []
     if isinstance(v, (list, tuple)):
         for i, x in enumerate(v):
             out += _tensor_leaves(x, f"{path}_{i}")
+    elif _is_dataclass_value(v):
+        import dataclasses
+
+        for f in dataclasses.fields(v):
+            out += _tensor_leaves(getattr(v, f.name), f"{path}_{f.name}")
     return out
 
 
@@ -962,6 +985,11 @@ def _replace_tensors(v: Any, path: str, new: Dict[str, Any]) -> Any:
     if isinstance(v, (list, tuple)):
         items = [_replace_tensors(x, f"{path}_{i}", new) for i, x in enumerate(v)]
         return type(v)(items) if isinstance(v, tuple) and type(v) is tuple else items if isinstance(v, list) else v
+    if _is_dataclass_value(v) and _has_tensors(v):
+        import dataclasses
+
+        return dataclasses.replace(v, **{f.name: _replace_tensors(getattr(v, f.name), f"{path}_{f.name}", new)
+                                         for f in dataclasses.fields(v) if f.init})
     return v
 
 
@@ -1589,6 +1617,10 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     """
     target = fn.fn if isinstance(fn, JitFunction) else fn
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    from ..fake import compile_fakes, has_fakes
+
+    if has_fakes(args):  # ahead of time, for tensors described only (cutelab.fake)
+        return compile_fakes(target, args, kwargs)
     raw_args = args
     args = tuple(_as_tensor_args(a) for a in args)
     from .host import dynamic_args

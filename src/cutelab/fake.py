@@ -1,0 +1,288 @@
+"""Ahead-of-time compiles without memory: ``cute.sym_int`` / ``sym_int32`` / ``sym_int64`` (symbolic
+extents) and ``cute.runtime.make_fake_tensor`` / ``make_fake_compact_tensor`` (tensors that are only
+an element type, a shape, strides and an alignment), as CuTe DSL 4.8.1 has them.
+
+``cute.compile(fn, fake_a, fake_b, ...)`` traces ``fn`` once with stand-ins (small tensors whose
+symbolic extents are marked dynamic, so the trace prints ``?`` where CuTe DSL does) and returns a
+function that takes real tensors: each call checks them against the fakes (element type, rank, the
+static extents and strides, the divisibility of the symbolic ones, alignment) and runs the program
+compiled for them. cutelab compiles a kernel for the shapes it runs on, so a new shape compiles once
+more (kept per shape), where CuTe DSL's one binary takes every shape.
+
+>>> n = sym_int64()
+>>> print(n, sym_int(divisibility=16), sym_int32())
+?{i64 div=1} ?{div=16} ?
+>>> from cutelab import Float32
+>>> make_fake_compact_tensor(Float32, (n, 8), stride_order=(1, 0))
+FakeTensor<Float32, (?{i64 div=1}, 8), (8, 1)>
+>>> make_fake_compact_tensor(Float32, (n, 8), stride_order=(0, 1))
+FakeTensor<Float32, (?{i64 div=1}, 8), (1, ?{i64 div=1})>
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .errors import LaunchError, TensorError
+
+__all__ = ["SymInt", "sym_int", "sym_int32", "sym_int64", "FakeTensor", "make_fake_tensor",
+           "make_fake_compact_tensor", "FakeCompiled"]
+
+
+class SymInt:
+    """A symbolic integer: a runtime extent or stride of a fake tensor (``width`` 32 or 64 bits), whose
+    value is a multiple of ``divisibility``. The same object at two places is the same value."""
+
+    def __init__(self, width: int = 32, *, divisibility: int = 1, symbol: Optional[str] = None):
+        if width not in (32, 64):
+            raise ValueError(f"sym_int(width={width!r}): width must be 32 or 64")
+        if isinstance(divisibility, bool) or not isinstance(divisibility, int) or divisibility < 1:
+            raise ValueError(f"sym_int(divisibility={divisibility!r}): divisibility must be a positive int")
+        self.width, self.divisibility, self.symbol = width, divisibility, symbol
+
+    def __str__(self) -> str:
+        if self.width == 64:
+            return f"?{{i64 div={self.divisibility}}}"
+        return f"?{{div={self.divisibility}}}" if self.divisibility > 1 else "?"
+
+    __repr__ = __str__
+
+    def stand_in(self) -> int:
+        """The value the compile-time trace uses: a multiple of the divisibility, at least 8."""
+        d = self.divisibility
+        return d * max(1, -(-8 // d))
+
+
+def sym_int(width: int = 32, *, divisibility: int = 1, symbol: Optional[str] = None) -> SymInt:
+    """A symbolic integer of the given width (``cute.sym_int``)."""
+    return SymInt(width, divisibility=divisibility, symbol=symbol)
+
+
+def sym_int32(divisibility: int = 1, symbol: Optional[str] = None) -> SymInt:
+    """A 32-bit symbolic integer (``cute.sym_int32``)."""
+    return SymInt(32, divisibility=divisibility, symbol=symbol)
+
+
+def sym_int64(divisibility: int = 1, symbol: Optional[str] = None) -> SymInt:
+    """A 64-bit symbolic integer (``cute.sym_int64``)."""
+    return SymInt(64, divisibility=divisibility, symbol=symbol)
+
+
+def _check_entry(x: Any, what: str, op: str) -> Any:
+    if isinstance(x, SymInt):
+        return x
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 0:
+        raise TensorError(f"{op}: {what} entries must be non-negative ints or cute.sym_int values, got {x!r}")
+    return int(x)
+
+
+class FakeTensor:
+    """A tensor for ``cute.compile`` that has no memory: element type, shape, strides (ints or SymInts),
+    memory space and assumed alignment. Reading or launching on it is an error."""
+
+    def __init__(self, dtype: Any, shape: Tuple[Any, ...], stride: Tuple[Any, ...], memspace: Any = "gmem",
+                 assumed_align: Optional[int] = None, op: str = "make_fake_tensor"):
+        from .numeric import Numeric
+
+        if not isinstance(dtype, Numeric):
+            raise TensorError(f"{op}: dtype must be a cutlass numeric type, got {dtype!r}")
+        shape, stride = tuple(shape), tuple(stride)
+        if len(shape) != len(stride) or not shape:
+            raise TensorError(f"{op}: shape {shape} and stride {stride} must be non-empty and of one rank")
+        self.element_type = dtype
+        self.shape = tuple(_check_entry(s, "shape", op) for s in shape)
+        self.stride = tuple(_check_entry(s, "stride", op) for s in stride)
+        self.memspace = memspace
+        esize = max(1, dtype.bytes)
+        if assumed_align is not None and (isinstance(assumed_align, bool) or not isinstance(assumed_align, int)
+                                          or assumed_align < 1 or assumed_align & (assumed_align - 1)):
+            raise TensorError(f"{op}: assumed_align must be a power of two number of bytes, got {assumed_align!r}")
+        self.assumed_align = assumed_align or esize
+
+    def __repr__(self) -> str:
+        sh = ", ".join(str(s) for s in self.shape)
+        st = ", ".join(str(s) for s in self.stride)
+        return f"FakeTensor<{self.element_type}, ({sh}), ({st})>"
+
+    def _no_data(self, *a: Any, **k: Any) -> Any:
+        raise TensorError(f"{self!r} has no memory: it only describes a tensor for cute.compile; call the "
+                          f"compiled function with real tensors")
+
+    __getitem__ = __setitem__ = load = store = _no_data
+
+    def _values(self, env: Dict[int, int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        def v(x: Any) -> int:
+            if isinstance(x, SymInt):
+                return env.setdefault(id(x), x.stand_in())
+            return x
+
+        return tuple(v(s) for s in self.shape), tuple(v(s) for s in self.stride)
+
+    def stand_in(self, env: Dict[int, int]) -> Any:
+        """A small real tensor for the compile-time trace: the symbolic extents at stand-in values
+        (the same SymInt, the same value), marked dynamic where they are symbolic."""
+        from .runtime import from_dlpack, mark_compact_shape_dynamic, mark_layout_dynamic
+
+        shape, stride = self._values(env)
+        span = 1 + sum((s - 1) * d for s, d in zip(shape, stride)) if all(shape) else 1
+        item = np.dtype(self.element_type.storage).itemsize
+        align = max(self.assumed_align, item)
+        raw = np.zeros(span * item + align, np.uint8)
+        off = (-raw.__array_interface__["data"][0]) % align
+        flat = raw[off:off + span * item].view(self.element_type.storage)
+        arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(d * item for d in stride))
+        t = from_dlpack(arr, assumed_align=self.assumed_align)  # (arr keeps raw alive: its engine's owner)
+        sym_shape = [i for i, s in enumerate(self.shape) if isinstance(s, SymInt)]
+        if any(isinstance(d, SymInt) for d in self.stride):
+            return mark_layout_dynamic(t)
+        order = tuple(sorted(range(len(shape)), key=lambda i: (stride[i], shape[i]), reverse=True))
+        for i in sym_shape:
+            try:
+                t = mark_compact_shape_dynamic(t, mode=i, stride_order=order, divisibility=self.shape[i].divisibility)
+            except TensorError:  # not compact: every mode dynamic
+                return mark_layout_dynamic(t)
+        wide = [i for i in sym_shape if self.shape[i].width == 64]
+        if wide:  # 64-bit symbolic extents print as ?{i64}, as CuTe DSL's do
+            from .dynamic import DynInt
+            from .runtime import _flat_modes, _set_layout
+
+            sh, st = _flat_modes(t, "make_fake_tensor")
+            sh = tuple(DynInt(shape[i], "i64", self.shape[i].divisibility) if i in wide else x for i, x in enumerate(sh))
+            _set_layout(t, sh, st)
+        return t
+
+    def check(self, real: Any, pos: int, fn: str) -> None:
+        """Refuse a real tensor that is not one this fake describes (a clear error naming the argument)."""
+        from .dynamic import value_of
+
+        where = f"{fn}: argument {pos} (compiled for {self!r})"
+        et = getattr(real, "element_type", None)
+        if et is None:
+            raise LaunchError(f"{where}: expected a tensor, got {type(real).__name__}")
+        if et is not self.element_type:
+            raise LaunchError(f"{where}: the tensor holds {et}")
+        shape, stride = value_of(real.shape), value_of(getattr(real, "stride", None) or real.layout.stride)
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        stride = stride if isinstance(stride, tuple) else (stride,)
+        if len(shape) != len(self.shape):
+            raise LaunchError(f"{where}: the tensor has rank {len(shape)}, the fake {len(self.shape)}")
+        seen: Dict[int, int] = {}
+        for what, got, want in (("shape", shape, self.shape), ("stride", stride, self.stride)):
+            for i, (g, w) in enumerate(zip(got, want)):
+                if isinstance(w, SymInt):
+                    if g % w.divisibility:
+                        raise LaunchError(f"{where}: {what}[{i}] = {g} is not a multiple of {w.divisibility}")
+                    if seen.setdefault(id(w), g) != g:
+                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {seen[id(w)]} "
+                                          f"elsewhere in this tensor")
+                elif g != w and not (what == "stride" and shape[i] == 1):
+                    raise LaunchError(f"{where}: {what}[{i}] is {g}, the fake's is {w}")
+        addr = getattr(getattr(real, "iterator", None), "address", None)
+        if addr is None:
+            addr = getattr(getattr(real, "engine", None), "address", None)
+        if addr is not None and int(addr) % self.assumed_align:
+            raise LaunchError(f"{where}: the tensor's address 0x{int(addr):x} is not {self.assumed_align}-byte aligned")
+
+
+def make_fake_tensor(dtype: Any, shape: Tuple[Any, ...], stride: Tuple[Any, ...], *, memspace: Any = "gmem",
+                     assumed_align: Optional[int] = None) -> FakeTensor:
+    """A fake tensor with explicit strides (``cute.runtime.make_fake_tensor``).
+
+    >>> from cutelab import Float16
+    >>> make_fake_tensor(Float16, (sym_int(divisibility=16), 4), stride=(4, 1), assumed_align=16)
+    FakeTensor<Float16, (?{div=16}, 4), (4, 1)>
+    """
+    return FakeTensor(dtype, shape, stride, memspace, assumed_align, "make_fake_tensor")
+
+
+def make_fake_compact_tensor(dtype: Any, shape: Tuple[Any, ...], *, stride_order: Optional[Tuple[int, ...]] = None,
+                             memspace: Any = "gmem", assumed_align: Optional[int] = None,
+                             use_32bit_stride: bool = False) -> FakeTensor:
+    """A fake tensor with compact strides (``cute.runtime.make_fake_compact_tensor``): ``stride_order[i]``
+    is mode i's rank from the innermost (0: stride 1); by default (0, 1, ..., n-1). A stride that is a
+    product of symbolic extents is a new symbolic stride (64-bit unless use_32bit_stride)."""
+    op = "make_fake_compact_tensor"
+    shape = tuple(_check_entry(s, "shape", op) for s in shape)
+    r = len(shape)
+    order = tuple(range(r)) if stride_order is None else tuple(stride_order)
+    if sorted(order) != list(range(r)):
+        raise TensorError(f"{op}: stride_order {order} must be a permutation of 0..{r - 1}")
+    stride: List[Any] = [None] * r
+    acc: Any = 1
+    for rank in range(r):
+        i = order.index(rank)
+        stride[i] = acc
+        s = shape[i]
+        if isinstance(acc, SymInt) or isinstance(s, SymInt):
+            div = (acc.divisibility if isinstance(acc, SymInt) else acc) * (
+                s.divisibility if isinstance(s, SymInt) else s)
+            acc = SymInt(32 if use_32bit_stride else 64, divisibility=max(1, div))
+        else:
+            acc = acc * s
+    return FakeTensor(dtype, shape, tuple(stride), memspace, assumed_align, op)
+
+
+def has_fakes(args: Tuple[Any, ...]) -> bool:
+    return any(isinstance(a, FakeTensor) for a in args)
+
+
+class FakeCompiled:
+    """What ``cute.compile`` returns for fake tensors: called with real tensors, it checks them
+    against the fakes and runs the program compiled for them (compiled on first use per shape and
+    kept; the compile-time prints happened once, at cute.compile)."""
+
+    def __init__(self, target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], const: set):
+        self.target, self.args, self.kwargs, self.const = target, args, kwargs, const
+        self.name = getattr(target, "__name__", "compiled function")
+        self.cache: Dict[Any, Any] = {}
+
+    def __repr__(self) -> str:
+        fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
+        return f"<cute.compile({self.name}) for {fakes}>"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from .kernel.launch import _as_tensor_args, _compile
+
+        kept = [i for i in range(len(self.args)) if i not in self.const]
+        if len(args) != len(kept):
+            raise LaunchError(f"{self.name}: expected {len(kept)} arguments (as compiled), got {len(args)}")
+        full = list(self.args)
+        key: List[Any] = []
+        for j, i in enumerate(kept):
+            a = args[j]
+            if isinstance(self.args[i], FakeTensor):
+                if isinstance(a, FakeTensor):
+                    raise LaunchError(f"{self.name}: argument {j} is a fake tensor; call the compiled function "
+                                      f"with real tensors")
+                t = _as_tensor_args(a)
+                self.args[i].check(t, j, self.name)
+                from .dynamic import value_of
+
+                key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
+            else:
+                key.append((i, type(a).__name__))
+            full[i] = a
+        cf = self.cache.get(tuple(key))
+        if cf is None:
+            with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
+                cf = _compile(self.target, *full, **dict(self.kwargs, **kwargs))
+            if len(self.cache) >= 64:
+                self.cache.pop(next(iter(self.cache)))
+            self.cache[tuple(key)] = cf
+        return cf(*args)
+
+
+def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> FakeCompiled:
+    """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
+    FakeCompiled."""
+    from .kernel.launch import _compile, _constexpr_positions
+
+    env: Dict[int, int] = {}
+    stand = tuple(a.stand_in(env) if isinstance(a, FakeTensor) else a for a in args)
+    _compile(target, *stand, **kwargs)
+    return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)))
+
