@@ -138,3 +138,9 @@ from .pipeline_sm90 import (Agent, CooperativeGroup, PipelineState, PipelineTmaA
 
 __all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "PipelineUserType",
             "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]
+
+# async-thread producers and consumers with participants (make_participants), in pipeline_async.py
+from .pipeline_async import (ImmutableResourceHandle, PipelineAsync, PipelineConsumer, PipelineCpAsync,  # noqa: E402
+                             PipelineProducer)
+
+__all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "PipelineCpAsync", "PipelineProducer"]

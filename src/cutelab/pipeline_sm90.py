@@ -74,7 +74,12 @@ def _loops() -> tuple:
 
 class PipelineState:
     """A position in the ring of ``stages`` buffers: ``count`` stages passed since the count was
-    last reset, ``pos`` in all, starting at phase ``phase0``."""
+    last reset, ``pos`` in all, starting at phase ``phase0``.
+
+    A state is a trace-time count (an int or an index expression) until it is read or advanced
+    inside a runtime loop (``cutlass.range``) that did not exist where it was made: from then on its
+    position and count live in two Int32 registers (set just before that loop), so each iteration
+    moves them, as CuTe DSL's PipelineState does."""
 
     def __init__(self, stages: int, count: Any = 0, phase0: int = 0, pos: Any = None):
         if not isinstance(stages, int) or stages < 1:
@@ -82,6 +87,52 @@ class PipelineState:
         self._stages, self._count, self._phase0 = stages, count, int(phase0) & 1
         self._pos = count if pos is None else pos
         self._loops = _loops()
+        from .kernel.trace import _state
+
+        t = getattr(_state, "tracer", None)
+        # where the state last changed at trace time: its registers get their values there
+        self._mark = (t.cur, len(t.cur.ops)) if t is not None else None
+        self._regs: Any = None  # (pos register, count register) once the state lives in registers
+
+    def _remark(self) -> None:
+        from .kernel.trace import _state
+
+        t = getattr(_state, "tracer", None)
+        if t is not None:
+            self._mark = (t.cur, len(t.cur.ops))
+
+    def _live(self) -> bool:
+        """Move the state into registers if it is used inside a runtime loop newer than it."""
+        if self._regs is not None:
+            return True
+        if not [v for v in _loops() if not any(v is w for w in self._loops)]:
+            return False
+        from .kernel.trace import Assign, current
+        from .numeric import Int32
+
+        t = current("PipelineState")
+        if self._mark is None:
+            raise TraceError("PipelineState: made outside the kernel it is used in, inside a runtime loop")
+        blk, at = self._mark
+        regs = []
+        for v in (self._count, self._pos):
+            r = t.new_reg(Int32, 1, mutable=True)
+            blk.ops.insert(at, Assign(r, (0,), (v,)))  # right after the state's last trace-time change
+            regs.append(r)
+        self._regs = (regs[1], regs[0])
+        return True
+
+    def _read(self, which: int) -> Any:
+        from .kernel.trace import Compute, RegVar, current
+
+        r = self._regs[which]
+        t = current("PipelineState")
+        dst = t.new_reg(r.dtype, 1)
+        t.emit(Compute(dst, "mov", (((r, 0),),)))
+        v = RegVar((dst, 0))
+        if which == 0:
+            v.lo = 0  # positions only grow from 0 (they would wrap after 2**31 stages)
+        return v
 
     @property
     def stages(self) -> int:
@@ -89,35 +140,47 @@ class PipelineState:
 
     @property
     def count(self) -> Any:
-        return self._count
+        return self._read(1) if self._live() else self._count
 
     @property
     def index(self) -> Any:
-        return self._pos % self._stages
+        return (self._read(0) if self._live() else self._pos) % self._stages
 
     @property
     def phase(self) -> Any:
-        return (self._phase0 + self._pos // self._stages) % 2
+        pos = self._read(0) if self._live() else self._pos
+        return (self._phase0 + pos // self._stages) % 2
 
     def clone(self) -> "PipelineState":
+        if self._live():
+            return PipelineState(self._stages, self._read(1), self._phase0, self._read(0))
         return PipelineState(self._stages, self._count, self._phase0, self._pos)
 
     def reset_count(self) -> None:
         """Count from zero again, at the same index and phase."""
+        if self._live():
+            from .kernel.trace import Assign, current
+
+            current("PipelineState.reset_count").emit(Assign(self._regs[1], (0,), (0,)))
+            return
         self._count = 0
+        self._remark()
 
     def advance(self, count: Any = 1) -> None:
         """Move ``count`` stages on (an int >= 1 or an index expression)."""
         if isinstance(count, int) and count < 1:
             raise ValueError("count must be >= 1")
-        if [v for v in _loops() if not any(v is w for w in self._loops)]:
-            raise TraceError(
-                "PipelineState.advance() inside a runtime loop (cutlass.range or range with runtime bounds): "
-                "cutelab keeps pipeline states as trace-time counts and traces a runtime loop's body once; use a "
-                "static loop (range over ints, range_constexpr), or derive the state from the loop index "
-                "(s = state.clone(); s.advance(k))")
+        if self._live():
+            from .kernel.trace import Assign, current
+            from .kernel.symbolic import add
+
+            t = current("PipelineState.advance")
+            for which in (0, 1):
+                t.emit(Assign(self._regs[which], (0,), (add(self._read(which), count),)))
+            return
         self._count = self._count + count
         self._pos = self._pos + count
+        self._remark()
 
     def __repr__(self) -> str:
         return f"PipelineState(stages={self._stages}, count={self._count}, index={self.index}, phase={self.phase})"

@@ -150,16 +150,27 @@ def test_pipeline_reuses_stages_and_reports_a_missing_release():
 
 @cute.kernel
 def advance_in_runtime_loop(out: cute.Tensor, n: cutlass.Int32):
-    st = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 2)
+    st = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 3)
+    st.advance()
     for i in cutlass.range(n):
+        out[4 + i] = st.index * 10 + st.phase
         st.advance()
-    out[0] = 1
+    out[0] = st.count
+    out[1] = st.index
+    out[2] = st.phase
 
 
-def test_advance_inside_a_runtime_loop_is_refused():
-    out = np.zeros(1, np.int32)
-    with pytest.raises(TraceError, match="inside a runtime loop"):
-        advance_in_runtime_loop(from_dlpack(out), cutlass.Int32(3)).launch(grid=1, block=32)
+def test_advance_inside_a_runtime_loop_moves_the_state_each_iteration():
+    """Used in a runtime loop newer than it, a state lives in registers: each iteration sees the
+    position the previous ones left (3 stages: index and phase cycle 1,2,0 / 0,0,1 ...)."""
+    for n in (0, 4, 7):
+        out = np.full(16, -1, np.int32)
+        advance_in_runtime_loop(from_dlpack(out), cutlass.Int32(n)).launch(grid=1, block=32)
+        pos = [1 + i for i in range(n)]
+        assert out[4:4 + n].tolist() == [(p % 3) * 10 + (p // 3) % 2 for p in pos]
+        assert out[:3].tolist() == [1 + n, (1 + n) % 3, ((1 + n) // 3) % 2]
+    src = cuda.render(last_launch().ir)
+    nvcc_compiles(src)
 
 
 @pytest.mark.gpu

@@ -18,17 +18,12 @@ import harness  # noqa: E402
 
 # Gaps shared by several programs (the report has reproducers; file and function in brackets).
 _RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
-_PIPE = ("no cutlass.pipeline.PipelineAsync in cutelab [pipeline_sm90.py has PipelineTmaAsync only]: create(...), "
-         "make_participants(), acquire_and_advance()/commit(), wait_and_advance()/release() and tail(); its "
-         "PipelineState also cannot advance inside a runtime loop (cutlass.range), where these programs use it")
 GAPS = {
     "nb_algebra_coalesce_postconditions": _RANGE,
     "own_copy_alignment": ("cute.copy with a 64-bit universal copy atom accepts a source known only 4-byte aligned "
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
     "own_mma_sm80_partition": _RANGE,
-    "nb_async_pipeline_one_stage": _PIPE,
-    "nb_async_pipeline_staged": _PIPE,
     "own_constexpr_branches": ("a Python 'for ... in range(n)' in a @cute.jit function is a runtime loop in CuTe DSL "
                                "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
                                "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "

@@ -251,9 +251,12 @@ class _Carry:
     """Carries variables through a runtime region: tensor values live in mutable registers."""
 
     def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str,
-                 loop_targets: Sequence[str] = ()):
+                 loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
         self.t = t
         self.loop_targets = frozenset(loop_targets)  # indices of loops inside: never promoted to registers
+        # names each iteration sets before reading them (rewrite._set_before_read): a static value of
+        # theirs (e.g. a pipeline handle) is the iteration's own; after the loop they are unusable
+        self.local = frozenset(local)
         self.names = tuple(names)
         self.pre = {n: values.get(n, UNDEF) for n in self.names}
         self.where = where
@@ -402,7 +405,7 @@ class _Carry:
                 t.emit(Assign(r, tuple(range(r.n)), v.refs))
             elif pre is UNDEF:
                 continue  # local to the region
-            elif not _same(v, pre) and (self.what == "branch" or n in self.loop_targets):
+            elif not _same(v, pre) and (self.what == "branch" or n in self.loop_targets or n in self.local):
                 # (or the index of a static loop inside a runtime loop: its value after the runtime
                 # loop depends on whether that ran at all)
                 # a static value that one branch changes has no single value after the branch: the
@@ -487,7 +490,7 @@ class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
     def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
-                 var_unused: bool = False, loop_targets: Sequence[str] = ()):
+                 var_unused: bool = False, loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -507,7 +510,7 @@ class Loop:
             self.dynamic = True
             self.t = t
             self.range = it
-            self.carry = _Carry(t, names, values, where, "loop", loop_targets)
+            self.carry = _Carry(t, names, values, where, "loop", loop_targets, local)
             self.state = 0
         else:
             if isinstance(it, DynRange):

@@ -50,8 +50,17 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     from ..tensor import Pointer, Tensor
     from .trace import SmemEngine
 
+    from .smem import SmemPtr
+
     t = current(what)
-    if isinstance(ptr, Tensor):
+    if isinstance(ptr, SmemPtr):  # a cute.struct field's data_ptr() (+ stage), e.g. a pipeline's barrier_storage
+        from ..layout import make_layout
+        from ..numeric import Int64
+
+        dt = ptr.dtype or Int64
+        first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(1), dt)
+        eng, off = first.engine, first.offset + ptr.byte_offset // dt.bytes
+    elif isinstance(ptr, Tensor):
         eng, off = ptr.engine, ptr.offset
     elif isinstance(ptr, Pointer):
         eng, off = ptr.engine, ptr.offset

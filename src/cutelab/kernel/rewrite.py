@@ -84,6 +84,27 @@ def _loop_targets(stmts: List[ast.stmt]) -> ast.Tuple:
     return ast.Tuple(elts=[ast.Constant(n) for n in out], ctx=ast.Load())
 
 
+def _set_before_read(stmts: List[ast.stmt], name: str) -> bool:
+    """Whether each run of stmts (a loop's body) sets name by a plain top-level assignment before
+    anything reads it: its value is then local to one iteration, never carried to the next."""
+    for st in stmts:
+        loads = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            value_loads = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)} if st.value is not None \
+                else set()
+            if name in value_loads:
+                return False
+            if any(isinstance(tg, ast.Name) and tg.id == name for tg in targets):
+                return True
+            if name in loads:
+                return False
+            continue
+        if name in loads or name in _assigned([st]):
+            return False
+    return False
+
+
 def _assigned(stmts: List[ast.stmt]) -> List[str]:
     v = _Assigned()
     for s in stmts:
@@ -236,10 +257,11 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
             it = ast.Call(func=_rt("py_range"), args=[it.func, *it.args], keywords=it.keywords)
         read = {n.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        local = [n for n in names if _set_before_read(node.body, n)]  # values of one iteration only
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Loop"), it, _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
             self._where(node), ast.Constant(_jumps(node.body)), ast.Constant(not (targets & read)),
-            _loop_targets(node.body)))
+            _loop_targets(node.body), _names_tuple(local)))
         body = list(node.body)
         if names:
             body = [_if_attr(v, "dynamic", [_unpack(names, _method(v, "enter"))])] + body

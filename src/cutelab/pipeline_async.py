@@ -1,0 +1,245 @@
+"""``cutlass.pipeline.PipelineAsync`` and its participants (``make_participants()``: a
+``PipelineProducer`` and a ``PipelineConsumer`` that keep their own ``PipelineState`` and hand out
+``ImmutableResourceHandle``\\ s), as CuTe DSL 4.8.1 has them: a ring of ``num_stages`` buffers guarded
+by mbarriers in shared memory, ``num_stages`` *full* barriers (the producer group's threads arrive
+when a stage is written) then ``num_stages`` *empty* ones (the consumer group's threads arrive when
+it is read). Both back ends run it: the CPU interpreter runs the producer and consumer warps until
+they meet at the barriers, the CUDA printer prints the mbarrier PTX (kernel/mbarrier.py). The
+states may advance inside runtime loops (pipeline_sm90.PipelineState keeps them in registers there).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .errors import TraceError
+from .pipeline_sm90 import Agent, CooperativeGroup, PipelineState, PipelineUserType, make_pipeline_state
+
+__all__ = ["PipelineAsync", "PipelineCpAsync", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle"]
+
+
+def _threads(group: CooperativeGroup, what: str) -> int:
+    if not isinstance(group, CooperativeGroup):
+        raise TraceError(f"PipelineAsync.create: {what} must be a CooperativeGroup, got {group!r}")
+    n = group.size * (32 if group.agent is Agent.Warp else 1)
+    if not isinstance(n, int) or n < 1:
+        raise TraceError(f"PipelineAsync.create: the {what}'s size must be a positive static int, got {group.size!r}")
+    return n
+
+
+class PipelineAsync:
+    """Async-thread producer and consumer groups over ``num_stages`` mbarrier-guarded stages."""
+
+    def __init__(self, full: Any, empty: Any, num_stages: int, producer_count: int, consumer_count: int):
+        self.full, self.empty, self.num_stages = full, empty, num_stages
+        self.producer_count, self.consumer_count = producer_count, consumer_count
+
+    @classmethod
+    def create(cls, *, num_stages: int, producer_group: CooperativeGroup, consumer_group: CooperativeGroup,
+               barrier_storage: Any = None, producer_mask: Any = None, consumer_mask: Any = None,
+               defer_sync: bool = False, name: str = "", **kwargs: Any) -> "PipelineAsync":
+        """Initialise the 2 * num_stages barriers at ``barrier_storage`` (one thread of warp 0) and,
+        unless defer_sync, fence and sync the block."""
+        from .kernel import arch
+        from .kernel.trace import current
+
+        where = f"{cls.__name__}.create"
+        if barrier_storage is None:
+            raise TraceError(f"{where}: pass barrier_storage= (a pointer to 2 * num_stages Int64 words of shared "
+                             f"memory, e.g. storage.mbar.data_ptr() of a cute.struct MemRange[Int64, 2 * stages])")
+        if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 1:
+            raise TraceError(f"{where}: num_stages must be a positive int, got {num_stages!r}")
+        pc = _threads(producer_group, "producer_group")
+        cc = _threads(consumer_group, "consumer_group")
+        full, empty = barrier_storage, barrier_storage + num_stages
+        p = cls(full, empty, num_stages, pc, cc)
+        t = current(where)
+        op = t.begin_if(arch.make_warp_uniform(arch.warp_idx()) == 0)
+        outer, t.cur = t.cur, op.then
+        with arch.elect_one():
+            for i in range(num_stages):
+                arch.mbarrier_init(full + i, pc)
+                arch.mbarrier_init(empty + i, cc)
+        t.cur = outer
+        if not defer_sync:
+            arch.mbarrier_init_fence()
+            arch.sync_threads()
+        return p
+
+    # ---- the producer's side
+    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
+        """Wait until the stage is empty (its consumers released it)."""
+        from .kernel import arch
+
+        arch.mbarrier_wait(self.empty + state.index, state.phase)
+
+    def producer_try_acquire(self, state: PipelineState) -> Any:
+        from .kernel import arch
+
+        return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
+
+    def producer_commit(self, state: PipelineState) -> None:
+        """Each producer thread arrives on the stage's full barrier (the stage is written)."""
+        from .kernel import arch
+
+        arch.mbarrier_arrive(self.full + state.index)
+
+    def producer_get_barrier(self, state: PipelineState) -> Any:
+        return self.full + state.index
+
+    def producer_tail(self, state: PipelineState) -> None:
+        """Wait until the consumers released every stage (before the producer exits)."""
+        from .kernel import arch
+
+        s = state.clone()
+        for _ in range(self.num_stages):
+            arch.mbarrier_wait(self.empty + s.index, s.phase)
+            s.advance()
+
+    # ---- the consumer's side
+    def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
+        """Wait until the stage is full (its producers committed it)."""
+        from .kernel import arch
+
+        arch.mbarrier_wait(self.full + state.index, state.phase)
+
+    def consumer_try_wait(self, state: PipelineState) -> Any:
+        from .kernel import arch
+
+        return arch.mbarrier_try_wait(self.full + state.index, state.phase)
+
+    def consumer_release(self, state: PipelineState) -> None:
+        """Each consumer thread arrives on the stage's empty barrier (the stage may be refilled)."""
+        from .kernel import arch
+
+        arch.mbarrier_arrive(self.empty + state.index)
+
+    def consumer_get_barrier(self, state: PipelineState) -> Any:
+        return self.empty + state.index
+
+    # ---- participants
+    def make_producer(self) -> "PipelineProducer":
+        return PipelineProducer(self, make_pipeline_state(PipelineUserType.Producer, self.num_stages))
+
+    def make_consumer(self) -> "PipelineConsumer":
+        return PipelineConsumer(self, make_pipeline_state(PipelineUserType.Consumer, self.num_stages))
+
+    def make_participants(self) -> Tuple["PipelineProducer", "PipelineConsumer"]:
+        """A producer and a consumer, each with its own state (the producer's starts at phase 1: the
+        stages start empty)."""
+        return self.make_producer(), self.make_consumer()
+
+
+class PipelineCpAsync(PipelineAsync):
+    """PipelineAsync whose producers fill the stages with cp.async (CuTe DSL's PipelineCpAsync): the
+    producer commit is each thread's arrive once its cp.async copies have landed (``cp.async.mbarrier
+    .arrive`` on the GPU: here the copies are waited for first, then the thread arrives)."""
+
+    def producer_commit(self, state: PipelineState) -> None:
+        from .kernel import arch
+
+        arch.cp_async_wait_group(0)
+        arch.mbarrier_arrive(self.full + state.index)
+
+
+class ImmutableResourceHandle:
+    """One stage as a participant acquired it: ``index``, ``count``, and the pipeline it came from."""
+
+    def __init__(self, origin: PipelineAsync, immutable_state: PipelineState):
+        self._origin, self._state = origin, immutable_state
+
+    @property
+    def index(self) -> Any:
+        return self._state.index
+
+    @property
+    def count(self) -> Any:
+        return self._state.count
+
+    def get_origin(self) -> PipelineAsync:
+        return self._origin
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._state!r})"
+
+
+class _Participant:
+    def __init__(self, pipeline: PipelineAsync, state: PipelineState):
+        self._pipeline, self._state = pipeline, state
+
+    def clone(self) -> Any:
+        return type(self)(self._pipeline, self._state.clone())
+
+    def reset(self) -> None:
+        """Start the count from zero again (at the same stage)."""
+        self._state.reset_count()
+
+    def advance(self) -> None:
+        self._state.advance()
+
+    def current_handle(self) -> ImmutableResourceHandle:
+        return self.Handle(self._pipeline, self._state.clone())
+
+
+class PipelineProducer(_Participant):
+    """The producer's side: ``acquire()`` a stage (wait until it is empty), write it, ``commit()``."""
+
+    class Handle(ImmutableResourceHandle):
+        def commit(self) -> None:
+            self._origin.producer_commit(self._state)
+
+        @property
+        def barrier(self) -> Any:
+            return self._origin.producer_get_barrier(self._state)
+
+    ImmutableResourceHandle = Handle
+
+    def acquire(self, try_acquire_token: Any = None) -> ImmutableResourceHandle:
+        self._pipeline.producer_acquire(self._state, try_acquire_token)
+        return self.current_handle()
+
+    def acquire_and_advance(self, try_acquire_token: Any = None) -> ImmutableResourceHandle:
+        h = self.acquire(try_acquire_token)
+        self._state.advance()
+        return h
+
+    def try_acquire(self) -> Any:
+        return self._pipeline.producer_try_acquire(self._state)
+
+    def commit(self, handle: Optional[ImmutableResourceHandle] = None) -> None:
+        """Commit the handle's stage (or the current one)."""
+        self._pipeline.producer_commit(handle._state if handle is not None else self._state)
+
+    def tail(self) -> None:
+        """Wait until the consumers released every stage (keeps the block alive until then)."""
+        self._pipeline.producer_tail(self._state)
+
+
+class PipelineConsumer(_Participant):
+    """The consumer's side: ``wait()`` for a stage (until it is full), read it, ``release()``."""
+
+    class Handle(ImmutableResourceHandle):
+        def release(self) -> None:
+            self._origin.consumer_release(self._state)
+
+        @property
+        def barrier(self) -> Any:
+            return self._origin.consumer_get_barrier(self._state)
+
+    ImmutableResourceHandle = Handle
+
+    def wait(self, try_wait_token: Any = None) -> ImmutableResourceHandle:
+        self._pipeline.consumer_wait(self._state, try_wait_token)
+        return self.current_handle()
+
+    def wait_and_advance(self, try_wait_token: Any = None) -> ImmutableResourceHandle:
+        h = self.wait(try_wait_token)
+        self._state.advance()
+        return h
+
+    def try_wait(self) -> Any:
+        return self._pipeline.consumer_try_wait(self._state)
+
+    def release(self, handle: Optional[ImmutableResourceHandle] = None) -> None:
+        """Release the handle's stage (or the current one)."""
+        self._pipeline.consumer_release(handle._state if handle is not None else self._state)

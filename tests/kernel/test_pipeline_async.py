@@ -1,0 +1,119 @@
+"""cutlass.pipeline.PipelineAsync with participants (make_participants, acquire_and_advance / commit,
+wait_and_advance / release, tail): a producer warp and a consumer warp passing values through a staged
+smem buffer, their pipeline states moving inside runtime loops. On the CPU the two warps run as the
+branches of one if/else (the interpreter runs those concurrently, meeting at the mbarriers); the CUDA
+compiles with nvcc. Two sequential ifs on the warp index (the async_pipeline notebook's form) compile
+too; the CPU interpreter refuses to run them with a clear error (it runs a block's threads in lock-step)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.errors import LaunchError
+from cutelab.kernel import cuda
+from cutelab.kernel.launch import last_launch
+from cutelab.runtime import from_dlpack
+
+
+@cute.kernel
+def staged(SharedStorage: cutlass.Constexpr, res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+    pipe = cutlass.pipeline.PipelineAsync.create(
+        num_stages=stages,
+        producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(stages))
+    producer, consumer = pipe.make_participants()
+    if warp_idx == 0:
+        for i in cutlass.range(n):
+            h = producer.acquire_and_advance()
+            buf[h.index] = 1.0 * i + 0.5
+            h.commit()
+        producer.tail()
+    else:
+        for i in cutlass.range(n):
+            h = consumer.wait_and_advance()
+            res[i] = buf[h.index] * 2.0
+            h.release()
+
+
+@cute.jit
+def run_staged(res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    staged(SharedStorage, res, n, stages).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+@pytest.mark.parametrize("n,stages", [(8, 3), (11, 1), (5, 5), (0, 2)])
+def test_producer_and_consumer_warps_pass_every_value_in_order(n, stages):
+    res = np.full(16, -1.0, np.float32)
+    run_staged(from_dlpack(res), n, stages)
+    assert res[:n].tolist() == [2.0 * i + 1.0 for i in range(n)]
+    assert (res[n:] == -1.0).all()
+
+
+def test_the_pipeline_cuda_compiles(tmp_path):
+    res = np.zeros(16, np.float32)
+    run_staged(from_dlpack(res), 8, 3)
+    src = cuda.render(last_launch().ir)
+    assert "mbarrier" in src
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    f = tmp_path / "k.cu"
+    f.write_text(src)
+    r = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(f)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+@cute.kernel
+def two_ifs(SharedStorage: cutlass.Constexpr, res: cute.Tensor):
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    storage = cutlass.utils.SmemAllocator().allocate(SharedStorage, 64)
+    pipe = cutlass.pipeline.PipelineAsync.create(
+        num_stages=2, producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(2))
+    producer, consumer = pipe.make_participants()
+    if warp_idx == 0:
+        for i in cutlass.range(cute.size(res)):
+            h = producer.acquire_and_advance()
+            buf[h.index] = 1.0 * i
+            h.commit()
+        producer.tail()
+    if warp_idx == 1:
+        for i in cutlass.range(cute.size(res)):
+            h = consumer.wait_and_advance()
+            res[i] = buf[h.index]
+            h.release()
+
+
+@cute.jit
+def run_two_ifs(res: cute.Tensor):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, 4]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, 2], 128]
+
+    two_ifs(SharedStorage, res).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+def test_sequential_warp_ifs_compile_and_the_interpreter_says_why_it_cannot_run_them():
+    res = np.zeros(6, np.float32)
+    cute.compile(run_two_ifs, from_dlpack(res))  # traces (as the notebook does)
+    with pytest.raises(LaunchError, match="can never complete.*lock-step"):
+        run_two_ifs(from_dlpack(res))
