@@ -17,13 +17,10 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
 # Gaps shared by several programs (the report has reproducers; file and function in brackets).
-_RANGE = "no cutlass.range_constexpr in cutelab [__init__.py lazy table; kernel/control.py exists on h-kernel]"
 GAPS = {
-    "nb_algebra_coalesce_postconditions": _RANGE,
     "own_copy_alignment": ("cute.copy with a 64-bit universal copy atom accepts a source known only 4-byte aligned "
                            "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
                            "does not meet requirement (64 bits) of atom'"),
-    "own_mma_sm80_partition": _RANGE,
     "own_constexpr_branches": ("a Python 'for ... in range(n)' in a @cute.jit function is a runtime loop in CuTe DSL "
                                "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
                                "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "
@@ -36,7 +33,6 @@ GAPS = {
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "
                                    "which compiles for any grid, prints \"(?{div=16},?{div=128})\" "
                                    "[kernel/launch.py tracing with the launch's grid]"),
-    "own_tv_layout": _RANGE,
 }
 
 
@@ -64,18 +60,8 @@ DIFFERS = {
 }
 
 
-# Gaps that close when a name arrives (h-kernel adds cutlass.range_constexpr): the xfail applies only
-# while the name is missing, so a merge that brings it turns these programs into plain tests.
-_UNTIL = {_RANGE: "range_constexpr"}
-
-
 def _gap(name):
-    reason = GAPS.get(name)
-    if reason in _UNTIL:
-        import cutelab
-
-        return None if hasattr(cutelab, _UNTIL[reason]) else reason
-    return reason
+    return GAPS.get(name)
 
 
 def _params():
