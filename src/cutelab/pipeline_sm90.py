@@ -111,6 +111,10 @@ class PipelineState:
         from .numeric import Int32
 
         t = current("PipelineState")
+        if any(any(v is w for w in _loops()) for v in getattr(self, "_cloned_in", ())):
+            raise TraceError("PipelineState: cloned inside this runtime loop before it was read or advanced here; "
+                             "the clone kept the first iteration's position. Read or advance the state before "
+                             "cloning it in the loop (or clone it before the loop)")
         if self._mark is None:
             raise TraceError("PipelineState: made outside the kernel it is used in, inside a runtime loop")
         blk, at = self._mark
@@ -152,8 +156,15 @@ class PipelineState:
         return (self._phase0 + pos // self._stages) % 2
 
     def clone(self) -> "PipelineState":
-        if self._live():
+        """A copy. Cloning inside a newer runtime loop keeps a trace-time state as it is (states
+        derived from loop indices, ``s = state.clone(); s.advance(i * k + j)``, stay index
+        expressions); advancing the original later in such a loop is then refused (the clone would
+        have seen the first iteration's position only)."""
+        if self._regs is not None:
             return PipelineState(self._stages, self._read(1), self._phase0, self._read(0))
+        new = [v for v in _loops() if not any(v is w for w in self._loops)]
+        if new:
+            self._cloned_in = getattr(self, "_cloned_in", []) + new
         return PipelineState(self._stages, self._count, self._phase0, self._pos)
 
     def reset_count(self) -> None:

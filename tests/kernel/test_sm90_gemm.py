@@ -367,3 +367,19 @@ def test_sm90_gemm_recommended_configuration_on_the_cpu(c):
     bound = (256 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
     half_ulp = 2.0 ** -11 if c == "f16" else 0.0
     assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + half_ulp * (np.abs(ref) + bound))
+
+
+@cute.kernel
+def clone_then_advance(out: cute.Tensor, n: cutlass.Int32):
+    st = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 2)
+    for i in cutlass.range(n):
+        c = st.clone()
+        out[i] = c.index
+        st.advance()
+
+
+def test_cloning_a_state_then_advancing_it_in_the_same_runtime_loop_is_refused():
+    """The clone, taken first, held the first iteration's position: a clear error, not a wrong index."""
+    out = np.zeros(8, np.int32)
+    with pytest.raises(TraceError, match="cloned inside this runtime loop before it was read or advanced"):
+        clone_then_advance(from_dlpack(out), cutlass.Int32(3)).launch(grid=1, block=32)
