@@ -34,7 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -73,7 +73,34 @@ def import_only_diff(ours: str, theirs: str) -> List[str]:
 
 # --------------------------------------------------------------------------- the child: one timed run
 
-def _timer(singles: int):
+def _timeline(call: Callable[[int], None], iterations: int) -> Dict[str, float]:
+    """The back-to-back loop once more under torch.profiler (CUPTI): the GPU's own view of it.
+    Per kernel its duration, the time from one kernel's start to the next's (the loop's period
+    as the GPU sees it) and the idle gap between one kernel's end and the next's start; medians."""
+    import tempfile
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for i in range(iterations):
+            call(i)
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as fh:
+            events = json.load(fh).get("traceEvents", [])
+    ks = sorted((float(e["ts"]), float(e["dur"])) for e in events if e.get("cat") == "kernel")
+    if len(ks) < 3:
+        return {"timeline_kernels": len(ks)}
+    period = [b[0] - a[0] for a, b in zip(ks, ks[1:])]
+    gaps = [b[0] - (a[0] + a[1]) for a, b in zip(ks, ks[1:])]
+    return {"timeline_kernels": len(ks), "kernel_us": statistics.median(d for _, d in ks),
+            "period_us": statistics.median(period), "gap_us": statistics.median(gaps)}
+
+
+def _timer(singles: int, timeline: bool = False):
     import torch
 
     def timed(callable: Any, *, warmup_iterations: int = 10, iterations: int = 100, stream: Any = None,
@@ -108,14 +135,16 @@ def _timer(singles: int):
             call(i)
             torch.cuda.synchronize()
             one.append((time.perf_counter() - s) * 1e6)
-        print("BENCH " + json.dumps({"b2b_us": wall,
-                                     "single_us": statistics.median(one), "iterations": iterations}), flush=True)
+        res = {"b2b_us": wall, "single_us": statistics.median(one), "iterations": iterations}
+        if timeline:
+            res.update(_timeline(call, iterations))
+        print("BENCH " + json.dumps(res), flush=True)
         return wall
 
     return timed
 
 
-def child(lib: str, path: str, argv: List[str], singles: int) -> None:
+def child(lib: str, path: str, argv: List[str], singles: int, timeline: bool = False) -> None:
     sys.path.insert(0, os.path.join(ROOT, "src"))
     if lib == "cutelab":
         import cutelab.testing as testing_mod
@@ -123,8 +152,8 @@ def child(lib: str, path: str, argv: List[str], singles: int) -> None:
         import cutlass.cute.testing as testing_mod  # noqa: F401
         import cutlass.testing as testing_mod2  # type: ignore
 
-        testing_mod2.benchmark = _timer(singles)
-    testing_mod.benchmark = _timer(singles)
+        testing_mod2.benchmark = _timer(singles, timeline)
+    testing_mod.benchmark = _timer(singles, timeline)
     import runpy
 
     sys.argv = [path] + argv
@@ -133,10 +162,10 @@ def child(lib: str, path: str, argv: List[str], singles: int) -> None:
     print("WALL " + json.dumps({"total_s": time.perf_counter() - t0}), flush=True)
 
 
-def torch_child(name: str, argv: List[str], singles: int) -> None:
+def torch_child(name: str, argv: List[str], singles: int, timeline: bool = False) -> None:
     import torch
 
-    timed = _timer(singles)
+    timed = _timer(singles, timeline)
 
     def arg(flag: str, default: Any) -> Any:
         return argv[argv.index(flag) + 1] if flag in argv else default
@@ -145,13 +174,14 @@ def torch_child(name: str, argv: List[str], singles: int) -> None:
         def __init__(self, *a: Any):
             self.args, self.kwargs = a, {}
 
+    warm, iters = int(arg("--warmup_iterations", 2)), int(arg("--iterations", 100))  # the examples' defaults
     if name in ("elementwise_add", "elementwise_apply"):
         M = int(arg("--M", 1024 if name == "elementwise_add" else 4096))
         N = int(arg("--N", 1024 if name == "elementwise_add" else 4096))
         # elementwise_add cycles through 10 workspaces (its inputs do not sit in L2 between calls): torch
         # gets the same 10; elementwise_apply times one
         n_ws = 10 if name == "elementwise_add" else 1
-        timed(lambda x, y, z: torch.add(x, y, out=z), warmup_iterations=2, iterations=100,
+        timed(lambda x, y, z: torch.add(x, y, out=z), warmup_iterations=warm, iterations=iters,
               workspace_generator=lambda: W(torch.randn(M, N, device="cuda"), torch.randn(M, N, device="cuda"),
                                             torch.empty(M, N, device="cuda")), workspace_count=n_ws)
     elif name == "sgemm":
@@ -159,14 +189,14 @@ def torch_child(name: str, argv: List[str], singles: int) -> None:
         a, b = torch.randn(m, k, device="cuda"), torch.randn(n, k, device="cuda")
         c = torch.empty(m, n, device="cuda")
         torch.backends.cuda.matmul.allow_tf32 = False
-        timed(lambda x, y, z: torch.mm(x, y.t(), out=z), warmup_iterations=2, iterations=100,
+        timed(lambda x, y, z: torch.mm(x, y.t(), out=z), warmup_iterations=warm, iterations=iters,
               kernel_arguments=W(a, b, c))
     elif name == "tensorop_gemm":
         m, n, k, l_ = (int(x) for x in arg("--mnkl", "256,256,512,1").split(","))
         a = torch.randn(l_, m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(l_, n, k, device="cuda", dtype=torch.float16)
         c = torch.empty(l_, m, n, device="cuda", dtype=torch.float16)
-        timed(lambda x, y, z: torch.bmm(x, y.transpose(1, 2), out=z), warmup_iterations=2, iterations=100,
+        timed(lambda x, y, z: torch.bmm(x, y.transpose(1, 2), out=z), warmup_iterations=warm, iterations=iters,
               kernel_arguments=W(a, b, c))
     else:
         raise SystemExit(f"no torch reference for {name}")
@@ -202,22 +232,29 @@ def main() -> None:
     ap.add_argument("--sizes", default="default", help="comma-separated presets: default, large")
     ap.add_argument("--libs", default="cutelab,cutedsl,torch")
     ap.add_argument("--singles", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the libraries alternately this many times per example and size; the table "
+                         "shows each one's median (and range) over the rounds")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--timeline", action="store_true",
+                    help="also run each back-to-back loop under torch.profiler: kernel time, period and gaps on the GPU")
+    ap.add_argument("--extra", default="", help="arguments added to each example's own (e.g. '--iterations 1000')")
     ap.add_argument("--json")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args, rest = ap.parse_known_args()
     if args.child:
         lib, target = args.child[0], args.child[1]
         if lib == "torch":
-            torch_child(target, rest, args.singles)
+            torch_child(target, rest, args.singles, args.timeline)
         else:
-            child(lib, target, rest, args.singles)
+            child(lib, target, rest, args.singles, args.timeline)
         return
     names = [n for n in EXAMPLES if not args.only or n in args.only.split(",")]
     libs = args.libs.split(",")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.path.join(ROOT, "src") + os.pathsep + env.get("PYTHONPATH", "")
     rows = []
+    tl = ["--timeline"] if args.timeline else []
     for name in names:
         fname, presets = EXAMPLES[name]
         ours = os.path.join(ROOT, "examples", "dsl", fname)
@@ -227,34 +264,47 @@ def main() -> None:
             print(f"{name}: lines differing from CuTe DSL's file beyond imports: {len(bad)}"
                   + "".join("\n    " + b for b in bad))
         for size in args.sizes.split(","):
-            argv = presets[size]
-            for lib in libs:
+            argv = presets[size] + args.extra.split()
+            for rnd, lib in [(r, l) for r in range(args.rounds) for l in libs]:
                 if lib == "cutelab":
                     if not os.path.exists(ours):
                         rows.append({"example": name, "size": size, "lib": lib, "ok": False, "why": "no file"})
                         continue
-                    cmd = [sys.executable, __file__, "--child", "cutelab", ours, "--singles", str(args.singles)] + argv
+                    cmd = [sys.executable, __file__, "--child", "cutelab", ours, "--singles", str(args.singles)] + tl + argv
                 elif lib == "cutedsl":
                     if not theirs or not os.path.exists(theirs):
                         rows.append({"example": name, "size": size, "lib": lib, "ok": False, "why": "no --dsl-orig file"})
                         continue
-                    cmd = [sys.executable, __file__, "--child", "cutedsl", theirs, "--singles", str(args.singles)] + argv
+                    cmd = [sys.executable, __file__, "--child", "cutedsl", theirs, "--singles", str(args.singles)] + tl + argv
                 else:
-                    cmd = [sys.executable, __file__, "--child", "torch", name, "--singles", str(args.singles)] + argv
+                    cmd = [sys.executable, __file__, "--child", "torch", name, "--singles", str(args.singles)] + tl + argv
                 r = run_one(cmd, env, args.timeout)
-                r.update(example=name, size=size, lib=lib, argv=" ".join(argv))
+                r.update(example=name, size=size, lib=lib, argv=" ".join(argv), round=rnd)
                 rows.append(r)
                 show = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items() if k != "tail"}
                 print(json.dumps(show), flush=True)
                 if not r["ok"] and "tail" in r:
                     print(r["tail"][-1500:], flush=True)
     print()
-    print("| example | size | lib | back-to-back us/call | single launch us | compile s | check |")
-    print("|---|---|---|---|---|---|---|")
-    for r in rows:
-        f = lambda k: f"{r[k]:.2f}" if isinstance(r.get(k), float) else "-"  # noqa: E731
-        print(f"| {r['example']} | {r['size']} | {r['lib']} | {f('b2b_us')} | "
-              f"{f('single_us')} | {f('compile_s')} | {'ok' if r.get('ok') and r.get('verified') else r.get('why', 'no check')} |")
+    tl_cols = any("kernel_us" in r for r in rows)
+    print("| example | size | lib | back-to-back us/call | single launch us | compile s | check |"
+          + (" GPU kernel us | GPU period us | GPU gap us |" if tl_cols else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|---|---|" if tl_cols else ""))
+    for key in dict.fromkeys((r["example"], r["size"], r["lib"]) for r in rows):
+        group = [r for r in rows if (r["example"], r["size"], r["lib"]) == key]
+
+        def f(k: str) -> str:
+            vals = sorted(r[k] for r in group if isinstance(r.get(k), float))
+            if not vals:
+                return "-"
+            med = statistics.median(vals)
+            return f"{med:.2f}" + (f" ({vals[0]:.2f}-{vals[-1]:.2f})" if len(vals) > 1 else "")
+
+        bad = [r.get("why", "no check") for r in group if not (r.get("ok") and r.get("verified"))]
+        rounds = f" x{len(group)}" if len(group) > 1 else ""
+        print(f"| {key[0]} | {key[1]} | {key[2]}{rounds} | {f('b2b_us')} | {f('single_us')} | {f('compile_s')} | "
+              f"{'ok' if not bad else bad[0]} |"
+              + (f" {f('kernel_us')} | {f('period_us')} | {f('gap_us')} |" if tl_cols else ""))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

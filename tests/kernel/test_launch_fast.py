@@ -614,6 +614,45 @@ def test_remembered_addresses_do_not_hide_an_overlap(gpu):
     assert set(f._fast.passed) == {(_addr(S), _addr(D)), (_addr(S2), _addr(D2))}
 
 
+def test_engine_memo_still_sees_a_tensor_changed_in_place(gpu):
+    """The generated call remembers device engines that passed (a workspace's tensors pay their
+    checks once); a Tensor given another layout, offset or engine afterwards is checked again
+    and refused, and a remembered one launches with its own address."""
+    f, S, D = _compiled_inner(gpu)
+    tS, tD = from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16)
+    f(tS, tD)
+    engines = f._fast.getters[0][1].tensor[1]
+    assert engines[id(tS.engine)] == (tS.engine, _addr(S))
+    f(tS, tD)
+    assert [r["params"] for r in gpu.launches] == [[_addr(S), _addr(D)]] * 2
+    keep = tS.layout
+    tS.layout = cute.make_layout((64, 32), stride=(32, 1))
+    with pytest.raises(LaunchError, match=r"argument 0 does not match the compiled kernel: layout \(64,32\)"):
+        f(tS, tD)
+    tS.layout = keep
+    tS.offset = 4
+    with pytest.raises(LaunchError, match="argument 0 does not match the compiled kernel"):
+        f(tS, tD)
+    tS.offset = 0
+    other = from_dlpack(_dev((64, 64), np.float16), assumed_align=16)
+    tS.engine = other.engine
+    with pytest.raises(LaunchError, match="element type (f16|Float16) instead of (f32|Float32)"):
+        f(tS, tD)
+    assert len(gpu.launches) == 2
+
+
+def test_a_failed_driver_launch_is_an_error_on_the_generated_call(gpu):
+    f, S, D = _compiled_inner(gpu)
+    f(S, D)
+    assert f._fast.direct is not None and "DC0(" in f._fast.direct.source  # the driver call written out
+    gpu.driver.launch_error = 719
+    with pytest.raises(LaunchError, match="CUDA driver call cuLaunchKernel failed: 719 fake error"):
+        f(S, D)
+    gpu.driver.launch_error = 0
+    f(S, D)
+    assert len(gpu.launches) == 2
+
+
 def test_same_layout_memo_compares_values_once_per_object():
     from cutelab.dynamic import DynInt
     from cutelab.kernel.launch import _SameLayout

@@ -244,10 +244,14 @@ class Launcher:
         self._h: Any = None  # the stream handle self._args holds
         self._args: Tuple[Any, ...] = ()
 
+    def bind(self, stream: int) -> None:
+        """Prepares the driver call's arguments for this stream (the call's own, else kept)."""
+        self._args = self._head + (self._stream_arg(stream),) + self._tail
+        self._h = stream
+
     def __call__(self, stream: int = 0) -> None:
         if stream != self._h:
-            self._args = self._head + (self._stream_arg(stream),) + self._tail
-            self._h = stream
+            self.bind(stream)
         res = self._call(*self._args)
         if type(res) is int:  # ctypes: the CUresult itself
             if res:

@@ -91,6 +91,7 @@ class FakeDriver:
     def __init__(self, arch: Tuple[int, int] = (9, 0), record: bool = True):
         self.arch = arch
         self.record = record
+        self.launch_error = 0  # a CUresult every cuLaunchKernel returns (tests of the error path)
         self.launches: List[Dict[str, Any]] = []
         self.calls: Dict[str, int] = {}
         self._ctx: Optional[_Handle] = None
@@ -166,6 +167,8 @@ class FakeDriver:
 
     def cuLaunchKernel(self, fn: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int,  # noqa: N802
                        stream: Any, params: Any, extra: Any) -> Tuple[int]:
+        if self.launch_error:
+            return (self.launch_error,)
         if not self.record:
             return (0,)
         n = len(fn.params)

@@ -1176,7 +1176,7 @@ class CompiledFunction:
                 v = args[pos]
                 if v is not v0 and not _same_static(v, v0):
                     self._static_error(pos, v, v0)
-        if addrs != fast.last:
+        if tuple(addrs) != fast.last:
             self._new_addresses(addrs)
         self._launch(fast, args, addrs, stream)
 
@@ -1228,7 +1228,7 @@ class CompiledFunction:
                 v = args[pos]
                 if v is not v0 and not _same_static(v, v0):
                     return False
-            if addrs != fast.last:
+            if tuple(addrs) != fast.last:
                 self._new_addresses(addrs)  # storages now overlapping, or no longer shared: trace again
         except LaunchError:
             return False
@@ -1281,7 +1281,7 @@ class CompiledFunction:
             tdev = _torch_device([st for _, st in sources]) if strm is None else None
             tm = plan.tensor_maps if plan.tensor_maps is not None and len(plan.tensor_maps) else None
             fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
-        fast.last = None
+        fast.last = None  # the tuple of addresses that last passed _new_addresses
         fast.passed = {}  # address tuples that passed _new_addresses
         fast.direct = None
         self._fast = fast
@@ -1348,7 +1348,7 @@ class CompiledFunction:
         fast = self._fast
         key = tuple(addrs)
         if key in fast.passed:
-            fast.last = list(addrs)
+            fast.last = key
             return
         for g in fast.groups:
             if any(addrs[k] != addrs[g[0]] for k in g):
@@ -1366,7 +1366,7 @@ class CompiledFunction:
         if len(fast.passed) >= 256:
             fast.passed.clear()
         fast.passed[key] = True
-        fast.last = list(addrs)
+        fast.last = key
 
     def _static_error(self, pos: int, v: Any, v0: Any) -> None:
         raise LaunchError(
@@ -1402,7 +1402,22 @@ def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, A
         lines.append("        return False")
     for k, (pos, get) in enumerate(fast.getters):
         spec = getattr(get, "torch", None)
-        if spec is not None and not hasattr(get, "alternatives"):
+        tspec = getattr(get, "tensor", None)
+        if tspec is not None and not hasattr(get, "alternatives"):
+            # a cutelab Tensor: its engine passed before and its layout (an object seen equal) and
+            # offset are the compiled ones; else the getter's full check (which remembers the engine)
+            tcls, engines, lay, seen, off = tspec
+            env.update({f"T{k}": tcls, f"E{k}": engines, f"LY{k}": lay, f"SN{k}": seen, f"O{k}": off, f"G{k}": get})
+            lines += [f"    x = args[{pos}]",
+                      f"    m = E{k}.get(id(x.engine)) if type(x) is T{k} else None",
+                      f"    if m is not None and m[0] is x.engine and x.offset == O{k} and "
+                      f"(x.layout is LY{k} or SN{k}.get(id(x.layout)) is x.layout):",
+                      f"        a{k} = m[1]",
+                      "    else:",
+                      f"        a{k} = G{k}(x)",
+                      f"        if a{k} is None:",
+                      "            return False"]
+        elif spec is not None and not hasattr(get, "alternatives"):
             ttype, tdt, shape, strides, dev, align = spec
             env.update({f"T{k}": ttype, f"D{k}": tdt, f"S{k}": shape, f"ST{k}": strides, f"V{k}": dev})
             lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}"
@@ -1420,8 +1435,12 @@ def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, A
         env[f"C{j}"] = v0
         lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
                   f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
-    addrs = ", ".join(f"a{k}" for k in range(len(fast.getters)))
-    lines += [f"    addrs = [{addrs}]", "    if addrs != _fast.last:", "        if not replay:",
+    addrs = "".join(f"a{k}, " for k in range(len(fast.getters)))
+    env["PASSED"] = fast.passed
+    lines += [f"    addrs = ({addrs})", "    if addrs != _fast.last:",
+              "        if addrs in PASSED:",  # a workspace seen before: as _new_addresses would
+              "            _fast.last = addrs",
+              "        elif not replay:",
               "            _new_addresses(addrs)",  # raises the LaunchError that names the problem
               "        else:",  # a remembered @cute.jit call: storages now overlapping, or no longer shared
               "            try:", "                _new_addresses(addrs)", "            except LaunchError:",
@@ -1437,8 +1456,15 @@ def _direct_call(cf: "CompiledFunction", fast: Any) -> Optional[Callable[[Any, A
             other = f"_mod._torch_stream({int(tdev)})"  # looked up at each call: fakegpu replaces it
         else:
             other = str(int(fixed))
-        lines += ["    if stream is not None:", "        h = _handle(stream)", "    else:", f"        h = {other}",
-                  f"    L{j}(h)"]
+        lines += ["    if stream is not None:", "        h = _handle(stream)", "    else:", f"        h = {other}"]
+        if getattr(launcher, "via", None) == "cuda-python":  # the driver call written out (Launcher.__call__)
+            from .driver import _ok as _driver_ok
+
+            env.update({f"DC{j}": launcher._call, f"OK{j}": launcher._ok0, "_driver_ok": _driver_ok})
+            lines += [f"    if h != L{j}._h:", f"        L{j}.bind(h)", f"    r = DC{j}(*L{j}._args)[0]",
+                      f"    if r is not OK{j} and int(r) != 0:", "        _driver_ok((r,), 'cuLaunchKernel')"]
+        else:
+            lines.append(f"    L{j}(h)")
     lines.append("    return True")
     import builtins  # this module's `compile` is cute.compile
 
@@ -1527,6 +1553,13 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
 
     tcls = type(t0)
     same = _SameLayout(lay)
+    # engines that passed (id -> (engine, address)): a device engine's storage, type and address
+    # are fixed when it is made (retyping a tensor gives it a new engine), so a workspace's
+    # tensors pay the engine checks once
+    from ..runtime import DeviceEngine
+
+    engines: Dict[int, Tuple[Any, int]] = {}
+    memo = etype is DeviceEngine
 
     def get_tensor(x: Any) -> Optional[int]:
         if type(x) is tcls:
@@ -1536,9 +1569,15 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
                     and len(e) >= n and getattr(e, "device", None) == dev0):
                 a = e.address
                 if not a % align:
+                    if memo:
+                        if len(engines) >= 64:
+                            engines.clear()
+                        engines[id(e)] = (e, a)
                     return a
         return None
 
+    if memo:  # what CompiledFunction's generated call checks itself before calling get_tensor
+        get_tensor.tensor = (tcls, engines, lay, same.seen, off)  # type: ignore[attr-defined]
     return get_tensor
 
 
