@@ -278,6 +278,12 @@ class DynBool(int, metaclass=_DynMeta):
     def value(self) -> bool:
         return bool(int(self))
 
+    @property
+    def dtype(self) -> Any:
+        from .numeric import Boolean
+
+        return Boolean
+
     def __str__(self) -> str:
         return "?"
 

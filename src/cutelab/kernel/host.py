@@ -23,7 +23,7 @@ import io
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ..dynamic import DynInt, dyn_scalar, is_dynamic, value_of
+from ..dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
 from ..errors import LaunchError
 
 __all__ = ["HostAction", "host_print", "dynamic_args", "replaying"]
@@ -129,7 +129,8 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     changed = False
     for name, v in list(bound.arguments.items()):
         p = sig.parameters[name]
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or isinstance(v, (DynInt, bool)) or type(v).__name__ == "DynFloat":
+        if (p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or isinstance(v, (DynInt, DynBool))
+                or type(v).__name__ == "DynFloat"):
             continue
         ann = _annotation(fn, p)
         dt = None
@@ -137,7 +138,12 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
             dt = v.dtype
         elif isinstance(ann, Numeric) and ann.kind in ("int", "uint") and isinstance(v, int):
             dt = ann
-        if dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
+        elif isinstance(ann, Numeric) and ann.kind == "bool" and isinstance(v, bool):
+            dt = ann
+        if dt is not None and dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
+            bound.arguments[name] = DynBool(bool(v))
+            changed = True
+        elif dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
             bound.arguments[name] = DynInt(int(dt(int(v))), dt, track=False)  # a scalar: its arithmetic prints '?'
             changed = True
         elif isinstance(v, FloatValue) or (isinstance(ann, Numeric) and ann.kind == "float"
@@ -253,6 +259,8 @@ def _scalar_of(d: Any, v: Any) -> Any:
     """v as a value of d's type (wrapped or rounded as the type does): int or float."""
     from ..numeric import FloatValue, IntValue
 
+    if d.dtype.kind == "bool":
+        return bool(v)
     x = IntValue(d.dtype, int(v)) if d.dtype.is_integer else FloatValue(d.dtype, float(v))
     return int(x) if d.dtype.is_integer else float(x)
 
@@ -275,7 +283,7 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                               f"{int(cf.dyn_args[pos])}), got {len(args)} arguments")
         v, d = args[pos], cf.dyn_args[pos]
         ok = (isinstance(v, int) if isinstance(d, DynInt) else isinstance(v, (int, float)))
-        if isinstance(v, bool) or not ok:
+        if (isinstance(v, bool) and d.dtype.kind != "bool") or not ok:
             raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
                               f"(given {d.value}); got {v!r} ({type(v).__name__})")
         key.append(_scalar_of(d, v))
@@ -315,7 +323,8 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                 new_args[i] = args[pos]
         for pos, d in cf.dyn_args.items():
             v = _scalar_of(d, args[pos])
-            new_args[orig[pos]] = DynInt(v, d.dtype, track=False) if isinstance(d, DynInt) else dyn_scalar(d.dtype, v)
+            new_args[orig[pos]] = (DynInt(v, d.dtype, track=False) if isinstance(d, DynInt) else
+                                   DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
         for pos, t in tensors.items():
             new_args[orig[pos]] = t
         with contextlib.redirect_stdout(io.StringIO()):

@@ -1728,14 +1728,15 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
             pass
     cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
                           {shift(p): t for p, t in arg_tensors.items()}, objects, stream_src)
-    from ..dynamic import DynFloat, DynInt
+    from ..dynamic import DynBool, DynFloat, DynInt
 
-    if remember and any(isinstance(a, (DynInt, DynFloat)) for a in args):
+    if remember and any(isinstance(a, (DynInt, DynFloat, DynBool)) for a in args):
         return None  # a runtime value: compared by value it would be a constant; retrace instead
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
                      if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
-                     and not isinstance(a, (DynInt, DynFloat))}
-    cf.dyn_args = {shift(i): a for i, a in enumerate(args) if i not in const and isinstance(a, (DynInt, DynFloat))}
+                     and not isinstance(a, (DynInt, DynFloat, DynBool))}
+    cf.dyn_args = {shift(i): a for i, a in enumerate(args)
+                   if i not in const and isinstance(a, (DynInt, DynFloat, DynBool))}
     return cf
 
 
