@@ -573,7 +573,7 @@ def _typed_scalar(v: Any, dtype: Numeric) -> Any:
 class NumpyEngine(PointerInfo):
     """Storage in a flat numpy array (a view of the user's array: writes go through)."""
 
-    __slots__ = ("data", "dtype", "memspace", "align", "owner", "address")
+    __slots__ = ("data", "dtype", "memspace", "align", "owner", "address", "declared")
 
     def __init__(self, data: np.ndarray, dtype: Numeric | None = None, memspace: str = "generic",
                  align: int | None = None, owner: Any = None, address: int | None = None):
@@ -583,6 +583,7 @@ class NumpyEngine(PointerInfo):
         self.dtype = dtype or numeric_from_numpy(data.dtype)
         self.memspace = memspace
         self.align = align if align is not None else max(self.dtype.bytes, 1)
+        self.declared = align is not None  # an alignment given (from_dlpack, fragments), not the element's by default
         self.owner = owner
         self.address = address if address is not None else data.__array_interface__["data"][0]
 

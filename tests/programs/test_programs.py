@@ -18,16 +18,10 @@ import harness  # noqa: E402
 
 # Gaps shared by several programs (the report has reproducers; file and function in brackets).
 GAPS = {
-    "own_copy_alignment": ("cute.copy with a 64-bit universal copy atom accepts a source known only 4-byte aligned "
-                           "[nvgpu/copy_atom.py copy, host and kernel]; CuTe DSL refuses it: 'S ptr alignment (32 bits) "
-                           "does not meet requirement (64 bits) of atom'"),
     "own_constexpr_branches": ("a Python 'for ... in range(n)' in a @cute.jit function is a runtime loop in CuTe DSL "
                                "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
                                "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "
                                "[kernel/host.py: no AST rewrite of @cute.jit bodies]"),
-    "own_dynamic_bool_arg": ("a cutlass.Boolean argument of a @cute.jit function stays a static Python value while "
-                             "tracing (print shows 1; CuTe DSL: '?') [kernel/host.py dynamic_args, dynamic.py "
-                             "dyn_scalar keeps Booleans static]; the values printf prints at each call are right"),
     "dsl_ampere_elementwise_add": ("cutelab traces a launch for its grid even when the tensors' layouts are dynamic "
                                    "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 from .. import int_tuple as it
 from ..errors import TraceError
 from .control import _is_dynamic
-from .trace import TraceValue, current, tracing
+from .trace import TraceValue, _static_offsets, current, tracing, user_line
 
 __all__ = ["kernel_copy", "make_copy"]
 
@@ -57,6 +57,7 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         et = x.element_type
         if vt is not None and et is not None and et.width != vt.width:
             raise TraceError(f"kernel {t.name}: cute.copy: the {name} holds {et} but the atom copies {vt}")
+    _check_vector_alignment(t, atom, src, dst)
     if pred is None:
         dst.store(src.load())
         return
@@ -93,6 +94,32 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
             t.cur = op.then
             move(elems, r)
             t.cur = outer
+
+
+def _check_vector_alignment(t: Any, atom: Any, src: Any, dst: Any) -> None:
+    """A universal copy atom of n bits (num_bits_per_copy) moves n bits per call: each call's first
+    element must be n-bit aligned as far as the trace knows (the tensor's pointer alignment and the
+    call's offset), as CuTe DSL requires; a copy it cannot prove aligned is refused."""
+    vt = getattr(atom, "value_type", None)
+    bits = getattr(atom, "num_bits_per_copy", None) or 0
+    if vt is None or bits <= vt.width:
+        return
+    n = bits // vt.width
+    need = bits // 8
+    for side, name, x in (("S", "source", src), ("D", "destination", dst)):
+        eng = getattr(x, "engine", None)
+        if not hasattr(eng, "alignment") or getattr(x, "element_type", None) is None:
+            continue
+        offs = _static_offsets(x.layout, "cute.copy")
+        for k in range(0, len(offs), n):
+            al = eng.alignment(x.offset + int(offs[k]) if int(offs[k]) else x.offset)
+            if al < need:
+                raise TraceError(
+                    f"kernel {t.name}: cute.copy at {user_line()}: a {bits}-bit copy of {vt} needs {need}-byte "
+                    f"aligned addresses, but call {k // n} of the {name} {x} is known to be only {al}-byte aligned "
+                    f"({side} ptr alignment ({al * 8} bits) does not meet requirement ({bits} bits) of atom); give "
+                    f"from_dlpack a larger assumed_align, mark the layout's divisibility, or use a narrower atom"
+                )
 
 
 def make_copy(host: Optional[Callable]) -> Callable:

@@ -575,6 +575,29 @@ def _check_contiguous(t: Tensor, units: np.ndarray, what: str, atom: CopyAtom) -
         )
 
 
+def _check_aligned(t: Tensor, units: np.ndarray, what: str, atom: CopyAtom) -> None:
+    """A vector copy of n bits needs each call's address aligned to n bits, as far as the tensor's
+    type knows it (its pointer's alignment, from_dlpack's assumed_align, and the call's offset)."""
+    eng = t.engine
+    bits = atom.num_bits_per_copy or 0
+    if not hasattr(eng, "alignment") or bits <= t.element_type.width:
+        return
+    if not getattr(eng, "declared", True):
+        return  # cutelab's make_tensor over a numpy array (no CuTe DSL counterpart): host memory, no alignment claimed
+    need = bits // 8
+    offs = t.layout.offsets()[units[:, 0]]
+    for k in np.unique(offs, return_index=True)[1]:
+        al = eng.alignment(t.offset + int(offs[k]))
+        if al < need:
+            side = "S" if what == "source" else "D"
+            raise TensorError(
+                f"copy: a {bits}-bit copy of {atom.value_type} needs {need}-byte aligned addresses, but call {int(k)} "
+                f"of the {what} {t} starts at element offset {int(offs[k])} of a pointer known to be {al}-byte aligned "
+                f"({side} ptr alignment ({al * 8} bits) does not meet requirement ({bits} bits) of atom); give "
+                f"from_dlpack a larger assumed_align, or use a narrower copy atom"
+            )
+
+
 def _raw_values(t: Tensor, what: str) -> np.ndarray:
     if getattr(t.engine, "dtype", None) is None:
         raise TensorError(f"copy: the {what} {t} has no element type (an identity tensor cannot be copied)")
@@ -663,6 +686,8 @@ def copy(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None = None, unr
     if not collective and ns > 1:
         _check_contiguous(src, us_all, "source", atom)
         _check_contiguous(dst, ud_all, "destination", atom)
+        _check_aligned(src, us_all, "source", atom)
+        _check_aligned(dst, ud_all, "destination", atom)
     sv = _reinterpret(_raw_values(src, "source"), st, dt)
     dv = np.array(_raw_values(dst, "destination"), copy=True)
     bs, bd = sv.shape[:-1], dv.shape[:-1]
