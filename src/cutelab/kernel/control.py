@@ -31,7 +31,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ..dynamic import DynBool, DynInt
 from ..errors import TraceError
-from .symbolic import Expr, is_sym
+from .symbolic import Expr, add, is_sym, mul
 from .trace import Assign, Compute, TraceValue, _state, current
 
 __all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
@@ -149,6 +149,29 @@ def _describe(x: Any) -> str:
 
 # --------------------------------------------------------------------------- helpers of the rewrite
 
+def _invariant_part(off: Any) -> Any:
+    """The part of a moving view's offset that no region changes: its terms over the thread and
+    block indices and kernel arguments, and its constant. The view's register holds the rest (a
+    pipeline stage's offset), so a swizzle of the offset splits it off (cuda.swz_split)."""
+    from .symbolic import Lin, atoms
+
+    if not is_sym(off):
+        return int(off)
+
+    def fixed(e: Any) -> bool:
+        from .trace import RegVar
+
+        return all(a.name.startswith(("tid.", "bid.", "arg.")) and not isinstance(a, RegVar) for a in atoms(e))
+
+    if isinstance(off, Lin):
+        out: Any = off.const
+        for a, c in off.terms:
+            if fixed(a):
+                out = add(out, mul(a, c))
+        return out
+    return off if fixed(off) else 0
+
+
 def _offset_div(off: Any) -> int:
     """A power of two dividing off for every thread (1 << 30 for 0)."""
     from .symbolic import sym_div
@@ -265,6 +288,7 @@ class _Carry:
         self.last: Dict[str, Any] = dict(self.pre)
         self.poisoned: set = set()
         self.view_div: Dict[str, int] = {}
+        self.view_base: Dict[str, Any] = {}  # a moving view's offset is view_base + its register's value
         # a moving view's offsets (what its register is assigned, in order: the first one before the
         # region), the RegVars that read it, and the possible-bits mask proved for it (_prove_bits)
         self.view_vals: Dict[str, list] = {}
@@ -301,14 +325,23 @@ class _Carry:
 
                 self.t.check_index(v.offset, f"variable {n}")
                 r = self.t.new_reg(Int32, 1, mutable=True)
-                self.t.emit(Assign(r, (0,), (v.offset,)))
-                self.regs[n] = (r, v)
-                # what divides the offset now, up to 16 bytes' worth of elements (all that vector,
-                # cp.async and ldmatrix accesses need), is assumed to divide every offset the region
-                # gives it; checked at the end of the region
+                # the view is base + the register's value: base the offset's part no region changes
+                # (threads', blocks', arguments' terms and the constant), so that a swizzle of the
+                # offset splits the register's part off (cuda.swz_split)
+                base = _invariant_part(v.offset)
+                moving = add(v.offset, mul(base, -1))
+                # what divides the moving part now, up to 16 bytes' worth of elements (all that vector,
+                # cp.async and ldmatrix accesses need), is assumed to divide every one the region gives
+                # it; checked at the end of the region
                 eb = max(1, getattr(getattr(v, "element_type", None), "width", 8) // 8)
-                self.view_div[n] = min(_offset_div(v.offset), max(1, 16 // eb))
-                self.view_vals[n] = [v.offset]
+                cap = max(1, 16 // eb)
+                if min(_offset_div(base), _offset_div(moving), cap) < min(_offset_div(v.offset), cap):
+                    base, moving = 0, v.offset  # the split would lose alignment the whole offset has
+                self.view_base[n] = base
+                self.t.emit(Assign(r, (0,), (moving,)))
+                self.regs[n] = (r, v)
+                self.view_div[n] = min(_offset_div(moving), cap)
+                self.view_vals[n] = [moving]
                 self.view_snaps[n] = []
                 self.view_bits[n] = None
 
@@ -322,7 +355,7 @@ class _Carry:
             rv = RegVar((dst, 0), div=self.view_div.get(n, 1))
             rv.bits = self.view_bits.get(n)
             self.view_snaps.setdefault(n, []).append(rv)
-            return shape._new(shape.layout, rv)
+            return shape._new(shape.layout, add(self.view_base.get(n, 0), rv))
         dst = self.t.new_reg(r.dtype, r.n)
         self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
@@ -375,7 +408,8 @@ class _Carry:
                     )
                 t.check_index(v.offset, f"variable {n}")
                 d = self.view_div.get(n, 1)
-                if _offset_div(v.offset) % d:
+                moving = add(v.offset, mul(self.view_base.get(n, 0), -1))
+                if _offset_div(moving) % d:
                     raise TraceError(
                         f"kernel {t.name}: variable '{n}' (a view of {view.engine.memspace} memory) enters the "
                         f"{self.what} at {self.where} at an offset divisible by {d}, and the {self.what} moves it "
@@ -383,8 +417,8 @@ class _Carry:
                         f"alignment from where it starts. Start it at an offset with the alignment of every offset "
                         f"it takes (e.g. the same pipeline stage layout)."
                     )
-                t.emit(Assign(r, (0,), (v.offset,)))
-                self.view_vals[n].append(v.offset)
+                t.emit(Assign(r, (0,), (moving,)))
+                self.view_vals[n].append(moving)
                 self._prove_bits(n)
                 continue
             if n in self.regs:

@@ -204,18 +204,20 @@ def _possible_bits(x: Any) -> int:
     return union
 
 
-def swz_split(e: Swz) -> Optional[Tuple[Any, int, int]]:
-    """Split a swizzle of a sum with a constant, sw(X + c), into (X, k, c_add) such that
-    sw(X + c) == (sw(X) ^ k) + c_add for every value of X's atoms; None where the constant is 0
-    or the identity is not proven.
+def swz_split(e: Swz) -> Optional[Tuple[Any, int, Any]]:
+    """Split a swizzle of a sum, sw(X + Y + c), into (X, k, add) such that
+    sw(X + Y + c) == (sw(X) ^ k) + add, add = Y + c_add, for every value of the atoms; None where
+    nothing splits off (no constant and no term Y) or the identity is not proven.
 
-    With top = m+s+b (sw changes bits [m, m+b) by the XOR of bits [m+s, top)): c_add is c with
-    its bits below 2**top cleared and c_or = c mod 2**top. Adding a multiple of 2**top leaves
+    With top = m+s+b (sw changes bits [m, m+b) by the XOR of bits [m+s, top)): Y is the sum of the
+    terms whose coefficients are multiples of 2**top (a pipeline stage's offset, say), c_add is c
+    with its bits below 2**top cleared and c_or = c mod 2**top. Adding a multiple of 2**top leaves
     the bits sw reads alone and commutes with the XOR, which only touches bits below top; and
     where X can set none of c_or's bits, X + c_or == X ^ c_or (any sign: a + b == (a ^ b) +
     2 * (a & b) in two's complement), and sw is linear over XOR, so
     sw(X ^ c_or) == sw(X) ^ sw(c_or) with k = sw(c_or) a constant (_possible_bits proves the
-    disjointness; tests/kernel/test_swz_print.py checks the identity exhaustively).
+    disjointness; tests/kernel/test_swz_print.py checks the identity exhaustively). sw(X) is then
+    the same for every stage and constant: nvcc computes it once, outside the loop.
 
     >>> from cutelab.kernel.symbolic import swizzle_expr
     >>> t = Var("tid.x", 128)
@@ -223,21 +225,42 @@ def swz_split(e: Swz) -> Optional[Tuple[Any, int, int]]:
     >>> x, k, c_add = swz_split(e)
     >>> print(x.expr_str(), k, c_add)
     (64 * tid.x) 16 2048
+    >>> x, k, y = swz_split(swizzle_expr(t * 64 + Var("stage", 4) * 4096, 3, 3, 3))
+    >>> print(x.expr_str(), k, y.expr_str())
+    (64 * tid.x) 0 (4096 * stage)
     >>> swz_split(swizzle_expr(t * 8 + 8, 3, 3, 3)) is None  # 8 * tid.x + 8 can carry
     True
+    >>> x, k, y = swz_split(swizzle_expr(t * 8 + 8 + Var("stage", 4) * 4096, 3, 3, 3))  # the stage still splits
+    >>> print(x.expr_str(), k, y.expr_str())
+    (8 * tid.x + 8) 0 (4096 * stage)
     """
     a = e.a
-    if not isinstance(a, Lin) or a.const == 0:
+    if not isinstance(a, Lin):
         return None
     top = e.m + e.s + e.b
+    # terms that are multiples of 2**top: by their coefficient, or by the bits their atom can set
+    # (a moving view's register holding a stage's offset, control._Carry._prove_bits)
+    low_mask = (1 << top) - 1
+    high = [(t, c) for t, c in a.terms if c % (1 << top) == 0 or not (_possible_bits(mul(t, c)) & low_mask)]
+    if a.const == 0 and not high:
+        return None
     c = a.const
     c_or = c & ((1 << top) - 1)  # c mod 2**top (non-negative for a negative c too)
-    c_add = c - c_or
+    c_add: Any = c - c_or
+    if len(high) == len(a.terms):  # nothing but the constant's low bits is swizzled: sw(c_or) + Y + c_add
+        for t, cf in high:
+            c_add = add(c_add, mul(t, cf))
+        return 0, c_or ^ ((c_or & e.ymask) >> e.s), c_add
     x = add(a, -c)
-    if not isinstance(x, Expr):  # pragma: no cover - a Lin has a non-constant term
+    for t, cf in high:
+        x = add(x, mul(t, -cf))
+        c_add = add(c_add, mul(t, cf))
+    if not isinstance(x, Expr):  # pragma: no cover - a low term remains
         return None
-    if c_or and _possible_bits(x) & c_or:
-        return None
+    if c_or and _possible_bits(x) & c_or:  # X + c_or may carry: it stays inside the swizzle
+        if not high:
+            return None
+        return add(x, c_or), 0, c_add
     k = c_or ^ ((c_or & e.ymask) >> e.s)
     return x, k, c_add
 
@@ -284,6 +307,16 @@ class _IntPrinter:
         t = self(a)
         return f"({t} ^ (({t} & {self.lit(e.ymask)}) >> {e.s}))"
 
+    def _plus(self, text: str, c: Any) -> str:
+        """text + c, c an int or an expression."""
+        if isinstance(c, Expr):
+            return f"({text} + {self(c)})"
+        if c > 0:
+            return f"({text} + {self.lit(c)})"
+        if c < 0:
+            return f"({text} - {self.lit(-c)})"
+        return text
+
     def _swz_fits(self, x: Any, e: Swz) -> bool:
         """Whether sw(x) and sw(x) ^ k stay in this printer's type. Unsigned types wrap: the
         identity of swz_split holds modulo 2**32 or 2**64 (it only moves bits below m+s+b), so
@@ -291,7 +324,10 @@ class _IntPrinter:
         [-2**n, 2**n) with n the larger of x's bit length and m+s+b."""
         if not self.signed:
             return True
-        n = max(abs(x.lo).bit_length(), abs(x.hi).bit_length(), e.m + e.s + e.b)
+        lo, hi = (x.lo, x.hi) if isinstance(x, Expr) else (int(x), int(x))
+        if isinstance(x, Lin):  # printed term by term: no partial sum may overflow either
+            hi = abs(x.const) + sum(max(abs(c * a.lo), abs(c * a.hi)) for a, c in x.terms)
+        n = max(abs(lo).bit_length(), abs(hi).bit_length(), e.m + e.s + e.b)
         return n <= (63 if self.t == "long long" else 31)
 
     def __call__(self, e: Any) -> str:
@@ -305,10 +341,11 @@ class _IntPrinter:
             split = swz_split(e)
             if split is not None:
                 x, k, c_add = split
+                if not isinstance(x, Expr):  # all of it splits off: a constant and Y
+                    return self._plus(self.lit(k), c_add)
                 text = self._swz_text(x, e)
                 text = f"({text} ^ {self.lit(k)})" if k else text
-                return f"({text} + {self.lit(c_add)})" if c_add > 0 else (
-                    f"({text} - {self.lit(-c_add)})" if c_add < 0 else text)
+                return self._plus(text, c_add)
             return self._swz_text(e.a, e)
         if self.mod32 and not isinstance(e, (Var, Lin, Mul)):
             # divisions, remainders and comparisons are not ring operations: their operands are printed
@@ -368,18 +405,18 @@ class _IntPrinter:
             return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
         if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
             split = swz_split(e)
-            if split is not None and self._swz_fits(split[0], e):
-                # sw(X + c) == (sw(X) ^ k) + c_add: sw(X) prints the same for every constant c, so
-                # nvcc computes it once and each access adds an XOR and an immediate (swz_split)
+            if split is not None and self._swz_fits(split[0] if isinstance(split[0], Expr) else 0, e) \
+                    and self._swz_fits(split[2], e):
+                # sw(X + Y + c) == (sw(X) ^ k) + Y + c_add: sw(X) prints the same for every constant c
+                # and stage offset Y, so nvcc computes it once and each access adds an XOR and an
+                # immediate, and Y (swz_split)
                 x, k, c_add = split
+                if not isinstance(x, Expr):  # all of it splits off: a constant and Y
+                    return self._plus(self.lit(k), c_add)
                 text = self._swz_text(x, e)
                 if k:
                     text = f"({text} ^ {self.lit(k)})"
-                if c_add > 0:
-                    text = f"({text} + {self.lit(c_add)})"
-                elif c_add < 0:
-                    text = f"({text} - {self.lit(-c_add)})"
-                return text
+                return self._plus(text, c_add)
             return self._swz_text(e.a, e)
         if isinstance(e, Cmp):
             return f"({self(e.a)} {e.op} {self(e.b)})"
