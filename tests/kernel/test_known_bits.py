@@ -201,6 +201,24 @@ def _sw(x, b, m, s):
     return x ^ ((x & ymask) >> s)
 
 
+def test_a_stage_register_is_added_after_the_swizzle_of_the_fixed_part():
+    """sw(T + R + c), R a moving view's register whose values are multiples of 2**(m+s+b): printed
+    as (sw(T) ^ k) + R + c_add, so sw(T) is the same text for every stage (nvcc computes it once)."""
+    ir, bufs, sc = _trace_movers((8, 2, 4), (2, 1, 64), 3)
+    rv = next(r for r in _masked(ir).values() if r.bits == -64)
+    t = Var("tid.x", 8)
+    texts = [re.sub(r"\((?:long long|int)\)|(?<=\d)ll\b", "", cuda.int_expr(swizzle_expr(t * 2 + rv + c, 2, 1, 2))[0])
+             for c in (0, 16, 80)]
+    fixed = "((2 * (threadIdx.x)) ^ (((2 * (threadIdx.x)) & 24) >> 2))"
+    assert all(fixed in x and rv.c_name in x.split(fixed)[-1] for x in texts), texts  # the register after it
+    for val in (0, 64, 128, -64, 1 << 20):
+        for c, x in zip((0, 16, 80), texts):
+            for tv in range(8):
+                want = _sw(2 * tv + val + c, 2, 1, 2)
+                got = eval(x.replace(rv.c_name, str(val)).replace("threadIdx.x", str(tv)))
+                assert got == want, (x, val, c, tv)
+
+
 def test_a_register_written_by_other_code_gets_no_mask():
     """Only a moving view's own register is proved: a plain Int32 register read in an index
     (trace's RegVar for a loaded or computed value) has no mask, so nothing splits over it."""

@@ -210,8 +210,11 @@ def swz_split(e: Swz) -> Optional[Tuple[Any, int, Any]]:
     nothing splits off (no constant and no term Y) or the identity is not proven.
 
     With top = m+s+b (sw changes bits [m, m+b) by the XOR of bits [m+s, top)): Y is the sum of the
-    terms whose coefficients are multiples of 2**top (a pipeline stage's offset, say), c_add is c
-    with its bits below 2**top cleared and c_or = c mod 2**top. Adding a multiple of 2**top leaves
+    terms over a moving view's register (trace.RegVar with a proven possible-bits mask: what a loop
+    changes, a pipeline stage's offset) that are multiples of 2**top, c_add is c with its bits below
+    2**top cleared and c_or = c mod 2**top. (Other multiples of 2**top stay inside the swizzle:
+    nvcc then shares sw(X + Y) between the accesses, which measured better for a stage computed
+    from the loop index, sm80_gemm's.) Adding a multiple of 2**top leaves
     the bits sw reads alone and commutes with the XOR, which only touches bits below top; and
     where X can set none of c_or's bits, X + c_or == X ^ c_or (any sign: a + b == (a ^ b) +
     2 * (a & b) in two's complement), and sw is linear over XOR, so
@@ -225,23 +228,18 @@ def swz_split(e: Swz) -> Optional[Tuple[Any, int, Any]]:
     >>> x, k, c_add = swz_split(e)
     >>> print(x.expr_str(), k, c_add)
     (64 * tid.x) 16 2048
-    >>> x, k, y = swz_split(swizzle_expr(t * 64 + Var("stage", 4) * 4096, 3, 3, 3))
-    >>> print(x.expr_str(), k, y.expr_str())
-    (64 * tid.x) 0 (4096 * stage)
     >>> swz_split(swizzle_expr(t * 8 + 8, 3, 3, 3)) is None  # 8 * tid.x + 8 can carry
     True
-    >>> x, k, y = swz_split(swizzle_expr(t * 8 + 8 + Var("stage", 4) * 4096, 3, 3, 3))  # the stage still splits
-    >>> print(x.expr_str(), k, y.expr_str())
-    (8 * tid.x + 8) 0 (4096 * stage)
     """
     a = e.a
     if not isinstance(a, Lin):
         return None
     top = e.m + e.s + e.b
-    # terms that are multiples of 2**top: by their coefficient, or by the bits their atom can set
-    # (a moving view's register holding a stage's offset, control._Carry._prove_bits)
+    # a moving view's register holding a stage's offset (control._Carry._prove_bits) whose bits
+    # are all at or above 2**top
     low_mask = (1 << top) - 1
-    high = [(t, c) for t, c in a.terms if c % (1 << top) == 0 or not (_possible_bits(mul(t, c)) & low_mask)]
+    high = [(t, c) for t, c in a.terms if getattr(t, "bits", None) is not None
+            and not (_possible_bits(mul(t, c)) & low_mask)]
     if a.const == 0 and not high:
         return None
     c = a.const
@@ -308,7 +306,10 @@ class _IntPrinter:
         return f"({t} ^ (({t} & {self.lit(e.ymask)}) >> {e.s}))"
 
     def _plus(self, text: str, c: Any) -> str:
-        """text + c, c an int or an expression."""
+        """text + c, c an int or an expression (its constant added last: nvcc folds it into the
+        access's immediate offset)."""
+        if isinstance(c, Lin) and c.const:
+            return self._plus(self._plus(text, add(c, -c.const)), c.const)
         if isinstance(c, Expr):
             return f"({text} + {self(c)})"
         if c > 0:
