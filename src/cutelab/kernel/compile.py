@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -21,8 +22,10 @@ __all__ = ["nvrtc_version", "compile_cuda", "cache_dir", "CompileResult"]
 
 # --fmad=false: a*b+c rounds twice, as the IR says (and as the CPU interpreter computes)
 OPTIONS = ("--std=c++17", "-default-device", "--fmad=false")
+VERBOSE_PTXAS = "--ptxas-options=-v"  # ptxas reports registers and spills in the log (spill_report)
 
 
+_INVALID_OPTION = 5  # NVRTC_ERROR_INVALID_OPTION
 _NVRTC: Any = None  # the NVRTC module, imported once (fakegpu.fake_gpu puts its fake here)
 
 
@@ -81,7 +84,8 @@ def cache_dir() -> Path:
 
 
 class CompileResult:
-    """A compiled kernel image: the cubin bytes, where it came from and how long it took."""
+    """A compiled kernel image: the cubin bytes, where it came from and how long it took; ``log``
+    NVRTC's messages (ptxas's registers and spills among them, kept with the cached image)."""
 
     def __init__(self, cubin: bytes, key: str, cached: bool, seconds: float, log: str = ""):
         self.cubin = cubin
@@ -92,6 +96,23 @@ class CompileResult:
 
 
 _MEMORY: Dict[str, bytes] = {}
+_MEMORY_LOG: Dict[str, str] = {}
+_SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+_REGS = re.compile(r"Used (\d+) registers")
+
+
+def spill_report(log: str) -> Optional[Tuple[int, int, int]]:
+    """(spill store bytes, spill load bytes, registers) from ptxas's verbose log, or None without one.
+
+    >>> spill_report("ptxas info    : Used 255 registers, used 1 barriers, 1032 bytes stack frame, 1032 bytes "
+    ...              "spill stores, 1456 bytes spill loads")
+    (1032, 1456, 255)
+    """
+    m = _SPILL.search(log or "")
+    if m is None:
+        return None
+    r = _REGS.search(log)
+    return int(m.group(1)), int(m.group(2)), int(r.group(1)) if r else 0
 
 
 def _key(source: str, arch: str, options: Tuple[str, ...]) -> str:
@@ -113,20 +134,28 @@ def compile_cuda(source: str, name: str, arch: str = "sm_90", options: Tuple[str
     key = _key(source, arch, options)
     if use_cache:
         if key in _MEMORY:
-            return CompileResult(_MEMORY[key], key, True, time.perf_counter() - t0)
+            return CompileResult(_MEMORY[key], key, True, time.perf_counter() - t0, _MEMORY_LOG.get(key, ""))
         path = cache_dir() / f"{key}.cubin"
         try:
             data = path.read_bytes()
         except OSError:
             data = None
         if data:
-            _MEMORY[key] = data
-            return CompileResult(data, key, True, time.perf_counter() - t0)
+            try:
+                log = (cache_dir() / f"{key}.log").read_text()
+            except OSError:
+                log = ""
+            _MEMORY[key], _MEMORY_LOG[key] = data, log
+            return CompileResult(data, key, True, time.perf_counter() - t0, log)
     nvrtc = _nvrtc()
     prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], []), "create")
     try:
         opts: List[bytes] = [f"--gpu-architecture={arch}".encode()] + [o.encode() for o in options]
-        res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        res = nvrtc.nvrtcCompileProgram(prog, len(opts) + 1, opts + [VERBOSE_PTXAS.encode()])
+        if int(res[0]) == _INVALID_OPTION:  # an NVRTC without --ptxas-options: compile without the report
+            nvrtc.nvrtcDestroyProgram(prog)
+            prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], []), "create")
+            res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         log = _log(prog)
         if int(res[0]) != 0:
             numbered = "\n".join(f"{i + 1:4d}  {line}" for i, line in enumerate(source.splitlines()))
@@ -138,9 +167,10 @@ def compile_cuda(source: str, name: str, arch: str = "sm_90", options: Tuple[str
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     if use_cache:
-        _MEMORY[key] = cubin
+        _MEMORY[key], _MEMORY_LOG[key] = cubin, log
         _write_atomic(cache_dir() / f"{key}.cubin", cubin)
         _write_atomic(cache_dir() / f"{key}.cu", source.encode())
+        _write_atomic(cache_dir() / f"{key}.log", log.encode())
     return CompileResult(cubin, key, False, time.perf_counter() - t0, log)
 
 
@@ -158,3 +188,4 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def clear_memory_cache() -> None:
     """Forget in-process compiled images (the disk cache stays)."""
     _MEMORY.clear()
+    _MEMORY_LOG.clear()

@@ -252,8 +252,8 @@ class FakeNvrtc:
                     f.write(prog.src)
                 p = subprocess.run([self.nvcc, "-cubin", *flags, "-o", f"{d}/k.cubin", f"{d}/k.cu"],
                                    capture_output=True)
+            prog.log = p.stdout + p.stderr  # ptxas's report (--ptxas-options=-v) too
             if p.returncode:
-                prog.log = p.stdout + p.stderr
                 return (6,)  # NVRTC_ERROR_COMPILATION
         return (0,)
 

@@ -419,6 +419,25 @@ class LaunchInfo:
 
 
 _local = threading.local()
+_SPILLS_SHOWN: set = set()  # compile keys whose spills were reported (once per process)
+
+
+def _report_spills(name: str, res: Any) -> None:
+    """A warning when ptxas spilled registers to local memory: the kernel runs, slower than it
+    could (e.g. a warpgroup holding a 128x256 f32 accumulator: 256 values per thread)."""
+    import warnings
+
+    from .compile import spill_report
+
+    rep = spill_report(res.log)
+    if rep is None or not (rep[0] or rep[1]) or res.key in _SPILLS_SHOWN:
+        return
+    _SPILLS_SHOWN.add(res.key)
+    stores, loads, regs = rep
+    warnings.warn(f"kernel {name}: ptxas spilled registers to local memory ({stores} bytes of spill stores, "
+                  f"{loads} bytes of spill loads per thread, {regs} registers in use); it runs, but slower than "
+                  f"it could: fewer values per thread (a smaller tile per thread, or more threads) avoid it",
+                  stacklevel=4)
 
 
 def last_launch() -> Optional[LaunchInfo]:
@@ -814,6 +833,7 @@ def _prepare(k: Kernel, bound: inspect.BoundArguments, grid: Tuple[int, int, int
     fn = load_module(res.cubin, res.key, k.name)
     t2 = time.perf_counter()
     _local.last = LaunchInfo(ir, "gpu", src, t2 - t1, res.cached, trace_s, res.cubin)
+    _report_spills(k.name, res)
     _local.last.phases = {"trace": trace_s, "bounds checks": checks_s, "render": t1 - t_render,
                           "nvrtc" if not res.cached else "compile cache": t_load - t1, "module load": t2 - t_load}
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
