@@ -262,6 +262,8 @@ def crd2idx(coord: Any, shape: Any, stride: Any = None) -> Any:
             r = r + crd2idx(coord % p, s, stride[i])
             coord = coord // p
         return r + crd2idx(coord, shape[-1], stride[-1])
+    if type(stride) is int and stride == 0 and isinstance(coord, int):
+        return 0  # a static stride 0 moves nothing, whatever the coordinate (a runtime one too: CuTe folds it)
     return coord * stride
 
 

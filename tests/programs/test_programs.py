@@ -18,10 +18,6 @@ import harness  # noqa: E402
 
 # Gaps shared by several programs (the report has reproducers; file and function in brackets).
 GAPS = {
-    "own_constexpr_branches": ("a Python 'for ... in range(n)' in a @cute.jit function is a runtime loop in CuTe DSL "
-                               "(its preprocessor rewrites it: print shows 'stage ? offset ?{div=128}'); cutelab runs "
-                               "host jit functions as Python and unrolls it (prints 'stage 0 offset 0' ...) "
-                               "[kernel/host.py: no AST rewrite of @cute.jit bodies]"),
     "dsl_ampere_elementwise_add": ("cutelab traces a launch for its grid even when the tensors' layouts are dynamic "
                                    "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "

@@ -180,6 +180,46 @@ def dynamic_note(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> str:
     return "the dynamic values (printed '?') of this call: " + "; ".join(items)
 
 
+class _Quiet(threading.local):
+    depth = 0  # > 0: inside a trip after the first of a host runtime loop (its prints were shown)
+
+
+_QUIET = _Quiet()
+
+
+def host_range(*args: Any, **kwargs: Any) -> Any:
+    """``for i in range(...)`` in a @cute.jit function (rewrite.rewrite_host_function): a runtime
+    loop, as CuTe DSL makes it. The loop variable is a runtime Int32 (prints '?'); what the body
+    launches and printf's happens on every trip, in order, while its trace-time prints show once,
+    as CuTe DSL traces the body once. (``unroll=`` and the like only shape generated code: taken
+    and ignored here.) ``cutlass.range_constexpr`` keeps a Python loop."""
+    from ..numeric import Int32
+
+    vals = []
+    for a in args:
+        if isinstance(a, bool) or not isinstance(a, int) and not hasattr(a, "__index__"):
+            raise TypeError(f"range() in a @cute.jit function: the bounds must be integers, got {a!r}")
+        vals.append(int(a))
+    r = range(*vals)
+    quiet = False
+    try:
+        for k, i in enumerate(r):
+            if k == 1:
+                _QUIET.depth += 1
+                quiet = True
+            yield DynInt(i, Int32)
+    finally:
+        if quiet:
+            _QUIET.depth -= 1
+
+
+def trace_print(*args: Any, **kwargs: Any) -> None:
+    """``print`` in a @cute.jit function's body: a trace-time print, shown once per trace (not on
+    the later trips of a host runtime loop, see host_range)."""
+    if not _QUIET.depth:
+        print(*args, **kwargs)
+
+
 def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
             record: Optional[Dict[str, Any]] = None) -> Any:
     """Call a jit function's body: trace (Python prints now), then run what it launched and
@@ -187,8 +227,10 @@ def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any
     another) the body only records: the outer one runs it. ``record`` (a dict) receives what ran
     as "recorded", from which JitFunction may remember the call (launch.py)."""
     from .launch import _local
+    from .rewrite import rewrite_host_function
 
     args, kwargs = dynamic_args(fn, args, kwargs)
+    fn = rewrite_host_function(fn)  # runtime loops as CuTe DSL has them
     if getattr(_local, "recorder", None) is not None:
         return fn(*args, **kwargs)
     _local.recorder = JitRecord()

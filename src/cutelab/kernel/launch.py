@@ -1689,8 +1689,10 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
         raise LaunchError("cute.compile cannot be nested")
     _local.recorder = []
     _local.streams = {}
+    from .rewrite import rewrite_host_function
+
     try:
-        target(*args, **kwargs)
+        rewrite_host_function(target)(*args, **kwargs)
         recorded = _local.recorder
         streams = _local.streams
     finally:

@@ -35,9 +35,9 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from typing import Any, Callable, List, Optional, Set
+from typing import Any, Callable, List, Optional
 
-__all__ = ["rewrite_function", "rewrite_source"]
+__all__ = ["rewrite_function", "rewrite_source", "rewrite_host_function"]
 
 RT = "__cl_rt"
 
@@ -363,4 +363,118 @@ def rewrite_function(fn: Callable) -> Optional[Callable]:
     new.__defaults__ = fn.__defaults__
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__cl_rewritten__ = True
+    return new
+
+
+# --------------------------------------------------------------------------- @cute.jit (host) functions
+
+class _HostRewriter(ast.NodeTransformer):
+    """In a @cute.jit function's own body: ``for x in range(...)`` / ``cutlass.range(...)`` become
+    runtime loops as CuTe DSL makes them (``__cl_host.host_range``: the loop variable is a runtime
+    Int32, printed '?'), and ``print`` becomes ``__cl_host.trace_print`` (a trace-time print shows
+    once, not once per trip). ``range_constexpr`` loops stay Python loops."""
+
+    def __init__(self, filename: str, line_offset: int):
+        self.filename = filename
+        self.offset = line_offset
+        self.depth = 0
+        self.changed = False
+
+    def visit_FunctionDef(self, node: Any) -> Any:
+        if self.depth > 0:
+            return node
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: Any) -> Any:
+        return node
+
+    def visit_ClassDef(self, node: Any) -> Any:
+        return node
+
+    def visit_For(self, node: ast.For) -> Any:
+        self.generic_visit(node)
+        it = node.iter
+        if isinstance(it, ast.Call):
+            f = it.func
+            plain = isinstance(f, ast.Name) and f.id == "range"
+            dsl = isinstance(f, ast.Attribute) and f.attr == "range" and isinstance(f.value, ast.Name) \
+                and f.value.id == "cutlass"
+            if plain or dsl:
+                node.iter = ast.Call(func=ast.Attribute(value=_name("__cl_host"), attr="host_range", ctx=ast.Load()),
+                                     args=list(it.args), keywords=list(it.keywords))
+                self.changed = True
+        return node
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "print":
+            node.func = ast.Attribute(value=_name("__cl_host"), attr="trace_print", ctx=ast.Load())
+        return node
+
+
+def rewrite_host_function(fn: Callable) -> Callable:
+    """A @cute.jit function with its runtime loops rewritten (see _HostRewriter); fn itself when it
+    has none, or when its source cannot be read."""
+    if inspect.ismethod(fn):  # @cute.jit on a method: the function rewritten, bound again
+        import types
+
+        inner = rewrite_host_function(fn.__func__)
+        return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
+    cached = getattr(fn, "__cl_host_rewritten__", None)
+    if cached is not None:
+        return cached
+    new = _rewrite_host(fn) or fn
+    try:
+        fn.__cl_host_rewritten__ = new
+    except (AttributeError, TypeError):
+        pass
+    return new
+
+
+def _rewrite_host(fn: Callable) -> Optional[Callable]:
+    from . import host
+
+    code = getattr(fn, "__code__", None)
+    if code is None or "range" not in code.co_names:
+        return None  # no loop to rewrite (the common case: nothing parsed)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or "<unknown>"
+    except (OSError, TypeError):
+        return None
+    freevars = code.co_freevars
+    if "__class__" in freevars:
+        return None
+    try:
+        cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    except ValueError:
+        return None
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fdef = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fdef is None:
+        return None
+    fdef.decorator_list = []
+    rw = _HostRewriter(filename, first - 1)
+    fdef = rw.visit(fdef)
+    if not rw.changed:
+        return None
+    factory = ast.FunctionDef(
+        name="__cl_factory",
+        args=ast.arguments(posonlyargs=[], args=[ast.arg(arg="__cl_host")] + [ast.arg(arg=f) for f in freevars],
+                           kwonlyargs=[], kw_defaults=[], defaults=[]),
+        body=[fdef, ast.Return(value=_name(fdef.name))], decorator_list=[], returns=None, type_comment=None)
+    mod = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    ast.increment_lineno(mod, first - 1)
+    ns: dict = {}
+    exec(compile(mod, filename, "exec"), fn.__globals__, ns)
+    new = ns["__cl_factory"](host, *cells)
+    new.__defaults__ = fn.__defaults__
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__wrapped_jit__ = fn
     return new
