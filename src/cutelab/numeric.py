@@ -40,6 +40,25 @@ class Numeric:
     def is_float(self) -> bool:
         return self.kind == "float"
 
+    @property
+    def inf(self) -> float:
+        """A float type's infinity, as CuTe DSL's ``Float32.inf`` (a Python float)."""
+        self._need_float("inf")
+        return float("inf")
+
+    @property
+    def nan(self) -> float:
+        self._need_float("nan")
+        return float("nan")
+
+    @property
+    def zero(self) -> Any:
+        return 0.0 if self.kind == "float" else 0
+
+    def _need_float(self, what: str) -> None:
+        if self.kind != "float":
+            raise AttributeError(f"{self.name}.{what}: only float types have {what}")
+
     def __call__(self, v: Any) -> Any:
         """A scalar of this type, as CuTe DSL makes one: integers wrap around to the bit width
         (``Int8(300)`` is 44), floats round to the type (``Float32(0.1)`` is the f32 nearest

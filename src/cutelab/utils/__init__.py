@@ -10,8 +10,9 @@ from .hopper_helpers import get_smem_layout_atom as sm90_get_smem_layout_atom  #
 from .hopper_helpers import make_smem_layout_a as sm90_make_smem_layout_a  # noqa: F401
 from .hopper_helpers import make_smem_layout_b as sm90_make_smem_layout_b  # noqa: F401
 from .hopper_helpers import make_smem_layout_epi as sm90_make_smem_layout_epi  # noqa: F401
-from .smem_allocator import SmemAllocator  # noqa: F401  (shared memory inside @cute.kernel)
+from .smem_allocator import SmemAllocator, get_smem_capacity_in_bytes  # noqa: F401  (shared memory inside @cute.kernel)
 from .print_latex import print_latex, print_latex_tv  # noqa: F401  (CuTe DSL's LaTeX pictures)
 
 __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_layout_a",
-           "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "SmemAllocator", "print_latex", "print_latex_tv"]
+           "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "SmemAllocator", "get_smem_capacity_in_bytes", "print_latex",
+           "print_latex_tv"]
