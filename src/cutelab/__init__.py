@@ -62,6 +62,7 @@ _LAZY = {
     "range": ("kernel.control", "range_"), "range_constexpr": ("kernel.control", "range_constexpr"),
     "const_expr": ("kernel.control", "const_expr"), "dynamic_expr": ("kernel.control", "dynamic_expr"),
     "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
+    "min": ("kernel.control", "min_"), "max": ("kernel.control", "max_"),  # cutlass.min/max (lazy: builtins stay)
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
     "pipeline": ("pipeline", None),  # cutlass.pipeline.CooperativeGroup after a bare "import cutlass"
     "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),

@@ -18,7 +18,7 @@ writes: ``engine.load(offset, layout)``, ``engine.store(offset, layout, values)`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -1126,8 +1126,35 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
         layout = make_layout(layout)
     if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.smem)
         return engine.tensor(layout, engine.dtype)
+    if isinstance(layout, ComposedLayout) and isinstance(engine, Pointer):
+        view = _swizzled_smem_view(engine, layout)
+        if view is not None:
+            return view
     eng, off = _engine_of(engine)
     return Tensor(eng, layout, off)
+
+
+def _swizzled_smem_view(ptr: Pointer, layout: ComposedLayout) -> Optional["Tensor"]:
+    """make_tensor(smem pointer, S o k o L) in a kernel: the shared array read through the swizzle S
+    (element units, as CuTe DSL evaluates a composed layout) at offsets k + L(i) from the pointer.
+    The pointer of a tensor whose swizzle came from its layout is a plain pointer, as in CuTe DSL;
+    None where this is not a kernel's shared memory."""
+    from .swizzle import Swizzle
+
+    try:
+        from .kernel.smem import SmemEngine, SwizzledSmemEngine
+    except ImportError:  # pragma: no cover
+        return None
+    eng = ptr.engine
+    if not isinstance(eng, SmemEngine) or not isinstance(layout.inner, Swizzle) or not isinstance(layout.offset, int):
+        return None
+    if getattr(eng, "ptr_swizzle", None) is not None:
+        raise TensorError(f"make_tensor: the pointer {ptr} is itself swizzled ({eng.ptr_swizzle}); a composed "
+                          f"layout {layout} over it would swizzle twice")
+    view = SwizzledSmemEngine(eng.param, layout.inner, origin=ptr.offset if isinstance(ptr.offset, int) else 0,
+                              base_align=getattr(eng, "base_align", 0))
+    off = ptr.offset + layout.offset if layout.offset else ptr.offset
+    return Tensor(view, layout.outer, off, _checked=True)
 
 
 def make_identity_tensor(shape: Any) -> Tensor:

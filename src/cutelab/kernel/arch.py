@@ -196,3 +196,137 @@ __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
             "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
             "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait"]
+
+
+# --------------------------------------------------------------------------- warp shuffles, float helpers
+
+_SHFL = {"bfly": ("__shfl_xor_sync", 31), "down": ("__shfl_down_sync", 31), "up": ("__shfl_up_sync", 0),
+         "idx": ("__shfl_sync", 31)}
+
+
+class ShuffleOp(Op):
+    """``cute.arch.shuffle_sync[_bfly|_up|_down]``: each lane of a warp reads a register of another
+    lane (``shfl.sync``; all 32 lanes take part). A lane whose source lane lies outside its warp
+    (down past lane 31, up below lane 0, or past the block's last thread) keeps its own value, as
+    the instruction does."""
+
+    __slots__ = ("dst", "src", "mode", "offset")
+
+    def __init__(self, dst: Any, src: Any, mode: str, offset: int):
+        self.dst, self.src, self.mode, self.offset = dst, src, mode, offset
+
+    def __repr__(self) -> str:
+        return f"{self.dst.name} = shfl.{self.mode}({self.src}, {self.offset})"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        import numpy as np
+
+        dt = self.dst.dtype
+        col = b.column(self.src, dt, real=False)
+        nt = int(np.prod(b.ir.block))
+        row = np.arange(b.n, dtype=np.int64)
+        t = row % nt
+        lane = t % 32
+        j = {"bfly": lane ^ self.offset, "down": lane + self.offset, "up": lane - self.offset,
+             "idx": np.full_like(lane, self.offset)}[self.mode]
+        src_t = t - lane + j
+        ok = (j >= 0) & (j < 32) & (src_t < nt)
+        got = np.where(ok, col[np.where(ok, row - t + src_t, row)], col)
+        cur = b.regs.get(self.dst.id)
+        if cur is None or mask is None:
+            out = np.empty((b.n, 1), dtype=dt.storage) if cur is None else cur
+            out[:, 0] = got
+            b.regs[self.dst.id] = out
+        else:
+            cur[mask, 0] = got[mask]
+
+    def cuda(self, r: Any) -> None:
+        from .cuda import _to_storage
+
+        r.reg_decl(self.dst)
+        fn = _SHFL[self.mode][0]
+        v = f"{fn}(0xffffffffu, {r.ref_compute(self.src, self.dst.dtype)}, {self.offset})"
+        r.emit(f"{r.rn(self.dst)}[0] = {_to_storage(v, self.dst.dtype)};")
+
+
+def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
+    from .trace import TraceValue, current, tracing
+
+    what = f"cute.arch.shuffle_sync{'' if mode == 'idx' else '_' + mode}"
+    if not tracing():
+        raise TraceError(f"{what}: a warp shuffle runs inside a @cute.kernel")
+    t = current(what)
+    if int(mask) not in (-1, 0xFFFFFFFF):
+        raise TraceError(f"kernel {t.name}: {what}: only the full-warp mask (-1) is supported, got {mask!r}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or hasattr(offset, "key"):
+        raise TraceError(f"kernel {t.name}: {what}: the offset must be a compile-time int, got {offset!r}")
+    if not 0 <= int(offset) < 32:
+        raise TraceError(f"kernel {t.name}: {what}: the offset must lie in [0, 32), got {offset}")
+    clamp = _SHFL[mode][1]
+    if int(mask_and_clamp) != clamp:
+        raise TraceError(f"kernel {t.name}: {what}: only mask_and_clamp={clamp} (the whole warp) is supported, "
+                         f"got {mask_and_clamp!r}")
+    if not isinstance(value, TraceValue):
+        if isinstance(value, (int, float)):
+            return value  # the same in every lane
+        raise TraceError(f"kernel {t.name}: {what}: expected a scalar value, got {type(value).__name__}")
+    if len(value.refs) != 1:
+        raise TraceError(f"kernel {t.name}: {what}: shuffles one value (a 32-bit scalar), got {len(value.refs)}")
+    if value.dtype.width > 32:
+        raise TraceError(f"kernel {t.name}: {what}: shuffles 32-bit values, got {value.dtype}")
+    t.check_refs(value.refs, what)
+    dst = t.new_reg(value.dtype, 1)
+    t.emit(ShuffleOp(dst, value.refs[0], mode, int(offset)))
+    return TraceValue([(dst, 0)], (), value.dtype)
+
+
+def shuffle_sync(value, offset, mask=-1, mask_and_clamp=31, *, loc=None, ip=None):
+    """The value of lane ``offset`` of the warp (``shfl.sync.idx``)."""
+    return _shuffle("idx", value, offset, mask, mask_and_clamp)
+
+
+def shuffle_sync_bfly(value, offset=1, mask=-1, mask_and_clamp=31, *, loc=None, ip=None):
+    """The value of lane ``lane ^ offset`` (``shfl.sync.bfly``): butterfly reductions."""
+    return _shuffle("bfly", value, offset, mask, mask_and_clamp)
+
+
+def shuffle_sync_down(value, offset=1, mask=-1, mask_and_clamp=31, *, loc=None, ip=None):
+    """The value of lane ``lane + offset``; lanes past 31 keep their own (``shfl.sync.down``)."""
+    return _shuffle("down", value, offset, mask, mask_and_clamp)
+
+
+def shuffle_sync_up(value, offset=1, mask=-1, mask_and_clamp=0, *, loc=None, ip=None):
+    """The value of lane ``lane - offset``; lanes below 0 keep their own (``shfl.sync.up``)."""
+    return _shuffle("up", value, offset, mask, mask_and_clamp)
+
+
+def _float_binary(name: str, a: Any, b: Any) -> Any:
+    from .trace import TraceValue
+
+    if isinstance(a, TraceValue) or isinstance(b, TraceValue):
+        x, y = (a, b) if isinstance(a, TraceValue) else (b, a)
+        return x._binary(y, name)
+    return float(max(a, b) if name == "max" else min(a, b))
+
+
+def fmax(a, b, *, loc=None, ip=None):
+    """The larger of two floats (``max.f32``)."""
+    return _float_binary("max", a, b)
+
+
+def fmin(a, b, *, loc=None, ip=None):
+    """The smaller of two floats (``min.f32``)."""
+    return _float_binary("min", a, b)
+
+
+def rcp_approx(a, *, loc=None, ip=None):
+    """1 / a (``rcp.approx.ftz.f32`` on the GPU, within an ulp; exact in f32 on the CPU)."""
+    from .trace import TraceValue
+
+    if isinstance(a, TraceValue):
+        return a._emit("rcp", (a,), a.dtype)
+    return 1.0 / float(a)
+
+
+__all__ += ["shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
+            "rcp_approx"]

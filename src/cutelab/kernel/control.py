@@ -818,3 +818,28 @@ def dsl_user_op(fn: Any) -> Any:
     """cutlass.dsl_user_op: marks a helper that builds kernel values (its loc/ip keywords are
     MLIR source locations in CuTe DSL; here they are accepted and ignored)."""
     return fn
+
+
+def _min_max(name: str, args: Tuple[Any, ...]) -> Any:
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    if not args:
+        raise TypeError(f"cutlass.{name}() needs at least one value")
+    out = args[0]
+    for x in args[1:]:
+        if isinstance(out, TraceValue) or isinstance(x, TraceValue):
+            a, b = (out, x) if isinstance(out, TraceValue) else (x, out)
+            out = a._binary(b, name)
+        else:
+            out = builtins.min(out, x) if name == "min" else builtins.max(out, x)
+    return out
+
+
+def min_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
+    """cutlass.min: the smallest of the values (runtime values inside a kernel: a ``min``)."""
+    return _min_max("min", args)
+
+
+def max_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
+    """cutlass.max: the largest of the values (runtime values inside a kernel: a ``max``)."""
+    return _min_max("max", args)

@@ -83,6 +83,7 @@ CL_LDNC(128)
 CL_LDNC(256)
 __device__ __forceinline__ long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+__device__ __forceinline__ float cl_rcp_approx(float x) { float y; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ int cl_floordiv32(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ int cl_mod32(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 """
@@ -1174,6 +1175,9 @@ class CudaRenderer:
             elif s.op in _CMP_C:
                 a = [self.ref_compute(col[i], s.src_dtype) for col in s.args]
                 v = f"({a[0]} {_CMP_C[s.op]} {a[1]})"
+            elif s.op == "rcp":  # cute.arch.rcp_approx
+                a0 = self.ref_compute(s.args[0][i], d.dtype)
+                v = f"cl_rcp_approx({a0})" if ctype(d.dtype)[1] == "float" else f"(1.0 / {a0})"
             elif s.op in _MATH_C:
                 a0 = self.ref_compute(s.args[0][i], d.dtype)
                 fn = _MATH_C[s.op] + ("f" if ctype(d.dtype)[1] == "float" and s.op != "abs" else "")

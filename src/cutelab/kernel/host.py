@@ -227,8 +227,11 @@ def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any
     another) the body only records: the outer one runs it. ``record`` (a dict) receives what ran
     as "recorded", from which JitFunction may remember the call (launch.py)."""
     from .launch import _local
-    from .rewrite import rewrite_host_function
+    from .rewrite import rewrite_host_function, rewrite_traced_function
+    from .trace import tracing
 
+    if tracing():  # a @cute.jit helper called by a kernel: part of the kernel's trace, rewritten as kernels are
+        return rewrite_traced_function(fn)(*args, **kwargs)
     args, kwargs = dynamic_args(fn, args, kwargs)
     fn = rewrite_host_function(fn)  # runtime loops as CuTe DSL has them
     if getattr(_local, "recorder", None) is not None:

@@ -37,7 +37,7 @@ import inspect
 import textwrap
 from typing import Any, Callable, List, Optional
 
-__all__ = ["rewrite_function", "rewrite_source", "rewrite_host_function"]
+__all__ = ["rewrite_function", "rewrite_source", "rewrite_host_function", "rewrite_traced_function"]
 
 RT = "__cl_rt"
 
@@ -234,6 +234,20 @@ class _Rewriter(ast.NodeTransformer):
             return _call(_rt("not_"), self._cond(e.operand))
         return e
 
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        """``a and b`` / ``a or b`` anywhere in the body: the helpers keep Python's short-circuit for
+        static values and combine runtime conditions (``x == 0.0 or x != x``) into one."""
+        self.generic_visit(node)
+        if self.depth == 0:
+            return node
+        return ast.copy_location(self._cond(node), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        self.generic_visit(node)
+        if self.depth == 0 or not isinstance(node.op, ast.Not):
+            return node
+        return ast.copy_location(self._cond(node), node)
+
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         """``A if C else B`` -> ``ifexp(C, lambda: A, lambda: B)`` (a select when C is a runtime value)."""
         self.generic_visit(node)
@@ -415,6 +429,27 @@ class _HostRewriter(ast.NodeTransformer):
         if isinstance(node.func, ast.Name) and node.func.id == "print":
             node.func = ast.Attribute(value=_name("__cl_host"), attr="trace_print", ctx=ast.Load())
         return node
+
+
+def rewrite_traced_function(fn: Callable) -> Callable:
+    """A @cute.jit function called inside a kernel's trace, with the kernel's rewrite (runtime
+    if/for/while, and/or/not, conditional expressions); fn itself where its source cannot be read."""
+    if inspect.ismethod(fn):
+        import types
+
+        inner = rewrite_traced_function(fn.__func__)
+        return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
+    cached = getattr(fn, "__cl_kernel_rewritten__", None)
+    if cached is not None:
+        return cached
+    if getattr(fn, "__cl_rewritten__", False):
+        return fn
+    new = rewrite_function(fn) or fn
+    try:
+        fn.__cl_kernel_rewritten__ = new
+    except (AttributeError, TypeError):
+        pass
+    return new
 
 
 def rewrite_host_function(fn: Callable) -> Callable:

@@ -195,7 +195,7 @@ class Compute:
 
     __slots__ = ("dst", "op", "args", "src_dtype")
 
-    OPS = ("add", "sub", "mul", "div", "neg", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
+    OPS = ("add", "sub", "mul", "div", "neg", "rcp", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
            "eq", "ne", "and", "or", "not", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
            "tanh", "floordiv", "mod")
 
@@ -799,10 +799,16 @@ class TraceValue:
 
     def _emit(self, op: str, args: Tuple[Any, ...], dtype: Any, src_dtype: Any = None) -> "TraceValue":
         t = current("arithmetic on tensor values")
-        n = len(self.refs)
+        # a scalar value (shape ()) combines with every element of a larger one, as CuTe DSL broadcasts it
+        big = max((a for a in args if isinstance(a, TraceValue)), key=lambda a: len(a.refs), default=self)
+        n = len(big.refs)
+        shape = big.shape if n != len(self.refs) else self.shape
         cols = []
         for a in args:
             if isinstance(a, TraceValue):
+                if len(a.refs) == 1 and a.shape == () and n > 1:
+                    cols.append(a.refs * n)
+                    continue
                 if len(a.refs) != n:
                     raise TraceError(
                         f"{op}: values of shapes {it.tuple_str(self.shape)} and {it.tuple_str(a.shape)} differ in size"
@@ -816,7 +822,7 @@ class TraceValue:
             t.check_refs(c, f"'{op}'")
         dst = t.new_reg(dtype, n)
         t.emit(Compute(dst, op, tuple(cols), src_dtype))
-        return TraceValue([(dst, i) for i in range(n)], self.shape, dtype)
+        return TraceValue([(dst, i) for i in range(n)], shape, dtype)
 
     def _binary(self, o: Any, op: str, rev: bool = False) -> "TraceValue":
         dt = _result_dtype(self.dtype, o.dtype, op) if isinstance(o, TraceValue) else self.dtype

@@ -1,0 +1,125 @@
+"""Warp shuffles (cute.arch.shuffle_sync[_bfly|_down|_up]), fmax/fmin/rcp_approx, cutlass.min/max,
+scalar broadcasting of tensor values, and/or in expressions and @cute.jit helpers called inside a
+kernel (rewritten as kernels are): on the CPU interpreter, and printed for the GPU."""
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.errors import TraceError
+from cutelab.kernel.fakegpu import fake_gpu
+from cutelab.kernel.launch import capture, last_launch
+from cutelab.runtime import from_dlpack
+
+
+@cute.kernel
+def _shuffles(src: cute.Tensor, out: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    v = src[t]
+    x = cute.make_rmem_tensor((1,), cutlass.Float32)
+    x[0] = v
+    s = x[0]
+    out[0, t] = cute.arch.shuffle_sync_bfly(s, offset=1)
+    out[1, t] = cute.arch.shuffle_sync_down(s, offset=3)
+    out[2, t] = cute.arch.shuffle_sync_up(s, offset=2)
+    out[3, t] = cute.arch.shuffle_sync(s, 5)
+    # a butterfly reduction: every lane ends with its warp's maximum
+    m = s
+    for k in cutlass.range_constexpr(5):
+        m = cute.arch.fmax(m, cute.arch.shuffle_sync_bfly(m, offset=1 << k))
+    out[4, t] = m
+
+
+def test_shuffles_on_the_cpu():
+    n = 64
+    src = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    out = np.zeros((5, n), np.float32)
+    _shuffles(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(n, 1, 1))
+    lane, base = np.arange(n) % 32, np.arange(n) - np.arange(n) % 32
+    assert np.array_equal(out[0], src[base + (lane ^ 1)])
+    assert np.array_equal(out[1], np.where(lane + 3 < 32, src[np.minimum(base + lane + 3, n - 1)], src))
+    assert np.array_equal(out[2], np.where(lane >= 2, src[np.maximum(base + lane - 2, 0)], src))
+    assert np.array_equal(out[3], src[base + 5])
+    assert np.array_equal(out[4], np.repeat(src.reshape(2, 32).max(axis=1), 32))
+
+
+def test_shuffles_print_shfl_sync():
+    with fake_gpu():
+        from cutelab.kernel.fakegpu import FakeDeviceArray
+
+        src, out = FakeDeviceArray(np.zeros(64, np.float32)), FakeDeviceArray(np.zeros((5, 64), np.float32))
+        _shuffles(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(64, 1, 1))
+        code = last_launch().source
+    for fn in ("__shfl_xor_sync(0xffffffffu, ", "__shfl_down_sync(0xffffffffu, ", "__shfl_up_sync(0xffffffffu, ",
+               "__shfl_sync(0xffffffffu, "):
+        assert fn in code, fn
+    assert "max(" in code
+
+
+@cute.kernel
+def _bad_offset(src: cute.Tensor, k: cutlass.Int32):
+    t, _, _ = cute.arch.thread_idx()
+    x = cute.make_rmem_tensor((1,), cutlass.Float32)
+    x[0] = src[t]
+    cute.arch.shuffle_sync_bfly(x[0], offset=k)
+
+
+def test_a_runtime_shuffle_offset_is_refused():
+    with pytest.raises(TraceError, match=r"kernel _bad_offset: cute.arch.shuffle_sync_bfly: the offset must be a "
+                                         r"compile-time int"):
+        _bad_offset(from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(1)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+@cute.jit
+def _safe_rcp(x):
+    is_zero_or_nan = x == 0.0 or x != x  # 'or' of runtime conditions inside a helper
+    return 1.0 if is_zero_or_nan else cute.arch.rcp_approx(x)
+
+
+@cute.kernel
+def _helpers(src: cute.Tensor, out: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    r = cute.make_rmem_tensor((4,), cutlass.Float32)
+    for i in cutlass.range_constexpr(4):
+        r[i] = src[t, i]
+    v = r.load()
+    s = r[0]
+    w = cute.make_rmem_tensor((4,), cutlass.Float32)
+    w.store(v * s)  # a scalar broadcast over a tensor value
+    for i in cutlass.range_constexpr(4):
+        out[t, i] = w[i]
+    out[t, 4] = _safe_rcp(r[1])
+    out[t, 5] = cutlass.max(r[2], r[3], 0.5)
+    out[t, 6] = cute.arch.fmin(r[2], r[3])
+
+
+def test_helpers_broadcast_and_boolean_ops():
+    src = np.array([[2, 4, -1, 3], [1, 0, 0.25, 0.125], [3, np.nan, 1, 2]], np.float32)
+    out = np.zeros((3, 7), np.float32)
+    _helpers(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(3, 1, 1))
+    assert np.array_equal(out[:, :4], src * src[:, :1], equal_nan=True)
+    assert out[:, 4].tolist() == [0.25, 1.0, 1.0]  # 1/x, and 1 where x is 0 or NaN
+    assert out[:, 5].tolist() == [3.0, 0.5, 2.0]
+    assert out[:, 6].tolist() == [-1.0, 0.125, 1.0]
+    assert cutlass.max(2, 7, 3) == 7 and cutlass.min([4.0, 1.5]) == 1.5  # static values: Python's
+
+
+@cute.kernel
+def _swz_view(out: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    lay = cute.make_composed_layout(cute.make_swizzle(2, 0, 3), 0, cute.make_layout((8, 8), stride=(8, 1)))
+    a = smem.allocate_tensor(cutlass.Float32, lay, byte_alignment=128)
+    for j in cutlass.range_constexpr(8):
+        a[t, j] = t * 8 + j
+    cute.arch.sync_threads()
+    b = cute.make_tensor(a.iterator, lay)  # the same swizzled view again, from the plain pointer
+    for j in cutlass.range_constexpr(8):
+        out[t, j] = b[j, t]
+
+
+def test_make_tensor_of_a_smem_pointer_and_a_composed_layout_is_the_swizzled_view():
+    out = np.zeros((8, 8), np.float32)
+    _swz_view(from_dlpack(out)).launch(grid=(1, 1, 1), block=(8, 1, 1))
+    assert np.array_equal(out, np.arange(64, dtype=np.float32).reshape(8, 8).T)
