@@ -49,6 +49,8 @@ EXAMPLES = {
                                                    "large": ["--benchmark", "--M", "8192", "--N", "8192"]}),
     "sgemm": ("sgemm.py", {"default": [], "large": ["--mnk", "4096,4096,4096"]}),
     "tensorop_gemm": ("tensorop_gemm.py", {"default": [], "large": ["--mnkl", "8192,8192,8192,1"]}),
+    # Ampere FlashAttention-2 forward: default batch 4, 16 heads, 8192x8192, head_dim 128, bf16
+    "flash_attention_v2": ("flash_attention_v2.py", {"default": [], "large": ["--is_causal"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(import |from \S+ import )")
@@ -198,6 +200,16 @@ def torch_child(name: str, argv: List[str], singles: int, timeline: bool = False
         c = torch.empty(l_, m, n, device="cuda", dtype=torch.float16)
         timed(lambda x, y, z: torch.bmm(x, y.transpose(1, 2), out=z), warmup_iterations=warm, iterations=iters,
               kernel_arguments=W(a, b, c))
+    elif name == "flash_attention_v2":
+        b, sq, sk = int(arg("--batch_size", 4)), int(arg("--seqlen_q", 8192)), int(arg("--seqlen_k", 8192))
+        h, d = int(arg("--num_head", 16)), int(arg("--head_dim", 128))
+        scale, causal = float(arg("--softmax_scale", 0.5)), "--is_causal" in argv
+        q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(b, h, sk, d, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(b, h, sk, d, device="cuda", dtype=torch.bfloat16)
+        timed(lambda x, y, z: torch.nn.functional.scaled_dot_product_attention(x, y, z, scale=scale, is_causal=causal),
+              warmup_iterations=int(arg("--warmup_iterations", 3)), iterations=int(arg("--iterations", 10)),
+              kernel_arguments=W(q, k, v))
     else:
         raise SystemExit(f"no torch reference for {name}")
 

@@ -50,6 +50,9 @@ PROGRAMS: Dict[str, List[str]] = {
     "dsl/elementwise_apply": ["examples/dsl/elementwise_apply.py", "--M", "256", "--N", "512"],
     "dsl/sgemm": ["examples/dsl/sgemm.py", "--mnk", "256,256,64", "--warmup_iterations", "1", "--iterations", "1"],
     "dsl/tensorop_gemm": ["examples/dsl/tensorop_gemm.py", "--mnkl", "256,256,128,1", "--benchmark", "none"],
+    "dsl/flash_attention_v2": ["examples/dsl/flash_attention_v2.py", "--batch_size", "1", "--seqlen_q", "256",
+                               "--seqlen_k", "256", "--num_head", "2", "--iterations", "1", "--warmup_iterations", "0",
+                               "--skip_ref_check"],  # its reference, torch's SDPA (cuDNN), has racecheck hazards of its own
     "gemm/sm80_gemm": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--iterations", "1"],
     "gemm/sm80_gemm_bf16": ["examples/gemm/sm80_gemm.py", "--mnk", "256,256,256", "--dtype", "bf16",
                             "--iterations", "1"],

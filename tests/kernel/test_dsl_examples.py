@@ -66,3 +66,22 @@ def test_elementwise_apply_example_on_gpu():
     p = _run("elementwise_apply", "--M", "1024", "--N", "1024")
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Results verified successfully!" in p.stdout
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_v2_example(causal):
+    """CuTe DSL's Ampere FlashAttention-2 forward (cp.async, ldmatrix, mma.sync, warp shuffles for the
+    row max/sum, online softmax), checked by the example itself against torch's SDPA."""
+    args = ["--batch_size", "1", "--seqlen_q", "128", "--seqlen_k", "192", "--num_head", "2", "--head_dim", "64",
+            "--m_block_size", "64", "--n_block_size", "64", "--iterations", "1", "--warmup_iterations", "0"]
+    p = _run("flash_attention_v2", *args, *(["--is_causal"] if causal else []))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout and "PASS" in p.stdout
+
+
+@pytest.mark.gpu
+def test_flash_attention_v2_example_on_gpu():
+    p = _run("flash_attention_v2", "--batch_size", "2", "--seqlen_q", "1024", "--seqlen_k", "1024", "--num_head", "4",
+             "--iterations", "2", "--warmup_iterations", "1")
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "Results verified successfully!" in p.stdout
