@@ -85,10 +85,9 @@ def _helpers(src: cute.Tensor, out: cute.Tensor):
         r[i] = src[t, i]
     v = r.load()
     s = r[0]
-    w = cute.make_rmem_tensor((4,), cutlass.Float32)
-    w.store(v * s)  # a scalar broadcast over a tensor value
+    w = v * s  # a scalar broadcast over a tensor value
     for i in cutlass.range_constexpr(4):
-        out[t, i] = w[i]
+        out[t, i] = w[i]  # a tensor value indexed at a static coordinate
     out[t, 4] = _safe_rcp(r[1])
     out[t, 5] = cutlass.max(r[2], r[3], 0.5)
     out[t, 6] = cute.arch.fmin(r[2], r[3])
@@ -123,3 +122,22 @@ def test_make_tensor_of_a_smem_pointer_and_a_composed_layout_is_the_swizzled_vie
     out = np.zeros((8, 8), np.float32)
     _swz_view(from_dlpack(out)).launch(grid=(1, 1, 1), block=(8, 1, 1))
     assert np.array_equal(out, np.arange(64, dtype=np.float32).reshape(8, 8).T)
+
+
+@cute.kernel
+def _ssa_index(src: cute.Tensor, out: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    r = cute.make_rmem_tensor((2, 3), cutlass.Float32)
+    for i in cutlass.range_constexpr(6):
+        r[i] = src[t, i]
+    v = r.load()
+    col = v[(None, 2)]  # a slice: the values of column 2
+    out[t, 0] = v[(1, 1)]
+    out[t, 1] = col[0] + col[1]
+
+
+def test_tensor_values_index_and_slice_in_kernels():
+    src = np.arange(12, dtype=np.float32).reshape(2, 6)
+    out = np.zeros((2, 2), np.float32)
+    _ssa_index(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(2, 1, 1))
+    assert out.tolist() == [[3.0, 9.0], [9.0, 21.0]]

@@ -790,6 +790,31 @@ class TraceValue:
     def __len__(self) -> int:
         return len(self.refs)
 
+    def __getitem__(self, coord: Any) -> "TraceValue":
+        """The value at a static coordinate (or a linear index in column-major order), or with None
+        in it the sliced values, as CuTe DSL indexes a TensorSSA (and as cutelab's host TensorSSA)."""
+        from ..layout import _normalize, make_layout, slice_and_offset
+
+        if self.shape == ():
+            raise TraceError(f"a runtime scalar {self} cannot be indexed")
+        full = make_layout(self.shape)
+        c = _normalize(coord)
+        if any(is_sym(x) or isinstance(x, TraceValue) for x in it.flatten_to_tuple(c) if x is not None):
+            raise TraceError(f"a tensor value's [{coord!r}]: the coordinate must be static (registers have no "
+                             f"addresses); copy the values to a fragment and index that")
+        if it.has_none(c):
+            sub, off = slice_and_offset(c, full)
+            shape = sub.shape if isinstance(sub.shape, tuple) else (sub.shape,)
+            idx = evaluate_all(sub) + int(off)
+            return TraceValue([self.refs[int(i)] for i in np.asarray(idx).reshape(-1)], shape, self.dtype)
+        try:
+            i = int(full(c))
+        except Exception as e:  # noqa: BLE001 - a coordinate that does not fit the shape
+            raise TraceError(f"a tensor value {self}[{coord!r}]: {e}") from None
+        if not 0 <= i < len(self.refs):
+            raise TraceError(f"a tensor value {self}[{coord!r}]: index {i} is out of range for {len(self.refs)} values")
+        return TraceValue([self.refs[i]], (), self.dtype)
+
     def __str__(self) -> str:
         if self.shape == ():  # a runtime scalar: CuTe DSL prints dynamic values as '?'
             return "?"
