@@ -4,7 +4,7 @@ empty kernel cache (what the examples' "Compilation time" measures).
 
 Phases (``last_launch().phases``): trace (the kernel's Python, traced to the IR), bounds checks,
 render (CUDA C++), nvrtc (the compiler), module load; "other" is the rest of ``cute.compile`` (the
-host function's own tracing). With ``--fake`` the GPU is cutelab's fake (kernel/fakegpu.py): the
+host function's own tracing). With ``--fake`` the GPU is cutelab's fake (kernel/cuda/fakegpu.py): the
 phases before the compiler run as on a GPU and NVRTC is a stub, or nvcc with ``--nvcc`` (a stand-in
 for NVRTC: a process and a host pass more).
 
@@ -42,15 +42,15 @@ def child(name: str, size: tuple, fake: bool, nvcc: bool) -> dict:
 
     import cutelab as cute
     import cutelab as cutlass
-    import cutelab.kernel.driver as kdrv
-    from cutelab.kernel.launch import last_launch
+    import cutelab.kernel.cuda.driver as kdrv
+    from cutelab.kernel.launch.plan import last_launch
     from cutelab.runtime import from_dlpack
 
     stack = contextlib.ExitStack()
     if fake:
         import shutil
 
-        from cutelab.kernel.fakegpu import fake_cuda_tensor, fake_gpu
+        from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
 
         stack.enter_context(fake_gpu(nvcc=shutil.which("nvcc") if nvcc else None))
         dev = fake_cuda_tensor

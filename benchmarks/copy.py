@@ -124,9 +124,9 @@ def main() -> None:
     os.environ["CUTELAB_CACHE_DIR"] = cache  # an empty disk cache: "first" compiles are cold
     sys.path.insert(0, str(ROOT / "src"))
     import cutelab as cute
-    from cutelab.kernel import driver
-    from cutelab.kernel.compile import clear_memory_cache
-    from cutelab.kernel.launch import last_launch
+    from cutelab.kernel.cuda import driver
+    from cutelab.kernel.cuda.nvrtc import clear_memory_cache
+    from cutelab.kernel.launch.plan import last_launch
     from cutelab.runtime import from_dlpack
 
     out_dir = Path(args.out) if args.out else None
@@ -220,7 +220,7 @@ def main() -> None:
                  "seconds_batch": time_cuda_batch(lambda: D.copy_(S), args.iters)})
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    from cutelab.kernel.compile import nvrtc_version
+    from cutelab.kernel.cuda.nvrtc import nvrtc_version
 
     head = (f"{dev}, torch {torch.__version__}, NVRTC {'.'.join(map(str, nvrtc_version()))}, "
             f"{n}x{n} bf16, {when}")

@@ -34,7 +34,7 @@ is reported as failed and not timed.
     python benchmarks/gemm.py --dsl-orig DIR [--sizes 8192,4096] [--dtypes bf16,f16]
                               [--only torch,sm90] [--json out.json]
     python benchmarks/gemm.py --dry-run [--nvcc]   # no GPU: cutelab's programs through the GPU
-                                             # launch path under cutelab.kernel.fakegpu (nothing
+                                             # launch path under cutelab.kernel.cuda.fakegpu (nothing
                                              # runs; --nvcc: nvcc compiles each generated kernel)
 
 Prints one JSON line per run, then a markdown table for benchmarks/RESULTS.md. Exit status: 0 all
@@ -201,7 +201,7 @@ class Runner:
         self.call, self.c, self.c_dtype, self.config, self.compile_s = call, c, c_dtype, config, compile_s
 
 
-# --dry-run: tensors are CPU tensors dressed as CUDA ones (cutelab.kernel.fakegpu); nothing executes
+# --dry-run: tensors are CPU tensors dressed as CUDA ones (cutelab.kernel.cuda.fakegpu); nothing executes
 _FAKE = False
 
 
@@ -210,7 +210,7 @@ def _dev(t: Any) -> Any:
     dressed tensor are plain CPU tensors again, which would send the launch to the interpreter)."""
     if not _FAKE:
         return t
-    from cutelab.kernel.fakegpu import fake_cuda_tensor
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
 
     return fake_cuda_tensor(t)
 
@@ -420,7 +420,7 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
     executes, no result is checked. CuTe DSL's and torch's programs need a GPU: listed as skipped."""
     global _FAKE
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    from cutelab.kernel.fakegpu import fake_gpu
+    from cutelab.kernel.cuda.fakegpu import fake_gpu
 
     rows = []
     _FAKE = True

@@ -88,7 +88,7 @@ class Env:
     def wrap(self, t):
         """A CPU torch tensor on the device (its strides kept)."""
         if self.dry:
-            from cutelab.kernel.fakegpu import fake_cuda_tensor
+            from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
 
             return fake_cuda_tensor(t)
         return t.to("cuda")
@@ -96,7 +96,7 @@ class Env:
     def tensor(self, shape, dtype, fill=None):
         torch = self.torch
         if self.dry:
-            from cutelab.kernel.fakegpu import fake_cuda_tensor
+            from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
 
             t = torch.randn(*shape).to(dtype) if fill is None else torch.full(shape, fill, dtype=dtype)
             return fake_cuda_tensor(t)
@@ -382,7 +382,7 @@ def example_rows(env: Env, iters: int, row: Callable[..., None], add: Dict[str, 
         row(f"torch torch.add(a, b, out=c) ({label})", cycling(lambda a, b, c: torch.add(a, b, out=c), spaces),
             add_ok(lambda a, b, c: torch.add(a, b, out=c)), max(1, iters // 4))
 
-    import cutelab.kernel.driver as cuda
+    import cutelab.kernel.cuda.driver as cuda
 
     stream = cuda.CUstream(0 if env.dry else torch.cuda.current_stream().cuda_stream)
     sg = runpy.run_path(str(ROOT / "examples" / "dsl" / "sgemm.py"), run_name="benchmark")
@@ -468,11 +468,11 @@ def compile_rows(env: Env, with_dsl: bool, tmp: Path) -> List[Dict[str, Any]]:
     """First compile of each program by cutelab (with its phases) and by CuTe DSL."""
     torch = env.torch
     import cutelab as cute
-    from cutelab.kernel.launch import last_launch
+    from cutelab.kernel.launch.plan import last_launch
     from cutelab.runtime import from_dlpack
 
-    kcompile = sys.modules["cutelab.kernel.compile"]
-    kdriver = sys.modules["cutelab.kernel.driver"]
+    kcompile = sys.modules["cutelab.kernel.cuda.nvrtc"]
+    kdriver = sys.modules["cutelab.kernel.cuda.driver"]
     programs = [(name, ROOT / "examples" / "seeds" / f"{name}.py", shape, args)
                 for name, (args, shape) in SEEDS.items()]
     programs.append(("elementwise_add", ROOT / "examples" / "dsl" / "elementwise_add.py", ADD_SHAPE, None))
@@ -546,7 +546,7 @@ def main(argv: Optional[List[str]] = None) -> Dict[str, Any]:
         tmp = Path(tmpd)
         os.environ["CUTELAB_CACHE_DIR"] = str(tmp / "cache")
         if args.dry_run:
-            from cutelab.kernel.fakegpu import fake_gpu
+            from cutelab.kernel.cuda.fakegpu import fake_gpu
 
             nvcc = shutil.which("nvcc") if args.nvcc else None
             if args.nvcc and not nvcc:

@@ -11,7 +11,7 @@ trace of one warp with cutelab.analysis, predicts the Nsight Compute counters, a
 small CUDA C++ kernel (one warp, one block) that makes exactly those accesses: the per-lane byte
 offsets of each instruction are baked into a __constant__ table, and each access is one inline
 PTX instruction (ld/st.shared, ld.global, ldmatrix) so the compiler cannot merge, split or drop
-it. The kernels are compiled with NVRTC (cuda-python; the project's kernel/compile.py), or with
+it. The kernels are compiled with NVRTC (cuda-python; the project's kernel/cuda/nvrtc.py), or with
 nvcc into one executable when cuda-python is missing, and run once each under a single
 ``ncu --csv --metrics ...`` invocation; the counters are parsed and printed next to the
 predictions, with a verdict per case. Exit status: 0 all match, 1 some differ, 2 could not
@@ -266,8 +266,8 @@ def find_ncu(explicit: Optional[str] = None) -> Optional[str]:
 
 def _launch_cuda_python(sel: Sequence[Case]) -> int:
     """Compile (NVRTC) and launch each case's kernel once; errors per kernel go to stderr."""
-    from cutelab.kernel import driver as drv
-    from cutelab.kernel.compile import compile_cuda
+    from cutelab.kernel.cuda import driver as drv
+    from cutelab.kernel.cuda.nvrtc import compile_cuda
 
     if not drv.gpu_available():
         print("ncu_access --launch: no GPU visible to cuda-python", file=sys.stderr)

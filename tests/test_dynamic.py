@@ -13,8 +13,8 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.dynamic import DynBool, DynInt, dynamic_key, is_dynamic, value_of
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.numeric import Int32, Int64
 from cutelab.runtime import from_dlpack
 
@@ -168,7 +168,7 @@ def test_trace_cache_keys_dynamic_values_by_value_and_position():
 
 
 def test_dynamic_bool_and_or_not():
-    from cutelab.kernel import control
+    from cutelab.kernel.frontend import control
 
     assert isinstance(control.not_(DynBool(False)), DynBool) and control.not_(DynBool(False))
     r = control.and_(DynBool(True), lambda: True)
@@ -246,7 +246,7 @@ def test_compiled_function_refuses_what_its_marks_exclude():
 
 def test_marked_tensor_in_a_kernel_generates_static_cuda():
     a = np.arange(1024, dtype=np.float32)
-    from cutelab.kernel.launch import capture
+    from cutelab.kernel.launch.plan import capture
 
     with capture() as ks:
         _double(_dyn(a, 16), _dyn(np.zeros(1024, np.float32), 16)).launch(grid=1, block=1)

@@ -15,10 +15,11 @@ import cutelab as cute
 import cutelab as cutlass
 from cutelab.analysis import AccessTrace, analyze
 from cutelab.errors import LaunchError
-from cutelab.kernel import interpret as I
-from cutelab.kernel.launch import last_launch
-from cutelab.kernel.trace import Access, Load, Op, Store, current, walk
-from cutelab.profiler import Profiler, count_rows
+from cutelab.kernel.cpu import interpreter as I
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.kernel.ir.nodes import Access, Load, Op, Store, walk
+from cutelab.kernel.frontend.trace import current
+from cutelab.kernel.cpu.profiler import Profiler, count_rows
 from cutelab.runtime import from_dlpack
 
 HERE = os.path.abspath(__file__)
@@ -256,7 +257,7 @@ def test_lane_pairs_as_the_printer_emits_them():
     np.testing.assert_array_equal(D, S + np.float16(1))
     kp = p.kernels[0]
     names = {st.name for st in kp.instrs.values()}
-    from cutelab.kernel import cuda
+    from cutelab.kernel.cuda import printer as cuda
 
     src = cuda.render(last_launch().ir)
     if "cl_odd" in src:  # the printer shares 32-byte runs between lane pairs: 16 sectors per request
@@ -295,7 +296,7 @@ def test_retiled_copy_covers_the_same_bytes():
         run_tv_copy(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16))
     np.testing.assert_array_equal(D, S)
     kp = prof.result.kernels[0]
-    from cutelab.kernel import cuda
+    from cutelab.kernel.cuda import printer as cuda
 
     r = cuda.CudaRenderer(last_launch().ir)
     r.render()
@@ -327,7 +328,7 @@ def test_loads_whose_values_are_never_used_are_left_out():
     assert lines == {str(_line_of("D[tidx] = S[tidx] " + "+ 1.0"))}
     assert len(kp.rows()) == 2 and kp.totals()["global_ld_requests"] == 1
     assert any("1 load(s) whose values are never used are left out" in n for n in kp.notes)
-    from cutelab.profiler import dead_loads
+    from cutelab.kernel.cpu.profiler import dead_loads
 
     ir = last_launch().ir
     (dead,) = [op for op in walk(ir.body) if isinstance(op, Load) and id(op) in dead_loads(ir)]
@@ -493,7 +494,7 @@ class RowLoad(RowRead):
 
 
 def _row_load_kernel(use, guarded):
-    from cutelab.kernel.trace import Store as IrStore
+    from cutelab.kernel.ir.nodes import Store as IrStore
 
     @cute.kernel
     def rows(A: cute.Tensor):
@@ -761,7 +762,7 @@ def test_instructions_are_what_the_gpu_executes(case, tmp_path):
 
     if not shutil.which("nvcc") or not _nvdisasm():
         pytest.skip("needs nvcc and nvdisasm (CUTELAB_NVDISASM=...; pip wheel nvidia-cuda-nvdisasm)")
-    from cutelab.kernel import cuda
+    from cutelab.kernel.cuda import printer as cuda
 
     with Profiler(blocks=None) as prof:
         CASES[case]()

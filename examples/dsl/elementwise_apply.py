@@ -33,7 +33,7 @@ import time
 from functools import partial
 from typing import List, Type
 
-from cutelab.kernel import driver as cuda
+from cutelab.kernel.cuda import driver as cuda
 import cutelab as cute
 import cutelab.testing as testing
 from cutelab.runtime import from_dlpack

@@ -39,7 +39,7 @@ prepared parameter buffer (re-encoding a TMA tensor map only for an address it h
 
 ``--cuda FILE`` writes the generated CUDA (inline PTX: cp.async.bulk.tensor, mbarrier, wgmma)
 for ``nvcc -arch=sm_90a``. On a GPU the launch encodes the TMA tensor maps
-(``const __grid_constant__`` parameters ``tmap_<tensor>`` after the others; cutelab.kernel.tma).
+(``const __grid_constant__`` parameters ``tmap_<tensor>`` after the others; cutelab.kernel.instr.tma).
 The tile and k loops are unrolled at trace time by default; ``--dynamic`` (always on with
 ``--gpu``) makes them runtime loops, the pipeline states then derived from the loop indices.
 As in CuTe DSL's example, the wgmmas of one k-tile run while the next k-tile's data is awaited
@@ -542,8 +542,8 @@ def main(argv=None) -> int:
     tol += {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[a.c_dtype] * np.abs(ref).max()
     print(f"sm90_gemm {M}x{N}x{K} {a.dtype} -> {a.c_dtype} on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
     if a.cuda:
-        from cutelab.kernel import cuda
-        from cutelab.kernel.launch import last_launch
+        from cutelab.kernel.cuda import printer as cuda
+        from cutelab.kernel.launch.plan import last_launch
 
         with open(a.cuda, "w") as f:
             f.write(cuda.render(last_launch().ir))

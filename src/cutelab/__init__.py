@@ -56,19 +56,19 @@ _LAZY = {
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
-    "cuda": ("kernel", "driver"),  # cutlass.cuda.initialize_cuda_context()
+    "cuda": ("kernel.cuda.driver", None),  # cutlass.cuda.initialize_cuda_context()
     # kernels II (issue 9): runtime control flow, predication, shared memory. `range` is cutlass.range
     # (a runtime loop in a kernel); being lazy, `from cutelab import *` keeps the builtin range.
-    "range": ("kernel.control", "range_"), "range_constexpr": ("kernel.control", "range_constexpr"),
-    "const_expr": ("kernel.control", "const_expr"), "dynamic_expr": ("kernel.control", "dynamic_expr"),
-    "elem_less": ("kernel.control", "elem_less"), "where": ("kernel.trace", "where"),
-    "min": ("kernel.control", "min_"), "max": ("kernel.control", "max_"),  # cutlass.min/max (lazy: builtins stay)
+    "range": ("kernel.frontend.control", "range_"), "range_constexpr": ("kernel.frontend.control", "range_constexpr"),
+    "const_expr": ("kernel.frontend.control", "const_expr"), "dynamic_expr": ("kernel.frontend.control", "dynamic_expr"),
+    "elem_less": ("kernel.frontend.control", "elem_less"), "where": ("kernel.frontend.trace", "where"),
+    "min": ("kernel.frontend.control", "min_"), "max": ("kernel.frontend.control", "max_"),  # cutlass.min/max (lazy: builtins stay)
     "utils": ("utils", None),  # cutlass.utils.SmemAllocator
     "pipeline": ("pipeline", None),  # cutlass.pipeline.CooperativeGroup after a bare "import cutlass"
-    "dsl_user_op": ("kernel.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch", "GenerateLineInfo"),
-    **{name: ("kernel.options", name) for name in (
+    "dsl_user_op": ("kernel.frontend.control", "dsl_user_op"), "GenerateLineInfo": ("kernel.launch.api", "GenerateLineInfo"),
+    **{name: ("kernel.launch.options", name) for name in (
         "OptLevel", "PtxasOptions", "EnableAssertions", "KeepCUBIN", "KeepPTX", "KeepSASS", "NvdisasmOptions", "GPUArch")},
-    "testing": ("testing", None), "struct": ("kernel.smem", "struct"),
+    "testing": ("testing", None), "struct": ("kernel.frontend.smem", "struct"),
     "AddressSpace": ("runtime", "AddressSpace"), "recast_ptr": ("runtime", "recast_ptr"),
     **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},
     "viz": ("viz", None),  # cute.viz.print_latex / print_latex_tv
@@ -79,8 +79,8 @@ _LAZY = {
         "repeat", "repeat_as_tuple", "tuple_cat", "transform_leaf", "filter_tuple", "find", "find_if", "front",
         "round_up", "is_congruent", "is_weakly_congruent", "leading_dim", "is_major", "append_ones", "prepend_ones",
         "size_in_bytes", "get_swizzle_portion", "get_nonswizzle_portion", "make_rmem_tensor_like", "recast_tensor")},
-    "math": ("kernel.mathops", None), "ReductionOp": ("kernel.mathops", "ReductionOp"),
-    "profile": ("profiler", "profile"), "Profiler": ("profiler", "Profiler"),  # the CPU memory profiler
+    "math": ("kernel.instr.mathops", None), "ReductionOp": ("kernel.instr.mathops", "ReductionOp"),
+    "profile": ("kernel.cpu.profiler", "profile"), "Profiler": ("kernel.cpu.profiler", "Profiler"),  # the CPU memory profiler
 }
 
 
@@ -169,9 +169,9 @@ def repeat_like(x, target):
 
 def _copy_dispatch(host):
     def copy(atom, src, dst, *, pred=None, **kwargs):
-        trace = _sys.modules.get(__name__ + ".kernel.trace")
+        trace = _sys.modules.get(__name__ + ".kernel.frontend.trace")
         if trace is not None and trace.tracing():
-            from .kernel.copy import kernel_copy
+            from .kernel.instr.copy import kernel_copy
 
             return kernel_copy(atom, src, dst, pred=pred, **kwargs)
         return host(atom, src, dst, pred=pred, **kwargs)
@@ -186,9 +186,9 @@ copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star imp
 
 def _gemm_dispatch(host):
     def gemm(atom, d, a, b, c, **kwargs):
-        trace = _sys.modules.get(__name__ + ".kernel.trace")
+        trace = _sys.modules.get(__name__ + ".kernel.frontend.trace")
         if trace is not None and trace.tracing():
-            from .kernel.gemm import kernel_gemm
+            from .kernel.instr.gemm import kernel_gemm
 
             return kernel_gemm(atom, d, a, b, c)
         return host(atom, d, a, b, c, **kwargs)
@@ -198,7 +198,7 @@ def _gemm_dispatch(host):
     return gemm
 
 
-gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm, from the star import above; kernel/gemm.py in a kernel
+gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm, from the star import above; kernel/instr/gemm.py in a kernel
 
 
 def dtype(name):

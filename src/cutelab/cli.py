@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(p)
     _add_atom_commands(sub)
 
-    # profile: run a program with every kernel launch recorded by the CPU interpreter (cutelab.profiler)
+    # profile: run a program with every kernel launch recorded by the CPU interpreter (cutelab.kernel.cpu.profiler)
     p = sub.add_parser("profile", help="run a CuTe DSL program on the CPU interpreter and report its kernels' memory "
                                        "accesses per source line: bytes, vector width, sectors, bank conflicts")
     p.add_argument("--blocks", type=_blocks_arg, default=None,
@@ -506,7 +506,7 @@ def _profile(args: argparse.Namespace) -> int:
     import runpy
     import traceback
 
-    from .profiler import DEFAULT_BLOCKS, Profiler
+    from .kernel.cpu.profiler import DEFAULT_BLOCKS, Profiler
 
     path = args.program
     if args.all_blocks and args.blocks is not None:

@@ -14,7 +14,7 @@ and the CUDA code is as good as for static shapes), but marks them: a :class:`Dy
 * arithmetic with ints or DynInts gives a DynInt, with the divisibility CuTe DSL infers
   (``?{div=4} * 2`` is ``?{div=8}``; sums keep the gcd; quotients lose it);
 * inside a kernel trace, comparisons give a :class:`DynBool`, and the kernel's AST rewrite
-  (kernel/control.py) makes ``for`` loops over DynInt bounds and ``if`` on a DynBool runtime
+  (kernel/frontend/control.py) makes ``for`` loops over DynInt bounds and ``if`` on a DynBool runtime
   regions of the IR, as CuTe DSL does (their bounds and conditions are the known values:
   the loop is not unrolled, and both branches are traced);
 * the kernel IR, the CUDA printer and error messages get plain ints (``value_of``).
@@ -56,7 +56,7 @@ _TRACING: Any = None
 def _tracing() -> bool:
     global _TRACING
     if _TRACING is None:
-        from .kernel.trace import tracing
+        from .kernel.frontend.trace import tracing
 
         _TRACING = tracing
     return _TRACING()
@@ -451,10 +451,10 @@ def in_host_trace() -> bool:
     kernels: where CuTe DSL's scalars are runtime values."""
     import sys
 
-    launch = sys.modules.get("cutelab.kernel.launch")
+    launch = sys.modules.get("cutelab.kernel.launch.plan")
     if launch is None or getattr(launch._local, "recorder", None) is None:
         return False
-    trace = sys.modules.get("cutelab.kernel.trace")
+    trace = sys.modules.get("cutelab.kernel.frontend.trace")
     return not (trace is not None and trace.tracing())
 
 

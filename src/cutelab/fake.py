@@ -245,7 +245,8 @@ class FakeCompiled:
         return f"<cute.compile({self.name}) for {fakes}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .kernel.launch import _as_tensor_args, _compile
+        from .kernel.launch.args import _as_tensor_args
+        from .kernel.launch.api import _compile
 
         kept = [i for i in range(len(self.args)) if i not in self.const]
         if len(args) != len(kept):
@@ -279,7 +280,8 @@ class FakeCompiled:
 def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> FakeCompiled:
     """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
     FakeCompiled."""
-    from .kernel.launch import _compile, _constexpr_positions
+    from .kernel.launch.api import _compile
+    from .kernel.launch.args import _constexpr_positions
 
     env: Dict[int, int] = {}
     stand = tuple(a.stand_in(env) if isinstance(a, FakeTensor) else a for a in args)

@@ -31,7 +31,7 @@ def _op_class() -> Any:
     global _OpClass
     if _OpClass is None:
         from .errors import LaunchError
-        from .kernel.trace import Op
+        from .kernel.ir.nodes import Op
 
         class NamedBarrierIR(Op):
             __slots__ = ("barrier_id", "num_threads", "wait", "where")
@@ -89,7 +89,7 @@ class NamedBarrier:
             warnings.warn("NamedBarrier ID 0 is used by sync_threads, avoid using.")
 
     def _emit(self, wait: bool, what: str) -> None:
-        from .kernel.trace import current, user_line
+        from .kernel.frontend.trace import current, user_line
 
         t = current(f"NamedBarrier.{what}")
         nt = t.block[0] * t.block[1] * t.block[2]

@@ -4,7 +4,7 @@
 by mbarriers in shared memory, ``num_stages`` *full* barriers (the producer group's threads arrive
 when a stage is written) then ``num_stages`` *empty* ones (the consumer group's threads arrive when
 it is read). Both back ends run it: the CPU interpreter runs the producer and consumer warps until
-they meet at the barriers, the CUDA printer prints the mbarrier PTX (kernel/mbarrier.py). The
+they meet at the barriers, the CUDA printer prints the mbarrier PTX (kernel/instr/mbarrier.py). The
 states may advance inside runtime loops (pipeline_sm90.PipelineState keeps them in registers there).
 """
 
@@ -40,8 +40,8 @@ class PipelineAsync:
                defer_sync: bool = False, name: str = "", **kwargs: Any) -> "PipelineAsync":
         """Initialise the 2 * num_stages barriers at ``barrier_storage`` (one thread of warp 0) and,
         unless defer_sync, fence and sync the block."""
-        from .kernel import arch
-        from .kernel.trace import current
+        from .kernel.frontend import arch
+        from .kernel.frontend.trace import current
 
         where = f"{cls.__name__}.create"
         if barrier_storage is None:
@@ -69,18 +69,18 @@ class PipelineAsync:
     # ---- the producer's side
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
         """Wait until the stage is empty (its consumers released it)."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.empty + state.index, state.phase)
 
     def producer_try_acquire(self, state: PipelineState) -> Any:
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
 
     def producer_commit(self, state: PipelineState) -> None:
         """Each producer thread arrives on the stage's full barrier (the stage is written)."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.mbarrier_arrive(self.full + state.index)
 
@@ -89,7 +89,7 @@ class PipelineAsync:
 
     def producer_tail(self, state: PipelineState) -> None:
         """Wait until the consumers released every stage (before the producer exits)."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         s = state.clone()
         for _ in range(self.num_stages):
@@ -99,18 +99,18 @@ class PipelineAsync:
     # ---- the consumer's side
     def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
         """Wait until the stage is full (its producers committed it)."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
     def consumer_try_wait(self, state: PipelineState) -> Any:
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState) -> None:
         """Each consumer thread arrives on the stage's empty barrier (the stage may be refilled)."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.mbarrier_arrive(self.empty + state.index)
 
@@ -136,7 +136,7 @@ class PipelineCpAsync(PipelineAsync):
     .arrive`` on the GPU: here the copies are waited for first, then the thread arrives)."""
 
     def producer_commit(self, state: PipelineState) -> None:
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.cp_async_wait_group(0)
         arch.mbarrier_arrive(self.full + state.index)

@@ -66,7 +66,7 @@ class PipelineUserType(enum.Enum):
 
 
 def _loops() -> tuple:
-    from .kernel.trace import _state
+    from .kernel.frontend.trace import _state
 
     t = getattr(_state, "tracer", None)
     return tuple(t.loops) if t is not None else ()
@@ -87,7 +87,7 @@ class PipelineState:
         self._stages, self._count, self._phase0 = stages, count, int(phase0) & 1
         self._pos = count if pos is None else pos
         self._loops = _loops()
-        from .kernel.trace import _state
+        from .kernel.frontend.trace import _state
 
         t = getattr(_state, "tracer", None)
         # where the state last changed at trace time: its registers get their values there
@@ -95,7 +95,7 @@ class PipelineState:
         self._regs: Any = None  # (pos register, count register) once the state lives in registers
 
     def _remark(self) -> None:
-        from .kernel.trace import _state
+        from .kernel.frontend.trace import _state
 
         t = getattr(_state, "tracer", None)
         if t is not None:
@@ -107,7 +107,8 @@ class PipelineState:
             return True
         if not [v for v in _loops() if not any(v is w for w in self._loops)]:
             return False
-        from .kernel.trace import Assign, current
+        from .kernel.ir.nodes import Assign
+        from .kernel.frontend.trace import current
         from .numeric import Int32
 
         t = current("PipelineState")
@@ -127,7 +128,8 @@ class PipelineState:
         return True
 
     def _read(self, which: int) -> Any:
-        from .kernel.trace import Compute, RegVar, current
+        from .kernel.ir.nodes import Compute, RegVar
+        from .kernel.frontend.trace import current
 
         r = self._regs[which]
         t = current("PipelineState")
@@ -170,7 +172,8 @@ class PipelineState:
     def reset_count(self) -> None:
         """Count from zero again, at the same index and phase."""
         if self._live():
-            from .kernel.trace import Assign, current
+            from .kernel.ir.nodes import Assign
+            from .kernel.frontend.trace import current
 
             current("PipelineState.reset_count").emit(Assign(self._regs[1], (0,), (0,)))
             return
@@ -182,8 +185,9 @@ class PipelineState:
         if isinstance(count, int) and count < 1:
             raise ValueError("count must be >= 1")
         if self._live():
-            from .kernel.trace import Assign, current
-            from .kernel.symbolic import add
+            from .kernel.ir.nodes import Assign
+            from .kernel.frontend.trace import current
+            from .kernel.ir.symbolic import add
 
             t = current("PipelineState.advance")
             for which in (0, 1):
@@ -233,7 +237,7 @@ class PipelineTmaAsync:
                **kwargs: Any) -> "PipelineTmaAsync":
         """Initialise the barriers (warp 0, one thread) and, unless defer_sync, fence and sync the block."""
         from . import int_tuple as it
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         if barrier_storage is None:
             raise TraceError("PipelineTmaAsync.create: pass barrier_storage= (a pointer to 2 * num_stages Int64 "
@@ -247,7 +251,7 @@ class PipelineTmaAsync:
         full, empty = barrier_storage, barrier_storage + num_stages
         warp = arch.make_warp_uniform(arch.warp_idx())
         p = PipelineTmaAsync(full, empty, num_stages, int(tx_count), pc, cc)
-        from .kernel.trace import current
+        from .kernel.frontend.trace import current
 
         t = current("PipelineTmaAsync.create")
         op = t.begin_if(warp == 0)
@@ -264,7 +268,7 @@ class PipelineTmaAsync:
 
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
         """Wait until the stage is empty, then arrive on its full barrier with the stage's bytes."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.empty + state.index, state.phase)
         with arch.elect_one():
@@ -280,21 +284,21 @@ class PipelineTmaAsync:
         return self.empty + state.index
 
     def consumer_try_wait(self, state: PipelineState) -> Any:
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
     def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
         """Wait until the stage is full (with a token from consumer_try_wait, waiting on a completed
         phase returns at once: the wait is always issued)."""
-        from .kernel import arch
+        from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState) -> None:
         """One thread of each consumer warp arrives on the stage's empty barrier."""
-        from .kernel import arch
-        from .kernel.trace import current
+        from .kernel.frontend import arch
+        from .kernel.frontend.trace import current
 
         t = current("PipelineTmaAsync.consumer_release")
         op = t.begin_if(arch.lane_idx() == 0)
@@ -306,7 +310,7 @@ class PipelineTmaAsync:
         """Wait until the consumers have released every stage (before the producer exits)."""
         s = state.clone()
         for _ in range(self.num_stages):
-            from .kernel import arch
+            from .kernel.frontend import arch
 
             arch.mbarrier_wait(self.empty + s.index, s.phase)
             s.advance()
@@ -314,13 +318,13 @@ class PipelineTmaAsync:
 
 def pipeline_init_arrive(cluster_shape_mn: Any = None, is_relaxed: bool = False) -> None:
     """After barrier init with defer_sync=True: make the inits visible (one CTA: the init fence)."""
-    from .kernel import arch
+    from .kernel.frontend import arch
 
     arch.mbarrier_init_fence()
 
 
 def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
     """Wait until every thread of the block sees the initialised barriers (one CTA: a block barrier)."""
-    from .kernel import arch
+    from .kernel.frontend import arch
 
     arch.sync_threads()

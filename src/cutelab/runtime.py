@@ -369,7 +369,7 @@ def make_fake_stream() -> Any:
     >>> make_fake_stream()
     <CUstream 0x0>
     """
-    from .kernel.driver import CUstream
+    from .kernel.cuda.driver import CUstream
 
     return CUstream(0)
 

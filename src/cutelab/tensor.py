@@ -484,14 +484,14 @@ def full(shape: Any, fill_value: Any, dtype: Numeric) -> TensorSSA:
 
 
 def _kernel_value(a: Any) -> bool:
-    """a is a value inside a traced kernel (cutelab.kernel.trace.TraceValue)."""
+    """a is a value inside a traced kernel (cutelab.kernel.frontend.trace.TraceValue)."""
     return type(a).__name__ == "TraceValue" and type(a).__module__.startswith("cutelab.kernel")
 
 
 def full_like(a: Any, fill_value: Any, dtype: Numeric | None = None) -> TensorSSA:
     """A TensorSSA shaped like a (a TensorSSA or a Tensor), of a's element type or dtype, all fill_value."""
     if _kernel_value(a):  # in a kernel: a value of constants (elementwise_add.ipynb's mul_relu)
-        from .kernel.trace import full_like_value
+        from .kernel.frontend.trace import full_like_value
 
         return full_like_value(a, fill_value, dtype)
     shape, dt, batch = _like_of(a, dtype, "full_like")
@@ -1124,7 +1124,7 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
     """
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
-    if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.smem)
+    if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.frontend.smem)
         return engine.tensor(layout, engine.dtype)
     if isinstance(layout, ComposedLayout) and isinstance(engine, Pointer):
         view = _swizzled_smem_view(engine, layout)
@@ -1142,7 +1142,7 @@ def _swizzled_smem_view(ptr: Pointer, layout: ComposedLayout) -> Optional["Tenso
     from .swizzle import Swizzle
 
     try:
-        from .kernel.smem import SmemEngine, SwizzledSmemEngine
+        from .kernel.frontend.smem import SmemEngine, SwizzledSmemEngine
     except ImportError:  # pragma: no cover
         return None
     eng = ptr.engine
@@ -1188,7 +1188,7 @@ def make_layout_fragment_like(layout: Layout) -> Layout:
     return make_layout(shp)
 
 
-_rmem_hook: Any = None  # set by cutelab.kernel.trace: register tensors inside a traced kernel
+_rmem_hook: Any = None  # set by cutelab.kernel.frontend.trace: register tensors inside a traced kernel
 
 
 def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
@@ -1463,7 +1463,7 @@ def format_tensor(t: Tensor, verbose: bool = False) -> str:
     return "".join(tensor_text(head, [_dsl_value(v) for v in values], t.layout.shape, verbose))
 
 
-_print_hook: Any = None  # set by cutelab.kernel.trace: print_tensor inside a traced kernel (a printf)
+_print_hook: Any = None  # set by cutelab.kernel.frontend.trace: print_tensor inside a traced kernel (a printf)
 
 
 def print_tensor(t: Any, *, verbose: bool = False) -> None:

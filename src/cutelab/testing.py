@@ -53,8 +53,8 @@ def _host_sync(args: Any) -> None:
 
 def _gpu_driver() -> Any:
     """The CUDA driver when a GPU is there to time with events; None otherwise (no GPU, or the
-    fake driver of cutelab.kernel.fakegpu, which has no events: the host clock times then)."""
-    from .kernel import driver
+    fake driver of cutelab.kernel.cuda.fakegpu, which has no events: the host clock times then)."""
+    from .kernel.cuda import driver
 
     if not driver.gpu_available():
         return None
@@ -66,7 +66,7 @@ def _gpu_driver() -> Any:
 
 
 def _ok(res: Any, what: str) -> Any:
-    from .kernel.driver import _ok as ok
+    from .kernel.cuda.driver import _ok as ok
 
     return ok(res, f"{what} (cute.testing.benchmark)")
 
@@ -74,7 +74,7 @@ def _ok(res: Any, what: str) -> Any:
 def _stream_handle(stream: Any) -> int:
     if stream is None:
         return 0
-    from .kernel.launch import _stream_handle as handle
+    from .kernel.launch.plan import _stream_handle as handle
 
     return handle(stream)
 
@@ -235,7 +235,7 @@ def _capture(d: Any, s: Any, body: Callable[[], Any], calls: int) -> Any:
 def _clear_l2(d: Any, s: Any) -> None:
     """Write twice the L2 cache's size of scratch memory on stream s (the workspaces' last writes
     leave L2 warm otherwise)."""
-    from .kernel import driver
+    from .kernel.cuda import driver
 
     dev = _ok(d.cuDeviceGet(driver.current_device()), "cuDeviceGet")
     l2 = int(_ok(d.cuDeviceGetAttribute(d.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev),
@@ -250,7 +250,7 @@ def _clear_l2(d: Any, s: Any) -> None:
 
 def assert_(cond: Any, msg: Optional[str] = None) -> None:
     """Check cond; a false (static) condition raises AssertionError with msg."""
-    from .kernel.control import _is_dynamic
+    from .kernel.frontend.control import _is_dynamic
     from .errors import TraceError
 
     if _is_dynamic(cond):

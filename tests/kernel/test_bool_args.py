@@ -7,7 +7,7 @@ import torch
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.kernel.fakegpu import fake_cuda_tensor, fake_gpu
+from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
 from cutelab.runtime import from_dlpack
 
 

@@ -9,8 +9,8 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import LaunchError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.numeric import Float32, Int8, Int32, Uint8
 from cutelab.runtime import from_dlpack
 
@@ -69,7 +69,7 @@ def test_out_of_bounds_in_a_runtime_loop_writes_nothing():
 
 
 def test_gpu_guards_accesses_it_cannot_prove():
-    from cutelab.kernel.launch import check_bounds
+    from cutelab.kernel.analysis.bounds import check_bounds
 
     @cute.kernel
     def nested(A: cute.Tensor, n: cutlass.Int32):
@@ -82,7 +82,7 @@ def test_gpu_guards_accesses_it_cannot_prove():
     nested(from_dlpack(A), 3).launch(grid=1, block=1)
     assert A.reshape(8, 8)[:3, :3].sum() == 9 and A.sum() == 9
     ir = last_launch().ir
-    check_bounds(ir, "gpu")  # not provable (nested runtime loops): guarded in the CUDA (kernel/guards.py)
+    check_bounds(ir, "gpu")  # not provable (nested runtime loops): guarded in the CUDA (kernel/analysis/guards.py)
     assert list(ir.guards.values()) == [1] and "cl_fail(1u);" in cuda.render(ir)
 
 
@@ -396,7 +396,7 @@ def test_integer_floordiv_and_mod_follow_python_as_cute_dsl():
 
 
 def test_gpu_bounds_proof_uses_symbolic_predicates():
-    from cutelab.kernel.launch import check_bounds
+    from cutelab.kernel.analysis.bounds import check_bounds
 
     M, N = 5, 13
     A = np.zeros((M, N), np.float32)
@@ -452,7 +452,7 @@ def test_launch_smem_must_cover_the_allocations():
 
 
 def test_endless_while_loop_is_stopped_without_writing(monkeypatch):
-    import cutelab.kernel.interpret as interp
+    import cutelab.kernel.cpu.interpreter as interp
 
     monkeypatch.setattr(interp, "MAX_WHILE_ROUNDS", 50)
     A = np.array([1, -1, 3, 0], np.int32)  # -1 and 0 never reach 32 by doubling
@@ -506,7 +506,7 @@ def _guarded_fill(A: cute.Tensor, n: cutlass.Int32):
 
 
 def test_gpu_checks_scalar_dependent_accesses_at_each_launch():
-    from cutelab.kernel.launch import check_bounds, check_deferred
+    from cutelab.kernel.analysis.bounds import check_bounds, check_deferred
 
     A = np.zeros(40, np.float32)
     _guarded_fill(from_dlpack(A), 40).launch(grid=2, block=32)
@@ -532,7 +532,7 @@ def test_gpu_guarded_store_with_scalar():
 
 
 def test_gpu_checks_runtime_loops_at_their_ends():
-    from cutelab.kernel.launch import check_bounds, check_deferred
+    from cutelab.kernel.analysis.bounds import check_bounds, check_deferred
 
     A = np.arange(32, dtype=np.float32).reshape(4, 8)
     row_sum(from_dlpack(A), from_dlpack(np.zeros(4, np.float32)), 8).launch(grid=1, block=4)

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cutelab.kernel.cuda import render, vector_plan
-from cutelab.kernel.launch import capture
-from cutelab.kernel.symbolic import Var
-from cutelab.kernel.trace import Param
+from cutelab.kernel.cuda.printer import render, vector_plan
+from cutelab.kernel.launch.plan import capture
+from cutelab.kernel.ir.symbolic import Var
+from cutelab.kernel.ir.nodes import Param
 from cutelab.numeric import BFloat16, Float32
 from cutelab.runtime import from_dlpack
 
@@ -104,7 +104,7 @@ def test_cache_operator_options():
 def _nvrtc():
     pytest.importorskip("cuda.bindings")
     try:
-        from cutelab.kernel.compile import nvrtc_version
+        from cutelab.kernel.cuda.nvrtc import nvrtc_version
 
         nvrtc_version()
     except Exception as e:  # NVRTC library missing
@@ -114,7 +114,7 @@ def _nvrtc():
 @pytest.mark.parametrize("name,a,b,n_vec", CASES)
 def test_nvrtc_compiles_seed_kernels_to_vector_sass(name, a, b, n_vec, tmp_path, monkeypatch):
     _nvrtc()
-    from cutelab.kernel.compile import clear_memory_cache, compile_cuda
+    from cutelab.kernel.cuda.nvrtc import clear_memory_cache, compile_cuda
 
     monkeypatch.setenv("CUTELAB_CACHE_DIR", str(tmp_path))
     clear_memory_cache()
@@ -136,7 +136,7 @@ def test_nvrtc_compiles_seed_kernels_to_vector_sass(name, a, b, n_vec, tmp_path,
 def test_compile_error_shows_log_and_source():
     _nvrtc()
     from cutelab.errors import CompileError
-    from cutelab.kernel.compile import compile_cuda
+    from cutelab.kernel.cuda.nvrtc import compile_cuda
 
     with pytest.raises(CompileError, match="(?s)could not compile kernel bad.*source"):
         compile_cuda('extern "C" __global__ void bad() { undefined_thing(); }', "bad", "sm_90", use_cache=False)
@@ -144,9 +144,9 @@ def test_compile_error_shows_log_and_source():
 
 @pytest.mark.parametrize("name,a,b,n_vec", CASES)
 def test_block_schedule_is_a_permutation_in_memory_order(name, a, b, n_vec):
-    from cutelab.kernel.cuda import CudaRenderer, block_schedule
-    from cutelab.kernel.symbolic import evaluate
-    from cutelab.kernel.trace import Load
+    from cutelab.kernel.cuda.printer import CudaRenderer, block_schedule
+    from cutelab.kernel.ir.symbolic import evaluate
+    from cutelab.kernel.ir.nodes import Load
 
     ir = _trace(name, a, b)
     G = ir.grid[0]
@@ -169,7 +169,7 @@ def test_default_code_moves_16_bytes_per_lane_and_instruction(name, a, b, n_vec,
     """cutelab's defaults: lane pairs share 32-byte runs, and a pure copy is retiled per warp, so
     even the outer partition's 2-byte accesses become 16-byte ones."""
     _nvrtc()
-    from cutelab.kernel.compile import compile_cuda
+    from cutelab.kernel.cuda.nvrtc import compile_cuda
 
     ir = _trace(name, a, b)
     src = render(ir, retile=True)
@@ -185,7 +185,7 @@ def test_default_code_moves_16_bytes_per_lane_and_instruction(name, a, b, n_vec,
 
 
 def test_retile_only_for_pure_copies():
-    from cutelab.kernel.cuda import CudaRenderer
+    from cutelab.kernel.cuda.printer import CudaRenderer
 
     ir = _trace("copy_outer_partition", (32, 256), (8, 32))
     r = CudaRenderer(ir, retile=True)

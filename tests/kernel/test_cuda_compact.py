@@ -15,8 +15,8 @@ import pytest
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import capture
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import capture
 from cutelab.runtime import from_dlpack
 
 GXX = shutil.which("g++")
@@ -222,7 +222,7 @@ def test_half_fill_prints_bits():
 def test_consecutive_assigns_to_one_array_copy_as_one_value(tmp_path):
     """Element-wise Assigns in a row (as tensorop_gemm's ldmatrix results into its A/B fragments)
     are printed together: their run is one cl_vals copy, and the kernel computes the same."""
-    from cutelab.kernel.trace import Assign, For, walk
+    from cutelab.kernel.ir.nodes import Assign, For, walk
 
     ir = _traced(runs_kernel, (3,), 1, 32)
     loop = next(op for op in walk(ir.body) if isinstance(op, For))
@@ -239,7 +239,7 @@ def test_consecutive_assigns_to_one_array_copy_as_one_value(tmp_path):
 # --------------------------------------------------------------------------- swizzled sums
 
 def _swizzle_cases():
-    from cutelab.kernel.symbolic import Var, add, mul, swizzle_expr
+    from cutelab.kernel.ir.symbolic import Var, add, mul, swizzle_expr
 
     t = Var("tid.x", 256)
     p1 = add(add(mul((t // 8) % 2, 512), mul(t % 8, 8)), mul(t // 16, 64))  # tensorop_gemm's A tile
@@ -254,7 +254,7 @@ def test_swizzled_sums_print_as_the_swizzled_terms_xor_a_constant(tmp_path):
     """Swizzle(P + c) prints as (Swizzle(P) ^ k) + c_add where P cannot set the low bits of c
     (cuda.swz_split), and directly where it can; every printed expression equals the symbolic one
     for every thread."""
-    from cutelab.kernel.symbolic import evaluate
+    from cutelab.kernel.ir.symbolic import evaluate
 
     ir = _traced(runs_kernel, (3,), 1, 32)
     funcs, split = [], 0

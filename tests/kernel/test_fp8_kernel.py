@@ -13,8 +13,8 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab import fp8
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack
 from test_tensorop_smem import ldsm_kernel
 
@@ -248,8 +248,8 @@ sys.argv = ["tensorop_gemm"]
 sys.path.insert(0, {str(root / 'examples' / 'dsl')!r})
 import tensorop_gemm as tg
 import cutelab as cutlass
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 tg.run((128, 128, 128, 1), cutlass.Float8E4M3FN, cutlass.Float16, cutlass.Float32, "k", "k", "n", (2, 2, 1))
 open({str(tmp_path / 'k.cu')!r}, "w").write(cuda.render(last_launch().ir))
 """

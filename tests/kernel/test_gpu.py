@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 
 import cutelab as cute  # noqa: E402
 from cutelab.errors import LaunchError  # noqa: E402
-from cutelab.kernel.launch import last_launch  # noqa: E402
+from cutelab.kernel.launch.plan import last_launch  # noqa: E402
 from cutelab.runtime import from_dlpack  # noqa: E402
 
 pytestmark = pytest.mark.gpu

@@ -6,7 +6,7 @@ import numpy as np
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.kernel.host import _QUIET
+from cutelab.kernel.frontend.host import _QUIET
 from cutelab.runtime import from_dlpack
 
 

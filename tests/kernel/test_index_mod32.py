@@ -16,9 +16,9 @@ import pytest
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.kernel import cuda
-from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack
 
 from test_cuda_compact import GXX, NVCC, _run_on_host  # noqa: E402  (the host harness)

@@ -13,7 +13,7 @@ import pytest
 
 import cutelab as cute
 from cutelab.errors import LaunchError, TraceError
-from cutelab.kernel.launch import capture, last_launch
+from cutelab.kernel.launch.plan import capture, last_launch
 from cutelab.runtime import from_dlpack
 
 SEEDS = Path(__file__).resolve().parents[2] / "examples" / "seeds"

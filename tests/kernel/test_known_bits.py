@@ -17,11 +17,12 @@ import pytest
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.kernel import cuda, interpret as interp
-from cutelab.kernel.control import _value_bits
-from cutelab.kernel.launch import capture
-from cutelab.kernel.symbolic import Expr, Lin, Var, atoms, evaluate, swizzle_expr
-from cutelab.kernel.trace import Load, Reg, RegVar, Store, walk
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.cpu import interpreter as interp
+from cutelab.kernel.frontend.control import _value_bits
+from cutelab.kernel.launch.plan import capture
+from cutelab.kernel.ir.symbolic import Expr, Lin, Var, atoms, evaluate, swizzle_expr
+from cutelab.kernel.ir.nodes import Load, Reg, RegVar, Store, walk
 from cutelab.numeric import Int32, Uint32
 from cutelab.runtime import from_dlpack
 
@@ -237,8 +238,8 @@ import sys
 sys.path.insert(0, {examples!r})
 import torch
 import cutelab as cutlass
-from cutelab.kernel.fakegpu import fake_gpu, fake_cuda_tensor
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda.fakegpu import fake_gpu, fake_cuda_tensor
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import make_fake_stream
 with fake_gpu():
     sys.argv = ["tensorop_gemm"]

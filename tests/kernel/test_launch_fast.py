@@ -1,4 +1,4 @@
-"""The host path of GPU launches, on a pretend GPU (cutelab.kernel.fakegpu): compiled calls and
+"""The host path of GPU launches, on a pretend GPU (cutelab.kernel.cuda.fakegpu): compiled calls and
 remembered @cute.jit calls write only the new addresses into prepared parameter buffers, and
 still refuse what does not match the compiled kernel."""
 
@@ -14,7 +14,7 @@ import pytest
 
 import cutelab as cute
 from cutelab.errors import LaunchError, TensorError
-from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
+from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
 from cutelab.runtime import from_dlpack
 
 SEEDS = Path(__file__).resolve().parents[2] / "examples" / "seeds"
@@ -154,7 +154,7 @@ def test_static_argument_change_refused(gpu):
 
 
 def test_stream_argument_follows_the_call(gpu):
-    from cutelab.kernel.driver import CUstream
+    from cutelab.kernel.cuda.driver import CUstream
 
     @cute.kernel
     def k(A: cute.Tensor):
@@ -272,7 +272,7 @@ def test_plans_of_the_fake_driver_are_not_reused_by_another(gpu):
     S, D = _dev((512,)), _dev((512,))
     run(S, D, 4)
     plan = next(iter(k.plans.values()))
-    from cutelab.kernel import driver
+    from cutelab.kernel.cuda import driver
 
     assert plan.epoch == driver._EPOCH
     driver._EPOCH += 1  # as if the driver changed (fake_gpu does this on entry and exit)
@@ -303,7 +303,7 @@ def test_deferred_scalar_checks_remembered(gpu):
 
 def test_fake_torch_tensors_take_the_torch_path(gpu):
     torch = pytest.importorskip("torch")
-    from cutelab.kernel.fakegpu import fake_cuda_tensor
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
 
     mod = _seed("copy_inner_partition")
     S = fake_cuda_tensor(torch.zeros(64, 64))
@@ -384,7 +384,7 @@ def test_ctypes_launch_passes_what_cuda_h_declares(gpu, tmp_path, monkeypatch):
     import shutil
     import subprocess
 
-    from cutelab.kernel import driver
+    from cutelab.kernel.cuda import driver
 
     if not shutil.which("gcc"):
         pytest.skip("needs gcc for the stand-in libcuda")
@@ -459,7 +459,7 @@ def test_fake_nvrtc_with_nvcc_compiles_the_source_for_real(tmp_path):
     import shutil
 
     from cutelab.errors import CompileError
-    from cutelab.kernel.compile import compile_cuda
+    from cutelab.kernel.cuda.nvrtc import compile_cuda
 
     nvcc = shutil.which("nvcc")
     if not nvcc:
@@ -475,7 +475,7 @@ def test_fake_nvrtc_with_nvcc_compiles_the_source_for_real(tmp_path):
 def test_other_recorded_entries_run_in_order(gpu):
     """cute.compile records launches in order; an entry that is not a kernel launch (as a host-side
     print would be) runs itself, in its place, at every call."""
-    from cutelab.kernel import launch as kl
+    from cutelab.kernel.launch import api as kl
 
     k, run = _quiet_copy()
     seen = []
@@ -503,7 +503,7 @@ def test_other_recorded_entries_run_in_order(gpu):
 
 def test_compiled_call_reports_a_guarded_access_of_an_earlier_launch(gpu):
     """Kernels with guarded accesses write an error word; the next launch (compiled or not) reads it."""
-    from cutelab.kernel.launch import _Plan
+    from cutelab.kernel.launch.plan import _Plan
 
     @cute.kernel
     def shift_positive(gA: cute.Tensor, gB: cute.Tensor):
@@ -529,7 +529,7 @@ def test_compiled_call_reports_a_guarded_access_of_an_earlier_launch(gpu):
 
 
 def test_large_dynamic_shared_memory_opts_in_once(gpu):
-    from cutelab.kernel import driver
+    from cutelab.kernel.cuda import driver
 
     class Fn:
         def __int__(self):
@@ -576,7 +576,7 @@ def test_torch_fast_check_still_catches_strides_and_devices(gpu):
     """The torch check of a contiguous compile uses is_contiguous() for the strides: a transposed
     view of the same shape, a non-contiguous slice and a CPU tensor still take the full check."""
     torch = pytest.importorskip("torch")
-    from cutelab.kernel.fakegpu import fake_cuda_tensor
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
 
     mod = _seed("copy_inner_partition")
     S, D = fake_cuda_tensor(torch.zeros(64, 64)), fake_cuda_tensor(torch.zeros(64, 64))
@@ -655,7 +655,7 @@ def test_a_failed_driver_launch_is_an_error_on_the_generated_call(gpu):
 
 def test_same_layout_memo_compares_values_once_per_object():
     from cutelab.dynamic import DynInt
-    from cutelab.kernel.launch import _SameLayout
+    from cutelab.kernel.launch.fastpath import _SameLayout
 
     ref = cute.make_layout((DynInt(64, div=16), 8), stride=(8, 1))
     same = _SameLayout(ref)
@@ -817,8 +817,8 @@ def _stream_copy():
 
 def test_benchmark_times_with_events_on_the_stream(gpu, monkeypatch):
     from cutelab import testing
-    from cutelab.kernel import driver
-    from cutelab.kernel.driver import CUstream
+    from cutelab.kernel.cuda import driver
+    from cutelab.kernel.cuda.driver import CUstream
 
     ed = _EventDriver(driver._DRIVER)
     A = _dev((32,))
@@ -841,8 +841,8 @@ def test_benchmark_times_with_events_on_the_stream(gpu, monkeypatch):
 
 def test_benchmark_with_cuda_graphs_times_the_replay(gpu, monkeypatch):
     from cutelab import testing
-    from cutelab.kernel import driver
-    from cutelab.kernel.driver import CUstream
+    from cutelab.kernel.cuda import driver
+    from cutelab.kernel.cuda.driver import CUstream
 
     ed = _EventDriver(driver._DRIVER)
     A = _dev((32,))
@@ -902,8 +902,8 @@ def test_compiled_tma_kernel_gets_its_tensor_map_parameters(gpu):
 def _scenario(gpu):
     """Calls of compiled functions, good and bad: what each launched or raised."""
     torch = pytest.importorskip("torch")
-    from cutelab.kernel.driver import CUstream
-    from cutelab.kernel.fakegpu import fake_cuda_tensor
+    from cutelab.kernel.cuda.driver import CUstream
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
 
     out = []
     names = {}  # address -> which tensor (addresses differ from run to run)

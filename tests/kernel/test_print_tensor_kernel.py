@@ -10,7 +10,7 @@ import pytest
 
 import cutelab as cute
 from cutelab import Float16
-from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
+from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
 from cutelab.runtime import from_dlpack
 from cutelab.tensor import format_tensor
 

@@ -17,9 +17,9 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.cformat import format_host, parse
-from cutelab.kernel.launch import capture, last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.frontend.cformat import format_host, parse
+from cutelab.kernel.launch.plan import capture, last_launch
 from cutelab.runtime import from_dlpack
 
 
@@ -219,7 +219,7 @@ def test_print_tensor_on_the_host_runs_after_the_kernel():
 
 
 def test_a_launch_in_a_jit_function_keeps_its_stream():
-    from cutelab.kernel import launch as L
+    from cutelab.kernel.launch import api as L
 
     seen = []
     real = L._Plan.run

@@ -1,4 +1,4 @@
-"""Value ranges of registers (kernel/ranges.py): hand-built IR with known answers, the launch's
+"""Value ranges of registers (kernel/analysis/ranges.py): hand-built IR with known answers, the launch's
 bounds checks using them, random programs against the CPU interpreter's actual values, and the
 DSL GEMM examples' mainloops, which must need no guard on the GPU."""
 
@@ -15,12 +15,11 @@ import numpy as np
 import pytest
 
 from cutelab.errors import LaunchError
-from cutelab.kernel import ranges
-from cutelab.kernel.interpret import interpret
-from cutelab.kernel.launch import check_bounds, check_deferred
-from cutelab.kernel.symbolic import Var
-from cutelab.kernel.trace import (ArgVar, Assign, Block, Compute, For, If, KernelIR, Load, LoopVar, Param, Reg,
-                                  RegVar, ScalarParam, Store)
+from cutelab.kernel.analysis import ranges
+from cutelab.kernel.cpu.interpreter import interpret
+from cutelab.kernel.analysis.bounds import check_bounds, check_deferred
+from cutelab.kernel.ir.symbolic import Var
+from cutelab.kernel.ir.nodes import ArgVar, Assign, Block, Compute, For, If, KernelIR, Load, LoopVar, Param, Reg, RegVar, ScalarParam, Store
 from cutelab.numeric import Boolean, Float32, Int32
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +68,7 @@ class Prog:
         """As Tracer.begin_for: the variable ranges over the hull of the bounds' ranges."""
         from math import gcd
 
-        from cutelab.kernel.symbolic import sym_div, sym_range
+        from cutelab.kernel.ir.symbolic import sym_div, sym_range
 
         self.loops = getattr(self, "loops", 0) + 1
         (llo, lhi), (hlo, hhi) = sym_range(lo), sym_range(hi)
@@ -342,7 +341,7 @@ def _random_program(rng: random.Random):
         slots.append((p.emit(Store(OUT, 0, (0,), (snap(x),))), 0))
     # OUT[slot][outer iteration][inner iteration][thread]
     per = (trips + 1) * 8 * T  # (an inner loop makes at most 7 trips)
-    from cutelab.kernel.trace import walk
+    from cutelab.kernel.ir.nodes import walk
 
     in_loop = {id(op) for op in walk(f.body)}
     for k, (st, j) in enumerate(slots):
@@ -382,8 +381,8 @@ sys.path.insert(0, {examples!r})
 import torch
 import cutelab as cutlass
 from cutelab import cuda
-from cutelab.kernel.fakegpu import fake_gpu, fake_cuda_tensor
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda.fakegpu import fake_gpu, fake_cuda_tensor
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack, make_fake_stream
 which, m, n, k = sys.argv[1], *map(int, sys.argv[2:5])
 out = sys.argv[5] if len(sys.argv) > 5 else None
@@ -473,7 +472,7 @@ def nested(A: cute.Tensor, n: cutlass.Int32):
 def test_loop_bounds_from_a_scalar_argument_prove_nested_loops():
     """A[i * 8 + j] for i, j in range(n): proved from the loops' bounds with n's value (3), the
     proof re-done at a launch with n = 9, which would leave A: refused there."""
-    from cutelab.kernel.launch import capture
+    from cutelab.kernel.launch.plan import capture
     from cutelab.runtime import from_dlpack
 
     A = np.zeros(64, np.float32)
@@ -499,9 +498,9 @@ def scatter4(I: cute.Tensor, B: cute.Tensor):
 
 
 def test_guards_read_the_error_word_pointer_once(tmp_path):
-    from cutelab.kernel import cuda
-    from cutelab.kernel.guards import GUARD_ENTRY
-    from cutelab.kernel.launch import capture
+    from cutelab.kernel.cuda import printer as cuda
+    from cutelab.kernel.analysis.guards import GUARD_ENTRY
+    from cutelab.kernel.launch.plan import capture
     from cutelab.runtime import from_dlpack
 
     I = np.arange(128, dtype=np.int32)
@@ -556,8 +555,8 @@ def test_an_analysis_that_fails_leaves_the_accesses_guarded(monkeypatch):
 def test_gpu_launch_path_reproves_for_new_scalar_values():
     """Through the GPU launch path (fake driver): the first launch (n = 3) compiles the stores
     unguarded, a launch with n = 8 is proved again and launched, one with n = 9 is refused."""
-    from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu
-    from cutelab.kernel.launch import last_launch
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
     from cutelab.runtime import from_dlpack
 
     with fake_gpu() as gpu:

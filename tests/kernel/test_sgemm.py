@@ -61,8 +61,8 @@ def _sgemm_ir(M, N, K):
 
 
 def test_sgemm_kernel_ir_uses_cp_async_and_fma():
-    from cutelab.kernel.cpasync import CpAsyncCopy, CpAsyncWait
-    from cutelab.kernel.gemm import Fma
+    from cutelab.kernel.instr.cpasync import CpAsyncCopy, CpAsyncWait
+    from cutelab.kernel.instr.gemm import Fma
 
     ir = _sgemm_ir(128, 128, 32)
     ops = list(ir.ops())
@@ -75,7 +75,7 @@ def test_sgemm_kernel_ir_uses_cp_async_and_fma():
 
 
 def test_long_k_loops_stay_runtime_loops():
-    from cutelab.kernel.trace import For
+    from cutelab.kernel.ir.nodes import For
 
     assert not any(isinstance(op, For) for op in _sgemm_ir(128, 128, 32).ops())  # 4 k-tiles: unrolled
     # 8 k-tiles (the example's default K = 64): `for _ in range(k_tile_count)` becomes a runtime loop
@@ -86,7 +86,7 @@ def test_long_k_loops_stay_runtime_loops():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_sgemm_cuda_compiles_with_nvcc(tmp_path):
-    from cutelab.kernel import cuda
+    from cutelab.kernel.cuda import printer as cuda
 
     src = cuda.render(_sgemm_ir(100, 90, 20))
     assert "cp.async.ca.shared.global" in src and "fmaf(" in src and "bar.sync 1, 256;" in src
@@ -101,9 +101,9 @@ def test_sgemm_cuda_compiles_with_nvcc(tmp_path):
 def test_sgemm_with_a_runtime_mainloop_cuda_compiles(tmp_path):
     """21 k-tiles: the mainloop is a runtime loop (stage counters in registers, stage views moved by
     register offsets); accesses indexed by registers are guarded, and the CUDA compiles."""
-    from cutelab.kernel import cuda
-    from cutelab.kernel.launch import check_bounds
-    from cutelab.kernel.trace import For
+    from cutelab.kernel.cuda import printer as cuda
+    from cutelab.kernel.analysis.bounds import check_bounds
+    from cutelab.kernel.ir.nodes import For
 
     ir = _sgemm_ir(64, 48, 164)
     assert any(isinstance(op, For) for op in ir.ops())

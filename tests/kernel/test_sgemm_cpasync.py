@@ -14,8 +14,8 @@ import cutelab as cute
 import cutelab as cutlass
 import cutelab.pipeline as pipeline
 from cutelab.errors import LaunchError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import capture
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import capture
 from cutelab.runtime import from_dlpack
 
 
@@ -240,15 +240,15 @@ def _ring(ntiles=5):
 
 
 def test_runtime_pipeline_with_int32_counters_and_runtime_stage_indices():
-    from cutelab.kernel.launch import last_launch
-    from cutelab.kernel.trace import For, RegVar, walk
-    from cutelab.kernel.symbolic import atoms
+    from cutelab.kernel.launch.plan import last_launch
+    from cutelab.kernel.ir.nodes import For, RegVar, walk
+    from cutelab.kernel.ir.symbolic import atoms
 
     A, O = _ring(5)
     np.testing.assert_array_equal(O, 2 * A)
     ir = last_launch().ir
     assert any(isinstance(op, For) for op in walk(ir.body))  # a real loop, not unrolled
-    from cutelab.kernel.cpasync import CpAsyncCopy
+    from cutelab.kernel.instr.cpasync import CpAsyncCopy
 
     cps = [op for op in walk(ir.body) if isinstance(op, CpAsyncCopy)]
     assert any(isinstance(v, RegVar) for op in cps for v in atoms(op.dst_base))  # stage read from a register
@@ -256,7 +256,8 @@ def test_runtime_pipeline_with_int32_counters_and_runtime_stage_indices():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_runtime_pipeline_cuda_is_guarded_and_compiles(tmp_path):
-    from cutelab.kernel.launch import check_bounds, last_launch
+    from cutelab.kernel.analysis.bounds import check_bounds
+    from cutelab.kernel.launch.plan import last_launch
 
     _ring(5)
     ir = last_launch().ir
@@ -327,7 +328,8 @@ def test_view_moved_in_a_runtime_loop_and_predicate_written_at_run_time():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_moving_view_cuda_compiles(tmp_path):
-    from cutelab.kernel.launch import check_bounds, last_launch
+    from cutelab.kernel.analysis.bounds import check_bounds
+    from cutelab.kernel.launch.plan import last_launch
 
     test_view_moved_in_a_runtime_loop_and_predicate_written_at_run_time()
     ir = last_launch().ir

@@ -13,9 +13,10 @@ import pytest
 
 import cutelab as cute
 from cutelab.errors import LaunchError
-from cutelab.kernel import cuda
-from cutelab.kernel.guards import ErrorWord, describe
-from cutelab.kernel.launch import capture, check_bounds
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.analysis.guards import ErrorWord, describe
+from cutelab.kernel.launch.plan import capture
+from cutelab.kernel.analysis.bounds import check_bounds
 from cutelab.runtime import from_dlpack
 
 
@@ -82,7 +83,7 @@ def test_error_word_turns_into_a_launch_error():
 
 
 def test_describe_names_an_op_access():
-    from cutelab.kernel.cpasync import CpAsyncCopy
+    from cutelab.kernel.instr.cpasync import CpAsyncCopy
 
     ir = _ir()
     p = ir.params[0]
@@ -106,7 +107,9 @@ def test_error_word_attach_through_the_driver(monkeypatch):
     writes its device address into the module's cl_err_ptr, and reads what a kernel writes there."""
     import ctypes
 
-    from cutelab.kernel import driver, guards
+    from cutelab.kernel.cuda import driver
+
+    from cutelab.kernel.analysis import guards
 
     host = (ctypes.c_uint32 * 1)()
     written = {}

@@ -13,8 +13,8 @@ import cutelab as cute
 import cutelab as cutlass
 from cutelab import pipeline
 from cutelab.errors import LaunchError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack
 
 from sm90_util import nvcc_compiles
@@ -190,7 +190,7 @@ def test_sm90_gemm_on_the_gpu_equals_torch():
 
 @pytest.mark.parametrize("dynamic,ws", [(False, False), (True, False), (True, True)])
 def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic, ws):
-    from cutelab.kernel.launch import check_bounds
+    from cutelab.kernel.analysis.bounds import check_bounds
 
     ex = _example()
     A = np.ones((256, 256), np.float16)

@@ -1,4 +1,4 @@
-"""The SM90 GEMM's host path on a pretend GPU (cutelab.kernel.fakegpu): cute.compile traces it once;
+"""The SM90 GEMM's host path on a pretend GPU (cutelab.kernel.cuda.fakegpu): cute.compile traces it once;
 a compiled call, and a remembered @cute.jit call, launch with the TMA tensor maps of the tensors'
 addresses, encoded once per (descriptor, address), not at every call."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cutelab as cute
-from cutelab.kernel.fakegpu import FakeDeviceArray, fake_gpu, fake_tensor_map
+from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu, fake_tensor_map
 from cutelab.runtime import from_dlpack
 
 _EX = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "gemm", "sm90_gemm.py")
@@ -104,7 +104,7 @@ def test_gpu_launch_path_of_the_recommended_configuration_compiles():
     """128x256x64 tiles, a producer and two consumer warpgroups, 4 stages, f16 C stored during the next
     tile: the source the GPU launch path prints (with its guarded accesses) compiles for sm_90a, and
     the launch asks for the 4 stages' shared memory."""
-    from cutelab.kernel.launch import last_launch
+    from cutelab.kernel.launch.plan import last_launch
 
     from sm90_util import nvcc_compiles
 

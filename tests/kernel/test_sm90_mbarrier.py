@@ -8,8 +8,8 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import LaunchError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack
 
 from sm90_util import nvcc_compiles
@@ -188,7 +188,7 @@ def regs_and_cluster(F: cute.Tensor):
 
 
 def test_setmaxregister_and_clusters_of_one_cta():
-    from cutelab.kernel.wgmma import target_arch
+    from cutelab.kernel.instr.wgmma import target_arch
 
     F = np.zeros(512, np.int32)
     regs_and_cluster(from_dlpack(F)).launch(grid=2, block=256)

@@ -9,8 +9,8 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import LayoutError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 from cutelab.nvgpu import cpasync, warpgroup
 from cutelab.runtime import from_dlpack
 
@@ -178,9 +178,9 @@ def two_boxes(a1: cutlass.Constexpr, a2: cutlass.Constexpr, tA: cute.Tensor, sl:
 
 
 def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
-    from cutelab.kernel.driver import ParamBuffer
-    from cutelab.kernel.tma import TensorMapArgs
-    from cutelab.kernel import tma as kernel_tma
+    from cutelab.kernel.cuda.driver import ParamBuffer
+    from cutelab.kernel.instr.tma import TensorMapArgs
+    from cutelab.kernel.instr import tma as kernel_tma
 
     sl = _smem(K_SW128, cute.Float16, (64, 64))
     A = _a(128, 64)

@@ -10,9 +10,9 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import LayoutError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
-from cutelab.kernel.wgmma import gmma_desc_fields, make_gmma_desc
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.kernel.instr.wgmma import gmma_desc_fields, make_gmma_desc
 from cutelab.nvgpu import OperandMajorMode, cpasync, warpgroup
 from cutelab.runtime import from_dlpack
 from cutelab.utils import sm90
@@ -175,7 +175,7 @@ def test_the_cpu_model_of_wgmma_is_asynchronous(case):
 
 
 def test_kernels_with_wgmma_compile_for_sm_90a():
-    from cutelab.kernel.wgmma import target_arch
+    from cutelab.kernel.instr.wgmma import target_arch
 
     BM, BN, BK = 64, 64, 64
     op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,

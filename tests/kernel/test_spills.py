@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cutelab.kernel.compile import CompileResult, spill_report
-from cutelab.kernel.fakegpu import fake_gpu
-from cutelab.kernel.launch import _report_spills
+from cutelab.kernel.cuda.nvrtc import CompileResult, spill_report
+from cutelab.kernel.cuda.fakegpu import fake_gpu
+from cutelab.kernel.launch.plan import _report_spills
 
-kcompile = importlib.import_module("cutelab.kernel.compile")  # (cutelab.kernel.compile is also cute.compile)
+kcompile = importlib.import_module("cutelab.kernel.cuda.nvrtc")  # (cutelab.kernel.cuda.nvrtc is also cute.compile)
 
 LOG = ("ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
        "ptxas info    : Used 255 registers, used 1 barriers, 7056 bytes stack frame, 7056 bytes spill stores, "
@@ -65,7 +65,7 @@ def test_a_warpgroup_holding_a_128x256_accumulator_is_reported(tmp_path):
     import torch
 
     import cutelab as cute
-    from cutelab.kernel.fakegpu import fake_cuda_tensor
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor
     from cutelab.runtime import from_dlpack
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "gemm"))

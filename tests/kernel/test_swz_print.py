@@ -16,9 +16,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from cutelab.kernel.cuda import _possible_bits, int_expr, swz_split
-from cutelab.kernel.symbolic import Expr, Swz, Var, add, evaluate, mul, swizzle_expr
-from cutelab.kernel.trace import LoopVar
+from cutelab.kernel.cuda.printer import _possible_bits, int_expr, swz_split
+from cutelab.kernel.ir.symbolic import Expr, Swz, Var, add, evaluate, mul, swizzle_expr
+from cutelab.kernel.ir.nodes import LoopVar
 
 GXX = shutil.which("g++")
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cutelab.errors import TraceError
-from cutelab.kernel.symbolic import Expr, Var, evaluate
+from cutelab.kernel.ir.symbolic import Expr, Var, evaluate
 
 T, B = 256, 16384
 

@@ -54,8 +54,8 @@ sys.argv = ["tensorop_gemm"]
 sys.path.insert(0, {str(ROOT / 'examples' / 'dsl')!r})
 import tensorop_gemm as tg
 import cutelab as cutlass
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
 tg.run((128, 128, 64, 1), cutlass.BFloat16, cutlass.BFloat16, cutlass.Float32, "m", "n", "n", (2, 2, 1))
 ir = last_launch().ir
 open({str(tmp_path / 'k.cu')!r}, "w").write(cuda.render(ir))

@@ -13,11 +13,11 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.interpret import thread_env
-from cutelab.kernel.launch import last_launch
-from cutelab.kernel.symbolic import Var, evaluate, swizzle_expr
-from cutelab.kernel.trace import Load, Store, walk
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.cpu.interpreter import thread_env
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.kernel.ir.symbolic import Var, evaluate, swizzle_expr
+from cutelab.kernel.ir.nodes import Load, Store, walk
 from cutelab.nvgpu import warp
 from cutelab.runtime import from_dlpack
 

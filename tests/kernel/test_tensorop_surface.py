@@ -13,9 +13,9 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import LaunchError, TensorError, TraceError
-from cutelab.kernel import cuda
-from cutelab.kernel.launch import last_launch
-from cutelab.kernel.symbolic import DynDiv, Var, evaluate
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.kernel.ir.symbolic import DynDiv, Var, evaluate
 from cutelab.runtime import from_dlpack
 
 NVCC = shutil.which("nvcc")

@@ -8,8 +8,8 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import TraceError
-from cutelab.kernel.fakegpu import fake_gpu
-from cutelab.kernel.launch import capture, last_launch
+from cutelab.kernel.cuda.fakegpu import fake_gpu
+from cutelab.kernel.launch.plan import capture, last_launch
 from cutelab.runtime import from_dlpack
 
 
@@ -46,7 +46,7 @@ def test_shuffles_on_the_cpu():
 
 def test_shuffles_print_shfl_sync():
     with fake_gpu():
-        from cutelab.kernel.fakegpu import FakeDeviceArray
+        from cutelab.kernel.cuda.fakegpu import FakeDeviceArray
 
         src, out = FakeDeviceArray(np.zeros(64, np.float32)), FakeDeviceArray(np.zeros((5, 64), np.float32))
         _shuffles(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(64, 1, 1))

@@ -22,7 +22,7 @@ GAPS = {
                                    "(mark_layout_dynamic): with one block the block index is the constant 0, so a "
                                    "block's coordinate tile prints coord_tensor<\"(0,0)\", ...> where CuTe DSL, "
                                    "which compiles for any grid, prints \"(?{div=16},?{div=128})\" "
-                                   "[kernel/launch.py tracing with the launch's grid]"),
+                                   "[kernel/launch/api.py tracing with the launch's grid]"),
 }
 
 

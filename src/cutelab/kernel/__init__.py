@@ -1,19 +1,28 @@
-"""Kernels: CuTe DSL programs traced to a small IR, run as CUDA C++ on a GPU or by numpy on the CPU.
+"""Kernels: CuTe DSL programs traced to one IR, run as CUDA C++ on a GPU or by numpy on the CPU.
 
-trace.py (symbolic ints in symbolic.py, the IR: a tree of blocks with For/If/While regions,
-tracing engines for global, shared and register memory) -> cuda.py (CUDA C++ text)
--> compile.py (NVRTC + disk cache) -> launch.py (kernel/jit/compile, checks, launches through
-driver.py); interpret.py runs the same IR with numpy on the CPU, all threads at once under
-per-thread masks. rewrite.py rewrites a kernel's for/if/while so that control.py can make
-runtime regions of those whose bounds or conditions are runtime values; copy.py is cute.copy
-inside a kernel.
+The folders follow the flow:
+
+- ``frontend/``: the AST rewrite of the user's function (``rewrite``), control flow
+  (``control``), the tracer and the IR nodes (``trace``), shared memory (``smem``), the host
+  side of ``@cute.jit`` (``host``), ``cute.arch`` (``arch``) and printf formats (``cformat``);
+- ``ir/``: symbolic integers (``symbolic``);
+- ``analysis/``: value ranges (``ranges``) and guarded accesses (``guards``);
+- ``instr/``: one file per instruction family (copies, cp.async, ldmatrix, mma.sync, wgmma,
+  TMA, mbarriers, math, print_tensor); ``gemm`` and ``copy`` dispatch ``cute.gemm``/``cute.copy``;
+- ``cuda/``: the CUDA C++ printer (``printer``), NVRTC (``nvrtc``), the driver (``driver``)
+  and a fake driver for tests (``fakegpu``);
+- ``cpu/``: the numpy interpreter (``interpreter``) and the memory profiler (``profiler``);
+- ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``), and
+  CuTe DSL's compile options (``options``).
 """
 
-from . import compile as _compile_module  # noqa: F401  (imported first: the name `compile` below is cute.compile)
-from . import arch, cuda, driver, interpret, symbolic, trace  # noqa: F401
-from .guards import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
-from .launch import CompiledFunction, Constexpr, JitFunction, Kernel, compile, jit, kernel, last_launch
-from .trace import TraceValue, printf
+from .frontend import arch  # noqa: F401  (cute.arch)
+from .analysis.guards import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
+from .launch.compiled import CompiledFunction
+from .launch.args import Constexpr
+from .launch.api import JitFunction, Kernel, compile, jit, kernel
+from .launch.plan import last_launch
+from .frontend.trace import TraceValue, printf
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]
@@ -24,7 +33,7 @@ class _KernelDecorator:
 
     In the top-level package the name ``kernel`` must be CuTe DSL's decorator, which hides the
     subpackage ``cutelab.kernel``; attribute access falls through to the subpackage, so
-    ``cutelab.kernel.trace`` and ``import cutelab.kernel.cuda as kc`` keep working.
+    ``cutelab.kernel.frontend.trace`` and ``import cutelab.kernel.cuda.printer as kc`` keep working.
     """
 
     def __call__(self, fn=None, *, interpret=None):

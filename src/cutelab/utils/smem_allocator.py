@@ -31,8 +31,8 @@ class SmemAllocator:
     @allocated.setter
     def allocated(self, v: int) -> None:
         # the kernel's total (cute.arch.dynamic_smem_size): what every allocator of it has handed out
-        from ..kernel.arch import smem_box
-        from ..kernel.trace import current
+        from ..kernel.frontend.arch import smem_box
+        from ..kernel.frontend.trace import current
 
         smem_box(current("SmemAllocator"))[0] += v - self._allocated
         self._allocated = v
@@ -43,8 +43,8 @@ class SmemAllocator:
     def allocate(self, size_or_type: Any, byte_alignment: int = 1, **kwargs: Any) -> Any:
         """Shared memory for a ``@cute.struct`` class (an instance of it over the new memory), or for
         a number of bytes (a pointer to them: views come from a struct over it)."""
-        from ..kernel.smem import SmemPtr, SmemRegion
-        from ..kernel.trace import current
+        from ..kernel.frontend.smem import SmemPtr, SmemRegion
+        from ..kernel.frontend.trace import current
 
         current("SmemAllocator.allocate")
         if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):
@@ -69,8 +69,8 @@ class SmemAllocator:
     def allocate_array(self, element_type: Any, num_elems: int = 1, byte_alignment: int = 1, **kwargs: Any) -> Any:
         """Shared memory for num_elems elements of element_type: a pointer to the first (views come from
         ``cute.make_tensor(ptr, layout)``-style use of a struct, or ``allocate_tensor``)."""
-        from ..kernel.smem import SmemPtr, SmemRegion
-        from ..kernel.trace import current
+        from ..kernel.frontend.smem import SmemPtr, SmemRegion
+        from ..kernel.frontend.trace import current
 
         current("SmemAllocator.allocate_array")
         if not _is_numeric_type(element_type):
@@ -92,7 +92,7 @@ class SmemAllocator:
         """A tensor of element_type over layout (a Layout or a size) in shared memory."""
         from ..layout import Layout, make_layout
         from ..tensor import Tensor
-        from ..kernel.trace import SmemEngine, _static_offsets, current
+        from ..kernel.frontend.trace import SmemEngine, _static_offsets, current
 
         t = current("SmemAllocator.allocate_tensor")
         sw = None
@@ -111,7 +111,7 @@ class SmemAllocator:
             else:
                 layout = make_layout(layout)
         if swizzle is not None:  # a swizzle of the pointer: it acts on byte addresses
-            from ..kernel.smem import element_swizzle
+            from ..kernel.frontend.smem import element_swizzle
 
             if sw is not None and not sw.is_identity:
                 raise TraceError(f"SmemAllocator.allocate_tensor: a swizzled layout and swizzle={swizzle} at once")
@@ -132,11 +132,11 @@ class SmemAllocator:
             align = max(align, min(1024, sw.cosize() * element_type.bytes))
         sh = t.add_shared(element_type, n, align)
         self.allocated = -(-self.allocated // align) * align + sh.bytes
-        from ..kernel.smem import use_dynamic_smem
+        from ..kernel.frontend.smem import use_dynamic_smem
 
         use_dynamic_smem(t)  # above 48 KiB the arrays become dynamic shared memory
         if sw is not None:
-            from ..kernel.smem import SwizzledSmemEngine
+            from ..kernel.frontend.smem import SwizzledSmemEngine
 
             return Tensor(SwizzledSmemEngine(sh, sw, base_align=max(byte_alignment, element_type.bytes),
                                              ptr_swizzle=swizzle), layout, offset0, _checked=True)
@@ -170,7 +170,7 @@ def get_smem_capacity_in_bytes(compute_capability: Any = None) -> int:
         cc = os.environ.get("CUTE_DSL_ARCH")
         if not cc:
             try:
-                from ..kernel.driver import device_arch
+                from ..kernel.cuda.driver import device_arch
 
                 cc = device_arch()
             except Exception as e:  # noqa: BLE001 - no GPU: say what to pass instead

@@ -1,0 +1,1286 @@
+"""Value ranges of a kernel's integer registers, so that the launch can prove accesses in bounds.
+
+The tracer knows a register only by its type: a runtime ``Int32`` (a pipeline stage counter, a
+k-tile index, a moving view's offset) that appears in an index is a ``trace.RegVar`` ranging over
+all of Int32, so no access through it can be proved and the GPU launch guards it (guards.py).
+This module runs a forward abstract interpretation over the kernel IR's tree (``Block``, ``For``,
+``If``, ``While``; ``Assign`` and ``Compute`` on registers) and finds, for every integer (and
+Boolean) register element at every access, a ``Val``: ``sym + d`` with ``sym`` an exact symbolic
+value per thread (an ``Expr`` of the thread and block indices, scalar arguments and loop
+variables, or 0) and ``d`` in an interval ``[lo, hi]``. That covers
+
+- copies and arithmetic on registers (``k_tile_next = k_tile + S - 1``), with Int32 wrap-around:
+  a result whose range leaves its type's is its type's whole range;
+- refinement on branch conditions (``x = x + 1; if x == S: x = 0`` gives ``x`` in [0, S-1]),
+  carried to the registers that hold a copy of the tested one;
+- loops: a register a runtime ``For`` moves by a constant ``c`` each iteration is the affine
+  function ``x0 + c * (i - lo) / step`` of the loop variable (an induction variable); the others
+  reach a fixed point of the loop (joins of intervals, widened to their type's range when they do
+  not settle);
+- the conditions an access runs under (the enclosing branches, its own predicate), kept as
+  symbolic facts: per-thread conditions are evaluated for every thread, conditions on loop
+  variables narrow them (``k_tile + 3 < 128`` gives ``k_tile <= 124``).
+
+``prove(ir, access, scalars)`` then proves one access in bounds: the registers in its index are
+replaced by their values, and its range is bounded by interval arithmetic, or exactly for every
+thread of the launch plus the interval of its loop-variable terms. Soundness first: every step
+over-approximates (an unknown value is its type's whole range; a fact the analysis cannot use
+is dropped), so a proof is a proof; an access it cannot prove stays guarded.
+
+>>> from cutelab.numeric import Int32
+>>> from cutelab.kernel.frontend.trace import Reg, Assign, Compute, Block, For, If, LoopVar, KernelIR
+>>> body, loop = Block(), Block()
+>>> s = Reg(0, Int32, 1, body, mutable=True)          # the stage counter
+>>> r, n, c = Reg(1, Int32, 1, loop), Reg(2, Int32, 1, loop), Reg(3, Int32, 1, loop)
+>>> loop.ops += [Compute(r, "mov", (((s, 0),),)), Compute(n, "add", (((r, 0),), (1,))),
+...              Compute(c, "eq", (((n, 0),), (4,))), Assign(s, (0,), ((n, 0),))]
+>>> then = Block(loop); then.ops.append(Assign(s, (0,), (0,)))
+>>> loop.ops.append(If((c, 0), then, Block(loop)))
+>>> body.ops += [Assign(s, (0,), (0,)), For(LoopVar("i0", 0, 99, 1), 0, 100, 1, loop, None)]
+>>> ir = KernelIR("k", [], body, [s, r, n, c], (1, 1, 1), (32, 1, 1))
+>>> a = analyze(ir)
+>>> a.value_at_end((s, 0)).range()
+(0, 3)
+"""
+
+from __future__ import annotations
+
+import itertools
+from math import gcd
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from ...errors import LaunchError
+from ..ir.symbolic import (BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, floordiv, mod,
+                       mul, swizzle_expr, sym_range)
+from ..ir.nodes import ArgVar, Assign, Block, Compute, For, If, Load, Op, Reg, RegVar, Store, While, _value_range
+
+__all__ = ["Val", "Analysis", "analyze", "prove", "RangeCheck", "Threads", "substitute", "reads_registers"]
+
+_WIDEN_AFTER = 3  # loop iterations joined before the values that still move are widened
+_MAX_ROUNDS = 40  # a safety net: after this many rounds the loop's values are their types' ranges
+
+_names = itertools.count()
+
+
+def _tracked(dtype: Any) -> bool:
+    return getattr(dtype, "kind", "float") in ("int", "uint", "bool")
+
+
+def _fresh(prefix: str, lo: int, hi: int, div: int = 1) -> Any:
+    """A new symbolic atom ranging over [lo, hi] (an int when lo == hi)."""
+    if lo == hi:
+        return lo
+    v = Var(f"range.{prefix}{next(_names)}", 1)
+    v.lo, v.hi, v.div = lo, hi, max(1, div)
+    return v
+
+
+# --------------------------------------------------------------------------- values
+
+class Val:
+    """An abstract integer: ``sym + d`` for some ``d`` in ``[lo, hi]``; ``sym`` is 0 or an Expr that
+    is the exact value per thread. ``cond`` is a Boolean's condition (see ``_facts``) when known;
+    ``src`` the SSA register element this one is a copy of (refining one refines both)."""
+
+    __slots__ = ("sym", "lo", "hi", "cond", "src")
+
+    def __init__(self, sym: Any = 0, lo: int = 0, hi: int = 0, cond: Any = None, src: Any = None):
+        if not isinstance(sym, Expr):
+            lo, hi, sym = lo + int(sym), hi + int(sym), 0
+        elif sym.lo == sym.hi:
+            lo, hi, sym = lo + sym.lo, hi + sym.lo, 0
+        self.sym, self.lo, self.hi, self.cond, self.src = sym, int(lo), int(hi), cond, src
+
+    @staticmethod
+    def top(dtype: Any) -> "Val":
+        lo, hi = _value_range(dtype)
+        return Val(0, lo, hi)
+
+    @property
+    def exact(self) -> bool:
+        return self.lo == self.hi
+
+    @property
+    def const(self) -> Optional[int]:
+        return self.lo if self.exact and not isinstance(self.sym, Expr) else None
+
+    def expr(self) -> Any:
+        """The exact value (an int or an Expr); only for exact values."""
+        assert self.exact
+        return add(self.sym, self.lo) if isinstance(self.sym, Expr) else self.lo
+
+    def range(self) -> Tuple[int, int]:
+        slo, shi = sym_range(self.sym)
+        return slo + self.lo, shi + self.hi
+
+    def key(self) -> Any:
+        s = self.sym.key if isinstance(self.sym, Expr) else 0
+        return (s, self.lo, self.hi, _fkey(self.cond), self.src and (self.src[0].id, self.src[1]))
+
+    def with_src(self, src: Any) -> "Val":
+        return Val(self.sym, self.lo, self.hi, self.cond, src)
+
+    def __repr__(self) -> str:
+        s = self.sym.expr_str() + " + " if isinstance(self.sym, Expr) else ""
+        return f"Val({s}[{self.lo}, {self.hi}])"
+
+
+def _fit(v: Val, dtype: Any) -> Val:
+    """v as a register of dtype holds it: its type's whole range when it may wrap around."""
+    tlo, thi = _value_range(dtype)
+    lo, hi = v.range()
+    if lo < tlo or hi > thi:
+        return Val(0, tlo, thi)
+    return v
+
+
+def _join(a: Optional[Val], b: Optional[Val]) -> Optional[Val]:
+    """The least Val holding both (None is 'no value', e.g. an unreachable path)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    cond = a.cond if _fkey(a.cond) == _fkey(b.cond) else None
+    src = a.src if a.src == b.src else None
+    if isinstance(a.sym, Expr) and isinstance(b.sym, Expr) and a.sym.key == b.sym.key:
+        return Val(a.sym, min(a.lo, b.lo), max(a.hi, b.hi), cond, src)
+    if not isinstance(a.sym, Expr) and not isinstance(b.sym, Expr):
+        return Val(0, min(a.lo, b.lo), max(a.hi, b.hi), cond, src)
+    (alo, ahi), (blo, bhi) = a.range(), b.range()
+    return Val(0, min(alo, blo), max(ahi, bhi), cond, src)
+
+
+def _widen(old: Val, new: Val, dtype: Any, thresholds: Sequence[int] = ()) -> Val:
+    """new, with each end that moved past old's pushed out to the next threshold (the constants
+    the loop compares with), or to its type's end."""
+    new = _join(old, new)  # widening only grows: the iteration is monotone
+    tlo, thi = _value_range(dtype)
+    if isinstance(new.sym, Expr):
+        if isinstance(old.sym, Expr) and old.sym.key == new.sym.key:
+            slo, shi = sym_range(new.sym)
+            return Val(new.sym, new.lo if new.lo >= old.lo else tlo - slo, new.hi if new.hi <= old.hi else thi - shi)
+        new = Val(0, *new.range())
+    (olo, ohi), (nlo, nhi) = old.range(), new.range()
+    if nlo < olo:
+        nlo = max([t for t in thresholds if tlo <= t <= nlo] or [tlo])
+    if nhi > ohi:
+        nhi = min([t for t in thresholds if nhi <= t <= thi] or [thi])
+    return Val(0, nlo, nhi)
+
+
+# --------------------------------------------------------------------------- conditions
+#
+# A Boolean's condition is a small formula:
+#   ("sym", e)                   e: an exact symbolic condition (Cmp or BoolAnd) per thread
+#   ("rel", op, ra, va, rb, vb)  the comparison of two integers: register refs (or None) and Vals
+#   ("and", f, g) | ("or", f, g) | ("not", f)
+
+_NEG = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+_SWAP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_CMP_OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+
+
+def _fkey(f: Any) -> Any:
+    if f is None:
+        return None
+    if f[0] == "sym":
+        return ("sym", f[1].key)
+    if f[0] == "rel":
+        return ("rel", f[1], f[3].key(), f[5].key())
+    return (f[0],) + tuple(_fkey(g) for g in f[1:])
+
+
+def _not(f: Any) -> Any:
+    if f is None:
+        return None
+    if f[0] == "not":
+        return f[1]
+    return ("not", f)
+
+
+def _facts(f: Any, pol: bool) -> List[Any]:
+    """Symbolic conditions (Exprs) that hold where formula f has truth value pol."""
+    if f is None:
+        return []
+    k = f[0]
+    if k == "not":
+        return _facts(f[1], not pol)
+    if k == "and":
+        return _facts(f[1], True) + _facts(f[2], True) if pol else []
+    if k == "or":
+        return [] if pol else _facts(f[1], False) + _facts(f[2], False)
+    if k == "sym":
+        e = f[1]
+        if isinstance(e, BoolAnd):
+            return list(e.terms) if pol else []
+        if isinstance(e, Cmp):
+            return [e] if pol else [Cmp(_NEG[e.op], e.a, e.b)]
+        return []
+    _, op, _ra, va, _rb, vb = f
+    if not (va.exact and vb.exact):
+        return []
+    a, b = va.expr(), vb.expr()
+    if not isinstance(a, Expr) and not isinstance(b, Expr):
+        return []
+    return [Cmp(op if pol else _NEG[op], a, b)]
+
+
+def _narrow(v: Val, op: str, k: int) -> Optional[Val]:
+    """v where ``v op k`` holds (None: nowhere). Only an interval (no sym) is narrowed."""
+    if isinstance(v.sym, Expr):
+        return v
+    lo, hi = v.lo, v.hi
+    if op == "<":
+        hi = min(hi, k - 1)
+    elif op == "<=":
+        hi = min(hi, k)
+    elif op == ">":
+        lo = max(lo, k + 1)
+    elif op == ">=":
+        lo = max(lo, k)
+    elif op == "==":
+        lo, hi = max(lo, k), min(hi, k)
+    elif op == "!=":
+        if lo == k:
+            lo += 1
+        if hi == k:
+            hi -= 1
+    if lo > hi:
+        return None
+    return Val(0, lo, hi, v.cond, v.src)
+
+
+State = Optional[Dict[Any, Val]]  # None: unreachable
+
+
+def _refine(S: State, f: Any, pol: bool) -> State:
+    """S where condition f has truth value pol: the registers it compares are narrowed."""
+    if S is None or f is None:
+        return S
+    k = f[0]
+    if k == "not":
+        return _refine(S, f[1], not pol)
+    if k == "and" and pol or k == "or" and not pol:
+        return _refine(_refine(S, f[1], pol), f[2], pol)
+    if k != "rel":
+        return S
+    _, op, ra, va, rb, vb = f
+    op = op if pol else _NEG[op]
+    if vb.const is not None and ra is not None:
+        return _narrow_ref(S, ra, op, vb.const)
+    if va.const is not None and rb is not None:
+        return _narrow_ref(S, rb, _SWAP[op], va.const)
+    return S
+
+
+def _narrow_ref(S: Dict[Any, Val], ref: Any, op: str, k: int) -> State:
+    cur = S.get(ref)
+    group = (cur.src if cur is not None and cur.src is not None else ref)
+    out = dict(S)
+    for r, v in S.items():
+        if r == ref or r == group or v.src == group:
+            n = _narrow(v, op, k)
+            if n is None:
+                return None
+            out[r] = n
+    return out
+
+
+# --------------------------------------------------------------------------- substitution
+
+def substitute(e: Any, m: Dict[Any, Any]) -> Any:
+    """e with each atom whose key is in m replaced by m[key] (rebuilt with the simplifying
+    constructors, so the result's range is computed from the replacements' ranges; parts
+    without a replaced atom are kept as they are).
+
+    >>> t, x = Var("tid.x", 32), Var("x", 100)
+    >>> print(substitute((t + x * 4) // 4, {x.key: 7}).expr_str())
+    ((tid.x // 4) + 7)
+    """
+    if not isinstance(e, Expr):
+        return e
+    if isinstance(e, Var):
+        return m.get(e.key, e)
+    if isinstance(e, Lin):
+        new = [(substitute(a, m), c) for a, c in e.terms]
+        if all(b is a for (b, _), (a, _) in zip(new, e.terms)):
+            return e
+        acc: Any = e.const
+        for a, c in new:
+            acc = add(acc, mul(a, c))
+        return acc
+    if isinstance(e, (FloorDiv, Mod, Swz)):
+        a = substitute(e.a, m)
+        if a is e.a:
+            return e
+        if isinstance(e, FloorDiv):
+            return floordiv(a, e.c)
+        if isinstance(e, Mod):
+            return mod(a, e.c)
+        if isinstance(a, Expr):
+            return Swz(a, e.b, e.m, e.s) if a.div % (1 << (e.m + e.s + e.b)) else a
+        return swizzle_expr(a, e.b, e.m, e.s)
+    if isinstance(e, (Mul, DynDiv, Cmp)):
+        a, b = substitute(e.a, m), substitute(e.b, m)
+        if a is e.a and b is e.b:
+            return e
+        if isinstance(e, Mul):
+            return mul(a, b)
+        if isinstance(e, DynDiv):
+            if not isinstance(b, Expr):
+                if b == 0:
+                    raise LaunchError(f"division by zero: {e.expr_str()} with {e.b.expr_str()} == 0")
+                return floordiv(a, b) if e.op == "//" else mod(a, b)
+            return DynDiv(a, b, e.op)
+        if not isinstance(a, Expr) and not isinstance(b, Expr):
+            return int(Cmp._OPS[e.op](a, b))
+        return Cmp(e.op, a, b) if isinstance(a, Expr) else Cmp(_SWAP[e.op], b, a)
+    if isinstance(e, BoolAnd):
+        ts = [substitute(t, m) for t in e.terms]
+        if all(x is y for x, y in zip(ts, e.terms)):
+            return e
+        if any(not isinstance(t, Expr) and not t for t in ts):
+            return 0
+        ts = [t for t in ts if isinstance(t, Expr)]
+        return BoolAnd(tuple(ts)) if len(ts) > 1 else (ts[0] if ts else 1)
+    raise TypeError(f"substitute: unknown expression {e!r}")
+
+
+def _is_thread_atom(v: Any) -> bool:
+    """An atom known per thread at launch: a thread or block index, or a scalar argument."""
+    return isinstance(v, ArgVar) or (type(v) is Var and v.name[:4] in ("tid.", "bid."))
+
+
+def reads_registers(e: Any) -> bool:
+    """True when index e reads a register (a ``trace.RegVar``: a value known only at run time)."""
+    return isinstance(e, Expr) and any(isinstance(v, RegVar) for v in atoms(e))
+
+
+def _regvars(e: Any) -> List[RegVar]:
+    return [v for v in atoms(e) if isinstance(v, RegVar)]
+
+
+def _resolve(e: Any, env: Dict[str, Val]) -> Tuple[Any, List[Any]]:
+    """e with its registers replaced by their Vals: exact ones by their value, the others by sym
+    plus a fresh atom over their interval. Returns (the expression, the fresh atoms)."""
+    rv = _regvars(e)
+    if not rv:
+        return e, []
+    m: Dict[Any, Any] = {}
+    fresh = []
+    for v in rv:
+        val = env.get(v.name)
+        if val is None:
+            val = Val.top(v.ref[0].dtype)
+        if val.exact:
+            m[v.key] = val.expr()
+        else:
+            d = _fresh("d", val.lo, val.hi)
+            # a view's offset register holds multiples of its div (the tracer checks it where it is
+            # set), so value - sym is a multiple of what divides both
+            div = gcd(v.div, val.sym.div) if isinstance(val.sym, Expr) else v.div
+            if div > 1 and isinstance(d, Var):
+                d.lo, d.hi = -(-d.lo // div) * div, (d.hi // div) * div
+                d.div = div
+                if d.lo > d.hi:
+                    d.lo, d.hi = val.lo, val.hi  # no multiple of div: keep the interval (sound)
+                    d.div = 1
+            fresh.append(d)
+            m[v.key] = add(val.sym, d)
+    return substitute(e, m), fresh
+
+
+def _split_linear(e: Any, xs: Sequence[Any]) -> Tuple[Any, int, int, bool]:
+    """e == rest + sum(c * x) for the atoms xs that appear only as terms of e's sum: returns
+    (rest, the sum's lowest and highest values, whether the split is complete: no x elsewhere)."""
+    keys = {x.key for x in xs if isinstance(x, Expr)}
+    if not keys:
+        return e, 0, 0, True
+    if isinstance(e, Var) and e.key in keys:
+        return 0, e.lo, e.hi, True
+    if not isinstance(e, Lin):
+        return e, 0, 0, not any(v.key in keys for v in atoms(e))
+    rest: Any = e.const
+    lo = hi = 0
+    for a, c in e.terms:
+        if a.key in keys:
+            lo += min(c * a.lo, c * a.hi)
+            hi += max(c * a.lo, c * a.hi)
+        else:
+            rest = add(rest, mul(a, c))
+    return rest, lo, hi, not any(v.key in keys for v in atoms(rest))
+
+
+# --------------------------------------------------------------------------- the analysis
+
+class Record:
+    """What the analysis knows at one access: its registers' Vals and the conditions it runs
+    under ((formula, polarity) pairs); ``facts`` are those as symbolic conditions (made when
+    first asked for: most accesses are proved without them)."""
+
+    __slots__ = ("env", "path", "_facts")
+
+    def __init__(self, env: Dict[str, Val], path: Sequence[Any]):
+        self.env, self.path, self._facts = env, tuple(path), None
+
+    @property
+    def facts(self) -> List[Any]:
+        if self._facts is None:
+            out: List[Any] = []
+            for f, pol in self.path:
+                out += _facts(f, pol)
+            self._facts = out
+        return self._facts
+
+
+class Analysis:
+    """The result of ``analyze``: a Record per access (``record(op, k)``), the state at the end."""
+
+    def __init__(self, ir: Any):
+        self.ir = ir
+        self.substituted: Dict[Any, Any] = {}  # (condition, argument values) -> the condition with them put in
+        self.records: Dict[Tuple[int, int], Record] = {}
+        self.end: State = {}
+        self._path: List[Any] = []  # (formula, polarity) of the enclosing branches
+        self._linked: set = set()  # SSA refs that some Val names as its src
+        self._cse: Dict[Any, Any] = {}  # (op, operands) -> the first register element that computed it
+        self._regs: Dict[int, List[Reg]] = {}  # id(op) -> the integer registers an Op names (the IR outlives this)
+        self._carried: Dict[int, set] = {}  # id(For or While) -> what it may write
+
+    # ---- queries
+    def value_at_end(self, ref: Tuple[Reg, int]) -> Val:
+        """The Val of register element ref at the end of the kernel (its type's range if unknown)."""
+        if self.end is None:
+            return Val.top(ref[0].dtype)
+        v = self.end.get(ref)
+        return v if v is not None else Val.top(ref[0].dtype)
+
+    def record_for(self, access: Any) -> Optional[Record]:
+        """The Record of an access as launch.check_bounds sees it (a Load, a Store or an Access of an Op)."""
+        op = getattr(access, "op", None)
+        if op is None or isinstance(access, (Load, Store)):
+            return self.records.get((id(access), 0))
+        for k, a in enumerate(op.accesses()):
+            if (a.param is access.param and a.is_store == access.is_store and a.offsets == access.offsets
+                    and _same_expr(a.base, access.base)):
+                return self.records.get((id(op), k))
+        return None
+
+    def record(self, op: Any, k: int = 0) -> Optional[Record]:
+        """The Record of access k of op (a Load, Store or Op), or None if it was never reached."""
+        return self.records.get((id(op), k))
+
+    # ---- values of operands
+    def val(self, x: Any, S: Dict[Any, Val], dtype: Any = None) -> Optional[Val]:
+        """The Val of an operand (a register Ref, an Expr, a number), None if not an integer."""
+        if isinstance(x, tuple):
+            reg, i = x
+            if not _tracked(reg.dtype):
+                return None
+            v = S.get(x)
+            if v is None:
+                v = Val.top(reg.dtype)
+            if reg.mutable:
+                return v
+            return v if v.src is not None else v.with_src(x)
+        if isinstance(x, Expr):
+            return self.expr_val(x, S)
+        if isinstance(x, bool):
+            return Val(0, int(x), int(x))
+        if isinstance(x, int):
+            return Val(0, x, x)
+        try:
+            import numpy as np
+
+            if isinstance(x, np.integer):
+                return Val(0, int(x), int(x))
+        except Exception:  # pragma: no cover
+            pass
+        return None
+
+    def expr_val(self, e: Expr, S: Dict[Any, Val]) -> Val:
+        env = {v.name: self.val(v.ref, S) or Val.top(v.ref[0].dtype) for v in _regvars(e)}
+        r, fresh = _resolve(e, env)
+        if isinstance(r, (Cmp, BoolAnd)):
+            lo, hi = sym_range(r)
+            return Val(0, lo, hi, None if fresh else ("sym", r))
+        if not fresh:
+            return Val(r)
+        rest, lo, hi, ok = _split_linear(r, fresh)
+        if ok:
+            return Val(rest, lo, hi)
+        lo, hi = sym_range(r)
+        return Val(0, lo, hi)
+
+    # ---- statements
+    def run(self) -> "Analysis":
+        self.end = self.block(self.ir.body, {})
+        return self
+
+    def block(self, blk: Block, S: State) -> State:
+        for op in blk.ops:
+            if S is None:
+                return None
+            if isinstance(op, Compute):
+                S = self.compute(op, S)
+            elif isinstance(op, Assign):
+                S = self.assign(op, S)
+            elif isinstance(op, Load):
+                self.note(op, 0, op.base, (), S)
+                S = self.kill_ssa(op.dst, S)
+            elif isinstance(op, Store):
+                self.note(op, 0, op.base, (), S)
+            elif isinstance(op, If):
+                S = self.if_(op, S)
+            elif isinstance(op, For):
+                S = self.for_(op, S)
+            elif isinstance(op, While):
+                S = self.while_(op, S)
+            elif isinstance(op, Op):
+                for k, a in enumerate(op.accesses()):
+                    self.note(op, k, a.base, getattr(a, "guards", ()), S)
+                S = self.clobber(op, S)
+        return S
+
+    def note(self, op: Any, k: int, base: Any, guards: Sequence[Any], S: Dict[Any, Val]) -> None:
+        path = self._path + [(self.cond(c, S), pol) for c, pol in guards]
+        env = {v.name: self.val(v.ref, S) or Val.top(v.ref[0].dtype) for v in _regvars(base)}
+        self.records[(id(op), k)] = Record(env, path)
+
+    def cond(self, c: Any, S: Dict[Any, Val]) -> Any:
+        """The formula of a branch condition or predicate (a register Ref or an Expr)."""
+        if isinstance(c, tuple):
+            v = self.val(c, S)
+            if v is None:
+                return None
+            if v.cond is not None:
+                return v.cond
+            return ("rel", "!=", v.src, v, None, Val(0, 0, 0))
+        if isinstance(c, Expr):
+            v = self.expr_val(c, S)
+            if v.cond is not None:
+                return v.cond
+            return ("rel", "!=", None, v, None, Val(0, 0, 0))
+        return None
+
+    def kill_ssa(self, reg: Reg, S: Dict[Any, Val]) -> Dict[Any, Val]:
+        """reg (re)defined: forget its old elements and the copies' links to them."""
+        if not _tracked(reg.dtype):
+            return S
+        S = dict(S)
+        for i in range(reg.n):
+            S.pop((reg, i), None)
+        if any((reg, i) in self._linked for i in range(reg.n)):
+            for r, v in list(S.items()):
+                if v.src is not None and v.src[0] is reg:
+                    S[r] = v.with_src(None)
+        return S
+
+    def regs_of(self, op: Any) -> List[Reg]:
+        r = self._regs.get(id(op))
+        if r is None:
+            r = self._regs[id(op)] = [reg for reg in _regs_of(op) if _tracked(reg.dtype)]
+        return r
+
+    def clobber(self, op: Any, S: Dict[Any, Val]) -> Dict[Any, Val]:
+        """An op of its own kind may write any register it names: forget those."""
+        for reg in self.regs_of(op):
+            if _tracked(reg.dtype):
+                S = self.kill_ssa(reg, S)
+        return S
+
+    def set(self, S: Dict[Any, Val], ref: Any, v: Optional[Val]) -> None:
+        if v is None:
+            S.pop(ref, None)
+            return
+        if v.src is not None:
+            self._linked.add(v.src)
+        S[ref] = v
+
+    def compute(self, op: Compute, S: Dict[Any, Val]) -> Dict[Any, Val]:
+        d = op.dst
+        S = self.kill_ssa(d, S)
+        if not _tracked(d.dtype):
+            return S
+        for i in range(d.n):
+            v = self.element(op, i, S)
+            if v is not None and not v.exact and v.src is None and op.op not in ("mov", "cvt"):
+                # the same operation on the same values as an earlier register: a copy of it
+                key = self.cse_key(op, i, S)
+                if key is not None:
+                    first = self._cse.get(key)
+                    if first is not None and first in S and S[first].key() == v.with_src(None).key():
+                        v = v.with_src(S[first].src or first)
+                    else:
+                        self._cse[key] = (d, i)
+            self.set(S, (d, i), v)
+        return S
+
+    def cse_key(self, op: Compute, i: int, S: Dict[Any, Val]) -> Any:
+        parts: List[Any] = [op.op, op.dst.dtype.name, op.src_dtype.name]
+        for col in op.args:
+            x = col[i]
+            if isinstance(x, tuple):
+                v = S.get(x)
+                g = v.src if v is not None and v.src is not None else (None if x[0].mutable else x)
+                if g is None or g not in S:
+                    return None
+                parts.append(("r", g[0].id, g[1]))
+            elif isinstance(x, Expr):
+                if _regvars(x):
+                    return None
+                parts.append(("e", x.key))
+            elif isinstance(x, (int, float)):
+                parts.append(("c", x))
+            else:
+                return None
+        return tuple(parts)
+
+    def element(self, op: Compute, i: int, S: Dict[Any, Val]) -> Optional[Val]:
+        d = op.dst
+        dt = d.dtype
+        o = op.op
+        args = [col[i] for col in op.args]
+        if o in ("mov", "cvt"):
+            v = self.val(args[0], S)
+            if v is None:
+                return None
+            if dt.kind == "bool":
+                if v.cond is not None:
+                    lo, hi = v.range()
+                    return Val(0, max(lo, 0), min(hi, 1), v.cond, v.src)
+                return self.compare("!=", args[0], v, None, Val(0, 0, 0))
+            return _fit(v, dt)
+        if o in _CMP_OPS:
+            va, vb = self.operand(args[0], S, op.src_dtype), self.operand(args[1], S, op.src_dtype)
+            if va is None or vb is None:
+                return Val(0, 0, 1)
+            # a Boolean compared with 0 (x != 0, x == 0) is x's condition (or its negation)
+            for x, y in ((va, vb), (vb, va)):
+                if x.cond is not None and y.const == 0 and o in ("ne", "eq"):
+                    f = x.cond if o == "ne" else _not(x.cond)
+                    return Val(0, 0, 1, f) if not x.exact else Val(0, x.lo if o == "ne" else 1 - x.lo,
+                                                                     x.lo if o == "ne" else 1 - x.lo, f)
+            return self.compare(_CMP_OPS[o], args[0], va, args[1], vb)
+        vals = [self.operand(a, S, dt) for a in args]
+        if o == "select":  # the condition is read as its own type
+            vals[0] = self.val(args[0], S)
+        if any(v is None for v in vals):
+            return None if dt.kind != "bool" else Val(0, 0, 1)
+        if o in ("and", "or", "not") and dt.kind == "bool":
+            fs = [v.cond for v in vals]
+            r = [v.range() for v in vals]
+            if o == "not":
+                f = _not(fs[0])
+                lo, hi = r[0]
+                return Val(0, 1 - min(hi, 1), 1 - max(lo, 0), f)
+            f = (o, fs[0], fs[1]) if None not in fs else None
+            (al, ah), (bl, bh) = r
+            al, ah, bl, bh = max(al, 0), min(ah, 1), max(bl, 0), min(bh, 1)
+            if o == "and":
+                return Val(0, al & bl, ah & bh, f)
+            return Val(0, al | bl, ah | bh, f)
+        if dt.kind == "bool":
+            return Val(0, 0, 1)
+        a = vals[0]
+        b = vals[1] if len(vals) > 1 else None
+        if o == "add":
+            return _fit(Val(add(a.sym, b.sym), a.lo + b.lo, a.hi + b.hi), dt)
+        if o == "sub":
+            return _fit(Val(add(a.sym, mul(b.sym, -1)), a.lo - b.hi, a.hi - b.lo), dt)
+        if o == "neg":
+            return _fit(Val(mul(a.sym, -1), -a.hi, -a.lo), dt)
+        if o == "mul":
+            for x, y in ((a, b), (b, a)):
+                if x.const is not None:
+                    k = x.const
+                    return _fit(Val(mul(y.sym, k), min(k * y.lo, k * y.hi), max(k * y.lo, k * y.hi)), dt)
+            if a.exact and b.exact:
+                return _fit(Val(mul(a.expr(), b.expr())), dt)
+            return _fit(_interval(a, b, lambda x, y: x * y), dt)
+        if o in ("min", "max"):
+            (al, ah), (bl, bh) = a.range(), b.range()
+            f = min if o == "min" else max
+            return _fit(Val(0, f(al, bl), f(ah, bh)), dt)
+        if o == "select":
+            c = vals[0]
+            f = self.cond(args[0], S)
+            clo, chi = c.range()
+            out = None
+            if clo != 0 or chi != 0:  # the first value may be picked: where the condition holds
+                St = _refine(S, f, True)
+                x = self.val(args[1], St) if St is not None else None
+                out = _join(out, None if x is None else x.with_src(None))
+            if clo <= 0 <= chi:
+                Sf = _refine(S, f, False)
+                y = self.val(args[2], Sf) if Sf is not None else None
+                out = _join(out, None if y is None else y.with_src(None))
+            return _fit(out, dt) if out is not None else Val.top(dt)
+        if o in ("floordiv", "mod") and b.const is not None and b.const != 0:
+            k = b.const
+            if a.exact:
+                return _fit(Val(floordiv(a.expr(), k) if o == "floordiv" else mod(a.expr(), k)), dt)
+            lo, hi = a.range()
+            if o == "floordiv":
+                q = [lo // k, hi // k]
+                return _fit(Val(0, min(q), max(q)), dt)
+            if k > 0 and lo >= 0 and hi < k:
+                return _fit(Val(0, lo, hi), dt)
+            return Val(0, 0, k - 1) if k > 0 else Val(0, k + 1, 0)
+        if o == "abs":
+            lo, hi = a.range()
+            m = max(abs(lo), abs(hi))
+            return _fit(Val(0, 0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), m), dt)
+        return Val.top(dt)
+
+    def operand(self, x: Any, S: Dict[Any, Val], dtype: Any) -> Optional[Val]:
+        """The Val of operand x as an op reads it: converted to dtype (both back ends compute an
+        operand in the type the op works in; a value out of its range wraps around)."""
+        v = self.val(x, S)
+        if v is None or not _tracked(dtype):
+            return v
+        if isinstance(x, tuple) and x[0].dtype.name == dtype.name:
+            return v
+        return _fit(v, dtype)
+
+    def compare(self, op: str, ra: Any, va: Val, rb: Any, vb: Val) -> Val:
+        f: Any = ("rel", op, va.src, va, vb.src, vb)
+        if va.exact and vb.exact:
+            x, y = va.expr(), vb.expr()
+            if isinstance(x, Expr) or isinstance(y, Expr):
+                c = Cmp(op, x, y) if isinstance(x, Expr) else Cmp(_SWAP[op], y, x)
+                lo, hi = sym_range(c)
+                return Val(0, lo, hi, f)
+            t = int(Cmp._OPS[op](x, y))
+            return Val(0, t, t, f)
+        (al, ah), (bl, bh) = va.range(), vb.range()
+        dl, dh = al - bh, ah - bl  # a - b
+        dec = {"<": (dh < 0, dl >= 0), "<=": (dh <= 0, dl > 0), ">": (dl > 0, dh <= 0),
+               ">=": (dl >= 0, dh < 0), "==": (dl == dh == 0, dl > 0 or dh < 0),
+               "!=": (dl > 0 or dh < 0, dl == dh == 0)}[op]
+        if dec[0]:
+            return Val(0, 1, 1, f)
+        if dec[1]:
+            return Val(0, 0, 0, f)
+        return Val(0, 0, 1, f)
+
+    def assign(self, op: Assign, S: Dict[Any, Val]) -> Dict[Any, Val]:
+        d = op.dst
+        if not _tracked(d.dtype):
+            return S
+        S = dict(S)
+        for j, src in zip(op.index, op.src):
+            v = self.val(src, S)
+            if v is not None:
+                v = _fit(Val(v.sym, v.lo, v.hi, _detach(v.cond), v.src), d.dtype)
+            self.set(S, (d, j), v)
+        return S
+
+    # ---- regions
+    def if_(self, op: If, S: Dict[Any, Val]) -> State:
+        f = self.cond(op.cond, S)
+        c = op.cond
+        if isinstance(c, tuple):
+            v = self.val(c, S)
+            lo, hi = v.range() if v is not None else (0, 1)
+        elif isinstance(c, Expr):
+            lo, hi = self.expr_val(c, S).range()
+        else:
+            lo = hi = int(bool(c))
+        out: State = None
+        if hi != 0 or lo != 0:  # the then branch may run
+            self._path.append((f, True))
+            out = _join_states(out, self.block(op.then, _refine(S, f, True)))
+            self._path.pop()
+        if lo <= 0 <= hi:  # the else branch may run
+            self._path.append((f, False))
+            out = _join_states(out, self.block(op.orelse, _refine(S, f, False)))
+            self._path.pop()
+        return out
+
+    def for_(self, op: For, S: Dict[Any, Val]) -> State:
+        carried = self._carried.get(id(op))
+        if carried is None:
+            carried = self._carried[id(op)] = _assigned(op.body, self.regs_of)
+        var = op.var
+        induction = self.inductions(op, carried, S)
+        others = [m for m in carried if m not in induction]
+        H = dict(S)
+        for m in carried:
+            H[m] = induction.get(m) or _plain(S.get(m) or Val.top(m[0].dtype))
+        H = {r: (v.with_src(None) if v.src is not None and v.src in carried else v) for r, v in H.items()}
+        rounds = 0
+        thresholds = _constants(op.body) if others else []
+        bounds = self.loop_facts(op, S)
+        while True:
+            self._path.extend(bounds)
+            E = self.block(op.body, H)
+            del self._path[len(self._path) - len(bounds):]
+            if E is None:
+                break
+            rounds += 1
+            changed = False
+            newH = dict(H)
+            for m in others:
+                back = _forget(E.get(m) or Val.top(m[0].dtype), var)
+                j = _plain(_join(S.get(m) or Val.top(m[0].dtype), back))
+                if rounds > _MAX_ROUNDS:
+                    j = Val.top(m[0].dtype)
+                elif rounds > _WIDEN_AFTER:
+                    j = _widen(H[m], j, m[0].dtype, thresholds)
+                j = _fit(j, m[0].dtype)
+                if j.key() != H[m].key():
+                    changed = True
+                newH[m] = j
+            if not changed:
+                break
+            H = newH
+        # after the loop: no trip (the values before it) or the values at the end of the last one
+        X = dict(S)
+        for m in carried:
+            before = S.get(m) or Val.top(m[0].dtype)
+            after = _forget(E.get(m) or Val.top(m[0].dtype), var) if E is not None else None
+            X[m] = _fit(_plain(_join(before, after)), m[0].dtype)
+        return {r: (v.with_src(None) if v.src is not None and v.src in carried else v) for r, v in X.items()}
+
+    def loop_facts(self, op: For, S: Dict[Any, Val]) -> List[Any]:
+        """What holds of the loop variable inside the loop: lo <= var < hi (step > 0), as path
+        facts, where the bounds' values are known exactly."""
+        out = []
+        for bound, rel in ((op.lo, ">=" if op.step > 0 else "<="), (op.hi, "<" if op.step > 0 else ">")):
+            v = self.val(bound, S)
+            if v is not None and v.exact:
+                out.append((("sym", Cmp(rel, op.var, v.expr())), True))
+        return out
+
+    def inductions(self, op: For, carried: set, S: Dict[Any, Val]) -> Dict[Any, Val]:
+        """The carried registers that each iteration moves by a constant: their values as affine
+        functions of the loop variable.
+
+        The body runs with each candidate's value at the top of the iteration a fresh symbol h
+        (over half its type's range, so h + c does not wrap) and the other carried values
+        anything; a candidate whose value at the end is exactly h + c, for a constant c, holds
+        init + c * (iterations so far) at every iteration, provided that value stays within h's
+        range (checked): by induction over the iterations, for all candidates at once. Candidates
+        that fail are dropped and the rest checked again."""
+        count = _trip_index(op)
+        cands = {m for m in carried if m[0].dtype.kind in ("int", "uint")}
+        while cands:
+            heads = {}
+            S1 = dict(S)
+            for m in carried:
+                tlo, thi = _value_range(m[0].dtype)
+                if m in cands:
+                    h = _fresh("h", tlo // 2, thi // 2)
+                    heads[m] = h
+                    S1[m] = Val(h)
+                else:
+                    S1[m] = Val(0, tlo, thi)
+            E1 = self.block(op.body, S1)
+            if E1 is None:
+                return {}
+            out: Dict[Any, Val] = {}
+            for m, h in heads.items():
+                e = E1.get(m)
+                if e is None or not e.exact or not isinstance(e.sym, Expr):
+                    continue
+                c = add(e.sym, mul(h, -1))
+                if isinstance(c, Expr):
+                    continue
+                step = c + e.lo
+                init = S.get(m) or Val.top(m[0].dtype)
+                cf = Val(add(init.sym, mul(count, step)), init.lo, init.hi)
+                lo, hi = cf.range()
+                if h.lo <= lo and hi <= h.hi:
+                    out[m] = cf
+            if set(out) == cands:
+                return out
+            cands = set(out)
+        return {}
+
+    def while_(self, op: While, S: Dict[Any, Val]) -> State:
+        carried = _assigned(op.before, self.regs_of) | _assigned(op.body, self.regs_of)
+        H = {r: v for r, v in S.items() if r not in carried}
+        for m in carried:
+            H[m] = Val.top(m[0].dtype)
+        B = self.block(op.before, H)
+        if B is None:
+            return None
+        f = self.cond(op.cond, B) if op.cond is not None else None
+        self._path.append((f, True))
+        self.block(op.body, _refine(B, f, True))
+        self._path.pop()
+        return _refine(B, f, False)
+
+
+def _same_expr(a: Any, b: Any) -> bool:
+    if isinstance(a, Expr) or isinstance(b, Expr):
+        return isinstance(a, Expr) and isinstance(b, Expr) and a.key == b.key
+    return a == b
+
+
+def _interval(a: Val, b: Val, fn: Any) -> Val:
+    (al, ah), (bl, bh) = a.range(), b.range()
+    c = [fn(x, y) for x in (al, ah) for y in (bl, bh)]
+    return Val(0, min(c), max(c))
+
+
+def _plain(v: Val) -> Val:
+    """v without its condition and copy link (a value carried from one iteration to the next: its
+    condition may name the loop variable, its link a register the next iteration redefines)."""
+    return Val(v.sym, v.lo, v.hi)
+
+
+def _detach(f: Any) -> Any:
+    """Formula f without the registers it names (kept in a mutable register, which outlives them)."""
+    if f is None or f[0] == "sym":
+        return f
+    if f[0] == "rel":
+        return ("rel", f[1], None, f[3], None, f[5])
+    return (f[0],) + tuple(_detach(g) for g in f[1:])
+
+
+def _forget(v: Val, var: Any) -> Val:
+    """v without loop variable var in its sym (the value it held at some iteration)."""
+    if isinstance(v.sym, Expr) and any(a.key == var.key for a in atoms(v.sym)):
+        lo, hi = v.range()
+        return Val(0, lo, hi)
+    return v
+
+
+def _trip_index(op: For) -> Any:
+    """The number of iterations before the current one, as an Expr of the loop variable."""
+    if op.step > 0:
+        return floordiv(add(op.var, mul(op.lo, -1)), op.step)
+    return floordiv(add(op.lo, mul(op.var, -1)), -op.step)
+
+
+def _join_states(a: State, b: State) -> State:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return {r: _join(v, b[r]) for r, v in a.items() if r in b}
+
+
+def _regs_of(op: Any) -> List[Reg]:
+    """The registers an op of its own kind names (in its attributes, tuples and lists)."""
+    out: List[Reg] = []
+    names = set()
+    for cls in type(op).__mro__:
+        names.update(getattr(cls, "__slots__", ()))
+    names.update(getattr(op, "__dict__", {}).keys())
+
+    def go(x: Any, depth: int) -> None:
+        if isinstance(x, Reg):
+            out.append(x)
+        elif isinstance(x, (tuple, list)) and depth < 6:
+            for y in x:
+                go(y, depth + 1)
+
+    for n in names:
+        go(getattr(op, n, None), 0)
+    return out
+
+
+def _constants(blk: Block) -> List[int]:
+    """The int constants a region compares with (and their neighbours): widening thresholds."""
+    from ..ir.nodes import walk
+
+    out = {-1, 0, 1}
+    for op in walk(blk):
+        if isinstance(op, Compute) and op.op in _CMP_OPS:
+            for col in op.args:
+                for x in col:
+                    if isinstance(x, int) and not isinstance(x, bool):
+                        out.update((x - 1, x, x + 1))
+    return sorted(out)
+
+
+def _assigned(blk: Block, regs_of: Any = None) -> set:
+    """The mutable integer register elements a region may write."""
+    from ..ir.nodes import walk
+
+    regs_of = regs_of or _regs_of
+    out = set()
+    for op in walk(blk):
+        if isinstance(op, Assign) and _tracked(op.dst.dtype):
+            out.update((op.dst, j) for j in op.index)
+        elif isinstance(op, (Compute, Load)) and op.dst.mutable and _tracked(op.dst.dtype):
+            out.update((op.dst, j) for j in range(op.dst.n))  # (the tracer writes mutable ones by Assign only)
+        elif isinstance(op, Op):
+            for reg in regs_of(op):
+                if reg.mutable and _tracked(reg.dtype):
+                    out.update((reg, j) for j in range(reg.n))
+    return out
+
+
+def analyze(ir: Any) -> Analysis:
+    """The value ranges of ir's integer registers at each access (see the module's docstring)."""
+    return Analysis(ir).run()
+
+
+# --------------------------------------------------------------------------- proofs
+
+def _refined_vars(xs: Sequence[Any], facts: Sequence[Any]) -> Dict[Any, Any]:
+    """Narrowed stand-ins for the loop variables and register values xs, from facts that compare
+    a single one of them (c * x + k op 0) with a constant."""
+    from ..ir.symbolic import lin_form
+
+    bounds = {x.key: [x.lo, x.hi, x] for x in xs}
+    for f in facts:
+        if not isinstance(f, Cmp) or f.op == "!=":
+            continue
+        d = add(f.a, mul(f.b, -1))
+        terms, k = lin_form(d)
+        if len(terms) != 1:
+            continue
+        (key, (atom, c)), = terms.items()
+        if key not in bounds or c == 0:
+            continue
+        b = bounds[key]
+        # c * x + k  op  0
+        ops = [f.op] if f.op != "==" else ["<=", ">="]
+        for o in ops:
+            if c < 0:
+                o = _SWAP[o]
+                c2, k2 = -c, -k
+            else:
+                c2, k2 = c, k
+            # c2 * x op -k2
+            if o == "<":
+                b[1] = min(b[1], (-k2 - 1) // c2)
+            elif o == "<=":
+                b[1] = min(b[1], (-k2) // c2)
+            elif o == ">":
+                b[0] = max(b[0], (-k2) // c2 + 1)
+            elif o == ">=":
+                b[0] = max(b[0], -((k2) // c2))
+    m = {}
+    for key, (lo, hi, x) in bounds.items():
+        if (lo, hi) != (x.lo, x.hi):
+            if lo > hi:
+                return {"empty": True}
+            m[key] = _fresh("n", lo, hi, getattr(x, "div", 1))
+    return m
+
+
+class Threads:
+    """Per-thread values of index expressions (of the thread and block indices only: the proofs
+    put the scalar arguments' values in first) over every thread of a launch: thread indices as a row, block indices as a column (so an expression of one of them
+    costs one row or column), subexpressions and masks memoized. Grids of more than
+    ``CHUNK`` threads are evaluated a chunk of blocks at a time."""
+
+    CHUNK = 1 << 22
+
+    def __init__(self, ir: Any):
+        self.ir = ir
+        self.substituted: Dict[Any, Any] = {}  # (condition, argument values) -> the condition with them put in
+        self.nt = ir.num_threads
+        self.nb = ir.grid[0] * ir.grid[1] * ir.grid[2]
+        self.step = max(1, self.CHUNK // self.nt)
+        self._chunks: Dict[int, Dict[str, Any]] = {}
+        self._ranges: Dict[Any, Any] = {}
+
+    def _chunk(self, first: int) -> Dict[str, Any]:
+        c = self._chunks.get(first)
+        if c is None:
+            import numpy as np
+
+            k = min(self.step, self.nb - first)
+            bx, by, bz = self.ir.block
+            gx, gy, _ = self.ir.grid
+            t = np.arange(self.nt, dtype=np.int64)[None, :]
+            b = (first + np.arange(k, dtype=np.int64))[:, None]
+            env: Dict[str, Any] = {"tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by),
+                                   "bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy)}
+            c = {"env": env, "memo": {}, "full": k * self.nt}
+            if self.nb <= self.step:
+                self._chunks[first] = c  # one chunk: keep it for the next query
+        return c
+
+    def _eval(self, c: Dict[str, Any], e: Any) -> Any:
+        import numpy as np
+
+        if not isinstance(e, Expr):
+            return e
+        memo = c["memo"]
+        r = memo.get(e.key)
+        if r is not None:
+            return r
+        ev = self._eval
+        if isinstance(e, Var):
+            r = c["env"][e.name]
+        elif isinstance(e, Lin):
+            r = e.const
+            for a, k in e.terms:
+                v = ev(c, a)
+                r = r + (v if k == 1 else v * k)
+        elif isinstance(e, FloorDiv):
+            r = ev(c, e.a) // e.c
+        elif isinstance(e, Mod):
+            r = ev(c, e.a) % e.c
+        elif isinstance(e, Mul):
+            r = ev(c, e.a) * ev(c, e.b)
+        elif isinstance(e, DynDiv):
+            a, b = ev(c, e.a), ev(c, e.b)
+            if np.any(np.asarray(b) == 0):
+                raise LaunchError(f"{'division' if e.op == '//' else 'remainder'} by zero: {e.expr_str()} with "
+                                  f"{e.b.expr_str()} == 0")
+            r = a // b if e.op == "//" else a % b
+        elif isinstance(e, Swz):
+            v = ev(c, e.a)
+            r = v ^ ((v & e.ymask) >> e.s)
+        elif isinstance(e, Cmp):
+            r = Cmp._OPS[e.op](ev(c, e.a), ev(c, e.b))
+        elif isinstance(e, BoolAnd):
+            r = True
+            for t in e.terms:
+                r = np.logical_and(r, ev(c, t))
+        else:  # pragma: no cover - every Expr kind is above
+            raise TypeError(f"cannot evaluate {e!r}")
+        if np.size(r) < c["full"] or getattr(r, "dtype", None) == bool:
+            memo[e.key] = r
+        return r
+
+    def range(self, e: Any, facts: Sequence[Any]) -> Optional[Tuple[int, int]]:
+        """(min, max) of e over the threads where every fact holds (None: no such thread)."""
+        import numpy as np
+
+        t, k = _split_const(e)
+        key = (t.key if isinstance(t, Expr) else None, tuple(f.key for f in facts))
+        if key in self._ranges:
+            r = self._ranges[key]
+            return None if r is None else (r[0] + k, r[1] + k)
+        lo = hi = None
+        for first in range(0, self.nb, self.step):
+            c = self._chunk(first)
+            shape = (min(self.step, self.nb - first), self.nt)
+            v = np.broadcast_to(np.asarray(self._eval(c, t), dtype=np.int64), shape)
+            if facts:
+                fkey = ("facts",) + tuple(f.key for f in facts)
+                m = c["memo"].get(fkey)
+                if m is None:
+                    m = np.ones(shape, dtype=bool)
+                    for f in facts:
+                        m = m & np.broadcast_to(np.asarray(self._eval(c, f)) != 0, shape)
+                    c["memo"][fkey] = m
+                if not m.any():
+                    continue
+                v = v[m]
+            vlo, vhi = int(v.min()), int(v.max())
+            lo = vlo if lo is None else min(lo, vlo)
+            hi = vhi if hi is None else max(hi, vhi)
+        r = None if lo is None else (lo, hi)
+        self._ranges[key] = r
+        return None if r is None else (r[0] + k, r[1] + k)
+
+
+def _split_const(e: Any) -> Tuple[Any, int]:
+    if isinstance(e, Lin) and e.const:
+        return Lin(e.terms, 0) if len(e.terms) > 1 or e.terms[0][1] != 1 else e.terms[0][0], e.const
+    if not isinstance(e, Expr):
+        return 0, int(e)
+    return e, 0
+
+
+class RangeCheck:
+    """An access proved in bounds with the scalar arguments' values of one launch: proved again,
+    for every thread, at each launch with other values (launch.check_deferred)."""
+
+    def __init__(self, access: Any, rec: Record):
+        self.access, self.rec = access, rec
+
+    def check(self, ir: Any, scalars: Dict[str, int], threads: Optional[Threads] = None) -> None:
+        from ...errors import TraceError
+
+        try:
+            if prove(ir, self.access, self.rec, scalars, threads) is not False:
+                return
+        except (TypeError, ValueError, KeyError, AttributeError, TraceError):
+            pass  # not proved: refused below
+        s = self.access
+        what = "store to" if getattr(s, "is_store", False) or isinstance(s, Store) else "load from"
+        vals = ", ".join(f"{k[4:]} = {v}" for k, v in scalars.items())
+        line = getattr(getattr(s, "op", None) or s, "loc", None)
+        raise LaunchError(
+            f"{ir.name}: the {what} {s.param.name}{f' at {line}' if line else ''} was proved in bounds (and printed "
+            f"unguarded) for the scalar arguments this kernel was compiled with, but not for {vals}; the access may "
+            f"leave {s.param.name}'s {s.param.length} elements. Nothing was launched."
+        )
+
+
+def prove(ir: Any, access: Any, rec: Optional[Record], scalars: Optional[Dict[str, int]] = None,
+          threads: Optional[Threads] = None) -> Any:
+    """Prove access (a Load, Store or an Op's Access) in bounds from its Record.
+
+    Returns True (in bounds for every thread and every scalar argument), a ``RangeCheck`` (in
+    bounds for every thread with these scalar values: check it again for others), or False (not
+    proved: guard it). ``threads`` (a ``Threads`` of ir) shares per-thread values between the
+    proofs of one kernel."""
+    if rec is None:
+        return False
+    base, _ = _resolve(access.base, rec.env)
+    facts = []
+    for f in rec.facts:  # facts about a register's unknown value cannot be used (each use is a new atom)
+        if not any(v.name.startswith("range.d") for v in atoms(f)):
+            facts.append(f)
+    args = {v.key: v for e in [base] + facts for v in atoms(e) if isinstance(v, ArgVar)}
+    if args and scalars is None:  # what holds for every value of the arguments
+        return _prove(ir, access, base, [f for f in facts if not any(isinstance(v, ArgVar) for v in atoms(f))],
+                      threads, args_ok=False)
+    if args:
+        if threads is None:
+            threads = Threads(ir)
+        try:
+            m = {k: int(scalars[v.name]) for k, v in args.items()}
+            mk = tuple(sorted(m.items()))
+            memo = threads.substituted
+            base = substitute(base, m)
+            out = []
+            for f in facts:
+                key = (f.key, mk)
+                g = memo.get(key)
+                if g is None:
+                    g = memo[key] = substitute(f, m)
+                out.append(g)
+            facts = out
+        except (KeyError, LaunchError):  # no value given, or a division by zero with these values
+            return False
+        if any(not isinstance(f, Expr) and not f for f in facts):
+            return RangeCheck(access, rec)  # a fact is false with these values: the access does not run
+        facts = [f for f in facts if isinstance(f, Expr)]
+    ok = _prove(ir, access, base, facts, threads)
+    if ok and args:
+        return RangeCheck(access, rec)
+    return ok
+
+
+def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[Threads],
+           args_ok: bool = True) -> bool:
+    p = access.param
+    omin, omax = min(access.offsets), max(access.offsets)
+    xs = [v for v in atoms(base) if not _is_thread_atom(v)]
+    if xs:
+        m = _refined_vars(xs, facts)
+        if m.get("empty"):
+            return True  # the facts contradict each other: the access never runs
+        if m:
+            base = substitute(base, m)
+            xs = [v for v in atoms(base) if not _is_thread_atom(v)]
+    lo, hi = sym_range(base)
+    if lo + omin >= 0 and hi + omax < p.length:
+        return True
+    rest, llo, lhi, ok = _split_linear(base, xs)
+    if not ok or (lhi - llo) + (omax - omin) >= p.length:
+        return False  # (the second: the terms' spread alone is wider than the tensor)
+    tfacts = [f for f in facts if all(_is_thread_atom(v) for v in atoms(f))]
+    if any(isinstance(v, ArgVar) for e in [rest] + tfacts for v in atoms(e)):
+        return False  # (only without the arguments' values)
+    try:
+        r = (threads or Threads(ir)).range(rest, tfacts)
+    except LaunchError:  # e.g. a division by zero
+        return False
+    if r is None:
+        return True  # no thread runs it
+    return r[0] + omin + llo >= 0 and r[1] + omax + lhi < p.length

@@ -1,0 +1,334 @@
+"""``cute.arch``: the thread and block indices of a traced kernel.
+
+Indices are symbolic integers (``?`` when printed); dimensions are static ints, because a
+kernel is traced for its launch shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import TraceError
+from ..ir.nodes import Op
+from .trace import block_dim, block_idx, grid_dim, thread_idx
+
+from ..instr.cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
+
+__all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier",
+           "cp_async_commit_group", "cp_async_wait_group", "dynamic_smem_size"]
+
+
+class DynamicSmemSize(Op):
+    """``cute.arch.dynamic_smem_size()``: the bytes of shared memory the launch gives the block. CuTe
+    DSL allocates every ``SmemAllocator`` allocation in dynamic shared memory and launches with their
+    sum (or the launch's ``smem``); cutelab's shared arrays are the same allocations (static ones up
+    to 48 KiB), so both back ends write their total, known once the kernel is traced."""
+
+    __slots__ = ("dst", "box")
+
+    def __init__(self, dst: Any, box: list):
+        self.dst, self.box = dst, box  # box[0]: the bytes the kernel's SmemAllocators hand out
+
+    def __repr__(self) -> str:
+        return f"{self.dst.name} = dynamic_smem_size()"
+
+    def total(self, ir: Any) -> int:
+        return int(max(self.box[0], sum(sh.bytes for sh in ir.shared)))
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        import numpy as np
+
+        cur = b.regs.get(self.dst.id)
+        col = np.full(b.n, self.total(b.ir), dtype=self.dst.dtype.storage)
+        if cur is None or mask is None:
+            b.regs[self.dst.id] = col[:, None]
+        else:
+            cur[mask, 0] = col[mask]
+
+    def cuda(self, r: Any) -> None:
+        r.reg_decl(self.dst)
+        r.emit(f"{r.rn(self.dst)}[0] = {self.total(r.ir)};")
+
+
+def smem_box(t: Any) -> list:
+    """The kernel's running total of SmemAllocator bytes (a one-element list the tracer keeps)."""
+    box = getattr(t, "_smem_box", None)
+    if box is None:
+        box = t._smem_box = [0]
+    return box
+
+
+def dynamic_smem_size(*, loc=None, ip=None):
+    """The launch's shared memory in bytes (an Int32 run-time value; PTX ``%dynamic_smem_size`` in
+    CuTe DSL, where all SmemAllocator memory is dynamic)."""
+    from ...numeric import Int32
+    from .trace import TraceValue, current
+
+    t = current("cute.arch.dynamic_smem_size()")
+    dst = t.new_reg(Int32, 1)
+    t.emit(DynamicSmemSize(dst, smem_box(t)))
+    return TraceValue([(dst, 0)], (), Int32)
+
+
+def lane_idx():
+    """The thread's lane in its warp (thread_idx().x % 32 for 1-D blocks)."""
+    tx, ty, tz = thread_idx()
+    bx, by, _ = block_dim()
+    return (tx + ty * bx + tz * bx * by) % 32
+
+
+def warp_idx():
+    """The warp's index in the block."""
+    tx, ty, tz = thread_idx()
+    bx, by, _ = block_dim()
+    return (tx + ty * bx + tz * bx * by) // 32
+
+
+def sync_threads() -> None:
+    """A block-wide barrier (``__syncthreads()``): shared-memory writes before it are seen by
+    every thread of the block after it."""
+    from ..ir.nodes import Barrier
+    from .trace import current
+
+    current("cute.arch.sync_threads()").emit(Barrier())
+
+
+barrier = sync_threads
+
+
+# --------------------------------------------------------------------------- SM90 (issue 10)
+# mbarriers, fences, elect_one, make_warp_uniform, setmaxregister: cute.arch names for Hopper kernels.
+
+from ..instr.mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_arrive,  # noqa: E402
+                       mbarrier_arrive_and_expect_tx, mbarrier_expect_tx, mbarrier_init, mbarrier_init_fence,
+                       mbarrier_try_wait, mbarrier_wait)
+
+
+class _ElectOne:
+    """``with cute.arch.elect_one():``: the body runs in one thread of each warp (lane 0)."""
+
+    def __enter__(self) -> None:
+        from .trace import current
+
+        t = current("cute.arch.elect_one()")
+        self._op = t.begin_if(lane_idx() == 0)
+        self._outer = t.cur
+        t.cur = self._op.then
+
+    def __exit__(self, *exc) -> None:
+        from .trace import current
+
+        current("cute.arch.elect_one()").cur = self._outer
+
+
+def elect_one(*, loc=None, ip=None) -> _ElectOne:
+    """A context whose body one thread of each warp runs (``elect.sync``; here lane 0)."""
+    return _ElectOne()
+
+
+def make_warp_uniform(value, *, loc=None, ip=None):
+    """The value, known to be the same in all threads of a warp (a hint; no effect here)."""
+    return value
+
+
+def setmaxregister_increase(reg_count: int, *, loc=None, ip=None) -> None:
+    """``setmaxnreg.inc.sync.aligned.u32``: raise the warpgroup's register budget (warp-specialised
+    kernels give consumers more registers than producers); no effect on the CPU."""
+    from ..instr.wgmma import SetMaxNRegOp
+    from .trace import current
+
+    _check_regs(reg_count, "setmaxregister_increase")
+    current("cute.arch.setmaxregister_increase").emit(SetMaxNRegOp("inc", reg_count))
+
+
+def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
+    """``setmaxnreg.dec.sync.aligned.u32``: lower the warpgroup's register budget (see setmaxregister_increase)."""
+    from ..instr.wgmma import SetMaxNRegOp
+    from .trace import current
+
+    _check_regs(reg_count, "setmaxregister_decrease")
+    current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
+
+
+# clusters of one CTA (cutelab launches no larger clusters): the cluster is the block
+def cluster_idx(*, loc=None, ip=None):
+    """The cluster's index in the grid: the block's index (clusters of one CTA)."""
+    return block_idx()
+
+
+def cluster_dim(*, loc=None, ip=None):
+    """The grid's size in clusters: the grid's size in blocks (clusters of one CTA)."""
+    return grid_dim()
+
+
+def block_in_cluster_idx(*, loc=None, ip=None):
+    """The block's (x, y, z) index in its cluster: (0, 0, 0)."""
+    return (0, 0, 0)
+
+
+def block_in_cluster_dim(*, loc=None, ip=None):
+    """The cluster's shape in blocks: (1, 1, 1)."""
+    return (1, 1, 1)
+
+
+def block_idx_in_cluster(*, loc=None, ip=None):
+    """The block's linear rank in its cluster: 0."""
+    return 0
+
+
+def cluster_arrive(*, aligned=None, loc=None, ip=None) -> None:
+    """``barrier.cluster.arrive`` for a cluster of one CTA: the matching cluster_wait is the block barrier."""
+
+
+cluster_arrive_relaxed = cluster_arrive
+
+
+def cluster_wait(*, aligned=None, loc=None, ip=None) -> None:
+    """``barrier.cluster.wait`` for a cluster of one CTA: a block-wide barrier (``__syncthreads()``)."""
+    sync_threads()
+
+
+def _check_regs(n, what) -> None:
+    if not isinstance(n, int) or not 24 <= n <= 256 or n % 8:
+        raise TraceError(f"cute.arch.{what}({n!r}): the register count must be a multiple of 8 in [24, 256]")
+
+
+__all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
+            "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy",
+            "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
+            "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
+            "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait"]
+
+
+# --------------------------------------------------------------------------- warp shuffles, float helpers
+
+_SHFL = {"bfly": ("__shfl_xor_sync", 31), "down": ("__shfl_down_sync", 31), "up": ("__shfl_up_sync", 0),
+         "idx": ("__shfl_sync", 31)}
+
+
+class ShuffleOp(Op):
+    """``cute.arch.shuffle_sync[_bfly|_up|_down]``: each lane of a warp reads a register of another
+    lane (``shfl.sync``; all 32 lanes take part). A lane whose source lane lies outside its warp
+    (down past lane 31, up below lane 0, or past the block's last thread) keeps its own value, as
+    the instruction does."""
+
+    __slots__ = ("dst", "src", "mode", "offset")
+
+    def __init__(self, dst: Any, src: Any, mode: str, offset: int):
+        self.dst, self.src, self.mode, self.offset = dst, src, mode, offset
+
+    def __repr__(self) -> str:
+        return f"{self.dst.name} = shfl.{self.mode}({self.src}, {self.offset})"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        import numpy as np
+
+        dt = self.dst.dtype
+        col = b.column(self.src, dt, real=False)
+        nt = int(np.prod(b.ir.block))
+        row = np.arange(b.n, dtype=np.int64)
+        t = row % nt
+        lane = t % 32
+        j = {"bfly": lane ^ self.offset, "down": lane + self.offset, "up": lane - self.offset,
+             "idx": np.full_like(lane, self.offset)}[self.mode]
+        src_t = t - lane + j
+        ok = (j >= 0) & (j < 32) & (src_t < nt)
+        got = np.where(ok, col[np.where(ok, row - t + src_t, row)], col)
+        cur = b.regs.get(self.dst.id)
+        if cur is None or mask is None:
+            out = np.empty((b.n, 1), dtype=dt.storage) if cur is None else cur
+            out[:, 0] = got
+            b.regs[self.dst.id] = out
+        else:
+            cur[mask, 0] = got[mask]
+
+    def cuda(self, r: Any) -> None:
+        from ..cuda.printer import _to_storage
+
+        r.reg_decl(self.dst)
+        fn = _SHFL[self.mode][0]
+        v = f"{fn}(0xffffffffu, {r.ref_compute(self.src, self.dst.dtype)}, {self.offset})"
+        r.emit(f"{r.rn(self.dst)}[0] = {_to_storage(v, self.dst.dtype)};")
+
+
+def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
+    from .trace import TraceValue, current, tracing
+
+    what = f"cute.arch.shuffle_sync{'' if mode == 'idx' else '_' + mode}"
+    if not tracing():
+        raise TraceError(f"{what}: a warp shuffle runs inside a @cute.kernel")
+    t = current(what)
+    if int(mask) not in (-1, 0xFFFFFFFF):
+        raise TraceError(f"kernel {t.name}: {what}: only the full-warp mask (-1) is supported, got {mask!r}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or hasattr(offset, "key"):
+        raise TraceError(f"kernel {t.name}: {what}: the offset must be a compile-time int, got {offset!r}")
+    if not 0 <= int(offset) < 32:
+        raise TraceError(f"kernel {t.name}: {what}: the offset must lie in [0, 32), got {offset}")
+    clamp = _SHFL[mode][1]
+    if int(mask_and_clamp) != clamp:
+        raise TraceError(f"kernel {t.name}: {what}: only mask_and_clamp={clamp} (the whole warp) is supported, "
+                         f"got {mask_and_clamp!r}")
+    if not isinstance(value, TraceValue):
+        if isinstance(value, (int, float)):
+            return value  # the same in every lane
+        raise TraceError(f"kernel {t.name}: {what}: expected a scalar value, got {type(value).__name__}")
+    if len(value.refs) != 1:
+        raise TraceError(f"kernel {t.name}: {what}: shuffles one value (a 32-bit scalar), got {len(value.refs)}")
+    if value.dtype.width > 32:
+        raise TraceError(f"kernel {t.name}: {what}: shuffles 32-bit values, got {value.dtype}")
+    t.check_refs(value.refs, what)
+    dst = t.new_reg(value.dtype, 1)
+    t.emit(ShuffleOp(dst, value.refs[0], mode, int(offset)))
+    return TraceValue([(dst, 0)], (), value.dtype)
+
+
+def shuffle_sync(value, offset, mask=-1, mask_and_clamp=31, *, loc=None, ip=None):
+    """The value of lane ``offset`` of the warp (``shfl.sync.idx``)."""
+    return _shuffle("idx", value, offset, mask, mask_and_clamp)
+
+
+def shuffle_sync_bfly(value, offset=1, mask=-1, mask_and_clamp=31, *, loc=None, ip=None):
+    """The value of lane ``lane ^ offset`` (``shfl.sync.bfly``): butterfly reductions."""
+    return _shuffle("bfly", value, offset, mask, mask_and_clamp)
+
+
+def shuffle_sync_down(value, offset=1, mask=-1, mask_and_clamp=31, *, loc=None, ip=None):
+    """The value of lane ``lane + offset``; lanes past 31 keep their own (``shfl.sync.down``)."""
+    return _shuffle("down", value, offset, mask, mask_and_clamp)
+
+
+def shuffle_sync_up(value, offset=1, mask=-1, mask_and_clamp=0, *, loc=None, ip=None):
+    """The value of lane ``lane - offset``; lanes below 0 keep their own (``shfl.sync.up``)."""
+    return _shuffle("up", value, offset, mask, mask_and_clamp)
+
+
+def _float_binary(name: str, a: Any, b: Any) -> Any:
+    from .trace import TraceValue
+
+    if isinstance(a, TraceValue) or isinstance(b, TraceValue):
+        x, y = (a, b) if isinstance(a, TraceValue) else (b, a)
+        return x._binary(y, name)
+    return float(max(a, b) if name == "max" else min(a, b))
+
+
+def fmax(a, b, *, loc=None, ip=None):
+    """The larger of two floats (``max.f32``)."""
+    return _float_binary("max", a, b)
+
+
+def fmin(a, b, *, loc=None, ip=None):
+    """The smaller of two floats (``min.f32``)."""
+    return _float_binary("min", a, b)
+
+
+def rcp_approx(a, *, loc=None, ip=None):
+    """1 / a (``rcp.approx.ftz.f32`` on the GPU, within an ulp; exact in f32 on the CPU)."""
+    from .trace import TraceValue
+
+    if isinstance(a, TraceValue):
+        return a._emit("rcp", (a,), a.dtype)
+    return 1.0 / float(a)
+
+
+__all__ += ["shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
+            "rcp_approx"]

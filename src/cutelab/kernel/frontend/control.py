@@ -1,0 +1,846 @@
+"""Control flow inside kernels: ``cutlass.range``, ``const_expr``, ``dynamic_expr`` and the
+runtime half of the AST rewrite (rewrite.py).
+
+A ``for`` over ``cutlass.range`` (or over ``range`` with a runtime bound), an ``if`` or a
+``while`` on a runtime value becomes a region of the kernel IR (``For``/``If``/``While``): its
+body is traced once. Everything static stays Python: ``range`` with int bounds is unrolled,
+``if`` on a Python value (or ``cutlass.const_expr(...)``) picks its branch at trace time.
+
+Dynamic values (cutelab.dynamic.DynInt: runtime values of CuTe DSL whose value cutelab knows)
+count as runtime values here: ``for i in range(n)`` over a DynInt ``n`` is a runtime loop whose
+bound is n's value (not unrolled), an ``if`` on a DynBool (a comparison of DynInts in a kernel) is
+a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL). A
+``while`` on a DynBool stays static (run at trace time): its counter is usually a Python int,
+which cannot change inside a runtime region.
+
+Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
+passes their values in and out of the region through the helpers here, which keep tensor values
+(TensorSSA) in mutable registers. A variable holding a static Python value (an int, a layout)
+must not change inside a runtime region: that would need a runtime value, and is refused.
+
+>>> list(range_constexpr(3))
+[0, 1, 2]
+>>> const_expr(2 > 1)
+True
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+from ...dynamic import DynBool, DynInt
+from ...errors import TraceError
+from ..ir.symbolic import Expr, add, is_sym, mul
+from ..ir.nodes import Assign, Compute
+from .trace import TraceValue, _state, current
+
+__all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
+
+
+class _Undef:
+    """The value of a variable that was not bound before a region."""
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNDEF = _Undef()
+
+
+def _tracer() -> Any:
+    return getattr(_state, "tracer", None)
+
+
+def _is_dynamic(x: Any) -> bool:
+    if isinstance(x, TraceValue):
+        return True
+    if is_sym(x):
+        d = getattr(x, "decided", None)
+        if d is not None:
+            return False
+        return not (x.lo == x.hi)
+    return False
+
+
+class DynRange:
+    """``cutlass.range(start, stop, step, unroll=N, unroll_full=False)``: a loop that stays a loop
+    in the kernel (the CUDA printer asks for ``#pragma unroll N``); outside a kernel, a range."""
+
+    def __init__(self, start: Any, stop: Any, step: Any, unroll: Optional[int] = None, unroll_full: bool = False):
+        self.start, self.stop, self.step = start, stop, step
+        self.unroll = 0 if unroll_full else unroll
+
+    def __iter__(self) -> Any:
+        if _tracer() is None:
+            return iter(builtins.range(self.start, self.stop, self.step))
+        raise TraceError(
+            "cutlass.range(...) inside a kernel needs the kernel's loops rewritten: use it as the iterable "
+            "of a 'for' statement written in a @cute.kernel function (whose source cutelab can read)"
+        )
+
+
+def _range_args(args: Sequence[Any], what: str) -> Tuple[Any, Any, Any]:
+    if not 1 <= len(args) <= 3:
+        raise TraceError(f"{what} expects 1 to 3 arguments (stop | start, stop[, step]), got {len(args)}")
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    return args[0], args[1], args[2]
+
+
+def _as_bound(x: Any, what: str) -> Any:
+    if isinstance(x, bool):
+        raise TraceError(f"{what}: a loop bound must be an integer, got {x!r}")
+    if is_sym(x):
+        return x if not (x.lo == x.hi) else x.lo
+    if isinstance(x, int):
+        return int(x)
+    if hasattr(x, "__index__"):
+        return int(x.__index__())
+    raise TraceError(f"{what}: a loop bound must be an integer or a runtime integer, got {type(x).__name__} {x!r}")
+
+
+def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False) -> DynRange:
+    """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static."""
+    a, b, c = _range_args(args, "cutlass.range")
+    if unroll_full and _tracer() is not None and not any(_is_dynamic(x) for x in (a, b, c)):
+        # fully unrolled with static bounds: the loop variable is a Python int, as the DSL's unrolled copies see it
+        return builtins.range(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"))
+    return DynRange(_as_bound(a, "cutlass.range"), _as_bound(b, "cutlass.range"), _as_bound(c, "cutlass.range"),
+                    unroll, unroll_full)
+
+
+def range_constexpr(*args: Any) -> builtins.range:
+    """cutlass.range_constexpr: a loop unrolled at trace time (its bounds must be static ints)."""
+    for a in args:
+        if _is_dynamic(a):
+            raise TraceError("cutlass.range_constexpr: its bounds must be compile-time ints, got a runtime value")
+    return builtins.range(*[int(a) for a in args])
+
+
+def const_expr(x: Any) -> Any:
+    """cutlass.const_expr: x must be known at trace time; the branch or loop it controls is Python."""
+    if _is_dynamic(x):
+        raise TraceError(f"cutlass.const_expr: the expression is a runtime value ({_describe(x)}), "
+                         f"not a compile-time constant")
+    if is_sym(x):
+        return bool(x)
+    return x
+
+
+class _Dyn:
+    def __init__(self, x: Any):
+        self.x = x
+
+
+def dynamic_expr(x: Any) -> Any:
+    """cutlass.dynamic_expr: make the branch or loop a runtime one even when x is static."""
+    return _Dyn(x) if _tracer() is not None else x
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, TraceValue):
+        return str(x)
+    if is_sym(x):
+        return x.expr_str()
+    return repr(x)
+
+
+# --------------------------------------------------------------------------- helpers of the rewrite
+
+def _invariant_part(off: Any) -> Any:
+    """The part of a moving view's offset that no region changes: its terms over the thread and
+    block indices and kernel arguments, and its constant. The view's register holds the rest (a
+    pipeline stage's offset), so a swizzle of the offset splits it off (cuda.swz_split)."""
+    from ..ir.symbolic import Lin, atoms
+
+    if not is_sym(off):
+        return int(off)
+
+    def fixed(e: Any) -> bool:
+        from ..ir.nodes import RegVar
+
+        return all(a.name.startswith(("tid.", "bid.", "arg.")) and not isinstance(a, RegVar) for a in atoms(e))
+
+    if isinstance(off, Lin):
+        out: Any = off.const
+        for a, c in off.terms:
+            if fixed(a):
+                out = add(out, mul(a, c))
+        return out
+    return off if fixed(off) else 0
+
+
+def _offset_div(off: Any) -> int:
+    """A power of two dividing off for every thread (1 << 30 for 0)."""
+    from ..ir.symbolic import sym_div
+    from ..ir.nodes import pow2_divisor
+
+    if is_sym(off):
+        d = sym_div(off)
+        return pow2_divisor(d) if d else 1 << 30
+    off = int(off)
+    return pow2_divisor(off) if off else 1 << 30
+
+
+def _runtime_int(x: Any) -> bool:
+    """A value CuTe DSL knows only at run time: symbolic, a tensor value, or a DynInt/DynBool
+    (whose value cutelab knows: the region it controls is still a runtime region)."""
+    return _is_dynamic(x) or isinstance(x, (DynInt, DynBool))
+
+
+def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
+    """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
+    (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
+
+    In a kernel, ``range`` takes CuTe DSL's ``unroll=`` / ``unroll_full=`` too: a loop with static
+    bounds is unrolled at trace time anyway; one with runtime bounds passes them to the loop."""
+    if fn is builtins.range and (kw or _tracer() is not None):
+        bad = set(kw) - {"unroll", "unroll_full"}
+        if bad:
+            raise TraceError(f"range(...) in a kernel takes the keywords unroll and unroll_full, got {sorted(bad)}")
+        if _tracer() is not None and any(_runtime_int(a) for a in args):
+            a, b, c = _range_args(args, "range")
+            return DynRange(_as_bound(a, "range"), _as_bound(b, "range"), _as_bound(c, "range"),
+                            kw.get("unroll"), bool(kw.get("unroll_full", False)))
+        return fn(*args)
+    return fn(*args, **kw)
+
+
+def _cond_ref(t: Any, c: Any, where: str) -> Any:
+    """The IR condition of a runtime branch: an Expr or a register Ref."""
+    if isinstance(c, _Dyn):
+        c = c.x
+    if isinstance(c, TraceValue):
+        if len(c.refs) != 1:
+            raise TraceError(f"kernel {t.name}: the condition at {where} is a tensor value of shape "
+                             f"{c.shape}; a branch needs one value (reduce it, or use cute.where)")
+        t.check_refs(c.refs, "a condition")
+        return c.refs[0]
+    if is_sym(c):
+        return c
+    return int(bool(c))  # a static value or a DynBool/DynInt: its known value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, Expr) or isinstance(b, Expr):
+        return isinstance(a, Expr) and isinstance(b, Expr) and a.key == b.key
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (int, float, str, tuple, type(None))):
+        try:
+            return bool(a == b)
+        except Exception:  # noqa: BLE001
+            return False
+    from ...layout import Layout
+
+    if isinstance(a, Layout):
+        return a == b
+    return False
+
+
+class Unusable:
+    """The value after a runtime branch of a variable that held a static Python value before it and
+    another one inside it: it has no single value there, so every use raises."""
+
+    def __init__(self, name: str, before: Any, what: str, where: str, kernel: str):
+        object.__setattr__(self, "_msg", (
+            f"kernel {kernel}: variable '{name}' is {_describe(before)} before the {what} at {where} and another "
+            f"static value inside it, so it has no single value after it; keep it in a register fragment, or use "
+            f"cutlass.const_expr to make the {what} static"))
+
+    def _fail(self, *a: Any, **k: Any) -> Any:
+        raise TraceError(object.__getattribute__(self, "_msg"))
+
+    def __getattr__(self, name: str) -> Any:
+        self._fail()
+
+    __setattr__ = __call__ = __getitem__ = __setitem__ = __iter__ = __len__ = __bool__ = __index__ = _fail
+    __int__ = __float__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = __neg__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _fail
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "<no single value after a runtime branch>"
+
+    __str__ = __format__ = lambda self, *a: self._fail()  # type: ignore[assignment]
+
+
+class _Carry:
+    """Carries variables through a runtime region: tensor values live in mutable registers."""
+
+    def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str,
+                 loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
+        self.t = t
+        self.loop_targets = frozenset(loop_targets)  # indices of loops inside: never promoted to registers
+        # names each iteration sets before reading them (rewrite._set_before_read): a static value of
+        # theirs (e.g. a pipeline handle) is the iteration's own; after the loop they are unusable
+        self.local = frozenset(local)
+        self.names = tuple(names)
+        self.pre = {n: values.get(n, UNDEF) for n in self.names}
+        self.where = where
+        self.what = what
+        self.regs: Dict[str, Any] = {}
+        self.last: Dict[str, Any] = dict(self.pre)
+        self.poisoned: set = set()
+        self.view_div: Dict[str, int] = {}
+        self.view_base: Dict[str, Any] = {}  # a moving view's offset is view_base + its register's value
+        # a moving view's offsets (what its register is assigned, in order: the first one before the
+        # region), the RegVars that read it, and the possible-bits mask proved for it (_prove_bits)
+        self.view_vals: Dict[str, list] = {}
+        self.view_snaps: Dict[str, list] = {}
+        self.view_bits: Dict[str, Optional[int]] = {}
+
+    def declare(self) -> None:
+        """Mutable registers for the tensor values bound before the region, assigned there. A
+        typed scalar (``cutlass.Int32(0)``, a runtime value in CuTe DSL) becomes one too, so the
+        region may change it (a pipeline stage counter)."""
+        from ...numeric import FloatValue, IntValue
+
+        from ...numeric import Int32, Int64
+
+        for n, v in self.pre.items():
+            if isinstance(v, int) and not isinstance(v, bool) and n not in self.loop_targets:
+                # a Python int the region assigns is a runtime value in CuTe DSL (an Int32 that the
+                # loop carries, e.g. `smem_pipe_write = stages - 1` moved on each iteration)
+                v = IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
+                self.pre[n] = v
+            if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
+                r = self.t.new_reg(v.dtype, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
+                self.regs[n] = (r, ())
+            elif isinstance(v, TraceValue):
+                self.t.check_refs(v.refs, f"variable {n}")
+                r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
+                self.t.emit(Assign(r, tuple(range(len(v.refs))), v.refs))
+                self.regs[n] = (r, v.shape)
+            elif _is_view(v):
+                # a view of global or shared memory the region may move (a pipeline stage's slice):
+                # its offset lives in a register; its layout must stay
+                from ...numeric import Int32
+
+                self.t.check_index(v.offset, f"variable {n}")
+                r = self.t.new_reg(Int32, 1, mutable=True)
+                # the view is base + the register's value: base the offset's part no region changes
+                # (threads', blocks', arguments' terms and the constant), so that a swizzle of the
+                # offset splits the register's part off (cuda.swz_split)
+                base = _invariant_part(v.offset)
+                moving = add(v.offset, mul(base, -1))
+                # what divides the moving part now, up to 16 bytes' worth of elements (all that vector,
+                # cp.async and ldmatrix accesses need), is assumed to divide every one the region gives
+                # it; checked at the end of the region
+                eb = max(1, getattr(getattr(v, "element_type", None), "width", 8) // 8)
+                cap = max(1, 16 // eb)
+                if min(_offset_div(base), _offset_div(moving), cap) < min(_offset_div(v.offset), cap):
+                    base, moving = 0, v.offset  # the split would lose alignment the whole offset has
+                self.view_base[n] = base
+                self.t.emit(Assign(r, (0,), (moving,)))
+                self.regs[n] = (r, v)
+                self.view_div[n] = min(_offset_div(moving), cap)
+                self.view_vals[n] = [moving]
+                self.view_snaps[n] = []
+                self.view_bits[n] = None
+
+    def _snap(self, n: str) -> Any:
+        r, shape = self.regs[n]
+        if _is_view(shape):  # a memory view: the same view at the offset the register holds
+            from ..ir.nodes import RegVar
+
+            dst = self.t.new_reg(r.dtype, 1)
+            self.t.emit(Compute(dst, "mov", (((r, 0),),)))
+            rv = RegVar((dst, 0), div=self.view_div.get(n, 1))
+            rv.bits = self.view_bits.get(n)
+            self.view_snaps.setdefault(n, []).append(rv)
+            return shape._new(shape.layout, add(self.view_base.get(n, 0), rv))
+        dst = self.t.new_reg(r.dtype, r.n)
+        self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
+        return TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype)
+
+    def _prove_bits(self, n: str) -> None:
+        """A possible-bits mask for the offsets that view n's register holds, set on every RegVar
+        that reads it (trace.RegVar.bits; cuda.swz_split uses it to take constants out of
+        swizzles of that offset). By induction over the run: the register first holds the offset
+        before the region; each later value is an offset the region computes from the registers'
+        values then. So a mask M that holds the first offset and every computed one, where the
+        RegVars of this register are assumed within M (other registers' atoms have their own
+        proven masks or none), holds every value. M is found by iterating from the first
+        offset's mask; where it does not settle, nothing is claimed."""
+        r = self.regs[n][0]
+        snaps, vals = self.view_snaps[n], self.view_vals[n]
+        m: Optional[int] = _value_bits(vals[0], r.dtype)
+        for _ in range(8):
+            for rv in snaps:
+                rv.bits = m
+            new = m
+            for v in vals[1:]:
+                new |= _value_bits(v, r.dtype)
+            if new == m:
+                break
+            m = new
+        else:
+            m = None
+            for rv in snaps:
+                rv.bits = None
+        self.view_bits[n] = m
+
+    def values(self, fresh: bool = True) -> Tuple[Any, ...]:
+        return tuple(self._snap(n) if n in self.regs else (self.pre[n] if fresh else self.last[n])
+                     for n in self.names)
+
+    def leave(self, now: Dict[str, Any], both_define: bool = True) -> None:
+        t = self.t
+        for n in self.names:
+            v = now.get(n, UNDEF)
+            self.last[n] = v
+            pre = self.pre[n]
+            if n in self.regs and _is_view(self.regs[n][1]):
+                r, view = self.regs[n]
+                if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' is the tensor {view} before the {self.what} at {self.where} "
+                        f"and {_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a tensor variable "
+                        f"that a runtime {self.what} changes must keep its memory and layout (only its offset "
+                        f"may move)"
+                    )
+                t.check_index(v.offset, f"variable {n}")
+                d = self.view_div.get(n, 1)
+                moving = add(v.offset, mul(self.view_base.get(n, 0), -1))
+                if _offset_div(moving) % d:
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' (a view of {view.engine.memspace} memory) enters the "
+                        f"{self.what} at {self.where} at an offset divisible by {d}, and the {self.what} moves it "
+                        f"to {v.offset} (divisible by {_offset_div(v.offset)} only); cutelab keeps a moving view's "
+                        f"alignment from where it starts. Start it at an offset with the alignment of every offset "
+                        f"it takes (e.g. the same pipeline stage layout)."
+                    )
+                t.emit(Assign(r, (0,), (moving,)))
+                self.view_vals[n].append(moving)
+                self._prove_bits(n)
+                continue
+            if n in self.regs:
+                r, shape = self.regs[n]
+                if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                    t.check_refs([v] if is_sym(v) else [], f"variable {n}")
+                    t.emit(Assign(r, (0,), (v,)))  # a scalar variable set to a number or an index
+                    continue
+                if isinstance(v, TraceValue) and len(v.refs) == r.n and v.dtype.name != r.dtype.name:
+                    v = v.to(r.dtype)  # e.g. an Int32 counter set from an Int64 expression
+                if not isinstance(v, TraceValue) or len(v.refs) != r.n or v.dtype.name != r.dtype.name:
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}' holds a tensor value of {r.dtype} x {r.n} before the "
+                        f"{self.what} at {self.where} and {_describe(v) if v is not UNDEF else 'nothing'} at the "
+                        f"end of it; a carried variable must keep its type and shape"
+                    )
+                t.check_refs(v.refs, f"variable {n}")
+                t.emit(Assign(r, tuple(range(r.n)), v.refs))
+            elif pre is UNDEF:
+                continue  # local to the region
+            elif not _same(v, pre) and (self.what == "branch" or n in self.loop_targets or n in self.local):
+                # (or the index of a static loop inside a runtime loop: its value after the runtime
+                # loop depends on whether that ran at all)
+                # a static value that one branch changes has no single value after the branch: the
+                # variable is unusable there (any use raises), as a throwaway `_` usually is
+                self.poisoned.add(n)
+            elif not _same(v, pre):
+                raise TraceError(
+                    f"kernel {t.name}: variable '{n}' is {_describe(pre)} before the {self.what} at {self.where} "
+                    f"and {_describe(v)} inside it; only tensor values (TensorSSA) can change inside a runtime "
+                    f"loop or branch (a static Python value cannot take a different value per thread or per "
+                    f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
+                    f"to make the {self.what} static"
+                )
+        for n in self.poisoned:
+            self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
+
+
+def _value_bits(e: Any, dtype: Any) -> int:
+    """A mask of every bit that e (an int or an index expression) can set, as a value of dtype
+    (an integer type: a signed value wraps and is sign-extended, an unsigned one is reduced), in
+    two's complement (negative: every high bit); see cuda._possible_bits.
+
+    >>> from cutelab.numeric import Int32
+    >>> from cutelab.kernel.ir.symbolic import Var
+    >>> t = Var("tid.x", 8)
+    >>> bin(_value_bits(t * 64 + 1024, Int32))
+    '0b10111000000'
+    >>> bin(_value_bits(t * 64 + 64, Int32))  # the constant can carry: bits 6 up to 512's
+    '0b1111000000'
+    >>> _value_bits(t * (1 << 28) + (1 << 30), Int32) == -(1 << 28)  # may wrap past Int32's sign
+    True
+    """
+    from ..cuda.printer import _possible_bits
+    from ..ir.symbolic import Lin, add
+
+    if isinstance(e, Expr):
+        c = e.const if isinstance(e, Lin) else 0
+        x = add(e, -c) if c else e
+        m = _possible_bits(x)
+        if m & c:  # adding c, a multiple of 2**p, keeps the bits below p; from p up, any bit
+            p = (c & -c).bit_length() - 1
+            m = (m & ((1 << p) - 1)) | -(1 << p)
+            if e.lo >= 0:
+                m &= (1 << int(e.hi).bit_length()) - 1
+        else:
+            m |= c
+    else:
+        m = int(e)
+    w = getattr(dtype, "width", 64)
+    if getattr(dtype, "kind", "int") == "uint":
+        return m & ((1 << w) - 1)
+    if m >> (w - 1):  # a value may reach the sign bit (or wrap): every bit from there up
+        m |= -(1 << (w - 1))
+    return m
+
+
+def _is_view(v: Any) -> bool:
+    """A tensor over a traced kernel's global or shared memory with a plain layout and an int or
+    symbolic offset (what a runtime loop or branch can carry by its offset)."""
+    from ...layout import Layout
+    from ...tensor import Tensor
+    from .trace import GmemEngine
+
+    return (isinstance(v, Tensor) and isinstance(v.engine, GmemEngine) and isinstance(v.layout, Layout)
+            and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))
+
+
+# a static `for _ in range(n)` with n above this and an unused index may stay a loop (CuTe DSL's range
+# is always one). Unrolled, each copy is compiled again: sgemm's 8 k-tiles at its default size printed
+# 8 mainloops (4950 CUDA lines, 4096 FMAs) that took nvcc 4.7 s; as a loop, 2647 lines and 1.2 s.
+UNROLL_LIMIT = 4
+
+
+def _carryable(v: Any) -> bool:
+    """A variable's value before a loop that a runtime loop can carry (see _Carry.declare)."""
+    from ...numeric import FloatValue, IntValue
+
+    return v is UNDEF or isinstance(v, (TraceValue, IntValue, FloatValue)) or _is_view(v)
+
+
+class Loop:
+    """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
+
+    def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 var_unused: bool = False, loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
+        t = _tracer()
+        self.dynamic = False
+        self.where = where
+        if isinstance(it, _Dyn):
+            it = it.x
+            if isinstance(it, builtins.range):
+                it = DynRange(it.start, it.stop, it.step)
+        if (t is not None and var_unused and not jumps and isinstance(it, builtins.range) and len(it) > UNROLL_LIMIT
+                and all(_carryable(values.get(n, UNDEF)) for n in names)):
+            # a long static loop whose index the body never reads, and whose changing variables a
+            # runtime loop can carry: a runtime loop (as CuTe DSL's range is), not len(it) copies
+            it = DynRange(it.start, it.stop, it.step)
+        if t is not None and isinstance(it, DynRange):
+            if jumps:
+                raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime loop at "
+                                 f"{where} is not supported (use a condition inside the loop instead)")
+            self.dynamic = True
+            self.t = t
+            self.range = it
+            self.carry = _Carry(t, names, values, where, "loop", loop_targets, local)
+            self.state = 0
+        else:
+            if isinstance(it, DynRange):
+                it = builtins.range(it.start, it.stop, it.step)
+            self.it = iter(it)
+
+    def __iter__(self) -> "Loop":
+        return self
+
+    def __next__(self) -> Any:
+        if not self.dynamic:
+            return next(self.it)
+        t = self.t
+        if self.state == 0:
+            self.state = 1
+            t.location = self.where
+            self.carry.declare()
+            r = self.range
+            if not isinstance(r.step, int):
+                raise TraceError(f"kernel {t.name}: the loop at {self.where} needs a static step, got {r.step!r}")
+            self.op, var = t.begin_for(r.start, r.stop, r.step, r.unroll)
+            return var
+        t.end_for(self.op)
+        raise StopIteration
+
+    def enter(self) -> Tuple[Any, ...]:
+        return self.carry.values()
+
+    def leave(self, now: Dict[str, Any]) -> None:
+        self.carry.leave(now)
+
+    def exit(self) -> Tuple[Any, ...]:
+        return self.carry.values(fresh=False)
+
+
+class Branch:
+    """``if COND: ... else: ...`` of a rewritten kernel."""
+
+    def __init__(self, cond: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 loop_targets: Sequence[str] = ()):
+        t = _tracer()
+        self.where = where
+        forced = isinstance(cond, _Dyn)
+        self.dynamic = t is not None and (forced or _runtime_int(cond))
+        if not self.dynamic:
+            self.value = bool(cond.x if forced else cond)
+            return
+        if jumps:
+            raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime branch at "
+                             f"{where} is not supported")
+        self.t = t
+        t.location = where
+        self.carry = _Carry(t, names, values, where, "branch", loop_targets)
+        self.carry.declare()
+        self.op = t.begin_if(_cond_ref(t, cond, where))
+        self.outer = t.cur
+        self.set_in: Dict[str, int] = {}
+
+    def then(self) -> bool:
+        if not self.dynamic:
+            return self.value
+        self.t.cur = self.op.then
+        return True
+
+    def orelse(self) -> bool:
+        if not self.dynamic:
+            return not self.value
+        self.t.cur = self.op.orelse
+        return True
+
+    def restore(self) -> Tuple[Any, ...]:
+        return tuple(self.carry.pre[n] for n in self.carry.names)
+
+    def leave(self, now: Dict[str, Any]) -> None:
+        if not self.dynamic:
+            return
+        c = self.carry
+        for n in c.names:  # tensor values first bound inside a branch get a register too
+            v = now.get(n, UNDEF)
+            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs:
+                r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
+                c.regs[n] = (r, v.shape)
+            if c.pre[n] is UNDEF and v is not UNDEF:
+                self.set_in[n] = self.set_in.get(n, 0) + 1
+        c.leave(now)
+        self.t.cur = self.outer
+
+    def exit(self) -> Tuple[Any, ...]:
+        c = self.carry
+        out = []
+        for n in c.names:
+            if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
+                out.append(c._snap(n))
+            else:
+                out.append(c.last[n])
+        return tuple(out)
+
+
+class WhileLoop:
+    """``while COND:`` of a rewritten kernel: ``while True`` with the condition tested inside."""
+
+    def __init__(self, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+        self.t = _tracer()
+        self.names = names
+        self.values_ = values
+        self.where = where
+        self.jumps = jumps
+        self.dynamic = False
+        self.state = "static"
+        self.iterations = 0
+
+    @property
+    def in_region(self) -> bool:
+        return self.state == "cond"
+
+    def enter(self) -> Tuple[Any, ...]:
+        return self.carry.values()
+
+    def restart(self, c: Any) -> bool:
+        """True once, when the condition first turns out to be a runtime value: the loop then
+        starts over inside a While region, with the carried variables read from registers."""
+        if self.state != "static" or self.t is None or not (isinstance(c, _Dyn) or _is_dynamic(c)):
+            return False
+        t = self.t
+        if self.iterations:
+            raise TraceError(f"kernel {t.name}: the condition of the while loop at {self.where} became a runtime "
+                             f"value after {self.iterations} iterations at trace time; make it a runtime value "
+                             f"from the start (cutlass.dynamic_expr) or keep it static")
+        if self.jumps:
+            raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime while loop at "
+                             f"{self.where} is not supported")
+        t.location = self.where
+        self.carry = _Carry(t, self.names, self.values_, self.where, "while loop")
+        self.carry.declare()
+        self.op = t.begin_while()
+        self.dynamic = True
+        self.state = "cond"
+        return True
+
+    def test(self, c: Any) -> bool:
+        if self.state == "static":
+            if isinstance(c, _Dyn):
+                c = c.x
+            self.iterations += 1
+            return bool(c)
+        t = self.t
+        if self.state == "cond":
+            self.op.cond = _cond_ref(t, c, self.where)
+            t.cur = self.op.body
+            self.state = "body"
+            return True
+        # state "done": the body was traced once; close the region
+        t.cur = self.op.before.parent
+        self.state = "closed"
+        return False
+
+    def leave(self, now: Dict[str, Any]) -> None:
+        if self.state == "body":
+            self.carry.leave(now)
+            self.state = "done"
+
+    def exit(self) -> Tuple[Any, ...]:
+        return self.carry.values(fresh=False) if not self.carry.regs else tuple(
+            self.carry._snap(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
+
+
+def ifexp(c: Any, a: Any, b: Any) -> Any:
+    """``A if C else B`` in a kernel (a and b are thunks): static C picks one; a runtime C
+    evaluates both and selects per thread (cute.where), as CuTe DSL's rewrite does."""
+    if isinstance(c, _Dyn):
+        c = c.x
+    if not _is_dynamic(c):
+        return a() if c else b()
+    from ...numeric import Float32, Int32
+    from .trace import where
+
+    va, vb = a(), b()
+    if isinstance(va, TraceValue) or isinstance(vb, TraceValue):
+        return where(_as_bool(c), va, vb)
+    dt = getattr(va, "dtype", None) or getattr(vb, "dtype", None)
+    if dt is None:
+        dt = Float32 if isinstance(va, float) or isinstance(vb, float) else Int32
+    cond = _as_bool(c)
+    return cond._emit("select", (cond, va, vb), dt, dt)
+
+
+def and_(a: Any, b: Any) -> Any:
+    """``a and b`` in a kernel condition: b is a thunk (short-circuit for static a)."""
+    if not _is_dynamic(a):
+        r = b() if a else a
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
+    vb = b()
+    if not _is_dynamic(vb):
+        return _as_bool(a) if vb else vb
+    return _as_bool(a) & _as_bool(vb)
+
+
+def or_(a: Any, b: Any) -> Any:
+    if not _is_dynamic(a):
+        r = a if a else b()
+        return DynBool(r) if isinstance(a, DynBool) and isinstance(r, bool) else r
+    vb = b()
+    if not _is_dynamic(vb):
+        return True if vb else _as_bool(a)
+    return _as_bool(a) | _as_bool(vb)
+
+
+def not_(a: Any) -> Any:
+    if isinstance(a, DynBool):
+        return DynBool(not a)
+    if not _is_dynamic(a):
+        return not a
+    return ~_as_bool(a)
+
+
+def _as_bool(x: Any) -> TraceValue:
+    """A runtime condition as a Boolean tensor value of one element."""
+    from ...numeric import Boolean, Int64
+
+    if isinstance(x, TraceValue):
+        if x.dtype.kind == "bool":
+            return x
+        return x != 0
+    t = current("a runtime condition")
+    t.check_index(x, "a condition")
+    dst = t.new_reg(Boolean, 1)
+    t.emit(Compute(dst, "ne", ((x,), (0,)), Int64))
+    return TraceValue([(dst, 0)], (), Boolean)
+
+
+def grab(loc: Dict[str, Any], names: Sequence[str]) -> Dict[str, Any]:
+    """The values of the names bound in loc (the caller's locals())."""
+    return {n: loc[n] for n in names if n in loc}
+
+
+def elem_less(a: Any, b: Any) -> Any:
+    """cute.elem_less: every mode of coordinate a is less than the same mode of b (a shape).
+
+    Static coordinates give a Python bool; in a kernel, runtime coordinates give a Boolean value
+    (a predicate for ``if`` or for ``cute.copy(..., pred=)``).
+
+    >>> elem_less((1, 2), (4, 3)), elem_less((1, 3), (4, 3))
+    (True, False)
+    """
+    from ... import int_tuple as it
+
+    fa = it.flatten_to_tuple(a) if isinstance(a, tuple) else (a,)
+    fb = it.flatten_to_tuple(b) if isinstance(b, tuple) else (b,)
+    if len(fa) != len(fb):
+        raise TraceError(f"elem_less({a}, {b}): the coordinate has {len(fa)} modes and the shape {len(fb)}")
+    dynamic = []
+    for x, y in zip(fa, fb):
+        c = x < y
+        if _is_dynamic(c):
+            dynamic.append(c)
+        elif not c:
+            return False
+    if not dynamic:
+        return True
+    if all(is_sym(c) for c in dynamic):  # a symbolic condition: the launch can still prove accesses under it
+        from ..ir.symbolic import BoolAnd
+
+        return dynamic[0] if len(dynamic) == 1 else BoolAnd(tuple(dynamic))
+    out = _as_bool(dynamic[0])
+    for c in dynamic[1:]:
+        out = out & _as_bool(c)
+    return out
+
+
+def dsl_user_op(fn: Any) -> Any:
+    """cutlass.dsl_user_op: marks a helper that builds kernel values (its loc/ip keywords are
+    MLIR source locations in CuTe DSL; here they are accepted and ignored)."""
+    return fn
+
+
+def _min_max(name: str, args: Tuple[Any, ...]) -> Any:
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    if not args:
+        raise TypeError(f"cutlass.{name}() needs at least one value")
+    out = args[0]
+    for x in args[1:]:
+        if isinstance(out, TraceValue) or isinstance(x, TraceValue):
+            a, b = (out, x) if isinstance(out, TraceValue) else (x, out)
+            out = a._binary(b, name)
+        else:
+            out = builtins.min(out, x) if name == "min" else builtins.max(out, x)
+    return out
+
+
+def min_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
+    """cutlass.min: the smallest of the values (runtime values inside a kernel: a ``min``)."""
+    return _min_max("min", args)
+
+
+def max_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
+    """cutlass.max: the largest of the values (runtime values inside a kernel: a ``max``)."""
+    return _min_max("max", args)

@@ -1,0 +1,380 @@
+"""The host side of a ``@cute.jit`` function, ordered as CuTe DSL orders it.
+
+CuTe DSL traces a jit function first (its Python ``print`` calls run then, and show ``?`` for
+dynamic values), compiles it, and only then runs it: kernel launches and host-side
+``cute.printf`` / ``cute.print_tensor`` happen at run time, in program order, after every
+trace-time print. A compiled function (``cute.compile``) runs them again at every call, without
+tracing (so without the Python prints).
+
+cutelab does the same: while a jit function's body runs, kernel launches and host-side prints
+are recorded (``HostAction``; launches as launch.py records them for cute.compile) and run, in
+order, when the body has returned.
+
+The arguments a jit function sees: a ``cutlass.Int32(...)`` value, or an int passed for a
+parameter annotated with an integer type (``n: cutlass.Int32``), is a runtime value in CuTe
+DSL: here a :class:`~cutelab.dynamic.DynInt` (its value, printed ``?``). ``Constexpr``
+parameters and plain ints stay static.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ...dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
+from ...errors import LaunchError
+
+__all__ = ["HostAction", "host_print", "dynamic_args", "replaying"]
+
+_tls = threading.local()
+
+
+def _recorder() -> Optional[List[Any]]:
+    from ..launch.plan import _local
+
+    return getattr(_local, "recorder", None)
+
+
+def replaying() -> bool:
+    """True while a recorded host action runs (print_tensor then prints instead of recording)."""
+    return bool(getattr(_tls, "replaying", False))
+
+
+class HostAction:
+    """A host-side print of a jit function, recorded at trace time, run at run time (at every
+    call of a compiled function). It sits in the launch record like a traced launch."""
+
+    ir = None  # not a kernel: capture() skips it
+    storages: List[Any] = []
+
+    def __init__(self, action: Callable[[], None], what: str = "cute.printf"):
+        self.action = action
+        self.what = what
+
+    def run(self, storages: Any = (), stream: Any = None, scalars: Any = ()) -> None:
+        _tls.replaying = True
+        try:
+            self.action()
+        finally:
+            _tls.replaying = False
+
+    def __repr__(self) -> str:
+        return f"<host {self.what}>"
+
+
+class JitRecord(list):
+    """What a jit function's trace launched and printed, in order (launches keep their stream)."""
+
+    keeps_streams = True
+
+
+class StreamedPlan:
+    """A launch recorded in a jit function with an explicit stream: runs on that stream."""
+
+    def __init__(self, plan: Any, stream: Any):
+        self.plan, self.stream = plan, stream
+        self.ir = plan.ir
+
+    def run(self, storages: Any, stream: Any = None, scalars: Any = ()) -> None:
+        self.plan.run(storages, self.stream if stream is None else stream, scalars)
+
+
+def host_print(text: Callable[[], str]) -> None:
+    """Print text() (which carries its own line end) now, or, inside a jit function's trace,
+    when the recorded launches run."""
+    rec = _recorder()
+
+    def act() -> None:
+        print(text(), end="", flush=True)
+
+    if rec is None or replaying():
+        act()
+    else:
+        rec.append((HostAction(act), [], []))
+
+
+def defer_print_tensor(fn: Callable[..., None], args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> bool:
+    """print_tensor on the host inside a jit function's trace: recorded (True), else False."""
+    rec = _recorder()
+    if rec is None or replaying():
+        return False
+    rec.append((HostAction(lambda: fn(*args, **kwargs), "cute.print_tensor"), [], []))
+    return True
+
+
+def _annotation(fn: Any, p: Any) -> Any:
+    ann = p.annotation
+    if isinstance(ann, str):
+        try:
+            ann = eval(ann, getattr(fn, "__globals__", {}))  # noqa: S307 - the user's own annotation
+        except Exception:  # noqa: BLE001 - an annotation we cannot read is not a scalar type
+            return None
+    return ann
+
+
+def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """The arguments as a jit function's body sees them: runtime integers become DynInts."""
+    import inspect
+
+    from ...dynamic import DynInt, dyn_scalar
+    from ...numeric import FloatValue, IntValue, Numeric
+
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs
+    changed = False
+    for name, v in list(bound.arguments.items()):
+        p = sig.parameters[name]
+        if (p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or isinstance(v, (DynInt, DynBool))
+                or type(v).__name__ == "DynFloat"):
+            continue
+        ann = _annotation(fn, p)
+        dt = None
+        if isinstance(v, IntValue):
+            dt = v.dtype
+        elif isinstance(ann, Numeric) and ann.kind in ("int", "uint") and isinstance(v, int):
+            dt = ann
+        elif isinstance(ann, Numeric) and ann.kind == "bool" and isinstance(v, bool):
+            dt = ann
+        if dt is not None and dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
+            bound.arguments[name] = DynBool(bool(v))
+            changed = True
+        elif dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
+            bound.arguments[name] = DynInt(int(dt(int(v))), dt, track=False)  # a scalar: its arithmetic prints '?'
+            changed = True
+        elif isinstance(v, FloatValue) or (isinstance(ann, Numeric) and ann.kind == "float"
+                                           and isinstance(v, (int, float)) and not isinstance(v, bool)):
+            d = dyn_scalar(v.dtype if isinstance(v, FloatValue) else ann, float(v))
+            if d is not None:  # a runtime float: prints '?', computes in its type
+                bound.arguments[name] = d
+                changed = True
+    if not changed:
+        return args, kwargs
+    return tuple(bound.args), dict(bound.kwargs)
+
+
+def dynamic_note(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> str:
+    """The values behind the '?'s of a failed call: error messages print layouts as the trace
+    saw them, so this note gives the values (empty when no argument is dynamic)."""
+    import inspect
+
+    from ...dynamic import is_dynamic, value_of
+
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        bound = {f"argument {i}": a for i, a in enumerate(args)}
+    items = []
+    for name, v in bound.items():
+        lay = getattr(v, "layout", None)
+        if is_dynamic(v):
+            items.append(f"{name} = {value_of(v)}")
+        elif lay is not None and is_dynamic(lay):
+            items.append(f"{name} has the layout {value_of(lay)}")
+    if not items:
+        return ""
+    return "the dynamic values (printed '?') of this call: " + "; ".join(items)
+
+
+class _Quiet(threading.local):
+    depth = 0  # > 0: inside a trip after the first of a host runtime loop (its prints were shown)
+
+
+_QUIET = _Quiet()
+
+
+def host_range(*args: Any, **kwargs: Any) -> Any:
+    """``for i in range(...)`` in a @cute.jit function (rewrite.rewrite_host_function): a runtime
+    loop, as CuTe DSL makes it. The loop variable is a runtime Int32 (prints '?'); what the body
+    launches and printf's happens on every trip, in order, while its trace-time prints show once,
+    as CuTe DSL traces the body once. (``unroll=`` and the like only shape generated code: taken
+    and ignored here.) ``cutlass.range_constexpr`` keeps a Python loop."""
+    from ...numeric import Int32
+
+    vals = []
+    for a in args:
+        if isinstance(a, bool) or not isinstance(a, int) and not hasattr(a, "__index__"):
+            raise TypeError(f"range() in a @cute.jit function: the bounds must be integers, got {a!r}")
+        vals.append(int(a))
+    r = range(*vals)
+    quiet = False
+    try:
+        for k, i in enumerate(r):
+            if k == 1:
+                _QUIET.depth += 1
+                quiet = True
+            yield DynInt(i, Int32)
+    finally:
+        if quiet:
+            _QUIET.depth -= 1
+
+
+def trace_print(*args: Any, **kwargs: Any) -> None:
+    """``print`` in a @cute.jit function's body: a trace-time print, shown once per trace (not on
+    the later trips of a host runtime loop, see host_range)."""
+    if not _QUIET.depth:
+        print(*args, **kwargs)
+
+
+def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
+            record: Optional[Dict[str, Any]] = None) -> Any:
+    """Call a jit function's body: trace (Python prints now), then run what it launched and
+    printed on the host, in order. Inside cute.compile or capture() (or a jit function calling
+    another) the body only records: the outer one runs it. ``record`` (a dict) receives what ran
+    as "recorded", from which JitFunction may remember the call (launch.py)."""
+    from ..launch.plan import _local
+    from .rewrite import rewrite_host_function, rewrite_traced_function
+    from .trace import tracing
+
+    if tracing():  # a @cute.jit helper called by a kernel: part of the kernel's trace, rewritten as kernels are
+        return rewrite_traced_function(fn)(*args, **kwargs)
+    args, kwargs = dynamic_args(fn, args, kwargs)
+    fn = rewrite_host_function(fn)  # runtime loops as CuTe DSL has them
+    if getattr(_local, "recorder", None) is not None:
+        return fn(*args, **kwargs)
+    _local.recorder = JitRecord()
+    try:
+        ret = fn(*args, **kwargs)
+        recorded = _local.recorder
+    except (ValueError, RuntimeError, TypeError) as e:
+        note = dynamic_note(fn, args, kwargs)
+        if note and hasattr(e, "add_note"):
+            e.add_note(note)
+        raise
+    finally:
+        _local.recorder = None
+    for plan, storages, scalars in recorded:
+        plan.run(storages, None, scalars)
+    if record is not None:  # JitFunction remembers the call from what ran (launch.py _compiled_from)
+        record["recorded"] = recorded
+    return ret
+
+
+_MAX_VARIANTS = 64
+
+
+def _remark(name: str, pos: int, t0: Any, t: Any) -> Any:
+    """t (a tensor or an array of this call) with the dynamic leaves of t0's layout (the tensor the
+    function was compiled with): same dynamic modes, types and divisibilities; static modes must
+    not change."""
+    from ...dynamic import DynInt, value_of
+    from ...errors import LaunchError
+    from ...int_tuple import flatten_to_tuple
+    from ...layout import Layout
+    from ...tensor import Tensor
+    from ..launch.args import _is_storage_tensor
+
+    if not _is_storage_tensor(t):
+        from ...runtime import from_dlpack
+
+        t = from_dlpack(t, assumed_align=t0.engine.align)
+    L0, L = t0.layout, t.layout
+    f0s, f0d = flatten_to_tuple(L0.shape), flatten_to_tuple(L0.stride)
+    fs, fd = flatten_to_tuple(L.shape), flatten_to_tuple(L.stride)
+    if not isinstance(L, Layout) or len(fs) != len(f0s):
+        raise LaunchError(f"{name}: argument {pos} has the layout {value_of(L)}, but the function was compiled for "
+                          f"a tensor of {len(f0s)} modes ({L0})")
+
+    def leaf(old: Any, new: Any, what: str, i: int) -> Any:
+        if isinstance(old, DynInt):
+            if old.div and int(new) % old.div:
+                raise LaunchError(f"{name}: argument {pos}: the {what} {int(new)} of mode {i} is not divisible by "
+                                  f"{old.div}, the divisibility the function was compiled with ({L0})")
+            return DynInt(int(new), old.dtype, old.div)
+        if int(new) != int(old):
+            raise LaunchError(f"{name}: argument {pos}: the {what} of mode {i} is {int(new)}, but the function was "
+                              f"compiled with the static {what} {int(old)} ({L0}); mark it dynamic, or compile again")
+        return int(old)
+
+    shape = tuple(leaf(a, b, "extent", i) for i, (a, b) in enumerate(zip(f0s, fs)))
+    stride = tuple(leaf(a, b, "stride", i) for i, (a, b) in enumerate(zip(f0d, fd)))
+    if not isinstance(L0.shape, tuple):
+        shape, stride = shape[0], stride[0]
+    from ...int_tuple import unflatten
+
+    new = Layout(unflatten(shape, L0.shape), unflatten(stride, L0.stride))
+    return Tensor(t.engine, new, t.offset, _checked=True)
+
+
+def _scalar_of(d: Any, v: Any) -> Any:
+    """v as a value of d's type (wrapped or rounded as the type does): int or float."""
+    from ...numeric import FloatValue, IntValue
+
+    if d.dtype.kind == "bool":
+        return bool(v)
+    x = IntValue(d.dtype, int(v)) if d.dtype.is_integer else FloatValue(d.dtype, float(v))
+    return int(x) if d.dtype.is_integer else float(x)
+
+
+def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
+    """The compiled function to run for these arguments: cf itself when its dynamic values (Int32
+    arguments, the extents and strides of tensors with dynamic layouts) are the ones it was traced
+    with, else a trace for the new values, made once (without its trace-time prints: a compiled
+    CuTe DSL function prints none) and kept (at most 64 per compiled function).
+
+    The cache key of a compiled function: the values of its dynamic arguments and of its tensors'
+    dynamic extents and strides. Everything else is fixed at compile time and checked at each call
+    (element types, static layout modes, alignment, device, the other arguments' values).
+    """
+    key: List[Any] = []
+    mine: List[Any] = []
+    for pos in sorted(cf.dyn_args):
+        if pos >= len(args):
+            raise LaunchError(f"{cf.name}: expected an argument at position {pos} (compiled with "
+                              f"{int(cf.dyn_args[pos])}), got {len(args)} arguments")
+        v, d = args[pos], cf.dyn_args[pos]
+        ok = (isinstance(v, int) if isinstance(d, DynInt) else isinstance(v, (int, float)))
+        if (isinstance(v, bool) and d.dtype.kind != "bool") or not ok:
+            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
+                              f"(given {d.value}); got {v!r} ({type(v).__name__})")
+        key.append(_scalar_of(d, v))
+        mine.append(d.value)
+    tensors = {}
+    dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
+    if dyn_pos is None:  # the tensors with dynamic layouts, found once (with their layout's memo)
+        from ..launch.fastpath import _SameLayout
+
+        dyn_pos = cf._dyn_tensor_pos = [(p, t0, _SameLayout(t0.layout)) for p, t0 in cf.arg_tensors.items()
+                                        if isinstance(p, int) and is_dynamic(t0.layout)]
+    for pos, t0, same in dyn_pos:
+        if pos < len(args):
+            t = args[pos]
+            lay = getattr(t, "layout", None)
+            if lay is t0.layout or (getattr(t, "engine", None) is not None and same(lay)):
+                continue  # the compiled values (the common case: no work per call)
+            t = _remark(cf.name, pos, t0, t)
+            tensors[pos] = t
+            key.append(value_of(t.layout))
+            mine.append(value_of(t0.layout))
+    key_t = tuple(key)
+    if key_t == tuple(mine):
+        return cf
+    target, cargs, kwargs, orig = cf.variants
+    cache = getattr(cf, "_variant_cache", None)
+    if cache is None:
+        cache = {}
+        cf._variant_cache = cache
+    other = cache.get(key_t)
+    if other is None:
+        from ..launch.api import _compile
+
+        new_args = list(cargs)
+        for pos, i in orig.items():  # this call's arguments, at the compiled function's positions
+            if pos < len(args):
+                new_args[i] = args[pos]
+        for pos, d in cf.dyn_args.items():
+            v = _scalar_of(d, args[pos])
+            new_args[orig[pos]] = (DynInt(v, d.dtype, track=False) if isinstance(d, DynInt) else
+                                   DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
+        for pos, t in tensors.items():
+            new_args[orig[pos]] = t
+        with contextlib.redirect_stdout(io.StringIO()):
+            other = _compile(target, *new_args, **kwargs)
+        if len(cache) >= _MAX_VARIANTS:
+            cache.pop(next(iter(cache)))
+        cache[key_t] = other
+    return other

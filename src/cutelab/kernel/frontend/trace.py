@@ -1,0 +1,924 @@
+"""Tracing: run a kernel function once with symbolic indices, recording the kernel IR
+(``kernel.ir.nodes``).
+
+The tracer (``Tracer``) owns the IR being built; ``current()`` is the one in progress.
+Values computed inside a kernel are ``TraceValue``s (element-wise arithmetic on register
+elements). Engines plug traced tensors into ``cutelab.tensor.Tensor``: ``GmemEngine`` (a kernel
+argument's global memory) records loads and stores; ``RmemEngine`` (a register fragment) keeps
+references at static offsets; ``SmemEngine`` is shared memory. ``cute.printf`` inside a kernel
+is a ``Printf`` op.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import TraceError
+from ...layout import Layout, ScaledBasis, evaluate_all
+from ...tensor import _RMEM_ALIGN, PointerInfo
+from ..ir.nodes import (Assign, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Printf, Ref, Reg, RegVar,
+                        ScalarParam, Shared, Store, While, _align_of, walk)
+from ..ir.symbolic import Var, atoms, is_sym, sym_div, sym_range
+
+__all__ = [
+    "Tracer", "current", "GmemEngine", "RmemEngine", "SmemEngine", "TraceValue", "thread_idx", "block_idx",
+    "block_dim", "grid_dim", "printf", "where", "tracing",
+]
+
+
+# --------------------------------------------------------------------------- IR
+
+
+# --------------------------------------------------------------------------- the tracer
+
+_state = threading.local()
+
+
+class Tracer:
+    """Collects the IR of one kernel while its Python function runs.
+
+    ``cur`` is the block ops are appended to; ``region``-making methods (``for_``, ``if_``,
+    ``while_``) push and pop blocks. ``where`` (the user's file and line, set by the rewritten
+    kernel) goes into error messages."""
+
+    def __init__(self, name: str, grid: Tuple[int, int, int], block: Tuple[int, int, int]):
+        self.name = name
+        self.grid = grid
+        self.block = block
+        self.params: List[Any] = []
+        self.body = Block()
+        self.cur = self.body
+        self.regs: List[Reg] = []
+        self.shared: List[Shared] = []
+        self.dynamic_smem = 0
+        self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
+        self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
+        self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
+        self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
+
+    @property
+    def stmts(self) -> List[Any]:
+        return self.body.ops
+
+    def __enter__(self) -> "Tracer":
+        if getattr(_state, "tracer", None) is not None:
+            raise TraceError(
+                f"kernel {self.name} was launched while kernel {_state.tracer.name} is being traced; "
+                f"kernels cannot launch kernels"
+            )
+        _state.tracer = self
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.tracer = None
+
+    def _unique(self, name: str) -> str:
+        names = {p.name for p in self.params} | {s.name for s in self.shared}
+        base, k = name, 1
+        while name in names:
+            name = f"{base}_{k}"
+            k += 1
+        return name
+
+    def add_param(self, name: str, dtype: Any, align: int, length: int) -> Param:
+        p = Param(len(self.params), self._unique(name), dtype, align, length)
+        self.params.append(p)
+        return p
+
+    def add_scalar(self, name: str, dtype: Any) -> ScalarParam:
+        p = ScalarParam(len(self.params), self._unique(name), dtype)
+        self.params.append(p)
+        return p
+
+    def add_shared(self, dtype: Any, length: int, align: int) -> Shared:
+        sh = Shared(len(self.shared), self._unique(f"smem{len(self.shared)}"), dtype, align, length)
+        self.shared.append(sh)
+        return sh
+
+    def new_reg(self, dtype: Any, n: int, mutable: bool = False) -> Reg:
+        r = Reg(len(self.regs), dtype, n, self.body if mutable else self.cur, mutable)
+        self.regs.append(r)
+        return r
+
+    def emit(self, stmt: Any) -> None:
+        if isinstance(stmt, (Load, Store, Op)):
+            stmt.loc = user_location() or getattr(self, "location", None)
+        self.cur.ops.append(stmt)
+
+    def check_refs(self, refs: Sequence[Ref], what: str) -> None:
+        """Refuse values defined in a loop or branch that has ended (their registers are gone)."""
+        for r in refs:
+            if isinstance(r, tuple):
+                reg = r[0]
+                if reg.block is not None and not reg.block.encloses(self.cur):
+                    raise TraceError(
+                        f"kernel {self.name}: {what} uses a value computed inside a loop or branch that has "
+                        f"ended{self.where()}; a value that must outlive a runtime loop or branch has to be "
+                        f"assigned to a variable before it (the rewritten kernel carries such variables) or "
+                        f"kept in a register fragment (cute.make_fragment)"
+                    )
+            elif is_sym(r):
+                self.check_index(r, what)
+
+    def check_index(self, e: Any, what: str) -> None:
+        for v in atoms(e):
+            if isinstance(v, RegVar):
+                self.check_refs([v.ref], what)
+            elif isinstance(v, LoopVar) and not any(v is w for w in self.loops):
+                raise TraceError(
+                    f"kernel {self.name}: {what} uses the index of a loop that has ended "
+                    f"({v.c_name}){self.where()}"
+                )
+
+    def where(self) -> str:
+        w = getattr(self, "location", None)
+        return f" (at {w})" if w else ""
+
+    # ---- regions
+    def _enter_region(self) -> None:
+        """Before a loop: every live fragment becomes mutable (values assigned where it lives)."""
+        for f in self.fragments:
+            f.make_mutable(self, before_region=f.block is not self.cur)
+
+    def begin_for(self, lo: Any, hi: Any, step: int, unroll: Optional[int]) -> Tuple[For, LoopVar]:
+        self._enter_region()
+        if not isinstance(step, int) or step == 0:
+            raise TraceError(f"kernel {self.name}: a runtime loop needs a nonzero static int step, got {step!r}"
+                             f"{self.where()}")
+        llo, lhi = sym_range(lo)
+        hlo, hhi = sym_range(hi)
+        if step > 0:
+            vlo, vhi = llo, hhi - 1
+        else:
+            vlo, vhi = hlo + 1, lhi
+        from math import gcd
+
+        div = gcd(sym_div(lo), abs(step))
+        var = LoopVar(f"i{sum(1 for op in walk(self.body) if isinstance(op, For))}", vlo, vhi, div)
+        op = For(var, lo, hi, step, Block(self.cur), unroll)
+        self.check_refs([x for x in (lo, hi) if is_sym(x)], "a loop bound")
+        self.emit(op)
+        self.cur = op.body
+        self.loops.append(var)
+        return op, var
+
+    def end_for(self, op: For) -> None:
+        assert self.cur is op.body
+        self.cur = op.body.parent
+        self.loops.pop()
+
+    def begin_if(self, cond: Any) -> If:
+        # fragments stay as they are: reads inside a branch see the values from before it, and a
+        # write inside it makes the fragment mutable then (RmemEngine._put)
+        self.check_refs([cond], "a branch condition")
+        op = If(cond, Block(self.cur), Block(self.cur))
+        self.emit(op)
+        return op
+
+    def begin_while(self) -> While:
+        self._enter_region()
+        before = Block(self.cur)
+        op = While(before, Block(before))  # the body sees the values the condition block computed
+        self.emit(op)
+        self.cur = op.before
+        return op
+
+    def insert_before(self, op: Any, new_ops: List[Any]) -> None:
+        """Put new_ops just before the region op `op` in its block (an enclosing block of cur)."""
+        b = self.cur
+        while b is not None:
+            for i, x in enumerate(b.ops):
+                if x is op:
+                    b.ops[i:i] = new_ops
+                    return
+            b = b.parent
+        raise AssertionError("region op not found in the enclosing blocks")
+
+    def finish(self) -> KernelIR:
+        if self.cur is not self.body:
+            raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
+        ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
+                      self.dynamic_smem)
+        return ir
+
+
+def user_line() -> str:
+    """file:line of the user's kernel code being traced (user_location), or ''."""
+    return user_location() or ""
+
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../cutelab
+_STDLIB = os.path.dirname(os.path.abspath(threading.__file__))
+_internal_cache: Dict[str, bool] = {}
+
+
+def _internal(filename: str) -> bool:
+    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
+    r = _internal_cache.get(filename)
+    if r is None:
+        f = os.path.abspath(filename)
+        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
+             or filename.startswith("<frozen"))
+        _internal_cache[filename] = r
+    return r
+
+
+def user_location() -> Optional[str]:
+    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
+    library: the line of the user's kernel that is being traced (None if there is none)."""
+    f = sys._getframe(1)
+    while f is not None:
+        if not _internal(f.f_code.co_filename):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
+def current(what: str = "this") -> Tracer:
+    t = getattr(_state, "tracer", None)
+    if t is None:
+        raise TraceError(f"{what} is only available inside a @cute.kernel function while it is launched")
+    return t
+
+
+def tracing() -> bool:
+    return getattr(_state, "tracer", None) is not None
+
+
+def thread_idx() -> tuple:
+    """(x, y, z) thread index inside the block: symbolic integers."""
+    return current("cute.arch.thread_idx()").tid
+
+
+def block_idx() -> tuple:
+    """(x, y, z) block index inside the grid: symbolic integers."""
+    return current("cute.arch.block_idx()").bid
+
+
+def block_dim() -> tuple:
+    """(x, y, z) threads per block: static ints (the kernel is specialised to its launch shape)."""
+    return current("cute.arch.block_dim()").block
+
+
+def grid_dim() -> tuple:
+    """(x, y, z) blocks in the grid: static ints."""
+    return current("cute.arch.grid_dim()").grid
+
+
+# --------------------------------------------------------------------------- values
+
+def _static_offsets(layout: Layout, op: str) -> np.ndarray:
+    if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
+        raise TraceError(f"{op}: layout {layout} has basis strides; it addresses coordinates, not memory")
+    for x in it.flatten_to_tuple(layout.shape) + it.flatten_to_tuple(layout.stride):
+        if is_sym(x):
+            raise TraceError(f"{op}: layout {layout} must be static (shapes and strides known at trace time)")
+    return evaluate_all(layout)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) or isinstance(x, bool)
+
+
+def _kind(dtype: Any) -> str:
+    return getattr(dtype, "kind", "float")
+
+
+def _result_dtype(a: Any, b: Any, op: str) -> Any:
+    if a is b:
+        return a
+    if a.name == b.name:
+        return a
+    raise TraceError(
+        f"{op} of values of element types {a} and {b}: convert one with .to(...) first"
+    )
+
+
+class TraceValue:
+    """The values of a tensor inside a traced kernel (CuTe DSL's TensorSSA): a shape, an element
+    type and one register reference per element, in index order."""
+
+    __slots__ = ("refs", "shape", "dtype")
+
+    def __init__(self, refs: Sequence[Ref], shape: Any, dtype: Any):
+        self.refs = tuple(refs)
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def element_type(self) -> Any:
+        return self.dtype
+
+    def as_index(self) -> Any:
+        """This one-element integer value as an index (a coordinate of a tensor): an int, a
+        symbolic index, or a RegVar reading its register at run time."""
+        if len(self.refs) != 1 or self.dtype.kind not in ("int", "uint", "bool"):
+            raise TraceError(f"a tensor value {self} of {self.dtype} cannot index a tensor; an index is one integer")
+        r = self.refs[0]
+        if isinstance(r, tuple):
+            current("a runtime index").check_refs([r], "an index")
+            return RegVar(r)
+        return r if is_sym(r) else int(r)
+
+    def __len__(self) -> int:
+        return len(self.refs)
+
+    def __getitem__(self, coord: Any) -> "TraceValue":
+        """The value at a static coordinate (or a linear index in column-major order), or with None
+        in it the sliced values, as CuTe DSL indexes a TensorSSA (and as cutelab's host TensorSSA)."""
+        from ...layout import _normalize, make_layout, slice_and_offset
+
+        if self.shape == ():
+            raise TraceError(f"a runtime scalar {self} cannot be indexed")
+        full = make_layout(self.shape)
+        c = _normalize(coord)
+        if any(is_sym(x) or isinstance(x, TraceValue) for x in it.flatten_to_tuple(c) if x is not None):
+            raise TraceError(f"a tensor value's [{coord!r}]: the coordinate must be static (registers have no "
+                             f"addresses); copy the values to a fragment and index that")
+        if it.has_none(c):
+            sub, off = slice_and_offset(c, full)
+            shape = sub.shape if isinstance(sub.shape, tuple) else (sub.shape,)
+            idx = evaluate_all(sub) + int(off)
+            return TraceValue([self.refs[int(i)] for i in np.asarray(idx).reshape(-1)], shape, self.dtype)
+        try:
+            i = int(full(c))
+        except Exception as e:  # noqa: BLE001 - a coordinate that does not fit the shape
+            raise TraceError(f"a tensor value {self}[{coord!r}]: {e}") from None
+        if not 0 <= i < len(self.refs):
+            raise TraceError(f"a tensor value {self}[{coord!r}]: index {i} is out of range for {len(self.refs)} values")
+        return TraceValue([self.refs[i]], (), self.dtype)
+
+    def __str__(self) -> str:
+        if self.shape == ():  # a runtime scalar: CuTe DSL prints dynamic values as '?'
+            return "?"
+        return f"tensor_value<{self.dtype} o {it.tuple_str(self.shape)}>"
+
+    __repr__ = __str__
+
+    def _emit(self, op: str, args: Tuple[Any, ...], dtype: Any, src_dtype: Any = None) -> "TraceValue":
+        t = current("arithmetic on tensor values")
+        # a scalar value (shape ()) combines with every element of a larger one, as CuTe DSL broadcasts it
+        big = max((a for a in args if isinstance(a, TraceValue)), key=lambda a: len(a.refs), default=self)
+        n = len(big.refs)
+        shape = big.shape if n != len(self.refs) else self.shape
+        cols = []
+        for a in args:
+            if isinstance(a, TraceValue):
+                if len(a.refs) == 1 and a.shape == () and n > 1:
+                    cols.append(a.refs * n)
+                    continue
+                if len(a.refs) != n:
+                    raise TraceError(
+                        f"{op}: values of shapes {it.tuple_str(self.shape)} and {it.tuple_str(a.shape)} differ in size"
+                    )
+                cols.append(a.refs)
+            elif _is_number(a) or is_sym(a):
+                cols.append((a,) * n)
+            else:
+                raise TraceError(f"{op}: cannot combine a tensor value with {type(a).__name__} {a!r}")
+        for c in cols:
+            t.check_refs(c, f"'{op}'")
+        dst = t.new_reg(dtype, n)
+        t.emit(Compute(dst, op, tuple(cols), src_dtype))
+        return TraceValue([(dst, i) for i in range(n)], shape, dtype)
+
+    def _binary(self, o: Any, op: str, rev: bool = False) -> "TraceValue":
+        dt = _result_dtype(self.dtype, o.dtype, op) if isinstance(o, TraceValue) else self.dtype
+        return self._emit(op, (o, self) if rev else (self, o), dt)
+
+    def __add__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "add")
+
+    def __radd__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "add", True)
+
+    def __sub__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "sub")
+
+    def __rsub__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "sub", True)
+
+    def __mul__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "mul")
+
+    def __rmul__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "mul", True)
+
+    def __truediv__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "div")
+
+    def __rtruediv__(self, o: Any) -> "TraceValue":
+        return self._binary(o, "div", True)
+
+    def __neg__(self) -> "TraceValue":
+        return self._emit("neg", (self,), self.dtype)
+
+    def to(self, dtype: Any) -> "TraceValue":
+        """Convert every element to dtype (floats round to nearest even)."""
+        if dtype is self.dtype or getattr(dtype, "name", None) == self.dtype.name:
+            return self
+        return self._emit("cvt", (self,), dtype, self.dtype)
+
+    # ---- comparisons make Boolean values (i1)
+    def _cmp(self, o: Any, op: str) -> "TraceValue":
+        from ...numeric import Boolean
+
+        if isinstance(o, TraceValue):
+            _result_dtype(self.dtype, o.dtype, op)
+        return self._emit(op, (self, o), Boolean, self.dtype)
+
+    def __lt__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "lt")
+
+    def __le__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "le")
+
+    def __gt__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "gt")
+
+    def __ge__(self, o: Any) -> "TraceValue":
+        return self._cmp(o, "ge")
+
+    def __eq__(self, o: Any) -> "TraceValue":  # type: ignore[override]
+        return self._cmp(o, "eq")
+
+    def __ne__(self, o: Any) -> "TraceValue":  # type: ignore[override]
+        return self._cmp(o, "ne")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _logic(self, o: Any, op: str) -> "TraceValue":
+        if self.dtype.kind != "bool" or (isinstance(o, TraceValue) and o.dtype.kind != "bool"):
+            raise TraceError(f"'{op}' of tensor values needs Boolean operands, got {self.dtype}"
+                             + (f" and {o.dtype}" if isinstance(o, TraceValue) else ""))
+        return self._emit(op, (self, o), self.dtype)
+
+    def __and__(self, o: Any) -> "TraceValue":
+        return self._logic(o, "and")
+
+    __rand__ = __and__
+
+    def __or__(self, o: Any) -> "TraceValue":
+        return self._logic(o, "or")
+
+    __ror__ = __or__
+
+    def __invert__(self) -> "TraceValue":
+        if self.dtype.kind != "bool":
+            raise TraceError(f"'~' of a tensor value needs Boolean elements, got {self.dtype}")
+        return self._emit("not", (self,), self.dtype)
+
+    def __floordiv__(self, o: Any) -> "TraceValue":
+        self._need_int("//")
+        return self._binary(o, "floordiv")
+
+    def __mod__(self, o: Any) -> "TraceValue":
+        self._need_int("%")
+        return self._binary(o, "mod")
+
+    def _need_int(self, op: str) -> None:
+        if self.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"'{op}' of tensor values needs integer elements, got {self.dtype}")
+
+    def __abs__(self) -> "TraceValue":
+        return self._emit("abs", (self,), self.dtype)
+
+    def math(self, fn: str) -> "TraceValue":
+        """exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh of every (float) element."""
+        if not self.dtype.is_float:
+            raise TraceError(f"cute.math.{fn} needs floating-point elements, got {self.dtype}")
+        return self._emit(fn, (self,), self.dtype)
+
+    def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> "TraceValue":
+        """Reduce all elements with op ("add", "mul", "max", "min", or cute.ReductionOp) to one value."""
+        name = str(getattr(op, "value", op)).lower()
+        name = {"add": "add", "mul": "mul", "max": "max", "min": "min"}.get(name)
+        if name is None:
+            raise TraceError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
+        if reduction_profile not in (0, None):
+            raise TraceError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
+                             f"got {reduction_profile!r}")
+        parts = [TraceValue([r], (), self.dtype) for r in self.refs]
+        if init_val is not None:
+            parts.append(init_val)
+        while len(parts) > 1:
+            nxt = []
+            for i in range(0, len(parts) - 1, 2):
+                a, b = parts[i], parts[i + 1]
+                if not isinstance(a, TraceValue):
+                    a, b = b, a
+                nxt.append(a._binary(b, name))
+            if len(parts) % 2:
+                nxt.append(parts[-1])
+            parts = nxt
+        out = parts[0]
+        if not isinstance(out, TraceValue):
+            return TraceValue([out], (), self.dtype)
+        return out
+
+    def __bool__(self) -> bool:
+        raise TraceError(
+            "a tensor value has no truth value at trace time: use it as the condition of an 'if' inside "
+            "a @cute.kernel (which becomes a runtime branch) or select with cute.where"
+        )
+
+
+def where(cond: Any, a: Any, b: Any, *, loc: Any = None, ip: Any = None) -> TraceValue:
+    """Element-wise cond ? a : b (cute.where) inside a kernel."""
+    ref = next((x for x in (a, b, cond) if isinstance(x, TraceValue)), None)
+    if ref is None:
+        from ...tensor import TensorSSA, ssa_where
+
+        if any(isinstance(x, TensorSSA) for x in (a, b, cond)):
+            return ssa_where(cond, a, b)
+        raise TraceError("cute.where: at least one operand must be a tensor value (TensorSSA)")
+    dtype = a.dtype if isinstance(a, TraceValue) else b.dtype if isinstance(b, TraceValue) else None
+    if dtype is None:
+        from ...numeric import Float32, Int32
+
+        dtype = Float32 if isinstance(a, float) or isinstance(b, float) else Int32
+    if isinstance(a, TraceValue) and isinstance(b, TraceValue):
+        _result_dtype(a.dtype, b.dtype, "where")
+    c = cond
+    if is_sym(c):
+        c = TraceValue([c] * len(ref.refs), ref.shape, _bool_type())
+    return ref._emit("select", (c, a, b), dtype, dtype) if c is ref else c._emit("select", (c, a, b), dtype, dtype)
+
+
+def full_like_value(a: "TraceValue", fill_value: Any, dtype: Any = None) -> "TraceValue":
+    """cute.full_like(a, fill_value[, dtype]) inside a kernel: a value shaped like a, every element the
+    constant fill_value converted to the element type (no instruction: the constant is used where needed)."""
+    dt = dtype or a.dtype
+    if not _is_number(fill_value):
+        raise TraceError(f"cute.full_like({a}, {fill_value!r}): inside a kernel the fill value must be a Python "
+                         f"number, got {type(fill_value).__name__}")
+    v = dt(fill_value)
+    c = int(v) if dt.is_integer else float(v)
+    return TraceValue([c] * len(a.refs), a.shape, dt)
+
+
+def _bool_type() -> Any:
+    from ...numeric import Boolean
+
+    return Boolean
+
+
+def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, ...]:
+    """The n element references of value (a TraceValue, a scalar or a sequence), converted to dtype."""
+    if isinstance(value, TraceValue):
+        if len(value.refs) != n:
+            raise TraceError(
+                f"{op} into {where}: the value has {len(value.refs)} elements "
+                f"(shape {it.tuple_str(value.shape)}) but the tensor has {n}; nothing was written"
+            )
+        if value.dtype.name != dtype.name:
+            value = value.to(dtype)
+        current(op).check_refs(value.refs, op)
+        return value.refs
+    if _is_number(value):
+        return (value,) * n
+    if is_sym(value):
+        current(op).check_index(value, op)
+        return (value,) * n
+    if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
+        return tuple(value)
+    if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
+        value._fail()
+    raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
+
+
+# --------------------------------------------------------------------------- engines
+
+class GmemEngine(PointerInfo):
+    """A kernel argument's global memory (or, as SmemEngine, a shared array) inside a trace:
+    loads and stores become IR."""
+
+    memspace = "gmem"
+
+    def __init__(self, param: Any, address: int = 0, memspace: str = ""):
+        self.param = param
+        self.address = address  # the real address, for printing only
+        if memspace:  # as the host tensor printed it: CuTe DSL keeps 'generic' for host (numpy) memory
+            self.memspace = memspace
+
+    @property
+    def dtype(self) -> Any:
+        return self.param.dtype
+
+    @property
+    def align(self) -> int:
+        return self.param.align
+
+    def __len__(self) -> int:
+        return self.param.length
+
+    def alignment(self, offset: Any) -> int:
+        return _align_of(self.param.align, self.dtype.bytes, offset)
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        return f"raw_ptr(?: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
+
+    def load(self, offset: Any, layout: Layout) -> TraceValue:
+        t = current("loading from a tensor")
+        t.check_index(offset, "load")
+        offs = _static_offsets(layout, "load")
+        dst = t.new_reg(self.dtype, len(offs))
+        self.param.read = True
+        t.emit(Load(dst, self.param, offset, tuple(int(o) for o in offs)))
+        return TraceValue([(dst, i) for i in range(len(offs))], layout.shape, self.dtype)
+
+    def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        t = current("storing to a tensor")
+        t.check_index(offset, "store")
+        offs = _static_offsets(layout, "store")
+        refs = _refs_of(value, len(offs), self.dtype, "store", f"a {self.param.name} tensor of layout {layout}")
+        self.param.written = True
+        t.emit(Store(self.param, offset, tuple(int(o) for o in offs), refs))
+
+    def read_one(self, off: Any) -> TraceValue:
+        t = current("reading a tensor element")
+        t.check_index(off, "read")
+        dst = t.new_reg(self.dtype, 1)
+        self.param.read = True
+        t.emit(Load(dst, self.param, off, (0,)))
+        return TraceValue([(dst, 0)], (), self.dtype)
+
+    def write_one(self, off: Any, v: Any) -> None:
+        t = current("writing a tensor element")
+        t.check_index(off, "write")
+        refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
+        self.param.written = True
+        t.emit(Store(self.param, off, (0,), refs))
+
+    @classmethod
+    def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
+        return RmemEngine.make_fragment(tensor, layout, dtype)
+
+
+_UNSET = 0  # registers that were never written read as 0
+
+
+class RmemEngine(PointerInfo):
+    """A register fragment inside a trace: element references at static offsets."""
+
+    memspace = "rmem"
+    align = _RMEM_ALIGN  # 32, as CuTe DSL 4.8.1 allocates register tensors (make_rmem_tensor prints align<32>);
+    # MMA fragments set their own (nvgpu.mma_atom: 16, or their mode 0's bytes)
+
+    def __init__(self, dtype: Any, n: int):
+        self.dtype = dtype
+        self.slots: List[Ref] = [_UNSET] * n
+        self.reg: Optional[Reg] = None  # set when the fragment became a mutable register array
+        t = getattr(_state, "tracer", None)
+        self.block = t.cur if t is not None else None
+        if t is not None:
+            t.fragments.append(self)
+
+    def make_mutable(self, t: "Tracer", before_region: bool = False) -> None:
+        """Keep the fragment in a mutable register array, so writes inside loops and branches are
+        seen by later iterations and after the region. Called before a loop is entered, or at the
+        first write inside a branch (before_region: the current values are assigned just before
+        the region op of the fragment's block that is being traced)."""
+        if self.reg is not None or self.block is None or not self.block.encloses(t.cur):
+            return
+        self.reg = t.new_reg(self.dtype, len(self.slots), mutable=True)
+        idx = [i for i, r in enumerate(self.slots) if not (isinstance(r, int) and r is _UNSET)]
+        if idx:
+            a = Assign(self.reg, tuple(idx), tuple(self.slots[i] for i in idx))
+            if before_region:
+                self.block.ops.insert(len(self.block.ops) - 1, a)
+            else:
+                t.emit(a)
+
+    def _get(self, offs: Sequence[int], shape: Any) -> TraceValue:
+        if self.reg is None:
+            return TraceValue([self.slots[int(o)] for o in offs], shape, self.dtype)
+        t = current("reading a register fragment")
+        dst = t.new_reg(self.dtype, len(offs))
+        t.emit(Compute(dst, "mov", (tuple((self.reg, int(o)) for o in offs),)))
+        return TraceValue([(dst, i) for i in range(len(offs))], shape, self.dtype)
+
+    def _put(self, offs: Sequence[int], refs: Sequence[Ref]) -> None:
+        t = getattr(_state, "tracer", None)
+        if self.reg is None and t is not None and self.block is not None and t.cur is not self.block:
+            self.make_mutable(t, before_region=True)
+        if self.reg is None:
+            for o, r in zip(offs, refs):
+                self.slots[int(o)] = r
+            return
+        current("writing a register fragment").emit(Assign(self.reg, tuple(int(o) for o in offs), tuple(refs)))
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+    def alignment(self, offset: Any) -> int:
+        return _align_of(self.align, self.dtype.bytes, offset)
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        return f"raw_ptr(0x{0:016x}: {self.dtype.name}, rmem, align<{self.alignment(offset)}>)"
+
+    def _static(self, offset: Any, op: str) -> int:
+        if is_sym(offset):
+            lo, hi = sym_range(offset)
+            if lo != hi:
+                raise TraceError(
+                    f"{op}: a register fragment can only be indexed with static coordinates "
+                    f"(registers have no addresses); got an offset that depends on the thread index"
+                )
+            offset = lo
+        return int(offset)
+
+    def _offsets(self, offset: Any, layout: Layout, op: str) -> np.ndarray:
+        base = self._static(offset, op)
+        offs = _static_offsets(layout, op) + base
+        if len(offs) and (offs.min() < 0 or offs.max() >= len(self.slots)):
+            raise TraceError(
+                f"{op}: layout {layout} at offset {base} reaches [{int(offs.min())}, {int(offs.max())}], "
+                f"outside the fragment of {len(self.slots)} registers"
+            )
+        return offs
+
+    def load(self, offset: Any, layout: Layout) -> TraceValue:
+        offs = self._offsets(offset, layout, "load")
+        return self._get(offs, layout.shape)
+
+    def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        offs = self._offsets(offset, layout, "store")
+        refs = _refs_of(value, len(offs), self.dtype, "store", f"a register fragment of layout {layout}")
+        self._put(offs, refs)
+
+    def read_one(self, off: Any) -> TraceValue:
+        o = self._static(off, "read")
+        if not 0 <= o < len(self.slots):
+            raise TraceError(f"read: offset {o} is outside the fragment of {len(self.slots)} registers")
+        return self._get([o], ())
+
+    def write_one(self, off: Any, v: Any) -> None:
+        o = self._static(off, "write")
+        if not 0 <= o < len(self.slots):
+            raise TraceError(f"write: offset {o} is outside the fragment of {len(self.slots)} registers")
+        self._put([o], [_refs_of(v, 1, self.dtype, "store", "a register")[0]])
+
+    @classmethod
+    def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
+        dtype = dtype or tensor.element_type
+        offs = _static_offsets(layout, "make_fragment_like")
+        n = int(offs.max()) + 1 if len(offs) else 1
+        return cls(dtype, n), 0
+
+
+class SmemEngine(GmemEngine):
+    """A shared-memory array of the thread block inside a trace."""
+
+    memspace = "smem"
+
+
+# --------------------------------------------------------------------------- printf
+
+def _fmt_static(x: Any, spec: Any = None) -> str:
+    from .cformat import Spec, format_static
+
+    return format_static(spec or Spec(None), x)
+
+
+def _value_parts(tensor: Any) -> List[Any]:
+    """Parts that print a tensor like CuTe DSL's printf: raw pointer, layout, values."""
+    from ...dynamic import value_of
+
+    eng = tensor.engine
+    layout = value_of(tensor.layout)
+    if isinstance(eng, GmemEngine):
+        vals = eng.load(tensor.offset, tensor.layout)
+        text, align, sw = layout, eng.alignment(tensor.offset), ""
+        view = getattr(eng, "dsl_parts", None)  # a swizzled shared tensor: its layout as CuTe DSL holds it
+        if getattr(eng, "ptr_swizzle", None) is not None:  # a swizzled pointer names its swizzle
+            align, sw = eng.ptr_align(tensor.offset), f", {eng.ptr_swizzle}"
+        elif view is not None and view(tensor.offset, layout) is not None:
+            text, align = view(tensor.offset, layout)
+        head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
+                           f": {eng.dtype.name}, {eng.memspace}, align<{align}>{sw}) o {text} = \n  ( "]
+    elif isinstance(eng, RmemEngine):
+        vals = eng.load(tensor.offset, tensor.layout)
+        head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
+    else:
+        raise TraceError(f"printf: cannot print a tensor over {type(eng).__name__} inside a kernel")
+    parts = head
+    for i, r in enumerate(vals.refs):
+        if i:
+            parts.append(", ")
+        parts.append(("val", r, vals.dtype))
+    parts.append(" )")
+    return parts
+
+
+def _arg_parts(a: Any, spec: Any = None) -> List[Any]:
+    """The Printf parts of one argument; spec is its C conversion (None: by its type, as {})."""
+    conv = spec if spec is not None and spec.conv is not None else None
+    if is_sym(a):
+        if conv is not None and conv.conv in "eEfFgG":
+            from .cformat import _mismatch
+
+            raise _mismatch(conv, f"the runtime integer {a.expr_str()}")
+        return [("int", a, conv)] if conv is not None else [("int", a)]
+    if isinstance(a, TraceValue):
+        if len(a.refs) == 1 and a.shape == ():
+            return [("val", a.refs[0], a.dtype, conv)] if conv is not None else [("val", a.refs[0], a.dtype)]
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' needs one value, got a tensor value of "
+                             f"shape {a.shape}; use {{}} to print it")
+        parts: List[Any] = ["( "]
+        for i, r in enumerate(a.refs):
+            if i:
+                parts.append(", ")
+            parts.append(("val", r, a.dtype))
+        parts.append(" )")
+        return parts
+    if hasattr(a, "engine") and hasattr(a, "layout"):
+        if conv is not None:
+            raise TraceError(f"cute.printf: the conversion '{conv.text}' cannot print a tensor; use {{}}")
+        return _value_parts(a)
+    if isinstance(a, tuple) and any(is_sym(x) for x in it.flatten_to_tuple(a) if not isinstance(x, tuple)):
+        parts = ["("]
+        for i, x in enumerate(a):
+            if i:
+                parts.append(",")
+            parts.extend(_arg_parts(x))
+        parts.append(")")
+        return parts
+    return [_fmt_static(a, spec)]
+
+
+def printf(*args: Any, end: str = "\n", loc: Any = None, ip: Any = None) -> None:
+    """Print at run time, as CuTe DSL's cute.printf: by every thread inside a kernel, once on the
+    host. The format mixes ``{}`` (a value printed by its type) and C conversions (``%d``,
+    ``%5.2f``, ``%x``, ...); a first argument that is not a string prints all arguments with
+    ``{}``, separated by ``", "``. ``end`` (default a newline) is appended.
+
+    Symbolic integers print their value per thread, tensors print their pointer, layout and
+    values; dynamic values (``?`` to print()) print their values. Inside a ``@cute.jit``
+    function, host-side printfs run after the trace, in order with the kernel launches.
+
+    >>> printf("%d %f {} {}", 7, 3.14, True, (3, 8))
+    7 3.140000 1 (3,8)
+    """
+    from .cformat import Spec, check_count, format_host, parse, split_args
+
+    fmt, args = split_args(args)
+    pieces = parse(fmt)
+    check_count(fmt, pieces, args)
+    if not tracing():
+        from .host import host_print
+
+        host_print(lambda: format_host(fmt, *args, end=end))
+        return
+    t = current("cute.printf")
+    parts: List[Any] = []
+    k = 0
+    for p in pieces:
+        if isinstance(p, Spec):
+            parts.extend(_arg_parts(args[k], p))
+            k += 1
+        else:
+            parts.append(p)
+    parts.append(end)
+    t.emit(Printf(parts))
+
+
+def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
+    """make_rmem_tensor inside a traced kernel: a register fragment (None outside a trace)."""
+    if not tracing():
+        return None
+    from ...tensor import Tensor
+
+    eng, off = RmemEngine.make_fragment(None, layout, dtype)
+    return Tensor(eng, layout, off, _checked=True)
+
+
+def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread;
+    on the host inside a jit function's trace: recorded, to print when the launches run."""
+    if not tracing():
+        from ... import tensor as _tensor
+        from .host import defer_print_tensor
+
+        return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
+    from ..instr.printtensor import print_tensor_in_kernel  # CuTe DSL's print_tensor text, on both back ends
+
+    print_tensor_in_kernel(t, verbose=bool(kw.get("verbose", False)))
+    return True
+
+
+def _install_hooks() -> None:
+    from ... import tensor as _tensor
+
+    _tensor._rmem_hook = _rmem_in_trace
+    _tensor._print_hook = _print_in_trace
+
+
+_install_hooks()

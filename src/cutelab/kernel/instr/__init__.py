@@ -1,0 +1,10 @@
+"""Instructions inside kernels, one file per family: what each traces, its IR op, how the CUDA
+printer prints it and how the CPU interpreter runs it.
+
+``copy`` (universal copies) and ``gemm`` dispatch ``cute.copy``/``cute.gemm`` to ``cpasync``,
+``ldmatrix``, ``tma``, ``mma_sync`` and ``wgmma``; ``mbarrier`` holds SM90 barriers,
+``mathops`` ``cute.math``, ``printtensor`` ``cute.print_tensor`` in a kernel.
+
+May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
+ends' contexts.
+"""

@@ -1,0 +1,137 @@
+"""``cute.copy`` inside a traced kernel: a universal copy (per-element loads and stores,
+vectorised by the CUDA printer where the layouts allow), optionally predicated.
+
+Outside a kernel ``cute.copy`` is the host copy of ``cutelab.nvgpu`` (when present); the
+dispatcher ``make_copy`` picks by whether a kernel is being traced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ... import int_tuple as it
+from ...errors import TraceError
+from ..frontend.control import _is_dynamic
+from ..frontend.trace import TraceValue, _static_offsets, current, tracing, user_line
+
+__all__ = ["kernel_copy", "make_copy"]
+
+
+def _flag(p: Any) -> Any:
+    """A predicate element: True/False when static, else an IR condition (a symbolic condition,
+    kept as such so the launch can prove accesses under it, or a register Ref)."""
+    if isinstance(p, TraceValue):
+        if len(p.refs) != 1:
+            raise TraceError(f"cute.copy: a predicate element must be one value, got {p}")
+        r = p.refs[0]
+        if isinstance(r, (int, float, bool)):
+            return bool(r)
+        return r
+    if _is_dynamic(p):
+        return p
+    return bool(p)
+
+
+def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
+    """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
+    profile (REST...)) leaves the elements whose flag is False untouched."""
+    from .cpasync import cp_async_copy, is_cp_async
+
+    if is_cp_async(atom):  # cp.async: its own op (kernel/instr/cpasync.py)
+        return cp_async_copy(atom, src, dst, pred)
+    t = current("cute.copy")
+    from .ldmatrix import is_ldmatrix, is_stmatrix, kernel_ldmatrix, kernel_stmatrix  # warp-collective copies
+    from .tma import tma_copy  # SM90 TMA atoms carry their own copy op
+
+    if is_ldmatrix(getattr(atom, "op", None)):
+        return kernel_ldmatrix(atom, src, dst, pred=pred)
+    if is_stmatrix(getattr(atom, "op", None)):
+        return kernel_stmatrix(atom, src, dst, pred=pred)
+    if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
+    n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)
+    if n_src != n_dst:
+        raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")
+    vt = getattr(atom, "value_type", None)
+    for name, x in (("source", src), ("destination", dst)):
+        et = x.element_type
+        if vt is not None and et is not None and et.width != vt.width:
+            raise TraceError(f"kernel {t.name}: cute.copy: the {name} holds {et} but the atom copies {vt}")
+    _check_vector_alignment(t, atom, src, dst)
+    if pred is None:
+        dst.store(src.load())
+        return
+    n_pred = it.product(pred.layout.shape)
+    shp = src.layout.shape
+    v = it.product(shp[0]) if isinstance(shp, tuple) and len(shp) > 1 else 1
+    if n_pred == n_src:
+        groups = [([i], i) for i in range(n_src)]
+    elif v > 1 and n_pred * v == n_src:
+        groups = [(list(range(r * v, r * v + v)), r) for r in range(n_pred)]
+    else:
+        raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
+                         f"({n_src}) or one per copy of the value mode ({n_src // v})")
+    flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
+    if all(f is True for f in flags):  # proved (or statically) true everywhere: one copy, which the printer vectorises
+        dst.store(src.load())
+        return
+    def move(elems: list, r: int) -> None:
+        if len(elems) > 1:  # one value-mode column: one load and one store, which the printer vectorises
+            key = (None,) + tuple(it.idx2crd(r, tuple(shp[1:])))
+            dst[key].store(src[key].load())
+        else:
+            for i in elems:
+                dst[i] = src[i]
+
+    for (elems, r), f in zip(groups, flags):
+        if f is True:
+            move(elems, r)
+        elif f is False:
+            continue
+        else:
+            op = t.begin_if(f)
+            outer = t.cur
+            t.cur = op.then
+            move(elems, r)
+            t.cur = outer
+
+
+def _check_vector_alignment(t: Any, atom: Any, src: Any, dst: Any) -> None:
+    """A universal copy atom of n bits (num_bits_per_copy) moves n bits per call: each call's first
+    element must be n-bit aligned as far as the trace knows (the tensor's pointer alignment and the
+    call's offset), as CuTe DSL requires; a copy it cannot prove aligned is refused."""
+    vt = getattr(atom, "value_type", None)
+    bits = getattr(atom, "num_bits_per_copy", None) or 0
+    if vt is None or bits <= vt.width:
+        return
+    n = bits // vt.width
+    need = bits // 8
+    for side, name, x in (("S", "source", src), ("D", "destination", dst)):
+        eng = getattr(x, "engine", None)
+        if not hasattr(eng, "alignment") or getattr(x, "element_type", None) is None:
+            continue
+        offs = _static_offsets(x.layout, "cute.copy")
+        for k in range(0, len(offs), n):
+            al = eng.alignment(x.offset + int(offs[k]) if int(offs[k]) else x.offset)
+            if al < need:
+                raise TraceError(
+                    f"kernel {t.name}: cute.copy at {user_line()}: a {bits}-bit copy of {vt} needs {need}-byte "
+                    f"aligned addresses, but call {k // n} of the {name} {x} is known to be only {al}-byte aligned "
+                    f"({side} ptr alignment ({al * 8} bits) does not meet requirement ({bits} bits) of atom); give "
+                    f"from_dlpack a larger assumed_align, mark the layout's divisibility, or use a narrower atom"
+                )
+
+
+def make_copy(host: Optional[Callable]) -> Callable:
+    """cute.copy: the kernel copy while tracing, else the host copy."""
+
+    def copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
+        if tracing():
+            return kernel_copy(atom, src, dst, pred=pred, **kwargs)
+        if host is None:
+            raise TraceError("cute.copy outside a kernel needs cutelab.nvgpu's host copy, which is not available")
+        return host(atom, src, dst, pred=pred, **kwargs)
+
+    copy.__doc__ = (host.__doc__ if host is not None else "") or kernel_copy.__doc__
+    copy.__name__ = "copy"
+    return copy

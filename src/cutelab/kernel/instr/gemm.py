@@ -1,0 +1,165 @@
+"""``cute.gemm(tiled_mma, d, a, b, c)`` inside a traced kernel.
+
+``kernel_gemm`` checks the operands and picks the implementation for the MMA op's type from
+``GEMM_IMPLS`` (op class -> function(tiled_mma, d, a, b, c, shapes)); other atoms (mma.sync, ...)
+add themselves there with ``register_gemm``.
+
+The universal MMA (``MmaUniversalOp``: one thread, a 1x1x1 atom) is one fused multiply-add per
+(m, n, k) over the thread's fragments, as CuTe's gemm loops them: (V,M,K) x (V,N,K) => (V,M,N)
+with k outermost, so each accumulator adds its products in k order. It is one ``Fma`` op per k
+step: CUDA ``fmaf``/``fma`` (one rounding); the CPU computes a * b + c in float64 and rounds
+once to the accumulator's type, which equals the fused result except in rare double-rounding
+cases (within the accumulator's rounding).
+
+>>> sorted(cls.__name__ for cls in GEMM_IMPLS)  # kernel/instr/mma_sync.py adds SM80 and SM89 mma.sync
+['MmaF16BF16Op', 'MmaFP8Op', 'MmaUniversalOp']
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import TraceError
+from ..ir.nodes import Op
+from ..frontend.trace import RmemEngine, TraceValue, current
+
+__all__ = ["Fma", "kernel_gemm", "register_gemm", "GEMM_IMPLS"]
+
+GEMM_IMPLS: Dict[type, Callable[..., None]] = {}
+
+
+def register_gemm(op_type: type, fn: Callable[..., None]) -> None:
+    """Make cute.gemm inside kernels use fn(tiled_mma, d, a, b, c, dims) for MMA ops of op_type;
+    dims = (V, M, N, K) of the fragments (a: (V,M,K), b: (V,N,K), c and d: (V,M,N))."""
+    GEMM_IMPLS[op_type] = fn
+
+
+class Fma(Op):
+    """dst[i] = a[i] * b[i] + c[i], fused (one rounding), for the elements of a register array."""
+
+    __slots__ = ("dst", "a", "b", "c")
+
+    def __init__(self, dst: Any, a: Tuple[Any, ...], b: Tuple[Any, ...], c: Tuple[Any, ...]):
+        self.dst, self.a, self.b, self.c = dst, tuple(a), tuple(b), tuple(c)
+
+    def __repr__(self) -> str:
+        return f"{self.dst!r} = fma(...{len(self.a)} elements)"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from ..cpu.interpreter import _from_real
+
+        d = self.dst
+        out = np.empty((b.n, d.n), dtype=d.dtype.storage)
+        for i in range(d.n):
+            x = b.column(self.a[i], d.dtype, real=True).astype(np.float64)
+            y = b.column(self.b[i], d.dtype, real=True).astype(np.float64)
+            z = b.column(self.c[i], d.dtype, real=True).astype(np.float64)
+            out[:, i] = _from_real(x * y + z, d.dtype)
+        b.regs[d.id] = out
+
+    def cuda(self, r: Any) -> None:
+        from ..cuda.printer import _to_storage, ctype
+
+        d = self.dst
+        r.reg_decl(d)
+        fn = {"float": "fmaf", "double": "fma"}[ctype(d.dtype)[1]]
+        for i in range(d.n):
+            v = (f"{fn}({r.ref_compute(self.a[i], d.dtype)}, {r.ref_compute(self.b[i], d.dtype)}, "
+                 f"{r.ref_compute(self.c[i], d.dtype)})")
+            r.emit(f"{r.rn(d)}[{i}] = {_to_storage(v, d.dtype)};")
+
+
+def _modes(t: Any, what: str, rank: int) -> Tuple[int, ...]:
+    shp = t.layout.shape
+    flat = it.product_each(shp) if isinstance(shp, tuple) else (shp,)
+    flat = flat if isinstance(flat, tuple) else (flat,)
+    if len(flat) != rank:
+        raise TraceError(f"cute.gemm: operand {what} {t} has rank {len(flat)}, expected {rank}")
+    return tuple(int(x) for x in flat)
+
+
+def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> None:
+    """cute.gemm(tiled_mma, d, a, b, c) on register fragments inside a kernel."""
+    from ...nvgpu.mma_atom import MmaAtom, TiledMma, make_tiled_mma
+
+    t = current("cute.gemm")
+    from .wgmma import kernel_gemm as wgmma_gemm  # SM90 warpgroup MMAs read A and B from shared memory
+
+    if wgmma_gemm(atom, d, a, b, c):
+        return None
+    if isinstance(atom, TiledMma):
+        tiled = atom
+    elif isinstance(atom, MmaAtom):
+        tiled = make_tiled_mma(atom)
+    else:
+        raise TraceError(f"kernel {t.name}: cute.gemm expects a TiledMma or MMA atom, got {type(atom).__name__}")
+    for what, x in (("d", d), ("a", a), ("b", b), ("c", c)):
+        if not isinstance(getattr(x, "engine", None), RmemEngine):
+            raise TraceError(f"kernel {t.name}: cute.gemm operand {what} must be a register fragment "
+                             f"(make_fragment_A/B/C, make_rmem_tensor), got {x}")
+    ra = len(a.layout.shape) if isinstance(a.layout.shape, tuple) else 1
+    rc = len(c.layout.shape) if isinstance(c.layout.shape, tuple) else 1
+    if (ra, rc) not in ((2, 3), (3, 3)):
+        raise TraceError(f"kernel {t.name}: cute.gemm inside a kernel takes (V,M[,K]) x (V,N[,K]) => (V,M,N) "
+                         f"fragments; got a of rank {ra} and c of rank {rc}")
+    va, M, *ka = _modes(a, "a", ra)
+    vb, N, *kb = _modes(b, "b", ra)
+    vc, Mc, Nc = _modes(c, "c", 3)
+    vd, Md, Nd = _modes(d, "d", 3)
+    K = ka[0] if ka else 1
+    if (kb[0] if kb else 1) != K or (Mc, Nc) != (M, N) or (Md, Nd) != (M, N) or vc != vd:
+        raise TraceError(f"kernel {t.name}: cute.gemm fragment shapes do not agree: a {a.layout.shape}, "
+                         f"b {b.layout.shape}, c {c.layout.shape}, d {d.layout.shape}")
+    impl = None
+    for cls in type(tiled.op).__mro__:
+        impl = GEMM_IMPLS.get(cls)
+        if impl is not None:
+            break
+    if impl is None:
+        raise TraceError(f"kernel {t.name}: cute.gemm with {tiled.op} inside a kernel is not supported by cutelab "
+                         f"yet (supported: {', '.join(sorted(c.__name__ for c in GEMM_IMPLS))})")
+    impl(tiled, d, a, b, c, (max(va, vb, vc), M, N, K))
+
+
+def _universal(tiled: Any, d: Any, a: Any, b: Any, c: Any, dims: Tuple[int, int, int, int]) -> None:
+    t = current("cute.gemm")
+    V, M, N, K = dims
+    if V != 1 or any(_modes(x, w, r)[0] != 1 for x, w, r in ((a, "a", len(a.layout.shape)),
+                                                               (b, "b", len(b.layout.shape)), (c, "c", 3))):
+        raise TraceError(f"kernel {t.name}: cute.gemm with MmaUniversalOp needs fragments with one value per "
+                         f"atom (mode 0 of size 1), got a {a.layout.shape}, c {c.layout.shape}")
+    dtype = d.element_type
+    for what, x in (("a", a), ("b", b), ("c", c)):
+        if x.element_type.name != dtype.name:
+            raise TraceError(f"kernel {t.name}: cute.gemm with MmaUniversalOp({tiled.op.abacc_dtype}): operand "
+                             f"{what} holds {x.element_type}, d holds {dtype}; A, B and C share one type")
+    av, bv, cv = a.load(), b.load(), c.load()
+    for v in (av, bv, cv):
+        t.check_refs(v.refs, "cute.gemm")
+    acc: List[Any] = list(cv.refs)  # index m + M * n (V = 1)
+    for k in range(K):
+        xs, ys, zs = [], [], []
+        for n in range(N):
+            for m in range(M):
+                xs.append(av.refs[m + M * k])
+                ys.append(bv.refs[n + N * k])
+                zs.append(acc[m + M * n])
+        dst = t.new_reg(dtype, M * N)
+        t.emit(Fma(dst, tuple(xs), tuple(ys), tuple(zs)))
+        acc = [(dst, i) for i in range(M * N)]
+    d.store(TraceValue(acc, d.layout.shape, dtype))
+
+
+def _register_defaults() -> None:
+    from ...nvgpu.universal_mma import MmaUniversalOp
+
+    register_gemm(MmaUniversalOp, _universal)
+
+
+_register_defaults()
+
+
+from . import mma_sync as _mma  # noqa: E402,F401 - registers SM80 mma.sync (warp.MmaF16BF16Op)

@@ -1,0 +1,498 @@
+"""SM90 mbarriers inside traced kernels: ``cute.arch.mbarrier_*`` and the async-proxy fences.
+
+An mbarrier is a 64-bit word of shared memory (``SmemAllocator.allocate_tensor(cutlass.Int64,
+n)``; its ``.iterator``, plus an offset, is the barrier pointer). It counts down the arrivals of
+one *phase*: ``mbarrier_init(ptr, count)`` expects ``count`` arrivals; ``mbarrier_arrive``
+makes one; ``mbarrier_expect_tx(ptr, bytes)`` adds transaction bytes that asynchronous copies
+(TMA) will complete; a phase completes when all its arrivals have happened and its transaction
+count is back to zero, and the next phase begins with the full arrival count again.
+``mbarrier_wait(ptr, parity)`` waits until the phase of that parity (0 or 1) has completed.
+
+The CPU interpreter keeps, per thread block and barrier, the expected and pending arrivals, the
+transaction count and the number of completed phases. It runs all threads of a block one op
+after another, so a wait is reached only after every thread has done all the work before it:
+a wait whose phase has not completed then can never complete, and is reported (kernel, line,
+block, barrier, what is still pending) instead of hanging. Kernels whose threads must run
+*concurrently* through a wait (a producer warp that waits for a consumer warp that runs later
+in program order) are beyond this model and are refused the same way.
+
+The CUDA back end prints the PTX of each op inline (``mbarrier.init.shared::cta.b64``,
+``mbarrier.arrive...``, ``mbarrier.try_wait.parity...`` with a suspend-time hint, in a PTX loop, ``fence.mbarrier_init``,
+``fence.proxy.async``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from ...errors import LaunchError, TraceError
+from ..ir.symbolic import is_sym
+from ..ir.nodes import Access, Op, Shared
+from ..frontend.trace import TraceValue, current
+
+__all__ = [
+    "MbarrierOp", "FenceOp", "run_branches_concurrently", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
+    "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy", "fence_view_async_shared",
+    "mbar_ref", "complete_tx", "smem_addr",
+]
+
+
+# The suspend-time hint of mbarrier_wait's try_wait (nanoseconds; CUTLASS's ClusterBarrier::wait uses
+# the same): a thread whose phase is not complete sleeps in the instruction until it completes or this
+# time passes, instead of spinning through a loop of polls.
+WAIT_SUSPEND_NS = 0x989680
+
+# --------------------------------------------------------------------------- pointers
+
+def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
+    """(shared array, element offset) of an mbarrier pointer: a smem Pointer or Tensor of 64-bit words."""
+    from ...tensor import Pointer, Tensor
+    from ..frontend.trace import SmemEngine
+
+    from ..frontend.smem import SmemPtr
+
+    t = current(what)
+    if isinstance(ptr, SmemPtr):  # a cute.struct field's data_ptr() (+ stage), e.g. a pipeline's barrier_storage
+        from ...layout import make_layout
+        from ...numeric import Int64
+
+        dt = ptr.dtype or Int64
+        first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(1), dt)
+        eng, off = first.engine, first.offset + ptr.byte_offset // dt.bytes
+    elif isinstance(ptr, Tensor):
+        eng, off = ptr.engine, ptr.offset
+    elif isinstance(ptr, Pointer):
+        eng, off = ptr.engine, ptr.offset
+    else:
+        raise TraceError(f"kernel {t.name}: {what}: expected a shared-memory pointer to an mbarrier "
+                         f"(smem tensor.iterator), got {type(ptr).__name__}{t.where()}")
+    if not isinstance(eng, SmemEngine):
+        raise TraceError(f"kernel {t.name}: {what}: the mbarrier must live in shared memory, got a "
+                         f"{getattr(eng, 'memspace', '?')} pointer{t.where()}")
+    if eng.dtype.width != 64 or eng.dtype.kind not in ("int", "uint"):
+        raise TraceError(f"kernel {t.name}: {what}: an mbarrier is a 64-bit word; the pointer is to "
+                         f"{eng.dtype}{t.where()}")
+    if isinstance(off, TraceValue):
+        raise TraceError(f"kernel {t.name}: {what}: the barrier's offset must be an index expression, not a "
+                         f"value held in registers{t.where()}")
+    t.check_index(off, what)
+    return eng.param, off
+
+
+def smem_addr(r: Any, sh: Shared, base: Any) -> str:
+    """CUDA: the 32-bit shared-window address of sh[base] (a C expression)."""
+    code = r.iexpr(base)[0] if is_sym(base) else str(int(base))
+    return f"(unsigned)__cvta_generic_to_shared(&{sh.name}[{code}])"
+
+
+def _int_arg(x: Any, what: str, t: Any) -> Any:
+    if isinstance(x, bool):
+        x = int(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if is_sym(x):
+        t.check_index(x, what)
+        return x
+    if hasattr(x, "value") and isinstance(getattr(x, "value"), (int, np.integer)):  # Int32(3)
+        return int(x.value)
+    raise TraceError(f"kernel {t.name}: {what}: expected an integer (static or an index expression), got "
+                     f"{type(x).__name__}{t.where()}")
+
+
+# --------------------------------------------------------------------------- CPU state
+
+class _State:
+    """Per shared array of barriers: arrays of shape (blocks of the batch, array length)."""
+
+    def __init__(self, nblk: int, length: int):
+        z = lambda: np.zeros((nblk, length), dtype=np.int64)  # noqa: E731
+        self.init = np.zeros((nblk, length), dtype=bool)
+        self.expected, self.pending, self.tx, self.phase = z(), z(), z(), z()
+
+
+def _state(b: Any, sh: Shared) -> _State:
+    st: Dict[int, _State] = b.__dict__.setdefault("mbarriers", {})
+    if sh.index not in st:
+        st[sh.index] = _State(b.nblk, sh.length)
+    return st[sh.index]
+
+
+def _targets(b: Any, mask: Any, sh: Shared, base: Any, what: str) -> Tuple[np.ndarray, np.ndarray]:
+    """(block in batch, barrier slot) of every active thread."""
+    addr = np.broadcast_to(np.asarray(b.index(base), dtype=np.int64), (b.n,))
+    blk = b.block_of
+    if mask is not None:
+        addr, blk = addr[mask], blk[mask]
+    if addr.size and (addr.min() < 0 or addr.max() >= sh.length):
+        raise LaunchError(f"{b.ir.name}: {what}: barrier offset {int(addr.min())}..{int(addr.max())} is outside "
+                          f"the {sh.length} barriers of {sh.name}")
+    return blk, addr
+
+
+def _need_init(st: _State, blk: np.ndarray, slot: np.ndarray, b: Any, sh: Shared, what: str) -> None:
+    bad = ~st.init[blk, slot]
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise LaunchError(f"{b.ir.name}: {what}: barrier {sh.name}[{int(slot[i])}] of block "
+                          f"{_block_no(b, int(blk[i]))} was never initialised (cute.arch.mbarrier_init)")
+
+
+def _block_no(b: Any, k: int) -> str:
+    """The block index (x,y,z) of block k of the batch."""
+    return "(" + ",".join(str(int(b.env[f"bid.{a}"][k * b.nt])) for a in "xyz") + ")"
+
+
+def _advance(st: _State, blk: np.ndarray, slot: np.ndarray) -> None:
+    """Complete the phase of each (blk, slot) whose arrivals and transactions are all done."""
+    done = (st.pending[blk, slot] == 0) & (st.tx[blk, slot] == 0)
+    if done.any():
+        bb, ss = blk[done], slot[done]
+        key = np.unique(bb * st.init.shape[1] + ss)
+        bb, ss = key // st.init.shape[1], key % st.init.shape[1]
+        st.phase[bb, ss] += 1
+        st.pending[bb, ss] = st.expected[bb, ss]
+
+
+def _arrive(b: Any, st: _State, blk: np.ndarray, slot: np.ndarray, sh: Shared, what: str, where: str) -> None:
+    cnt = np.zeros_like(st.pending)
+    np.add.at(cnt, (blk, slot), 1)
+    bb, ss = np.nonzero(cnt)
+    for k, s in zip(bb.tolist(), ss.tolist()):  # arrivals may span phases: one phase at a time
+        n = int(cnt[k, s])
+        while n:
+            take = min(n, int(st.pending[k, s]))
+            if take == 0:
+                raise LaunchError(
+                    f"{b.ir.name}{where}: {what}: barrier {sh.name}[{s}] of block {_block_no(b, k)} has no arrival "
+                    f"left in its phase (it expects {int(st.expected[k, s])} and waits for {int(st.tx[k, s])} "
+                    f"transaction bytes): more threads arrive than mbarrier_init counted")
+            st.pending[k, s] -= take
+            n -= take
+            _advance(st, np.array([k]), np.array([s]))
+
+
+def complete_tx(b: Any, sh: Shared, blk: np.ndarray, slot: np.ndarray, nbytes: int) -> None:
+    """An asynchronous copy (TMA) of nbytes completes on barrier sh[slot] of each block in blk."""
+    st = _state(b, sh)
+    _need_init(st, blk, slot, b, sh, "a TMA copy's complete_tx")
+    np.add.at(st.tx, (blk, slot), -int(nbytes))
+    _advance(st, blk, slot)
+
+
+# --------------------------------------------------------------------------- ops
+
+class MbarrierOp(Op):
+    """One mbarrier operation: ``init`` (count), ``arrive``, ``expect_tx`` (bytes),
+    ``arrive_expect_tx`` (bytes), ``wait`` (parity) or ``try_wait`` (parity; result in ``dst``)."""
+
+    __slots__ = ("kind", "shared", "base", "arg", "dst", "where")
+
+    KINDS = ("init", "arrive", "expect_tx", "arrive_expect_tx", "wait", "try_wait")
+
+    def __init__(self, kind: str, shared: Shared, base: Any, arg: Any = None, dst: Any = None, where: str = ""):
+        assert kind in self.KINDS, kind
+        self.kind, self.shared, self.base, self.arg, self.dst, self.where = kind, shared, base, arg, dst, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        a = "" if self.arg is None else f", {_ref_str(self.arg)}"
+        d = "" if self.dst is None else f"{self.dst!r} = "
+        return f"{d}mbarrier_{self.kind}({self.shared.name}[{_ref_str(self.base)}]{a})"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), self.kind == "init", self)]
+
+    def _arg(self, b: Any, blk_mask: Any) -> np.ndarray:
+        v = np.broadcast_to(np.asarray(b.index(self.arg), dtype=np.int64), (b.n,))
+        return v if blk_mask is None else v[blk_mask]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        sh = self.shared
+        what = f"cute.arch.mbarrier_{self.kind}"
+        blk, slot = _targets(b, mask, sh, self.base, what)
+        st = _state(b, sh)
+        if self.kind == "init":
+            cnt = self._arg(b, mask)
+            if cnt.size and cnt.min() < 1:
+                raise LaunchError(f"{b.ir.name}{self.where}: {what}: the arrival count must be >= 1, got {int(cnt.min())}")
+            st.init[blk, slot] = True
+            st.expected[blk, slot] = cnt
+            st.pending[blk, slot] = cnt
+            st.tx[blk, slot] = 0
+            st.phase[blk, slot] = 0
+            return
+        _need_init(st, blk, slot, b, sh, what)
+        if self.kind in ("expect_tx", "arrive_expect_tx"):
+            np.add.at(st.tx, (blk, slot), self._arg(b, mask))
+        if self.kind in ("arrive", "arrive_expect_tx"):
+            _arrive(b, st, blk, slot, sh, what, self.where)
+            return
+        if self.kind == "expect_tx":
+            return
+        par = self._arg(b, mask) & 1
+        done = (st.phase[blk, slot] & 1) != par  # the phase of parity `par` has completed
+        if self.kind == "try_wait":
+            res = np.zeros((b.n, 1), dtype=self.dst.dtype.storage)
+            if mask is None:
+                res[:, 0] = done
+            else:
+                res[mask, 0] = done
+            b.regs[self.dst.id] = res
+            return
+        if not done.all():
+            i = int(np.argmin(done))
+            k, s = int(blk[i]), int(slot[i])
+            raise LaunchError(
+                f"{b.ir.name}{self.where}: cute.arch.mbarrier_wait(phase={int(par[i])}) on {sh.name}[{s}] of block "
+                f"{_block_no(b, k)} can never complete: the phase still waits for {int(st.pending[k, s])} of "
+                f"{int(st.expected[k, s])} arrivals and {int(st.tx[k, s])} transaction bytes, and every thread of "
+                f"the block has already run all the code before this wait (the CPU interpreter runs the threads "
+                f"of a block in lock-step, so a wait on work that comes later in program order deadlocks here)")
+
+    def ready(self, b: Any, mask: Any) -> bool:
+        """For a wait: whether every active thread's phase has completed (the wait would return)."""
+        blk, slot = _targets(b, mask, self.shared, self.base, "cute.arch.mbarrier_wait")
+        st = _state(b, self.shared)
+        _need_init(st, blk, slot, b, self.shared, "cute.arch.mbarrier_wait")
+        par = self._arg(b, mask) & 1
+        return bool(((st.phase[blk, slot] & 1) != par).all())
+
+    def cuda(self, r: Any) -> None:
+        addr = smem_addr(r, self.shared, self.base)
+        arg = None
+        if self.arg is not None:
+            arg = r.iexpr(self.arg)[0] if is_sym(self.arg) else str(int(self.arg))
+        k = self.kind
+        if k == "init":
+            r.emit(f'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"({addr}), "r"((unsigned)({arg})) : "memory");')
+        elif k == "arrive":
+            r.emit(f'asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"({addr}) : "memory");')
+        elif k == "expect_tx":
+            r.emit(f'asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"({addr}), '
+                   f'"r"((unsigned)({arg})) : "memory");')
+        elif k == "arrive_expect_tx":
+            r.emit(f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"({addr}), '
+                   f'"r"((unsigned)({arg})) : "memory");')
+        elif k == "wait":  # the loop in PTX; each try_wait may suspend the thread up to the hint (ns)
+            r.emit('asm volatile("{\\n\\t.reg .pred p;\\n\\tCL_WAIT:\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], '
+                   f'%1, {WAIT_SUSPEND_NS};\\n\\t@!p bra CL_WAIT;\\n\\t}}" :: "r"({addr}), "r"((unsigned)({arg})) '
+                   ': "memory");')
+        else:
+            r.reg_decl(self.dst)
+            r.emit('{ unsigned cl_ok; asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, '
+                   '[%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(cl_ok) : "r"(' + addr + '), "r"((unsigned)('
+                   + arg + f')) : "memory"); {r.rn(self.dst)}[0] = cl_ok; }}')
+
+
+class FenceOp(Op):
+    """A fence with no CPU effect (the interpreter's memory is always coherent): ``mbarrier_init``
+    (``fence.mbarrier_init.release.cluster``), ``proxy_async`` (``fence.proxy.async.shared::cta``)."""
+
+    __slots__ = ("kind",)
+
+    PTX = {"mbarrier_init": "fence.mbarrier_init.release.cluster;",
+           "proxy_async": "fence.proxy.async.shared::cta;",
+           "proxy_async_cluster": "fence.proxy.async.shared::cluster;",
+           "proxy_async_all": "fence.proxy.async;",
+           "proxy_async_global": "fence.proxy.async.global;"}
+
+    def __init__(self, kind: str):
+        assert kind in self.PTX, kind
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"fence_{self.kind}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f'asm volatile("{self.PTX[self.kind]}" ::: "memory");')
+
+
+# --------------------------------------------------------------------------- cute.arch names
+
+def _emit(kind: str, ptr: Any, arg: Any = None, what: str = "", result: bool = False) -> Any:
+    t = current(what)
+    sh, base = mbar_ref(ptr, what)
+    if arg is not None:
+        arg = _int_arg(arg, what, t)
+    dst = None
+    if result:
+        from ...numeric import Boolean
+
+        dst = t.new_reg(Boolean, 1)
+    t.emit(MbarrierOp(kind, sh, base, arg, dst, t.where()))
+    if result:
+        from ...numeric import Boolean
+
+        return TraceValue([(dst, 0)], (), Boolean)
+    return None
+
+
+def mbarrier_init(mbar_ptr: Any, cnt: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """Initialise the mbarrier at mbar_ptr to expect cnt arrivals per phase (run by one thread).
+
+    >>> mbarrier_init(None, 1)
+    Traceback (most recent call last):
+    ...
+    cutelab.errors.TraceError: cute.arch.mbarrier_init is only available inside a @cute.kernel function while it is launched
+    """
+    _emit("init", mbar_ptr, cnt, "cute.arch.mbarrier_init")
+
+
+def mbarrier_init_fence(*, loc: Any = None, ip: Any = None) -> None:
+    """Make mbarrier initialisations visible to the other threads and the async proxy."""
+    current("cute.arch.mbarrier_init_fence").emit(FenceOp("mbarrier_init"))
+
+
+def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+    """Arrive on the mbarrier (each executing thread counts one arrival)."""
+    _no_cluster(peer_cta_rank_in_cluster, "cute.arch.mbarrier_arrive")
+    _emit("arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive")
+
+
+def mbarrier_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None, *, scope: Any = None,
+                       loc: Any = None, ip: Any = None) -> None:
+    """Add bytes to the transaction count of the mbarrier's current phase (no arrival)."""
+    _no_cluster(peer_cta_rank_in_cluster, "cute.arch.mbarrier_expect_tx")
+    _emit("expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx")
+
+
+def mbarrier_arrive_and_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None,
+                                  relaxed: bool = False, scope: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+    """Add bytes to the transaction count, then arrive (one thread, usually inside elect_one)."""
+    _no_cluster(peer_cta_rank_in_cluster, "cute.arch.mbarrier_arrive_and_expect_tx")
+    _emit("arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx")
+
+
+def mbarrier_wait(mbar_ptr: Any, phase: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """Wait until the mbarrier's phase of parity `phase` (0 or 1) has completed."""
+    _emit("wait", mbar_ptr, phase, "cute.arch.mbarrier_wait")
+
+
+def mbarrier_try_wait(mbar_ptr: Any, phase: Any, *, loc: Any = None, ip: Any = None) -> TraceValue:
+    """Whether the mbarrier's phase of parity `phase` has completed (a Boolean value)."""
+    return _emit("try_wait", mbar_ptr, phase, "cute.arch.mbarrier_try_wait", result=True)
+
+
+def fence_proxy(kind: Any = "async.shared", *, space: Any = None, use_intrinsic: Any = None, loc: Any = None,
+                ip: Any = None) -> None:
+    """``fence.proxy``: order generic-proxy memory accesses before async-proxy ones (TMA, wgmma).
+
+    kind is CuTe DSL 4.8.1's string: ``"async"``, ``"async.shared"`` (space ``"cta"`` or
+    ``"cluster"``) or ``"async.global"``; the other proxies (alias, tensormap, generic) are refused."""
+    k = getattr(kind, "value", kind)
+    sp = getattr(space, "value", space)
+    if k == "async":
+        ptx = "proxy_async_all"
+    elif k == "async.shared" and sp in (None, "cta"):
+        ptx = "proxy_async"
+    elif k == "async.shared" and sp == "cluster":
+        ptx = "proxy_async_cluster"
+    elif k == "async.global":
+        ptx = "proxy_async_global"
+    else:
+        raise TraceError(f"cute.arch.fence_proxy({kind!r}, space={space!r}): cutelab kernels support the async "
+                         f"proxy fences ('async', 'async.shared' with space 'cta' or 'cluster', 'async.global')")
+    current("cute.arch.fence_proxy").emit(FenceOp(ptx))
+
+
+def fence_view_async_shared(*, loc: Any = None, ip: Any = None) -> None:
+    """``fence.proxy.async.shared::cta`` (CuTe DSL's shorthand)."""
+    current("cute.arch.fence_view_async_shared").emit(FenceOp("proxy_async"))
+
+
+def _no_cluster(peer: Any, what: str) -> None:
+    if peer is not None:
+        raise TraceError(f"{what}: peer_cta_rank_in_cluster is not supported (cutelab kernels run without clusters)")
+
+
+# --------------------------------------------------------------------------- warp specialisation on the CPU
+
+def has_wait(block: Any, _cache: Dict[int, bool] = {}) -> bool:  # noqa: B006 (a cache by IR block)
+    """Whether a block (or a region inside it) waits on an mbarrier."""
+    from ..ir.nodes import walk
+
+    key = id(block)
+    if key not in _cache:
+        _cache[key] = any(isinstance(op, MbarrierOp) and op.kind == "wait" for op in walk(block))
+    return _cache[key]
+
+
+def run_branches_concurrently(b: Any, s: Any, mask: Any, buffers: Any, addresses: Any, lines: Any) -> bool:
+    """The CPU interpreter's ``if``/``else`` whose branches wait on mbarriers (a warp-specialised
+    producer and consumer): both branches run as coroutines, each until it reaches a wait whose
+    phase has not completed, then the other; a round in which neither can go on is a deadlock and
+    is reported as mbarrier_wait reports it. Returns False (run the If as usual) when only one
+    branch has threads or waits."""
+    from ..cpu.interpreter import _and, _cond
+
+    if not (s.then.ops and s.orelse.ops) or not (has_wait(s.then) or has_wait(s.orelse)):
+        return False
+    c = _cond(b, s.cond)
+    m1, m2 = _and(mask, c), _and(mask, ~c)
+    if not (m1.any() and m2.any()):
+        return False
+    progress = [0]
+    gens = [_coroutine(b, s.then, m1, buffers, addresses, lines, progress),
+            _coroutine(b, s.orelse, m2, buffers, addresses, lines, progress)]
+    blocked: Dict[int, Any] = {}
+    while gens:
+        before = progress[0]
+        for g in list(gens):
+            try:
+                blocked[id(g)] = next(g)
+            except StopIteration:
+                gens.remove(g)
+                blocked.pop(id(g), None)
+        if gens and progress[0] == before:  # every live branch waits on a phase nobody can complete
+            op, m = blocked[id(gens[0])]
+            op.interpret(b, m, buffers)  # raises the "can never complete" error
+            raise AssertionError("a blocked wait completed")  # pragma: no cover
+    return True
+
+
+def _coroutine(b: Any, block: Any, mask: Any, buffers: Any, addresses: Any, lines: Any, progress: List[int]):
+    """Run block under mask as the interpreter does, yielding (wait op, mask) where a wait blocks."""
+    from ..cpu.interpreter import _and, _cond, _run_block
+    from ..ir.nodes import Block, For, If, While
+
+    one = Block()
+    for s in block.ops:
+        if isinstance(s, MbarrierOp) and s.kind == "wait":
+            while not s.ready(b, mask):
+                yield s, mask
+        if isinstance(s, If):
+            c = _cond(b, s.cond)
+            m1 = _and(mask, c)
+            if m1.any():
+                yield from _coroutine(b, s.then, m1, buffers, addresses, lines, progress)
+            if s.orelse.ops:
+                m2 = _and(mask, ~c)
+                if m2.any():
+                    yield from _coroutine(b, s.orelse, m2, buffers, addresses, lines, progress)
+        elif isinstance(s, For) and has_wait(s.body):
+            lo = np.broadcast_to(np.asarray(b.index(s.lo), dtype=np.int64), (b.n,))
+            hi = np.broadcast_to(np.asarray(b.index(s.hi), dtype=np.int64), (b.n,))
+            k = 0
+            while True:
+                v = lo + k * s.step
+                m = _and(mask, (v < hi) if s.step > 0 else (v > hi))
+                if not m.any():
+                    break
+                b.env[s.var.name] = v
+                yield from _coroutine(b, s.body, m, buffers, addresses, lines, progress)
+                b.env[s.var.name] = v  # the other branch may have run loops of its own meanwhile
+                k += 1
+            b.env.pop(s.var.name, None)
+        elif isinstance(s, While) and (has_wait(s.before) or has_wait(s.body)):
+            raise LaunchError(f"{b.ir.name}: a runtime while loop that waits on mbarriers inside a warp-specialised "
+                              f"branch is not supported by the CPU interpreter")
+        else:
+            one.ops = [s]
+            _run_block(b, one, mask, buffers, addresses, lines)
+        progress[0] += 1

@@ -1,0 +1,273 @@
+"""``cute.gemm`` inside a traced kernel: warp-level tensor-core MMAs (SM80 ``mma.sync``).
+
+``mma_sync_gemm(tiled_mma, d, a, b, c)`` (what ``cute.gemm`` runs in a kernel for these ops, through
+``cutelab.kernel.instr.gemm``'s dispatch) takes register fragments partitioned by the tiled MMA
+(``thr_mma.partition_*`` / ``make_fragment_*``) and emits one ``MmaSync`` op per MMA atom
+instance of the thread: for every k, m, n of the fragments' rest modes, the atom's A values of
+(m, k), B values of (n, k) and C values of (m, n) go in, and fresh D values come out. Along K
+the result of one instruction is the C of the next, as CuTe's ``gemm`` chains them.
+
+``MmaSync`` is a warp op: its 32 lanes hand in their registers together.
+
+- CPU: gather the warp's A (M x K), B (N x K) and C (M x N) tiles through the atom's TV layouts
+  (lane ``l`` holds values ``tv(l, v)`` of the tile, column-major), compute ``C + A B^T`` and
+  scatter D back the same way. Products of f16/bf16 values are exact in float64; the K products
+  and C are summed in float64 and rounded once to the accumulator type (round to nearest
+  even). The tensor cores sum in their own order with at least f32 precision, so results agree
+  with the GPU to the last bit whenever the exact sum is representable (small integers) and
+  within the accumulator's rounding otherwise.
+- CUDA: inline PTX ``mma.sync.aligned.m16n8k{8,16}.row.col.{f32,f16}.{f16,bf16}...`` on
+  32-bit registers, each packing two 16-bit values (the lower one first); for the SM89 fp8 ops
+  (``warp.MmaFP8Op``: e4m3/e5m2, m16n8k16 and m16n8k32) ``mma.sync...{f32,f16}.{e4m3,e5m2}...``
+  with four 8-bit values per register (PTX ISA 8.7 for the f16 accumulator and for k16; a GPU of
+  compute capability 8.9 or newer). The fp8 products are exact in float64 too. For sm_90a ptxas
+  lowers each fp8 m16n8k32 to two f16 HMMA.16816 (every fp8 value is exact in f16), so the sums
+  are the f16 MMA's; Ada (sm_89) runs it natively, and its accumulation may keep fewer bits.
+
+>>> from cutelab.nvgpu import warp
+>>> import cutelab as cute
+>>> ptx_name(warp.MmaF16BF16Op(cute.BFloat16, cute.Float32, (16, 8, 16)))
+'mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32'
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Sequence, Tuple
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import TraceError
+from ..ir.nodes import Op, Reg
+from ..frontend.trace import TraceValue, current
+
+__all__ = ["MmaSync", "mma_sync_gemm", "ptx_name"]
+
+
+def _op_of(mma: Any) -> Any:
+    return getattr(mma, "op", None)
+
+
+_PTX_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
+def ptx_name(op: Any) -> str:
+    """The PTX instruction of a warp MMA op (mma.sync...)."""
+    m, n, k = op.shape_mnk
+    ab = _PTX_TYPE[op.ab_dtype.name]
+    acc = {"f16": "f16", "f32": "f32"}[op.acc_dtype.name]
+    return f"mma.sync.aligned.m{m}n{n}k{k}.row.col.{acc}.{ab}.{ab}.{acc}"
+
+
+def _tv_pq(tv: Any, P: int) -> Tuple[np.ndarray, np.ndarray]:
+    """(row, col) in a P x Q column-major tile of every (lane, value) of a TV layout."""
+    nv = it.product(tv.shape[1]) if isinstance(tv.shape, tuple) else 1
+    offs = np.asarray(tv.offsets()).reshape(nv, 32).T  # offsets are column-major over (T, V)
+    return offs % P, offs // P
+
+
+class MmaSync(Op):
+    """One warp-level MMA instruction: ``d = a * b + c`` over the 32 lanes of each warp.
+
+    ``a``, ``b``, ``c`` are the lane's operand values (Refs, as many as the atom's value modes
+    hold), ``d`` a fresh register array of the accumulator type."""
+
+    __slots__ = ("op", "d", "a", "b", "c", "tv")
+
+    def __init__(self, op: Any, d: Reg, a: Sequence[Any], b: Sequence[Any], c: Sequence[Any], tv: tuple):
+        self.op, self.d = op, d
+        self.a, self.b, self.c = tuple(a), tuple(b), tuple(c)
+        self.tv = tv  # the atom's (A, B, C) TV layouts
+
+    def __repr__(self) -> str:
+        return f"{self.d!r} = {ptx_name(self.op)}(a[{len(self.a)}], b[{len(self.b)}], c[{len(self.c)}])"
+
+    # ---- CPU
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from ..cpu.interpreter import _from_real, _to_real, _whole_warps
+
+        op = self.op
+        M, N, K = op.shape_mnk
+        n = b.n
+        W = n // 32
+        active = _whole_warps(b, mask, ptx_name(op), "mma.sync")
+        ab, acc = op.ab_dtype, op.acc_dtype
+
+        def vals(refs: tuple, dt: Any) -> np.ndarray:
+            raw = b.matrix(refs, dt)
+            return _to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))[active]
+
+        A, B, C = vals(self.a, ab), vals(self.b, ab), vals(self.c, acc)
+        (pa, qa), (pb, qb), (pc, qc) = (_tv_pq(t, P) for t, P in zip(self.tv, (M, N, M)))
+        w = A.shape[0]
+        At = np.zeros((w, M, K))
+        Bt = np.zeros((w, N, K))
+        Ct = np.zeros((w, M, N))
+        At[:, pa, qa] = A
+        Bt[:, pb, qb] = B
+        Ct[:, pc, qc] = C
+        Dt = np.einsum("wmk,wnk->wmn", At, Bt) + Ct
+        if acc.name == "f32":
+            Dt = Dt.astype(np.float32)
+        out = np.zeros((W, 32, self.d.n), dtype=acc.storage)
+        out[active] = _from_real(Dt[:, pc, qc], acc)
+        b.regs[self.d.id] = out.reshape(n, self.d.n)
+
+    # ---- CUDA
+    def cuda(self, r: Any) -> None:
+        op = self.op
+        ab, acc = op.ab_dtype, op.acc_dtype
+
+        def packed(refs: tuple, dt: Any) -> List[str]:
+            per = 32 // dt.width  # values per 32-bit register, the first in the lowest bits
+            out = []
+            for i in range(0, len(refs), per):
+                vals = [f"((unsigned int)({r.ref_storage(refs[i + j], dt)}){f' << {j * dt.width}' if j else ''})"
+                        for j in range(per)]
+                out.append("(" + " | ".join(vals) + ")")
+            return out
+
+        r.reg_decl(self.d)
+        d = r.rn(self.d)
+        a, bb = packed(self.a, ab), packed(self.b, ab)
+        r.n_tmp += 1
+        t = f"mma{r.n_tmp}"
+        r.emit("{")
+        r.indent += 1
+        na, nb = len(a), len(bb)
+        r.emit(f"const unsigned int {t}_a[{na}] = {{{', '.join(a)}}};")
+        r.emit(f"const unsigned int {t}_b[{nb}] = {{{', '.join(bb)}}};")
+        if acc.name == "f32":
+            c = [r.ref_compute(x, acc) for x in self.c]
+            nc = len(c)
+            r.emit(f"const float {t}_c[{nc}] = {{{', '.join(c)}}};")
+            outs = [f'"=f"({d}[{i}])' for i in range(nc)]
+            ins_c = [f'"f"({t}_c[{i}])' for i in range(nc)]
+        else:
+            c = packed(self.c, acc)
+            nc = len(c)
+            r.emit(f"const unsigned int {t}_c[{nc}] = {{{', '.join(c)}}};")
+            r.emit(f"unsigned int {t}_d[{nc}];")
+            outs = [f'"=r"({t}_d[{i}])' for i in range(nc)]
+            ins_c = [f'"r"({t}_c[{i}])' for i in range(nc)]
+        k = 0
+
+        def regs(m: int) -> str:
+            nonlocal k
+            s = "{" + ",".join(f"%{k + i}" for i in range(m)) + "}"
+            k += m
+            return s
+
+        dreg = regs(nc)
+        areg, breg, creg = regs(na), regs(nb), regs(nc)
+        ins = [f'"r"({t}_a[{i}])' for i in range(na)] + [f'"r"({t}_b[{i}])' for i in range(nb)] + ins_c
+        r.emit(f'asm volatile("{ptx_name(op)} {dreg}, {areg}, {breg}, {creg};\\n"')
+        r.emit(f"    : {', '.join(outs)}")
+        r.emit(f"    : {', '.join(ins)});")
+        if acc.name != "f32":
+            for i in range(nc):
+                r.emit(f"{d}[{2 * i}] = (unsigned short)({t}_d[{i}] & 0xffffu);")
+                r.emit(f"{d}[{2 * i + 1}] = (unsigned short)({t}_d[{i}] >> 16);")
+        r.indent -= 1
+        r.emit("}")
+
+
+# --------------------------------------------------------------------------- cute.gemm in a kernel
+
+def _rank(t: Any) -> int:
+    s = t.layout.shape
+    return len(s) if isinstance(s, tuple) else 1
+
+
+def _values(t: Any, crd: tuple, what: str, n: int) -> TraceValue:
+    v = t[crd].load() if crd else t.load()
+    if len(v.refs) != n:
+        raise TraceError(f"cute.gemm: operand {what} has {len(v.refs)} values per atom, the atom takes {n}")
+    return v
+
+
+def mma_sync_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any, dims: Any = None) -> None:
+    """d = a * b + c inside a kernel over a TiledMma's (or MMA atom's) per-thread fragments.
+
+    Ranks as cute.gemm dispatches them: (V) x (V) => (V); (V,M) x (V,N) => (V,M,N);
+    (V,M,K) x (V,N,K) => (V,M,N). d may be c."""
+    from ...nvgpu.mma_atom import MmaAtom, MmaOp, make_tiled_mma
+    from ...nvgpu.warp.mma import MmaF16BF16Op, MmaFP8Op
+
+    t = current("cute.gemm")
+    tiled = mma if isinstance(mma, MmaAtom) else make_tiled_mma(mma) if isinstance(mma, MmaOp) else None
+    if tiled is None:
+        raise TraceError(f"kernel {t.name}: cute.gemm: expected an MMA atom, op or tiled MMA, got {type(mma).__name__}")
+    op = _op_of(tiled)
+    if not isinstance(op, (MmaF16BF16Op, MmaFP8Op)):
+        raise TraceError(f"kernel {t.name}: cute.gemm with {type(op).__name__} is not supported inside cutelab "
+                         f"kernels yet (warp.MmaF16BF16Op and warp.MmaFP8Op are){t.where()}")
+    for what, x in (("a", a), ("b", b), ("c", c), ("d", d)):
+        if getattr(x, "memspace", None) != "rmem":
+            raise TraceError(f"kernel {t.name}: cute.gemm: operand {what} ({x}) must be a register fragment "
+                             f"(make_fragment_{what.upper() if what != 'd' else 'C'}); {type(op).__name__} reads "
+                             f"registers{t.where()}")
+    ra, rb, rc, rd = _rank(a), _rank(b), _rank(c), _rank(d)
+    if ra != rb or rc != rd:
+        raise TraceError(f"kernel {t.name}: cute.gemm: a and b must have one rank, c and d one rank; got "
+                         f"a {a.layout}, b {b.layout}, c {c.layout}, d {d.layout}")
+    tv = (tiled.tv_layout_A, tiled.tv_layout_B, tiled.tv_layout_C) if not hasattr(tiled, "_atom") else \
+        (tiled._atom.tv_layout_A, tiled._atom.tv_layout_B, tiled._atom.tv_layout_C)
+    thr = tiled._atom.thr_id if hasattr(tiled, "_atom") else tiled.thr_id
+    if it.product(thr.shape) != 32:
+        raise TraceError(f"kernel {t.name}: cute.gemm: {type(op).__name__} must be a 32-thread warp atom, got thr_id {thr}")
+    nv = [it.product(x.shape[1]) if isinstance(x.shape, tuple) else 1 for x in tv]
+    if ra == 1 and rc == 1:
+        M = N = K = 1
+    elif ra == 2 and rc == 3:
+        M, N, K = it.product(a.layout.shape[1]), it.product(b.layout.shape[1]), 1
+    elif ra == 3 and rc == 3:
+        M, N, K = (it.product(a.layout.shape[1]), it.product(b.layout.shape[1]), it.product(a.layout.shape[2]))
+        if it.product(b.layout.shape[2]) != K:
+            raise TraceError(f"kernel {t.name}: cute.gemm: a {a.layout} and b {b.layout} differ in K")
+    else:
+        raise TraceError(f"kernel {t.name}: cute.gemm: no dispatch for a of rank {ra} and c of rank {rc} "
+                         f"(V x V => V, (V,M) x (V,N) => (V,M,N), (V,M,K) x (V,N,K) => (V,M,N))")
+    if rc == 3 and (it.product(c.layout.shape[1]) != M or it.product(c.layout.shape[2]) != N):
+        raise TraceError(f"kernel {t.name}: cute.gemm: c {c.layout} is not (V,{M},{N}) for a {a.layout} and b {b.layout}")
+
+    def crd(x: Any, i: int, j: int, r: int) -> tuple:
+        if r == 1:
+            return ()
+        if r == 2:
+            return (None, i)
+        return (None, i, j)
+
+    acc_t = op.acc_dtype
+    cur = {}  # (m, n) -> the latest D values
+    for k in range(K):
+        for m in range(M):
+            for nn in range(N):
+                n = nn if m % 2 == 0 else N - 1 - nn  # serpentine, as CuTe orders the atoms
+                av = _values(a, crd(a, m, k, ra), "a", nv[0])
+                bv = _values(b, crd(b, n, k, rb), "b", nv[1])
+                cv = cur.get((m, n))
+                if cv is None:
+                    cv = _values(c, crd(c, m, n, rc), "c", nv[2])
+                for x, dt, w in ((av, op.ab_dtype, "a"), (bv, op.ab_dtype, "b"), (cv, acc_t, "c")):
+                    if x.dtype.name != dt.name:
+                        raise TraceError(f"kernel {t.name}: cute.gemm: operand {w} holds {x.dtype}, "
+                                         f"{type(op).__name__} takes {dt}{t.where()}")
+                    t.check_refs(x.refs, "cute.gemm")
+                dst = t.new_reg(acc_t, nv[2])
+                t.emit(MmaSync(op, dst, av.refs, bv.refs, cv.refs, tv))
+                cur[(m, n)] = TraceValue([(dst, i) for i in range(nv[2])], cv.shape, acc_t)
+    for (m, n), v in cur.items():
+        dd = d[crd(d, m, n, rd)] if rd > 1 else d
+        dd.store(v)
+
+
+def _register() -> None:
+    from ...nvgpu.warp.mma import MmaF16BF16Op, MmaFP8Op
+    from .gemm import register_gemm
+
+    register_gemm(MmaF16BF16Op, mma_sync_gemm)
+    register_gemm(MmaFP8Op, mma_sync_gemm)
+
+
+_register()

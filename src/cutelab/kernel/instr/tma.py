@@ -1,0 +1,322 @@
+"""TMA loads inside traced kernels, and shared memory with a swizzle on its byte addresses.
+
+``cute.copy(tma_atom, gmem_tile, smem_tile, tma_bar_ptr=bar)`` becomes a ``TmaLoadOp``:
+
+- CPU: the issuing thread copies the box (elements outside the global tensor read as zero, as
+  TMA fills them) into shared memory where TMA puts them, then completes ``box bytes`` of
+  transactions on the mbarrier (``mbarrier.complete_tx``);
+- CUDA: ``cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`` with the
+  box's coordinates and a ``const __grid_constant__`` tensor map kernel parameter named
+  ``tmap_<tensor>`` (placed after the other parameters; the launch passes the 128-byte map that
+  ``encode_tensor_map`` gets from the driver's cuTensorMapEncodeTiled, once per (descriptor,
+  tensor address): ``tensor_map``, ``TensorMapArgs``).
+
+The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
+layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.frontend.smem's swizzled memory): the TMA
+box lands where that swizzle and the atom's smem layout put each element (make_tiled_tma_atom
+checks the layout against the hardware's placement, this op checks the memory's swizzle).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import LaunchError, TraceError
+from ...layout import Layout, evaluate_all
+from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES
+from ..cuda import driver as _driver_mod
+from .mbarrier import complete_tx, mbar_ref, smem_addr
+from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
+from ..ir.nodes import Access, Op, Shared
+from ..frontend.trace import SmemEngine, _static_offsets, current
+
+__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+
+TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
+
+
+# --------------------------------------------------------------------------- swizzled shared memory
+
+def smem_byte_swizzle(eng: Any, what: str) -> int:
+    """B of the Swizzle<B,4,3> on byte addresses of a shared tensor's memory (0: not swizzled).
+
+    Swizzled shared memory is ``cutelab.kernel.frontend.smem.SwizzledSmemEngine`` (its swizzle in element
+    units); TMA and GMMA know only the 16-byte-unit swizzles of 32-, 64- and 128-byte rows."""
+    sw = getattr(eng, "swizzle", None)
+    if sw is None or sw.num_bits == 0:
+        return 0
+    m_bytes = sw.num_base + (eng.dtype.bytes.bit_length() - 1)
+    if (m_bytes, sw.num_shift) != (4, 3) or sw.num_bits not in (1, 2, 3):
+        raise TraceError(f"{what}: the shared memory is swizzled by {sw} (elements of {eng.dtype}), which is not "
+                         f"one of the TMA/GMMA swizzles Swizzle<1|2|3,4,3> on byte addresses")
+    return sw.num_bits
+
+
+def smem_phys(eng: Any, offs: np.ndarray) -> np.ndarray:
+    """Physical element offsets (from the start of the shared array) of logical element offsets."""
+    sw = getattr(eng, "swizzle", None)
+    offs = np.asarray(offs, dtype=np.int64)
+    return sw(offs) if sw is not None and sw.num_bits else offs
+
+
+def split_base(offset: Any, period: int, what: str) -> Tuple[Any, int]:
+    """offset = base + const with base a multiple of period (so a swizzle of that period passes it
+    through) and const a static int; refuses offsets whose runtime part is not such a multiple.
+
+    >>> from cutelab.kernel.ir.symbolic import Var
+    >>> b, c = split_base(Var("tid.x", 4) * 1024 + 600, 512, "example")
+    >>> print(b.expr_str(), c)
+    (1024 * tid.x + 512) 88
+    """
+    if not is_sym(offset):
+        o = int(offset)
+        return (o // period) * period, o % period
+    terms, const = lin_form(offset)
+    rest = offset - const
+    if sym_div(rest) % period:
+        raise TraceError(f"{what}: the offset's runtime part ({rest.expr_str()}) is not known to be a multiple of "
+                         f"the swizzle's period ({period} elements), so the swizzled addresses cannot be computed "
+                         f"statically; index whole swizzle atoms (e.g. a pipeline stage) at runtime")
+    return rest + (const // period) * period, const % period
+
+
+# --------------------------------------------------------------------------- the TMA load op
+
+class TmaLoadOp(Op):
+    """One TMA box load: global tensor ``param`` at box origin ``coords`` (one index expression per
+    TMA dimension, innermost first) into ``shared`` at element ``sbase`` (the box start, aligned to
+    the swizzle), completing on barrier ``bar_shared[bar_base]``."""
+
+    __slots__ = ("desc", "param", "coords", "shared", "sbase", "bar_shared", "bar_base", "where", "tmap_name")
+
+    def __init__(self, desc: Any, param: Any, coords: Tuple[Any, ...], shared: Shared, sbase: Any,
+                 bar_shared: Shared, bar_base: Any, where: str = ""):
+        self.desc, self.param, self.coords, self.shared, self.sbase = desc, param, coords, shared, sbase
+        self.bar_shared, self.bar_base, self.where = bar_shared, bar_base, where
+        self.tmap_name = f"tmap_{param.name}"  # tma_copy adds a suffix when one tensor has several descriptors
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        c = ", ".join(_ref_str(x) for x in self.coords)
+        return (f"tma_load {self.shared.name}[{_ref_str(self.sbase)}] <- {self.param.name}[box {it.tuple_str(self.desc.box)} "
+                f"at ({c})] on {self.bar_shared.name}[{_ref_str(self.bar_base)}]")
+
+
+    def accesses(self) -> List[Access]:
+        n = int(np.prod(self.desc.box))
+        phys = self.desc.placement() // self.desc.dtype.bytes
+        return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), True, self),
+                Access(self.bar_shared, self.bar_base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        d = self.desc
+        data = buffers[self.param.index]
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]  # (rank, box elems), innermost fastest
+        valid = np.ones((act.size, box.shape[1]), dtype=bool)
+        goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
+        for k in range(d.rank):
+            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
+            g = c[:, None] + box[k][None, :]
+            valid &= (g >= 0) & (g < d.dims[k])
+            goff += g * (d.strides[k] // d.dtype.bytes)
+        if self.param.length:
+            valid &= (goff >= 0) & (goff < len(data))
+        vals = np.where(valid, data[np.where(valid, goff, 0)], np.zeros((), dtype=data.dtype))
+        sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
+        phys = d.placement() // d.dtype.bytes
+        dst = sb[:, None] + phys[None, :]
+        if dst.size and (dst.min() < 0 or dst.max() >= self.shared.length):
+            raise LaunchError(f"{b.ir.name}{self.where}: TMA load into {self.shared.name}: elements "
+                              f"{int(dst.min())}..{int(dst.max())} fall outside its {self.shared.length} elements")
+        smem = b.shared[self.shared.index]
+        blk = b.block_of[act]
+        smem[(blk * self.shared.length)[:, None] + dst] = vals
+        bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
+        complete_tx(b, self.bar_shared, blk, bar, d.box_bytes)
+
+    def cuda(self, r: Any) -> None:
+        d = self.desc
+        cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
+        ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}];")
+        coords = ", ".join(f'"r"((int)({r.iexpr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
+               f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
+               f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')
+
+    def kernel_params(self) -> List[Tuple[str, str]]:
+        """(prelude line, parameter declaration) this op adds to the CUDA kernel."""
+        return [(TENSORMAP_STRUCT, f"const __grid_constant__ cl_tensormap {self.tmap_name}")]
+
+
+def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[Any, ...]:
+    """The coordinates (innermost TMA dimension first) of the element at `offset` of the global tensor."""
+    eb = desc.dtype.bytes
+    strides = [s // eb for s in desc.strides]
+    out: List[Any] = [0] * desc.rank
+    rest = offset
+    for k in range(desc.rank - 1, -1, -1):
+        if k == 0:
+            out[0] = rest
+        else:
+            out[k] = floordiv(rest, strides[k]) if is_sym(rest) else int(rest) // strides[k]
+            rest = mod(rest, strides[k]) if is_sym(rest) else int(rest) % strides[k]
+    return tuple(out)
+
+
+def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
+    """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
+    from ...nvgpu.cpasync.tma import TmaCopyAtom
+    from ..frontend.trace import GmemEngine
+
+    if not isinstance(atom, TmaCopyAtom):
+        return False
+    t = current("cute.copy")
+    what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
+    bar = kwargs.pop("tma_bar_ptr", None)
+    mcast = kwargs.pop("mcast_mask", None)
+    kwargs.pop("pred", None)
+    if kwargs:
+        raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
+    if mcast not in (None, 0):
+        raise TraceError(f"{what}: mcast_mask needs clusters, which cutelab kernels do not have")
+    if bar is None:
+        raise TraceError(f"{what}: a TMA load completes on an mbarrier: pass tma_bar_ptr=")
+    g, s = src.engine, dst.engine
+    if not isinstance(g, GmemEngine) or isinstance(g, SmemEngine):
+        raise TraceError(f"{what}: the source must be a tile of the global tensor from make_tiled_tma_atom, got "
+                         f"a {getattr(g, 'memspace', '?')} tensor")
+    if not isinstance(s, SmemEngine):
+        raise TraceError(f"{what}: the destination must be in shared memory, got a {getattr(s, 'memspace', '?')} tensor")
+    d = atom.desc
+    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
+        raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
+    # the source tile must be the atom's tile of the atom's tensor
+    gl = src.layout
+    flat_s = it.flatten_to_tuple(gl.shape)
+    flat_d = it.flatten_to_tuple(gl.stride)
+    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
+    want = tuple((e, gstride[i]) for i, e in enumerate(atom.tile) if e != 1)
+    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
+    if got != want:
+        raise TraceError(f"{what}: the source {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
+                         f"{atom.gmem_layout} the atom was made for")
+    # the destination must be one tile in the atom's smem layout, at a swizzle-aligned start
+    sl = dst.layout
+    outer = getattr(atom.smem_layout, "outer", atom.smem_layout)
+    if it.product(sl.shape) != it.product(atom.tile) or not np.array_equal(
+            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
+        raise TraceError(f"{what}: the destination {sl} is not the atom's smem layout {atom.smem_layout}")
+    if smem_byte_swizzle(s, what) != d.swizzle:
+        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
+                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the destination's memory is "
+                         f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
+                         f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
+    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
+    sbase, const = split_base(dst.offset, period, what)
+    if const:
+        raise TraceError(f"{what}: the destination starts at element offset {const} within a "
+                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
+    coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
+    bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
+    s.param.written = True
+    g.param.read = True
+    from ..frontend.arch import elect_one
+
+    op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
+    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+    key = (g.param.index, d)
+    if key not in names:
+        k = sum(1 for (i, _) in names if i == g.param.index)
+        names[key] = op.tmap_name + (f"_{k}" if k else "")
+    op.tmap_name = names[key]
+    with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
+        t.emit(op)
+    return True
+
+
+def encode_tensor_map(desc: Any, address: int) -> bytes:
+    """The 128-byte CUtensorMap of desc for a tensor at device ``address``: cuTensorMapEncodeTiled
+    of cutelab's CUDA driver (cuda-python's, or fake_gpu's fake); zero-filled out of bounds,
+    128-byte L2 promotion, no interleave."""
+    cu = _driver_mod._driver()
+    a = desc.cu_encode_args(address)
+    err, tmap = cu.cuTensorMapEncodeTiled(
+        cu.CUtensorMapDataType(a["tensorDataType"]), a["tensorRank"], a["globalAddress"],
+        [cu.cuuint64_t(x) for x in a["globalDim"]], [cu.cuuint64_t(x) for x in a["globalStrides"]],
+        [cu.cuuint32_t(x) for x in a["boxDim"]], [cu.cuuint32_t(x) for x in a["elementStrides"]],
+        cu.CUtensorMapInterleave(a["interleave"]), cu.CUtensorMapSwizzle(a["swizzle"]),
+        cu.CUtensorMapL2promotion(a["l2Promotion"]), cu.CUtensorMapFloatOOBfill(a["oobFill"]))
+    if int(err) != 0:
+        raise LaunchError(f"cuTensorMapEncodeTiled({desc}, address 0x{address:x}): CUDA error {err!r}")
+    return np.array([int(x) for x in tmap.opaque], dtype=np.uint64).tobytes()
+
+
+_ENCODED: dict = {}  # (driver epoch, descriptor, address) -> the encoded map
+
+
+def tensor_map(desc: Any, address: int) -> bytes:
+    """encode_tensor_map, remembered by (descriptor, address): a tensor map depends on nothing else,
+    so a tensor seen before costs a dictionary look-up, not a driver call.
+
+    >>> from cutelab import Float16
+    >>> from cutelab.kernel.cuda.fakegpu import fake_gpu
+    >>> from cutelab.nvgpu.cpasync.tma import TmaDescriptor
+    >>> d = TmaDescriptor(Float16, (64, 128), (2, 128), (64, 64), 3, (1, 0))
+    >>> with fake_gpu() as gpu:
+    ...     maps = [tensor_map(d, 0x10000), tensor_map(d, 0x10000), tensor_map(d, 0x20000)]
+    ...     print(len(maps[0]), maps[0] == maps[1], maps[0] == maps[2], gpu.driver.calls["cuTensorMapEncodeTiled"])
+    128 True False 2
+    """
+    key = (_driver_mod._EPOCH, desc, int(address))
+    m = _ENCODED.get(key)
+    if m is None:
+        m = encode_tensor_map(desc, int(address))
+        if len(_ENCODED) >= 256:
+            _ENCODED.clear()
+        _ENCODED[key] = m
+    return m
+
+
+class TensorMapArgs:
+    """The tensor-map kernel parameters of a traced kernel (in the order the CUDA printer declares
+    them: cuda._op_params). Each map is encoded when its tensor's device address is new (a
+    launch with the addresses of the previous one writes nothing; see tensor_map)."""
+
+    def __init__(self, ir: Any):
+        from ..ir.nodes import walk
+
+        self.items: List[Tuple[int, Any]] = []  # (storage / param index, descriptor)
+        seen = set()
+        for op in walk(ir.body):
+            if isinstance(op, TmaLoadOp) and op.tmap_name not in seen:
+                seen.add(op.tmap_name)
+                self.items.append((op.param.index, op.desc))
+        n = max(1, len(self.items))
+        raw = np.zeros(128 * n + 128, dtype=np.uint8)
+        off = (-raw.ctypes.data) % 128
+        self._raw = raw
+        self.mem = raw[off: off + 128 * n]  # 128-byte aligned, one CUtensorMap per item
+        self._base = self.mem.ctypes.data
+        self._held: List[Any] = [None] * len(self.items)  # (driver epoch, address) of the map each slot holds
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def fill(self, params: Any, addresses: Any, first: int) -> None:
+        """Point kernel parameter first + k at map k, encoded for its tensor's address
+        (addresses[param index]) unless the slot holds that map already."""
+        ep = _driver_mod._EPOCH
+        for k, (i, desc) in enumerate(self.items):
+            held = (ep, int(addresses[i]))
+            if self._held[k] != held:
+                self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(tensor_map(desc, held[1]), np.uint8)
+                self._held[k] = held
+            params.ptrs[first + k] = self._base + 128 * k

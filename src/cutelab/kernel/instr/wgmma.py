@@ -1,0 +1,538 @@
+"""SM90 warpgroup MMA (wgmma) inside traced kernels: ``cute.gemm(tiled_mma, acc, tCrA, tCrB, acc)``
+with a ``warpgroup.MmaF16BF16Op`` reading A and B from shared memory, and the
+``warpgroup.fence / commit_group / wait_group`` ops.
+
+Shared-memory operands are described to the tensor cores by 64-bit *matrix descriptors*
+(``make_gmma_desc``), built from the operand's smem layout as CuTe does
+(include/cute/atom/mma_traits_sm90_gmma.hpp): the layout, in 16-byte units, must be one of the
+canonical GMMA layouts for its major mode and swizzle; the descriptor holds the start address,
+the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout type
+(0 interleaved, 1 128B, 2 64B, 3 32B swizzle).
+
+- CPU: for each warpgroup (128 threads, all active), the op reads the A (64 x 16) and B (N x 16)
+  tiles from shared memory through their layouts (and the swizzle of the memory), multiplies
+  them exactly (float64) and adds the accumulators (when ``Field.ACCUMULATE`` is set), which
+  it reads and writes through the accumulator's TV layout: thread t's value v is element
+  tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step.
+- CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
+  step, with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
+  each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
+  warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
+  lane 0 (``CudaRenderer.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
+  adds its stage / k-block offset in 16-byte units and ORs in the constant high word (SBO, layout
+  type). Shared memory is below 256 KiB, so the 14-bit address field never carries.
+
+The ACCUMULATE field is read when the kernel is traced: set it the way CuTe DSL programs do
+(False for the first k-block of a tile, True after), outside the runtime loops it would change in.
+The CPU model is asynchronous as the hardware is: an issued wgmma joins the open group,
+``commit_group`` closes it, and ``wait_group(N)`` executes the oldest groups until N remain,
+reading shared memory and the accumulators *then*. So a stage released (and overwritten by TMA)
+before the wgmmas reading it were waited for gives wrong results on the CPU too, and
+accumulators read before their wait hold the old values. ``fence`` has no CPU effect.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import LaunchError, LayoutError, TraceError
+from ...layout import Layout
+from .mbarrier import smem_addr
+from ..ir.symbolic import floordiv, is_sym, sym_div
+from ..ir.nodes import Op
+from ..frontend.trace import RmemEngine, SmemEngine, _static_offsets, current, tracing
+
+__all__ = ["GmmaDescFields", "gmma_desc_fields", "make_gmma_desc", "WgmmaOp", "WarpgroupSyncOp", "kernel_gemm",
+           "fence", "commit_group", "wait_group", "target_arch"]
+
+# GMMA LayoutType by the swizzle's B (Swizzle<B,4,3> on bytes)
+_LAYOUT_TYPE = {0: 0, 3: 1, 2: 2, 1: 3}
+_W = {0: 1, 1: 2, 2: 4, 3: 8}  # 16-byte units per swizzle row
+
+
+class GmmaDescFields(tuple):
+    """(layout_type, lbo, sbo): the constant fields of a GMMA descriptor (offsets in 16-byte units)."""
+
+    @property
+    def layout_type(self) -> int:
+        return self[0]
+
+    @property
+    def lbo(self) -> int:
+        return self[1]
+
+    @property
+    def sbo(self) -> int:
+        return self[2]
+
+
+def make_gmma_desc(start_byte_addr: int, fields: Tuple[int, int, int], base_offset: int = 0) -> int:
+    """The 64-bit GMMA descriptor: start address >> 4 in bits [0,14), LBO in [16,30), SBO in [32,46),
+    base offset in [49,52), layout type in [62,64).
+
+    >>> hex(make_gmma_desc(0x400, (1, 1, 64)))
+    '0x4000004000010040'
+    """
+    lt, lbo, sbo = fields
+    for name, v in (("LBO", lbo), ("SBO", sbo)):
+        if not 0 <= v < (1 << 14):
+            raise LayoutError(f"make_gmma_desc: {name} = {v} (16-byte units) does not fit in 14 bits")
+    return (((start_byte_addr >> 4) & 0x3FFF) | (lbo << 16) | (sbo << 32) | ((base_offset & 7) << 49)
+            | (lt << 62))
+
+
+def gmma_desc_fields(layout: Layout, dtype: Any, swizzle_bits: int, major: str, what: str = "make_gmma_desc") -> GmmaDescFields:
+    """The descriptor fields of an (MN, K) operand tile of layout (in elements) in memory whose byte
+    addresses are swizzled by Swizzle<swizzle_bits,4,3>; major is "K" or "MN". Refuses a layout that
+    is not one of the canonical GMMA layouts (it would read the wrong elements).
+
+    >>> from cutelab import make_layout, Float16
+    >>> gmma_desc_fields(make_layout(((8, 8), 16), stride=((64, 512), 1)), Float16, 3, "K")
+    (1, 1, 64)
+    """
+    eb = dtype.bytes
+    T = 16 // eb  # elements per 16-byte unit
+    shp = layout.shape
+    if not isinstance(shp, tuple) or len(shp) != 2:
+        raise LayoutError(f"{what}: expected an (MN, K) tile layout, got {layout}")
+    MN, K = it.product(shp[0]), it.product(shp[1])
+    off = _static_offsets(layout, what).reshape(K, MN).T  # off[mn, k] in elements
+    if swizzle_bits not in _W:
+        raise LayoutError(f"{what}: GMMA supports Swizzle<0..3,4,3> only, got B={swizzle_bits}")
+    W = _W[swizzle_bits]
+    lt = _LAYOUT_TYPE[swizzle_bits]
+    mn = np.arange(MN)[:, None]
+    k = np.arange(K)[None, :]
+    if major == "K":
+        if MN % 8 or K * eb != 32:
+            raise LayoutError(f"{what}: a K-major GMMA tile is (8n) x 32 bytes; got {MN} x {K * eb} bytes")
+        # ((8,n),(T,2)):((W*T, SBO*T),(1, LBO*T)) in elements; LBO is 1 unit (ignored) when swizzled
+        sbo_e = int(off[8, 0]) if MN > 8 else 0
+        lbo_e = int(off[0, T]) if swizzle_bits == 0 else T
+        canon = (mn % 8) * W * T + (mn // 8) * sbo_e + (k % T) + (k // T) * lbo_e
+        sbo, lbo = sbo_e // T, lbo_e // T
+        ok = sbo_e % T == 0 and lbo_e % T == 0
+    elif major == "MN":
+        if K % 8:
+            raise LayoutError(f"{what}: an MN-major GMMA tile has a multiple of 8 K rows; got {K}")
+        if MN % (T * W):
+            raise LayoutError(f"{what}: an MN-major tile's MN extent must be a multiple of {T * W} elements, got {MN}")
+        # swizzled: ((T,W,n),(8,k)):((1,T,LBO*T),(W*T,SBO*T)); interleaved: ((T,1,n),(8,k)):((1,-,SBO*T),(T,LBO*T))
+        n_e = int(off[T * W, 0]) if MN > T * W else 0
+        k_e = int(off[0, 8]) if K > 8 else 0
+        canon = (mn % T) + ((mn // T) % W) * T + (mn // (T * W)) * n_e + (k % 8) * W * T + (k // 8) * k_e
+        if swizzle_bits == 0:
+            sbo, lbo = n_e // T, k_e // T
+        else:
+            lbo, sbo = n_e // T, k_e // T
+        ok = n_e % T == 0 and k_e % T == 0
+    else:
+        raise LayoutError(f"{what}: major must be 'K' or 'MN', got {major!r}")
+    canon = canon - canon[0, 0] + off[0, 0]
+    if not ok or not np.array_equal(canon, off):
+        bad = np.argwhere(canon != off)
+        at = tuple(int(x) for x in bad[0]) if len(bad) else (0, 0)
+        raise LayoutError(
+            f"{what}: {layout} ({dtype}, {major}-major, Swizzle<{swizzle_bits},4,3>) is not a canonical GMMA layout: "
+            f"element {at} is at offset {int(off[at])}, the canonical layout puts it at {int(canon[at])}; build "
+            f"the smem layout from warpgroup.make_smem_layout_atom (or sm90 make_smem_layout_a/b)")
+    return GmmaDescFields((lt, lbo, sbo))
+
+
+# --------------------------------------------------------------------------- ops
+
+class WarpgroupSyncOp(Op):
+    """``wgmma.fence`` / ``wgmma.commit_group`` / ``wgmma.wait_group N``: GPU ordering only."""
+
+    __slots__ = ("kind", "n")
+
+    def __init__(self, kind: str, n: int = 0):
+        self.kind, self.n = kind, n
+
+    def __repr__(self) -> str:
+        return f"warpgroup.{self.kind}({self.n if self.kind == 'wait_group' else ''})"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        st = _wg_state(b)
+        if self.kind == "commit_group":
+            st["groups"].append(st["pending"])
+            st["pending"] = []
+        elif self.kind == "wait_group":
+            while len(st["groups"]) > self.n:
+                for op, m, bases in st["groups"].pop(0):
+                    op.execute(b, m, bases)
+
+    def cuda(self, r: Any) -> None:
+        if self.kind == "fence":
+            r.emit('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
+        elif self.kind == "commit_group":
+            r.emit('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
+        else:
+            r.emit(f'asm volatile("wgmma.wait_group.sync.aligned {self.n};" ::: "memory");')
+
+
+def _wg_state(b: Any) -> dict:
+    """The CPU model of the wgmma pipeline of a batch of blocks: issued (``pending``) and
+    committed (``groups``) wgmmas not yet executed."""
+    return b.__dict__.setdefault("wgmma", {"pending": [], "groups": []})
+
+
+class _Operand:
+    """An smem operand of one wgmma call: per (instance, k step) the tile's start (logical element
+    offset, added to ``base``) and the physical element offsets of its (MN, K) elements."""
+
+    def __init__(self, shared: Any, base: Any, starts: np.ndarray, phys: np.ndarray, fields: Tuple[int, int, int],
+                 dtype: Any):
+        self.shared, self.base, self.starts, self.phys, self.fields, self.dtype = shared, base, starts, phys, fields, dtype
+
+
+class WgmmaOp(Op):
+    """One cute.gemm of a warpgroup MMA: for every (m atom, n atom, k step) a 64 x N x 16 product
+    of smem tiles A and B added to the accumulators ``acc`` (a mutable register array) at
+    ``acc_offs[mi, ni, v]``."""
+
+    __slots__ = ("op", "a", "b", "acc", "acc_offs", "accumulate", "tv_c", "where")
+
+    def __init__(self, op: Any, a: _Operand, b: _Operand, acc: Any, acc_offs: np.ndarray, accumulate: bool,
+                 tv_c: np.ndarray, where: str):
+        self.op, self.a, self.b, self.acc, self.acc_offs = op, a, b, acc, acc_offs
+        self.accumulate, self.tv_c, self.where = accumulate, tv_c, where
+
+    def __repr__(self) -> str:
+        m, n, k = self.op.shape_mnk
+        return (f"wgmma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]}x{self.a.starts.shape[1]} "
+                f"{self.acc.name} {'+=' if self.accumulate else '='} {self.a.shared.name} * {self.b.shared.name}")
+
+    def accesses(self) -> List[Any]:
+        from ..ir.nodes import Access
+
+        out = []
+        for o in (self.a, self.b):
+            out.append(Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self))
+        return out
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        """Issue: the product is computed when a wait_group retires its group (as the hardware may
+        read shared memory and write the accumulators any time until then)."""
+        bases = tuple(np.broadcast_to(np.asarray(b.index(o.base), dtype=np.int64), (b.n,)).copy()
+                      for o in (self.a, self.b))  # the descriptors' addresses are fixed at issue
+        _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases))
+
+    def execute(self, b: Any, mask: Any, bases: Tuple[np.ndarray, np.ndarray]) -> None:
+        from ..cpu.interpreter import _from_real, _to_real
+
+        nt = b.nt
+        if nt % 128:
+            raise LaunchError(f"{b.ir.name}{self.where}: a warpgroup MMA needs blocks of a multiple of 128 threads, "
+                              f"the block has {nt}")
+        G = b.n // 128
+        if mask is None:
+            wg = np.arange(G)
+        else:
+            m = mask.reshape(G, 128)
+            part = m.any(axis=1) & ~m.all(axis=1)
+            if part.any():
+                raise LaunchError(f"{b.ir.name}{self.where}: wgmma is run by only some threads of a warpgroup; "
+                                  f"all 128 threads must execute it together (.sync.aligned)")
+            wg = np.nonzero(m.all(axis=1))[0]
+        if wg.size == 0:
+            return
+        rows = wg * 128  # first thread of each active warpgroup
+        blk = b.block_of[rows]
+        for o, base in zip((self.a, self.b), bases):  # one descriptor per warpgroup: the same start in every thread
+            per = base.reshape(G, 128)[wg]
+            if (per != per[:, :1]).any():
+                g = int(wg[np.argmax((per != per[:, :1]).any(axis=1))])
+                t = int(np.argmax(base.reshape(G, 128)[g] != base[g * 128]))
+                raise LaunchError(f"{b.ir.name}{self.where}: the wgmma's {'A' if o is self.a else 'B'} operand "
+                                  f"({o.shared.name}) starts at element {int(base[g * 128])} in the warpgroup's first "
+                                  f"thread but at {int(base[g * 128 + t])} in its thread {t}: a warpgroup's 128 threads "
+                                  f"must give the same shared-memory tile (one descriptor per warpgroup)")
+
+        def tiles(o: _Operand, P: int) -> np.ndarray:
+            base = bases[0 if o is self.a else 1][rows]
+            mem = b.shared[o.shared.index]
+            idx = (blk * o.shared.length + base)[:, None, None, None] + o.phys[None]
+            if (base[:, None, None, None] + o.phys[None]).max() >= o.shared.length or base.min() + o.phys.min() < 0:
+                raise LaunchError(f"{b.ir.name}{self.where}: wgmma operand reaches outside {o.shared.name}")
+            vals = _to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*16), (mn, k) col-major
+            return vals.reshape(vals.shape[:3] + (16, P)).swapaxes(-1, -2)  # (..., P, 16)
+
+        M, N, _ = self.op.shape_mnk
+        A = tiles(self.a, M)
+        B = tiles(self.b, N)
+        regs = b.regs[self.acc.id]
+        thr = rows[:, None] + np.arange(128)[None, :]  # (G', 128)
+        RM, RN, V = self.acc_offs.shape
+        pm, pn = self.tv_c % M, self.tv_c // M  # (128, V)
+        C = np.zeros((len(wg), RM, RN, M, N), dtype=np.float64)
+        if self.accumulate:
+            for mi in range(RM):
+                for ni in range(RN):
+                    vals = regs[thr[:, :, None], self.acc_offs[mi, ni][None, None, :]]  # (G', 128, V)
+                    C[:, mi, ni, pm, pn] = _to_real(vals, self.acc.dtype)
+        for ks in range(A.shape[2]):
+            C = C + np.einsum("gimk,gjnk->gijmn", A[:, :, ks], B[:, :, ks])
+            C = C.astype(np.float32).astype(np.float64)  # each k16 step rounds to the f32 accumulator
+        out = _from_real(C.astype(np.float32), self.acc.dtype)
+        for mi in range(RM):
+            for ni in range(RN):
+                regs[thr[:, :, None], self.acc_offs[mi, ni][None, None, :]] = out[:, mi, ni][:, pm, pn]
+
+    def cuda(self, r: Any) -> None:
+        M, N, K = self.op.shape_mnk
+        ab = {"f16": "f16", "bf16": "bf16"}[self.op.a_dtype.name]
+        ta = 0 if self.op.a_major_mode.name == "K" else 1
+        tb = 0 if self.op.b_major_mode.name == "K" else 1
+        RM, RN, V = self.acc_offs.shape
+        regs = ", ".join(f"%{i}" for i in range(V))
+        ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{ab}.{ab} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1, {ta}, {tb};")
+        acc = r.rn(self.acc)
+        self.cuda_prologue(r)
+        for ks in range(self.a.starts.shape[1]):
+            scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
+            for mi in range(RM):
+                for ni in range(RN):
+                    da = self._desc(r, self.a, mi, ks)
+                    db = self._desc(r, self.b, ni, ks)
+                    outs = ", ".join(f'"+f"({acc}[{int(o)}])' for o in self.acc_offs[mi, ni])
+                    r.emit("{")
+                    r.emit(f"  const unsigned long long cl_da = {da};")
+                    r.emit(f"  const unsigned long long cl_db = {db};")
+                    r.emit(f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{V + 2}, 0;\\n\\t{ins}\\n\\t}}" '
+                           f': {outs} : "l"(cl_da), "l"(cl_db), "r"({scale}) : "memory");')
+                    r.emit("}")
+
+    def cuda_prologue(self, r: Any) -> None:
+        """At the top of the kernel (the renderer calls this before printing the body): per operand,
+        the low 32 bits of its descriptor at the operand's thread-dependent start (the smem array's
+        address >> 4, plus the warpgroup's offset, plus LBO << 16), made warp-uniform with a
+        shuffle from lane 0 (wgmma needs one descriptor per warpgroup) so that the compiler keeps it,
+        and the descriptors derived from it, in uniform registers. Idempotent."""
+        for o in (self.a, self.b):
+            _desc_base(r, o)
+
+    def _desc(self, r: Any, o: _Operand, i: int, ks: int) -> str:
+        start = int(o.starts[i, ks])
+        hoisted = _desc_base(r, o)
+        const = make_gmma_desc(0, o.fields)
+        if hoisted is not None:  # uniform base + the loop-dependent part (in 16-byte units) in the low word
+            name, rest = hoisted
+            units = floordiv((rest + start) * o.dtype.bytes, 16) if is_sym(rest) else (int(rest) + start) * o.dtype.bytes // 16
+            u = r.iexpr(units)[0] if is_sym(units) else f"{int(units)}u"
+            return f"0x{const >> 32:08x}00000000ull | (unsigned long long)({name} + (unsigned)({u}))"
+        base = o.base + start if is_sym(o.base) else int(o.base) + start
+        addr = smem_addr(r, o.shared, base)
+        return f"0x{const:016x}ull | (unsigned long long)(({addr} >> 4) & 0x3FFFu)"
+
+
+def _thread_var(v: Any) -> bool:
+    return getattr(v, "name", "").startswith("tid.")
+
+
+def _desc_base(r: Any, o: _Operand) -> Any:
+    """(C name of the hoisted low descriptor word, the rest of the operand's start offset in elements)
+    for an operand whose start splits into a part that depends on the thread index alone (hoisted to
+    the top of the kernel) and a part that does not (printed at each wgmma); None when it does not
+    split so (a term mixing thread and loop indices), or the parts are not whole 16-byte units."""
+    from ..ir.symbolic import atoms, lin_form
+
+    terms, const = lin_form(o.base)
+    thread, rest = 0, const
+    for a, c in terms.values():
+        vs = atoms(a)
+        if vs and all(_thread_var(v) for v in vs):
+            thread = thread + a * c
+        elif any(_thread_var(v) for v in vs):
+            return None
+        else:
+            rest = rest + a * c
+    eb = o.dtype.bytes
+    if sym_div(thread * eb) % 16 or sym_div(rest * eb) % 16:
+        return None
+    memo = r.__dict__.setdefault("wgmma_desc_bases", {})
+    key = (o.shared.name, o.fields, getattr(thread, "key", thread))
+    if key in memo:
+        return memo[key], rest
+    name = f"cl_gdesc{len(memo)}"
+    lbo = make_gmma_desc(0, o.fields) & 0xFFFFFFFF  # LBO << 16 (the start address field is 0)
+    if is_sym(thread):
+        t = floordiv(thread * eb, 16)
+        code = r.iexpr(t)[0]
+        if r.ir.num_threads % 32 == 0:  # every lane is here: broadcast lane 0's (the warpgroup's) value
+            code = f"__shfl_sync(0xffffffffu, (unsigned)({code}), 0)"
+        t_code = f" + (unsigned)({code})"
+    else:
+        t_code = f" + {int(thread) * eb // 16}u" if thread else ""
+    r.prologue(f"const unsigned {name} = 0x{lbo:x}u + ((unsigned)__cvta_generic_to_shared({o.shared.name}) >> 4){t_code};")
+    memo[key] = name
+    return name, rest
+
+
+# --------------------------------------------------------------------------- cute.gemm in kernels
+
+def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple[_Operand, int, int]:
+    """An smem operand ((P,16), Rest[, RestK]) -> _Operand, number of instances, number of k steps."""
+    from .tma import smem_byte_swizzle, smem_phys, split_base
+
+    eng = t.engine
+    if not isinstance(eng, SmemEngine):
+        raise TraceError(f"{what}: operand {name} must be in shared memory (the wgmma reads it through a "
+                         f"descriptor), got a {getattr(eng, 'memspace', '?')} tensor")
+    dt = op.a_dtype if name == "A" else op.b_dtype
+    if eng.dtype.name != dt.name:
+        raise TraceError(f"{what}: operand {name} holds {eng.dtype}, the MMA reads {dt}")
+    shp = t.layout.shape
+    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != P * 16:
+        raise TraceError(f"{what}: operand {name} must be partitioned as ((MN,K), Rest{'M' if name == 'A' else 'N'}"
+                         f"[, RestK]) with a {P}x16 value mode, got shape {it.tuple_str(shp)}; slice the "
+                         f"k-block and stage: tCrA[(None, None, k, stage)]")
+    bits = smem_byte_swizzle(eng, f"{what}: operand {name}")
+    period = max(1, (1 << (bits + 7)) // eng.dtype.bytes) if bits else max(1, 16 // eng.dtype.bytes)
+    base, const = split_base(t.offset, period, f"{what}: operand {name}")
+    rest = shp[1:]
+    n_inst = it.product(rest[0])
+    n_k = it.product(rest[1]) if len(rest) > 1 else 1
+    starts = np.zeros((n_inst, n_k), dtype=np.int64)
+    phys = np.zeros((n_inst, n_k, P * 16), dtype=np.int64)
+    fields = None
+    for i in range(n_inst):
+        for k in range(n_k):
+            coord = (None, i, k) if len(rest) > 1 else (None, i)
+            from ...layout import slice_and_offset
+
+            lay, off = slice_and_offset(coord, t.layout)
+            tile = _as_pk(lay, P, what, name)
+            f = gmma_desc_fields(tile, eng.dtype, bits, major, f"{what}: operand {name}")
+            if fields is not None and f != fields:
+                raise TraceError(f"{what}: operand {name}'s tiles have different descriptor fields ({fields} vs {f})")
+            fields = f
+            start = const + int(off) + int(_static_offsets(tile, what)[0])
+            if start % (16 // eng.dtype.bytes):
+                raise TraceError(f"{what}: operand {name}'s tile starts at element {start}, not on a 16-byte boundary")
+            starts[i, k] = start
+            logical = const + int(off) + _static_offsets(tile, what)
+            phys[i, k] = smem_phys(eng, logical)
+    return _Operand(eng.param, base, starts, phys, fields, eng.dtype), n_inst, n_k
+
+
+def _as_pk(lay: Layout, P: int, what: str, name: str) -> Layout:
+    """The (P, 16) tile layout of a value mode (which may be nested ((P,16)) or flat (P*16))."""
+    shp, std = lay.shape, lay.stride
+    while isinstance(shp, tuple) and len(shp) == 1:
+        shp, std = shp[0], std[0]
+    if isinstance(shp, tuple) and len(shp) == 2 and it.product(shp[0]) == P and it.product(shp[1]) == 16:
+        return Layout._raw(shp, std)
+    raise TraceError(f"{what}: operand {name}'s value mode {lay} is not a ({P},16) tile")
+
+
+def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
+    """cute.gemm inside a kernel for warpgroup MMAs; False for other atoms (or outside a kernel)."""
+    from ...nvgpu.mma_atom import TiledMma
+    from ...nvgpu.warpgroup import MmaOp as WgOp
+    from ...nvgpu.warpgroup import OperandSource
+
+    if not tracing():
+        return False
+    op = getattr(atom, "op", None)
+    if not isinstance(op, WgOp):
+        return False
+    t = current("cute.gemm")
+    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
+    if op.a_src is not OperandSource.SMEM:
+        raise TraceError(f"{what}: A from registers (OperandSource.RMEM) is not supported in kernels yet; use SMEM")
+    if op.a_dtype.name not in ("f16", "bf16") or op.acc_dtype.name != "f32":
+        raise TraceError(f"{what}: kernels support f16/bf16 inputs with f32 accumulators, got {op.a_dtype} -> "
+                         f"{op.acc_dtype}")
+    if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):
+        raise TraceError(f"{what}: the accumulator must be both C and D (cute.gemm(mma, acc, a, b, acc))")
+    tiled = atom if isinstance(atom, TiledMma) else None
+    if tiled is not None and it.product(tiled.thr_layout_vmnk.shape[2:]) != 1:
+        raise TraceError(f"{what}: tiled MMAs with more than one warpgroup along N or K are not supported")
+    eng = d.engine
+    if not isinstance(eng, RmemEngine):
+        raise TraceError(f"{what}: the accumulator must be a register fragment (cute.make_rmem_tensor)")
+    if eng.dtype.name != "f32":
+        raise TraceError(f"{what}: the accumulator holds {eng.dtype}; the MMA accumulates in f32")
+    M, N, K = op.shape_mnk
+    A, am, ak = _operand(a, "A", op, M, op.a_major_mode.name, what)
+    B, bn, bk = _operand(b, "B", op, N, op.b_major_mode.name, what)
+    if ak != bk:
+        raise TraceError(f"{what}: A has {ak} k-blocks, B has {bk}")
+    shp = d.layout.shape
+    V = N // 2
+    if not isinstance(shp, tuple) or it.product(shp[0]) != V or len(shp) != 3:
+        raise TraceError(f"{what}: the accumulator must be (V={V}, RestM, RestN) as thr_mma.partition_C gives, "
+                         f"got {it.tuple_str(shp)}")
+    RM, RN = it.product(shp[1]), it.product(shp[2])
+    if (RM, RN) != (am, bn):
+        raise TraceError(f"{what}: the accumulator covers {RM}x{RN} atoms, A and B {am}x{bn}")
+    offs = _static_offsets(d.layout, what) + int(d.offset)
+    acc_offs = offs.reshape(RN, RM, V).transpose(1, 0, 2)
+    if eng.reg is None:
+        eng.make_mutable(t)
+    if eng.reg is None:
+        raise TraceError(f"{what}: the accumulator fragment was made in a region that has ended")
+    from ...nvgpu.warpgroup import Field
+
+    acc_flag = bool(atom.get(Field.ACCUMULATE))
+    tv = atom.tv_layout_C  # the atom's (a TiledMma keeps its atom's TV layouts)
+    tv_c = tv.offsets().reshape(V, 128).T
+    t.emit(WgmmaOp(op, A, B, eng.reg, acc_offs, acc_flag, tv_c, t.where()))
+    return True
+
+
+class SetMaxNRegOp(Op):
+    """``setmaxnreg.{inc,dec}.sync.aligned.u32 N`` (warpgroup register budget); no CPU effect."""
+
+    __slots__ = ("kind", "n")
+
+    def __init__(self, kind: str, n: int):
+        self.kind, self.n = kind, n
+
+    def __repr__(self) -> str:
+        return f"setmaxnreg.{self.kind} {self.n}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f'asm volatile("setmaxnreg.{self.kind}.sync.aligned.u32 {self.n};" ::: "memory");')
+
+
+def target_arch(ir: Any, arch: str) -> str:
+    """The NVRTC target for ir on a device of arch: wgmma and setmaxnreg need the architecture-specific sm_90a.
+
+    >>> target_arch(None, "sm_80")
+    'sm_80'
+    """
+    from ..ir.nodes import walk
+
+    if ir is not None and arch == "sm_90" and any(isinstance(op, (WgmmaOp, WarpgroupSyncOp, SetMaxNRegOp)) for op in walk(ir.body)):
+        return "sm_90a"
+    return arch
+
+
+def _sync(kind: str, n: int = 0) -> None:
+    current(f"cute.nvgpu.warpgroup.{kind}()").emit(WarpgroupSyncOp(kind, n))
+
+
+def fence(*, loc: Any = None, ip: Any = None) -> None:
+    """``wgmma.fence``: order register and smem accesses before the next wgmma (warpgroup-wide)."""
+    _sync("fence")
+
+
+def commit_group(*, loc: Any = None, ip: Any = None) -> None:
+    """``wgmma.commit_group``: close the group of the wgmmas issued since the last commit."""
+    _sync("commit_group")
+
+
+def wait_group(group: int, *, loc: Any = None, ip: Any = None) -> None:
+    """``wgmma.wait_group N``: wait until at most N committed groups are still running."""
+    if not isinstance(group, int) or group < 0:
+        raise TraceError(f"cute.nvgpu.warpgroup.wait_group({group!r}): expected a static int >= 0")
+    _sync("wait_group", group)
+

@@ -1,0 +1,401 @@
+"""@cute.kernel, @cute.jit, ``kernel(...).launch(grid=..., block=...)`` and cute.compile.
+
+A launch
+
+1. checks the grid and block shapes;
+2. turns each Tensor argument into a kernel parameter (one per distinct storage) and every
+   other argument (layouts, shapes, ints) into a trace-time constant;
+3. traces the kernel function once with symbolic thread and block indices (``trace.Tracer``);
+4. proves every load and store in bounds for every thread of this grid (interval arithmetic
+   on the index expressions, or exact evaluation over all threads when that is not enough): a
+   launch that would touch memory outside a tensor is refused with a LaunchError, before
+   anything runs;
+5. on a GPU: prints CUDA C++ (``cuda.render``), compiles it with NVRTC through the disk cache
+   (``compile.compile_cuda``) and launches it on the tensors' stream; on the CPU: runs the IR
+   with numpy (``interpret.interpret``).
+
+A compiled call (``f = cute.compile(fn, ...)``; ``f(...)``) and a remembered @cute.jit call
+(JitFunction.__call__) skip all of that: each tensor argument passes a check prepared for its
+compiled signature (kind of object, element type, layout, offset, storage size, device) and only
+its address is read; an address must still be aligned as compiled, and when addresses change,
+storages that were one must still be one and no written storage may overlap another under
+__restrict__. The addresses go into a parameter buffer prepared once (driver.Launcher); scalar
+arguments and deferred bounds checks are settled when the call is prepared. Anything else takes
+the full check, whose error names what differs. A compiled call's checks and launches are
+written out once as one generated Python function (``_direct_call``; CUTELAB_DIRECT_CALL=0
+turns it off): it either launches or returns having done nothing, and the general path then
+runs the same checks one by one.
+
+Where a kernel runs: on the GPU when its tensors live on a GPU, in the CPU interpreter when
+they live in host memory (numpy arrays, CPU torch tensors), or when ``interpret=True`` is
+given to ``launch`` or ``@cute.kernel``, or ``CUTELAB_INTERPRET=1`` is set.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ...errors import LaunchError, TraceError
+from ..frontend.trace import tracing
+from .args import (
+    Constexpr,
+    _as_tensor_args,
+    _at_path,
+    _c_name,
+    _constexpr_positions,
+    _dims,
+    _has_tensors,
+    _is_stream,
+    _leaves_by_index,
+)
+from .compiled import CompiledFunction
+from .plan import LaunchInfo, _local, _Plan, _prepare, capture, last_launch  # noqa: F401 (capture: re-exported)
+
+__all__ = ["kernel", "jit", "compile", "Kernel", "JitFunction", "CompiledFunction", "Constexpr",
+           "last_launch", "LaunchInfo"]
+
+
+
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+class Kernel:
+    """A @cute.kernel function. Calling it binds arguments; ``.launch(grid=, block=)`` runs it."""
+
+    def __init__(self, fn: Callable, interpret: Optional[bool] = None):
+        self.fn = fn
+        self.interpret = interpret
+        self.name = _c_name(fn.__name__)
+        # the function's own names, as CuTe DSL's kernel objects keep them (kernel.__name__ in programs' prints)
+        self.__name__, self.__qualname__, self.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        self.__module__ = getattr(fn, "__module__", None)
+        self.signature = inspect.signature(fn)
+        self.plans: Dict[Any, Any] = {}  # traced (and compiled) launches, by what the trace depends on
+        self._rewritten: Optional[Callable] = None
+
+    def traced_fn(self) -> Callable:
+        """The function traced: fn with its for/if/while rewritten into runtime regions where needed."""
+        if self._rewritten is None:
+            from ..frontend.rewrite import rewrite_function
+
+            self._rewritten = rewrite_function(self.fn) or self.fn
+        return self._rewritten
+
+    def set_name_prefix(self, prefix: str) -> None:
+        """Name the generated CUDA function after prefix (CuTe DSL's set_name_prefix)."""
+        name = _c_name(str(prefix))
+        if name != self.name:  # programs call this on every run of their jit function: keep the plans then
+            self.name = name
+            self.plans.clear()
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """@cute.kernel on a method: binds self (a compile-time argument)."""
+        if obj is None:
+            return self
+        bound = _BoundKernel(self, obj)
+        return bound
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
+        if tracing():
+            raise TraceError(f"kernel {self.name} was called inside a kernel; kernels cannot launch kernels")
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise LaunchError(f"{self.name}{self.signature}: {e}") from None
+        return KernelCall(self, bound)
+
+    def __repr__(self) -> str:
+        return f"<cute.kernel {self.name}>"
+
+
+class _BoundKernel:
+    """A @cute.kernel method bound to its object."""
+
+    def __init__(self, k: "Kernel", obj: Any):
+        self.k, self.obj = k, obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> "KernelCall":
+        return self.k(self.obj, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.k, name)
+
+
+class KernelCall:
+    """A kernel with its arguments, ready to launch."""
+
+    def __init__(self, kernel: Kernel, bound: inspect.BoundArguments):
+        self.kernel = kernel
+        self.bound = bound
+
+    def launch(self, grid: Any = (1, 1, 1), block: Any = (1, 1, 1), smem: int = 0, stream: Any = None,
+               interpret: Optional[bool] = None, cluster: Any = None, **kw: Any) -> None:
+        k = self.kernel
+        if kw:
+            raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
+        if smem is None:
+            smem = 0
+        if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
+            raise LaunchError(f"{k.name}.launch: smem must be a number of bytes, got {smem!r}")
+        if cluster is not None and tuple(cluster) not in ((1,), (1, 1), (1, 1, 1)):
+            raise LaunchError(f"{k.name}.launch: thread block clusters ({cluster}) are not supported by cutelab yet")
+        grid3 = _dims(grid, "grid", k.name)
+        block3 = _dims(block, "block", k.name)
+        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret)
+        used = sum(sh.bytes for sh in plan.ir.shared)
+        rec = getattr(_local, "recorder", None)
+        if smem and used > smem:
+            msg = f"{k.name}.launch: the kernel allocates {used} bytes of shared memory but the launch gives it smem={smem}"
+            if rec is None:
+                raise LaunchError(msg)
+            # compiling (cute.compile / a @cute.jit function): CuTe DSL compiles this and reports it when the
+            # kernel runs; cutelab warns now and launches the kernel with the shared memory it allocates
+            import warnings
+
+            warnings.warn(msg + f"; cutelab gives it the {used} bytes it allocates", stacklevel=3)
+        if rec is not None:
+            if stream is not None and getattr(rec, "keeps_streams", False):  # a jit function's launch: its stream
+                from ..frontend.host import StreamedPlan
+
+                plan = StreamedPlan(plan, stream)
+            rec.append((plan, storages, scalars))
+            streams = getattr(_local, "streams", None)
+            if streams is not None:  # the stream of record entry i (others record other things too)
+                streams[len(rec) - 1] = stream
+            return None
+        plan.run(storages, stream, scalars)
+        return None
+
+
+# --------------------------------------------------------------------------- scalar arguments
+
+
+def kernel(fn: Optional[Callable] = None, *, interpret: Optional[bool] = None) -> Any:
+    """Decorate a kernel function (``@cute.kernel``); ``interpret=True`` always runs it on the CPU."""
+    if fn is None:
+        return lambda f: Kernel(f, interpret)
+    return Kernel(fn, interpret)
+
+
+# --------------------------------------------------------------------------- jit and compile
+
+
+class JitFunction:
+    """A @cute.jit function: host code that runs in Python (layout algebra, launches). Arrays
+    among its arguments become Tensors (from_dlpack)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.name_prefix: Optional[str] = None
+        self.calls: List[CompiledFunction] = []  # remembered calls, the latest first (see __call__)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function. A call that launched only GPU kernels on its arguments' storages,
+        printed nothing and returned None is remembered (up to 8 per function): a later call
+        with arguments of the same signature (tensors: kind, element type, layout, storage size,
+        device, alignment; other arguments: equal values) launches the same kernels again
+        without running the Python body. CUTELAB_JIT_CACHE=0 runs the body at every call (as
+        CuTe DSL 4.8.1 does; the difference shows only in side effects of the body other than
+        printing; the variable is read when a call would be remembered)."""
+        cache = not kwargs and getattr(_local, "recorder", None) is None
+        if cache:
+            for i, cf in enumerate(self.calls):
+                if cf._replay(args):
+                    if i:
+                        self.calls.insert(0, self.calls.pop(i))
+                    return None
+            cache = os.environ.get("CUTELAB_JIT_CACHE", "1") != "0"
+        from ..frontend.host import run_jit
+
+        raw = args
+        args = tuple(_as_tensor_args(a) for a in args)
+        kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
+        if not cache:
+            return run_jit(self.fn, args, kwargs)  # trace, then run the launches and host prints in order
+        record: Dict[str, Any] = {}
+        out, err = _CountingStream(sys.stdout), _CountingStream(sys.stderr)
+        sys.stdout, sys.stderr = out, err
+        try:
+            ret = run_jit(self.fn, args, {}, record)
+        finally:
+            if sys.stdout is out:
+                sys.stdout = out.inner
+            if sys.stderr is err:
+                sys.stderr = err.inner
+        seen = record.get("recorded")
+        if ret is None and not out.writes and not err.writes and seen:
+            cf = _compiled_from(self.fn, raw, args, seen, {}, set(), remember=True)
+            if cf is not None:
+                cf.nargs = len(args)
+                cf._build()
+                cf.forget_tensors()
+                self.calls.insert(0, cf)
+                del self.calls[8:]
+        return ret
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self.__call__, obj)
+
+    def set_name_prefix(self, prefix: str) -> None:
+        """CuTe DSL's name prefix of the generated function (kept for reference)."""
+        self.name_prefix = str(prefix)
+
+    def __repr__(self) -> str:
+        return f"<cute.jit {self.fn.__name__}>"
+
+
+def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
+    """Decorate a host function (``@cute.jit``). Its body runs in Python at each call, as CuTe
+    DSL traces it: print() shows static values (``?`` for dynamic ones), kernel launches trace and
+    compile (cached); the launches and host-side cute.printf/print_tensor then run, in order,
+    after the body has returned (kernel/frontend/host.py)."""
+    if fn is None:
+        return lambda f: JitFunction(f)
+    return JitFunction(fn)
+
+
+class _CountingStream:
+    """sys.stdout (or stderr) as it was, counting writes: did a @cute.jit call print?"""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.writes = 0
+
+    def write(self, s: str) -> int:
+        self.writes += 1
+        return self.inner.write(s)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
+    """Trace and compile the kernel launches of a @cute.jit function once (cute.compile).
+
+    The returned function takes the same tensor arguments (same element types, layouts and
+    alignment; other data) and launches the compiled kernels without tracing again.
+    """
+    target = fn.fn if isinstance(fn, JitFunction) else fn
+    kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    from ...fake import compile_fakes, has_fakes
+
+    if has_fakes(args):  # ahead of time, for tensors described only (cutelab.fake)
+        return compile_fakes(target, args, kwargs)
+    raw_args = args
+    args = tuple(_as_tensor_args(a) for a in args)
+    from ..frontend.host import dynamic_args
+
+    args, kwargs = dynamic_args(target, args, kwargs)  # Int32 arguments are runtime values (DynInt)
+    if getattr(_local, "recorder", None) is not None:
+        raise LaunchError("cute.compile cannot be nested")
+    _local.recorder = []
+    _local.streams = {}
+    from ..frontend.rewrite import rewrite_host_function
+
+    try:
+        rewrite_host_function(target)(*args, **kwargs)
+        recorded = _local.recorder
+        streams = _local.streams
+    finally:
+        _local.recorder = None
+        _local.streams = None
+    # Constexpr parameters are part of the compiled function: its callers leave them out
+    const = _constexpr_positions(target, len(args))
+    cf = _compiled_from(target, raw_args, args, recorded, streams, const, remember=False)
+    assert cf is not None
+    from ...dynamic import is_dynamic
+
+    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
+        kept = [i for i in range(len(args)) if i not in const]  # the compiled function's positions
+        cf.variants = (target, args, kwargs, {j: i for j, i in enumerate(kept)})
+    return cf
+
+
+def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...], recorded: List[Any],
+                   streams: Dict[int, Any], const: set, remember: bool) -> Optional[CompiledFunction]:
+    """The CompiledFunction replaying the recorded launches of target(*args); for a @cute.jit call
+    being remembered, None unless every launch is on the GPU and every storage it uses comes
+    from the arguments."""
+    arg_tensors = _leaves_by_index(args)
+    engine_pos: Dict[int, Any] = {}
+    for i, a in arg_tensors.items():
+        engine_pos.setdefault(id(a.engine), i)
+    plans = []
+    streams = dict(streams)
+    for n, (plan, storages, scalars) in enumerate(recorded):
+        if isinstance(getattr(plan, "plan", None), _Plan):  # host.StreamedPlan: a launch and its stream=
+            plan, streams[n] = plan.plan, plan.stream
+        sources = [(engine_pos.get(id(st.engine)), st) for st in storages]
+        if remember and (not isinstance(plan, _Plan) or plan.mode != "gpu" or any(p is None for p, _ in sources)):
+            return None
+        plans.append((plan, sources, scalars))
+
+    def shift(pos: Any) -> Any:
+        i = pos[0] if isinstance(pos, tuple) else pos
+        j = i - sum(1 for c in const if c < i)
+        return (j,) + pos[1:] if isinstance(pos, tuple) else j
+
+    new_plans = [(plan, [(shift(p) if p is not None else None, st) for p, st in sources], scalars)
+                 for plan, sources, scalars in plans]
+    # a launch's stream: the argument it came from (by identity), else the stream object itself
+    stream_src: List[Any] = []
+    for n in range(len(recorded)):
+        s = streams.get(n)
+        i = next((i for i, a in enumerate(args) if s is not None and a is s), None)
+        stream_src.append(("arg", shift(i)) if i is not None and i not in const else s)
+    objects = {}
+    for p in arg_tensors:
+        try:
+            objects[shift(p)] = _at_path(raw_args, p, "cute.compile")
+        except LaunchError:
+            pass
+    cf = CompiledFunction(getattr(target, "__name__", "compiled"), new_plans,
+                          {shift(p): t for p, t in arg_tensors.items()}, objects, stream_src)
+    from ...dynamic import DynBool, DynFloat, DynInt
+
+    if remember and any(isinstance(a, (DynInt, DynFloat, DynBool)) for a in args):
+        return None  # a runtime value: compared by value it would be a constant; retrace instead
+    cf.arg_static = {shift(i): a for i, a in enumerate(args)
+                     if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
+                     and not isinstance(a, (DynInt, DynFloat, DynBool))}
+    cf.dyn_args = {shift(i): a for i, a in enumerate(args)
+                   if i not in const and isinstance(a, (DynInt, DynFloat, DynBool))}
+    return cf
+
+
+class GenerateLineInfo:
+    """A compile option of CuTe DSL (``cute.compile[cute.GenerateLineInfo(True)](...)``): accepted."""
+
+    def __init__(self, enable: bool = True):
+        self.enable = bool(enable)
+
+
+class _CompileEntry:
+    """``cute.compile``: call it, or give it options first (``cute.compile[options](fn, ...)``)."""
+
+    __doc__ = _compile.__doc__
+
+    def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
+        return _compile(fn, *args, **kwargs)
+
+    def __getitem__(self, options: Any) -> "_CompileEntry":
+        return self
+
+    def __repr__(self) -> str:
+        return "<cute.compile>"
+
+
+compile = _CompileEntry()  # noqa: A001 - CuTe DSL's name
+
+

@@ -1,0 +1,293 @@
+"""A launch's arguments: tensors become storages (one kernel parameter per distinct engine),
+scalars runtime values, everything else a trace-time constant; grid and block shapes checked.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from ...errors import LaunchError
+from ...layout import Layout
+from ..frontend.trace import GmemEngine
+
+_MAX_BLOCK = (1024, 1024, 64)
+
+
+_MAX_GRID = ((1 << 31) - 1, 65535, 65535)
+
+
+class Constexpr:
+    """Marks a jit argument as a compile-time constant: ``n: cutlass.Constexpr[cutlass.Int32]``.
+
+    In cutelab every non-tensor argument is a compile-time constant already; this is for
+    annotations only.
+    """
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return cls
+
+
+def _dims(x: Any, what: str, kernel: str) -> Tuple[int, int, int]:
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        x = (int(x),)
+    if not isinstance(x, (tuple, list)) or not 1 <= len(x) <= 3:
+        raise LaunchError(f"{kernel}.launch: {what} must be 1 to 3 ints (x, y, z), got {x!r}")
+    out = []
+    for v in x:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise LaunchError(
+                f"{kernel}.launch: {what} entries must be static ints, got {v!r} ({type(v).__name__}) in {x!r}"
+            )
+        out.append(int(v))
+    while len(out) < 3:
+        out.append(1)
+    limits = _MAX_BLOCK if what == "block" else _MAX_GRID
+    for axis, v, lim in zip("xyz", out, limits):
+        if v < 1:
+            raise LaunchError(f"{kernel}.launch: {what}.{axis} = {v}; every {what} dimension must be at least 1")
+        if v > lim:
+            raise LaunchError(f"{kernel}.launch: {what}.{axis} = {v} exceeds CUDA's limit of {lim}")
+    if what == "block" and out[0] * out[1] * out[2] > 1024:
+        raise LaunchError(
+            f"{kernel}.launch: block {tuple(out)} has {out[0] * out[1] * out[2]} threads; CUDA allows at most 1024"
+        )
+    return tuple(out)  # type: ignore[return-value]
+
+
+class _Storage:
+    """What a launch needs to know of one tensor storage (an engine of cutelab.tensor)."""
+
+    def __init__(self, engine: Any, name: str):
+        self.engine = engine
+        self.name = name
+        self.dtype = engine.dtype
+        self.address = int(getattr(engine, "address", 0) or 0)
+        self.align = int(getattr(engine, "align", None) or self.dtype.bytes)
+        self.length = len(engine)
+        data = getattr(engine, "data", None)
+        self.data = data if isinstance(data, np.ndarray) else None
+        owner = getattr(engine, "obj", None)
+        self.owner = owner if owner is not None else getattr(engine, "owner", None)
+        self.device = _device_of(engine, self.data)
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.device[0] == "cuda"
+
+    def description(self) -> "_Storage":
+        """The same facts without the storage itself (no engine, array or owner kept alive)."""
+        d = _Storage.__new__(_Storage)
+        d.__dict__.update(self.__dict__)
+        d.engine = d.data = d.owner = None
+        return d
+
+
+def _device_of(engine: Any, data: Any) -> Tuple[str, int]:
+    if isinstance(data, np.ndarray):
+        return ("cpu", 0)
+    dev = getattr(engine, "device", None)
+    if dev is not None:
+        t = getattr(dev, "type", None)
+        if t is not None:  # torch.device
+            return ("cuda" if t == "cuda" else t, int(getattr(dev, "index", 0) or 0))
+        if isinstance(dev, tuple) and len(dev) == 2:  # DLPack (device_type, id)
+            return ("cuda" if int(dev[0]) in (2, 13) else "cpu", int(dev[1]))
+        if isinstance(dev, str):
+            return (dev.split(":")[0], int(dev.split(":")[1]) if ":" in dev else 0)
+    raise LaunchError(f"cannot tell where the storage {type(engine).__name__} lives (CPU or GPU)")
+
+
+def _is_storage_tensor(x: Any) -> bool:
+    eng = getattr(x, "engine", None)
+    return (eng is not None and isinstance(getattr(x, "layout", None), Layout)
+            and hasattr(eng, "dtype") and getattr(eng, "dtype", None) is not None
+            and hasattr(eng, "address") and not isinstance(eng, GmemEngine))
+
+
+def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
+    if flag is not None:
+        return bool(flag)
+    env = os.environ.get("CUTELAB_INTERPRET", "")
+    if env not in ("", "0"):
+        return True
+    return None
+
+
+def _c_name(name: str) -> str:
+    n = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return n if n and not n[0].isdigit() else "k_" + n
+
+
+def _scalar_type(k: Any, name: str, val: Any) -> Any:
+    """The element type of a runtime scalar argument (annotated cutlass.Int32 etc., or a value made
+    by one, e.g. cutlass.Float32(2.0)); None for compile-time arguments."""
+    from ...numeric import FloatValue, IntValue, Numeric
+
+    ann = k.signature.parameters[name].annotation if name in k.signature.parameters else None
+    if isinstance(ann, str):  # from __future__ import annotations
+        try:
+            ann = eval(ann, k.fn.__globals__)  # noqa: S307 - the user's own annotation, in its module
+        except Exception:  # noqa: BLE001 - an annotation we cannot read is not a scalar type
+            ann = None
+    if isinstance(val, (IntValue, FloatValue)):
+        return val.dtype
+    if isinstance(ann, Numeric) and isinstance(val, (int, float, bool, np.integer, np.floating)):
+        return ann
+    return None
+
+
+def _scalar_value(k: Any, name: str, dt: Any, v: Any) -> Any:
+    if dt.width > 64 or dt.name == "i4":
+        raise LaunchError(f"{k.name}: scalar argument {name} of type {dt} cannot be passed to a kernel "
+                          f"(kernel scalars are 8 to 64 bits wide)")
+    if dt.is_integer and isinstance(v, float) and not float(v).is_integer():
+        raise LaunchError(f"{k.name}: argument {name} is declared {dt} but got the float {v!r}")
+    return dt(v).value
+
+
+def _scalar_in_kernel(sp: Any) -> Any:
+    """What the kernel function sees for a scalar argument: a symbolic integer (usable in index
+    math and layouts) or a one-element tensor value for floats."""
+    from ..ir.nodes import ArgVar, ParamRef
+    from ..frontend.trace import TraceValue
+
+    if sp.dtype.is_float:
+        return TraceValue([ParamRef(sp)], (), sp.dtype)
+    return ArgVar(sp)
+
+
+def _static_key(v: Any) -> Any:
+    from ...numeric import Numeric
+
+    if isinstance(v, (int, float, str, bool, type(None), Layout, Numeric)):
+        return (type(v).__name__, v)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_static_key(x) for x in v)
+    if callable(v):
+        return ("fn", id(v))
+    hash(v)  # raises TypeError for unhashable values: no caching then
+    return (type(v).__name__, v)
+
+
+def _is_dataclass_value(v: Any) -> bool:
+    import dataclasses
+
+    return dataclasses.is_dataclass(v) and not isinstance(v, type)
+
+
+def _has_tensors(v: Any) -> bool:
+    if _is_dataclass_value(v):  # e.g. a frozen dataclass of tensors passed to a kernel (CuTe DSL's dataclass_immutable)
+        import dataclasses
+
+        return any(_is_storage_tensor(getattr(v, f.name)) or _has_tensors(getattr(v, f.name))
+                   for f in dataclasses.fields(v))
+    return isinstance(v, (list, tuple)) and any(_is_storage_tensor(x) or _has_tensors(x) for x in v)
+
+
+def _tensor_leaves(v: Any, path: str) -> List[Tuple[str, Any]]:
+    """(path, tensor) for the tensors in v (a tensor, or lists/tuples/dataclasses of them): "inputs_1",
+    "params_src" etc."""
+    if _is_storage_tensor(v):
+        return [(path, v)]
+    out: List[Tuple[str, Any]] = []
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            out += _tensor_leaves(x, f"{path}_{i}")
+    elif _is_dataclass_value(v):
+        import dataclasses
+
+        for f in dataclasses.fields(v):
+            out += _tensor_leaves(getattr(v, f.name), f"{path}_{f.name}")
+    return out
+
+
+def _replace_tensors(v: Any, path: str, new: Dict[str, Any]) -> Any:
+    if path in new:
+        return new[path]
+    if isinstance(v, (list, tuple)):
+        items = [_replace_tensors(x, f"{path}_{i}", new) for i, x in enumerate(v)]
+        return type(v)(items) if isinstance(v, tuple) and type(v) is tuple else items if isinstance(v, list) else v
+    if _is_dataclass_value(v) and _has_tensors(v):
+        import dataclasses
+
+        return dataclasses.replace(v, **{f.name: _replace_tensors(getattr(v, f.name), f"{path}_{f.name}", new)
+                                         for f in dataclasses.fields(v) if f.init})
+    return v
+
+
+def _as_tensor_arg(x: Any) -> Any:
+    """Arrays passed to a jit function (torch tensors, numpy arrays) become Tensors, as CuTe DSL
+    converts them; their alignment is what their address shows (at most 16 bytes)."""
+    if _is_storage_tensor(x):
+        return x
+    if (isinstance(x, np.ndarray) or (type(x).__module__.startswith("torch") and hasattr(x, "data_ptr"))
+            or hasattr(x, "__cuda_array_interface__")):
+        from ...runtime import from_dlpack
+
+        t = from_dlpack(x)
+        addr = int(getattr(t.engine, "address", 0) or 0)
+        b = t.element_type.bytes
+        align = 16
+        while align > b and addr % align:
+            align //= 2
+        return from_dlpack(x, assumed_align=max(align, b)) if align > b else t
+    return x
+
+
+def _as_tensor_args(x: Any) -> Any:
+    if isinstance(x, list):
+        return [_as_tensor_args(v) for v in x]
+    return _as_tensor_arg(x)
+
+
+def _at_path(args: Any, pos: Any, name: str) -> Any:
+    """The argument at pos: an int, or a tuple of indices into nested lists."""
+    path = pos if isinstance(pos, tuple) else (pos,)
+    v = args
+    for i in path:
+        if not isinstance(v, (list, tuple)) or i >= len(v):
+            raise LaunchError(f"{name}: expected a tensor at argument {pos}, the compiled function's signature")
+        v = v[i]
+    return v
+
+
+def _leaves_by_index(args: Any, prefix: tuple = ()) -> Dict[Any, Any]:
+    out: Dict[Any, Any] = {}
+    for i, a in enumerate(args):
+        p = prefix + (i,)
+        if _is_storage_tensor(a):
+            out[p if prefix else i] = a
+        elif isinstance(a, list) and _has_tensors(a):
+            out.update(_leaves_by_index(a, p))
+    return out
+
+
+def _constexpr_positions(fn: Any, n: int) -> set:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return set()
+    out = set()
+    for i, p in enumerate(params[:n]):
+        ann = p.annotation
+        if ann is Constexpr or (isinstance(ann, str) and "Constexpr" in ann):
+            out.add(i)
+    return out
+
+
+def _is_stream(a: Any) -> bool:
+    return type(a).__name__ == "CUstream" or (type(a).__module__.startswith("torch") and hasattr(a, "cuda_stream"))
+
+
+def _same_static(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(type(a) is type(b) and a == b)
+    except Exception:  # noqa: BLE001 - values without a plain ==
+        return False

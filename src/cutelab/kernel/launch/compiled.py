@@ -1,0 +1,289 @@
+"""A compiled function (``cute.compile``, a remembered ``@cute.jit`` call): its plans, the check of
+each call's arguments against the compiled signature, and its launches.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from ...errors import LaunchError
+from . import plan as _plan
+from .args import _at_path, _is_storage_tensor, _same_static, _Storage
+from .fastpath import _direct_call, _either, _getter, _never, _same
+from .plan import _check_no_alias, _Plan, _stream_handle, _torch_device
+
+
+def _respecialize(cf: Any, args: Any) -> Any:
+    """host.respecialize, imported at the first call (host.py imports this module)."""
+    global _respecialize
+    from ..frontend.host import respecialize
+
+    _respecialize = respecialize
+    return respecialize(cf, args)
+
+
+class CompiledFunction:
+    """The launches of a jit function, traced and compiled once (``cute.compile``): call it
+    with tensors of the same element types, layouts and alignment to run them again without
+    tracing."""
+
+    def __init__(self, name: str, plans: List[Tuple[_Plan, List[Tuple[Optional[int], _Storage]]]],
+                 arg_tensors: Dict[int, Any], arg_objects: Optional[Dict[Any, Any]] = None,
+                 streams: Optional[List[Any]] = None):
+        self.name = name
+        self.plans = plans
+        self.arg_tensors = arg_tensors  # position -> the Tensor given at compile time
+        self.arg_static: Dict[int, Any] = {}  # position -> other arguments given at compile time
+        self.arg_objects = arg_objects or {}  # position -> what the caller gave (a Tensor, torch tensor, array)
+        self.streams = streams or [None] * len(plans)  # per launch: an argument position ("arg", i), a stream or None
+        self.nargs = -1  # the number of arguments a @cute.jit call replaying this must give
+        self._forgotten = False
+        self._fast: Any = None
+        self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
+        self.variants: Any = None  # kernel/frontend/host.py respecialize: the traces for other dynamic values
+
+    def __call__(self, *args: Any, stream: Any = None) -> None:
+        fast = self._fast or self._build()
+        direct = fast.direct
+        if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
+            # every tensor passing the generated checks has its compiled layout: this trace's values
+            tried = direct is not None and not self.dyn_args
+            if tried and direct(args, stream):
+                return None
+            other = _respecialize(self, args)
+            if other is not self:
+                return other(*args, stream=stream)
+            if not tried and direct is not None and direct(args, stream):
+                return None
+        elif direct is not None and direct(args, stream):
+            return None
+        if self._forgotten:
+            if not self._replay(args, stream):
+                raise LaunchError(f"{self.name}: the arguments do not match this remembered call")
+            return None
+        if fast.cpu:
+            return self._run_general(args, stream)
+        # the tensors: a signature check per argument, then only the address is read
+        addrs = None
+        if fast.flat:  # every tensor is an argument itself (not in a list): one pass
+            try:
+                addrs = [get(args[pos]) for pos, get in fast.getters]
+            except IndexError:
+                addrs = None
+            if addrs is not None and None in addrs:
+                addrs = None
+        if addrs is None:
+            addrs = []
+            for pos, get in fast.getters:
+                try:
+                    x = args[pos] if type(pos) is int else _at_path(args, pos, self.name)
+                except IndexError:
+                    x = None
+                a = get(x)
+                if a is None:  # another kind of object or signature: the full check (and its error)
+                    a = self._check(args, pos, x)
+                addrs.append(a)
+        for pos, v0 in fast.static:
+            if pos < len(args):
+                v = args[pos]
+                if v is not v0 and not _same_static(v, v0):
+                    self._static_error(pos, v, v0)
+        if tuple(addrs) != fast.last:
+            self._new_addresses(addrs)
+        self._launch(fast, args, addrs, stream)
+
+    def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
+        for plan, launcher, slots, tm, spos, tdev, fixed in fast.launches:
+            if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
+                plan.run((), stream, ())
+                continue
+            ew = plan.error_word
+            if ew is not None and ew.word[0]:  # a guarded access of an earlier launch left its tensor
+                ew.check(f"at the next launch of {plan.ir.name}")
+            vals = launcher.params.values
+            for i, k in slots:
+                vals[i] = addrs[k]
+            if tm:  # TMA descriptors hold the tensors' addresses: encode them again
+                tm.fill(launcher.params, [int(vals[j]) for j in range(len(plan.ir.params))], len(plan.ir.params))
+            if stream is not None:
+                h = _stream_handle(stream)
+            elif spos is not None:
+                h = _stream_handle(args[spos]) if spos < len(args) else 0
+            elif tdev is not None:
+                h = _plan._torch_stream(tdev)  # looked up at each call: fakegpu replaces it
+            else:
+                h = fixed
+            launcher(h)
+
+    def _replay(self, args: Tuple[Any, ...], stream: Any = None) -> bool:
+        """For a @cute.jit call: launch again if args match this compiled signature exactly (same
+        number of arguments, every tensor passing its fast check, every other argument equal);
+        False, launching nothing, otherwise."""
+        fast = self._fast or self._build()
+        if fast.cpu or len(args) != fast.nargs:
+            return False
+        if fast.direct is not None:
+            return fast.direct(args, stream, True)
+        try:
+            if fast.flat:  # every tensor is an argument itself: one pass
+                addrs = [get(args[pos]) for pos, get in fast.getters]
+                if None in addrs:
+                    return False
+            else:
+                addrs = []
+                for pos, get in fast.getters:
+                    a = get(args[pos] if type(pos) is int else _at_path(args, pos, self.name))
+                    if a is None:
+                        return False
+                    addrs.append(a)
+            for pos, v0 in fast.static:
+                v = args[pos]
+                if v is not v0 and not _same_static(v, v0):
+                    return False
+            if tuple(addrs) != fast.last:
+                self._new_addresses(addrs)  # storages now overlapping, or no longer shared: trace again
+        except LaunchError:
+            return False
+        self._launch(fast, args, addrs, stream)
+        return True
+
+    def _build(self) -> Any:
+        """What each call needs, prepared once: per tensor argument a getter that checks its
+        signature and returns its address; per launch its prepared parameter buffer."""
+        class Fast:
+            pass
+
+        fast = Fast()
+        fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), int(getattr(t0.engine, "align", 1) or 1)))
+                        for pos, t0 in self.arg_tensors.items()]
+        index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
+        fast.flat = all(type(pos) is int for pos, _ in fast.getters)
+        fast.static = list(self.arg_static.items())
+        fast.nargs = self.nargs
+        fast.launches = []
+        fast.cpu = []
+        groups: Dict[int, List[int]] = {}  # storages shared by several arguments at compile time
+        for pos, t0 in self.arg_tensors.items():
+            groups.setdefault(id(t0.engine), []).append(index[pos])
+        fast.groups = [g for g in groups.values() if len(g) > 1]
+        for (plan, sources, scalars), strm in zip(self.plans, self.streams):
+            if not isinstance(plan, _Plan):  # something else recorded in order (e.g. a host-side print)
+                fast.launches.append((plan, None, [], None, None, None, 0))
+                continue
+            plan.check_scalars(scalars)
+            if plan.mode != "gpu":
+                fast.cpu.append(plan)
+                continue
+            from ..cuda.driver import Launcher
+
+            # its own parameter buffer: the plan is shared with other compiled functions and with
+            # KernelCall launches, which may hold other scalar values and fixed storages
+            launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem,
+                                len(plan.ir.params) + len(plan.tensor_maps or ()))  # TMA maps follow
+            slots = []
+            for i, (pos, st) in enumerate(sources):
+                if pos is None:
+                    launcher.params.values[i] = st.address
+                else:
+                    slots.append((i, index[pos]))
+            for i, bits in plan.scalar_slots(scalars):
+                launcher.params.values[i] = bits
+            spos = strm[1] if isinstance(strm, tuple) and strm[0] == "arg" else None
+            fixed = _stream_handle(strm) if strm is not None and spos is None else 0
+            tdev = _torch_device([st for _, st in sources]) if strm is None else None
+            tm = plan.tensor_maps if plan.tensor_maps is not None and len(plan.tensor_maps) else None
+            fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
+        fast.last = None  # the tuple of addresses that last passed _new_addresses
+        fast.passed = {}  # address tuples that passed _new_addresses
+        fast.direct = None
+        self._fast = fast
+        if not fast.cpu and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+            fast.direct = _direct_call(self, fast)
+        return fast
+
+    def forget_tensors(self) -> None:
+        """Drop the tensors seen at compile time (a remembered @cute.jit call must not keep its
+        first arguments' memory alive); only the prepared fast checks remain, so a call that
+        fails them is not launched here (_replay answers False)."""
+        self.arg_tensors = {pos: None for pos in self.arg_tensors}
+        self.arg_objects = {}
+        self.plans = [(plan, [(pos, st.description()) for pos, st in sources], scalars)
+                      for plan, sources, scalars in self.plans]
+        self._forgotten = True
+
+    def _check(self, args: Any, pos: Any, x: Any) -> int:
+        """The full check of argument pos against the compiled signature (LaunchError if it does
+        not match); its address when it does."""
+        t0 = self.arg_tensors[pos]
+        t = _at_path(args, pos, self.name)
+        if not _is_storage_tensor(t):
+            from ...runtime import from_dlpack
+
+            t = from_dlpack(t, assumed_align=t0.engine.align)
+        _same(self.name, pos, t0, t)
+        # it matches: from now on objects like this one take a fast check too
+        fast = self._fast
+        k = next(k for k, (p, _) in enumerate(fast.getters) if p == pos)
+        p, get = fast.getters[k]
+        if len(getattr(get, "alternatives", ())) < 4:
+            new = _getter(t, x, int(getattr(t0.engine, "align", 1) or 1))  # x's description, t0's alignment
+            if new is not _never:
+                fast.getters[k] = (p, _either(get, new))
+                if fast.direct is not None:  # the generated call checks the new kind of object too
+                    fast.direct = _direct_call(self, fast)
+        return int(t.engine.address)
+
+    def _run_general(self, args: Any, stream: Any) -> None:
+        """Launches with interpreted kernels: storages with their host memory, as KernelCall does."""
+        new: Dict[Any, _Storage] = {}
+        for pos, t0 in self.arg_tensors.items():
+            t = _at_path(args, pos, self.name)
+            if not _is_storage_tensor(t):
+                from ...runtime import from_dlpack
+
+                t = from_dlpack(t, assumed_align=t0.engine.align)
+            _same(self.name, pos, t0, t)
+            new[pos] = _Storage(t.engine, f"argument {pos}")
+        for pos, v0 in self.arg_static.items():
+            if pos < len(args) and not _same_static(args[pos], v0):
+                self._static_error(pos, args[pos], v0)
+        for plan, sources, scalars in self.plans:
+            sts = [new[pos] if pos is not None else st for pos, st in sources]
+            plan.run(sts, stream, scalars)
+
+    def _new_addresses(self, addrs: List[int]) -> None:
+        """Checks that depend on where the storages are, not on their description: arguments that
+        were one storage at compile time still are, and no written storage overlaps another in a
+        kernel compiled with __restrict__ pointers. They depend on the addresses alone: the last
+        addresses that passed are remembered (calls cycling through a few workspaces pay a
+        dictionary lookup)."""
+        fast = self._fast
+        key = tuple(addrs)
+        if key in fast.passed:
+            fast.last = key
+            return
+        for g in fast.groups:
+            if any(addrs[k] != addrs[g[0]] for k in g):
+                names = [str(fast.getters[k][0]) for k in g]
+                raise LaunchError(
+                    f"{self.name}: arguments {', '.join(names)} were one storage when the function was compiled "
+                    f"(one kernel parameter), but now differ; call cute.compile again with these tensors"
+                )
+        for plan, launcher, slots, _, _, _, _ in fast.launches:
+            if launcher is not None and plan.restrict and len(plan.storages) > 1:
+                vals = [launcher.params.values[i] for i in range(len(plan.storages))]
+                for i, k in slots:
+                    vals[i] = addrs[k]
+                _check_no_alias(plan, vals)
+        if len(fast.passed) >= 256:
+            fast.passed.clear()
+        fast.passed[key] = True
+        fast.last = key
+
+    def _static_error(self, pos: int, v: Any, v0: Any) -> None:
+        raise LaunchError(
+            f"{self.name}: argument {pos} is {v!r}, but the function was compiled with {v0!r}; "
+            f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
+            f"runtime scalar, or call cute.compile again)"
+        )

@@ -1,0 +1,263 @@
+"""The generated fast path of a compiled call: per-argument checks prepared for the compiled
+signature, and one Python function written out per compiled function that either launches or
+returns having done nothing (``_direct_call``; ``CUTELAB_DIRECT_CALL=0`` turns it off).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from ...errors import LaunchError
+from . import plan as _plan
+from .args import _device_of, _is_storage_tensor, _same_static
+from .plan import _stream_handle
+
+
+def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
+    """The compiled call as one generated function of (args, stream): the checks of each tensor
+    argument written out (a torch tensor's type, element type, shape, strides or contiguity,
+    device, address alignment; other objects through their getter), the static arguments, the
+    address checks, then each launch's parameter writes and driver call. It returns False, having
+    done nothing, when any check fails: CompiledFunction.__call__ then takes the general path,
+    which names what differs (or finds another kind of object fine, and remembers it). With
+    ``replay`` (a remembered @cute.jit call, CompiledFunction._replay) addresses that fail their
+    checks give False as well: the jit function traces again. None when
+    the call has something the generated code does not cover (tensors inside lists, host-side
+    prints, TMA descriptors): the general path serves every call then."""
+    if not fast.flat or any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
+        return None
+    env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": _plan,
+                           "LaunchError": LaunchError,
+                           "_fast": fast, "_new_addresses": cf._new_addresses}
+    need = 1 + max([pos for pos, _ in fast.getters] + [-1])
+    lines = ["def direct(args, stream, replay=False):", "    n = len(args)"]
+    if fast.nargs >= 0:
+        lines.append(f"    if n != {fast.nargs}:")
+        lines.append("        return False")
+    elif need:
+        lines.append(f"    if n < {need}:")
+        lines.append("        return False")
+    for k, (pos, get) in enumerate(fast.getters):
+        spec = getattr(get, "torch", None)
+        tspec = getattr(get, "tensor", None)
+        if tspec is not None and not hasattr(get, "alternatives"):
+            # a cutelab Tensor: its engine passed before and its layout (an object seen equal) and
+            # offset are the compiled ones; else the getter's full check (which remembers the engine)
+            tcls, engines, lay, seen, off = tspec
+            env.update({f"T{k}": tcls, f"E{k}": engines, f"LY{k}": lay, f"SN{k}": seen, f"O{k}": off, f"G{k}": get})
+            lines += [f"    x = args[{pos}]",
+                      f"    m = E{k}.get(id(x.engine)) if type(x) is T{k} else None",
+                      f"    if m is not None and m[0] is x.engine and x.offset == O{k} and "
+                      f"(x.layout is LY{k} or SN{k}.get(id(x.layout)) is x.layout):",
+                      f"        a{k} = m[1]",
+                      "    else:",
+                      f"        a{k} = G{k}(x)",
+                      f"        if a{k} is None:",
+                      "            return False"]
+        elif spec is not None and not hasattr(get, "alternatives"):
+            ttype, tdt, shape, strides, dev, align = spec
+            env.update({f"T{k}": ttype, f"D{k}": tdt, f"S{k}": shape, f"ST{k}": strides, f"V{k}": dev})
+            lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}"
+            lines += [f"    x = args[{pos}]",
+                      f"    if type(x) is not T{k} or x.dtype is not D{k} or x.shape != S{k} or not {lay} "
+                      f"or x.device != V{k}:",
+                      "        return False",
+                      f"    a{k} = x.data_ptr()",
+                      f"    if a{k} % {align}:",
+                      "        return False"]
+        else:
+            env[f"G{k}"] = get
+            lines += [f"    a{k} = G{k}(args[{pos}])", f"    if a{k} is None:", "        return False"]
+    for j, (pos, v0) in enumerate(fast.static):
+        env[f"C{j}"] = v0
+        lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
+                  f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
+    addrs = "".join(f"a{k}, " for k in range(len(fast.getters)))
+    env["PASSED"] = fast.passed
+    lines += [f"    addrs = ({addrs})", "    if addrs != _fast.last:",
+              "        if addrs in PASSED:",  # a workspace seen before: as _new_addresses would
+              "            _fast.last = addrs",
+              "        elif not replay:",
+              "            _new_addresses(addrs)",  # raises the LaunchError that names the problem
+              "        else:",  # a remembered @cute.jit call: storages now overlapping, or no longer shared
+              "            try:", "                _new_addresses(addrs)", "            except LaunchError:",
+              "                return False"]
+    for j, (plan, launcher, slots, _, spos, tdev, fixed) in enumerate(fast.launches):
+        env.update({f"P{j}": plan, f"L{j}": launcher, f"W{j}": launcher.params.values,
+                    f"M{j}": f"at the next launch of {plan.ir.name}"})
+        lines += [f"    ew = P{j}.error_word", "    if ew is not None and ew.word[0]:", f"        ew.check(M{j})"]
+        lines += [f"    W{j}[{i}] = a{k}" for i, k in slots]
+        if spos is not None:
+            other = f"_handle(args[{spos}]) if {spos} < n else 0"
+        elif tdev is not None:
+            other = f"_mod._torch_stream({int(tdev)})"  # looked up at each call: fakegpu replaces it
+        else:
+            other = str(int(fixed))
+        lines += ["    if stream is not None:", "        h = _handle(stream)", "    else:", f"        h = {other}"]
+        if getattr(launcher, "via", None) == "cuda-python":  # the driver call written out (Launcher.__call__)
+            from ..cuda.driver import _ok as _driver_ok
+
+            env.update({f"DC{j}": launcher._call, f"OK{j}": launcher._ok0, "_driver_ok": _driver_ok})
+            lines += [f"    if h != L{j}._h:", f"        L{j}.bind(h)", f"    r = DC{j}(*L{j}._args)[0]",
+                      f"    if r is not OK{j} and int(r) != 0:", "        _driver_ok((r,), 'cuLaunchKernel')"]
+        else:
+            lines.append(f"    L{j}(h)")
+    lines.append("    return True")
+    import builtins  # this module's `compile` is cute.compile
+
+    exec(builtins.compile("\n".join(lines), f"<cutelab compiled call {cf.name}>", "exec"), env)  # noqa: S102
+    fn = env["direct"]
+    fn.source = "\n".join(lines)  # type: ignore[attr-defined]
+    return fn
+
+
+def _never(x: Any) -> None:
+    return None
+
+
+def _either(*gets: Callable[[Any], Optional[int]]) -> Callable[[Any], Optional[int]]:
+    """A getter trying several (one per kind of object seen at this argument)."""
+    flat: List[Any] = []
+    for g in gets:
+        flat += list(getattr(g, "alternatives", (g,)))
+
+    def get(x: Any) -> Optional[int]:
+        for g in flat:
+            a = g(x)
+            if a is not None:
+                return a
+        return None
+
+    get.alternatives = tuple(flat)  # type: ignore[attr-defined]
+    return get
+
+
+def _cai_strides(cai: Dict[str, Any]) -> Any:
+    st = cai.get("strides")
+    return tuple(st) if st is not None else None
+
+
+def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
+    """A function of an argument: its storage address when it matches t0 (a Tensor that passed
+    the full check; obj: what the caller gave for it) exactly: same kind of object, element
+    type, layout, offset, storage size (at least), device, and an address aligned to align
+    bytes; else None (the caller then runs the full check, which names what differs)."""
+    e0 = t0.engine
+    if obj is not None and type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
+        ttype, tdt, shape, strides, dev = type(obj), obj.dtype, tuple(obj.shape), tuple(obj.stride()), obj.device
+        if obj.is_contiguous():
+            # same shape and contiguous: the same strides, but for extent-1 modes, whose stride
+            # moves no coordinate (an offset of 0 either way); is_contiguous() is the cheaper call
+            def get_torch(x: Any) -> Optional[int]:
+                if (type(x) is ttype and x.dtype is tdt and x.shape == shape and x.is_contiguous()
+                        and x.device == dev):
+                    a = x.data_ptr()
+                    if not a % align:
+                        return a
+                return None
+        else:
+            def get_torch(x: Any) -> Optional[int]:
+                if (type(x) is ttype and x.dtype is tdt and x.shape == shape and x.stride() == strides
+                        and x.device == dev):
+                    a = x.data_ptr()
+                    if not a % align:
+                        return a
+                return None
+
+        # what it compares, for CompiledFunction's generated call (strides None: is_contiguous())
+        get_torch.torch = (ttype, tdt, shape, None if obj.is_contiguous() else strides, dev, align)  # type: ignore
+        return get_torch
+    if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
+        cai = obj.__cuda_array_interface__
+        has_dev = hasattr(obj, "__dlpack_device__")
+        otype = type(obj)
+        desc = (cai["typestr"], tuple(cai["shape"]), _cai_strides(cai), tuple(obj.__dlpack_device__()) if has_dev else None)
+
+        def get_cai(x: Any) -> Optional[int]:
+            if type(x) is otype:
+                c = x.__cuda_array_interface__
+                if (c["typestr"], tuple(c["shape"]), _cai_strides(c),
+                        tuple(x.__dlpack_device__()) if has_dev else None) == desc:
+                    a = int(c["data"][0])
+                    if not a % align:
+                        return a
+            return None
+
+        return get_cai
+    etype, dt, lay, off, n, dev0 = type(e0), e0.dtype, t0.layout, t0.offset, len(e0), getattr(e0, "device", None)
+    if type(off) is not int:
+        return _never
+
+    tcls = type(t0)
+    same = _SameLayout(lay)
+    # engines that passed (id -> (engine, address)): a device engine's storage, type and address
+    # are fixed when it is made (retyping a tensor gives it a new engine), so a workspace's
+    # tensors pay the engine checks once
+    from ...runtime import DeviceEngine
+
+    engines: Dict[int, Tuple[Any, int]] = {}
+    memo = etype is DeviceEngine
+
+    def get_tensor(x: Any) -> Optional[int]:
+        if type(x) is tcls:
+            e = x.engine
+            L = x.layout
+            if (type(e) is etype and e.dtype is dt and (L is lay or same(L)) and x.offset == off
+                    and len(e) >= n and getattr(e, "device", None) == dev0):
+                a = e.address
+                if not a % align:
+                    if memo:
+                        if len(engines) >= 64:
+                            engines.clear()
+                        engines[id(e)] = (e, a)
+                    return a
+        return None
+
+    if memo:  # what CompiledFunction's generated call checks itself before calling get_tensor
+        get_tensor.tensor = (tcls, engines, lay, same.seen, off)  # type: ignore[attr-defined]
+    return get_tensor
+
+
+class _SameLayout:
+    """``layout == ref``, remembered for the layout objects that were equal (layouts are
+    immutable): a tensor whose layout holds dynamic values (DynInt, compared one by one)
+    pays the comparison once per layout object, then an identity test."""
+
+    __slots__ = ("ref", "seen")
+
+    def __init__(self, ref: Any):
+        self.ref = ref
+        self.seen: Dict[int, Any] = {}  # id -> the layout itself (kept, so that the id is not reused)
+
+    def __call__(self, layout: Any) -> bool:
+        if layout is self.ref or self.seen.get(id(layout)) is layout:
+            return True
+        if not (layout == self.ref):
+            return False
+        if len(self.seen) >= 64:
+            self.seen.clear()
+        self.seen[id(layout)] = layout
+        return True
+
+
+def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
+    e0, e = t0.engine, t.engine
+    problems = []
+    if e.dtype.name != e0.dtype.name:
+        problems.append(f"element type {e.dtype} instead of {e0.dtype}")
+    if t.layout != t0.layout:
+        from ...dynamic import value_of
+
+        problems.append(f"layout {value_of(t.layout)} instead of {value_of(t0.layout)}")
+    if t.offset != t0.offset:
+        problems.append(f"offset {t.offset} instead of {t0.offset}")
+    if len(e) < len(e0):
+        problems.append(f"{len(e)} elements of storage instead of {len(e0)}")
+    align = int(getattr(e0, "align", 1) or 1)
+    if int(e.address) % align:
+        problems.append(f"address 0x{int(e.address):x} not aligned to {align} bytes")
+    d, d0 = _device_of(e, getattr(e, "data", None)), _device_of(e0, getattr(e0, "data", None))
+    if d != d0:
+        problems.append(f"device {d[0]}:{d[1]} instead of {d0[0]}:{d0[1]}")
+    if problems:
+        raise LaunchError(f"{name}: argument {pos} does not match the compiled kernel: " + "; ".join(problems))
