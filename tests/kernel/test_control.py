@@ -452,9 +452,9 @@ def test_launch_smem_must_cover_the_allocations():
 
 
 def test_endless_while_loop_is_stopped_without_writing(monkeypatch):
-    import cutelab.kernel.cpu.interpreter as interp
+    import cutelab.kernel.cpu.warps as warps
 
-    monkeypatch.setattr(interp, "MAX_WHILE_ROUNDS", 50)
+    monkeypatch.setattr(warps, "MAX_WHILE_ROUNDS", 50)
     A = np.array([1, -1, 3, 0], np.int32)  # -1 and 0 never reach 32 by doubling
     with pytest.raises(LaunchError, match="ran 50 rounds.*Nothing was written"):
         doubling(from_dlpack(A), 32).launch(grid=1, block=4)

@@ -803,9 +803,8 @@ class _BatchRec:
             info = (prof_fn(a) if callable(prof_fn) else None) or {}
             act = None if mask is None else np.asarray(mask)
             for cond, holds in getattr(a, "guards", ()):  # an access made only where its guards hold
-                from .interpreter import _cond
 
-                c = _cond(self.b, cond)
+                c = self.b.cond(cond)
                 c = c if holds else ~c
                 act = c if act is None else act & c
             act = None if act is None else act[self.rows]

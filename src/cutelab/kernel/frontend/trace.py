@@ -22,7 +22,7 @@ from ... import int_tuple as it
 from ...errors import TraceError
 from ...layout import Layout, ScaledBasis, evaluate_all
 from ...tensor import _RMEM_ALIGN, PointerInfo
-from ..ir.nodes import (Assign, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Printf, Ref, Reg, RegVar,
+from ..ir.nodes import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Printf, Ref, Reg, RegVar,
                         ScalarParam, Shared, Store, While, _align_of, walk)
 from ..ir.symbolic import Var, atoms, is_sym, sym_div, sym_range
 
@@ -107,7 +107,7 @@ class Tracer:
         return r
 
     def emit(self, stmt: Any) -> None:
-        if isinstance(stmt, (Load, Store, Op)):
+        if isinstance(stmt, (Load, Store, Op, Barrier)):
             stmt.loc = user_location() or getattr(self, "location", None)
         self.cur.ops.append(stmt)
 

@@ -116,7 +116,6 @@ class CpAsyncCopy(Op):
 
     # ---- CPU
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from ..cpu.interpreter import _access_index, _memory
 
         act = _active(b, mask)
         ir = b.ir
@@ -126,12 +125,12 @@ class CpAsyncCopy(Op):
             go &= _pred_column(b, self.pred) if not isinstance(self.pred, int) else bool(self.pred)
         vals = np.zeros((b.n, k), dtype=self.src.dtype.storage)
         if go.any():
-            data, length, _ = _memory(b, self.src, buffers)
-            idx = _access_index(b, self.src_base, self.src_offsets, length,
+            data, length, _ = b.memory(self.src, buffers)
+            idx = b.access_index(self.src_base, self.src_offsets, length,
                                 f"{ir.name}: cp.async from {self.src.name}", go, _at(self.where))
             vals[go] = data[idx[go]]
-        _, dlen, shift = _memory(b, self.dst, buffers)
-        didx = _access_index(b, self.dst_base, self.dst_offsets, dlen,
+        _, dlen, shift = b.memory(self.dst, buffers)
+        didx = b.access_index(self.dst_base, self.dst_offsets, dlen,
                              f"{ir.name}: cp.async to {self.dst.name}", act, _at(self.where))
         didx = didx + shift[:, None]
         st = _state(b)

@@ -49,7 +49,7 @@ class Fma(Op):
         return f"{self.dst!r} = fma(...{len(self.a)} elements)"
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from ..cpu.interpreter import _from_real
+        from ..cpu.context import from_real
 
         d = self.dst
         out = np.empty((b.n, d.n), dtype=d.dtype.storage)
@@ -57,7 +57,7 @@ class Fma(Op):
             x = b.column(self.a[i], d.dtype, real=True).astype(np.float64)
             y = b.column(self.b[i], d.dtype, real=True).astype(np.float64)
             z = b.column(self.c[i], d.dtype, real=True).astype(np.float64)
-            out[:, i] = _from_real(x * y + z, d.dtype)
+            out[:, i] = from_real(x * y + z, d.dtype)
         b.regs[d.id] = out
 
     def cuda(self, r: Any) -> None:

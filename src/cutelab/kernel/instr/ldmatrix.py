@@ -103,15 +103,14 @@ class LdMatrix(Op):
         return {"op": "ldsm", "lanes": 8 * self.atom_op.num_matrices, "name": ptx_name(self.atom_op)}
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from ..cpu.interpreter import _access_index, _memory, _whole_warps
 
         n = b.n
         name = ptx_name(self.atom_op)
         W = n // 32
-        active = _whole_warps(b, mask, name, "ldmatrix")
-        data, length, shift = _memory(b, self.param, buffers)
+        active = b.whole_warps(mask, name, "ldmatrix")
+        data, length, shift = b.memory(self.param, buffers)
         e = self.epr
-        idx = _access_index(b, self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
+        idx = b.access_index(self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
         if shift is not None:
             idx = idx + shift[:, None]
         rows = data[idx].reshape(W, 32, e)  # lane t's row
@@ -289,18 +288,17 @@ class StMatrix(Op):
         return [Access(self.param, self.base, tuple(range(8)), True, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from ..cpu.interpreter import _access_index, _memory, _whole_warps
 
         n = b.n
         name = ptx_name(self.atom_op)
         W = n // 32
-        active = _whole_warps(b, mask, name, "stmatrix")
-        data, length, shift = _memory(b, self.param, buffers)
+        active = b.whole_warps(mask, name, "stmatrix")
+        data, length, shift = b.memory(self.param, buffers)
         used = 8 * self.atom_op.num_matrices
         lane_mask = None if mask is None else mask & ((np.arange(n) % 32) < used)
         if lane_mask is None:
             lane_mask = (np.arange(n) % 32) < used
-        idx = _access_index(b, self.base, tuple(range(8)), length, f"{b.ir.name}: {name} to {self.param.name}",
+        idx = b.access_index(self.base, tuple(range(8)), length, f"{b.ir.name}: {name} to {self.param.name}",
                             lane_mask)
         if shift is not None:
             idx = idx + shift[:, None]

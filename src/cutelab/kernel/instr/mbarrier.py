@@ -9,12 +9,10 @@ count is back to zero, and the next phase begins with the full arrival count aga
 ``mbarrier_wait(ptr, parity)`` waits until the phase of that parity (0 or 1) has completed.
 
 The CPU interpreter keeps, per thread block and barrier, the expected and pending arrivals, the
-transaction count and the number of completed phases. It runs all threads of a block one op
-after another, so a wait is reached only after every thread has done all the work before it:
-a wait whose phase has not completed then can never complete, and is reported (kernel, line,
-block, barrier, what is still pending) instead of hanging. Kernels whose threads must run
-*concurrently* through a wait (a producer warp that waits for a consumer warp that runs later
-in program order) are beyond this model and are refused the same way.
+transaction count and the number of completed phases, shared by every group of warps
+(``kernel.cpu.warps``). A wait whose phase has not completed lets the other warps run
+(``waits_for``); one that no warp can complete is part of a deadlock report (kernel, line,
+block, barrier, what is still pending) instead of a hang.
 
 The CUDA back end prints the PTX of each op inline (``mbarrier.init.shared::cta.b64``,
 ``mbarrier.arrive...``, ``mbarrier.try_wait.parity...`` with a suspend-time hint, in a PTX loop, ``fence.mbarrier_init``,
@@ -33,7 +31,7 @@ from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import TraceValue, current
 
 __all__ = [
-    "MbarrierOp", "FenceOp", "run_branches_concurrently", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
+    "MbarrierOp", "FenceOp", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
     "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy", "fence_view_async_shared",
     "mbar_ref", "complete_tx", "smem_addr",
 ]
@@ -113,7 +111,7 @@ class _State:
 
 
 def _state(b: Any, sh: Shared) -> _State:
-    st: Dict[int, _State] = b.__dict__.setdefault("mbarriers", {})
+    st: Dict[int, _State] = b.common.setdefault("mbarriers", {})  # one state for every group of warps
     if sh.index not in st:
         st[sh.index] = _State(b.nblk, sh.length)
     return st[sh.index]
@@ -141,7 +139,7 @@ def _need_init(st: _State, blk: np.ndarray, slot: np.ndarray, b: Any, sh: Shared
 
 def _block_no(b: Any, k: int) -> str:
     """The block index (x,y,z) of block k of the batch."""
-    return "(" + ",".join(str(int(b.env[f"bid.{a}"][k * b.nt])) for a in "xyz") + ")"
+    return b.block_name(k)
 
 
 def _advance(st: _State, blk: np.ndarray, slot: np.ndarray) -> None:
@@ -248,9 +246,12 @@ class MbarrierOp(Op):
             raise LaunchError(
                 f"{b.ir.name}{self.where}: cute.arch.mbarrier_wait(phase={int(par[i])}) on {sh.name}[{s}] of block "
                 f"{_block_no(b, k)} can never complete: the phase still waits for {int(st.pending[k, s])} of "
-                f"{int(st.expected[k, s])} arrivals and {int(st.tx[k, s])} transaction bytes, and every thread of "
-                f"the block has already run all the code before this wait (the CPU interpreter runs the threads "
-                f"of a block in lock-step, so a wait on work that comes later in program order deadlocks here)")
+                f"{int(st.expected[k, s])} arrivals and {int(st.tx[k, s])} transaction bytes")
+
+    @property
+    def may_wait(self) -> bool:  # type: ignore[override]
+        """A wait (and a try_wait, which programs poll in a loop) waits for other warps."""
+        return self.kind in ("wait", "try_wait")
 
     def ready(self, b: Any, mask: Any) -> bool:
         """For a wait: whether every active thread's phase has completed (the wait would return)."""
@@ -259,6 +260,24 @@ class MbarrierOp(Op):
         _need_init(st, blk, slot, b, self.shared, "cute.arch.mbarrier_wait")
         par = self._arg(b, mask) & 1
         return bool(((st.phase[blk, slot] & 1) != par).all())
+
+    def waits_for(self, b: Any, mask: Any) -> Any:
+        """None when the wait returns now; else the phase it waits for, and what that phase lacks."""
+        if self.kind != "wait":
+            return None
+        sh = self.shared
+        blk, slot = _targets(b, mask, sh, self.base, "cute.arch.mbarrier_wait")
+        st = _state(b, sh)
+        _need_init(st, blk, slot, b, sh, "cute.arch.mbarrier_wait")
+        par = self._arg(b, mask) & 1
+        done = (st.phase[blk, slot] & 1) != par
+        if done.all():
+            return None
+        i = int(np.argmin(done))
+        k, s = int(blk[i]), int(slot[i])
+        return (f"cute.arch.mbarrier_wait(phase={int(par[i])}) on {sh.name}[{s}] of block {_block_no(b, k)}"
+                f" can never complete: the phase still waits for {int(st.pending[k, s])} of "
+                f"{int(st.expected[k, s])} arrivals and {int(st.tx[k, s])} transaction bytes")
 
     def cuda(self, r: Any) -> None:
         addr = smem_addr(r, self.shared, self.base)
@@ -409,90 +428,3 @@ def fence_view_async_shared(*, loc: Any = None, ip: Any = None) -> None:
 def _no_cluster(peer: Any, what: str) -> None:
     if peer is not None:
         raise TraceError(f"{what}: peer_cta_rank_in_cluster is not supported (cutelab kernels run without clusters)")
-
-
-# --------------------------------------------------------------------------- warp specialisation on the CPU
-
-def has_wait(block: Any, _cache: Dict[int, bool] = {}) -> bool:  # noqa: B006 (a cache by IR block)
-    """Whether a block (or a region inside it) waits on an mbarrier."""
-    from ..ir.nodes import walk
-
-    key = id(block)
-    if key not in _cache:
-        _cache[key] = any(isinstance(op, MbarrierOp) and op.kind == "wait" for op in walk(block))
-    return _cache[key]
-
-
-def run_branches_concurrently(b: Any, s: Any, mask: Any, buffers: Any, addresses: Any, lines: Any) -> bool:
-    """The CPU interpreter's ``if``/``else`` whose branches wait on mbarriers (a warp-specialised
-    producer and consumer): both branches run as coroutines, each until it reaches a wait whose
-    phase has not completed, then the other; a round in which neither can go on is a deadlock and
-    is reported as mbarrier_wait reports it. Returns False (run the If as usual) when only one
-    branch has threads or waits."""
-    from ..cpu.interpreter import _and, _cond
-
-    if not (s.then.ops and s.orelse.ops) or not (has_wait(s.then) or has_wait(s.orelse)):
-        return False
-    c = _cond(b, s.cond)
-    m1, m2 = _and(mask, c), _and(mask, ~c)
-    if not (m1.any() and m2.any()):
-        return False
-    progress = [0]
-    gens = [_coroutine(b, s.then, m1, buffers, addresses, lines, progress),
-            _coroutine(b, s.orelse, m2, buffers, addresses, lines, progress)]
-    blocked: Dict[int, Any] = {}
-    while gens:
-        before = progress[0]
-        for g in list(gens):
-            try:
-                blocked[id(g)] = next(g)
-            except StopIteration:
-                gens.remove(g)
-                blocked.pop(id(g), None)
-        if gens and progress[0] == before:  # every live branch waits on a phase nobody can complete
-            op, m = blocked[id(gens[0])]
-            op.interpret(b, m, buffers)  # raises the "can never complete" error
-            raise AssertionError("a blocked wait completed")  # pragma: no cover
-    return True
-
-
-def _coroutine(b: Any, block: Any, mask: Any, buffers: Any, addresses: Any, lines: Any, progress: List[int]):
-    """Run block under mask as the interpreter does, yielding (wait op, mask) where a wait blocks."""
-    from ..cpu.interpreter import _and, _cond, _run_block
-    from ..ir.nodes import Block, For, If, While
-
-    one = Block()
-    for s in block.ops:
-        if isinstance(s, MbarrierOp) and s.kind == "wait":
-            while not s.ready(b, mask):
-                yield s, mask
-        if isinstance(s, If):
-            c = _cond(b, s.cond)
-            m1 = _and(mask, c)
-            if m1.any():
-                yield from _coroutine(b, s.then, m1, buffers, addresses, lines, progress)
-            if s.orelse.ops:
-                m2 = _and(mask, ~c)
-                if m2.any():
-                    yield from _coroutine(b, s.orelse, m2, buffers, addresses, lines, progress)
-        elif isinstance(s, For) and has_wait(s.body):
-            lo = np.broadcast_to(np.asarray(b.index(s.lo), dtype=np.int64), (b.n,))
-            hi = np.broadcast_to(np.asarray(b.index(s.hi), dtype=np.int64), (b.n,))
-            k = 0
-            while True:
-                v = lo + k * s.step
-                m = _and(mask, (v < hi) if s.step > 0 else (v > hi))
-                if not m.any():
-                    break
-                b.env[s.var.name] = v
-                yield from _coroutine(b, s.body, m, buffers, addresses, lines, progress)
-                b.env[s.var.name] = v  # the other branch may have run loops of its own meanwhile
-                k += 1
-            b.env.pop(s.var.name, None)
-        elif isinstance(s, While) and (has_wait(s.before) or has_wait(s.body)):
-            raise LaunchError(f"{b.ir.name}: a runtime while loop that waits on mbarriers inside a warp-specialised "
-                              f"branch is not supported by the CPU interpreter")
-        else:
-            one.ops = [s]
-            _run_block(b, one, mask, buffers, addresses, lines)
-        progress[0] += 1

@@ -84,18 +84,18 @@ class MmaSync(Op):
 
     # ---- CPU
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from ..cpu.interpreter import _from_real, _to_real, _whole_warps
+        from ..cpu.context import from_real, to_real
 
         op = self.op
         M, N, K = op.shape_mnk
         n = b.n
         W = n // 32
-        active = _whole_warps(b, mask, ptx_name(op), "mma.sync")
+        active = b.whole_warps(mask, ptx_name(op), "mma.sync")
         ab, acc = op.ab_dtype, op.acc_dtype
 
         def vals(refs: tuple, dt: Any) -> np.ndarray:
             raw = b.matrix(refs, dt)
-            return _to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))[active]
+            return to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))[active]
 
         A, B, C = vals(self.a, ab), vals(self.b, ab), vals(self.c, acc)
         (pa, qa), (pb, qb), (pc, qc) = (_tv_pq(t, P) for t, P in zip(self.tv, (M, N, M)))
@@ -110,7 +110,7 @@ class MmaSync(Op):
         if acc.name == "f32":
             Dt = Dt.astype(np.float32)
         out = np.zeros((W, 32, self.d.n), dtype=acc.storage)
-        out[active] = _from_real(Dt[:, pc, qc], acc)
+        out[active] = from_real(Dt[:, pc, qc], acc)
         b.regs[self.d.id] = out.reshape(n, self.d.n)
 
     # ---- CUDA

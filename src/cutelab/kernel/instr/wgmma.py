@@ -162,8 +162,8 @@ class WarpgroupSyncOp(Op):
             st["pending"] = []
         elif self.kind == "wait_group":
             while len(st["groups"]) > self.n:
-                for op, m, bases in st["groups"].pop(0):
-                    op.execute(b, m, bases)
+                for op, m, bases in st["groups"].pop(0):  # the threads that issued it and wait now
+                    op.execute(b, mask if m is None else (m if mask is None else m & mask), bases)
 
     def cuda(self, r: Any) -> None:
         if self.kind == "fence":
@@ -222,7 +222,7 @@ class WgmmaOp(Op):
         _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases))
 
     def execute(self, b: Any, mask: Any, bases: Tuple[np.ndarray, np.ndarray]) -> None:
-        from ..cpu.interpreter import _from_real, _to_real
+        from ..cpu.context import from_real, to_real
 
         nt = b.nt
         if nt % 128:
@@ -258,7 +258,7 @@ class WgmmaOp(Op):
             idx = (blk * o.shared.length + base)[:, None, None, None] + o.phys[None]
             if (base[:, None, None, None] + o.phys[None]).max() >= o.shared.length or base.min() + o.phys.min() < 0:
                 raise LaunchError(f"{b.ir.name}{self.where}: wgmma operand reaches outside {o.shared.name}")
-            vals = _to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*16), (mn, k) col-major
+            vals = to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*16), (mn, k) col-major
             return vals.reshape(vals.shape[:3] + (16, P)).swapaxes(-1, -2)  # (..., P, 16)
 
         M, N, _ = self.op.shape_mnk
@@ -273,11 +273,11 @@ class WgmmaOp(Op):
             for mi in range(RM):
                 for ni in range(RN):
                     vals = regs[thr[:, :, None], self.acc_offs[mi, ni][None, None, :]]  # (G', 128, V)
-                    C[:, mi, ni, pm, pn] = _to_real(vals, self.acc.dtype)
+                    C[:, mi, ni, pm, pn] = to_real(vals, self.acc.dtype)
         for ks in range(A.shape[2]):
             C = C + np.einsum("gimk,gjnk->gijmn", A[:, :, ks], B[:, :, ks])
             C = C.astype(np.float32).astype(np.float64)  # each k16 step rounds to the f32 accumulator
-        out = _from_real(C.astype(np.float32), self.acc.dtype)
+        out = from_real(C.astype(np.float32), self.acc.dtype)
         for mi in range(RM):
             for ni in range(RN):
                 regs[thr[:, :, None], self.acc_offs[mi, ni][None, None, :]] = out[:, mi, ni][:, pm, pn]

@@ -219,9 +219,13 @@ class Assign:
 
 
 class Barrier:
-    """``__syncthreads()``: every thread of the block waits here (cute.arch.sync_threads)."""
+    """``__syncthreads()``: every thread of the block waits here (cute.arch.sync_threads).
+    ``loc`` is the user's line (set by ``Tracer.emit``)."""
 
-    __slots__ = ()
+    __slots__ = ("loc",)
+
+    def __init__(self) -> None:
+        self.loc: Optional[str] = None
 
     def __repr__(self) -> str:
         return "barrier"
@@ -246,9 +250,14 @@ class Op:
     Load, Store, Compute and the regions are known to both back ends; an op of a new kind
     subclasses Op and implements
 
-    - ``interpret(self, b, mask, buffers)``: the CPU back end (``b`` is interpret's batch of
-      threads: ``b.regs``, ``b.index(expr)``, ``b.matrix(refs, dtype)``, shared memory in
-      ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
+    - ``interpret(self, b, mask, buffers)``: the CPU back end (``b`` is a
+      ``kernel.cpu.context.ExecContext``, one group of warps of a batch of blocks: its module
+      docstring lists what an instruction may use; ``mask`` is None or the active threads;
+      ``buffers`` the tensors' storage);
+    - ``may_wait`` and ``waits_for(self, b, mask)`` (an op at which warps wait for other
+      warps, as an mbarrier wait): ``may_wait`` is True, and ``waits_for`` answers None when
+      the op can run now, else what it waits for; the CPU scheduler runs other warps meanwhile
+      (``kernel.cpu.warps``);
     - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
       checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
@@ -269,6 +278,12 @@ class Op:
     """
 
     __slots__ = ("loc",)
+
+    may_wait = False  # whether warps may wait for other warps here (see waits_for)
+
+    def waits_for(self, b: Any, mask: Any) -> Optional[str]:
+        """CPU: None when the threads of mask can run this op now; else what they wait for."""
+        return None
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
         raise TraceError(f"the interpreter cannot run op {self!r}")

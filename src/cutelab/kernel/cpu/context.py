@@ -1,0 +1,221 @@
+"""The execution context of the CPU interpreter: what an instruction's ``interpret`` may use.
+
+An instruction (``kernel.instr``) runs on the CPU through ``interpret(ctx, mask, buffers)``:
+``ctx`` is an ``ExecContext``, one group of warps of one batch of thread blocks, vectorised
+over their threads; ``mask`` (a bool per thread, or None for all) says which threads execute
+it; ``buffers`` maps each global parameter's index to its flat numpy storage. The public
+surface an instruction may use:
+
+- ``ctx.ir``, ``ctx.n`` (threads in the batch), ``ctx.nt`` (threads per block), ``ctx.nblk``,
+  ``ctx.block_of`` (each thread's block in the batch), ``ctx.scalars``;
+- ``ctx.regs[reg.id]``: a (threads, n) array of register storage, ``ctx.env``: index
+  variables; ``ctx.index(expr)``, ``ctx.column(ref, dtype, real)``, ``ctx.matrix(refs, dtype)``,
+  ``ctx.cond(c)``;
+- ``ctx.memory(param, buffers)``, ``ctx.access_index(...)`` (bounds-checked element indices),
+  ``ctx.whole_warps(mask, name, short)`` (warp-wide instructions);
+- ``ctx.common``: state shared by every group of warps of the batch (mbarriers); anything an
+  instruction keeps as an attribute of ``ctx`` belongs to its group of warps (pending wgmma);
+- ``to_real``/``from_real``/``real_dtype``: storage bits to compute values and back.
+
+May import: ``kernel.ir``, ``cutelab.errors``, ``cutelab.fp8``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+import numpy as np
+
+from ... import fp8 as _fp8
+from ...errors import LaunchError
+from ..ir.nodes import ParamRef, Shared
+from ..ir.symbolic import Expr, evaluate
+
+__all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range"]
+
+
+def real_dtype(dt: Any) -> Any:
+    """numpy dtype of the values computed with (bf16/f16 widen to float32)."""
+    if dt.name in ("bf16", "f16") or dt.name.startswith("f8"):
+        return np.dtype(np.float32)
+    if dt.name == "i1":
+        return np.dtype(np.int32)
+    return dt.storage
+
+
+def to_real(bits: np.ndarray, dt: Any) -> np.ndarray:
+    """Storage bits of dt as values to compute with."""
+    if dt.name == "bf16":
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    if dt.name == "f16":
+        return bits.view(np.float16).astype(np.float32) if bits.dtype != np.float16 else bits.astype(np.float32)
+    if dt.name == "i1":
+        return bits.astype(np.int32)
+    if dt.name.startswith("f8"):  # Float8E4M3FN / Float8E5M2 bytes (cutelab/fp8.py)
+        return _fp8.to_f32(bits, dt)
+    return bits
+
+
+def from_real(x: np.ndarray, dt: Any) -> np.ndarray:
+    """Computed values as storage bits of dt (round to nearest even; NaN stays NaN)."""
+    x = np.asarray(x)
+    if dt.name == "bf16":
+        f = x.astype(np.float32)
+        u = f.view(np.uint32)
+        r = ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+        return np.where(np.isnan(f), np.uint16(0x7FC0), r)
+    if dt.name == "f16":
+        h = x.astype(np.float16)
+        return h.view(np.uint16) if dt.storage == np.uint16 else h.astype(dt.storage)
+    if dt.name == "i1":
+        return (x != 0).astype(dt.storage)
+    if dt.name.startswith("f8"):
+        return x if x.dtype == np.uint8 else _fp8.from_f32(x, dt)
+    if np.issubdtype(dt.storage, np.integer) and np.issubdtype(x.dtype, np.floating):
+        with np.errstate(invalid="ignore"):
+            return np.trunc(x).astype(dt.storage)
+    return x.astype(dt.storage)
+
+
+def and_mask(mask: Any, c: np.ndarray) -> np.ndarray:
+    """mask & c, where mask None means every thread (a new array either way)."""
+    return c.copy() if mask is None else (mask & c)
+
+
+def check_range(idx_lo: int, idx_hi: int, length: int, what: str, where: str = "") -> None:
+    if idx_lo < 0 or idx_hi >= length:
+        raise LaunchError(
+            f"{what}: offsets [{idx_lo}, {idx_hi}] fall outside the tensor's {length} elements; "
+            f"nothing was written{where}"
+        )
+
+
+class _Env(dict):
+    """Index variables by name; "reg.<id>.<i>" (a RegVar) reads that register of every thread."""
+
+    def __init__(self, env: Dict[str, Any], ctx: "ExecContext"):
+        dict.__init__(self, env)
+        self.ctx = ctx
+
+    def __missing__(self, name: str) -> Any:
+        if name.startswith("reg."):
+            _, rid, i = name.split(".")
+            return self.ctx.regs[int(rid)][:, int(i)].astype(np.int64)
+        raise KeyError(name)
+
+
+class ExecContext:
+    """One group of warps of a batch of thread blocks, as the interpreter runs it (see the module
+    docstring for what instructions may use)."""
+
+    rec: Any = None  # the profiler's batch recorder, when this batch is recorded
+
+    def __init__(self, ir: Any, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
+        self.ir = ir
+        self.env = _Env(env, self)
+        self.n = n
+        self.regs: Dict[int, np.ndarray] = {}
+        self.scalars = scalars or {}
+        self.common: Dict[str, Any] = {}
+
+    def fork(self) -> "ExecContext":
+        """A context for a group of warps that leaves this one: its own registers and index
+        variables (copies: rows of other threads are never read), the batch's shared state."""
+        c = ExecContext.__new__(ExecContext)
+        c.__dict__.update(self.__dict__)
+        c.regs = dict(self.regs)
+        c.env = _Env(dict(self.env), c)
+        return c
+
+    # -- values
+    def index(self, e: Any) -> Any:
+        v = evaluate(e, self.env)
+        if isinstance(v, np.ndarray):
+            return v.astype(np.int64, copy=False)
+        return int(v)
+
+    def column(self, ref: Any, dt: Any, real: bool) -> np.ndarray:
+        """Values of one element reference for all threads (real: as compute values of dt)."""
+        if isinstance(ref, tuple):
+            r, i = ref
+            v = self.regs[r.id][:, i]
+            if real:
+                v = to_real(v, r.dtype).astype(real_dtype(dt), copy=False)
+            elif r.dtype.name != dt.name:
+                v = from_real(to_real(v, r.dtype), dt)
+            return v
+        if isinstance(ref, Expr):
+            v = np.broadcast_to(np.asarray(self.index(ref)), (self.n,))
+            return v.astype(real_dtype(dt)) if real else from_real(v, dt)
+        if isinstance(ref, ParamRef):
+            ref = self.scalars[ref.param.index]
+        v = np.full(self.n, ref, dtype=real_dtype(dt)) if real else np.broadcast_to(from_real(np.asarray(ref), dt), (self.n,))
+        return v
+
+    def matrix(self, refs: tuple, dt: Any) -> np.ndarray:
+        """(threads, len(refs)) storage values of dt."""
+        first = refs[0] if refs else None
+        if (isinstance(first, tuple) and first[0].dtype.name == dt.name and first[0].n == len(refs)
+                and all(isinstance(r, tuple) and r[0] is first[0] and r[1] == i for i, r in enumerate(refs))):
+            return self.regs[first[0].id]
+        out = np.empty((self.n, len(refs)), dtype=dt.storage)
+        for i, r in enumerate(refs):
+            out[:, i] = self.column(r, dt, real=False)
+        return out
+
+    def cond(self, c: Any) -> np.ndarray:
+        """A condition (a register element or an index expression) as a bool per thread."""
+        if isinstance(c, tuple):
+            v = self.column(c, c[0].dtype, real=True)
+            return np.asarray(v != 0)
+        return np.broadcast_to(np.asarray(self.index(c)) != 0, (self.n,))
+
+    # -- memory
+    def memory(self, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:
+        """(flat array, per-block length, per-thread base shift) of a Param or a Shared array."""
+        if isinstance(p, Shared):
+            return self.shared[p.index], p.length, self.block_of * p.length
+        data = buffers[p.index]
+        return data, len(data), None
+
+    def access_index(self, base: Any, offsets: tuple, length: int, what: str, mask: Any = None,
+                     where: str = "") -> Any:
+        """(threads, len(offsets)) element indices of an access, checked against length for the
+        threads of mask (inactive threads get element 0)."""
+        offs = np.asarray(offsets, dtype=np.int64)
+        base_v = self.index(base)
+        if mask is not None:
+            bv = np.broadcast_to(np.asarray(base_v, dtype=np.int64), (self.n,))
+            act = bv[mask]
+            if act.size:
+                check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what, where)
+            return np.where(mask[:, None], bv[:, None] + offs[None, :], 0)
+        if isinstance(base_v, np.ndarray):
+            check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what, where)
+            return base_v[:, None] + offs[None, :]
+        check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what, where)
+        return np.broadcast_to(base_v + offs, (self.n, len(offs)))
+
+    def whole_warps(self, mask: Any, name: str, short: str) -> np.ndarray:
+        """Which warps of the batch run a warp-wide instruction (ldmatrix, stmatrix, mma.sync): a bool
+        per warp. Such an instruction needs all 32 lanes: a block that is not whole warps, or a warp
+        that runs it with only some lanes (a branch that differs inside the warp), is an error."""
+        n = self.n
+        if n % 32:
+            raise LaunchError(f"{self.ir.name}: {name} is a warp instruction, but the block has "
+                              f"{self.ir.num_threads} threads (not a multiple of 32)")
+        W = n // 32
+        if mask is None:
+            return np.ones(W, dtype=bool)
+        per_warp = mask.reshape(W, 32)
+        partial = per_warp.any(axis=1) & ~per_warp.all(axis=1)
+        if partial.any():
+            w = int(np.argmax(partial))
+            raise LaunchError(f"{self.ir.name}: {name} is executed by only some lanes of warp {w % (self.nt // 32)} "
+                              f"(a branch that differs inside the warp); {short} needs all 32 lanes")
+        return per_warp.all(axis=1)
+
+    # -- where a thread is, for messages
+    def block_name(self, k: int) -> str:
+        """"(x,y,z)" of the k-th block of the batch."""
+        return "(" + ",".join(str(int(self.env[f"bid.{a}"][k * self.nt])) for a in "xyz") + ")"

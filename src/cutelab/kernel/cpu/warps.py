@@ -1,0 +1,570 @@
+"""The interpreter's execution model: groups of warps that run on their own.
+
+A batch of thread blocks starts as one group of warps in lock-step: every op runs over all its
+threads at once, with a mask for the threads a branch or loop leaves out (divergence inside a
+warp stays a mask). Each group has its own position in the structured IR: a stack of frames
+(a block and the op it is at, a branch, a loop and its trip). Where threads part at an ``if``
+whose branches may wait on other threads (an mbarrier wait, a named barrier, ``sync_threads``),
+the group forks: each side takes its own threads, registers and index variables and goes on by
+itself, through the branch and past it, as warps do on the GPU. Groups never need to meet again.
+
+A scheduler runs the groups in turn; a group runs until it finishes or reaches a wait that
+cannot complete yet (``Op.waits_for`` says what it waits for), and then the next one runs. A
+round in which no group moves is a deadlock: it is reported with every group's warps, the
+user's line each waits at and what it waits for. Nothing hangs.
+
+Barriers: ``sync_threads`` waits for every thread of the block that has not finished; a named
+barrier (an op with ``barrier_id``/``num_threads``/``wait``) for ``num_threads`` arrivals. A
+group that holds every unfinished thread of its blocks passes at once (the lock-step case).
+
+Optional race detection (``CUTELAB_RACECHECK=1``): a shared-memory element written by one
+group of warps and then read or written by another that has passed no wait since the write is
+reported as a race, as compute-sanitizer's racecheck would on the GPU (an approximation: any
+wait counts as synchronisation).
+
+May import: ``kernel.ir``, ``kernel.cpu.context``, ``cutelab.errors``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List
+
+import numpy as np
+
+from ...errors import LaunchError
+from ..ir.nodes import Barrier, For, If, Load, Op, Shared, Store, While, walk
+from .context import ExecContext, and_mask
+
+__all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
+
+MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
+
+
+def _is_sync(s: Any) -> bool:
+    """An op at which a warp may wait for others."""
+    return isinstance(s, Barrier) or getattr(s, "barrier_id", None) is not None or getattr(s, "may_wait", False)
+
+
+def _has_sync(ir: Any, block: Any) -> bool:
+    """Whether warps may wait for other warps inside block (cached on the kernel's IR)."""
+    cache = ir.__dict__.setdefault("_cpu_has_sync", {})  # by id of a block: the IR keeps its blocks alive
+    key = id(block)
+    if key not in cache:
+        cache[key] = any(_is_sync(s) for s in walk(block))
+    return cache[key]
+
+
+# --------------------------------------------------------------------------- frames
+
+class _Block:
+    __slots__ = ("block", "pc", "mask")
+
+    def __init__(self, block: Any, mask: Any):
+        self.block, self.pc, self.mask = block, 0, mask
+
+
+class _If:
+    __slots__ = ("s", "mask", "stage", "c", "join")
+
+    def __init__(self, s: Any, mask: Any):
+        self.s, self.mask, self.stage, self.c, self.join = s, mask, 0, None, None
+
+
+class _Join:
+    """Where the groups that forked at an ``if`` meet again, as warps reconverge: each waits at
+    the end of its branch for the others, and they go on as one group. If every group waits and
+    some wait only here, the join is released and they go on apart (a producer warp that must
+    not wait for its consumer to finish first)."""
+
+    __slots__ = ("members", "arrived", "released", "loc")
+
+    def __init__(self, members: List["_Group"], loc: str):
+        self.members, self.arrived, self.released, self.loc = list(members), [], False, loc
+
+
+class _For:
+    __slots__ = ("s", "mask", "lo", "hi", "k")
+
+    def __init__(self, s: Any, mask: Any):
+        self.s, self.mask, self.lo, self.hi, self.k = s, mask, None, None, 0
+
+
+class _While:
+    __slots__ = ("s", "mask", "m", "stage", "rounds")
+
+    def __init__(self, s: Any, mask: Any):
+        self.s, self.mask, self.m, self.stage, self.rounds = s, mask, None, 0, 0
+
+
+def _restrict(frame: Any, keep: np.ndarray) -> Any:
+    """A copy of frame whose masks hold only the threads of keep."""
+    f = type(frame).__new__(type(frame))
+    for k in type(frame).__slots__:
+        setattr(f, k, getattr(frame, k))
+    f.mask = keep.copy() if frame.mask is None else (frame.mask & keep)
+    if isinstance(f, _While) and f.m is not None:
+        f.m = f.m & keep
+    return f
+
+
+# --------------------------------------------------------------------------- barriers
+
+class _Barriers:
+    """Arrivals at sync_threads (id -1) and named barriers, per block of the batch."""
+
+    def __init__(self, nblk: int, nt: int):
+        self.nblk, self.nt = nblk, nt
+        self.arrived: Dict[int, np.ndarray] = {}
+        self.gen: Dict[int, np.ndarray] = {}
+        self.finished = np.zeros(nblk, dtype=np.int64)  # threads of each block that have finished
+
+    def _tables(self, bid: int):
+        if bid not in self.arrived:
+            self.arrived[bid] = np.zeros(self.nblk, dtype=np.int64)
+            self.gen[bid] = np.zeros(self.nblk, dtype=np.int64)
+        return self.arrived[bid], self.gen[bid]
+
+    def arrive(self, bid: int, per_block: np.ndarray) -> np.ndarray:
+        """Count arrivals; returns the generation each block's arrivals belong to."""
+        arrived, gen = self._tables(bid)
+        arrived += per_block
+        return gen.copy()
+
+    def settle(self, expected: Dict[int, Any]) -> bool:
+        """Complete every barrier whose arrivals reached what it expects; True if one did."""
+        moved = False
+        for bid, arrived in self.arrived.items():
+            want = (self.nt - self.finished) if bid < 0 else expected.get(bid, self.nt)
+            full = (arrived > 0) & (arrived >= want)
+            if full.any():
+                self.gen[bid][full] += 1
+                arrived[full] -= np.minimum(arrived[full], want if np.isscalar(want) else want[full])
+                moved = True
+        return moved
+
+
+# --------------------------------------------------------------------------- groups
+
+class _Group:
+    """A group of warps with its own position (a stack of frames)."""
+
+    __slots__ = ("ctx", "stack", "gid", "done", "merged", "waiting", "ticket", "threads")
+
+    def __init__(self, ctx: ExecContext, stack: List[Any], gid: int, threads: Any):
+        self.ctx, self.stack, self.gid = ctx, stack, gid
+        self.done, self.merged, self.waiting, self.ticket = False, False, None, None
+        self.threads = threads  # bool per thread of the batch, or None for all
+
+
+class _Run:
+    """The scheduler of one batch."""
+
+    def __init__(self, ctx: ExecContext, step: Any, buffers: Any, lines: List[Any]):
+        self.step, self.buffers, self.lines = step, buffers, lines
+        ir = ctx.ir
+        self.ir = ir
+        self.groups = [_Group(ctx, [_Block(ir.body, None)], 0, None)]
+        self.barriers = _Barriers(ctx.nblk, ctx.nt)
+        self.expected: Dict[int, int] = {}
+        self.race = _RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
+
+    def run(self) -> None:
+        while True:
+            live = [g for g in self.groups if not g.done]
+            if not live:
+                return
+            moved = False
+            i = 0
+            while i < len(self.groups):
+                g = self.groups[i]
+                i += 1
+                if not g.done:
+                    moved |= self._run_group(g)
+            moved |= self.barriers.settle(self.expected)
+            if not moved and not self._release_joins():
+                self._deadlock()
+
+    # -- one group until it waits or ends
+    def _run_group(self, g: _Group) -> bool:
+        moved = False
+        ctx = g.ctx
+        stack = g.stack
+        multi = len(self.groups) > 1
+        while stack:
+            f = stack[-1]
+            tf = type(f)
+            if tf is _Block:
+                ops = f.block.ops
+                if f.pc >= len(ops):
+                    stack.pop()
+                    continue
+                s = ops[f.pc]
+                ts = type(s)
+                if ts is If:
+                    f.pc += 1
+                    stack.append(_If(s, f.mask))
+                elif ts is For:
+                    f.pc += 1
+                    stack.append(_For(s, f.mask))
+                elif ts is While:
+                    f.pc += 1
+                    stack.append(_While(s, f.mask))
+                elif ts is Barrier or getattr(s, "barrier_id", None) is not None:
+                    if not self._barrier(g, s, f.mask):
+                        return moved
+                    f.pc += 1
+                    moved = True
+                else:
+                    if isinstance(s, Op) and s.may_wait:
+                        w = s.waits_for(ctx, f.mask)
+                        if w is not None:
+                            g.waiting = (s, f.mask, w)
+                            return moved
+                        g.waiting = None
+                    if self.race is not None:
+                        self.race.check(g, s, f.mask)
+                    self.step(ctx, s, f.mask, self.buffers, self.lines)
+                    f.pc += 1
+                    moved = True
+            elif tf is _If:
+                s = f.s
+                if f.stage == 0:
+                    c = ctx.cond(s.cond)
+                    m1 = and_mask(f.mask, c)
+                    m2 = and_mask(f.mask, ~c)
+                    if m1.any() and m2.any() and (_has_sync(self.ir, s.then) or _has_sync(self.ir, s.orelse)):
+                        self._fork(g, m2)  # the threads of the else-branch go on as a group of their own
+                        f = stack[-1]
+                        multi = True
+                        f.stage = 2
+                        stack.append(_Block(s.then, m1))
+                        continue
+                    f.c = c
+                    f.stage = 1
+                    if m1.any():
+                        stack.append(_Block(s.then, m1))
+                    continue
+                if f.stage == 1:
+                    f.stage = 2
+                    if s.orelse.ops:
+                        m2 = and_mask(f.mask, ~f.c)
+                        if m2.any():
+                            stack.append(_Block(s.orelse, m2))
+                    continue
+                if f.join is not None and not f.join.released:
+                    if not self._arrive_join(g, f.join):
+                        return moved  # waits for the other groups of the join
+                    moved = True
+                    if g.done:  # merged into the join's first group
+                        return True
+                    continue
+                stack.pop()
+            elif tf is _For:
+                s = f.s
+                if f.lo is None:
+                    f.lo = np.broadcast_to(np.asarray(ctx.index(s.lo), dtype=np.int64), (ctx.n,))
+                    f.hi = np.broadcast_to(np.asarray(ctx.index(s.hi), dtype=np.int64), (ctx.n,))
+                else:
+                    f.k += 1
+                v = f.lo + f.k * s.step
+                live = (v < f.hi) if s.step > 0 else (v > f.hi)
+                m = and_mask(f.mask, live)
+                if not m.any():
+                    ctx.env.pop(s.var.name, None)
+                    stack.pop()
+                    continue
+                ctx.env[s.var.name] = v
+                stack.append(_Block(s.body, m))
+            elif tf is _While:
+                s = f.s
+                if f.stage == 0:  # run the condition block
+                    if f.m is None:
+                        f.m = None if f.mask is None else f.mask.copy()
+                    f.stage = 1
+                    stack.append(_Block(s.before, f.m))
+                elif f.stage == 1:  # test
+                    f.m = and_mask(f.m, ctx.cond(s.cond))
+                    if not f.m.any():
+                        stack.pop()
+                        continue
+                    f.rounds += 1
+                    if f.rounds > MAX_WHILE_ROUNDS:
+                        raise LaunchError(
+                            f"{self.ir.name}: a while loop ran {MAX_WHILE_ROUNDS} rounds and some thread's condition "
+                            f"still holds; the interpreter stops here (an endless loop?). Nothing was written."
+                        )
+                    f.stage = 2
+                    stack.append(_Block(s.body, f.m))
+                else:  # after the body: the next round
+                    f.stage = 0
+                    if multi and f.rounds > 1:  # a polling loop: let the other warps run
+                        return True
+        self._finish(g)
+        return True
+
+    def _fork(self, g: _Group, leave: np.ndarray) -> None:
+        """The threads of leave leave g as a group of their own, at the same position."""
+        keep = ~leave
+        stack2 = [_restrict(f, leave) for f in g.stack]
+        top = stack2[-1]  # the _If that forks: the new group takes the else-branch
+        top.stage = 2
+        stack2.append(_Block(top.s.orelse, top.mask))
+        g.stack[:] = [_restrict(f, keep) for f in g.stack]
+        ctx2 = g.ctx.fork()
+        st = ctx2.__dict__.get("wgmma")
+        if st is not None:  # wgmmas in flight belong to both sides (each retires its own threads' part)
+            ctx2.wgmma = {"pending": list(st["pending"]), "groups": [list(x) for x in st["groups"]]}
+        threads = leave.copy()
+        g.threads = keep.copy() if g.threads is None else (g.threads & keep)
+        g2 = _Group(ctx2, stack2, len(self.groups), threads)
+        self.groups.append(g2)
+        for f in g.stack:  # g2 must meet every join g must meet, and both meet at this if
+            if isinstance(f, _If) and f.join is not None and not f.join.released:
+                f.join.members.append(g2)
+        j = _Join([g, g2], getattr(top.s, "loc", None) or "")
+        g.stack[-1].join = j
+        stack2[-2].join = j
+
+    def _arrive_join(self, g: _Group, j: _Join) -> bool:
+        """g is at the end of its branch: wait for the other groups of the join; merge when all
+        are here. True when g goes on (merged, with the If frame popped)."""
+        if g not in j.arrived:
+            j.arrived.append(g)
+        if any(m not in j.arrived for m in j.members):
+            g.waiting = ("join", j)
+            return False
+        first = j.members[0]
+        for m in list(j.members[1:]):
+            self._merge(first, m)
+        first.stack.pop()  # the If
+        first.waiting = None
+        j.released = True
+        return True
+
+    def _merge(self, a: _Group, b: _Group) -> None:
+        """b's threads join a (both at the same position); b ends without finishing its threads."""
+        ta = np.ones(a.ctx.n, dtype=bool) if a.threads is None else a.threads
+        tb = np.ones(b.ctx.n, dtype=bool) if b.threads is None else b.threads
+        for fa, fb in zip(a.stack, b.stack):
+            fa.mask = _or(fa.mask, fb.mask)
+            if isinstance(fa, _While):
+                fa.m = _or(fa.m, fb.m)
+        for k, vb in b.ctx.regs.items():
+            va = a.ctx.regs.get(k)
+            if va is None:
+                a.ctx.regs[k] = vb
+            elif va is not vb and va.shape == vb.shape:
+                a.ctx.regs[k] = np.where(tb[:, None], vb, va)
+        for k, vb in b.ctx.env.items():
+            va = a.ctx.env.get(k)
+            if va is None:
+                a.ctx.env[k] = vb
+            elif va is not vb and isinstance(va, np.ndarray) and isinstance(vb, np.ndarray) and va.shape == vb.shape:
+                a.ctx.env[k] = np.where(tb, vb, va)
+        wb = b.ctx.__dict__.get("wgmma")
+        if wb and (wb.get("pending") or wb.get("groups")):  # what b issued apart (the same entries: once)
+            wa = a.ctx.__dict__.setdefault("wgmma", {"pending": [], "groups": []})
+            seen = {id(e) for e in wa["pending"]} | {id(e) for grp in wa["groups"] for e in grp}
+            wa["pending"].extend(e for e in wb["pending"] if id(e) not in seen)
+        a.threads = ta | tb
+        b.done, b.merged, b.waiting = True, True, None
+        for g in self.groups:  # b's place in the joins that enclose this one is a's
+            for f in g.stack:
+                if isinstance(f, _If) and f.join is not None and b in f.join.members:
+                    f.join.members.remove(b)
+                    if a not in f.join.members:
+                        f.join.members.append(a)
+                    if b in f.join.arrived:
+                        f.join.arrived.remove(b)
+
+    def _release_joins(self) -> bool:
+        """Every group waits: let those waiting only at a join go on apart. True if any did."""
+        at_join = [g for g in self.groups if not g.done and g.waiting is not None and g.waiting[0] == "join"]
+        for g in self.groups:
+            if at_join and not g.done and g.waiting is not None and isinstance(g.waiting[0], Barrier):
+                raise LaunchError(
+                    f"{self.ir.name}: cute.arch.sync_threads() at {g.waiting[0].loc or '?'} is reached by only some "
+                    f"threads of a block (a barrier inside a branch or loop that differs between threads of one "
+                    f"block), while the others wait where the branch ends; CUDA leaves that undefined")
+        freed = False
+        for g in at_join:
+            g.waiting[1].released = True
+            g.waiting = None
+            freed = True
+        return freed
+
+    def _finish(self, g: _Group) -> None:
+        g.done = True
+        g.waiting = None
+        t = np.ones(g.ctx.n, dtype=bool) if g.threads is None else g.threads
+        self.barriers.finished += t.reshape(g.ctx.nblk, g.ctx.nt).sum(axis=1)
+
+    # -- barriers
+    def _barrier(self, g: _Group, s: Any, mask: Any) -> bool:
+        """Arrive at (once) and pass a barrier: False while it has not completed."""
+        ctx = g.ctx
+        named = getattr(s, "barrier_id", None) is not None
+        if all(x.merged for x in self.groups if x is not g):
+            # lock-step: every thread of the batch is here or masked out in this very group
+            if named:
+                s.interpret(ctx, mask, self.buffers)  # checks the number of threads that reach it
+                if self.race is not None and s.wait:
+                    self.race.synced(mask)
+                return True
+            if mask is not None:
+                per_block = mask.reshape(ctx.nblk, ctx.nt)
+                bad = per_block.any(axis=1) & ~per_block.all(axis=1)
+                if bad.any():
+                    raise LaunchError(
+                        f"{self.ir.name}: cute.arch.sync_threads() is reached by only some threads of a block "
+                        f"(a barrier inside a branch or loop that differs between threads of one block); "
+                        f"CUDA leaves that undefined"
+                    )
+            if self.race is not None:
+                self.race.synced(mask)
+            return True
+        bid = int(s.barrier_id) if named else -1
+        if named:
+            self.expected[bid] = int(s.num_threads)
+        act = np.ones(ctx.n, dtype=bool) if mask is None else mask
+        per_block = act.reshape(ctx.nblk, ctx.nt).sum(axis=1)
+        if g.ticket is None or g.ticket[0] is not s:
+            if named and (per_block > s.num_threads).any():
+                raise LaunchError(f"{self.ir.name}: NamedBarrier({bid}, {s.num_threads}) at {s.where} is reached by "
+                                  f"{int(per_block.max())} threads of a block, more than {s.num_threads}")
+            gen = self.barriers.arrive(bid, per_block)
+            g.ticket = (s, gen, per_block > 0)
+            if named and not s.wait:
+                g.ticket = None
+                self.barriers.settle(self.expected)
+                return True
+            self.barriers.settle(self.expected)
+        _, gen, blocks = g.ticket
+        if (self.barriers.gen[bid][blocks] > gen[blocks]).all():
+            g.ticket = None
+            g.waiting = None
+            if self.race is not None:
+                self.race.synced(mask)
+            return True
+        arrived = self.barriers.arrived[bid]
+        k = int(np.argmax(blocks))
+        want = s.num_threads if named else ctx.nt - int(self.barriers.finished[k])
+        what = (f"NamedBarrier({bid}, {s.num_threads}).arrive_and_wait() at {s.where} is reached by "
+                f"{int(arrived[k])} threads of a block, not {s.num_threads}" if named else
+                f"cute.arch.sync_threads() waits for {want - int(arrived[k])} of the block's {want} unfinished "
+                f"threads")
+        g.waiting = (s, mask, what)
+        return False
+
+    # -- reports
+    def _deadlock(self) -> None:
+        lines = []
+        for g in self.groups:
+            if g.done:
+                continue
+            s, mask, what = g.waiting if g.waiting is not None else (None, None, "?")
+            loc = getattr(s, "loc", None) or getattr(s, "where", None) or ""
+            at = f" at {loc}" if loc and loc not in what else ""
+            lines.append(f"  {_warps(g.ctx, mask)}{at}: {what}")
+        done = [g for g in self.groups if g.done and not g.merged]
+        tail = f"\n  ({len(done)} group(s) of warps have finished)" if done else ""
+        raise LaunchError(f"{self.ir.name}: deadlock: every warp that has not finished waits, and none can go on; "
+                          f"nothing was written:\n" + "\n".join(lines) + tail)
+
+
+def _or(a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    return a | b
+
+
+def _warps(ctx: ExecContext, mask: Any) -> str:
+    """"warps 0-3 of block (0,0,0)" for the threads of mask (its first block)."""
+    act = np.ones(ctx.n, dtype=bool) if mask is None else mask
+    if not act.any():
+        return "no thread"
+    per_blk = act.reshape(ctx.nblk, ctx.nt)
+    k = int(np.argmax(per_blk.any(axis=1)))
+    nw = max(1, ctx.nt // 32)
+    warps = [w for w in range(nw) if per_blk[k, w * 32:(w + 1) * 32].any()]
+    ws = _ranges(warps)
+    more = int(per_blk.any(axis=1).sum()) - 1
+    extra = f" (and {more} more block(s))" if more > 0 else ""
+    return f"warp{'s' if len(warps) > 1 else ''} {ws} of block {ctx.block_name(k)}{extra}"
+
+
+def _ranges(xs: List[int]) -> str:
+    out, i = [], 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+# --------------------------------------------------------------------------- race detection
+
+class _RaceCheck:
+    """The last writer (a warp) of each shared-memory element and when, and when each warp last
+    passed a barrier or a wait: a warp that touches an element another warp wrote after its own
+    last synchronisation is racing with it."""
+
+    def __init__(self, ctx: ExecContext):
+        self.ctx = ctx
+        nw = max(1, -(-ctx.nt // 32))
+        t = np.arange(ctx.n, dtype=np.int64)
+        self.warp = ctx.block_of * nw + (t % ctx.nt) // 32  # each thread's warp in the batch
+        self.writer: Dict[int, np.ndarray] = {}  # shared index -> warp of the last write (-1: none)
+        self.when: Dict[int, np.ndarray] = {}  # shared index -> time of the last write
+        self.synced_at = np.zeros(ctx.nblk * nw, dtype=np.int64)
+        self.time = 1
+
+    def synced(self, mask: Any) -> None:
+        w = self.warp if mask is None else self.warp[mask]
+        self.synced_at[w] = self.time
+        self.time += 1
+
+    def check(self, g: _Group, s: Any, mask: Any) -> None:
+        if isinstance(s, Op):
+            if s.may_wait:  # it has just passed a wait
+                self.synced(mask)
+            accesses = [(a.param, a.base, a.offsets, a.is_store) for a in s.accesses()]
+        elif isinstance(s, (Load, Store)):
+            accesses = [(s.param, s.base, s.offsets, isinstance(s, Store))]
+        else:
+            return
+        ctx = g.ctx
+        act = np.ones(ctx.n, dtype=bool) if mask is None else mask
+        for p, base, offsets, is_store in accesses:
+            if not isinstance(p, Shared):
+                continue
+            idx = ctx.access_index(base, offsets, p.length, f"{ctx.ir.name}: racecheck of {p.name}", mask)
+            idx = (idx + (ctx.block_of * p.length)[:, None])[act]
+            me = np.broadcast_to(self.warp[act][:, None], idx.shape).ravel()
+            flat = idx.ravel()
+            if p.index not in self.writer:
+                self.writer[p.index] = np.full(ctx.shared[p.index].shape[0], -1, dtype=np.int64)
+                self.when[p.index] = np.zeros(ctx.shared[p.index].shape[0], dtype=np.int64)
+            w, t = self.writer[p.index], self.when[p.index]
+            race = (w[flat] >= 0) & (w[flat] != me) & (t[flat] > self.synced_at[me])
+            if race.any():
+                i = int(np.argmax(race))
+                e, nw = int(flat[i]), max(1, -(-ctx.nt // 32))
+                loc = getattr(s, "loc", None) or ""
+                raise LaunchError(
+                    f"{ctx.ir.name}: racecheck: warp {int(me[i]) % nw} {'writes' if is_store else 'reads'} shared "
+                    f"memory {p.name}[{e % p.length}] of block {ctx.block_name(e // p.length)}"
+                    f"{' at ' + loc if loc else ''}, which warp {int(w[e]) % nw} wrote with no barrier or wait "
+                    f"between them (a data race on the GPU; CUTELAB_RACECHECK=1)")
+            if is_store:
+                w[flat] = me
+                t[flat] = self.time
+        self.time += 1
+
+
+def run_groups(ctx: ExecContext, step: Any, buffers: Any, lines: List[Any]) -> None:
+    """Run the kernel body over one batch: step(ctx, op, mask, buffers, lines) runs one leaf op."""
+    _Run(ctx, step, buffers, lines).run()

@@ -1,0 +1,155 @@
+"""The CPU interpreter's warps run on their own (kernel/cpu/warps.py): warp-specialised producers
+and consumers with runtime trip counts, in one if/else or in sequential ifs, named barriers
+between warps, deadlocks reported with every warp's position, and shared-memory races found
+with CUTELAB_RACECHECK=1."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab import pipeline
+from cutelab.errors import LaunchError
+from cutelab.runtime import from_dlpack
+
+
+@cute.kernel
+def two_ifs(SharedStorage: cutlass.Constexpr, res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    """The async_pipeline notebook's form: one `if` per role, the warps meet only at mbarriers."""
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    bidx, _, _ = cute.arch.block_idx()
+    storage = cutlass.utils.SmemAllocator().allocate(SharedStorage, 64)
+    pipe = cutlass.pipeline.PipelineAsync.create(
+        num_stages=stages, producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 64),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(stages))
+    producer, consumer = pipe.make_participants()
+    if warp_idx == 0:
+        for i in cutlass.range(n):
+            h = producer.acquire_and_advance()
+            buf[h.index] = 1.0 * i + 100.0 * bidx
+            h.commit()
+        producer.tail()
+    if warp_idx >= 1:
+        for i in cutlass.range(n):
+            h = consumer.wait_and_advance()
+            if warp_idx == 1:
+                res[bidx, i] = buf[h.index]
+            h.release()
+
+
+@cute.jit
+def run_two_ifs(res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    two_ifs(SharedStorage, res, n, stages).launch(grid=(3, 1, 1), block=(96, 1, 1))
+
+
+@pytest.mark.parametrize("n,stages", [(9, 2), (4, 4), (1, 1), (0, 3)])
+def test_a_producer_warp_feeds_consumer_warps_through_sequential_ifs(n, stages):
+    res = np.full((3, 12), -1.0, np.float32)
+    run_two_ifs(from_dlpack(res), n, stages)
+    want = np.full((3, 12), -1.0, np.float32)
+    want[:, :n] = np.arange(n) + 100.0 * np.arange(3)[:, None]
+    np.testing.assert_array_equal(res, want)
+
+
+@cute.kernel
+def handoff(out: cute.Tensor, twice: cutlass.Constexpr):
+    """Warp 0 writes shared memory and arrives at a named barrier; warp 1 waits there and reads."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    bar = pipeline.NamedBarrier(barrier_id=1, num_threads=64)
+    if warp == 0:
+        s[tidx] = 2.0 * tidx
+        bar.arrive()
+    if warp == 1:
+        bar.arrive_and_wait()
+        out[tidx - 32] = s[tidx - 32] + 1.0
+        if twice:
+            bar.arrive_and_wait()  # nobody else arrives a second time
+
+
+def test_a_named_barrier_hands_shared_memory_from_one_warp_to_another():
+    out = np.zeros(32, np.float32)
+    handoff(from_dlpack(out), False).launch(grid=2, block=64)
+    np.testing.assert_array_equal(out, 2.0 * np.arange(32) + 1.0)
+
+
+def test_a_named_barrier_nobody_completes_is_a_deadlock_report():
+    out = np.zeros(32, np.float32)
+    with pytest.raises(LaunchError) as e:
+        handoff(from_dlpack(out), True).launch(grid=1, block=64)
+    msg = str(e.value)
+    assert "deadlock" in msg and "NamedBarrier(1, 64)" in msg and "is reached by 32 threads of a block, not 64" in msg
+    assert "warp 1 of block (0,0,0)" in msg and "test_warps.py" in msg
+    np.testing.assert_array_equal(out, 0)  # nothing was written
+
+
+@cute.kernel
+def crossed(F: cute.Tensor):
+    """Warp 0 waits for barrier A before arriving at B; warp 1 waits for B before arriving at A."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2), 8)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 32)
+        cute.arch.mbarrier_init(bars.iterator + 1, 32)
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.mbarrier_wait(bars.iterator, 0)
+        cute.arch.mbarrier_arrive(bars.iterator + 1)
+    else:
+        cute.arch.mbarrier_wait(bars.iterator + 1, 0)
+        cute.arch.mbarrier_arrive(bars.iterator)
+    F[tidx] = 1
+
+
+def test_a_deadlock_names_every_warp_its_line_and_what_it_waits_for():
+    F = np.zeros(64, np.int32)
+    with pytest.raises(LaunchError) as e:
+        crossed(from_dlpack(F)).launch(grid=1, block=64)
+    msg = str(e.value)
+    assert "deadlock" in msg
+    lines = [ln for ln in msg.splitlines() if ln.startswith("  warp")]
+    assert len(lines) == 2, msg
+    assert lines[0].startswith("  warp 0 of block (0,0,0)") and "smem" in lines[0] and "[0]" in lines[0]
+    assert lines[1].startswith("  warp 1 of block (0,0,0)") and "[1]" in lines[1]
+    assert all("test_warps.py:" in ln and "0 of 32 arrivals" not in ln and "32 of 32 arrivals" in ln for ln in lines)
+    np.testing.assert_array_equal(F, 0)
+
+
+@cute.kernel
+def racy(out: cute.Tensor, sync: cutlass.Constexpr):
+    """Warp 0 fills shared memory, warp 1 reads it: with or without a barrier between."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    if tidx < 32:
+        s[tidx] = 1.0 * tidx
+        s[tidx + 32] = 2.0 * tidx
+    if sync:
+        cute.arch.sync_threads()
+    out[tidx] = s[(tidx + 32) % 64]
+
+
+def test_racecheck_finds_a_shared_memory_race_between_warps(monkeypatch):
+    out = np.zeros(64, np.float32)
+    racy(from_dlpack(out), False).launch(grid=1, block=64)  # the lock-step interpreter gets an answer
+    monkeypatch.setenv("CUTELAB_RACECHECK", "1")
+    with pytest.raises(LaunchError, match=r"racecheck: warp 1 reads shared memory smem\d*\[\d+\] of block \(0,0,0\) "
+                                          r"at .*test_warps.py:\d+, which warp 0 wrote with no barrier or wait"):
+        racy(from_dlpack(out), False).launch(grid=1, block=64)
+    out[:] = 0
+    racy(from_dlpack(out), True).launch(grid=1, block=64)  # with sync_threads: no race
+    np.testing.assert_array_equal(out[:32], 2.0 * np.arange(32))
+    np.testing.assert_array_equal(out[32:], np.arange(32))
