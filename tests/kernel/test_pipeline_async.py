@@ -15,7 +15,6 @@ import pytest
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.errors import LaunchError
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack
