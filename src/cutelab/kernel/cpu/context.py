@@ -29,7 +29,7 @@ import numpy as np
 from ... import fp8 as _fp8
 from ...errors import LaunchError
 from ..ir.nodes import ParamRef, Shared
-from ..ir.symbolic import Expr, evaluate
+from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
 
 __all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range"]
 
@@ -90,8 +90,48 @@ def check_range(idx_lo: int, idx_hi: int, length: int, what: str, where: str = "
         )
 
 
+_FIXED = ("tid.", "bid.", "arg.")
+_INDEX_NAMES = frozenset(("tid.x", "tid.y", "tid.z", "bid.x", "bid.y", "bid.z"))
+
+
+def _fixed(x: Any) -> bool:
+    """Whether an index expression depends only on names that stay the same through a batch
+    (conservative: an expression of a kind not listed here is not)."""
+    if isinstance(x, Var):
+        return x.name.startswith(_FIXED)
+    if isinstance(x, Lin):
+        return all(_fixed(a) for a, _ in x.terms)
+    if isinstance(x, (FloorDiv, Mod)):
+        return _fixed(x.a)
+    if isinstance(x, (Mul, DynDiv, Swz)):
+        return _fixed(x.a) and _fixed(x.b)
+    return not isinstance(x, Expr)
+
+
+_RUNS: Dict[tuple, Any] = {}  # offsets -> (k, run starts // k) or None
+
+
+def _runs(offsets: tuple) -> Any:
+    """(k, starts // k) when offsets are runs of k >= 2 consecutive elements each starting at a
+    multiple of k; else None."""
+    n = len(offsets)
+    k = 1
+    while k < n and offsets[k] == offsets[0] + k:
+        k += 1
+    if k < 2 or n % k:
+        return None
+    starts = offsets[::k]
+    if any(c % k for c in starts) or any(offsets[j * k + i] != starts[j] + i for j in range(n // k) for i in range(k)):
+        return None
+    if len(_RUNS) > 4096:
+        _RUNS.clear()
+    return k, np.asarray(starts, dtype=np.int64) // k
+
+
 class _Env(dict):
     """Index variables by name; "reg.<id>.<i>" (a RegVar) reads that register of every thread."""
+
+    indices: Any = None  # (grid, block, first block, blocks): thread and block indices made on demand
 
     def __init__(self, env: Dict[str, Any], ctx: "ExecContext"):
         dict.__init__(self, env)
@@ -101,7 +141,24 @@ class _Env(dict):
         if name.startswith("reg."):
             _, rid, i = name.split(".")
             return self.ctx.regs[int(rid)][:, int(i)].astype(np.int64)
+        if self.indices is not None and name in _INDEX_NAMES:
+            (gx, gy, _), (bx, by, bz), first, k = self.indices
+            nt = bx * by * bz
+            lin = np.arange(k * nt, dtype=np.int64)
+            if name.startswith("tid."):
+                t = lin % nt
+                v = {"tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by)}[name]
+            else:
+                b = first + lin // nt
+                v = {"bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy)}[name]
+            self[name] = v
+            return v
         raise KeyError(name)
+
+    def copy_for(self, ctx: "ExecContext") -> "_Env":
+        e = _Env(self, ctx)
+        e.indices = self.indices
+        return e
 
 
 class ExecContext:
@@ -117,6 +174,7 @@ class ExecContext:
         self.regs: Dict[int, np.ndarray] = {}
         self.scalars = scalars or {}
         self.common: Dict[str, Any] = {}
+        self._split: Dict[int, Any] = {}  # index expressions: (value of their launch-constant part, the rest)
 
     def fork(self) -> "ExecContext":
         """A context for a group of warps that leaves this one: its own registers and index
@@ -124,12 +182,27 @@ class ExecContext:
         c = ExecContext.__new__(ExecContext)
         c.__dict__.update(self.__dict__)
         c.regs = dict(self.regs)
-        c.env = _Env(dict(self.env), c)
+        c.env = self.env.copy_for(c)
         return c
 
     # -- values
     def index(self, e: Any) -> Any:
-        v = evaluate(e, self.env)
+        """The value of an index expression: an int, or an int64 per thread. The part of a sum
+        that depends only on thread and block indices and scalar arguments is computed once per
+        batch (those never change while it runs); loop variables and registers every time."""
+        if isinstance(e, Lin):
+            sp = self._split.get(id(e))
+            if sp is None:
+                fixed = [(a, c) for a, c in e.terms if _fixed(a)]
+                rest = tuple((a, c) for a, c in e.terms if not _fixed(a))
+                sp = self._split[id(e)] = (evaluate(Lin(tuple(fixed), e.const), self.env) if fixed else e.const,
+                                          rest, e)  # e: the key's owner stays alive with its entry
+            v, rest, _ = sp
+            for a, c in rest:
+                x = evaluate(a, self.env)
+                v = v + (x if c == 1 else x * c)
+        else:
+            v = evaluate(e, self.env)
         if isinstance(v, np.ndarray):
             return v.astype(np.int64, copy=False)
         return int(v)
@@ -195,6 +268,25 @@ class ExecContext:
             return base_v[:, None] + offs[None, :]
         check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what, where)
         return np.broadcast_to(base_v + offs, (self.n, len(offs)))
+
+    def rows(self, base: Any, offsets: tuple, length: int, what: str, where: str = "") -> Any:
+        """For an access of every thread to runs of k consecutive elements, each run starting at
+        a multiple of k (vector accesses): (row of each run of each thread, k), the memory seen as
+        rows of k elements, bounds-checked; None when the access is not of that form."""
+        key = offsets
+        plan = _RUNS.get(key)
+        if plan is None:
+            plan = _RUNS[key] = _runs(offsets)
+        if plan is None:
+            return None
+        k, starts = plan
+        if length % k:
+            return None
+        base_v = self.index(base)
+        if not isinstance(base_v, np.ndarray) or (base_v % k).any():
+            return None
+        check_range(int(base_v.min()) + int(min(offsets)), int(base_v.max()) + int(max(offsets)), length, what, where)
+        return (base_v // k)[:, None] + starts[None, :], k
 
     def whole_warps(self, mask: Any, name: str, short: str) -> np.ndarray:
         """Which warps of the batch run a warp-wide instruction (ldmatrix, stmatrix, mma.sync): a bool

@@ -35,7 +35,7 @@ import numpy as np
 from ...errors import LaunchError, TraceError
 from ..frontend.cformat import format_value
 from ..ir.nodes import Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
-from .context import ExecContext, from_real, real_dtype
+from .context import ExecContext, from_real, real_dtype, to_real
 from .warps import run_groups
 
 __all__ = ["interpret", "thread_env"]
@@ -103,9 +103,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     lrec = recorder.launch(ir) if recorder is not None else None
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
-        env = thread_env(ir.grid, ir.block, first, k)
-        env.update(env_extra)
-        b = ExecContext(ir, env, k * nt, scalars)
+        b = ExecContext(ir, dict(env_extra), k * nt, scalars)
+        b.env.indices = (ir.grid, ir.block, first, k)  # tid.* and bid.* are made when first read
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
         b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}
@@ -144,6 +143,13 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
     if isinstance(s, Load):
         p = s.param
         data, length, shift = b.memory(p, buffers)
+        if mask is None and b.rec is None:  # a vector load of every thread: rows of the memory
+            rk = b.rows(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", _line(ir, s))
+            if rk is not None:
+                rows, k = rk
+                got = np.take(data.reshape(-1, k), rows if shift is None else rows + (shift // k)[:, None], axis=0)
+                b.regs[s.dst.id] = got.reshape(b.n, len(s.offsets))
+                return
         idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
         if b.rec is not None:
             b.rec.access(s, idx, mask)
@@ -154,6 +160,15 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
         p = s.param
         data, length, shift = b.memory(p, buffers)
         vals = b.matrix(s.src, p.dtype)
+        if mask is None and b.rec is None:  # a vector store of every thread: rows of the memory
+            rk = b.rows(s.base, s.offsets, length, f"{ir.name}: store to {p.name}", _line(ir, s))
+            if rk is not None:
+                rows, k = rk
+                dst = rows if shift is None else rows + (shift // k)[:, None]
+                v = np.ascontiguousarray(np.broadcast_to(vals, (b.n, len(s.offsets))), dtype=data.dtype)
+                item = np.dtype((np.void, k * data.dtype.itemsize))  # one row of k elements as one item
+                data.view(item)[dst] = v.view(item).reshape(dst.shape)
+                return
         idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask, _line(ir, s))
         if b.rec is not None:
             b.rec.access(s, idx, mask)
@@ -189,9 +204,80 @@ _MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": n
          "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x}
 
 
+_HALF_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
+
+
+def _whole_reg(refs: Any, n: int) -> Any:
+    """The register whose n elements, in order, are refs; None if they are not one."""
+    first = refs[0]
+    if not isinstance(first, tuple):
+        return None
+    r = first[0]
+    if r.n == n and all(isinstance(x, tuple) and x[0] is r and x[1] == i for i, x in enumerate(refs)):
+        return r
+    return None
+
+
+def _matrix_arg(b: ExecContext, refs: Any, n: int, dt: Any) -> Any:
+    """All n elements of one operand of an element-wise op at once, as compute values of dt: a
+    whole register (its elements in order) or one number; None for anything else."""
+    first = refs[0]
+    if isinstance(first, tuple):
+        r = _whole_reg(refs, n)
+        return None if r is None else to_real(b.regs[r.id], r.dtype).astype(real_dtype(dt), copy=False)
+    if isinstance(first, (int, float)) and not isinstance(first, bool) and all(type(x) is type(first) and x == first
+                                                                              for x in refs):
+        return np.asarray(first, dtype=real_dtype(dt))
+    return None
+
+
+def _arith(op: str, a: List[Any], rdt: Any) -> Any:
+    """The element-wise arithmetic ops on compute values (any shape)."""
+    with np.errstate(all="ignore"):
+        if op in _MATH:
+            return _MATH[op](a[0])
+        if op == "add":
+            return a[0] + a[1]
+        if op == "sub":
+            return a[0] - a[1]
+        if op == "mul":
+            return a[0] * a[1]
+        if op == "div":
+            if np.issubdtype(rdt, np.integer):
+                q = np.abs(a[0]) // np.where(a[1] == 0, 1, np.abs(a[1]))  # C: truncate toward zero
+                return np.where(np.sign(a[0]) * np.sign(a[1]) < 0, -q, q)
+            return a[0] / a[1]
+        if op == "neg":
+            return -a[0]
+        if op == "max":
+            return np.maximum(a[0], a[1])
+        if op == "min":
+            return np.minimum(a[0], a[1])
+        if op == "and":
+            return (a[0] != 0) & (a[1] != 0)
+        if op == "or":
+            return (a[0] != 0) | (a[1] != 0)
+        if op == "not":
+            return a[0] == 0
+        if op in ("floordiv", "mod"):  # Python semantics, as CuTe DSL (floordivsi; % takes the divisor's sign)
+            den = np.where(a[1] == 0, 1, a[1])
+            return np.floor_divide(a[0], den) if op == "floordiv" else np.mod(a[0], den)
+    raise TraceError(f"unknown op {op}")  # pragma: no cover
+
+
 def _compute(b: ExecContext, s: Compute) -> np.ndarray:
     d = s.dst
     rdt = real_dtype(d.dtype)
+    if s.op in _HALF_OPS and d.dtype.storage == np.float16 and len(s.args) == 2:  # f16 (+-*/) f16, as numpy
+        regs = [_whole_reg(col, d.n) for col in s.args]  # does it: each operand widened to f32, then rounded
+        if all(r is not None and r.dtype.storage == np.float16 for r in regs):
+            with np.errstate(all="ignore"):
+                return _HALF_OPS[s.op](b.regs[regs[0].id], b.regs[regs[1].id])
+    if s.op not in ("cvt", "mov", "select") and s.op not in _CMP and d.n > 1:  # whole registers at once
+        a = [_matrix_arg(b, col, d.n, d.dtype) for col in s.args]
+        if all(x is not None for x in a) and any(x.ndim == 2 for x in a):
+            v = np.asarray(_arith(s.op, a, rdt), dtype=rdt)
+            return np.ascontiguousarray(np.broadcast_to(from_real(v, d.dtype), (b.n, d.n)))
     res = np.empty((b.n, d.n), dtype=d.dtype.storage)
     for i in range(d.n):
         if s.op in ("cvt", "mov"):
@@ -215,41 +301,7 @@ def _compute(b: ExecContext, s: Compute) -> np.ndarray:
             res[:, i] = from_real(_CMP[s.op](a[0], a[1]), d.dtype)
             continue
         a = [b.column(col[i], d.dtype, real=True) for col in s.args]
-        with np.errstate(all="ignore"):
-            if s.op in _MATH:
-                v = _MATH[s.op](a[0])
-                res[:, i] = from_real(np.asarray(v, dtype=rdt), d.dtype)
-                continue
-            if s.op == "add":
-                v = a[0] + a[1]
-            elif s.op == "sub":
-                v = a[0] - a[1]
-            elif s.op == "mul":
-                v = a[0] * a[1]
-            elif s.op == "div":
-                if np.issubdtype(rdt, np.integer):
-                    q = np.abs(a[0]) // np.where(a[1] == 0, 1, np.abs(a[1]))  # C: truncate toward zero
-                    v = np.where(np.sign(a[0]) * np.sign(a[1]) < 0, -q, q)
-                else:
-                    v = a[0] / a[1]
-            elif s.op == "neg":
-                v = -a[0]
-            elif s.op == "max":
-                v = np.maximum(a[0], a[1])
-            elif s.op == "min":
-                v = np.minimum(a[0], a[1])
-            elif s.op == "and":
-                v = (a[0] != 0) & (a[1] != 0)
-            elif s.op == "or":
-                v = (a[0] != 0) | (a[1] != 0)
-            elif s.op == "not":
-                v = a[0] == 0
-            elif s.op in ("floordiv", "mod"):  # Python semantics, as CuTe DSL (floordivsi; % takes the divisor's sign)
-                den = np.where(a[1] == 0, 1, a[1])
-                v = np.floor_divide(a[0], den) if s.op == "floordiv" else np.mod(a[0], den)
-            else:  # pragma: no cover
-                raise TraceError(f"unknown op {s.op}")
-        res[:, i] = from_real(np.asarray(v, dtype=rdt), d.dtype)
+        res[:, i] = from_real(np.asarray(_arith(s.op, a, rdt), dtype=rdt), d.dtype)
     return res
 
 

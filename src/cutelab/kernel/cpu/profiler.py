@@ -747,6 +747,8 @@ class _BatchRec:
     def _env_rows(self) -> Dict[str, Any]:
         if self._env is None:
             n = self.b.n
+            for a in ("tid.x", "tid.y", "tid.z", "bid.x", "bid.y", "bid.z"):  # made on demand by the interpreter
+                self.b.env[a]
             self._env = {k: (v[self.rows] if isinstance(v, np.ndarray) and v.shape == (n,) else v)
                          for k, v in self.b.env.items()}
         return self._env

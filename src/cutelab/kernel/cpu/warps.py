@@ -242,7 +242,9 @@ class _Run:
                         continue
                     f.c = c
                     f.stage = 1
-                    if m1.any():
+                    if f.mask is None and not m2.any():  # every thread takes the branch: no mask
+                        stack.append(_Block(s.then, None))
+                    elif m1.any():
                         stack.append(_Block(s.then, m1))
                     continue
                 if f.stage == 1:
@@ -263,14 +265,25 @@ class _Run:
             elif tf is _For:
                 s = f.s
                 if f.lo is None:
-                    f.lo = np.broadcast_to(np.asarray(ctx.index(s.lo), dtype=np.int64), (ctx.n,))
-                    f.hi = np.broadcast_to(np.asarray(ctx.index(s.hi), dtype=np.int64), (ctx.n,))
+                    f.lo, f.hi = ctx.index(s.lo), ctx.index(s.hi)
+                    if isinstance(f.lo, np.ndarray) or isinstance(f.hi, np.ndarray):  # a trip count per thread
+                        f.lo = np.broadcast_to(np.asarray(f.lo, dtype=np.int64), (ctx.n,))
+                        f.hi = np.broadcast_to(np.asarray(f.hi, dtype=np.int64), (ctx.n,))
                 else:
                     f.k += 1
                 v = f.lo + f.k * s.step
                 live = (v < f.hi) if s.step > 0 else (v > f.hi)
-                m = and_mask(f.mask, live)
-                if not m.any():
+                if isinstance(live, np.ndarray):
+                    m = and_mask(f.mask, live)
+                    if not m.any():
+                        ctx.env.pop(s.var.name, None)
+                        stack.pop()
+                        continue
+                    if f.mask is None and m.all():
+                        m = None
+                elif live:  # the same trip count in every thread: the loop variable is one int
+                    m = f.mask
+                else:
                     ctx.env.pop(s.var.name, None)
                     stack.pop()
                     continue
