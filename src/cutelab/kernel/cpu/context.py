@@ -190,22 +190,39 @@ class ExecContext:
         """The value of an index expression: an int, or an int64 per thread. The part of a sum
         that depends only on thread and block indices and scalar arguments is computed once per
         batch (those never change while it runs); loop variables and registers every time."""
+        return self.index_range(e)[0]
+
+    def index_range(self, e: Any) -> Tuple[Any, Any, Any]:
+        """(value, lowest, highest) of index(e) over all threads of the batch; the bounds are None
+        where they were not worked out (compute them from the value)."""
         if isinstance(e, Lin):
             sp = self._split.get(id(e))
             if sp is None:
                 fixed = [(a, c) for a, c in e.terms if _fixed(a)]
                 rest = tuple((a, c) for a, c in e.terms if not _fixed(a))
-                sp = self._split[id(e)] = (evaluate(Lin(tuple(fixed), e.const), self.env) if fixed else e.const,
-                                          rest, e)  # e: the key's owner stays alive with its entry
-            v, rest, _ = sp
+                f = evaluate(Lin(tuple(fixed), e.const), self.env) if fixed else e.const
+                if isinstance(f, np.ndarray):
+                    f = f.astype(np.int64, copy=False)
+                    lo, hi = int(f.min()), int(f.max())
+                else:
+                    f = lo = hi = int(f)
+                sp = self._split[id(e)] = (f, lo, hi, rest, e)  # e: the key's owner stays alive with its entry
+            v, lo, hi, rest, _ = sp
             for a, c in rest:
                 x = evaluate(a, self.env)
-                v = v + (x if c == 1 else x * c)
+                x = x if c == 1 else x * c
+                v = v + x
+                if isinstance(x, np.ndarray):
+                    lo = hi = None
+                elif lo is not None:
+                    lo, hi = lo + int(x), hi + int(x)
         else:
             v = evaluate(e, self.env)
+            lo = hi = None
         if isinstance(v, np.ndarray):
-            return v.astype(np.int64, copy=False)
-        return int(v)
+            return v.astype(np.int64, copy=False), lo, hi
+        v = int(v)
+        return v, v, v
 
     def column(self, ref: Any, dt: Any, real: bool) -> np.ndarray:
         """Values of one element reference for all threads (real: as compute values of dt)."""
@@ -256,7 +273,7 @@ class ExecContext:
         """(threads, len(offsets)) element indices of an access, checked against length for the
         threads of mask (inactive threads get element 0)."""
         offs = np.asarray(offsets, dtype=np.int64)
-        base_v = self.index(base)
+        base_v, lo, hi = self.index_range(base)
         if mask is not None:
             bv = np.broadcast_to(np.asarray(base_v, dtype=np.int64), (self.n,))
             act = bv[mask]
@@ -264,7 +281,11 @@ class ExecContext:
                 check_range(int(act.min()) + int(offs.min()), int(act.max()) + int(offs.max()), length, what, where)
             return np.where(mask[:, None], bv[:, None] + offs[None, :], 0)
         if isinstance(base_v, np.ndarray):
-            check_range(int(base_v.min()) + int(offs.min()), int(base_v.max()) + int(offs.max()), length, what, where)
+            if lo is None:
+                lo, hi = int(base_v.min()), int(base_v.max())
+            check_range(lo + int(offs.min()), hi + int(offs.max()), length, what, where)
+            if len(offsets) == 1 and offsets[0] == 0:
+                return base_v[:, None]
             return base_v[:, None] + offs[None, :]
         check_range(base_v + int(offs.min()), base_v + int(offs.max()), length, what, where)
         return np.broadcast_to(base_v + offs, (self.n, len(offs)))

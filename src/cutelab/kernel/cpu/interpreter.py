@@ -43,6 +43,7 @@ __all__ = ["interpret", "thread_env"]
 recorder: Any = None  # cutelab.profile's access recorder while one is active (see the module docstring)
 
 _BUDGET = 1 << 24  # register elements held per batch (all live registers of all its threads)
+_MAX_THREADS = 32768  # threads per batch: arrays that stay in the CPU's caches
 
 
 def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Dict[str, np.ndarray]:
@@ -91,6 +92,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     per_thread = max(1, sum(r.n for r in ir.regs))
     has_printf = any(isinstance(s, Printf) for s in walk(ir.body))
     step = max(1, min(nblocks, _BUDGET // (nt * per_thread)))
+    step = min(step, max(1, _MAX_THREADS // nt))
     if has_printf:
         step = max(1, min(step, 4096 // nt or 1))
     work = buffers
@@ -155,7 +157,7 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
             b.rec.access(s, idx, mask)
         if shift is not None:
             idx = idx + shift[:, None]
-        b.regs[s.dst.id] = data[idx]
+        b.regs[s.dst.id] = np.take(data, idx)
     elif isinstance(s, Store):
         p = s.param
         data, length, shift = b.memory(p, buffers)
@@ -301,7 +303,10 @@ def _compute(b: ExecContext, s: Compute) -> np.ndarray:
             res[:, i] = from_real(_CMP[s.op](a[0], a[1]), d.dtype)
             continue
         a = [b.column(col[i], d.dtype, real=True) for col in s.args]
-        res[:, i] = from_real(np.asarray(_arith(s.op, a, rdt), dtype=rdt), d.dtype)
+        v = from_real(np.asarray(_arith(s.op, a, rdt), dtype=rdt), d.dtype)
+        if d.n == 1 and v.shape == (b.n,):  # a fresh array: the register itself
+            return v.reshape(b.n, 1)
+        res[:, i] = v
     return res
 
 
