@@ -500,15 +500,17 @@ def tflops(mnk: List[int], us: Optional[float]) -> Optional[float]:
 
 
 def add_ratios(rows: List[Dict[str, Any]]) -> None:
-    """Each row's TFLOP/s, and its share of the torch row's of the same size and input type."""
+    """Each row's TFLOP/s, and its share of its own torch row's: the torch row of the same size
+    and input type run just before it (a size given twice is two pairs, each compared within)."""
     base: Dict[Tuple[Tuple[int, ...], str], Dict[str, Any]] = {}
     for r in rows:
         r["tflops_b2b"] = tflops(r["mnk"], r.get("b2b_us")) if r.get("ok") else None
         r["tflops_single"] = tflops(r["mnk"], r.get("single_us")) if r.get("ok") else None
-        if r["program"] == "torch" and r.get("ok"):
-            base[(tuple(r["mnk"]), r["dtype"])] = r
     for r in rows:
-        t = base.get((tuple(r["mnk"]), r["dtype"]))
+        key = (tuple(r["mnk"]), r["dtype"])
+        if r["program"] == "torch":
+            base[key] = r if r.get("ok") else {}
+        t = base.get(key)
         for k in ("b2b", "single"):
             mine, theirs = r.get(f"tflops_{k}"), t.get(f"tflops_{k}") if t else None
             r[f"pct_cublas_{k}"] = 100.0 * mine / theirs if mine and theirs else None

@@ -225,9 +225,11 @@ def warm_up(env: Env, with_dsl: bool, tmp: Path) -> None:
         cute.compile(load(path, False, tmp)["warm"], A)
         if with_dsl:
             import cutlass.cute as dcute
+            from cutlass.cute.runtime import from_dlpack as dsl_from_dlpack
 
-            try:
-                dcute.compile(load(path, True, tmp)["warm"], A if not env.dry else env.torch.zeros(32))
+            try:  # CuTe DSL's compile takes its own Tensors (a torch tensor is refused)
+                dcute.compile(load(path, True, tmp)["warm"],
+                              dsl_from_dlpack(A if not env.dry else env.torch.zeros(32), assumed_align=16))
             except Exception as e:  # noqa: BLE001 - the compile table then shows what fails
                 print(f"CuTe DSL warm-up failed: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
 

@@ -131,6 +131,15 @@ def test_table_ratios_and_exit(gemm):
     assert gemm.exit_status(rows[2:]) == 1
 
 
+def test_a_repeated_size_compares_each_row_with_its_own_torch_row(gemm):
+    mnk = [4096, 4096, 4096]
+    row = lambda program, us: dict(program=program, mnk=mnk, dtype="bf16", ok=True, b2b_us=us, single_us=us)  # noqa: E731
+    rows = [row("torch", 200.0), row("sm90", 400.0), row("torch", 100.0), row("sm90", 100.0)]
+    gemm.add_ratios(rows)
+    assert rows[1]["pct_cublas_b2b"] == pytest.approx(50.0)  # against the first torch row, not the last
+    assert rows[3]["pct_cublas_b2b"] == pytest.approx(100.0)
+
+
 def test_no_gpu_exits_2_with_skip_notes(gemm, capsys, monkeypatch):
     monkeypatch.setattr(gemm, "probe", lambda opts: {"gpu": "no CUDA GPU (test)", "dsl": None})
     assert gemm.main(["--sizes", "256", "--dtypes", "f16"]) == 2
