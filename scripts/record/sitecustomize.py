@@ -19,6 +19,7 @@ import os
 
 if os.environ.get("CUTELAB_RECORD"):
     import hashlib
+    import importlib
     import importlib.abc
     import importlib.util
     import json
@@ -128,11 +129,14 @@ if os.environ.get("CUTELAB_RECORD"):
             def exec_module(module):
                 real_exec(module)
                 sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
-                for c, i in _PLACES:
-                    if c in sys.modules and i in sys.modules:
-                        _patch(sys.modules[c], sys.modules[i])
-                        return
-                raise RuntimeError(f"record: none of {_PLACES} imported with cutelab.kernel")
+                for c, i in _PLACES:  # the first pair of names that imports
+                    try:
+                        cm, im = importlib.import_module(c), importlib.import_module(i)
+                    except ImportError:
+                        continue
+                    _patch(cm, im)
+                    return
+                raise RuntimeError(f"record: none of {_PLACES} imports")
 
             loader.exec_module = exec_module
             return spec
