@@ -14,7 +14,7 @@ import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import TraceError
 from cutelab.kernel.cuda import printer as cuda
-from cutelab.kernel.cpu.interpreter import thread_env
+from cutelab.kernel.ir.nodes import thread_env
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.kernel.ir.symbolic import Var, evaluate, swizzle_expr
 from cutelab.kernel.ir.nodes import Load, Store, walk

@@ -23,7 +23,7 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
     """(min, max) of e over every thread of the launch (for which every guard (cond, polarity)
     holds), and the first thread (in launch order) whose access [e + omin, e + omax] leaves
     [0, length), or None."""
-    from ..cpu.interpreter import thread_env
+    from ..ir.nodes import thread_env
 
     nt = ir.num_threads
     nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]

@@ -38,26 +38,12 @@ from ..ir.nodes import Assign, Compute, KernelIR, Load, Op, Printf, Shared, Stor
 from .context import ExecContext, from_real, real_dtype, to_real
 from .warps import run_groups
 
-__all__ = ["interpret", "thread_env"]
+__all__ = ["interpret"]
 
 recorder: Any = None  # cutelab.profile's access recorder while one is active (see the module docstring)
 
 _BUDGET = 1 << 24  # register elements held per batch (all live registers of all its threads)
 _MAX_THREADS = 32768  # threads per batch: arrays that stay in the CPU's caches
-
-
-def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Dict[str, np.ndarray]:
-    """Index arrays (one entry per thread) for blocks [first_block, first_block + n_blocks)."""
-    bx, by, bz = block
-    gx, gy, gz = grid
-    nt = bx * by * bz
-    lin = np.arange(n_blocks * nt, dtype=np.int64)
-    t = lin % nt
-    b = first_block + lin // nt
-    return {
-        "tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by),
-        "bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy),
-    }
 
 
 def _line(ir: KernelIR, s: Any) -> str:

@@ -25,12 +25,12 @@ The leaf ops are
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import TraceError
 from .symbolic import Expr, Var, is_sym, sym_div
 
-__all__ = ["Access", "Op", "Param", "Reg", "Ref", "Load", "Store", "Compute", "Printf", "KernelIR", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam", "ParamRef", "LoopVar", "ArgVar", "RegVar", "walk"]
+__all__ = ["Access", "Op", "Param", "Reg", "Ref", "Load", "Store", "Compute", "Printf", "KernelIR", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam", "ParamRef", "LoopVar", "ArgVar", "RegVar", "walk", "thread_env"]
 
 
 def pow2_divisor(n: int) -> int:
@@ -488,3 +488,20 @@ class KernelIR:
         lines += [f"  {sh!r}" for sh in self.shared]
         lines += self.body.lines("  ")
         return "\n".join(lines)
+
+
+def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Dict[str, Any]:
+    """Index arrays (int64, one entry per thread) of the thread and block index variables, for blocks
+    [first_block, first_block + n_blocks) of a launch."""
+    import numpy as np
+
+    bx, by, bz = block
+    gx, gy, gz = grid
+    nt = bx * by * bz
+    lin = np.arange(n_blocks * nt, dtype=np.int64)
+    t = lin % nt
+    b = first_block + lin // nt
+    return {
+        "tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by),
+        "bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy),
+    }
