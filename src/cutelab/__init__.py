@@ -12,6 +12,7 @@ import importlib as _importlib
 import sys as _sys
 import types as _types
 
+from . import tracing as _tracing
 from .errors import CompileError, LaunchError, LayoutError, ParseError, TensorError, TraceError
 from .int_tuple import congruent, compatible, prefix_product
 from .layout import (
@@ -169,11 +170,8 @@ def repeat_like(x, target):
 
 def _copy_dispatch(host):
     def copy(atom, src, dst, *, pred=None, **kwargs):
-        trace = _sys.modules.get(__name__ + ".kernel.frontend.trace")
-        if trace is not None and trace.tracing():
-            from .kernel.instr.copy import kernel_copy
-
-            return kernel_copy(atom, src, dst, pred=pred, **kwargs)
+        if _tracing.hooks.kernel_tracing():
+            return _tracing.hooks.copy(atom, src, dst, pred=pred, **kwargs)
         return host(atom, src, dst, pred=pred, **kwargs)
 
     copy.__doc__ = host.__doc__
@@ -186,11 +184,8 @@ copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star imp
 
 def _gemm_dispatch(host):
     def gemm(atom, d, a, b, c, **kwargs):
-        trace = _sys.modules.get(__name__ + ".kernel.frontend.trace")
-        if trace is not None and trace.tracing():
-            from .kernel.instr.gemm import kernel_gemm
-
-            return kernel_gemm(atom, d, a, b, c)
+        if _tracing.hooks.kernel_tracing():
+            return _tracing.hooks.gemm(atom, d, a, b, c)
         return host(atom, d, a, b, c, **kwargs)
 
     gemm.__doc__ = host.__doc__

@@ -50,16 +50,9 @@ def _dtype(d: Any) -> Any:
     raise TypeError(f"DynInt: dtype must be a cutlass integer type (Int32, Int64, ...), got {d!r}")
 
 
-_TRACING: Any = None
-
-
 def _tracing() -> bool:
-    global _TRACING
-    if _TRACING is None:
-        from .kernel.frontend.trace import tracing
-
-        _TRACING = tracing
-    return _TRACING()
+    """Whether a kernel is being traced (asked of the kernel through cutelab.tracing)."""
+    return _hooks.kernel_tracing()
 
 
 class _DynMeta(abc.ABCMeta):
@@ -388,6 +381,7 @@ def dynamic_key(x: Any) -> Any:
 
 
 from .numeric import FloatValue as _FloatValue  # noqa: E402 - numeric imports nothing of ours at import time
+from .tracing import hooks as _hooks
 from .numeric import IntValue as _IntValue  # noqa: E402
 
 
@@ -449,13 +443,7 @@ _FLOAT_NAMES = {"f16": "Float16", "bf16": "BFloat16", "f32": "Float32", "f64": "
 def in_host_trace() -> bool:
     """True while a @cute.jit function's body (or cute.compile's trace) runs on the host, outside
     kernels: where CuTe DSL's scalars are runtime values."""
-    import sys
-
-    launch = sys.modules.get("cutelab.kernel.launch.plan")
-    if launch is None or getattr(launch._local, "recorder", None) is None:
-        return False
-    trace = sys.modules.get("cutelab.kernel.frontend.trace")
-    return not (trace is not None and trace.tracing())
+    return _hooks.host_tracing()
 
 
 def dyn_scalar(dtype: Any, v: Any) -> Any:

@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import int_tuple as it
+from .tracing import SymbolicIndex, TracedValue
 from .dynamic import INT_TYPES as _INT
 from .dynamic import DynInt
 from .errors import LayoutError, ParseError
@@ -466,7 +467,7 @@ def _is_array(x: Any) -> bool:
 
 def _is_symbolic(x: Any) -> bool:
     """A symbolic integer of the kernel tracer (its values are only known at run time)."""
-    return type(x).__module__.startswith("cutelab.kernel")
+    return isinstance(x, (SymbolicIndex, TracedValue))
 
 
 def _coord_ints(layout: Layout, coord: Any, op: str = "evaluating") -> Any:

@@ -361,6 +361,23 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
 from .fake import make_fake_compact_tensor, make_fake_tensor  # noqa: E402,F401  (cute.runtime's names)
 
 
+class CUstream:
+    """A CUDA stream handle (cuda.bindings.driver.CUstream's role): ``CUstream(torch_stream.cuda_stream)``;
+    0 is the default stream (and what CPU-interpreted launches ignore)."""
+
+    def __init__(self, handle: Any = 0):
+        self.handle = int(handle or 0)
+
+    def __int__(self) -> int:
+        return self.handle
+
+    def getPtr(self) -> int:  # noqa: N802 - cuda-python's name
+        return self.handle
+
+    def __repr__(self) -> str:
+        return f"<CUstream 0x{self.handle:x}>"
+
+
 def make_fake_stream() -> Any:
     """A stand-in stream for ahead-of-time compiles (cute.compile(..., stream)): a stream argument,
     so the compiled function takes any stream at each call (the default stream, 0, if it is used
@@ -369,8 +386,6 @@ def make_fake_stream() -> Any:
     >>> make_fake_stream()
     <CUstream 0x0>
     """
-    from .kernel.cuda.driver import CUstream
-
     return CUstream(0)
 
 

@@ -23,6 +23,8 @@ from typing import Any, Optional
 import numpy as np
 
 from . import int_tuple as it
+from .tracing import SymbolicIndex, TracedValue
+from .tracing import hooks as _hooks
 from .algebra import (
     _raw, composition, flat_divide, logical_divide, make_ordered_layout, tiled_divide,
     tiled_product, zipped_divide,
@@ -465,7 +467,7 @@ def _like_of(a: Any, dtype: Any, what: str) -> tuple:
         return a.shape, dtype or a.dtype, a.values.shape[:-1]
     if isinstance(a, Tensor) and not isinstance(a.engine, IdentityEngine):
         return a.layout.shape, dtype or a.element_type, a.batch
-    if type(a).__module__.startswith("cutelab.kernel"):
+    if isinstance(a, (TracedValue, SymbolicIndex)):
         raise TensorError(f"cute.{what} inside a kernel is not supported yet; use cute.where(cond, x, value) "
                           f"or a register tensor's fill(value)")
     raise TensorError(f"cute.{what}: expected a TensorSSA or a Tensor, got {type(a).__name__} {a!r}")
@@ -484,16 +486,14 @@ def full(shape: Any, fill_value: Any, dtype: Numeric) -> TensorSSA:
 
 
 def _kernel_value(a: Any) -> bool:
-    """a is a value inside a traced kernel (cutelab.kernel.frontend.trace.TraceValue)."""
-    return type(a).__name__ == "TraceValue" and type(a).__module__.startswith("cutelab.kernel")
+    """a is a value inside a traced kernel."""
+    return isinstance(a, TracedValue)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Numeric | None = None) -> TensorSSA:
     """A TensorSSA shaped like a (a TensorSSA or a Tensor), of a's element type or dtype, all fill_value."""
     if _kernel_value(a):  # in a kernel: a value of constants (elementwise_add.ipynb's mul_relu)
-        from .kernel.frontend.trace import full_like_value
-
-        return full_like_value(a, fill_value, dtype)
+        return _hooks.full_like(a, fill_value, dtype)
     shape, dt, batch = _like_of(a, dtype, "full_like")
     vals = _checked_values(fill_value, dt, "cute.full_like")
     return TensorSSA(np.broadcast_to(vals, tuple(batch) + (it.product(shape),)).copy(), shape, dt)
@@ -1083,9 +1083,9 @@ def _tensor_coord(t: "Tensor", coord: Any) -> Any:
             return int(c)
         if isinstance(c, np.ndarray) and c.dtype.kind in "iu":
             return c.astype(np.int64, copy=False)
-        if hasattr(c, "as_index") and type(c).__module__.startswith("cutelab.kernel"):
+        if isinstance(c, TracedValue):
             return c.as_index()  # a runtime integer of a kernel (e.g. a pipeline stage in a register)
-        if type(c).__module__.startswith("cutelab.kernel"):
+        if isinstance(c, SymbolicIndex):
             return c  # a symbolic index of the kernel tracer
         raise TensorError(
             f"{t}: index {coord!r} is not a coordinate: entries must be integers (or None to slice), "
@@ -1139,22 +1139,9 @@ def _swizzled_smem_view(ptr: Pointer, layout: ComposedLayout) -> Optional["Tenso
     (element units, as CuTe DSL evaluates a composed layout) at offsets k + L(i) from the pointer.
     The pointer of a tensor whose swizzle came from its layout is a plain pointer, as in CuTe DSL;
     None where this is not a kernel's shared memory."""
-    from .swizzle import Swizzle
-
-    try:
-        from .kernel.frontend.smem import SmemEngine, SwizzledSmemEngine
-    except ImportError:  # pragma: no cover
+    if _hooks.smem_view is None:  # no kernel: no kernel's shared memory
         return None
-    eng = ptr.engine
-    if not isinstance(eng, SmemEngine) or not isinstance(layout.inner, Swizzle) or not isinstance(layout.offset, int):
-        return None
-    if getattr(eng, "ptr_swizzle", None) is not None:
-        raise TensorError(f"make_tensor: the pointer {ptr} is itself swizzled ({eng.ptr_swizzle}); a composed "
-                          f"layout {layout} over it would swizzle twice")
-    view = SwizzledSmemEngine(eng.param, layout.inner, origin=ptr.offset if isinstance(ptr.offset, int) else 0,
-                              base_align=getattr(eng, "base_align", 0))
-    off = ptr.offset + layout.offset if layout.offset else ptr.offset
-    return Tensor(view, layout.outer, off, _checked=True)
+    return _hooks.smem_view(ptr, layout)
 
 
 def make_identity_tensor(shape: Any) -> Tensor:
@@ -1188,15 +1175,14 @@ def make_layout_fragment_like(layout: Layout) -> Layout:
     return make_layout(shp)
 
 
-_rmem_hook: Any = None  # set by cutelab.kernel.frontend.trace: register tensors inside a traced kernel
 
 
 def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
     """A fresh register-memory tensor with the given layout (or shape) and element type."""
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
-    if _rmem_hook is not None:
-        made = _rmem_hook(layout, dtype)
+    if _hooks.rmem_tensor is not None:
+        made = _hooks.rmem_tensor(layout, dtype)
         if made is not None:
             return made
     n = max(_layout_extent(layout)[1] + 1, 1)
@@ -1342,7 +1328,7 @@ def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) ->
     if proj != 1 and proj is not None:
         tiler = dice(tiler, _normalize(proj))
     if index is None or isinstance(index, (bool, float, str, np.floating)) or not (
-            isinstance(index, (int, np.integer, np.ndarray)) or type(index).__module__.startswith("cutelab.kernel")):
+            isinstance(index, (int, np.integer, np.ndarray, SymbolicIndex, TracedValue))):
         raise TensorError(
             f"local_partition: the thread index must be an int (or an array of ints, or a kernel's thread index), "
             f"got {type(index).__name__} {index!r}"
@@ -1463,7 +1449,6 @@ def format_tensor(t: Tensor, verbose: bool = False) -> str:
     return "".join(tensor_text(head, [_dsl_value(v) for v in values], t.layout.shape, verbose))
 
 
-_print_hook: Any = None  # set by cutelab.kernel.frontend.trace: print_tensor inside a traced kernel (a printf)
 
 
 def print_tensor(t: Any, *, verbose: bool = False) -> None:
@@ -1478,7 +1463,8 @@ def print_tensor(t: Any, *, verbose: bool = False) -> None:
     	1= 2.000000
     )
     """
-    if _print_hook is not None and (_print_hook(t, verbose=True) if verbose else _print_hook(t)):
+    pk = _hooks.print_tensor
+    if pk is not None and (pk(t, verbose=True) if verbose else pk(t)):
         return
     if isinstance(t, TensorSSA):
         if t.values.ndim > 1:

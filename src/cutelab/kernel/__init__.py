@@ -16,6 +16,7 @@ The folders follow the flow:
   CuTe DSL's compile options (``options``).
 """
 
+from .. import tracing as _tracing
 from .frontend import arch  # noqa: F401  (cute.arch)
 from .analysis.guards import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
 from .launch.compiled import CompiledFunction
@@ -23,6 +24,21 @@ from .launch.args import Constexpr
 from .launch.api import JitFunction, Kernel, compile, jit, kernel
 from .launch.plan import last_launch
 from .frontend.trace import TraceValue, printf
+
+
+def _kernel_copy(atom, src, dst, **kwargs):
+    from .instr.copy import kernel_copy
+
+    return kernel_copy(atom, src, dst, **kwargs)
+
+
+def _kernel_gemm(atom, d, a, b, c):
+    from .instr.gemm import kernel_gemm
+
+    return kernel_gemm(atom, d, a, b, c)
+
+
+_tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]

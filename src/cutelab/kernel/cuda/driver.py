@@ -11,6 +11,7 @@ import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ...errors import CompileError, LaunchError
+from ...runtime import CUstream  # noqa: F401 (cutlass.cuda.CUstream)
 
 __all__ = ["initialize_cuda_context", "gpu_available", "device_arch", "load_module", "launch_raw",
            "synchronize", "ParamBuffer", "Launcher"]
@@ -157,23 +158,6 @@ def load_module(cubin: bytes, key: str, name: str) -> Any:
         fn = _ok(d.cuModuleGetFunction(mod, name.encode()), "cuModuleGetFunction")
         _MODULES[k] = (mod, fn)
     return _MODULES[k][1]
-
-
-class CUstream:
-    """A CUDA stream handle (cuda.bindings.driver.CUstream's role): ``CUstream(torch_stream.cuda_stream)``;
-    0 is the default stream (and what CPU-interpreted launches ignore)."""
-
-    def __init__(self, handle: Any = 0):
-        self.handle = int(handle or 0)
-
-    def __int__(self) -> int:
-        return self.handle
-
-    def getPtr(self) -> int:  # noqa: N802 - cuda-python's name
-        return self.handle
-
-    def __repr__(self) -> str:
-        return f"<CUstream 0x{self.handle:x}>"
 
 
 class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name

@@ -629,3 +629,23 @@ class struct:
             "__repr__": lambda self: f"<struct {user_cls.__name__} at +{self._base.byte_offset} B>",
         })
         return new_cls
+
+
+def swizzled_view(ptr: Any, layout: Any) -> Any:
+    """make_tensor(smem pointer, S o k o L) in a kernel: the shared array read through the swizzle S
+    (element units, as CuTe DSL evaluates a composed layout) at offsets k + L(i) from the pointer.
+    The pointer of a tensor whose swizzle came from its layout is a plain pointer, as in CuTe DSL;
+    None where this is not a kernel's shared memory."""
+    from ...swizzle import Swizzle
+    from ...tensor import Tensor, TensorError
+
+    eng = ptr.engine
+    if not isinstance(eng, SmemEngine) or not isinstance(layout.inner, Swizzle) or not isinstance(layout.offset, int):
+        return None
+    if getattr(eng, "ptr_swizzle", None) is not None:
+        raise TensorError(f"make_tensor: the pointer {ptr} is itself swizzled ({eng.ptr_swizzle}); a composed "
+                          f"layout {layout} over it would swizzle twice")
+    view = SwizzledSmemEngine(eng.param, layout.inner, origin=ptr.offset if isinstance(ptr.offset, int) else 0,
+                              base_align=getattr(eng, "base_align", 0))
+    off = ptr.offset + layout.offset if layout.offset else ptr.offset
+    return Tensor(view, layout.outer, off, _checked=True)

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ... import int_tuple as it
+from ... import tracing as _tracing_protocol
 from ...errors import TraceError
 from ...layout import Layout, ScaledBasis, evaluate_all
 from ...tensor import _RMEM_ALIGN, PointerInfo
@@ -914,11 +915,12 @@ def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
     return True
 
 
-def _install_hooks() -> None:
-    from ... import tensor as _tensor
+def _smem_view(ptr: Any, layout: Any) -> Any:
+    from .smem import swizzled_view
 
-    _tensor._rmem_hook = _rmem_in_trace
-    _tensor._print_hook = _print_in_trace
+    return swizzled_view(ptr, layout)
 
 
-_install_hooks()
+_tracing_protocol.TracedValue.register(TraceValue)
+_tracing_protocol.install(kernel_tracing=tracing, rmem_tensor=_rmem_in_trace, print_tensor=_print_in_trace,
+                          full_like=full_like_value, smem_view=_smem_view)

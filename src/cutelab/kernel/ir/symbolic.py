@@ -32,6 +32,7 @@ from typing import Any, Callable, Dict, Tuple
 import numpy as np
 
 from ...errors import TraceError
+from ...tracing import SymbolicIndex
 
 __all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "Swz", "DynDiv", "is_sym", "lin_form",
            "sym_range", "sym_div", "evaluate", "atoms", "swizzle_expr"]
@@ -732,3 +733,6 @@ def evaluate(x: Any, env: Dict[str, Any]) -> Any:
             acc = np.logical_and(acc, evaluate(t, env))
         return acc
     raise TypeError(f"cannot evaluate {x!r}")
+
+
+SymbolicIndex.register(Expr)  # the core knows a symbolic index by this (cutelab.tracing)

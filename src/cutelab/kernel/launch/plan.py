@@ -13,10 +13,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ... import tracing as _tracing_protocol
 from ...errors import LaunchError, TraceError
 from ..analysis.bounds import check_bounds, check_deferred
 from ..cuda.driver import CUstream as _CUstream
-from ..frontend.trace import GmemEngine, Tracer
+from ..frontend.trace import GmemEngine, Tracer, tracing
 from ..ir.nodes import KernelIR, pow2_divisor
 from .args import (
     _has_tensors,
@@ -48,6 +49,14 @@ class LaunchInfo:
 
 
 _local = threading.local()
+
+
+def _host_tracing() -> bool:
+    """A @cute.jit body (or cute.compile's trace) runs on the host, outside kernels."""
+    return getattr(_local, "recorder", None) is not None and not tracing()
+
+
+_tracing_protocol.install(host_tracing=_host_tracing)
 
 
 _SPILLS_SHOWN: set = set()  # compile keys whose spills were reported (once per process)

@@ -1,0 +1,59 @@
+"""The protocol between cutelab's core and its kernel compiler: the core asks it, the kernel
+(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab,
+and no module below the kernel tests module names or reads ``sys.modules`` to find the kernel.
+
+- ``TracedValue``, ``SymbolicIndex``: abstract classes that the kernel registers its classes
+  with (a value computed inside a traced kernel, whose ``as_index()`` gives it as an index; a
+  symbolic integer of the tracer, known only at run time), so that ``isinstance`` works
+  without the kernel;
+- ``hooks``: what the core delegates while a kernel is traced. Until the kernel installs them
+  (``install``), nothing is being traced and the defaults answer so.
+
+>>> from cutelab import tracing
+>>> tracing.hooks.kernel_tracing(), isinstance(3, tracing.SymbolicIndex)
+(False, False)
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable, Optional
+
+__all__ = ["TracedValue", "SymbolicIndex", "hooks", "install"]
+
+
+class TracedValue(abc.ABC):
+    """A value computed inside a traced kernel (the kernel's TraceValue); ``as_index()`` gives
+    an integer one as a SymbolicIndex."""
+
+
+class SymbolicIndex(abc.ABC):
+    """A symbolic integer of the kernel tracer: an index known only when the kernel runs."""
+
+
+def _false() -> bool:
+    return False
+
+
+class _Hooks:
+    """What the kernel installs (see ``install``); the defaults are what holds with no kernel."""
+
+    kernel_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.kernel body is being traced
+    host_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.jit body (outside kernels) is
+    rmem_tensor: Optional[Callable[..., Any]] = None  # (layout, dtype) -> a register Tensor, or None
+    print_tensor: Optional[Callable[..., bool]] = None  # (tensor, verbose=) -> True if printed in a kernel
+    full_like: Optional[Callable[..., Any]] = None  # (traced value, fill, dtype) -> traced value
+    smem_view: Optional[Callable[..., Any]] = None  # (pointer, ComposedLayout) -> swizzled smem Tensor, or None
+    copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel
+    gemm: Optional[Callable[..., Any]] = None  # cute.gemm inside a kernel
+
+
+hooks = _Hooks()
+
+
+def install(**implementations: Any) -> None:
+    """Install the kernel's implementations of the hooks named (the kernel calls this once)."""
+    for name, fn in implementations.items():
+        if not hasattr(_Hooks, name) or name.startswith("_"):
+            raise TypeError(f"tracing.install: no hook named {name!r}")
+        setattr(hooks, name, fn)
