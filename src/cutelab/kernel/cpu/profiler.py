@@ -10,12 +10,12 @@ bytes moved, vector width, global sectors per request, shared wavefronts per req
 totals per kernel; the worst lines first, in words. ``cutelab profile program.py [args...]``
 does the same for a whole program (``cutelab.cli``).
 
-What counts as an instruction is what the CUDA printer (``kernel/cuda/printer.py``) emits for the op:
-a load or store of several elements becomes the vector accesses ``cuda.vector_plan`` chooses
-(16, 8, 4, 2 bytes where the elements are contiguous and provably aligned), and the schedule
-rewrites of straight-line copy kernels are followed as printed (a warp-retiled copy: each lane
-moves 16 bytes of the warp's run per instruction; lane pairs: two lanes share two 16-byte
-loads). Ops that carry their own back ends (``trace.Op``: cp.async, ldmatrix, ...) are
+What counts as an instruction is what the compiler's passes (``kernel/passes``, the plan the CUDA
+printer prints) make of the op: a load or store of several elements becomes the vector accesses
+of the ``vectorize`` pass (16, 8, 4, 2 bytes where the elements are contiguous and provably
+aligned), and the schedule rewrites of straight-line copy kernels are followed as planned (a
+warp-retiled copy, ``retile``: each lane moves 16 bytes of the warp's run per instruction; lane
+pairs, ``pair``: two lanes share two 16-byte loads). Ops that carry their own back ends (``trace.Op``: cp.async, ldmatrix, ...) are
 recorded through ``accesses()`` (and their optional ``profile(access)``, see ``trace.Op``).
 
 Sampling: recording every warp of a big launch costs time and memory, so by default the
@@ -508,8 +508,9 @@ def _split_base(base: Any, divs: Optional[Dict[Any, int]] = None) -> Tuple[Any, 
 
 
 class _Plans:
-    """How each Load/Store of a kernel becomes GPU instructions: what the CUDA printer emits
-    (``vector_plan``, warp-retiled copies, lane pairs), then what the CUDA compiler does to it, as
+    """How each Load/Store of a kernel becomes GPU instructions: what the passes planned and the
+    CUDA printer prints (``passes.run_passes``: vectors, warp-retiled copies, lane pairs), then what
+    the CUDA compiler does to it, as
     checked in SASS (tests/test_profile.py): a load whose value is never used is dropped; a repeated
     load of a read-only tensor at the same address in the same straight-line block is done once;
     consecutive accesses to one shared array at constant distances (same direction, same block, no
@@ -518,17 +519,15 @@ class _Plans:
     (the compiler does not know a global pointer's alignment)."""
 
     def __init__(self, ir: Any):
-        from ..cuda import printer as cuda
+        from .. import passes
 
-        self.cuda = cuda
-        self.renderer = None
+        self.vector_plan = passes.vector_plan
+        self.compiled = None  # the passes' Plan (the one the CUDA printer prints, same options)
         self.note = ""
         try:
-            r = cuda.CudaRenderer(ir)
-            r.render()
-            self.renderer = r
-        except Exception as e:  # an op the printer cannot print: per-access vector plans only
-            self.note = (f"the CUDA printer could not print this kernel ({type(e).__name__}: {str(e)[:200]}); "
+            self.compiled = passes.run_passes(ir, passes.Options.from_env())
+        except Exception as e:  # noqa: BLE001 - an IR a pass cannot plan: per-access vector plans only
+            self.note = (f"the compiler's passes failed on this kernel ({type(e).__name__}: {str(e)[:200]}); "
                          f"accesses are counted as vector_plan splits them")
         try:
             self.dead = dead_loads(ir)
@@ -554,19 +553,14 @@ class _Plans:
         return got
 
     def _printed(self, s: Any) -> List[Tuple]:
-        from ..ir.nodes import Load, Shared
-
         p = s.param
-        r = self.renderer
+        c = self.compiled
         out: List[Tuple] = []
-        if r is not None and id(s) in r.retiled:
-            plan = r.retiled[id(s)]
+        if c is not None and id(s) in c.retiled:
+            plan = c.retiled[id(s)]
             return [("retile", j, 16 // p.dtype.bytes, plan) for j in range(plan["nvec"])]
-        plan = self.cuda.vector_plan(p, s.base, s.offsets)
-        pairs: set = set()
-        if r is not None and r.pair and not isinstance(p, Shared):
-            if not isinstance(s, Load) or not p.written:
-                pairs = r._pair_groups(p, s.base, s.offsets, plan)
+        plan = c.vector(s) if c is not None else self.vector_plan(p, s.base, s.offsets)
+        pairs = c.pairs.get(id(s), set()) if c is not None else set()
         h = 16 // p.dtype.bytes
         skip = {i + h for i in pairs}
         for i, k in plan:
@@ -820,7 +814,7 @@ class _BatchRec:
             if op == "ldsm":
                 plan = info.get("plan") or [(0, 16 // e)]
             else:
-                plan = info.get("plan") or self.lr.plans.cuda.vector_plan(p, a.base, a.offsets)
+                plan = info.get("plan") or self.lr.plans.vector_plan(p, a.base, a.offsets)
             lanes = int(info.get("lanes", WARP_SIZE))
             for j, (i, k) in enumerate(plan):
                 nb = k * e
