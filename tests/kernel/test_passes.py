@@ -1,7 +1,9 @@
-"""The compiler's passes (kernel/passes): their order, and switching each off by name."""
+"""The compiler's passes (kernel/passes): their order, switching each off by name, and the
+printer's public emit API (cuda/lowering.py) as the only thing instructions print through."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import runpy
@@ -11,11 +13,13 @@ import numpy as np
 import pytest
 
 import cutelab as cute
+from cutelab.kernel.cuda.lowering import LoweringContext
 from cutelab.kernel.cuda.printer import CudaRenderer, render
 from cutelab.kernel.launch.plan import capture
 from cutelab.kernel.passes import PASS_NAMES, PIPELINE, Options, run_passes
 from cutelab.runtime import from_dlpack
 
+SRC = Path(__file__).resolve().parents[2] / "src" / "cutelab"
 SEEDS = Path(__file__).resolve().parents[2] / "examples" / "seeds"
 
 
@@ -175,3 +179,32 @@ def test_the_profiler_reads_the_plan_the_printer_prints(irs, monkeypatch):
     assert set(plans.compiled.retiled) == set(r.plan.retiled)
     load = next(op for op in ir.stmts if id(op) in r.plan.retiled)
     assert all(kind == "retile" for kind, *_ in plans.of(load))
+
+
+# ---------------------------------------------------------------------------- the emit API
+
+_INSTR_FILES = sorted((SRC / "kernel" / "instr").glob("*.py")) + [SRC / "kernel" / "frontend" / "arch.py",
+                                                                  SRC / "pipeline.py"]
+
+
+def _context_uses(path: Path):
+    """(function, attribute) for every ``ctx.attr`` in the functions of path whose lowering
+    context parameter is named r or ctx (the instructions' CUDA methods and their helpers)."""
+    tree = ast.parse(path.read_text())
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        names = {a.arg for a in fn.args.args} & {"r", "ctx"}
+        if not names or fn.name in ("interpret", "run", "execute"):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names:
+                yield fn.name, node.attr
+
+
+def test_instructions_print_only_through_the_lowering_context():
+    public = {n for n in dir(LoweringContext) if not n.startswith("_")}
+    bad = [(p.name, f, a) for p in _INSTR_FILES for f, a in _context_uses(p) if a not in public]
+    assert not bad, bad
+    for p in _INSTR_FILES:  # no instruction imports the printer
+        assert "cuda.printer" not in p.read_text(), p

@@ -712,7 +712,7 @@ class CudaRenderer:
         elif isinstance(s, Printf):
             self.printf(s)
         elif isinstance(s, Op):
-            s.cuda(self)
+            s.cuda(self.ctx)
         else:
             raise TraceError(f"the CUDA back end cannot print statement {s!r}")
 

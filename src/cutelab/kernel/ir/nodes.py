@@ -249,7 +249,9 @@ class Op:
     - ``interpret(self, b, mask, buffers)``: the CPU back end (``b`` is interpret's batch of
       threads: ``b.regs``, ``b.index(expr)``, ``b.matrix(refs, dtype)``, shared memory in
       ``b.shared``; ``mask`` is None or the active threads; ``buffers`` the tensors' storage);
-    - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
+    - ``cuda(self, ctx)``: the CUDA back end; ``ctx`` is the printer's public emit API,
+      ``cuda.lowering.LoweringContext`` (``ctx.emit(line)``, ``ctx.fresh(prefix)``, ``ctx.expr(e)``,
+      ...), and the op uses nothing else of the printer;
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
       checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
       records them too, each split into instructions as the CUDA printer vectorizes a load or
