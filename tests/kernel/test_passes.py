@@ -173,7 +173,7 @@ def test_the_profiler_reads_the_plan_the_printer_prints(irs, monkeypatch):
     r = CudaRenderer(ir)
     r.render()
     assert r.plan.retiled and r.retiled is r.plan.retiled
-    from cutelab.kernel.cpu.profiler import _Plans
+    from cutelab.kernel.cpu.instructions import AccessPlans as _Plans
 
     plans = _Plans(ir)
     assert set(plans.compiled.retiled) == set(r.plan.retiled)
