@@ -102,7 +102,7 @@ def irs():
 
 
 def test_the_passes_run_in_order(irs):
-    assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "hoist", "share")
+    assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "index32", "hoist", "share")
     assert [name for name, _ in PIPELINE] == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options()).ran == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options(off=frozenset({"pair", "share"}))).ran == [
@@ -159,6 +159,17 @@ def test_load_and_store_configure_the_cache_pass(irs, monkeypatch):
     monkeypatch.setenv("CUTELAB_CUDA_STORE", "stcs")
     src = render(irs["add16"], pair=False)
     assert "__ldcs(" in src and "__stcs(" in src and "__ldg(" not in src
+
+
+def test_index32_prints_proved_offsets_in_32_bits(monkeypatch):
+    from test_index_mod32 import _gpu_source  # a launch (under fake_gpu) that proves its accesses in bounds
+
+    monkeypatch.delenv("CUTELAB_PASSES_OFF", raising=False)
+    src, ir = _gpu_source(5, 3)
+    assert render(ir, restrict=False) == src or render(ir) == src
+    assert ir.bounds_proved and "long long o" not in src
+    monkeypatch.setenv("CUTELAB_PASSES_OFF", "index32")
+    assert "const long long o" in render(ir)
 
 
 def test_an_unknown_pass_name_is_refused(irs, monkeypatch):

@@ -274,16 +274,14 @@ class CudaRenderer:
     def base_var(self, base: Any, offsets: Tuple[int, ...], param: Any = None, op: Any = None) -> str:
         """Declare the base offset of an access as a local; returns its name (or a literal).
 
-        With ``param`` and the access's op: where the launch proved the access in bounds (it is not
-        guarded), its offsets lie in [0, param.length); with the first offset 0 and fewer than 2**32
-        elements the base is printed as an ``unsigned int`` computed modulo 2**32, which is exact
-        there (a 64-bit sum of products becomes 32-bit instructions; CuTe DSL computes these in i32)."""
+        With ``param`` and the access's op: where the ``index32`` pass takes the access and its
+        offset would need a 64-bit type, the base is printed as an ``unsigned int`` computed
+        modulo 2**32 (passes/index32.py)."""
         if not isinstance(base, Expr):
             return f"{int(base)}ll"
         lo = min(offsets, default=0)
         hi = max(offsets, default=0)
-        if (param is not None and lo >= 0 and getattr(self.ir, "bounds_proved", False)
-                and id(op) not in self.guards and param.length <= (1 << 32)
+        if (self.plan.narrow(self.ir, op, param, offsets)
                 and _IntPrinter(base, (base.lo + lo, base.hi + hi)).t in ("long long", "unsigned long long")):
             # base + lo is the access's lowest offset, in [0, 2**32): the local holds it, and the
             # caller adds offset - lo (base_shift) for each element

@@ -18,6 +18,8 @@ The pipeline, in order (``PIPELINE``; each pass reads the plan of the passes bef
 - ``pair`` (``pair.py``): two adjacent lanes share 2 x 16-byte runs so every access moves
   whole 32-byte sectors (needs ``vectorize``'s 16-byte accesses);
 - ``cache`` (``cache.py``): the cache operator of each global load and store (``__ldg``, ...);
+- ``index32`` (``index32.py``): offsets of accesses the launch proved in bounds are computed
+  in 32 bits (modulo 2**32);
 - ``hoist`` (``hoist.py``): a runtime division of thread/block indices and scalar arguments is
   computed once at the kernel's entry (not under a block schedule);
 - ``share`` (``share.py``): an index sum of several terms is a local shared by the accesses of
@@ -29,7 +31,8 @@ the older switches still work: ``CUTELAB_CUDA_PAIR=0``, ``CUTELAB_CUDA_RETILE=0`
 factor, ``CUTELAB_CUDA_LOAD``/``CUTELAB_CUDA_STORE`` pick the cache operators. An explicit
 option (``render(ir, pair=True)``) wins over the environment. A pass that is off leaves its part
 of the plan as if the decision were "do nothing": scalar accesses, no schedule, no pairs, no
-retiled copies, plain loads and stores, no hoisted divisions, no shared sums. Straight-line
+retiled copies, plain loads and stores, offsets in the type their ranges need, no hoisted
+divisions, no shared sums. Straight-line
 kernels only (``KernelIR.structured`` false) get ``remap``, ``coarsen``, ``pair`` and ``retile``.
 
 May import: ``kernel.ir``, ``kernel.analysis``, ``kernel.instr`` and cutelab's core. Never
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..ir.nodes import KernelIR
-from . import cache, coarsen, hoist, pair, remap, retile, share, vectorize
+from . import cache, coarsen, hoist, index32, pair, remap, retile, share, vectorize
 from .vectorize import vector_plan  # noqa: F401  (re-exported: the profiler's model of an op's access)
 
 __all__ = ["PIPELINE", "PASS_NAMES", "Options", "Plan", "run_passes", "vector_plan", "block_schedule"]
@@ -56,6 +59,7 @@ PIPELINE: List[Tuple[str, Callable[[KernelIR, "Plan", "Options"], None]]] = [
     ("vectorize", vectorize.run),
     ("pair", pair.run),
     ("cache", cache.run),
+    ("index32", index32.run),
     ("hoist", hoist.run),
     ("share", share.run),
 ]
@@ -121,6 +125,8 @@ class Plan:
     - ``vectors``: id(op) -> [(first element, elements)] accesses over its offsets (``vectorize``);
     - ``pairs``: id(op) -> starts i of vector pairs (i, h), (i + h, h) that lane pairs share (``pair``);
     - ``cache``: id(op) -> the cache operator of a global access, a name of LOADS or STORES (``cache``);
+    - ``index32``: accesses the launch proved in bounds get 32-bit offsets (``index32``;
+      ``Plan.narrow`` says which);
     - ``hoist``: runtime divisions of thread/block indices and scalar arguments are computed once
       at the kernel's entry (``hoist``; ``hoist.hoistable(e)`` says which);
     - ``share``: index sums of several terms are locals shared within a C scope (``share``;
@@ -134,6 +140,7 @@ class Plan:
     vectors: Dict[int, List[Tuple[int, int]]] = field(default_factory=dict)
     pairs: Dict[int, Set[int]] = field(default_factory=dict)
     cache: Dict[int, str] = field(default_factory=dict)
+    index32: bool = False
     hoist: bool = False
     share: bool = False
     ran: List[str] = field(default_factory=list)  # the passes that ran, in order
@@ -156,6 +163,10 @@ class Plan:
                 return vector_plan(op.param, op.base, op.offsets)
             return [(i, 1) for i in range(len(op.offsets))]
         return got
+
+    def narrow(self, ir: KernelIR, op: Any, param: Any, offsets: Any) -> bool:
+        """Whether the access of op to param at offsets may have its offset computed modulo 2**32."""
+        return self.index32 and index32.narrow(ir, op, param, offsets)
 
     def hoisted(self, e: Any) -> bool:
         """Whether the runtime division e is computed once at the kernel's entry."""
