@@ -157,7 +157,7 @@ def main() -> None:
     tS, tD = from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16)
 
     knobs = ("CUTELAB_CUDA_COARSEN", "CUTELAB_CUDA_REMAP", "CUTELAB_CUDA_LOAD", "CUTELAB_CUDA_STORE",
-             "CUTELAB_CUDA_PAIR", "CUTELAB_CUDA_RETILE")
+             "CUTELAB_CUDA_PAIR", "CUTELAB_CUDA_RETILE", "CUTELAB_PASSES_OFF")
     variants = [{}]  # cutelab's defaults
     if args.variants:
         variants += [

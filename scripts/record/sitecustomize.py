@@ -12,7 +12,9 @@ its subprocesses, examples, benchmarks) appends one JSON line per kernel launch 
 
 The CUDA texts themselves go to ``DIR/cuda/<sha1>.cu``. ``scripts/record/compare.py A B``
 compares two recordings. The hook finds the printer and the interpreter by the names listed in
-``_PLACES``: a move of those modules adds its new names there.
+``_PLACES`` (importing them, since ``cutelab.kernel`` no longer imports both itself): a move of
+those modules adds its new names there. Record from a snapshot of the tree (``git archive``), not
+from a tree being edited: subprocesses (examples, programs) import the source as it is when they start.
 """
 
 import os
@@ -129,14 +131,17 @@ if os.environ.get("CUTELAB_RECORD"):
             def exec_module(module):
                 real_exec(module)
                 sys.meta_path[:] = [f for f in sys.meta_path if f is not self]
-                for c, i in _PLACES:  # the first pair of names that imports
+                import importlib
+                for c, i in _PLACES:
                     try:
-                        cm, im = importlib.import_module(c), importlib.import_module(i)
+                        importlib.import_module(c)
+                        importlib.import_module(i)
                     except ImportError:
                         continue
-                    _patch(cm, im)
-                    return
-                raise RuntimeError(f"record: none of {_PLACES} imports")
+                    if c in sys.modules and i in sys.modules and hasattr(sys.modules[c], "CudaRenderer"):
+                        _patch(sys.modules[c], sys.modules[i])
+                        return
+                raise RuntimeError(f"record: none of {_PLACES} imported with cutelab.kernel")
 
             loader.exec_module = exec_module
             return spec

@@ -25,5 +25,5 @@ def _default_codegen(monkeypatch, request):
     """Tests of the CUDA printer see cutelab's defaults, whatever CUTELAB_CUDA_* the shell sets."""
     if request.node.module.__name__.endswith("test_cuda"):
         for k in ("CUTELAB_CUDA_LOAD", "CUTELAB_CUDA_STORE", "CUTELAB_CUDA_COARSEN", "CUTELAB_CUDA_REMAP",
-                  "CUTELAB_CUDA_PAIR", "CUTELAB_CUDA_RETILE"):
+                  "CUTELAB_CUDA_PAIR", "CUTELAB_CUDA_RETILE", "CUTELAB_PASSES_OFF"):
             monkeypatch.delenv(k, raising=False)

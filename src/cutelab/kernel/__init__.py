@@ -9,8 +9,13 @@ The folders follow the flow:
 - ``analysis/``: value ranges (``ranges``) and guarded accesses (``guards``);
 - ``instr/``: one file per instruction family (copies, cp.async, ldmatrix, mma.sync, wgmma,
   TMA, mbarriers, math, print_tensor); ``gemm`` and ``copy`` dispatch ``cute.gemm``/``cute.copy``;
-- ``cuda/``: the CUDA C++ printer (``printer``), NVRTC (``nvrtc``), the driver (``driver``)
-  and a fake driver for tests (``fakegpu``);
+- ``passes/``: the compiler's decisions, one named pass per file, run in order by
+  ``run_passes`` (vector widths, block schedule, lane pairs, retiled copies, cache operators,
+  hoisted divisions, shared index sums); their ``Plan`` is what the printer prints and the
+  profiler reads;
+- ``cuda/``: the CUDA C++ printer (``printer``, which prints the passes' plan; instructions
+  print through its public ``lowering.LoweringContext``), NVRTC (``nvrtc``), the driver
+  (``driver``) and a fake driver for tests (``fakegpu``);
 - ``cpu/``: the numpy interpreter (``interpreter``) and the memory profiler (``profiler``);
 - ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``), and
   CuTe DSL's compile options (``options``).

@@ -7,7 +7,7 @@ moving views' offsets, loop bounds). An access it still cannot prove (an index r
 a register whose range the analysis cannot bound, a condition it cannot use) is *guarded*
 instead of refused:
 
-- the CUDA printer wraps it in a bounds test (``cuda.CudaRenderer.guard_cond``): out of range, a
+- the CUDA printer wraps it in a bounds test (``cuda.CudaRenderer.guard_cond``; an op: ``LoweringContext.guard_cond``): out of range, a
   load reads 0 (its registers are zeroed) and a store or cp.async is skipped (a cp.async then
   zero-fills its destination), so no access ever leaves its tensor;
 - the failing thread writes the access's code (1, 2, ...) into the error word, a 32-bit word

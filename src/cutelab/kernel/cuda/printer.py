@@ -1,22 +1,16 @@
 """The CUDA back end: print a traced kernel's IR as one ``extern "C" __global__`` function.
 
+The printer prints and decides nothing: every choice of how the code moves memory is a pass of
+``kernel/passes`` (``run_passes``: vector widths, the block schedule, lane pairs, warp-retiled
+copies, cache operators, hoisted divisions, shared index sums), and ``CudaRenderer`` prints the
+``Plan`` they return. Instructions with their own back ends (``ir.nodes.Op``) print themselves
+through the public emit API, ``LoweringContext`` (``cuda/lowering.py``).
+
 The code is straight-line: every offset is an integer expression of ``threadIdx``/``blockIdx``
-with the layout algebra folded into constants, register arrays are indexed only with constants,
-and a load or store whose elements are contiguous and provably aligned becomes one vector
-access (16, 8 or 4 bytes: ``uint4``/``uint2``/``unsigned``), as CuTe's copy does. Alignment is
-proved from the base pointer's alignment (``from_dlpack(..., assumed_align=16)``) and the
-divisibility of the symbolic offset. Integer math is 32-bit when the ranges allow, unsigned when
-nothing can be negative.
-
-Three schedule choices keep the program's meaning and make memory traffic denser (each can be
-switched off, see CudaRenderer):
-
-- ``remap``: logical blocks run in the order of the memory they touch (``block_schedule``);
-- ``pair``: two adjacent lanes whose 32-byte runs are adjacent load/store each other's halves
-  and swap them with a shuffle, so every instruction moves whole 32-byte sectors;
-- ``retile``: a load whose values only feed a store to the same offsets (from a tensor the kernel
-  never writes to one it never reads) is a copy of a fixed set of addresses per warp; the warp
-  moves that set with 16-byte accesses, whichever lane held which element.
+with the layout algebra folded into constants (``cuda/intexpr.py``), register arrays are indexed
+only with constants, and a load or store the ``vectorize`` pass split into vectors becomes
+``uint4``/``uint2``/``unsigned`` accesses. Integer math is 32-bit when the ranges allow, unsigned
+when nothing can be negative.
 
 No headers are needed: bf16 and fp16 are stored as 16-bit words and converted with inline
 helpers, so the source compiles with NVRTC alone.
@@ -24,38 +18,20 @@ helpers, so the source compiles with NVRTC alone.
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from ...errors import TraceError
-import numpy as np
 
-from ..ir.symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, evaluate, mul, sym_div
+from ..ir.symbolic import Expr, Lin, add
 from ..frontend.cformat import c_conversion
-from ..ir.nodes import Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Shared, Store, While, pow2_divisor, walk
+from ..ir.nodes import Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Store, While, walk
+from ..passes import Options, Plan, block_schedule, run_passes, vector_plan  # noqa: F401  (block_schedule, vector_plan: re-exported)
+from .intexpr import _fits32, _IntPrinter, _possible_bits, int_expr, swz_split  # noqa: F401  (re-exported)
+from .dtypes import _FP8, _printf_kind, _to_compute, _to_storage, ctype, half_bits  # noqa: F401  (re-exported)
+from .lowering import LoweringContext
 
-__all__ = ["CudaRenderer", "render", "ctype", "vector_plan"]
-
-# storage type, compute type, printf format of the compute value
-_TYPES: Dict[str, Tuple[str, str, str]] = {
-    "bf16": ("unsigned short", "float", "%f"),
-    "f16": ("unsigned short", "float", "%f"),
-    "f32": ("float", "float", "%f"),
-    "f64": ("double", "double", "%f"),
-    "i8": ("signed char", "int", "%d"),
-    "i16": ("short", "int", "%d"),
-    "i32": ("int", "int", "%d"),
-    "i64": ("long long", "long long", "%lld"),
-    "u8": ("unsigned char", "unsigned int", "%u"),
-    "u16": ("unsigned short", "unsigned int", "%u"),
-    "u32": ("unsigned int", "unsigned int", "%u"),
-    "u64": ("unsigned long long", "unsigned long long", "%llu"),
-    "i1": ("unsigned char", "int", "%d"),
-    "f8E4M3FN": ("unsigned char", "float", "%f"),  # conversions: cutelab/fp8.py CUDA_HELPERS
-    "f8E5M2": ("unsigned char", "float", "%f"),
-}
-_FP8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+__all__ = ["CudaRenderer", "render", "ctype", "vector_plan", "LoweringContext"]
 
 _VEC = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 
@@ -88,371 +64,14 @@ __device__ __forceinline__ int cl_mod32(int a, int b) { int r = a % b; return (r
 """
 
 
-def half_bits(v: Any, name: str) -> Optional[int]:
-    """The 16 bits of constant v as f16 or bf16, as the kernel's conversion of the float literal
-    ``v`` computes them at run time (``cl_f32_to_f16``: cvt.rn; ``cl_f32_to_bf16``: round to
-    nearest even); None where the printer keeps the conversion (v not exactly a float32, not finite).
-
-    >>> [hex(half_bits(x, "f16")) for x in (0.0, 1.0, -2.5, 65520.0)]
-    ['0x0', '0x3c00', '0xc100', '0x7c00']
-    >>> [hex(half_bits(x, "bf16")) for x in (0.0, 1.0, -2.5, 1.00390625)]
-    ['0x0', '0x3f80', '0xc020', '0x3f80']
-    """
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    with np.errstate(over="ignore"):
-        f32 = np.float32(f)
-    if not np.isfinite(f32) or float(f32) != f:
-        return None
-    if name == "f16":
-        with np.errstate(over="ignore"):
-            return int(f32.astype(np.float16).view(np.uint16))
-    u = int(f32.view(np.uint32))
-    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16
-
-
-def _printf_kind(dt: Any) -> str:
-    return "float" if dt.kind == "float" else "bool" if dt.kind == "bool" else dt.kind
-
-
-def ctype(dtype: Any) -> Tuple[str, str, str]:
-    try:
-        return _TYPES[dtype.name]
-    except KeyError:
-        raise TraceError(f"the CUDA back end has no type for element type {dtype}") from None
-
-
-def _to_compute(code: str, dtype: Any) -> str:
-    if dtype.name == "bf16":
-        return f"cl_bf16_to_f32({code})"
-    if dtype.name == "f16":
-        return f"cl_f16_to_f32({code})"
-    if dtype.name in _FP8:
-        return f"cl_{_FP8[dtype.name]}_to_f32({code})"
-    return code
-
-
-def _to_storage(code: str, dtype: Any) -> str:
-    if dtype.name == "bf16":
-        return f"cl_f32_to_bf16({code})"
-    if dtype.name == "f16":
-        return f"cl_f32_to_f16({code})"
-    if dtype.name == "i1":
-        return f"(unsigned char)(({code}) != 0)"
-    if dtype.name in _FP8:
-        return f"cl_f32_to_{_FP8[dtype.name]}({code})"
-    return f"({ctype(dtype)[0]})({code})"
-
-
-# --------------------------------------------------------------------------- integer expressions
-
-def _subexprs(e: Any, out: List[Expr]) -> None:
-    if isinstance(e, Expr):
-        out.append(e)
-        if isinstance(e, Lin):
-            for a, _ in e.terms:
-                _subexprs(a, out)
-        elif isinstance(e, (FloorDiv, Mod, Swz)):
-            _subexprs(e.a, out)
-        elif isinstance(e, (Mul, Cmp, DynDiv)):
-            _subexprs(e.a, out)
-            _subexprs(e.b, out)
-        elif isinstance(e, BoolAnd):
-            for t in e.terms:
-                _subexprs(t, out)
-
-
-_VARS = {"tid": "threadIdx", "bid": "blockIdx"}
-
-
-def _possible_bits(x: Any) -> int:
-    """A mask holding every bit that x (a sum of coef * atom, no constant) can set, as a Python
-    int in two's complement (negative: infinitely many high bits). A term coef * atom is a
-    multiple of 2**tz, tz the trailing zeros of coef * atom.div, so it sets no bit below tz;
-    with atom in [0, hi] and coef > 0 it sets none from the bit length of coef * hi up; a term
-    that can be negative may set every bit from tz up. Terms whose masks are pairwise disjoint
-    add without carries (a + b == a | b where a & b == 0, for any signs), so the sum's mask is
-    their union; otherwise the sum is a multiple of the smallest 2**tz, and at most the sum of
-    the upper bounds where no term can be negative. An atom with a possible-bits mask of its own
-    (``bits``: a register whose values are known bit by bit, see trace.RegVar) times a power of
-    two 2**j sets only that mask shifted by j (the product is a shift in two's complement too)."""
-    terms = x.terms if isinstance(x, Lin) else ((x, 1),)
-    masks, lows, hi_sum, nonneg = [], [], 0, True
-    for atom, coef in terms:
-        d = abs(coef) * (atom.div if atom.div > 0 else 1)
-        tz = (d & -d).bit_length() - 1
-        lows.append(tz)
-        if coef > 0 and atom.lo >= 0:
-            hi = coef * atom.hi
-            hi_sum += hi
-            m = ((1 << hi.bit_length()) - 1) & ~((1 << tz) - 1)
-        else:
-            nonneg = False
-            m = ~((1 << tz) - 1)
-        known = getattr(atom, "bits", None)
-        if known is not None and coef > 0 and coef & (coef - 1) == 0:
-            m &= known << (coef.bit_length() - 1)
-        masks.append(m)
-    union = 0
-    for m in masks:
-        if union & m:  # terms can carry into each other: bound the sum as a whole
-            low = ~((1 << min(lows)) - 1)
-            return ((1 << hi_sum.bit_length()) - 1) & low if nonneg else low
-        union |= m
-    return union
-
-
-def swz_split(e: Swz) -> Optional[Tuple[Any, int, Any]]:
-    """Split a swizzle of a sum, sw(X + Y + c), into (X, k, add) such that
-    sw(X + Y + c) == (sw(X) ^ k) + add, add = Y + c_add, for every value of the atoms; None where
-    nothing splits off (no constant and no term Y) or the identity is not proven.
-
-    With top = m+s+b (sw changes bits [m, m+b) by the XOR of bits [m+s, top)): Y is the sum of the
-    terms over a moving view's register (trace.RegVar with a proven possible-bits mask: what a loop
-    changes, a pipeline stage's offset) that are multiples of 2**top, c_add is c with its bits below
-    2**top cleared and c_or = c mod 2**top. (Other multiples of 2**top stay inside the swizzle:
-    nvcc then shares sw(X + Y) between the accesses, which measured better for a stage computed
-    from the loop index, sm80_gemm's.) Adding a multiple of 2**top leaves
-    the bits sw reads alone and commutes with the XOR, which only touches bits below top; and
-    where X can set none of c_or's bits, X + c_or == X ^ c_or (any sign: a + b == (a ^ b) +
-    2 * (a & b) in two's complement), and sw is linear over XOR, so
-    sw(X ^ c_or) == sw(X) ^ sw(c_or) with k = sw(c_or) a constant (_possible_bits proves the
-    disjointness; tests/kernel/test_swz_print.py checks the identity exhaustively). sw(X) is then
-    the same for every stage and constant: nvcc computes it once, outside the loop.
-
-    >>> from cutelab.kernel.ir.symbolic import swizzle_expr
-    >>> t = Var("tid.x", 128)
-    >>> e = swizzle_expr(t * 64 + 2064, 3, 3, 3)
-    >>> x, k, c_add = swz_split(e)
-    >>> print(x.expr_str(), k, c_add)
-    (64 * tid.x) 16 2048
-    >>> swz_split(swizzle_expr(t * 8 + 8, 3, 3, 3)) is None  # 8 * tid.x + 8 can carry
-    True
-    """
-    a = e.a
-    if not isinstance(a, Lin):
-        return None
-    top = e.m + e.s + e.b
-    # a moving view's register holding a stage's offset (control._Carry._prove_bits) whose bits
-    # are all at or above 2**top
-    low_mask = (1 << top) - 1
-    high = [(t, c) for t, c in a.terms if getattr(t, "bits", None) is not None
-            and not (_possible_bits(mul(t, c)) & low_mask)]
-    if a.const == 0 and not high:
-        return None
-    c = a.const
-    c_or = c & ((1 << top) - 1)  # c mod 2**top (non-negative for a negative c too)
-    c_add: Any = c - c_or
-    if len(high) == len(a.terms):  # nothing but the constant's low bits is swizzled: sw(c_or) + Y + c_add
-        for t, cf in high:
-            c_add = add(c_add, mul(t, cf))
-        return 0, c_or ^ ((c_or & e.ymask) >> e.s), c_add
-    x = add(a, -c)
-    for t, cf in high:
-        x = add(x, mul(t, -cf))
-        c_add = add(c_add, mul(t, cf))
-    if not isinstance(x, Expr):  # pragma: no cover - a low term remains
-        return None
-    if c_or and _possible_bits(x) & c_or:  # X + c_or may carry: it stays inside the swizzle
-        if not high:
-            return None
-        return add(x, c_or), 0, c_add
-    k = c_or ^ ((c_or & e.ymask) >> e.s)
-    return x, k, c_add
-
-
-class _IntPrinter:
-    """Prints one integer expression in a C type wide enough for every sub-expression.
-
-    ``var_map`` renames index variables (e.g. "bid.x" -> a remapped block index)."""
-
-    def __init__(self, e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None,
-                 share: Optional[Callable[[Expr], Optional[Tuple[str, str]]]] = None,
-                 hoist: Optional[Callable[[Expr], Optional[str]]] = None, mod32: bool = False):
-        self.var_map = var_map or {}
-        self.hoist = hoist  # DynDiv -> a local computed at the kernel's entry, or None
-        self.mod32 = mod32
-        subs: List[Expr] = []
-        _subexprs(e, subs)
-        # sums of terms held in locals (see _Shared): only where nothing reads a register
-        self.share = share if share is not None and all(
-            s.name.startswith(_PURE) for s in subs if isinstance(s, Var)) else None
-        lo = min([s.lo for s in subs] + [extra[0], 0])
-        hi = max([s.hi for s in subs] + [extra[1], 0])
-        for s in subs:
-            if isinstance(s, Lin):
-                for a, c in s.terms:
-                    lo = min(lo, c * a.lo, c * a.hi)
-                    hi = max(hi, c * a.lo, c * a.hi)
-        self.signed = lo < 0
-        if self.signed:
-            wide = lo < -(1 << 31) or hi >= (1 << 31)
-            self.t, self.suffix = ("long long", "ll") if wide else ("int", "")
-        else:
-            wide = hi >= (1 << 32)
-            self.t, self.suffix = ("unsigned long long", "ull") if wide else ("unsigned int", "u")
-        if max(abs(lo), abs(hi)) >= (1 << 63):
-            raise TraceError("an index expression exceeds 64 bits")
-        if mod32:  # the value is known to lie in [0, 2**32): sums and products are exact modulo 2**32
-            self.signed, self.t, self.suffix = False, "unsigned int", "u"
-
-    def lit(self, c: int) -> str:
-        return f"{c}{self.suffix}" if c >= 0 or not self.signed else f"({c}{self.suffix})"
-
-    def _swz_text(self, a: Any, e: Swz) -> str:
-        t = self(a)
-        return f"({t} ^ (({t} & {self.lit(e.ymask)}) >> {e.s}))"
-
-    def _plus(self, text: str, c: Any) -> str:
-        """text + c, c an int or an expression (its constant added last: nvcc folds it into the
-        access's immediate offset)."""
-        if isinstance(c, Lin) and c.const:
-            return self._plus(self._plus(text, add(c, -c.const)), c.const)
-        if isinstance(c, Expr):
-            return f"({text} + {self(c)})"
-        if c > 0:
-            return f"({text} + {self.lit(c)})"
-        if c < 0:
-            return f"({text} - {self.lit(-c)})"
-        return text
-
-    def _swz_fits(self, x: Any, e: Swz) -> bool:
-        """Whether sw(x) and sw(x) ^ k stay in this printer's type. Unsigned types wrap: the
-        identity of swz_split holds modulo 2**32 or 2**64 (it only moves bits below m+s+b), so
-        any value does; signed ones must not overflow: x, sw(x) and sw(x) ^ k lie in
-        [-2**n, 2**n) with n the larger of x's bit length and m+s+b."""
-        if not self.signed:
-            return True
-        lo, hi = (x.lo, x.hi) if isinstance(x, Expr) else (int(x), int(x))
-        if isinstance(x, Lin):  # printed term by term: no partial sum may overflow either
-            hi = abs(x.const) + sum(max(abs(c * a.lo), abs(c * a.hi)) for a, c in x.terms)
-        n = max(abs(lo).bit_length(), abs(hi).bit_length(), e.m + e.s + e.b)
-        return n <= (63 if self.t == "long long" else 31)
-
-    def __call__(self, e: Any) -> str:
-        if not isinstance(e, Expr):
-            return self.lit(int(e))
-        if self.mod32 and isinstance(e, Mod) and e.c > 0 and (1 << 32) % e.c == 0:
-            return f"({self(e.a)} % {self.lit(e.c)})"  # a power of two: (a mod 2**32) mod c == a mod c
-        if self.mod32 and isinstance(e, Swz) and e.ymask < (1 << 32):
-            # bitwise: the swizzle moves bits below 32 only, so its low 32 bits are those of the low 32
-            # bits' swizzle (the printer's swz_split holds modulo 2**32 too)
-            split = swz_split(e)
-            if split is not None:
-                x, k, c_add = split
-                if not isinstance(x, Expr):  # all of it splits off: a constant and Y
-                    return self._plus(self.lit(k), c_add)
-                text = self._swz_text(x, e)
-                text = f"({text} ^ {self.lit(k)})" if k else text
-                return self._plus(text, c_add)
-            return self._swz_text(e.a, e)
-        if self.mod32 and not isinstance(e, (Var, Lin, Mul)):
-            # divisions, remainders and comparisons are not ring operations: their operands are printed
-            # exactly (in a type their own ranges need), the result then taken modulo 2**32
-            sub = _IntPrinter(e, var_map=self.var_map, share=self.share, hoist=self.hoist)
-            return f"((unsigned int){sub(e)})"
-        if isinstance(e, Var):
-            if e.name in self.var_map:
-                return f"(({self.t}){self.var_map[e.name]})"
-            if hasattr(e, "c_name"):  # a loop variable or a scalar argument
-                return f"(({self.t}){e.c_name})"
-            kind, axis = e.name.split(".")
-            return f"(({self.t}){_VARS[kind]}.{axis})"
-        if isinstance(e, Lin):
-            held = self.share(e) if self.share is not None else None
-            if held is not None:  # the terms are a local already: print it and the constant
-                name, t = held
-                s = name if t == self.t else f"(({self.t}){name})"
-                if e.const == 0:
-                    return s
-                return f"({s} + {self.lit(e.const)})" if e.const > 0 else f"({s} - {self.lit(-e.const)})"
-            parts = []
-            for a, c in e.terms:
-                s = self(a)
-                if c == 1:
-                    parts.append(f"+ {s}")
-                elif c == -1:
-                    parts.append(f"- {s}")
-                elif c < 0:
-                    parts.append(f"- {self.lit(-c)} * {s}")
-                else:
-                    parts.append(f"+ {self.lit(c)} * {s}")
-            if e.const > 0:
-                parts.append(f"+ {self.lit(e.const)}")
-            elif e.const < 0:
-                parts.append(f"- {self.lit(-e.const)}")
-            text = " ".join(parts)
-            text = text[2:] if text.startswith("+ ") else "0" + self.suffix + " " + text
-            return f"({text})"
-        if isinstance(e, FloorDiv):
-            if e.a.lo >= 0:
-                return f"({self(e.a)} / {self.lit(e.c)})"
-            return f"(({self.t})cl_floordiv({self(e.a)}, {e.c}))"
-        if isinstance(e, Mod):
-            if e.a.lo >= 0:
-                return f"({self(e.a)} % {self.lit(e.c)})"
-            return f"(({self.t})cl_mod({self(e.a)}, {e.c}))"
-        if isinstance(e, Mul):
-            return f"({self(e.a)} * {self(e.b)})"
-        if isinstance(e, DynDiv):  # floor division / remainder by a runtime value
-            held = self.hoist(e) if self.hoist is not None else None
-            if held is not None:  # computed once at the kernel's entry (see CudaRenderer.hoist_dyndiv)
-                return f"(({self.t}){held})"
-            f = "cl_floordiv" if e.op == "//" else "cl_mod"
-            if _fits32(e.a) and _fits32(e.b):  # a 64-bit division is a long software routine
-                return f"(({self.t}){f}32((int){self(e.a)}, (int){self(e.b)}))"
-            return f"(({self.t}){f}((long long){self(e.a)}, (long long){self(e.b)}))"
-        if isinstance(e, Swz):  # CuTe's Swizzle<b,m,s>: a ^ ((a & ymask) >> s)
-            split = swz_split(e)
-            if split is not None and self._swz_fits(split[0] if isinstance(split[0], Expr) else 0, e) \
-                    and self._swz_fits(split[2], e):
-                # sw(X + Y + c) == (sw(X) ^ k) + Y + c_add: sw(X) prints the same for every constant c
-                # and stage offset Y, so nvcc computes it once and each access adds an XOR and an
-                # immediate, and Y (swz_split)
-                x, k, c_add = split
-                if not isinstance(x, Expr):  # all of it splits off: a constant and Y
-                    return self._plus(self.lit(k), c_add)
-                text = self._swz_text(x, e)
-                if k:
-                    text = f"({text} ^ {self.lit(k)})"
-                return self._plus(text, c_add)
-            return self._swz_text(e.a, e)
-        if isinstance(e, Cmp):
-            return f"({self(e.a)} {e.op} {self(e.b)})"
-        if isinstance(e, BoolAnd):
-            return "(" + " && ".join(self(t) for t in e.terms) + ")"
-        raise TraceError(f"the CUDA back end cannot print {e!r}")
-
-
-_I32 = (-(1 << 31), (1 << 31) - 1)
-
-
-def _fits32(x: Any) -> bool:
-    return not isinstance(x, Expr) or (_I32[0] <= x.lo and x.hi <= _I32[1])
-
-
-def int_expr(e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None) -> Tuple[str, str]:
-    """(C code, C type) of an integer expression; extra widens the range the type must hold."""
-    p = _IntPrinter(e, extra, var_map)
-    return p(e), p.t
-
-
-# index variables that keep their value within a C scope (thread and block indices, scalar
-# arguments, loop variables): an expression of only these has the same value wherever its C text
-# is in scope; a register (RegVar, "reg.") may be assigned in between
-_PURE = ("tid.", "bid.", "arg.", "loop.")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 class _Shared:
-    """Index sums printed once per C scope: a sum of terms that reads no register and is more than
-    one scaled index (e.g. ``8 * (tid.x % 16) + 256 * (tid.x / 16) + 128 * (bid.x % f)``) is
-    declared as a local the first time an access needs it, and the accesses of the same scope (or
-    of scopes inside it) that differ from it by a constant add that constant to the local. NVRTC
-    then parses, inlines (``cl_floordiv``/``cl_mod`` of runtime divisors) and CSEs each sum once
-    instead of once per access. Scopes are followed through the braces of the emitted lines."""
+    """The locals of the ``share`` pass (``passes/share.py``): an index sum it takes is declared as
+    a local the first time an access of a C scope needs it, and the accesses of the same scope (or
+    of scopes inside it) that differ from it by a constant add that constant to the local. Scopes
+    are followed through the braces of the emitted lines."""
 
     def __init__(self, r: "CudaRenderer"):
         self.r = r
@@ -474,10 +93,9 @@ class _Shared:
 
     def __call__(self, e: Lin) -> Optional[Tuple[str, str]]:
         """(local, its C type) holding e's terms (e is pure: _IntPrinter checks), or None."""
-        terms = e.terms
-        if len(terms) == 1 and not isinstance(terms[0][0], (DynDiv, Mul, Swz)):
-            return None  # one (scaled) index: nothing worth a local
-        return self.hold(Lin(terms, 0), e.key[1])
+        if not self.r.plan.shared(e):
+            return None  # e.g. one (scaled) index: nothing worth a local
+        return self.hold(Lin(e.terms, 0), e.key[1])
 
     def hold(self, part: Expr, key: Any = None) -> Optional[Tuple[str, str]]:
         """(local, its C type) holding the pure expression part, declared if not yet in scope."""
@@ -486,7 +104,7 @@ class _Shared:
         printed = self.printed.get(k)
         if printed is None:
             # no locals inside but hoisted divisions (declared at the kernel's entry): valid in any scope
-            p = _IntPrinter(part, var_map=vm, hoist=None if vm else self.r.hoist_dyndiv)
+            p = _IntPrinter(part, var_map=vm, hoist=self.r.hoister())
             printed = self.printed[k] = (p(part), p.t)
         code, t = printed
         got = self.held.get(code)
@@ -498,156 +116,6 @@ class _Shared:
             got = self.held[code] = (name, t, self.open[-1])
             self.keys.setdefault(self.open[-1], []).append(code)
         return got[0], got[1]
-
-
-# --------------------------------------------------------------------------- block schedule
-
-def _bid_modes(ir: KernelIR) -> Optional[List[Tuple[int, int, int]]]:
-    """The block index's role in the accessed offsets as mixed-radix modes (d, s, |coef|):
-    offsets depend on bid.x only through ((bid.x // d) % s) * coef. None if they do not."""
-    G = ir.grid[0]
-    modes: Dict[Tuple[int, int], int] = {}
-
-    def classify(atom: Any) -> Optional[Tuple[int, int]]:
-        if isinstance(atom, Var):
-            return (1, G) if atom.name == "bid.x" else (0, 0)
-        if isinstance(atom, Mod):
-            a = atom.a
-            if isinstance(a, Var) and a.name == "bid.x":
-                return (1, atom.c)
-            if isinstance(a, FloorDiv) and isinstance(a.a, Var) and a.a.name == "bid.x":
-                return (a.c, atom.c)
-        if isinstance(atom, FloorDiv) and isinstance(atom.a, Var) and atom.a.name == "bid.x":
-            return (atom.c, -(-G // atom.c))
-        subs: List[Expr] = []
-        _subexprs(atom, subs)
-        if any(isinstance(x, Var) and x.name == "bid.x" for x in subs):
-            return None  # bid.x mixed with something else
-        return (0, 0)
-
-    for st in ir.stmts:
-        if isinstance(st, (Load, Store)) and isinstance(st.base, Expr):
-            terms = st.base.terms if isinstance(st.base, Lin) else ((st.base, 1),)
-            for atom, c in terms:
-                m = classify(atom)
-                if m is None:
-                    return None
-                if m != (0, 0):
-                    modes[m] = min(modes.get(m, abs(c)), abs(c))
-    ordered = sorted(modes.items())
-    d = 1
-    out = []
-    for (md, ms), c in ordered:
-        if md != d:
-            return None
-        out.append((md, ms, c))
-        d *= ms
-    if d != G:
-        return None
-    return out
-
-
-def block_schedule(ir: KernelIR, coarsen: int = 1, remap: bool = True) -> Optional[dict]:
-    """How CUDA blocks run the kernel's logical blocks (a valid schedule of the same program):
-
-    - remap: logical blocks run in the order of the memory they touch (the block index's modes
-      sorted by the stride they contribute), so blocks running together stream through memory;
-    - coarsen F: each CUDA block runs F consecutive logical blocks, statement by statement
-      (all their loads before their stores), so each thread has F times the bytes in flight.
-
-    Blocks share nothing and CUDA runs them in any order, so any order and interleaving of
-    logical blocks is a schedule CUDA itself could have chosen. Not applied to kernels with
-    printf (whose output order would change) or with a 2-D/3-D grid.
-    """
-    G = ir.grid[0]
-    if ir.grid[1] != 1 or ir.grid[2] != 1 or any(isinstance(s, Printf) for s in ir.stmts):
-        return None
-    while coarsen > 1 and G % coarsen:
-        coarsen //= 2
-    modes = _bid_modes(ir) if remap else None
-    order = None
-    if modes and len(modes) > 1:
-        by_stride = sorted(modes, key=lambda m: m[2])
-        if by_stride != modes:
-            order = by_stride
-    if coarsen <= 1 and order is None:
-        return None
-    lines = []
-    names = []
-    for j in range(coarsen):
-        logical = f"(blockIdx.x * {coarsen}u + {j}u)" if coarsen > 1 else "blockIdx.x"
-        if order is None:
-            expr = logical
-        else:
-            parts, D = [], 1
-            for md, ms, _ in order:
-                digit = f"({logical} / {D}u)" if D > 1 else logical
-                if D * ms < G:
-                    digit = f"({digit} % {ms}u)"
-                parts.append(f"{digit} * {md}u" if md > 1 else digit)
-                D *= ms
-            expr = " + ".join(parts)
-        names.append(f"cl_bid{j}")
-        lines.append(f"const unsigned int cl_bid{j} = {expr};")
-    def logical_to_bid(L: Any) -> Any:
-        """The same map in Python (numpy-friendly): logical block L -> bid.x."""
-        if order is None:
-            return L
-        out, D = 0, 1
-        for md, ms, _ in order:
-            out = out + ((L // D) % ms) * md
-            D *= ms
-        return out
-
-    return {"grid": (G // coarsen, 1, 1), "coarsen": coarsen, "lines": lines, "names": names,
-            "remapped": order is not None, "logical_to_bid": logical_to_bid}
-
-
-# --------------------------------------------------------------------------- vectorization
-
-def _addr_align(param: Param, base: Any, off: int) -> int:
-    """Bytes of alignment provable for &param[base + off]."""
-    e = param.dtype.bytes
-    if isinstance(base, Expr):
-        from math import gcd
-
-        d = gcd(sym_div(base), abs(off)) if off else sym_div(base)
-    else:
-        d = abs(int(base) + off)
-    align = getattr(param, "code_align", None) or param.align  # the launch's proved alignment of the pointer
-    if d == 0:
-        return align
-    return min(align, pow2_divisor(d * e))
-
-
-def vector_plan(param: Param, base: Any, offsets: Tuple[int, ...], reg_start: Any = None) -> List[Tuple[int, int]]:
-    """Split element positions [0, n) into (start, count) accesses: count elements at once where
-    they are contiguous in memory and the address is aligned to count * element bytes (at most 16).
-
-    ``reg_start(i, k)`` may veto a vector (e.g. when the register side is not aligned).
-    """
-    e = param.dtype.bytes
-    n = len(offsets)
-    out = []
-    i = 0
-    while i < n:
-        k_done = 1
-        for w in (16, 8, 4, 2):
-            k = w // e
-            if k <= 1 or i + k > n or (i * e) % w:
-                continue
-            o = offsets[i]
-            if any(offsets[i + j] != o + j for j in range(k)):
-                continue
-            if _addr_align(param, base, o) < w:
-                continue
-            if reg_start is not None and not reg_start(i, k):
-                continue
-            k_done = k
-            break
-        out.append((i, k_done))
-        i += k_done
-    return out
 
 
 # --------------------------------------------------------------------------- the renderer
@@ -674,30 +142,25 @@ STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}
 
 
 class CudaRenderer:
-    """Renders a KernelIR as CUDA C++ source. ``restrict`` marks pointers as not aliasing.
+    """Renders a KernelIR as CUDA C++ source: prints the ``Plan`` of ``passes.run_passes``.
 
-    ``load``/``store`` pick the cache operators of global accesses: loads of read-only tensors
-    ``ldg`` (the read-only path, default), ``nc128``/``nc256`` (the read-only path asking L2 to
-    fetch 128/256-byte blocks), ``ldcs`` (streaming), ``ldcg`` (L2 only) or ``plain``;
-    stores ``plain`` (default), ``stcs`` (streaming) or ``stcg``. The environment variables
-    CUTELAB_CUDA_LOAD / CUTELAB_CUDA_STORE set them too (for experiments).
+    ``restrict`` marks pointers as not aliasing. ``load``, ``store``, ``coarsen``, ``remap``,
+    ``pair`` and ``retile`` configure the passes (``passes.Options.from_env``: an explicit value
+    wins over the environment's ``CUTELAB_CUDA_*`` and ``CUTELAB_PASSES_OFF``); ``plan`` is a plan
+    already made for ir (then those are not read).
+
+    Ops print themselves with ``op.cuda(ctx)``, ``ctx`` a ``LoweringContext``: the public emit API.
     """
 
     def __init__(self, ir: KernelIR, restrict: bool = True, load: Optional[str] = None,
                  store: Optional[str] = None, coarsen: Optional[int] = None, remap: Optional[bool] = None,
-                 pair: Optional[bool] = None, retile: Optional[bool] = None):
+                 pair: Optional[bool] = None, retile: Optional[bool] = None, plan: Optional[Plan] = None):
         self.ir = ir
-        self.pair = pair if pair is not None else os.environ.get("CUTELAB_CUDA_PAIR", "1") not in ("", "0")
-        self.retile = retile if retile is not None else os.environ.get("CUTELAB_CUDA_RETILE", "1") not in ("", "0")
-        self.retiled: Dict[int, dict] = {}  # id(Load) -> warp plan, for loads whose values only feed one copy
+        self.plan = plan if plan is not None else run_passes(ir, Options.from_env(load, store, coarsen, remap, pair, retile))
         self.restrict = restrict
-        self.coarsen = coarsen if coarsen is not None else int(os.environ.get("CUTELAB_CUDA_COARSEN", "1"))
-        self.remap = remap if remap is not None else os.environ.get("CUTELAB_CUDA_REMAP", "1") not in ("", "0")
         self.sfx = ""
         self.var_map: Dict[str, str] = {}
         self.schedule: Optional[dict] = None
-        self.load_op = LOADS[load or os.environ.get("CUTELAB_CUDA_LOAD", "ldg")]
-        self.store_op = STORES[store or os.environ.get("CUTELAB_CUDA_STORE", "plain")]
         self.lines: List[str] = []
         self.declared: set = set()
         self.n_tmp = 0
@@ -706,12 +169,17 @@ class CudaRenderer:
         self.shared_sums = _Shared(self)
         self.base_shift: Dict[str, int] = {}  # base_var local -> the offset it already includes
         self.hoisted: Dict[str, str] = {}  # C code of a hoisted runtime division -> its local (hoist_dyndiv)
+        self.retile_vals: Dict[Tuple[int, str], List[str]] = {}  # (id(warp plan), sfx) -> its loaded uint4s
+        self.memos: Dict[str, dict] = {}  # LoweringContext.memo
         self.uses_vals = False  # a run copy was printed: the prelude declares cl_vals
         self.guards: Dict[int, int] = getattr(ir, "guards", None) or {}  # id(op) -> error code (guards.py)
         self.guard_accesses: Dict[int, list] = getattr(ir, "guard_accesses", None) or {}
-        if ir.structured:  # the schedule rewrites assume straight-line code over global memory only
-            self.pair = self.retile = self.remap = False
-            self.coarsen = 1
+        self.ctx = LoweringContext(self)
+
+    @property
+    def retiled(self) -> Dict[int, dict]:
+        """id(Load/Store) -> warp plan of the accesses the ``retile`` pass took."""
+        return self.plan.retiled
 
     # ---- helpers
     def emit(self, line: str) -> None:
@@ -730,21 +198,27 @@ class CudaRenderer:
         return r.name + self.sfx
 
     def iexpr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
-        p = _IntPrinter(e, extra, self.var_map, hoist=self.hoist_dyndiv if not self.var_map else None)
+        p = _IntPrinter(e, extra, self.var_map, hoist=self.hoister())
         return p(e), p.t
 
     def index_expr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
         """As iexpr, for an access's index: its sums of terms are shared with the other accesses of
-        the scope (see _Shared); the caller emits the line that uses the code next."""
-        p = _IntPrinter(e, extra, self.var_map, self.shared_sums, self.hoist_dyndiv if not self.var_map else None)
+        the scope (the ``share`` pass, see _Shared); the caller emits the line that uses the code next."""
+        p = _IntPrinter(e, extra, self.var_map, self.sharer(), self.hoister())
         return p(e), p.t
 
+    def hoister(self) -> Any:
+        """hoist_dyndiv where the ``hoist`` pass is on, else None."""
+        return self.hoist_dyndiv if self.plan.hoist else None
+
+    def sharer(self) -> Any:
+        """The shared sums where the ``share`` pass is on, else None."""
+        return self.shared_sums if self.plan.share else None
+
     def hoist_dyndiv(self, e: Any) -> Optional[str]:
-        """A runtime division of thread/block indices and scalar arguments only (e.g. ``bid.x //
-        raster``) is the same everywhere in the kernel: it is computed once, at the kernel's entry
-        (a division by zero there does not trap: its value is only used where the code used it).
-        Returns the local's name, or None for a division that reads registers or loop variables."""
-        if not all(isinstance(v, Var) and v.name.startswith(("tid.", "bid.", "arg.")) for v in atoms(e)):
+        """The local computed at the kernel's entry for a runtime division the ``hoist`` pass
+        takes (passes/hoist.py), declared at its first use; None for one it does not take."""
+        if not self.plan.hoisted(e):
             return None
         p = _IntPrinter(e, hoist=None)
         code = p(e)
@@ -800,22 +274,19 @@ class CudaRenderer:
     def base_var(self, base: Any, offsets: Tuple[int, ...], param: Any = None, op: Any = None) -> str:
         """Declare the base offset of an access as a local; returns its name (or a literal).
 
-        With ``param`` and the access's op: where the launch proved the access in bounds (it is not
-        guarded), its offsets lie in [0, param.length); with the first offset 0 and fewer than 2**32
-        elements the base is printed as an ``unsigned int`` computed modulo 2**32, which is exact
-        there (a 64-bit sum of products becomes 32-bit instructions; CuTe DSL computes these in i32)."""
+        With ``param`` and the access's op: where the ``index32`` pass takes the access and its
+        offset would need a 64-bit type, the base is printed as an ``unsigned int`` computed
+        modulo 2**32 (passes/index32.py)."""
         if not isinstance(base, Expr):
             return f"{int(base)}ll"
         lo = min(offsets, default=0)
         hi = max(offsets, default=0)
-        if (param is not None and lo >= 0 and getattr(self.ir, "bounds_proved", False)
-                and id(op) not in self.guards and param.length <= (1 << 32)
+        if (self.plan.narrow(self.ir, op, param, offsets)
                 and _IntPrinter(base, (base.lo + lo, base.hi + hi)).t in ("long long", "unsigned long long")):
             # base + lo is the access's lowest offset, in [0, 2**32): the local holds it, and the
             # caller adds offset - lo (base_shift) for each element
             e = add(base, lo) if lo else base
-            p = _IntPrinter(e, (0, 0), self.var_map, self.shared_sums,
-                            self.hoist_dyndiv if not self.var_map else None, mod32=True)
+            p = _IntPrinter(e, (0, 0), self.var_map, self.sharer(), self.hoister(), mod32=True)
             self.n_tmp += 1
             name = f"o{self.n_tmp}"
             self.emit(f"const unsigned int {name} = {p(e)};")
@@ -829,43 +300,7 @@ class CudaRenderer:
         return name
 
     # ---- statements
-    # ---- lane pairs: two adjacent lanes share their 2 x 16-byte runs so each instruction reads full sectors
-    def _pairable(self, base: Any, span: int) -> bool:
-        """True when lanes 2p and 2p+1 (same warp, same tid.y/z) access runs exactly `span`
-        elements apart: base = f(other indices) + g(tid.x) with g(2p+1) - g(2p) == span."""
-        ir = self.ir
-        if ir.block[0] % 2 or ir.num_threads % 32 or not isinstance(base, Expr):
-            return False
-        terms = base.terms if isinstance(base, Lin) else ((base, 1),)
-        g: Any = 0
-        for atom, c in terms:
-            names = {v.name for v in atoms(atom)}
-            if "tid.x" in names:
-                if names != {"tid.x"}:
-                    return False
-                g = add(g, mul(atom, c))
-        if not isinstance(g, Expr):
-            return False
-        v = np.asarray(evaluate(g, {"tid.x": np.arange(ir.block[0], dtype=np.int64)}))
-        return bool(np.all(v[1::2] - v[0::2] == span))
-
-    def _pair_groups(self, p: Param, base: Any, offsets: Tuple[int, ...], plan: List[Tuple[int, int]]) -> set:
-        """Starts i of plan entries (i, h), (i + h, h) forming one contiguous 32-byte run that lane pairs can share."""
-        if not self.pair:
-            return set()
-        e = p.dtype.bytes
-        h = 16 // e
-        out = set()
-        k = 0
-        while k + 1 < len(plan):
-            (i, a), (j, b) = plan[k], plan[k + 1]
-            if a == h and b == h and j == i + h and offsets[j] == offsets[i] + h and self._pairable(base, 2 * h):
-                out.add(i)
-                k += 2
-            else:
-                k += 1
-        return out
-
+    # ---- lane pairs (the ``pair`` pass): two adjacent lanes share their 2 x 16-byte runs
     @staticmethod
     def _pair_ptr(base_ptr: Tuple[str, str], delta: str) -> str:
         """A 16-byte aligned pointer: the index arithmetic stays in the (non-negative) index type."""
@@ -913,92 +348,7 @@ class CudaRenderer:
                 self.emit(f"*reinterpret_cast<uint4*>({ptr}) = {val};")
         self.emit("}")
 
-    # ---- warp retiling of pure copies
-    def _find_copies(self) -> None:
-        """Loads whose values only feed one store, element for element at the same offsets, from a
-        tensor the kernel never writes into one it never reads: such a pair copies a fixed set of
-        addresses per warp, and any lane of the warp may move any of them. Those get a warp plan."""
-        ir = self.ir
-        uses: Dict[int, List[Any]] = {}
-        for st in ir.stmts:
-            refs: List[Any] = []
-            if isinstance(st, Store):
-                refs = list(st.src)
-            elif isinstance(st, Compute):
-                refs = [r for col in st.args for r in col]
-            elif isinstance(st, Printf):
-                refs = [part[1] for part in st.parts if isinstance(part, tuple) and part[0] == "val"]
-            for r in refs:
-                if isinstance(r, tuple):
-                    uses.setdefault(r[0].id, []).append(st)
-        for st in ir.stmts:
-            if not isinstance(st, Load) or st.param.written:
-                continue
-            users = {id(u): u for u in uses.get(st.dst.id, [])}
-            if len(users) != 1:
-                continue
-            use = next(iter(users.values()))
-            if not isinstance(use, Store) or use.param.read or len(use.src) != st.dst.n:
-                continue
-            if sorted(r[1] for r in use.src if isinstance(r, tuple) and r[0] is st.dst) != list(range(st.dst.n)):
-                continue
-            if any(st.offsets[r[1]] != o for r, o in zip(use.src, use.offsets)):
-                continue
-            if not (isinstance(st.base, Expr) and isinstance(use.base, Expr) and st.base.key == use.base.key):
-                continue
-            if use.param.dtype.name != st.param.dtype.name or use.param.align < 16:
-                continue
-            plan = self._warp_plan(st)
-            if plan is not None:
-                self.retiled[id(st)] = plan
-                self.retiled[id(use)] = plan
-
-    def _warp_plan(self, s: Load) -> Optional[dict]:
-        ir = self.ir
-        e = s.param.dtype.bytes
-        if 16 % e or ir.block[0] % 32 or s.param.align < 16:
-            return None
-        h = 16 // e
-        terms = s.base.terms if isinstance(s.base, Lin) else ((s.base, 1),)
-        g: Any = 0
-        rest: Any = s.base.const if isinstance(s.base, Lin) else 0
-        for atom, c in terms:
-            names = {v.name for v in atoms(atom)}
-            if "tid.x" in names:
-                if names != {"tid.x"}:
-                    return None
-                g = add(g, mul(atom, c))
-            else:
-                rest = add(rest, mul(atom, c))
-        bx = ir.block[0]
-        gv = np.broadcast_to(np.asarray(evaluate(g, {"tid.x": np.arange(bx, dtype=np.int64)})), (bx,))
-        lane = gv[:32] - gv[0]
-        for w in range(bx // 32):
-            if not np.array_equal(gv[32 * w:32 * w + 32] - gv[32 * w], lane):
-                return None
-        offs = np.asarray(s.offsets, dtype=np.int64)
-        P = np.sort((lane[:, None] + offs[None, :]).ravel())
-        if len(np.unique(P)) != len(P) or len(P) % (32 * h):
-            return None
-        runs = P.reshape(-1, h)
-        if not np.all(runs - runs[:, :1] == np.arange(h)):
-            return None
-        from math import gcd
-
-        d = gcd(sym_div(rest), int(np.gcd.reduce(gv[::32])) if bx else 0)
-        starts = runs[:, 0]  # relative to the warp's base: rest + g(first lane of the warp)
-        for st0 in starts:
-            dd = gcd(d, int(st0))
-            if dd and pow2_divisor(dd * e) < 16:
-                return None
-        nvec = len(runs) // 32
-        starts = starts.reshape(nvec, 32)  # [j, lane]
-        B = int(starts[0, 1] - starts[0, 0])
-        if not np.all(starts - starts[:, :1] == B * np.arange(32)):
-            return None
-        return {"A": [int(a) for a in starts[:, 0]], "B": B, "h": h, "nvec": nvec,
-                "span": (int(P[0]), int(P[-1]))}
-
+    # ---- warp-retiled pure copies (the ``retile`` pass)
     def _warp_base(self, s: Any, plan: dict) -> Tuple[str, str]:
         """Declare the warp's base index (the base at lane 0) and the lane; returns their names."""
         vm = dict(self.var_map)
@@ -1011,23 +361,29 @@ class CudaRenderer:
         self.emit(f"const {t} ln{self.n_tmp} = threadIdx.x & 31u;")
         return name, f"ln{self.n_tmp}"
 
+    def cache_op(self, s: Any) -> str:
+        """The C form of the cache operator the ``cache`` pass chose for a Load/Store ("" for plain)."""
+        name = self.plan.cache.get(id(s), "plain")
+        return LOADS[name] if isinstance(s, Load) else STORES[name]
+
     def load_retiled(self, s: Load, plan: dict) -> None:
         wb, ln = self._warp_base(s, plan)
-        plan["regs" + self.sfx] = []
+        vals = self.retile_vals[(id(plan), self.sfx)] = []
         for j, A in enumerate(plan["A"]):
             self.n_tmp += 1
             v = f"v{self.n_tmp}"
             ptr = f"static_cast<decltype({s.param.name})>(__builtin_assume_aligned({s.param.name} + ({wb} + {A} + {plan['B']} * {ln}), 16))"
-            self.emit(f"const uint4 {v} = {self._ld16(self.load_op, ptr)};")
-            plan["regs" + self.sfx].append(v)
+            self.emit(f"const uint4 {v} = {self._ld16(self.cache_op(s), ptr)};")
+            vals.append(v)
 
     def store_retiled(self, s: Store, plan: dict) -> None:
         wb, ln = self._warp_base(s, plan)
         for j, A in enumerate(plan["A"]):
             ptr = f"static_cast<decltype({s.param.name})>(__builtin_assume_aligned({s.param.name} + ({wb} + {A} + {plan['B']} * {ln}), 16))"
-            val = plan["regs" + self.sfx][j]
-            if self.store_op:
-                self.emit(f"{self.store_op}(reinterpret_cast<uint4*>({ptr}), {val});")
+            val = self.retile_vals[(id(plan), self.sfx)][j]
+            op = self.cache_op(s)
+            if op:
+                self.emit(f"{op}(reinterpret_cast<uint4*>({ptr}), {val});")
             else:
                 self.emit(f"*reinterpret_cast<uint4*>({ptr}) = {val};")
 
@@ -1039,16 +395,15 @@ class CudaRenderer:
         o = self.base_var(s.base, s.offsets, s.param, s)
         sh = self.base_shift.get(o, 0)
         st = ctype(p.dtype)[0]
-        ro = not p.written and not isinstance(p, Shared)
-        plan = vector_plan(p, s.base, s.offsets)
-        pairs = self._pair_groups(p, s.base, s.offsets, plan) if ro else set()
+        plan = self.plan.vector(s)
+        pairs = self.plan.pairs.get(id(s), set())
         skip = {i + 16 // p.dtype.bytes for i in pairs}
         for i, k in plan:
             if i in skip:
                 continue
             off = s.offsets[i] - sh
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
-            op = self.load_op if ro else ""
+            op = self.cache_op(s)
             if i in pairs:
                 self.load_pair(s, i, k, (p.name, f"{o}" + (f" + {off}" if off else "")), op)
                 continue
@@ -1086,7 +441,7 @@ class CudaRenderer:
             return all(isinstance(s.src[i + t], tuple) and s.src[i + t][0] is r and s.src[i + t][1] == j + t
                        for t in range(k))
 
-        plan = vector_plan(p, s.base, s.offsets)
+        plan = self.plan.vector(s)
         staged = None
         for i, k in plan:
             if k > 1 and not direct(i, k):
@@ -1096,14 +451,14 @@ class CudaRenderer:
                     self.emit(f"alignas(16) {ctype(p.dtype)[0]} {staged}[{n}];")
                 for t in range(k):
                     self.emit(f"{staged}[{i + t}] = {self.ref_storage(s.src[i + t], p.dtype)};")
-        pairs = self._pair_groups(p, s.base, s.offsets, plan)
+        pairs = self.plan.pairs.get(id(s), set())
         skip = {i + 16 // e for i in pairs}
         for i, k in plan:
             if i in skip:
                 continue
             off = s.offsets[i] - sh
             addr = f"{p.name} + {o}" + (f" + {off}" if off else "")
-            op = self.store_op if not isinstance(p, Shared) else ""
+            op = self.cache_op(s)
             if i in pairs:
                 srcs = []
                 for ii in (i, i + k):
@@ -1355,16 +710,13 @@ class CudaRenderer:
         elif isinstance(s, Printf):
             self.printf(s)
         elif isinstance(s, Op):
-            s.cuda(self)
+            s.cuda(self.ctx)
         else:
             raise TraceError(f"the CUDA back end cannot print statement {s!r}")
 
     def render(self) -> str:
         ir = self.ir
-        sched = block_schedule(ir, self.coarsen, self.remap) if (self.coarsen > 1 or self.remap) else None
-        self.schedule = sched
-        if self.retile and not any(isinstance(x, Printf) for x in ir.stmts):
-            self._find_copies()
+        sched = self.schedule = self.plan.schedule
         grid = ir.grid
         dyn_off = 0
         for sh in ir.shared:
@@ -1387,13 +739,12 @@ class CudaRenderer:
             self.statements(ir.stmts)
         else:
             grid = sched["grid"]
-            for line in sched["lines"]:
-                self.emit(line)
+            names = _schedule_lines(self, sched, ir.grid[0])
             F = sched["coarsen"]
             for s in ir.stmts:  # statement by statement over the logical blocks: loads before stores
                 for j in range(F):
                     self.sfx = f"_{j}" if F > 1 else ""
-                    self.var_map = {"bid.x": sched["names"][j]}
+                    self.var_map = {"bid.x": names[j]}
                     self.statement(s)
             self.sfx, self.var_map = "", {}
         params = ", ".join(self.param_decl(p) for p in ir.params)
@@ -1425,6 +776,29 @@ class CudaRenderer:
     def launch_grid(self) -> Tuple[int, int, int]:
         """The CUDA grid to launch the rendered source with (after render())."""
         return self.schedule["grid"] if self.schedule else self.ir.grid
+
+
+def _schedule_lines(r: CudaRenderer, sched: dict, G: int) -> List[str]:
+    """Print the logical block index of each of the F = coarsen logical blocks a CUDA block runs
+    (the schedule of the ``remap`` and ``coarsen`` passes); returns their C names."""
+    coarsen, order = sched["coarsen"], sched["order"]
+    names = []
+    for j in range(coarsen):
+        logical = f"(blockIdx.x * {coarsen}u + {j}u)" if coarsen > 1 else "blockIdx.x"
+        if order is None:
+            expr = logical
+        else:
+            parts, D = [], 1
+            for md, ms, _ in order:
+                digit = f"({logical} / {D}u)" if D > 1 else logical
+                if D * ms < G:
+                    digit = f"({digit} % {ms}u)"
+                parts.append(f"{digit} * {md}u" if md > 1 else digit)
+                D *= ms
+            expr = " + ".join(parts)
+        names.append(f"cl_bid{j}")
+        r.emit(f"const unsigned int cl_bid{j} = {expr};")
+    return names
 
 
 def _op_params(ir: KernelIR) -> Tuple[str, List[str]]:

@@ -46,8 +46,8 @@ class DynamicSmemSize(Op):
             cur[mask, 0] = col[mask]
 
     def cuda(self, r: Any) -> None:
-        r.reg_decl(self.dst)
-        r.emit(f"{r.rn(self.dst)}[0] = {self.total(r.ir)};")
+        r.declare(self.dst)
+        r.emit(f"{r.reg(self.dst)}[0] = {self.total(r.ir)};")
 
 
 def smem_box(t: Any) -> list:
@@ -243,12 +243,10 @@ class ShuffleOp(Op):
             cur[mask, 0] = got[mask]
 
     def cuda(self, r: Any) -> None:
-        from ..cuda.printer import _to_storage
-
-        r.reg_decl(self.dst)
+        r.declare(self.dst)
         fn = _SHFL[self.mode][0]
-        v = f"{fn}(0xffffffffu, {r.ref_compute(self.src, self.dst.dtype)}, {self.offset})"
-        r.emit(f"{r.rn(self.dst)}[0] = {_to_storage(v, self.dst.dtype)};")
+        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {self.offset})"
+        r.emit(f"{r.reg(self.dst)}[0] = {r.to_storage(v, self.dst.dtype)};")
 
 
 def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:

@@ -461,7 +461,7 @@ class _Carry:
 def _value_bits(e: Any, dtype: Any) -> int:
     """A mask of every bit that e (an int or an index expression) can set, as a value of dtype
     (an integer type: a signed value wraps and is sign-extended, an unsigned one is reduced), in
-    two's complement (negative: every high bit); see cuda._possible_bits.
+    two's complement (negative: every high bit); see analysis.bits.possible_bits.
 
     >>> from cutelab.numeric import Int32
     >>> from cutelab.kernel.ir.symbolic import Var
@@ -473,7 +473,7 @@ def _value_bits(e: Any, dtype: Any) -> int:
     >>> _value_bits(t * (1 << 28) + (1 << 30), Int32) == -(1 << 28)  # may wrap past Int32's sign
     True
     """
-    from ..cuda.printer import _possible_bits
+    from ..analysis.bits import possible_bits as _possible_bits
     from ..ir.symbolic import Lin, add
 
     if isinstance(e, Expr):

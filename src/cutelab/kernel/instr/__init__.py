@@ -6,5 +6,6 @@ printer prints it and how the CPU interpreter runs it.
 ``mathops`` ``cute.math``, ``printtensor`` ``cute.print_tensor`` in a kernel.
 
 May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
-ends' contexts.
+ends' contexts. An op's ``cuda(self, ctx)`` prints only through ``ctx``, the CUDA printer's
+``cuda.lowering.LoweringContext`` (tests/kernel/test_passes.py checks it).
 """

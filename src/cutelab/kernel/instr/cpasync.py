@@ -142,26 +142,23 @@ class CpAsyncCopy(Op):
     def cuda(self, r: Any) -> None:
         n = self.nbytes
         src, dst = self.src, self.dst
-        so = r.base_var(self.src_base, self.src_offsets, src, self)
-        do = r.base_var(self.dst_base, self.dst_offsets, dst, self)
-        code = getattr(r, "guards", {}).get(id(self))
+        so = r.base(self.src_base, self.src_offsets, src, self)
+        do = r.base(self.dst_base, self.dst_offsets, dst, self)
+        code = r.guard_code(self)
         if code is not None:  # not proved in bounds: test it; out of range, record it and touch nothing
-            acc = r.guard_accesses.get(id(self), ())
+            acc = r.guard_accesses(self)
             src_ok = r.guard_cond(self, [a for a in acc if not a.is_store])
             dst_ok = r.guard_cond(self, [a for a in acc if a.is_store])
             want = "true" if self.pred is None else (
                 ("true" if self.pred else "false") if isinstance(self.pred, int) else r.cond(self.pred))
-            r.n_tmp += 1
-            pv = f"cp{r.n_tmp}"
+            pv = r.fresh("cp")
             r.emit(f"const bool {pv}w = {want};")
             r.emit(f"const bool {pv}d = {dst_ok};")
             r.emit(f"const bool {pv} = {pv}w && ({src_ok});")
             r.emit(f"if (({pv}w && !{pv}) || !{pv}d) cl_fail({code}u);")
-            r.emit(f"if ({pv}d) {{")  # an out-of-range destination: no copy at all (not even the zero-fill)
-            r.indent += 1
-            self._emit(r, pv, so, do)
-            r.indent -= 1
-            r.emit("}")
+            # an out-of-range destination: no copy at all (not even the zero-fill)
+            with r.braces(f"if ({pv}d) {{"):
+                self._emit(r, pv, so, do)
             return
         s_off, d_off = self._offs(r, so, do)
         saddr = f"(unsigned int)__cvta_generic_to_shared({dst.name} + {do}{d_off})"
@@ -173,16 +170,15 @@ class CpAsyncCopy(Op):
             cond = "true" if self.pred else "false"
         else:
             cond = r.cond(self.pred)
-        r.n_tmp += 1
-        pv = f"cp{r.n_tmp}"
+        pv = r.fresh("cp")
         r.emit(f"const bool {pv} = {cond};")
         self._emit(r, pv, so, do)
 
     def _offs(self, r: Any, so: str, do: str) -> tuple:
         """The constant parts of the source and destination addresses (what the base locals so and
-        do do not already include: CudaRenderer.base_shift)."""
-        s = self.src_offsets[0] - getattr(r, "base_shift", {}).get(so, 0)
-        d = self.dst_offsets[0] - getattr(r, "base_shift", {}).get(do, 0)
+        do do not already include: LoweringContext.base_shift)."""
+        s = self.src_offsets[0] - r.base_shift(so)
+        d = self.dst_offsets[0] - r.base_shift(do)
         return (f" + {s}" if s else ""), (f" + {d}" if d else "")
 
     def _emit(self, r: Any, pv: str, so: str, do: str) -> None:

@@ -61,15 +61,13 @@ class Fma(Op):
         b.regs[d.id] = out
 
     def cuda(self, r: Any) -> None:
-        from ..cuda.printer import _to_storage, ctype
-
         d = self.dst
-        r.reg_decl(d)
-        fn = {"float": "fmaf", "double": "fma"}[ctype(d.dtype)[1]]
+        r.declare(d)
+        fn = {"float": "fmaf", "double": "fma"}[r.ctype(d.dtype)[1]]
         for i in range(d.n):
-            v = (f"{fn}({r.ref_compute(self.a[i], d.dtype)}, {r.ref_compute(self.b[i], d.dtype)}, "
-                 f"{r.ref_compute(self.c[i], d.dtype)})")
-            r.emit(f"{r.rn(d)}[{i}] = {_to_storage(v, d.dtype)};")
+            v = (f"{fn}({r.value(self.a[i], d.dtype)}, {r.value(self.b[i], d.dtype)}, "
+                 f"{r.value(self.c[i], d.dtype)})")
+            r.emit(f"{r.reg(d)}[{i}] = {r.to_storage(v, d.dtype)};")
 
 
 def _modes(t: Any, what: str, rank: int) -> Tuple[int, ...]:

@@ -130,31 +130,27 @@ class LdMatrix(Op):
 
     def cuda(self, r: Any) -> None:
         k = self.atom_op.num_matrices
-        r.reg_decl(self.dst)
-        d = r.rn(self.dst)
-        code, _ = r.iexpr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
-        r.n_tmp += 1
-        t = f"ldsm{r.n_tmp}"
-        r.emit("{")
-        r.indent += 1
-        fail = getattr(r, "guards", {}).get(id(self))
-        if fail is not None:
-            ok = r.guard_cond(self)
-            r.emit(f"const bool {t}_ok = {ok};")
-            r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
-            code = f"({t}_ok ? (long long)({code}) : 0ll)"
-        r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
-        r.emit(f"unsigned int {t}[{k}];")
-        regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
-        outs = ", ".join(f'"=r"({t}[{i}])' for i in range(k))
-        r.emit(f'asm volatile("{ptx_name(self.atom_op)} {regs}, [%{k}];\\n" : {outs} : "r"({t}_addr));')
-        w = self.param.dtype.width  # register i holds values per*i .. per*i+per-1, the first lowest
-        per, ct = 32 // w, "unsigned short" if w == 16 else "unsigned char"
-        for i in range(k):
-            for j in range(per):
-                r.emit(f"{d}[{per * i + j}] = ({ct})(({t}[{i}] >> {w * j}) & 0x{(1 << w) - 1:x}u);")
-        r.indent -= 1
-        r.emit("}")
+        r.declare(self.dst)
+        d = r.reg(self.dst)
+        code, _ = r.expr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
+        t = r.fresh("ldsm")
+        with r.braces():
+            fail = r.guard_code(self)
+            if fail is not None:
+                ok = r.guard_cond(self)
+                r.emit(f"const bool {t}_ok = {ok};")
+                r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
+                code = f"({t}_ok ? (long long)({code}) : 0ll)"
+            r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
+            r.emit(f"unsigned int {t}[{k}];")
+            regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
+            outs = ", ".join(f'"=r"({t}[{i}])' for i in range(k))
+            r.emit(f'asm volatile("{ptx_name(self.atom_op)} {regs}, [%{k}];\\n" : {outs} : "r"({t}_addr));')
+            w = self.param.dtype.width  # register i holds values per*i .. per*i+per-1, the first lowest
+            per, ct = 32 // w, "unsigned short" if w == 16 else "unsigned char"
+            for i in range(k):
+                for j in range(per):
+                    r.emit(f"{d}[{per * i + j}] = ({ct})(({t}[{i}] >> {w * j}) & 0x{(1 << w) - 1:x}u);")
 
 
 def _rest(t: Any) -> int:
@@ -312,22 +308,18 @@ class StMatrix(Op):
 
     def cuda(self, r: Any) -> None:
         k = self.atom_op.num_matrices
-        code, _ = r.iexpr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
-        r.n_tmp += 1
-        t = f"stsm{r.n_tmp}"
-        r.emit("{")
-        r.indent += 1
-        r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
-        words = []
-        for i in range(k):
-            lo, hi = r.ref_storage(self.src[2 * i], self.param.dtype), r.ref_storage(self.src[2 * i + 1], self.param.dtype)
-            words.append(f"((unsigned int)({lo}) | ((unsigned int)({hi}) << 16))")
-        r.emit(f"const unsigned int {t}[{k}] = {{{', '.join(words)}}};")
-        regs = "{" + ",".join(f"%{i + 1}" for i in range(k)) + "}"
-        ins = ", ".join([f'"r"({t}_addr)'] + [f'"r"({t}[{i}])' for i in range(k)])
-        r.emit(f'asm volatile("{ptx_name(self.atom_op)} [%0], {regs};\\n" :: {ins} : "memory");')
-        r.indent -= 1
-        r.emit("}")
+        code, _ = r.expr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
+        t = r.fresh("stsm")
+        with r.braces():
+            r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
+            words = []
+            for i in range(k):
+                lo, hi = r.stored(self.src[2 * i], self.param.dtype), r.stored(self.src[2 * i + 1], self.param.dtype)
+                words.append(f"((unsigned int)({lo}) | ((unsigned int)({hi}) << 16))")
+            r.emit(f"const unsigned int {t}[{k}] = {{{', '.join(words)}}};")
+            regs = "{" + ",".join(f"%{i + 1}" for i in range(k)) + "}"
+            ins = ", ".join([f'"r"({t}_addr)'] + [f'"r"({t}[{i}])' for i in range(k)])
+            r.emit(f'asm volatile("{ptx_name(self.atom_op)} [%0], {regs};\\n" :: {ins} : "memory");')
 
 
 def kernel_stmatrix(atom: Any, src: Any, dst: Any, pred: Any = None) -> None:

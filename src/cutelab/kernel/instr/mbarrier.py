@@ -81,7 +81,7 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
 
 def smem_addr(r: Any, sh: Shared, base: Any) -> str:
     """CUDA: the 32-bit shared-window address of sh[base] (a C expression)."""
-    code = r.iexpr(base)[0] if is_sym(base) else str(int(base))
+    code = r.expr(base)[0] if is_sym(base) else str(int(base))
     return f"(unsigned)__cvta_generic_to_shared(&{sh.name}[{code}])"
 
 
@@ -283,7 +283,7 @@ class MbarrierOp(Op):
         addr = smem_addr(r, self.shared, self.base)
         arg = None
         if self.arg is not None:
-            arg = r.iexpr(self.arg)[0] if is_sym(self.arg) else str(int(self.arg))
+            arg = r.expr(self.arg)[0] if is_sym(self.arg) else str(int(self.arg))
         k = self.kind
         if k == "init":
             r.emit(f'asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"({addr}), "r"((unsigned)({arg})) : "memory");')
@@ -300,10 +300,10 @@ class MbarrierOp(Op):
                    f'%1, {WAIT_SUSPEND_NS};\\n\\t@!p bra CL_WAIT;\\n\\t}}" :: "r"({addr}), "r"((unsigned)({arg})) '
                    ': "memory");')
         else:
-            r.reg_decl(self.dst)
+            r.declare(self.dst)
             r.emit('{ unsigned cl_ok; asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, '
                    '[%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(cl_ok) : "r"(' + addr + '), "r"((unsigned)('
-                   + arg + f')) : "memory"); {r.rn(self.dst)}[0] = cl_ok; }}')
+                   + arg + f')) : "memory"); {r.reg(self.dst)}[0] = cl_ok; }}')
 
 
 class FenceOp(Op):

@@ -122,54 +122,50 @@ class MmaSync(Op):
             per = 32 // dt.width  # values per 32-bit register, the first in the lowest bits
             out = []
             for i in range(0, len(refs), per):
-                vals = [f"((unsigned int)({r.ref_storage(refs[i + j], dt)}){f' << {j * dt.width}' if j else ''})"
+                vals = [f"((unsigned int)({r.stored(refs[i + j], dt)}){f' << {j * dt.width}' if j else ''})"
                         for j in range(per)]
                 out.append("(" + " | ".join(vals) + ")")
             return out
 
-        r.reg_decl(self.d)
-        d = r.rn(self.d)
+        r.declare(self.d)
+        d = r.reg(self.d)
         a, bb = packed(self.a, ab), packed(self.b, ab)
-        r.n_tmp += 1
-        t = f"mma{r.n_tmp}"
-        r.emit("{")
-        r.indent += 1
-        na, nb = len(a), len(bb)
-        r.emit(f"const unsigned int {t}_a[{na}] = {{{', '.join(a)}}};")
-        r.emit(f"const unsigned int {t}_b[{nb}] = {{{', '.join(bb)}}};")
-        if acc.name == "f32":
-            c = [r.ref_compute(x, acc) for x in self.c]
-            nc = len(c)
-            r.emit(f"const float {t}_c[{nc}] = {{{', '.join(c)}}};")
-            outs = [f'"=f"({d}[{i}])' for i in range(nc)]
-            ins_c = [f'"f"({t}_c[{i}])' for i in range(nc)]
-        else:
-            c = packed(self.c, acc)
-            nc = len(c)
-            r.emit(f"const unsigned int {t}_c[{nc}] = {{{', '.join(c)}}};")
-            r.emit(f"unsigned int {t}_d[{nc}];")
-            outs = [f'"=r"({t}_d[{i}])' for i in range(nc)]
-            ins_c = [f'"r"({t}_c[{i}])' for i in range(nc)]
-        k = 0
+        t = r.fresh("mma")
+        with r.braces():
+            na, nb = len(a), len(bb)
+            r.emit(f"const unsigned int {t}_a[{na}] = {{{', '.join(a)}}};")
+            r.emit(f"const unsigned int {t}_b[{nb}] = {{{', '.join(bb)}}};")
+            if acc.name == "f32":
+                c = [r.value(x, acc) for x in self.c]
+                nc = len(c)
+                r.emit(f"const float {t}_c[{nc}] = {{{', '.join(c)}}};")
+                outs = [f'"=f"({d}[{i}])' for i in range(nc)]
+                ins_c = [f'"f"({t}_c[{i}])' for i in range(nc)]
+            else:
+                c = packed(self.c, acc)
+                nc = len(c)
+                r.emit(f"const unsigned int {t}_c[{nc}] = {{{', '.join(c)}}};")
+                r.emit(f"unsigned int {t}_d[{nc}];")
+                outs = [f'"=r"({t}_d[{i}])' for i in range(nc)]
+                ins_c = [f'"r"({t}_c[{i}])' for i in range(nc)]
+            k = 0
 
-        def regs(m: int) -> str:
-            nonlocal k
-            s = "{" + ",".join(f"%{k + i}" for i in range(m)) + "}"
-            k += m
-            return s
+            def regs(m: int) -> str:
+                nonlocal k
+                s = "{" + ",".join(f"%{k + i}" for i in range(m)) + "}"
+                k += m
+                return s
 
-        dreg = regs(nc)
-        areg, breg, creg = regs(na), regs(nb), regs(nc)
-        ins = [f'"r"({t}_a[{i}])' for i in range(na)] + [f'"r"({t}_b[{i}])' for i in range(nb)] + ins_c
-        r.emit(f'asm volatile("{ptx_name(op)} {dreg}, {areg}, {breg}, {creg};\\n"')
-        r.emit(f"    : {', '.join(outs)}")
-        r.emit(f"    : {', '.join(ins)});")
-        if acc.name != "f32":
-            for i in range(nc):
-                r.emit(f"{d}[{2 * i}] = (unsigned short)({t}_d[{i}] & 0xffffu);")
-                r.emit(f"{d}[{2 * i + 1}] = (unsigned short)({t}_d[{i}] >> 16);")
-        r.indent -= 1
-        r.emit("}")
+            dreg = regs(nc)
+            areg, breg, creg = regs(na), regs(nb), regs(nc)
+            ins = [f'"r"({t}_a[{i}])' for i in range(na)] + [f'"r"({t}_b[{i}])' for i in range(nb)] + ins_c
+            r.emit(f'asm volatile("{ptx_name(op)} {dreg}, {areg}, {breg}, {creg};\\n"')
+            r.emit(f"    : {', '.join(outs)}")
+            r.emit(f"    : {', '.join(ins)});")
+            if acc.name != "f32":
+                for i in range(nc):
+                    r.emit(f"{d}[{2 * i}] = (unsigned short)({t}_d[{i}] & 0xffffu);")
+                    r.emit(f"{d}[{2 * i + 1}] = (unsigned short)({t}_d[{i}] >> 16);")
 
 
 # --------------------------------------------------------------------------- cute.gemm in a kernel

@@ -146,7 +146,7 @@ class TmaLoadOp(Op):
         cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
         ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}];")
-        coords = ", ".join(f'"r"((int)({r.iexpr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
                f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')

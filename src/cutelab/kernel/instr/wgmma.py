@@ -18,7 +18,7 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   step, with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
   each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
   warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
-  lane 0 (``CudaRenderer.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
+  lane 0 (``LoweringContext.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
   adds its stage / k-block offset in 16-byte units and ORs in the constant high word (SBO, layout
   type). Shared memory is below 256 KiB, so the 14-bit address field never carries.
 
@@ -290,7 +290,7 @@ class WgmmaOp(Op):
         RM, RN, V = self.acc_offs.shape
         regs = ", ".join(f"%{i}" for i in range(V))
         ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{ab}.{ab} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1, {ta}, {tb};")
-        acc = r.rn(self.acc)
+        acc = r.reg(self.acc)
         self.cuda_prologue(r)
         for ks in range(self.a.starts.shape[1]):
             scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
@@ -322,7 +322,7 @@ class WgmmaOp(Op):
         if hoisted is not None:  # uniform base + the loop-dependent part (in 16-byte units) in the low word
             name, rest = hoisted
             units = floordiv((rest + start) * o.dtype.bytes, 16) if is_sym(rest) else (int(rest) + start) * o.dtype.bytes // 16
-            u = r.iexpr(units)[0] if is_sym(units) else f"{int(units)}u"
+            u = r.expr(units)[0] if is_sym(units) else f"{int(units)}u"
             return f"0x{const >> 32:08x}00000000ull | (unsigned long long)({name} + (unsigned)({u}))"
         base = o.base + start if is_sym(o.base) else int(o.base) + start
         addr = smem_addr(r, o.shared, base)
@@ -353,7 +353,7 @@ def _desc_base(r: Any, o: _Operand) -> Any:
     eb = o.dtype.bytes
     if sym_div(thread * eb) % 16 or sym_div(rest * eb) % 16:
         return None
-    memo = r.__dict__.setdefault("wgmma_desc_bases", {})
+    memo = r.memo("wgmma_desc_bases")
     key = (o.shared.name, o.fields, getattr(thread, "key", thread))
     if key in memo:
         return memo[key], rest
@@ -361,7 +361,7 @@ def _desc_base(r: Any, o: _Operand) -> Any:
     lbo = make_gmma_desc(0, o.fields) & 0xFFFFFFFF  # LBO << 16 (the start address field is 0)
     if is_sym(thread):
         t = floordiv(thread * eb, 16)
-        code = r.iexpr(t)[0]
+        code = r.expr(t)[0]
         if r.ir.num_threads % 32 == 0:  # every lane is here: broadcast lane 0's (the warpgroup's) value
             code = f"__shfl_sync(0xffffffffu, (unsigned)({code}), 0)"
         t_code = f" + (unsigned)({code})"

@@ -258,7 +258,9 @@ class Op:
       warps, as an mbarrier wait): ``may_wait`` is True, and ``waits_for`` answers None when
       the op can run now, else what it waits for; the CPU scheduler runs other warps meanwhile
       (``kernel.cpu.warps``);
-    - ``cuda(self, r)``: the CUDA back end (``r`` is cuda.CudaRenderer: ``r.emit(line)`` etc.);
+    - ``cuda(self, ctx)``: the CUDA back end; ``ctx`` is the printer's public emit API,
+      ``cuda.lowering.LoweringContext`` (``ctx.emit(line)``, ``ctx.fresh(prefix)``, ``ctx.expr(e)``,
+      ...), and the op uses nothing else of the printer;
     - ``accesses(self)``: its memory accesses, a list of ``Access``, for the launch's bounds
       checks (an op without memory accesses returns []); the profiler (``cutelab.profile``)
       records them too, each split into instructions as the CUDA printer vectorizes a load or
@@ -361,7 +363,7 @@ class RegVar(Var):
     index expression: ``ref`` is its (Reg, i); its range is its type's unless known better.
     ``bits``, where not None, is a possible-bits mask: every value the register holds, as a Python
     int (signed types sign-extended), sets no bit outside it (a negative mask: all high bits);
-    control._Carry proves one for a moving view's offset (cuda._possible_bits reads it)."""
+    control._Carry proves one for a moving view's offset (analysis.bits.possible_bits reads it)."""
 
     __slots__ = ("c_name", "ref", "bits")
 

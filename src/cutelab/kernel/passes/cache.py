@@ -1,0 +1,24 @@
+"""Pass ``cache``: the cache operator of each global access.
+
+Loads of read-only tensors get ``Options.load`` (``CUTELAB_CUDA_LOAD``): ``ldg`` (the read-only
+path, default), ``nc128``/``nc256`` (the read-only path asking L2 to fetch 128/256-byte blocks),
+``ldcs`` (streaming), ``ldcg`` (L2 only) or ``plain``; global stores ``Options.store``
+(``CUTELAB_CUDA_STORE``): ``plain`` (default), ``stcs`` (streaming) or ``stcg``. Loads of written
+tensors and shared accesses are ``plain``. The plan's ``cache[id(op)]`` holds the operator of
+every Load and Store; off: all ``plain``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.nodes import KernelIR, Load, Shared, Store, walk
+
+
+def run(ir: KernelIR, plan: Any, options: Any) -> None:
+    for op in walk(ir.body):
+        if isinstance(op, Load):
+            ro = not op.param.written and not isinstance(op.param, Shared)
+            plan.cache[id(op)] = options.load if ro else "plain"
+        elif isinstance(op, Store):
+            plan.cache[id(op)] = options.store if not isinstance(op.param, Shared) else "plain"
