@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from ..limits import check_time
+
 __all__ = ["TOL_LIGHT", "HOLE", "categorical", "max_distinct", "shade", "heat", "ansi256", "hex_to_rgb", "ink", "contrast",
            "delta_e2000", "to_lab", "xterm_hex", "luminance"]
 
@@ -159,6 +161,7 @@ class _Greedy:
                     self.dmin = np.minimum(self.dmin, delta_e2000(lab, to_lab(np.array(hex_to_rgb(c)))))
             rgb, lab = _candidates()
             while len(self.hexes) < n:
+                check_time("categorical colours")  # a request's deadline, if any (the work done is kept)
                 j = int(np.argmax(self.dmin))  # ties: the first candidate, so the sequence is deterministic
                 if self.dmin[j] <= 0:  # every candidate chosen: the sequence is complete
                     break
