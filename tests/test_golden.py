@@ -233,6 +233,8 @@ def _allowed_refusal(op: str, args: list, result: str) -> bool:
         return _product_domain_fails(_padded(a, rr), _padded(t, rr), r)
     if op == "make_layout_tv":
         return _tv_wrong(args[0], args[1], result)
+    if op == "make_ordered_layout":  # a repeated order gives two modes one stride: not compact
+        return not _injective(r)
     return False
 
 

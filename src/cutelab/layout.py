@@ -729,6 +729,13 @@ def make_ordered_layout(shape: Any, order: Any) -> Layout:
         raise LayoutError(
             f"make_ordered_layout({it.tuple_str(shape)}, {it.tuple_str(order)}): order must match the shape's profile"
         )
+    ranks = [o for o, n in zip(it.flatten_to_tuple(order), it.flatten_to_tuple(it.product_like(shape, order)))
+             if n != 1]
+    if len(set(ranks)) != len(ranks):  # two modes of one rank would get one stride: not injective
+        raise LayoutError(
+            f"make_ordered_layout({it.tuple_str(shape)}, {it.tuple_str(order)}): order must be a permutation "
+            f"(distinct ranks for the modes of size > 1), but it repeats {sorted(r for r in set(ranks) if ranks.count(r) > 1)}"
+        )
     return Layout._raw(shape, it.compact_order(shape, order))
 
 
@@ -989,7 +996,11 @@ def slice_(a: Layout, coord: Any) -> Layout:
 
 def dice(a: Layout, coord: Any) -> Layout:
     """The sub-layout of the modes where coord is not None (the opposite of slice)."""
-    coord = _coord_ints(a, coord, "dicing") if isinstance(a, Layout) else _normalize(coord)
+    if not isinstance(a, Layout):
+        raise LayoutError(f"dice({a!r}, {coord!r}): expected a Layout, got {type(a).__name__}")
+    coord = _coord_ints(a, coord, "dicing")
+    if isinstance(coord, tuple) and not isinstance(a._shape, tuple) and len(coord) == 1:
+        coord = coord[0]  # a 1-tuple on a rank-1 layout, as slice_ takes it
     _check_slice(a, coord)
     if not isinstance(coord, tuple):
         return a if coord is not None else Layout._raw((), ())
@@ -1117,7 +1128,13 @@ def product_each(t: Any) -> Any:
 
 
 def shape_div(a: Any, b: Any) -> Any:
-    return it.shape_div(_normalize(a), _normalize(b))
+    a, b = _normalize(a), _normalize(b)
+    for what, t in (("first", a), ("second", b)):
+        for leaf in it.flatten_to_tuple(t):
+            if type(leaf) not in _INT and not _is_symbolic(leaf):
+                raise LayoutError(f"shape_div({it.tuple_str(a)}, {it.tuple_str(b)}): the {what} shape has the entry "
+                                  f"{leaf!r}, which is not an integer")
+    return it.shape_div(a, b)
 
 
 # --------------------------------------------------------------------------- whole-domain evaluation
