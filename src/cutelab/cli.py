@@ -593,6 +593,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             fig = _figure(args)
         if args.output:
+            if fmt == "latex":
+                from .render.latex import capacity_warning
+
+                warn = capacity_warning(fig)
+                if warn:  # before writing: say what will compile it
+                    print(f"cutelab: warning: {warn.replace('FILE.tex', args.output)}", file=sys.stderr)
             out = R.render(fig, fmt)
             mode = "wb" if isinstance(out, bytes) else "w"
             with open(args.output, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:
