@@ -961,6 +961,8 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     target_shape = it.product_each(trg)
     if not isinstance(block_shape, tuple):
         block_shape, target_shape = (block_shape,), (target_shape,) if not isinstance(target_shape, tuple) else target_shape
+    elif not isinstance(target_shape, tuple):  # a rank-1 block (a 1-tuple) and an int target
+        target_shape = (target_shape,)
     for i, (b, t) in enumerate(zip(block_shape, target_shape)):
         if type(b) in _INT and type(t) in _INT and t % b:  # CuTe static_asserts this
             raise LayoutError(f"the block's shape {it.tuple_str(block_shape)} does not divide the target shape "

@@ -725,6 +725,8 @@ def make_ordered_layout(shape: Any, order: Any) -> Layout:
     shape = _normalize(shape)
     order = _normalize(order)
     _check(shape, it.repeat_like(shape, 0), "")
+    if any(type(o) not in _INT for o in it.flatten_to_tuple(order)):
+        raise LayoutError(f"make_ordered_layout({it.tuple_str(shape)}, {order!r}): order must be ints (a rank per mode)")
     if not it.congruent(shape, order) and not _weakly_congruent(order, shape):
         raise LayoutError(
             f"make_ordered_layout({it.tuple_str(shape)}, {it.tuple_str(order)}): order must match the shape's profile"
