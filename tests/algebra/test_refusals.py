@@ -74,3 +74,12 @@ def test_dice_of_a_one_tuple_on_a_rank_one_layout_is_like_slice():
     assert dice(P("6:1"), (1,)) == P("6:1")
     assert dice(P("6:1"), (None,)) == dice(P("6:1"), None)
     assert str(dice(P("(2,3):(1,2)"), (1, None))) == "(2):(1)"
+
+
+def test_what_the_fuzz_harness_found_is_refused_cleanly():
+    # tests/fuzz found these raw TypeErrors ('int' object is not iterable, '<' between None and None)
+    with pytest.raises(LayoutError, match=r"tile_to_shape\(\(1\):\(1\), 1\)"):
+        cute.tile_to_shape(P("(1):(1)"), 1)
+    assert str(cute.tile_to_shape(P("(2):(1)"), (4,))) == "((2,2)):((1,2))"
+    with pytest.raises(LayoutError, match=r"make_ordered_layout\(\(\), None\): order must be ints"):
+        cute.make_ordered_layout((), None)
