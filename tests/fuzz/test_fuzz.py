@@ -48,12 +48,12 @@ SEED = int(os.environ.get("CUTELAB_FUZZ_SEED", "23"))
 ROUND = 40  # examples per round
 
 
-def fuzz(make_test: Callable[[], Callable]) -> None:
+def fuzz(make_test: Callable[[], Callable], examples: int = ROUND) -> None:
     """Run the @given test that make_test builds in seeded rounds until the budget is spent."""
     t0 = time.monotonic()
     r = 0
     while r == 0 or time.monotonic() - t0 < BUDGET:
-        test = settings(max_examples=ROUND, deadline=None, database=None, derandomize=False,
+        test = settings(max_examples=examples, deadline=None, database=None, derandomize=False,
                         suppress_health_check=list(HealthCheck))(make_test())
         seed(SEED + r)(test)()
         r += 1
@@ -223,7 +223,7 @@ def test_command_line(capsys, tmp_path, monkeypatch):
                 assert "please report" not in err and "Traceback" not in err, (argv, err)
         return t
 
-    fuzz(make)
+    fuzz(make, examples=8)  # a picture may take a second: short rounds keep to the budget
 
 
 # --------------------------------------------------------------------------- server
@@ -260,7 +260,7 @@ def test_server_requests(live_server):
             assert "please report" not in data.get("error", ""), (tab, values, data)
         return t
 
-    fuzz(make)
+    fuzz(make, examples=10)
 
     host, port = live_server.split("//")[1].strip("/").split(":")
 
