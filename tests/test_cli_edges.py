@@ -83,3 +83,31 @@ def test_terminal_overview_is_short_and_files_keep_the_big_one(capsys, tmp_path)
     path = tmp_path / "big.svg"
     rc, _, _ = run(capsys, "show", "(65536,65536)", "-o", str(path))
     assert rc == 0 and 'data-rows="256" data-cols="256"' in path.read_text()
+
+
+# issue 23: inputs that reached the "please report it" safety net, and argparse's two-line errors
+@pytest.mark.parametrize("argv,words", [
+    (["tv", "()"], ["has no modes"]),
+    (["partition", "outer", "--threads", "()"], ["must have rank 2"]),
+    (["swizzle", "1000000000:1", "--elem-bits", "-16"], ["elem_bits must be a power of two"]),
+])
+def test_edge_inputs_say_what_is_wrong(capsys, argv, words):
+    _one_line_exit_2(*run(capsys, *argv), *words)
+
+
+@pytest.mark.parametrize("argv", [["tv"], ["bogus"], ["swizzle", "8:1", "--elem-bits", "q"]])
+def test_argparse_errors_are_one_line(capsys, argv):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and out == "" and err.count("\n") == 1 and ": error: " in err, err
+    assert "usage:" not in err
+
+
+@pytest.mark.parametrize("argv", [["tv", "(4096,1)"], ["mma", "--op", "sm80_16x8x16", "--atoms", "16x8x1"],
+                                  ["explain", "complement", "1:1", "4096"]])
+def test_pictures_of_thousands_of_colours_finish(argv):
+    # each looped forever in palette.categorical (more than ~3,400 colours)
+    t0 = time.perf_counter()
+    assert main(argv) == 0
+    assert time.perf_counter() - t0 < 60

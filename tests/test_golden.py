@@ -219,6 +219,10 @@ def _allowed_refusal(op: str, args: list, result: str) -> bool:
         block, trg = args[0], args[1]
         r_ = cute.rank(trg)
         padded = _padded(block, r_)
+        bs, ts = cute.product_each(padded.shape), cute.product_each(trg)
+        bs, ts = (bs if isinstance(bs, tuple) else (bs,)), (ts if isinstance(ts, tuple) else (ts,))
+        if any(t % b for b, t in zip(bs, ts)):
+            return True  # the block does not divide the target: CuTe C++ static_asserts, the DSL pads
         prod = cute.ceil_div(cute.product_each(trg), cute.product_each(padded.shape))
         order = args[2] if len(args) > 2 else None
         tiler = cute.make_ordered_layout(prod, order) if order is not None else cute.make_layout(prod)
@@ -233,6 +237,8 @@ def _allowed_refusal(op: str, args: list, result: str) -> bool:
         return _product_domain_fails(_padded(a, rr), _padded(t, rr), r)
     if op == "make_layout_tv":
         return _tv_wrong(args[0], args[1], result)
+    if op == "make_ordered_layout":  # a repeated order gives two modes one stride: not compact
+        return not _injective(r)
     return False
 
 

@@ -229,6 +229,10 @@ def test_golden(group, i, case):
         res = F[op](*vals)
         got = res if isinstance(res, str) else show(res)
     except LayoutError as e:
+        if "does not divide the target shape" in str(e):
+            # CuTe C++ static_asserts that the block divides the target of tile_to_shape; the DSL
+            # pads the tile instead (a 48x32 layout for a 33x32 target): cutelab refuses, as C++
+            return
         if "result" in case and (why is None or why[0] == "answer"):
             if bad:
                 pytest.xfail(bad)

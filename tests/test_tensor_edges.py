@@ -117,3 +117,39 @@ def test_make_fragment_like_of_a_coordinate_tensor():
     assert str(cute.make_fragment_like(cute.make_identity_tensor((4, 3)), cute.Int32).layout) == "(4,3):(1,4)"
     with pytest.raises(cute.TensorError, match="coordinate tensor has no element type"):
         cute.make_fragment_like(cute.make_identity_tensor((4, 3)))
+
+
+# issue 23: a store never loses a value without a word (the rule is in tensor._checked_values)
+@pytest.mark.parametrize("dtype,value", [
+    (cute.Float16, 1e6), (cute.Float16, 2**40), (cute.Float16, -70000.0), (cute.Float32, 1e39),
+    (cute.BFloat16, 1e39), (cute.Float8E4M3FN, 1e6), (cute.Float8E4M3FN, 480.0), (cute.Float8E5M2, 61440.0),
+])
+def test_a_finite_value_out_of_a_float_types_range_is_refused(dtype, value):
+    t = cute.make_rmem_tensor(4, dtype)
+    t.store(1.0)
+    with pytest.raises(TensorError, match=r"out of the range of .*nothing was written"):
+        t.store(value)
+    with pytest.raises(TensorError, match="out of the range"):
+        t[1] = value
+    with pytest.raises(TensorError, match="out of the range"):
+        t.store(np.array([1.0, 2.0, value, 3.0]))
+    assert t.numpy().tolist() == [1.0] * 4  # nothing was written
+
+
+@pytest.mark.parametrize("dtype,value,stored", [
+    (cute.Float16, 65504.0, 65504.0), (cute.Float16, 65519.0, 65504.0),  # rounds to the largest finite value
+    (cute.Float16, 0.1, float(np.float16(0.1))), (cute.Float16, float("inf"), float("inf")),
+    (cute.BFloat16, 1e6, 999424.0), (cute.Float8E4M3FN, 448.0, 448.0), (cute.Float32, 2**40, float(2**40)),
+])
+def test_rounding_follows_numpy_and_infinities_are_stored(dtype, value, stored):
+    t = cute.make_rmem_tensor(1, dtype)
+    t.store(value)
+    assert float(t.numpy()[0]) == stored
+
+
+@pytest.mark.parametrize("dtype,value", [(cute.Int32, 2**40), (cute.Int8, 128), (cute.Uint16, -1), (cute.Int64, 2**70),
+                                             (cute.Float16, 2**70)])
+def test_an_integer_out_of_range_is_refused(dtype, value):
+    t = cute.make_rmem_tensor(2, dtype)
+    with pytest.raises(TensorError, match=f"the value {value} does not fit .*nothing was written"):
+        t.store(value)

@@ -791,8 +791,12 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
             return make_layout(block, tiler)  # composition with stride 0 ignores the complement
         n = it.product(block._shape) * cosize(tiler)
-        rest = _compose_layouts(_complement(block, n), tiler)
-        return _raw((block._shape, rest._shape), (block._stride, rest._stride))
+        comp = _complement(block, n)
+        rest = _compose_layouts(comp, tiler)
+        out = _raw((block._shape, rest._shape), (block._stride, rest._stride))
+        if type(n) in _INT:
+            _check_product_injective(block, comp, n, out)
+        return out
     if isinstance(tiler, tuple):
         return _by_mode(block, tiler, _logical_product, "logical_product")
     if tiler is None:
@@ -802,6 +806,41 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
             raise LayoutError(f"a tile size must be positive, got {tiler}")
         return _logical_product(block, make_layout(tiler))
     raise LayoutError(f"the tiler must be a Layout, an int, None or a tuple of those, got {tiler!r}")
+
+
+def _check_product_injective(block: Layout, comp: Layout, n: int, out: Layout) -> None:
+    """Where complement(block, n) is short of its own size postcondition (complement refuses it),
+    the tiler reaches past the complement and copies of the block may land on one another:
+    refuse the product if they do. Decided on the modes where it can be (modes sorted by stride,
+    each starting past the span of those below), else by evaluating a result of at most 2^22."""
+    filtered = it.product(tuple(s for s, d in zip(it.flatten_to_tuple(block._shape), it.flatten_to_tuple(block._stride))
+                                if not _one(s) and d != 0))
+    got = it.product(comp._shape)
+    if type(got) not in _INT or type(filtered) not in _INT or got * filtered >= n:
+        return
+    modes = sorted((d, s) for s, d in zip(it.flatten_to_tuple(out._shape), it.flatten_to_tuple(out._stride))
+                   if not _one(s))
+    if all(type(d) in _INT and type(s) in _INT for d, s in modes):
+        span, ok = 1, True
+        for d, s in modes:
+            if d < span:
+                ok = False
+                break
+            span = d * (s - 1) + span
+        if ok:
+            return
+        size_out = it.product(tuple(s for _, s in modes))
+        if size_out <= 1 << 22:
+            from .layout import evaluate_all
+
+            offs = evaluate_all(out)
+            distinct = len(set(offs.tolist()))
+            if distinct < size_out:
+                raise LayoutError(
+                    f"the result {out} is not injective ({size_out} indices onto {distinct} offsets): the tiler "
+                    f"reaches past complement({block}, {n}), which is short of its own postcondition "
+                    f"({_short(block, n, got, n // filtered)})"
+                )
 
 
 def _as_block(x: Any, op: str) -> Layout:
@@ -912,6 +951,8 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     """
     block = _as_layout(block, "tile_to_shape", "block")
     trg = _normalize(trg_shape.shape if isinstance(trg_shape, Layout) else trg_shape)
+    if any(type(x) not in _INT or x < 1 for x in it.flatten_to_tuple(trg)):
+        raise LayoutError(f"the target shape must be positive ints (an int or a tuple of them), got {trg_shape!r}")
     r = it.rank(trg)
     if _rank(block) > r:
         raise LayoutError(f"the block has rank {_rank(block)}, more than the target shape's rank {r}")
@@ -920,6 +961,13 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     target_shape = it.product_each(trg)
     if not isinstance(block_shape, tuple):
         block_shape, target_shape = (block_shape,), (target_shape,) if not isinstance(target_shape, tuple) else target_shape
+    elif not isinstance(target_shape, tuple):  # a rank-1 block (a 1-tuple) and an int target
+        target_shape = (target_shape,)
+    for i, (b, t) in enumerate(zip(block_shape, target_shape)):
+        if type(b) in _INT and type(t) in _INT and t % b:  # CuTe static_asserts this
+            raise LayoutError(f"the block's shape {it.tuple_str(block_shape)} does not divide the target shape "
+                              f"{it.tuple_str(target_shape)}: mode {i} is {t}, not a multiple of {b} "
+                              f"(CuTe: 'tile_to_shape: block shape does not divide the target shape')")
     prod_shape = it.ceil_div(target_shape, block_shape)
     if isinstance(prod_shape, tuple) and len(prod_shape) == 1 and not isinstance(trg, tuple):
         prod_shape = prod_shape[0]
@@ -997,11 +1045,17 @@ def _downcast(shp: Any, std: Any, n: int) -> tuple:
     return shp, std * n
 
 
+def _factor(n: Any) -> None:
+    if type(n) not in _INT or n < 1:
+        raise LayoutError(f"the factor must be a positive int, got {n!r}")
+
+
 @_op("upcast")
 def upcast(layout: Any, n: int) -> Layout:
     """The layout over elements n times larger (stride-1 modes shrink by n, other strides divide by n,
     rounding up, as CuTe DSL does)."""
     layout = _as_layout(layout, "upcast", "layout")
+    _factor(n)
     s, d = _upcast(layout._shape, layout._stride, n)
     return _raw(s, d)
 
@@ -1010,6 +1064,7 @@ def upcast(layout: Any, n: int) -> Layout:
 def downcast(layout: Any, n: int) -> Layout:
     """The layout over elements n times smaller (stride-1 modes grow by n, other strides multiply by n)."""
     layout = _as_layout(layout, "downcast", "layout")
+    _factor(n)
     s, d = _downcast(layout._shape, layout._stride, n)
     return _raw(s, d)
 

@@ -108,8 +108,15 @@ def _add_output(p: argparse.ArgumentParser) -> None:
     c.add_argument("--no-color", dest="color", action="store_false", help="plain terminal text")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (what is wrong, and where the help is), exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="cutelab", description="Draw CuTe layouts, TV layouts, partitions, algebra steps, "
+    ap = _Parser(prog="cutelab", description="Draw CuTe layouts, TV layouts, partitions, algebra steps, "
                                  "TiledMMAs, TiledCopys and swizzled shared memory.")
     ap.add_argument("--version", action="version", version=f"cutelab {_version()}")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
@@ -586,6 +593,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             fig = _figure(args)
         if args.output:
+            if fmt == "latex":
+                from .render.latex import capacity_warning
+
+                warn = capacity_warning(fig)
+                if warn:  # before writing: say what will compile it
+                    print(f"cutelab: warning: {warn.replace('FILE.tex', args.output)}", file=sys.stderr)
             out = R.render(fig, fmt)
             mode = "wb" if isinstance(out, bytes) else "w"
             with open(args.output, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as f:

@@ -19,6 +19,7 @@ from .tracing import SymbolicIndex, TracedValue
 from .dynamic import INT_TYPES as _INT
 from .dynamic import DynInt
 from .errors import LayoutError, ParseError
+from .limits import charge as _charge
 
 if TYPE_CHECKING:  # numpy is imported where arrays are made, so that `import cutelab` stays fast
     import numpy as np
@@ -725,9 +726,18 @@ def make_ordered_layout(shape: Any, order: Any) -> Layout:
     shape = _normalize(shape)
     order = _normalize(order)
     _check(shape, it.repeat_like(shape, 0), "")
+    if any(type(o) not in _INT for o in it.flatten_to_tuple(order)):
+        raise LayoutError(f"make_ordered_layout({it.tuple_str(shape)}, {order!r}): order must be ints (a rank per mode)")
     if not it.congruent(shape, order) and not _weakly_congruent(order, shape):
         raise LayoutError(
             f"make_ordered_layout({it.tuple_str(shape)}, {it.tuple_str(order)}): order must match the shape's profile"
+        )
+    ranks = [o for o, n in zip(it.flatten_to_tuple(order), it.flatten_to_tuple(it.product_like(shape, order)))
+             if n != 1]
+    if len(set(ranks)) != len(ranks):  # two modes of one rank would get one stride: not injective
+        raise LayoutError(
+            f"make_ordered_layout({it.tuple_str(shape)}, {it.tuple_str(order)}): order must be a permutation "
+            f"(distinct ranks for the modes of size > 1), but it repeats {sorted(r for r in set(ranks) if ranks.count(r) > 1)}"
         )
     return Layout._raw(shape, it.compact_order(shape, order))
 
@@ -989,7 +999,11 @@ def slice_(a: Layout, coord: Any) -> Layout:
 
 def dice(a: Layout, coord: Any) -> Layout:
     """The sub-layout of the modes where coord is not None (the opposite of slice)."""
-    coord = _coord_ints(a, coord, "dicing") if isinstance(a, Layout) else _normalize(coord)
+    if not isinstance(a, Layout):
+        raise LayoutError(f"dice({a!r}, {coord!r}): expected a Layout, got {type(a).__name__}")
+    coord = _coord_ints(a, coord, "dicing")
+    if isinstance(coord, tuple) and not isinstance(a._shape, tuple) and len(coord) == 1:
+        coord = coord[0]  # a 1-tuple on a rank-1 layout, as slice_ takes it
     _check_slice(a, coord)
     if not isinstance(coord, tuple):
         return a if coord is not None else Layout._raw((), ())
@@ -1060,6 +1074,8 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     npm = _np_loaded()
     if npm is not None and isinstance(idx, npm.integer):
         idx = int(idx)
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"get_hier_coord({layout!r}, {idx!r}): expected a Layout, got {type(layout).__name__}")
     if type(idx) not in _INT:
         raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
@@ -1068,10 +1084,46 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     # CuTe's formula only inverts compact layouts; otherwise search the domain for the offset.
     if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
         raise LayoutError(f"get_hier_coord({layout}, {idx}): not supported for basis strides")
-    hits = _np().flatnonzero(evaluate_all(layout) == idx)
-    if hits.size == 0:
+    hit = _search_offset(layout, idx)
+    if hit is None:
         raise LayoutError(f"get_hier_coord({layout}, {idx}): no coordinate of the layout maps to offset {idx}")
-    return it.idx2crd(int(hits[0]), layout.shape)
+    return it.idx2crd(hit, layout.shape)
+
+
+def _search_offset(layout: Layout, idx: int, chunk: int = 1 << 20) -> int | None:
+    """The lowest index whose offset is idx: the largest mode is solved for, the others are
+    enumerated a chunk at a time (bounded memory; no whole-domain array)."""
+    np = _np()
+    shp, std = _merge_modes(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride))
+    k = max(range(len(shp)), key=lambda j: shp[j])
+    sk, dk = shp[k], std[k]
+    pk = it.product(shp[:k])  # the colex weight of mode k
+    others = [(s, d, it.product(shp[:j])) for j, (s, d) in enumerate(zip(shp, std)) if j != k]
+    n = it.product(tuple(s for s, _, _ in others))
+    what = f"get_hier_coord({layout}, {idx})"
+    if n > 1 << 30:
+        raise LayoutError(f"{what}: the layout is not compact and its coordinates are too many to search for the "
+                          f"offset ({n} combinations of its smaller modes; the limit is {1 << 30})")
+    best = None
+    for lo in range(0, n, chunk):
+        _charge(min(chunk, n - lo), what)
+        i = np.arange(lo, min(n, lo + chunk), dtype=np.int64)
+        rem = np.full_like(i, idx)
+        flat = np.zeros_like(i)
+        for s, d, w in others:
+            c = i % s
+            rem -= c * d
+            flat += c * w
+            i //= s
+        if dk == 0:
+            ok, ck = rem == 0, np.zeros_like(rem)
+        else:
+            ck = rem // dk
+            ok = (rem % dk == 0) & (ck >= 0) & (ck < sk)
+        if ok.any():
+            f = int((flat[ok] + ck[ok] * pk).min())
+            best = f if best is None else min(best, f)
+    return best
 
 
 def product_each(t: Any) -> Any:
@@ -1079,7 +1131,13 @@ def product_each(t: Any) -> Any:
 
 
 def shape_div(a: Any, b: Any) -> Any:
-    return it.shape_div(_normalize(a), _normalize(b))
+    a, b = _normalize(a), _normalize(b)
+    for what, t in (("first", a), ("second", b)):
+        for leaf in it.flatten_to_tuple(t):
+            if type(leaf) not in _INT and not _is_symbolic(leaf):
+                raise LayoutError(f"shape_div({it.tuple_str(a)}, {it.tuple_str(b)}): the {what} shape has the entry "
+                                  f"{leaf!r}, which is not an integer")
+    return it.shape_div(a, b)
 
 
 # --------------------------------------------------------------------------- whole-domain evaluation
@@ -1106,6 +1164,7 @@ def evaluate_all(layout: Layout) -> np.ndarray:
     if any(isinstance(d, ScaledBasis) for d in it.flatten_to_tuple(layout.stride)):
         raise LayoutError(f"evaluate_all({layout}): layouts with basis strides evaluate to coordinates, not offsets")
     shp, std = _merge_modes(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride))
+    _charge(it.product(shp), f"evaluate_all({layout})")  # before allocating: a size limit, a request's budget
     if len(shp) == 1:
         return np.arange(shp[0], dtype=np.int64) * std[0]
     # mode 0 varies fastest: build from the last mode outwards, one broadcast add per mode

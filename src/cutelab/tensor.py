@@ -102,6 +102,14 @@ def _checked_values(value: Any, dtype: Numeric, what: str) -> np.ndarray:
     accepted where the conversion is the one a user means: numbers into a float tensor, integers
     (and bools) that fit into an integer tensor, bools into a bool tensor. A float into an integer
     tensor, an integer out of range, or anything that is not a number is refused.
+
+    The rule for range: a store never loses a value without a word. Rounding to the nearest
+    representable value is allowed (numpy's casting: 0.1 into Float16 stores 0.0999755859375);
+    a finite value that the element type cannot hold is refused and nothing is written: an
+    integer outside the type's range, or a finite number whose conversion overflows to inf (or,
+    for fp8, which saturates, past the largest finite value), e.g. 1e6 or 2**40 into Float16. inf and NaN themselves are stored as
+    they are. An explicit conversion (``TensorSSA.to``) follows numpy's casting rules, as CuTe DSL's
+    conversions do.
     """
     if isinstance(value, TensorSSA):
         raise TensorError(f"{what}: a loaded tensor (TensorSSA) is stored with Tensor.store, not into one element")
@@ -110,6 +118,9 @@ def _checked_values(value: Any, dtype: Numeric, what: str) -> np.ndarray:
     except (ValueError, TypeError) as e:
         raise TensorError(f"{what}: cannot read {value!r} as numbers ({e}); nothing was written") from None
     kind = arr.dtype.kind
+    if kind == "O" and arr.size and all(type(x) is int for x in arr.reshape(-1).tolist()):
+        big = max(arr.reshape(-1).tolist(), key=abs)  # Python ints past 64 bits
+        raise TensorError(f"{what}: the value {big} does not fit {dtype.name} (nor any 64-bit type); nothing was written")
     if kind not in "biuf":
         raise TensorError(
             f"{what}: the value {value!r} is not a number (numpy reads it as {arr.dtype}); the tensor holds "
@@ -133,6 +144,24 @@ def _checked_values(value: Any, dtype: Numeric, what: str) -> np.ndarray:
                 )
     elif dtype.kind == "bool" and kind != "b":
         raise TensorError(f"{what}: the tensor holds booleans but the value is {arr.dtype}; nothing was written")
+    if dtype.kind == "float" and kind in "iuf":
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = _from_real(arr, dtype)
+            back = np.asarray(_to_real(out, dtype), dtype=np.float64)
+            src = arr.astype(np.float64)
+        lost = np.isfinite(src) & ~np.isfinite(back)
+        if dtype.name.startswith("f8"):  # fp8 conversion saturates: past the top value's rounding range is lost
+            from .fp8 import _positive
+
+            vals = _positive(dtype.name)[0]
+            lost |= np.isfinite(src) & (np.abs(src) >= vals[-1] + (vals[-1] - vals[-2]) / 2)
+        if lost.any():
+            bad = src[lost].reshape(-1)[0]
+            raise TensorError(
+                f"{what}: the value {bad:g} is out of the range of {dtype.name} (it would become "
+                f"{back[lost].reshape(-1)[0]:g}); nothing was written"
+            )
+        return out
     return _from_real(arr, dtype)
 
 
@@ -1018,7 +1047,11 @@ class Tensor:
         return self.engine.load(self.offset, self.layout)
 
     def store(self, value: Any) -> None:
-        """Write value (a TensorSSA of the same shape, an array of size(self), or a scalar)."""
+        """Write value (a TensorSSA of the same shape, an array of size(self), or a scalar).
+
+        Numbers are rounded to the element type as numpy casts them; a finite value the type cannot
+        hold (1e6 into Float16, 2**40 into Int32) is refused with a TensorError and nothing is written.
+        """
         if isinstance(value, TensorSSA):
             n, m = it.product(value.shape), it.product(self.layout.shape)
             if n != m or it.product_each(value.shape) != it.product_each(self.layout.shape):

@@ -81,3 +81,16 @@ def test_back_ends_draw_labels_in_the_ink():
     assert len(re.findall(r'<text [^>]*fill="#fff"', svg)) == 8 * len(dark)
     txt = R.render(fig, "text", color=True)
     assert "\x1b[38;5;231m" in txt and "\x1b[38;5;16m" in txt
+
+
+def test_categorical_finishes_past_the_grid_and_repeats():
+    # it looped forever past about 3,400 colours (issue 23)
+    import time
+
+    t0 = time.perf_counter()
+    cols = P.categorical(3600)
+    assert time.perf_counter() - t0 < 30
+    k = P.max_distinct()
+    assert len(cols) == 3600 and len(set(cols)) == k == len(set(P.categorical(k)))
+    assert cols[k:] == cols[:3600 - k]  # past the distinct colours the sequence repeats
+    assert len(P.categorical(200_000)) == 200_000

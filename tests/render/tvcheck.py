@@ -118,12 +118,12 @@ def panel_positions(svg: str) -> dict[str, tuple[float, float]]:
 
 def normalized_latex(tex: str) -> list[str]:
     """LaTeX lines without comments, every fill replaced by X (our colours differ from CuTe's on purpose)."""
-    return [re.sub(r"fill=\{rgb[^}]*\}", "fill=X", line) for line in tex.split("\n") if not line.startswith("%")]
+    return [re.sub(r"fill=\{rgb[^}]*\}(,text=white)?", "fill=X", line) for line in tex.split("\n") if not line.startswith("%")]
 
 
 def latex_fills(tex: str) -> dict[int, str]:
     """Thread -> fill of every node of a CuTe-style TV picture, asserting each thread has one fill."""
     out: dict[int, str] = {}
-    for fill, t in re.findall(r"\\node\[fill=(\{rgb[^}]*\})\] at \(-?\d+,-?\d+\) \{\\shortstack\{T(\d+) ", tex):
+    for fill, t in re.findall(r"\\node\[fill=(\{rgb[^}]*\})(?:,text=white)?\] at \(-?\d+,-?\d+\) \{\\shortstack\{T(\d+) ", tex):
         assert out.setdefault(int(t), fill) == fill, f"thread {t} has two fills"
     return out

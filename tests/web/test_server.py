@@ -239,3 +239,83 @@ def test_analyze_tab_is_the_analyze_command():
     assert fig.title == want.title and [g.keys.tolist() for g in fig.grids] == [g.keys.tolist() for g in want.grids]
     assert fig.notes[-len(text.splitlines()):] == text.splitlines()
     assert "bank conflicts" in text
+
+
+# --------------------------------------------------------------------------- reliability (issue 23)
+
+def _raw(server: str, request: bytes, timeout: float = 10) -> bytes:
+    """Send raw bytes to the server; everything it answers until it closes (or the timeout)."""
+    host, port = server.split("//")[1].strip("/").split(":")
+    with socket.create_connection((host, int(port)), timeout=timeout) as s:
+        s.sendall(request)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+                if b"\r\n\r\n" in out and b"Content-Length" in out:
+                    head, _, body = out.partition(b"\r\n\r\n")
+                    n = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+                    if len(body) >= n:
+                        break
+        except socket.timeout:
+            pass
+    return out
+
+
+def test_a_picture_of_thousands_of_colours_answers(server):
+    # it never answered: palette.categorical looped forever past ~3,400 colours
+    status, data = api(server, "complement", A="1:1", M="4096")
+    assert status == 200 and data["ok"], data
+
+
+def test_a_huge_permutation_is_refused_before_allocating(server):
+    status, data = api(server, "mma", perm="65536x65536x16")
+    assert status == 400 and not data["ok"] and "limit" in data["error"], data
+
+
+def test_a_request_past_its_budget_is_a_413_with_the_reason(monkeypatch):
+    from cutelab.web import server as S
+
+    monkeypatch.setattr(S, "REQUEST_ELEMENTS", 1000)
+    status, data = S.figure_json("layout", {"layout": "(64,64):(64,1)"})
+    assert status == 413 and not data["ok"] and "budget of 1000 elements" in data["error"], data
+    monkeypatch.setattr(S, "REQUEST_ELEMENTS", 1 << 25)
+    monkeypatch.setattr(S, "REQUEST_SECONDS", 0.0)
+    status, data = S.figure_json("layout", {"layout": "(64,64):(64,1)"})
+    assert status == 413 and "time limit" in data["error"], data
+
+
+def test_a_long_static_path_is_a_404_not_a_dropped_connection(server):
+    # an OSError (file name too long) dropped the connection without an answer
+    status, _, body = get(server + "static/" + "a" * 5000 + ".js")
+    assert status == 404, body
+    status, _, _ = get(server + "static/" + "a" * 70000)
+    assert status in (404, 414)
+
+
+def test_two_host_headers_are_refused(server):
+    port = server.rsplit(":", 1)[1].strip("/")
+    out = _raw(server, f"GET /api/tabs HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example\r\n\r\n".encode())
+    assert out.startswith(b"HTTP/1.1 400"), out[:200]
+    out = _raw(server, f"GET /api/tabs HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+    assert out.startswith(b"HTTP/1.1 200"), out[:200]
+
+
+def test_idle_connections_time_out(monkeypatch):
+    import threading
+    import time
+
+    from cutelab.web import server as S
+
+    monkeypatch.setattr(S._Handler, "timeout", 0.5)
+    srv = make_server(0)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    try:
+        with socket.create_connection(("127.0.0.1", srv.server_address[1]), timeout=10) as s:
+            t0 = time.perf_counter()
+            assert s.recv(100) == b""  # the server closes the idle connection
+            assert time.perf_counter() - t0 < 5
+    finally:
+        srv.shutdown()
+        srv.server_close()

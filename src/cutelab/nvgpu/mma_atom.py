@@ -536,6 +536,24 @@ def _norm_perm(p: Any, mode: str) -> Any:
     )
 
 
+#: the most threads a tiled MMA may have (CUDA allows 1024 per block; this leaves room for pictures)
+MAX_THREADS = 1 << 20
+
+
+def _numbers_one_to_one(L: Layout) -> bool:
+    """L maps its domain one-to-one onto [0, size(L)), decided from its modes (nothing allocated):
+    sorted by stride, each non-trivial mode's stride is the product of the sizes before it."""
+    modes = [(d, s) for s, d in zip(it.flatten_to_tuple(L.shape), it.flatten_to_tuple(L.stride)) if s != 1]
+    if not all(isinstance(d, int) and isinstance(s, int) for d, s in modes):
+        return False
+    want = 1
+    for d, s in sorted(modes):
+        if d != want:
+            return False
+        want *= s
+    return True
+
+
 def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutation_mnk: Any = None, **kwargs: Any) -> TiledMma:
     """Tile an MMA op or atom over threads (atom_layout_mnk) and values (permutation_mnk).
 
@@ -566,13 +584,18 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
     if not isinstance(shp, tuple) or len(shp) != 3:
         raise LayoutError(f"make_tiled_mma: expects rank-3 MNK atom layout, but got {atom_layout_mnk}")
     n = atom_layout_mnk.size()
-    if sorted(atom_layout_mnk.offsets().tolist()) != list(range(n)):
+    if not _numbers_one_to_one(atom_layout_mnk):
         # CuTe DSL 4.8.1 accepts these and answers with meaningless layouts; refuse them instead
+        seen = f"{sorted(set(atom_layout_mnk.offsets().tolist()))[:8]}{'...' if n > 8 else ''}" if n <= 1 << 16 \
+            else "other offsets"
         raise LayoutError(
             f"make_tiled_mma: atom_layout_mnk {atom_layout_mnk} must number its {n} atoms one-to-one with "
-            f"[0, {n}) (a compact layout), but it maps them to {sorted(set(atom_layout_mnk.offsets().tolist()))[:8]}"
-            f"{'...' if n > 8 else ''}"
+            f"[0, {n}) (a compact layout), but it maps them to {seen}"
         )
+    athr = atom.thr_id.size()
+    if n * athr > MAX_THREADS:
+        raise LayoutError(f"make_tiled_mma: atom_layout_mnk {atom_layout_mnk} tiles {n} atoms of {athr} threads: "
+                          f"{n * athr} threads is past the {MAX_THREADS} a tiled MMA may have")
     if permutation_mnk is None:
         perm = (None, None, None)
     else:

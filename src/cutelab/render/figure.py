@@ -378,6 +378,11 @@ def coords_figure(layout: Any) -> Figure:
 
 # --------------------------------------------------------------------------- thread-value layouts
 
+def _has_thread_mode(tv: Layout, what: str) -> None:
+    if isinstance(tv.shape, tuple) and len(tv.shape) == 0:
+        raise LayoutError(f"{what}: the TV layout {tv} has no modes; it needs a thread mode (and a value mode)")
+
+
 def tv_arrays(tv: Layout, tile: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, int]:
     """(thr, val, clashes): for each cell (m, n) of the tile, the thread and value that map there.
 
@@ -394,6 +399,7 @@ def tv_arrays(tv: Layout, tile: tuple[int, int]) -> tuple[np.ndarray, np.ndarray
             f"(the limit is {CELL_LIMIT} cells); draw a smaller thread or value layout"
         )
     _no_basis(tv, "tv picture")
+    _has_thread_mode(tv, "tv picture")
     T = size(tv.shape[0]) if isinstance(tv.shape, tuple) else size(tv.shape)
     V = size(tv) // T
     offs = tv.offsets()
@@ -423,6 +429,7 @@ def tv_figure(tv: Any, tile: Sequence[int] | None = None, title: str | None = No
     """
     L = as_layout(tv)
     _no_basis(L, "tv_figure")
+    _has_thread_mode(L, "tv_figure")
     chosen = tile is None
     if tile is None:
         tile = default_tile(L)

@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import LayoutError
 from ..layout import size
 from . import palette
-from .figure import LABEL_LIMIT, Figure, Grid, _headers, _thread_legend, as_layout, tv_labels
+from .figure import CELL_LIMIT, LABEL_LIMIT, Figure, Grid, _headers, _thread_legend, as_layout, tv_labels
 
 __all__ = ["TvOwners", "tv_owners", "mma_tv_figure", "mma_figure"]
 
@@ -185,6 +185,10 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
     'V0: T0-T1'
     """
     M, N, K = _tile3(tile_mnk)
+    cells = M * N + M * K + N * K
+    if cells > CELL_LIMIT:  # before anything of that size is allocated
+        raise LayoutError(f"mma picture: the tile (M,N,K)=({M},{N},{K}) has {cells} cells in C, A and B; the limit "
+                          f"is {CELL_LIMIT}: draw fewer atoms or a smaller permutation")
     C, A, B = as_layout(layout_c_tv), as_layout(layout_a_tv), as_layout(layout_b_tv)
     tips = max(M * N, M * K, N * K) <= LABEL_LIMIT  # else no labels (see _unlabel_if_big), so no tooltips
     oc = tv_owners(C, M, N, f"mma picture: C layout over (M,N)=({M},{N})", tips)

@@ -5,7 +5,8 @@ eight are Paul Tol's "light" scheme (designed to stay distinguishable for the co
 colour blindness); each further colour is the candidate (from a 15-level sRGB grid, minus
 near-white and near-black, which holes and grid lines use) farthest in CIEDE2000 from all
 colours chosen so far (greedy farthest-point selection), so colours are as distinct as the
-gamut allows and categorical(n) is a prefix of categorical(n + 1).
+gamut allows and categorical(n) is a prefix of categorical(n + 1). Past the grid's 3150 colours
+the sequence repeats, so categorical(n) finishes for any n.
 
 Labels are drawn in ``ink(fill)``: black or white, whichever has the higher WCAG 2 contrast on
 that fill. The better of the two is at least 4.58:1 on any colour, so every label meets the
@@ -25,12 +26,15 @@ a sequential ramp for big pictures.
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-__all__ = ["TOL_LIGHT", "HOLE", "categorical", "shade", "heat", "ansi256", "hex_to_rgb", "ink", "contrast",
+from ..limits import check_time
+
+__all__ = ["TOL_LIGHT", "HOLE", "categorical", "max_distinct", "shade", "heat", "ansi256", "hex_to_rgb", "ink", "contrast",
            "delta_e2000", "to_lab", "xterm_hex", "luminance"]
 
 # Paul Tol's "light" qualitative scheme, reordered so that the first few are far apart.
@@ -124,9 +128,6 @@ def delta_e2000(lab1: np.ndarray, lab2: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- palettes
 
-_CHUNK = 64  # categorical colours are computed in chunks (a prefix of the same greedy sequence)
-
-
 @lru_cache(maxsize=1)
 def _candidates() -> tuple[np.ndarray, np.ndarray]:
     """A 15-level sRGB grid (3375 colours) without near-white and near-black: (rgb, lab)."""
@@ -137,36 +138,57 @@ def _candidates() -> tuple[np.ndarray, np.ndarray]:
     return rgb[keep], lab[keep]
 
 
-@lru_cache(maxsize=16)
-def _greedy(n: int) -> tuple[str, ...]:
-    """The first n colours of the greedy farthest-point sequence (starting from TOL_LIGHT)."""
-    rgb, lab = _candidates()
-    chosen = [hex_to_rgb(c) for c in TOL_LIGHT[:n]]
-    dmin = np.full(len(rgb), np.inf)
-    for c in chosen:
-        dmin = np.minimum(dmin, delta_e2000(lab, to_lab(np.array(c))))
-    while len(chosen) < n:
-        j = int(np.argmax(dmin))  # ties: the first candidate, so the sequence is deterministic
-        chosen.append(tuple(int(v) for v in rgb[j]))
-        dmin = np.minimum(dmin, delta_e2000(lab, lab[j]))
-    out, seen = [], set()
-    for c in chosen:
-        h = _rgb_to_hex(*c)
-        while h in seen or h == HOLE:  # more colours than candidates: keep hex strings distinct
-            r, g, b = hex_to_rgb(h)
-            h = _rgb_to_hex(r, g, (b + 1) % 256)
-        seen.add(h)
-        out.append(h)
-    return tuple(out)
+def max_distinct() -> int:
+    """How many distinct colours categorical gives before it repeats (Tol's 8 plus the grid's)."""
+    return len(TOL_LIGHT) + len(_candidates()[0])
+
+
+class _Greedy:
+    """The greedy farthest-point sequence, extended on demand and kept (thread-safe)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.hexes: list[str] = []
+        self.dmin: np.ndarray | None = None
+
+    def prefix(self, n: int) -> list[str]:
+        with self.lock:
+            if self.dmin is None:
+                rgb, lab = _candidates()
+                self.dmin = np.full(len(rgb), np.inf)
+                for c in TOL_LIGHT:
+                    self.hexes.append(c)
+                    self.dmin = np.minimum(self.dmin, delta_e2000(lab, to_lab(np.array(hex_to_rgb(c)))))
+            rgb, lab = _candidates()
+            while len(self.hexes) < n:
+                check_time("categorical colours")  # a request's deadline, if any (the work done is kept)
+                j = int(np.argmax(self.dmin))  # ties: the first candidate, so the sequence is deterministic
+                if self.dmin[j] <= 0:  # every candidate chosen: the sequence is complete
+                    break
+                self.hexes.append(_rgb_to_hex(*(int(v) for v in rgb[j])))
+                self.dmin = np.minimum(self.dmin, delta_e2000(lab, lab[j]))
+                self.dmin[j] = 0.0
+            return self.hexes[:n]
+
+
+_GREEDY = _Greedy()
 
 
 def categorical(n: int) -> list[str]:
-    """n distinct colours (hex strings): Tol's light scheme, then greedy CIEDE2000-farthest colours."""
+    """n colours (hex strings): Tol's light scheme, then greedy CIEDE2000-farthest colours.
+
+    The first ``max_distinct()`` (3150) colours are distinct; past that the sequence repeats
+    (colour i is colour i mod max_distinct()), so any n finishes in time linear in n. A picture
+    with thousands of categories is read by its labels and hover, not by colour.
+    """
     n = int(n)
     if n <= 0:
         return []
-    m = -(-n // _CHUNK) * _CHUNK
-    return list(_greedy(m)[:n])
+    base = _GREEDY.prefix(min(n, max_distinct()))
+    if n <= len(base):
+        return list(base)
+    k = len(base)
+    return [base[i % k] for i in range(n)]
 
 
 def shade(k: int) -> str:

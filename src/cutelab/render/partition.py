@@ -150,6 +150,8 @@ def tiled_partition_figure(tensor_shape=(16, 64), block_shape=(1, 16), num_threa
 def outer_partition_figure(tensor_shape=(16, 32), block_shape=(8, 16), thr_layout="(4,8):(8,1)") -> Figure:
     """Picture of inner + outer partition: zipped_divide by block_shape, local_partition by thr_layout."""
     thr = as_layout(thr_layout)
+    if not isinstance(thr.shape, tuple) or len(thr.shape) != 2:
+        raise LayoutError(f"outer partition: the thread layout {thr} must have rank 2 (rows, columns of threads)")
     b, t, v = outer_ownership(tensor_shape, block_shape, thr)
     M, N = tensor_shape
     notes = [f"zipped_divide(({M},{N}):({N},1), {it.tuple_str(tuple(block_shape))}) = "

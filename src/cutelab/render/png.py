@@ -21,13 +21,17 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import LayoutError
 from . import palette
 from .figure import Figure, Grid
 from .svg import (
     _titled, _LEGEND_MAX, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, arrange, cell_size, uniform_cell,
 )
 
-__all__ = ["render", "require_pillow"]
+__all__ = ["render", "require_pillow", "MAX_PIXELS"]
+
+#: the most pixels a PNG may have (its RGB canvas is 3 bytes a pixel: 384 MiB)
+MAX_PIXELS = 1 << 27
 
 
 def require_pillow():
@@ -198,6 +202,9 @@ def render(fig: Figure) -> bytes:
         total_w = max(total_w, _PAD + max(_text_w(n, 11) for n in notes))
     total_w = max(total_w, _PAD + _text_w(fig.title, 15))
     W, H = total_w + _PAD, y + _PAD
+    if W * H > MAX_PIXELS:  # before allocating the canvas
+        raise LayoutError(f"png: the picture {fig.title!r} would be {W} x {H} pixels, past the limit of {MAX_PIXELS}; "
+                          f"write .svg (big grids become one embedded image) or draw a smaller layout")
     img = np.full((H, W, 3), 255, dtype=np.uint8)
     for p, (px, py) in zip(panels, pos):
         p.paint(img, None, px, py)

@@ -24,10 +24,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import LayoutError
-from ..layout import Layout
+from ..layout import Layout, size
 from ..swizzle import ComposedLayout, Swizzle, make_swizzle, parse_composed
 from . import palette
-from .figure import Figure, Grid, as_layout, grid_dims
+from .figure import CELL_LIMIT, Figure, Grid, as_layout, grid_dims
 
 __all__ = ["BANKS", "BANK_BYTES", "bank_figure", "swizzle_figure"]
 
@@ -53,6 +53,8 @@ def bank_figure(layout: Any, swizzle: tuple[int, int, int] | Callable[[int], int
     True
     """
     L = as_layout(layout)
+    _elem_bits(elem_bits)  # the options first, before anything is allocated
+    _cell_limit(L)
     raw = L.offsets() + int(offset)
     if swizzle is None:
         if ptr_swizzle:
@@ -83,6 +85,13 @@ def bank_figure(layout: Any, swizzle: tuple[int, int, int] | Callable[[int], int
                               f"(its base M is below log2 of the element's bytes)")
         offs = offs // scale
     return _figure(name, L, offs, elem_bits, title)
+
+
+def _cell_limit(L: Layout) -> None:
+    n = size(L)
+    if n > CELL_LIMIT:
+        raise LayoutError(f"bank picture of {L}: {n} cells is past the limit of {CELL_LIMIT} for a bank picture; "
+                          f"draw one tile of the shared-memory layout")
 
 
 def _elem_bits(elem_bits: Any) -> int:
@@ -132,6 +141,7 @@ def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_sw
     >>> swizzle_figure("S<3,4,3> o 0 o (8,64):(64,1)").grids[0].shape
     (8, 64)
     """
+    _elem_bits(elem_bits)
     if isinstance(x, str):
         x = parse_composed(x) if " o " in x else as_layout(x)
     if isinstance(x, Layout):
@@ -145,5 +155,6 @@ def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_sw
             return bank_figure(x.outer, x.inner, x.offset, elem_bits, title, ptr_swizzle)
         if ptr_swizzle:
             raise LayoutError(f"swizzle_figure: the inner function of {x} is not a Swizzle")
+        _cell_limit(x.outer)
         return _figure(str(x), x.outer, np.asarray(x.offsets(), dtype=np.int64), elem_bits, title)
     raise LayoutError(f"swizzle_figure: expected CuTe notation, a Layout or a ComposedLayout, got {type(x).__name__}")

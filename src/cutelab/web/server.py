@@ -12,8 +12,14 @@ Routes (all GET):
                          interactive .html, .svg or .txt)
 
 Nothing is written to disk and nothing outside this machine is contacted. Requests whose Host
-header is not this server's loopback address are refused (a web page elsewhere cannot reach
-the playground through DNS rebinding).
+header is not this server's loopback address, or that carry more than one Host header, are
+refused (a web page elsewhere cannot reach the playground through DNS rebinding).
+
+What one request may cost is capped: a picture is computed inside
+``cutelab.limits.budget(REQUEST_ELEMENTS, REQUEST_SECONDS)``, and past either the answer is
+413 with ``{"ok": false, "error": "... past its budget ..."}``. A connection idle for
+IDLE_TIMEOUT seconds is closed, so idle clients hold no thread. A request line past 64 KiB
+is answered 414 (http.server's own check), an unknown or overlong static name 404.
 """
 
 from __future__ import annotations
@@ -31,13 +37,20 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import LayoutError
+from ..limits import BudgetError, budget
 from . import tabs as T
 
-__all__ = ["make_server", "serve", "DEFAULT_PORT", "figure_json"]
+__all__ = ["make_server", "serve", "DEFAULT_PORT", "figure_json", "REQUEST_ELEMENTS", "REQUEST_SECONDS", "IDLE_TIMEOUT"]
 
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
-_STATIC_NAME = re.compile(r"^[a-z0-9_-]+\.(?:html|js|css|svg|png)$")
+#: the most elements one request may evaluate in all (offsets, cells: 8 bytes each, 256 MiB)
+REQUEST_ELEMENTS = 1 << 25
+#: the most seconds one request may compute
+REQUEST_SECONDS = 20.0
+#: a connection that sends nothing for this long is closed
+IDLE_TIMEOUT = 30.0
+_STATIC_NAME = re.compile(r"^[a-z0-9_-]{1,64}\.(?:html|js|css|svg|png)$")
 _TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8",
           "css": "text/css; charset=utf-8", "svg": "image/svg+xml", "png": "image/png",
           "json": "application/json; charset=utf-8", "txt": "text/plain; charset=utf-8"}
@@ -49,8 +62,11 @@ def _static(name: str) -> bytes | None:
         return None
     for pkg, folder in (("cutelab.web", "static"), ("cutelab.render", "assets")):
         f = resources.files(pkg).joinpath(folder, name)
-        if f.is_file():
-            return f.read_bytes()
+        try:
+            if f.is_file():
+                return f.read_bytes()
+        except OSError:  # e.g. a name the file system refuses: not a file of ours
+            return None
     return None
 
 
@@ -65,12 +81,15 @@ def figure_json(tab_id: str, values: dict[str, str]) -> tuple[int, dict[str, Any
 
     t0 = time.perf_counter()
     try:
-        fig = T.compute(tab_id, values)
-        t1 = time.perf_counter()
-        s = svg.render(fig)
-        t2 = time.perf_counter()
-        frag = html.fragment(fig, script=False, svg_text=s)
-        t3 = time.perf_counter()
+        with budget(REQUEST_ELEMENTS, REQUEST_SECONDS, "this request"):
+            fig = T.compute(tab_id, values)
+            t1 = time.perf_counter()
+            s = svg.render(fig)
+            t2 = time.perf_counter()
+            frag = html.fragment(fig, script=False, svg_text=s)
+            t3 = time.perf_counter()
+    except BudgetError as e:  # past what one request may cost
+        return HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"ok": False, "tab": tab_id, "error": str(e)}
     except LayoutError as e:  # ParseError, TensorError: the user's input
         return HTTPStatus.BAD_REQUEST, {"ok": False, "tab": tab_id, "error": str(e)}
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, IndexError) as e:
@@ -87,6 +106,7 @@ def figure_json(tab_id: str, values: dict[str, str]) -> tuple[int, dict[str, Any
 class _Handler(BaseHTTPRequestHandler):
     server_version = "cutelab-playground"
     protocol_version = "HTTP/1.1"
+    timeout = IDLE_TIMEOUT  # StreamRequestHandler: the socket's timeout; an idle connection is closed
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         if getattr(self.server, "verbose", False):
@@ -108,7 +128,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(data, separators=(",", ":")).encode(), _TYPES["json"])
 
     def _host_ok(self) -> bool:
-        host = (self.headers.get("Host") or "").strip().lower()
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1:  # none, or two (a proxy and we could read different ones): refused
+            return False
+        host = hosts[0].strip().lower()
         port = self.server.server_address[1]
         return host in {f"127.0.0.1:{port}", f"localhost:{port}", "127.0.0.1", "localhost"}
 
@@ -116,6 +139,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self) -> None:  # noqa: N802
+        if len(self.headers.get_all("Host") or []) > 1:
+            self.close_connection = True
+            self._send(HTTPStatus.BAD_REQUEST, b"cutelab playground: more than one Host header\n", _TYPES["txt"])
+            return
         if not self._host_ok():
             self._send(HTTPStatus.FORBIDDEN, b"cutelab playground: only for 127.0.0.1\n", _TYPES["txt"])
             return
@@ -149,13 +176,17 @@ class _Handler(BaseHTTPRequestHandler):
         if fmt not in kinds:
             self._send(HTTPStatus.BAD_REQUEST, f"export: format must be html, svg or txt, got {fmt!r}\n".encode(), _TYPES["txt"])
             return
+        name, ext = kinds[fmt]
         try:
-            fig = T.compute(tab_id, values)
+            with budget(REQUEST_ELEMENTS, REQUEST_SECONDS, "this request"):
+                fig = T.compute(tab_id, values)
+                body = R.render(fig, name).encode()
+        except BudgetError as e:
+            self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"{e}\n".encode(), _TYPES["txt"])
+            return
         except (LayoutError, ValueError, TypeError) as e:
             self._send(HTTPStatus.BAD_REQUEST, f"{e}\n".encode(), _TYPES["txt"])
             return
-        name, ext = kinds[fmt]
-        body = R.render(fig, name).encode()
         self._send(HTTPStatus.OK, body, _TYPES[ext],
                    {"Content-Disposition": f'attachment; filename="cutelab-{tab_id}.{ext}"'})
 
