@@ -227,10 +227,12 @@ def test_zoom_and_pan_a_128x128_tile(page, server):
     goto(page, server, "?tab=tv&thr=(32,4):(4,1)&val=(4,32):(32,1)")
     assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [128, 128]
     fig = "#picture .cutelab-fig"
+    fit = float(page.get_attribute(fig, "data-fit"))
+    assert fit < 1 and page.get_attribute(fig, "data-zoom") == f"{fit:.3f}"
     x, y = cell_point(page, 64, 64)
     page.mouse.move(x, y)
     page.mouse.wheel(0, -600)
-    page.wait_for_function(f"+document.querySelector('{fig}').dataset.zoom > 1.5")
+    page.wait_for_function(f"+document.querySelector('{fig}').dataset.zoom > 1.5 * {fit}")
     vb0 = page.get_attribute("#picture svg", "viewBox")
     page.mouse.move(x, y)
     page.mouse.down()
@@ -242,8 +244,93 @@ def test_zoom_and_pan_a_128x128_tile(page, server):
     owner, value, _ = R.tv_arrays(tv, tuple(tiler))
     tip = hover(page, 70, 61)
     assert (tip["thread"], tip["value"]) == (str(int(owner[70, 61])), str(int(value[70, 61])))
-    page.dblclick("#picture svg")
-    page.wait_for_function(f"document.querySelector('{fig}').dataset.zoom === '1.000'")
+    page.dblclick("#picture svg")  # back to the whole picture
+    page.wait_for_function(f"document.querySelector('{fig}').dataset.zoom === '{fit:.3f}'")
+
+
+def _view(page) -> dict:
+    """The figure's view: zoom, fit, the svg's box on screen, its viewBox, the picture's natural size."""
+    return page.evaluate("""() => {
+        const root = document.querySelector('#picture .cutelab-fig'), svg = root.querySelector('svg');
+        const r = svg.getBoundingClientRect(), vb = svg.getAttribute('viewBox').split(' ').map(Number);
+        const grid = svg.querySelector('g.grid').getBoundingClientRect();
+        const legend = svg.querySelector('g.legend');
+        return {zoom: +root.dataset.zoom, fit: +root.dataset.fit, left: r.left, top: r.top, width: r.width,
+                height: r.height, right: r.right, bottom: r.bottom, vb: vb, natural: root.cutelab.natural,
+                legendBottom: legend ? legend.getBoundingClientRect().bottom : null, gridRight: grid.right,
+                innerWidth: innerWidth, innerHeight: innerHeight};
+    }""")
+
+
+def _picture_point(page, sx: float, sy: float) -> tuple[float, float]:
+    """The picture's own coordinates under the screen point (sx, sy)."""
+    return tuple(page.evaluate("""([x, y]) => {
+        const svg = document.querySelector('#picture svg'), p = svg.createSVGPoint();
+        p.x = x; p.y = y;
+        const q = p.matrixTransform(svg.getScreenCTM().inverse());
+        return [q.x, q.y];
+    }""", [sx, sy]))
+
+
+@pytest.mark.parametrize("query", ["?tab=tv&thr=(32,8):(8,1)&val=(4,8):(8,1)", "?tab=mma&atoms=2x2x1",
+                                   "?tab=partition_tiled", "?tab=swizzle&atom=K_SW128"])
+def test_big_pictures_open_whole(page, server, query):
+    goto(page, server, query)
+    v = _view(page)
+    W, H = v["natural"]
+    assert v["fit"] == pytest.approx(min(1, v["width"] / W, v["height"] / H), abs=2e-3)
+    assert v["zoom"] == v["fit"] and v["vb"] == pytest.approx([0, 0, W, H], abs=0.01)
+    assert v["right"] <= v["innerWidth"] and v["bottom"] <= v["innerHeight"]  # all of it on screen
+    if v["legendBottom"] is not None:
+        assert v["legendBottom"] <= v["bottom"] + 0.5  # the bank legend is not cut off
+    if "thr=(32,8)" in query:  # 2618 x 4319 px: shown at a fifth of its size
+        assert v["fit"] < 0.25
+
+
+def test_small_picture_keeps_its_natural_size(page, server):
+    goto(page, server, "?tab=tv_layout")  # the 4x6 seed
+    v = _view(page)
+    W, H = v["natural"]
+    assert v["zoom"] == v["fit"] == 1
+    assert (v["width"], v["height"]) == pytest.approx((W, H), abs=0.01)
+    box = page.eval_on_selector("#picture .cutelab-pic", "e => e.getBoundingClientRect().width")
+    assert box <= W + 4  # the frame hugs the picture, it does not fill the panel
+    page.click("#picture .cutelab-zoom-out")  # below natural size is below its fit: nothing to do
+    assert _view(page)["zoom"] == 1
+
+
+def test_wheel_zooms_about_the_pointer_and_buttons_about_the_view_centre(page, server):
+    goto(page, server, "?tab=tv&thr=(32,8):(8,1)&val=(4,8):(8,1)")
+    fig = "#picture .cutelab-fig"
+    v = _view(page)
+    sx, sy = round(v["left"] + 0.3 * v["width"]), round(v["top"] + 0.6 * v["height"])  # the mouse is at whole pixels
+    before = _picture_point(page, sx, sy)
+    page.mouse.move(sx, sy)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"+document.querySelector('{fig}').dataset.zoom > {v['fit']} * 1.5")
+    assert _picture_point(page, sx, sy) == pytest.approx(before, abs=0.5)  # the point under the pointer stays
+    # drag pans: the picture follows the pointer
+    p0 = _picture_point(page, sx, sy)
+    page.mouse.down()
+    page.mouse.move(sx + 100, sy + 50, steps=5)
+    page.mouse.up()
+    assert _picture_point(page, sx + 100, sy + 50) == pytest.approx(p0, abs=0.5)
+    # "+" and "-" keep the centre of what is visible, at any zoom, natural size included
+    for button in ("zoom-in", "zoom-out", "zoom-out"):
+        v = _view(page)
+        cx, cy = v["left"] + v["width"] / 2, v["top"] + v["height"] / 2
+        c0, z0 = _picture_point(page, cx, cy), v["zoom"]
+        page.click(f"#picture .cutelab-{button}")
+        v = _view(page)
+        assert v["zoom"] == pytest.approx(z0 * (1.5 if button == "zoom-in" else 1 / 1.5), abs=2e-3)
+        assert _picture_point(page, v["left"] + v["width"] / 2, v["top"] + v["height"] / 2) == pytest.approx(c0, abs=1)
+    page.click("#picture .cutelab-natural")
+    assert _view(page)["zoom"] == 1
+    page.click("#picture .cutelab-zoom-out")
+    assert _view(page)["zoom"] == pytest.approx(1 / 1.5, abs=2e-3)  # below 1
+    page.click("#picture .cutelab-reset")
+    v = _view(page)
+    assert v["zoom"] == v["fit"] and v["vb"][:2] == [0, 0]
 
 
 def test_api_errors_reach_the_page_for_every_tab_input(page, server):

@@ -137,7 +137,7 @@
         pic.innerHTML = j.html;
         pic.classList.remove("stale");
         $("error").hidden = true;
-        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always" });
+        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always", height: pictureHeight });
         if (fig) {
           /* keep the clicked thread across edits (and from a shared address) while the picture has it */
           if (selected.thread !== null && !(fig.hasThreads && fig.highlight(selected.thread, selected.block))) {
@@ -169,6 +169,13 @@
         if (err && err.name === "AbortError") return;
         if (my === seq) showError("cannot reach the cutelab server: " + err);
       });
+  }
+
+  /* the picture fits between its top and the bottom of the window */
+  function pictureHeight() {
+    var box = $("picture").querySelector(".cutelab-pic");
+    var top = box ? box.getBoundingClientRect().top + window.scrollY : 200;
+    return Math.max(240, window.innerHeight - top - 12);
   }
 
   function fromLocation() {
