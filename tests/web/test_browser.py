@@ -333,6 +333,29 @@ def test_wheel_zooms_about_the_pointer_and_buttons_about_the_view_centre(page, s
     assert v["zoom"] == v["fit"] and v["vb"][:2] == [0, 0]
 
 
+def test_layout_past_the_cell_limit_is_drawn_as_an_overview(page, server):
+    text = "(8192,8192):(8192,1)"
+    goto(page, server, "?tab=layout&layout=" + text)
+    L = cute.Layout.parse(text)
+    assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [256, 256]
+    assert "overview: the layout's grid is 8192 x 8192 cells" in page.text_content("#picture svg g.notes")
+    assert page.is_hidden("#error")
+    v = _view(page)
+    assert v["zoom"] == v["fit"] and v["right"] <= v["innerWidth"] and v["bottom"] <= v["innerHeight"]
+    for r, c in [(0, 0), (3, 200), (255, 17)]:  # every 32nd row and column, with its real index
+        tip = hover(page, r, c)
+        assert tip["coord"] == f"({32 * r},{32 * c})" and tip["offset"] == str(L((32 * r, 32 * c)))
+
+
+@pytest.mark.parametrize("tv", ["((2,2),(2,3)):((2,12),(1,4))", "(128,64):(1,128)"])
+def test_blank_tile_is_the_most_square(page, server, tv):
+    goto(page, server, "?tab=tv_layout&tile=&tv=" + tv)
+    M, N = R.default_tile(cute.Layout.parse(tv))
+    assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [M, N]
+    assert abs(np.log(M / N)) <= np.log(2)  # (4,6) and (128,64), not a 1x24 or 1x8192 strip
+    assert _view(page)["natural"][0] < 8000
+
+
 def test_api_errors_reach_the_page_for_every_tab_input(page, server):
     page.goto(server + "?tab=complement&A=(2,3):(2,4)&M=abc")
     page.wait_for_function("document.body.dataset.state === 'error'")

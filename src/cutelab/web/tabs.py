@@ -156,8 +156,9 @@ def _int(v: str, what: str) -> int:
      Field("label", "cells show", "offset", choices=("offset", "coord")),
      group="layouts")
 def _layout_tab(v: dict[str, str]) -> Figure:
-    """A layout as CuTe's print_layout grid: each cell is layout(m, n)."""
-    return R.layout_figure(_layout(v["layout"], "layout"), label=v["label"])
+    """A layout as CuTe's print_layout grid: each cell is layout(m, n); past 256 rows or columns, an overview."""
+    L = as_layout(_required(v["layout"], "layout"))  # any size: `cutelab show`'s overview samples the grid
+    return R.layout_figure(L, label=v["label"])
 
 
 @tab("composition", "composition",
@@ -214,12 +215,12 @@ def _tv_tab(v: dict[str, str]) -> Figure:
 
 @tab("tv_layout", "TV layout",
      Field("tv", "TV layout", "((2,2),(2,3)):((2,12),(1,4))", "(thread, value) -> element of the tile"),
-     Field("tile", "tile M,N", "4,6", "blank: one row of cosize elements", optional=True), group="tv")
+     Field("tile", "tile M,N", "4,6", "blank: the most square tile, as cutelab tv", optional=True), group="tv")
 def _tv_layout_tab(v: dict[str, str]) -> Figure:
     """A thread-value layout over an (M, N) tile, like CuTe's print_latex_tv."""
     L = _layout(v["tv"], "TV layout")
-    tile = _shape(v["tile"], "tile") if v["tile"] else (1, cosize(L))
-    _limit(tile[0] * tile[1], f"tile {it.tuple_str(tile)}")
+    tile = _shape(v["tile"], "tile") if v["tile"] else None  # None: tv_figure's most square tile
+    _limit(tile[0] * tile[1] if tile else cosize(L), f"tile {it.tuple_str(tile) if tile else cosize(L)}")
     return R.tv_figure(L, tile)
 
 
