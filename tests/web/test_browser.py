@@ -223,6 +223,46 @@ def test_malformed_layout_shows_the_layout_error(page, server, bad):
     assert page.text_content("#picture svg text.figtitle") == "(4,4):(4,1)"
 
 
+def test_bad_keystroke_marks_its_field_and_leaves_the_picture_in_place(page, server):
+    goto(page, server, "?tab=composition")
+    top = page.eval_on_selector("#picture", "e => e.getBoundingClientRect().top")
+    for bad in ["(4,2,2):(2,1", "(4,2,2):(2,", "(4,2,2):(2"]:  # keystroke after keystroke
+        page.fill("#f-B", bad)
+        page.wait_for_function("document.body.dataset.state === 'error'")
+        assert page.get_attribute("#f-B", "aria-invalid") == "true" and "bad" in page.get_attribute("#f-B", "class")
+        assert page.get_attribute("#f-A", "aria-invalid") is None
+        assert page.locator("#error").count() == 1 and page.is_visible("#error")
+        assert page.eval_on_selector("#error", "e => e.getBoundingClientRect().height") <= 24  # one line
+        assert page.eval_on_selector("#picture", "e => e.getBoundingClientRect().top") == top
+    with pytest.raises(LayoutError) as e:
+        compute("composition", {"B": "(4,2,2):(2"})
+    assert page.get_attribute("#error", "title") == str(e.value)  # the whole message on hover
+    page.fill("#f-A", "(4,x):(4,1)")  # the other field: the mark moves
+    page.wait_for_function("document.querySelector('#f-A').getAttribute('aria-invalid') === 'true'")
+    assert page.get_attribute("#f-B", "aria-invalid") is None
+    page.fill("#f-A", "(4,4):(4,1)")
+    type_into(page, "B", "(4,2,2):(2,1,8)")
+    assert page.is_hidden("#error") and page.locator("#form .bad").count() == 0
+    assert page.eval_on_selector("#picture", "e => e.getBoundingClientRect().top") == top
+
+
+def test_fields_are_wide_enough_for_their_defaults(page, server):
+    goto(page, server, "?tab=tv_layout")
+    for tab_id in TABS:
+        n = renders(page)
+        page.click(f"#tab-{tab_id}")
+        if tab_id != "tv_layout":
+            wait_ok(page, n)
+        cut = page.eval_on_selector_all(
+            "#form input", "es => es.filter(e => e.offsetParent && e.scrollWidth > e.clientWidth).map(e => e.id)")
+        assert cut == [], tab_id
+    page.click("#tab-tv_layout")
+    assert page.input_value("#f-tv") == "((2,2),(2,3)):((2,12),(1,4))"
+    grow = page.eval_on_selector("#f-tv", "e => e.clientWidth")
+    page.fill("#f-tv", "((2,2),(2,3)):((2,12),(1,4))" + " " * 10)  # it grows as one types
+    assert page.eval_on_selector("#f-tv", "e => e.clientWidth") > grow
+
+
 def test_zoom_and_pan_a_128x128_tile(page, server):
     goto(page, server, "?tab=tv&thr=(32,4):(4,1)&val=(4,32):(32,1)")
     assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [128, 128]
@@ -517,12 +557,18 @@ def test_swizzle_hover_shows_offset_and_bank(page, server):
 def test_tiled_copy_tab_variants(page, server):
     goto(page, server, "?tab=copy&kind=universal&bits=64&thr=(4,8):(8,1)&val=(1,4)")
     assert page.locator("#picture svg g.grid").count() == 2
-    page.select_option("#f-for_operand", "A")
-    page.wait_for_function("document.body.dataset.state === 'error'")  # the command line's own check
-    assert page.inner_text("#error") == "copy: for retiles the atom for an MMA: leave out thr/val"
-    page.fill("#f-thr", "")
-    page.fill("#f-val", "")
-    page.wait_for_function("document.querySelector('#error').textContent.includes('needs the MMA')")
+    assert page.is_hidden("#f-matrices") and page.is_hidden("#f-trans") and page.is_hidden("#f-op")
+    page.select_option("#f-for_operand", "A")  # thr/val make way for the MMA's fields
+    page.wait_for_function("document.body.dataset.state === 'error'")
+    assert page.is_hidden("#f-thr") and page.is_hidden("#f-val") and page.is_visible("#f-op")
+    assert page.inner_text("#error") == "MMA instruction is empty"
+    assert page.get_attribute("#f-op", "aria-invalid") == "true"
+    assert "thr=" not in page.url  # what does not apply is not part of the link
     type_into(page, "op", "sm80_16x8x16")
+    assert page.get_attribute("#f-op", "aria-invalid") is None
     assert page.text_content("#picture svg text.figtitle") == compute(
         "copy", {"kind": "universal", "bits": "64", "for_operand": "A", "op": "sm80_16x8x16"}).title
+    n = renders(page)
+    page.select_option("#f-kind", "ldmatrix")
+    wait_ok(page, n)
+    assert page.is_visible("#f-matrices") and page.is_visible("#f-trans") and page.is_hidden("#f-bits")
