@@ -246,6 +246,9 @@ def _add_atom_commands(sub) -> None:
     p = sub.add_parser("mma", help="a TiledMMA: C, A on its left, B on top, each element's T#V# (CuTe's print_latex)")
     _add_mma_options(p, required=True)
     p.add_argument("--cute-colors", action="store_true", help=cute_colors)
+    p.add_argument("--color-by", default="thread", choices=["thread", "warp", "atom", "mod8"],
+                   help="colour each element by its thread (default), warp, atom, or thread mod 8, with atom and "
+                        "warp boundaries drawn (for big TiledMMAs)")
     _add_output(p)
 
     p = sub.add_parser("copy", help="a TiledCopy: source and destination TV side by side (CuTe's print_latex)")
@@ -344,7 +347,7 @@ def _atom_figure(args: argparse.Namespace):
     from . import render as R
 
     if args.cmd == "mma":
-        return R.mma_figure(_tiled_mma(args), cute_colors=args.cute_colors)
+        return R.mma_figure(_tiled_mma(args), cute_colors=args.cute_colors, color=args.color_by)
     if args.cmd == "copy":
         from .nvgpu import CopyUniversalOp, warp
 

@@ -392,6 +392,7 @@ if _has_atom_pictures():
          Field("atoms", "atom layout MxNxK", "2x2x1", "or a layout like (2,2,1):(2,1,0)"),
          Field("perm", "permutation MxNxK", "", "e.g. 32x32x16; blank: none", optional=True),
          Field("a_src", "sm90: A from", "", choices=("", "smem", "rmem"), when=("op", r"sm9\d.*")),
+         Field("color_by", "colour by", "thread", choices=("thread", "warp", "atom", "mod8")),
          group="atoms")
     def _mma_tab(v: dict[str, str]) -> Figure:
         """make_tiled_mma(atom, atom layout, permutation): C, with A on its left and B on top, each element's T#V#."""
