@@ -275,6 +275,7 @@ def _add_atom_commands(sub) -> None:
     p.add_argument("--ptr-swizzle", action="store_true",
                    help="the swizzle acts on byte addresses, as a shared-memory pointer's swizzle does "
                         "(CuTe C++ smem_ptr layouts, make_smem_layout_atom); default: on element offsets")
+    p.add_argument("--before", action="store_true", help="also draw the layout before its swizzle, side by side")
     _add_output(p)
 
 
@@ -386,10 +387,10 @@ def _atom_figure(args: argparse.Namespace):
         if args.elem_bits not in types:
             raise _UsageError(f"--atom needs --elem-bits of 8, 16, 32 or 64, got {args.elem_bits}")
         atom = make_smem_layout_atom(getattr(SmemLayoutAtomKind, args.atom), types[args.elem_bits])
-        return R.swizzle_figure(atom, args.elem_bits, ptr_swizzle=True)
+        return R.swizzle_figure(atom, args.elem_bits, ptr_swizzle=True, before=args.before)
     if not args.layout:
         raise _UsageError('swizzle needs LAYOUT (e.g. "S<3,4,3> o 0 o (8,64):(64,1)") or --atom KIND')
-    return R.swizzle_figure(args.layout, args.elem_bits, ptr_swizzle=args.ptr_swizzle)
+    return R.swizzle_figure(args.layout, args.elem_bits, ptr_swizzle=args.ptr_swizzle, before=args.before)
 
 
 def _figure(args: argparse.Namespace):

@@ -357,7 +357,7 @@ def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) ->
 
 
 _CLI_REQUIRED = {"mma": ["--op", "sm80_16x8x16"], "analyze": ["--layout", "1:1"]}
-_CLI_FLAGS = ("trans", "ptr_swizzle")
+_CLI_FLAGS = ("trans", "ptr_swizzle", "before")
 _CLI_DESTS = {"for": "for_operand"}  # option -> field name, where they differ
 _ATOM_LIMIT = 64  # atoms in a TiledMMA the playground draws
 
@@ -433,6 +433,7 @@ if _has_atom_pictures():
                                                           "K_INTER", "K_SW32", "K_SW64", "K_SW128")),
          Field("elem_bits", "element bits", "16", choices=("8", "16", "32", "64")),
          Field("ptr_swizzle", "swizzle byte addresses", "no", choices=("no", "yes"), when=("atom", "")),
+         Field("before", "before the swizzle too", "yes", choices=("no", "yes")),
          group="atoms")
     def _swizzle_tab(v: dict[str, str]) -> Figure:
         """A (swizzled) shared-memory layout: each element's offset and bank; one colour per bank."""
