@@ -396,6 +396,20 @@ def test_blank_tile_is_the_most_square(page, server, tv):
     assert _view(page)["natural"][0] < 8000
 
 
+def test_slice_is_outlined(page, server):
+    text = "((2,2),(2,3)):((2,12),(1,4))"
+    goto(page, server, "?tab=layout&slice=(1,_)&layout=" + text)
+    L = cute.Layout.parse(text)
+    notes = page.text_content("#picture svg g.notes")
+    assert f"layout[(1,None)] = {L[(1, None)]}" in notes and "the 6 cells it keeps" in notes
+    d = page.get_attribute("#picture svg g.grid path.borders", "d")
+    cw, ch = page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.cw, +g.dataset.ch]")
+    assert f"M0 {ch}h{6 * cw}" in d and f"M0 {2 * ch}h{6 * cw}" in d  # above and below row 1
+    page.fill("#f-slice", "(1,_,3)")
+    page.wait_for_function("document.body.dataset.state === 'error'")
+    assert page.get_attribute("#f-slice", "aria-invalid") == "true"
+
+
 def test_api_errors_reach_the_page_for_every_tab_input(page, server):
     page.goto(server + "?tab=complement&A=(2,3):(2,4)&M=abc")
     page.wait_for_function("document.body.dataset.state === 'error'")

@@ -22,7 +22,7 @@ from . import palette
 
 __all__ = [
     "Grid", "Figure", "as_layout", "grid_dims", "layout_figure", "coords_figure", "tv_figure",
-    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
+    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "slice_cells", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
 ]
 
 
@@ -266,6 +266,44 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None, 
                      f"{_every(ci, 'column')} ({len(ri)} x {len(ci)}), each with its own offset; "
                      f"the row and column headers are the real indices")
     return Figure(title if title is not None else str(L), [g], notes, kind="layout")
+
+
+def _crd_matches(pattern: Any, crd: Any, shape: Any) -> bool:
+    """Whether coordinate ``crd`` of a mode of ``shape`` lies in the slice ``pattern`` (None: any)."""
+    if pattern is None:
+        return True
+    if isinstance(pattern, tuple):
+        if not isinstance(crd, tuple) or len(pattern) != len(crd):
+            raise LayoutError(f"slice {it.tuple_str(pattern)} does not match the mode's shape {it.tuple_str(shape)}")
+        return all(_crd_matches(p, c, s) for p, c, s in zip(pattern, crd, shape))
+    return (it.crd2idx(crd, shape) if isinstance(crd, tuple) else crd) == pattern
+
+
+def slice_cells(layout: Any, crd: Any, rows: Sequence[int] | None = None,
+                cols: Sequence[int] | None = None) -> np.ndarray:
+    """Which cells of a layout's grid ``layout[crd]`` keeps (``crd`` with None for "all of this mode").
+
+    ``rows``/``cols``: the grid rows and columns drawn (an overview's sample); default all.
+    Returns a (rows, cols) bool array.
+
+    >>> slice_cells("(2,3):(3,1)", (1, None)).astype(int).tolist()
+    [[0, 0, 0], [1, 1, 1]]
+    """
+    L = as_layout(layout)
+    nr, nc, rshape, cshape = grid_dims(L)
+    shp = L.shape
+    ri = np.arange(nr) if rows is None else np.asarray(rows)
+    ci = np.arange(nc) if cols is None else np.asarray(cols)
+    if not isinstance(shp, tuple) or len(shp) <= 1:
+        pr, pc = (crd[0] if isinstance(crd, tuple) and len(crd) == 1 and isinstance(shp, tuple) else crd), None
+    elif not isinstance(crd, tuple) or len(crd) != len(shp):
+        raise LayoutError(f"slice {crd if not isinstance(crd, tuple) else it.tuple_str(crd)} of {L}: "
+                          f"give a coordinate of {len(shp)} modes, None for a whole mode")
+    else:
+        pr, pc = crd[0], (crd[1] if len(shp) == 2 else tuple(crd[1:]))
+    rm = np.array([_crd_matches(pr, it.idx2crd(int(m), rshape), rshape) for m in ri], dtype=bool)
+    cm = np.array([_crd_matches(pc, it.idx2crd(int(n), cshape), cshape) for n in ci], dtype=bool)
+    return rm[:, None] & cm[None, :]
 
 
 def _hier_coord(L: Layout, off: int, first: int) -> Any:

@@ -26,6 +26,8 @@ from ..errors import LayoutError
 from ..layout import Layout, cosize, parse_tuple, size
 from ..render.figure import Figure, as_layout
 
+import numpy as np
+
 __all__ = ["Field", "Tab", "TABS", "MAX_CELLS", "tab", "compute", "tabs_json"]
 
 #: the most elements a picture of the playground may have (a 512 x 512 tile)
@@ -217,12 +219,57 @@ def _int(v: str, what: str) -> int:
 @tab("layout", "Layout",
      Field("layout", "layout", "((2,2),(2,3)):((2,12),(1,4))", "shape:stride in CuTe notation; a bare shape is col-major"),
      Field("label", "cells show", "offset", choices=("offset", "coord")),
+     Field("slice", "slice", "", "e.g. (2,_): the cells layout[(2,None)] keeps", optional=True),
      group="layouts")
 def _layout_tab(v: dict[str, str]) -> Figure:
     """A layout as CuTe's print_layout grid: each cell is layout(m, n); past 256 rows or columns, an overview."""
     with _blame("layout"):  # any size: `cutelab show`'s overview samples the grid
         L = as_layout(_required(v["layout"], "layout"))
-    return R.layout_figure(L, label=v["label"])
+    fig = R.layout_figure(L, label=v["label"])
+    if v["slice"]:
+        with _blame("slice"):
+            _slice(fig, L, v["slice"])
+    return fig
+
+
+def _slice(fig: Figure, L: Layout, text: str) -> None:
+    """Outline the cells layout[crd] keeps, and say what the slice is (crd: '(2,_)', '(2,None)')."""
+    from ..render.figure import slice_cells
+
+    t = re.sub(r"\b(None|_)\b|(?<![\w)])_(?![\w(])", "-1", text.strip())
+    crd = parse_tuple(t if t.startswith("(") else f"({t})")
+    crd = _nones(crd if isinstance(crd, tuple) or ":" in text else crd)
+    if isinstance(crd, tuple) and len(crd) == 1 and isinstance(L.shape, tuple) and len(L.shape) > 1:
+        raise LayoutError(f"slice {text!r}: give one coordinate per mode of {L}, _ for a whole mode")
+    g = fig.grids[0]
+    rows = [int(h) for h in g.row_headers] if g.row_headers else None
+    cols = [int(h) for h in g.col_headers] if g.col_headers else None
+    keep = slice_cells(L, crd, rows, cols)
+    n = int(keep.sum())
+    if not n and not any(f.startswith("overview") for f in fig.notes):
+        raise LayoutError(f"{text!r} keeps no cell of {L}")
+    sliced = L[crd]
+    g.groups = keep.astype(np.int64)
+    what = f"the {n} cell{'s' if n != 1 else ''} it keeps" if n else "none of the cells this overview shows"
+    fig.notes.insert(0, f"layout[{_crd_str(crd)}] = {sliced} (outlined: {what})")
+
+
+def _crd_str(c: Any) -> str:
+    """A slice coordinate as CuTe DSL writes it: (2,None)."""
+    if isinstance(c, tuple):
+        return "(" + ",".join(_crd_str(x) for x in c) + ("," if len(c) == 1 else "") + ")"
+    return "None" if c is None else str(c)
+
+
+def _nones(c: Any) -> Any:
+    """-1 (written _ or None) -> None, in a parsed coordinate."""
+    if isinstance(c, tuple):
+        return tuple(_nones(x) for x in c)
+    if isinstance(c, int) and c < 0:
+        if c != -1:
+            raise LayoutError(f"a slice coordinate must not be negative, got {c}")
+        return None
+    return c
 
 
 @tab("composition", "composition",
