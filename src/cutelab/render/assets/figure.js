@@ -94,11 +94,18 @@
        keep their natural size. */
     var view = { z: 1, x: vb0[0], y: vb0[1], fit: 1, fitted: true };
     var state = { thread: null, block: null, zoom: 1, data: data, root: root };
+    /* the space the picture has; opts.size: [w, h] measured by the page before the picture went
+       in (the first fit then costs no extra layout of a big SVG) */
+    var given = opts.size || null;
     function avail() {
-      var w = (opts.width ? opts.width() : root.clientWidth) - 2;  /* less the frame's border */
-      var h = opts.height ? opts.height() : Math.max(240, window.innerHeight * 0.85);
-      return [Math.max(w, 60), Math.max(h, 60)];
+      var a = given;
+      given = null;
+      if (!a) {
+        a = [root.clientWidth, opts.height ? opts.height() : Math.max(240, window.innerHeight * 0.85)];
+      }
+      return [Math.max(a[0] - 2, 60), Math.max(a[1], 60)];  /* less the frame's border */
     }
+    function setAttr(name, v) { if (svg.getAttribute(name) !== v) svg.setAttribute(name, v); }
 
     var bar = document.createElement("div");
     bar.className = "cutelab-bar";
@@ -127,8 +134,8 @@
     bar.appendChild(sel);
     root.insertBefore(bar, root.firstChild);
 
-    function apply() {
-      var a = avail(), z = view.z;
+    function apply(space) {
+      var a = space || avail(), z = view.z;
       /* at its fit (or wholly visible) the <svg> hugs the picture; zoomed in, it takes all the
          space it has, so that the point under the pointer can stay where it is */
       var whole = view.fitted || (W * z <= a[0] && H * z <= a[1]);
@@ -138,9 +145,9 @@
       var mx = 0.2 * Math.min(vw, W), my = 0.2 * Math.min(vh, H);
       view.x = Math.min(Math.max(view.x, vb0[0] - vw + mx), vb0[0] + W - mx);
       view.y = Math.min(Math.max(view.y, vb0[1] - vh + my), vb0[1] + H - my);
-      svg.setAttribute("width", +ew.toFixed(2));
-      svg.setAttribute("height", +eh.toFixed(2));
-      svg.setAttribute("viewBox", [view.x, view.y, vw, vh].map(function (x) { return +x.toFixed(3); }).join(" "));
+      setAttr("width", String(+ew.toFixed(2)));
+      setAttr("height", String(+eh.toFixed(2)));
+      setAttr("viewBox", [view.x, view.y, vw, vh].map(function (x) { return +x.toFixed(3); }).join(" "));
       state.zoom = z;
       root.dataset.zoom = z.toFixed(3);
       root.dataset.fit = view.fit.toFixed(3);
@@ -149,7 +156,7 @@
       var a = avail();
       view.fit = Math.min(1, a[0] / W, a[1] / H);
       view.z = view.fit; view.x = vb0[0]; view.y = vb0[1]; view.fitted = true;
-      apply();
+      apply(a);
     }
     /* zoom by f, keeping the picture point at (sx, sy) px from the <svg>'s top-left where it is */
     function zoomAt(f, sx, sy) {

@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   var DEBOUNCE_MS = 60;
+  var BAR_PX = 22;  /* the figure's tool bar (zoom buttons) above the picture, margins included */
   var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
   var $ = function (id) { return document.getElementById(id); };
   var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
@@ -24,7 +25,10 @@
   function showApplicable() {
     var all = {};
     current.fields.forEach(function (f) { all[f.name] = $("f-" + f.name).value; });
-    current.fields.forEach(function (f) { $("f-" + f.name).parentNode.hidden = !applies(f, all); });
+    current.fields.forEach(function (f) {
+      var lab = $("f-" + f.name).parentNode, hide = !applies(f, all);
+      if (lab.hidden !== hide) { lab.hidden = hide; space = null; }  /* the form's height may change */
+    });
   }
   /* a text box as wide as its text (and the field's default), within bounds */
   function fitWidth(el, f) {
@@ -73,6 +77,7 @@
   function buildForm(t, given) {
     var form = $("form");
     form.textContent = "";
+    space = null;
     t.fields.forEach(function (f) {
       var lab = document.createElement("label");
       lab.appendChild(document.createTextNode(f.label + (f.optional ? " (optional)" : "")));
@@ -176,10 +181,14 @@
         var t1 = performance.now();
         if (!j.ok) { showError(j.error, j.field); return; }
         var pic = $("picture");
+        /* the space the picture will have, as measured after the last paint (reading it now would
+           lay out the old picture again: 100 ms for a labelled 64 x 64 grid) */
+        var size = space || measureSpace();
         pic.innerHTML = j.html;
         pic.classList.remove("stale");
         hideError();
-        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always", height: pictureHeight });
+        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"),
+                                            { wheel: "always", height: function () { return pictureHeight(); }, size: size });
         if (fig) {
           /* keep the clicked thread across edits (and from a shared address) while the picture has it */
           if (selected.thread !== null && !(fig.hasThreads && fig.highlight(selected.thread, selected.block))) {
@@ -196,6 +205,7 @@
           requestAnimationFrame(function () {
             if (my !== seq) return;
             var t3 = performance.now();
+            space = measureSpace();  /* layout is clean here: cheap */
             var rec = { tab: current.id, fetch: t1 - t0, dom: t2 - t1, total: t2 - t0, painted: t3 - t0, server: j.ms,
               sinceInput: tin === null ? null : t3 - tin };
             stats.timings.push(rec);
@@ -214,9 +224,18 @@
   }
 
   /* the picture fits between its top and the bottom of the window */
-  function pictureHeight() {
-    var box = $("picture").querySelector(".cutelab-pic");
-    var top = box ? box.getBoundingClientRect().top + window.scrollY : 200;
+  var space = null;
+  function measureSpace() {
+    var pic = $("picture");
+    return [pic.clientWidth, pictureHeight(pic.getBoundingClientRect().top + window.scrollY + BAR_PX)];
+  }
+  window.addEventListener("resize", function () { space = null; });
+
+  function pictureHeight(top) {
+    if (top === undefined) {
+      var box = $("picture").querySelector(".cutelab-pic");
+      top = box ? box.getBoundingClientRect().top + window.scrollY : 200;
+    }
     return Math.max(240, window.innerHeight - top - 12);
   }
 
