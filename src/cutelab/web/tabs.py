@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Callable, Iterator, Mapping
 
+import numpy as np
+
 from .. import int_tuple as it
 from .. import render as R
 from ..errors import LayoutError
 from ..layout import Layout, cosize, parse_tuple, size
 from ..render.figure import Figure, as_layout
-
-import numpy as np
 
 __all__ = ["Field", "Tab", "TABS", "MAX_CELLS", "tab", "compute", "tabs_json"]
 
@@ -238,7 +238,7 @@ def _slice(fig: Figure, L: Layout, text: str) -> None:
 
     t = re.sub(r"\b(None|_)\b|(?<![\w)])_(?![\w(])", "-1", text.strip())
     crd = parse_tuple(t if t.startswith("(") else f"({t})")
-    crd = _nones(crd if isinstance(crd, tuple) or ":" in text else crd)
+    crd = _nones(crd)
     if isinstance(crd, tuple) and len(crd) == 1 and isinstance(L.shape, tuple) and len(L.shape) > 1:
         raise LayoutError(f"slice {text!r}: give one coordinate per mode of {L}, _ for a whole mode")
     g = fig.grids[0]
