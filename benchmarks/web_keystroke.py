@@ -28,6 +28,9 @@ from cutelab.web import make_server, url_of  # noqa: E402
 
 CASES = [
     # (name, tab, field, two values of the field, other fields)
+    ("seed layout (4x6)", "layout", "layout", ["((2,2),(2,3)):((2,12),(1,4))", "((2,2),(2,3)):((1,12),(2,4))"], {}),
+    ("seed TV layout (4x6 tile)", "tv_layout", "tv", ["((2,2),(2,3)):((2,12),(1,4))", "((2,2),(2,3)):((1,12),(2,4))"],
+     {"tile": "4,6"}),
     ("TV 128x128 (make_layout_tv)", "tv", "thr", ["(32,4):(4,1)", "(32,4):(1,32)"], {"val": "(4,32):(32,1)"}),
     ("layout 128x128", "layout", "layout", ["(128,128):(128,1)", "(128,128):(1,128)"], {}),
     ("TV partition 128x128", "partition_tv", "threads", ["(32,4):(4,1)", "(32,4):(1,32)"], {"values": "(4,32):(32,1)", "tensor": "128,128"}),

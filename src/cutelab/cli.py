@@ -253,6 +253,9 @@ def _add_atom_commands(sub) -> None:
     p = sub.add_parser("mma", help="a TiledMMA: C, A on its left, B on top, each element's T#V# (CuTe's print_latex)")
     _add_mma_options(p, required=True)
     p.add_argument("--cute-colors", action="store_true", help=cute_colors)
+    p.add_argument("--color-by", default="thread", choices=["thread", "warp", "atom", "mod8"],
+                   help="colour each element by its thread (default), warp, atom, or thread mod 8, with atom and "
+                        "warp boundaries drawn (for big TiledMMAs)")
     _add_output(p)
 
     p = sub.add_parser("copy", help="a TiledCopy: source and destination TV side by side (CuTe's print_latex)")
@@ -279,6 +282,7 @@ def _add_atom_commands(sub) -> None:
     p.add_argument("--ptr-swizzle", action="store_true",
                    help="the swizzle acts on byte addresses, as a shared-memory pointer's swizzle does "
                         "(CuTe C++ smem_ptr layouts, make_smem_layout_atom); default: on element offsets")
+    p.add_argument("--before", action="store_true", help="also draw the layout before its swizzle, side by side")
     _add_output(p)
 
 
@@ -351,7 +355,7 @@ def _atom_figure(args: argparse.Namespace):
     from . import render as R
 
     if args.cmd == "mma":
-        return R.mma_figure(_tiled_mma(args), cute_colors=args.cute_colors)
+        return R.mma_figure(_tiled_mma(args), cute_colors=args.cute_colors, color=args.color_by)
     if args.cmd == "copy":
         from .nvgpu import CopyUniversalOp, warp
 
@@ -390,10 +394,10 @@ def _atom_figure(args: argparse.Namespace):
         if args.elem_bits not in types:
             raise _UsageError(f"--atom needs --elem-bits of 8, 16, 32 or 64, got {args.elem_bits}")
         atom = make_smem_layout_atom(getattr(SmemLayoutAtomKind, args.atom), types[args.elem_bits])
-        return R.swizzle_figure(atom, args.elem_bits, ptr_swizzle=True)
+        return R.swizzle_figure(atom, args.elem_bits, ptr_swizzle=True, before=args.before)
     if not args.layout:
         raise _UsageError('swizzle needs LAYOUT (e.g. "S<3,4,3> o 0 o (8,64):(64,1)") or --atom KIND')
-    return R.swizzle_figure(args.layout, args.elem_bits, ptr_swizzle=args.ptr_swizzle)
+    return R.swizzle_figure(args.layout, args.elem_bits, ptr_swizzle=args.ptr_swizzle, before=args.before)
 
 
 def _figure(args: argparse.Namespace):

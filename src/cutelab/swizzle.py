@@ -349,8 +349,19 @@ class ComposedLayout:
             return _eval_index_array(inner, _lay.evaluate_all(self._outer) + self._offset)
         return np.array([self(i) for i in range(self.size())], dtype=np.int64)
 
-    def _repr_svg_(self) -> str | None:  # Jupyter; the renderer may not know composed layouts
-        return None
+    def _repr_html_(self) -> str | None:  # Jupyter: the grid of offsets, as a Layout's (None: the text)
+        try:
+            from .render import notebook
+        except ImportError:  # pragma: no cover - rendering not available
+            return None
+        return notebook.html(self)
+
+    def _repr_svg_(self) -> str | None:
+        try:
+            from .render import notebook
+        except ImportError:  # pragma: no cover - rendering not available
+            return None
+        return notebook.svg(self)
 
 
 def _add_offset(offset: Any, v: Any) -> Any:

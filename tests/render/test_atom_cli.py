@@ -60,6 +60,14 @@ def test_mma_svg_reads_back(tmp_path, capsys):
     check_grid(gb, c["B"], 16, 16, transposed=True)
 
 
+def test_mma_color_by_warp(tmp_path, capsys):
+    out = tmp_path / "mma.svg"
+    argv = ["mma", "--op", "sm80_16x8x16", "--atoms", "4x4x1", "--perm", "128x128x32", "--color-by", "warp"]
+    assert run(capsys, *argv, "-o", str(out))[0] == 0
+    svg = out.read_text()
+    assert "warp 15: T480-T511" in svg and 'class="borders"' in svg and ">T511<" not in svg  # no legend of 512 threads
+
+
 def test_universal_mma(tmp_path, capsys):
     out = tmp_path / "fma.svg"
     assert run(capsys, "mma", "--op", "universal", "--atoms", "4x8x1", "-o", str(out))[0] == 0

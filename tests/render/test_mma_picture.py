@@ -234,3 +234,57 @@ def test_cute_colors_latex_is_byte_for_byte(name):
     f = R.mma_tv_figure(c["tile"], c["C"], c["A"], c["B"], cute_colors=True)
     strip = lambda t: [ln for ln in t.split("\n") if not ln.startswith("%")]  # noqa: E731
     assert strip(R.render(f, "latex")) == strip(c["latex"])
+
+
+# --------------------------------------------------------------------------- big TiledMMAs: colour by warp, atom, thread mod 8
+
+def _sm80(atoms, perm=None):
+    import cutelab as cute
+
+    return cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), atoms, perm)
+
+
+@pytest.mark.parametrize("color, per, n", [("warp", 32, 16), ("atom", 32, 16), ("mod8", None, 8)])
+def test_colour_by_warp_atom_or_thread_mod_8(color, per, n):
+    import numpy as np
+
+    f = R.mma_figure(_sm80((4, 4, 1), (128, 128, 32)), color=color)
+    assert [g.shape for g in f.grids] == [(128, 128), (128, 32), (32, 128)]
+    thr = f.meta["labels"][0]  # 16384 cells: too many to label in SVG, kept for LaTeX
+    thr = np.vectorize(lambda s: int(s.split("\n")[0][1:]))(thr)
+    C = f.grids[0]
+    assert np.array_equal(C.keys, thr % 8 if per is None else thr // per)
+    assert len(C.colors) == n and len(C.legend) == n  # 16 warps, not 512 cycling thread colours
+    assert np.array_equal(C.groups, thr // 32)  # thick lines between the 16 atoms
+    assert any("coloured by" in x for x in f.notes)
+    svg = R.render(f, "svg")
+    assert 'class="borders"' in svg and svg.count('class="cells"') <= 3 * 16
+
+
+def test_colour_by_thread_is_unchanged():
+    f, g = R.mma_figure(_sm80((2, 2, 1))), R.mma_figure(_sm80((2, 2, 1)), color="thread")
+    assert R.render(f, "svg") == R.render(g, "svg") and f.grids[0].groups is None
+    with pytest.raises(LayoutError, match="color must be one of"):
+        R.mma_figure(_sm80((2, 2, 1)), color="rainbow")
+
+
+def test_wgmma_smem_operands_say_they_are_read_through_a_descriptor():
+    import cutelab as cute
+    import numpy as np
+    from cutelab.nvgpu import OperandMajorMode as OM
+    from cutelab.nvgpu import warpgroup
+
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 64, 16), warpgroup.OperandSource.SMEM, OM.K, OM.K)
+    f = R.mma_figure(cute.make_tiled_mma(op, (2, 1, 1)), color="atom")
+    C, A, B = f.grids
+    for g in (A, B):
+        assert g.title.endswith("read through a descriptor by the whole warpgroup")
+        assert set(np.unique(g.labels)) == {"smem"}  # not 1024 "T0" cells
+    assert np.array_equal(A.keys[:, 0], np.repeat([0, 1], 64))  # the rows each warpgroup reads
+    assert str(B.tips[0, 0]) == "2 warpgroups (the first: 0), each through its descriptor"
+    assert C.subgroups is not None and np.unique(C.subgroups).size == 8  # warp lines inside the 128-thread atoms
+    assert any("through a matrix descriptor" in n for n in f.notes)
+    assert "T0" in f.meta["labels"][1][0, 0]  # the LaTeX still writes CuTe's T#V#
+    rs = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 64, 16), warpgroup.OperandSource.RMEM, OM.K, OM.K)
+    f = R.mma_figure(cute.make_tiled_mma(rs))
+    assert "descriptor" not in f.grids[1].title and "descriptor" in f.grids[2].title  # A in registers, B in smem

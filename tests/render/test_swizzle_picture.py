@@ -131,3 +131,18 @@ def test_bad_elem_bits_and_negative_offsets():
         R.bank_figure("(4,4):(-4,1)", elem_bits=16)
     with pytest.raises(LayoutError, match="expected CuTe notation"):
         R.swizzle_figure(3.5)
+
+
+def test_before_and_after_side_by_side():
+    import numpy as np
+
+    from cutelab import render as R
+
+    f = R.swizzle_figure("S<3,4,3> o 0 o (8,64):(64,1)", 16, before=True)
+    b, a = f.grids
+    assert (b.title, a.title) == ("before: (8,64):(64,1)", "after: S<3,4,3> o 0 o (8,64):(64,1)")
+    assert np.array_equal(b.labels, R.swizzle_figure("(8,64):(64,1)", 16).grids[0].labels)
+    assert np.array_equal(a.labels, R.swizzle_figure("S<3,4,3> o 0 o (8,64):(64,1)", 16).grids[0].labels)
+    assert b.colors == a.colors  # one bank, one colour, in both
+    assert [n.split(":")[0] for n in f.notes[1:]] == ["before", "after"]
+    assert len(R.swizzle_figure("(8,8):(8,1)", 16, before=True).grids) == 1  # no swizzle: nothing to compare

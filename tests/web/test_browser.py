@@ -223,14 +223,56 @@ def test_malformed_layout_shows_the_layout_error(page, server, bad):
     assert page.text_content("#picture svg text.figtitle") == "(4,4):(4,1)"
 
 
+def test_bad_keystroke_marks_its_field_and_leaves_the_picture_in_place(page, server):
+    goto(page, server, "?tab=composition")
+    top = page.eval_on_selector("#picture", "e => e.getBoundingClientRect().top")
+    for bad in ["(4,2,2):(2,1", "(4,2,2):(2,", "(4,2,2):(2"]:  # keystroke after keystroke
+        page.fill("#f-B", bad)
+        page.wait_for_function("document.body.dataset.state === 'error'")
+        assert page.get_attribute("#f-B", "aria-invalid") == "true" and "bad" in page.get_attribute("#f-B", "class")
+        assert page.get_attribute("#f-A", "aria-invalid") is None
+        assert page.locator("#error").count() == 1 and page.is_visible("#error")
+        assert page.eval_on_selector("#error", "e => e.getBoundingClientRect().height") <= 24  # one line
+        assert page.eval_on_selector("#picture", "e => e.getBoundingClientRect().top") == top
+    with pytest.raises(LayoutError) as e:
+        compute("composition", {"B": "(4,2,2):(2"})
+    assert page.get_attribute("#error", "title") == str(e.value)  # the whole message on hover
+    page.fill("#f-A", "(4,x):(4,1)")  # the other field: the mark moves
+    page.wait_for_function("document.querySelector('#f-A').getAttribute('aria-invalid') === 'true'")
+    assert page.get_attribute("#f-B", "aria-invalid") is None
+    page.fill("#f-A", "(4,4):(4,1)")
+    type_into(page, "B", "(4,2,2):(2,1,8)")
+    assert page.is_hidden("#error") and page.locator("#form .bad").count() == 0
+    assert page.eval_on_selector("#picture", "e => e.getBoundingClientRect().top") == top
+
+
+def test_fields_are_wide_enough_for_their_defaults(page, server):
+    goto(page, server, "?tab=tv_layout")
+    for tab_id in TABS:
+        n = renders(page)
+        page.click(f"#tab-{tab_id}")
+        if tab_id != "tv_layout":
+            wait_ok(page, n)
+        cut = page.eval_on_selector_all(
+            "#form input", "es => es.filter(e => e.offsetParent && e.scrollWidth > e.clientWidth).map(e => e.id)")
+        assert cut == [], tab_id
+    page.click("#tab-tv_layout")
+    assert page.input_value("#f-tv") == "((2,2),(2,3)):((2,12),(1,4))"
+    grow = page.eval_on_selector("#f-tv", "e => e.clientWidth")
+    page.fill("#f-tv", "((2,2),(2,3)):((2,12),(1,4))" + " " * 10)  # it grows as one types
+    assert page.eval_on_selector("#f-tv", "e => e.clientWidth") > grow
+
+
 def test_zoom_and_pan_a_128x128_tile(page, server):
     goto(page, server, "?tab=tv&thr=(32,4):(4,1)&val=(4,32):(32,1)")
     assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [128, 128]
     fig = "#picture .cutelab-fig"
+    fit = float(page.get_attribute(fig, "data-fit"))
+    assert fit < 1 and page.get_attribute(fig, "data-zoom") == f"{fit:.3f}"
     x, y = cell_point(page, 64, 64)
     page.mouse.move(x, y)
     page.mouse.wheel(0, -600)
-    page.wait_for_function(f"+document.querySelector('{fig}').dataset.zoom > 1.5")
+    page.wait_for_function(f"+document.querySelector('{fig}').dataset.zoom > 1.5 * {fit}")
     vb0 = page.get_attribute("#picture svg", "viewBox")
     page.mouse.move(x, y)
     page.mouse.down()
@@ -242,8 +284,130 @@ def test_zoom_and_pan_a_128x128_tile(page, server):
     owner, value, _ = R.tv_arrays(tv, tuple(tiler))
     tip = hover(page, 70, 61)
     assert (tip["thread"], tip["value"]) == (str(int(owner[70, 61])), str(int(value[70, 61])))
-    page.dblclick("#picture svg")
-    page.wait_for_function(f"document.querySelector('{fig}').dataset.zoom === '1.000'")
+    page.dblclick("#picture svg")  # back to the whole picture
+    page.wait_for_function(f"document.querySelector('{fig}').dataset.zoom === '{fit:.3f}'")
+
+
+def _view(page) -> dict:
+    """The figure's view: zoom, fit, the svg's box on screen, its viewBox, the picture's natural size."""
+    return page.evaluate("""() => {
+        const root = document.querySelector('#picture .cutelab-fig'), svg = root.querySelector('svg');
+        const r = svg.getBoundingClientRect(), vb = svg.getAttribute('viewBox').split(' ').map(Number);
+        const grid = svg.querySelector('g.grid').getBoundingClientRect();
+        const legend = svg.querySelector('g.legend');
+        return {zoom: +root.dataset.zoom, fit: +root.dataset.fit, left: r.left, top: r.top, width: r.width,
+                height: r.height, right: r.right, bottom: r.bottom, vb: vb, natural: root.cutelab.natural,
+                legendBottom: legend ? legend.getBoundingClientRect().bottom : null, gridRight: grid.right,
+                innerWidth: innerWidth, innerHeight: innerHeight};
+    }""")
+
+
+def _picture_point(page, sx: float, sy: float) -> tuple[float, float]:
+    """The picture's own coordinates under the screen point (sx, sy)."""
+    return tuple(page.evaluate("""([x, y]) => {
+        const svg = document.querySelector('#picture svg'), p = svg.createSVGPoint();
+        p.x = x; p.y = y;
+        const q = p.matrixTransform(svg.getScreenCTM().inverse());
+        return [q.x, q.y];
+    }""", [sx, sy]))
+
+
+@pytest.mark.parametrize("query", ["?tab=tv&thr=(32,8):(8,1)&val=(4,8):(8,1)", "?tab=mma&atoms=2x2x1",
+                                   "?tab=partition_tiled", "?tab=swizzle&atom=K_SW128"])
+def test_big_pictures_open_whole(page, server, query):
+    goto(page, server, query)
+    v = _view(page)
+    W, H = v["natural"]
+    assert v["fit"] == pytest.approx(min(1, v["width"] / W, v["height"] / H), abs=2e-3)
+    assert v["zoom"] == v["fit"] and v["vb"] == pytest.approx([0, 0, W, H], abs=0.01)
+    assert v["right"] <= v["innerWidth"] and v["bottom"] <= v["innerHeight"]  # all of it on screen
+    if v["legendBottom"] is not None:
+        assert v["legendBottom"] <= v["bottom"] + 0.5  # the bank legend is not cut off
+    if "thr=(32,8)" in query:  # 2618 x 4319 px: shown at a fifth of its size
+        assert v["fit"] < 0.25
+
+
+def test_small_picture_keeps_its_natural_size(page, server):
+    goto(page, server, "?tab=tv_layout")  # the 4x6 seed
+    v = _view(page)
+    W, H = v["natural"]
+    assert v["zoom"] == v["fit"] == 1
+    assert (v["width"], v["height"]) == pytest.approx((W, H), abs=0.01)
+    box = page.eval_on_selector("#picture .cutelab-pic", "e => e.getBoundingClientRect().width")
+    assert box <= W + 4  # the frame hugs the picture, it does not fill the panel
+    page.click("#picture .cutelab-zoom-out")  # below natural size is below its fit: nothing to do
+    assert _view(page)["zoom"] == 1
+
+
+def test_wheel_zooms_about_the_pointer_and_buttons_about_the_view_centre(page, server):
+    goto(page, server, "?tab=tv&thr=(32,8):(8,1)&val=(4,8):(8,1)")
+    fig = "#picture .cutelab-fig"
+    v = _view(page)
+    sx, sy = round(v["left"] + 0.3 * v["width"]), round(v["top"] + 0.6 * v["height"])  # the mouse is at whole pixels
+    before = _picture_point(page, sx, sy)
+    page.mouse.move(sx, sy)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"+document.querySelector('{fig}').dataset.zoom > {v['fit']} * 1.5")
+    assert _picture_point(page, sx, sy) == pytest.approx(before, abs=0.5)  # the point under the pointer stays
+    # drag pans: the picture follows the pointer
+    p0 = _picture_point(page, sx, sy)
+    page.mouse.down()
+    page.mouse.move(sx + 100, sy + 50, steps=5)
+    page.mouse.up()
+    assert _picture_point(page, sx + 100, sy + 50) == pytest.approx(p0, abs=0.5)
+    # "+" and "-" keep the centre of what is visible, at any zoom, natural size included
+    for button in ("zoom-in", "zoom-out", "zoom-out"):
+        v = _view(page)
+        cx, cy = v["left"] + v["width"] / 2, v["top"] + v["height"] / 2
+        c0, z0 = _picture_point(page, cx, cy), v["zoom"]
+        page.click(f"#picture .cutelab-{button}")
+        v = _view(page)
+        assert v["zoom"] == pytest.approx(z0 * (1.5 if button == "zoom-in" else 1 / 1.5), abs=2e-3)
+        assert _picture_point(page, v["left"] + v["width"] / 2, v["top"] + v["height"] / 2) == pytest.approx(c0, abs=1)
+    page.click("#picture .cutelab-natural")
+    assert _view(page)["zoom"] == 1
+    page.click("#picture .cutelab-zoom-out")
+    assert _view(page)["zoom"] == pytest.approx(1 / 1.5, abs=2e-3)  # below 1
+    page.click("#picture .cutelab-reset")
+    v = _view(page)
+    assert v["zoom"] == v["fit"] and v["vb"][:2] == [0, 0]
+
+
+def test_layout_past_the_cell_limit_is_drawn_as_an_overview(page, server):
+    text = "(8192,8192):(8192,1)"
+    goto(page, server, "?tab=layout&layout=" + text)
+    L = cute.Layout.parse(text)
+    assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [256, 256]
+    assert "overview: the layout's grid is 8192 x 8192 cells" in page.text_content("#picture svg g.notes")
+    assert page.is_hidden("#error")
+    v = _view(page)
+    assert v["zoom"] == v["fit"] and v["right"] <= v["innerWidth"] and v["bottom"] <= v["innerHeight"]
+    for r, c in [(0, 0), (3, 200), (255, 17)]:  # every 32nd row and column, with its real index
+        tip = hover(page, r, c)
+        assert tip["coord"] == f"({32 * r},{32 * c})" and tip["offset"] == str(L((32 * r, 32 * c)))
+
+
+@pytest.mark.parametrize("tv", ["((2,2),(2,3)):((2,12),(1,4))", "(128,64):(1,128)"])
+def test_blank_tile_is_the_most_square(page, server, tv):
+    goto(page, server, "?tab=tv_layout&tile=&tv=" + tv)
+    M, N = R.default_tile(cute.Layout.parse(tv))
+    assert page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.rows, +g.dataset.cols]") == [M, N]
+    assert abs(np.log(M / N)) <= np.log(2)  # (4,6) and (128,64), not a 1x24 or 1x8192 strip
+    assert _view(page)["natural"][0] < 8000
+
+
+def test_slice_is_outlined(page, server):
+    text = "((2,2),(2,3)):((2,12),(1,4))"
+    goto(page, server, "?tab=layout&slice=(1,_)&layout=" + text)
+    L = cute.Layout.parse(text)
+    notes = page.text_content("#picture svg g.notes")
+    assert f"layout[(1,None)] = {L[(1, None)]}" in notes and "the 6 cells it keeps" in notes
+    d = page.get_attribute("#picture svg g.grid path.borders", "d")
+    cw, ch = page.eval_on_selector("#picture svg g.grid", "g => [+g.dataset.cw, +g.dataset.ch]")
+    assert f"M0 {ch}h{6 * cw}" in d and f"M0 {2 * ch}h{6 * cw}" in d  # above and below row 1
+    page.fill("#f-slice", "(1,_,3)")
+    page.wait_for_function("document.body.dataset.state === 'error'")
+    assert page.get_attribute("#f-slice", "aria-invalid") == "true"
 
 
 def test_api_errors_reach_the_page_for_every_tab_input(page, server):
@@ -407,12 +571,18 @@ def test_swizzle_hover_shows_offset_and_bank(page, server):
 def test_tiled_copy_tab_variants(page, server):
     goto(page, server, "?tab=copy&kind=universal&bits=64&thr=(4,8):(8,1)&val=(1,4)")
     assert page.locator("#picture svg g.grid").count() == 2
-    page.select_option("#f-for_operand", "A")
-    page.wait_for_function("document.body.dataset.state === 'error'")  # the command line's own check
-    assert page.inner_text("#error") == "copy: for retiles the atom for an MMA: leave out thr/val"
-    page.fill("#f-thr", "")
-    page.fill("#f-val", "")
-    page.wait_for_function("document.querySelector('#error').textContent.includes('needs the MMA')")
+    assert page.is_hidden("#f-matrices") and page.is_hidden("#f-trans") and page.is_hidden("#f-op")
+    page.select_option("#f-for_operand", "A")  # thr/val make way for the MMA's fields
+    page.wait_for_function("document.body.dataset.state === 'error'")
+    assert page.is_hidden("#f-thr") and page.is_hidden("#f-val") and page.is_visible("#f-op")
+    assert page.inner_text("#error") == "MMA instruction is empty"
+    assert page.get_attribute("#f-op", "aria-invalid") == "true"
+    assert "thr=" not in page.url  # what does not apply is not part of the link
     type_into(page, "op", "sm80_16x8x16")
+    assert page.get_attribute("#f-op", "aria-invalid") is None
     assert page.text_content("#picture svg text.figtitle") == compute(
         "copy", {"kind": "universal", "bits": "64", "for_operand": "A", "op": "sm80_16x8x16"}).title
+    n = renders(page)
+    page.select_option("#f-kind", "ldmatrix")
+    wait_ok(page, n)
+    assert page.is_visible("#f-matrices") and page.is_visible("#f-trans") and page.is_hidden("#f-bits")

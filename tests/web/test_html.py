@@ -111,6 +111,64 @@ def test_jupyter_hooks():
     assert _cells(f._repr_html_())[0]["fields"]["thread"] == [0, 0, 1, 1]  # (t,v) -> t + 2v = m + 2n
 
 
+def _tiled_mma():
+    op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
+    return cute.make_tiled_mma(op, (2, 2, 1))
+
+
+def _tiled_copy():
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cute.Float16)
+    return cute.make_tiled_copy_tv(atom, cute.make_layout((32, 1)), cute.make_layout((1, 8)))
+
+
+def test_jupyter_draws_a_tiled_mma_as_its_picture():
+    mma = _tiled_mma()
+    want = R.mma_figure(mma)
+    frag = mma._repr_html_()
+    assert frag.startswith('<div class="cutelab-fig"') and "<script>" in frag
+    cells = _cells(frag)
+    assert [(c["rows"], c["cols"]) for c in cells] == [g.shape for g in want.grids]  # C, A, B
+    assert cells[0]["fields"]["thread"][:2] == [0, 0]
+    assert mma._repr_svg_() == R.render(want, "svg")
+    thr = mma.get_slice(3)  # a thread's slice draws the whole TiledMMA, as print_latex does
+    assert [c["rows"] for c in _cells(thr._repr_html_())] == [32, 32, 16]
+
+
+def test_jupyter_draws_a_tiled_copy_as_its_picture():
+    tc = _tiled_copy()
+    want = R.copy_figure(tc)
+    cells = _cells(tc._repr_html_())
+    assert [(c["rows"], c["cols"]) for c in cells] == [g.shape for g in want.grids]  # source, destination
+    assert tc._repr_svg_() == R.render(want, "svg")
+
+
+def test_jupyter_draws_a_composed_layout_as_its_offsets():
+    from cutelab.swizzle import parse_composed
+
+    C = parse_composed("S<3,4,3> o 0 o (8,64):(64,1)")
+    info = _cells(C._repr_html_())[0]
+    assert (info["rows"], info["cols"]) == (8, 64)
+    assert info["fields"]["offset"] == [int(C((r, c))) for r in range(8) for c in range(64)]
+    assert C._repr_svg_().startswith("<svg")
+    assert parse_composed("S<3,4,3> o 0 o (4096,4096):(4096,1)")._repr_html_() is None  # too big: the text
+
+
+def test_jupyter_falls_back_to_the_text_where_there_is_no_picture():
+    from cutelab.render import notebook
+
+    big = cute.make_tiled_mma(cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (64, 64, 1))
+    assert big._repr_html_() is None and big._repr_svg_() is None  # over NOTEBOOK_CELLS: IPython prints it
+    assert notebook.figure_of(object()) is None
+
+
+def test_figure_repr_is_short():
+    f = R.mma_figure(_tiled_mma())
+    text = repr(f)
+    assert "\n" not in text and "array" not in text and len(text) < 300
+    assert text.startswith("<Figure mma 'TiledMMA MmaF16BF16Op") and "'C (M,N) = (32,16)' 32x16" in text
+    assert repr(f.grids[0]) == "Grid('C (M,N) = (32,16)', 32x16, 128 colours)"
+
+
 @pytest.mark.parametrize("labels, field", [
     ([["T1\nV2", "T0\nV0"]], "thread"),
     ([["B3T1\nV2", ""]], "block"),

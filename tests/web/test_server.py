@@ -67,28 +67,30 @@ def test_tabs_compute_what_the_algebra_says():
     assert fig.title == R.explain("complement", "(2,3):(2,4)").title
     fig = compute("tv", {"thr": "(32,4):(4,1)", "val": "(4,32):(32,1)"})
     assert fig.grids[0].shape == (128, 128)
-    fig = compute("tv_layout", {"tv": "((2,2),(2,3)):((2,12),(1,4))", "tile": ""})
-    assert fig.grids[0].shape == (1, 24)
+    fig = compute("tv_layout", {"tv": "((2,2),(2,3)):((2,12),(1,4))", "tile": ""})  # blank: the most square tile
+    assert fig.grids[0].shape == (4, 6)
+    fig = compute("layout", {"layout": "(1024,1024):(1,1024)"})  # past MAX_CELLS: an overview, as `cutelab show`
+    assert fig.grids[0].shape == (256, 256) and fig.notes[0].startswith("overview")
 
 
-@pytest.mark.parametrize("tab_id, values, message", [
-    ("layout", {"layout": "(4,4):(4,1"}, "missing ')'"),
-    ("layout", {"layout": ""}, "layout is empty"),
-    ("layout", {"layout": "(2,2)", "label": "both"}, "cells show must be one of offset, coord, got 'both'"),
-    ("layout", {"layout": "(1024,1024):(1,1024)"}, f"has 1048576 elements; the playground draws at most {MAX_CELLS}"),
-    ("complement", {"A": "(2,3):(2,4)", "M": "-3"}, "cotarget M must be positive, got -3"),
-    ("product", {"A": "(64,64)", "B": "(64,64)"}, "the playground draws at most"),
-    ("tv_layout", {"tv": "(4,2):(2,1)", "tile": "2,x"}, ""),
-    ("partition_tiled", {"tensor": "16,64", "block": "1,16", "threads": "7"}, "do not split evenly"),
-    ("partition_outer", {"tensor": "16,30"}, "not divisible"),
-    ("nosuchtab", {}, "unknown tab 'nosuchtab'"),
+@pytest.mark.parametrize("tab_id, values, message, field", [
+    ("layout", {"layout": "(4,4):(4,1"}, "missing ')'", "layout"),
+    ("layout", {"layout": ""}, "layout is empty", "layout"),
+    ("layout", {"layout": "(2,2)", "label": "both"}, "cells show must be one of offset, coord, got 'both'", "label"),
+    ("divide", {"A": "(1024,1024):(1,1024)"}, f"has 1048576 elements; the playground draws at most {MAX_CELLS}", "A"),
+    ("complement", {"A": "(2,3):(2,4)", "M": "-3"}, "cotarget M must be positive, got -3", "M"),
+    ("product", {"A": "(64,64)", "B": "(64,64)"}, "the playground draws at most", None),
+    ("tv_layout", {"tv": "(4,2):(2,1)", "tile": "2,x"}, "", "tile"),
+    ("partition_tiled", {"tensor": "16,64", "block": "1,16", "threads": "7"}, "do not split evenly", None),
+    ("partition_outer", {"tensor": "16,30"}, "not divisible", None),
+    ("nosuchtab", {}, "unknown tab 'nosuchtab'", None),
 ])
-def test_bad_input_is_a_layout_error_with_its_text(tab_id, values, message):
+def test_bad_input_is_a_layout_error_with_its_text(tab_id, values, message, field):
     with pytest.raises(LayoutError) as e:
         compute(tab_id, values)
     assert message in str(e.value)
     status, data = figure_json(tab_id, values)
-    assert status == 400 and data == {"ok": False, "tab": tab_id, "error": str(e.value)}
+    assert status == 400 and data == {"ok": False, "tab": tab_id, "error": str(e.value), "field": field}
 
 
 def test_input_the_pictures_cannot_draw_is_an_error_not_a_crash():

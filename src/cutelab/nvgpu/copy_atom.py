@@ -333,6 +333,16 @@ class TiledCopy(CopyAtom):
     def __repr__(self) -> str:
         return f"TiledCopy({self._op!r}, {self._value_type}, {self._layout_tv}, tiler_mn={_tuple_str(self._tiler)})"
 
+    def _repr_html_(self) -> str | None:  # Jupyter: who reads and who writes each element, interactive
+        from ..render import notebook
+
+        return notebook.html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from ..render import notebook
+
+        return notebook.svg(self)
+
 
 class ThrCopy(TiledCopy):
     """One thread's (or a batch of threads') slice of a TiledCopy."""

@@ -136,6 +136,16 @@ class MmaAtom:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} of {type(self._op).__name__}>"
 
+    def _repr_html_(self) -> str | None:  # Jupyter: C, A and B with their T#V#, interactive
+        from ..render import notebook
+
+        return notebook.html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from ..render import notebook
+
+        return notebook.svg(self)
+
     # ---- fragments (CuTe's make_fragment_A/B/C: they expect an already partitioned tensor)
     def _check_partitioned(self, what: str, t: Any, tv: Layout) -> None:
         if t.memspace == "coord":  # as CuTe DSL: a coordinate tensor holds no data to make a fragment like

@@ -26,7 +26,9 @@ import os
 from typing import Any
 
 from .explain import OPS, explain, explain_complement, explain_composition, explain_divide, explain_product
-from .figure import LABEL_LIMIT, Figure, Grid, coords_figure, layout_figure, make_tv_figure, tv_arrays, tv_figure
+from .figure import (
+    LABEL_LIMIT, Figure, Grid, coords_figure, default_tile, layout_figure, make_tv_figure, tv_arrays, tv_figure,
+)
 from .copy import copy_figure, copy_tv_figure
 from .mma import mma_figure, mma_tv_figure, tv_owners
 from .swizzle import bank_figure, swizzle_figure
@@ -37,7 +39,7 @@ from .partition import (
 
 __all__ = [
     "Figure", "Grid", "LABEL_LIMIT", "FORMATS", "render", "format_for_path",
-    "layout_figure", "coords_figure", "tv_figure", "make_tv_figure", "tv_arrays",
+    "layout_figure", "coords_figure", "tv_figure", "make_tv_figure", "tv_arrays", "default_tile",
     "explain", "explain_composition", "explain_complement", "explain_divide", "explain_product", "OPS",
     "tiled_ownership", "outer_ownership", "tv_ownership",
     "tiled_partition_figure", "outer_partition_figure", "tv_partition_figure",

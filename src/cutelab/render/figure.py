@@ -22,7 +22,7 @@ from . import palette
 
 __all__ = [
     "Grid", "Figure", "as_layout", "grid_dims", "layout_figure", "coords_figure", "tv_figure",
-    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
+    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "slice_cells", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
 ]
 
 
@@ -34,6 +34,7 @@ class Grid:
     labels: (rows, cols) str array or None: the text of each cell ("\\n" splits two lines).
     colors: colors[k] is the fill (hex) of key k.
     groups: (rows, cols) int array or None: thick borders are drawn where it changes.
+    subgroups: the same for thinner borders inside groups (warps inside a warpgroup's atom).
     legend: (key, text) pairs explaining the colours.
     style:  "grid" (cells with row/column indices) or "table" (index -> label rows).
     tips:   (rows, cols) str array or None: a longer text per cell ("" for none), shown on hover
@@ -52,10 +53,15 @@ class Grid:
     min_width: int = 1  # text back end: narrowest cell (CuTe pads offsets to the digits of cosize)
     tips: np.ndarray | None = None
     text_sep: str = ""  # text back end: what joins a label's two lines ("T0" + "V1" -> "T0V1"; " " keeps "17 b8" apart)
+    subgroups: np.ndarray | None = None  # thinner borders where it changes (warps inside an atom); SVG only
 
     @property
     def shape(self) -> tuple[int, int]:
         return int(self.keys.shape[0]), int(self.keys.shape[1])
+
+    def __repr__(self) -> str:  # short: the arrays are the picture, not something to read in a repr
+        r, c = self.shape
+        return f"Grid({self.title!r}, {r}x{c}, {len(self.colors)} colours)"
 
     def fill(self, key: int) -> str:
         return palette.HOLE if key < 0 else self.colors[key]
@@ -81,6 +87,11 @@ class Figure:
     kind: str = "layout"  # layout | tv | coords | partition | explain | mma | copy | swizzle
     placement: list[tuple[int, int]] | None = None
     meta: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:  # short: one line naming the panels (print(render(fig)) shows the cells)
+        grids = ", ".join(f"{g.title!r} {g.shape[0]}x{g.shape[1]}" for g in self.grids)
+        notes = f", {len(self.notes)} note{'s' if len(self.notes) != 1 else ''}" if self.notes else ""
+        return f"<Figure {self.kind} {self.title!r}: {len(self.grids)} panel{'s' if len(self.grids) != 1 else ''} ({grids}){notes}>"
 
     def _repr_svg_(self) -> str:  # Jupyter
         from . import svg
@@ -201,17 +212,25 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None, 
     >>> f.grids[0].labels.tolist()
     [['0', '1', '2'], ['3', '4', '5']]
     """
-    L = as_layout(layout)
+    from ..swizzle import ComposedLayout
+
+    composed = isinstance(layout, ComposedLayout)  # S<B,M,S> o offset o L: its offsets() are the swizzled ones
+    L = layout if composed else as_layout(layout)
     if label not in ("offset", "coord"):
         raise LayoutError(f"layout_figure: label must be 'offset' or 'coord', got {label!r}")
-    _no_basis(L, "layout_figure")
+    if composed:
+        if L.size() > CELL_LIMIT:
+            raise LayoutError(f"layout_figure({L}): {L.size()} elements; a composed layout is drawn up to {CELL_LIMIT}")
+    else:
+        _no_basis(L, "layout_figure")
     rows, cols, rshape, cshape = grid_dims(L)
     side = max(1, int(side))
     big = rows > side or cols > side
     ri = _sample(rows, side) if big else np.arange(rows, dtype=np.int64)
     ci = _sample(cols, side) if big else np.arange(cols, dtype=np.int64)
     if big:  # colex: index = m + rows * n, evaluated only where shown
-        offs = _eval_indices(L, ri[:, None] + rows * ci[None, :])
+        idx = ri[:, None] + rows * ci[None, :]
+        offs = L.offsets()[idx] if composed else _eval_indices(L, idx)
     else:
         offs = L.offsets().reshape(cols, rows).T
     if label == "offset":
@@ -240,13 +259,51 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None, 
         legend = [(k, f"offset {lo + k * top // HEAT_LEVELS}..{lo + (k + 1) * top // HEAT_LEVELS - 1}")
                   for k in range(HEAT_LEVELS)]
     g = Grid(str(L), keys, labels, colors, [str(int(m)) for m in ri], [str(int(n)) for n in ci],
-             legend=legend, min_width=len(str(cosize(L))))
+             legend=legend, min_width=len(str(L.cosize())))
     notes = []
     if big:
         notes.append(f"overview: the layout's grid is {rows} x {cols} cells; shown are {_every(ri, 'row')} and "
                      f"{_every(ci, 'column')} ({len(ri)} x {len(ci)}), each with its own offset; "
                      f"the row and column headers are the real indices")
     return Figure(title if title is not None else str(L), [g], notes, kind="layout")
+
+
+def _crd_matches(pattern: Any, crd: Any, shape: Any) -> bool:
+    """Whether coordinate ``crd`` of a mode of ``shape`` lies in the slice ``pattern`` (None: any)."""
+    if pattern is None:
+        return True
+    if isinstance(pattern, tuple):
+        if not isinstance(crd, tuple) or len(pattern) != len(crd):
+            raise LayoutError(f"slice {it.tuple_str(pattern)} does not match the mode's shape {it.tuple_str(shape)}")
+        return all(_crd_matches(p, c, s) for p, c, s in zip(pattern, crd, shape))
+    return (it.crd2idx(crd, shape) if isinstance(crd, tuple) else crd) == pattern
+
+
+def slice_cells(layout: Any, crd: Any, rows: Sequence[int] | None = None,
+                cols: Sequence[int] | None = None) -> np.ndarray:
+    """Which cells of a layout's grid ``layout[crd]`` keeps (``crd`` with None for "all of this mode").
+
+    ``rows``/``cols``: the grid rows and columns drawn (an overview's sample); default all.
+    Returns a (rows, cols) bool array.
+
+    >>> slice_cells("(2,3):(3,1)", (1, None)).astype(int).tolist()
+    [[0, 0, 0], [1, 1, 1]]
+    """
+    L = as_layout(layout)
+    nr, nc, rshape, cshape = grid_dims(L)
+    shp = L.shape
+    ri = np.arange(nr) if rows is None else np.asarray(rows)
+    ci = np.arange(nc) if cols is None else np.asarray(cols)
+    if not isinstance(shp, tuple) or len(shp) <= 1:
+        pr, pc = (crd[0] if isinstance(crd, tuple) and len(crd) == 1 and isinstance(shp, tuple) else crd), None
+    elif not isinstance(crd, tuple) or len(crd) != len(shp):
+        raise LayoutError(f"slice {crd if not isinstance(crd, tuple) else it.tuple_str(crd)} of {L}: "
+                          f"give a coordinate of {len(shp)} modes, None for a whole mode")
+    else:
+        pr, pc = crd[0], (crd[1] if len(shp) == 2 else tuple(crd[1:]))
+    rm = np.array([_crd_matches(pr, it.idx2crd(int(m), rshape), rshape) for m in ri], dtype=bool)
+    cm = np.array([_crd_matches(pc, it.idx2crd(int(n), cshape), cshape) for n in ci], dtype=bool)
+    return rm[:, None] & cm[None, :]
 
 
 def _hier_coord(L: Layout, off: int, first: int) -> Any:

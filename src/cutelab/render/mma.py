@@ -170,8 +170,57 @@ def _sharing_note(name: str, o: TvOwners) -> str | None:
             f"the SVG tooltip lists all")
 
 
+#: how a TiledMMA picture may colour its cells (``color=``)
+COLOR_BY = ("thread", "warp", "atom", "mod8")
+WARP = 32
+
+
+def _color_keys(thr: np.ndarray, color: str, atom_threads: int) -> np.ndarray:
+    """The colour key of each cell from its (first) thread: the thread, its warp, its atom, or thread mod 8."""
+    if color == "thread":
+        return thr.copy()
+    per = {"warp": WARP, "atom": atom_threads, "mod8": None}[color]
+    k = thr % 8 if per is None else thr // per
+    return np.where(thr < 0, -1, k)
+
+
+def _group_legend(color: str, T: int, atom_threads: int) -> tuple[list[str], list[tuple[int, str]]]:
+    """Colours and legend of a picture coloured by warp, atom or thread mod 8."""
+    if color == "mod8":
+        return list(CUTE_TV_COLORS), [(k, f"thread % 8 == {k}") for k in range(8)]
+    per = WARP if color == "warp" else atom_threads
+    n = -(-T // per)
+    return palette.categorical(n), [(k, f"{color} {k}: T{k * per}-T{min(T, (k + 1) * per) - 1}") for k in range(n)]
+
+
+def _smem_grid(g: Grid, o: TvOwners, transpose: bool, atom_threads: int) -> None:
+    """An operand read from shared memory (wgmma's A with a_src SMEM, and its B): no T#V# per cell.
+
+    Every thread of the warpgroup "holds" every element of the atom's tile in the TV layout,
+    but the hardware reads it through a matrix descriptor, once per warpgroup. The cells are
+    coloured by the warpgroup (the atom) that reads them, and say so.
+    """
+    thr = o.thr.T if transpose else o.thr
+    wg = np.where(thr < 0, -1, thr // atom_threads)
+    n = int(wg.max()) + 1 if wg.size else 1
+    g.keys = wg
+    g.labels = np.where(wg < 0, "", "smem").astype(str)
+    cnt = (o.count.T if transpose else o.count) // atom_threads  # how many warpgroups read the cell
+    g.tips = np.where(wg < 0, "", np.where(cnt > 1, np.char.add(cnt.astype(str), " warpgroups (the first: "),
+                                           "warpgroup ")).astype(str)
+    g.tips = np.char.add(np.char.add(g.tips, wg.astype(str)), np.where(cnt > 1, "), each through its descriptor",
+                                                                          " through its shared-memory descriptor"))
+    g.tips = np.where(wg < 0, "", g.tips).astype(str)
+    g.colors = palette.categorical(n)
+    g.legend = [(k, f"warpgroup {k} (T{k * atom_threads}-T{(k + 1) * atom_threads - 1})") for k in range(n)]
+    g.title += ": shared memory, read through a descriptor by the whole warpgroup"
+    g.groups = wg if n > 1 else None
+    g.subgroups = None
+
+
 def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, layout_b_tv: Any,
-                  title: str | None = None, notes: Sequence[str] = (), cute_colors: bool = False) -> Figure:
+                  title: str | None = None, notes: Sequence[str] = (), cute_colors: bool = False,
+                  color: str = "thread", atom_threads: int | None = None, smem: Sequence[str] = ()) -> Figure:
     """A TiledMMA's picture from plain values: the (M,N,K) tile and its C, A, B TV layouts.
 
     ``layout_c_tv`` maps (thr, val) to m + M*n in C, ``layout_a_tv`` to m + M*k in A,
@@ -179,12 +228,19 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
     must have the same number of threads. Grids: C (M,N), A (M,K), B (K,N) (transposed);
     colours: one per thread, shared by the three (``cute_colors=True``: CuTe's eight pastels by
     thread mod 8, so that the LaTeX is CuTe's print_latex output byte for byte, comments aside).
+    ``color="warp"``, ``"atom"`` or ``"mod8"`` colours by warp (32 threads), by atom
+    (``atom_threads`` threads) or by thread mod 8, and draws the atoms' boundaries as thick
+    lines and the warps' inside an atom as thinner ones. ``smem``: the operands ("A", "B") a
+    whole warpgroup reads from shared memory through a descriptor (wgmma), drawn as such
+    instead of as T#V# cells.
 
     >>> f = mma_tv_figure((1, 2, 1), "(2,1):(1,0)", "(2,1):(0,0)", "(2,1):(1,0)")
     >>> str(f.grids[1].tips[0, 0])   # both threads read the single A element
     'V0: T0-T1'
     """
     M, N, K = _tile3(tile_mnk)
+    if color not in COLOR_BY:
+        raise LayoutError(f"mma picture: color must be one of {', '.join(COLOR_BY)}, got {color!r}")
     cells = M * N + M * K + N * K
     if cells > CELL_LIMIT:  # before anything of that size is allocated
         raise LayoutError(f"mma picture: the tile (M,N,K)=({M},{N},{K}) has {cells} cells in C, A and B; the limit "
@@ -198,20 +254,42 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
         raise LayoutError(f"mma picture: C, A, B layouts must have the same number of threads, got "
                           f"{oc.threads}, {oa.threads}, {ob.threads} ({C}, {A}, {B})")
     T = oc.threads
-    colors = thread_colors(T, cute_colors)
-    legend = _thread_legend(T)
+    per_atom = int(atom_threads) if atom_threads else T
+    by_thread = color == "thread" or cute_colors  # cute_colors: CuTe's print_latex, exactly
+    if by_thread:
+        colors, legend = thread_colors(T, cute_colors), _thread_legend(T)
+    else:
+        colors, legend = _group_legend(color, T, per_atom)
 
     def grid(name: str, o: TvOwners, transpose: bool, rows_name: str, cols_name: str, leg) -> Grid:
         thr, val, tips = (o.thr.T, o.val.T, o.tips.T) if transpose else (o.thr, o.val, o.tips)
         r, c = thr.shape
-        return Grid(f"{name} ({rows_name},{cols_name}) = ({r},{c})" + (", transposed" if transpose else ""),
-                    thr.copy(), tv_labels(thr, val), colors, _headers(r), _headers(c), legend=leg, tips=tips.copy())
+        g = Grid(f"{name} ({rows_name},{cols_name}) = ({r},{c})" + (", transposed" if transpose else ""),
+                 thr.copy() if by_thread else _color_keys(thr, color, per_atom),
+                 tv_labels(thr, val), colors, _headers(r), _headers(c), legend=leg, tips=tips.copy())
+        if not by_thread:  # atom boundaries, and warp boundaries inside an atom
+            atom = np.where(thr < 0, -1, thr // per_atom)
+            g.groups = atom if np.unique(atom).size > 1 else None
+            if per_atom > WARP:
+                g.subgroups = np.where(thr < 0, -1, thr // WARP)
+        return g
 
     gc = grid("C", oc, False, "M", "N", legend)
     ga = grid("A", oa, False, "M", "K", [])
     gb = grid("B", ob, True, "K", "N", [])
     meta: dict = {}
+    if smem:
+        meta["labels"] = [g.labels for g in (gc, ga, gb)]  # the LaTeX writes CuTe's T#V# in every cell
+        for name, g, o, tr in (("A", ga, oa, False), ("B", gb, ob, True)):
+            if name in smem:
+                _smem_grid(g, o, tr, per_atom)
     out_notes = list(notes) + _unlabel_if_big([gc, ga, gb], meta)
+    if smem:
+        out_notes.append(" and ".join(x for x in "AB" if x in smem) + " are read from shared memory through a matrix "
+                         "descriptor by the whole warpgroup (its TV layout gives every thread every element)")
+    if not by_thread:
+        out_notes.append(f"coloured by {'thread mod 8, as print_latex' if color == 'mod8' else color}; thick lines: "
+                         f"atom boundaries" + ("; thin lines: warp boundaries" if per_atom > WARP else ""))
     out_notes += [f"layout_C_tv = {C}", f"layout_A_tv = {A}", f"layout_B_tv = {B}",
                   f"tile (M,N,K) = ({M},{N},{K}); C: (t,v) -> m + M*n, A: m + M*k, B: n + N*k"]
     for name, o in (("C", oc), ("A", oa), ("B", ob)):
@@ -219,7 +297,7 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
         if holes:
             out_notes.append(f"{name}: {holes} element(s) are held by no (t,v) (white)")
     for name, o in (("C", oc), ("A", oa), ("B", ob)):
-        s = _sharing_note(name, o)
+        s = _sharing_note(name, o) if name not in smem else None
         if s:
             out_notes.append(s)
     meta.update({
@@ -232,12 +310,14 @@ def mma_tv_figure(tile_mnk: Sequence[int], layout_c_tv: Any, layout_a_tv: Any, l
                   [gc, ga, gb], out_notes, kind="mma", placement=[(1, 1), (1, 0), (0, 1)], meta=meta)
 
 
-def mma_figure(tiled_mma: Any, title: str | None = None, cute_colors: bool = False) -> Figure:
+def mma_figure(tiled_mma: Any, title: str | None = None, cute_colors: bool = False, color: str = "thread") -> Figure:
     """The picture of a TiledMma (``cutelab.make_tiled_mma``) or an MMA atom: C, A and B with their T#V# owners.
 
     Reads ``get_tile_size(0..2)`` and ``tv_layout_C_tiled`` / ``tv_layout_A_tiled`` /
     ``tv_layout_B_tiled``, as CuTe DSL's TiledMma names them; an atom is drawn as the TiledMma
-    of one atom (as CuTe's print_latex(MMA_Atom) does).
+    of one atom (as CuTe's print_latex(MMA_Atom) does). ``color``: "thread" (one colour each),
+    "warp", "atom" or "mod8" (see mma_tv_figure). A wgmma's operands in shared memory are drawn
+    as read through a descriptor by the whole warpgroup.
 
     >>> import cutelab as cute
     >>> op = cute.nvgpu.warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16))
@@ -267,5 +347,8 @@ def mma_figure(tiled_mma: Any, title: str | None = None, cute_colors: bool = Fal
         notes.append("permutation_mnk = (" + ",".join("_" if p is None else str(p) for p in perm) + ")")
     op = getattr(tiled_mma, "op", None)
     name = repr(op) if op is not None else type(tiled_mma).__name__
+    atom_threads = size(vmnk.shape[0]) if vmnk is not None and isinstance(vmnk.shape, tuple) else None
+    in_smem = getattr(op, "_operand_in_smem", None)
+    smem = tuple(x for x in "AB" if in_smem is not None and in_smem(x))
     return mma_tv_figure((M, N, K), lc, la, lb, title=title if title is not None else f"TiledMMA {name}{atoms}",
-                         notes=notes, cute_colors=cute_colors)
+                         notes=notes, cute_colors=cute_colors, color=color, atom_threads=atom_threads, smem=smem)

@@ -225,6 +225,10 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True,
         out.append(f'<path class="gridlines" fill="none" stroke="#000" stroke-width="0.6" d="{lines}"/>')
     else:
         out.append(f'<rect class="frame" x="0" y="0" width="{gw}" height="{gh}" fill="none" stroke="#000" stroke-width="0.6"/>')
+    if g.subgroups is not None:
+        d = _borders(g.subgroups, cw, ch)
+        if d:
+            out.append(f'<path class="borders sub" fill="none" stroke="#000" stroke-width="1.3" d="{d}"/>')
     if g.groups is not None:
         d = _borders(g.groups, cw, ch)
         if d:

@@ -129,7 +129,8 @@ def _figure(name: str, L: Layout, offs: np.ndarray, elem_bits: int, title: str |
     return Figure(title if title is not None else f"{name}, {eb}-bit elements, by bank", [g], notes, kind="swizzle")
 
 
-def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_swizzle: bool = False) -> Figure:
+def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_swizzle: bool = False,
+                   before: bool = False) -> Figure:
     """A swizzled layout by bank, from CuTe notation, a ComposedLayout, or a plain Layout.
 
     A ComposedLayout ``inner o offset o outer`` is drawn over ``outer``'s shape. Its swizzle
@@ -138,8 +139,13 @@ def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_sw
     ``make_smem_layout_atom``'s ``S<3,4,3>`` is meant (for 16-bit elements it is CuTe C++'s
     position-independent ``Sw<3,3,3>``).
 
+    ``before=True`` draws the layout without its swizzle on the left, the same colours for the
+    same banks, so that what the swizzle changes is seen side by side.
+
     >>> swizzle_figure("S<3,4,3> o 0 o (8,64):(64,1)").grids[0].shape
     (8, 64)
+    >>> [g.title for g in swizzle_figure("S<1,0,1> o 0 o (2,2):(2,1)", 32, before=True).grids]
+    ['before: (2,2):(2,1)', 'after: S<1,0,1> o 0 o (2,2):(2,1)']
     """
     _elem_bits(elem_bits)
     if isinstance(x, str):
@@ -152,9 +158,19 @@ def swizzle_figure(x: Any, elem_bits: int = 16, title: str | None = None, ptr_sw
         if not isinstance(x.outer, Layout) or not isinstance(x.offset, int):
             raise LayoutError(f"swizzle_figure: {x} is not a shared-memory layout (an int offset and a Layout)")
         if isinstance(x.inner, Swizzle):
-            return bank_figure(x.outer, x.inner, x.offset, elem_bits, title, ptr_swizzle)
+            after = bank_figure(x.outer, x.inner, x.offset, elem_bits, title, ptr_swizzle)
+            return _before_and_after(bank_figure(x.outer, None, x.offset, elem_bits), after) if before else after
         if ptr_swizzle:
             raise LayoutError(f"swizzle_figure: the inner function of {x} is not a Swizzle")
         _cell_limit(x.outer)
         return _figure(str(x), x.outer, np.asarray(x.offsets(), dtype=np.int64), elem_bits, title)
     raise LayoutError(f"swizzle_figure: expected CuTe notation, a Layout or a ComposedLayout, got {type(x).__name__}")
+
+
+def _before_and_after(b: Figure, a: Figure) -> Figure:
+    """The unswizzled picture ``b`` on the left of the swizzled ``a``: two panels, one legend."""
+    gb, ga = b.grids[0], a.grids[0]
+    gb.title, ga.title = f"before: {gb.title}", f"after: {ga.title}"
+    notes = [a.notes[0]] + [f"before: {n}" for n in b.notes[1:]] + [f"after: {n}" for n in a.notes[1:]]
+    return Figure(a.title.replace(", by bank", ", by bank, before and after the swizzle"), [gb, ga], notes,
+                  kind="swizzle")

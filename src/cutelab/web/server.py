@@ -7,7 +7,8 @@ Routes (all GET):
     /api/tabs            the tab declarations (JSON)
     /api/figure?tab=T&F=V...   the picture of tab T for field values F=V: JSON
                          {"ok": true, "title", "html" (SVG + cell data), "ms": {...}} or
-                         {"ok": false, "error": "<the LayoutError's text>"} (status 400)
+                         {"ok": false, "error": "<the LayoutError's text>", "field": the field it
+                         blames or null} (status 400)
     /api/export?tab=T&format=svg|html|txt&F=V...   the picture as a file (a self-contained
                          interactive .html, .svg or .txt)
 
@@ -91,7 +92,7 @@ def figure_json(tab_id: str, values: dict[str, str]) -> tuple[int, dict[str, Any
     except BudgetError as e:  # past what one request may cost
         return HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"ok": False, "tab": tab_id, "error": str(e)}
     except LayoutError as e:  # ParseError, TensorError: the user's input
-        return HTTPStatus.BAD_REQUEST, {"ok": False, "tab": tab_id, "error": str(e)}
+        return HTTPStatus.BAD_REQUEST, {"ok": False, "tab": tab_id, "error": str(e), "field": getattr(e, "field", None)}
     except (ValueError, TypeError, ZeroDivisionError, OverflowError, IndexError) as e:
         # bad input that reached a check without a LayoutError: still the user's to fix, said as it is
         return HTTPStatus.BAD_REQUEST, {"ok": False, "tab": tab_id, "error": f"{tab_id}: {type(e).__name__}: {e}"}

@@ -14,8 +14,13 @@ keystroke. Adding a tab is one ``@tab(...)`` block here; nothing in the page cha
 
 from __future__ import annotations
 
+import re
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from functools import wraps
+from typing import Any, Callable, Iterator, Mapping
+
+import numpy as np
 
 from .. import int_tuple as it
 from .. import render as R
@@ -31,7 +36,11 @@ MAX_CELLS = 1 << 18
 
 @dataclass(frozen=True)
 class Field:
-    """One input of a tab: a text box (``choices`` empty) or a choice among ``choices``."""
+    """One input of a tab: a text box (``choices`` empty) or a choice among ``choices``.
+
+    ``when=(other, pattern)``: the field applies only while field ``other``'s value matches the
+    regular expression ``pattern`` (whole); otherwise the page hides it and its default is used.
+    """
 
     name: str
     label: str
@@ -39,6 +48,7 @@ class Field:
     help: str = ""
     choices: tuple[str, ...] = ()
     optional: bool = False
+    when: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -53,15 +63,37 @@ class Tab:
     group: str = ""
 
     def values(self, given: Mapping[str, str]) -> dict[str, str]:
-        """The field values: ``given`` where present, else the defaults; choices are checked."""
+        """The field values: ``given`` where present, else the defaults; choices are checked.
+
+        A field that does not apply (its ``when`` does not hold) takes its default.
+        """
         out = {}
         for f in self.fields:
             v = given.get(f.name)
             v = f.default if v is None else str(v).strip()
             if f.choices and v not in f.choices:
-                raise LayoutError(f"{self.id}: {f.label} must be one of {', '.join(f.choices)}, got {v!r}")
+                e = LayoutError(f"{self.id}: {f.label} must be one of {', '.join(f.choices)}, got {v!r}")
+                e.field = f.name  # type: ignore[attr-defined]
+                raise e
             out[f.name] = v
+        for f in self.fields:
+            if not self.applies(f, out):
+                out[f.name] = f.default
         return out
+
+    @staticmethod
+    def applies(f: Field, values: Mapping[str, str]) -> bool:
+        """Whether field ``f`` applies given the other fields' values (its ``when``)."""
+        return f.when is None or re.fullmatch(f.when[1], values.get(f.when[0], "")) is not None
+
+    def field_of(self, what: Any) -> str | None:
+        """The name of the field a message calls ``what`` (its name, its label, or --its-name)."""
+        if not isinstance(what, str):
+            return None
+        for f in self.fields:
+            if what in (f.name, f.label, f.name.replace("_", "-")):
+                return f.name
+        return None
 
 
 TABS: dict[str, Tab] = {}
@@ -82,7 +114,11 @@ def compute(tab_id: str, given: Mapping[str, str]) -> Figure:
     if tab_id not in TABS:
         raise LayoutError(f"playground: unknown tab {tab_id!r}; one of {', '.join(TABS)}")
     t = TABS[tab_id]
-    fig = t.build(t.values(given))
+    try:
+        fig = t.build(t.values(given))
+    except LayoutError as e:  # name the field to blame, where a check knows it
+        e.field = t.field_of(getattr(e, "field", None))  # type: ignore[attr-defined]
+        raise
     cells = sum(g.shape[0] * g.shape[1] for g in fig.grids)
     if cells > 4 * MAX_CELLS:
         raise LayoutError(f"{tab_id}: the picture has {cells} cells; the playground draws at most {4 * MAX_CELLS}")
@@ -93,18 +129,44 @@ def tabs_json() -> list[dict[str, Any]]:
     """The tab declarations as the page reads them."""
     return [{"id": t.id, "title": t.title, "doc": t.doc, "group": t.group,
              "fields": [{"name": f.name, "label": f.label, "default": f.default, "help": f.help,
-                         "choices": list(f.choices), "optional": f.optional} for f in t.fields]}
+                         "choices": list(f.choices), "optional": f.optional,
+                         "when": {"field": f.when[0], "pattern": f.when[1]} if f.when else None}
+                        for f in t.fields]}
             for t in TABS.values()]
 
 
 # --------------------------------------------------------------------------- input helpers
+# Each helper reads one field; a LayoutError it raises carries ``field`` (the ``what`` it was
+# given: a field's label or name), which the page uses to mark the field.
 
+@contextmanager
+def _blame(what: str) -> Iterator[None]:
+    """LayoutErrors raised inside are about the field ``what`` (unless they already name one)."""
+    try:
+        yield
+    except LayoutError as e:
+        if getattr(e, "field", None) is None:
+            e.field = what  # type: ignore[attr-defined]
+        raise
+
+
+def _reads_field(fn: Callable) -> Callable:
+    """A helper ``fn(value, what, ...)`` whose errors are about the field ``what``."""
+    @wraps(fn)
+    def run(v: str, what: str, *args: Any, **kw: Any) -> Any:
+        with _blame(what):
+            return fn(v, what, *args, **kw)
+    return run
+
+
+@_reads_field
 def _required(v: str, what: str) -> str:
     if not v:
         raise LayoutError(f"{what} is empty")
     return v
 
 
+@_reads_field
 def _layout(v: str, what: str) -> Layout:
     """A layout from a field, with the playground's size limit."""
     L = as_layout(_required(v, what))
@@ -117,6 +179,7 @@ def _limit(n: int, what: str) -> None:
         raise LayoutError(f"{what} has {n} elements; the playground draws at most {MAX_CELLS}")
 
 
+@_reads_field
 def _shape(v: str, what: str, rank: int | None = 2) -> tuple[int, ...]:
     """'16,64' or '(16,64)' -> (16, 64): flat positive ints."""
     t = _required(v, what)
@@ -129,6 +192,7 @@ def _shape(v: str, what: str, rank: int | None = 2) -> tuple[int, ...]:
     return s
 
 
+@_reads_field
 def _count(v: str, what: str) -> int:
     try:
         n = int(v)
@@ -139,6 +203,7 @@ def _count(v: str, what: str) -> int:
     return n
 
 
+@_reads_field
 def _int(v: str, what: str) -> int:
     try:
         n = int(_required(v, what))
@@ -154,10 +219,57 @@ def _int(v: str, what: str) -> int:
 @tab("layout", "Layout",
      Field("layout", "layout", "((2,2),(2,3)):((2,12),(1,4))", "shape:stride in CuTe notation; a bare shape is col-major"),
      Field("label", "cells show", "offset", choices=("offset", "coord")),
+     Field("slice", "slice", "", "e.g. (2,_): the cells layout[(2,None)] keeps", optional=True),
      group="layouts")
 def _layout_tab(v: dict[str, str]) -> Figure:
-    """A layout as CuTe's print_layout grid: each cell is layout(m, n)."""
-    return R.layout_figure(_layout(v["layout"], "layout"), label=v["label"])
+    """A layout as CuTe's print_layout grid: each cell is layout(m, n); past 256 rows or columns, an overview."""
+    with _blame("layout"):  # any size: `cutelab show`'s overview samples the grid
+        L = as_layout(_required(v["layout"], "layout"))
+    fig = R.layout_figure(L, label=v["label"])
+    if v["slice"]:
+        with _blame("slice"):
+            _slice(fig, L, v["slice"])
+    return fig
+
+
+def _slice(fig: Figure, L: Layout, text: str) -> None:
+    """Outline the cells layout[crd] keeps, and say what the slice is (crd: '(2,_)', '(2,None)')."""
+    from ..render.figure import slice_cells
+
+    t = re.sub(r"\b(None|_)\b|(?<![\w)])_(?![\w(])", "-1", text.strip())
+    crd = parse_tuple(t if t.startswith("(") else f"({t})")
+    crd = _nones(crd)
+    if isinstance(crd, tuple) and len(crd) == 1 and isinstance(L.shape, tuple) and len(L.shape) > 1:
+        raise LayoutError(f"slice {text!r}: give one coordinate per mode of {L}, _ for a whole mode")
+    g = fig.grids[0]
+    rows = [int(h) for h in g.row_headers] if g.row_headers else None
+    cols = [int(h) for h in g.col_headers] if g.col_headers else None
+    keep = slice_cells(L, crd, rows, cols)
+    n = int(keep.sum())
+    if not n and not any(f.startswith("overview") for f in fig.notes):
+        raise LayoutError(f"{text!r} keeps no cell of {L}")
+    sliced = L[crd]
+    g.groups = keep.astype(np.int64)
+    what = f"the {n} cell{'s' if n != 1 else ''} it keeps" if n else "none of the cells this overview shows"
+    fig.notes.insert(0, f"layout[{_crd_str(crd)}] = {sliced} (outlined: {what})")
+
+
+def _crd_str(c: Any) -> str:
+    """A slice coordinate as CuTe DSL writes it: (2,None)."""
+    if isinstance(c, tuple):
+        return "(" + ",".join(_crd_str(x) for x in c) + ("," if len(c) == 1 else "") + ")"
+    return "None" if c is None else str(c)
+
+
+def _nones(c: Any) -> Any:
+    """-1 (written _ or None) -> None, in a parsed coordinate."""
+    if isinstance(c, tuple):
+        return tuple(_nones(x) for x in c)
+    if isinstance(c, int) and c < 0:
+        if c != -1:
+            raise LayoutError(f"a slice coordinate must not be negative, got {c}")
+        return None
+    return c
 
 
 @tab("composition", "composition",
@@ -214,12 +326,12 @@ def _tv_tab(v: dict[str, str]) -> Figure:
 
 @tab("tv_layout", "TV layout",
      Field("tv", "TV layout", "((2,2),(2,3)):((2,12),(1,4))", "(thread, value) -> element of the tile"),
-     Field("tile", "tile M,N", "4,6", "blank: one row of cosize elements", optional=True), group="tv")
+     Field("tile", "tile M,N", "4,6", "blank: the most square tile, as cutelab tv", optional=True), group="tv")
 def _tv_layout_tab(v: dict[str, str]) -> Figure:
     """A thread-value layout over an (M, N) tile, like CuTe's print_latex_tv."""
     L = _layout(v["tv"], "TV layout")
-    tile = _shape(v["tile"], "tile") if v["tile"] else (1, cosize(L))
-    _limit(tile[0] * tile[1], f"tile {it.tuple_str(tile)}")
+    tile = _shape(v["tile"], "tile") if v["tile"] else None  # None: tv_figure's most square tile
+    _limit(tile[0] * tile[1] if tile else cosize(L), f"tile {it.tuple_str(tile) if tile else cosize(L)}")
     return R.tv_figure(L, tile)
 
 
@@ -284,11 +396,16 @@ def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) ->
     try:
         return run(args)
     except cli._UsageError as e:
-        raise LayoutError(f"{cmd}: {str(e).replace('--', '')}") from None
+        err = LayoutError(f"{cmd}: {str(e).replace('--', '')}")
+        m = re.match(r"--([a-z][a-z-]*)", str(e))  # the option the message is about, where it starts with one
+        if m:
+            err.field = _CLI_DESTS.get(m.group(1), m.group(1))  # type: ignore[attr-defined]
+        raise err from None
 
 
 _CLI_REQUIRED = {"mma": ["--op", "sm80_16x8x16"], "analyze": ["--layout", "1:1"]}
-_CLI_FLAGS = ("trans", "ptr_swizzle")
+_CLI_FLAGS = ("trans", "ptr_swizzle", "before")
+_CLI_DESTS = {"for": "for_operand"}  # option -> field name, where they differ
 _ATOM_LIMIT = 64  # atoms in a TiledMMA the playground draws
 
 
@@ -321,7 +438,8 @@ if _has_atom_pictures():
          Field("ab", "A/B type", "", choices=_AB), Field("acc", "accumulator", "", choices=_ACC),
          Field("atoms", "atom layout MxNxK", "2x2x1", "or a layout like (2,2,1):(2,1,0)"),
          Field("perm", "permutation MxNxK", "", "e.g. 32x32x16; blank: none", optional=True),
-         Field("a_src", "sm90: A from", "", choices=("", "smem", "rmem")),
+         Field("a_src", "sm90: A from", "", choices=("", "smem", "rmem"), when=("op", r"sm9\d.*")),
+         Field("color_by", "colour by", "thread", choices=("thread", "warp", "atom", "mod8")),
          group="atoms")
     def _mma_tab(v: dict[str, str]) -> Figure:
         """make_tiled_mma(atom, atom layout, permutation): C, with A on its left and B on top, each element's T#V#."""
@@ -330,19 +448,24 @@ if _has_atom_pictures():
 
     @tab("copy", "TiledCopy",
          Field("kind", "atom", "ldmatrix", choices=("ldmatrix", "stmatrix", "universal")),
-         Field("matrices", "matrices (ld/stmatrix)", "x4", choices=("x1", "x2", "x4")),
-         Field("bits", "bits per copy (universal)", "64", optional=True),
-         Field("trans", ".trans", "no", choices=("no", "yes")),
+         Field("matrices", "matrices", "x4", choices=("x1", "x2", "x4"), when=("kind", "ldmatrix|stmatrix")),
+         Field("bits", "bits per copy", "64", "blank or 0: one element", optional=True, when=("kind", "universal")),
+         Field("trans", ".trans", "no", choices=("no", "yes"), when=("kind", "ldmatrix|stmatrix")),
          Field("elem", "element", "f16", choices=("f16", "bf16", "f32", "s8", "u8", "s32", "f64")),
-         Field("thr", "thread layout", "", "blank with ldmatrix: (32,1)", optional=True),
-         Field("val", "value layout", "", "blank with ldmatrix: (1,2*matrices)", optional=True),
          Field("for_operand", "for the MMA's", "", choices=("", "A", "B", "C")),
-         Field("op", "MMA instruction (with 'for')", "", "e.g. sm80_16x8x16", optional=True),
-         Field("atoms", "MMA atoms MxNxK", "1x1x1"),
+         Field("thr", "thread layout", "", "blank with ldmatrix: (32,1)", optional=True, when=("for_operand", "")),
+         Field("val", "value layout", "", "blank with ldmatrix: (1,2*matrices)", optional=True, when=("for_operand", "")),
+         Field("op", "MMA instruction", "", "e.g. sm80_16x8x16", optional=True, when=("for_operand", "A|B|C")),
+         Field("atoms", "MMA atoms MxNxK", "1x1x1", when=("for_operand", "A|B|C")),
          group="atoms")
     def _copy_tab(v: dict[str, str]) -> Figure:
         """make_tiled_copy_tv(atom, thr, val), or make_tiled_copy_A/B/C for an MMA: who reads and who writes each element."""
         _atoms_limit(v)
+        if v["for_operand"]:
+            _required(v["op"], "MMA instruction")  # make_tiled_copy_A/B/C needs the MMA
+        for k, what in (("thr", "thread layout"), ("val", "value layout")):
+            if v[k]:
+                _layout(v[k], what)
         opts = {k: v[k] for k in ("trans", "elem", "thr", "val", "for_operand", "op", "atoms")}
         if v["kind"] == "universal":
             opts["bits"] = v["bits"]  # blank or 0: one element per copy
@@ -352,11 +475,12 @@ if _has_atom_pictures():
 
     @tab("swizzle", "swizzle",
          Field("layout", "layout", "S<3,4,3> o 0 o (8,64):(64,1)", "a ComposedLayout S<B,M,S> o offset o layout, or a layout",
-               optional=True),
+               optional=True, when=("atom", "")),
          Field("atom", "or SM90 smem atom", "", choices=("", "MN_INTER", "MN_SW32", "MN_SW64", "MN_SW128",
                                                           "K_INTER", "K_SW32", "K_SW64", "K_SW128")),
          Field("elem_bits", "element bits", "16", choices=("8", "16", "32", "64")),
-         Field("ptr_swizzle", "swizzle byte addresses", "no", choices=("no", "yes")),
+         Field("ptr_swizzle", "swizzle byte addresses", "no", choices=("no", "yes"), when=("atom", "")),
+         Field("before", "before the swizzle too", "yes", choices=("no", "yes")),
          group="atoms")
     def _swizzle_tab(v: dict[str, str]) -> Figure:
         """A (swizzled) shared-memory layout: each element's offset and bank; one colour per bank."""
@@ -367,6 +491,11 @@ if _has_atom_pictures():
             L = opts["layout"]
             if L and " o " not in L:
                 _layout(L, "layout")  # a plain layout: the size limit
+            elif L:
+                from ..swizzle import parse_composed
+
+                with _blame("layout"):
+                    parse_composed(L)
         return _cli_figure("swizzle", opts, ints=("elem_bits",))
 
 
@@ -379,13 +508,13 @@ def _has_analysis() -> bool:
 if _has_analysis():
 
     @tab("analyze", "memory access",
-         Field("tv", "TV layout", "(32,8):(1,64)", "(thread, value) -> element; blank with ldmatrix", optional=True),
+         Field("tv", "TV layout", "(32,8):(1,64)", "(thread, value) -> element", optional=True, when=("ldmatrix", "")),
          Field("layout", "tensor layout", "S<3,3,3> o 0 o (64,64):(64,1)", "a layout or a swizzled one"),
          Field("dtype", "element", "f16", choices=("f16", "bf16", "f32", "f64", "i8", "u8", "i32")),
          Field("space", "memory", "shared", choices=("shared", "global")),
          Field("op", "access", "ld", choices=("ld", "st")),
          Field("ldmatrix", "or ldmatrix", "", choices=("", "x1", "x2", "x4")),
-         Field("trans", "ldmatrix .trans", "no", choices=("no", "yes")),
+         Field("trans", "ldmatrix .trans", "no", choices=("no", "yes"), when=("ldmatrix", "x1|x2|x4")),
          Field("instruction", "instruction", "", "blank: the worst one", optional=True),
          group="analysis")
     def _analyze_tab(v: dict[str, str]) -> Figure:

@@ -86,8 +86,26 @@
     }
     var vb0 = (svg.getAttribute("viewBox") || "0 0 " + svg.getAttribute("width") + " " + svg.getAttribute("height"))
       .split(/[ ,]+/).map(Number);
-    var vb = vb0.slice();
+    var W = vb0[2], H = vb0[3];
+    /* The view: scale z (screen px per picture px; 1 = the picture's natural size) and the
+       picture point (x, y) at the view's top-left. The <svg> element is as large as the picture
+       at z, but never larger than the space it has (avail()); its viewBox is the visible part.
+       "fit" is the largest z <= 1 that shows all of it: big pictures open whole, small ones
+       keep their natural size. */
+    var view = { z: 1, x: vb0[0], y: vb0[1], fit: 1, fitted: true };
     var state = { thread: null, block: null, zoom: 1, data: data, root: root };
+    /* the space the picture has; opts.size: [w, h] measured by the page before the picture went
+       in (the first fit then costs no extra layout of a big SVG) */
+    var given = opts.size || null;
+    function avail() {
+      var a = given;
+      given = null;
+      if (!a) {
+        a = [root.clientWidth, opts.height ? opts.height() : Math.max(240, window.innerHeight * 0.85)];
+      }
+      return [Math.max(a[0] - 2, 60), Math.max(a[1], 60)];  /* less the frame's border */
+    }
+    function setAttr(name, v) { if (svg.getAttribute(name) !== v) svg.setAttribute(name, v); }
 
     var bar = document.createElement("div");
     bar.className = "cutelab-bar";
@@ -95,7 +113,7 @@
     var help = document.createElement("span");
     help.className = "cutelab-help";
     help.textContent = "hover a cell" + (hasThreads ? " \u00b7 click a thread to highlight its values" : "") +
-      " \u00b7 " + (wheelNeedsKey ? "ctrl+wheel" : "wheel") + " or +/- to zoom, drag to pan, double-click to reset";
+      " \u00b7 " + (wheelNeedsKey ? "ctrl+wheel" : "wheel") + " or +/- to zoom, drag to pan, double-click to fit";
     var sel = document.createElement("span");
     sel.className = "cutelab-selected";
     function button(text, title, cls, fn) {
@@ -109,35 +127,53 @@
       return b;
     }
     bar.appendChild(help);
-    button("+", "zoom in", "zoom-in", function () { zoomAt(1.5, vb[0] + vb[2] / 2, vb[1] + vb[3] / 2); });
-    button("\u2212", "zoom out", "zoom-out", function () { zoomAt(1 / 1.5, vb[0] + vb[2] / 2, vb[1] + vb[3] / 2); });
-    button("reset", "reset the view", "reset", function () { setView(vb0.slice()); });
+    button("+", "zoom in about the centre of the view", "zoom-in", function () { zoomCentre(1.5); });
+    button("\u2212", "zoom out about the centre of the view", "zoom-out", function () { zoomCentre(1 / 1.5); });
+    button("fit", "the whole picture (at most its natural size)", "reset", function () { fit(); });
+    button("1:1", "natural size", "natural", function () { zoomCentre(1 / view.z); });
     bar.appendChild(sel);
     root.insertBefore(bar, root.firstChild);
 
-    function setView(v) {
-      vb = v;
-      state.zoom = vb0[2] / vb[2];
-      svg.setAttribute("viewBox", vb.map(function (x) { return +x.toFixed(3); }).join(" "));
-      root.dataset.zoom = state.zoom.toFixed(3);
+    function apply(space) {
+      var a = space || avail(), z = view.z;
+      /* at its fit (or wholly visible) the <svg> hugs the picture; zoomed in, it takes all the
+         space it has, so that the point under the pointer can stay where it is */
+      var whole = view.fitted || (W * z <= a[0] && H * z <= a[1]);
+      var ew = whole ? Math.min(a[0], W * z) : a[0], eh = whole ? Math.min(a[1], H * z) : a[1];
+      var vw = ew / z, vh = eh / z;
+      /* the view keeps at least a fifth of the picture (of itself, if smaller) in sight */
+      var mx = 0.2 * Math.min(vw, W), my = 0.2 * Math.min(vh, H);
+      view.x = Math.min(Math.max(view.x, vb0[0] - vw + mx), vb0[0] + W - mx);
+      view.y = Math.min(Math.max(view.y, vb0[1] - vh + my), vb0[1] + H - my);
+      setAttr("width", String(+ew.toFixed(2)));
+      setAttr("height", String(+eh.toFixed(2)));
+      setAttr("viewBox", [view.x, view.y, vw, vh].map(function (x) { return +x.toFixed(3); }).join(" "));
+      state.zoom = z;
+      root.dataset.zoom = z.toFixed(3);
+      root.dataset.fit = view.fit.toFixed(3);
     }
-    function zoomAt(f, x, y) {
-      var z = Math.min(64, Math.max(1, state.zoom * f));
-      var w = vb0[2] / z, h = vb0[3] / z;
-      var nx = x - (x - vb[0]) * (w / vb[2]), ny = y - (y - vb[1]) * (h / vb[3]);
-      setView(clamp([nx, ny, w, h]));
+    function fit() {
+      var a = avail();
+      view.fit = Math.min(1, a[0] / W, a[1] / H);
+      view.z = view.fit; view.x = vb0[0]; view.y = vb0[1]; view.fitted = true;
+      apply(a);
     }
-    function clamp(v) {
-      v[0] = Math.min(Math.max(v[0], vb0[0]), vb0[0] + vb0[2] - v[2]);
-      v[1] = Math.min(Math.max(v[1], vb0[1]), vb0[1] + vb0[3] - v[3]);
-      return v;
+    /* zoom by f, keeping the picture point at (sx, sy) px from the <svg>'s top-left where it is */
+    function zoomAt(f, sx, sy) {
+      var z = Math.min(16, Math.max(Math.min(view.fit, 1), view.z * f));
+      if (z <= view.fit + 1e-9 && f < 1) { fit(); return; }  /* all the way out: the whole picture, placed */
+      var px = view.x + sx / view.z, py = view.y + sy / view.z;
+      view.z = z; view.x = px - sx / z; view.y = py - sy / z;
+      view.fitted = Math.abs(z - view.fit) < 1e-9 && view.x <= vb0[0] && view.y <= vb0[1];
+      apply();
     }
-    function svgPoint(e) {
-      var m = svg.getScreenCTM();
-      if (!m) return null;
-      var p = svg.createSVGPoint();
-      p.x = e.clientX; p.y = e.clientY;
-      return p.matrixTransform(m.inverse());
+    function zoomCentre(f) {
+      var r = svg.getBoundingClientRect();
+      zoomAt(f, r.width / 2, r.height / 2);
+    }
+    function pan(dx, dy) {
+      view.x -= dx / view.z; view.y -= dy / view.z; view.fitted = false;
+      apply();
     }
     /* (panel, r, c) under the pointer, or null. */
     function cellAt(e) {
@@ -229,8 +265,8 @@
         var dx = e.clientX - drag.x, dy = e.clientY - drag.y;
         if (!drag.moved && Math.abs(dx) + Math.abs(dy) > 3) { drag.moved = true; svg.classList.add("cutelab-panning"); }
         if (drag.moved) {
-          var s = vb[2] / svg.getBoundingClientRect().width;
-          setView(clamp([drag.vb[0] - dx * s, drag.vb[1] - dy * s, vb[2], vb[3]]));
+          pan(e.clientX - drag.lx, e.clientY - drag.ly);
+          drag.lx = e.clientX; drag.ly = e.clientY;
           t.style.display = "none";
           return;
         }
@@ -252,7 +288,7 @@
     });
     svg.addEventListener("mousedown", function (e) {
       if (e.button !== 0) return;
-      drag = { x: e.clientX, y: e.clientY, vb: vb.slice(), moved: false };
+      drag = { x: e.clientX, y: e.clientY, lx: e.clientX, ly: e.clientY, moved: false };
       e.preventDefault();  /* no text selection while dragging; so focus by hand, for Escape */
       try { root.focus({ preventScroll: true }); } catch (err) { root.focus(); }
     });
@@ -266,12 +302,13 @@
         if (hit) clickCell(hit);
       }
     });
-    svg.addEventListener("dblclick", function (e) { e.preventDefault(); setView(vb0.slice()); });
+    svg.addEventListener("dblclick", function (e) { e.preventDefault(); fit(); });
     svg.addEventListener("wheel", function (e) {
       if (wheelNeedsKey && !(e.ctrlKey || e.metaKey)) return;
       e.preventDefault();
-      var p = svgPoint(e);
-      if (p) zoomAt(Math.exp(-e.deltaY * 0.0015), p.x, p.y);
+      var r = svg.getBoundingClientRect();
+      var dy = e.deltaMode === 1 ? e.deltaY * 16 : e.deltaMode === 2 ? e.deltaY * 400 : e.deltaY;
+      zoomAt(Math.exp(-dy * 0.0015), e.clientX - r.left, e.clientY - r.top);
     }, { passive: false });
     root.addEventListener("keydown", function (e) { if (e.key === "Escape") clearHighlight(); });
     state.hasThreads = hasThreads;
@@ -281,11 +318,20 @@
     state.highlight = highlight;
     state.clear = function () { clearHighlight(); };
     state.zoomAt = zoomAt;
-    state.reset = function () { setView(vb0.slice()); };
+    state.zoomCentre = zoomCentre;
+    state.pan = pan;
+    state.fit = fit;
+    state.reset = fit;
+    state.view = view;
+    state.natural = [W, H];
+    /* the page changed size: a picture still at its fit is fitted again */
+    var refit = function () { if (!root.isConnected) return; if (view.fitted) fit(); else apply(); };
+    if (window.ResizeObserver) new ResizeObserver(refit).observe(root);
+    else window.addEventListener("resize", refit);
+    fit();
     root.cutelab = state;
     root.dataset.ready = "1";
     root.dataset.highlighted = "0";
-    root.dataset.zoom = "1.000";
     return state;
   }
 

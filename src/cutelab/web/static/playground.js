@@ -3,21 +3,42 @@
 (function () {
   "use strict";
   var DEBOUNCE_MS = 60;
+  var BAR_PX = 22;  /* the figure's tool bar (zoom buttons) above the picture, margins included */
   var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
   var $ = function (id) { return document.getElementById(id); };
   var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
   /* the clicked thread (and block) of the picture: part of the address too */
   var selected = { thread: null, block: null };
 
+  /* the values of the fields that apply (a field whose "when" does not hold is hidden and left out:
+     the server takes its default) */
   function valuesFromForm() {
-    var out = {};
-    current.fields.forEach(function (f) { out[f.name] = $("f-" + f.name).value; });
+    var all = {}, out = {};
+    current.fields.forEach(function (f) { all[f.name] = $("f-" + f.name).value; });
+    current.fields.forEach(function (f) { if (applies(f, all)) out[f.name] = all[f.name]; });
     return out;
+  }
+  function applies(f, values) {
+    return !f.when || new RegExp("^(?:" + f.when.pattern + ")$").test(values[f.when.field] || "");
+  }
+  /* show the fields that apply, hide the others */
+  function showApplicable() {
+    var all = {};
+    current.fields.forEach(function (f) { all[f.name] = $("f-" + f.name).value; });
+    current.fields.forEach(function (f) {
+      var lab = $("f-" + f.name).parentNode, hide = !applies(f, all);
+      if (lab.hidden !== hide) { lab.hidden = hide; space = null; }  /* the form's height may change */
+    });
+  }
+  /* a text box as wide as its text (and the field's default), within bounds */
+  function fitWidth(el, f) {
+    var n = Math.max(el.value.length, f.default.length, 12) + 3;
+    el.style.width = Math.min(n, 56) + "ch";
   }
   function query(values, extra) {
     var p = new URLSearchParams();
     p.set("tab", current.id);
-    current.fields.forEach(function (f) { p.set(f.name, values[f.name]); });
+    current.fields.forEach(function (f) { if (values[f.name] !== undefined) p.set(f.name, values[f.name]); });
     Object.keys(extra || {}).forEach(function (k) { p.set(k, extra[k]); });
     return p.toString();
   }
@@ -56,6 +77,7 @@
   function buildForm(t, given) {
     var form = $("form");
     form.textContent = "";
+    space = null;
     t.fields.forEach(function (f) {
       var lab = document.createElement("label");
       lab.appendChild(document.createTextNode(f.label + (f.optional ? " (optional)" : "")));
@@ -77,6 +99,10 @@
       el.id = "f-" + f.name;
       el.name = f.name;
       el.value = given && given[f.name] !== undefined && given[f.name] !== null ? given[f.name] : f.default;
+      if (!f.choices.length) {
+        fitWidth(el, f);
+        el.addEventListener("input", function () { fitWidth(el, f); });
+      }
       el.addEventListener("input", schedule);
       el.addEventListener("change", schedule);
       lab.appendChild(el);
@@ -87,6 +113,7 @@
       }
       form.appendChild(lab);
     });
+    showApplicable();
   }
 
   function select(id, given, push) {
@@ -101,16 +128,36 @@
   }
 
   function schedule() {
+    showApplicable();
     lastInput = performance.now();
     clearTimeout(timer);
     document.body.dataset.state = "busy";
     timer = setTimeout(function () { update("replace"); }, DEBOUNCE_MS);
   }
 
-  function showError(msg) {
+  /* the error's first line over the status line (the picture stays where it is, dimmed), its whole
+     text as the tooltip, and the field it blames marked */
+  function markField(name) {
+    Array.prototype.forEach.call($("form").querySelectorAll(".bad"), function (el) {
+      el.classList.remove("bad");
+      el.removeAttribute("aria-invalid");
+    });
+    var el = name ? $("f-" + name) : null;
+    if (el) { el.classList.add("bad"); el.setAttribute("aria-invalid", "true"); }
+  }
+  function hideError() {
+    var e = $("error");
+    e.classList.remove("shown");
+    e.textContent = "";
+    e.removeAttribute("title");
+    markField(null);
+  }
+  function showError(msg, fieldName) {
     var e = $("error");
     e.textContent = msg;
-    e.hidden = false;
+    e.title = msg;
+    e.classList.add("shown");
+    markField(fieldName || null);
     $("picture").classList.add("stale");
     stats.errors++;
     document.body.dataset.state = "error";
@@ -132,12 +179,16 @@
       .then(function (j) {
         if (my !== seq) return;
         var t1 = performance.now();
-        if (!j.ok) { showError(j.error); return; }
+        if (!j.ok) { showError(j.error, j.field); return; }
         var pic = $("picture");
+        /* the space the picture will have, as measured after the last paint (reading it now would
+           lay out the old picture again: 100 ms for a labelled 64 x 64 grid) */
+        var size = space || measureSpace();
         pic.innerHTML = j.html;
         pic.classList.remove("stale");
-        $("error").hidden = true;
-        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"), { wheel: "always" });
+        hideError();
+        var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"),
+                                            { wheel: "always", height: function () { return pictureHeight(); }, size: size });
         if (fig) {
           /* keep the clicked thread across edits (and from a shared address) while the picture has it */
           if (selected.thread !== null && !(fig.hasThreads && fig.highlight(selected.thread, selected.block))) {
@@ -154,6 +205,7 @@
           requestAnimationFrame(function () {
             if (my !== seq) return;
             var t3 = performance.now();
+            space = measureSpace();  /* layout is clean here: cheap */
             var rec = { tab: current.id, fetch: t1 - t0, dom: t2 - t1, total: t2 - t0, painted: t3 - t0, server: j.ms,
               sinceInput: tin === null ? null : t3 - tin };
             stats.timings.push(rec);
@@ -169,6 +221,22 @@
         if (err && err.name === "AbortError") return;
         if (my === seq) showError("cannot reach the cutelab server: " + err);
       });
+  }
+
+  /* the picture fits between its top and the bottom of the window */
+  var space = null;
+  function measureSpace() {
+    var pic = $("picture");
+    return [pic.clientWidth, pictureHeight(pic.getBoundingClientRect().top + window.scrollY + BAR_PX)];
+  }
+  window.addEventListener("resize", function () { space = null; });
+
+  function pictureHeight(top) {
+    if (top === undefined) {
+      var box = $("picture").querySelector(".cutelab-pic");
+      top = box ? box.getBoundingClientRect().top + window.scrollY : 200;
+    }
+    return Math.max(240, window.innerHeight - top - 12);
   }
 
   function fromLocation() {
