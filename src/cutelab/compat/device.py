@@ -19,16 +19,16 @@ PARTS = {
 
 
 def arch() -> str:
-    """The emulated architecture as CuTe DSL names it ("sm_90a" by default).
-
-    >>> os.environ.pop("CUTE_DSL_ARCH", None) is None or True
-    True
-    """
+    """The emulated architecture as CuTe DSL names it: CUTE_DSL_ARCH, else "sm_90a"."""
     return os.environ.get("CUTE_DSL_ARCH") or "sm_90a"
 
 
 def capability() -> Tuple[int, int]:
-    """(major, minor) of the emulated architecture: sm_90a -> (9, 0), sm_100a -> (10, 0)."""
+    """(major, minor) of the emulated architecture: sm_90a -> (9, 0), sm_100a -> (10, 0).
+
+    >>> os.environ["CUTE_DSL_ARCH"] = "sm_80"; capability(); del os.environ["CUTE_DSL_ARCH"]
+    (8, 0)
+    """
     m = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", arch().strip())
     if m is None:
         raise ValueError(f"CUTE_DSL_ARCH={arch()!r} is not an architecture like sm_90a")

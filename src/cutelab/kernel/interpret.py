@@ -30,6 +30,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Dict, List, Optional, TextIO, Tuple
 
+import math as _math
+
 import numpy as np
 
 from ..errors import LaunchError, TraceError
@@ -406,7 +408,9 @@ def _run_block(b: _Batch, block: Block, mask: Any, buffers: Dict[int, np.ndarray
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
         "ne": np.not_equal}
 _MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x}
+         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x,
+         "erf": lambda x: np.frompyfunc(_math.erf, 1, 1)(x).astype(np.float64), "ceil": np.ceil,
+         "floor": np.floor, "log10": np.log10, "tan": np.tan, "atan": np.arctan}
 
 
 def _compute(b: _Batch, s: Compute) -> np.ndarray:
