@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from . import device as _device
-from .where import NotEmulatedError, user_line
+from .where import NotEmulatedAttributeError, NotEmulatedError, user_line
 
 __path__: list = []
 
@@ -121,5 +121,5 @@ def system_num_devices() -> int:
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotEmulatedError(f"cuda.core.{name}", "cutelab emulates Device, Stream and Event of cuda.core "
+    raise NotEmulatedAttributeError(f"cuda.core.{name}", "cutelab emulates Device, Stream and Event of cuda.core "
                            "without a GPU", where=user_line(2))

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..kernel.driver import CUstream, CUstream_flags  # noqa: F401  (the launch path knows these)
 from . import device as _device
-from .where import NotEmulatedError, user_line
+from .where import NotEmulatedAttributeError, NotEmulatedError, user_line
 
 __path__: list = []  # cuda.bindings.driver is a module; cuda.cuda too
 
@@ -226,7 +226,7 @@ def cuGetErrorName(err: Any):  # noqa: N802
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotEmulatedError(f"cuda.bindings.driver.{name}", "cutelab emulates the common device, context, stream "
+    raise NotEmulatedAttributeError(f"cuda.bindings.driver.{name}", "cutelab emulates the common device, context, stream "
                            "and event calls of the driver API without a GPU", where=user_line(2))
 
 
@@ -246,7 +246,7 @@ class cudaError_t(enum.IntEnum):  # noqa: N801
 def _rt_getattr(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
-    raise NotEmulatedError(f"cuda.bindings.runtime.{name}", where=user_line(2))
+    raise NotEmulatedAttributeError(f"cuda.bindings.runtime.{name}", where=user_line(2))
 
 
 runtime = _package(

@@ -57,3 +57,7 @@ def refuse(name: str, why: str = ""):
     refused.__doc__ = f"Not emulated by cutelab: calling it raises NotEmulatedError naming {name}."
     refused._cutelab_refused = True
     return refused
+
+
+class NotEmulatedAttributeError(NotEmulatedError, AttributeError):
+    """NotEmulatedError for a module attribute: also an AttributeError, so hasattr() is False."""

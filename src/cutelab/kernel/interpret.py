@@ -409,7 +409,7 @@ _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_e
         "ne": np.not_equal}
 _MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
          "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x,
-         "erf": lambda x: np.frompyfunc(_math.erf, 1, 1)(x).astype(np.float64), "ceil": np.ceil,
+         "erf": lambda x: np.asarray(np.frompyfunc(_math.erf, 1, 1)(x), dtype=np.float64), "ceil": np.ceil,
          "floor": np.floor, "log10": np.log10, "tan": np.tan, "atan": np.arctan}
 
 

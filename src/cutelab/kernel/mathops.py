@@ -29,7 +29,7 @@ class ReductionOp(enum.Enum):
 
 _NP = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
        "rsqrt": lambda v: 1 / np.sqrt(v), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs,
-       "erf": lambda v: np.frompyfunc(_math.erf, 1, 1)(v).astype(np.float64), "ceil": np.ceil, "floor": np.floor,
+       "erf": lambda v: np.asarray(np.frompyfunc(_math.erf, 1, 1)(v), dtype=np.float64), "ceil": np.ceil, "floor": np.floor,
        "log10": np.log10, "tan": np.tan, "atan": np.arctan}
 
 
