@@ -89,3 +89,27 @@ def test_cutlass_utils_and_torch_helpers(tmp_path):
         "True",
         "cutlass.utils.TensorMapManager is not emulated by cutelab",
     ]
+
+
+def test_cute_math_in_a_kernel(tmp_path):
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(gA: cute.Tensor, gB: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            v = gA[tidx]
+            gB[tidx] = cute.math.erf(v) + cute.math.ceil(v) + cute.math.fma(v, v, cute.math.abs(v))
+
+        @cute.jit
+        def f(a: cute.Tensor, b: cute.Tensor):
+            k(a, b).launch(grid=(1, 1, 1), block=(16, 1, 1))
+
+        a = torch.randn(16, device="cuda"); b = torch.zeros(16, device="cuda")
+        f(from_dlpack(a), from_dlpack(b))
+        print(torch.allclose(b, torch.erf(a) + torch.ceil(a) + a * a + a.abs(), atol=1e-6))
+    """))
+    assert out.strip() == "True"
