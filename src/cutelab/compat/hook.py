@@ -54,6 +54,7 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl.tvm_ffi_builder": "cutelab.compat.base_dsl",
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
+    "cutlass._mlir": "cutelab.compat.mlir",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)
@@ -76,6 +77,8 @@ def _load(target: str):
 
 def _generic_target(fullname: str) -> Optional[str]:
     """cutlass.cute.X.Y -> cutelab.X.Y; cutlass.X.Y -> cutelab.X.Y."""
+    if fullname.startswith("cutlass._mlir."):
+        return "cutelab.compat.mlir." + fullname[len("cutlass._mlir."):]
     for prefix in ("cutlass.cute.", "cutlass."):
         if fullname.startswith(prefix):
             return "cutelab." + fullname[len(prefix):]
