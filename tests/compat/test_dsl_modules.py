@@ -113,3 +113,33 @@ def test_cute_math_in_a_kernel(tmp_path):
         print(torch.allclose(b, torch.erf(a) + torch.ceil(a) + a * a + a.abs(), atol=1e-6))
     """))
     assert out.strip() == "True"
+
+
+def test_programmatic_dependent_launch_runs_in_stream_order(tmp_path):
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(gA: cute.Tensor, gB: cute.Tensor):
+            cute.arch.griddepcontrol_wait()
+            tidx, _, _ = cute.arch.thread_idx()
+            gB[tidx] = gA[tidx] * 2.0
+            cute.arch.griddepcontrol_launch_dependents()
+
+        @cute.jit
+        def f(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+            k(a, b).launch(grid=(1, 1, 1), block=(16, 1, 1), use_pdl=True)
+            k(b, c).launch(grid=(1, 1, 1), block=(16, 1, 1), use_pdl=True, cooperative=False)
+
+        a = torch.randn(16, device="cuda"); b = torch.zeros(16, device="cuda"); c = torch.zeros(16, device="cuda")
+        f(from_dlpack(a), from_dlpack(b), from_dlpack(c))
+        print(torch.equal(c, 4 * a))
+        try:
+            k(from_dlpack(a), from_dlpack(b)).launch(grid=(1, 1, 1), block=(16, 1, 1), no_such_option=1)
+        except Exception as e:
+            print(type(e).__name__, "no_such_option" in str(e))
+    """))
+    assert out.splitlines() == ["True", "LaunchError True"]

@@ -115,13 +115,30 @@ def _cute_extras() -> Dict[str, Any]:
 
 CUTE_EXTRAS: Dict[str, Any] = _cute_extras()
 
+def griddepcontrol_wait(*, loc: Any = None, ip: Any = None) -> None:
+    """cute.arch.griddepcontrol_wait: wait for the grids this one depends on. cutelab launches kernels
+    without the programmatic-dependent-launch attribute (launch(use_pdl=True) runs in stream order), so
+    they have finished when this kernel starts: nothing to wait for, on the GPU as on the CPU."""
+
+
+def griddepcontrol_launch_dependents(*, loc: Any = None, ip: Any = None) -> None:
+    """cute.arch.griddepcontrol_launch_dependents: lets dependent grids start early; a hint that
+    changes nothing when launches run in stream order (as cutelab launches them)."""
+
+
+def _arch_aliases() -> Dict[str, Any]:
+    from ..kernel import arch
+
+    return {"warpgroup_reg_alloc": arch.setmaxregister_increase, "warpgroup_reg_dealloc": arch.setmaxregister_decrease}
+
+
 ARCH_EXTRAS: Dict[str, Any] = {
-    "WARP_SIZE": 32,
+    "WARP_SIZE": 32, "griddepcontrol_wait": griddepcontrol_wait,
+    "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
         "sync_warp", "add_packed_f32x2", "mul_packed_f32x2", "fma_packed_f32x2", "sub_packed_f32x2", "warp_reduction",
         "inline_ptx", "red", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "barrier_arrive",
-        "warpgroup_reg_alloc", "warpgroup_reg_dealloc", "griddepcontrol_wait", "griddepcontrol_launch_dependents",
         "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "exp2", "fence_acq_rel_cta")},
 }
 
