@@ -29,9 +29,10 @@ def test_tensors_on_cuda_live_in_host_memory(tmp_path):
         cpu = a.cpu()
         print(cpu.is_cuda, a.is_cuda, torch.ones(2).is_cuda, torch.equal(cpu, a), a.to("cpu").is_cuda)
         print(torch.cuda.is_available(), torch.cuda.device_count(), torch.cuda.current_device())
+        print(a.device, cpu.device, torch.empty(2, device=a.device).is_cuda, a.get_device())
     """))
     assert out.splitlines() == ["True True True True True torch.float16 True", "False True False True False",
-                                "True 1 0"]
+                                "True 1 0", "cuda:0 cpu True 0"]
 
 
 def test_capability_and_properties_follow_cute_dsl_arch(tmp_path):

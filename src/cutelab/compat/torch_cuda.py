@@ -3,7 +3,8 @@
 While :func:`enable` is in effect:
 - tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``) are created in host
   memory (a TorchFunctionMode maps the device to the CPU); ``t.is_cuda`` is True for them and for
-  what is computed from them (``t.device`` still says cpu: cutelab's launches read it);
+  what is computed from them, and the program sees ``t.device`` as cuda:0 (cutelab's and torch's own
+  code see the CPU, where the memory is);
 - ``torch.cuda.is_available()`` is True; capability and properties describe the emulated part
   (:mod:`cutelab.compat.device`);
 - streams and events exist; every launch runs on the CPU interpreter at once, so ``synchronize``
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -356,13 +359,24 @@ NATIVE = {"is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all"
 
 # --------------------------------------------------------------------------- tensors on "cuda"
 
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # cutelab's own files
+_TORCH = os.sep + "torch" + os.sep
+
+
+def _internal(frame: Any) -> bool:
+    """True when the frame is cutelab's or torch's own code (they see where the memory really is)."""
+    f = frame.f_code.co_filename
+    return f.startswith(_HERE) or _TORCH in f
+
 def _mode_class() -> Any:
     import torch
     from torch.overrides import TorchFunctionMode
 
     Tensor = torch.Tensor
-    getters = {Tensor.is_cuda.__get__}
     to_cpu = {Tensor.cpu}
+    device_attr = Tensor.device
+    get_device = Tensor.get_device
+    cuda0 = torch.device("cuda", 0)
 
     def mark(x: Any) -> None:
         if isinstance(x, Tensor):
@@ -393,9 +407,14 @@ def _mode_class() -> Any:
             kwargs = kwargs or {}
             name = getattr(func, "__name__", "")
             if name == "__get__":
-                if getattr(func, "__self__", None) is Tensor.is_cuda:
+                desc = getattr(func, "__self__", None)
+                if desc is Tensor.is_cuda:
                     return bool(args[0].__dict__.get(_ON_CUDA))
+                if desc is device_attr and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
+                    return cuda0  # what the program sees; cutelab and torch themselves see the CPU
                 return func(*args, **kwargs)
+            if func is get_device and args and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
+                return 0
             to_cuda = False
             if "device" in kwargs and _is_cuda_device(kwargs["device"]):
                 _check_index(kwargs["device"], f"torch.{name}")
