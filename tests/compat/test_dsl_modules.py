@@ -102,7 +102,8 @@ def test_cute_math_in_a_kernel(tmp_path):
         def k(gA: cute.Tensor, gB: cute.Tensor):
             tidx, _, _ = cute.arch.thread_idx()
             v = gA[tidx]
-            gB[tidx] = cute.math.erf(v) + cute.math.ceil(v) + cute.math.fma(v, v, cute.math.abs(v))
+            p0, p1 = cute.arch.fma_packed_f32x2((v, v), (v, 2.0), (1.0, v))
+            gB[tidx] = cute.math.erf(v) + cute.math.ceil(v) + cute.math.fma(v, v, cute.math.abs(v)) + p0 - p1
 
         @cute.jit
         def f(a: cute.Tensor, b: cute.Tensor):
@@ -110,7 +111,7 @@ def test_cute_math_in_a_kernel(tmp_path):
 
         a = torch.randn(16, device="cuda"); b = torch.zeros(16, device="cuda")
         f(from_dlpack(a), from_dlpack(b))
-        print(torch.allclose(b, torch.erf(a) + torch.ceil(a) + a * a + a.abs(), atol=1e-6))
+        print(torch.allclose(b, torch.erf(a) + torch.ceil(a) + a * a + a.abs() + (a * a + 1) - 3 * a, atol=1e-5))
     """))
     assert out.strip() == "True"
 

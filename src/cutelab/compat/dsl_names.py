@@ -4,6 +4,8 @@
 
 >>> CUTLASS_EXTRAS["select_"](True, 1, 2), str(CUTLASS_EXTRAS["CUDA_VERSION"]), ARCH_EXTRAS["WARP_SIZE"]
 (1, '12.9', 32)
+>>> ARCH_EXTRAS["fma_packed_f32x2"]((1.0, 2.0), (3.0, 4.0), (0.5, 0.5))
+(3.5, 8.5)
 """
 
 from __future__ import annotations
@@ -126,6 +128,25 @@ def griddepcontrol_launch_dependents(*, loc: Any = None, ip: Any = None) -> None
     changes nothing when launches run in stream order (as cutelab launches them)."""
 
 
+def _pair(x: Any, name: str) -> tuple:
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise TypeError(f"cute.arch.{name}: operands are pairs of Float32 values, got {x!r}")
+    return tuple(x)
+
+
+def _packed(name: str, n: int, fn: Any) -> Any:
+    def packed(*args: Any, rnd: Any = None, ftz: Any = None, loc: Any = None, ip: Any = None) -> tuple:
+        if len(args) != n:
+            raise TypeError(f"cute.arch.{name} takes {n} pairs, got {len(args)} arguments")
+        ps = [_pair(a, name) for a in args]
+        return tuple(fn(*(p[i] for p in ps)) for i in range(2))
+
+    packed.__name__ = name
+    packed.__doc__ = (f"cute.arch.{name}: the f32x2 operation on two pairs element by element (the GPU gets the "
+                      "two scalar instructions, with the same results)")
+    return packed
+
+
 def _arch_aliases() -> Dict[str, Any]:
     from ..kernel import arch
 
@@ -135,9 +156,13 @@ def _arch_aliases() -> Dict[str, Any]:
 ARCH_EXTRAS: Dict[str, Any] = {
     "WARP_SIZE": 32, "griddepcontrol_wait": griddepcontrol_wait,
     "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
+    "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
+    "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
+    "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
+    "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "sync_warp", "add_packed_f32x2", "mul_packed_f32x2", "fma_packed_f32x2", "sub_packed_f32x2", "warp_reduction",
+        "sync_warp", "warp_reduction",
         "inline_ptx", "red", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "barrier_arrive",
         "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "exp2", "fence_acq_rel_cta")},
 }
