@@ -1,5 +1,5 @@
 """The emulated CUDA device of `cutelab run` without a GPU: torch, cuda.bindings.driver, cuda.core."""
-from helpers import ok, run
+from compat_helpers import ok, run
 
 KERNEL = """
 import torch

@@ -1,5 +1,5 @@
 """cutlass._mlir: llvm.inline_asm of known PTX in kernels; other MLIR names import and raise by name."""
-from helpers import ok, run
+from compat_helpers import ok, run
 
 
 def test_inline_asm_of_known_ptx_runs_in_a_kernel(tmp_path):

@@ -1,7 +1,7 @@
 """The import hook: cutlass.* is cutelab under `cutelab run` / install(), and only then."""
 import pytest
 
-from helpers import SRC, ok, run  # noqa: F401
+from compat_helpers import SRC, ok, run  # noqa: F401
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """The DSL-internal module tree that libraries import, through `cutelab run`."""
-from helpers import ok, run
+from compat_helpers import ok, run
 
 
 def test_internal_modules_import_and_work(tmp_path):

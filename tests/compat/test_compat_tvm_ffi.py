@@ -1,5 +1,5 @@
 """The TVM-FFI calling style (quack, flash_attn.cute): env streams, torch tensors at the call."""
-from helpers import ok, run
+from compat_helpers import ok, run
 
 PROG = """
 import torch

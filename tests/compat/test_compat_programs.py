@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from helpers import SRC
+from compat_helpers import SRC
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROGRAMS_DIR = os.path.join(ROOT, "tests", "programs")
