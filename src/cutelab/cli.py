@@ -23,6 +23,8 @@
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
     cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
     cutelab profile [--svg worst.svg] program.py [args...]       # memory accesses of its kernels, per line
+    cutelab run program.py [args...]                             # a CuTe DSL program as written (import cutlass)
+    cutelab run -m pytest tests/                                 # a module, e.g. a CuTe DSL library's tests
 
 The output format follows the suffix of ``-o`` (.svg .png .txt .tex .html); without ``-o``
 the picture is printed as text (coloured when stdout is a terminal, or with ``--color``).
@@ -171,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output(p)
     _add_atom_commands(sub)
 
+    # run: parsed by cutelab.compat.run (main() hands it everything after `run`); listed here for --help
+    sub.add_parser("run", help="run a CuTe DSL program (or -m MODULE) as written: import cutlass is cutelab, and "
+                               "without a GPU torch sees an emulated CUDA device")
     # profile: run a program with every kernel launch recorded by the CPU interpreter (cutelab.kernel.cpu.profiler)
     p = sub.add_parser("profile", help="run a CuTe DSL program on the CPU interpreter and report its kernels' memory "
                                        "accesses per source line: bytes, vector width, sectors, bank conflicts")
@@ -573,6 +578,11 @@ def _profile(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "run":  # everything after `run` belongs to the program (cutelab.compat.run)
+        from .compat.run import main as run_main
+
+        return run_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.cmd == "profile":
         return _profile(args)

@@ -27,6 +27,7 @@ the batch runs them. With no recorder set this costs one test per batch.
 
 from __future__ import annotations
 
+import math as _math
 import sys
 from typing import Any, Dict, List, Optional, TextIO
 
@@ -189,7 +190,9 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
         "ne": np.not_equal}
 _MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x}
+         "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x,
+         "erf": lambda x: np.asarray(np.frompyfunc(_math.erf, 1, 1)(x), dtype=np.float64), "ceil": np.ceil,
+         "floor": np.floor, "log10": np.log10, "tan": np.tan, "atan": np.arctan}
 
 
 _HALF_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}

@@ -135,7 +135,8 @@ def _float_lit(v: float) -> str:
 
 _CMP_C = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _MATH_C = {"abs": "abs", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
-           "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tanh": "tanh"}
+           "rsqrt": "rsqrt", "sin": "sin", "cos": "cos", "tanh": "tanh",
+           "erf": "erf", "ceil": "ceil", "floor": "floor", "log10": "log10", "tan": "tan", "atan": "atan"}
 
 LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": "", "nc128": "nc128", "nc256": "nc256"}
 STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import enum
+import math as _math
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,9 @@ class ReductionOp(enum.Enum):
 
 
 _NP = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-       "rsqrt": lambda v: 1 / np.sqrt(v), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs}
+       "rsqrt": lambda v: 1 / np.sqrt(v), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs,
+       "erf": lambda v: np.asarray(np.frompyfunc(_math.erf, 1, 1)(v), dtype=np.float64), "ceil": np.ceil, "floor": np.floor,
+       "log10": np.log10, "tan": np.tan, "atan": np.arctan}
 
 
 def _apply(fn: str, x: Any) -> Any:

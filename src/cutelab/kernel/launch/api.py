@@ -139,6 +139,10 @@ class KernelCall:
     def launch(self, grid: Any = (1, 1, 1), block: Any = (1, 1, 1), smem: int = 0, stream: Any = None,
                interpret: Optional[bool] = None, cluster: Any = None, **kw: Any) -> None:
         k = self.kernel
+        # CuTe DSL's options that change no result here: programmatic dependent launch (kernels still run in
+        # stream order, so griddepcontrol waits are met) and cooperative launch (no grid-wide sync in cutelab)
+        kw.pop("use_pdl", None)
+        kw.pop("cooperative", None)
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
         if smem is None:

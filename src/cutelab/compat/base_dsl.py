@@ -1,0 +1,109 @@
+"""``cutlass.base_dsl`` (and its submodules typing, arch, dsl, ast_preprocessor, ...), as cutelab has them.
+
+``Arch`` and ``get_arch_enum()`` name the target (the GPU's, else CUTE_DSL_ARCH, else sm_90a);
+``typing`` holds the numeric types and ``Constexpr``; the names of CuTe DSL's compiler machinery
+(its preprocessor, its MLIR executor) have no counterpart and raise NotEmulatedError when used.
+
+>>> Arch.sm_90a >= Arch.sm_80, Arch.sm_100a.major, Arch.from_string("sm_90a") is Arch.sm_90a
+(True, 10, True)
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import sys
+
+from .cutlass_dsl import (  # noqa: F401
+    BFloat16, Boolean, Constexpr, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
+    JitCompiledFunction, Numeric, NumericMeta, T, TFloat32, Uint8, Uint16, Uint32, Uint64, dsl_user_op,
+    extract_mlir_values, new_from_mlir_values,
+)
+from .where import refuse
+
+__path__: list = []
+
+
+class Arch(enum.Enum):
+    """GPU architectures CuTe DSL targets; ordered by (major, minor); suffix a/f as in sm_90a."""
+
+    sm_80 = "sm_80"
+    sm_86 = "sm_86"
+    sm_87 = "sm_87"
+    sm_89 = "sm_89"
+    sm_90 = "sm_90"
+    sm_90a = "sm_90a"
+    sm_100 = "sm_100"
+    sm_100a = "sm_100a"
+    sm_100f = "sm_100f"
+    sm_101a = "sm_101a"
+    sm_103a = "sm_103a"
+    sm_110a = "sm_110a"
+    sm_120 = "sm_120"
+    sm_120a = "sm_120a"
+    sm_121a = "sm_121a"
+
+    @property
+    def major(self) -> int:
+        return int(re.fullmatch(r"sm_(\d+)(\d)[a-z]?", self.value).group(1))
+
+    @property
+    def minor(self) -> int:
+        return int(re.fullmatch(r"sm_(\d+)(\d)[a-z]?", self.value).group(2))
+
+    @property
+    def suffix(self) -> str:
+        return re.fullmatch(r"sm_\d+([a-z]?)", self.value).group(1)
+
+    def _key(self) -> tuple:
+        return (self.major, self.minor)
+
+    def __lt__(self, o: "Arch") -> bool:
+        return self._key() < o._key()
+
+    def __le__(self, o: "Arch") -> bool:
+        return self._key() <= o._key()
+
+    def __gt__(self, o: "Arch") -> bool:
+        return self._key() > o._key()
+
+    def __ge__(self, o: "Arch") -> bool:
+        return self._key() >= o._key()
+
+    @classmethod
+    def from_string(cls, s: str) -> "Arch":
+        try:
+            return cls(str(s).strip())
+        except ValueError:
+            raise ValueError(f"Arch.from_string({s!r}): not an architecture CuTe DSL knows") from None
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def get_arch_enum() -> Arch:
+    """The target: the GPU's architecture (sm_90 -> sm_90a), else CUTE_DSL_ARCH, else sm_90a."""
+    env = os.environ.get("CUTE_DSL_ARCH")
+    if env:
+        return Arch.from_string(env)
+    compat = sys.modules.get("cutelab.compat")
+    if compat is None or not compat.emulating():
+        from ..kernel.cuda.driver import device_arch, gpu_available
+
+        if gpu_available():
+            a = device_arch()
+            return Arch.from_string(a + "a" if a in ("sm_90", "sm_100", "sm_103", "sm_120") else a)
+    return Arch.sm_90a
+
+
+class _Typing:
+    pass
+
+
+typing = sys.modules[__name__]  # cutlass.base_dsl.typing: this module (its numeric types, Constexpr, ...)
+
+BaseDSL = refuse("cutlass.base_dsl.BaseDSL", "CuTe DSL's MLIR compiler object has no cutelab counterpart")
+DSLPreprocessor = refuse("cutlass.base_dsl.ast_preprocessor.DSLPreprocessor",
+                         "cutelab rewrites kernels with its own AST pass (cutelab.kernel.frontend.rewrite)")
+JitExecutor = refuse("cutlass.base_dsl.jit_executor.JitExecutor", "cutelab runs compiled kernels itself")

@@ -1,0 +1,272 @@
+"""``cuda.bindings.driver`` (and ``cuda.bindings.runtime``) of the emulated CUDA device.
+
+The common stream, event, context and device calls, answered as cuda-python answers them (a
+tuple whose first item is ``CUresult.CUDA_SUCCESS``); launches run on the CPU interpreter at
+once, so synchronising returns at once. Any other name raises NotEmulatedError naming it and
+the user's line.
+
+>>> err, dev = cuDeviceGet(0)
+>>> err == CUresult.CUDA_SUCCESS, cuDeviceGetAttribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)[1] >= 8
+(True, True)
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import time
+import types
+from typing import Any
+
+from ..kernel.cuda.driver import CUstream, CUstream_flags  # noqa: F401  (the launch path knows these)
+from . import device as _device
+from .where import NotEmulatedAttributeError, NotEmulatedError, user_line
+
+__path__: list = []  # cuda.bindings.driver is a module; cuda.cuda too
+
+
+class CUresult(enum.IntEnum):
+    CUDA_SUCCESS = 0
+    CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_INVALID_DEVICE = 101
+    CUDA_ERROR_NOT_READY = 600
+
+
+class CUdevice_attribute(enum.IntEnum):  # noqa: N801
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR = 39
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
+    CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+    CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH = 120
+
+
+def _attribute(a: Any) -> int:
+    p = _device.DeviceProperties()
+    A = CUdevice_attribute
+    table = {
+        A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1024,
+        A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: p.shared_memory_per_block,
+        A.CU_DEVICE_ATTRIBUTE_WARP_SIZE: 32,
+        A.CU_DEVICE_ATTRIBUTE_CLOCK_RATE: p.clock_rate,
+        A.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: p.multi_processor_count,
+        A.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: p.L2_cache_size,
+        A.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
+        A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: p.major,
+        A.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: p.minor,
+        A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: p.shared_memory_per_multiprocessor,
+        A.CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: p.regs_per_multiprocessor,
+        A.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: p.shared_memory_per_block_optin,
+        A.CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: int(p.major >= 9),
+    }
+    try:
+        return table[CUdevice_attribute(int(a))]
+    except (ValueError, KeyError):
+        raise NotEmulatedError(f"cuda.bindings.driver.cuDeviceGetAttribute({a!r})", where=user_line(3)) from None
+
+
+class CUdevice(int):
+    def getPtr(self) -> int:  # noqa: N802
+        return int(self)
+
+
+class CUcontext:
+    def __init__(self, handle: int = 1):
+        self.handle = handle
+
+    def __int__(self) -> int:
+        return self.handle
+
+
+class CUevent:
+    def __init__(self) -> None:
+        self.t = None
+
+
+_OK = CUresult.CUDA_SUCCESS
+_HANDLES = itertools.count(0x9000)
+
+
+def _dev(d: Any) -> None:
+    if int(d) != 0:
+        raise NotEmulatedError(f"CUDA device {int(d)}", "the emulated CUDA device has one GPU, device 0",
+                               where=user_line(3))
+
+
+def cuInit(flags: int = 0):  # noqa: N802 - the driver's names
+    return (_OK,)
+
+
+def cuDriverGetVersion():  # noqa: N802
+    return (_OK, 12080)
+
+
+def cuDeviceGetCount():  # noqa: N802
+    return (_OK, 1)
+
+
+def cuDeviceGet(ordinal: int):  # noqa: N802
+    _dev(ordinal)
+    return (_OK, CUdevice(0))
+
+
+def cuDeviceGetName(length: int, dev: Any):  # noqa: N802
+    return (_OK, _device.DeviceProperties().name.encode()[:length])
+
+
+def cuDeviceGetAttribute(attrib: Any, dev: Any):  # noqa: N802
+    _dev(dev)
+    return (_OK, _attribute(attrib))
+
+
+def cuDeviceTotalMem(dev: Any):  # noqa: N802
+    return (_OK, _device.DeviceProperties().total_memory)
+
+
+def cuDevicePrimaryCtxRetain(dev: Any):  # noqa: N802
+    _dev(dev)
+    return (_OK, CUcontext())
+
+
+def cuDevicePrimaryCtxRelease(dev: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuCtxCreate(flags: int, dev: Any):  # noqa: N802
+    _dev(dev)
+    return (_OK, CUcontext())
+
+
+def cuCtxGetCurrent():  # noqa: N802
+    return (_OK, CUcontext())
+
+
+def cuCtxSetCurrent(ctx: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuCtxGetDevice():  # noqa: N802
+    return (_OK, CUdevice(0))
+
+
+def cuCtxSynchronize():  # noqa: N802
+    return (_OK,)
+
+
+def cuCtxDestroy(ctx: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuStreamCreate(flags: int = 0):  # noqa: N802
+    return (_OK, CUstream(next(_HANDLES)))
+
+
+def cuStreamCreateWithPriority(flags: int, priority: int):  # noqa: N802
+    return (_OK, CUstream(next(_HANDLES)))
+
+
+def cuStreamSynchronize(stream: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuStreamQuery(stream: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuStreamDestroy(stream: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuStreamWaitEvent(stream: Any, event: Any, flags: int = 0):  # noqa: N802
+    return (_OK,)
+
+
+def cuEventCreate(flags: int = 0):  # noqa: N802
+    return (_OK, CUevent())
+
+
+def cuEventRecord(event: CUevent, stream: Any = 0):  # noqa: N802
+    event.t = time.perf_counter()
+    return (_OK,)
+
+
+def cuEventSynchronize(event: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuEventQuery(event: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuEventElapsedTime(start: CUevent, end: CUevent):  # noqa: N802
+    if start.t is None or end.t is None:
+        return (CUresult.CUDA_ERROR_NOT_READY, 0.0)
+    return (_OK, (end.t - start.t) * 1e3)
+
+
+def cuEventDestroy(event: Any):  # noqa: N802
+    return (_OK,)
+
+
+def cuGetErrorString(err: Any):  # noqa: N802
+    return (_OK, CUresult(int(err)).name.encode())
+
+
+def cuGetErrorName(err: Any):  # noqa: N802
+    return (_OK, CUresult(int(err)).name.encode())
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotEmulatedAttributeError(f"cuda.bindings.driver.{name}", "cutelab emulates the common device, context, stream "
+                           "and event calls of the driver API without a GPU", where=user_line(2))
+
+
+# ------------------------------------------------------------------ cuda, cuda.bindings, cuda.bindings.runtime
+
+def _package(name: str, **attrs: Any) -> types.ModuleType:
+    m = types.ModuleType(name, f"{name} of cutelab's emulated CUDA device")
+    m.__path__ = []
+    m.__dict__.update(attrs)
+    return m
+
+
+class cudaError_t(enum.IntEnum):  # noqa: N801
+    cudaSuccess = 0
+
+
+def _rt_getattr(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotEmulatedAttributeError(f"cuda.bindings.runtime.{name}", where=user_line(2))
+
+
+runtime = _package(
+    "cuda.bindings.runtime", cudaError_t=cudaError_t,
+    cudaGetDeviceCount=lambda: (cudaError_t.cudaSuccess, 1),
+    cudaGetDevice=lambda: (cudaError_t.cudaSuccess, 0),
+    cudaSetDevice=lambda d: (_dev(d), (cudaError_t.cudaSuccess,))[1],
+    cudaDeviceSynchronize=lambda: (cudaError_t.cudaSuccess,),
+    cudaStreamSynchronize=lambda s: (cudaError_t.cudaSuccess,),
+    __getattr__=_rt_getattr,
+)
+bindings_pkg = _package("cuda.bindings")
+cuda_pkg = _package("cuda", bindings=bindings_pkg)
+
+
+def _link() -> None:
+    import sys
+
+    bindings_pkg.driver = sys.modules[__name__]
+    bindings_pkg.runtime = runtime
+
+
+_link()

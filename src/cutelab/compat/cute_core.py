@@ -1,0 +1,25 @@
+"""``cutlass.cute.core`` / ``cute.tensor`` / ``cute.atom`` (and ``cute.nvgpu.common``): the DSL's
+internal modules where its tensors, layouts and atoms are defined; in cutelab they are the
+top-level names, so this module is cutelab's namespace under those names.
+
+>>> make_layout((2, 3)).shape
+(2, 3)
+"""
+
+from __future__ import annotations
+
+from ..layout import *  # noqa: F401,F403
+from ..algebra import *  # noqa: F401,F403
+from ..swizzle import *  # noqa: F401,F403
+from ..tensor import *  # noqa: F401,F403
+from ..nvgpu.mma_atom import *  # noqa: F401,F403
+from ..nvgpu.copy_atom import *  # noqa: F401,F403
+from ..layout import make_layout  # noqa: F401
+from ..tensor import Tensor, TensorSSA  # noqa: F401
+from ..nvgpu.copy_atom import CopyAtom, TiledCopy  # noqa: F401
+
+
+def __getattr__(name: str):
+    import cutelab
+
+    return getattr(cutelab, name)

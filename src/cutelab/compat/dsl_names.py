@@ -1,0 +1,176 @@
+"""CuTe DSL names that cutelab's own API does not carry, for the hook's namespaces:
+``cutlass.select_``, ``cutlass.CUDA_VERSION``, ``cute.assume``, ``cute.arch.WARP_SIZE``,
+``cute.math.erf``/``fma``/``ceil``/..., ``cute.compile`` in the TVM-FFI style.
+
+>>> CUTLASS_EXTRAS["select_"](True, 1, 2), str(CUTLASS_EXTRAS["CUDA_VERSION"]), ARCH_EXTRAS["WARP_SIZE"]
+(1, '12.9', 32)
+>>> ARCH_EXTRAS["fma_packed_f32x2"]((1.0, 2.0), (3.0, 4.0), (0.5, 0.5))
+(3.5, 8.5)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from .where import refuse
+
+
+class Version:
+    """cutlass.CUDA_VERSION: the CUDA version the DSL was built for (major, minor; prints "12.9")."""
+
+    def __init__(self, major: int, minor: int) -> None:
+        self.major, self.minor = major, minor
+
+    def _t(self) -> tuple:
+        return (self.major, self.minor)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    def __repr__(self) -> str:
+        return f"Version('{self}')"
+
+    def __eq__(self, o: Any) -> bool:
+        return self._t() == _as_t(o)
+
+    def __lt__(self, o: Any) -> bool:
+        return self._t() < _as_t(o)
+
+    def __le__(self, o: Any) -> bool:
+        return self._t() <= _as_t(o)
+
+    def __gt__(self, o: Any) -> bool:
+        return self._t() > _as_t(o)
+
+    def __ge__(self, o: Any) -> bool:
+        return self._t() >= _as_t(o)
+
+    def __hash__(self) -> int:
+        return hash(self._t())
+
+
+def _as_t(o: Any) -> tuple:
+    if isinstance(o, Version):
+        return o._t()
+    if isinstance(o, str):
+        return tuple(int(x) for x in o.split(".")[:2])
+    return tuple(o)[:2]
+
+
+CUDA_VERSION = Version(12, 9)
+
+
+def select_(cond: Any, if_value: Any, else_value: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """cutlass.select_: cond ? if_value : else_value; a runtime cond selects per thread in a kernel."""
+    from ..kernel.frontend.control import ifexp
+
+    return ifexp(cond, lambda: if_value, lambda: else_value)
+
+
+def assume(src: Any, divby: Any = None, *, loc: Any = None, ip: Any = None) -> Any:
+    """cute.assume: tells the DSL's compiler that src is divisible by divby. cutelab's value ranges
+    need no hint; the value is returned unchanged (a static value is checked)."""
+    if isinstance(src, int) and not isinstance(src, bool) and isinstance(divby, int) and divby and src % divby:
+        raise ValueError(f"cute.assume({src}, divby={divby}): {src} is not divisible by {divby}")
+    return src
+
+
+def _math(name: str):
+    def f(x: Any, fastmath: bool = False, *, loc: Any = None, ip: Any = None) -> Any:
+        from ..kernel.instr.mathops import _apply
+
+        return _apply(name, x)
+
+    f.__name__ = name
+    f.__doc__ = f"cute.math.{name}: element-wise {name} (kernel values, tensor values or numbers)."
+    return f
+
+
+def _abs(x: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """cute.math.abs: |x| of floats (absf) and of integers."""
+    from ..kernel.instr.mathops import _apply
+
+    dt = getattr(x, "dtype", None)
+    if dt is not None and not getattr(dt, "is_float", True):
+        return abs(x)
+    return _apply("abs", x) if dt is not None or isinstance(x, float) else abs(x)
+
+
+def _fma(a: Any, b: Any, c: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """cute.math.fma: a * b + c (the CUDA compiler contracts it to one fma, as the DSL emits)."""
+    return a * b + c
+
+
+def _warp_size() -> int:
+    return 32
+
+
+CUTLASS_EXTRAS: Dict[str, Any] = {
+    "select_": select_, "CUDA_VERSION": CUDA_VERSION, "__version__": "4.8.1",
+}
+
+def _cute_extras() -> Dict[str, Any]:
+    from . import tvm_ffi
+
+    return {"assume": assume, "compile": tvm_ffi.compile}
+
+
+CUTE_EXTRAS: Dict[str, Any] = _cute_extras()
+
+def griddepcontrol_wait(*, loc: Any = None, ip: Any = None) -> None:
+    """cute.arch.griddepcontrol_wait: wait for the grids this one depends on. cutelab launches kernels
+    without the programmatic-dependent-launch attribute (launch(use_pdl=True) runs in stream order), so
+    they have finished when this kernel starts: nothing to wait for, on the GPU as on the CPU."""
+
+
+def griddepcontrol_launch_dependents(*, loc: Any = None, ip: Any = None) -> None:
+    """cute.arch.griddepcontrol_launch_dependents: lets dependent grids start early; a hint that
+    changes nothing when launches run in stream order (as cutelab launches them)."""
+
+
+def _pair(x: Any, name: str) -> tuple:
+    if not isinstance(x, (tuple, list)) or len(x) != 2:
+        raise TypeError(f"cute.arch.{name}: operands are pairs of Float32 values, got {x!r}")
+    return tuple(x)
+
+
+def _packed(name: str, n: int, fn: Any) -> Any:
+    def packed(*args: Any, rnd: Any = None, ftz: Any = None, loc: Any = None, ip: Any = None) -> tuple:
+        if len(args) != n:
+            raise TypeError(f"cute.arch.{name} takes {n} pairs, got {len(args)} arguments")
+        ps = [_pair(a, name) for a in args]
+        return tuple(fn(*(p[i] for p in ps)) for i in range(2))
+
+    packed.__name__ = name
+    packed.__doc__ = (f"cute.arch.{name}: the f32x2 operation on two pairs element by element (the GPU gets the "
+                      "two scalar instructions, with the same results)")
+    return packed
+
+
+def _arch_aliases() -> Dict[str, Any]:
+    from ..kernel import arch
+
+    return {"warpgroup_reg_alloc": arch.setmaxregister_increase, "warpgroup_reg_dealloc": arch.setmaxregister_decrease}
+
+
+ARCH_EXTRAS: Dict[str, Any] = {
+    "WARP_SIZE": 32, "griddepcontrol_wait": griddepcontrol_wait,
+    "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
+    "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
+    "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
+    "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
+    "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
+    # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
+    **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
+        "sync_warp", "warp_reduction",
+        "inline_ptx", "red", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "barrier_arrive",
+        "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "exp2", "fence_acq_rel_cta")},
+}
+
+MATH_EXTRAS: Dict[str, Any] = {
+    **{n: _math(n) for n in ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+                             "atan", "erf", "ceil", "floor")},
+    "abs": _abs, "fma": _fma,
+    **{n: refuse(f"cute.math.{n}", "not in cutelab's kernel compiler yet") for n in (
+        "atan2", "pow", "acos", "asin", "copysign", "round", "trunc", "exp10", "log1p", "expm1")},
+}

@@ -1,0 +1,155 @@
+"""``cutlass.torch`` helpers beyond cutelab.torch: tensors made and initialised as CuTe DSL's
+examples make them (``create_and_permute_torch_tensor``, ``matrix``, ``cute_tensor_like``,
+``convert_cute_tensor``) and the driver streams of torch's (``default_stream``, ``current_stream``).
+
+>>> TensorInitType.RANDOM.name, RandomInitConfig().min_val
+('RANDOM', -2)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+
+class TensorInitType(enum.Enum):
+    SKIP = "skip"
+    SCALAR = "scalar"
+    RANDOM = "random"
+    GAUSSIAN = "gaussian"
+
+
+@dataclass
+class ScalarInitConfig:
+    value: float = 0.0
+
+
+@dataclass
+class RandomInitConfig:
+    min_val: int = -2
+    max_val: int = 2
+
+
+@dataclass
+class GaussianInitConfig:
+    mean: float = 0.0
+    std: float = 1.0
+    scale: float = 1.0
+
+
+def create_and_permute_torch_tensor(shape: Any, dtype: Any, permute_order: Any = None,
+                                    init_type: TensorInitType = TensorInitType.RANDOM,
+                                    init_config: Any = None, device: Any = None) -> Any:
+    """A torch tensor of shape, initialised (random integers in [min_val, max_val), a scalar or a
+    Gaussian), then permuted by permute_order and converted to dtype."""
+    import torch
+
+    init_dtype = torch.int32 if init_type == TensorInitType.RANDOM else torch.float32
+    t = torch.empty(*shape, dtype=init_dtype, device=device)
+    if init_type == TensorInitType.SCALAR:
+        t.fill_((init_config or ScalarInitConfig()).value)
+    elif init_type == TensorInitType.RANDOM:
+        c = init_config or RandomInitConfig()
+        t.random_(int(c.min_val), int(c.max_val))
+    elif init_type == TensorInitType.GAUSSIAN:
+        c = init_config or GaussianInitConfig()
+        t.normal_(c.mean, c.std)
+        t *= c.scale
+    elif init_type != TensorInitType.SKIP:
+        raise ValueError(f"create_and_permute_torch_tensor: unknown init_type {init_type!r}")
+    if permute_order is not None:
+        t = t.permute(permute_order)
+    return t.to(dtype=dtype)
+
+
+def _torch_dtype(cutlass_dtype: Any) -> Any:
+    from ..torch import dtype as tdtype
+    from ..utils.tensor_helpers import is_fp8_dtype
+
+    if is_fp8_dtype(cutlass_dtype):
+        import torch
+
+        return torch.uint8
+    return tdtype(cutlass_dtype)
+
+
+def matrix(l: int, mode0: int, mode1: int, is_mode0_major: bool, cutlass_dtype: Any,
+           init_type: TensorInitType = TensorInitType.RANDOM, init_config: Any = None, device: Any = "cuda") -> Any:
+    """cutlass.torch.matrix: an (mode0, mode1, l) torch tensor, mode0- or mode1-major, initialised as
+    create_and_permute_torch_tensor does (fp8 types: float32 values, converted by cute_tensor_like)."""
+    import torch
+
+    from ..utils.tensor_helpers import is_fp8_dtype
+
+    shape = (l, mode1, mode0) if is_mode0_major else (l, mode0, mode1)
+    order = (2, 1, 0) if is_mode0_major else (1, 2, 0)
+    tdt = torch.float32 if is_fp8_dtype(cutlass_dtype) else _torch_dtype(cutlass_dtype)
+    return create_and_permute_torch_tensor(shape, tdt, permute_order=order, init_type=init_type,
+                                           init_config=init_config, device=device)
+
+
+def convert_cute_tensor(f32_torch_tensor: Any, cute_tensor: Any, dtype: Any, is_dynamic_layout: bool = True) -> Any:
+    """Write f32_torch_tensor's values, converted to dtype, into cute_tensor's storage; returns cute_tensor."""
+
+    from ..utils.tensor_helpers import _fill_fp8, is_fp8_dtype
+
+    owner = getattr(cute_tensor.engine, "owner", None)
+    if owner is None or type(owner).__module__.split(".")[0] != "torch":
+        raise TypeError("convert_cute_tensor: the cute tensor must view a torch tensor (from_dlpack)")
+    if is_fp8_dtype(dtype):
+        _fill_fp8(owner, f32_torch_tensor, dtype)
+    else:
+        owner.copy_(f32_torch_tensor.to(owner.dtype))
+    return cute_tensor
+
+
+def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool, assumed_align: Optional[int] = None) -> Any:
+    """(cute tensor, torch tensor): storage like data_ref's (shape, strides) of cutlass_dtype, holding
+    data_ref's values converted; the cute tensor's layout dynamic (but the leading dimension) if asked."""
+    import torch
+
+    from ..runtime import from_dlpack
+    from ..utils.tensor_helpers import is_fp8_dtype
+
+    storage = torch.empty_strided(tuple(data_ref.shape), tuple(data_ref.stride()), dtype=_torch_dtype(cutlass_dtype),
+                                  device=data_ref.device)
+    if getattr(data_ref, "is_cuda", False):
+        storage = storage.cuda()
+    t = from_dlpack(storage, assumed_align=assumed_align)
+    if is_fp8_dtype(cutlass_dtype):
+        t.element_type = cutlass_dtype
+    if is_dynamic_layout:
+        strides = tuple(data_ref.stride())
+        leading = next((i for i, s in enumerate(strides) if s == 1), None)
+        t = t.mark_layout_dynamic(leading_dim=leading)
+    convert_cute_tensor(data_ref.to(torch.float32) if is_fp8_dtype(cutlass_dtype) else data_ref, t, cutlass_dtype)
+    return t, storage
+
+
+def _cu_stream(s: Any) -> Any:
+    from ..kernel.cuda.driver import CUstream
+
+    return CUstream(int(s.cuda_stream))
+
+
+def default_stream() -> Any:
+    """torch's default CUDA stream, as a cuda.CUstream."""
+    import torch
+
+    return _cu_stream(torch.cuda.default_stream())
+
+
+def current_stream() -> Any:
+    """torch's current CUDA stream, as a cuda.CUstream (CuTe DSL's cutlass.torch.current_stream)."""
+    import torch
+
+    return _cu_stream(torch.cuda.current_stream())
+
+
+EXTRAS: Dict[str, Any] = {
+    "TensorInitType": TensorInitType, "ScalarInitConfig": ScalarInitConfig, "RandomInitConfig": RandomInitConfig,
+    "GaussianInitConfig": GaussianInitConfig, "create_and_permute_torch_tensor": create_and_permute_torch_tensor,
+    "matrix": matrix, "convert_cute_tensor": convert_cute_tensor, "cute_tensor_like": cute_tensor_like,
+    "default_stream": default_stream, "current_stream": current_stream,
+}

@@ -1,0 +1,181 @@
+"""The import hook: ``cutlass``, ``cutlass.cute`` and every ``cutlass.*`` module resolve to cutelab.
+
+A meta-path finder placed first in ``sys.meta_path`` (so it wins over an installed
+nvidia-cutlass-dsl) answers for ``cutlass`` and its submodules, and, while the CUDA device is
+emulated, for ``cuda.bindings.driver`` and ``cuda.core``. Only :func:`install` puts it there
+(``cutelab run`` and ``cutelab.compat.install()`` call it); a plain ``import cutlass`` without it
+means whatever is installed.
+
+Resolution of ``cutlass.X.Y``: the table ``ALIASES`` first (the DSL-internal façades in this
+package), then cutelab's module of the same path (``cutlass.cute.nvgpu.warp`` ->
+``cutelab.nvgpu.warp``, ``cutlass.utils`` -> ``cutelab.utils``). A name with neither is a
+ModuleNotFoundError naming it and the importing line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from typing import Dict, Optional
+
+from .where import user_line
+
+#: cutlass.* (and cuda.*) module -> the module that stands for it
+ALIASES: Dict[str, str] = {
+    "cutlass": "cutelab.compat.namespaces:cutlass",
+    "cutlass.cute": "cutelab.compat.namespaces:cute",
+    "cutlass.cute.arch": "cutelab.compat.namespaces:arch",
+    "cutlass.cute.math": "cutelab.compat.namespaces:math",
+    "cutlass.cute.runtime": "cutelab.compat.namespaces:runtime",
+    "cutlass.cute.testing": "cutelab.compat.namespaces:testing",
+    "cutlass.testing": "cutelab.compat.namespaces:testing",
+    "cutlass.torch": "cutelab.compat.namespaces:torch",
+    "cutlass.utils": "cutelab.compat.namespaces:utils",
+    "cutlass.cute.typing": "cutelab.compat.cute_typing",
+    "cutlass.cute.tensor": "cutelab.compat.cute_core",
+    "cutlass.cute.core": "cutelab.compat.cute_core",
+    "cutlass.cute.atom": "cutelab.compat.cute_core",
+    "cutlass.cute.nvgpu.common": "cutelab.compat.cute_core",
+    "cutlass.cutlass_dsl": "cutelab.compat.cutlass_dsl",
+    "cutlass.cutlass_dsl.cutlass": "cutelab.compat.cutlass_dsl",
+    "cutlass.base_dsl": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.typing": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.arch": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.dsl": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.ast_preprocessor": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.ast_helpers": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.jit_executor": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.runtime": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.common": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.utils": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.compiler": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.tvm_ffi_builder": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
+    "cutlass._mlir": "cutelab.compat.mlir",
+}
+
+#: modules answered only while the CUDA device is emulated (no GPU)
+EMULATED: Dict[str, str] = {
+    "cuda": "cutelab.compat.cuda_driver:cuda_pkg",
+    "cuda.bindings": "cutelab.compat.cuda_driver:bindings_pkg",
+    "cuda.bindings.driver": "cutelab.compat.cuda_driver",
+    "cuda.bindings.runtime": "cutelab.compat.cuda_driver:runtime",
+    "cuda.cuda": "cutelab.compat.cuda_driver",
+    "cuda.core": "cutelab.compat.cuda_core",
+    "cuda.core.experimental": "cutelab.compat.cuda_core",
+}
+
+
+def _load(target: str):
+    mod_name, _, attr = target.partition(":")
+    mod = importlib.import_module(mod_name)
+    return getattr(mod, attr) if attr else mod
+
+
+def _generic_target(fullname: str) -> Optional[str]:
+    """cutlass.cute.X.Y -> cutelab.X.Y; cutlass.X.Y -> cutelab.X.Y."""
+    if fullname.startswith("cutlass._mlir."):
+        return "cutelab.compat.mlir." + fullname[len("cutlass._mlir."):]
+    for prefix in ("cutlass.cute.", "cutlass."):
+        if fullname.startswith(prefix):
+            return "cutelab." + fullname[len(prefix):]
+    return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands out an existing module object under the cutlass.* name (nothing is executed)."""
+
+    def __init__(self, fullname: str, module):
+        self.fullname, self.module = fullname, module
+        self.saved = {k: module.__dict__[k] for k in ("__spec__", "__loader__") if k in module.__dict__}
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module) -> None:
+        # importlib stamped the alias's spec on the module: give cutelab's module its own back
+        for k in ("__spec__", "__loader__"):
+            if k in self.saved:
+                module.__dict__[k] = self.saved[k]
+
+
+class CutlassFinder(importlib.abc.MetaPathFinder):
+    """Finds cutlass.* (and, emulating, cuda.*) in cutelab."""
+
+    def __init__(self, emulate_cuda: bool):
+        self.emulate_cuda = emulate_cuda
+
+    def _target(self, fullname: str):
+        if fullname in ALIASES:
+            return ALIASES[fullname]
+        if self.emulate_cuda and fullname in EMULATED:
+            return EMULATED[fullname]
+        if fullname == "cutlass" or fullname.startswith("cutlass."):
+            return _generic_target(fullname)
+        if self.emulate_cuda and (fullname.startswith("cuda.bindings.") or fullname.startswith("cuda.core.")):
+            return "!"  # a CUDA module that is not emulated
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        t = self._target(fullname)
+        if t is None:
+            return None
+        where = user_line(2)
+        if t == "!":
+            from .where import NotEmulatedError
+
+            raise NotEmulatedError(f"the module {fullname}", "cutelab emulates cuda.bindings.driver, "
+                                   "cuda.bindings.runtime and cuda.core without a GPU", where=where)
+        try:
+            module = _load(t)
+        except ModuleNotFoundError as e:
+            wanted = t.partition(":")[0]
+            if e.name and (e.name == wanted or wanted.startswith(e.name + ".")):
+                raise ModuleNotFoundError(
+                    f"No module named {fullname!r}: cutelab's compatibility layer has no {fullname} "
+                    f"(looked for {wanted})" + (f"; imported at {where}" if where else ""), name=fullname) from None
+            raise
+        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(fullname, module),
+                                              is_package=hasattr(module, "__path__"))
+        return spec
+
+
+_FINDER: Optional[CutlassFinder] = None
+
+
+def install_hook(emulate_cuda: bool) -> CutlassFinder:
+    """Put the finder first in sys.meta_path and drop any cutlass (or emulated cuda) modules
+    already imported, so that the next import finds cutelab's."""
+    global _FINDER
+    if _FINDER is not None and _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    _FINDER = CutlassFinder(emulate_cuda)
+    sys.meta_path.insert(0, _FINDER)
+    for name in list(sys.modules):
+        if name == "cutlass" or name.startswith("cutlass.") or (emulate_cuda and (
+                name in EMULATED or name.startswith(("cuda.bindings.", "cuda.core.")))):
+            del sys.modules[name]
+    return _FINDER
+
+
+def uninstall_hook() -> None:
+    """Take the finder out, and forget the cutlass.* (and cuda.*) modules it handed out."""
+    global _FINDER
+    if _FINDER is None:
+        return
+    if _FINDER in sys.meta_path:
+        sys.meta_path.remove(_FINDER)
+    emulate = _FINDER.emulate_cuda
+    _FINDER = None
+    for name in list(sys.modules):
+        if name == "cutlass" or name.startswith("cutlass.") or (emulate and (
+                name in EMULATED or name.startswith(("cuda.bindings.", "cuda.core.")))):
+            del sys.modules[name]
+
+
+def installed() -> bool:
+    """True while the hook is in sys.meta_path."""
+    return _FINDER is not None and _FINDER in sys.meta_path

@@ -1,0 +1,525 @@
+"""The emulated CUDA device, as torch sees it, on a machine without a GPU.
+
+While :func:`enable` is in effect:
+- tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``) are created in host
+  memory (a TorchFunctionMode maps the device to the CPU); ``t.is_cuda`` is True for them and for
+  what is computed from them, and the program sees ``t.device`` as cuda:0 (cutelab's and torch's own
+  code see the CPU, where the memory is);
+- ``torch.cuda.is_available()`` is True; capability and properties describe the emulated part
+  (:mod:`cutelab.compat.device`);
+- streams and events exist; every launch runs on the CPU interpreter at once, so ``synchronize``
+  returns at once and ``Event.elapsed_time`` measures the interpreter's run between two records;
+- a CUDA graph records cutelab's launches (and the in-place torch operations) made while it is
+  captured, and replays them;
+- any other public ``torch.cuda`` function raises NotEmulatedError naming it and the user's line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import sys
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from . import device as _device
+from .where import NotEmulatedError, user_line
+
+_ON_CUDA = "_cutelab_on_cuda"
+
+
+def _is_cuda_device(d: Any) -> bool:
+    import torch
+
+    if isinstance(d, torch.device):
+        return d.type == "cuda"
+    if isinstance(d, str):
+        return d == "cuda" or d.startswith("cuda:")
+    return False
+
+
+def _check_index(d: Any, what: str) -> None:
+    import torch
+
+    idx = None
+    if isinstance(d, torch.device):
+        idx = d.index
+    elif isinstance(d, str) and d.startswith("cuda:"):
+        idx = int(d[5:])
+    elif isinstance(d, int) and not isinstance(d, bool):
+        idx = d
+    if idx not in (None, 0):
+        raise NotEmulatedError(f"{what} on cuda:{idx}", "the emulated CUDA device has one GPU, cuda:0",
+                               where=user_line(3))
+
+
+# --------------------------------------------------------------------------- streams and events
+
+_HANDLES = itertools.count(0x7000)
+_local = threading.local()
+
+
+class Stream:
+    """torch.cuda.Stream of the emulated device: launches on it run at once, on the CPU."""
+
+    def __init__(self, device: Any = None, priority: int = 0, *, _handle: Optional[int] = None, **kwargs: Any):
+        _check_index(device, "torch.cuda.Stream")
+        self.device_index = 0
+        self.priority = priority
+        self.cuda_stream = next(_HANDLES) if _handle is None else _handle
+
+    @property
+    def device(self) -> Any:
+        import torch
+
+        return torch.device("cuda", 0)
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def wait_stream(self, stream: Any) -> None:
+        pass
+
+    def wait_event(self, event: Any) -> None:
+        pass
+
+    def record_event(self, event: Any = None) -> "Event":
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def __int__(self) -> int:
+        return self.cuda_stream
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream
+
+    def __hash__(self) -> int:
+        return hash(("cutelab-stream", self.cuda_stream))
+
+    def __enter__(self) -> "Stream":
+        stack = _stream_stack()
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _stream_stack().pop()
+
+    def __repr__(self) -> str:
+        return f"<torch.cuda.Stream device=cuda:0 cuda_stream={self.cuda_stream:#x} (cutelab)>"
+
+
+class ExternalStream(Stream):
+    def __init__(self, stream_ptr: int, device: Any = None, **kwargs: Any):
+        super().__init__(device, _handle=int(stream_ptr))
+
+
+DEFAULT_STREAM = Stream(_handle=0)
+
+
+def _stream_stack() -> List[Stream]:
+    if not hasattr(_local, "stack"):
+        _local.stack = []
+    return _local.stack
+
+
+def current_stream(device: Any = None) -> Stream:
+    _check_index(device, "torch.cuda.current_stream")
+    stack = _stream_stack()
+    return stack[-1] if stack else DEFAULT_STREAM
+
+
+def default_stream(device: Any = None) -> Stream:
+    _check_index(device, "torch.cuda.default_stream")
+    return DEFAULT_STREAM
+
+
+def set_stream(stream: Stream) -> None:
+    stack = _stream_stack()
+    if stack:
+        stack[-1] = stream
+    else:
+        stack.append(stream)
+
+
+@contextlib.contextmanager
+def stream(s: Optional[Stream]):
+    if s is None:
+        yield
+        return
+    with s:
+        yield
+
+
+class Event:
+    """torch.cuda.Event: record() notes the host clock; the interpreter has already finished the
+    work launched before it, so elapsed_time is the interpreter's time between two records."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
+                 **kwargs: Any):
+        self.enable_timing = enable_timing
+        self.t: Optional[float] = None
+
+    def record(self, stream: Any = None) -> None:
+        self.t = time.perf_counter()
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event: "Event") -> float:
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("torch.cuda.Event.elapsed_time: both events must be created with enable_timing=True")
+        if self.t is None or end_event.t is None:
+            raise RuntimeError("torch.cuda.Event.elapsed_time: both events must be recorded first")
+        return (end_event.t - self.t) * 1e3
+
+    def __repr__(self) -> str:
+        return "<torch.cuda.Event (cutelab)>"
+
+
+# --------------------------------------------------------------------------- graphs
+
+_CAPTURING: List["CUDAGraph"] = []
+
+
+class CUDAGraph:
+    """torch.cuda.CUDAGraph: between capture_begin and capture_end, cutelab's launches and torch's
+    in-place operations are recorded (not run); replay() runs them again, in order."""
+
+    def __init__(self, keep_graph: bool = False) -> None:
+        self.steps: List[Callable[[], Any]] = []
+        self.captured = False
+
+    def capture_begin(self, pool: Any = None, capture_error_mode: str = "global") -> None:
+        if _CAPTURING:
+            raise RuntimeError("torch.cuda.CUDAGraph.capture_begin: another graph is being captured")
+        self.steps = []
+        _CAPTURING.append(self)
+
+    def capture_end(self) -> None:
+        if not _CAPTURING or _CAPTURING[-1] is not self:
+            raise RuntimeError("torch.cuda.CUDAGraph.capture_end: this graph is not being captured")
+        _CAPTURING.pop()
+        self.captured = True
+
+    def replay(self) -> None:
+        if not self.captured:
+            raise RuntimeError("torch.cuda.CUDAGraph.replay: the graph was never captured")
+        for step in self.steps:
+            step()
+
+    def reset(self) -> None:
+        self.steps, self.captured = [], False
+
+    def pool(self) -> Any:
+        return ("cutelab-pool", id(self))
+
+    def instantiate(self) -> None:
+        pass
+
+    def enable_debug_mode(self) -> None:
+        pass
+
+    def debug_dump(self, path: str) -> None:
+        raise NotEmulatedError("torch.cuda.CUDAGraph.debug_dump")
+
+
+class graph:  # noqa: N801 - torch's name
+    """``with torch.cuda.graph(g):`` captures into g."""
+
+    def __init__(self, cuda_graph: CUDAGraph, pool: Any = None, stream: Any = None,
+                 capture_error_mode: str = "global") -> None:
+        self.g = cuda_graph
+
+    def __enter__(self) -> None:
+        self.g.capture_begin()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.g.capture_end()
+
+
+def capturing() -> Optional[CUDAGraph]:
+    return _CAPTURING[-1] if _CAPTURING else None
+
+
+def is_current_stream_capturing() -> bool:
+    return bool(_CAPTURING)
+
+
+def graph_pool_handle() -> Any:
+    return ("cutelab-pool", 0)
+
+
+def _wrap_interpreter() -> None:
+    """While a graph is captured, a kernel launch is recorded in it instead of run."""
+    from ..kernel import interpret as _interp
+
+    if getattr(_interp.interpret, "_cutelab_graph", False):
+        return
+    run = _interp.interpret
+
+    def interpret(ir: Any, buffers: Any, addresses: Any = None, out: Any = None, scalars: Any = None) -> None:
+        g = capturing()
+        if g is None:
+            return run(ir, buffers, addresses, out, scalars)
+        g.steps.append(lambda: run(ir, buffers, addresses, out, scalars))
+
+    interpret._cutelab_graph = True
+    interpret.__wrapped__ = run
+    _interp.interpret = interpret
+
+
+# --------------------------------------------------------------------------- the device
+
+def is_available() -> bool:
+    return True
+
+
+def device_count() -> int:
+    return 1
+
+
+def current_device() -> int:
+    return 0
+
+
+def set_device(d: Any) -> None:
+    _check_index(d, "torch.cuda.set_device")
+
+
+def get_device_capability(d: Any = None) -> tuple:
+    _check_index(d, "torch.cuda.get_device_capability")
+    return _device.capability()
+
+
+def get_device_properties(d: Any = None) -> _device.DeviceProperties:
+    _check_index(d, "torch.cuda.get_device_properties")
+    return _device.DeviceProperties()
+
+
+def get_device_name(d: Any = None) -> str:
+    return get_device_properties(d).name
+
+
+def get_arch_list() -> List[str]:
+    major, minor = _device.capability()
+    return [f"sm_{major}{minor}"]
+
+
+def synchronize(d: Any = None) -> None:
+    _check_index(d, "torch.cuda.synchronize")
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return True
+
+
+def empty_cache() -> None:
+    pass
+
+
+class device:  # noqa: N801 - torch's name
+    """``with torch.cuda.device(0):``."""
+
+    def __init__(self, d: Any) -> None:
+        _check_index(d, "torch.cuda.device")
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+EMULATED: Dict[str, Any] = {
+    "is_available": is_available, "device_count": device_count, "current_device": current_device,
+    "set_device": set_device, "get_device_capability": get_device_capability,
+    "get_device_properties": get_device_properties, "get_device_name": get_device_name,
+    "get_arch_list": get_arch_list, "synchronize": synchronize, "is_bf16_supported": is_bf16_supported,
+    "empty_cache": empty_cache, "device": device, "Stream": Stream, "ExternalStream": ExternalStream,
+    "Event": Event, "current_stream": current_stream, "default_stream": default_stream,
+    "set_stream": set_stream, "stream": stream, "StreamContext": stream, "CUDAGraph": CUDAGraph, "graph": graph,
+    "is_current_stream_capturing": is_current_stream_capturing, "graph_pool_handle": graph_pool_handle,
+}
+
+#: torch.cuda functions that work without a GPU as torch writes them (random seeds are queued)
+NATIVE = {"is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all", "init", "is_tf32_supported"}
+
+
+# --------------------------------------------------------------------------- tensors on "cuda"
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # cutelab's own files
+_TORCH = os.sep + "torch" + os.sep
+
+
+def _internal(frame: Any) -> bool:
+    """True when the frame is cutelab's or torch's own code (they see where the memory really is)."""
+    f = frame.f_code.co_filename
+    return f.startswith(_HERE) or _TORCH in f
+
+def _mode_class() -> Any:
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    Tensor = torch.Tensor
+    to_cpu = {Tensor.cpu}
+    device_attr = Tensor.device
+    get_device = Tensor.get_device
+    cuda0 = torch.device("cuda", 0)
+
+    def mark(x: Any) -> None:
+        if isinstance(x, Tensor):
+            try:
+                setattr(x, _ON_CUDA, True)
+            except Exception:  # noqa: BLE001 - a tensor that takes no attributes stays unmarked
+                pass
+        elif isinstance(x, (tuple, list)):
+            for y in x:
+                if isinstance(y, Tensor):
+                    mark(y)
+
+    def marked(args: Any, kwargs: Dict[str, Any]) -> bool:
+        for a in itertools.chain(args, kwargs.values()):
+            if isinstance(a, Tensor):
+                if a.__dict__.get(_ON_CUDA):
+                    return True
+            elif isinstance(a, (tuple, list)):
+                for y in a:
+                    if isinstance(y, Tensor) and y.__dict__.get(_ON_CUDA):
+                        return True
+        return False
+
+    class EmulatedCuda(TorchFunctionMode):
+        """Maps device "cuda" to the CPU and keeps track of which tensors are "on cuda"."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            name = getattr(func, "__name__", "")
+            if name == "__get__":
+                desc = getattr(func, "__self__", None)
+                if desc is Tensor.is_cuda:
+                    return bool(args[0].__dict__.get(_ON_CUDA))
+                if desc is device_attr and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
+                    return cuda0  # what the program sees; cutelab and torch themselves see the CPU
+                return func(*args, **kwargs)
+            if func is get_device and args and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
+                return 0
+            to_cuda = False
+            if "device" in kwargs and _is_cuda_device(kwargs["device"]):
+                _check_index(kwargs["device"], f"torch.{name}")
+                kwargs = dict(kwargs, device="cpu")
+                to_cuda = True
+            if kwargs.get("pin_memory"):
+                kwargs = dict(kwargs, pin_memory=False)
+            if func is Tensor.cuda or func is Tensor.pin_memory:
+                out = args[0].view_as(args[0]) if func is Tensor.cuda else args[0]
+                if func is Tensor.cuda:
+                    mark(out)
+                return out
+            if name == "to":
+                new = []
+                for a in args:
+                    if _is_cuda_device(a):
+                        _check_index(a, "Tensor.to")
+                        a, to_cuda = "cpu", True
+                    new.append(a)
+                args = tuple(new)
+            was_cuda = to_cuda or marked(args, kwargs)
+            g = capturing()
+            if g is not None and was_cuda and (name.endswith("_") and not name.endswith("__") or "out" in kwargs):
+                g.steps.append(lambda: func(*args, **kwargs))  # an in-place operation: run at replay
+                return args[0] if args and isinstance(args[0], Tensor) and "out" not in kwargs else kwargs.get("out")
+            out = func(*args, **kwargs)
+            if func in to_cpu or (name == "to" and not to_cuda and any(
+                    (isinstance(a, str) and a == "cpu") or (isinstance(a, torch.device) and a.type == "cpu")
+                    for a in itertools.chain(args, kwargs.values()))):
+                if out is (args[0] if args else None):
+                    out = out.view_as(out)  # a CPU copy of a "cuda" tensor: a new tensor, not marked
+                if isinstance(out, Tensor):
+                    out.__dict__.pop(_ON_CUDA, None)
+                return out
+            if was_cuda:
+                if out is (args[0] if args else None) and name == "to" and to_cuda and not args[0].__dict__.get(_ON_CUDA):
+                    out = out.view_as(out)  # .to("cuda") of a CPU tensor: another tensor, the copy "on cuda"
+                mark(out)
+                if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
+                    g.steps.append(lambda: out.copy_(func(*args, **kwargs)))
+            return out
+
+    return EmulatedCuda
+
+
+# --------------------------------------------------------------------------- switching it on
+
+_STATE: Dict[str, Any] = {}
+
+
+def enable() -> None:
+    """Emulate the CUDA device in torch (once; see the module's docstring)."""
+    if _STATE.get("on"):
+        return
+    import torch.cuda as tc
+
+    saved: Dict[str, Any] = {}
+    for n in dir(tc):
+        if n.startswith("_") or n in NATIVE:
+            continue
+        v = getattr(tc, n)
+        if n in EMULATED:
+            saved[n] = v
+            setattr(tc, n, EMULATED[n])
+        elif callable(v) and not isinstance(v, type) and type(v).__name__ in ("function", "builtin_function_or_method"):
+            saved[n] = v
+            setattr(tc, n, _refuse(f"torch.cuda.{n}"))
+    for n, v in EMULATED.items():
+        if n not in saved:
+            saved[n] = getattr(tc, n, None)
+            setattr(tc, n, v)
+    _STATE["saved"] = saved
+    _wrap_interpreter()
+    mode = _mode_class()()
+    mode.__enter__()
+    _STATE["mode"] = mode
+    _STATE["on"] = True
+
+
+def _refuse(name: str) -> Callable[..., Any]:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise NotEmulatedError(name, "cutelab's emulated CUDA device (no GPU here) provides streams, events, graphs, "
+                               "synchronize, capability and properties", where=user_line(2))
+
+    refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
+
+
+def disable() -> None:
+    """Undo :func:`enable` (tests use it)."""
+    if not _STATE.get("on"):
+        return
+    import torch.cuda as tc
+
+    for n, v in _STATE["saved"].items():
+        if v is None:
+            try:
+                delattr(tc, n)
+            except AttributeError:
+                pass
+        else:
+            setattr(tc, n, v)
+    _STATE["mode"].__exit__(None, None, None)
+    _STATE.clear()
+
+
+def enabled() -> bool:
+    return bool(_STATE.get("on"))

@@ -1,0 +1,122 @@
+"""CuTe DSL's TVM-FFI calling style, as cutelab runs it.
+
+quack and flash_attn.cute compile with ``options="--enable-tvm-ffi"`` and a stream made by
+``make_fake_stream(use_tvm_ffi_env_stream=True)``; the compiled function is then called without
+that stream argument and launches on the caller's current stream (torch's). Here:
+
+- ``make_fake_stream(use_tvm_ffi_env_stream=True)`` is an :class:`EnvStream`;
+- ``cute.compile`` remembers where EnvStreams were given; a call that leaves them out gets the
+  current stream there (``torch.cuda.current_stream()``, or the default stream 0);
+- ``from_dlpack(..., enable_tvm_ffi=...)`` is from_dlpack (cutelab's tensors need no FFI);
+- ``cute.runtime.find_runtime_libraries()`` is empty: cutelab's compiled code needs no runtime
+  library to link; ``load_module`` of a module exported by CuTe DSL is not possible (it raises).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from ..kernel.cuda.driver import CUstream
+from .where import NotEmulatedError, user_line
+
+
+class EnvStream(CUstream):
+    """A fake stream standing for "the current stream of the environment" at each call."""
+
+    def __repr__(self) -> str:
+        return "<CUstream env (TVM-FFI)>"
+
+
+def make_fake_stream(use_tvm_ffi_env_stream: bool = False) -> CUstream:
+    """cute.runtime.make_fake_stream: a stream argument for ahead-of-time compiles."""
+    return EnvStream(0) if use_tvm_ffi_env_stream else CUstream(0)
+
+
+def current_stream() -> CUstream:
+    """The caller's current stream: torch's current CUDA stream, else the default stream."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.cuda.is_available():
+                return CUstream(int(torch.cuda.current_stream().cuda_stream))
+        except Exception:  # noqa: BLE001 - a torch without CUDA: the default stream
+            pass
+    return CUstream(0)
+
+
+def from_dlpack(tensor: Any, assumed_align: Any = None, use_32bit_stride: bool = False,
+                enable_tvm_ffi: bool = False, force_tf32: bool = False) -> Any:
+    """cute.runtime.from_dlpack with CuTe DSL 4.8.1's keywords (enable_tvm_ffi changes nothing here)."""
+    from ..runtime import from_dlpack as _from_dlpack
+
+    if use_32bit_stride:
+        raise NotEmulatedError("from_dlpack(..., use_32bit_stride=True)", "cutelab's tensors use 64-bit strides",
+                               where=user_line(2))
+    return _from_dlpack(tensor, assumed_align=assumed_align)
+
+
+class TvmFfiFunction:
+    """A compiled function whose EnvStream arguments may be left out: they take the current stream."""
+
+    def __init__(self, cf: Any, env_positions: List[int], nargs: int):
+        self.cf, self.env_positions, self.nargs = cf, env_positions, nargs
+        self.__name__ = getattr(cf, "name", "compiled")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.env_positions and len(args) == self.nargs - len(self.env_positions):
+            args = list(args)
+            for p in self.env_positions:
+                args.insert(p, current_stream())
+        return self.cf(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cf, name)
+
+    def __repr__(self) -> str:
+        return f"<compiled {self.__name__} (TVM-FFI calling style)>"
+
+
+class _Compile:
+    """cute.compile, also as cute.compile[options](...)."""
+
+    def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        from ..kernel.launch.args import _constexpr_positions
+        from ..kernel.launch.api import compile as _compile
+
+        cf = _compile(fn, *args, **kwargs)
+        target = getattr(fn, "fn", fn)
+        const = _constexpr_positions(target, len(args))
+        kept = [i for i in range(len(args)) if i not in const]
+        env = [j for j, i in enumerate(kept) if isinstance(args[i], EnvStream)]
+        if not env:
+            return cf
+        return TvmFfiFunction(cf, env, len(kept))
+
+    def __getitem__(self, options: Any) -> "_Compile":
+        return self
+
+    def __repr__(self) -> str:
+        return "<cute.compile>"
+
+
+compile = _Compile()  # noqa: A001
+
+
+def find_runtime_libraries(enable_tvm_ffi: bool = True) -> List[str]:
+    """The shared libraries a program must link to run code exported by the DSL: none for cutelab."""
+    return []
+
+
+def load_module(file_path: str, *, enable_tvm_ffi: bool = False) -> Any:
+    """cute.runtime.load_module: refused (cutelab compiles from the program's source at run time)."""
+    raise NotEmulatedError(f"cute.runtime.load_module({file_path!r})", "cutelab cannot load a module that CuTe "
+                           "DSL exported (an object of its own MLIR pipeline); compile the jit function with "
+                           "cute.compile instead", where=user_line(2))
+
+
+RUNTIME_EXTRAS: Dict[str, Any] = {
+    "make_fake_stream": make_fake_stream, "from_dlpack": from_dlpack, "find_runtime_libraries": find_runtime_libraries,
+    "load_module": load_module,
+}

@@ -1,0 +1,146 @@
+"""The DSL-internal module tree that libraries import, through `cutelab run`."""
+from compat_helpers import ok, run
+
+
+def test_internal_modules_import_and_work(tmp_path):
+    out = ok(run(tmp_path, """
+        import dataclasses
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cutlass_dsl import (dsl_user_op, T, NumericMeta, if_generate, and_, target_version,
+                                         extract_mlir_values, new_from_mlir_values, JitCompiledFunction)
+        from cutlass.base_dsl import Arch
+        from cutlass.base_dsl.arch import Arch as Arch2
+        from cutlass.base_dsl.typing import Numeric, Int32
+        import cutlass.base_dsl as base_dsl
+        from cutlass.cute.typing import Tensor, Layout, Shape
+        from cutlass.cute.tensor import TensorSSA
+        from cutlass.cute.core import make_layout
+        import cutlass.cute.atom
+
+        @dataclasses.dataclass
+        class Params:
+            a: int
+            b: tuple
+        p = Params(1, (2, 3))
+        vals = extract_mlir_values(p)
+        print(vals, new_from_mlir_values(p, [4, 5, 6]))
+        print(isinstance(cutlass.Float32, NumericMeta), T.f32() is cutlass.Float32, target_version(min_version="12.0"))
+        print(Arch is Arch2, base_dsl.get_arch_enum(), Arch.sm_90a >= Arch.sm_80, Int32 is cutlass.Int32)
+        print(Tensor is cute.Tensor, make_layout((2, 4)), cutlass.CUDA_VERSION, cutlass.select_(True, 3, 4))
+        print(cute.assume(64, divby=16), cute.arch.WARP_SIZE, cute.math.erf(0.5) > 0.52, cute.math.fma(2, 3, 4))
+        try:
+            if_generate(True, lambda: None)
+        except Exception as e:
+            print(type(e).__name__)
+    """))
+    assert out.splitlines() == [
+        "[1, 2, 3] Params(a=4, b=(5, 6))",
+        "True True True",
+        "True sm_90a True True",
+        "True (2,4):(1,2) 12.9 3",
+        "64 32 True 10",
+        "TraceError",
+    ]
+
+
+def test_cutlass_utils_and_torch_helpers(tmp_path):
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.utils as utils
+        import cutlass.torch as cutlass_torch
+        import cutlass.cute as cute
+        from cutlass.cute.testing import CantImplementError, convert, autotune_jit
+
+        hw = utils.HardwareInfo()
+        print(hw.get_device_multiprocessor_count(), hw.get_max_active_clusters(2), hw.get_l2_cache_size_in_bytes() >> 20)
+        p = utils.PersistentTileSchedulerParams((4, 3, 2), (2, 1, 1))
+        grid = utils.StaticPersistentTileScheduler.get_grid_shape(p, max_active_clusters=5)
+        seen = []
+        for bz in range(grid[2]):
+            for bx in range(grid[0]):
+                s = utils.StaticPersistentTileScheduler.create(p, (bx, 0, bz), grid)
+                w = s.initial_work_tile_info()
+                while w.is_valid_tile:
+                    seen.append(w.tile_idx)
+                    s.advance_to_next_work()
+                    w = s.get_current_work()
+        print(grid, len(seen), len(set(seen)), sorted(seen)[:3])
+        print(divmod(23, utils.FastDivmodDivisor(7)))
+        t = cutlass_torch.create_and_permute_torch_tensor((2, 3, 4), torch.float16, permute_order=(2, 1, 0),
+            init_type=cutlass_torch.TensorInitType.RANDOM, init_config=cutlass_torch.RandomInitConfig(min_val=0, max_val=3),
+            device="cuda")
+        print(tuple(t.shape), t.dtype, t.is_cuda, bool(((t >= 0) & (t < 3)).all()))
+        ct, tt = cutlass_torch.cute_tensor_like(t, cutlass.Float32, is_dynamic_layout=True, assumed_align=16)
+        print(ct.element_type, torch.equal(tt, t.float()), int(cutlass_torch.default_stream()))
+        print(issubclass(CantImplementError, Exception))
+        try:
+            utils.TensorMapManager()
+        except NotImplementedError as e:
+            print(str(e).split(" (")[0])
+    """))
+    assert out.splitlines() == [
+        "132 66 50",
+        "(2, 1, 5) 24 24 [(0, 0, 0), (0, 0, 1), (0, 1, 0)]",
+        "(3, 2)",
+        "(4, 3, 2) torch.float16 True True",
+        "Float32 True 0",
+        "True",
+        "cutlass.utils.TensorMapManager is not emulated by cutelab",
+    ]
+
+
+def test_cute_math_in_a_kernel(tmp_path):
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(gA: cute.Tensor, gB: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            v = gA[tidx]
+            p0, p1 = cute.arch.fma_packed_f32x2((v, v), (v, 2.0), (1.0, v))
+            gB[tidx] = cute.math.erf(v) + cute.math.ceil(v) + cute.math.fma(v, v, cute.math.abs(v)) + p0 - p1
+
+        @cute.jit
+        def f(a: cute.Tensor, b: cute.Tensor):
+            k(a, b).launch(grid=(1, 1, 1), block=(16, 1, 1))
+
+        a = torch.randn(16, device="cuda"); b = torch.zeros(16, device="cuda")
+        f(from_dlpack(a), from_dlpack(b))
+        print(torch.allclose(b, torch.erf(a) + torch.ceil(a) + a * a + a.abs() + (a * a + 1) - 3 * a, atol=1e-5))
+    """))
+    assert out.strip() == "True"
+
+
+def test_programmatic_dependent_launch_runs_in_stream_order(tmp_path):
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(gA: cute.Tensor, gB: cute.Tensor):
+            cute.arch.griddepcontrol_wait()
+            tidx, _, _ = cute.arch.thread_idx()
+            gB[tidx] = gA[tidx] * 2.0
+            cute.arch.griddepcontrol_launch_dependents()
+
+        @cute.jit
+        def f(a: cute.Tensor, b: cute.Tensor, c: cute.Tensor):
+            k(a, b).launch(grid=(1, 1, 1), block=(16, 1, 1), use_pdl=True)
+            k(b, c).launch(grid=(1, 1, 1), block=(16, 1, 1), use_pdl=True, cooperative=False)
+
+        a = torch.randn(16, device="cuda"); b = torch.zeros(16, device="cuda"); c = torch.zeros(16, device="cuda")
+        f(from_dlpack(a), from_dlpack(b), from_dlpack(c))
+        print(torch.equal(c, 4 * a))
+        try:
+            k(from_dlpack(a), from_dlpack(b)).launch(grid=(1, 1, 1), block=(16, 1, 1), no_such_option=1)
+        except Exception as e:
+            print(type(e).__name__, "no_such_option" in str(e))
+    """))
+    assert out.splitlines() == ["True", "LaunchError True"]

@@ -1,0 +1,112 @@
+"""The emulated CUDA device of `cutelab run` without a GPU: torch, cuda.bindings.driver, cuda.core."""
+from compat_helpers import ok, run
+
+KERNEL = """
+import torch
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+
+@cute.kernel
+def add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 8 + tidx
+    gC[i // 8, i % 8] = gA[i // 8, i % 8] + gB[i // 8, i % 8]
+
+@cute.jit
+def add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+    add_kernel(mA, mB, mC).launch(grid=(4, 1, 1), block=(8, 1, 1))
+"""
+
+
+def test_tensors_on_cuda_live_in_host_memory(tmp_path):
+    out = ok(run(tmp_path, """
+        import torch
+        a = torch.randn(4, 8, device="cuda"); b = torch.ones(4, 8).cuda(); c = torch.zeros(4, 8).to("cuda")
+        d = torch.empty(3, device=torch.device("cuda", 0)); e = torch.ones(2).to(torch.device("cuda"), torch.float16)
+        print(a.is_cuda, b.is_cuda, c.is_cuda, d.is_cuda, e.is_cuda, e.dtype, (a + b).is_cuda)
+        cpu = a.cpu()
+        print(cpu.is_cuda, a.is_cuda, torch.ones(2).is_cuda, torch.equal(cpu, a), a.to("cpu").is_cuda)
+        print(torch.cuda.is_available(), torch.cuda.device_count(), torch.cuda.current_device())
+        print(a.device, cpu.device, torch.empty(2, device=a.device).is_cuda, a.get_device())
+    """))
+    assert out.splitlines() == ["True True True True True torch.float16 True", "False True False True False",
+                                "True 1 0", "cuda:0 cpu True 0"]
+
+
+def test_capability_and_properties_follow_cute_dsl_arch(tmp_path):
+    src = """
+        import torch
+        p = torch.cuda.get_device_properties(0)
+        print(torch.cuda.get_device_capability(), p.major, p.minor, p.multi_processor_count,
+              p.shared_memory_per_block_optin, torch.cuda.get_device_name().startswith("NVIDIA"))
+    """
+    assert ok(run(tmp_path, src)).strip() == "(9, 0) 9 0 132 232448 True"
+    assert ok(run(tmp_path, src, env={"CUTE_DSL_ARCH": "sm_80"})).strip() == "(8, 0) 8 0 108 166912 True"
+
+
+def test_streams_events_synchronize_and_a_launch(tmp_path):
+    out = ok(run(tmp_path, KERNEL + """
+a = torch.randn(4, 8, device="cuda"); b = torch.randn(4, 8, device="cuda"); c = torch.zeros(4, 8, device="cuda")
+s = torch.cuda.Stream()
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+with torch.cuda.stream(s):
+    assert torch.cuda.current_stream() == s
+    start.record()
+    add(from_dlpack(a), from_dlpack(b), from_dlpack(c))
+    end.record()
+torch.cuda.synchronize(); s.synchronize(); end.synchronize()
+print(torch.equal(c, a + b), start.elapsed_time(end) > 0, torch.cuda.current_stream() == torch.cuda.default_stream())
+"""))
+    assert out.strip() == "True True True"
+
+
+def test_cuda_graph_records_launches_and_replays_them(tmp_path):
+    out = ok(run(tmp_path, KERNEL + """
+a = torch.randn(4, 8, device="cuda"); b = torch.randn(4, 8, device="cuda"); c = torch.zeros(4, 8, device="cuda")
+add(from_dlpack(a), from_dlpack(b), from_dlpack(c))   # warm up (compiles)
+c.zero_()
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    add(from_dlpack(a), from_dlpack(b), from_dlpack(c))
+    c.mul_(2)
+print(float(c.abs().sum()))                  # nothing ran while capturing
+g.replay()
+print(torch.allclose(c, 2 * (a + b)))
+a.fill_(1); b.fill_(2)
+g.replay()
+print(torch.allclose(c, torch.full_like(c, 6.0)))
+"""))
+    assert out.splitlines() == ["0.0", "True", "True"]
+
+
+def test_unemulated_torch_cuda_call_names_itself_and_the_line(tmp_path):
+    p = run(tmp_path, "import torch\n\ntorch.cuda.mem_get_info()\n")
+    assert p.returncode != 0
+    assert "torch.cuda.mem_get_info is not emulated by cutelab" in p.stderr and "prog.py:3" in p.stderr
+    p = run(tmp_path, "import torch\nx = torch.ones(2, device='cuda:1')\n")
+    assert p.returncode != 0 and "cuda:1" in p.stderr and "prog.py:2" in p.stderr
+
+
+def test_cuda_bindings_driver_and_cuda_core(tmp_path):
+    out = ok(run(tmp_path, KERNEL + """
+import cuda.bindings.driver as cuda
+from cuda.core.experimental import Device
+err, = cuda.cuInit(0)
+err, dev = cuda.cuDeviceGet(0)
+err, sms = cuda.cuDeviceGetAttribute(cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev)
+err, stream = cuda.cuStreamCreate(0)
+a = torch.ones(4, 8, device="cuda"); c = torch.zeros(4, 8, device="cuda")
+compiled = cute.compile(add, from_dlpack(a), from_dlpack(a), from_dlpack(c))
+compiled(from_dlpack(a), from_dlpack(a), from_dlpack(c))
+print(err == cuda.CUresult.CUDA_SUCCESS, sms, cuda.cuStreamSynchronize(stream)[0] == 0, float(c.sum()))
+d = Device(); d.set_current(); s = d.create_stream(); s.sync()
+print(d.compute_capability, d.properties.multiprocessor_count)
+try:
+    cuda.cuMemAlloc(16)
+except NotImplementedError as e:
+    print(str(e).split(" (")[0])
+"""))
+    assert out.splitlines() == ["True 132 True 64.0", "ComputeCapability(major=9, minor=0) 132",
+                                "cuda.bindings.driver.cuMemAlloc is not emulated by cutelab"]

@@ -1,0 +1,45 @@
+"""The TVM-FFI calling style (quack, flash_attn.cute): env streams, torch tensors at the call."""
+from compat_helpers import ok, run
+
+PROG = """
+import torch
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack, make_fake_stream, find_runtime_libraries, load_module
+import cuda.bindings.driver as cuda
+
+@cute.kernel
+def scale_kernel(gX: cute.Tensor, gY: cute.Tensor, s: cutlass.Float32):
+    tidx, _, _ = cute.arch.thread_idx()
+    gY[tidx] = gX[tidx] * s
+
+@cute.jit
+def scale(mX: cute.Tensor, mY: cute.Tensor, s: cutlass.Float32, stream: cuda.CUstream):
+    scale_kernel(mX, mY, s).launch(grid=(1, 1, 1), block=(16, 1, 1), stream=stream)
+"""
+
+
+def test_env_stream_is_left_out_at_the_call(tmp_path):
+    out = ok(run(tmp_path, PROG + """
+x = torch.arange(16, dtype=torch.float32, device="cuda"); y = torch.zeros(16, device="cuda")
+stream = make_fake_stream(use_tvm_ffi_env_stream=True)
+compiled = cute.compile(scale, from_dlpack(x, enable_tvm_ffi=True), from_dlpack(y, enable_tvm_ffi=True),
+                        cutlass.Float32(2.0), stream, options="--enable-tvm-ffi")
+compiled(x, y, cutlass.Float32(3.0))                       # no stream: the current one
+print(torch.equal(y, 3 * x))
+with torch.cuda.stream(torch.cuda.Stream()):
+    compiled(x, y, cutlass.Float32(0.5))
+print(torch.equal(y, 0.5 * x))
+compiled(x, y, cutlass.Float32(1.0), cuda.CUstream(torch.cuda.current_stream().cuda_stream))  # or given
+print(torch.equal(y, x), find_runtime_libraries(enable_tvm_ffi=True))
+compiled2 = cute.compile[("--enable-tvm-ffi",)](scale, from_dlpack(x), from_dlpack(y), cutlass.Float32(2.0),
+                                                make_fake_stream())
+compiled2(x, y, cutlass.Float32(4.0), cuda.CUstream(0))
+print(torch.equal(y, 4 * x))
+try:
+    load_module("kernel.o", enable_tvm_ffi=True)
+except NotImplementedError as e:
+    print(str(e).split(" (")[0])
+"""))
+    assert out.splitlines() == ["True", "True", "True []", "True",
+                                "cute.runtime.load_module('kernel.o') is not emulated by cutelab"]
