@@ -30,7 +30,7 @@ import argparse
 import time
 from typing import Tuple
 
-import cutelab.kernel.cuda.driver as cuda  # cutelab: CUstream, CUstream_flags
+from cutelab import cuda  # cutelab: CUstream, CUstream_flags
 
 import cutelab as cutlass
 import cutelab as cute

@@ -263,7 +263,7 @@ def graph_pool_handle() -> Any:
 
 def _wrap_interpreter() -> None:
     """While a graph is captured, a kernel launch is recorded in it instead of run."""
-    from ..kernel import interpret as _interp
+    from ..kernel.cpu import interpreter as _interp
 
     if getattr(_interp.interpret, "_cutelab_graph", False):
         return
