@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Machine setup for CI (and anyone running the browser tests): Debian's chromium for the
 # playground's browser tests (tests/web/test_browser.py drives it through Playwright), and
-# pdflatex with TikZ for the .tex output's tests (tests/render/test_latex_compile.py; they skip
+# pdflatex with TikZ and the standalone class (CuTe's .tex documents use it) for the .tex output's tests (tests/render/test_latex_compile.py; they skip
 # without it). Idempotent: installs only what is missing. Needs root (CI is root) or sudo.
 #
 # When another apt-get or dpkg holds the package lock (an unattended upgrade, a second job),
@@ -15,10 +15,10 @@ if command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; then
 else
   want+=(chromium)
 fi
-if command -v pdflatex >/dev/null 2>&1 && kpsewhich tikz.sty >/dev/null 2>&1; then
-  echo "ci_setup: pdflatex and TikZ present"
+if command -v pdflatex >/dev/null 2>&1 && kpsewhich tikz.sty >/dev/null 2>&1 && kpsewhich standalone.cls >/dev/null 2>&1; then
+  echo "ci_setup: pdflatex, TikZ and the standalone class present"
 else
-  want+=(texlive-latex-base texlive-pictures)
+  want+=(texlive-latex-base texlive-pictures texlive-latex-extra)
 fi
 if [ "${#want[@]}" = 0 ]; then
   exit 0
