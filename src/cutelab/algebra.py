@@ -24,6 +24,7 @@ from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
+from .layout import _FITS, _facts_of, _set_facts
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -40,20 +41,43 @@ _raw = Layout._raw
 _fmt = it.tuple_str  # operands in messages: layouts as S:D, tuples without spaces, None as _
 
 
-def _op(name: str) -> Callable:
-    """Name the operation and its operands in any LayoutError raised beneath it."""
+def _op(name: str, keeps_fit: bool = False) -> Callable:
+    """Name the operation and its operands in any LayoutError raised beneath it.
+
+    Every Layout in the result is checked to fit in 64 bits (check_fits), except with keeps_fit:
+    the operation's result fits whenever its layout operands do (coalesce: the same offsets on a
+    domain of the same size), so a result of operands known to fit is marked so, unchecked.
+    """
 
     def deco(f: Callable) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
-                if any(type(a) is ComposedLayout for a in args) or any(type(a) is ComposedLayout for a in kw.values()):
-                    return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
-                return _fits(f(*args, **kw))
+                for a in args:
+                    if type(a) is ComposedLayout:
+                        return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
+                if kw:
+                    for a in kw.values():
+                        if type(a) is ComposedLayout:
+                            return composed_op(name, f, args, kw)
+                r = f(*args, **kw)
+                if type(r) is Layout:
+                    g = r._facts
+                    if g is not None and g[3]:
+                        return r
+                    if keeps_fit and _all_fit(args):
+                        if g is None:
+                            _set_facts(r, _FITS)
+                        else:
+                            _facts_of(r, fits=True)
+                        return r
+                    check_fits(r, "the result")
+                    return r
+                return _fits(r)
             except LayoutError as e:
                 head = f"{name}({', '.join(_fmt(a) for a in args)})"
                 msg = str(e)
-                if is_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
+                if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
                     # messages print operands as CuTe DSL does ('?'); say what the values are
                     msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
                 elif msg.startswith(head):
@@ -63,6 +87,70 @@ def _op(name: str) -> Callable:
         return wrapper
 
     return deco
+
+
+def _all_fit(args: tuple) -> bool:
+    """Every argument that is a Layout is known to fit in 64 bits (and there is one)."""
+    seen = False
+    for a in args:
+        if type(a) is Layout:
+            f = a._facts
+            if f is None or not f[3]:
+                return False
+            seen = True
+    return seen
+
+
+def _has_dynamic(args: tuple) -> bool:
+    """is_dynamic(args), without walking the layouts known to hold plain ints only."""
+    for a in args:
+        if type(a) is Layout:
+            f = a._facts
+            if f is not None and f[2]:
+                continue
+        if is_dynamic(a):
+            return True
+    return False
+
+
+def _plain_facts(layout: Layout) -> Any:
+    """layout's facts if its shape and strides are plain ints (see layout._facts_of), else None."""
+    f = layout._facts
+    if f is None or f is _FITS:
+        f = _facts_of(layout)
+    return f if f[2] else None
+
+
+def _merge_pairs(pairs: Any) -> tuple:
+    """Coalesce the (shape, stride) pairs of plain-int leaves of shape > 1, in order: a mode merges into
+    the one before it when that one's shape * stride is its stride. Returns (shapes, strides) lists."""
+    rs: list = []
+    rd: list = []
+    S = D = 0
+    first = True
+    for s, d in pairs:
+        if first:
+            S, D = s, d
+            first = False
+        elif S * D == d:
+            S *= s
+        else:
+            rs.append(S)
+            rd.append(D)
+            S, D = s, d
+    if not first:
+        rs.append(S)
+        rd.append(D)
+    return rs, rd
+
+
+def _from_lists(rs: list, rd: list) -> Layout:
+    """The layout (rs):(rd) of merged plain modes: 1:0 for none, a scalar mode for one."""
+    if not rs:
+        return _raw(1, 0)
+    if len(rs) == 1:
+        return _raw(rs[0], rd[0])
+    return _raw(tuple(rs), tuple(rd))
 
 
 def _fits(result: Any) -> Any:
@@ -153,6 +241,12 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any, keep_dyn
 
 def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
     shp, std = layout._shape, layout._stride
+    f = _plain_facts(layout)
+    if f is not None:  # plain ints: the leaves of shape > 1 are known, merge them in one pass
+        rs, rd = _merge_pairs(f[1])
+        if len(rs) == 1 and type(shp) is not tuple:
+            return layout
+        return _from_lists(rs, rd)
     if type(shp) is not tuple:
         return _raw(1, 0) if _one(shp) else layout
     shp, std = it.flatten(shp), it.flatten(std)
@@ -163,6 +257,18 @@ def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
 
 def _coalesce_x(layout: Layout) -> Layout:
     """coalesce that also preserves the function outside the domain (CuTe's coalesce_x)."""
+    f = _plain_facts(layout)
+    if f is not None:
+        s, d = layout._shape, layout._stride
+        while type(s) is tuple and s:  # the last leaf
+            s, d = s[-1], d[-1]
+        if type(s) is tuple:
+            return _raw(1, 0)  # no leaves
+        pairs = f[1]
+        if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
+            pairs = pairs + ((2, d),)
+        rs, rd = _merge_pairs(pairs)
+        return _from_lists(rs, rd)
     shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
     if not shp:
         return _raw(1, 0)
@@ -177,7 +283,7 @@ def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
     return _coalesce_x(layout)
 
 
-@_op("coalesce")
+@_op("coalesce", keeps_fit=True)
 def coalesce(layout: Any, target_profile: Any = None) -> Layout:
     """Merge modes that can be merged; the same function on its domain, depth <= 1.
 
@@ -201,7 +307,7 @@ def _filter_zeros(layout: Layout) -> Layout:
     return _raw(it.filter_zeros_tuple(layout._stride, layout._shape), layout._stride)
 
 
-@_op("filter_zeros")
+@_op("filter_zeros", keeps_fit=True)
 def filter_zeros(layout: Any, target_profile: Any = None) -> Layout:
     """Replace the shape of each stride-0 mode by 1 (or of each mode where target_profile is 0).
 
@@ -217,7 +323,7 @@ def filter_zeros(layout: Any, target_profile: Any = None) -> Layout:
     return _raw(it.filter_zeros_tuple(prof, layout._shape), layout._stride)
 
 
-@_op("filter")
+@_op("filter", keeps_fit=True)
 def filter(layout: Any, target_profile: Any = None) -> Layout:  # noqa: A001 - CuTe's name
     """Remove all stride-0 and size-1 modes, then coalesce.
 
@@ -324,10 +430,12 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
     return tuple(result_shape), tuple(result_stride)
 
 
-def _dyn_of(v: int, *srcs: Any) -> Any:
-    """v, dynamic (no known divisibility, the widest integer type of srcs) when a src is dynamic:
+def _dyn_of(v: int, a: Any, b: Any) -> Any:
+    """v, dynamic (no known divisibility, the widest integer type of a and b) when a or b is dynamic:
     CuTe DSL's ceil_div and min of a dynamic value know no divisibility."""
-    dyn = [x for x in srcs if type(x) is DynInt]
+    if type(a) is not DynInt and type(b) is not DynInt:
+        return v
+    dyn = [x for x in (a, b) if type(x) is DynInt]
     if not dyn:
         return v
     return DynInt(v, max((x.dtype for x in dyn), key=lambda d: d.width))
@@ -335,6 +443,9 @@ def _dyn_of(v: int, *srcs: Any) -> Any:
 
 def _coprofile(layout: Layout) -> Any:
     """The profile of the codomain that the basis strides of layout select (0 if none)."""
+    f = layout._facts
+    if f is not None and f[2]:
+        return 0  # plain ints: no basis strides
     paths = [d.path for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
     if not paths:
         return 0
@@ -446,24 +557,35 @@ def _cotarget_shape(cotarget: Any) -> Any:
 
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     # filter (drop stride-0 and size-1 modes), then coalesce, on the flat modes
-    shp: list = []
-    std: list = []
-    for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)):
-        if type(d) not in _INT and isinstance(d, ScaledBasis):
-            raise LayoutError("complement of a layout with basis strides is not supported")
-        if not _one(s) and d != 0:
-            shp.append(s)
-            std.append(d)
-    if not shp:
-        n = cotarget if type(cotarget) in _INT else it.product(cotarget)
-        return _raw(1, 0) if n == 1 else _raw(n, 1)
-    filtered_size = it.product(tuple(shp))
-    f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
-    shp, std = f._shape, f._stride
-    if type(shp) is tuple:
-        shp, std = list(shp), list(std)
+    pf = _plain_facts(layout)
+    if pf is not None:  # plain ints: the leaves of shape > 1 are known
+        pairs = [p for p in pf[1] if p[1] != 0]
+        if not pairs:
+            n = cotarget if type(cotarget) in _INT else it.product(cotarget)
+            return _raw(1, 0) if n == 1 else _raw(n, 1)
+        filtered_size = 1
+        for p in pairs:
+            filtered_size *= p[0]
+        shp, std = _merge_pairs(pairs)
     else:
-        shp, std = [shp], [std]
+        shp = []
+        std = []
+        for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)):
+            if type(d) not in _INT and isinstance(d, ScaledBasis):
+                raise LayoutError("complement of a layout with basis strides is not supported")
+            if not _one(s) and d != 0:
+                shp.append(s)
+                std.append(d)
+        if not shp:
+            n = cotarget if type(cotarget) in _INT else it.product(cotarget)
+            return _raw(1, 0) if n == 1 else _raw(n, 1)
+        filtered_size = it.product(tuple(shp))
+        f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
+        shp, std = f._shape, f._stride
+        if type(shp) is tuple:
+            shp, std = list(shp), list(std)
+        else:
+            shp, std = [shp], [std]
     for d in std:
         if d < 0:
             raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
@@ -565,7 +687,7 @@ def _wrapped_coalesce(layout: Layout) -> tuple:
     return shp, std, pre
 
 
-@_op("right_inverse")
+@_op("right_inverse", keeps_fit=True)
 def right_inverse(layout: Any) -> Layout:
     """The layout R with layout(R(i)) == i for all i < size(R), as large as possible.
 
