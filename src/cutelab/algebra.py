@@ -430,6 +430,57 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
     return tuple(result_shape), tuple(result_stride)
 
 
+def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> tuple:
+    """_compose where lhs (ls, ld) holds plain ints: the same fold without the dynamic-value cases.
+    A rhs leaf that is not a plain int, and every failing check, goes to _compose (which decides,
+    and raises with its message)."""
+    if type(rs) is tuple:
+        shapes: list = []
+        strides: list = []
+        for s, d in zip(rs, rd):
+            a, b = _compose_plain(ls, ld, s, d, pieces)
+            shapes.append(a)
+            strides.append(b)
+        return tuple(shapes), tuple(strides)
+    if type(rs) is not int or type(rd) is not int or type(ls) is not tuple or (rd < 0 and rs != 1):
+        return _compose(ls, ld, rs, rd, pieces)
+    if rd == 0:
+        return rs, rd
+    result_shape: list = []
+    result_stride: list = []
+    rest_shape, rest_stride = rs, rd
+    last = len(ls) - 1
+    for i in range(last):
+        cs = ls[i]
+        st = rest_stride
+        if not (st % cs == 0 or st < cs):
+            return _compose(ls, ld, rs, rd, pieces)  # raises
+        a = st if st >= 0 else -st
+        next_shape = -(-cs // a)
+        next_stride = -(-a // cs) if st > 0 else (a // -cs)  # ceil(a / cs), signed as st
+        if next_shape == 1 or rest_shape == 1:
+            rest_stride = next_stride
+            continue
+        new_shape = next_shape if next_shape < rest_shape else rest_shape
+        if (new_shape != rest_shape and cs % a != 0) or rest_shape % new_shape != 0:
+            return _compose(ls, ld, rs, rd, pieces)  # raises
+        result_shape.append(new_shape)
+        result_stride.append(st * ld[i])
+        if pieces is not None:
+            pieces.append((i, new_shape, a))
+        rest_shape //= new_shape
+        rest_stride = next_stride
+    if not result_shape:
+        return rest_shape, rest_stride * ld[last]
+    if rest_shape == 1:
+        if len(result_shape) == 1:
+            return result_shape[0], result_stride[0]
+        return tuple(result_shape), tuple(result_stride)
+    result_shape.append(rest_shape)
+    result_stride.append(rest_stride * ld[last])
+    return tuple(result_shape), tuple(result_stride)
+
+
 def _dyn_of(v: int, a: Any, b: Any) -> Any:
     """v, dynamic (no known divisibility, the widest integer type of a and b) when a or b is dynamic:
     CuTe DSL's ceil_div and min of a dynamic value know no divisibility."""
@@ -461,12 +512,24 @@ def _coprofile(layout: Layout) -> Any:
 
 
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
-    flat = _coalesce_x_profile(lhs, _coprofile(rhs))
+    prof = _coprofile(rhs)
+    flat = _coalesce_x_profile(lhs, prof)
     pieces: list | None = [] if type(rhs._shape) is tuple else None
-    s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
+    if prof == 0 and _plain_facts(lhs) is not None:  # so is its coalesced flat
+        s, d = _compose_plain(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
+    else:
+        s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
     if pieces and len(pieces) > 1:
         _check_carry_free(flat, pieces)
-    return _raw(s, d)
+    r = _raw(s, d)
+    fl, fr = lhs._facts, rhs._facts
+    if (fl is not None and fr is not None and fl[3] and fr[3] and fl[2] and fr[2] and not fr[6]
+            and 0 <= fr[4] and fr[5] < fl[0]):
+        # rhs (fits) maps into lhs's domain: the offsets of the result are offsets of lhs (fits), its
+        # size is rhs's, and its strides are bounded by its span (rhs has no shape-1 mode of stride
+        # other than 0, the one place a composed stride is not): it fits in 64 bits
+        _set_facts(r, _FITS)
+    return r
 
 
 def _check_carry_free(flat: Layout, pieces: list) -> None:

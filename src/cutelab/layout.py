@@ -236,7 +236,11 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     if hi >= _INT_LIMIT or lo < -_INT_LIMIT:
         raise LayoutError(f"{what} {layout}: its offsets span [{lo}, {hi}], which does not fit in 64 bits "
                           f"(cutelab, like CuTe, computes offsets in 64-bit integers)")
-    _set_facts(layout, (size, tuple(pairs), True, True) if plain else (None, None, False, True))
+    if plain:
+        ones = len(pairs) != len(shp) and any(s == 1 and d != 0 for s, d in zip(shp, std))
+        _set_facts(layout, (size, tuple(pairs), True, True, lo, hi, ones))
+    else:
+        _set_facts(layout, _FITS_NOT_PLAIN)
     return layout
 
 
@@ -462,14 +466,17 @@ _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
 _set_stride = Layout._stride.__set__  # type: ignore[attr-defined]
 _set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
 _set_facts = Layout._facts.__set__  # type: ignore[attr-defined]
-_FITS = (None, None, None, True)
+_FITS = (None, None, None, True, None, None, None)
+_FITS_NOT_PLAIN = (None, None, False, True, None, None, None)
 
 
 def _facts_of(layout: Layout, fits: bool = False) -> tuple:
     """What is known of layout, computed once and kept on it (layouts are frozen):
     (size, the (shape, stride) pairs of its leaves of shape > 1, plain, fits) where plain says every
     shape and stride leaf is a Python int (no dynamic, symbolic or basis values: then size and the
-    pairs are set) and fits that its size and offsets are known to fit in 64 bits. _FITS is the
+    pairs are set) and fits that its size and offsets are known to fit in 64 bits; for plain layouts,
+    lo and hi: its smallest and largest offset, and ones: whether a leaf of shape 1 has a stride other
+    than 0; (size, pairs, plain, fits, lo, hi, ones). _FITS is the
     facts of a layout known to fit, the rest not computed yet."""
     f = layout._facts
     if f is None or f is _FITS:
@@ -490,15 +497,25 @@ def _facts_of(layout: Layout, fits: bool = False) -> tuple:
                     plain = False
                     break
         if plain:
-            size = 1
-            for x in fs:
-                size *= x
-            f = (size, tuple((x, y) for x, y in zip(fs, fd) if x != 1), True, fits)
+            size, lo, hi = 1, 0, 0
+            pairs = []
+            ones = False
+            for x, y in zip(fs, fd):
+                if x != 1:
+                    size *= x
+                    pairs.append((x, y))
+                    if y > 0:
+                        hi += (x - 1) * y
+                    else:
+                        lo += (x - 1) * y
+                elif y != 0:
+                    ones = True
+            f = (size, tuple(pairs), True, fits, lo, hi, ones)
         else:
-            f = (None, None, False, fits)
+            f = (None, None, False, fits, None, None, None)
         _set_facts(layout, f)
     elif fits and not f[3]:
-        f = f[:3] + (True,)
+        f = f[:3] + (True,) + f[4:]
         _set_facts(layout, f)
     return f
 
