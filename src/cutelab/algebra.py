@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _raw = Layout._raw
+_INT_LIMIT = 1 << 63
 
 
 _fmt = it.tuple_str  # operands in messages: layouts as S:D, tuples without spaces, None as _
@@ -116,7 +117,7 @@ def _has_dynamic(args: tuple) -> bool:
 def _plain_facts(layout: Layout) -> Any:
     """layout's facts if its shape and strides are plain ints (see layout._facts_of), else None."""
     f = layout._facts
-    if f is None or f is _FITS:
+    if f is None or f[2] is None:
         f = _facts_of(layout)
     return f if f[2] else None
 
@@ -144,13 +145,55 @@ def _merge_pairs(pairs: Any) -> tuple:
     return rs, rd
 
 
-def _from_lists(rs: list, rd: list) -> Layout:
-    """The layout (rs):(rd) of merged plain modes: 1:0 for none, a scalar mode for one."""
+def _from_lists(rs: list, rd: list, facts: bool = False) -> Layout:
+    """The layout (rs):(rd) of merged plain modes (shapes > 1): 1:0 for none, a scalar mode for one.
+    With facts, its facts come with it, and it is marked to fit in 64 bits where it does (else
+    check_fits, which the operations run on their results, raises as for any result)."""
     if not rs:
         return _raw(1, 0)
-    if len(rs) == 1:
-        return _raw(rs[0], rd[0])
-    return _raw(tuple(rs), tuple(rd))
+    r = _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
+    if not facts:
+        return r
+    size, lo, hi = 1, 0, 0
+    for s, d in zip(rs, rd):
+        size *= s
+        if d > 0:
+            hi += (s - 1) * d
+        else:
+            lo += (s - 1) * d
+        if not -_INT_LIMIT < d < _INT_LIMIT:
+            return r
+    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT:
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, lo, hi, False))
+    return r
+
+
+def _concat_fits(parts: Any, r: Layout, known: bool = False) -> Layout:
+    """r, the concatenation of the layouts parts, with its facts made from theirs (and marked to fit
+    in 64 bits where it does) when they all have them; else r as it is. With known=True, only facts
+    already computed are used (none is computed here)."""
+    size, lo, hi, pairs, ones = 1, 0, 0, (), False
+    for p in parts:
+        f = p._facts
+        if f is None or f[0] is None:
+            if known:
+                return r
+            f = _facts_of(p)
+        if not f[3] or f[0] is None:
+            return r
+        size *= f[0]
+        lo += f[4]
+        hi += f[5]
+        if pairs is not None:
+            if f[2]:
+                pairs += f[1]
+                ones = ones or f[6]
+            else:
+                pairs = None  # only the size and the bounds are known
+    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT:
+        _set_facts(r, (size, pairs, True, True, lo, hi, ones) if pairs is not None else
+                   (size, None, None, True, lo, hi, None))
+    return r
 
 
 def _fits(result: Any) -> Any:
@@ -183,7 +226,8 @@ def _rank(layout: Layout) -> int:
 
 
 def _concat(parts: list) -> Layout:
-    return _raw(tuple(p._shape for p in parts), tuple(p._stride for p in parts))
+    """The layout whose modes are parts (with their facts, where all of them have theirs)."""
+    return _concat_fits(parts, _raw(tuple(p._shape for p in parts), tuple(p._stride for p in parts)), known=True)
 
 
 def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool = True) -> Layout:
@@ -528,7 +572,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         # rhs (fits) maps into lhs's domain: the offsets of the result are offsets of lhs (fits), its
         # size is rhs's, and its strides are bounded by its span (rhs has no shape-1 mode of stride
         # other than 0, the one place a composed stride is not): it fits in 64 bits
-        _set_facts(r, _FITS)
+        _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))  # its size, bounds on its offsets
     return r
 
 
@@ -618,9 +662,55 @@ def _cotarget_shape(cotarget: Any) -> Any:
     return cotarget
 
 
+def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
+    """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
+    leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
+    that interleave or start together, a cotarget not covered)."""
+    pairs = [p for p in pf[1] if p[1] != 0]
+    if not pairs:
+        n = cotarget if type(cotarget) is int else it.product(cotarget)
+        return _raw(1, 0) if n == 1 else _raw(n, 1)
+    filtered_size = 1
+    for p in pairs:
+        filtered_size *= p[0]
+    shp, std = _merge_pairs(pairs)
+    order = sorted(range(len(std)), key=std.__getitem__)
+    rs: list = []
+    rd: list = []
+    cur = 1
+    prev = None
+    for j in order:
+        d = std[j]
+        if d < 0 or d == prev:
+            return None
+        prev = d
+        n = d // cur
+        if n == 0:
+            return None
+        rs.append(n)
+        rd.append(cur)
+        cur = d * shp[j]
+    if type(cotarget) is int:
+        rest_shape = -(-cotarget // cur)
+        got = rest_shape
+        for n in rs:
+            got *= n
+        if strict and got < cotarget // filtered_size:
+            return None
+    else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
+        rest_shape = it.product(it.ceil_div(cotarget, cur))
+    rs.append(rest_shape)
+    rd.append(0 if rest_shape == 1 else cur)
+    return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]), facts=True)
+
+
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     # filter (drop stride-0 and size-1 modes), then coalesce, on the flat modes
     pf = _plain_facts(layout)
+    if pf is not None and (type(cotarget) is int or (type(cotarget) is tuple and all(type(c) is int for c in cotarget))):
+        r = _complement_plain(pf, cotarget, strict)
+        if r is not None:
+            return r
     if pf is not None:  # plain ints: the leaves of shape > 1 are known
         pairs = [p for p in pf[1] if p[1] != 0]
         if not pairs:
@@ -682,6 +772,10 @@ def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
         # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails. (A shape cotarget is
         # divided mode by mode, CuTe's ceil_div of a shape, so the check is made for int cotargets.)
         raise _short(layout, cotarget, got, need)
+    if pf is not None:  # plain ints: merge the modes of shape > 1, with the result's facts
+        result_shape.append(rest_shape)
+        result_stride.append(rest_stride)
+        return _from_lists(*_merge_pairs([p for p in zip(result_shape, result_stride) if p[0] != 1]), facts=True)
     return _bw_coalesce(result_shape, result_stride, rest_shape, rest_stride)
 
 
@@ -885,14 +979,19 @@ def _zip2_by(t: Any, guide: Any, what: str) -> tuple:
 
 
 def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
-    return _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+    r = _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+    f = layout._facts
+    if f is not None and f[3]:  # the same leaves, regrouped: it fits as layout does, same size and offsets
+        _set_facts(r, f if f[2] is None else (f[0], None, None, True, f[4], f[5], None))
+    return r
 
 
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
-        return _compose_layouts(layout, _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride)))
+        rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
+        return _compose_layouts(layout, _concat_fits((tiler, comp), rhs, known=True))
     if isinstance(tiler, tuple):
         return _by_mode(layout, tiler, _logical_divide, "logical_divide")
     if tiler is None:
@@ -973,6 +1072,13 @@ def flat_divide(layout: Any, tiler: Any) -> Any:
 
 def _logical_product(block: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
+        fb, ft = _plain_facts(block), _plain_facts(tiler)
+        if fb is not None and ft is not None:  # plain ints: size, strides and cosize from the facts
+            if not ft[6] and all(d == 0 for _, d in ft[1]):
+                return make_layout(block, tiler)  # composition with stride 0 ignores the complement
+            n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
+            rest = _compose_layouts(_complement(block, n), tiler)
+            return _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
             return make_layout(block, tiler)  # composition with stride 0 ignores the complement
         n = it.product(block._shape) * cosize(tiler)

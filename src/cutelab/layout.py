@@ -380,7 +380,7 @@ class Layout:
             # fast paths (plain int shapes and strides, an int index or a tuple of ints): one walk that
             # checks and computes; anything else (None, numpy, out of range, ...) takes the general path
             f = self._facts
-            if f is None or f is _FITS:
+            if f is None or f[2] is None:
                 f = _facts_of(self)
             if f[2]:
                 t = type(coord)
@@ -476,11 +476,12 @@ def _facts_of(layout: Layout, fits: bool = False) -> tuple:
     shape and stride leaf is a Python int (no dynamic, symbolic or basis values: then size and the
     pairs are set) and fits that its size and offsets are known to fit in 64 bits; for plain layouts,
     lo and hi: its smallest and largest offset, and ones: whether a leaf of shape 1 has a stride other
-    than 0; (size, pairs, plain, fits, lo, hi, ones). _FITS is the
-    facts of a layout known to fit, the rest not computed yet."""
+    than 0; (size, pairs, plain, fits, lo, hi, ones). Partial facts (plain None) are those of a layout
+    known to fit, the rest not computed yet (_FITS), or only its size and bounds on its offsets (lo, hi)
+    known: the algebra marks its results so where it knows them from its operands."""
     f = layout._facts
-    if f is None or f is _FITS:
-        fits = fits or f is _FITS
+    if f is None or f[2] is None:
+        fits = fits or (f is not None and f[3])
         shp, std = layout._shape, layout._stride
         if type(shp) is tuple:
             fs, fd = it.flatten(shp), it.flatten(std)
