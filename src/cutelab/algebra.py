@@ -772,7 +772,7 @@ def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
         # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails. (A shape cotarget is
         # divided mode by mode, CuTe's ceil_div of a shape, so the check is made for int cotargets.)
         raise _short(layout, cotarget, got, need)
-    if pf is not None:  # plain ints: merge the modes of shape > 1, with the result's facts
+    if pf is not None and type(rest_shape) is int:  # plain ints: merge the modes of shape > 1, with the result's facts
         result_shape.append(rest_shape)
         result_stride.append(rest_stride)
         return _from_lists(*_merge_pairs([p for p in zip(result_shape, result_stride) if p[0] != 1]), facts=True)
