@@ -831,13 +831,19 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
 # --------------------------------------------------------------------------- inverses
 
 def _wrapped_coalesce(layout: Layout) -> tuple:
-    c = _coalesce(layout)
-    shp, std = c._shape, c._stride
-    if type(shp) is not tuple:
-        shp, std = (shp,), (std,)
-    for d in std:
-        if isinstance(d, ScaledBasis):
-            raise LayoutError("inverses of layouts with basis strides are not supported")
+    pf = _plain_facts(layout)
+    if pf is not None:  # plain ints: the merged leaves, no basis strides
+        shp, std = _merge_pairs(pf[1])
+        if not shp:
+            shp, std = [1], [0]
+    else:
+        c = _coalesce(layout)
+        shp, std = c._shape, c._stride
+        if type(shp) is not tuple:
+            shp, std = (shp,), (std,)
+        for d in std:
+            if isinstance(d, ScaledBasis):
+                raise LayoutError("inverses of layouts with basis strides are not supported")
     pre = [1]
     for s in shp:
         pre.append(pre[-1] * s)
@@ -863,6 +869,8 @@ def right_inverse(layout: Any) -> Layout:
             rs.append(shp[i])
             rd.append(pre[i])
             curr = shp[i] * std[i]
+    if type(curr) is int and all(type(x) is int for x in rs) and all(type(x) is int for x in rd):
+        return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]))
     return _bw_coalesce(rs[:-1], rd[:-1], rs[-1], rd[-1])  # coalesce of the flat (rs):(rd)
 
 
@@ -899,6 +907,8 @@ def left_inverse(layout: Any) -> Layout:
     if not rs:
         return _raw(1, 0)  # nothing to invert: every stride is 0
     rs.append(shp[order[-1]])
+    if all(type(x) is int for x in rs) and all(type(x) is int for x in rd):  # plain: merge, as _coalesce does
+        return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]))
     return _coalesce(_raw(tuple(rs), tuple(rd)))
 
 
