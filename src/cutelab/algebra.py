@@ -37,6 +37,7 @@ __all__ = [
 
 _raw = Layout._raw
 _INT_LIMIT = 1 << 63
+_NEG_LIMIT = -_INT_LIMIT
 
 
 _fmt = it.tuple_str  # operands in messages: layouts as S:D, tuples without spaces, None as _
@@ -161,7 +162,7 @@ def _from_lists(rs: list, rd: list, facts: bool = False) -> Layout:
             hi += (s - 1) * d
         else:
             lo += (s - 1) * d
-        if not -_INT_LIMIT < d < _INT_LIMIT:
+        if not _NEG_LIMIT < d < _INT_LIMIT:
             return r
     if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT:
         _set_facts(r, (size, tuple(zip(rs, rd)), True, True, lo, hi, False))

@@ -956,6 +956,11 @@ def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
     >>> size(make_layout((4, (2, 3)))), size((4, (2, 3)), mode=[1])
     (24, 6)
     """
+    if type(a) is Layout and not mode:  # the common case: a layout's size is one of its facts
+        f = a._facts
+        if f is None or f[2] is None:
+            f = _facts_of(a)
+        return f[0] if f[2] else it.product(a._shape)
     if _is_tiled_atom(a):  # duck-typed: layout.py sits below nvgpu/ and does not import it
         return a.size
     a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
@@ -977,6 +982,12 @@ def coshape(layout: Layout) -> Any:
 
 def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
     """1 + the largest offset of the layout (of one mode with mode=[...])."""
+    if type(a) is Layout and not mode:
+        f = a._facts
+        if f is None or f[2] is None:
+            f = _facts_of(a)
+        if f[2]:  # plain ints: the offsets span [lo, hi], and coshape is 1 + the sum of (s-1)*|d|
+            return 1 + f[5] - f[4]
     a = _mode(_as_layout_or_shape(a, "cosize"), mode or None, "cosize")
     if not isinstance(a, Layout):
         raise LayoutError(f"cosize: expected a layout, got {a!r}")
@@ -995,11 +1006,15 @@ def depth(a: Any, mode: Sequence[int] | int | None = None) -> int:
 
 
 def shape(a: Any, mode: Sequence[int] | int | None = None) -> Any:
+    if mode is None and type(a) is Layout:
+        return a._shape
     a = _mode(_as_layout_or_shape(a, "shape"), mode if mode not in ([], ()) else None, "shape")
     return a._shape if isinstance(a, Layout) else _normalize(a)
 
 
 def stride(a: Any, mode: Sequence[int] | int | None = None) -> Any:
+    if mode is None and type(a) is Layout:
+        return a._stride
     a = _mode(_as_layout_or_shape(a, "stride"), mode if mode not in ([], ()) else None, "stride")
     if not isinstance(a, Layout):
         raise LayoutError(f"stride: expected a layout, got {a!r}")
