@@ -62,7 +62,9 @@ def _op(name: str, keeps_fit: bool = False) -> Callable:
                     for a in kw.values():
                         if type(a) is ComposedLayout:
                             return composed_op(name, f, args, kw)
-                r = f(*args, **kw)
+                    r = f(*args, **kw)
+                else:
+                    r = f(*args)
                 if type(r) is Layout:
                     g = r._facts
                     if g is not None and g[3]:
@@ -304,22 +306,31 @@ def _coalesce_x(layout: Layout) -> Layout:
     """coalesce that also preserves the function outside the domain (CuTe's coalesce_x)."""
     f = _plain_facts(layout)
     if f is not None:
-        s, d = layout._shape, layout._stride
-        while type(s) is tuple and s:  # the last leaf
-            s, d = s[-1], d[-1]
-        if type(s) is tuple:
-            return _raw(1, 0)  # no leaves
-        pairs = f[1]
-        if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
-            pairs = pairs + ((2, d),)
-        rs, rd = _merge_pairs(pairs)
-        return _from_lists(rs, rd)
+        return _raw(*_coalesce_x_plain(layout, f))
     shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
     if not shp:
         return _raw(1, 0)
     last = 2 if _one(shp[-1]) else shp[-1]
     # modes with a dynamic extent or stride are not merged: CuTe DSL cannot prove them mergeable
     return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1], keep_dynamic=True)
+
+
+def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
+    """(shape, stride) of _coalesce_x(layout) for a layout of plain ints (facts f)."""
+    s, d = layout._shape, layout._stride
+    while type(s) is tuple and s:  # the last leaf
+        s, d = s[-1], d[-1]
+    if type(s) is tuple:
+        return 1, 0  # no leaves
+    pairs = f[1]
+    if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
+        pairs = pairs + ((2, d),)
+    rs, rd = _merge_pairs(pairs)
+    if not rs:
+        return 1, 0
+    if len(rs) == 1:
+        return rs[0], rd[0]
+    return tuple(rs), tuple(rd)
 
 
 def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
@@ -558,14 +569,18 @@ def _coprofile(layout: Layout) -> Any:
 
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     prof = _coprofile(rhs)
-    flat = _coalesce_x_profile(lhs, prof)
     pieces: list | None = [] if type(rhs._shape) is tuple else None
-    if prof == 0 and _plain_facts(lhs) is not None:  # so is its coalesced flat
-        s, d = _compose_plain(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
+    fl = _plain_facts(lhs) if prof == 0 else None
+    if fl is not None:  # plain ints: so is its coalesced flat
+        ls, ld = _coalesce_x_plain(lhs, fl)
+        s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
+        if pieces and len(pieces) > 1:
+            _check_carry_free(_raw(ls, ld), pieces)
     else:
+        flat = _coalesce_x_profile(lhs, prof)
         s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
-    if pieces and len(pieces) > 1:
-        _check_carry_free(flat, pieces)
+        if pieces and len(pieces) > 1:
+            _check_carry_free(flat, pieces)
     r = _raw(s, d)
     fl, fr = lhs._facts, rhs._facts
     if (fl is not None and fr is not None and fl[3] and fr[3] and fl[2] and fr[2] and not fr[6]
