@@ -501,13 +501,13 @@ def sweep(n: int, seed: int, rounds: int, only: list | None = None) -> str:
     return "\n".join(lines)
 
 
-def table(results: dict, libs: list, n: int) -> str:
+def table(results: dict, libs: list, n: int, ops: list | None = None) -> str:
     names = [lib.name for lib in libs]
     head = "| op | common inputs | " + " | ".join(f"{x} us (refused: n, us)" for x in names)
     others = [x for x in names if x != "cutelab"]
     head += "".join(f" | {x}/cutelab | {x} answers differing" for x in others) + " |"
     lines = [head, "|" + "---|" * (2 + len(names) + 2 * len(others))]
-    for op in OPS:
+    for op in ops or OPS:
         row = [op]
         common = next((r[4] for x in names if (r := results.get((op, x)))), 0)
         row.append(f"{common} of {n}")  # summed over the rounds
@@ -547,6 +547,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=5, help="rounds of n fresh inputs; the median is reported")
     ap.add_argument("--libs", default="", help="comma-separated libraries to time (default: all installed)")
+    ap.add_argument("--ops", default="", help="comma-separated ops to time (default: all)")
     ap.add_argument("--sweep", action="store_true",
                     help="instead: pycute/cutelab per op at every rank 1-8 and depth 1-3 (n inputs per cell)")
     args = ap.parse_args()
@@ -556,7 +557,8 @@ def main() -> None:
               f"median us per call on {args.n} fresh inputs per cell that both accept; {machine()}")
         print(sweep(args.n, args.seed, args.rounds, only or ["cutelab", "pycute"]))
         return
-    results, libs, notes = run(args.n, args.seed, args.rounds, only)
+    ops = [x for x in args.ops.split(",") if x] or None
+    results, libs, notes = run(args.n, args.seed, args.rounds, only, ops=ops)
     print(f"median us per call on the inputs every timed library accepts: the median over {args.rounds} rounds "
           f"of {args.n} fresh inputs per op of each library's median; libraries rotated per input; {machine()}")
     for note in notes:
@@ -569,7 +571,7 @@ def main() -> None:
             print(f"note: {op}: {why}; not timed: of {args.n} inputs, both answer {both}, and {differ} of those "
                   f"answers differ as functions from cutelab's (which agrees with CuTe DSL); {only} more are "
                   f"answered only by {lib}")
-    print(table(results, libs, args.n * args.rounds))
+    print(table(results, libs, args.n * args.rounds, ops))
 
 
 if __name__ == "__main__":

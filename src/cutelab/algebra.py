@@ -153,7 +153,10 @@ def _from_lists(rs: list, rd: list, facts: bool = False) -> Layout:
     With facts, its facts come with it, and it is marked to fit in 64 bits where it does (else
     check_fits, which the operations run on their results, raises as for any result)."""
     if not rs:
-        return _raw(1, 0)
+        r = _raw(1, 0)
+        if facts:
+            _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
     r = _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
     if not facts:
         return r
@@ -686,6 +689,17 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
     if not pairs:
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
+    if len(pairs) == 1 and type(cotarget) is int:  # one mode s:d: the result is (d, rest):(1, d*s), merged
+        s, d = pairs[0]
+        if d < 0:
+            return None
+        cur = d * s
+        rest = -(-cotarget // cur)
+        if strict and d * rest < cotarget // s:
+            return None
+        if d == 1:
+            return _from_lists([rest], [cur], facts=True) if rest != 1 else _from_lists([], [], facts=True)
+        return _from_lists([d, rest], [1, cur], facts=True) if rest != 1 else _from_lists([d], [1], facts=True)
     filtered_size = 1
     for p in pairs:
         filtered_size *= p[0]
