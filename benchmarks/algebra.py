@@ -1,6 +1,6 @@
 """Time the layout algebra of cutelab, pycute and tensor-layouts side by side, fairly.
 
-    python benchmarks/algebra.py [-n 2000] [--seed 0] [--rounds 3]
+    python benchmarks/algebra.py [-n 2000] [--seed 0] [--rounds 5] [--sweep] [--libs cutelab,pycute]
 
 For each operation, N fresh random inputs are generated, half of them the admissible kind
 (power-of-two shapes and strides, injective tilers and blocks) and half wider: non-power-of-two
@@ -12,8 +12,16 @@ order rotated from input to input (so no library always runs first or last), one
 Reported per op and library: the median time per call over the inputs that ALL the timed
 libraries accept (the same inputs for everyone), the number of inputs the library refuses
 (raises on) and the median time of those refusing calls; and, over the commonly accepted
-inputs, how many answers differ from cutelab's (printed as layouts). The best of --rounds
-rounds (fresh inputs each) is reported, the machine being shared.
+inputs, how many answers differ from cutelab's (printed as layouts). Each of --rounds rounds
+draws fresh inputs; the median over the rounds of each library's median is reported (not the
+best round: on a shared machine that favours whichever library had the quiet round).
+
+``layout(crd)`` evaluates a layout at a hierarchical coordinate congruent with its shape and
+``layout(idx)`` at an integer index; both time the call only (the coordinate is built outside).
+
+With --sweep, the ops are timed again on layouts of every rank 1-8 and depth 1-3 (rank: top-level
+modes; depth 1 is flat, depth 2 nests two leaves per mode, depth 3 nests (a, (b, c)) per mode),
+and the table gives, per op and depth, pycute's time over cutelab's at each rank.
 
 A library is timed on an op only when it has CuTe's operation under that name: tensor-layouts'
 blocked_product is not CuTe's (on about 30% of the inputs both answer, its answer is a different
@@ -32,8 +40,13 @@ import sys
 import time
 from typing import Any, Callable
 
-OPS = ["composition", "complement", "logical_divide", "logical_product", "right_inverse",
-       "coalesce", "zipped_divide", "blocked_product", "raked_product", "make_layout_tv"]
+OPS = ["layout(crd)", "layout(idx)", "composition", "complement", "logical_divide", "logical_product",
+       "right_inverse", "left_inverse", "coalesce", "zipped_divide", "blocked_product", "raked_product",
+       "make_layout_tv"]
+
+#: the ops of the rank/depth sweep (--sweep)
+SWEEP_OPS = ["layout(crd)", "layout(idx)", "coalesce", "composition", "complement", "right_inverse",
+             "left_inverse", "logical_divide", "logical_product"]
 
 #: (op, library) pairs whose function under that name is not CuTe's operation: not timed
 NOT_THE_SAME_OP = {("blocked_product", "tensor-layouts"): "tensor-layouts' blocked_product is a different operation"}
@@ -165,10 +178,80 @@ def gen_inputs(op: str, rng: random.Random) -> tuple:
         return (("L", (tuple(_flat2(a[0])), tuple(_flat2(a[1])))), ("L", (tuple(_flat2(b[0])), tuple(_flat2(b[1])))))
     if op in ("right_inverse", "coalesce"):
         return (("L", lay(rng.randint(1, 5))),)
+    if op == "left_inverse":
+        a = _any_layout(rng, rng.randint(1, 3), neg=False) if wide else _injective_pow2(rng, rng.randint(1, 4))
+        return (("L", a),)
+    if op in ("layout(crd)", "layout(idx)"):
+        a = lay(rng.randint(1, 5))
+        if op == "layout(idx)":
+            return (("L", a), ("I", rng.randrange(_size(a[0]))))
+        return (("L", a), ("I", _rand_coord(rng, a[0])))
     if op == "make_layout_tv":
         if wide:
             return (("L", _compact_any(rng, 2)), ("L", _compact_any(rng, 2, (1, 2, 3, 4))))
         return (("L", _compact(rng, 2, (2, 4, 8, 16))), ("L", _compact(rng, 2, (1, 2, 4))))
+    raise ValueError(op)
+
+
+def _rand_coord(rng: random.Random, shape: Any) -> Any:
+    """A random coordinate congruent with shape (an int in range at each leaf)."""
+    if isinstance(shape, tuple):
+        return tuple(_rand_coord(rng, s) for s in shape)
+    return rng.randrange(shape)
+
+
+def _profiled(flat: list, rank: int, depth: int) -> Any:
+    """Fold a flat list of rank * (1, 2, 3)[depth - 1] leaves into rank modes of the given depth."""
+    if depth == 1:
+        return tuple(flat)
+    k = depth
+    modes = [flat[i * k:(i + 1) * k] for i in range(rank)]
+    return tuple((m[0], m[1]) if depth == 2 else (m[0], (m[1], m[2])) for m in modes)
+
+
+def sweep_inputs(op: str, rng: random.Random, rank: int, depth: int) -> tuple:
+    """One input of op on layouts of exactly `rank` top-level modes and depth `depth`."""
+    n = rank * depth
+    prof = list(range(n))
+
+    def nest(vals):
+        return _profiled(list(vals), rank, depth)
+
+    def compact_perm(shp, gaps=False):  # a compact layout whose modes are visited in a random order
+        order = list(range(n))
+        rng.shuffle(order)
+        std = [0] * n
+        cur = 1
+        for i in order:
+            if gaps and rng.random() < 0.3:
+                cur *= 2  # a gap below this mode: not compact, still injective
+            std[i] = cur
+            cur *= shp[i]
+        return std
+
+    if op in ("layout(crd)", "layout(idx)", "coalesce", "right_inverse"):
+        shp = [rng.choice([1, 2, 3, 4]) for _ in prof]  # at most 4^24 elements: offsets fit in 64 bits
+        std = [rng.choice([0, 1, 2, 3, 4, 8, 16, 24, 64]) for _ in prof]
+        lay = (nest(shp), nest(std))
+        if op == "layout(crd)":
+            return (("L", lay), ("I", _rand_coord(rng, lay[0])))
+        if op == "layout(idx)":
+            return (("L", lay), ("I", rng.randrange(_size(lay[0]))))
+        return (("L", lay),)
+    shp = [rng.choice([2, 4]) for _ in prof]
+    std = compact_perm(shp, gaps=op in ("complement", "left_inverse"))
+    if op in ("complement", "left_inverse"):
+        lay = (nest(shp), nest(std))
+        if op == "complement":
+            return (("L", lay), ("I", _cosize(lay) * rng.randint(1, 3)))
+        return (("L", lay),)
+    lay = (nest(shp), nest(std))
+    if op == "composition":  # rhs: the same leaves, compact in another order (an injection into lhs's domain)
+        return (("L", lay), ("L", (nest(shp), nest(compact_perm(shp)))))
+    if op == "logical_divide":
+        return (("L", lay), ("L", _injective_pow2(rng, rng.randint(1, 2), max_log=1)))
+    if op == "logical_product":
+        return (("L", lay), ("L", _pow2_layout(rng, rng.randint(1, 2), max_log=2)))
     raise ValueError(op)
 
 
@@ -201,7 +284,12 @@ class Lib:
         return tuple(out)
 
 
-def load_libs() -> tuple[list, list]:
+def _call(layout: Any, crd: Any) -> Any:
+    """Evaluate a layout at a coordinate or an index (every library's layouts are callable)."""
+    return layout(crd)
+
+
+def load_libs(only: list | None = None) -> tuple[list, list]:
     libs, notes = [], []
     try:
         import cutelab as cute
@@ -210,9 +298,10 @@ def load_libs() -> tuple[list, list]:
             name = "cutelab"
             make = staticmethod(lambda s, d: cute.make_layout(s, stride=d))
             ops = {
+                "layout(crd)": _call, "layout(idx)": _call,
                 "composition": cute.composition, "complement": cute.complement,
                 "logical_divide": cute.logical_divide, "logical_product": cute.logical_product,
-                "right_inverse": cute.right_inverse, "coalesce": cute.coalesce,
+                "right_inverse": cute.right_inverse, "left_inverse": cute.left_inverse, "coalesce": cute.coalesce,
                 "zipped_divide": cute.zipped_divide, "blocked_product": cute.blocked_product,
                 "raked_product": cute.raked_product, "make_layout_tv": cute.make_layout_tv,
             }
@@ -227,10 +316,11 @@ def load_libs() -> tuple[list, list]:
             name = "pycute"
             make = staticmethod(lambda s, d: pycute.Layout(s, d))
             ops = {
+                "layout(crd)": _call, "layout(idx)": _call,
                 "composition": pycute.composition, "complement": pycute.complement,
                 "logical_divide": pycute.logical_divide, "logical_product": pycute.logical_product,
-                "right_inverse": pycute.right_inverse, "coalesce": pycute.coalesce,
-                "zipped_divide": pycute.zipped_divide,
+                "right_inverse": pycute.right_inverse, "left_inverse": pycute.left_inverse,
+                "coalesce": pycute.coalesce, "zipped_divide": pycute.zipped_divide,
             }
 
         libs.append(Pycute())
@@ -243,9 +333,11 @@ def load_libs() -> tuple[list, list]:
             name = "tensor-layouts"
             make = staticmethod(lambda s, d: tl.Layout(s, d))
             ops = {
+                "layout(crd)": _call, "layout(idx)": _call,
                 "composition": tl.compose, "complement": tl.complement,
                 "logical_divide": tl.logical_divide, "logical_product": tl.logical_product,
-                "right_inverse": tl.right_inverse, "coalesce": tl.coalesce,
+                "right_inverse": tl.right_inverse, "left_inverse": getattr(tl, "left_inverse", None),
+                "coalesce": tl.coalesce,
                 "zipped_divide": tl.zipped_divide, "blocked_product": tl.blocked_product,
                 "raked_product": getattr(tl, "raked_product", None),
             }
@@ -254,6 +346,8 @@ def load_libs() -> tuple[list, list]:
         libs.append(TensorLayouts())
     except ImportError:
         notes.append("tensor-layouts not installed (pip install tensor-layouts): skipped")
+    if only:
+        libs = [lib for lib in libs if lib.name in only]
     return libs, notes
 
 
@@ -341,7 +435,7 @@ def run_op(op: str, libs: list, raw: list) -> dict:
     return out
 
 
-def summarize(per: dict) -> dict:
+def summarize(per: dict, compare: bool = True) -> dict:
     """Per library: (median us on the commonly accepted inputs, refusals, median us of refusals,
     answers differing from cutelab's on the commonly accepted inputs, number of common inputs)."""
     names = list(per)
@@ -352,42 +446,71 @@ def summarize(per: dict) -> dict:
         acc = [per[x][i][0] for i in common]
         ref = [t for t, ok, _ in per[x] if not ok]
         diff = 0
-        if "cutelab" in per and x != "cutelab":
+        if compare and "cutelab" in per and x != "cutelab":
             diff = sum(not _same(per[x][i][2], per["cutelab"][i][2]) for i in common)
         res[x] = (statistics.median(acc) / 1000 if acc else float("nan"), len(ref),
                   statistics.median(ref) / 1000 if ref else float("nan"), diff, len(common))
     return res
 
 
-def run(n: int, seed: int, rounds: int = 3) -> tuple[dict, list, list]:
-    """For each op: `rounds` rounds over n new inputs each; the round with the lowest cutelab
-    median is reported (the least disturbed round on a shared machine), all libraries from it."""
-    libs, notes = load_libs()
+def median_of_rounds(summs: list) -> dict:
+    """Per library: the median over rounds of its median time (and of its refusal median); the
+    counts (refusals, differing answers, common inputs) are summed over the rounds."""
+    out = {}
+    for name in summs[0]:
+        rs = [s[name] for s in summs]
+        ref = [r[2] for r in rs if r[1]]
+        out[name] = (statistics.median(r[0] for r in rs), sum(r[1] for r in rs),
+                     statistics.median(ref) if ref else float("nan"), sum(r[3] for r in rs), sum(r[4] for r in rs))
+    return out
+
+
+def run(n: int, seed: int, rounds: int = 5, only: list | None = None, gen: Callable | None = None,
+        ops: list | None = None, compare: bool = True) -> tuple[dict, list, list]:
+    """For each op: `rounds` rounds over n new inputs each; per library, the median over the rounds
+    of its median time per call is reported."""
+    libs, notes = load_libs(only)
+    gen = gen or gen_inputs
     results: dict = {}
-    for op in OPS:
+    for op in ops or OPS:
         rng = random.Random(f"{seed}:{op}")
-        run_op(op, libs, [gen_inputs(op, rng) for _ in range(max(50, n // 10))])  # warm-up, separate inputs
-        best = None
-        for _ in range(rounds):
-            summ = summarize(run_op(op, libs, [gen_inputs(op, rng) for _ in range(n)]))
-            key = summ.get("cutelab", (float("inf"),))[0]
-            if best is None or key < best[0]:
-                best = (key, summ)
+        run_op(op, libs, [gen(op, rng) for _ in range(max(50, n // 10))])  # warm-up, separate inputs
+        summs = [summarize(run_op(op, libs, [gen(op, rng) for _ in range(n)]), compare) for _ in range(rounds)]
+        med = median_of_rounds(summs) if summs and summs[0] else {}
         for lib in libs:
-            results[(op, lib.name)] = best[1].get(lib.name) if best else None
+            results[(op, lib.name)] = med.get(lib.name)
     return results, libs, notes
 
 
-def table(results: dict, libs: list, n: int) -> str:
+def sweep(n: int, seed: int, rounds: int, only: list | None = None) -> str:
+    """pycute's time over cutelab's per op, depth and rank (medians of rounds, as run())."""
+    ranks, depths = range(1, 9), range(1, 4)
+    cells: dict = {}
+    for d in depths:
+        for r in ranks:
+            res, libs, _ = run(n, seed, rounds, only, gen=lambda op, rng: sweep_inputs(op, rng, r, d),
+                               ops=SWEEP_OPS, compare=False)  # answers compared by the main table
+            for op in SWEEP_OPS:
+                a, b = res.get((op, "cutelab")), res.get((op, "pycute"))
+                cells[(op, d, r)] = (b[0] / a[0] if a and b and a[4] else float("nan"), a[0] if a else float("nan"))
+    lines = ["| op | depth | " + " | ".join(f"rank {r}" for r in ranks) + " |",
+             "|---|---|" + "---|" * len(ranks)]
+    for op in SWEEP_OPS:
+        for d in depths:
+            lines.append(f"| {op} | {d} | " + " | ".join(f"{cells[(op, d, r)][0]:.2f}" for r in ranks) + " |")
+    return "\n".join(lines)
+
+
+def table(results: dict, libs: list, n: int, ops: list | None = None) -> str:
     names = [lib.name for lib in libs]
     head = "| op | common inputs | " + " | ".join(f"{x} us (refused: n, us)" for x in names)
     others = [x for x in names if x != "cutelab"]
     head += "".join(f" | {x}/cutelab | {x} answers differing" for x in others) + " |"
     lines = [head, "|" + "---|" * (2 + len(names) + 2 * len(others))]
-    for op in OPS:
+    for op in ops or OPS:
         row = [op]
         common = next((r[4] for x in names if (r := results.get((op, x)))), 0)
-        row.append(f"{common} of {n}")
+        row.append(f"{common} of {n}")  # summed over the rounds
         for x in names:
             r = results.get((op, x))
             if r is None:
@@ -422,11 +545,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=2000, help="fresh inputs per op")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--rounds", type=int, default=3, help="rounds of n fresh inputs; the best median is reported")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of n fresh inputs; the median is reported")
+    ap.add_argument("--libs", default="", help="comma-separated libraries to time (default: all installed)")
+    ap.add_argument("--ops", default="", help="comma-separated ops to time (default: all)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="instead: pycute/cutelab per op at every rank 1-8 and depth 1-3 (n inputs per cell)")
     args = ap.parse_args()
-    results, libs, notes = run(args.n, args.seed, args.rounds)
-    print(f"median us per call on the inputs every timed library accepts, best of {args.rounds} rounds of "
-          f"{args.n} fresh inputs per op, libraries rotated per input; {machine()}")
+    only = [x for x in args.libs.split(",") if x] or None
+    if args.sweep:
+        print(f"pycute time / cutelab time (> 1: cutelab faster); median over {args.rounds} rounds of each library's "
+              f"median us per call on {args.n} fresh inputs per cell that both accept; {machine()}")
+        print(sweep(args.n, args.seed, args.rounds, only or ["cutelab", "pycute"]))
+        return
+    ops = [x for x in args.ops.split(",") if x] or None
+    results, libs, notes = run(args.n, args.seed, args.rounds, only, ops=ops)
+    print(f"median us per call on the inputs every timed library accepts: the median over {args.rounds} rounds "
+          f"of {args.n} fresh inputs per op of each library's median; libraries rotated per input; {machine()}")
     for note in notes:
         print("note:", note)
     for (op, lib), why in NOT_THE_SAME_OP.items():
@@ -437,7 +571,7 @@ def main() -> None:
             print(f"note: {op}: {why}; not timed: of {args.n} inputs, both answer {both}, and {differ} of those "
                   f"answers differ as functions from cutelab's (which agrees with CuTe DSL); {only} more are "
                   f"answered only by {lib}")
-    print(table(results, libs, args.n))
+    print(table(results, libs, args.n * args.rounds, ops))
 
 
 if __name__ == "__main__":

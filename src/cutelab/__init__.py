@@ -32,10 +32,8 @@ from .algebra import (
 
 from .swizzle import *  # noqa: F401,F403  (Swizzle, ComposedLayout, make_swizzle, make_composed_layout, ...)
 
-
-from . import nvgpu  # noqa: E402  (atoms: cutelab.nvgpu.warp, .warpgroup, .cpasync)
-from .nvgpu.mma_atom import *  # noqa: F401,F403,E402  (make_mma_atom, make_tiled_mma, TiledMma, ...)
-from .nvgpu.copy_atom import *  # noqa: F401,F403,E402  (make_copy_atom, make_tiled_copy_tv, TiledCopy, ...)
+# `import cutelab` loads the algebra only: no numpy (which tensors, atoms, pictures and kernels
+# import on first use). Everything else below is bound on first use (_LAZY).
 
 __version__ = "0.1.0"
 
@@ -82,7 +80,24 @@ _LAZY = {
         "size_in_bytes", "get_swizzle_portion", "get_nonswizzle_portion", "make_rmem_tensor_like", "recast_tensor")},
     "math": ("kernel.instr.mathops", None), "ReductionOp": ("kernel.instr.mathops", "ReductionOp"),
     "profile": ("kernel.cpu.profiler", "profile"), "Profiler": ("kernel.cpu.profiler", "Profiler"),  # the CPU memory profiler
+    # atoms (cutelab.nvgpu.warp, .warpgroup, .cpasync): they import numpy, so they load on first use
+    "nvgpu": ("nvgpu", None),
+    **{name: ("nvgpu.mma_atom", name) for name in (
+        "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma")},
+    **{name: ("nvgpu.copy_atom", name) for name in (
+        "CopyAtom", "TiledCopy", "ThrCopy", "make_copy_atom", "make_tiled_copy", "make_tiled_copy_tv",
+        "make_tiled_copy_S", "make_tiled_copy_D", "make_tiled_copy_A", "make_tiled_copy_B", "make_tiled_copy_C",
+        "make_tiled_copy_C_atom", "make_cotiled_copy", "copy_atom_call", "basic_copy", "basic_copy_if",
+        "autovec_copy")},
+    # cute.copy and cute.gemm: the atoms' host functions, wrapped to dispatch inside a kernel trace
+    "copy": ("nvgpu.copy_atom", "copy"), "gemm": ("nvgpu.mma_atom", "gemm"),
+    **{name: ("numeric", name) for name in ("Int4", "Int128", "Uint128")},  # kernels II (issue 9): scalar types
 }
+
+#: the names `from cutelab import *` binds: the eager ones, and the lazy atoms and types that were eager
+#: before (binding them imports numpy); kernel names (range, min, max, ...) stay out, as builtins stay
+_STAR_LAZY = [name for name, (sub, _) in _LAZY.items() if sub in ("numeric", "nvgpu.mma_atom", "nvgpu.copy_atom")
+              or name == "nvgpu"]
 
 
 class _Package(_types.ModuleType):
@@ -94,6 +109,8 @@ class _Package(_types.ModuleType):
         sub, attr = _LAZY[name]
         mod = _importlib.import_module(f"{__name__}.{sub}")
         value = mod if attr is None else getattr(mod, attr)
+        if name in _DISPATCH:
+            value = _DISPATCH[name](value)
         self.__dict__[name] = value
         return value
 
@@ -136,10 +153,6 @@ def _register_ipython() -> None:
 _register_ipython()
 
 
-# --- kernels II (issue 9): scalar types, and cute.copy that copies inside a traced kernel too
-from .numeric import Int4, Int128, Uint128  # noqa: E402
-
-
 _layout_slice = slice_
 
 
@@ -179,9 +192,6 @@ def _copy_dispatch(host):
     return copy
 
 
-copy = _copy_dispatch(copy)  # noqa: F405 - nvgpu's host copy, from the star import above
-
-
 def _gemm_dispatch(host):
     def gemm(atom, d, a, b, c, **kwargs):
         if _tracing.hooks.kernel_tracing():
@@ -193,7 +203,8 @@ def _gemm_dispatch(host):
     return gemm
 
 
-gemm = _gemm_dispatch(gemm)  # noqa: F405 - nvgpu's host gemm, from the star import above; kernel/instr/gemm.py in a kernel
+#: lazy names whose value wraps the module's: cute.copy and cute.gemm run kernel/instr/copy.py and kernel/instr/gemm.py in a kernel
+_DISPATCH = {"copy": _copy_dispatch, "gemm": _gemm_dispatch}
 
 
 def dtype(name):
@@ -210,3 +221,6 @@ def dtype(name):
     if not isinstance(t, _numeric.Numeric):
         raise TypeError(f"cutlass.dtype({name!r}): no element type of that name (Float16, BFloat16, Float32, ...)")
     return t
+
+
+__all__ = sorted({name for name in globals() if not name.startswith("_")} - {"annotations"} | set(_STAR_LAZY))

@@ -24,6 +24,7 @@ from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
+from .layout import _FITS, _facts_of, _set_facts
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -35,25 +36,52 @@ __all__ = [
 ]
 
 _raw = Layout._raw
+_INT_LIMIT = 1 << 63
+_NEG_LIMIT = -_INT_LIMIT
 
 
 _fmt = it.tuple_str  # operands in messages: layouts as S:D, tuples without spaces, None as _
 
 
-def _op(name: str) -> Callable:
-    """Name the operation and its operands in any LayoutError raised beneath it."""
+def _op(name: str, keeps_fit: bool = False) -> Callable:
+    """Name the operation and its operands in any LayoutError raised beneath it.
+
+    Every Layout in the result is checked to fit in 64 bits (check_fits), except with keeps_fit:
+    the operation's result fits whenever its layout operands do (coalesce: the same offsets on a
+    domain of the same size), so a result of operands known to fit is marked so, unchecked.
+    """
 
     def deco(f: Callable) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
-                if any(type(a) is ComposedLayout for a in args) or any(type(a) is ComposedLayout for a in kw.values()):
-                    return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
-                return _fits(f(*args, **kw))
+                for a in args:
+                    if type(a) is ComposedLayout:
+                        return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
+                if kw:
+                    for a in kw.values():
+                        if type(a) is ComposedLayout:
+                            return composed_op(name, f, args, kw)
+                    r = f(*args, **kw)
+                else:
+                    r = f(*args)
+                if type(r) is Layout:
+                    g = r._facts
+                    if g is not None and g[3]:
+                        return r
+                    if keeps_fit and _all_fit(args):
+                        if g is None:
+                            _set_facts(r, _FITS)
+                        else:
+                            _facts_of(r, fits=True)
+                        return r
+                    check_fits(r, "the result")
+                    return r
+                return _fits(r)
             except LayoutError as e:
                 head = f"{name}({', '.join(_fmt(a) for a in args)})"
                 msg = str(e)
-                if is_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
+                if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
                     # messages print operands as CuTe DSL does ('?'); say what the values are
                     msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
                 elif msg.startswith(head):
@@ -63,6 +91,115 @@ def _op(name: str) -> Callable:
         return wrapper
 
     return deco
+
+
+def _all_fit(args: tuple) -> bool:
+    """Every argument that is a Layout is known to fit in 64 bits (and there is one)."""
+    seen = False
+    for a in args:
+        if type(a) is Layout:
+            f = a._facts
+            if f is None or not f[3]:
+                return False
+            seen = True
+    return seen
+
+
+def _has_dynamic(args: tuple) -> bool:
+    """is_dynamic(args), without walking the layouts known to hold plain ints only."""
+    for a in args:
+        if type(a) is Layout:
+            f = a._facts
+            if f is not None and f[2]:
+                continue
+        if is_dynamic(a):
+            return True
+    return False
+
+
+def _plain_facts(layout: Layout) -> Any:
+    """layout's facts if its shape and strides are plain ints (see layout._facts_of), else None."""
+    f = layout._facts
+    if f is None or f[2] is None:
+        f = _facts_of(layout)
+    return f if f[2] else None
+
+
+def _merge_pairs(pairs: Any) -> tuple:
+    """Coalesce the (shape, stride) pairs of plain-int leaves of shape > 1, in order: a mode merges into
+    the one before it when that one's shape * stride is its stride. Returns (shapes, strides) lists."""
+    rs: list = []
+    rd: list = []
+    S = D = 0
+    first = True
+    for s, d in pairs:
+        if first:
+            S, D = s, d
+            first = False
+        elif S * D == d:
+            S *= s
+        else:
+            rs.append(S)
+            rd.append(D)
+            S, D = s, d
+    if not first:
+        rs.append(S)
+        rd.append(D)
+    return rs, rd
+
+
+def _from_lists(rs: list, rd: list, facts: bool = False) -> Layout:
+    """The layout (rs):(rd) of merged plain modes (shapes > 1): 1:0 for none, a scalar mode for one.
+    With facts, its facts come with it, and it is marked to fit in 64 bits where it does (else
+    check_fits, which the operations run on their results, raises as for any result)."""
+    if not rs:
+        r = _raw(1, 0)
+        if facts:
+            _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    r = _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
+    if not facts:
+        return r
+    size, lo, hi = 1, 0, 0
+    for s, d in zip(rs, rd):
+        size *= s
+        if d > 0:
+            hi += (s - 1) * d
+        else:
+            lo += (s - 1) * d
+        if not _NEG_LIMIT < d < _INT_LIMIT:
+            return r
+    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT:
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, lo, hi, False))
+    return r
+
+
+def _concat_fits(parts: Any, r: Layout, known: bool = False) -> Layout:
+    """r, the concatenation of the layouts parts, with its facts made from theirs (and marked to fit
+    in 64 bits where it does) when they all have them; else r as it is. With known=True, only facts
+    already computed are used (none is computed here)."""
+    size, lo, hi, pairs, ones = 1, 0, 0, (), False
+    for p in parts:
+        f = p._facts
+        if f is None or f[0] is None:
+            if known:
+                return r
+            f = _facts_of(p)
+        if not f[3] or f[0] is None:
+            return r
+        size *= f[0]
+        lo += f[4]
+        hi += f[5]
+        if pairs is not None:
+            if f[2]:
+                pairs += f[1]
+                ones = ones or f[6]
+            else:
+                pairs = None  # only the size and the bounds are known
+    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT:
+        _set_facts(r, (size, pairs, True, True, lo, hi, ones) if pairs is not None else
+                   (size, None, None, True, lo, hi, None))
+    return r
 
 
 def _fits(result: Any) -> Any:
@@ -95,7 +232,8 @@ def _rank(layout: Layout) -> int:
 
 
 def _concat(parts: list) -> Layout:
-    return _raw(tuple(p._shape for p in parts), tuple(p._stride for p in parts))
+    """The layout whose modes are parts (with their facts, where all of them have theirs)."""
+    return _concat_fits(parts, _raw(tuple(p._shape for p in parts), tuple(p._stride for p in parts)), known=True)
 
 
 def _by_mode(layout: Layout, tiler: tuple, f: Callable, op: str, keep_rest: bool = True) -> Layout:
@@ -153,6 +291,12 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any, keep_dyn
 
 def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
     shp, std = layout._shape, layout._stride
+    f = _plain_facts(layout)
+    if f is not None:  # plain ints: the leaves of shape > 1 are known, merge them in one pass
+        rs, rd = _merge_pairs(f[1])
+        if len(rs) == 1 and type(shp) is not tuple:
+            return layout
+        return _from_lists(rs, rd)
     if type(shp) is not tuple:
         return _raw(1, 0) if _one(shp) else layout
     shp, std = it.flatten(shp), it.flatten(std)
@@ -163,6 +307,9 @@ def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
 
 def _coalesce_x(layout: Layout) -> Layout:
     """coalesce that also preserves the function outside the domain (CuTe's coalesce_x)."""
+    f = _plain_facts(layout)
+    if f is not None:
+        return _raw(*_coalesce_x_plain(layout, f))
     shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
     if not shp:
         return _raw(1, 0)
@@ -171,13 +318,31 @@ def _coalesce_x(layout: Layout) -> Layout:
     return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1], keep_dynamic=True)
 
 
+def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
+    """(shape, stride) of _coalesce_x(layout) for a layout of plain ints (facts f)."""
+    s, d = layout._shape, layout._stride
+    while type(s) is tuple and s:  # the last leaf
+        s, d = s[-1], d[-1]
+    if type(s) is tuple:
+        return 1, 0  # no leaves
+    pairs = f[1]
+    if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
+        pairs = pairs + ((2, d),)
+    rs, rd = _merge_pairs(pairs)
+    if not rs:
+        return 1, 0
+    if len(rs) == 1:
+        return rs[0], rd[0]
+    return tuple(rs), tuple(rd)
+
+
 def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
     if isinstance(profile, tuple):
         return _by_mode(layout, profile, _coalesce_x_profile, "coalesce")
     return _coalesce_x(layout)
 
 
-@_op("coalesce")
+@_op("coalesce", keeps_fit=True)
 def coalesce(layout: Any, target_profile: Any = None) -> Layout:
     """Merge modes that can be merged; the same function on its domain, depth <= 1.
 
@@ -201,7 +366,7 @@ def _filter_zeros(layout: Layout) -> Layout:
     return _raw(it.filter_zeros_tuple(layout._stride, layout._shape), layout._stride)
 
 
-@_op("filter_zeros")
+@_op("filter_zeros", keeps_fit=True)
 def filter_zeros(layout: Any, target_profile: Any = None) -> Layout:
     """Replace the shape of each stride-0 mode by 1 (or of each mode where target_profile is 0).
 
@@ -217,7 +382,7 @@ def filter_zeros(layout: Any, target_profile: Any = None) -> Layout:
     return _raw(it.filter_zeros_tuple(prof, layout._shape), layout._stride)
 
 
-@_op("filter")
+@_op("filter", keeps_fit=True)
 def filter(layout: Any, target_profile: Any = None) -> Layout:  # noqa: A001 - CuTe's name
     """Remove all stride-0 and size-1 modes, then coalesce.
 
@@ -324,10 +489,63 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
     return tuple(result_shape), tuple(result_stride)
 
 
-def _dyn_of(v: int, *srcs: Any) -> Any:
-    """v, dynamic (no known divisibility, the widest integer type of srcs) when a src is dynamic:
+def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> tuple:
+    """_compose where lhs (ls, ld) holds plain ints: the same fold without the dynamic-value cases.
+    A rhs leaf that is not a plain int, and every failing check, goes to _compose (which decides,
+    and raises with its message)."""
+    if type(rs) is tuple:
+        shapes: list = []
+        strides: list = []
+        for s, d in zip(rs, rd):
+            a, b = _compose_plain(ls, ld, s, d, pieces)
+            shapes.append(a)
+            strides.append(b)
+        return tuple(shapes), tuple(strides)
+    if type(rs) is not int or type(rd) is not int or type(ls) is not tuple or (rd < 0 and rs != 1):
+        return _compose(ls, ld, rs, rd, pieces)
+    if rd == 0:
+        return rs, rd
+    result_shape: list = []
+    result_stride: list = []
+    rest_shape, rest_stride = rs, rd
+    last = len(ls) - 1
+    for i in range(last):
+        cs = ls[i]
+        st = rest_stride
+        if not (st % cs == 0 or st < cs):
+            return _compose(ls, ld, rs, rd, pieces)  # raises
+        a = st if st >= 0 else -st
+        next_shape = -(-cs // a)
+        next_stride = -(-a // cs) if st > 0 else (a // -cs)  # ceil(a / cs), signed as st
+        if next_shape == 1 or rest_shape == 1:
+            rest_stride = next_stride
+            continue
+        new_shape = next_shape if next_shape < rest_shape else rest_shape
+        if (new_shape != rest_shape and cs % a != 0) or rest_shape % new_shape != 0:
+            return _compose(ls, ld, rs, rd, pieces)  # raises
+        result_shape.append(new_shape)
+        result_stride.append(st * ld[i])
+        if pieces is not None:
+            pieces.append((i, new_shape, a))
+        rest_shape //= new_shape
+        rest_stride = next_stride
+    if not result_shape:
+        return rest_shape, rest_stride * ld[last]
+    if rest_shape == 1:
+        if len(result_shape) == 1:
+            return result_shape[0], result_stride[0]
+        return tuple(result_shape), tuple(result_stride)
+    result_shape.append(rest_shape)
+    result_stride.append(rest_stride * ld[last])
+    return tuple(result_shape), tuple(result_stride)
+
+
+def _dyn_of(v: int, a: Any, b: Any) -> Any:
+    """v, dynamic (no known divisibility, the widest integer type of a and b) when a or b is dynamic:
     CuTe DSL's ceil_div and min of a dynamic value know no divisibility."""
-    dyn = [x for x in srcs if type(x) is DynInt]
+    if type(a) is not DynInt and type(b) is not DynInt:
+        return v
+    dyn = [x for x in (a, b) if type(x) is DynInt]
     if not dyn:
         return v
     return DynInt(v, max((x.dtype for x in dyn), key=lambda d: d.width))
@@ -335,6 +553,9 @@ def _dyn_of(v: int, *srcs: Any) -> Any:
 
 def _coprofile(layout: Layout) -> Any:
     """The profile of the codomain that the basis strides of layout select (0 if none)."""
+    f = layout._facts
+    if f is not None and f[2]:
+        return 0  # plain ints: no basis strides
     paths = [d.path for d in it.flatten_to_tuple(layout._stride) if isinstance(d, ScaledBasis)]
     if not paths:
         return 0
@@ -350,12 +571,28 @@ def _coprofile(layout: Layout) -> Any:
 
 
 def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
-    flat = _coalesce_x_profile(lhs, _coprofile(rhs))
+    prof = _coprofile(rhs)
     pieces: list | None = [] if type(rhs._shape) is tuple else None
-    s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
-    if pieces and len(pieces) > 1:
-        _check_carry_free(flat, pieces)
-    return _raw(s, d)
+    fl = _plain_facts(lhs) if prof == 0 else None
+    if fl is not None:  # plain ints: so is its coalesced flat
+        ls, ld = _coalesce_x_plain(lhs, fl)
+        s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
+        if pieces and len(pieces) > 1:
+            _check_carry_free(_raw(ls, ld), pieces)
+    else:
+        flat = _coalesce_x_profile(lhs, prof)
+        s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
+        if pieces and len(pieces) > 1:
+            _check_carry_free(flat, pieces)
+    r = _raw(s, d)
+    fl, fr = lhs._facts, rhs._facts
+    if (fl is not None and fr is not None and fl[3] and fr[3] and fl[2] and fr[2] and not fr[6]
+            and 0 <= fr[4] and fr[5] < fl[0]):
+        # rhs (fits) maps into lhs's domain: the offsets of the result are offsets of lhs (fits), its
+        # size is rhs's, and its strides are bounded by its span (rhs has no shape-1 mode of stride
+        # other than 0, the one place a composed stride is not): it fits in 64 bits
+        _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))  # its size, bounds on its offsets
+    return r
 
 
 def _check_carry_free(flat: Layout, pieces: list) -> None:
@@ -444,26 +681,94 @@ def _cotarget_shape(cotarget: Any) -> Any:
     return cotarget
 
 
+def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
+    """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
+    leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
+    that interleave or start together, a cotarget not covered)."""
+    pairs = [p for p in pf[1] if p[1] != 0]
+    if not pairs:
+        n = cotarget if type(cotarget) is int else it.product(cotarget)
+        return _raw(1, 0) if n == 1 else _raw(n, 1)
+    if len(pairs) == 1 and type(cotarget) is int:  # one mode s:d: the result is (d, rest):(1, d*s), merged
+        s, d = pairs[0]
+        if d < 0:
+            return None
+        cur = d * s
+        rest = -(-cotarget // cur)
+        if strict and d * rest < cotarget // s:
+            return None
+        if d == 1:
+            return _from_lists([rest], [cur], facts=True) if rest != 1 else _from_lists([], [], facts=True)
+        return _from_lists([d, rest], [1, cur], facts=True) if rest != 1 else _from_lists([d], [1], facts=True)
+    filtered_size = 1
+    for p in pairs:
+        filtered_size *= p[0]
+    shp, std = _merge_pairs(pairs)
+    order = sorted(range(len(std)), key=std.__getitem__)
+    rs: list = []
+    rd: list = []
+    cur = 1
+    prev = None
+    for j in order:
+        d = std[j]
+        if d < 0 or d == prev:
+            return None
+        prev = d
+        n = d // cur
+        if n == 0:
+            return None
+        rs.append(n)
+        rd.append(cur)
+        cur = d * shp[j]
+    if type(cotarget) is int:
+        rest_shape = -(-cotarget // cur)
+        got = rest_shape
+        for n in rs:
+            got *= n
+        if strict and got < cotarget // filtered_size:
+            return None
+    else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
+        rest_shape = it.product(it.ceil_div(cotarget, cur))
+    rs.append(rest_shape)
+    rd.append(0 if rest_shape == 1 else cur)
+    return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]), facts=True)
+
+
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
     # filter (drop stride-0 and size-1 modes), then coalesce, on the flat modes
-    shp: list = []
-    std: list = []
-    for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)):
-        if type(d) not in _INT and isinstance(d, ScaledBasis):
-            raise LayoutError("complement of a layout with basis strides is not supported")
-        if not _one(s) and d != 0:
-            shp.append(s)
-            std.append(d)
-    if not shp:
-        n = cotarget if type(cotarget) in _INT else it.product(cotarget)
-        return _raw(1, 0) if n == 1 else _raw(n, 1)
-    filtered_size = it.product(tuple(shp))
-    f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
-    shp, std = f._shape, f._stride
-    if type(shp) is tuple:
-        shp, std = list(shp), list(std)
+    pf = _plain_facts(layout)
+    if pf is not None and (type(cotarget) is int or (type(cotarget) is tuple and all(type(c) is int for c in cotarget))):
+        r = _complement_plain(pf, cotarget, strict)
+        if r is not None:
+            return r
+    if pf is not None:  # plain ints: the leaves of shape > 1 are known
+        pairs = [p for p in pf[1] if p[1] != 0]
+        if not pairs:
+            n = cotarget if type(cotarget) in _INT else it.product(cotarget)
+            return _raw(1, 0) if n == 1 else _raw(n, 1)
+        filtered_size = 1
+        for p in pairs:
+            filtered_size *= p[0]
+        shp, std = _merge_pairs(pairs)
     else:
-        shp, std = [shp], [std]
+        shp = []
+        std = []
+        for s, d in zip(it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)):
+            if type(d) not in _INT and isinstance(d, ScaledBasis):
+                raise LayoutError("complement of a layout with basis strides is not supported")
+            if not _one(s) and d != 0:
+                shp.append(s)
+                std.append(d)
+        if not shp:
+            n = cotarget if type(cotarget) in _INT else it.product(cotarget)
+            return _raw(1, 0) if n == 1 else _raw(n, 1)
+        filtered_size = it.product(tuple(shp))
+        f = _bw_coalesce(shp[:-1], std[:-1], shp[-1], std[-1])
+        shp, std = f._shape, f._stride
+        if type(shp) is tuple:
+            shp, std = list(shp), list(std)
+        else:
+            shp, std = [shp], [std]
     for d in std:
         if d < 0:
             raise LayoutError(f"complement needs non-negative strides, but the layout has stride {d}")
@@ -497,6 +802,10 @@ def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
         # CuTe's @post size(result) >= cosize_hi / size(filter(layout)) fails. (A shape cotarget is
         # divided mode by mode, CuTe's ceil_div of a shape, so the check is made for int cotargets.)
         raise _short(layout, cotarget, got, need)
+    if pf is not None and type(rest_shape) is int:  # plain ints: merge the modes of shape > 1, with the result's facts
+        result_shape.append(rest_shape)
+        result_stride.append(rest_stride)
+        return _from_lists(*_merge_pairs([p for p in zip(result_shape, result_stride) if p[0] != 1]), facts=True)
     return _bw_coalesce(result_shape, result_stride, rest_shape, rest_stride)
 
 
@@ -552,20 +861,26 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
 # --------------------------------------------------------------------------- inverses
 
 def _wrapped_coalesce(layout: Layout) -> tuple:
-    c = _coalesce(layout)
-    shp, std = c._shape, c._stride
-    if type(shp) is not tuple:
-        shp, std = (shp,), (std,)
-    for d in std:
-        if isinstance(d, ScaledBasis):
-            raise LayoutError("inverses of layouts with basis strides are not supported")
+    pf = _plain_facts(layout)
+    if pf is not None:  # plain ints: the merged leaves, no basis strides
+        shp, std = _merge_pairs(pf[1])
+        if not shp:
+            shp, std = [1], [0]
+    else:
+        c = _coalesce(layout)
+        shp, std = c._shape, c._stride
+        if type(shp) is not tuple:
+            shp, std = (shp,), (std,)
+        for d in std:
+            if isinstance(d, ScaledBasis):
+                raise LayoutError("inverses of layouts with basis strides are not supported")
     pre = [1]
     for s in shp:
         pre.append(pre[-1] * s)
     return shp, std, pre
 
 
-@_op("right_inverse")
+@_op("right_inverse", keeps_fit=True)
 def right_inverse(layout: Any) -> Layout:
     """The layout R with layout(R(i)) == i for all i < size(R), as large as possible.
 
@@ -584,6 +899,8 @@ def right_inverse(layout: Any) -> Layout:
             rs.append(shp[i])
             rd.append(pre[i])
             curr = shp[i] * std[i]
+    if type(curr) is int and all(type(x) is int for x in rs) and all(type(x) is int for x in rd):
+        return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]))
     return _bw_coalesce(rs[:-1], rd[:-1], rs[-1], rd[-1])  # coalesce of the flat (rs):(rd)
 
 
@@ -620,6 +937,8 @@ def left_inverse(layout: Any) -> Layout:
     if not rs:
         return _raw(1, 0)  # nothing to invert: every stride is 0
     rs.append(shp[order[-1]])
+    if all(type(x) is int for x in rs) and all(type(x) is int for x in rd):  # plain: merge, as _coalesce does
+        return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]))
     return _coalesce(_raw(tuple(rs), tuple(rd)))
 
 
@@ -700,14 +1019,19 @@ def _zip2_by(t: Any, guide: Any, what: str) -> tuple:
 
 
 def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
-    return _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+    r = _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+    f = layout._facts
+    if f is not None and f[3]:  # the same leaves, regrouped: it fits as layout does, same size and offsets
+        _set_facts(r, f if f[2] is None else (f[0], None, None, True, f[4], f[5], None))
+    return r
 
 
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
-        return _compose_layouts(layout, _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride)))
+        rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
+        return _compose_layouts(layout, _concat_fits((tiler, comp), rhs, known=True))
     if isinstance(tiler, tuple):
         return _by_mode(layout, tiler, _logical_divide, "logical_divide")
     if tiler is None:
@@ -788,6 +1112,13 @@ def flat_divide(layout: Any, tiler: Any) -> Any:
 
 def _logical_product(block: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
+        fb, ft = _plain_facts(block), _plain_facts(tiler)
+        if fb is not None and ft is not None:  # plain ints: size, strides and cosize from the facts
+            if not ft[6] and all(d == 0 for _, d in ft[1]):
+                return make_layout(block, tiler)  # composition with stride 0 ignores the complement
+            n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
+            rest = _compose_layouts(_complement(block, n), tiler)
+            return _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
             return make_layout(block, tiler)  # composition with stride 0 ignores the complement
         n = it.product(block._shape) * cosize(tiler)

@@ -200,20 +200,32 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     """layout, or a LayoutError naming what it is when its size or offsets do not fit in 64 bits.
 
     The algebra validates its results with this, as Layout() validates its inputs (one pass over
-    the modes: it runs on every result).
+    the modes: it runs on every result). A layout known to fit (validated by Layout(), or checked
+    here before) is not checked again; one that passes is marked so, with its facts (_facts_of).
     """
+    f = layout._facts
+    if f is not None and f[3]:
+        return layout
     shp, std = layout._shape, layout._stride
     if type(shp) is tuple:
         shp, std = it.flatten(shp), it.flatten(std)
     else:
         shp, std = (shp,), (std,)
     size, lo, hi = 1, 0, 0
+    plain = True
+    pairs = []
     for s, d in zip(shp, std):
-        if type(s) not in _INT:
-            return layout  # symbolic: checked when it is known
-        v = d if type(d) in _INT else (d.value if isinstance(d, ScaledBasis) else None)
-        if type(v) not in _INT:
-            return layout
+        if type(s) is int and type(d) is int:  # the common case: plain ints
+            v = d
+            if s != 1:
+                pairs.append((s, d))
+        else:
+            plain = False
+            if type(s) not in _INT:
+                return layout  # symbolic: checked when it is known
+            v = d if type(d) in _INT else (d.value if isinstance(d, ScaledBasis) else None)
+            if type(v) not in _INT:
+                return layout
         size *= s
         if v > 0:
             hi += (s - 1) * v
@@ -226,6 +238,11 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     if hi >= _INT_LIMIT or lo < -_INT_LIMIT:
         raise LayoutError(f"{what} {layout}: its offsets span [{lo}, {hi}], which does not fit in 64 bits "
                           f"(cutelab, like CuTe, computes offsets in 64-bit integers)")
+    if plain:
+        ones = len(pairs) != len(shp) and any(s == 1 and d != 0 for s, d in zip(shp, std))
+        _set_facts(layout, (size, tuple(pairs), True, True, lo, hi, ones))
+    else:
+        _set_facts(layout, _FITS_NOT_PLAIN)
     return layout
 
 
@@ -264,7 +281,7 @@ class Layout:
     a coordinate holding ``None`` slices out a sub-layout.
     """
 
-    __slots__ = ("_shape", "_stride", "_hash")
+    __slots__ = ("_shape", "_stride", "_hash", "_facts")
 
     def __init__(self, shape: Any, stride: Any = None):
         for what, t in (("shape", shape), ("stride", stride)):
@@ -286,9 +303,11 @@ class Layout:
         bad = _extent_problem(shape, stride)
         if bad:
             raise LayoutError(f"make_layout({it.tuple_str(shape)}, stride={it.tuple_str(stride)}): {bad}")
-        object.__setattr__(self, "_shape", shape)
-        object.__setattr__(self, "_stride", stride)
-        object.__setattr__(self, "_hash", None)
+        _set_shape(self, shape)
+        _set_stride(self, stride)
+        _set_hash(self, None)
+        _set_facts(self, None)
+        _facts_of(self, fits=True)  # validated just now: its offsets fit in 64 bits
 
     @classmethod
     def _raw(cls, shape: Any, stride: Any) -> "Layout":
@@ -297,6 +316,7 @@ class Layout:
         _set_shape(obj, shape)  # slot descriptors: faster than object.__setattr__
         _set_stride(obj, stride)
         _set_hash(obj, None)
+        _set_facts(obj, None)
         return obj
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -359,6 +379,24 @@ class Layout:
     def __call__(self, *coord: Any) -> Any:
         if len(coord) == 1:
             coord = coord[0]
+            # fast paths (plain int shapes and strides, an int index or a tuple of ints): one walk that
+            # checks and computes; anything else (None, numpy, out of range, ...) takes the general path
+            f = self._facts
+            if f is None or f[2] is None:
+                f = _facts_of(self)
+            if f[2]:
+                t = type(coord)
+                if t is int:
+                    if 0 <= coord < f[0]:
+                        r = 0
+                        for s, d in f[1]:
+                            r += (coord % s) * d
+                            coord //= s
+                        return r
+                elif t is tuple:
+                    r = _plain_crd2idx(coord, self._shape, self._stride)
+                    if r is not None:
+                        return r
         elif len(coord) == 0:
             raise LayoutError(f"{self}: calling a layout needs a coordinate")
         coord = _coord_ints(self, coord)
@@ -429,6 +467,86 @@ class Layout:
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
 _set_stride = Layout._stride.__set__  # type: ignore[attr-defined]
 _set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
+_set_facts = Layout._facts.__set__  # type: ignore[attr-defined]
+_FITS = (None, None, None, True, None, None, None)
+_FITS_NOT_PLAIN = (None, None, False, True, None, None, None)
+
+
+def _facts_of(layout: Layout, fits: bool = False) -> tuple:
+    """What is known of layout, computed once and kept on it (layouts are frozen):
+    (size, the (shape, stride) pairs of its leaves of shape > 1, plain, fits) where plain says every
+    shape and stride leaf is a Python int (no dynamic, symbolic or basis values: then size and the
+    pairs are set) and fits that its size and offsets are known to fit in 64 bits; for plain layouts,
+    lo and hi: its smallest and largest offset, and ones: whether a leaf of shape 1 has a stride other
+    than 0; (size, pairs, plain, fits, lo, hi, ones). Partial facts (plain None) are those of a layout
+    known to fit, the rest not computed yet (_FITS), or only its size and bounds on its offsets (lo, hi)
+    known: the algebra marks its results so where it knows them from its operands."""
+    f = layout._facts
+    if f is None or f[2] is None:
+        fits = fits or (f is not None and f[3])
+        shp, std = layout._shape, layout._stride
+        if type(shp) is tuple:
+            fs, fd = it.flatten(shp), it.flatten(std)
+        else:
+            fs, fd = (shp,), (std,)
+        plain = True
+        for x in fs:
+            if type(x) is not int:
+                plain = False
+                break
+        else:
+            for x in fd:
+                if type(x) is not int:
+                    plain = False
+                    break
+        if plain:
+            size, lo, hi = 1, 0, 0
+            pairs = []
+            ones = False
+            for x, y in zip(fs, fd):
+                if x != 1:
+                    size *= x
+                    pairs.append((x, y))
+                    if y > 0:
+                        hi += (x - 1) * y
+                    else:
+                        lo += (x - 1) * y
+                elif y != 0:
+                    ones = True
+            f = (size, tuple(pairs), True, fits, lo, hi, ones)
+        else:
+            f = (None, None, False, fits, None, None, None)
+        _set_facts(layout, f)
+    elif fits and not f[3]:
+        f = f[:3] + (True,) + f[4:]
+        _set_facts(layout, f)
+    return f
+
+
+def _plain_crd2idx(c: Any, s: Any, d: Any) -> Any:
+    """The offset of coordinate c in (s, d), or None where the general path must decide (a leaf that
+    is not an int, an index out of range, profiles that do not match). s and d hold Python ints only."""
+    if type(c) is tuple:
+        if type(s) is not tuple or len(c) != len(s):
+            return None
+        r = 0
+        for x, y, z in zip(c, s, d):
+            if type(x) is int and type(y) is int:
+                if not 0 <= x < y:
+                    return None
+                r += x * z
+            else:
+                v = _plain_crd2idx(x, y, z)
+                if v is None:
+                    return None
+                r += v
+        return r
+    if type(c) is int:
+        if type(s) is int:
+            return c * d if 0 <= c < s else None
+        if 0 <= c < it.product(s):
+            return it.crd2idx(c, s, d)
+    return None
 
 
 def _hashable(d: Any) -> Any:
@@ -849,6 +967,11 @@ def size(a: Any, mode: Sequence[int] | int | None = None) -> int:
     >>> size(make_layout((4, (2, 3)))), size((4, (2, 3)), mode=[1])
     (24, 6)
     """
+    if type(a) is Layout and not mode:  # the common case: a layout's size is one of its facts
+        f = a._facts
+        if f is None or f[2] is None:
+            f = _facts_of(a)
+        return f[0] if f[2] else it.product(a._shape)
     if _is_tiled_atom(a):  # duck-typed: layout.py sits below nvgpu/ and does not import it
         return a.size
     a = _mode(_as_layout_or_shape(a, "size"), mode or None, "size")
@@ -870,6 +993,12 @@ def coshape(layout: Layout) -> Any:
 
 def cosize(a: Any, mode: Sequence[int] | int | None = None) -> int:
     """1 + the largest offset of the layout (of one mode with mode=[...])."""
+    if type(a) is Layout and not mode:
+        f = a._facts
+        if f is None or f[2] is None:
+            f = _facts_of(a)
+        if f[2]:  # plain ints: the offsets span [lo, hi], and coshape is 1 + the sum of (s-1)*|d|
+            return 1 + f[5] - f[4]
     a = _mode(_as_layout_or_shape(a, "cosize"), mode or None, "cosize")
     if not isinstance(a, Layout):
         raise LayoutError(f"cosize: expected a layout, got {a!r}")
@@ -888,11 +1017,15 @@ def depth(a: Any, mode: Sequence[int] | int | None = None) -> int:
 
 
 def shape(a: Any, mode: Sequence[int] | int | None = None) -> Any:
+    if mode is None and type(a) is Layout:
+        return a._shape
     a = _mode(_as_layout_or_shape(a, "shape"), mode if mode not in ([], ()) else None, "shape")
     return a._shape if isinstance(a, Layout) else _normalize(a)
 
 
 def stride(a: Any, mode: Sequence[int] | int | None = None) -> Any:
+    if mode is None and type(a) is Layout:
+        return a._stride
     a = _mode(_as_layout_or_shape(a, "stride"), mode if mode not in ([], ()) else None, "stride")
     if not isinstance(a, Layout):
         raise LayoutError(f"stride: expected a layout, got {a!r}")

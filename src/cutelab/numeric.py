@@ -3,13 +3,35 @@
 Each type knows its width in bits, its short name as CuTe DSL prints it (``bf16``, ``i32``),
 its numpy storage dtype (bf16 is stored as raw 16-bit words, bit for bit, since numpy has no
 bfloat16) and the torch dtype name.
+
+numpy is imported only when a storage dtype is first asked for (``Float32.storage``) or a scalar is
+rounded: the types themselves, and the layout algebra that names them, work without it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _np() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _np_int_types() -> tuple:
+    """(int,) and numpy's integer type once numpy is imported (no numpy value can exist before)."""
+    npm = sys.modules.get("numpy")
+    return (int, npm.integer) if npm is not None else (int,)
+
+
+def _np_real_types() -> tuple:
+    npm = sys.modules.get("numpy")
+    return (int, float, npm.integer, npm.floating) if npm is not None else (int, float)
 
 __all__ = [
     "Numeric", "Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64",
@@ -22,15 +44,24 @@ __all__ = [
 class Numeric:
     """An element type. Calling it converts a Python value (``Int32(3)`` -> 3)."""
 
-    __slots__ = ("name", "width", "kind", "storage", "torch_name", "cuda")
+    __slots__ = ("name", "width", "kind", "_storage_name", "_storage", "torch_name", "cuda")
 
-    def __init__(self, name: str, width: int, kind: str, storage: Any, torch_name: str, cuda: str):
+    def __init__(self, name: str, width: int, kind: str, storage: str, torch_name: str, cuda: str):
         self.name = name  # as CuTe DSL prints: bf16, f32, i32
         self.width = width  # bits
         self.kind = kind  # "float", "int", "uint", "bool"
-        self.storage = np.dtype(storage)  # numpy dtype holding the bits
+        self._storage_name = storage  # numpy's name of the dtype holding the bits ("float32", "uint16")
+        self._storage = None
         self.torch_name = torch_name
         self.cuda = cuda  # CUDA C++ type name
+
+    @property
+    def storage(self) -> "np.dtype":
+        """The numpy dtype holding the bits (numpy is imported on first use)."""
+        st = self._storage
+        if st is None:
+            st = self._storage = _np().dtype(self._storage_name)
+        return st
 
     @property
     def bytes(self) -> int:
@@ -64,6 +95,7 @@ class Numeric:
         (``Int8(300)`` is 44), floats round to the type (``Float32(0.1)`` is the f32 nearest
         0.1). The result is a Python int or float (usable wherever one is) that knows its type.
 
+        >>> import numpy as np
         >>> Int8(300), Int32(42).to(Float32), Float32(0.1).value == float(np.float32(0.1))
         (44, 42.0, True)
         """
@@ -124,6 +156,7 @@ def _round(t: Numeric, v: float) -> float:
         return float(v)
     if t.name.startswith("f8"):
         raise TypeError(f"{t}({v!r}): scalars of 8-bit float types are not supported (no rounding for them yet)")
+    np = _np()
     if t.name == "tf32":
         v = float(np.float32(v))
         b = int(np.asarray(np.float32(v)).view(np.uint32))
@@ -166,7 +199,7 @@ class IntValue(int):
     def _op(self, o: Any, f: Any) -> Any:
         if isinstance(o, FloatValue) or isinstance(o, float):
             return NotImplemented
-        if isinstance(o, (int, np.integer)):
+        if isinstance(o, _np_int_types()):
             return IntValue(self.dtype, f(int(self), int(o)))
         return NotImplemented
 
@@ -210,7 +243,7 @@ class FloatValue(float):
         return dtype(float(self))
 
     def _op(self, o: Any, f: Any) -> Any:
-        if isinstance(o, (int, float, np.integer, np.floating)):
+        if isinstance(o, _np_real_types()):
             return FloatValue(self.dtype, f(float(self), float(o)))
         return NotImplemented
 
@@ -233,27 +266,27 @@ class FloatValue(float):
         return (FloatValue, (self.dtype, float(self)))
 
 
-Float64 = Numeric("f64", 64, "float", np.float64, "float64", "double")
-Float32 = Numeric("f32", 32, "float", np.float32, "float32", "float")
-Float16 = Numeric("f16", 16, "float", np.float16, "float16", "__half")
-BFloat16 = Numeric("bf16", 16, "float", np.uint16, "bfloat16", "__nv_bfloat16")
-Int8 = Numeric("i8", 8, "int", np.int8, "int8", "signed char")
-Int16 = Numeric("i16", 16, "int", np.int16, "int16", "short")
-Int32 = Numeric("i32", 32, "int", np.int32, "int32", "int")
-Int64 = Numeric("i64", 64, "int", np.int64, "int64", "long long")
-Uint8 = Numeric("u8", 8, "uint", np.uint8, "uint8", "unsigned char")
-Uint16 = Numeric("u16", 16, "uint", np.uint16, "uint16", "unsigned short")
-Uint32 = Numeric("u32", 32, "uint", np.uint32, "uint32", "unsigned int")
-Uint64 = Numeric("u64", 64, "uint", np.uint64, "uint64", "unsigned long long")
-Boolean = Numeric("i1", 8, "bool", np.bool_, "bool", "bool")
+Float64 = Numeric("f64", 64, "float", "float64", "float64", "double")
+Float32 = Numeric("f32", 32, "float", "float32", "float32", "float")
+Float16 = Numeric("f16", 16, "float", "float16", "float16", "__half")
+BFloat16 = Numeric("bf16", 16, "float", "uint16", "bfloat16", "__nv_bfloat16")
+Int8 = Numeric("i8", 8, "int", "int8", "int8", "signed char")
+Int16 = Numeric("i16", 16, "int", "int16", "int16", "short")
+Int32 = Numeric("i32", 32, "int", "int32", "int32", "int")
+Int64 = Numeric("i64", 64, "int", "int64", "int64", "long long")
+Uint8 = Numeric("u8", 8, "uint", "uint8", "uint8", "unsigned char")
+Uint16 = Numeric("u16", 16, "uint", "uint16", "uint16", "unsigned short")
+Uint32 = Numeric("u32", 32, "uint", "uint32", "uint32", "unsigned int")
+Uint64 = Numeric("u64", 64, "uint", "uint64", "uint64", "unsigned long long")
+Boolean = Numeric("i1", 8, "bool", "bool", "bool", "bool")
 # scalar-only integer widths (no numpy storage of their own: kernels keep them in wider words)
-Int4 = Numeric("i4", 4, "int", np.int8, "int8", "signed char")
-Int128 = Numeric("i128", 128, "int", np.object_, "", "__int128")
-Uint128 = Numeric("u128", 128, "uint", np.object_, "", "unsigned __int128")
+Int4 = Numeric("i4", 4, "int", "int8", "int8", "signed char")
+Int128 = Numeric("i128", 128, "int", "object", "", "__int128")
+Uint128 = Numeric("u128", 128, "uint", "object", "", "unsigned __int128")
 # MMA operand types (stored as raw bits or, for tf32, as the f32 it rounds): names as MLIR prints them
-TFloat32 = Numeric("tf32", 32, "float", np.float32, "tfloat32", "float")
-Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", np.uint8, "float8_e4m3fn", "__nv_fp8_e4m3")
-Float8E5M2 = Numeric("f8E5M2", 8, "float", np.uint8, "float8_e5m2", "__nv_fp8_e5m2")
+TFloat32 = Numeric("tf32", 32, "float", "float32", "tfloat32", "float")
+Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", "uint8", "float8_e4m3fn", "__nv_fp8_e4m3")
+Float8E5M2 = Numeric("f8E5M2", 8, "float", "uint8", "float8_e5m2", "__nv_fp8_e5m2")
 
 NUMERICS = {t.name: t for t in (Float64, Float32, Float16, BFloat16, Int8, Int16, Int32, Int64,
                                 Uint8, Uint16, Uint32, Uint64, Boolean, TFloat32, Float8E4M3FN,
@@ -264,16 +297,14 @@ def _by_name(name: str) -> Numeric:
     return NUMERICS[name]
 
 
-_FROM_NUMPY = {
-    np.dtype(np.float64): Float64, np.dtype(np.float32): Float32, np.dtype(np.float16): Float16,
-    np.dtype(np.int8): Int8, np.dtype(np.int16): Int16, np.dtype(np.int32): Int32,
-    np.dtype(np.int64): Int64, np.dtype(np.uint8): Uint8, np.dtype(np.uint16): Uint16,
-    np.dtype(np.uint32): Uint32, np.dtype(np.uint64): Uint64, np.dtype(np.bool_): Boolean,
-}
+_FROM_NUMPY: dict = {}  # numpy dtype -> element type, made on first use (the types numpy stores natively)
 
 
 def numeric_from_numpy(dtype: Any) -> Numeric:
-    dt = np.dtype(dtype)
+    if not _FROM_NUMPY:
+        _FROM_NUMPY.update((t.storage, t) for t in (Float64, Float32, Float16, Int8, Int16, Int32, Int64, Uint8,
+                                                    Uint16, Uint32, Uint64, Boolean))
+    dt = _np().dtype(dtype)
     if dt not in _FROM_NUMPY:
         raise TypeError(f"no cutelab element type for numpy dtype {dt}")
     return _FROM_NUMPY[dt]

@@ -23,14 +23,17 @@ a ComposedLayout through cutelab.algebra, which hands it to :func:`composed_op` 
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
-
-import numpy as np
+import sys
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import int_tuple as it
 from . import layout as _lay
 from .errors import LayoutError, ParseError
 from .layout import Layout, ScaledBasis, _normalize, make_layout
+from .layout import _np
+
+if TYPE_CHECKING:  # numpy is imported where arrays are made: `import cutelab` does not load it
+    import numpy as np
 
 __all__ = [
     "Swizzle", "ComposedLayout", "make_swizzle", "make_composed_layout", "parse_composed",
@@ -42,7 +45,10 @@ _MAX_BITS = 32  # CuTe's masks are 32-bit: b + m + |s| must fit (the DSL rejects
 
 
 def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+    if isinstance(x, int):
+        return not isinstance(x, bool)
+    npm = sys.modules.get("numpy")  # a numpy integer can exist only once numpy is imported
+    return npm is not None and isinstance(x, npm.integer)
 
 
 # --------------------------------------------------------------------------- Swizzle
@@ -127,7 +133,8 @@ class Swizzle:
         return 1 << (self._b + self._m + abs(self._s))
 
     def __call__(self, offset: Any) -> Any:
-        if isinstance(offset, np.ndarray):
+        if _lay._is_array(offset):
+            np = _np()
             if not np.issubdtype(offset.dtype, np.integer):
                 raise LayoutError(f"{self}: offsets must be integers, got a numpy array of {offset.dtype}")
         elif _is_int(offset):
@@ -342,6 +349,7 @@ class ComposedLayout:
 
     def offsets(self) -> np.ndarray:
         """The offset of every index i in [0, size), as an int64 numpy array (vectorized)."""
+        np = _np()
         inner = self._inner
         if isinstance(inner, Swizzle):
             return inner(_lay.evaluate_all(self._outer) + self._offset)
@@ -380,6 +388,7 @@ def _add_offset(offset: Any, v: Any) -> Any:
 
 def _eval_index_array(layout: Layout, idx: np.ndarray) -> np.ndarray:
     """CuTe's layout(i) for an array of 1-D indices (the last mode absorbs what is beyond)."""
+    np = _np()
     shp = it.flatten_to_tuple(layout.shape)
     std = it.flatten_to_tuple(layout.stride)
     out = np.zeros_like(idx, dtype=np.int64)
@@ -726,6 +735,7 @@ def _exact(res: ComposedLayout, origin: int, c: ComposedLayout, fixed: int, sub:
     CuTe splits the offset bit by bit; when the fixed part of the coordinate and the rest of
     the layout share bits (an addition that carries), its answer is a wrong layout. Raise then.
     """
+    np = _np()
     want = c._inner(_lay.evaluate_all(sub) + (c._offset + fixed))
     got = res.offsets()
     got = got - got[0] + origin
