@@ -1,5 +1,10 @@
 """The emulated CUDA device of `cutelab run` without a GPU: torch, cuda.bindings.driver, cuda.core."""
+import pytest
+import torch
 from compat_helpers import ok, run
+
+# what only the emulation does (with a real GPU, cutelab run leaves torch and the driver as they are)
+emulated_only = pytest.mark.skipif(torch.cuda.is_available(), reason="a real GPU is here: nothing is emulated")
 
 KERNEL = """
 import torch
@@ -20,6 +25,7 @@ def add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
 """
 
 
+@emulated_only
 def test_tensors_on_cuda_live_in_host_memory(tmp_path):
     out = ok(run(tmp_path, """
         import torch
@@ -35,6 +41,7 @@ def test_tensors_on_cuda_live_in_host_memory(tmp_path):
                                 "True 1 0", "cuda:0 cpu True 0"]
 
 
+@emulated_only
 def test_capability_and_properties_follow_cute_dsl_arch(tmp_path):
     src = """
         import torch
@@ -81,6 +88,7 @@ print(torch.allclose(c, torch.full_like(c, 6.0)))
     assert out.splitlines() == ["0.0", "True", "True"]
 
 
+@emulated_only
 def test_unemulated_torch_cuda_call_names_itself_and_the_line(tmp_path):
     p = run(tmp_path, "import torch\n\ntorch.cuda.mem_get_info()\n")
     assert p.returncode != 0
@@ -89,6 +97,7 @@ def test_unemulated_torch_cuda_call_names_itself_and_the_line(tmp_path):
     assert p.returncode != 0 and "cuda:1" in p.stderr and "prog.py:2" in p.stderr
 
 
+@emulated_only
 def test_cuda_bindings_driver_and_cuda_core(tmp_path):
     out = ok(run(tmp_path, KERNEL + """
 import cuda.bindings.driver as cuda

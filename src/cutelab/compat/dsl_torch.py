@@ -94,7 +94,10 @@ def convert_cute_tensor(f32_torch_tensor: Any, cute_tensor: Any, dtype: Any, is_
 
     from ..utils.tensor_helpers import _fill_fp8, is_fp8_dtype
 
-    owner = getattr(cute_tensor.engine, "owner", None)
+    eng = cute_tensor.engine
+    owner = getattr(eng, "owner", None)  # a host view's torch tensor
+    if owner is None or type(owner).__module__.split(".")[0] != "torch":
+        owner = getattr(eng, "obj", None)  # a GPU tensor's (runtime.DeviceEngine)
     if owner is None or type(owner).__module__.split(".")[0] != "torch":
         raise TypeError("convert_cute_tensor: the cute tensor must view a torch tensor (from_dlpack)")
     if is_fp8_dtype(dtype):
