@@ -1117,8 +1117,11 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
             if not ft[6] and all(d == 0 for _, d in ft[1]):
                 return make_layout(block, tiler)  # composition with stride 0 ignores the complement
             n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
-            rest = _compose_layouts(_complement(block, n), tiler)
-            return _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
+            comp = _complement(block, n)
+            rest = _compose_layouts(comp, tiler)
+            out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
+            _check_product_injective(block, comp, n, out)  # as the general path does
+            return out
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
             return make_layout(block, tiler)  # composition with stride 0 ignores the complement
         n = it.product(block._shape) * cosize(tiler)
