@@ -242,29 +242,6 @@ class ExecContext:
         v = np.full(self.n, ref, dtype=real_dtype(dt)) if real else np.broadcast_to(from_real(np.asarray(ref), dt), (self.n,))
         return v
 
-    def real_matrix(self, refs: tuple, dt: Any) -> np.ndarray:
-        """(threads, len(refs)) compute values of dt: column(ref, dt, real=True) of every ref, with
-        the elements of each register gathered in one step."""
-        k = len(refs)
-        rdt = real_dtype(dt)
-        if k and all(type(r) is tuple for r in refs):
-            by_reg: Dict[int, Any] = {}
-            for j, (r, i) in enumerate(refs):
-                by_reg.setdefault(r.id, (r, [], []))
-                by_reg[r.id][1].append(j)
-                by_reg[r.id][2].append(i)
-            if len(by_reg) == 1:
-                r, _, idx = next(iter(by_reg.values()))
-                return to_real(self.regs[r.id][:, idx], r.dtype).astype(rdt, copy=False)
-            out = np.empty((self.n, k), dtype=rdt)
-            for r, js, idx in by_reg.values():
-                out[:, js] = to_real(self.regs[r.id][:, idx], r.dtype)
-            return out
-        out = np.empty((self.n, k), dtype=rdt)
-        for j, ref in enumerate(refs):
-            out[:, j] = self.column(ref, dt, real=True)
-        return out
-
     def matrix(self, refs: tuple, dt: Any) -> np.ndarray:
         """(threads, len(refs)) storage values of dt."""
         first = refs[0] if refs else None

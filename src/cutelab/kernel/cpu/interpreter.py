@@ -264,12 +264,11 @@ def _compute(b: ExecContext, s: Compute) -> np.ndarray:
         if all(r is not None and r.dtype.storage == np.float16 for r in regs):
             with np.errstate(all="ignore"):
                 return _HALF_OPS[s.op](b.regs[regs[0].id], b.regs[regs[1].id])
-    if s.op not in ("cvt", "mov", "select") and s.op not in _CMP and d.n > 1:  # all elements at once
+    if s.op not in ("cvt", "mov", "select") and s.op not in _CMP and d.n > 1:  # whole registers at once
         a = [_matrix_arg(b, col, d.n, d.dtype) for col in s.args]
-        if not (all(x is not None for x in a) and any(x.ndim == 2 for x in a)):
-            a = [b.real_matrix(col, d.dtype) for col in s.args]
-        v = np.asarray(_arith(s.op, a, rdt), dtype=rdt)
-        return np.ascontiguousarray(np.broadcast_to(from_real(v, d.dtype), (b.n, d.n)), dtype=d.dtype.storage)
+        if all(x is not None for x in a) and any(x.ndim == 2 for x in a):
+            v = np.asarray(_arith(s.op, a, rdt), dtype=rdt)
+            return np.ascontiguousarray(np.broadcast_to(from_real(v, d.dtype), (b.n, d.n)))
     res = np.empty((b.n, d.n), dtype=d.dtype.storage)
     for i in range(d.n):
         if s.op in ("cvt", "mov"):

@@ -52,8 +52,13 @@ class Fma(Op):
         from ..cpu.context import from_real
 
         d = self.dst
-        x, y, z = (b.real_matrix(refs, d.dtype).astype(np.float64) for refs in (self.a, self.b, self.c))
-        b.regs[d.id] = from_real(x * y + z, d.dtype)  # a new (threads, n) array of d's storage
+        out = np.empty((b.n, d.n), dtype=d.dtype.storage)
+        for i in range(d.n):
+            x = b.column(self.a[i], d.dtype, real=True).astype(np.float64)
+            y = b.column(self.b[i], d.dtype, real=True).astype(np.float64)
+            z = b.column(self.c[i], d.dtype, real=True).astype(np.float64)
+            out[:, i] = from_real(x * y + z, d.dtype)
+        b.regs[d.id] = out
 
     def cuda(self, r: Any) -> None:
         d = self.dst
