@@ -21,8 +21,6 @@ FakeTensor<Float32, (?{i64 div=1}, 8), (1, ?{i64 div=1})>
 
 from __future__ import annotations
 
-import contextlib
-import io
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -30,7 +28,7 @@ import numpy as np
 from .errors import LaunchError, TensorError
 
 __all__ = ["SymInt", "sym_int", "sym_int32", "sym_int64", "FakeTensor", "make_fake_tensor",
-           "make_fake_compact_tensor", "FakeCompiled"]
+           "make_fake_compact_tensor"]
 
 
 class SymInt:
@@ -228,63 +226,3 @@ def make_fake_compact_tensor(dtype: Any, shape: Tuple[Any, ...], *, stride_order
 
 def has_fakes(args: Tuple[Any, ...]) -> bool:
     return any(isinstance(a, FakeTensor) for a in args)
-
-
-class FakeCompiled:
-    """What ``cute.compile`` returns for fake tensors: called with real tensors, it checks them
-    against the fakes and runs the program compiled for them (compiled on first use per shape and
-    kept; the compile-time prints happened once, at cute.compile)."""
-
-    def __init__(self, target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], const: set):
-        self.target, self.args, self.kwargs, self.const = target, args, kwargs, const
-        self.name = getattr(target, "__name__", "compiled function")
-        self.cache: Dict[Any, Any] = {}
-
-    def __repr__(self) -> str:
-        fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
-        return f"<cute.compile({self.name}) for {fakes}>"
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .kernel.launch.args import _as_tensor_args
-        from .kernel.launch.api import _compile
-
-        kept = [i for i in range(len(self.args)) if i not in self.const]
-        if len(args) != len(kept):
-            raise LaunchError(f"{self.name}: expected {len(kept)} arguments (as compiled), got {len(args)}")
-        full = list(self.args)
-        key: List[Any] = []
-        for j, i in enumerate(kept):
-            a = args[j]
-            if isinstance(self.args[i], FakeTensor):
-                if isinstance(a, FakeTensor):
-                    raise LaunchError(f"{self.name}: argument {j} is a fake tensor; call the compiled function "
-                                      f"with real tensors")
-                t = _as_tensor_args(a)
-                self.args[i].check(t, j, self.name)
-                from .dynamic import value_of
-
-                key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
-            else:
-                key.append((i, type(a).__name__))
-            full[i] = a
-        cf = self.cache.get(tuple(key))
-        if cf is None:
-            with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
-                cf = _compile(self.target, *full, **dict(self.kwargs, **kwargs))
-            if len(self.cache) >= 64:
-                self.cache.pop(next(iter(self.cache)))
-            self.cache[tuple(key)] = cf
-        return cf(*args)
-
-
-def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> FakeCompiled:
-    """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
-    FakeCompiled."""
-    from .kernel.launch.api import _compile
-    from .kernel.launch.args import _constexpr_positions
-
-    env: Dict[int, int] = {}
-    stand = tuple(a.stand_in(env) if isinstance(a, FakeTensor) else a for a in args)
-    _compile(target, *stand, **kwargs)
-    return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)))
-

@@ -292,7 +292,8 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     """
     target = fn.fn if isinstance(fn, JitFunction) else fn
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
-    from ...fake import compile_fakes, has_fakes
+    from ...fake import has_fakes
+    from .fakes import compile_fakes
 
     if has_fakes(args):  # ahead of time, for tensors described only (cutelab.fake)
         return compile_fakes(target, args, kwargs)
