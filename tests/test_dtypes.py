@@ -7,17 +7,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cutelab import dtypes
+import cutelab as cute
+from cutelab import dtypes, fp8
 from cutelab.kernel.cuda import dtypes as cuda_dtypes
 from cutelab.numeric import (
     NUMERICS,
     BFloat16,
     Float8E4M3FN,
+    Float8E5M2,
     Float16,
+    Float32,
     Int8,
     Int32,
+    Uint8,
     Uint32,
 )
+from cutelab.runtime import from_dlpack
+from cutelab.tensor import TensorSSA
 
 
 def test_every_element_type_has_a_row_and_its_predicates():
@@ -65,3 +71,62 @@ def test_rounding_to_half_and_fp8_is_to_nearest_even():
     assert dtypes.to_storage(np.array([1 + 2**-8, 1 + 3 * 2**-8], np.float32), BFloat16).tolist() == [0x3F80, 0x3F82]
     assert dtypes.to_storage(np.array([1 + 2**-11], np.float32), Float16).tolist() == [1.0]
     assert dtypes.to_storage(np.array([1.0625, 1.1875, np.nan, 1e9]), Float8E4M3FN).tolist() == [0x38, 0x3A, 0x7F, 0x7E]
+
+
+# ---- the differences between the two conversions that used to exist (tensor.py vs cpu/context.py)
+
+def test_integers_converted_to_fp8_are_numbers_not_bytes():
+    """Both conversions took a uint8 array for fp8 bytes: Uint8 3 .to(Float8E4M3FN) stored the
+    byte 0x03 (0.005859375) instead of 3.0. Values are now always numbers."""
+    s = TensorSSA(np.array([3, 200], np.uint8), 2, Uint8).to(Float8E4M3FN)
+    assert fp8.to_f32(s.values, Float8E4M3FN).tolist() == [3.0, 192.0]
+    s = TensorSSA(np.array([3, 60000], np.uint16), 2, cute.Uint16).to(BFloat16)
+    assert s.numpy().tolist() == [3.0, 59904.0]  # raw words only where stored as bits (Tensor.store of uint16)
+
+
+@cute.kernel
+def _u8_to_fp8(A: cute.Tensor, B: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    B[tidx] = A[tidx].to(Float8E4M3FN)
+
+
+def test_the_interpreter_converts_uint8_to_fp8_as_the_cuda_code_does():
+    """The interpreter passed a Uint8 register's value through as fp8 bits; the CUDA code
+    (cl_f32_to_e4m3 of the value) converts the number."""
+    a = np.array([0, 1, 3, 17, 200, 255, 7, 8], np.uint8)
+    out = np.zeros(8, np.uint8)
+    b = from_dlpack(out)
+    b.element_type = Float8E4M3FN
+    _u8_to_fp8(from_dlpack(a), b).launch(grid=1, block=8)
+    assert fp8.to_f32(out, Float8E4M3FN).tolist() == [0.0, 1.0, 3.0, 16.0, 192.0, 256.0, 7.0, 8.0]  # ties to even
+
+
+def test_tensor_float_to_int_conversion_is_the_interpreters():
+    """TensorSSA.to(Int32) used numpy's cast (NaN and out of range: whatever the platform gives,
+    INT_MIN on x86); it now saturates and maps NaN to 0, as the interpreter and PTX cvt.rzi."""
+    s = TensorSSA(np.array([1.5, -1.5, np.nan, 3e9], np.float32), 4, Float32).to(Int32)
+    assert s.values.tolist() == [1, -1, 0, 2**31 - 1]
+
+
+def test_fp8_values_print_as_floats_in_the_interpreter():
+    """cute.printf of an fp8 value printed it with %d on the CPU (int(value)); CUDA prints %f."""
+    from cutelab.kernel.cpu.interpreter import _fmt
+
+    assert _fmt(np.float32(2.5), Float8E5M2) == "2.500000"
+
+
+@cute.kernel
+def _f32_to_i32(A: cute.Tensor, B: cute.Tensor, C: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    B[tidx] = A[tidx].to(Int32)
+    C[tidx] = A[tidx].to(Int8)
+
+
+def test_the_interpreter_converts_float_to_int_as_ptx_cvt_rzi():
+    """NaN and values out of range became numpy's cast (INT_MIN on x86); the GPU's cvt.rzi gives 0
+    and the type's bounds."""
+    a = np.array([2.7, -2.7, np.nan, 3e9, -3e9, 300.0, -300.0, 0.5], np.float32)
+    b, c = np.zeros(8, np.int32), np.zeros(8, np.int8)
+    _f32_to_i32(from_dlpack(a), from_dlpack(b), from_dlpack(c)).launch(grid=1, block=8)
+    assert b.tolist() == [2, -2, 0, 2**31 - 1, -2**31, 300, -300, 0]
+    assert c.tolist() == [2, -2, 0, -1, 0, 44, -44, 0]  # (signed char)((int)x): saturated int, low bits
