@@ -33,7 +33,7 @@ _FMT = {"f8E4M3FN": (4, 3, 7), "f8E5M2": (5, 2, 15)}  # exponent bits, mantissa 
 
 
 def is_fp8(dtype: Any) -> bool:
-    return getattr(dtype, "name", "") in _FMT
+    return bool(getattr(dtype, "is_fp8", False))
 
 
 @lru_cache(maxsize=None)

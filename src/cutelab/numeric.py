@@ -72,6 +72,20 @@ class Numeric:
         return self.kind == "float"
 
     @property
+    def is_fp8(self) -> bool:
+        """An 8-bit float (Float8E4M3FN, Float8E5M2): bytes converted by cutelab/fp8.py."""
+        return self.name in _FP8_NAMES
+
+    @property
+    def is_half(self) -> bool:
+        """A 16-bit float (Float16, BFloat16): kept as 16-bit words, computed as float32."""
+        return self.name in ("f16", "bf16")
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == "bool"
+
+    @property
     def inf(self) -> float:
         """A float type's infinity, as CuTe DSL's ``Float32.inf`` (a Python float)."""
         self._need_float("inf")
@@ -154,7 +168,7 @@ def _wrap(t: Numeric, v: int) -> int:
 def _round(t: Numeric, v: float) -> float:
     if t.width == 64:
         return float(v)
-    if t.name.startswith("f8"):
+    if t.is_fp8:
         raise TypeError(f"{t}({v!r}): scalars of 8-bit float types are not supported (no rounding for them yet)")
     np = _np()
     if t.name == "tf32":
@@ -288,6 +302,7 @@ TFloat32 = Numeric("tf32", 32, "float", "float32", "tfloat32", "float")
 Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", "uint8", "float8_e4m3fn", "__nv_fp8_e4m3")
 Float8E5M2 = Numeric("f8E5M2", 8, "float", "uint8", "float8_e5m2", "__nv_fp8_e5m2")
 
+_FP8_NAMES = frozenset(("f8E4M3FN", "f8E5M2"))
 NUMERICS = {t.name: t for t in (Float64, Float32, Float16, BFloat16, Int8, Int16, Int32, Int64,
                                 Uint8, Uint16, Uint32, Uint64, Boolean, TFloat32, Float8E4M3FN,
                                 Float8E5M2)}

@@ -29,6 +29,7 @@ from .algebra import (
     _raw, composition, flat_divide, logical_divide, make_ordered_layout, tiled_divide,
     tiled_product, zipped_divide,
 )
+from .dtypes import to_compute, to_storage, to_values
 from .errors import LayoutError, TensorError
 from .swizzle import ComposedLayout
 from .layout import (
@@ -73,16 +74,13 @@ def _pow2_divisor(n: int) -> int:
 
 
 def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
-    """bfloat16 bit patterns (uint16) to float32 values, exactly."""
-    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+    """bfloat16 bit patterns (uint16) to float32 values, exactly (cutelab.dtypes.to_compute)."""
+    return to_compute(bits, BFloat16)
 
 
 def f32_to_bf16(x: np.ndarray) -> np.ndarray:
-    """float32 values to bfloat16 bit patterns, rounding to nearest even (NaN stays NaN)."""
-    u = np.asarray(x, dtype=np.float32).view(np.uint32)
-    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    nan = np.isnan(np.asarray(x, dtype=np.float32))
-    return np.where(nan, np.uint16(0x7FC0), rounded)
+    """float32 values to bfloat16 bit patterns, rounding to nearest even (NaN stays NaN; cutelab.dtypes.to_storage)."""
+    return to_storage(x, BFloat16)
 
 
 def _type_name(dtype: Numeric) -> str:
@@ -150,7 +148,7 @@ def _checked_values(value: Any, dtype: Numeric, what: str) -> np.ndarray:
             back = np.asarray(_to_real(out, dtype), dtype=np.float64)
             src = arr.astype(np.float64)
         lost = np.isfinite(src) & ~np.isfinite(back)
-        if dtype.name.startswith("f8"):  # fp8 conversion saturates: past the top value's rounding range is lost
+        if dtype.is_fp8:  # fp8 conversion saturates: past the top value's rounding range is lost
             from .fp8 import _positive
 
             vals = _positive(dtype.name)[0]
@@ -171,25 +169,13 @@ def _sample_text(arr: np.ndarray) -> str:
 
 
 def _to_real(values: np.ndarray, dtype: Numeric) -> np.ndarray:
-    if dtype.name.startswith("f8"):  # bytes of Float8E4M3FN / Float8E5M2 (cutelab/fp8.py)
-        from . import fp8
-
-        return fp8.to_f32(values, dtype)
-    return bf16_to_f32(values) if dtype is BFloat16 else values
+    """Stored bits as the values users see (cutelab.dtypes.to_values: bf16 and fp8 widen to float32)."""
+    return to_values(values, dtype)
 
 
 def _from_real(values: Any, dtype: Numeric) -> np.ndarray:
-    if dtype.name.startswith("f8"):
-        from . import fp8
-
-        v = np.asarray(values)
-        return v if v.dtype == np.uint8 else fp8.from_f32(v, dtype)
-    if dtype is BFloat16:
-        v = np.asarray(values)
-        if v.dtype == np.uint16:
-            return v
-        return f32_to_bf16(v.astype(np.float32))
-    return np.asarray(values).astype(dtype.storage, copy=False)
+    """Values as stored bits (cutelab.dtypes.to_storage: round to nearest even, ...)."""
+    return to_storage(values, dtype)
 
 
 # --------------------------------------------------------------------------- values

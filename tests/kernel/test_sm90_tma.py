@@ -219,3 +219,12 @@ def test_tensor_map_parameters_follow_the_cuda_signature(monkeypatch):
     other = TensorMapArgs(ir)  # another plan's maps: the encoded map of a (descriptor, address) seen is reused
     other.fill(ParamBuffer(len(ir.params) + 1), [0x7000], len(ir.params))
     assert calls == [(a1.desc, 0x7000), (a1.desc, 0x9000)] and bytes(other.mem[:128]) == bytes(range(128))
+
+
+def test_fp8_tiles_are_described_as_bytes():
+    """The table had the fp8 names in lower case (f8e4m3fn), which no element type has: fp8 was refused."""
+    a = _a(64, 128, np.uint8)
+    a.element_type = cutlass.Float8E4M3FN
+    atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a,
+                                          cute.make_layout((64, 128), stride=(128, 1)), (64, 128))
+    assert atom.desc.cu_encode_args(0x1000)["tensorDataType"] == 0 and atom.desc.box_bytes == 64 * 128

@@ -33,7 +33,8 @@ from ..algebra import (
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, _normalize, make_layout, parse_layout, slice_
 from ..numeric import Numeric
-from ..tensor import NumpyEngine, Tensor, bf16_to_f32, make_fragment_like_mma, make_rmem_tensor
+from ..dtypes import to_compute
+from ..tensor import NumpyEngine, Tensor, make_fragment_like_mma, make_rmem_tensor
 
 __all__ = [
     "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma", "gemm",
@@ -623,40 +624,11 @@ def make_tiled_mma(op_or_atom: Any, atom_layout_mnk: Any = (1, 1, 1), permutatio
 # --------------------------------------------------------------------------- host GEMM
 
 
-def _fp8_table(exp_bits: int, man_bits: int, fn: bool) -> np.ndarray:
-    """The value of every 8-bit pattern of an fp8 format (e4m3fn: no inf, one NaN; e5m2: IEEE-like)."""
-    bias = (1 << (exp_bits - 1)) - 1
-    out = np.empty(256, dtype=np.float64)
-    for u in range(256):
-        s = -1.0 if u & 0x80 else 1.0
-        e = (u >> man_bits) & ((1 << exp_bits) - 1)
-        m = u & ((1 << man_bits) - 1)
-        top = (1 << exp_bits) - 1
-        if fn and e == top and m == (1 << man_bits) - 1:
-            out[u] = np.nan
-        elif not fn and e == top:
-            out[u] = s * np.inf if m == 0 else np.nan
-        elif e == 0:
-            out[u] = s * m * 2.0 ** (1 - bias - man_bits)
-        else:
-            out[u] = s * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
-    return out
-
-
-_FP8 = {}
-
-
 def _as_numbers(raw: np.ndarray, dtype: Numeric) -> np.ndarray:
-    """Stored values (batch + (size,)) as float64 or int64 numbers."""
-    if dtype is _numeric.BFloat16:
-        return bf16_to_f32(raw).astype(np.float64)
-    if dtype in (_numeric.Float8E4M3FN, _numeric.Float8E5M2):
-        if dtype not in _FP8:
-            _FP8[dtype] = _fp8_table(4, 3, True) if dtype is _numeric.Float8E4M3FN else _fp8_table(5, 2, False)
-        return _FP8[dtype][raw.astype(np.uint8)]
+    """Stored values (batch + (size,)) as float64 or int64 numbers (cutelab.dtypes.to_compute, exact)."""
     if dtype.kind in ("int", "uint", "bool"):
         return raw.astype(np.int64)
-    return raw.astype(np.float64)
+    return to_compute(raw, dtype).astype(np.float64)
 
 
 def _load_modes(t: Any, what: str) -> tuple:

@@ -14,9 +14,7 @@ __all__ = ["is_fp8_dtype", "create_cute_tensor_for_fp8"]
 
 def is_fp8_dtype(dtype: Any) -> bool:
     """True for Float8E4M3FN and Float8E5M2 (the types DLPack cannot carry)."""
-    from ..numeric import Float8E4M3FN, Float8E5M2
-
-    return dtype in (Float8E4M3FN, Float8E5M2)
+    return bool(getattr(dtype, "is_fp8", False))
 
 
 def create_cute_tensor_for_fp8(storage_tensor: Any, dtype: Any, leading_dim: int,

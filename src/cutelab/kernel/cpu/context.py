@@ -15,9 +15,10 @@ surface an instruction may use:
   ``ctx.whole_warps(mask, name, short)`` (warp-wide instructions);
 - ``ctx.common``: state shared by every group of warps of the batch (mbarriers); anything an
   instruction keeps as an attribute of ``ctx`` belongs to its group of warps (pending wgmma);
-- ``to_real``/``from_real``/``real_dtype``: storage bits to compute values and back.
+- ``to_real``/``from_real``/``real_dtype``: storage bits to compute values and back
+  (``cutelab.dtypes.to_compute``/``to_storage``/``compute_dtype``, under the names instructions use).
 
-May import: ``kernel.ir``, ``cutelab.errors``, ``cutelab.fp8``.
+May import: ``kernel.ir``, ``cutelab.errors``, ``cutelab.dtypes``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-from ... import fp8 as _fp8
+from ...dtypes import compute_dtype, convert, to_compute, to_storage
 from ...errors import LaunchError
 from ..ir.nodes import ParamRef, Shared
 from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
@@ -35,46 +36,13 @@ __all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "che
 
 
 def real_dtype(dt: Any) -> Any:
-    """numpy dtype of the values computed with (bf16/f16 widen to float32)."""
-    if dt.name in ("bf16", "f16") or dt.name.startswith("f8"):
-        return np.dtype(np.float32)
-    if dt.name == "i1":
-        return np.dtype(np.int32)
-    return dt.storage
+    """numpy dtype of the values computed with (cutelab.dtypes.compute_dtype)."""
+    return compute_dtype(dt)
 
 
-def to_real(bits: np.ndarray, dt: Any) -> np.ndarray:
-    """Storage bits of dt as values to compute with."""
-    if dt.name == "bf16":
-        return (bits.astype(np.uint32) << 16).view(np.float32)
-    if dt.name == "f16":
-        return bits.view(np.float16).astype(np.float32) if bits.dtype != np.float16 else bits.astype(np.float32)
-    if dt.name == "i1":
-        return bits.astype(np.int32)
-    if dt.name.startswith("f8"):  # Float8E4M3FN / Float8E5M2 bytes (cutelab/fp8.py)
-        return _fp8.to_f32(bits, dt)
-    return bits
-
-
-def from_real(x: np.ndarray, dt: Any) -> np.ndarray:
-    """Computed values as storage bits of dt (round to nearest even; NaN stays NaN)."""
-    x = np.asarray(x)
-    if dt.name == "bf16":
-        f = x.astype(np.float32)
-        u = f.view(np.uint32)
-        r = ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
-        return np.where(np.isnan(f), np.uint16(0x7FC0), r)
-    if dt.name == "f16":
-        h = x.astype(np.float16)
-        return h.view(np.uint16) if dt.storage == np.uint16 else h.astype(dt.storage)
-    if dt.name == "i1":
-        return (x != 0).astype(dt.storage)
-    if dt.name.startswith("f8"):
-        return x if x.dtype == np.uint8 else _fp8.from_f32(x, dt)
-    if np.issubdtype(dt.storage, np.integer) and np.issubdtype(x.dtype, np.floating):
-        with np.errstate(invalid="ignore"):
-            return np.trunc(x).astype(dt.storage)
-    return x.astype(dt.storage)
+# storage bits to compute values and back: the one conversion of cutelab/dtypes.py
+to_real = to_compute
+from_real = to_storage
 
 
 def and_mask(mask: Any, c: np.ndarray) -> np.ndarray:
@@ -230,7 +198,7 @@ class ExecContext:
             r, i = ref
             v = self.regs[r.id][:, i]
             if real:
-                v = to_real(v, r.dtype).astype(real_dtype(dt), copy=False)
+                v = convert(to_real(v, r.dtype), dt)
             elif r.dtype.name != dt.name:
                 v = from_real(to_real(v, r.dtype), dt)
             return v

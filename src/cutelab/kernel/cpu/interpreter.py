@@ -36,6 +36,7 @@ import numpy as np
 from ...errors import LaunchError, TraceError
 from ..frontend.cformat import format_value
 from ..ir.nodes import Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
+from ...dtypes import convert
 from .context import ExecContext, from_real, real_dtype, to_real
 from .warps import run_groups
 
@@ -54,7 +55,8 @@ def _line(ir: KernelIR, s: Any) -> str:
 
 
 def _fmt(v: Any, dt: Any) -> str:
-    if dt.name in ("bf16", "f16", "f32", "f64"):
+    """v as the CUDA back end's printf prints dt's compute value (cutelab.dtypes: c_printf)."""
+    if dt.is_float:
         return "%f" % float(v)
     return "%d" % int(v)
 
@@ -215,7 +217,7 @@ def _matrix_arg(b: ExecContext, refs: Any, n: int, dt: Any) -> Any:
     first = refs[0]
     if isinstance(first, tuple):
         r = _whole_reg(refs, n)
-        return None if r is None else to_real(b.regs[r.id], r.dtype).astype(real_dtype(dt), copy=False)
+        return None if r is None else convert(to_real(b.regs[r.id], r.dtype), dt)
     if isinstance(first, (int, float)) and not isinstance(first, bool) and all(type(x) is type(first) and x == first
                                                                               for x in refs):
         return np.asarray(first, dtype=real_dtype(dt))

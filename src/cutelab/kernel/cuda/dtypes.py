@@ -1,37 +1,24 @@
-"""C types of cutelab's element types: storage and compute types (``ctype``), the conversions
-between them (``to_compute``/``to_storage``: bf16 and fp16 are 16-bit words converted by inline
-helpers, fp8 by cutelab/fp8.py's) and the bits of an f16/bf16 constant (``half_bits``).
+"""C types of cutelab's element types, read from the one table (cutelab/dtypes.py): storage and
+compute types (``ctype``), the conversions between them (``to_compute``/``to_storage``: bf16 and
+fp16 are 16-bit words converted by inline helpers, fp8 by cutelab/fp8.py's) and the bits of an
+f16/bf16 constant (``half_bits``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from ...dtypes import TABLE
+from ...dtypes import to_storage as _bits_of
+from ...numeric import BFloat16
 from ...errors import TraceError
 
 __all__ = ["ctype", "to_compute", "to_storage", "half_bits"]
 
-# storage type, compute type, printf format of the compute value
-_TYPES: Dict[str, Tuple[str, str, str]] = {
-    "bf16": ("unsigned short", "float", "%f"),
-    "f16": ("unsigned short", "float", "%f"),
-    "f32": ("float", "float", "%f"),
-    "f64": ("double", "double", "%f"),
-    "i8": ("signed char", "int", "%d"),
-    "i16": ("short", "int", "%d"),
-    "i32": ("int", "int", "%d"),
-    "i64": ("long long", "long long", "%lld"),
-    "u8": ("unsigned char", "unsigned int", "%u"),
-    "u16": ("unsigned short", "unsigned int", "%u"),
-    "u32": ("unsigned int", "unsigned int", "%u"),
-    "u64": ("unsigned long long", "unsigned long long", "%llu"),
-    "i1": ("unsigned char", "int", "%d"),
-    "f8E4M3FN": ("unsigned char", "float", "%f"),  # conversions: cutelab/fp8.py CUDA_HELPERS
-    "f8E5M2": ("unsigned char", "float", "%f"),
-}
-_FP8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+_NO_C = frozenset(("tf32",))  # MMA operand type only: never a tensor's or a register's type here
+_FP8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}  # the fp8 helpers' names (cutelab/fp8.py CUDA_HELPERS)
 
 
 def half_bits(v: Any, name: str) -> Optional[int]:
@@ -55,41 +42,30 @@ def half_bits(v: Any, name: str) -> Optional[int]:
     if name == "f16":
         with np.errstate(over="ignore"):
             return int(f32.astype(np.float16).view(np.uint16))
-    u = int(f32.view(np.uint32))
-    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16
+    return int(_bits_of(f32, BFloat16))
 
 
 def _printf_kind(dt: Any) -> str:
-    return "float" if dt.kind == "float" else "bool" if dt.kind == "bool" else dt.kind
+    return "float" if dt.is_float else dt.kind
 
 
 def ctype(dtype: Any) -> Tuple[str, str, str]:
-    try:
-        return _TYPES[dtype.name]
-    except KeyError:
-        raise TraceError(f"the CUDA back end has no type for element type {dtype}") from None
+    """(storage C type, compute C type, printf format of the compute value) of dtype."""
+    r = TABLE.get(dtype.name)
+    if r is None or dtype.name in _NO_C:
+        raise TraceError(f"the CUDA back end has no type for element type {dtype}")
+    return r.c_storage, r.c_compute, r.c_printf
 
 
 def _to_compute(code: str, dtype: Any) -> str:
-    if dtype.name == "bf16":
-        return f"cl_bf16_to_f32({code})"
-    if dtype.name == "f16":
-        return f"cl_f16_to_f32({code})"
-    if dtype.name in _FP8:
-        return f"cl_{_FP8[dtype.name]}_to_f32({code})"
-    return code
+    r = TABLE.get(dtype.name)
+    return code if r is None else r.c_to_compute.format(code)
 
 
 def _to_storage(code: str, dtype: Any) -> str:
-    if dtype.name == "bf16":
-        return f"cl_f32_to_bf16({code})"
-    if dtype.name == "f16":
-        return f"cl_f32_to_f16({code})"
-    if dtype.name == "i1":
-        return f"(unsigned char)(({code}) != 0)"
-    if dtype.name in _FP8:
-        return f"cl_f32_to_{_FP8[dtype.name]}({code})"
-    return f"({ctype(dtype)[0]})({code})"
+    if dtype.name not in TABLE or dtype.name in _NO_C:
+        ctype(dtype)  # raises
+    return TABLE[dtype.name].c_to_storage.format(code)
 
 
 to_compute = _to_compute

@@ -258,7 +258,7 @@ class CudaRenderer:
     def ref_storage(self, ref: Any, dtype: Any) -> str:
         if isinstance(ref, tuple) and ref[0].dtype.name == dtype.name:
             return f"{self.rn(ref[0])}[{ref[1]}]"
-        if dtype.name in ("f16", "bf16") and not isinstance(ref, (tuple, Expr, ParamRef)):
+        if dtype.is_half and not isinstance(ref, (tuple, Expr, ParamRef)):
             bits = half_bits(ref, dtype.name)
             if bits is not None:  # a constant: its bits, not a conversion at run time
                 return f"(unsigned short)0x{bits:04x}u"

@@ -40,6 +40,7 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import LaunchError, LayoutError, TraceError
 from ...layout import Layout
+from ...numeric import Float32
 from .mbarrier import smem_addr
 from ..ir.symbolic import floordiv, is_sym, sym_div
 from ..ir.nodes import Op
@@ -444,7 +445,7 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
     if op.a_src is not OperandSource.SMEM:
         raise TraceError(f"{what}: A from registers (OperandSource.RMEM) is not supported in kernels yet; use SMEM")
-    if op.a_dtype.name not in ("f16", "bf16") or op.acc_dtype.name != "f32":
+    if not op.a_dtype.is_half or op.acc_dtype is not Float32:
         raise TraceError(f"{what}: kernels support f16/bf16 inputs with f32 accumulators, got {op.a_dtype} -> "
                          f"{op.acc_dtype}")
     if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):

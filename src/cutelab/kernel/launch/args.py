@@ -142,7 +142,7 @@ def _scalar_type(k: Any, name: str, val: Any) -> Any:
 
 
 def _scalar_value(k: Any, name: str, dt: Any, v: Any) -> Any:
-    if dt.width > 64 or dt.name == "i4":
+    if dt.width > 64 or dt.width < 8:
         raise LaunchError(f"{k.name}: scalar argument {name} of type {dt} cannot be passed to a kernel "
                           f"(kernel scalars are 8 to 64 bits wide)")
     if dt.is_integer and isinstance(v, float) and not float(v).is_integer():

@@ -192,14 +192,10 @@ def _check_no_alias(plan: _Plan, addresses: Sequence[int]) -> None:
 
 def _scalar_bits(dt: Any, v: Any) -> int:
     """The 64-bit parameter slot holding scalar v of type dt (little-endian, low bytes used)."""
-    arr = np.zeros(1, dtype=np.uint64)
-    if dt.name == "bf16":
-        from ...numeric import BFloat16
+    from ...dtypes import to_storage
 
-        f = np.float32(BFloat16(v).value)
-        arr.view(np.uint16)[0] = int(np.asarray(f).view(np.uint32)) >> 16
-    else:
-        arr.view(dt.storage)[0] = v
+    arr = np.zeros(1, dtype=np.uint64)
+    arr.view(dt.storage)[0] = to_storage(np.asarray(v), dt)  # bf16: its 16-bit word, rounded to nearest even
     return int(arr[0])
 
 

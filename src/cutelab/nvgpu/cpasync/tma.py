@@ -37,7 +37,7 @@ __all__ = ["CopyBulkTensorTileG2SOp", "TmaDescriptor", "TmaCopyAtom", "make_tile
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 # CUtensorMapDataType by cutelab element type name
-_TMA_DTYPE = {"u8": 0, "i8": 0, "f8e4m3fn": 0, "f8e5m2": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4,
+_TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4,
               "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9}
 
 
