@@ -1,5 +1,7 @@
-"""Facts about a traced kernel: value ranges of its registers (``ranges``), the bits an index
-expression can set (``bits``) and the guarded accesses the GPU checks at run time (``guards``).
+"""Facts about a traced kernel: value ranges of its integer registers (``ranges``, over the
+abstract values of ``values``), the proofs that accesses stay in bounds (``prove``, ``bounds``),
+the guarded accesses the GPU checks at run time (``guards``) and the possible bits of index
+expressions (``bits``).
 
 May import: ``kernel.ir``, ``kernel.frontend``'s IR nodes, and the CUDA driver for the error
 words of guarded launches.

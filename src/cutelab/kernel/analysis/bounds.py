@@ -151,7 +151,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     launch being prepared; the proof is returned with the deferred checks, to be checked again at
     each launch with other values). The guarded accesses are set on ir (ir.guards)."""
     from ..analysis.guards import plan_guards
-    from ..analysis.ranges import reads_registers
+    from .values import reads_registers
     from ..ir.nodes import ArgVar
     from ..ir.symbolic import atoms
 
@@ -178,7 +178,8 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 continue
             proof = False
             if analysis is None:
-                from ..analysis.ranges import Threads, analyze
+                from .prove import Threads
+                from .ranges import analyze
 
                 try:
                     analysis = analyze(ir)
@@ -186,7 +187,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                     analysis = False  # prove nothing with it (guard as before)
                 threads = Threads(ir)
             if analysis:
-                from ..analysis.ranges import prove
+                from .prove import prove
 
                 try:
                     proof = prove(ir, s, analysis.record_for(s), launch_scalars, threads)
@@ -219,9 +220,9 @@ def check_deferred(ir: KernelIR, deferred: List[Any], scalars: Dict[str, int]) -
     """The exact check of accesses that depend on scalar arguments, with this launch's values."""
     threads = None
     for entry in deferred:
-        if not isinstance(entry, tuple):  # a range proof (ranges.RangeCheck)
+        if not isinstance(entry, tuple):  # a range proof (prove.RangeCheck)
             if threads is None:
-                from ..analysis.ranges import Threads
+                from .prove import Threads
 
                 threads = Threads(ir)
             entry.check(ir, scalars, threads)

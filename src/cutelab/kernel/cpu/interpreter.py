@@ -123,7 +123,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
 
 def _data_indexed(ir: KernelIR) -> bool:
     """A kernel with an index read from a register (data): the launch could not check it before."""
-    from ..analysis.ranges import reads_registers
+    from ..analysis.values import reads_registers
 
     return any(reads_registers(s.base) for s in walk(ir.body) if isinstance(s, (Load, Store)))
 
