@@ -684,54 +684,79 @@ def _cotarget_shape(cotarget: Any) -> Any:
 def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
     """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
-    that interleave or start together, a cotarget not covered)."""
-    pairs = [p for p in pf[1] if p[1] != 0]
-    if not pairs:
+    that interleave or start together, a cotarget not covered). The result comes with its facts."""
+    # filter (drop stride-0 modes; the facts hold no shape-1 leaves), then coalesce, in one pass
+    shp: list = []
+    std: list = []
+    fsize = 1
+    S = D = 0
+    for s, d in pf[1]:
+        if d == 0:
+            continue
+        fsize *= s
+        if not D:
+            S, D = s, d
+        elif S * D == d:
+            S *= s
+        else:
+            shp.append(S)
+            std.append(D)
+            S, D = s, d
+    if not D:
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         return _raw(1, 0) if n == 1 else _raw(n, 1)
-    if len(pairs) == 1 and type(cotarget) is int:  # one mode s:d: the result is (d, rest):(1, d*s), merged
-        s, d = pairs[0]
-        if d < 0:
-            return None
-        cur = d * s
-        rest = -(-cotarget // cur)
-        if strict and d * rest < cotarget // s:
-            return None
-        if d == 1:
-            return _from_lists([rest], [cur], facts=True) if rest != 1 else _from_lists([], [], facts=True)
-        return _from_lists([d, rest], [1, cur], facts=True) if rest != 1 else _from_lists([d], [1], facts=True)
-    filtered_size = 1
-    for p in pairs:
-        filtered_size *= p[0]
-    shp, std = _merge_pairs(pairs)
-    order = sorted(range(len(std)), key=std.__getitem__)
+    shp.append(S)
+    std.append(D)
+    # the result's modes of shape > 1, merged as they come (coalesce of the result)
     rs: list = []
     rd: list = []
+    got = 1
     cur = 1
     prev = None
-    for j in order:
-        d = std[j]
+    for d, s in (sorted(zip(std, shp)) if len(std) > 1 else ((D, S),)):
         if d < 0 or d == prev:
             return None
         prev = d
         n = d // cur
         if n == 0:
             return None
-        rs.append(n)
-        rd.append(cur)
-        cur = d * shp[j]
-    if type(cotarget) is int:
-        rest_shape = -(-cotarget // cur)
-        got = rest_shape
-        for n in rs:
+        if n != 1:
             got *= n
-        if strict and got < cotarget // filtered_size:
+            if rs and rs[-1] * rd[-1] == cur:
+                rs[-1] *= n
+            else:
+                rs.append(n)
+                rd.append(cur)
+        cur = d * s
+    if type(cotarget) is int:
+        rest = -(-cotarget // cur)
+        if strict and got * rest < cotarget // fsize:
             return None
     else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
-        rest_shape = it.product(it.ceil_div(cotarget, cur))
-    rs.append(rest_shape)
-    rd.append(0 if rest_shape == 1 else cur)
-    return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]), facts=True)
+        rest = it.product(it.ceil_div(cotarget, cur))
+    if rest != 1:
+        if rs and rs[-1] * rd[-1] == cur:
+            rs[-1] *= rest
+        else:
+            rs.append(rest)
+            rd.append(cur)
+    if not rs:
+        r = _raw(1, 0)
+        _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    if len(rs) == 1:
+        s, d = rs[0], rd[0]
+        r = _raw(s, d)
+        size, hi = s, (s - 1) * d
+    else:
+        r = _raw(tuple(rs), tuple(rd))
+        size, hi = 1, 0
+        for s, d in zip(rs, rd):
+            size *= s
+            hi += (s - 1) * d
+    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
+    return r
 
 
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
@@ -850,6 +875,13 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
     >>> print(complement(Layout.parse("(2,2):(1,6)"), 24))
     (3,2):(2,12)
     """
+    if type(layout) is Layout and type(cotarget) is int and cotarget >= 1:  # the common case: no conversions
+        pf = layout._facts
+        if pf is not None and pf[2]:
+            r = _complement_plain(pf, cotarget, True)
+            if r is not None:
+                return r
+        return _complement(layout, cotarget, strict=True)
     layout = _as_layout(layout, "complement", "layout")
     if cotarget is None:
         cot = cosize(_coalesce(_filter_zeros(layout)))
