@@ -501,10 +501,14 @@ def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> t
             shapes.append(a)
             strides.append(b)
         return tuple(shapes), tuple(strides)
-    if type(rs) is not int or type(rd) is not int or type(ls) is not tuple or (rd < 0 and rs != 1):
+    if type(rs) is not int or type(rd) is not int:
         return _compose(ls, ld, rs, rd, pieces)
+    if type(ls) is not tuple:  # a single-mode lhs extends linearly
+        return rs, rd * ld
     if rd == 0:
         return rs, rd
+    if rd < 0 and rs != 1:
+        return _compose(ls, ld, rs, rd, pieces)  # raises
     result_shape: list = []
     result_stride: list = []
     rest_shape, rest_stride = rs, rd
@@ -579,6 +583,9 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
         if pieces and len(pieces) > 1:
             _check_carry_free(_raw(ls, ld), pieces)
+        fr = rhs._facts
+        if fr is not None and fr[2] is True:  # plain ints in, plain ints out: its facts, now
+            return _plain_result(s, d)
     else:
         flat = _coalesce_x_profile(lhs, prof)
         s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
@@ -592,6 +599,34 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         # size is rhs's, and its strides are bounded by its span (rhs has no shape-1 mode of stride
         # other than 0, the one place a composed stride is not): it fits in 64 bits
         _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))  # its size, bounds on its offsets
+    return r
+
+
+def _plain_result(s: Any, d: Any) -> Layout:
+    """The layout s:d of plain ints, with its facts and marked to fit in 64 bits where it does (as
+    check_fits would mark it); where it does not, without facts (check_fits then raises as before)."""
+    r = _raw(s, d)
+    if type(s) is tuple:
+        s, d = it.flatten(s), it.flatten(d)
+    else:
+        s, d = (s,), (d,)
+    size, lo, hi = 1, 0, 0
+    pairs = []
+    ones = False
+    for x, y in zip(s, d):
+        if x != 1:
+            size *= x
+            pairs.append((x, y))
+            if y > 0:
+                hi += (x - 1) * y
+            else:
+                lo += (x - 1) * y
+        elif y != 0:
+            if not _NEG_LIMIT < y < _INT_LIMIT:
+                return r
+            ones = True
+    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= _NEG_LIMIT:
+        _set_facts(r, (size, tuple(pairs), True, True, lo, hi, ones))
     return r
 
 
