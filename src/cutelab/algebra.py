@@ -1184,9 +1184,19 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
             if not ft[6] and all(d == 0 for _, d in ft[1]):
                 return make_layout(block, tiler)  # composition with stride 0 ignores the complement
             n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
-            comp = _complement(block, n)
+            comp = _complement_plain(fb, n, False)
+            if comp is None:
+                comp = _complement(block, n)  # decides (and raises) as before
             rest = _compose_layouts(comp, tiler)
             out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
+            fc = comp._facts
+            if fc is not None and fc[2]:  # _check_product_injective's first test, from the facts
+                filtered = 1
+                for s, d in fb[1]:
+                    if d != 0:
+                        filtered *= s
+                if fc[0] * filtered >= n:
+                    return out
             _check_product_injective(block, comp, n, out)  # as the general path does
             return out
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
