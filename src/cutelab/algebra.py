@@ -737,9 +737,16 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
             shp.append(S)
             std.append(D)
             S, D = s, d
-    if not D:
+    if not D:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
-        return _raw(1, 0) if n == 1 else _raw(n, 1)
+        if n == 1:
+            r = _raw(1, 0)
+            _set_facts(r, (1, (), True, True, 0, 0, False))
+        else:
+            r = _raw(n, 1)
+            if n < _INT_LIMIT:
+                _set_facts(r, (n, ((n, 1),), True, True, 0, n - 1, False))
+        return r
     shp.append(S)
     std.append(D)
     # the result's modes of shape > 1, merged as they come (coalesce of the result)
@@ -1095,6 +1102,13 @@ def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
 
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
+        fl, ft = _plain_facts(layout), _plain_facts(tiler)
+        if fl is not None and ft is not None:  # plain ints: straight from the facts
+            rs = _merge_pairs(fl[1])[0]  # the shape of coalesce(layout)
+            comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False)
+            if comp is not None:
+                rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
+                return _compose_layouts(layout, _concat_fits((tiler, comp), rhs, known=True))
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
         rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
