@@ -579,13 +579,13 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     pieces: list | None = [] if type(rhs._shape) is tuple else None
     fl = _plain_facts(lhs) if prof == 0 else None
     if fl is not None:  # plain ints: so is its coalesced flat
+        fr = rhs._facts
+        if fr is not None and fr[2] is True:  # plain ints in, plain ints out
+            return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
         ls, ld = _coalesce_x_plain(lhs, fl)
         s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
         if pieces and len(pieces) > 1:
             _check_carry_free(_raw(ls, ld), pieces)
-        fr = rhs._facts
-        if fr is not None and fr[2] is True:  # plain ints in, plain ints out: its facts, now
-            return _plain_result(s, d)
     else:
         flat = _coalesce_x_profile(lhs, prof)
         s, d = _compose(flat._shape, flat._stride, rhs._shape, rhs._stride, pieces)
@@ -600,6 +600,17 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         # other than 0, the one place a composed stride is not): it fits in 64 bits
         _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))  # its size, bounds on its offsets
     return r
+
+
+def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any) -> Layout:
+    """_compose_layouts(lhs, rs:rd) where lhs (facts fl) and rs:rd hold plain ints only; the result
+    comes with its facts (_plain_result)."""
+    ls, ld = _coalesce_x_plain(lhs, fl)
+    pieces: list | None = [] if type(rs) is tuple else None
+    s, d = _compose_plain(ls, ld, rs, rd, pieces)
+    if pieces and len(pieces) > 1:
+        _check_carry_free(_raw(ls, ld), pieces)
+    return _plain_result(s, d)
 
 
 def _plain_result(s: Any, d: Any) -> Layout:
@@ -688,6 +699,14 @@ def composition(lhs: Any, rhs: Any) -> Any:
 
 
 def _normalize_tiler(t: Any) -> Any:
+    if type(t) is Layout:
+        return t
+    if type(t) is tuple:
+        for x in t:
+            if type(x) is not Layout:
+                break
+        else:
+            return t  # a tuple of Layouts: nothing to convert
     if isinstance(t, list):
         t = tuple(t)
     if isinstance(t, tuple):
@@ -1093,7 +1112,16 @@ def _zip2_by(t: Any, guide: Any, what: str) -> tuple:
 
 
 def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
-    r = _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+    s, d = layout._shape, layout._stride
+    k = len(tiler) if type(tiler) is tuple else 0
+    if k and type(s) is tuple and len(s) >= k and all(
+            type(tiler[i]) is not tuple and type(s[i]) is tuple and len(s[i]) == 2 for i in range(k)):
+        # the common case, a flat tiler over (tile, rest) pairs: _zip2_by's answer in one pass (the
+        # stride is congruent with the shape)
+        r = _raw((tuple(s[i][0] for i in range(k)), tuple(s[i][1] for i in range(k)) + s[k:]),
+                 (tuple(d[i][0] for i in range(k)), tuple(d[i][1] for i in range(k)) + d[k:]))
+    else:
+        r = _raw(_zip2_by(s, tiler, "the shape"), _zip2_by(d, tiler, "the stride"))
     f = layout._facts
     if f is not None and f[3]:  # the same leaves, regrouped: it fits as layout does, same size and offsets
         _set_facts(r, f if f[2] is None else (f[0], None, None, True, f[4], f[5], None))
@@ -1106,9 +1134,8 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
         if fl is not None and ft is not None:  # plain ints: straight from the facts
             rs = _merge_pairs(fl[1])[0]  # the shape of coalesce(layout)
             comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False)
-            if comp is not None:
-                rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
-                return _compose_layouts(layout, _concat_fits((tiler, comp), rhs, known=True))
+            if comp is not None:  # composed with (tiler, comp), a layout of plain ints
+                return _compose_plain_layouts(layout, fl, (tiler._shape, comp._shape), (tiler._stride, comp._stride))
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
         rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
