@@ -223,6 +223,19 @@ def _as_layout(x: Any, op: str, what: str) -> Layout:
 
 def _modes(layout: Layout) -> list:
     if isinstance(layout._shape, tuple):
+        f = layout._facts
+        if f is not None and f[2] and f[3]:  # plain ints, fits: so does every mode (a part of its offsets)
+            out = []
+            for s, d in zip(layout._shape, layout._stride):
+                m = _raw(s, d)
+                if type(s) is int:  # a leaf mode: its facts at once
+                    if s != 1:
+                        _set_facts(m, (s, ((s, d),), True, True, (s - 1) * d if d < 0 else 0,
+                                       (s - 1) * d if d > 0 else 0, False))
+                    else:
+                        _set_facts(m, (1, (), True, True, 0, 0, d != 0))
+                out.append(m)
+            return out
         return [_raw(s, d) for s, d in zip(layout._shape, layout._stride)]
     return [layout]
 
