@@ -986,6 +986,34 @@ def _wrapped_coalesce(layout: Layout) -> tuple:
     return shp, std, pre
 
 
+def _right_inverse_plain(pairs: tuple) -> Layout:
+    """right_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts)."""
+    shp, std = _merge_pairs(pairs)  # coalesce
+    pre = 1
+    cols = []
+    for i in range(len(shp)):
+        cols.append((std[i], i, pre))  # sorted by stride, ties in mode order (a stable sort)
+        pre *= shp[i]
+    cols.sort()
+    rs: list = []
+    rd: list = []
+    curr = 1
+    for d, i, p in cols:
+        if d == curr:
+            s = shp[i]
+            if rs and rs[-1] * rd[-1] == p:  # merged as they come (coalesce of the result)
+                rs[-1] *= s
+            else:
+                rs.append(s)
+                rd.append(p)
+            curr = s * d
+    if not rs:
+        r = _raw(1, 0)
+        _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    return _from_lists(rs, rd, facts=True)
+
+
 @_op("right_inverse", keeps_fit=True)
 def right_inverse(layout: Any) -> Layout:
     """The layout R with layout(R(i)) == i for all i < size(R), as large as possible.
@@ -993,6 +1021,10 @@ def right_inverse(layout: Any) -> Layout:
     >>> print(right_inverse(Layout.parse("(4,2):(2,1)")))
     (2,4):(4,1)
     """
+    if type(layout) is Layout:
+        f = layout._facts
+        if f is not None and f[2]:  # plain ints: in one pass over the merged leaves, with its facts
+            return _right_inverse_plain(f[1])
     if layout is None:
         return None
     layout = _as_layout(layout, "right_inverse", "layout")
