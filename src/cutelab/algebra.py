@@ -349,6 +349,14 @@ def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
     return tuple(rs), tuple(rd)
 
 
+def _last_leaf_is_one(layout: Layout) -> bool:
+    """The last leaf of layout has shape 1 (or it has no leaves): _coalesce_x_plain treats it apart."""
+    s = layout._shape
+    while type(s) is tuple and s:
+        s = s[-1]
+    return type(s) is tuple or s == 1
+
+
 def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
     if isinstance(profile, tuple):
         return _by_mode(layout, profile, _coalesce_x_profile, "coalesce")
@@ -615,10 +623,16 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     return r
 
 
-def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any) -> Layout:
+def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any, ms: list | None = None,
+                           md: list | None = None) -> Layout:
     """_compose_layouts(lhs, rs:rd) where lhs (facts fl) and rs:rd hold plain ints only; the result
-    comes with its facts (_plain_result)."""
-    ls, ld = _coalesce_x_plain(lhs, fl)
+    comes with its facts (_plain_result). ms, md: lhs's merged leaves (_merge_pairs(fl[1])), if known."""
+    if ms is None or _last_leaf_is_one(lhs):
+        ls, ld = _coalesce_x_plain(lhs, fl)
+    elif len(ms) > 1:  # _coalesce_x_plain's answer from the merged leaves
+        ls, ld = tuple(ms), tuple(md)
+    else:
+        ls, ld = (ms[0], md[0]) if ms else (1, 0)
     pieces: list | None = [] if type(rs) is tuple else None
     s, d = _compose_plain(ls, ld, rs, rd, pieces)
     if pieces and len(pieces) > 1:
@@ -752,6 +766,31 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
     """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
     that interleave or start together, a cotarget not covered). The result comes with its facts."""
+    lists = _complement_lists(pf, cotarget, strict)
+    if lists is None:
+        return None
+    rs, rd = lists
+    if not rs:
+        r = _raw(1, 0)
+        _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    if len(rs) == 1:
+        s, d = rs[0], rd[0]
+        r = _raw(s, d)
+        size, hi = s, (s - 1) * d
+    else:
+        r = _raw(tuple(rs), tuple(rd))
+        size, hi = 1, 0
+        for s, d in zip(rs, rd):
+            size *= s
+            hi += (s - 1) * d
+    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
+    return r
+
+
+def _complement_lists(pf: tuple, cotarget: Any, strict: bool) -> tuple | None:
+    """_complement_plain's answer as lists (shapes, strides) of its merged modes (none for 1:0), or None."""
     # filter (drop stride-0 modes; the facts hold no shape-1 leaves), then coalesce, in one pass
     shp: list = []
     std: list = []
@@ -771,14 +810,7 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
             S, D = s, d
     if not D:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
-        if n == 1:
-            r = _raw(1, 0)
-            _set_facts(r, (1, (), True, True, 0, 0, False))
-        else:
-            r = _raw(n, 1)
-            if n < _INT_LIMIT:
-                _set_facts(r, (n, ((n, 1),), True, True, 0, n - 1, False))
-        return r
+        return ([], []) if n == 1 else ([n], [1])
     shp.append(S)
     std.append(D)
     # the result's modes of shape > 1, merged as they come (coalesce of the result)
@@ -814,23 +846,7 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
         else:
             rs.append(rest)
             rd.append(cur)
-    if not rs:
-        r = _raw(1, 0)
-        _set_facts(r, (1, (), True, True, 0, 0, False))
-        return r
-    if len(rs) == 1:
-        s, d = rs[0], rd[0]
-        r = _raw(s, d)
-        size, hi = s, (s - 1) * d
-    else:
-        r = _raw(tuple(rs), tuple(rd))
-        size, hi = 1, 0
-        for s, d in zip(rs, rd):
-            size *= s
-            hi += (s - 1) * d
-    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
-        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
-    return r
+    return rs, rd
 
 
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
@@ -1177,10 +1193,12 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         fl, ft = _plain_facts(layout), _plain_facts(tiler)
         if fl is not None and ft is not None:  # plain ints: straight from the facts
-            rs = _merge_pairs(fl[1])[0]  # the shape of coalesce(layout)
-            comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False)
+            rs, rd = _merge_pairs(fl[1])  # coalesce(layout)
+            comp = _complement_lists(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False)
             if comp is not None:  # composed with (tiler, comp), a layout of plain ints
-                return _compose_plain_layouts(layout, fl, (tiler._shape, comp._shape), (tiler._stride, comp._stride))
+                cs, cd = comp
+                cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
+                return _compose_plain_layouts(layout, fl, (tiler._shape, cs), (tiler._stride, cd), rs, rd)
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
         rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
