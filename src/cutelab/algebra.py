@@ -633,6 +633,12 @@ def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any, ms: list | 
         ls, ld = tuple(ms), tuple(md)
     else:
         ls, ld = (ms[0], md[0]) if ms else (1, 0)
+    return _compose_flat(ls, ld, rs, rd)
+
+
+def _compose_flat(ls: Any, ld: Any, rs: Any, rd: Any) -> Layout:
+    """The composition of the coalesced (by _coalesce_x) lhs ls:ld with rs:rd, all plain ints, with
+    its facts (_plain_result)."""
     pieces: list | None = [] if type(rs) is tuple else None
     s, d = _compose_plain(ls, ld, rs, rd, pieces)
     if pieces and len(pieces) > 1:
@@ -1288,9 +1294,28 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
             if not ft[6] and all(d == 0 for _, d in ft[1]):
                 return make_layout(block, tiler)  # composition with stride 0 ignores the complement
             n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
-            comp = _complement_plain(fb, n, False)
-            if comp is None:
-                comp = _complement(block, n)  # decides (and raises) as before
+            lists = _complement_lists(fb, n, False)
+            if lists is not None:  # the complement as merged modes: composed without building it
+                cs, cd = lists
+                if len(cs) > 1:
+                    ls, ld = tuple(cs), tuple(cd)
+                elif cs:
+                    ls, ld = cs[0], cd[0]
+                else:
+                    ls, ld = 2, 0  # _coalesce_x of 1:0
+                rest = _compose_flat(ls, ld, tiler._shape, tiler._stride)
+                out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
+                got = 1
+                for c in cs:
+                    got *= c
+                for s, d in fb[1]:
+                    if d != 0:
+                        got *= s
+                if got >= n:  # _check_product_injective's first test: the complement is not short
+                    return out
+                _check_product_injective(block, _complement_plain(fb, n, False), n, out)
+                return out
+            comp = _complement(block, n)  # decides (and raises) as before
             rest = _compose_layouts(comp, tiler)
             out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
             fc = comp._facts
