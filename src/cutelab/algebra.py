@@ -510,23 +510,31 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
     return tuple(result_shape), tuple(result_stride)
 
 
-def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> tuple:
+def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None, acc: list | None = None) -> tuple:
     """_compose where lhs (ls, ld) holds plain ints: the same fold without the dynamic-value cases.
     A rhs leaf that is not a plain int, and every failing check, goes to _compose (which decides,
-    and raises with its message)."""
+    and raises with its message). acc, if given, collects the result's (shape, stride) leaves in order."""
     if type(rs) is tuple:
         shapes: list = []
         strides: list = []
         for s, d in zip(rs, rd):
-            a, b = _compose_plain(ls, ld, s, d, pieces)
+            a, b = _compose_plain(ls, ld, s, d, pieces, acc)
             shapes.append(a)
             strides.append(b)
         return tuple(shapes), tuple(strides)
     if type(rs) is not int or type(rd) is not int:
-        return _compose(ls, ld, rs, rd, pieces)
+        r = _compose(ls, ld, rs, rd, pieces)
+        if acc is not None:
+            acc.extend(zip(it.flatten_to_tuple(r[0]), it.flatten_to_tuple(r[1])))
+        return r
     if type(ls) is not tuple:  # a single-mode lhs extends linearly
-        return rs, rd * ld
+        rd *= ld
+        if acc is not None:
+            acc.append((rs, rd))
+        return rs, rd
     if rd == 0:
+        if acc is not None:
+            acc.append((rs, rd))
         return rs, rd
     if rd < 0 and rs != 1:
         return _compose(ls, ld, rs, rd, pieces)  # raises
@@ -555,13 +563,17 @@ def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> t
         rest_shape //= new_shape
         rest_stride = next_stride
     if not result_shape:
-        return rest_shape, rest_stride * ld[last]
-    if rest_shape == 1:
-        if len(result_shape) == 1:
-            return result_shape[0], result_stride[0]
-        return tuple(result_shape), tuple(result_stride)
-    result_shape.append(rest_shape)
-    result_stride.append(rest_stride * ld[last])
+        rest_stride *= ld[last]
+        if acc is not None:
+            acc.append((rest_shape, rest_stride))
+        return rest_shape, rest_stride
+    if rest_shape != 1:
+        result_shape.append(rest_shape)
+        result_stride.append(rest_stride * ld[last])
+    if acc is not None:
+        acc.extend(zip(result_shape, result_stride))
+    if len(result_shape) == 1:
+        return result_shape[0], result_stride[0]
     return tuple(result_shape), tuple(result_stride)
 
 
@@ -640,24 +652,27 @@ def _compose_flat(ls: Any, ld: Any, rs: Any, rd: Any) -> Layout:
     """The composition of the coalesced (by _coalesce_x) lhs ls:ld with rs:rd, all plain ints, with
     its facts (_plain_result)."""
     pieces: list | None = [] if type(rs) is tuple else None
-    s, d = _compose_plain(ls, ld, rs, rd, pieces)
+    leaves: list = []
+    s, d = _compose_plain(ls, ld, rs, rd, pieces, leaves)
     if pieces and len(pieces) > 1:
         _check_carry_free(_raw(ls, ld), pieces)
-    return _plain_result(s, d)
+    return _plain_result(s, d, leaves)
 
 
-def _plain_result(s: Any, d: Any) -> Layout:
+def _plain_result(s: Any, d: Any, leaves: list | None = None) -> Layout:
     """The layout s:d of plain ints, with its facts and marked to fit in 64 bits where it does (as
-    check_fits would mark it); where it does not, without facts (check_fits then raises as before)."""
+    check_fits would mark it); where it does not, without facts (check_fits then raises as before).
+    leaves: its (shape, stride) leaves in order, if known."""
     r = _raw(s, d)
-    if type(s) is tuple:
-        s, d = it.flatten(s), it.flatten(d)
-    else:
-        s, d = (s,), (d,)
+    if leaves is None:
+        if type(s) is tuple:
+            leaves = zip(it.flatten(s), it.flatten(d))
+        else:
+            leaves = ((s, d),)
     size, lo, hi = 1, 0, 0
     pairs = []
     ones = False
-    for x, y in zip(s, d):
+    for x, y in leaves:
         if x != 1:
             size *= x
             pairs.append((x, y))
@@ -723,6 +738,10 @@ def composition(lhs: Any, rhs: Any) -> Any:
     >>> print(composition(Layout.parse("(6,2):(8,2)"), Layout.parse("(4,3):(3,1)")))
     ((2,2),3):((24,2),8)
     """
+    if type(lhs) is Layout and type(rhs) is Layout:
+        fl, fr = lhs._facts, rhs._facts
+        if fl is not None and fl[2] and fr is not None and fr[2]:  # plain ints: no conversions, no dispatch
+            return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
     if not isinstance(lhs, Layout):
         comp = getattr(lhs, "__cute_composition__", None)  # tensors compose too
         if comp is not None:
