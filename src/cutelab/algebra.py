@@ -1005,6 +1005,27 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
     return _complement(layout, cot, strict=True)
 
 
+_complement_op = complement  # the op: operands named in its errors, its result checked
+
+
+@functools.wraps(_complement_op)  # its name, doc and (through __wrapped__) signature
+def complement(*args: Any, **kw: Any) -> Layout:
+    # The common case, a plain-int Layout and an int, without the op wrapper's layer: where the plain
+    # path answers (it never raises) with a result known to fit in 64 bits, that is the op's answer;
+    # anything else goes to the op, called as it was called (so errors name the operands as before).
+    if len(args) == 2 and not kw:
+        layout, cotarget = args
+        if type(layout) is Layout and type(cotarget) is int and cotarget >= 1:
+            pf = layout._facts
+            if pf is not None and pf[2]:
+                r = _complement_plain(pf, cotarget, True)
+                if r is not None:
+                    g = r._facts
+                    if g is not None and g[3]:
+                        return r
+    return _complement_op(*args, **kw)
+
+
 # --------------------------------------------------------------------------- inverses
 
 def _wrapped_coalesce(layout: Layout) -> tuple:
