@@ -517,7 +517,15 @@ def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None, acc:
     if type(rs) is tuple:
         shapes: list = []
         strides: list = []
+        one = type(ls) is not tuple
         for s, d in zip(rs, rd):
+            if one and type(s) is int and type(d) is int:  # a single-mode lhs scales the leaf's stride
+                d *= ld
+                if acc is not None:
+                    acc.append((s, d))
+                shapes.append(s)
+                strides.append(d)
+                continue
             a, b = _compose_plain(ls, ld, s, d, pieces, acc)
             shapes.append(a)
             strides.append(b)
@@ -1220,14 +1228,22 @@ def _zip2_by(t: Any, guide: Any, what: str) -> tuple:
 
 def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
     s, d = layout._shape, layout._stride
-    k = len(tiler) if type(tiler) is tuple else 0
-    if k and type(s) is tuple and len(s) >= k and all(
-            type(tiler[i]) is not tuple and type(s[i]) is tuple and len(s[i]) == 2 for i in range(k)):
+    r = None
+    if type(tiler) is tuple and type(s) is tuple and len(s) >= len(tiler):
         # the common case, a flat tiler over (tile, rest) pairs: _zip2_by's answer in one pass (the
         # stride is congruent with the shape)
-        r = _raw((tuple(s[i][0] for i in range(k)), tuple(s[i][1] for i in range(k)) + s[k:]),
-                 (tuple(d[i][0] for i in range(k)), tuple(d[i][1] for i in range(k)) + d[k:]))
-    else:
+        ts, rs, td, rd = [], [], [], []
+        for t, x, y in zip(tiler, s, d):
+            if type(t) is tuple or type(x) is not tuple or len(x) != 2:
+                break
+            ts.append(x[0])
+            rs.append(x[1])
+            td.append(y[0])
+            rd.append(y[1])
+        else:
+            k = len(tiler)
+            r = _raw((tuple(ts), tuple(rs) + s[k:]), (tuple(td), tuple(rd) + d[k:]))
+    if r is None:
         r = _raw(_zip2_by(s, tiler, "the shape"), _zip2_by(d, tiler, "the stride"))
     f = layout._facts
     if f is not None and f[3]:  # the same leaves, regrouped: it fits as layout does, same size and offsets
