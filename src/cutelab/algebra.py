@@ -234,6 +234,23 @@ def _modes(layout: Layout) -> list:
                                        (s - 1) * d if d > 0 else 0, False))
                     else:
                         _set_facts(m, (1, (), True, True, 0, 0, d != 0))
+                else:  # a flat mode of leaves: its facts in one loop (_facts_of's, without its walk)
+                    size, lo, hi, ones = 1, 0, 0, False
+                    pairs = []
+                    for x, y in zip(s, d):
+                        if type(x) is not int:
+                            break  # nested: left to _facts_of
+                        if x != 1:
+                            size *= x
+                            pairs.append((x, y))
+                            if y > 0:
+                                hi += (x - 1) * y
+                            else:
+                                lo += (x - 1) * y
+                        elif y != 0:
+                            ones = True
+                    else:
+                        _set_facts(m, (size, tuple(pairs), True, True, lo, hi, ones))
                 out.append(m)
             return out
         return [_raw(s, d) for s, d in zip(layout._shape, layout._stride)]
@@ -1322,6 +1339,9 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
     >>> print(zipped_divide(Layout.parse("(8192,8192):(8192,1)"), (1, 16)))
     ((1,16),(8192,512)):((0,1),(8192,16))
     """
+    if type(layout) is Layout:
+        tiler = _normalize_tiler(tiler)
+        return _tile_unzip(_logical_divide(layout, tiler), tiler)
     return _layout_or_tensor("zipped_divide", layout, _zipped_divide, tiler)
 
 
