@@ -812,35 +812,11 @@ def _cotarget_shape(cotarget: Any) -> Any:
     return cotarget
 
 
-def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
+def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = False) -> Any:
     """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
-    that interleave or start together, a cotarget not covered). The result comes with its facts."""
-    lists = _complement_lists(pf, cotarget, strict)
-    if lists is None:
-        return None
-    rs, rd = lists
-    if not rs:
-        r = _raw(1, 0)
-        _set_facts(r, (1, (), True, True, 0, 0, False))
-        return r
-    if len(rs) == 1:
-        s, d = rs[0], rd[0]
-        r = _raw(s, d)
-        size, hi = s, (s - 1) * d
-    else:
-        r = _raw(tuple(rs), tuple(rd))
-        size, hi = 1, 0
-        for s, d in zip(rs, rd):
-            size *= s
-            hi += (s - 1) * d
-    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
-        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
-    return r
-
-
-def _complement_lists(pf: tuple, cotarget: Any, strict: bool) -> tuple | None:
-    """_complement_plain's answer as lists (shapes, strides) of its merged modes (none for 1:0), or None."""
+    that interleave or start together, a cotarget not covered). The result comes with its facts; with
+    lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0)."""
     # filter (drop stride-0 modes; the facts hold no shape-1 leaves), then coalesce, in one pass
     shp: list = []
     std: list = []
@@ -860,7 +836,8 @@ def _complement_lists(pf: tuple, cotarget: Any, strict: bool) -> tuple | None:
             S, D = s, d
     if not D:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
-        return ([], []) if n == 1 else ([n], [1])
+        rs, rd = ([], []) if n == 1 else ([n], [1])
+        return (rs, rd) if lists else _plain_layout(rs, rd)
     shp.append(S)
     std.append(D)
     # the result's modes of shape > 1, merged as they come (coalesce of the result)
@@ -896,7 +873,47 @@ def _complement_lists(pf: tuple, cotarget: Any, strict: bool) -> tuple | None:
         else:
             rs.append(rest)
             rd.append(cur)
-    return rs, rd
+    if lists:
+        return rs, rd
+    # _plain_layout(rs, rd), inline
+    if len(rs) == 1:
+        s, d = rs[0], rd[0]
+        r = _raw(s, d)
+        size, hi = s, (s - 1) * d
+    elif rs:
+        r = _raw(tuple(rs), tuple(rd))
+        size, hi = 1, 0
+        for s, d in zip(rs, rd):
+            size *= s
+            hi += (s - 1) * d
+    else:
+        return _plain_layout(rs, rd)
+    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
+    return r
+
+
+def _plain_layout(rs: list, rd: list) -> Layout:
+    """The layout of merged modes rs:rd (positive strides; 1:0 for none), with its facts where it fits."""
+    if not rs:
+        r = _raw(1, 0)
+        _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    if len(rs) == 1:
+        s, d = rs[0], rd[0]
+        r = _raw(s, d)
+        size, hi = s, (s - 1) * d
+    else:
+        r = _raw(tuple(rs), tuple(rd))
+        size, hi = 1, 0
+        for s, d in zip(rs, rd):
+            size *= s
+            hi += (s - 1) * d
+    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
+    return r
+
+
 
 
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
@@ -1273,7 +1290,7 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
         fl, ft = _plain_facts(layout), _plain_facts(tiler)
         if fl is not None and ft is not None:  # plain ints: straight from the facts
             rs, rd = _merge_pairs(fl[1])  # coalesce(layout)
-            comp = _complement_lists(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False)
+            comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False, True)
             if comp is not None:  # composed with (tiler, comp), a layout of plain ints
                 cs, cd = comp
                 cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
@@ -1370,7 +1387,7 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
             if not ft[6] and all(d == 0 for _, d in ft[1]):
                 return make_layout(block, tiler)  # composition with stride 0 ignores the complement
             n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
-            lists = _complement_lists(fb, n, False)
+            lists = _complement_plain(fb, n, False, True)
             if lists is not None:  # the complement as merged modes: composed without building it
                 cs, cd = lists
                 if len(cs) > 1:
