@@ -1294,6 +1294,12 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
             if comp is not None:  # composed with (tiler, comp), a layout of plain ints
                 cs, cd = comp
                 cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
+                last = layout._shape
+                while type(last) is tuple and last:
+                    last = last[-1]
+                if rs and type(last) is int and last != 1:  # _coalesce_x_plain(layout) is rs:rd
+                    return _compose_flat(*((tuple(rs), tuple(rd)) if len(rs) > 1 else (rs[0], rd[0])),
+                                         (tiler._shape, cs), (tiler._stride, cd))
                 return _compose_plain_layouts(layout, fl, (tiler._shape, cs), (tiler._stride, cd), rs, rd)
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
