@@ -673,15 +673,15 @@ def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any, ms: list | 
     return _compose_flat(ls, ld, rs, rd)
 
 
-def _compose_flat(ls: Any, ld: Any, rs: Any, rd: Any) -> Layout:
+def _compose_flat(ls: Any, ld: Any, rs: Any, rd: Any, facts: bool = True) -> Layout:
     """The composition of the coalesced (by _coalesce_x) lhs ls:ld with rs:rd, all plain ints, with
-    its facts (_plain_result)."""
+    its facts (_plain_result); with facts=False, without (the caller knows them)."""
     pieces: list | None = [] if type(rs) is tuple else None
-    leaves: list = []
+    leaves: list | None = [] if facts else None
     s, d = _compose_plain(ls, ld, rs, rd, pieces, leaves)
     if pieces and len(pieces) > 1:
         _check_carry_free(_raw(ls, ld), pieces)
-    return _plain_result(s, d, leaves)
+    return _plain_result(s, d, leaves) if facts else _raw(s, d)
 
 
 def _plain_result(s: Any, d: Any, leaves: list | None = None) -> Layout:
@@ -766,6 +766,13 @@ def composition(lhs: Any, rhs: Any) -> Any:
     if type(lhs) is Layout and type(rhs) is Layout:
         fl, fr = lhs._facts, rhs._facts
         if fl is not None and fl[2] and fr is not None and fr[2]:  # plain ints: no conversions, no dispatch
+            if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
+                # rhs maps into lhs's domain: the result's size and offset bounds are known (see
+                # _compose_layouts) without a walk over its leaves
+                ls, ld = _coalesce_x_plain(lhs, fl)
+                r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
+                _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
+                return r
             return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
     if not isinstance(lhs, Layout):
         comp = getattr(lhs, "__cute_composition__", None)  # tensors compose too
