@@ -106,3 +106,42 @@ def test_huge_stride_of_a_shape_1_mode_is_still_refused():
     with pytest.raises(cute.LayoutError, match="does not fit in 64 bits"):
         cute.composition(lhs, rhs)
     assert A._compose_plain((2, 3), (1, 2), 3, 2, None) == A._compose((2, 3), (1, 2), 3, 2, None)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_facts_built_with_results_are_the_layouts_own(seed):
+    """The fast paths build results with their facts (complement, composition, the divides, the products,
+    right_inverse, the modes of a tuple tiler): the same facts a fresh layout of that shape and stride has."""
+    rng = random.Random(300 + seed)
+    ops = [lambda a, b: cute.composition(a, b), lambda a, b: cute.logical_divide(a, b),
+           lambda a, b: cute.logical_product(b, a), lambda a, b: cute.zipped_divide(a, (b, b)),
+           lambda a, b: cute.right_inverse(a), lambda a, b: cute.complement(b, 96),
+           lambda a, b: cute.complement(a, (4, 8))]
+    checked = 0
+    for _ in range(300):
+        a, b = _random_layout(rng, 2), _random_layout(rng, 1)
+        for op in ops:
+            try:
+                r = op(a, b)
+            except cute.LayoutError:
+                continue
+            f = r._facts
+            if f is not None and f[2]:
+                assert f == cute.make_layout(r.shape, stride=r.stride)._facts, (r, f)
+                checked += 1
+    assert checked > 100
+
+
+def test_complement_fast_entry_keeps_the_ops_face():
+    """complement answers plain (Layout, int) calls before the op wrapper; its name, doc, signature and
+    its errors (operands named as they were passed) are the op's."""
+    import inspect
+
+    assert cute.complement.__name__ == "complement" and "cotarget" in cute.complement.__doc__
+    assert list(inspect.signature(cute.complement).parameters) == ["layout", "cotarget"]
+    lay = cute.make_layout((2, 12), stride=(16, 1))
+    with pytest.raises(cute.LayoutError, match=r"^complement\(\(2,12\):\(16,1\), 96\): no complement exists"):
+        cute.complement(lay, 96)
+    with pytest.raises(cute.LayoutError, match=r"^complement\(\(2,12\):\(16,1\)\): no complement exists"):
+        cute.complement(lay, cotarget=96)
+    assert str(cute.complement(cute.make_layout(4, stride=2), 8)) == "2:1"

@@ -223,6 +223,36 @@ def _as_layout(x: Any, op: str, what: str) -> Layout:
 
 def _modes(layout: Layout) -> list:
     if isinstance(layout._shape, tuple):
+        f = layout._facts
+        if f is not None and f[2] and f[3]:  # plain ints, fits: so does every mode (a part of its offsets)
+            out = []
+            for s, d in zip(layout._shape, layout._stride):
+                m = _raw(s, d)
+                if type(s) is int:  # a leaf mode: its facts at once
+                    if s != 1:
+                        _set_facts(m, (s, ((s, d),), True, True, (s - 1) * d if d < 0 else 0,
+                                       (s - 1) * d if d > 0 else 0, False))
+                    else:
+                        _set_facts(m, (1, (), True, True, 0, 0, d != 0))
+                else:  # a flat mode of leaves: its facts in one loop (_facts_of's, without its walk)
+                    size, lo, hi, ones = 1, 0, 0, False
+                    pairs = []
+                    for x, y in zip(s, d):
+                        if type(x) is not int:
+                            break  # nested: left to _facts_of
+                        if x != 1:
+                            size *= x
+                            pairs.append((x, y))
+                            if y > 0:
+                                hi += (x - 1) * y
+                            else:
+                                lo += (x - 1) * y
+                        elif y != 0:
+                            ones = True
+                    else:
+                        _set_facts(m, (size, tuple(pairs), True, True, lo, hi, ones))
+                out.append(m)
+            return out
         return [_raw(s, d) for s, d in zip(layout._shape, layout._stride)]
     return [layout]
 
@@ -334,6 +364,14 @@ def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
     if len(rs) == 1:
         return rs[0], rd[0]
     return tuple(rs), tuple(rd)
+
+
+def _last_leaf_is_one(layout: Layout) -> bool:
+    """The last leaf of layout has shape 1 (or it has no leaves): _coalesce_x_plain treats it apart."""
+    s = layout._shape
+    while type(s) is tuple and s:
+        s = s[-1]
+    return type(s) is tuple or s == 1
 
 
 def _coalesce_x_profile(layout: Layout, profile: Any) -> Layout:
@@ -489,22 +527,42 @@ def _compose(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None = None) -> 
     return tuple(result_shape), tuple(result_stride)
 
 
-def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> tuple:
+def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None, acc: list | None = None) -> tuple:
     """_compose where lhs (ls, ld) holds plain ints: the same fold without the dynamic-value cases.
     A rhs leaf that is not a plain int, and every failing check, goes to _compose (which decides,
-    and raises with its message)."""
+    and raises with its message). acc, if given, collects the result's (shape, stride) leaves in order."""
     if type(rs) is tuple:
         shapes: list = []
         strides: list = []
+        one = type(ls) is not tuple
         for s, d in zip(rs, rd):
-            a, b = _compose_plain(ls, ld, s, d, pieces)
+            if one and type(s) is int and type(d) is int:  # a single-mode lhs scales the leaf's stride
+                d *= ld
+                if acc is not None:
+                    acc.append((s, d))
+                shapes.append(s)
+                strides.append(d)
+                continue
+            a, b = _compose_plain(ls, ld, s, d, pieces, acc)
             shapes.append(a)
             strides.append(b)
         return tuple(shapes), tuple(strides)
-    if type(rs) is not int or type(rd) is not int or type(ls) is not tuple or (rd < 0 and rs != 1):
-        return _compose(ls, ld, rs, rd, pieces)
-    if rd == 0:
+    if type(rs) is not int or type(rd) is not int:
+        r = _compose(ls, ld, rs, rd, pieces)
+        if acc is not None:
+            acc.extend(zip(it.flatten_to_tuple(r[0]), it.flatten_to_tuple(r[1])))
+        return r
+    if type(ls) is not tuple:  # a single-mode lhs extends linearly
+        rd *= ld
+        if acc is not None:
+            acc.append((rs, rd))
         return rs, rd
+    if rd == 0:
+        if acc is not None:
+            acc.append((rs, rd))
+        return rs, rd
+    if rd < 0 and rs != 1:
+        return _compose(ls, ld, rs, rd, pieces)  # raises
     result_shape: list = []
     result_stride: list = []
     rest_shape, rest_stride = rs, rd
@@ -530,13 +588,17 @@ def _compose_plain(ls: Any, ld: Any, rs: Any, rd: Any, pieces: list | None) -> t
         rest_shape //= new_shape
         rest_stride = next_stride
     if not result_shape:
-        return rest_shape, rest_stride * ld[last]
-    if rest_shape == 1:
-        if len(result_shape) == 1:
-            return result_shape[0], result_stride[0]
-        return tuple(result_shape), tuple(result_stride)
-    result_shape.append(rest_shape)
-    result_stride.append(rest_stride * ld[last])
+        rest_stride *= ld[last]
+        if acc is not None:
+            acc.append((rest_shape, rest_stride))
+        return rest_shape, rest_stride
+    if rest_shape != 1:
+        result_shape.append(rest_shape)
+        result_stride.append(rest_stride * ld[last])
+    if acc is not None:
+        acc.extend(zip(result_shape, result_stride))
+    if len(result_shape) == 1:
+        return result_shape[0], result_stride[0]
     return tuple(result_shape), tuple(result_stride)
 
 
@@ -575,6 +637,9 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
     pieces: list | None = [] if type(rhs._shape) is tuple else None
     fl = _plain_facts(lhs) if prof == 0 else None
     if fl is not None:  # plain ints: so is its coalesced flat
+        fr = rhs._facts
+        if fr is not None and fr[2] is True:  # plain ints in, plain ints out
+            return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
         ls, ld = _coalesce_x_plain(lhs, fl)
         s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
         if pieces and len(pieces) > 1:
@@ -592,6 +657,60 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         # size is rhs's, and its strides are bounded by its span (rhs has no shape-1 mode of stride
         # other than 0, the one place a composed stride is not): it fits in 64 bits
         _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))  # its size, bounds on its offsets
+    return r
+
+
+def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any, ms: list | None = None,
+                           md: list | None = None) -> Layout:
+    """_compose_layouts(lhs, rs:rd) where lhs (facts fl) and rs:rd hold plain ints only; the result
+    comes with its facts (_plain_result). ms, md: lhs's merged leaves (_merge_pairs(fl[1])), if known."""
+    if ms is None or _last_leaf_is_one(lhs):
+        ls, ld = _coalesce_x_plain(lhs, fl)
+    elif len(ms) > 1:  # _coalesce_x_plain's answer from the merged leaves
+        ls, ld = tuple(ms), tuple(md)
+    else:
+        ls, ld = (ms[0], md[0]) if ms else (1, 0)
+    return _compose_flat(ls, ld, rs, rd)
+
+
+def _compose_flat(ls: Any, ld: Any, rs: Any, rd: Any, facts: bool = True) -> Layout:
+    """The composition of the coalesced (by _coalesce_x) lhs ls:ld with rs:rd, all plain ints, with
+    its facts (_plain_result); with facts=False, without (the caller knows them)."""
+    pieces: list | None = [] if type(rs) is tuple else None
+    leaves: list | None = [] if facts else None
+    s, d = _compose_plain(ls, ld, rs, rd, pieces, leaves)
+    if pieces and len(pieces) > 1:
+        _check_carry_free(_raw(ls, ld), pieces)
+    return _plain_result(s, d, leaves) if facts else _raw(s, d)
+
+
+def _plain_result(s: Any, d: Any, leaves: list | None = None) -> Layout:
+    """The layout s:d of plain ints, with its facts and marked to fit in 64 bits where it does (as
+    check_fits would mark it); where it does not, without facts (check_fits then raises as before).
+    leaves: its (shape, stride) leaves in order, if known."""
+    r = _raw(s, d)
+    if leaves is None:
+        if type(s) is tuple:
+            leaves = zip(it.flatten(s), it.flatten(d))
+        else:
+            leaves = ((s, d),)
+    size, lo, hi = 1, 0, 0
+    pairs = []
+    ones = False
+    for x, y in leaves:
+        if x != 1:
+            size *= x
+            pairs.append((x, y))
+            if y > 0:
+                hi += (x - 1) * y
+            else:
+                lo += (x - 1) * y
+        elif y != 0:
+            if not _NEG_LIMIT < y < _INT_LIMIT:
+                return r
+            ones = True
+    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= _NEG_LIMIT:
+        _set_facts(r, (size, tuple(pairs), True, True, lo, hi, ones))
     return r
 
 
@@ -644,6 +763,17 @@ def composition(lhs: Any, rhs: Any) -> Any:
     >>> print(composition(Layout.parse("(6,2):(8,2)"), Layout.parse("(4,3):(3,1)")))
     ((2,2),3):((24,2),8)
     """
+    if type(lhs) is Layout and type(rhs) is Layout:
+        fl, fr = lhs._facts, rhs._facts
+        if fl is not None and fl[2] and fr is not None and fr[2]:  # plain ints: no conversions, no dispatch
+            if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
+                # rhs maps into lhs's domain: the result's size and offset bounds are known (see
+                # _compose_layouts) without a walk over its leaves
+                ls, ld = _coalesce_x_plain(lhs, fl)
+                r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
+                _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
+                return r
+            return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
     if not isinstance(lhs, Layout):
         comp = getattr(lhs, "__cute_composition__", None)  # tensors compose too
         if comp is not None:
@@ -653,6 +783,14 @@ def composition(lhs: Any, rhs: Any) -> Any:
 
 
 def _normalize_tiler(t: Any) -> Any:
+    if type(t) is Layout:
+        return t
+    if type(t) is tuple:
+        for x in t:
+            if type(x) is not Layout:
+                break
+        else:
+            return t  # a tuple of Layouts: nothing to convert
     if isinstance(t, list):
         t = tuple(t)
     if isinstance(t, tuple):
@@ -681,57 +819,108 @@ def _cotarget_shape(cotarget: Any) -> Any:
     return cotarget
 
 
-def _complement_plain(pf: tuple, cotarget: Any, strict: bool) -> Layout | None:
+def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = False) -> Any:
     """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
-    that interleave or start together, a cotarget not covered)."""
-    pairs = [p for p in pf[1] if p[1] != 0]
-    if not pairs:
+    that interleave or start together, a cotarget not covered). The result comes with its facts; with
+    lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0)."""
+    # filter (drop stride-0 modes; the facts hold no shape-1 leaves), then coalesce, in one pass
+    shp: list = []
+    std: list = []
+    fsize = 1
+    S = D = 0
+    for s, d in pf[1]:
+        if d == 0:
+            continue
+        fsize *= s
+        if not D:
+            S, D = s, d
+        elif S * D == d:
+            S *= s
+        else:
+            shp.append(S)
+            std.append(D)
+            S, D = s, d
+    if not D:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
-        return _raw(1, 0) if n == 1 else _raw(n, 1)
-    if len(pairs) == 1 and type(cotarget) is int:  # one mode s:d: the result is (d, rest):(1, d*s), merged
-        s, d = pairs[0]
-        if d < 0:
-            return None
-        cur = d * s
-        rest = -(-cotarget // cur)
-        if strict and d * rest < cotarget // s:
-            return None
-        if d == 1:
-            return _from_lists([rest], [cur], facts=True) if rest != 1 else _from_lists([], [], facts=True)
-        return _from_lists([d, rest], [1, cur], facts=True) if rest != 1 else _from_lists([d], [1], facts=True)
-    filtered_size = 1
-    for p in pairs:
-        filtered_size *= p[0]
-    shp, std = _merge_pairs(pairs)
-    order = sorted(range(len(std)), key=std.__getitem__)
+        rs, rd = ([], []) if n == 1 else ([n], [1])
+        return (rs, rd) if lists else _plain_layout(rs, rd)
+    shp.append(S)
+    std.append(D)
+    # the result's modes of shape > 1, merged as they come (coalesce of the result)
     rs: list = []
     rd: list = []
+    got = 1
     cur = 1
     prev = None
-    for j in order:
-        d = std[j]
+    for d, s in (sorted(zip(std, shp)) if len(std) > 1 else ((D, S),)):
         if d < 0 or d == prev:
             return None
         prev = d
         n = d // cur
         if n == 0:
             return None
-        rs.append(n)
-        rd.append(cur)
-        cur = d * shp[j]
-    if type(cotarget) is int:
-        rest_shape = -(-cotarget // cur)
-        got = rest_shape
-        for n in rs:
+        if n != 1:
             got *= n
-        if strict and got < cotarget // filtered_size:
+            if rs and rs[-1] * rd[-1] == cur:
+                rs[-1] *= n
+            else:
+                rs.append(n)
+                rd.append(cur)
+        cur = d * s
+    if type(cotarget) is int:
+        rest = -(-cotarget // cur)
+        if strict and got * rest < cotarget // fsize:
             return None
     else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
-        rest_shape = it.product(it.ceil_div(cotarget, cur))
-    rs.append(rest_shape)
-    rd.append(0 if rest_shape == 1 else cur)
-    return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]), facts=True)
+        rest = it.product(it.ceil_div(cotarget, cur))
+    if rest != 1:
+        if rs and rs[-1] * rd[-1] == cur:
+            rs[-1] *= rest
+        else:
+            rs.append(rest)
+            rd.append(cur)
+    if lists:
+        return rs, rd
+    # _plain_layout(rs, rd), inline
+    if len(rs) == 1:
+        s, d = rs[0], rd[0]
+        r = _raw(s, d)
+        size, hi = s, (s - 1) * d
+    elif rs:
+        r = _raw(tuple(rs), tuple(rd))
+        size, hi = 1, 0
+        for s, d in zip(rs, rd):
+            size *= s
+            hi += (s - 1) * d
+    else:
+        return _plain_layout(rs, rd)
+    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
+    return r
+
+
+def _plain_layout(rs: list, rd: list) -> Layout:
+    """The layout of merged modes rs:rd (positive strides; 1:0 for none), with its facts where it fits."""
+    if not rs:
+        r = _raw(1, 0)
+        _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    if len(rs) == 1:
+        s, d = rs[0], rd[0]
+        r = _raw(s, d)
+        size, hi = s, (s - 1) * d
+    else:
+        r = _raw(tuple(rs), tuple(rd))
+        size, hi = 1, 0
+        for s, d in zip(rs, rd):
+            size *= s
+            hi += (s - 1) * d
+    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
+    return r
+
+
 
 
 def _complement(layout: Layout, cotarget: Any, strict: bool = False) -> Layout:
@@ -850,12 +1039,40 @@ def complement(layout: Any, cotarget: Any = None) -> Layout:
     >>> print(complement(Layout.parse("(2,2):(1,6)"), 24))
     (3,2):(2,12)
     """
+    if type(layout) is Layout and type(cotarget) is int and cotarget >= 1:  # the common case: no conversions
+        pf = layout._facts
+        if pf is not None and pf[2]:
+            r = _complement_plain(pf, cotarget, True)
+            if r is not None:
+                return r
+        return _complement(layout, cotarget, strict=True)
     layout = _as_layout(layout, "complement", "layout")
     if cotarget is None:
         cot = cosize(_coalesce(_filter_zeros(layout)))
     else:
         cot = _cotarget_shape(cotarget)
     return _complement(layout, cot, strict=True)
+
+
+_complement_op = complement  # the op: operands named in its errors, its result checked
+
+
+@functools.wraps(_complement_op)  # its name, doc and (through __wrapped__) signature
+def complement(*args: Any, **kw: Any) -> Layout:
+    # The common case, a plain-int Layout and an int, without the op wrapper's layer: where the plain
+    # path answers (it never raises) with a result known to fit in 64 bits, that is the op's answer;
+    # anything else goes to the op, called as it was called (so errors name the operands as before).
+    if len(args) == 2 and not kw:
+        layout, cotarget = args
+        if type(layout) is Layout and type(cotarget) is int and cotarget >= 1:
+            pf = layout._facts
+            if pf is not None and pf[2]:
+                r = _complement_plain(pf, cotarget, True)
+                if r is not None:
+                    g = r._facts
+                    if g is not None and g[3]:
+                        return r
+    return _complement_op(*args, **kw)
 
 
 # --------------------------------------------------------------------------- inverses
@@ -880,6 +1097,34 @@ def _wrapped_coalesce(layout: Layout) -> tuple:
     return shp, std, pre
 
 
+def _right_inverse_plain(pairs: tuple) -> Layout:
+    """right_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts)."""
+    shp, std = _merge_pairs(pairs)  # coalesce
+    pre = 1
+    cols = []
+    for i in range(len(shp)):
+        cols.append((std[i], i, pre))  # sorted by stride, ties in mode order (a stable sort)
+        pre *= shp[i]
+    cols.sort()
+    rs: list = []
+    rd: list = []
+    curr = 1
+    for d, i, p in cols:
+        if d == curr:
+            s = shp[i]
+            if rs and rs[-1] * rd[-1] == p:  # merged as they come (coalesce of the result)
+                rs[-1] *= s
+            else:
+                rs.append(s)
+                rd.append(p)
+            curr = s * d
+    if not rs:
+        r = _raw(1, 0)
+        _set_facts(r, (1, (), True, True, 0, 0, False))
+        return r
+    return _from_lists(rs, rd, facts=True)
+
+
 @_op("right_inverse", keeps_fit=True)
 def right_inverse(layout: Any) -> Layout:
     """The layout R with layout(R(i)) == i for all i < size(R), as large as possible.
@@ -887,6 +1132,10 @@ def right_inverse(layout: Any) -> Layout:
     >>> print(right_inverse(Layout.parse("(4,2):(2,1)")))
     (2,4):(4,1)
     """
+    if type(layout) is Layout:
+        f = layout._facts
+        if f is not None and f[2]:  # plain ints: in one pass over the merged leaves, with its facts
+            return _right_inverse_plain(f[1])
     if layout is None:
         return None
     layout = _as_layout(layout, "right_inverse", "layout")
@@ -1019,7 +1268,24 @@ def _zip2_by(t: Any, guide: Any, what: str) -> tuple:
 
 
 def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
-    r = _raw(_zip2_by(layout._shape, tiler, "the shape"), _zip2_by(layout._stride, tiler, "the stride"))
+    s, d = layout._shape, layout._stride
+    r = None
+    if type(tiler) is tuple and type(s) is tuple and len(s) >= len(tiler):
+        # the common case, a flat tiler over (tile, rest) pairs: _zip2_by's answer in one pass (the
+        # stride is congruent with the shape)
+        ts, rs, td, rd = [], [], [], []
+        for t, x, y in zip(tiler, s, d):
+            if type(t) is tuple or type(x) is not tuple or len(x) != 2:
+                break
+            ts.append(x[0])
+            rs.append(x[1])
+            td.append(y[0])
+            rd.append(y[1])
+        else:
+            k = len(tiler)
+            r = _raw((tuple(ts), tuple(rs) + s[k:]), (tuple(td), tuple(rd) + d[k:]))
+    if r is None:
+        r = _raw(_zip2_by(s, tiler, "the shape"), _zip2_by(d, tiler, "the stride"))
     f = layout._facts
     if f is not None and f[3]:  # the same leaves, regrouped: it fits as layout does, same size and offsets
         _set_facts(r, f if f[2] is None else (f[0], None, None, True, f[4], f[5], None))
@@ -1028,6 +1294,20 @@ def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
 
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
+        fl, ft = _plain_facts(layout), _plain_facts(tiler)
+        if fl is not None and ft is not None:  # plain ints: straight from the facts
+            rs, rd = _merge_pairs(fl[1])  # coalesce(layout)
+            comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False, True)
+            if comp is not None:  # composed with (tiler, comp), a layout of plain ints
+                cs, cd = comp
+                cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
+                last = layout._shape
+                while type(last) is tuple and last:
+                    last = last[-1]
+                if rs and type(last) is int and last != 1:  # _coalesce_x_plain(layout) is rs:rd
+                    return _compose_flat(*((tuple(rs), tuple(rd)) if len(rs) > 1 else (rs[0], rd[0])),
+                                         (tiler._shape, cs), (tiler._stride, cd))
+                return _compose_plain_layouts(layout, fl, (tiler._shape, cs), (tiler._stride, cd), rs, rd)
         cot = _coalesce(layout)._shape
         comp = _complement(tiler, cot)
         rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
@@ -1089,6 +1369,9 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
     >>> print(zipped_divide(Layout.parse("(8192,8192):(8192,1)"), (1, 16)))
     ((1,16),(8192,512)):((0,1),(8192,16))
     """
+    if type(layout) is Layout:
+        tiler = _normalize_tiler(tiler)
+        return _tile_unzip(_logical_divide(layout, tiler), tiler)
     return _layout_or_tensor("zipped_divide", layout, _zipped_divide, tiler)
 
 
@@ -1117,9 +1400,38 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
             if not ft[6] and all(d == 0 for _, d in ft[1]):
                 return make_layout(block, tiler)  # composition with stride 0 ignores the complement
             n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
-            comp = _complement(block, n)
+            lists = _complement_plain(fb, n, False, True)
+            if lists is not None:  # the complement as merged modes: composed without building it
+                cs, cd = lists
+                if len(cs) > 1:
+                    ls, ld = tuple(cs), tuple(cd)
+                elif cs:
+                    ls, ld = cs[0], cd[0]
+                else:
+                    ls, ld = 2, 0  # _coalesce_x of 1:0
+                rest = _compose_flat(ls, ld, tiler._shape, tiler._stride)
+                out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
+                got = 1
+                for c in cs:
+                    got *= c
+                for s, d in fb[1]:
+                    if d != 0:
+                        got *= s
+                if got >= n:  # _check_product_injective's first test: the complement is not short
+                    return out
+                _check_product_injective(block, _complement_plain(fb, n, False), n, out)
+                return out
+            comp = _complement(block, n)  # decides (and raises) as before
             rest = _compose_layouts(comp, tiler)
             out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
+            fc = comp._facts
+            if fc is not None and fc[2]:  # _check_product_injective's first test, from the facts
+                filtered = 1
+                for s, d in fb[1]:
+                    if d != 0:
+                        filtered *= s
+                if fc[0] * filtered >= n:
+                    return out
             _check_product_injective(block, comp, n, out)  # as the general path does
             return out
         if all(_is_zero(d) for d in it.flatten_to_tuple(tiler._stride)):
