@@ -153,3 +153,42 @@ def test_racecheck_finds_a_shared_memory_race_between_warps(monkeypatch):
     racy(from_dlpack(out), True).launch(grid=1, block=64)  # with sync_threads: no race
     np.testing.assert_array_equal(out[:32], 2.0 * np.arange(32))
     np.testing.assert_array_equal(out[32:], np.arange(32))
+
+
+def _notebook(name):
+    """The namespace of one of tests/programs' async_pipeline notebook cells (imports changed only;
+    the cell compiles its kernel when it runs)."""
+    import contextlib
+    import io
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "programs", f"nb_async_pipeline_{name}.py")
+    from cutelab import compat
+
+    ns = {"__name__": f"nb_async_pipeline_{name}"}
+    compat.install(emulate_cuda=False)  # their `import cutlass` is cutelab, as under cutelab run
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(open(path).read(), path, "exec"), ns)
+    finally:
+        compat.uninstall()
+    return ns
+
+
+def test_the_async_pipeline_notebooks_run_on_the_cpu():
+    """CUTLASS's async_pipeline notebook cells, run as the notebook runs them (there on a GPU)."""
+    ns = _notebook("one_stage")
+    res = np.full(8, -1.0, np.float32)
+    ns["async_pipeline"](from_dlpack(res))
+    np.testing.assert_array_equal(res, np.arange(8, dtype=np.float32))
+
+    ns = _notebook("staged")  # 8 values through a ring of 5 stages; thread 0 then copies the ring out
+    res, staging = np.full(8, -1.0, np.float32), np.zeros(5, np.float32)
+    ns["async_pipeline_staged"](from_dlpack(res), from_dlpack(staging))
+    np.testing.assert_array_equal(res, np.arange(8, dtype=np.float32))
+    np.testing.assert_array_equal(staging, [5.0, 6.0, 7.0, 3.0, 4.0])
+
+    ns = _notebook("synced")
+    res = np.full(8, -1.0, np.float32)
+    ns["run_synced_producer_consumer"](from_dlpack(res))
+    assert (res != -1.0).all()
