@@ -192,3 +192,29 @@ def test_the_async_pipeline_notebooks_run_on_the_cpu():
     res = np.full(8, -1.0, np.float32)
     ns["run_synced_producer_consumer"](from_dlpack(res))
     assert (res != -1.0).all()
+
+
+@cute.kernel
+def own_barriers(F: cute.Tensor):
+    """No branch parts the warps, but each waits on a barrier of its own: warp 1 completes warp 0's
+    barrier, and warp 0 completes warp 1's only after its own wait (as warps do on the GPU)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2), 8)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 32)
+        cute.arch.mbarrier_init(bars.iterator + 1, 32)
+    cute.arch.sync_threads()
+    if warp == 1:
+        cute.arch.mbarrier_arrive(bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator + warp, 0)
+    if warp == 0:
+        cute.arch.mbarrier_arrive(bars.iterator + 1)
+    F[tidx] = warp + 1
+
+
+def test_warps_of_one_group_that_wait_on_different_barriers_part_at_the_wait():
+    F = np.zeros(64, np.int32)
+    own_barriers(from_dlpack(F)).launch(grid=2, block=64)
+    np.testing.assert_array_equal(F, np.repeat([1, 2], 32))

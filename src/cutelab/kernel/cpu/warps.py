@@ -10,8 +10,11 @@ itself, through the branch and past it, as warps do on the GPU. Groups never nee
 
 A scheduler runs the groups in turn; a group runs until it finishes or reaches a wait that
 cannot complete yet (``Op.waits_for`` says what it waits for), and then the next one runs. A
-round in which no group moves is a deadlock: it is reported with every group's warps, the
-user's line each waits at and what it waits for. Nothing hangs.
+round in which no group moves first lets groups waiting only where their branch ends go on
+apart, then parts a group some of whose warps could go on past their wait (each waiting on a
+barrier of its own: ``Op.ready_threads``); a round in which still no group can move is a
+deadlock: it is reported with every group's warps, the user's line each waits at and what it
+waits for. Nothing hangs.
 
 Barriers: ``sync_threads`` waits for every thread of the block that has not finished; a named
 barrier (an op with ``barrier_id``/``num_threads``/``wait``) for ``num_threads`` arrivals. A
@@ -182,7 +185,7 @@ class _Run:
                 if not g.done:
                     moved |= self._run_group(g)
             moved |= self.barriers.settle(self.expected)
-            if not moved and not self._release_joins():
+            if not moved and not self._release_joins() and not self._part_at_waits():
                 self._deadlock()
 
     # -- one group until it waits or ends
@@ -406,6 +409,48 @@ class _Run:
             g.waiting = None
             freed = True
         return freed
+
+    def _part_at_waits(self) -> bool:
+        """Every group waits: a group some of whose warps could go on past its wait (each warp
+        waits on a barrier of its own, say) parts, the warps that can go on as a group of their
+        own. True if any group parted."""
+        parted = False
+        for g in list(self.groups):
+            if g.done or g.waiting is None or not isinstance(g.waiting[0], Op):
+                continue
+            s, mask, _ = g.waiting
+            ready = s.ready_threads(g.ctx, mask)
+            if ready is None or not ready.any():
+                continue
+            ctx = g.ctx
+            act = np.ones(ctx.n, dtype=bool) if mask is None else mask
+            nw = max(1, -(-ctx.nt // 32))
+            warp = (np.arange(ctx.n) // ctx.nt) * nw + (np.arange(ctx.n) % ctx.nt) // 32
+            blocked = np.zeros(ctx.nblk * nw, dtype=bool)
+            np.logical_or.at(blocked, warp[act & ~ready], True)  # a warp goes on only as a whole
+            go = act & ~blocked[warp]
+            if not go.any() or go[act].all():
+                continue
+            self._split(g, go)
+            parted = True
+        return parted
+
+    def _split(self, g: _Group, leave: np.ndarray) -> None:
+        """The threads of leave go on as a group of their own from where g is (a wait)."""
+        keep = ~leave
+        stack2 = [_restrict(f, leave) for f in g.stack]
+        g.stack[:] = [_restrict(f, keep) for f in g.stack]
+        ctx2 = g.ctx.fork()
+        st = ctx2.__dict__.get("wgmma")
+        if st is not None:
+            ctx2.wgmma = {"pending": list(st["pending"]), "groups": [list(x) for x in st["groups"]]}
+        g.threads = keep.copy() if g.threads is None else (g.threads & keep)
+        g2 = _Group(ctx2, stack2, len(self.groups), leave.copy())
+        self.groups.append(g2)
+        for f in g.stack:  # g2 meets every join g meets
+            if isinstance(f, _If) and f.join is not None and not f.join.released:
+                f.join.members.append(g2)
+        g.waiting = None
 
     def _finish(self, g: _Group) -> None:
         g.done = True

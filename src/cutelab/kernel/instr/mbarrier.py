@@ -261,6 +261,20 @@ class MbarrierOp(Op):
         par = self._arg(b, mask) & 1
         return bool(((st.phase[blk, slot] & 1) != par).all())
 
+    def ready_threads(self, b: Any, mask: Any) -> Any:
+        """For a wait: a bool per thread of the batch, True where the thread's phase has completed
+        (inactive threads: False)."""
+        blk, slot = _targets(b, mask, self.shared, self.base, "cute.arch.mbarrier_wait")
+        st = _state(b, self.shared)
+        _need_init(st, blk, slot, b, self.shared, "cute.arch.mbarrier_wait")
+        done = (st.phase[blk, slot] & 1) != (self._arg(b, mask) & 1)
+        out = np.zeros(b.n, dtype=bool)
+        if mask is None:
+            out[:] = done
+        else:
+            out[mask] = done
+        return out
+
     def waits_for(self, b: Any, mask: Any) -> Any:
         """None when the wait returns now; else the phase it waits for, and what that phase lacks."""
         if self.kind != "wait":

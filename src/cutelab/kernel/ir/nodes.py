@@ -287,6 +287,11 @@ class Op:
         """CPU: None when the threads of mask can run this op now; else what they wait for."""
         return None
 
+    def ready_threads(self, b: Any, mask: Any) -> Any:
+        """CPU, optional: a bool per thread, True where that thread alone could go on past this
+        wait (lets the scheduler part a group whose warps wait on different things); None: unknown."""
+        return None
+
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:  # pragma: no cover - abstract
         raise TraceError(f"the interpreter cannot run op {self!r}")
 
