@@ -321,26 +321,13 @@ class _Run:
 
     def _fork(self, g: _Group, leave: np.ndarray) -> None:
         """The threads of leave leave g as a group of their own, at the same position."""
-        keep = ~leave
-        stack2 = [_restrict(f, leave) for f in g.stack]
-        top = stack2[-1]  # the _If that forks: the new group takes the else-branch
+        g2 = self._split(g, leave)
+        top = g2.stack[-1]  # the _If that forks: the new group takes the else-branch
         top.stage = 2
-        stack2.append(_Block(top.s.orelse, top.mask))
-        g.stack[:] = [_restrict(f, keep) for f in g.stack]
-        ctx2 = g.ctx.fork()
-        st = ctx2.__dict__.get("wgmma")
-        if st is not None:  # wgmmas in flight belong to both sides (each retires its own threads' part)
-            ctx2.wgmma = {"pending": list(st["pending"]), "groups": [list(x) for x in st["groups"]]}
-        threads = leave.copy()
-        g.threads = keep.copy() if g.threads is None else (g.threads & keep)
-        g2 = _Group(ctx2, stack2, len(self.groups), threads)
-        self.groups.append(g2)
-        for f in g.stack:  # g2 must meet every join g must meet, and both meet at this if
-            if isinstance(f, _If) and f.join is not None and not f.join.released:
-                f.join.members.append(g2)
-        j = _Join([g, g2], getattr(top.s, "loc", None) or "")
+        g2.stack.append(_Block(top.s.orelse, top.mask))
+        j = _Join([g, g2], getattr(top.s, "loc", None) or "")  # and both meet where the if ends
         g.stack[-1].join = j
-        stack2[-2].join = j
+        top.join = j
 
     def _arrive_join(self, g: _Group, j: _Join) -> bool:
         """g is at the end of its branch: wait for the other groups of the join; merge when all
@@ -424,9 +411,8 @@ class _Run:
                 continue
             ctx = g.ctx
             act = np.ones(ctx.n, dtype=bool) if mask is None else mask
-            nw = max(1, -(-ctx.nt // 32))
-            warp = (np.arange(ctx.n) // ctx.nt) * nw + (np.arange(ctx.n) % ctx.nt) // 32
-            blocked = np.zeros(ctx.nblk * nw, dtype=bool)
+            warp = _warp_of(ctx)
+            blocked = np.zeros(ctx.nblk * _warps_per_block(ctx), dtype=bool)
             np.logical_or.at(blocked, warp[act & ~ready], True)  # a warp goes on only as a whole
             go = act & ~blocked[warp]
             if not go.any() or go[act].all():
@@ -435,8 +421,9 @@ class _Run:
             parted = True
         return parted
 
-    def _split(self, g: _Group, leave: np.ndarray) -> None:
-        """The threads of leave go on as a group of their own from where g is (a wait)."""
+    def _split(self, g: _Group, leave: np.ndarray) -> _Group:
+        """The threads of leave go on as a group of their own from where g is (an if that forks, a
+        wait); returns it."""
         keep = ~leave
         stack2 = [_restrict(f, leave) for f in g.stack]
         g.stack[:] = [_restrict(f, keep) for f in g.stack]
@@ -451,6 +438,7 @@ class _Run:
             if isinstance(f, _If) and f.join is not None and not f.join.released:
                 f.join.members.append(g2)
         g.waiting = None
+        return g2
 
     def _finish(self, g: _Group) -> None:
         g.done = True
@@ -531,6 +519,16 @@ class _Run:
                           f"nothing was written:\n" + "\n".join(lines) + tail)
 
 
+def _warps_per_block(ctx: ExecContext) -> int:
+    return max(1, -(-ctx.nt // 32))
+
+
+def _warp_of(ctx: ExecContext) -> np.ndarray:
+    """Each thread's warp in the batch (block in the batch * warps per block + warp in the block)."""
+    t = np.arange(ctx.n, dtype=np.int64)
+    return (t // ctx.nt) * _warps_per_block(ctx) + (t % ctx.nt) // 32
+
+
 def _or(a: Any, b: Any) -> Any:
     if a is None or b is None:
         return None
@@ -544,7 +542,7 @@ def _warps(ctx: ExecContext, mask: Any) -> str:
         return "no thread"
     per_blk = act.reshape(ctx.nblk, ctx.nt)
     k = int(np.argmax(per_blk.any(axis=1)))
-    nw = max(1, ctx.nt // 32)
+    nw = _warps_per_block(ctx)
     warps = [w for w in range(nw) if per_blk[k, w * 32:(w + 1) * 32].any()]
     ws = _ranges(warps)
     more = int(per_blk.any(axis=1).sum()) - 1
@@ -572,12 +570,10 @@ class _RaceCheck:
 
     def __init__(self, ctx: ExecContext):
         self.ctx = ctx
-        nw = max(1, -(-ctx.nt // 32))
-        t = np.arange(ctx.n, dtype=np.int64)
-        self.warp = ctx.block_of * nw + (t % ctx.nt) // 32  # each thread's warp in the batch
+        self.warp = _warp_of(ctx)
         self.writer: Dict[int, np.ndarray] = {}  # shared index -> warp of the last write (-1: none)
         self.when: Dict[int, np.ndarray] = {}  # shared index -> time of the last write
-        self.synced_at = np.zeros(ctx.nblk * nw, dtype=np.int64)
+        self.synced_at = np.zeros(ctx.nblk * _warps_per_block(ctx), dtype=np.int64)
         self.time = 1
 
     def synced(self, mask: Any) -> None:
@@ -610,7 +606,7 @@ class _RaceCheck:
             race = (w[flat] >= 0) & (w[flat] != me) & (t[flat] > self.synced_at[me])
             if race.any():
                 i = int(np.argmax(race))
-                e, nw = int(flat[i]), max(1, -(-ctx.nt // 32))
+                e, nw = int(flat[i]), _warps_per_block(ctx)
                 loc = getattr(s, "loc", None) or ""
                 raise LaunchError(
                     f"{ctx.ir.name}: racecheck: warp {int(me[i]) % nw} {'writes' if is_store else 'reads'} shared "

@@ -253,21 +253,23 @@ class MbarrierOp(Op):
         """A wait (and a try_wait, which programs poll in a loop) waits for other warps."""
         return self.kind in ("wait", "try_wait")
 
-    def ready(self, b: Any, mask: Any) -> bool:
-        """For a wait: whether every active thread's phase has completed (the wait would return)."""
+    def _phases_done(self, b: Any, mask: Any) -> Tuple[Any, Any, Any, Any, Any]:
+        """For a wait: (state, block, slot, parity, done) of every active thread, done where the
+        phase of that parity has completed."""
         blk, slot = _targets(b, mask, self.shared, self.base, "cute.arch.mbarrier_wait")
         st = _state(b, self.shared)
         _need_init(st, blk, slot, b, self.shared, "cute.arch.mbarrier_wait")
         par = self._arg(b, mask) & 1
-        return bool(((st.phase[blk, slot] & 1) != par).all())
+        return st, blk, slot, par, (st.phase[blk, slot] & 1) != par
+
+    def ready(self, b: Any, mask: Any) -> bool:
+        """For a wait: whether every active thread's phase has completed (the wait would return)."""
+        return bool(self._phases_done(b, mask)[4].all())
 
     def ready_threads(self, b: Any, mask: Any) -> Any:
         """For a wait: a bool per thread of the batch, True where the thread's phase has completed
         (inactive threads: False)."""
-        blk, slot = _targets(b, mask, self.shared, self.base, "cute.arch.mbarrier_wait")
-        st = _state(b, self.shared)
-        _need_init(st, blk, slot, b, self.shared, "cute.arch.mbarrier_wait")
-        done = (st.phase[blk, slot] & 1) != (self._arg(b, mask) & 1)
+        done = self._phases_done(b, mask)[4]
         out = np.zeros(b.n, dtype=bool)
         if mask is None:
             out[:] = done
@@ -280,11 +282,7 @@ class MbarrierOp(Op):
         if self.kind != "wait":
             return None
         sh = self.shared
-        blk, slot = _targets(b, mask, sh, self.base, "cute.arch.mbarrier_wait")
-        st = _state(b, sh)
-        _need_init(st, blk, slot, b, sh, "cute.arch.mbarrier_wait")
-        par = self._arg(b, mask) & 1
-        done = (st.phase[blk, slot] & 1) != par
+        st, blk, slot, par, done = self._phases_done(b, mask)
         if done.all():
             return None
         i = int(np.argmin(done))
