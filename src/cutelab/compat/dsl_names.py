@@ -79,7 +79,7 @@ def _math(name: str):
     def f(x: Any, fastmath: bool = False, *, loc: Any = None, ip: Any = None) -> Any:
         from ..kernel.instr.mathops import _apply
 
-        return _apply(name, x)
+        return _apply(name, x, fastmath)
 
     f.__name__ = name
     f.__doc__ = f"cute.math.{name}: element-wise {name} (kernel values, tensor values or numbers)."

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...errors import LaunchError, TraceError
 from ..frontend.cformat import format_value
-from ..ir.nodes import Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
+from ..ir.nodes import FAST_MATH, Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
 from ...dtypes import convert
 from .context import ExecContext, from_real, real_dtype, to_real
 from .warps import run_groups
@@ -195,6 +195,7 @@ _MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": n
          "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x,
          "erf": lambda x: np.asarray(np.frompyfunc(_math.erf, 1, 1)(x), dtype=np.float64), "ceil": np.ceil,
          "floor": np.floor, "log10": np.log10, "tan": np.tan, "atan": np.arctan}
+_MATH.update({f: _MATH[f.removesuffix("_fast")] for f in FAST_MATH})  # computed as the exact forms
 
 
 _HALF_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}

@@ -491,9 +491,10 @@ class TraceValue:
         return self._emit("abs", (self,), self.dtype)
 
     def math(self, fn: str) -> "TraceValue":
-        """exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh of every (float) element."""
+        """exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh of every (float) element (``fn + "_fast"``:
+        the approximate form, ir.nodes.FAST_MATH)."""
         if not self.dtype.is_float:
-            raise TraceError(f"cute.math.{fn} needs floating-point elements, got {self.dtype}")
+            raise TraceError(f"cute.math.{fn.removesuffix('_fast')} needs floating-point elements, got {self.dtype}")
         return self._emit(fn, (self,), self.dtype)
 
     def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> "TraceValue":
