@@ -14,6 +14,7 @@
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
     cutelab analyze --tv "(32,8):(1,64)" --layout "S<3,3,3> o 0 o (64,64):(64,1)" --dtype f16 --space shared
     cutelab analyze --layout "(64,64):(64,1)" --ldmatrix x4 -o banks.svg
+    cutelab suggest-swizzle --layout "(64,64):(64,1)" --ldmatrix x4 -o before_after.svg  # -> S<3,3,3>
     cutelab mma --op sm80_16x8x16 --ab f16 --acc f32 --atoms 2x2x1 -o mma.svg   # CuTe's print_latex(TiledMMA)
     cutelab mma --op sm90_64x64x16 --a-src smem -o wgmma.png
     cutelab mma --op universal --atoms 16x8x1                                 # MmaUniversalOp (SIMT FMA)
@@ -171,6 +172,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instruction", type=int, help="the instruction to draw (default: the worst one)")
     p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
     _add_output(p)
+
+    p = sub.add_parser("suggest-swizzle", help="the Swizzle<B,M,S> that remove the bank conflicts of a shared access "
+                                               "(a TV layout or ldmatrix over a tile), drawn before and after")
+    p.add_argument("--layout", required=True, help='the shared tile, e.g. "(64,64):(64,1)" (a swizzle in it is dropped)')
+    p.add_argument("--tv", help='TV layout (thread, value) -> element index, e.g. "(32,8):(1,64)"')
+    p.add_argument("--ldmatrix", choices=["x1", "x2", "x4"], help="ldmatrix over the (M, K) tile instead of --tv")
+    p.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+    p.add_argument("--dtype", default="f16", help="element type: f16 bf16 f32 f64 i8 ... (default f16)")
+    p.add_argument("--op", choices=["ld", "st"], default="ld", help="a TV access loads (default) or stores")
+    p.add_argument("--top", type=_blocks_arg, default=5, help="how many swizzles to list (default 5)")
+    _add_output(p)
     _add_atom_commands(sub)
 
     # run: parsed by cutelab.compat.run (main() hands it everything after `run`); listed here for --help
@@ -225,6 +237,21 @@ def _analyze(args: argparse.Namespace):
     lines = [tr.label] + r.explanation(None if args.all else 16)
     lines += ["predicted Nsight Compute counters:"] + [f"  {k} = {v}" for k, v in r.ncu().items()]
     return "\n".join(lines) + "\n", access_figure(r, i)
+
+
+def _suggest(args: argparse.Namespace):
+    """The suggest-swizzle command: (text to print, before/after picture)."""
+    from .analysis.suggest import suggest_swizzle
+
+    if bool(args.tv) == bool(args.ldmatrix):
+        raise _UsageError("suggest-swizzle needs one access: --tv TV or --ldmatrix x1|x2|x4")
+    if args.trans and not args.ldmatrix:
+        raise _UsageError("--trans is an ldmatrix option")
+    if args.ldmatrix and args.op != "ld":
+        raise _UsageError("--ldmatrix loads: leave out --op st")
+    s = suggest_swizzle(args.layout, args.dtype, tv=args.tv or None,
+                        ldmatrix=int(args.ldmatrix[1]) if args.ldmatrix else None, trans=args.trans, op=args.op)
+    return "\n".join(s.summary(args.top)) + "\n", s.figure()
 
 
 # --------------------------------------------------------------------------- mma, copy, swizzle
@@ -599,8 +626,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         fmt = R.format_for_path(args.output) if args.output else "text"
-        if args.cmd == "analyze":  # the explanation as text; the picture only with -o
-            text, fig = _analyze(args)
+        if args.cmd in ("analyze", "suggest-swizzle"):  # the explanation as text; the picture only with -o
+            text, fig = (_analyze if args.cmd == "analyze" else _suggest)(args)
             sys.stdout.write(text)
             if not args.output:
                 return 0
