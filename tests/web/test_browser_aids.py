@@ -107,17 +107,19 @@ def test_display_toggle_on_a_tv_panel_and_on_mma_panels(page, server):
     assert all(g["cells"][f"{r},{c}"] == str(r + g["rows"] * c) for r in range(g["rows"]) for c in range(g["cols"]))
     _toggle(page, "coord")
     assert _labels(page)["2,3"] == "(2,3)"
-    # a TiledMMA: C's cells have an index (colexicographic over (M,N)); B is drawn transposed, so it keeps its values
+    # a TiledMMA: its panels have no colexicographic index (B is drawn transposed), so "index" keeps
+    # their values and says how many it kept; "coordinate" gives each cell's (row, column) in its panel
     n = renders(page)
     page.click("#tab-mma")
     wait_ok(page, n)
     assert page.evaluate("document.querySelector('#picture .cutelab-fig').dataset.show") == "coord"
+    assert _labels(page, 0)["3,5"] == "(3,5)"
     _toggle(page, "value")
     before = [_labels(page, i) for i in range(3)]
     _toggle(page, "index")
     kept = int(page.evaluate("+document.querySelector('#picture .cutelab-fig').dataset.showKept"))
-    after = [_labels(page, i) for i in range(3)]
-    assert kept > 0 and any(a == b for a, b in zip(after, before))  # a panel without an index keeps its values
+    assert [_labels(page, i) for i in range(3)] == before
+    assert kept == sum(len(b) for b in before)
     _toggle(page, "value")
     assert [_labels(page, i) for i in range(3)] == before
 
@@ -141,7 +143,7 @@ def test_nested_column_headers_and_mode_lines_in_the_page(page, server):
 
 def test_suggest_a_swizzle_tab(page, server):
     goto(page, server, "?tab=suggest")
-    title = page.inner_text("#picture svg text.figtitle")
+    title = page.text_content("#picture svg text.figtitle")
     assert "S<3,3,3> takes 448 bank conflicts to 0" in title
     n = renders(page)
     page.select_option("#f-ldmatrix", "")
@@ -153,11 +155,11 @@ def test_suggest_a_swizzle_tab(page, server):
     page.select_option("#f-dtype", "f32")
     wait_ok(page, n)
     base = A.analyze_tv("(32,1):(1,1)", "(32,48):(48,1)", "f32", "shared").totals()
-    title = page.inner_text("#picture svg text.figtitle")
+    title = page.text_content("#picture svg text.figtitle")
     assert f"{base['conflicts']} bank conflicts" in title
     # the last preset is the case no swizzle helps
     choose_preset(page, len(TABS["suggest"].presets) - 1)
-    assert "none found" in page.inner_text("#picture svg text.figtitle")
+    assert "none found" in page.text_content("#picture svg text.figtitle")
 
 
 def test_tiled_copy_by_destination_tab(page, server):
@@ -172,10 +174,10 @@ def test_tiled_copy_by_destination_tab(page, server):
         for v in range(V):
             e = int(want[t, v])
             assert dst[f"{e % 16},{e // 16}"] == f"T{t}\nV{v}"
-    notes = page.inner_text("#picture svg g.notes")
+    notes = page.text_content("#picture svg g.notes")
     assert "the registers are the given layout" in notes
     type_into(page, "smem", "(16,16):(16,1)")
-    assert "4 bank conflicts" in page.inner_text("#picture svg g.notes")
+    assert "4 bank conflicts" in page.text_content("#picture svg g.notes")
     n = renders(page)
     page.fill("#f-dst", "((4,8),(2,2,2)):((32,1),(16,8,129))")  # maps outside the 16x16 tile
     page.wait_for_function("document.body.dataset.state === 'error'")
