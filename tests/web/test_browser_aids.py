@@ -177,7 +177,8 @@ def test_tiled_copy_by_destination_tab(page, server):
     notes = page.text_content("#picture svg g.notes")
     assert "the registers are the given layout" in notes
     type_into(page, "smem", "(16,16):(16,1)")
-    assert "4 bank conflicts" in page.text_content("#picture svg g.notes")
+    notes = page.text_content("#picture svg g.notes")
+    assert "4 bank conflicts" in notes and "suggested swizzle: S<1,3,3>" in notes
     n = renders(page)
     page.fill("#f-dst", "((4,8),(2,2,2)):((32,1),(16,8,129))")  # maps outside the 16x16 tile
     page.wait_for_function("document.body.dataset.state === 'error'")

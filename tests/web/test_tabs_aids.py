@@ -61,7 +61,12 @@ def test_copy_dst_tab_is_make_tiled_copy_with_the_given_destination():
     assert "the registers are the given layout" in fig.notes[0]
     fig = compute("copy_dst", {"smem": "(16,16):(16,1)"})
     want = A.analyze(A.copy_trace(tc, "(16,16):(16,1)")).summary()
-    assert want in fig.notes[1] and "suggest a swizzle" in fig.notes[1]
+    assert want in fig.notes[1]
+    from cutelab.analysis.suggest import suggest_swizzle
+
+    best = suggest_swizzle("(16,16):(16,1)", tiled_copy=tc).best
+    assert f"suggested swizzle: {best.swizzle} (0 conflicts" in fig.notes[1]
+    assert A.analyze(A.copy_trace(tc, best.layout)).totals()["conflicts"] == 0
 
 
 def test_copy_dst_tab_errors_name_their_field():

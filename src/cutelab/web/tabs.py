@@ -681,8 +681,15 @@ def _copy_dst_tab(v: dict[str, str]) -> Figure:
         with _blame("source tile in smem"):
             S = parse_tensor_layout(v["smem"])
             r = analyze(copy_trace(tc, S, "shared"))
-        fig.notes.insert(1, f"source read from shared memory as {S}: {r.summary()}"
-                         + ("; the 'suggest a swizzle' tab finds a swizzle for it" if r.totals()["conflicts"] else ""))
+        hint = ""
+        if r.totals()["conflicts"] and (S.outer if hasattr(S, "outer") else S).cosize() <= SUGGEST_LIMIT:
+            from ..analysis.suggest import suggest_swizzle
+
+            with _blame("source tile in smem"):
+                sug = suggest_swizzle(S, tiled_copy=tc)
+            hint = (f"; suggested swizzle: {sug.best.swizzle} ({sug.best.totals['conflicts']} conflicts, layout "
+                    f"{sug.best.layout})" if sug.found else "; no swizzle S<B,M,S> of the tile removes them")
+        fig.notes.insert(1, f"source read from shared memory as {S}: {r.summary()}{hint}")
     return fig
 
 
