@@ -106,6 +106,9 @@ def _port(text: str) -> int:
 
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the picture here; format from the suffix: .svg .png .txt .tex .html")
+    p.add_argument("--cells", choices=["value", "index", "coord"], default="value",
+                   help="what labelled cells show: their value (default: offset, T#V#, ...), their index, or their "
+                        "coordinate (an .html opens with its toggle set so)")
     c = p.add_mutually_exclusive_group()
     c.add_argument("--color", dest="color", action="store_true", default=None, help="colour terminal text (ANSI 256)")
     c.add_argument("--no-color", dest="color", action="store_false", help="plain terminal text")
@@ -633,6 +636,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
         else:
             fig = _figure(args)
+        if args.cells != "value":
+            if fmt == "html":  # the page keeps the values for hovering and opens with the toggle set
+                fig.meta["show"] = args.cells
+            else:
+                R.show_cells(fig, args.cells)
         if args.output:
             if fmt == "latex":
                 from .render.latex import capacity_warning

@@ -183,3 +183,17 @@ def test_tiled_copy_by_destination_tab(page, server):
     page.fill("#f-dst", "((4,8),(2,2,2)):((32,1),(16,8,129))")  # maps outside the 16x16 tile
     page.wait_for_function("document.body.dataset.state === 'error'")
     assert page.evaluate("document.getElementById('f-dst').classList.contains('bad')")
+
+
+def test_html_file_opens_with_the_cells_toggle_of_the_command_line(page, tmp_path):
+    from cutelab.cli import main
+
+    out = tmp_path / "c.html"
+    assert main(["show", "((2,2),(2,3)):((2,12),(1,4))", "--cells", "index", "-o", str(out)]) == 0
+    page.goto(out.as_uri())
+    page.wait_for_function("document.querySelector('.cutelab-fig') && document.querySelector('.cutelab-fig').dataset.ready === '1'")
+    assert page.input_value(".cutelab-show") == "index"
+    cells = grid_cells(page, root=".cutelab-fig")["cells"]
+    assert cells["3,5"] == str(3 + 4 * 5)
+    page.select_option(".cutelab-show", "value")
+    assert grid_cells(page, root=".cutelab-fig")["cells"]["3,5"] == "23"

@@ -404,7 +404,8 @@
     if (window.ResizeObserver) new ResizeObserver(refit).observe(root);
     else window.addEventListener("resize", refit);
     fit();
-    if (opts.show && opts.show !== "value") show(opts.show, false);
+    var show0 = opts.show || root.getAttribute("data-show");  /* the page's choice, or the file's (--cells) */
+    if (show0 && show0 !== "value") show(show0, false);
     root.cutelab = state;
     root.dataset.ready = "1";
     root.dataset.highlighted = "0";
