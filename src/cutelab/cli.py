@@ -15,6 +15,7 @@
     cutelab analyze --tv "(32,8):(1,64)" --layout "S<3,3,3> o 0 o (64,64):(64,1)" --dtype f16 --space shared
     cutelab analyze --layout "(64,64):(64,1)" --ldmatrix x4 -o banks.svg
     cutelab suggest-swizzle --layout "(64,64):(64,1)" --ldmatrix x4 -o before_after.svg  # -> S<3,3,3>
+    cutelab suggest-swizzle --layout "(32,64):(64,1)" --for A --ldmatrix x4 --mma sm80_16x8x16 --atoms 2x2x1
     cutelab mma --op sm80_16x8x16 --ab f16 --acc f32 --atoms 2x2x1 -o mma.svg   # CuTe's print_latex(TiledMMA)
     cutelab mma --op sm90_64x64x16 --a-src smem -o wgmma.png
     cutelab mma --op universal --atoms 16x8x1                                 # MmaUniversalOp (SIMT FMA)
@@ -184,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trans", action="store_true", help="ldmatrix .trans")
     p.add_argument("--dtype", default="f16", help="element type: f16 bf16 f32 f64 i8 ... (default f16)")
     p.add_argument("--op", choices=["ld", "st"], default="ld", help="a TV access loads (default) or stores")
+    p.add_argument("--for", dest="for_operand", choices=["A", "B"],
+                   help="instead: the TiledCopy make_tiled_copy_A/B(ldmatrix --ldmatrix [--trans], the MMA --mma), "
+                        "reading its tile from the shared --layout")
+    p.add_argument("--mma", metavar="OP", help="with --for: the MMA instruction, as cutelab mma --op (e.g. sm80_16x8x16)")
+    p.add_argument("--atoms", default="1x1x1", metavar="MxNxK", help="with --for: the MMA's atom layout (default 1x1x1)")
     p.add_argument("--top", type=_blocks_arg, default=5, help="how many swizzles to list (default 5)")
     _add_output(p)
     _add_atom_commands(sub)
@@ -246,8 +252,27 @@ def _suggest(args: argparse.Namespace):
     """The suggest-swizzle command: (text to print, before/after picture)."""
     from .analysis.suggest import suggest_swizzle
 
+    if args.for_operand:
+        if args.tv or not args.ldmatrix or not args.mma:
+            raise _UsageError("--for takes the ldmatrix atom (--ldmatrix x1|x2|x4 [--trans]) and the MMA (--mma OP), "
+                              "and no --tv")
+        import cutelab as cute
+        from .nvgpu import warp
+
+        mma_args = argparse.Namespace(op=args.mma, ab=None, acc=None, atoms=args.atoms, perm=None, a_src=None,
+                                      a_major=None, b_major=None)
+        try:
+            mma = _tiled_mma(mma_args)
+            atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(args.trans, int(args.ldmatrix[1])), _dtype("f16"))
+            tc = getattr(cute, f"make_tiled_copy_{args.for_operand}")(atom, mma)
+        except TypeError as e:
+            raise _UsageError(str(e)) from None
+        s = suggest_swizzle(args.layout, tiled_copy=tc)
+        return "\n".join(s.summary(args.top)) + "\n", s.figure()
+    if args.mma or args.atoms != "1x1x1":
+        raise _UsageError("--mma and --atoms describe the MMA of --for A|B")
     if bool(args.tv) == bool(args.ldmatrix):
-        raise _UsageError("suggest-swizzle needs one access: --tv TV or --ldmatrix x1|x2|x4")
+        raise _UsageError("suggest-swizzle needs one access: --tv TV, --ldmatrix x1|x2|x4, or --for A|B with --ldmatrix")
     if args.trans and not args.ldmatrix:
         raise _UsageError("--trans is an ldmatrix option")
     if args.ldmatrix and args.op != "ld":

@@ -123,3 +123,19 @@ def test_cli_prints_the_answer_and_draws_before_and_after(tmp_path, capsys):
     assert "before: matrix 0" in svg and "after S&lt;3,3,3&gt;: matrix 0" in svg
     assert main(["suggest-swizzle", "--layout", "(64,64):(64,1)"]) == 2
     assert "needs one access" in capsys.readouterr().err
+
+
+def test_cli_for_an_mma_operand_is_the_tiled_copy_search(capsys):
+    import cutelab as cute
+    from cutelab.nvgpu import warp
+
+    assert main(["suggest-swizzle", "--layout", "(32,64):(64,1)", "--for", "A", "--ldmatrix", "x4",
+                 "--mma", "sm80_16x8x16", "--atoms", "2x2x1"]) == 0
+    text = capsys.readouterr().out
+    mma = cute.make_tiled_mma(warp.MmaF16BF16Op(cute.Float16, cute.Float32, (16, 8, 16)), (2, 2, 1))
+    tc = cute.make_tiled_copy_A(cute.make_copy_atom(warp.LdMatrix8x8x16bOp(False, 4), cute.Float16), mma)
+    s = suggest_swizzle("(32,64):(64,1)", tiled_copy=tc)
+    assert f"{s.best.swizzle} (on byte addresses S<3,4,3>): {s.best.totals['wavefronts']} wavefronts, 0 conflicts" in text
+    assert f"{s.before_totals['conflicts']} bank conflicts" in text
+    assert main(["suggest-swizzle", "--layout", "(32,64):(64,1)", "--for", "A", "--mma", "sm80_16x8x16"]) == 2
+    assert main(["suggest-swizzle", "--layout", "(64,64):(64,1)", "--ldmatrix", "x4", "--mma", "sm80_16x8x16"]) == 2

@@ -179,7 +179,7 @@ def suggest_swizzle(layout: Any, dtype: Any = "f16", *, tv: Any = None, ldmatrix
 
     layout:     the tile in shared memory (element index -> offset): a Layout, CuTe notation, or a
                 swizzled layout (its swizzle is dropped: the search starts from the plain layout).
-    dtype:      element type ('f16', Float16, 16).
+    dtype:      element type ('f16', Float16, 16); a TiledCopy's own value type wins.
     tv:         a TV layout (thread, value) -> element index, copied auto-vectorised (``tv_trace``);
     ldmatrix:   or 1, 2, 4: ldmatrix.x1/x2/x4 over the (M, K) tile (``ldmatrix_trace``), ``trans``;
     tiled_copy: or a TiledCopy whose ``side`` ('src'/'dst') touches the tile (``copy_trace``).
@@ -209,6 +209,10 @@ def suggest_swizzle(layout: Any, dtype: Any = "f16", *, tv: Any = None, ldmatrix
             return ldmatrix_trace(lay, bits, ldmatrix, trans)
         access = f"ldmatrix.x{ldmatrix}{'.trans' if trans else ''} over the tile, {bits}-bit elements"
     else:
+        vt = getattr(tiled_copy, "value_type", None)
+        if vt is not None:
+            bits = element_bits(vt)  # the copy's own element type
+
         def trace(lay: Any) -> AccessTrace:
             return copy_trace(tiled_copy, lay, "shared", side=side, align=align)
         access = f"the {side} side of {getattr(tiled_copy, 'op', type(tiled_copy).__name__)!r} over the tile"
@@ -247,4 +251,6 @@ def _reason(e: Exception) -> str:
     msg = str(e)
     if "contiguous" in msg:
         return "ldmatrix rows are no longer 16 contiguous bytes"
+    if "vectors are not possible" in msg:
+        return "the copy's vectors are no longer contiguous and aligned"
     return msg.split(":")[0]
