@@ -20,6 +20,7 @@ from cutelab import int_tuple as it
 from cutelab.cli import main as cli
 from cutelab.web import TABS
 from cutelab.web import site as S
+from cutelab.web.server import figure_json
 
 from .conftest import _missing
 from .test_browser import grid_cells, hover, renders, wait_ok
@@ -83,8 +84,6 @@ def test_site_from_file_draws_the_seed_and_answers_hover(page, site):
     assert page.url.startswith(index)
 
     # a bad layout gives the same error text as the server
-    from cutelab.web.server import figure_json
-
     n = renders(page)
     page.fill("#f-layout", "(3,2):(2,1")
     page.wait_for_function("document.body.dataset.state === 'error'", timeout=15000)
@@ -101,6 +100,19 @@ def test_site_from_file_draws_the_seed_and_answers_hover(page, site):
         page.click("#export-svg")
     assert dl.value.suggested_filename == "cutelab-layout.svg"
     assert Path(dl.value.path()).read_text(encoding="utf-8") == R.render(compute("layout", {"layout": SEED}), "svg")
+
+    # every tab answers in the browser exactly as the server does (its default picture; the
+    # figure's random element id aside): the wasm32 build of numpy has a 32-bit intp
+    got = page.evaluate("""async tabs => {
+        const out = {};
+        for (const t of tabs) out[t] = await (await window.cutelabApi('/api/figure?tab=' + t)).json();
+        return out;
+    }""", list(TABS))
+    fig_id = re.compile(r"cutelab-fig-\d+-[0-9a-f]+")
+    for t in TABS:
+        status, want = figure_json(t, {})
+        assert got[t]["ok"] and status == 200, (t, got[t].get("error"))
+        assert fig_id.sub("ID", got[t]["html"]) == fig_id.sub("ID", want["html"]), t
 
     # nothing came from outside the site's folder: Pyodide, numpy and cutelab are all on disk
     outside = [u for u in requests if not (u.startswith(site.as_uri()) or u.startswith(("data:", "blob:")))]
