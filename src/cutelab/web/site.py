@@ -197,6 +197,8 @@ def build(out_dir: str | os.PathLike[str], pyodide: str | os.PathLike[str] | Non
     any other non-empty folder is refused). Returns a summary: the Pyodide and Python versions,
     the packages, the number of files and bytes written."""
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise SiteError(f"site: {out} is a file; give a new or empty folder")
     if not _is_ours_or_empty(out):
         raise SiteError(f"site: {out} exists and is not empty and not a cutelab site; give a new or empty folder")
     src = find_pyodide(pyodide)
