@@ -121,6 +121,19 @@ def test_site_from_file_draws_the_seed_and_answers_hover(page, site):
     print("start-up (ms since site.js):", page.evaluate("cutelabSite.steps"))
 
 
+def test_site_with_a_file_missing_says_which_instead_of_waiting(page, site, tmp_path):
+    import shutil
+
+    broken = tmp_path / "broken"
+    shutil.copytree(site, broken)
+    (broken / "data" / "pyodide.asm.wasm.js").unlink()
+    page.on("console", lambda m: None)
+    page.goto((broken / "index.html").as_uri())
+    page.wait_for_function("document.body.dataset.state === 'error'", timeout=BOOT_MS)
+    err = page.inner_text("#error")
+    assert "cutelab site: cannot load" in err and "data/pyodide.asm.wasm.js" in err, err
+
+
 def test_site_folder_holds_what_the_manifest_names(site):
     manifest = json.loads(re.sub(r"^window\.cutelabSiteManifest = |;\s*$", "",
                                  (site / "data" / "manifest.js").read_text(encoding="utf-8")))

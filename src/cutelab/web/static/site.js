@@ -43,13 +43,14 @@
   function deliver(name, encoding, b64) {
     var e = entry(name), raw = bytesOf(b64);
     if (encoding === "raw") { e.resolve(raw); return; }
-    if (encoding !== "gzip") { e.reject(fail(name + ": unknown encoding " + encoding)); return; }
+    var bad = function (err) { e.reject(err); broken.reject(err); };
+    if (encoding !== "gzip") { bad(fail(name + ": unknown encoding " + encoding)); return; }
     if (typeof DecompressionStream !== "function") {
-      e.reject(fail("this browser has no DecompressionStream (gzip); use a current Chrome, Edge, Firefox or Safari"));
+      bad(fail("this browser has no DecompressionStream (gzip); use a current Chrome, Edge, Firefox or Safari"));
       return;
     }
     new Response(new Blob([raw]).stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer()
-      .then(function (buf) { e.resolve(new Uint8Array(buf)); }, e.reject);
+      .then(function (buf) { e.resolve(new Uint8Array(buf)); }, bad);
   }
 
   function loadScript(src) {
@@ -62,13 +63,19 @@
     });
   }
 
+  /* a file that cannot be loaded ends the start-up with its name (Pyodide would only log a failed
+     wasm and wait forever) */
+  var broken = {};
+  var brokenPromise = new Promise(function (res, rej) { broken.reject = rej; });
+  brokenPromise.catch(function () {});
+
   /* the bytes of one of the site's files: loads data/NAME.js once */
   function payload(name) {
     if (!manifest.payloads[name]) return Promise.reject(fail("no file " + name + " in this site"));
     var e = entry(name);
     if (!e.loading) {
       e.loading = true;
-      loadScript(dataURL + encodeURIComponent(name) + ".js").catch(e.reject);
+      loadScript(dataURL + encodeURIComponent(name) + ".js").catch(function (err) { e.reject(err); broken.reject(err); });
     }
     return e.promise;
   }
@@ -123,7 +130,7 @@
       });
   }
 
-  site.ready = boot();
+  site.ready = Promise.race([boot(), brokenPromise]);
   site.ready.catch(function (err) { say(""); console.error(err); });
 
   /* window.cutelabApi(url) -> a Response, as fetch(url) from `cutelab serve` gives */
