@@ -1,8 +1,8 @@
 """The static site (`cutelab site`) in headless Chromium: start-up, and keystrokes beside `cutelab serve`.
 
 Start-up: the site is opened from file:// R times in fresh pages; site.js records when Pyodide
-is up, when numpy is loaded and when cutelab is imported (ms from site.js's start), and the
-page's clock gives the first picture. Keystrokes: the cases of web_keystroke.py, N keystrokes
+is up, when numpy is loaded and when cutelab is imported (ms from site.js's start), the page's
+clock gives the first picture, and a 20 ms timer on the page the longest stall of its main thread. Keystrokes: the cases of web_keystroke.py, N keystrokes
 each, on the site and on the server in the same run (the server is the baseline): "answer" is
 request -> interactive picture in the DOM, "painted" two animation frames later.
 
@@ -40,6 +40,9 @@ def _keystroke_cases() -> list:
 CASES = _keystroke_cases()
 
 READY = "document.body.dataset.state === 'ok'"
+#: the longest gap between two ticks of a 20 ms timer on the page: how long the page was frozen
+_STALL = """window.__stall = 0; (() => { let last = performance.now();
+  setInterval(() => { const t = performance.now(); window.__stall = Math.max(window.__stall, t - last); last = t; }, 20); })();"""
 
 
 def keystrokes(page, base: str, n: int) -> dict[str, tuple[float, float]]:
@@ -76,10 +79,12 @@ def main() -> int:
             starts = []
             for _ in range(args.r):
                 page = b.new_page(viewport={"width": 1400, "height": 1000})
+                page.add_init_script(_STALL)
                 page.goto(index + "?tab=layout")
                 page.wait_for_function(READY, timeout=180000)
                 steps = page.evaluate("cutelabSite.steps")
                 steps["first picture"] = round(page.evaluate("performance.now()"))  # about: the wait polls
+                steps["longest main-thread stall"] = round(page.evaluate("window.__stall"))
                 starts.append(steps)
                 page.close()
             page = b.new_page(viewport={"width": 1400, "height": 1000})

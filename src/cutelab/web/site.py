@@ -11,11 +11,12 @@ What DIR holds::
 
     index.html          the playground's page, its /static/ paths made relative, site.js added
     static/             the page's JS and CSS, and site.js
-    pyodide/            pyodide.js and pyodide.asm.js (scripts, loaded as they are)
-    data/NAME.js        the files Pyodide fetches (its wasm, standard library, lock file, numpy
-                        wheel) and cutelab's own sources (a zip of the package without kernel/
-                        and compat/), each as a script holding its bytes in base64 (gzipped where
-                        that saves space): browsers refuse fetch() of file:// URLs but load scripts
+    data/NAME.js        Pyodide's files (pyodide.js, pyodide.asm.js, its wasm, standard library and
+                        lock file), the numpy wheel, and cutelab's own sources (a zip of the package
+                        without kernel/ and compat/), each as a script holding its bytes in base64
+                        (gzipped where that saves space): browsers refuse fetch() of file:// URLs,
+                        and workers their scripts, but a page loads scripts from anywhere; site.js
+                        hands the bytes to the Web Worker that runs Pyodide
     data/manifest.js    what site.js needs to know (versions, file names, content types)
     NOTICE.txt          what the site carries and under which licences
 
@@ -55,7 +56,7 @@ _LEFT_OUT = ("kernel", "compat")
 #: where the site unpacks cutelab in Pyodide's file system
 _SITE_PACKAGES = "/home/pyodide/cutelab-site"
 _TYPES = {".wasm": "application/wasm", ".json": "application/json", ".zip": "application/zip",
-          ".whl": "application/zip"}
+          ".whl": "application/zip", ".js": "text/javascript"}
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed, so the same sources give the same zip
 
 
@@ -204,9 +205,9 @@ def build(out_dir: str | os.PathLike[str], pyodide: str | os.PathLike[str] | Non
     src = find_pyodide(pyodide)
     lock = json.loads((src / "pyodide-lock.json").read_text(encoding="utf-8"))
     names = _closure(lock, PACKAGES)
-    for sub in ("static", "pyodide", "data"):
+    for sub in ("static", "pyodide", "data"):  # pyodide/: where an earlier version put two scripts
         shutil.rmtree(out / sub, ignore_errors=True)
-    for sub in ("static", "pyodide", "data"):
+    for sub in ("static", "data"):
         (out / sub).mkdir(parents=True, exist_ok=True)
 
     written: list[Path] = []
@@ -222,12 +223,11 @@ def build(out_dir: str | os.PathLike[str], pyodide: str | os.PathLike[str] | Non
         for f in resources.files(pkg).joinpath(folder).iterdir():
             if f.is_file() and f.name != "index.html" and f.name.rsplit(".", 1)[-1] in ("js", "css"):
                 put(out / "static" / f.name, f.read_bytes())
-    for n in ("pyodide.js", "pyodide.asm.js"):
-        put(out / "pyodide" / n, (src / n).read_bytes())
-
     # the lock file keeps only the packages the site carries, so nothing else can be asked for
     small_lock = dict(lock, packages={n: lock["packages"][n] for n in names})
     payloads: dict[str, bytes] = {
+        "pyodide.js": (src / "pyodide.js").read_bytes(),
+        "pyodide.asm.js": (src / "pyodide.asm.js").read_bytes(),
         "pyodide.asm.wasm": (src / "pyodide.asm.wasm").read_bytes(),
         "python_stdlib.zip": (src / "python_stdlib.zip").read_bytes(),
         "pyodide-lock.json": json.dumps(small_lock, indent=1).encode(),
@@ -256,7 +256,7 @@ def build(out_dir: str | os.PathLike[str], pyodide: str | os.PathLike[str] | Non
         "It carries:\n"
         f"  cutelab (its Python sources and the playground's page), in data/cutelab.zip.js\n"
         f"  Pyodide {version} (Python {info.get('python', '?')} for WebAssembly; Mozilla Public License 2.0), "
-        "in pyodide/ and data/\n" + pkg_lines +
+        "in data/\n" + pkg_lines +
         "  (numpy: BSD 3-Clause licence; its wheel carries its licence files)\n"
         f"copied from {src.name} of an installed Pyodide distribution by `cutelab site`.\n")
     return {"pyodide": version, "python": info.get("python"), "packages": {n: lock["packages"][n]["version"] for n in names},
