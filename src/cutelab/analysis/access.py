@@ -403,7 +403,7 @@ def _unique_count(keys: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
     if keys.size == 0:
         return np.zeros(n, np.int64)
     pairs = _unique_pairs(groups, keys)
-    return np.bincount(pairs[:, 0], minlength=n).astype(np.int64)
+    return np.bincount(pairs[:, 0].astype(np.intp, copy=False), minlength=n).astype(np.int64)  # intp: int32 on wasm32
 
 
 def analyze(trace: AccessTrace) -> AccessReport:
@@ -444,7 +444,7 @@ def analyze(trace: AccessTrace) -> AccessReport:
         # distinct words per (instruction, phase), then the busiest bank of each phase
         uw = _unique_pairs(grp, words)
         gb = uw[:, 0] * NUM_BANKS + uw[:, 1] % NUM_BANKS
-        per_bank = np.bincount(gb, minlength=n * nph * NUM_BANKS).reshape(n * nph, NUM_BANKS)
+        per_bank = np.bincount(gb.astype(np.intp, copy=False), minlength=n * nph * NUM_BANKS).reshape(n * nph, NUM_BANKS)
         per_phase = per_bank.max(axis=1).reshape(n, nph)
         wavefronts = per_phase.sum(axis=1)
         ideal = (per_phase > 0).sum(axis=1).astype(np.int64)

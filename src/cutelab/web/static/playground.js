@@ -6,6 +6,9 @@
   var BAR_PX = 22;  /* the figure's tool bar (zoom buttons) above the picture, margins included */
   var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
   var $ = function (id) { return document.getElementById(id); };
+  /* how the page asks cutelab: GET /api/... of `cutelab serve` over HTTP, or, in the static site
+     (`cutelab site`), site.js's cutelabApi, which answers the same URLs with Python in the browser */
+  var api = window.cutelabApi || function (url, opts) { return fetch(url, opts); };
   var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
   /* the clicked thread (and block) of the picture: part of the address too */
   var selected = { thread: null, block: null };
@@ -210,7 +213,7 @@
     document.body.dataset.state = "busy";
     var t0 = performance.now(), tin = lastInput;
     lastInput = null;
-    fetch("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
+    api("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
       .then(function (r) { return r.json(); })
       .then(function (j) {
         if (my !== seq) return;
@@ -295,7 +298,7 @@
     select(s.id, s.given, false);
   });
 
-  fetch("/api/tabs").then(function (r) { return r.json(); }).then(function (j) {
+  api("/api/tabs").then(function (r) { return r.json(); }).then(function (j) {
     tabs = j.tabs;
     tabs.forEach(function (t) { byId[t.id] = t; });
     buildNav();
