@@ -13,6 +13,9 @@ What it writes (tests/golden/)
         DSL prints after "o").
     tcgen05_smem.json        tcgen05.make_smem_layout_atom of every kind and element width, and
         tcgen05.tile_to_mma_shape of those atoms over MMA tile shapes and orders.
+    tcgen05_helpers.json     cutlass.utils.blackwell_helpers: make_trivial_tiled_mma, make_smem_layout_a/b/c,
+        get_smem_layout_atom_ab, make_smem_layout, get_smem_layout_atom_epi / make_smem_layout_epi,
+        compute_epilogue_tile_shape and get_tmem_load_op over CTA tiles, types and majors.
     tcgen05_tmem_copy.json   the tensor-memory copy ops (Ld/St 16x64b, 16x128b, 16x256b, 16x32bx2,
         32x32b, every repetition, pack/unpack) as copy atoms of several element types, and
         make_tmem_copy of them over accumulator fragments: the tiled copy and one thread's
@@ -275,6 +278,38 @@ def tmem_cases(seed):
     return cases
 
 
+def helper_cases(seed):
+    rng = random.Random(seed + 3)
+    cases = []
+    ab = [[F16, F16, F32], [BF16, BF16, F32], [F16, F16, F16], [TF32, TF32, F32], [F32, F32, F32], [I8, I8, I32],
+          [E4M3, E5M2, F32], [E2M1, E2M1, F32], [E3M2, E4M3, F16], [F16, BF16, F32]]
+    for i in range(160):
+        a, b, acc = ab[i % len(ab)]
+        cta = rng.choice([1, 1, 2])
+        m = rng.choice([64, 128]) if cta == 1 else rng.choice([128, 256])
+        n = rng.choice([32, 64, 128, 256])
+        am, bm = rng.choice(["K", "K", "MN"]), rng.choice(["K", "K", "MN"])
+        k = rng.choice([32, 64, 128, 256])
+        stages = rng.choice([1, 2, 4])
+        cases.append({"what": "smem_ab", "dt": [a, b, acc], "cta": cta, "mn": [m, n], "maj": [am, bm],
+                      "tiler": [m, n, k], "stages": stages, "c_m_major": rng.random() < 0.5})
+    for dt in (F16, F32, E4M3, I8, "Boolean", E2M1):
+        for lay in ("ROW_MAJOR", "COL_MAJOR"):
+            for ts in ([128, 32], [128, 64], [64, 32], [128, 16], [128, 128]):
+                cases.append({"what": "epi", "dt": dt, "layout": lay, "tile": ts, "stages": rng.choice([1, 2, 4])})
+    for i in range(150):
+        cta_m = rng.choice([64, 128, 256])
+        cta_n = rng.choice([8, 16, 32, 64, 96, 128, 192, 256])
+        two = rng.random() < 0.4
+        d = rng.choice([F32, F16, BF16, E4M3, I8, E2M1, E3M2])
+        c = rng.choice([None, None, F32, F16, E4M3])
+        ld, lc = rng.choice(["ROW_MAJOR", "COL_MAJOR"]), rng.choice(["ROW_MAJOR", "COL_MAJOR"])
+        acc = rng.choice([F32, F32, F16])
+        cases.append({"what": "epi_tile", "cta": [cta_m, cta_n], "two": two, "d": d, "c": c, "ld": ld, "lc": lc,
+                      "acc": acc})
+    return cases
+
+
 # ---------------------------------------------------------------------------------------------
 # Worker (inside a subprocess): evaluate cases inside one @cute.jit trace
 # ---------------------------------------------------------------------------------------------
@@ -469,6 +504,41 @@ def worker(path):
             out["part_S_id"] = tryit(lambda: str(thr.partition_S(ident)))
         return out
 
+    def one_helper(c):
+        import cutlass.utils.blackwell_helpers as bh
+        from cutlass.utils import LayoutEnum
+
+        if c["what"] == "smem_ab":
+            a, b, acc = (dt(x) for x in c["dt"])
+            cta = tcgen05.CtaGroup.ONE if c["cta"] == 1 else tcgen05.CtaGroup.TWO
+            am, bm = (OperandMajorMode(x) for x in c["maj"])
+            t = bh.make_trivial_tiled_mma(a, b, am, bm, acc, cta, tuple(c["mn"]))
+            out = {"tiled": str(t)}
+            tiler = tuple(c["tiler"])
+            out["a"] = tryit(lambda: str(bh.make_smem_layout_a(t, tiler, a, c["stages"])))
+            out["b"] = tryit(lambda: str(bh.make_smem_layout_b(t, tiler, b, c["stages"])))
+            out["c"] = tryit(lambda: str(bh.make_smem_layout_c(t, tiler, acc, c["stages"], c["c_m_major"])))
+            out["atom_ab"] = tryit(lambda: str(bh.get_smem_layout_atom_ab(am, a, (tiler[0], tiler[2]))))
+            out["smem"] = tryit(lambda: str(bh.make_smem_layout(am, (tiler[0], tiler[2]), a, c["stages"])))
+            return out
+        if c["what"] == "epi":
+            lay = getattr(LayoutEnum, c["layout"])
+            tile = tuple(c["tile"])
+            return {"atom": tryit(lambda: str(bh.get_smem_layout_atom_epi(lay, dt(c["dt"]), tile))),
+                    "layout": tryit(lambda: str(bh.make_smem_layout_epi(dt(c["dt"]), lay, tile, c["stages"])))}
+        ld, lc = getattr(LayoutEnum, c["ld"]), getattr(LayoutEnum, c["lc"])
+        cdt = dt(c["c"]) if c["c"] else None
+        out = {}
+
+        def tile():
+            return bh.compute_epilogue_tile_shape(tuple(c["cta"]), c["two"], ld, dt(c["d"]), layout_c=lc, elem_ty_c=cdt)
+
+        out["tile"] = tryit(lambda: show(tile()))
+        if "error" not in out["tile"]:
+            out["ld"] = tryit(lambda: str(bh.get_tmem_load_op(tuple(c["cta"]), ld, dt(c["d"]), dt(c["acc"]), tile(),
+                                                             c["two"]).op))
+        return out
+
     def run_all():
         for i, c in enumerate(cases):
             try:
@@ -478,6 +548,8 @@ def worker(path):
                     out = one_tiled(c)
                 elif kind == "smem":
                     out = one_smem(c)
+                elif kind == "helpers":
+                    out = one_helper(c)
                 else:
                     out = one_tmem(c)
             except Exception as e:
@@ -529,7 +601,7 @@ def main():
     ap.add_argument("--n", type=int, default=300, help="random tiled UMMAs (default 300)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=400)
-    ap.add_argument("--only", default="atom,tiled,smem,tmem")
+    ap.add_argument("--only", default="atom,tiled,smem,tmem,helpers")
     ap.add_argument("--out", default=OUT_DIR)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -546,7 +618,8 @@ def main():
         print(m, file=sys.stderr, flush=True)
 
     jobs = {"atom": (atom_cases, "tcgen05_mma_atoms.json"), "tiled": (lambda: tiled_cases(a.n, a.seed), "tcgen05_mma_tiled.json"),
-            "smem": (lambda: smem_cases(a.seed), "tcgen05_smem.json"), "tmem": (lambda: tmem_cases(a.seed), "tcgen05_tmem_copy.json")}
+            "smem": (lambda: smem_cases(a.seed), "tcgen05_smem.json"), "tmem": (lambda: tmem_cases(a.seed), "tcgen05_tmem_copy.json"),
+            "helpers": (lambda: helper_cases(a.seed), "tcgen05_helpers.json")}
     for kind in a.only.split(","):
         mk, fname = jobs[kind]
         cases = mk()
