@@ -491,7 +491,7 @@ def worker(path):
             src = src[(None, None, 0, 0)]
         out["src"] = str(src)
         atom = cute.make_copy_atom(op, accty)
-        tc = cute.make_tmem_copy(atom, src)
+        tc = tcgen05.make_tmem_copy(atom, src)
         out["tiled"] = str(tc)
         thr = tc.get_slice(c["thr"])
         if c["ld"] == "Ld":

@@ -25,7 +25,7 @@ from typing import Any
 
 from ... import int_tuple as it
 from ...algebra import composition, tiled_product
-from ...errors import TensorError
+from ...errors import LayoutError, TensorError
 from ...layout import Layout, _normalize, make_layout
 from ...numeric import Numeric
 from ...tensor import Tensor
@@ -135,7 +135,14 @@ def tmem_frg_layout(dtype: Numeric, storage_bits: int, n_sm: int, mode: str, sha
         rl = make_layout(rest)
     else:
         raise TensorError(f"a UMMA tensor-memory fragment has 64 or 128 rows per CTA, got the shape {it.tuple_str(shape)}")
-    return composition(restride, tiled_product(atom, rl))
+    try:
+        return composition(restride, tiled_product(atom, rl))
+    except LayoutError:
+        raise TensorError(
+            f"a UMMA tensor-memory fragment of shape {it.tuple_str(shape)}: its {mode} 64-row atoms fill the two "
+            f"16-lane halves of each lane quarter first, so the rest modes {it.tuple_str(rest)} must begin with an "
+            f"even count (CuTe DSL 4.8.1 prints this fragment with unknown 'x' extents)"
+        ) from None
 
 
 def _rank(shape: Any) -> int:
