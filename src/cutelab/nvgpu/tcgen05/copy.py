@@ -23,8 +23,10 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ... import int_tuple as it
-from ...algebra import coalesce, recast_layout
+from ...algebra import coalesce
 from ...errors import LayoutError, TensorError
 from ...layout import Layout
 from ...numeric import Numeric
@@ -92,7 +94,7 @@ def _bits(shape: str, r: int, packed: bool) -> tuple:
         val = P(((16, 2 * r), 32), ((1, 32), DP_B)) if packed else P((32 * r, 32), (1, DP_B))
         return val, P((32, 1024 * r), (0, 1)), P((32, 32 * r), (32 * r, 1))
     lanes, b = 16, {"16x32bx2": 64, "16x64b": 64, "16x128b": 128, "16x256b": 256}[shape]
-    val = P(((16, b * r // 32), lanes), ((1, 32), DP_B)) if packed else P((b * r, lanes), (1, DP_B))
+    val = P(((16, b * r // 16), lanes), ((1, 32), DP_B)) if packed else P((b * r, lanes), (1, DP_B))
     tm = P((32, 16 * b * r), (0, 1))
     if shape == "16x32bx2":
         reg = P(((16, 2), 32 * r), ((64 * r, 32 * r), 1))
@@ -136,9 +138,24 @@ class _TmemCopyOp(CopyOp):
         return {"thr_id": Layout._raw(32, 1), "src": src, "dst": dst, "ref": tm, "num_bits_per_copy": None}
 
     def _val_id(self, value_type: Numeric) -> Layout:
-        """The atom's values -> TMEM addresses of value_type (CuTe: upcast<bits>(ValID))."""
+        """The atom's values -> TMEM addresses of value_type (CuTe: coalesce(upcast<bits>(ValID)))."""
         val, _, _ = _bits(self._SHAPE, self.repeat.value, self._packed)
-        return coalesce(recast_layout(value_type.width, 1, val))
+        return coalesce(_upcast(val, value_type.width))
+
+
+def _upcast(layout: Layout, n: int) -> Layout:
+    """CuTe's upcast<N>: each mode of stride d keeps ceil(shape / ceil(N/|d|)) elements, stride ceil(|d|/N)."""
+    def leaf(s: Any, d: Any) -> tuple:
+        if isinstance(s, tuple):
+            out = [leaf(a, b) for a, b in zip(s, d)]
+            return tuple(x[0] for x in out), tuple(x[1] for x in out)
+        if d == 0:
+            return s, 0
+        a = abs(d)
+        return -(-s // -(-n // a)), (1 if d > 0 else -1) * -(-a // n)
+
+    sh, st = leaf(layout.shape, layout.stride)
+    return Layout._raw(sh, st)
 
 
 def _ld_str(self: Any) -> str:
@@ -254,6 +271,21 @@ def make_tmem_copy(atom: Any, tmem_tensor: Any) -> Any:
     thr = Layout._raw((32, 4), (0, 32 * tmem_dp_stride(t)))
     val = atom.op._val_id(t)
     tv = Layout._raw((thr.shape, val.shape), (thr.stride, val.stride))
+    # every TMEM address one warp's atom touches must be an element of the tensor (CuTe DSL checks this in
+    # coordinates; co-tiling alone would extrapolate past the tensor's last column). Warps whose lane
+    # quarter the tensor does not reach repeat the others (stride 0), as in CuTe.
+    have = np.unique(tmem_tensor.layout.offsets())
+    want = np.unique(val.offsets())
+    missing = np.setdiff1d(want, have)
+    if missing.size:
+        a = int(missing[0])
+        dp = tmem_dp_stride(t)
+        raise TensorError(
+            f"tcgen05.make_tmem_copy({type(atom.op).__name__}({atom.op.repeat}), {tmem_tensor}): expects the memory "
+            f"pointed to by atom tv layout exists in the data layout; the atom reaches lane {a // dp}, column "
+            f"{a % dp} (in {t} units), which the tensor does not hold ({missing.size} addresses outside it): use a "
+            f"smaller repetition or a wider TMEM tile"
+        )
     try:
         return make_cotiled_copy(atom, tv, tmem_tensor.layout)
     except LayoutError as e:
