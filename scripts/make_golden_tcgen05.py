@@ -16,6 +16,8 @@ What it writes (tests/golden/)
     tcgen05_helpers.json     cutlass.utils.blackwell_helpers: make_trivial_tiled_mma, make_smem_layout_a/b/c,
         get_smem_layout_atom_ab, make_smem_layout, get_smem_layout_atom_epi / make_smem_layout_epi,
         compute_epilogue_tile_shape and get_tmem_load_op over CTA tiles, types and majors.
+    tcgen05_blockscaled.json cutlass.utils.blockscaled_layout: BlockScaledBasicChunk, tile_atom_to_shape_SF,
+        make_smem_layout_sfa/sfb over make_blockscaled_trivial_tiled_mma (MXF4, MXF4NVF4, MXF8F6F4).
     tcgen05_tmem_copy.json   the tensor-memory copy ops (Ld/St 16x64b, 16x128b, 16x256b, 16x32bx2,
         32x32b, every repetition, pack/unpack) as copy atoms of several element types, and
         make_tmem_copy of them over accumulator fragments: the tiled copy and one thread's
@@ -310,6 +312,28 @@ def helper_cases(seed):
     return cases
 
 
+def blockscaled_cases(seed):
+    rng = random.Random(seed + 4)
+    cases = []
+    for v in (16, 32):
+        for maj in ("K", "MN"):
+            cases.append({"what": "chunk", "vec": v, "maj": maj})
+        for _ in range(15):
+            shp = [128 * rng.choice([1, 2, 3]), v * 4 * rng.choice([1, 2, 4]), rng.choice([1, 2, 5])]
+            cases.append({"what": "sf", "vec": v, "shape": shp})
+    ops = [(E2M1, E2M1, E4M3, 16), (E2M1, E2M1, UE8M0, 16), (E2M1, E2M1, UE8M0, 32), (E4M3, E4M3, UE8M0, 32),
+           (E5M2, E2M1, UE8M0, 32), (E2M1, E2M1, UE8M0, 8), (F16, F16, UE8M0, 32)]
+    for i in range(80):
+        a, b, sf, v = ops[i % len(ops)]
+        cta = rng.choice([1, 2])
+        m = 128 if cta == 1 else rng.choice([128, 256])
+        n = rng.choice([64, 128, 192, 256])
+        k = rng.choice([128, 256, 512])
+        cases.append({"what": "smem_sf", "dt": [a, b, sf], "vec": v, "cta": cta, "mn": [m, n],
+                      "tiler": [m, n, k], "stages": rng.choice([1, 2, 4])})
+    return cases
+
+
 # ---------------------------------------------------------------------------------------------
 # Worker (inside a subprocess): evaluate cases inside one @cute.jit trace
 # ---------------------------------------------------------------------------------------------
@@ -539,6 +563,22 @@ def worker(path):
                                                              c["two"]).op))
         return out
 
+    def one_blockscaled(c):
+        import cutlass.utils as cu
+        import cutlass.utils.blackwell_helpers as bh
+
+        if c["what"] == "chunk":
+            return {"layout": str(cu.BlockScaledBasicChunk(c["vec"], OperandMajorMode(c["maj"])).layout)}
+        if c["what"] == "sf":
+            return {"layout": str(cu.tile_atom_to_shape_SF(tuple(c["shape"]), c["vec"]))}
+        a, b, sf = (dt(x) for x in c["dt"])
+        cta = tcgen05.CtaGroup.ONE if c["cta"] == 1 else tcgen05.CtaGroup.TWO
+        t = bh.make_blockscaled_trivial_tiled_mma(a, b, OperandMajorMode.K, OperandMajorMode.K, sf, c["vec"], cta,
+                                                  tuple(c["mn"]))
+        tiler = tuple(c["tiler"])
+        return {"tiled": str(t), "sfa": tryit(lambda: str(cu.make_smem_layout_sfa(t, tiler, c["vec"], c["stages"]))),
+                "sfb": tryit(lambda: str(cu.make_smem_layout_sfb(t, tiler, c["vec"], c["stages"])))}
+
     def run_all():
         for i, c in enumerate(cases):
             try:
@@ -550,6 +590,8 @@ def worker(path):
                     out = one_smem(c)
                 elif kind == "helpers":
                     out = one_helper(c)
+                elif kind == "blockscaled":
+                    out = one_blockscaled(c)
                 else:
                     out = one_tmem(c)
             except Exception as e:
@@ -601,7 +643,7 @@ def main():
     ap.add_argument("--n", type=int, default=300, help="random tiled UMMAs (default 300)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=400)
-    ap.add_argument("--only", default="atom,tiled,smem,tmem,helpers")
+    ap.add_argument("--only", default="atom,tiled,smem,tmem,helpers,blockscaled")
     ap.add_argument("--out", default=OUT_DIR)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -619,7 +661,8 @@ def main():
 
     jobs = {"atom": (atom_cases, "tcgen05_mma_atoms.json"), "tiled": (lambda: tiled_cases(a.n, a.seed), "tcgen05_mma_tiled.json"),
             "smem": (lambda: smem_cases(a.seed), "tcgen05_smem.json"), "tmem": (lambda: tmem_cases(a.seed), "tcgen05_tmem_copy.json"),
-            "helpers": (lambda: helper_cases(a.seed), "tcgen05_helpers.json")}
+            "helpers": (lambda: helper_cases(a.seed), "tcgen05_helpers.json"),
+            "blockscaled": (lambda: blockscaled_cases(a.seed), "tcgen05_blockscaled.json")}
     for kind in a.only.split(","):
         mk, fname = jobs[kind]
         cases = mk()

@@ -25,7 +25,8 @@ from ..numeric import (
 )
 from ..nvgpu.tcgen05 import (
     CtaGroup, Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, Ld32x32bOp, MmaF8F6F4Op, MmaF16BF16Op, MmaI8Op,
-    MmaTF32Op, OperandSource, Pack, Repetition, SmemLayoutAtomKind, make_smem_layout_atom, tile_to_mma_shape,
+    MmaMXF4NVF4Op, MmaMXF4Op, MmaMXF8F6F4Op, MmaTF32Op, OperandSource, Pack, Repetition, SmemLayoutAtomKind,
+    make_smem_layout_atom, tile_to_mma_shape,
 )
 from ..nvgpu.universal_mma import OperandMajorMode
 from .hopper_helpers import LayoutEnum
@@ -33,6 +34,7 @@ from .hopper_helpers import LayoutEnum
 __all__ = [
     "LayoutEnum", "get_smem_layout_atom_ab", "make_smem_layout", "make_smem_layout_a", "make_smem_layout_b",
     "make_smem_layout_c", "get_smem_layout_atom_epi", "make_smem_layout_epi", "make_trivial_tiled_mma",
+    "make_blockscaled_trivial_tiled_mma",
     "compute_epilogue_tile_size", "compute_epilogue_tile_shape", "get_tmem_load_op",
 ]
 
@@ -152,6 +154,30 @@ def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Numeric, a_leading_mode: O
         op = MmaF8F6F4Op(a_dtype, b_dtype, acc_dtype, (*mn, 32), cta_group, a_source, a_leading_mode, b_leading_mode)
     else:
         raise TypeError(f"make_trivial_tiled_mma: unsupported a_dtype/b_dtype, got a_dtype: {a_dtype}, b_dtype: {b_dtype}")
+    return make_tiled_mma(op)
+
+
+def make_blockscaled_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Numeric, a_leading_mode: OperandMajorMode,
+                                       b_leading_mode: OperandMajorMode, sf_dtype: Numeric, sf_vec_size: int,
+                                       cta_group: CtaGroup, mma_tiler_mn: Tuple[int, int],
+                                       a_source: OperandSource = OperandSource.SMEM) -> Any:
+    """A tiled block-scaled UMMA of one atom: MXF4 (sf_vec_size 32) or MXF4NVF4 (16) for e2m1 x e2m1,
+    MXF8F6F4 for the other f8/f6/f4 pairs."""
+    from ..nvgpu.mma_atom import make_tiled_mma
+
+    mn = tuple(mma_tiler_mn)
+    if a_dtype is Float4E2M1FN and b_dtype is Float4E2M1FN:
+        if sf_vec_size == 32:
+            op = MmaMXF4Op((*mn, 64), cta_group, a_source)
+        elif sf_vec_size == 16:
+            op = MmaMXF4NVF4Op(sf_dtype, (*mn, 64), cta_group, a_source)
+        else:
+            raise ValueError(f"make_blockscaled_trivial_tiled_mma: unsupported sf_vec_size, got {sf_vec_size}")
+    elif a_dtype in _F8F6F4 and b_dtype in _F8F6F4:
+        op = MmaMXF8F6F4Op(a_dtype, b_dtype, (*mn, 32), cta_group, a_source, a_leading_mode, b_leading_mode)
+    else:
+        raise TypeError(f"make_blockscaled_trivial_tiled_mma: unsupported a_dtype/b_dtype, got a_dtype: {a_dtype}, "
+                        f"b_dtype: {b_dtype}")
     return make_tiled_mma(op)
 
 
