@@ -5,7 +5,6 @@ load ops) against CuTe DSL 4.8.1 with CUTE_DSL_ARCH=sm_100a (golden vectors from
 import json
 import os
 
-import cutelab as cute
 from cutelab import numeric
 from cutelab.errors import LayoutError, TensorError
 from cutelab.nvgpu import OperandMajorMode, tcgen05

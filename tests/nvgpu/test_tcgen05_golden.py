@@ -12,7 +12,6 @@ import json
 import os
 import re
 
-import pytest
 
 import cutelab as cute
 from cutelab import numeric

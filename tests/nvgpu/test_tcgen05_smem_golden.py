@@ -5,12 +5,9 @@
 import json
 import os
 
-import cutelab as cute
 from cutelab import numeric
 from cutelab.errors import LayoutError, TensorError
-from cutelab.nvgpu import OperandMajorMode, tcgen05
-from cutelab.utils import blackwell_helpers as bh
-from cutelab.utils.hopper_helpers import LayoutEnum
+from cutelab.nvgpu import tcgen05
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden")
 

@@ -9,8 +9,6 @@ import cutelab as cute
 from cutelab import numeric
 from cutelab.errors import LayoutError, TensorError
 from cutelab.nvgpu import OperandMajorMode, tcgen05
-from cutelab.utils import blackwell_helpers as bh
-from cutelab.utils.hopper_helpers import LayoutEnum
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden")
 

@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from ... import int_tuple as it
 from ...algebra import coalesce
 from ...errors import LayoutError, TensorError
 from ...layout import Layout
