@@ -21,7 +21,7 @@ What it writes (tests/golden/)
     tcgen05_tmem_copy.json   the tensor-memory copy ops (Ld/St 16x64b, 16x128b, 16x256b, 16x32bx2,
         32x32b, every repetition, pack/unpack) as copy atoms of several element types, and
         make_tmem_copy of them over accumulator fragments: the tiled copy and one thread's
-        partition_S / partition_D of the TMEM tensor.
+        partition_S / partition_D of the TMEM tensor; find_tmem_tensor_col_offset of the fragments.
 
 How to run (no GPU needed; the DSL traces on the CPU)
     CUTE_DSL_ARCH=sm_100a /work/dslenv/bin/python scripts/make_golden_tcgen05.py [--n 300] [--seed 0]
@@ -508,7 +508,7 @@ def worker(path):
         t = cute.make_tiled_mma(acc)
         frag = t.make_fragment_C(t.partition_shape_C(tuple(c["tile"])))
         accty = dt(c["acc"]["dt"][-1]) if c["acc"]["op"] == "MmaF16BF16Op" else cutlass.Int32
-        out = {"frag": str(frag)}
+        out = {"frag": str(frag), "col_off": tryit(lambda: int(tcgen05.find_tmem_tensor_col_offset(frag)))}
         src = frag[((None, None), 0, 0)]
         if c["sub"]:
             src = cute.flat_divide(src, (c["acc"]["shape"][0] // c["acc"]["cta"], c["sub"]))

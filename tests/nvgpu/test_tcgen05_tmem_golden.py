@@ -91,7 +91,7 @@ def test_tmem_copy_atoms_and_tiled_copies_match_dsl():
             def tiled():
                 t = cute.make_tiled_mma(_acc_op(case["acc"]))
                 frag = t.make_fragment_C(t.partition_shape_C(tuple(case["tile"])))
-                out = {"frag": str(frag)}
+                out = {"frag": str(frag), "col_off": _try(lambda: tcgen05.find_tmem_tensor_col_offset(frag))}
                 src = frag[((None, None), 0, 0)]
                 if case["sub"]:
                     src = cute.flat_divide(src, (case["acc"]["shape"][0] // case["acc"]["cta"], case["sub"]))

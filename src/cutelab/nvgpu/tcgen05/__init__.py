@@ -3,7 +3,7 @@ tensor-memory and descriptor fragments (``tmem``), the shared-memory layout atom
 and the tensor-memory copy ops (``copy``). Layout algebra only: the kernel side is elsewhere."""
 
 from .mma import *  # noqa: F401,F403
-from .tmem import TmemEngine, SmemDescEngine  # noqa: F401
+from .tmem import TmemEngine, SmemDescEngine, find_tmem_tensor_col_offset  # noqa: F401
 from .helpers import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
 
@@ -11,7 +11,7 @@ from .copy import *  # noqa: F401,F403
 # as commit belong to the kernel compiler; sparse, SM103/SM107 and S2T ops are not in cutelab yet)
 _NOT_YET = (
     "commit", "make_s2t_copy", "append_s2t_broadcast_mode", "get_s2t_smem_desc_tensor", "make_umma_smem_desc",
-    "find_tmem_tensor_col_offset", "CollectorOp", "CollectorBBuffer", "MmaF16BF16SparseOp", "MmaFP8SparseOp",
+    "CollectorOp", "CollectorBBuffer", "MmaF16BF16SparseOp", "MmaFP8SparseOp",
     "SM107MmaFP8Op", "SM107MmaF16BF16SparseOp", "SM107MmaFP8SparseOp", "SM103MmaMXF4Op", "SM103MmaMXF4NVF4Op",
     "SM107MmaMXF4NVF4Op", "SM107BlockScaledMmaMXF8F6F4Op", "make_sparse_smem_layout_atom",
 )

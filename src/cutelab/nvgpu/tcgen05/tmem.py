@@ -30,7 +30,8 @@ from ...layout import Layout, _normalize, make_layout
 from ...numeric import Numeric
 from ...tensor import Tensor
 
-__all__ = ["TmemEngine", "SmemDescEngine", "tmem_dp_stride", "tmem_frg_layout", "make_umma_fragment"]
+__all__ = ["TmemEngine", "SmemDescEngine", "tmem_dp_stride", "tmem_frg_layout", "make_umma_fragment",
+           "find_tmem_tensor_col_offset"]
 
 #: the lanes (data paths) and 32-bit columns of a CTA's tensor memory
 TMEM_LANES, TMEM_COLUMNS = 128, 512
@@ -143,6 +144,24 @@ def tmem_frg_layout(dtype: Numeric, storage_bits: int, n_sm: int, mode: str, sha
             f"16-lane halves of each lane quarter first, so the rest modes {it.tuple_str(rest)} must begin with an "
             f"even count (CuTe DSL 4.8.1 prints this fragment with unknown 'x' extents)"
         ) from None
+
+
+def find_tmem_tensor_col_offset(tmem_tensor: Any) -> int:
+    """The 32-bit TMEM columns a TMEM tensor spans from its start (the column part of the cosize of its
+    layout in 32-bit units): where the next allocation in the same TMEM can begin.
+
+    >>> import cutelab as cute
+    >>> t = Tensor(TmemEngine(cute.Float16), Layout._raw(((128, 64), 2), ((131072, 1), 64)), 0, _checked=True)
+    >>> find_tmem_tensor_col_offset(t)
+    64
+    """
+    from ...algebra import recast_layout
+
+    if not isinstance(tmem_tensor, Tensor) or not isinstance(tmem_tensor.engine, TmemEngine):
+        raise TensorError(f"tcgen05.find_tmem_tensor_col_offset: expected a tensor-memory tensor, got {tmem_tensor}")
+    bits = 32 // _elems_per_column(tmem_tensor.element_type)
+    layout = recast_layout(32, bits, tmem_tensor.layout)
+    return layout.cosize() & 0xFFFF
 
 
 def _rank(shape: Any) -> int:
