@@ -121,4 +121,4 @@ def test_blackwell_helpers_match_dsl():
                 bad.append((case, k, g, want[k]))
                 break
     assert not bad, f"{len(bad)} mismatches, first: {bad[:3]}"
-    assert f6_refused < 40
+    assert f6_refused == 17, f6_refused  # the DSL's answers cutelab refuses, in this golden file

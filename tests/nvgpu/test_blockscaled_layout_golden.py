@@ -63,4 +63,4 @@ def test_blockscaled_layouts_match_dsl():
                 continue
             bad.append((case, got, want))
     assert not bad, f"{len(bad)} mismatches, first: {bad[:3]}"
-    assert half_chunk < 20
+    assert half_chunk == 14, half_chunk  # the DSL's answers cutelab refuses, in this golden file
