@@ -544,6 +544,11 @@ def worker(path):
             out["c"] = tryit(lambda: str(bh.make_smem_layout_c(t, tiler, acc, c["stages"], c["c_m_major"])))
             out["atom_ab"] = tryit(lambda: str(bh.get_smem_layout_atom_ab(am, a, (tiler[0], tiler[2]))))
             out["smem"] = tryit(lambda: str(bh.make_smem_layout(am, (tiler[0], tiler[2]), a, c["stages"])))
+            acc_t = t.make_fragment_C(t.partition_shape_C((tiler[0], tiler[1])))
+            out["alloc"] = tryit(lambda: int(bh.get_num_tmem_alloc_cols(acc_t)))
+            out["alloc2"] = tryit(lambda: int(bh.get_num_tmem_alloc_cols([acc_t, acc_t], rounding=False)))
+            out["acc_cols"] = tryit(lambda: int(bh.compute_acc_tmem_cols_per_stage(
+                tiler[0] // c["cta"], tiler[1], c["cta"] == 2, c["mn"][1], False)))
             return out
         if c["what"] == "epi":
             lay = getattr(LayoutEnum, c["layout"])

@@ -62,6 +62,10 @@ def _f6(case):
     return any("Float6" in str(x) for x in case.get("dt", []))
 
 
+def _acc_frag(t, tiler):
+    return t.make_fragment_C(t.partition_shape_C((tiler[0], tiler[1])))
+
+
 def test_blackwell_helpers_match_dsl():
     """As the DSL answers, except one deliberate difference: for 6-bit types (whose 128-bit rows hold
     21.3 elements) the DSL tiles atoms of 21 or 42 elements into layouts that do not cover the tile
@@ -82,7 +86,11 @@ def test_blackwell_helpers_match_dsl():
                         "b": _try(lambda: str(bh.make_smem_layout_b(t, tiler, b, case["stages"]))),
                         "c": _try(lambda: str(bh.make_smem_layout_c(t, tiler, acc, case["stages"], case["c_m_major"]))),
                         "atom_ab": _try(lambda: str(bh.get_smem_layout_atom_ab(am, a, (tiler[0], tiler[2])))),
-                        "smem": _try(lambda: str(bh.make_smem_layout(am, (tiler[0], tiler[2]), a, case["stages"])))}
+                        "smem": _try(lambda: str(bh.make_smem_layout(am, (tiler[0], tiler[2]), a, case["stages"]))),
+                        "alloc": _try(lambda: bh.get_num_tmem_alloc_cols(_acc_frag(t, tiler))),
+                        "alloc2": _try(lambda: bh.get_num_tmem_alloc_cols([_acc_frag(t, tiler)] * 2, rounding=False)),
+                        "acc_cols": _try(lambda: bh.compute_acc_tmem_cols_per_stage(
+                            tiler[0] // case["cta"], tiler[1], case["cta"] == 2, case["mn"][1], False))}
         elif w == "epi":
             lay = LayoutEnum[case["layout"]]
             dt = _dt(case["dt"])

@@ -35,7 +35,8 @@ __all__ = [
     "LayoutEnum", "get_smem_layout_atom_ab", "make_smem_layout", "make_smem_layout_a", "make_smem_layout_b",
     "make_smem_layout_c", "get_smem_layout_atom_epi", "make_smem_layout_epi", "make_trivial_tiled_mma",
     "make_blockscaled_trivial_tiled_mma",
-    "compute_epilogue_tile_size", "compute_epilogue_tile_shape", "get_tmem_load_op",
+    "compute_epilogue_tile_size", "compute_epilogue_tile_shape", "get_tmem_load_op", "get_num_tmem_alloc_cols",
+    "compute_acc_tmem_cols_per_stage",
 ]
 
 _F8F6F4 = (Float8E4M3FN, Float8E5M2, Float6E3M2FN, Float6E2M3FN, Float4E2M1FN)
@@ -308,3 +309,49 @@ def get_tmem_load_op(cta_tile_shape: Any, layout_d: LayoutEnum, elem_ty_d: Numer
         raise ValueError("Can not pick tmem_rep based on cta tile shape and tmem atom.")
     op = _LD_OPS[(dp, bits)](Repetition(rep), Pack.PACK_16b_IN_32b if pack else Pack.NONE)
     return make_copy_atom(op, elem_ty_acc)
+
+
+#: an SM100 CTA's tensor memory: at most 512 columns, allocated 32 at least, in powers of two
+TMEM_MAX_ALLOC_COLS, TMEM_MIN_ALLOC_COLS = 512, 32
+
+
+def get_num_tmem_alloc_cols(tmem_tensors: Any, rounding: bool = True) -> int:
+    """The TMEM columns to allocate for tensors laid out one after another: the sum of their column
+    spans, rounded up to a power of two of at least 32 (``rounding``), at most 512.
+
+    >>> import cutelab as cute
+    >>> from cutelab.nvgpu import OperandMajorMode, tcgen05
+    >>> mma = make_trivial_tiled_mma(cute.Float16, cute.Float16, OperandMajorMode.K, OperandMajorMode.K,
+    ...                              cute.Float32, tcgen05.CtaGroup.ONE, (128, 96))
+    >>> get_num_tmem_alloc_cols(mma.make_fragment_C(mma.partition_shape_C((128, 96))))
+    128
+    """
+    from ..nvgpu.tcgen05 import find_tmem_tensor_col_offset
+
+    tensors = list(tmem_tensors) if isinstance(tmem_tensors, (list, tuple)) else [tmem_tensors]
+    n = sum(find_tmem_tensor_col_offset(t) for t in tensors)
+    if rounding:
+        p = 1
+        while p < n:
+            p *= 2
+        n = max(p, TMEM_MIN_ALLOC_COLS)
+    if n > TMEM_MAX_ALLOC_COLS or n < TMEM_MIN_ALLOC_COLS:
+        raise ValueError(f"TMEM allocation columns {n} exceeds the maximum capacity of {TMEM_MAX_ALLOC_COLS} or less "
+                         f"than {TMEM_MIN_ALLOC_COLS}")
+    return n
+
+
+def compute_acc_tmem_cols_per_stage(cta_tile_m: int, cta_tile_n: int, use_2cta: bool, mma_n: int,
+                                    transform_a_source_is_tmem: bool) -> int:
+    """The TMEM columns one accumulator stage takes before the allocation rules (as CuTe DSL counts):
+    2-CTA tiles of 32 or 64 rows share columns 4 or 2 ways; a 1-CTA 64-row tile with A from SMEM
+    interleaves pairs of N tiles in a column.
+
+    >>> compute_acc_tmem_cols_per_stage(64, 256, False, 64, False)
+    128
+    """
+    if use_2cta:
+        return cta_tile_n // 4 if cta_tile_m <= 32 else cta_tile_n // 2 if cta_tile_m <= 64 else cta_tile_n
+    if not transform_a_source_is_tmem and cta_tile_m == 64:
+        return (cta_tile_n // mma_n + 1) // 2 * mma_n
+    return cta_tile_n
