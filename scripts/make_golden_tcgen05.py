@@ -566,6 +566,9 @@ def worker(path):
         if "error" not in out["tile"]:
             out["ld"] = tryit(lambda: str(bh.get_tmem_load_op(tuple(c["cta"]), ld, dt(c["d"]), dt(c["acc"]), tile(),
                                                              c["two"]).op))
+            if "error" not in out["ld"]:
+                atom = bh.get_tmem_load_op(tuple(c["cta"]), ld, dt(c["d"]), dt(c["acc"]), tile(), c["two"])
+                out["st"] = tryit(lambda: str(bh.get_smem_store_op(ld, dt(c["d"]), dt(c["acc"]), atom)))
         return out
 
     def one_blockscaled(c):

@@ -112,6 +112,10 @@ def test_blackwell_helpers_match_dsl():
                 if "error" not in out["tile"]:
                     out["ld"] = _try(lambda: str(bh.get_tmem_load_op(tuple(case["cta"]), ld, _dt(case["d"]),
                                                                     _dt(case["acc"]), tile(), case["two"]).op))
+                    if "error" not in out["ld"]:
+                        atom = bh.get_tmem_load_op(tuple(case["cta"]), ld, _dt(case["d"]), _dt(case["acc"]), tile(),
+                                                   case["two"])
+                        out["st"] = _try(lambda: str(bh.get_smem_store_op(ld, _dt(case["d"]), _dt(case["acc"]), atom)))
                 return out
         got = _try(run)
         want = {k: v for k, v in c.items() if k != "case"}

@@ -36,7 +36,7 @@ __all__ = [
     "make_smem_layout_c", "get_smem_layout_atom_epi", "make_smem_layout_epi", "make_trivial_tiled_mma",
     "make_blockscaled_trivial_tiled_mma",
     "compute_epilogue_tile_size", "compute_epilogue_tile_shape", "get_tmem_load_op", "get_num_tmem_alloc_cols",
-    "compute_acc_tmem_cols_per_stage",
+    "compute_acc_tmem_cols_per_stage", "get_smem_store_op",
 ]
 
 _F8F6F4 = (Float8E4M3FN, Float8E5M2, Float6E3M2FN, Float6E2M3FN, Float4E2M1FN)
@@ -355,3 +355,43 @@ def compute_acc_tmem_cols_per_stage(cta_tile_m: int, cta_tile_n: int, use_2cta: 
     if not transform_a_source_is_tmem and cta_tile_m == 64:
         return (cta_tile_n // mma_n + 1) // 2 * mma_n
     return cta_tile_n
+
+
+def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d: Numeric, elem_ty_acc: Numeric, tiled_tmem_load: Any) -> Any:
+    """The register -> SMEM copy atom of an epilogue: the widest ``stmatrix`` that the TMEM load's
+    thread-value ownership allows (by CuTe DSL's table), else the universal copy.
+
+    >>> import cutelab as cute
+    >>> from cutelab.nvgpu import tcgen05
+    >>> ld = cute.make_copy_atom(tcgen05.Ld16x256bOp(tcgen05.Repetition.x4), cute.Float32)
+    >>> print(get_smem_store_op(LayoutEnum.ROW_MAJOR, cute.Float16, cute.Float32, ld).op)
+    StMatrix8x8x16b Copy Operation
+      number of matrices = 4
+    """
+    from ..nvgpu.copy_atom import make_copy_atom
+    from ..nvgpu.tcgen05 import get_tmem_copy_properties, is_tmem_load
+    from ..nvgpu.universal_copy import CopyUniversalOp
+    from ..nvgpu.warp import StMatrix8x8x16bOp, StMatrix16x8x8bOp
+
+    for ty, name in ((elem_ty_d, "elem_ty_d"), (elem_ty_acc, "elem_ty_acc")):
+        if not isinstance(ty, Numeric):
+            raise TypeError(f"{name} must be a Numeric, but got {ty}")
+    m_major, n_major = layout_d.is_m_major_c(), layout_d.is_n_major_c()
+    if not is_tmem_load(tiled_tmem_load):
+        return make_copy_atom(CopyUniversalOp(), elem_ty_d)
+    dp, bits, rep, pack = get_tmem_copy_properties(tiled_tmem_load)
+    acc, d = elem_ty_acc.width, elem_ty_d.width
+    packed = pack is Pack.PACK_16b_IN_32b
+    # (acc bits, d bits, major required, lanes, bits, packed) -> the repetitions of 4x and of 2x stmatrix 8x8
+    m8n8 = ((32, 32, n_major, 16, 128, False), (32, 16, True, 16, 256, False), (16, 16, True, 16, 128, True))
+    for a_, d_, ok, dp_, b_, pk in m8n8:
+        if (acc, d, dp, bits, packed) == (a_, d_, dp_, b_, pk) and ok:
+            if rep in ((2, 4, 8, 16, 32) if b_ == 256 else (2, 4, 8, 16, 32, 64)):
+                return make_copy_atom(StMatrix8x8x16bOp(m_major, 4), elem_ty_d)
+            if rep == 1:
+                return make_copy_atom(StMatrix8x8x16bOp(m_major, 2), elem_ty_d)
+    if (acc, d, m_major, dp, bits, packed) == (32, 8, True, 16, 256, False):
+        n = 4 if rep in (4, 8, 16, 32) else 2 if rep == 2 else 1 if rep == 1 else 0
+        if n:
+            return make_copy_atom(StMatrix16x8x8bOp(transpose=True, num_matrices=n), elem_ty_d)
+    return make_copy_atom(CopyUniversalOp(), elem_ty_d)
