@@ -17,7 +17,8 @@ What it writes (tests/golden/)
         get_smem_layout_atom_ab, make_smem_layout, get_smem_layout_atom_epi / make_smem_layout_epi,
         compute_epilogue_tile_shape and get_tmem_load_op over CTA tiles, types and majors.
     tcgen05_blockscaled.json cutlass.utils.blockscaled_layout: BlockScaledBasicChunk, tile_atom_to_shape_SF,
-        make_smem_layout_sfa/sfb over make_blockscaled_trivial_tiled_mma (MXF4, MXF4NVF4, MXF8F6F4).
+        make_smem_layout_sfa/sfb and make_tmem_layout_sfa/sfb (of one SMEM stage) over
+        make_blockscaled_trivial_tiled_mma (MXF4, MXF4NVF4, MXF8F6F4).
     tcgen05_tmem_copy.json   the tensor-memory copy ops (Ld/St 16x64b, 16x128b, 16x256b, 16x32bx2,
         32x32b, every repetition, pack/unpack) as copy atoms of several element types, and
         make_tmem_copy of them over accumulator fragments: the tiled copy and one thread's
@@ -584,8 +585,16 @@ def worker(path):
         t = bh.make_blockscaled_trivial_tiled_mma(a, b, OperandMajorMode.K, OperandMajorMode.K, sf, c["vec"], cta,
                                                   tuple(c["mn"]))
         tiler = tuple(c["tiler"])
-        return {"tiled": str(t), "sfa": tryit(lambda: str(cu.make_smem_layout_sfa(t, tiler, c["vec"], c["stages"]))),
-                "sfb": tryit(lambda: str(cu.make_smem_layout_sfb(t, tiler, c["vec"], c["stages"])))}
+        out = {"tiled": str(t), "sfa": tryit(lambda: str(cu.make_smem_layout_sfa(t, tiler, c["vec"], c["stages"]))),
+               "sfb": tryit(lambda: str(cu.make_smem_layout_sfb(t, tiler, c["vec"], c["stages"])))}
+        for w, mk, tm in (("a", cu.make_smem_layout_sfa, cu.make_tmem_layout_sfa),
+                          ("b", cu.make_smem_layout_sfb, cu.make_tmem_layout_sfb)):
+            def tmem():
+                stage = cute.slice_(mk(t, tiler, c["vec"], c["stages"]), (None, None, None, 0))
+                return {"smem": str(stage), "tmem": str(tm(t, tiler, c["vec"], stage))}
+
+            out["tmem_sf" + w] = tryit(tmem)
+        return out
 
     def run_all():
         for i, c in enumerate(cases):

@@ -8,6 +8,7 @@ import os
 
 from cutelab import numeric
 from cutelab.errors import LayoutError
+from cutelab.layout import slice_
 from cutelab.nvgpu import OperandMajorMode, tcgen05
 from cutelab.utils import blackwell_helpers as bh
 from cutelab.utils import blockscaled_layout as bl
@@ -47,9 +48,17 @@ def test_blockscaled_layouts_match_dsl():
                 t = bh.make_blockscaled_trivial_tiled_mma(a, b, OperandMajorMode.K, OperandMajorMode.K, sf, case["vec"],
                                                           tcgen05.CtaGroup(case["cta"]), tuple(case["mn"]))
                 tiler = tuple(case["tiler"])
-                return {"tiled": str(t),
-                        "sfa": _try(lambda: str(bl.make_smem_layout_sfa(t, tiler, case["vec"], case["stages"]))),
-                        "sfb": _try(lambda: str(bl.make_smem_layout_sfb(t, tiler, case["vec"], case["stages"])))}
+                out = {"tiled": str(t),
+                       "sfa": _try(lambda: str(bl.make_smem_layout_sfa(t, tiler, case["vec"], case["stages"]))),
+                       "sfb": _try(lambda: str(bl.make_smem_layout_sfb(t, tiler, case["vec"], case["stages"])))}
+                for w, mk, tm in (("a", bl.make_smem_layout_sfa, bl.make_tmem_layout_sfa),
+                                  ("b", bl.make_smem_layout_sfb, bl.make_tmem_layout_sfb)):
+                    def tmem():
+                        stage = slice_(mk(t, tiler, case["vec"], case["stages"]), (None, None, None, 0))
+                        return {"smem": str(stage), "tmem": str(tm(t, tiler, case["vec"], stage))}
+
+                    out["tmem_sf" + w] = _try(tmem)
+                return out
 
             got = _try(run)
         want = {k: v for k, v in c.items() if k != "case"}
@@ -57,8 +66,10 @@ def test_blockscaled_layouts_match_dsl():
             if "error" not in got or want["error"].split(": ", 1)[1] not in got["error"]:
                 bad.append((case, got, want))
         elif got != want:
-            if (case["cta"] == 2 and case["mn"][0] == 128 and {k: v for k, v in got.items() if k != "sfa"}
-                    == {k: v for k, v in want.items() if k != "sfa"} and "128-row scale-factor" in str(got["sfa"])):
+            a_keys = ("sfa", "tmem_sfa")
+            if (case["cta"] == 2 and case["mn"][0] == 128 and {k: v for k, v in got.items() if k not in a_keys}
+                    == {k: v for k, v in want.items() if k not in a_keys} and "128-row scale-factor" in str(got["sfa"])
+                    and "128-row scale-factor" in str(got["tmem_sfa"])):
                 half_chunk += 1
                 continue
             bad.append((case, got, want))

@@ -155,6 +155,5 @@ EXTRAS: Dict[str, Any] = {
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
         "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams", "SmemPartition",
-        "TensorMapManager", "TensorMapUpdateMode", "create_initial_search_space", "make_tmem_layout_sfa",
-        "make_tmem_layout_sfb")},
+        "TensorMapManager", "TensorMapUpdateMode", "create_initial_search_space")},
 }

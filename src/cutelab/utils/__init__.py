@@ -20,7 +20,8 @@ from .blackwell_helpers import (  # noqa: F401  (cutlass.utils.<name> is the SM1
     make_trivial_tiled_mma,
 )
 from .blockscaled_layout import (  # noqa: F401
-    BlockScaledBasicChunk, make_smem_layout_sfa, make_smem_layout_sfb, tile_atom_to_shape_SF,
+    BlockScaledBasicChunk, make_smem_layout_sfa, make_smem_layout_sfb, make_tmem_layout_sfa, make_tmem_layout_sfb,
+    tile_atom_to_shape_SF,
 )
 from .smem_allocator import SmemAllocator, get_smem_capacity_in_bytes  # noqa: F401  (shared memory inside @cute.kernel)
 from .print_latex import print_latex, print_latex_tv  # noqa: F401  (CuTe DSL's LaTeX pictures)
@@ -30,4 +31,5 @@ __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_la
            "print_latex_tv", "sm100", "compute_epilogue_tile_shape", "get_smem_layout_atom_ab", "get_smem_layout_atom_epi",
            "get_tmem_load_op", "make_blockscaled_trivial_tiled_mma", "make_smem_layout", "make_smem_layout_a",
            "make_smem_layout_b", "make_smem_layout_epi", "make_trivial_tiled_mma", "BlockScaledBasicChunk",
-           "make_smem_layout_sfa", "make_smem_layout_sfb", "tile_atom_to_shape_SF"]
+           "make_smem_layout_sfa", "make_smem_layout_sfb", "make_tmem_layout_sfa", "make_tmem_layout_sfb",
+           "tile_atom_to_shape_SF"]

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import int_tuple as it
-from ..algebra import filter_zeros, logical_divide, tile_to_shape, tiled_divide
+from ..algebra import composition, filter_zeros, logical_divide, tile_to_shape, tiled_divide, tiled_product
 from ..errors import LayoutError
 from ..layout import Layout, cosize, make_layout
 from ..nvgpu.universal_mma import OperandMajorMode
 
 __all__ = ["BlockScaledBasicChunk", "tile_atom_to_shape_SF", "make_smem_layout_sf", "make_smem_layout_sfa",
-           "make_smem_layout_sfb"]
+           "make_smem_layout_sfb", "make_tmem_layout_sfa", "make_tmem_layout_sfb"]
 
 
 @dataclass(frozen=True)
@@ -100,3 +100,61 @@ def make_smem_layout_sfa(tiled_mma: Any, mma_tiler_mnk: Any, sf_vec_size: int, n
 def make_smem_layout_sfb(tiled_mma: Any, mma_tiler_mnk: Any, sf_vec_size: int, num_stages: int) -> Layout:
     """The staged SMEM layout of B's scale factors (N rounded up to 128 rows)."""
     return _smem_sf(tiled_mma, mma_tiler_mnk, sf_vec_size, num_stages, True)
+
+
+def _unit_strides_zero(shape: Any, stride: Any) -> Any:
+    if isinstance(shape, tuple):
+        return tuple(_unit_strides_zero(a, b) for a, b in zip(shape, stride))
+    return 0 if shape == 1 else stride
+
+
+def _tmem_sf(tiled_mma: Any, mma_tiler_mnk: Any, smem_layout: Layout, b: bool) -> Layout:
+    """CuTe's UMMA::tmem_sf_frg over the shape of one stage of the SMEM scale factors
+    (((MN...),(VecSize,NSF)), MMA_MN, MMA_K, ...): 32 lanes of a sub-partition, the MN groups of 32 in
+    columns (4 scale factors of 8 bits in a column), the whole repeated in the four lane quarters
+    ("4x1"); SFB of a 2-CTA UMMA of M = 128 uses two quarters per half ("2x2")."""
+    what = f"make_tmem_layout_sf{'b' if b else 'a'}"
+    if not isinstance(smem_layout, Layout):
+        raise LayoutError(f"{what}: expected the SMEM layout of one stage (a Layout), got {smem_layout!r}")
+    shp = smem_layout.shape
+    if (not isinstance(shp, tuple) or len(shp) < 3 or not isinstance(shp[0], tuple) or len(shp[0]) != 2
+            or not isinstance(shp[0][1], tuple) or len(shp[0][1]) != 2):
+        raise LayoutError(f"{what}: expected an MMA-partitioned scale-factor layout ((MN,(VecSize,NSF)),MMA_MN,MMA_K,...), "
+                          f"got {smem_layout}")
+    mn, vs, nsf = it.product(shp[0][0]), it.product(shp[0][1][0]), it.product(shp[0][1][1])
+    n_sm = it.product(tiled_mma.thr_id.shape)
+    cta_m = mma_tiler_mnk[0] // n_sm
+    if b and n_sm == 2 and cta_m == 64:  # 2x2 data path
+        if mn % 64:
+            raise LayoutError(f"{what}: {mn} scale-factor rows do not split into 2x2 lane quarters of 32")
+        atom = Layout._raw((((32, mn // 64), 2, 2), (vs, nsf)), (((1, 512), 64, 32), (0, 128)))
+    else:
+        if mn % 32:
+            raise LayoutError(f"{what}: {mn} scale-factor rows are not a whole number of 32-lane groups")
+        atom = Layout._raw((((32, mn // 32), 4), (vs, nsf)), (((1, 512), 32), (0, 128)))
+        # CuTe DSL prints this atom's one-element modes with stride 0 (its 2x2 atom keeps them)
+        atom = Layout._raw(atom.shape, _unit_strides_zero(atom.shape, atom.stride))
+    restride = Layout._raw((128, 16384), (65536 * 4, 1))  # 8-bit scale factors: 4 to a column
+    return composition(restride, tiled_product(atom, make_layout(tuple(shp[1:]))))
+
+
+def make_tmem_layout_sfa(tiled_mma: Any, mma_tiler_mnk: Any, sf_vec_size: int, smem_layout: Layout) -> Layout:
+    """The TMEM layout of A's scale factors for one stage of their SMEM layout.
+
+    >>> from cutelab import Float4E2M1FN, Float8E4M3FN
+    >>> from cutelab.nvgpu import OperandMajorMode, tcgen05
+    >>> from cutelab.utils.blackwell_helpers import make_blockscaled_trivial_tiled_mma
+    >>> K = OperandMajorMode.K
+    >>> t = make_blockscaled_trivial_tiled_mma(Float4E2M1FN, Float4E2M1FN, K, K, Float8E4M3FN, 16, tcgen05.CtaGroup.ONE,
+    ...                                        (128, 128))
+    >>> from cutelab.layout import slice_
+    >>> s = slice_(make_smem_layout_sfa(t, (128, 128, 256), 16, 1), (None, None, None, 0))
+    >>> print(make_tmem_layout_sfa(t, (128, 128, 256), 16, s))
+    ((((32,4),4),(16,4)),1,4):((((262144,4),8388608),(0,1)),0,16)
+    """
+    return _tmem_sf(tiled_mma, mma_tiler_mnk, smem_layout, False)
+
+
+def make_tmem_layout_sfb(tiled_mma: Any, mma_tiler_mnk: Any, sf_vec_size: int, smem_layout: Layout) -> Layout:
+    """The TMEM layout of B's scale factors for one stage of their SMEM layout."""
+    return _tmem_sf(tiled_mma, mma_tiler_mnk, smem_layout, True)
