@@ -7,4 +7,4 @@ Pure data: no kernel machinery is imported here.
 
 from .universal_mma import *  # noqa: F401,F403  (MmaUniversalOp, OperandMajorMode, ...)
 from .universal_copy import *  # noqa: F401,F403  (CopyUniversalOp, ...)
-from . import cpasync, warp, warpgroup  # noqa: F401,E402
+from . import common, cpasync, warp, warpgroup  # noqa: F401,E402

@@ -2,6 +2,7 @@
 
 ``sm90`` (``cutlass.utils.hopper_helpers``): the SMEM layouts of Hopper GEMM operands.
 ``print_latex`` / ``print_latex_tv``: LaTeX pictures of a layout and a TV layout, as CuTe DSL prints them.
+``distributed`` (imported when first used): flag waits and signals of distributed kernels.
 """
 
 from . import hopper_helpers as sm90  # noqa: F401
@@ -16,3 +17,11 @@ from .print_latex import print_latex, print_latex_tv  # noqa: F401  (CuTe DSL's 
 __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_layout_a",
            "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "SmemAllocator", "get_smem_capacity_in_bytes", "print_latex",
            "print_latex_tv"]
+
+
+def __getattr__(name: str):
+    if name == "distributed":  # kernel machinery: imported when a program first uses it
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
