@@ -20,6 +20,9 @@ pytest.importorskip("torch.distributed")
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + "/src"
 
 
+RACECHECK = {"CUTELAB_RACECHECK": "1"}  # the correct programs pass the race checks too
+
+
 def _ok(results):
     for r in results:
         assert r.code == 0, f"rank {r.rank} exit {r.code}\nstdout:\n{r.out[-2000:]}\nstderr:\n{r.err[-4000:]}"
@@ -28,7 +31,7 @@ def _ok(results):
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_allreduce_flags(n):
-    rs = _ok(run_ranks("allreduce_flags.py", n, ["--elems", "128"]))
+    rs = _ok(run_ranks("allreduce_flags.py", n, ["--elems", "128"], env=RACECHECK))
     assert f"allreduce_flags: {n} ranks, 128 elements: results verified" in rs[0].out
 
 
@@ -46,15 +49,30 @@ def test_never_set_flag_is_a_deadlock():
         assert re.search(rf"rank {other}: (waiting for .*allreduce_flags.py:{line}|exited)", r.err), r.err[-3000:]
 
 
+def test_missing_fence_is_a_race():
+    """The signal is a relaxed store with no fence after the data stores: CUTELAB_RACECHECK=1 reports it."""
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "no-fence"], env=RACECHECK)
+    signal = _line_of("allreduce_flags.py", 'sem="relaxed", scope="sys")')
+    data = _line_of("allreduce_flags.py", "recvs[p][rank, i] = v")
+    for r in rs:
+        assert r.code == 1, r.err[-2000:]
+        assert "RaceError: allreduce_kernel: race across ranks" in r.err, r.err[-2000:]
+        assert "st.relaxed.sys.global.b32 on flags_0 at " in r.err  # the first signal: to rank 0
+        assert f"allreduce_flags.py:{signal} is not ordered after" in r.err
+        assert f"recvs_0 at {PROGRAMS}{os.sep}allreduce_flags.py:{data}" in r.err
+    ok = _ok(run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "no-fence"]))  # unchecked: it runs
+    assert "results verified" in ok[0].out  # (the CPU is stronger than the GPU: only the check can see it)
+
+
 @pytest.mark.parametrize("n", [2, 4])
 def test_cutlass_all_reduce_simple(n):
-    rs = _ok(run_ranks("all_reduce_simple.py", n, ["--M", "32", "--N", "128"]))
+    rs = _ok(run_ranks("all_reduce_simple.py", n, ["--M", "32", "--N", "128"], env=RACECHECK))
     assert "Results verified successfully!" in rs[0].out
 
 
 @pytest.mark.parametrize("n", [2, 4])
 def test_cutlass_all_reduce_one_shot_lamport(n):
-    rs = _ok(run_ranks("all_reduce_one_shot_lamport.py", n, ["--M", "16", "--N", "128"]))
+    rs = _ok(run_ranks("all_reduce_one_shot_lamport.py", n, ["--M", "16", "--N", "128"], env=RACECHECK))
     assert "Results verified successfully!" in rs[0].out
 
 

@@ -103,6 +103,9 @@ def make_board() -> Board:
     _BOARD["b"] = b
     atexit.register(b.set, EXITED)
     install_waits()
+    from . import racecheck
+
+    racecheck.install()
     return b
 
 

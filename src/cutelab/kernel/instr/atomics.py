@@ -180,6 +180,8 @@ class MemOp(Op):
         c = "r" if bits == 32 else "l"
         off = r.base(self.base, (0,), self.param, self)
         addr = f"({self.param.name} + {off})"
+        if self.dst is not None:
+            r.declare(self.dst)  # outside the braces below: later statements read it
         code = r.guard_code(self)
         ok = r.guard_cond(self) if code is not None else None
         if ok is not None:
@@ -190,7 +192,6 @@ class MemOp(Op):
             if self.op == "cas":
                 r.emit(f"{st} cl_c = {r.stored(self.cmp, self.dtype)}; {u} cl_cb; memcpy(&cl_cb, &cl_c, {bits // 8});")
             if self.dst is not None:
-                r.declare(self.dst)
                 r.emit(f"{u} cl_o;")
             p = self.ptx()
             if self.kind == "ld":
