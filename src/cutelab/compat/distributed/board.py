@@ -181,8 +181,17 @@ class SharedWaits:
             except Exception:  # noqa: BLE001 - the description must not fail the report
                 parts.append(a.param.name)
         nth = len(active)
+        first = ""
+        try:
+            grid, _, b0, _ = ctx.env.indices
+            t0 = int(active[0])
+            blk = b0 + t0 // ctx.nt
+            first = (f", the first block ({blk % grid[0]},{blk // grid[0] % grid[1]},{blk // (grid[0] * grid[1])}) "
+                     f"thread {t0 % ctx.nt}")
+        except Exception:  # noqa: BLE001 - the description must not fail the report
+            pass
         return (f"kernel {run.ir.name}, the polling loop at {loc or '?'} on {'; '.join(parts) or '?'}"
-                f" ({nth} thread{'s' if nth != 1 else ''} still polling)")
+                f" ({nth} thread{'s' if nth != 1 else ''} still polling{first})")
 
     def wait(self, run: Any, g: Any, s: Any, f: Any) -> None:
         w = self.waits.get(id(f))
