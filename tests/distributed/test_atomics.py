@@ -113,3 +113,44 @@ def test_refusals():
 
     with pytest.raises(TraceError, match=r"multimem_red_add1 needs NVLink multicast"):
         multimem(from_dlpack(np.zeros(4, np.int32))).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+
+@cute.kernel
+def volatile_copy(x: cute.Tensor, y: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    ld = cute.make_copy_atom(cute.nvgpu.CopyG2ROp(), cutlass.Float32, num_bits_per_copy=128,
+                             memory_scope=cute.nvgpu.MemoryScope.SYS, memory_order=cute.nvgpu.MemoryOrder.VOLATILE)
+    st = cute.make_copy_atom(cute.nvgpu.CopyR2GOp(), cutlass.Float32, num_bits_per_copy=128,
+                             memory_scope=cute.nvgpu.MemoryScope.SYS, memory_order=cute.nvgpu.MemoryOrder.RELEASE)
+    gx = cute.local_tile(x, (4,), (tidx,))
+    gy = cute.local_tile(y, (4,), (tidx,))
+    frg = cute.make_fragment(cute.make_layout(4), cutlass.Float32)
+    cute.copy(ld, gx, frg)
+    v = frg.load()
+    from cutelab.compat.cutlass_dsl import T
+    from cutelab.compat.mlir.dialects import vector
+
+    bits = cute.TensorSSA(vector.bitcast(T.vector(4, T.i32()), v), v.shape, cutlass.Int32)
+    frg.store(cute.TensorSSA(vector.bitcast(T.vector(4, T.f32()), bits), v.shape, cutlass.Float32) + 1.0)
+    cute.copy(st, frg, gy)
+
+
+def test_copy_atoms_with_a_memory_order():
+    """CopyG2ROp/CopyR2GOp with memory_order volatile/release are ld.volatile / st.release.sys per element."""
+    x = np.arange(16, dtype=np.float32)
+    y = np.zeros(16, np.float32)
+    volatile_copy(from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16)).launch(grid=(1, 1, 1),
+                                                                                   block=(4, 1, 1))
+    np.testing.assert_array_equal(y, x + 1)
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+
+    with fake_gpu():
+        volatile_copy(from_dlpack(FakeDeviceArray(x), assumed_align=16),
+                      from_dlpack(FakeDeviceArray(y), assumed_align=16)).launch(grid=(1, 1, 1),
+                                                                                               block=(4, 1, 1))
+        src = last_launch().source
+    assert src.count("ld.volatile.global.b32") == 4 and src.count("st.release.sys.global.b32") == 4, src
+    from sm90_util import nvcc_compiles
+
+    nvcc_compiles(src)

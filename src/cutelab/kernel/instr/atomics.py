@@ -29,7 +29,7 @@ from ..frontend.trace import TraceValue, _refs_of, current
 
 __all__ = ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
            "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
-           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK"]
+           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy"]
 
 #: set by cutelab.compat.distributed: a function (storage array) -> context manager that holds a lock
 #: shared by every rank when that storage is mapped by other processes (None: no other process)
@@ -383,3 +383,44 @@ def fence_acq_rel_gpu(*, loc: Any = None, ip: Any = None) -> None:
 
 def fence_acq_rel_sys(*, loc: Any = None, ip: Any = None) -> None:
     _fence("sys")
+
+
+# --------------------------------------------------------------------------- copy atoms with a memory order
+
+def ordered_copy(atom: Any, src: Any, dst: Any, pred: Any, t: Any) -> bool:
+    """``cute.copy`` with ``CopyG2ROp``/``CopyR2GOp`` whose memory_order is not weak (volatile, relaxed,
+    acquire, release): one ``ld``/``st`` with that order and scope per element (Lamport's kernel
+    polls ``ld.volatile.sys``). False (nothing done) for any other copy. The 128-bit copy the GPU
+    would make is split into elements: each is still read and written whole."""
+    op = getattr(atom, "op", None)
+    name = type(op).__name__
+    if name not in ("CopyG2ROp", "CopyR2GOp"):
+        return False
+    kw = getattr(atom, "_kwargs", {}) or {}
+    order = _s(kw.get("memory_order")) or "weak"
+    if order == "weak":
+        return False
+    what = f"cute.copy with {name}(memory_order={order})"
+    kind = "ld" if name == "CopyG2ROp" else "st"
+    if order not in _SEMS[kind]:
+        raise TraceError(f"kernel {t.name}: {what}: a {'load' if kind == 'ld' else 'store'} has no {order} form "
+                         f"(PTX: {', '.join(s for s in _SEMS[kind] if s)}){t.where()}")
+    if pred is not None:
+        raise TraceError(f"kernel {t.name}: {what}: predicated copies with a memory order are not supported{t.where()}")
+    scope = _s(kw.get("memory_scope")) or "cta"
+    from ...layout import size
+
+    gm = src if kind == "ld" else dst
+    for i in range(int(size(src.layout))):
+        ptr = _element_ptr(gm, i)
+        if kind == "ld":
+            dst[i] = load(ptr, None, sem=order, scope=None if order == "volatile" else scope)
+        else:
+            store(ptr, src[i], sem=order, scope=None if order == "volatile" else scope)
+    return True
+
+
+def _element_ptr(tensor: Any, i: int) -> Any:
+    from ...tensor import Pointer
+
+    return Pointer(tensor.engine, tensor.offset + tensor.layout(i))
