@@ -49,6 +49,18 @@ def test_never_set_flag_is_a_deadlock():
         assert re.search(rf"rank {other}: (waiting for .*allreduce_flags.py:{line}|exited)", r.err), r.err[-3000:]
 
 
+def test_a_rank_on_the_host_is_waited_for_until_the_timeout():
+    """Rank 1 never launches the kernel (it waits in dist.barrier): rank 0 cannot tell a slow rank from
+    a stuck one, waits CUTELAB_WAIT_TIMEOUT_S, then stops with the report; rank 1 then fails too."""
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "rank1-skips"],
+                   env={"CUTELAB_WAIT_TIMEOUT_S": "4"})
+    r0 = rs[0]
+    assert r0.code == 1, r0.err[-2000:]
+    assert "DeadlockError: no progress: waited 4 s (CUTELAB_WAIT_TIMEOUT_S) while some rank is outside" in r0.err
+    assert "rank 1: running (host code or a kernel)" in r0.err
+    assert rs[1].code not in (0, None), rs[1].err[-2000:]
+
+
 def test_missing_fence_is_a_race():
     """The signal is a relaxed store with no fence after the data stores: CUTELAB_RACECHECK=1 reports it."""
     rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "no-fence"], env=RACECHECK)

@@ -4,10 +4,10 @@ another rank's buffer in place.
 
 Allocations are made in the same order on every rank (both PyTorch's ``rendezvous`` and
 NVSHMEM's ``tensor`` are collective), so the n-th allocation of every rank has the same
-sequence number: rank r's file is ``<job dir>/a<n>-r<r>``. The job directory is made by rank 0
-and its name passed to the others through the process group's store. Once every rank has
-mapped every peer's file, the files are unlinked (the mappings keep the memory): nothing is
-left in /dev/shm when a rank dies.
+sequence number: rank r's file is ``/dev/shm/cutelab-<job>-a<n>-r<r>``. The job's name is chosen by
+rank 0 and passed to the others through the process group's store. Once every rank has mapped
+every peer's file, the files are unlinked (the mappings keep the memory), as is the job's lock
+file once every rank has opened it: nothing is left in /dev/shm, even when a rank dies.
 
 :data:`SHARED` lists the address ranges mapped here; the CPU interpreter writes such memory
 in place (other ranks must see the writes while the kernel runs), never on a copy.
@@ -17,10 +17,9 @@ May import: ``cutelab.compat`` (errors, the emulated device), ``cutelab.kernel.c
 
 from __future__ import annotations
 
-import atexit
 import mmap
 import os
-import shutil
+import secrets
 import tempfile
 import threading
 from typing import Any, Dict, List, Optional, Tuple
@@ -28,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..where import NotEmulatedError, user_line
 from ...kernel.cpu.interpreter import SHARED  # (first, end) address of every mapped segment of this process
 
-__all__ = ["Segment", "allocate", "find", "SHARED", "job_dir"]
+__all__ = ["Segment", "allocate", "find", "SHARED", "job_prefix", "cross_process_lock"]
 
 _lock = threading.Lock()
 _state: Dict[str, Any] = {"seq": 0, "dir": None, "segments": []}
@@ -46,21 +45,22 @@ def _store_and_group():
     return c10d._get_default_store(), dist
 
 
-def job_dir() -> str:
-    """The job's directory in /dev/shm (made by rank 0, its name shared through the store)."""
+def job_prefix() -> str:
+    """The path prefix of the job's files in /dev/shm (chosen by rank 0, shared through the store).
+    Rank 0 also makes the job's lock file there (see cross_process_lock)."""
     if _state["dir"] is not None:
         return _state["dir"]
     store, dist = _store_and_group()
-    key = "cutelab/symm-dir"
+    key = "cutelab/symm-prefix"
     if dist.get_rank() == 0:
-        base = "/dev/shm" if os.path.isdir("/dev/shm") else None
-        d = tempfile.mkdtemp(prefix="cutelab-symm-", dir=base)
-        store.set(key, d)
-        atexit.register(shutil.rmtree, d, True)
+        base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+        prefix = os.path.join(base, f"cutelab-{secrets.token_hex(6)}")
+        os.close(os.open(prefix + "-lock", os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        store.set(key, prefix)
     else:
-        d = store.get(key).decode()
-    _state["dir"] = d
-    return d
+        prefix = store.get(key).decode()
+    _state["dir"] = prefix
+    return prefix
 
 
 class Segment:
@@ -74,7 +74,7 @@ class Segment:
         self.freed = False
 
     def path(self, r: int) -> str:
-        return os.path.join(job_dir(), f"a{self.seq}-r{r}")
+        return f"{job_prefix()}-a{self.seq}-r{r}"
 
     def _map(self, r: int, create: bool) -> None:
         import torch
@@ -98,11 +98,15 @@ class Segment:
         for r in range(self.world):
             if self.maps[r] is None:
                 self._map(r, create=False)
+        if "lock_fd" not in _state:  # every rank opens the job's lock file at its first connect
+            _state["lock_fd"] = os.open(job_prefix() + "-lock", os.O_RDWR)
         dist.barrier()
-        try:
-            os.unlink(self.path(self.rank))
-        except FileNotFoundError:
-            pass
+        for path in (self.path(self.rank), job_prefix() + "-lock" if self.rank == 0 else None):
+            if path is not None:  # every rank holds what it needs: nothing stays in /dev/shm
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
 
     def view(self, r: int, shape: Any, dtype: Any, storage_offset: int = 0) -> Any:
         """Rank r's buffer as a torch tensor of shape and dtype (elements from storage_offset),
@@ -129,16 +133,13 @@ class Segment:
         self.freed = True
 
 
-def _lock_path() -> str:
-    return os.path.join(job_dir(), "atomics.lock")
-
-
 class _FileLock:
-    """A lock held by one process of the job at a time (fcntl on a file in the job directory):
-    the read-modify-write of an atomic on memory other ranks map (kernel.instr.atomics)."""
+    """A lock held by one process of the job at a time (fcntl on the job's lock file, which every
+    rank opened at its first connect): the read-modify-write of an atomic on memory other ranks map
+    (kernel.instr.atomics)."""
 
-    def __init__(self) -> None:
-        self.fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
 
     def __enter__(self) -> None:
         import fcntl
@@ -157,11 +158,11 @@ def cross_process_lock(buf: Any) -> Any:
 
     from ...kernel.cpu.interpreter import _shared
 
-    if not _shared(buf):
+    if not _shared(buf) or "lock_fd" not in _state:  # no peer has mapped anything yet
         return contextlib.nullcontext()
     lk = _state.get("lock")
     if lk is None:
-        lk = _state["lock"] = _FileLock()
+        lk = _state["lock"] = _FileLock(_state["lock_fd"])
     return lk
 
 
