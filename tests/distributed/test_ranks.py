@@ -35,6 +35,22 @@ def test_allreduce_flags(n):
     assert f"allreduce_flags: {n} ranks, 128 elements: results verified" in rs[0].out
 
 
+def test_host_api():
+    """Devices per rank, symm_mem handles (peer buffers, signal pads, pointers), nvshmem.core, refusals."""
+    rs = _ok(run_ranks("host_api.py", 2))
+    assert rs[0].out.splitlines() == [
+        "devices 2 current 0",
+        "handle rank 0 world 2 device cuda:0 is_cuda True",
+        "peer buffer holds 1 (its rank 1)",
+        "written by the previous rank: 101, signal 7",
+        "buffer_ptrs distinct True",
+        "multicast_ptr: NVLink multicast (multimem, multicast te",
+        "nvshmem peers [0, 1] pe 0 of 2",
+        "get_multicast_tensor: NVLink multicast (multimem, multicast te",
+        "put: nvshmem.core.put is not emulated by cutelab",
+    ]
+
+
 def test_never_set_flag_is_a_deadlock():
     rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "never-set"], env={"CUTELAB_DEADLOCK_S": "2"})
     line = _line_of("allreduce_flags.py", "while seen != want:") + 1  # the load inside the polling loop

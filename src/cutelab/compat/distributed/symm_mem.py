@@ -74,7 +74,10 @@ class SymmetricMemory:
         self.buffer_ptrs = [b for b in seg.bases]
         self.signal_pad_ptrs = [b + seg.payload for b in seg.bases]
         self.buffer_ptrs_dev = self.signal_pad_ptrs_dev = 0
-        self.multicast_ptr = 0
+
+    @property
+    def multicast_ptr(self) -> int:
+        raise NotEmulatedError("the symmetric memory handle's multicast_ptr", MULTICAST, where=user_line(2))
 
     def get_buffer(self, rank: int, sizes: Any, dtype: Any, storage_offset: int = 0) -> Any:
         import math as _m
@@ -105,9 +108,6 @@ class SymmetricMemory:
 
     def has_multicast_support(self) -> bool:
         return False
-
-    def get_multicast_tensor(self, *a: Any, **k: Any) -> Any:  # pragma: no cover - refused
-        raise NotEmulatedError("symmetric memory's multicast tensor", MULTICAST, where=user_line(2))
 
     def __repr__(self) -> str:
         return f"<cutelab SymmetricMemory rank {self.rank}/{self.world_size}, {self.buffer_size} bytes>"
