@@ -154,3 +154,24 @@ def test_copy_atoms_with_a_memory_order():
     from sm90_util import nvcc_compiles
 
     nvcc_compiles(src)
+
+
+@pytest.mark.gpu
+def test_atomics_and_ordered_copies_on_the_gpu():
+    """The same kernels on the device (NVRTC): the same results as on the CPU."""
+    torch = pytest.importorskip("torch")
+    cute.cuda.initialize_cuda_context()
+    bufs = [torch.from_numpy(b).cuda() for b in _buffers()]
+    atomics_kernel(*[from_dlpack(b) for b in bufs]).launch(grid=(2, 1, 1), block=(64, 1, 1))
+    torch.cuda.synchronize()
+    ctr, olds, lock, won, flag, seen = [b.cpu().numpy() for b in bufs]
+    assert sorted(olds.tolist()) == list(range(128))
+    assert ctr.tolist() == [128, 127, 256]
+    assert (won == 0).sum() == 1 and lock[0] == np.nonzero(won == 0)[0][0] + 1
+    assert flag.tolist() == [10, 11] and seen.tolist() == [10] * 64 + [11] * 64
+    x = torch.arange(16, dtype=torch.float32, device="cuda")
+    y = torch.zeros(16, dtype=torch.float32, device="cuda")
+    volatile_copy(from_dlpack(x, assumed_align=16), from_dlpack(y, assumed_align=16)).launch(grid=(1, 1, 1),
+                                                                                           block=(4, 1, 1))
+    torch.cuda.synchronize()
+    assert torch.equal(y, x + 1)
