@@ -1,6 +1,7 @@
 """Distributed CuTe DSL programs on the CPU: N ranks as N processes (cutelab.compat.distributed).
 
-CUTLASS's all-reduce examples (tests/distributed/programs, unchanged) and our own all-reduce with
+CUTLASS's all-reduce examples (tests/distributed/programs/all_reduce_*.py: copied unchanged from
+NVIDIA/cutlass 7107b05, examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
 release/acquire flags run as 2 and 4 ranks and pass their own result checks; a flag that no rank
 sets is reported as a deadlock naming the rank, the kernel line and the flag; multicast is refused
 with its reason. The ranks are forked from the test process (ranks.py); test_torchrun_cli runs the
