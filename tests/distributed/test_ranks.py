@@ -66,14 +66,28 @@ def test_never_set_flag_is_a_deadlock():
         assert re.search(rf"rank {other}: (waiting for .*allreduce_flags.py:{line}|exited)", r.err), r.err[-3000:]
 
 
-def test_a_rank_on_the_host_is_waited_for_until_the_timeout():
-    """Rank 1 never launches the kernel (it waits in dist.barrier): rank 0 cannot tell a slow rank from
-    a stuck one, waits CUTELAB_WAIT_TIMEOUT_S, then stops with the report; rank 1 then fails too."""
+def test_a_rank_in_a_collective_is_stalled():
+    """Rank 1 never launches the kernel and waits in dist.barrier, which rank 0 (waiting in the kernel for
+    rank 1's flags) never reaches: a deadlock, reported at once (after the quiet period)."""
     rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "rank1-skips"],
-                   env={"CUTELAB_WAIT_TIMEOUT_S": "4"})
+                   env={"CUTELAB_DEADLOCK_S": "2"})
     r0 = rs[0]
     assert r0.code == 1, r0.err[-2000:]
-    assert "DeadlockError: no progress: waited 4 s (CUTELAB_WAIT_TIMEOUT_S) while some rank is outside" in r0.err
+    assert "DeadlockError: deadlock across ranks" in r0.err, r0.err[-2000:]
+    line = _line_of("allreduce_flags.py", "dist.barrier()  # never met")
+    assert re.search(rf"rank 1: in a collective for .* s: torch.distributed.barrier at .*allreduce_flags.py:{line}",
+                     r0.err), r0.err[-2000:]
+    assert rs[1].code not in (0, None), rs[1].err[-2000:]  # its barrier fails when rank 0 is gone
+
+
+def test_a_rank_in_host_code_is_waited_for_until_the_timeout():
+    """Rank 1 sleeps in host code: rank 0 cannot tell a slow rank from a stuck one, waits
+    CUTELAB_WAIT_TIMEOUT_S, then stops with the report; rank 1 then fails too."""
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "rank1-sleeps"],
+                   env={"CUTELAB_WAIT_TIMEOUT_S": "3"})
+    r0 = rs[0]
+    assert r0.code == 1, r0.err[-2000:]
+    assert "DeadlockError: no progress: waited 3 s (CUTELAB_WAIT_TIMEOUT_S) while some rank is outside" in r0.err
     assert "rank 1: running (host code or a kernel)" in r0.err
     assert rs[1].code not in (0, None), rs[1].err[-2000:]
 

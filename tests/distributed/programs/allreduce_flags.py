@@ -12,11 +12,14 @@ dist.all_reduce.
 a deadlock naming the rank, the kernel line and the flag, and the program must not hang.
 --plant no-fence: the signal is a relaxed store with no fence before it (a race on the GPU);
 with CUTELAB_RACECHECK=1 the CPU emulation reports it.
---plant rank1-skips: rank 1 never launches the kernel and waits in dist.barrier: rank 0 waits on
-host code it cannot see, and must stop after CUTELAB_WAIT_TIMEOUT_S with a report.
+--plant rank1-skips: rank 1 never launches the kernel and waits in dist.barrier, which rank 0 (in
+the kernel, waiting for rank 1's flags) never reaches: a deadlock, reported.
+--plant rank1-sleeps: rank 1 sleeps in host code (8 s) instead: rank 0 cannot tell it from a slow
+rank, and stops after CUTELAB_WAIT_TIMEOUT_S with a report.
 """
 
 import argparse
+import time
 
 import torch
 import torch.distributed as dist
@@ -74,7 +77,7 @@ def allreduce(inp: cute.Tensor, recvs: list, flags: list, out: cute.Tensor, rank
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--elems", type=int, default=256)
-    parser.add_argument("--plant", default="none", choices=["none", "never-set", "no-fence", "rank1-skips"])
+    parser.add_argument("--plant", default="none", choices=["none", "never-set", "no-fence", "rank1-skips", "rank1-sleeps"])
     args = parser.parse_args()
     dist.init_process_group(backend="nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -93,10 +96,12 @@ def main():
     inp = torch.randint(-50, 50, (n,), device="cuda").float()
     out = torch.zeros(n, device="cuda")
     dist.barrier()
-    if args.plant == "rank1-skips" and rank == 1:
+    if args.plant in ("rank1-skips", "rank1-sleeps") and rank == 1:
+        if args.plant == "rank1-sleeps":
+            time.sleep(8)
         dist.barrier()  # never met: rank 0 is in the kernel, waiting for rank 1's flags
     allreduce(from_dlpack(inp), [from_dlpack(t) for t in recvs], [from_dlpack(t) for t in flags], from_dlpack(out),
-              rank, world, cutlass.Int32(1), "none" if args.plant == "rank1-skips" else args.plant)
+              rank, world, cutlass.Int32(1), "none" if args.plant.startswith("rank1") else args.plant)
     expected = inp.clone()
     dist.all_reduce(expected)
     torch.testing.assert_close(out.cpu(), expected.cpu())

@@ -2,13 +2,14 @@
 other ranks, and a wait that no rank can end is reported as a deadlock instead of hanging.
 
 Every rank has a row in a small shared table (the *board*, itself a symmetric allocation): its
-state (running, waiting in a polling loop, exited), an epoch that moves whenever the state does,
-and a line saying what it waits for. A rank whose kernel spins in a ``while`` loop that reads
+state (running, waiting in a polling loop, blocked in a torch.distributed collective of the world
+group, exited), an epoch that moves whenever the state does, and a line saying what it waits for. A rank whose kernel spins in a ``while`` loop that reads
 symmetric memory (``kernel.cpu.warps.shared_waits``) marks itself waiting after a few rounds,
 then sleeps between rounds (1 ms, growing to 20 ms) so that the ranks that will write what it
 waits for get the CPU. While it waits it reads the board: when every rank has been waiting or
 has exited, with no epoch moving, for ``CUTELAB_DEADLOCK_S`` seconds (default 3), no rank can end
-any wait and each waiting rank raises a ``DeadlockError`` naming itself, the kernel, the user's
+any wait (a rank in a collective cannot set a flag before the others reach the collective too)
+and each waiting rank raises a ``DeadlockError`` naming itself, the kernel, the user's
 line of the loop, the memory it polls (kernel argument, element indices, values seen) and what
 every other rank is doing. A rank that waits ``CUTELAB_WAIT_TIMEOUT_S`` seconds (default 300)
 while some rank is outside any kernel wait (on the host, say, in a collective that never
@@ -35,8 +36,11 @@ from . import heap
 
 __all__ = ["DeadlockError", "Board", "board", "make_board", "install_waits"]
 
-RUNNING, WAITING, EXITED = 0, 1, 2
-_NAMES = {RUNNING: "running (host code or a kernel)", WAITING: "waiting", EXITED: "exited"}
+RUNNING, WAITING, EXITED, COLLECTIVE = 0, 1, 2, 3
+_NAMES = {RUNNING: "running (host code or a kernel)", WAITING: "waiting", EXITED: "exited",
+          COLLECTIVE: "in a collective"}
+#: states in which a rank can set no flag until some other rank moves
+STALLED = (WAITING, EXITED, COLLECTIVE)
 _COLS = 4  # state, epoch, wait start (ns), pid
 _TEXT = 480  # bytes of description per rank
 _ROW = _COLS * 8 + _TEXT
@@ -78,9 +82,9 @@ class Board:
     def describe(self, r: int) -> str:
         st = int(self.nums[r, 0])
         what = bytes(self.text[r]).split(b"\0", 1)[0].decode(errors="replace")
-        if st == WAITING:
+        if st in (WAITING, COLLECTIVE):
             secs = (time.monotonic_ns() - int(self.nums[r, 2])) / 1e9
-            return f"rank {r}: waiting for {secs:.1f} s: {what}"
+            return f"rank {r}: {'waiting' if st == WAITING else 'in a collective'} for {secs:.1f} s: {what}"
         return f"rank {r}: {_NAMES.get(st, st)}"
 
 
@@ -113,6 +117,22 @@ def mark_exited() -> None:
     b = board()
     if b is not None:
         b.set(EXITED)
+
+
+def mark_collective(what: str) -> bool:
+    """This rank is blocked in a collective of the world group (what: the call and the user's line);
+    False when there is no board. mark_running() ends it."""
+    b = board()
+    if b is None:
+        return False
+    b.set(COLLECTIVE, what)
+    return True
+
+
+def mark_running() -> None:
+    b = board()
+    if b is not None:
+        b.set(RUNNING)
 
 
 # --------------------------------------------------------------------------- the interpreter's polling loops
@@ -212,7 +232,7 @@ class SharedWaits:
         snap = b.snapshot()
         if snap != w.seen:
             w.seen, w.seen_at = snap, now
-        stalled = all(st in (WAITING, EXITED) for st, _ in snap)
+        stalled = all(st in STALLED for st, _ in snap)
         quiet = _env_float("CUTELAB_DEADLOCK_S", 3.0)
         limit = _env_float("CUTELAB_WAIT_TIMEOUT_S", 300.0)
         if (stalled and now - w.seen_at >= quiet) or now - w.start >= limit:

@@ -3,7 +3,8 @@
 ``init_process_group(backend="nccl")`` and ``"cpu:gloo,cuda:nccl"`` become gloo (the emulated CUDA
 tensors live in host memory, which gloo moves); ``device_id`` (a CUDA device) is dropped;
 ``new_group`` maps its backend the same way. ``destroy_process_group`` marks the rank as exited
-on the board of waits (:mod:`.board`).
+on the board of waits (:mod:`.board`), and a blocking collective of the world group (``barrier``,
+``all_reduce``, ...) marks it as in a collective while it runs.
 
 May import: ``compat.distributed.board``, torch.
 """
@@ -62,6 +63,38 @@ def install() -> None:
 
     _SAVED.update(init_process_group=init, new_group=new_group, destroy_process_group=destroy)
     dist.init_process_group, dist.new_group, dist.destroy_process_group = init_process_group, new_group_, destroy_process_group
+    for name in COLLECTIVES:
+        fn = getattr(dist, name, None)
+        if fn is not None:
+            _SAVED[name] = fn
+            setattr(dist, name, _collective(name, fn))
+
+
+#: blocking collectives: while a rank is in one of the world group, the board counts it as stalled
+COLLECTIVES = ("barrier", "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor",
+               "reduce", "gather", "scatter", "all_to_all", "all_gather_object", "broadcast_object_list",
+               "monitored_barrier")
+
+
+def _collective(name: str, fn: Any) -> Any:
+    @functools.wraps(fn)
+    def collective(*args: Any, **kwargs: Any) -> Any:
+        import torch.distributed as dist
+
+        from . import board
+        from ..where import user_line
+
+        group = kwargs.get("group")
+        marked = False
+        if not kwargs.get("async_op") and (group is None or group is dist.group.WORLD):
+            marked = board.mark_collective(f"torch.distributed.{name} at {user_line(2) or '?'}")
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if marked:
+                board.mark_running()
+
+    return collective
 
 
 def uninstall() -> None:
