@@ -175,3 +175,37 @@ def test_atomics_and_ordered_copies_on_the_gpu():
                                                                                            block=(4, 1, 1))
     torch.cuda.synchronize()
     assert torch.equal(y, x + 1)
+
+
+def test_spin_locks_of_cutlass_utils_distributed():
+    """red_add1, then the spin-lock waits (atom.cas loops, an ld loop) as the TMA all-reduce uses them."""
+    from cutelab.utils import distributed
+
+    @cute.kernel
+    def k(flag: cute.Tensor, out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        if tidx == 0:
+            distributed.red_add1(flag.iterator, order="release", scope="sys")
+            distributed.red_add1(flag.iterator, order="release", scope="sys")
+            distributed.spin_lock_atom_cas_relaxed_wait(flag.iterator, expected_val=2, reset_val=0, scope="sys")
+            out[0] = flag[0]  # reset by the wait
+            distributed.red_add1(flag.iterator + 1, order="relaxed", scope="gpu")
+            distributed.spin_lock_ld_lt_relaxed_wait(flag.iterator + 1, expected_val=1, scope="gpu")
+            distributed.spin_lock_atom_cas_acquire_wait(flag.iterator + 1, expected_val=1, reset_val=5, scope="sys")
+            out[1] = flag[1]
+
+    flag = np.zeros(2, np.int32)
+    out = np.full(2, -1, np.int32)
+    k(from_dlpack(flag), from_dlpack(out)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    assert out.tolist() == [0, 5] and flag.tolist() == [0, 5]
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+
+    with fake_gpu():
+        k(from_dlpack(FakeDeviceArray(flag)), from_dlpack(FakeDeviceArray(out))).launch(grid=(1, 1, 1),
+                                                                                        block=(32, 1, 1))
+        src = last_launch().source
+    assert "atom.relaxed.sys.global.cas.b32" in src and "ld.relaxed.gpu.global.b32" in src
+    from sm90_util import nvcc_compiles
+
+    nvcc_compiles(src)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import TraceError
+from ..kernel.frontend.control import dynamic_expr
 from ..kernel.launch.api import jit
 from ..kernel.instr import atomics as _at
 from ..numeric import Int32
@@ -33,14 +34,14 @@ def red_add1(lock_ptr: Any, *, order: str, scope: str, loc: Any = None, ip: Any 
 @jit
 def _cas_wait(lock_ptr: Any, expected_val: Any, reset_val: Any, sem: Any, scope: Any) -> None:
     result = Int32(0)
-    while result != expected_val:
+    while dynamic_expr(result != expected_val):  # a runtime loop from the first test
         result = _at.atomic_cas(lock_ptr, cmp=Int32(expected_val), val=Int32(reset_val), sem=sem, scope=scope)
 
 
 @jit
 def _ld_lt_wait(lock_ptr: Any, expected_val: Any, scope: Any) -> None:
     result = Int32(0)
-    while result < expected_val:
+    while dynamic_expr(result < expected_val):
         result = _at.load(lock_ptr, Int32, sem="relaxed", scope=scope)
 
 
