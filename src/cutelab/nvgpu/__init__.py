@@ -7,4 +7,4 @@ Pure data: no kernel machinery is imported here.
 
 from .universal_mma import *  # noqa: F401,F403  (MmaUniversalOp, OperandMajorMode, ...)
 from .universal_copy import *  # noqa: F401,F403  (CopyUniversalOp, ...)
-from . import cpasync, tcgen05, warp, warpgroup  # noqa: F401,E402
+from . import common, cpasync, tcgen05, warp, warpgroup  # noqa: F401,E402

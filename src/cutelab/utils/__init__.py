@@ -5,6 +5,7 @@
 and TMEM load ops of Blackwell GEMMs; their names are also top-level, as in ``cutlass.utils``.
 ``blockscaled_layout``: the scale-factor layouts of block-scaled UMMAs.
 ``print_latex`` / ``print_latex_tv``: LaTeX pictures of a layout and a TV layout, as CuTe DSL prints them.
+``distributed`` (imported when first used): flag waits and signals of distributed kernels.
 """
 
 from . import hopper_helpers as sm90  # noqa: F401
@@ -33,3 +34,11 @@ __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_la
            "make_smem_layout_b", "make_smem_layout_epi", "make_trivial_tiled_mma", "BlockScaledBasicChunk",
            "make_smem_layout_sfa", "make_smem_layout_sfb", "make_tmem_layout_sfa", "make_tmem_layout_sfb",
            "tile_atom_to_shape_SF"]
+
+
+def __getattr__(name: str):
+    if name == "distributed":  # kernel machinery: imported when a program first uses it
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
