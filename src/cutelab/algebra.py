@@ -24,7 +24,7 @@ from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
-from .layout import _FITS, _facts_of, _set_facts
+from .layout import _FITS, _facts_of, _raw_facts, _set_facts
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -319,10 +319,50 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any, keep_dyn
     return _raw(tuple(ns), tuple(nd))
 
 
+def _coalesce_plain(layout: Layout, f: tuple) -> Layout:
+    """coalesce of a layout of plain ints known to fit in 64 bits (facts f), with the result's facts:
+    the merged leaves of shape > 1, the same size and offsets (so the same bounds)."""
+    pairs = f[1]
+    n = len(pairs)
+    if n > 1:
+        prev = None
+        for s, d in pairs:
+            if d == prev:
+                break
+            prev = s * d
+        else:  # nothing merges: the leaves are the result's modes
+            rs, rd = zip(*pairs)
+            return _raw_facts(rs, rd, (f[0], pairs, True, True, f[4], f[5], False))
+        rs: list = []  # _merge_pairs, inline
+        rd: list = []
+        S, D = pairs[0]
+        for i in range(1, n):
+            s, d = pairs[i]
+            if S * D == d:
+                S *= s
+            else:
+                rs.append(S)
+                rd.append(D)
+                S, D = s, d
+        if rs:
+            rs.append(S)
+            rd.append(D)
+            return _raw_facts(tuple(rs), tuple(rd), (f[0], tuple(zip(rs, rd)), True, True, f[4], f[5], False))
+        pairs = ((S, D),)
+    elif not n:
+        return _raw_facts(1, 0, (1, (), True, True, 0, 0, False))
+    if type(layout._shape) is not tuple:
+        return layout
+    S, D = pairs[0]
+    return _raw_facts(S, D, (f[0], pairs, True, True, f[4], f[5], False))
+
+
 def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
     shp, std = layout._shape, layout._stride
     f = _plain_facts(layout)
     if f is not None:  # plain ints: the leaves of shape > 1 are known, merge them in one pass
+        if f[3]:
+            return _coalesce_plain(layout, f)
         rs, rd = _merge_pairs(f[1])
         if len(rs) == 1 and type(shp) is not tuple:
             return layout
@@ -398,6 +438,22 @@ def coalesce(layout: Any, target_profile: Any = None) -> Layout:
         if isinstance(target_profile, tuple):
             return _by_mode(layout, target_profile, lambda l, t: coalesce(l, t), "coalesce")
     return _coalesce(layout, keep_dynamic=True)
+
+
+_coalesce_op = coalesce  # the op: operands named in its errors, its result checked
+
+
+@functools.wraps(_coalesce_op)  # its name, doc and (through __wrapped__) signature
+def coalesce(*args: Any, **kw: Any) -> Layout:
+    # The common case, one plain-int Layout known to fit, without the op wrapper's layer (the answer
+    # and its facts as the op gives them; it cannot fail); anything else goes to the op as called.
+    if len(args) == 1 and not kw:
+        layout = args[0]
+        if type(layout) is Layout:
+            f = layout._facts
+            if f is not None and f[2] and f[3]:
+                return _coalesce_plain(layout, f)
+    return _coalesce_op(*args, **kw)
 
 
 def _filter_zeros(layout: Layout) -> Layout:

@@ -468,6 +468,19 @@ _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
 _set_stride = Layout._stride.__set__  # type: ignore[attr-defined]
 _set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
 _set_facts = Layout._facts.__set__  # type: ignore[attr-defined]
+_new = object.__new__
+
+
+def _raw_facts(shape: Any, stride: Any, facts: tuple) -> Layout:
+    """Layout._raw(shape, stride) built with its facts (see _facts_of) in one call."""
+    obj = _new(Layout)
+    _set_shape(obj, shape)
+    _set_stride(obj, stride)
+    _set_hash(obj, None)
+    _set_facts(obj, facts)
+    return obj
+
+
 _FITS = (None, None, None, True, None, None, None)
 _FITS_NOT_PLAIN = (None, None, False, True, None, None, None)
 
