@@ -880,36 +880,30 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
     that interleave or start together, a cotarget not covered). The result comes with its facts; with
     lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0)."""
-    # filter (drop stride-0 modes; the facts hold no shape-1 leaves), then coalesce, in one pass
-    shp: list = []
-    std: list = []
+    # filter (drop stride-0 modes; the facts hold no shape-1 leaves) and sort by stride. (The leaves are
+    # not coalesced first: a merged pair (S, D), (s, S * D) gives the same pieces unmerged, the second
+    # adding nothing, and a mode starting inside either start inside both; ties fail either way.)
     fsize = 1
-    S = D = 0
+    modes: list = []
     for s, d in pf[1]:
-        if d == 0:
-            continue
-        fsize *= s
-        if not D:
-            S, D = s, d
-        elif S * D == d:
-            S *= s
-        else:
-            shp.append(S)
-            std.append(D)
-            S, D = s, d
-    if not D:  # nothing to complement: [0, n) itself
+        if d:
+            fsize *= s
+            modes.append((d, s))
+    if not modes:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         rs, rd = ([], []) if n == 1 else ([n], [1])
         return (rs, rd) if lists else _plain_layout(rs, rd)
-    shp.append(S)
-    std.append(D)
-    # the result's modes of shape > 1, merged as they come (coalesce of the result)
+    if len(modes) > 1:
+        modes.sort()
+    # the result's modes of shape > 1, merged as they come (coalesce of the result); its largest
+    # offset hi as they come too (a merged mode's (s - 1) * d is the sum of its pieces')
     rs: list = []
     rd: list = []
     got = 1
     cur = 1
+    hi = 0
     prev = None
-    for d, s in (sorted(zip(std, shp)) if len(std) > 1 else ((D, S),)):
+    for d, s in modes:
         if d < 0 or d == prev:
             return None
         prev = d
@@ -918,6 +912,7 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
             return None
         if n != 1:
             got *= n
+            hi += (n - 1) * cur
             if rs and rs[-1] * rd[-1] == cur:
                 rs[-1] *= n
             else:
@@ -931,6 +926,8 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
     else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
         rest = it.product(it.ceil_div(cotarget, cur))
     if rest != 1:
+        got *= rest
+        hi += (rest - 1) * cur
         if rs and rs[-1] * rd[-1] == cur:
             rs[-1] *= rest
         else:
@@ -938,22 +935,12 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
             rd.append(cur)
     if lists:
         return rs, rd
-    # _plain_layout(rs, rd), inline
-    if len(rs) == 1:
-        s, d = rs[0], rd[0]
-        r = _raw(s, d)
-        size, hi = s, (s - 1) * d
-    elif rs:
-        r = _raw(tuple(rs), tuple(rd))
-        size, hi = 1, 0
-        for s, d in zip(rs, rd):
-            size *= s
-            hi += (s - 1) * d
-    else:
+    if not rs:
         return _plain_layout(rs, rd)
-    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
-        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
-    return r
+    if got < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        f = (got, tuple(zip(rs, rd)), True, True, 0, hi, False)
+        return _raw_facts(rs[0], rd[0], f) if len(rs) == 1 else _raw_facts(tuple(rs), tuple(rd), f)
+    return _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
 
 
 def _plain_layout(rs: list, rd: list) -> Layout:
