@@ -879,7 +879,8 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
     """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
     that interleave or start together, a cotarget not covered). The result comes with its facts; with
-    lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0)."""
+    lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0), and
+    the product of its size and the layout's filtered size (the size the two cover together)."""
     # filter (drop stride-0 modes; the facts hold no shape-1 leaves) and sort by stride. (The leaves are
     # not coalesced first: a merged pair (S, D), (s, S * D) gives the same pieces unmerged, the second
     # adding nothing, and a mode starting inside either start inside both; ties fail either way.)
@@ -892,7 +893,7 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
     if not modes:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         rs, rd = ([], []) if n == 1 else ([n], [1])
-        return (rs, rd) if lists else _plain_layout(rs, rd)
+        return (rs, rd, n) if lists else _plain_layout(rs, rd)
     if len(modes) > 1:
         modes.sort()
     # the result's modes of shape > 1, merged as they come (coalesce of the result); its largest
@@ -934,7 +935,7 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
             rs.append(rest)
             rd.append(cur)
     if lists:
-        return rs, rd
+        return rs, rd, got * fsize
     if not rs:
         return _plain_layout(rs, rd)
     if got < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
@@ -1342,7 +1343,7 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
             rs, rd = _merge_pairs(fl[1])  # coalesce(layout)
             comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False, True)
             if comp is not None:  # composed with (tiler, comp), a layout of plain ints
-                cs, cd = comp
+                cs, cd, _ = comp
                 cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
                 last = layout._shape
                 while type(last) is tuple and last:
@@ -1440,12 +1441,15 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         fb, ft = _plain_facts(block), _plain_facts(tiler)
         if fb is not None and ft is not None:  # plain ints: size, strides and cosize from the facts
-            if not ft[6] and all(d == 0 for _, d in ft[1]):
-                return make_layout(block, tiler)  # composition with stride 0 ignores the complement
-            n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
+            span = 0  # cosize(tiler) - 1 (the leaves of shape > 1 all have stride 0 where it is 0)
+            for s, d in ft[1]:
+                span += (s - 1) * (d if d > 0 else -d)
+            if not span and not ft[6]:  # composition with stride 0 ignores the complement
+                return _concat_fits((block, tiler), _raw((block._shape, tiler._shape), (block._stride, tiler._stride)))
+            n = fb[0] * (1 + span)
             lists = _complement_plain(fb, n, False, True)
             if lists is not None:  # the complement as merged modes: composed without building it
-                cs, cd = lists
+                cs, cd, got = lists
                 if len(cs) > 1:
                     ls, ld = tuple(cs), tuple(cd)
                 elif cs:
@@ -1454,12 +1458,6 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
                     ls, ld = 2, 0  # _coalesce_x of 1:0
                 rest = _compose_flat(ls, ld, tiler._shape, tiler._stride)
                 out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
-                got = 1
-                for c in cs:
-                    got *= c
-                for s, d in fb[1]:
-                    if d != 0:
-                        got *= s
                 if got >= n:  # _check_product_injective's first test: the complement is not short
                     return out
                 _check_product_injective(block, _complement_plain(fb, n, False), n, out)
