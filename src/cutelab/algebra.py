@@ -24,7 +24,7 @@ from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
-from .layout import _FITS, _facts_of, _raw_facts, _set_facts
+from .layout import _FITS, _facts_of, _leaf_facts, _raw_facts, _set_facts
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -234,23 +234,8 @@ def _modes(layout: Layout) -> list:
                                        (s - 1) * d if d > 0 else 0, False))
                     else:
                         _set_facts(m, (1, (), True, True, 0, 0, d != 0))
-                else:  # a flat mode of leaves: its facts in one loop (_facts_of's, without its walk)
-                    size, lo, hi, ones = 1, 0, 0, False
-                    pairs = []
-                    for x, y in zip(s, d):
-                        if type(x) is not int:
-                            break  # nested: left to _facts_of
-                        if x != 1:
-                            size *= x
-                            pairs.append((x, y))
-                            if y > 0:
-                                hi += (x - 1) * y
-                            else:
-                                lo += (x - 1) * y
-                        elif y != 0:
-                            ones = True
-                    else:
-                        _set_facts(m, (size, tuple(pairs), True, True, lo, hi, ones))
+                else:  # a mode of leaves: its facts in one walk
+                    _set_facts(m, _leaf_facts(zip(it.flatten(s), it.flatten(d))))
                 out.append(m)
             return out
         return [_raw(s, d) for s, d in zip(layout._shape, layout._stride)]
@@ -390,14 +375,17 @@ def _coalesce_x(layout: Layout) -> Layout:
 
 def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
     """(shape, stride) of _coalesce_x(layout) for a layout of plain ints (facts f)."""
-    s, d = layout._shape, layout._stride
+    return _coalesce_x_pairs(layout._shape, layout._stride, f[1])
+
+
+def _coalesce_x_pairs(s: Any, d: Any, pairs: Any) -> tuple:
+    """(shape, stride) of _coalesce_x of the plain-int layout s:d whose leaves of shape > 1 are pairs."""
     while type(s) is tuple and s:  # the last leaf
         s, d = s[-1], d[-1]
     if type(s) is tuple:
         return 1, 0  # no leaves
-    pairs = f[1]
     if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
-        pairs = pairs + ((2, d),)
+        pairs = tuple(pairs) + ((2, d),)
     rs, rd = _merge_pairs(pairs)
     if not rs:
         return 1, 0
@@ -744,30 +732,10 @@ def _plain_result(s: Any, d: Any, leaves: list | None = None) -> Layout:
     """The layout s:d of plain ints, with its facts and marked to fit in 64 bits where it does (as
     check_fits would mark it); where it does not, without facts (check_fits then raises as before).
     leaves: its (shape, stride) leaves in order, if known."""
-    r = _raw(s, d)
     if leaves is None:
-        if type(s) is tuple:
-            leaves = zip(it.flatten(s), it.flatten(d))
-        else:
-            leaves = ((s, d),)
-    size, lo, hi = 1, 0, 0
-    pairs = []
-    ones = False
-    for x, y in leaves:
-        if x != 1:
-            size *= x
-            pairs.append((x, y))
-            if y > 0:
-                hi += (x - 1) * y
-            else:
-                lo += (x - 1) * y
-        elif y != 0:
-            if not _NEG_LIMIT < y < _INT_LIMIT:
-                return r
-            ones = True
-    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= _NEG_LIMIT:
-        _set_facts(r, (size, tuple(pairs), True, True, lo, hi, ones))
-    return r
+        leaves = zip(it.flatten(s), it.flatten(d)) if type(s) is tuple else ((s, d),)
+    f = _leaf_facts(leaves)
+    return _raw_facts(s, d, f) if f[3] else _raw(s, d)
 
 
 def _check_carry_free(flat: Layout, pieces: list) -> None:
@@ -1336,6 +1304,77 @@ def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
     return r
 
 
+def _divide_plain(layout: Layout, tiler: tuple, zipped: bool) -> Layout | None:
+    """logical_divide (zipped: zipped_divide) of a layout of plain ints by a tuple of plain-int Layouts,
+    mode by mode in one pass (no layout per mode, no concatenation, no regrouping), built with its
+    facts; None where the general path must decide (it answers the same, or raises). Each mode is
+    divided as _logical_divide's plain path divides it, in the same order, so an error raised here (by
+    the composition) is the one the general path raises."""
+    shp, std = layout._shape, layout._stride
+    k = len(tiler)
+    if type(shp) is not tuple or k > len(shp):
+        return None
+    f = layout._facts
+    if f is None or f[2] is None:
+        f = _facts_of(layout)
+    if not f[2]:
+        return None
+    for t in tiler:
+        if type(t) is not Layout:
+            return None
+        ft = t._facts
+        if ft is None or not ft[2]:
+            return None
+    ts: list = []  # the tiles' and the rests' shapes and strides
+    td: list = []
+    rs_: list = []
+    rd_: list = []
+    tl: list = []  # their leaves, in order: all tiles', all rests', every mode's (tile, rest)
+    rl: list = []
+    ml: list = []
+    for i in range(k):
+        s, d, t = shp[i], std[i], tiler[i]
+        if type(s) is tuple:
+            pairs = [p for p in zip(it.flatten(s), it.flatten(d)) if p[0] != 1]
+        else:
+            pairs = [(s, d)] if s != 1 else []
+        rs, rd = _merge_pairs(pairs)  # coalesce(mode)
+        comp = _complement_plain(t._facts, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False, True)
+        if comp is None:
+            return None
+        cs, cd, _ = comp
+        cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
+        last = s
+        while type(last) is tuple and last:
+            last = last[-1]
+        if rs and type(last) is int and last != 1:  # _coalesce_x of the mode is its coalesce
+            ls, ld = (tuple(rs), tuple(rd)) if len(rs) > 1 else (rs[0], rd[0])
+        else:
+            ls, ld = _coalesce_x_pairs(s, d, pairs)
+        pieces: list = []
+        if zipped:
+            a, b = _compose_plain(ls, ld, t._shape, t._stride, pieces, tl)
+            c, e = _compose_plain(ls, ld, cs, cd, pieces, rl)
+        else:
+            a, b = _compose_plain(ls, ld, t._shape, t._stride, pieces, ml)
+            c, e = _compose_plain(ls, ld, cs, cd, pieces, ml)
+        if len(pieces) > 1:
+            _check_carry_free(_raw(ls, ld), pieces)
+        ts.append(a)
+        td.append(b)
+        rs_.append(c)
+        rd_.append(e)
+    if zipped:
+        rshape, rstride = (tuple(ts), tuple(rs_) + shp[k:]), (tuple(td), tuple(rd_) + std[k:])
+        leaves = tl + rl
+    else:
+        rshape, rstride = tuple(zip(ts, rs_)) + shp[k:], tuple(zip(td, rd_)) + std[k:]
+        leaves = ml
+    if k < len(shp):
+        leaves += zip(it.flatten(shp[k:]), it.flatten(std[k:]))
+    return _plain_result(rshape, rstride, leaves)
+
+
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         fl, ft = _plain_facts(layout), _plain_facts(tiler)
@@ -1357,6 +1396,9 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
         rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
         return _compose_layouts(layout, _concat_fits((tiler, comp), rhs, known=True))
     if isinstance(tiler, tuple):
+        r = _divide_plain(layout, tiler, False)
+        if r is not None:
+            return r
         return _by_mode(layout, tiler, _logical_divide, "logical_divide")
     if tiler is None:
         return layout
@@ -1415,6 +1457,10 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
     """
     if type(layout) is Layout:
         tiler = _normalize_tiler(tiler)
+        if type(tiler) is tuple:
+            r = _divide_plain(layout, tiler, True)
+            if r is not None:
+                return r
         return _tile_unzip(_logical_divide(layout, tiler), tiler)
     return _layout_or_tensor("zipped_divide", layout, _zipped_divide, tiler)
 

@@ -204,23 +204,23 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     here before) is not checked again; one that passes is marked so, with its facts (_facts_of).
     """
     f = layout._facts
-    if f is not None and f[3]:
+    if f is None or f[2] is None:
+        if f is not None and f[3]:
+            return layout
+        f = _facts_of(layout)
+    if f[3]:
         return layout
+    # not known to fit: say why (or, for values that are not plain ints, find that they fit)
     shp, std = layout._shape, layout._stride
     if type(shp) is tuple:
         shp, std = it.flatten(shp), it.flatten(std)
     else:
         shp, std = (shp,), (std,)
     size, lo, hi = 1, 0, 0
-    plain = True
-    pairs = []
     for s, d in zip(shp, std):
-        if type(s) is int and type(d) is int:  # the common case: plain ints
+        if type(s) is int and type(d) is int:
             v = d
-            if s != 1:
-                pairs.append((s, d))
         else:
-            plain = False
             if type(s) not in _INT:
                 return layout  # symbolic: checked when it is known
             v = d if type(d) in _INT else (d.value if isinstance(d, ScaledBasis) else None)
@@ -238,11 +238,7 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     if hi >= _INT_LIMIT or lo < -_INT_LIMIT:
         raise LayoutError(f"{what} {layout}: its offsets span [{lo}, {hi}], which does not fit in 64 bits "
                           f"(cutelab, like CuTe, computes offsets in 64-bit integers)")
-    if plain:
-        ones = len(pairs) != len(shp) and any(s == 1 and d != 0 for s, d in zip(shp, std))
-        _set_facts(layout, (size, tuple(pairs), True, True, lo, hi, ones))
-    else:
-        _set_facts(layout, _FITS_NOT_PLAIN)
+    _set_facts(layout, f[:3] + (True,) + f[4:] if f[2] else _FITS_NOT_PLAIN)
     return layout
 
 
@@ -493,47 +489,58 @@ def _facts_of(layout: Layout, fits: bool = False) -> tuple:
     lo and hi: its smallest and largest offset, and ones: whether a leaf of shape 1 has a stride other
     than 0; (size, pairs, plain, fits, lo, hi, ones). Partial facts (plain None) are those of a layout
     known to fit, the rest not computed yet (_FITS), or only its size and bounds on its offsets (lo, hi)
-    known: the algebra marks its results so where it knows them from its operands."""
+    known: the algebra marks its results so where it knows them from its operands. A plain layout's
+    facts say it fits when it does (check_fits's test: _leaf_facts)."""
     f = layout._facts
     if f is None or f[2] is None:
-        fits = fits or (f is not None and f[3])
         shp, std = layout._shape, layout._stride
         if type(shp) is tuple:
             fs, fd = it.flatten(shp), it.flatten(std)
         else:
             fs, fd = (shp,), (std,)
-        plain = True
         for x in fs:
             if type(x) is not int:
-                plain = False
                 break
         else:
             for x in fd:
                 if type(x) is not int:
-                    plain = False
                     break
-        if plain:
-            size, lo, hi = 1, 0, 0
-            pairs = []
-            ones = False
-            for x, y in zip(fs, fd):
-                if x != 1:
-                    size *= x
-                    pairs.append((x, y))
-                    if y > 0:
-                        hi += (x - 1) * y
-                    else:
-                        lo += (x - 1) * y
-                elif y != 0:
-                    ones = True
-            f = (size, tuple(pairs), True, fits, lo, hi, ones)
-        else:
-            f = (None, None, False, fits, None, None, None)
+            else:  # plain
+                g = _leaf_facts(zip(fs, fd))
+                if not g[3] and (fits or (f is not None and f[3])):
+                    g = g[:3] + (True,) + g[4:]
+                _set_facts(layout, g)
+                return g
+        f = (None, None, False, fits or (f is not None and f[3]), None, None, None)
         _set_facts(layout, f)
     elif fits and not f[3]:
         f = f[:3] + (True,) + f[4:]
         _set_facts(layout, f)
     return f
+
+
+def _leaf_facts(leaves: Iterable) -> tuple:
+    """The facts (see _facts_of) of the layout of plain ints whose (shape, stride) leaves, in order, are
+    leaves; fits is whether its size, strides and offsets fit in 64 bits (as check_fits decides). The one
+    walk that makes a plain layout's facts: Layout(), check_fits and the algebra's results use it."""
+    size, lo, hi = 1, 0, 0
+    pairs = []
+    ones = big = False
+    for x, y in leaves:
+        if x != 1:
+            size *= x
+            pairs.append((x, y))
+            if y > 0:
+                hi += (x - 1) * y
+            else:
+                lo += (x - 1) * y
+        elif y != 0:
+            ones = True
+            if not -_INT_LIMIT < y < _INT_LIMIT:
+                big = True
+    # a stride of a leaf of shape > 1 is at most the span of the offsets, so it fits where they do
+    return (size, tuple(pairs), True, not big and size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT,
+            lo, hi, ones)
 
 
 def _plain_crd2idx(c: Any, s: Any, d: Any) -> Any:
