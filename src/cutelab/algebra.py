@@ -79,18 +79,32 @@ def _op(name: str, keeps_fit: bool = False) -> Callable:
                     return r
                 return _fits(r)
             except LayoutError as e:
-                head = f"{name}({', '.join(_fmt(a) for a in args)})"
-                msg = str(e)
-                if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
-                    # messages print operands as CuTe DSL does ('?'); say what the values are
-                    msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
-                elif msg.startswith(head):
+                err = _op_error(name, args, e)
+                if err is e:
                     raise
-                raise type(e)(msg if msg.startswith(head) else f"{head}: {msg}") from None
+                raise err from None
 
         return wrapper
 
     return deco
+
+
+def _op_error(name: str, args: tuple, e: LayoutError) -> LayoutError:
+    """The error the operation raises for e raised beneath it: its message headed by the operation
+    and its operands (e itself where it says so already)."""
+    head = f"{name}({', '.join(_fmt(a) for a in args)})"
+    msg = str(e)
+    if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
+        # messages print operands as CuTe DSL does ('?'); say what the values are
+        msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
+    elif msg.startswith(head):
+        return e
+    return type(e)(msg if msg.startswith(head) else f"{head}: {msg}")
+
+
+def _fast_entry(op: Callable) -> Callable:
+    """Give a fast entry (see composition's) the op's name, doc and (through __wrapped__) signature."""
+    return functools.wraps(op)
 
 
 def _all_fit(args: tuple) -> bool:
@@ -790,20 +804,49 @@ def composition(lhs: Any, rhs: Any) -> Any:
     if type(lhs) is Layout and type(rhs) is Layout:
         fl, fr = lhs._facts, rhs._facts
         if fl is not None and fl[2] and fr is not None and fr[2]:  # plain ints: no conversions, no dispatch
-            if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
-                # rhs maps into lhs's domain: the result's size and offset bounds are known (see
-                # _compose_layouts) without a walk over its leaves
-                ls, ld = _coalesce_x_plain(lhs, fl)
-                r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
-                _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
-                return r
-            return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
+            return _composition_plain(lhs, rhs, fl, fr)
     if not isinstance(lhs, Layout):
         comp = getattr(lhs, "__cute_composition__", None)  # tensors compose too
         if comp is not None:
             return comp(rhs)
     lhs = _as_layout(lhs, "composition", "left operand")
     return _compose_tiler(lhs, _normalize_tiler(rhs))
+
+
+_composition_op = composition  # the op: operands named in its errors, its result checked
+
+
+def _composition_plain(lhs: Layout, rhs: Layout, fl: tuple, fr: tuple) -> Layout:
+    """composition of two Layouts of plain ints (facts fl, fr): no conversions, no dispatch."""
+    if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
+        # rhs maps into lhs's domain: the result's size and offset bounds are known (see
+        # _compose_layouts) without a walk over its leaves
+        ls, ld = _coalesce_x_plain(lhs, fl)
+        r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
+        _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
+        return r
+    return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
+
+
+@_fast_entry(_composition_op)
+def composition(*args: Any, **kw: Any) -> Any:
+    # The common case, two plain-int Layouts, without the op wrapper's layer: the same answer, checked
+    # the same way (check_fits where it is not known to fit), errors named as the op names them;
+    # anything else goes to the op, called as it was called.
+    if len(args) == 2 and not kw:
+        lhs, rhs = args
+        if type(lhs) is Layout and type(rhs) is Layout:
+            fl, fr = lhs._facts, rhs._facts
+            if fl is not None and fl[2] and fr is not None and fr[2]:
+                try:
+                    r = _composition_plain(lhs, rhs, fl, fr)
+                    g = r._facts
+                    if g is None or not g[3]:
+                        check_fits(r, "the result")
+                    return r
+                except LayoutError as e:
+                    raise _op_error("composition", args, e) from None
+    return _composition_op(*args, **kw)
 
 
 def _normalize_tiler(t: Any) -> Any:
@@ -892,8 +935,15 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
         rest = -(-cotarget // cur)
         if strict and got * rest < cotarget // fsize:
             return None
-    else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
-        rest = it.product(it.ceil_div(cotarget, cur))
+    else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape), inline for a flat one
+        rest = 1
+        b = cur
+        for x in cotarget:
+            if type(x) is not int:
+                rest = it.product(it.ceil_div(cotarget, cur))
+                break
+            rest *= -(-x // b)
+            b = -(-b // x)
     if rest != 1:
         got *= rest
         hi += (rest - 1) * cur
@@ -1165,17 +1215,28 @@ def right_inverse(layout: Any) -> Layout:
     return _bw_coalesce(rs[:-1], rd[:-1], rs[-1], rd[-1])  # coalesce of the flat (rs):(rd)
 
 
-@_op("left_inverse")
-def left_inverse(layout: Any) -> Layout:
-    """The layout L with L(layout(i)) == i for all i < size(layout), for an injective layout.
+_right_inverse_op = right_inverse  # the op: operands named in its errors, its result checked
 
-    >>> print(left_inverse(Layout.parse("(4,2):(2,1)")))
-    (2,4):(4,1)
-    """
-    if layout is None:
-        return None
-    layout = _as_layout(layout, "left_inverse", "layout")
-    shp, std, pre = _wrapped_coalesce(layout)
+
+@_fast_entry(_right_inverse_op)
+def right_inverse(*args: Any, **kw: Any) -> Layout:
+    # One plain-int Layout, without the op wrapper's layer: where the plain path's answer is known to
+    # fit (it cannot fail), that is the op's answer; anything else goes to the op as called.
+    if len(args) == 1 and not kw:
+        layout = args[0]
+        if type(layout) is Layout:
+            f = layout._facts
+            if f is not None and f[2]:
+                r = _right_inverse_plain(f[1])
+                g = r._facts
+                if g is not None and g[3]:
+                    return r
+    return _right_inverse_op(*args, **kw)
+
+
+def _left_inverse_pieces(shp: Any, std: Any, pre: list) -> tuple | None:
+    """left_inverse's (shapes, strides) lists of the coalesced modes shp:std (prefix products pre),
+    unmerged; None where every stride is 0. Raises where the op refuses."""
     for d in std:
         if d < 0:
             raise LayoutError(f"left inverse needs non-negative strides, but the layout has stride {d}")
@@ -1196,11 +1257,70 @@ def left_inverse(layout: Any) -> Layout:
         rd.append(pre[i])
         sz *= d // sz
     if not rs:
-        return _raw(1, 0)  # nothing to invert: every stride is 0
+        return None
     rs.append(shp[order[-1]])
+    return rs, rd
+
+
+def _left_inverse_plain(pairs: tuple) -> Layout:
+    """left_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts), with
+    the result's facts where it fits. Raises where the op refuses."""
+    shp, std = _merge_pairs(pairs)
+    if not shp:
+        shp, std = [1], [0]
+    pre = [1]
+    for s in shp:
+        pre.append(pre[-1] * s)
+    p = _left_inverse_pieces(shp, std, pre)
+    if p is None:
+        return _raw_facts(1, 0, (1, (), True, True, 0, 0, False))  # nothing to invert: every stride is 0
+    return _from_lists(*_merge_pairs([q for q in zip(*p) if q[0] != 1]), facts=True)
+
+
+@_op("left_inverse")
+def left_inverse(layout: Any) -> Layout:
+    """The layout L with L(layout(i)) == i for all i < size(layout), for an injective layout.
+
+    >>> print(left_inverse(Layout.parse("(4,2):(2,1)")))
+    (2,4):(4,1)
+    """
+    if type(layout) is Layout:
+        f = layout._facts
+        if f is not None and f[2]:
+            return _left_inverse_plain(f[1])
+    if layout is None:
+        return None
+    layout = _as_layout(layout, "left_inverse", "layout")
+    shp, std, pre = _wrapped_coalesce(layout)
+    p = _left_inverse_pieces(shp, std, pre)
+    if p is None:
+        return _raw(1, 0)  # nothing to invert: every stride is 0
+    rs, rd = p
     if all(type(x) is int for x in rs) and all(type(x) is int for x in rd):  # plain: merge, as _coalesce does
-        return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]))
+        return _from_lists(*_merge_pairs([q for q in zip(rs, rd) if q[0] != 1]), facts=True)
     return _coalesce(_raw(tuple(rs), tuple(rd)))
+
+
+_left_inverse_op = left_inverse  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_left_inverse_op)
+def left_inverse(*args: Any, **kw: Any) -> Layout:
+    # One plain-int Layout, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 1 and not kw:
+        layout = args[0]
+        if type(layout) is Layout:
+            f = layout._facts
+            if f is not None and f[2]:
+                try:
+                    r = _left_inverse_plain(f[1])
+                    g = r._facts
+                    if g is None or not g[3]:
+                        check_fits(r, "the result")
+                    return r
+                except LayoutError as e:
+                    raise _op_error("left_inverse", args, e) from None
+    return _left_inverse_op(*args, **kw)
 
 
 # --------------------------------------------------------------------------- max common
