@@ -270,6 +270,9 @@ def _check(shape: Any, stride: Any, where: str) -> None:
         raise LayoutError(f"make_layout{where}: stride entries must be ints, got {stride!r}")
 
 
+_NO_COORD = object()  # Layout.__call__ without a coordinate
+
+
 class Layout:
     """A CuTe layout: a hierarchical shape and a congruent stride. Frozen and hashable.
 
@@ -372,9 +375,12 @@ class Layout:
             return None
 
     # ---- evaluation
-    def __call__(self, *coord: Any) -> Any:
-        if len(coord) == 1:
-            coord = coord[0]
+    def __call__(self, coord: Any = _NO_COORD, *more: Any) -> Any:
+        if more:  # L(i, j, ...): the coordinate (i, j, ...)
+            coord = (coord,) + more
+        elif coord is _NO_COORD:
+            raise LayoutError(f"{self}: calling a layout needs a coordinate")
+        else:
             # fast paths (plain int shapes and strides, an int index or a tuple of ints): one walk that
             # checks and computes; anything else (None, numpy, out of range, ...) takes the general path
             f = self._facts
@@ -389,12 +395,22 @@ class Layout:
                             r += (coord % s) * d
                             coord //= s
                         return r
-                elif t is tuple:
-                    r = _plain_crd2idx(coord, self._shape, self._stride)
-                    if r is not None:
-                        return r
-        elif len(coord) == 0:
-            raise LayoutError(f"{self}: calling a layout needs a coordinate")
+                elif t is tuple:  # _plain_crd2idx, its top level inline
+                    s = self._shape
+                    if type(s) is tuple and len(coord) == len(s):
+                        r = 0
+                        for x, y, z in zip(coord, s, self._stride):
+                            if type(x) is int and type(y) is int:
+                                if not 0 <= x < y:
+                                    break
+                                r += x * z
+                            else:
+                                v = _plain_crd2idx(x, y, z)
+                                if v is None:
+                                    break
+                                r += v
+                        else:
+                            return r
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
