@@ -1160,31 +1160,37 @@ def _wrapped_coalesce(layout: Layout) -> tuple:
 
 
 def _right_inverse_plain(pairs: tuple) -> Layout:
-    """right_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts)."""
+    """right_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts), with
+    the result's facts where it fits (its strides are prefix products: positive, its offsets from 0)."""
     shp, std = _merge_pairs(pairs)  # coalesce
-    pre = 1
+    p = 1
     cols = []
     for i in range(len(shp)):
-        cols.append((std[i], i, pre))  # sorted by stride, ties in mode order (a stable sort)
-        pre *= shp[i]
+        cols.append((std[i], i, p))  # sorted by stride, ties in mode order
+        p *= shp[i]
     cols.sort()
     rs: list = []
     rd: list = []
     curr = 1
+    size = 1
+    hi = 0
     for d, i, p in cols:
         if d == curr:
-            s = shp[i]
+            x = shp[i]
+            size *= x
+            hi += (x - 1) * p  # a merged mode's (s - 1) * d is the sum of its pieces'
             if rs and rs[-1] * rd[-1] == p:  # merged as they come (coalesce of the result)
-                rs[-1] *= s
+                rs[-1] *= x
             else:
-                rs.append(s)
+                rs.append(x)
                 rd.append(p)
-            curr = s * d
+            curr = x * d
     if not rs:
-        r = _raw(1, 0)
-        _set_facts(r, (1, (), True, True, 0, 0, False))
-        return r
-    return _from_lists(rs, rd, facts=True)
+        return _raw_facts(1, 0, (1, (), True, True, 0, 0, False))
+    if size < _INT_LIMIT and hi < _INT_LIMIT:
+        f = (size, tuple(zip(rs, rd)), True, True, 0, hi, False)
+        return _raw_facts(rs[0], rd[0], f) if len(rs) == 1 else _raw_facts(tuple(rs), tuple(rd), f)
+    return _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
 
 
 @_op("right_inverse", keeps_fit=True)
