@@ -378,7 +378,7 @@ def _coalesce_x(layout: Layout) -> Layout:
     """coalesce that also preserves the function outside the domain (CuTe's coalesce_x)."""
     f = _plain_facts(layout)
     if f is not None:
-        return _raw(*_coalesce_x_plain(layout, f))
+        return _raw(*_coalesce_x_plain(layout._shape, layout._stride, f[1]))
     shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
     if not shp:
         return _raw(1, 0)
@@ -387,24 +387,35 @@ def _coalesce_x(layout: Layout) -> Layout:
     return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1], keep_dynamic=True)
 
 
-def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
-    """(shape, stride) of _coalesce_x(layout) for a layout of plain ints (facts f)."""
-    return _coalesce_x_pairs(layout._shape, layout._stride, f[1])
-
-
-def _coalesce_x_pairs(s: Any, d: Any, pairs: Any) -> tuple:
-    """(shape, stride) of _coalesce_x of the plain-int layout s:d whose leaves of shape > 1 are pairs."""
+def _coalesce_x_plain(s: Any, d: Any, pairs: Any) -> tuple:
+    """(shape, stride) of _coalesce_x of the plain-int layout s:d whose leaves of shape > 1 are pairs
+    (its facts' f[1])."""
     while type(s) is tuple and s:  # the last leaf
         s, d = s[-1], d[-1]
     if type(s) is tuple:
         return 1, 0  # no leaves
     if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
         pairs = tuple(pairs) + ((2, d),)
-    rs, rd = _merge_pairs(pairs)
-    if not rs:
+    n = len(pairs)
+    if n == 1:
+        return pairs[0]
+    if not n:
         return 1, 0
-    if len(rs) == 1:
-        return rs[0], rd[0]
+    rs: list = []  # _merge_pairs, inline
+    rd: list = []
+    S, D = pairs[0]
+    for i in range(1, n):
+        s, d = pairs[i]
+        if S * D == d:
+            S *= s
+        else:
+            rs.append(S)
+            rd.append(D)
+            S, D = s, d
+    if not rs:
+        return S, D
+    rs.append(S)
+    rd.append(D)
     return tuple(rs), tuple(rd)
 
 
@@ -698,7 +709,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         fr = rhs._facts
         if fr is not None and fr[2] is True:  # plain ints in, plain ints out
             return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
-        ls, ld = _coalesce_x_plain(lhs, fl)
+        ls, ld = _coalesce_x_plain(lhs._shape, lhs._stride, fl[1])
         s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
         if pieces and len(pieces) > 1:
             _check_carry_free(_raw(ls, ld), pieces)
@@ -723,7 +734,7 @@ def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any, ms: list | 
     """_compose_layouts(lhs, rs:rd) where lhs (facts fl) and rs:rd hold plain ints only; the result
     comes with its facts (_plain_result). ms, md: lhs's merged leaves (_merge_pairs(fl[1])), if known."""
     if ms is None or _last_leaf_is_one(lhs):
-        ls, ld = _coalesce_x_plain(lhs, fl)
+        ls, ld = _coalesce_x_plain(lhs._shape, lhs._stride, fl[1])
     elif len(ms) > 1:  # _coalesce_x_plain's answer from the merged leaves
         ls, ld = tuple(ms), tuple(md)
     else:
@@ -821,7 +832,7 @@ def _composition_plain(lhs: Layout, rhs: Layout, fl: tuple, fr: tuple) -> Layout
     if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
         # rhs maps into lhs's domain: the result's size and offset bounds are known (see
         # _compose_layouts) without a walk over its leaves
-        ls, ld = _coalesce_x_plain(lhs, fl)
+        ls, ld = _coalesce_x_plain(lhs._shape, lhs._stride, fl[1])
         r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
         _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
         return r
@@ -1476,7 +1487,7 @@ def _divide_plain(layout: Layout, tiler: tuple, zipped: bool) -> Layout | None:
         if rs and type(last) is int and last != 1:  # _coalesce_x of the mode is its coalesce
             ls, ld = (tuple(rs), tuple(rd)) if len(rs) > 1 else (rs[0], rd[0])
         else:
-            ls, ld = _coalesce_x_pairs(s, d, pairs)
+            ls, ld = _coalesce_x_plain(s, d, pairs)
         pieces: list = []
         if zipped:
             a, b = _compose_plain(ls, ld, t._shape, t._stride, pieces, tl)
