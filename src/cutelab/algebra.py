@@ -1566,6 +1566,26 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
     return _layout_or_tensor("logical_divide", layout, _logical_divide, tiler)
 
 
+_logical_divide_op = logical_divide  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_logical_divide_op)
+def logical_divide(*args: Any, **kw: Any) -> Any:
+    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 2 and not kw:
+        a, t = args
+        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+            try:
+                r = _logical_divide(a, t if type(t) is Layout else _normalize_tiler(t))
+                g = r._facts
+                if g is None or not g[3]:
+                    check_fits(r, "the result")
+                return r
+            except LayoutError as e:
+                raise _op_error("logical_divide", args, e) from None
+    return _logical_divide_op(*args, **kw)
+
+
 def _zipped_divide(layout: Layout, tiler: Any) -> Layout:
     return _tile_unzip(_logical_divide(layout, tiler), tiler)
 
@@ -1593,13 +1613,37 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
     ((1,16),(8192,512)):((0,1),(8192,16))
     """
     if type(layout) is Layout:
-        tiler = _normalize_tiler(tiler)
-        if type(tiler) is tuple:
-            r = _divide_plain(layout, tiler, True)
-            if r is not None:
-                return r
-        return _tile_unzip(_logical_divide(layout, tiler), tiler)
+        return _zipped_divide_layout(layout, tiler)
     return _layout_or_tensor("zipped_divide", layout, _zipped_divide, tiler)
+
+
+def _zipped_divide_layout(layout: Layout, tiler: Any) -> Layout:
+    tiler = _normalize_tiler(tiler)
+    if type(tiler) is tuple:
+        r = _divide_plain(layout, tiler, True)
+        if r is not None:
+            return r
+    return _tile_unzip(_logical_divide(layout, tiler), tiler)
+
+
+_zipped_divide_op = zipped_divide  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_zipped_divide_op)
+def zipped_divide(*args: Any, **kw: Any) -> Any:
+    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 2 and not kw:
+        a, t = args
+        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+            try:
+                r = _zipped_divide_layout(a, t)
+                g = r._facts
+                if g is None or not g[3]:
+                    check_fits(r, "the result")
+                return r
+            except LayoutError as e:
+                raise _op_error("zipped_divide", args, e) from None
+    return _zipped_divide_op(*args, **kw)
 
 
 @_op("tiled_divide")
@@ -1725,6 +1769,26 @@ def logical_product(block: Any, tiler: Any) -> Layout:
     ((2,2),(2,3)):((4,1),(2,8))
     """
     return _logical_product(_as_block(block, "logical_product"), _normalize_tiler(tiler))
+
+
+_logical_product_op = logical_product  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_logical_product_op)
+def logical_product(*args: Any, **kw: Any) -> Any:
+    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 2 and not kw:
+        a, t = args
+        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+            try:
+                r = _logical_product(a, t if type(t) is Layout else _normalize_tiler(t))
+                g = r._facts
+                if g is None or not g[3]:
+                    check_fits(r, "the result")
+                return r
+            except LayoutError as e:
+                raise _op_error("logical_product", args, e) from None
+    return _logical_product_op(*args, **kw)
 
 
 @_op("zipped_product")
