@@ -114,12 +114,31 @@ def _annotation(fn: Any, p: Any) -> Any:
     return ann
 
 
+def _is_constexpr(ann: Any) -> bool:
+    from ..launch.args import Constexpr
+
+    return ann is Constexpr or (isinstance(ann, str) and "Constexpr" in ann) or "Constexpr" in repr(ann)
+
+
+def _mismatch(fn: Any, name: str, want: str, v: Any) -> LaunchError:
+    return LaunchError(f"{getattr(fn, '__name__', 'jit function')}: argument {name} is annotated {want}, "
+                       f"but the call gives {v!r} ({type(v).__name__})")
+
+
 def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-    """The arguments as a jit function's body sees them: runtime integers become DynInts."""
+    """The arguments as a jit function's body sees them, by CuTe DSL's rule ("JIT Function
+    Argument Generation"): an argument is a runtime value unless it is annotated
+    ``cutlass.Constexpr``. A Python ``bool``, ``int`` or ``float`` (and a ``cutlass.Int32(...)``
+    etc.) becomes a DynBool / DynInt (Int32, Int64 past its range) / DynFloat (Float32): its
+    value known, printed ``?``. Its type is inferred from the call, or taken from the
+    annotation (``bool``, ``int``, ``float``, ``cutlass.Int32``, ...), which the value must
+    match. Tuples, layouts, types, callables and other objects stay trace-time values."""
     import inspect
 
+    import numpy as np
+
     from ...dynamic import DynInt, dyn_scalar
-    from ...numeric import FloatValue, IntValue, Numeric
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, Numeric
 
     try:
         sig = inspect.signature(fn)
@@ -133,22 +152,49 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
                 or type(v).__name__ == "DynFloat"):
             continue
         ann = _annotation(fn, p)
+        if ann is None and isinstance(p.annotation, str):
+            ann = p.annotation  # unreadable (e.g. a name only a type checker sees): Constexpr is still told
+        if _is_constexpr(ann):
+            continue
+        if isinstance(v, np.generic) and isinstance(v, (np.integer, np.floating, np.bool_)):
+            v = v.item()
+        plain = ann is inspect.Parameter.empty or ann is None
         dt = None
         if isinstance(v, IntValue):
             dt = v.dtype
-        elif isinstance(ann, Numeric) and ann.kind in ("int", "uint") and isinstance(v, int):
-            dt = ann
-        elif isinstance(ann, Numeric) and ann.kind == "bool" and isinstance(v, bool):
-            dt = ann
-        if dt is not None and dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
+        elif isinstance(v, FloatValue):
+            dt = v.dtype
+        elif isinstance(ann, Numeric):
+            if ann.kind == "bool" and isinstance(v, (bool, int)):
+                dt = ann
+            elif ann.kind in ("int", "uint") and isinstance(v, int):
+                dt = ann
+            elif ann.kind == "float" and isinstance(v, (int, float)) and not isinstance(v, bool):
+                dt = ann
+            elif isinstance(v, (bool, int, float)):
+                raise _mismatch(fn, name, str(ann), v)
+        elif ann is bool or (plain and type(v) is bool):
+            if type(v) is not bool:
+                raise _mismatch(fn, name, "bool", v)
+            dt = Boolean
+        elif ann is int or (plain and type(v) is int):
+            if type(v) is not int:
+                raise _mismatch(fn, name, "int", v)
+            dt = Int32 if -(1 << 31) <= v < (1 << 31) else Int64
+        elif ann is float or (plain and type(v) is float):
+            if type(v) not in (float, int):
+                raise _mismatch(fn, name, "float", v)
+            dt = Float32
+        if dt is None:
+            continue
+        if dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
             bound.arguments[name] = DynBool(bool(v))
             changed = True
-        elif dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
+        elif dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
             bound.arguments[name] = DynInt(int(dt(int(v))), dt, track=False)  # a scalar: its arithmetic prints '?'
             changed = True
-        elif isinstance(v, FloatValue) or (isinstance(ann, Numeric) and ann.kind == "float"
-                                           and isinstance(v, (int, float)) and not isinstance(v, bool)):
-            d = dyn_scalar(v.dtype if isinstance(v, FloatValue) else ann, float(v))
+        elif dt.kind == "float":
+            d = dyn_scalar(dt, float(v))
             if d is not None:  # a runtime float: prints '?', computes in its type
                 bound.arguments[name] = d
                 changed = True
@@ -211,6 +257,23 @@ def host_range(*args: Any, **kwargs: Any) -> Any:
     finally:
         if quiet:
             _QUIET.depth -= 1
+
+
+def py_conv(fn: Any, x: Any, where: str) -> Any:
+    """``int(x)`` / ``float(x)`` in a @cute.jit function's body: a runtime value (a dynamic
+    argument, a dynamic extent) has no Python number when CuTe DSL traces the function, and CuTe
+    DSL refuses the conversion; so does cutelab. A static value converts as in Python."""
+    import builtins
+
+    from ...dynamic import DynFloat
+
+    if (fn is builtins.int or fn is builtins.float) and isinstance(x, (DynInt, DynBool, DynFloat)):
+        raise TypeError(
+            f"{fn.__name__}() of a runtime value ({x!r}) at {where}: a @cute.jit function's dynamic values have no "
+            f"Python value while it is traced (CuTe DSL refuses the conversion too); annotate the argument "
+            f"cutlass.Constexpr for a compile-time value, or convert with "
+            f"cutlass.{'Int32' if fn is builtins.int else 'Float32'}(x)")
+    return fn(x)
 
 
 def trace_print(*args: Any, **kwargs: Any) -> None:

@@ -23,6 +23,17 @@ def _respecialize(cf: Any, args: Any) -> Any:
     return respecialize(cf, args)
 
 
+def _plain(d: Any) -> Tuple[type, Any]:
+    """A dynamic argument's Python type and value, as a call passes it (int, bool, float)."""
+    from ...dynamic import DynBool, DynInt
+
+    if isinstance(d, DynBool):
+        return bool, bool(d.value)
+    if isinstance(d, DynInt):
+        return int, int(d)
+    return float, float(d)
+
+
 class CompiledFunction:
     """The launches of a jit function, traced and compiled once (``cute.compile``): call it
     with tensors of the same element types, layouts and alignment to run them again without
@@ -48,7 +59,7 @@ class CompiledFunction:
         direct = fast.direct
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
             # every tensor passing the generated checks has its compiled layout: this trace's values
-            tried = direct is not None and not self.dyn_args
+            tried = direct is not None  # it checks the dynamic arguments' values too (fast.dyn)
             if tried and direct(args, stream):
                 return None
             other = _respecialize(self, args)
@@ -160,6 +171,7 @@ class CompiledFunction:
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
         fast.flat = all(type(pos) is int for pos, _ in fast.getters)
         fast.static = list(self.arg_static.items())
+        fast.dyn = [(pos, *_plain(d)) for pos, d in self.dyn_args.items()]
         fast.nargs = self.nargs
         fast.launches = []
         fast.cpu = []
