@@ -240,6 +240,7 @@ def test_undeclared_register_is_named():
 def test_inline_asm_in_a_kernel_on_the_cpu_and_as_cuda():
     import cutelab as cute
     from cutelab.compat.cutlass_dsl import T
+    from cutelab.compat.mlir import ir
     from cutelab.compat.mlir.dialects import llvm
     from cutelab.kernel.cuda.printer import CudaRenderer
     from cutelab.kernel.launch.plan import capture
@@ -252,7 +253,7 @@ def test_inline_asm_in_a_kernel_on_the_cpu_and_as_cuda():
         gB[tidx] = llvm.inline_asm(T.f32(), [v, v], "{.reg .f32 t; fma.rn.f32 t, $1, $2, $1; mul.f32 $0, t, 2.0;}",
                                    "=f,f,f")
         gC[tidx] = llvm.inline_asm(T.i32(), [tidx], "redux.sync.add.s32 $0, $1, 0xffffffff;", "=r,r")
-        lo, hi = llvm.inline_asm([T.i32(), T.i32()], [v], "{.reg .b32 t; mov.b32 t, $2; mov.b32 $0, t; "
+        lo, hi = llvm.inline_asm(ir.Type.parse("!llvm.struct<(i32, i32)>"), [v], "{.reg .b32 t; mov.b32 t, $2; mov.b32 $0, t; "
                                  "shr.u32 $1, t, 16;}", "=r,=r,f")
         gD[tidx] = llvm.extractvalue(T.i32(), (lo, hi), [1])
 
