@@ -244,3 +244,74 @@ def test_int_and_float_of_runtime_values_are_refused():
     np.testing.assert_array_equal(x, 5.0)
     _int_of_constexpr(from_dlpack(x), 2)
     np.testing.assert_array_equal(x, [1, 1, 5, 5])
+
+
+# --------------------------------------------------------------------------- user types: JitArgument, DynamicExpression
+
+class _Params:
+    """CuTe DSL's DynamicExpression protocol: the values it carries are runtime values."""
+
+    def __init__(self, scale, shift):
+        self.scale, self.shift = scale, shift
+
+    def __extract_mlir_values__(self):
+        return [self.scale, self.shift]
+
+    def __new_from_mlir_values__(self, values):
+        return _Params(*values)
+
+
+class _CParams:
+    """CuTe DSL's JitArgument protocol: C pointers to values of the types it names."""
+
+    def __init__(self, scale):
+        import ctypes
+
+        self.scale = scale
+        self._c = ctypes.c_float(scale)
+
+    def __c_pointers__(self):
+        import ctypes
+
+        return [ctypes.cast(ctypes.pointer(self._c), ctypes.c_void_p)]
+
+    def __get_mlir_types__(self):
+        return [cutlass.Float32]
+
+    def __new_from_mlir_values__(self, values):
+        p = _CParams.__new__(_CParams)
+        p.scale = values[0]
+        return p
+
+
+@cute.kernel
+def _affine(a: cute.Tensor, scale, shift):
+    t, _, _ = cute.arch.thread_idx()
+    a[t] = a[t] * scale + shift
+
+
+@cute.jit
+def _affine_host(a: cute.Tensor, p):
+    print("params", p.scale, getattr(p, "shift", 0.0))
+    _affine(a, p.scale, getattr(p, "shift", 0.0)).launch(grid=(1, 1, 1), block=(4, 1, 1))
+
+
+def test_user_types_carry_runtime_values(capsys):
+    x = np.ones(4, np.float32)
+    t = from_dlpack(x)
+    f = cute.compile(_affine_host, t, _Params(2.0, 1.0))
+    assert capsys.readouterr().out == "params ? ?\n"
+    f(t, _Params(2.0, 1.0))
+    np.testing.assert_array_equal(x, 3.0)
+    f(t, _Params(3.0, -1.0))  # another instance, other values: the same compiled function
+    np.testing.assert_array_equal(x, 8.0)
+    g = cute.compile(_affine_host, t, _CParams(0.5))
+    assert capsys.readouterr().out == "params ? 0.0\n"
+    g(t, _CParams(0.5))
+    np.testing.assert_array_equal(x, 4.0)
+    g(t, _CParams(0.25))
+    np.testing.assert_array_equal(x, 1.0)
+    with pytest.raises(LaunchError, match="argument 1 was compiled as a _CParams"):
+        g(t, _Params(1.0, 1.0))
+    _affine_host(t, _Params(1.0, 2.0))  # a plain @cute.jit call
+    np.testing.assert_array_equal(x, 3.0)

@@ -269,3 +269,30 @@ def test_inline_asm_in_a_kernel_on_the_cpu_and_as_cuda():
     assert 'asm volatile("{.reg .f32 t; fma.rn.f32 t, %1, %2, %1; mul.f32 %0, t, 2.0;}" : "=f"(' in src
     assert 'asm volatile("redux.sync.add.s32 %0, %1, 0xffffffff;" : "=r"(' in src
     assert '"=r"(asm_o' in src and ', "=r"(asm_o' in src  # two outputs
+
+
+def test_bar_sync_is_the_block_barrier():
+    import cutelab as cute
+    from cutelab.compat.mlir.dialects import llvm
+    from cutelab.compat.where import NotEmulatedError
+    from cutelab.kernel.cuda.printer import CudaRenderer
+    from cutelab.kernel.ir.nodes import Barrier
+    from cutelab.kernel.launch.plan import capture
+    from cutelab.runtime import from_dlpack
+
+    @cute.kernel
+    def k(gA: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        llvm.inline_asm(None, [], "bar.sync 0;", "", has_side_effects=True)
+        gA[tidx] = 1.0
+
+    @cute.kernel
+    def named(gA: cute.Tensor):
+        llvm.inline_asm(None, [], "bar.sync 1, 64;", "", has_side_effects=True)
+
+    with capture() as ks:
+        k(from_dlpack(np.zeros(64, np.float32))).launch(grid=(1, 1, 1), block=(64, 1, 1))
+    assert any(isinstance(s, Barrier) for s in ks[0].body.ops)
+    assert "__syncthreads();" in CudaRenderer(ks[0]).render()
+    with pytest.raises(NotEmulatedError, match=r"PTX instruction 'bar.sync' \(llvm.inline_asm\).*named barriers"):
+        named(from_dlpack(np.zeros(64, np.float32))).launch(grid=(1, 1, 1), block=(64, 1, 1))

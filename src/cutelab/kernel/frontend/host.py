@@ -23,6 +23,8 @@ import io
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from ...dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
 from ...errors import LaunchError
 
@@ -125,6 +127,60 @@ def _mismatch(fn: Any, name: str, want: str, v: Any) -> LaunchError:
                        f"but the call gives {v!r} ({type(v).__name__})")
 
 
+def protocol_values(obj: Any) -> Optional[List[Any]]:
+    """The runtime values a user type carries by CuTe DSL's protocols, as (type, value) pairs:
+    ``DynamicExpression`` (``__extract_mlir_values__`` / ``__new_from_mlir_values__``) gives them
+    itself; ``JitArgument`` (``__c_pointers__`` / ``__get_mlir_types__`` /
+    ``__new_from_mlir_values__``) as C pointers to values of the types it names. None for an
+    object of neither kind, or one carrying something other than scalars (tensors, ...)."""
+    import ctypes
+
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, Numeric
+
+    if isinstance(obj, type) or not hasattr(obj, "__new_from_mlir_values__"):
+        return None
+    out: List[Any] = []
+    if hasattr(obj, "__extract_mlir_values__"):
+        for v in obj.__extract_mlir_values__():
+            if isinstance(v, DynBool) or type(v) is bool:
+                out.append((Boolean, bool(v)))
+            elif isinstance(v, (IntValue, DynInt)) or type(v).__name__ == "DynScalar":
+                out.append((v.dtype, int(v)))
+            elif isinstance(v, FloatValue):
+                out.append((v.dtype, float(v)))
+            elif type(v) is int:
+                out.append((Int32 if -(1 << 31) <= v < (1 << 31) else Int64, v))
+            elif type(v) is float:
+                out.append((Float32, v))
+            else:
+                return None
+        return out
+    if hasattr(obj, "__c_pointers__") and hasattr(obj, "__get_mlir_types__"):
+        types, ptrs = list(obj.__get_mlir_types__()), list(obj.__c_pointers__())
+        if len(types) != len(ptrs) or not all(isinstance(t, Numeric) for t in types):
+            return None
+        for t, p in zip(types, ptrs):
+            addr = p.value if isinstance(p, ctypes.c_void_p) else ctypes.cast(p, ctypes.c_void_p).value
+            raw = np.frombuffer((ctypes.c_char * (t.width // 8 or 1)).from_address(addr), dtype=t.storage, count=1)
+            from ...dtypes import to_compute
+
+            x = to_compute(raw, t)[0]
+            out.append((t, bool(x) if t.kind == "bool" else float(x) if t.is_float else int(x)))
+        return out
+    return None
+
+
+def _dynamic_value(dt: Any, v: Any) -> Any:
+    from ...dynamic import dyn_scalar
+
+    if dt.kind == "bool":
+        return DynBool(bool(v))
+    if dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
+        return DynInt(int(dt(int(v))), dt, track=False)
+    d = dyn_scalar(dt, v) if dt.kind == "float" else None
+    return d if d is not None else v
+
+
 def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
     """The arguments as a jit function's body sees them, by CuTe DSL's rule ("JIT Function
     Argument Generation"): an argument is a runtime value unless it is annotated
@@ -186,6 +242,10 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
                 raise _mismatch(fn, name, "float", v)
             dt = Float32
         if dt is None:
+            vals = protocol_values(v)
+            if vals:  # a user type of CuTe DSL's JitArgument / DynamicExpression protocols: its values are runtime
+                bound.arguments[name] = v.__new_from_mlir_values__([_dynamic_value(t, x) for t, x in vals])
+                changed = True
             continue
         if dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
             bound.arguments[name] = DynBool(bool(v))
@@ -396,6 +456,14 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                               f"(given {d.value}); got {v!r} ({type(v).__name__})")
         key.append(_scalar_of(d, v))
         mine.append(d.value)
+    proto = getattr(cf, "proto_args", None) or {}
+    for pos in sorted(proto):
+        vals = protocol_values(args[pos]) if pos < len(args) else None
+        if vals is None or [t for t, _ in vals] != [t for t, _ in proto[pos]]:
+            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a {type(cf.proto_objs[pos]).__name__} "
+                              f"carrying runtime values {[str(t) for t, _ in proto[pos]]}; got {args[pos] if pos < len(args) else 'nothing'!r}")
+        key.append(tuple(x for _, x in vals))
+        mine.append(tuple(x for _, x in proto[pos]))
     tensors = {}
     dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
     if dyn_pos is None:  # the tensors with dynamic layouts, found once (with their layout's memo)
@@ -435,6 +503,8 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                                    DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
         for pos, t in tensors.items():
             new_args[orig[pos]] = t
+        for pos in proto:  # a user type: dynamic_args makes its values runtime values again
+            new_args[orig[pos]] = args[pos]
         with contextlib.redirect_stdout(io.StringIO()):
             other = _compile(target, *new_args, **kwargs)
         if len(cache) >= _MAX_VARIANTS:

@@ -217,6 +217,14 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     from ..frontend.trace import TraceValue, current, tracing
     from ..ir.symbolic import is_sym
 
+    bar = _block_barrier(asm, operands, constraints)
+    if bar is not None:  # `bar.sync 0;` alone: the kernel IR's block barrier (__syncthreads)
+        from ..frontend.arch import sync_threads
+
+        if bar:
+            raise NotInterpreted(f"{what} at {where}: {bar}", bar.split(" with ")[0])
+        sync_threads()
+        return None
     try:
         prog = parse(asm, constraints)
     except PtxError as e:
@@ -245,7 +253,7 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
         except PtxError as e:
             raise NotInterpreted(f"{what} at {where}: {e}", _instr(e)) from None
         vals = [_python_value(o[0], dt) for o, dt in zip(outs, res_types)]
-        return vals[0] if nout == 1 else tuple(vals)
+        return None if nout == 0 else vals[0] if nout == 1 else tuple(vals)
     t = current(what)
     srcs: List[Tuple[Any, Any]] = []
     for x, c in zip(ops, prog.ins):
@@ -267,7 +275,24 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     dsts = [t.new_reg(dt, 1) for dt in res_types]
     t.emit(InlineAsmOp(dsts, srcs, asm, cons, prog))
     vals = [TraceValue([(d, 0)], (), d.dtype) for d in dsts]
-    return vals[0] if nout == 1 else tuple(vals)
+    return None if nout == 0 else vals[0] if nout == 1 else tuple(vals)
+
+
+def _block_barrier(asm: str, operands: Sequence[Any], constraints: str) -> Optional[str]:
+    """For a program that is one ``bar.sync`` / ``barrier.sync`` (``.aligned``) instruction: ""
+    when it is the whole block's barrier 0 (the IR's Barrier), else why it is not interpreted;
+    None for any other program."""
+    import re
+
+    text = asm.strip().strip("{}").strip().rstrip(";").strip()
+    m = re.fullmatch(r"(bar|barrier)(\.cta)?\.(sync|arrive|red\S*)(\.aligned)?\s+(.*)", text, re.S)
+    if m is None:
+        return None
+    args = [a.strip() for a in m.group(5).split(",")]
+    if m.group(3) == "sync" and args == ["0"] and not operands and not constraints.strip("~{memory} ,"):
+        return ""
+    return (f"PTX instruction '{text.split()[0]}' with operands {args} (named barriers and thread counts are not "
+            f"interpreted; `bar.sync 0;` is the block's barrier)")
 
 
 def _python_value(bits: Any, dt: Any) -> Any:

@@ -210,7 +210,8 @@ class CompiledFunction:
         fast.passed = {}  # address tuples that passed _new_addresses
         fast.direct = None
         self._fast = fast
-        if not fast.cpu and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+        if not fast.cpu and not getattr(self, "proto_args", None) and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+            # (a user type's runtime values are read through its protocol: the general path)
             fast.direct = _direct_call(self, fast)
         return fast
 
