@@ -76,8 +76,10 @@ def _typed(a: cute.Tensor, n: int, s: float, b: bool):
 
 def test_annotations_type_the_arguments(capsys):
     t = from_dlpack(np.zeros(4, np.float32))
-    _typed(t, 3, 2, True)  # an int for a float parameter is a Float32
+    _typed(t, 3, 2.0, True)
     assert capsys.readouterr().out == "typed ? ? ? Int32(?) Float32(?) Boolean(?)\n"
+    with pytest.raises(LaunchError, match=r"argument s is annotated float, but the call gives 2 \(int\)"):
+        _typed(t, 3, 2, True)  # CuTe DSL refuses it too (ARG_ANNOTATION_MISMATCH)
     with pytest.raises(LaunchError, match=r"argument n is annotated int, but the call gives 2\.5"):
         _typed(t, 2.5, 1.0, True)
     with pytest.raises(LaunchError, match=r"argument b is annotated bool, but the call gives 1 \(int\)"):
@@ -91,8 +93,11 @@ def _big(a: cute.Tensor, n):
     print("big", repr(n), n + 1)
 
 
-def test_int_past_int32_is_int64(capsys):
-    _big(from_dlpack(np.zeros(4, np.float32)), 1 << 40)
+def test_int_past_int32_wraps_with_a_warning(capsys):
+    with pytest.warns(UserWarning, match=r"argument n = 1099511627777 does not fit in Int32 .* wraps to 1"):
+        _big(from_dlpack(np.zeros(4, np.float32)), (1 << 40) + 1)  # CuTe DSL: Int32, truncated, a warning
+    assert capsys.readouterr().out == "big Int32(?) ?\n"
+    _big(from_dlpack(np.zeros(4, np.float32)), cutlass.Int64(1 << 40))
     assert capsys.readouterr().out == "big Int64(?) ?{i64}\n"
 
 

@@ -185,7 +185,8 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     """The arguments as a jit function's body sees them, by CuTe DSL's rule ("JIT Function
     Argument Generation"): an argument is a runtime value unless it is annotated
     ``cutlass.Constexpr``. A Python ``bool``, ``int`` or ``float`` (and a ``cutlass.Int32(...)``
-    etc.) becomes a DynBool / DynInt (Int32, Int64 past its range) / DynFloat (Float32): its
+    etc.) becomes a DynBool / DynInt (Int32; a value past its range wraps, with a warning, as CuTe
+    DSL converts it) / DynFloat (Float32): its
     value known, printed ``?``. Its type is inferred from the call, or taken from the
     annotation (``bool``, ``int``, ``float``, ``cutlass.Int32``, ...), which the value must
     match. Tuples, layouts, types, callables and other objects stay trace-time values."""
@@ -234,11 +235,17 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
                 raise _mismatch(fn, name, "bool", v)
             dt = Boolean
         elif ann is int or (plain and type(v) is int):
-            if type(v) is not int:
+            if not isinstance(v, int):  # (a bool is an int, as isinstance tells CuTe DSL)
                 raise _mismatch(fn, name, "int", v)
-            dt = Int32 if -(1 << 31) <= v < (1 << 31) else Int64
+            dt = Int32
+            if not -(1 << 31) <= v < (1 << 31):  # CuTe DSL converts a Python int to Int32 too, and warns
+                import warnings
+
+                warnings.warn(f"{getattr(fn, '__name__', 'jit function')}: argument {name} = {v} does not fit in Int32 "
+                              f"(a Python int argument is a runtime Int32, as in CuTe DSL); it wraps to "
+                              f"{int(Int32(v))}. Pass cutlass.Int64({v}) for a 64-bit value.", stacklevel=4)
         elif ann is float or (plain and type(v) is float):
-            if type(v) not in (float, int):
+            if type(v) is not float:  # CuTe DSL refuses an int for a float parameter too
                 raise _mismatch(fn, name, "float", v)
             dt = Float32
         if dt is None:
