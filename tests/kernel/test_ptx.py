@@ -296,3 +296,28 @@ def test_bar_sync_is_the_block_barrier():
     assert "__syncthreads();" in CudaRenderer(ks[0]).render()
     with pytest.raises(NotEmulatedError, match=r"PTX instruction 'bar.sync' \(llvm.inline_asm\).*named barriers"):
         named(from_dlpack(np.zeros(64, np.float32))).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+def test_inline_ptx_named_operands():
+    import cutelab as cute
+    from cutelab.compat.dsl_names import ARCH_EXTRAS
+    from cutelab.numeric import Float32, Int32
+    from cutelab.runtime import from_dlpack
+
+    inline_ptx = ARCH_EXTRAS["inline_ptx"]
+
+    @cute.kernel
+    def k(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = gA[tidx]
+        gB[tidx] = inline_ptx("ex2.approx.ftz.f32 {$w0}, {$r0};", write_only_types=[Float32], read_only_args=[v])
+        m, acc = inline_ptx("max.s32 {$w0}, {$r0}, {$r1}; add.s32 {$rw0}, {$rw0}, {$r1};",
+                            write_only_types=[Int32], read_only_args=[tidx, 20], read_write_args=[tidx])
+        gC[tidx] = m * 1000 + acc
+
+    a = np.linspace(-2, 2, 32, dtype=np.float32)
+    b, c = np.zeros(32, np.float32), np.zeros(32, np.int32)
+    k(from_dlpack(a), from_dlpack(b), from_dlpack(c)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    np.testing.assert_allclose(b, np.exp2(a.astype(np.float64)), rtol=2e-7)
+    t = np.arange(32)
+    np.testing.assert_array_equal(c, np.maximum(t, 20) * 1000 + t + 20)

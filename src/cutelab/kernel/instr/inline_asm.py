@@ -333,3 +333,70 @@ def _result_types(res: Any, prog: Program, where: str, what: str) -> List[Any]:
         else:
             out.append(_default_dtype(letter))
     return out
+
+
+def _letter(x: Any) -> str:
+    """The constraint letter of a value or a type (cute.arch.inline_ptx picks registers by size)."""
+    from ...numeric import Numeric
+
+    from ..ir.symbolic import is_sym
+
+    if is_sym(x):  # an index expression: an Int32
+        return "r"
+    dt = x if isinstance(x, Numeric) else getattr(x, "dtype", None)
+    if dt is None:
+        if isinstance(x, float):
+            return "f"
+        return "r" if -(1 << 31) <= int(x) < (1 << 32) else "l"
+    if dt.is_float and dt.width == 32:
+        return "f"
+    if dt.is_float and dt.width == 64:
+        return "d"
+    return {64: "l", 16: "h", 8: "r", 1: "r"}.get(dt.width, "r")
+
+
+def inline_ptx(ptx_code: str, *, write_only_types: Optional[Sequence[Any]] = None,
+               read_only_args: Optional[Sequence[Any]] = None, read_write_args: Optional[Sequence[Any]] = None,
+               predicate: Any = None, where: str = "", loc: Any = None, ip: Any = None) -> Any:
+    """``cute.arch.inline_ptx``: PTX with named operands ``{$w0}`` (outputs of write_only_types),
+    ``{$rw0}`` (read_write_args, read and written), ``{$r0}`` (read_only_args), as inline_asm
+    with positional ones. Returns None, the one output, or a tuple (write-only outputs, then
+    read-write ones). ``predicate`` (a static bool) runs it or not."""
+    import re
+
+    w = list(write_only_types or ())
+    rw = list(read_write_args or ())
+    r = list(read_only_args or ())
+    if predicate is not None:
+        from ..ir.symbolic import is_sym
+        from ..frontend.trace import TraceValue
+
+        if isinstance(predicate, TraceValue) or is_sym(predicate):
+            raise NotInterpreted(f"cute.arch.inline_ptx at {where}: a runtime predicate is not interpreted; "
+                                 f"put the call in an `if`", "cute.arch.inline_ptx(predicate=...)")
+        if not predicate:
+            return None
+    n_w, n_rw = len(w), len(rw)
+    pos = {}
+    for k in range(n_w):
+        pos[f"w{k}"] = k
+    for k in range(n_rw):
+        pos[f"rw{k}"] = n_w + k
+    for k in range(len(r)):
+        pos[f"r{k}"] = n_w + n_rw + k  # read-only inputs after the outputs
+    for k in range(n_rw):  # the read-write values as inputs tied to their outputs (no name of their own)
+        pos[f"_tie{k}"] = n_w + n_rw + len(r) + k
+
+    def sub(m: Any) -> str:
+        key = m.group(1)
+        if key not in pos:
+            raise TraceError(f"cute.arch.inline_ptx at {where}: {{${key}}} names no operand ({n_w} write-only, "
+                             f"{n_rw} read-write, {len(r)} read-only)")
+        return f"${pos[key]}"
+
+    asm = re.sub(r"\{\$(rw\d+|w\d+|r\d+)\}", sub, ptx_code)
+    cons = [f"={_letter(t)}" for t in w] + [f"={_letter(v)}" for v in rw] + [_letter(v) for v in r] + \
+        [str(n_w + k) for k in range(n_rw)]
+    res = list(w) + [getattr(v, "dtype", None) or _default_dtype(_letter(v)) for v in rw]
+    return inline_asm(res if len(res) != 1 else res[0], list(r) + list(rw), asm, ",".join(cons), where,
+                      what="cute.arch.inline_ptx")
