@@ -101,6 +101,17 @@ def test_int_past_int32_wraps_with_a_warning(capsys):
     assert capsys.readouterr().out == "big Int64(?) ?{i64}\n"
 
 
+def test_runtime_scalar_fast_path_with_a_torch_tensor():
+    """The generated call's names for a runtime argument's check do not clash with a torch
+    tensor's (its device was once overwritten by the value: every call missed the fast path)."""
+    with fake_gpu():
+        a = fake_cuda_tensor(torch.zeros(8, dtype=torch.float32))
+        with _quiet():
+            f = cute.compile(_host, a, 2.0, 8, True)
+        f(a, 2.0, True)
+        assert f._fast.direct((a, 2.0, True), None) is True
+
+
 def test_compiled_runtime_scalars_on_the_gpu_fast_path():
     """The generated call checks a runtime argument's value as it checked a constant's: the same
     value launches straight away; another finds (or makes) the trace for it."""
@@ -113,7 +124,7 @@ def test_compiled_runtime_scalars_on_the_gpu_fast_path():
         f(t, 2.0, True)
         f(t, 2.0, True)
         fast = f._fast
-        assert fast.direct is not None and "V0" in fast.direct.source  # the value check written out
+        assert fast.direct is not None and "RV0" in fast.direct.source  # the value check written out
         assert fast.direct((t, 2.0, True), None) is True
         assert fast.direct((t, 2.0, False), None) is False  # another value: not this trace
         assert fast.direct((t, 2, True), None) is False  # another type (int for a Float32): the general path

@@ -75,9 +75,9 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
     for j, (pos, ty, v0) in enumerate(getattr(fast, "dyn", ())):
         # a runtime scalar (CuTe DSL's dynamic argument): this trace is for its value; another value
         # takes CompiledFunction's general path, which finds (or makes) the trace for it
-        env[f"Y{j}"], env[f"V{j}"] = ty, v0
+        env[f"RT{j}"], env[f"RV{j}"] = ty, v0  # (names of their own: T, V, ... name the tensors' checks)
         lines += [f"    if n <= {pos}:", "        return False", f"    v = args[{pos}]",
-                  f"    if v.__class__ is not Y{j} or v != V{j}:", "        return False"]
+                  f"    if v.__class__ is not RT{j} or v != RV{j}:", "        return False"]
     addrs = "".join(f"a{k}, " for k in range(len(fast.getters)))
     env["PASSED"] = fast.passed
     lines += [f"    addrs = ({addrs})", "    if addrs != _fast.last:",
