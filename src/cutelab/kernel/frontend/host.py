@@ -10,10 +10,13 @@ cutelab does the same: while a jit function's body runs, kernel launches and hos
 are recorded (``HostAction``; launches as launch.py records them for cute.compile) and run, in
 order, when the body has returned.
 
-The arguments a jit function sees: a ``cutlass.Int32(...)`` value, or an int passed for a
-parameter annotated with an integer type (``n: cutlass.Int32``), is a runtime value in CuTe
-DSL: here a :class:`~cutelab.dynamic.DynInt` (its value, printed ``?``). ``Constexpr``
-parameters and plain ints stay static.
+The arguments a jit function sees (CuTe DSL's "JIT Function Argument Generation"): every
+``bool``, ``int`` and ``float`` argument, and every ``cutlass.Int32(...)`` etc., is a runtime
+value unless its parameter is annotated ``cutlass.Constexpr``: here a
+:class:`~cutelab.dynamic.DynInt` / ``DynBool`` / ``DynFloat`` (its value known, printed ``?``).
+A compiled function is traced per value of its runtime arguments (``respecialize``), so a
+call with another value runs. User types of the DSL's JitArgument / DynamicExpression
+protocols carry runtime values the same way. Tuples, layouts and other objects stay static.
 """
 
 from __future__ import annotations

@@ -297,6 +297,6 @@ class CompiledFunction:
     def _static_error(self, pos: int, v: Any, v0: Any) -> None:
         raise LaunchError(
             f"{self.name}: argument {pos} is {v!r}, but the function was compiled with {v0!r}; "
-            f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
-            f"runtime scalar, or call cute.compile again)"
+            f"an argument that is not a number, a tensor or a runtime value of a user type (a tuple, a layout, an "
+            f"object) is a compile-time value: call cute.compile again for another one"
         )
