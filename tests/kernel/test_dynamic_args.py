@@ -331,3 +331,20 @@ def test_user_types_carry_runtime_values(capsys):
         g(t, _Params(1.0, 1.0))
     _affine_host(t, _Params(1.0, 2.0))  # a plain @cute.jit call
     np.testing.assert_array_equal(x, 3.0)
+
+
+@cute.kernel
+def _bound_in_one_branch(a: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    if t < 4:  # a runtime if with an else; `m` is bound in its then-branch only (as sm90_gemm's tm, tn)
+        if t < 2:
+            m = 5
+            a[t] = m
+    else:
+        a[t] = -1.0
+
+
+def test_number_bound_in_one_branch_stays_local_to_it():
+    x = np.zeros(6, np.float32)
+    _bound_in_one_branch(from_dlpack(x)).launch(grid=(1, 1, 1), block=(6, 1, 1))
+    np.testing.assert_array_equal(x, [5, 5, 0, 0, -1, -1])

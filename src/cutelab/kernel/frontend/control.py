@@ -429,6 +429,8 @@ class _Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
+            if pre is UNDEF and v is UNDEF:
+                continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
             if n in self.regs and _is_view(self.regs[n][1]):
                 r, view = self.regs[n]
                 if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):

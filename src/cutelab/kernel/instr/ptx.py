@@ -355,9 +355,10 @@ def _round_f32(x: np.ndarray, mode: str = "rn", ftz: bool = False, sat: bool = F
     return r.view(np.uint32).astype(U64)
 
 
-def _directed(x: np.ndarray, r: np.ndarray, mode: str, dt: Any) -> np.ndarray:
-    """r (x rounded to nearest in dt) moved to x rounded toward zero (rz), -inf (rm) or +inf (rp)."""
+def _directed(x: np.ndarray, near: np.ndarray, mode: str, dt: Any) -> np.ndarray:
+    """near (x rounded to nearest in dt) moved to x rounded toward zero (rz), -inf (rm) or +inf (rp)."""
     with np.errstate(over="ignore", invalid="ignore"):
+        r = near
         rx = r.astype(np.float64)
         fin = np.isfinite(x)
         if mode == "rz":
