@@ -321,3 +321,74 @@ def test_inline_ptx_named_operands():
     np.testing.assert_allclose(b, np.exp2(a.astype(np.float64)), rtol=2e-7)
     t = np.arange(32)
     np.testing.assert_array_equal(c, np.maximum(t, 20) * 1000 + t + 20)
+
+
+def _asm_mix_kernel():
+    import cutelab as cute
+    from cutelab.compat.cutlass_dsl import T
+    from cutelab.compat.mlir import ir
+    from cutelab.compat.mlir.dialects import llvm
+
+    @cute.kernel
+    def k(gA: cute.Tensor, gF: cute.Tensor, gI: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        v = gA[tidx]
+        gF[tidx, 0] = llvm.inline_asm(T.f32(), [v, v], "{.reg .f32 t; fma.rn.f32 t, $1, $2, $1; mul.f32 $0, t, 2.0;}",
+                                      "=f,f,f")
+        gF[tidx, 1] = llvm.inline_asm(T.f32(), [v], "ex2.approx.ftz.f32 $0, $1;", "=f,f")
+        gI[tidx, 0] = llvm.inline_asm(T.i32(), [tidx], "redux.sync.add.s32 $0, $1, 0xffffffff;", "=r,r")
+        gI[tidx, 1] = llvm.inline_asm(T.i32(), [v, v], "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f")
+        gI[tidx, 2] = llvm.inline_asm(T.i32(), [tidx], "{.reg .b32 t; mov.u32 t, %tid.x; "
+                                      "lop3.b32 $0, t, $1, 0x5A5A5A5A, 0x96;}", "=r,r")
+        gI[tidx, 3] = llvm.inline_asm(T.i32(), [tidx], "shfl.sync.bfly.b32 $0, $1, 3, 0x1f, 0xffffffff;", "=r,r")
+        gI[tidx, 4] = llvm.inline_asm(T.i32(), [tidx, 0x55667788], "prmt.b32 $0, $1, $2, 0x5410;", "=r,r,r")
+        lo, hi = llvm.inline_asm(ir.Type.parse("!llvm.struct<(i32, i32)>"), [tidx],
+                                 "{.reg .b64 w; mul.wide.u32 w, $2, 2654435761; mov.b64 {$0, $1}, w;}", "=r,=r,r")
+        gI[tidx, 5] = llvm.extractvalue(T.i32(), (lo, hi), [0])
+        gI[tidx, 6] = llvm.extractvalue(T.i32(), (lo, hi), [1])
+        gI[tidx, 7] = llvm.inline_asm(T.i32(), [v], "{.reg .pred p; setp.gt.f32 p, $1, 0f3F000000; "
+                                      "selp.s32 $0, 7, -7, p;}", "=r,f")
+
+    return k
+
+
+def _run_mix(k, a, F, I):
+    from cutelab.runtime import from_dlpack
+
+    k(from_dlpack(a), from_dlpack(F), from_dlpack(I)).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+def test_inline_asm_mix_on_the_cpu():
+    a = np.random.default_rng(3).random(64, dtype=np.float32)
+    F, I = np.zeros((64, 2), np.float32), np.zeros((64, 8), np.int32)
+    _run_mix(_asm_mix_kernel(), a, F, I)
+    t = np.arange(64)
+    np.testing.assert_array_equal(F[:, 0], (a.astype(np.float64) * a + a).astype(np.float32) * 2)
+    np.testing.assert_allclose(F[:, 1], np.exp2(a.astype(np.float64)), rtol=2e-7)
+    np.testing.assert_array_equal(I[:, 0], np.repeat([496, 1520], 32))
+    np.testing.assert_array_equal(I[:, 2], (t ^ t ^ 0x5A5A5A5A))
+    np.testing.assert_array_equal(I[:, 3], t ^ 3)
+    np.testing.assert_array_equal(I[:, 4].view(np.uint32), ((0x7788 << 16) | (t & 0xFFFF)).astype(np.uint32))
+    w = t.astype(np.uint64) * np.uint64(2654435761)
+    np.testing.assert_array_equal(I[:, 5].view(np.uint32), (w & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    np.testing.assert_array_equal(I[:, 6].view(np.uint32), (w >> np.uint64(32)).astype(np.uint32))
+    np.testing.assert_array_equal(I[:, 7], np.where(a > 0.5, 7, -7))
+
+
+@pytest.mark.gpu
+def test_inline_asm_mix_on_the_gpu_equals_the_interpreter():
+    """The same kernel as asm volatile on the GPU and in the PTX interpreter: every integer
+    result bit for bit, floats exact but the approximate ex2 (within 2 ulp)."""
+    import torch
+
+    k = _asm_mix_kernel()
+    a = np.random.default_rng(3).random(64, dtype=np.float32)
+    F, I = np.zeros((64, 2), np.float32), np.zeros((64, 8), np.int32)
+    _run_mix(k, a, F, I)
+    ga = torch.from_numpy(a).cuda()
+    gF, gI = torch.zeros((64, 2), device="cuda"), torch.zeros((64, 8), dtype=torch.int32, device="cuda")
+    _run_mix(k, ga, gF, gI)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(gI.cpu().numpy(), I)
+    np.testing.assert_array_equal(gF.cpu().numpy()[:, 0], F[:, 0])
+    np.testing.assert_allclose(gF.cpu().numpy()[:, 1], F[:, 1], rtol=3e-7)
