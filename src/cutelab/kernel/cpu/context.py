@@ -32,7 +32,8 @@ from ...errors import LaunchError
 from ..ir.nodes import ParamRef, Shared
 from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
 
-__all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range"]
+__all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range", "ref_groups",
+           "as_index"]
 
 
 def real_dtype(dt: Any) -> Any:
@@ -94,6 +95,40 @@ def _runs(offsets: tuple) -> Any:
     if len(_RUNS) > 4096:
         _RUNS.clear()
     return k, np.asarray(starts, dtype=np.int64) // k
+
+
+def as_index(xs: Any) -> Any:
+    """Column numbers as a numpy index: a slice where they are consecutive (a view, no copy)."""
+    xs = [int(x) for x in xs]
+    if xs and xs == list(range(xs[0], xs[0] + len(xs))):
+        return slice(xs[0], xs[0] + len(xs))
+    return np.asarray(xs, dtype=np.intp)
+
+
+def ref_groups(ir: Any, refs: tuple) -> Tuple[list, list]:
+    """The element references refs (one per element of an operand) sorted for whole-column numpy
+    work: ([(reg, its columns, the elements they give, whether that is the whole register in
+    order)], [(element, ref) of every other ref]), each register once, its columns in the order
+    of refs. Worked out once per tuple of refs of
+    the kernel (cached on its IR, which keeps the tuples alive)."""
+    cache = ir.__dict__.setdefault("_cpu_ref_groups", {})
+    got = cache.get(id(refs))
+    if got is None or got[0] is not refs:
+        by_reg: Dict[int, Any] = {}
+        other = []
+        for i, ref in enumerate(refs):
+            if isinstance(ref, tuple):
+                g = by_reg.get(ref[0].id)
+                if g is None:
+                    g = by_reg[ref[0].id] = (ref[0], [], [])
+                g[1].append(ref[1])
+                g[2].append(i)
+            else:
+                other.append((i, ref))
+        regs = [(r, as_index(cols), as_index(at), cols == list(range(r.n)) and at == cols)
+                for r, cols, at in by_reg.values()]
+        got = cache[id(refs)] = (refs, regs, other)
+    return got[1], got[2]
 
 
 class _Env(dict):
@@ -219,6 +254,23 @@ class ExecContext:
         out = np.empty((self.n, len(refs)), dtype=dt.storage)
         for i, r in enumerate(refs):
             out[:, i] = self.column(r, dt, real=False)
+        return out
+
+    def gather(self, refs: tuple, dt: Any) -> np.ndarray:
+        """(threads, len(refs)) compute values of dt: ``column(ref, dt, real=True)`` of every ref,
+        a column per ref, with one numpy operation per register the refs read. May be a register's
+        own array: read it, do not write it."""
+        regs, other = ref_groups(self.ir, refs)
+        n = len(refs)
+        if not other and len(regs) == 1:
+            r, cols, _, whole = regs[0]
+            v = self.regs[r.id] if whole else self.regs[r.id][:, cols]
+            return convert(to_real(v, r.dtype), dt)
+        out = np.empty((self.n, n), dtype=real_dtype(dt))
+        for r, cols, at, _ in regs:
+            out[:, at] = convert(to_real(self.regs[r.id][:, cols], r.dtype), dt)
+        for i, ref in other:
+            out[:, i] = self.column(ref, dt, real=True)
         return out
 
     def cond(self, c: Any) -> np.ndarray:

@@ -95,23 +95,61 @@ class MmaSync(Op):
 
         def vals(refs: tuple, dt: Any) -> np.ndarray:
             raw = b.matrix(refs, dt)
-            return to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))[active]
+            v = to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))
+            return v if every else v[active]
 
+        every = bool(active.all())
         A, B, C = vals(self.a, ab), vals(self.b, ab), vals(self.c, acc)
-        (pa, qa), (pb, qb), (pc, qc) = (_tv_pq(t, P) for t, P in zip(self.tv, (M, N, M)))
         w = A.shape[0]
-        At = np.zeros((w, M, K))
-        Bt = np.zeros((w, N, K))
-        Ct = np.zeros((w, M, N))
-        At[:, pa, qa] = A
-        Bt[:, pb, qb] = B
-        Ct[:, pc, qc] = C
+        perm = self._perms(b.ir)
+        if perm is not None:  # the TV layouts cover each tile once: the tiles are permutations of the lanes' values
+            ia, ib, ic, oc = perm
+            At = A.reshape(w, -1)[:, ia].reshape(w, M, K)
+            Bt = B.reshape(w, -1)[:, ib].reshape(w, N, K)
+            Ct = C.reshape(w, -1)[:, ic].reshape(w, M, N)
+        else:
+            (pa, qa), (pb, qb), (pc, qc) = (_tv_pq(t, P) for t, P in zip(self.tv, (M, N, M)))
+            At = np.zeros((w, M, K))
+            Bt = np.zeros((w, N, K))
+            Ct = np.zeros((w, M, N))
+            At[:, pa, qa] = A
+            Bt[:, pb, qb] = B
+            Ct[:, pc, qc] = C
         Dt = np.einsum("wmk,wnk->wmn", At, Bt) + Ct
         if acc.name == "f32":
             Dt = Dt.astype(np.float32)
+        if perm is not None:
+            D = Dt.reshape(w, M * N)[:, oc]
+        else:
+            D = Dt[:, pc, qc]
+        if every:
+            b.regs[self.d.id] = np.ascontiguousarray(from_real(D, acc)).reshape(n, self.d.n)
+            return
         out = np.zeros((W, 32, self.d.n), dtype=acc.storage)
-        out[active] = from_real(Dt[:, pc, qc], acc)
+        out[active] = from_real(D, acc)
         b.regs[self.d.id] = out.reshape(n, self.d.n)
+
+    def _perms(self, ir: Any) -> Any:
+        """(A, B, C gathers, D's scatter as a gather) when the atom's TV layouts hold each element
+        of the A, B and C tiles exactly once: a tile is then its warp's (lane, value)s in another
+        order, one numpy gather. None otherwise. Cached on the kernel's IR."""
+        cache = ir.__dict__.setdefault("_cpu_mma_perms", {})
+        got = cache.get(id(self))
+        if got is None or got[0] is not self:
+            M, N, K = self.op.shape_mnk
+            out = []
+            for t, P, Q, n in zip(self.tv, (M, N, M), (K, K, N), (len(self.a), len(self.b), len(self.c))):
+                p, q = _tv_pq(t, P)
+                flat = (p * Q + q).reshape(-1)  # the tile element of each (lane, value), row-major tile
+                if p.shape != (32, n) or sorted(flat.tolist()) != list(range(P * Q)):
+                    out = None
+                    break
+                inv = np.empty(P * Q, dtype=np.intp)
+                inv[flat] = np.arange(P * Q)
+                out.append((inv, flat))
+            plan = None if out is None else (out[0][0], out[1][0], out[2][0], out[2][1].reshape(32, -1))
+            got = cache[id(self)] = (self, plan)
+        return got[1]
 
     # ---- CUDA
     def cuda(self, r: Any) -> None:
