@@ -36,12 +36,13 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ...errors import LaunchError
-from ..ir.nodes import Barrier, For, If, Load, Op, Shared, Store, While, walk
+from ..ir.nodes import Barrier, Compute, For, If, Load, Op, Shared, Store, While, walk
 from .context import ExecContext, and_mask
 
 __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
 
 MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
+BATCH_RUNS = True  # run independent instruction ops (mma.sync) of a run as one (_runs); tests turn it off to compare
 
 
 def _is_sync(s: Any) -> bool:
@@ -147,6 +148,51 @@ class _Barriers:
         return moved
 
 
+# --------------------------------------------------------------------------- runs of independent ops
+
+def _reads(op: Any) -> Any:
+    """The ids of the registers a copy or an instruction op of a run reads."""
+    if isinstance(op, Compute):
+        return {r[0].id for r in op.args[0] if isinstance(r, tuple)}
+    return op.batch_io()[0]
+
+
+def _runs(block: Any) -> Dict[int, Any]:
+    """{pc: (end, copies, ops)} for each run of block's ops from pc to end made of ``mov``/``cvt``
+    copies and at least two instruction ops of one ``batch_key()`` (an ``Op`` with
+    ``interpret_batch(ops, ctx, mask, buffers)`` and ``batch_io()``: the ids of the registers it
+    reads and writes; mma.sync) where nothing reads what an instruction op of the run writes: the
+    copies run first, in order, then the instruction ops as one. Such runs are what cute.gemm's
+    loops over (m, n) make."""
+    out: Dict[int, Any] = {}
+    ops = block.ops
+    i = 0
+    while i < len(ops):
+        key, copies, batch, written, last = None, [], [], set(), None
+        j = i
+        while j < len(ops):
+            s = ops[j]
+            if isinstance(s, Compute) and s.op in ("mov", "cvt") and not _reads(s) & written:
+                copies.append(s)
+            elif (isinstance(s, Op) and hasattr(s, "interpret_batch")
+                  and not getattr(s, "may_wait", False) and (key is None or s.batch_key() == key)
+                  and not _reads(s) & written):
+                key = s.batch_key()
+                batch.append(s)
+                written |= s.batch_io()[1]
+                last = j
+                n_copies = len(copies)
+            else:
+                break
+            j += 1
+        if len(batch) >= 2:
+            out[i] = (last + 1, copies[:n_copies], batch)
+            i = last + 1
+        else:
+            i += 1
+    return out
+
+
 # --------------------------------------------------------------------------- groups
 
 class _Group:
@@ -171,6 +217,15 @@ class _Run:
         self.barriers = _Barriers(ctx.nblk, ctx.nt)
         self.expected: Dict[int, int] = {}
         self.race = _RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
+        self.batching = BATCH_RUNS and self.race is None and ctx.rec is None  # racecheck, profiler: one by one
+        self._runs = ir.__dict__.setdefault("_cpu_runs", {})
+
+    def runs(self, block: Any) -> Dict[int, Any]:
+        """The runs of block's ops that can go as one (cached on the kernel's IR): see _runs."""
+        got = self._runs.get(id(block))
+        if got is None or got[0] is not block:
+            got = self._runs[id(block)] = (block, _runs(block))
+        return got[1]
 
     def run(self) -> None:
         while True:
@@ -219,6 +274,15 @@ class _Run:
                     f.pc += 1
                     moved = True
                 else:
+                    run = self.runs(f.block).get(f.pc) if self.batching else None
+                    if run is not None:  # independent ops of one kind from here: as one (see _runs)
+                        end, singles, batch = run
+                        for x in singles:
+                            self.step(ctx, x, f.mask, self.buffers, self.lines)
+                        type(batch[0]).interpret_batch(batch, ctx, f.mask, self.buffers)
+                        f.pc = end
+                        moved = True
+                        continue
                     if isinstance(s, Op) and s.may_wait:
                         w = s.waits_for(ctx, f.mask)
                         if w is not None:

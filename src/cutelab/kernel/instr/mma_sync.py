@@ -129,6 +129,62 @@ class MmaSync(Op):
         out[active] = from_real(D, acc)
         b.regs[self.d.id] = out.reshape(n, self.d.n)
 
+    def batch_key(self) -> Any:
+        """Ops with equal keys may run together through ``interpret_batch`` (the CPU interpreter
+        asks, for runs of them that do not read each other's results)."""
+        return (MmaSync, id(self.op), tuple(id(t) for t in self.tv))
+
+    def batch_io(self) -> Any:
+        """(ids of the registers read, ids of the registers written)."""
+        return {r[0].id for r in self.a + self.b + self.c if isinstance(r, tuple)}, {self.d.id}
+
+    @staticmethod
+    def interpret_batch(ops: Sequence["MmaSync"], b: Any, mask: Any, buffers: Any) -> None:
+        """Run independent MmaSyncs of one atom (one batch_key, none reading another's d) as one
+        einsum over all their warps: each warp's tile is summed as ``interpret`` sums it (checked
+        bit for bit by tests/kernel/test_tensorop_mma.py)."""
+        from ..cpu.context import from_real, to_real
+
+        first = ops[0]
+        perm = first._perms(b.ir)
+        if perm is None:
+            for o in ops:
+                o.interpret(b, mask, buffers)
+            return
+        op = first.op
+        M, N, K = op.shape_mnk
+        n, W, k = b.n, b.n // 32, len(ops)
+        active = b.whole_warps(mask, ptx_name(op), "mma.sync")
+        every = bool(active.all())
+        ab, acc = op.ab_dtype, op.acc_dtype
+        ia, ib, ic, oc = perm
+
+        def tiles(refs: Any, dt: Any, idx: np.ndarray, P: int, Q: int) -> np.ndarray:
+            raw = np.stack([b.matrix(r, dt) for r in refs])  # (ops, threads, values)
+            raw = raw.reshape(k, W, 32 * raw.shape[2])
+            if not every:
+                raw = raw[:, active]
+            raw = raw[:, :, idx]  # the tiles, then their values
+            if dt.name == "f16":  # f16 to float64 at once (exact, as through float32)
+                return raw.view(np.float16).astype(np.float64).reshape(-1, P, Q)
+            return to_real(raw, dt).astype(np.float64).reshape(-1, P, Q)
+
+        At = tiles([o.a for o in ops], ab, ia, M, K)
+        Bt = tiles([o.b for o in ops], ab, ib, N, K)
+        Ct = tiles([o.c for o in ops], acc, ic, M, N)
+        Dt = np.einsum("wmk,wnk->wmn", At, Bt) + Ct
+        if acc.name == "f32":
+            Dt = Dt.astype(np.float32)
+        D = from_real(Dt.reshape(k, -1, M * N)[:, :, oc], acc)  # (ops, warps, lanes, values)
+        nd = first.d.n
+        for i, o in enumerate(ops):
+            if every:
+                b.regs[o.d.id] = D[i].reshape(n, nd)
+            else:
+                out = np.zeros((W, 32, nd), dtype=acc.storage)
+                out[active] = D[i]
+                b.regs[o.d.id] = out.reshape(n, nd)
+
     def _perms(self, ir: Any) -> Any:
         """(A, B, C gathers, D's scatter as a gather) when the atom's TV layouts hold each element
         of the A, B and C tiles exactly once: a tile is then its warp's (lane, value)s in another
