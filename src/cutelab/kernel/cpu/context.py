@@ -33,7 +33,7 @@ from ..ir.nodes import ParamRef, Shared
 from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
 
 __all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range", "ref_groups",
-           "as_index"]
+           "as_index", "warp_of", "warps_per_block"]
 
 
 def real_dtype(dt: Any) -> Any:
@@ -95,6 +95,16 @@ def _runs(offsets: tuple) -> Any:
     if len(_RUNS) > 4096:
         _RUNS.clear()
     return k, np.asarray(starts, dtype=np.int64) // k
+
+
+def warps_per_block(ctx: "ExecContext") -> int:
+    return max(1, -(-ctx.nt // 32))
+
+
+def warp_of(ctx: "ExecContext") -> np.ndarray:
+    """Each thread's warp in the batch (block in the batch * warps per block + warp in the block)."""
+    t = np.arange(ctx.n, dtype=np.int64)
+    return (t // ctx.nt) * warps_per_block(ctx) + (t % ctx.nt) // 32
 
 
 def as_index(xs: Any) -> Any:

@@ -20,12 +20,13 @@ Barriers: ``sync_threads`` waits for every thread of the block that has not fini
 barrier (an op with ``barrier_id``/``num_threads``/``wait``) for ``num_threads`` arrivals. A
 group that holds every unfinished thread of its blocks passes at once (the lock-step case).
 
-Optional race detection (``CUTELAB_RACECHECK=1``): a shared-memory element written by one
-group of warps and then read or written by another that has passed no wait since the write is
-reported as a race, as compute-sanitizer's racecheck would on the GPU (an approximation: any
-wait counts as synchronisation).
+Optional race detection (``CUTELAB_RACECHECK=1``, ``racecheck.py``): shared-memory accesses of
+different warps with no barrier or wait between them (read-after-write, write-after-read,
+write-after-write) are reported with both lines, as compute-sanitizer's racecheck would on the GPU.
 
-May import: ``kernel.ir``, ``kernel.cpu.context``, ``cutelab.errors``.
+Runs of independent instruction ops (mma.sync) run as one (``_runs``, ``Op.interpret_batch``).
+
+May import: ``kernel.ir``, ``kernel.cpu.context``, ``kernel.cpu.racecheck``, ``cutelab.errors``.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ...errors import LaunchError
-from ..ir.nodes import Barrier, Compute, For, If, Load, Op, Shared, Store, While, walk
-from .context import ExecContext, and_mask
+from ..ir.nodes import Barrier, Compute, For, If, Op, While, walk
+from .context import ExecContext, and_mask, warp_of, warps_per_block
+from .racecheck import RaceCheck
 
 __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
 
@@ -216,7 +218,7 @@ class _Run:
         self.groups = [_Group(ctx, [_Block(ir.body, None)], 0, None)]
         self.barriers = _Barriers(ctx.nblk, ctx.nt)
         self.expected: Dict[int, int] = {}
-        self.race = _RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
+        self.race = RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
         self.batching = BATCH_RUNS and self.race is None and ctx.rec is None  # racecheck, profiler: one by one
         self._runs = ir.__dict__.setdefault("_cpu_runs", {})
 
@@ -290,7 +292,7 @@ class _Run:
                             return moved
                         g.waiting = None
                     if self.race is not None:
-                        self.race.check(g, s, f.mask)
+                        self.race.check(ctx, s, f.mask)
                     self.step(ctx, s, f.mask, self.buffers, self.lines)
                     f.pc += 1
                     moved = True
@@ -475,8 +477,8 @@ class _Run:
                 continue
             ctx = g.ctx
             act = np.ones(ctx.n, dtype=bool) if mask is None else mask
-            warp = _warp_of(ctx)
-            blocked = np.zeros(ctx.nblk * _warps_per_block(ctx), dtype=bool)
+            warp = warp_of(ctx)
+            blocked = np.zeros(ctx.nblk * warps_per_block(ctx), dtype=bool)
             np.logical_or.at(blocked, warp[act & ~ready], True)  # a warp goes on only as a whole
             go = act & ~blocked[warp]
             if not go.any() or go[act].all():
@@ -583,16 +585,6 @@ class _Run:
                           f"nothing was written:\n" + "\n".join(lines) + tail)
 
 
-def _warps_per_block(ctx: ExecContext) -> int:
-    return max(1, -(-ctx.nt // 32))
-
-
-def _warp_of(ctx: ExecContext) -> np.ndarray:
-    """Each thread's warp in the batch (block in the batch * warps per block + warp in the block)."""
-    t = np.arange(ctx.n, dtype=np.int64)
-    return (t // ctx.nt) * _warps_per_block(ctx) + (t % ctx.nt) // 32
-
-
 def _or(a: Any, b: Any) -> Any:
     if a is None or b is None:
         return None
@@ -606,7 +598,7 @@ def _warps(ctx: ExecContext, mask: Any) -> str:
         return "no thread"
     per_blk = act.reshape(ctx.nblk, ctx.nt)
     k = int(np.argmax(per_blk.any(axis=1)))
-    nw = _warps_per_block(ctx)
+    nw = warps_per_block(ctx)
     warps = [w for w in range(nw) if per_blk[k, w * 32:(w + 1) * 32].any()]
     ws = _ranges(warps)
     more = int(per_blk.any(axis=1).sum()) - 1
@@ -623,64 +615,6 @@ def _ranges(xs: List[int]) -> str:
         out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
         i = j + 1
     return ",".join(out)
-
-
-# --------------------------------------------------------------------------- race detection
-
-class _RaceCheck:
-    """The last writer (a warp) of each shared-memory element and when, and when each warp last
-    passed a barrier or a wait: a warp that touches an element another warp wrote after its own
-    last synchronisation is racing with it."""
-
-    def __init__(self, ctx: ExecContext):
-        self.ctx = ctx
-        self.warp = _warp_of(ctx)
-        self.writer: Dict[int, np.ndarray] = {}  # shared index -> warp of the last write (-1: none)
-        self.when: Dict[int, np.ndarray] = {}  # shared index -> time of the last write
-        self.synced_at = np.zeros(ctx.nblk * _warps_per_block(ctx), dtype=np.int64)
-        self.time = 1
-
-    def synced(self, mask: Any) -> None:
-        w = self.warp if mask is None else self.warp[mask]
-        self.synced_at[w] = self.time
-        self.time += 1
-
-    def check(self, g: _Group, s: Any, mask: Any) -> None:
-        if isinstance(s, Op):
-            if s.may_wait:  # it has just passed a wait
-                self.synced(mask)
-            accesses = [(a.param, a.base, a.offsets, a.is_store) for a in s.accesses()]
-        elif isinstance(s, (Load, Store)):
-            accesses = [(s.param, s.base, s.offsets, isinstance(s, Store))]
-        else:
-            return
-        ctx = g.ctx
-        act = np.ones(ctx.n, dtype=bool) if mask is None else mask
-        for p, base, offsets, is_store in accesses:
-            if not isinstance(p, Shared):
-                continue
-            idx = ctx.access_index(base, offsets, p.length, f"{ctx.ir.name}: racecheck of {p.name}", mask)
-            idx = (idx + (ctx.block_of * p.length)[:, None])[act]
-            me = np.broadcast_to(self.warp[act][:, None], idx.shape).ravel()
-            flat = idx.ravel()
-            if p.index not in self.writer:
-                self.writer[p.index] = np.full(ctx.shared[p.index].shape[0], -1, dtype=np.int64)
-                self.when[p.index] = np.zeros(ctx.shared[p.index].shape[0], dtype=np.int64)
-            w, t = self.writer[p.index], self.when[p.index]
-            race = (w[flat] >= 0) & (w[flat] != me) & (t[flat] > self.synced_at[me])
-            if race.any():
-                i = int(np.argmax(race))
-                e, nw = int(flat[i]), _warps_per_block(ctx)
-                loc = getattr(s, "loc", None) or ""
-                raise LaunchError(
-                    f"{ctx.ir.name}: racecheck: warp {int(me[i]) % nw} {'writes' if is_store else 'reads'} shared "
-                    f"memory {p.name}[{e % p.length}] of block {ctx.block_name(e // p.length)}"
-                    f"{' at ' + loc if loc else ''}, which warp {int(w[e]) % nw} wrote with no barrier or wait "
-                    f"between them (a data race on the GPU; CUTELAB_RACECHECK=1)")
-            if is_store:
-                w[flat] = me
-                t[flat] = self.time
-        self.time += 1
 
 
 def run_groups(ctx: ExecContext, step: Any, buffers: Any, lines: List[Any]) -> None:
