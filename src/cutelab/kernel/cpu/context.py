@@ -294,7 +294,12 @@ class ExecContext:
     def memory(self, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:
         """(flat array, per-block length, per-thread base shift) of a Param or a Shared array."""
         if isinstance(p, Shared):
-            return self.shared[p.index], p.length, self.block_of * p.length
+            cache = self.__dict__.setdefault("_shifts", {})  # the same for every group of the batch
+            shift = cache.get(p.length)
+            if shift is None:
+                shift = cache[p.length] = self.block_of * p.length
+                shift.flags.writeable = False
+            return self.shared[p.index], p.length, shift
         data = buffers[p.index]
         return data, len(data), None
 
