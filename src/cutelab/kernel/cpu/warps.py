@@ -37,7 +37,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ...errors import LaunchError
-from ..ir.nodes import Barrier, Compute, For, If, Op, While, walk
+from ..ir.nodes import Assign, Barrier, Compute, For, If, Op, While, walk
 from .context import ExecContext, and_mask, warp_of, warps_per_block
 from .racecheck import RaceCheck
 
@@ -160,8 +160,9 @@ def _reads(op: Any) -> Any:
 
 
 def _runs(block: Any) -> Dict[int, Any]:
-    """{pc: (end, copies, ops)} for each run of block's ops from pc to end made of ``mov``/``cvt``
-    copies and at least two instruction ops of one ``batch_key()`` (an ``Op`` with
+    """{pc: (end, ops to step, ops to batch)} for the runs of block's ops that go as one: Assigns,
+    one after another, to one register (merged into one Assign), and runs from pc to end made of
+    ``mov``/``cvt`` copies and at least two instruction ops of one ``batch_key()`` (an ``Op`` with
     ``interpret_batch(ops, ctx, mask, buffers)`` and ``batch_io()``: the ids of the registers it
     reads and writes; mma.sync) where nothing reads what an instruction op of the run writes: the
     copies run first, in order, then the instruction ops as one. Such runs are what cute.gemm's
@@ -190,9 +191,32 @@ def _runs(block: Any) -> Dict[int, Any]:
         if len(batch) >= 2:
             out[i] = (last + 1, copies[:n_copies], batch)
             i = last + 1
-        else:
-            i += 1
+            continue
+        j = i  # Assigns, one after another, to one register: one Assign
+        while j < len(ops) and isinstance(ops[j], Assign) and ops[j].dst is ops[i].dst:
+            j += 1
+        if j - i >= 2:
+            merged = _merge_assigns(ops[i:j])
+            if merged is not None:
+                out[i] = (j, [merged], [])
+                i = j
+                continue
+        i += 1
     return out
+
+
+def _merge_assigns(ops: List[Any]) -> Any:
+    """One Assign doing what the Assigns ops (to one register, in order) do; None where the order
+    between them could matter (an element written twice, the register read by one of them)."""
+    dst = ops[0].dst
+    index = [j for s in ops for j in s.index]
+    src = [r for s in ops for r in s.src]
+    mine = f"reg.{dst.id}."
+    if len(set(index)) != len(index) or any(
+            (r[0] is dst) if isinstance(r, tuple) else (not isinstance(r, (int, float)) and mine in repr(r))
+            for r in src):
+        return None
+    return Assign(dst, tuple(index), tuple(src))
 
 
 # --------------------------------------------------------------------------- groups
@@ -281,7 +305,8 @@ class _Run:
                         end, singles, batch = run
                         for x in singles:
                             self.step(ctx, x, f.mask, self.buffers, self.lines)
-                        type(batch[0]).interpret_batch(batch, ctx, f.mask, self.buffers)
+                        if batch:
+                            type(batch[0]).interpret_batch(batch, ctx, f.mask, self.buffers)
                         f.pc = end
                         moved = True
                         continue
