@@ -10,7 +10,10 @@ surface an instruction may use:
   ``ctx.block_of`` (each thread's block in the batch), ``ctx.scalars``;
 - ``ctx.regs[reg.id]``: a (threads, n) array of register storage, ``ctx.env``: index
   variables; ``ctx.index(expr)``, ``ctx.column(ref, dtype, real)``, ``ctx.matrix(refs, dtype)``,
+  ``ctx.gather(refs, dtype)`` (compute values of many refs, a numpy operation per register),
   ``ctx.cond(c)``;
+- an op may also run several of its kind at once: ``interpret_batch(ops, ctx, mask, buffers)``
+  with ``batch_key()`` and ``batch_io()`` (``warps._runs`` says when the interpreter uses it);
 - ``ctx.memory(param, buffers)``, ``ctx.access_index(...)`` (bounds-checked element indices),
   ``ctx.whole_warps(mask, name, short)`` (warp-wide instructions);
 - ``ctx.common``: state shared by every group of warps of the batch (mbarriers); anything an
