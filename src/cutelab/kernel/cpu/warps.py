@@ -445,6 +445,8 @@ class _Run:
         g.waiting = None
         t = np.ones(g.ctx.n, dtype=bool) if g.threads is None else g.threads
         self.barriers.finished += t.reshape(g.ctx.nblk, g.ctx.nt).sum(axis=1)
+        fin = g.ctx.common.setdefault("finished", np.zeros(g.ctx.n, dtype=bool))  # per thread (cluster_wait)
+        fin |= t
 
     # -- barriers
     def _barrier(self, g: _Group, s: Any, mask: Any) -> bool:
@@ -585,6 +587,8 @@ class _RaceCheck:
         if isinstance(s, Op):
             if s.may_wait:  # it has just passed a wait
                 self.synced(mask)
+            if getattr(s, "remote", False):  # another CTA's shared memory (instr/cluster.py): not checked
+                return
             accesses = [(a.param, a.base, a.offsets, a.is_store) for a in s.accesses()]
         elif isinstance(s, (Load, Store)):
             accesses = [(s.param, s.base, s.offsets, isinstance(s, Store))]

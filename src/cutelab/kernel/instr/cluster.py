@@ -1,0 +1,623 @@
+"""Thread-block clusters inside traced kernels: cluster indices, the cluster barrier, distributed
+shared memory (DSMEM) and mbarrier operations on a peer CTA's barrier.
+
+A kernel launched with ``cluster=(cx, cy, cz)`` (``launch/cluster.py`` checks the shape) is traced
+for that shape, as it is for its grid and block:
+
+- indices (``cute.arch`` names of CuTe DSL 4.8.1): ``block_in_cluster_idx()`` is
+  ``blockIdx % cluster`` per dimension (PTX ``%cluster_ctaid``), ``block_idx_in_cluster()`` the
+  CTA's rank ``x + cx * (y + cy * z)`` of it (``%cluster_ctarank``), ``cluster_idx()``
+  ``blockIdx // cluster`` (``%clusterid``); ``block_in_cluster_dim()`` (``%cluster_nctaid``),
+  ``cluster_dim()`` (``%nclusterid``) and ``cluster_size()`` (``%cluster_nctarank``) are static
+  ints. Clusters tile the grid in order, so these equal the special registers; as index
+  expressions over ``blockIdx`` the launch's bounds proofs see through them;
+- ``cluster_arrive()`` / ``cluster_arrive_relaxed()`` / ``cluster_wait()``: ``ClusterBarrierOp``,
+  PTX ``barrier.cluster.arrive[.relaxed][.aligned]`` and ``barrier.cluster.wait``. Each thread
+  arrives, then waits until every thread of its cluster that has not exited has arrived as often;
+- ``map_dsmem_ptr(smem_ptr, rank)``: a pointer into CTA ``rank``'s copy of the same shared
+  array (``DsmemEngine``); tensors over it load and store with ``DsmemOp`` (PTX ``mapa`` of the
+  generic address, then an ordinary load/store through the peer's address);
+  ``store_async_dsmem(smem_ptr, value, mbar_ptr, rank)`` stores 1, 2 or 4 32-bit words there
+  with ``st.async...mbarrier::complete_tx::bytes`` on the peer's barrier;
+- ``mbarrier_arrive(ptr, peer_cta_rank_in_cluster=r)``, ``mbarrier_expect_tx(..., r)``,
+  ``mbarrier_arrive_and_expect_tx(..., r)``: ``RemoteMbarrierOp`` (``mapa.shared::cluster`` then
+  ``mbarrier.*.shared::cluster``). Arrives on a peer are printed with cluster-scope release
+  semantics (``.release.cluster``), whatever ``scope`` the program passes: CuTe DSL's default (CTA
+  scope) does not order a DSMEM store before the peer's wait in PTX's memory model, cluster scope
+  does; a reader of DSMEM data still needs an acquire at cluster scope after its wait
+  (``cute.arch.fence_acq_rel_cluster()``), as on the GPU.
+
+The CPU interpreter runs the CTAs of a cluster in one batch, in rank order (``cpu/interpreter.py``
+and ``cpu/context.py``): CTA r of the cluster of a thread is block ``block_of - rank + r`` of the
+batch, whose shared arrays and mbarriers it reads and writes. A rank outside the cluster is an
+error naming the kernel and the user's line; a ``cluster_wait`` that can never complete is part
+of the interpreter's deadlock report, never a hang.
+
+May import: what ``kernel.instr`` may (see its ``__init__``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from ...errors import LaunchError, TraceError
+from ..ir.nodes import Access, Op, Shared
+from ..ir.symbolic import is_sym
+from ..frontend.trace import TraceValue, current
+
+__all__ = ["ClusterBarrierOp", "DsmemOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
+           "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
+           "cluster_arrive_relaxed", "cluster_wait", "fence_acq_rel_cluster", "map_dsmem_ptr", "store_async_dsmem",
+           "remote_mbarrier"]
+
+
+# --------------------------------------------------------------------------- indices
+
+def _tracer(what: str) -> Any:
+    return current(f"cute.arch.{what}()")
+
+
+def block_in_cluster_idx(*, loc: Any = None, ip: Any = None) -> tuple:
+    """The CTA's (x, y, z) index in its cluster (``%cluster_ctaid``): blockIdx % cluster shape."""
+    t = _tracer("block_in_cluster_idx")
+    return tuple(b % c if c > 1 else 0 for b, c in zip(t.bid, t.cluster))
+
+
+def block_in_cluster_dim(*, loc: Any = None, ip: Any = None) -> tuple:
+    """The cluster's shape in CTAs (``%cluster_nctaid``): static ints, the launch's ``cluster=``."""
+    return tuple(_tracer("block_in_cluster_dim").cluster)
+
+
+def cluster_idx(*, loc: Any = None, ip: Any = None) -> tuple:
+    """The cluster's (x, y, z) index in the grid (``%clusterid``): blockIdx // cluster shape."""
+    t = _tracer("cluster_idx")
+    return tuple(b // c if c > 1 else b for b, c in zip(t.bid, t.cluster))
+
+
+def cluster_dim(*, loc: Any = None, ip: Any = None) -> tuple:
+    """The grid's shape in clusters (``%nclusterid``): static ints."""
+    t = _tracer("cluster_dim")
+    return tuple(g // c for g, c in zip(t.grid, t.cluster))
+
+
+def cluster_size(*, loc: Any = None, ip: Any = None) -> int:
+    """CTAs per cluster (``%cluster_nctarank``): a static int."""
+    cx, cy, cz = _tracer("cluster_size").cluster
+    return cx * cy * cz
+
+
+def _rank_expr(t: Any) -> Any:
+    """The CTA's rank in its cluster (``%cluster_ctarank``) as an index expression (x fastest)."""
+    cx, cy, cz = t.cluster
+    x, y, z = (b % c if c > 1 else 0 for b, c in zip(t.bid, t.cluster))
+    return x + cx * y + cx * cy * z
+
+
+def block_idx_in_cluster(*, loc: Any = None, ip: Any = None) -> Any:
+    """The CTA's linear rank in its cluster (``%cluster_ctarank``): x + cx * (y + cy * z)."""
+    return _rank_expr(_tracer("block_idx_in_cluster"))
+
+
+def _at(op: Any) -> str:
+    """" (at file.py:12)": the user's line an op was traced at."""
+    loc = getattr(op, "loc", None)
+    return f" (at {loc})" if loc else (op.where or "")
+
+
+# --------------------------------------------------------------------------- the cluster barrier
+
+class ClusterBarrierOp(Op):
+    """``barrier.cluster.arrive`` (``kind`` "arrive" or "arrive_relaxed") or ``barrier.cluster.wait``
+    ("wait"). CPU: per thread of the batch, how many times it arrived and how many waits it passed
+    (``ctx.common["cluster_barrier"]``); a wait passes once every thread of the cluster that has not
+    finished has arrived at least as often as the waiting thread."""
+
+    __slots__ = ("kind", "aligned", "where")
+
+    def __init__(self, kind: str, aligned: bool = False, where: str = ""):
+        assert kind in ("arrive", "arrive_relaxed", "wait"), kind
+        self.kind, self.aligned, self.where = kind, bool(aligned), where
+
+    def __repr__(self) -> str:
+        return f"cluster_{self.kind}()"
+
+    @property
+    def may_wait(self) -> bool:  # type: ignore[override]
+        return self.kind == "wait"
+
+    @staticmethod
+    def _state(b: Any) -> Tuple[np.ndarray, np.ndarray]:
+        st = b.common.get("cluster_barrier")
+        if st is None:
+            st = b.common["cluster_barrier"] = (np.zeros(b.n, dtype=np.int64), np.zeros(b.n, dtype=np.int64))
+        return st
+
+    def _act(self, b: Any, mask: Any) -> np.ndarray:
+        return np.ones(b.n, dtype=bool) if mask is None else mask
+
+    def _cluster_of(self, b: Any) -> np.ndarray:
+        return b.block_of // max(1, int(getattr(b, "cluster_size", 1)))
+
+    def _ready(self, b: Any, mask: Any) -> np.ndarray:
+        """A bool per thread: active and its wait would pass now."""
+        arrived, waited = self._state(b)
+        act = self._act(b, mask)
+        early = act & (arrived <= waited)
+        if early.any():
+            i = int(np.argmax(early))
+            raise LaunchError(f"{b.ir.name}{_at(self)}: cute.arch.cluster_wait() in thread {i % b.nt} of block "
+                              f"{b.block_name(int(b.block_of[i]))} has no cluster_arrive before it (each wait "
+                              f"completes the phase the thread's own arrive started)")
+        fin = b.common.get("finished")
+        live = np.ones(b.n, dtype=bool) if fin is None else ~fin
+        cl = self._cluster_of(b)
+        ncl = int(cl.max()) + 1 if cl.size else 0
+        low = np.full(ncl, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(low, cl[live], arrived[live])  # the fewest arrivals of a live thread, per cluster
+        return act & (low[cl] >= arrived)
+
+    def waits_for(self, b: Any, mask: Any) -> Optional[str]:
+        if self.kind != "wait":
+            return None
+        ok = self._ready(b, mask)
+        act = self._act(b, mask)
+        if ok[act].all():
+            return None
+        i = int(np.argmax(act & ~ok))
+        arrived, _ = self._state(b)
+        cl = self._cluster_of(b)
+        fin = b.common.get("finished")
+        lagging = (cl == cl[i]) & (arrived < arrived[i]) & (True if fin is None else ~fin)
+        blocks = sorted({b.block_name(int(k)) for k in np.unique(b.block_of[lagging])})
+        return (f"cute.arch.cluster_wait() in block {b.block_name(int(b.block_of[i]))} waits for "
+                f"{int(lagging.sum())} thread(s) of block(s) {', '.join(blocks)} of its cluster to reach their "
+                f"cluster_arrive number {int(arrived[i])}")
+
+    def ready_threads(self, b: Any, mask: Any) -> Any:
+        return self._ready(b, mask) if self.kind == "wait" else None
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        arrived, waited = self._state(b)
+        act = self._act(b, mask)
+        if self.kind == "wait":
+            waited[act] += 1
+            return
+        twice = act & (arrived > waited)
+        if twice.any():
+            i = int(np.argmax(twice))
+            raise LaunchError(f"{b.ir.name}{_at(self)}: cute.arch.cluster_arrive() in thread {i % b.nt} of block "
+                              f"{b.block_name(int(b.block_of[i]))} arrives again before its cluster_wait (PTX leaves "
+                              f"a second barrier.cluster.arrive before the wait undefined)")
+        arrived[act] += 1
+
+    def cuda(self, r: Any) -> None:
+        al = ".aligned" if self.aligned else ""
+        if self.kind == "wait":
+            r.emit(f'asm volatile("barrier.cluster.wait{al};" ::: "memory");')
+        elif self.kind == "arrive":
+            r.emit(f'asm volatile("barrier.cluster.arrive{al};" ::: "memory");')
+        else:
+            r.emit(f'asm volatile("barrier.cluster.arrive.relaxed{al};" ::: "memory");')
+
+
+def _barrier(kind: str, aligned: Any) -> None:
+    t = current(f"cute.arch.cluster_{kind}()")
+    t.emit(ClusterBarrierOp(kind, bool(aligned), t.where()))
+
+
+def cluster_arrive(*, aligned: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``barrier.cluster.arrive``: this thread arrives at the cluster barrier (release semantics)."""
+    _barrier("arrive", aligned)
+
+
+def cluster_arrive_relaxed(*, aligned: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``barrier.cluster.arrive.relaxed``: arrive without ordering this thread's memory accesses."""
+    _barrier("arrive_relaxed", aligned)
+
+
+def cluster_wait(*, loc: Any = None, ip: Any = None) -> None:
+    """``barrier.cluster.wait``: wait until every thread of the cluster (that has not exited) has arrived."""
+    _barrier("wait", None)
+
+
+class ClusterFenceOp(Op):
+    """``fence.acq_rel.cluster`` (no CPU effect: the interpreter's memory is coherent)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "fence_acq_rel_cluster"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit('asm volatile("fence.acq_rel.cluster;" ::: "memory");')
+
+
+def fence_acq_rel_cluster(*, loc: Any = None, ip: Any = None) -> None:
+    """``fence.acq_rel.cluster``: order memory accesses at cluster scope."""
+    current("cute.arch.fence_acq_rel_cluster()").emit(ClusterFenceOp())
+
+
+# --------------------------------------------------------------------------- peers
+
+def _rank_arg(x: Any, what: str, t: Any) -> Any:
+    """A CTA rank argument: a static int, an index expression, or an integer value held in a register."""
+    if isinstance(x, TraceValue):
+        x = x.as_index()
+    if isinstance(x, bool):
+        x = int(x)
+    if isinstance(x, (int, np.integer)):
+        x = int(x)
+        size = t.cluster[0] * t.cluster[1] * t.cluster[2]
+        if not 0 <= x < size:
+            raise TraceError(f"kernel {t.name}: {what}: CTA rank {x} is outside the cluster {tuple(t.cluster)} "
+                             f"(ranks 0..{size - 1}){t.where()}")
+        return x
+    if is_sym(x):
+        t.check_index(x, what)
+        return x
+    v = getattr(x, "value", None)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return _rank_arg(int(v), what, t)
+    raise TraceError(f"kernel {t.name}: {what}: the CTA rank must be an integer (static or an index expression), "
+                     f"got {type(x).__name__}{t.where()}")
+
+
+def _peer_blocks(b: Any, mask: Any, peer: Any, self_rank: Any, what: str, where: str) -> np.ndarray:
+    """The block in the batch of CTA ``peer`` of each active thread's cluster (checked in range)."""
+    size = int(getattr(b, "cluster_size", 1))
+    p = np.broadcast_to(np.asarray(b.index(peer), dtype=np.int64), (b.n,))
+    me = np.broadcast_to(np.asarray(b.index(self_rank), dtype=np.int64), (b.n,))
+    act = np.ones(b.n, dtype=bool) if mask is None else mask
+    bad = act & ((p < 0) | (p >= size))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise LaunchError(f"{b.ir.name}{where}: {what}: block {b.block_name(int(b.block_of[i]))} names CTA rank "
+                          f"{int(p[i])}, outside its cluster of {size} CTA(s) {tuple(b.ir.cluster)}")
+    return np.where(act, b.block_of - me + p, b.block_of)
+
+
+def _ptx_rank(r: Any, peer: Any) -> str:
+    return f"(unsigned)({r.expr(peer)[0]})" if is_sym(peer) else f"{int(peer)}u"
+
+
+# --------------------------------------------------------------------------- distributed shared memory
+
+class DsmemOp(Op):
+    """A load (``kind`` "ld": ``dst`` gets the elements) or store ("st": ``src`` refs) of
+    ``shared[base + offsets]`` in the shared memory of CTA ``peer`` of the thread's cluster."""
+
+    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
+
+    __slots__ = ("kind", "shared", "base", "offsets", "peer", "self_rank", "dst", "src", "where")
+
+    def __init__(self, kind: str, shared: Shared, base: Any, offsets: Tuple[int, ...], peer: Any, self_rank: Any,
+                 dst: Any = None, src: Any = None, where: str = ""):
+        self.kind, self.shared, self.base, self.offsets = kind, shared, base, tuple(offsets)
+        self.peer, self.self_rank, self.dst, self.src, self.where = peer, self_rank, dst, src, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        at = f"{self.shared.name}@cta[{_ref_str(self.peer)}][{_ref_str(self.base)} + {list(self.offsets)}]"
+        return f"{self.dst!r} = dsmem_load({at})" if self.kind == "ld" else f"dsmem_store({at})"
+
+    def accesses(self) -> List[Access]:  # the same offsets in the peer's copy of the array
+        return [Access(self.shared, self.base, self.offsets, self.kind == "st", self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        sh = self.shared
+        what = f"a distributed shared memory {'store to' if self.kind == 'st' else 'load from'} {sh.name}"
+        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
+        idx = b.access_index(self.base, self.offsets, sh.length, f"{b.ir.name}: {what}", mask, _at(self))
+        idx = idx + (peer_blk * sh.length)[:, None]
+        data = b.shared[sh.index]
+        if self.kind == "ld":
+            got = np.take(data, idx)
+            cur = b.regs.get(self.dst.id)
+            if cur is None or mask is None:
+                b.regs[self.dst.id] = got
+            else:
+                cur[mask] = got[mask]
+            return
+        vals = np.broadcast_to(b.matrix(self.src, sh.dtype), idx.shape)
+        if mask is None:
+            data[idx] = vals
+        else:
+            data[idx[mask]] = vals[mask]
+
+    def cuda(self, r: Any) -> None:
+        sh = self.shared
+        st, _, _ = r.ctype(sh.dtype)
+        base = r.expr(self.base)[0] if is_sym(self.base) else str(int(self.base))
+        a = r.fresh("cl_dsmem")
+        if self.kind == "ld":
+            r.declare(self.dst)
+        with r.braces():
+            r.emit(f"unsigned long long {a};")
+            r.emit(f'asm volatile("mapa.u64 %0, %1, %2;" : "=l"({a}) : "l"((unsigned long long)&{sh.name}[{base}]), '
+                   f'"r"({_ptx_rank(r, self.peer)}));')
+            for j, o in enumerate(self.offsets):
+                if self.kind == "ld":
+                    r.emit(f"{r.reg(self.dst)}[{j}] = ((volatile {st}*){a})[{o}];")
+                else:
+                    r.emit(f"(({st}*){a})[{o}] = {r.stored(self.src[j], sh.dtype)};")
+
+
+class DsmemEngine:
+    """The shared array ``shared`` of CTA ``peer`` of the cluster, as a tensor engine (what
+    ``map_dsmem_ptr`` points into): element loads and stores become ``DsmemOp``."""
+
+    memspace = "dsmem"
+
+    def __init__(self, shared: Shared, peer: Any, self_rank: Any):
+        self.shared, self.peer, self.self_rank = shared, peer, self_rank
+        self.param = shared
+
+    @property
+    def dtype(self) -> Any:
+        return self.shared.dtype
+
+    @property
+    def align(self) -> int:
+        return self.shared.align
+
+    def __len__(self) -> int:
+        return self.shared.length
+
+    def alignment(self, offset: Any) -> int:
+        b = self.dtype.bytes
+        if isinstance(offset, (int, np.integer)):
+            g = int(offset) * b
+            return self.align if g == 0 else max(b, min(self.align, g & -g))
+        return b
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        return f"raw_ptr(?: {self.dtype.name}, dsmem, align<{self.alignment(offset)}>)"
+
+    def ptr_str(self, offset: Any) -> str:
+        a = self.alignment(offset)
+        return f"ptr<{self.dtype.name}, dsmem{f', align<{a}>' if a > self.dtype.bytes else ''}>"
+
+    def _emit(self, kind: str, offset: Any, offs: Tuple[int, ...], refs: Any = None) -> Any:
+        t = current("a distributed shared memory access")
+        t.check_index(offset, "dsmem access")
+        if kind == "ld":
+            dst = t.new_reg(self.dtype, len(offs))
+            t.emit(DsmemOp("ld", self.shared, offset, offs, self.peer, self.self_rank, dst=dst, where=t.where()))
+            return dst
+        t.emit(DsmemOp("st", self.shared, offset, offs, self.peer, self.self_rank, src=tuple(refs), where=t.where()))
+        return None
+
+    def load(self, offset: Any, layout: Any) -> TraceValue:
+        from ..frontend.trace import _static_offsets
+
+        offs = tuple(int(o) for o in _static_offsets(layout, "load"))
+        dst = self._emit("ld", offset, offs)
+        return TraceValue([(dst, i) for i in range(len(offs))], layout.shape, self.dtype)
+
+    def store(self, offset: Any, layout: Any, value: Any) -> None:
+        from ..frontend.trace import _refs_of, _static_offsets
+
+        offs = tuple(int(o) for o in _static_offsets(layout, "store"))
+        refs = _refs_of(value, len(offs), self.dtype, "store", f"a distributed shared memory tensor of layout {layout}")
+        self._emit("st", offset, offs, refs)
+
+    def read_one(self, off: Any) -> TraceValue:
+        dst = self._emit("ld", off, (0,))
+        return TraceValue([(dst, 0)], (), self.dtype)
+
+    def write_one(self, off: Any, v: Any) -> None:
+        from ..frontend.trace import _refs_of
+
+        refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.shared.name} in a peer CTA")
+        self._emit("st", off, (0,), refs)
+
+    @classmethod
+    def make_fragment(cls, tensor: Any, layout: Any, dtype: Any = None) -> tuple:
+        from ..frontend.trace import RmemEngine
+
+        return RmemEngine.make_fragment(tensor, layout, dtype)
+
+
+def _smem_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
+    """(shared array, element offset) of a plain (unswizzled) shared-memory pointer or tensor."""
+    from ...tensor import Pointer, Tensor
+    from ..frontend.smem import SmemPtr
+    from ..frontend.trace import SmemEngine
+
+    t = current(what)
+    if isinstance(ptr, SmemPtr):
+        dt = ptr.dtype
+        if dt is None:
+            raise TraceError(f"kernel {t.name}: {what}: the pointer has no element type{t.where()}")
+        from ...layout import make_layout
+
+        first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(1), dt)
+        eng, off = first.engine, first.offset + ptr.byte_offset // dt.bytes
+    elif isinstance(ptr, (Tensor, Pointer)):
+        eng, off = ptr.engine, ptr.offset
+    else:
+        raise TraceError(f"kernel {t.name}: {what}: expected a shared-memory pointer (smem tensor.iterator), got "
+                         f"{type(ptr).__name__}{t.where()}")
+    if type(eng) is not SmemEngine:
+        kind = "a swizzled shared-memory view" if isinstance(eng, SmemEngine) else \
+            f"a {getattr(eng, 'memspace', type(eng).__name__)} pointer"
+        raise TraceError(f"kernel {t.name}: {what}: expects a plain shared-memory pointer, got {kind}{t.where()}")
+    if isinstance(off, TraceValue):
+        off = off.as_index()
+    t.check_index(off, what)
+    return eng.param, off
+
+
+def map_dsmem_ptr(smem_ptr: Any, cta_rank_in_cluster: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """The same shared-memory address in CTA ``cta_rank_in_cluster`` of the cluster (PTX ``mapa``):
+    a pointer whose tensors (``cute.make_tensor(ptr, layout)``) read and write the peer's memory."""
+    from ...tensor import Pointer
+
+    what = "cute.arch.map_dsmem_ptr"
+    t = current(what)
+    sh, off = _smem_ref(smem_ptr, what)
+    peer = _rank_arg(cta_rank_in_cluster, what, t)
+    return Pointer(DsmemEngine(sh, peer, _rank_expr(t)), off)
+
+
+class AsyncDsmemStoreOp(Op):
+    """``st.async.shared::cluster.mbarrier::complete_tx::bytes``: 1, 2 or 4 32-bit words into CTA
+    ``peer``'s ``shared[base..]``, completing 4 bytes per word on the peer's barrier ``bar[bar_base]``.
+    CPU: the words land and the transaction bytes complete at once."""
+
+    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
+
+    __slots__ = ("shared", "base", "src", "bar", "bar_base", "peer", "self_rank", "where")
+
+    def __init__(self, shared: Shared, base: Any, src: tuple, bar: Shared, bar_base: Any, peer: Any, self_rank: Any,
+                 where: str = ""):
+        self.shared, self.base, self.src, self.bar, self.bar_base = shared, base, tuple(src), bar, bar_base
+        self.peer, self.self_rank, self.where = peer, self_rank, where
+
+    def __repr__(self) -> str:
+        return f"st_async_dsmem({self.shared.name}, {self.bar.name}, {len(self.src)} word(s))"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, tuple(range(len(self.src))), True, self),
+                Access(self.bar, self.bar_base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .mbarrier import complete_tx
+
+        what = "cute.arch.store_async_dsmem"
+        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
+        sh = self.shared
+        n = len(self.src)
+        idx = b.access_index(self.base, tuple(range(n)), sh.length, f"{b.ir.name}: {what}", mask, _at(self))
+        idx = idx + (peer_blk * sh.length)[:, None]
+        act = np.ones(b.n, dtype=bool) if mask is None else mask
+        vals = np.broadcast_to(b.matrix(self.src, sh.dtype), idx.shape)
+        b.shared[sh.index][idx[act]] = vals[act]
+        slot = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
+        complete_tx(b, self.bar, peer_blk[act], slot, 4 * n)
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        n = len(self.src)
+        a, m = r.fresh("cl_dst"), r.fresh("cl_bar")
+        rank = _ptx_rank(r, self.peer)
+        base = r.expr(self.base)[0] if is_sym(self.base) else str(int(self.base))
+        vals = [f"(unsigned)({r.stored(x, self.shared.dtype)})" for x in self.src]
+        vec = "" if n == 1 else f".v{n}"
+        regs = ", ".join(f"%{i + 2}" for i in range(n))
+        regs = regs if n == 1 else "{" + regs + "}"
+        with r.braces():
+            r.emit(f"unsigned {a}, {m};")
+            r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({a}) : '
+                   f'"r"((unsigned)__cvta_generic_to_shared(&{self.shared.name}[{base}])), "r"({rank}));')
+            r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({m}) : '
+                   f'"r"({smem_addr(r, self.bar, self.bar_base)}), "r"({rank}));')
+            ins = f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.b32 [%0], {regs}, [%1];"
+            ops = ", ".join(f'"r"({v})' for v in vals)
+            r.emit(f'asm volatile("{ins}" :: "r"({a}), "r"({m}), {ops} : "memory");')
+
+
+def store_async_dsmem(smem_ptr: Any, value: Any, mbar_ptr: Any, peer_cta_rank: Any, *, loc: Any = None,
+                      ip: Any = None) -> None:
+    """Store 1, 2 or 4 32-bit integers at ``smem_ptr`` in CTA ``peer_cta_rank``'s shared memory,
+    completing their bytes on that CTA's mbarrier at ``mbar_ptr`` (``st.async``)."""
+    from .mbarrier import mbar_ref
+    from ..frontend.trace import _refs_of
+
+    what = "cute.arch.store_async_dsmem"
+    t = current(what)
+    sh, off = _smem_ref(smem_ptr, what)
+    if sh.dtype.width != 32 or sh.dtype.kind not in ("int", "uint"):
+        raise TraceError(f"kernel {t.name}: {what}: stores 32-bit integer words; the pointer is to {sh.dtype}"
+                         f"{t.where()}")
+    vals = value if isinstance(value, tuple) else (value,)
+    if len(vals) not in (1, 2, 4):
+        raise TraceError(f"kernel {t.name}: {what}: value must be one integer or a tuple of 2 or 4, got "
+                         f"{len(vals)}{t.where()}")
+    bar, bar_off = mbar_ref(mbar_ptr, what)
+    peer = _rank_arg(peer_cta_rank, what, t)
+    refs = []
+    for v in vals:
+        refs.extend(_refs_of(v, 1, sh.dtype, "store", f"a word for {what}"))
+    t.emit(AsyncDsmemStoreOp(sh, off, tuple(refs), bar, bar_off, peer, _rank_expr(t), t.where()))
+
+
+# --------------------------------------------------------------------------- mbarriers of peer CTAs
+
+class RemoteMbarrierOp(Op):
+    """``mbarrier.arrive`` / ``expect_tx`` / ``arrive.expect_tx`` on the barrier ``shared[base]`` of
+    CTA ``peer`` of the cluster (``kind`` as MbarrierOp's; ``arg``: the transaction bytes)."""
+
+    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
+
+    __slots__ = ("kind", "shared", "base", "arg", "peer", "self_rank", "where")
+
+    def __init__(self, kind: str, shared: Shared, base: Any, arg: Any, peer: Any, self_rank: Any, where: str = ""):
+        assert kind in ("arrive", "expect_tx", "arrive_expect_tx"), kind
+        self.kind, self.shared, self.base, self.arg = kind, shared, base, arg
+        self.peer, self.self_rank, self.where = peer, self_rank, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        a = "" if self.arg is None else f", {_ref_str(self.arg)}"
+        return f"mbarrier_{self.kind}({self.shared.name}[{_ref_str(self.base)}]@cta[{_ref_str(self.peer)}]{a})"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from . import mbarrier as mb
+
+        sh = self.shared
+        what = f"cute.arch.mbarrier_{self.kind} on CTA rank {self.peer if isinstance(self.peer, int) else '?'}"
+        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
+        _, slot = mb._targets(b, mask, sh, self.base, what)
+        blk = peer_blk if mask is None else peer_blk[mask]
+        st = mb._state(b, sh)
+        mb._need_init(st, blk, slot, b, sh, what)
+        if self.kind in ("expect_tx", "arrive_expect_tx"):
+            v = np.broadcast_to(np.asarray(b.index(self.arg), dtype=np.int64), (b.n,))
+            np.add.at(st.tx, (blk, slot), v if mask is None else v[mask])
+        if self.kind in ("arrive", "arrive_expect_tx"):
+            mb._arrive(b, st, blk, slot, sh, what, _at(self))
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        m = r.fresh("cl_rbar")
+        arg = None
+        if self.arg is not None:
+            arg = r.expr(self.arg)[0] if is_sym(self.arg) else str(int(self.arg))
+        with r.braces():
+            r.emit(f"unsigned {m};")
+            r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({m}) : '
+                   f'"r"({smem_addr(r, self.shared, self.base)}), "r"({_ptx_rank(r, self.peer)}));')
+            if self.kind == "arrive":
+                r.emit(f'asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"({m}) : '
+                       f'"memory");')
+            elif self.kind == "expect_tx":
+                r.emit(f'asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" :: '
+                       f'"r"({m}), "r"((unsigned)({arg})) : "memory");')
+            else:
+                r.emit(f'asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" :: '
+                       f'"r"({m}), "r"((unsigned)({arg})) : "memory");')
+
+
+def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str) -> None:
+    """Trace ``cute.arch.mbarrier_<kind>(..., peer_cta_rank_in_cluster=peer)`` (mbarrier.py calls this)."""
+    from .mbarrier import _int_arg, mbar_ref
+
+    t = current(what)
+    sh, base = mbar_ref(mbar_ptr, what)
+    p = _rank_arg(peer, what, t)
+    if arg is not None:
+        arg = _int_arg(arg, what, t)
+    t.emit(RemoteMbarrierOp(kind, sh, base, arg, p, _rank_expr(t), t.where()))

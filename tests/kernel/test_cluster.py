@@ -1,0 +1,278 @@
+"""Thread-block clusters: launch(cluster=...), cute.arch cluster indices, the cluster barrier,
+distributed shared memory and mbarrier arrives on a peer CTA, on the CPU interpreter (results
+checked) and in the printed CUDA (PTX checked, compiled by nvcc where it is installed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.errors import LaunchError, TraceError
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.runtime import from_dlpack
+
+from sm90_util import nvcc_compiles
+
+
+@cute.kernel
+def cluster_ids(O: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, by, bz = cute.arch.block_idx()
+    gx, gy, _ = cute.arch.grid_dim()
+    lin = bx + gx * by + gx * gy * bz
+    cx, cy, cz = cute.arch.block_in_cluster_idx()
+    kx, ky, kz = cute.arch.cluster_idx()
+    nx, ny, nz = cute.arch.cluster_dim()
+    dx, dy, dz = cute.arch.block_in_cluster_dim()
+    if tidx == 0:
+        O[lin, 0] = cx
+        O[lin, 1] = cy
+        O[lin, 2] = cz
+        O[lin, 3] = kx
+        O[lin, 4] = ky
+        O[lin, 5] = kz
+        O[lin, 6] = cute.arch.block_idx_in_cluster()
+        O[lin, 7] = cute.arch.cluster_size()
+        O[lin, 8] = nx * 100 + ny * 10 + nz
+        O[lin, 9] = dx * 100 + dy * 10 + dz
+
+
+@pytest.mark.parametrize("grid,cluster", [((8, 4, 1), (2, 2, 1)), ((4, 2, 2), (1, 2, 2)), ((6, 1, 1), (3, 1, 1)),
+                                          ((4, 4, 1), (1, 1, 1))])
+def test_cluster_indices(grid, cluster):
+    n = grid[0] * grid[1] * grid[2]
+    O = np.full((n, 10), -1, np.int32)
+    cluster_ids(from_dlpack(O)).launch(grid=grid, block=(32, 1, 1), cluster=cluster)
+    want = []
+    for z in range(grid[2]):
+        for y in range(grid[1]):
+            for x in range(grid[0]):
+                c = (x % cluster[0], y % cluster[1], z % cluster[2])
+                k = (x // cluster[0], y // cluster[1], z // cluster[2])
+                nc = [g // s for g, s in zip(grid, cluster)]
+                rank = c[0] + cluster[0] * (c[1] + cluster[1] * c[2])
+                want.append(list(c) + list(k) + [rank, cluster[0] * cluster[1] * cluster[2],
+                                                 nc[0] * 100 + nc[1] * 10 + nc[2],
+                                                 cluster[0] * 100 + cluster[1] * 10 + cluster[2]])
+    np.testing.assert_array_equal(O, np.array(want, np.int32))
+
+
+@cute.kernel
+def swap_through_dsmem(A: cute.Tensor, B: cute.Tensor):
+    """Each CTA of a (2, 1, 1) cluster reads its peer's shared memory, reversed."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    s[tidx] = A[bidx * 64 + tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()  # the peer's s is written
+    peer = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 1 - rank), cute.make_layout(64))
+    B[bidx * 64 + tidx] = peer[63 - tidx]
+    cute.arch.cluster_arrive_relaxed()
+    cute.arch.cluster_wait()  # no CTA exits while its peer may still read its shared memory
+
+
+def test_dsmem_exchange_between_the_two_ctas_of_a_cluster():
+    A = np.arange(8 * 64, dtype=np.float32)
+    B = np.zeros_like(A)
+    swap_through_dsmem(from_dlpack(A), from_dlpack(B)).launch(grid=8, block=64, cluster=(2, 1, 1))
+    want = A.reshape(4, 2, 64)[:, ::-1, ::-1].reshape(-1)  # block b gets block b ^ 1, reversed
+    np.testing.assert_array_equal(B, want)
+
+
+def test_dsmem_and_cluster_barrier_print_ptx_that_compiles():
+    A = np.arange(2 * 64, dtype=np.float32)
+    B = np.zeros_like(A)
+    swap_through_dsmem(from_dlpack(A), from_dlpack(B)).launch(grid=2, block=64, cluster=(2, 1, 1))
+    ir = last_launch().ir
+    assert ir.cluster == (2, 1, 1)
+    src = cuda.render(ir)
+    for ptx in ("barrier.cluster.arrive;", "barrier.cluster.arrive.relaxed;", "barrier.cluster.wait;", "mapa.u64"):
+        assert ptx in src, ptx
+    assert "__cluster_dims__" not in src  # the shape is a launch attribute
+    nvcc_compiles(src)
+
+
+@cute.kernel
+def push_then_signal(A: cute.Tensor, B: cute.Tensor):
+    """Rank 0 writes into rank 1's shared memory and arrives on rank 1's barrier; rank 1 waits,
+    doubles what it got and sends it back the same way; rank 0 waits and writes it out."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 32)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
+    cute.arch.cluster_wait()  # both CTAs' barriers are initialised
+    if rank == 0:
+        peer_s = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 1), cute.make_layout(32))
+        peer_s[tidx] = A[(bidx // 2) * 32 + tidx]
+        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=1)
+        cute.arch.mbarrier_wait(bar.iterator, 0)
+        cute.arch.fence_acq_rel_cluster()  # acquire what rank 1 released at cluster scope
+        B[(bidx // 2) * 32 + tidx] = s[tidx]
+    else:
+        cute.arch.mbarrier_wait(bar.iterator, 0)
+        cute.arch.fence_acq_rel_cluster()
+        back = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 0), cute.make_layout(32))
+        back[tidx] = s[tidx] * 2.0
+        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=0)
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+
+
+def test_remote_mbarrier_arrive_orders_the_two_ctas():
+    A = np.arange(3 * 32, dtype=np.float32) + 1
+    B = np.zeros_like(A)
+    push_then_signal(from_dlpack(A), from_dlpack(B)).launch(grid=6, block=32, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(B, 2 * A)
+    src = cuda.render(last_launch().ir)
+    assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.release.cluster.shared::cluster.b64 _," in src
+    assert "fence.acq_rel.cluster;" in src
+    nvcc_compiles(src)
+
+
+@cute.kernel
+def never_second_arrival(B: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+    if rank == 0:
+        cute.arch.cluster_arrive()
+        cute.arch.cluster_wait()  # waits for rank 1's second arrival, which never comes
+        if tidx == 0:
+            cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=1)
+    else:
+        cute.arch.mbarrier_wait(bar.iterator, 0)  # waits for rank 0's arrive after its second wait
+    B[tidx] = 1.0
+
+
+def test_a_cluster_wait_that_can_never_complete_is_a_deadlock_report():
+    B = np.zeros(32, np.float32)
+    with pytest.raises(LaunchError, match=r"deadlock.*\n.*cluster_wait\(\).*waits for 32 thread"
+                       r"(?s:.*)mbarrier_wait"):
+        never_second_arrival(from_dlpack(B)).launch(grid=2, block=32, cluster=(2, 1, 1))
+    assert not B.any()
+
+
+@cute.kernel
+def wait_without_arrive(B: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    cute.arch.cluster_wait()
+    B[tidx] = 1.0
+
+
+def test_cluster_wait_without_arrive_is_refused():
+    B = np.zeros(32, np.float32)
+    with pytest.raises(LaunchError, match=r"cluster_wait\(\) .* has no cluster_arrive before it"):
+        wait_without_arrive(from_dlpack(B)).launch(grid=2, block=32, cluster=(2, 1, 1))
+
+
+@cute.kernel
+def write_rank(B: cute.Tensor, peer: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    rank = cute.arch.block_idx_in_cluster()
+    p = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, rank + peer), cute.make_layout(32))
+    p[tidx] = 1.0
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+    B[tidx] = s[tidx]
+
+
+def test_a_peer_rank_outside_the_cluster_is_an_error_naming_the_line():
+    B = np.zeros(32, np.float32)
+    with pytest.raises(LaunchError, match=r"write_rank.*test_cluster.py:\d+.*CTA rank 2, outside its cluster of 2"):
+        write_rank(from_dlpack(B), 1).launch(grid=2, block=32, cluster=(2, 1, 1))
+    with pytest.raises(TraceError, match=r"CTA rank 3 is outside the cluster \(2, 1, 1\)"):
+        cute_static_rank(from_dlpack(B)).launch(grid=2, block=32, cluster=(2, 1, 1))
+
+
+@cute.kernel
+def cute_static_rank(B: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    cute.arch.map_dsmem_ptr(s.iterator, 3)
+
+
+@pytest.mark.parametrize("grid,cluster,msg", [
+    ((3, 1, 1), (2, 1, 1), r"grid dimension x \(3\) is not a multiple of 2"),
+    ((4, 6, 1), (1, 4, 1), r"grid dimension y \(6\) is not a multiple of 4"),
+    ((16, 1, 1), (16, 1, 1), r"16 CTAs; at most 8 .*non-portable"),
+    ((4, 4, 1), (2, 2, 4), r"16 CTAs"),
+    ((4, 1, 1), (0, 1, 1), r"positive static integers"),
+])
+def test_cluster_shapes_the_gpu_cannot_launch_are_refused(grid, cluster, msg):
+    O = np.zeros((64, 10), np.int32)
+    with pytest.raises(LaunchError, match=r"cluster_ids.launch \(at .*test_cluster.py:\d+\): .*" + msg):
+        cluster_ids(from_dlpack(O)).launch(grid=grid, block=32, cluster=cluster)
+
+
+def test_cluster_launch_goes_through_cuLaunchKernelEx_with_the_cluster_attribute():
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+
+    with fake_gpu() as gpu:
+        O = from_dlpack(FakeDeviceArray(np.zeros((8, 10), np.int32)))
+        cluster_ids(O).launch(grid=(4, 2, 1), block=32, cluster=(2, 2))
+        cluster_ids(O).launch(grid=(4, 2, 1), block=32)
+    first, second = gpu.launches
+    assert first["grid"] == (4, 2, 1) and first["cluster"] == (2, 2, 1)
+    assert "cluster" not in second  # a plain launch: cuLaunchKernel
+
+
+@cute.jit
+def run_swap(A: cute.Tensor, B: cute.Tensor):
+    swap_through_dsmem(A, B).launch(grid=(A.shape[0] // 64, 1, 1), block=(64, 1, 1), cluster=(2, 1, 1))
+
+
+def test_compiled_cluster_launch_keeps_its_cluster():
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+
+    with fake_gpu() as gpu:
+        A = from_dlpack(FakeDeviceArray(np.zeros(256, np.float32)))
+        B = from_dlpack(FakeDeviceArray(np.zeros(256, np.float32)))
+        f = cute.compile(run_swap, A, B)
+        f(A, B)
+        f(A, B)
+    assert [l["cluster"] for l in gpu.launches] == [(2, 1, 1), (2, 1, 1)]
+    assert gpu.launches[0]["grid"] == (4, 1, 1)
+
+
+@pytest.mark.gpu
+def test_gpu_dsmem_exchange_and_remote_arrive():
+    """On an SM90 GPU: the DSMEM swap and the remote-arrive ping-pong give the CPU's results."""
+    import torch
+
+    A = torch.arange(64 * 64, dtype=torch.float32, device="cuda")
+    B = torch.zeros_like(A)
+    swap_through_dsmem(from_dlpack(A), from_dlpack(B)).launch(grid=64, block=64, cluster=(2, 1, 1))
+    torch.cuda.synchronize()
+    want = A.cpu().numpy().reshape(32, 2, 64)[:, ::-1, ::-1].reshape(-1)
+    np.testing.assert_array_equal(B.cpu().numpy(), want)
+    A2 = torch.arange(8 * 32, dtype=torch.float32, device="cuda") + 1
+    B2 = torch.zeros_like(A2)
+    push_then_signal(from_dlpack(A2), from_dlpack(B2)).launch(grid=16, block=32, cluster=(2, 1, 1))
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(B2.cpu().numpy(), 2 * A2.cpu().numpy())
+    O = torch.full((32, 10), -1, dtype=torch.int32, device="cuda")
+    cluster_ids(from_dlpack(O)).launch(grid=(8, 4, 1), block=32, cluster=(2, 2, 1))
+    torch.cuda.synchronize()
+    O_cpu = np.full((32, 10), -1, np.int32)
+    cluster_ids(from_dlpack(O_cpu)).launch(grid=(8, 4, 1), block=32, cluster=(2, 2, 1))
+    np.testing.assert_array_equal(O.cpu().numpy(), O_cpu)
