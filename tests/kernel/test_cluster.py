@@ -254,9 +254,83 @@ def test_compiled_cluster_launch_keeps_its_cluster():
     assert gpu.launches[0]["grid"] == (4, 1, 1)
 
 
+# --------------------------------------------------------------------------- TMA multicast
+
+from cutelab.nvgpu import cpasync, warpgroup  # noqa: E402
+
+
+def _sw128(tile):
+    atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
+    return cute.tile_to_shape(atom, tile, (0, 1))
+
+
+@cute.kernel
+def tma_multicast(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr,
+                  mask: cutlass.Constexpr):
+    """Rank 0 of each (2, 1, 1) cluster loads the cluster's 64x64 tile once, multicast to the CTAs of mask."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, _, _ = cute.arch.block_idx()
+    kx, _, _ = cute.arch.cluster_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
+    cute.arch.cluster_wait()  # every CTA's barrier is initialised before any TMA completes on it
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+    if rank == 0:
+        if tidx == 0:
+            cute.copy(atom, cute.local_tile(tA, (64, 64), (kx, 0)), sA, tma_bar_ptr=bars.iterator, mcast_mask=mask)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[bx * 64 + i, tidx] = sA[i, tidx]
+
+
+def _multicast_setup(nclusters):
+    A = (np.arange(nclusters * 64 * 64) % 251).astype(np.float16).reshape(nclusters * 64, 64)
+    sl = _sw128((64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), from_dlpack(A), sl, (64, 64))
+    return A, sl, atom, tA
+
+
+def test_tma_multicast_lands_in_every_cta_of_the_mask():
+    A, sl, atom, tA = _multicast_setup(2)
+    B = np.full((4 * 64, 64), -1, np.float16)
+    tma_multicast(atom, tA, from_dlpack(B), sl, 0b11).launch(grid=4, block=64, cluster=(2, 1, 1))
+    want = np.repeat(A.reshape(2, 1, 64, 64), 2, axis=1).reshape(4 * 64, 64)  # both CTAs of cluster c: tile c
+    np.testing.assert_array_equal(B, want)
+    src = cuda.render(last_launch().ir)
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster" in src
+            and '"h"((unsigned short)(3))' in src)
+    nvcc_compiles(src)
+
+
+def test_tma_multicast_to_part_of_the_cluster_leaves_the_rest_waiting():
+    A, sl, atom, tA = _multicast_setup(1)
+    B = np.zeros((2 * 64, 64), np.float16)
+    with pytest.raises(LaunchError, match=r"deadlock(?s:.*)of block \(1,0,0\) can never complete: the phase still "
+                                          r"waits for 0 of 1 arrivals and 8192 transaction bytes"):
+        tma_multicast(atom, tA, from_dlpack(B), sl, 0b01).launch(grid=2, block=64, cluster=(2, 1, 1))
+
+
+def test_a_multicast_mask_outside_the_cluster_is_refused():
+    A, sl, atom, tA = _multicast_setup(1)
+    B = np.zeros((2 * 64, 64), np.float16)
+    with pytest.raises(TraceError, match=r"mcast_mask=0x4 names CTAs outside the cluster \(2, 1, 1\)"):
+        tma_multicast(atom, tA, from_dlpack(B), sl, 0b100).launch(grid=2, block=64, cluster=(2, 1, 1))
+    plain, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), tA, sl, (64, 64))
+    with pytest.raises(TraceError, match=r"mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp"):
+        tma_multicast(plain, tA, from_dlpack(B), sl, 0b11).launch(grid=2, block=64, cluster=(2, 1, 1))
+
+
 @pytest.mark.gpu
-def test_gpu_dsmem_exchange_and_remote_arrive():
-    """On an SM90 GPU: the DSMEM swap and the remote-arrive ping-pong give the CPU's results."""
+def test_gpu_cluster_kernels():
+    """On an SM90 GPU: cluster indices, the DSMEM swap, the remote-arrive ping-pong and the TMA
+    multicast give the CPU's results."""
     import torch
 
     A = torch.arange(64 * 64, dtype=torch.float32, device="cuda")
@@ -276,3 +350,11 @@ def test_gpu_dsmem_exchange_and_remote_arrive():
     O_cpu = np.full((32, 10), -1, np.int32)
     cluster_ids(from_dlpack(O_cpu)).launch(grid=(8, 4, 1), block=32, cluster=(2, 2, 1))
     np.testing.assert_array_equal(O.cpu().numpy(), O_cpu)
+    A3 = (torch.arange(4 * 64 * 64, device="cuda") % 251).to(torch.float16).reshape(4 * 64, 64)
+    sl = _sw128((64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), from_dlpack(A3), sl, (64, 64))
+    B3 = torch.full((8 * 64, 64), -1, dtype=torch.float16, device="cuda")
+    tma_multicast(atom, tA, from_dlpack(B3), sl, 0b11).launch(grid=8, block=64, cluster=(2, 1, 1))
+    torch.cuda.synchronize()
+    want3 = np.repeat(A3.cpu().numpy().reshape(4, 1, 64, 64), 2, axis=1).reshape(8 * 64, 64)
+    np.testing.assert_array_equal(B3.cpu().numpy(), want3)

@@ -621,3 +621,80 @@ def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str) ->
     if arg is not None:
         arg = _int_arg(arg, what, t)
     t.emit(RemoteMbarrierOp(kind, sh, base, arg, p, _rank_expr(t), t.where()))
+
+
+# --------------------------------------------------------------------------- TMA multicast
+
+def _tma_load_op() -> Any:
+    from .tma import TmaLoadOp
+
+    return TmaLoadOp
+
+
+def tma_multicast_op(desc: Any, param: Any, coords: Any, shared: Shared, sbase: Any, bar: Shared, bar_base: Any,
+                     mcast: Any, what: str) -> Any:
+    """The op of a TMA multicast load (instr/tma.py's tma_copy calls this): mcast_mask checked
+    against the cluster (a static mask now, a runtime one when the kernel runs)."""
+    t = current(what)
+    size = t.cluster[0] * t.cluster[1] * t.cluster[2]
+    if isinstance(mcast, TraceValue):
+        mcast = mcast.as_index()
+    v = getattr(mcast, "value", None)
+    if not is_sym(mcast) and isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        mcast = int(v)
+    if isinstance(mcast, (int, np.integer)) and not isinstance(mcast, bool):
+        m = int(mcast)
+        if m <= 0 or m >> size:
+            raise TraceError(f"{what}: mcast_mask={m:#x} names CTAs outside the cluster {tuple(t.cluster)} (ranks "
+                             f"0..{size - 1}: a mask in 1..{(1 << size) - 1})")
+    elif is_sym(mcast):
+        t.check_index(mcast, what)
+    else:
+        raise TraceError(f"{what}: mcast_mask must be an integer (static or an index expression), got "
+                         f"{type(mcast).__name__}")
+    return TmaMulticastLoadOp(desc, param, coords, shared, sbase, bar, bar_base, mcast, _rank_expr(t), t.where())
+
+
+class TmaMulticastLoadOp(_tma_load_op()):  # type: ignore[misc]
+    """A TMA load with ``.multicast::cluster``: the box lands in CTA r's ``shared[sbase..]`` and
+    completes its bytes on CTA r's barrier ``bar[bar_base]`` for every bit r of ``mask``."""
+
+    __slots__ = ("mask", "self_rank")
+    remote = True  # writes other CTAs' shared memory: the race check (cpu/warps.py) leaves it out
+
+    def __init__(self, desc: Any, param: Any, coords: Any, shared: Shared, sbase: Any, bar: Shared, bar_base: Any,
+                 mask: Any, self_rank: Any, where: str = ""):
+        super().__init__(desc, param, coords, shared, sbase, bar, bar_base, where)
+        self.mask, self.self_rank = mask, self_rank
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return super().__repr__() + f" multicast to {_ref_str(self.mask)}"
+
+    def dest_blocks(self, b: Any, mask: Any, act: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
+        size = int(getattr(b, "cluster_size", 1))
+        m = np.broadcast_to(np.asarray(b.index(self.mask), dtype=np.int64), (b.n,))[act]
+        bad = (m <= 0) | ((m >> size) != 0)
+        if bad.any():
+            i = int(act[int(np.argmax(bad))])
+            raise LaunchError(f"{b.ir.name}{_at(self)}: a TMA multicast load of block "
+                              f"{b.block_name(int(b.block_of[i]))} has mcast_mask={int(m[int(np.argmax(bad))]):#x}, "
+                              f"naming CTAs outside its cluster of {size} CTA(s) {tuple(b.ir.cluster)}")
+        me = np.broadcast_to(np.asarray(b.index(self.self_rank), dtype=np.int64), (b.n,))[act]
+        base = b.block_of[act] - me
+        return [(((m >> r) & 1) == 1, base + r) for r in range(size)]
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        d = self.desc
+        cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
+        ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+               f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}], %{d.rank + 3};")
+        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        m = r.expr(self.mask)[0] if is_sym(self.mask) else str(int(self.mask))
+        r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
+               f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
+               f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}), "h"((unsigned short)({m})) : "memory");')
+

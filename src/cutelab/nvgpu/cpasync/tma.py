@@ -31,7 +31,7 @@ from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
 
-__all__ = ["CopyBulkTensorTileG2SOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
            "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
@@ -50,6 +50,16 @@ class CopyBulkTensorTileG2SOp:
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor copy Operation"
+
+
+class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
+    """TMA multicast load (``.multicast::cluster``): the box lands in the shared memory of every CTA
+    of the copy's ``mcast_mask`` (ranks in the cluster), at the same offset, and completes its bytes
+    on each of their mbarriers at the barrier's offset (kernel/instr/cluster.py). cutelab issues the
+    whole tile to every CTA of the mask (``num_multicast=1``)."""
+
+    def __str__(self) -> str:
+        return "cp.async GMEM -> SMEM bulk tensor multicast copy Operation"
 
 
 @dataclass(frozen=True)
@@ -156,8 +166,9 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if op.cta_group not in (None, 1):
         raise LayoutError(f"{where}: cta_group={op.cta_group} is not supported (no clusters)")
     if num_multicast != 1:
-        raise LayoutError(f"{where}: num_multicast={num_multicast}: TMA multicast needs clusters, which cutelab "
-                          f"kernels do not have; use 1")
+        raise LayoutError(f"{where}: num_multicast={num_multicast}: splitting a tile between the CTAs of a multicast "
+                          f"is not supported by cutelab; use num_multicast=1 (with CopyBulkTensorTileG2SMulticastOp "
+                          f"and mcast_mask=, every CTA of the mask receives the whole tile)")
     layout = getattr(gmem_tensor, "layout", None)
     dtype = internal_type or getattr(gmem_tensor, "element_type", None)
     if not isinstance(layout, Layout) or dtype is None:
