@@ -316,15 +316,33 @@ class PipelineTmaAsync:
             s.advance()
 
 
+def _clustered(cluster_shape_mn: Any) -> bool:
+    """Whether cluster_shape_mn (a layout or shape, or None) has more than one CTA, as CuTe DSL asks."""
+    from . import int_tuple as it
+
+    if cluster_shape_mn is None:
+        return False
+    return it.product(getattr(cluster_shape_mn, "shape", cluster_shape_mn)) > 1
+
+
 def pipeline_init_arrive(cluster_shape_mn: Any = None, is_relaxed: bool = False) -> None:
-    """After barrier init with defer_sync=True: make the inits visible (one CTA: the init fence)."""
+    """After barrier init with defer_sync=True: make the inits visible (the init fence); in a
+    cluster (cluster_shape_mn of more than one CTA), then arrive at the cluster barrier (relaxed
+    if is_relaxed), as CuTe DSL does."""
     from .kernel.frontend import arch
 
     arch.mbarrier_init_fence()
+    if _clustered(cluster_shape_mn):
+        (arch.cluster_arrive_relaxed if is_relaxed else arch.cluster_arrive)()
 
 
 def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
-    """Wait until every thread of the block sees the initialised barriers (one CTA: a block barrier)."""
+    """Wait until every thread sees the initialised barriers: a block barrier, or in a cluster
+    (cluster_shape_mn of more than one CTA) the cluster barrier's wait (every CTA's barriers are
+    initialised)."""
     from .kernel.frontend import arch
 
-    arch.sync_threads()
+    if _clustered(cluster_shape_mn):
+        arch.cluster_wait()
+    else:
+        arch.sync_threads()

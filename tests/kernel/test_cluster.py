@@ -99,6 +99,33 @@ def test_dsmem_and_cluster_barrier_print_ptx_that_compiles():
 
 
 @cute.kernel
+def rotate3(A: cute.Tensor, B: cute.Tensor):
+    """CTA r of a (3, 1, 1) cluster reads the shared memory of CTA (r + 1) % 3."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Int32, cute.make_layout(32), 16)
+    s[tidx] = A[bidx * 32 + tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+    nxt = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, (rank + 1) % 3), cute.make_layout(32))
+    B[bidx * 32 + tidx] = nxt[tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+
+
+def test_clusters_stay_whole_across_the_interpreters_batches():
+    """1200 blocks of 32 threads: more than one batch of the interpreter (at most 32768 threads);
+    every batch must hold whole clusters."""
+    A = np.arange(1200 * 32, dtype=np.int32)
+    B = np.zeros_like(A)
+    rotate3(from_dlpack(A), from_dlpack(B)).launch(grid=1200, block=32, cluster=(3, 1, 1))
+    want = np.roll(A.reshape(400, 3, 32), -1, axis=1).reshape(-1)
+    np.testing.assert_array_equal(B, want)
+
+
+@cute.kernel
 def push_then_signal(A: cute.Tensor, B: cute.Tensor):
     """Rank 0 writes into rank 1's shared memory and arrives on rank 1's barrier; rank 1 waits,
     doubles what it got and sends it back the same way; rank 0 waits and writes it out."""
@@ -139,6 +166,34 @@ def test_remote_mbarrier_arrive_orders_the_two_ctas():
     assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.release.cluster.shared::cluster.b64 _," in src
     assert "fence.acq_rel.cluster;" in src
     nvcc_compiles(src)
+
+
+@cute.kernel
+def pipeline_init_in_a_cluster(B: cute.Tensor):
+    """cutlass.pipeline's init arrive/wait with a (2, 1) cluster: a cluster barrier, after which the
+    peer's barrier takes a remote arrive."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    cutlass.pipeline.pipeline_init_arrive(cute.make_layout((2, 1)), is_relaxed=True)
+    cutlass.pipeline.pipeline_init_wait(cute.make_layout((2, 1)))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=1 - rank)
+    cute.arch.mbarrier_wait(bar.iterator, 0)
+    B[bidx * 32 + tidx] = 1.0 + rank
+
+
+def test_pipeline_init_arrive_and_wait_use_the_cluster_barrier():
+    B = np.zeros(4 * 32, np.float32)
+    pipeline_init_in_a_cluster(from_dlpack(B)).launch(grid=4, block=32, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(B, np.repeat([1.0, 2.0, 1.0, 2.0], 32))
+    src = cuda.render(last_launch().ir)
+    assert "barrier.cluster.arrive.relaxed;" in src and "barrier.cluster.wait;" in src
+    assert "__syncthreads" not in src
 
 
 @cute.kernel
