@@ -197,6 +197,40 @@ def test_pipeline_init_arrive_and_wait_use_the_cluster_barrier():
 
 
 @cute.kernel
+def async_store_to_peer(A: cute.Tensor, B: cute.Tensor):
+    """Each thread stores one Int32 word into the peer CTA's shared memory with st.async, completing
+    4 bytes on the peer's barrier; each CTA waits on its own barrier for the 128 bytes."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    s = smem.allocate_tensor(cutlass.Int32, cute.make_layout(32), 16)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
+    cute.arch.cluster_wait()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bar.iterator, 32 * 4)
+    cute.arch.store_async_dsmem(s.iterator + tidx, A[bidx * 32 + tidx] * 10, bar.iterator, 1 - rank)
+    cute.arch.mbarrier_wait(bar.iterator, 0)
+    B[bidx * 32 + tidx] = s[tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+
+
+def test_store_async_dsmem_completes_on_the_peers_barrier():
+    A = np.arange(4 * 32, dtype=np.int32)
+    B = np.zeros_like(A)
+    async_store_to_peer(from_dlpack(A), from_dlpack(B)).launch(grid=4, block=32, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(B, 10 * A.reshape(2, 2, 32)[:, ::-1].reshape(-1))
+    src = cuda.render(last_launch().ir)
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %2, [%1];" in src
+    nvcc_compiles(src)
+
+
+@cute.kernel
 def never_second_arrival(B: cute.Tensor):
     tidx, _, _ = cute.arch.thread_idx()
     rank = cute.arch.block_idx_in_cluster()
@@ -343,6 +377,8 @@ def tma_multicast(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: 
     cute.arch.mbarrier_wait(bars.iterator, 0)
     for i in range(64):
         B[bx * 64 + i, tidx] = sA[i, tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()  # no CTA exits while a copy it issued may still land in a peer
 
 
 def _multicast_setup(nclusters):

@@ -3,7 +3,9 @@ printer prints it and how the CPU interpreter runs it.
 
 ``copy`` (universal copies) and ``gemm`` dispatch ``cute.copy``/``cute.gemm`` to ``cpasync``,
 ``ldmatrix``, ``tma``, ``mma_sync`` and ``wgmma``; ``mbarrier`` holds SM90 barriers,
-``mathops`` ``cute.math``, ``printtensor`` ``cute.print_tensor`` in a kernel.
+``cluster`` thread-block clusters (indices, the cluster barrier, distributed shared memory,
+mbarrier ops on a peer CTA, TMA multicast), ``mathops`` ``cute.math``, ``printtensor``
+``cute.print_tensor`` in a kernel.
 
 May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
 ends' contexts. An op's ``cuda(self, ctx)`` prints only through ``ctx``, the CUDA printer's

@@ -454,5 +454,7 @@ def _remote(peer: Any, kind: str, ptr: Any, arg: Any, what: str) -> bool:
 
 
 def _one_arrival(n: Any, what: str) -> None:
-    if int(getattr(n, "value", n)) != 1:
-        raise TraceError(f"{what}: arrive_count={n!r}: cutelab kernels arrive once per thread (arrive_count=1)")
+    v = getattr(n, "value", n)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) != 1:
+        raise TraceError(f"{what}: arrive_count={n!r} is not supported: cutelab kernels arrive once per thread "
+                         f"(arrive_count=1)")
