@@ -12,6 +12,7 @@ import cutelab as cutlass
 from cutelab.errors import LaunchError, TraceError
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.launch.plan import last_launch
+from cutelab.nvgpu import cpasync, warpgroup
 from cutelab.runtime import from_dlpack
 
 from sm90_util import nvcc_compiles
@@ -61,26 +62,43 @@ def test_cluster_indices(grid, cluster):
 
 
 @cute.kernel
-def swap_through_dsmem(A: cute.Tensor, B: cute.Tensor):
-    """Each CTA of a (2, 1, 1) cluster reads its peer's shared memory, reversed."""
+def swap_through_dsmem(A: cute.Tensor, B: cute.Tensor, vec: cutlass.Constexpr):
+    """The two CTAs of a (2, 1, 1) cluster swap their 64 values through distributed shared memory:
+    each thread stores `vec` values into the peer's shared memory (cute.copy with a
+    CopyDsmemStoreOp atom, completing on the peer's barrier); each CTA waits on its own barrier and
+    writes what it received, reversed. Cluster barriers make the barrier inits visible before the
+    stores and keep every CTA alive until its peer is done."""
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     rank = cute.arch.block_idx_in_cluster()
     smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
     s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
-    s[tidx] = A[bidx * 64 + tidx]
-    cute.arch.cluster_arrive()
-    cute.arch.cluster_wait()  # the peer's s is written
-    peer = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 1 - rank), cute.make_layout(64))
-    B[bidx * 64 + tidx] = peer[63 - tidx]
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    cute.arch.mbarrier_init_fence()
     cute.arch.cluster_arrive_relaxed()
-    cute.arch.cluster_wait()  # no CTA exits while its peer may still read its shared memory
+    cute.arch.cluster_wait()  # the peer's barrier is initialised
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bar.iterator, 64 * 4)
+    atom = cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32, num_bits_per_copy=32 * vec)
+    if tidx < 64 // vec:
+        frag = cute.make_rmem_tensor(cute.make_layout(vec), cutlass.Float32)
+        for k in range(vec):
+            frag[k] = A[bidx * 64 + tidx * vec + k]
+        dst = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator + tidx * vec, 1 - rank), cute.make_layout(vec))
+        cute.copy(atom, frag, dst, mbar_ptr=cute.arch.map_dsmem_ptr(bar.iterator, 1 - rank))
+    cute.arch.mbarrier_wait(bar.iterator, 0)  # the peer's 256 bytes have landed here
+    B[bidx * 64 + tidx] = s[63 - tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()  # no CTA exits while its peer may still write its shared memory
 
 
-def test_dsmem_exchange_between_the_two_ctas_of_a_cluster():
+@pytest.mark.parametrize("vec", [1, 4])
+def test_dsmem_exchange_between_the_two_ctas_of_a_cluster(vec):
     A = np.arange(8 * 64, dtype=np.float32)
     B = np.zeros_like(A)
-    swap_through_dsmem(from_dlpack(A), from_dlpack(B)).launch(grid=8, block=64, cluster=(2, 1, 1))
+    swap_through_dsmem(from_dlpack(A), from_dlpack(B), vec).launch(grid=8, block=64, cluster=(2, 1, 1))
     want = A.reshape(4, 2, 64)[:, ::-1, ::-1].reshape(-1)  # block b gets block b ^ 1, reversed
     np.testing.assert_array_equal(B, want)
 
@@ -88,29 +106,51 @@ def test_dsmem_exchange_between_the_two_ctas_of_a_cluster():
 def test_dsmem_and_cluster_barrier_print_ptx_that_compiles():
     A = np.arange(2 * 64, dtype=np.float32)
     B = np.zeros_like(A)
-    swap_through_dsmem(from_dlpack(A), from_dlpack(B)).launch(grid=2, block=64, cluster=(2, 1, 1))
+    swap_through_dsmem(from_dlpack(A), from_dlpack(B), 4).launch(grid=2, block=64, cluster=(2, 1, 1))
     ir = last_launch().ir
     assert ir.cluster == (2, 1, 1)
     src = cuda.render(ir)
-    for ptx in ("barrier.cluster.arrive;", "barrier.cluster.arrive.relaxed;", "barrier.cluster.wait;", "mapa.u64"):
+    for ptx in ("barrier.cluster.arrive;", "barrier.cluster.arrive.relaxed;", "barrier.cluster.wait;",
+                "mapa.shared::cluster.u32", "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32"):
         assert ptx in src, ptx
     assert "__cluster_dims__" not in src  # the shape is a launch attribute
     nvcc_compiles(src)
 
 
 @cute.kernel
+def plain_dsmem_store(B: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    peer = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 1), cute.make_layout(32))
+    peer[0] = 1.0
+
+
+def test_dsmem_tensors_are_not_loaded_or_stored_element_by_element():
+    B = np.zeros(32, np.float32)
+    with pytest.raises(TraceError, match=r"plain_dsmem_store \(at .*test_cluster.py:\d+\): a tensor over "
+                                         r"ptr<f32, dsmem, align<16>> doesn't support load and store.*CopyDsmemStoreOp"):
+        plain_dsmem_store(from_dlpack(B)).launch(grid=2, block=32, cluster=(2, 1, 1))
+
+
+@cute.kernel
 def rotate3(A: cute.Tensor, B: cute.Tensor):
-    """CTA r of a (3, 1, 1) cluster reads the shared memory of CTA (r + 1) % 3."""
+    """CTA r of a (3, 1, 1) cluster sends its values to CTA (r + 2) % 3: CTA r receives CTA (r + 1) % 3's."""
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     rank = cute.arch.block_idx_in_cluster()
     smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
     s = smem.allocate_tensor(cutlass.Int32, cute.make_layout(32), 16)
-    s[tidx] = A[bidx * 32 + tidx]
-    cute.arch.cluster_arrive()
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
     cute.arch.cluster_wait()
-    nxt = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, (rank + 1) % 3), cute.make_layout(32))
-    B[bidx * 32 + tidx] = nxt[tidx]
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bar.iterator, 32 * 4)
+    cute.arch.store_async_dsmem(s.iterator + tidx, A[bidx * 32 + tidx], bar.iterator, (rank + 2) % 3)
+    cute.arch.mbarrier_wait(bar.iterator, 0)
+    B[bidx * 32 + tidx] = s[tidx]
     cute.arch.cluster_arrive()
     cute.arch.cluster_wait()
 
@@ -127,32 +167,40 @@ def test_clusters_stay_whole_across_the_interpreters_batches():
 
 @cute.kernel
 def push_then_signal(A: cute.Tensor, B: cute.Tensor):
-    """Rank 0 writes into rank 1's shared memory and arrives on rank 1's barrier; rank 1 waits,
-    doubles what it got and sends it back the same way; rank 0 waits and writes it out."""
+    """Rank 0 stores its values into rank 1's shared memory (completing on rank 1's full barrier);
+    rank 1 waits, stores them doubled back into rank 0 (completing on rank 0's full barrier) and
+    then arrives on rank 0's empty barrier (a remote mbarrier arrive); rank 0 waits for both."""
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     rank = cute.arch.block_idx_in_cluster()
     smem = cutlass.utils.SmemAllocator()
-    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    full = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    empty = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
     s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
     if tidx == 0:
-        cute.arch.mbarrier_init(bar.iterator, 32)
+        cute.arch.mbarrier_init(full.iterator, 1)
+        cute.arch.mbarrier_init(empty.iterator, 1)
     cute.arch.mbarrier_init_fence()
     cute.arch.cluster_arrive_relaxed()
     cute.arch.cluster_wait()  # both CTAs' barriers are initialised
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(full.iterator, 32 * 4)
+    atom = cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32)
+    frag = cute.make_rmem_tensor(cute.make_layout(1), cutlass.Float32)
     if rank == 0:
-        peer_s = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 1), cute.make_layout(32))
-        peer_s[tidx] = A[(bidx // 2) * 32 + tidx]
-        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=1)
-        cute.arch.mbarrier_wait(bar.iterator, 0)
-        cute.arch.fence_acq_rel_cluster()  # acquire what rank 1 released at cluster scope
+        frag[0] = A[(bidx // 2) * 32 + tidx]
+        dst = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator + tidx, 1), cute.make_layout(1))
+        cute.copy(atom, frag, dst, mbar_ptr=cute.arch.map_dsmem_ptr(full.iterator, 1))
+        cute.arch.mbarrier_wait(full.iterator, 0)
+        cute.arch.mbarrier_wait(empty.iterator, 0)
         B[(bidx // 2) * 32 + tidx] = s[tidx]
     else:
-        cute.arch.mbarrier_wait(bar.iterator, 0)
-        cute.arch.fence_acq_rel_cluster()
-        back = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, 0), cute.make_layout(32))
-        back[tidx] = s[tidx] * 2.0
-        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=0)
+        cute.arch.mbarrier_wait(full.iterator, 0)
+        frag[0] = s[tidx] * 2.0
+        dst = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator + tidx, 0), cute.make_layout(1))
+        cute.copy(atom, frag, dst, mbar_ptr=cute.arch.map_dsmem_ptr(full.iterator, 0))
+        if tidx == 0:
+            cute.arch.mbarrier_arrive(empty.iterator, peer_cta_rank_in_cluster=0)
     cute.arch.cluster_arrive()
     cute.arch.cluster_wait()
 
@@ -164,7 +212,7 @@ def test_remote_mbarrier_arrive_orders_the_two_ctas():
     np.testing.assert_array_equal(B, 2 * A)
     src = cuda.render(last_launch().ir)
     assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.release.cluster.shared::cluster.b64 _," in src
-    assert "fence.acq_rel.cluster;" in src
+    assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %2, [%1];" in src
     nvcc_compiles(src)
 
 
@@ -276,13 +324,16 @@ def test_cluster_wait_without_arrive_is_refused():
 def write_rank(B: cute.Tensor, peer: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     smem = cutlass.utils.SmemAllocator()
-    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    s = smem.allocate_tensor(cutlass.Int32, cute.make_layout(32), 16)
     rank = cute.arch.block_idx_in_cluster()
-    p = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator, rank + peer), cute.make_layout(32))
-    p[tidx] = 1.0
-    cute.arch.cluster_arrive()
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
     cute.arch.cluster_wait()
-    B[tidx] = s[tidx]
+    cute.arch.store_async_dsmem(s.iterator + tidx, tidx, bar.iterator, rank + peer)
+    B[tidx] = 1.0
 
 
 def test_a_peer_rank_outside_the_cluster_is_an_error_naming_the_line():
@@ -327,7 +378,7 @@ def test_cluster_launch_goes_through_cuLaunchKernelEx_with_the_cluster_attribute
 
 @cute.jit
 def run_swap(A: cute.Tensor, B: cute.Tensor):
-    swap_through_dsmem(A, B).launch(grid=(A.shape[0] // 64, 1, 1), block=(64, 1, 1), cluster=(2, 1, 1))
+    swap_through_dsmem(A, B, 1).launch(grid=(A.shape[0] // 64, 1, 1), block=(64, 1, 1), cluster=(2, 1, 1))
 
 
 def test_compiled_cluster_launch_keeps_its_cluster():
@@ -344,9 +395,6 @@ def test_compiled_cluster_launch_keeps_its_cluster():
 
 
 # --------------------------------------------------------------------------- TMA multicast
-
-from cutelab.nvgpu import cpasync, warpgroup  # noqa: E402
-
 
 def _sw128(tile):
     atom = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
@@ -426,7 +474,7 @@ def test_gpu_cluster_kernels():
 
     A = torch.arange(64 * 64, dtype=torch.float32, device="cuda")
     B = torch.zeros_like(A)
-    swap_through_dsmem(from_dlpack(A), from_dlpack(B)).launch(grid=64, block=64, cluster=(2, 1, 1))
+    swap_through_dsmem(from_dlpack(A), from_dlpack(B), 4).launch(grid=64, block=64, cluster=(2, 1, 1))
     torch.cuda.synchronize()
     want = A.cpu().numpy().reshape(32, 2, 64)[:, ::-1, ::-1].reshape(-1)
     np.testing.assert_array_equal(B.cpu().numpy(), want)

@@ -15,10 +15,11 @@ for that shape, as it is for its grid and block:
   PTX ``barrier.cluster.arrive[.relaxed][.aligned]`` and ``barrier.cluster.wait``. Each thread
   arrives, then waits until every thread of its cluster that has not exited has arrived as often;
 - ``map_dsmem_ptr(smem_ptr, rank)``: a pointer into CTA ``rank``'s copy of the same shared
-  array (``DsmemEngine``); tensors over it load and store with ``DsmemOp`` (PTX ``mapa`` of the
-  generic address, then an ordinary load/store through the peer's address);
-  ``store_async_dsmem(smem_ptr, value, mbar_ptr, rank)`` stores 1, 2 or 4 32-bit words there
-  with ``st.async...mbarrier::complete_tx::bytes`` on the peer's barrier;
+  array (``DsmemEngine``). As in CuTe DSL 4.8.1, tensors over it are not loaded or stored element
+  by element: ``cute.copy(make_copy_atom(cpasync.CopyDsmemStoreOp(), dtype), src, dst,
+  mbar_ptr=...)`` and ``store_async_dsmem(smem_ptr, value, mbar_ptr, rank)`` write them with
+  ``AsyncDsmemStoreOp`` (PTX ``mapa.shared::cluster``, then ``st.async...mbarrier::complete_tx::bytes``
+  completing on the written CTA's barrier), and the peer reads its own shared memory after its wait;
 - ``mbarrier_arrive(ptr, peer_cta_rank_in_cluster=r)``, ``mbarrier_expect_tx(..., r)``,
   ``mbarrier_arrive_and_expect_tx(..., r)``: ``RemoteMbarrierOp`` (``mapa.shared::cluster`` then
   ``mbarrier.*.shared::cluster``). Arrives on a peer are printed with cluster-scope release
@@ -47,10 +48,10 @@ from ..ir.nodes import Access, Op, Shared
 from ..ir.symbolic import is_sym
 from ..frontend.trace import TraceValue, current
 
-__all__ = ["ClusterBarrierOp", "DsmemOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
+__all__ = ["ClusterBarrierOp", "AsyncDsmemStoreOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
            "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
            "cluster_arrive_relaxed", "cluster_wait", "fence_acq_rel_cluster", "map_dsmem_ptr", "store_async_dsmem",
-           "remote_mbarrier"]
+           "remote_mbarrier", "dsmem_copy", "tma_multicast_op"]
 
 
 # --------------------------------------------------------------------------- indices
@@ -287,70 +288,10 @@ def _ptx_rank(r: Any, peer: Any) -> str:
 
 # --------------------------------------------------------------------------- distributed shared memory
 
-class DsmemOp(Op):
-    """A load (``kind`` "ld": ``dst`` gets the elements) or store ("st": ``src`` refs) of
-    ``shared[base + offsets]`` in the shared memory of CTA ``peer`` of the thread's cluster."""
-
-    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
-
-    __slots__ = ("kind", "shared", "base", "offsets", "peer", "self_rank", "dst", "src", "where")
-
-    def __init__(self, kind: str, shared: Shared, base: Any, offsets: Tuple[int, ...], peer: Any, self_rank: Any,
-                 dst: Any = None, src: Any = None, where: str = ""):
-        self.kind, self.shared, self.base, self.offsets = kind, shared, base, tuple(offsets)
-        self.peer, self.self_rank, self.dst, self.src, self.where = peer, self_rank, dst, src, where
-
-    def __repr__(self) -> str:
-        from ..ir.nodes import _ref_str
-
-        at = f"{self.shared.name}@cta[{_ref_str(self.peer)}][{_ref_str(self.base)} + {list(self.offsets)}]"
-        return f"{self.dst!r} = dsmem_load({at})" if self.kind == "ld" else f"dsmem_store({at})"
-
-    def accesses(self) -> List[Access]:  # the same offsets in the peer's copy of the array
-        return [Access(self.shared, self.base, self.offsets, self.kind == "st", self)]
-
-    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        sh = self.shared
-        what = f"a distributed shared memory {'store to' if self.kind == 'st' else 'load from'} {sh.name}"
-        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
-        idx = b.access_index(self.base, self.offsets, sh.length, f"{b.ir.name}: {what}", mask, _at(self))
-        idx = idx + (peer_blk * sh.length)[:, None]
-        data = b.shared[sh.index]
-        if self.kind == "ld":
-            got = np.take(data, idx)
-            cur = b.regs.get(self.dst.id)
-            if cur is None or mask is None:
-                b.regs[self.dst.id] = got
-            else:
-                cur[mask] = got[mask]
-            return
-        vals = np.broadcast_to(b.matrix(self.src, sh.dtype), idx.shape)
-        if mask is None:
-            data[idx] = vals
-        else:
-            data[idx[mask]] = vals[mask]
-
-    def cuda(self, r: Any) -> None:
-        sh = self.shared
-        st, _, _ = r.ctype(sh.dtype)
-        base = r.expr(self.base)[0] if is_sym(self.base) else str(int(self.base))
-        a = r.fresh("cl_dsmem")
-        if self.kind == "ld":
-            r.declare(self.dst)
-        with r.braces():
-            r.emit(f"unsigned long long {a};")
-            r.emit(f'asm volatile("mapa.u64 %0, %1, %2;" : "=l"({a}) : "l"((unsigned long long)&{sh.name}[{base}]), '
-                   f'"r"({_ptx_rank(r, self.peer)}));')
-            for j, o in enumerate(self.offsets):
-                if self.kind == "ld":
-                    r.emit(f"{r.reg(self.dst)}[{j}] = ((volatile {st}*){a})[{o}];")
-                else:
-                    r.emit(f"(({st}*){a})[{o}] = {r.stored(self.src[j], sh.dtype)};")
-
-
 class DsmemEngine:
     """The shared array ``shared`` of CTA ``peer`` of the cluster, as a tensor engine (what
-    ``map_dsmem_ptr`` points into): element loads and stores become ``DsmemOp``."""
+    ``map_dsmem_ptr`` points into): the destination of a ``CopyDsmemStoreOp`` copy, or an mbarrier
+    pointer; element loads and stores are refused, as in CuTe DSL 4.8.1."""
 
     memspace = "dsmem"
 
@@ -383,39 +324,29 @@ class DsmemEngine:
         a = self.alignment(offset)
         return f"ptr<{self.dtype.name}, dsmem{f', align<{a}>' if a > self.dtype.bytes else ''}>"
 
-    def _emit(self, kind: str, offset: Any, offs: Tuple[int, ...], refs: Any = None) -> Any:
+    def _refuse(self, offset: Any, layout: Any = None) -> None:
+        from ..frontend.trace import user_line
+
         t = current("a distributed shared memory access")
-        t.check_index(offset, "dsmem access")
-        if kind == "ld":
-            dst = t.new_reg(self.dtype, len(offs))
-            t.emit(DsmemOp("ld", self.shared, offset, offs, self.peer, self.self_rank, dst=dst, where=t.where()))
-            return dst
-        t.emit(DsmemOp("st", self.shared, offset, offs, self.peer, self.self_rank, src=tuple(refs), where=t.where()))
-        return None
+        line = user_line()
+        at = f" (at {line})" if line else t.where()
+        lay = f" o {layout}" if layout is not None else ""
+        raise TraceError(f"kernel {t.name}{at}: a tensor over {self.ptr_str(offset)}{lay} doesn't support load and "
+                         f"store (nor does CuTe DSL 4.8.1): write a peer CTA's shared memory with cute.copy("
+                         f"cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), dtype), src, dst, mbar_ptr=...) or "
+                         f"cute.arch.store_async_dsmem, and read it in the peer's own shared memory")
 
     def load(self, offset: Any, layout: Any) -> TraceValue:
-        from ..frontend.trace import _static_offsets
-
-        offs = tuple(int(o) for o in _static_offsets(layout, "load"))
-        dst = self._emit("ld", offset, offs)
-        return TraceValue([(dst, i) for i in range(len(offs))], layout.shape, self.dtype)
+        self._refuse(offset, layout)
 
     def store(self, offset: Any, layout: Any, value: Any) -> None:
-        from ..frontend.trace import _refs_of, _static_offsets
-
-        offs = tuple(int(o) for o in _static_offsets(layout, "store"))
-        refs = _refs_of(value, len(offs), self.dtype, "store", f"a distributed shared memory tensor of layout {layout}")
-        self._emit("st", offset, offs, refs)
+        self._refuse(offset, layout)
 
     def read_one(self, off: Any) -> TraceValue:
-        dst = self._emit("ld", off, (0,))
-        return TraceValue([(dst, 0)], (), self.dtype)
+        self._refuse(off)
 
     def write_one(self, off: Any, v: Any) -> None:
-        from ..frontend.trace import _refs_of
-
-        refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.shared.name} in a peer CTA")
-        self._emit("st", off, (0,), refs)
+        self._refuse(off)
 
     @classmethod
     def make_fragment(cls, tensor: Any, layout: Any, dtype: Any = None) -> tuple:
@@ -466,69 +397,105 @@ def map_dsmem_ptr(smem_ptr: Any, cta_rank_in_cluster: Any, *, loc: Any = None, i
     return Pointer(DsmemEngine(sh, peer, _rank_expr(t)), off)
 
 
+# st.async operand type and asm constraint per element type (32-bit elements also as .v2/.v4)
+_ST_ASYNC = {"f32": ("f32", "f"), "i32": ("b32", "r"), "u32": ("b32", "r"), "f64": ("f64", "d"),
+             "i64": ("b64", "l"), "u64": ("b64", "l")}
+
+
 class AsyncDsmemStoreOp(Op):
-    """``st.async.shared::cluster.mbarrier::complete_tx::bytes``: 1, 2 or 4 32-bit words into CTA
-    ``peer``'s ``shared[base..]``, completing 4 bytes per word on the peer's barrier ``bar[bar_base]``.
-    CPU: the words land and the transaction bytes complete at once."""
+    """``st.async.shared::cluster.mbarrier::complete_tx::bytes``: ``len(src)`` consecutive elements
+    into CTA ``peer``'s ``shared[base..]``, completing their bytes on the barrier
+    ``bar[bar_base]`` of CTA ``bar_peer`` (which must be the same CTA: the hardware completes the
+    transaction where the data lands). CPU: the elements land and the bytes complete at once."""
 
     remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
 
-    __slots__ = ("shared", "base", "src", "bar", "bar_base", "peer", "self_rank", "where")
+    __slots__ = ("shared", "base", "src", "bar", "bar_base", "peer", "bar_peer", "self_rank", "where")
 
-    def __init__(self, shared: Shared, base: Any, src: tuple, bar: Shared, bar_base: Any, peer: Any, self_rank: Any,
-                 where: str = ""):
+    def __init__(self, shared: Shared, base: Any, src: tuple, bar: Shared, bar_base: Any, peer: Any, bar_peer: Any,
+                 self_rank: Any, where: str = ""):
         self.shared, self.base, self.src, self.bar, self.bar_base = shared, base, tuple(src), bar, bar_base
-        self.peer, self.self_rank, self.where = peer, self_rank, where
+        self.peer, self.bar_peer, self.self_rank, self.where = peer, bar_peer, self_rank, where
 
     def __repr__(self) -> str:
-        return f"st_async_dsmem({self.shared.name}, {self.bar.name}, {len(self.src)} word(s))"
+        from ..ir.nodes import _ref_str
 
-    def accesses(self) -> List[Access]:
+        return (f"st_async {self.shared.name}@cta[{_ref_str(self.peer)}][{_ref_str(self.base)} + "
+                f"{len(self.src)}] on {self.bar.name}[{_ref_str(self.bar_base)}]")
+
+    def accesses(self) -> List[Access]:  # the same offsets in the peer's copies of the arrays
         return [Access(self.shared, self.base, tuple(range(len(self.src))), True, self),
                 Access(self.bar, self.bar_base, (0,), False, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         from .mbarrier import complete_tx
 
-        what = "cute.arch.store_async_dsmem"
+        what = "a distributed shared memory store (st.async)"
         peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
+        act = np.ones(b.n, dtype=bool) if mask is None else mask
+        if self.bar_peer is not self.peer:
+            bar_blk = _peer_blocks(b, mask, self.bar_peer, self.self_rank, what, _at(self))
+            bad = act & (bar_blk != peer_blk)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise LaunchError(f"{b.ir.name}{_at(self)}: {what} of block {b.block_name(int(b.block_of[i]))} "
+                                  f"writes CTA {b.block_name(int(peer_blk[i]))} but completes on the mbarrier of CTA "
+                                  f"{b.block_name(int(bar_blk[i]))}; the barrier must be in the CTA written")
         sh = self.shared
         n = len(self.src)
         idx = b.access_index(self.base, tuple(range(n)), sh.length, f"{b.ir.name}: {what}", mask, _at(self))
         idx = idx + (peer_blk * sh.length)[:, None]
-        act = np.ones(b.n, dtype=bool) if mask is None else mask
         vals = np.broadcast_to(b.matrix(self.src, sh.dtype), idx.shape)
         b.shared[sh.index][idx[act]] = vals[act]
         slot = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
-        complete_tx(b, self.bar, peer_blk[act], slot, 4 * n)
+        complete_tx(b, self.bar, peer_blk[act], slot, sh.dtype.bytes * n)
 
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr
 
         n = len(self.src)
+        ty, con = _ST_ASYNC[self.shared.dtype.name]
         a, m = r.fresh("cl_dst"), r.fresh("cl_bar")
-        rank = _ptx_rank(r, self.peer)
         base = r.expr(self.base)[0] if is_sym(self.base) else str(int(self.base))
-        vals = [f"(unsigned)({r.stored(x, self.shared.dtype)})" for x in self.src]
+        cast = {"f": "(float)", "r": "(unsigned)", "d": "(double)", "l": "(unsigned long long)"}[con]
+        vals = [f"{cast}({r.stored(x, self.shared.dtype)})" for x in self.src]
         vec = "" if n == 1 else f".v{n}"
         regs = ", ".join(f"%{i + 2}" for i in range(n))
         regs = regs if n == 1 else "{" + regs + "}"
         with r.braces():
             r.emit(f"unsigned {a}, {m};")
             r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({a}) : '
-                   f'"r"((unsigned)__cvta_generic_to_shared(&{self.shared.name}[{base}])), "r"({rank}));')
+                   f'"r"((unsigned)__cvta_generic_to_shared(&{self.shared.name}[{base}])), "r"({_ptx_rank(r, self.peer)}));')
             r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({m}) : '
-                   f'"r"({smem_addr(r, self.bar, self.bar_base)}), "r"({rank}));')
-            ins = f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.b32 [%0], {regs}, [%1];"
-            ops = ", ".join(f'"r"({v})' for v in vals)
+                   f'"r"({smem_addr(r, self.bar, self.bar_base)}), "r"({_ptx_rank(r, self.bar_peer)}));')
+            ins = f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.{ty} [%0], {regs}, [%1];"
+            ops = ", ".join(f'"{con}"({v})' for v in vals)
             r.emit(f'asm volatile("{ins}" :: "r"({a}), "r"({m}), {ops} : "memory");')
+
+
+def _bar_of(mbar_ptr: Any, peer: Any, what: str) -> Tuple[Shared, Any, Any]:
+    """(barrier array, offset, CTA rank) of an st.async's mbarrier: a peer's barrier from
+    map_dsmem_ptr, or a local barrier pointer, taken in the CTA the data goes to."""
+    from ...tensor import Pointer, Tensor
+    from .mbarrier import mbar_ref
+
+    eng = getattr(mbar_ptr, "engine", None) if isinstance(mbar_ptr, (Pointer, Tensor)) else None
+    if isinstance(eng, DsmemEngine):
+        t = current(what)
+        if eng.dtype.width != 64 or eng.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"kernel {t.name}: {what}: an mbarrier is a 64-bit word; the pointer is to "
+                             f"{eng.dtype}{t.where()}")
+        off = mbar_ptr.offset
+        t.check_index(off, what)
+        return eng.shared, off, eng.peer
+    sh, off = mbar_ref(mbar_ptr, what)
+    return sh, off, peer
 
 
 def store_async_dsmem(smem_ptr: Any, value: Any, mbar_ptr: Any, peer_cta_rank: Any, *, loc: Any = None,
                       ip: Any = None) -> None:
     """Store 1, 2 or 4 32-bit integers at ``smem_ptr`` in CTA ``peer_cta_rank``'s shared memory,
     completing their bytes on that CTA's mbarrier at ``mbar_ptr`` (``st.async``)."""
-    from .mbarrier import mbar_ref
     from ..frontend.trace import _refs_of
 
     what = "cute.arch.store_async_dsmem"
@@ -541,12 +508,61 @@ def store_async_dsmem(smem_ptr: Any, value: Any, mbar_ptr: Any, peer_cta_rank: A
     if len(vals) not in (1, 2, 4):
         raise TraceError(f"kernel {t.name}: {what}: value must be one integer or a tuple of 2 or 4, got "
                          f"{len(vals)}{t.where()}")
-    bar, bar_off = mbar_ref(mbar_ptr, what)
     peer = _rank_arg(peer_cta_rank, what, t)
+    bar, bar_off, bar_peer = _bar_of(mbar_ptr, peer, what)
     refs = []
     for v in vals:
         refs.extend(_refs_of(v, 1, sh.dtype, "store", f"a word for {what}"))
-    t.emit(AsyncDsmemStoreOp(sh, off, tuple(refs), bar, bar_off, peer, _rank_expr(t), t.where()))
+    t.emit(AsyncDsmemStoreOp(sh, off, tuple(refs), bar, bar_off, peer, peer if bar_peer is peer else bar_peer,
+                             _rank_expr(t), t.where()))
+
+
+def dsmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
+    """``cute.copy(CopyDsmemStoreOp atom, src, dst, mbar_ptr=...)`` inside a kernel (instr/copy.py
+    calls this first); False for other atoms. dst is a tensor over ``map_dsmem_ptr``; each run of
+    the atom's ``num_bits_per_copy`` (one element when 0) becomes one st.async."""
+    from ...nvgpu.cpasync.copy import CopyDsmemStoreOp
+    from ... import int_tuple as it
+    from ..frontend.trace import _static_offsets
+
+    if not isinstance(getattr(atom, "op", None), CopyDsmemStoreOp):
+        return False
+    t = current("cute.copy")
+    what = f"kernel {t.name}: cute.copy with a CopyDsmemStoreOp atom{t.where()}"
+    mbar = kwargs.pop("mbar_ptr", None)
+    pred = kwargs.pop("pred", None)
+    if kwargs or pred is not None:
+        raise TraceError(f"{what}: unsupported arguments {sorted(kwargs) + (['pred'] if pred is not None else [])}")
+    if mbar is None:
+        raise TraceError(f"{what}: the store completes on an mbarrier of the CTA written: pass mbar_ptr=")
+    eng = dst.engine
+    if not isinstance(eng, DsmemEngine):
+        raise TraceError(f"{what}: the destination must be a tensor over cute.arch.map_dsmem_ptr(...) (a peer CTA's "
+                         f"shared memory), got a {getattr(eng, 'memspace', type(eng).__name__)} tensor")
+    dt = eng.dtype
+    if dt.name not in _ST_ASYNC:
+        raise TraceError(f"{what}: st.async stores 32- or 64-bit elements (f32, i32, u32, f64, i64, u64), not {dt}")
+    n = it.product(dst.layout.shape)
+    if it.product(src.layout.shape) != n:
+        raise TraceError(f"{what}: sizes differ ({it.product(src.layout.shape)} != {n})")
+    bits = int(getattr(atom, "_num_bits", 0) or 0) or dt.width
+    v = max(1, bits // dt.width)
+    if (dt.width == 64 and v != 1) or v not in (1, 2, 4) or n % v:
+        raise TraceError(f"{what}: num_bits_per_copy={bits} gives {v} elements of {dt} per store; st.async stores "
+                         f"1, 2 or 4 32-bit or one 64-bit element, and the copy's {n} elements must be whole stores")
+    offs = _static_offsets(dst.layout, "cute.copy")
+    vals = src.load()
+    bar, bar_off, bar_peer = _bar_of(mbar, eng.peer, "cute.copy(mbar_ptr=...)")
+    for i in range(0, n, v):
+        run = [int(o) for o in offs[i:i + v]]
+        if run != list(range(run[0], run[0] + v)):
+            raise TraceError(f"{what}: elements {i}..{i + v - 1} of the destination are not contiguous (offsets "
+                             f"{run}); one st.async stores {v} consecutive elements")
+        base = dst.offset + run[0]
+        t.check_index(base, "cute.copy")
+        t.emit(AsyncDsmemStoreOp(eng.shared, base, tuple(vals.refs[i:i + v]), bar, bar_off, eng.peer, bar_peer,
+                                 eng.self_rank, t.where()))
+    return True
 
 
 # --------------------------------------------------------------------------- mbarriers of peer CTAs
