@@ -133,6 +133,25 @@ def test_dsmem_tensors_are_not_loaded_or_stored_element_by_element():
 
 
 @cute.kernel
+def misaligned_vector_store(A: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(68), 16)
+    atom = cute.make_copy_atom(cpasync.CopyDsmemStoreOp(), cutlass.Float32, num_bits_per_copy=128)
+    frag = cute.make_rmem_tensor(cute.make_layout(4), cutlass.Float32)
+    frag.fill(1.0)
+    dst = cute.make_tensor(cute.arch.map_dsmem_ptr(s.iterator + tidx * 4 + 2, 0), cute.make_layout(4))
+    cute.copy(atom, frag, dst, mbar_ptr=cute.arch.map_dsmem_ptr(bar.iterator, 0))
+
+
+def test_a_vector_dsmem_store_must_be_aligned():
+    A = np.zeros(32, np.float32)
+    with pytest.raises(TraceError, match=r"a store of 4 elements \(.v4\) needs a destination aligned to 16 bytes"):
+        misaligned_vector_store(from_dlpack(A)).launch(grid=2, block=16, cluster=(2, 1, 1))
+
+
+@cute.kernel
 def rotate3(A: cute.Tensor, B: cute.Tensor):
     """CTA r of a (3, 1, 1) cluster sends its values to CTA (r + 2) % 3: CTA r receives CTA (r + 1) % 3's."""
     tidx, _, _ = cute.arch.thread_idx()

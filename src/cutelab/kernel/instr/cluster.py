@@ -473,6 +473,19 @@ class AsyncDsmemStoreOp(Op):
             r.emit(f'asm volatile("{ins}" :: "r"({a}), "r"({m}), {ops} : "memory");')
 
 
+def _check_vector(sh: Shared, base: Any, n: int, what: str, t: Any) -> None:
+    """A .v2/.v4 st.async needs its destination aligned to the whole vector (8 or 16 bytes)."""
+    from ..ir.symbolic import sym_div
+
+    if n == 1:
+        return
+    d = sym_div(base)
+    if (d % n and d != 0) or (sh.align * 8) % (n * sh.dtype.width):
+        raise TraceError(f"kernel {t.name}: {what}: a store of {n} elements (.v{n}) needs a destination aligned to "
+                         f"{n * sh.dtype.bytes} bytes; element offset {base} of {sh.name} (aligned to {sh.align} "
+                         f"bytes) is not known to be{t.where()}")
+
+
 def _bar_of(mbar_ptr: Any, peer: Any, what: str) -> Tuple[Shared, Any, Any]:
     """(barrier array, offset, CTA rank) of an st.async's mbarrier: a peer's barrier from
     map_dsmem_ptr, or a local barrier pointer, taken in the CTA the data goes to."""
@@ -509,6 +522,7 @@ def store_async_dsmem(smem_ptr: Any, value: Any, mbar_ptr: Any, peer_cta_rank: A
         raise TraceError(f"kernel {t.name}: {what}: value must be one integer or a tuple of 2 or 4, got "
                          f"{len(vals)}{t.where()}")
     peer = _rank_arg(peer_cta_rank, what, t)
+    _check_vector(sh, off, len(vals), what, t)
     bar, bar_off, bar_peer = _bar_of(mbar_ptr, peer, what)
     refs = []
     for v in vals:
@@ -560,6 +574,7 @@ def dsmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
                              f"{run}); one st.async stores {v} consecutive elements")
         base = dst.offset + run[0]
         t.check_index(base, "cute.copy")
+        _check_vector(eng.shared, base, v, what, t)
         t.emit(AsyncDsmemStoreOp(eng.shared, base, tuple(vals.refs[i:i + v]), bar, bar_off, eng.peer, bar_peer,
                                  eng.self_rank, t.where()))
     return True
