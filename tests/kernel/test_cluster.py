@@ -340,6 +340,20 @@ def test_cluster_wait_without_arrive_is_refused():
 
 
 @cute.kernel
+def half_warp_aligned_arrive(B: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx < 16:
+        cute.arch.cluster_arrive(aligned=True)
+    B[tidx] = 1.0
+
+
+def test_an_aligned_cluster_arrive_needs_whole_warps():
+    B = np.zeros(32, np.float32)
+    with pytest.raises(LaunchError, match=r"cluster_arrive\(aligned=True\) is executed by only some lanes of warp 0"):
+        half_warp_aligned_arrive(from_dlpack(B)).launch(grid=2, block=32, cluster=(2, 1, 1))
+
+
+@cute.kernel
 def write_rank(B: cute.Tensor, peer: cutlass.Constexpr):
     tidx, _, _ = cute.arch.thread_idx()
     smem = cutlass.utils.SmemAllocator()

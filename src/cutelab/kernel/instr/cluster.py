@@ -185,6 +185,8 @@ class ClusterBarrierOp(Op):
         if self.kind == "wait":
             waited[act] += 1
             return
+        if self.aligned:  # .aligned: every thread of the warp executes the same arrive
+            b.whole_warps(mask, "cute.arch.cluster_arrive(aligned=True)", "barrier.cluster.arrive.aligned")
         twice = act & (arrived > waited)
         if twice.any():
             i = int(np.argmax(twice))
