@@ -472,12 +472,14 @@ def _multicast_setup(nclusters):
 def test_tma_multicast_lands_in_every_cta_of_the_mask():
     A, sl, atom, tA = _multicast_setup(2)
     B = np.full((4 * 64, 64), -1, np.float16)
-    tma_multicast(atom, tA, from_dlpack(B), sl, 0b11).launch(grid=4, block=64, cluster=(2, 1, 1))
+    # the mask as CuTe DSL 4.8.1 takes it: an Integer (here a runtime kernel argument; CuTe DSL 4.8.1 compiles
+    # this copy with num_multicast=1 to one cp.async.bulk.tensor...multicast::cluster of the whole box)
+    tma_multicast(atom, tA, from_dlpack(B), sl, cutlass.Int16(0b11)).launch(grid=4, block=64, cluster=(2, 1, 1))
     want = np.repeat(A.reshape(2, 1, 64, 64), 2, axis=1).reshape(4 * 64, 64)  # both CTAs of cluster c: tile c
     np.testing.assert_array_equal(B, want)
     src = cuda.render(last_launch().ir)
     assert ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster" in src
-            and '"h"((unsigned short)(3))' in src)
+            and '"h"((unsigned short)(((int)mask)))' in src)
     nvcc_compiles(src)
 
 
@@ -494,6 +496,9 @@ def test_a_multicast_mask_outside_the_cluster_is_refused():
     B = np.zeros((2 * 64, 64), np.float16)
     with pytest.raises(TraceError, match=r"mcast_mask=0x4 names CTAs outside the cluster \(2, 1, 1\)"):
         tma_multicast(atom, tA, from_dlpack(B), sl, 0b100).launch(grid=2, block=64, cluster=(2, 1, 1))
+    with pytest.raises(LaunchError, match=r"tma_multicast \(at .*test_cluster.py:\d+\): a TMA multicast load of "
+                                          r"block \(0,0,0\) has mcast_mask=0x4, naming CTAs outside its cluster of 2"):
+        tma_multicast(atom, tA, from_dlpack(B), sl, cutlass.Int16(0b100)).launch(grid=2, block=64, cluster=(2, 1, 1))
     plain, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), tA, sl, (64, 64))
     with pytest.raises(TraceError, match=r"mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp"):
         tma_multicast(plain, tA, from_dlpack(B), sl, 0b11).launch(grid=2, block=64, cluster=(2, 1, 1))
