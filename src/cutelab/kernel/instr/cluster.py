@@ -24,9 +24,12 @@ for that shape, as it is for its grid and block:
   ``mbarrier_arrive_and_expect_tx(..., r)``: ``RemoteMbarrierOp`` (``mapa.shared::cluster`` then
   ``mbarrier.*.shared::cluster``). Arrives on a peer are printed with cluster-scope release
   semantics (``.release.cluster``), whatever ``scope`` the program passes: CuTe DSL's default (CTA
-  scope) does not order a DSMEM store before the peer's wait in PTX's memory model, cluster scope
-  does; a reader of DSMEM data still needs an acquire at cluster scope after its wait
-  (``cute.arch.fence_acq_rel_cluster()``), as on the GPU.
+  scope) does not order the arriving thread's earlier writes before the peer's wait in PTX's
+  memory model, cluster scope does (a reader may add ``cute.arch.fence_acq_rel_cluster()`` after
+  its wait for the acquire side);
+- TMA multicast (``CopyBulkTensorTileG2SMulticastOp`` atoms, ``cute.copy(..., mcast_mask=m)``):
+  ``TmaMulticastLoadOp``, the whole box into every CTA of the mask and its bytes completed on each
+  of their barriers (``.multicast::cluster``); a mask naming CTAs outside the cluster is refused.
 
 The CPU interpreter runs the CTAs of a cluster in one batch, in rank order (``cpu/interpreter.py``
 and ``cpu/context.py``): CTA r of the cluster of a thread is block ``block_of - rank + r`` of the
