@@ -243,7 +243,8 @@ class PipelineTmaAsync:
             raise TraceError("PipelineTmaAsync.create: pass barrier_storage= (a pointer to 2 * num_stages Int64 "
                              "words of shared memory: smem.allocate_tensor(cutlass.Int64, 2 * stages).iterator)")
         if cta_layout_vmnk is not None and it.product(getattr(cta_layout_vmnk, "shape", 1)) != 1:
-            raise TraceError("PipelineTmaAsync.create: clusters of more than one CTA are not supported by cutelab kernels")
+            raise TraceError("PipelineTmaAsync.create: a cta_layout_vmnk of more than one CTA (a pipeline whose "
+                             "consumers release the stages of several CTAs of a cluster) is not supported by cutelab")
         if not isinstance(num_stages, int) or num_stages < 1:
             raise TraceError(f"PipelineTmaAsync.create: num_stages must be a positive int, got {num_stages!r}")
         pc = _arrivals(producer_group, "producer_group")
