@@ -51,7 +51,7 @@ _LAZY = {
     **{name: ("tensor", name) for name in (
         "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
         "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor",
-        "full", "full_like", "zeros_like", "ones_like", "empty_like")},
+        "full", "full_like", "zeros_like", "ones_like", "empty_like", "all_", "any_")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),
@@ -92,6 +92,8 @@ _LAZY = {
     # cute.copy and cute.gemm: the atoms' host functions, wrapped to dispatch inside a kernel trace
     "copy": ("nvgpu.copy_atom", "copy"), "gemm": ("nvgpu.mma_atom", "gemm"),
     **{name: ("numeric", name) for name in ("Int4", "Int128", "Uint128")},  # kernels II (issue 9): scalar types
+    # Blackwell UMMA operand and scale-factor types
+    **{name: ("numeric", name) for name in ("Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU")},
 }
 
 #: the names `from cutelab import *` binds: the eager ones, and the lazy atoms and types that were eager

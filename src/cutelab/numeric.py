@@ -38,6 +38,7 @@ __all__ = [
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
     "Uint128",
+    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU",
 ]
 
 
@@ -301,6 +302,12 @@ Uint128 = Numeric("u128", 128, "uint", "object", "", "unsigned __int128")
 TFloat32 = Numeric("tf32", 32, "float", "float32", "tfloat32", "float")
 Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", "uint8", "float8_e4m3fn", "__nv_fp8_e4m3")
 Float8E5M2 = Numeric("f8E5M2", 8, "float", "uint8", "float8_e5m2", "__nv_fp8_e5m2")
+# Blackwell (tcgen05) operand and scale-factor types: they name the operands of UMMA atoms and their
+# layouts; cutelab keeps no host values of them yet, so they stay out of NUMERICS (no storage rows)
+Float4E2M1FN = Numeric("f4E2M1FN", 4, "float", "uint8", "float4_e2m1fn_x2", "__nv_fp4_e2m1")
+Float6E2M3FN = Numeric("f6E2M3FN", 6, "float", "uint8", "", "__nv_fp6_e2m3")
+Float6E3M2FN = Numeric("f6E3M2FN", 6, "float", "uint8", "", "__nv_fp6_e3m2")
+Float8E8M0FNU = Numeric("f8E8M0FNU", 8, "float", "uint8", "float8_e8m0fnu", "__nv_fp8_e8m0")
 
 _FP8_NAMES = frozenset(("f8E4M3FN", "f8E5M2"))
 NUMERICS = {t.name: t for t in (Float64, Float32, Float16, BFloat16, Int8, Int16, Int32, Int64,

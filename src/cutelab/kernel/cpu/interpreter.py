@@ -54,6 +54,19 @@ def _line(ir: KernelIR, s: Any) -> str:
     return f" (at {w})" if w else ""
 
 
+#: (first, end) addresses of host memory that other processes map (``cutelab.compat.distributed``'s
+#: symmetric memory): a launch writes it in place, never on a copy, as other ranks must see the
+#: writes while the kernel runs (accesses are still checked before they are made)
+SHARED: List[Any] = []
+
+
+def _shared(buf: np.ndarray) -> bool:
+    if not SHARED:
+        return False
+    p = buf.__array_interface__["data"][0]
+    return any(lo <= p < hi for lo, hi in SHARED)
+
+
 def _fmt(v: Any, dt: Any) -> str:
     """v as the CUDA back end's printf prints dt's compute value (cutelab.dtypes: c_printf)."""
     if dt.is_float:
@@ -92,7 +105,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
         written |= {a.param.index for op in walk(ir.body) if isinstance(op, Op) for a in op.accesses()
                     if a.is_store and not isinstance(a.param, Shared)}
-        work = {i: (buf.copy() if i in written else buf) for i, buf in buffers.items()}
+        work = {i: (buf.copy() if i in written and not _shared(buf) else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     lrec = recorder.launch(ir) if recorder is not None else None
     for first in range(0, nblocks, step):

@@ -43,6 +43,13 @@ __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
 
 MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
 
+#: Set by ``cutelab.compat.distributed`` while this process shares memory with other ranks (None
+#: otherwise): an object with ``polls(run, s)`` (True when while loop ``s`` reads memory that other
+#: processes write: it then has no round limit), ``wait(run, g, s, f)`` (called each round after
+#: the first of such a loop: yields the CPU to the other ranks, and raises when every rank waits
+#: and none can move: a deadlock across ranks) and ``done(run, f)`` (the loop has ended).
+shared_waits: Any = None
+
 
 def _is_sync(s: Any) -> bool:
     """An op at which a warp may wait for others."""
@@ -302,10 +309,14 @@ class _Run:
                 elif f.stage == 1:  # test
                     f.m = and_mask(f.m, ctx.cond(s.cond))
                     if not f.m.any():
+                        if f.rounds > 1 and shared_waits is not None:
+                            shared_waits.done(self, f)
                         stack.pop()
                         continue
                     f.rounds += 1
-                    if f.rounds > MAX_WHILE_ROUNDS:
+                    if f.rounds > 1 and shared_waits is not None and shared_waits.polls(self, s):
+                        shared_waits.wait(self, g, s, f)  # polls another rank's memory: no round limit
+                    elif f.rounds > MAX_WHILE_ROUNDS:
                         raise LaunchError(
                             f"{self.ir.name}: a while loop ran {MAX_WHILE_ROUNDS} rounds and some thread's condition "
                             f"still holds; the interpreter stops here (an endless loop?). Nothing was written."

@@ -153,7 +153,7 @@ def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
 # thread-block clusters (launch(cluster=...)): indices, the cluster barrier, distributed shared memory
 from ..instr.cluster import (block_idx_in_cluster, block_in_cluster_dim, block_in_cluster_idx,  # noqa: E402
                              cluster_arrive, cluster_arrive_relaxed, cluster_dim, cluster_idx, cluster_size,
-                             cluster_wait, fence_acq_rel_cluster, map_dsmem_ptr, store_async_dsmem)
+                             cluster_wait, map_dsmem_ptr, store_async_dsmem)
 
 
 def _check_regs(n, what) -> None:
@@ -166,7 +166,7 @@ __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
             "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
             "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait", "cluster_size",
-            "fence_acq_rel_cluster", "map_dsmem_ptr", "store_async_dsmem"]
+            "map_dsmem_ptr", "store_async_dsmem"]
 
 
 # --------------------------------------------------------------------------- warp shuffles, float helpers
@@ -299,3 +299,15 @@ def rcp_approx(a, *, loc=None, ip=None):
 
 __all__ += ["shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
             "rcp_approx"]
+
+
+# --------------------------------------------------------------------------- memory ordering on global memory
+
+from ..instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics, red, fence.acq_rel)
+    atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_or, atomic_xor, fence_acq_rel_cluster,
+    fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys, load, red, store,
+)
+
+__all__ += ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
+            "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
+            "fence_acq_rel_sys"]

@@ -53,7 +53,7 @@ from ..frontend.trace import TraceValue, current
 
 __all__ = ["ClusterBarrierOp", "AsyncDsmemStoreOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
            "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
-           "cluster_arrive_relaxed", "cluster_wait", "fence_acq_rel_cluster", "map_dsmem_ptr", "store_async_dsmem",
+           "cluster_arrive_relaxed", "cluster_wait", "map_dsmem_ptr", "store_async_dsmem",
            "remote_mbarrier", "dsmem_copy", "tma_multicast_op"]
 
 
@@ -226,26 +226,6 @@ def cluster_arrive_relaxed(*, aligned: Any = None, loc: Any = None, ip: Any = No
 def cluster_wait(*, loc: Any = None, ip: Any = None) -> None:
     """``barrier.cluster.wait``: wait until every thread of the cluster (that has not exited) has arrived."""
     _barrier("wait", None)
-
-
-class ClusterFenceOp(Op):
-    """``fence.acq_rel.cluster`` (no CPU effect: the interpreter's memory is coherent)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "fence_acq_rel_cluster"
-
-    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        return None
-
-    def cuda(self, r: Any) -> None:
-        r.emit('asm volatile("fence.acq_rel.cluster;" ::: "memory");')
-
-
-def fence_acq_rel_cluster(*, loc: Any = None, ip: Any = None) -> None:
-    """``fence.acq_rel.cluster``: order memory accesses at cluster scope."""
-    current("cute.arch.fence_acq_rel_cluster()").emit(ClusterFenceOp())
 
 
 # --------------------------------------------------------------------------- peers
