@@ -243,7 +243,8 @@ class PipelineTmaAsync:
             raise TraceError("PipelineTmaAsync.create: pass barrier_storage= (a pointer to 2 * num_stages Int64 "
                              "words of shared memory: smem.allocate_tensor(cutlass.Int64, 2 * stages).iterator)")
         if cta_layout_vmnk is not None and it.product(getattr(cta_layout_vmnk, "shape", 1)) != 1:
-            raise TraceError("PipelineTmaAsync.create: clusters of more than one CTA are not supported by cutelab kernels")
+            raise TraceError("PipelineTmaAsync.create: a cta_layout_vmnk of more than one CTA (a pipeline whose "
+                             "consumers release the stages of several CTAs of a cluster) is not supported by cutelab")
         if not isinstance(num_stages, int) or num_stages < 1:
             raise TraceError(f"PipelineTmaAsync.create: num_stages must be a positive int, got {num_stages!r}")
         pc = _arrivals(producer_group, "producer_group")
@@ -316,15 +317,33 @@ class PipelineTmaAsync:
             s.advance()
 
 
+def _clustered(cluster_shape_mn: Any) -> bool:
+    """Whether cluster_shape_mn (a layout or shape, or None) has more than one CTA, as CuTe DSL asks."""
+    from . import int_tuple as it
+
+    if cluster_shape_mn is None:
+        return False
+    return it.product(getattr(cluster_shape_mn, "shape", cluster_shape_mn)) > 1
+
+
 def pipeline_init_arrive(cluster_shape_mn: Any = None, is_relaxed: bool = False) -> None:
-    """After barrier init with defer_sync=True: make the inits visible (one CTA: the init fence)."""
+    """After barrier init with defer_sync=True: make the inits visible (the init fence); in a
+    cluster (cluster_shape_mn of more than one CTA), then arrive at the cluster barrier (relaxed
+    if is_relaxed), as CuTe DSL does."""
     from .kernel.frontend import arch
 
     arch.mbarrier_init_fence()
+    if _clustered(cluster_shape_mn):
+        (arch.cluster_arrive_relaxed if is_relaxed else arch.cluster_arrive)()
 
 
 def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
-    """Wait until every thread of the block sees the initialised barriers (one CTA: a block barrier)."""
+    """Wait until every thread sees the initialised barriers: a block barrier, or in a cluster
+    (cluster_shape_mn of more than one CTA) the cluster barrier's wait (every CTA's barriers are
+    initialised)."""
     from .kernel.frontend import arch
 
-    arch.sync_threads()
+    if _clustered(cluster_shape_mn):
+        arch.cluster_wait()
+    else:
+        arch.sync_threads()

@@ -18,8 +18,12 @@ The folders follow the flow:
   print through its public ``lowering.LoweringContext``), NVRTC (``nvrtc``), the driver
   (``driver``) and a fake driver for tests (``fakegpu``);
 - ``cpu/``: the numpy interpreter (``interpreter``) and the memory profiler (``profiler``);
-- ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``), and
-  CuTe DSL's compile options (``options``).
+- ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``),
+  CuTe DSL's compile options (``options``) and the cluster shape of a launch (``cluster``).
+
+Thread-block clusters (``launch(cluster=...)``) touch several folders: ``launch/cluster.py``
+checks the shape, ``instr/cluster.py`` holds the cluster ops, ``cuda/cluster.py`` the
+cuLaunchKernelEx configuration, and the interpreter runs each cluster's CTAs in one batch.
 """
 
 from .. import tracing as _tracing

@@ -100,6 +100,20 @@ def _runs(offsets: tuple) -> Any:
     return k, np.asarray(starts, dtype=np.int64) // k
 
 
+def _cluster_major_bid(name: str, b: np.ndarray, grid_xy: Tuple[int, int], cluster: Tuple[int, int, int]) -> np.ndarray:
+    """bid.x/y/z of the b-th block when blocks are numbered cluster by cluster (clusters in grid
+    order, x fastest), and inside a cluster by rank (%cluster_ctarank: x fastest)."""
+    (gx, gy), (cx, cy, cz) = grid_xy, cluster
+    size = cx * cy * cz
+    c, r = b // size, b % size
+    ncx, ncy = gx // cx, gy // cy
+    if name == "bid.x":
+        return (c % ncx) * cx + r % cx
+    if name == "bid.y":
+        return ((c // ncx) % ncy) * cy + (r // cx) % cy
+    return (c // (ncx * ncy)) * cz + r // (cx * cy)
+
+
 def warps_per_block(ctx: "ExecContext") -> int:
     return max(1, -(-ctx.nt // 32))
 
@@ -158,12 +172,14 @@ class _Env(dict):
             _, rid, i = name.split(".")
             return self.ctx.regs[int(rid)][:, int(i)].astype(np.int64)
         if self.indices is not None and name in _INDEX_NAMES:
-            (gx, gy, _), (bx, by, bz), first, k = self.indices
+            (gx, gy, _), (bx, by, bz), first, k = self.indices[:4]
             nt = bx * by * bz
             lin = np.arange(k * nt, dtype=np.int64)
             if name.startswith("tid."):
                 t = lin % nt
                 v = {"tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by)}[name]
+            elif len(self.indices) > 4:  # a cluster launch: blocks run cluster by cluster, in rank order
+                v = _cluster_major_bid(name, first + lin // nt, (gx, gy), self.indices[4])
             else:
                 b = first + lin // nt
                 v = {"bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy)}[name]
@@ -182,6 +198,7 @@ class ExecContext:
     docstring for what instructions may use)."""
 
     rec: Any = None  # the profiler's batch recorder, when this batch is recorded
+    cluster_size = 1  # CTAs per cluster: a batch holds whole clusters, each one's CTAs in rank order
 
     def __init__(self, ir: Any, env: Dict[str, np.ndarray], n: int, scalars: Optional[Dict[int, Any]] = None):
         self.ir = ir

@@ -97,6 +97,9 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     step = min(step, max(1, _MAX_THREADS // nt))
     if has_printf:
         step = max(1, min(step, 4096 // nt or 1))
+    csize = ir.cluster[0] * ir.cluster[1] * ir.cluster[2]
+    if csize > 1:  # a batch holds whole clusters, their CTAs in rank order (context.py: cluster-major indices)
+        step = max(csize, step // csize * csize)
     work = buffers
     if structured or _data_indexed(ir):  # check as we go, on copies of what is written: commit only a launch that succeeded
         written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
@@ -109,6 +112,9 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         k = min(step, nblocks - first)
         b = ExecContext(ir, dict(env_extra), k * nt, scalars)
         b.env.indices = (ir.grid, ir.block, first, k)  # tid.* and bid.* are made when first read
+        if csize > 1:
+            b.env.indices += (ir.cluster,)
+            b.cluster_size = csize
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
         b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}

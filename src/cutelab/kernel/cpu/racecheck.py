@@ -82,6 +82,8 @@ class RaceCheck:
         if isinstance(s, Op):
             if s.may_wait:  # it has just passed a wait
                 self.synced(mask)
+            if getattr(s, "remote", False):  # another CTA's shared memory (instr/cluster.py): not checked
+                return
             accesses = [(a.param, a.base, a.offsets, a.is_store) for a in s.accesses()]
         elif isinstance(s, (Load, Store)):
             accesses = [(s.param, s.base, s.offsets, isinstance(s, Store))]

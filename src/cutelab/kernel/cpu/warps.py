@@ -547,6 +547,8 @@ class _Run:
         g.waiting = None
         t = np.ones(g.ctx.n, dtype=bool) if g.threads is None else g.threads
         self.barriers.finished += t.reshape(g.ctx.nblk, g.ctx.nt).sum(axis=1)
+        fin = g.ctx.common.setdefault("finished", np.zeros(g.ctx.n, dtype=bool))  # per thread (cluster_wait)
+        fin |= t
 
     # -- barriers
     def _barrier(self, g: _Group, s: Any, mask: Any) -> bool:

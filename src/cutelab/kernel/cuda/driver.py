@@ -204,17 +204,29 @@ class Launcher:
     """
 
     __slots__ = ("fn", "grid", "block", "smem", "params", "via", "_call", "_head", "_tail", "_stream_arg",
-                 "_h", "_args", "_ok0")
+                 "_h", "_args", "_ok0", "cluster", "_cfg")
 
     def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int,
-                 via: Optional[str] = None):
+                 via: Optional[str] = None, cluster: Optional[Sequence[int]] = None):
         d = _driver()
         self.fn, self.grid, self.block, self.smem = fn, tuple(grid), tuple(block), int(smem)
         self.params = ParamBuffer(nparams)
         self.via = via or os.environ.get("CUTELAB_LAUNCH", "") or "cuda-python"
+        self.cluster = tuple(cluster) if cluster is not None and tuple(cluster) != (1, 1, 1) else None
+        self._cfg: Any = None
         _allow_smem(d, fn, int(smem))
         dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
-        if self.via == "ctypes":  # libcuda's cuLaunchKernel called directly (the function handle as a pointer)
+        if self.cluster is not None:  # cuLaunchKernelEx with the cluster dimension (cuda/cluster.py)
+            from .cluster import launch_config
+
+            self.via = "cuda-python"
+            self._cfg = launch_config(d, grid, block, int(smem), self.cluster)
+            self._call = d.cuLaunchKernelEx
+            self._head = (self._cfg, fn, self.params.address, 0)
+            self._tail = ()
+            self._stream_arg = int
+            self._ok0 = getattr(getattr(d, "CUresult", None), "CUDA_SUCCESS", 0)
+        elif self.via == "ctypes":  # libcuda's cuLaunchKernel called directly (the function handle as a pointer)
             P, U = ctypes.c_void_p, ctypes.c_uint
             self._call = _libcuda_launch()
             self._head = (P(int(fn)),) + tuple(U(v) for v in dims)
@@ -235,7 +247,13 @@ class Launcher:
 
     def bind(self, stream: int) -> None:
         """Prepares the driver call's arguments for this stream (the call's own, else kept)."""
-        self._args = self._head + (self._stream_arg(stream),) + self._tail
+        if self._cfg is not None:  # a cluster launch: the stream lives in the launch config
+            from .cluster import bind_stream
+
+            bind_stream(_driver(), self._cfg, stream)
+            self._args = self._head
+        else:
+            self._args = self._head + (self._stream_arg(stream),) + self._tail
         self._h = stream
 
     def __call__(self, stream: int = 0) -> None:

@@ -184,6 +184,35 @@ class FakeDriver:
                               "stream": int(stream), "params": slots, "tensor_maps": maps})
         return (0,)
 
+    # cluster launches (cuda/cluster.py): the launch config and its cluster-dimension attribute
+    class CUlaunchAttributeID:  # noqa: N801 - the driver's name
+        CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+
+    class CUlaunchAttribute:  # noqa: N801
+        def __init__(self) -> None:
+            import types
+
+            self.id = 0
+            self.value = types.SimpleNamespace(clusterDim=types.SimpleNamespace(x=1, y=1, z=1))
+
+    class CUlaunchConfig:  # noqa: N801
+        def __init__(self) -> None:
+            self.gridDimX = self.gridDimY = self.gridDimZ = 1
+            self.blockDimX = self.blockDimY = self.blockDimZ = 1
+            self.sharedMemBytes, self.hStream, self.attrs, self.numAttrs = 0, 0, [], 0
+
+    def cuLaunchKernelEx(self, cfg: Any, fn: Any, params: Any, extra: Any) -> Tuple[int]:  # noqa: N802
+        """cuLaunchKernel with a config; the record gets its "cluster" (x, y, z)."""
+        res = self.cuLaunchKernel(fn, cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ, cfg.blockDimX, cfg.blockDimY,
+                                  cfg.blockDimZ, cfg.sharedMemBytes, cfg.hStream, params, extra)
+        if res == (0,) and self.record:
+            cl = (1, 1, 1)
+            for a in cfg.attrs[:cfg.numAttrs]:
+                if a.id == self.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+                    cl = (a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z)
+            self.launches[-1]["cluster"] = cl
+        return res
+
     def cuCtxSynchronize(self) -> Tuple[int]:  # noqa: N802
         return (0,)
 

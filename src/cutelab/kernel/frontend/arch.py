@@ -150,42 +150,10 @@ def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
     current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
 
 
-# clusters of one CTA (cutelab launches no larger clusters): the cluster is the block
-def cluster_idx(*, loc=None, ip=None):
-    """The cluster's index in the grid: the block's index (clusters of one CTA)."""
-    return block_idx()
-
-
-def cluster_dim(*, loc=None, ip=None):
-    """The grid's size in clusters: the grid's size in blocks (clusters of one CTA)."""
-    return grid_dim()
-
-
-def block_in_cluster_idx(*, loc=None, ip=None):
-    """The block's (x, y, z) index in its cluster: (0, 0, 0)."""
-    return (0, 0, 0)
-
-
-def block_in_cluster_dim(*, loc=None, ip=None):
-    """The cluster's shape in blocks: (1, 1, 1)."""
-    return (1, 1, 1)
-
-
-def block_idx_in_cluster(*, loc=None, ip=None):
-    """The block's linear rank in its cluster: 0."""
-    return 0
-
-
-def cluster_arrive(*, aligned=None, loc=None, ip=None) -> None:
-    """``barrier.cluster.arrive`` for a cluster of one CTA: the matching cluster_wait is the block barrier."""
-
-
-cluster_arrive_relaxed = cluster_arrive
-
-
-def cluster_wait(*, aligned=None, loc=None, ip=None) -> None:
-    """``barrier.cluster.wait`` for a cluster of one CTA: a block-wide barrier (``__syncthreads()``)."""
-    sync_threads()
+# thread-block clusters (launch(cluster=...)): indices, the cluster barrier, distributed shared memory
+from ..instr.cluster import (block_idx_in_cluster, block_in_cluster_dim, block_in_cluster_idx,  # noqa: E402
+                             cluster_arrive, cluster_arrive_relaxed, cluster_dim, cluster_idx, cluster_size,
+                             cluster_wait, map_dsmem_ptr, store_async_dsmem)
 
 
 def _check_regs(n, what) -> None:
@@ -197,7 +165,8 @@ __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier
             "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy",
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
             "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
-            "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait"]
+            "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait", "cluster_size",
+            "map_dsmem_ptr", "store_async_dsmem"]
 
 
 # --------------------------------------------------------------------------- warp shuffles, float helpers

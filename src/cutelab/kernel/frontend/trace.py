@@ -62,6 +62,7 @@ class Tracer:
         self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
+        self.cluster: Tuple[int, int, int] = (1, 1, 1)  # the launch's cluster shape (launch(cluster=...))
 
     @property
     def stmts(self) -> List[Any]:
@@ -206,6 +207,7 @@ class Tracer:
             raise TraceError(f"kernel {self.name}: a loop or branch was left open at the end of the kernel")
         ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
                       self.dynamic_smem)
+        ir.cluster = self.cluster
         return ir
 
 

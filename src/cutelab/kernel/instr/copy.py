@@ -49,6 +49,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         return kernel_stmatrix(atom, src, dst, pred=pred)
     if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
         return
+    from .cluster import dsmem_copy  # st.async into a peer CTA's shared memory
+
+    if dsmem_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
     n_src, n_dst = it.product(src.layout.shape), it.product(dst.layout.shape)
     if n_src != n_dst:
         raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")

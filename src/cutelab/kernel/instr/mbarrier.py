@@ -380,23 +380,29 @@ def mbarrier_init_fence(*, loc: Any = None, ip: Any = None) -> None:
     current("cute.arch.mbarrier_init_fence").emit(FenceOp("mbarrier_init"))
 
 
-def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, *, loc: Any = None, ip: Any = None) -> None:
-    """Arrive on the mbarrier (each executing thread counts one arrival)."""
-    _no_cluster(peer_cta_rank_in_cluster, "cute.arch.mbarrier_arrive")
+def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, arrive_count: Any = 1, *,
+                    relaxed: bool = False, scope: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """Arrive on the mbarrier (each executing thread counts one arrival); with
+    ``peer_cta_rank_in_cluster``, on that CTA's barrier of the cluster (instr/cluster.py)."""
+    _one_arrival(arrive_count, "cute.arch.mbarrier_arrive")
+    if _remote(peer_cta_rank_in_cluster, "arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive"):
+        return
     _emit("arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive")
 
 
 def mbarrier_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None, *, scope: Any = None,
                        loc: Any = None, ip: Any = None) -> None:
     """Add bytes to the transaction count of the mbarrier's current phase (no arrival)."""
-    _no_cluster(peer_cta_rank_in_cluster, "cute.arch.mbarrier_expect_tx")
+    if _remote(peer_cta_rank_in_cluster, "expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx"):
+        return
     _emit("expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx")
 
 
 def mbarrier_arrive_and_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None,
                                   relaxed: bool = False, scope: Any = None, *, loc: Any = None, ip: Any = None) -> None:
     """Add bytes to the transaction count, then arrive (one thread, usually inside elect_one)."""
-    _no_cluster(peer_cta_rank_in_cluster, "cute.arch.mbarrier_arrive_and_expect_tx")
+    if _remote(peer_cta_rank_in_cluster, "arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx"):
+        return
     _emit("arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx")
 
 
@@ -437,6 +443,18 @@ def fence_view_async_shared(*, loc: Any = None, ip: Any = None) -> None:
     current("cute.arch.fence_view_async_shared").emit(FenceOp("proxy_async"))
 
 
-def _no_cluster(peer: Any, what: str) -> None:
-    if peer is not None:
-        raise TraceError(f"{what}: peer_cta_rank_in_cluster is not supported (cutelab kernels run without clusters)")
+def _remote(peer: Any, kind: str, ptr: Any, arg: Any, what: str) -> bool:
+    """With a peer CTA rank: trace the operation on that CTA's barrier (instr/cluster.py); True if done."""
+    if peer is None:
+        return False
+    from .cluster import remote_mbarrier
+
+    remote_mbarrier(kind, ptr, peer, arg, what)
+    return True
+
+
+def _one_arrival(n: Any, what: str) -> None:
+    v = getattr(n, "value", n)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) != 1:
+        raise TraceError(f"{what}: arrive_count={n!r} is not supported: cutelab kernels arrive once per thread "
+                         f"(arrive_count=1)")

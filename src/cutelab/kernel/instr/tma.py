@@ -136,10 +136,15 @@ class TmaLoadOp(Op):
             raise LaunchError(f"{b.ir.name}{self.where}: TMA load into {self.shared.name}: elements "
                               f"{int(dst.min())}..{int(dst.max())} fall outside its {self.shared.length} elements")
         smem = b.shared[self.shared.index]
-        blk = b.block_of[act]
-        smem[(blk * self.shared.length)[:, None] + dst] = vals
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
-        complete_tx(b, self.bar_shared, blk, bar, d.box_bytes)
+        for sel, blk in self.dest_blocks(b, mask, act):  # the issuing CTA's block, or each CTA of a multicast
+            smem[(blk[sel] * self.shared.length)[:, None] + dst[sel]] = vals[sel]
+            complete_tx(b, self.bar_shared, blk[sel], bar[sel], d.box_bytes)
+
+    def dest_blocks(self, b: Any, mask: Any, act: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
+        """(which issuing threads, receiving block of each issuing thread) pairs: the blocks of the
+        batch whose shared memory receives the box (here the issuing thread's own block)."""
+        return [(slice(None), b.block_of[act])]
 
     def cuda(self, r: Any) -> None:
         d = self.desc
@@ -185,8 +190,15 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     kwargs.pop("pred", None)
     if kwargs:
         raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
-    if mcast not in (None, 0):
-        raise TraceError(f"{what}: mcast_mask needs clusters, which cutelab kernels do not have")
+    from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp
+
+    multicast = isinstance(atom.op, CopyBulkTensorTileG2SMulticastOp)
+    if mcast is not None and not multicast:
+        raise TraceError(f"{what}: mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp, got "
+                         f"{type(atom.op).__name__}")
+    if multicast and mcast is None:
+        raise TraceError(f"{what}: a CopyBulkTensorTileG2SMulticastOp copy needs mcast_mask= (the ranks of the "
+                         f"cluster's CTAs that receive the tile)")
     if bar is None:
         raise TraceError(f"{what}: a TMA load completes on an mbarrier: pass tma_bar_ptr=")
     g, s = src.engine, dst.engine
@@ -230,7 +242,12 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     g.param.read = True
     from ..frontend.arch import elect_one
 
-    op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
+    if multicast:
+        from .cluster import tma_multicast_op
+
+        op = tma_multicast_op(d, g.param, coords, s.param, sbase, bsh, bbase, mcast, what)
+    else:
+        op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
     names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
     key = (g.param.index, d)
     if key not in names:

@@ -476,6 +476,7 @@ class KernelIR:
         self.block = block
         self.shared = shared or []
         self.dynamic_smem = dynamic_smem  # bytes of shared memory asked for at launch (smem=)
+        self.cluster: Tuple[int, int, int] = (1, 1, 1)  # thread-block cluster shape (instr/cluster.py)
 
     @property
     def stmts(self) -> List[Any]:
@@ -498,7 +499,8 @@ class KernelIR:
         return self.block[0] * self.block[1] * self.block[2]
 
     def __repr__(self) -> str:
-        lines = [f"kernel {self.name}({', '.join(map(repr, self.params))}) grid={self.grid} block={self.block}"]
+        cl = f" cluster={self.cluster}" if self.cluster != (1, 1, 1) else ""
+        lines = [f"kernel {self.name}({', '.join(map(repr, self.params))}) grid={self.grid} block={self.block}{cl}"]
         lines += [f"  {sh!r}" for sh in self.shared]
         lines += self.body.lines("  ")
         return "\n".join(lines)

@@ -149,11 +149,13 @@ class KernelCall:
             smem = 0
         if isinstance(smem, bool) or not isinstance(smem, (int, np.integer)) or smem < 0:
             raise LaunchError(f"{k.name}.launch: smem must be a number of bytes, got {smem!r}")
-        if cluster is not None and tuple(cluster) not in ((1,), (1, 1), (1, 1, 1)):
-            raise LaunchError(f"{k.name}.launch: thread block clusters ({cluster}) are not supported by cutelab yet")
         grid3 = _dims(grid, "grid", k.name)
         block3 = _dims(block, "block", k.name)
-        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret)
+        from ..frontend.trace import user_location
+        from .cluster import cluster_shape
+
+        cluster3 = cluster_shape(k.name, cluster, grid3, user_location())  # launch/cluster.py
+        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3)
         used = sum(sh.bytes for sh in plan.ir.shared)
         rec = getattr(_local, "recorder", None)
         if smem and used > smem:

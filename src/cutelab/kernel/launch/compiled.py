@@ -192,7 +192,8 @@ class CompiledFunction:
             # its own parameter buffer: the plan is shared with other compiled functions and with
             # KernelCall launches, which may hold other scalar values and fixed storages
             launcher = Launcher(plan.fn, plan.grid, plan.ir.block, plan.smem,
-                                len(plan.ir.params) + len(plan.tensor_maps or ()))  # TMA maps follow
+                                len(plan.ir.params) + len(plan.tensor_maps or ()),  # TMA maps follow
+                                cluster=plan.ir.cluster)
             slots = []
             for i, (pos, st) in enumerate(sources):
                 if pos is None:

@@ -126,7 +126,7 @@ class _Plan:
             from ..cuda.driver import Launcher
 
             self.launcher = Launcher(self.fn, self.grid, self.ir.block, self.smem,
-                                     len(self.ir.params) + len(self.tensor_maps or ()))
+                                     len(self.ir.params) + len(self.tensor_maps or ()), cluster=self.ir.cluster)
         return self.launcher
 
     def check_scalars(self, scalars: Sequence[Any]) -> None:
@@ -240,7 +240,8 @@ def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
 
 
 def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
-             block: Tuple[int, int, int], interpret: Optional[bool]) -> Tuple[_Plan, List[_Storage], List[Any]]:
+             block: Tuple[int, int, int], interpret: Optional[bool],
+             cluster: Tuple[int, int, int] = (1, 1, 1)) -> Tuple[_Plan, List[_Storage], List[Any]]:
     from ...tensor import Tensor
 
     # storages: one kernel parameter per distinct engine; scalars: runtime values
@@ -285,12 +286,15 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
 
     scalar_vals = [_scalar_value(k, name, dt, v) for name, (dt, v) in scalar_args.items()]
     key = _plan_key(k, bound, grid, block, mode, storages, tensor_args, scalar_args)
+    if key is not None and cluster != (1, 1, 1):
+        key = key + (("cluster", cluster),)
     plan = k.plans.get(key) if key is not None else None
     if plan is not None and (plan.mode == "cpu" or plan.epoch == _driver_epoch()):
         _local.last = LaunchInfo(plan.ir, plan.mode, plan.source, 0.0, True, 0.0, None)
         return plan, storages, scalar_vals
     t0 = time.perf_counter()
     with Tracer(k.name, grid, block) as tr:
+        tr.cluster = cluster
         params = [tr.add_param(st.name, st.dtype, st.align, st.length) for st in storages]
         scalar_params = {name: tr.add_scalar(name, dt) for name, (dt, _) in scalar_args.items()}
         for st, p in zip(storages, params):

@@ -17,8 +17,9 @@ from ..ir.symbolic import Expr, FloorDiv, Lin, Mod, Var, atoms
 
 
 def schedulable(ir: KernelIR) -> bool:
-    """Whether the block schedule may change (``remap`` and ``coarsen``)."""
-    return (not ir.structured and ir.grid[1] == 1 and ir.grid[2] == 1
+    """Whether the block schedule may change (``remap`` and ``coarsen``): never in a cluster launch,
+    whose CTAs are grouped by their CUDA block index."""
+    return (not ir.structured and getattr(ir, "cluster", (1, 1, 1)) == (1, 1, 1) and ir.grid[1] == 1 and ir.grid[2] == 1
             and not any(isinstance(s, Printf) for s in ir.stmts))
 
 

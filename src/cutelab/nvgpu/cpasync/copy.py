@@ -16,7 +16,7 @@ from typing import Any
 from ...numeric import Numeric
 from ..universal_copy import CopyOp, LoadCacheMode, _reject, _simt_layouts
 
-__all__ = ["CopyG2SOp", "LoadCacheMode"]
+__all__ = ["CopyG2SOp", "CopyDsmemStoreOp", "LoadCacheMode"]
 
 # cutlass.cute.nvgpu.cpasync.LoadCacheMode is a deprecated twin of cute.nvgpu.LoadCacheMode;
 # cutelab has one enum under both names.
@@ -47,3 +47,23 @@ class CopyG2SOp(CopyOp):
     def _atom_layouts(self, value_type: Numeric, num_bits_per_copy: Any = None, **kwargs: Any) -> dict:
         _reject(self, kwargs, ())
         return _simt_layouts(self, value_type, num_bits_per_copy, positive=True)
+
+
+@dataclass(frozen=True)
+class CopyDsmemStoreOp(CopyOp):
+    """Asynchronous store from registers into a peer CTA's shared memory (``st.async``), completing
+    on an mbarrier of that CTA: ``cute.copy(atom, src, dst, mbar_ptr=...)`` with dst a tensor over
+    ``cute.arch.map_dsmem_ptr`` (kernel/instr/cluster.py). ``num_bits_per_copy``: 0 (one element
+    per store), 32, 64 or 128.
+    """
+
+    def __str__(self) -> str:
+        return "st.async RMEM -> DSMEM copy Operation"
+
+    def _atom_layouts(self, value_type: Numeric, num_bits_per_copy: Any = 0, **kwargs: Any) -> dict:
+        _reject(self, kwargs, ("num_bits_per_copy",))
+        if num_bits_per_copy not in (0, 32, 64, 128) or isinstance(num_bits_per_copy, bool):
+            raise ValueError(f"make_copy_atom(CopyDsmemStoreOp(), {value_type}): expects a 'num_bits_per_copy' kw "
+                             f"argument that is one of {{0, 32, 64, 128}}, got {num_bits_per_copy!r}")
+        return _simt_layouts(self, value_type, num_bits_per_copy or value_type.width)
+

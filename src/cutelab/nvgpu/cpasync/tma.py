@@ -31,7 +31,7 @@ from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
 
-__all__ = ["CopyBulkTensorTileG2SOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
            "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
@@ -50,6 +50,16 @@ class CopyBulkTensorTileG2SOp:
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor copy Operation"
+
+
+class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
+    """TMA multicast load (``.multicast::cluster``): the box lands in the shared memory of every CTA
+    of the copy's ``mcast_mask`` (ranks in the cluster), at the same offset, and completes its bytes
+    on each of their mbarriers at the barrier's offset (kernel/instr/cluster.py). cutelab issues the
+    whole tile to every CTA of the mask (``num_multicast=1``)."""
+
+    def __str__(self) -> str:
+        return "cp.async GMEM -> SMEM bulk tensor multicast copy Operation"
 
 
 @dataclass(frozen=True)
@@ -154,10 +164,11 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if not isinstance(op, CopyBulkTensorTileG2SOp):
         raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) is supported, got {type(op).__name__}")
     if op.cta_group not in (None, 1):
-        raise LayoutError(f"{where}: cta_group={op.cta_group} is not supported (no clusters)")
+        raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
     if num_multicast != 1:
-        raise LayoutError(f"{where}: num_multicast={num_multicast}: TMA multicast needs clusters, which cutelab "
-                          f"kernels do not have; use 1")
+        raise LayoutError(f"{where}: num_multicast={num_multicast}: splitting a tile between the CTAs of a multicast "
+                          f"is not supported by cutelab; use num_multicast=1 (with CopyBulkTensorTileG2SMulticastOp "
+                          f"and mcast_mask=, every CTA of the mask receives the whole tile)")
     layout = getattr(gmem_tensor, "layout", None)
     dtype = internal_type or getattr(gmem_tensor, "element_type", None)
     if not isinstance(layout, Layout) or dtype is None:
@@ -254,15 +265,17 @@ def _offsets(layout: Layout, idx: np.ndarray) -> np.ndarray:
 def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, gmem_tensor: Any, *,
                   loc: Any = None, ip: Any = None) -> Tuple[Any, Any]:
     """(smem, gmem) views for TMA copies: mode 0 of each is one tile (grouped with cute.group_modes),
-    the other modes index tiles / stages. Without clusters (cta_layout of size 1) the tensors are
-    returned as they are, after checking that mode 0 holds one tile."""
+    the other modes index tiles / stages. With a cta_layout of size 1 (no tile split between the
+    CTAs of a multicast) the tensors are returned as they are, after checking that mode 0 holds
+    one tile."""
     where = f"tma_partition({smem_tensor}, {gmem_tensor})"
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"{where}: expected a TMA atom from make_tiled_tma_atom, got {type(atom).__name__}")
     size = it.product(getattr(cta_layout, "shape", cta_layout))
     if size != 1:
-        raise LayoutError(f"{where}: a cta_layout of size {size} means TMA multicast across a cluster, which cutelab "
-                          f"kernels do not support")
+        raise LayoutError(f"{where}: a cta_layout of size {size} splits each TMA tile between the CTAs of a "
+                          f"multicast, which cutelab does not support (a CopyBulkTensorTileG2SMulticastOp atom with "
+                          f"num_multicast=1 multicasts whole tiles: pass cute.make_layout(1) here)")
     n = it.product(atom.tile)
     for what, t in (("smem", smem_tensor), ("gmem", gmem_tensor)):
         shp = t.layout.shape
