@@ -144,9 +144,9 @@ class SmemAllocator:
 
 
 def _is_numeric_type(x: Any) -> bool:
-    from ..numeric import Numeric
+    from ..numeric import NumericMeta
 
-    return isinstance(x, Numeric)
+    return isinstance(x, NumericMeta)
 
 
 # Shared memory a block may use (opt-in maximum, less the 1 KiB the system reserves), by architecture

@@ -475,9 +475,9 @@ class SmemPtr:
 
 
 def _is_numeric(x: Any) -> bool:
-    from ...numeric import Numeric
+    from ...numeric import NumericMeta
 
-    return isinstance(x, Numeric)
+    return isinstance(x, NumericMeta)
 
 
 class _MemRangeType:
