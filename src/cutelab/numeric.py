@@ -268,7 +268,7 @@ class NumericMeta(type):
 
     # --- printing: repr is the MLIR name CuTe DSL prints in types (f32), str the class name ---
     def __repr__(cls) -> str:
-        return cls.__dict__.get("name", cls.__name__) if not cls.is_abstract else cls.__name__
+        return getattr(cls, "name", cls.__name__) if not cls.is_abstract else cls.__name__
 
     def __str__(cls) -> str:
         return cls.__name__
@@ -291,6 +291,10 @@ class NumericMeta(type):
                             f"concrete one (Int32, Float32, ...)")
         if isinstance(v, (IntValue, FloatValue)):
             return v.to(cls)
+        from .tracing import SymbolicIndex, TracedValue
+
+        if isinstance(v, (TracedValue, SymbolicIndex)):  # a kernel's value or index: converted in the kernel
+            return v.to(cls)
         from .dynamic import dyn_scalar, in_host_trace
 
         if in_host_trace():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
@@ -302,13 +306,14 @@ class NumericMeta(type):
         return IntValue(cls, v)
 
     def __instancecheck__(cls, inst: Any) -> bool:
-        """A runtime scalar of a jit trace (dynamic.DynScalar, DynFloat) carries its type: it is
-        an instance of it, as CuTe DSL's Int32 of an MLIR value is."""
+        """A runtime value of cutelab.dynamic (a DynInt, the scalars a jit trace makes, a DynBool)
+        is a number that carries its type: it is an instance of that type, as CuTe DSL's Int32 of
+        an MLIR value is (``isinstance(n, cutlass.Int32)`` for a dynamic shape n)."""
         if type.__instancecheck__(cls, inst):
             return True
-        if not isinstance(inst, (IntValue, FloatValue)):
+        if not isinstance(inst, (int, float)):
             return False
-        d = inst.__dict__.get("dtype")
+        d = getattr(inst, "dtype", None)
         return isinstance(d, NumericMeta) and type.__subclasscheck__(cls, d)
 
 
@@ -354,8 +359,8 @@ def _wrap(t: Any, v: int) -> int:
 def _round(t: Any, v: float) -> float:
     if t.width == 64:
         return float(v)
-    if t.is_fp8:
-        raise TypeError(f"{t}({v!r}): scalars of 8-bit float types are not supported (no rounding for them yet)")
+    if t.width <= 8:
+        raise TypeError(f"{t}({v!r}): scalars of {t.width}-bit float types are not supported (no rounding for them yet)")
     np = _np()
     if t.name == "tf32":
         v = float(np.float32(v))
