@@ -177,3 +177,21 @@ def test_types_convert_kernel_values_and_indices():
     A, B, C = np.array([1.5, 2.5, -3.5], np.float32), np.zeros(3, np.float32), np.zeros(3, np.float32)
     k(from_dlpack(A), from_dlpack(B), from_dlpack(C)).launch(grid=1, block=3)
     assert B.tolist() == [2.0, 3.0, -2.0] and C.tolist() == [0.0, 2.0, 4.0]
+
+
+def test_kernel_scalars_and_indices_are_instances_of_their_type():
+    from cutelab.runtime import from_dlpack
+
+    seen = []
+
+    @cute.kernel
+    def k(A: cute.Tensor, I: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        a, i = A[tidx], I[tidx]
+        seen.append((isinstance(a, cutlass.Float32), isinstance(a, cutlass.Numeric), isinstance(a, cutlass.Int32),
+                     isinstance(i, cutlass.Int32), isinstance(tidx, cutlass.Int32), isinstance(A.load(), cutlass.Float32)))
+        A[tidx] = a + 1.0
+
+    A, I = np.zeros(4, np.float32), np.zeros(4, np.int32)
+    k(from_dlpack(A), from_dlpack(I)).launch(grid=1, block=4)
+    assert seen[0] == (True, True, False, True, True, False) and A.tolist() == [1.0] * 4

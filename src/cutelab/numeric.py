@@ -26,6 +26,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .tracing import SymbolicIndex, TracedValue
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -291,8 +293,6 @@ class NumericMeta(type):
                             f"concrete one (Int32, Float32, ...)")
         if isinstance(v, (IntValue, FloatValue)):
             return v.to(cls)
-        from .tracing import SymbolicIndex, TracedValue
-
         if isinstance(v, (TracedValue, SymbolicIndex)):  # a kernel's value or index: converted in the kernel
             return v.to(cls)
         from .dynamic import dyn_scalar, in_host_trace
@@ -306,14 +306,20 @@ class NumericMeta(type):
         return IntValue(cls, v)
 
     def __instancecheck__(cls, inst: Any) -> bool:
-        """A runtime value of cutelab.dynamic (a DynInt, the scalars a jit trace makes, a DynBool)
-        is a number that carries its type: it is an instance of that type, as CuTe DSL's Int32 of
-        an MLIR value is (``isinstance(n, cutlass.Int32)`` for a dynamic shape n)."""
+        """A runtime value is an instance of its type, as CuTe DSL's Int32 of an MLIR value is: a
+        value of cutelab.dynamic (a DynInt, the scalars a jit trace makes, a DynBool: numbers that
+        carry their type), and in a kernel a scalar value (the tracer's TraceValue of shape ()) or
+        an index (Int32, Int64 past 32 bits). ``type()`` of those is still cutelab's own class."""
         if type.__instancecheck__(cls, inst):
             return True
-        if not isinstance(inst, (int, float)):
+        if isinstance(inst, (int, float)):
+            d = getattr(inst, "dtype", None)
+        elif isinstance(inst, TracedValue) and getattr(inst, "shape", None) == ():  # a kernel's scalar value
+            d = inst.dtype
+        elif isinstance(inst, SymbolicIndex):  # a kernel's index (thread_idx math): CuTe DSL's Int32
+            d = Int32 if -(1 << 31) <= getattr(inst, "lo", 0) and getattr(inst, "hi", 0) < (1 << 31) else Int64
+        else:
             return False
-        d = getattr(inst, "dtype", None)
         return isinstance(d, NumericMeta) and type.__subclasscheck__(cls, d)
 
 
