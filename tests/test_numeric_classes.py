@@ -195,3 +195,24 @@ def test_kernel_scalars_and_indices_are_instances_of_their_type():
     A, I = np.zeros(4, np.float32), np.zeros(4, np.int32)
     k(from_dlpack(A), from_dlpack(I)).launch(grid=1, block=4)
     assert seen[0] == (True, True, False, True, True, False) and A.tolist() == [1.0] * 4
+
+
+def test_abstract_bases_are_not_element_types():
+    from cutelab.numeric import is_numeric_type
+    from cutelab.runtime import from_dlpack
+
+    assert is_numeric_type(Float32) and is_numeric_type(Float4E2M1FN) and not is_numeric_type(Float32(1.0))
+    assert not any(is_numeric_type(t) for t in (Numeric, Integer, Float))
+    with pytest.raises(TypeError, match="no element type of that name"):
+        cutlass.dtype("Numeric")
+    with pytest.raises(cute.errors.TensorError, match="make_ptr: the element type must be"):
+        cute.make_ptr(Numeric, 0)
+
+    @cute.kernel
+    def k(A: cute.Tensor, v: cutlass.Numeric):  # an abstract annotation: the value is taken as it comes
+        tidx, _, _ = cute.arch.thread_idx()
+        A[tidx] = A[tidx] * v
+
+    A = np.ones(2, np.float32)
+    k(from_dlpack(A), 3).launch(grid=1, block=2)
+    assert A.tolist() == [3.0, 3.0]

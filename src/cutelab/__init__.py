@@ -218,10 +218,10 @@ def dtype(name):
     """
     from . import numeric as _numeric
 
-    if isinstance(name, _numeric.NumericMeta):
+    if _numeric.is_numeric_type(name):
         return name
     t = getattr(_numeric, str(name), None)
-    if not isinstance(t, _numeric.NumericMeta):
+    if not _numeric.is_numeric_type(t):
         raise TypeError(f"cutlass.dtype({name!r}): no element type of that name (Float16, BFloat16, Float32, ...)")
     return t
 

@@ -53,7 +53,7 @@ __all__ = [
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
     "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU",
-    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN",
+    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "is_numeric_type",
 ]
 
 # numpy's scalar type of a type, by its name (CuTe DSL's Numeric.numpy_dtype; None for the others)
@@ -321,6 +321,12 @@ class NumericMeta(type):
         else:
             return False
         return isinstance(d, NumericMeta) and type.__subclasscheck__(cls, d)
+
+
+def is_numeric_type(x: Any) -> bool:
+    """x is an element type with values (Float32, Int8, a user subclass), not one of the abstract
+    bases (Numeric, Integer, Float), nor a value."""
+    return isinstance(x, NumericMeta) and not x.is_abstract
 
 
 class IntegerMeta(NumericMeta):

@@ -119,7 +119,7 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     import inspect
 
     from ...dynamic import DynInt, dyn_scalar
-    from ...numeric import FloatValue, IntValue, NumericMeta
+    from ...numeric import FloatValue, IntValue, is_numeric_type
 
     try:
         sig = inspect.signature(fn)
@@ -136,9 +136,9 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
         dt = None
         if isinstance(v, IntValue):
             dt = v.dtype
-        elif isinstance(ann, NumericMeta) and ann.kind in ("int", "uint") and isinstance(v, int):
+        elif is_numeric_type(ann) and ann.kind in ("int", "uint") and isinstance(v, int):
             dt = ann
-        elif isinstance(ann, NumericMeta) and ann.kind == "bool" and isinstance(v, bool):
+        elif is_numeric_type(ann) and ann.kind == "bool" and isinstance(v, bool):
             dt = ann
         if dt is not None and dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
             bound.arguments[name] = DynBool(bool(v))
@@ -146,7 +146,7 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
         elif dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
             bound.arguments[name] = DynInt(int(dt(int(v))), dt, track=False)  # a scalar: its arithmetic prints '?'
             changed = True
-        elif isinstance(v, FloatValue) or (isinstance(ann, NumericMeta) and ann.kind == "float"
+        elif isinstance(v, FloatValue) or (is_numeric_type(ann) and ann.kind == "float"
                                            and isinstance(v, (int, float)) and not isinstance(v, bool)):
             d = dyn_scalar(v.dtype if isinstance(v, FloatValue) else ann, float(v))
             if d is not None:  # a runtime float: prints '?', computes in its type

@@ -475,9 +475,9 @@ class SmemPtr:
 
 
 def _is_numeric(x: Any) -> bool:
-    from ...numeric import NumericMeta
+    from ...numeric import is_numeric_type
 
-    return isinstance(x, NumericMeta)
+    return is_numeric_type(x)
 
 
 class _MemRangeType:

@@ -126,7 +126,7 @@ def _c_name(name: str) -> str:
 def _scalar_type(k: Any, name: str, val: Any) -> Any:
     """The element type of a runtime scalar argument (annotated cutlass.Int32 etc., or a value made
     by one, e.g. cutlass.Float32(2.0)); None for compile-time arguments."""
-    from ...numeric import FloatValue, IntValue, NumericMeta
+    from ...numeric import FloatValue, IntValue, is_numeric_type
 
     ann = k.signature.parameters[name].annotation if name in k.signature.parameters else None
     if isinstance(ann, str):  # from __future__ import annotations
@@ -136,7 +136,7 @@ def _scalar_type(k: Any, name: str, val: Any) -> Any:
             ann = None
     if isinstance(val, (IntValue, FloatValue)):
         return val.dtype
-    if isinstance(ann, NumericMeta) and isinstance(val, (int, float, bool, np.integer, np.floating)):
+    if is_numeric_type(ann) and isinstance(val, (int, float, bool, np.integer, np.floating)):
         return ann
     return None
 
