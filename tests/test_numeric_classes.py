@@ -216,3 +216,33 @@ def test_abstract_bases_are_not_element_types():
     A = np.ones(2, np.float32)
     k(from_dlpack(A), 3).launch(grid=1, block=2)
     assert A.tolist() == [3.0, 3.0]
+
+
+def test_constructors_and_ir_value():
+    assert Float32(0.5, loc=None, ip=None) == 0.5 and Float32(0.5).ir_value() == 0.5
+    assert type(Int32(3).ir_value(loc=None, ip=None)) is Int32
+    with pytest.raises(TypeError, match="expected one value"):
+        Float32(1.0, 2.0)
+
+    class Pair(Float32, metaclass=FloatMeta, width=64, mlir_type=T.f64):
+        def __init__(self, x, im=None):
+            pass
+
+    assert Pair.width == 64  # the class is usable; its own constructor is not
+    with pytest.raises(TypeError, match="defines its own __init__ or __new__"):
+        Pair(1.0, 2.0)
+
+
+def test_ir_value_of_kernel_values_feeds_inline_asm():
+    from cutelab.compat.mlir.dialects import llvm
+    from cutelab.runtime import from_dlpack
+
+    @cute.kernel
+    def k(A: cute.Tensor, B: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        x = cutlass.Float32(A[tidx]).ir_value(loc=None, ip=None)  # as quack's utils.exp2f writes it
+        B[tidx] = llvm.inline_asm(T.f32(), [x, cutlass.Float32(tidx).ir_value()], "add.f32 $0, $1, $2;", "=f,f,f")
+
+    A, B = np.array([1.0, 2.0, 4.0], np.float32), np.zeros(3, np.float32)
+    k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=3)
+    assert B.tolist() == [1.0, 3.0, 6.0]

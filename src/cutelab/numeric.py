@@ -285,8 +285,13 @@ class NumericMeta(type):
         >>> Int8(300), Int32(42).to(Float32), Float32(0.1).value == float(np.float32(0.1))
         (44, 42.0, True)
         """
-        if cls._custom_init or len(args) != 1 or kwargs:  # a user type's own constructor
-            return super().__call__(*args, **kwargs)
+        if cls._custom_init:
+            raise TypeError(f"{cls.__name__}(...): {cls.__name__} defines its own __init__ or __new__; a value of a "
+                            f"cutelab numeric type is a Python number made by the type, so a user type's own "
+                            f"constructor is not supported (the class itself can be used: its width, name, ...)")
+        if len(args) != 1 or set(kwargs) - {"loc", "ip"}:  # loc=, ip=: MLIR's source location, nothing here
+            raise TypeError(f"{cls.__name__}(...): expected one value (and optionally loc=, ip=), got "
+                            f"{len(args)} positional argument(s) and {sorted(kwargs) or 'no'} keywords")
         v = args[0]
         if cls.is_abstract:
             raise TypeError(f"{cls.__name__}({v!r}): {cls.__name__} is an abstract type: make a value of a "
@@ -413,6 +418,11 @@ class IntValue(int):
     def value(self) -> int:
         return int(self)
 
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's MLIR value of this scalar (``Float32(a).ir_value()``, an operand of
+        ``llvm.inline_asm``): in cutelab the scalar stands for itself."""
+        return self
+
     def to(self, dtype: Any) -> Any:
         return dtype(int(self)) if dtype.is_integer else dtype(float(int(self)))
 
@@ -461,6 +471,11 @@ class FloatValue(float):
     @property
     def value(self) -> float:
         return float(self)
+
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's MLIR value of this scalar (``Float32(a).ir_value()``, an operand of
+        ``llvm.inline_asm``): in cutelab the scalar stands for itself."""
+        return self
 
     def to(self, dtype: Any) -> Any:
         return dtype(float(self))

@@ -198,6 +198,10 @@ class Expr:
         src = Int32 if -(1 << 31) <= self.lo and self.hi < (1 << 31) else Int64
         return TraceValue([self], (), src).to(dtype)
 
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> "Expr":
+        """CuTe DSL's MLIR value of an index (``i.ir_value()``, an operand of ``llvm.inline_asm``): the index."""
+        return self
+
     # ---- printing: CuTe DSL prints dynamic values as '?', with a known divisor as '?{div=16}'
     def __str__(self) -> str:
         return f"?{{div={self.div}}}" if self.div > 1 else "?"
