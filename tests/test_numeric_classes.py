@@ -247,19 +247,3 @@ def test_ir_value_of_kernel_values_feeds_inline_asm():
     k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=3)
     assert B.tolist() == [1.0, 3.0, 6.0]
 
-
-def test_cute_arch_exp2_of_a_kernel_value():
-    from cutelab.compat.dsl_names import ARCH_EXTRAS
-    from cutelab.runtime import from_dlpack
-
-    exp2, exp = ARCH_EXTRAS["exp2"], ARCH_EXTRAS["exp"]
-    assert exp2(3.0) == 8.0 and abs(exp(1.0) - np.e) < 1e-5
-
-    @cute.kernel
-    def k(A: cute.Tensor, B: cute.Tensor):
-        tidx, _, _ = cute.arch.thread_idx()
-        B[tidx] = exp2(A[tidx])  # quack's utils.exp2f: cute.arch.exp2 of a Float32 value
-
-    A, B = np.array([0.0, 1.0, -2.0, 10.0], np.float32), np.zeros(4, np.float32)
-    k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=4)
-    assert np.allclose(B, np.exp2(A), rtol=1e-6)
