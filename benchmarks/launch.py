@@ -210,6 +210,58 @@ def warm(A: cute.Tensor):
 """
 
 
+_SCALE = """import cutelab as cutlass
+import cutelab as cute
+
+
+@cute.kernel
+def scale_kernel(A: cute.Tensor, s):
+    t, _, _ = cute.arch.thread_idx()
+    A[t] = A[t] * s
+
+
+@cute.jit
+def scale(A: cute.Tensor, s):
+    scale_kernel(A, s).launch(grid=(1, 1, 1), block=(32, 1, 1))
+"""
+
+
+def scalar_rows(env: Env, iters: int, row: Callable[..., None], tmp: Path) -> None:
+    """A compiled call with a runtime scalar argument (a plain float: a runtime Float32, as in
+    CuTe DSL): the same value at every call, and two values in turn (each value's trace found
+    in the compiled function's cache)."""
+    import cutelab as cute
+
+    path = tmp / "scale.py"
+    path.write_text(_SCALE)
+    A = env.tensor((32,), env.torch.float32)
+    with contextlib.redirect_stdout(io.StringIO()):
+        f = cute.compile(load(path, False, tmp)["scale"], A, 2.0)
+
+    def scale_check():
+        A.fill_(1.0)
+        f(A, 2.0)
+        env.sync()
+        return None if env.dry else bool(env.torch.all(A == 2.0))
+
+    row("cutelab scale: compiled(a, 2.0), a runtime float argument, torch tensor", lambda: f(A, 2.0),
+        scale_check, compiled=f)
+    vals = [2.0, 0.5]
+    state = [0]
+
+    def two_values():
+        state[0] ^= 1
+        f(A, vals[state[0]])
+
+    try:
+        two_values()
+        two_values()
+        row("cutelab scale: compiled(a, s) with s alternating 2.0 / 0.5, torch tensor", two_values, None)
+    except Exception as e:  # noqa: BLE001 - before runtime scalars: a constant, another value refused
+        row_error = f"{type(e).__name__}: {str(e)[:120]}"
+        print(f"scale, two values: {row_error}", file=sys.stderr)
+
+
 def warm_up(env: Env, with_dsl: bool, tmp: Path) -> None:
     """Compile an unrelated kernel with each, so that first compiles below time the program's
     own compile, not imports and compiler start-up."""
@@ -325,6 +377,7 @@ def launch_rows(env: Env, iters: int, with_dsl: bool, tmp: Path) -> List[Dict[st
         compiled=g)
     row("torch torch.add(a, b, out=c)", lambda: torch.add(A, B, out=C), add_check(lambda: torch.add(A, B, out=C)))
     example_rows(env, iters, row, add)
+    scalar_rows(env, iters, row, tmp)
 
     if with_dsl:
         try:

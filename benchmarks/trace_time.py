@@ -44,7 +44,7 @@ def child(case: str, examples: str) -> dict:
 
     import cutelab as cute
     import cutelab as cutlass
-    from cutelab.kernel.launch import last_launch
+    from cutelab.kernel import last_launch
     from cutelab.runtime import from_dlpack
 
     if case == "sgemm":

@@ -145,3 +145,35 @@ def test_complement_fast_entry_keeps_the_ops_face():
     with pytest.raises(cute.LayoutError, match=r"^complement\(\(2,12\):\(16,1\)\): no complement exists"):
         cute.complement(lay, cotarget=96)
     assert str(cute.complement(cute.make_layout(4, stride=2), 8)) == "2:1"
+
+
+@pytest.mark.parametrize("name, args, kw, message", [
+    ("coalesce", (), {"target_profile": (1, 2, 3)}, r"^coalesce\(\(2,12\):\(16,1\)\): too many target profile modes"),
+    ("composition", ("_lay", "_neg"), {}, r"^composition\(\(2,12\):\(16,1\), 4:-1\): the right operand has the negative stride"),
+    ("right_inverse", (3,), {}, r"^right_inverse\(3\): the layout must be a Layout"),
+    ("left_inverse", ("_neg",), {}, r"^left_inverse\(4:-1\): left inverse needs non-negative strides"),
+    ("logical_divide", ("_lay", "_neg"), {}, r"^logical_divide\(\(2,12\):\(16,1\), 4:-1\): complement needs non-negative"),
+    ("logical_divide", ("_lay", ("_neg",)), {}, r"^logical_divide\(\(2,12\):\(16,1\), \(4:-1\)\): complement needs"),
+    ("zipped_divide", ("_lay", ("_neg", "_neg", "_neg")), {}, r"^zipped_divide\(\(2,12\):\(16,1\), \(4:-1,4:-1,4:-1\)\): too many tiler modes"),
+    ("logical_product", ("_lay", "_neg"), {}, None),
+])
+def test_fast_entries_keep_the_ops_face(name, args, kw, message):
+    """The ops that answer plain calls before the op wrapper keep the op's name, doc and signature, and
+    their errors name the operation and the operands as they were passed, positionally or by keyword."""
+    import inspect
+
+    f = getattr(cute, name)
+    op = getattr(A, f"_{name}_op")
+    assert f.__name__ == name and f.__doc__ == op.__doc__ and f.__doc__
+    assert inspect.signature(f) == inspect.signature(op)
+    vals = {"_lay": cute.make_layout((2, 12), stride=(16, 1)), "_neg": cute.make_layout(4, stride=-1)}
+    conv = tuple(tuple(vals.get(y, y) for y in x) if isinstance(x, tuple) else vals.get(x, x) for x in args)
+    if not args:
+        conv = (vals["_lay"],)
+    if message is None:  # answered: the same answer as the op's own path
+        assert f(*conv) == op(*conv)
+        return
+    with pytest.raises(cute.LayoutError, match=message):
+        f(*conv, **kw)
+    with pytest.raises(cute.LayoutError, match=message):
+        op(*conv, **kw)

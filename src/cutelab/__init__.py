@@ -51,7 +51,7 @@ _LAZY = {
     **{name: ("tensor", name) for name in (
         "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
         "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor",
-        "full", "full_like", "zeros_like", "ones_like", "empty_like")},
+        "full", "full_like", "zeros_like", "ones_like", "empty_like", "all_", "any_")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
     "jit": ("kernel", "jit"), "printf": ("kernel", "printf"), "kernel": ("kernel", "kernel_decorator"),

@@ -24,7 +24,7 @@ from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
-from .layout import _FITS, _facts_of, _set_facts
+from .layout import _FITS, _facts_of, _leaf_facts, _raw_facts, _set_facts
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -79,18 +79,32 @@ def _op(name: str, keeps_fit: bool = False) -> Callable:
                     return r
                 return _fits(r)
             except LayoutError as e:
-                head = f"{name}({', '.join(_fmt(a) for a in args)})"
-                msg = str(e)
-                if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
-                    # messages print operands as CuTe DSL does ('?'); say what the values are
-                    msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
-                elif msg.startswith(head):
+                err = _op_error(name, args, e)
+                if err is e:
                     raise
-                raise type(e)(msg if msg.startswith(head) else f"{head}: {msg}") from None
+                raise err from None
 
         return wrapper
 
     return deco
+
+
+def _op_error(name: str, args: tuple, e: LayoutError) -> LayoutError:
+    """The error the operation raises for e raised beneath it: its message headed by the operation
+    and its operands (e itself where it says so already)."""
+    head = f"{name}({', '.join(_fmt(a) for a in args)})"
+    msg = str(e)
+    if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
+        # messages print operands as CuTe DSL does ('?'); say what the values are
+        msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
+    elif msg.startswith(head):
+        return e
+    return type(e)(msg if msg.startswith(head) else f"{head}: {msg}")
+
+
+def _fast_entry(op: Callable) -> Callable:
+    """Give a fast entry (see composition's) the op's name, doc and (through __wrapped__) signature."""
+    return functools.wraps(op)
 
 
 def _all_fit(args: tuple) -> bool:
@@ -234,23 +248,8 @@ def _modes(layout: Layout) -> list:
                                        (s - 1) * d if d > 0 else 0, False))
                     else:
                         _set_facts(m, (1, (), True, True, 0, 0, d != 0))
-                else:  # a flat mode of leaves: its facts in one loop (_facts_of's, without its walk)
-                    size, lo, hi, ones = 1, 0, 0, False
-                    pairs = []
-                    for x, y in zip(s, d):
-                        if type(x) is not int:
-                            break  # nested: left to _facts_of
-                        if x != 1:
-                            size *= x
-                            pairs.append((x, y))
-                            if y > 0:
-                                hi += (x - 1) * y
-                            else:
-                                lo += (x - 1) * y
-                        elif y != 0:
-                            ones = True
-                    else:
-                        _set_facts(m, (size, tuple(pairs), True, True, lo, hi, ones))
+                else:  # a mode of leaves: its facts in one walk
+                    _set_facts(m, _leaf_facts(zip(it.flatten(s), it.flatten(d))))
                 out.append(m)
             return out
         return [_raw(s, d) for s, d in zip(layout._shape, layout._stride)]
@@ -319,10 +318,50 @@ def _bw_coalesce(shp: list, std: list, new_shape: Any, new_stride: Any, keep_dyn
     return _raw(tuple(ns), tuple(nd))
 
 
+def _coalesce_plain(layout: Layout, f: tuple) -> Layout:
+    """coalesce of a layout of plain ints known to fit in 64 bits (facts f), with the result's facts:
+    the merged leaves of shape > 1, the same size and offsets (so the same bounds)."""
+    pairs = f[1]
+    n = len(pairs)
+    if n > 1:
+        prev = None
+        for s, d in pairs:
+            if d == prev:
+                break
+            prev = s * d
+        else:  # nothing merges: the leaves are the result's modes
+            rs, rd = zip(*pairs)
+            return _raw_facts(rs, rd, (f[0], pairs, True, True, f[4], f[5], False))
+        rs: list = []  # _merge_pairs, inline
+        rd: list = []
+        S, D = pairs[0]
+        for i in range(1, n):
+            s, d = pairs[i]
+            if S * D == d:
+                S *= s
+            else:
+                rs.append(S)
+                rd.append(D)
+                S, D = s, d
+        if rs:
+            rs.append(S)
+            rd.append(D)
+            return _raw_facts(tuple(rs), tuple(rd), (f[0], tuple(zip(rs, rd)), True, True, f[4], f[5], False))
+        pairs = ((S, D),)
+    elif not n:
+        return _raw_facts(1, 0, (1, (), True, True, 0, 0, False))
+    if type(layout._shape) is not tuple:
+        return layout
+    S, D = pairs[0]
+    return _raw_facts(S, D, (f[0], pairs, True, True, f[4], f[5], False))
+
+
 def _coalesce(layout: Layout, keep_dynamic: bool = False) -> Layout:
     shp, std = layout._shape, layout._stride
     f = _plain_facts(layout)
     if f is not None:  # plain ints: the leaves of shape > 1 are known, merge them in one pass
+        if f[3]:
+            return _coalesce_plain(layout, f)
         rs, rd = _merge_pairs(f[1])
         if len(rs) == 1 and type(shp) is not tuple:
             return layout
@@ -339,7 +378,7 @@ def _coalesce_x(layout: Layout) -> Layout:
     """coalesce that also preserves the function outside the domain (CuTe's coalesce_x)."""
     f = _plain_facts(layout)
     if f is not None:
-        return _raw(*_coalesce_x_plain(layout, f))
+        return _raw(*_coalesce_x_plain(layout._shape, layout._stride, f[1]))
     shp, std = it.flatten_to_tuple(layout._shape), it.flatten_to_tuple(layout._stride)
     if not shp:
         return _raw(1, 0)
@@ -348,21 +387,35 @@ def _coalesce_x(layout: Layout) -> Layout:
     return _bw_coalesce(list(shp[:-1]), list(std[:-1]), last, std[-1], keep_dynamic=True)
 
 
-def _coalesce_x_plain(layout: Layout, f: tuple) -> tuple:
-    """(shape, stride) of _coalesce_x(layout) for a layout of plain ints (facts f)."""
-    s, d = layout._shape, layout._stride
+def _coalesce_x_plain(s: Any, d: Any, pairs: Any) -> tuple:
+    """(shape, stride) of _coalesce_x of the plain-int layout s:d whose leaves of shape > 1 are pairs
+    (its facts' f[1])."""
     while type(s) is tuple and s:  # the last leaf
         s, d = s[-1], d[-1]
     if type(s) is tuple:
         return 1, 0  # no leaves
-    pairs = f[1]
     if s == 1:  # a last mode of shape 1 keeps its stride (as shape 2: the function past the domain)
-        pairs = pairs + ((2, d),)
-    rs, rd = _merge_pairs(pairs)
-    if not rs:
+        pairs = tuple(pairs) + ((2, d),)
+    n = len(pairs)
+    if n == 1:
+        return pairs[0]
+    if not n:
         return 1, 0
-    if len(rs) == 1:
-        return rs[0], rd[0]
+    rs: list = []  # _merge_pairs, inline
+    rd: list = []
+    S, D = pairs[0]
+    for i in range(1, n):
+        s, d = pairs[i]
+        if S * D == d:
+            S *= s
+        else:
+            rs.append(S)
+            rd.append(D)
+            S, D = s, d
+    if not rs:
+        return S, D
+    rs.append(S)
+    rd.append(D)
     return tuple(rs), tuple(rd)
 
 
@@ -398,6 +451,22 @@ def coalesce(layout: Any, target_profile: Any = None) -> Layout:
         if isinstance(target_profile, tuple):
             return _by_mode(layout, target_profile, lambda l, t: coalesce(l, t), "coalesce")
     return _coalesce(layout, keep_dynamic=True)
+
+
+_coalesce_op = coalesce  # the op: operands named in its errors, its result checked
+
+
+@functools.wraps(_coalesce_op)  # its name, doc and (through __wrapped__) signature
+def coalesce(*args: Any, **kw: Any) -> Layout:
+    # The common case, one plain-int Layout known to fit, without the op wrapper's layer (the answer
+    # and its facts as the op gives them; it cannot fail); anything else goes to the op as called.
+    if len(args) == 1 and not kw:
+        layout = args[0]
+        if type(layout) is Layout:
+            f = layout._facts
+            if f is not None and f[2] and f[3]:
+                return _coalesce_plain(layout, f)
+    return _coalesce_op(*args, **kw)
 
 
 def _filter_zeros(layout: Layout) -> Layout:
@@ -640,7 +709,7 @@ def _compose_layouts(lhs: Layout, rhs: Layout) -> Layout:
         fr = rhs._facts
         if fr is not None and fr[2] is True:  # plain ints in, plain ints out
             return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
-        ls, ld = _coalesce_x_plain(lhs, fl)
+        ls, ld = _coalesce_x_plain(lhs._shape, lhs._stride, fl[1])
         s, d = _compose_plain(ls, ld, rhs._shape, rhs._stride, pieces)
         if pieces and len(pieces) > 1:
             _check_carry_free(_raw(ls, ld), pieces)
@@ -665,7 +734,7 @@ def _compose_plain_layouts(lhs: Layout, fl: tuple, rs: Any, rd: Any, ms: list | 
     """_compose_layouts(lhs, rs:rd) where lhs (facts fl) and rs:rd hold plain ints only; the result
     comes with its facts (_plain_result). ms, md: lhs's merged leaves (_merge_pairs(fl[1])), if known."""
     if ms is None or _last_leaf_is_one(lhs):
-        ls, ld = _coalesce_x_plain(lhs, fl)
+        ls, ld = _coalesce_x_plain(lhs._shape, lhs._stride, fl[1])
     elif len(ms) > 1:  # _coalesce_x_plain's answer from the merged leaves
         ls, ld = tuple(ms), tuple(md)
     else:
@@ -688,30 +757,10 @@ def _plain_result(s: Any, d: Any, leaves: list | None = None) -> Layout:
     """The layout s:d of plain ints, with its facts and marked to fit in 64 bits where it does (as
     check_fits would mark it); where it does not, without facts (check_fits then raises as before).
     leaves: its (shape, stride) leaves in order, if known."""
-    r = _raw(s, d)
     if leaves is None:
-        if type(s) is tuple:
-            leaves = zip(it.flatten(s), it.flatten(d))
-        else:
-            leaves = ((s, d),)
-    size, lo, hi = 1, 0, 0
-    pairs = []
-    ones = False
-    for x, y in leaves:
-        if x != 1:
-            size *= x
-            pairs.append((x, y))
-            if y > 0:
-                hi += (x - 1) * y
-            else:
-                lo += (x - 1) * y
-        elif y != 0:
-            if not _NEG_LIMIT < y < _INT_LIMIT:
-                return r
-            ones = True
-    if size < _INT_LIMIT and hi < _INT_LIMIT and lo >= _NEG_LIMIT:
-        _set_facts(r, (size, tuple(pairs), True, True, lo, hi, ones))
-    return r
+        leaves = zip(it.flatten(s), it.flatten(d)) if type(s) is tuple else ((s, d),)
+    f = _leaf_facts(leaves)
+    return _raw_facts(s, d, f) if f[3] else _raw(s, d)
 
 
 def _check_carry_free(flat: Layout, pieces: list) -> None:
@@ -766,20 +815,49 @@ def composition(lhs: Any, rhs: Any) -> Any:
     if type(lhs) is Layout and type(rhs) is Layout:
         fl, fr = lhs._facts, rhs._facts
         if fl is not None and fl[2] and fr is not None and fr[2]:  # plain ints: no conversions, no dispatch
-            if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
-                # rhs maps into lhs's domain: the result's size and offset bounds are known (see
-                # _compose_layouts) without a walk over its leaves
-                ls, ld = _coalesce_x_plain(lhs, fl)
-                r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
-                _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
-                return r
-            return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
+            return _composition_plain(lhs, rhs, fl, fr)
     if not isinstance(lhs, Layout):
         comp = getattr(lhs, "__cute_composition__", None)  # tensors compose too
         if comp is not None:
             return comp(rhs)
     lhs = _as_layout(lhs, "composition", "left operand")
     return _compose_tiler(lhs, _normalize_tiler(rhs))
+
+
+_composition_op = composition  # the op: operands named in its errors, its result checked
+
+
+def _composition_plain(lhs: Layout, rhs: Layout, fl: tuple, fr: tuple) -> Layout:
+    """composition of two Layouts of plain ints (facts fl, fr): no conversions, no dispatch."""
+    if fl[3] and fr[3] and not fr[6] and 0 <= fr[4] and fr[5] < fl[0]:
+        # rhs maps into lhs's domain: the result's size and offset bounds are known (see
+        # _compose_layouts) without a walk over its leaves
+        ls, ld = _coalesce_x_plain(lhs._shape, lhs._stride, fl[1])
+        r = _compose_flat(ls, ld, rhs._shape, rhs._stride, False)
+        _set_facts(r, (fr[0], None, None, True, fl[4], fl[5], None))
+        return r
+    return _compose_plain_layouts(lhs, fl, rhs._shape, rhs._stride)
+
+
+@_fast_entry(_composition_op)
+def composition(*args: Any, **kw: Any) -> Any:
+    # The common case, two plain-int Layouts, without the op wrapper's layer: the same answer, checked
+    # the same way (check_fits where it is not known to fit), errors named as the op names them;
+    # anything else goes to the op, called as it was called.
+    if len(args) == 2 and not kw:
+        lhs, rhs = args
+        if type(lhs) is Layout and type(rhs) is Layout:
+            fl, fr = lhs._facts, rhs._facts
+            if fl is not None and fl[2] and fr is not None and fr[2]:
+                try:
+                    r = _composition_plain(lhs, rhs, fl, fr)
+                    g = r._facts
+                    if g is None or not g[3]:
+                        check_fits(r, "the result")
+                    return r
+                except LayoutError as e:
+                    raise _op_error("composition", args, e) from None
+    return _composition_op(*args, **kw)
 
 
 def _normalize_tiler(t: Any) -> Any:
@@ -823,37 +901,32 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
     """_complement of a layout of plain ints (facts pf) and an int (or a flat int shape) cotarget, in one pass over its
     leaves sorted by stride; None where _complement must decide (it raises: a negative stride, modes
     that interleave or start together, a cotarget not covered). The result comes with its facts; with
-    lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0)."""
-    # filter (drop stride-0 modes; the facts hold no shape-1 leaves), then coalesce, in one pass
-    shp: list = []
-    std: list = []
+    lists=True, it is given as lists (shapes, strides) of its merged modes instead (none for 1:0), and
+    the product of its size and the layout's filtered size (the size the two cover together)."""
+    # filter (drop stride-0 modes; the facts hold no shape-1 leaves) and sort by stride. (The leaves are
+    # not coalesced first: a merged pair (S, D), (s, S * D) gives the same pieces unmerged, the second
+    # adding nothing, and a mode starting inside either start inside both; ties fail either way.)
     fsize = 1
-    S = D = 0
+    modes: list = []
     for s, d in pf[1]:
-        if d == 0:
-            continue
-        fsize *= s
-        if not D:
-            S, D = s, d
-        elif S * D == d:
-            S *= s
-        else:
-            shp.append(S)
-            std.append(D)
-            S, D = s, d
-    if not D:  # nothing to complement: [0, n) itself
+        if d:
+            fsize *= s
+            modes.append((d, s))
+    if not modes:  # nothing to complement: [0, n) itself
         n = cotarget if type(cotarget) is int else it.product(cotarget)
         rs, rd = ([], []) if n == 1 else ([n], [1])
-        return (rs, rd) if lists else _plain_layout(rs, rd)
-    shp.append(S)
-    std.append(D)
-    # the result's modes of shape > 1, merged as they come (coalesce of the result)
+        return (rs, rd, n) if lists else _plain_layout(rs, rd)
+    if len(modes) > 1:
+        modes.sort()
+    # the result's modes of shape > 1, merged as they come (coalesce of the result); its largest
+    # offset hi as they come too (a merged mode's (s - 1) * d is the sum of its pieces')
     rs: list = []
     rd: list = []
     got = 1
     cur = 1
+    hi = 0
     prev = None
-    for d, s in (sorted(zip(std, shp)) if len(std) > 1 else ((D, S),)):
+    for d, s in modes:
         if d < 0 or d == prev:
             return None
         prev = d
@@ -862,6 +935,7 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
             return None
         if n != 1:
             got *= n
+            hi += (n - 1) * cur
             if rs and rs[-1] * rd[-1] == cur:
                 rs[-1] *= n
             else:
@@ -872,32 +946,31 @@ def _complement_plain(pf: tuple, cotarget: Any, strict: bool, lists: bool = Fals
         rest = -(-cotarget // cur)
         if strict and got * rest < cotarget // fsize:
             return None
-    else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape)
-        rest = it.product(it.ceil_div(cotarget, cur))
+    else:  # a shape: divided mode by mode (CuTe's ceil_div of a shape), inline for a flat one
+        rest = 1
+        b = cur
+        for x in cotarget:
+            if type(x) is not int:
+                rest = it.product(it.ceil_div(cotarget, cur))
+                break
+            rest *= -(-x // b)
+            b = -(-b // x)
     if rest != 1:
+        got *= rest
+        hi += (rest - 1) * cur
         if rs and rs[-1] * rd[-1] == cur:
             rs[-1] *= rest
         else:
             rs.append(rest)
             rd.append(cur)
     if lists:
-        return rs, rd
-    # _plain_layout(rs, rd), inline
-    if len(rs) == 1:
-        s, d = rs[0], rd[0]
-        r = _raw(s, d)
-        size, hi = s, (s - 1) * d
-    elif rs:
-        r = _raw(tuple(rs), tuple(rd))
-        size, hi = 1, 0
-        for s, d in zip(rs, rd):
-            size *= s
-            hi += (s - 1) * d
-    else:
+        return rs, rd, got * fsize
+    if not rs:
         return _plain_layout(rs, rd)
-    if size < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
-        _set_facts(r, (size, tuple(zip(rs, rd)), True, True, 0, hi, False))
-    return r
+    if got < _INT_LIMIT and hi < _INT_LIMIT:  # strides are positive and at most hi: all fit
+        f = (got, tuple(zip(rs, rd)), True, True, 0, hi, False)
+        return _raw_facts(rs[0], rd[0], f) if len(rs) == 1 else _raw_facts(tuple(rs), tuple(rd), f)
+    return _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
 
 
 def _plain_layout(rs: list, rd: list) -> Layout:
@@ -1098,31 +1171,37 @@ def _wrapped_coalesce(layout: Layout) -> tuple:
 
 
 def _right_inverse_plain(pairs: tuple) -> Layout:
-    """right_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts)."""
+    """right_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts), with
+    the result's facts where it fits (its strides are prefix products: positive, its offsets from 0)."""
     shp, std = _merge_pairs(pairs)  # coalesce
-    pre = 1
+    p = 1
     cols = []
     for i in range(len(shp)):
-        cols.append((std[i], i, pre))  # sorted by stride, ties in mode order (a stable sort)
-        pre *= shp[i]
+        cols.append((std[i], i, p))  # sorted by stride, ties in mode order
+        p *= shp[i]
     cols.sort()
     rs: list = []
     rd: list = []
     curr = 1
+    size = 1
+    hi = 0
     for d, i, p in cols:
         if d == curr:
-            s = shp[i]
+            x = shp[i]
+            size *= x
+            hi += (x - 1) * p  # a merged mode's (s - 1) * d is the sum of its pieces'
             if rs and rs[-1] * rd[-1] == p:  # merged as they come (coalesce of the result)
-                rs[-1] *= s
+                rs[-1] *= x
             else:
-                rs.append(s)
+                rs.append(x)
                 rd.append(p)
-            curr = s * d
+            curr = x * d
     if not rs:
-        r = _raw(1, 0)
-        _set_facts(r, (1, (), True, True, 0, 0, False))
-        return r
-    return _from_lists(rs, rd, facts=True)
+        return _raw_facts(1, 0, (1, (), True, True, 0, 0, False))
+    if size < _INT_LIMIT and hi < _INT_LIMIT:
+        f = (size, tuple(zip(rs, rd)), True, True, 0, hi, False)
+        return _raw_facts(rs[0], rd[0], f) if len(rs) == 1 else _raw_facts(tuple(rs), tuple(rd), f)
+    return _raw(rs[0], rd[0]) if len(rs) == 1 else _raw(tuple(rs), tuple(rd))
 
 
 @_op("right_inverse", keeps_fit=True)
@@ -1153,17 +1232,28 @@ def right_inverse(layout: Any) -> Layout:
     return _bw_coalesce(rs[:-1], rd[:-1], rs[-1], rd[-1])  # coalesce of the flat (rs):(rd)
 
 
-@_op("left_inverse")
-def left_inverse(layout: Any) -> Layout:
-    """The layout L with L(layout(i)) == i for all i < size(layout), for an injective layout.
+_right_inverse_op = right_inverse  # the op: operands named in its errors, its result checked
 
-    >>> print(left_inverse(Layout.parse("(4,2):(2,1)")))
-    (2,4):(4,1)
-    """
-    if layout is None:
-        return None
-    layout = _as_layout(layout, "left_inverse", "layout")
-    shp, std, pre = _wrapped_coalesce(layout)
+
+@_fast_entry(_right_inverse_op)
+def right_inverse(*args: Any, **kw: Any) -> Layout:
+    # One plain-int Layout, without the op wrapper's layer: where the plain path's answer is known to
+    # fit (it cannot fail), that is the op's answer; anything else goes to the op as called.
+    if len(args) == 1 and not kw:
+        layout = args[0]
+        if type(layout) is Layout:
+            f = layout._facts
+            if f is not None and f[2]:
+                r = _right_inverse_plain(f[1])
+                g = r._facts
+                if g is not None and g[3]:
+                    return r
+    return _right_inverse_op(*args, **kw)
+
+
+def _left_inverse_pieces(shp: Any, std: Any, pre: list) -> tuple | None:
+    """left_inverse's (shapes, strides) lists of the coalesced modes shp:std (prefix products pre),
+    unmerged; None where every stride is 0. Raises where the op refuses."""
     for d in std:
         if d < 0:
             raise LayoutError(f"left inverse needs non-negative strides, but the layout has stride {d}")
@@ -1184,11 +1274,70 @@ def left_inverse(layout: Any) -> Layout:
         rd.append(pre[i])
         sz *= d // sz
     if not rs:
-        return _raw(1, 0)  # nothing to invert: every stride is 0
+        return None
     rs.append(shp[order[-1]])
+    return rs, rd
+
+
+def _left_inverse_plain(pairs: tuple) -> Layout:
+    """left_inverse of the layout of plain ints whose leaves of shape > 1 are pairs (its facts), with
+    the result's facts where it fits. Raises where the op refuses."""
+    shp, std = _merge_pairs(pairs)
+    if not shp:
+        shp, std = [1], [0]
+    pre = [1]
+    for s in shp:
+        pre.append(pre[-1] * s)
+    p = _left_inverse_pieces(shp, std, pre)
+    if p is None:
+        return _raw_facts(1, 0, (1, (), True, True, 0, 0, False))  # nothing to invert: every stride is 0
+    return _from_lists(*_merge_pairs([q for q in zip(*p) if q[0] != 1]), facts=True)
+
+
+@_op("left_inverse")
+def left_inverse(layout: Any) -> Layout:
+    """The layout L with L(layout(i)) == i for all i < size(layout), for an injective layout.
+
+    >>> print(left_inverse(Layout.parse("(4,2):(2,1)")))
+    (2,4):(4,1)
+    """
+    if type(layout) is Layout:
+        f = layout._facts
+        if f is not None and f[2]:
+            return _left_inverse_plain(f[1])
+    if layout is None:
+        return None
+    layout = _as_layout(layout, "left_inverse", "layout")
+    shp, std, pre = _wrapped_coalesce(layout)
+    p = _left_inverse_pieces(shp, std, pre)
+    if p is None:
+        return _raw(1, 0)  # nothing to invert: every stride is 0
+    rs, rd = p
     if all(type(x) is int for x in rs) and all(type(x) is int for x in rd):  # plain: merge, as _coalesce does
-        return _from_lists(*_merge_pairs([p for p in zip(rs, rd) if p[0] != 1]))
+        return _from_lists(*_merge_pairs([q for q in zip(rs, rd) if q[0] != 1]), facts=True)
     return _coalesce(_raw(tuple(rs), tuple(rd)))
+
+
+_left_inverse_op = left_inverse  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_left_inverse_op)
+def left_inverse(*args: Any, **kw: Any) -> Layout:
+    # One plain-int Layout, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 1 and not kw:
+        layout = args[0]
+        if type(layout) is Layout:
+            f = layout._facts
+            if f is not None and f[2]:
+                try:
+                    r = _left_inverse_plain(f[1])
+                    g = r._facts
+                    if g is None or not g[3]:
+                        check_fits(r, "the result")
+                    return r
+                except LayoutError as e:
+                    raise _op_error("left_inverse", args, e) from None
+    return _left_inverse_op(*args, **kw)
 
 
 # --------------------------------------------------------------------------- max common
@@ -1292,6 +1441,77 @@ def _tile_unzip(layout: Layout, tiler: Any) -> Layout:
     return r
 
 
+def _divide_plain(layout: Layout, tiler: tuple, zipped: bool) -> Layout | None:
+    """logical_divide (zipped: zipped_divide) of a layout of plain ints by a tuple of plain-int Layouts,
+    mode by mode in one pass (no layout per mode, no concatenation, no regrouping), built with its
+    facts; None where the general path must decide (it answers the same, or raises). Each mode is
+    divided as _logical_divide's plain path divides it, in the same order, so an error raised here (by
+    the composition) is the one the general path raises."""
+    shp, std = layout._shape, layout._stride
+    k = len(tiler)
+    if type(shp) is not tuple or k > len(shp):
+        return None
+    f = layout._facts
+    if f is None or f[2] is None:
+        f = _facts_of(layout)
+    if not f[2]:
+        return None
+    for t in tiler:
+        if type(t) is not Layout:
+            return None
+        ft = t._facts
+        if ft is None or not ft[2]:
+            return None
+    ts: list = []  # the tiles' and the rests' shapes and strides
+    td: list = []
+    rs_: list = []
+    rd_: list = []
+    tl: list = []  # their leaves, in order: all tiles', all rests', every mode's (tile, rest)
+    rl: list = []
+    ml: list = []
+    for i in range(k):
+        s, d, t = shp[i], std[i], tiler[i]
+        if type(s) is tuple:
+            pairs = [p for p in zip(it.flatten(s), it.flatten(d)) if p[0] != 1]
+        else:
+            pairs = [(s, d)] if s != 1 else []
+        rs, rd = _merge_pairs(pairs)  # coalesce(mode)
+        comp = _complement_plain(t._facts, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False, True)
+        if comp is None:
+            return None
+        cs, cd, _ = comp
+        cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
+        last = s
+        while type(last) is tuple and last:
+            last = last[-1]
+        if rs and type(last) is int and last != 1:  # _coalesce_x of the mode is its coalesce
+            ls, ld = (tuple(rs), tuple(rd)) if len(rs) > 1 else (rs[0], rd[0])
+        else:
+            ls, ld = _coalesce_x_plain(s, d, pairs)
+        pieces: list = []
+        if zipped:
+            a, b = _compose_plain(ls, ld, t._shape, t._stride, pieces, tl)
+            c, e = _compose_plain(ls, ld, cs, cd, pieces, rl)
+        else:
+            a, b = _compose_plain(ls, ld, t._shape, t._stride, pieces, ml)
+            c, e = _compose_plain(ls, ld, cs, cd, pieces, ml)
+        if len(pieces) > 1:
+            _check_carry_free(_raw(ls, ld), pieces)
+        ts.append(a)
+        td.append(b)
+        rs_.append(c)
+        rd_.append(e)
+    if zipped:
+        rshape, rstride = (tuple(ts), tuple(rs_) + shp[k:]), (tuple(td), tuple(rd_) + std[k:])
+        leaves = tl + rl
+    else:
+        rshape, rstride = tuple(zip(ts, rs_)) + shp[k:], tuple(zip(td, rd_)) + std[k:]
+        leaves = ml
+    if k < len(shp):
+        leaves += zip(it.flatten(shp[k:]), it.flatten(std[k:]))
+    return _plain_result(rshape, rstride, leaves)
+
+
 def _logical_divide(layout: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         fl, ft = _plain_facts(layout), _plain_facts(tiler)
@@ -1299,7 +1519,7 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
             rs, rd = _merge_pairs(fl[1])  # coalesce(layout)
             comp = _complement_plain(ft, (rs[0] if len(rs) == 1 else tuple(rs)) if rs else 1, False, True)
             if comp is not None:  # composed with (tiler, comp), a layout of plain ints
-                cs, cd = comp
+                cs, cd, _ = comp
                 cs, cd = ((cs[0], cd[0]) if len(cs) == 1 else (tuple(cs), tuple(cd))) if cs else (1, 0)
                 last = layout._shape
                 while type(last) is tuple and last:
@@ -1313,6 +1533,9 @@ def _logical_divide(layout: Layout, tiler: Any) -> Layout:
         rhs = _raw((tiler._shape, comp._shape), (tiler._stride, comp._stride))
         return _compose_layouts(layout, _concat_fits((tiler, comp), rhs, known=True))
     if isinstance(tiler, tuple):
+        r = _divide_plain(layout, tiler, False)
+        if r is not None:
+            return r
         return _by_mode(layout, tiler, _logical_divide, "logical_divide")
     if tiler is None:
         return layout
@@ -1343,6 +1566,26 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
     return _layout_or_tensor("logical_divide", layout, _logical_divide, tiler)
 
 
+_logical_divide_op = logical_divide  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_logical_divide_op)
+def logical_divide(*args: Any, **kw: Any) -> Any:
+    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 2 and not kw:
+        a, t = args
+        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+            try:
+                r = _logical_divide(a, t if type(t) is Layout else _normalize_tiler(t))
+                g = r._facts
+                if g is None or not g[3]:
+                    check_fits(r, "the result")
+                return r
+            except LayoutError as e:
+                raise _op_error("logical_divide", args, e) from None
+    return _logical_divide_op(*args, **kw)
+
+
 def _zipped_divide(layout: Layout, tiler: Any) -> Layout:
     return _tile_unzip(_logical_divide(layout, tiler), tiler)
 
@@ -1370,9 +1613,37 @@ def zipped_divide(layout: Any, tiler: Any) -> Any:
     ((1,16),(8192,512)):((0,1),(8192,16))
     """
     if type(layout) is Layout:
-        tiler = _normalize_tiler(tiler)
-        return _tile_unzip(_logical_divide(layout, tiler), tiler)
+        return _zipped_divide_layout(layout, tiler)
     return _layout_or_tensor("zipped_divide", layout, _zipped_divide, tiler)
+
+
+def _zipped_divide_layout(layout: Layout, tiler: Any) -> Layout:
+    tiler = _normalize_tiler(tiler)
+    if type(tiler) is tuple:
+        r = _divide_plain(layout, tiler, True)
+        if r is not None:
+            return r
+    return _tile_unzip(_logical_divide(layout, tiler), tiler)
+
+
+_zipped_divide_op = zipped_divide  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_zipped_divide_op)
+def zipped_divide(*args: Any, **kw: Any) -> Any:
+    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 2 and not kw:
+        a, t = args
+        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+            try:
+                r = _zipped_divide_layout(a, t)
+                g = r._facts
+                if g is None or not g[3]:
+                    check_fits(r, "the result")
+                return r
+            except LayoutError as e:
+                raise _op_error("zipped_divide", args, e) from None
+    return _zipped_divide_op(*args, **kw)
 
 
 @_op("tiled_divide")
@@ -1397,12 +1668,15 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
     if isinstance(tiler, Layout):
         fb, ft = _plain_facts(block), _plain_facts(tiler)
         if fb is not None and ft is not None:  # plain ints: size, strides and cosize from the facts
-            if not ft[6] and all(d == 0 for _, d in ft[1]):
-                return make_layout(block, tiler)  # composition with stride 0 ignores the complement
-            n = fb[0] * (1 + sum((s - 1) * (d if d > 0 else -d) for s, d in ft[1]))
+            span = 0  # cosize(tiler) - 1 (the leaves of shape > 1 all have stride 0 where it is 0)
+            for s, d in ft[1]:
+                span += (s - 1) * (d if d > 0 else -d)
+            if not span and not ft[6]:  # composition with stride 0 ignores the complement
+                return _concat_fits((block, tiler), _raw((block._shape, tiler._shape), (block._stride, tiler._stride)))
+            n = fb[0] * (1 + span)
             lists = _complement_plain(fb, n, False, True)
             if lists is not None:  # the complement as merged modes: composed without building it
-                cs, cd = lists
+                cs, cd, got = lists
                 if len(cs) > 1:
                     ls, ld = tuple(cs), tuple(cd)
                 elif cs:
@@ -1411,12 +1685,6 @@ def _logical_product(block: Layout, tiler: Any) -> Layout:
                     ls, ld = 2, 0  # _coalesce_x of 1:0
                 rest = _compose_flat(ls, ld, tiler._shape, tiler._stride)
                 out = _concat_fits((block, rest), _raw((block._shape, rest._shape), (block._stride, rest._stride)))
-                got = 1
-                for c in cs:
-                    got *= c
-                for s, d in fb[1]:
-                    if d != 0:
-                        got *= s
                 if got >= n:  # _check_product_injective's first test: the complement is not short
                     return out
                 _check_product_injective(block, _complement_plain(fb, n, False), n, out)
@@ -1501,6 +1769,26 @@ def logical_product(block: Any, tiler: Any) -> Layout:
     ((2,2),(2,3)):((4,1),(2,8))
     """
     return _logical_product(_as_block(block, "logical_product"), _normalize_tiler(tiler))
+
+
+_logical_product_op = logical_product  # the op: operands named in its errors, its result checked
+
+
+@_fast_entry(_logical_product_op)
+def logical_product(*args: Any, **kw: Any) -> Any:
+    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
+    if len(args) == 2 and not kw:
+        a, t = args
+        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+            try:
+                r = _logical_product(a, t if type(t) is Layout else _normalize_tiler(t))
+                g = r._facts
+                if g is None or not g[3]:
+                    check_fits(r, "the result")
+                return r
+            except LayoutError as e:
+                raise _op_error("logical_product", args, e) from None
+    return _logical_product_op(*args, **kw)
 
 
 @_op("zipped_product")

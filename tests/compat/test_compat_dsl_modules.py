@@ -144,3 +144,31 @@ def test_programmatic_dependent_launch_runs_in_stream_order(tmp_path):
             print(type(e).__name__, "no_such_option" in str(e))
     """))
     assert out.splitlines() == ["True", "LaunchError True"]
+
+
+def test_blackwell_tcgen05_names_through_the_hook(tmp_path):
+    # the SM100 atoms and helpers as CuTe DSL programs import them (issue 20); algebra only. The expected
+    # lines are what CuTe DSL 4.8.1 prints for this program with CUTE_DSL_ARCH=sm_100a
+    out = ok(run(tmp_path, """
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.nvgpu import tcgen05, OperandMajorMode
+        import cutlass.utils.blackwell_helpers as sm100_utils
+
+        mma = sm100_utils.make_trivial_tiled_mma(cutlass.BFloat16, cutlass.BFloat16, OperandMajorMode.K,
+                                                 OperandMajorMode.K, cutlass.Float32, tcgen05.CtaGroup.TWO, (256, 128))
+        print(mma.thr_layout_vmnk, mma.tv_layout_A)
+        print(sm100_utils.make_smem_layout_b(mma, (256, 128, 64), cutlass.BFloat16, 4))
+        acc = mma.make_fragment_C(mma.partition_shape_C((256, 128)))
+        print(acc)
+        atom = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), cutlass.Float32)
+        print(tcgen05.make_tmem_copy(atom, acc[((None, None), 0, 0)]).tiler_mn)
+        print(cute.nvgpu.tcgen05.SmemLayoutAtomKind.MN_SW128_32B, cutlass.Float4E2M1FN.width)
+    """))
+    assert out.splitlines() == [
+        "(2,1,1,1):(1,0,0,0) (2,(128,16)):(128,(1,256))",
+        "S<3,4,3> o 0 o ((64,16),1,4,4):((64,1),0,16,4096)",
+        "tensor<ptr<f32, tmem, align<1>> o ((128,128),1,1):((65536,1),0,0)>",
+        "((4,32):(32,1), 32:1)",
+        "SmemLayoutAtomKind.MN_SW128_32B 4",
+    ]

@@ -45,7 +45,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
         from cutlass.cutlass_dsl import T
         print(isinstance(1.0, ir.Value))
         for call in (lambda: llvm.inline_asm(T.i32(), [1, 2], "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r"),
-                     lambda: vector.bitcast(T.vector(1, T.i64()), None),
+                     lambda: vector.broadcast(T.vector(1, T.i64()), None),
                      lambda: nvvm.fmax(1.0, 2.0),
                      lambda: ir.IntegerType.get_signless(32)):
             try:
@@ -56,7 +56,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
     assert out.splitlines() == [
         "False",
         "PTX instruction 'mapa.shared::cluster.u32' True",
-        "cutlass._mlir.dialects.vector.bitcast is not emulated by cutelab True",
+        "cutlass._mlir.dialects.vector.broadcast is not emulated by cutelab True",
         "cutlass._mlir.dialects.nvvm.fmax is not emulated by cutelab True",
         "cutlass._mlir.ir.IntegerType.get_signless is not emulated by cutelab True",
     ]

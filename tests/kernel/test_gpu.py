@@ -83,7 +83,9 @@ def _axpb(S: cute.Tensor, D: cute.Tensor, alpha: float, beta: float):
     bidx, _, _ = cute.arch.block_idx()
     s = S[(None, bidx * 128 + tidx)]
     d = D[(None, bidx * 128 + tidx)]
-    d.store(s.load() * alpha + beta)
+    # alpha and beta are runtime Float32 values (CuTe DSL's rule for a float argument): computed in f32 and
+    # converted once to D's type, a program CuTe DSL 4.8.1 accepts for f16/bf16 too
+    d.store((s.load().to(cute.Float32) * alpha + beta).to(D.element_type))
 
 
 @cute.jit
@@ -100,8 +102,29 @@ def test_arithmetic_matches_torch(dtype):
     D = torch.full((n,), float("nan"), device="cuda", dtype=dtype)
     _launch_axpb(from_dlpack(S, assumed_align=16), from_dlpack(D, assumed_align=16), 2.5, -1.0)
     torch.cuda.synchronize()
-    ref = ((S.float() * 2.5).to(dtype).float() + -1.0).to(dtype)  # each op rounds to dtype, as in CuTe DSL
-    assert torch.equal(D, ref)
+    # a*b+c contracts to one fma on the GPU (as in CuTe DSL; CUTELAB_FMAD=0 turns it off): each element is
+    # the fused or the twice-rounded f32 result, converted to dtype
+    unfused = ((S.float() * 2.5) + -1.0).to(dtype)
+    fused = (S.double() * 2.5 + -1.0).float().to(dtype)
+    assert bool(((D == unfused) | (D == fused)).all())
+
+
+@cute.kernel
+def _axpb_f32(S: cute.Tensor, D: cute.Tensor, alpha: float, beta: float):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    D[(None, bidx * 128 + tidx)].store(S[(None, bidx * 128 + tidx)].load() * alpha + beta)
+
+
+def test_fmad_off_rounds_each_operation(monkeypatch):
+    monkeypatch.setenv("CUTELAB_FMAD", "0")
+    n = 1 << 20
+    S = torch.randn(n, device="cuda", dtype=torch.float32)
+    D = torch.full((n,), float("nan"), device="cuda", dtype=torch.float32)
+    s, d = cute.zipped_divide(from_dlpack(S, assumed_align=16), (8,)), cute.zipped_divide(from_dlpack(D, assumed_align=16), (8,))
+    _axpb_f32(s, d, 2.5, -1.0).launch(grid=(n // 8 // 128, 1, 1), block=(128, 1, 1))
+    torch.cuda.synchronize()
+    assert torch.equal(D, (S * 2.5) + -1.0)  # two roundings, as the CPU interpreter computes
 
 
 def test_int32_and_strided_tensor_scalar_path():

@@ -142,15 +142,39 @@ def test_static_argument_change_refused(gpu):
         A[t] = A[t] * n
 
     @cute.jit
+    def run(A, shape):
+        k(A, shape[0]).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    A = _dev((32,))
+    f = cute.compile(run, A, (3,))
+    f(A, (3,))
+    with pytest.raises(LaunchError, match=r"argument 1 is \(4,\), but the function was compiled with \(3,\)"):
+        f(A, (4,))  # a tuple is a compile-time value (a plain int is a runtime Int32: the next test)
+    assert len(gpu.launches) == 1
+
+
+def test_runtime_int_argument_change_runs(gpu):
+    """CuTe DSL's rule: a plain int argument of a @cute.jit function is a runtime Int32, so a
+    compiled function takes another value (before: refused as a compile-time constant)."""
+    import cutelab
+
+    @cute.kernel
+    def k(A: cute.Tensor, n: cutelab.Constexpr):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] * n
+
+    @cute.jit
     def run(A, n):
         k(A, n).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
     A = _dev((32,))
     f = cute.compile(run, A, 3)
     f(A, 3)
-    with pytest.raises(LaunchError, match="argument 1 is 4, but the function was compiled with 3"):
-        f(A, 4)
-    assert len(gpu.launches) == 1
+    f(A, 4)  # the kernel's Constexpr n: a kernel for 4, traced once and kept
+    f(A, 4)
+    assert len(gpu.launches) == 3 and gpu.nvrtc.compiles == 2
+    with pytest.raises(LaunchError, match="expected an argument at position 1"):
+        f(A)  # a runtime argument cannot be left out
 
 
 def test_stream_argument_follows_the_call(gpu):
@@ -260,10 +284,10 @@ def test_compiled_cpu_function_still_interprets():
     S = np.arange(512, dtype=np.float32)
     D = np.zeros(512, np.float32)
     f = cute.compile(run, S, D, 4)
-    f(S, D)
+    f(S, D, 4)  # blocks: a runtime Int32 (CuTe DSL's rule), given at each call
     assert np.array_equal(S, D)
     D2 = np.zeros(512, np.float32)
-    f(S, D2)
+    f(S, D2, 4)
     assert np.array_equal(S, D2)
 
 

@@ -13,6 +13,7 @@ import cutelab as cute
 import cutelab as cutlass
 from cutelab.errors import LaunchError, TensorError, TraceError
 from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.instr.mma_sync import MmaSync
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack
 
@@ -196,3 +197,31 @@ def test_operand_of_the_wrong_element_type_is_refused():
     with pytest.raises(TraceError, match="operand a holds Float32, MmaF16BF16Op takes Float16|operand a holds f32"):
         wrong_type(from_dlpack(A), from_dlpack(B), from_dlpack(torch.zeros(16, 8)), _atom_mma()).launch(
             grid=1, block=32)
+
+
+@pytest.mark.parametrize("ab,acc,shape", SHAPES[:1] + SHAPES[2:3] + SHAPES[4:5], ids=IDS[:1] + IDS[2:3] + IDS[4:5])
+def test_independent_mmas_run_as_one_give_the_same_bits(ab, acc, shape, monkeypatch):
+    # the interpreter runs a run of independent mma.syncs (cute.gemm's (m, n) loop) as one einsum;
+    # values spread over many binades make the float64 sums round, so any change of order would show
+    from cutelab.kernel.cpu import warps
+
+    def run(batch):
+        monkeypatch.setattr(warps, "BATCH_RUNS", batch)
+        op = cute.nvgpu.warp.MmaF16BF16Op(ab, acc, shape)
+        mma = cute.make_tiled_mma(op, cute.make_layout((2, 1, 1)), permutation_mnk=(64, 16, shape[2]))
+        g = torch.Generator().manual_seed(3)
+        M, N, K = 64, 32, 2 * shape[2]
+        A = (torch.randn(M, K, generator=g) * 2.0 ** torch.randint(-6, 6, (M, K), generator=g)).to(_TORCH[ab.name])
+        B = (torch.randn(N, K, generator=g) * 2.0 ** torch.randint(-6, 6, (N, K), generator=g)).to(_TORCH[ab.name])
+        C = torch.randn(M, N, generator=g).to(_TORCH[acc.name])
+        mma_kernel(from_dlpack(A), from_dlpack(B), from_dlpack(C), mma, True).launch(grid=1, block=64)
+        return C
+
+    calls = []
+    real = MmaSync.interpret_batch
+    monkeypatch.setattr(MmaSync, "interpret_batch", staticmethod(lambda ops, *a: (calls.append(len(ops)),
+                                                                                    real(ops, *a))))
+    one, many = run(False), run(True)
+    assert calls and max(calls) > 1  # the runs were batched
+    assert torch.equal(one.view(torch.int16 if acc.name == "f16" else torch.int32),
+                       many.view(torch.int16 if acc.name == "f16" else torch.int32))

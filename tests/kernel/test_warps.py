@@ -146,8 +146,9 @@ def test_racecheck_finds_a_shared_memory_race_between_warps(monkeypatch):
     out = np.zeros(64, np.float32)
     racy(from_dlpack(out), False).launch(grid=1, block=64)  # the lock-step interpreter gets an answer
     monkeypatch.setenv("CUTELAB_RACECHECK", "1")
-    with pytest.raises(LaunchError, match=r"racecheck: warp 1 reads shared memory smem\d*\[\d+\] of block \(0,0,0\) "
-                                          r"at .*test_warps.py:\d+, which warp 0 wrote with no barrier or wait"):
+    with pytest.raises(LaunchError, match=r"racecheck: read-after-write hazard on shared memory smem\d*\[\d+\] of "
+                                          r"block \(0,0,0\): warp 1 reads it at .*test_warps.py:\d+, and warp 0 wrote "
+                                          r"it at .*test_warps.py:\d+, with no barrier or wait"):
         racy(from_dlpack(out), False).launch(grid=1, block=64)
     out[:] = 0
     racy(from_dlpack(out), True).launch(grid=1, block=64)  # with sync_threads: no race

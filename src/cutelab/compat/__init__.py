@@ -9,6 +9,8 @@
   (:mod:`.dsl_names`, :mod:`.dsl_utils`, :mod:`.dsl_torch`, :mod:`.dsl_testing`, :mod:`.tvm_ffi`);
 - the emulated CUDA device without a GPU: :mod:`.device`, :mod:`.torch_cuda` (torch),
   :mod:`.cuda_driver` (``cuda.bindings``), :mod:`.cuda_core` (``cuda.core``);
+- :mod:`.distributed`: without a GPU, torch.distributed's NCCL on gloo, and PyTorch symmetric
+  memory and NVSHMEM as host shared memory between the ranks' processes (``torchrun ... cutelab run``);
 - :mod:`.run`: ``cutelab run PROGRAM.py`` / ``cutelab run -m MODULE``.
 
 This package may import any of cutelab; nothing in cutelab outside it imports it, except
@@ -54,8 +56,10 @@ def install(emulate_cuda: Optional[bool] = None) -> None:
             torch = None
         if torch is not None:
             from . import torch_cuda
+            from . import distributed
 
             torch_cuda.enable()
+            distributed.install()  # NCCL on gloo, symmetric memory and NVSHMEM as host shared memory
     _EMULATING = bool(emulate_cuda)
 
 
@@ -67,6 +71,9 @@ def uninstall() -> None:
 
     hook.uninstall_hook()
     torch_cuda.disable()
+    from . import distributed
+
+    distributed.uninstall()
     _EMULATING = False
 
 

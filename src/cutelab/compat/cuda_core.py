@@ -75,10 +75,13 @@ class _Properties:
 
 class Device:
     def __init__(self, device_id: int = 0) -> None:
-        if int(device_id or 0) != 0:
-            raise NotEmulatedError(f"cuda.core.Device({device_id})", "the emulated CUDA device has one GPU, 0",
-                                   where=user_line(2))
-        self.device_id = 0
+        from . import device as _device
+
+        if not _device.index_ok(int(device_id or 0)):
+            raise NotEmulatedError(f"cuda.core.Device({device_id})", "the emulated CUDA device has one GPU, 0"
+                                   if _device.count() == 1 else f"the emulated machine has {_device.count()} GPUs "
+                                   "(LOCAL_WORLD_SIZE)", where=user_line(2))
+        self.device_id = int(device_id or 0)
 
     def set_current(self) -> None:
         pass

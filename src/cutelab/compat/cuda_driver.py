@@ -95,7 +95,9 @@ _HANDLES = itertools.count(0x9000)
 
 
 def _dev(d: Any) -> None:
-    if int(d) != 0:
+    from . import device as _device
+
+    if not _device.index_ok(int(d)):
         raise NotEmulatedError(f"CUDA device {int(d)}", "the emulated CUDA device has one GPU, device 0",
                                where=user_line(3))
 
@@ -109,12 +111,14 @@ def cuDriverGetVersion():  # noqa: N802
 
 
 def cuDeviceGetCount():  # noqa: N802
-    return (_OK, 1)
+    from . import device as _device
+
+    return (_OK, _device.count())
 
 
 def cuDeviceGet(ordinal: int):  # noqa: N802
     _dev(ordinal)
-    return (_OK, CUdevice(0))
+    return (_OK, CUdevice(int(ordinal)))
 
 
 def cuDeviceGetName(length: int, dev: Any):  # noqa: N802

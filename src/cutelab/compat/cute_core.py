@@ -1,4 +1,4 @@
-"""``cutlass.cute.core`` / ``cute.tensor`` / ``cute.atom`` (and ``cute.nvgpu.common``): the DSL's
+"""``cutlass.cute.core`` / ``cute.tensor`` / ``cute.atom``: the DSL's
 internal modules where its tensors, layouts and atoms are defined; in cutelab they are the
 top-level names, so this module is cutelab's namespace under those names.
 

@@ -23,6 +23,24 @@ def arch() -> str:
     return os.environ.get("CUTE_DSL_ARCH") or "sm_90a"
 
 
+def count() -> int:
+    """GPUs of the emulated machine: one, or one per local rank under a launcher (torchrun sets
+    LOCAL_WORLD_SIZE): rank r's tensors on cuda:r live in its own host memory, as all do.
+
+    >>> count() >= 1
+    True
+    """
+    try:
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def index_ok(idx: int) -> bool:
+    """Whether cuda:idx is a device of the emulated machine."""
+    return 0 <= int(idx) < count()
+
+
 def capability() -> Tuple[int, int]:
     """(major, minor) of the emulated architecture: sm_90a -> (9, 0), sm_100a -> (10, 0).
 

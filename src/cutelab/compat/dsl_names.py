@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from .where import refuse
+from .where import NotEmulatedError, refuse, user_line
 
 
 class Version:
@@ -79,7 +79,7 @@ def _math(name: str):
     def f(x: Any, fastmath: bool = False, *, loc: Any = None, ip: Any = None) -> Any:
         from ..kernel.instr.mathops import _apply
 
-        return _apply(name, x)
+        return _apply(name, x, fastmath)
 
     f.__name__ = name
     f.__doc__ = f"cute.math.{name}: element-wise {name} (kernel values, tensor values or numbers)."
@@ -163,6 +163,17 @@ def _arch_exp(a: Any, *, loc: Any = None, ip: Any = None) -> Any:
     return _arch_exp2(a * 1.4426950408889634)
 
 
+def _inline_ptx(ptx_code: str, **kwargs: Any) -> Any:
+    """cute.arch.inline_ptx: named operands over llvm.inline_asm (kernel/instr/inline_asm.py)."""
+    from ..kernel.instr.inline_asm import NotInterpreted, inline_ptx
+
+    where = user_line(2)
+    try:
+        return inline_ptx(ptx_code, where=where, **kwargs)
+    except NotInterpreted as e:
+        raise NotEmulatedError(f"{e.instr} (cute.arch.inline_ptx)", str(e), where=where) from None
+
+
 def _arch_aliases() -> Dict[str, Any]:
     from ..kernel import arch
 
@@ -177,10 +188,11 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
     "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
     "exp2": _arch_exp2, "exp": _arch_exp,
+    "inline_ptx": _inline_ptx,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
         "sync_warp", "warp_reduction",
-        "inline_ptx", "red", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "barrier_arrive",
+        "red", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "barrier_arrive",
         "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "fence_acq_rel_cta")},
 }
 

@@ -37,7 +37,6 @@ ALIASES: Dict[str, str] = {
     "cutlass.cute.tensor": "cutelab.compat.cute_core",
     "cutlass.cute.core": "cutelab.compat.cute_core",
     "cutlass.cute.atom": "cutelab.compat.cute_core",
-    "cutlass.cute.nvgpu.common": "cutelab.compat.cute_core",
     "cutlass.cutlass_dsl": "cutelab.compat.cutlass_dsl",
     "cutlass.cutlass_dsl.cutlass": "cutelab.compat.cutlass_dsl",
     "cutlass.base_dsl": "cutelab.compat.base_dsl",
@@ -66,6 +65,9 @@ EMULATED: Dict[str, str] = {
     "cuda.cuda": "cutelab.compat.cuda_driver",
     "cuda.core": "cutelab.compat.cuda_core",
     "cuda.core.experimental": "cutelab.compat.cuda_core",
+    "cuda.pathfinder": "cutelab.compat.distributed.nvshmem:pathfinder",
+    "nvshmem": "cutelab.compat.distributed.nvshmem:nvshmem_pkg",
+    "nvshmem.core": "cutelab.compat.distributed.nvshmem",
 }
 
 

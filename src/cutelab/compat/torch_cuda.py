@@ -50,8 +50,10 @@ def _check_index(d: Any, what: str) -> None:
         idx = int(d[5:])
     elif isinstance(d, int) and not isinstance(d, bool):
         idx = d
-    if idx not in (None, 0):
-        raise NotEmulatedError(f"{what} on cuda:{idx}", "the emulated CUDA device has one GPU, cuda:0",
+    if idx is not None and not _device.index_ok(idx):
+        n = _device.count()
+        raise NotEmulatedError(f"{what} on cuda:{idx}", "the emulated CUDA device has one GPU, cuda:0" if n == 1 else
+                               f"the emulated machine has {n} GPUs (LOCAL_WORLD_SIZE), cuda:0..cuda:{n - 1}",
                                where=user_line(3))
 
 
@@ -287,15 +289,33 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
-    return 1
+    return _device.count()
+
+
+_CURRENT = {"device": None}
 
 
 def current_device() -> int:
-    return 0
+    d = _CURRENT["device"]
+    if d is None:  # under a launcher, rank r's device is cuda:LOCAL_RANK until set_device says otherwise
+        d = int(os.environ.get("LOCAL_RANK", "0")) if _device.count() > 1 else 0
+    return d
 
 
 def set_device(d: Any) -> None:
     _check_index(d, "torch.cuda.set_device")
+    import torch
+
+    idx = d.index if isinstance(d, torch.device) else int(d[5:]) if isinstance(d, str) and d.startswith("cuda:") else d
+    if isinstance(idx, int) and not isinstance(idx, bool):
+        _CURRENT["device"] = idx
+
+
+def mark_on_cuda(t: Any) -> Any:
+    """Mark a host tensor as living on the emulated CUDA device (cutelab.distributed's symmetric
+    memory makes its tensors over shared memory and marks them)."""
+    setattr(t, _ON_CUDA, True)
+    return t
 
 
 def get_device_capability(d: Any = None) -> tuple:
@@ -376,7 +396,6 @@ def _mode_class() -> Any:
     to_cpu = {Tensor.cpu}
     device_attr = Tensor.device
     get_device = Tensor.get_device
-    cuda0 = torch.device("cuda", 0)
 
     def mark(x: Any) -> None:
         if isinstance(x, Tensor):
@@ -411,10 +430,10 @@ def _mode_class() -> Any:
                 if desc is Tensor.is_cuda:
                     return bool(args[0].__dict__.get(_ON_CUDA))
                 if desc is device_attr and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
-                    return cuda0  # what the program sees; cutelab and torch themselves see the CPU
+                    return torch.device("cuda", current_device())  # what the program sees; cutelab and torch themselves see the CPU
                 return func(*args, **kwargs)
             if func is get_device and args and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
-                return 0
+                return current_device()
             to_cuda = False
             if "device" in kwargs and _is_cuda_device(kwargs["device"]):
                 _check_index(kwargs["device"], f"torch.{name}")

@@ -1,10 +1,10 @@
 """Atoms: the MMA and copy instructions of NVIDIA GPUs as values (their thread-value layouts).
 
 Names follow ``cutlass.cute.nvgpu``: ``warp`` (SM80/SM89 mma.sync, ldmatrix/stmatrix),
-``warpgroup`` (SM90 wgmma and its shared-memory layout atoms), ``cpasync`` (SM80 cp.async).
+``warpgroup`` (SM90 wgmma and its shared-memory layout atoms), ``cpasync`` (SM80 cp.async), ``tcgen05`` (SM100 UMMA, tensor memory).
 Pure data: no kernel machinery is imported here.
 """
 
 from .universal_mma import *  # noqa: F401,F403  (MmaUniversalOp, OperandMajorMode, ...)
 from .universal_copy import *  # noqa: F401,F403  (CopyUniversalOp, ...)
-from . import cpasync, warp, warpgroup  # noqa: F401,E402
+from . import common, cpasync, tcgen05, warp, warpgroup  # noqa: F401,E402

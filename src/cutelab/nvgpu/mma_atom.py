@@ -81,6 +81,10 @@ class MmaOp:
         """The atom's runtime fields and their initial values (CuTe DSL's Field enums)."""
         return {}
 
+    #: (what, input, atom) -> Tensor: the op makes its own fragments (tcgen05: tensor memory and
+    #: shared-memory descriptors); None: register fragments, as below
+    _make_fragment = None
+
 
 # --------------------------------------------------------------------------- atom
 
@@ -205,6 +209,8 @@ class MmaAtom:
 
     def make_fragment_C(self, input: Any) -> Tensor:
         """A compact register accumulator of the accumulator type, shaped like the partition."""
+        if self._op._make_fragment is not None:
+            return self._op._make_fragment("C", input, self)
         acc = self._op._fragment_dtypes()[2]
         if isinstance(input, (tuple, int)):
             return _shape_fragment(_normalize(input), acc)
@@ -221,6 +227,8 @@ class MmaAtom:
         return Tensor(eng, layout, off, _checked=True)
 
     def _make_fragment(self, what: str, input: Any, tv: Layout, k: int) -> Tensor:
+        if self._op._make_fragment is not None:
+            return self._op._make_fragment(what, input, self)
         dt = self._op._fragment_dtypes()[k]
         if isinstance(input, (tuple, int)):
             return _shape_fragment(_normalize(input), dt)

@@ -44,6 +44,7 @@ __all__ = [
     "tiled_ownership", "outer_ownership", "tv_ownership",
     "tiled_partition_figure", "outer_partition_figure", "tv_partition_figure",
     "mma_figure", "mma_tv_figure", "tv_owners", "copy_figure", "copy_tv_figure", "swizzle_figure", "bank_figure",
+    "show_cells", "CELLS",
 ]
 
 #: file suffix -> format name
@@ -57,6 +58,55 @@ def format_for_path(path: str | os.PathLike) -> str:
         raise ValueError(f"unknown picture format {suffix or '(no suffix)'!r} for {str(path)!r}; "
                          f"use one of {', '.join(sorted(FORMATS))}")
     return FORMATS[suffix]
+
+
+#: what the cells of a picture may show (the playground's and the .html files' toggle; `--cells`)
+CELLS = ("value", "index", "coord")
+
+
+def show_cells(fig: Figure, show: str) -> Figure:
+    """The figure with each labelled cell showing its ``value`` (as drawn), ``index`` or ``coord``.
+
+    The index is colexicographic over the panel's layout or tile where the panel has one (as the
+    hover says); a panel without one (a TiledMMA's transposed B, bank maps) keeps its values.
+    The coordinate is the hierarchical one where the panel draws a layout, else (row, col).
+    Tables (index -> coordinate) are left as they are. The .html output keeps its values and
+    opens with the toggle set instead (``fig.meta["show"]``), so that hovering still tells all.
+
+    >>> f = show_cells(layout_figure("(2,(2,2)):(4,(1,2))"), "coord")
+    >>> f.grids[0].labels[1].tolist()
+    ['(1,(0,0))', '(1,(1,0))', '(1,(0,1))', '(1,(1,1))']
+    >>> show_cells(layout_figure("(2,3):(3,1)"), "index").grids[0].labels.tolist()
+    [['0', '2', '4'], ['1', '3', '5']]
+    """
+    import numpy as np
+
+    from .html import cell_info
+
+    if show not in CELLS:
+        raise ValueError(f"show_cells: show must be one of {', '.join(CELLS)}, got {show!r}")
+    fig.meta["show"] = show
+    if show == "value":
+        return fig
+    for g, info in zip(fig.grids, cell_info(fig)):
+        if g.labels is None or g.style == "table":
+            continue
+        rows, cols = g.shape
+        rid = info["row_ids"] or list(range(rows))
+        cid = info["col_ids"] or list(range(cols))
+        if show == "index":
+            if info["index_rows"] is None:
+                continue
+            new = np.asarray(rid)[:, None] + info["index_rows"] * np.asarray(cid)[None, :]
+            lab = new.astype(str)
+        elif info["coord_rows"] is not None:
+            rc, cc = info["coord_rows"], info["coord_cols"]
+            lab = np.array([[f"({r},{c})" if cc is not None else r for c in (cc or [None] * cols)] for r in rc])
+        else:
+            lab = np.array([[f"({r},{c})" for c in cid] for r in rid])
+        g.labels = np.where(np.asarray(g.labels) == "", "", lab)
+        g.text_sep = ""
+    return fig
 
 
 def render(fig: Any, fmt: str = "text", color: bool = False) -> str | bytes:

@@ -25,12 +25,13 @@ __all__ = ["explain", "explain_composition", "explain_complement", "explain_divi
 def _grid_of(L: Layout, title: str, keys_flat: np.ndarray, colors: list[str], legend=None,
              labels_flat: np.ndarray | None = None, groups_flat: np.ndarray | None = None) -> Grid:
     """A layout's grid (as in layout_figure) with the given per-index keys (colex order)."""
-    rows, cols, _, _ = grid_dims(L)
+    rows, cols, rshape, cshape = grid_dims(L)
     offs = L.offsets()
     lab = (labels_flat if labels_flat is not None else offs.astype(str)).reshape(cols, rows).T
     keys = keys_flat.reshape(cols, rows).T
     groups = None if groups_flat is None else groups_flat.reshape(cols, rows).T
-    return Grid(title, keys, lab, colors, _headers(rows), _headers(cols), groups=groups, legend=legend or [])
+    return Grid(title, keys, lab, colors, _headers(rows), _headers(cols), groups=groups, legend=legend or [],
+                row_shape=rshape, col_shape=cshape)  # nested headers where the modes are hierarchical
 
 
 def _check(name: str, got: np.ndarray, want: np.ndarray) -> str:

@@ -22,7 +22,7 @@ from . import palette
 
 __all__ = [
     "Grid", "Figure", "as_layout", "grid_dims", "layout_figure", "coords_figure", "tv_figure",
-    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "slice_cells", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
+    "tv_arrays", "make_tv_figure", "default_tile", "tensor_figure", "slice_cells", "header_levels", "mode_boundaries", "OVERVIEW_SIDE", "COORDS_LIMIT", "CELL_LIMIT",
 ]
 
 
@@ -54,6 +54,10 @@ class Grid:
     tips: np.ndarray | None = None
     text_sep: str = ""  # text back end: what joins a label's two lines ("T0" + "V1" -> "T0V1"; " " keeps "17 b8" apart)
     subgroups: np.ndarray | None = None  # thinner borders where it changes (warps inside an atom); SVG only
+    #: the hierarchical shape of the rows / columns (a layout's mode 0 / the other modes), where it is
+    #: nested: SVG and PNG draw one header line per leaf and lines at the mode boundaries (header_levels)
+    row_shape: Any = None
+    col_shape: Any = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -170,6 +174,44 @@ def grid_dims(layout: Layout) -> tuple[int, int, Any, Any]:
     return it.product(shp[0]), it.product(shp[1:]), shp[0], tuple(shp[1:])
 
 
+def header_levels(shape: Any, n: int) -> list[list[tuple[int, int, str]]] | None:
+    """The header lines of ``n`` rows (columns) of a hierarchical ``shape``; None where it is flat.
+
+    Line j (0: next to the grid) gives the coordinate of leaf j of the shape, as runs
+    ``(start, span, text)``: for (2,3), line 0 is 0 1 0 1 0 1 and line 1 is 0, 1, 2 over two
+    cells each (colexicographic, as CuTe counts).
+
+    >>> header_levels((2, 3), 6)[1]
+    [(0, 2, '0'), (2, 2, '1'), (4, 2, '2')]
+    >>> header_levels(6, 6) is None
+    True
+    """
+    if shape is None:
+        return None
+    leaves = [int(x) for x in it.flatten_to_tuple(shape)] if isinstance(shape, tuple) else [int(shape)]
+    leaves = [x for x in leaves if x != 1]  # a mode of size 1 has one coordinate: no line of its own
+    if len(leaves) < 2 or it.product(tuple(leaves)) != n:
+        return None
+    out, step = [], 1
+    for s in leaves:
+        out.append([(start, step, str((start // step) % s)) for start in range(0, n, step)])
+        step *= s
+    return out
+
+
+def mode_boundaries(shape: Any, n: int) -> list[int]:
+    """Where a hierarchical shape's outer leaves change: multiples of its first leaf (none when flat).
+
+    >>> mode_boundaries((2, 3), 6), mode_boundaries(((2, 2), 3), 12), mode_boundaries(6, 6)
+    ([2, 4], [2, 4, 6, 8, 10], [])
+    """
+    lv = header_levels(shape, n)
+    if lv is None:
+        return []
+    first = lv[1][0][1]  # the span of line 1: the size of the first leaf
+    return list(range(first, n, first))
+
+
 def _int_labels(values: np.ndarray) -> np.ndarray:
     return values.astype(str)
 
@@ -260,6 +302,8 @@ def layout_figure(layout: Any, label: str = "offset", title: str | None = None, 
                   for k in range(HEAT_LEVELS)]
     g = Grid(str(L), keys, labels, colors, [str(int(m)) for m in ri], [str(int(n)) for n in ci],
              legend=legend, min_width=len(str(L.cosize())))
+    if not big:  # an overview's rows are a sample: its headers stay the plain indices
+        g.row_shape, g.col_shape = rshape, cshape
     notes = []
     if big:
         notes.append(f"overview: the layout's grid is {rows} x {cols} cells; shown are {_every(ri, 'row')} and "

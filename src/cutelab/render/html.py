@@ -263,7 +263,9 @@ def fragment(fig: Figure, script: bool = True, svg_text: str | None = None) -> s
     already rendered from ``fig``.
     """
     uid = f"cutelab-fig-{next(_ids)}-{uuid.uuid4().hex[:8]}"  # unique across kernel restarts in one notebook
-    parts = [f'<div class="cutelab-fig" id="{uid}">']
+    show = fig.meta.get("show") if isinstance(fig.meta, dict) else None
+    show_attr = f' data-show="{show}"' if show in ("index", "coord") else ""  # the cells toggle's first setting
+    parts = [f'<div class="cutelab-fig" id="{uid}"{show_attr}>']
     if script:
         parts.append(f"<style>{figure_style()}</style>")
     parts.append(f'<div class="cutelab-pic">{svg_text if svg_text is not None else svg.render(fig)}</div>')

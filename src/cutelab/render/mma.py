@@ -85,7 +85,7 @@ def tv_owners(tv: Any, rows: int, cols: int, what: str = "tv layout", with_tips:
     order = np.argsort(key, kind="stable")
     so = offs[order]
     uniq, first = np.unique(so, return_index=True)
-    count = np.bincount(offs, minlength=cells)
+    count = np.bincount(offs.astype(np.intp, copy=False), minlength=cells)  # bincount wants intp (int32 on wasm32)
     thr = np.full(cells, -1, dtype=np.int64)
     val = np.full(cells, -1, dtype=np.int64)
     thr[uniq] = t[order][first]

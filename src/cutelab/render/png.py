@@ -23,9 +23,10 @@ import numpy as np
 
 from ..errors import LayoutError
 from . import palette
-from .figure import Figure, Grid
+from .figure import Figure, Grid, mode_boundaries
 from .svg import (
-    _titled, _LEGEND_MAX, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, arrange, cell_size, uniform_cell,
+    _LEVEL_H, _titled, _LEGEND_MAX, _PAD, _TITLE, _HEAD, _has_labels, _header_step, _same_legend, arrange, cell_size,
+    header_space, nested_headers, uniform_cell,
 )
 
 __all__ = ["render", "require_pillow", "MAX_PIXELS"]
@@ -103,9 +104,11 @@ class _Panel:
         self.cw, self.ch = cell or cell_size(g)
         self.labelled = _has_labels(g)
         self.head = _HEAD + (8 if self.labelled else 0)
-        self.gx, self.gy = self.head, (_TITLE if titled else 0) + self.head
+        self.rlev, self.clev = nested_headers(g)
+        left, top, self.rwidths = header_space(g, self.rlev, self.clev, self.head)
+        self.gx, self.gy = left, (_TITLE if titled else 0) + top
         gw, gh = cols * self.cw, rows * self.ch
-        self.width = max(self.head + gw, _text_w(g.title, 13) if titled else 0, 160)
+        self.width = max(left + gw, _text_w(g.title, 13) if titled else 0, 160)
         self.height = self.gy + gh
         self.legend = None
         if show_legend and g.legend:
@@ -135,6 +138,11 @@ class _Panel:
             img[y0 + rows * ch, x0:x0 + cols * cw + 1] = 0
             img[y0:y0 + rows * ch, x0] = 0
             img[y0:y0 + rows * ch + 1, x0 + cols * cw] = 0
+        if self.labelled:  # the boundaries of hierarchical modes (svg.py's path.modes)
+            for c in mode_boundaries(g.col_shape, cols):
+                img[y0:y0 + rows * ch + 1, x0 + c * cw - 1:x0 + c * cw + 1] = 0
+            for r in mode_boundaries(g.row_shape, rows):
+                img[y0 + r * ch - 1:y0 + r * ch + 1, x0:x0 + cols * cw + 1] = 0
         if g.groups is not None:
             gr = g.groups
             for r, c in zip(*np.nonzero(gr[1:, :] != gr[:-1, :])):
@@ -168,12 +176,30 @@ class _Panel:
         rows, cols = g.shape
         x0, y0 = ox + self.gx, oy + self.gy
         f10 = _font(10)
-        for c in range(0, cols, _header_step(cols, cw)):
-            t = g.col_headers[c] if g.col_headers else str(c)
-            draw.text((x0 + c * cw + cw / 2, y0 - 3), t, fill=(68, 68, 68), font=f10, anchor="ms")
-        for r in range(0, rows, _header_step(rows, ch)):
-            t = g.row_headers[r] if g.row_headers else str(r)
-            draw.text((x0 - 4, y0 + r * ch + ch / 2), t, fill=(68, 68, 68), font=f10, anchor="rm")
+        grey = (68, 68, 68)
+        if self.clev:  # one line per leaf of the columns' shape (svg.py draws the same)
+            for j, lv in enumerate(self.clev):
+                y = y0 - 3 - _LEVEL_H * j
+                for start, span, t in lv:
+                    draw.text((x0 + (start + span / 2) * cw, y), t, fill=grey, font=f10, anchor="ms")
+                    if span > 1:
+                        draw.line([(x0 + start * cw + 3, y + 2), (x0 + (start + span) * cw - 3, y + 2)], fill=(153, 153, 153))
+        else:
+            for c in range(0, cols, _header_step(cols, cw)):
+                t = g.col_headers[c] if g.col_headers else str(c)
+                draw.text((x0 + c * cw + cw / 2, y0 - 3), t, fill=grey, font=f10, anchor="ms")
+        if self.rlev:
+            x = x0 - 4
+            for j, lv in enumerate(self.rlev):
+                for start, span, t in lv:
+                    draw.text((x, y0 + (start + span / 2) * ch), t, fill=grey, font=f10, anchor="rm")
+                    if span > 1:
+                        draw.line([(x + 2, y0 + start * ch + 3), (x + 2, y0 + (start + span) * ch - 3)], fill=(153, 153, 153))
+                x -= self.rwidths[j]
+        else:
+            for r in range(0, rows, _header_step(rows, ch)):
+                t = g.row_headers[r] if g.row_headers else str(r)
+                draw.text((x0 - 4, y0 + r * ch + ch / 2), t, fill=grey, font=f10, anchor="rm")
         if self.legend:
             placed, ly, more, lh = self.legend
             f11 = _font(11)

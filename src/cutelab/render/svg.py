@@ -34,7 +34,7 @@ import zlib
 
 import numpy as np
 
-from .figure import LABEL_LIMIT, Figure, Grid, layout_figure
+from .figure import LABEL_LIMIT, Figure, Grid, header_levels, layout_figure, mode_boundaries
 
 __all__ = ["render", "layout_svg", "cell_size", "FONT"]
 
@@ -135,6 +135,39 @@ def _borders(groups: np.ndarray, cw: int, ch: int) -> str:
     return "".join(d)
 
 
+_LEVEL_H = 13    # height of each further line of a nested column header
+_DIGIT = 6.2      # width of a header character (10 px font)
+
+
+def nested_headers(g: Grid) -> tuple[list | None, list | None]:
+    """(row levels, column levels) of a labelled grid with a hierarchical row / column shape (header_levels)."""
+    if not _has_labels(g):
+        return None, None
+    rows, cols = g.shape
+    return header_levels(g.row_shape, rows), header_levels(g.col_shape, cols)
+
+
+def header_space(g: Grid, rlev: list | None, clev: list | None, head: int) -> tuple[int, int, list[int]]:
+    """(left, top) room for the headers, and the width of each row header line (right to left)."""
+    if not rlev:
+        widths = [head]
+    else:
+        widths = [max(14, int(_DIGIT * max(len(t) for _, _, t in lv)) + 8) for lv in rlev]
+        widths[0] = max(widths[0], head)
+    top = head + (_LEVEL_H * (len(clev) - 1) if clev else 0)
+    return sum(widths), top, widths
+
+
+def _mode_lines(g: Grid, cw: int, ch: int) -> str:
+    """Path data of the lines at the boundaries of the rows' and columns' hierarchical modes."""
+    rows, cols = g.shape
+    if not _has_labels(g):
+        return ""
+    d = [f"M{c * cw} 0v{rows * ch}" for c in mode_boundaries(g.col_shape, cols)]
+    d += [f"M0 {r * ch}h{cols * cw}" for r in mode_boundaries(g.row_shape, rows)]
+    return "".join(d)
+
+
 def _header_step(n: int, px: int) -> int:
     step = 1
     while step * px < 18 and step < n:
@@ -201,13 +234,15 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True,
     cw, ch = cell or cell_size(g)
     labelled = _has_labels(g)
     head = _HEAD + (8 if labelled else 0)
+    rlev, clev = nested_headers(g)
+    left, top, rwidths = header_space(g, rlev, clev, head)
     gw, gh = cols * cw, rows * ch
     title_w = int(_CHAR * 13 * len(g.title)) if titled else 0
-    width = max(head + gw, title_w, 160)
+    width = max(left + gw, title_w, 160)
     out: list[str] = []
     if titled:
         out.append(f'<text class="title" x="0" y="13" font-size="13" font-weight="bold">{escape(g.title)}</text>')
-    gx, gy = head, (_TITLE if titled else 0) + head
+    gx, gy = left, (_TITLE if titled else 0) + top
     out.append(f'<g class="grid" data-rows="{rows}" data-cols="{cols}" data-cw="{cw}" data-ch="{ch}" '
                f'transform="translate({gx},{gy})">')
     runs = _runs(g.keys)
@@ -225,6 +260,9 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True,
         out.append(f'<path class="gridlines" fill="none" stroke="#000" stroke-width="0.6" d="{lines}"/>')
     else:
         out.append(f'<rect class="frame" x="0" y="0" width="{gw}" height="{gh}" fill="none" stroke="#000" stroke-width="0.6"/>')
+    d = _mode_lines(g, cw, ch)
+    if d:
+        out.append(f'<path class="modes" fill="none" stroke="#000" stroke-width="1.6" d="{d}"/>')
     if g.subgroups is not None:
         d = _borders(g.subgroups, cw, ch)
         if d:
@@ -260,12 +298,33 @@ def _panel(g: Grid, show_legend: bool, titled: bool = True,
     hs = _header_step(cols, cw)
     vs = _header_step(rows, ch)
     idx = ['<g class="indices" font-size="10" fill="#444" text-anchor="middle">']
-    for c in range(0, cols, hs):
-        t = g.col_headers[c] if g.col_headers else str(c)
-        idx.append(f'<text x="{gx + c * cw + cw / 2:g}" y="{gy - 5}">{escape(t)}</text>')
-    for r in range(0, rows, vs):
-        t = g.row_headers[r] if g.row_headers else str(r)
-        idx.append(f'<text x="{gx - 4}" y="{gy + r * ch + ch / 2 + 3.5:g}" text-anchor="end">{escape(t)}</text>')
+    if clev:  # one line per leaf of the columns' shape, the first next to the grid; spans centred
+        for j, lv in enumerate(clev):
+            y = gy - 5 - _LEVEL_H * j
+            idx.append(f'<g class="level" data-axis="col" data-depth="{j}">')
+            for start, span, t in lv:
+                idx.append(f'<text x="{gx + (start + span / 2) * cw:g}" y="{y}">{escape(t)}</text>')
+                if span > 1:
+                    idx.append(f'<path d="M{gx + start * cw + 3} {y + 2}h{span * cw - 6}" stroke="#999" stroke-width="0.8"/>')
+            idx.append("</g>")
+    else:
+        for c in range(0, cols, hs):
+            t = g.col_headers[c] if g.col_headers else str(c)
+            idx.append(f'<text x="{gx + c * cw + cw / 2:g}" y="{gy - 5}">{escape(t)}</text>')
+    if rlev:  # one column per leaf of the rows' shape, the first next to the grid
+        x = gx - 4
+        for j, lv in enumerate(rlev):
+            idx.append(f'<g class="level" data-axis="row" data-depth="{j}" text-anchor="end">')
+            for start, span, t in lv:
+                idx.append(f'<text x="{x}" y="{gy + (start + span / 2) * ch + 3.5:g}">{escape(t)}</text>')
+                if span > 1:
+                    idx.append(f'<path d="M{x + 2} {gy + start * ch + 3}v{span * ch - 6}" stroke="#999" stroke-width="0.8"/>')
+            idx.append("</g>")
+            x -= rwidths[j]
+    else:
+        for r in range(0, rows, vs):
+            t = g.row_headers[r] if g.row_headers else str(r)
+            idx.append(f'<text x="{gx - 4}" y="{gy + r * ch + ch / 2 + 3.5:g}" text-anchor="end">{escape(t)}</text>')
     idx.append("</g>")
     out.extend(idx)
     height = gy + gh

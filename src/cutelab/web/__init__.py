@@ -8,6 +8,9 @@ all its values; zoom and pan; the address bar always holds a link to the current
 The server is the standard library's threading HTTP server bound to 127.0.0.1 (server.py);
 the tabs are small declarations (tabs.py); the page is static JS/CSS shipped in static/.
 Pictures are computed by cutelab.render and drawn by its SVG and HTML back ends.
+
+``cutelab site DIR`` (site.py) writes the same page as a static site in which Pyodide runs
+cutelab in the browser: static/site.js answers the page's /api/ requests with ``server.api``.
 """
 
 from .server import DEFAULT_PORT, figure_json, make_server, serve, url_of

@@ -1,6 +1,7 @@
 """The playground's HTTP server: the standard library's threading HTTP server, on 127.0.0.1 only.
 
-Routes (all GET):
+Routes (all GET; the /api/ ones are answered by ``api(path, query)``, which the static site
+(``cutelab site``) calls in the browser too):
 
     /                    the page (static/index.html)
     /static/NAME         the page's JS and CSS (package data; figure.js/.css from cutelab.render)
@@ -41,7 +42,7 @@ from ..errors import LayoutError
 from ..limits import BudgetError, budget
 from . import tabs as T
 
-__all__ = ["make_server", "serve", "DEFAULT_PORT", "figure_json", "REQUEST_ELEMENTS", "REQUEST_SECONDS", "IDLE_TIMEOUT"]
+__all__ = ["make_server", "serve", "api", "DEFAULT_PORT", "figure_json", "REQUEST_ELEMENTS", "REQUEST_SECONDS", "IDLE_TIMEOUT"]
 
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
@@ -104,6 +105,46 @@ def figure_json(tab_id: str, values: dict[str, str]) -> tuple[int, dict[str, Any
     return HTTPStatus.OK, {"ok": True, "tab": tab_id, "title": fig.title, "html": frag, "ms": ms}
 
 
+def _export(query: str) -> tuple[int, bytes, str, dict[str, str]]:
+    from .. import render as R
+
+    tab_id, values = _params(query)
+    fmt = values.pop("format", "html")
+    kinds = {"html": ("html", "html"), "svg": ("svg", "svg"), "txt": ("text", "txt")}
+    if fmt not in kinds:
+        return HTTPStatus.BAD_REQUEST, f"export: format must be html, svg or txt, got {fmt!r}\n".encode(), _TYPES["txt"], {}
+    name, ext = kinds[fmt]
+    try:
+        with budget(REQUEST_ELEMENTS, REQUEST_SECONDS, "this request"):
+            fig = T.compute(tab_id, values)
+            body = R.render(fig, name).encode()
+    except BudgetError as e:
+        return HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"{e}\n".encode(), _TYPES["txt"], {}
+    except (LayoutError, ValueError, TypeError) as e:
+        return HTTPStatus.BAD_REQUEST, f"{e}\n".encode(), _TYPES["txt"], {}
+    return HTTPStatus.OK, body, _TYPES[ext], {"Content-Disposition": f'attachment; filename="cutelab-{tab_id}.{ext}"'}
+
+
+def api(path: str, query: str) -> tuple[int, bytes, str, dict[str, str]]:
+    """The answer to ``GET path?query`` for a path under /api/: (status, body, content type, extra headers).
+
+    The server's handler sends it as it is; the static site (``cutelab site``, cutelab.web.site)
+    calls this same function inside Pyodide, so both pages get the same answers.
+    """
+    if path == "/api/tabs":
+        return HTTPStatus.OK, _dumps({"tabs": T.tabs_json()}), _TYPES["json"], {}
+    if path == "/api/figure":
+        status, data = figure_json(*_params(query))
+        return status, _dumps(data), _TYPES["json"], {}
+    if path == "/api/export":
+        return _export(query)
+    return HTTPStatus.NOT_FOUND, f"not found: {path}\n".encode(), _TYPES["txt"], {}
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
 class _Handler(BaseHTTPRequestHandler):
     server_version = "cutelab-playground"
     protocol_version = "HTTP/1.1"
@@ -124,9 +165,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-
-    def _json(self, status: int, data: Any) -> None:
-        self._send(status, json.dumps(data, separators=(",", ":")).encode(), _TYPES["json"])
 
     def _host_ok(self) -> bool:
         hosts = self.headers.get_all("Host") or []
@@ -158,38 +196,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.NOT_FOUND, f"no static file {name!r}\n".encode(), _TYPES["txt"])
             else:
                 self._send(HTTPStatus.OK, body, _TYPES[name.rsplit(".", 1)[1]])
-        elif path == "/api/tabs":
-            self._json(HTTPStatus.OK, {"tabs": T.tabs_json()})
-        elif path == "/api/figure":
-            status, data = figure_json(*_params(url.query))
-            self._json(status, data)
-        elif path == "/api/export":
-            self._export(url.query)
+        elif path.startswith("/api/"):
+            self._send(*api(path, url.query))
         else:
             self._send(HTTPStatus.NOT_FOUND, f"not found: {path}\n".encode(), _TYPES["txt"])
-
-    def _export(self, query: str) -> None:
-        from .. import render as R
-
-        tab_id, values = _params(query)
-        fmt = values.pop("format", "html")
-        kinds = {"html": ("html", "html"), "svg": ("svg", "svg"), "txt": ("text", "txt")}
-        if fmt not in kinds:
-            self._send(HTTPStatus.BAD_REQUEST, f"export: format must be html, svg or txt, got {fmt!r}\n".encode(), _TYPES["txt"])
-            return
-        name, ext = kinds[fmt]
-        try:
-            with budget(REQUEST_ELEMENTS, REQUEST_SECONDS, "this request"):
-                fig = T.compute(tab_id, values)
-                body = R.render(fig, name).encode()
-        except BudgetError as e:
-            self._send(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"{e}\n".encode(), _TYPES["txt"])
-            return
-        except (LayoutError, ValueError, TypeError) as e:
-            self._send(HTTPStatus.BAD_REQUEST, f"{e}\n".encode(), _TYPES["txt"])
-            return
-        self._send(HTTPStatus.OK, body, _TYPES[ext],
-                   {"Content-Disposition": f'attachment; filename="cutelab-{tab_id}.{ext}"'})
 
 
 class _Server(ThreadingHTTPServer):

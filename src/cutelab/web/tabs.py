@@ -53,7 +53,11 @@ class Field:
 
 @dataclass(frozen=True)
 class Tab:
-    """A tab: id (in URLs), title, fields, and ``build(values) -> Figure``."""
+    """A tab: id (in URLs), title, fields, and ``build(values) -> Figure``.
+
+    ``presets``: canonical examples, (name, {field: value}); a field a preset leaves out takes
+    its default. The page lists them in a menu that fills the form.
+    """
 
     id: str
     title: str
@@ -61,6 +65,7 @@ class Tab:
     build: Callable[[dict[str, str]], Figure]
     doc: str = ""
     group: str = ""
+    presets: tuple[tuple[str, dict[str, str]], ...] = ()
 
     def values(self, given: Mapping[str, str]) -> dict[str, str]:
         """The field values: ``given`` where present, else the defaults; choices are checked.
@@ -99,11 +104,16 @@ class Tab:
 TABS: dict[str, Tab] = {}
 
 
-def tab(id: str, title: str, *fields: Field, group: str = "") -> Callable:
+def tab(id: str, title: str, *fields: Field, group: str = "",
+        presets: tuple[tuple[str, dict[str, str]], ...] = ()) -> Callable:
     """Declare a tab whose picture the decorated function builds from its field values."""
+    names = {f.name for f in fields}
+    for name, values in presets:  # a typo in a preset is a bug of the tab: refuse it at import
+        if set(values) - names:
+            raise ValueError(f"tab {id}: preset {name!r} names unknown fields {sorted(set(values) - names)}")
 
     def deco(fn: Callable[[dict[str, str]], Figure]) -> Callable:
-        TABS[id] = Tab(id, title, tuple(fields), fn, (fn.__doc__ or "").strip(), group)
+        TABS[id] = Tab(id, title, tuple(fields), fn, (fn.__doc__ or "").strip(), group, tuple(presets))
         return fn
 
     return deco
@@ -131,7 +141,9 @@ def tabs_json() -> list[dict[str, Any]]:
              "fields": [{"name": f.name, "label": f.label, "default": f.default, "help": f.help,
                          "choices": list(f.choices), "optional": f.optional,
                          "when": {"field": f.when[0], "pattern": f.when[1]} if f.when else None}
-                        for f in t.fields]}
+                        for f in t.fields],
+             "presets": [{"name": name, "values": {f.name: values.get(f.name, f.default) for f in t.fields}}
+                         for name, values in t.presets]}
             for t in TABS.values()]
 
 
@@ -220,7 +232,15 @@ def _int(v: str, what: str) -> int:
      Field("layout", "layout", "((2,2),(2,3)):((2,12),(1,4))", "shape:stride in CuTe notation; a bare shape is col-major"),
      Field("label", "cells show", "offset", choices=("offset", "coord")),
      Field("slice", "slice", "", "e.g. (2,_): the cells layout[(2,None)] keeps", optional=True),
-     group="layouts")
+     group="layouts",
+     presets=(("seed: ((2,2),(2,3)) hierarchical", {}),
+              ("row-major 4x8", {"layout": "(4,8):(8,1)"}),
+              ("column-major 8x4", {"layout": "(8,4):(1,8)"}),
+              ("(2,(2,2)) nested columns", {"layout": "(2,(2,2)):(4,(1,2))"}),
+              ("rank 3 (2,2,2)", {"layout": "(2,2,2):(2,1,4)"}),
+              ("fp16 128B row atom (8,64)", {"layout": "(8,64):(64,1)"}),
+              ("slice layout[(1,_)]", {"slice": "(1,_)"}),
+              ("8192x8192 overview", {"layout": "(8192,8192):(8192,1)"})))
 def _layout_tab(v: dict[str, str]) -> Figure:
     """A layout as CuTe's print_layout grid: each cell is layout(m, n); past 256 rows or columns, an overview."""
     with _blame("layout"):  # any size: `cutelab show`'s overview samples the grid
@@ -273,7 +293,11 @@ def _nones(c: Any) -> Any:
 
 
 @tab("composition", "composition",
-     Field("A", "A", "(4,4):(4,1)"), Field("B", "B", "(4,2,2):(2,1,8)"), group="algebra")
+     Field("A", "A", "(4,4):(4,1)"), Field("B", "B", "(4,2,2):(2,1,8)"), group="algebra",
+     presets=(("seed: (4,4):(4,1) o (4,2,2):(2,1,8)", {}),
+              ("(6,2):(8,2) o (4,3):(3,1)", {"A": "(6,2):(8,2)", "B": "(4,3):(3,1)"}),
+              ("20:2 o (5,4):(4,1)", {"A": "20:2", "B": "(5,4):(4,1)"}),
+              ("transpose: (4,8):(8,1) o (8,4):(4,1)", {"A": "(4,8):(8,1)", "B": "(8,4):(4,1)"})))
 def _composition_tab(v: dict[str, str]) -> Figure:
     """composition(A, B) = A o B: B's domain, through B into A's domain, through A to offsets."""
     A, B = _layout(v["A"], "A"), _layout(v["B"], "B")
@@ -282,7 +306,11 @@ def _composition_tab(v: dict[str, str]) -> Figure:
 
 @tab("complement", "complement",
      Field("A", "A", "(2,3):(2,4)"), Field("M", "cotarget M", "24", "blank: cosize(A)", optional=True),
-     group="algebra")
+     group="algebra",
+     presets=(("seed: (2,3):(2,4) in 24", {}),
+              ("4:2 in 24", {"A": "4:2", "M": "24"}),
+              ("(2,2):(1,6) in 24", {"A": "(2,2):(1,6)", "M": "24"}),
+              ("(4,2):(2,32) in 128", {"A": "(4,2):(2,32)", "M": "128"})))
 def _complement_tab(v: dict[str, str]) -> Figure:
     """complement(A, M): the layout that fills A's holes in [0, M)."""
     A = _layout(v["A"], "A")
@@ -298,7 +326,11 @@ _PRODUCTS = ("logical_product", "zipped_product", "tiled_product", "blocked_prod
 @tab("divide", "divide",
      Field("op", "operation", "zipped_divide", choices=_DIVIDES),
      Field("A", "A", "(8,8):(1,8)"), Field("tiler", "tiler", "(2,4)", "a layout, a shape, or <layout, layout>"),
-     group="algebra")
+     group="algebra",
+     presets=(("zipped_divide (8,8) by (2,4)", {}),
+              ("logical_divide 16 by 4:2", {"op": "logical_divide", "A": "16:1", "tiler": "4:2"}),
+              ("tiled_divide (8,8) by <2:1, 4:1>", {"op": "tiled_divide", "tiler": "<2:1, 4:1>"}),
+              ("flat_divide (16,8) by (4,4)", {"op": "flat_divide", "A": "(16,8):(1,16)", "tiler": "(4,4)"})))
 def _divide_tab(v: dict[str, str]) -> Figure:
     """The divides: A split into tiles of the tiler, each tile coloured."""
     A = _layout(v["A"], "A")
@@ -307,7 +339,11 @@ def _divide_tab(v: dict[str, str]) -> Figure:
 
 @tab("product", "product",
      Field("op", "operation", "blocked_product", choices=_PRODUCTS),
-     Field("A", "A", "(2,5):(5,1)"), Field("B", "B", "(3,4)"), group="algebra")
+     Field("A", "A", "(2,5):(5,1)"), Field("B", "B", "(3,4)"), group="algebra",
+     presets=(("blocked_product (2,5):(5,1) x (3,4)", {}),
+              ("raked_product (2,5):(5,1) x (3,4)", {"op": "raked_product"}),
+              ("logical_product (2,2):(1,2) x 3:1", {"op": "logical_product", "A": "(2,2):(1,2)", "B": "3:1"}),
+              ("tiled_product (2,2) x (2,3)", {"op": "tiled_product", "A": "(2,2):(1,2)", "B": "(2,3)"})))
 def _product_tab(v: dict[str, str]) -> Figure:
     """The products: size(B) copies of A arranged by B, each copy coloured."""
     A, B = _layout(v["A"], "A"), _layout(v["B"], "B")
@@ -316,7 +352,11 @@ def _product_tab(v: dict[str, str]) -> Figure:
 
 
 @tab("tv", "make_layout_tv",
-     Field("thr", "thread layout", "(4,8):(8,1)"), Field("val", "value layout", "(4,2):(2,1)"), group="tv")
+     Field("thr", "thread layout", "(4,8):(8,1)"), Field("val", "value layout", "(4,2):(2,1)"), group="tv",
+     presets=(("seed: (4,8):(8,1) x (4,2):(2,1)", {}),
+              ("128-bit fp16 copy: (16,8):(8,1) x (1,8)", {"thr": "(16,8):(8,1)", "val": "(1,8)"}),
+              ("column-major threads (32,4) x (4,1)", {"thr": "(32,4)", "val": "(4,1)"}),
+              ("256 threads (32,8):(8,1) x (4,8):(8,1)", {"thr": "(32,8):(8,1)", "val": "(4,8):(8,1)"})))
 def _tv_tab(v: dict[str, str]) -> Figure:
     """make_layout_tv(thr, val): each thread's values over the tile the TV layout covers."""
     thr, val = _layout(v["thr"], "thread layout"), _layout(v["val"], "value layout")
@@ -326,7 +366,12 @@ def _tv_tab(v: dict[str, str]) -> Figure:
 
 @tab("tv_layout", "TV layout",
      Field("tv", "TV layout", "((2,2),(2,3)):((2,12),(1,4))", "(thread, value) -> element of the tile"),
-     Field("tile", "tile M,N", "4,6", "blank: the most square tile, as cutelab tv", optional=True), group="tv")
+     Field("tile", "tile M,N", "4,6", "blank: the most square tile, as cutelab tv", optional=True), group="tv",
+     presets=(("seed: ((2,2),(2,3)) over 4x6", {}),
+              ("mma m16n8k16 A (16x16)", {"tv": "((4,8),(2,2,2)):((32,1),(16,8,128))", "tile": "16,16"}),
+              ("mma m16n8k16 B (8x16)", {"tv": "((4,8),(2,2)):((16,1),(8,64))", "tile": "8,16"}),
+              ("mma m16n8k16 C (16x8)", {"tv": "((4,8),(2,2)):((32,1),(16,8))", "tile": "16,8"}),
+              ("ldmatrix x4 source (16x16)", {"tv": "((16,2),(8,1)):((1,128),(16,0))", "tile": "16,16"})))
 def _tv_layout_tab(v: dict[str, str]) -> Figure:
     """A thread-value layout over an (M, N) tile, like CuTe's print_latex_tv."""
     L = _layout(v["tv"], "TV layout")
@@ -337,7 +382,9 @@ def _tv_layout_tab(v: dict[str, str]) -> Figure:
 
 @tab("partition_tiled", "partition: tiled",
      Field("tensor", "tensor M,N", "16,64"), Field("block", "block", "1,16"), Field("threads", "threads/block", "16"),
-     group="partition")
+     group="partition",
+     presets=(("seed: 16x64 in 1x16 blocks", {}),
+              ("8x8 in 2x2 blocks, 4 threads", {"tensor": "8,8", "block": "2,2", "threads": "4"})))
 def _partition_tiled_tab(v: dict[str, str]) -> Figure:
     """Inner partition: tiled_divide by the block shape, one tile per thread."""
     t = _shape(v["tensor"], "tensor")
@@ -347,7 +394,9 @@ def _partition_tiled_tab(v: dict[str, str]) -> Figure:
 
 @tab("partition_outer", "partition: outer",
      Field("tensor", "tensor M,N", "16,32"), Field("block", "block", "8,16"), Field("threads", "thread layout", "(4,8):(8,1)"),
-     group="partition")
+     group="partition",
+     presets=(("seed: 16x32, 8x16 blocks, (4,8):(8,1)", {}),
+              ("column-major threads (8,4)", {"threads": "(8,4):(1,8)"})))
 def _partition_outer_tab(v: dict[str, str]) -> Figure:
     """Inner + outer partition: zipped_divide by the block, local_partition by the thread layout."""
     t = _shape(v["tensor"], "tensor")
@@ -358,7 +407,9 @@ def _partition_outer_tab(v: dict[str, str]) -> Figure:
 @tab("partition_tv", "partition: TV",
      Field("tensor", "tensor M,N", "", "blank: 2x2 tiles of make_layout_tv's tiler", optional=True),
      Field("threads", "thread layout", "(4,2):(2,1)"), Field("values", "value layout", "(2,4):(4,1)"),
-     group="partition")
+     group="partition",
+     presets=(("seed: (4,2):(2,1) x (2,4):(4,1)", {}),
+              ("16x16 tensor, (4,4) x (1,4)", {"tensor": "16,16", "threads": "(4,4):(4,1)", "values": "(1,4)"})))
 def _partition_tv_tab(v: dict[str, str]) -> Figure:
     """Thread-value partition: make_layout_tv, zipped_divide, composition with the TV layout."""
     thr, val = _layout(v["threads"], "thread layout"), _layout(v["values"], "value layout")
@@ -440,7 +491,13 @@ if _has_atom_pictures():
          Field("perm", "permutation MxNxK", "", "e.g. 32x32x16; blank: none", optional=True),
          Field("a_src", "sm90: A from", "", choices=("", "smem", "rmem"), when=("op", r"sm9\d.*")),
          Field("color_by", "colour by", "thread", choices=("thread", "warp", "atom", "mod8")),
-         group="atoms")
+         group="atoms",
+         presets=(("sm80 16x8x16, 2x2 atoms", {}),
+                  ("sm80 16x8x16, one atom", {"atoms": "1x1x1"}),
+                  ("sm80 16x8x8 f16, 2x1 atoms", {"op": "sm80_16x8x8", "atoms": "2x1x1"}),
+                  ("wgmma sm90_64x64x16 (A from smem)", {"op": "sm90_64x64x16", "atoms": "1x1x1"}),
+                  ("wgmma sm90_64x32x16, A from registers", {"op": "sm90_64x32x16", "atoms": "1x1x1", "a_src": "rmem"}),
+                  ("128x128x32 tile by warp", {"atoms": "4x4x1", "perm": "128x128x32", "color_by": "warp"})))
     def _mma_tab(v: dict[str, str]) -> Figure:
         """make_tiled_mma(atom, atom layout, permutation): C, with A on its left and B on top, each element's T#V#."""
         _atoms_limit(v)
@@ -457,7 +514,13 @@ if _has_atom_pictures():
          Field("val", "value layout", "", "blank with ldmatrix: (1,2*matrices)", optional=True, when=("for_operand", "")),
          Field("op", "MMA instruction", "", "e.g. sm80_16x8x16", optional=True, when=("for_operand", "A|B|C")),
          Field("atoms", "MMA atoms MxNxK", "1x1x1", when=("for_operand", "A|B|C")),
-         group="atoms")
+         group="atoms",
+         presets=(("ldmatrix x4, (32,1) threads", {}),
+                  ("ldmatrix x4 for A of sm80_16x8x16", {"for_operand": "A", "op": "sm80_16x8x16"}),
+                  ("ldmatrix x2.trans for B of sm80_16x8x16", {"matrices": "x2", "trans": "yes", "for_operand": "B",
+                                                               "op": "sm80_16x8x16"}),
+                  ("stmatrix x2 for C of sm80_16x8x16", {"kind": "stmatrix", "matrices": "x2", "for_operand": "C", "op": "sm80_16x8x16"}),
+                  ("universal 64-bit, (4,8):(8,1) x (1,4)", {"kind": "universal", "thr": "(4,8):(8,1)", "val": "(1,4)"})))
     def _copy_tab(v: dict[str, str]) -> Figure:
         """make_tiled_copy_tv(atom, thr, val), or make_tiled_copy_A/B/C for an MMA: who reads and who writes each element."""
         _atoms_limit(v)
@@ -481,7 +544,13 @@ if _has_atom_pictures():
          Field("elem_bits", "element bits", "16", choices=("8", "16", "32", "64")),
          Field("ptr_swizzle", "swizzle byte addresses", "no", choices=("no", "yes"), when=("atom", "")),
          Field("before", "before the swizzle too", "yes", choices=("no", "yes")),
-         group="atoms")
+         group="atoms",
+         presets=(("S<3,4,3> o (8,64)", {}),
+                  ("swizzle 128B: K_SW128 (fp16)", {"atom": "K_SW128"}),
+                  ("swizzle 64B: K_SW64 (fp16)", {"atom": "K_SW64"}),
+                  ("swizzle 32B: K_SW32 (fp16)", {"atom": "K_SW32"}),
+                  ("MN-major 128B: MN_SW128", {"atom": "MN_SW128"}),
+                  ("S<3,3,3> o (8,64):(64,1) on element offsets", {"layout": "S<3,3,3> o 0 o (8,64):(64,1)"})))
     def _swizzle_tab(v: dict[str, str]) -> Figure:
         """A (swizzled) shared-memory layout: each element's offset and bank; one colour per bank."""
         opts = dict(v)
@@ -516,7 +585,12 @@ if _has_analysis():
          Field("ldmatrix", "or ldmatrix", "", choices=("", "x1", "x2", "x4")),
          Field("trans", "ldmatrix .trans", "no", choices=("no", "yes"), when=("ldmatrix", "x1|x2|x4")),
          Field("instruction", "instruction", "", "blank: the worst one", optional=True),
-         group="analysis")
+         group="analysis",
+         presets=(("TV (32,8):(1,64) over S<3,3,3> 64x64", {}),
+                  ("ldmatrix x4, no swizzle: 8-way conflicts", {"layout": "(64,64):(64,1)", "ldmatrix": "x4"}),
+                  ("ldmatrix x4 over S<3,3,3>", {"ldmatrix": "x4"}),
+                  ("f32 column of a 32x32 tile", {"tv": "(32,1):(1,1)", "layout": "(32,32):(32,1)", "dtype": "f32"}),
+                  ("f32 column, padded to 33", {"tv": "(32,1):(1,1)", "layout": "(32,32):(33,1)", "dtype": "f32"})))
     def _analyze_tab(v: dict[str, str]) -> Figure:
         """The memory accesses of a TV layout (or ldmatrix) over a tensor layout: vector width, sectors, bank conflicts."""
         opts = dict(v)
@@ -528,3 +602,118 @@ if _has_analysis():
         if opts["tv"]:
             _layout(opts["tv"], "TV layout")
         return _cli_figure("analyze", opts, ints=("instruction",))
+
+
+def _suggest_tab(v: dict[str, str]) -> Figure:
+    """Suggest a swizzle: the Swizzle<B,M,S> that remove the bank conflicts of a TV layout or ldmatrix over a shared tile, before and after."""
+    from ..analysis.suggest import suggest_swizzle
+    from ..analysis.tv import parse_tensor_layout
+
+    with _blame("tile layout"):
+        L = parse_tensor_layout(_required(v["layout"], "tile layout"))
+        tile = L.outer if hasattr(L, "outer") else L
+        if tile.cosize() > SUGGEST_LIMIT:
+            raise LayoutError(f"suggest a swizzle: the tile {tile} spans {tile.cosize()} elements; the playground "
+                              f"searches tiles of up to {SUGGEST_LIMIT} (cutelab suggest-swizzle takes more)")
+    tv = None
+    if not v["ldmatrix"]:
+        tv = _layout(v["tv"], "TV layout")
+    with _blame("tile layout"):
+        s = suggest_swizzle(L, v["dtype"], tv=tv, ldmatrix=int(v["ldmatrix"][1]) if v["ldmatrix"] else None,
+                            trans=v["trans"] == "yes", op=v["op"])
+    return s.figure()
+
+
+#: the most elements a tile of the suggest-a-swizzle tab may span (a 256 x 256 fp16 tile; shared memory holds less)
+SUGGEST_LIMIT = 1 << 16
+
+if _has_analysis():
+    tab("suggest", "suggest a swizzle",
+        Field("layout", "tile layout", "(64,64):(64,1)", "the shared tile, element index -> offset (no swizzle)"),
+        Field("ldmatrix", "ldmatrix", "x4", choices=("", "x1", "x2", "x4")),
+        Field("trans", "ldmatrix .trans", "no", choices=("no", "yes"), when=("ldmatrix", "x1|x2|x4")),
+        Field("tv", "TV layout", "(32,8):(1,64)", "(thread, value) -> element; used when ldmatrix is blank",
+              when=("ldmatrix", "")),
+        Field("op", "access", "ld", choices=("ld", "st"), when=("ldmatrix", "")),
+        Field("dtype", "element", "f16", choices=("f16", "bf16", "f32", "f64", "i8", "u8", "i32")),
+        group="analysis",
+        presets=(("ldmatrix x4, fp16 128B K-major 64x64 -> S<3,3,3>", {}),
+                 ("ldmatrix x4.trans, MN-major 64x64", {"layout": "(64,64):(1,64)", "trans": "yes"}),
+                 ("ldmatrix x4, 16x16 fp16 tile", {"layout": "(16,16):(16,1)"}),
+                 ("TV (32,8):(1,64): 128-bit rows of a 64x64 tile", {"ldmatrix": ""}),
+                 ("f32 column of a 32x32 tile -> S<5,0,5>", {"ldmatrix": "", "tv": "(32,1):(1,1)",
+                                                             "layout": "(32,32):(32,1)", "dtype": "f32"}),
+                 ("none found: f32, rows of 48", {"ldmatrix": "", "tv": "(32,1):(48,1)", "layout": "(32,48):(48,1)",
+                                                  "dtype": "f32"})))(_suggest_tab)
+
+
+def _copy_dst_tab(v: dict[str, str]) -> Figure:
+    """make_tiled_copy(atom, destination TV layout, tile): the copy that lands on a given register layout (e.g. an MMA's A fragment), its source and destination side by side."""
+    import cutelab as cute
+    from ..nvgpu import CopyUniversalOp, warp
+
+    from .. import cli
+
+    dst = _layout(v["dst"], "destination TV layout")
+    tile = _shape(v["tile"], "tile M,N")
+    _limit(tile[0] * tile[1], f"tile {it.tuple_str(tile)}")
+    elem = cli._dtype(v["elem"])
+    try:
+        if v["kind"] == "ldmatrix":
+            atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(v["trans"] == "yes", int(v["matrices"][1])), elem)
+        else:
+            atom = cute.make_copy_atom(CopyUniversalOp(), elem, num_bits_per_copy=_count(v["bits"], "bits") if v["bits"] else 0)
+        tc = cute.make_tiled_copy(atom, dst, tile)
+        fig = R.copy_figure(tc)
+    except (TypeError, LayoutError) as e:
+        err = LayoutError(f"make_tiled_copy({atom if 'atom' in locals() else v['kind']}, {dst}, {it.tuple_str(tile)}): {e}")
+        err.field = getattr(e, "field", None) or "destination TV layout"  # type: ignore[attr-defined]
+        raise err from None
+    got = tc.layout_dst_tv_tiled
+    same = got.size() == dst.size() and bool((got.offsets() == dst.offsets()).all())
+    fig.notes.insert(0, f"destination TV layout given: {dst}; the copy's layout_dst_tv_tiled "
+                        + ("maps every (t,v) to the same element: the registers are the given layout"
+                           if same else f"is {got}: it differs from the given layout"))
+    if v["smem"]:
+        from ..analysis import analyze, copy_trace
+        from ..analysis.tv import parse_tensor_layout
+
+        with _blame("source tile in smem"):
+            S = parse_tensor_layout(v["smem"])
+            r = analyze(copy_trace(tc, S, "shared"))
+        hint = ""
+        if r.totals()["conflicts"] and (S.outer if hasattr(S, "outer") else S).cosize() <= SUGGEST_LIMIT:
+            from ..analysis.suggest import suggest_swizzle
+
+            with _blame("source tile in smem"):
+                sug = suggest_swizzle(S, tiled_copy=tc)
+            hint = (f"; suggested swizzle: {sug.best.swizzle} ({sug.best.totals['conflicts']} conflicts, layout "
+                    f"{sug.best.layout})" if sug.found else "; no swizzle S<B,M,S> of the tile removes them")
+        fig.notes.insert(1, f"source read from shared memory as {S}: {r.summary()}{hint}")
+    return fig
+
+
+#: destination (register) TV layouts of mma.sync m16n8k16 (one atom): make_tiled_copy_A/B/C use these
+_MMA_A = "((4,8),(2,2,2)):((32,1),(16,8,128))"
+_MMA_B = "((4,8),(2,2)):((16,1),(8,64))"
+_MMA_C = "((4,8),(2,2)):((32,1),(16,8))"
+
+if _has_atom_pictures():
+    tab("copy_dst", "TiledCopy by destination",
+        Field("kind", "atom", "ldmatrix", choices=("ldmatrix", "universal")),
+        Field("matrices", "matrices", "x4", choices=("x1", "x2", "x4"), when=("kind", "ldmatrix")),
+        Field("trans", ".trans", "no", choices=("no", "yes"), when=("kind", "ldmatrix")),
+        Field("bits", "bits per copy", "", "blank or 0: one element", optional=True, when=("kind", "universal")),
+        Field("elem", "element", "f16", choices=("f16", "bf16", "f32", "s8", "u8", "s32", "f64")),
+        Field("dst", "destination TV layout", _MMA_A, "(thread, value) -> element of the tile: the registers"),
+        Field("tile", "tile M,N", "16,16"),
+        Field("smem", "source tile in smem", "", "optional: its bank conflicts, e.g. (16,16):(16,1)", optional=True),
+        group="atoms",
+        presets=(("ldmatrix x4 -> A of mma m16n8k16", {}),
+                 ("ldmatrix x4 -> A, from a row-major 16x16 smem tile", {"smem": "(16,16):(16,1)"}),
+                 ("ldmatrix x4 -> A, from S<1,3,3> o 16x16 smem", {"smem": "S<1,3,3> o 0 o (16,16):(16,1)"}),
+                 ("ldmatrix x2 -> B of mma m16n8k16 (K-major)", {"matrices": "x2", "dst": _MMA_B, "tile": "8,16"}),
+                 ("ldmatrix x2.trans -> B (MN-major smem)", {"matrices": "x2", "trans": "yes", "dst": _MMA_B,
+                                                             "tile": "8,16"}),
+                 ("universal 32-bit -> C of mma m16n8k16", {"kind": "universal", "elem": "f32", "dst": _MMA_C,
+                                                            "tile": "16,8"})))(_copy_dst_tab)

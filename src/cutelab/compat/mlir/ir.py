@@ -3,6 +3,9 @@ values, so ``isinstance(x, ir.Value)`` is False; making an MLIR object raises No
 
 >>> isinstance(1.0, Value), isinstance(None, Type)
 (False, False)
+>>> from cutelab.numeric import Int32
+>>> Type.parse("!llvm.struct<(i32, i32)>") == {"struct": [Int32, Int32]}
+True
 """
 
 from __future__ import annotations
@@ -37,10 +40,35 @@ def _cls(name: str) -> type:
     return type(name, (_MlirObject,), {"__module__": __name__, "__doc__": f"MLIR's {name} (no cutelab instances)."})
 
 
+_SCALARS = {"i1": "Boolean", "i8": "Int8", "i16": "Int16", "i32": "Int32", "i64": "Int64", "f16": "Float16",
+            "bf16": "BFloat16", "f32": "Float32", "f64": "Float64"}
+
+
+def _parse_type(text: str) -> Any:
+    """``ir.Type.parse``: a scalar type (``i32``, ``f32``, ...) as its cutlass type, and an
+    ``!llvm.struct<(i32, f32, ...)>`` (the results of a multi-output inline_asm) as
+    ``{"struct": [types]}``; anything else raises NotEmulatedError."""
+    import re
+
+    from ... import numeric
+
+    t = text.strip()
+    if t in _SCALARS:
+        return getattr(numeric, _SCALARS[t])
+    m = re.fullmatch(r"!llvm\.struct<\((.*)\)>", t)
+    if m is not None:
+        items = [x.strip() for x in m.group(1).split(",") if x.strip()]
+        if all(x in _SCALARS for x in items):
+            return {"struct": [getattr(numeric, _SCALARS[x]) for x in items]}
+    raise NotEmulatedError(f"cutlass._mlir.ir.Type.parse({text!r})", "cutelab parses scalar types and "
+                           "!llvm.struct<(...)> of them", where=user_line(3))
+
+
 Value = _cls("Value")
 OpResult = _cls("OpResult")
 BlockArgument = _cls("BlockArgument")
 Type = _cls("Type")
+Type.parse = staticmethod(_parse_type)  # type: ignore[attr-defined]
 Attribute = _cls("Attribute")
 Context = _cls("Context")
 Location = _cls("Location")

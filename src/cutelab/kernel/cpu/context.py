@@ -10,7 +10,10 @@ surface an instruction may use:
   ``ctx.block_of`` (each thread's block in the batch), ``ctx.scalars``;
 - ``ctx.regs[reg.id]``: a (threads, n) array of register storage, ``ctx.env``: index
   variables; ``ctx.index(expr)``, ``ctx.column(ref, dtype, real)``, ``ctx.matrix(refs, dtype)``,
+  ``ctx.gather(refs, dtype)`` (compute values of many refs, a numpy operation per register),
   ``ctx.cond(c)``;
+- an op may also run several of its kind at once: ``interpret_batch(ops, ctx, mask, buffers)``
+  with ``batch_key()`` and ``batch_io()`` (``warps._runs`` says when the interpreter uses it);
 - ``ctx.memory(param, buffers)``, ``ctx.access_index(...)`` (bounds-checked element indices),
   ``ctx.whole_warps(mask, name, short)`` (warp-wide instructions);
 - ``ctx.common``: state shared by every group of warps of the batch (mbarriers); anything an
@@ -32,7 +35,8 @@ from ...errors import LaunchError
 from ..ir.nodes import ParamRef, Shared
 from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
 
-__all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range"]
+__all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range", "ref_groups",
+           "as_index", "warp_of", "warps_per_block"]
 
 
 def real_dtype(dt: Any) -> Any:
@@ -94,6 +98,50 @@ def _runs(offsets: tuple) -> Any:
     if len(_RUNS) > 4096:
         _RUNS.clear()
     return k, np.asarray(starts, dtype=np.int64) // k
+
+
+def warps_per_block(ctx: "ExecContext") -> int:
+    return max(1, -(-ctx.nt // 32))
+
+
+def warp_of(ctx: "ExecContext") -> np.ndarray:
+    """Each thread's warp in the batch (block in the batch * warps per block + warp in the block)."""
+    t = np.arange(ctx.n, dtype=np.int64)
+    return (t // ctx.nt) * warps_per_block(ctx) + (t % ctx.nt) // 32
+
+
+def as_index(xs: Any) -> Any:
+    """Column numbers as a numpy index: a slice where they are consecutive (a view, no copy)."""
+    xs = [int(x) for x in xs]
+    if xs and xs == list(range(xs[0], xs[0] + len(xs))):
+        return slice(xs[0], xs[0] + len(xs))
+    return np.asarray(xs, dtype=np.intp)
+
+
+def ref_groups(ir: Any, refs: tuple) -> Tuple[list, list]:
+    """The element references refs (one per element of an operand) sorted for whole-column numpy
+    work: ([(reg, its columns, the elements they give, whether that is the whole register in
+    order)], [(element, ref) of every other ref]), each register once, its columns in the order
+    of refs. Worked out once per tuple of refs of
+    the kernel (cached on its IR, which keeps the tuples alive)."""
+    cache = ir.__dict__.setdefault("_cpu_ref_groups", {})
+    got = cache.get(id(refs))
+    if got is None or got[0] is not refs:
+        by_reg: Dict[int, Any] = {}
+        other = []
+        for i, ref in enumerate(refs):
+            if isinstance(ref, tuple):
+                g = by_reg.get(ref[0].id)
+                if g is None:
+                    g = by_reg[ref[0].id] = (ref[0], [], [])
+                g[1].append(ref[1])
+                g[2].append(i)
+            else:
+                other.append((i, ref))
+        regs = [(r, as_index(cols), as_index(at), cols == list(range(r.n)) and at == cols)
+                for r, cols, at in by_reg.values()]
+        got = cache[id(refs)] = (refs, regs, other)
+    return got[1], got[2]
 
 
 class _Env(dict):
@@ -221,6 +269,23 @@ class ExecContext:
             out[:, i] = self.column(r, dt, real=False)
         return out
 
+    def gather(self, refs: tuple, dt: Any) -> np.ndarray:
+        """(threads, len(refs)) compute values of dt: ``column(ref, dt, real=True)`` of every ref,
+        a column per ref, with one numpy operation per register the refs read. May be a register's
+        own array: read it, do not write it."""
+        regs, other = ref_groups(self.ir, refs)
+        n = len(refs)
+        if not other and len(regs) == 1:
+            r, cols, _, whole = regs[0]
+            v = self.regs[r.id] if whole else self.regs[r.id][:, cols]
+            return convert(to_real(v, r.dtype), dt)
+        out = np.empty((self.n, n), dtype=real_dtype(dt))
+        for r, cols, at, _ in regs:
+            out[:, at] = convert(to_real(self.regs[r.id][:, cols], r.dtype), dt)
+        for i, ref in other:
+            out[:, i] = self.column(ref, dt, real=True)
+        return out
+
     def cond(self, c: Any) -> np.ndarray:
         """A condition (a register element or an index expression) as a bool per thread."""
         if isinstance(c, tuple):
@@ -232,7 +297,12 @@ class ExecContext:
     def memory(self, p: Any, buffers: Dict[int, np.ndarray]) -> Tuple[np.ndarray, int, Any]:
         """(flat array, per-block length, per-thread base shift) of a Param or a Shared array."""
         if isinstance(p, Shared):
-            return self.shared[p.index], p.length, self.block_of * p.length
+            cache = self.__dict__.setdefault("_shifts", {})  # the same for every group of the batch
+            shift = cache.get(p.length)
+            if shift is None:
+                shift = cache[p.length] = self.block_of * p.length
+                shift.flags.writeable = False
+            return self.shared[p.index], p.length, shift
         data = buffers[p.index]
         return data, len(data), None
 

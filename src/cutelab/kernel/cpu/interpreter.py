@@ -35,9 +35,9 @@ import numpy as np
 
 from ...errors import LaunchError, TraceError
 from ..frontend.cformat import format_value
-from ..ir.nodes import Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
+from ..ir.nodes import FAST_MATH, Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
 from ...dtypes import convert
-from .context import ExecContext, from_real, real_dtype, to_real
+from .context import ExecContext, as_index, from_real, real_dtype, ref_groups, to_real
 from .warps import run_groups
 
 __all__ = ["interpret"]
@@ -52,6 +52,19 @@ def _line(ir: KernelIR, s: Any) -> str:
     """ (at file:line) of op s in the user's kernel source, when the tracer recorded it."""
     w = getattr(s, "loc", None) or ""
     return f" (at {w})" if w else ""
+
+
+#: (first, end) addresses of host memory that other processes map (``cutelab.compat.distributed``'s
+#: symmetric memory): a launch writes it in place, never on a copy, as other ranks must see the
+#: writes while the kernel runs (accesses are still checked before they are made)
+SHARED: List[Any] = []
+
+
+def _shared(buf: np.ndarray) -> bool:
+    if not SHARED:
+        return False
+    p = buf.__array_interface__["data"][0]
+    return any(lo <= p < hi for lo, hi in SHARED)
 
 
 def _fmt(v: Any, dt: Any) -> str:
@@ -89,7 +102,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
         written |= {a.param.index for op in walk(ir.body) if isinstance(op, Op) for a in op.accesses()
                     if a.is_store and not isinstance(a.param, Shared)}
-        work = {i: (buf.copy() if i in written else buf) for i, buf in buffers.items()}
+        work = {i: (buf.copy() if i in written and not _shared(buf) else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     lrec = recorder.launch(ir) if recorder is not None else None
     for first in range(0, nblocks, step):
@@ -173,7 +186,16 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
         b.regs[s.dst.id] = _compute(b, s)
     elif isinstance(s, Assign):
         arr = b.regs[s.dst.id]
-        for j, ref in zip(s.index, s.src):
+        regs, other = _assign_groups(b.ir, s)
+        for r, cols, at, _ in regs:  # the elements read from one register: one numpy operation
+            v = b.regs[r.id][:, cols]
+            if r.dtype.name != s.dst.dtype.name:
+                v = from_real(to_real(v, r.dtype), s.dst.dtype)
+            if mask is None:
+                arr[:, at] = v
+            else:
+                arr[:, at] = np.where(mask[:, None], v, arr[:, at])
+        for j, ref in other:
             v = b.column(ref, s.dst.dtype, real=False)
             if mask is None:
                 arr[:, j] = v
@@ -189,12 +211,33 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
         raise TraceError(f"the interpreter cannot run op {s!r}")
 
 
+def _assign_groups(ir: KernelIR, s: Assign) -> Any:
+    """ref_groups of an Assign's sources, with the register elements they go to (the ``at`` of
+    each group is the destination's elements); ([], every (element, ref)) where the registers
+    cannot be copied as whole columns in any order (the destination read, an element written
+    twice)."""
+    cache = ir.__dict__.setdefault("_cpu_assign_groups", {})
+    got = cache.get(id(s))
+    if got is None or got[0] is not s:
+        regs, other = ref_groups(ir, s.src)
+        mine = f"reg.{s.dst.id}."  # an index expression that reads the destination (a RegVar)
+        if (len(set(s.index)) != len(s.index) or any(r is s.dst for r, _, _, _ in regs)
+                or any(not isinstance(ref, (int, float)) and mine in repr(ref) for _, ref in other)):
+            plan = ([], list(zip(s.index, s.src)))
+        else:
+            plan = ([(r, cols, as_index(np.asarray(s.index)[at]), w) for r, cols, at, w in regs],
+                    [(s.index[i], ref) for i, ref in other])
+        got = cache[id(s)] = (s, plan)
+    return got[1]
+
+
 _CMP = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "eq": np.equal,
         "ne": np.not_equal}
 _MATH = {"abs": np.abs, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
          "rsqrt": lambda x: 1 / np.sqrt(x), "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "rcp": lambda x: 1 / x,
          "erf": lambda x: np.asarray(np.frompyfunc(_math.erf, 1, 1)(x), dtype=np.float64), "ceil": np.ceil,
          "floor": np.floor, "log10": np.log10, "tan": np.tan, "atan": np.arctan}
+_MATH.update({f: _MATH[f.removesuffix("_fast")] for f in FAST_MATH})  # computed as the exact forms
 
 
 _HALF_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide}
@@ -271,9 +314,23 @@ def _compute(b: ExecContext, s: Compute) -> np.ndarray:
         if all(x is not None for x in a) and any(x.ndim == 2 for x in a):
             v = np.asarray(_arith(s.op, a, rdt), dtype=rdt)
             return np.ascontiguousarray(np.broadcast_to(from_real(v, d.dtype), (b.n, d.n)))
+    if s.op in ("cvt", "mov"):  # copies: one numpy operation per register read
+        regs, other = ref_groups(b.ir, s.args[0])
+        if s.op == "mov" and len(regs) == 1 and not other and regs[0][3] and regs[0][0].dtype.name == d.dtype.name:
+            return b.regs[regs[0][0].id].copy()  # a snapshot of a whole register
+        res = np.empty((b.n, d.n), dtype=d.dtype.storage)
+        for r, cols, at, whole in regs:
+            v = b.regs[r.id] if whole else b.regs[r.id][:, cols]
+            if s.op == "mov" and r.dtype.name == d.dtype.name:
+                res[:, at] = v
+            else:
+                res[:, at] = from_real(convert(to_real(v, r.dtype), r.dtype), d.dtype)
+        for i, src in other:
+            res[:, i] = from_real(b.column(src, d.dtype, real=True), d.dtype)
+        return res
     res = np.empty((b.n, d.n), dtype=d.dtype.storage)
     for i in range(d.n):
-        if s.op in ("cvt", "mov"):
+        if s.op in ("cvt", "mov"):  # pragma: no cover - done above
             src = s.args[0][i]
             sdt = src[0].dtype if isinstance(src, tuple) else d.dtype
             if s.op == "mov" and isinstance(src, tuple) and sdt.name == d.dtype.name:

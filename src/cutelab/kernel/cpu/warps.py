@@ -20,12 +20,13 @@ Barriers: ``sync_threads`` waits for every thread of the block that has not fini
 barrier (an op with ``barrier_id``/``num_threads``/``wait``) for ``num_threads`` arrivals. A
 group that holds every unfinished thread of its blocks passes at once (the lock-step case).
 
-Optional race detection (``CUTELAB_RACECHECK=1``): a shared-memory element written by one
-group of warps and then read or written by another that has passed no wait since the write is
-reported as a race, as compute-sanitizer's racecheck would on the GPU (an approximation: any
-wait counts as synchronisation).
+Optional race detection (``CUTELAB_RACECHECK=1``, ``racecheck.py``): shared-memory accesses of
+different warps with no barrier or wait between them (read-after-write, write-after-read,
+write-after-write) are reported with both lines, as compute-sanitizer's racecheck would on the GPU.
 
-May import: ``kernel.ir``, ``kernel.cpu.context``, ``cutelab.errors``.
+Runs of independent instruction ops (mma.sync) run as one (``_runs``, ``Op.interpret_batch``).
+
+May import: ``kernel.ir``, ``kernel.cpu.context``, ``kernel.cpu.racecheck``, ``cutelab.errors``.
 """
 
 from __future__ import annotations
@@ -36,12 +37,21 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ...errors import LaunchError
-from ..ir.nodes import Barrier, For, If, Load, Op, Shared, Store, While, walk
-from .context import ExecContext, and_mask
+from ..ir.nodes import Assign, Barrier, Compute, For, If, Op, While, walk
+from .context import ExecContext, and_mask, warp_of, warps_per_block
+from .racecheck import RaceCheck
 
 __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
 
 MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
+BATCH_RUNS = True  # run independent instruction ops (mma.sync) of a run as one (_runs); tests turn it off to compare
+
+#: Set by ``cutelab.compat.distributed`` while this process shares memory with other ranks (None
+#: otherwise): an object with ``polls(run, s)`` (True when while loop ``s`` reads memory that other
+#: processes write: it then has no round limit), ``wait(run, g, s, f)`` (called each round after
+#: the first of such a loop: yields the CPU to the other ranks, and raises when every rank waits
+#: and none can move: a deadlock across ranks) and ``done(run, f)`` (the loop has ended).
+shared_waits: Any = None
 
 
 def _is_sync(s: Any) -> bool:
@@ -147,6 +157,75 @@ class _Barriers:
         return moved
 
 
+# --------------------------------------------------------------------------- runs of independent ops
+
+def _reads(op: Any) -> Any:
+    """The ids of the registers a copy or an instruction op of a run reads."""
+    if isinstance(op, Compute):
+        return {r[0].id for r in op.args[0] if isinstance(r, tuple)}
+    return op.batch_io()[0]
+
+
+def _runs(block: Any) -> Dict[int, Any]:
+    """{pc: (end, ops to step, ops to batch)} for the runs of block's ops that go as one: Assigns,
+    one after another, to one register (merged into one Assign), and runs from pc to end made of
+    ``mov``/``cvt`` copies and at least two instruction ops of one ``batch_key()`` (an ``Op`` with
+    ``interpret_batch(ops, ctx, mask, buffers)`` and ``batch_io()``: the ids of the registers it
+    reads and writes; mma.sync) where nothing reads what an instruction op of the run writes: the
+    copies run first, in order, then the instruction ops as one. Such runs are what cute.gemm's
+    loops over (m, n) make."""
+    out: Dict[int, Any] = {}
+    ops = block.ops
+    i = 0
+    while i < len(ops):
+        key, copies, batch, written, last = None, [], [], set(), None
+        j = i
+        while j < len(ops):
+            s = ops[j]
+            if isinstance(s, Compute) and s.op in ("mov", "cvt") and not _reads(s) & written:
+                copies.append(s)
+            elif (isinstance(s, Op) and hasattr(s, "interpret_batch")
+                  and not getattr(s, "may_wait", False) and (key is None or s.batch_key() == key)
+                  and not _reads(s) & written):
+                key = s.batch_key()
+                batch.append(s)
+                written |= s.batch_io()[1]
+                last = j
+                n_copies = len(copies)
+            else:
+                break
+            j += 1
+        if len(batch) >= 2:
+            out[i] = (last + 1, copies[:n_copies], batch)
+            i = last + 1
+            continue
+        j = i  # Assigns, one after another, to one register: one Assign
+        while j < len(ops) and isinstance(ops[j], Assign) and ops[j].dst is ops[i].dst:
+            j += 1
+        if j - i >= 2:
+            merged = _merge_assigns(ops[i:j])
+            if merged is not None:
+                out[i] = (j, [merged], [])
+                i = j
+                continue
+        i += 1
+    return out
+
+
+def _merge_assigns(ops: List[Any]) -> Any:
+    """One Assign doing what the Assigns ops (to one register, in order) do; None where the order
+    between them could matter (an element written twice, the register read by one of them)."""
+    dst = ops[0].dst
+    index = [j for s in ops for j in s.index]
+    src = [r for s in ops for r in s.src]
+    mine = f"reg.{dst.id}."
+    if len(set(index)) != len(index) or any(
+            (r[0] is dst) if isinstance(r, tuple) else (not isinstance(r, (int, float)) and mine in repr(r))
+            for r in src):
+        return None
+    return Assign(dst, tuple(index), tuple(src))
+
+
 # --------------------------------------------------------------------------- groups
 
 class _Group:
@@ -170,7 +249,16 @@ class _Run:
         self.groups = [_Group(ctx, [_Block(ir.body, None)], 0, None)]
         self.barriers = _Barriers(ctx.nblk, ctx.nt)
         self.expected: Dict[int, int] = {}
-        self.race = _RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
+        self.race = RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
+        self.batching = BATCH_RUNS and self.race is None and ctx.rec is None  # racecheck, profiler: one by one
+        self._runs = ir.__dict__.setdefault("_cpu_runs", {})
+
+    def runs(self, block: Any) -> Dict[int, Any]:
+        """The runs of block's ops that can go as one (cached on the kernel's IR): see _runs."""
+        got = self._runs.get(id(block))
+        if got is None or got[0] is not block:
+            got = self._runs[id(block)] = (block, _runs(block))
+        return got[1]
 
     def run(self) -> None:
         while True:
@@ -219,6 +307,16 @@ class _Run:
                     f.pc += 1
                     moved = True
                 else:
+                    run = self.runs(f.block).get(f.pc) if self.batching else None
+                    if run is not None:  # independent ops of one kind from here: as one (see _runs)
+                        end, singles, batch = run
+                        for x in singles:
+                            self.step(ctx, x, f.mask, self.buffers, self.lines)
+                        if batch:
+                            type(batch[0]).interpret_batch(batch, ctx, f.mask, self.buffers)
+                        f.pc = end
+                        moved = True
+                        continue
                     if isinstance(s, Op) and s.may_wait:
                         w = s.waits_for(ctx, f.mask)
                         if w is not None:
@@ -226,7 +324,7 @@ class _Run:
                             return moved
                         g.waiting = None
                     if self.race is not None:
-                        self.race.check(g, s, f.mask)
+                        self.race.check(ctx, s, f.mask)
                     self.step(ctx, s, f.mask, self.buffers, self.lines)
                     f.pc += 1
                     moved = True
@@ -302,10 +400,14 @@ class _Run:
                 elif f.stage == 1:  # test
                     f.m = and_mask(f.m, ctx.cond(s.cond))
                     if not f.m.any():
+                        if f.rounds > 1 and shared_waits is not None:
+                            shared_waits.done(self, f)
                         stack.pop()
                         continue
                     f.rounds += 1
-                    if f.rounds > MAX_WHILE_ROUNDS:
+                    if f.rounds > 1 and shared_waits is not None and shared_waits.polls(self, s):
+                        shared_waits.wait(self, g, s, f)  # polls another rank's memory: no round limit
+                    elif f.rounds > MAX_WHILE_ROUNDS:
                         raise LaunchError(
                             f"{self.ir.name}: a while loop ran {MAX_WHILE_ROUNDS} rounds and some thread's condition "
                             f"still holds; the interpreter stops here (an endless loop?). Nothing was written."
@@ -411,8 +513,8 @@ class _Run:
                 continue
             ctx = g.ctx
             act = np.ones(ctx.n, dtype=bool) if mask is None else mask
-            warp = _warp_of(ctx)
-            blocked = np.zeros(ctx.nblk * _warps_per_block(ctx), dtype=bool)
+            warp = warp_of(ctx)
+            blocked = np.zeros(ctx.nblk * warps_per_block(ctx), dtype=bool)
             np.logical_or.at(blocked, warp[act & ~ready], True)  # a warp goes on only as a whole
             go = act & ~blocked[warp]
             if not go.any() or go[act].all():
@@ -519,16 +621,6 @@ class _Run:
                           f"nothing was written:\n" + "\n".join(lines) + tail)
 
 
-def _warps_per_block(ctx: ExecContext) -> int:
-    return max(1, -(-ctx.nt // 32))
-
-
-def _warp_of(ctx: ExecContext) -> np.ndarray:
-    """Each thread's warp in the batch (block in the batch * warps per block + warp in the block)."""
-    t = np.arange(ctx.n, dtype=np.int64)
-    return (t // ctx.nt) * _warps_per_block(ctx) + (t % ctx.nt) // 32
-
-
 def _or(a: Any, b: Any) -> Any:
     if a is None or b is None:
         return None
@@ -542,7 +634,7 @@ def _warps(ctx: ExecContext, mask: Any) -> str:
         return "no thread"
     per_blk = act.reshape(ctx.nblk, ctx.nt)
     k = int(np.argmax(per_blk.any(axis=1)))
-    nw = _warps_per_block(ctx)
+    nw = warps_per_block(ctx)
     warps = [w for w in range(nw) if per_blk[k, w * 32:(w + 1) * 32].any()]
     ws = _ranges(warps)
     more = int(per_blk.any(axis=1).sum()) - 1
@@ -559,64 +651,6 @@ def _ranges(xs: List[int]) -> str:
         out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
         i = j + 1
     return ",".join(out)
-
-
-# --------------------------------------------------------------------------- race detection
-
-class _RaceCheck:
-    """The last writer (a warp) of each shared-memory element and when, and when each warp last
-    passed a barrier or a wait: a warp that touches an element another warp wrote after its own
-    last synchronisation is racing with it."""
-
-    def __init__(self, ctx: ExecContext):
-        self.ctx = ctx
-        self.warp = _warp_of(ctx)
-        self.writer: Dict[int, np.ndarray] = {}  # shared index -> warp of the last write (-1: none)
-        self.when: Dict[int, np.ndarray] = {}  # shared index -> time of the last write
-        self.synced_at = np.zeros(ctx.nblk * _warps_per_block(ctx), dtype=np.int64)
-        self.time = 1
-
-    def synced(self, mask: Any) -> None:
-        w = self.warp if mask is None else self.warp[mask]
-        self.synced_at[w] = self.time
-        self.time += 1
-
-    def check(self, g: _Group, s: Any, mask: Any) -> None:
-        if isinstance(s, Op):
-            if s.may_wait:  # it has just passed a wait
-                self.synced(mask)
-            accesses = [(a.param, a.base, a.offsets, a.is_store) for a in s.accesses()]
-        elif isinstance(s, (Load, Store)):
-            accesses = [(s.param, s.base, s.offsets, isinstance(s, Store))]
-        else:
-            return
-        ctx = g.ctx
-        act = np.ones(ctx.n, dtype=bool) if mask is None else mask
-        for p, base, offsets, is_store in accesses:
-            if not isinstance(p, Shared):
-                continue
-            idx = ctx.access_index(base, offsets, p.length, f"{ctx.ir.name}: racecheck of {p.name}", mask)
-            idx = (idx + (ctx.block_of * p.length)[:, None])[act]
-            me = np.broadcast_to(self.warp[act][:, None], idx.shape).ravel()
-            flat = idx.ravel()
-            if p.index not in self.writer:
-                self.writer[p.index] = np.full(ctx.shared[p.index].shape[0], -1, dtype=np.int64)
-                self.when[p.index] = np.zeros(ctx.shared[p.index].shape[0], dtype=np.int64)
-            w, t = self.writer[p.index], self.when[p.index]
-            race = (w[flat] >= 0) & (w[flat] != me) & (t[flat] > self.synced_at[me])
-            if race.any():
-                i = int(np.argmax(race))
-                e, nw = int(flat[i]), _warps_per_block(ctx)
-                loc = getattr(s, "loc", None) or ""
-                raise LaunchError(
-                    f"{ctx.ir.name}: racecheck: warp {int(me[i]) % nw} {'writes' if is_store else 'reads'} shared "
-                    f"memory {p.name}[{e % p.length}] of block {ctx.block_name(e // p.length)}"
-                    f"{' at ' + loc if loc else ''}, which warp {int(w[e]) % nw} wrote with no barrier or wait "
-                    f"between them (a data race on the GPU; CUTELAB_RACECHECK=1)")
-            if is_store:
-                w[flat] = me
-                t[flat] = self.time
-        self.time += 1
 
 
 def run_groups(ctx: ExecContext, step: Any, buffers: Any, lines: List[Any]) -> None:

@@ -160,6 +160,11 @@ def load_module(cubin: bytes, key: str, name: str) -> Any:
     return _MODULES[k][1]
 
 
+def default_stream() -> Any:
+    """``cutlass.cuda.default_stream()``: the legacy default stream, ``CUstream(0)``."""
+    return CUstream(0)
+
+
 class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name
     """cuda.bindings.driver.CUstream_flags: the flags of cuStreamCreate (the default stream is 0)."""
 

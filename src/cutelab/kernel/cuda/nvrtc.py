@@ -18,10 +18,17 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ...errors import CompileError
 
-__all__ = ["nvrtc_version", "compile_cuda", "cache_dir", "CompileResult"]
+__all__ = ["nvrtc_version", "compile_cuda", "cache_dir", "CompileResult", "nvrtc_options"]
 
-# --fmad=false: a*b+c rounds twice, as the IR says (and as the CPU interpreter computes)
-OPTIONS = ("--std=c++17", "-default-device", "--fmad=false")
+OPTIONS = ("--std=c++17", "-default-device")
+
+
+def nvrtc_options() -> Tuple[str, ...]:
+    """NVRTC's options: a multiply followed by an add may contract to one fma (rounding once), as CuTe
+    DSL's kernels do (its PTX's mul.f32/add.f32 are contractible) and as nvcc does by default;
+    ``CUTELAB_FMAD=0`` keeps every a*b+c rounding twice, as the IR says and the CPU interpreter
+    computes, for results bit-identical to the interpreter's."""
+    return OPTIONS + (("--fmad=false",) if os.environ.get("CUTELAB_FMAD", "1") == "0" else ("--fmad=true",))
 VERBOSE_PTXAS = "--ptxas-options=-v"  # ptxas reports registers and spills in the log (spill_report)
 
 
@@ -124,13 +131,16 @@ def _key(source: str, arch: str, options: Tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-def compile_cuda(source: str, name: str, arch: str = "sm_90", options: Tuple[str, ...] = OPTIONS,
+def compile_cuda(source: str, name: str, arch: str = "sm_90", options: Optional[Tuple[str, ...]] = None,
                  use_cache: bool = True) -> CompileResult:
-    """Compile source to a cubin for arch (e.g. "sm_90"), through the in-memory and disk caches.
+    """Compile source to a cubin for arch (e.g. "sm_90"), through the in-memory and disk caches, with
+    ``options`` (default: ``nvrtc_options()``, read at each call).
 
     Raises CompileError with NVRTC's log when the source does not compile.
     """
     t0 = time.perf_counter()
+    if options is None:
+        options = nvrtc_options()
     key = _key(source, arch, options)
     if use_cache:
         if key in _MEMORY:

@@ -330,3 +330,15 @@ def rcp_approx(a, *, loc=None, ip=None):
 
 __all__ += ["shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
             "rcp_approx"]
+
+
+# --------------------------------------------------------------------------- memory ordering on global memory
+
+from ..instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics, red, fence.acq_rel)
+    atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_or, atomic_xor, fence_acq_rel_cluster,
+    fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys, load, red, store,
+)
+
+__all__ += ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
+            "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
+            "fence_acq_rel_sys"]

@@ -191,6 +191,20 @@ def _runtime_int(x: Any) -> bool:
     return _is_dynamic(x) or isinstance(x, (DynInt, DynBool))
 
 
+def py_conv(fn: Any, x: Any, where: str) -> Any:
+    """``int(x)`` / ``float(x)`` in a kernel: a runtime value (a tensor value, a thread-dependent
+    index, a runtime scalar) has no Python number at trace time, and CuTe DSL refuses the
+    conversion; a static value converts as in Python."""
+    if fn is builtins.int or fn is builtins.float:
+        t = _tracer()
+        if t is not None and (_runtime_int(x) or type(x).__name__ == "DynFloat"):
+            raise TraceError(
+                f"kernel {t.name}: {fn.__name__}() of a runtime value ({_describe(x)}) at {where}: it has no Python "
+                f"value while the kernel is traced (CuTe DSL refuses it too); convert it with "
+                f"cutlass.{'Int32' if fn is builtins.int else 'Float32'}(x) or x.to(...)")
+    return fn(x)
+
+
 def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
     """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
     (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
@@ -271,6 +285,22 @@ class Unusable:
     __str__ = __format__ = lambda self, *a: self._fail()  # type: ignore[assignment]
 
 
+def _promotable(v: Any) -> bool:
+    """A static Python number that a runtime region may change: CuTe DSL makes it a runtime value."""
+    return type(v) in (int, float, bool) or (isinstance(v, (int, float)) and type(v).__module__ == "numpy")
+
+
+def _promoted(v: Any) -> Any:
+    """v as the runtime value CuTe DSL promotes it to: Boolean, Int32 (Int64 past its range), Float32."""
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue
+
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return IntValue(Boolean, bool(v))
+    if isinstance(v, float) or type(v).__name__.startswith("float"):
+        return FloatValue(Float32, float(v))
+    return IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
+
+
 class _Carry:
     """Carries variables through a runtime region: tensor values live in mutable registers."""
 
@@ -305,10 +335,11 @@ class _Carry:
         from ...numeric import Int32, Int64
 
         for n, v in self.pre.items():
-            if isinstance(v, int) and not isinstance(v, bool) and n not in self.loop_targets:
-                # a Python int the region assigns is a runtime value in CuTe DSL (an Int32 that the
-                # loop carries, e.g. `smem_pipe_write = stages - 1` moved on each iteration)
-                v = IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
+            if n not in self.loop_targets and _promotable(v):
+                # a Python int, float or bool the region assigns is a runtime value in CuTe DSL (an
+                # Int32 that the loop carries, e.g. `smem_pipe_write = stages - 1` moved on each
+                # iteration; a Float32 or Boolean one branch changes)
+                v = _promoted(v)
                 self.pre[n] = v
             if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
@@ -398,6 +429,8 @@ class _Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
+            if pre is UNDEF and v is UNDEF:
+                continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
             if n in self.regs and _is_view(self.regs[n][1]):
                 r, view = self.regs[n]
                 if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
@@ -424,9 +457,15 @@ class _Carry:
                 continue
             if n in self.regs:
                 r, shape = self.regs[n]
-                if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))):
+                if r.n == 1 and shape == () and (is_sym(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                                                  or (isinstance(v, bool) and r.dtype.kind == "bool")):
+                    if isinstance(v, float) and not isinstance(v, int) and r.dtype.kind != "float":
+                        raise TraceError(
+                            f"kernel {t.name}: variable '{n}' is a runtime {r.dtype} in the {self.what} at "
+                            f"{self.where} and is set to the float {v!r} there; a variable keeps one type through a "
+                            f"runtime {self.what} (write {r.dtype.name}({v!r}) or start it as a float)")
                     t.check_refs([v] if is_sym(v) else [], f"variable {n}")
-                    t.emit(Assign(r, (0,), (v,)))  # a scalar variable set to a number or an index
+                    t.emit(Assign(r, (0,), (int(v) if isinstance(v, bool) else v,)))  # a number or an index
                     continue
                 if isinstance(v, TraceValue) and len(v.refs) == r.n and v.dtype.name != r.dtype.name:
                     v = v.to(r.dtype)  # e.g. an Int32 counter set from an Int64 expression
@@ -622,12 +661,19 @@ class Branch:
     def leave(self, now: Dict[str, Any]) -> None:
         if not self.dynamic:
             return
+        from ...numeric import FloatValue, IntValue
+
         c = self.carry
         for n in c.names:  # tensor values first bound inside a branch get a register too
             v = now.get(n, UNDEF)
             if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs:
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 c.regs[n] = (r, v.shape)
+            elif c.pre[n] is UNDEF and n not in c.regs and (_promotable(v) or isinstance(v, (IntValue, FloatValue))):
+                # a number first bound inside a runtime branch: a runtime value of its type (CuTe DSL
+                # promotes `if c: y = 3 else: y = 7` to an Int32 the branch yields)
+                pv = v if isinstance(v, (IntValue, FloatValue)) else _promoted(v)
+                c.regs[n] = (self.t.new_reg(pv.dtype, 1, mutable=True), ())
             if c.pre[n] is UNDEF and v is not UNDEF:
                 self.set_in[n] = self.set_in.get(n, 0) + 1
         c.leave(now)

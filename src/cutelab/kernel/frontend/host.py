@@ -10,10 +10,13 @@ cutelab does the same: while a jit function's body runs, kernel launches and hos
 are recorded (``HostAction``; launches as launch.py records them for cute.compile) and run, in
 order, when the body has returned.
 
-The arguments a jit function sees: a ``cutlass.Int32(...)`` value, or an int passed for a
-parameter annotated with an integer type (``n: cutlass.Int32``), is a runtime value in CuTe
-DSL: here a :class:`~cutelab.dynamic.DynInt` (its value, printed ``?``). ``Constexpr``
-parameters and plain ints stay static.
+The arguments a jit function sees (CuTe DSL's "JIT Function Argument Generation"): every
+``bool``, ``int`` and ``float`` argument, and every ``cutlass.Int32(...)`` etc., is a runtime
+value unless its parameter is annotated ``cutlass.Constexpr``: here a
+:class:`~cutelab.dynamic.DynInt` / ``DynBool`` / ``DynFloat`` (its value known, printed ``?``).
+A compiled function is traced per value of its runtime arguments (``respecialize``), so a
+call with another value runs. User types of the DSL's JitArgument / DynamicExpression
+protocols carry runtime values the same way. Tuples, layouts and other objects stay static.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import contextlib
 import io
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
 
 from ...dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
 from ...errors import LaunchError
@@ -114,12 +119,86 @@ def _annotation(fn: Any, p: Any) -> Any:
     return ann
 
 
+def _is_constexpr(ann: Any) -> bool:
+    from ..launch.args import Constexpr
+
+    return ann is Constexpr or (isinstance(ann, str) and "Constexpr" in ann) or "Constexpr" in repr(ann)
+
+
+def _mismatch(fn: Any, name: str, want: str, v: Any) -> LaunchError:
+    return LaunchError(f"{getattr(fn, '__name__', 'jit function')}: argument {name} is annotated {want}, "
+                       f"but the call gives {v!r} ({type(v).__name__})")
+
+
+def protocol_values(obj: Any) -> Optional[List[Any]]:
+    """The runtime values a user type carries by CuTe DSL's protocols, as (type, value) pairs:
+    ``DynamicExpression`` (``__extract_mlir_values__`` / ``__new_from_mlir_values__``) gives them
+    itself; ``JitArgument`` (``__c_pointers__`` / ``__get_mlir_types__`` /
+    ``__new_from_mlir_values__``) as C pointers to values of the types it names. None for an
+    object of neither kind, or one carrying something other than scalars (tensors, ...)."""
+    import ctypes
+
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, is_numeric_type
+
+    if isinstance(obj, type) or not hasattr(obj, "__new_from_mlir_values__"):
+        return None
+    out: List[Any] = []
+    if hasattr(obj, "__extract_mlir_values__"):
+        for v in obj.__extract_mlir_values__():
+            if isinstance(v, DynBool) or type(v) is bool:
+                out.append((Boolean, bool(v)))
+            elif isinstance(v, (IntValue, DynInt)) or type(v).__name__ == "DynScalar":
+                out.append((v.dtype, int(v)))
+            elif isinstance(v, FloatValue):
+                out.append((v.dtype, float(v)))
+            elif type(v) is int:
+                out.append((Int32 if -(1 << 31) <= v < (1 << 31) else Int64, v))
+            elif type(v) is float:
+                out.append((Float32, v))
+            else:
+                return None
+        return out
+    if hasattr(obj, "__c_pointers__") and hasattr(obj, "__get_mlir_types__"):
+        types, ptrs = list(obj.__get_mlir_types__()), list(obj.__c_pointers__())
+        if len(types) != len(ptrs) or not all(is_numeric_type(t) for t in types):
+            return None
+        for t, p in zip(types, ptrs):
+            addr = p.value if isinstance(p, ctypes.c_void_p) else ctypes.cast(p, ctypes.c_void_p).value
+            raw = np.frombuffer((ctypes.c_char * (t.width // 8 or 1)).from_address(addr), dtype=t.storage, count=1)
+            from ...dtypes import to_compute
+
+            x = to_compute(raw, t)[0]
+            out.append((t, bool(x) if t.kind == "bool" else float(x) if t.is_float else int(x)))
+        return out
+    return None
+
+
+def _dynamic_value(dt: Any, v: Any) -> Any:
+    from ...dynamic import dyn_scalar
+
+    if dt.kind == "bool":
+        return DynBool(bool(v))
+    if dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
+        return DynInt(int(dt(int(v))), dt, track=False)
+    d = dyn_scalar(dt, v) if dt.kind == "float" else None
+    return d if d is not None else v
+
+
 def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-    """The arguments as a jit function's body sees them: runtime integers become DynInts."""
+    """The arguments as a jit function's body sees them, by CuTe DSL's rule ("JIT Function
+    Argument Generation"): an argument is a runtime value unless it is annotated
+    ``cutlass.Constexpr``. A Python ``bool``, ``int`` or ``float`` (and a ``cutlass.Int32(...)``
+    etc.) becomes a DynBool / DynInt (Int32; a value past its range wraps, with a warning, as CuTe
+    DSL converts it) / DynFloat (Float32): its
+    value known, printed ``?``. Its type is inferred from the call, or taken from the
+    annotation (``bool``, ``int``, ``float``, ``cutlass.Int32``, ...), which the value must
+    match. Tuples, layouts, types, callables and other objects stay trace-time values."""
     import inspect
 
+    import numpy as np
+
     from ...dynamic import DynInt, dyn_scalar
-    from ...numeric import FloatValue, IntValue, is_numeric_type
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, is_numeric_type
 
     try:
         sig = inspect.signature(fn)
@@ -133,22 +212,59 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
                 or type(v).__name__ == "DynFloat"):
             continue
         ann = _annotation(fn, p)
+        if ann is None and isinstance(p.annotation, str):
+            ann = p.annotation  # unreadable (e.g. a name only a type checker sees): Constexpr is still told
+        if _is_constexpr(ann):
+            continue
+        if isinstance(v, np.generic) and isinstance(v, (np.integer, np.floating, np.bool_)):
+            v = v.item()
+        plain = ann is inspect.Parameter.empty or ann is None
         dt = None
         if isinstance(v, IntValue):
             dt = v.dtype
-        elif is_numeric_type(ann) and ann.kind in ("int", "uint") and isinstance(v, int):
-            dt = ann
-        elif is_numeric_type(ann) and ann.kind == "bool" and isinstance(v, bool):
-            dt = ann
-        if dt is not None and dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
+        elif isinstance(v, FloatValue):
+            dt = v.dtype
+        elif is_numeric_type(ann):
+            if ann.kind == "bool" and isinstance(v, (bool, int)):
+                dt = ann
+            elif ann.kind in ("int", "uint") and isinstance(v, int):
+                dt = ann
+            elif ann.kind == "float" and isinstance(v, (int, float)) and not isinstance(v, bool):
+                dt = ann
+            elif isinstance(v, (bool, int, float)):
+                raise _mismatch(fn, name, str(ann), v)
+        elif ann is bool or (plain and type(v) is bool):
+            if type(v) is not bool:
+                raise _mismatch(fn, name, "bool", v)
+            dt = Boolean
+        elif ann is int or (plain and type(v) is int):
+            if not isinstance(v, int):  # (a bool is an int, as isinstance tells CuTe DSL)
+                raise _mismatch(fn, name, "int", v)
+            dt = Int32
+            if not -(1 << 31) <= v < (1 << 31):  # CuTe DSL converts a Python int to Int32 too, and warns
+                import warnings
+
+                warnings.warn(f"{getattr(fn, '__name__', 'jit function')}: argument {name} = {v} does not fit in Int32 "
+                              f"(a Python int argument is a runtime Int32, as in CuTe DSL); it wraps to "
+                              f"{int(Int32(v))}. Pass cutlass.Int64({v}) for a 64-bit value.", stacklevel=4)
+        elif ann is float or (plain and type(v) is float):
+            if type(v) is not float:  # CuTe DSL refuses an int for a float parameter too
+                raise _mismatch(fn, name, "float", v)
+            dt = Float32
+        if dt is None:
+            vals = protocol_values(v)
+            if vals:  # a user type of CuTe DSL's JitArgument / DynamicExpression protocols: its values are runtime
+                bound.arguments[name] = v.__new_from_mlir_values__([_dynamic_value(t, x) for t, x in vals])
+                changed = True
+            continue
+        if dt.kind == "bool":  # a runtime Boolean: prints '?', its value known
             bound.arguments[name] = DynBool(bool(v))
             changed = True
-        elif dt is not None and dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
+        elif dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
             bound.arguments[name] = DynInt(int(dt(int(v))), dt, track=False)  # a scalar: its arithmetic prints '?'
             changed = True
-        elif isinstance(v, FloatValue) or (is_numeric_type(ann) and ann.kind == "float"
-                                           and isinstance(v, (int, float)) and not isinstance(v, bool)):
-            d = dyn_scalar(v.dtype if isinstance(v, FloatValue) else ann, float(v))
+        elif dt.kind == "float":
+            d = dyn_scalar(dt, float(v))
             if d is not None:  # a runtime float: prints '?', computes in its type
                 bound.arguments[name] = d
                 changed = True
@@ -211,6 +327,23 @@ def host_range(*args: Any, **kwargs: Any) -> Any:
     finally:
         if quiet:
             _QUIET.depth -= 1
+
+
+def py_conv(fn: Any, x: Any, where: str) -> Any:
+    """``int(x)`` / ``float(x)`` in a @cute.jit function's body: a runtime value (a dynamic
+    argument, a dynamic extent) has no Python number when CuTe DSL traces the function, and CuTe
+    DSL refuses the conversion; so does cutelab. A static value converts as in Python."""
+    import builtins
+
+    from ...dynamic import DynFloat
+
+    if (fn is builtins.int or fn is builtins.float) and isinstance(x, (DynInt, DynBool, DynFloat)):
+        raise TypeError(
+            f"{fn.__name__}() of a runtime value ({x!r}) at {where}: a @cute.jit function's dynamic values have no "
+            f"Python value while it is traced (CuTe DSL refuses the conversion too); annotate the argument "
+            f"cutlass.Constexpr for a compile-time value, or convert with "
+            f"cutlass.{'Int32' if fn is builtins.int else 'Float32'}(x)")
+    return fn(x)
 
 
 def trace_print(*args: Any, **kwargs: Any) -> None:
@@ -333,6 +466,14 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                               f"(given {d.value}); got {v!r} ({type(v).__name__})")
         key.append(_scalar_of(d, v))
         mine.append(d.value)
+    proto = getattr(cf, "proto_args", None) or {}
+    for pos in sorted(proto):
+        vals = protocol_values(args[pos]) if pos < len(args) else None
+        if vals is None or [t for t, _ in vals] != [t for t, _ in proto[pos]]:
+            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a {type(cf.proto_objs[pos]).__name__} "
+                              f"carrying runtime values {[str(t) for t, _ in proto[pos]]}; got {args[pos] if pos < len(args) else 'nothing'!r}")
+        key.append(tuple(x for _, x in vals))
+        mine.append(tuple(x for _, x in proto[pos]))
     tensors = {}
     dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
     if dyn_pos is None:  # the tensors with dynamic layouts, found once (with their layout's memo)
@@ -372,6 +513,8 @@ def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                                    DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
         for pos, t in tensors.items():
             new_args[orig[pos]] = t
+        for pos in proto:  # a user type: dynamic_args makes its values runtime values again
+            new_args[orig[pos]] = args[pos]
         with contextlib.redirect_stdout(io.StringIO()):
             other = _compile(target, *new_args, **kwargs)
         if len(cache) >= _MAX_VARIANTS:

@@ -151,6 +151,12 @@ def _jumps(stmts: List[ast.stmt]) -> bool:
     return v.found
 
 
+def _conversion(node: ast.Call) -> bool:
+    """``int(x)`` or ``float(x)``: one positional argument, no keywords."""
+    return (isinstance(node.func, ast.Name) and node.func.id in ("int", "float") and len(node.args) == 1
+            and not node.keywords and not isinstance(node.args[0], ast.Starred))
+
+
 def _rt(attr: str) -> ast.expr:
     return ast.Attribute(value=ast.Name(id=RT, ctx=ast.Load()), attr=attr, ctx=ast.Load())
 
@@ -247,6 +253,13 @@ class _Rewriter(ast.NodeTransformer):
         if self.depth == 0 or not isinstance(node.op, ast.Not):
             return node
         return ast.copy_location(self._cond(node), node)
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        """``int(x)`` / ``float(x)``: refused for a runtime value, as CuTe DSL refuses it (control.py_conv)."""
+        self.generic_visit(node)
+        if self.depth > 0 and _conversion(node):
+            return ast.copy_location(_call(_rt("py_conv"), node.func, node.args[0], self._where(node)), node)
+        return node
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         """``A if C else B`` -> ``ifexp(C, lambda: A, lambda: B)`` (a select when C is a runtime value)."""
@@ -428,6 +441,12 @@ class _HostRewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id == "print":
             node.func = ast.Attribute(value=_name("__cl_host"), attr="trace_print", ctx=ast.Load())
+        elif _conversion(node):  # int(x) / float(x): refused for a runtime value (host.py_conv)
+            where = ast.Constant(f"{self.filename}:{node.lineno + self.offset}")
+            new = ast.Call(func=ast.Attribute(value=_name("__cl_host"), attr="py_conv", ctx=ast.Load()),
+                           args=[node.func, node.args[0], where], keywords=[])
+            self.changed = True
+            return ast.copy_location(new, node)
         return node
 
 
@@ -475,8 +494,8 @@ def _rewrite_host(fn: Callable) -> Optional[Callable]:
     from . import host
 
     code = getattr(fn, "__code__", None)
-    if code is None or "range" not in code.co_names:
-        return None  # no loop to rewrite (the common case: nothing parsed)
+    if code is None or not {"range", "int", "float"} & set(code.co_names):
+        return None  # no loop or conversion to rewrite (the common case: nothing parsed)
     try:
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or "<unknown>"

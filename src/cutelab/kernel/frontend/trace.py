@@ -369,6 +369,8 @@ class TraceValue:
 
     def _emit(self, op: str, args: Tuple[Any, ...], dtype: Any, src_dtype: Any = None) -> "TraceValue":
         t = current("arithmetic on tensor values")
+        # a value computed at trace time (cute.full_like of a fragment) takes part as constants
+        args = tuple(_constants(a) if type(a).__name__ == "TensorSSA" else a for a in args)
         # a scalar value (shape ()) combines with every element of a larger one, as CuTe DSL broadcasts it
         big = max((a for a in args if isinstance(a, TraceValue)), key=lambda a: len(a.refs), default=self)
         n = len(big.refs)
@@ -496,9 +498,10 @@ class TraceValue:
         return self._emit("abs", (self,), self.dtype)
 
     def math(self, fn: str) -> "TraceValue":
-        """exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh of every (float) element."""
+        """exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh of every (float) element (``fn + "_fast"``:
+        the approximate form, ir.nodes.FAST_MATH)."""
         if not self.dtype.is_float:
-            raise TraceError(f"cute.math.{fn} needs floating-point elements, got {self.dtype}")
+            raise TraceError(f"cute.math.{fn.removesuffix('_fast')} needs floating-point elements, got {self.dtype}")
         return self._emit(fn, (self,), self.dtype)
 
     def reduce(self, op: Any, init_val: Any = None, reduction_profile: Any = 0) -> "TraceValue":
@@ -533,6 +536,12 @@ class TraceValue:
             "a tensor value has no truth value at trace time: use it as the condition of an 'if' inside "
             "a @cute.kernel (which becomes a runtime branch) or select with cute.where"
         )
+
+
+def _constants(v: Any) -> TraceValue:
+    """A TensorSSA known at trace time as a TraceValue of constant elements (in index order)."""
+    flat = np.asarray(v.numpy()).reshape(-1, order="F")
+    return TraceValue([x.item() for x in flat], v.shape, v.dtype)
 
 
 def where(cond: Any, a: Any, b: Any, *, loc: Any = None, ip: Any = None) -> TraceValue:

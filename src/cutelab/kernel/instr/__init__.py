@@ -3,7 +3,10 @@ printer prints it and how the CPU interpreter runs it.
 
 ``copy`` (universal copies) and ``gemm`` dispatch ``cute.copy``/``cute.gemm`` to ``cpasync``,
 ``ldmatrix``, ``tma``, ``mma_sync`` and ``wgmma``; ``mbarrier`` holds SM90 barriers,
-``mathops`` ``cute.math``, ``printtensor`` ``cute.print_tensor`` in a kernel.
+``mathops`` ``cute.math``, ``printtensor`` ``cute.print_tensor`` in a kernel; ``atomics`` the
+memory-ordering instructions on global memory (``cute.arch.load``/``store`` with sem and scope,
+atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`` ``vector.bitcast``;
+``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``), run on the CPU by ``ptx``.
 
 May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
 ends' contexts. An op's ``cuda(self, ctx)`` prints only through ``ctx``, the CUDA printer's

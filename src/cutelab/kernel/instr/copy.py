@@ -58,6 +58,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         if vt is not None and et is not None and et.width != vt.width:
             raise TraceError(f"kernel {t.name}: cute.copy: the {name} holds {et} but the atom copies {vt}")
     _check_vector_alignment(t, atom, src, dst)
+    from .atomics import ordered_copy  # CopyG2ROp/CopyR2GOp with a memory order: ld/st.<sem>.<scope>, element-wise
+
+    if ordered_copy(atom, src, dst, pred, t):
+        return
     if pred is None:
         dst.store(src.load())
         return

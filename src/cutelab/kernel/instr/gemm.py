@@ -52,13 +52,35 @@ class Fma(Op):
         from ..cpu.context import from_real
 
         d = self.dst
-        out = np.empty((b.n, d.n), dtype=d.dtype.storage)
-        for i in range(d.n):
-            x = b.column(self.a[i], d.dtype, real=True).astype(np.float64)
-            y = b.column(self.b[i], d.dtype, real=True).astype(np.float64)
-            z = b.column(self.c[i], d.dtype, real=True).astype(np.float64)
-            out[:, i] = from_real(x * y + z, d.dtype)
-        b.regs[d.id] = out
+        plan = self._plan(b.ir)
+        if plan is None:  # every element's a * b + c: (threads, n) matrices
+            x, y = b.gather(self.a, d.dtype), b.gather(self.b, d.dtype)
+            p = np.multiply(x, y, dtype=np.float64)
+        else:  # a[i] = A[i % M], b[i] = B[i // M]: the products as an outer product, (threads, N, M)
+            M, a_m, b_n = plan
+            x, y = b.gather(a_m, d.dtype), b.gather(b_n, d.dtype)
+            p = np.multiply(y[:, :, None], x[:, None, :], dtype=np.float64).reshape(b.n, d.n)
+        z = b.gather(self.c, d.dtype)
+        if d.dtype.name == "f32":  # the sum in float64, rounded to float32 as it is stored (one pass)
+            b.regs[d.id] = np.add(p, z, out=np.empty(p.shape, np.float32), casting="same_kind")
+        else:  # in float64, then one rounding to d's type
+            b.regs[d.id] = from_real(np.add(p, z, out=p), d.dtype)
+
+    def _plan(self, ir: Any) -> Any:
+        """(M, refs of A, refs of B) when a[i] is A[i % M] and b[i] is B[i // M] (cute.gemm's
+        (m, n) loop: an outer product); None otherwise. Cached on the kernel's IR."""
+        cache = ir.__dict__.setdefault("_cpu_fma_plans", {})
+        got = cache.get(id(self))
+        if got is None or got[0] is not self:
+            a, bb, n = self.a, self.b, len(self.a)
+            plan = None
+            for M in range(1, n + 1):
+                if n % M == 0 and all(a[i] == a[i % M] for i in range(n)) and all(
+                        bb[i] == bb[i - i % M] for i in range(n)):
+                    plan = (M, a[:M], bb[::M]) if M > 1 else None
+                    break
+            got = cache[id(self)] = (self, plan)
+        return got[1]
 
     def cuda(self, r: Any) -> None:
         d = self.dst

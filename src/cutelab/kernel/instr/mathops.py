@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import TraceError
+from ..ir.nodes import FAST_MATH
 
 __all__ = ["exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "absf", "ReductionOp"]
 
@@ -33,12 +34,14 @@ _NP = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": n
        "log10": np.log10, "tan": np.tan, "atan": np.arctan}
 
 
-def _apply(fn: str, x: Any) -> Any:
+def _apply(fn: str, x: Any, fastmath: bool = False) -> Any:
     from ...tensor import TensorSSA, _from_real, _to_real
     from ..frontend.trace import TraceValue
 
     if isinstance(x, TraceValue):
-        return x.math(fn) if fn != "abs" else abs(x)
+        if fn == "abs":
+            return abs(x)
+        return x.math(fn + "_fast" if fastmath and fn + "_fast" in FAST_MATH else fn)
     if isinstance(x, TensorSSA):
         if not x.dtype.is_float:
             raise TraceError(f"cute.math.{fn} needs floating-point elements, got {x.dtype}")
@@ -51,39 +54,39 @@ def _apply(fn: str, x: Any) -> Any:
 
 
 def exp(x: Any, fastmath: bool = False) -> Any:
-    return _apply("exp", x)
+    return _apply("exp", x, fastmath)
 
 
 def exp2(x: Any, fastmath: bool = False) -> Any:
-    return _apply("exp2", x)
+    return _apply("exp2", x, fastmath)
 
 
 def log(x: Any, fastmath: bool = False) -> Any:
-    return _apply("log", x)
+    return _apply("log", x, fastmath)
 
 
 def log2(x: Any, fastmath: bool = False) -> Any:
-    return _apply("log2", x)
+    return _apply("log2", x, fastmath)
 
 
 def sqrt(x: Any, fastmath: bool = False) -> Any:
-    return _apply("sqrt", x)
+    return _apply("sqrt", x, fastmath)
 
 
 def rsqrt(x: Any, fastmath: bool = False) -> Any:
-    return _apply("rsqrt", x)
+    return _apply("rsqrt", x, fastmath)
 
 
 def sin(x: Any, fastmath: bool = False) -> Any:
-    return _apply("sin", x)
+    return _apply("sin", x, fastmath)
 
 
 def cos(x: Any, fastmath: bool = False) -> Any:
-    return _apply("cos", x)
+    return _apply("cos", x, fastmath)
 
 
 def tanh(x: Any, fastmath: bool = False) -> Any:
-    return _apply("tanh", x)
+    return _apply("tanh", x, fastmath)
 
 
 def absf(x: Any) -> Any:

@@ -95,23 +95,117 @@ class MmaSync(Op):
 
         def vals(refs: tuple, dt: Any) -> np.ndarray:
             raw = b.matrix(refs, dt)
-            return to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))[active]
+            v = to_real(raw, dt).astype(np.float64).reshape(W, 32, len(refs))
+            return v if every else v[active]
 
+        every = bool(active.all())
         A, B, C = vals(self.a, ab), vals(self.b, ab), vals(self.c, acc)
-        (pa, qa), (pb, qb), (pc, qc) = (_tv_pq(t, P) for t, P in zip(self.tv, (M, N, M)))
         w = A.shape[0]
-        At = np.zeros((w, M, K))
-        Bt = np.zeros((w, N, K))
-        Ct = np.zeros((w, M, N))
-        At[:, pa, qa] = A
-        Bt[:, pb, qb] = B
-        Ct[:, pc, qc] = C
+        perm = self._perms(b.ir)
+        if perm is not None:  # the TV layouts cover each tile once: the tiles are permutations of the lanes' values
+            ia, ib, ic, oc = perm
+            At = A.reshape(w, -1)[:, ia].reshape(w, M, K)
+            Bt = B.reshape(w, -1)[:, ib].reshape(w, N, K)
+            Ct = C.reshape(w, -1)[:, ic].reshape(w, M, N)
+        else:
+            (pa, qa), (pb, qb), (pc, qc) = (_tv_pq(t, P) for t, P in zip(self.tv, (M, N, M)))
+            At = np.zeros((w, M, K))
+            Bt = np.zeros((w, N, K))
+            Ct = np.zeros((w, M, N))
+            At[:, pa, qa] = A
+            Bt[:, pb, qb] = B
+            Ct[:, pc, qc] = C
         Dt = np.einsum("wmk,wnk->wmn", At, Bt) + Ct
         if acc.name == "f32":
             Dt = Dt.astype(np.float32)
+        if perm is not None:
+            D = Dt.reshape(w, M * N)[:, oc]
+        else:
+            D = Dt[:, pc, qc]
+        if every:
+            b.regs[self.d.id] = np.ascontiguousarray(from_real(D, acc)).reshape(n, self.d.n)
+            return
         out = np.zeros((W, 32, self.d.n), dtype=acc.storage)
-        out[active] = from_real(Dt[:, pc, qc], acc)
+        out[active] = from_real(D, acc)
         b.regs[self.d.id] = out.reshape(n, self.d.n)
+
+    def batch_key(self) -> Any:
+        """Ops with equal keys may run together through ``interpret_batch`` (the CPU interpreter
+        asks, for runs of them that do not read each other's results)."""
+        return (MmaSync, id(self.op), tuple(id(t) for t in self.tv))
+
+    def batch_io(self) -> Any:
+        """(ids of the registers read, ids of the registers written)."""
+        return {r[0].id for r in self.a + self.b + self.c if isinstance(r, tuple)}, {self.d.id}
+
+    @staticmethod
+    def interpret_batch(ops: Sequence["MmaSync"], b: Any, mask: Any, buffers: Any) -> None:
+        """Run independent MmaSyncs of one atom (one batch_key, none reading another's d) as one
+        einsum over all their warps: each warp's tile is summed as ``interpret`` sums it (checked
+        bit for bit by tests/kernel/test_tensorop_mma.py)."""
+        from ..cpu.context import from_real, to_real
+
+        first = ops[0]
+        perm = first._perms(b.ir)
+        if perm is None:
+            for o in ops:
+                o.interpret(b, mask, buffers)
+            return
+        op = first.op
+        M, N, K = op.shape_mnk
+        n, W, k = b.n, b.n // 32, len(ops)
+        active = b.whole_warps(mask, ptx_name(op), "mma.sync")
+        every = bool(active.all())
+        ab, acc = op.ab_dtype, op.acc_dtype
+        ia, ib, ic, oc = perm
+
+        def tiles(refs: Any, dt: Any, idx: np.ndarray, P: int, Q: int) -> np.ndarray:
+            raw = np.stack([b.matrix(r, dt) for r in refs])  # (ops, threads, values)
+            raw = raw.reshape(k, W, 32 * raw.shape[2])
+            if not every:
+                raw = raw[:, active]
+            raw = raw[:, :, idx]  # the tiles, then their values
+            if dt.name == "f16":  # f16 to float64 at once (exact, as through float32)
+                return raw.view(np.float16).astype(np.float64).reshape(-1, P, Q)
+            return to_real(raw, dt).astype(np.float64).reshape(-1, P, Q)
+
+        At = tiles([o.a for o in ops], ab, ia, M, K)
+        Bt = tiles([o.b for o in ops], ab, ib, N, K)
+        Ct = tiles([o.c for o in ops], acc, ic, M, N)
+        Dt = np.einsum("wmk,wnk->wmn", At, Bt) + Ct
+        if acc.name == "f32":
+            Dt = Dt.astype(np.float32)
+        D = from_real(Dt.reshape(k, -1, M * N)[:, :, oc], acc)  # (ops, warps, lanes, values)
+        nd = first.d.n
+        for i, o in enumerate(ops):
+            if every:
+                b.regs[o.d.id] = D[i].reshape(n, nd)
+            else:
+                out = np.zeros((W, 32, nd), dtype=acc.storage)
+                out[active] = D[i]
+                b.regs[o.d.id] = out.reshape(n, nd)
+
+    def _perms(self, ir: Any) -> Any:
+        """(A, B, C gathers, D's scatter as a gather) when the atom's TV layouts hold each element
+        of the A, B and C tiles exactly once: a tile is then its warp's (lane, value)s in another
+        order, one numpy gather. None otherwise. Cached on the kernel's IR."""
+        cache = ir.__dict__.setdefault("_cpu_mma_perms", {})
+        got = cache.get(id(self))
+        if got is None or got[0] is not self:
+            M, N, K = self.op.shape_mnk
+            out = []
+            for t, P, Q, n in zip(self.tv, (M, N, M), (K, K, N), (len(self.a), len(self.b), len(self.c))):
+                p, q = _tv_pq(t, P)
+                flat = (p * Q + q).reshape(-1)  # the tile element of each (lane, value), row-major tile
+                if p.shape != (32, n) or sorted(flat.tolist()) != list(range(P * Q)):
+                    out = None
+                    break
+                inv = np.empty(P * Q, dtype=np.intp)
+                inv[flat] = np.arange(P * Q)
+                out.append((inv, flat))
+            plan = None if out is None else (out[0][0], out[1][0], out[2][0], out[2][1].reshape(32, -1))
+            got = cache[id(self)] = (self, plan)
+        return got[1]
 
     # ---- CUDA
     def cuda(self, r: Any) -> None:

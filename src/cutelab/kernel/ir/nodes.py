@@ -165,6 +165,13 @@ class Store:
         return f"store {self.param.name}[{_s(self.base)} + {list(self.offsets)}] = {_refs_str(self.src)}"
 
 
+# the approximate forms of cute.math's functions (``fastmath=True``): the CUDA printer gives them the
+# hardware's approximate instructions (ex2.approx.ftz, lg2.approx.ftz, ...); the interpreter computes
+# them as the exact forms
+FAST_MATH = ("exp_fast", "exp2_fast", "log_fast", "log2_fast", "sqrt_fast", "rsqrt_fast", "sin_fast", "cos_fast",
+             "tanh_fast")
+
+
 class Compute:
     """dst[i] = op(args[0][i], args[1][i], ...); each arg is a tuple of Refs (one per element).
 
@@ -176,7 +183,7 @@ class Compute:
 
     OPS = ("add", "sub", "mul", "div", "neg", "rcp", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
            "eq", "ne", "and", "or", "not", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
-           "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan")
+           "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan") + FAST_MATH
 
     def __init__(self, dst: Reg, op: str, args: Tuple[Tuple[Ref, ...], ...], src_dtype: Any = None):
         assert op in self.OPS, op

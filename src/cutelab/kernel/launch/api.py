@@ -321,7 +321,8 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     assert cf is not None
     from ...dynamic import is_dynamic
 
-    if cf.dyn_args or any(isinstance(p, int) and is_dynamic(t.layout) for p, t in cf.arg_tensors.items()):
+    if cf.dyn_args or cf.proto_args or any(isinstance(p, int) and is_dynamic(t.layout)
+                                           for p, t in cf.arg_tensors.items()):
         kept = [i for i in range(len(args)) if i not in const]  # the compiled function's positions
         cf.variants = (target, args, kwargs, {j: i for j, i in enumerate(kept)})
     return cf
@@ -371,9 +372,16 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
 
     if remember and any(isinstance(a, (DynInt, DynFloat, DynBool)) for a in args):
         return None  # a runtime value: compared by value it would be a constant; retrace instead
+    from ..frontend.host import protocol_values
+
+    proto = {} if remember else {i: protocol_values(raw_args[i]) for i in range(min(len(args), len(raw_args)))
+                                 if i not in const and i not in arg_tensors}
+    proto = {i: v for i, v in proto.items() if v}
+    cf.proto_args = {shift(i): v for i, v in proto.items()}  # user types (JitArgument, DynamicExpression)
+    cf.proto_objs = {shift(i): raw_args[i] for i in proto}
     cf.arg_static = {shift(i): a for i, a in enumerate(args)
                      if i not in arg_tensors and i not in const and not _has_tensors(a) and not _is_stream(a)
-                     and not isinstance(a, (DynInt, DynFloat, DynBool))}
+                     and not isinstance(a, (DynInt, DynFloat, DynBool)) and i not in proto}
     cf.dyn_args = {shift(i): a for i, a in enumerate(args)
                    if i not in const and isinstance(a, (DynInt, DynFloat, DynBool))}
     return cf

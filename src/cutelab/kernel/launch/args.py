@@ -24,8 +24,9 @@ _MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 class Constexpr:
     """Marks a jit argument as a compile-time constant: ``n: cutlass.Constexpr[cutlass.Int32]``.
 
-    In cutelab every non-tensor argument is a compile-time constant already; this is for
-    annotations only.
+    A @cute.jit argument so annotated stays a Python value, specialised on (a compiled function's
+    callers leave it out); every other bool, int or float argument is a runtime value
+    (kernel/frontend/host.py dynamic_args), as in CuTe DSL.
     """
 
     def __class_getitem__(cls, item: Any) -> Any:

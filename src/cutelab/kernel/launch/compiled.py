@@ -23,6 +23,17 @@ def _respecialize(cf: Any, args: Any) -> Any:
     return respecialize(cf, args)
 
 
+def _plain(d: Any) -> Tuple[type, Any]:
+    """A dynamic argument's Python type and value, as a call passes it (int, bool, float)."""
+    from ...dynamic import DynBool, DynInt
+
+    if isinstance(d, DynBool):
+        return bool, bool(d.value)
+    if isinstance(d, DynInt):
+        return int, int(d)
+    return float, float(d)
+
+
 class CompiledFunction:
     """The launches of a jit function, traced and compiled once (``cute.compile``): call it
     with tensors of the same element types, layouts and alignment to run them again without
@@ -48,7 +59,7 @@ class CompiledFunction:
         direct = fast.direct
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
             # every tensor passing the generated checks has its compiled layout: this trace's values
-            tried = direct is not None and not self.dyn_args
+            tried = direct is not None  # it checks the dynamic arguments' values too (fast.dyn)
             if tried and direct(args, stream):
                 return None
             other = _respecialize(self, args)
@@ -160,6 +171,7 @@ class CompiledFunction:
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
         fast.flat = all(type(pos) is int for pos, _ in fast.getters)
         fast.static = list(self.arg_static.items())
+        fast.dyn = [(pos, *_plain(d)) for pos, d in self.dyn_args.items()]
         fast.nargs = self.nargs
         fast.launches = []
         fast.cpu = []
@@ -198,7 +210,8 @@ class CompiledFunction:
         fast.passed = {}  # address tuples that passed _new_addresses
         fast.direct = None
         self._fast = fast
-        if not fast.cpu and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+        if not fast.cpu and not getattr(self, "proto_args", None) and os.environ.get("CUTELAB_DIRECT_CALL", "1") != "0":
+            # (a user type's runtime values are read through its protocol: the general path)
             fast.direct = _direct_call(self, fast)
         return fast
 
@@ -284,6 +297,6 @@ class CompiledFunction:
     def _static_error(self, pos: int, v: Any, v0: Any) -> None:
         raise LaunchError(
             f"{self.name}: argument {pos} is {v!r}, but the function was compiled with {v0!r}; "
-            f"non-tensor arguments are compile-time constants (pass cutlass.Int32(...) etc. for a "
-            f"runtime scalar, or call cute.compile again)"
+            f"an argument that is not a number, a tensor or a runtime value of a user type (a tuple, a layout, an "
+            f"object) is a compile-time value: call cute.compile again for another one"
         )

@@ -72,6 +72,12 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
         env[f"C{j}"] = v0
         lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
                   f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
+    for j, (pos, ty, v0) in enumerate(getattr(fast, "dyn", ())):
+        # a runtime scalar (CuTe DSL's dynamic argument): this trace is for its value; another value
+        # takes CompiledFunction's general path, which finds (or makes) the trace for it
+        env[f"RT{j}"], env[f"RV{j}"] = ty, v0  # (names of their own: T, V, ... name the tensors' checks)
+        lines += [f"    if n <= {pos}:", "        return False", f"    v = args[{pos}]",
+                  f"    if v.__class__ is not RT{j} or v != RV{j}:", "        return False"]
     addrs = "".join(f"a{k}, " for k in range(len(fast.getters)))
     env["PASSED"] = fast.passed
     lines += [f"    addrs = ({addrs})", "    if addrs != _fast.last:",

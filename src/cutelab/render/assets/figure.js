@@ -131,8 +131,81 @@
     button("\u2212", "zoom out about the centre of the view", "zoom-out", function () { zoomCentre(1 / 1.5); });
     button("fit", "the whole picture (at most its natural size)", "reset", function () { fit(); });
     button("1:1", "natural size", "natural", function () { zoomCentre(1 / view.z); });
+    /* what the cells show: their value (the label drawn), their index, or their coordinate */
+    var showSel = null, shown = "value", saved = null;
+    var labelled = grids.some(function (g) { return g.querySelector("g.labels > text"); });
+    if (labelled) {
+      showSel = document.createElement("select");
+      showSel.className = "cutelab-show";
+      showSel.title = "what the cells show";
+      [["value", "cells: value"], ["index", "cells: index"], ["coord", "cells: coordinate"]].forEach(function (o) {
+        var op = document.createElement("option");
+        op.value = o[0]; op.textContent = o[1];
+        showSel.appendChild(op);
+      });
+      showSel.addEventListener("change", function () { show(showSel.value, true); });
+      bar.appendChild(showSel);
+    }
     bar.appendChild(sel);
     root.insertBefore(bar, root.firstChild);
+
+    /* the index of cell (r, c) of panel info (colexicographic), or null where the panel has none */
+    function cellIndex(info, r, c) {
+      if (info.index_rows === null || info.index_rows === undefined || info.style === "table") return null;
+      var row = info.row_ids ? info.row_ids[r] : r, col = info.col_ids ? info.col_ids[c] : c;
+      return row + info.index_rows * col;
+    }
+    function cellCoord(info, r, c) {
+      if (info.style === "table") return null;
+      if (info.coord_rows) return info.coord_cols ? "(" + info.coord_rows[r] + "," + info.coord_cols[c] + ")" : info.coord_rows[r];
+      var row = info.row_ids ? info.row_ids[r] : r, col = info.col_ids ? info.col_ids[c] : c;
+      return "(" + row + "," + col + ")";
+    }
+    /* show "value", "index" or "coord" in every labelled cell; a panel without an index keeps its values */
+    function show(mode, tell) {
+      if (["value", "index", "coord"].indexOf(mode) < 0) mode = "value";
+      if (!labelled) return 0;
+      if (!saved) {  /* the drawn labels, once: (panel, text element, its children, y, font size) */
+        saved = [];
+        grids.forEach(function (g, i) {
+          Array.prototype.forEach.call(g.querySelectorAll("g.labels > text"), function (t) {
+            saved.push({ i: i, t: t, kids: Array.prototype.slice.call(t.childNodes), y: t.getAttribute("y"),
+                         fs: t.getAttribute("font-size") });
+          });
+        });
+      }
+      var kept = 0;
+      saved.forEach(function (s) {
+        var g = grids[s.i], info = data[s.i], cw = +g.dataset.cw, ch = +g.dataset.ch;
+        var x = +s.t.getAttribute("x"), r = Math.floor(+s.y / ch), c = Math.floor(x / cw);
+        var text = mode === "index" ? cellIndex(info, r, c) : mode === "coord" ? cellCoord(info, r, c) : null;
+        while (s.t.firstChild) s.t.removeChild(s.t.firstChild);
+        if (text === null) {
+          s.kids.forEach(function (k) { s.t.appendChild(k); });
+          s.t.setAttribute("y", s.y);
+          if (s.fs === null) s.t.removeAttribute("font-size"); else s.t.setAttribute("font-size", s.fs);
+          if (mode !== "value") kept++;
+          return;
+        }
+        text = String(text);
+        s.t.appendChild(document.createTextNode(text));
+        /* one line, centred; smaller where the text is wider than the cell */
+        var fs = Math.min(12, Math.max(5, (cw - 4) / (0.62 * text.length)));
+        s.t.setAttribute("font-size", fs.toFixed(1));
+        s.t.setAttribute("y", String(+(r * ch + ch / 2 + fs / 3).toFixed(2)));
+      });
+      shown = mode;
+      state.show = mode;
+      root.dataset.show = mode;
+      root.dataset.showKept = String(kept);
+      if (showSel && showSel.value !== mode) showSel.value = mode;
+      if (tell) {
+        var ev;
+        try { ev = new CustomEvent("cutelab:show", { detail: { show: mode } }); } catch (err) { ev = null; }
+        if (ev) root.dispatchEvent(ev);
+      }
+      return kept;
+    }
 
     function apply(space) {
       var a = space || avail(), z = view.z;
@@ -315,6 +388,8 @@
     root.tabIndex = root.tabIndex >= 0 ? root.tabIndex : 0;
 
     state.describe = function (i, r, c) { return describe(data[i], r, c); };
+    state.setShow = function (mode) { return show(mode, false); };
+    state.show = "value";
     state.highlight = highlight;
     state.clear = function () { clearHighlight(); };
     state.zoomAt = zoomAt;
@@ -329,6 +404,8 @@
     if (window.ResizeObserver) new ResizeObserver(refit).observe(root);
     else window.addEventListener("resize", refit);
     fit();
+    var show0 = opts.show || root.getAttribute("data-show");  /* the page's choice, or the file's (--cells) */
+    if (show0 && show0 !== "value") show(show0, false);
     root.cutelab = state;
     root.dataset.ready = "1";
     root.dataset.highlighted = "0";

@@ -6,9 +6,14 @@
   var BAR_PX = 22;  /* the figure's tool bar (zoom buttons) above the picture, margins included */
   var tabs = [], byId = {}, current = null, seq = 0, timer = null, inflight = null, lastInput = null;
   var $ = function (id) { return document.getElementById(id); };
+  /* how the page asks cutelab: GET /api/... of `cutelab serve` over HTTP, or, in the static site
+     (`cutelab site`), site.js's cutelabApi, which answers the same URLs with Python in the browser */
+  var api = window.cutelabApi || function (url, opts) { return fetch(url, opts); };
   var stats = window.cutelabPlayground = { timings: [], renders: 0, errors: 0 };
   /* the clicked thread (and block) of the picture: part of the address too */
   var selected = { thread: null, block: null };
+  /* what the cells show (value, index, coord): kept across edits and tabs, and in the address */
+  var cellsShow = "value";
 
   /* the values of the fields that apply (a field whose "when" does not hold is hidden and left out:
      the server takes its default) */
@@ -46,6 +51,7 @@
     var sel = {};
     if (selected.thread !== null) sel.thread = selected.thread;
     if (selected.block !== null) sel.block = selected.block;
+    if (cellsShow !== "value") sel.show = cellsShow;
     return query(values, sel);
   }
   function setAddress(how) {
@@ -74,10 +80,42 @@
     });
   }
 
-  function buildForm(t, given) {
+  /* the tab's examples: a menu that fills the whole form (a field a preset leaves out: its default) */
+  function buildPresets(t) {
+    var form = $("form");
+    if (!t.presets || !t.presets.length) return;
+    var lab = document.createElement("label");
+    lab.className = "presets";
+    lab.appendChild(document.createTextNode("examples"));
+    var el = document.createElement("select");
+    el.id = "presets";
+    var o = document.createElement("option");
+    o.value = "";
+    o.textContent = "(choose an example)";
+    el.appendChild(o);
+    t.presets.forEach(function (p, i) {
+      var op = document.createElement("option");
+      op.value = String(i);
+      op.textContent = p.name;
+      el.appendChild(op);
+    });
+    el.addEventListener("change", function () {
+      if (el.value === "") return;
+      var p = t.presets[+el.value];
+      selected = { thread: null, block: null };
+      buildForm(t, p.values, +el.value);
+      update("push");
+    });
+    lab.appendChild(el);
+    form.appendChild(lab);
+  }
+
+  function buildForm(t, given, preset) {
     var form = $("form");
     form.textContent = "";
     space = null;
+    buildPresets(t);
+    if (preset !== undefined && $("presets")) $("presets").value = String(preset);
     t.fields.forEach(function (f) {
       var lab = document.createElement("label");
       lab.appendChild(document.createTextNode(f.label + (f.optional ? " (optional)" : "")));
@@ -128,6 +166,7 @@
   }
 
   function schedule() {
+    if ($("presets")) $("presets").value = "";  /* edited: no longer the example as it was */
     showApplicable();
     lastInput = performance.now();
     clearTimeout(timer);
@@ -174,7 +213,7 @@
     document.body.dataset.state = "busy";
     var t0 = performance.now(), tin = lastInput;
     lastInput = null;
-    fetch("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
+    api("/api/figure?" + qs, inflight ? { signal: inflight.signal } : {})
       .then(function (r) { return r.json(); })
       .then(function (j) {
         if (my !== seq) return;
@@ -188,13 +227,18 @@
         pic.classList.remove("stale");
         hideError();
         var fig = window.CutelabFigure.init(pic.querySelector(".cutelab-fig"),
-                                            { wheel: "always", height: function () { return pictureHeight(); }, size: size });
+                                            { wheel: "always", height: function () { return pictureHeight(); }, size: size,
+                                              show: cellsShow });
         if (fig) {
           /* keep the clicked thread across edits (and from a shared address) while the picture has it */
           if (selected.thread !== null && !(fig.hasThreads && fig.highlight(selected.thread, selected.block))) {
             selected = { thread: null, block: null };
             setAddress("replace");
           }
+          fig.root.addEventListener("cutelab:show", function (e) {
+            cellsShow = e.detail.show;
+            setAddress("replace");
+          });
           fig.root.addEventListener("cutelab:select", function (e) {
             selected = { thread: e.detail.thread, block: e.detail.block };
             setAddress("replace");
@@ -243,7 +287,8 @@
     var p = new URLSearchParams(window.location.search);
     var id = p.get("tab");
     var given = {};
-    p.forEach(function (v, k) { if (k !== "tab" && k !== "thread" && k !== "block") given[k] = v; });
+    p.forEach(function (v, k) { if (k !== "tab" && k !== "thread" && k !== "block" && k !== "show") given[k] = v; });
+    cellsShow = ["index", "coord"].indexOf(p.get("show")) >= 0 ? p.get("show") : "value";
     selected = { thread: intParam(p.get("thread")), block: intParam(p.get("block")) };
     return { id: id && byId[id] ? id : tabs[0].id, given: given };
   }
@@ -253,7 +298,7 @@
     select(s.id, s.given, false);
   });
 
-  fetch("/api/tabs").then(function (r) { return r.json(); }).then(function (j) {
+  api("/api/tabs").then(function (r) { return r.json(); }).then(function (j) {
     tabs = j.tabs;
     tabs.forEach(function (t) { byId[t.id] = t; });
     buildNav();

@@ -1,0 +1,426 @@
+"""Memory-ordering instructions on global memory: ``cute.arch.load``/``store`` with ``sem``/``scope``
+(``ld.acquire.sys``, ``st.release.sys``, ``ld.volatile``), atomics (``atomic_add``, ``_and``, ``_or``,
+``_xor``, ``_max``, ``_min``, ``_exch``, ``_cas``), ``red`` and the ``fence.acq_rel`` fences, as the
+kernels of CUTLASS's distributed examples use them on flags and signals in symmetric memory.
+
+On the CPU interpreter each executes at once on the tensor's storage, thread by thread in thread
+order for read-modify-writes (an atomic's old value is what the previous thread left); memory is
+coherent and stores land in program order, so every ordering these instructions ask for holds
+(the CPU is stronger than the PTX memory model: a missing fence does not show as a wrong value).
+Storage that other processes map (``cutelab.compat.distributed``) is updated under
+:data:`CROSS_PROCESS_LOCK` so that atomics of different ranks on one word do not lose updates.
+On the GPU each prints as its PTX instruction.
+
+Only global memory (a kernel's tensor arguments) is supported; a pointer to shared or register
+memory, a semantic or scope outside PTX's, or an element type the instruction has no form for is
+a TraceError naming the instruction and the user's line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, List, Optional
+
+import numpy as np
+
+from ...errors import LaunchError, TraceError
+from ..ir.nodes import Access, Op
+from ..frontend.trace import TraceValue, _refs_of, current
+
+__all__ = ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
+           "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
+           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy"]
+
+#: set by cutelab.compat.distributed: a function (storage array) -> context manager that holds a lock
+#: shared by every rank when that storage is mapped by other processes (None: no other process)
+CROSS_PROCESS_LOCK: Any = None
+
+_SEMS = {"ld": (None, "relaxed", "acquire", "volatile"), "st": (None, "relaxed", "release", "volatile"),
+         "atom": (None, "relaxed", "acquire", "release", "acq_rel"), "red": (None, "relaxed", "release")}
+_SCOPES = (None, "cta", "cluster", "gpu", "sys")
+_OPS = ("add", "and", "or", "xor", "max", "min", "umax", "umin", "exch", "cas")
+
+
+def _s(x: Any) -> Optional[str]:
+    """An enum or string argument as its lower-case name (MemOrderKind.ACQUIRE -> "acquire")."""
+    if x is None:
+        return None
+    v = getattr(x, "value", x)
+    if not isinstance(v, str):
+        v = getattr(x, "name", str(x))
+    return str(v).lower()
+
+
+def _ptr_ref(ptr: Any, what: str, t: Any):
+    """(Param, element offset) of a global-memory pointer (a tensor's iterator, + k) or tensor."""
+    from ...tensor import Pointer, Tensor
+    from ..frontend.trace import GmemEngine, SmemEngine
+
+    if isinstance(ptr, (Pointer, Tensor)):
+        eng, off = ptr.engine, ptr.offset
+    else:
+        raise TraceError(f"kernel {t.name}: {what}: expected a pointer into a global-memory tensor "
+                         f"(tensor.iterator + k), got {type(ptr).__name__}{t.where()}")
+    if isinstance(eng, SmemEngine) or not isinstance(eng, GmemEngine):
+        raise TraceError(f"kernel {t.name}: {what}: only global memory (a tensor argument of the kernel) is supported, "
+                         f"got a {getattr(eng, 'memspace', '?')} pointer{t.where()}")
+    if isinstance(off, TraceValue):
+        raise TraceError(f"kernel {t.name}: {what}: the pointer's offset must be an index expression, not a value "
+                         f"held in registers{t.where()}")
+    t.check_index(off, what)
+    return eng.param, off
+
+
+def _check(kind: str, sem: Any, scope: Any, what: str, t: Any):
+    sem, scope = _s(sem), _s(scope)
+    if sem == "weak":
+        sem = None
+    if sem not in _SEMS[kind]:
+        raise TraceError(f"kernel {t.name}: {what}: sem={sem!r} is not one of {[s for s in _SEMS[kind] if s]}"
+                         f"{t.where()}")
+    if scope == "device":
+        scope = "gpu"
+    if scope == "block":
+        scope = "cta"
+    if scope not in _SCOPES:
+        raise TraceError(f"kernel {t.name}: {what}: scope={scope!r} is not one of cta, cluster, gpu, sys{t.where()}")
+    return sem, scope
+
+
+class MemOp(Op):
+    """One thread's load, store, atomic or reduction of one element of a global tensor.
+
+    kind: "ld" (dst = param[i]), "st" (param[i] = val), "atom" (dst = old; param[i] = op(old, val);
+    for "cas": param[i] = val if old == cmp), "red" (an atom without a result)."""
+
+    __slots__ = ("kind", "param", "base", "dtype", "sem", "scope", "op", "val", "cmp", "dst", "where")
+
+    def __init__(self, kind: str, param: Any, base: Any, dtype: Any, sem: Any, scope: Any, op: Optional[str] = None,
+                 val: Any = None, cmp: Any = None, dst: Any = None, where: str = ""):
+        self.kind, self.param, self.base, self.dtype = kind, param, base, dtype
+        self.sem, self.scope, self.op, self.val, self.cmp, self.dst, self.where = sem, scope, op, val, cmp, dst, where
+
+    def ptx(self) -> str:
+        """The PTX opcode this op prints as, e.g. ``atom.release.sys.global.add.s32``."""
+        parts = ["atom" if self.kind == "atom" else self.kind]
+        if self.sem is not None:
+            parts.append(self.sem)
+            if self.sem != "volatile":
+                parts.append(self.scope or "gpu")
+        elif self.scope is not None and self.kind in ("atom", "red"):
+            parts.append(self.scope)
+        parts.append("global")
+        if self.kind in ("atom", "red"):
+            parts.append(self.op)
+        parts.append(_ptx_type(self.dtype, self.op if self.kind in ("atom", "red") else None))
+        return ".".join(parts)
+
+    def __repr__(self) -> str:
+        d = f"{self.dst.name} = " if self.dst is not None else ""
+        return f"{d}{self.ptx()} {self.param.name}[{self.base}]"
+
+    def accesses(self) -> List[Access]:
+        acc = []
+        if self.kind in ("ld", "atom", "red"):
+            acc.append(Access(self.param, self.base, (0,), False, self))
+        if self.kind in ("st", "atom", "red"):
+            acc.append(Access(self.param, self.base, (0,), True, self))
+        return acc
+
+    # ---- CPU
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        buf = buffers[self.param.index]
+        act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
+        idx = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
+        if idx.size and (idx.min() < 0 or idx.max() >= buf.size):
+            bad = int(act[np.nonzero((idx < 0) | (idx >= buf.size))[0][0]])
+            raise LaunchError(f"{b.ir.name}{self.where}: {self.ptx()} on {self.param.name} at element "
+                              f"{int(np.broadcast_to(np.asarray(b.index(self.base)), (b.n,))[bad])}, but it has "
+                              f"{buf.size} elements (thread {bad % b.nt} of block {bad // b.nt} of the batch); "
+                              f"nothing was written")
+        st = self.dtype.storage
+        if self.kind == "ld":
+            self._result(b, mask, act, buf[idx])
+            return
+        v = np.asarray(b.column(self.val, self.dtype, real=False), dtype=st)[act]
+        lock = CROSS_PROCESS_LOCK(buf) if CROSS_PROCESS_LOCK is not None else contextlib.nullcontext()
+        if self.kind == "st":
+            with lock:
+                buf[idx] = v  # in thread order: the last thread's value stays where several write one element
+            return
+        c = np.asarray(b.column(self.cmp, self.dtype, real=False), dtype=st)[act] if self.op == "cas" else None
+        old = np.empty(len(act), dtype=st)
+        fn = _RMW[self.op]
+        with lock, np.errstate(over="ignore"):
+            for k in range(len(act)):  # thread by thread: each sees what the one before it left
+                i = idx[k]
+                o = buf[i]
+                old[k] = o
+                buf[i] = (v[k] if o == c[k] else o) if c is not None else fn(o, v[k])
+        if self.kind == "atom":
+            self._result(b, mask, act, old)
+
+    def _result(self, b: Any, mask: Any, act: np.ndarray, vals: np.ndarray) -> None:
+        cur = b.regs.get(self.dst.id)
+        if cur is None:
+            cur = np.zeros((b.n, 1), dtype=self.dtype.storage)
+            b.regs[self.dst.id] = cur
+        elif mask is None:
+            cur = np.zeros((b.n, 1), dtype=self.dtype.storage)
+            b.regs[self.dst.id] = cur
+        cur[act, 0] = vals
+
+    # ---- GPU
+    def cuda(self, r: Any) -> None:
+        bits = self.dtype.width
+        if bits not in (32, 64):
+            raise TraceError(f"{self.ptx()}: the CUDA back end prints 32- and 64-bit forms only ({self.dtype})")
+        st, _, _ = r.ctype(self.dtype)
+        u = "unsigned int" if bits == 32 else "unsigned long long"
+        c = "r" if bits == 32 else "l"
+        off = r.base(self.base, (0,), self.param, self)
+        addr = f"({self.param.name} + {off})"
+        if self.dst is not None:
+            r.declare(self.dst)  # outside the braces below: later statements read it
+        code = r.guard_code(self)
+        ok = r.guard_cond(self) if code is not None else None
+        if ok is not None:
+            r.emit(f"if (!({ok})) cl_fail({code}u); else")
+        with r.braces():
+            if self.kind in ("st", "atom", "red"):
+                r.emit(f"{st} cl_v = {r.stored(self.val, self.dtype)}; {u} cl_vb; memcpy(&cl_vb, &cl_v, {bits // 8});")
+            if self.op == "cas":
+                r.emit(f"{st} cl_c = {r.stored(self.cmp, self.dtype)}; {u} cl_cb; memcpy(&cl_cb, &cl_c, {bits // 8});")
+            if self.dst is not None:
+                r.emit(f"{u} cl_o;")
+            p = self.ptx()
+            if self.kind == "ld":
+                r.emit(f'asm volatile("{p} %0, [%1];" : "={c}"(cl_o) : "l"({addr}) : "memory");')
+            elif self.kind == "st":
+                r.emit(f'asm volatile("{p} [%0], %1;" :: "l"({addr}), "{c}"(cl_vb) : "memory");')
+            elif self.kind == "red":
+                r.emit(f'asm volatile("{p} [%0], %1;" :: "l"({addr}), "{c}"(cl_vb) : "memory");')
+            elif self.op == "cas":
+                r.emit(f'asm volatile("{p} %0, [%1], %2, %3;" : "={c}"(cl_o) : "l"({addr}), "{c}"(cl_cb), "{c}"(cl_vb) '
+                       ': "memory");')
+            else:
+                r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "l"({addr}), "{c}"(cl_vb) : "memory");')
+            if self.dst is not None:
+                r.emit(f"memcpy(&{r.reg(self.dst)}[0], &cl_o, {bits // 8});")
+
+
+def _ptx_type(dt: Any, op: Optional[str]) -> str:
+    w = dt.width
+    if op in ("and", "or", "xor", "exch", "cas") or op is None:
+        return f"b{w}"
+    if dt.is_float:
+        return f"f{w}"
+    signed = dt.kind == "int" and op not in ("umax", "umin")
+    return f"{'s' if signed else 'u'}{w}"
+
+
+def _max(o: Any, v: Any) -> Any:
+    return o if o >= v else v
+
+
+def _min(o: Any, v: Any) -> Any:
+    return o if o <= v else v
+
+
+_RMW = {"add": lambda o, v: o + v, "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
+        "max": _max, "min": _min, "umax": _max, "umin": _min, "exch": lambda o, v: v, "cas": None}
+
+
+class AcqRelFence(Op):
+    """``fence.acq_rel.{cta,cluster,gpu,sys}`` (``cute.arch.fence_acq_rel_*``): no CPU effect (the
+    interpreter's memory is coherent and ordered), printed as the fence on the GPU."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope: str):
+        self.scope = scope
+
+    def __repr__(self) -> str:
+        return f"fence.acq_rel.{self.scope}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f'asm volatile("fence.acq_rel.{self.scope};" ::: "memory");')
+
+
+# --------------------------------------------------------------------------- cute.arch names
+
+def _dtype_of(param: Any, dtype: Any, what: str, t: Any) -> Any:
+    if dtype is None or getattr(dtype, "name", None) == param.dtype.name:
+        return param.dtype
+    if isinstance(dtype, tuple):
+        raise TraceError(f"kernel {t.name}: {what}: vector loads are not supported; load the elements one by one"
+                         f"{t.where()}")
+    raise TraceError(f"kernel {t.name}: {what}: the pointer is to {param.dtype}, the instruction asks for {dtype}"
+                     f"{t.where()}")
+
+
+def _supported(dt: Any, what: str, t: Any, op: Optional[str] = None) -> None:
+    if dt.width not in (32, 64) or dt.kind not in ("int", "uint", "float"):
+        raise TraceError(f"kernel {t.name}: {what}: {dt} is not supported (32- and 64-bit integers and floats)"
+                         f"{t.where()}")
+    if dt.kind == "float" and op not in (None, "add", "exch", "cas"):
+        raise TraceError(f"kernel {t.name}: {what}: op {op!r} has no floating-point form (only add){t.where()}")
+
+
+def _scalar(dst: Any, dt: Any) -> TraceValue:
+    return TraceValue([(dst, 0)], (), dt)
+
+
+def load(ptr: Any, dtype: Any = None, *, sem: Any = None, scope: Any = None, level1_eviction_priority: Any = None,
+         cop: Any = None, ss: Any = None, level_prefetch_size: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    """One element at ptr (``ld[.sem.scope].global``; ``cop="cv"`` is ``ld.volatile``)."""
+    what = "cute.arch.load"
+    t = current(what)
+    if ss is not None:
+        raise TraceError(f"kernel {t.name}: {what}: shared-memory loads (ss={ss!r}) are not supported{t.where()}")
+    sem, scope = _check("ld", "volatile" if _s(cop) == "cv" and sem is None else sem, scope, what, t)
+    param, off = _ptr_ref(ptr, what, t)
+    dt = _dtype_of(param, dtype, what, t)
+    _supported(dt, what, t)
+    dst = t.new_reg(dt, 1)
+    param.read = True
+    t.emit(MemOp("ld", param, off, dt, sem, scope, dst=dst, where=t.where()))
+    return _scalar(dst, dt)
+
+
+def store(ptr: Any, val: Any, *, level1_eviction_priority: Any = None, cop: Any = None, ss: Any = None,
+          sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """Store val at ptr (``st[.sem.scope].global``)."""
+    what = "cute.arch.store"
+    t = current(what)
+    if ss is not None:
+        raise TraceError(f"kernel {t.name}: {what}: shared-memory stores (ss={ss!r}) are not supported{t.where()}")
+    sem, scope = _check("st", sem, scope, what, t)
+    param, off = _ptr_ref(ptr, what, t)
+    _supported(param.dtype, what, t)
+    v = _refs_of(val, 1, param.dtype, what, param.name)[0]
+    param.written = True
+    t.emit(MemOp("st", param, off, param.dtype, sem, scope, val=v, where=t.where()))
+
+
+def _atomic(op: str, ptr: Any, val: Any, sem: Any, scope: Any, what: str, cmp: Any = None, result: bool = True) -> Any:
+    t = current(what)
+    sem, scope = _check("atom" if result else "red", sem, scope, what, t)
+    param, off = _ptr_ref(ptr, what, t)
+    dt = param.dtype
+    _supported(dt, what, t, op)
+    v = _refs_of(val, 1, dt, what, param.name)[0]
+    c = _refs_of(cmp, 1, dt, what, param.name)[0] if op == "cas" else None
+    dst = t.new_reg(dt, 1) if result else None
+    param.read = param.written = True
+    t.emit(MemOp("atom" if result else "red", param, off, dt, sem, scope, op=op, val=v, cmp=c, dst=dst,
+                 where=t.where()))
+    return _scalar(dst, dt) if result else None
+
+
+def atomic_add(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    """old = *ptr; *ptr = old + val (``atom.add``); returns old."""
+    return _atomic("add", ptr, val, sem, scope, "cute.arch.atomic_add")
+
+
+def atomic_and(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    return _atomic("and", ptr, val, sem, scope, "cute.arch.atomic_and")
+
+
+def atomic_or(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    return _atomic("or", ptr, val, sem, scope, "cute.arch.atomic_or")
+
+
+def atomic_xor(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    return _atomic("xor", ptr, val, sem, scope, "cute.arch.atomic_xor")
+
+
+def atomic_max(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    return _atomic("max", ptr, val, sem, scope, "cute.arch.atomic_max")
+
+
+def atomic_min(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    return _atomic("min", ptr, val, sem, scope, "cute.arch.atomic_min")
+
+
+def atomic_exch(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
+    return _atomic("exch", ptr, val, sem, scope, "cute.arch.atomic_exch")
+
+
+def atomic_cas(ptr: Any, *, cmp: Any, val: Any, sem: Any = None, scope: Any = None, loc: Any = None,
+               ip: Any = None) -> Any:
+    """old = *ptr; if old == cmp: *ptr = val (``atom.cas``); returns old."""
+    return _atomic("cas", ptr, val, sem, scope, "cute.arch.atomic_cas", cmp=cmp)
+
+
+def red(ptr: Any, val: Any, *, op: Any, dtype: Any = None, sem: Any = None, scope: Any = None, loc: Any = None,
+        ip: Any = None) -> None:
+    """*ptr = op(*ptr, val) with no result (``red``)."""
+    o = _s(op)
+    if o not in ("add", "and", "or", "xor", "max", "min", "umax", "umin"):
+        raise TraceError(f"cute.arch.red: op={op!r} is not one of add, and, or, xor, max, min, umax, umin")
+    _atomic(o, ptr, val, sem, scope, "cute.arch.red", result=False)
+
+
+def _fence(scope: str) -> None:
+    current(f"cute.arch.fence_acq_rel_{scope}").emit(AcqRelFence(scope))
+
+
+def fence_acq_rel_cta(*, loc: Any = None, ip: Any = None) -> None:
+    _fence("cta")
+
+
+def fence_acq_rel_cluster(*, loc: Any = None, ip: Any = None) -> None:
+    _fence("cluster")
+
+
+def fence_acq_rel_gpu(*, loc: Any = None, ip: Any = None) -> None:
+    _fence("gpu")
+
+
+def fence_acq_rel_sys(*, loc: Any = None, ip: Any = None) -> None:
+    _fence("sys")
+
+
+# --------------------------------------------------------------------------- copy atoms with a memory order
+
+def ordered_copy(atom: Any, src: Any, dst: Any, pred: Any, t: Any) -> bool:
+    """``cute.copy`` with ``CopyG2ROp``/``CopyR2GOp`` whose memory_order is not weak (volatile, relaxed,
+    acquire, release): one ``ld``/``st`` with that order and scope per element (Lamport's kernel
+    polls ``ld.volatile.sys``). False (nothing done) for any other copy. The 128-bit copy the GPU
+    would make is split into elements: each is still read and written whole."""
+    op = getattr(atom, "op", None)
+    name = type(op).__name__
+    if name not in ("CopyG2ROp", "CopyR2GOp"):
+        return False
+    kw = getattr(atom, "_kwargs", {}) or {}
+    order = _s(kw.get("memory_order")) or "weak"
+    if order == "weak":
+        return False
+    what = f"cute.copy with {name}(memory_order={order})"
+    kind = "ld" if name == "CopyG2ROp" else "st"
+    if order not in _SEMS[kind]:
+        raise TraceError(f"kernel {t.name}: {what}: a {'load' if kind == 'ld' else 'store'} has no {order} form "
+                         f"(PTX: {', '.join(s for s in _SEMS[kind] if s)}){t.where()}")
+    if pred is not None:
+        raise TraceError(f"kernel {t.name}: {what}: predicated copies with a memory order are not supported{t.where()}")
+    scope = _s(kw.get("memory_scope")) or "cta"
+    from ...layout import size
+
+    gm = src if kind == "ld" else dst
+    for i in range(int(size(src.layout))):
+        ptr = _element_ptr(gm, i)
+        if kind == "ld":
+            dst[i] = load(ptr, None, sem=order, scope=None if order == "volatile" else scope)
+        else:
+            store(ptr, src[i], sem=order, scope=None if order == "volatile" else scope)
+    return True
+
+
+def _element_ptr(tensor: Any, i: int) -> Any:
+    from ...tensor import Pointer
+
+    return Pointer(tensor.engine, tensor.offset + tensor.layout(i))

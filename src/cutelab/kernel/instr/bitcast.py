@@ -1,0 +1,61 @@
+"""Reinterpreting a value's bits as another type of the same width (``vector.bitcast`` of CuTe DSL
+programs, e.g. Lamport's -0.0 marker built as the Int32 0x80000000 seen as a Float32).
+
+Constant elements are converted while tracing; register elements by a ``BitcastOp``: the CPU
+interpreter views the register's storage as the new type, the CUDA printer copies the bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import TraceError
+from ..ir.nodes import Op
+from ..frontend.trace import TraceValue, current
+
+
+class BitcastOp(Op):
+    """dst[i] = the bits of src[i] (of src_dtype) read as dst's type."""
+
+    __slots__ = ("dst", "src", "src_dtype")
+
+    def __init__(self, dst: Any, src: tuple, src_dtype: Any):
+        self.dst, self.src, self.src_dtype = dst, src, src_dtype
+
+    def __repr__(self) -> str:
+        return f"{self.dst!r} = bitcast<{self.dst.dtype}>({len(self.src)} x {self.src_dtype})"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        cols = np.stack([np.asarray(b.column(r, self.src_dtype, real=False), dtype=self.src_dtype.storage)
+                         for r in self.src], axis=1)
+        got = np.ascontiguousarray(cols).view(self.dst.dtype.storage)
+        cur = b.regs.get(self.dst.id)
+        if cur is None or mask is None:
+            b.regs[self.dst.id] = got.copy()
+        else:
+            cur[mask] = got[mask]
+
+    def cuda(self, r: Any) -> None:
+        r.declare(self.dst)
+        st, _, _ = r.ctype(self.src_dtype)
+        n = self.src_dtype.width // 8
+        for i, ref in enumerate(self.src):
+            r.emit(f"{{ {st} cl_b = {r.stored(ref, self.src_dtype)}; memcpy(&{r.reg(self.dst)}[{i}], &cl_b, {n}); }}")
+
+
+def bitcast(value: TraceValue, dtype: Any, what: str = "bitcast") -> TraceValue:
+    """value's elements with their bits read as dtype (same width)."""
+    src = value.dtype
+    if src.width != dtype.width:
+        raise TraceError(f"{what}: {src} ({src.width} bits) cannot be read as {dtype} ({dtype.width} bits)")
+    if all(not isinstance(r, tuple) and isinstance(r, (int, float, np.integer, np.floating)) for r in value.refs):
+        raw = np.array([r for r in value.refs]).astype(src.storage if src.kind != "float" else np.float64)
+        conv = np.asarray(raw, dtype=src.storage).view(dtype.storage)
+        return TraceValue([v.item() for v in conv], value.shape, dtype)
+    t = current(what)
+    t.check_refs(value.refs, what)
+    dst = t.new_reg(dtype, len(value.refs))
+    t.emit(BitcastOp(dst, tuple(value.refs), src))
+    return TraceValue([(dst, i) for i in range(len(value.refs))], value.shape, dtype)

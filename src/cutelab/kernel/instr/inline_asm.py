@@ -1,0 +1,402 @@
+"""Inline PTX in a kernel (``llvm.inline_asm``, ``cute.arch.inline_ptx``): one IR op that the CUDA
+printer prints as ``asm volatile(...)`` with the program's own text and constraints, and that
+the CPU interpreter runs with the PTX interpreter (``instr.ptx``) for every thread at once.
+
+``inline_asm(res, operands, asm, constraints)`` traces it: outputs are the constraints
+``=r =l =f =d =h`` (``$0 ...``), inputs follow (``r l f d h n``; a digit ties an input to that
+output). Its result is a runtime value of ``res`` (a cutlass type; for several outputs a
+tuple, one per output). With static operands only, and no thread-dependent instruction, the
+program runs at once and gives a Python number, as outside a kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ...errors import TraceError
+from ..ir.nodes import Op
+from .ptx import CONSTRAINT_BITS, Lanes, Program, PtxError, parse
+
+__all__ = ["InlineAsmOp", "inline_asm", "NotInterpreted"]
+
+_C_TYPE = {"r": "unsigned int", "l": "unsigned long long", "f": "float", "d": "double", "h": "unsigned short",
+           "c": "unsigned short", "n": "unsigned long long"}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+class NotInterpreted(TraceError, NotImplementedError):
+    """Inline assembly with an instruction (or form) cutelab does not run: names it and the user's line.
+    ``instr``: what is not interpreted (e.g. "PTX instruction 'mapa.shared::cluster.u32'")."""
+
+    def __init__(self, msg: str, instr: str = ""):
+        super().__init__(msg)
+        self.instr = instr or msg
+
+
+def _instr(e: PtxError) -> str:
+    return str(e).split(" (in ")[0]
+
+
+def _default_dtype(letter: str) -> Any:
+    from ...numeric import Float32, Float64, Int16, Int32, Int64
+
+    return {"r": Int32, "l": Int64, "f": Float32, "d": Float64, "h": Int16, "c": Int16}[letter]
+
+
+def _bits_of_storage(col: np.ndarray) -> np.ndarray:
+    col = np.ascontiguousarray(col)
+    return col.view(_UINT[col.dtype.itemsize]).astype(np.uint64)
+
+
+def _storage_of_bits(bits: np.ndarray, dtype: Any) -> np.ndarray:
+    st = np.dtype(dtype.storage)
+    return bits.astype(_UINT[st.itemsize]).view(st)
+
+
+def _static_bits(v: Any, letter: str) -> int:
+    """A Python number given for an input of constraint letter, as the bits the register holds."""
+    from ...numeric import FloatValue
+
+    if isinstance(v, bool):
+        v = int(v)
+    if letter == "f":
+        return int(np.float32(float(v)).view(np.uint32))
+    if letter == "d":
+        return int(np.float64(float(v)).view(np.uint64))
+    if isinstance(v, (float, FloatValue)) and not isinstance(v, int):
+        dt = getattr(v, "dtype", None)
+        w = CONSTRAINT_BITS.get(letter, 32)
+        if dt is not None and dt.width == 16:
+            from ...dtypes import to_storage
+
+            return int(np.asarray(to_storage(np.asarray(float(v)), dt)).view(np.uint16))
+        return int(np.float32(float(v)).view(np.uint32)) if w == 32 else int(np.float64(float(v)).view(np.uint64))
+    return int(v) & ((1 << CONSTRAINT_BITS.get(letter, 64)) - 1)
+
+
+class InlineAsmOp(Op):
+    """``asm volatile`` of inline PTX: dsts (one register per output), srcs (a reference or a
+    static number per input), the program and its constraints."""
+
+    __slots__ = ("dsts", "srcs", "asm", "constraints", "program")
+
+    def __init__(self, dsts: List[Any], srcs: List[Tuple[Any, Any]], asm: str, constraints: List[str],
+                 program: Program):
+        self.dsts, self.srcs, self.asm, self.constraints, self.program = dsts, srcs, asm, constraints, program
+
+    def __repr__(self) -> str:
+        outs = ", ".join(d.name for d in self.dsts)
+        return f"{outs} = asm({self.asm!r})"
+
+    # -- CPU
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        ins = []
+        for ref, v in self.srcs:
+            if ref is None:
+                ins.append(np.full(b.n, v, np.uint64))
+            else:
+                ins.append(_bits_of_storage(b.column(ref, v, real=False)))
+        nt = int(np.prod(b.ir.block))
+        lanes = Lanes(np.arange(b.n, dtype=np.int64) % nt, tuple(b.ir.block))
+        try:
+            outs = self.program.run(ins, lanes)
+        except PtxError as e:
+            raise NotInterpreted(f"kernel {b.ir.name}: inline PTX at {getattr(self, 'loc', None) or '?'}: {e}",
+                                 _instr(e)) from None
+        for dst, bits in zip(self.dsts, outs):
+            vals = _storage_of_bits(bits, dst.dtype)
+            cur = b.regs.get(dst.id)
+            if cur is None or mask is None:
+                out = np.empty((b.n, 1), dtype=dst.dtype.storage) if cur is None else cur
+                out[:, 0] = vals
+                b.regs[dst.id] = out
+            else:
+                cur[mask, 0] = vals[mask]
+
+    # -- CUDA
+    def cuda(self, r: Any) -> None:
+        for d in self.dsts:
+            r.declare(d)
+        nout = len(self.dsts)
+        outs, ins, pre, post = [], [], [], []
+        for k, (d, c) in enumerate(zip(self.dsts, self.constraints[:nout])):
+            letter = c.lstrip("=+&")
+            v = r.fresh("asm_o")
+            pre.append(f"{_C_TYPE[letter]} {v};")
+            outs.append(f'"={letter}"({v})')
+            post.append(f"{r.reg(d)}[0] = {_from_c(v, letter, d.dtype, r)};")
+        for j, ((ref, val), c) in enumerate(zip(self.srcs, self.constraints[nout:])):
+            letter = c.lstrip("=+&")
+            if letter.isdigit():  # tied to output k: the output variable starts with the value
+                k = int(letter)
+                ol = self.constraints[k].lstrip("=+&")
+                v = outs[k].split("(")[1].rstrip(")")
+                pre.append(f"{v} = {_to_c(ref, val, ol, r)};")
+                outs[k] = outs[k].replace('"=', '"+', 1)
+                ins.append(None)
+                continue
+            v = r.fresh("asm_i")
+            pre.append(f"{_C_TYPE[letter]} {v} = {_to_c(ref, val, letter, r)};")
+            ins.append(f'"{letter}"({v})')
+        # operand numbers: a tied input has none of its own in CUDA's asm (it is the "+" output)
+        text = self.asm.replace("%", "%%")
+        renum, nxt = {}, 0
+        for k in range(nout):
+            renum[k] = nxt
+            nxt += 1
+        for j, s in enumerate(ins):
+            if s is None:
+                renum[nout + j] = renum[int(self.constraints[nout + j].lstrip("=+&"))]
+            else:
+                renum[nout + j] = nxt
+                nxt += 1
+        import re
+
+        text = re.sub(r"\$(\d+)", lambda m: f"%{renum.get(int(m.group(1)), int(m.group(1)))}", text)
+        text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", " ")
+        with r.braces():
+            for line in pre:
+                r.emit(line)
+            r.emit(f'asm volatile("{text}" : {", ".join(outs)} : {", ".join(s for s in ins if s is not None)});')
+            for line in post:
+                r.emit(line)
+
+
+def _to_c(ref: Any, val: Any, letter: str, r: Any) -> str:
+    """C code of an input as the constraint's C type, bit for bit."""
+    ct = _C_TYPE[letter]
+    if ref is None:
+        bits = int(val)
+        if letter == "f":
+            return f"__uint_as_float({bits & 0xFFFFFFFF}u)"
+        if letter == "d":
+            return f"__longlong_as_double({bits & 0xFFFFFFFFFFFFFFFF}ull)"
+        return f"({ct}){bits}ull"
+    dt = val
+    s = r.stored(ref, dt)
+    st = r.ctype(dt)[0]
+    if letter == "f":
+        return s if st == "float" else f"__uint_as_float((unsigned int)({s}))"
+    if letter == "d":
+        return s if st == "double" else f"__longlong_as_double((long long)({s}))"
+    if st == "float":
+        return f"({ct})__float_as_uint({s})"
+    if st == "double":
+        return f"({ct})__double_as_longlong({s})"
+    if dt.kind == "int" and dt.width < CONSTRAINT_BITS[letter]:  # a narrower signed value: its bits
+        return f"({ct})({_UNSIGNED[dt.width]})({s})"
+    return f"({ct})({s})"
+
+
+_UNSIGNED = {8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
+
+
+def _from_c(v: str, letter: str, dtype: Any, r: Any) -> str:
+    st = r.ctype(dtype)[0]
+    if letter == "f":
+        return v if st == "float" else f"({st})__float_as_uint({v})"
+    if letter == "d":
+        return v if st == "double" else f"({st})__double_as_longlong({v})"
+    if st == "float":
+        return f"__uint_as_float((unsigned int)({v}))"
+    if st == "double":
+        return f"__longlong_as_double((long long)({v}))"
+    return f"({st})({v})"
+
+
+_THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarpid", "shfl", "redux")
+
+
+def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, where: str,
+               what: str = "llvm.inline_asm") -> Any:
+    """Trace inline PTX (see the module docstring); outside a kernel, or with static operands,
+    run it now."""
+    from ...numeric import Int32, Int64
+    from ..frontend.trace import TraceValue, current, tracing
+    from ..ir.symbolic import is_sym
+
+    bar = _block_barrier(asm, operands, constraints)
+    if bar is not None:  # `bar.sync 0;` alone: the kernel IR's block barrier (__syncthreads)
+        from ..frontend.arch import sync_threads
+
+        if bar:
+            raise NotInterpreted(f"{what} at {where}: {bar}", bar.split(" with ")[0])
+        sync_threads()
+        return None
+    try:
+        prog = parse(asm, constraints)
+    except PtxError as e:
+        raise NotInterpreted(f"{what} at {where}: {e}; cutelab interprets the instructions instr/ptx.py lists",
+                             _instr(e)) from None
+    cons = prog.outs + prog.ins
+    nout = len(prog.outs)
+    if len(operands) != len(prog.ins):
+        raise TraceError(f"{what} at {where}: the constraints {constraints!r} name {len(prog.ins)} inputs, "
+                         f"but {len(operands)} operands are given")
+    if any(c.startswith("+") for c in prog.outs):
+        raise NotInterpreted(f"{what} at {where}: read-write outputs ('+' constraints) are not interpreted; "
+                             f"use a tied input (\"0\")")
+    res_types = _result_types(res, prog, where, what)
+    ops = [x.ir_value() if hasattr(x, "ir_value") and not isinstance(x, TraceValue) else x for x in operands]
+    dynamic = any(isinstance(x, TraceValue) or is_sym(x) for x in ops)
+    thread = any(s in asm for s in _THREAD_DEPENDENT)
+    if not dynamic and not (thread and tracing()):
+        if thread:
+            raise TraceError(f"{what} at {where}: the program reads thread registers or runs warp instructions; "
+                             f"it runs inside a kernel")
+        ins = [np.array([_static_bits(v, c.lstrip('=+&') if not c.isdigit() else prog.outs[int(c)].lstrip('=+&'))],
+                        np.uint64) for v, c in zip(ops, prog.ins)]
+        try:
+            outs = prog.run(ins, Lanes(np.zeros(1, np.int64), (1, 1, 1)))
+        except PtxError as e:
+            raise NotInterpreted(f"{what} at {where}: {e}", _instr(e)) from None
+        vals = [_python_value(o[0], dt) for o, dt in zip(outs, res_types)]
+        return None if nout == 0 else vals[0] if nout == 1 else tuple(vals)
+    t = current(what)
+    srcs: List[Tuple[Any, Any]] = []
+    for x, c in zip(ops, prog.ins):
+        letter = c if not c.isdigit() else prog.outs[int(c)].lstrip("=+&")
+        if isinstance(x, TraceValue):
+            if len(x.refs) != 1:
+                raise TraceError(f"kernel {t.name}: {what} at {where}: an operand must be one scalar, got a tensor "
+                                 f"value of shape {x.shape}")
+            t.check_refs(x.refs, what)
+            srcs.append((x.refs[0], x.dtype))
+        elif is_sym(x):  # an index expression (thread_idx, a loop variable): an Int32 (Int64 for "l")
+            t.check_refs([x], what)
+            srcs.append((x, Int64 if letter == "l" else Int32))
+        elif isinstance(x, (int, float)):
+            srcs.append((None, _static_bits(x, letter)))
+        else:
+            raise TraceError(f"kernel {t.name}: {what} at {where}: operand {x!r} ({type(x).__name__}) is not a number "
+                             f"or a runtime scalar")
+    dsts = [t.new_reg(dt, 1) for dt in res_types]
+    t.emit(InlineAsmOp(dsts, srcs, asm, cons, prog))
+    vals = [TraceValue([(d, 0)], (), d.dtype) for d in dsts]
+    return None if nout == 0 else vals[0] if nout == 1 else tuple(vals)
+
+
+def _block_barrier(asm: str, operands: Sequence[Any], constraints: str) -> Optional[str]:
+    """For a program that is one ``bar.sync`` / ``barrier.sync`` (``.aligned``) instruction: ""
+    when it is the whole block's barrier 0 (the IR's Barrier), else why it is not interpreted;
+    None for any other program."""
+    import re
+
+    text = asm.strip().strip("{}").strip().rstrip(";").strip()
+    m = re.fullmatch(r"(bar|barrier)(\.cta)?\.(sync|arrive|red\S*)(\.aligned)?\s+(.*)", text, re.S)
+    if m is None:
+        return None
+    args = [a.strip() for a in m.group(5).split(",")]
+    if m.group(3) == "sync" and args == ["0"] and not operands and not constraints.strip("~{memory} ,"):
+        return ""
+    return (f"PTX instruction '{text.split()[0]}' with operands {args} (named barriers and thread counts are not "
+            f"interpreted; `bar.sync 0;` is the block's barrier)")
+
+
+def _python_value(bits: Any, dt: Any) -> Any:
+    v = _storage_of_bits(np.array([bits], np.uint64), dt)[0]
+    from ...dtypes import to_compute
+
+    x = to_compute(np.asarray([v]), dt)[0]
+    return float(x) if dt.is_float else int(x)
+
+
+def _result_types(res: Any, prog: Program, where: str, what: str) -> List[Any]:
+    """The cutlass type of each output: res (one type, or a struct/tuple of them) where given,
+    else from the constraint letter."""
+    from ...numeric import is_numeric_type
+
+    letters = [c.lstrip("=+&") for c in prog.outs]
+    if isinstance(res, (tuple, list)):
+        given = list(res)
+    elif isinstance(res, dict) and "struct" in res:
+        given = list(res["struct"])
+    elif res is None:
+        given = [None] * len(letters)
+    else:
+        given = [res] * len(letters) if len(letters) == 1 else [None] * len(letters)
+    if len(given) != len(letters):
+        raise TraceError(f"{what} at {where}: the result type names {len(given)} values, the constraints "
+                         f"{len(letters)} outputs")
+    out = []
+    for g, letter in zip(given, letters):
+        if letter not in ("r", "l", "f", "d", "h", "c"):
+            raise NotInterpreted(f"{what} at {where}: output constraint '={letter}' is not interpreted")
+        if is_numeric_type(g):
+            if g.width != CONSTRAINT_BITS[letter] and not (g.width == 1 and letter == "r"):
+                if not (g.width < CONSTRAINT_BITS[letter] and g.is_integer):
+                    raise TraceError(f"{what} at {where}: result type {g} does not fit the output constraint "
+                                     f"'={letter}' ({CONSTRAINT_BITS[letter]} bits)")
+            out.append(g)
+        else:
+            out.append(_default_dtype(letter))
+    return out
+
+
+def _letter(x: Any) -> str:
+    """The constraint letter of a value or a type (cute.arch.inline_ptx picks registers by size)."""
+    from ...numeric import is_numeric_type
+
+    from ..ir.symbolic import is_sym
+
+    if is_sym(x):  # an index expression: an Int32
+        return "r"
+    dt = x if is_numeric_type(x) else getattr(x, "dtype", None)
+    if dt is None:
+        if isinstance(x, float):
+            return "f"
+        return "r" if -(1 << 31) <= int(x) < (1 << 32) else "l"
+    if dt.is_float and dt.width == 32:
+        return "f"
+    if dt.is_float and dt.width == 64:
+        return "d"
+    return {64: "l", 16: "h", 8: "r", 1: "r"}.get(dt.width, "r")
+
+
+def inline_ptx(ptx_code: str, *, write_only_types: Optional[Sequence[Any]] = None,
+               read_only_args: Optional[Sequence[Any]] = None, read_write_args: Optional[Sequence[Any]] = None,
+               predicate: Any = None, where: str = "", loc: Any = None, ip: Any = None) -> Any:
+    """``cute.arch.inline_ptx``: PTX with named operands ``{$w0}`` (outputs of write_only_types),
+    ``{$rw0}`` (read_write_args, read and written), ``{$r0}`` (read_only_args), as inline_asm
+    with positional ones. Returns None, the one output, or a tuple (write-only outputs, then
+    read-write ones). ``predicate`` (a static bool) runs it or not."""
+    import re
+
+    w = list(write_only_types or ())
+    rw = list(read_write_args or ())
+    r = list(read_only_args or ())
+    if predicate is not None:
+        from ..ir.symbolic import is_sym
+        from ..frontend.trace import TraceValue
+
+        if isinstance(predicate, TraceValue) or is_sym(predicate):
+            raise NotInterpreted(f"cute.arch.inline_ptx at {where}: a runtime predicate is not interpreted; "
+                                 f"put the call in an `if`", "cute.arch.inline_ptx(predicate=...)")
+        if not predicate:
+            return None
+    n_w, n_rw = len(w), len(rw)
+    pos = {}
+    for k in range(n_w):
+        pos[f"w{k}"] = k
+    for k in range(n_rw):
+        pos[f"rw{k}"] = n_w + k
+    for k in range(len(r)):
+        pos[f"r{k}"] = n_w + n_rw + k  # read-only inputs after the outputs
+    for k in range(n_rw):  # the read-write values as inputs tied to their outputs (no name of their own)
+        pos[f"_tie{k}"] = n_w + n_rw + len(r) + k
+
+    def sub(m: Any) -> str:
+        key = m.group(1)
+        if key not in pos:
+            raise TraceError(f"cute.arch.inline_ptx at {where}: {{${key}}} names no operand ({n_w} write-only, "
+                             f"{n_rw} read-write, {len(r)} read-only)")
+        return f"${pos[key]}"
+
+    asm = re.sub(r"\{\$(rw\d+|w\d+|r\d+)\}", sub, ptx_code)
+    cons = [f"={_letter(t)}" for t in w] + [f"={_letter(v)}" for v in rw] + [_letter(v) for v in r] + \
+        [str(n_w + k) for k in range(n_rw)]
+    res = list(w) + [getattr(v, "dtype", None) or _default_dtype(_letter(v)) for v in rw]
+    return inline_asm(res if len(res) != 1 else res[0], list(r) + list(rw), asm, ",".join(cons), where,
+                      what="cute.arch.inline_ptx")

@@ -1,0 +1,106 @@
+"""Run a program as N ranks for the tests, quickly: each rank is a child forked from the test process
+(torch and cutelab already imported), with the environment torchrun gives a rank (RANK, WORLD_SIZE,
+LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), running ``cutelab run PROGRAM ARGS`` as the
+command line would. One test (test_torchrun_cli) runs the real ``torchrun ... cutelab run``.
+
+run_ranks returns one Result per rank: exit code, stdout, stderr. A rank still running after the
+timeout is killed (and reported with code None): the tests assert on that, so a hang fails fast.
+"""
+
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAMS = os.path.join(HERE, "programs")
+
+
+@dataclass
+class Result:
+    rank: int
+    code: Optional[int]
+    out: str
+    err: str
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _child(rank: int, n: int, port: int, program: str, args: List[str], env: dict, out: str, err: str) -> None:
+    code = 1
+    try:
+        fo = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        fe = os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fo, 1)
+        os.dup2(fe, 2)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        os.environ.update(env)
+        os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n),
+                          GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        os.chdir(os.path.dirname(program))
+        from cutelab.compat.run import main
+
+        code = main([program, *args])
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:  # noqa: BLE001 - the rank's traceback goes to its stderr, as python prints it
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def run_ranks(program: str, n: int, args: List[str] = (), env: Optional[dict] = None, timeout: float = 60.0) -> List[Result]:
+    import torch  # noqa: F401  (imported before forking: the ranks start with it loaded)
+    import cutelab.compat  # noqa: F401
+
+    program = os.path.join(PROGRAMS, program) if not os.path.isabs(program) else program
+    port = _free_port()
+    tmp = tempfile.mkdtemp(prefix="cutelab-ranks-")
+    env = dict({"CUTE_DSL_ARCH": "sm_100a", "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+                "NVSHMEM_DISABLE_NVLS": "1", "OMP_NUM_THREADS": "1"}, **(env or {}))
+    pids = []
+    files = []
+    for r in range(n):
+        out, err = os.path.join(tmp, f"out{r}"), os.path.join(tmp, f"err{r}")
+        files.append((out, err))
+        pid = os.fork()
+        if pid == 0:
+            _child(r, n, port, program, list(args), env, out, err)
+        pids.append(pid)
+    codes: List[Optional[int]] = [None] * n
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and any(c is None for c in codes):
+        for i, pid in enumerate(pids):
+            if codes[i] is None:
+                got, status = os.waitpid(pid, os.WNOHANG)
+                if got:
+                    codes[i] = os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    for i, pid in enumerate(pids):
+        if codes[i] is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    results = []
+    for r, (out, err) in enumerate(files):
+        with open(out) as fo, open(err) as fe:
+            results.append(Result(r, codes[r], fo.read(), fe.read()))
+        os.unlink(out)
+        os.unlink(err)
+    os.rmdir(tmp)
+    return results

@@ -1,0 +1,150 @@
+"""Distributed CuTe DSL programs on the CPU: N ranks as N processes (cutelab.compat.distributed).
+
+CUTLASS's all-reduce examples (tests/distributed/programs/all_reduce_*.py: copied unchanged from
+NVIDIA/cutlass 7107b05, examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
+release/acquire flags run as 2 and 4 ranks and pass their own result checks; a flag that no rank
+sets is reported as a deadlock naming the rank, the kernel line and the flag; multicast is refused
+with its reason. The ranks are forked from the test process (ranks.py); test_torchrun_cli runs the
+command line as written in issue 22.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from ranks import PROGRAMS, _free_port, run_ranks
+
+pytest.importorskip("torch.distributed")
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + "/src"
+
+
+RACECHECK = {"CUTELAB_RACECHECK": "1"}  # the correct programs pass the race checks too
+
+
+def _ok(results):
+    for r in results:
+        assert r.code == 0, f"rank {r.rank} exit {r.code}\nstdout:\n{r.out[-2000:]}\nstderr:\n{r.err[-4000:]}"
+    return results
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_allreduce_flags(n):
+    rs = _ok(run_ranks("allreduce_flags.py", n, ["--elems", "128"], env=RACECHECK))
+    assert f"allreduce_flags: {n} ranks, 128 elements: results verified" in rs[0].out
+
+
+def test_host_api():
+    """Devices per rank, symm_mem handles (peer buffers, signal pads, pointers), nvshmem.core, refusals."""
+    rs = _ok(run_ranks("host_api.py", 2))
+    assert rs[0].out.splitlines() == [
+        "devices 2 current 0",
+        "handle rank 0 world 2 device cuda:0 is_cuda True",
+        "peer buffer holds 1 (its rank 1)",
+        "written by the previous rank: 101, signal 7",
+        "buffer_ptrs distinct True",
+        "multicast_ptr: NVLink multicast (multimem, multicast te",
+        "nvshmem peers [0, 1] pe 0 of 2",
+        "get_multicast_tensor: NVLink multicast (multimem, multicast te",
+        "put: nvshmem.core.put is not emulated by cutelab",
+    ]
+
+
+def test_never_set_flag_is_a_deadlock():
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "never-set"], env={"CUTELAB_DEADLOCK_S": "2"})
+    line = _line_of("allreduce_flags.py", "while seen != want:") + 1  # the load inside the polling loop
+    for r in rs:
+        assert r.code not in (0, None), f"rank {r.rank}: exit {r.code} (None: still running at the timeout)"
+        assert "DeadlockError: deadlock across ranks" in r.err, r.err[-3000:]
+        mine = re.search(r"rank (\d) \(this one\): (.*)", r.err)
+        assert mine and int(mine.group(1)) == r.rank
+        assert f"allreduce_flags.py:{line}" in mine.group(2) and f"flags_{r.rank}[" in mine.group(2)
+        assert "values seen [1, 1]" in mine.group(2)  # the epoch both ranks stored; the wait wants 2
+        other = 1 - r.rank
+        assert re.search(rf"rank {other}: (waiting for .*allreduce_flags.py:{line}|exited)", r.err), r.err[-3000:]
+
+
+def test_a_rank_in_a_collective_is_stalled():
+    """Rank 1 never launches the kernel and waits in dist.barrier, which rank 0 (waiting in the kernel for
+    rank 1's flags) never reaches: a deadlock, reported at once (after the quiet period)."""
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "rank1-skips"],
+                   env={"CUTELAB_DEADLOCK_S": "2"})
+    r0 = rs[0]
+    assert r0.code == 1, r0.err[-2000:]
+    assert "DeadlockError: deadlock across ranks" in r0.err, r0.err[-2000:]
+    line = _line_of("allreduce_flags.py", "dist.barrier()  # never met")
+    assert re.search(rf"rank 1: in a collective for .* s: torch.distributed.barrier at .*allreduce_flags.py:{line}",
+                     r0.err), r0.err[-2000:]
+    assert rs[1].code not in (0, None), rs[1].err[-2000:]  # its barrier fails when rank 0 is gone
+
+
+def test_a_rank_in_host_code_is_waited_for_until_the_timeout():
+    """Rank 1 sleeps in host code: rank 0 cannot tell a slow rank from a stuck one, waits
+    CUTELAB_WAIT_TIMEOUT_S, then stops with the report; rank 1 then fails too."""
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "rank1-sleeps"],
+                   env={"CUTELAB_WAIT_TIMEOUT_S": "3"})
+    r0 = rs[0]
+    assert r0.code == 1, r0.err[-2000:]
+    assert "DeadlockError: no progress: waited 3 s (CUTELAB_WAIT_TIMEOUT_S) while some rank is outside" in r0.err
+    assert "rank 1: running (host code or a kernel)" in r0.err
+    assert rs[1].code not in (0, None), rs[1].err[-2000:]
+
+
+def test_missing_fence_is_a_race():
+    """The signal is a relaxed store with no fence after the data stores: CUTELAB_RACECHECK=1 reports it."""
+    rs = run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "no-fence"], env=RACECHECK)
+    signal = _line_of("allreduce_flags.py", 'sem="relaxed", scope="sys")')
+    data = _line_of("allreduce_flags.py", "recvs[p][rank, i] = v")
+    for r in rs:
+        assert r.code == 1, r.err[-2000:]
+        assert "RaceError: allreduce_kernel: race across ranks" in r.err, r.err[-2000:]
+        assert "st.relaxed.sys.global.b32 on flags_0 at " in r.err  # the first signal: to rank 0
+        assert f"allreduce_flags.py:{signal} is not ordered after" in r.err
+        assert f"recvs_0 at {PROGRAMS}{os.sep}allreduce_flags.py:{data}" in r.err
+    ok = _ok(run_ranks("allreduce_flags.py", 2, ["--elems", "128", "--plant", "no-fence"]))  # unchecked: it runs
+    assert "results verified" in ok[0].out  # (the CPU is stronger than the GPU: only the check can see it)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_cutlass_all_reduce_simple(n):
+    rs = _ok(run_ranks("all_reduce_simple.py", n, ["--M", "32", "--N", "128"], env=RACECHECK))
+    assert "Results verified successfully!" in rs[0].out
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_cutlass_all_reduce_one_shot_lamport(n):
+    rs = _ok(run_ranks("all_reduce_one_shot_lamport.py", n, ["--M", "16", "--N", "128"], env=RACECHECK))
+    assert "Results verified successfully!" in rs[0].out
+
+
+def test_cutlass_all_reduce_tma_needs_multicast():
+    rs = run_ranks("all_reduce_tma.py", 2, ["--shape", "64,256"])
+    line = _line_of("all_reduce_tma.py", "output_tensor_mc = nvshmem.core.get_multicast_tensor(")
+    for r in rs:
+        assert r.code == 1
+        assert (f"nvshmem.core.get_multicast_tensor is not emulated by cutelab (all_reduce_tma.py:{line}"
+                in r.err.replace(PROGRAMS + os.sep, "")), r.err[-2000:]
+        assert "NVLink multicast" in r.err
+
+
+def test_torchrun_cli(tmp_path):
+    """torchrun --nproc-per-node 2 --no-python cutelab run PROGRAM.py, as issue 22 writes it."""
+    env = dict(os.environ, PYTHONPATH=SRC, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1")
+    exe = tmp_path / "cutelab"  # the `cutelab` command of this checkout
+    exe.write_text(f"#!/bin/sh\nexec {sys.executable} -m cutelab \"$@\"\n")
+    exe.chmod(0o755)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(_free_port()),
+           "--no-python", str(exe), "run", os.path.join(PROGRAMS, "allreduce_flags.py"), "--elems", "128"]
+    p = subprocess.run(cmd, cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=90)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "allreduce_flags: 2 ranks, 128 elements: results verified" in p.stdout
+
+
+def _line_of(program, text):
+    with open(os.path.join(PROGRAMS, program)) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise AssertionError(f"{text!r} not in {program}")
