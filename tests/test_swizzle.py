@@ -323,8 +323,11 @@ def test_smem_atom_errors():
         wg.make_smem_layout_atom("K_SW128", cute.Float16)
     with pytest.raises(LayoutError, match="element type"):
         wg.make_smem_layout_atom(wg.SmemLayoutAtomKind.K_SW128, np.float16)
+    class Wide(cute.Float, width=256):  # an element type of 256 bits (the types are classes)
+        pass
+
     with pytest.raises(LayoutError, match="whole number"):
-        wg.make_smem_layout_atom(wg.SmemLayoutAtomKind.K_INTER, cute.Float64.__class__("x", 256, "float", np.uint8, "x", "x"))
+        wg.make_smem_layout_atom(wg.SmemLayoutAtomKind.K_INTER, Wide)
 
 
 @pytest.mark.parametrize("kind", list(wg.SmemLayoutAtomKind))

@@ -92,8 +92,9 @@ _LAZY = {
     # cute.copy and cute.gemm: the atoms' host functions, wrapped to dispatch inside a kernel trace
     "copy": ("nvgpu.copy_atom", "copy"), "gemm": ("nvgpu.mma_atom", "gemm"),
     **{name: ("numeric", name) for name in ("Int4", "Int128", "Uint128")},  # kernels II (issue 9): scalar types
-    # Blackwell UMMA operand and scale-factor types
-    **{name: ("numeric", name) for name in ("Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU")},
+    **{name: ("numeric", name) for name in (  # the type model as CuTe DSL's (issue 18): metaclasses, bases, fp4/fp6/e8m0
+        "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU", "Float4E2M1FN", "Float6E2M3FN",
+        "Float6E3M2FN")},
 }
 
 #: the names `from cutelab import *` binds: the eager ones, and the lazy atoms and types that were eager
@@ -217,10 +218,10 @@ def dtype(name):
     """
     from . import numeric as _numeric
 
-    if isinstance(name, _numeric.Numeric):
+    if _numeric.is_numeric_type(name):
         return name
     t = getattr(_numeric, str(name), None)
-    if not isinstance(t, _numeric.Numeric):
+    if not _numeric.is_numeric_type(t):
         raise TypeError(f"cutlass.dtype({name!r}): no element type of that name (Float16, BFloat16, Float32, ...)")
     return t
 

@@ -43,7 +43,7 @@ def _dtype(d: Any) -> Any:
 
     if d is None:
         return numeric.Int32
-    if isinstance(d, numeric.Numeric):
+    if numeric.is_numeric_type(d):
         if d.kind not in ("int", "uint"):
             raise TypeError(f"DynInt: the type of a dynamic integer must be an integer type, got {d}")
         return d

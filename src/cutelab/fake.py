@@ -84,9 +84,9 @@ class FakeTensor:
 
     def __init__(self, dtype: Any, shape: Tuple[Any, ...], stride: Tuple[Any, ...], memspace: Any = "gmem",
                  assumed_align: Optional[int] = None, op: str = "make_fake_tensor"):
-        from .numeric import Numeric
+        from .numeric import is_numeric_type
 
-        if not isinstance(dtype, Numeric):
+        if not is_numeric_type(dtype):
             raise TensorError(f"{op}: dtype must be a cutlass numeric type, got {dtype!r}")
         shape, stride = tuple(shape), tuple(stride)
         if len(shape) != len(stride) or not shape:

@@ -1,17 +1,32 @@
 """Element types, named as in cutlass (Float32, BFloat16, Int32, ...).
 
-Each type knows its width in bits, its short name as CuTe DSL prints it (``bf16``, ``i32``),
-its numpy storage dtype (bf16 is stored as raw 16-bit words, bit for bit, since numpy has no
-bfloat16) and the torch dtype name.
+As in CuTe DSL, an element type is a class: ``Float32`` is a class whose metaclass is
+:class:`NumericMeta` (:class:`FloatMeta` for the floats, :class:`IntegerMeta` for the integers),
+``Float32(1.5)`` is an instance of it, and the types subclass ``Numeric`` through ``Integer`` and
+``Float`` (a user type may subclass them: ``class C(Float32, metaclass=FloatMeta, width=64)``).
+A scalar is also a Python number: Integer's types derive from ``int`` (through :class:`IntValue`),
+Float's from ``float`` (through :class:`FloatValue`).
 
-numpy is imported only when a storage dtype is first asked for (``Float32.storage``) or a scalar is
-rounded: the types themselves, and the layout algebra that names them, work without it.
+Each type knows its width in bits, its short name as CuTe DSL prints it (``bf16``, ``i32``; the
+type's ``repr``, while ``str`` is the class name ``BFloat16``), its numpy storage dtype (bf16 is
+stored as raw 16-bit words, bit for bit, since numpy has no bfloat16) and the torch dtype name.
+
+numpy is imported only when a storage dtype is first asked for (``Float32.storage``,
+``Float32.numpy_dtype``) or a scalar is rounded: the types themselves, and the layout algebra that
+names them, work without it.
+
+>>> isinstance(Float32(1.5), Float32), isinstance(Float32, NumericMeta), issubclass(Int8, Integer)
+(True, True, True)
+>>> print(Float32, repr(Float32), Float32.width, Int32.signed, Uint8.max, Float32.zero)
+Float32 f32 32 True 255 0.0
 """
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING, Any
+
+from .tracing import SymbolicIndex, TracedValue
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,126 +52,318 @@ __all__ = [
     "Numeric", "Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64",
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
-    "Uint128",
-    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float8E8M0FNU",
+    "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU",
+    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "is_numeric_type",
 ]
 
+# numpy's scalar type of a type, by its name (CuTe DSL's Numeric.numpy_dtype; None for the others)
+_NP_SCALAR = {"f64": "float64", "f32": "float32", "f16": "float16", "i8": "int8", "i16": "int16", "i32": "int32",
+              "i64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64", "i1": "bool_"}
+# storage of a user type of its own width (numpy's dtype holding its bits)
+_STORAGE_OF = {("float", 16): "float16", ("float", 32): "float32", ("float", 64): "float64"}
 
-class Numeric:
-    """An element type. Calling it converts a Python value (``Int32(3)`` -> 3)."""
 
-    __slots__ = ("name", "width", "kind", "_storage_name", "_storage", "torch_name", "cuda")
+class NumericMeta(type):
+    """The class of the element types (``isinstance(Float32, NumericMeta)``).
 
-    def __init__(self, name: str, width: int, kind: str, storage: str, torch_name: str, cuda: str):
-        self.name = name  # as CuTe DSL prints: bf16, f32, i32
-        self.width = width  # bits
-        self.kind = kind  # "float", "int", "uint", "bool"
-        self._storage_name = storage  # numpy's name of the dtype holding the bits ("float32", "uint16")
-        self._storage = None
-        self.torch_name = torch_name
-        self.cuda = cuda  # CUDA C++ type name
+    A type's class attributes: ``name`` (the MLIR name CuTe DSL prints: ``f32``, ``bf16``),
+    ``width`` (bits), ``kind`` ("float", "int", "uint" or "bool"), ``torch_name``, ``cuda`` (the
+    CUDA C++ type). Keyword arguments of a class statement, as CuTe DSL's: ``width``,
+    ``mlir_type``, ``is_abstract``, ``signed``, ``np_dtype_name``; and cutelab's own ``mlir_name``,
+    ``kind``, ``storage``, ``torch_name``, ``cuda``. A subclass that names none of them is its base's
+    type under another class name; one with a width of its own (quack's Complex64, 64-bit) takes
+    the representation of its ``mlir_type`` where cutelab knows it (``T.f64`` is Float64), else
+    its own name and the storage of its kind and width.
+    """
+
+    def __new__(mcs, cls_name: str, bases: tuple, attrs: dict, width: Any = None, np_dtype_name: Any = None,
+                mlir_type: Any = None, is_abstract: bool = False, signed: Any = None, mlir_name: Any = None,
+                kind: Any = None, storage: Any = None, torch_name: Any = None, cuda: Any = None,
+                **kwargs: Any) -> Any:
+        cls = super().__new__(mcs, cls_name, bases, attrs, **kwargs)
+        cls._is_abstract = bool(is_abstract)
+        cls._custom_init = ("__init__" in attrs or "__new__" in attrs or
+                            any(getattr(b, "_custom_init", False) for b in bases))
+        if kind is not None:
+            cls.kind = kind
+        if signed is not None and getattr(cls, "kind", None) in ("int", "uint"):
+            cls.kind = "int" if signed else "uint"
+        base_width = getattr(cls, "width", None)
+        if mlir_name is None and width is not None and width != base_width and not is_abstract:
+            like = _known_type(mlir_type)
+            if like is not None and like.width == width:
+                mlir_name, storage, torch_name, cuda = like.name, like._storage_name, like.torch_name, like.cuda
+            else:
+                mlir_name = cls_name
+                storage = storage or _STORAGE_OF.get((getattr(cls, "kind", None), width), "object")
+                torch_name, cuda = torch_name or "", cuda or ""
+        for attr, v in (("name", mlir_name), ("width", width), ("_storage_name", storage), ("torch_name", torch_name),
+                        ("cuda", cuda)):
+            if v is not None:
+                setattr(cls, attr, v)
+        cls._storage = None  # the numpy dtype, made on first use (each type its own)
+        if np_dtype_name is not None:
+            cls._np_dtype_name = np_dtype_name
+        elif mlir_name is not None:
+            cls._np_dtype_name = _NP_SCALAR.get(mlir_name)
+        if mlir_type is not None:
+            cls._mlir_type = staticmethod(mlir_type)
+        return cls
+
+    def __init__(cls, cls_name: str, bases: tuple, attrs: dict, **kwargs: Any) -> None:
+        super().__init__(cls_name, bases, attrs)
+
+    # --- what the type is ---------------------------------------------------------------------
+    @property
+    def is_abstract(cls) -> bool:
+        """Numeric, Integer and Float: no values of their own (CuTe DSL's abstract types)."""
+        return cls.__dict__.get("_is_abstract", False)
 
     @property
-    def storage(self) -> "np.dtype":
+    def storage(cls) -> "np.dtype":
         """The numpy dtype holding the bits (numpy is imported on first use)."""
-        st = self._storage
+        st = cls.__dict__.get("_storage")
         if st is None:
-            st = self._storage = _np().dtype(self._storage_name)
+            cls._need_concrete("storage")
+            st = _np().dtype(cls._storage_name)
+            type.__setattr__(cls, "_storage", st)
         return st
 
     @property
-    def bytes(self) -> int:
-        return self.width // 8
+    def numpy_dtype(cls) -> Any:
+        """numpy's scalar type of this type (``np.float32`` for Float32), or None where numpy has
+        none (BFloat16, the 8-bit floats, TFloat32), as CuTe DSL's ``Numeric.numpy_dtype``."""
+        name = getattr(cls, "_np_dtype_name", None)
+        return None if name is None else getattr(_np(), name, None)
 
     @property
-    def is_float(self) -> bool:
-        return self.kind == "float"
+    def bytes(cls) -> int:
+        """Bytes of one element, at least 1 (CuTe DSL's: a 4-bit type is 1)."""
+        return max(1, (cls.width + 7) // 8)
+
+    def n_bytes(cls, n_elements: int) -> int:
+        return n_elements * cls.bytes
 
     @property
-    def is_fp8(self) -> bool:
-        """An 8-bit float (Float8E4M3FN, Float8E5M2): bytes converted by cutelab/fp8.py."""
-        return self.name in _FP8_NAMES
+    def is_float(cls) -> bool:
+        return getattr(cls, "kind", None) == "float"
 
     @property
-    def is_half(self) -> bool:
+    def is_integer(cls) -> bool:
+        return getattr(cls, "kind", None) in ("int", "uint", "bool")
+
+    @property
+    def is_fp8(cls) -> bool:
+        """An 8-bit float that cutelab converts (Float8E4M3FN, Float8E5M2; cutelab/fp8.py)."""
+        return getattr(cls, "name", None) in _FP8_NAMES
+
+    @property
+    def is_half(cls) -> bool:
         """A 16-bit float (Float16, BFloat16): kept as 16-bit words, computed as float32."""
-        return self.name in ("f16", "bf16")
+        return getattr(cls, "name", None) in ("f16", "bf16")
 
     @property
-    def is_bool(self) -> bool:
-        return self.kind == "bool"
+    def is_bool(cls) -> bool:
+        return getattr(cls, "kind", None) == "bool"
 
     @property
-    def inf(self) -> float:
+    def signed(cls) -> bool:
+        return getattr(cls, "kind", None) in ("int", "float")
+
+    @property
+    def inf(cls) -> float:
         """A float type's infinity, as CuTe DSL's ``Float32.inf`` (a Python float)."""
-        self._need_float("inf")
+        cls._need_float("inf")
         return float("inf")
 
     @property
-    def nan(self) -> float:
-        self._need_float("nan")
+    def nan(cls) -> float:
+        cls._need_float("nan")
         return float("nan")
 
     @property
-    def zero(self) -> Any:
-        return 0.0 if self.kind == "float" else 0
+    def zero(cls) -> Any:
+        return 0.0 if cls.is_float else 0
 
-    def _need_float(self, what: str) -> None:
-        if self.kind != "float":
-            raise AttributeError(f"{self.name}.{what}: only float types have {what}")
+    @property
+    def min(cls) -> int:
+        """An integer type's smallest value (``Int8.min`` is -128)."""
+        cls._need_integer("min")
+        return -(1 << (cls.width - 1)) if cls.kind == "int" else 0
 
-    def __call__(self, v: Any) -> Any:
+    @property
+    def max(cls) -> int:
+        cls._need_integer("max")
+        if cls.kind == "bool":
+            return 1
+        return (1 << (cls.width - 1)) - 1 if cls.kind == "int" else (1 << cls.width) - 1
+
+    @property
+    def exponent_width(cls) -> int:
+        """Exponent bits of a float type named FloatNEeMm (Float8E4M3FN: 4), as CuTe DSL's."""
+        return cls._float_fields("exponent_width")[0]
+
+    @property
+    def mantissa_width(cls) -> int:
+        return cls._float_fields("mantissa_width")[1]
+
+    @property
+    def mlir_type(cls) -> Any:
+        """The type's MLIR type: cutelab has no MLIR; the compat layer's ``T`` builders answer
+        with the element types themselves, so this is the type given as ``mlir_type=``, else the type."""
+        f = getattr(cls, "_mlir_type", None)
+        return f() if f is not None else cls
+
+    def is_same_kind(cls, other: Any) -> bool:
+        """True when both are floats or both integers (CuTe DSL's is_same_kind)."""
+        return cls.is_float == other.is_float
+
+    def isinstance(cls, value: Any) -> bool:
+        """CuTe DSL's ``Int32.isinstance(v)``: v is a value of this type, or a Python number of its kind."""
+        if isinstance(value, (IntValue, FloatValue)):
+            return value.dtype is cls
+        if isinstance(value, bool) or isinstance(value, int):
+            return cls.is_integer
+        if isinstance(value, float):
+            return cls.is_float
+        return False
+
+    @staticmethod
+    def from_python(value: Any) -> Any:
+        """The type CuTe DSL gives a Python value: Boolean for a bool, Int32 for an int, Float32 for a float."""
+        if isinstance(value, bool):
+            return Boolean
+        if isinstance(value, int):
+            return Int32
+        if isinstance(value, float):
+            return Float32
+        raise TypeError(f"NumericMeta.from_python({value!r}): no element type for a {type(value).__name__}")
+
+    def recast_width(cls, width: int) -> Any:
+        """The type of the same kind with another width (``Int32.recast_width(16)`` is Int16)."""
+        table = ({16: Float16, 32: Float32, 64: Float64} if cls.is_float else
+                 {8: Int8, 16: Int16, 32: Int32, 64: Int64, 128: Int128})
+        if width not in table:
+            raise TypeError(f"{cls}.recast_width({width}): no {'float' if cls.is_float else 'integer'} type "
+                            f"of width {width} (widths: {sorted(table)})")
+        return table[width]
+
+    def _need_float(cls, what: str) -> None:
+        if not cls.is_float:
+            raise AttributeError(f"{cls.__name__}.{what}: only float types have {what}")
+
+    def _need_integer(cls, what: str) -> None:
+        if not cls.is_integer or cls.is_abstract:
+            raise AttributeError(f"{cls.__name__}.{what}: only integer types have {what}")
+
+    def _need_concrete(cls, what: str) -> None:
+        if cls.is_abstract:
+            raise AttributeError(f"{cls.__name__}.{what}: {cls.__name__} is an abstract type (use Int32, Float32, ...)")
+
+    def _float_fields(cls, what: str) -> tuple:
+        import re
+
+        m = re.match(r"Float\d+E(\d+)M(\d+)", cls.__name__) if cls.is_float else None
+        if m is None:
+            raise AttributeError(f"{cls.__name__}.{what}: only float types named FloatNEeMm (Float8E4M3FN, ...) have it")
+        return int(m.group(1)), int(m.group(2))
+
+    # --- printing: repr is the MLIR name CuTe DSL prints in types (f32), str the class name ---
+    def __repr__(cls) -> str:
+        return getattr(cls, "name", cls.__name__) if not cls.is_abstract else cls.__name__
+
+    def __str__(cls) -> str:
+        return cls.__name__
+
+    # --- values ---------------------------------------------------------------------------------
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         """A scalar of this type, as CuTe DSL makes one: integers wrap around to the bit width
         (``Int8(300)`` is 44), floats round to the type (``Float32(0.1)`` is the f32 nearest
-        0.1). The result is a Python int or float (usable wherever one is) that knows its type.
+        0.1). The result is an instance of the type and a Python int or float (usable wherever one is).
 
         >>> import numpy as np
         >>> Int8(300), Int32(42).to(Float32), Float32(0.1).value == float(np.float32(0.1))
         (44, 42.0, True)
         """
+        if cls._custom_init:
+            raise TypeError(f"{cls.__name__}(...): {cls.__name__} defines its own __init__ or __new__; a value of a "
+                            f"cutelab numeric type is a Python number made by the type, so a user type's own "
+                            f"constructor is not supported (the class itself can be used: its width, name, ...)")
+        if len(args) != 1 or set(kwargs) - {"loc", "ip"}:  # loc=, ip=: MLIR's source location, nothing here
+            raise TypeError(f"{cls.__name__}(...): expected one value (and optionally loc=, ip=), got "
+                            f"{len(args)} positional argument(s) and {sorted(kwargs) or 'no'} keywords")
+        v = args[0]
+        if cls.is_abstract:
+            raise TypeError(f"{cls.__name__}({v!r}): {cls.__name__} is an abstract type: make a value of a "
+                            f"concrete one (Int32, Float32, ...)")
         if isinstance(v, (IntValue, FloatValue)):
-            return v.to(self)
+            return v.to(cls)
+        if isinstance(v, (TracedValue, SymbolicIndex)):  # a kernel's value or index: converted in the kernel
+            return v.to(cls)
         from .dynamic import dyn_scalar, in_host_trace
 
         if in_host_trace():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
-            d = dyn_scalar(self, v)
+            d = dyn_scalar(cls, v)
             if d is not None:
                 return d
-        if self.kind == "float":
-            return FloatValue(self, v)
-        return IntValue(self, v)
+        if cls.kind == "float":
+            return FloatValue(cls, v)
+        return IntValue(cls, v)
 
-    @property
-    def is_integer(self) -> bool:
-        return self.kind in ("int", "uint", "bool")
+    def __instancecheck__(cls, inst: Any) -> bool:
+        """A runtime value is an instance of its type, as CuTe DSL's Int32 of an MLIR value is: a
+        value of cutelab.dynamic (a DynInt, the scalars a jit trace makes, a DynBool: numbers that
+        carry their type), and in a kernel a scalar value (the tracer's TraceValue of shape ()) or
+        an index (Int32, Int64 past 32 bits). ``type()`` of those is still cutelab's own class."""
+        if type.__instancecheck__(cls, inst):
+            return True
+        if isinstance(inst, (int, float)):
+            d = getattr(inst, "dtype", None)
+        elif isinstance(inst, TracedValue) and getattr(inst, "shape", None) == ():  # a kernel's scalar value
+            d = inst.dtype
+        elif isinstance(inst, SymbolicIndex):  # a kernel's index (thread_idx math): CuTe DSL's Int32
+            d = Int32 if -(1 << 31) <= getattr(inst, "lo", 0) and getattr(inst, "hi", 0) < (1 << 31) else Int64
+        else:
+            return False
+        return isinstance(d, NumericMeta) and type.__subclasscheck__(cls, d)
 
-    @property
-    def signed(self) -> bool:
-        return self.kind in ("int", "float")
 
-    def is_same_kind(self, other: "Numeric") -> bool:
-        """True when both are floats or both integers (CuTe DSL's is_same_kind)."""
-        return self.is_float == other.is_float
+def is_numeric_type(x: Any) -> bool:
+    """x is an element type with values (Float32, Int8, a user subclass), not one of the abstract
+    bases (Numeric, Integer, Float), nor a value."""
+    return isinstance(x, NumericMeta) and not x.is_abstract
+
+
+class IntegerMeta(NumericMeta):
+    """The class of the integer types (``isinstance(Int32, IntegerMeta)``)."""
+
+
+class FloatMeta(NumericMeta):
+    """The class of the floating-point types (``isinstance(Float32, FloatMeta)``)."""
+
+
+def _known_type(mlir_type: Any) -> Any:
+    """The element type an ``mlir_type=`` builder names, where it names one (the compat layer's
+    ``T.f64`` gives Float64), else None."""
+    if not callable(mlir_type):
+        return None
+    try:
+        t = mlir_type()
+    except Exception:  # noqa: BLE001 - a builder that needs MLIR: no representation to borrow
+        return None
+    return t if isinstance(t, NumericMeta) and not t.is_abstract else None
+
+
+class Numeric(metaclass=NumericMeta, is_abstract=True):
+    """The base class of the element types; its instances are the scalars."""
+
+    __slots__ = ()
 
     def __class_getitem__(cls, item: Any) -> Any:  # allow Numeric[...] in annotations
         return cls
 
-    def __repr__(self) -> str:
-        return self.name
 
-    def __str__(self) -> str:
-        """The type's name as CuTe DSL prints its class: ``Float32`` (``.name`` is the MLIR name, ``f32``)."""
-        return _class_name(self)
-
-    @property
-    def __name__(self) -> str:  # noqa: A003 - CuTe DSL's types are classes: Int32.__name__ is 'Int32'
-        return _class_name(self)
-
-    def __reduce__(self) -> Any:
-        return (_by_name, (self.name,))
-
-
-def _wrap(t: Numeric, v: int) -> int:
+def _wrap(t: Any, v: int) -> int:
     if t.kind == "bool":
         return int(bool(v))
     m = 1 << t.width
@@ -166,11 +373,11 @@ def _wrap(t: Numeric, v: int) -> int:
     return v
 
 
-def _round(t: Numeric, v: float) -> float:
+def _round(t: Any, v: float) -> float:
     if t.width == 64:
         return float(v)
-    if t.is_fp8:
-        raise TypeError(f"{t}({v!r}): scalars of 8-bit float types are not supported (no rounding for them yet)")
+    if t.width <= 8:
+        raise TypeError(f"{t}({v!r}): scalars of {t.width}-bit float types are not supported (no rounding for them yet)")
     np = _np()
     if t.name == "tf32":
         v = float(np.float32(v))
@@ -191,11 +398,14 @@ def _round(t: Numeric, v: float) -> float:
 
 class IntValue(int):
     """An integer scalar of a cutlass type (Int32(7)): a Python int, wrapped to the bit width,
-    whose arithmetic with ints stays in the type."""
+    whose arithmetic with ints stays in the type. The integer types derive from it (through
+    Integer); dynamic.DynScalar, a runtime scalar of a jit trace, too."""
 
-    dtype: Numeric
+    dtype: Any
 
-    def __new__(cls, dtype: Numeric, v: Any) -> "IntValue":
+    def __new__(cls, dtype: Any, v: Any) -> "IntValue":
+        if cls is IntValue and issubclass(dtype, IntValue):
+            cls = dtype  # IntValue(Int32, 7) is Int32(7), an instance of Int32
         if dtype.kind == "bool":  # any nonzero value, nan and inf included, is true (CuTe DSL: Boolean(nan) is 1)
             v = bool(v)
         elif isinstance(v, float):
@@ -208,7 +418,12 @@ class IntValue(int):
     def value(self) -> int:
         return int(self)
 
-    def to(self, dtype: Numeric) -> Any:
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's MLIR value of this scalar (``Float32(a).ir_value()``, an operand of
+        ``llvm.inline_asm``): in cutelab the scalar stands for itself."""
+        return self
+
+    def to(self, dtype: Any) -> Any:
         return dtype(int(self)) if dtype.is_integer else dtype(float(int(self)))
 
     def _op(self, o: Any, f: Any) -> Any:
@@ -241,11 +456,14 @@ class IntValue(int):
 
 class FloatValue(float):
     """A floating-point scalar of a cutlass type (Float32(0.1)): a Python float rounded to the
-    type, whose arithmetic with numbers rounds to the type after each operation."""
+    type, whose arithmetic with numbers rounds to the type after each operation. The float types
+    derive from it (through Float)."""
 
-    dtype: Numeric
+    dtype: Any
 
-    def __new__(cls, dtype: Numeric, v: Any) -> "FloatValue":
+    def __new__(cls, dtype: Any, v: Any) -> "FloatValue":
+        if cls is FloatValue and issubclass(dtype, FloatValue):
+            cls = dtype  # FloatValue(Float32, 0.5) is Float32(0.5)
         obj = float.__new__(cls, _round(dtype, float(v)))
         obj.dtype = dtype
         return obj
@@ -254,7 +472,12 @@ class FloatValue(float):
     def value(self) -> float:
         return float(self)
 
-    def to(self, dtype: Numeric) -> Any:
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's MLIR value of this scalar (``Float32(a).ir_value()``, an operand of
+        ``llvm.inline_asm``): in cutelab the scalar stands for itself."""
+        return self
+
+    def to(self, dtype: Any) -> Any:
         return dtype(float(self))
 
     def _op(self, o: Any, f: Any) -> Any:
@@ -281,42 +504,54 @@ class FloatValue(float):
         return (FloatValue, (self.dtype, float(self)))
 
 
-Float64 = Numeric("f64", 64, "float", "float64", "float64", "double")
-Float32 = Numeric("f32", 32, "float", "float32", "float32", "float")
-Float16 = Numeric("f16", 16, "float", "float16", "float16", "__half")
-BFloat16 = Numeric("bf16", 16, "float", "uint16", "bfloat16", "__nv_bfloat16")
-Int8 = Numeric("i8", 8, "int", "int8", "int8", "signed char")
-Int16 = Numeric("i16", 16, "int", "int16", "int16", "short")
-Int32 = Numeric("i32", 32, "int", "int32", "int32", "int")
-Int64 = Numeric("i64", 64, "int", "int64", "int64", "long long")
-Uint8 = Numeric("u8", 8, "uint", "uint8", "uint8", "unsigned char")
-Uint16 = Numeric("u16", 16, "uint", "uint16", "uint16", "unsigned short")
-Uint32 = Numeric("u32", 32, "uint", "uint32", "uint32", "unsigned int")
-Uint64 = Numeric("u64", 64, "uint", "uint64", "uint64", "unsigned long long")
-Boolean = Numeric("i1", 8, "bool", "bool", "bool", "bool")
+class Integer(IntValue, Numeric, metaclass=IntegerMeta, is_abstract=True, kind="int"):
+    """The integer types' base (Int32, Uint8, Boolean, ...)."""
+
+
+class Float(FloatValue, Numeric, metaclass=FloatMeta, is_abstract=True, kind="float"):
+    """The floating-point types' base (Float32, BFloat16, Float8E4M3FN, ...)."""
+
+
+class Float64(Float, mlir_name="f64", width=64, storage="float64", torch_name="float64", cuda="double"): ...
+class Float32(Float, mlir_name="f32", width=32, storage="float32", torch_name="float32", cuda="float"): ...
+class Float16(Float, mlir_name="f16", width=16, storage="float16", torch_name="float16", cuda="__half"): ...
+class BFloat16(Float, mlir_name="bf16", width=16, storage="uint16", torch_name="bfloat16", cuda="__nv_bfloat16"): ...
+class Int8(Integer, mlir_name="i8", width=8, storage="int8", torch_name="int8", cuda="signed char"): ...
+class Int16(Integer, mlir_name="i16", width=16, storage="int16", torch_name="int16", cuda="short"): ...
+class Int32(Integer, mlir_name="i32", width=32, storage="int32", torch_name="int32", cuda="int"): ...
+class Int64(Integer, mlir_name="i64", width=64, storage="int64", torch_name="int64", cuda="long long"): ...
+class Uint8(Integer, mlir_name="u8", width=8, storage="uint8", torch_name="uint8", cuda="unsigned char", kind="uint"): ...
+class Uint16(Integer, mlir_name="u16", width=16, storage="uint16", torch_name="uint16", cuda="unsigned short",
+             kind="uint"): ...
+class Uint32(Integer, mlir_name="u32", width=32, storage="uint32", torch_name="uint32", cuda="unsigned int",
+             kind="uint"): ...
+class Uint64(Integer, mlir_name="u64", width=64, storage="uint64", torch_name="uint64", cuda="unsigned long long",
+             kind="uint"): ...
+class Boolean(Integer, mlir_name="i1", width=8, storage="bool", torch_name="bool", cuda="bool", kind="bool"): ...
 # scalar-only integer widths (no numpy storage of their own: kernels keep them in wider words)
-Int4 = Numeric("i4", 4, "int", "int8", "int8", "signed char")
-Int128 = Numeric("i128", 128, "int", "object", "", "__int128")
-Uint128 = Numeric("u128", 128, "uint", "object", "", "unsigned __int128")
+class Int4(Integer, mlir_name="i4", width=4, storage="int8", torch_name="int8", cuda="signed char"): ...
+class Int128(Integer, mlir_name="i128", width=128, storage="object", torch_name="", cuda="__int128"): ...
+class Uint128(Integer, mlir_name="u128", width=128, storage="object", torch_name="", cuda="unsigned __int128",
+              kind="uint"): ...
 # MMA operand types (stored as raw bits or, for tf32, as the f32 it rounds): names as MLIR prints them
-TFloat32 = Numeric("tf32", 32, "float", "float32", "tfloat32", "float")
-Float8E4M3FN = Numeric("f8E4M3FN", 8, "float", "uint8", "float8_e4m3fn", "__nv_fp8_e4m3")
-Float8E5M2 = Numeric("f8E5M2", 8, "float", "uint8", "float8_e5m2", "__nv_fp8_e5m2")
-# Blackwell (tcgen05) operand and scale-factor types: they name the operands of UMMA atoms and their
-# layouts; cutelab keeps no host values of them yet, so they stay out of NUMERICS (no storage rows)
-Float4E2M1FN = Numeric("f4E2M1FN", 4, "float", "uint8", "float4_e2m1fn_x2", "__nv_fp4_e2m1")
-Float6E2M3FN = Numeric("f6E2M3FN", 6, "float", "uint8", "", "__nv_fp6_e2m3")
-Float6E3M2FN = Numeric("f6E3M2FN", 6, "float", "uint8", "", "__nv_fp6_e3m2")
-Float8E8M0FNU = Numeric("f8E8M0FNU", 8, "float", "uint8", "float8_e8m0fnu", "__nv_fp8_e8m0")
+class TFloat32(Float, mlir_name="tf32", width=32, storage="float32", torch_name="tfloat32", cuda="float"): ...
+class Float8E4M3FN(Float, mlir_name="f8E4M3FN", width=8, storage="uint8", torch_name="float8_e4m3fn",
+                   cuda="__nv_fp8_e4m3"): ...
+class Float8E5M2(Float, mlir_name="f8E5M2", width=8, storage="uint8", torch_name="float8_e5m2", cuda="__nv_fp8_e5m2"): ...
+# block-scaled (Blackwell) operand types: the types exist (annotations, widths, names), but no
+# tensor, scalar or kernel of them converts values yet (no row in cutelab.dtypes)
+class Float8E8M0FNU(Float, mlir_name="f8E8M0FNU", width=8, storage="uint8", torch_name="float8_e8m0fnu",
+                    cuda="__nv_fp8_e8m0"): ...
+class Float4E2M1FN(Float, mlir_name="f4E2M1FN", width=4, storage="uint8", torch_name="float4_e2m1fn_x2",
+                   cuda="__nv_fp4_e2m1"): ...
+class Float6E2M3FN(Float, mlir_name="f6E2M3FN", width=6, storage="uint8", torch_name="", cuda="__nv_fp6_e2m3"): ...
+class Float6E3M2FN(Float, mlir_name="f6E3M2FN", width=6, storage="uint8", torch_name="", cuda="__nv_fp6_e3m2"): ...
+
 
 _FP8_NAMES = frozenset(("f8E4M3FN", "f8E5M2"))
 NUMERICS = {t.name: t for t in (Float64, Float32, Float16, BFloat16, Int8, Int16, Int32, Int64,
                                 Uint8, Uint16, Uint32, Uint64, Boolean, TFloat32, Float8E4M3FN,
                                 Float8E5M2)}
-
-
-def _by_name(name: str) -> Numeric:
-    return NUMERICS[name]
 
 
 _FROM_NUMPY: dict = {}  # numpy dtype -> element type, made on first use (the types numpy stores natively)
@@ -338,11 +573,3 @@ def numeric_from_torch(dtype: Any) -> Numeric:
         if t.torch_name == name:
             return t
     raise TypeError(f"no cutelab element type for torch dtype {dtype}")
-
-
-def _class_name(t: Numeric) -> str:
-    """Float32 for Float32: the name this module binds t to (the first, for aliases)."""
-    for k, v in globals().items():
-        if v is t and k[:1].isupper() and k not in ("NUMERICS",):
-            return k
-    return t.name

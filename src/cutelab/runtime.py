@@ -23,7 +23,7 @@ import numpy as np
 from .dynamic import DynInt, value_of
 from .errors import TensorError
 from .layout import Layout
-from .numeric import Numeric, numeric_from_numpy, numeric_from_torch
+from .numeric import Numeric, is_numeric_type, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
 
 __all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "make_fake_tensor", "make_fake_compact_tensor", "mark_layout_dynamic", "mark_compact_shape_dynamic",
@@ -277,7 +277,7 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
     >>> cute.make_tensor(p + 2, cute.make_layout(3)).load().numpy().tolist()
     [2.0, 3.0, 4.0]
     """
-    if not isinstance(dtype, Numeric):
+    if not is_numeric_type(dtype):
         raise TensorError(f"make_ptr: the element type must be a cutlass numeric type (cutlass.Float32, ...), "
                           f"got {dtype!r}")
     owner = None
@@ -332,7 +332,7 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
         )
     if dtype is None:
         return ptr
-    if not isinstance(dtype, Numeric):
+    if not is_numeric_type(dtype):
         raise TensorError(f"recast_ptr({ptr}): dtype must be a cutlass numeric type, got {dtype!r}")
     eng, off = ptr.engine, ptr.offset
     if not isinstance(off, (int, np.integer)):

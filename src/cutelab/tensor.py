@@ -36,7 +36,7 @@ from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
     make_layout, make_layout_like, slice_, slice_and_offset,
 )
-from .numeric import BFloat16, Numeric, numeric_from_numpy
+from .numeric import BFloat16, Numeric, is_numeric_type, numeric_from_numpy
 
 __all__ = [
     "Tensor", "TensorSSA", "PointerInfo", "NumpyEngine", "IdentityEngine", "Pointer", "make_tensor",
@@ -939,7 +939,7 @@ class Tensor:
         import copy
 
         old = self.engine.dtype if hasattr(self.engine, "dtype") else None
-        if not isinstance(dtype, Numeric) or old is None or dtype.width != old.width or dtype.kind == "bool":
+        if not is_numeric_type(dtype) or old is None or dtype.width != old.width or dtype.kind == "bool":
             raise TensorError(f"{self}.element_type = {dtype}: the storage holds {old}; only a type of the same "
                               f"width ({getattr(old, 'width', '?')} bits) can be put over it")
         eng = copy.copy(self.engine)  # other tensors over the same storage keep their type

@@ -100,7 +100,7 @@ def test_atoms():
             bad.append(f"{desc}: op prints {str(op)!r}, the DSL {r['op']!r}")
         if str(atom) != r["atom"]:
             bad.append(f"{desc}: atom prints\n{atom}\nthe DSL\n{r['atom']}")
-        if not a["dtype"].startswith("Uint") and atom.value_type.__str__() != str(getattr(cute, r["value_type"])):
+        if not a["dtype"].startswith("Uint") and str(atom.value_type) != str(getattr(cute, r["value_type"])):
             bad.append(f"{desc}: value_type {atom.value_type}, the DSL {r['value_type']}")
     assert not bad, f"{len(bad)} of {len(cases)} atom cases differ:\n" + "\n".join(bad[:20])
     assert refused < len(cases) // 4  # the deliberate refusals stay the exception

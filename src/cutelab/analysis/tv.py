@@ -30,7 +30,7 @@ import numpy as np
 from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout, size
-from ..numeric import NUMERICS, Numeric
+from ..numeric import NUMERICS, is_numeric_type
 from ..swizzle import ComposedLayout, parse_composed
 from .access import WARP_SIZE, AccessReport, AccessTrace, analyze
 
@@ -50,7 +50,7 @@ def element_bits(dtype: Any) -> int:
     >>> element_bits("bf16"), element_bits(32)
     (16, 32)
     """
-    if isinstance(dtype, Numeric):
+    if is_numeric_type(dtype):
         bits = dtype.width
     elif isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
         bits = int(dtype)

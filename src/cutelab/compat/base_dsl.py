@@ -20,6 +20,10 @@ from .cutlass_dsl import (  # noqa: F401
     JitCompiledFunction, Numeric, NumericMeta, T, TFloat32, Uint8, Uint16, Uint32, Uint64, dsl_user_op,
     extract_mlir_values, new_from_mlir_values,
 )
+from ..numeric import (  # noqa: F401 - cutlass.base_dsl.typing's numeric names
+    Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Float, FloatMeta, Int4, Int128, Integer, IntegerMeta,
+    NumericMeta, Uint128,
+)
 from .where import refuse
 
 __path__: list = []

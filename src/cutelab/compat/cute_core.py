@@ -16,6 +16,7 @@ from ..nvgpu.mma_atom import *  # noqa: F401,F403
 from ..nvgpu.copy_atom import *  # noqa: F401,F403
 from ..layout import make_layout  # noqa: F401
 from ..tensor import Tensor, TensorSSA  # noqa: F401
+from ..tensor import Tensor as _Tensor  # noqa: F401 - cute.tensor._Tensor: the DSL's tensor class (libraries patch it)
 from ..nvgpu.copy_atom import CopyAtom, TiledCopy  # noqa: F401
 
 

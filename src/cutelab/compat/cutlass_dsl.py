@@ -2,7 +2,8 @@
 
 What it means in cutelab:
 - ``dsl_user_op``, ``and_``/``or_``/``not_``, ``const_expr``, ``select_``, the numeric types: cutelab's;
-- ``NumericMeta``: the class of the numeric types (``isinstance(cutlass.Float32, NumericMeta)``);
+- ``NumericMeta`` (``IntegerMeta``, ``FloatMeta``): the metaclass of the numeric types
+  (``isinstance(cutlass.Float32, NumericMeta)``), cutelab.numeric's;
 - ``T``: MLIR type builders (``T.i32()``, ``T.f32()``), answered with cutelab's element types;
 - ``extract_mlir_values`` / ``new_from_mlir_values``: the protocol by which user types carry runtime
   values (``__extract_mlir_values__`` / ``__new_from_mlir_values__``, dataclasses, lists, tuples);
@@ -27,14 +28,13 @@ from ..kernel.launch.args import Constexpr  # noqa: F401
 from ..mlir_only import for_generate, if_generate, while_generate, yield_out  # noqa: F401
 from ..numeric import (  # noqa: F401
     BFloat16, Boolean, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
-    TFloat32, Uint8, Uint16, Uint32, Uint64,
+    TFloat32, Uint8, Uint16, Uint32, Uint64, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Float,
+    FloatMeta, Int4, Int128, Integer, IntegerMeta, NumericMeta, Uint128,
 )
 from .dsl_names import CUDA_VERSION, Version, _as_t, select_  # noqa: F401
 from .where import refuse
 
 __path__: list = []
-
-NumericMeta = Numeric  # the numeric types are instances of Numeric
 
 
 class T:

@@ -147,6 +147,22 @@ def _packed(name: str, n: int, fn: Any) -> Any:
     return packed
 
 
+def _arch_exp2(a: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.exp2 (deprecated in CuTe DSL for cute.math.exp2(fastmath=True)): 2**a in f32, by PTX
+    ``ex2.approx.ftz.f32`` as CuTe DSL emits it (an inline_asm that the compat layer runs and prints)."""
+    from ..numeric import Float32
+    from .cutlass_dsl import T
+    from .mlir.dialects import llvm
+
+    return Float32(llvm.inline_asm(T.f32(), [Float32(a).ir_value()], "ex2.approx.ftz.f32 $0, $1;", "=f,f",
+                                   has_side_effects=True))
+
+
+def _arch_exp(a: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.exp (deprecated in CuTe DSL): exp2(a * log2(e)), as CuTe DSL computes it."""
+    return _arch_exp2(a * 1.4426950408889634)
+
+
 def _inline_ptx(ptx_code: str, **kwargs: Any) -> Any:
     """cute.arch.inline_ptx: named operands over llvm.inline_asm (kernel/instr/inline_asm.py)."""
     from ..kernel.instr.inline_asm import NotInterpreted, inline_ptx
@@ -171,12 +187,13 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
     "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
     "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
+    "exp2": _arch_exp2, "exp": _arch_exp,
     "inline_ptx": _inline_ptx,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
         "sync_warp", "warp_reduction",
         "red", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group", "barrier_arrive",
-        "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "exp2", "fence_acq_rel_cta")},
+        "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "fence_acq_rel_cta")},
 }
 
 MATH_EXTRAS: Dict[str, Any] = {

@@ -34,7 +34,7 @@ from ..algebra import (
 )
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, make_layout, slice_
-from ..numeric import Boolean, Int8, Numeric
+from ..numeric import Boolean, Int8, Numeric, is_numeric_type
 from ..swizzle import ComposedLayout
 from ..tensor import Tensor
 from .universal_copy import CopyOp
@@ -164,7 +164,7 @@ def make_copy_atom(op: CopyOp, copy_internal_type: Numeric, **kwargs: Any) -> Co
     """
     if not isinstance(op, CopyOp):
         raise TypeError(f"make_copy_atom: expected a copy operation (CopyUniversalOp, LdMatrix8x8x16bOp, ...), got {op!r}")
-    if not isinstance(copy_internal_type, Numeric):
+    if not is_numeric_type(copy_internal_type):
         raise TypeError(f"make_copy_atom({op!r}, ...): the element type must be a cutelab Numeric (Float16, ...), got {copy_internal_type!r}")
     return CopyAtom(op, copy_internal_type, op._atom_layouts(copy_internal_type, **kwargs), kwargs)
 

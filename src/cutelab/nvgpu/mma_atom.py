@@ -32,7 +32,7 @@ from ..algebra import (
 )
 from ..errors import LayoutError, TensorError
 from ..layout import Layout, _normalize, make_layout, parse_layout, slice_
-from ..numeric import Numeric
+from ..numeric import Numeric, NumericMeta
 from ..dtypes import to_compute
 from ..tensor import NumpyEngine, Tensor, make_fragment_like_mma, make_rmem_tensor
 
@@ -43,7 +43,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- helpers
 
-_DSL_NAMES = {id(v): k for k, v in vars(_numeric).items() if isinstance(v, Numeric)}
+_DSL_NAMES = {id(v): k for k, v in vars(_numeric).items() if isinstance(v, NumericMeta)}
 
 
 def dtype_name(t: Any) -> str:

@@ -21,7 +21,7 @@ from ..errors import LayoutError
 from ..layout import Layout, make_layout
 from ..numeric import (
     BFloat16, Boolean, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E4M3FN, Float8E5M2, Float16, Float32, Int8,
-    Numeric, TFloat32, Uint8,
+    Numeric, TFloat32, Uint8, is_numeric_type,
 )
 from ..nvgpu.tcgen05 import (
     CtaGroup, Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, Ld32x32bOp, MmaF8F6F4Op, MmaF16BF16Op, MmaI8Op,
@@ -53,7 +53,7 @@ def get_smem_layout_atom_ab(major_mode: OperandMajorMode, element_type: Numeric,
     >>> get_smem_layout_atom_ab(OperandMajorMode.MN, Float32, (64, 32)).name
     'MN_SW128_32B'
     """
-    if not isinstance(element_type, Numeric):
+    if not is_numeric_type(element_type):
         raise LayoutError(f"get_smem_layout_atom_ab: element_type must be a Numeric, got {element_type!r}")
     k_major = major_mode is OperandMajorMode.K
     size = _flat_size(smem_shape_mn_k[1] if k_major else smem_shape_mn_k[0])
@@ -234,7 +234,7 @@ def compute_epilogue_tile_shape(cta_tile_shape: Any, use_2cta_instrs: bool, layo
     (128:1, 32:1)
     """
     for ty, name in ((elem_ty_d, "elem_ty_d"), (elem_ty_c, "elem_ty_c")):
-        if ty is not None and not isinstance(ty, Numeric):
+        if ty is not None and not is_numeric_type(ty):
             raise TypeError(f"{name} must be Numeric, but got {ty}")
     cta_m, cta_n = cta_tile_shape[:2]
     d_m = layout_d.is_m_major_c()
@@ -374,7 +374,7 @@ def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d: Numeric, elem_ty_acc: Num
     from ..nvgpu.warp import StMatrix8x8x16bOp, StMatrix16x8x8bOp
 
     for ty, name in ((elem_ty_d, "elem_ty_d"), (elem_ty_acc, "elem_ty_acc")):
-        if not isinstance(ty, Numeric):
+        if not is_numeric_type(ty):
             raise TypeError(f"{name} must be a Numeric, but got {ty}")
     m_major, n_major = layout_d.is_m_major_c(), layout_d.is_n_major_c()
     if not is_tmem_load(tiled_tmem_load):

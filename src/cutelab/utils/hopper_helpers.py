@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import int_tuple as it
 from ..errors import LayoutError
-from ..numeric import Numeric
+from ..numeric import Numeric, is_numeric_type
 from ..algebra import tile_to_shape
 from ..nvgpu.warpgroup.helpers import SmemLayoutAtomKind, make_smem_layout_atom
 
@@ -51,7 +51,7 @@ class LayoutEnum(Enum):
 def _check(layout: Any, dtype: Any, op: str) -> None:
     if not isinstance(layout, LayoutEnum):
         raise LayoutError(f"{op}: expected a LayoutEnum, got {layout!r}")
-    if not isinstance(dtype, Numeric):
+    if not is_numeric_type(dtype):
         raise LayoutError(f"{op}: expected a cutelab element type (Float16, ...), got {dtype!r}")
 
 

@@ -144,9 +144,9 @@ class SmemAllocator:
 
 
 def _is_numeric_type(x: Any) -> bool:
-    from ..numeric import Numeric
+    from ..numeric import is_numeric_type
 
-    return isinstance(x, Numeric)
+    return is_numeric_type(x)
 
 
 # Shared memory a block may use (opt-in maximum, less the 1 KiB the system reserves), by architecture

@@ -138,7 +138,7 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
     object of neither kind, or one carrying something other than scalars (tensors, ...)."""
     import ctypes
 
-    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, Numeric
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, is_numeric_type
 
     if isinstance(obj, type) or not hasattr(obj, "__new_from_mlir_values__"):
         return None
@@ -160,7 +160,7 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
         return out
     if hasattr(obj, "__c_pointers__") and hasattr(obj, "__get_mlir_types__"):
         types, ptrs = list(obj.__get_mlir_types__()), list(obj.__c_pointers__())
-        if len(types) != len(ptrs) or not all(isinstance(t, Numeric) for t in types):
+        if len(types) != len(ptrs) or not all(is_numeric_type(t) for t in types):
             return None
         for t, p in zip(types, ptrs):
             addr = p.value if isinstance(p, ctypes.c_void_p) else ctypes.cast(p, ctypes.c_void_p).value
@@ -198,7 +198,7 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     import numpy as np
 
     from ...dynamic import DynInt, dyn_scalar
-    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, Numeric
+    from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, is_numeric_type
 
     try:
         sig = inspect.signature(fn)
@@ -224,7 +224,7 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
             dt = v.dtype
         elif isinstance(v, FloatValue):
             dt = v.dtype
-        elif isinstance(ann, Numeric):
+        elif is_numeric_type(ann):
             if ann.kind == "bool" and isinstance(v, (bool, int)):
                 dt = ann
             elif ann.kind in ("int", "uint") and isinstance(v, int):

@@ -475,9 +475,9 @@ class SmemPtr:
 
 
 def _is_numeric(x: Any) -> bool:
-    from ...numeric import Numeric
+    from ...numeric import is_numeric_type
 
-    return isinstance(x, Numeric)
+    return is_numeric_type(x)
 
 
 class _MemRangeType:

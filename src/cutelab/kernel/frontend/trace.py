@@ -318,6 +318,11 @@ class TraceValue:
     def element_type(self) -> Any:
         return self.dtype
 
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> "TraceValue":
+        """CuTe DSL's MLIR value (``Float32(x).ir_value()``, an operand of ``llvm.inline_asm``):
+        the traced value itself."""
+        return self
+
     def as_index(self) -> Any:
         """This one-element integer value as an index (a coordinate of a tensor): an int, a
         symbolic index, or a RegVar reading its register at run time."""

@@ -306,7 +306,7 @@ def _python_value(bits: Any, dt: Any) -> Any:
 def _result_types(res: Any, prog: Program, where: str, what: str) -> List[Any]:
     """The cutlass type of each output: res (one type, or a struct/tuple of them) where given,
     else from the constraint letter."""
-    from ...numeric import Numeric
+    from ...numeric import is_numeric_type
 
     letters = [c.lstrip("=+&") for c in prog.outs]
     if isinstance(res, (tuple, list)):
@@ -324,7 +324,7 @@ def _result_types(res: Any, prog: Program, where: str, what: str) -> List[Any]:
     for g, letter in zip(given, letters):
         if letter not in ("r", "l", "f", "d", "h", "c"):
             raise NotInterpreted(f"{what} at {where}: output constraint '={letter}' is not interpreted")
-        if isinstance(g, Numeric):
+        if is_numeric_type(g):
             if g.width != CONSTRAINT_BITS[letter] and not (g.width == 1 and letter == "r"):
                 if not (g.width < CONSTRAINT_BITS[letter] and g.is_integer):
                     raise TraceError(f"{what} at {where}: result type {g} does not fit the output constraint "
@@ -337,13 +337,13 @@ def _result_types(res: Any, prog: Program, where: str, what: str) -> List[Any]:
 
 def _letter(x: Any) -> str:
     """The constraint letter of a value or a type (cute.arch.inline_ptx picks registers by size)."""
-    from ...numeric import Numeric
+    from ...numeric import is_numeric_type
 
     from ..ir.symbolic import is_sym
 
     if is_sym(x):  # an index expression: an Int32
         return "r"
-    dt = x if isinstance(x, Numeric) else getattr(x, "dtype", None)
+    dt = x if is_numeric_type(x) else getattr(x, "dtype", None)
     if dt is None:
         if isinstance(x, float):
             return "f"

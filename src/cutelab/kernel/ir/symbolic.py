@@ -186,6 +186,22 @@ class Expr:
 
     __int__ = __index__
 
+    def to(self, dtype: Any) -> Any:
+        """The index as a value of dtype, as CuTe DSL's ``Int32(i).to(dtype)`` (``cutlass.Int64(i)``
+        calls it): an integer type of 32 bits or more keeps the index symbolic (its math is exact,
+        its width follows its range); a narrower integer, a Boolean or a float is a value in a register."""
+        from ...numeric import Int32, Int64
+        from ..frontend.trace import TraceValue
+
+        if dtype.kind in ("int", "uint") and dtype.width >= 32:
+            return self
+        src = Int32 if -(1 << 31) <= self.lo and self.hi < (1 << 31) else Int64
+        return TraceValue([self], (), src).to(dtype)
+
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> "Expr":
+        """CuTe DSL's MLIR value of an index (``i.ir_value()``, an operand of ``llvm.inline_asm``): the index."""
+        return self
+
     # ---- printing: CuTe DSL prints dynamic values as '?', with a known divisor as '?{div=16}'
     def __str__(self) -> str:
         return f"?{{div={self.div}}}" if self.div > 1 else "?"

@@ -127,7 +127,7 @@ def _c_name(name: str) -> str:
 def _scalar_type(k: Any, name: str, val: Any) -> Any:
     """The element type of a runtime scalar argument (annotated cutlass.Int32 etc., or a value made
     by one, e.g. cutlass.Float32(2.0)); None for compile-time arguments."""
-    from ...numeric import FloatValue, IntValue, Numeric
+    from ...numeric import FloatValue, IntValue, is_numeric_type
 
     ann = k.signature.parameters[name].annotation if name in k.signature.parameters else None
     if isinstance(ann, str):  # from __future__ import annotations
@@ -137,7 +137,7 @@ def _scalar_type(k: Any, name: str, val: Any) -> Any:
             ann = None
     if isinstance(val, (IntValue, FloatValue)):
         return val.dtype
-    if isinstance(ann, Numeric) and isinstance(val, (int, float, bool, np.integer, np.floating)):
+    if is_numeric_type(ann) and isinstance(val, (int, float, bool, np.integer, np.floating)):
         return ann
     return None
 
@@ -163,9 +163,9 @@ def _scalar_in_kernel(sp: Any) -> Any:
 
 
 def _static_key(v: Any) -> Any:
-    from ...numeric import Numeric
+    from ...numeric import NumericMeta
 
-    if isinstance(v, (int, float, str, bool, type(None), Layout, Numeric)):
+    if isinstance(v, (int, float, str, bool, type(None), Layout, NumericMeta)):
         return (type(v).__name__, v)
     if isinstance(v, (tuple, list)):
         return (type(v).__name__,) + tuple(_static_key(x) for x in v)

@@ -388,12 +388,12 @@ def _plan_key(k: Any, bound: Any, grid: Any, block: Any, mode: str, storages: Li
     try:
         for name, val in bound.arguments.items():
             if name in scalar_args:
-                parts.append((name, "scalar", scalar_args[name][0].name))
+                parts.append((name, "scalar", scalar_args[name][0]))  # the type itself: a subclass of Float32 is another key
             elif _is_storage_tensor(val) or _has_tensors(val):
                 for path, _ in _tensor_leaves(val, name):
                     t, idx = tensor_args[path]
                     st = storages[idx]
-                    parts.append((path, "tensor", idx, st.dtype.name, t.layout, _static_key(t.offset), st.align,
+                    parts.append((path, "tensor", idx, st.dtype, t.layout, _static_key(t.offset), st.align,
                                   st.length, st.device[0], st.address % 16 if mode == "gpu" else 0,
                                   dynamic_key(t.layout)))
             else:  # dynamic values (DynInt) are specialized on: their value, and where they are (for '?' prints)

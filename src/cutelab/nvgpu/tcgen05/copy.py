@@ -28,7 +28,7 @@ import numpy as np
 from ...algebra import coalesce
 from ...errors import LayoutError, TensorError
 from ...layout import Layout
-from ...numeric import Numeric
+from ...numeric import Numeric, is_numeric_type
 from ..universal_copy import CopyOp, _recast_bits, _reject
 from .tmem import TmemEngine, tmem_dp_stride
 
@@ -129,7 +129,7 @@ class _TmemCopyOp(CopyOp):
 
     def _atom_layouts(self, value_type: Numeric, **kwargs: Any) -> dict:
         _reject(self, kwargs, ())
-        if not isinstance(value_type, Numeric):
+        if not is_numeric_type(value_type):
             raise TypeError(f"make_copy_atom({self!r}, {value_type!r}): the value type must be a cutelab element type")
         _, tm, reg = _bits(self._SHAPE, self.repeat.value, self._packed)
         tm, reg = _recast_bits(value_type, tm), _recast_bits(value_type, reg)

@@ -22,7 +22,7 @@ from ... import int_tuple as it
 from ...algebra import coalesce, tile_to_shape, tiled_divide
 from ...errors import LayoutError
 from ...layout import Layout, _normalize, make_layout
-from ...numeric import Numeric
+from ...numeric import is_numeric_type
 from ...swizzle import ComposedLayout, make_composed_layout, make_swizzle
 
 __all__ = ["SmemLayoutAtomKind", "make_smem_layout_atom", "tile_to_mma_shape"]
@@ -76,7 +76,7 @@ def make_smem_layout_atom(kind: SmemLayoutAtomKind, element_type: Any) -> Compos
     >>> print(make_smem_layout_atom(SmemLayoutAtomKind.MN_SW128_32B, Float32))
     S<2,5,2> o 0 o (32,8):(1,32)
     """
-    if not isinstance(element_type, Numeric):
+    if not is_numeric_type(element_type):
         raise LayoutError(f"tcgen05.make_smem_layout_atom: element_type must be a Numeric, but got {element_type!r}")
     if not isinstance(kind, SmemLayoutAtomKind):
         raise LayoutError(f"tcgen05.make_smem_layout_atom({kind!r}, {element_type}): unrecognized SMEM layout atom "

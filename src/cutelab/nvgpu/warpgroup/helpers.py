@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import LayoutError
 from ...layout import make_layout
-from ...numeric import Numeric
+from ...numeric import Numeric, is_numeric_type
 from ...swizzle import ComposedLayout, make_composed_layout, make_swizzle
 
 __all__ = ["SmemLayoutAtomKind", "make_smem_layout_atom"]
@@ -69,7 +69,7 @@ def make_smem_layout_atom(kind: SmemLayoutAtomKind, element_type: Any) -> Compos
     """
     if not isinstance(kind, SmemLayoutAtomKind):
         raise LayoutError(f"make_smem_layout_atom({kind!r}, {element_type!r}): kind must be a SmemLayoutAtomKind")
-    if not isinstance(element_type, Numeric):
+    if not is_numeric_type(element_type):
         raise LayoutError(
             f"make_smem_layout_atom({kind.name}, {element_type!r}): element_type must be a cutelab element "
             f"type (Float16, BFloat16, Float32, Int8, ...)"
