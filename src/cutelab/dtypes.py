@@ -32,7 +32,7 @@ numpy is imported on first use only (``import cutelab`` must not load it).
 >>> import numpy as np
 >>> from cutelab.numeric import BFloat16, Float8E4M3FN, Int8, Uint8
 >>> to_storage(np.array([1.0, np.nan, 3.0039], np.float32), BFloat16).tolist()
-[16256, 32704, 16448]
+[16256, 32767, 16448]
 >>> to_storage(np.array([2.7, -2.7, 300.0, np.nan, 1e10]), Int8).tolist()
 [2, -2, 44, 0, -1]
 >>> to_compute(to_storage(np.array([3], np.uint8), Float8E4M3FN), Float8E4M3FN).tolist()
