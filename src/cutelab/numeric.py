@@ -53,7 +53,7 @@ __all__ = [
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
     "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU",
-    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "is_numeric_type",
+    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "is_numeric_type", "float_promotion", "python_operand_type",
 ]
 
 # numpy's scalar type of a type, by its name (CuTe DSL's Numeric.numpy_dtype; None for the others)
@@ -573,3 +573,49 @@ def numeric_from_torch(dtype: Any) -> Numeric:
         if t.torch_name == name:
             return t
     raise TypeError(f"no cutelab element type for torch dtype {dtype}")
+
+
+def float_promotion(a: Any, b: Any) -> Any:
+    """The element type of an arithmetic op on values of types a and b where one of them is a float
+    type, as CuTe DSL 4.8.1 promotes (``_binary_op_type_promote``): an integer side becomes the float
+    type at the wider of the two widths; the wider float wins (from 16 bits up); at one width Float64,
+    then Float32, then Float16 win (so bf16 with f16 is f16). Python operands count as Int32 (int),
+    Float32 (float) and Boolean (bool): a Float16 value times 2.5 is a Float32 value.
+
+    >>> float_promotion(Float16, Float32), float_promotion(BFloat16, Int32), float_promotion(Float32, Int8)
+    (f32, f32, f32)
+    >>> float_promotion(Float16, Int8), float_promotion(BFloat16, Float16)
+    (f16, f16)
+    """
+    aw, bw = a.width, b.width
+    if a.is_float and not b.is_float:
+        b = a.recast_width(max(aw, bw)) if max(aw, bw) in (16, 32, 64) else a
+    elif b.is_float and not a.is_float:
+        a = b.recast_width(max(aw, bw)) if max(aw, bw) in (16, 32, 64) else b
+    if aw > bw and aw >= 16:
+        return a
+    if bw > aw and bw >= 16:
+        return b
+    if aw == bw:
+        for t in (Float64, Float32, Float16):
+            if a is t or b is t or a.name == t.name or b.name == t.name:
+                return t
+    raise TypeError(f"implicit float promotion of {a} and {b} is not supported (as in CuTe DSL): convert one "
+                    f"with .to(...) first")
+
+
+def python_operand_type(x: Any) -> Any:
+    """The element type CuTe DSL gives a Python operand of an op (``as_numeric``): bool Boolean, int
+    Int32, float Float32; None for anything else."""
+    if isinstance(x, bool):
+        return Boolean
+    if isinstance(x, int):
+        return Int32
+    if isinstance(x, float):
+        return Float32
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(x, np.integer):
+        return Int32
+    if np is not None and isinstance(x, np.floating):
+        return Float32
+    return None

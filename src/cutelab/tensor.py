@@ -312,13 +312,31 @@ class TensorSSA:
         a, b = self.broadcast_to(shape), other.broadcast_to(shape)
         return a.values, b.values, shape
 
+    def _result_type(self, other: Any) -> Any:
+        """CuTe DSL's element type of self op other where a float is involved (numeric.float_promotion:
+        Float16 values times 2.5 are Float32 values); otherwise self's."""
+        from .numeric import float_promotion, python_operand_type
+
+        b = other.dtype if isinstance(other, TensorSSA) else python_operand_type(other)
+        if b is None or b.name == self.dtype.name or not (self.dtype.is_float or b.is_float):
+            return self.dtype
+        try:
+            return float_promotion(self.dtype, b)
+        except TypeError as e:
+            raise TensorError(f"TensorSSA arithmetic of {self.dtype.name} and {b.name} values: {e}") from None
+
     def _binary(self, other: Any, op: Any) -> "TensorSSA":
+        dt = self._result_type(other)
         if isinstance(other, TensorSSA):
             av, bv, shape = self._aligned(other, "TensorSSA arithmetic")
             a, b = _to_real(av, self.dtype), _to_real(bv, other.dtype)
         else:
             a, b, shape = _to_real(self.values, self.dtype), other, self.shape
-        return TensorSSA(_from_real(op(a, b), self.dtype), shape, self.dtype)
+        if dt is not self.dtype:  # each operand as a value of the result's type, as the DSL converts them
+            a = _to_real(_from_real(a, dt), dt)
+            if isinstance(other, TensorSSA):
+                b = _to_real(_from_real(b, dt), dt)
+        return TensorSSA(_from_real(op(a, b), dt), shape, dt)
 
     def _bitwise(self, other: Any, op: Any, name: str) -> "TensorSSA":
         """Bitwise ops on integer values; on Booleans, the logical ones."""

@@ -398,9 +398,32 @@ class TraceValue:
         t.emit(Compute(dst, op, tuple(cols), src_dtype))
         return TraceValue([(dst, i) for i in range(n)], shape, dtype)
 
+    def _promoted(self, o: Any, op: str) -> Any:
+        """The element type of self op o: CuTe DSL's promotion where a float is involved (a Float16
+        value times 2.5 or times a Float32 value is Float32: numeric.float_promotion); between integer
+        values the types must match, and a Python int keeps self's integer type."""
+        from ...numeric import float_promotion, python_operand_type
+
+        b = o.dtype if isinstance(o, TraceValue) else python_operand_type(o)
+        if b is None and is_sym(o):
+            b = self.dtype if not self.dtype.is_float else python_operand_type(0)
+        if b is None or b is self.dtype or b.name == self.dtype.name:
+            return self.dtype
+        if self.dtype.is_float or b.is_float:
+            try:
+                return float_promotion(self.dtype, b)
+            except TypeError as e:
+                raise TraceError(f"{op} of values of element types {self.dtype} and {b}: {e}") from None
+        if isinstance(o, TraceValue):
+            return _result_dtype(self.dtype, o.dtype, op)
+        return self.dtype
+
     def _binary(self, o: Any, op: str, rev: bool = False) -> "TraceValue":
-        dt = _result_dtype(self.dtype, o.dtype, op) if isinstance(o, TraceValue) else self.dtype
-        return self._emit(op, (o, self) if rev else (self, o), dt)
+        dt = self._promoted(o, op)
+        a = self.to(dt)
+        if isinstance(o, TraceValue):
+            o = o.to(dt)
+        return a._emit(op, (o, a) if rev else (a, o), dt)
 
     def __add__(self, o: Any) -> "TraceValue":
         return self._binary(o, "add")
@@ -439,9 +462,11 @@ class TraceValue:
     def _cmp(self, o: Any, op: str) -> "TraceValue":
         from ...numeric import Boolean
 
+        dt = self._promoted(o, op)
+        a = self.to(dt)
         if isinstance(o, TraceValue):
-            _result_dtype(self.dtype, o.dtype, op)
-        return self._emit(op, (self, o), Boolean, self.dtype)
+            o = o.to(dt)
+        return a._emit(op, (a, o), Boolean, dt)
 
     def __lt__(self, o: Any) -> "TraceValue":
         return self._cmp(o, "lt")
