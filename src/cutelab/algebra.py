@@ -107,6 +107,30 @@ def _fast_entry(op: Callable) -> Callable:
     return functools.wraps(op)
 
 
+def _tiler_fast_entry(op: Callable, name: str, compute: Callable, normalize: bool) -> Callable:
+    """The fast entry of an op of a Layout and a tiler (a Layout or a tuple), as composition's: that
+    call answered by compute(layout, tiler) (the tuple tiler normalised first where normalize), its
+    result checked to fit where that is not known, errors named as the op names them; any other call
+    goes to the op as called."""
+
+    @_fast_entry(op)
+    def entry(*args: Any, **kw: Any) -> Any:
+        if len(args) == 2 and not kw:
+            a, t = args
+            if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
+                try:
+                    r = compute(a, _normalize_tiler(t) if normalize and type(t) is tuple else t)
+                    g = r._facts
+                    if g is None or not g[3]:
+                        check_fits(r, "the result")
+                    return r
+                except LayoutError as e:
+                    raise _op_error(name, args, e) from None
+        return op(*args, **kw)
+
+    return entry
+
+
 def _all_fit(args: tuple) -> bool:
     """Every argument that is a Layout is known to fit in 64 bits (and there is one)."""
     seen = False
@@ -1569,21 +1593,7 @@ def logical_divide(layout: Any, tiler: Any) -> Any:
 _logical_divide_op = logical_divide  # the op: operands named in its errors, its result checked
 
 
-@_fast_entry(_logical_divide_op)
-def logical_divide(*args: Any, **kw: Any) -> Any:
-    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
-    if len(args) == 2 and not kw:
-        a, t = args
-        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
-            try:
-                r = _logical_divide(a, t if type(t) is Layout else _normalize_tiler(t))
-                g = r._facts
-                if g is None or not g[3]:
-                    check_fits(r, "the result")
-                return r
-            except LayoutError as e:
-                raise _op_error("logical_divide", args, e) from None
-    return _logical_divide_op(*args, **kw)
+logical_divide = _tiler_fast_entry(_logical_divide_op, "logical_divide", _logical_divide, True)
 
 
 def _zipped_divide(layout: Layout, tiler: Any) -> Layout:
@@ -1629,21 +1639,7 @@ def _zipped_divide_layout(layout: Layout, tiler: Any) -> Layout:
 _zipped_divide_op = zipped_divide  # the op: operands named in its errors, its result checked
 
 
-@_fast_entry(_zipped_divide_op)
-def zipped_divide(*args: Any, **kw: Any) -> Any:
-    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
-    if len(args) == 2 and not kw:
-        a, t = args
-        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
-            try:
-                r = _zipped_divide_layout(a, t)
-                g = r._facts
-                if g is None or not g[3]:
-                    check_fits(r, "the result")
-                return r
-            except LayoutError as e:
-                raise _op_error("zipped_divide", args, e) from None
-    return _zipped_divide_op(*args, **kw)
+zipped_divide = _tiler_fast_entry(_zipped_divide_op, "zipped_divide", _zipped_divide_layout, False)
 
 
 @_op("tiled_divide")
@@ -1774,21 +1770,7 @@ def logical_product(block: Any, tiler: Any) -> Layout:
 _logical_product_op = logical_product  # the op: operands named in its errors, its result checked
 
 
-@_fast_entry(_logical_product_op)
-def logical_product(*args: Any, **kw: Any) -> Any:
-    # A Layout and a Layout or a tuple, without the op wrapper's layer (as composition's fast entry)
-    if len(args) == 2 and not kw:
-        a, t = args
-        if type(a) is Layout and (type(t) is Layout or type(t) is tuple):
-            try:
-                r = _logical_product(a, t if type(t) is Layout else _normalize_tiler(t))
-                g = r._facts
-                if g is None or not g[3]:
-                    check_fits(r, "the result")
-                return r
-            except LayoutError as e:
-                raise _op_error("logical_product", args, e) from None
-    return _logical_product_op(*args, **kw)
+logical_product = _tiler_fast_entry(_logical_product_op, "logical_product", _logical_product, True)
 
 
 @_op("zipped_product")
