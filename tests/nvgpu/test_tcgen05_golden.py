@@ -8,8 +8,6 @@ Tiled UMMAs: printing, tiled TV layouts, tile sizes, partition shapes, partition
 tensors and of shared-memory tensors, and their descriptor / TMEM fragments agree with the DSL's.
 """
 
-import json
-import os
 import re
 
 
@@ -18,12 +16,7 @@ from cutelab import numeric
 from cutelab.errors import LayoutError, TensorError
 from cutelab.nvgpu import OperandMajorMode, tcgen05
 
-GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden")
-
-
-def _load(name):
-    with open(os.path.join(GOLDEN, name)) as f:
-        return json.load(f)["cases"]
+from .tcgen05_golden_common import load_cases as _load, pretty as _pretty, reason as _reason
 
 
 ATOMS = _load("tcgen05_mma_atoms.json")
@@ -37,10 +30,6 @@ def make_op(sp):
     if sp["maj"]:
         args += [OperandMajorMode(sp["maj"][0]), OperandMajorMode(sp["maj"][1])]
     return cls(*args)
-
-
-def _reason(err):
-    return err.split(": ", 1)[1] if ": " in err else err
 
 
 def _try(f):
@@ -105,12 +94,6 @@ def test_atoms_and_fragments_match_dsl():
 
 
 TILED = _load("tcgen05_mma_tiled.json")
-
-
-def _pretty(x):
-    if isinstance(x, tuple):
-        return "(" + ",".join(_pretty(e) for e in x) + ")"
-    return "_" if x is None else str(x)
 
 
 def _tiled(c):

@@ -2,53 +2,12 @@
 4.8.1 with CUTE_DSL_ARCH=sm_100a (golden vectors from scripts/make_golden_tcgen05.py).
 """
 
-import json
-import os
-
-from cutelab import numeric
-from cutelab.errors import LayoutError, TensorError
 from cutelab.nvgpu import tcgen05
 
-GOLDEN = os.path.join(os.path.dirname(__file__), "..", "golden")
-
-
-def _load(name):
-    with open(os.path.join(GOLDEN, name)) as f:
-        return json.load(f)["cases"]
+from .tcgen05_golden_common import answer as _try, as_tuple as _tup, dtype as _dt, load_cases as _load
 
 
 SMEM = _load("tcgen05_smem.json")
-
-
-def _dt(name):
-    return getattr(numeric, name)
-
-
-def _reason(err):
-    return err.split(": ", 1)[1] if ": " in err else err
-
-
-def _try(f):
-    try:
-        return f()
-    except (LayoutError, TensorError, ValueError, TypeError) as e:
-        return {"error": str(e)}
-
-
-def _same(got, dsl):
-    if isinstance(dsl, dict) and "error" in dsl:
-        return isinstance(got, dict) and "error" in got
-    return got == dsl
-
-
-def _tup(x):
-    return tuple(_tup(e) for e in x) if isinstance(x, list) else x
-
-
-def _pretty(x):
-    if isinstance(x, tuple):
-        return "(" + ",".join(_pretty(e) for e in x) + ")"
-    return "_" if x is None else str(x)
 
 
 def test_golden_smem_cover_every_kind():
