@@ -36,7 +36,7 @@ from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
     make_layout, make_layout_like, slice_, slice_and_offset,
 )
-from .numeric import BFloat16, Numeric, is_numeric_type, numeric_from_numpy
+from .numeric import BFloat16, Numeric, float_promotion, is_numeric_type, numeric_from_numpy, python_operand_type
 
 __all__ = [
     "Tensor", "TensorSSA", "PointerInfo", "NumpyEngine", "IdentityEngine", "Pointer", "make_tensor",
@@ -315,8 +315,6 @@ class TensorSSA:
     def _result_type(self, other: Any) -> Any:
         """CuTe DSL's element type of self op other where a float is involved (numeric.float_promotion:
         Float16 values times 2.5 are Float32 values); otherwise self's."""
-        from .numeric import float_promotion, python_operand_type
-
         b = other.dtype if isinstance(other, TensorSSA) else python_operand_type(other)
         if b is None or b.name == self.dtype.name or not (self.dtype.is_float or b.is_float):
             return self.dtype

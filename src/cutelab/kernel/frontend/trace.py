@@ -21,6 +21,7 @@ import numpy as np
 from ... import int_tuple as it
 from ... import tracing as _tracing_protocol
 from ...errors import TraceError
+from ...numeric import float_promotion, python_operand_type
 from ...layout import Layout, ScaledBasis, evaluate_all
 from ...tensor import _RMEM_ALIGN, PointerInfo
 from ..ir.nodes import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Printf, Ref, Reg, RegVar,
@@ -402,8 +403,6 @@ class TraceValue:
         """The element type of self op o: CuTe DSL's promotion where a float is involved (a Float16
         value times 2.5 or times a Float32 value is Float32: numeric.float_promotion); between integer
         values the types must match, and a Python int keeps self's integer type."""
-        from ...numeric import float_promotion, python_operand_type
-
         b = o.dtype if isinstance(o, TraceValue) else python_operand_type(o)
         if b is None and is_sym(o):
             b = self.dtype if not self.dtype.is_float else python_operand_type(0)
