@@ -555,7 +555,7 @@ class CudaRenderer:
                 # two f32 values converted into one 32-bit word of d (elements i, i+1): one packed cvt
                 pair = [s.args[0][i], s.args[0][i + 1]]
                 sdts = [a[0].dtype if isinstance(a, tuple) else d.dtype for a in pair]
-                if all(ctype(t)[1] == "float" and t.name == "f32" for t in sdts):
+                if all(t.name == "f32" for t in sdts):
                     lo, hi = (self.ref_compute(a, t) for a, t in zip(pair, sdts))
                     self.emit(f"*reinterpret_cast<unsigned int*>(&{self.rn(d)}[{i}]) = {pack}({lo}, {hi});")
                     skip = i + 1
