@@ -28,13 +28,13 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
-import tempfile
+
+import golden_chunks  # scripts/golden_chunks.py: the children that run the cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(os.path.dirname(HERE), "tests", "golden")
-MARK = "@@GOLDEN@@ "
+MARK = golden_chunks.MARK
 
 # ---------------------------------------------------------------------------------------------
 # Cases
@@ -370,32 +370,7 @@ def worker(path):
 
 
 def run_chunk(kind, cases, log):
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="golden_mma_")
-    with os.fdopen(fd, "w") as f:
-        json.dump([kind, cases], f)
-    try:
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", path],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120 + 2 * len(cases))
-        stdout = p.stdout
-    except subprocess.TimeoutExpired as ex:
-        stdout = ex.stdout or b""
-    finally:
-        os.unlink(path)
-    res = {}
-    for ln in stdout.decode("utf-8", "replace").splitlines():
-        if ln.startswith(MARK):
-            d = json.loads(ln[len(MARK):])
-            res[d.pop("i")] = d
-    if len(res) == len(cases):
-        return [res[i] for i in range(len(cases))]
-    first = min(i for i in range(len(cases)) if i not in res)
-    if len(cases) == 1:
-        log("  CRASH: %s" % json.dumps(cases[0]))
-        return [{"crash": True}]
-    head = [res[i] for i in range(first)]
-    if first == 0:
-        return run_chunk(kind, cases[:1], log) + run_chunk(kind, cases[1:], log)
-    return head + run_chunk(kind, cases[first:], log)
+    return golden_chunks.run_chunk(__file__, kind, cases, log, 120)
 
 
 def main():

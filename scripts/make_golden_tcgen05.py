@@ -36,13 +36,13 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
-import tempfile
+
+import golden_chunks  # scripts/golden_chunks.py: the children that run the cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT_DIR = os.path.join(os.path.dirname(HERE), "tests", "golden")
-MARK = "@@GOLDEN@@ "
+MARK = golden_chunks.MARK
 
 F16, BF16, F32, TF32 = "Float16", "BFloat16", "Float32", "TFloat32"
 E4M3, E5M2, I8, U8, I32 = "Float8E4M3FN", "Float8E5M2", "Int8", "Uint8", "Int32"
@@ -626,33 +626,8 @@ def worker(path):
         pass
 
 
-def run_chunk(kind, cases, log, offset=0):
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="golden_tc05_")
-    with os.fdopen(fd, "w") as f:
-        json.dump([kind, cases], f)
-    try:
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", path],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300 + 2 * len(cases))
-        stdout = p.stdout
-    except subprocess.TimeoutExpired as ex:
-        stdout = ex.stdout or b""
-    finally:
-        os.unlink(path)
-    res = {}
-    for ln in stdout.decode("utf-8", "replace").splitlines():
-        if ln.startswith(MARK):
-            d = json.loads(ln[len(MARK):])
-            res[d.pop("i")] = d
-    if len(res) == len(cases):
-        return [res[i] for i in range(len(cases))]
-    first = min(i for i in range(len(cases)) if i not in res)
-    if len(cases) == 1:
-        log("  CRASH: %s" % json.dumps(cases[0]))
-        return [{"crash": True}]
-    head = [res[i] for i in range(first)]
-    if first == 0:
-        return run_chunk(kind, cases[:1], log) + run_chunk(kind, cases[1:], log)
-    return head + run_chunk(kind, cases[first:], log)
+def run_chunk(kind, cases, log):
+    return golden_chunks.run_chunk(__file__, kind, cases, log, 300)
 
 
 def main():
