@@ -148,14 +148,12 @@ def _packed(name: str, n: int, fn: Any) -> Any:
 
 
 def _arch_exp2(a: Any, *, loc: Any = None, ip: Any = None) -> Any:
-    """cute.arch.exp2 (deprecated in CuTe DSL for cute.math.exp2(fastmath=True)): 2**a in f32, by PTX
-    ``ex2.approx.ftz.f32`` as CuTe DSL emits it (an inline_asm that the compat layer runs and prints)."""
+    """cute.arch.exp2 (deprecated in CuTe DSL for cute.math.exp2(fastmath=True), which is what it is here):
+    2**a in f32, PTX ``ex2.approx.ftz.f32`` on the GPU as CuTe DSL emits it."""
+    from ..kernel.instr.mathops import _apply
     from ..numeric import Float32
-    from .cutlass_dsl import T
-    from .mlir.dialects import llvm
 
-    return Float32(llvm.inline_asm(T.f32(), [Float32(a).ir_value()], "ex2.approx.ftz.f32 $0, $1;", "=f,f",
-                                   has_side_effects=True))
+    return Float32(_apply("exp2", Float32(a), fastmath=True))
 
 
 def _arch_exp(a: Any, *, loc: Any = None, ip: Any = None) -> Any:
