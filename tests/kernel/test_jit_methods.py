@@ -72,3 +72,15 @@ def test_calling_the_instance_directly_still_runs():
     a = np.zeros(2, np.int32)
     Filler()(2, 6, from_dlpack(a))
     assert a[0] == 12
+
+
+def test_a_list_where_a_tensor_was_compiled_names_the_argument():
+    import pytest
+
+    from cutelab.errors import LaunchError
+
+    a = np.zeros(2, np.int32)
+    t = from_dlpack(a)
+    c = cute.compile(Filler(), 10, cutlass.Int32(3), t)
+    with pytest.raises(LaunchError, match=r"argument 1 .* is a list, but the function was compiled with a tensor"):
+        c(3, [t])
