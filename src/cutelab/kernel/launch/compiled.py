@@ -248,18 +248,18 @@ class CompiledFunction:
 
     def _as_tensor(self, pos: Any, t0: Any, x: Any) -> Any:
         """x (an array or torch tensor given where the compiled function has a tensor) as a
-        Tensor; a LaunchError naming the position when x is not one."""
-        from ...errors import TensorError
+        Tensor (from_dlpack, whose errors name a misaligned or unsupported array); a LaunchError
+        naming the position when x is no array at all (a list, a number, None)."""
         from ...runtime import from_dlpack
 
-        try:
-            return from_dlpack(x, assumed_align=t0.engine.align)
-        except TensorError:
+        if not any(hasattr(x, a) for a in ("__dlpack__", "__cuda_array_interface__", "__array_interface__",
+                                           "__array__")):
             raise LaunchError(
                 f"{self.name}: argument {pos} (counting the arguments a call gives, Constexpr ones left out) is "
                 f"a {type(x).__name__}, but the function was compiled with a tensor there ({t0.element_type}, layout "
                 f"{t0.layout}); give the arguments in the compiled order"
-            ) from None
+            )
+        return from_dlpack(x, assumed_align=t0.engine.align)
 
     def _run_general(self, args: Any, stream: Any) -> None:
         """Launches with interpreted kernels: storages with their host memory, as KernelCall does."""
