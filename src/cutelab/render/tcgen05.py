@@ -25,7 +25,7 @@ register-side TV layout composed with its TMEM addresses (``ValID``).
 >>> op = tcgen05.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 8), tcgen05.CtaGroup.ONE,
 ...                           tcgen05.OperandSource.SMEM, OperandMajorMode.K, OperandMajorMode.K)
 >>> f = umma_figure(cute.make_tiled_mma(op))
->>> [g.shape for g in f.grids], f.grids[0].labels[16, 0]   # row 16 of a 64-row UMMA: lane 32
+>>> [g.shape for g in f.grids], str(f.grids[0].labels[16, 0])   # row 16 of a 64-row UMMA: lane 32
 ([(64, 8), (64, 16), (16, 8)], 'L32\\nc0')
 """
 
