@@ -106,9 +106,9 @@ def _tmem(m, n_tile, copy, rep, store=False, mma_n=None):
                                                 (64, 128, "16x64b", "x4", True), (128, 64, "16x128b", "x4", False),
                                                 (128, 32, "16x32bx2", "x2", True)])
 def test_tmem_warps_touch_only_their_lane_quarter(m, n, copy, rep, store):
-    (tc, acc), mma = _tmem(m, n, copy, rep, store, mma_n=64 if m == 64 else None)
+    (tc, acc), _ = _tmem(m, n, copy, rep, store, mma_n=64 if m == 64 else None)
     fig = R.tmem_figure(tc, acc)
-    g1, g2 = svgread.read(R.render(fig, "svg"))
+    g1 = svgread.read(R.render(fig, "svg"))[0]
     assert (g1.rows, g1.cols) == (128, 512)
     # the accumulator's cells: every lane the UMMA writes (PTX data path), columns 0..n-1 (f32: one each)
     lanes = sorted({_acc_lane(mm, m) for mm in range(m)})
