@@ -159,7 +159,8 @@ def figure(args: argparse.Namespace) -> Any:
             raise UsageError("tmem draws one CTA's tensor memory: use --cta-group 1 (a pair's CTAs each hold half of "
                              "the accumulator, the same way)")
         tc, acc = R.tmem_copy_for(mma, tile, tmem_copy_op(args))
-        return R.tmem_figure(tc, acc, tiled_mma=mma)
+        # on the terminal, only the columns the accumulator uses (all 512 would be ~850 KB of text)
+        return R.tmem_figure(tc, acc, tiled_mma=mma, columns="all" if args.output else "used")
     if args.cmd == "tma":
         return _tma(args)
     if args.cmd == "tile-path":

@@ -278,13 +278,16 @@ def _atom_cells(atom: Any) -> dict:
 
 
 def tmem_figure(tiled_copy: Any, tmem_tensor: Any, title: str | None = None, tiled_mma: Any = None,
-                threads: int = 128) -> Figure:
+                threads: int = 128, columns: str = "all") -> Figure:
     """Tensor memory (128 lanes x 512 columns) with a tiled TMEM copy's warps on a TMEM tensor, and its atom.
 
     Panel 1: the whole tensor memory of a CTA; the tensor's cells coloured by the warp that the
     copy gives them to (white: not in the tensor), thick lines at the lane quarters. Panel 2: one
     warp's instruction (the copy atom): lanes x 32-bit columns, each labelled with the thread and
     value (register) that receive (load) or send (store) it.
+
+    columns="used" draws only the columns up to the last the tensor spans (rounded up to 32), as
+    the terminal's text picture does; "all" (the default) draws all 512.
     """
     from ..nvgpu.tcgen05.copy import _TmemCopyOp
 
@@ -299,13 +302,20 @@ def tmem_figure(tiled_copy: Any, tmem_tensor: Any, title: str | None = None, til
     legend = [(k, f"warp {k}: lanes {min(cells['lanes'][k])}-{max(cells['lanes'][k])}") for k in sorted(cells["lanes"])]
     if (keys == nw).any():
         legend.append((nw, "in the tensor, touched by no warp"))
-    quarters = np.repeat(np.arange(TMEM_LANES) // LANES_PER_WARP, TMEM_COLUMNS).reshape(TMEM_LANES, TMEM_COLUMNS)
-    g1 = Grid(f"tensor memory: {TMEM_LANES} lanes x {TMEM_COLUMNS} columns of 32 bits", keys, None, colors,
-              _headers(TMEM_LANES), _headers(TMEM_COLUMNS), legend=legend)
+    if columns not in ("all", "used"):
+        raise LayoutError(f"tmem_figure: columns must be 'all' or 'used', got {columns!r}")
+    ncol = TMEM_COLUMNS
+    if columns == "used" and cells["tensor"].any():
+        ncol = min(TMEM_COLUMNS, -(-(int(np.flatnonzero(cells["tensor"].any(0)).max()) + 1) // 32) * 32)
+    quarters = np.repeat(np.arange(TMEM_LANES) // LANES_PER_WARP, ncol).reshape(TMEM_LANES, ncol)
+    labels = np.where(w >= 0, np.char.add("w", w.astype(str)), "")[:, :ncol]
+    shown = "" if ncol == TMEM_COLUMNS else f" (columns 0-{ncol - 1} shown)"
+    g1 = Grid(f"tensor memory: {TMEM_LANES} lanes x {TMEM_COLUMNS} columns of 32 bits{shown}", keys[:, :ncol], labels,
+              colors, _headers(TMEM_LANES), _headers(ncol), legend=legend)
     g1.groups = quarters
     nb = int(cells["block"].max()) + 1
     if nb > 1:  # thin lines around each tile of the tensor's mode 0 (one MMA's accumulator)
-        g1.subgroups = cells["block"]
+        g1.subgroups = cells["block"][:, :ncol]
     ac = _atom_cells(tiled_copy)  # a TiledCopy is its atom too (layout_src_tv / layout_dst_tv are the atom's)
     T = ac["threads"]
     from .figure import tv_labels
