@@ -84,3 +84,25 @@ def test_a_list_where_a_tensor_was_compiled_names_the_argument():
     c = cute.compile(Filler(), 10, cutlass.Int32(3), t)
     with pytest.raises(LaunchError, match=r"argument 1 .* is a list, but the function was compiled with a tensor"):
         c(3, [t])
+
+
+def test_a_stream_whose_handle_is_zero():
+    """torch's default stream has cuda_stream == 0: it is the legacy default stream, not a missing one."""
+    from cutelab.kernel.launch.plan import _stream_handle
+
+    class DefaultStream:
+        cuda_stream = 0
+
+    assert _stream_handle(DefaultStream()) == 0
+    assert _stream_handle(7) == 7
+    with fake_gpu() as g:
+        t = from_dlpack(fake_cuda_tensor(torch.zeros(2, dtype=torch.int32)))
+        c = cute.compile(Filler().run, 10, cutlass.Int32(3), t)
+        c(cutlass.Int32(3), t, stream=DefaultStream())
+        assert len(g.launches) == 1
+    import pytest
+
+    from cutelab.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="stream must be"):
+        _stream_handle(object())
