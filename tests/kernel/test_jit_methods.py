@@ -106,3 +106,37 @@ def test_a_stream_whose_handle_is_zero():
 
     with pytest.raises(LaunchError, match="stream must be"):
         _stream_handle(object())
+
+
+@cute.kernel
+def _double(src: cute.Tensor, dst: cute.Tensor):
+    i = cute.arch.thread_idx()[0]
+    dst[i // 8, i % 8] = src[i // 8, i % 8] * 2
+
+
+@cute.jit
+def _host_double(src: cute.Tensor, dst: cute.Tensor):
+    _double(src, dst).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+def test_same_contiguous_storage_in_another_layout_runs_with_the_compiled_one():
+    """As CuTe DSL's compiled functions do (they read only the address): CUTLASS's Lamport
+    all-reduce benchmarks a function compiled for (M, N) tensors on (M*N,) ones. A warning names
+    both layouts; a layout covering other storage is still refused."""
+    import pytest
+
+    from cutelab.errors import LaunchError
+
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    d = np.zeros((4, 8), np.float32)
+    c = cute.compile(_host_double, from_dlpack(a), from_dlpack(d))
+    flat_a, flat_d = np.arange(32, dtype=np.float32) + 100, np.zeros(32, np.float32)
+    with pytest.warns(UserWarning, match=r"compiled with \(4,8\):\(8,1\); both cover the same 32 contiguous"):
+        c(from_dlpack(flat_a), from_dlpack(flat_d))
+    assert (flat_d == 2 * flat_a).all()
+    strided = np.zeros(64, np.float32)[::2]  # 32 elements, stride 2: other storage
+    with pytest.raises(LaunchError, match=r"layout \(32\):\(2\) instead of \(4,8\):\(8,1\)"):
+        c(from_dlpack(flat_a), from_dlpack(strided))
+    transposed = np.zeros((8, 4), np.float32).T  # the compiled shape with other strides: refused
+    with pytest.raises(LaunchError, match=r"layout \(4,8\):\(1,4\) instead of \(4,8\):\(8,1\)"):
+        c(from_dlpack(a), from_dlpack(transposed))
