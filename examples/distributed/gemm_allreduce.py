@@ -58,19 +58,12 @@ from cutelab.nvgpu import warpgroup
 from cutelab.compat import emulating
 from cutelab.runtime import from_dlpack
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "gemm"))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.join(_HERE, os.pardir, "gemm")]
 from sm90_gemm import HopperGemm, _state_at  # noqa: E402
+from allreduce_push import no_multicast, wait_flag  # noqa: E402
 
 PLANTS = ("none", "no-fence")
-
-
-@cute.jit
-def wait_flag(flag: cute.Pointer, epoch: cutlass.Int32):
-    """Spin until *flag >= epoch, with ld.acquire.sys: what the flag's rank wrote before its release
-    store is visible to this thread (and, after a barrier, to the block) when it returns."""
-    seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="sys")
-    while seen < epoch:
-        seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="sys")
 
 
 class GemmAllReduce(HopperGemm):
@@ -317,10 +310,7 @@ def main(argv=None) -> int:
     p.add_argument("--plant", default="none", choices=PLANTS)
     p.add_argument("--cuda", default=None, help="rank 0 writes the fused kernel's generated CUDA here")
     a = p.parse_args(argv)
-    for k, v in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"), ("NVSHMEM_DISABLE_NVLS", "1")):
-        if os.environ.get(k, v) != v:
-            raise SystemExit(f"gemm_allreduce: {k}={os.environ[k]}: this program runs with {k}={v} (no multicast)")
-        os.environ[k] = v
+    no_multicast("gemm_allreduce")
     dist.init_process_group(backend="nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))

@@ -61,3 +61,28 @@ def test_fused_missing_fence_is_a_race():
         assert all(w.endswith(f"gemm_allreduce.py:{push}") for w in writes), writes
     ok = _ok(run_ranks(PROGRAM, 2, ["--mnk", "128,128,64", "--calls", "1", "--plant", "no-fence"]))
     assert "results verified" in ok[0].out  # unchecked it runs (the CPU is stronger than the GPU)
+
+
+PUSH = os.path.join(ROOT, "examples", "distributed", "allreduce_push.py")
+
+
+@pytest.mark.parametrize("n,dtype", [(2, "f32"), (4, "bf16")])
+def test_allreduce_push(n, dtype):
+    """Our one-shot all-reduce (16-byte pushes, a release flag per CTA): two checked calls, one per half of the
+    receive buffer, 4 CTAs for 8 tiles (each CTA pushes two tiles before it signals)."""
+    elems = 1024 if dtype == "f32" else 2048
+    rs = _ok(run_ranks(PUSH, n, ["--elems", str(elems), "--dtype", dtype, "--calls", "2"], env=RACECHECK, timeout=120))
+    assert f"allreduce_push: {n} ranks, {elems} {dtype} elements, 2 calls: results verified" in rs[0].out
+
+
+def test_allreduce_push_missing_fence_is_a_race():
+    rs = run_ranks(PUSH, 2, ["--elems", "1024", "--calls", "1", "--plant", "no-fence"], env=RACECHECK)
+    with open(PUSH) as f:
+        lines = f.read().splitlines()
+    signal = next(i for i, s in enumerate(lines, 1) if 'epoch, sem="relaxed", scope="sys")' in s)
+    push = next(i for i, s in enumerate(lines, 1) if "cute.copy(tiled, frag, thr.partition_D(to_peer[" in s)
+    for r in rs:
+        assert r.code == 1, r.err[-2000:]
+        assert (f"the signal st.relaxed.sys.global.b32 on flags_{1 - r.rank} at {PUSH}:{signal} is not ordered after "
+                f"the writes to symmetric memory before it (to_peer_{1 - r.rank} at {PUSH}:{push}; "
+                f"to_peer_{r.rank} at {PUSH}:{push})") in r.err, r.err[-3000:]
