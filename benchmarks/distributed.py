@@ -32,7 +32,8 @@ input, the GEMMs against ``torch.matmul`` + ``dist.all_reduce`` in f32); one tha
 and not timed. Timing, in ``--rounds`` rounds, the programs of a size in a rotated order each round:
 
 - back to back: barrier, synchronize, CUDA events around ``--iters`` calls (and the host time per call);
-- single launch: ``--iters`` times barrier, synchronize, events around one call, synchronize; the median.
+- single launch: ``--iters`` times barrier, synchronize, events around one call, synchronize; the median
+  (for a program timed in single launches only, the host time is that of one such call).
 
 Each number is the slowest rank's (all-reduced with MAX), then the median over the rounds. Bandwidth
 is the message size over the time (algbw) and, as nccl-tests reports it, algbw * 2(world-1)/world
@@ -107,29 +108,37 @@ class Timer:
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
         return t.tolist()
 
-    def measure(self, fn: Callable[[], None]) -> Dict[str, float]:
+    def measure(self, fn: Callable[[], None], b2b_ok: bool = True) -> Dict[str, float]:
+        """b2b_ok=False: single launches only (a program that is not safe back to back); the host time
+        is then that of one call between synchronizations."""
         import torch
         import torch.distributed as dist
 
-        dist.barrier()
-        torch.cuda.synchronize()
-        self.start.record()
-        t0 = time.perf_counter()
-        for _ in range(self.iters):
-            fn()
-        host = (time.perf_counter() - t0) / self.iters * 1e6
-        self.end.record()
-        torch.cuda.synchronize()
-        b2b = self.start.elapsed_time(self.end) / self.iters
-        one = []
+        b2b, host = float("nan"), float("nan")
+        if b2b_ok:
+            dist.barrier()
+            torch.cuda.synchronize()
+            self.start.record()
+            t0 = time.perf_counter()
+            for _ in range(self.iters):
+                fn()
+            host = (time.perf_counter() - t0) / self.iters * 1e6
+            self.end.record()
+            torch.cuda.synchronize()
+            b2b = self.start.elapsed_time(self.end) / self.iters
+        one, hosts = [], []
         for _ in range(self.iters):
             dist.barrier()
             torch.cuda.synchronize()
             self.start.record()
+            t0 = time.perf_counter()
             fn()
+            hosts.append((time.perf_counter() - t0) * 1e6)
             self.end.record()
             torch.cuda.synchronize()
             one.append(self.start.elapsed_time(self.end))
+        if not b2b_ok:
+            host = statistics.median(hosts)
         b2b, single, host = self._slowest(b2b, statistics.median(one), host)
         return {"b2b_ms": b2b, "single_ms": single, "host_us": host}
 
@@ -288,13 +297,14 @@ def gemm_programs(M: int, N: int, K: int, only: List[str], smoke: bool) -> Dict[
     return progs
 
 
-def rounds(names: List[str], calls: Dict[str, Callable[[], None]], timer: Timer, n_rounds: int) -> Dict[str, Dict]:
+def rounds(names: List[str], calls: Dict[str, Callable[[], None]], timer: Timer, n_rounds: int,
+           single_only=()) -> Dict[str, Dict]:
     """Median over rounds of each program's times; the programs rotated each round."""
     got: Dict[str, List[Dict[str, float]]] = {k: [] for k in names}
     for r in range(n_rounds):
         order = names[r % len(names):] + names[: r % len(names)]
         for k in order:
-            got[k].append(timer.measure(calls[k]))
+            got[k].append(timer.measure(calls[k], b2b_ok=k not in single_only))
     return {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in got.items() if v}
 
 
@@ -373,7 +383,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             if note:
                 notes[name] = note[0]
         b2b_ok = [k for k in timed if k not in notes]
-        res = rounds(list(timed), timed, timer, a.rounds)
+        res = rounds(list(timed), timed, timer, a.rounds, single_only=list(notes))
         for name, r in res.items():
             t = (r["b2b_ms"] if name in b2b_ok else r["single_ms"]) / 1e3
             algbw = nbytes / t / 1e9

@@ -29,11 +29,11 @@ def _line_of(text):
     raise AssertionError(f"{text!r} not in {PROGRAM}")
 
 
-@pytest.mark.parametrize("n", [2, 4])
-def test_fused_gemm_allreduce(n):
-    """Three calls (alternating halves of the receive buffer, new inputs each time), unrolled loops."""
-    rs = _ok(run_ranks(PROGRAM, n, ["--mnk", "128,128,64", "--calls", "3"], env=RACECHECK, timeout=120))
-    assert f"gemm_allreduce: {n} ranks, 128x128x64 bf16 per rank, 3 fused calls: results verified" in rs[0].out
+@pytest.mark.parametrize("n,calls", [(2, 3), (4, 2)])
+def test_fused_gemm_allreduce(n, calls):
+    """Checked calls (alternating halves of the receive buffer, new inputs each time), unrolled loops."""
+    rs = _ok(run_ranks(PROGRAM, n, ["--mnk", "128,128,64", "--calls", str(calls)], env=RACECHECK, timeout=120))
+    assert f"gemm_allreduce: {n} ranks, 128x128x64 bf16 per rank, {calls} fused calls: results verified" in rs[0].out
 
 
 def test_fused_gemm_allreduce_runtime_loops():
@@ -66,12 +66,13 @@ def test_fused_missing_fence_is_a_race():
 PUSH = os.path.join(ROOT, "examples", "distributed", "allreduce_push.py")
 
 
-@pytest.mark.parametrize("n,dtype", [(2, "f32"), (4, "bf16")])
-def test_allreduce_push(n, dtype):
+@pytest.mark.parametrize("n,dtype,ctas", [(2, "f32", 1), (4, "bf16", 2)])
+def test_allreduce_push(n, dtype, ctas):
     """Our one-shot all-reduce (16-byte pushes, a release flag per CTA): two checked calls, one per half of the
-    receive buffer, 4 CTAs for 8 tiles (each CTA pushes two tiles before it signals)."""
+    receive buffer; 1024 f32 are 2 tiles (1 CTA pushes both before it signals), 2048 bf16 2 tiles on 2 CTAs."""
     elems = 1024 if dtype == "f32" else 2048
-    rs = _ok(run_ranks(PUSH, n, ["--elems", str(elems), "--dtype", dtype, "--calls", "2"], env=RACECHECK, timeout=120))
+    rs = _ok(run_ranks(PUSH, n, ["--elems", str(elems), "--dtype", dtype, "--calls", "2", "--ctas", str(ctas)],
+                       env=RACECHECK, timeout=120))
     assert f"allreduce_push: {n} ranks, {elems} {dtype} elements, 2 calls: results verified" in rs[0].out
 
 
