@@ -405,7 +405,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 pr.C.zero_()
                 progs[name]()
                 torch.cuda.synchronize()
-                pr.check(name)
+                pr.check(name, roundings=2 if name == "fused" else world + 1)  # NCCL sums in bf16 step by step
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
                 emit({"kind": "gemm", "mnk": [M, N, K], "program": name,

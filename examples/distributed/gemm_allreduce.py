@@ -270,8 +270,10 @@ class Problem:
         self.plain(self.mA, self.mB, self.mC)
         dist.all_reduce(self.C)
 
-    def check(self, what: str) -> float:
-        """Compare C with torch.matmul then dist.all_reduce (in f32); raise AssertionError outside the bound."""
+    def check(self, what: str, roundings: int = 2) -> float:
+        """Compare C with torch.matmul then dist.all_reduce (in f32); raise AssertionError outside the bound.
+        roundings: how many times C's type rounds on the way (the fused kernel: each rank's tile, then the
+        sum; a GEMM then an all-reduce in C's type: the GEMM, then each step of the reduction)."""
         import torch
         import torch.distributed as dist
 
@@ -281,7 +283,7 @@ class Problem:
         dist.all_reduce(mag)
         # C_r rounded once to C's type, the f32 sum of the slots rounded once more; f32 accumulation
         # (one rounding per k16 step) on the GPU and in torch
-        tol = (2 * self.unit + (self.K // 16 + 2 * self.world + 2) * 2.0 ** -24) * mag + 1e-6
+        tol = (roundings * self.unit + (self.K // 16 + 2 * self.world + 2) * 2.0 ** -24) * mag + 1e-6
         err = (self.C.float() - ref).abs()
         bad = int((err > tol).sum().item())
         worst = float(err.max().item())
@@ -334,7 +336,7 @@ def main(argv=None) -> int:
     if a.unfused:
         pr.unfused()
         torch.cuda.synchronize()
-        pr.check("HopperGemm + dist.all_reduce")
+        pr.check("HopperGemm + dist.all_reduce", roundings=world + 1)
     dist.barrier()
     if rank == 0:
         print(f"gemm_allreduce: {world} ranks, {M}x{N}x{K} {a.dtype} per rank, {a.calls} fused calls: results verified "
