@@ -337,9 +337,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     bad = [o for o in only if o not in ALLREDUCES + GEMMS]
     if bad:
         p.error(f"--only: {bad} not among {list(ALLREDUCES + GEMMS)}")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))  # before NCCL picks a device
     dist.init_process_group(backend="nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_tf32 = False
     device = "the CPU interpreter (cutelab's emulated device)" if emulating() else torch.cuda.get_device_name()

@@ -187,9 +187,9 @@ def main(argv=None) -> int:
     p.add_argument("--cuda", default=None, help="rank 0 writes the kernel's generated CUDA here")
     a = p.parse_args(argv)
     no_multicast("allreduce_push")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))  # before NCCL picks a device
     dist.init_process_group(backend="nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[a.dtype]
     bufs = Buffers(a.elems, dtype, a.ctas, a.plant)
     out = torch.zeros(a.elems, dtype=dtype, device="cuda")

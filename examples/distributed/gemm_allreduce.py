@@ -313,9 +313,9 @@ def main(argv=None) -> int:
     p.add_argument("--cuda", default=None, help="rank 0 writes the fused kernel's generated CUDA here")
     a = p.parse_args(argv)
     no_multicast("gemm_allreduce")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))  # before NCCL picks a device
     dist.init_process_group(backend="nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
-    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     M, N, K = (int(x) for x in a.mnk.split(","))
     gpu = not emulating()
     pr = Problem(M, N, K, tile=[int(x) for x in a.tile.split(",")], stages=a.stages, mma_wgs=a.mma_wgs, ctas=a.ctas,
