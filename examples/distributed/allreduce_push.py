@@ -154,6 +154,10 @@ class Buffers:
         if ctas <= 0:  # two resident CTAs per SM on a GPU; a few on the CPU
             ctas = 4 if emulating() else \
                 2 * torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        every = [None] * self.world
+        dist.all_gather_object(every, ctas)
+        if len(set(every)) != 1:  # a CTA waits for the same CTA of every rank: the grids must match
+            raise ValueError(f"allreduce_push: the ranks would launch {every} CTAs; every rank needs the same grid")
         self.op = AllReducePush(self.rank, self.world, ctas, plant)
         recv = symm_mem.empty((2, self.world, n), dtype=dtype, device="cuda")
         self._recv_h = symm_mem.rendezvous(recv, dist.group.WORLD)
