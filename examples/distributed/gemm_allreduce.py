@@ -19,9 +19,9 @@ shared memory, an mbarrier pipeline, wgmma, persistent CTAs) with its epilogue r
    one, then the consumers sum the ``world`` slots in rank order (f32, so every rank gets the same
    bits) and store the tile of C with 16-byte stores.
 
-Every rank runs the same grid over the same tile schedule, so its CTA b waits only for the peers'
-CTA b, which pushes all its tiles before it waits for anything: no cycle, as long as every CTA of
-a grid is resident or finishes (the grid is at most one CTA per SM: ``--ctas 0``).
+A CTA waits only for its own tiles (the flags are per tile), and on every peer the CTA that has
+those tiles pushes all of its tiles before it waits for anything: no cycle, as long as every CTA of
+each grid is resident at once (the grid is at most one CTA per SM: ``--ctas 0``, the default on a GPU).
 
 Back-to-back calls: the receive buffer is doubled and call ``epoch`` uses half ``epoch % 2``. A
 rank can start call e + 2 (and write that half again) only after finishing call e + 1, which needs
