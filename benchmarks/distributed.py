@@ -17,7 +17,8 @@ All-reduces of f32 messages (``--sizes``, bytes; ``--only`` names):
   peer tensors; the module imports nvshmem4py (``nvshmem.core``, the nvidia-nvshmem library): a row
   says skipped where they are missing;
 - ``lamport``: CUTLASS's all_reduce_one_shot_lamport.py (carried), ``AllReduceOneShotLamportKernel``
-  (three -0.0-filled buffers, the signal advanced every call).
+  (three -0.0-filled buffers, the signal advanced every call); the module imports ``cuda.bindings``
+  (cuda-python): skipped where it is missing.
 
 The fused GEMM (``--gemm``: each rank's M,N,K, bf16; C = sum over ranks of A_r B_r^T):
 
@@ -252,7 +253,11 @@ def _lamport(inp: Any) -> Any:
     import cutelab as cutlass
     from cutelab.runtime import from_dlpack
 
-    lp = _load("all_reduce_one_shot_lamport", os.path.join(PROGRAMS, "all_reduce_one_shot_lamport.py"))
+    try:
+        lp = _load("all_reduce_one_shot_lamport", os.path.join(PROGRAMS, "all_reduce_one_shot_lamport.py"))
+    except Exception as e:  # noqa: BLE001 - cuda.bindings (cuda-python) missing
+        sys.modules.pop("all_reduce_one_shot_lamport", None)
+        return f"skipped: importing all_reduce_one_shot_lamport.py: {type(e).__name__}: {str(e).splitlines()[0]}"
     rank, world = dist.get_rank(), dist.get_world_size()
     M, N = _matrix(inp.numel())
     t = symm_mem.empty((lp.PING_PONG_SIZE, world, M, N), dtype=torch.float32, device="cuda")
