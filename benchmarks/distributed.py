@@ -302,6 +302,16 @@ def gemm_programs(M: int, N: int, K: int, only: List[str], smoke: bool) -> Dict[
     return progs
 
 
+def _everywhere(ok: bool) -> bool:
+    """Whether ok holds on every rank (collective)."""
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor([1 if ok else 0], dtype=torch.int32, device="cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.MIN)
+    return bool(t.item())
+
+
 def rounds(names: List[str], calls: Dict[str, Callable[[], None]], timer: Timer, n_rounds: int,
            single_only=()) -> Dict[str, Dict]:
     """Median over rounds of each program's times; the programs rotated each round."""
@@ -373,14 +383,17 @@ def main(argv: Optional[List[str]] = None) -> int:
                 emit({"kind": "allreduce", "bytes": nbytes, "program": name, "status": entry})
                 continue
             fn, out, after, *note = entry
+            why = None
             try:
                 fn()
                 torch.cuda.synchronize()
                 torch.testing.assert_close(out.cpu(), expected.cpu(), rtol=1e-5, atol=1e-5)
             except Exception as e:  # noqa: BLE001 - reported as the row's status
                 traceback.print_exc()
+                why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            if not _everywhere(why is None):  # every rank times it, or none (the timings meet in barriers)
                 emit({"kind": "allreduce", "bytes": nbytes, "program": name,
-                      "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})
+                      "status": f"failed: {why or 'on another rank'}"})
                 continue
             if after:
                 after()
@@ -406,15 +419,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         pr = progs.pop("_problem")
         timed = {}
         for name in [o for o in GEMMS if o in progs]:
+            why = None
             try:
                 pr.C.zero_()
                 progs[name]()
                 torch.cuda.synchronize()
-                pr.check(name, roundings=2 if name == "fused" else world + 1)  # NCCL sums in bf16 step by step
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
-                emit({"kind": "gemm", "mnk": [M, N, K], "program": name,
-                      "status": f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})
+                why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            if _everywhere(why is None):  # (the check's collectives run on every rank or on none)
+                try:
+                    pr.check(name, roundings=2 if name == "fused" else world + 1)  # NCCL sums in bf16 step by step
+                except AssertionError as e:
+                    why = f"AssertionError: {str(e).splitlines()[0]}"
+            if not _everywhere(why is None):
+                emit({"kind": "gemm", "mnk": [M, N, K], "program": name, "status": f"failed: {why or 'on another rank'}"})
                 continue
             timed[name] = progs[name]
         res = rounds(list(timed), timed, timer, a.rounds)
