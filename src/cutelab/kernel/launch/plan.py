@@ -219,7 +219,15 @@ def _stream_handle(stream: Any) -> int:
         return stream
     if type(stream) is _CUstream:
         return stream.handle
-    return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
+    for attr in ("cuda_stream", "handle"):  # torch's default stream has cuda_stream 0: test presence, not truth
+        h = getattr(stream, attr, None)
+        if h is not None:
+            return int(h)
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        raise LaunchError(f"a launch's stream must be a torch.cuda.Stream, a cuda CUstream or an int handle, "
+                          f"got {type(stream).__name__}") from None
 
 
 def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
