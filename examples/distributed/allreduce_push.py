@@ -10,7 +10,8 @@ then sums the ``world`` slots of its tiles in rank order (every rank gets the sa
 
 Back to back: as in ``gemm_allreduce.py``, the receive buffer is doubled (call ``epoch`` uses
 half ``epoch % 2``) and flags only grow, so no call waits for a later one or overwrites a slot a
-peer has yet to read. Every CTA waits only for the same CTA of the other ranks, which has pushed
+peer has yet to read. The epoch is counted on the device (``finish_call``): every call gets the same
+arguments, so the compiled call (``cute.compile``) only launches. Every CTA waits only for the same CTA of the other ranks, which has pushed
 everything before it waits: every CTA must be resident (``ctas`` at most what the GPU holds at once:
 the default is two per SM).
 
@@ -58,6 +59,36 @@ def wait_flag(flag: cute.Pointer, epoch: cutlass.Int32):
         seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="sys")
 
 
+@cute.jit
+def finish_call(state: cute.Tensor, epoch: cutlass.Int32, leader: cutlass.Boolean, ctas: cutlass.Int32):
+    """The end of a call, by one thread (leader) of every CTA once the CTA is done (after a barrier of
+    the threads that read state[0]): count the CTA in state[1]; the last one stores the call's epoch in
+    state[0] (for the next call, which reads it at its start: stream order) and resets the count. Every
+    CTA read state[0] before it counted itself, so no CTA of this call sees the new value. The epoch
+    lives on the device so that a call's arguments are the same every time (a compiled call then only
+    launches)."""
+    if leader:
+        done = cute.arch.atomic_add(state.iterator + 1, cutlass.Int32(1), sem="acq_rel", scope="gpu")
+        if done == ctas - 1:
+            cute.arch.store(state.iterator, epoch)
+            cute.arch.store(state.iterator + 1, cutlass.Int32(0))
+
+
+def check_buffers(what: str, recvs: list, shape: tuple, dtype, flags: list, nflags: int, state, world: int) -> None:
+    """The host-side checks of a call's symmetric buffers, flags and counter (ValueError naming the operand)."""
+    if len(recvs) != world or len(flags) != world:
+        raise ValueError(f"{what}: {len(recvs)} receive buffers and {len(flags)} flag tensors for {world} ranks")
+    for p in range(world):
+        if tuple(recvs[p].shape) != tuple(shape) or recvs[p].element_type != dtype:
+            raise ValueError(f"{what}: rank {p}'s receive buffer is {tuple(recvs[p].shape)} {recvs[p].element_type}, "
+                             f"not {tuple(shape)} {dtype}")
+        if cute.size(flags[p]) < nflags or flags[p].element_type != cutlass.Int32:
+            raise ValueError(f"{what}: rank {p}'s flags hold {cute.size(flags[p])} {flags[p].element_type}, not "
+                             f"{nflags} Int32")
+    if cute.size(state) != 2 or state.element_type != cutlass.Int32:
+        raise ValueError(f"{what}: the call counter is {cute.size(state)} {state.element_type}, not 2 Int32")
+
+
 class AllReducePush:
     """out = the sum over ranks of inp (see the module docstring)."""
 
@@ -67,12 +98,17 @@ class AllReducePush:
         self.rank, self.world, self.ctas, self.plant = rank, world, ctas, plant
 
     @cute.kernel
-    def kernel(self, gI: cute.Tensor, to_peer: list, slots: list, flags: list, gO: cute.Tensor, epoch: cutlass.Int32,
-               tiled: cutlass.Constexpr, per_cta: cutlass.Constexpr):
+    def kernel(self, gI: cute.Tensor, recvs: list, flags: list, gO: cute.Tensor, state: cute.Tensor,
+               tiled: cutlass.Constexpr, tile: cutlass.Constexpr, per_cta: cutlass.Constexpr):
         rank, world = self.rank, self.world
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
         gdim, _, _ = cute.arch.grid_dim()
+        epoch = state[0] + 1  # this call's number: the last CTA to finish stores it (see the end)
+        half = epoch % 2  # the half of the receive buffers this call uses
+        div = lambda x: cute.zipped_divide(x, (tile,))  # noqa: E731  ((tile), (ntiles))
+        to_peer = [div(recvs[d][(half, rank, None)]) for d in range(world)]  # slot `rank` of every rank
+        slots = [div(recvs[rank][(half, s, None)]) for s in range(world)]  # every rank's slot here
         ntiles = cute.size(gI, mode=[1])
         thr = tiled.get_slice(tidx)
         for i in cutlass.range(per_cta, unroll=1):  # push: this CTA's tiles into slot `rank` of every rank
@@ -107,11 +143,14 @@ class AllReducePush:
                     total.store(total.load() + part.load().to(cutlass.Float32))
                 part.store(total.load().to(gO.element_type))
                 cute.copy(tiled, part, thr.partition_D(gO[(None, rt)]))
+        cute.arch.sync_threads()
+        finish_call(state, epoch, tidx == 0, gdim)
 
     @cute.jit
-    def __call__(self, inp: cute.Tensor, recvs: list, flags: list, out: cute.Tensor, epoch: cutlass.Int32):
-        """out = sum over ranks of inp (1-D, n a multiple of 128 x 16 bytes). recvs: every rank's (world, n)
-        receive buffer (this call's half); flags: every rank's (world * ctas,) Int32 flags; epoch: 1, 2, ..."""
+    def __call__(self, inp: cute.Tensor, recvs: list, flags: list, out: cute.Tensor, state: cute.Tensor):
+        """out = sum over ranks of inp (1-D, n a multiple of 128 x 16 bytes). recvs: every rank's (2, world, n)
+        receive buffer (two halves); flags: every rank's (world * ctas,) Int32 flags; state: this rank's (2,)
+        Int32 call counter (zeros at first; see finish_call)."""
         what = "allreduce_push"
         n = cute.size(inp)
         dt = inp.element_type
@@ -121,29 +160,19 @@ class AllReducePush:
             raise ValueError(f"{what}: out is {cute.size(out)} {out.element_type}, inp {n} {dt}")
         if n % tile:
             raise ValueError(f"{what}: {n} elements of {dt}: must be a multiple of {tile} (128 threads x 16 bytes)")
-        if len(recvs) != self.world or len(flags) != self.world:
-            raise ValueError(f"{what}: {len(recvs)} receive buffers and {len(flags)} flag tensors for {self.world} ranks")
-        for p in range(self.world):
-            if tuple(recvs[p].shape) != (self.world, n) or recvs[p].element_type != dt:
-                raise ValueError(f"{what}: rank {p}'s receive buffer is {tuple(recvs[p].shape)} {recvs[p].element_type}, "
-                                 f"not ({self.world}, {n}) {dt}")
-            if cute.size(flags[p]) < self.world * self.ctas or flags[p].element_type != cutlass.Int32:
-                raise ValueError(f"{what}: rank {p}'s flags hold {cute.size(flags[p])} {flags[p].element_type}, not "
-                                 f"{self.world} x {self.ctas} Int32")
+        check_buffers(what, recvs, (2, self.world, n), dt, flags, self.world * self.ctas, state, self.world)
         tiled = cute.make_tiled_copy_tv(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt, num_bits_per_copy=128),
                                         cute.make_layout(THREADS), cute.make_layout(vec))
         ntiles = n // tile
         ctas = min(self.ctas, ntiles)
-        div = lambda x: cute.zipped_divide(x, (tile,))  # noqa: E731  ((tile), (ntiles))
-        to_peer = [div(recvs[p][(self.rank, None)]) for p in range(self.world)]
-        slots = [div(recvs[self.rank][(q, None)]) for q in range(self.world)]
-        self.kernel(div(inp), to_peer, slots, flags, div(out), epoch, tiled, -(-ntiles // ctas)).launch(
+        div = lambda x: cute.zipped_divide(x, (tile,))  # noqa: E731
+        self.kernel(div(inp), recvs, flags, div(out), state, tiled, tile, -(-ntiles // ctas)).launch(
             grid=(ctas, 1, 1), block=(THREADS, 1, 1))
 
 
 class Buffers:
-    """One rank's symmetric receive buffer (two halves) and flags for all-reduces of n elements of dtype,
-    and the next epoch. Collective: every rank makes it with the same arguments."""
+    """One rank's symmetric receive buffer (two halves), flags and call counter for all-reduces of n elements
+    of dtype. Collective: every rank makes it with the same arguments."""
 
     def __init__(self, n: int, dtype, ctas: int = 0, plant: str = "none"):
         import torch
@@ -165,17 +194,21 @@ class Buffers:
         flag.zero_()
         self._flag_h = symm_mem.rendezvous(flag, dist.group.WORLD)
         self._keep = (recv, flag)
-        halves = [self._recv_h.get_buffer(r, (2, self.world, n), dtype) for r in range(self.world)]
-        self.recvs = [[from_dlpack(h[e], assumed_align=16) for h in halves] for e in range(2)]
+        self.recvs = [from_dlpack(self._recv_h.get_buffer(r, (2, self.world, n), dtype), assumed_align=16)
+                      for r in range(self.world)]
         self.flags = [from_dlpack(self._flag_h.get_buffer(r, (self.world * ctas,), torch.int32))
                       for r in range(self.world)]
-        self.epoch = 0
+        self.state = torch.zeros(2, dtype=torch.int32, device="cuda")  # the last call's epoch, CTAs done
+        self.mstate = from_dlpack(self.state)
+        self._compiled = None
         dist.barrier()  # every rank's flags are zero before any kernel signals
 
     def __call__(self, mI, mO) -> None:
-        """mO = all-reduce of mI (cute tensors from from_dlpack(..., assumed_align=16)), the next epoch."""
-        self.epoch += 1
-        self.op(mI, self.recvs[self.epoch % 2], self.flags, mO, cutlass.Int32(self.epoch))
+        """mO = all-reduce of mI (cute tensors from from_dlpack(..., assumed_align=16)). Compiled at the
+        first call (cute.compile); every call passes the same buffers, the epoch is on the device."""
+        if self._compiled is None:
+            self._compiled = cute.compile(self.op, mI, self.recvs, self.flags, mO, self.mstate)
+        self._compiled(mI, self.recvs, self.flags, mO, self.mstate)
 
 
 def main(argv=None) -> int:

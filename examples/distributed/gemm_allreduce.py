@@ -27,7 +27,9 @@ Back-to-back calls: the receive buffer is doubled and call ``epoch`` uses half `
 rank can start call e + 2 (and write that half again) only after finishing call e + 1, which needs
 every peer's pushes of e + 1, which the peers make only after finishing call e, reads included.
 Flags only grow (epochs 1, 2, ...), and a wait is for ``flag >= epoch``: a peer already at e + 1
-does not stall a rank still in e.
+does not stall a rank still in e. The epoch is counted on the device (``allreduce_push.finish_call``:
+the last CTA of a call stores it), so every call gets the same arguments and the compiled call
+(``cute.compile``) only launches: no trace per epoch value.
 
 Run (2 ranks; on GPUs symm_mem peer tensors, on a machine without one N processes on gloo with
 host shared memory, each rank's kernels on the CPU interpreter)::
@@ -61,7 +63,7 @@ from cutelab.runtime import from_dlpack
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.join(_HERE, os.pardir, "gemm")]
 from sm90_gemm import HopperGemm, _state_at  # noqa: E402
-from allreduce_push import no_multicast, wait_flag  # noqa: E402
+from allreduce_push import check_buffers, finish_call, no_multicast, wait_flag  # noqa: E402
 
 PLANTS = ("none", "no-fence")
 
@@ -78,7 +80,7 @@ class GemmAllReduce(HopperGemm):
 
     @cute.kernel
     def kernel_ar(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
-                  mC: cute.Tensor, recvs: list, flags: list, epoch: cutlass.Int32, tiled_mma: cutlass.Constexpr,
+                  mC: cute.Tensor, recvs: list, flags: list, state: cute.Tensor, tiled_mma: cutlass.Constexpr,
                   a_smem: cutlass.Constexpr, b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr):
         bM, bN, bK = self.tile_mnk
         rank, world = self.rank, self.world
@@ -124,7 +126,9 @@ class GemmAllReduce(HopperGemm):
                 cute.make_ordered_layout((n_cons // tpr, tpr), order=(1, 0)), cute.make_layout((1, vec)))
             thr_rows = rows.get_slice(ctid)
             tOsC = thr_rows.partition_S(sC)
-            to_peer = [recvs[d][(rank, None, None)] for d in range(world)]  # slot `rank` of every rank's buffer
+            epoch = state[0] + 1  # this call's number: the last CTA to finish stores it (finish_call)
+            half = epoch % 2  # the half of the receive buffers this call uses
+            to_peer = [recvs[d][(half, rank, None, None)] for d in range(world)]  # slot `rank` of every rank
             for i in loop(tiles_per_cta):
                 tile = bidx + i * gdim
                 if tile < num_tiles:
@@ -165,7 +169,7 @@ class GemmAllReduce(HopperGemm):
                                 cute.arch.store(flags[dst].iterator + rank * num_tiles + tile, epoch, sem="release",
                                                 scope="sys")
             # reduce: every rank's slot of each of this CTA's tiles, summed in rank order
-            slots = [recvs[rank][(s, None, None)] for s in range(world)]
+            slots = [recvs[rank][(half, s, None, None)] for s in range(world)]
             for r in loop(tiles_per_cta):  # (names not shared with the loop above: runtime loops keep theirs)
                 rtile = bidx + r * gdim
                 if rtile < num_tiles:
@@ -184,12 +188,14 @@ class GemmAllReduce(HopperGemm):
                         total.store(total.load() + part.load().to(cutlass.Float32))
                     part.store(total.load().to(cdt))
                     cute.copy(rows, part, thr_rows.partition_D(cute.local_tile(mC, (bM, bN), (rm, rn))))
+            epi_bar.arrive_and_wait()
+            finish_call(state, epoch, tidx == 128, gdim)
 
     @cute.jit
-    def fused(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, recvs: list, flags: list,
-              epoch: cutlass.Int32):
-        """mC = sum over ranks of A_r B_r^T. recvs: every rank's (world, M, N) receive buffer (this call's
-        half), flags: every rank's (world * tiles,) Int32 flags; epoch: this call's number (1, 2, ...)."""
+    def fused(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, recvs: list, flags: list, state: cute.Tensor):
+        """mC = sum over ranks of A_r B_r^T. recvs: every rank's (2, world, M, N) receive buffer (two halves),
+        flags: every rank's (world * tiles,) Int32 flags; state: this rank's (2,) Int32 call counter (zeros
+        at first; allreduce_push.finish_call)."""
         M, K = mA.shape
         N = mB.shape[0]
         bM, bN, bK = self.tile_mnk
@@ -201,19 +207,11 @@ class GemmAllReduce(HopperGemm):
             raise ValueError(f"{what}: C holds {mC.element_type}; it must be Float16 or BFloat16 (16-byte row stores)")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"{what}: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
-        if len(recvs) != self.world or len(flags) != self.world:
-            raise ValueError(f"{what}: {len(recvs)} receive buffers and {len(flags)} flag tensors for "
-                             f"{self.world} ranks")
-        for p in range(self.world):
-            if tuple(recvs[p].shape) != (self.world, M, N) or recvs[p].element_type != mC.element_type:
-                raise ValueError(f"{what}: rank {p}'s receive buffer is {tuple(recvs[p].shape)} "
-                                 f"{recvs[p].element_type}, not ({self.world}, {M}, {N}) {mC.element_type}")
-            if cute.size(flags[p]) < self.world * (M // bM) * (N // bN) or flags[p].element_type != cutlass.Int32:
-                raise ValueError(f"{what}: rank {p}'s flags hold {cute.size(flags[p])} {flags[p].element_type}, "
-                                 f"not {self.world} x {(M // bM) * (N // bN)} tiles of Int32")
+        check_buffers(what, recvs, (2, self.world, M, N), mC.element_type, flags, self.world * (M // bM) * (N // bN),
+                      state, self.world)
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
-        self.kernel_ar(tma_a, tA, tma_b, tB, mC, recvs, flags, epoch, tiled_mma, a_smem, b_smem, per_cta).launch(
+        self.kernel_ar(tma_a, tA, tma_b, tB, mC, recvs, flags, state, tiled_mma, a_smem, b_smem, per_cta).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
@@ -250,24 +248,31 @@ class Problem:
         flag.zero_()
         self._flag_h = symm_mem.rendezvous(flag, dist.group.WORLD)
         self._keep = (recv, flag)
-        halves = [self._recv_h.get_buffer(r, (2, self.world, M, N), tdt) for r in range(self.world)]
-        self.recvs = [[from_dlpack(h[e], assumed_align=16) for h in halves] for e in range(2)]
+        self.recvs = [from_dlpack(self._recv_h.get_buffer(r, (2, self.world, M, N), tdt), assumed_align=16)
+                      for r in range(self.world)]
         self.flags = [from_dlpack(self._flag_h.get_buffer(r, (self.world * tiles,), torch.int32))
                       for r in range(self.world)]
+        self.state = torch.zeros(2, dtype=torch.int32, device="cuda")  # the last call's epoch, CTAs done
+        self.mstate = from_dlpack(self.state)
         self.mA, self.mB, self.mC = (from_dlpack(x, assumed_align=16) for x in (self.A, self.B, self.C))
-        self.epoch = 0
+        self._fused = self._plain = None  # compiled at the first call (cute.compile)
         dist.barrier()  # every rank's flags are zero before any kernel signals
 
     def fused(self) -> None:
-        """C = the all-reduced GEMM, one fused kernel (the next epoch)."""
-        self.epoch += 1
-        self.gemm.fused(self.mA, self.mB, self.mC, self.recvs[self.epoch % 2], self.flags, cutlass.Int32(self.epoch))
+        """C = the all-reduced GEMM, one fused kernel. Every call passes the same arguments (the epoch is
+        counted on the device), so the compiled call only launches."""
+        args = (self.mA, self.mB, self.mC, self.recvs, self.flags, self.mstate)
+        if self._fused is None:
+            self._fused = cute.compile(self.gemm.fused, *args)
+        self._fused(*args)
 
     def unfused(self) -> None:
-        """The same with HopperGemm, then dist.all_reduce (NCCL on GPUs)."""
+        """The same with HopperGemm (compiled), then dist.all_reduce (NCCL on GPUs)."""
         import torch.distributed as dist
 
-        self.plain(self.mA, self.mB, self.mC)
+        if self._plain is None:
+            self._plain = cute.compile(self.plain, self.mA, self.mB, self.mC)
+        self._plain(self.mA, self.mB, self.mC)
         dist.all_reduce(self.C)
 
     def check(self, what: str, roundings: int = 2) -> float:

@@ -85,20 +85,23 @@ def test_allreduce_push_missing_fence_is_a_race():
     for r in rs:
         assert r.code == 1, r.err[-2000:]
         assert (f"the signal st.relaxed.sys.global.b32 on flags_{1 - r.rank} at {PUSH}:{signal} is not ordered after "
-                f"the writes to symmetric memory before it (to_peer_{1 - r.rank} at {PUSH}:{push}; "
-                f"to_peer_{r.rank} at {PUSH}:{push})") in r.err, r.err[-3000:]
+                f"the writes to symmetric memory before it (recvs_{1 - r.rank} at {PUSH}:{push}; "
+                f"recvs_{r.rank} at {PUSH}:{push})") in r.err, r.err[-3000:]
 
 
 def test_gpu_launch_path():
-    """Both kernels through the GPU launch path under a fake GPU (cutelab.kernel.cuda.fakegpu: traced, printed
-    as CUDA, parameters packed; nothing runs), as rank 0 of 2, three calls each: every call passes this call's
-    half of the receive buffers (a list of peer tensors to a remembered @cute.jit call), the flags and the epoch."""
+    """Both kernels compiled (cute.compile) and launched three times each through the GPU launch path under a
+    fake GPU (cutelab.kernel.cuda.fakegpu: traced, printed as CUDA, parameters packed; nothing runs), as rank 0
+    of 2: each call passes the same arguments (lists of peer buffers, flags, the device-side call counter) and
+    makes one launch with them, with no new trace per call (the epoch is not a host argument)."""
     import sys
 
     import torch
 
+    import cutelab as cute
     import cutelab as cutlass
     from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.kernel.launch import api
     from cutelab.runtime import from_dlpack
 
     saved = list(sys.path)
@@ -112,31 +115,39 @@ def test_gpu_launch_path():
     with fake_gpu() as gpu:
         A, B = (fake_cuda_tensor(torch.randn(r, K).bfloat16()) for r in (M, N))
         C = fake_cuda_tensor(torch.zeros(M, N).bfloat16())
-        recv = [torch.zeros(2, W, M, N).bfloat16() for _ in range(W)]
+        recv = [fake_cuda_tensor(torch.zeros(2, W, M, N).bfloat16()) for _ in range(W)]
         flags = [fake_cuda_tensor(torch.zeros(W * 4, dtype=torch.int32)) for _ in range(W)]
+        state = fake_cuda_tensor(torch.zeros(2, dtype=torch.int32))
         g = gemm_allreduce.GemmAllReduce(0, W, ab_dtype=cutlass.BFloat16, tile_mnk=(128, 256, 64), stages=3,
                                          num_ctas=132, dynamic=True, mma_warpgroups=2)
-        mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
-        for e in (1, 2, 3):
-            g.fused(mA, mB, mC, [from_dlpack(fake_cuda_tensor(r[e % 2]), assumed_align=16) for r in recv],
-                    [from_dlpack(f) for f in flags], cutlass.Int32(e))
+        args = (*(from_dlpack(x, assumed_align=16) for x in (A, B, C)),
+                [from_dlpack(r, assumed_align=16) for r in recv], [from_dlpack(f) for f in flags], from_dlpack(state))
+        fused = cute.compile(g.fused, *args)
         n = 4096
         x, y = fake_cuda_tensor(torch.randn(n)), fake_cuda_tensor(torch.zeros(n))
-        rr = [torch.zeros(2, W, n) for _ in range(W)]
+        rr = [fake_cuda_tensor(torch.zeros(2, W, n)) for _ in range(W)]
         ff = [fake_cuda_tensor(torch.zeros(W * 8, dtype=torch.int32)) for _ in range(W)]
-        op = allreduce_push.AllReducePush(0, W, 8)
-        for e in (1, 2, 3):
-            op(from_dlpack(x, assumed_align=16), [from_dlpack(fake_cuda_tensor(r[e % 2]), assumed_align=16) for r in rr],
-               [from_dlpack(f) for f in ff], from_dlpack(y, assumed_align=16), cutlass.Int32(e))
-        launches = list(gpu.driver.launches)
+        st = fake_cuda_tensor(torch.zeros(2, dtype=torch.int32))
+        pargs = (from_dlpack(x, assumed_align=16), [from_dlpack(r, assumed_align=16) for r in rr],
+                 [from_dlpack(f) for f in ff], from_dlpack(y, assumed_align=16), from_dlpack(st))
+        push = cute.compile(allreduce_push.AllReducePush(0, W, 8), *pargs)
+        first = len(gpu.driver.launches)
+        traces = []
+        prepare = api._prepare  # every trace of a kernel goes through it (a compiled call's launch does not)
+        api._prepare = lambda *a, **k: traces.append(a[0].name) or prepare(*a, **k)
+        try:
+            for _ in range(3):
+                fused(*args)
+                push(*pargs)
+        finally:
+            api._prepare = prepare
+        launches = list(gpu.driver.launches[first:])
+    assert traces == []
     assert [(l["kernel"], l["grid"], l["block"]) for l in launches] == \
-        [("kernel_ar", (4, 1, 1), (384, 1, 1))] * 3 + [("kernel", (8, 1, 1), (128, 1, 1))] * 3
-    assert all(l["smem"] <= 227 * 1024 for l in launches[:3])  # 3 stages of 128x256x64 and the C tile
+        [("kernel_ar", (4, 1, 1), (384, 1, 1)), ("kernel", (8, 1, 1), (128, 1, 1))] * 3
+    assert launches[0]["smem"] <= 227 * 1024  # 3 stages of 128x256x64 and the C tile
     assert set(launches[0]["tensor_maps"]) == {"tmap_mA", "tmap_mB"}
-    for i, e in enumerate((1, 2, 3)):
-        half = [r[e % 2].data_ptr() for r in recv]
-        want = {A.data_ptr(), B.data_ptr(), C.data_ptr(), *half, *(f.data_ptr() for f in flags)}
-        assert set(launches[i]["params"][:7]) == want and launches[i]["params"][7] == e, (e, launches[i]["params"])
-        half = [r[e % 2].data_ptr() for r in rr]
-        want = {x.data_ptr(), y.data_ptr(), *half, *(f.data_ptr() for f in ff)}
-        assert set(launches[3 + i]["params"][:6]) == want and launches[3 + i]["params"][6] == e
+    want = [{t.data_ptr() for t in (A, B, C, *recv, *flags, state)}, {t.data_ptr() for t in (x, y, *rr, *ff, st)}]
+    for i, l in enumerate(launches):
+        k = len(want[i % 2])
+        assert set(l["params"][:k]) == want[i % 2] and len(l["params"]) in (k, k + 2), l["params"]  # + A's, B's maps
