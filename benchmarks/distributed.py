@@ -38,8 +38,11 @@ and not timed. Timing, in ``--rounds`` rounds, the programs of a size in a rotat
 
 Each number is the slowest rank's (all-reduced with MAX), then the median over the rounds. Bandwidth
 is the message size over the time (algbw) and, as nccl-tests reports it, algbw * 2(world-1)/world
-(busbw). cutelab's programs are called through their ``@cute.jit`` functions (no ``cute.compile``: a
-list of tensors in a compiled call is not supported yet). Prints one JSON line per row (rank 0),
+(busbw). Ours run through ``cute.compile``'s calls with the same arguments every time (their epochs are
+counted on the device); CUTLASS's through their ``@cute.jit`` functions, remembered by cutelab after the
+first call of each signature. cutelab traces a call again for each new value of an Int32 argument (up to
+64 kept), so the Int32 arguments cycle through as few values as the kernels allow: Lamport's signal
+0, 1, 2 (it uses signal % 3), allreduce_flags' epoch 1, 2. Prints one JSON line per row (rank 0),
 then a markdown table. With ``--smoke`` (for machines without a GPU: each rank's kernels on the CPU
 interpreter) the sizes are 8 KB and 32 KB, the GEMM 128x128x64, 2 rounds of 1 call: it checks
 that everything runs, and its times mean nothing.
@@ -206,8 +209,8 @@ def _flags(inp: Any) -> Any:
     state = {"epoch": 0, "keep": (recv, flag, rh, fh)}
     dist.barrier()  # every rank's flags are zero before any rank signals
 
-    def flags_call():
-        state["epoch"] += 1
+    def flags_call():  # epochs 1, 2, 1, 2, ...: with a barrier between calls its `flag == epoch` waits need no
+        state["epoch"] = state["epoch"] % 2 + 1  # more, and cutelab traces a jit call per Int32 value (2 traces)
         fl.allreduce(mI, recvs, flags, mO, rank, world, cutlass.Int32(state["epoch"]), "none")
     return flags_call, out, None, "single launches only: its receive buffer is not doubled"
 
@@ -271,9 +274,9 @@ def _lamport(inp: Any) -> Any:
     state = {"signal": 0, "keep": (t, h)}
     dist.barrier()  # every rank's buffers hold -0.0 before any rank writes
 
-    def lamport():
-        kern(rank, world, cutlass.Int32(state["signal"]), mI, mO, bufs, stream)
-        state["signal"] += 1
+    def lamport():  # the kernel uses signal % 3 only (ping and pong buffers): signals 0, 1, 2, 0, ... are its
+        kern(rank, world, cutlass.Int32(state["signal"]), mI, mO, bufs, stream)  # calls 0, 1, 2, 3, ...; and
+        state["signal"] = (state["signal"] + 1) % 3  # cutelab traces a jit call per Int32 value (3 traces)
     return lamport, out.view(-1), None
 
 
