@@ -48,7 +48,14 @@ def _kernel_gemm(atom, d, a, b, c):
     return kernel_gemm(atom, d, a, b, c)
 
 
+def _mma_field(atom, name, value, get):
+    from .instr.tcgen05_mma import mma_field
+
+    return mma_field(atom, name, value, get)
+
+
 _tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel
+_tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 atoms inside a kernel (instr/tcgen05_mma.py)
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]

@@ -49,6 +49,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         return kernel_stmatrix(atom, src, dst, pred=pred)
     if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
         return
+    from .tcgen05_tmem import tmem_copy  # SM100 tcgen05.ld / tcgen05.st
+
+    if tmem_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
     from .cluster import dsmem_copy  # st.async into a peer CTA's shared memory
 
     if dsmem_copy(atom, src, dst, dict(kwargs, pred=pred)):

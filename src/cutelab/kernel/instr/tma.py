@@ -211,13 +211,13 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
     # the source tile must be the atom's tile of the atom's tensor
+    # (compared element by element, in the tile's column-major order: an MMA-partitioned view of the
+    # tile, thr_mma.partition_A(gA)[(None, k)], is the same tile)
     gl = src.layout
-    flat_s = it.flatten_to_tuple(gl.shape)
-    flat_d = it.flatten_to_tuple(gl.stride)
     gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
-    want = tuple((e, gstride[i]) for i, e in enumerate(atom.tile) if e != 1)
-    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
-    if got != want:
+    want = _static_offsets(Layout._raw(tuple(atom.tile), tuple(int(x) for x in gstride[:len(atom.tile)])), "cute.copy")
+    got = _static_offsets(gl, "cute.copy") if it.product(gl.shape) == len(want) else None
+    if got is None or not np.array_equal(got, want):
         raise TraceError(f"{what}: the source {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
                          f"{atom.gmem_layout} the atom was made for")
     # the destination must be one tile in the atom's smem layout, at a swizzle-aligned start

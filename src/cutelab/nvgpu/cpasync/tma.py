@@ -163,7 +163,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     where = f"make_tiled_tma_atom({op}, {getattr(gmem_tensor, 'layout', gmem_tensor)}, {smem_layout}, {cta_tiler})"
     if not isinstance(op, CopyBulkTensorTileG2SOp):
         raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) is supported, got {type(op).__name__}")
-    if op.cta_group not in (None, 1):
+    if getattr(op.cta_group, "value", op.cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
     if num_multicast != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast}: splitting a tile between the CTAs of a multicast "
@@ -175,7 +175,9 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: gmem_tensor must be a tensor over a Layout")
     if dtype.name not in _TMA_DTYPE:
         raise LayoutError(f"{where}: TMA cannot copy {dtype} elements")
-    shape, stride = layout.shape, layout.stride
+    from ...dynamic import value_of
+
+    shape, stride = value_of(layout.shape), value_of(layout.stride)  # dynamic extents: cutelab knows their values
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     if it.depth(shape) > 1 or not all(type(x) is int for x in shape + stride):

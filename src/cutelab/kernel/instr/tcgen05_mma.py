@@ -1,0 +1,326 @@
+"""Blackwell UMMA (``tcgen05.mma``) inside traced kernels: ``cute.gemm(tiled_mma, tCtAcc, tCrA,
+tCrB, tCtAcc)`` with a ``tcgen05.MmaF16BF16Op`` (or ``MmaTF32Op``) of ``CtaGroup.ONE`` reading A and
+B from shared memory through descriptors (``make_fragment_A/B``) and accumulating into tensor
+memory (``make_fragment_C``, its pointer from ``retrieve_tmem_ptr``); ``tcgen05.commit``; the
+runtime fields of the atom (``tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)``).
+
+- The ACCUMULATE field is a runtime value, as in CuTe DSL (where the atom is carried through loops
+  as an SSA value): inside a kernel, ``set`` assigns a kernel register (created at the kernel's
+  entry with the atom's value then) and each UMMA reads it when it is issued. So the usual
+  ``set(ACCUMULATE, True)`` after the first k-block inside a runtime loop makes every later UMMA,
+  in every iteration, accumulate. The host's atom is not changed by the kernel.
+- CPU: a UMMA is issued once per warp that runs the ``cute.gemm`` (CuTe DSL elects one thread);
+  it joins its CTA's list of issued UMMAs, with its operands' addresses and its ACCUMULATE flag.
+  ``tcgen05.commit(mbar)`` (what ``PipelineTmaUmma.consumer_release`` and
+  ``PipelineUmmaAsync.producer_commit`` issue) executes the CTA's issued UMMAs, in order, and
+  then arrives once on the mbarrier: a UMMA completes at its commit, as a wgmma completes at its
+  wait. Each reads its A (M x K) and B (N x K) tiles from shared memory through their layouts
+  (and the memory's swizzle), multiplies exactly (float64), adds the f32 accumulators it reads
+  from tensor memory (when ACCUMULATE is set) and writes them back rounded to f32, one K
+  instruction step at a time. The accumulator columns must be allocated.
+- CUDA: ``tcgen05.mma.cta_group::1.kind::f16`` / ``kind::tf32`` with the shared-memory
+  descriptors and the instruction descriptor, issued by one elected thread, and
+  ``tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64``. (The descriptors of
+  SM100 are printed from the canonical layouts as for wgmma; see ``umma_desc``.)
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Tuple
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import LaunchError, TraceError
+from ...layout import Layout
+from ...numeric import Boolean, Float32
+from ..ir.nodes import Access, Assign, Compute, Op, Shared
+from ..ir.symbolic import is_sym
+from ..frontend.trace import SmemEngine, _static_offsets, current, tracing
+from .tcgen05_tmem import _at, _epc, _where, check_columns, tmem_cells, tmem_state
+
+__all__ = ["UmmaOp", "UmmaCommitOp", "kernel_gemm", "commit", "mma_field"]
+
+
+# --------------------------------------------------------------------------- runtime fields
+
+def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
+    """tiled_mma.set / get of a runtime field inside a kernel (``cutelab.tracing.hooks.mma_field``):
+    for a tcgen05 atom, the field is a kernel register (see the module docstring); NotImplemented
+    for other atoms or outside a kernel."""
+    from ...nvgpu.tcgen05.mma import Tcgen05MmaOp
+    from ..frontend.trace import TraceValue
+
+    if not tracing() or not isinstance(getattr(atom, "_op", None), Tcgen05MmaOp):
+        return NotImplemented
+    t = current(f"tiled_mma.{'get' if get else 'set'}")
+    reg = _field_reg(t, atom, name)
+    if get:
+        dst = t.new_reg(Boolean, 1)
+        t.emit(Compute(dst, "mov", (((reg, 0),),)))
+        return TraceValue([(dst, 0)], (), Boolean)
+    if isinstance(value, TraceValue):
+        ref = value.to(Boolean).refs[0] if value.dtype is not Boolean else value.refs[0]
+    elif is_sym(value):
+        raise TraceError(f"kernel {t.name}: tiled_mma.set({name}, ...): expected a Boolean, got an index{t.where()}")
+    else:
+        ref = 1 if bool(value) else 0
+    t.emit(Assign(reg, (0,), (ref,)))
+    return None
+
+
+def _field_reg(t: Any, atom: Any, name: str) -> Any:
+    """The kernel register of runtime field `name` of the atom's state (shared by a TiledMma and its
+    slices), made at the kernel's entry with the atom's value."""
+    regs = t.__dict__.setdefault("mma_fields", {})
+    key = (id(atom._state), name)
+    got = regs.get(key)
+    if got is None:
+        reg = t.new_reg(Boolean, 1, mutable=True)
+        t.body.ops.insert(0, Assign(reg, (0,), (1 if atom._state[name] else 0,)))
+        got = regs[key] = (reg, atom._state)  # the state dict stays alive with its register
+    return got[0]
+
+
+
+# --------------------------------------------------------------------------- operands
+
+class _Operand:
+    """A shared-memory operand of one UMMA call: its array, the runtime start (``base``, elements),
+    and per MMA instance along M or N the physical element offsets of its (MN, K) tile, column-major."""
+
+    def __init__(self, shared: Shared, base: Any, phys: np.ndarray, dtype: Any, fields: Any):
+        self.shared, self.base, self.phys, self.dtype, self.fields = shared, base, phys, dtype, fields
+
+
+def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Operand:
+    """An operand fragment of descriptors (make_fragment_A/B, sliced to one k-block: (1, RestMN))."""
+    from ...nvgpu.tcgen05.tmem import SmemDescEngine
+    from .tma import smem_byte_swizzle, smem_phys, split_base
+
+    eng = frag.engine
+    if not isinstance(eng, SmemDescEngine):
+        raise TraceError(f"{what}: operand {name} must be the tiled MMA's make_fragment_{name} of a shared-memory "
+                         f"partition (UMMA reads it through descriptors), got {frag}")
+    sm = eng.smem
+    seng = sm.engine
+    if not isinstance(seng, SmemEngine):
+        raise TraceError(f"{what}: operand {name}'s descriptors point to {getattr(seng, 'memspace', '?')} memory")
+    if seng.dtype.name != dtype.name:
+        raise TraceError(f"{what}: operand {name} holds {seng.dtype}, the MMA reads {dtype}")
+    shp = frag.layout.shape
+    if not isinstance(shp, tuple) or len(shp) != 2:
+        raise TraceError(f"{what}: operand {name} must be sliced to one k-block and stage, (1, MMA_{'M' if name == 'A' else 'N'}), "
+                         f"got shape {it.tuple_str(shp)}: index it as tCr{name}[(None, None, k_block, stage)]")
+    n_inst = it.product(shp[1])
+    per_desc = 128 // seng.dtype.width  # a descriptor step of 16 bytes, in elements
+    lshape, lstride = sm.layout.shape, sm.layout.stride
+    tile = Layout._raw(lshape[0], lstride[0])
+    if it.product(tile.shape) != P * K:
+        raise TraceError(f"{what}: operand {name}'s value mode {tile} is not a {P}x{K} tile")
+    toff = _static_offsets(tile, what)
+    bits = smem_byte_swizzle(seng, f"{what}: operand {name}")
+    period = max(1, (1 << (bits + 7)) // seng.dtype.bytes) if bits else max(1, 16 // seng.dtype.bytes)
+    start = sm.offset + frag.offset * per_desc if is_sym(frag.offset) or is_sym(sm.offset) else \
+        int(sm.offset) + int(frag.offset) * per_desc
+    base, const = split_base(start, period, f"{what}: operand {name}")
+    inst = _static_offsets(frag.layout, what)  # (1, RestMN): descriptor steps per instance
+    phys = np.zeros((n_inst, P * K), dtype=np.int64)
+    for i in range(n_inst):
+        logical = const + int(inst[i]) * per_desc + toff
+        phys[i] = smem_phys(seng, logical)
+    fields = None
+    try:
+        from .wgmma import gmma_desc_fields
+
+        major = "K" if int(np.asarray(tile.offsets()).reshape(K, P)[0, 1]) == 1 else "MN"
+        fields = gmma_desc_fields(tile, seng.dtype, bits, major, f"{what}: operand {name}")
+    except Exception:  # noqa: BLE001 - the CPU reads through the layout; the CUDA printer needs the canonical form
+        fields = None
+    return _Operand(seng.param, base, phys, seng.dtype, fields)
+
+
+# --------------------------------------------------------------------------- ops
+
+class UmmaOp(Op):
+    """One cute.gemm of a UMMA: for every (m instance, n instance) an M x N x K product of smem
+    tiles A and B added to (or written into) the f32 accumulator in tensor memory at
+    ``acc_base + acc_offs[mi, ni, m + M * n]``."""
+
+    __slots__ = ("op", "a", "b", "acc_base", "acc_offs", "accumulate", "where")
+
+    def __init__(self, op: Any, a: _Operand, b: _Operand, acc_base: Any, acc_offs: np.ndarray, accumulate: Any,
+                 where: str):
+        self.op, self.a, self.b, self.acc_base, self.acc_offs = op, a, b, acc_base, acc_offs
+        self.accumulate, self.where = accumulate, where
+
+    def __repr__(self) -> str:
+        m, n, k = self.op.shape_mnk
+        return (f"tcgen05.mma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]} tmem "
+                f"(+)= {self.a.shared.name} * {self.b.shared.name}")
+
+    def accesses(self) -> List[Any]:
+        return [Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self) for o in (self.a, self.b)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        """Issue: one UMMA per warp that runs it, executed at the CTA's next tcgen05.commit."""
+        act = np.ones(b.n, dtype=bool) if mask is None else mask
+        lanes = act.reshape(-1, 32) if b.n % 32 == 0 else None
+        if lanes is None:
+            raise LaunchError(f"{b.ir.name}{_at(self.where)}: a UMMA needs blocks of whole warps")
+        rows = np.nonzero(lanes.any(axis=1))[0] * 32 + np.argmax(lanes[lanes.any(axis=1)], axis=1)
+        if rows.size == 0:
+            return
+        vals = {}
+        for k, e in (("a", self.a.base), ("b", self.b.base), ("acc", self.acc_base)):
+            vals[k] = np.broadcast_to(np.asarray(b.index(e), dtype=np.int64), (b.n,))[rows].copy()
+        acc = self.accumulate
+        if isinstance(acc, tuple):
+            flag = np.asarray(b.column(acc, Boolean, real=True))[rows] != 0
+        else:
+            flag = np.full(rows.size, bool(acc))
+        pend = b.common.setdefault("umma_pending", {})
+        for i, r in enumerate(rows.tolist()):
+            blk = int(b.block_of[r])
+            pend.setdefault(blk, []).append((self, int(vals["a"][i]), int(vals["b"][i]), int(vals["acc"][i]),
+                                             bool(flag[i])))
+
+    def execute(self, b: Any, blk: int, a0: int, b0: int, acc0: int, accumulate: bool) -> None:
+        from ...nvgpu.tcgen05.tmem import tmem_dp_stride
+        from ..cpu.context import from_real, to_real
+
+        M, N, K = self.op.shape_mnk
+        st = tmem_state(b)
+
+        def tile(o: _Operand, start: int, P: int) -> np.ndarray:
+            idx = start + o.phys  # (inst, P*K)
+            if idx.min() < 0 or idx.max() >= o.shared.length:
+                raise LaunchError(f"{b.ir.name}{_at(self.where)}: a UMMA operand reaches outside {o.shared.name}")
+            v = to_real(b.shared[o.shared.index][blk * o.shared.length + idx], o.dtype).astype(np.float64)
+            return v.reshape(v.shape[0], K, P).swapaxes(1, 2)  # (inst, P, K)
+
+        A = tile(self.a, a0, M)
+        B = tile(self.b, b0, N)
+        dt = Float32
+        dp = tmem_dp_stride(dt)
+        addr = acc0 + self.acc_offs  # (RM, RN, M*N)
+        lane, e = addr // dp, addr % dp
+        if (addr < 0).any() or (lane >= 128).any():
+            raise LaunchError(f"{b.ir.name}{_at(self.where)}: the UMMA's accumulator reaches outside tensor memory")
+        check_columns(b, st, np.full(e.shape, blk), e // _epc(dt), "a UMMA (tcgen05.mma)", _at(self.where))
+        cells = tmem_cells(st, dt)
+        RM, RN = self.acc_offs.shape[:2]
+        for mi in range(RM):
+            for ni in range(RN):
+                ln, ee = lane[mi, ni], e[mi, ni]
+                C = (to_real(cells[blk, ln, ee], dt).astype(np.float64).reshape(N, M).T if accumulate
+                     else np.zeros((M, N)))
+                C = C + A[mi] @ B[ni].T
+                C = C.astype(np.float32)
+                cells[blk, ln, ee] = from_real(C.T.reshape(-1), dt)
+
+    def cuda(self, r: Any) -> None:
+        raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print tcgen05.mma yet "
+                         f"(the UMMA runs on the CPU interpreter: launch with interpret=True or without a GPU)")
+
+
+class UmmaCommitOp(Op):
+    """``tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]``: the CTA's
+    issued UMMAs complete, then each executing thread arrives once on the mbarrier."""
+
+    __slots__ = ("shared", "base", "where")
+
+    def __init__(self, shared: Shared, base: Any, where: str):
+        self.shared, self.base, self.where = shared, base, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return f"tcgen05.commit {self.shared.name}[{_ref_str(self.base)}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .mbarrier import _arrive, _need_init, _state, _targets
+
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        pend = b.common.setdefault("umma_pending", {})
+        for blk in np.unique(b.block_of[act]).tolist():
+            for op, a0, b0, acc0, flag in pend.pop(blk, []):
+                op.execute(b, blk, a0, b0, acc0, flag)
+        what = "tcgen05.commit"
+        blks, slot = _targets(b, mask, self.shared, self.base, what)
+        st = _state(b, self.shared)
+        _need_init(st, blks, slot, b, self.shared, what)
+        _arrive(b, st, blks, slot, self.shared, what, _at(self.where))
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        r.emit(f'asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" '
+               f':: "r"({smem_addr(r, self.shared, self.base)}) : "memory");')
+
+
+def commit(mbar_ptr: Any, mask: Any = None, cta_group: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+    """``cute.nvgpu.tcgen05.commit``: the UMMAs this CTA issued complete, then arrive on mbar_ptr."""
+    from .mbarrier import mbar_ref
+
+    t = current("tcgen05.commit")
+    if mask is not None:
+        raise TraceError(f"kernel {t.name}: tcgen05.commit with a multicast mask (2-CTA or cluster signalling) is "
+                         f"not supported by cutelab yet{t.where()}")
+    if cta_group is not None and getattr(cta_group, "value", cta_group) != 1:
+        raise TraceError(f"kernel {t.name}: tcgen05.commit with {cta_group} is not supported by cutelab yet{t.where()}")
+    sh, base = mbar_ref(mbar_ptr, "tcgen05.commit")
+    t.emit(UmmaCommitOp(sh, base, _where(t)))
+
+
+# --------------------------------------------------------------------------- cute.gemm
+
+def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
+    """cute.gemm inside a kernel for tcgen05 MMAs; False for other atoms (or outside a kernel)."""
+    from ...nvgpu.tcgen05.mma import CtaGroup, Field, MmaF16BF16Op, MmaTF32Op, OperandSource, Tcgen05MmaOp
+    from ...nvgpu.tcgen05.tmem import TmemEngine
+
+    if not tracing():
+        return False
+    op = getattr(atom, "op", None)
+    if not isinstance(op, Tcgen05MmaOp):
+        return False
+    t = current("cute.gemm")
+    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
+    if not isinstance(op, (MmaF16BF16Op, MmaTF32Op)):
+        raise TraceError(f"{what}: kernels support the f16/bf16 and tf32 UMMAs (MmaF16BF16Op, MmaTF32Op) so far")
+    if op.cta_group is not CtaGroup.ONE:
+        raise TraceError(f"{what}: {op.cta_group} (a 2-CTA UMMA) is not supported by cutelab's kernels yet")
+    if op.a_src is not OperandSource.SMEM:
+        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
+    if op.acc_dtype is not Float32:
+        raise TraceError(f"{what}: kernels support f32 accumulators, got {op.acc_dtype}")
+    for f in (Field.NEGATE_A, Field.NEGATE_B):
+        if atom._state.get(f.value):
+            raise TraceError(f"{what}: {f} is not supported by cutelab's kernels")
+    if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):
+        raise TraceError(f"{what}: the accumulator must be both C and D (cute.gemm(mma, acc, a, b, acc))")
+    if not isinstance(getattr(d, "engine", None), TmemEngine):
+        raise TraceError(f"{what}: the accumulator must be in tensor memory (make_fragment_C, with its pointer "
+                         f"from TmemAllocator.retrieve_ptr), got {getattr(d, 'memspace', d)}")
+    if d.element_type.name != "f32":
+        raise TraceError(f"{what}: the accumulator holds {d.element_type}; the MMA accumulates in f32")
+    M, N, K = op.shape_mnk
+    A = _operand(a, "A", M, K, op.a_dtype, what)
+    B = _operand(b, "B", N, K, op.b_dtype, what)
+    shp = d.layout.shape
+    if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M * N:
+        raise TraceError(f"{what}: the accumulator must be ((M,N), MMA_M, MMA_N) as make_fragment_C gives, got "
+                         f"{it.tuple_str(shp)}")
+    RM, RN = it.product(shp[1]), it.product(shp[2])
+    if (RM, RN) != (A.phys.shape[0], B.phys.shape[0]):
+        raise TraceError(f"{what}: the accumulator covers {RM}x{RN} MMAs, A and B {A.phys.shape[0]}x{B.phys.shape[0]}")
+    offs = _static_offsets(d.layout, what).reshape(RN, RM, M * N).transpose(1, 0, 2)
+    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)  # a register: later sets reach this UMMA in later iterations
+    t.emit(UmmaOp(op, A, B, d.offset, offs, acc, _where(t)))
+    return True
