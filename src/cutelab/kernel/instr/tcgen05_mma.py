@@ -62,7 +62,7 @@ def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
     if isinstance(value, TraceValue):
         ref = value.to(Boolean).refs[0] if value.dtype is not Boolean else value.refs[0]
     elif is_sym(value):
-        raise TraceError(f"kernel {t.name}: tiled_mma.set({name}, ...): expected a Boolean, got an index{t.where()}")
+        raise TraceError(f"kernel {t.name}: tiled_mma.set({name}, ...): expected a Boolean, got an index{_at(_where(t))}")
     else:
         ref = 1 if bool(value) else 0
     t.emit(Assign(reg, (0,), (ref,)))
@@ -271,9 +271,9 @@ def commit(mbar_ptr: Any, mask: Any = None, cta_group: Any = None, *, loc: Any =
     t = current("tcgen05.commit")
     if mask is not None:
         raise TraceError(f"kernel {t.name}: tcgen05.commit with a multicast mask (2-CTA or cluster signalling) is "
-                         f"not supported by cutelab yet{t.where()}")
+                         f"not supported by cutelab yet{_at(_where(t))}")
     if cta_group is not None and getattr(cta_group, "value", cta_group) != 1:
-        raise TraceError(f"kernel {t.name}: tcgen05.commit with {cta_group} is not supported by cutelab yet{t.where()}")
+        raise TraceError(f"kernel {t.name}: tcgen05.commit with {cta_group} is not supported by cutelab yet{_at(_where(t))}")
     sh, base = mbar_ref(mbar_ptr, "tcgen05.commit")
     t.emit(UmmaCommitOp(sh, base, _where(t)))
 
@@ -291,7 +291,7 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if not isinstance(op, Tcgen05MmaOp):
         return False
     t = current("cute.gemm")
-    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
+    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
     if not isinstance(op, (MmaF16BF16Op, MmaTF32Op)):
         raise TraceError(f"{what}: kernels support the f16/bf16 and tf32 UMMAs (MmaF16BF16Op, MmaTF32Op) so far")
     if op.cta_group is not CtaGroup.ONE:

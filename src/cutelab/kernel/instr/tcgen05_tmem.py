@@ -120,22 +120,22 @@ def smem_word(ptr: Any, what: str) -> Tuple[Shared, Any]:
         dt = ptr.dtype or Int32
         if dt.width != 32:
             raise TraceError(f"kernel {t.name}: {what}: the TMEM address lives in a 32-bit word of shared memory; "
-                             f"the pointer is to {dt}{t.where()}")
+                             f"the pointer is to {dt}{_at(_where(t))}")
         first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(1), dt)
         eng, off = first.engine, first.offset + ptr.byte_offset // dt.bytes
     elif isinstance(ptr, (Pointer, Tensor)):
         eng, off = ptr.engine, ptr.offset
     else:
         raise TraceError(f"kernel {t.name}: {what}: expected a pointer to a 32-bit word of shared memory, got "
-                         f"{type(ptr).__name__}{t.where()}")
+                         f"{type(ptr).__name__}{_at(_where(t))}")
     if not isinstance(eng, SmemEngine):
         raise TraceError(f"kernel {t.name}: {what}: the TMEM address must be written to shared memory, got a "
-                         f"{getattr(eng, 'memspace', '?')} pointer{t.where()}")
+                         f"{getattr(eng, 'memspace', '?')} pointer{_at(_where(t))}")
     if eng.dtype.width != 32:
         raise TraceError(f"kernel {t.name}: {what}: the TMEM address is a 32-bit word; the pointer is to "
-                         f"{eng.dtype}{t.where()}")
+                         f"{eng.dtype}{_at(_where(t))}")
     if isinstance(off, TraceValue):
-        raise TraceError(f"kernel {t.name}: {what}: the word's offset must be an index expression{t.where()}")
+        raise TraceError(f"kernel {t.name}: {what}: the word's offset must be an index expression{_at(_where(t))}")
     return eng.param, off
 
 
@@ -145,11 +145,11 @@ def _cols_arg(n: Any, what: str) -> int:
 
     t = current(what)
     if is_sym(n) or isinstance(n, TraceValue):
-        raise TraceError(f"kernel {t.name}: {what}: cutelab needs a static number of columns{t.where()}")
+        raise TraceError(f"kernel {t.name}: {what}: cutelab needs a static number of columns{_at(_where(t))}")
     n = int(value_of(getattr(n, "value", n)))
     if n < 32 or n > TMEM_COLUMNS or n & (n - 1):
         raise TraceError(f"kernel {t.name}: {what}: {n} columns; rule: a tensor-memory allocation is a power of "
-                         f"two of at least 32 and at most {TMEM_COLUMNS} columns{t.where()}")
+                         f"two of at least 32 and at most {TMEM_COLUMNS} columns{_at(_where(t))}")
     return n
 
 
@@ -279,7 +279,10 @@ class Tcgen05FenceOp(Op):
 
 
 def _where(t: Any) -> str:
-    return getattr(t, "location", None) or ""
+    """The user's line being traced (the innermost frame outside cutelab), else the statement's."""
+    from ..frontend.trace import user_location
+
+    return user_location() or getattr(t, "location", None) or ""
 
 
 def alloc_tmem(num_columns: Any, smem_ptr_to_write_address: Any, is_two_cta: Any = None, *, arch: str = "sm_100",
@@ -290,7 +293,7 @@ def alloc_tmem(num_columns: Any, smem_ptr_to_write_address: Any, is_two_cta: Any
     t = current(what)
     if is_two_cta:
         raise TraceError(f"kernel {t.name}: {what}: is_two_cta=True (a 2-CTA allocation) is not supported by "
-                         f"cutelab yet{t.where()}")
+                         f"cutelab yet{_at(_where(t))}")
     n = _cols_arg(num_columns, what)
     sh, base = smem_word(smem_ptr_to_write_address, what)
     t.emit(TmemAllocOp(n, sh, base, _where(t)))
@@ -301,7 +304,7 @@ def relinquish_tmem_alloc_permit(is_two_cta: Any = None, *, loc: Any = None, ip:
     t = current("cute.arch.relinquish_tmem_alloc_permit")
     if is_two_cta:
         raise TraceError(f"kernel {t.name}: relinquish_tmem_alloc_permit(is_two_cta=True) is not supported by "
-                         f"cutelab yet{t.where()}")
+                         f"cutelab yet{_at(_where(t))}")
     t.emit(TmemRelinquishOp(_where(t)))
 
 
@@ -313,7 +316,7 @@ def _hw_address(ptr: Any, what: str) -> Any:
     if not isinstance(eng, TmemEngine):
         t = current(what)
         raise TraceError(f"kernel {t.name}: {what}: expected a tensor-memory pointer (retrieve_tmem_ptr), got "
-                         f"{ptr!r}{t.where()}")
+                         f"{ptr!r}{_at(_where(t))}")
     epc = _epc(eng.dtype)
     if epc == 1:
         return off
@@ -329,7 +332,7 @@ def dealloc_tmem(tmem_ptr: Any, num_columns: Any, is_two_cta: Any = None, *, arc
     what = f"cute.arch.dealloc_tmem(..., {num_columns})"
     t = current(what)
     if is_two_cta:
-        raise TraceError(f"kernel {t.name}: {what}: is_two_cta=True is not supported by cutelab yet{t.where()}")
+        raise TraceError(f"kernel {t.name}: {what}: is_two_cta=True is not supported by cutelab yet{_at(_where(t))}")
     n = _cols_arg(num_columns, what)
     t.emit(TmemDeallocOp(_hw_address(tmem_ptr, what), n, _where(t)))
 
@@ -498,7 +501,7 @@ def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         return False
     t = current("cute.copy")
     load = isinstance(op, _LdBase)
-    what = f"kernel {t.name}: cute.copy with {type(op).__name__}{t.where()}"
+    what = f"kernel {t.name}: cute.copy with {type(op).__name__}{_at(_where(t))}"
     if kwargs.get("pred") is not None:
         raise TraceError(f"{what}: a TMEM copy has no predicate")
     tm, rg = (src, dst) if load else (dst, src)
