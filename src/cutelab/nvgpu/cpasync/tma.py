@@ -38,7 +38,7 @@ __all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDe
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 # CUtensorMapDataType by cutelab element type name
 _TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4,
-              "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9}
+              "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11}
 
 
 @dataclass(frozen=True)
