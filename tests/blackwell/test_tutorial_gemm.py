@@ -1,10 +1,13 @@
-"""CUTLASS's Blackwell tutorial GEMMs (examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm,
-carried unchanged in programs/) run by ``cutelab run`` with CUTE_DSL_ARCH=sm_100a on the CPU
-interpreter, to their own check against torch (torch.testing.assert_close, then "PASS")."""
+"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py from
+examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, and dense_gemm.py from
+examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm), run by ``cutelab run`` with
+CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
+cutelab prints for them compiles for sm_100a (where nvcc is installed)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,21 +20,83 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
+def _env() -> dict:
+    return dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
 def _run(name: str, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
-               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-m", "cutelab", "run", str(PROGRAMS / name), *args],
-                          capture_output=True, text=True, env=env, timeout=300, cwd=str(PROGRAMS))
+                          capture_output=True, text=True, env=_env(), timeout=300, cwd=str(PROGRAMS))
+
+
+def _passes(p: subprocess.CompletedProcess) -> None:
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
 
 @pytest.mark.parametrize("mnk", ["128,256,64", "256,512,256"])  # one k-tile; 2x2 CTAs of 4 k-tiles through 4 stages
 def test_fp16_gemm_0(mnk):
     p = _run("fp16_gemm_0.py", "--mnk", mnk)
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
-    assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+    _passes(p)
     assert f"mnk:       [{mnk.replace(',', ', ')}]" in p.stdout
 
 
 def test_fp16_gemm_0_rejects_what_it_rejects():
     p = _run("fp16_gemm_0.py", "--mnk", "100,256,64")  # the program's own argument check
     assert p.returncode != 0 and "m n must be divisible by mma_tiler_mn" in p.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["--mnkl", "128,128,64,1"],  # tf32 in, f32 out (the program's defaults)
+    ["--mnkl", "256,256,128,2"],  # a persistent tile loop over 2 x 2 x 2 tiles, 4 k-tiles each
+    ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
+    ["--mnkl", "128,128,64,1", "--ab_dtype", "BFloat16", "--mma_tiler_mn", "64,128"],  # 64-row UMMA
+])
+def test_dense_gemm(args):
+    _passes(_run("dense_gemm.py", *args))
+
+
+def test_dense_gemm_2cta_is_refused_clearly():
+    p = _run("dense_gemm.py", "--mnkl", "256,128,64,1", "--use_2cta_instrs", "--mma_tiler_mn", "256,128",
+             "--cluster_shape_mn", "2,1")
+    assert p.returncode != 0
+    assert "2-CTA MMA (CtaGroup.TWO)" in p.stderr and "not do yet" in p.stderr, p.stderr[-2000:]
+
+
+_RENDER = """
+import sys
+from cutelab.compat.run import main
+out = sys.argv[-1]  # (main gives the program its own sys.argv)
+try:
+    main(sys.argv[1:-1])
+except SystemExit as e:
+    assert not e.code, e.code
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.kernel.cuda import printer
+open(out, "w").write(printer.render(last_launch().ir))
+"""
+
+
+@pytest.mark.parametrize("prog,args", [("fp16_gemm_0.py", ["--mnk", "128,256,64"]),
+                                       ("dense_gemm.py", ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16",
+                                                          "--c_dtype", "Float16"])])
+def test_cuda_for_sm_100a(tmp_path, prog, args):
+    out = tmp_path / "k.cu"
+    p = subprocess.run([sys.executable, "-c", _RENDER, str(PROGRAMS / prog), *args, str(out)], capture_output=True,
+                       text=True, env=_env(), timeout=300, cwd=str(PROGRAMS))
+    assert p.returncode == 0, p.stderr[-4000:]
+    src = out.read_text()
+    for ptx in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.mma.cta_group::1.kind::f16",
+                "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+                "tcgen05.ld.sync.aligned.32x32b.x", "tcgen05.wait::ld.sync.aligned",
+                "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned",
+                "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "cp.async.bulk.tensor.2d" if prog.startswith("fp16")
+                else "cp.async.bulk.tensor.3d"):
+        assert ptx in src, ptx
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]

@@ -18,10 +18,12 @@ runtime fields of the atom (``tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)``).
   (and the memory's swizzle), multiplies exactly (float64), adds the f32 accumulators it reads
   from tensor memory (when ACCUMULATE is set) and writes them back rounded to f32, one K
   instruction step at a time. The accumulator columns must be allocated.
-- CUDA: ``tcgen05.mma.cta_group::1.kind::f16`` / ``kind::tf32`` with the shared-memory
-  descriptors and the instruction descriptor, issued by one elected thread, and
-  ``tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64``. (The descriptors of
-  SM100 are printed from the canonical layouts as for wgmma; see ``umma_desc``.)
+- CUDA: ``tcgen05.mma.cta_group::1.kind::f16`` / ``kind::tf32`` issued by lane 0 of each warp
+  that runs the cute.gemm, with the shared-memory descriptors (``umma_desc``: UMMA's canonical
+  layouts are GMMA's, wgmma.gmma_desc_fields checks them), the instruction descriptor
+  (``umma_idesc``) and the ACCUMULATE register as its enable-input-D predicate; and
+  ``tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64``. The kernels compile
+  for sm_100a (tests/blackwell); whether they run right on a B200 is untested.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from ..ir.symbolic import is_sym
 from ..frontend.trace import SmemEngine, _static_offsets, current, tracing
 from .tcgen05_tmem import _at, _epc, _where, check_columns, tmem_cells, tmem_state
 
-__all__ = ["UmmaOp", "UmmaCommitOp", "kernel_gemm", "commit", "mma_field"]
+__all__ = ["UmmaOp", "UmmaCommitOp", "kernel_gemm", "commit", "mma_field", "umma_desc", "umma_idesc"]
 
 
 # --------------------------------------------------------------------------- runtime fields
@@ -89,8 +91,10 @@ class _Operand:
     """A shared-memory operand of one UMMA call: its array, the runtime start (``base``, elements),
     and per MMA instance along M or N the physical element offsets of its (MN, K) tile, column-major."""
 
-    def __init__(self, shared: Shared, base: Any, phys: np.ndarray, dtype: Any, fields: Any):
-        self.shared, self.base, self.phys, self.dtype, self.fields = shared, base, phys, dtype, fields
+    def __init__(self, shared: Shared, base: Any, starts: np.ndarray, phys: np.ndarray, dtype: Any, fields: Any,
+                 why: str = ""):
+        self.shared, self.base, self.starts, self.phys, self.dtype = shared, base, starts, phys, dtype
+        self.fields, self.why = fields, why  # the descriptor's (layout type, LBO, SBO), or why there is none
 
 
 def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Operand:
@@ -126,18 +130,22 @@ def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Op
     base, const = split_base(start, period, f"{what}: operand {name}")
     inst = _static_offsets(frag.layout, what)  # (1, RestMN): descriptor steps per instance
     phys = np.zeros((n_inst, P * K), dtype=np.int64)
+    starts = np.zeros(n_inst, dtype=np.int64)
     for i in range(n_inst):
         logical = const + int(inst[i]) * per_desc + toff
+        starts[i] = int(logical[0])
         phys[i] = smem_phys(seng, logical)
-    fields = None
+    # the descriptor's fields (the CUDA printer's; the CPU reads through the layout): UMMA's canonical
+    # shared-memory layouts are GMMA's
+    fields, why = None, ""
     try:
         from .wgmma import gmma_desc_fields
 
-        major = "K" if int(np.asarray(tile.offsets()).reshape(K, P)[0, 1]) == 1 else "MN"
-        fields = gmma_desc_fields(tile, seng.dtype, bits, major, f"{what}: operand {name}")
-    except Exception:  # noqa: BLE001 - the CPU reads through the layout; the CUDA printer needs the canonical form
-        fields = None
-    return _Operand(seng.param, base, phys, seng.dtype, fields)
+        k_major = P == 1 or int(np.asarray(toff).reshape(K, P)[0, 1]) != 1  # (m+1, k) is not the next element
+        fields = gmma_desc_fields(tile, seng.dtype, bits, "K" if k_major else "MN", f"{what}: operand {name}")
+    except Exception as e:  # noqa: BLE001 - kept for the CUDA printer's error
+        why = str(e)
+    return _Operand(seng.param, base, starts, phys, seng.dtype, fields, why)
 
 
 # --------------------------------------------------------------------------- ops
@@ -220,8 +228,73 @@ class UmmaOp(Op):
                 cells[blk, ln, ee] = from_real(C.T.reshape(-1), dt)
 
     def cuda(self, r: Any) -> None:
-        raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print tcgen05.mma yet "
-                         f"(the UMMA runs on the CPU interpreter: launch with interpret=True or without a GPU)")
+
+        M, N, K = self.op.shape_mnk
+        kind = "tf32" if self.op.a_dtype.name == "tf32" else "f16"
+        for o, nm in ((self.a, "A"), (self.b, "B")):
+            if o.fields is None:
+                raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: operand {nm} of the UMMA is not in a canonical "
+                                 f"UMMA shared-memory layout, so it has no descriptor: {o.why}")
+        idesc = umma_idesc(self.op)
+        acc = r.cond(self.accumulate) if isinstance(self.accumulate, tuple) else ("1" if self.accumulate else "0")
+        lane = r.fresh("cl_lane")
+        r.emit(f'unsigned {lane}; asm volatile("mov.u32 %0, %%laneid;" : "=r"({lane}));')
+        with r.braces(f"if ({lane} == 0) {{", "}"):  # one thread of the warp issues the UMMA
+            RM, RN = self.acc_offs.shape[:2]
+            for mi in range(RM):
+                for ni in range(RN):
+                    da = self._desc(r, self.a, mi)
+                    db = self._desc(r, self.b, ni)
+                    d0 = self.acc_base + int(self.acc_offs[mi, ni, 0]) if is_sym(self.acc_base) else \
+                        int(self.acc_base) + int(self.acc_offs[mi, ni, 0])
+                    dc = r.expr(d0)[0] if is_sym(d0) else str(int(d0))
+                    r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
+                           f'tcgen05.mma.cta_group::1.kind::{kind} [%0], %1, %2, %3, p;\\n\\t}}" :: '
+                           f'"r"((unsigned)({dc})), "l"({da}), "l"({db}), "r"(0x{idesc:08x}u), '
+                           f'"r"((unsigned)({acc})) : "memory");')
+
+    @staticmethod
+    def _desc(r: Any, o: _Operand, i: int) -> str:
+        from .mbarrier import smem_addr
+
+        start = o.base + int(o.starts[i]) if is_sym(o.base) else int(o.base) + int(o.starts[i])
+        hi = umma_desc(0, o.fields)
+        return f"(0x{hi:016x}ull | (unsigned long long)(({smem_addr(r, o.shared, start)} >> 4) & 0x3FFFu))"
+
+
+# GMMA layout type (0 interleaved, 1 128B, 2 64B, 3 32B swizzle) -> UMMA's (0 none, 2 128B, 4 64B, 6 32B)
+_UMMA_LAYOUT = {0: 0, 1: 2, 2: 4, 3: 6}
+
+
+def umma_desc(start_byte_addr: int, fields: Tuple[int, int, int]) -> int:
+    """The 64-bit SM100 shared-memory descriptor: start address >> 4 in bits [0,14), LBO in
+    [16,30), SBO in [32,46), version 1 in [46,48), base offset 0, layout type in [61,64); fields
+    (GMMA layout type, LBO, SBO) in 16-byte units, as wgmma.gmma_desc_fields gives them.
+
+    >>> hex(umma_desc(0x400, (1, 1, 64)))
+    '0x4000404000010040'
+    """
+    lt, lbo, sbo = fields
+    return (((start_byte_addr >> 4) & 0x3FFF) | (lbo << 16) | (sbo << 32) | (1 << 46) | (_UMMA_LAYOUT[lt] << 61))
+
+
+def umma_idesc(op: Any) -> int:
+    """The 32-bit instruction descriptor of a dense f16/bf16/tf32 UMMA (CUTLASS's UMMA::InstrDescriptor):
+    D format in [4,6) (f32: 1), A and B formats in [7,10) and [10,13) (f16 0, bf16 1, tf32 2), A and B
+    major in bits 15 and 16 (MN-major: 1), N >> 3 in [17,23), M >> 4 in [24,29).
+
+    >>> from cutelab import Float16, Float32
+    >>> from cutelab.nvgpu import tcgen05, OperandMajorMode as Mj
+    >>> hex(umma_idesc(tcgen05.MmaF16BF16Op(Float16, Float32, (128, 256, 16), tcgen05.CtaGroup.ONE,
+    ...                                     tcgen05.OperandSource.SMEM, Mj.K, Mj.K)))
+    '0x8400010'
+    """
+    fmt = {"f16": 0, "bf16": 1, "tf32": 2}
+    M, N, _ = op.shape_mnk
+    a, b = fmt[op.a_dtype.name], fmt[op.b_dtype.name]
+    mn = lambda m: 1 if m.name == "MN" else 0  # noqa: E731
+    return ((1 << 4) | (a << 7) | (b << 10) | (mn(op.a_major_mode) << 15) | (mn(op.b_major_mode) << 16)
+            | ((N >> 3) << 17) | ((M >> 4) << 24))
 
 
 class UmmaCommitOp(Op):

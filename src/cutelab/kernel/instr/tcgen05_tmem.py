@@ -20,7 +20,8 @@ violation an error naming the rule, the kernel and the user's line:
   lane quarter (warp w of the CTA: lanes 32 * (w % 4) to 32 * (w % 4) + 31).
 
 CUDA: ``tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::1``, ``tcgen05.ld/st.sync.aligned
-.<shape>.x<r>.b32`` and ``tcgen05.wait::ld/st`` and the fences are printed as inline PTX (sm_100a).
+.32x32b.x<r>.b32`` (32-bit elements; the 16-lane shapes are refused), ``tcgen05.wait::ld/st`` and
+the fences are printed as inline PTX for sm_100a.
 """
 
 from __future__ import annotations
@@ -442,18 +443,39 @@ class TmemCopyOp(Op):
             cells[blk[:, None], lane, e] = vals
 
     def cuda(self, r: Any) -> None:
+        """One ``tcgen05.ld/st.sync.aligned.32x32b.x<r>.b32`` per instance of the atom (lane l of the warp
+        moves columns c..c+r-1 of its lane, register j holding column c+j), then ``tcgen05.wait::ld/st``.
+        The 16-lane shapes are not printed yet."""
         shape, rep = self.ptx
+        d = "ld" if self.load else "st"
+        if shape != "32x32b" or self.dtype.width != 32:
+            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end prints tcgen05.{d} of the "
+                             f"32x32b shape on 32-bit elements only, not {shape} of {self.dtype}")
         n = self.reg_offs.size
-        base = r.expr(self.base)[0] if is_sym(self.base) else str(int(self.base))
-        reg = r.reg(self.reg) if self.load else None
-        ops = ", ".join(f"%{i}" for i in range(n))
+        if n % rep:
+            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.{d}: {n} values are not whole x{rep} copies")
         if self.load:
-            outs = ", ".join(f'"=r"(*(unsigned*)&{reg}[{int(o)}])' for o in self.reg_offs)
-            r.emit(f'asm volatile("tcgen05.ld.sync.aligned.{shape}.x{rep}.b32 {{{ops}}}, [%{n}];" : {outs} : '
-                   f'"r"((unsigned)({base})) : "memory");')
-            r.emit('asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");')
-        else:
-            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print tcgen05.st yet")
+            r.declare(self.reg)
+            reg = r.reg(self.reg)
+        ops = ", ".join(f"%{i}" for i in range(rep))
+        for k in range(n // rep):
+            a0 = self.base + int(self.tmem_offs[0, k * rep]) if is_sym(self.base) else \
+                int(self.base) + int(self.tmem_offs[0, k * rep])
+            addr = r.expr(a0)[0] if is_sym(a0) else str(int(a0))
+            part = range(k * rep, (k + 1) * rep)
+            if self.load:
+                outs = ", ".join(f'"=r"(*(unsigned*)&{reg}[{int(self.reg_offs[j])}])' for j in part)
+                r.emit(f'asm volatile("tcgen05.ld.sync.aligned.32x32b.x{rep}.b32 {{{ops}}}, [%{rep}];" : {outs} : '
+                       f'"r"((unsigned)({addr})) : "memory");')
+            else:
+                def bits(ref: Any) -> str:
+                    v = r.stored(ref, self.dtype)
+                    return f"__float_as_uint({v})" if self.dtype.kind == "float" else f"(unsigned)({v})"
+
+                ins = ", ".join(f'"r"({bits(self.src[j])})' for j in part)
+                r.emit(f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{rep}.b32 [%{rep}], {{{ops}}};" :: {ins}, '
+                       f'"r"((unsigned)({addr})) : "memory");')
+        r.emit(f'asm volatile("tcgen05.wait::{d}.sync.aligned;" ::: "memory");')
 
 
 def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.ndarray]:
