@@ -11,8 +11,9 @@ MMA-partitioned global tile of ``thr_mma.partition_A``).
 
 Deviations (as in ``cpasync.tma``): the second result is the global tensor itself, not a tensor of
 coordinates; the result is a ``TmaInfo`` that unpacks into (atom, tensor) as CuTe DSL's does.
-What cutelab does not do is refused: a 2-CTA MMA (its tile is split between the CTAs of a pair)
-and a multicast that splits the tile between the CTAs of the cluster (``num_multicast > 1``).
+For a 2-CTA MMA (``CtaGroup.TWO``) each CTA of the pair loads its half of the MN extent; the
+load's bytes complete on the barrier of the pair's leader CTA (kernel/instr/tcgen05_2cta.py). A
+multicast that splits the tile between the CTAs of the cluster (``num_multicast > 1``) is refused.
 """
 
 from __future__ import annotations
@@ -82,27 +83,29 @@ def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mm
         raise LayoutError(f"{where}: expected a CopyBulkTensorTileG2SOp or CopyBulkTensorTileG2SMulticastOp")
     thr = getattr(tiled_mma, "thr_id", None)
     n_cta = it.product(thr.shape) if isinstance(thr, Layout) else 1
-    if n_cta != 1:
-        raise LayoutError(f"{where}: the tiled MMA is a 2-CTA MMA (CtaGroup.TWO); its operand tiles are split "
-                          f"between the two CTAs of a pair, which cutelab's TMA atoms do not do yet")
+    group = getattr(op.cta_group, "value", op.cta_group) or 1
+    if n_cta not in (1, 2) or group != n_cta:
+        raise LayoutError(f"{where}: the op's cta_group ({op.cta_group}) must match the tiled MMA's {n_cta} CTA(s)")
     num_multicast = 1
     if isinstance(op, CopyBulkTensorTileG2SMulticastOp):
         if cluster_shape_vmnk is None:
             raise LayoutError(f"{where}: cluster_shape_vmnk must be provided for multicast {which} tensor loads")
-        num_multicast = it.product(it.get(cluster_shape_vmnk, 2 if which == "A" else 1)
-                                   if isinstance(cluster_shape_vmnk, tuple) else cluster_shape_vmnk)
+        shp = getattr(cluster_shape_vmnk, "shape", cluster_shape_vmnk)
+        num_multicast = it.product(shp[2 if which == "A" else 1]) if isinstance(shp, tuple) else 1
     mnk = tuple(mma_tiler_mnk)
     if len(mnk) != 3 or not all(type(x) is int for x in mnk):
         raise LayoutError(f"{where}: mma_tiler_mnk must be three static ints, got {mma_tiler_mnk}")
-    tile = (mnk[0], mnk[2]) if which == "A" else (mnk[1], mnk[2])
-    # the MMA's partition of the (MN, K) tile must list the tile's elements in column-major order: then
+    full = (mnk[0], mnk[2]) if which == "A" else (mnk[1], mnk[2])
+    # a 2-CTA MMA splits the MN extent between the CTAs of the pair: each CTA loads its half
+    tile = (full[0] // n_cta, full[1])
+    # the MMA's partition of the (MN, K) tile must list the CTA's elements in column-major order: then
     # the partitioned smem layout is a layout of the plain tile
-    part = (tiled_mma.partition_shape_A if which == "A" else tiled_mma.partition_shape_B)(tile)
+    part = (tiled_mma.partition_shape_A if which == "A" else tiled_mma.partition_shape_B)(full)
     if it.product(part) != it.product(tile):
-        raise LayoutError(f"{where}: the tiled MMA partitions the {it.tuple_str(tile)} tile into {it.tuple_str(part)}")
+        raise LayoutError(f"{where}: the tiled MMA partitions the {it.tuple_str(full)} tile into {it.tuple_str(part)}")
     from ..tensor import make_identity_tensor
 
-    ident = make_identity_tensor(tile)
+    ident = make_identity_tensor(full)
     thr_mma = tiled_mma.get_slice(0)
     coords = (thr_mma.partition_A if which == "A" else thr_mma.partition_B)(ident)
     n = it.product(tile)
@@ -117,8 +120,10 @@ def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mm
     if it.product(_outer(smem_layout).shape) != n:
         raise LayoutError(f"{where}: one stage of the smem layout holds {it.product(_outer(smem_layout).shape)} "
                           f"elements, the {it.tuple_str(tile)} tile has {n}")
-    atom, tensor = make_tiled_tma_atom(op, gmem_tensor, smem_layout, tile, num_multicast,
+    one = type(op)()  # the same op for one CTA: a 2-CTA load is one CTA's box, its bytes counted by the pair's leader
+    atom, tensor = make_tiled_tma_atom(one, gmem_tensor, smem_layout, tile, num_multicast,
                                        internal_type=internal_type)
+    atom.op = op  # the copy (kernel/instr/tma.py, tcgen05_2cta.py) reads the cta_group from it
     return TmaInfo(atom, tensor, stored)
 
 

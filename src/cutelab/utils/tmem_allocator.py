@@ -9,7 +9,9 @@ allocation of a CTA by one allocator warp, for use inside ``@cute.kernel`` funct
 column-count rules are checked when the kernel is traced (a power of two of at least 32, at most
 512 in all); the interpreter checks the rest (kernel/instr/tcgen05_tmem.py).
 
-The 2-CTA form (``is_two_cta=True``) is refused: cutelab's kernels do not run 2-CTA UMMAs yet.
+The 2-CTA form (``is_two_cta=True``, for 2-CTA UMMAs): each CTA of the pair allocates (and frees)
+the same columns of its own tensor memory; ``free`` first waits for the peer's allocator warp at the
+dealloc mbarrier (each of its 32 threads arrives on the peer's barrier), as CuTe DSL does.
 """
 
 from __future__ import annotations
@@ -48,22 +50,34 @@ class TmemAllocator:
                  allocator_warp_id: int = 0, is_two_cta: bool = False, num_allocated_columns: int = 0,
                  two_cta_tmem_dealloc_mbar_ptr: Any = None, arch: str = "sm_100", initialize_mbarrier: bool = True,
                  loc: Any = None, ip: Any = None):
-        if is_two_cta:
-            raise TraceError("TmemAllocator(is_two_cta=True): 2-CTA tensor-memory allocation is not supported by "
-                             "cutelab yet")
+        if is_two_cta and (two_cta_tmem_dealloc_mbar_ptr is None) != (alloc_result_dst_smem_ptr is None):
+            raise TraceError("TmemAllocator: Mixed smem ptr ownership is not allowed for two-CTA: omit both (auto via "
+                             "TmemAllocator) or provide both (manual).")
         if alloc_result_dst_smem_ptr is None:
-            from ..numeric import Int32
+            from ..numeric import Int32, Int64
             from .smem_allocator import SmemAllocator
 
             alloc_result_dst_smem_ptr = SmemAllocator().allocate(Int32, byte_alignment=8)
+            if is_two_cta:
+                two_cta_tmem_dealloc_mbar_ptr = SmemAllocator().allocate(Int64, byte_alignment=8)
         if not isinstance(allocator_warp_id, int) or allocator_warp_id < 0:
             raise TraceError(f"TmemAllocator: allocator_warp_id must be a static warp index, got {allocator_warp_id!r}")
         self._alloc_result_dst_smem_ptr = alloc_result_dst_smem_ptr
         self._barrier_for_retrieve = barrier_for_retrieve
         self._allocator_warp_id = allocator_warp_id
-        self._is_two_cta = False
+        self._is_two_cta = bool(is_two_cta)
+        self._two_cta_tmem_dealloc_mbar_ptr = two_cta_tmem_dealloc_mbar_ptr
         self._num_allocated_columns = int(num_allocated_columns)
         self._arch = arch
+        if self._is_two_cta and initialize_mbarrier:  # the pair's dealloc handshake: one warp of each CTA arrives
+            from ..kernel.frontend import arch as _arch
+
+            def init() -> None:
+                with _arch.elect_one():
+                    _arch.mbarrier_init(self._two_cta_tmem_dealloc_mbar_ptr, 32)
+
+            self._in_allocator_warp(init, "__init__")
+            _arch.mbarrier_init_fence()
 
     def check_valid_num_columns(self, num_columns: int) -> bool:
         """Whether num_columns is a multiple of 32, a power of two and at most 512."""
@@ -99,7 +113,7 @@ class TmemAllocator:
                              f"allocated already; total allocated columns must be less than or equal to "
                              f"{_MAX_COLUMNS} (rule: no tensor-memory overuse)")
         ptr = self._alloc_result_dst_smem_ptr
-        self._in_allocator_warp(lambda: arch.alloc_tmem(num_columns, ptr), "allocate")
+        self._in_allocator_warp(lambda: arch.alloc_tmem(num_columns, ptr, is_two_cta=self._is_two_cta), "allocate")
         self._num_allocated_columns += num_columns
 
     def wait_for_alloc(self, *, loc: Any = None, ip: Any = None) -> None:
@@ -117,7 +131,8 @@ class TmemAllocator:
         """The allocator warp gives up the CTA's permit to allocate."""
         from ..kernel.frontend import arch
 
-        self._in_allocator_warp(lambda: arch.relinquish_tmem_alloc_permit(), "relinquish_alloc_permit")
+        self._in_allocator_warp(lambda: arch.relinquish_tmem_alloc_permit(is_two_cta=self._is_two_cta),
+                                "relinquish_alloc_permit")
 
     def free(self, tmem_ptr: Any, num_columns: int = 0, *, loc: Any = None, ip: Any = None) -> None:
         """The allocator warp frees num_columns columns from tmem_ptr (0: all allocated columns)."""
@@ -133,4 +148,13 @@ class TmemAllocator:
         if n == 0:
             raise TraceError("TmemAllocator.free: no columns are allocated")
         self._num_allocated_columns -= n
-        self._in_allocator_warp(lambda: arch.dealloc_tmem(tmem_ptr, n), "free")
+
+        def free() -> None:
+            if self._is_two_cta:  # wait until the peer CTA is done with the pair's tensor memory too
+                rank = arch.make_warp_uniform(arch.block_idx_in_cluster())
+                arch.mbarrier_arrive(self._two_cta_tmem_dealloc_mbar_ptr, rank ^ 1 if isinstance(rank, int) else
+                                     rank + 1 - 2 * (rank % 2))
+                arch.mbarrier_wait(self._two_cta_tmem_dealloc_mbar_ptr, 0)
+            arch.dealloc_tmem(tmem_ptr, n, is_two_cta=self._is_two_cta)
+
+        self._in_allocator_warp(free, "free")

@@ -188,48 +188,67 @@ class UmmaOp(Op):
         else:
             flag = np.full(rows.size, bool(acc))
         pend = b.common.setdefault("umma_pending", {})
+        n_cta = self.op.cta_group.value
+        csize = int(getattr(b, "cluster_size", 1))
         for i, r in enumerate(rows.tolist()):
             blk = int(b.block_of[r])
+            if n_cta == 2 and (csize % 2 or (blk % csize) % 2):
+                raise LaunchError(f"{b.ir.name}{_at(self.where)}: block {b.block_name(blk)} issues a 2-CTA UMMA "
+                                  f"(CtaGroup.TWO) but is not the leader (even rank) of a CTA pair of its cluster "
+                                  f"(cluster size {csize}); rule: the leader CTA of the pair issues a 2-CTA UMMA")
             pend.setdefault(blk, []).append((self, int(vals["a"][i]), int(vals["b"][i]), int(vals["acc"][i]),
                                              bool(flag[i])))
 
     def execute(self, b: Any, blk: int, a0: int, b0: int, acc0: int, accumulate: bool) -> None:
+        """Run the UMMA issued by block blk (of the batch): for a 2-CTA UMMA blk is the pair's leader and
+        blk + 1 its peer, which holds the second half of A's rows, of B's rows and of D's rows, at the
+        same shared-memory and tensor-memory addresses."""
         from ...nvgpu.tcgen05.tmem import tmem_dp_stride
         from ..cpu.context import from_real, to_real
 
         M, N, K = self.op.shape_mnk
+        n_cta = self.op.cta_group.value
+        blocks = [blk + c for c in range(n_cta)]
+        Mc = M // n_cta  # rows of D (and of A) per CTA
         st = tmem_state(b)
 
-        def tile(o: _Operand, start: int, P: int) -> np.ndarray:
+        def tile(o: _Operand, start: int, P: int, k: int) -> np.ndarray:
             idx = start + o.phys  # (inst, P*K)
             if idx.min() < 0 or idx.max() >= o.shared.length:
                 raise LaunchError(f"{b.ir.name}{_at(self.where)}: a UMMA operand reaches outside {o.shared.name}")
-            v = to_real(b.shared[o.shared.index][blk * o.shared.length + idx], o.dtype).astype(np.float64)
+            v = to_real(b.shared[o.shared.index][k * o.shared.length + idx], o.dtype).astype(np.float64)
             return v.reshape(v.shape[0], K, P).swapaxes(1, 2)  # (inst, P, K)
 
-        A = tile(self.a, a0, M)
-        B = tile(self.b, b0, N)
+        A = np.concatenate([tile(self.a, a0, Mc, k) for k in blocks], axis=1)  # (inst, M, K)
+        B = np.concatenate([tile(self.b, b0, N // n_cta, k) for k in blocks], axis=1)  # (inst, N, K)
         dt = Float32
         dp = tmem_dp_stride(dt)
-        addr = acc0 + self.acc_offs  # (RM, RN, M*N)
+        addr = acc0 + self.acc_offs  # (RM, RN, Mc*N)
         lane, e = addr // dp, addr % dp
         if (addr < 0).any() or (lane >= 128).any():
             raise LaunchError(f"{b.ir.name}{_at(self.where)}: the UMMA's accumulator reaches outside tensor memory")
-        check_columns(b, st, np.full(e.shape, blk), e // _epc(dt), "a UMMA (tcgen05.mma)", _at(self.where))
+        for k in blocks:
+            check_columns(b, st, np.full(e.shape, k), e // _epc(dt), "a UMMA (tcgen05.mma)", _at(self.where))
         cells = tmem_cells(st, dt)
         RM, RN = self.acc_offs.shape[:2]
         for mi in range(RM):
             for ni in range(RN):
                 ln, ee = lane[mi, ni], e[mi, ni]
-                C = (to_real(cells[blk, ln, ee], dt).astype(np.float64).reshape(N, M).T if accumulate
-                     else np.zeros((M, N)))
-                C = C + A[mi] @ B[ni].T
-                C = C.astype(np.float32)
-                cells[blk, ln, ee] = from_real(C.T.reshape(-1), dt)
+                if accumulate:
+                    C = np.concatenate([to_real(cells[k, ln, ee], dt).astype(np.float64).reshape(N, Mc).T
+                                        for k in blocks], axis=0)
+                else:
+                    C = np.zeros((M, N))
+                C = (C + A[mi] @ B[ni].T).astype(np.float32)
+                for c, k in enumerate(blocks):
+                    cells[k, ln, ee] = from_real(C[c * Mc:(c + 1) * Mc].T.reshape(-1), dt)
 
     def cuda(self, r: Any) -> None:
 
         M, N, K = self.op.shape_mnk
+        if self.op.cta_group.value != 1:
+            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print 2-CTA UMMAs "
+                             f"(tcgen05.mma.cta_group::2) yet")
         kind = "tf32" if self.op.a_dtype.name == "tf32" else "f16"
         for o, nm in ((self.a, "A"), (self.b, "B")):
             if o.fields is None:
@@ -298,18 +317,22 @@ def umma_idesc(op: Any) -> int:
 
 
 class UmmaCommitOp(Op):
-    """``tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]``: the CTA's
-    issued UMMAs complete, then each executing thread arrives once on the mbarrier."""
+    """``tcgen05.commit.cta_group::N.mbarrier::arrive::one.shared::cluster[.multicast::cluster].b64
+    [mbar][, mask]``: the CTA's issued UMMAs complete, then each executing thread arrives once on the
+    mbarrier (of its own CTA, or at the same offset in every CTA of the cluster whose rank is a bit of
+    ``mask``)."""
 
-    __slots__ = ("shared", "base", "where")
+    __slots__ = ("shared", "base", "mask", "self_rank", "n_cta", "where")
 
-    def __init__(self, shared: Shared, base: Any, where: str):
+    def __init__(self, shared: Shared, base: Any, where: str, mask: Any = None, self_rank: Any = 0, n_cta: int = 1):
         self.shared, self.base, self.where = shared, base, where
+        self.mask, self.self_rank, self.n_cta = mask, self_rank, n_cta
 
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
 
-        return f"tcgen05.commit {self.shared.name}[{_ref_str(self.base)}]"
+        m = "" if self.mask is None else f" multicast {_ref_str(self.mask)}"
+        return f"tcgen05.commit.cta_group::{self.n_cta} {self.shared.name}[{_ref_str(self.base)}]{m}"
 
     def accesses(self) -> List[Access]:
         return [Access(self.shared, self.base, (0,), False, self)]
@@ -327,28 +350,58 @@ class UmmaCommitOp(Op):
         what = "tcgen05.commit"
         blks, slot = _targets(b, mask, self.shared, self.base, what)
         st = _state(b, self.shared)
-        _need_init(st, blks, slot, b, self.shared, what)
-        _arrive(b, st, blks, slot, self.shared, what, _at(self.where))
+        if self.mask is None:
+            _need_init(st, blks, slot, b, self.shared, what)
+            _arrive(b, st, blks, slot, self.shared, what, _at(self.where))
+            return
+        size = int(getattr(b, "cluster_size", 1))
+        m = np.broadcast_to(np.asarray(b.index(self.mask), dtype=np.int64), (b.n,))[act]
+        if ((m <= 0) | ((m >> size) != 0)).any():
+            i = int(np.argmax((m <= 0) | ((m >> size) != 0)))
+            raise LaunchError(f"{b.ir.name}{_at(self.where)}: {what} of block {b.block_name(int(b.block_of[act[i]]))} "
+                              f"has the multicast mask {int(m[i]):#x}, naming CTAs outside its cluster of {size}")
+        me = np.broadcast_to(np.asarray(b.index(self.self_rank), dtype=np.int64), (b.n,))[act]
+        base = b.block_of[act] - me
+        for r in range(size):
+            sel = ((m >> r) & 1) == 1
+            if sel.any():
+                tb, ts = base[sel] + r, slot[sel]
+                _need_init(st, tb, ts, b, self.shared, what)
+                _arrive(b, st, tb, ts, self.shared, what, _at(self.where))
 
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr
 
+        if self.mask is not None or self.n_cta != 1:
+            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print a multicast or "
+                             f"2-CTA tcgen05.commit yet")
         r.emit(f'asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" '
                f':: "r"({smem_addr(r, self.shared, self.base)}) : "memory");')
 
 
 def commit(mbar_ptr: Any, mask: Any = None, cta_group: Any = None, *, loc: Any = None, ip: Any = None) -> None:
-    """``cute.nvgpu.tcgen05.commit``: the UMMAs this CTA issued complete, then arrive on mbar_ptr."""
+    """``cute.nvgpu.tcgen05.commit``: the UMMAs this CTA issued complete, then arrive on mbar_ptr (in
+    this CTA, or with a mask in every CTA of the cluster whose rank is a bit of it)."""
+    from .cluster import _rank_expr
     from .mbarrier import mbar_ref
 
     t = current("tcgen05.commit")
-    if mask is not None:
-        raise TraceError(f"kernel {t.name}: tcgen05.commit with a multicast mask (2-CTA or cluster signalling) is "
-                         f"not supported by cutelab yet{_at(_where(t))}")
-    if cta_group is not None and getattr(cta_group, "value", cta_group) != 1:
-        raise TraceError(f"kernel {t.name}: tcgen05.commit with {cta_group} is not supported by cutelab yet{_at(_where(t))}")
+    n_cta = getattr(cta_group, "value", cta_group) or 1
+    if n_cta not in (1, 2):
+        raise TraceError(f"kernel {t.name}: tcgen05.commit: cta_group must be CtaGroup.ONE or TWO, got "
+                         f"{cta_group!r}{_at(_where(t))}")
     sh, base = mbar_ref(mbar_ptr, "tcgen05.commit")
-    t.emit(UmmaCommitOp(sh, base, _where(t)))
+    if mask is not None:
+        from ..frontend.trace import TraceValue
+
+        if isinstance(mask, TraceValue):
+            mask = mask.as_index()
+        if not (isinstance(mask, int) or is_sym(mask)):
+            raise TraceError(f"kernel {t.name}: tcgen05.commit: the multicast mask must be an integer (static or an "
+                             f"index expression), got {type(mask).__name__}{_at(_where(t))}")
+        if is_sym(mask):
+            t.check_index(mask, "tcgen05.commit")
+    t.emit(UmmaCommitOp(sh, base, _where(t), mask, _rank_expr(t) if mask is not None else 0, n_cta))
 
 
 # --------------------------------------------------------------------------- cute.gemm
@@ -367,8 +420,7 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
     if not isinstance(op, (MmaF16BF16Op, MmaTF32Op)):
         raise TraceError(f"{what}: kernels support the f16/bf16 and tf32 UMMAs (MmaF16BF16Op, MmaTF32Op) so far")
-    if op.cta_group is not CtaGroup.ONE:
-        raise TraceError(f"{what}: {op.cta_group} (a 2-CTA UMMA) is not supported by cutelab's kernels yet")
+    n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
     if op.a_src is not OperandSource.SMEM:
         raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
     if op.acc_dtype is not Float32:
@@ -384,16 +436,16 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if d.element_type.name != "f32":
         raise TraceError(f"{what}: the accumulator holds {d.element_type}; the MMA accumulates in f32")
     M, N, K = op.shape_mnk
-    A = _operand(a, "A", M, K, op.a_dtype, what)
-    B = _operand(b, "B", N, K, op.b_dtype, what)
+    A = _operand(a, "A", M // n_cta, K, op.a_dtype, what)  # a 2-CTA UMMA: each CTA holds half of A, B and D
+    B = _operand(b, "B", N // n_cta, K, op.b_dtype, what)
     shp = d.layout.shape
-    if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M * N:
+    if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M // n_cta * N:
         raise TraceError(f"{what}: the accumulator must be ((M,N), MMA_M, MMA_N) as make_fragment_C gives, got "
                          f"{it.tuple_str(shp)}")
     RM, RN = it.product(shp[1]), it.product(shp[2])
     if (RM, RN) != (A.phys.shape[0], B.phys.shape[0]):
         raise TraceError(f"{what}: the accumulator covers {RM}x{RN} MMAs, A and B {A.phys.shape[0]}x{B.phys.shape[0]}")
-    offs = _static_offsets(d.layout, what).reshape(RN, RM, M * N).transpose(1, 0, 2)
+    offs = _static_offsets(d.layout, what).reshape(RN, RM, M // n_cta * N).transpose(1, 0, 2)
     acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)  # a register: later sets reach this UMMA in later iterations
     t.emit(UmmaOp(op, A, B, d.offset, offs, acc, _where(t)))
     return True

@@ -10,7 +10,9 @@ cells, which columns are allocated and whether the CTA gave up its allocation pe
 (``ctx.common["tmem"]``, shared by every group of warps). The hardware's rules are checked, each
 violation an error naming the rule, the kernel and the user's line:
 
-- an allocation is a power of two of at least 32 columns (at most 512), made by a whole warp;
+- an allocation is a power of two of at least 32 columns (at most 512), made by a whole warp (a
+  2-CTA allocation, ``is_two_cta=True``, by a warp of each CTA of the pair: each allocates in its own
+  tensor memory, which the CUDA back end does not print yet);
   it takes the lowest free columns aligned to its size, and asking for more columns than are
   free is an error (the hardware would wait for a deallocation that this kernel may never make:
   cutelab reports the overuse instead of hanging); no allocation after the CTA relinquished its
@@ -160,10 +162,10 @@ class TmemAllocOp(Op):
     """``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols``: a warp allocates
     ncols columns and writes their address to the 32-bit shared word dst."""
 
-    __slots__ = ("ncols", "shared", "base", "where")
+    __slots__ = ("ncols", "shared", "base", "where", "group")
 
-    def __init__(self, ncols: int, shared: Shared, base: Any, where: str):
-        self.ncols, self.shared, self.base, self.where = ncols, shared, base, where
+    def __init__(self, ncols: int, shared: Shared, base: Any, where: str, group: int = 1):
+        self.ncols, self.shared, self.base, self.where, self.group = ncols, shared, base, where, group
 
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
@@ -203,17 +205,17 @@ class TmemAllocOp(Op):
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr
 
-        r.emit(f'asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], {self.ncols};" '
+        r.emit(f'asm volatile("tcgen05.alloc.cta_group::{self.group}.sync.aligned.shared::cta.b32 [%0], {self.ncols};" '
                f':: "r"({smem_addr(r, self.shared, self.base)}) : "memory");')
 
 
 class TmemRelinquishOp(Op):
     """``tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned``: the CTA allocates no more."""
 
-    __slots__ = ("where",)
+    __slots__ = ("where", "group")
 
-    def __init__(self, where: str):
-        self.where = where
+    def __init__(self, where: str, group: int = 1):
+        self.where, self.group = where, group
 
     def __repr__(self) -> str:
         return "tcgen05.relinquish_alloc_permit"
@@ -223,17 +225,17 @@ class TmemRelinquishOp(Op):
         tmem_state(b).relinquished[b.block_of[rows]] = True
 
     def cuda(self, r: Any) -> None:
-        r.emit('asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");')
+        r.emit(f'asm volatile("tcgen05.relinquish_alloc_permit.cta_group::{self.group}.sync.aligned;" ::: "memory");')
 
 
 class TmemDeallocOp(Op):
     """``tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols``: a warp frees ncols columns
     from the TMEM address ``addr`` (an index expression: lane << 16 | column)."""
 
-    __slots__ = ("addr", "ncols", "where")
+    __slots__ = ("addr", "ncols", "where", "group")
 
-    def __init__(self, addr: Any, ncols: int, where: str):
-        self.addr, self.ncols, self.where = addr, ncols, where
+    def __init__(self, addr: Any, ncols: int, where: str, group: int = 1):
+        self.addr, self.ncols, self.where, self.group = addr, ncols, where, group
 
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
@@ -256,7 +258,7 @@ class TmemDeallocOp(Op):
 
     def cuda(self, r: Any) -> None:
         a = r.expr(self.addr)[0] if is_sym(self.addr) else str(int(self.addr))
-        r.emit(f'asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, {self.ncols};" '
+        r.emit(f'asm volatile("tcgen05.dealloc.cta_group::{self.group}.sync.aligned.b32 %0, {self.ncols};" '
                f':: "r"((unsigned)({a})) : "memory");')
 
 
@@ -292,21 +294,15 @@ def alloc_tmem(num_columns: Any, smem_ptr_to_write_address: Any, is_two_cta: Any
     512) and writes their TMEM address to the 32-bit shared word."""
     what = f"cute.arch.alloc_tmem({num_columns})"
     t = current(what)
-    if is_two_cta:
-        raise TraceError(f"kernel {t.name}: {what}: is_two_cta=True (a 2-CTA allocation) is not supported by "
-                         f"cutelab yet{_at(_where(t))}")
     n = _cols_arg(num_columns, what)
     sh, base = smem_word(smem_ptr_to_write_address, what)
-    t.emit(TmemAllocOp(n, sh, base, _where(t)))
+    t.emit(TmemAllocOp(n, sh, base, _where(t), 2 if is_two_cta else 1))
 
 
 def relinquish_tmem_alloc_permit(is_two_cta: Any = None, *, loc: Any = None, ip: Any = None) -> None:
     """``cute.arch.relinquish_tmem_alloc_permit``: the CTA promises to allocate no more TMEM."""
     t = current("cute.arch.relinquish_tmem_alloc_permit")
-    if is_two_cta:
-        raise TraceError(f"kernel {t.name}: relinquish_tmem_alloc_permit(is_two_cta=True) is not supported by "
-                         f"cutelab yet{_at(_where(t))}")
-    t.emit(TmemRelinquishOp(_where(t)))
+    t.emit(TmemRelinquishOp(_where(t), 2 if is_two_cta else 1))
 
 
 def _hw_address(ptr: Any, what: str) -> Any:
@@ -332,10 +328,8 @@ def dealloc_tmem(tmem_ptr: Any, num_columns: Any, is_two_cta: Any = None, *, arc
     """``cute.arch.dealloc_tmem``: the warp frees num_columns columns from tmem_ptr."""
     what = f"cute.arch.dealloc_tmem(..., {num_columns})"
     t = current(what)
-    if is_two_cta:
-        raise TraceError(f"kernel {t.name}: {what}: is_two_cta=True is not supported by cutelab yet{_at(_where(t))}")
     n = _cols_arg(num_columns, what)
-    t.emit(TmemDeallocOp(_hw_address(tmem_ptr, what), n, _where(t)))
+    t.emit(TmemDeallocOp(_hw_address(tmem_ptr, what), n, _where(t), 2 if is_two_cta else 1))
 
 
 def retrieve_tmem_ptr(element_type: Any, alignment: Any, ptr_to_buffer_holding_addr: Any, *, loc: Any = None,

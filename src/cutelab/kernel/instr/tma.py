@@ -139,12 +139,17 @@ class TmaLoadOp(Op):
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
         for sel, blk in self.dest_blocks(b, mask, act):  # the issuing CTA's block, or each CTA of a multicast
             smem[(blk[sel] * self.shared.length)[:, None] + dst[sel]] = vals[sel]
-            complete_tx(b, self.bar_shared, blk[sel], bar[sel], d.box_bytes)
+            complete_tx(b, self.bar_shared, self.barrier_blocks(b, blk[sel]), bar[sel], d.box_bytes)
 
     def dest_blocks(self, b: Any, mask: Any, act: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
         """(which issuing threads, receiving block of each issuing thread) pairs: the blocks of the
         batch whose shared memory receives the box (here the issuing thread's own block)."""
         return [(slice(None), b.block_of[act])]
+
+    def barrier_blocks(self, b: Any, blk: np.ndarray) -> np.ndarray:
+        """The blocks whose barrier counts the bytes that land in blocks blk: the same blocks (a
+        2-CTA load, kernel/instr/tcgen05_2cta.py, counts them at the pair's leader)."""
+        return blk
 
     def cuda(self, r: Any) -> None:
         d = self.desc
@@ -248,6 +253,10 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         op = tma_multicast_op(d, g.param, coords, s.param, sbase, bsh, bbase, mcast, what)
     else:
         op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
+    if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
+        from .tcgen05_2cta import pair_load
+
+        op = pair_load(op, what)
     names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
     key = (g.param.index, d)
     if key not in names:
