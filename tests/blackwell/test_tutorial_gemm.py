@@ -1,4 +1,4 @@
-"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py from
+"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py and _1.py from
 examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, and dense_gemm.py from
 examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm), run by ``cutelab run`` with
 CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
@@ -42,6 +42,11 @@ def test_fp16_gemm_0(mnk):
     assert f"mnk:       [{mnk.replace(',', ', ')}]" in p.stdout
 
 
+@pytest.mark.parametrize("mnk", ["256,256,64", "512,512,256"])  # one 2-CTA cluster; 4 clusters, 4 k-tiles
+def test_fp16_gemm_1_two_cta(mnk):
+    _passes(_run("fp16_gemm_1.py", "--mnk", mnk))
+
+
 def test_fp16_gemm_0_rejects_what_it_rejects():
     p = _run("fp16_gemm_0.py", "--mnk", "100,256,64")  # the program's own argument check
     assert p.returncode != 0 and "m n must be divisible by mma_tiler_mn" in p.stderr
@@ -57,11 +62,9 @@ def test_dense_gemm(args):
     _passes(_run("dense_gemm.py", *args))
 
 
-def test_dense_gemm_2cta_is_refused_clearly():
-    p = _run("dense_gemm.py", "--mnkl", "256,128,64,1", "--use_2cta_instrs", "--mma_tiler_mn", "256,128",
-             "--cluster_shape_mn", "2,1")
-    assert p.returncode != 0
-    assert "2-CTA MMA (CtaGroup.TWO)" in p.stderr and "not do yet" in p.stderr, p.stderr[-2000:]
+def test_dense_gemm_2cta():
+    _passes(_run("dense_gemm.py", "--mnkl", "256,128,64,1", "--use_2cta_instrs", "--mma_tiler_mn", "256,128",
+                 "--cluster_shape_mn", "2,1"))
 
 
 _RENDER = """

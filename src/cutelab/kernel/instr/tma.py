@@ -198,6 +198,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp
 
     multicast = isinstance(atom.op, CopyBulkTensorTileG2SMulticastOp)
+    if mcast is not None and not multicast and getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:
+        mcast = None  # a 2-CTA load without multicast drops the mask, as CuTe DSL's TMA atoms drop unused keywords
     if mcast is not None and not multicast:
         raise TraceError(f"{what}: mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp, got "
                          f"{type(atom.op).__name__}")
