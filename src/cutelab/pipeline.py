@@ -149,3 +149,8 @@ __all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "Pip
 from .pipeline_sm100 import PipelineAsyncUmma, PipelineTmaUmma, PipelineUmmaAsync, sync  # noqa: E402
 
 __all__ += ["PipelineAsyncUmma", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
+
+# TMA-store epilogue stages, in pipeline_tma_store.py
+from .pipeline_tma_store import PipelineTmaStore  # noqa: E402
+
+__all__ += ["PipelineTmaStore"]

@@ -322,3 +322,7 @@ from ..instr.tcgen05_tmem import (  # noqa: E402
 
 __all__ += ["alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "retrieve_tmem_ptr",
             "fence_view_async_tmem_load", "fence_view_async_tmem_store"]
+
+from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
+
+__all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]

@@ -188,6 +188,10 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
 
     if not isinstance(atom, TmaCopyAtom):
         return False
+    from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp atoms)
+
+    if tma_store_copy(atom, src, dst, kwargs):
+        return True
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
     bar = kwargs.pop("tma_bar_ptr", None)

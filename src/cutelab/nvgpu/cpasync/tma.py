@@ -161,9 +161,13 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     element (i, j, ...) of the tile lands at smem_layout(i, j, ...) (after its swizzle, on bytes).
     """
     where = f"make_tiled_tma_atom({op}, {getattr(gmem_tensor, 'layout', gmem_tensor)}, {smem_layout}, {cta_tiler})"
-    if not isinstance(op, CopyBulkTensorTileG2SOp):
-        raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) is supported, got {type(op).__name__}")
-    if getattr(op.cta_group, "value", op.cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
+    from .tma_store import CopyBulkTensorTileS2GOp
+
+    if not isinstance(op, (CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp)):
+        raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) and CopyBulkTensorTileS2GOp (TMA "
+                          f"stores) are supported, got {type(op).__name__}")
+    cta_group = getattr(op, "cta_group", None)
+    if getattr(cta_group, "value", cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
     if num_multicast != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast}: splitting a tile between the CTAs of a multicast "
@@ -186,6 +190,9 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
+    tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
+                  and type(x.shape) is int else x for x in tiler)
     if len(tiler) > n or not all(type(x) is int and x > 0 for x in tiler):
         raise LayoutError(f"{where}: cta_tiler must be positive ints, at most one per mode of the tensor")
     box_t = tiler + (1,) * (n - len(tiler))  # box per tensor mode
