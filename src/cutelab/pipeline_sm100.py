@@ -200,6 +200,21 @@ class PipelineUmmaAsync(_UmmaPipeline):
         mask = _mask_of(self.vmnk, [(v, m0, n0, l0) for v in range(self.v)])
         _commit(self.full + state.index, mask, self.cta_group)
 
+    def producer_tail(self, state: PipelineState) -> None:
+        """In the leader CTA (even rank in the cluster), wait until the consumers released the last
+        stage used (state is the next one), as CuTe DSL does."""
+        from .kernel.frontend import arch
+
+        def wait() -> None:
+            s = state.clone()
+            for _ in range(self.num_stages - 1):
+                s.advance()
+            arch.mbarrier_wait(self.empty + s.index, s.phase)
+
+        rank = arch.make_warp_uniform(arch.block_idx_in_cluster())
+        _in_branch(True if isinstance(rank, int) and rank % 2 == 0 else rank % 2 == 0, wait,
+                   "PipelineUmmaAsync.producer_tail")
+
     def consumer_release(self, state: PipelineState) -> None:
         """Each consumer thread arrives on the stage's empty barrier: of the pair's leader, which issues
         the UMMAs, for a 2-CTA pipeline."""

@@ -1,4 +1,4 @@
-"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py and _1.py from
+"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py to _3.py from
 examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, and dense_gemm.py from
 examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm), run by ``cutelab run`` with
 CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
@@ -45,6 +45,12 @@ def test_fp16_gemm_0(mnk):
 @pytest.mark.parametrize("mnk", ["256,256,64", "512,512,256"])  # one 2-CTA cluster; 4 clusters, 4 k-tiles
 def test_fp16_gemm_1_two_cta(mnk):
     _passes(_run("fp16_gemm_1.py", "--mnk", mnk))
+
+
+@pytest.mark.parametrize("prog", ["fp16_gemm_2.py", "fp16_gemm_3.py"])  # warp-specialised, TMA-store epilogue; persistent
+@pytest.mark.parametrize("mnk", ["256,256,64", "512,512,256"])
+def test_fp16_gemm_2_and_3(prog, mnk):
+    _passes(_run(prog, "--mnk", mnk))
 
 
 def test_fp16_gemm_0_rejects_what_it_rejects():
