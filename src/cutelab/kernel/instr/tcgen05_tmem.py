@@ -423,6 +423,7 @@ class TmemCopyOp(Op):
                 f"(lanes {32 * (wib % 4)}..{32 * (wib % 4) + 31} for warp {wib}) with tcgen05.ld/st")
         col = e // epc
         check_columns(b, st, np.broadcast_to(blk[:, None], col.shape), col, what, _at(self.where))
+        _check_no_pending_umma(b, blk, col, what, _at(self.where))
         cells = tmem_cells(st, self.dtype)
         if self.load:
             vals = cells[blk[:, None], lane, e]
@@ -470,6 +471,33 @@ class TmemCopyOp(Op):
                 r.emit(f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{rep}.b32 [%{rep}], {{{ops}}};" :: {ins}, '
                        f'"r"((unsigned)({addr})) : "memory");')
         r.emit(f'asm volatile("tcgen05.wait::{d}.sync.aligned;" ::: "memory");')
+
+
+def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, where: str) -> None:
+    """Refuse a TMEM access to columns that a UMMA issued by the CTA (or by its pair's leader) and
+    not yet committed writes: on the GPU it races with the UMMA (tcgen05.commit, then a wait on its
+    mbarrier, orders them)."""
+    pend = b.common.get("umma_pending")
+    if not pend:
+        return
+    from ...nvgpu.tcgen05.tmem import tmem_dp_stride
+    from ...numeric import Float32
+
+    csize = int(getattr(b, "cluster_size", 1))
+    for k in np.unique(blk).tolist():
+        leader = k - (k % csize) % 2 if csize % 2 == 0 else k
+        for issuer in {k, leader}:
+            for op, _a, _b, acc0, _f in pend.get(issuer, []):
+                if issuer != k and op.op.cta_group.value != 2:
+                    continue
+                ucols = set(((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(Float32)).tolist())
+                mine = set(col[blk == k].reshape(-1).tolist())
+                if ucols & mine:
+                    raise LaunchError(f"{b.ir.name}{where}: {what} in block {b.block_name(k)} touches tensor-memory "
+                                      f"column {min(ucols & mine)}, which a UMMA issued{op.where and ' at ' + op.where} "
+                                      f"writes and no tcgen05.commit has completed yet; rule: read or write an "
+                                      f"accumulator only after the UMMAs writing it are committed and waited for "
+                                      f"(PipelineUmmaAsync: acquire, wait)")
 
 
 def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.ndarray]:
