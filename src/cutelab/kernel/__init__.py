@@ -8,7 +8,7 @@ The folders follow the flow:
 - ``ir/``: symbolic integers (``symbolic``);
 - ``analysis/``: value ranges (``ranges``) and guarded accesses (``guards``);
 - ``instr/``: one file per instruction family (copies, cp.async, ldmatrix, mma.sync, wgmma,
-  TMA, mbarriers, math, print_tensor, atomics and memory ordering, bitcast, inline PTX with its
+  TMA loads and stores, SM100 tensor memory and UMMA (tcgen05), mbarriers, math, print_tensor, atomics and memory ordering, bitcast, inline PTX with its
   interpreter ``ptx``); ``gemm`` and ``copy`` dispatch ``cute.gemm``/``cute.copy``;
 - ``passes/``: the compiler's decisions, one named pass per file, run in order by
   ``run_passes`` (vector widths, block schedule, lane pairs, retiled copies, cache operators,
