@@ -135,3 +135,25 @@ def test_tmem_allocator_checks_its_column_counts_at_trace_time():
     a._num_allocated_columns = 0
     for n, ok in ((32, True), (512, True), (96, False), (0, True), (1024, False)):
         assert a.check_valid_num_columns(n) is ok, n
+
+
+def test_cuda_prints_the_tensor_memory_ops_for_sm_100a(tmp_path):
+    import shutil
+    import subprocess
+
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.launch.plan import last_launch
+
+    _run()
+    src = printer.render(last_launch().ir)
+    for ptx in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.st.sync.aligned.32x32b.x32.b32",
+                "tcgen05.wait::st.sync.aligned", "tcgen05.ld.sync.aligned.32x32b.x16.b32", "tcgen05.wait::ld.sync.aligned",
+                "tcgen05.dealloc.cta_group::1.sync.aligned.b32"):
+        assert ptx in src, ptx
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "k.cu").write_text(src)
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]

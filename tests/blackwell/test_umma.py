@@ -111,3 +111,30 @@ def test_reading_an_accumulator_before_its_commit_is_an_error():
     msg = str(e.value)
     assert "which a UMMA issued" in msg and "no tcgen05.commit has completed yet" in msg, msg
     assert "test_umma.py" in msg, msg
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_cuda_prints_the_umma_for_sm_100a(tmp_path, dtype):
+    import shutil
+    import subprocess
+
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.instr.tcgen05_mma import umma_idesc
+    from cutelab.kernel.launch.plan import last_launch
+
+    if dtype == "bf16":
+        pytest.importorskip("torch")
+    _run(dtype, 128, 256, 32)
+    src = printer.render(last_launch().ir)
+    op = tcgen05.MmaF16BF16Op(cutlass.Float16 if dtype == "f16" else cutlass.BFloat16, cutlass.Float32, (128, 256, 16),
+                              tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, OperandMajorMode.K, OperandMajorMode.K)
+    assert src.count("tcgen05.mma.cta_group::1.kind::f16") == 2  # two k-blocks of 16
+    assert f'"r"(0x{umma_idesc(op):08x}u)' in src
+    assert "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64" in src
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "k.cu").write_text(src)
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
