@@ -41,8 +41,7 @@ from ..frontend.trace import RmemEngine, TraceValue, _static_offsets, current
 
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_state", "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp",
            "TmemCopyOp", "Tcgen05FenceOp", "alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit",
-           "retrieve_tmem_ptr", "tmem_copy", "fence_before_thread_sync", "fence_after_thread_sync",
-           "fence_view_async_tmem_load", "fence_view_async_tmem_store",
+           "retrieve_tmem_ptr", "tmem_copy", "fence_view_async_tmem_load", "fence_view_async_tmem_store",
            "tmem_cells", "check_columns", "smem_word"]
 
 TMEM_LANES, TMEM_COLUMNS = 128, 512
@@ -349,16 +348,6 @@ def retrieve_tmem_ptr(element_type: Any, alignment: Any, ptr_to_buffer_holding_a
     epc = _epc(element_type)
     off = a if epc == 1 else floordiv(a, 65536) * tmem_dp_stride(element_type) + mod(a, 65536) * epc
     return Pointer(TmemEngine(element_type), off)
-
-
-def fence_before_thread_sync(*, loc: Any = None, ip: Any = None) -> None:
-    """``tcgen05.fence::before_thread_sync``."""
-    current("tcgen05.fence_before_thread_sync").emit(Tcgen05FenceOp("fence::before_thread_sync"))
-
-
-def fence_after_thread_sync(*, loc: Any = None, ip: Any = None) -> None:
-    """``tcgen05.fence::after_thread_sync``."""
-    current("tcgen05.fence_after_thread_sync").emit(Tcgen05FenceOp("fence::after_thread_sync"))
 
 
 def fence_view_async_tmem_load(*, loc: Any = None, ip: Any = None) -> None:
