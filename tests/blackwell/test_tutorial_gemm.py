@@ -88,6 +88,8 @@ open(out, "w").write(printer.render(last_launch().ir))
 
 
 @pytest.mark.parametrize("prog,args", [("fp16_gemm_0.py", ["--mnk", "128,256,64"]),
+                                       ("fp16_gemm_1.py", ["--mnk", "256,256,64"]),
+                                       ("fp16_gemm_3.py", ["--mnk", "256,256,64"]),
                                        ("dense_gemm.py", ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16",
                                                           "--c_dtype", "Float16"])])
 def test_cuda_for_sm_100a(tmp_path, prog, args):
@@ -96,12 +98,18 @@ def test_cuda_for_sm_100a(tmp_path, prog, args):
                        text=True, env=_env(), timeout=300, cwd=str(PROGRAMS))
     assert p.returncode == 0, p.stderr[-4000:]
     src = out.read_text()
-    for ptx in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.mma.cta_group::1.kind::f16",
-                "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
-                "tcgen05.ld.sync.aligned.32x32b.x", "tcgen05.wait::ld.sync.aligned",
-                "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned",
-                "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "cp.async.bulk.tensor.2d" if prog.startswith("fp16")
-                else "cp.async.bulk.tensor.3d"):
+    g = 2 if prog in ("fp16_gemm_1.py", "fp16_gemm_3.py") else 1  # the 2-CTA programs
+    want = [f"tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32", f"tcgen05.mma.cta_group::{g}.kind::f16",
+            f"tcgen05.commit.cta_group::{g}.mbarrier::arrive::one.shared::cluster", "tcgen05.ld.sync.aligned.32x32b.x",
+            "tcgen05.wait::ld.sync.aligned", f"tcgen05.relinquish_alloc_permit.cta_group::{g}.sync.aligned",
+            f"tcgen05.dealloc.cta_group::{g}.sync.aligned.b32",
+            "cp.async.bulk.tensor.3d" if prog == "dense_gemm.py" else "cp.async.bulk.tensor.2d"]
+    if g == 2:
+        want += [".multicast::cluster.cta_group::2 [%0]", ".multicast::cluster.b64 [%0], %1;"]
+    if prog == "fp16_gemm_3.py":
+        want += ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
+                 "cp.async.bulk.wait_group.read"]
+    for ptx in want:
         assert ptx in src, ptx
     nvcc = shutil.which("nvcc")
     if nvcc is None:

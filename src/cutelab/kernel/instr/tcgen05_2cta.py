@@ -6,7 +6,9 @@ its own shared memory (or, multicast, into every CTA of the mask); the bytes com
 barrier at the same offset in the *leader* CTA of each receiving CTA's pair (the even rank), which
 waits for the whole pair's data before it issues the 2-CTA UMMA reading both halves
 (kernel/instr/tcgen05_mma.py). The CPU interpreter does exactly that; a cluster of an odd size is
-an error. The CUDA back end does not print these loads yet (an error, not a silent wrong kernel).
+an error. CUDA: ``cp.async.bulk.tensor...mbarrier::complete_tx::bytes[.multicast::cluster].cta_group::2``
+with the barrier's shared::cluster address of the leader (its peer bit 24 cleared, as CUTLASS does);
+compiled for sm_100a, not run on a B200.
 """
 
 from __future__ import annotations
@@ -33,8 +35,24 @@ def _pair_class(base: type) -> type:
             return blk - (blk % size) % 2  # the leader (even rank) of each receiving CTA's pair
 
         def cuda(self: Any, r: Any) -> None:
-            raise TraceError(f"kernel {r.ir.name}{self.where}: the CUDA back end does not print 2-CTA TMA loads "
-                             f"(.cta_group::2) yet")
+            from ..ir.symbolic import is_sym
+            from .mbarrier import smem_addr
+
+            d = self.desc
+            mask = getattr(self, "mask", None)
+            cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
+            mc = ".multicast::cluster" if mask is not None else ""
+            ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}"
+                   f".cta_group::2 [%0], [%1, {{{cs}}}], [%{d.rank + 2}]" + (f", %{d.rank + 3};" if mc else ";"))
+            coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+            # the barrier of the pair's leader: the peer bit (24) of the shared::cluster address cleared
+            bar = f"({smem_addr(r, self.bar_shared, self.bar_base)} & 0xFEFFFFFFu)"
+            extra = ""
+            if mc:
+                m = r.expr(mask)[0] if is_sym(mask) else str(int(mask))
+                extra = f', "h"((unsigned short)({m}))'
+            r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
+                   f'"l"((unsigned long long)&{self.tmap_name}), {coords}, "r"({bar}){extra} : "memory");')
 
         def __repr__(self: Any) -> str:
             return base.__repr__(self) + " (2-CTA: bytes counted at the pair's leader)"

@@ -246,9 +246,7 @@ class UmmaOp(Op):
     def cuda(self, r: Any) -> None:
 
         M, N, K = self.op.shape_mnk
-        if self.op.cta_group.value != 1:
-            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print 2-CTA UMMAs "
-                             f"(tcgen05.mma.cta_group::2) yet")
+        group = self.op.cta_group.value  # 2: issued by the pair's leader, reading and writing both CTAs
         kind = "tf32" if self.op.a_dtype.name == "tf32" else "f16"
         for o, nm in ((self.a, "A"), (self.b, "B")):
             if o.fields is None:
@@ -268,7 +266,7 @@ class UmmaOp(Op):
                         int(self.acc_base) + int(self.acc_offs[mi, ni, 0])
                     dc = r.expr(d0)[0] if is_sym(d0) else str(int(d0))
                     r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
-                           f'tcgen05.mma.cta_group::1.kind::{kind} [%0], %1, %2, %3, p;\\n\\t}}" :: '
+                           f'tcgen05.mma.cta_group::{group}.kind::{kind} [%0], %1, %2, %3, p;\\n\\t}}" :: '
                            f'"r"((unsigned)({dc})), "l"({da}), "l"({db}), "r"(0x{idesc:08x}u), '
                            f'"r"((unsigned)({acc})) : "memory");')
 
@@ -372,11 +370,14 @@ class UmmaCommitOp(Op):
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr
 
-        if self.mask is not None or self.n_cta != 1:
-            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end does not print a multicast or "
-                             f"2-CTA tcgen05.commit yet")
-        r.emit(f'asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" '
-               f':: "r"({smem_addr(r, self.shared, self.base)}) : "memory");')
+        ins = f"tcgen05.commit.cta_group::{self.n_cta}.mbarrier::arrive::one.shared::cluster"
+        addr = smem_addr(r, self.shared, self.base)
+        if self.mask is None:
+            r.emit(f'asm volatile("{ins}.b64 [%0];" :: "r"({addr}) : "memory");')
+            return
+        m = r.expr(self.mask)[0] if is_sym(self.mask) else str(int(self.mask))
+        r.emit(f'asm volatile("{ins}.multicast::cluster.b64 [%0], %1;" :: "r"({addr}), '
+               f'"h"((unsigned short)({m})) : "memory");')
 
 
 def commit(mbar_ptr: Any, mask: Any = None, cta_group: Any = None, *, loc: Any = None, ip: Any = None) -> None:
