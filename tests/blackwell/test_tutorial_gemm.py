@@ -1,6 +1,7 @@
 """CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py to _3.py from
 examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, and dense_gemm.py from
-examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm), run by ``cutelab run`` with
+examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm, and tma_v0.py of the TMA tutorial), run by
+``cutelab run`` with
 CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
 cutelab prints for them compiles for sm_100a (where nvcc is installed)."""
 
@@ -53,6 +54,12 @@ def test_fp16_gemm_2_and_3(prog, mnk):
     _passes(_run(prog, "--mnk", mnk))
 
 
+def test_tma_v0():  # CUTLASS's Blackwell TMA tutorial, first step: a TMA load and a plain store
+    p = _run("tma_v0.py", "--M", "256", "--N", "128", "--num_warmup", "1", "--num_iters", "1")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "Verification: PASSED" in p.stdout, p.stdout[-2000:]
+
+
 def test_fp16_gemm_0_rejects_what_it_rejects():
     p = _run("fp16_gemm_0.py", "--mnk", "100,256,64")  # the program's own argument check
     assert p.returncode != 0 and "m n must be divisible by mma_tiler_mn" in p.stderr
@@ -63,6 +70,8 @@ def test_fp16_gemm_0_rejects_what_it_rejects():
     ["--mnkl", "256,256,128,2"],  # a persistent tile loop over 2 x 2 x 2 tiles, 4 k-tiles each
     ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
     ["--mnkl", "128,128,64,1", "--ab_dtype", "BFloat16", "--mma_tiler_mn", "64,128"],  # 64-row UMMA
+    # M-major A, N-major B, M-major C: each 128-element operand tile is two TMA boxes of the 128-byte swizzle span
+    ["--mnkl", "128,128,64,1", "--ab_dtype", "Float16", "--a_major", "m", "--b_major", "n", "--c_major", "m"],
 ])
 def test_dense_gemm(args):
     _passes(_run("dense_gemm.py", *args))

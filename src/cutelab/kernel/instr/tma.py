@@ -253,24 +253,30 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     g.param.read = True
     from ..frontend.arch import elect_one
 
-    if multicast:
-        from .cluster import tma_multicast_op
+    ops = []
+    for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
+        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        sb = sbase + start if start else sbase
+        if multicast:
+            from .cluster import tma_multicast_op
 
-        op = tma_multicast_op(d, g.param, coords, s.param, sbase, bsh, bbase, mcast, what)
-    else:
-        op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
-    if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
-        from .tcgen05_2cta import pair_load
+            op = tma_multicast_op(d, g.param, bc, s.param, sb, bsh, bbase, mcast, what)
+        else:
+            op = TmaLoadOp(d, g.param, bc, s.param, sb, bsh, bbase, t.where())
+        if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
+            from .tcgen05_2cta import pair_load
 
-        op = pair_load(op, what)
-    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-    key = (g.param.index, d)
-    if key not in names:
-        k = sum(1 for (i, _) in names if i == g.param.index)
-        names[key] = op.tmap_name + (f"_{k}" if k else "")
-    op.tmap_name = names[key]
+            op = pair_load(op, what)
+        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+        key = (g.param.index, d)
+        if key not in names:
+            k = sum(1 for (i, _) in names if i == g.param.index)
+            names[key] = op.tmap_name + (f"_{k}" if k else "")
+        op.tmap_name = names[key]
+        ops.append(op)
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
-        t.emit(op)
+        for op in ops:
+            t.emit(op)
     return True
 
 

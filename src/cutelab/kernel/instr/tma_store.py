@@ -163,15 +163,20 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
                          f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
     coords = _tile_coords(d, atom.gmem_layout, dst.offset, what)
     g.param.written = True
-    op = TmaStoreOp(d, g.param, coords, s.param, sbase, s.param, 0, t.where())
-    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-    key = (g.param.index, d)
-    if key not in names:
-        k = sum(1 for (i, _) in names if i == g.param.index)
-        names[key] = op.tmap_name + (f"_{k}" if k else "")
-    op.tmap_name = names[key]
     from ..frontend.arch import elect_one
 
+    ops = []
+    for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
+        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        op = TmaStoreOp(d, g.param, bc, s.param, sbase + start if start else sbase, s.param, 0, t.where())
+        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+        key = (g.param.index, d)
+        if key not in names:
+            k = sum(1 for (i, _) in names if i == g.param.index)
+            names[key] = op.tmap_name + (f"_{k}" if k else "")
+        op.tmap_name = names[key]
+        ops.append(op)
     with elect_one():
-        t.emit(op)
+        for op in ops:
+            t.emit(op)
     return True
