@@ -144,3 +144,13 @@ from .pipeline_async import (ImmutableResourceHandle, PipelineAsync, PipelineCon
                              PipelineProducer)
 
 __all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "PipelineCpAsync", "PipelineProducer"]
+
+# SM100: the pipelines whose one side is the UMMA (tcgen05.mma), in pipeline_sm100.py
+from .pipeline_sm100 import PipelineAsyncUmma, PipelineTmaUmma, PipelineUmmaAsync, sync  # noqa: E402
+
+__all__ += ["PipelineAsyncUmma", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
+
+# TMA-store epilogue stages, in pipeline_tma_store.py
+from .pipeline_tma_store import PipelineTmaStore  # noqa: E402
+
+__all__ += ["PipelineTmaStore"]

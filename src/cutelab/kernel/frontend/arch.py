@@ -311,3 +311,18 @@ from ..instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics,
 __all__ += ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
             "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
             "fence_acq_rel_sys"]
+
+
+# --------------------------------------------------------------------------- SM100 tensor memory (instr/tcgen05_tmem.py)
+
+from ..instr.tcgen05_tmem import (  # noqa: E402
+    alloc_tmem, dealloc_tmem, fence_view_async_tmem_load, fence_view_async_tmem_store, relinquish_tmem_alloc_permit,
+    retrieve_tmem_ptr,
+)
+
+__all__ += ["alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "retrieve_tmem_ptr",
+            "fence_view_async_tmem_load", "fence_view_async_tmem_store"]
+
+from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
+
+__all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]

@@ -139,12 +139,17 @@ class TmaLoadOp(Op):
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
         for sel, blk in self.dest_blocks(b, mask, act):  # the issuing CTA's block, or each CTA of a multicast
             smem[(blk[sel] * self.shared.length)[:, None] + dst[sel]] = vals[sel]
-            complete_tx(b, self.bar_shared, blk[sel], bar[sel], d.box_bytes)
+            complete_tx(b, self.bar_shared, self.barrier_blocks(b, blk[sel]), bar[sel], d.box_bytes)
 
     def dest_blocks(self, b: Any, mask: Any, act: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
         """(which issuing threads, receiving block of each issuing thread) pairs: the blocks of the
         batch whose shared memory receives the box (here the issuing thread's own block)."""
         return [(slice(None), b.block_of[act])]
+
+    def barrier_blocks(self, b: Any, blk: np.ndarray) -> np.ndarray:
+        """The blocks whose barrier counts the bytes that land in blocks blk: the same blocks (a
+        2-CTA load, kernel/instr/tcgen05_2cta.py, counts them at the pair's leader)."""
+        return blk
 
     def cuda(self, r: Any) -> None:
         d = self.desc
@@ -183,6 +188,10 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
 
     if not isinstance(atom, TmaCopyAtom):
         return False
+    from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp atoms)
+
+    if tma_store_copy(atom, src, dst, kwargs):
+        return True
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
     bar = kwargs.pop("tma_bar_ptr", None)
@@ -193,6 +202,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp
 
     multicast = isinstance(atom.op, CopyBulkTensorTileG2SMulticastOp)
+    if mcast is not None and not multicast and getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:
+        mcast = None  # a 2-CTA load without multicast drops the mask, as CuTe DSL's TMA atoms drop unused keywords
     if mcast is not None and not multicast:
         raise TraceError(f"{what}: mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp, got "
                          f"{type(atom.op).__name__}")
@@ -211,13 +222,13 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
     # the source tile must be the atom's tile of the atom's tensor
+    # (compared element by element, in the tile's column-major order: an MMA-partitioned view of the
+    # tile, thr_mma.partition_A(gA)[(None, k)], is the same tile)
     gl = src.layout
-    flat_s = it.flatten_to_tuple(gl.shape)
-    flat_d = it.flatten_to_tuple(gl.stride)
     gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
-    want = tuple((e, gstride[i]) for i, e in enumerate(atom.tile) if e != 1)
-    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
-    if got != want:
+    want = _static_offsets(Layout._raw(tuple(atom.tile), tuple(int(x) for x in gstride[:len(atom.tile)])), "cute.copy")
+    got = _static_offsets(gl, "cute.copy") if it.product(gl.shape) == len(want) else None
+    if got is None or not np.array_equal(got, want):
         raise TraceError(f"{what}: the source {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
                          f"{atom.gmem_layout} the atom was made for")
     # the destination must be one tile in the atom's smem layout, at a swizzle-aligned start
@@ -242,20 +253,30 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     g.param.read = True
     from ..frontend.arch import elect_one
 
-    if multicast:
-        from .cluster import tma_multicast_op
+    ops = []
+    for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
+        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        sb = sbase + start if start else sbase
+        if multicast:
+            from .cluster import tma_multicast_op
 
-        op = tma_multicast_op(d, g.param, coords, s.param, sbase, bsh, bbase, mcast, what)
-    else:
-        op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
-    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-    key = (g.param.index, d)
-    if key not in names:
-        k = sum(1 for (i, _) in names if i == g.param.index)
-        names[key] = op.tmap_name + (f"_{k}" if k else "")
-    op.tmap_name = names[key]
+            op = tma_multicast_op(d, g.param, bc, s.param, sb, bsh, bbase, mcast, what)
+        else:
+            op = TmaLoadOp(d, g.param, bc, s.param, sb, bsh, bbase, t.where())
+        if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
+            from .tcgen05_2cta import pair_load
+
+            op = pair_load(op, what)
+        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+        key = (g.param.index, d)
+        if key not in names:
+            k = sum(1 for (i, _) in names if i == g.param.index)
+            names[key] = op.tmap_name + (f"_{k}" if k else "")
+        op.tmap_name = names[key]
+        ops.append(op)
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
-        t.emit(op)
+        for op in ops:
+            t.emit(op)
     return True
 
 

@@ -212,8 +212,15 @@ class JitFunction:
         device, alignment; other arguments: equal values) launches the same kernels again
         without running the Python body. CUTELAB_JIT_CACHE=0 runs the body at every call (as
         CuTe DSL 4.8.1 does; the difference shows only in side effects of the body other than
-        printing; the variable is read when a call would be remembered)."""
-        cache = not kwargs and getattr(_local, "recorder", None) is None
+        printing; the variable is read when a call would be remembered).
+
+        CuTe DSL's call options are taken out of the keywords before the body runs, as its jit
+        call does: ``no_cache=True`` runs the body (the call is neither replayed nor remembered);
+        ``pipeline``, ``gpu_module_attrs``, ``no_jit_engine`` and ``export_name`` configure its
+        MLIR compilation and change nothing here; ``compile_only`` and
+        ``compile_to_precompiled_mlir`` are errors (use ``cute.compile``)."""
+        kwargs, no_cache = _call_options(self.fn, kwargs)
+        cache = not no_cache and not kwargs and getattr(_local, "recorder", None) is None
         if cache:
             for i, cf in enumerate(self.calls):
                 if cf._replay(args):
@@ -280,6 +287,25 @@ def jit_target(fn: Any) -> Any:
         if isinstance(call, JitFunction):
             return types.MethodType(call.fn, fn)
     return fn
+
+
+_MLIR_CALL_OPTIONS = ("pipeline", "gpu_module_attrs", "no_jit_engine", "export_name")
+
+
+def _call_options(fn: Callable, kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], bool]:
+    """The keywords of a @cute.jit call without CuTe DSL's call options (its ``_prepare_compilation``
+    pops them whatever the function's parameters are), and whether ``no_cache`` was set."""
+    if not kwargs:
+        return kwargs, False
+    kwargs = dict(kwargs)
+    no_cache = bool(kwargs.pop("no_cache", False))
+    for name in _MLIR_CALL_OPTIONS:
+        kwargs.pop(name, None)
+    for name in ("compile_only", "compile_to_precompiled_mlir"):
+        if kwargs.pop(name, False):
+            raise TypeError(f"{fn.__name__}(..., {name}=True): cutelab does not support this CuTe DSL call "
+                            f"option; use cute.compile({fn.__name__}, ...) to compile without running")
+    return kwargs, no_cache
 
 
 def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
