@@ -157,3 +157,19 @@ def test_cuda_prints_the_tensor_memory_ops_for_sm_100a(tmp_path):
     c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
                        capture_output=True, text=True)
     assert c.returncode == 0, c.stderr[-4000:]
+
+
+def test_a_tcgen05_kernel_on_a_hopper_gpu_is_refused_before_nvrtc():
+    """On an H100 (sm_90) a kernel with tcgen05 ops is refused by name and line, before NVRTC would
+    fail on the PTX; the CPU interpreter runs it."""
+    import torch
+
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+
+    X = fake_cuda_tensor(torch.zeros(128, 32))
+    Y = fake_cuda_tensor(torch.zeros(128, 32))
+    with fake_gpu() as g:
+        with pytest.raises(LaunchError, match=rf"roundtrip: TmemAllocOp \(.*{_HERE}:{_line('# ALLOC')}\) needs sm_100a "
+                                              r"\(Blackwell\), and this GPU is sm_90.*CUTELAB_INTERPRET=1"):
+            roundtrip(from_dlpack(X), from_dlpack(Y), "ok", 32).launch(grid=1, block=128)
+        assert g.nvrtc.compiles == 0

@@ -155,6 +155,8 @@ class UmmaOp(Op):
     tiles A and B added to (or written into) the f32 accumulator in tensor memory at
     ``acc_base + acc_offs[mi, ni, m + M * n]``."""
 
+    min_sm = 100  # tcgen05: sm_100a
+
     __slots__ = ("op", "a", "b", "acc_base", "acc_offs", "accumulate", "where")
 
     def __init__(self, op: Any, a: _Operand, b: _Operand, acc_base: Any, acc_offs: np.ndarray, accumulate: Any,
@@ -319,6 +321,8 @@ class UmmaCommitOp(Op):
     [mbar][, mask]``: the CTA's issued UMMAs complete, then each executing thread arrives once on the
     mbarrier (of its own CTA, or at the same offset in every CTA of the cluster whose rank is a bit of
     ``mask``)."""
+
+    min_sm = 100  # tcgen05: sm_100a
 
     __slots__ = ("shared", "base", "mask", "self_rank", "n_cta", "where")
 

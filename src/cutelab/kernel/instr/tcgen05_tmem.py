@@ -161,6 +161,8 @@ class TmemAllocOp(Op):
     """``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols``: a warp allocates
     ncols columns and writes their address to the 32-bit shared word dst."""
 
+    min_sm = 100  # tcgen05: sm_100a
+
     __slots__ = ("ncols", "shared", "base", "where", "group")
 
     def __init__(self, ncols: int, shared: Shared, base: Any, where: str, group: int = 1):
@@ -211,6 +213,8 @@ class TmemAllocOp(Op):
 class TmemRelinquishOp(Op):
     """``tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned``: the CTA allocates no more."""
 
+    min_sm = 100  # tcgen05: sm_100a
+
     __slots__ = ("where", "group")
 
     def __init__(self, where: str, group: int = 1):
@@ -230,6 +234,8 @@ class TmemRelinquishOp(Op):
 class TmemDeallocOp(Op):
     """``tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols``: a warp frees ncols columns
     from the TMEM address ``addr`` (an index expression: lane << 16 | column)."""
+
+    min_sm = 100  # tcgen05: sm_100a
 
     __slots__ = ("addr", "ncols", "where", "group")
 
@@ -264,6 +270,8 @@ class TmemDeallocOp(Op):
 class Tcgen05FenceOp(Op):
     """``tcgen05.fence::before_thread_sync`` / ``after_thread_sync``, ``tcgen05.wait::ld/st``: GPU
     ordering of the asynchronous tcgen05 operations; no CPU effect (the interpreter runs them in order)."""
+
+    min_sm = 100  # tcgen05: sm_100a
 
     __slots__ = ("kind",)
 
@@ -367,6 +375,8 @@ class TmemCopyOp(Op):
 
     Thread t (lane l = t % 32) moves value j of ``regs``: register ``reg_offs[j]`` of the fragment
     ``reg`` and the TMEM element at ``base + tmem_offs[l, j]`` (element units of dtype)."""
+
+    min_sm = 100  # tcgen05: sm_100a
 
     __slots__ = ("load", "dtype", "base", "tmem_offs", "reg", "reg_offs", "src", "ptx", "where")
 

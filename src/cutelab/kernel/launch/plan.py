@@ -199,6 +199,25 @@ def _scalar_bits(dt: Any, v: Any) -> int:
     return int(arr[0])
 
 
+def _check_arch(ir: Any, arch: str) -> None:
+    """A LaunchError naming the first op (and its line) that this GPU's architecture does not have
+    (a tcgen05 op on an H100), before NVRTC fails on it."""
+    from ..ir.nodes import walk
+
+    try:
+        have = int(arch.removeprefix("sm_").rstrip("af"))
+    except ValueError:
+        return
+    for op in walk(ir.body):
+        need = getattr(op, "min_sm", 0)
+        if need > have:
+            loc = getattr(op, "loc", None)
+            raise LaunchError(
+                f"{ir.name}: {type(op).__name__}{f' ({loc})' if loc else ''} needs sm_{need}a (Blackwell), and this "
+                f"GPU is {arch}; run the program on the CPU interpreter (CUTELAB_INTERPRET=1), which runs tcgen05 "
+                f"and tensor memory, or on a Blackwell GPU. Nothing was launched.")
+
+
 def _torch_stream(device_index: int) -> int:
     """torch's current CUDA stream on that device, as a raw handle (fakegpu replaces this)."""
     global _RAW_STREAM
@@ -345,6 +364,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
 
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)
     use_device(dev)
+    _check_arch(ir, device_arch())
     restrict = not _aliasing(ir, storages)
     t_render = time.perf_counter()
     renderer = CudaRenderer(ir, restrict=restrict)
