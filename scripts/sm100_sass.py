@@ -1,0 +1,131 @@
+"""The CUDA cutelab prints for CUTLASS's Blackwell programs, compiled for sm_100a, and the SASS it
+becomes: a check that runs on any machine with NVRTC (or nvcc), no Blackwell GPU needed.
+
+    PYTHONPATH=$PWD/src python scripts/sm100_sass.py [--out DIR] [--nvcc]
+
+Each program of tests/blackwell/programs runs unchanged on the CPU interpreter
+(``CUTE_DSL_ARCH=sm_100a``, ``CUTELAB_INTERPRET=1``) at a small size; the last kernel it launched
+is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Where ``cuobjdump``
+is installed, its SASS is read and the instructions of each family counted: UMMA (UTC*MMA),
+tensor-memory loads and stores (LDTM, STTM), their allocation (UTCATOMSWS and friends), TMA loads
+and stores (UTMALDG, UTMASTG), wgmma (HGMMA: must be none). A program whose CUDA does not compile,
+or whose SASS lacks the UMMA or the tensor-memory loads, is reported as FAILED (exit status 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "tests" / "blackwell" / "programs"
+
+CASES = [
+    ("fp16_gemm_0.py", ["--mnk", "128,256,64"]),
+    ("fp16_gemm_1.py", ["--mnk", "256,256,64"]),
+    ("fp16_gemm_2.py", ["--mnk", "256,256,64"]),
+    ("fp16_gemm_3.py", ["--mnk", "256,256,64"]),
+    ("dense_gemm.py", ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16"]),
+    ("dense_gemm.py", ["--mnkl", "256,128,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16",
+                       "--use_2cta_instrs", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1"]),
+]
+
+# SASS opcode families (the opcode's first word, matched at its start)
+FAMILIES = {
+    "UMMA": r"UTC[A-Z]*MMA",
+    "TMEM ld/st": r"(LDTM|STTM)",
+    "TMEM alloc/commit": r"UTC(ATOMSWS|BAR|CCP|SHIFT)",
+    "TMA": r"UTMA(LDG|STG|CCTL|PF)",
+    "wgmma (none expected)": r"HGMMA",
+}
+
+_RENDER = """
+import sys
+from cutelab.compat.run import main
+out = sys.argv[-1]
+try:
+    main(sys.argv[1:-1])
+except SystemExit as e:
+    assert not e.code, e.code
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.kernel.cuda import printer
+ir = last_launch().ir
+open(out, "w").write(printer.render(ir))
+open(out + ".name", "w").write(ir.name)
+"""
+
+
+def render(prog: str, args: list, out: Path) -> str:
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", CUTELAB_INTERPRET="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", _RENDER, str(PROGRAMS / prog), *args, str(out)], capture_output=True,
+                       text=True, env=env, timeout=600, cwd=str(PROGRAMS))
+    if p.returncode != 0:
+        raise RuntimeError(f"{prog} did not run on the CPU interpreter:\n{p.stderr[-3000:]}")
+    return Path(str(out) + ".name").read_text()
+
+
+def compile_sm100(src: Path, name: str, cubin: Path, nvcc: bool) -> str:
+    if nvcc:
+        c = subprocess.run(["nvcc", "-arch=sm_100a", "-cubin", "-o", str(cubin), str(src)], capture_output=True,
+                           text=True)
+        if c.returncode != 0:
+            raise RuntimeError(c.stderr[-3000:])
+        return "nvcc"
+    from cutelab.kernel.cuda.nvrtc import compile_cuda
+
+    res = compile_cuda(src.read_text(), name, "sm_100a", use_cache=False)
+    cubin.write_bytes(res.cubin)
+    return "NVRTC"
+
+
+def sass_counts(cubin: Path) -> dict:
+    tool = shutil.which("cuobjdump")
+    if tool is None:
+        return {}
+    s = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, check=True).stdout
+    ops = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", s)
+    out = {fam: sum(1 for o in ops if re.match(rx, o)) for fam, rx in FAMILIES.items()}
+    out["all"] = len(ops)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", help="keep the .cu and .cubin files here")
+    ap.add_argument("--nvcc", action="store_true", help="compile with nvcc instead of NVRTC")
+    args = ap.parse_args()
+    sys.path.insert(0, str(ROOT / "src"))
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(args.out or tmp)
+        d.mkdir(parents=True, exist_ok=True)
+        print("| program | arguments | compiler | SASS instructions | " + " | ".join(FAMILIES) + " | result |")
+        print("|---|---|---|---|" + "---|" * len(FAMILIES) + "---|")
+        for i, (prog, pargs) in enumerate(CASES):
+            stem = f"{i}_{prog[:-3]}"
+            try:
+                name = render(prog, pargs, d / f"{stem}.cu")
+                how = compile_sm100(d / f"{stem}.cu", name, d / f"{stem}.cubin", args.nvcc)
+                counts = sass_counts(d / f"{stem}.cubin")
+            except (RuntimeError, subprocess.SubprocessError, OSError) as e:
+                failed += 1
+                print(f"| {prog} | {' '.join(pargs)} | - | - |" + " - |" * len(FAMILIES) + " FAILED |")
+                print(str(e), file=sys.stderr)
+                continue
+            ok = not counts or (counts["UMMA"] > 0 and counts["TMEM ld/st"] > 0 and counts["wgmma (none expected)"] == 0)
+            failed += not ok
+            cells = [str(counts.get(f, "?")) for f in FAMILIES]
+            print(f"| {prog} | {' '.join(pargs)} | {how} | {counts.get('all', 'no cuobjdump')} | " + " | ".join(cells)
+                  + f" | {'compiled' if not counts else 'ok' if ok else 'FAILED'} |")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
