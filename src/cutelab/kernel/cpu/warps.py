@@ -356,7 +356,9 @@ class _Run:
                     f.stage = 2
                     if s.orelse.ops:
                         m2 = and_mask(f.mask, ~f.c)
-                        if m2.any():
+                        if f.mask is None and m2.all():  # every thread takes the else-branch: no mask
+                            stack.append(_Block(s.orelse, None))
+                        elif m2.any():
                             stack.append(_Block(s.orelse, m2))
                     continue
                 if f.join is not None and not f.join.released:
