@@ -9,7 +9,9 @@ table shows medians):
 - ``naive_gemm``: one thread per output element looping over K with a runtime loop, f32, one
   launch after its trace, against ``A @ B``; the child's peak memory growth is shown;
 - ``sgemm``, ``tensorop_gemm``: the examples' own ``run()`` (trace, launch, reference check)
-  at a CPU size, whole, and the part of it spent in the interpreter's launches ("launches").
+  at a CPU size, whole, and the part of it spent in the interpreter's launches ("launches"; "CPU
+  s": the CPU seconds of the child process in them, ``time.process_time``, steadier than wall
+  time on a shared machine).
 
 ``--trees`` takes source folders (the ``src`` of checkouts; default: this one) to compare, e.g.
 the tree before a change. CPU timings of GPU code say nothing about the GPU: this measures the
@@ -104,7 +106,7 @@ def child(row: str, size: tuple) -> dict:
         import cutelab as cutlass_types
 
         M, N, K = size
-        spent = [0.0]  # seconds inside the interpreter's launches
+        spent = [0.0, 0.0]  # seconds inside the interpreter's launches: wall, CPU (this process)
         import importlib
 
         try:
@@ -115,11 +117,12 @@ def child(row: str, size: tuple) -> dict:
         real = interpreter.interpret
 
         def timed(*a, **k):
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             try:
                 return real(*a, **k)
             finally:
                 spent[0] += time.perf_counter() - t
+                spent[1] += time.process_time() - c
         interpreter.interpret = timed
         t0 = time.perf_counter()
         with quiet:
@@ -132,7 +135,7 @@ def child(row: str, size: tuple) -> dict:
 
                 ex.run((M, N, K, 1), cutlass_types.Float16, cutlass_types.Float32, cutlass_types.Float32, "k", "k",
                        "n", (2, 2, 1), warmup_iterations=0, iterations=1)
-        return {"ours": time.perf_counter() - t0, "launches": spent[0]}
+        return {"ours": time.perf_counter() - t0, "launches": spent[0], "launches_cpu": spent[1]}
     raise SystemExit(f"interpreter.py: unknown row {row!r}")
 
 
@@ -159,16 +162,17 @@ def main() -> None:
                 if r.returncode:
                     raise SystemExit(f"{row} on {tree} failed:\n{r.stderr[-2000:]}")
                 got.setdefault((row, tree), []).append(json.loads(r.stdout.strip().splitlines()[-1]))
-    print(f"{'row':14s} {'size':16s} {'tree':28s} {'cutelab s':>10s} {'launches s':>10s} {'numpy s':>9s} {'ratio':>6s} "
-          f"{'peak MB':>8s}")
+    print(f"{'row':14s} {'size':16s} {'tree':28s} {'cutelab s':>10s} {'launches s':>10s} {'CPU s':>7s} {'numpy s':>9s} "
+          f"{'ratio':>6s} {'peak MB':>8s}")
     for (row, tree), rs in got.items():
         med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
         ratio = f"{med['ours'] / med['numpy']:6.1f}" if "numpy" in med else "     -"
         numpy_s = f"{med['numpy']:9.3f}" if "numpy" in med else "        -"
         peak = f"{med['peak_mb']:8.0f}" if "peak_mb" in med else "       -"
         launches = f"{med['launches']:10.3f}" if "launches" in med else "         -"
+        cpu = f"{med['launches_cpu']:7.3f}" if "launches_cpu" in med else "      -"
         print(f"{row:14s} {'x'.join(map(str, sizes[row])):16s} {os.path.relpath(tree, ROOT)[-28:]:28s} "
-              f"{med['ours']:10.3f} {launches} {numpy_s} {ratio} {peak}")
+              f"{med['ours']:10.3f} {launches} {cpu} {numpy_s} {ratio} {peak}")
 
 
 if __name__ == "__main__":

@@ -249,6 +249,10 @@ class ExecContext:
                     lo = hi = None
                 elif lo is not None:
                     lo, hi = lo + int(x), hi + int(x)
+        elif isinstance(e, Swz) and isinstance(e.a, Lin):  # a swizzled sum: the sum as above
+            v = self.index_range(e.a)[0]
+            v = v ^ ((v & e.ymask) >> e.s)
+            lo = hi = None
         else:
             v = evaluate(e, self.env)
             lo = hi = None

@@ -24,9 +24,11 @@ Optional race detection (``CUTELAB_RACECHECK=1``, ``racecheck.py``): shared-memo
 different warps with no barrier or wait between them (read-after-write, write-after-read,
 write-after-write) are reported with both lines, as compute-sanitizer's racecheck would on the GPU.
 
-Runs of independent instruction ops (mma.sync) run as one (``_runs``, ``Op.interpret_batch``).
+Runs of independent instruction ops (mma.sync) run as one (``_runs``, ``Op.interpret_batch``), and
+copies that only feed one instruction op are left out (``forward.py``).
 
-May import: ``kernel.ir``, ``kernel.cpu.context``, ``kernel.cpu.racecheck``, ``cutelab.errors``.
+May import: ``kernel.ir``, ``kernel.cpu.context``, ``kernel.cpu.forward``, ``kernel.cpu.racecheck``,
+``cutelab.errors``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import numpy as np
 from ...errors import LaunchError
 from ..ir.nodes import Assign, Barrier, Compute, For, If, Op, While, walk
 from .context import ExecContext, and_mask, warp_of, warps_per_block
+from .forward import plan as forward_plan
 from .racecheck import RaceCheck
 
 __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
@@ -254,10 +257,11 @@ class _Run:
         self._runs = ir.__dict__.setdefault("_cpu_runs", {})
 
     def runs(self, block: Any) -> Dict[int, Any]:
-        """The runs of block's ops that can go as one (cached on the kernel's IR): see _runs."""
+        """The runs of block's ops that can go as one, and the copies left out (cached on the
+        kernel's IR): see _runs and forward.py."""
         got = self._runs.get(id(block))
         if got is None or got[0] is not block:
-            got = self._runs[id(block)] = (block, _runs(block))
+            got = self._runs[id(block)] = (block, forward_plan(self.ir, block, _runs(block)))
         return got[1]
 
     def run(self) -> None:
@@ -352,7 +356,9 @@ class _Run:
                     f.stage = 2
                     if s.orelse.ops:
                         m2 = and_mask(f.mask, ~f.c)
-                        if m2.any():
+                        if f.mask is None and m2.all():  # every thread takes the else-branch: no mask
+                            stack.append(_Block(s.orelse, None))
+                        elif m2.any():
                             stack.append(_Block(s.orelse, m2))
                     continue
                 if f.join is not None and not f.join.released:

@@ -123,15 +123,21 @@ class CpAsyncCopy(Op):
         go = act.copy()
         if self.pred is not None:
             go &= _pred_column(b, self.pred) if not isinstance(self.pred, int) else bool(self.pred)
-        vals = np.zeros((b.n, k), dtype=self.src.dtype.storage)
-        if go.any():
+        if go.all():  # every thread copies: the accesses of all threads, unmasked
             data, length, _ = b.memory(self.src, buffers)
             idx = b.access_index(self.src_base, self.src_offsets, length,
-                                f"{ir.name}: cp.async from {self.src.name}", go, _at(self.where))
-            vals[go] = data[idx[go]]
+                                 f"{ir.name}: cp.async from {self.src.name}", None, _at(self.where))
+            vals = data[idx].astype(self.src.dtype.storage, copy=False)
+        else:
+            vals = np.zeros((b.n, k), dtype=self.src.dtype.storage)
+            if go.any():
+                data, length, _ = b.memory(self.src, buffers)
+                idx = b.access_index(self.src_base, self.src_offsets, length,
+                                     f"{ir.name}: cp.async from {self.src.name}", go, _at(self.where))
+                vals[go] = data[idx[go]]
         _, dlen, shift = b.memory(self.dst, buffers)
         didx = b.access_index(self.dst_base, self.dst_offsets, dlen,
-                             f"{ir.name}: cp.async to {self.dst.name}", act, _at(self.where))
+                             f"{ir.name}: cp.async to {self.dst.name}", mask, _at(self.where))
         didx = didx + shift[:, None]
         st = _state(b)
         st.flight.append([act.copy(), st.seq.copy(), self.dst.index, didx, vals])
@@ -229,7 +235,10 @@ class CpAsyncWait(Op):
         for rec in st.flight:
             issued, group, sh, didx, vals = rec
             land = issued & act & (group < st.seq - self.n)
-            if land.any():
+            if land.all():  # every thread's copy lands
+                b.shared[sh][didx] = vals
+                issued &= ~land
+            elif land.any():
                 b.shared[sh][didx[land]] = vals[land]
                 issued &= ~land
             if issued.any():

@@ -37,6 +37,9 @@ def register_gemm(op_type: type, fn: Callable[..., None]) -> None:
     GEMM_IMPLS[op_type] = fn
 
 
+_ROWS = 1 << 15  # float64 elements of the FMA's scratch array (a quarter MB)
+
+
 class Fma(Op):
     """dst[i] = a[i] * b[i] + c[i], fused (one rounding), for the elements of a register array."""
 
@@ -48,23 +51,57 @@ class Fma(Op):
     def __repr__(self) -> str:
         return f"{self.dst!r} = fma(...{len(self.a)} elements)"
 
+    #: the CPU interpreter may give this op a mutable register as ``dst`` (forwarding the
+    #: ``Assign`` of all of its result into that register: kernel/cpu/forward.py); it then writes
+    #: only the rows of the threads of the mask, as that Assign does
+    into_mutable = True
+
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         from ..cpu.context import from_real
 
         d = self.dst
         plan = self._plan(b.ir)
+        z = b.gather(self.c, d.dtype)
         if plan is None:  # every element's a * b + c: (threads, n) matrices
             x, y = b.gather(self.a, d.dtype), b.gather(self.b, d.dtype)
             p = np.multiply(x, y, dtype=np.float64)
-        else:  # a[i] = A[i % M], b[i] = B[i // M]: the products as an outer product, (threads, N, M)
-            M, a_m, b_n = plan
-            x, y = b.gather(a_m, d.dtype), b.gather(b_n, d.dtype)
-            p = np.multiply(y[:, :, None], x[:, None, :], dtype=np.float64).reshape(b.n, d.n)
-        z = b.gather(self.c, d.dtype)
-        if d.dtype.name == "f32":  # the sum in float64, rounded to float32 as it is stored (one pass)
-            b.regs[d.id] = np.add(p, z, out=np.empty(p.shape, np.float32), casting="same_kind")
-        else:  # in float64, then one rounding to d's type
-            b.regs[d.id] = from_real(np.add(p, z, out=p), d.dtype)
+            np.add(p, z, out=p)  # the sum in float64, then one rounding to d's type
+            self._put(b, mask, p, 0, b.n)
+            return
+        # a[i] = A[i % M], b[i] = B[i // M]: the products as an outer product, (threads, N, M), made
+        # and summed a block of rows at a time in a scratch array that stays in the CPU's caches
+        M, a_m, b_n = plan
+        x, y = b.gather(a_m, d.dtype).astype(np.float64), b.gather(b_n, d.dtype).astype(np.float64)
+        rows = max(1, _ROWS // d.n)
+        scratch = b.__dict__.get("_fma_scratch")
+        if scratch is None or scratch.size < rows * d.n:
+            scratch = b.__dict__["_fma_scratch"] = np.empty(rows * d.n)
+        if not d.mutable:
+            b.regs[d.id] = np.empty((b.n, d.n), dtype=d.dtype.storage)
+        for i in range(0, b.n, rows):
+            j = min(b.n, i + rows)
+            p = scratch[:(j - i) * d.n].reshape(j - i, d.n)
+            np.multiply(y[i:j, :, None], x[i:j, None, :], out=p.reshape(j - i, y.shape[1], M))
+            np.add(p, z[i:j], out=p)  # the sum in float64, then one rounding to d's type
+            self._put(b, mask if d.mutable else None, p, i, j)
+
+    def _put(self, b: Any, mask: Any, p: Any, i: int, j: int) -> None:
+        """Rows i..j of the result (float64 sums) into dst, rounded to its type: a fresh array's
+        rows (dst made by this op), or a mutable register's, of the threads of mask."""
+        from ..cpu.context import from_real
+
+        d = self.dst
+        if not d.mutable and (i, j) == (0, b.n):
+            b.regs[d.id] = from_real(p, d.dtype)
+            return
+        out = b.regs[d.id][i:j]
+        if mask is not None:
+            m = mask[i:j]
+            out[m] = from_real(p[m], d.dtype)
+        elif d.dtype.name == "f32":
+            np.copyto(out, p, casting="same_kind")
+        else:
+            out[:] = from_real(p, d.dtype)
 
     def _plan(self, ir: Any) -> Any:
         """(M, refs of A, refs of B) when a[i] is A[i % M] and b[i] is B[i // M] (cute.gemm's

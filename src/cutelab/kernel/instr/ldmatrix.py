@@ -25,7 +25,7 @@ values, which must be 8 consecutive b16 elements of shared memory (after the swi
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, Dict, List
 
 import numpy as np
 
@@ -78,6 +78,9 @@ def _tv_offsets(tv: Any) -> np.ndarray:
     return np.asarray(tv.offsets()).reshape(nv, 32).T  # (lane, value)
 
 
+_LANES: Dict[int, Any] = {}  # id(LdMatrix op) -> (op, its _lanes gather)
+
+
 class LdMatrix(Op):
     """One ldmatrix: lane t's 16-byte row starts at element ``base`` of shared array ``param``;
     ``dst`` gets the lane's 2 * num_matrices b16 values."""
@@ -113,8 +116,13 @@ class LdMatrix(Op):
         idx = b.access_index(self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
         if shift is not None:
             idx = idx + shift[:, None]
-        rows = data[idx].reshape(W, 32, e)  # lane t's row
         used = 8 * self.atom_op.num_matrices  # lanes whose addresses the instruction reads
+        take = self._lanes(used)
+        if take is not None and bool(active.all()):  # each value one element of a row read: one gather
+            got = data[idx.reshape(W, 32 * e)[:, take]]
+            b.regs[self.dst.id] = got.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n)
+            return
+        rows = data[idx].reshape(W, 32, e)  # lane t's row
         span = int(max(self.src_off.max(), self.dst_off.max())) + 1
         buf = np.zeros((W, span), dtype=data.dtype)
         buf[:, self.src_off[:used].ravel()] = rows[:, :used].reshape(W, -1)
@@ -122,6 +130,20 @@ class LdMatrix(Op):
         out = np.zeros((W, 32, self.dst.n), dtype=self.param.dtype.storage)
         out[active] = got[active]
         b.regs[self.dst.id] = out.reshape(n, self.dst.n)
+
+    def _lanes(self, used: int) -> Any:
+        """(32, values): the element of the warp's rows, lane-major, that each lane's value is (what
+        the exchange below does, as one gather); None where a value is no element read (zero-filled)."""
+        cache = _LANES.get(id(self))
+        if cache is None or cache[0] is not self:
+            span = int(max(self.src_off.max(), self.dst_off.max())) + 1
+            at = np.full(span, -1, dtype=np.int64)
+            at[self.src_off[:used].ravel()] = np.arange(used * self.epr)  # as the rows are placed below
+            take = at[self.dst_off]
+            if len(_LANES) > 1024:
+                _LANES.clear()
+            cache = _LANES[id(self)] = (self, None if (take < 0).any() else take)
+        return cache[1]
 
     # the launch may guard it (guards.py) when it cannot prove the rows in bounds: a warp instruction
     # cannot be skipped by some lanes, so a lane whose row is out of range reads row 0 instead and

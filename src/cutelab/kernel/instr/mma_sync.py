@@ -66,6 +66,55 @@ def _tv_pq(tv: Any, P: int) -> Tuple[np.ndarray, np.ndarray]:
     return offs % P, offs // P
 
 
+def _flat_gather(b: Any, refs: Sequence[tuple], dt: Any, idx: np.ndarray, W: int) -> Any:
+    """(register, flat element indices (distinct operands, warps, len(idx)), each op's operand
+    among the distinct ones or None when all differ) when every operand value of every op (refs:
+    one tuple of Refs per op) is an element of one register of type dt: the ops' tiles are then
+    one np.take of that register (value idx[e] of the tile of op j in warp w being lane
+    idx[e] // nv's element refs[j][idx[e] % nv]), the ops that read the same elements (cute.gemm's
+    A for every n, B for every m) sharing theirs. None otherwise. Cached on the kernel's IR."""
+    cache = b.ir.__dict__.setdefault("_cpu_mma_gathers", {})
+    key = (tuple(id(r) for r in refs), id(idx), W)
+    got = cache.get(key)
+    if got is None or got[0] is not refs[0]:
+        first = refs[0][0] if refs and refs[0] else None
+        plan = None
+        if isinstance(first, tuple) and first[0].dtype.name == dt.name:
+            reg = first[0]
+            if all(isinstance(x, tuple) and x[0] is reg for r in refs for x in r):
+                nv = len(refs[0])
+                cols = [tuple(x[1] for x in r) for r in refs]
+                uniq = list(dict.fromkeys(cols))
+                which = None if len(uniq) == len(cols) else np.asarray([uniq.index(c) for c in cols], dtype=np.intp)
+                lane, val = idx // nv, idx % nv
+                per_warp = lane[None, :] * reg.n + np.asarray(uniq, dtype=np.int64)[:, val]  # in one warp's (lanes, n)
+                where = per_warp[:, None, :] + (np.arange(W, dtype=np.int64) * (32 * reg.n))[None, :, None]
+                plan = (reg, where, which)
+        if len(cache) > 256:
+            cache.clear()
+        got = cache[key] = (refs[0], plan)
+    return got[1]
+
+
+def _tiles(b: Any, flat: Any, dt: Any, w0: int, w1: int, P: int, Q: int) -> np.ndarray:
+    """The float64 P x Q tiles of every op of a batch in warps w0..w1 (op-major), from a plan of
+    _flat_gather."""
+    from ..cpu.context import to_real
+
+    reg, where, which = flat
+    raw = np.take(b.regs[reg.id], where[:, w0:w1])
+    if dt.name == "f16":  # f16 to float64 at once (exact, as through float32)
+        v = raw.view(np.float16).astype(np.float64)
+    else:
+        v = to_real(raw, dt).astype(np.float64)
+    if which is not None:  # each op's tiles from the distinct operands'
+        v = np.take(v, which, axis=0)
+    return v.reshape(-1, P, Q)
+
+
+_TILES = 256  # tiles of one operand per einsum of a batch (a few hundred KB of float64)
+
+
 class MmaSync(Op):
     """One warp-level MMA instruction: ``d = a * b + c`` over the 32 lanes of each warp.
 
@@ -159,6 +208,24 @@ class MmaSync(Op):
         ab, acc = op.ab_dtype, op.acc_dtype
         ia, ib, ic, oc = perm
 
+        nd = first.d.n
+        flats = [_flat_gather(b, [getattr(o, f) for o in ops], dt, idx, W)
+                 for f, dt, idx in (("a", ab, ia), ("b", ab, ib), ("c", acc, ic))]
+        if every and all(f is not None for f in flats):  # each operand one gather of a register
+            D = np.empty((k, W, 32, nd), dtype=acc.storage)
+            step = max(1, _TILES // k)  # warps at a time: tiles that stay in the CPU's caches
+            for w0 in range(0, W, step):
+                w1 = min(W, w0 + step)
+                At, Bt, Ct = (_tiles(b, f, dt, w0, w1, P, Q) for f, dt, P, Q in
+                              zip(flats, (ab, ab, acc), (M, N, M), (K, K, N)))
+                Dt = np.einsum("wmk,wnk->wmn", At, Bt) + Ct
+                if acc.name == "f32":
+                    Dt = Dt.astype(np.float32)
+                D[:, w0:w1] = from_real(Dt.reshape(k, w1 - w0, M * N)[:, :, oc], acc)
+            for i, o in enumerate(ops):
+                b.regs[o.d.id] = D[i].reshape(n, nd)
+            return
+
         def tiles(refs: Any, dt: Any, idx: np.ndarray, P: int, Q: int) -> np.ndarray:
             raw = np.stack([b.matrix(r, dt) for r in refs])  # (ops, threads, values)
             raw = raw.reshape(k, W, 32 * raw.shape[2])
@@ -176,7 +243,6 @@ class MmaSync(Op):
         if acc.name == "f32":
             Dt = Dt.astype(np.float32)
         D = from_real(Dt.reshape(k, -1, M * N)[:, :, oc], acc)  # (ops, warps, lanes, values)
-        nd = first.d.n
         for i, o in enumerate(ops):
             if every:
                 b.regs[o.d.id] = D[i].reshape(n, nd)

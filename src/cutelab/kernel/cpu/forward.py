@@ -1,0 +1,224 @@
+"""Copy forwarding for the interpreter: a ``mov`` whose register only one instruction op reads.
+
+The tracer copies operands before an instruction reads them: cute.gemm's ``mov``s of the A, B
+and C fragments before each FMA or mma.sync, a predicate's ``mov`` before each cp.async. On the
+CPU each copy is a numpy copy of the register (a whole accumulator, for the FMA). Where
+
+- the copy is a ``mov`` (no conversion: every source is a register element of the destination's
+  type) into an SSA register (not ``mutable``),
+- one op reads that register and nothing else does (no op, condition, loop bound or index
+  expression of the kernel names it), and that op is an instruction op (``Op``, not one that
+  waits) later in the same block,
+- and nothing between the copy and that op may write the copy's source registers (only
+  ``Compute``s and ``Load``s into other registers, and instruction ops that do not name them),
+
+the copy is not made: the op runs as a copy of itself (``copy.copy``) whose operand fields
+(tuples of register elements, or one element) read the sources instead. Every thread reads the
+same values as through the copy (a ``mov`` copies every thread, whatever the mask), so results
+are bit-identical. Ops whose register operands are not such fields are never changed: after the
+substitution the copy must name none of the forwarded registers, or nothing is forwarded.
+
+The other way round, an op that says it can (``into_mutable``: the FMA of cute.gemm) whose
+result register only the ``Assign`` right after it reads, copying all of it in order into a
+mutable register of its type (cute.gemm's accumulator), writes that register itself (the rows of
+the threads of its mask, as the Assign would): no result array, no copy.
+
+``plan(ir, block, runs)`` returns the block's plan in the form of ``warps._runs``: {pc: (end,
+ops to step, ops to batch)}. The interpreter uses it only where it also batches (no race check,
+no profiler: those see every op as traced).
+
+May import: ``kernel.ir``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Dict, List, Optional
+
+from ..ir.nodes import Assign, Compute, For, If, Load, Op, Printf, Reg, RegVar, Store, While, walk
+from ..ir.symbolic import Expr, atoms
+
+__all__ = ["plan"]
+
+_SCAN = 24  # ops looked at after a copy for its reader
+
+
+def _fields(op: Any) -> List[Any]:
+    vals = [getattr(op, n) for c in type(op).__mro__ for n in getattr(c, "__slots__", ()) if hasattr(op, n)]
+    return vals + list(getattr(op, "__dict__", {}).values())
+
+
+def _named(x: Any, out: set) -> None:
+    """The ids of the registers x names: Regs (in tuples, lists, dicts) and RegVars of expressions."""
+    todo = [x]
+    seen: set = set()
+    while todo:
+        x = todo.pop()
+        t = type(x)
+        if t is tuple:
+            if len(x) == 2 and isinstance(x[0], Reg):  # an element reference
+                out.add(x[0].id)
+            else:
+                todo.extend(x)
+        elif isinstance(x, Reg):
+            out.add(x.id)
+        elif isinstance(x, Expr):
+            for v in atoms(x):
+                if isinstance(v, RegVar):
+                    out.add(v.ref[0].id)
+        elif t is list or t is dict:
+            if id(x) not in seen:
+                seen.add(id(x))
+                todo.extend(x.values() if t is dict else x)
+
+
+def _reads(s: Any) -> set:
+    """The registers op s reads (for instruction ops: every register its fields name, and the
+    registers of its accesses' index expressions)."""
+    out: set = set()
+    if isinstance(s, Compute):
+        _named(s.args, out)
+    elif isinstance(s, Assign):
+        _named(s.src, out)
+    elif isinstance(s, Load):
+        _named(s.base, out)
+    elif isinstance(s, Store):
+        _named((s.base, s.src), out)
+    elif isinstance(s, Printf):
+        _named(s.parts, out)
+    elif isinstance(s, If):
+        _named(s.cond, out)
+    elif isinstance(s, While):
+        _named(s.cond, out)
+    elif isinstance(s, For):
+        _named((s.lo, s.hi), out)
+    elif isinstance(s, Op):
+        _named(_fields(s), out)
+        for a in s.accesses():
+            _named(a.base, out)
+            _named(getattr(a, "guards", ()), out)
+    else:  # an op of a kind not known here: it may read anything
+        _named(_fields(s), out)
+    return out
+
+
+def _readers(ir: Any) -> Any:
+    """({register id: number of ops that read it} over the whole kernel, {id(op): _reads(op)}),
+    cached on its IR."""
+    got = ir.__dict__.get("_cpu_readers")
+    if got is None:
+        count: Dict[int, int] = {}
+        reads = {}
+        for s in walk(ir.body):
+            rs = reads[id(s)] = _reads(s)
+            for r in rs:
+                count[r] = count.get(r, 0) + 1
+        got = ir.__dict__["_cpu_readers"] = (count, reads)
+    return got
+
+
+def _copy_of(s: Any) -> Optional[Any]:
+    """The sources of a copy that may be forwarded (a tuple of register elements), else None."""
+    if not isinstance(s, Compute) or s.op != "mov" or s.dst.mutable:
+        return None
+    src = s.args[0]
+    if len(src) != s.dst.n or not all(isinstance(r, tuple) and r[0].dtype.name == s.dst.dtype.name for r in src):
+        return None
+    return src
+
+
+def _writes(s: Any) -> Optional[set]:
+    """The registers op s may write; None where that is not known (a region, a barrier)."""
+    if isinstance(s, (Compute, Load, Assign)):
+        return {s.dst.id}
+    if isinstance(s, Op) and not getattr(s, "may_wait", False) and getattr(s, "barrier_id", None) is None:
+        out: set = set()
+        _named(_fields(s), out)
+        return out
+    return None
+
+
+def _substitute(op: Any, fwd: Dict[int, tuple]) -> Optional[Any]:
+    """A copy of op whose operand fields read the forwarded copies' sources; None if op names a
+    forwarded register anywhere else."""
+    new = copy.copy(op)
+    names = [n for c in type(op).__mro__ for n in getattr(c, "__slots__", ()) if hasattr(op, n)]
+    names += list(getattr(op, "__dict__", {}).keys())
+    for n in names:
+        v = getattr(op, n)
+        if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], Reg) and v[0].id in fwd:
+            setattr(new, n, fwd[v[0].id][v[1]])
+        elif isinstance(v, tuple) and any(isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], Reg)
+                                          and r[0].id in fwd for r in v):
+            setattr(new, n, tuple(fwd[r[0].id][r[1]] if isinstance(r, tuple) and len(r) == 2
+                                  and isinstance(r[0], Reg) and r[0].id in fwd else r for r in v))
+    left: set = set()
+    _named(_fields(new), left)
+    for a in new.accesses():
+        _named(a.base, left)
+    return None if left & set(fwd) else new
+
+
+def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
+    """runs (warps._runs of block) with the copies that can be forwarded left out (see the module
+    docstring)."""
+    ops = block.ops
+    readers, reads_of = _readers(ir)
+    out = dict(runs)
+    covered = set()
+    for i, (end, singles, batch) in runs.items():  # runs of copies and batched instruction ops
+        covered.update(range(i, end))
+        if not batch:
+            continue
+        ids = {id(o) for o in batch}
+        fwd: Dict[int, tuple] = {}
+        for c in singles:
+            src = _copy_of(c)
+            if src is not None and readers.get(c.dst.id) == 1:
+                users = [o for o in batch if c.dst.id in reads_of[id(o)]]
+                if len(users) == 1 and id(users[0]) in ids:
+                    fwd[c.dst.id] = src
+        if not fwd:
+            continue
+        new = [_substitute(o, fwd) if reads_of[id(o)] & set(fwd) else o for o in batch]
+        if any(o is None for o in new):
+            continue
+        out[i] = (end, [c for c in singles if c.dst.id not in fwd], new)
+    by_user: Dict[int, Dict[int, tuple]] = {}  # op position -> the copies forwarded into it
+    for p, s in enumerate(ops):
+        src = _copy_of(s)
+        if src is None or p in covered or readers.get(s.dst.id) != 1:
+            continue
+        srcs = {r[0].id for r in src}
+        for u in range(p + 1, min(len(ops), p + 1 + _SCAN)):
+            t = ops[u]
+            if u in covered:
+                break
+            if s.dst.id in reads_of[id(t)]:
+                if isinstance(t, Op) and not getattr(t, "may_wait", False) and getattr(t, "barrier_id", None) is None:
+                    by_user.setdefault(u, {})[s.dst.id] = (p, src)
+                break
+            w = _writes(t)
+            if w is None or w & srcs:
+                break
+    for u, fwd_at in by_user.items():
+        new = _substitute(ops[u], {r: src for r, (_, src) in fwd_at.items()})
+        if new is None:
+            continue
+        out[u] = (u + 1, [new], [])
+        for p, _ in fwd_at.values():
+            out[p] = (p + 1, [], [])
+    for u, s in enumerate(ops):  # an op whose result one Assign copies, whole, into a mutable register
+        if u in covered or u + 1 in covered or u + 1 >= len(ops) or not getattr(s, "into_mutable", False):
+            continue
+        a, d = ops[u + 1], s.dst
+        n = d.n
+        if (isinstance(a, Assign) and a.dst.mutable and not d.mutable and a.dst.n == n
+                and a.dst.dtype.name == d.dtype.name
+                and readers.get(d.id, 0) - (d.id in reads_of[id(s)]) == 1  # (the op names its own dst)
+                and a.index == tuple(range(n)) and a.src == tuple((d, i) for i in range(n))):
+            got = out.get(u)
+            new = copy.copy(got[1][0] if got is not None and got[1] else s)
+            new.dst = a.dst
+            out[u] = (u + 2, [new], [])
+    return out
