@@ -1245,6 +1245,8 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
         idx = int(idx)
     if not isinstance(layout, Layout):
         raise LayoutError(f"get_hier_coord({layout!r}, {idx!r}): expected a Layout, got {type(layout).__name__}")
+    if _is_symbolic(idx):
+        return _symbolic_hier_coord(layout, idx)
     if type(idx) not in _INT:
         raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
@@ -1257,6 +1259,25 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     if hit is None:
         raise LayoutError(f"get_hier_coord({layout}, {idx}): no coordinate of the layout maps to offset {idx}")
     return it.idx2crd(hit, layout.shape)
+
+
+def _symbolic_hier_coord(layout: Layout, idx: Any) -> Any:
+    """get_hier_coord at a run-time offset (a kernel's index expression): CuTe's formula
+    ``(idx // d) % s`` per mode, as CuTe DSL emits it; refused unless the formula inverts the
+    layout at every offset it maps to (checked on the static layout)."""
+    shp, std = layout.shape, layout.stride
+    flat_s, flat_d = it.flatten_to_tuple(shp), it.flatten_to_tuple(std)
+    if any(not isinstance(x, int) for x in flat_s + flat_d) or it.product(shp) > 1 << 16:
+        raise TypeError(f"get_hier_coord({layout}, {idx!r}): a run-time offset needs a static layout of at most "
+                        f"65536 elements")
+    for i in range(it.product(shp)):
+        c = it.idx2crd(i, shp)
+        off = it.crd2idx(c, shp, std)
+        if it.crd2idx(it.idx2crd(off, shp, std), shp, std) != off or it.idx2crd(off, shp, std) != c:
+            raise LayoutError(f"get_hier_coord({layout}, {idx!r}): the layout is not compact (index {i} maps to offset "
+                              f"{off}, which (offset // stride) % shape does not invert), so a run-time offset has no "
+                              f"coordinate formula")
+    return it.idx2crd(idx, shp, std)
 
 
 def _search_offset(layout: Layout, idx: int, chunk: int = 1 << 20) -> int | None:

@@ -279,7 +279,7 @@ def size_in_bytes(dtype: Any, layout: Any) -> int:
     """
     if layout is None:
         return 0
-    from .layout import cosize
+    from .swizzle import cosize  # a swizzled layout's cosize is its outer layout's
 
     lay = layout.outer if isinstance(layout, ComposedLayout) and not isinstance(layout.inner, Swizzle) else layout
     return (cosize(lay) * dtype.width + 7) // 8
