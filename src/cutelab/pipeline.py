@@ -134,10 +134,11 @@ class NamedBarrier:
 
 # SM90 (issue 10): the TMA producer / async consumer pipeline over mbarriers, in pipeline_sm90.py
 from .pipeline_sm90 import (Agent, CooperativeGroup, PipelineState, PipelineTmaAsync,  # noqa: E402
-                            PipelineUserType, make_pipeline_state, pipeline_init_arrive, pipeline_init_wait)
+                            PipelineTmaStore, PipelineUserType, make_pipeline_state, pipeline_init_arrive,
+                            pipeline_init_wait, sync)
 
-__all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "PipelineUserType",
-            "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]
+__all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "PipelineTmaStore", "PipelineUserType",
+            "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait", "sync"]
 
 # async-thread producers and consumers with participants (make_participants), in pipeline_async.py
 from .pipeline_async import (ImmutableResourceHandle, PipelineAsync, PipelineConsumer, PipelineCpAsync,  # noqa: E402

@@ -93,7 +93,18 @@ def sync_threads() -> None:
     current("cute.arch.sync_threads()").emit(Barrier())
 
 
-barrier = sync_threads
+def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, ip=None) -> None:
+    """``cute.arch.barrier``: ``bar.sync id[, n]``; without an id (or id 0 and no count) the block's
+    barrier (``__syncthreads()``); with an id, the named barrier for ``number_of_threads`` threads
+    (default: the whole block)."""
+    if barrier_id is None or (barrier_id == 0 and number_of_threads is None):
+        return sync_threads()
+    from ...pipeline import NamedBarrier
+
+    if number_of_threads is None:
+        bx, by, bz = block_dim()
+        number_of_threads = bx * by * bz
+    NamedBarrier(barrier_id=int(barrier_id), num_threads=int(number_of_threads)).arrive_and_wait()
 
 
 # --------------------------------------------------------------------------- SM90 (issue 10)
@@ -150,6 +161,9 @@ def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
     current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
 
 
+# TMA stores complete in bulk async-groups
+from ..instr.tma import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402
+
 # thread-block clusters (launch(cluster=...)): indices, the cluster barrier, distributed shared memory
 from ..instr.cluster import (block_idx_in_cluster, block_in_cluster_dim, block_in_cluster_idx,  # noqa: E402
                              cluster_arrive, cluster_arrive_relaxed, cluster_dim, cluster_idx, cluster_size,
@@ -166,7 +180,7 @@ __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
             "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
             "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait", "cluster_size",
-            "map_dsmem_ptr", "store_async_dsmem"]
+            "map_dsmem_ptr", "store_async_dsmem", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
 
 
 # --------------------------------------------------------------------------- warp shuffles, float helpers

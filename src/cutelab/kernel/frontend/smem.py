@@ -347,6 +347,13 @@ def use_dynamic_smem(t: Any) -> None:
     for it with cuFuncSetAttribute): mark every shared array of the kernel so, each padded to a
     whole number of alignment units so that the arrays' sum is what the launch gives."""
     total = sum(_align_up(sh.bytes, _DYN_ALIGN) for sh in t.shared)
+    needs = t.__dict__.get("_smem_need", {})
+    if total > MAX_SMEM and needs:
+        for sh in t.shared:  # regions viewed as several element types: each array only as long as its views reach
+            n = needs.get(sh.index)
+            if n is not None and n < sh.bytes:
+                sh.length = max(1, -(-n // sh.dtype.bytes))
+        total = sum(_align_up(sh.bytes, _DYN_ALIGN) for sh in t.shared)
     if total > MAX_SMEM:
         raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; a thread block may use at most "
                          f"{MAX_SMEM} bytes{t.where()}")
@@ -370,13 +377,22 @@ class SmemRegion:
         self.declared = align  # the alignment asked for: what CuTe DSL prints for pointers into the region
         self.arrays: dict = {}
 
-    def array(self, dtype: Any) -> Any:
+    def array(self, dtype: Any, need: Any = None) -> Any:
+        """The shared array of dtype over this region (as long as the region), noting that views
+        reach its first ``need`` bytes (all of it when None): if the kernel's arrays then exceed
+        the block's shared memory, use_dynamic_smem cuts each region's arrays to what their views
+        reach (a struct of mbarriers and operand tiles gets a short Int64 array)."""
         sh = self.arrays.get(dtype.name)
+        t = current("shared memory")
         if sh is None:
-            t = current("shared memory")
             sh = t.add_shared(dtype, max(1, self.nbytes // dtype.bytes), max(self.align, _DYN_ALIGN))
             self.arrays[dtype.name] = sh
-            use_dynamic_smem(t)
+        needs = t.__dict__.setdefault("_smem_need", {})
+        b = self.nbytes if need is None else min(self.nbytes, int(need))
+        needs[sh.index] = max(needs.get(sh.index, 0), b)
+        if sh.length * dtype.bytes < b:
+            sh.length = -(-b // dtype.bytes)
+        use_dynamic_smem(t)
         return sh
 
 
@@ -464,7 +480,7 @@ class SmemPtr:
         if need > self.region.nbytes:
             raise TraceError(f"{where}: layout {layout} of {dtype} needs {need} bytes from the region's start, "
                              f"the region has {self.region.nbytes}")
-        sh = self.region.array(dtype)
+        sh = self.region.array(dtype, need)
         if sw is not None and not sw.is_identity:
             base = self.region.align if self.byte_offset % self.region.align == 0 else \
                 self.byte_offset & -self.byte_offset

@@ -33,7 +33,8 @@ from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import SmemEngine, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TmaStoreOp", "BulkGroupOp", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group",
+           "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
@@ -176,6 +177,37 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
     return tuple(out)
 
 
+def _check_gmem_tile(atom: Any, gl: Any, what: str, side: str) -> None:
+    """The global side of a TMA copy must be one box of the atom's tensor (a slice of the tile for
+    a multicast atom)."""
+    flat_s = it.flatten_to_tuple(gl.shape)
+    flat_d = it.flatten_to_tuple(gl.stride)
+    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
+    want = tuple((e, gstride[i]) for i, e in enumerate(atom.box_tile) if e != 1)
+    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
+    if got != want:
+        part = "tile" if atom.num_multicast == 1 else f"slice (1/{atom.num_multicast} of the tile, from tma_partition)"
+        raise TraceError(f"{what}: the {side} {gl} is not one {part} {it.tuple_str(atom.box_tile)} of the "
+                         f"tensor {atom.gmem_layout} the atom was made for")
+
+
+def _check_smem_tile(atom: Any, sl: Any, s: Any, what: str, side: str = "destination") -> Any:
+    """The shared side must be the atom's smem layout (its slice for a multicast atom) at a
+    swizzle-aligned start, in memory with the atom's swizzle; returns the box's first element."""
+    d = atom.desc
+    outer = atom.box_smem_layout if atom.box_smem_layout is not None else getattr(atom.smem_layout, "outer",
+                                                                                   atom.smem_layout)
+    if it.product(sl.shape) != it.product(atom.box_tile) or not np.array_equal(
+            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
+        raise TraceError(f"{what}: the {side} {sl} is not the atom's smem layout {outer}")
+    if smem_byte_swizzle(s, what) != d.swizzle:
+        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
+                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the {side}'s memory is "
+                         f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
+                         f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
+    return None
+
+
 def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
     from ...nvgpu.cpasync.tma import TmaCopyAtom
@@ -185,17 +217,18 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         return False
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
+    if atom.is_store:
+        return _tma_store(atom, src, dst, kwargs, t, what)
     bar = kwargs.pop("tma_bar_ptr", None)
     mcast = kwargs.pop("mcast_mask", None)
     kwargs.pop("pred", None)
+    kwargs.pop("cache_policy", None)
     if kwargs:
         raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp
 
     multicast = isinstance(atom.op, CopyBulkTensorTileG2SMulticastOp)
-    if mcast is not None and not multicast:
-        raise TraceError(f"{what}: mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp, got "
-                         f"{type(atom.op).__name__}")
+    # a CopyBulkTensorTileG2SOp copy ignores mcast_mask, as CuTe DSL's does (kernels pass one for both kinds)
     if multicast and mcast is None:
         raise TraceError(f"{what}: a CopyBulkTensorTileG2SMulticastOp copy needs mcast_mask= (the ranks of the "
                          f"cluster's CTAs that receive the tile)")
@@ -210,27 +243,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     d = atom.desc
     if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
-    # the source tile must be the atom's tile of the atom's tensor
-    gl = src.layout
-    flat_s = it.flatten_to_tuple(gl.shape)
-    flat_d = it.flatten_to_tuple(gl.stride)
-    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
-    want = tuple((e, gstride[i]) for i, e in enumerate(atom.tile) if e != 1)
-    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
-    if got != want:
-        raise TraceError(f"{what}: the source {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
-                         f"{atom.gmem_layout} the atom was made for")
-    # the destination must be one tile in the atom's smem layout, at a swizzle-aligned start
-    sl = dst.layout
-    outer = getattr(atom.smem_layout, "outer", atom.smem_layout)
-    if it.product(sl.shape) != it.product(atom.tile) or not np.array_equal(
-            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
-        raise TraceError(f"{what}: the destination {sl} is not the atom's smem layout {atom.smem_layout}")
-    if smem_byte_swizzle(s, what) != d.swizzle:
-        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
-                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the destination's memory is "
-                         f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
-                         f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
+    _check_gmem_tile(atom, src.layout, what, "source")
+    _check_smem_tile(atom, dst.layout, s, what)
     period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
     sbase, const = split_base(dst.offset, period, what)
     if const:
@@ -248,15 +262,161 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         op = tma_multicast_op(d, g.param, coords, s.param, sbase, bsh, bbase, mcast, what)
     else:
         op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
-    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-    key = (g.param.index, d)
-    if key not in names:
-        k = sum(1 for (i, _) in names if i == g.param.index)
-        names[key] = op.tmap_name + (f"_{k}" if k else "")
-    op.tmap_name = names[key]
+    _name_map(t, op, g.param, d)
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
         t.emit(op)
     return True
+
+
+def _name_map(t: Any, op: Any, param: Any, d: Any) -> None:
+    """The tensor-map kernel parameter of op: one per (tensor, descriptor)."""
+    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+    key = (param.index, d)
+    if key not in names:
+        k = sum(1 for (i, _) in names if i == param.index)
+        names[key] = op.tmap_name + (f"_{k}" if k else "")
+    op.tmap_name = names[key]
+
+
+def _tma_store(atom: Any, src: Any, dst: Any, kwargs: dict, t: Any, what: str) -> bool:
+    from ..frontend.trace import GmemEngine
+
+    kwargs.pop("cache_policy", None)
+    if kwargs.pop("pred", None) is not None:
+        raise TraceError(f"{what}: a predicated TMA store is not supported (TMA skips the elements outside the "
+                         f"tensor by itself)")
+    if kwargs:
+        raise TraceError(f"{what}: a TMA store takes no {sorted(kwargs)} (it completes in the issuing thread's bulk "
+                         f"async-group: cute.arch.cp_async_bulk_commit_group / cp_async_bulk_wait_group)")
+    s, g = src.engine, dst.engine
+    if not isinstance(s, SmemEngine):
+        raise TraceError(f"{what}: a TMA store's source must be in shared memory, got a "
+                         f"{getattr(s, 'memspace', '?')} tensor")
+    if not isinstance(g, GmemEngine) or isinstance(g, SmemEngine):
+        raise TraceError(f"{what}: a TMA store's destination must be a tile of the global tensor from "
+                         f"make_tiled_tma_atom, got a {getattr(g, 'memspace', '?')} tensor")
+    d = atom.desc
+    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
+        raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {s.dtype} and {g.dtype}")
+    _check_gmem_tile(atom, dst.layout, what, "destination")
+    _check_smem_tile(atom, src.layout, s, what, "source")
+    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
+    sbase, const = split_base(src.offset, period, what)
+    if const:
+        raise TraceError(f"{what}: the source starts at element offset {const} within a "
+                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
+    coords = _tile_coords(d, atom.gmem_layout, dst.offset, what)
+    s.param.read = True
+    g.param.written = True
+    op = TmaStoreOp(d, g.param, coords, s.param, sbase, t.where())
+    _name_map(t, op, g.param, d)
+    from ..frontend.arch import elect_one
+
+    with elect_one():
+        t.emit(op)
+    return True
+
+
+class TmaStoreOp(Op):
+    """One TMA box store: ``shared[sbase..]`` (where TMA reads the box, swizzle included) into the
+    global tensor ``param`` at box origin ``coords``; elements outside the tensor are skipped.
+
+    CPU: the box is written when the op runs (a bulk async-group completes no earlier than its
+    issue; the program's cp_async_bulk_wait_group orders it before the shared memory is reused).
+    CUDA: ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group``."""
+
+    __slots__ = ("desc", "param", "coords", "shared", "sbase", "where", "tmap_name")
+
+    def __init__(self, desc: Any, param: Any, coords: Tuple[Any, ...], shared: Shared, sbase: Any, where: str = ""):
+        self.desc, self.param, self.coords, self.shared, self.sbase, self.where = desc, param, coords, shared, sbase, where
+        self.tmap_name = f"tmap_{param.name}"
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        c = ", ".join(_ref_str(x) for x in self.coords)
+        return (f"tma_store {self.param.name}[box {it.tuple_str(self.desc.box)} at ({c})] <- "
+                f"{self.shared.name}[{_ref_str(self.sbase)}]")
+
+    def accesses(self) -> List[Access]:
+        n = int(np.prod(self.desc.box))
+        phys = self.desc.placement() // self.desc.dtype.bytes
+        return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        d = self.desc
+        data = buffers[self.param.index]
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]
+        valid = np.ones((act.size, box.shape[1]), dtype=bool)
+        goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
+        for k in range(d.rank):
+            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
+            g = c[:, None] + box[k][None, :]
+            valid &= (g >= 0) & (g < d.dims[k])
+            goff += g * (d.strides[k] // d.dtype.bytes)
+        if self.param.length:
+            valid &= (goff >= 0) & (goff < len(data))
+        sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
+        phys = d.placement() // d.dtype.bytes
+        src = sb[:, None] + phys[None, :]
+        if src.size and (src.min() < 0 or src.max() >= self.shared.length):
+            raise LaunchError(f"{b.ir.name}{self.where}: TMA store from {self.shared.name}: elements "
+                              f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
+        smem = b.shared[self.shared.index]
+        vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
+        data[goff[valid]] = vals[valid]
+
+    def cuda(self, r: Any) -> None:
+        d = self.desc
+        cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
+        ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
+        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
+               f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+
+    def kernel_params(self) -> List[Tuple[str, str]]:
+        return [(TENSORMAP_STRUCT, f"const __grid_constant__ cl_tensormap {self.tmap_name}")]
+
+
+class BulkGroupOp(Op):
+    """``cp.async.bulk.commit_group`` (n None) or ``cp.async.bulk.wait_group[.read] n``. CPU: no
+    effect (TMA stores complete when issued)."""
+
+    __slots__ = ("n", "read")
+
+    def __init__(self, n: Any = None, read: bool = False):
+        self.n, self.read = n, bool(read)
+
+    def __repr__(self) -> str:
+        if self.n is None:
+            return "cp.async.bulk.commit_group"
+        return f"cp.async.bulk.wait_group{'.read' if self.read else ''} {self.n}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f'asm volatile("{self!r};" ::: "memory");')
+
+
+def cp_async_bulk_commit_group(*, loc: Any = None, ip: Any = None) -> None:
+    """``cute.arch.cp_async_bulk_commit_group()``: the bulk copies (TMA stores) this thread issued
+    since its last commit form its newest bulk async-group."""
+    current("cute.arch.cp_async_bulk_commit_group").emit(BulkGroupOp())
+
+
+def cp_async_bulk_wait_group(group: Any, *, read: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``cute.arch.cp_async_bulk_wait_group(n, read=...)``: wait until at most the newest n bulk
+    async-groups of the thread are pending (with read=True: have not finished reading their source)."""
+    t = current("cute.arch.cp_async_bulk_wait_group")
+    n = int(group) if isinstance(group, (int, np.integer)) and not isinstance(group, bool) else None
+    if n is None or not 0 <= n <= 63:
+        raise TraceError(f"kernel {t.name}: cute.arch.cp_async_bulk_wait_group({group!r}): the group count must be a "
+                         f"static int in 0..63{t.where()}")
+    t.emit(BulkGroupOp(n, bool(read)))
 
 
 def encode_tensor_map(desc: Any, address: int) -> bytes:
@@ -313,7 +473,7 @@ class TensorMapArgs:
         self.items: List[Tuple[int, Any]] = []  # (storage / param index, descriptor)
         seen = set()
         for op in walk(ir.body):
-            if isinstance(op, TmaLoadOp) and op.tmap_name not in seen:
+            if isinstance(op, (TmaLoadOp, TmaStoreOp)) and op.tmap_name not in seen:
                 seen.add(op.tmap_name)
                 self.items.append((op.param.index, op.desc))
         n = max(1, len(self.items))

@@ -31,7 +31,7 @@ from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
 
-__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "CopyBulkTensorTileS2GOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
            "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
@@ -55,11 +55,24 @@ class CopyBulkTensorTileG2SOp:
 class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
     """TMA multicast load (``.multicast::cluster``): the box lands in the shared memory of every CTA
     of the copy's ``mcast_mask`` (ranks in the cluster), at the same offset, and completes its bytes
-    on each of their mbarriers at the barrier's offset (kernel/instr/cluster.py). cutelab issues the
-    whole tile to every CTA of the mask (``num_multicast=1``)."""
+    on each of their mbarriers at the barrier's offset (kernel/instr/cluster.py). With
+    ``make_tiled_tma_atom(..., num_multicast=n)`` the box is 1/n of the tile and each of the n CTAs
+    of the multicast issues its own slice (``tma_partition`` with a ``cta_layout`` of n CTAs), so
+    that every CTA of the mask receives the whole tile."""
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor multicast copy Operation"
+
+
+@dataclass(frozen=True)
+class CopyBulkTensorTileS2GOp:
+    """TMA store: a bulk tensor tile copy shared -> global memory (``cp.async.bulk.tensor ...
+    .global.shared::cta.bulk_group``). Stores join the issuing thread's bulk async-group
+    (``cute.arch.cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``); elements of the box
+    outside the global tensor are not written."""
+
+    def __str__(self) -> str:
+        return "cp.async SMEM -> GMEM bulk tensor copy Operation"
 
 
 @dataclass(frozen=True)
@@ -116,10 +129,22 @@ class TmaDescriptor:
 
 
 class TmaCopyAtom:
-    """A TMA copy atom: the op, the descriptor, the tile (``cta_tiler``) and its smem layout."""
+    """A TMA copy atom: the op, the descriptor, the tile (``cta_tiler``) and its smem layout.
 
-    def __init__(self, op: Any, desc: TmaDescriptor, gmem_layout: Layout, smem_layout: Any, tile: tuple):
+    With ``num_multicast`` n > 1 the descriptor's box is one of n equal slices of the tile (a
+    contiguous range of the tile's shared-memory offsets); ``box_tile`` is that slice's extent
+    per tile mode and ``box_smem_layout`` its smem layout (for n = 1: the tile and smem_layout)."""
+
+    def __init__(self, op: Any, desc: TmaDescriptor, gmem_layout: Layout, smem_layout: Any, tile: tuple,
+                 num_multicast: int = 1, box_tile: Any = None, box_smem_layout: Any = None):
         self.op, self.desc, self.gmem_layout, self.smem_layout, self.tile = op, desc, gmem_layout, smem_layout, tile
+        self.num_multicast = num_multicast
+        self.box_tile = tile if box_tile is None else box_tile
+        self.box_smem_layout = box_smem_layout
+
+    @property
+    def is_store(self) -> bool:
+        return isinstance(self.op, CopyBulkTensorTileS2GOp)
 
     @property
     def size_in_bytes(self) -> int:
@@ -161,14 +186,18 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     element (i, j, ...) of the tile lands at smem_layout(i, j, ...) (after its swizzle, on bytes).
     """
     where = f"make_tiled_tma_atom({op}, {getattr(gmem_tensor, 'layout', gmem_tensor)}, {smem_layout}, {cta_tiler})"
-    if not isinstance(op, CopyBulkTensorTileG2SOp):
-        raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) is supported, got {type(op).__name__}")
-    if op.cta_group not in (None, 1):
+    if not isinstance(op, (CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp)):
+        raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (TMA loads) and "
+                          f"CopyBulkTensorTileS2GOp (TMA stores) are supported, got {type(op).__name__}")
+    if getattr(op, "cta_group", None) not in (None, 1) and str(getattr(op.cta_group, "name", "")) != "ONE":
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
-    if num_multicast != 1:
-        raise LayoutError(f"{where}: num_multicast={num_multicast}: splitting a tile between the CTAs of a multicast "
-                          f"is not supported by cutelab; use num_multicast=1 (with CopyBulkTensorTileG2SMulticastOp "
-                          f"and mcast_mask=, every CTA of the mask receives the whole tile)")
+    if isinstance(num_multicast, bool) or not isinstance(num_multicast, int) or num_multicast < 1:
+        raise LayoutError(f"{where}: num_multicast must be a positive int, got {num_multicast!r}")
+    if num_multicast > 1 and not isinstance(op, CopyBulkTensorTileG2SMulticastOp):
+        raise LayoutError(f"{where}: num_multicast={num_multicast} needs a CopyBulkTensorTileG2SMulticastOp, got "
+                          f"{type(op).__name__}")
+    if num_multicast > 16:
+        raise LayoutError(f"{where}: num_multicast={num_multicast}: a cluster has at most 16 CTAs")
     layout = getattr(gmem_tensor, "layout", None)
     dtype = internal_type or getattr(gmem_tensor, "element_type", None)
     if not isinstance(layout, Layout) or dtype is None:
@@ -178,8 +207,10 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape, stride = layout.shape, layout.stride
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
-    if it.depth(shape) > 1 or not all(type(x) is int for x in shape + stride):
-        raise LayoutError(f"{where}: the global tensor must have a flat static layout, got {layout}")
+    if it.depth(shape) > 1 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + stride):
+        raise LayoutError(f"{where}: the global tensor must have a flat layout of integers, got {layout}")
+    # dynamic extents and strides (mark_layout_dynamic) are DynInts: the descriptor takes their values
+    shape, stride = tuple(int(x) for x in shape), tuple(int(x) for x in stride)
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
@@ -252,7 +283,79 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"row-major order, innermost mode {order[0]} fastest, then the {TMA_SWIZZLE_BYTES[sw] or 'no'}"
             f"{'B' if sw else ''} swizzle) but smem_layout puts it at byte {int(lay_bytes[k])}; use an SM90 smem "
             f"layout atom whose major mode is the tensor's contiguous mode")
-    return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape), gmem_tensor
+    if num_multicast == 1:
+        return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape), gmem_tensor
+    return _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where), gmem_tensor
+
+
+def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
+    """(dimension k, sub-box): the box (innermost first) cut into n slices of consecutive
+    row-major box elements, each a box: full in dimensions below k, box[k] // m in k, 1 above.
+
+    >>> _split_box((64, 128), 2, "x")
+    (1, (64, 64))
+    >>> _split_box((64, 128, 2), 4, "x")
+    (1, (64, 64, 1))
+    """
+    total = int(np.prod(box))
+    if total % n:
+        raise LayoutError(f"{where}: the tile's {total} elements do not split into num_multicast={n} equal slices")
+    chunk = total // n
+    below = 1
+    for k, e in enumerate(box):
+        if chunk % below == 0 and (below * e) % chunk == 0:
+            sub = chunk // below
+            if e % sub == 0:
+                return k, tuple(box[:k]) + (sub,) + (1,) * (len(box) - k - 1)
+        below *= e
+    raise LayoutError(f"{where}: the TMA box {it.tuple_str(box)} (innermost first) does not split into "
+                      f"num_multicast={n} slices that are boxes (consecutive rows of the box)")
+
+
+def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: Any, outer: Layout,
+                    tile_shape: tuple, order: Any, n: int, where: str) -> TmaCopyAtom:
+    """The atom of a multicast load whose box is one of n slices of the tile (CuTe's num_multicast):
+    the slices are consecutive ranges of the tile's smem offsets, as tma_partition hands them to
+    the CTAs of the multicast."""
+    from ...algebra import composition
+    from ...layout import make_layout
+
+    k, sub = _split_box(desc.box, n, where)
+    chunk_bytes = int(np.prod(sub)) * desc.dtype.bytes
+    align = 1024 if desc.swizzle else 128
+    if chunk_bytes % align:
+        raise LayoutError(f"{where}: num_multicast={n} cuts the tile into slices of {chunk_bytes} bytes; each slice "
+                          f"starts a TMA box in shared memory, which must be a multiple of {align} bytes "
+                          f"({'the swizzle pattern repeats every 1024 bytes' if desc.swizzle else 'TMA alignment'})")
+    box_tile = list(tile_shape)
+    for d, i in enumerate(order):
+        if i < len(box_tile):
+            box_tile[i] = sub[d]
+    box_tile = tuple(box_tile)
+    # the slice's smem layout: the tile's, restricted to the slice's coordinates (column-major in the tile)
+    strides, mul = [], 1
+    for e in tile_shape:
+        strides.append(mul)
+        mul *= e
+    sub_coords = make_layout(box_tile, stride=tuple(strides))
+    box_outer = composition(outer, sub_coords)
+    new_desc = TmaDescriptor(desc.dtype, desc.dims, desc.strides, sub, desc.swizzle, desc.modes)
+    return TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, n, box_tile, box_outer)
+
+
+def _slice_origin(atom: TmaCopyAtom, c: Any) -> list:
+    """Per tile mode, the coordinate where slice c (an int or an index expression) of a multicast
+    atom's tile starts: slice c covers the box elements c * chunk .. (c + 1) * chunk - 1 of the
+    whole tile's box (row-major, innermost dimension first)."""
+    chunk = int(np.prod(atom.desc.box))
+    origin: list = [0] * len(atom.tile)
+    below = 1
+    for i in atom.desc.modes:
+        e = int(atom.tile[i]) if i < len(atom.tile) else 1
+        if e > 1:
+            origin[i] = ((c * chunk) // below) % e
+        below *= e
+    return origin
 
 
 def _offsets(layout: Layout, idx: np.ndarray) -> np.ndarray:
@@ -260,6 +363,18 @@ def _offsets(layout: Layout, idx: np.ndarray) -> np.ndarray:
 
     allv = np.asarray(evaluate_all(layout), dtype=np.int64).reshape(-1)
     return allv[idx]
+
+
+def _eval_mode(shape: Any, stride: Any, x: Any) -> Any:
+    """The offset of 1-D coordinate x (an int or an index expression) in a (nested) mode."""
+    fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
+    off: Any = 0
+    for j, (s, d) in enumerate(zip(fs, fd)):
+        last = j == len(fs) - 1
+        off = off + (x if last else x % s) * d
+        if not last:
+            x = x // s
+    return off
 
 
 def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, gmem_tensor: Any, *,
@@ -271,11 +386,12 @@ def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, 
     where = f"tma_partition({smem_tensor}, {gmem_tensor})"
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"{where}: expected a TMA atom from make_tiled_tma_atom, got {type(atom).__name__}")
+    cl = cta_layout if isinstance(cta_layout, Layout) else None
     size = it.product(getattr(cta_layout, "shape", cta_layout))
-    if size != 1:
-        raise LayoutError(f"{where}: a cta_layout of size {size} splits each TMA tile between the CTAs of a "
-                          f"multicast, which cutelab does not support (a CopyBulkTensorTileG2SMulticastOp atom with "
-                          f"num_multicast=1 multicasts whole tiles: pass cute.make_layout(1) here)")
+    if size != atom.num_multicast:
+        raise LayoutError(f"{where}: the cta_layout {cta_layout} has {size} CTA(s) but the atom was made with "
+                          f"num_multicast={atom.num_multicast}: each of the num_multicast CTAs of a multicast "
+                          f"issues one slice of the tile, so the two must agree")
     n = it.product(atom.tile)
     for what, t in (("smem", smem_tensor), ("gmem", gmem_tensor)):
         shp = t.layout.shape
@@ -283,7 +399,46 @@ def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, 
         if it.product(m0) != n:
             raise LayoutError(f"{where}: mode 0 of the {what} tensor has {it.product(m0)} elements; one TMA tile has "
                               f"{n} (group the tile's modes with cute.group_modes(t, 0, {len(atom.tile)}))")
-    return smem_tensor, gmem_tensor
+    if atom.num_multicast == 1:
+        return smem_tensor, gmem_tensor
+    # the slice this CTA issues: cta_layout(cta_coord), as CuTe's multicast offset
+    if cl is None or it.product(cl.shape) != it.product(_cosize(cl)):
+        raise LayoutError(f"{where}: the cta_layout of a multicast must be a Layout from CTA coordinates onto ranks "
+                          f"0..{size - 1}, got {cta_layout}")
+    c = cl(cta_coord)
+    if isinstance(c, int) and not 0 <= c < size:
+        raise LayoutError(f"{where}: cta_coord {cta_coord} is slice {c}, outside the {size} slices of the tile")
+    origin = _slice_origin(atom, c)
+    return _slice_tensor(smem_tensor, atom, origin, where), _slice_tensor(gmem_tensor, atom, origin, where)
+
+
+def _cosize(layout: Layout) -> int:
+    from ...layout import cosize
+
+    return cosize(layout)
+
+
+def _slice_tensor(t: Any, atom: TmaCopyAtom, origin: list, where: str) -> Any:
+    """t with mode 0 (one tile) cut to the slice of the tile at ``origin`` (atom.box_tile elements)."""
+    from ...algebra import composition
+    from ...layout import make_layout
+
+    lay = t.layout
+    shp, std = (lay.shape, lay.stride) if isinstance(lay.shape, tuple) else ((lay.shape,), (lay.stride,))
+    m0 = make_layout(shp[0], stride=std[0])
+    strides, mul = [], 1
+    for e in atom.tile:
+        strides.append(mul)
+        mul *= e
+    sub = composition(m0, make_layout(atom.box_tile, stride=tuple(strides)))
+    ms, md = (shp[0], std[0]) if isinstance(shp[0], tuple) and len(shp[0]) == len(atom.tile) else ((shp[0],), (std[0],))
+    if len(ms) != len(atom.tile):
+        raise LayoutError(f"{where}: mode 0 of {lay} has {len(ms)} mode(s), not the tile's {len(atom.tile)}")
+    off: Any = 0
+    for o, s, d in zip(origin, ms, md):
+        off = off + _eval_mode(s, d, o)
+    new = make_layout((sub.shape,) + tuple(shp[1:]), stride=(sub.stride,) + tuple(std[1:]))
+    return t._new(new, t.offset + off)
 
 
 def prefetch_descriptor(atom: Any, *, loc: Any = None, ip: Any = None) -> None:
