@@ -1,6 +1,8 @@
 """``cutlass.pipeline`` for SM90 mainloops: ``PipelineTmaAsync`` (a TMA producer and consumer
-threads over a ring of shared-memory stages, synchronised by mbarriers), ``PipelineState``,
-``make_pipeline_state``, ``PipelineUserType``, ``CooperativeGroup``, ``Agent``.
+threads over a ring of shared-memory stages, synchronised by mbarriers, on one CTA or over the
+CTAs of a cluster that multicast into each other), ``PipelineTmaStore`` (an epilogue's TMA stores
+in bulk async-groups), ``PipelineState``, ``make_pipeline_state``, ``PipelineUserType``,
+``CooperativeGroup``, ``Agent``, ``sync``.
 
 Each stage has a *full* barrier (the producer arrives with the stage's transaction bytes, the
 TMA copies complete them) and an *empty* barrier (one thread of each consumer warp arrives when

@@ -85,3 +85,18 @@ def test_one_cta_clusters_pass_the_programs_check(tmp_path):
     out, src = _run(tmp_path, "--mnkl", "512,64,128,1", "--tile_shape_mn", "64,64", "--cluster_shape_mn", "1,1")
     assert "Cluster Shape: (1, 1)" in out
     assert MULTICAST not in src and REMOTE_ARRIVE not in src and "barrier.cluster" not in src
+
+
+def test_a_grid_rounded_up_to_whole_clusters_is_refused_not_wrong(tmp_path):
+    """N = 64 with 64-wide tiles and clusters (1, 2): the program launches a second column of CTAs
+    whose tiles lie wholly outside C. cutelab's TMA tensor is the global tensor, whose offsets do not
+    keep coordinates past its extent, so those tiles' stores would land on the next row's tiles: the
+    interpreter refuses the clash instead of returning a wrong C."""
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    env.pop("CUTE_DSL_ARCH", None)
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", PROGRAM, "--mnkl", "512,64,128,1", "--tile_shape_mn",
+                        "64,64", "--cluster_shape_mn", "1,2"], cwd=str(tmp_path), env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode != 0 and "PASS" not in p.stdout
+    assert ("TMA stores of blocks (0,0,0) and (0,1,0) both write element 64 of mC_mnl. If a tile lies wholly "
+            "outside the tensor" in p.stderr), p.stderr[-3000:]

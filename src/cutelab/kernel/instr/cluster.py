@@ -28,8 +28,11 @@ for that shape, as it is for its grid and block:
   memory model, cluster scope does (a reader may add ``cute.arch.fence_acq_rel_cluster()`` after
   its wait for the acquire side);
 - TMA multicast (``CopyBulkTensorTileG2SMulticastOp`` atoms, ``cute.copy(..., mcast_mask=m)``):
-  ``TmaMulticastLoadOp``, the whole box into every CTA of the mask and its bytes completed on each
-  of their barriers (``.multicast::cluster``); a mask naming CTAs outside the cluster is refused.
+  ``TmaMulticastLoadOp``, the atom's box (the whole tile, or with ``num_multicast=n`` the CTA's
+  slice of it from ``tma_partition``) into every CTA of the mask and its bytes completed on each of
+  their barriers (``.multicast::cluster``); a mask naming CTAs outside the cluster is refused;
+- ``cute.make_layout_image_mask(cluster_layout, coord, mode)``: the multicast mask of the CTAs
+  sharing ``coord`` outside ``mode``; at a run-time coordinate ``MaskShiftOp`` (pattern << offset).
 
 The CPU interpreter runs the CTAs of a cluster in one batch, in rank order (``cpu/interpreter.py``
 and ``cpu/context.py``): CTA r of the cluster of a thread is block ``block_of - rank + r`` of the
@@ -54,7 +57,7 @@ from ..frontend.trace import TraceValue, current
 __all__ = ["ClusterBarrierOp", "AsyncDsmemStoreOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
            "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
            "cluster_arrive_relaxed", "cluster_wait", "map_dsmem_ptr", "store_async_dsmem",
-           "remote_mbarrier", "dsmem_copy", "tma_multicast_op"]
+           "remote_mbarrier", "dsmem_copy", "tma_multicast_op", "MaskShiftOp", "make_layout_image_mask"]
 
 
 # --------------------------------------------------------------------------- indices

@@ -11,6 +11,13 @@
   ``encode_tensor_map`` gets from the driver's cuTensorMapEncodeTiled, once per (descriptor,
   tensor address): ``tensor_map``, ``TensorMapArgs``).
 
+``cute.copy(tma_store_atom, smem_tile, gmem_tile)`` (a ``CopyBulkTensorTileS2GOp`` atom) becomes a
+``TmaStoreOp``: CUDA ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group``, joining the issuing
+thread's bulk async-group (``cute.arch.cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``,
+``BulkGroupOp``); on the CPU the box is written when the store runs, skipping elements outside the
+tensor, and two CTAs storing one element is refused (a tile outside the tensor aliasing onto another:
+see nvgpu/cpasync/tma.py). A multicast atom's copies take the slice tma_partition gave the CTA.
+
 The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
 layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.frontend.smem's swizzled memory): the TMA
 box lands where that swizzle and the atom's smem layout put each element (make_tiled_tma_atom
@@ -367,7 +374,33 @@ class TmaStoreOp(Op):
                               f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
         smem = b.shared[self.shared.index]
         vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
-        data[goff[valid]] = vals[valid]
+        # no two CTAs may store the same element: cutelab recovers a box's coordinates from the tile's
+        # offset in the tensor, so a tile wholly outside the tensor (a grid rounded up to whole clusters)
+        # would alias onto another tile; refuse what the CTAs of this batch would overwrite of each other
+        owners = b.common.setdefault("tma_store_owner", {})
+        own = owners.get(self.param.index)
+        if own is None:
+            own = owners[self.param.index] = np.full(len(data), -1, dtype=np.int64)
+        blk = np.broadcast_to(b.block_of[act][:, None], goff.shape)
+        g, w = goff[valid], blk[valid]
+        prev = own[g].copy()
+        order = np.argsort(g, kind="stable")  # the same element stored by two blocks in this op
+        gs, ws = g[order], w[order]
+        dup = np.nonzero((gs[1:] == gs[:-1]) & (ws[1:] != ws[:-1]))[0]
+        if dup.size:
+            k = int(dup[0])
+            prev[order[k + 1]] = ws[k]
+        clash = (prev >= 0) & (prev != w)
+        if clash.any():
+            i = int(np.argmax(clash))
+            raise LaunchError(f"{b.ir.name}{self.where}: TMA stores of blocks {b.block_name(int(prev[i]))} and "
+                              f"{b.block_name(int(w[i]))} both write element {int(g[i])} of {self.param.name}. If a "
+                              f"tile lies wholly outside the tensor (e.g. a grid rounded up to whole clusters), its "
+                              f"coordinates alias onto another tile's: cutelab's TMA tensor is the global tensor, "
+                              f"whose offsets do not keep coordinates past its extent; launch a grid of tiles "
+                              f"inside the tensor")
+        own[g] = w
+        data[g] = vals[valid]
 
     def cuda(self, r: Any) -> None:
         d = self.desc

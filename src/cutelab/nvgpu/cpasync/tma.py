@@ -7,9 +7,18 @@ innermost first; the box; the swizzle mode read off the smem layout's swizzle), 
 that the hardware's placement of the box in shared memory is exactly ``smem_layout`` (so any
 thread reading the tile through that layout sees what TMA wrote). What TMA cannot do is refused.
 
+``CopyBulkTensorTileS2GOp`` atoms describe TMA stores the same way (shared -> global). With
+``CopyBulkTensorTileG2SMulticastOp`` and ``num_multicast=n``, the box is one of n equal slices of
+the tile (consecutive ranges of its shared-memory offsets, as CuTe cuts it): ``tma_partition`` with
+a ``cta_layout`` of n CTAs gives CTA ``cta_layout(cta_coord)`` its slice of both tensors, and its
+multicast copy lands that slice in every CTA of the mask, so each receives the whole tile.
+
 Deviation from CuTe DSL: the second result (the "TMA tensor") is the global tensor itself, not a
 tensor of coordinates; a kernel tiles and slices it as usual (``local_tile``, ``group_modes``,
-``t[(None, k)]``), and the copy recovers the tile's coordinates from its offset.
+``t[(None, k)]``), and the copy recovers the tile's coordinates from its offset. An offset keeps no
+coordinate past the tensor's extent: a tile wholly outside the tensor (CuTe DSL's coordinate
+tensor would skip it) aliases onto another tile's coordinates. The CPU interpreter refuses TMA
+stores of two CTAs to one element (kernel/instr/tma.py); launch grids of tiles inside the tensor.
 
 >>> import numpy as np, cutelab as cute
 >>> from cutelab.nvgpu import cpasync, warpgroup
