@@ -352,8 +352,8 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
         return _swizzled_smem_ptr(ptr, swizzle_, dtype)
     if swizzle_ is not None:
         raise TensorError(
-            f"recast_ptr({ptr}, swizzle_={swizzle_}): swizzled pointers are supported in cutelab only into shared "
-            f"memory of a kernel; put the swizzle in the layout instead: make_tensor(ptr, make_composed_layout("
+            f"recast_ptr({ptr}, swizzle_={swizzle_}): swizzled pointers are not supported in cutelab outside a "
+            f"kernel's shared memory; put the swizzle in the layout instead: make_tensor(ptr, make_composed_layout("
             f"{swizzle_}, 0, layout))"
         )
     if dtype is None:
