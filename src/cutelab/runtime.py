@@ -326,13 +326,33 @@ def _swizzled_smem_ptr(ptr: Pointer, swizzle_: Any, dtype: Any) -> Pointer:
     eng = ptr.engine
     dt = eng.dtype if dtype is None else dtype
     if dt.name != eng.dtype.name:
-        raise TensorError(f"recast_ptr({ptr}, swizzle_={swizzle_}, dtype={dtype}): cutelab keeps one shared array "
-                          f"per element type, so a swizzled view of {eng.dtype} memory as {dt} is not supported")
+        return _smem_region_ptr(ptr, swizzle_, dt)
     sw = element_swizzle(swizzle_, dt.bytes, "bytes", f"recast_ptr({ptr}, swizzle_={swizzle_})")
     origin = ptr.offset if isinstance(ptr.offset, (int, np.integer)) else 0
     new = SwizzledSmemEngine(eng.param, sw, origin=int(origin), base_align=getattr(eng, "base_align", 0),
                              ptr_swizzle=swizzle_)
     return Pointer(new, ptr.offset)
+
+
+def _smem_region_ptr(ptr: Pointer, swizzle_: Any, dtype: Any) -> Any:
+    """recast_ptr of a kernel's shared-memory pointer to another element type with a swizzle: a
+    pointer into the SmemAllocator region the memory came from, whose tensors are that region's
+    array of the new type (cutelab keeps one array per element type of a region: views of
+    different types do not alias, see kernel/frontend/smem.py)."""
+    from .kernel.frontend.smem import SmemPtr
+    from .kernel.frontend.trace import current
+
+    eng = ptr.engine
+    what = f"recast_ptr({ptr}, swizzle_={swizzle_}, dtype={dtype})"
+    region = current(what).__dict__.get("_smem_region_of", {}).get(eng.param.index)
+    off = ptr.offset
+    if region is None or not isinstance(off, (int, np.integer)):
+        raise TensorError(f"{what}: cutelab views memory of one element type as another only through the "
+                          f"SmemAllocator region it came from, at a static offset")
+    nbytes = int(off) * eng.dtype.bytes
+    if nbytes % dtype.bytes:
+        raise TensorError(f"{what}: byte offset {nbytes} is not a multiple of {dtype}'s size")
+    return SmemPtr(region, nbytes, dtype, swizzle_)
 
 
 def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer:

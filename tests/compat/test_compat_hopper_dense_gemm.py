@@ -85,6 +85,9 @@ def test_one_cta_clusters_pass_the_programs_check(tmp_path):
     out, src = _run(tmp_path, "--mnkl", "512,64,128,1", "--tile_shape_mn", "64,64", "--cluster_shape_mn", "1,1")
     assert "Cluster Shape: (1, 1)" in out
     assert MULTICAST not in src and REMOTE_ARRIVE not in src and "barrier.cluster" not in src
+    # the program's shared storage (mbarriers, then the f16 tiles) is one region viewed as two element
+    # types: on the GPU both arrays start at the region's first byte, as CuTe DSL's one allocation does
+    assert src.count("(cl_dyn_smem + 0);") == 2, [l for l in src.splitlines() if "cl_dyn_smem +" in l]
 
 
 def test_a_grid_rounded_up_to_whole_clusters_is_refused_not_wrong(tmp_path):

@@ -33,7 +33,10 @@ class DynamicSmemSize(Op):
         return f"{self.dst.name} = dynamic_smem_size()"
 
     def total(self, ir: Any) -> int:
-        return int(max(self.box[0], sum(sh.bytes for sh in ir.shared)))
+        from ..ir.nodes import dynamic_smem_layout
+
+        static = sum(sh.bytes for sh in ir.shared if not sh.dynamic)
+        return int(max(self.box[0], static + dynamic_smem_layout(ir.shared)[1]))
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         import numpy as np
