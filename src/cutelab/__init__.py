@@ -171,6 +171,10 @@ def slice_(src, coord):
 
     if isinstance(src, _Tensor):
         return src[coord]
+    if isinstance(src, tuple):  # an IntTuple (a shape or tiler): its None modes, as CuTe DSL slices tuples
+        from . import int_tuple as _it
+
+        return _it.slice_tuple(coord, src)
     return _layout_slice(src, coord)
 
 

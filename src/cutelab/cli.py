@@ -23,6 +23,10 @@
     cutelab copy --bits 64 --thr "(4,8):(8,1)" --val "(1,4)"                 # universal copy, make_tiled_copy_tv
     cutelab swizzle "S<3,4,3> o 0 o (8,64):(64,1)" --elem-bits 16 -o banks.svg
     cutelab swizzle --atom K_SW128 --elem-bits 16                             # SM90 make_smem_layout_atom
+    cutelab umma --shape 128x64 --a-src tmem -o umma.svg         # a tcgen05 UMMA: C's TMEM lanes/columns
+    cutelab tmem --tile 128x128 --copy 16x256b --rep x2          # which warp a tcgen05.ld gives which TMEM cells
+    cutelab tma --tensor "(256,128):(128,1)" --tile 64,64 --multicast 2 -o tma.svg   # a TMA box, its slices
+    cutelab tile-path --shape 128x32 --k 32 -o path.svg          # gmem -> TMA -> smem -> UMMA -> TMEM -> registers
     cutelab serve [--port N] [--no-browser]                      # the web playground on 127.0.0.1
     cutelab site DIR [--pyodide FOLDER]                          # the playground as a static site (Pyodide)
     cutelab profile [--svg worst.svg] program.py [args...]       # memory accesses of its kernels, per line
@@ -194,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top", type=_blocks_arg, default=5, help="how many swizzles to list (default 5)")
     _add_output(p)
     _add_atom_commands(sub)
+    from .cli_sm100 import add_parsers as _add_sm100
+
+    _add_sm100(sub, _add_output)  # umma, tmem, tma, tile-path (Blackwell pictures)
 
     # run: parsed by cutelab.compat.run (main() hands it everything after `run`); listed here for --help
     sub.add_parser("run", help="run a CuTe DSL program (or -m MODULE) as written: import cutlass is cutelab, and "
@@ -470,7 +477,13 @@ def _atom_figure(args: argparse.Namespace):
 
 def _figure(args: argparse.Namespace):
     from . import render as R
+    from . import cli_sm100
 
+    if args.cmd in cli_sm100.COMMANDS:
+        try:
+            return cli_sm100.figure(args)
+        except (TypeError, cli_sm100.UsageError) as e:  # the tcgen05 constructors reject bad combinations
+            raise _UsageError(str(e)) from None
     if args.cmd in ("mma", "copy", "swizzle"):
         try:
             return _atom_figure(args)

@@ -1245,10 +1245,13 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
         idx = int(idx)
     if not isinstance(layout, Layout):
         raise LayoutError(f"get_hier_coord({layout!r}, {idx!r}): expected a Layout, got {type(layout).__name__}")
-    if _is_symbolic(idx):
-        return _symbolic_hier_coord(layout, idx)
+    if _is_symbolic(idx) and _inverts_compactly(layout):
+        # a runtime offset (a CTA's rank in its cluster, ...): CuTe's formula, which every offset of this
+        # layout satisfies (checked), as an index expression per mode
+        return it.idx2crd(idx, layout.shape, layout.stride)
     if type(idx) not in _INT:
-        raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int, got {type(idx).__name__}")
+        raise TypeError(f"get_hier_coord({layout}, {idx!r}): the offset must be an int (or, for a layout whose "
+                        f"offsets 0..size-1 CuTe's formula inverts, an index expression), got {type(idx).__name__}")
     crd = it.idx2crd(idx, layout.shape, layout.stride)
     if it.crd2idx(crd, layout.shape, layout.stride) == idx:
         return crd
@@ -1261,23 +1264,16 @@ def get_hier_coord(layout: Layout, idx: int) -> Any:
     return it.idx2crd(hit, layout.shape)
 
 
-def _symbolic_hier_coord(layout: Layout, idx: Any) -> Any:
-    """get_hier_coord at a run-time offset (a kernel's index expression): CuTe's formula
-    ``(idx // d) % s`` per mode, as CuTe DSL emits it; refused unless the formula inverts the
-    layout at every offset it maps to (checked on the static layout)."""
-    shp, std = layout.shape, layout.stride
-    flat_s, flat_d = it.flatten_to_tuple(shp), it.flatten_to_tuple(std)
-    if any(not isinstance(x, int) for x in flat_s + flat_d) or it.product(shp) > 1 << 16:
-        raise TypeError(f"get_hier_coord({layout}, {idx!r}): a run-time offset needs a static layout of at most "
-                        f"65536 elements")
-    for i in range(it.product(shp)):
-        c = it.idx2crd(i, shp)
-        off = it.crd2idx(c, shp, std)
-        if it.crd2idx(it.idx2crd(off, shp, std), shp, std) != off or it.idx2crd(off, shp, std) != c:
-            raise LayoutError(f"get_hier_coord({layout}, {idx!r}): the layout is not compact (index {i} maps to offset "
-                              f"{off}, which (offset // stride) % shape does not invert), so a run-time offset has no "
-                              f"coordinate formula")
-    return it.idx2crd(idx, shp, std)
+def _inverts_compactly(layout: Layout) -> bool:
+    """Whether the layout's offsets are 0..size-1 and CuTe's idx2crd(offset, shape, stride) gives the
+    coordinate of each (small layouts only: up to 2**16 elements)."""
+    if any(type(x) not in _INT for x in it.flatten_to_tuple(layout.shape) + it.flatten_to_tuple(layout.stride)):
+        return False
+    n = it.product(layout.shape)
+    if n > 1 << 16:
+        return False
+    return all(it.crd2idx(it.idx2crd(o, layout.shape, layout.stride), layout.shape, layout.stride) == o
+               for o in range(n)) and sorted(layout(i) for i in range(n)) == list(range(n))
 
 
 def _search_offset(layout: Layout, idx: int, chunk: int = 1 << 20) -> int | None:

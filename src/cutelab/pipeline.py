@@ -134,14 +134,23 @@ class NamedBarrier:
 
 # SM90 (issue 10): the TMA producer / async consumer pipeline over mbarriers, in pipeline_sm90.py
 from .pipeline_sm90 import (Agent, CooperativeGroup, PipelineState, PipelineTmaAsync,  # noqa: E402
-                            PipelineTmaStore, PipelineUserType, make_pipeline_state, pipeline_init_arrive,
-                            pipeline_init_wait, sync)
+                            PipelineUserType, make_pipeline_state, pipeline_init_arrive, pipeline_init_wait)
 
-__all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "PipelineTmaStore", "PipelineUserType",
-            "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait", "sync"]
+__all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "PipelineUserType",
+            "make_pipeline_state", "pipeline_init_arrive", "pipeline_init_wait"]
 
 # async-thread producers and consumers with participants (make_participants), in pipeline_async.py
 from .pipeline_async import (ImmutableResourceHandle, PipelineAsync, PipelineConsumer, PipelineCpAsync,  # noqa: E402
                              PipelineProducer)
 
 __all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "PipelineCpAsync", "PipelineProducer"]
+
+# SM100: the pipelines whose one side is the UMMA (tcgen05.mma), in pipeline_sm100.py
+from .pipeline_sm100 import PipelineAsyncUmma, PipelineTmaUmma, PipelineUmmaAsync, sync  # noqa: E402
+
+__all__ += ["PipelineAsyncUmma", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
+
+# TMA-store epilogue stages, in pipeline_tma_store.py
+from .pipeline_tma_store import PipelineTmaStore  # noqa: E402
+
+__all__ += ["PipelineTmaStore"]

@@ -1,8 +1,7 @@
 """``cutlass.pipeline`` for SM90 mainloops: ``PipelineTmaAsync`` (a TMA producer and consumer
 threads over a ring of shared-memory stages, synchronised by mbarriers, on one CTA or over the
-CTAs of a cluster that multicast into each other), ``PipelineTmaStore`` (an epilogue's TMA stores
-in bulk async-groups), ``PipelineState``, ``make_pipeline_state``, ``PipelineUserType``,
-``CooperativeGroup``, ``Agent``, ``sync``.
+CTAs of a cluster that multicast into each other), ``PipelineState``, ``make_pipeline_state``,
+``PipelineUserType``, ``CooperativeGroup``, ``Agent``.
 
 Each stage has a *full* barrier (the producer arrives with the stage's transaction bytes, the
 TMA copies complete them) and an *empty* barrier (one thread of each consumer warp arrives when
@@ -34,7 +33,7 @@ from typing import Any, Optional
 from .errors import TraceError
 
 __all__ = ["Agent", "CooperativeGroup", "PipelineUserType", "PipelineState", "make_pipeline_state",
-           "PipelineTmaAsync", "PipelineTmaStore", "pipeline_init_arrive", "pipeline_init_wait", "sync"]
+           "PipelineTmaAsync", "pipeline_init_arrive", "pipeline_init_wait"]
 
 
 class Agent(enum.Enum):
@@ -445,46 +444,3 @@ def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
     else:
         arch.sync_threads()
 
-
-class PipelineTmaStore:
-    """The TMA stores of an epilogue over ``num_stages`` shared-memory buffers, without mbarriers:
-    ``producer_commit`` closes the thread's bulk async-group (``cp.async.bulk.commit_group``),
-    ``producer_acquire`` waits until at most ``num_stages - 1`` groups still read shared memory
-    (``cp.async.bulk.wait_group.read``), ``producer_tail`` until none does."""
-
-    def __init__(self, num_stages: int):
-        self.num_stages = num_stages
-
-    @staticmethod
-    def create(*, num_stages: int, producer_group: CooperativeGroup, **kwargs: Any) -> "PipelineTmaStore":
-        if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 1:
-            raise ValueError(f"PipelineTmaStore.create: num_stages must be a positive int, got {num_stages!r}")
-        _arrivals(producer_group, "producer_group")
-        return PipelineTmaStore(num_stages)
-
-    def producer_commit(self, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
-
-        arch.cp_async_bulk_commit_group()
-
-    def producer_acquire(self, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
-
-        arch.cp_async_bulk_wait_group(self.num_stages - 1, read=True)
-
-    def producer_tail(self, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
-
-        arch.cp_async_bulk_wait_group(0, read=True)
-
-    def consumer_wait(self, *args: Any, **kwargs: Any) -> None:
-        raise TraceError("PipelineTmaStore.consumer_wait: a TMA store pipeline has no consumer agent")
-
-    consumer_release = consumer_wait
-
-
-def sync(barrier_id: int = 0, *, loc: Any = None, ip: Any = None) -> None:
-    """``cutlass.pipeline.sync``: ``cute.arch.barrier(barrier_id=...)`` over the whole block."""
-    from .kernel.frontend import arch
-
-    arch.barrier(barrier_id=barrier_id)

@@ -599,15 +599,36 @@ flatten = _structural("flatten", _lay.flatten)
 dice = _structural("dice", _lay.dice)
 
 
+def _extend_tuple(a: Any, elem: Any, up_to_rank: int | None, front: bool) -> Any:
+    """append/prepend of an IntTuple (a shape, a tiler): elem as new modes up to up_to_rank (one more by
+    default), as CuTe DSL extends tuples."""
+    from .errors import LayoutError
+
+    t = a if isinstance(a, tuple) else (a,)
+    n = len(t) + 1 if up_to_rank is None else up_to_rank
+    if n < len(t):
+        raise LayoutError(f"{'prepend' if front else 'append'}({a}, {elem}, up_to_rank={n}): already of rank {len(t)}")
+    if elem is None:
+        raise LayoutError(f"{'prepend' if front else 'append'}({a}): appending to a tuple needs an element")
+    extra = (elem,) * (n - len(t))
+    return extra + t if front else t + extra
+
+
 def append(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
-    """Append elem (default 1:0) as a new last mode; on a ComposedLayout, to its outer layout."""
+    """Append elem (default 1:0) as a new last mode; on a ComposedLayout, to its outer layout; on an
+    IntTuple (a shape), as a new last entry."""
+    if isinstance(a, (tuple, int)) and not isinstance(a, bool):
+        return _extend_tuple(a, elem, up_to_rank, front=False)
     if not isinstance(a, ComposedLayout):
         return _lay.append(a, elem, up_to_rank)
     return a._with_outer(_lay.append(a._outer, elem, up_to_rank))
 
 
 def prepend(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
-    """Prepend elem (default 1:0) as a new first mode; on a ComposedLayout, to its outer layout."""
+    """Prepend elem (default 1:0) as a new first mode; on a ComposedLayout, to its outer layout; on
+    an IntTuple (a shape), as a new first entry."""
+    if isinstance(a, (tuple, int)) and not isinstance(a, bool):
+        return _extend_tuple(a, elem, up_to_rank, front=True)
     if not isinstance(a, ComposedLayout):
         return _lay.prepend(a, elem, up_to_rank)
     return a._with_outer(_lay.prepend(a._outer, elem, up_to_rank))

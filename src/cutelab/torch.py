@@ -18,6 +18,8 @@ def dtype(t: Any) -> Any:
     import torch
 
     name = getattr(t, "torch_name", None)
+    if name == "tfloat32":  # as CuTe DSL: TFloat32 is held in float32 tensors
+        name = "float32"
     if not name or not hasattr(torch, name):
         raise TypeError(f"cutlass.torch.dtype: no torch dtype for element type {t}")
     return getattr(torch, name)

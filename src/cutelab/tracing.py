@@ -46,6 +46,7 @@ class _Hooks:
     smem_view: Optional[Callable[..., Any]] = None  # (pointer, ComposedLayout) -> swizzled smem Tensor, or None
     copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel
     gemm: Optional[Callable[..., Any]] = None  # cute.gemm inside a kernel
+    mma_field: Optional[Callable[..., Any]] = None  # (atom, field, value, get) -> an atom's runtime field in a kernel, or NotImplemented
 
 
 hooks = _Hooks()

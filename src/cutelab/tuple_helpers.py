@@ -281,7 +281,14 @@ def size_in_bytes(dtype: Any, layout: Any) -> int:
         return 0
     from .swizzle import cosize  # a swizzled layout's cosize is its outer layout's
 
-    lay = layout.outer if isinstance(layout, ComposedLayout) and not isinstance(layout.inner, Swizzle) else layout
+    if isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle):
+        # a swizzled layout (the SM90/SM100 smem layouts): the largest offset the swizzle of
+        # offset + outer reaches, plus one (CuTe's cosize of the composed function)
+        import numpy as np
+
+        offs = np.asarray(layout.outer.offsets(), dtype=np.int64) + int(layout.offset or 0)
+        return ((int(layout.inner(offs).max()) + 1 if offs.size else 0) * dtype.width + 7) // 8
+    lay = layout.outer if isinstance(layout, ComposedLayout) else layout
     return (cosize(lay) * dtype.width + 7) // 8
 
 

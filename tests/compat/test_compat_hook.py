@@ -100,3 +100,29 @@ def test_run_usage_errors(tmp_path):
 def test_exit_status_passes_through(tmp_path):
     p = run(tmp_path, "import sys\nsys.exit(3)\n")
     assert p.returncode == 3
+
+
+def test_real_nvshmem_multicast_is_refused_on_a_gpu(tmp_path):
+    """On a GPU the real nvshmem.core is imported (not emulated), and its multicast functions are
+    replaced by ones that refuse with the reason and the caller's line; the rest is untouched."""
+    d = tmp_path / "site"
+    (d / "nvshmem").mkdir(parents=True)
+    (d / "nvshmem" / "__init__.py").write_text("")
+    (d / "nvshmem" / "core.py").write_text(
+        "WHO = 'real nvshmem'\n"
+        "def get_multicast_tensor(team, t):\n    return 'made a multicast tensor'\n"
+        "def get_peer_tensor(t, pe):\n    return ('peer', pe)\n")
+    out = ok(run(tmp_path, """
+        import cutelab.compat
+        cutelab.compat.install(emulate_cuda=False)
+        import nvshmem.core as nv
+        print(nv.WHO, nv.get_peer_tensor(None, 1))
+        try:
+            nv.get_multicast_tensor(None, None)
+        except NotImplementedError as e:
+            print(type(e).__name__, '|', e)
+    """, cutelab_run=False, extra_path=[d]))
+    lines = out.splitlines()
+    assert lines[0] == "real nvshmem ('peer', 1)"
+    assert lines[1].startswith("NotSupportedError | nvshmem.core.get_multicast_tensor is not supported by cutelab (")
+    assert "NVLink multicast" in lines[1] and "prog.py" in lines[1] or ".py:" in lines[1]

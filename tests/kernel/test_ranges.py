@@ -190,6 +190,27 @@ def test_induction_variable_with_its_guard_proves_the_access():
     assert len(ir.guards) == 1
 
 
+def test_persistent_tile_guard_bounds_the_index_itself():
+    """A persistent loop: tile = bid + i * grid over more trips than tiles (the last one guarded off
+    by `if tile < tiles`), and the access at q * tiles + tile for a later slot q: the loop variable
+    alone reaches past the end (bid + i * grid up to 4 * 132 - 1), the guard bounds the index itself."""
+    tiles, grid = 512, 132
+    p = Prog(threads=32, grid=grid)
+    A = p.param("A", 2 * tiles)
+    f, i = p.for_(0, 4)  # ceil(512 / 132) trips
+    with p.into(f.body):
+        br = p.if_(p.bid + grid * i < tiles)
+        with p.into(br.then):
+            p.emit(Load(p.reg(Float32), A, p.bid + grid * i + tiles, (0,)))
+    ir = p.ir()
+    check_bounds(ir, "gpu")
+    assert not ir.guards
+    br.cond = p.bid + grid * i < tiles + 1  # one tile too many: not proved, guarded
+    ir = p.ir()
+    check_bounds(ir, "gpu")
+    assert len(ir.guards) == 1
+
+
 def test_doubling_register_widens_to_its_type_and_stays_guarded():
     p = Prog()
     A = p.param("A", 1 << 20)

@@ -120,7 +120,7 @@ def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool,
     if getattr(data_ref, "is_cuda", False):
         storage = storage.cuda()
     t = from_dlpack(storage, assumed_align=assumed_align)
-    if is_fp8_dtype(cutlass_dtype):
+    if is_fp8_dtype(cutlass_dtype) or getattr(cutlass_dtype, "name", "") == "tf32":  # tf32: float32 storage
         t.element_type = cutlass_dtype
     if is_dynamic_layout:
         strides = tuple(data_ref.stride())

@@ -18,7 +18,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 from .where import user_line
 
@@ -69,6 +69,26 @@ EMULATED: Dict[str, str] = {
     "nvshmem": "cutelab.compat.distributed.nvshmem:nvshmem_pkg",
     "nvshmem.core": "cutelab.compat.distributed.nvshmem",
 }
+
+
+#: real modules imported on a GPU (not emulated), patched after they run: module -> the patch
+PATCHED_ON_GPU: Dict[str, str] = {
+    "nvshmem.core": "cutelab.compat.distributed.nvshmem:refuse_multicast_on_gpu",
+}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """The real module's loader, then a patch applied to the module it made."""
+
+    def __init__(self, loader: Any, patch: str):
+        self.loader, self.patch = loader, patch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        _load(self.patch)(module)
 
 
 def _load(target: str):
@@ -122,6 +142,11 @@ class CutlassFinder(importlib.abc.MetaPathFinder):
         return None
 
     def find_spec(self, fullname, path=None, target=None):
+        if not self.emulate_cuda and fullname in PATCHED_ON_GPU:
+            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PatchingLoader(spec.loader, PATCHED_ON_GPU[fullname])
+            return spec
         t = self._target(fullname)
         if t is None:
             return None

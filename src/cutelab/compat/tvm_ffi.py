@@ -84,9 +84,10 @@ class _Compile:
     def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         from ..kernel.launch.args import _constexpr_positions
         from ..kernel.launch.api import compile as _compile
+        from ..kernel.launch.api import jit_target
 
         cf = _compile(fn, *args, **kwargs)
-        target = getattr(fn, "fn", fn)
+        target = jit_target(fn)
         const = _constexpr_positions(target, len(args))
         kept = [i for i in range(len(args)) if i not in const]
         env = [j for j, i in enumerate(kept) if isinstance(args[i], EnvStream)]

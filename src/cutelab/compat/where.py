@@ -46,6 +46,24 @@ class NotEmulatedError(NotImplementedError):
         super().__init__(msg)
 
 
+class NotSupportedError(NotImplementedError):
+    """A call that cutelab refuses on a real GPU too (NVLink multicast), naming the caller's line.
+
+    >>> str(NotSupportedError("nvshmem.core.get_multicast_tensor", "no multicast", where="prog.py:3"))
+    'nvshmem.core.get_multicast_tensor is not supported by cutelab (prog.py:3): no multicast'
+    """
+
+    def __init__(self, name: str, why: str = "", where: str | None = None):
+        self.name = name
+        where = user_line(2) if where is None else where
+        msg = f"{name} is not supported by cutelab"
+        if where:
+            msg += f" ({where})"
+        if why:
+            msg += f": {why}"
+        super().__init__(msg)
+
+
 def refuse(name: str, why: str = ""):
     """A function that raises NotEmulatedError(name) when called, naming the caller's line."""
 

@@ -8,7 +8,7 @@ The folders follow the flow:
 - ``ir/``: symbolic integers (``symbolic``);
 - ``analysis/``: value ranges (``ranges``) and guarded accesses (``guards``);
 - ``instr/``: one file per instruction family (copies, cp.async, ldmatrix, mma.sync, wgmma,
-  TMA, mbarriers, math, print_tensor, atomics and memory ordering, bitcast, inline PTX with its
+  TMA loads and stores, SM100 tensor memory and UMMA (tcgen05), mbarriers, math, print_tensor, atomics and memory ordering, bitcast, inline PTX with its
   interpreter ``ptx``); ``gemm`` and ``copy`` dispatch ``cute.gemm``/``cute.copy``;
 - ``passes/``: the compiler's decisions, one named pass per file, run in order by
   ``run_passes`` (vector widths, block schedule, lane pairs, retiled copies, cache operators,
@@ -48,7 +48,14 @@ def _kernel_gemm(atom, d, a, b, c):
     return kernel_gemm(atom, d, a, b, c)
 
 
+def _mma_field(atom, name, value, get):
+    from .instr.tcgen05_mma import mma_field
+
+    return mma_field(atom, name, value, get)
+
+
 _tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel
+_tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 atoms inside a kernel (instr/tcgen05_mma.py)
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]

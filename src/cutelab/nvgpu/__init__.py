@@ -8,3 +8,4 @@ Pure data: no kernel machinery is imported here.
 from .universal_mma import *  # noqa: F401,F403  (MmaUniversalOp, OperandMajorMode, ...)
 from .universal_copy import *  # noqa: F401,F403  (CopyUniversalOp, ...)
 from . import common, cpasync, tcgen05, warp, warpgroup  # noqa: F401,E402
+from .helpers import TmaInfo, make_tiled_tma_atom_A, make_tiled_tma_atom_B  # noqa: F401,E402  (TMA atoms of MMA operands)

@@ -189,11 +189,21 @@ class MmaAtom:
 
     def set(self, field: Any, value: Any) -> None:
         """Set a runtime field of the atom, e.g. ``tiled_mma.set(warpgroup.Field.ACCUMULATE, True)``."""
-        self._state[self._field_name(field, "set")] = bool(value)
+        name = self._field_name(field, "set")
+        hook = _tracing_hooks().mma_field
+        if hook is not None and hook(self, name, value, False) is not NotImplemented:
+            return  # a runtime field of a kernel (tcgen05 atoms: kernel/instr/tcgen05_mma.py)
+        self._state[name] = bool(value)
 
     def get(self, field: Any) -> Any:
         """The value of a runtime field of the atom (warpgroup MMAs: ACCUMULATE, False when made)."""
-        return self._state[self._field_name(field, "get")]
+        name = self._field_name(field, "get")
+        hook = _tracing_hooks().mma_field
+        if hook is not None:
+            got = hook(self, name, None, True)
+            if got is not NotImplemented:
+                return got
+        return self._state[name]
 
     def make_fragment_A(self, input: Any) -> Tensor:
         """A register fragment for this thread's partition of A (a shape gives a compact one).
@@ -772,3 +782,9 @@ def gemm(atom: Any, d: Tensor, a: Tensor, b: Tensor, c: Tensor) -> None:
     if not bD:
         flat = flat[0]
     d.store(flat.astype(np.float64) if d.element_type.is_float else flat)
+
+
+def _tracing_hooks() -> Any:
+    from ..tracing import hooks
+
+    return hooks

@@ -32,6 +32,8 @@ from .figure import (
 from .copy import copy_figure, copy_tv_figure
 from .mma import mma_figure, mma_tv_figure, tv_owners
 from .swizzle import bank_figure, swizzle_figure
+from .tcgen05 import tmem_copy_for, tmem_figure, umma_figure
+from .tma import tile_path_figure, tma_figure
 from .partition import (
     outer_ownership, outer_partition_figure, tiled_ownership, tiled_partition_figure, tv_ownership,
     tv_partition_figure,
@@ -44,6 +46,7 @@ __all__ = [
     "tiled_ownership", "outer_ownership", "tv_ownership",
     "tiled_partition_figure", "outer_partition_figure", "tv_partition_figure",
     "mma_figure", "mma_tv_figure", "tv_owners", "copy_figure", "copy_tv_figure", "swizzle_figure", "bank_figure",
+    "umma_figure", "tmem_figure", "tmem_copy_for", "tma_figure", "tile_path_figure",
     "show_cells", "CELLS",
 ]
 

@@ -1,7 +1,8 @@
 """What Jupyter shows for cutelab's values: the picture (interactive HTML, or SVG), else the text.
 
 ``figure_of(x)`` picks the picture a value has: a Layout or a ComposedLayout its grid of
-offsets, an MMA atom or TiledMMA its C, A and B (``mma_figure``), a TiledCopy its source and
+offsets, an MMA atom or TiledMMA its C, A and B (``mma_figure``; a tcgen05 UMMA's ``umma_figure``:
+C's tensor-memory lanes and columns, where A and B are read from), a TiledCopy its source and
 destination (``copy_figure``). ``html(x)`` and ``svg(x)`` are what the values'
 ``_repr_html_`` and ``_repr_svg_`` return: None (IPython then shows the text) where there is
 no picture, or where it would have more than ``NOTEBOOK_CELLS`` cells, so that displaying a
@@ -66,6 +67,10 @@ def figure_of(x: Any) -> Figure | None:
         from .figure import layout_figure
 
         return layout_figure(x)
+    if isinstance(x, MmaAtom) and _is_umma(x):  # tcgen05: one thread issues it; C lives in tensor memory
+        from .tcgen05 import umma_figure
+
+        return umma_figure(x)
     if isinstance(x, MmaAtom):
         from ..layout import size
         from .mma import mma_figure
@@ -78,6 +83,12 @@ def figure_of(x: Any) -> Figure | None:
 
         return copy_figure(x)
     return None
+
+
+def _is_umma(x: Any) -> bool:
+    from ..nvgpu.tcgen05.mma import Tcgen05MmaOp
+
+    return isinstance(getattr(x, "op", None), Tcgen05MmaOp)
 
 
 def _figure(x: Any) -> Figure | None:

@@ -138,11 +138,25 @@ def make_smem_layout_epi(epi_dtype: Numeric, epi_layout: LayoutEnum, epi_tile: A
     return tile_to_shape(atom, shape + (epi_stage,), order)
 
 
-def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Numeric, a_leading_mode: OperandMajorMode,
-                           b_leading_mode: OperandMajorMode, acc_dtype: Numeric, cta_group: CtaGroup,
-                           mma_tiler_mn: Tuple[int, int], a_source: OperandSource = OperandSource.SMEM) -> Any:
-    """A tiled UMMA of one atom for the operand types (f16/bf16, tf32/f32, i8/u8, f8f6f4) and an MN tile."""
+def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading_mode: Any, b_leading_mode: Any = None,
+                           acc_dtype: Any = None, cta_group: Any = None, mma_tiler_mn: Any = None,
+                           a_source: Any = OperandSource.SMEM) -> Any:
+    """A tiled UMMA of one atom for the operand types (f16/bf16, tf32/f32, i8/u8, f8f6f4) and an MN tile.
+
+    CuTe DSL's deprecated form (ab_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group,
+    mma_tiler_mn[, a_source]), one type for A and B, is accepted with its warning."""
     from ..nvgpu.mma_atom import make_tiled_mma
+
+    if isinstance(b_dtype, OperandMajorMode):  # the deprecated overload: shift the arguments
+        import warnings
+
+        warnings.warn("use make_trivial_tiled_mma with separate a_dtype and b_dtype instead", DeprecationWarning,
+                      stacklevel=2)
+        src = mma_tiler_mn if mma_tiler_mn is not None else OperandSource.SMEM
+        a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, mma_tiler_mn, a_source = (
+            a_dtype, a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, src)
+    if mma_tiler_mn is None:
+        raise TypeError("make_trivial_tiled_mma() missing 1 required positional argument: 'mma_tiler_mn'")
 
     mn = tuple(mma_tiler_mn)
     if a_dtype in (Float16, BFloat16) and b_dtype is a_dtype:
@@ -395,3 +409,32 @@ def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d: Numeric, elem_ty_acc: Num
         if n:
             return make_copy_atom(StMatrix16x8x8bOp(transpose=True, num_matrices=n), elem_ty_d)
     return make_copy_atom(CopyUniversalOp(), elem_ty_d)
+
+
+def _tma_op_for(cluster_shape_mnk: Any, atom_thr_id: Any, mcast_mode: int, which: str) -> Any:
+    """The TMA load op of an operand for the cluster and the MMA's CTA count (CuTe DSL's choice)."""
+    from .. import int_tuple as it
+    from ..nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp
+
+    shape = tuple(getattr(cluster_shape_mnk, "shape", cluster_shape_mnk))
+    n_sm = it.product(getattr(atom_thr_id, "shape", atom_thr_id))
+    if not all(type(x) is int for x in it.flatten_to_tuple(shape)) or type(n_sm) is not int:
+        raise ValueError(f"Dynamic cluster shape or atom SM count is not supported: {cluster_shape_mnk} and {atom_thr_id}")
+    if it.product(shape[0]) % n_sm:
+        raise ValueError(f"Cluster shape not divisible by MMA size: {cluster_shape_mnk} and {atom_thr_id}")
+    if n_sm not in (1, 2):
+        raise ValueError(f"cluster_shape_to_tma_atom_{which}: unsupported atom SM count {n_sm}")
+    other = it.product(shape[mcast_mode])
+    mcast = other != (n_sm if mcast_mode == 0 else 1)
+    group = CtaGroup.TWO if n_sm == 2 else CtaGroup.ONE
+    return CopyBulkTensorTileG2SMulticastOp(group) if mcast else CopyBulkTensorTileG2SOp(group)
+
+
+def cluster_shape_to_tma_atom_A(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """The TMA op for A: multicast when the cluster has more than one CTA along N (they share A's tile)."""
+    return _tma_op_for(cluster_shape_mnk, atom_thr_id, 1, "A")
+
+
+def cluster_shape_to_tma_atom_B(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """The TMA op for B: multicast when the cluster has more CTAs along M than the MMA spans."""
+    return _tma_op_for(cluster_shape_mnk, atom_thr_id, 0, "B")

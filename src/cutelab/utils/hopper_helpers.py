@@ -56,6 +56,14 @@ class LayoutEnum(Enum):
     def is_m_major_c(self) -> bool:
         return self is LayoutEnum.COL_MAJOR
 
+    def mma_major_mode(self) -> Any:
+        """The MMA operand major mode of an operand of this layout: K for row-major, MN for column-major."""
+        from ..nvgpu.universal_mma import OperandMajorMode
+
+        return OperandMajorMode.K if self is LayoutEnum.ROW_MAJOR else OperandMajorMode.MN
+
+    sm90_mma_major_mode = mma_major_mode
+
 
 def _check(layout: Any, dtype: Any, op: str) -> None:
     if not isinstance(layout, LayoutEnum):

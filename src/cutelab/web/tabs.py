@@ -717,3 +717,7 @@ if _has_atom_pictures():
                                                              "tile": "8,16"}),
                  ("universal 32-bit -> C of mma m16n8k16", {"kind": "universal", "elem": "f32", "dst": _MMA_C,
                                                             "tile": "16,8"})))(_copy_dst_tab)
+
+# the Blackwell tabs (tcgen05 UMMA, tensor memory, TMA box, a tile's path): web/tabs_sm100.py
+if _has_atom_pictures() and hasattr(R, "umma_figure"):
+    from . import tabs_sm100  # noqa: E402,F401  (registers its tabs)

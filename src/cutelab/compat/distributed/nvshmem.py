@@ -144,6 +144,29 @@ def get_multicast_tensor(team: Any, t: Any) -> Any:
     raise NotEmulatedError("nvshmem.core.get_multicast_tensor", MULTICAST, where=user_line(2))
 
 
+#: nvshmem.core's functions that make multicast objects: refused on a GPU too (hook.py patches the real module)
+MULTICAST_FUNCTIONS = ("get_multicast_tensor", "get_multicast_buffer")
+
+
+def refuse_multicast_on_gpu(module: Any) -> None:
+    """Replace the real nvshmem.core's multicast functions (after it is imported under ``cutelab
+    run`` on a GPU) by ones that raise NotSupportedError naming the caller's line: NVLink multicast
+    is switched off on the machines cutelab runs on, where NVSHMEM's own attempt ends in an opaque
+    'Failed to retrieve multicast buffer' (and must never reach cuMulticastCreate)."""
+    from ..where import NotSupportedError
+
+    def refuser(name: str) -> Any:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise NotSupportedError(f"nvshmem.core.{name}", MULTICAST, where=user_line(2))
+
+        refused.__name__ = name
+        return refused
+
+    for name in MULTICAST_FUNCTIONS:
+        if hasattr(module, name):
+            setattr(module, name, refuser(name))
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)

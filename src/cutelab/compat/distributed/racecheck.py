@@ -51,7 +51,8 @@ def check(ir: Any, buffers: Dict[int, Any]) -> None:
             if op.scope == "sys":
                 pending = []
             continue
-        if isinstance(op, Store) and op.param.index in shared:
+        if isinstance(op, Store) and op.param.space == "gmem" and op.param.index in shared:
+            # (a Shared array's index counts the kernel's shared arrays, not its arguments)
             pending.append(op)
             continue
         if not isinstance(op, MemOp) or op.kind == "ld" or op.param.index not in shared:

@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import LaunchError
 from ..ir.nodes import ArgVar, Store
-from ..ir.symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, atoms, sym_range
+from ..ir.symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, lin_form, mul, sym_range
 from .ranges import Record, _refined_vars
 from .values import _is_thread_atom, _resolve, _split_linear, substitute
 
@@ -203,6 +203,28 @@ def prove(ir: Any, access: Any, rec: Optional[Record], scalars: Optional[Dict[st
     return ok
 
 
+def _bounds_from_facts(base: Any, facts: Sequence[Any]) -> Tuple[Any, Any]:
+    """Bounds of base from the facts that compare base itself, up to a constant, with a constant:
+    a fact a op b whose a - b equals base - k (k constant) gives base op' k. (-inf, inf) when none
+    does. The guards of persistent tile loops are of this kind: ``tile = bid + i * grid``, ``if
+    tile < num_tiles``, the access at ``q * num_tiles + tile``, whose loop variable alone would
+    bound it by the loop's last (guarded-off) iteration."""
+    lo, hi = float("-inf"), float("inf")
+    for f in facts:
+        if not isinstance(f, Cmp) or f.op == "!=":
+            continue
+        d = add(f.a, mul(f.b, -1))  # the fact: d op 0
+        terms, k = lin_form(add(base, mul(d, -1)))  # base = d + k when no terms are left
+        if terms:
+            continue
+        k = int(k)
+        if f.op in ("<", "<=", "=="):
+            hi = min(hi, k - 1 if f.op == "<" else k)
+        if f.op in (">", ">=", "=="):
+            lo = max(lo, k + 1 if f.op == ">" else k)
+    return lo, hi
+
+
 def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[Threads],
            args_ok: bool = True) -> bool:
     p = access.param
@@ -218,6 +240,9 @@ def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[
     lo, hi = sym_range(base)
     if lo + omin >= 0 and hi + omax < p.length:
         return True
+    flo, fhi = _bounds_from_facts(base, facts)
+    if max(lo, flo) + omin >= 0 and min(hi, fhi) + omax < p.length:
+        return True  # a guard bounds the index itself (``if tile < n: x[k * n + tile]``)
     rest, llo, lhi, ok = _split_linear(base, xs)
     if not ok or (lhi - llo) + (omax - omin) >= p.length:
         return False  # (the second: the terms' spread alone is wider than the tensor)

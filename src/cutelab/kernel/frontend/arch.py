@@ -164,9 +164,6 @@ def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
     current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
 
 
-# TMA stores complete in bulk async-groups
-from ..instr.tma import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402
-
 # thread-block clusters (launch(cluster=...)): indices, the cluster barrier, distributed shared memory
 from ..instr.cluster import (block_idx_in_cluster, block_in_cluster_dim, block_in_cluster_idx,  # noqa: E402
                              cluster_arrive, cluster_arrive_relaxed, cluster_dim, cluster_idx, cluster_size,
@@ -183,7 +180,7 @@ __all__ += ["mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier
             "fence_view_async_shared", "elect_one", "make_warp_uniform", "setmaxregister_increase",
             "setmaxregister_decrease", "cluster_idx", "cluster_dim", "block_in_cluster_idx", "block_in_cluster_dim",
             "block_idx_in_cluster", "cluster_arrive", "cluster_arrive_relaxed", "cluster_wait", "cluster_size",
-            "map_dsmem_ptr", "store_async_dsmem", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
+            "map_dsmem_ptr", "store_async_dsmem"]
 
 
 # --------------------------------------------------------------------------- warp shuffles, float helpers
@@ -328,3 +325,18 @@ from ..instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics,
 __all__ += ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
             "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
             "fence_acq_rel_sys"]
+
+
+# --------------------------------------------------------------------------- SM100 tensor memory (instr/tcgen05_tmem.py)
+
+from ..instr.tcgen05_tmem import (  # noqa: E402
+    alloc_tmem, dealloc_tmem, fence_view_async_tmem_load, fence_view_async_tmem_store, relinquish_tmem_alloc_permit,
+    retrieve_tmem_ptr,
+)
+
+__all__ += ["alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "retrieve_tmem_ptr",
+            "fence_view_async_tmem_load", "fence_view_async_tmem_store"]
+
+from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
+
+__all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]

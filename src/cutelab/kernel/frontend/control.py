@@ -102,8 +102,19 @@ def _as_bound(x: Any, what: str) -> Any:
     raise TraceError(f"{what}: a loop bound must be an integer or a runtime integer, got {type(x).__name__} {x!r}")
 
 
-def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False) -> DynRange:
-    """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static."""
+def range_(*args: Any, unroll: Optional[int] = None, unroll_full: bool = False, prefetch_stages: Optional[int] = None,
+           **hints: Any) -> DynRange:
+    """cutlass.range: a runtime loop (``for i in cutlass.range(n)``), even when n is static.
+
+    CuTe DSL's scheduling hints change no result and are accepted as such: ``prefetch_stages``
+    (how many iterations ahead its compiler may issue the loop's TMA loads), ``pipelining``,
+    ``vectorize``."""
+    bad = set(hints) - {"pipelining", "vectorize"}
+    if bad:
+        raise TypeError(f"cutlass.range() got unexpected keyword arguments {sorted(bad)}")
+    if prefetch_stages is not None and (isinstance(prefetch_stages, bool) or not isinstance(prefetch_stages, int)
+                                        or prefetch_stages < 0):
+        raise TraceError(f"cutlass.range(prefetch_stages={prefetch_stages!r}): expected a static int >= 0")
     a, b, c = _range_args(args, "cutlass.range")
     if unroll_full and _tracer() is not None and not any(_is_dynamic(x) for x in (a, b, c)):
         # fully unrolled with static bounds: the loop variable is a Python int, as the DSL's unrolled copies see it

@@ -8,7 +8,11 @@ mbarrier ops on a peer CTA, TMA multicast), ``mathops`` ``cute.math``, ``printte
 ``cute.print_tensor`` in a kernel; ``atomics`` the
 memory-ordering instructions on global memory (``cute.arch.load``/``store`` with sem and scope,
 atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`` ``vector.bitcast``;
-``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``), run on the CPU by ``ptx``.
+``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``), run on the CPU by ``ptx``;
+``tma_store`` TMA stores and the bulk async-groups; SM100: ``tcgen05_tmem`` tensor memory (its
+allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` the UMMA
+(``tcgen05.mma``, ``tcgen05.commit``, the atom's runtime fields in kernels), ``tcgen05_2cta``
+the TMA loads of 2-CTA UMMAs.
 
 May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
 ends' contexts. An op's ``cuda(self, ctx)`` prints only through ``ctx``, the CUDA printer's

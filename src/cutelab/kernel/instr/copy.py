@@ -32,6 +32,35 @@ def _flag(p: Any) -> Any:
     return bool(p)
 
 
+def _packs_narrow_elements(atom: Any, vt: Any, src: Any, dst: Any) -> bool:
+    """Whether a universal copy atom of a wider value type (e.g. Float32) copying tensors of a narrower
+    one (e.g. Float16: CUTLASS's SM100 tutorials store f16 through an f32 store atom) moves the same
+    elements as an element-wise copy: CuTe DSL reinterprets each run of width(vt)/width(element)
+    elements as one value, which is the element-wise copy when every such run is consecutive and
+    aligned in both tensors (checked here; otherwise the width mismatch is an error)."""
+    from ...nvgpu.universal_copy import CopyUniversalOp
+
+    et_s, et_d = src.element_type, dst.element_type
+    if not isinstance(getattr(atom, "op", None), CopyUniversalOp) or et_s is None or et_d is None:
+        return False
+    if et_s.name != et_d.name or et_s.width >= vt.width or vt.width % et_s.width:
+        return False
+    r = vt.width // et_s.width
+    for x in (src, dst):
+        try:
+            offs = _static_offsets(x.layout, "cute.copy")
+        except Exception:  # noqa: BLE001 - not a static layout: not provably the same copy
+            return False
+        if len(offs) % r:
+            return False
+        runs = offs.reshape(-1, r)
+        if (runs[:, 0] % r).any() or ((runs - runs[:, :1]) != list(range(r))).any():
+            return False
+        if not isinstance(x.offset, int) and getattr(x, "memspace", "") == "rmem":
+            return False
+    return True
+
+
 def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
     """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
     profile (REST...)) leaves the elements whose flag is False untouched."""
@@ -49,6 +78,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         return kernel_stmatrix(atom, src, dst, pred=pred)
     if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
         return
+    from .tcgen05_tmem import tmem_copy  # SM100 tcgen05.ld / tcgen05.st
+
+    if tmem_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
     from .cluster import dsmem_copy  # st.async into a peer CTA's shared memory
 
     if dsmem_copy(atom, src, dst, dict(kwargs, pred=pred)):
@@ -57,11 +90,13 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     if n_src != n_dst:
         raise TraceError(f"kernel {t.name}: cute.copy from {src} to {dst}: sizes differ ({n_src} != {n_dst})")
     vt = getattr(atom, "value_type", None)
+    wide = vt is not None and _packs_narrow_elements(atom, vt, src, dst)
     for name, x in (("source", src), ("destination", dst)):
         et = x.element_type
-        if vt is not None and et is not None and et.width != vt.width:
+        if vt is not None and et is not None and et.width != vt.width and not wide:
             raise TraceError(f"kernel {t.name}: cute.copy: the {name} holds {et} but the atom copies {vt}")
-    _check_vector_alignment(t, atom, src, dst)
+    if not wide:
+        _check_vector_alignment(t, atom, src, dst)
     from .atomics import ordered_copy  # CopyG2ROp/CopyR2GOp with a memory order: ld/st.<sem>.<scope>, element-wise
 
     if ordered_copy(atom, src, dst, pred, t):

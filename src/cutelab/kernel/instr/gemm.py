@@ -110,6 +110,10 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> None:
 
     if wgmma_gemm(atom, d, a, b, c):
         return None
+    from .tcgen05_mma import kernel_gemm as umma_gemm  # SM100 UMMA: smem descriptors, accumulator in TMEM
+
+    if umma_gemm(atom, d, a, b, c):
+        return None
     if isinstance(atom, TiledMma):
         tiled = atom
     elif isinstance(atom, MmaAtom):

@@ -11,12 +11,8 @@
   ``encode_tensor_map`` gets from the driver's cuTensorMapEncodeTiled, once per (descriptor,
   tensor address): ``tensor_map``, ``TensorMapArgs``).
 
-``cute.copy(tma_store_atom, smem_tile, gmem_tile)`` (a ``CopyBulkTensorTileS2GOp`` atom) becomes a
-``TmaStoreOp``: CUDA ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group``, joining the issuing
-thread's bulk async-group (``cute.arch.cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``,
-``BulkGroupOp``); on the CPU the box is written when the store runs, skipping elements outside the
-tensor, and two CTAs storing one element is refused (a tile outside the tensor aliasing onto another:
-see nvgpu/cpasync/tma.py). A multicast atom's copies take the slice tma_partition gave the CTA.
+TMA stores (``CopyBulkTensorTileS2GOp`` atoms) are kernel/instr/tma_store.py's. A multicast atom
+with ``num_multicast`` > 1 copies the CTA's slice of the tile that tma_partition gave it.
 
 The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
 layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.frontend.smem's swizzled memory): the TMA
@@ -40,8 +36,7 @@ from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import SmemEngine, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "TmaStoreOp", "BulkGroupOp", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group",
-           "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
@@ -147,12 +142,17 @@ class TmaLoadOp(Op):
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
         for sel, blk in self.dest_blocks(b, mask, act):  # the issuing CTA's block, or each CTA of a multicast
             smem[(blk[sel] * self.shared.length)[:, None] + dst[sel]] = vals[sel]
-            complete_tx(b, self.bar_shared, blk[sel], bar[sel], d.box_bytes)
+            complete_tx(b, self.bar_shared, self.barrier_blocks(b, blk[sel]), bar[sel], d.box_bytes)
 
     def dest_blocks(self, b: Any, mask: Any, act: np.ndarray) -> List[Tuple[Any, np.ndarray]]:
         """(which issuing threads, receiving block of each issuing thread) pairs: the blocks of the
         batch whose shared memory receives the box (here the issuing thread's own block)."""
         return [(slice(None), b.block_of[act])]
+
+    def barrier_blocks(self, b: Any, blk: np.ndarray) -> np.ndarray:
+        """The blocks whose barrier counts the bytes that land in blocks blk: the same blocks (a
+        2-CTA load, kernel/instr/tcgen05_2cta.py, counts them at the pair's leader)."""
+        return blk
 
     def cuda(self, r: Any) -> None:
         d = self.desc
@@ -185,17 +185,18 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
 
 
 def _check_gmem_tile(atom: Any, gl: Any, what: str, side: str) -> None:
-    """The global side of a TMA copy must be one box of the atom's tensor (a slice of the tile for
-    a multicast atom)."""
-    flat_s = it.flatten_to_tuple(gl.shape)
-    flat_d = it.flatten_to_tuple(gl.stride)
+    """The global side of a TMA copy must be one tile of the atom's tensor (the CTA's slice of it
+    for a multicast atom with num_multicast > 1), compared element by element in the tile's
+    column-major order (an MMA-partitioned view of the tile, thr_mma.partition_A(gA)[(None, k)], is
+    the same tile)."""
     gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
-    want = tuple((e, gstride[i]) for i, e in enumerate(atom.box_tile) if e != 1)
-    got = tuple((e, st) for e, st in zip(flat_s, flat_d) if e != 1)
-    if got != want:
+    tile = tuple(atom.box_tile)
+    want = _static_offsets(Layout._raw(tile, tuple(int(x) for x in gstride[:len(tile)])), "cute.copy")
+    got = _static_offsets(gl, "cute.copy") if it.product(gl.shape) == len(want) else None
+    if got is None or not np.array_equal(got, want):
         part = "tile" if atom.num_multicast == 1 else f"slice (1/{atom.num_multicast} of the tile, from tma_partition)"
-        raise TraceError(f"{what}: the {side} {gl} is not one {part} {it.tuple_str(atom.box_tile)} of the "
-                         f"tensor {atom.gmem_layout} the atom was made for")
+        raise TraceError(f"{what}: the {side} {gl} is not one {part} {it.tuple_str(tile)} of the tensor "
+                         f"{atom.gmem_layout} the atom was made for")
 
 
 def _check_smem_tile(atom: Any, sl: Any, s: Any, what: str, side: str = "destination") -> Any:
@@ -222,10 +223,12 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
 
     if not isinstance(atom, TmaCopyAtom):
         return False
+    from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp atoms)
+
+    if tma_store_copy(atom, src, dst, kwargs):
+        return True
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
-    if atom.is_store:
-        return _tma_store(atom, src, dst, kwargs, t, what)
     bar = kwargs.pop("tma_bar_ptr", None)
     mcast = kwargs.pop("mcast_mask", None)
     kwargs.pop("pred", None)
@@ -263,193 +266,31 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     g.param.read = True
     from ..frontend.arch import elect_one
 
-    if multicast:
-        from .cluster import tma_multicast_op
+    ops = []
+    for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
+        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        sb = sbase + start if start else sbase
+        if multicast:
+            from .cluster import tma_multicast_op
 
-        op = tma_multicast_op(d, g.param, coords, s.param, sbase, bsh, bbase, mcast, what)
-    else:
-        op = TmaLoadOp(d, g.param, coords, s.param, sbase, bsh, bbase, t.where())
-    _name_map(t, op, g.param, d)
+            op = tma_multicast_op(d, g.param, bc, s.param, sb, bsh, bbase, mcast, what)
+        else:
+            op = TmaLoadOp(d, g.param, bc, s.param, sb, bsh, bbase, t.where())
+        if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
+            from .tcgen05_2cta import pair_load
+
+            op = pair_load(op, what)
+        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+        key = (g.param.index, d)
+        if key not in names:
+            k = sum(1 for (i, _) in names if i == g.param.index)
+            names[key] = op.tmap_name + (f"_{k}" if k else "")
+        op.tmap_name = names[key]
+        ops.append(op)
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
-        t.emit(op)
+        for op in ops:
+            t.emit(op)
     return True
-
-
-def _name_map(t: Any, op: Any, param: Any, d: Any) -> None:
-    """The tensor-map kernel parameter of op: one per (tensor, descriptor)."""
-    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-    key = (param.index, d)
-    if key not in names:
-        k = sum(1 for (i, _) in names if i == param.index)
-        names[key] = op.tmap_name + (f"_{k}" if k else "")
-    op.tmap_name = names[key]
-
-
-def _tma_store(atom: Any, src: Any, dst: Any, kwargs: dict, t: Any, what: str) -> bool:
-    from ..frontend.trace import GmemEngine
-
-    kwargs.pop("cache_policy", None)
-    if kwargs.pop("pred", None) is not None:
-        raise TraceError(f"{what}: a predicated TMA store is not supported (TMA skips the elements outside the "
-                         f"tensor by itself)")
-    if kwargs:
-        raise TraceError(f"{what}: a TMA store takes no {sorted(kwargs)} (it completes in the issuing thread's bulk "
-                         f"async-group: cute.arch.cp_async_bulk_commit_group / cp_async_bulk_wait_group)")
-    s, g = src.engine, dst.engine
-    if not isinstance(s, SmemEngine):
-        raise TraceError(f"{what}: a TMA store's source must be in shared memory, got a "
-                         f"{getattr(s, 'memspace', '?')} tensor")
-    if not isinstance(g, GmemEngine) or isinstance(g, SmemEngine):
-        raise TraceError(f"{what}: a TMA store's destination must be a tile of the global tensor from "
-                         f"make_tiled_tma_atom, got a {getattr(g, 'memspace', '?')} tensor")
-    d = atom.desc
-    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
-        raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {s.dtype} and {g.dtype}")
-    _check_gmem_tile(atom, dst.layout, what, "destination")
-    _check_smem_tile(atom, src.layout, s, what, "source")
-    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
-    sbase, const = split_base(src.offset, period, what)
-    if const:
-        raise TraceError(f"{what}: the source starts at element offset {const} within a "
-                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
-    coords = _tile_coords(d, atom.gmem_layout, dst.offset, what)
-    s.param.read = True
-    g.param.written = True
-    op = TmaStoreOp(d, g.param, coords, s.param, sbase, t.where())
-    _name_map(t, op, g.param, d)
-    from ..frontend.arch import elect_one
-
-    with elect_one():
-        t.emit(op)
-    return True
-
-
-class TmaStoreOp(Op):
-    """One TMA box store: ``shared[sbase..]`` (where TMA reads the box, swizzle included) into the
-    global tensor ``param`` at box origin ``coords``; elements outside the tensor are skipped.
-
-    CPU: the box is written when the op runs (a bulk async-group completes no earlier than its
-    issue; the program's cp_async_bulk_wait_group orders it before the shared memory is reused).
-    CUDA: ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group``."""
-
-    __slots__ = ("desc", "param", "coords", "shared", "sbase", "where", "tmap_name")
-
-    def __init__(self, desc: Any, param: Any, coords: Tuple[Any, ...], shared: Shared, sbase: Any, where: str = ""):
-        self.desc, self.param, self.coords, self.shared, self.sbase, self.where = desc, param, coords, shared, sbase, where
-        self.tmap_name = f"tmap_{param.name}"
-
-    def __repr__(self) -> str:
-        from ..ir.nodes import _ref_str
-
-        c = ", ".join(_ref_str(x) for x in self.coords)
-        return (f"tma_store {self.param.name}[box {it.tuple_str(self.desc.box)} at ({c})] <- "
-                f"{self.shared.name}[{_ref_str(self.sbase)}]")
-
-    def accesses(self) -> List[Access]:
-        n = int(np.prod(self.desc.box))
-        phys = self.desc.placement() // self.desc.dtype.bytes
-        return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), False, self)]
-
-    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        d = self.desc
-        data = buffers[self.param.index]
-        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
-        if act.size == 0:
-            return
-        box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]
-        valid = np.ones((act.size, box.shape[1]), dtype=bool)
-        goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
-        for k in range(d.rank):
-            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
-            g = c[:, None] + box[k][None, :]
-            valid &= (g >= 0) & (g < d.dims[k])
-            goff += g * (d.strides[k] // d.dtype.bytes)
-        if self.param.length:
-            valid &= (goff >= 0) & (goff < len(data))
-        sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
-        phys = d.placement() // d.dtype.bytes
-        src = sb[:, None] + phys[None, :]
-        if src.size and (src.min() < 0 or src.max() >= self.shared.length):
-            raise LaunchError(f"{b.ir.name}{self.where}: TMA store from {self.shared.name}: elements "
-                              f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
-        smem = b.shared[self.shared.index]
-        vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
-        # no two CTAs may store the same element: cutelab recovers a box's coordinates from the tile's
-        # offset in the tensor, so a tile wholly outside the tensor (a grid rounded up to whole clusters)
-        # would alias onto another tile; refuse what the CTAs of this batch would overwrite of each other
-        owners = b.common.setdefault("tma_store_owner", {})
-        own = owners.get(self.param.index)
-        if own is None:
-            own = owners[self.param.index] = np.full(len(data), -1, dtype=np.int64)
-        blk = np.broadcast_to(b.block_of[act][:, None], goff.shape)
-        g, w = goff[valid], blk[valid]
-        prev = own[g].copy()
-        order = np.argsort(g, kind="stable")  # the same element stored by two blocks in this op
-        gs, ws = g[order], w[order]
-        dup = np.nonzero((gs[1:] == gs[:-1]) & (ws[1:] != ws[:-1]))[0]
-        if dup.size:
-            k = int(dup[0])
-            prev[order[k + 1]] = ws[k]
-        clash = (prev >= 0) & (prev != w)
-        if clash.any():
-            i = int(np.argmax(clash))
-            raise LaunchError(f"{b.ir.name}{self.where}: TMA stores of blocks {b.block_name(int(prev[i]))} and "
-                              f"{b.block_name(int(w[i]))} both write element {int(g[i])} of {self.param.name}. If a "
-                              f"tile lies wholly outside the tensor (e.g. a grid rounded up to whole clusters), its "
-                              f"coordinates alias onto another tile's: cutelab's TMA tensor is the global tensor, "
-                              f"whose offsets do not keep coordinates past its extent; launch a grid of tiles "
-                              f"inside the tensor")
-        own[g] = w
-        data[g] = vals[valid]
-
-    def cuda(self, r: Any) -> None:
-        d = self.desc
-        cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
-        ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
-        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
-        r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
-               f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
-
-    def kernel_params(self) -> List[Tuple[str, str]]:
-        return [(TENSORMAP_STRUCT, f"const __grid_constant__ cl_tensormap {self.tmap_name}")]
-
-
-class BulkGroupOp(Op):
-    """``cp.async.bulk.commit_group`` (n None) or ``cp.async.bulk.wait_group[.read] n``. CPU: no
-    effect (TMA stores complete when issued)."""
-
-    __slots__ = ("n", "read")
-
-    def __init__(self, n: Any = None, read: bool = False):
-        self.n, self.read = n, bool(read)
-
-    def __repr__(self) -> str:
-        if self.n is None:
-            return "cp.async.bulk.commit_group"
-        return f"cp.async.bulk.wait_group{'.read' if self.read else ''} {self.n}"
-
-    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        return None
-
-    def cuda(self, r: Any) -> None:
-        r.emit(f'asm volatile("{self!r};" ::: "memory");')
-
-
-def cp_async_bulk_commit_group(*, loc: Any = None, ip: Any = None) -> None:
-    """``cute.arch.cp_async_bulk_commit_group()``: the bulk copies (TMA stores) this thread issued
-    since its last commit form its newest bulk async-group."""
-    current("cute.arch.cp_async_bulk_commit_group").emit(BulkGroupOp())
-
-
-def cp_async_bulk_wait_group(group: Any, *, read: Any = None, loc: Any = None, ip: Any = None) -> None:
-    """``cute.arch.cp_async_bulk_wait_group(n, read=...)``: wait until at most the newest n bulk
-    async-groups of the thread are pending (with read=True: have not finished reading their source)."""
-    t = current("cute.arch.cp_async_bulk_wait_group")
-    n = int(group) if isinstance(group, (int, np.integer)) and not isinstance(group, bool) else None
-    if n is None or not 0 <= n <= 63:
-        raise TraceError(f"kernel {t.name}: cute.arch.cp_async_bulk_wait_group({group!r}): the group count must be a "
-                         f"static int in 0..63{t.where()}")
-    t.emit(BulkGroupOp(n, bool(read)))
 
 
 def encode_tensor_map(desc: Any, address: int) -> bytes:
@@ -506,7 +347,7 @@ class TensorMapArgs:
         self.items: List[Tuple[int, Any]] = []  # (storage / param index, descriptor)
         seen = set()
         for op in walk(ir.body):
-            if isinstance(op, (TmaLoadOp, TmaStoreOp)) and op.tmap_name not in seen:
+            if isinstance(op, TmaLoadOp) and op.tmap_name not in seen:
                 seen.add(op.tmap_name)
                 self.items.append((op.param.index, op.desc))
         n = max(1, len(self.items))

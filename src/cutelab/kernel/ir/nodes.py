@@ -317,6 +317,7 @@ class Op:
     __slots__ = ("loc",)
 
     may_wait = False  # whether warps may wait for other warps here (see waits_for)
+    min_sm = 0  # the least GPU architecture (e.g. 100: tcgen05 needs sm_100a) whose CUDA has this op
 
     def waits_for(self, b: Any, mask: Any) -> Optional[str]:
         """CPU: None when the threads of mask can run this op now; else what they wait for."""

@@ -37,6 +37,7 @@ import functools
 import inspect
 import os
 import sys
+import types
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -211,8 +212,15 @@ class JitFunction:
         device, alignment; other arguments: equal values) launches the same kernels again
         without running the Python body. CUTELAB_JIT_CACHE=0 runs the body at every call (as
         CuTe DSL 4.8.1 does; the difference shows only in side effects of the body other than
-        printing; the variable is read when a call would be remembered)."""
-        cache = not kwargs and getattr(_local, "recorder", None) is None
+        printing; the variable is read when a call would be remembered).
+
+        CuTe DSL's call options are taken out of the keywords before the body runs, as its jit
+        call does: ``no_cache=True`` runs the body (the call is neither replayed nor remembered);
+        ``pipeline``, ``gpu_module_attrs``, ``no_jit_engine`` and ``export_name`` configure its
+        MLIR compilation and change nothing here; ``compile_only`` and
+        ``compile_to_precompiled_mlir`` are errors (use ``cute.compile``)."""
+        kwargs, no_cache = _call_options(self.fn, kwargs)
+        cache = not no_cache and not kwargs and getattr(_local, "recorder", None) is None
         if cache:
             for i, cf in enumerate(self.calls):
                 if cf._replay(args):
@@ -249,9 +257,11 @@ class JitFunction:
         return ret
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """@cute.jit on a method: a bound method (whose signature, as inspect reads it, is the
+        user's without self; a functools.partial of __call__ would read as (*args, **kwargs))."""
         if obj is None:
             return self
-        return functools.partial(self.__call__, obj)
+        return types.MethodType(self, obj)
 
     def set_name_prefix(self, prefix: str) -> None:
         """CuTe DSL's name prefix of the generated function (kept for reference)."""
@@ -259,6 +269,43 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<cute.jit {self.fn.__name__}>"
+
+
+def jit_target(fn: Any) -> Any:
+    """The user's Python function behind what cute.compile was given, bound as the call binds it:
+    a @cute.jit function (its function); a @cute.jit method taken from an object (the function
+    bound to the object); an object whose class's __call__ is @cute.jit (a kernel class instance,
+    as CUTLASS's examples pass them: its __call__'s function bound to it); anything else as given.
+    Its signature is the one callers see (bound methods drop self), its __globals__ resolve string
+    annotations: both decide which arguments are Constexpr and which are runtime values."""
+    if isinstance(fn, JitFunction):
+        return fn.fn
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, JitFunction):
+        return types.MethodType(fn.__func__.fn, fn.__self__)
+    if not isinstance(fn, (types.FunctionType, types.MethodType, type)):
+        call = inspect.getattr_static(type(fn), "__call__", None)
+        if isinstance(call, JitFunction):
+            return types.MethodType(call.fn, fn)
+    return fn
+
+
+_MLIR_CALL_OPTIONS = ("pipeline", "gpu_module_attrs", "no_jit_engine", "export_name")
+
+
+def _call_options(fn: Callable, kwargs: Dict[str, Any]) -> Tuple[Dict[str, Any], bool]:
+    """The keywords of a @cute.jit call without CuTe DSL's call options (its ``_prepare_compilation``
+    pops them whatever the function's parameters are), and whether ``no_cache`` was set."""
+    if not kwargs:
+        return kwargs, False
+    kwargs = dict(kwargs)
+    no_cache = bool(kwargs.pop("no_cache", False))
+    for name in _MLIR_CALL_OPTIONS:
+        kwargs.pop(name, None)
+    for name in ("compile_only", "compile_to_precompiled_mlir"):
+        if kwargs.pop(name, False):
+            raise TypeError(f"{fn.__name__}(..., {name}=True): cutelab does not support this CuTe DSL call "
+                            f"option; use cute.compile({fn.__name__}, ...) to compile without running")
+    return kwargs, no_cache
 
 
 def jit(fn: Optional[Callable] = None, **options: Any) -> Any:
@@ -292,7 +339,7 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     The returned function takes the same tensor arguments (same element types, layouts and
     alignment; other data) and launches the compiled kernels without tracing again.
     """
-    target = fn.fn if isinstance(fn, JitFunction) else fn
+    target = jit_target(fn)
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
     from ...fake import has_fakes
     from .fakes import compile_fakes

@@ -232,9 +232,7 @@ class CompiledFunction:
         t0 = self.arg_tensors[pos]
         t = _at_path(args, pos, self.name)
         if not _is_storage_tensor(t):
-            from ...runtime import from_dlpack
-
-            t = from_dlpack(t, assumed_align=t0.engine.align)
+            t = self._as_tensor(pos, t0, t)
         _same(self.name, pos, t0, t)
         # it matches: from now on objects like this one take a fast check too
         fast = self._fast
@@ -248,15 +246,28 @@ class CompiledFunction:
                     fast.direct = _direct_call(self, fast)
         return int(t.engine.address)
 
+    def _as_tensor(self, pos: Any, t0: Any, x: Any) -> Any:
+        """x (an array or torch tensor given where the compiled function has a tensor) as a
+        Tensor (from_dlpack, whose errors name a misaligned or unsupported array); a LaunchError
+        naming the position when x is no array at all (a list, a number, None)."""
+        from ...runtime import from_dlpack
+
+        if not any(hasattr(x, a) for a in ("__dlpack__", "__cuda_array_interface__", "__array_interface__",
+                                           "__array__")):
+            raise LaunchError(
+                f"{self.name}: argument {pos} (counting the arguments a call gives, Constexpr ones left out) is "
+                f"a {type(x).__name__}, but the function was compiled with a tensor there ({t0.element_type}, layout "
+                f"{t0.layout}); give the arguments in the compiled order"
+            )
+        return from_dlpack(x, assumed_align=t0.engine.align)
+
     def _run_general(self, args: Any, stream: Any) -> None:
         """Launches with interpreted kernels: storages with their host memory, as KernelCall does."""
         new: Dict[Any, _Storage] = {}
         for pos, t0 in self.arg_tensors.items():
             t = _at_path(args, pos, self.name)
             if not _is_storage_tensor(t):
-                from ...runtime import from_dlpack
-
-                t = from_dlpack(t, assumed_align=t0.engine.align)
+                t = self._as_tensor(pos, t0, t)
             _same(self.name, pos, t0, t)
             new[pos] = _Storage(t.engine, f"argument {pos}")
         for pos, v0 in self.arg_static.items():

@@ -246,12 +246,56 @@ class _SameLayout:
         return True
 
 
+def _compact_size(layout: Any) -> Optional[int]:
+    """The size of a static layout that maps its coordinates one to one onto [0, size) (its
+    modes, sorted by stride, each start where the previous ends: a reordering of a contiguous
+    array), else None."""
+    from ...int_tuple import flatten_to_tuple
+
+    try:
+        modes = sorted((int(d), int(sh)) for sh, d in zip(flatten_to_tuple(layout.shape),
+                                                         flatten_to_tuple(layout.stride)) if int(sh) != 1)
+    except (TypeError, ValueError):  # dynamic values
+        return None
+    step = 1
+    for d, sh in modes:
+        if d != step:
+            return None
+        step *= sh
+    return step
+
+
+_REINTERPRETED: set = set()  # (compiled function, position, given layout) already warned about
+
+
+def _reinterpretable(name: str, pos: Any, t0: Any, t: Any) -> bool:
+    """A tensor whose static layout differs from the compiled one but covers the same contiguous
+    storage (both one-to-one onto [0, n), the same n, offset 0) and has another shape: CuTe DSL's compiled functions
+    read only its address and run with the compiled layout (CUTLASS's one-shot Lamport all-reduce
+    benchmarks its 2-D compiled function on 1-D workspaces). cutelab does the same, with a warning
+    naming both layouts, once per compiled function, argument and layout."""
+    if t.offset != 0 or t0.offset != 0 or t.layout.shape == t0.layout.shape:
+        return False  # the same shape with other strides (a transposed tensor) is a mistake to report
+    n0, n = _compact_size(t0.layout), _compact_size(t.layout)
+    if n0 is None or n != n0:
+        return False
+    key = (name, pos, str(t.layout), str(t0.layout))
+    if key not in _REINTERPRETED:
+        _REINTERPRETED.add(key)
+        import warnings
+
+        warnings.warn(f"{name}: argument {pos} has the layout {t.layout}, but the function was compiled with "
+                      f"{t0.layout}; both cover the same {n} contiguous elements, so it runs with the compiled "
+                      f"layout, as CuTe DSL's compiled functions do", stacklevel=4)
+    return True
+
+
 def _same(name: str, pos: Any, t0: Any, t: Any) -> None:
     e0, e = t0.engine, t.engine
     problems = []
     if e.dtype.name != e0.dtype.name:
         problems.append(f"element type {e.dtype} instead of {e0.dtype}")
-    if t.layout != t0.layout:
+    if t.layout != t0.layout and not _reinterpretable(name, pos, t0, t):
         from ...dynamic import value_of
 
         problems.append(f"layout {value_of(t.layout)} instead of {value_of(t0.layout)}")

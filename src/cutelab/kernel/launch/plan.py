@@ -201,6 +201,25 @@ def _scalar_bits(dt: Any, v: Any) -> int:
     return int(arr[0])
 
 
+def _check_arch(ir: Any, arch: str) -> None:
+    """A LaunchError naming the first op (and its line) that this GPU's architecture does not have
+    (a tcgen05 op on an H100), before NVRTC fails on it."""
+    from ..ir.nodes import walk
+
+    try:
+        have = int(arch.removeprefix("sm_").rstrip("af"))
+    except ValueError:
+        return
+    for op in walk(ir.body):
+        need = getattr(op, "min_sm", 0)
+        if need > have:
+            loc = getattr(op, "loc", None)
+            raise LaunchError(
+                f"{ir.name}: {type(op).__name__}{f' ({loc})' if loc else ''} needs sm_{need}a (Blackwell), and this "
+                f"GPU is {arch}; run the program on the CPU interpreter (CUTELAB_INTERPRET=1), which runs tcgen05 "
+                f"and tensor memory, or on a Blackwell GPU. Nothing was launched.")
+
+
 def _torch_stream(device_index: int) -> int:
     """torch's current CUDA stream on that device, as a raw handle (fakegpu replaces this)."""
     global _RAW_STREAM
@@ -221,7 +240,15 @@ def _stream_handle(stream: Any) -> int:
         return stream
     if type(stream) is _CUstream:
         return stream.handle
-    return int(getattr(stream, "cuda_stream", None) or getattr(stream, "handle", None) or int(stream))
+    for attr in ("cuda_stream", "handle"):  # torch's default stream has cuda_stream 0: test presence, not truth
+        h = getattr(stream, attr, None)
+        if h is not None:
+            return int(h)
+    try:
+        return int(stream)
+    except (TypeError, ValueError):
+        raise LaunchError(f"a launch's stream must be a torch.cuda.Stream, a cuda CUstream or an int handle, "
+                          f"got {type(stream).__name__}") from None
 
 
 def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
@@ -339,6 +366,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
 
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)
     use_device(dev)
+    _check_arch(ir, device_arch())
     restrict = not _aliasing(ir, storages)
     t_render = time.perf_counter()
     renderer = CudaRenderer(ir, restrict=restrict)

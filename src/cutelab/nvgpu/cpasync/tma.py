@@ -40,14 +40,14 @@ from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
 
-__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "CopyBulkTensorTileS2GOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
            "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 # CUtensorMapDataType by cutelab element type name
 _TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4,
-              "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9}
+              "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11}
 
 
 @dataclass(frozen=True)
@@ -71,17 +71,6 @@ class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor multicast copy Operation"
-
-
-@dataclass(frozen=True)
-class CopyBulkTensorTileS2GOp:
-    """TMA store: a bulk tensor tile copy shared -> global memory (``cp.async.bulk.tensor ...
-    .global.shared::cta.bulk_group``). Stores join the issuing thread's bulk async-group
-    (``cute.arch.cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``); elements of the box
-    outside the global tensor are not written."""
-
-    def __str__(self) -> str:
-        return "cp.async SMEM -> GMEM bulk tensor copy Operation"
 
 
 @dataclass(frozen=True)
@@ -140,20 +129,19 @@ class TmaDescriptor:
 class TmaCopyAtom:
     """A TMA copy atom: the op, the descriptor, the tile (``cta_tiler``) and its smem layout.
 
+    ``boxes``: the boxes one tile takes, (origin in the tile per tensor mode, start in shared memory
+    in elements); several when the tile's innermost extent is wider than the swizzle span.
     With ``num_multicast`` n > 1 the descriptor's box is one of n equal slices of the tile (a
     contiguous range of the tile's shared-memory offsets); ``box_tile`` is that slice's extent
     per tile mode and ``box_smem_layout`` its smem layout (for n = 1: the tile and smem_layout)."""
 
     def __init__(self, op: Any, desc: TmaDescriptor, gmem_layout: Layout, smem_layout: Any, tile: tuple,
-                 num_multicast: int = 1, box_tile: Any = None, box_smem_layout: Any = None):
+                 boxes: Any = None, num_multicast: int = 1, box_tile: Any = None, box_smem_layout: Any = None):
         self.op, self.desc, self.gmem_layout, self.smem_layout, self.tile = op, desc, gmem_layout, smem_layout, tile
+        self.boxes = boxes if boxes is not None else [((0,) * len(desc.dims), 0)]
         self.num_multicast = num_multicast
         self.box_tile = tile if box_tile is None else box_tile
         self.box_smem_layout = box_smem_layout
-
-    @property
-    def is_store(self) -> bool:
-        return isinstance(self.op, CopyBulkTensorTileS2GOp)
 
     @property
     def size_in_bytes(self) -> int:
@@ -195,10 +183,13 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     element (i, j, ...) of the tile lands at smem_layout(i, j, ...) (after its swizzle, on bytes).
     """
     where = f"make_tiled_tma_atom({op}, {getattr(gmem_tensor, 'layout', gmem_tensor)}, {smem_layout}, {cta_tiler})"
+    from .tma_store import CopyBulkTensorTileS2GOp
+
     if not isinstance(op, (CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp)):
-        raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp, CopyBulkTensorTileG2SMulticastOp (TMA loads) and "
-                          f"CopyBulkTensorTileS2GOp (TMA stores) are supported, got {type(op).__name__}")
-    if getattr(op, "cta_group", None) not in (None, 1) and str(getattr(op.cta_group, "name", "")) != "ONE":
+        raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) and CopyBulkTensorTileS2GOp (TMA "
+                          f"stores) are supported, got {type(op).__name__}")
+    cta_group = getattr(op, "cta_group", None)
+    if getattr(cta_group, "value", cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
     if isinstance(num_multicast, bool) or not isinstance(num_multicast, int) or num_multicast < 1:
         raise LayoutError(f"{where}: num_multicast must be a positive int, got {num_multicast!r}")
@@ -213,7 +204,9 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: gmem_tensor must be a tensor over a Layout")
     if dtype.name not in _TMA_DTYPE:
         raise LayoutError(f"{where}: TMA cannot copy {dtype} elements")
-    shape, stride = layout.shape, layout.stride
+    from ...dynamic import value_of
+
+    shape, stride = value_of(layout.shape), value_of(layout.stride)  # dynamic extents: cutelab knows their values
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     if it.depth(shape) > 1 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + stride):
@@ -224,6 +217,9 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
+    tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
+                  and type(x.shape) is int else x for x in tiler)
     if len(tiler) > n or not all(type(x) is int and x > 0 for x in tiler):
         raise LayoutError(f"{where}: cta_tiler must be positive ints, at most one per mode of the tensor")
     box_t = tiler + (1,) * (n - len(tiler))  # box per tensor mode
@@ -250,15 +246,18 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     inner_bytes = box_t[order[0]] * eb
     if inner_bytes % 16:
         raise LayoutError(f"{where}: the tile's innermost extent is {inner_bytes} bytes; TMA boxes need a multiple of 16")
+    tile_t = box_t  # the tile per tensor mode; a box is narrower along the innermost mode when the tile is
+    # wider than the swizzle span: the tile is then several boxes side by side (as CuTe issues them)
     if sw and inner_bytes > TMA_SWIZZLE_BYTES[sw]:
-        raise LayoutError(f"{where}: the tile's innermost extent is {inner_bytes} bytes, more than the "
-                          f"{TMA_SWIZZLE_BYTES[sw]}-byte swizzle span; one tile would need several TMA boxes, which "
-                          f"cutelab does not issue (use a tile of at most {TMA_SWIZZLE_BYTES[sw] // eb} elements "
-                          f"along mode {order[0]})")
+        chunk = TMA_SWIZZLE_BYTES[sw] // eb
+        if box_t[order[0]] % chunk:
+            raise LayoutError(f"{where}: the tile's innermost extent ({box_t[order[0]]} elements) is not a multiple "
+                              f"of the {TMA_SWIZZLE_BYTES[sw]}-byte swizzle span ({chunk} elements)")
+        box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
     desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(stride[i] * eb for i in order),
                          tuple(box_t[i] for i in order), sw, tuple(order))
     # the smem layout must put each tile element where TMA puts it
-    tile_shape = tuple(box_t[: len(tiler)])
+    tile_shape = tuple(tile_t[: len(tiler)])
     if it.product(outer.shape) != it.product(tile_shape):
         raise LayoutError(f"{where}: smem_layout has {it.product(outer.shape)} elements, the tile "
                           f"{it.tuple_str(tile_shape)} has {it.product(tile_shape)}")
@@ -267,12 +266,14 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     grid = np.indices(tile_shape).reshape(len(tile_shape), -1)  # tensor-mode coords, tile modes only
     full = np.zeros((n, grid.shape[1]), dtype=np.int64)
     full[: len(tile_shape)] = grid
+    inner = order[0]
+    nbox = tile_t[inner] // box_t[inner]
+    box_of = full[inner] // box_t[inner]  # which box of the tile each element is in
     lin = np.zeros(grid.shape[1], dtype=np.int64)
     mul = 1
     for d, i in enumerate(order):
-        lin += full[i] * mul
+        lin += (full[i] % box_t[i] if i == inner else full[i]) * mul
         mul *= desc.box[d]
-    tma_bytes = want[lin]
     col = np.zeros(grid.shape[1], dtype=np.int64)  # column-major index of the tile coordinate
     mul = 1
     for i, e in enumerate(tile_shape):
@@ -280,6 +281,16 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         mul *= e
     lay_elems = _offsets(outer, col)
     lay_bytes = lay_elems * eb
+    # each box lands at the smem start of its first element, which must be a whole swizzle pattern (or 16 bytes)
+    period = (1 << (7 + sw)) if sw else 16
+    starts = np.zeros(nbox, dtype=np.int64)
+    for j in range(nbox):
+        first = np.nonzero((box_of == j) & (lin == 0))[0]
+        starts[j] = int(lay_bytes[first[0]]) if first.size else 0
+        if starts[j] % period:
+            raise LayoutError(f"{where}: box {j} of the tile starts at smem byte {int(starts[j])}, not at a multiple of "
+                              f"{period} bytes (the swizzle pattern) as a TMA box must")
+    tma_bytes = starts[box_of] + want[lin]
     if sw:
         y = (lay_bytes >> 7) & ((1 << sw) - 1)
         lay_bytes = lay_bytes ^ (y << 4)
@@ -292,8 +303,13 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"row-major order, innermost mode {order[0]} fastest, then the {TMA_SWIZZLE_BYTES[sw] or 'no'}"
             f"{'B' if sw else ''} swizzle) but smem_layout puts it at byte {int(lay_bytes[k])}; use an SM90 smem "
             f"layout atom whose major mode is the tensor's contiguous mode")
+    boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
+             for j in range(nbox)]
     if num_multicast == 1:
-        return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape), gmem_tensor
+        return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor
+    if nbox != 1:
+        raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
+                          f"boxes side by side) is not supported by cutelab")
     return _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where), gmem_tensor
 
 
@@ -349,7 +365,8 @@ def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: A
     sub_coords = make_layout(box_tile, stride=tuple(strides))
     box_outer = composition(outer, sub_coords)
     new_desc = TmaDescriptor(desc.dtype, desc.dims, desc.strides, sub, desc.swizzle, desc.modes)
-    return TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, n, box_tile, box_outer)
+    return TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, num_multicast=n, box_tile=box_tile,
+                       box_smem_layout=box_outer)
 
 
 def _slice_origin(atom: TmaCopyAtom, c: Any) -> list:

@@ -8,10 +8,10 @@ from .helpers import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
 
 # CuTe DSL 4.8.1 names that cutelab does not model yet: asking for one says so (kernel-side ops such
-# as commit belong to the kernel compiler; sparse, SM103/SM107, reducing TMEM loads and the SMEM -> TMEM
+# as commit are the kernel compiler's and come from it; sparse, SM103/SM107, reducing TMEM loads and the SMEM -> TMEM
 # tcgen05.cp ops with make_s2t_copy are not in cutelab yet)
 _NOT_YET = (
-    "commit", "make_s2t_copy", "append_s2t_broadcast_mode", "get_s2t_smem_desc_tensor", "make_umma_smem_desc",
+    "make_s2t_copy", "append_s2t_broadcast_mode", "get_s2t_smem_desc_tensor", "make_umma_smem_desc",
     "CollectorOp", "CollectorBBuffer", "MmaF16BF16SparseOp", "MmaFP8SparseOp",
     "SM107MmaFP8Op", "SM107MmaF16BF16SparseOp", "SM107MmaFP8SparseOp", "SM103MmaMXF4Op", "SM103MmaMXF4NVF4Op",
     "SM107MmaMXF4NVF4Op", "SM107BlockScaledMmaMXF8F6F4Op", "make_sparse_smem_layout_atom",
@@ -29,6 +29,10 @@ def __getattr__(name: str):
         warnings.warn("tcgen05.OperandMajorMode is deprecated, use cute.nvgpu.OperandMajorMode instead",
                       DeprecationWarning, stacklevel=2)
         return OperandMajorMode
+    if name == "commit":  # a kernel instruction (kernel/instr/tcgen05_mma.py), imported when first asked for
+        from ...kernel.instr.tcgen05_mma import commit
+
+        return commit
     if name in _NOT_YET:
         raise AttributeError(f"cute.nvgpu.tcgen05.{name} (CuTe DSL 4.8.1) is not in cutelab yet")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,211 @@
+"""TMA stores inside traced kernels: ``cute.copy(tma_atom, smem_tile, gmem_tile)`` with an atom of
+``cpasync.CopyBulkTensorTileS2GOp``, and the bulk async-groups that order them
+(``cute.arch.cp_async_bulk_commit_group``, ``cp_async_bulk_wait_group(n, read=...)``).
+
+- CPU: one thread of each warp that runs the copy (as CuTe DSL elects one) stores the box: it reads
+  shared memory where TMA reads the box (the atom's placement and the memory's swizzle) and writes
+  the elements inside the global tensor (TMA skips the others). The store happens when it is
+  issued: a program that overwrites the shared buffer before ``cp_async_bulk_wait_group(..., read=
+  True)`` says it may is wrong on the GPU but not caught here. The groups have no CPU effect.
+- CUDA: ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [smem]`` with the
+  tensor map kernel parameter of the loads (``TmaLoadOp``'s), ``cp.async.bulk.commit_group``,
+  ``cp.async.bulk.wait_group[.read] N``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+import numpy as np
+
+from ... import int_tuple as it
+from ...errors import LaunchError, TraceError
+from ...layout import Layout, evaluate_all
+from ..ir.nodes import Access, Op
+from ..ir.symbolic import is_sym
+from ..frontend.trace import _static_offsets, current
+from .tma import TmaLoadOp, _tile_coords, smem_byte_swizzle, split_base
+
+__all__ = ["TmaStoreOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
+
+
+class TmaStoreOp(TmaLoadOp):
+    """One TMA box store: ``shared`` at element ``sbase`` (the box start) into the global tensor
+    ``param`` at box origin ``coords`` (innermost TMA dimension first). No barrier."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        c = ", ".join(_ref_str(x) for x in self.coords)
+        return (f"tma_store {self.param.name}[box {it.tuple_str(self.desc.box)} at ({c})] <- "
+                f"{self.shared.name}[{_ref_str(self.sbase)}]")
+
+    def accesses(self) -> List[Access]:
+        phys = self.desc.placement() // self.desc.dtype.bytes
+        return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        d = self.desc
+        data = buffers[self.param.index]
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]  # (rank, box elems), innermost fastest
+        valid = np.ones((act.size, box.shape[1]), dtype=bool)
+        goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
+        for k in range(d.rank):
+            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
+            g = c[:, None] + box[k][None, :]
+            valid &= (g >= 0) & (g < d.dims[k])
+            goff += g * (d.strides[k] // d.dtype.bytes)
+        if self.param.length:
+            valid &= (goff >= 0) & (goff < len(data))
+        sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
+        src = sb[:, None] + (d.placement() // d.dtype.bytes)[None, :]
+        if src.size and (src.min() < 0 or src.max() >= self.shared.length):
+            raise LaunchError(f"{b.ir.name}{self.where}: TMA store from {self.shared.name}: elements "
+                              f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
+        smem = b.shared[self.shared.index]
+        vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
+        _no_clash(b, self, data, goff, valid, act)
+        data[goff[valid]] = vals[valid]
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        d = self.desc
+        cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
+        ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
+        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
+               f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+
+
+def _no_clash(b: Any, op: Any, data: Any, goff: Any, valid: Any, act: Any) -> None:
+    """No two CTAs of the batch may store the same element: cutelab recovers a box's coordinates
+    from the tile's offset in the tensor (the TMA tensor is the global tensor), so a tile wholly
+    outside the tensor (a grid rounded up to whole clusters) would alias onto another tile."""
+    owners = b.common.setdefault("tma_store_owner", {})
+    own = owners.get(op.param.index)
+    if own is None:
+        own = owners[op.param.index] = np.full(len(data), -1, dtype=np.int64)
+    blk = np.broadcast_to(b.block_of[act][:, None], goff.shape)
+    g, w = goff[valid], blk[valid]
+    prev = own[g].copy()
+    order = np.argsort(g, kind="stable")  # the same element stored by two blocks in this op
+    gs, ws = g[order], w[order]
+    dup = np.nonzero((gs[1:] == gs[:-1]) & (ws[1:] != ws[:-1]))[0]
+    if dup.size:
+        k = int(dup[0])
+        prev[order[k + 1]] = ws[k]
+    clash = (prev >= 0) & (prev != w)
+    if clash.any():
+        i = int(np.argmax(clash))
+        raise LaunchError(f"{b.ir.name}{op.where}: TMA stores of blocks {b.block_name(int(prev[i]))} and "
+                          f"{b.block_name(int(w[i]))} both write element {int(g[i])} of {op.param.name}. If a tile "
+                          f"lies wholly outside the tensor (e.g. a grid rounded up to whole clusters), its "
+                          f"coordinates alias onto another tile's: cutelab's TMA tensor is the global tensor, whose "
+                          f"offsets do not keep coordinates past its extent; launch a grid of tiles inside the tensor")
+    own[g] = w
+
+
+class BulkGroupOp(Op):
+    """``cp.async.bulk.commit_group`` / ``cp.async.bulk.wait_group[.read] n``: GPU ordering of the
+    bulk (TMA) stores; no CPU effect (they complete when issued)."""
+
+    __slots__ = ("kind", "n", "read")
+
+    def __init__(self, kind: str, n: int = 0, read: bool = False):
+        self.kind, self.n, self.read = kind, n, read
+
+    def __repr__(self) -> str:
+        return f"cp.async.bulk.{self.kind}{'.read' if self.read else ''} {self.n if self.kind == 'wait_group' else ''}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        if self.kind == "commit_group":
+            r.emit('asm volatile("cp.async.bulk.commit_group;" ::: "memory");')
+        else:
+            r.emit(f'asm volatile("cp.async.bulk.wait_group{".read" if self.read else ""} {self.n};" ::: "memory");')
+
+
+def cp_async_bulk_commit_group(*, loc: Any = None, ip: Any = None) -> None:
+    """``cute.arch.cp_async_bulk_commit_group``: close the group of the bulk stores issued so far."""
+    current("cute.arch.cp_async_bulk_commit_group").emit(BulkGroupOp("commit_group"))
+
+
+def cp_async_bulk_wait_group(group: Any, *, read: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``cute.arch.cp_async_bulk_wait_group(n, read=...)``: wait until at most n groups are pending
+    (with read: until their shared-memory reads are done)."""
+    if isinstance(group, bool) or not isinstance(group, int) or group < 0:
+        raise TraceError(f"cute.arch.cp_async_bulk_wait_group({group!r}): expected a static int >= 0")
+    current("cute.arch.cp_async_bulk_wait_group").emit(BulkGroupOp("wait_group", group, bool(read)))
+
+
+def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
+    """cute.copy with a TMA store atom inside a kernel; False for other atoms."""
+    from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES, TmaCopyAtom
+    from ...nvgpu.cpasync.tma_store import CopyBulkTensorTileS2GOp
+    from ..frontend.trace import GmemEngine, SmemEngine
+
+    if not isinstance(atom, TmaCopyAtom) or not isinstance(atom.op, CopyBulkTensorTileS2GOp):
+        return False
+    t = current("cute.copy")
+    what = f"kernel {t.name}: cute.copy with a TMA store atom{t.where()}"
+    kwargs.pop("pred", None)
+    kwargs.pop("cache_policy", None)
+    if kwargs:
+        raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
+    s, g = src.engine, dst.engine
+    if not isinstance(s, SmemEngine):
+        raise TraceError(f"{what}: the source must be in shared memory, got a {getattr(s, 'memspace', '?')} tensor")
+    if not isinstance(g, GmemEngine) or isinstance(g, SmemEngine):
+        raise TraceError(f"{what}: the destination must be a tile of the global tensor the atom was made for, got "
+                         f"a {getattr(g, 'memspace', '?')} tensor")
+    d = atom.desc
+    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
+        raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {s.dtype} and {g.dtype}")
+    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
+    want = _static_offsets(Layout._raw(tuple(atom.tile), tuple(int(x) for x in gstride[:len(atom.tile)])), "cute.copy")
+    gl = dst.layout
+    got = _static_offsets(gl, "cute.copy") if it.product(gl.shape) == len(want) else None
+    if got is None or not np.array_equal(got, want):
+        raise TraceError(f"{what}: the destination {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
+                         f"{atom.gmem_layout} the atom was made for")
+    sl = src.layout
+    outer = getattr(atom.smem_layout, "outer", atom.smem_layout)
+    if it.product(sl.shape) != it.product(atom.tile) or not np.array_equal(
+            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
+        raise TraceError(f"{what}: the source {sl} is not the atom's smem layout {atom.smem_layout}")
+    if smem_byte_swizzle(s, what) != d.swizzle:
+        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
+                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the source's memory is "
+                         f"{getattr(s, 'swizzle', 'not swizzled')}")
+    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
+    sbase, const = split_base(src.offset, period, what)
+    if const:
+        raise TraceError(f"{what}: the source starts at element offset {const} within a "
+                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
+    coords = _tile_coords(d, atom.gmem_layout, dst.offset, what)
+    g.param.written = True
+    from ..frontend.arch import elect_one
+
+    ops = []
+    for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
+        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        op = TmaStoreOp(d, g.param, bc, s.param, sbase + start if start else sbase, s.param, 0, t.where())
+        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+        key = (g.param.index, d)
+        if key not in names:
+            k = sum(1 for (i, _) in names if i == g.param.index)
+            names[key] = op.tmap_name + (f"_{k}" if k else "")
+        op.tmap_name = names[key]
+        ops.append(op)
+    with elect_one():
+        for op in ops:
+            t.emit(op)
+    return True

@@ -1,0 +1,3 @@
+# The carried CUTLASS programs (programs/) are CuTe DSL code: test_tutorial_gemm.py runs them with
+# `cutelab run` in subprocesses; pytest must not import them itself.
+collect_ignore_glob = ["programs/*.py"]

@@ -1,0 +1,175 @@
+"""Tensor memory on the CPU interpreter: tcgen05.st then tcgen05.ld round trips, and each of the
+hardware's rules broken once, each an error naming the rule and the user's line."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.errors import LaunchError, TraceError
+from cutelab.nvgpu import tcgen05
+from cutelab.runtime import from_dlpack
+
+_HERE = __file__.rsplit("/", 1)[-1]
+
+
+def _line(text: str) -> int:
+    with open(__file__) as f:
+        for i, line in enumerate(f, 1):
+            if text in line:
+                return i
+    raise AssertionError(text)
+
+
+@cute.kernel
+def roundtrip(X: cute.Tensor, Y: cute.Tensor, case: cutlass.Constexpr, ncols: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
+    if cutlass.const_expr(case != "noalloc" and case != "relinquish"):
+        if warp == 0:
+            cute.arch.alloc_tmem(ncols, holder.iterator)  # ALLOC
+    if cutlass.const_expr(case == "overuse"):
+        if warp == 0:
+            cute.arch.alloc_tmem(64, holder.iterator)  # SECOND ALLOC
+    if cutlass.const_expr(case == "relinquish"):
+        if warp == 0:
+            cute.arch.relinquish_tmem_alloc_permit()
+            cute.arch.alloc_tmem(32, holder.iterator)  # ALLOC AFTER RELINQUISH
+    cute.arch.sync_threads()
+    ptr = cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, holder.iterator)
+    tT = cute.make_tensor(ptr, cute.make_layout((128, 32), stride=(65536, 1)))
+    st = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.St32x32bOp(tcgen05.Repetition.x32), cutlass.Float32), tT)
+    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32), tT)
+    me = tidx
+    if cutlass.const_expr(case == "quarter"):
+        me = tidx % 32  # every warp takes warp 0's lanes
+    ts = st.get_slice(me)
+    r = cute.make_rmem_tensor(ts.partition_S(X).shape, cutlass.Float32)
+    r.store(ts.partition_S(X).load())
+    cute.copy(st, r, ts.partition_D(tT))  # STORE
+    cute.arch.fence_view_async_tmem_store()
+    tl = ld.get_slice(me)
+    out = cute.make_rmem_tensor(tl.partition_D(Y).shape, cutlass.Float32)
+    cute.copy(ld, tl.partition_S(tT), out)  # LOAD
+    cute.arch.fence_view_async_tmem_load()
+    tl.partition_D(Y).store(out.load() * 2.0)
+    cute.arch.sync_threads()
+    if cutlass.const_expr(case == "double_free"):
+        if warp == 0:
+            cute.arch.dealloc_tmem(ptr, ncols)
+            cute.arch.dealloc_tmem(ptr, ncols)  # SECOND FREE
+    elif cutlass.const_expr(case != "noalloc" and case != "relinquish"):
+        if warp == 0:
+            cute.arch.dealloc_tmem(ptr, ncols)
+
+
+def _run(case: str = "ok", ncols: int = 32, blocks: int = 1):
+    X = np.arange(blocks * 128 * 32, dtype=np.float32).reshape(blocks * 128, 32) / 7
+    Y = np.zeros_like(X)
+    for b in range(blocks):
+        roundtrip(from_dlpack(X[b * 128:(b + 1) * 128]), from_dlpack(Y[b * 128:(b + 1) * 128]), case,
+                  ncols).launch(grid=1, block=128)
+    return X, Y
+
+
+@pytest.mark.parametrize("ncols", [32, 64, 512])
+def test_store_then_load_moves_every_lane_and_column(ncols):
+    X, Y = _run(ncols=ncols)
+    np.testing.assert_array_equal(Y, X * 2)
+
+
+def test_column_count_must_be_a_power_of_two_of_at_least_32():
+    for bad in (48, 16, 1024):
+        with pytest.raises(TraceError) as e:
+            _run(ncols=bad)
+        msg = str(e.value)
+        assert "power of two of at least 32" in msg and f"{_HERE}:{_line('# ALLOC')}" in msg, msg
+
+
+def test_overuse_is_an_error_not_a_hang():
+    with pytest.raises(LaunchError) as e:
+        _run("overuse", ncols=512)
+    msg = str(e.value)
+    assert "no tensor-memory overuse" in msg and "holds 512 of the 512 columns" in msg, msg
+    assert f"{_HERE}:{_line('# SECOND ALLOC')}" in msg, msg
+
+
+def test_reading_columns_the_cta_did_not_allocate():
+    with pytest.raises(LaunchError) as e:
+        _run("noalloc")
+    msg = str(e.value)
+    assert "has not allocated" in msg and "holds no columns" in msg, msg
+    assert f"{_HERE}:{_line('# STORE')}" in msg, msg
+
+
+def test_a_warp_touches_only_its_lane_quarter():
+    with pytest.raises(LaunchError) as e:
+        _run("quarter")
+    msg = str(e.value)
+    assert "lane quarter" in msg and "warp 1 of block (0,0,0) touches tensor-memory lane 0" in msg, msg
+    assert f"{_HERE}:{_line('# STORE')}" in msg, msg
+
+
+def test_freeing_columns_twice():
+    with pytest.raises(LaunchError) as e:
+        _run("double_free")
+    msg = str(e.value)
+    assert "deallocate only allocated tensor memory" in msg and f"{_HERE}:{_line('# SECOND FREE')}" in msg, msg
+
+
+def test_no_allocation_after_relinquishing_the_permit():
+    with pytest.raises(LaunchError) as e:
+        _run("relinquish")
+    msg = str(e.value)
+    assert "after relinquish_tmem_alloc_permit" in msg and f"{_HERE}:{_line('# ALLOC AFTER RELINQUISH')}" in msg, msg
+
+
+def test_tmem_allocator_checks_its_column_counts_at_trace_time():
+    from cutelab.utils import TmemAllocator
+
+    a = TmemAllocator.__new__(TmemAllocator)
+    a._num_allocated_columns = 0
+    for n, ok in ((32, True), (512, True), (96, False), (0, True), (1024, False)):
+        assert a.check_valid_num_columns(n) is ok, n
+
+
+def test_cuda_prints_the_tensor_memory_ops_for_sm_100a(tmp_path):
+    import shutil
+    import subprocess
+
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.launch.plan import last_launch
+
+    _run()
+    src = printer.render(last_launch().ir)
+    for ptx in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32", "tcgen05.st.sync.aligned.32x32b.x32.b32",
+                "tcgen05.wait::st.sync.aligned", "tcgen05.ld.sync.aligned.32x32b.x16.b32", "tcgen05.wait::ld.sync.aligned",
+                "tcgen05.dealloc.cta_group::1.sync.aligned.b32"):
+        assert ptx in src, ptx
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "k.cu").write_text(src)
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
+
+
+def test_a_tcgen05_kernel_on_a_hopper_gpu_is_refused_before_nvrtc():
+    """On an H100 (sm_90) a kernel with tcgen05 ops is refused by name and line, before NVRTC would
+    fail on the PTX; the CPU interpreter runs it."""
+    import torch
+
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+
+    X = fake_cuda_tensor(torch.zeros(128, 32))
+    Y = fake_cuda_tensor(torch.zeros(128, 32))
+    with fake_gpu() as g:
+        with pytest.raises(LaunchError, match=rf"roundtrip: TmemAllocOp \(.*{_HERE}:{_line('# ALLOC')}\) needs sm_100a "
+                                              r"\(Blackwell\), and this GPU is sm_90.*CUTELAB_INTERPRET=1"):
+            roundtrip(from_dlpack(X), from_dlpack(Y), "ok", 32).launch(grid=1, block=128)
+        assert g.nvrtc.compiles == 0
