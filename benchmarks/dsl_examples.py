@@ -20,6 +20,16 @@ print none, the first call's wall-clock time. Every example also runs its own co
 
     python benchmarks/dsl_examples.py --dsl-orig .dsl/orig [--sizes default,large] [--only sgemm] [--json out.json]
 
+CUTLASS's Hopper ``dense_gemm.py`` (``hopper_dense_gemm``) is not copied into examples/dsl: cutelab
+runs CUTLASS's file unchanged (tests/compat/programs/dense_gemm.py) through its compatibility layer,
+as ``cutelab run`` does, and CuTe DSL runs the same file (or --dsl-orig's copy, which is compared).
+Its presets are cluster shapes at the documented 8192^3 command line (128x256 tiles)::
+
+    python benchmarks/dsl_examples.py --only hopper_dense_gemm --sizes c1x1,c2x1,c1x2 --rounds 3
+
+(an example without a preset of that name is skipped; ``--extra "--mnkl 4096,4096,4096,1"``
+changes the size, the last occurrence of a flag winning).
+
 Needs a CUDA GPU, torch, and for the CuTe DSL column ``nvidia-cutlass-dsl`` importable (the column
 is skipped, with a note, when it is not).
 """
@@ -51,7 +61,16 @@ EXAMPLES = {
     "tensorop_gemm": ("tensorop_gemm.py", {"default": [], "large": ["--mnkl", "8192,8192,8192,1"]}),
     # Ampere FlashAttention-2 forward: default batch 4, 16 heads, 8192x8192, head_dim 128, bf16
     "flash_attention_v2": ("flash_attention_v2.py", {"default": [], "large": ["--is_causal"]}),
+    # Hopper dense GEMM (TMA, wgmma, clusters with multicast TMA), f16 in, f32 accumulation, f16 out;
+    # the presets are its documented 8192^3 command line (128x256 tiles) at three cluster shapes
+    "hopper_dense_gemm": ("dense_gemm.py", {
+        f"c{c.replace(',', 'x')}": ["--mnkl", "8192,8192,8192,1", "--tile_shape_mn", "128,256", "--cluster_shape_mn", c,
+                                    "--warmup_iterations", "10", "--iterations", "100"]
+        for c in ("1,1", "2,1", "1,2")}),
 }
+# examples that cutelab runs unchanged through its compatibility layer (as `cutelab run` does): the
+# file CUTLASS ships, carried byte for byte; without --dsl-orig CuTe DSL runs this same file
+UNCHANGED = {"hopper_dense_gemm": os.path.join(ROOT, "tests", "compat", "programs", "dense_gemm.py")}
 
 _IMPORT = re.compile(r"^\s*(import |from \S+ import )")
 _DEVICE = re.compile(r"cuda|device|GPU is required")  # the device line(s): where the tensors live
@@ -148,7 +167,12 @@ def _timer(singles: int, timeline: bool = False):
 
 def child(lib: str, path: str, argv: List[str], singles: int, timeline: bool = False) -> None:
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    if lib == "cutelab":
+    if lib == "cutelab-run":  # an unchanged CuTe DSL program, as `cutelab run` runs it
+        from cutelab.compat import install
+
+        install()
+        import cutlass.cute.testing as testing_mod  # cutelab's compatibility namespace
+    elif lib == "cutelab":
         import cutelab.testing as testing_mod
     else:
         import cutlass.cute.testing as testing_mod  # noqa: F401
@@ -159,6 +183,7 @@ def child(lib: str, path: str, argv: List[str], singles: int, timeline: bool = F
     import runpy
 
     sys.argv = [path] + argv
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as python PROGRAM.py does
     t0 = time.perf_counter()
     runpy.run_path(path, run_name="__main__")
     print("WALL " + json.dumps({"total_s": time.perf_counter() - t0}), flush=True)
@@ -193,8 +218,9 @@ def torch_child(name: str, argv: List[str], singles: int, timeline: bool = False
         torch.backends.cuda.matmul.allow_tf32 = False
         timed(lambda x, y, z: torch.mm(x, y.t(), out=z), warmup_iterations=warm, iterations=iters,
               kernel_arguments=W(a, b, c))
-    elif name == "tensorop_gemm":
-        m, n, k, l_ = (int(x) for x in arg("--mnkl", "256,256,512,1").split(","))
+    elif name in ("tensorop_gemm", "hopper_dense_gemm"):
+        m, n, k, l_ = (int(x) for x in arg("--mnkl", "256,256,512,1" if name == "tensorop_gemm"
+                                          else "4096,4096,4096,1").split(","))
         a = torch.randn(l_, m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(l_, n, k, device="cuda", dtype=torch.float16)
         c = torch.empty(l_, m, n, device="cuda", dtype=torch.float16)
@@ -269,20 +295,29 @@ def main() -> None:
     tl = ["--timeline"] if args.timeline else []
     for name in names:
         fname, presets = EXAMPLES[name]
-        ours = os.path.join(ROOT, "examples", "dsl", fname)
+        ours = UNCHANGED.get(name) or os.path.join(ROOT, "examples", "dsl", fname)
         theirs = os.path.join(args.dsl_orig, fname) if args.dsl_orig else None
-        if theirs and os.path.exists(theirs) and os.path.exists(ours):
+        if name in UNCHANGED and not (theirs and os.path.exists(theirs)):
+            theirs = ours  # the carried file is CUTLASS's, unchanged
+        if name in UNCHANGED and theirs != ours and os.path.exists(theirs):
+            same = open(ours, "rb").read() == open(theirs, "rb").read()
+            print(f"{name}: cutelab runs CUTLASS's file unchanged; --dsl-orig's copy is "
+                  f"{'identical' if same else 'DIFFERENT (the two columns run different programs)'}")
+        elif theirs and os.path.exists(theirs) and os.path.exists(ours):
             bad = import_only_diff(open(ours).read(), open(theirs).read())
             print(f"{name}: lines differing from CuTe DSL's file beyond imports: {len(bad)}"
                   + "".join("\n    " + b for b in bad))
         for size in args.sizes.split(","):
+            if size not in presets:
+                continue
             argv = presets[size] + args.extra.split()
             for rnd, lib in [(r, l) for r in range(args.rounds) for l in libs]:
                 if lib == "cutelab":
                     if not os.path.exists(ours):
                         rows.append({"example": name, "size": size, "lib": lib, "ok": False, "why": "no file"})
                         continue
-                    cmd = [sys.executable, __file__, "--child", "cutelab", ours, "--singles", str(args.singles)] + tl + argv
+                    kind = "cutelab-run" if name in UNCHANGED else "cutelab"
+                    cmd = [sys.executable, __file__, "--child", kind, ours, "--singles", str(args.singles)] + tl + argv
                 elif lib == "cutedsl":
                     if not theirs or not os.path.exists(theirs):
                         rows.append({"example": name, "size": size, "lib": lib, "ok": False, "why": "no --dsl-orig file"})

@@ -82,6 +82,7 @@ _LAZY = {
     "profile": ("kernel.cpu.profiler", "profile"), "Profiler": ("kernel.cpu.profiler", "Profiler"),  # the CPU memory profiler
     # atoms (cutelab.nvgpu.warp, .warpgroup, .cpasync): they import numpy, so they load on first use
     "nvgpu": ("nvgpu", None),
+    "make_layout_image_mask": ("kernel.instr.cluster", "make_layout_image_mask"),  # multicast masks of a cluster
     **{name: ("nvgpu.mma_atom", name) for name in (
         "MmaOp", "MmaAtom", "TiledMma", "ThrMma", "make_mma_atom", "make_tiled_mma")},
     **{name: ("nvgpu.copy_atom", name) for name in (

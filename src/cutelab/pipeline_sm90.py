@@ -1,6 +1,7 @@
 """``cutlass.pipeline`` for SM90 mainloops: ``PipelineTmaAsync`` (a TMA producer and consumer
-threads over a ring of shared-memory stages, synchronised by mbarriers), ``PipelineState``,
-``make_pipeline_state``, ``PipelineUserType``, ``CooperativeGroup``, ``Agent``.
+threads over a ring of shared-memory stages, synchronised by mbarriers, on one CTA or over the
+CTAs of a cluster that multicast into each other), ``PipelineState``, ``make_pipeline_state``,
+``PipelineUserType``, ``CooperativeGroup``, ``Agent``.
 
 Each stage has a *full* barrier (the producer arrives with the stage's transaction bytes, the
 TMA copies complete them) and an *empty* barrier (one thread of each consumer warp arrives when
@@ -223,35 +224,112 @@ def _arrivals(group: CooperativeGroup, what: str) -> int:
 
 class PipelineTmaAsync:
     """TMA producer, async-thread consumers (Hopper mainloops); barriers at ``barrier_storage``:
-    ``num_stages`` full barriers, then ``num_stages`` empty barriers (64-bit words in smem)."""
+    ``num_stages`` full barriers, then ``num_stages`` empty barriers (64-bit words in smem).
+
+    Over a cluster (``cta_layout_vmnk`` of more than one CTA, the CTAs whose TMA loads multicast
+    into each other's stages), a stage of one CTA is free only when the consumers of every CTA its
+    tiles are multicast to have read it: as in CuTe DSL, lane l < cluster size of each consumer
+    warp arrives on the empty barrier of CTA ``l`` (``mapa`` + a cluster-scope remote arrive) when
+    that CTA shares this CTA's row (M coordinate) or column (N coordinate) in the cluster (the
+    multicast modes of ``mcast_mode_mn``): each empty barrier then counts one arrive per consumer
+    warp per multicast partner, the consumer_group's size the program gives (or, with
+    ``enable_multicast_signaling``, the count computed from the consumer threads)."""
 
     def __init__(self, full: Any, empty: Any, num_stages: int, tx_count: int, producer_count: int,
-                 consumer_count: int):
+                 consumer_count: int, signal: Any = None, dst_rank: Any = None):
         self.full, self.empty, self.num_stages, self.tx_count = full, empty, num_stages, tx_count
         self.producer_count, self.consumer_count = producer_count, consumer_count
+        self.is_signaling_thread, self.dst_rank = signal, dst_rank  # multi-CTA: who arrives, on which CTA
+
+    @staticmethod
+    def init_empty_barrier_arrive_signal(cta_layout_vmnk: Any, tidx: Any, mcast_mode_mn: Any = (1, 1)) -> tuple:
+        """(destination CTA rank, whether this thread signals) of a consumer release: lane l of a warp
+        signals CTA l % size when l < size and that CTA shares this CTA's coordinates in the
+        multicast modes (CuTe DSL's schedule of empty-barrier arrives)."""
+        from . import int_tuple as it
+        from .kernel.frontend import arch
+        from .kernel.ir.symbolic import BoolAnd, Cmp
+
+        shape = cta_layout_vmnk.shape
+        size = it.product(shape)
+        if tuple(mcast_mode_mn) == (0, 0):
+            raise TraceError("PipelineTmaAsync: mcast_mode_mn=(0, 0) multicasts in neither mode")
+        lane = tidx % 32
+        me = arch.block_idx_in_cluster()
+        dst = lane % size
+        dc, cc = cta_layout_vmnk.get_hier_coord(dst), cta_layout_vmnk.get_hier_coord(me)
+        if not (isinstance(dc, tuple) and len(dc) == 4):
+            raise TraceError(f"PipelineTmaAsync: cta_layout_vmnk must have 4 modes (V, M, N, L), got {cta_layout_vmnk}")
+
+        def eq(i: int) -> Any:
+            a, b = it.crd2idx(dc[i], shape[i]), it.crd2idx(cc[i], shape[i])
+            return 1 if it.product(shape[i]) == 1 else Cmp.make("==", a - b, 0)
+
+        def both(*cs: Any) -> Any:
+            cs = tuple(c for c in cs if not (type(c) is int and c == 1))
+            if not cs:
+                return 1
+            return cs[0] if len(cs) == 1 else BoolAnd(cs)
+
+        common = both(eq(0), eq(3))
+        m_mode, n_mode = both(eq(1)), both(eq(2))
+        if mcast_mode_mn[0] and mcast_mode_mn[1]:
+            either = 1 if any(type(x) is int for x in (m_mode, n_mode)) else Cmp.make(">=", m_mode + n_mode, 1)
+            part = either
+        elif mcast_mode_mn[0]:
+            part = m_mode
+        else:
+            part = n_mode
+        return dst, both(Cmp.make("<", lane, size), common, part)
 
     @staticmethod
     def create(*, num_stages: int, producer_group: CooperativeGroup, consumer_group: CooperativeGroup,
                tx_count: int, barrier_storage: Any = None, cta_layout_vmnk: Any = None, tidx: Any = None,
-               mcast_mode_mn: Any = (1, 1), defer_sync: bool = False, name: Any = None,
-               **kwargs: Any) -> "PipelineTmaAsync":
-        """Initialise the barriers (warp 0, one thread) and, unless defer_sync, fence and sync the block."""
+               mcast_mode_mn: Any = (1, 1), enable_multicast_signaling: bool = False, defer_sync: bool = False,
+               name: Any = None, **kwargs: Any) -> "PipelineTmaAsync":
+        """Initialise the barriers (warp 0, one thread) and, unless defer_sync, fence and sync the block
+        (the cluster, for a cta_layout_vmnk of more than one CTA)."""
         from . import int_tuple as it
         from .kernel.frontend import arch
+        from .layout import Layout
 
         if barrier_storage is None:
             raise TraceError("PipelineTmaAsync.create: pass barrier_storage= (a pointer to 2 * num_stages Int64 "
                              "words of shared memory: smem.allocate_tensor(cutlass.Int64, 2 * stages).iterator)")
-        if cta_layout_vmnk is not None and it.product(getattr(cta_layout_vmnk, "shape", 1)) != 1:
-            raise TraceError("PipelineTmaAsync.create: a cta_layout_vmnk of more than one CTA (a pipeline whose "
-                             "consumers release the stages of several CTAs of a cluster) is not supported by cutelab")
         if not isinstance(num_stages, int) or num_stages < 1:
             raise TraceError(f"PipelineTmaAsync.create: num_stages must be a positive int, got {num_stages!r}")
+        size = 1
+        if cta_layout_vmnk is not None:
+            if not isinstance(cta_layout_vmnk, Layout) or not all(
+                    isinstance(x, int) for x in it.flatten_to_tuple(cta_layout_vmnk.shape)):
+                raise TraceError(f"PipelineTmaAsync.create: the cluster shape (cta_layout_vmnk) needs to be a static "
+                                 f"Layout, got {cta_layout_vmnk!r}")
+            size = it.product(cta_layout_vmnk.shape)
         pc = _arrivals(producer_group, "producer_group")
         cc = _arrivals(consumer_group, "consumer_group")
+        signal = dst = None
+        if size > 1:
+            from .kernel.frontend.trace import current
+
+            t = current("PipelineTmaAsync.create")
+            csize = t.cluster[0] * t.cluster[1] * t.cluster[2]
+            if size != csize:
+                raise TraceError(f"kernel {t.name}: PipelineTmaAsync.create: cta_layout_vmnk {cta_layout_vmnk} has "
+                                 f"{size} CTAs but the kernel is launched with clusters of {csize} "
+                                 f"{tuple(t.cluster)}{t.where()}")
+            if enable_multicast_signaling:
+                if cc % 32:
+                    raise ValueError("Error: Consumer arrival count must be aligned with warp size")
+                shp = it.flatten_to_tuple(cta_layout_vmnk.shape)
+                mm = shp[2] if mcast_mode_mn[0] else 0
+                mn = shp[1] if mcast_mode_mn[1] else 0
+                cc = (mm + mn - (1 if mcast_mode_mn[0] and mcast_mode_mn[1] else 0)) * (cc // 32)
+            if tidx is None:
+                tidx = arch.thread_idx()[0]
+            dst, signal = PipelineTmaAsync.init_empty_barrier_arrive_signal(cta_layout_vmnk, tidx, mcast_mode_mn)
         full, empty = barrier_storage, barrier_storage + num_stages
         warp = arch.make_warp_uniform(arch.warp_idx())
-        p = PipelineTmaAsync(full, empty, num_stages, int(tx_count), pc, cc)
+        p = PipelineTmaAsync(full, empty, num_stages, int(tx_count), pc, cc, signal, dst)
         from .kernel.frontend.trace import current
 
         t = current("PipelineTmaAsync.create")
@@ -264,7 +342,11 @@ class PipelineTmaAsync:
         t.cur = outer
         if not defer_sync:
             arch.mbarrier_init_fence()
-            arch.sync_threads()
+            if size > 1:
+                arch.cluster_arrive_relaxed()
+                arch.cluster_wait()
+            else:
+                arch.sync_threads()
         return p
 
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
@@ -297,14 +379,28 @@ class PipelineTmaAsync:
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState) -> None:
-        """One thread of each consumer warp arrives on the stage's empty barrier."""
+        """One thread of each consumer warp arrives on the stage's empty barrier; over a cluster, one
+        lane per multicast partner arrives on that CTA's empty barrier (see the class)."""
         from .kernel.frontend import arch
         from .kernel.frontend.trace import current
 
         t = current("PipelineTmaAsync.consumer_release")
-        op = t.begin_if(arch.lane_idx() == 0)
+        if self.is_signaling_thread is None:
+            op = t.begin_if(arch.lane_idx() == 0)
+            outer, t.cur = t.cur, op.then
+            arch.mbarrier_arrive(self.empty + state.index)
+            t.cur = outer
+            return
+        from .kernel.instr.cluster import remote_mbarrier
+
+        sig = self.is_signaling_thread
+        if isinstance(sig, int):
+            remote_mbarrier("arrive", self.empty + state.index, self.dst_rank, None,
+                            "PipelineTmaAsync.consumer_release")
+            return
+        op = t.begin_if(sig)
         outer, t.cur = t.cur, op.then
-        arch.mbarrier_arrive(self.empty + state.index)
+        remote_mbarrier("arrive", self.empty + state.index, self.dst_rank, None, "PipelineTmaAsync.consumer_release")
         t.cur = outer
 
     def producer_tail(self, state: PipelineState) -> None:
@@ -347,3 +443,4 @@ def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
         arch.cluster_wait()
     else:
         arch.sync_threads()
+

@@ -644,7 +644,14 @@ def crd2idx(coord: Any, layout: Any) -> Any:
 
 def slice_(a: Any, coord: Any) -> Any:
     """The sub-layout of the modes where coord is None; on a composed layout, CuTe's
-    slice_and_offset(coord, a)[0] (see slice_and_offset)."""
+    slice_and_offset(coord, a)[0] (see slice_and_offset); on an int tuple (a shape), the
+    elements where coord is None, as CuTe DSL slices a tuple.
+
+    >>> slice_((128, 256, 64), (None, 0, None))
+    (128, 64)
+    """
+    if isinstance(a, tuple) or (isinstance(a, int) and not isinstance(a, bool)):
+        return it.slice_tuple(coord, a)
     if isinstance(a, ComposedLayout):
         return slice_and_offset(coord, a)[0]
     return _lay.slice_(a, coord)

@@ -1364,13 +1364,21 @@ def outer_partition(tensor: Tensor, tiler: Any, coord: Any) -> Tensor:
 def local_tile(tensor: Tensor, tiler: Any, coord: Any, proj: Any = None) -> Tensor:
     """The tile of tensor at coord, tiles of shape tiler (CuTe's local_tile / inner partition).
 
-    With proj (e.g. (1, None, 1)), only the tiler and coord modes where proj is not None are used.
+    With proj (e.g. (1, None, 1)), only the tiler and coord modes where proj is not None are used;
+    coord entries past proj's length are kept (they index the tensor's modes past the tiler's, as
+    in CuTe DSL: coord (m, n, None, l) with proj (1, None, 1) tiles M and K and takes batch l).
+
+    >>> print(local_tile(make_identity_tensor((256, 128, 2)), (64, 32, 64), (1, 0, None, 1), proj=(1, None, 1)))
+    tensor<(64,0,1) o (64,64,2):(1@0,1@1,64@1)>
     """
     tiler, coord = _normalize(tiler), _normalize(coord)
     if proj is not None:
         proj = _normalize(proj)
         tiler = dice(tiler, proj) if isinstance(tiler, Layout) else it.dice_tuple(proj, tiler)
-        coord = it.dice_tuple(proj, coord)
+        extra = ()
+        if isinstance(coord, tuple) and isinstance(proj, tuple) and len(coord) > len(proj):
+            coord, extra = coord[:len(proj)], coord[len(proj):]
+        coord = it.dice_tuple(proj, coord) + extra
     return inner_partition(tensor, tiler, coord)
 
 

@@ -279,7 +279,7 @@ def size_in_bytes(dtype: Any, layout: Any) -> int:
     """
     if layout is None:
         return 0
-    from .layout import cosize
+    from .swizzle import cosize  # a swizzled layout's cosize is its outer layout's
 
     if isinstance(layout, ComposedLayout) and isinstance(layout.inner, Swizzle):
         # a swizzled layout (the SM90/SM100 smem layouts): the largest offset the swizzle of

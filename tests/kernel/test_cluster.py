@@ -499,8 +499,16 @@ def test_a_multicast_mask_outside_the_cluster_is_refused():
     with pytest.raises(LaunchError, match=r"tma_multicast \(at .*test_cluster.py:\d+\): a TMA multicast load of "
                                           r"block \(0,0,0\) has mcast_mask=0x4, naming CTAs outside its cluster of 2"):
         tma_multicast(atom, tA, from_dlpack(B), sl, cutlass.Int16(0b100)).launch(grid=2, block=64, cluster=(2, 1, 1))
+
+def test_a_plain_tma_atom_ignores_mcast_mask():
+    """As in CuTe DSL 4.8.1 (its non-multicast TMA load drops keyword arguments other than tma_bar_ptr,
+    so that one copy line serves both kinds of atom): the tile lands in the issuing CTA only, so
+    CTA 1 of the test kernel waits for bytes that never come, reported as a deadlock."""
+    A, sl, atom, tA = _multicast_setup(1)
+    B = np.zeros((2 * 64, 64), np.float16)
     plain, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), tA, sl, (64, 64))
-    with pytest.raises(TraceError, match=r"mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp"):
+    with pytest.raises(LaunchError, match=r"deadlock(?s:.*)of block \(1,0,0\) can never complete: the phase still "
+                                          r"waits for 0 of 1 arrivals and 8192 transaction bytes"):
         tma_multicast(plain, tA, from_dlpack(B), sl, 0b11).launch(grid=2, block=64, cluster=(2, 1, 1))
 
 

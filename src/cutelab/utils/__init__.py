@@ -14,6 +14,7 @@ from .hopper_helpers import get_smem_layout_atom as sm90_get_smem_layout_atom  #
 from .hopper_helpers import make_smem_layout_a as sm90_make_smem_layout_a  # noqa: F401
 from .hopper_helpers import make_smem_layout_b as sm90_make_smem_layout_b  # noqa: F401
 from .hopper_helpers import make_smem_layout_epi as sm90_make_smem_layout_epi  # noqa: F401
+from .hopper_helpers import sm90_get_smem_store_op  # noqa: F401
 from . import blackwell_helpers as sm100  # noqa: F401
 from .blackwell_helpers import (  # noqa: F401  (cutlass.utils.<name> is the SM100 helper, as in CuTe DSL)
     compute_epilogue_tile_shape, get_smem_layout_atom_ab, get_smem_layout_atom_epi, get_tmem_load_op,
@@ -29,7 +30,7 @@ from .print_latex import print_latex, print_latex_tv  # noqa: F401  (CuTe DSL's 
 from .tmem_allocator import TmemAllocator, get_num_tmem_alloc_cols  # noqa: F401  (tensor memory inside @cute.kernel)
 
 __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_layout_a",
-           "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "SmemAllocator", "get_smem_capacity_in_bytes", "print_latex",
+           "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "sm90_get_smem_store_op", "SmemAllocator", "get_smem_capacity_in_bytes", "print_latex",
            "print_latex_tv", "sm100", "compute_epilogue_tile_shape", "get_smem_layout_atom_ab", "get_smem_layout_atom_epi",
            "get_tmem_load_op", "make_blockscaled_trivial_tiled_mma", "make_smem_layout", "make_smem_layout_a",
            "make_smem_layout_b", "make_smem_layout_epi", "make_trivial_tiled_mma", "BlockScaledBasicChunk",

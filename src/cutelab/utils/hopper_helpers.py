@@ -20,7 +20,8 @@ from ..algebra import tile_to_shape
 from ..nvgpu.warpgroup.helpers import SmemLayoutAtomKind, make_smem_layout_atom
 
 __all__ = ["LayoutEnum", "get_smem_layout_atom", "make_smem_layout_a", "make_smem_layout_b",
-           "make_smem_layout_epi"]
+           "make_smem_layout_epi", "make_trivial_tiled_mma", "get_smem_store_op", "sm90_get_smem_store_op",
+           "compute_tile_shape_or_override"]
 
 
 class LayoutEnum(Enum):
@@ -28,6 +29,14 @@ class LayoutEnum(Enum):
 
     ROW_MAJOR = "row_major"
     COL_MAJOR = "col_major"
+
+    def mma_major_mode(self) -> Any:
+        """The MMA operand major mode: K for row-major, MN for column-major."""
+        from ..nvgpu.universal_mma import OperandMajorMode
+
+        return OperandMajorMode.K if self is LayoutEnum.ROW_MAJOR else OperandMajorMode.MN
+
+    sm90_mma_major_mode = mma_major_mode
 
     def is_k_major_a(self) -> bool:
         return self is LayoutEnum.ROW_MAJOR
@@ -141,3 +150,61 @@ def _layout_enum_from_tensor(tensor: Any) -> LayoutEnum:
 
 
 LayoutEnum.from_tensor = staticmethod(_layout_enum_from_tensor)  # type: ignore[attr-defined]
+
+
+def get_smem_store_op(layout_d: LayoutEnum, elem_ty_d: Numeric, elem_ty_acc: Numeric) -> Any:
+    """The register -> shared memory store atom of an SM90 epilogue: ``stmatrix`` (4 matrices,
+    transposed for an M-major D) for 16-bit D, else the universal copy."""
+    from ..nvgpu.copy_atom import make_copy_atom
+    from ..nvgpu.universal_copy import CopyUniversalOp
+    from ..nvgpu.warp import StMatrix8x8x16bOp
+
+    for ty, name in ((elem_ty_d, "elem_ty_d"), (elem_ty_acc, "elem_ty_acc")):
+        if not is_numeric_type(ty):
+            raise TypeError(f"get_smem_store_op: {name} must be a Numeric, but got {ty!r}")
+    if elem_ty_d.width == 16:
+        return make_copy_atom(StMatrix8x8x16bOp(layout_d.is_m_major_c(), 4), elem_ty_d)
+    return make_copy_atom(CopyUniversalOp(), elem_ty_d)
+
+
+sm90_get_smem_store_op = get_smem_store_op
+
+
+def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Numeric, a_leading_mode: Any, b_leading_mode: Any,
+                           acc_dtype: Numeric, atom_layout_mnk: tuple, tiler_mn: tuple, a_source: Any = None) -> Any:
+    """A tiled warpgroup MMA (wgmma) of ``atom_layout_mnk`` atoms, each (tiler_mn[0], tiler_mn[1], K)
+    with K 16 for f16/bf16 and 32 for f8/i8 operands, A from shared memory unless ``a_source``."""
+    from ..numeric import BFloat16, Float16, Float8E4M3FN, Float8E5M2, Int8, Uint8
+    from ..nvgpu.mma_atom import make_mma_atom, make_tiled_mma
+    from ..nvgpu.warpgroup.mma import MmaF8Op, MmaF16BF16Op, MmaI8Op, OperandSource
+
+    src = OperandSource.SMEM if a_source is None else a_source
+    mn = tuple(tiler_mn)
+    if a_dtype in (Float16, BFloat16):
+        if a_dtype is not b_dtype:
+            raise TypeError(f"make_trivial_tiled_mma: Type mismatch: {a_dtype} != {b_dtype}")
+        op = MmaF16BF16Op(a_dtype, acc_dtype, (*mn, 16), src, a_leading_mode, b_leading_mode)
+    elif a_dtype in (Float8E4M3FN, Float8E5M2) and b_dtype in (Float8E4M3FN, Float8E5M2):
+        op = MmaF8Op(a_dtype, b_dtype, acc_dtype, (*mn, 32), src, a_leading_mode, b_leading_mode)
+    elif a_dtype in (Int8, Uint8) and b_dtype in (Int8, Uint8):
+        op = MmaI8Op(a_dtype, b_dtype, acc_dtype, (*mn, 32), src, a_leading_mode, b_leading_mode)
+    else:
+        raise TypeError(f"make_trivial_tiled_mma: unsupported a_dtype and b_dtype, got {a_dtype} and {b_dtype}")
+    return make_tiled_mma(make_mma_atom(op), atom_layout_mnk)
+
+
+def compute_tile_shape_or_override(tile_shape_mnk: tuple, element_type: Numeric, is_cooperative: bool = False,
+                                   epi_tile_override: Any = None) -> tuple:
+    """The epilogue tile (M, N) of an SM90 GEMM: the override if given; else (min(128, M), min(32, N))
+    for cooperative kernels (two consumer warpgroups over M), (min(64, M), min(32 or 64 for 8-bit, N)).
+
+    >>> from cutelab import Float16
+    >>> compute_tile_shape_or_override((128, 256, 64), Float16, is_cooperative=True)
+    (128, 32)
+    """
+    if epi_tile_override is not None:
+        return epi_tile_override
+    m, n = it.product(tile_shape_mnk[0]), it.product(tile_shape_mnk[1])
+    if is_cooperative:
+        return (min(128, m), min(32, n))
+    return (min(64, m), min(64 if element_type.width == 8 else 32, n))

@@ -25,7 +25,8 @@ from ...errors import TraceError
 
 from ..ir.symbolic import Expr, Lin, add
 from ..frontend.cformat import c_conversion
-from ..ir.nodes import Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Store, While, walk
+from ..ir.nodes import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Store, While,
+                        dynamic_smem_layout, walk)
 from ..passes import Options, Plan, block_schedule, run_passes, vector_plan  # noqa: F401  (block_schedule, vector_plan: re-exported)
 from .intexpr import _fits32, _IntPrinter, _possible_bits, int_expr, swz_split  # noqa: F401  (re-exported)
 from .dtypes import _FP8, _printf_kind, _to_compute, _to_storage, ctype, half_bits  # noqa: F401  (re-exported)
@@ -766,16 +767,15 @@ class CudaRenderer:
         ir = self.ir
         sched = self.schedule = self.plan.schedule
         grid = ir.grid
-        dyn_off = 0
+        dyn_offs, _ = dynamic_smem_layout(ir.shared)
+        first = True
         for sh in ir.shared:
             if sh.dynamic:  # above 48 KiB: pointers into the block's dynamic shared memory (kernel/frontend/smem.py)
-                if dyn_off == 0:
+                if first:
                     self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")
-                al = max(16, sh.align)
-                dyn_off = -(-dyn_off // al) * al
+                    first = False
                 self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
-                          f"(cl_dyn_smem + {dyn_off});")
-                dyn_off += sh.bytes
+                          f"(cl_dyn_smem + {dyn_offs[sh.index]});")
                 continue
             self.emit(f"__shared__ alignas({max(16, sh.align)}) {ctype(sh.dtype)[0]} {sh.name}[{sh.length}];")
         for r in ir.regs:

@@ -33,7 +33,10 @@ class DynamicSmemSize(Op):
         return f"{self.dst.name} = dynamic_smem_size()"
 
     def total(self, ir: Any) -> int:
-        return int(max(self.box[0], sum(sh.bytes for sh in ir.shared)))
+        from ..ir.nodes import dynamic_smem_layout
+
+        static = sum(sh.bytes for sh in ir.shared if not sh.dynamic)
+        return int(max(self.box[0], static + dynamic_smem_layout(ir.shared)[1]))
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         import numpy as np
@@ -93,7 +96,18 @@ def sync_threads() -> None:
     current("cute.arch.sync_threads()").emit(Barrier())
 
 
-barrier = sync_threads
+def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, ip=None) -> None:
+    """``cute.arch.barrier``: ``bar.sync id[, n]``; without an id (or id 0 and no count) the block's
+    barrier (``__syncthreads()``); with an id, the named barrier for ``number_of_threads`` threads
+    (default: the whole block)."""
+    if barrier_id is None or (barrier_id == 0 and number_of_threads is None):
+        return sync_threads()
+    from ...pipeline import NamedBarrier
+
+    if number_of_threads is None:
+        bx, by, bz = block_dim()
+        number_of_threads = bx * by * bz
+    NamedBarrier(barrier_id=int(barrier_id), num_threads=int(number_of_threads)).arrive_and_wait()
 
 
 # --------------------------------------------------------------------------- SM90 (issue 10)

@@ -272,8 +272,8 @@ class Unusable:
     """The value after a runtime branch of a variable that held a static Python value before it and
     another one inside it: it has no single value there, so every use raises."""
 
-    def __init__(self, name: str, before: Any, what: str, where: str, kernel: str):
-        object.__setattr__(self, "_msg", (
+    def __init__(self, name: str, before: Any, what: str, where: str, kernel: str, msg: Any = None):
+        object.__setattr__(self, "_msg", msg or (
             f"kernel {kernel}: variable '{name}' is {_describe(before)} before the {what} at {where} and another "
             f"static value inside it, so it has no single value after it; keep it in a register fragment, or use "
             f"cutlass.const_expr to make the {what} static"))
@@ -329,6 +329,7 @@ class _Carry:
         self.regs: Dict[str, Any] = {}
         self.last: Dict[str, Any] = dict(self.pre)
         self.poisoned: set = set()
+        self.dead: set = set()  # views bound before the region to offsets out of scope there (declare)
         self.view_div: Dict[str, int] = {}
         self.view_base: Dict[str, Any] = {}  # a moving view's offset is view_base + its register's value
         # a moving view's offsets (what its register is assigned, in order: the first one before the
@@ -366,7 +367,15 @@ class _Carry:
                 # its offset lives in a register; its layout must stay
                 from ...numeric import Int32
 
-                self.t.check_index(v.offset, f"variable {n}")
+                try:
+                    self.t.check_index(v.offset, f"variable {n}")
+                except TraceError as e:
+                    # the view was made inside a loop or branch that has ended (e.g. a stage's slice in
+                    # a prologue loop, made again in the mainloop): it has no value here; the region
+                    # may bind it anew, and a read of the old one raises this error
+                    self.pre[n] = Unusable(n, v, self.what, self.where, self.t.name, msg=str(e))
+                    self.dead.add(n)
+                    continue
                 r = self.t.new_reg(Int32, 1, mutable=True)
                 # the view is base + the register's value: base the offset's part no region changes
                 # (threads', blocks', arguments' terms and the constant), so that a swizzle of the
@@ -490,6 +499,8 @@ class _Carry:
                 t.emit(Assign(r, tuple(range(r.n)), v.refs))
             elif pre is UNDEF:
                 continue  # local to the region
+            elif n in self.dead:
+                self.poisoned.add(n)  # unusable after the region too (its value there depends on the path)
             elif not _same(v, pre) and (self.what == "branch" or n in self.loop_targets or n in self.local):
                 # (or the index of a static loop inside a runtime loop: its value after the runtime
                 # loop depends on whether that ran at all)
@@ -505,7 +516,7 @@ class _Carry:
                     f"to make the {self.what} static"
                 )
         for n in self.poisoned:
-            self.last[n] = Unusable(n, self.pre[n], self.what, self.where, t.name)
+            self.last[n] = self.pre[n] if n in self.dead else Unusable(n, self.pre[n], self.what, self.where, t.name)
 
 
 def _value_bits(e: Any, dtype: Any) -> int:

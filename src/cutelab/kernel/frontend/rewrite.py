@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 __all__ = ["rewrite_function", "rewrite_source", "rewrite_host_function", "rewrite_traced_function"]
 
@@ -85,24 +85,59 @@ def _loop_targets(stmts: List[ast.stmt]) -> ast.Tuple:
 
 
 def _set_before_read(stmts: List[ast.stmt], name: str) -> bool:
-    """Whether each run of stmts (a loop's body) sets name by a plain top-level assignment before
-    anything reads it: its value is then local to one iteration, never carried to the next."""
+    """Whether each run of stmts (a loop's body) sets name before anything reads it: its value is
+    then local to one iteration, never carried to the next. Assignments count at the top level and
+    inside nested loops and branches when every read they reach follows them (a static loop that
+    sets ``k_coord`` and reads it in its own body); a read that may see the value from before
+    (after a loop that may not run, after a branch only one side of which sets it) does not."""
+    reads, _ = _flow(stmts, name, False)
+    return not reads and name in _assigned(stmts)
+
+
+def _loads(node: Any, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def _flow(stmts: List[ast.stmt], name: str, is_set: bool) -> Tuple[bool, bool]:
+    """(whether stmts may read name before setting it, whether name is set after them), given
+    whether it is set before them."""
     for st in stmts:
-        loads = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
+            if st.value is not None and _loads(st.value, name) and not is_set:
+                return True, is_set
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
-            value_loads = {n.id for n in ast.walk(st.value) if isinstance(n, ast.Name)} if st.value is not None \
-                else set()
-            if name in value_loads:
-                return False
             if any(isinstance(tg, ast.Name) and tg.id == name for tg in targets):
-                return True
-            if name in loads:
-                return False
-            continue
-        if name in loads or name in _assigned([st]):
-            return False
-    return False
+                is_set = True
+            elif any(_loads(tg, name) for tg in targets) and not is_set:
+                return True, is_set
+            elif name in _assigned([st]):
+                is_set = True  # unpacking into name among others
+        elif isinstance(st, (ast.For, ast.While)):
+            head = st.iter if isinstance(st, ast.For) else st.test
+            if _loads(head, name) and not is_set:
+                return True, is_set
+            if isinstance(st, ast.For) and name in _assigned([ast.Assign(targets=[st.target], value=ast.Constant(0))]):
+                return True, is_set  # the loop variable itself: leave it to the plain analysis
+            reads, _ = _flow(st.body + st.orelse, name, is_set)
+            if reads:
+                return True, is_set
+            # the body may run zero times: name is set after the loop only if it was before
+        elif isinstance(st, ast.If):
+            if _loads(st.test, name) and not is_set:
+                return True, is_set
+            r1, s1 = _flow(st.body, name, is_set)
+            r2, s2 = _flow(st.orelse, name, is_set)
+            if r1 or r2:
+                return True, is_set
+            is_set = s1 and s2
+        else:
+            if _loads(st, name) and not is_set:
+                return True, is_set
+            if name in _assigned([st]):
+                if isinstance(st, ast.AugAssign) and not is_set:
+                    return True, is_set
+                is_set = True
+    return False, is_set
 
 
 def _assigned(stmts: List[ast.stmt]) -> List[str]:

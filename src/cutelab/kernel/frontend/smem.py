@@ -342,11 +342,28 @@ def _align_up(n: int, a: int) -> int:
     return -(-n // a) * a
 
 
+def _total(t: Any) -> int:
+    """The block's shared memory if every array is dynamic: aligned arrays, those that alias (one
+    region's views as several element types) counted once, at the longest."""
+    ext: dict = {}
+    for sh in t.shared:
+        base = sh.alias if sh.alias is not None else sh.index
+        ext[base] = max(ext.get(base, 0), _align_up(sh.bytes, _DYN_ALIGN))
+    return sum(ext.values())
+
+
 def use_dynamic_smem(t: Any) -> None:
     """Above 48 KiB a block's shared memory must be dynamic (``extern __shared__``, the launch asks
     for it with cuFuncSetAttribute): mark every shared array of the kernel so, each padded to a
     whole number of alignment units so that the arrays' sum is what the launch gives."""
-    total = sum(_align_up(sh.bytes, _DYN_ALIGN) for sh in t.shared)
+    total = _total(t)
+    needs = t.__dict__.get("_smem_need", {})
+    if total > MAX_SMEM and needs:
+        for sh in t.shared:  # regions viewed as several element types: each array only as long as its views reach
+            n = needs.get(sh.index)
+            if n is not None and n < sh.bytes:
+                sh.length = max(1, -(-n // sh.dtype.bytes))
+        total = _total(t)
     if total > MAX_SMEM:
         raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; a thread block may use at most "
                          f"{MAX_SMEM} bytes{t.where()}")
@@ -361,22 +378,37 @@ def use_dynamic_smem(t: Any) -> None:
 
 class SmemRegion:
     """Bytes of shared memory from ``SmemAllocator.allocate``: typed views are made on demand,
-    one shared array per element type (views of different element types of one region do not
-    alias in cutelab: a kernel that writes a region as one type and reads it as another is not
-    supported)."""
+    one shared array per element type. A kernel that writes a region as one type and reads it as
+    another is not supported: on the CPU the arrays are separate; on the GPU, once the block's
+    shared memory is dynamic, the arrays of one region start at the same byte (``Shared.alias``),
+    so that a struct of mbarriers and operand tiles, or an epilogue buffer recast over a mainloop
+    tile of another type, takes the region's bytes once, as in CuTe DSL."""
 
     def __init__(self, nbytes: int, align: int):
         self.nbytes, self.align = nbytes, max(align, 16)
         self.declared = align  # the alignment asked for: what CuTe DSL prints for pointers into the region
         self.arrays: dict = {}
 
-    def array(self, dtype: Any) -> Any:
+    def array(self, dtype: Any, need: Any = None) -> Any:
+        """The shared array of dtype over this region (as long as the region), noting that views
+        reach its first ``need`` bytes (all of it when None): if the kernel's arrays then exceed
+        the block's shared memory, use_dynamic_smem cuts each region's arrays to what their views
+        reach (a struct of mbarriers and operand tiles gets a short Int64 array)."""
         sh = self.arrays.get(dtype.name)
+        t = current("shared memory")
         if sh is None:
-            t = current("shared memory")
+            first = next(iter(self.arrays.values()), None)
             sh = t.add_shared(dtype, max(1, self.nbytes // dtype.bytes), max(self.align, _DYN_ALIGN))
             self.arrays[dtype.name] = sh
-            use_dynamic_smem(t)
+            if first is not None:
+                sh.alias = first.index  # on the GPU (dynamic arrays) one memory, as in CuTe DSL
+            t.__dict__.setdefault("_smem_region_of", {})[sh.index] = self  # recast_ptr finds the region
+        needs = t.__dict__.setdefault("_smem_need", {})
+        b = self.nbytes if need is None else min(self.nbytes, int(need))
+        needs[sh.index] = max(needs.get(sh.index, 0), b)
+        if sh.length * dtype.bytes < b:
+            sh.length = -(-b // dtype.bytes)
+        use_dynamic_smem(t)
         return sh
 
 
@@ -386,15 +418,16 @@ class SmemPtr:
     memspace = "smem"
     _smem_ptr = True  # make_tensor and recast_ptr take these (cutelab.tensor, cutelab.runtime)
 
-    def __init__(self, region: SmemRegion, byte_offset: int = 0, dtype: Any = None):
+    def __init__(self, region: SmemRegion, byte_offset: int = 0, dtype: Any = None, swizzle: Any = None):
         self.region, self.byte_offset, self.dtype = region, byte_offset, dtype
+        self.swizzle = swizzle  # a swizzle on byte addresses (recast_ptr(..., swizzle_=S)): tensors made here use it
 
     def recast(self, dtype: Any) -> "SmemPtr":
         """The same address as a pointer to dtype (cute.recast_ptr)."""
         if self.byte_offset % dtype.bytes:
             raise TraceError(f"recast_ptr({self}, dtype={dtype}): byte offset {self.byte_offset} is not a multiple "
                              f"of {dtype}'s size")
-        return SmemPtr(self.region, self.byte_offset, dtype)
+        return SmemPtr(self.region, self.byte_offset, dtype, self.swizzle)
 
     def _one(self) -> Any:
         from ...layout import make_layout
@@ -412,7 +445,8 @@ class SmemPtr:
         self._one()[0] = value
 
     def __add__(self, k: int) -> "SmemPtr":
-        return SmemPtr(self.region, self.byte_offset + k * (self.dtype.bytes if self.dtype else 1), self.dtype)
+        return SmemPtr(self.region, self.byte_offset + k * (self.dtype.bytes if self.dtype else 1), self.dtype,
+                       self.swizzle)
 
     def alignment(self) -> int:
         """The alignment CuTe DSL gives this pointer: the region's declared alignment, lowered by the offset."""
@@ -436,6 +470,8 @@ class SmemPtr:
         from ...tensor import Tensor
 
         where = "get_tensor"
+        if swizzle is None and self.swizzle is not None and not isinstance(layout, ComposedLayout):
+            swizzle = self.swizzle
         if dtype is None:
             raise TraceError(f"{where}: the element type of the tensor is not known (pass dtype=)")
         if self.byte_offset % dtype.bytes:
@@ -464,7 +500,7 @@ class SmemPtr:
         if need > self.region.nbytes:
             raise TraceError(f"{where}: layout {layout} of {dtype} needs {need} bytes from the region's start, "
                              f"the region has {self.region.nbytes}")
-        sh = self.region.array(dtype)
+        sh = self.region.array(dtype, need)
         if sw is not None and not sw.is_identity:
             base = self.region.align if self.byte_offset % self.region.align == 0 else \
                 self.byte_offset & -self.byte_offset

@@ -28,8 +28,11 @@ for that shape, as it is for its grid and block:
   memory model, cluster scope does (a reader may add ``cute.arch.fence_acq_rel_cluster()`` after
   its wait for the acquire side);
 - TMA multicast (``CopyBulkTensorTileG2SMulticastOp`` atoms, ``cute.copy(..., mcast_mask=m)``):
-  ``TmaMulticastLoadOp``, the whole box into every CTA of the mask and its bytes completed on each
-  of their barriers (``.multicast::cluster``); a mask naming CTAs outside the cluster is refused.
+  ``TmaMulticastLoadOp``, the atom's box (the whole tile, or with ``num_multicast=n`` the CTA's
+  slice of it from ``tma_partition``) into every CTA of the mask and its bytes completed on each of
+  their barriers (``.multicast::cluster``); a mask naming CTAs outside the cluster is refused;
+- ``cute.make_layout_image_mask(cluster_layout, coord, mode)``: the multicast mask of the CTAs
+  sharing ``coord`` outside ``mode``; at a run-time coordinate ``MaskShiftOp`` (pattern << offset).
 
 The CPU interpreter runs the CTAs of a cluster in one batch, in rank order (``cpu/interpreter.py``
 and ``cpu/context.py``): CTA r of the cluster of a thread is block ``block_of - rank + r`` of the
@@ -54,7 +57,7 @@ from ..frontend.trace import TraceValue, current
 __all__ = ["ClusterBarrierOp", "AsyncDsmemStoreOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
            "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
            "cluster_arrive_relaxed", "cluster_wait", "map_dsmem_ptr", "store_async_dsmem",
-           "remote_mbarrier", "dsmem_copy", "tma_multicast_op"]
+           "remote_mbarrier", "dsmem_copy", "tma_multicast_op", "MaskShiftOp", "make_layout_image_mask"]
 
 
 # --------------------------------------------------------------------------- indices
@@ -714,3 +717,92 @@ class TmaMulticastLoadOp(_tma_load_op()):  # type: ignore[misc]
                f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}), "h"((unsigned short)({m})) : "memory");')
 
+
+
+# --------------------------------------------------------------------------- multicast masks
+
+class MaskShiftOp(Op):
+    """``dst = pattern << shift``: a multicast mask (``make_layout_image_mask``) whose offset in the
+    cluster is known only at run time (``shift``: an index expression, e.g. of the CTA's rank)."""
+
+    __slots__ = ("dst", "pattern", "shift")
+
+    def __init__(self, dst: Any, pattern: int, shift: Any):
+        self.dst, self.pattern, self.shift = dst, int(pattern), shift
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return f"{self.dst.name} = {self.pattern:#x} << {_ref_str(self.shift)}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        sh = np.broadcast_to(np.asarray(b.index(self.shift), dtype=np.int64), (b.n,))
+        col = (np.int64(self.pattern) << sh).astype(self.dst.dtype.storage)
+        cur = b.regs.get(self.dst.id)
+        if cur is None or mask is None:
+            b.regs[self.dst.id] = col[:, None].copy()
+        else:
+            cur[mask, 0] = col[mask]
+
+    def cuda(self, r: Any) -> None:
+        r.declare(self.dst)
+        s = r.expr(self.shift)[0] if is_sym(self.shift) else str(int(self.shift))
+        r.emit(f"{r.reg(self.dst)}[0] = ({self.pattern}u << (unsigned)({s}));")
+
+
+def _mode_offset(shape: Any, stride: Any, x: Any) -> Any:
+    """The offset of 1-D coordinate x (an int or an index expression) in a (nested) mode."""
+    from ... import int_tuple as it
+
+    fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
+    off: Any = 0
+    for j, (s, d) in enumerate(zip(fs, fd)):
+        last = j == len(fs) - 1
+        off = off + (x if last else x % s) * d
+        if not last:
+            x = x // s
+    return off
+
+
+def make_layout_image_mask(lay: Any, coord: Any, mode: int, *, loc: Any = None, ip: Any = None) -> Any:
+    """``cute.make_layout_image_mask``: a 16-bit mask with bit ``lay(c)`` set for every coordinate c
+    that equals ``coord`` except in ``mode``, which takes all its values (the CTA ranks of a
+    cluster layout sharing this CTA's coordinates in the other modes: a multicast mask).
+
+    A static coordinate gives an int; a coordinate that is an index expression (of the CTA's rank
+    in its cluster) gives an Int16 run-time value, ``pattern << offset``."""
+    from ... import int_tuple as it
+    from ...layout import Layout, cosize
+
+    if not isinstance(lay, Layout):
+        raise ValueError(f"make_layout_image_mask: expects a Layout, got {type(lay).__name__}")
+    shp = lay.shape if isinstance(lay.shape, tuple) else (lay.shape,)
+    std = lay.stride if isinstance(lay.stride, tuple) else (lay.stride,)
+    crd = coord if isinstance(coord, tuple) else (coord,)
+    if len(crd) != len(shp):
+        raise ValueError(f"make_layout_image_mask: the rank of the coordinate must be equal to the one of the layout "
+                         f"{lay}, but got {coord!r}")
+    if isinstance(mode, bool) or not isinstance(mode, int) or not 0 <= mode < len(shp):
+        raise ValueError(f"make_layout_image_mask: expects `mode` to be in [0,rank(lay)), but got {mode!r}")
+    if cosize(lay) > 16:
+        raise ValueError(f"make_layout_image_mask({lay}): the mask may not fit into a 16-bit integer (cosize "
+                         f"{cosize(lay)} > 16)")
+    pattern = 0
+    for i in range(it.product(shp[mode])):
+        pattern |= 1 << int(_mode_offset(shp[mode], std[mode], i))
+    offset: Any = 0
+    for j, (c, s, d) in enumerate(zip(crd, shp, std)):
+        if j == mode:
+            continue
+        if isinstance(c, TraceValue):
+            c = c.as_index()
+        offset = offset + _mode_offset(s, d, c)
+    if isinstance(offset, (int, np.integer)):
+        return pattern << int(offset)
+    t = current("cute.make_layout_image_mask")
+    t.check_index(offset, "cute.make_layout_image_mask")
+    from ...numeric import Int32
+
+    dst = t.new_reg(Int32, 1)
+    t.emit(MaskShiftOp(dst, pattern, offset))
+    return TraceValue([(dst, 0)], (), Int32)

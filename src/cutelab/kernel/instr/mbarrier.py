@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from ...errors import LaunchError, TraceError
-from ..ir.symbolic import is_sym
+from ..ir.symbolic import is_sym, sym_range
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import TraceValue, current
 
@@ -57,8 +57,10 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
         from ...numeric import Int64
 
         dt = ptr.dtype or Int64
-        first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(1), dt)
-        eng, off = first.engine, first.offset + ptr.byte_offset // dt.bytes
+        k = ptr.byte_offset // dt.bytes
+        hi = int(k) if not is_sym(k) else sym_range(k)[1]  # a run-time barrier index: its largest value
+        first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(hi + 1), dt)  # the array reaches the barrier
+        eng, off = first.engine, first.offset + k
     elif isinstance(ptr, Tensor):
         eng, off = ptr.engine, ptr.offset
     elif isinstance(ptr, Pointer):

@@ -11,6 +11,9 @@
   ``encode_tensor_map`` gets from the driver's cuTensorMapEncodeTiled, once per (descriptor,
   tensor address): ``tensor_map``, ``TensorMapArgs``).
 
+TMA stores (``CopyBulkTensorTileS2GOp`` atoms) are kernel/instr/tma_store.py's. A multicast atom
+with ``num_multicast`` > 1 copies the CTA's slice of the tile that tma_partition gave it.
+
 The destination is shared memory allocated with ``SmemAllocator.allocate_tensor(dtype,
 layout.outer, 1024, swizzle=layout.inner)`` (cutelab.kernel.frontend.smem's swizzled memory): the TMA
 box lands where that swizzle and the atom's smem layout put each element (make_tiled_tma_atom
@@ -181,6 +184,38 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
     return tuple(out)
 
 
+def _check_gmem_tile(atom: Any, gl: Any, what: str, side: str) -> None:
+    """The global side of a TMA copy must be one tile of the atom's tensor (the CTA's slice of it
+    for a multicast atom with num_multicast > 1), compared element by element in the tile's
+    column-major order (an MMA-partitioned view of the tile, thr_mma.partition_A(gA)[(None, k)], is
+    the same tile)."""
+    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
+    tile = tuple(atom.box_tile)
+    want = _static_offsets(Layout._raw(tile, tuple(int(x) for x in gstride[:len(tile)])), "cute.copy")
+    got = _static_offsets(gl, "cute.copy") if it.product(gl.shape) == len(want) else None
+    if got is None or not np.array_equal(got, want):
+        part = "tile" if atom.num_multicast == 1 else f"slice (1/{atom.num_multicast} of the tile, from tma_partition)"
+        raise TraceError(f"{what}: the {side} {gl} is not one {part} {it.tuple_str(tile)} of the tensor "
+                         f"{atom.gmem_layout} the atom was made for")
+
+
+def _check_smem_tile(atom: Any, sl: Any, s: Any, what: str, side: str = "destination") -> Any:
+    """The shared side must be the atom's smem layout (its slice for a multicast atom) at a
+    swizzle-aligned start, in memory with the atom's swizzle; returns the box's first element."""
+    d = atom.desc
+    outer = atom.box_smem_layout if atom.box_smem_layout is not None else getattr(atom.smem_layout, "outer",
+                                                                                   atom.smem_layout)
+    if it.product(sl.shape) != it.product(atom.box_tile) or not np.array_equal(
+            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
+        raise TraceError(f"{what}: the {side} {sl} is not the atom's smem layout {outer}")
+    if smem_byte_swizzle(s, what) != d.swizzle:
+        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
+                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the {side}'s memory is "
+                         f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
+                         f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
+    return None
+
+
 def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
     from ...nvgpu.cpasync.tma import TmaCopyAtom
@@ -197,16 +232,13 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     bar = kwargs.pop("tma_bar_ptr", None)
     mcast = kwargs.pop("mcast_mask", None)
     kwargs.pop("pred", None)
+    kwargs.pop("cache_policy", None)
     if kwargs:
         raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp
 
     multicast = isinstance(atom.op, CopyBulkTensorTileG2SMulticastOp)
-    if mcast is not None and not multicast and getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:
-        mcast = None  # a 2-CTA load without multicast drops the mask, as CuTe DSL's TMA atoms drop unused keywords
-    if mcast is not None and not multicast:
-        raise TraceError(f"{what}: mcast_mask= needs an atom made with CopyBulkTensorTileG2SMulticastOp, got "
-                         f"{type(atom.op).__name__}")
+    # a CopyBulkTensorTileG2SOp copy ignores mcast_mask, as CuTe DSL's does (kernels pass one for both kinds)
     if multicast and mcast is None:
         raise TraceError(f"{what}: a CopyBulkTensorTileG2SMulticastOp copy needs mcast_mask= (the ranks of the "
                          f"cluster's CTAs that receive the tile)")
@@ -221,27 +253,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     d = atom.desc
     if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
-    # the source tile must be the atom's tile of the atom's tensor
-    # (compared element by element, in the tile's column-major order: an MMA-partitioned view of the
-    # tile, thr_mma.partition_A(gA)[(None, k)], is the same tile)
-    gl = src.layout
-    gstride = it.flatten_to_tuple(atom.gmem_layout.stride)
-    want = _static_offsets(Layout._raw(tuple(atom.tile), tuple(int(x) for x in gstride[:len(atom.tile)])), "cute.copy")
-    got = _static_offsets(gl, "cute.copy") if it.product(gl.shape) == len(want) else None
-    if got is None or not np.array_equal(got, want):
-        raise TraceError(f"{what}: the source {gl} is not one tile {it.tuple_str(atom.tile)} of the tensor "
-                         f"{atom.gmem_layout} the atom was made for")
-    # the destination must be one tile in the atom's smem layout, at a swizzle-aligned start
-    sl = dst.layout
-    outer = getattr(atom.smem_layout, "outer", atom.smem_layout)
-    if it.product(sl.shape) != it.product(atom.tile) or not np.array_equal(
-            _static_offsets(sl, "cute.copy"), np.asarray(evaluate_all(outer), dtype=np.int64).reshape(-1)):
-        raise TraceError(f"{what}: the destination {sl} is not the atom's smem layout {atom.smem_layout}")
-    if smem_byte_swizzle(s, what) != d.swizzle:
-        raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
-                         f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the destination's memory is "
-                         f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
-                         f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
+    _check_gmem_tile(atom, src.layout, what, "source")
+    _check_smem_tile(atom, dst.layout, s, what)
     period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
     sbase, const = split_base(dst.offset, period, what)
     if const:

@@ -69,6 +69,7 @@ class TmaStoreOp(TmaLoadOp):
                               f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
         smem = b.shared[self.shared.index]
         vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
+        _no_clash(b, self, data, goff, valid, act)
         data[goff[valid]] = vals[valid]
 
     def cuda(self, r: Any) -> None:
@@ -80,6 +81,34 @@ class TmaStoreOp(TmaLoadOp):
         coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+
+
+def _no_clash(b: Any, op: Any, data: Any, goff: Any, valid: Any, act: Any) -> None:
+    """No two CTAs of the batch may store the same element: cutelab recovers a box's coordinates
+    from the tile's offset in the tensor (the TMA tensor is the global tensor), so a tile wholly
+    outside the tensor (a grid rounded up to whole clusters) would alias onto another tile."""
+    owners = b.common.setdefault("tma_store_owner", {})
+    own = owners.get(op.param.index)
+    if own is None:
+        own = owners[op.param.index] = np.full(len(data), -1, dtype=np.int64)
+    blk = np.broadcast_to(b.block_of[act][:, None], goff.shape)
+    g, w = goff[valid], blk[valid]
+    prev = own[g].copy()
+    order = np.argsort(g, kind="stable")  # the same element stored by two blocks in this op
+    gs, ws = g[order], w[order]
+    dup = np.nonzero((gs[1:] == gs[:-1]) & (ws[1:] != ws[:-1]))[0]
+    if dup.size:
+        k = int(dup[0])
+        prev[order[k + 1]] = ws[k]
+    clash = (prev >= 0) & (prev != w)
+    if clash.any():
+        i = int(np.argmax(clash))
+        raise LaunchError(f"{b.ir.name}{op.where}: TMA stores of blocks {b.block_name(int(prev[i]))} and "
+                          f"{b.block_name(int(w[i]))} both write element {int(g[i])} of {op.param.name}. If a tile "
+                          f"lies wholly outside the tensor (e.g. a grid rounded up to whole clusters), its "
+                          f"coordinates alias onto another tile's: cutelab's TMA tensor is the global tensor, whose "
+                          f"offsets do not keep coordinates past its extent; launch a grid of tiles inside the tensor")
+    own[g] = w
 
 
 class BulkGroupOp(Op):

@@ -81,6 +81,9 @@ class Shared:
         self.read = False
         self.written = False
         self.dynamic = False  # True: sized at launch (extern __shared__), counted in the launch's smem
+        # index of the array this one shares its memory with (another element type's view of one
+        # SmemAllocator region): dynamic arrays of one region start at the same byte on the GPU
+        self.alias: Any = None
 
     @property
     def bytes(self) -> int:
@@ -88,6 +91,31 @@ class Shared:
 
     def __repr__(self) -> str:
         return f"Shared({self.name}: {self.dtype}[{self.length}], align {self.align})"
+
+
+def dynamic_smem_layout(shared: List[Any]) -> Tuple[Dict[int, int], int]:
+    """({array index: byte offset in the block's dynamic shared memory}, total bytes) of a kernel's
+    dynamic shared arrays, in order, each at its alignment; an array with ``alias`` starts where
+    that array does (a region viewed as several element types), and the region takes the bytes of
+    its longest view."""
+    extent: Dict[int, int] = {}
+    for sh in shared:
+        if sh.dynamic:
+            base = sh.alias if sh.alias is not None else sh.index
+            extent[base] = max(extent.get(base, 0), sh.bytes)
+    offs: Dict[int, int] = {}
+    end = 0
+    for sh in shared:
+        if not sh.dynamic or sh.alias is not None:
+            continue
+        al = max(16, sh.align)
+        o = -(-end // al) * al
+        offs[sh.index] = o
+        end = o + extent[sh.index]
+    for sh in shared:
+        if sh.dynamic and sh.alias is not None:
+            offs[sh.index] = offs[sh.alias]
+    return offs, end
 
 
 class ScalarParam:

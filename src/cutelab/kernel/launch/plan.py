@@ -115,7 +115,9 @@ class _Plan:
     @property
     def smem(self) -> int:
         ir = self.ir
-        return sum(sh.bytes for sh in ir.shared if sh.dynamic) if ir.shared else 0
+        from ..ir.nodes import dynamic_smem_layout
+
+        return dynamic_smem_layout(ir.shared)[1] if ir.shared else 0
 
     @property
     def params_buf(self) -> Any:

@@ -7,9 +7,18 @@ innermost first; the box; the swizzle mode read off the smem layout's swizzle), 
 that the hardware's placement of the box in shared memory is exactly ``smem_layout`` (so any
 thread reading the tile through that layout sees what TMA wrote). What TMA cannot do is refused.
 
+``CopyBulkTensorTileS2GOp`` atoms describe TMA stores the same way (shared -> global). With
+``CopyBulkTensorTileG2SMulticastOp`` and ``num_multicast=n``, the box is one of n equal slices of
+the tile (consecutive ranges of its shared-memory offsets, as CuTe cuts it): ``tma_partition`` with
+a ``cta_layout`` of n CTAs gives CTA ``cta_layout(cta_coord)`` its slice of both tensors, and its
+multicast copy lands that slice in every CTA of the mask, so each receives the whole tile.
+
 Deviation from CuTe DSL: the second result (the "TMA tensor") is the global tensor itself, not a
 tensor of coordinates; a kernel tiles and slices it as usual (``local_tile``, ``group_modes``,
-``t[(None, k)]``), and the copy recovers the tile's coordinates from its offset.
+``t[(None, k)]``), and the copy recovers the tile's coordinates from its offset. An offset keeps no
+coordinate past the tensor's extent: a tile wholly outside the tensor (CuTe DSL's coordinate
+tensor would skip it) aliases onto another tile's coordinates. The CPU interpreter refuses TMA
+stores of two CTAs to one element (kernel/instr/tma.py); launch grids of tiles inside the tensor.
 
 >>> import numpy as np, cutelab as cute
 >>> from cutelab.nvgpu import cpasync, warpgroup
@@ -55,8 +64,10 @@ class CopyBulkTensorTileG2SOp:
 class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
     """TMA multicast load (``.multicast::cluster``): the box lands in the shared memory of every CTA
     of the copy's ``mcast_mask`` (ranks in the cluster), at the same offset, and completes its bytes
-    on each of their mbarriers at the barrier's offset (kernel/instr/cluster.py). cutelab issues the
-    whole tile to every CTA of the mask (``num_multicast=1``)."""
+    on each of their mbarriers at the barrier's offset (kernel/instr/cluster.py). With
+    ``make_tiled_tma_atom(..., num_multicast=n)`` the box is 1/n of the tile and each of the n CTAs
+    of the multicast issues its own slice (``tma_partition`` with a ``cta_layout`` of n CTAs), so
+    that every CTA of the mask receives the whole tile."""
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor multicast copy Operation"
@@ -116,14 +127,21 @@ class TmaDescriptor:
 
 
 class TmaCopyAtom:
-    """A TMA copy atom: the op, the descriptor, the tile (``cta_tiler``) and its smem layout."""
+    """A TMA copy atom: the op, the descriptor, the tile (``cta_tiler``) and its smem layout.
+
+    ``boxes``: the boxes one tile takes, (origin in the tile per tensor mode, start in shared memory
+    in elements); several when the tile's innermost extent is wider than the swizzle span.
+    With ``num_multicast`` n > 1 the descriptor's box is one of n equal slices of the tile (a
+    contiguous range of the tile's shared-memory offsets); ``box_tile`` is that slice's extent
+    per tile mode and ``box_smem_layout`` its smem layout (for n = 1: the tile and smem_layout)."""
 
     def __init__(self, op: Any, desc: TmaDescriptor, gmem_layout: Layout, smem_layout: Any, tile: tuple,
-                 boxes: Any = None):
+                 boxes: Any = None, num_multicast: int = 1, box_tile: Any = None, box_smem_layout: Any = None):
         self.op, self.desc, self.gmem_layout, self.smem_layout, self.tile = op, desc, gmem_layout, smem_layout, tile
-        # the boxes one tile takes: (origin in the tile per tensor mode, start in shared memory in elements);
-        # several when the tile's innermost extent is wider than the swizzle span
         self.boxes = boxes if boxes is not None else [((0,) * len(desc.dims), 0)]
+        self.num_multicast = num_multicast
+        self.box_tile = tile if box_tile is None else box_tile
+        self.box_smem_layout = box_smem_layout
 
     @property
     def size_in_bytes(self) -> int:
@@ -173,10 +191,13 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     cta_group = getattr(op, "cta_group", None)
     if getattr(cta_group, "value", cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
-    if num_multicast != 1:
-        raise LayoutError(f"{where}: num_multicast={num_multicast}: splitting a tile between the CTAs of a multicast "
-                          f"is not supported by cutelab; use num_multicast=1 (with CopyBulkTensorTileG2SMulticastOp "
-                          f"and mcast_mask=, every CTA of the mask receives the whole tile)")
+    if isinstance(num_multicast, bool) or not isinstance(num_multicast, int) or num_multicast < 1:
+        raise LayoutError(f"{where}: num_multicast must be a positive int, got {num_multicast!r}")
+    if num_multicast > 1 and not isinstance(op, CopyBulkTensorTileG2SMulticastOp):
+        raise LayoutError(f"{where}: num_multicast={num_multicast} needs a CopyBulkTensorTileG2SMulticastOp, got "
+                          f"{type(op).__name__}")
+    if num_multicast > 16:
+        raise LayoutError(f"{where}: num_multicast={num_multicast}: a cluster has at most 16 CTAs")
     layout = getattr(gmem_tensor, "layout", None)
     dtype = internal_type or getattr(gmem_tensor, "element_type", None)
     if not isinstance(layout, Layout) or dtype is None:
@@ -188,8 +209,10 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape, stride = value_of(layout.shape), value_of(layout.stride)  # dynamic extents: cutelab knows their values
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
-    if it.depth(shape) > 1 or not all(type(x) is int for x in shape + stride):
-        raise LayoutError(f"{where}: the global tensor must have a flat static layout, got {layout}")
+    if it.depth(shape) > 1 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + stride):
+        raise LayoutError(f"{where}: the global tensor must have a flat layout of integers, got {layout}")
+    # dynamic extents and strides (mark_layout_dynamic) are DynInts: the descriptor takes their values
+    shape, stride = tuple(int(x) for x in shape), tuple(int(x) for x in stride)
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
@@ -282,7 +305,83 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"layout atom whose major mode is the tensor's contiguous mode")
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
              for j in range(nbox)]
-    return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor
+    if num_multicast == 1:
+        return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor
+    if nbox != 1:
+        raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
+                          f"boxes side by side) is not supported by cutelab")
+    return _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where), gmem_tensor
+
+
+def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
+    """(dimension k, sub-box): the box (innermost first) cut into n slices of consecutive
+    row-major box elements, each a box: full in dimensions below k, box[k] // m in k, 1 above.
+
+    >>> _split_box((64, 128), 2, "x")
+    (1, (64, 64))
+    >>> _split_box((64, 128, 2), 4, "x")
+    (1, (64, 64, 1))
+    """
+    total = int(np.prod(box))
+    if total % n:
+        raise LayoutError(f"{where}: the tile's {total} elements do not split into num_multicast={n} equal slices")
+    chunk = total // n
+    below = 1
+    for k, e in enumerate(box):
+        if chunk % below == 0 and (below * e) % chunk == 0:
+            sub = chunk // below
+            if e % sub == 0:
+                return k, tuple(box[:k]) + (sub,) + (1,) * (len(box) - k - 1)
+        below *= e
+    raise LayoutError(f"{where}: the TMA box {it.tuple_str(box)} (innermost first) does not split into "
+                      f"num_multicast={n} slices that are boxes (consecutive rows of the box)")
+
+
+def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: Any, outer: Layout,
+                    tile_shape: tuple, order: Any, n: int, where: str) -> TmaCopyAtom:
+    """The atom of a multicast load whose box is one of n slices of the tile (CuTe's num_multicast):
+    the slices are consecutive ranges of the tile's smem offsets, as tma_partition hands them to
+    the CTAs of the multicast."""
+    from ...algebra import composition
+    from ...layout import make_layout
+
+    k, sub = _split_box(desc.box, n, where)
+    chunk_bytes = int(np.prod(sub)) * desc.dtype.bytes
+    align = 1024 if desc.swizzle else 128
+    if chunk_bytes % align:
+        raise LayoutError(f"{where}: num_multicast={n} cuts the tile into slices of {chunk_bytes} bytes; each slice "
+                          f"starts a TMA box in shared memory, which must be a multiple of {align} bytes "
+                          f"({'the swizzle pattern repeats every 1024 bytes' if desc.swizzle else 'TMA alignment'})")
+    box_tile = list(tile_shape)
+    for d, i in enumerate(order):
+        if i < len(box_tile):
+            box_tile[i] = sub[d]
+    box_tile = tuple(box_tile)
+    # the slice's smem layout: the tile's, restricted to the slice's coordinates (column-major in the tile)
+    strides, mul = [], 1
+    for e in tile_shape:
+        strides.append(mul)
+        mul *= e
+    sub_coords = make_layout(box_tile, stride=tuple(strides))
+    box_outer = composition(outer, sub_coords)
+    new_desc = TmaDescriptor(desc.dtype, desc.dims, desc.strides, sub, desc.swizzle, desc.modes)
+    return TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, num_multicast=n, box_tile=box_tile,
+                       box_smem_layout=box_outer)
+
+
+def _slice_origin(atom: TmaCopyAtom, c: Any) -> list:
+    """Per tile mode, the coordinate where slice c (an int or an index expression) of a multicast
+    atom's tile starts: slice c covers the box elements c * chunk .. (c + 1) * chunk - 1 of the
+    whole tile's box (row-major, innermost dimension first)."""
+    chunk = int(np.prod(atom.desc.box))
+    origin: list = [0] * len(atom.tile)
+    below = 1
+    for i in atom.desc.modes:
+        e = int(atom.tile[i]) if i < len(atom.tile) else 1
+        if e > 1:
+            origin[i] = ((c * chunk) // below) % e
+        below *= e
+    return origin
 
 
 def _offsets(layout: Layout, idx: np.ndarray) -> np.ndarray:
@@ -290,6 +389,18 @@ def _offsets(layout: Layout, idx: np.ndarray) -> np.ndarray:
 
     allv = np.asarray(evaluate_all(layout), dtype=np.int64).reshape(-1)
     return allv[idx]
+
+
+def _eval_mode(shape: Any, stride: Any, x: Any) -> Any:
+    """The offset of 1-D coordinate x (an int or an index expression) in a (nested) mode."""
+    fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
+    off: Any = 0
+    for j, (s, d) in enumerate(zip(fs, fd)):
+        last = j == len(fs) - 1
+        off = off + (x if last else x % s) * d
+        if not last:
+            x = x // s
+    return off
 
 
 def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, gmem_tensor: Any, *,
@@ -301,11 +412,12 @@ def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, 
     where = f"tma_partition({smem_tensor}, {gmem_tensor})"
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"{where}: expected a TMA atom from make_tiled_tma_atom, got {type(atom).__name__}")
+    cl = cta_layout if isinstance(cta_layout, Layout) else None
     size = it.product(getattr(cta_layout, "shape", cta_layout))
-    if size != 1:
-        raise LayoutError(f"{where}: a cta_layout of size {size} splits each TMA tile between the CTAs of a "
-                          f"multicast, which cutelab does not support (a CopyBulkTensorTileG2SMulticastOp atom with "
-                          f"num_multicast=1 multicasts whole tiles: pass cute.make_layout(1) here)")
+    if size != atom.num_multicast:
+        raise LayoutError(f"{where}: the cta_layout {cta_layout} has {size} CTA(s) but the atom was made with "
+                          f"num_multicast={atom.num_multicast}: each of the num_multicast CTAs of a multicast "
+                          f"issues one slice of the tile, so the two must agree")
     n = it.product(atom.tile)
     for what, t in (("smem", smem_tensor), ("gmem", gmem_tensor)):
         shp = t.layout.shape
@@ -313,7 +425,46 @@ def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, 
         if it.product(m0) != n:
             raise LayoutError(f"{where}: mode 0 of the {what} tensor has {it.product(m0)} elements; one TMA tile has "
                               f"{n} (group the tile's modes with cute.group_modes(t, 0, {len(atom.tile)}))")
-    return smem_tensor, gmem_tensor
+    if atom.num_multicast == 1:
+        return smem_tensor, gmem_tensor
+    # the slice this CTA issues: cta_layout(cta_coord), as CuTe's multicast offset
+    if cl is None or it.product(cl.shape) != it.product(_cosize(cl)):
+        raise LayoutError(f"{where}: the cta_layout of a multicast must be a Layout from CTA coordinates onto ranks "
+                          f"0..{size - 1}, got {cta_layout}")
+    c = cl(cta_coord)
+    if isinstance(c, int) and not 0 <= c < size:
+        raise LayoutError(f"{where}: cta_coord {cta_coord} is slice {c}, outside the {size} slices of the tile")
+    origin = _slice_origin(atom, c)
+    return _slice_tensor(smem_tensor, atom, origin, where), _slice_tensor(gmem_tensor, atom, origin, where)
+
+
+def _cosize(layout: Layout) -> int:
+    from ...layout import cosize
+
+    return cosize(layout)
+
+
+def _slice_tensor(t: Any, atom: TmaCopyAtom, origin: list, where: str) -> Any:
+    """t with mode 0 (one tile) cut to the slice of the tile at ``origin`` (atom.box_tile elements)."""
+    from ...algebra import composition
+    from ...layout import make_layout
+
+    lay = t.layout
+    shp, std = (lay.shape, lay.stride) if isinstance(lay.shape, tuple) else ((lay.shape,), (lay.stride,))
+    m0 = make_layout(shp[0], stride=std[0])
+    strides, mul = [], 1
+    for e in atom.tile:
+        strides.append(mul)
+        mul *= e
+    sub = composition(m0, make_layout(atom.box_tile, stride=tuple(strides)))
+    ms, md = (shp[0], std[0]) if isinstance(shp[0], tuple) and len(shp[0]) == len(atom.tile) else ((shp[0],), (std[0],))
+    if len(ms) != len(atom.tile):
+        raise LayoutError(f"{where}: mode 0 of {lay} has {len(ms)} mode(s), not the tile's {len(atom.tile)}")
+    off: Any = 0
+    for o, s, d in zip(origin, ms, md):
+        off = off + _eval_mode(s, d, o)
+    new = make_layout((sub.shape,) + tuple(shp[1:]), stride=(sub.stride,) + tuple(std[1:]))
+    return t._new(new, t.offset + off)
 
 
 def prefetch_descriptor(atom: Any, *, loc: Any = None, ip: Any = None) -> None:

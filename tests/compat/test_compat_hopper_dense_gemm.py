@@ -1,0 +1,105 @@
+"""CUTLASS's Hopper dense GEMM (tests/compat/programs/dense_gemm.py), run unchanged by `cutelab run`
+with thread-block clusters and multicast TMA, to its own check against torch.
+
+The file is CUTLASS's examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py as of
+CUTLASS commit 7107b05535f8977f5ecb9d01ee203205b1fd9bc4 (last changed in cb37157db, "v4.5 tag
+update"), byte for byte (SHA below). With cluster (2, 1) B's tile is multicast to the two CTAs of
+a cluster, each CTA issuing half of it (make_tiled_tma_atom(num_multicast=2), tma_partition with a
+cta_layout of 2); with (1, 2) A's; the pipeline's consumers release each stage on the empty
+barriers of every CTA they share a row or column with (remote mbarrier arrives).
+
+Sizes: the program's CTA swizzle makes a layout of (cluster grid along M) // 8 groups, which must
+not be empty, so the grid holds at least 8 clusters along M (tile 64x64: M >= 512 per CTA row of
+the cluster). Each run also prints the kernel's CUDA; nvcc (where installed) compiles it for sm_90a.
+"""
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compat_helpers import SRC
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "kernel"))
+from sm90_util import nvcc_compiles  # noqa: E402  (nvcc for sm_90a, skipped where it is not installed)
+
+PROGRAM = os.path.join(HERE, "programs", "dense_gemm.py")
+SHA256 = "bb7b76d893219757e2f3701abf1a7c8c819b9966e38aaed30a768596a55aca9f"
+
+# run the program as `cutelab run` does, then print the last launch's CUDA to a file
+_DRIVER = """
+import sys
+from cutelab.compat.run import main
+out = sys.argv[1]
+rc = main(sys.argv[2:])
+from cutelab.kernel import last_launch
+from cutelab.kernel.cuda import printer
+open(out, "w").write(printer.render(last_launch().ir))
+sys.exit(rc)
+"""
+
+
+def _run(tmp_path, *args):
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    env.pop("CUTE_DSL_ARCH", None)
+    cu = tmp_path / "kernel.cu"
+    p = subprocess.run([sys.executable, "-c", _DRIVER, str(cu), PROGRAM, *args], cwd=str(tmp_path), env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"exit {p.returncode}\nstdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-4000:]}"
+    assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+    return p.stdout, cu.read_text()
+
+
+def test_the_program_is_cutlass_file_unchanged():
+    with open(PROGRAM, "rb") as f:
+        data = f.read()
+    assert hashlib.sha256(data).hexdigest() == SHA256
+    assert data.startswith(b"# Copyright (c) 2025 - 2026 NVIDIA CORPORATION & AFFILIATES. All rights reserved.\n"
+                           b"# SPDX-License-Identifier: BSD-3-Clause")
+    assert b"\nimport cutlass.cute as cute\n" in data and b"\nimport cuda.bindings.driver as cuda\n" in data
+
+
+MULTICAST = ("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster")
+REMOTE_ARRIVE = "mbarrier.arrive.release.cluster.shared::cluster.b64"
+
+
+@pytest.mark.parametrize("cluster,mnkl", [("2,1", "1024,64,128,1"), ("1,2", "512,128,128,1")])
+def test_clusters_with_multicast_pass_the_programs_check(tmp_path, cluster, mnkl):
+    out, src = _run(tmp_path, "--mnkl", mnkl, "--tile_shape_mn", "64,64", "--cluster_shape_mn", cluster)
+    assert f"Cluster Shape: ({cluster.replace(',', ', ')})" in out
+    # one operand is multicast (B for (2, 1), A for (1, 2)), the other is a plain TMA load
+    assert src.count(MULTICAST) >= 1
+    assert src.count("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [") >= 1
+    # consumers release the stages of their multicast partners: mapa, then a cluster-scope remote arrive
+    assert "mapa.shared::cluster.u32" in src and REMOTE_ARRIVE in src
+    # the epilogue's TMA stores and their bulk groups
+    assert "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group" in src
+    assert "cp.async.bulk.commit_group" in src and "cp.async.bulk.wait_group.read" in src
+    assert "barrier.cluster.arrive" in src and "barrier.cluster.wait" in src
+    nvcc_compiles(src)
+
+
+def test_one_cta_clusters_pass_the_programs_check(tmp_path):
+    out, src = _run(tmp_path, "--mnkl", "512,64,128,1", "--tile_shape_mn", "64,64", "--cluster_shape_mn", "1,1")
+    assert "Cluster Shape: (1, 1)" in out
+    assert MULTICAST not in src and REMOTE_ARRIVE not in src and "barrier.cluster" not in src
+    # the program's shared storage (mbarriers, then the f16 tiles) is one region viewed as two element
+    # types: on the GPU both arrays start at the region's first byte, as CuTe DSL's one allocation does
+    assert src.count("(cl_dyn_smem + 0);") == 2, [l for l in src.splitlines() if "cl_dyn_smem +" in l]
+
+
+def test_a_grid_rounded_up_to_whole_clusters_is_refused_not_wrong(tmp_path):
+    """N = 64 with 64-wide tiles and clusters (1, 2): the program launches a second column of CTAs
+    whose tiles lie wholly outside C. cutelab's TMA tensor is the global tensor, whose offsets do not
+    keep coordinates past its extent, so those tiles' stores would land on the next row's tiles: the
+    interpreter refuses the clash instead of returning a wrong C."""
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    env.pop("CUTE_DSL_ARCH", None)
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", PROGRAM, "--mnkl", "512,64,128,1", "--tile_shape_mn",
+                        "64,64", "--cluster_shape_mn", "1,2"], cwd=str(tmp_path), env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode != 0 and "PASS" not in p.stdout
+    assert ("TMA stores of blocks (0,0,0) and (0,1,0) both write element 64 of mC_mnl. If a tile lies wholly "
+            "outside the tensor" in p.stderr), p.stderr[-3000:]
