@@ -281,6 +281,10 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
         raise TensorError(f"make_ptr: the element type must be a cutlass numeric type (cutlass.Float32, ...), "
                           f"got {dtype!r}")
     owner = None
+    from .address import PointerInt, pointer_from_int
+
+    if isinstance(value, PointerInt):  # ptr.toint() + bytes: the pointer it came from, moved
+        return pointer_from_int(dtype, value, mem_space, assumed_align)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         address = int(value)
     elif isinstance(value, ctypes._Pointer):

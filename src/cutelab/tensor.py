@@ -845,6 +845,19 @@ class Pointer:
         eng = self.engine
         return eng.alignment(self.offset) if hasattr(eng, "alignment") else 1
 
+    @property
+    def max_alignment(self) -> int:
+        """CuTe DSL's Pointer.max_alignment: the alignment before any swizzle; cutelab's pointers
+        carry no swizzle, so it is ``alignment``."""
+        return self.alignment
+
+    def toint(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's Pointer.toint(): the address as an Int64 (Int32 for shared memory). Inside a
+        kernel it is a ``cutelab.address.PointerInt``, which ``make_ptr`` turns back into a pointer."""
+        from .address import pointer_toint
+
+        return pointer_toint(self)
+
     def align(self, min_align: int) -> "Pointer":
         """The pointer, asserted to be min_align-byte aligned (CuTe DSL's Pointer.align). cutelab
         derives alignment itself, so the pointer is unchanged; an assertion that a static offset
