@@ -273,6 +273,10 @@ def _matrix_arg(b: ExecContext, refs: Any, n: int, dt: Any) -> Any:
     return None
 
 
+_BITS = {"band": np.bitwise_and, "bor": np.bitwise_or, "bxor": np.bitwise_xor, "bnot": np.invert,
+         "shl": np.left_shift, "shr": np.right_shift}
+
+
 def _arith(op: str, a: List[Any], rdt: Any) -> Any:
     """The element-wise arithmetic ops on compute values (any shape)."""
     with np.errstate(all="ignore"):
@@ -301,6 +305,8 @@ def _arith(op: str, a: List[Any], rdt: Any) -> Any:
             return (a[0] != 0) | (a[1] != 0)
         if op == "not":
             return a[0] == 0
+        if op in _BITS:  # integer bitwise ops; >> is arithmetic for signed types (numpy's, on the compute type)
+            return _BITS[op](*a)
         if op in ("floordiv", "mod"):  # Python semantics, as CuTe DSL (floordivsi; % takes the divisor's sign)
             den = np.where(a[1] == 0, 1, a[1])
             return np.floor_divide(a[0], den) if op == "floordiv" else np.mod(a[0], den)

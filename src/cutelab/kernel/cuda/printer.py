@@ -595,6 +595,9 @@ class CudaRenderer:
                     "min": lambda: f"min({a[0]}, {a[1]})",
                     "and": lambda: f"(({a[0]}) && ({a[1]}))", "or": lambda: f"(({a[0]}) || ({a[1]}))",
                     "not": lambda: f"(!({a[0]}))",
+                    "band": lambda: f"(({a[0]}) & ({a[1]}))", "bor": lambda: f"(({a[0]}) | ({a[1]}))",
+                    "bxor": lambda: f"(({a[0]}) ^ ({a[1]}))", "bnot": lambda: f"(~({a[0]}))",
+                    "shl": lambda: f"(({a[0]}) << ({a[1]}))", "shr": lambda: f"(({a[0]}) >> ({a[1]}))",
                     "floordiv": lambda: (f"{a[0]} / {a[1]}" if d.dtype.kind != "int" else
                                          f"cl_floordiv((long long)({a[0]}), (long long)({a[1]}))"),
                     "mod": lambda: (f"{a[0]} % {a[1]}" if d.dtype.kind != "int" else

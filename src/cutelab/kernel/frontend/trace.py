@@ -493,19 +493,54 @@ class TraceValue:
                              + (f" and {o.dtype}" if isinstance(o, TraceValue) else ""))
         return self._emit(op, (self, o), self.dtype)
 
+    def _bits(self, o: Any, op: str, sym: str, rev: bool = False) -> "TraceValue":
+        """An integer bitwise op (&, |, ^, <<, >>) of integer values, as CuTe DSL's arith ops on
+        Int32/Uint32/...: >> is arithmetic for signed types and logical for unsigned ones."""
+        self._need_int(sym)
+        if isinstance(o, TraceValue) and o.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"'{sym}' of tensor values needs integer operands, got {self.dtype} and {o.dtype}")
+        if not (isinstance(o, TraceValue) or is_sym(o) or (isinstance(o, (int, np.integer)) and not isinstance(o, bool))):
+            raise TraceError(f"'{sym}' of an integer tensor value with {type(o).__name__} {o!r}: needs an integer")
+        return self._binary(o, op, rev)
+
     def __and__(self, o: Any) -> "TraceValue":
+        if self.dtype.kind in ("int", "uint"):
+            return self._bits(o, "band", "&")
         return self._logic(o, "and")
 
     __rand__ = __and__
 
     def __or__(self, o: Any) -> "TraceValue":
+        if self.dtype.kind in ("int", "uint"):
+            return self._bits(o, "bor", "|")
         return self._logic(o, "or")
 
     __ror__ = __or__
 
+    def __xor__(self, o: Any) -> "TraceValue":
+        if self.dtype.kind == "bool" and (not isinstance(o, TraceValue) or o.dtype.kind == "bool"):
+            return self._emit("ne", (self, o), self.dtype, self.dtype)  # a Boolean xor: the flags differ
+        return self._bits(o, "bxor", "^")
+
+    __rxor__ = __xor__
+
+    def __lshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shl", "<<")
+
+    def __rlshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shl", "<<", True)
+
+    def __rshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shr", ">>")
+
+    def __rrshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shr", ">>", True)
+
     def __invert__(self) -> "TraceValue":
+        if self.dtype.kind in ("int", "uint"):
+            return self._emit("bnot", (self,), self.dtype)
         if self.dtype.kind != "bool":
-            raise TraceError(f"'~' of a tensor value needs Boolean elements, got {self.dtype}")
+            raise TraceError(f"'~' of a tensor value needs Boolean or integer elements, got {self.dtype}")
         return self._emit("not", (self,), self.dtype)
 
     def __floordiv__(self, o: Any) -> "TraceValue":

@@ -183,7 +183,8 @@ class Compute:
 
     OPS = ("add", "sub", "mul", "div", "neg", "rcp", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
            "eq", "ne", "and", "or", "not", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
-           "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan") + FAST_MATH
+           "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan",
+           "band", "bor", "bxor", "bnot", "shl", "shr") + FAST_MATH  # b*, sh*: integer bitwise ops
 
     def __init__(self, dst: Reg, op: str, args: Tuple[Tuple[Ref, ...], ...], src_dtype: Any = None):
         assert op in self.OPS, op
