@@ -117,7 +117,11 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
             b.cluster_size = csize
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
-        b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}
+        b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared
+                    if not hasattr(sh, "base")}
+        for sh in ir.shared:  # nodes.SharedAlias: a view of its base array's bytes as another type
+            if hasattr(sh, "base"):
+                b.shared[sh.index] = b.shared[sh.base.index].view(sh.dtype.storage)
         if lrec is not None:
             b.rec = lrec.batch(b, first, k)
         for r in ir.regs:

@@ -771,6 +771,10 @@ class CudaRenderer:
         grid = ir.grid
         dyn_off = 0
         for sh in ir.shared:
+            if hasattr(sh, "base"):  # nodes.SharedAlias: the base array's memory as another element type
+                self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
+                          f"({sh.base.name});")
+                continue
             if sh.dynamic:  # above 48 KiB: pointers into the block's dynamic shared memory (kernel/frontend/smem.py)
                 if dyn_off == 0:
                     self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")

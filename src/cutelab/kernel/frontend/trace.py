@@ -854,6 +854,34 @@ class SmemEngine(GmemEngine):
 
     memspace = "smem"
 
+    def recast(self, offset: Any, dtype: Any) -> tuple:
+        """``cute.recast_ptr`` of a pointer into this array at offset: (engine, offset) of the same
+        bytes read as dtype (an ir.nodes.SharedAlias of the array, made once per element type)."""
+        from ..ir.nodes import SharedAlias
+
+        sh = self.param
+        root = getattr(sh, "base", sh)
+        what = f"recast_ptr({self.ptr_str(offset)}, dtype={dtype})"
+        if type(self) is not SmemEngine:
+            raise TraceError(f"{what}: recasting a pointer into swizzled shared memory is not supported")
+        nbytes = offset * sh.dtype.bytes
+        if (sym_div(nbytes) if is_sym(nbytes) else int(nbytes)) % dtype.bytes:
+            raise TraceError(f"{what}: the pointer's byte offset is not a multiple of {dtype}'s {dtype.bytes} bytes")
+        if (root.length * root.dtype.bytes) % dtype.bytes:
+            raise TraceError(f"{what}: the shared array of {root.length * root.dtype.bytes} bytes is not a whole "
+                             f"number of {dtype} elements")
+        if dtype.name == root.dtype.name:
+            target = root
+        else:
+            aliases = root.__dict__.setdefault("aliases", {})
+            target = aliases.get(dtype.name)
+            if target is None:
+                t = current("recast_ptr")
+                target = SharedAlias(len(t.shared), t._unique(f"{root.name}_{dtype.name}"), dtype, root)
+                t.shared.append(target)
+                aliases[dtype.name] = target
+        return SmemEngine(target), nbytes // dtype.bytes
+
 
 # --------------------------------------------------------------------------- printf
 

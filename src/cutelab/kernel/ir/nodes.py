@@ -90,6 +90,48 @@ class Shared:
         return f"Shared({self.name}: {self.dtype}[{self.length}], align {self.align})"
 
 
+class SharedAlias(Shared):
+    """The bytes of a shared array read as another element type (``cute.recast_ptr`` of a pointer into
+    shared memory): the same memory, not more of it. Its length follows the base array's (which a
+    launch may grow for alignment); it adds no bytes to the block's shared memory. The CPU
+    interpreter makes it a numpy view of the base's bytes; the CUDA printer a cast pointer."""
+
+    def __init__(self, index: int, name: str, dtype: Any, base: Shared):
+        self.base = base
+        super().__init__(index, name, dtype, base.align, 0)
+
+    @property
+    def length(self) -> int:  # type: ignore[override]
+        return self.base.length * self.base.dtype.bytes // self.dtype.bytes
+
+    @length.setter
+    def length(self, n: int) -> None:  # the base's length decides
+        pass
+
+    @property
+    def align(self) -> int:  # type: ignore[override]
+        return self.base.align
+
+    @align.setter
+    def align(self, a: int) -> None:
+        pass
+
+    @property
+    def dynamic(self) -> bool:  # type: ignore[override]
+        return self.base.dynamic
+
+    @dynamic.setter
+    def dynamic(self, d: bool) -> None:
+        pass
+
+    @property
+    def bytes(self) -> int:
+        return 0  # the base's bytes
+
+    def __repr__(self) -> str:
+        return f"SharedAlias({self.name}: {self.dtype} over {self.base.name})"
+
+
 class ScalarParam:
     """A scalar kernel argument whose value is passed at launch (no new trace for a new value)."""
 
