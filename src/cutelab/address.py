@@ -141,14 +141,17 @@ class PointerInt:
 
 def pointer_toint(ptr: Any) -> Any:
     """``ptr.toint()``: a number (an Int64, or Int32 for shared memory) for a host pointer at a known
-    offset, else a ``PointerInt``."""
+    offset outside a trace, else (in a kernel or a @cute.jit function, where CuTe DSL's address is a
+    runtime value) a ``PointerInt``."""
+    from .dynamic import in_host_trace
     from .numeric import Int32, Int64
     from .tracing import hooks
 
     dtype = Int64 if str(ptr.memspace) in ("gmem", "generic") else Int32
     eng, off = ptr.engine, ptr.offset
     addr = getattr(eng, "address", None)
-    if not hooks.kernel_tracing() and _is_int(off) and _is_int(addr) and not hasattr(eng, "param"):
+    if (not hooks.kernel_tracing() and not in_host_trace() and _is_int(off) and _is_int(addr)
+            and not hasattr(eng, "param")):
         return dtype(int(addr) + int(off) * eng.dtype.bytes)
     return PointerInt(ptr, 0, dtype)
 

@@ -87,3 +87,21 @@ def test_toint_on_the_host_is_the_address():
     # an address kept symbolically: the distance between two is in bytes
     b = PointerInt(p, 0)
     assert (b + 8) - b == 8 and str(b) == "?"
+
+
+@cute.jit
+def _host_offset(mX: cute.Tensor, mO: cute.Tensor):
+    a = mX.iterator.toint()  # in a @cute.jit function the address is a runtime value, as in CuTe DSL
+    print("jit toint", a)
+    p = cute.make_ptr(mX.element_type, a + 2 * mX.stride[0] * 4, mX.memspace, assumed_align=16)
+    _offset_rows_kernel(cute.make_tensor(p, cute.make_layout((4, 2), stride=(2, 1))), mO).launch(
+        grid=[1, 1, 1], block=[4, 1, 1])
+
+
+def test_toint_in_a_jit_function_moves_the_pointer_passed_to_a_kernel():
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    o = np.zeros((4, 2), np.float32)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        _host_offset(from_dlpack(x, assumed_align=16), from_dlpack(o, assumed_align=16))
+    assert out.getvalue().splitlines()[0] == "jit toint ?"
+    assert o[:, 1].tolist() == (2 * x[2:6, 1]).tolist()
