@@ -120,6 +120,11 @@ class PointerInt:
                           f"tested; compare pointers' offsets instead")
 
     def ir_value(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """The address as an operand of inline PTX, where the memory has one (a kernel's shared
+        memory: kernel.frontend.smem.SharedAddress); refused otherwise."""
+        mk = getattr(self.ptr.engine, "address_value", None)
+        if mk is not None:
+            return mk(self)
         raise TensorError(
             f"{self.ptr}.toint().ir_value(): passing an address to llvm.inline_asm is not supported in cutelab "
             f"(its pointers are a memory and an offset, not a machine address)"

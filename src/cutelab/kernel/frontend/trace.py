@@ -849,10 +849,30 @@ class RmemEngine(PointerInfo):
         return cls(dtype, n), 0
 
 
+def _address_offset(a: Any) -> Any:
+    """The element offset of a PointerInt (pointer + byte offset) into its pointer's memory."""
+    b = a.ptr.engine.dtype.bytes
+    d = a.delta
+    if (sym_div(d) if is_sym(d) else int(d) if isinstance(d, (int, np.integer)) else 1) % b:
+        raise TraceError(f"{a.ptr}.toint() + {d}: the address is not at a whole {b}-byte element")
+    return a.ptr.offset + (d // b if is_sym(d) or isinstance(d, (int, np.integer)) else d)
+
+
 class SmemEngine(GmemEngine):
     """A shared-memory array of the thread block inside a trace."""
 
     memspace = "smem"
+
+    def address_value(self, a: Any) -> Any:
+        """``ptr.toint().ir_value()`` of a pointer into this array (a core ``PointerInt`` ``a``): its
+        shared-memory address as an inline-PTX operand (frontend.smem.SharedAddress)."""
+        from ...tensor import Pointer
+        from .smem import SharedAddress
+
+        if type(self) is not SmemEngine:
+            raise TraceError(f"{a.ptr}.toint().ir_value(): the address of swizzled shared memory as an inline-PTX "
+                             f"operand is not supported")
+        return SharedAddress(Pointer(self, _address_offset(a)))
 
     def recast(self, offset: Any, dtype: Any) -> tuple:
         """``cute.recast_ptr`` of a pointer into this array at offset: (engine, offset) of the same
