@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import cutelab as cute
-from cutelab import Float32, Int32
+from cutelab import Int32
 from cutelab.errors import TraceError
 from cutelab.kernel.cuda.printer import render
 from cutelab.kernel.launch.plan import last_launch

@@ -53,11 +53,11 @@ def _bad_address_kernel(mX: cute.Tensor, how: cute.Constexpr):
     if how == "mask":
         a = a & 15
     elif how == "odd":
-        p = cute.make_ptr(mX.element_type, a + 2, mX.memspace)
+        cute.make_ptr(mX.element_type, a + 2, mX.memspace)
     elif how == "type":
-        p = cute.make_ptr(Int32, a, mX.memspace)
+        cute.make_ptr(Int32, a, mX.memspace)
     else:
-        p = cute.make_ptr(mX.element_type, a, cute.AddressSpace.smem)
+        cute.make_ptr(mX.element_type, a, cute.AddressSpace.smem)
 
 
 @cute.jit

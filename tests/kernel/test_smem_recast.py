@@ -51,7 +51,7 @@ def test_a_recast_shared_pointer_reads_and_writes_the_same_bytes():
 def _bad_recast(mOut: cute.Tensor):
     smem = SmemAllocator()
     s16 = smem.allocate_tensor(BFloat16, cute.make_layout(16), byte_alignment=16)
-    p = cute.recast_ptr(s16.iterator + 1, dtype=Float32)
+    cute.recast_ptr(s16.iterator + 1, dtype=Float32)
 
 
 def test_a_recast_that_splits_an_element_is_refused():

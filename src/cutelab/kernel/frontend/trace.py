@@ -499,7 +499,8 @@ class TraceValue:
         self._need_int(sym)
         if isinstance(o, TraceValue) and o.dtype.kind not in ("int", "uint"):
             raise TraceError(f"'{sym}' of tensor values needs integer operands, got {self.dtype} and {o.dtype}")
-        if not (isinstance(o, TraceValue) or is_sym(o) or (isinstance(o, (int, np.integer)) and not isinstance(o, bool))):
+        is_int = isinstance(o, (int, np.integer)) and not isinstance(o, bool)
+        if not (isinstance(o, TraceValue) or is_sym(o) or is_int):
             raise TraceError(f"'{sym}' of an integer tensor value with {type(o).__name__} {o!r}: needs an integer")
         return self._binary(o, op, rev)
 

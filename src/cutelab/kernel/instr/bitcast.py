@@ -43,10 +43,12 @@ class BitcastOp(Op):
         n = self.src_dtype.width // 8
         if self.dst.dtype.width == self.src_dtype.width:
             for i, ref in enumerate(self.src):
-                r.emit(f"{{ {st} cl_b = {r.stored(ref, self.src_dtype)}; memcpy(&{r.reg(self.dst)}[{i}], &cl_b, {n}); }}")
+                v = r.stored(ref, self.src_dtype)
+                r.emit(f"{{ {st} cl_b = {v}; memcpy(&{r.reg(self.dst)}[{i}], &cl_b, {n}); }}")
             return
         vals = ", ".join(r.stored(ref, self.src_dtype) for ref in self.src)  # the whole vector's bytes at once
-        r.emit(f"{{ {st} cl_b[{len(self.src)}] = {{{vals}}}; memcpy(&{r.reg(self.dst)}[0], cl_b, {n * len(self.src)}); }}")
+        k = len(self.src)
+        r.emit(f"{{ {st} cl_b[{k}] = {{{vals}}}; memcpy(&{r.reg(self.dst)}[0], cl_b, {n * k}); }}")
 
 
 def bitcast(value: TraceValue, dtype: Any, what: str = "bitcast", n: Any = None) -> TraceValue:
