@@ -165,3 +165,11 @@ def test_the_layout_algebra_does_not_import_numpy_at_import_time():
             if isinstance(node, ast.ImportFrom):
                 assert (node.module or "").split(".")[0] != "numpy", name
                 assert node.module not in ("tensor", "numeric", "render", "kernel"), (name, node.module)
+
+
+def test_crd2idx_takes_mlir_location_keywords():
+    # CuTe DSL's functions take loc=/ip= (a @dsl_user_op passes its own through); they change nothing
+    import cutelab as cute
+
+    L = cute.make_layout((4, 8), stride=(8, 1))
+    assert cute.crd2idx((1, 2), L, loc=None, ip=None) == cute.crd2idx((1, 2), L) == 10

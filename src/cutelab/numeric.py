@@ -300,6 +300,8 @@ class NumericMeta(type):
             return v.to(cls)
         if isinstance(v, (TracedValue, SymbolicIndex)):  # a kernel's value or index: converted in the kernel
             return v.to(cls)
+        if getattr(type(v), "_cute_numeric_value", False):  # address.PointerInt (Int64(ptr.toint()))
+            return v.to(cls)
         from .dynamic import dyn_scalar, in_host_trace
 
         if in_host_trace():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
@@ -320,6 +322,8 @@ class NumericMeta(type):
         if isinstance(inst, (int, float)):
             d = getattr(inst, "dtype", None)
         elif isinstance(inst, TracedValue) and getattr(inst, "shape", None) == ():  # a kernel's scalar value
+            d = inst.dtype
+        elif getattr(type(inst), "_cute_numeric_value", False):  # address.PointerInt: a pointer's address
             d = inst.dtype
         elif isinstance(inst, SymbolicIndex):  # a kernel's index (thread_idx math): CuTe DSL's Int32
             d = Int32 if -(1 << 31) <= getattr(inst, "lo", 0) and getattr(inst, "hi", 0) < (1 << 31) else Int64

@@ -281,6 +281,10 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
         raise TensorError(f"make_ptr: the element type must be a cutlass numeric type (cutlass.Float32, ...), "
                           f"got {dtype!r}")
     owner = None
+    from .address import PointerInt, pointer_from_int
+
+    if isinstance(value, PointerInt):  # ptr.toint() + bytes: the pointer it came from, moved
+        return pointer_from_int(dtype, value, mem_space, assumed_align)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         address = int(value)
     elif isinstance(value, ctypes._Pointer):
@@ -381,6 +385,8 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
     if not is_numeric_type(dtype):
         raise TensorError(f"recast_ptr({ptr}): dtype must be a cutlass numeric type, got {dtype!r}")
     eng, off = ptr.engine, ptr.offset
+    if hasattr(eng, "recast"):  # a kernel's shared memory (kernel.frontend.trace.SmemEngine): the same bytes
+        return Pointer(*eng.recast(off, dtype))
     if not isinstance(off, (int, np.integer)):
         raise TensorError(f"recast_ptr({ptr}, dtype={dtype}): needs a pointer at a known offset, got {off!r}")
     old = eng.dtype

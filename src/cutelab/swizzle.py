@@ -634,8 +634,9 @@ def prepend(a: Any, elem: Any = None, up_to_rank: int | None = None) -> Any:
     return a._with_outer(_lay.prepend(a._outer, elem, up_to_rank))
 
 
-def crd2idx(coord: Any, layout: Any) -> Any:
-    """The offset of coord (None counts as 0, as in CuTe DSL); composed layouts too."""
+def crd2idx(coord: Any, layout: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """The offset of coord (None counts as 0, as in CuTe DSL); composed layouts too. loc/ip: MLIR's
+    source location, which CuTe DSL's functions take (from a @dsl_user_op); nothing here."""
     if not isinstance(layout, ComposedLayout):
         return _lay.crd2idx(coord, layout)
     fixed = it.transform_leaf(_normalize(coord), lambda x: 0 if x is None else x)

@@ -109,7 +109,7 @@ def _checked_values(value: Any, dtype: Numeric, what: str) -> np.ndarray:
     they are. An explicit conversion (``TensorSSA.to``) follows numpy's casting rules, as CuTe DSL's
     conversions do.
     """
-    if isinstance(value, TensorSSA):
+    if _is_ssa(value):
         raise TensorError(f"{what}: a loaded tensor (TensorSSA) is stored with Tensor.store, not into one element")
     try:
         arr = np.asarray(value)
@@ -195,7 +195,7 @@ def _fold_bool(x: Any, op: str, what: str) -> Any:
                 nxt.append(parts[-1])
             parts = nxt
         return parts[0]
-    if isinstance(x, TensorSSA):
+    if _is_ssa(x):
         v = _to_real(x.values, x.dtype) != 0
         return bool(v.all() if op == "and" else v.any())
     raise TensorError(f"cute.{what}: expected a tensor value (TensorSSA), got {type(x).__name__}")
@@ -223,7 +223,23 @@ def _trace_value_as(v: Any, shape: Any, dtype: Any) -> Any:
     return TraceValue(v.refs, shape, dtype)
 
 
-class TensorSSA:
+class _TensorSSAMeta(type):
+    def __instancecheck__(cls, inst: Any) -> bool:
+        """Inside a kernel a tensor's loaded values are the tracer's value (TraceValue) of the
+        tensor's shape: an instance of TensorSSA, as CuTe DSL's are (a value of shape (), a scalar,
+        is an instance of its numeric type instead)."""
+        if type.__instancecheck__(cls, inst):
+            return True
+        return cls is TensorSSA and isinstance(inst, TracedValue) and getattr(inst, "shape", ()) != ()
+
+
+def _is_ssa(x: Any) -> bool:
+    """x is a host TensorSSA (values in numpy), not a kernel's traced value, which
+    ``isinstance(x, TensorSSA)`` also accepts for the user's code."""
+    return type.__instancecheck__(TensorSSA, x)
+
+
+class TensorSSA(metaclass=_TensorSSAMeta):
     """The values of a tensor, loaded: ``values`` has shape batch + (size,), in index order."""
 
     __slots__ = ("values", "shape", "dtype")
@@ -315,7 +331,7 @@ class TensorSSA:
     def _result_type(self, other: Any) -> Any:
         """CuTe DSL's element type of self op other where a float is involved (numeric.float_promotion:
         Float16 values times 2.5 are Float32 values); otherwise self's."""
-        b = other.dtype if isinstance(other, TensorSSA) else python_operand_type(other)
+        b = other.dtype if _is_ssa(other) else python_operand_type(other)
         if b is None or b.name == self.dtype.name or not (self.dtype.is_float or b.is_float):
             return self.dtype
         try:
@@ -325,14 +341,14 @@ class TensorSSA:
 
     def _binary(self, other: Any, op: Any) -> "TensorSSA":
         dt = self._result_type(other)
-        if isinstance(other, TensorSSA):
+        if _is_ssa(other):
             av, bv, shape = self._aligned(other, "TensorSSA arithmetic")
             a, b = _to_real(av, self.dtype), _to_real(bv, other.dtype)
         else:
             a, b, shape = _to_real(self.values, self.dtype), other, self.shape
         if dt is not self.dtype:  # each operand as a value of the result's type, as the DSL converts them
             a = _to_real(_from_real(a, dt), dt)
-            if isinstance(other, TensorSSA):
+            if _is_ssa(other):
                 b = _to_real(_from_real(b, dt), dt)
         return TensorSSA(_from_real(op(a, b), dt), shape, dt)
 
@@ -418,7 +434,7 @@ class TensorSSA:
     def _compare(self, o: Any, op: Any) -> "TensorSSA":
         from .numeric import Boolean
 
-        if isinstance(o, TensorSSA):
+        if _is_ssa(o):
             av, bv, shape = self._aligned(o, "TensorSSA comparison")
             a, b = _to_real(av, self.dtype), _to_real(bv, o.dtype)
         else:
@@ -535,14 +551,14 @@ def ssa_where(cond: Any, a: Any, b: Any) -> TensorSSA:
     >>> ssa_where(x > 0, x, 0.0).numpy().tolist()
     [1.0, 0.0, 3.0]
     """
-    ref = next(x for x in (a, b, cond) if isinstance(x, TensorSSA))
-    dtype = a.dtype if isinstance(a, TensorSSA) else b.dtype if isinstance(b, TensorSSA) else ref.dtype
-    val = lambda x: _to_real(x.values, x.dtype) if isinstance(x, TensorSSA) else x  # noqa: E731
+    ref = next(x for x in (a, b, cond) if _is_ssa(x))
+    dtype = a.dtype if _is_ssa(a) else b.dtype if _is_ssa(b) else ref.dtype
+    val = lambda x: _to_real(x.values, x.dtype) if _is_ssa(x) else x  # noqa: E731
     return TensorSSA(_from_real(np.where(np.asarray(val(cond)) != 0, val(a), val(b)), dtype), ref.shape, dtype)
 
 
 def _like_of(a: Any, dtype: Any, what: str) -> tuple:
-    if isinstance(a, TensorSSA):
+    if _is_ssa(a):
         return a.shape, dtype or a.dtype, a.values.shape[:-1]
     if isinstance(a, Tensor) and not isinstance(a.engine, IdentityEngine):
         return a.layout.shape, dtype or a.element_type, a.batch
@@ -694,7 +710,7 @@ class NumpyEngine(PointerInfo):
 
     def store(self, offset: Any, layout: Layout, value: Any) -> None:
         idx = self._offsets(offset, layout, "store")
-        if isinstance(value, TensorSSA):
+        if _is_ssa(value):
             if value.dtype is not self.dtype:
                 raise TensorError(
                     f"store: the values are {value.dtype.name} but the tensor holds {self.dtype.name}; CuTe DSL "
@@ -844,6 +860,19 @@ class Pointer:
         """Bytes of alignment known for the address (CuTe DSL's Pointer.alignment)."""
         eng = self.engine
         return eng.alignment(self.offset) if hasattr(eng, "alignment") else 1
+
+    @property
+    def max_alignment(self) -> int:
+        """CuTe DSL's Pointer.max_alignment: the alignment before any swizzle; cutelab's pointers
+        carry no swizzle, so it is ``alignment``."""
+        return self.alignment
+
+    def toint(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's Pointer.toint(): the address as an Int64 (Int32 for shared memory). Inside a
+        kernel it is a ``cutelab.address.PointerInt``, which ``make_ptr`` turns back into a pointer."""
+        from .address import pointer_toint
+
+        return pointer_toint(self)
 
     def align(self, min_align: int) -> "Pointer":
         """The pointer, asserted to be min_align-byte aligned (CuTe DSL's Pointer.align). cutelab
@@ -1108,7 +1137,7 @@ class Tensor:
         Numbers are rounded to the element type as numpy casts them; a finite value the type cannot
         hold (1e6 into Float16, 2**40 into Int32) is refused with a TensorError and nothing is written.
         """
-        if isinstance(value, TensorSSA):
+        if _is_ssa(value):
             n, m = it.product(value.shape), it.product(self.layout.shape)
             if n != m or it.product_each(value.shape) != it.product_each(self.layout.shape):
                 raise TensorError(
@@ -1489,7 +1518,7 @@ def _rows_text(rows: list, indent: str) -> list:
 def _tensor_values(t: Tensor) -> list:
     """The tensor's values in index order (column-major over its shape), as Python scalars or coordinates."""
     vals = t.load()
-    if isinstance(vals, TensorSSA):
+    if _is_ssa(vals):
         return _to_real(vals.values, vals.dtype).reshape(-1).tolist()
     return list(vals)
 
@@ -1563,7 +1592,7 @@ def print_tensor(t: Any, *, verbose: bool = False) -> None:
     pk = _hooks.print_tensor
     if pk is not None and (pk(t, verbose=True) if verbose else pk(t)):
         return
-    if isinstance(t, TensorSSA):
+    if _is_ssa(t):
         if t.values.ndim > 1:
             raise TensorError(f"print_tensor: {t} is a batch of {t.values.shape[:-1]} values (one per thread); "
                               f"index one first")

@@ -119,3 +119,33 @@ except NotImplementedError as e:
 """))
     assert out.splitlines() == ["True 132 True 64.0", "ComputeCapability(major=9, minor=0) 132",
                                 "cuda.bindings.driver.cuMemAlloc is not emulated by cutelab"]
+
+
+@emulated_only
+def test_autograd_function_backward_sees_the_emulated_device(tmp_path):
+    # torch runs an autograd Function's backward without the Python mode stack; the tensors it saved
+    # (outputs come back as new Python objects) and the gradients are still on "cuda" there
+    out = ok(run(tmp_path, """
+        import torch
+        class Twice(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                y = x * 2
+                ctx.save_for_backward(x, y)
+                return y
+            @staticmethod
+            def backward(ctx, g):
+                x, y = ctx.saved_tensors
+                z = torch.empty(3, device="cuda")
+                print(g.is_cuda, x.is_cuda, y.is_cuda, z.is_cuda, y.device)
+                return g * 2
+        x = torch.ones(3, device="cuda", requires_grad=True)
+        y = Twice.apply(x)
+        dx, = torch.autograd.grad(y, x, grad_outputs=torch.ones_like(y))
+        print(dx.tolist(), dx.is_cuda)
+        c = torch.ones(2); g = c.cuda(); g.add_(1)
+        print(c.tolist(), g.is_cuda, c.is_cuda, g.cpu().is_cuda)
+    """))
+    # .cuda() of a CPU tensor is a copy (as on a GPU): writing it leaves the CPU tensor alone
+    assert out.splitlines() == ["True True True True cuda:0", "[2.0, 2.0, 2.0] True",
+                                "[1.0, 1.0] True False False"]

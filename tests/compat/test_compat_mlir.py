@@ -45,7 +45,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
         from cutlass.cutlass_dsl import T
         print(isinstance(1.0, ir.Value))
         for call in (lambda: llvm.inline_asm(T.i32(), [1, 2], "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r"),
-                     lambda: vector.broadcast(T.vector(1, T.i64()), None),
+                     lambda: vector.shuffle(None, None, [0]),
                      lambda: nvvm.fmax(1.0, 2.0),
                      lambda: ir.IntegerType.get_signless(32)):
             try:
@@ -56,7 +56,52 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
     assert out.splitlines() == [
         "False",
         "PTX instruction 'mapa.shared::cluster.u32' True",
-        "cutlass._mlir.dialects.vector.broadcast is not emulated by cutelab True",
+        "cutlass._mlir.dialects.vector.shuffle is not emulated by cutelab True",
         "cutlass._mlir.dialects.nvvm.fmax is not emulated by cutelab True",
         "cutlass._mlir.ir.IntegerType.get_signless is not emulated by cutelab True",
     ]
+
+
+def test_vector_ops_pack_two_floats_in_an_int64_and_back(tmp_path):
+    # quack's f32x2_to_i64 / i64_to_f32x2 (its online softmax keeps (max, sum) in one 64-bit word)
+    out = ok(run(tmp_path, """
+        import numpy as np
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass import Float32, Int64
+        from cutlass.cutlass_dsl import T, dsl_user_op
+        from cutlass._mlir.dialects import vector
+        from cutlass.cute.runtime import from_dlpack
+
+        @dsl_user_op
+        def pack(a, b, *, loc=None, ip=None):
+            v = vector.from_elements(T.vector(2, T.f32()), (a.ir_value(), b.ir_value()), loc=loc, ip=ip)
+            w = vector.bitcast(T.vector(1, T.i64()), v)
+            return Int64(vector.extract(w, dynamic_position=[], static_position=[0], loc=loc, ip=ip))
+
+        @dsl_user_op
+        def unpack(c, *, loc=None, ip=None):
+            v = vector.bitcast(T.vector(2, T.f32()), vector.from_elements(T.vector(1, T.i64()), (c.ir_value(),)))
+            v = vector.insert(Float32(0.5).ir_value(), v, dynamic_position=[], static_position=[1])
+            return (Float32(vector.extract(v, dynamic_position=[], static_position=[0])),
+                    Float32(vector.extract(v, dynamic_position=[], static_position=[1])))
+
+        @cute.kernel
+        def k(gA: cute.Tensor, gW: cute.Tensor, gB: cute.Tensor):
+            t, _, _ = cute.arch.thread_idx()
+            w = pack(gA[t, 0], gA[t, 1])
+            gW[t] = w
+            x, y = unpack(w)
+            gB[t, 0] = x
+            gB[t, 1] = y
+
+        @cute.jit
+        def f(a: cute.Tensor, w: cute.Tensor, b: cute.Tensor):
+            k(a, w, b).launch(grid=(1, 1, 1), block=(4, 1, 1))
+
+        a = np.array([[1.0, -2.0], [3.5, 0.0], [-0.0, 1e-3], [7.0, 8.0]], np.float32)
+        w = np.zeros(4, np.int64); b = np.zeros_like(a)
+        f(from_dlpack(a), from_dlpack(w), from_dlpack(b))
+        print((w == a.view(np.int64)[:, 0]).all(), (b[:, 0] == a[:, 0]).all(), (b[:, 1] == 0.5).all())
+    """))
+    assert out.strip() == "True True True"

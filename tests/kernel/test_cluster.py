@@ -387,8 +387,8 @@ def cute_static_rank(B: cute.Tensor):
 @pytest.mark.parametrize("grid,cluster,msg", [
     ((3, 1, 1), (2, 1, 1), r"grid dimension x \(3\) is not a multiple of 2"),
     ((4, 6, 1), (1, 4, 1), r"grid dimension y \(6\) is not a multiple of 4"),
-    ((16, 1, 1), (16, 1, 1), r"16 CTAs; at most 8 .*non-portable"),
-    ((4, 4, 1), (2, 2, 4), r"16 CTAs"),
+    ((32, 1, 1), (32, 1, 1), r"32 CTAs; at most 16 are supported \(8, the portable cluster size, .*non-portable"),
+    ((4, 4, 2), (2, 2, 8), r"32 CTAs"),
     ((4, 1, 1), (0, 1, 1), r"positive static integers"),
 ])
 def test_cluster_shapes_the_gpu_cannot_launch_are_refused(grid, cluster, msg):
@@ -407,6 +407,21 @@ def test_cluster_launch_goes_through_cuLaunchKernelEx_with_the_cluster_attribute
     first, second = gpu.launches
     assert first["grid"] == (4, 2, 1) and first["cluster"] == (2, 2, 1)
     assert "cluster" not in second  # a plain launch: cuLaunchKernel
+
+
+def test_a_cluster_of_16_ctas_runs_with_the_non_portable_opt_in():
+    # CuTe DSL allows every kernel non-portable cluster sizes (16 CTAs on Hopper); quack launches (1, 16, 1)
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+
+    O = np.zeros((32, 10), np.int32)
+    cluster_ids(from_dlpack(O)).launch(grid=(1, 32, 1), block=32, cluster=(1, 16, 1))
+    np.testing.assert_array_equal(O[:, 6], np.tile(np.arange(16), 2))  # the CTA's rank in its cluster
+    with fake_gpu() as gpu:
+        F = from_dlpack(FakeDeviceArray(np.zeros((32, 10), np.int32)))
+        cluster_ids(F).launch(grid=(1, 32, 1), block=32, cluster=(1, 16, 1))
+    assert gpu.launches[0]["cluster"] == (1, 16, 1)
+    d = gpu.driver
+    assert (d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) in d.func_attrs
 
 
 @cute.jit

@@ -63,3 +63,31 @@ def test_print_tensor_of_a_value(capsys):
     cute.print_tensor(_ssa([1.0, 2.5]))  # as CuTe DSL: stored into a fresh register tensor, then printed
     out = re.sub(r"0x[0-9a-f]+", "0x?", capsys.readouterr().out)
     assert out == "tensor(raw_ptr(0x?: f32, rmem, align<32>) o 2:1, data=\n       [ 1.000000, ],\n       [ 2.500000, ])\n"
+
+
+@cute.kernel
+def _ssa_kinds(mX: cute.Tensor, mO: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    v = mX[tidx, None].load()
+    s = mX[tidx, 0]
+    # quack branches on isinstance(val, cute.TensorSSA) at trace time (const_expr) in its reductions
+    print(isinstance(v, cute.TensorSSA), isinstance(s, cute.TensorSSA), isinstance(s, Float32))
+    if cute.const_expr(isinstance(v, cute.TensorSSA)):
+        total = v.reduce(cute.ReductionOp.ADD, init_val=0.0, reduction_profile=0)
+    else:
+        total = v
+    frag = cute.make_rmem_tensor(cute.make_layout((4, 1)), Float32)
+    frag.store(v * 2.0)  # a (4) value into a (4,1) tensor: the same elements, as CuTe DSL stores it
+    mO[tidx, None].store(frag.load())
+    mO[tidx, 0] = total
+
+
+def test_kernel_values_are_tensor_ssa_instances_and_scalars_are_not(capsys):
+    X = np.arange(8, dtype=np.float32).reshape(2, 4)
+    O = np.zeros_like(X)
+    _ssa_kinds(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(O)).launch(grid=1, block=2)
+    assert capsys.readouterr().out.splitlines() == ["True False True"]
+    np.testing.assert_array_equal(O[:, 0], X.sum(axis=1))
+    np.testing.assert_array_equal(O[:, 1:], 2 * X[:, 1:])
+    assert not isinstance(np.zeros(3), cute.TensorSSA) and isinstance(
+        cute.make_tensor(np.zeros(4, np.float32), cute.make_layout(4)).load(), cute.TensorSSA)

@@ -189,7 +189,7 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "inline_ptx": _inline_ptx,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "sync_warp", "warp_reduction",
+        "warp_reduction",
         "red", "barrier_arrive",
         "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "fence_acq_rel_cta")},
 }

@@ -313,9 +313,29 @@ def set_device(d: Any) -> None:
 
 def mark_on_cuda(t: Any) -> Any:
     """Mark a host tensor as living on the emulated CUDA device (cutelab.distributed's symmetric
-    memory makes its tensors over shared memory and marks them)."""
+    memory makes its tensors over shared memory and marks them).
+
+    The tensor and its memory (its storage's Python object, which torch keeps for the storage's
+    life) are marked: a tensor that torch hands out again as another Python object (what
+    ``ctx.saved_tensors`` gives back in an autograd Function's backward) is on the device too."""
     setattr(t, _ON_CUDA, True)
+    try:
+        setattr(t.untyped_storage(), _ON_CUDA, True)
+    except Exception:  # noqa: BLE001 - a tensor without storage (meta, sparse): only the tensor is marked
+        pass
     return t
+
+
+def on_cuda(t: Any) -> bool:
+    """True when the tensor lives on the emulated CUDA device: it was marked, or (not marked either
+    way itself) its memory was."""
+    d = t.__dict__.get(_ON_CUDA)
+    if d is not None:
+        return bool(d)
+    try:
+        return bool(getattr(t.untyped_storage(), _ON_CUDA, False))
+    except Exception:  # noqa: BLE001 - no storage
+        return False
 
 
 def get_device_capability(d: Any = None) -> tuple:
@@ -400,7 +420,7 @@ def _mode_class() -> Any:
     def mark(x: Any) -> None:
         if isinstance(x, Tensor):
             try:
-                setattr(x, _ON_CUDA, True)
+                mark_on_cuda(x)
             except Exception:  # noqa: BLE001 - a tensor that takes no attributes stays unmarked
                 pass
         elif isinstance(x, (tuple, list)):
@@ -411,11 +431,11 @@ def _mode_class() -> Any:
     def marked(args: Any, kwargs: Dict[str, Any]) -> bool:
         for a in itertools.chain(args, kwargs.values()):
             if isinstance(a, Tensor):
-                if a.__dict__.get(_ON_CUDA):
+                if on_cuda(a):
                     return True
             elif isinstance(a, (tuple, list)):
                 for y in a:
-                    if isinstance(y, Tensor) and y.__dict__.get(_ON_CUDA):
+                    if isinstance(y, Tensor) and on_cuda(y):
                         return True
         return False
 
@@ -428,11 +448,11 @@ def _mode_class() -> Any:
             if name == "__get__":
                 desc = getattr(func, "__self__", None)
                 if desc is Tensor.is_cuda:
-                    return bool(args[0].__dict__.get(_ON_CUDA))
-                if desc is device_attr and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
+                    return on_cuda(args[0])
+                if desc is device_attr and on_cuda(args[0]) and not _internal(sys._getframe(1)):
                     return torch.device("cuda", current_device())  # what the program sees; cutelab and torch themselves see the CPU
                 return func(*args, **kwargs)
-            if func is get_device and args and args[0].__dict__.get(_ON_CUDA) and not _internal(sys._getframe(1)):
+            if func is get_device and args and on_cuda(args[0]) and not _internal(sys._getframe(1)):
                 return current_device()
             to_cuda = False
             if "device" in kwargs and _is_cuda_device(kwargs["device"]):
@@ -442,9 +462,10 @@ def _mode_class() -> Any:
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
             if func is Tensor.cuda or func is Tensor.pin_memory:
-                out = args[0].view_as(args[0]) if func is Tensor.cuda else args[0]
-                if func is Tensor.cuda:
-                    mark(out)
+                if func is Tensor.pin_memory or on_cuda(args[0]):
+                    return args[0]  # as torch: .cuda() of a tensor on the device is the tensor
+                out = args[0].clone()  # a copy in its own memory, as on a GPU (the memory is marked)
+                mark(out)
                 return out
             if name == "to":
                 new = []
@@ -463,14 +484,14 @@ def _mode_class() -> Any:
             if func in to_cpu or (name == "to" and not to_cuda and any(
                     (isinstance(a, str) and a == "cpu") or (isinstance(a, torch.device) and a.type == "cpu")
                     for a in itertools.chain(args, kwargs.values()))):
-                if out is (args[0] if args else None):
-                    out = out.view_as(out)  # a CPU copy of a "cuda" tensor: a new tensor, not marked
+                if out is (args[0] if args else None) and on_cuda(out):
+                    out = out.clone()  # a CPU copy of a "cuda" tensor: a new tensor in its own memory, not marked
                 if isinstance(out, Tensor):
                     out.__dict__.pop(_ON_CUDA, None)
                 return out
             if was_cuda:
-                if out is (args[0] if args else None) and name == "to" and to_cuda and not args[0].__dict__.get(_ON_CUDA):
-                    out = out.view_as(out)  # .to("cuda") of a CPU tensor: another tensor, the copy "on cuda"
+                if out is (args[0] if args else None) and name == "to" and to_cuda and not on_cuda(args[0]):
+                    out = out.clone()  # .to("cuda") of a CPU tensor: a copy "on cuda", in its own memory
                 mark(out)
                 if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
                     g.steps.append(lambda: out.copy_(func(*args, **kwargs)))
@@ -507,10 +528,35 @@ def enable() -> None:
             setattr(tc, n, v)
     _STATE["saved"] = saved
     _wrap_interpreter()
-    mode = _mode_class()()
+    cls = _mode_class()
+    mode = cls()
     mode.__enter__()
     _STATE["mode"] = mode
     _STATE["on"] = True
+    _wrap_backward(cls)
+
+
+def _wrap_backward(mode_cls: Any) -> None:
+    """torch's autograd engine runs an autograd Function's ``backward`` without the Python
+    TorchFunctionMode stack, so there the emulation would be off (``t.is_cuda`` False for the
+    saved "cuda" tensors, ``device="cuda"`` refused). Run each backward under the emulation."""
+    from torch.autograd.function import BackwardCFunction
+    from torch.overrides import _get_current_function_mode_stack
+
+    run = BackwardCFunction.apply
+    if getattr(run, "_cutelab_cuda", False):
+        return
+
+    def apply(self: Any, *args: Any) -> Any:
+        if not _STATE.get("on") or any(isinstance(m, mode_cls) for m in _get_current_function_mode_stack()):
+            return run(self, *args)
+        with mode_cls():
+            return run(self, *args)
+
+    apply._cutelab_cuda = True
+    apply.__wrapped__ = run
+    BackwardCFunction.apply = apply
+    _STATE["backward"] = run
 
 
 def _refuse(name: str) -> Callable[..., Any]:
@@ -537,6 +583,10 @@ def disable() -> None:
         else:
             setattr(tc, n, v)
     _STATE["mode"].__exit__(None, None, None)
+    if "backward" in _STATE:
+        from torch.autograd.function import BackwardCFunction
+
+        BackwardCFunction.apply = _STATE["backward"]
     _STATE.clear()
 
 

@@ -117,7 +117,11 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
             b.cluster_size = csize
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
-        b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared}
+        b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared
+                    if not hasattr(sh, "base")}
+        for sh in ir.shared:  # nodes.SharedAlias: a view of its base array's bytes as another type
+            if hasattr(sh, "base"):
+                b.shared[sh.index] = b.shared[sh.base.index].view(sh.dtype.storage)
         if lrec is not None:
             b.rec = lrec.batch(b, first, k)
         for r in ir.regs:
@@ -273,6 +277,10 @@ def _matrix_arg(b: ExecContext, refs: Any, n: int, dt: Any) -> Any:
     return None
 
 
+_BITS = {"band": np.bitwise_and, "bor": np.bitwise_or, "bxor": np.bitwise_xor, "bnot": np.invert,
+         "shl": np.left_shift, "shr": np.right_shift}
+
+
 def _arith(op: str, a: List[Any], rdt: Any) -> Any:
     """The element-wise arithmetic ops on compute values (any shape)."""
     with np.errstate(all="ignore"):
@@ -301,6 +309,8 @@ def _arith(op: str, a: List[Any], rdt: Any) -> Any:
             return (a[0] != 0) | (a[1] != 0)
         if op == "not":
             return a[0] == 0
+        if op in _BITS:  # integer bitwise ops; >> is arithmetic for signed types (numpy's, on the compute type)
+            return _BITS[op](*a)
         if op in ("floordiv", "mod"):  # Python semantics, as CuTe DSL (floordivsi; % takes the divisor's sign)
             den = np.where(a[1] == 0, 1, a[1])
             return np.floor_divide(a[0], den) if op == "floordiv" else np.mod(a[0], den)

@@ -351,6 +351,9 @@ class _LaunchRec:
         self.sbase: Dict[int, int] = {}
         off = 0
         for sh in ir.shared:
+            if hasattr(sh, "base"):  # nodes.SharedAlias: the base array's addresses
+                self.sbase[sh.index] = self.sbase[sh.base.index]
+                continue
             a = max(16, sh.align)
             off = -(-off // a) * a
             self.sbase[sh.index] = off

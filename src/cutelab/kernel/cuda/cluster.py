@@ -11,7 +11,27 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["launch_config", "bind_stream"]
+__all__ = ["launch_config", "bind_stream", "allow_non_portable"]
+
+_NON_PORTABLE_SET: set = set()  # CUfunctions that may launch clusters above 8 CTAs
+
+
+def allow_non_portable(d: Any, fn: Any, cluster: Sequence[int]) -> None:
+    """A cluster of more than 8 CTAs needs the function's non-portable opt-in (once per function),
+    as CuTe DSL sets it on every kernel (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)."""
+    if int(cluster[0]) * int(cluster[1]) * int(cluster[2]) <= 8:
+        return
+    try:
+        key = int(fn)
+    except TypeError:
+        key = id(fn)
+    if key in _NON_PORTABLE_SET:
+        return
+    from .driver import _ok
+
+    attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    _ok(d.cuFuncSetAttribute(fn, attr, 1), "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
+    _NON_PORTABLE_SET.add(key)
 
 
 def launch_config(d: Any, grid: Sequence[int], block: Sequence[int], smem: int, cluster: Sequence[int]) -> Any:

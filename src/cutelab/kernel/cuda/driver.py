@@ -217,7 +217,9 @@ class Launcher:
         _allow_smem(d, fn, int(smem))
         dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
         if self.cluster is not None:  # cuLaunchKernelEx with the cluster dimension (cuda/cluster.py)
-            from .cluster import launch_config
+            from .cluster import allow_non_portable, launch_config
+
+            allow_non_portable(d, fn, self.cluster)
 
             self.via = "cuda-python"
             self._cfg = launch_config(d, grid, block, int(smem), self.cluster)

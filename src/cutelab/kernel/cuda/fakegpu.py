@@ -142,9 +142,11 @@ class FakeDriver:
 
     class CUfunction_attribute:  # noqa: N801 - the driver's name
         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
 
     def cuFuncSetAttribute(self, fn: Any, attr: Any, value: int) -> Tuple[int]:  # noqa: N802
         self._count("cuFuncSetAttribute")
+        self.func_attrs = getattr(self, "func_attrs", []) + [(attr, value)]
         return (0,)
 
     # the error word of kernels with guarded accesses (guards.ErrorWord): mapped host memory

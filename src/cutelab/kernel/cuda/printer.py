@@ -596,6 +596,9 @@ class CudaRenderer:
                     "min": lambda: f"min({a[0]}, {a[1]})",
                     "and": lambda: f"(({a[0]}) && ({a[1]}))", "or": lambda: f"(({a[0]}) || ({a[1]}))",
                     "not": lambda: f"(!({a[0]}))",
+                    "band": lambda: f"(({a[0]}) & ({a[1]}))", "bor": lambda: f"(({a[0]}) | ({a[1]}))",
+                    "bxor": lambda: f"(({a[0]}) ^ ({a[1]}))", "bnot": lambda: f"(~({a[0]}))",
+                    "shl": lambda: f"(({a[0]}) << ({a[1]}))", "shr": lambda: f"(({a[0]}) >> ({a[1]}))",
                     "floordiv": lambda: (f"{a[0]} / {a[1]}" if d.dtype.kind != "int" else
                                          f"cl_floordiv((long long)({a[0]}), (long long)({a[1]}))"),
                     "mod": lambda: (f"{a[0]} % {a[1]}" if d.dtype.kind != "int" else
@@ -770,6 +773,10 @@ class CudaRenderer:
         dyn_offs, _ = dynamic_smem_layout(ir.shared)
         first = True
         for sh in ir.shared:
+            if hasattr(sh, "base"):  # nodes.SharedAlias: the base array's memory as another element type
+                self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
+                          f"({sh.base.name});")
+                continue
             if sh.dynamic:  # above 48 KiB: pointers into the block's dynamic shared memory (kernel/frontend/smem.py)
                 if first:
                     self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")

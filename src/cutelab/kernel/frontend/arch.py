@@ -283,6 +283,40 @@ def shuffle_sync_up(value, offset=1, mask=-1, mask_and_clamp=0, *, loc=None, ip=
     return _shuffle("up", value, offset, mask, mask_and_clamp)
 
 
+class WarpSyncOp(Op):
+    """``__syncwarp(mask)`` (cute.arch.sync_warp): the lanes of ``mask`` meet, and their earlier
+    memory accesses are seen by each other after it. The interpreter runs a warp's lanes in
+    lock-step (divergence inside a warp is a mask, cpu/warps.py), so on the CPU there is nothing
+    to wait for."""
+
+    __slots__ = ("mask",)
+
+    def __init__(self, mask: int):
+        self.mask = mask
+
+    def __repr__(self) -> str:
+        return f"syncwarp(0x{self.mask:08x})"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f"__syncwarp(0x{self.mask:08x}u);")
+
+
+def sync_warp(mask=-1, *, loc=None, ip=None):
+    """Synchronize the lanes of ``mask`` (all 32 by default) of the warp (``__syncwarp``)."""
+    from .trace import current, tracing
+
+    what = "cute.arch.sync_warp"
+    if not tracing():
+        raise TraceError(f"{what}: a warp synchronization runs inside a @cute.kernel")
+    t = current(what)
+    if isinstance(mask, bool) or not isinstance(mask, int) or hasattr(mask, "key"):
+        raise TraceError(f"kernel {t.name}: {what}: the mask must be a compile-time int, got {mask!r}")
+    t.emit(WarpSyncOp(int(mask) & 0xFFFFFFFF))
+
+
 def _float_binary(name: str, a: Any, b: Any) -> Any:
     from .trace import TraceValue
 
@@ -311,7 +345,7 @@ def rcp_approx(a, *, loc=None, ip=None):
     return 1.0 / float(a)
 
 
-__all__ += ["shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
+__all__ += ["sync_warp", "shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
             "rcp_approx"]
 
 

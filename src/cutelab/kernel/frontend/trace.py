@@ -493,19 +493,55 @@ class TraceValue:
                              + (f" and {o.dtype}" if isinstance(o, TraceValue) else ""))
         return self._emit(op, (self, o), self.dtype)
 
+    def _bits(self, o: Any, op: str, sym: str, rev: bool = False) -> "TraceValue":
+        """An integer bitwise op (&, |, ^, <<, >>) of integer values, as CuTe DSL's arith ops on
+        Int32/Uint32/...: >> is arithmetic for signed types and logical for unsigned ones."""
+        self._need_int(sym)
+        if isinstance(o, TraceValue) and o.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"'{sym}' of tensor values needs integer operands, got {self.dtype} and {o.dtype}")
+        is_int = isinstance(o, (int, np.integer)) and not isinstance(o, bool)
+        if not (isinstance(o, TraceValue) or is_sym(o) or is_int):
+            raise TraceError(f"'{sym}' of an integer tensor value with {type(o).__name__} {o!r}: needs an integer")
+        return self._binary(o, op, rev)
+
     def __and__(self, o: Any) -> "TraceValue":
+        if self.dtype.kind in ("int", "uint"):
+            return self._bits(o, "band", "&")
         return self._logic(o, "and")
 
     __rand__ = __and__
 
     def __or__(self, o: Any) -> "TraceValue":
+        if self.dtype.kind in ("int", "uint"):
+            return self._bits(o, "bor", "|")
         return self._logic(o, "or")
 
     __ror__ = __or__
 
+    def __xor__(self, o: Any) -> "TraceValue":
+        if self.dtype.kind == "bool" and (not isinstance(o, TraceValue) or o.dtype.kind == "bool"):
+            return self._emit("ne", (self, o), self.dtype, self.dtype)  # a Boolean xor: the flags differ
+        return self._bits(o, "bxor", "^")
+
+    __rxor__ = __xor__
+
+    def __lshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shl", "<<")
+
+    def __rlshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shl", "<<", True)
+
+    def __rshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shr", ">>")
+
+    def __rrshift__(self, o: Any) -> "TraceValue":
+        return self._bits(o, "shr", ">>", True)
+
     def __invert__(self) -> "TraceValue":
+        if self.dtype.kind in ("int", "uint"):
+            return self._emit("bnot", (self,), self.dtype)
         if self.dtype.kind != "bool":
-            raise TraceError(f"'~' of a tensor value needs Boolean elements, got {self.dtype}")
+            raise TraceError(f"'~' of a tensor value needs Boolean or integer elements, got {self.dtype}")
         return self._emit("not", (self,), self.dtype)
 
     def __floordiv__(self, o: Any) -> "TraceValue":
@@ -814,10 +850,58 @@ class RmemEngine(PointerInfo):
         return cls(dtype, n), 0
 
 
+def _address_offset(a: Any) -> Any:
+    """The element offset of a PointerInt (pointer + byte offset) into its pointer's memory."""
+    b = a.ptr.engine.dtype.bytes
+    d = a.delta
+    if (sym_div(d) if is_sym(d) else int(d) if isinstance(d, (int, np.integer)) else 1) % b:
+        raise TraceError(f"{a.ptr}.toint() + {d}: the address is not at a whole {b}-byte element")
+    return a.ptr.offset + (d // b if is_sym(d) or isinstance(d, (int, np.integer)) else d)
+
+
 class SmemEngine(GmemEngine):
     """A shared-memory array of the thread block inside a trace."""
 
     memspace = "smem"
+
+    def address_value(self, a: Any) -> Any:
+        """``ptr.toint().ir_value()`` of a pointer into this array (a core ``PointerInt`` ``a``): its
+        shared-memory address as an inline-PTX operand (frontend.smem.SharedAddress)."""
+        from ...tensor import Pointer
+        from .smem import SharedAddress
+
+        if type(self) is not SmemEngine:
+            raise TraceError(f"{a.ptr}.toint().ir_value(): the address of swizzled shared memory as an inline-PTX "
+                             f"operand is not supported")
+        return SharedAddress(Pointer(self, _address_offset(a)))
+
+    def recast(self, offset: Any, dtype: Any) -> tuple:
+        """``cute.recast_ptr`` of a pointer into this array at offset: (engine, offset) of the same
+        bytes read as dtype (an ir.nodes.SharedAlias of the array, made once per element type)."""
+        from ..ir.nodes import SharedAlias
+
+        sh = self.param
+        root = getattr(sh, "base", sh)
+        what = f"recast_ptr({self.ptr_str(offset)}, dtype={dtype})"
+        if type(self) is not SmemEngine:
+            raise TraceError(f"{what}: recasting a pointer into swizzled shared memory is not supported")
+        nbytes = offset * sh.dtype.bytes
+        if (sym_div(nbytes) if is_sym(nbytes) else int(nbytes)) % dtype.bytes:
+            raise TraceError(f"{what}: the pointer's byte offset is not a multiple of {dtype}'s {dtype.bytes} bytes")
+        if (root.length * root.dtype.bytes) % dtype.bytes:
+            raise TraceError(f"{what}: the shared array of {root.length * root.dtype.bytes} bytes is not a whole "
+                             f"number of {dtype} elements")
+        if dtype.name == root.dtype.name:
+            target = root
+        else:
+            aliases = root.__dict__.setdefault("aliases", {})
+            target = aliases.get(dtype.name)
+            if target is None:
+                t = current("recast_ptr")
+                target = SharedAlias(len(t.shared), t._unique(f"{root.name}_{dtype.name}"), dtype, root)
+                t.shared.append(target)
+                aliases[dtype.name] = target
+        return SmemEngine(target), nbytes // dtype.bytes
 
 
 # --------------------------------------------------------------------------- printf

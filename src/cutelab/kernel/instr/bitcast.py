@@ -41,21 +41,37 @@ class BitcastOp(Op):
         r.declare(self.dst)
         st, _, _ = r.ctype(self.src_dtype)
         n = self.src_dtype.width // 8
-        for i, ref in enumerate(self.src):
-            r.emit(f"{{ {st} cl_b = {r.stored(ref, self.src_dtype)}; memcpy(&{r.reg(self.dst)}[{i}], &cl_b, {n}); }}")
+        if self.dst.dtype.width == self.src_dtype.width:
+            for i, ref in enumerate(self.src):
+                v = r.stored(ref, self.src_dtype)
+                r.emit(f"{{ {st} cl_b = {v}; memcpy(&{r.reg(self.dst)}[{i}], &cl_b, {n}); }}")
+            return
+        vals = ", ".join(r.stored(ref, self.src_dtype) for ref in self.src)  # the whole vector's bytes at once
+        k = len(self.src)
+        r.emit(f"{{ {st} cl_b[{k}] = {{{vals}}}; memcpy(&{r.reg(self.dst)}[0], cl_b, {n * k}); }}")
 
 
-def bitcast(value: TraceValue, dtype: Any, what: str = "bitcast") -> TraceValue:
-    """value's elements with their bits read as dtype (same width)."""
+def bitcast(value: TraceValue, dtype: Any, what: str = "bitcast", n: Any = None) -> TraceValue:
+    """value's elements with their bits read as dtype: element by element (same width), or, with n,
+    the whole value's bits as n elements of dtype (MLIR's vector.bitcast of vector<2xf32> to
+    vector<1xi64>; elements in little-endian order, as on the GPU)."""
     src = value.dtype
-    if src.width != dtype.width:
+    k = len(value.refs)
+    if n is None and src.width != dtype.width:
         raise TraceError(f"{what}: {src} ({src.width} bits) cannot be read as {dtype} ({dtype.width} bits)")
+    if n is not None and n * dtype.width != k * src.width:
+        raise TraceError(f"{what}: {k} x {src} ({k * src.width} bits) cannot be read as {n} x {dtype} "
+                         f"({n * dtype.width} bits)")
+    m = k if n is None else n
+    shape = value.shape if m == k else (m,)
     if all(not isinstance(r, tuple) and isinstance(r, (int, float, np.integer, np.floating)) for r in value.refs):
-        raw = np.array([r for r in value.refs]).astype(src.storage if src.kind != "float" else np.float64)
-        conv = np.asarray(raw, dtype=src.storage).view(dtype.storage)
-        return TraceValue([v.item() for v in conv], value.shape, dtype)
+        from ...dtypes import to_compute, to_storage
+
+        bits = np.asarray(to_storage(np.asarray([r for r in value.refs]), src), dtype=src.storage)
+        conv = to_compute(np.ascontiguousarray(bits).view(dtype.storage), dtype)
+        return TraceValue([v.item() for v in np.asarray(conv)], shape, dtype)
     t = current(what)
     t.check_refs(value.refs, what)
-    dst = t.new_reg(dtype, len(value.refs))
+    dst = t.new_reg(dtype, m)
     t.emit(BitcastOp(dst, tuple(value.refs), src))
-    return TraceValue([(dst, i) for i in range(len(value.refs))], value.shape, dtype)
+    return TraceValue([(dst, i) for i in range(m)], shape, dtype)

@@ -57,7 +57,8 @@ from ..frontend.trace import TraceValue, current
 __all__ = ["ClusterBarrierOp", "AsyncDsmemStoreOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
            "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
            "cluster_arrive_relaxed", "cluster_wait", "map_dsmem_ptr", "store_async_dsmem",
-           "remote_mbarrier", "dsmem_copy", "tma_multicast_op", "MaskShiftOp", "make_layout_image_mask"]
+           "remote_mbarrier", "dsmem_copy", "tma_multicast_op", "MaskShiftOp", "make_layout_image_mask",
+           "asm_on_addresses"]
 
 
 # --------------------------------------------------------------------------- indices
@@ -342,6 +343,15 @@ class DsmemEngine:
 
         return RmemEngine.make_fragment(tensor, layout, dtype)
 
+    def address_value(self, a: Any) -> Any:
+        """``ptr.toint().ir_value()`` of a pointer into a peer's shared memory: its shared::cluster
+        address as an inline-PTX operand (frontend.smem.SharedAddress)."""
+        from ...tensor import Pointer
+        from ..frontend.smem import SharedAddress
+        from ..frontend.trace import _address_offset
+
+        return SharedAddress(Pointer(self, _address_offset(a)))
+
 
 def _smem_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     """(shared array, element offset) of a plain (unswizzled) shared-memory pointer or tensor."""
@@ -566,6 +576,99 @@ def dsmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         t.emit(AsyncDsmemStoreOp(eng.shared, base, tuple(vals.refs[i:i + v]), bar, bar_off, eng.peer, bar_peer,
                                  eng.self_rank, t.where()))
     return True
+
+
+# --------------------------------------------------------------------------- inline PTX on shared addresses
+
+_ST_ASYNC_TYPES = {"f32": 32, "b32": 32, "s32": 32, "u32": 32, "f64": 64, "b64": 64, "s64": 64, "u64": 64}
+
+
+def asm_on_addresses(operands: List[Any], asm: str, constraints: str, where: str, what: str) -> Any:
+    """Inline PTX with shared-memory address operands (``ptr.toint().ir_value()``,
+    frontend.smem.SharedAddress), lowered to the IR's ops, since cutelab's memory has no machine
+    addresses: one instruction, ``mapa.shared::cluster.{u32,b32} $0, addr, rank`` (the address in
+    CTA rank's shared memory: map_dsmem_ptr) or ``st.async.shared::cluster.mbarrier::complete_tx
+    ::bytes[.v2|.v4].<type> [addr], value(s), [mbar]`` (AsyncDsmemStoreOp). Anything else is refused
+    naming the instruction and the program's line."""
+    import re
+
+    from ..frontend.smem import SharedAddress
+    from .inline_asm import NotInterpreted
+
+    text = asm.strip().strip("{}").strip()
+    parts = [x.strip() for x in text.split(";") if x.strip()]
+    head = parts[0].split()[0] if parts else text
+    if len(parts) != 1:
+        raise NotInterpreted(f"{what} at {where}: a program of {len(parts)} instructions with shared-memory address "
+                             f"operands; cutelab lowers one mapa or st.async instruction on addresses",
+                             f"PTX program with addresses ({head})")
+    m = re.fullmatch(r"(\S+)\s+(.*)", parts[0], re.S)
+    op, args = (m.group(1), m.group(2)) if m else (parts[0], "")
+    cons = [c.strip() for c in constraints.split(",") if c.strip() and not c.strip().startswith("~")]
+    nout = sum(1 for c in cons if c.startswith("="))
+
+    def operand(tok: str) -> Any:
+        tok = tok.strip()
+        mm = re.fullmatch(r"\$(\d+)", tok)
+        if mm is None:
+            raise NotInterpreted(f"{what} at {where}: operand {tok!r} of {op} is not a $n operand", op)
+        k = int(mm.group(1)) - nout
+        if not 0 <= k < len(operands):
+            raise TraceError(f"{what} at {where}: {tok} names no input of {op}")
+        return operands[k]
+
+    if op in ("mapa.shared::cluster.u32", "mapa.shared::cluster.b32"):
+        toks = [x.strip() for x in args.split(",")]
+        if len(toks) != 3 or toks[0] != "$0" or nout != 1:
+            raise NotInterpreted(f"{what} at {where}: {op} takes `$0, $1, $2` (an output, an address, a CTA rank)", op)
+        addr, rank = operand(toks[1]), operand(toks[2])
+        if not isinstance(addr, SharedAddress) or isinstance(getattr(addr.ptr, "engine", None), DsmemEngine):
+            raise TraceError(f"{what} at {where}: {op}: its address must be this CTA's shared-memory address "
+                             f"(smem_ptr.toint().ir_value()), got {addr!r}")
+        return SharedAddress(map_dsmem_ptr(addr.ptr, rank))
+    m2 = re.fullmatch(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes(\.v[24])?\.(\w+)", op)
+    if m2 is not None:
+        ty = m2.group(2)
+        n = int(m2.group(1)[2:]) if m2.group(1) else 1
+        mm = re.fullmatch(r"\[\s*(\$\d+)\s*\]\s*,\s*(\{[^}]*\}|\$\d+)\s*,\s*\[\s*(\$\d+)\s*\]", args.strip())
+        if ty not in _ST_ASYNC_TYPES or mm is None or nout:
+            raise NotInterpreted(f"{what} at {where}: {op} {args.strip()} is not a form cutelab lowers "
+                                 f"([addr], value or {{values}}, [mbar]; .f32/.b32/.s32/.u32/.f64/.b64/.s64/.u64)", op)
+        dst, mbar = operand(mm.group(1)), operand(mm.group(3))
+        vals = [operand(x) for x in mm.group(2).strip("{}").split(",")]
+        for name, a in (("destination", dst), ("mbarrier", mbar)):
+            if not (isinstance(a, SharedAddress) and isinstance(getattr(a.ptr, "engine", None), DsmemEngine)):
+                raise TraceError(f"{what} at {where}: {op}: the {name} must be a shared::cluster address (the result "
+                                 f"of mapa), got {a!r}")
+        return _st_async_lowered(dst.ptr, vals, mbar.ptr, n, _ST_ASYNC_TYPES[ty], op, where)
+    raise NotInterpreted(f"{what} at {where}: PTX instruction '{op}' with shared-memory address operands is not "
+                         f"lowered (cutelab lowers mapa.shared::cluster and st.async...complete_tx::bytes)", op)
+
+
+def _st_async_lowered(dst: Any, vals: List[Any], mbar: Any, n: int, bits: int, op: str, where: str) -> None:
+    from ..frontend.trace import _refs_of
+    from .bitcast import bitcast
+
+    what = f"inline PTX {op}"
+    t = current(what)
+    eng = dst.engine
+    sh, off = eng.shared, dst.offset
+    if len(vals) != n:
+        raise TraceError(f"kernel {t.name}: {what} at {where}: {n} value(s) expected, got {len(vals)}")
+    if sh.dtype.width != bits:
+        raise TraceError(f"kernel {t.name}: {what} at {where}: stores {bits}-bit values into {sh.dtype} shared memory")
+    if isinstance(off, TraceValue):
+        off = off.as_index()
+    t.check_index(off, what)
+    _check_vector(sh, off, n, what, t)
+    bar, bar_off, bar_peer = _bar_of(mbar, eng.peer, what)
+    refs: List[Any] = []
+    for v in vals:
+        if isinstance(v, TraceValue) and v.dtype.width == sh.dtype.width and v.dtype.kind != sh.dtype.kind:
+            v = bitcast(v, sh.dtype, what)  # the register's bits, as st.async stores them
+        refs.extend(_refs_of(v, 1, sh.dtype, "store", f"a value for {what}"))
+    t.emit(AsyncDsmemStoreOp(sh, off, tuple(refs), bar, bar_off, eng.peer,
+                             eng.peer if bar_peer is eng.peer else bar_peer, eng.self_rank, t.where()))
 
 
 # --------------------------------------------------------------------------- mbarriers of peer CTAs

@@ -62,8 +62,9 @@ def _packs_narrow_elements(atom: Any, vt: Any, src: Any, dst: Any) -> bool:
 
 
 def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **kwargs: Any) -> None:
-    """Copy src into dst in a kernel; pred (one flag per element, or per value-mode column of
-    profile (REST...)) leaves the elements whose flag is False untouched."""
+    """Copy src into dst in a kernel; pred (one flag per element, one per atom call, CuTe DSL's
+    profile (ATOM_REST, REST...) for a value mode (ATOM_V, ATOM_REST), or one per value-mode
+    column, profile (REST...)) leaves the elements whose flag is False untouched."""
     from .cpasync import cp_async_copy, is_cp_async
 
     if is_cp_async(atom):  # cp.async: its own op (kernel/instr/cpasync.py)
@@ -107,20 +108,27 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     n_pred = it.product(pred.layout.shape)
     shp = src.layout.shape
     v = it.product(shp[0]) if isinstance(shp, tuple) and len(shp) > 1 else 1
-    if n_pred == n_src:
-        groups = [([i], i) for i in range(n_src)]
-    elif v > 1 and n_pred * v == n_src:
-        groups = [(list(range(r * v, r * v + v)), r) for r in range(n_pred)]
-    else:
-        raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; expected one per element "
-                         f"({n_src}) or one per copy of the value mode ({n_src // v})")
+    # the run of elements one flag covers: one element; the first sub-mode of the value mode (CuTe DSL:
+    # a value mode (ATOM_V, ATOM_REST) takes a pred of profile (ATOM_REST, REST...)); one atom call;
+    # the whole value mode (a pred of profile (REST...))
+    runs = [1]
+    if isinstance(shp, tuple) and len(shp) > 1 and isinstance(shp[0], tuple) and len(shp[0]) > 1:
+        runs.append(it.product(shp[0][0]))
+    runs += [_atom_values(atom), v]
+    g = next((g for g in runs if g >= 1 and n_pred * g == n_src and (g == 1 or v % g == 0)), None)
+    if g is None:
+        raise TraceError(f"kernel {t.name}: cute.copy: pred {pred} has {n_pred} flags; for the source {src} it must "
+                         f"have one per element ({n_src}) or one per run of " +
+                         ", ".join(str(r) for r in dict.fromkeys(runs[1:]) if r > 1 and n_src % r == 0) +
+                         " elements of the value mode (CuTe DSL's profile (ATOM_REST, REST...))")
+    groups = [(list(range(r * g, r * g + g)), r) for r in range(n_pred)]
     flags = [_flag(pred[r]) for _, r in groups]  # all read before the first branch: symbolic ones stay symbolic
     if all(f is True for f in flags):  # proved (or statically) true everywhere: one copy, which the printer vectorises
         dst.store(src.load())
         return
     def move(elems: list, r: int) -> None:
-        if len(elems) > 1:  # one value-mode column: one load and one store, which the printer vectorises
-            key = (None,) + tuple(it.idx2crd(r, tuple(shp[1:])))
+        key = _group_key(shp, len(elems), r) if len(elems) > 1 else None
+        if key is not None:  # one atom call or value-mode column: one load and one store, which the printer vectorises
             dst[key].store(src[key].load())
         else:
             for i in elems:
@@ -137,6 +145,30 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
             t.cur = op.then
             move(elems, r)
             t.cur = outer
+
+
+def _atom_values(atom: Any) -> int:
+    """The elements one call of the atom moves (num_bits_per_copy over the value type's width)."""
+    vt = getattr(atom, "value_type", None)
+    bits = getattr(atom, "num_bits_per_copy", None) or 0
+    if vt is None or not bits or bits <= vt.width:
+        return 1
+    return bits // vt.width
+
+
+def _group_key(shp: Any, n: int, r: int) -> Any:
+    """The slice of a ``(V, REST...)`` tensor that is the r-th run of n consecutive elements: the
+    r-th column of the value mode (n = size of V), or, with V = (ATOM_V, ATOM_REST...) and
+    n = ATOM_V, the r-th atom call; None when the value mode is not laid out that way."""
+    m0, rest = shp[0], tuple(shp[1:])
+    if it.product(m0) == n:
+        return (None,) + tuple(it.idx2crd(r, rest))
+    if isinstance(m0, tuple) and len(m0) > 1 and it.product(m0[0]) == n:
+        k = it.product(m0[1:])
+        inner = tuple(m0[1:])
+        c0 = it.idx2crd(r % k, inner)
+        return ((None,) + tuple(c0),) + tuple(it.idx2crd(r // k, rest))
+    return None
 
 
 def _check_vector_alignment(t: Any, atom: Any, src: Any, dst: Any) -> None:

@@ -217,6 +217,12 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     from ..frontend.trace import TraceValue, current, tracing
     from ..ir.symbolic import is_sym
 
+    from ..frontend.smem import SharedAddress
+
+    if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
+        from .cluster import asm_on_addresses
+
+        return asm_on_addresses(list(operands), asm, constraints, where, what)
     bar = _block_barrier(asm, operands, constraints)
     if bar is not None:  # `bar.sync 0;` alone: the kernel IR's block barrier (__syncthreads)
         from ..frontend.arch import sync_threads

@@ -74,9 +74,11 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     if eng.dtype.width != 64 or eng.dtype.kind not in ("int", "uint"):
         raise TraceError(f"kernel {t.name}: {what}: an mbarrier is a 64-bit word; the pointer is to "
                          f"{eng.dtype}{t.where()}")
-    if isinstance(off, TraceValue):
-        raise TraceError(f"kernel {t.name}: {what}: the barrier's offset must be an index expression, not a "
-                         f"value held in registers{t.where()}")
+    if isinstance(off, TraceValue):  # a runtime integer (mbar_ptr + stage, stage an Int32 variable): read at run time
+        if len(off.refs) != 1 or off.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"kernel {t.name}: {what}: the barrier's offset must be one integer, got a value of "
+                             f"{off.dtype} of shape {off.shape}{t.where()}")
+        off = off.as_index()
     t.check_index(off, what)
     return eng.param, off
 
@@ -97,6 +99,11 @@ def _int_arg(x: Any, what: str, t: Any) -> Any:
         return x
     if hasattr(x, "value") and isinstance(getattr(x, "value"), (int, np.integer)):  # Int32(3)
         return int(x.value)
+    if isinstance(x, TraceValue) and len(x.refs) == 1 and x.dtype.kind in ("int", "uint", "bool"):
+        v = x.as_index()  # a runtime Int32 variable (a phase flipped in a loop): its register, read at run time
+        if is_sym(v):
+            t.check_index(v, what)
+        return v
     raise TraceError(f"kernel {t.name}: {what}: expected an integer (static or an index expression), got "
                      f"{type(x).__name__}{t.where()}")
 

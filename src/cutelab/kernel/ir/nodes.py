@@ -100,22 +100,69 @@ def dynamic_smem_layout(shared: List[Any]) -> Tuple[Dict[int, int], int]:
     its longest view."""
     extent: Dict[int, int] = {}
     for sh in shared:
+        if isinstance(sh, SharedAlias):  # recast_ptr's view: the base's bytes (placed with the base below)
+            continue
         if sh.dynamic:
             base = sh.alias if sh.alias is not None else sh.index
             extent[base] = max(extent.get(base, 0), sh.bytes)
     offs: Dict[int, int] = {}
     end = 0
     for sh in shared:
-        if not sh.dynamic or sh.alias is not None:
+        if not sh.dynamic or sh.alias is not None or isinstance(sh, SharedAlias):
             continue
         al = max(16, sh.align)
         o = -(-end // al) * al
         offs[sh.index] = o
         end = o + extent[sh.index]
     for sh in shared:
-        if sh.dynamic and sh.alias is not None:
+        if sh.dynamic and sh.alias is not None and not isinstance(sh, SharedAlias):
             offs[sh.index] = offs[sh.alias]
+    for sh in shared:
+        if isinstance(sh, SharedAlias) and sh.dynamic and sh.base.index in offs:
+            offs[sh.index] = offs[sh.base.index]
     return offs, end
+
+
+class SharedAlias(Shared):
+    """The bytes of a shared array read as another element type (``cute.recast_ptr`` of a pointer into
+    shared memory): the same memory, not more of it. Its length follows the base array's (which a
+    launch may grow for alignment); it adds no bytes to the block's shared memory. The CPU
+    interpreter makes it a numpy view of the base's bytes; the CUDA printer a cast pointer."""
+
+    def __init__(self, index: int, name: str, dtype: Any, base: Shared):
+        self.base = base
+        super().__init__(index, name, dtype, base.align, 0)
+
+    @property
+    def length(self) -> int:  # type: ignore[override]
+        return self.base.length * self.base.dtype.bytes // self.dtype.bytes
+
+    @length.setter
+    def length(self, n: int) -> None:  # the base's length decides
+        pass
+
+    @property
+    def align(self) -> int:  # type: ignore[override]
+        return self.base.align
+
+    @align.setter
+    def align(self, a: int) -> None:
+        pass
+
+    @property
+    def dynamic(self) -> bool:  # type: ignore[override]
+        return self.base.dynamic
+
+    @dynamic.setter
+    def dynamic(self, d: bool) -> None:
+        pass
+
+    @property
+    def bytes(self) -> int:
+        return 0  # the base's bytes
+
+    def __repr__(self) -> str:
+        return f"SharedAlias({self.name}: {self.dtype} over {self.base.name})"
 
 
 class ScalarParam:
@@ -211,7 +258,8 @@ class Compute:
 
     OPS = ("add", "sub", "mul", "div", "neg", "rcp", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
            "eq", "ne", "and", "or", "not", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
-           "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan") + FAST_MATH
+           "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan",
+           "band", "bor", "bxor", "bnot", "shl", "shr") + FAST_MATH  # b*, sh*: integer bitwise ops
 
     def __init__(self, dst: Reg, op: str, args: Tuple[Tuple[Ref, ...], ...], src_dtype: Any = None):
         assert op in self.OPS, op

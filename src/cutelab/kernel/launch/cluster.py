@@ -4,8 +4,9 @@ A cluster is a group of CTAs (thread blocks) that the hardware runs at the same 
 they may read and write each other's shared memory (``cute.arch.map_dsmem_ptr``), arrive on each
 other's mbarriers and wait for each other (``cute.arch.cluster_arrive``/``cluster_wait``). The
 grid is tiled by clusters: every grid dimension must be a multiple of the cluster's, and a
-cluster may hold at most 8 CTAs (the portable limit; 16 needs the non-portable opt-in, which
-cutelab does not make).
+cluster may hold at most 16 CTAs: 8 is the portable limit; above it the kernel needs the
+non-portable opt-in (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED), which CuTe DSL sets on
+every kernel and cutelab's GPU launch sets for such a cluster (cuda/driver.py); Hopper runs 16.
 
 >>> cluster_shape("k", (2, 1), (4, 2, 1))
 (2, 1, 1)
@@ -23,9 +24,10 @@ from typing import Any, Optional, Tuple
 
 from ...errors import LaunchError
 
-__all__ = ["cluster_shape", "MAX_PORTABLE_CLUSTER"]
+__all__ = ["cluster_shape", "MAX_PORTABLE_CLUSTER", "MAX_CLUSTER"]
 
-MAX_PORTABLE_CLUSTER = 8  # CTAs in a cluster every SM90/SM100 part launches (16 with the non-portable opt-in)
+MAX_PORTABLE_CLUSTER = 8  # CTAs in a cluster every SM90/SM100 part launches without the non-portable opt-in
+MAX_CLUSTER = 16  # with it (H100, B200), as CuTe DSL launches
 
 
 def _dim(v: Any) -> Any:
@@ -61,10 +63,10 @@ def cluster_shape(name: str, cluster: Any, grid: Tuple[int, int, int], where: Op
                           f"(the cluster shape in CTAs, e.g. (2, 1, 1))")
     shape = tuple(vals + [1] * (3 - len(vals)))
     size = shape[0] * shape[1] * shape[2]
-    if size > MAX_PORTABLE_CLUSTER:
-        raise LaunchError(f"{name}.launch{at}: cluster {shape} has {size} CTAs; at most {MAX_PORTABLE_CLUSTER} "
-                          f"(the portable cluster size) are supported: larger clusters need the non-portable "
-                          f"opt-in (cudaFuncAttributeNonPortableClusterSizeAllowed), which cutelab does not make")
+    if size > MAX_CLUSTER:
+        raise LaunchError(f"{name}.launch{at}: cluster {shape} has {size} CTAs; at most {MAX_CLUSTER} are supported "
+                          f"({MAX_PORTABLE_CLUSTER}, the portable cluster size, and up to {MAX_CLUSTER} with the "
+                          f"non-portable opt-in that CuTe DSL and cutelab make)")
     for a, g, c in zip("xyz", grid, shape):
         if g % c:
             raise LaunchError(f"{name}.launch{at}: the grid {tuple(grid)} is not a whole number of clusters "

@@ -1,0 +1,197 @@
+"""A pointer's address as an integer: CuTe DSL's ``Pointer.toint()`` and ``make_ptr`` of it.
+
+CuTe DSL's ``ptr.toint()`` is the address (an Int64 for global and generic memory, an Int32 for
+shared memory), and ``cute.make_ptr(dtype, address, memspace, assumed_align=...)`` makes a
+pointer from one. Libraries use the pair to move a pointer by a 64-bit offset::
+
+    cute.make_ptr(t.element_type, t.iterator.toint() + off * t.element_type.width // 8, t.memspace)
+
+cutelab's pointers are an engine (the memory) and an element offset into it, so that every access
+is checked against its storage. The address of a pointer inside a kernel, or of one whose offset
+is not a known number, is therefore kept as ``PointerInt``: the pointer plus a byte offset. Adding
+or subtracting integers (Python ints, cutlass integers, kernel indices) moves the byte offset; the
+difference of two addresses of the same memory is their distance in bytes; ``make_ptr`` of it gives
+the pointer back, at the new offset. Anything else done with the address (multiplying it, masking
+its bits, passing it to inline PTX) is refused by name: cutelab does not know where the memory is.
+
+>>> import numpy as np, cutelab as cute
+>>> t = cute.make_tensor(np.arange(8, dtype=np.float32), cute.make_layout(8))
+>>> a = PointerInt(t.iterator, 0)
+>>> p = cute.make_ptr(cute.Float32, a + 3 * 4, assumed_align=4)
+>>> float(cute.make_tensor(p, cute.make_layout(2))[1])
+4.0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .errors import TensorError
+from .tracing import SymbolicIndex, TracedValue
+
+__all__ = ["PointerInt", "pointer_toint", "pointer_from_int"]
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _is_offset(x: Any) -> bool:
+    """An integer a pointer's byte offset can take: a number, a kernel index, an integer kernel value."""
+    if _is_int(x) or isinstance(x, SymbolicIndex):
+        return True
+    return isinstance(x, TracedValue) and getattr(x, "shape", None) == () and x.dtype.is_integer
+
+
+class PointerInt:
+    """The address of ``ptr`` plus ``delta`` bytes, as an integer of type ``dtype`` (Int64, or Int32
+    for shared memory). Prints ``?``, as CuTe DSL prints a runtime integer."""
+
+    __slots__ = ("ptr", "delta", "dtype")
+    _cute_numeric_value = True  # isinstance(a, cutlass.Int64) holds (numeric.NumericMeta)
+
+    def __init__(self, ptr: Any, delta: Any = 0, dtype: Any = None):
+        from .numeric import Int32, Int64
+
+        self.ptr = ptr
+        self.delta = delta
+        self.dtype = dtype if dtype is not None else (Int64 if str(ptr.memspace) in ("gmem", "generic") else Int32)
+
+    # ---- what can be done with an address
+    def __add__(self, k: Any) -> Any:
+        if isinstance(k, PointerInt):
+            return self._refuse("+", "the sum of two addresses")
+        if not _is_offset(k):
+            return NotImplemented
+        return PointerInt(self.ptr, self.delta + k, self.dtype)
+
+    __radd__ = __add__
+
+    def __sub__(self, k: Any) -> Any:
+        if isinstance(k, PointerInt):
+            if k.ptr.engine is not self.ptr.engine:
+                return self._refuse("-", "the distance between addresses of two different memories")
+            return (self.ptr.offset - k.ptr.offset) * self.ptr.engine.dtype.bytes + self.delta - k.delta
+        if not _is_offset(k):
+            return NotImplemented
+        return PointerInt(self.ptr, self.delta - k, self.dtype)
+
+    def _refuse(self, op: str, what: str = "") -> Any:
+        raise TensorError(
+            f"{self.ptr}.toint() {op} ...: {what or 'arithmetic on an address'} is not supported; cutelab "
+            f"keeps a pointer as its memory and an offset, so an address can only be moved by adding or "
+            f"subtracting integers and turned back into a pointer with cute.make_ptr"
+        )
+
+    def __mul__(self, o: Any) -> Any:
+        return self._refuse("*")
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, o: Any) -> Any:
+        return self._refuse("//")
+
+    def __mod__(self, o: Any) -> Any:
+        return self._refuse("%", "the address modulo a number (an alignment test)")
+
+    def __and__(self, o: Any) -> Any:
+        return self._refuse("&", "masking the bits of an address")
+
+    __rand__ = __and__
+
+    def __or__(self, o: Any) -> Any:
+        return self._refuse("|", "setting bits of an address")
+
+    __ror__ = __or__
+
+    def __rsub__(self, o: Any) -> Any:
+        return self._refuse("-", "a number minus an address")
+
+    def __int__(self) -> int:
+        raise TensorError(f"int({self.ptr}.toint()): the address of memory inside a kernel (or of a pointer at a "
+                          f"runtime offset) is not a number cutelab knows")
+
+    __index__ = __int__
+
+    def __bool__(self) -> bool:
+        raise TensorError(f"bool({self.ptr}.toint()): the address is not a number cutelab knows, so it cannot be "
+                          f"tested; compare pointers' offsets instead")
+
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """The address as an operand of inline PTX, where the memory has one (a kernel's shared
+        memory: kernel.frontend.smem.SharedAddress); refused otherwise."""
+        mk = getattr(self.ptr.engine, "address_value", None)
+        if mk is not None:
+            return mk(self)
+        raise TensorError(
+            f"{self.ptr}.toint().ir_value(): passing an address to llvm.inline_asm is not supported in cutelab "
+            f"(its pointers are a memory and an offset, not a machine address)"
+        )
+
+    def to(self, dtype: Any) -> Any:
+        """``Int64(a)``: the same address; a narrower integer type would cut it and is refused."""
+        if getattr(dtype, "is_integer", False) and dtype.width >= self.dtype.width:
+            return PointerInt(self.ptr, self.delta, dtype)
+        raise TensorError(f"{dtype}({self.ptr}.toint()): an address of type {self.dtype} cannot be converted to "
+                          f"{dtype}")
+
+    def __str__(self) -> str:
+        return "?"
+
+    def __repr__(self) -> str:
+        return f"PointerInt({self.ptr} + {self.delta} bytes: {self.dtype})"
+
+
+def pointer_toint(ptr: Any) -> Any:
+    """``ptr.toint()``: a number (an Int64, or Int32 for shared memory) for a host pointer at a known
+    offset outside a trace, else (in a kernel or a @cute.jit function, where CuTe DSL's address is a
+    runtime value) a ``PointerInt``."""
+    from .dynamic import in_host_trace
+    from .numeric import Int32, Int64
+    from .tracing import hooks
+
+    dtype = Int64 if str(ptr.memspace) in ("gmem", "generic") else Int32
+    eng, off = ptr.engine, ptr.offset
+    addr = getattr(eng, "address", None)
+    if (not hooks.kernel_tracing() and not in_host_trace() and _is_int(off) and _is_int(addr)
+            and not hasattr(eng, "param")):
+        return dtype(int(addr) + int(off) * eng.dtype.bytes)
+    return PointerInt(ptr, 0, dtype)
+
+
+def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: Any) -> Any:
+    """``make_ptr(dtype, a, mem_space, assumed_align)`` of a PointerInt: the pointer it came from,
+    moved by its byte offset (which must be whole elements of dtype)."""
+    from .tensor import Pointer
+
+    ptr = a.ptr
+    eng = ptr.engine
+    what = f"make_ptr({dtype}, {ptr}.toint() + ...)"
+    space = str(getattr(mem_space, "value", mem_space)).split(".")[-1]
+    here = str(ptr.memspace)
+    if space != here and not {space, here} <= {"gmem", "generic"}:
+        raise TensorError(f"{what}: the address is in {here} memory, but the pointer is asked for {space}")
+    if dtype is not eng.dtype and getattr(dtype, "name", None) != eng.dtype.name:
+        raise TensorError(f"{what}: the address points into {eng.dtype} elements; making a {dtype} pointer from it "
+                          f"is not supported (use cute.recast_ptr on the pointer)")
+    b = eng.dtype.bytes
+    d = a.delta
+    if _is_int(d):
+        if int(d) % b:
+            raise TensorError(f"{what}: the byte offset {int(d)} is not a whole number of {b}-byte {dtype} elements")
+        step = int(d) // b
+    elif isinstance(d, SymbolicIndex):
+        if d.div % b:
+            raise TensorError(f"{what}: the byte offset is known only to be a multiple of {d.div}, not of the "
+                              f"{b}-byte {dtype} elements")
+        step = d // b
+    else:
+        raise TensorError(f"{what}: the byte offset is a value computed in the kernel ({type(d).__name__}); cutelab "
+                          f"moves pointers by index expressions (thread and block indices, loop variables)")
+    if assumed_align is not None:
+        al = int(assumed_align)
+        if al < 1 or al & (al - 1):
+            raise TensorError(f"{what}: assumed_align must be a power of two, got {assumed_align}")
+    return Pointer(eng, ptr.offset + step)

@@ -1,0 +1,107 @@
+"""A pointer's address as an integer (CuTe DSL's Pointer.toint()) and make_ptr of it, in a kernel
+and on the host."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+from cutelab import Float32, Int32, Int64
+from cutelab.address import PointerInt
+from cutelab.errors import TensorError, TraceError
+from cutelab.runtime import from_dlpack
+
+
+@cute.kernel
+def _offset_rows_kernel(mX: cute.Tensor, mO: cute.Tensor):
+    # quack's domain_offset_i64: move the tensor's pointer by a 64-bit offset of whole rows
+    bidx, _, _ = cute.arch.block_idx()
+    tidx, _, _ = cute.arch.thread_idx()
+    off = Int64(bidx * 4) * mX.stride[0]
+    a = mX.iterator.toint()
+    print("toint", a, isinstance(a, Int64), isinstance(a, Int32))
+    p = cute.make_ptr(mX.element_type, a + off * mX.element_type.width // 8, mX.memspace,
+                      assumed_align=mX.iterator.max_alignment)
+    print("ptr", p)
+    t = cute.make_tensor(p, mX.layout)
+    mO[bidx * 4 + tidx, 1] = t[tidx, 1] * 2.0
+
+
+@cute.jit
+def _offset_rows(mX: cute.Tensor, mO: cute.Tensor):
+    _offset_rows_kernel(mX, mO).launch(grid=[2, 1, 1], block=[4, 1, 1])
+
+
+def test_toint_plus_bytes_and_make_ptr_move_the_pointer_in_a_kernel():
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    o = np.zeros_like(x)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        _offset_rows(from_dlpack(x, assumed_align=16), from_dlpack(o, assumed_align=16))
+    # CuTe DSL 4.8.1 prints the address as '?' (an Int64) and the pointer with the assumed alignment
+    assert out.getvalue().splitlines() == ["toint ? True False", "ptr ptr<f32, generic, align<16>>"]
+    assert o[:, 1].tolist() == (2 * x[:, 1]).tolist()
+    assert not o[:, 0].any()
+
+
+@cute.kernel
+def _bad_address_kernel(mX: cute.Tensor, how: cute.Constexpr):
+    a = mX.iterator.toint()
+    if how == "mask":
+        a = a & 15
+    elif how == "odd":
+        cute.make_ptr(mX.element_type, a + 2, mX.memspace)
+    elif how == "type":
+        cute.make_ptr(Int32, a, mX.memspace)
+    else:
+        cute.make_ptr(mX.element_type, a, cute.AddressSpace.smem)
+
+
+@cute.jit
+def _bad_address(mX: cute.Tensor, how: cute.Constexpr):
+    _bad_address_kernel(mX, how).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+@pytest.mark.parametrize("how,words", [
+    ("mask", "masking the bits of an address"),
+    ("odd", "the byte offset 2 is not a whole number of 4-byte"),
+    ("type", "making a Int32 pointer from it is not supported"),
+    ("smem", "the address is in generic memory, but the pointer is asked for smem"),
+])
+def test_what_cannot_be_done_with_an_address_is_refused_by_name(how, words):
+    x = np.zeros(4, np.float32)
+    with pytest.raises((TraceError, TensorError), match=words):
+        _bad_address(from_dlpack(x, assumed_align=16), how)
+
+
+def test_toint_on_the_host_is_the_address():
+    x = np.arange(8, dtype=np.float32)
+    p = from_dlpack(x, assumed_align=16).iterator
+    a = p.toint()
+    assert a == x.ctypes.data and isinstance(a, Int64) and p.max_alignment == 16
+    q = cute.make_ptr(Float32, a + 12, assumed_align=4)
+    assert float(cute.make_tensor(q, cute.make_layout(2))[0]) == 3.0
+    # an address kept symbolically: the distance between two is in bytes
+    b = PointerInt(p, 0)
+    assert (b + 8) - b == 8 and str(b) == "?"
+
+
+@cute.jit
+def _host_offset(mX: cute.Tensor, mO: cute.Tensor):
+    a = mX.iterator.toint()  # in a @cute.jit function the address is a runtime value, as in CuTe DSL
+    print("jit toint", a)
+    p = cute.make_ptr(mX.element_type, a + 2 * mX.stride[0] * 4, mX.memspace, assumed_align=16)
+    _offset_rows_kernel(cute.make_tensor(p, cute.make_layout((4, 2), stride=(2, 1))), mO).launch(
+        grid=[1, 1, 1], block=[4, 1, 1])
+
+
+def test_toint_in_a_jit_function_moves_the_pointer_passed_to_a_kernel():
+    x = np.arange(16, dtype=np.float32).reshape(8, 2)
+    o = np.zeros((4, 2), np.float32)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        _host_offset(from_dlpack(x, assumed_align=16), from_dlpack(o, assumed_align=16))
+    assert out.getvalue().splitlines()[0] == "jit toint ?"
+    assert o[:, 1].tolist() == (2 * x[2:6, 1]).tolist()
