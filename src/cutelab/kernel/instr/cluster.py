@@ -853,20 +853,6 @@ class MaskShiftOp(Op):
         r.emit(f"{r.reg(self.dst)}[0] = ({self.pattern}u << (unsigned)({s}));")
 
 
-def _mode_offset(shape: Any, stride: Any, x: Any) -> Any:
-    """The offset of 1-D coordinate x (an int or an index expression) in a (nested) mode."""
-    from ... import int_tuple as it
-
-    fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
-    off: Any = 0
-    for j, (s, d) in enumerate(zip(fs, fd)):
-        last = j == len(fs) - 1
-        off = off + (x if last else x % s) * d
-        if not last:
-            x = x // s
-    return off
-
-
 def make_layout_image_mask(lay: Any, coord: Any, mode: int, *, loc: Any = None, ip: Any = None) -> Any:
     """``cute.make_layout_image_mask``: a 16-bit mask with bit ``lay(c)`` set for every coordinate c
     that equals ``coord`` except in ``mode``, which takes all its values (the CTA ranks of a
@@ -892,14 +878,14 @@ def make_layout_image_mask(lay: Any, coord: Any, mode: int, *, loc: Any = None, 
                          f"{cosize(lay)} > 16)")
     pattern = 0
     for i in range(it.product(shp[mode])):
-        pattern |= 1 << int(_mode_offset(shp[mode], std[mode], i))
+        pattern |= 1 << int(it.crd2idx(i, shp[mode], std[mode]))
     offset: Any = 0
     for j, (c, s, d) in enumerate(zip(crd, shp, std)):
         if j == mode:
             continue
         if isinstance(c, TraceValue):
             c = c.as_index()
-        offset = offset + _mode_offset(s, d, c)
+        offset = offset + it.crd2idx(c, s, d)
     if isinstance(offset, (int, np.integer)):
         return pattern << int(offset)
     t = current("cute.make_layout_image_mask")

@@ -391,18 +391,6 @@ def _offsets(layout: Layout, idx: np.ndarray) -> np.ndarray:
     return allv[idx]
 
 
-def _eval_mode(shape: Any, stride: Any, x: Any) -> Any:
-    """The offset of 1-D coordinate x (an int or an index expression) in a (nested) mode."""
-    fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
-    off: Any = 0
-    for j, (s, d) in enumerate(zip(fs, fd)):
-        last = j == len(fs) - 1
-        off = off + (x if last else x % s) * d
-        if not last:
-            x = x // s
-    return off
-
-
 def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, gmem_tensor: Any, *,
                   loc: Any = None, ip: Any = None) -> Tuple[Any, Any]:
     """(smem, gmem) views for TMA copies: mode 0 of each is one tile (grouped with cute.group_modes),
@@ -462,7 +450,7 @@ def _slice_tensor(t: Any, atom: TmaCopyAtom, origin: list, where: str) -> Any:
         raise LayoutError(f"{where}: mode 0 of {lay} has {len(ms)} mode(s), not the tile's {len(atom.tile)}")
     off: Any = 0
     for o, s, d in zip(origin, ms, md):
-        off = off + _eval_mode(s, d, o)
+        off = off + it.crd2idx(o, s, d)
     new = make_layout((sub.shape,) + tuple(shp[1:]), stride=(sub.stride,) + tuple(std[1:]))
     return t._new(new, t.offset + off)
 
