@@ -28,40 +28,41 @@ def user_line(depth: int = 1) -> str:
     return ""
 
 
-class NotEmulatedError(NotImplementedError):
+class _Refused(NotImplementedError):
+    """What cutelab refuses, by name, with the caller's line and the reason: "NAME is not STATE
+    by cutelab (WHERE): WHY"."""
+
+    state = "provided"
+
+    def __init__(self, name: str, why: str = "", where: str | None = None):
+        self.name = name
+        where = user_line(2) if where is None else where
+        msg = f"{name} is not {self.state} by cutelab"
+        if where:
+            msg += f" ({where})"
+        if why:
+            msg += f": {why}"
+        super().__init__(msg)
+
+
+class NotEmulatedError(_Refused):
     """A CUDA call, module or DSL name that cutelab's compatibility layer does not provide.
 
     >>> str(NotEmulatedError("torch.cuda.mem_get_info", where="prog.py:3"))[:60]
     'torch.cuda.mem_get_info is not emulated by cutelab (prog.py:'
     """
 
-    def __init__(self, name: str, why: str = "", where: str | None = None):
-        self.name = name
-        where = user_line(2) if where is None else where
-        msg = f"{name} is not emulated by cutelab"
-        if where:
-            msg += f" ({where})"
-        if why:
-            msg += f": {why}"
-        super().__init__(msg)
+    state = "emulated"
 
 
-class NotSupportedError(NotImplementedError):
+class NotSupportedError(_Refused):
     """A call that cutelab refuses on a real GPU too (NVLink multicast), naming the caller's line.
 
     >>> str(NotSupportedError("nvshmem.core.get_multicast_tensor", "no multicast", where="prog.py:3"))
     'nvshmem.core.get_multicast_tensor is not supported by cutelab (prog.py:3): no multicast'
     """
 
-    def __init__(self, name: str, why: str = "", where: str | None = None):
-        self.name = name
-        where = user_line(2) if where is None else where
-        msg = f"{name} is not supported by cutelab"
-        if where:
-            msg += f" ({where})"
-        if why:
-            msg += f": {why}"
-        super().__init__(msg)
+    state = "supported"
 
 
 def refuse(name: str, why: str = ""):
