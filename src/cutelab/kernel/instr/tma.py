@@ -36,7 +36,7 @@ from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import SmemEngine, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "name_tensor_map", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
@@ -115,12 +115,11 @@ class TmaLoadOp(Op):
         return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), True, self),
                 Access(self.bar_shared, self.bar_base, (0,), False, self)]
 
-    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+    def global_box(self, b: Any, act: Any, data: Any) -> Tuple[Any, Any]:
+        """(offsets, valid): per active thread (act) and box element, innermost fastest, the element's
+        offset in the global tensor data and whether it lies inside the tensor (TMA's out-of-bounds
+        elements are filled on loads and dropped on stores)."""
         d = self.desc
-        data = buffers[self.param.index]
-        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
-        if act.size == 0:
-            return
         box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]  # (rank, box elems), innermost fastest
         valid = np.ones((act.size, box.shape[1]), dtype=bool)
         goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
@@ -131,6 +130,15 @@ class TmaLoadOp(Op):
             goff += g * (d.strides[k] // d.dtype.bytes)
         if self.param.length:
             valid &= (goff >= 0) & (goff < len(data))
+        return goff, valid
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        d = self.desc
+        data = buffers[self.param.index]
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        goff, valid = self.global_box(b, act, data)
         vals = np.where(valid, data[np.where(valid, goff, 0)], np.zeros((), dtype=data.dtype))
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
         phys = d.placement() // d.dtype.bytes
@@ -280,12 +288,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
             from .tcgen05_2cta import pair_load
 
             op = pair_load(op, what)
-        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-        key = (g.param.index, d)
-        if key not in names:
-            k = sum(1 for (i, _) in names if i == g.param.index)
-            names[key] = op.tmap_name + (f"_{k}" if k else "")
-        op.tmap_name = names[key]
+        name_tensor_map(t, op, g.param.index, d)
         ops.append(op)
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
         for op in ops:
@@ -371,3 +374,14 @@ class TensorMapArgs:
                 self.mem[128 * k: 128 * (k + 1)] = np.frombuffer(tensor_map(desc, held[1]), np.uint8)
                 self._held[k] = held
             params.ptrs[first + k] = self._base + 128 * k
+
+
+def name_tensor_map(t: Any, op: Any, index: int, desc: Any) -> None:
+    """Give op (a TMA load or store) the kernel parameter name of its tensor map: one per (tensor
+    argument, descriptor) in the trace t, numbered after the first for a tensor with several."""
+    names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
+    key = (index, desc)
+    if key not in names:
+        k = sum(1 for (i, _) in names if i == index)
+        names[key] = op.tmap_name + (f"_{k}" if k else "")
+    op.tmap_name = names[key]

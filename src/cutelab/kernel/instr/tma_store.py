@@ -24,7 +24,7 @@ from ...layout import Layout, evaluate_all
 from ..ir.nodes import Access, Op
 from ..ir.symbolic import is_sym
 from ..frontend.trace import _static_offsets, current
-from .tma import TmaLoadOp, _tile_coords, smem_byte_swizzle, split_base
+from .tma import TmaLoadOp, _tile_coords, name_tensor_map, smem_byte_swizzle, split_base
 
 __all__ = ["TmaStoreOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
 
@@ -52,16 +52,7 @@ class TmaStoreOp(TmaLoadOp):
         act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
         if act.size == 0:
             return
-        box = np.indices(d.box[::-1]).reshape(d.rank, -1)[::-1]  # (rank, box elems), innermost fastest
-        valid = np.ones((act.size, box.shape[1]), dtype=bool)
-        goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
-        for k in range(d.rank):
-            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
-            g = c[:, None] + box[k][None, :]
-            valid &= (g >= 0) & (g < d.dims[k])
-            goff += g * (d.strides[k] // d.dtype.bytes)
-        if self.param.length:
-            valid &= (goff >= 0) & (goff < len(data))
+        goff, valid = self.global_box(b, act, data)
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
         src = sb[:, None] + (d.placement() // d.dtype.bytes)[None, :]
         if src.size and (src.min() < 0 or src.max() >= self.shared.length):
@@ -198,12 +189,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
         bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
         op = TmaStoreOp(d, g.param, bc, s.param, sbase + start if start else sbase, s.param, 0, t.where())
-        names = t.__dict__.setdefault("tensor_maps", {})  # (tensor, descriptor) -> parameter name
-        key = (g.param.index, d)
-        if key not in names:
-            k = sum(1 for (i, _) in names if i == g.param.index)
-            names[key] = op.tmap_name + (f"_{k}" if k else "")
-        op.tmap_name = names[key]
+        name_tensor_map(t, op, g.param.index, d)
         ops.append(op)
     with elect_one():
         for op in ops:
