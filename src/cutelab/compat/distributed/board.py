@@ -68,22 +68,37 @@ class Board:
         self.nums[self.rank, 3] = os.getpid()
 
     def set(self, state: int, what: str = "") -> None:
+        """Write this rank's row. The epoch is a sequence lock: odd while the row is being written,
+        so that a reader on another rank never takes a half-written row (a new state with the
+        old text, or a cleared text) for a whole one."""
         r = self.rank
         b = what.encode()[: _TEXT - 1]
+        self.nums[r, 1] += 1  # odd: being written
         self.text[r, :] = 0
         self.text[r, : len(b)] = np.frombuffer(b, dtype=np.uint8)
         self.nums[r, 2] = time.monotonic_ns()
         self.nums[r, 0] = state
-        self.nums[r, 1] += 1
+        self.nums[r, 1] += 1  # even: whole
+
+    def _row(self, r: int) -> tuple:
+        """(state, epoch, start ns, text) of rank r, read whole (see set)."""
+        for _ in range(10000):
+            e = int(self.nums[r, 1])
+            if e % 2 == 0:
+                row = (int(self.nums[r, 0]), e, int(self.nums[r, 2]), bytes(self.text[r]))
+                if int(self.nums[r, 1]) == e:
+                    return row
+            time.sleep(0.0001)
+        return (int(self.nums[r, 0]), int(self.nums[r, 1]), int(self.nums[r, 2]), bytes(self.text[r]))
 
     def snapshot(self) -> List[tuple]:
-        return [(int(self.nums[r, 0]), int(self.nums[r, 1])) for r in range(self.world)]
+        return [self._row(r)[:2] for r in range(self.world)]
 
     def describe(self, r: int) -> str:
-        st = int(self.nums[r, 0])
-        what = bytes(self.text[r]).split(b"\0", 1)[0].decode(errors="replace")
+        st, _, start, text = self._row(r)
+        what = text.split(b"\0", 1)[0].decode(errors="replace")
         if st in (WAITING, COLLECTIVE):
-            secs = (time.monotonic_ns() - int(self.nums[r, 2])) / 1e9
+            secs = (time.monotonic_ns() - start) / 1e9
             return f"rank {r}: {'waiting' if st == WAITING else 'in a collective'} for {secs:.1f} s: {what}"
         return f"rank {r}: {_NAMES.get(st, st)}"
 
