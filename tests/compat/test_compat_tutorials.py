@@ -119,3 +119,20 @@ def test_pointer_forwards_the_jit_argument_protocols():
     assert p.value_type is Float16 and p.dtype is Float16
     vals = p.__extract_mlir_values__()
     assert p.__new_from_mlir_values__(vals) is p
+
+
+def test_export_to_c_is_refused_by_name():
+    """dsl_tutorials/export/export_to_c.py: an ahead-of-time export is a clear error, not an AttributeError."""
+    import cutelab as cute
+    from cutelab.errors import CompileError
+    from cutelab.fake import make_fake_compact_tensor
+    from cutelab.runtime import from_dlpack
+
+    @cute.jit
+    def show(t: cute.Tensor):
+        cute.print_tensor(t)
+
+    for arg in (from_dlpack(np.zeros(4, np.float32)), make_fake_compact_tensor(cute.Float32, (4,))):
+        cf = cute.compile(show, arg)
+        with pytest.raises(CompileError, match=r"show\.export_to_c: cutelab has no ahead-of-time export"):
+            cf.export_to_c(file_path="x", file_name="y", function_prefix="z")

@@ -29,6 +29,11 @@ class FakeCompiled:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
         return f"<cute.compile({self.name}) for {fakes}>"
 
+    def export_to_c(self, *args: Any, **kwargs: Any) -> None:
+        from .compiled import no_export
+
+        no_export(self.name)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from .api import _compile
 
