@@ -170,6 +170,15 @@ class Event:
     def record(self, stream: Any = None) -> None:
         self.t = time.perf_counter()
 
+    @property
+    def cuda_event(self) -> int:
+        """The event's handle: 0 until its first record (torch creates the CUDA event lazily), then its own."""
+        if self.t is None:
+            return 0
+        if getattr(self, "_handle", None) is None:
+            self._handle = next(_HANDLES)
+        return self._handle
+
     def wait(self, stream: Any = None) -> None:
         pass
 

@@ -144,6 +144,12 @@ class KernelCall:
         # stream order, so griddepcontrol waits are met) and cooperative launch (no grid-wide sync in cutelab)
         kw.pop("use_pdl", None)
         kw.pop("cooperative", None)
+        # CUDA events a launch attribute records (launch completion, programmatic dependent launch's event):
+        # on the CPU a launch has finished every block before the host goes on, so they have fired
+        events = {n: kw.pop(n) for n in ("launch_completion_event", "programmatic_event") if n in kw}
+        for n in ("launch_completion_event_flags", "programmatic_event_flags",
+                  "programmatic_event_trigger_at_block_start"):
+            kw.pop(n, None)
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
         if smem is None:
@@ -157,6 +163,11 @@ class KernelCall:
 
         cluster3 = cluster_shape(k.name, cluster, grid3, user_location())  # launch/cluster.py
         plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3)
+        given = [n for n, e in events.items() if e is not None]
+        if given and plan.mode == "gpu":
+            raise LaunchError(f"{k.name}.launch({given[0]}=...) at {user_location()}: cutelab does not set the "
+                              f"launch's event attributes on the GPU yet (without a GPU the launch has completed "
+                              f"when it returns, so the event has fired)")
         used = sum(sh.bytes for sh in plan.ir.shared)
         rec = getattr(_local, "recorder", None)
         if smem and used > smem:
