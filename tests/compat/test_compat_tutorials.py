@@ -7,6 +7,10 @@ The files in tests/compat/programs/tutorials are CUTLASS's, byte for byte, as of
   cute.arch.vote_{ballot,any,all,uni}_sync, each checked against the other;
 - torch_fake_tensor.py: cute.compile of a tensor of torch's FakeTensorMode, then a call with real data;
 - dynamic_smem_size.py: kernels launched with dynamic shared memory, cutlass.cuda.stream_sync;
+- call_bypass_dlpack.py, call_from_jit.py, tvm_ffi/ampere_gemm_with_fake_tensor.py: CUTLASS's Ampere
+  TensorOpGemm (programs/cute/ampere/kernel/dense_gemm/tensorop_gemm.py, where their sys.path lines
+  find it) on raw pointers, a user JitArgument type, and fake tensors with sym_ints, each checked
+  against torch at atol=rtol=1e-5;
 - launch_completion_and_programmatic_events.py: launches with launch_completion_event /
   programmatic_event (runtime cudaEvent_t and driver CUevent wrapping torch's events), and in a CUDA
   graph. Without a GPU a launch has completed when it returns, so the events have fired; on a GPU
@@ -14,11 +18,13 @@ The files in tests/compat/programs/tutorials are CUTLASS's, byte for byte, as of
 """
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from compat_helpers import ok, run
+from compat_helpers import SRC, ok, run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TUTORIALS = os.path.join(HERE, "programs", "tutorials")
@@ -35,6 +41,50 @@ def test_tutorial_runs_unchanged(tmp_path, name, args, expect):
     assert "cutelab" not in open(os.path.join(TUTORIALS, name)).read()  # CUTLASS's file, not a port
     out = ok(run(tmp_path, open(os.path.join(TUTORIALS, name)).read(), *args, timeout=600))
     assert re.search(expect, out), out[-3000:]
+
+
+@pytest.mark.parametrize("rel,expect", [
+    ("tutorials/call_bypass_dlpack.py", r"First few elements of result"),
+    ("tutorials/call_from_jit.py", r"First few elements of result"),
+    ("tutorials/tvm_ffi/ampere_gemm_with_fake_tensor.py",
+     r"(Verification successful!(.|\n)*){2}"
+     r"\[Runtime Error\]: bmm: argument 1 .*shape\[1\] = 512, but the same sym_int is 256 in argument 0's shape\[2\]"
+     r"(.|\n)*shape\[2\] = 257 is not a multiple of 16(.|\n)*shape\[0\] is 4, the fake's is 2"),
+])
+def test_tensorop_gemm_tutorials_pass_their_tight_checks(rel, expect):
+    """CUTLASS's tutorials that call its Ampere TensorOpGemm (programs/cute/ampere/..., CUTLASS's file, found
+    by the programs' own sys.path line) and check the fp16 result against torch at atol=rtol=1e-5: the
+    emulated device's torch GEMM rounds as a tensor-core GEMM does, as cuBLAS's does on the GPU."""
+    path = os.path.join(HERE, "programs", rel)
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    env.pop("CUTE_DSL_ARCH", None)
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", path], cwd=os.path.dirname(path), env=env,
+                       capture_output=True, text=True, timeout=900)
+    out = ok(p)
+    assert re.search(expect, out), out[-3000:]
+
+
+def test_emulated_half_gemm_rounds_as_the_interpreters_mma():
+    """torch's fp16/bf16 matmul / bmm / @ / einsum on emulated-"cuda" tensors: float32 accumulation over
+    16-wide K steps, each exact dot added with one rounding; equal to a kernel's mma.sync result."""
+    torch = pytest.importorskip("torch")
+    from cutelab.compat.torch_cuda import _einsum_contraction, _tensor_core_einsum, _tensor_core_matmul
+
+    g = torch.Generator().manual_seed(0)
+    for dt in (torch.float16, torch.bfloat16):
+        a = torch.randn(3, 40, 37, generator=g).to(dt)  # K = 37: a partial last step
+        b = torch.randn(3, 37, 24, generator=g).to(dt)
+        want = np.zeros((3, 40, 24), np.float32)
+        a64, b64 = a.double().numpy(), b.double().numpy()
+        for k0 in range(0, 37, 16):
+            want = (want.astype(np.float64) + a64[..., k0:k0 + 16] @ b64[..., k0:k0 + 16, :]).astype(np.float32)
+        got = _tensor_core_matmul(a, b)
+        assert got.dtype == dt and torch.equal(got, torch.from_numpy(want).to(dt))
+        ein = _einsum_contraction(("lmk,lkn->lmn", a, b))
+        assert ein is not None and torch.equal(_tensor_core_einsum(*ein), got)
+        assert torch.equal(_tensor_core_einsum(*_einsum_contraction(("lnk,lmk->mnl", b.transpose(1, 2), a))),
+                           got.permute(1, 2, 0))
+    assert _einsum_contraction(("ij,jk,kl->il", a, b, b)) is None  # not one GEMM: torch's own einsum
 
 
 def test_vote_sync_over_members_of_each_warp():
