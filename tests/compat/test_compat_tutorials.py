@@ -194,3 +194,42 @@ def test_export_to_c_is_refused_by_name():
         cf = cute.compile(show, arg)
         with pytest.raises(CompileError, match=r"show\.export_to_c: cutelab has no ahead-of-time export"):
             cf.export_to_c(file_path="x", file_name="y", function_prefix="z")
+
+
+def test_tune_skips_configurations_that_fail_and_names_them_when_none_runs():
+    from cutelab.compat.dsl_testing import CantImplementError, autotune_jit, tune
+    from cutelab.testing import JitArguments
+
+    ran = []
+
+    def build(x, bits=1):
+        if bits == 3:
+            raise CantImplementError("bits=3 does not fit")
+        return lambda: ran.append((x, bits))
+
+    best = tune(build, params_dict={"bits": [3, 1, 2]}, kernel_arguments=JitArguments(7), warmup_iterations=0,
+                iterations=1)
+    assert best in ({"bits": 1}, {"bits": 2}) and {b for _, b in ran} == {1, 2} and {x for x, _ in ran} == {7}
+    with pytest.raises(ValueError, match=r"no configuration ran; \{'bits': 3\}: CantImplementError: bits=3"):
+        tune(build, params_dict={"bits": [3]}, kernel_arguments=JitArguments(7))
+
+    seen = []
+
+    @autotune_jit(params_dict={"b": [1, 2]}, update_on_change=["m"], warmup_iterations=0, iterations=1)
+    def f(m, b=0):
+        seen.append((m, b))
+
+    f(4)  # tunes: both values of b run
+    first = len(seen)
+    assert {b for _, b in seen} == {1, 2}
+    f(4)  # the same m: the kept best, one call
+    assert len(seen) == first + 1
+    f(5)  # m, given positionally, changed: tuned again (both values of b with m=5)
+    assert {b for m, b in seen if m == 5} == {1, 2}
+
+
+def test_autotune_tutorial_runs_unchanged(tmp_path):
+    """ampere/tutorial/elementwise_add_autotune.py: cutlass.testing.tune and autotune_jit at a small size."""
+    out = ok(run(tmp_path, open(os.path.join(TUTORIALS, "elementwise_add_autotune.py")).read(), "--M", "128", "--N",
+                 "128", "--iterations", "1", "--warmup_iterations", "0", timeout=900))
+    assert out.count("Results verified successfully!") == 2 and out.rstrip().endswith("PASS"), out[-3000:]
