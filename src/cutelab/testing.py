@@ -5,8 +5,9 @@ assert_).
 cycling through the workspaces, between two CUDA events recorded on ``stream`` (the GPU time from
 the first call's work to the last one's: a call whose host side is slower than its kernel shows
 its host time); with ``use_cuda_graphs=True`` the calls are captured into a CUDA graph and the
-graph's replay is timed. The loop does nothing per iteration but the call. Without a GPU (the CPU
-interpreter, or cutelab's fake driver) the same loop is timed with ``time.perf_counter``.
+graph's replay is timed. The loop does nothing per iteration but the call. Without a GPU the same
+loop is timed with ``time.perf_counter``; when the call runs kernels on the CPU interpreter, it runs
+once instead (CPU timings of GPU code say nothing about the GPU), and a note on stderr says so.
 
 >>> JitArguments(1, 2, k=3)
 JitArguments(args=(1, 2), kwargs={'k': 3})
@@ -79,6 +80,17 @@ def _stream_handle(stream: Any) -> int:
     return handle(stream)
 
 
+_SAID: set = set()
+
+
+def _say_once(msg: str) -> None:
+    import sys
+
+    if msg not in _SAID:
+        _SAID.add(msg)
+        print(msg, file=sys.stderr)
+
+
 def benchmark(callable: Callable, *, warmup_iterations: int = 10, iterations: int = 100,
               stream: Any = None, kernel_arguments: Optional[JitArguments] = None,
               workspace_generator: Optional[Callable[[], JitArguments]] = None, workspace_count: int = 1,
@@ -137,10 +149,25 @@ def benchmark(callable: Callable, *, warmup_iterations: int = 10, iterations: in
     warm, timed = order(warmup_iterations, 0), order(iterations, warmup_iterations)
     d = _gpu_driver()
     if d is None:  # the CPU interpreter, or the fake driver: the host clock
-        loop(warm)
-        _host_sync(spaces[0].args)
+        from .kernel.launch import plan as _plan
+
+        # the first call (of the warm-up, else of the timed loop) shows whether kernels run on the interpreter
+        before = _plan.cpu_launches
         t0 = time.perf_counter()
-        loop(timed)
+        loop((warm or timed)[:1])
+        t1 = time.perf_counter()
+        if _plan.cpu_launches != before:  # GPU kernels on the CPU interpreter: that one call is the measure
+            _say_once("cute.testing.benchmark: no GPU, so the kernels ran on cutelab's CPU interpreter; the call "
+                      f"ran once instead of {warmup_iterations} warm-up and {iterations} timed iterations, and "
+                      "its time is the interpreter's, which says nothing about the GPU's")
+            return (t1 - t0) * 1e6
+        if warm:
+            loop(warm[1:])
+            _host_sync(spaces[0].args)
+            t0 = time.perf_counter()
+            loop(timed)
+        else:
+            loop(timed[1:])
         _host_sync(spaces[0].args)
         return (time.perf_counter() - t0) / iterations * 1e6
 

@@ -741,6 +741,29 @@ def test_benchmark_cycles_workspaces_and_checks_its_arguments():
         testing.benchmark(print, workspace_generator=lambda: (1, 2))
 
 
+def test_benchmark_of_interpreted_kernels_runs_the_call_once(capsys):
+    """Without a GPU, a call that runs kernels on the CPU interpreter is run once, and stderr says why."""
+    import cutelab as cute
+    from cutelab import testing
+    from cutelab.runtime import from_dlpack
+
+    @cute.kernel
+    def bump(A: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        A[t] = A[t] + 1
+
+    @cute.jit
+    def f(A: cute.Tensor):
+        bump(A).launch(grid=1, block=4)
+
+    A = np.zeros(4, np.float32)
+    cf = cute.compile(f, from_dlpack(A))
+    us = testing.benchmark(cf, kernel_arguments=testing.JitArguments(from_dlpack(A)), warmup_iterations=5,
+                           iterations=100)
+    assert us > 0 and A.tolist() == [1, 1, 1, 1]
+    assert "ran once instead of 5 warm-up and 100 timed iterations" in capsys.readouterr().err
+
+
 class _EventDriver:
     """fakegpu's driver with what cute.testing.benchmark uses on a GPU: events, stream capture,
     graphs, scratch memory; launches on a capturing stream become graph nodes."""

@@ -168,6 +168,8 @@ class _Plan:
         else:
             from ..cpu.interpreter import interpret
 
+            global cpu_launches
+            cpu_launches += 1
             buffers = {}
             for i, st in enumerate(storages):
                 if st.data is None:
@@ -175,6 +177,10 @@ class _Plan:
                 buffers[i] = st.data
             interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)},
                       scalars={p.index: v for p, v in zip(self.sparams, scalars)})
+
+
+#: kernels run on the CPU interpreter so far in this process (cute.testing.benchmark reads it)
+cpu_launches = 0
 
 
 def _check_no_alias(plan: _Plan, addresses: Sequence[int]) -> None:
