@@ -47,11 +47,11 @@ def autotune_jit(params_dict: Dict[str, Any] = None, update_on_change: Any = Non
                 choices = [dict(zip(names, vals)) for vals in itertools.product(*(params_dict[n] for n in names))]
                 timed = []
                 for c in choices:
-                    t = benchmark(lambda: fn(*args, **kwargs, **c), kernel_arguments=JitArguments(),
+                    t = benchmark(lambda: _call_with(fn, args, kwargs, c), kernel_arguments=JitArguments(),
                                   warmup_iterations=min(1, warmup_iterations), iterations=max(1, min(3, iterations)))
                     timed.append((t, c))
                 best[key] = min(timed, key=lambda tc: tc[0])[1] if timed else {}
-            return fn(*args, **kwargs, **best[key])
+            return _call_with(fn, args, kwargs, best[key])
 
         return wrapper
 
@@ -66,6 +66,21 @@ def _bound(fn: Callable, args: Any, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         return dict(inspect.signature(getattr(fn, "fn", fn)).bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError):
         return dict(kwargs)
+
+
+def _call_with(fn: Callable, args: Any, kwargs: Dict[str, Any], config: Dict[str, Any]) -> Any:
+    """fn called with the call's arguments, the tuned parameters' values replaced by config's (whether the call
+    gave them by position or by name)."""
+    import inspect
+
+    try:
+        sig = inspect.signature(getattr(fn, "fn", fn))
+        b = sig.bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return fn(*args, **{**kwargs, **config})
+    named = {k: v for k, v in config.items() if k in sig.parameters}
+    b.arguments.update(named)
+    return fn(*b.args, **b.kwargs, **{k: v for k, v in config.items() if k not in named})
 
 
 def tune(func: Callable[..., Callable[[], Any]], params_dict: Dict[str, Any] = None, kernel_arguments: Any = None,
