@@ -1,14 +1,19 @@
 """``cutelab run PROGRAM.py [ARGS...]`` and ``cutelab run -m MODULE [ARGS...]``: the program or
-module runs as ``python`` would run it, with :func:`cutelab.compat.install` in effect first."""
+module runs as ``python`` would run it, with :func:`cutelab.compat.install` in effect first.
+
+``cutelab run NOTEBOOK.ipynb`` runs a Jupyter notebook's code cells in order, in one namespace, as
+"Run All" would: a cell whose last statement is an expression prints its value (as the notebook shows
+it), tracebacks name the cell (``NOTEBOOK.ipynb[cell 3]``), and IPython's magic and shell lines
+(``%...``, ``!...``), which only IPython runs, are skipped with a note on stderr."""
 
 from __future__ import annotations
 
 import os
 import runpy
 import sys
-from typing import Sequence
+from typing import List, Sequence
 
-USAGE = "usage: cutelab run PROGRAM.py [ARGS...]  |  cutelab run -m MODULE [ARGS...]"
+USAGE = "usage: cutelab run PROGRAM.py [ARGS...]  |  cutelab run NOTEBOOK.ipynb  |  cutelab run -m MODULE [ARGS...]"
 
 
 def main(argv: Sequence[str]) -> int:
@@ -37,5 +42,56 @@ def main(argv: Sequence[str]) -> int:
     install()
     sys.argv = [path] + rest
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # as python PROGRAM.py does
+    if path.endswith(".ipynb"):
+        run_notebook(path)
+        return 0
     runpy.run_path(path, run_name="__main__")
     return 0
+
+
+def notebook_cells(path: str) -> List[str]:
+    """The source of each code cell of a notebook, IPython's magic and shell lines replaced by blank
+    lines (named on stderr)."""
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        nb = json.load(f)
+    cells = []
+    for c in nb.get("cells", []):
+        if c.get("cell_type") != "code":
+            continue
+        src = c.get("source", "")
+        lines = ("".join(src) if isinstance(src, list) else src).splitlines()
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith(("%", "!")):
+                print(f"cutelab run: {path}[cell {len(cells) + 1}] line {i + 1}: skipped IPython's {line.strip()!r}",
+                      file=sys.stderr)
+                lines[i] = ""
+        cells.append("\n".join(lines) + "\n")
+    return cells
+
+
+def run_notebook(path: str) -> None:
+    """Run a notebook's code cells in order in one __main__ namespace (see the module docstring)."""
+    import ast
+    import linecache
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__file__ = os.path.abspath(path)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = main
+    try:
+        for n, src in enumerate(notebook_cells(path), 1):
+            name = f"{path}[cell {n}]"
+            linecache.cache[name] = (len(src), None, src.splitlines(True), name)  # inspect.getsource reads it
+            tree = ast.parse(src, name)
+            last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+            exec(compile(tree, name, "exec"), main.__dict__)
+            if last is not None:
+                value = eval(compile(ast.Expression(last.value), name, "eval"), main.__dict__)
+                if value is not None:
+                    print(repr(value))
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
