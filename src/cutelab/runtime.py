@@ -111,7 +111,10 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
         arr = flat.view(torch.int16).numpy().view(np.uint16)
     else:
         arr = flat.numpy()
-    return Tensor(NumpyEngine(arr, dtype, "generic", align=align, owner=t, address=address), layout, 0)
+    # a tensor torch reports as CUDA while its memory is the host's (cutelab's emulated CUDA device):
+    # device memory to the program, as from_dlpack of a CUDA tensor is
+    space = "gmem" if t.is_cuda else "generic"
+    return Tensor(NumpyEngine(arr, dtype, space, align=align, owner=t, address=address), layout, 0)
 
 
 def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:

@@ -423,6 +423,18 @@ def _internal(frame: Any) -> bool:
     f = frame.f_code.co_filename
     return f.startswith(_HERE) or _TORCH in f
 
+def _with_device(r: str, dev: str) -> str:
+    """torch's repr of a CPU tensor with the device suffix torch prints for a CUDA one (its first suffix)."""
+    import re
+
+    if not (r.startswith("tensor(") and r.endswith(")")):
+        return r
+    body = r[len("tensor("):-1]
+    m = re.compile(r",\s*(size|nnz|dtype|layout|grad_fn|requires_grad|tangent)=").search(body, body.rfind("]") + 1)
+    at = m.start() if m else len(body)
+    return f"tensor({body[:at]}, device='{dev}'{body[at:]})"
+
+
 def _tensor_core_matmul(a: Any, b: Any) -> Any:
     """a @ b of float16/bfloat16 tensors (torch.matmul's broadcasting, both at least 2-D) as a
     tensor-core GEMM rounds it: float32 accumulation over 16-wide steps of K, each step's dot product
@@ -483,6 +495,7 @@ def _mode_class() -> Any:
 
     Tensor = torch.Tensor
     to_cpu = {Tensor.cpu}
+    tensor_repr = Tensor.__repr__
     matmuls = {torch.matmul, torch.mm, torch.bmm, Tensor.matmul, Tensor.mm, Tensor.bmm, Tensor.__matmul__}
     halves = (torch.float16, torch.bfloat16)
 
@@ -532,6 +545,8 @@ def _mode_class() -> Any:
                 return func(*args, **kwargs)
             if func is get_device and args and on_cuda(args[0]) and not _internal(sys._getframe(1)):
                 return current_device()
+            if func is tensor_repr and args and on_cuda(args[0]):  # as torch prints a CUDA tensor
+                return _with_device(func(*args, **kwargs), f"cuda:{current_device()}")
             to_cuda = False
             if "device" in kwargs and _is_cuda_device(kwargs["device"]):
                 _check_index(kwargs["device"], f"torch.{name}")
