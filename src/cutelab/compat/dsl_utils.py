@@ -1,6 +1,7 @@
 """``cutlass.utils`` names beyond cutelab.utils: ``HardwareInfo``, ``FastDivmodDivisor``, the static
 persistent tile scheduler (``PersistentTileSchedulerParams``, ``StaticPersistentTileScheduler``,
-``WorkTileInfo``); the names that cannot work yet raise NotEmulatedError when used.
+``WorkTileInfo``), the CLC dynamic one (dsl_clc.py); the names that cannot work yet raise
+NotEmulatedError when used.
 
 >>> p = PersistentTileSchedulerParams((4, 3, 2), (1, 1, 1))
 >>> StaticPersistentTileScheduler.get_grid_shape(p, max_active_clusters=10)
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict
 
+from . import dsl_clc as _clc
 from .where import refuse
 
 
@@ -153,7 +155,9 @@ EXTRAS: Dict[str, Any] = {
     "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
+    "ClcDynamicPersistentTileScheduler": _clc.ClcDynamicPersistentTileScheduler,
+    "ClcDynamicPersistentTileSchedulerParams": _clc.ClcDynamicPersistentTileSchedulerParams,
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
-        "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams", "SmemPartition",
+        "SmemPartition",
         "TensorMapManager", "TensorMapUpdateMode", "create_initial_search_space")},
 }

@@ -374,3 +374,9 @@ __all__ += ["alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "retri
 from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
 
 __all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
+
+# --------------------------------------------------------------------------- SM100 cluster launch control (instr/clc.py)
+
+from ..instr.clc import clc_response, issue_clc_query  # noqa: E402
+
+__all__ += ["issue_clc_query", "clc_response"]

@@ -40,8 +40,8 @@ from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
 
-__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
-           "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
+           "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
@@ -153,6 +153,44 @@ class TmaCopyAtom:
     __repr__ = __str__
 
 
+@dataclass(frozen=True, eq=False)
+class TmaInfo:
+    """What ``make_tiled_tma_atom`` (and ``make_tiled_tma_atom_A``/``_B``) return, as CuTe DSL 4.8.1's
+    ``cpasync.TmaInfo``: the atom, the tensor to tile in the kernel and the smem layout the atom was
+    made for; it unpacks as ``atom, tensor``. A dataclass, so that a kernel argument of this type
+    passes its tensor as the launch's storage (kernel/launch/args.py walks dataclass fields)."""
+
+    _atom: Any
+    _tma_tensor: Any
+    _smem_layout: Any = None
+
+    @property
+    def atom(self) -> Any:
+        return self._atom
+
+    @property
+    def tma_tensor(self) -> Any:
+        return self._tma_tensor
+
+    @property
+    def smem_layout(self) -> Any:
+        return self._smem_layout
+
+    def __iter__(self) -> Any:
+        return iter((self._atom, self._tma_tensor))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> Any:
+        return (self._atom, self._tma_tensor)[i]
+
+
+def _rank(x: Any) -> int:
+    shp = getattr(x, "shape", x)
+    return len(shp) if isinstance(shp, tuple) else 1
+
+
 def _swizzle_of(smem_layout: Any, dtype: Any, where: str) -> Tuple[int, Layout]:
     """(CUtensorMapSwizzle, outer layout) of an smem layout: a Layout, or Swizzle<B,4,3> o 0 o layout
     with the swizzle on byte addresses (the SM90 layout atoms)."""
@@ -175,9 +213,12 @@ def _swizzle_of(smem_layout: Any, dtype: Any, where: str) -> Tuple[int, Layout]:
 
 
 def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: Any, num_multicast: int = 1, *,
-                        internal_type: Any = None, loc: Any = None, ip: Any = None) -> Tuple[TmaCopyAtom, Any]:
+                        internal_type: Any = None, loc: Any = None, ip: Any = None, _one_stage: bool = False) -> TmaInfo:
     """A TMA atom copying one ``cta_tiler`` tile of gmem_tensor into smem laid out by smem_layout,
-    and the tensor to tile in the kernel (here: gmem_tensor itself).
+    and the tensor to tile in the kernel (here: gmem_tensor itself), as a TmaInfo (which unpacks as
+    the pair). A staged smem layout (one mode more than cta_tiler, the stage last) is taken as its
+    first stage, as CuTe DSL does; ``_one_stage`` (for make_tiled_tma_atom_A/_B, whose MMA-partitioned
+    layouts have more modes than their tile) says smem_layout is one stage already.
 
     Postconditions: the box is the tile (cta_tiler padded with 1s to the tensor's rank); every
     element (i, j, ...) of the tile lands at smem_layout(i, j, ...) (after its swizzle, on bytes).
@@ -242,6 +283,11 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
         if box_t[i] > shape[i]:
             raise LayoutError(f"{where}: the tile ({box_t[i]}) is larger than the tensor ({shape[i]}) along mode {i}")
+    stored = smem_layout
+    if not _one_stage and _rank(smem_layout) == len(tiler) + 1:  # a staged layout (its last mode the stage): one stage's layout
+        from ...swizzle import select
+
+        smem_layout = select(smem_layout, mode=list(range(len(tiler))))
     sw, outer = _swizzle_of(smem_layout, dtype, where)
     inner_bytes = box_t[order[0]] * eb
     if inner_bytes % 16:
@@ -306,11 +352,12 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
              for j in range(nbox)]
     if num_multicast == 1:
-        return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor
+        return TmaInfo(TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor, stored)
     if nbox != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
                           f"boxes side by side) is not supported by cutelab")
-    return _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where), gmem_tensor
+    return TmaInfo(_multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where),
+                   gmem_tensor, stored)
 
 
 def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
