@@ -102,15 +102,17 @@ class TmaDescriptor:
     def data_type(self) -> int:
         return _TMA_DTYPE[self.dtype.name]
 
-    def placement(self) -> np.ndarray:
+    def placement(self, phase: int = 0) -> np.ndarray:
         """Byte offset in shared memory of each box element (box index, innermost fastest), as TMA
-        writes it: row-major box order, then the swizzle on bytes (16-byte units)."""
-        lin = np.arange(int(np.prod(self.box)), dtype=np.int64) * self.dtype.bytes
+        writes it: row-major box order, then the swizzle on bytes (16-byte units). The swizzle is
+        on the address: ``phase`` is the box start's byte offset in its swizzle pattern (a multiple
+        of 128; 0 for a box at a pattern boundary)."""
+        lin = np.arange(int(np.prod(self.box)), dtype=np.int64) * self.dtype.bytes + phase
         b = self.swizzle
         if b == 0:
-            return lin
+            return lin - phase
         y = (lin >> 7) & ((1 << b) - 1)  # Swizzle<b,4,3> on byte addresses
-        return lin ^ (y << 4)
+        return (lin ^ (y << 4)) - phase
 
     def cu_encode_args(self, address: int) -> dict:
         """The arguments of cuTensorMapEncodeTiled for a tensor at ``address`` (zero-filled out of
@@ -493,11 +495,20 @@ def _slice_tensor(t: Any, atom: TmaCopyAtom, origin: list, where: str) -> Any:
         mul *= e
     sub = composition(m0, make_layout(atom.box_tile, stride=tuple(strides)))
     ms, md = (shp[0], std[0]) if isinstance(shp[0], tuple) and len(shp[0]) == len(atom.tile) else ((shp[0],), (std[0],))
-    if len(ms) != len(atom.tile):
-        raise LayoutError(f"{where}: mode 0 of {lay} has {len(ms)} mode(s), not the tile's {len(atom.tile)}")
     off: Any = 0
-    for o, s, d in zip(origin, ms, md):
-        off = off + it.crd2idx(o, s, d)
+    if len(ms) == len(atom.tile):
+        for o, s, d in zip(origin, ms, md):
+            off = off + it.crd2idx(o, s, d)
+    elif it.product(shp[0]) == it.product(atom.tile):
+        # mode 0 in other modes than the tile's (an MMA partition, ((128,16),1,4) of a (128,64) tile, which
+        # make_tiled_tma_atom_A/B checked lists the tile column-major): the origin's column-major index
+        lin: Any = 0
+        for o, st in zip(origin, strides):
+            lin = lin + o * st
+        off = it.crd2idx(lin, shp[0], std[0])
+    else:
+        raise LayoutError(f"{where}: mode 0 of {lay} has {it.product(shp[0])} elements, not the tile's "
+                          f"{it.product(atom.tile)}")
     new = make_layout((sub.shape,) + tuple(shp[1:]), stride=(sub.stride,) + tuple(std[1:]))
     return t._new(new, t.offset + off)
 
