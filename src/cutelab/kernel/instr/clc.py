@@ -74,6 +74,14 @@ def _at(op: Any) -> str:
     return f" (at {loc})" if loc else (op.where or "")
 
 
+def _here(t: Any) -> str:
+    """" (at prog.py:12)": the user's line being traced (the innermost frame outside cutelab)."""
+    from ..frontend.trace import user_location
+
+    w = user_location() or getattr(t, "location", None)
+    return f" (at {w})" if w else ""
+
+
 def _response_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     """(shared array, element offset) of a CLC response pointer, checked: 16 bytes of 32- or 64-bit
     words at a 16-byte-aligned offset."""
@@ -83,18 +91,18 @@ def _response_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     sh, off = _smem_ref(ptr, what)
     if sh.dtype.kind not in ("int", "uint") or sh.dtype.width not in (32, 64):
         raise TraceError(f"kernel {t.name}: {what}: the CLC response is 16 bytes of 32- or 64-bit integer words (e.g. "
-                         f"a cute.struct MemRange[Int32, 4]); the pointer is to {sh.dtype}{t.where()}")
+                         f"a cute.struct MemRange[Int32, 4]); the pointer is to {sh.dtype}{_here(t)}")
     words = RESPONSE_BYTES // sh.dtype.bytes
     if sh.align < RESPONSE_BYTES:
         raise TraceError(f"kernel {t.name}: {what}: the CLC response must be 16-byte aligned; {sh.name} is aligned to "
-                         f"{sh.align} bytes (cute.struct.Align[..., 16]){t.where()}")
+                         f"{sh.align} bytes (cute.struct.Align[..., 16]){_here(t)}")
     d = sym_div(off) if is_sym(off) else int(off)
     if d % words:
         raise TraceError(f"kernel {t.name}: {what}: the CLC response must be 16-byte aligned; element offset {off} of "
-                         f"{sh.name} ({sh.dtype}) is not known to be a multiple of {words}{t.where()}")
+                         f"{sh.name} ({sh.dtype}) is not known to be a multiple of {words}{_here(t)}")
     if isinstance(off, int) and off + words > sh.length:
         raise TraceError(f"kernel {t.name}: {what}: the 16-byte CLC response at element {off} does not fit in "
-                         f"{sh.name} ({sh.length} elements){t.where()}")
+                         f"{sh.name} ({sh.length} elements){_here(t)}")
     return sh, off
 
 
@@ -229,10 +237,10 @@ def issue_clc_query(mbar_ptr: Any, clc_response_ptr: Any, multicast: bool = True
     what = "cute.arch.issue_clc_query"
     t = current(what)
     if not isinstance(multicast, bool):
-        raise TraceError(f"kernel {t.name}: {what}: multicast must be a static bool, got {multicast!r}{t.where()}")
+        raise TraceError(f"kernel {t.name}: {what}: multicast must be a static bool, got {multicast!r}{_here(t)}")
     sh, off = _response_ref(clc_response_ptr, what)
     bar, bar_off = mbar_ref(mbar_ptr, what)
-    t.emit(ClcQueryOp(sh, off, bar, bar_off, multicast, _rank_expr(t), t.where()))
+    t.emit(ClcQueryOp(sh, off, bar, bar_off, multicast, _rank_expr(t), _here(t)))
 
 
 def clc_response(result_addr: Any, *, loc: Any = None, ip: Any = None) -> Tuple[Any, Any, Any, Any]:
@@ -244,5 +252,5 @@ def clc_response(result_addr: Any, *, loc: Any = None, ip: Any = None) -> Tuple[
     t = current(what)
     sh, off = _response_ref(result_addr, what)
     dst = t.new_reg(Int32, 4)
-    t.emit(ClcResponseOp(sh, off, dst, t.where()))
+    t.emit(ClcResponseOp(sh, off, dst, _here(t)))
     return tuple(TraceValue([(dst, i)], (), Int32) for i in range(4))  # type: ignore[return-value]
