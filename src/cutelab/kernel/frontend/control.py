@@ -331,6 +331,16 @@ def _struct_leaves(v: Any) -> Optional[list]:
     return out if any(isinstance(x, TraceValue) for x in out) else None
 
 
+def _in_scope(t: Any, v: TraceValue) -> bool:
+    """Whether every register v reads is visible where the trace is now (not made inside a loop or
+    branch that has ended)."""
+    try:
+        t.check_refs(v.refs, "a value")
+    except TraceError:
+        return False
+    return True
+
+
 def _struct_rebuild(template: Any, vals: list) -> Any:
     """template (a dataclass value) with its leaves replaced by vals, in _struct_leaves' order."""
     import dataclasses
@@ -445,6 +455,12 @@ class _Carry:
         from ...numeric import FloatValue, Int32, IntValue
 
         regs: list = []
+        for x in leaves:
+            if isinstance(x, TraceValue) and not _in_scope(self.t, x):
+                # computed inside a loop or branch that has ended: no value here (the region may bind
+                # the variable anew; a read of the old value raises)
+                self.dead.add(n)
+                return
         for x in leaves:
             if _promotable(x):
                 x = _promoted(x)
@@ -814,7 +830,8 @@ class Branch:
         c = self.carry
         for n in c.names:  # tensor values first bound inside a branch get a register too
             v = now.get(n, UNDEF)
-            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs:
+            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs and _in_scope(self.t, v):
+                # (a value of a loop inside the branch that was local to that loop has no value here)
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 c.regs[n] = (r, v.shape)
             elif c.pre[n] is UNDEF and n not in c.regs and (_promotable(v) or isinstance(v, (IntValue, FloatValue))):
