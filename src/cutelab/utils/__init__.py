@@ -41,8 +41,8 @@ __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_la
 
 
 def __getattr__(name: str):
-    if name == "distributed":  # kernel machinery: imported when a program first uses it
+    if name in ("distributed", "gemm"):  # kernel machinery: imported when a program first uses it
         import importlib
 
-        return importlib.import_module(".distributed", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

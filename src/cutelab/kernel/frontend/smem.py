@@ -631,6 +631,7 @@ class struct:
                 env = dict(getattr(mod, "__dict__", {}))
                 env.update(frame.f_globals)
                 env.update(frame.f_locals)
+                env.update(vars(user_cls))  # names of the class body (an alignment set beside the field)
                 try:
                     ft = eval(ft, env)  # noqa: S307 - the user's own annotation text
                 except Exception as e:
