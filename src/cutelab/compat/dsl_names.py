@@ -191,7 +191,7 @@ ARCH_EXTRAS: Dict[str, Any] = {
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
         "warp_reduction",
         "red", "barrier_arrive",
-        "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "fence_acq_rel_cta")},
+        "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz")},
 }
 
 MATH_EXTRAS: Dict[str, Any] = {

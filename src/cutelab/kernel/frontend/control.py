@@ -385,6 +385,7 @@ class _Carry:
         self.view_snaps: Dict[str, list] = {}
         self.view_bits: Dict[str, Optional[int]] = {}
         self.structs: Dict[str, Any] = {}  # name -> (dataclass value, [register or None (a static leaf) per leaf])
+        self.names_set = frozenset(self.names)
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -409,6 +410,10 @@ class _Carry:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
                 self.regs[n] = (r, ())
+            elif isinstance(v, TraceValue) and n in self.names_set and not _in_scope(self.t, v):
+                # made inside a loop or branch that has ended (an earlier iteration's branch of a static
+                # loop): no value here; the region may bind it anew, and a read of the old value raises
+                self.dead.add(n)
             elif isinstance(v, TraceValue):
                 self.t.check_refs(v.refs, f"variable {n}")
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
