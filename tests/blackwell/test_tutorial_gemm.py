@@ -1,6 +1,7 @@
 """CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py to _6.py from
-examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, and dense_gemm.py from
-examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm, and tma_v0.py to tma_v2.py of the TMA tutorial), run by
+examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, dense_gemm.py, dense_gemm_persistent.py and
+dense_gemm_persistent_dynamic.py from examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm, and tma_v0.py to
+tma_v2.py of the TMA tutorial), run by
 ``cutelab run`` with
 CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
 cutelab prints for them compiles for sm_100a (where nvcc is installed)."""
@@ -100,6 +101,27 @@ def test_fp16_gemm_0_rejects_what_it_rejects():
 ])
 def test_dense_gemm(args):
     _passes(_run("dense_gemm.py", *args))
+
+
+@pytest.mark.parametrize("args", [
+    # the static persistent scheduler (its index in a register), tf32, the epilogue stored from registers
+    ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # 2-CTA UMMA in 2x1 clusters, a batch of 2, the TMA-store epilogue
+    ["--mnkl", "256,256,128,2", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1", "--use_2cta_instrs",
+     "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
+])
+def test_dense_gemm_persistent(args):  # kernel/dense_gemm/dense_gemm_persistent.py (cutlass.utils.gemm.sm100 epilogues)
+    _passes(_run("dense_gemm_persistent.py", *args))
+
+
+@pytest.mark.parametrize("args", [
+    ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # 2 clusters of 2 CTAs, one resident at a time: the first takes the second's tile through a CLC query
+    ["--mnkl", "512,256,128,1", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1", "--use_2cta_instrs",
+     "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
+])
+def test_dense_gemm_persistent_dynamic(args):  # the CLC dynamic persistent scheduler, PipelineClcFetchAsync
+    _passes(_run("dense_gemm_persistent_dynamic.py", *args))
 
 
 def test_dense_gemm_2cta():

@@ -1,7 +1,8 @@
-"""Cluster launch control (CLC) on the CPU interpreter: cute.arch.issue_clc_query answered by the
-interpreter's own scheduler (half the grid's clusters resident at once, each query cancelling the
-next cluster not yet started), cute.arch.clc_response, the dynamic persistent tile scheduler over
-them, and the rules a query's answer buffer must follow."""
+"""The persistent tile schedulers on the CPU interpreter. Cluster launch control (CLC):
+cute.arch.issue_clc_query answered by the interpreter's own scheduler (half the grid's clusters
+resident at once, each query cancelling the next cluster not yet started), cute.arch.clc_response,
+the dynamic persistent tile scheduler over them, and the rules a query's answer buffer must follow.
+The static persistent scheduler: each warp walks its tiles in a runtime loop of its own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import cutelab as cute
 import cutelab as cutlass
 from cutelab.compat.dsl_clc import ClcDynamicPersistentTileScheduler, ClcDynamicPersistentTileSchedulerParams
+from cutelab.compat.dsl_utils import PersistentTileSchedulerParams, StaticPersistentTileScheduler
 from cutelab.errors import TraceError
 from cutelab.runtime import from_dlpack
 
@@ -142,3 +144,42 @@ def test_cuda_prints_the_clc_ptx(tmp_path):
     c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
                        capture_output=True, text=True)
     assert c.returncode == 0, c.stderr[-4000:]
+
+
+@cute.kernel
+def static_walk(Out: cute.Tensor, Count: cute.Tensor, params: cutlass.Constexpr):
+    """Warp 0 and warp 1 each walk the tiles of their block with the static scheduler, warp 1 in a
+    separate branch after warp 0's: Out[warp, tile] = the block that did it, Count[block, warp]."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidz = cute.arch.block_idx()[2]
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    sched = StaticPersistentTileScheduler.create(params, cute.arch.block_idx(), cute.arch.grid_dim())
+    work = sched.initial_work_tile_info()
+    if warp == 0:
+        while work.is_valid_tile:
+            if tidx == 0:
+                Out[0, work.tile_idx[0]] = bidz
+            sched.advance_to_next_work()
+            work = sched.get_current_work()
+        if tidx == 0:
+            Count[bidz, 0] = sched.num_tiles_executed
+    if warp == 1:
+        while work.is_valid_tile:
+            if tidx == 32:
+                Out[1, work.tile_idx[0]] = bidz
+            sched.advance_to_next_work()
+            work = sched.get_current_work()
+        if tidx == 32:
+            Count[bidz, 1] = sched.num_tiles_executed
+
+
+def test_the_static_scheduler_walks_each_warps_tiles_at_run_time():
+    params = PersistentTileSchedulerParams((7, 1, 1), (1, 1, 1))
+    grid = StaticPersistentTileScheduler.get_grid_shape(params, max_active_clusters=3)
+    assert grid == (1, 1, 3)
+    out = np.full((2, 7), -1, np.int32)
+    count = np.full((3, 2), -1, np.int32)
+    static_walk(from_dlpack(out), from_dlpack(count), params).launch(grid=grid, block=64)
+    # block b takes tiles b, b + 3, b + 6 (< 7); warp 1 walks them again from its own start
+    assert out.tolist() == [[0, 1, 2, 0, 1, 2, 0]] * 2
+    assert count.tolist() == [[3, 3], [2, 2], [2, 2]]
