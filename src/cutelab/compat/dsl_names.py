@@ -189,7 +189,6 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "inline_ptx": _inline_ptx,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "warp_reduction",
         "red", "barrier_arrive",
         "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz")},
 }
