@@ -39,6 +39,12 @@ CASES = [
     ("fp16_gemm_4.py", ["--mnk", "256,1024,64"]),  # preferred clusters (2x4)
     ("fp16_gemm_5.py", ["--mnk", "512,128,64"]),  # TMA prefetch, 2x2 clusters
     ("fp16_gemm_6.py", ["--mnk", "256,256,128"]),  # PDL: the GEMM (its last kernel)
+    ("dense_gemm_persistent.py", ["--mnkl", "256,256,128,2", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1",
+                                  "--use_2cta_instrs", "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype",
+                                  "Float16"]),
+    ("dense_gemm_persistent_dynamic.py", ["--mnkl", "512,256,128,1", "--mma_tiler_mn", "256,128", "--cluster_shape_mn",
+                                          "2,1", "--use_2cta_instrs", "--use_tma_store", "--ab_dtype", "Float16",
+                                          "--c_dtype", "Float16"]),
     ("tma_v1.py", ["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"]),
     ("tma_v2.py", ["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"]),
 ]
