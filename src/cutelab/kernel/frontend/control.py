@@ -312,10 +312,9 @@ def _promoted(v: Any) -> Any:
     return IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
 
 
-def _struct_leaves(v: Any) -> Optional[list]:
-    """The leaves of a dataclass value holding tensor values (CuTe DSL's WorkTileInfo, whose tile
-    coordinates and validity a CLC scheduler's answers replace in a loop), in field order, tuples
-    and nested dataclasses flattened; None for any other value."""
+def _dc_leaves(v: Any) -> Optional[list]:
+    """The leaves of a dataclass value in field order, tuples and nested dataclasses flattened; None
+    for any other value."""
     import dataclasses
 
     def leaves(x: Any) -> list:
@@ -327,8 +326,14 @@ def _struct_leaves(v: Any) -> Optional[list]:
 
     if not (dataclasses.is_dataclass(v) and not isinstance(v, type)):
         return None
-    out = leaves(v)
-    return out if any(isinstance(x, TraceValue) for x in out) else None
+    return leaves(v)
+
+
+def _struct_leaves(v: Any) -> Optional[list]:
+    """The leaves of a dataclass value holding tensor values (CuTe DSL's WorkTileInfo, whose tile
+    coordinates and validity a tile scheduler replaces in a loop); None for any other value."""
+    out = _dc_leaves(v)
+    return out if out is not None and any(isinstance(x, TraceValue) for x in out) else None
 
 
 def _in_scope(t: Any, v: TraceValue) -> bool:
@@ -385,7 +390,6 @@ class _Carry:
         self.view_snaps: Dict[str, list] = {}
         self.view_bits: Dict[str, Optional[int]] = {}
         self.structs: Dict[str, Any] = {}  # name -> (dataclass value, [register or None (a static leaf) per leaf])
-        self.names_set = frozenset(self.names)
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -410,7 +414,7 @@ class _Carry:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
                 self.regs[n] = (r, ())
-            elif isinstance(v, TraceValue) and n in self.names_set and not _in_scope(self.t, v):
+            elif isinstance(v, TraceValue) and not _in_scope(self.t, v):
                 # made inside a loop or branch that has ended (an earlier iteration's branch of a static
                 # loop): no value here; the region may bind it anew, and a read of the old value raises
                 self.dead.add(n)
@@ -491,7 +495,7 @@ class _Carry:
     def _snap_struct(self, n: str) -> Any:
         v, regs = self.structs[n]
         vals = []
-        for x, rs in zip(_struct_leaves(v), regs):
+        for x, rs in zip(_dc_leaves(v), regs):
             if rs is None:
                 vals.append(x)
                 continue
@@ -504,8 +508,8 @@ class _Carry:
     def _leave_struct(self, n: str, v: Any) -> None:
         t = self.t
         pre, regs = self.structs[n]
-        new = _struct_leaves(v) if v is not UNDEF else None
-        old = _struct_leaves(pre)
+        new = _dc_leaves(v) if v is not UNDEF else None
+        old = _dc_leaves(pre)
         if new is None or type(v) is not type(pre) or len(new) != len(old):
             raise TraceError(
                 f"kernel {t.name}: variable '{n}' is {pre!r} before the {self.what} at {self.where} and "
