@@ -116,6 +116,9 @@ def test_dense_gemm_persistent(args):  # kernel/dense_gemm/dense_gemm_persistent
 
 @pytest.mark.parametrize("args", [
     ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # clusters rasterised along N (the grid's z is the linear cluster index): 8 tiles, 4 resident
+    ["--mnkl", "256,512,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1", "--raster_order", "n",
+     "--ab_dtype", "Float16", "--c_dtype", "Float16"],
     # 2 clusters of 2 CTAs, one resident at a time: the first takes the second's tile through a CLC query
     ["--mnkl", "512,256,128,1", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1", "--use_2cta_instrs",
      "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
