@@ -156,7 +156,8 @@ def test_cuda_for_sm_100a(tmp_path, prog, args):
     if g == 2:
         want += [".multicast::cluster.cta_group::2 [%0]", ".multicast::cluster.b64 [%0], %1;"]
     if prog == "fp16_gemm_5.py":  # the CLC scheduler and TMA prefetches
-        want += ["clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all",
+        want += ["clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster::all",
                  "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128",
                  "cp.async.bulk.prefetch.tensor.2d.L2.global.tile"]
     if prog == "fp16_gemm_3.py":

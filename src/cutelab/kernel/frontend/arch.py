@@ -402,7 +402,7 @@ from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_gro
 
 __all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
 
-# --------------------------------------------------------------------------- SM100 cluster launch control (instr/clc.py)
+# --------------------------------------------------------------------------- SM100 cluster launch control
 
 from ..instr.clc import clc_response, issue_clc_query  # noqa: E402
 

@@ -127,8 +127,8 @@ class ClcQueryOp(Op):
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
 
-        return (f"clc_try_cancel {self.shared.name}[{_ref_str(self.base)}] on {self.bar.name}[{_ref_str(self.bar_base)}]"
-                f"{' multicast' if self.multicast else ''}")
+        return (f"clc_try_cancel {self.shared.name}[{_ref_str(self.base)}] on "
+                f"{self.bar.name}[{_ref_str(self.bar_base)}]{' multicast' if self.multicast else ''}")
 
     def accesses(self) -> List[Access]:
         words = RESPONSE_BYTES // self.shared.dtype.bytes
@@ -147,9 +147,9 @@ class ClcQueryOp(Op):
         sh, item = self.shared, self.shared.dtype.bytes
         base = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
         slot = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
-        if ((base < 0) | (base * item + RESPONSE_BYTES > sh.length * item) | ((base * item) % RESPONSE_BYTES != 0)).any():
-            i = int(np.argmax((base < 0) | (base * item + RESPONSE_BYTES > sh.length * item)
-                              | ((base * item) % RESPONSE_BYTES != 0)))
+        bad = (base < 0) | (base * item + RESPONSE_BYTES > sh.length * item) | ((base * item) % RESPONSE_BYTES != 0)
+        if bad.any():
+            i = int(np.argmax(bad))
             raise LaunchError(f"{b.ir.name}{_at(self)}: a CLC query of block {b.block_name(int(b.block_of[act[i]]))} "
                               f"answers into {sh.name}[{int(base[i])}], not 16 aligned bytes inside its "
                               f"{sh.length} elements")
@@ -213,7 +213,8 @@ class ClcResponseOp(Op):
         b.regs[self.dst.id] = res
 
     def cuda(self, r: Any) -> None:
-        addr = f"(unsigned)__cvta_generic_to_shared(&{self.shared.name}[{r.expr(self.base)[0] if is_sym(self.base) else int(self.base)}])"
+        base = r.expr(self.base)[0] if is_sym(self.base) else int(self.base)
+        addr = f"(unsigned)__cvta_generic_to_shared(&{self.shared.name}[{base}])"
         r.declare(self.dst)
         d = r.reg(self.dst)
         r.emit('{ unsigned cl_x, cl_y, cl_z, cl_ok; asm volatile("{\\n\\t.reg .b128 cl_r;\\n\\t.reg .pred cl_p;\\n\\t'

@@ -36,7 +36,8 @@ from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import SmemEngine, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "tma_copy", "name_tensor_map", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "tma_copy", "name_tensor_map",
+           "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 

@@ -215,7 +215,8 @@ def _swizzle_of(smem_layout: Any, dtype: Any, where: str) -> Tuple[int, Layout]:
 
 
 def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: Any, num_multicast: int = 1, *,
-                        internal_type: Any = None, loc: Any = None, ip: Any = None, _one_stage: bool = False) -> TmaInfo:
+                        internal_type: Any = None, loc: Any = None, ip: Any = None,
+                        _one_stage: bool = False) -> TmaInfo:
     """A TMA atom copying one ``cta_tiler`` tile of gmem_tensor into smem laid out by smem_layout,
     and the tensor to tile in the kernel (here: gmem_tensor itself), as a TmaInfo (which unpacks as
     the pair). A staged smem layout (one mode more than cta_tiler, the stage last) is taken as its
@@ -286,7 +287,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         if box_t[i] > shape[i]:
             raise LayoutError(f"{where}: the tile ({box_t[i]}) is larger than the tensor ({shape[i]}) along mode {i}")
     stored = smem_layout
-    if not _one_stage and _rank(smem_layout) == len(tiler) + 1:  # a staged layout (its last mode the stage): one stage's layout
+    if not _one_stage and _rank(smem_layout) == len(tiler) + 1:  # staged (the stage last): one stage's layout
         from ...swizzle import select
 
         smem_layout = select(smem_layout, mode=list(range(len(tiler))))

@@ -64,7 +64,8 @@ def epilogue_tmem_copy_and_partition(gemm_kernel: Any, tidx: Any, tAcc: Any, tCg
     t2r = tcgen05.make_tmem_copy(atom, acc_epi[(None, None, 0, 0, 0)])
     thr = t2r.get_slice(tidx)
     part_acc = thr.partition_S(acc_epi)
-    part_gc = thr.partition_D(cute.flat_divide(tCgC, epi_tile))  # (T2R, T2R_M, T2R_N, EPI_M, EPI_N, RestM, RestN, RestL)
+    # (T2R, T2R_M, T2R_N, EPI_M, EPI_N, RestM, RestN, RestL)
+    part_gc = thr.partition_D(cute.flat_divide(tCgC, epi_tile))
     regs = cute.make_rmem_tensor(part_gc[(None, None, None, 0, 0, 0, 0, 0)].shape, gemm_kernel.acc_dtype)
     return t2r, part_acc, regs
 
