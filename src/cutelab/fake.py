@@ -153,8 +153,10 @@ class FakeTensor:
             _set_layout(t, sh, st)
         return t
 
-    def check(self, real: Any, pos: int, fn: str) -> None:
-        """Refuse a real tensor that is not one this fake describes (a clear error naming the argument)."""
+    def check(self, real: Any, pos: int, fn: str, seen: Optional[Dict[int, Tuple[int, str]]] = None) -> None:
+        """Refuse a real tensor that is not one this fake describes (a clear error naming the argument).
+        seen: the values the call's earlier arguments gave each sym_int (shared across the call's
+        arguments, so that a sym_int two fakes share takes one value)."""
         from .dynamic import value_of
 
         where = f"{fn}: argument {pos} (compiled for {self!r})"
@@ -168,15 +170,15 @@ class FakeTensor:
         stride = stride if isinstance(stride, tuple) else (stride,)
         if len(shape) != len(self.shape):
             raise LaunchError(f"{where}: the tensor has rank {len(shape)}, the fake {len(self.shape)}")
-        seen: Dict[int, int] = {}
+        seen = {} if seen is None else seen
         for what, got, want in (("shape", shape, self.shape), ("stride", stride, self.stride)):
             for i, (g, w) in enumerate(zip(got, want)):
                 if isinstance(w, SymInt):
                     if g % w.divisibility:
                         raise LaunchError(f"{where}: {what}[{i}] = {g} is not a multiple of {w.divisibility}")
-                    if seen.setdefault(id(w), g) != g:
-                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {seen[id(w)]} "
-                                          f"elsewhere in this tensor")
+                    v, at = seen.setdefault(id(w), (g, f"argument {pos}'s {what}[{i}]"))
+                    if v != g:
+                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {v} in {at}")
                 elif g != w and not (what == "stride" and shape[i] == 1):
                     raise LaunchError(f"{where}: {what}[{i}] is {g}, the fake's is {w}")
         addr = getattr(getattr(real, "iterator", None), "address", None)

@@ -81,11 +81,24 @@ class DeviceEngine(PointerInfo):
     load = store = read_one = write_one = _refuse
 
 
+def _is_torch_fake(t: Any) -> bool:
+    """t is a tensor of torch's FakeTensorMode (shape, strides and dtype without storage)."""
+    import sys
+
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake is not None and isinstance(t, fake.FakeTensor)
+
+
 def _from_torch(t: Any, assumed_align: int) -> Tensor:
     import torch
 
     dtype = numeric_from_torch(t.dtype)
     shape, strides = tuple(t.shape), tuple(t.stride())
+    if _is_torch_fake(t):  # torch's FakeTensorMode: no storage, compile-only (as CuTe DSL allows)
+        from .fake import make_fake_tensor
+
+        return make_fake_tensor(dtype, shape, strides, memspace="generic" if t.device.type == "cpu" else "gmem",
+                                assumed_align=assumed_align or dtype.bytes)
     layout = _layout_of(shape, strides, f"the torch tensor of shape {shape}")
     address = t.data_ptr()
     _check_align(address, assumed_align, "the torch tensor")

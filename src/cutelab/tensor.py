@@ -844,6 +844,19 @@ class Pointer:
         return self.engine.dtype
 
     dtype = element_type  # CuTe DSL's Pointer.dtype
+    value_type = element_type  # and its Pointer.value_type
+
+    # CuTe DSL's JitArgument / DynamicExpression protocols, as a user type that wraps a pointer
+    # forwards them (``self.ptr.__extract_mlir_values__()``): the pointer is its own one value.
+    def __extract_mlir_values__(self) -> list:
+        return [self]
+
+    def __new_from_mlir_values__(self, values: Any) -> "Pointer":
+        (v,) = values
+        return v
+
+    def __get_mlir_types__(self) -> list:
+        return [type(self)]
 
     @property
     def llvm_ptr(self) -> "Pointer":

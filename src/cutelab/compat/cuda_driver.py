@@ -86,8 +86,12 @@ class CUcontext:
 
 
 class CUevent:
-    def __init__(self) -> None:
+    def __init__(self, init: Any = 0) -> None:  # CUevent(handle) wraps an existing event (torch's)
         self.t = None
+        self.handle = int(init or 0)
+
+    def __int__(self) -> int:
+        return self.handle
 
 
 _OK = CUresult.CUDA_SUCCESS
@@ -247,6 +251,24 @@ class cudaError_t(enum.IntEnum):  # noqa: N801
     cudaSuccess = 0
 
 
+class _Handle(int):
+    """A runtime handle type (cudaStream_t, cudaEvent_t): an int, as cuda.bindings' wrappers convert."""
+
+    def __new__(cls, init: Any = 0) -> "_Handle":
+        return super().__new__(cls, int(getattr(init, "cuda_stream", init) or 0))
+
+    def getPtr(self) -> int:  # noqa: N802 - cuda.bindings' name
+        return int(self)
+
+
+class cudaStream_t(_Handle):  # noqa: N801
+    """cuda.bindings.runtime.cudaStream_t of the emulated device (its stream handle)."""
+
+
+class cudaEvent_t(_Handle):  # noqa: N801
+    """cuda.bindings.runtime.cudaEvent_t of the emulated device (launches complete when they return)."""
+
+
 def _rt_getattr(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
@@ -260,6 +282,9 @@ runtime = _package(
     cudaSetDevice=lambda d: (_dev(d), (cudaError_t.cudaSuccess,))[1],
     cudaDeviceSynchronize=lambda: (cudaError_t.cudaSuccess,),
     cudaStreamSynchronize=lambda s: (cudaError_t.cudaSuccess,),
+    cudaStream_t=cudaStream_t, cudaEvent_t=cudaEvent_t,
+    cudaEventSynchronize=lambda e: (cudaError_t.cudaSuccess,),
+    cudaEventQuery=lambda e: (cudaError_t.cudaSuccess,),
     __getattr__=_rt_getattr,
 )
 bindings_pkg = _package("cuda.bindings")

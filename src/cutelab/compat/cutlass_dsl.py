@@ -41,6 +41,7 @@ class T:
     """MLIR type builders of the DSL (``T.i32()``, ``T.f16()``, ``T.vector(4, T.f32())``)."""
 
     i1 = staticmethod(lambda: Boolean)
+    bool = staticmethod(lambda: Boolean)
     i8 = staticmethod(lambda: Int8)
     i16 = staticmethod(lambda: Int16)
     i32 = staticmethod(lambda: Int32)

@@ -172,6 +172,32 @@ def _inline_ptx(ptx_code: str, **kwargs: Any) -> Any:
         raise NotEmulatedError(f"{e.instr} (cute.arch.inline_ptx)", str(e), where=where) from None
 
 
+def _vote(kind: str) -> Any:
+    """cute.arch.vote_{ballot,any,all,uni}_sync(pred, mask=FULL_MASK): PTX's vote.sync, through
+    inline PTX (kernel/instr/inline_asm.py runs it on the CPU and prints it for the GPU)."""
+    if kind == "ballot":
+        asm = "{ .reg .pred p; setp.ne.b32 p, $1, 0; vote.sync.ballot.b32 $0, p, $2; }"
+    else:
+        asm = ("{ .reg .pred ps; .reg .pred pd; setp.ne.b32 ps, $1, 0; "
+               f"vote.sync.{kind}.pred pd, ps, $2; selp.b32 $0, 1, 0, pd; }}")
+    name = f"cute.arch.vote_{kind}_sync"
+
+    def vote(pred: Any, mask: Any = 0xFFFFFFFF, *, loc: Any = None, ip: Any = None) -> Any:
+        from ..kernel.instr.inline_asm import NotInterpreted, inline_asm
+        from ..numeric import Boolean, Int32
+
+        where = user_line(2)
+        res = Int32 if kind == "ballot" else Boolean
+        try:
+            out = inline_asm(res, [Boolean(pred), Int32(mask)], asm, "=r,r,r", where, name)
+        except NotInterpreted as e:
+            raise NotEmulatedError(f"{e.instr} ({name})", str(e), where=where) from None
+        return res(out)
+
+    vote.__name__ = vote.__qualname__ = f"vote_{kind}_sync"
+    return vote
+
+
 def _arch_aliases() -> Dict[str, Any]:
     from ..kernel import arch
 
@@ -179,7 +205,7 @@ def _arch_aliases() -> Dict[str, Any]:
 
 
 ARCH_EXTRAS: Dict[str, Any] = {
-    "WARP_SIZE": 32, "griddepcontrol_wait": griddepcontrol_wait,
+    "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF, "griddepcontrol_wait": griddepcontrol_wait,
     "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
     "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
     "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
@@ -187,10 +213,11 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
     "exp2": _arch_exp2, "exp": _arch_exp,
     "inline_ptx": _inline_ptx,
+    **{f"vote_{k}_sync": _vote(k) for k in ("ballot", "any", "all", "uni")},
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
         "red", "barrier_arrive",
-        "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz")},
+        "redux_sync", "prmt", "mapa", "atomic_add", "popc", "clz")},
 }
 
 MATH_EXTRAS: Dict[str, Any] = {

@@ -1,5 +1,6 @@
 """``cute.testing`` names beyond cutelab.testing: ``CantImplementError``, ``convert``,
-``autotune_jit``, the tensor-initialisation options of the example programs (``add_tensor_init_args``).
+``autotune_jit``, ``tune``, the tensor-initialisation options of the example programs
+(``add_tensor_init_args``).
 
 >>> issubclass(CantImplementError, Exception)
 True
@@ -39,7 +40,8 @@ def autotune_jit(params_dict: Dict[str, Any] = None, update_on_change: Any = Non
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            key = tuple(kwargs.get(k) for k in (update_on_change or ()))
+            bound = _bound(fn, args, kwargs)
+            key = tuple(bound.get(k) for k in (update_on_change or ()))
             if key not in best:
                 from ..testing import JitArguments, benchmark
 
@@ -56,6 +58,49 @@ def autotune_jit(params_dict: Dict[str, Any] = None, update_on_change: Any = Non
         return wrapper
 
     return deco
+
+
+def _bound(fn: Callable, args: Any, kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """The call's arguments by parameter name (positional ones too), as far as fn's signature tells."""
+    import inspect
+
+    try:
+        return dict(inspect.signature(getattr(fn, "fn", fn)).bind_partial(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return dict(kwargs)
+
+
+def tune(func: Callable[..., Callable[[], Any]], params_dict: Dict[str, Any] = None, kernel_arguments: Any = None,
+         warmup_iterations: int = 10, iterations: int = 100, stream: Any = None) -> Dict[str, Any]:
+    """cutlass.testing.tune: for each combination of params_dict's values, ``func(*args, **kwargs,
+    **config)`` (args and kwargs from kernel_arguments) returns a callable of no arguments, which is
+    timed (cutelab.testing.benchmark); the fastest configuration is returned. A configuration whose
+    func raises ValueError, TypeError, CantImplementError or another error is skipped, as CuTe DSL
+    skips it; NotImplementedError stops the tuning. Without a GPU the times are the interpreter's,
+    so any configuration that runs may win."""
+    from ..testing import JitArguments, benchmark
+
+    if params_dict is None:
+        raise ValueError("cutlass.testing.tune: params_dict must be provided")
+    ka = kernel_arguments if kernel_arguments is not None else JitArguments()
+    names = list(params_dict)
+    best, best_t, skipped = None, float("inf"), []
+    for vals in itertools.product(*(params_dict[n] for n in names)):
+        config = dict(zip(names, vals))
+        try:
+            run = func(*ka.args, **{**ka.kwargs, **config})
+            t = benchmark(run, kernel_arguments=JitArguments(), warmup_iterations=warmup_iterations,
+                          iterations=iterations, stream=stream)
+        except NotImplementedError:
+            raise
+        except Exception as e:  # noqa: BLE001 - CuTe DSL skips a configuration that fails, and so do we
+            skipped.append(f"{config}: {type(e).__name__}: {e}")
+            continue
+        if t < best_t:
+            best, best_t = config, t
+    if best is None:
+        raise ValueError("cutlass.testing.tune: no configuration ran; " + "; ".join(skipped))
+    return best
 
 
 @dataclass(frozen=True)
@@ -92,7 +137,7 @@ def should_use_normal_init(config: TensorInitConfig, dtype: Any) -> bool:
 
 
 EXTRAS: Dict[str, Any] = {"CantImplementError": CantImplementError, "convert": convert, "autotune_jit": autotune_jit,
-                          "TensorInitConfig": TensorInitConfig, "add_tensor_init_args": add_tensor_init_args,
+                          "tune": tune, "TensorInitConfig": TensorInitConfig, "add_tensor_init_args": add_tensor_init_args,
                           "validate_tensor_init_args": validate_tensor_init_args,
                           "tensor_init_config_from_args": tensor_init_config_from_args,
                           "should_use_normal_init": should_use_normal_init}

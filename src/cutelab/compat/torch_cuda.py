@@ -11,6 +11,12 @@ While :func:`enable` is in effect:
   returns at once and ``Event.elapsed_time`` measures the interpreter's run between two records;
 - a CUDA graph records cutelab's launches (and the in-place torch operations) made while it is
   captured, and replays them;
+- a half-precision matrix product of "cuda" tensors (``matmul``/``mm``/``bmm``/``@`` of float16 or
+  bfloat16, and ``einsum`` of two such tensors contracting one index) rounds as a tensor-core GEMM does, not as torch's CPU kernels do: it accumulates in
+  float32 one 16-wide step of K at a time, in K's order, each step's exact dot product added with
+  one rounding (what cutelab's interpreter does for each mma/wgmma instruction), then rounds to the
+  inputs' type. A program that checks its GEMM against torch at a tight tolerance, as it would on
+  the GPU against cuBLAS, compares like with like;
 - any other public ``torch.cuda`` function raises NotEmulatedError naming it and the user's line.
 """
 
@@ -169,6 +175,15 @@ class Event:
 
     def record(self, stream: Any = None) -> None:
         self.t = time.perf_counter()
+
+    @property
+    def cuda_event(self) -> int:
+        """The event's handle: 0 until its first record (torch creates the CUDA event lazily), then its own."""
+        if self.t is None:
+            return 0
+        if getattr(self, "_handle", None) is None:
+            self._handle = next(_HANDLES)
+        return self._handle
 
     def wait(self, stream: Any = None) -> None:
         pass
@@ -408,12 +423,75 @@ def _internal(frame: Any) -> bool:
     f = frame.f_code.co_filename
     return f.startswith(_HERE) or _TORCH in f
 
+def _tensor_core_matmul(a: Any, b: Any) -> Any:
+    """a @ b of float16/bfloat16 tensors (torch.matmul's broadcasting, both at least 2-D) as a
+    tensor-core GEMM rounds it: float32 accumulation over 16-wide steps of K, each step's dot product
+    exact (in float64) and added with one rounding; the result in a's type."""
+    a64, b64 = a.double(), b.double()
+    acc = None
+    for k0 in range(0, a.shape[-1], _MMA_K):
+        part = a64[..., k0:k0 + _MMA_K] @ b64[..., k0:k0 + _MMA_K, :]
+        acc = part.float() if acc is None else (acc.double() + part).float()
+    return acc.to(a.dtype)
+
+
+_MMA_K = 16  # the K of one f16/bf16 mma.sync / wgmma instruction
+
+
+def _einsum_contraction(args: Any) -> Any:
+    """(equation, a, b, axis of K in a, axis of K in b) for torch.einsum of two float16/bfloat16
+    tensors that contract one index (a GEMM, batched or not, in any layout); None otherwise."""
+    import torch
+
+    if len(args) == 2 and isinstance(args[1], (list, tuple)):
+        args = (args[0], *args[1])
+    if len(args) != 3 or not isinstance(args[0], str):
+        return None
+    eq, a, b = args
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.dtype not in (
+            torch.float16, torch.bfloat16) or b.dtype != a.dtype:
+        return None
+    e = eq.replace(" ", "")
+    if "->" not in e or "." in e:
+        return None
+    lhs, out = e.split("->")
+    ia, _, ib = lhs.partition(",")
+    if len(set(ia)) != len(ia) or len(set(ib)) != len(ib) or len(ia) != a.dim() or len(ib) != b.dim():
+        return None
+    k = [c for c in ia if c in ib and c not in out]
+    if len(k) != 1 or a.shape[ia.index(k[0])] == 0:
+        return None
+    return e, a, b, ia.index(k[0]), ib.index(k[0])
+
+
+def _tensor_core_einsum(eq: str, a: Any, b: Any, ka: int, kb: int) -> Any:
+    """torch.einsum of one contracted index, rounded as _tensor_core_matmul rounds a GEMM."""
+    import torch
+
+    a64, b64 = a.double(), b.double()
+    acc = None
+    for k0 in range(0, a.shape[ka], _MMA_K):
+        w = min(_MMA_K, a.shape[ka] - k0)
+        part = torch.einsum(eq, a64.narrow(ka, k0, w), b64.narrow(kb, k0, w))
+        acc = part.float() if acc is None else (acc.double() + part).float()
+    return acc.to(a.dtype)
+
+
 def _mode_class() -> Any:
     import torch
     from torch.overrides import TorchFunctionMode
 
     Tensor = torch.Tensor
     to_cpu = {Tensor.cpu}
+    matmuls = {torch.matmul, torch.mm, torch.bmm, Tensor.matmul, Tensor.mm, Tensor.bmm, Tensor.__matmul__}
+    halves = (torch.float16, torch.bfloat16)
+
+    def tensor_core(func: Any, args: Any, kwargs: Dict[str, Any]) -> bool:
+        if func not in matmuls or kwargs or len(args) != 2:
+            return False
+        a, b = args
+        return (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype in halves and b.dtype == a.dtype
+                and a.dim() >= 2 and b.dim() >= 2 and a.shape[-1] == b.shape[-2] and a.shape[-1] > 0)
     device_attr = Tensor.device
     get_device = Tensor.get_device
 
@@ -480,7 +558,13 @@ def _mode_class() -> Any:
             if g is not None and was_cuda and (name.endswith("_") and not name.endswith("__") or "out" in kwargs):
                 g.steps.append(lambda: func(*args, **kwargs))  # an in-place operation: run at replay
                 return args[0] if args and isinstance(args[0], Tensor) and "out" not in kwargs else kwargs.get("out")
-            out = func(*args, **kwargs)
+            ein = _einsum_contraction(args) if was_cuda and func is torch.einsum and not kwargs else None
+            if ein is not None:
+                out = _tensor_core_einsum(*ein)
+            elif was_cuda and tensor_core(func, args, kwargs):
+                out = _tensor_core_matmul(*args)
+            else:
+                out = func(*args, **kwargs)
             if func in to_cpu or (name == "to" and not to_cuda and any(
                     (isinstance(a, str) and a == "cpu") or (isinstance(a, torch.device) and a.type == "cpu")
                     for a in itertools.chain(args, kwargs.values()))):

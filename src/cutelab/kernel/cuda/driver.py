@@ -14,7 +14,7 @@ from ...errors import CompileError, LaunchError
 from ...runtime import CUstream  # noqa: F401 (cutlass.cuda.CUstream)
 
 __all__ = ["initialize_cuda_context", "gpu_available", "device_arch", "load_module", "launch_raw",
-           "synchronize", "ParamBuffer", "Launcher"]
+           "synchronize", "stream_create", "stream_sync", "stream_destroy", "ParamBuffer", "Launcher"]
 
 
 _DRIVER: Any = None  # the driver module, imported once (fakegpu.fake_gpu puts its fake here)
@@ -163,6 +163,23 @@ def load_module(cubin: bytes, key: str, name: str) -> Any:
 def default_stream() -> Any:
     """``cutlass.cuda.default_stream()``: the legacy default stream, ``CUstream(0)``."""
     return CUstream(0)
+
+
+def stream_create(id: int = 0) -> Any:
+    """``cutlass.cuda.stream_create(flags)``: a new stream (cuStreamCreate)."""
+    _ensure_context()
+    return _ok(_driver().cuStreamCreate(id), "cuStreamCreate")
+
+
+def stream_sync(stream: Any) -> None:
+    """``cutlass.cuda.stream_sync(stream)``: wait for the stream's work (cuStreamSynchronize)."""
+    _ensure_context()
+    _ok(_driver().cuStreamSynchronize(stream), "cuStreamSynchronize")
+
+
+def stream_destroy(stream: Any) -> None:
+    """``cutlass.cuda.stream_destroy(stream)`` (cuStreamDestroy)."""
+    _ok(_driver().cuStreamDestroy(stream), "cuStreamDestroy")
 
 
 class CUstream_flags:  # noqa: N801 - cuda.bindings.driver's name

@@ -22,7 +22,7 @@ from .ptx import CONSTRAINT_BITS, Lanes, Program, PtxError, parse
 __all__ = ["InlineAsmOp", "inline_asm", "NotInterpreted"]
 
 _C_TYPE = {"r": "unsigned int", "l": "unsigned long long", "f": "float", "d": "double", "h": "unsigned short",
-           "c": "unsigned short", "n": "unsigned long long"}
+           "c": "unsigned short", "n": "unsigned long long", "i": "unsigned long long"}
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -137,6 +137,9 @@ class InlineAsmOp(Op):
                 outs[k] = outs[k].replace('"=', '"+', 1)
                 ins.append(None)
                 continue
+            if letter in ("n", "i"):  # an immediate: the constant itself (LLVM's "i" is CUDA's "n")
+                ins.append(f'"n"({int(val)}ULL)')
+                continue
             v = r.fresh("asm_i")
             pre.append(f"{_C_TYPE[letter]} {v} = {_to_c(ref, val, letter, r)};")
             ins.append(f'"{letter}"({v})')
@@ -206,7 +209,7 @@ def _from_c(v: str, letter: str, dtype: Any, r: Any) -> str:
     return f"({st})({v})"
 
 
-_THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarpid", "shfl", "redux")
+_THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarpid", "shfl", "redux", "vote")
 
 
 def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, where: str,
@@ -264,6 +267,9 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     srcs: List[Tuple[Any, Any]] = []
     for x, c in zip(ops, prog.ins):
         letter = c if not c.isdigit() else prog.outs[int(c)].lstrip("=+&")
+        if letter in ("n", "i") and not isinstance(x, (int, np.integer)):
+            raise TraceError(f"kernel {t.name}: {what} at {where}: operand {x!r} has the immediate constraint "
+                             f"{c!r}, so it must be a constant known at compile time")
         if isinstance(x, TraceValue):
             if len(x.refs) != 1:
                 raise TraceError(f"kernel {t.name}: {what} at {where}: an operand must be one scalar, got a tensor "

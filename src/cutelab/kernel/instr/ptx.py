@@ -34,7 +34,7 @@ import numpy as np
 __all__ = ["PtxError", "Program", "parse", "CONSTRAINT_BITS"]
 
 U64 = np.uint64
-CONSTRAINT_BITS = {"r": 32, "l": 64, "f": 32, "d": 64, "h": 16, "c": 16, "n": 64, "b": 1}
+CONSTRAINT_BITS = {"r": 32, "l": 64, "f": 32, "d": 64, "h": 16, "c": 16, "n": 64, "i": 64, "b": 1}
 
 
 class PtxError(ValueError):
@@ -152,7 +152,7 @@ class Program:
         for c in constraints:
             letter = c.lstrip("=+&")
             if not (letter in CONSTRAINT_BITS or letter.isdigit()):
-                raise PtxError(f"constraint {c!r} of llvm.inline_asm (known: r l f d h n, and a digit for a tied input)")
+                raise PtxError(f"constraint {c!r} of llvm.inline_asm (known: r l f d h n i, and a digit for a tied input)")
         self.decl: Dict[str, int] = {}  # declared register -> bits (1: predicate)
         self.code: List[Inst] = []
         for st in _statements(asm):
@@ -821,6 +821,35 @@ def _redux(m: Machine, inst: Inst) -> None:
     m.write(inst.ops[0], r, 32)
 
 
+def _vote(m: Machine, inst: Inst) -> None:
+    """vote.sync.{ballot.b32, any.pred, all.pred, uni.pred} d, p, membermask: over the lanes of each
+    warp that membermask names (the others, and rows past the block, take no part)."""
+    mode = next((x for x in ("ballot", "any", "all", "uni") if x in inst.mods), None)
+    if "sync" not in inst.mods or mode is None:
+        raise PtxError(f"vote.{'.'.join(inst.mods)} (vote.sync ballot/any/all/uni is interpreted)")
+    L = m.lanes
+    p = m.read(inst.ops[1], 1) & U64(1)
+    member = (m.read(inst.ops[2], 32) >> L.lane.astype(U64)) & U64(1)
+    keys, inv = np.unique(L.warp_start, return_inverse=True)
+    on = member.astype(bool)
+    if mode == "ballot":
+        acc = np.zeros(len(keys), np.uint64)
+        np.bitwise_or.at(acc, inv[on], (p[on] << L.lane[on].astype(U64)))
+        m.write(inst.ops[0], acc[inv], 32)
+        return
+    n_true = np.zeros(len(keys), np.int64)
+    n_on = np.zeros(len(keys), np.int64)
+    np.add.at(n_true, inv[on], p[on].astype(np.int64))
+    np.add.at(n_on, inv[on], 1)
+    if mode == "any":
+        r = n_true > 0
+    elif mode == "all":
+        r = n_true == n_on
+    else:
+        r = (n_true == 0) | (n_true == n_on)
+    m.write(inst.ops[0], r[inv].astype(U64), 1)
+
+
 def _refuse(m: Machine, inst: Inst) -> None:
     raise PtxError(f"PTX instruction {inst.opcode + ''.join('.' + x for x in inst.mods)!r}")
 
@@ -832,5 +861,5 @@ _OPS: Dict[str, Callable[[Machine, Inst], None]] = {
     "sin": _approx, "cos": _approx, "div": _approx,
     "and": _bitwise, "or": _bitwise, "xor": _bitwise, "not": _bitwise, "shl": _bitwise, "shr": _bitwise,
     "lop3": _bitwise, "prmt": _prmt, "mov": _mov, "selp": _selp, "setp": _setp, "cvt": _cvt,
-    "shfl": _shfl, "redux": _redux,
+    "shfl": _shfl, "redux": _redux, "vote": _vote,
 }

@@ -149,6 +149,12 @@ class KernelCall:
         # memory of a kernel's branches changes no result (cutelab's allocations add up)
         fallback = kw.pop("fallback_cluster", None)
         kw.pop("smem_merge_branch_allocs", None)
+        # CUDA events a launch attribute records (launch completion, programmatic dependent launch's event):
+        # on the CPU a launch has finished every block before the host goes on, so they have fired
+        events = {n: kw.pop(n) for n in ("launch_completion_event", "programmatic_event") if n in kw}
+        for n in ("launch_completion_event_flags", "programmatic_event_flags",
+                  "programmatic_event_trigger_at_block_start"):
+            kw.pop(n, None)
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
         if smem is None:
@@ -166,6 +172,11 @@ class KernelCall:
 
             fallback_cluster_shape(k.name, fallback, cluster3, grid3, user_location())
         plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3)
+        given = [n for n, e in events.items() if e is not None]
+        if given and plan.mode == "gpu":
+            raise LaunchError(f"{k.name}.launch({given[0]}=...) at {user_location()}: cutelab does not set the "
+                              f"launch's event attributes on the GPU yet (without a GPU the launch has completed "
+                              f"when it returns, so the event has fired)")
         used = sum(sh.bytes for sh in plan.ir.shared)
         rec = getattr(_local, "recorder", None)
         if smem and used > smem:

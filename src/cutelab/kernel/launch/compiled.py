@@ -34,6 +34,15 @@ def _plain(d: Any) -> Tuple[type, Any]:
     return float, float(d)
 
 
+def no_export(name: str, what: str = "export_to_c") -> None:
+    """A compiled function's ahead-of-time export (CuTe DSL's ``export_to_c``): refused, naming it."""
+    from ...errors import CompileError
+
+    raise CompileError(f"{name}.{what}: cutelab has no ahead-of-time export; it compiles a jit function when "
+                       f"the program runs (NVRTC on a GPU, its interpreter without one), so run the program "
+                       f"itself through cutelab instead of loading an exported object")
+
+
 class CompiledFunction:
     """The launches of a jit function, traced and compiled once (``cute.compile``): call it
     with tensors of the same element types, layouts and alignment to run them again without
@@ -53,6 +62,9 @@ class CompiledFunction:
         self._fast: Any = None
         self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
         self.variants: Any = None  # kernel/frontend/host.py respecialize: the traces for other dynamic values
+
+    def export_to_c(self, *args: Any, **kwargs: Any) -> None:
+        no_export(self.name)
 
     def __call__(self, *args: Any, stream: Any = None) -> None:
         fast = self._fast or self._build()

@@ -29,6 +29,11 @@ class FakeCompiled:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
         return f"<cute.compile({self.name}) for {fakes}>"
 
+    def export_to_c(self, *args: Any, **kwargs: Any) -> None:
+        from .compiled import no_export
+
+        no_export(self.name)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from .api import _compile
 
@@ -37,6 +42,7 @@ class FakeCompiled:
             raise LaunchError(f"{self.name}: expected {len(kept)} arguments (as compiled), got {len(args)}")
         full = list(self.args)
         key: List[Any] = []
+        seen: Dict[int, Any] = {}  # sym_int -> its value in this call (one value across the arguments)
         for j, i in enumerate(kept):
             a = args[j]
             if isinstance(self.args[i], FakeTensor):
@@ -44,7 +50,7 @@ class FakeCompiled:
                     raise LaunchError(f"{self.name}: argument {j} is a fake tensor; call the compiled function "
                                       f"with real tensors")
                 t = _as_tensor_args(a)
-                self.args[i].check(t, j, self.name)
+                self.args[i].check(t, j, self.name, seen)
                 key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
             else:
                 key.append((i, type(a).__name__))
