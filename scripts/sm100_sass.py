@@ -9,7 +9,8 @@ is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Wher
 is installed, its SASS is read and the instructions of each family counted: UMMA (UTC*MMA),
 tensor-memory loads and stores (LDTM, STTM), their allocation (UTCATOMSWS and friends), TMA loads
 and stores (UTMALDG, UTMASTG), wgmma (HGMMA: must be none). A program whose CUDA does not compile,
-or whose SASS lacks the UMMA or the tensor-memory loads, is reported as FAILED (exit status 1).
+or whose SASS lacks the UMMA or the tensor-memory loads (a GEMM) or the TMA instructions (the TMA
+tutorials), is reported as FAILED (exit status 1).
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ CASES = [
     ("dense_gemm.py", ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16"]),
     ("dense_gemm.py", ["--mnkl", "256,128,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16",
                        "--use_2cta_instrs", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1"]),
+    ("fp16_gemm_3_1.py", ["--mnk", "512,256,64"]),  # the CLC dynamic persistent scheduler
+    ("fp16_gemm_4.py", ["--mnk", "256,1024,64"]),  # preferred clusters (2x4)
+    ("fp16_gemm_5.py", ["--mnk", "512,128,64"]),  # TMA prefetch, 2x2 clusters
+    ("fp16_gemm_6.py", ["--mnk", "256,256,128"]),  # PDL: the GEMM (its last kernel)
+    ("dense_gemm_persistent.py", ["--mnkl", "256,256,128,2", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1",
+                                  "--use_2cta_instrs", "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype",
+                                  "Float16"]),
+    ("dense_gemm_persistent_dynamic.py", ["--mnkl", "512,256,128,1", "--mma_tiler_mn", "256,128", "--cluster_shape_mn",
+                                          "2,1", "--use_2cta_instrs", "--use_tma_store", "--ab_dtype", "Float16",
+                                          "--c_dtype", "Float16"]),
+    ("tma_v1.py", ["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"]),
+    ("tma_v2.py", ["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"]),
 ]
 
 # SASS opcode families (the opcode's first word, matched at its start)
@@ -119,7 +132,11 @@ def main() -> int:
                 print(f"| {prog} | {' '.join(pargs)} | - | - |" + " - |" * len(FAMILIES) + " FAILED |")
                 print(str(e), file=sys.stderr)
                 continue
-            ok = not counts or (counts["UMMA"] > 0 and counts["TMEM ld/st"] > 0 and counts["wgmma (none expected)"] == 0)
+            if "gemm" in prog:  # the GEMMs: UMMA and tensor-memory loads; the TMA tutorials: TMA
+                want = counts.get("UMMA", 0) > 0 and counts.get("TMEM ld/st", 0) > 0
+            else:
+                want = counts.get("TMA", 0) > 0
+            ok = not counts or (want and counts["wgmma (none expected)"] == 0)
             failed += not ok
             cells = [str(counts.get(f, "?")) for f in FAMILIES]
             print(f"| {prog} | {' '.join(pargs)} | {how} | {counts.get('all', 'no cuobjdump')} | " + " | ".join(cells)

@@ -92,6 +92,7 @@ _LAZY = {
         "autovec_copy")},
     # cute.copy and cute.gemm: the atoms' host functions, wrapped to dispatch inside a kernel trace
     "copy": ("nvgpu.copy_atom", "copy"), "gemm": ("nvgpu.mma_atom", "gemm"),
+    "prefetch": ("kernel.instr.tma_prefetch", "prefetch"),  # TMA's L2 prefetch, in a kernel
     **{name: ("numeric", name) for name in ("Int4", "Int128", "Uint128")},  # kernels II (issue 9): scalar types
     **{name: ("numeric", name) for name in (  # the type model as CuTe DSL's (issue 18): metaclasses, bases, fp4/fp6/e8m0
         "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU", "Float4E2M1FN", "Float6E2M3FN",

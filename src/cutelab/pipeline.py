@@ -154,3 +154,8 @@ __all__ += ["PipelineAsyncUmma", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
 from .pipeline_tma_store import PipelineTmaStore  # noqa: E402
 
 __all__ += ["PipelineTmaStore"]
+
+# SM100: the CLC (cluster launch control) scheduler's pipeline, in pipeline_clc.py
+from .pipeline_clc import PipelineClcFetchAsync  # noqa: E402
+
+__all__ += ["PipelineClcFetchAsync"]

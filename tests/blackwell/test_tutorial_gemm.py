@@ -1,6 +1,7 @@
-"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py to _3.py from
-examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, and dense_gemm.py from
-examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm, and tma_v0.py of the TMA tutorial), run by
+"""CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py to _6.py from
+examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, dense_gemm.py, dense_gemm_persistent.py and
+dense_gemm_persistent_dynamic.py from examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm, and tma_v0.py to
+tma_v2.py of the TMA tutorial), run by
 ``cutelab run`` with
 CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
 cutelab prints for them compiles for sm_100a (where nvcc is installed)."""
@@ -54,6 +55,31 @@ def test_fp16_gemm_2_and_3(prog, mnk):
     _passes(_run(prog, "--mnk", mnk))
 
 
+# the CLC dynamic persistent scheduler (2-CTA tiles, clusters of 2): 2 clusters, one resident at a time, so the
+# first cancels the second and takes its tile, then finds none left
+def test_fp16_gemm_3_1_clc():
+    _passes(_run("fp16_gemm_3_1.py", "--mnk", "512,256,64"))
+
+
+def test_fp16_gemm_4_preferred_cluster():  # one preferred 2x4 cluster (the fallback 2x1 checked, not launched)
+    _passes(_run("fp16_gemm_4.py", "--mnk", "256,1024,64"))
+
+
+def test_fp16_gemm_5_tma_prefetch():  # 2x2 clusters, A and B multicast in halves, TMA prefetches; 2 clusters
+    _passes(_run("fp16_gemm_5.py", "--mnk", "512,128,64"))
+
+
+def test_fp16_gemm_6_pdl():  # a dequantize kernel, then the GEMM with griddepcontrol, captured in a CUDA graph
+    _passes(_run("fp16_gemm_6.py", "--mnk", "256,256,128"))
+
+
+@pytest.mark.parametrize("prog", ["tma_v1.py", "tma_v2.py"])  # warp-specialised transpose; multi-stage, persistent
+def test_tma_v1_v2(prog):
+    p = _run(prog, "--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "Verification: PASSED" in p.stdout, p.stdout[-2000:]
+
+
 def test_tma_v0():  # CUTLASS's Blackwell TMA tutorial, first step: a TMA load and a plain store
     p = _run("tma_v0.py", "--M", "256", "--N", "128", "--num_warmup", "1", "--num_iters", "1")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
@@ -77,6 +103,30 @@ def test_dense_gemm(args):
     _passes(_run("dense_gemm.py", *args))
 
 
+@pytest.mark.parametrize("args", [
+    # the static persistent scheduler (its index in a register), tf32, the epilogue stored from registers
+    ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # 2-CTA UMMA in 2x1 clusters, a batch of 2, the TMA-store epilogue
+    ["--mnkl", "256,256,128,2", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1", "--use_2cta_instrs",
+     "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
+])
+def test_dense_gemm_persistent(args):  # kernel/dense_gemm/dense_gemm_persistent.py (cutlass.utils.gemm.sm100 epilogues)
+    _passes(_run("dense_gemm_persistent.py", *args))
+
+
+@pytest.mark.parametrize("args", [
+    ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # clusters rasterised along N (the grid's z is the linear cluster index): 8 tiles, 4 resident
+    ["--mnkl", "256,512,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1", "--raster_order", "n",
+     "--ab_dtype", "Float16", "--c_dtype", "Float16"],
+    # 2 clusters of 2 CTAs, one resident at a time: the first takes the second's tile through a CLC query
+    ["--mnkl", "512,256,128,1", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1", "--use_2cta_instrs",
+     "--use_tma_store", "--ab_dtype", "Float16", "--c_dtype", "Float16"],
+])
+def test_dense_gemm_persistent_dynamic(args):  # the CLC dynamic persistent scheduler, PipelineClcFetchAsync
+    _passes(_run("dense_gemm_persistent_dynamic.py", *args))
+
+
 def test_dense_gemm_2cta():
     _passes(_run("dense_gemm.py", "--mnkl", "256,128,64,1", "--use_2cta_instrs", "--mma_tiler_mn", "256,128",
                  "--cluster_shape_mn", "2,1"))
@@ -85,6 +135,7 @@ def test_dense_gemm_2cta():
 @pytest.mark.parametrize("prog,args", [("fp16_gemm_0.py", ["--mnk", "128,256,64"]),
                                        ("fp16_gemm_1.py", ["--mnk", "256,256,64"]),
                                        ("fp16_gemm_3.py", ["--mnk", "256,256,64"]),
+                                       ("fp16_gemm_5.py", ["--mnk", "512,128,64"]),
                                        ("dense_gemm.py", ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16",
                                                           "--c_dtype", "Float16"])])
 def test_cuda_for_sm_100a(tmp_path, prog, args):
@@ -96,7 +147,7 @@ def test_cuda_for_sm_100a(tmp_path, prog, args):
         sys.path.remove(str(ROOT / "scripts"))
     sm100_sass.render(prog, args, out)
     src = out.read_text()
-    g = 2 if prog in ("fp16_gemm_1.py", "fp16_gemm_3.py") else 1  # the 2-CTA programs
+    g = 2 if prog in ("fp16_gemm_1.py", "fp16_gemm_3.py", "fp16_gemm_5.py") else 1  # the 2-CTA programs
     want = [f"tcgen05.alloc.cta_group::{g}.sync.aligned.shared::cta.b32", f"tcgen05.mma.cta_group::{g}.kind::f16",
             f"tcgen05.commit.cta_group::{g}.mbarrier::arrive::one.shared::cluster", "tcgen05.ld.sync.aligned.32x32b.x",
             "tcgen05.wait::ld.sync.aligned", f"tcgen05.relinquish_alloc_permit.cta_group::{g}.sync.aligned",
@@ -104,6 +155,11 @@ def test_cuda_for_sm_100a(tmp_path, prog, args):
             "cp.async.bulk.tensor.3d" if prog == "dense_gemm.py" else "cp.async.bulk.tensor.2d"]
     if g == 2:
         want += [".multicast::cluster.cta_group::2 [%0]", ".multicast::cluster.b64 [%0], %1;"]
+    if prog == "fp16_gemm_5.py":  # the CLC scheduler and TMA prefetches
+        want += ["clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster::all",
+                 "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128",
+                 "cp.async.bulk.prefetch.tensor.2d.L2.global.tile"]
     if prog == "fp16_gemm_3.py":
         want += ["cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "cp.async.bulk.commit_group",
                  "cp.async.bulk.wait_group.read"]

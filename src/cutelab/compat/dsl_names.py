@@ -216,9 +216,8 @@ ARCH_EXTRAS: Dict[str, Any] = {
     **{f"vote_{k}_sync": _vote(k) for k in ("ballot", "any", "all", "uni")},
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "warp_reduction",
         "red", "barrier_arrive",
-        "redux_sync", "prmt", "mapa", "atomic_add", "popc", "clz", "fence_acq_rel_cta")},
+        "redux_sync", "prmt", "mapa", "atomic_add", "popc", "clz")},
 }
 
 MATH_EXTRAS: Dict[str, Any] = {

@@ -1,5 +1,6 @@
 """``cute.testing`` names beyond cutelab.testing: ``CantImplementError``, ``convert``,
-``autotune_jit``, ``tune``.
+``autotune_jit``, ``tune``, the tensor-initialisation options of the example programs
+(``add_tensor_init_args``).
 
 >>> issubclass(CantImplementError, Exception)
 True
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from dataclasses import dataclass
 from typing import Any, Callable, Dict
 
 
@@ -116,5 +118,41 @@ def tune(func: Callable[..., Callable[[], Any]], params_dict: Dict[str, Any] = N
     return best
 
 
+@dataclass(frozen=True)
+class TensorInitConfig:
+    """How a test program fills its tensors: random integers, or with ``init_normal`` a normal
+    distribution of ``normal_mean`` and ``normal_std`` (8-bit integer types keep random integers)."""
+
+    init_normal: bool = False
+    normal_mean: float = 0.0
+    normal_std: float = 1.0
+
+
+def add_tensor_init_args(parser: Any, supports_int_dtypes: bool = True) -> None:
+    """The options --init_normal, --normal_mean and --normal_std of CuTe DSL's example programs."""
+    note = " (Int8/Uint8 tensors keep random integers)" if supports_int_dtypes else ""
+    parser.add_argument("--init_normal", action="store_true",
+                        help="fill tensors from a normal distribution instead of random integers" + note)
+    parser.add_argument("--normal_mean", type=float, default=0.0, help="the normal distribution's mean")
+    parser.add_argument("--normal_std", type=float, default=1.0, help="its standard deviation (>= 0)")
+
+
+def validate_tensor_init_args(args: Any, parser: Any) -> None:
+    if args.normal_std < 0:
+        parser.error("--normal_std must be non-negative")
+
+
+def tensor_init_config_from_args(args: Any) -> TensorInitConfig:
+    return TensorInitConfig(init_normal=args.init_normal, normal_mean=args.normal_mean, normal_std=args.normal_std)
+
+
+def should_use_normal_init(config: TensorInitConfig, dtype: Any) -> bool:
+    """Whether tensors of dtype are filled from the normal distribution (never 8-bit integers)."""
+    return bool(config.init_normal) and getattr(dtype, "name", None) not in ("i8", "u8")
+
+
 EXTRAS: Dict[str, Any] = {"CantImplementError": CantImplementError, "convert": convert, "autotune_jit": autotune_jit,
-                          "tune": tune}
+                          "tune": tune, "TensorInitConfig": TensorInitConfig, "add_tensor_init_args": add_tensor_init_args,
+                          "validate_tensor_init_args": validate_tensor_init_args,
+                          "tensor_init_config_from_args": tensor_init_config_from_args,
+                          "should_use_normal_init": should_use_normal_init}

@@ -1,6 +1,7 @@
 """``cutlass.utils`` names beyond cutelab.utils: ``HardwareInfo``, ``FastDivmodDivisor``, the static
 persistent tile scheduler (``PersistentTileSchedulerParams``, ``StaticPersistentTileScheduler``,
-``WorkTileInfo``); the names that cannot work yet raise NotEmulatedError when used.
+``WorkTileInfo``), the CLC dynamic one (dsl_clc.py); the names that cannot work yet raise
+NotEmulatedError when used.
 
 >>> p = PersistentTileSchedulerParams((4, 3, 2), (1, 1, 1))
 >>> StaticPersistentTileScheduler.get_grid_shape(p, max_active_clusters=10)
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict
 
+from . import dsl_clc as _clc
 from .where import refuse
 
 
@@ -96,15 +98,51 @@ class PersistentTileSchedulerParams:
         return a * b * c
 
 
+def _kernel_reg(value: Any) -> Any:
+    """Inside a kernel: a mutable Int32 register holding value (an int or an index expression),
+    assigned here; None outside one."""
+    from ..kernel.frontend.trace import _state
+
+    t = getattr(_state, "tracer", None)
+    if t is None:
+        return None
+    from ..kernel.ir.nodes import Assign
+    from ..numeric import Int32
+
+    r = t.new_reg(Int32, 1, mutable=True)
+    t.emit(Assign(r, (0,), (value,)))
+    return r
+
+
+def _read(reg: Any) -> Any:
+    """The register's value now (a copy: later assignments to it do not change it)."""
+    from ..kernel.frontend.trace import TraceValue, current
+    from ..kernel.ir.nodes import Compute
+
+    t = current("StaticPersistentTileScheduler")
+    dst = t.new_reg(reg.dtype, 1)
+    t.emit(Compute(dst, "mov", (((reg, 0),),)))
+    return TraceValue([(dst, 0)], (), reg.dtype)
+
+
 class StaticPersistentTileScheduler:
-    """Each persistent cluster walks the tiles: start at its own index, step by the grid's size."""
+    """Each persistent cluster walks the tiles: start at its own index, step by the grid's size.
+
+    Inside a kernel the linear index is a runtime Int32 in a register, as in CuTe DSL:
+    ``advance_to_next_work`` adds to it in place, so the tile loops (``while work_tile.is_valid_tile``)
+    are runtime loops, each warp's own, and a warp's advances do not reach the others."""
 
     def __init__(self, params: PersistentTileSchedulerParams, num_persistent_clusters: Any, current_work_linear_idx: Any,
                  cta_id_in_cluster: Any) -> None:
         self.params = params
         self.num_persistent_clusters = num_persistent_clusters
-        self._current_work_linear_idx = current_work_linear_idx
+        self._reg = _kernel_reg(current_work_linear_idx)
+        self._linear = current_work_linear_idx if self._reg is None else None
         self.cta_id_in_cluster = cta_id_in_cluster
+
+    @property
+    def _current_work_linear_idx(self) -> Any:
+        return self._linear if self._reg is None else _read(self._reg)
 
     @staticmethod
     def get_grid_shape(params: PersistentTileSchedulerParams, max_active_clusters: Any, *, loc: Any = None,
@@ -142,7 +180,18 @@ class StaticPersistentTileScheduler:
         return self.get_current_work()
 
     def advance_to_next_work(self, *, advance_count: int = 1, loc: Any = None, ip: Any = None) -> None:
-        self._current_work_linear_idx = self._current_work_linear_idx + self.num_persistent_clusters * advance_count
+        nxt = self._current_work_linear_idx + self.num_persistent_clusters * advance_count
+        if self._reg is None:
+            self._linear = nxt
+            return
+        from ..kernel.frontend.trace import current
+        from ..kernel.ir.nodes import Assign
+        from ..numeric import Int32
+
+        t = current("StaticPersistentTileScheduler.advance_to_next_work")
+        if not hasattr(nxt, "refs"):
+            nxt = _read(_kernel_reg(nxt))
+        t.emit(Assign(self._reg, (0,), nxt.to(Int32).refs if nxt.dtype is not Int32 else nxt.refs))
 
     @property
     def num_tiles_executed(self) -> Any:
@@ -153,7 +202,9 @@ EXTRAS: Dict[str, Any] = {
     "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
+    "ClcDynamicPersistentTileScheduler": _clc.ClcDynamicPersistentTileScheduler,
+    "ClcDynamicPersistentTileSchedulerParams": _clc.ClcDynamicPersistentTileSchedulerParams,
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
-        "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams", "SmemPartition",
+        "SmemPartition",
         "TensorMapManager", "TensorMapUpdateMode", "create_initial_search_space")},
 }

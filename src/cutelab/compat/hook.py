@@ -27,6 +27,7 @@ ALIASES: Dict[str, str] = {
     "cutlass": "cutelab.compat.namespaces:cutlass",
     "cutlass.cute": "cutelab.compat.namespaces:cute",
     "cutlass.cute.arch": "cutelab.compat.namespaces:arch",
+    "cutlass.cute.arch.smem": "cutelab.compat.namespaces:arch",  # map_dsmem_ptr, store_async_dsmem, ...
     "cutlass.cute.arch.nvvm_wrappers": "cutelab.compat.namespaces:arch",  # FULL_MASK, WARP_SIZE, the wrappers
     "cutlass.cute.math": "cutelab.compat.namespaces:math",
     "cutlass.cute.runtime": "cutelab.compat.namespaces:runtime",

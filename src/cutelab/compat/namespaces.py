@@ -128,6 +128,7 @@ cutlass.__dict__["cute"] = cute
 for _n, _m in (("arch", arch), ("math", math), ("runtime", runtime), ("testing", testing)):
     cute.__dict__[_n] = _m
 cutlass.__dict__["torch"] = torch
+cutlass.__dict__["testing"] = testing  # from cutlass import testing: the module with its extras, as cutlass.testing
 cutlass.__dict__["utils"] = utils
 
 

@@ -23,36 +23,9 @@ from typing import Any
 from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout
+from .cpasync.tma import TmaInfo
 
 __all__ = ["make_tiled_tma_atom_A", "make_tiled_tma_atom_B", "TmaInfo"]
-
-
-class TmaInfo:
-    """A TMA atom, its tensor and the smem layout it was made for; unpacks as ``atom, tensor``."""
-
-    def __init__(self, atom: Any, tma_tensor: Any, smem_layout: Any = None):
-        self._atom, self._tma_tensor, self._smem_layout = atom, tma_tensor, smem_layout
-
-    @property
-    def atom(self) -> Any:
-        return self._atom
-
-    @property
-    def tma_tensor(self) -> Any:
-        return self._tma_tensor
-
-    @property
-    def smem_layout(self) -> Any:
-        return self._smem_layout
-
-    def __iter__(self) -> Any:
-        return iter((self._atom, self._tma_tensor))
-
-    def __len__(self) -> int:
-        return 2
-
-    def __getitem__(self, i: int) -> Any:
-        return (self._atom, self._tma_tensor)[i]
 
 
 def _rank(x: Any) -> int:
@@ -66,7 +39,7 @@ def _outer(smem_layout: Any) -> Layout:
 
 def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mma_tiler_mnk: Any, tiled_mma: Any,
                      cluster_shape_vmnk: Any, internal_type: Any) -> TmaInfo:
-    from ..layout import select
+    from ..swizzle import select
     from .cpasync.tma import CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp, make_tiled_tma_atom
 
     name = f"make_tiled_tma_atom_{which}"
@@ -122,7 +95,7 @@ def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mm
                           f"elements, the {it.tuple_str(tile)} tile has {n}")
     one = type(op)()  # the same op for one CTA: a 2-CTA load is one CTA's box, its bytes counted by the pair's leader
     atom, tensor = make_tiled_tma_atom(one, gmem_tensor, smem_layout, tile, num_multicast,
-                                       internal_type=internal_type)
+                                       internal_type=internal_type, _one_stage=True)
     atom.op = op  # the copy (kernel/instr/tma.py, tcgen05_2cta.py) reads the cta_group from it
     return TmaInfo(atom, tensor, stored)
 

@@ -28,6 +28,7 @@ from .blockscaled_layout import (  # noqa: F401
 from .smem_allocator import SmemAllocator, get_smem_capacity_in_bytes  # noqa: F401  (shared memory inside @cute.kernel)
 from .print_latex import print_latex, print_latex_tv  # noqa: F401  (CuTe DSL's LaTeX pictures)
 from .tmem_allocator import TmemAllocator, get_num_tmem_alloc_cols  # noqa: F401  (tensor memory inside @cute.kernel)
+from .tensor_helpers import create_cute_tensor_for_fp8, is_fp8_dtype  # noqa: F401  (kernel tensors from torch's)
 
 __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_layout_a",
            "sm90_make_smem_layout_b", "sm90_make_smem_layout_epi", "sm90_get_smem_store_op", "SmemAllocator", "get_smem_capacity_in_bytes", "print_latex",
@@ -35,12 +36,13 @@ __all__ = ["sm90", "LayoutEnum", "sm90_get_smem_layout_atom", "sm90_make_smem_la
            "get_tmem_load_op", "make_blockscaled_trivial_tiled_mma", "make_smem_layout", "make_smem_layout_a",
            "make_smem_layout_b", "make_smem_layout_epi", "make_trivial_tiled_mma", "BlockScaledBasicChunk",
            "make_smem_layout_sfa", "make_smem_layout_sfb", "make_tmem_layout_sfa", "make_tmem_layout_sfb",
-           "tile_atom_to_shape_SF", "TmemAllocator", "get_num_tmem_alloc_cols"]
+           "tile_atom_to_shape_SF", "TmemAllocator", "get_num_tmem_alloc_cols", "is_fp8_dtype",
+           "create_cute_tensor_for_fp8"]
 
 
 def __getattr__(name: str):
-    if name == "distributed":  # kernel machinery: imported when a program first uses it
+    if name in ("distributed", "gemm"):  # kernel machinery: imported when a program first uses it
         import importlib
 
-        return importlib.import_module(".distributed", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,8 +21,9 @@ def create_cute_tensor_for_fp8(storage_tensor: Any, dtype: Any, leading_dim: int
                                source_f32_tensor: Optional[Any] = None, assumed_align: int = 16,
                                mark_dynamic_layout: bool = True) -> Any:
     """A kernel tensor of dtype over storage_tensor (from_dlpack), its layout dynamic except along
-    leading_dim when mark_dynamic_layout. For fp8 (which DLPack cannot carry) storage_tensor holds
-    bytes (uint8 or int8; another type is viewed as bytes), the tensor's element type is set to dtype
+    leading_dim when mark_dynamic_layout; for TFloat32, float32 storage whose elements are TFloat32.
+    For fp8 (which DLPack cannot carry) storage_tensor holds bytes (uint8 or int8; another type is
+    viewed as bytes), the tensor's element type is set to dtype
     and the values of source_f32_tensor (same shape) are converted into the storage (round to nearest
     even, saturating, as the GPU's cvt; cutelab.fp8), as CuTe DSL does with a conversion kernel."""
     from ..runtime import from_dlpack
@@ -39,7 +40,7 @@ def create_cute_tensor_for_fp8(storage_tensor: Any, dtype: Any, leading_dim: int
         if storage_tensor.dtype not in (torch.int8, torch.uint8):
             storage_tensor = storage_tensor.view(dtype=torch.uint8)
     t = from_dlpack(storage_tensor, assumed_align=assumed_align)
-    if fp8:
+    if fp8 or getattr(dtype, "name", None) == "tf32":  # tf32: float32 storage read as TFloat32 (CuTe DSL's force_tf32)
         t.element_type = dtype
     if mark_dynamic_layout:
         t = t.mark_layout_dynamic(leading_dim=leading_dim)

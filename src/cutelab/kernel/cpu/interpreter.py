@@ -108,13 +108,20 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         work = {i: (buf.copy() if i in written and not _shared(buf) else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     lrec = recorder.launch(ir) if recorder is not None else None
-    for first in range(0, nblocks, step):
+    clc = _clc_schedule(ir, nblocks, csize)
+    if clc is not None:  # CLC queries: only some clusters resident at once, answered by clc (instr/clc.py)
+        step = min(step, clc.resident() * csize)
+    first = 0
+    while first < nblocks:
         k = min(step, nblocks - first)
         b = ExecContext(ir, dict(env_extra), k * nt, scalars)
         b.env.indices = (ir.grid, ir.block, first, k)  # tid.* and bid.* are made when first read
         if csize > 1:
             b.env.indices += (ir.cluster,)
             b.cluster_size = csize
+        if clc is not None:
+            clc.next = (first + k) // csize  # the batch's clusters have started
+            b.common["clc"] = clc
         b.block_of = np.arange(k * nt, dtype=np.int64) // nt
         b.nblk, b.nt = k, nt
         b.shared = {sh.index: np.zeros(k * sh.length, dtype=sh.dtype.storage) for sh in ir.shared
@@ -136,12 +143,22 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
                     if m is None or m[t]:
                         out.write(col[t])
             out.flush()
+        first = first + k if clc is None else clc.next * csize  # past the clusters the batch cancelled
     if work is not buffers:
         for i, buf in work.items():
             if buf is not buffers[i]:
                 np.copyto(buffers[i], buf)
     if lrec is not None:
         lrec.finish()
+
+
+def _clc_schedule(ir: KernelIR, nblocks: int, csize: int) -> Any:
+    """The interpreter's answers to the kernel's CLC queries (None: the kernel issues none)."""
+    from ..instr.clc import ClcQueryOp, ClcSchedule
+
+    if not any(isinstance(s, ClcQueryOp) for s in walk(ir.body)):
+        return None
+    return ClcSchedule(nblocks // csize, tuple(ir.grid), tuple(ir.cluster))
 
 
 def _data_indexed(ir: KernelIR) -> bool:

@@ -345,6 +345,33 @@ def rcp_approx(a, *, loc=None, ip=None):
     return 1.0 / float(a)
 
 
+def warp_reduction(val, op, *, threads_in_group=32, loc=None, ip=None):
+    """``op`` over the values of each group of ``threads_in_group`` consecutive lanes (a power of two,
+    at most 32), every lane of the group getting the result: a butterfly of ``shuffle_sync_bfly``
+    at offsets threads_in_group / 2, ..., 1, as CuTe DSL does."""
+    n = threads_in_group
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1 or n > 32 or n & (n - 1):
+        raise TraceError(f"cute.arch.warp_reduction: threads_in_group must be a power of two from 1 to 32, got {n!r}")
+    off = n // 2
+    while off > 0:
+        val = op(val, shuffle_sync_bfly(val, offset=off, mask=-1, mask_and_clamp=31))
+        off //= 2
+    return val
+
+
+def warp_reduction_sum(val, *, threads_in_group=32, loc=None, ip=None):
+    return warp_reduction(val, lambda x, y: x + y, threads_in_group=threads_in_group)
+
+
+def warp_reduction_max(val, *, threads_in_group=32, loc=None, ip=None):
+    from ..frontend.control import max_
+
+    return warp_reduction(val, lambda x, y: fmax(x, y) if getattr(getattr(x, "dtype", None), "name", None) == "f32"
+                          else max_(x, y), threads_in_group=threads_in_group)
+
+
+__all__ += ["warp_reduction", "warp_reduction_sum", "warp_reduction_max"]
+
 __all__ += ["sync_warp", "shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down", "shuffle_sync_up", "fmax", "fmin",
             "rcp_approx"]
 
@@ -374,3 +401,9 @@ __all__ += ["alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "retri
 from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
 
 __all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
+
+# --------------------------------------------------------------------------- SM100 cluster launch control
+
+from ..instr.clc import clc_response, issue_clc_query  # noqa: E402
+
+__all__ += ["issue_clc_query", "clc_response"]

@@ -312,8 +312,60 @@ def _promoted(v: Any) -> Any:
     return IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
 
 
+def _dc_leaves(v: Any) -> Optional[list]:
+    """The leaves of a dataclass value in field order, tuples and nested dataclasses flattened; None
+    for any other value."""
+    import dataclasses
+
+    def leaves(x: Any) -> list:
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return [y for f in dataclasses.fields(x) for y in leaves(getattr(x, f.name))]
+        if type(x) is tuple:
+            return [y for e in x for y in leaves(e)]
+        return [x]
+
+    if not (dataclasses.is_dataclass(v) and not isinstance(v, type)):
+        return None
+    return leaves(v)
+
+
+def _struct_leaves(v: Any) -> Optional[list]:
+    """The leaves of a dataclass value holding tensor values (CuTe DSL's WorkTileInfo, whose tile
+    coordinates and validity a tile scheduler replaces in a loop); None for any other value."""
+    out = _dc_leaves(v)
+    return out if out is not None and any(isinstance(x, TraceValue) for x in out) else None
+
+
+def _in_scope(t: Any, v: TraceValue) -> bool:
+    """Whether every register v reads is visible where the trace is now (not made inside a loop or
+    branch that has ended)."""
+    try:
+        t.check_refs(v.refs, "a value")
+    except TraceError:
+        return False
+    return True
+
+
+def _struct_rebuild(template: Any, vals: list) -> Any:
+    """template (a dataclass value) with its leaves replaced by vals, in _struct_leaves' order."""
+    import dataclasses
+
+    it_ = iter(vals)
+
+    def build(x: Any) -> Any:
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return dataclasses.replace(x, **{f.name: build(getattr(x, f.name)) for f in dataclasses.fields(x)
+                                             if f.init})
+        if type(x) is tuple:
+            return tuple(build(e) for e in x)
+        return next(it_)
+
+    return build(template)
+
+
 class _Carry:
-    """Carries variables through a runtime region: tensor values live in mutable registers."""
+    """Carries variables through a runtime region: tensor values live in mutable registers (a
+    dataclass of tensor values, one register per leaf: ``structs``)."""
 
     def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str,
                  loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
@@ -337,6 +389,7 @@ class _Carry:
         self.view_vals: Dict[str, list] = {}
         self.view_snaps: Dict[str, list] = {}
         self.view_bits: Dict[str, Optional[int]] = {}
+        self.structs: Dict[str, Any] = {}  # name -> (dataclass value, [register or None (a static leaf) per leaf])
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -347,6 +400,10 @@ class _Carry:
         from ...numeric import Int32, Int64
 
         for n, v in self.pre.items():
+            leaves = None if n in self.loop_targets else _struct_leaves(v)
+            if leaves is not None:
+                self._declare_struct(n, v, leaves)
+                continue
             if n not in self.loop_targets and _promotable(v):
                 # a Python int, float or bool the region assigns is a runtime value in CuTe DSL (an
                 # Int32 that the loop carries, e.g. `smem_pipe_write = stages - 1` moved on each
@@ -357,6 +414,10 @@ class _Carry:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
                 self.regs[n] = (r, ())
+            elif isinstance(v, TraceValue) and not _in_scope(self.t, v):
+                # made inside a loop or branch that has ended (an earlier iteration's branch of a static
+                # loop): no value here; the region may bind it anew, and a read of the old value raises
+                self.dead.add(n)
             elif isinstance(v, TraceValue):
                 self.t.check_refs(v.refs, f"variable {n}")
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
@@ -397,7 +458,94 @@ class _Carry:
                 self.view_snaps[n] = []
                 self.view_bits[n] = None
 
+    def _declare_struct(self, n: str, v: Any, leaves: list) -> None:
+        """One mutable register per leaf of a dataclass value that holds tensor values: its tensor
+        values, typed numbers and index expressions (Int32); other leaves must stay as they are."""
+        from ...numeric import FloatValue, Int32, IntValue
+
+        regs: list = []
+        for x in leaves:
+            if isinstance(x, TraceValue) and not _in_scope(self.t, x):
+                # computed inside a loop or branch that has ended: no value here (the region may bind
+                # the variable anew; a read of the old value raises)
+                self.dead.add(n)
+                return
+        for x in leaves:
+            if _promotable(x):
+                x = _promoted(x)
+            if isinstance(x, TraceValue):
+                self.t.check_refs(x.refs, f"variable {n}")
+                r = self.t.new_reg(x.dtype, len(x.refs), mutable=True)
+                self.t.emit(Assign(r, tuple(range(len(x.refs))), x.refs))
+                regs.append((r, x.shape))
+            elif isinstance(x, (IntValue, FloatValue)) and x.dtype.width <= 64:
+                r = self.t.new_reg(x.dtype, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (x.value if isinstance(x, IntValue) else float(x),)))
+                regs.append((r, ()))
+            elif is_sym(x):
+                self.t.check_index(x, f"variable {n}")
+                r = self.t.new_reg(Int32, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (x,)))
+                regs.append((r, ()))
+            else:
+                regs.append(None)
+        self.structs[n] = (v, regs)
+        self.regs[n] = (None, "struct")
+
+    def _snap_struct(self, n: str) -> Any:
+        v, regs = self.structs[n]
+        vals = []
+        for x, rs in zip(_dc_leaves(v), regs):
+            if rs is None:
+                vals.append(x)
+                continue
+            r, shape = rs
+            dst = self.t.new_reg(r.dtype, r.n)
+            self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
+            vals.append(TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype))
+        return _struct_rebuild(v, vals)
+
+    def _leave_struct(self, n: str, v: Any) -> None:
+        t = self.t
+        pre, regs = self.structs[n]
+        new = _dc_leaves(v) if v is not UNDEF else None
+        old = _dc_leaves(pre)
+        if new is None or type(v) is not type(pre) or len(new) != len(old):
+            raise TraceError(
+                f"kernel {t.name}: variable '{n}' is {pre!r} before the {self.what} at {self.where} and "
+                f"{_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a carried dataclass keeps its "
+                f"type and fields")
+        for k, (x, x0, rs) in enumerate(zip(new, old, regs)):
+            if rs is None:
+                if not _same(x, x0):
+                    raise TraceError(
+                        f"kernel {t.name}: variable '{n}': leaf {k} of {type(pre).__name__} is {_describe(x0)} before "
+                        f"the {self.what} at {self.where} and {_describe(x)} inside it; only its tensor values, "
+                        f"numbers and indices can change in a runtime {self.what}")
+                continue
+            r, shape = rs
+            if isinstance(x, bool) or _promotable(x):
+                x = int(x) if isinstance(x, bool) else x
+            if r.n == 1 and (is_sym(x) or (isinstance(x, (int, float)) and not isinstance(x, bool))):
+                t.check_refs([x] if is_sym(x) else [], f"variable {n}")
+                t.emit(Assign(r, (0,), (x,)))
+                continue
+            if hasattr(x, "dtype") and hasattr(x, "value") and not isinstance(x, TraceValue):  # Int32(3)
+                t.emit(Assign(r, (0,), (x.value,)))
+                continue
+            if isinstance(x, TraceValue) and len(x.refs) == r.n and x.dtype.name != r.dtype.name:
+                x = x.to(r.dtype)
+            if not isinstance(x, TraceValue) or len(x.refs) != r.n:
+                raise TraceError(
+                    f"kernel {t.name}: variable '{n}': leaf {k} of {type(pre).__name__} holds {r.dtype} x {r.n} before "
+                    f"the {self.what} at {self.where} and {_describe(x)} at the end of it; a carried value keeps its "
+                    f"type and shape")
+            t.check_refs(x.refs, f"variable {n}")
+            t.emit(Assign(r, tuple(range(r.n)), x.refs))
+
     def _snap(self, n: str) -> Any:
+        if n in self.structs:
+            return self._snap_struct(n)
         r, shape = self.regs[n]
         if _is_view(shape):  # a memory view: the same view at the offset the register holds
             from ..ir.nodes import RegVar
@@ -451,6 +599,9 @@ class _Carry:
             pre = self.pre[n]
             if pre is UNDEF and v is UNDEF:
                 continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
+            if n in self.structs:
+                self._leave_struct(n, v)
+                continue
             if n in self.regs and _is_view(self.regs[n][1]):
                 r, view = self.regs[n]
                 if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
@@ -688,7 +839,8 @@ class Branch:
         c = self.carry
         for n in c.names:  # tensor values first bound inside a branch get a register too
             v = now.get(n, UNDEF)
-            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs:
+            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs and _in_scope(self.t, v):
+                # (a value of a loop inside the branch that was local to that loop has no value here)
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 c.regs[n] = (r, v.shape)
             elif c.pre[n] is UNDEF and n not in c.regs and (_promotable(v) or isinstance(v, (IntValue, FloatValue))):
@@ -715,9 +867,12 @@ class Branch:
 class WhileLoop:
     """``while COND:`` of a rewritten kernel: ``while True`` with the condition tested inside."""
 
-    def __init__(self, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False):
+    def __init__(self, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
+                 loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
         self.t = _tracer()
         self.names = names
+        self.loop_targets = loop_targets  # for-loop indices in the body: never carried (see _Carry)
+        self.local = local  # names each iteration sets before reading them (see _Carry)
         self.values_ = values
         self.where = where
         self.jumps = jumps
@@ -746,7 +901,7 @@ class WhileLoop:
             raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime while loop at "
                              f"{self.where} is not supported")
         t.location = self.where
-        self.carry = _Carry(t, self.names, self.values_, self.where, "while loop")
+        self.carry = _Carry(t, self.names, self.values_, self.where, "while loop", self.loop_targets, self.local)
         self.carry.declare()
         self.op = t.begin_while()
         self.dynamic = True
@@ -766,7 +921,7 @@ class WhileLoop:
             self.state = "body"
             return True
         # state "done": the body was traced once; close the region
-        t.cur = self.op.before.parent
+        t.end_while(self.op)
         self.state = "closed"
         return False
 

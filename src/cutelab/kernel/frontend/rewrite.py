@@ -363,7 +363,8 @@ class _Rewriter(ast.NodeTransformer):
         c = self._fresh("c")
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("WhileLoop"), _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
-            self._where(node), ast.Constant(_jumps(node.body))))
+            self._where(node), ast.Constant(_jumps(node.body)), _loop_targets(node.body),
+            _names_tuple([n for n in names if _set_before_read(node.body, n)])))
         body: List[ast.stmt] = []
         if names:
             body.append(_if_attr(v, "in_region", [_unpack(names, _method(v, "enter"))]))

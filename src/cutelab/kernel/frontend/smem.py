@@ -511,7 +511,10 @@ class SmemPtr:
         start = self.byte_offset // dtype.bytes
         need = (int(offs.max()) + 1 + off if len(offs) else 1) * dtype.bytes + self.byte_offset
         if sw is not None and not sw.is_identity:
-            need = _align_up(need, sw.cosize() * dtype.bytes)
+            # the swizzle moves an offset only inside its aligned block of 2^(highest bit it changes + 1)
+            # elements (S<3,4,3> on bytes: within 128 bytes), so the tensor reaches that block's end at most
+            hi = sw.num_base + sw.num_bits + max(0, -sw.num_shift)
+            need = _align_up(need, (1 << hi) * dtype.bytes)
         if need > self.region.nbytes:
             raise TraceError(f"{where}: layout {layout} of {dtype} needs {need} bytes from the region's start, "
                              f"the region has {self.region.nbytes}")
@@ -628,6 +631,7 @@ class struct:
                 env = dict(getattr(mod, "__dict__", {}))
                 env.update(frame.f_globals)
                 env.update(frame.f_locals)
+                env.update(vars(user_cls))  # names of the class body (an alignment set beside the field)
                 try:
                     ft = eval(ft, env)  # noqa: S307 - the user's own annotation text
                 except Exception as e:

@@ -63,8 +63,9 @@ def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
         return TraceValue([(dst, 0)], (), Boolean)
     if isinstance(value, TraceValue):
         ref = value.to(Boolean).refs[0] if value.dtype is not Boolean else value.refs[0]
-    elif is_sym(value):
-        raise TraceError(f"kernel {t.name}: tiled_mma.set({name}, ...): expected a Boolean, got an index{_at(_where(t))}")
+    elif is_sym(value):  # a condition on indices (``k_tile != 0`` of a runtime loop): its value per thread
+        t.check_index(value, f"tiled_mma.set({name}, ...)")
+        ref = value
     else:
         ref = 1 if bool(value) else 0
     t.emit(Assign(reg, (0,), (ref,)))
@@ -441,6 +442,23 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if d.element_type.name != "f32":
         raise TraceError(f"{what}: the accumulator holds {d.element_type}; the MMA accumulates in f32")
     M, N, K = op.shape_mnk
+    ra, rb = (len(x.layout.shape) if isinstance(x.layout.shape, tuple) else 1 for x in (a, b))
+    if ra == 3 and rb == 3:  # (MMA, MMA_M, MMA_K) x (MMA, MMA_N, MMA_K): one UMMA per k-block; after the
+        # first (which takes the ACCUMULATE field) each adds to the accumulator, as CuTe DSL's do
+        kb = it.product(a.layout.shape[2])
+        if kb != it.product(b.layout.shape[2]):
+            raise TraceError(f"{what}: A has {kb} k-blocks and B {it.product(b.layout.shape[2])}")
+        acc0: Any = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)
+        for k in range(kb):
+            _umma(t, op, d, a[(None, None, k)], b[(None, None, k)], acc0 if k == 0 else 1, n_cta, what)
+        return True
+    _umma(t, op, d, a, b, (_field_reg(t, atom, Field.ACCUMULATE.value), 0), n_cta, what)
+    return True
+
+
+def _umma(t: Any, op: Any, d: Any, a: Any, b: Any, acc: Any, n_cta: int, what: str) -> None:
+    """One UMMA call per MMA of the accumulator over one k-block of A and B."""
+    M, N, K = op.shape_mnk
     A = _operand(a, "A", M // n_cta, K, op.a_dtype, what)  # a 2-CTA UMMA: each CTA holds half of A, B and D
     B = _operand(b, "B", N // n_cta, K, op.b_dtype, what)
     shp = d.layout.shape
@@ -451,6 +469,5 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if (RM, RN) != (A.phys.shape[0], B.phys.shape[0]):
         raise TraceError(f"{what}: the accumulator covers {RM}x{RN} MMAs, A and B {A.phys.shape[0]}x{B.phys.shape[0]}")
     offs = _static_offsets(d.layout, what).reshape(RN, RM, M // n_cta * N).transpose(1, 0, 2)
-    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)  # a register: later sets reach this UMMA in later iterations
+    # acc: the field's register (later sets reach this UMMA in later iterations), or 1 past the first k-block
     t.emit(UmmaOp(op, A, B, d.offset, offs, acc, _where(t)))
-    return True

@@ -36,7 +36,8 @@ from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import SmemEngine, _static_offsets, current
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "encode_tensor_map", "tensor_map", "tma_copy", "name_tensor_map", "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
+__all__ = ["TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "tma_copy", "name_tensor_map",
+           "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
 
@@ -93,13 +94,14 @@ class TmaLoadOp(Op):
     TMA dimension, innermost first) into ``shared`` at element ``sbase`` (the box start, aligned to
     the swizzle), completing on barrier ``bar_shared[bar_base]``."""
 
-    __slots__ = ("desc", "param", "coords", "shared", "sbase", "bar_shared", "bar_base", "where", "tmap_name")
+    __slots__ = ("desc", "param", "coords", "shared", "sbase", "bar_shared", "bar_base", "where", "tmap_name", "phase")
 
     def __init__(self, desc: Any, param: Any, coords: Tuple[Any, ...], shared: Shared, sbase: Any,
                  bar_shared: Shared, bar_base: Any, where: str = ""):
         self.desc, self.param, self.coords, self.shared, self.sbase = desc, param, coords, shared, sbase
         self.bar_shared, self.bar_base, self.where = bar_shared, bar_base, where
         self.tmap_name = f"tmap_{param.name}"  # tma_copy adds a suffix when one tensor has several descriptors
+        self.phase = 0  # the box start's byte offset in its swizzle pattern (a multiple of 128): start_phase
 
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
@@ -111,7 +113,7 @@ class TmaLoadOp(Op):
 
     def accesses(self) -> List[Access]:
         n = int(np.prod(self.desc.box))
-        phys = self.desc.placement() // self.desc.dtype.bytes
+        phys = self.desc.placement(self.phase) // self.desc.dtype.bytes
         return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), True, self),
                 Access(self.bar_shared, self.bar_base, (0,), False, self)]
 
@@ -141,7 +143,7 @@ class TmaLoadOp(Op):
         goff, valid = self.global_box(b, act, data)
         vals = np.where(valid, data[np.where(valid, goff, 0)], np.zeros((), dtype=data.dtype))
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
-        phys = d.placement() // d.dtype.bytes
+        phys = d.placement(self.phase) // d.dtype.bytes
         dst = sb[:, None] + phys[None, :]
         if dst.size and (dst.min() < 0 or dst.max() >= self.shared.length):
             raise LaunchError(f"{b.ir.name}{self.where}: TMA load into {self.shared.name}: elements "
@@ -263,11 +265,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
     _check_gmem_tile(atom, src.layout, what, "source")
     _check_smem_tile(atom, dst.layout, s, what)
-    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
-    sbase, const = split_base(dst.offset, period, what)
-    if const:
-        raise TraceError(f"{what}: the destination starts at element offset {const} within a "
-                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
+    sbase, phase = start_phase(d, dst.offset, what, "destination")
     coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
     bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
     s.param.written = True
@@ -284,6 +282,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
             op = tma_multicast_op(d, g.param, bc, s.param, sb, bsh, bbase, mcast, what)
         else:
             op = TmaLoadOp(d, g.param, bc, s.param, sb, bsh, bbase, t.where())
+        op.phase = phase
         if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
             from .tcgen05_2cta import pair_load
 
@@ -294,6 +293,19 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         for op in ops:
             t.emit(op)
     return True
+
+
+def start_phase(d: Any, offset: Any, what: str, side: str) -> Tuple[Any, int]:
+    """(start, phase) of a TMA box's shared-memory side at element offset ``offset``: the start in
+    elements, and its byte offset in the swizzle pattern (1024 bytes; TMA swizzles the address).
+    The start must be 128-byte aligned (16 without a swizzle), as TMA requires."""
+    eb = d.dtype.bytes
+    period = max(1, (1024 if d.swizzle else 16) // eb)
+    sbase, const = split_base(offset, period, what)
+    if (const * eb) % (128 if d.swizzle else 16):
+        raise TraceError(f"{what}: the {side} starts at byte {const * eb} of a {period * eb}-byte swizzle pattern; a "
+                         f"TMA box must start at a multiple of {128 if d.swizzle else 16} bytes")
+    return (sbase + const if const else sbase), const * eb
 
 
 def encode_tensor_map(desc: Any, address: int) -> bytes:

@@ -24,7 +24,7 @@ from ...layout import Layout, evaluate_all
 from ..ir.nodes import Access, Op
 from ..ir.symbolic import is_sym
 from ..frontend.trace import _static_offsets, current
-from .tma import TmaLoadOp, _tile_coords, name_tensor_map, smem_byte_swizzle, split_base
+from .tma import TmaLoadOp, _tile_coords, name_tensor_map, smem_byte_swizzle, split_base, start_phase
 
 __all__ = ["TmaStoreOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
 
@@ -43,7 +43,7 @@ class TmaStoreOp(TmaLoadOp):
                 f"{self.shared.name}[{_ref_str(self.sbase)}]")
 
     def accesses(self) -> List[Access]:
-        phys = self.desc.placement() // self.desc.dtype.bytes
+        phys = self.desc.placement(self.phase) // self.desc.dtype.bytes
         return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())), False, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
@@ -54,7 +54,7 @@ class TmaStoreOp(TmaLoadOp):
             return
         goff, valid = self.global_box(b, act, data)
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
-        src = sb[:, None] + (d.placement() // d.dtype.bytes)[None, :]
+        src = sb[:, None] + (d.placement(self.phase) // d.dtype.bytes)[None, :]
         if src.size and (src.min() < 0 or src.max() >= self.shared.length):
             raise LaunchError(f"{b.ir.name}{self.where}: TMA store from {self.shared.name}: elements "
                               f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
@@ -176,11 +176,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         raise TraceError(f"{what}: the atom's smem layout {atom.smem_layout} swizzles 16-byte units of "
                          f"{TMA_SWIZZLE_BYTES[d.swizzle] or 'no'}-byte rows but the source's memory is "
                          f"{getattr(s, 'swizzle', 'not swizzled')}")
-    period = max(1, (1024 if d.swizzle else 16) // d.dtype.bytes)
-    sbase, const = split_base(src.offset, period, what)
-    if const:
-        raise TraceError(f"{what}: the source starts at element offset {const} within a "
-                         f"{period * d.dtype.bytes}-byte swizzle atom; a TMA box must start at an atom boundary")
+    sbase, phase = start_phase(d, src.offset, what, "source")
     coords = _tile_coords(d, atom.gmem_layout, dst.offset, what)
     g.param.written = True
     from ..frontend.arch import elect_one
@@ -189,6 +185,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
         bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
         op = TmaStoreOp(d, g.param, bc, s.param, sbase + start if start else sbase, s.param, 0, t.where())
+        op.phase = phase
         name_tensor_map(t, op, g.param.index, d)
         ops.append(op)
     with elect_one():

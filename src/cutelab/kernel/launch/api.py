@@ -144,6 +144,11 @@ class KernelCall:
         # stream order, so griddepcontrol waits are met) and cooperative launch (no grid-wide sync in cutelab)
         kw.pop("use_pdl", None)
         kw.pop("cooperative", None)
+        # SM100's preferred clusters: every cluster runs with the preferred shape (``cluster``), as the
+        # GPU may run them all; the fallback shape is checked (launch/cluster.py). Merging the shared
+        # memory of a kernel's branches changes no result (cutelab's allocations add up)
+        fallback = kw.pop("fallback_cluster", None)
+        kw.pop("smem_merge_branch_allocs", None)
         # CUDA events a launch attribute records (launch completion, programmatic dependent launch's event):
         # on the CPU a launch has finished every block before the host goes on, so they have fired
         events = {n: kw.pop(n) for n in ("launch_completion_event", "programmatic_event") if n in kw}
@@ -162,6 +167,10 @@ class KernelCall:
         from .cluster import cluster_shape
 
         cluster3 = cluster_shape(k.name, cluster, grid3, user_location())  # launch/cluster.py
+        if fallback is not None:
+            from .cluster import fallback_cluster_shape
+
+            fallback_cluster_shape(k.name, fallback, cluster3, grid3, user_location())
         plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3)
         given = [n for n, e in events.items() if e is not None]
         if given and plan.mode == "gpu":

@@ -24,7 +24,7 @@ from typing import Any, Optional, Tuple
 
 from ...errors import LaunchError
 
-__all__ = ["cluster_shape", "MAX_PORTABLE_CLUSTER", "MAX_CLUSTER"]
+__all__ = ["cluster_shape", "fallback_cluster_shape", "MAX_PORTABLE_CLUSTER", "MAX_CLUSTER"]
 
 MAX_PORTABLE_CLUSTER = 8  # CTAs in a cluster every SM90/SM100 part launches without the non-portable opt-in
 MAX_CLUSTER = 16  # with it (H100, B200), as CuTe DSL launches
@@ -72,3 +72,28 @@ def cluster_shape(name: str, cluster: Any, grid: Tuple[int, int, int], where: Op
             raise LaunchError(f"{name}.launch{at}: the grid {tuple(grid)} is not a whole number of clusters "
                               f"{shape}: grid dimension {a} ({g}) is not a multiple of {c}")
     return shape  # type: ignore[return-value]
+
+
+def fallback_cluster_shape(name: str, fallback: Any, preferred: Tuple[int, int, int], grid: Tuple[int, int, int],
+                           where: Optional[str] = None) -> Tuple[int, int, int]:
+    """The fallback cluster shape of an SM100 launch with preferred clusters (``launch(cluster=
+    preferred, fallback_cluster=fallback)``), checked: a cluster shape of the grid, of the preferred
+    cluster's depth, dividing the preferred shape. cutelab runs every cluster with the preferred
+    shape, which the GPU may also do.
+
+    >>> fallback_cluster_shape("k", (2, 1, 1), (2, 4, 1), (4, 8, 1))
+    (2, 1, 1)
+    >>> fallback_cluster_shape("k", (2, 3, 1), (2, 4, 1), (4, 12, 1))
+    Traceback (most recent call last):
+    ...
+    cutelab.errors.LaunchError: k.launch: the fallback cluster (2, 3, 1) does not divide the preferred cluster (2, 4, 1)
+    """
+    at = f" (at {where})" if where else ""
+    fb = cluster_shape(name, fallback, grid, where)
+    if fb[2] != preferred[2]:
+        raise LaunchError(f"{name}.launch{at}: the fallback cluster {fb} and the preferred cluster {preferred} must "
+                          f"have the same depth (z)")
+    if any(p % f for p, f in zip(preferred, fb)):
+        raise LaunchError(f"{name}.launch{at}: the fallback cluster {fb} does not divide the preferred cluster "
+                          f"{preferred}")
+    return fb

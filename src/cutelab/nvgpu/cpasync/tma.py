@@ -40,8 +40,8 @@ from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
 
-__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "make_tiled_tma_atom", "tma_partition",
-           "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
+           "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
@@ -102,15 +102,17 @@ class TmaDescriptor:
     def data_type(self) -> int:
         return _TMA_DTYPE[self.dtype.name]
 
-    def placement(self) -> np.ndarray:
+    def placement(self, phase: int = 0) -> np.ndarray:
         """Byte offset in shared memory of each box element (box index, innermost fastest), as TMA
-        writes it: row-major box order, then the swizzle on bytes (16-byte units)."""
-        lin = np.arange(int(np.prod(self.box)), dtype=np.int64) * self.dtype.bytes
+        writes it: row-major box order, then the swizzle on bytes (16-byte units). The swizzle is
+        on the address: ``phase`` is the box start's byte offset in its swizzle pattern (a multiple
+        of 128; 0 for a box at a pattern boundary)."""
+        lin = np.arange(int(np.prod(self.box)), dtype=np.int64) * self.dtype.bytes + phase
         b = self.swizzle
         if b == 0:
-            return lin
+            return lin - phase
         y = (lin >> 7) & ((1 << b) - 1)  # Swizzle<b,4,3> on byte addresses
-        return lin ^ (y << 4)
+        return (lin ^ (y << 4)) - phase
 
     def cu_encode_args(self, address: int) -> dict:
         """The arguments of cuTensorMapEncodeTiled for a tensor at ``address`` (zero-filled out of
@@ -153,6 +155,44 @@ class TmaCopyAtom:
     __repr__ = __str__
 
 
+@dataclass(frozen=True, eq=False)
+class TmaInfo:
+    """What ``make_tiled_tma_atom`` (and ``make_tiled_tma_atom_A``/``_B``) return, as CuTe DSL 4.8.1's
+    ``cpasync.TmaInfo``: the atom, the tensor to tile in the kernel and the smem layout the atom was
+    made for; it unpacks as ``atom, tensor``. A dataclass, so that a kernel argument of this type
+    passes its tensor as the launch's storage (kernel/launch/args.py walks dataclass fields)."""
+
+    _atom: Any
+    _tma_tensor: Any
+    _smem_layout: Any = None
+
+    @property
+    def atom(self) -> Any:
+        return self._atom
+
+    @property
+    def tma_tensor(self) -> Any:
+        return self._tma_tensor
+
+    @property
+    def smem_layout(self) -> Any:
+        return self._smem_layout
+
+    def __iter__(self) -> Any:
+        return iter((self._atom, self._tma_tensor))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> Any:
+        return (self._atom, self._tma_tensor)[i]
+
+
+def _rank(x: Any) -> int:
+    shp = getattr(x, "shape", x)
+    return len(shp) if isinstance(shp, tuple) else 1
+
+
 def _swizzle_of(smem_layout: Any, dtype: Any, where: str) -> Tuple[int, Layout]:
     """(CUtensorMapSwizzle, outer layout) of an smem layout: a Layout, or Swizzle<B,4,3> o 0 o layout
     with the swizzle on byte addresses (the SM90 layout atoms)."""
@@ -175,9 +215,13 @@ def _swizzle_of(smem_layout: Any, dtype: Any, where: str) -> Tuple[int, Layout]:
 
 
 def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: Any, num_multicast: int = 1, *,
-                        internal_type: Any = None, loc: Any = None, ip: Any = None) -> Tuple[TmaCopyAtom, Any]:
+                        internal_type: Any = None, loc: Any = None, ip: Any = None,
+                        _one_stage: bool = False) -> TmaInfo:
     """A TMA atom copying one ``cta_tiler`` tile of gmem_tensor into smem laid out by smem_layout,
-    and the tensor to tile in the kernel (here: gmem_tensor itself).
+    and the tensor to tile in the kernel (here: gmem_tensor itself), as a TmaInfo (which unpacks as
+    the pair). A staged smem layout (one mode more than cta_tiler, the stage last) is taken as its
+    first stage, as CuTe DSL does; ``_one_stage`` (for make_tiled_tma_atom_A/_B, whose MMA-partitioned
+    layouts have more modes than their tile) says smem_layout is one stage already.
 
     Postconditions: the box is the tile (cta_tiler padded with 1s to the tensor's rank); every
     element (i, j, ...) of the tile lands at smem_layout(i, j, ...) (after its swizzle, on bytes).
@@ -242,6 +286,11 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
         if box_t[i] > shape[i]:
             raise LayoutError(f"{where}: the tile ({box_t[i]}) is larger than the tensor ({shape[i]}) along mode {i}")
+    stored = smem_layout
+    if not _one_stage and _rank(smem_layout) == len(tiler) + 1:  # staged (the stage last): one stage's layout
+        from ...swizzle import select
+
+        smem_layout = select(smem_layout, mode=list(range(len(tiler))))
     sw, outer = _swizzle_of(smem_layout, dtype, where)
     inner_bytes = box_t[order[0]] * eb
     if inner_bytes % 16:
@@ -306,11 +355,12 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
              for j in range(nbox)]
     if num_multicast == 1:
-        return TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor
+        return TmaInfo(TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor, stored)
     if nbox != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
                           f"boxes side by side) is not supported by cutelab")
-    return _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where), gmem_tensor
+    return TmaInfo(_multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where),
+                   gmem_tensor, stored)
 
 
 def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
@@ -446,11 +496,20 @@ def _slice_tensor(t: Any, atom: TmaCopyAtom, origin: list, where: str) -> Any:
         mul *= e
     sub = composition(m0, make_layout(atom.box_tile, stride=tuple(strides)))
     ms, md = (shp[0], std[0]) if isinstance(shp[0], tuple) and len(shp[0]) == len(atom.tile) else ((shp[0],), (std[0],))
-    if len(ms) != len(atom.tile):
-        raise LayoutError(f"{where}: mode 0 of {lay} has {len(ms)} mode(s), not the tile's {len(atom.tile)}")
     off: Any = 0
-    for o, s, d in zip(origin, ms, md):
-        off = off + it.crd2idx(o, s, d)
+    if len(ms) == len(atom.tile):
+        for o, s, d in zip(origin, ms, md):
+            off = off + it.crd2idx(o, s, d)
+    elif it.product(shp[0]) == it.product(atom.tile):
+        # mode 0 in other modes than the tile's (an MMA partition, ((128,16),1,4) of a (128,64) tile, which
+        # make_tiled_tma_atom_A/B checked lists the tile column-major): the origin's column-major index
+        lin: Any = 0
+        for o, st in zip(origin, strides):
+            lin = lin + o * st
+        off = it.crd2idx(lin, shp[0], std[0])
+    else:
+        raise LayoutError(f"{where}: mode 0 of {lay} has {it.product(shp[0])} elements, not the tile's "
+                          f"{it.product(atom.tile)}")
     new = make_layout((sub.shape,) + tuple(shp[1:]), stride=(sub.stride,) + tuple(std[1:]))
     return t._new(new, t.offset + off)
 

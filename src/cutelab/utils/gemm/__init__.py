@@ -1,0 +1,6 @@
+"""``cutlass.utils.gemm``: device-side pieces of CuTe DSL's GEMM kernels (``sm100``: the Blackwell
+epilogues of the persistent dense GEMMs)."""
+
+from . import sm100  # noqa: F401
+
+__all__ = ["sm100"]
