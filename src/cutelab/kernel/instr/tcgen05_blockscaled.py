@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import LaunchError
+from ...errors import LaunchError, TraceError
 
-__all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors"]
+__all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors", "sf_field", "kernel_gemm_blockscaled"]
 
 # mlir name -> (exponent bits, mantissa bits, bias) of the finite-only small float formats
 _SMALL = {"f4E2M1FN": (2, 1, 1), "f6E2M3FN": (2, 3, 1), "f6E3M2FN": (3, 2, 3)}
@@ -133,3 +133,187 @@ def read_scale_factors(cells8: np.ndarray, blk: int, addr: int, dp: int, rows: i
                               f"{bad % 32} and {bad % 32 + 32 * q}); the block-scaled UMMA model reads them with the "
                               f"four quarters holding copies, as tcgen05.cp.32x128b.warpx4 (Cp4x32x128bOp) writes them")
     return copies[0]
+
+
+# --------------------------------------------------------------------------- inside kernels
+
+def _where_at(t: Any) -> str:
+    from .tcgen05_tmem import _at, _where
+
+    return _at(_where(t))
+
+
+def sf_field(atom: Any, name: str, value: Any, get: bool) -> Any:
+    """tiled_mma.set(Field.SFA / SFB, ptr) inside a kernel: a kernel register (Int32, made at the
+    kernel's entry with -1, "unset") takes the scale factors' TMEM address (in bytes of the 8-bit
+    scale-factor type) where the set runs; each UMMA reads it when it is issued."""
+    from ...nvgpu.tcgen05.tmem import TmemEngine
+    from ..frontend.trace import current
+    from ..ir.nodes import Assign
+
+    t = current(f"tiled_mma.{'get' if get else 'set'}({name})")
+    if get:
+        raise TraceError(f"kernel {t.name}: tiled_mma.get({name}) is not supported inside a kernel{_where_at(t)}")
+    eng = getattr(value, "engine", None)
+    if not isinstance(eng, TmemEngine) or eng.dtype.width != 8:
+        raise TraceError(f"kernel {t.name}: tiled_mma.set({name}, ...): expected a tensor-memory pointer of 8-bit "
+                         f"scale factors (tCtSF[...].iterator of make_tmem_layout_sfa/sfb), got {value!r}{_where_at(t)}")
+    reg = sf_reg(t, atom, name)
+    t.emit(Assign(reg, (0,), (getattr(value, "offset", 0),)))
+    return None
+
+
+def sf_reg(t: Any, atom: Any, name: str) -> Any:
+    """The kernel register of the SFA / SFB field of the atom's state (shared by a TiledMma and its slices)."""
+    from ...numeric import Int32
+    from ..ir.nodes import Assign
+
+    regs = t.__dict__.setdefault("mma_fields", {})
+    key = (id(atom._state), name)
+    got = regs.get(key)
+    if got is None:
+        reg = t.new_reg(Int32, 1, mutable=True)
+        t.body.ops.insert(0, Assign(reg, (0,), (-1,)))
+        got = regs[key] = (reg, atom._state)
+    return got[0]
+
+
+def _op_class() -> type:
+    """The op of a block-scaled UMMA (a UmmaOp, made on first use: tcgen05_mma imports this module's
+    callers): its scale factors' TMEM addresses are read from the SFA / SFB registers when it is
+    issued, and it runs at the CTA's next tcgen05.commit."""
+    from .tcgen05_mma import UmmaOp
+
+    class _BlockScaledUmma(UmmaOp):
+        __slots__ = ("sfa", "sfb")
+
+        def __repr__(self) -> str:
+            return "block-scaled " + super().__repr__()
+
+        def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+            from ...numeric import Int32
+
+            sa = np.asarray(b.column(self.sfa, Int32, real=True)).astype(np.int64)
+            sb = np.asarray(b.column(self.sfb, Int32, real=True)).astype(np.int64)
+            pend = b.common.setdefault("umma_pending", {})
+            before = {k: len(v) for k, v in pend.items()}
+            super().interpret(b, mask, buffers)
+            # the entries this issue added get the scale-factor addresses of their issuing thread
+            act = np.ones(b.n, dtype=bool) if mask is None else mask
+            lanes = act.reshape(-1, 32)
+            rows = np.nonzero(lanes.any(axis=1))[0] * 32 + np.argmax(lanes[lanes.any(axis=1)], axis=1)
+            by_blk: dict = {}
+            for r in rows.tolist():
+                by_blk.setdefault(int(b.block_of[r]), []).append(r)
+            for blk, rs in by_blk.items():
+                lst = pend[blk]
+                new = lst[before.get(blk, 0):]
+                for j, (e, r) in enumerate(zip(new, rs)):
+                    if int(sa[r]) < 0 or int(sb[r]) < 0:
+                        raise LaunchError(f"{b.ir.name}{self._at()}: a block-scaled UMMA ({type(self.op).__name__}) is "
+                                          f"issued before tiled_mma.set(tcgen05.Field.SFA / SFB, ...) gave it the "
+                                          f"scale factors' tensor-memory addresses")
+                    op, a0, b0, acc0, flag = e
+                    new[j] = (op, a0, b0, acc0, (flag, int(sa[r]), int(sb[r])))
+                lst[before.get(blk, 0):] = new
+
+        def _at(self) -> str:
+            return f" (at {self.where})" if self.where else ""
+
+        def execute(self, b: Any, blk: int, a0: int, b0: int, acc0: int, accumulate: Any) -> None:
+            from ...nvgpu.tcgen05.tmem import tmem_dp_stride
+            from ...numeric import Float32
+            from ..cpu.context import from_real, to_real
+            from .tcgen05_tmem import check_columns, tmem_cells, tmem_state
+
+            flag, sfa0, sfb0 = accumulate
+            op = self.op
+            M, N, K = op.shape_mnk
+            V = op.sf_vec_size
+            nsf = K // V
+            what = f"{b.ir.name}{self._at()}: {type(op).__name__}"
+            st = tmem_state(b)
+
+            def tile(o: Any, start: int, P: int) -> np.ndarray:
+                idx = start + o.phys
+                if idx.min() < 0 or idx.max() >= o.shared.length:
+                    raise LaunchError(f"{what}: a UMMA operand reaches outside {o.shared.name}")
+                v = values(b.shared[o.shared.index][blk * o.shared.length + idx], o.dtype)
+                return v.reshape(v.shape[0], K, P).swapaxes(1, 2)  # (inst, P, K)
+
+            A, B = tile(self.a, a0, M), tile(self.b, b0, N)
+            cells8 = st.cells.view(np.uint8).reshape(st.cells.shape[0], 128, -1)
+            dp8 = tmem_dp_stride(op.sf_dtype)
+            sfa = scale_values(read_scale_factors(cells8, blk, sfa0, dp8, M, nsf, what), op.sf_dtype)
+            sfb = scale_values(read_scale_factors(cells8, blk, sfb0, dp8, N, nsf, what), op.sf_dtype)
+            for addr in (sfa0, sfb0):
+                e = addr % dp8
+                cols = np.arange(e // 4, e // 4 + 4)
+                check_columns(b, st, np.full(cols.shape, blk), cols, f"{type(op).__name__} (its scale factors)",
+                              self._at())
+            dt = Float32
+            dp = tmem_dp_stride(dt)
+            addr = acc0 + self.acc_offs
+            lane, e = addr // dp, addr % dp
+            if (addr < 0).any() or (lane >= 128).any():
+                raise LaunchError(f"{what}: the accumulator reaches outside tensor memory")
+            check_columns(b, st, np.full(e.shape, blk), e, f"a UMMA ({type(op).__name__})", self._at())
+            cells = tmem_cells(st, dt)
+            RM, RN = self.acc_offs.shape[:2]
+            if RM != 1 or RN != 1:
+                raise LaunchError(f"{what}: one scale-factor address pair serves one MMA instance; this cute.gemm "
+                                  f"covers {RM}x{RN}: slice the operands to one MMA per cute.gemm")
+            ln, ee = lane[0, 0], e[0, 0]
+            C = to_real(cells[blk, ln, ee], dt).astype(np.float64).reshape(N, M).T if flag else np.zeros((M, N))
+            C = (C + scaled_mma(A[0], B[0], sfa, sfb, V)).astype(np.float32)
+            cells[blk, ln, ee] = from_real(C.T.reshape(-1), dt)
+
+        def cuda(self, r: Any) -> None:
+            raise TraceError(f"kernel {r.ir.name}{self._at()}: the CUDA printer does not emit block-scaled UMMAs "
+                             f"({type(self.op).__name__}, tcgen05.mma...block_scale) yet; run it on the CPU "
+                             f"interpreter (CUTELAB_INTERPRET=1)")
+
+    return _BlockScaledUmma
+
+
+_CLS: list = []
+
+
+def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:
+    """cute.gemm of a block-scaled UMMA inside a kernel (called by tcgen05_mma.kernel_gemm)."""
+    from ... import int_tuple as it
+    from ...nvgpu.tcgen05.mma import CtaGroup, Field, OperandSource
+    from ..frontend.trace import _static_offsets
+    from .tcgen05_mma import _field_reg, _operand
+
+    if op.cta_group is not CtaGroup.ONE:
+        raise TraceError(f"{what}: block-scaled UMMAs of CtaGroup.TWO are not run by cutelab's interpreter yet "
+                         f"(CtaGroup.ONE is)")
+    if op.a_src is not OperandSource.SMEM:
+        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
+    for dt, nm in ((op.a_dtype, "A"), (op.b_dtype, "B")):
+        if dt.width != 8:
+            raise TraceError(f"{what}: operand {nm} is {dt} ({dt.width} bits); cutelab's interpreter holds 8-bit "
+                             f"block-scaled operands in shared memory (e4m3, e5m2), not 4- or 6-bit ones yet")
+    M, N, K = op.shape_mnk
+    A = _operand(a, "A", M, K, op.a_dtype, what)
+    B = _operand(b, "B", N, K, op.b_dtype, what)
+    shp = d.layout.shape
+    if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M * N:
+        raise TraceError(f"{what}: the accumulator must be ((M,N), MMA_M, MMA_N) as make_fragment_C gives, got "
+                         f"{it.tuple_str(shp)}")
+    RM, RN = it.product(shp[1]), it.product(shp[2])
+    offs = _static_offsets(d.layout, what).reshape(RN, RM, M * N).transpose(1, 0, 2)
+    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)
+    if not _CLS:
+        _CLS.append(_op_class())
+    u = _CLS[0](op, A, B, d.offset, offs, acc, _where_of(t))
+    u.sfa = (sf_reg(t, atom, Field.SFA.value), 0)
+    u.sfb = (sf_reg(t, atom, Field.SFB.value), 0)
+    t.emit(u)
+
+
+def _where_of(t: Any) -> str:
+    from .tcgen05_tmem import _where
+
+    return _where(t)

@@ -55,6 +55,10 @@ def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
 
     if not tracing() or not isinstance(getattr(atom, "_op", None), Tcgen05MmaOp):
         return NotImplemented
+    if name in ("sf_a", "sf_b"):  # the scale factors' TMEM address of a block-scaled UMMA
+        from .tcgen05_blockscaled import sf_field
+
+        return sf_field(atom, name, value, get)
     t = current(f"tiled_mma.{'get' if get else 'set'}")
     reg = _field_reg(t, atom, name)
     if get:
@@ -411,23 +415,11 @@ def commit(mbar_ptr: Any, mask: Any = None, cta_group: Any = None, *, loc: Any =
 
 # --------------------------------------------------------------------------- cute.gemm
 
-def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
-    """cute.gemm inside a kernel for tcgen05 MMAs; False for other atoms (or outside a kernel)."""
-    from ...nvgpu.tcgen05.mma import CtaGroup, Field, MmaF16BF16Op, MmaTF32Op, OperandSource, Tcgen05MmaOp
+def _check_acc(atom: Any, op: Any, d: Any, c: Any, what: str) -> None:
+    """The checks every UMMA's cute.gemm makes: an f32 accumulator in TMEM, both C and D; no negation."""
+    from ...nvgpu.tcgen05.mma import Field
     from ...nvgpu.tcgen05.tmem import TmemEngine
 
-    if not tracing():
-        return False
-    op = getattr(atom, "op", None)
-    if not isinstance(op, Tcgen05MmaOp):
-        return False
-    t = current("cute.gemm")
-    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
-    if not isinstance(op, (MmaF16BF16Op, MmaTF32Op)):
-        raise TraceError(f"{what}: kernels support the f16/bf16 and tf32 UMMAs (MmaF16BF16Op, MmaTF32Op) so far")
-    n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
-    if op.a_src is not OperandSource.SMEM:
-        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
     if op.acc_dtype is not Float32:
         raise TraceError(f"{what}: kernels support f32 accumulators, got {op.acc_dtype}")
     for f in (Field.NEGATE_A, Field.NEGATE_B):
@@ -440,6 +432,33 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
                          f"from TmemAllocator.retrieve_ptr), got {getattr(d, 'memspace', d)}")
     if d.element_type.name != "f32":
         raise TraceError(f"{what}: the accumulator holds {d.element_type}; the MMA accumulates in f32")
+
+
+def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
+    """cute.gemm inside a kernel for tcgen05 MMAs; False for other atoms (or outside a kernel)."""
+    from ...nvgpu.tcgen05.mma import (BlockScaledMmaOp, CtaGroup, Field, MmaF16BF16Op, MmaTF32Op, OperandSource,
+                                      Tcgen05MmaOp)
+
+    if not tracing():
+        return False
+    op = getattr(atom, "op", None)
+    if not isinstance(op, Tcgen05MmaOp):
+        return False
+    t = current("cute.gemm")
+    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
+    if isinstance(op, BlockScaledMmaOp):  # kernel/instr/tcgen05_blockscaled.py
+        from .tcgen05_blockscaled import kernel_gemm_blockscaled
+
+        _check_acc(atom, op, d, c, what)
+        kernel_gemm_blockscaled(t, atom, op, d, a, b, what)
+        return True
+    if not isinstance(op, (MmaF16BF16Op, MmaTF32Op)):
+        raise TraceError(f"{what}: kernels support the f16/bf16 and tf32 UMMAs (MmaF16BF16Op, MmaTF32Op) and the "
+                         f"block-scaled ones with 8-bit operands so far")
+    n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
+    if op.a_src is not OperandSource.SMEM:
+        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
+    _check_acc(atom, op, d, c, what)
     M, N, K = op.shape_mnk
     A = _operand(a, "A", M // n_cta, K, op.a_dtype, what)  # a 2-CTA UMMA: each CTA holds half of A, B and D
     B = _operand(b, "B", N // n_cta, K, op.b_dtype, what)

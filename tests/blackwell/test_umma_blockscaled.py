@@ -1,0 +1,142 @@
+"""Block-scaled tcgen05.mma on the CPU interpreter, in a small kernel of its own (no TMA, no pipeline),
+in the shape of CUTLASS's nvfp4 tutorial's main loop: A and B (e4m3 / e5m2) and their ue8m0 scale
+factors written to shared memory by the threads (the scale factors in make_smem_layout_sfa/sfb's
+layout), copied to tensor memory with tcgen05.cp (Cp4x32x128bOp, make_s2t_copy,
+get_s2t_smem_desc_tensor), one MmaMXF8Op per k-block with tiled_mma.set(Field.SFA / SFB, ...),
+tcgen05.commit, the accumulator read back with tcgen05.ld; against numpy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+import cutelab.utils.blackwell_helpers as sm100_utils
+import cutelab.utils.blockscaled_layout as blockscaled_utils
+from cutelab.errors import LaunchError
+from cutelab.kernel.instr.tcgen05_blockscaled import scale_values, values
+from cutelab.nvgpu import OperandMajorMode, tcgen05
+from cutelab.runtime import from_dlpack
+
+torch = pytest.importorskip("torch")
+
+
+@cute.kernel
+def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cute.Tensor, SFB: cute.Tensor,
+              C: cute.Tensor, a_layout: cute.ComposedLayout, b_layout: cute.ComposedLayout, sfa_layout: cute.Layout,
+              sfb_layout: cute.Layout, mma_tiler: cutlass.Constexpr, case: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    M, K = A.shape
+    N = B.shape[0]
+    sf_dtype = SFA.element_type
+    smem = cutlass.utils.SmemAllocator()
+    holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(element_type=A.element_type, layout=a_layout.outer, byte_alignment=1024,
+                              swizzle=a_layout.inner)
+    sB = smem.allocate_tensor(element_type=B.element_type, layout=b_layout.outer, byte_alignment=1024,
+                              swizzle=b_layout.inner)
+    sSFA = smem.allocate_tensor(element_type=sf_dtype, layout=sfa_layout, byte_alignment=128)
+    sSFB = smem.allocate_tensor(element_type=sf_dtype, layout=sfb_layout, byte_alignment=128)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    for j in cutlass.range_constexpr(M * K // 128):  # element i of the partitioned tile is (i % M, i // M)
+        i = j * 128 + tidx
+        sA[i] = A[(i % M, i // M)]
+    for j in cutlass.range_constexpr(N * K // 128):
+        i = j * 128 + tidx
+        sB[i] = B[(i % N, i // N)]
+    # the scale factors: (((rows), (32, 1)), 1, k-block, stage): row m of k-block j at flat index m + 32 rows j
+    for j in cutlass.range_constexpr(K // 32):
+        sSFA[tidx + 32 * 128 * j] = SFA[(tidx, j)]
+        for h in cutlass.range_constexpr(SFB.shape[0] // 128):
+            sSFB[tidx + 128 * h + 32 * SFB.shape[0] * j] = SFB[(tidx + 128 * h, j)]
+    cute.arch.fence_view_async_shared()
+    if warp == 0:
+        cute.arch.alloc_tmem(512, holder.iterator)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    ptr = cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, holder.iterator)
+    tCrA = tiled_mma.make_fragment_A(sA)
+    tCrB = tiled_mma.make_fragment_B(sB)
+    acc = cute.make_tensor(ptr, tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N))).layout)
+    sfa_ptr = cute.recast_ptr(ptr + tcgen05.find_tmem_tensor_col_offset(acc), dtype=sf_dtype)
+    tCtSFA = cute.make_tensor(sfa_ptr, blockscaled_utils.make_tmem_layout_sfa(
+        tiled_mma, mma_tiler, 32, cute.slice_(sfa_layout, (None, None, None, 0))))
+    sfb_ptr = cute.recast_ptr(ptr + tcgen05.find_tmem_tensor_col_offset(acc)
+                              + tcgen05.find_tmem_tensor_col_offset(tCtSFA), dtype=sf_dtype)
+    tCtSFB = cute.make_tensor(sfb_ptr, blockscaled_utils.make_tmem_layout_sfb(
+        tiled_mma, mma_tiler, 32, cute.slice_(sfb_layout, (None, None, None, 0))))
+    atom_s2t = cute.make_copy_atom(tcgen05.Cp4x32x128bOp(tcgen05.CtaGroup.ONE), sf_dtype)
+    s2t = []
+    for s_sf, t_sf in ((sSFA, tCtSFA), (sSFB, tCtSFB)):
+        sc, tc = cute.filter_zeros(s_sf), cute.filter_zeros(t_sf)
+        tiled = tcgen05.make_s2t_copy(atom_s2t, tc)
+        thr = tiled.get_slice(0)
+        s2t.append((tiled, tcgen05.get_s2t_smem_desc_tensor(tiled, thr.partition_S(sc)), thr.partition_D(tc)))
+    if warp == 0:
+        for tiled, src, dst in s2t:
+            cute.copy(tiled, src[(None, None, None, None, 0)], dst)
+        for k in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+            tiled_mma.set(tcgen05.Field.SFA, tCtSFA[(None, None, k)].iterator)
+            if cutlass.const_expr(case != "nosfb"):
+                tiled_mma.set(tcgen05.Field.SFB, tCtSFB[(None, None, k)].iterator)
+            cute.gemm(tiled_mma, acc, tCrA[(None, None, k, 0)], tCrB[(None, None, k, 0)], acc)
+            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        with cute.arch.elect_one():
+            tcgen05.commit(bar.iterator)
+    cute.arch.mbarrier_wait(bar.iterator, 0)
+    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32),
+                                acc[((None, None), 0, 0)])
+    thr = ld.get_slice(tidx)
+    r = cute.make_rmem_tensor(thr.partition_D(C).shape, cutlass.Float32)
+    cute.copy(ld, thr.partition_S(acc[((None, None), 0, 0)]), r)
+    thr.partition_D(C).store(r.load())
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.dealloc_tmem(ptr, 512)
+
+
+_T = {"e4m3": (cutlass.Float8E4M3FN, torch.float8_e4m3fn), "e5m2": (cutlass.Float8E5M2, torch.float8_e5m2)}
+
+
+def _run(ab="e4m3", M=128, N=128, K=128, case="ok", seed=3):
+    dt, tdt = _T[ab]
+    op = tcgen05.MmaMXF8Op(dt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, OperandMajorMode.K,
+                           OperandMajorMode.K)
+    mma = cute.make_tiled_mma(op)
+    tiler = (M, N, K)
+    al = sm100_utils.make_smem_layout_a(mma, tiler, dt, 1)
+    bl = sm100_utils.make_smem_layout_b(mma, tiler, dt, 1)
+    sfal = blockscaled_utils.make_smem_layout_sfa(mma, tiler, 32, 1)
+    sfbl = blockscaled_utils.make_smem_layout_sfb(mma, tiler, 32, 1)
+    rng = np.random.default_rng(seed)
+    A = torch.from_numpy(rng.integers(-4, 5, (M, K)).astype(np.float32)).to(tdt)
+    B = torch.from_numpy(rng.integers(-4, 5, (N, K)).astype(np.float32)).to(tdt)
+    SFA = torch.from_numpy(rng.integers(124, 131, (128, K // 32)).astype(np.uint8))  # 2^-3 .. 2^3
+    SFB = torch.from_numpy(rng.integers(124, 131, (-(-N // 128) * 128, K // 32)).astype(np.uint8))  # whole chunks
+    C = np.full((M, N), np.nan, np.float32)
+    tA, tB = from_dlpack(A.view(torch.uint8).numpy()), from_dlpack(B.view(torch.uint8).numpy())
+    tA.element_type = tB.element_type = dt
+    tSA, tSB = from_dlpack(SFA.numpy()), from_dlpack(SFB.numpy())
+    tSA.element_type = tSB.element_type = cutlass.Float8E8M0FNU
+    bs_kernel(mma, tA, tB, tSA, tSB, from_dlpack(C), al, bl, sfal, sfbl, tiler, case).launch(grid=1, block=128)
+    a = values(A.view(torch.uint8).numpy(), dt)
+    b = values(B.view(torch.uint8).numpy(), dt)
+    sa = np.repeat(scale_values(SFA.numpy()[:M], cutlass.Float8E8M0FNU), 32, axis=1)
+    sb = np.repeat(scale_values(SFB.numpy()[:N], cutlass.Float8E8M0FNU), 32, axis=1)
+    return C, (a * sa) @ (b * sb).T
+
+
+@pytest.mark.parametrize("ab,mnk", [("e4m3", (128, 128, 128)), ("e5m2", (128, 64, 128)), ("e4m3", (128, 256, 256))])
+def test_mxf8_umma_with_scale_factors_from_tmem_equals_numpy(ab, mnk):
+    C, want = _run(ab, *mnk)
+    assert np.abs(want).max() > 1  # the scales matter: not all ones
+    np.testing.assert_array_equal(C, want.astype(np.float32))
+
+
+def test_umma_before_its_scale_factor_field_is_set_is_an_error():
+    with pytest.raises(LaunchError, match="before tiled_mma.set\\(tcgen05.Field.SFA / SFB"):
+        _run(case="nosfb")
