@@ -844,6 +844,7 @@ class Pointer:
         return self.engine.dtype
 
     dtype = element_type  # CuTe DSL's Pointer.dtype
+    value_type = element_type  # and Pointer.value_type
 
     @property
     def llvm_ptr(self) -> "Pointer":

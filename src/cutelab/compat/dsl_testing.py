@@ -1,5 +1,7 @@
 """``cute.testing`` names beyond cutelab.testing: ``CantImplementError``, ``convert``,
-``autotune_jit``.
+``autotune_jit``, and the tensor-initialisation options of CUTLASS's example programs
+(``add_tensor_init_args``, ``validate_tensor_init_args``, ``TensorInitConfig``,
+``tensor_init_config_from_args``, ``should_use_normal_init``).
 
 >>> issubclass(CantImplementError, Exception)
 True
@@ -7,6 +9,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from typing import Any, Callable, Dict
@@ -57,4 +60,43 @@ def autotune_jit(params_dict: Dict[str, Any] = None, update_on_change: Any = Non
     return deco
 
 
-EXTRAS: Dict[str, Any] = {"CantImplementError": CantImplementError, "convert": convert, "autotune_jit": autotune_jit}
+@dataclasses.dataclass(frozen=True)
+class TensorInitConfig:
+    """How a program initialises its tensors: random integers, or a normal distribution (mean, std)."""
+
+    init_normal: bool = False
+    normal_mean: float = 0.0
+    normal_std: float = 1.0
+
+
+def add_tensor_init_args(parser: Any, supports_int_dtypes: bool = True) -> None:
+    """Add --init_normal, --normal_mean and --normal_std to an argparse parser."""
+    text = "Use normal distribution for tensor initialization instead of random integers."
+    if supports_int_dtypes:
+        text += " Note: Int8/Uint8 dtypes always use random init regardless of this flag"
+    parser.add_argument("--init_normal", action="store_true", help=text)
+    parser.add_argument("--normal_mean", type=float, default=0.0, help="Mean for normal distribution initialization")
+    parser.add_argument("--normal_std", type=float, default=1.0,
+                        help="Standard deviation for normal distribution initialization (must be >= 0)")
+
+
+def validate_tensor_init_args(args: Any, parser: Any) -> None:
+    """Refuse a negative --normal_std (through parser.error)."""
+    if args.normal_std < 0:
+        parser.error("--normal_std must be non-negative")
+
+
+def tensor_init_config_from_args(args: Any) -> TensorInitConfig:
+    return TensorInitConfig(init_normal=args.init_normal, normal_mean=args.normal_mean, normal_std=args.normal_std)
+
+
+def should_use_normal_init(config: TensorInitConfig, dtype: Any) -> bool:
+    """Whether to draw from the normal distribution: asked for, and dtype is not Int8/Uint8."""
+    return bool(config.init_normal) and getattr(dtype, "name", "") not in ("i8", "u8")
+
+
+EXTRAS: Dict[str, Any] = {"CantImplementError": CantImplementError, "convert": convert, "autotune_jit": autotune_jit,
+                          "TensorInitConfig": TensorInitConfig, "add_tensor_init_args": add_tensor_init_args,
+                          "validate_tensor_init_args": validate_tensor_init_args,
+                          "tensor_init_config_from_args": tensor_init_config_from_args,
+                          "should_use_normal_init": should_use_normal_init}

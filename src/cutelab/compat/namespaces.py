@@ -129,6 +129,7 @@ for _n, _m in (("arch", arch), ("math", math), ("runtime", runtime), ("testing",
     cute.__dict__[_n] = _m
 cutlass.__dict__["torch"] = torch
 cutlass.__dict__["utils"] = utils
+cutlass.__dict__["testing"] = testing  # cutlass.testing is cute.testing in CuTe DSL (the same module)
 
 
 def refuse_missing(names: Dict[str, str]) -> Dict[str, Any]:
