@@ -70,3 +70,24 @@ def test_scale_factors_are_read_per_row_from_the_quarter_copies():
         bs.read_scale_factors(cells, 0, 4 * 8 + 2, dp, 128, 4, "umma")
     with pytest.raises(LaunchError, match="start at lane 0"):
         bs.read_scale_factors(cells, 0, dp + 4, dp, 128, 1, "umma")
+
+
+def test_fp4_memory_through_make_ptr_reads_two_elements_a_byte():
+    import cutelab as cute
+    from cutelab.errors import TensorError
+    from cutelab.runtime import make_ptr
+
+    packed = torch.tensor([[0x21, 0xF7], [0x00, 0x5A]], dtype=torch.uint8)  # 8 e2m1 elements, two to a byte
+    f4 = packed.view(torch.float4_e2m1fn_x2)
+    p = make_ptr(Float4E2M1FN, f4.data_ptr(), cute.AddressSpace.gmem, assumed_align=2)
+    t = cute.make_tensor(p, cute.make_layout((2, 4), stride=(4, 1)))
+    eng = t.engine
+    assert len(eng) == 8
+    assert eng.data.tolist() == [0x1, 0x2, 0x7, 0xF, 0x0, 0x0, 0xA, 0x5]  # the low nibble is the even element
+    assert bs.values(eng.data, Float4E2M1FN).tolist() == [0.5, 1.0, 6.0, -6.0, 0.0, 0.0, -1.0, 3.0]
+    packed[0, 0] = 0x43  # a later write to the tensor is seen: the elements are unpacked when asked for
+    assert eng.data[:2].tolist() == [0x3, 0x4]
+    with pytest.raises(TensorError, match="writing memory of 4-bit elements"):
+        t[(0, 0)] = 1.0
+    with pytest.raises(ValueError):
+        eng.data[0] = 1  # the unpacked elements are a read-only copy
