@@ -1,6 +1,6 @@
 """Block-scaled tcgen05.mma on the CPU interpreter, in a small kernel of its own (no TMA, no pipeline),
 in the shape of CUTLASS's nvfp4 tutorial's main loop: A and B (e4m3 / e5m2) and their ue8m0 scale
-factors written to shared memory by the threads (the scale factors in make_smem_layout_sfa/sfb's
+factors (bytes) written to shared memory by the threads (the scale factors in make_smem_layout_sfa/sfb's
 layout), copied to tensor memory with tcgen05.cp (Cp4x32x128bOp, make_s2t_copy,
 get_s2t_smem_desc_tensor), one MmaMXF8Op per k-block with tiled_mma.set(Field.SFA / SFB, ...),
 tcgen05.commit, the accumulator read back with tcgen05.ld; against numpy."""
@@ -30,7 +30,7 @@ def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cut
     warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
     M, K = A.shape
     N = B.shape[0]
-    sf_dtype = SFA.element_type
+    sf_dtype = cutlass.Float8E8M0FNU  # the scale factors' type in TMEM; in memory they are moved as bytes (Uint8)
     smem = cutlass.utils.SmemAllocator()
     holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
     bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
@@ -38,8 +38,8 @@ def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cut
                               swizzle=a_layout.inner)
     sB = smem.allocate_tensor(element_type=B.element_type, layout=b_layout.outer, byte_alignment=1024,
                               swizzle=b_layout.inner)
-    sSFA = smem.allocate_tensor(element_type=sf_dtype, layout=sfa_layout, byte_alignment=128)
-    sSFB = smem.allocate_tensor(element_type=sf_dtype, layout=sfb_layout, byte_alignment=128)
+    sSFA = smem.allocate_tensor(element_type=SFA.element_type, layout=sfa_layout, byte_alignment=128)
+    sSFB = smem.allocate_tensor(element_type=SFB.element_type, layout=sfb_layout, byte_alignment=128)
     if tidx == 0:
         cute.arch.mbarrier_init(bar.iterator, 1)
     for j in cutlass.range_constexpr(M * K // 128):  # element i of the partitioned tile is (i % M, i // M)
@@ -120,8 +120,7 @@ def _run(ab="e4m3", M=128, N=128, K=128, case="ok", seed=3):
     C = np.full((M, N), np.nan, np.float32)
     tA, tB = from_dlpack(A.view(torch.uint8).numpy()), from_dlpack(B.view(torch.uint8).numpy())
     tA.element_type = tB.element_type = dt
-    tSA, tSB = from_dlpack(SFA.numpy()), from_dlpack(SFB.numpy())
-    tSA.element_type = tSB.element_type = cutlass.Float8E8M0FNU
+    tSA, tSB = from_dlpack(SFA.numpy()), from_dlpack(SFB.numpy())  # ue8m0 bits, as Uint8
     bs_kernel(mma, tA, tB, tSA, tSB, from_dlpack(C), al, bl, sfal, sfbl, tiler, case).launch(grid=1, block=128)
     a = values(A.view(torch.uint8).numpy(), dt)
     b = values(B.view(torch.uint8).numpy(), dt)
@@ -140,3 +139,27 @@ def test_mxf8_umma_with_scale_factors_from_tmem_equals_numpy(ab, mnk):
 def test_umma_before_its_scale_factor_field_is_set_is_an_error():
     with pytest.raises(LaunchError, match="before tiled_mma.set\\(tcgen05.Field.SFA / SFB"):
         _run(case="nosfb")
+
+
+def test_cuda_prints_the_block_scaled_umma_and_tcgen05_cp_for_sm_100a(tmp_path):
+    import shutil
+    import subprocess
+
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.instr.tcgen05_blockscaled import umma_idesc_block_scaled
+    from cutelab.kernel.launch.plan import last_launch
+
+    _run("e4m3", 128, 128, 128)
+    src = printer.render(last_launch().ir)
+    assert src.count("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;") == 4
+    assert src.count("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;") == 2  # SFA and SFB: one atom each
+    op = tcgen05.MmaMXF8Op(cutlass.Float8E4M3FN, (128, 128, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM,
+                           OperandMajorMode.K, OperandMajorMode.K)
+    assert f"0x{umma_idesc_block_scaled(op):08x}u" in src
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "k.cu").write_text(src)
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]

@@ -35,8 +35,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import LaunchError, TraceError
+from ..ir.symbolic import is_sym
 
-__all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors", "sf_field", "kernel_gemm_blockscaled"]
+__all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors", "sf_field", "kernel_gemm_blockscaled",
+           "umma_idesc_block_scaled"]
 
 # mlir name -> (exponent bits, mantissa bits, bias) of the finite-only small float formats
 _SMALL = {"f4E2M1FN": (2, 1, 1), "f6E2M3FN": (2, 3, 1), "f6E3M2FN": (3, 2, 3)}
@@ -269,14 +271,60 @@ def _op_class() -> type:
             cells[blk, ln, ee] = from_real(C.T.reshape(-1), dt)
 
         def cuda(self, r: Any) -> None:
-            raise TraceError(f"kernel {r.ir.name}{self._at()}: the CUDA printer does not emit block-scaled UMMAs "
-                             f"({type(self.op).__name__}, tcgen05.mma...block_scale) yet; run it on the CPU "
-                             f"interpreter (CUTELAB_INTERPRET=1)")
+            """``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], adesc, bdesc, idesc, [sfa], [sfb], p``
+            by lane 0 of each warp that runs the cute.gemm: the SFA/SFB registers hold the scale factors'
+            addresses in bytes (lane * 2^18 + column * 4 + byte); the instruction takes lane << 16 | column and
+            the byte as the scale-factor id in the instruction descriptor (bits 29-30 for A, 4-5 for B)."""
+            if self.op.a_dtype.width != 8 or self.op.b_dtype.width != 8:
+                raise TraceError(f"kernel {r.ir.name}{self._at()}: the CUDA printer emits block-scaled UMMAs of "
+                                 f"8-bit operands (kind::mxf8f6f4) only")
+            for o, nm in ((self.a, "A"), (self.b, "B")):
+                if o.fields is None:
+                    raise TraceError(f"kernel {r.ir.name}{self._at()}: operand {nm} of the UMMA is not in a canonical "
+                                     f"UMMA shared-memory layout, so it has no descriptor: {o.why}")
+            idesc = umma_idesc_block_scaled(self.op)
+            acc = r.cond(self.accumulate) if isinstance(self.accumulate, tuple) else ("1" if self.accumulate else "0")
+            sfa, sfb = r.value(self.sfa, self.sfa[0].dtype), r.value(self.sfb, self.sfb[0].dtype)
+            lane = r.fresh("cl_lane")
+            r.emit(f'unsigned {lane}; asm volatile("mov.u32 %0, %%laneid;" : "=r"({lane}));')
+            with r.braces(f"if ({lane} == 0) {{", "}"):
+                da, db = self._desc(r, self.a, 0), self._desc(r, self.b, 0)
+                d0 = self.acc_base + int(self.acc_offs[0, 0, 0]) if is_sym(self.acc_base) else \
+                    int(self.acc_base) + int(self.acc_offs[0, 0, 0])
+                dc = r.expr(d0)[0] if is_sym(d0) else str(int(d0))
+                hw = "(((unsigned)({0}) >> 18) << 16 | (((unsigned)({0}) & 0x3FFFFu) >> 2))"
+                ids = f"(0x{idesc:08x}u | (((unsigned)({sfa}) & 3u) << 29) | (((unsigned)({sfb}) & 3u) << 4))"
+                r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
+                       f'tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;'
+                       f'\\n\\t}}" :: "r"((unsigned)({dc})), "l"({da}), "l"({db}), "r"({ids}), '
+                       f'"r"((unsigned)({acc})), "r"({hw.format(sfa)}), "r"({hw.format(sfb)}) : "memory");')
 
     return _BlockScaledUmma
 
 
 _CLS: list = []
+
+
+def umma_idesc_block_scaled(op: Any) -> int:
+    """The 32-bit instruction descriptor of a block-scaled UMMA (CUTLASS's UMMA::InstrDescriptorBlockScaled)
+    without its scale-factor ids: A and B formats in [7,10) and [10,13) (e4m3 0, e5m2 1, e2m3 3, e3m2 4,
+    e2m1 5), A and B major in bits 15 and 16, N >> 3 in [17,23), the scale format in bit 23 (ue4m3 0,
+    ue8m0 1), M >> 4 in [24,29).
+
+    >>> from cutelab import Float8E4M3FN
+    >>> from cutelab.nvgpu import tcgen05, OperandMajorMode as Mj
+    >>> hex(umma_idesc_block_scaled(tcgen05.MmaMXF8Op(Float8E4M3FN, (128, 128, 32), tcgen05.CtaGroup.ONE,
+    ...                                               tcgen05.OperandSource.SMEM, Mj.K, Mj.K)))
+    '0x8a00000'
+    """
+    from .tcgen05_mma import _FORMATS
+
+    fmt = _FORMATS["f8f6f4"]
+    M, N, _ = op.shape_mnk
+    mn = lambda m: 1 if m.name == "MN" else 0  # noqa: E731
+    sf = 1 if op.sf_dtype.name == "f8E8M0FNU" else 0
+    return ((fmt[op.a_dtype.name] << 7) | (fmt[op.b_dtype.name] << 10) | (mn(op.a_major_mode) << 15)
+            | (mn(op.b_major_mode) << 16) | ((N >> 3) << 17) | (sf << 23) | ((M >> 4) << 24))
 
 
 def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:

@@ -9,7 +9,8 @@ partitioned TMEM tensor (the scale factors of block-scaled UMMAs).
   byte 16 r: the canonical no-swizzle K-major layout of 32 x 16 bytes, which the scale-factor
   SMEM layouts are) land in lanes r, r+32, r+64, r+96 at 4 columns from the TMEM address. The other
   tcgen05.cp shapes and 2-CTA copies are refused.
-- CUDA: not printed yet (refused naming the op).
+- CUDA: ``tcgen05.cp.cta_group::1.32x128b.warpx4`` with an unswizzled K-major descriptor of the 32 x 16
+  bytes, by lane 0 of each warp that runs the copy.
 """
 
 from __future__ import annotations
@@ -88,8 +89,24 @@ class S2TCopyOp(Op):
                 cells8[blk, 32 * q:32 * q + 32, e:e + 16] = data
 
     def cuda(self, r: Any) -> None:
-        raise TraceError(f"kernel {r.ir.name}{self._at()}: the CUDA printer does not emit tcgen05.cp yet; run it on "
-                         f"the CPU interpreter (CUTELAB_INTERPRET=1)")
+        """``tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], sdesc`` per atom by lane 0 of each warp that runs
+        the copy: taddr is lane << 16 | column of the byte address; sdesc a K-major, unswizzled descriptor of
+        32 rows of 16 bytes (8-row core matrices 128 bytes apart: SBO 128 bytes)."""
+        from .mbarrier import smem_addr
+        from .tcgen05_mma import umma_desc
+
+        hi = umma_desc(0, (0, 1, 8))
+        lane = r.fresh("cl_lane")
+        r.emit(f'unsigned {lane}; asm volatile("mov.u32 %0, %%laneid;" : "=r"({lane}));')
+        with r.braces(f"if ({lane} == 0) {{", "}"):
+            for so, do in zip(self.src_offs.tolist(), self.dst_offs.tolist()):
+                start = self.src_base + so if is_sym(self.src_base) else int(self.src_base) + so
+                d = self.dst_base + do if is_sym(self.dst_base) else int(self.dst_base) + do
+                dc = r.expr(d)[0] if is_sym(d) else str(int(d))
+                desc = f"(0x{hi:016x}ull | (unsigned long long)(({smem_addr(r, self.shared, start)} >> 4) & 0x3FFFu))"
+                taddr = f"(((unsigned)({dc}) >> 18) << 16 | (((unsigned)({dc}) & 0x3FFFFu) >> 2))"
+                r.emit(f'asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" :: "r"({taddr}), '
+                       f'"l"({desc}) : "memory");')
 
 
 def s2t_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
