@@ -159,7 +159,8 @@ def sf_field(atom: Any, name: str, value: Any, get: bool) -> Any:
     eng = getattr(value, "engine", None)
     if not isinstance(eng, TmemEngine) or eng.dtype.width != 8:
         raise TraceError(f"kernel {t.name}: tiled_mma.set({name}, ...): expected a tensor-memory pointer of 8-bit "
-                         f"scale factors (tCtSF[...].iterator of make_tmem_layout_sfa/sfb), got {value!r}{_where_at(t)}")
+                         f"scale factors (tCtSF[...].iterator of make_tmem_layout_sfa/sfb), got {value!r}"
+                         f"{_where_at(t)}")
     reg = sf_reg(t, atom, name)
     t.emit(Assign(reg, (0,), (getattr(value, "offset", 0),)))
     return None
