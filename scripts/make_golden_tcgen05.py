@@ -21,7 +21,8 @@ What it writes (tests/golden/)
         make_blockscaled_trivial_tiled_mma (MXF4, MXF4NVF4, MXF8F6F4).
     tcgen05_s2t.json         the shared -> tensor memory copies (tcgen05.cp: Cp128x256bOp ... Cp2x64x128b0123Op) as
         copy atoms of several element types, and the scale-factor flow of block-scaled GEMMs: make_s2t_copy over
-        filter_zeros of make_tmem_layout_sfa/sfb tensors, one CTA's partition_S of the filtered SMEM stages,
+        filter_zeros of make_tmem_layout_sfa/sfb tensors, append_s2t_broadcast_mode of the filtered SMEM
+        stages, one CTA's partition_S of them,
         get_s2t_smem_desc_tensor's layout and partition_D of the TMEM tensor, with the k-block slices and
         find_tmem_tensor_col_offset of the SF tensors.
     tcgen05_tmem_copy.json   the tensor-memory copy ops (Ld/St 16x64b, 16x128b, 16x256b, 16x32bx2,
@@ -654,7 +655,8 @@ def worker(path):
 
             def flow():
                 sc, tc = cute.filter_zeros(s_t), cute.filter_zeros(t_t)
-                r = {"sc": str(sc.layout), "tc": str(tc.layout)}
+                r = {"sc": str(sc.layout), "tc": str(tc.layout),
+                     "bcast": tryit(lambda: str(tcgen05.append_s2t_broadcast_mode(op, sc).layout))}
                 tcp = tcgen05.make_s2t_copy(atom, tc)
                 r["tiled"] = str(tcp)
                 thr = tcp.get_slice(0)

@@ -60,7 +60,8 @@ def _flow(case):
 
         def flow():
             sc, tc = cute.filter_zeros(s_t), cute.filter_zeros(t_t)
-            r = {"sc": str(sc.layout), "tc": str(tc.layout)}
+            r = {"sc": str(sc.layout), "tc": str(tc.layout),
+                 "bcast": _try(lambda: str(tcgen05.append_s2t_broadcast_mode(atom.op, sc).layout))}
             tcp = tcgen05.make_s2t_copy(atom, tc)
             r["tiled"] = str(tcp)
             thr = tcp.get_slice(0)
