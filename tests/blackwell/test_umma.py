@@ -70,8 +70,9 @@ def umma_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cut
 _8BIT = {"e4m3": ("Float8E4M3FN", "float8_e4m3fn"), "e5m2": ("Float8E5M2", "float8_e5m2")}
 
 
-def _run_8bit(a_name, b_name, M, N, K):
-    """A UMMA of 8-bit operands: kind::f8f6f4 (MmaFP8Op for one type, MmaF8F6F4Op for two) or kind::i8."""
+def _run_8bit(a_name, b_name, M, N, K, major=OperandMajorMode.K):
+    """A UMMA of 8-bit operands: kind::f8f6f4 (MmaFP8Op for one type, MmaF8F6F4Op for two) or kind::i8;
+    major: both operands' major mode."""
     import torch
 
     rng = np.random.default_rng(7)
@@ -81,8 +82,7 @@ def _run_8bit(a_name, b_name, M, N, K):
         dt = cutlass.Int8 if a_name == "i8" else cutlass.Uint8
         A = rng.integers(-128, 128, (M, K)) if a_name == "i8" else rng.integers(0, 256, (M, K))
         B = rng.integers(-128, 128, (N, K)) if a_name == "i8" else rng.integers(0, 256, (N, K))
-        op = tcgen05.MmaI8Op(dt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, OperandMajorMode.K,
-                             OperandMajorMode.K)
+        op = tcgen05.MmaI8Op(dt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, major, major)
         tA = from_dlpack(A.astype(np.int8 if a_name == "i8" else np.uint8))
         tB = from_dlpack(B.astype(np.int8 if a_name == "i8" else np.uint8))
         C = np.zeros((M, N), np.int32)
@@ -92,10 +92,10 @@ def _run_8bit(a_name, b_name, M, N, K):
         at, bt = (getattr(cutlass, _8BIT[x][0]) for x in (a_name, b_name))
         if a_name == b_name:
             op = tcgen05.MmaFP8Op(at, cutlass.Float32, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM,
-                                  OperandMajorMode.K, OperandMajorMode.K)
+                                  major, major)
         else:
             op = tcgen05.MmaF8F6F4Op(at, bt, cutlass.Float32, (M, N, 32), tcgen05.CtaGroup.ONE,
-                                     tcgen05.OperandSource.SMEM, OperandMajorMode.K, OperandMajorMode.K)
+                                     tcgen05.OperandSource.SMEM, major, major)
         ta = torch.from_numpy(A).to(getattr(torch, _8BIT[a_name][1])).view(torch.uint8).numpy()
         tb = torch.from_numpy(B).to(getattr(torch, _8BIT[b_name][1])).view(torch.uint8).numpy()
         tA, tB = from_dlpack(ta), from_dlpack(tb)
@@ -113,6 +113,13 @@ def _run_8bit(a_name, b_name, M, N, K):
 def test_8bit_umma_equals_numpy(a, b):
     pytest.importorskip("torch")
     C, want = _run_8bit(a, b, 128, 64, 128)
+    np.testing.assert_array_equal(C, want)
+
+
+@pytest.mark.parametrize("a", ["e4m3", "i8"])
+def test_8bit_umma_of_mn_major_operands_equals_numpy(a):
+    pytest.importorskip("torch")
+    C, want = _run_8bit(a, a, 128, 128, 64, OperandMajorMode.MN)
     np.testing.assert_array_equal(C, want)
 
 

@@ -102,28 +102,34 @@ def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cut
 _T = {"e4m3": (cutlass.Float8E4M3FN, torch.float8_e4m3fn), "e5m2": (cutlass.Float8E5M2, torch.float8_e5m2)}
 
 
-def _run(ab="e4m3", M=128, N=128, K=128, case="ok", seed=3):
+def _run(ab="e4m3", M=128, N=128, K=128, case="ok", seed=3, b_ab=None):
+    """MmaMXF8Op of ab, or with b_ab MmaMXF8F6F4Op of ab x b_ab."""
     dt, tdt = _T[ab]
-    op = tcgen05.MmaMXF8Op(dt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, OperandMajorMode.K,
-                           OperandMajorMode.K)
+    bdt, btdt = _T[b_ab or ab]
+    if b_ab is None:
+        op = tcgen05.MmaMXF8Op(dt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, OperandMajorMode.K,
+                               OperandMajorMode.K)
+    else:
+        op = tcgen05.MmaMXF8F6F4Op(dt, bdt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM,
+                                   OperandMajorMode.K, OperandMajorMode.K)
     mma = cute.make_tiled_mma(op)
     tiler = (M, N, K)
     al = sm100_utils.make_smem_layout_a(mma, tiler, dt, 1)
-    bl = sm100_utils.make_smem_layout_b(mma, tiler, dt, 1)
+    bl = sm100_utils.make_smem_layout_b(mma, tiler, bdt, 1)
     sfal = blockscaled_utils.make_smem_layout_sfa(mma, tiler, 32, 1)
     sfbl = blockscaled_utils.make_smem_layout_sfb(mma, tiler, 32, 1)
     rng = np.random.default_rng(seed)
     A = torch.from_numpy(rng.integers(-4, 5, (M, K)).astype(np.float32)).to(tdt)
-    B = torch.from_numpy(rng.integers(-4, 5, (N, K)).astype(np.float32)).to(tdt)
+    B = torch.from_numpy(rng.integers(-4, 5, (N, K)).astype(np.float32)).to(btdt)
     SFA = torch.from_numpy(rng.integers(124, 131, (128, K // 32)).astype(np.uint8))  # 2^-3 .. 2^3
     SFB = torch.from_numpy(rng.integers(124, 131, (-(-N // 128) * 128, K // 32)).astype(np.uint8))  # whole chunks
     C = np.full((M, N), np.nan, np.float32)
     tA, tB = from_dlpack(A.view(torch.uint8).numpy()), from_dlpack(B.view(torch.uint8).numpy())
-    tA.element_type = tB.element_type = dt
+    tA.element_type, tB.element_type = dt, bdt
     tSA, tSB = from_dlpack(SFA.numpy()), from_dlpack(SFB.numpy())  # ue8m0 bits, as Uint8
     bs_kernel(mma, tA, tB, tSA, tSB, from_dlpack(C), al, bl, sfal, sfbl, tiler, case).launch(grid=1, block=128)
     a = values(A.view(torch.uint8).numpy(), dt)
-    b = values(B.view(torch.uint8).numpy(), dt)
+    b = values(B.view(torch.uint8).numpy(), bdt)
     sa = np.repeat(scale_values(SFA.numpy()[:M], cutlass.Float8E8M0FNU), 32, axis=1)
     sb = np.repeat(scale_values(SFB.numpy()[:N], cutlass.Float8E8M0FNU), 32, axis=1)
     return C, (a * sa) @ (b * sb).T
@@ -133,6 +139,11 @@ def _run(ab="e4m3", M=128, N=128, K=128, case="ok", seed=3):
 def test_mxf8_umma_with_scale_factors_from_tmem_equals_numpy(ab, mnk):
     C, want = _run(ab, *mnk)
     assert np.abs(want).max() > 1  # the scales matter: not all ones
+    np.testing.assert_array_equal(C, want.astype(np.float32))
+
+
+def test_mxf8f6f4_umma_of_two_types_equals_numpy():
+    C, want = _run("e4m3", 128, 64, 128, b_ab="e5m2")
     np.testing.assert_array_equal(C, want.astype(np.float32))
 
 
