@@ -249,9 +249,9 @@ def _op_class() -> type:
             dp8 = tmem_dp_stride(op.sf_dtype)
             sfa = scale_values(read_scale_factors(cells8, blk, sfa0, dp8, M, nsf, what), op.sf_dtype)
             sfb = scale_values(read_scale_factors(cells8, blk, sfb0, dp8, N, nsf, what), op.sf_dtype)
-            for addr in (sfa0, sfb0):
+            for addr, rows in ((sfa0, M), (sfb0, N)):  # row r's scale factors are in column col + r // 32
                 e = addr % dp8
-                cols = np.arange(e // 4, e // 4 + 4)
+                cols = np.arange(e // 4, e // 4 + -(-rows // 32))
                 check_columns(b, st, np.full(cols.shape, blk), cols, f"{type(op).__name__} (its scale factors)",
                               self._at())
             dt = Float32
