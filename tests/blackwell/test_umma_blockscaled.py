@@ -69,7 +69,8 @@ def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cut
                               + tcgen05.find_tmem_tensor_col_offset(tCtSFA), dtype=sf_dtype)
     tCtSFB = cute.make_tensor(sfb_ptr, blockscaled_utils.make_tmem_layout_sfb(
         tiled_mma, mma_tiler, 32, cute.slice_(sfb_layout, (None, None, None, 0))))
-    atom_s2t = cute.make_copy_atom(tcgen05.Cp4x32x128bOp(tcgen05.CtaGroup.ONE), sf_dtype)
+    cp_op = tcgen05.Cp128x128bOp if cutlass.const_expr(case == "cp128") else tcgen05.Cp4x32x128bOp
+    atom_s2t = cute.make_copy_atom(cp_op(tcgen05.CtaGroup.ONE), sf_dtype)
     s2t = []
     for s_sf, t_sf in ((sSFA, tCtSFA), (sSFB, tCtSFB)):
         sc, tc = cute.filter_zeros(s_sf), cute.filter_zeros(t_sf)
@@ -174,3 +175,13 @@ def test_cuda_prints_the_block_scaled_umma_and_tcgen05_cp_for_sm_100a(tmp_path):
     c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
                        capture_output=True, text=True)
     assert c.returncode == 0, c.stderr[-4000:]
+
+
+def test_tcgen05_cp_shapes_other_than_32x128b_warpx4_are_refused_by_name():
+    from cutelab.errors import TraceError
+
+    with pytest.raises(TraceError) as e:
+        _run(case="cp128")
+    msg = str(e.value)
+    assert "kernel bs_kernel: cute.copy with Cp128x128bOp" in msg and "test_umma_blockscaled.py" in msg, msg
+    assert "runs tcgen05.cp as Cp4x32x128bOp(CtaGroup.ONE) so far" in msg, msg
