@@ -1,9 +1,10 @@
 """Block-scaled tcgen05.mma on the CPU interpreter, in a small kernel of its own (no TMA, no pipeline),
-in the shape of CUTLASS's nvfp4 tutorial's main loop: A and B (e4m3 / e5m2) and their ue8m0 scale
+in the shape of CUTLASS's nvfp4 tutorial's main loop: A and B (e4m3 / e5m2, or e2m1) and their scale
 factors (bytes) written to shared memory by the threads (the scale factors in make_smem_layout_sfa/sfb's
 layout), copied to tensor memory with tcgen05.cp (Cp4x32x128bOp, make_s2t_copy,
-get_s2t_smem_desc_tensor), one MmaMXF8Op per k-block with tiled_mma.set(Field.SFA / SFB, ...),
-tcgen05.commit, the accumulator read back with tcgen05.ld; against numpy."""
+get_s2t_smem_desc_tensor), one MmaMXF8Op / MmaMXF8F6F4Op / MmaMXF4Op / MmaMXF4NVF4Op per k-block with
+tiled_mma.set(Field.SFA / SFB, ...), tcgen05.commit, the accumulator read back with tcgen05.ld; against
+numpy."""
 
 from __future__ import annotations
 
@@ -25,12 +26,13 @@ torch = pytest.importorskip("torch")
 @cute.kernel
 def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cute.Tensor, SFB: cute.Tensor,
               C: cute.Tensor, a_layout: cute.ComposedLayout, b_layout: cute.ComposedLayout, sfa_layout: cute.Layout,
-              sfb_layout: cute.Layout, mma_tiler: cutlass.Constexpr, case: cutlass.Constexpr):
+              sfb_layout: cute.Layout, mma_tiler: cutlass.Constexpr, case: cutlass.Constexpr,
+              vec: cutlass.Constexpr = 32, sf_dtype: cutlass.Constexpr = cutlass.Float8E8M0FNU):
     tidx, _, _ = cute.arch.thread_idx()
     warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
     M, K = A.shape
     N = B.shape[0]
-    sf_dtype = cutlass.Float8E8M0FNU  # the scale factors' type in TMEM; in memory they are moved as bytes (Uint8)
+    # sf_dtype: the scale factors' type in TMEM; in memory they are moved as bytes (Uint8)
     smem = cutlass.utils.SmemAllocator()
     holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
     bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
@@ -48,11 +50,11 @@ def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cut
     for j in cutlass.range_constexpr(N * K // 128):
         i = j * 128 + tidx
         sB[i] = B[(i % N, i // N)]
-    # the scale factors: (((rows), (32, 1)), 1, k-block, stage): row m of k-block j at flat index m + 32 rows j
-    for j in cutlass.range_constexpr(K // 32):
-        sSFA[tidx + 32 * 128 * j] = SFA[(tidx, j)]
+    # the scale factors: (((rows), (vec, n)), 1, k-block, stage): scale factor j of row m at flat index m + rows vec j
+    for j in cutlass.range_constexpr(K // vec):
+        sSFA[tidx + vec * 128 * j] = SFA[(tidx, j)]
         for h in cutlass.range_constexpr(SFB.shape[0] // 128):
-            sSFB[tidx + 128 * h + 32 * SFB.shape[0] * j] = SFB[(tidx + 128 * h, j)]
+            sSFB[tidx + 128 * h + vec * SFB.shape[0] * j] = SFB[(tidx + 128 * h, j)]
     cute.arch.fence_view_async_shared()
     if warp == 0:
         cute.arch.alloc_tmem(512, holder.iterator)
@@ -64,11 +66,11 @@ def bs_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, SFA: cut
     acc = cute.make_tensor(ptr, tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N))).layout)
     sfa_ptr = cute.recast_ptr(ptr + tcgen05.find_tmem_tensor_col_offset(acc), dtype=sf_dtype)
     tCtSFA = cute.make_tensor(sfa_ptr, blockscaled_utils.make_tmem_layout_sfa(
-        tiled_mma, mma_tiler, 32, cute.slice_(sfa_layout, (None, None, None, 0))))
+        tiled_mma, mma_tiler, vec, cute.slice_(sfa_layout, (None, None, None, 0))))
     sfb_ptr = cute.recast_ptr(ptr + tcgen05.find_tmem_tensor_col_offset(acc)
                               + tcgen05.find_tmem_tensor_col_offset(tCtSFA), dtype=sf_dtype)
     tCtSFB = cute.make_tensor(sfb_ptr, blockscaled_utils.make_tmem_layout_sfb(
-        tiled_mma, mma_tiler, 32, cute.slice_(sfb_layout, (None, None, None, 0))))
+        tiled_mma, mma_tiler, vec, cute.slice_(sfb_layout, (None, None, None, 0))))
     cp_op = tcgen05.Cp128x128bOp if cutlass.const_expr(case == "cp128") else tcgen05.Cp4x32x128bOp
     atom_s2t = cute.make_copy_atom(cp_op(tcgen05.CtaGroup.ONE), sf_dtype)
     s2t = []
@@ -140,6 +142,51 @@ def _run(ab="e4m3", M=128, N=128, K=128, case="ok", seed=3, b_ab=None):
 def test_mxf8_umma_with_scale_factors_from_tmem_equals_numpy(ab, mnk):
     C, want = _run(ab, *mnk)
     assert np.abs(want).max() > 1  # the scales matter: not all ones
+    np.testing.assert_array_equal(C, want.astype(np.float32))
+
+
+def _unpack(u):
+    out = np.empty((u.shape[0], 2 * u.shape[1]), np.uint8)
+    out[:, 0::2], out[:, 1::2] = u & 15, u >> 4  # the even element in the low nibble
+    return out
+
+
+@pytest.mark.parametrize("kind", ["nvf4", "mxf4"])
+def test_fp4_umma_with_scale_factors_from_tmem_equals_numpy(kind):
+    """e2m1 operands, two to a byte in global memory (torch's float4_e2m1fn_x2, read through make_ptr), with
+    ue4m3 scales per 16 (MmaMXF4NVF4Op) or ue8m0 scales per 32 (MmaMXF4Op)."""
+    from cutelab.runtime import make_ptr
+
+    M, N, K = 128, 128, 128
+    if kind == "nvf4":
+        sf, vec, tsf = cutlass.Float8E4M3FN, 16, torch.float8_e4m3fn
+        op = tcgen05.MmaMXF4NVF4Op(sf, (M, N, 64), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM)
+    else:
+        sf, vec, tsf = cutlass.Float8E8M0FNU, 32, torch.float8_e8m0fnu
+        op = tcgen05.MmaMXF4Op((M, N, 64), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM)
+    mma = cute.make_tiled_mma(op)
+    tiler, dt = (M, N, K), cutlass.Float4E2M1FN
+    rng = np.random.default_rng(1)
+    Ab = torch.from_numpy(rng.integers(0, 256, (M, K // 2)).astype(np.uint8))
+    Bb = torch.from_numpy(rng.integers(0, 256, (N, K // 2)).astype(np.uint8))
+    A4, B4 = Ab.view(torch.float4_e2m1fn_x2), Bb.view(torch.float4_e2m1fn_x2)
+    tA = cute.make_tensor(make_ptr(dt, A4.data_ptr(), cute.AddressSpace.gmem, assumed_align=16),
+                          cute.make_layout((M, K), stride=(K, 1)))
+    tB = cute.make_tensor(make_ptr(dt, B4.data_ptr(), cute.AddressSpace.gmem, assumed_align=16),
+                          cute.make_layout((N, K), stride=(K, 1)))
+    SFA = torch.from_numpy(rng.integers(1, 4, (128, K // vec)).astype(np.float32)).to(tsf).view(torch.uint8)
+    SFB = torch.from_numpy(rng.integers(1, 4, (128, K // vec)).astype(np.float32)).to(tsf).view(torch.uint8)
+    C = np.full((M, N), np.nan, np.float32)
+    bs_kernel(mma, tA, tB, from_dlpack(SFA.numpy()), from_dlpack(SFB.numpy()), from_dlpack(C),
+              sm100_utils.make_smem_layout_a(mma, tiler, dt, 1), sm100_utils.make_smem_layout_b(mma, tiler, dt, 1),
+              blockscaled_utils.make_smem_layout_sfa(mma, tiler, vec, 1),
+              blockscaled_utils.make_smem_layout_sfb(mma, tiler, vec, 1), tiler, "ok", vec, sf).launch(grid=1,
+                                                                                                  block=128)
+    a, b = values(_unpack(Ab.numpy()), dt), values(_unpack(Bb.numpy()), dt)
+    sa = np.repeat(scale_values(SFA.numpy(), sf), vec, axis=1)
+    sb = np.repeat(scale_values(SFB.numpy(), sf), vec, axis=1)
+    want = (a * sa) @ (b * sb).T
+    assert len(np.unique(sa)) > 1 and np.abs(want).max() > 100
     np.testing.assert_array_equal(C, want.astype(np.float32))
 
 

@@ -4,7 +4,10 @@ where a UMMA reads its scale factors in tensor memory, and the scaled product.
 
 Formats (OCP Microscaling, PTX ISA "block scaling"): A and B elements are e4m3 / e5m2 (8 bits,
 cutelab.fp8), e2m3 / e3m2 (6 bits, no infinities or NaNs) or e2m1 (4 bits: 0, 0.5, 1, 1.5, 2, 3, 4, 6
-and their negatives), stored one element per storage byte (the low bits). Scale factors are ue8m0
+and their negatives), stored one element per storage byte (the low bits). Kernels run the 8-bit and
+the 4-bit (MmaMXF4Op, MmaMXF4NVF4Op) operands on the CPU: shared memory holds an e2m1 element per
+byte there, read through the operand's layout as the UMMA's other operands are; the CUDA printer
+prints the 8-bit kind (mxf8f6f4) only. 6-bit operands and 2-CTA block-scaled UMMAs are refused. Scale factors are ue8m0
 (the power of two 2^(bits - 127); 0xff is NaN) or, for ``mxf4nvf4`` with 16-element blocks, ue4m3
 (e4m3 bits with the sign bit clear).
 
@@ -341,9 +344,10 @@ def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, 
     if op.a_src is not OperandSource.SMEM:
         raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
     for dt, nm in ((op.a_dtype, "A"), (op.b_dtype, "B")):
-        if dt.width != 8:
+        if dt.width not in (4, 8):
             raise TraceError(f"{what}: operand {nm} is {dt} ({dt.width} bits); cutelab's interpreter holds 8-bit "
-                             f"block-scaled operands in shared memory (e4m3, e5m2), not 4- or 6-bit ones yet")
+                             f"(e4m3, e5m2) and 4-bit (e2m1) block-scaled operands in shared memory, not 6-bit "
+                             f"ones yet")
     M, N, K = op.shape_mnk
     A = _operand(a, "A", M, K, op.a_dtype, what)
     B = _operand(b, "B", N, K, op.b_dtype, what)
