@@ -91,3 +91,14 @@ def test_fp4_memory_through_make_ptr_reads_two_elements_a_byte():
         t[(0, 0)] = 1.0
     with pytest.raises(ValueError):
         eng.data[0] = 1  # the unpacked elements are a read-only copy
+
+
+def test_fp8_scalars_round_to_nearest_even_and_saturate():
+    import cutelab as cute
+
+    assert float(cute.Float8E4M3FN(0.1)) == 0.1015625 and float(cute.Float8E4M3FN(1000.0)) == 448.0
+    assert float(cute.Float8E5M2(3.3)) == 3.5 and float(cute.Float8E4M3FN(-2.5)) == -2.5
+    want = torch.tensor([0.1, 3.3, -7.77]).to(torch.float8_e4m3fn).float().tolist()
+    assert [float(cute.Float8E4M3FN(x)) for x in (0.1, 3.3, -7.77)] == want
+    with pytest.raises(TypeError, match="scalars of 4-bit float types are not supported"):
+        cute.Float4E2M1FN(1.0)
