@@ -34,6 +34,9 @@ CASES = [
     ("dense_gemm.py", ["--mnkl", "128,256,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16"]),
     ("dense_gemm.py", ["--mnkl", "256,128,64,1", "--ab_dtype", "Float16", "--c_dtype", "Float16",
                        "--use_2cta_instrs", "--mma_tiler_mn", "256,128", "--cluster_shape_mn", "2,1"]),
+    # 8-bit operands: UMMA kind::f8f6f4 and kind::i8
+    ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Float8E4M3FN", "--c_dtype", "Float16"]),
+    ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Int8", "--acc_dtype", "Int32", "--c_dtype", "Int32"]),
 ]
 
 # SASS opcode families (the opcode's first word, matched at its start)
