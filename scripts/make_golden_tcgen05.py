@@ -19,6 +19,12 @@ What it writes (tests/golden/)
     tcgen05_blockscaled.json cutlass.utils.blockscaled_layout: BlockScaledBasicChunk, tile_atom_to_shape_SF,
         make_smem_layout_sfa/sfb and make_tmem_layout_sfa/sfb (of one SMEM stage) over
         make_blockscaled_trivial_tiled_mma (MXF4, MXF4NVF4, MXF8F6F4).
+    tcgen05_s2t.json         the shared -> tensor memory copies (tcgen05.cp: Cp128x256bOp ... Cp2x64x128b0123Op) as
+        copy atoms of several element types, and the scale-factor flow of block-scaled GEMMs: make_s2t_copy over
+        filter_zeros of make_tmem_layout_sfa/sfb tensors, append_s2t_broadcast_mode of the filtered SMEM
+        stages, one CTA's partition_S of them,
+        get_s2t_smem_desc_tensor's layout and partition_D of the TMEM tensor, with the k-block slices and
+        find_tmem_tensor_col_offset of the SF tensors.
     tcgen05_tmem_copy.json   the tensor-memory copy ops (Ld/St 16x64b, 16x128b, 16x256b, 16x32bx2,
         32x32b, every repetition, pack/unpack) as copy atoms of several element types, and
         make_tmem_copy of them over accumulator fragments: the tiled copy and one thread's
@@ -313,6 +319,31 @@ def helper_cases(seed):
     return cases
 
 
+CP_OPS = ["Cp128x256bOp", "Cp128x128bOp", "Cp4x256bOp", "Cp4x32x128bOp", "Cp2x64x128b0213Op", "Cp2x64x128b0123Op"]
+
+
+def s2t_cases(seed):
+    rng = random.Random(seed + 5)
+    cases = []
+    for op in CP_OPS:
+        for cta in (1, 2):
+            for dt in (E4M3, UE8M0, E2M1, I8, F16, F32, "Int16"):
+                cases.append({"what": "atom", "op": op, "cta": cta, "dt": dt})
+        cases.append({"what": "atom", "op": op, "cta": 3, "dt": E4M3})
+    ops = [(E2M1, E2M1, E4M3, 16), (E2M1, E2M1, UE8M0, 16), (E2M1, E2M1, UE8M0, 32), (E4M3, E4M3, UE8M0, 32),
+           (E5M2, E2M1, UE8M0, 32)]
+    for i in range(120):
+        a, b, sf, v = ops[i % len(ops)]
+        cta = rng.choice([1, 1, 2])
+        m = 128 * cta  # whole 128-row SF chunks per CTA (tcgen05_blockscaled.json has the 2-CTA M = 128 cases)
+        n = rng.choice([64, 128, 192, 256])
+        k = 4 * v * rng.choice([1, 2, 4])  # whole 4-wide SF chunks along K
+        op = "Cp4x32x128bOp" if rng.random() < 0.85 else rng.choice(CP_OPS)
+        cases.append({"what": "flow", "dt": [a, b, sf], "vec": v, "cta": cta, "mn": [m, n], "tiler": [m, n, k],
+                      "stages": rng.choice([1, 2, 3]), "op": op})
+    return cases
+
+
 def blockscaled_cases(seed):
     rng = random.Random(seed + 4)
     cases = []
@@ -596,6 +627,49 @@ def worker(path):
             out["tmem_sf" + w] = tryit(tmem)
         return out
 
+    def one_s2t(c):
+        import cutlass.utils as cu
+        import cutlass.utils.blackwell_helpers as bh
+
+        cta = {1: tcgen05.CtaGroup.ONE, 2: tcgen05.CtaGroup.TWO}.get(c["cta"], c["cta"])
+        op = getattr(tcgen05, c["op"])(cta)
+        if c["what"] == "atom":
+            return {"op": str(op), "atom": str(cute.make_copy_atom(op, dt(c["dt"])))}
+        a, b, sf = (dt(x) for x in c["dt"])
+        t = bh.make_blockscaled_trivial_tiled_mma(a, b, OperandMajorMode.K, OperandMajorMode.K, sf, c["vec"], cta,
+                                                  tuple(c["mn"]))
+        tiler = tuple(c["tiler"])
+        out = {"tiled_mma": str(t)}
+        acc = t.make_fragment_C(t.partition_shape_C(tiler[:2]))
+        out["acc_off"] = int(tcgen05.find_tmem_tensor_col_offset(acc))
+        atom = cute.make_copy_atom(op, sf)
+        for w, mk, tm in (("a", cu.make_smem_layout_sfa, cu.make_tmem_layout_sfa),
+                          ("b", cu.make_smem_layout_sfb, cu.make_tmem_layout_sfb)):
+            staged = mk(t, tiler, c["vec"], c["stages"])
+            sptr = cute.make_ptr(sf, 0, cute.AddressSpace.smem, assumed_align=128)
+            tptr = cute.make_ptr(sf, 0, cute.AddressSpace.tmem, assumed_align=16)
+            s_t = cute.make_tensor(sptr, staged)
+            t_t = cute.make_tensor(tptr, tm(t, tiler, c["vec"], cute.slice_(staged, (None, None, None, 0))))
+            d = {"tmem": str(t_t.layout), "col_off": tryit(lambda: int(tcgen05.find_tmem_tensor_col_offset(t_t))),
+                 "kblock": tryit(lambda: str(t_t[(None, None, 0)].layout))}
+
+            def flow():
+                sc, tc = cute.filter_zeros(s_t), cute.filter_zeros(t_t)
+                r = {"sc": str(sc.layout), "tc": str(tc.layout),
+                     "bcast": tryit(lambda: str(tcgen05.append_s2t_broadcast_mode(op, sc).layout))}
+                tcp = tcgen05.make_s2t_copy(atom, tc)
+                r["tiled"] = str(tcp)
+                thr = tcp.get_slice(0)
+                ps = thr.partition_S(sc)
+                r["ps"] = str(ps.layout)
+                r["desc"] = tryit(lambda: str(tcgen05.get_s2t_smem_desc_tensor(tcp, ps)).rsplit(" o ", 1)[-1][:-1])
+                r["pd"] = tryit(lambda: str(thr.partition_D(tc).layout))
+                return r
+
+            d["flow"] = tryit(flow)
+            out["sf" + w] = d
+        return out
+
     def run_all():
         for i, c in enumerate(cases):
             try:
@@ -609,6 +683,8 @@ def worker(path):
                     out = one_helper(c)
                 elif kind == "blockscaled":
                     out = one_blockscaled(c)
+                elif kind == "s2t":
+                    out = one_s2t(c)
                 else:
                     out = one_tmem(c)
             except Exception as e:
@@ -635,7 +711,7 @@ def main():
     ap.add_argument("--n", type=int, default=300, help="random tiled UMMAs (default 300)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--chunk", type=int, default=400)
-    ap.add_argument("--only", default="atom,tiled,smem,tmem,helpers,blockscaled")
+    ap.add_argument("--only", default="atom,tiled,smem,tmem,helpers,blockscaled,s2t")
     ap.add_argument("--out", default=OUT_DIR)
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -654,7 +730,8 @@ def main():
     jobs = {"atom": (atom_cases, "tcgen05_mma_atoms.json"), "tiled": (lambda: tiled_cases(a.n, a.seed), "tcgen05_mma_tiled.json"),
             "smem": (lambda: smem_cases(a.seed), "tcgen05_smem.json"), "tmem": (lambda: tmem_cases(a.seed), "tcgen05_tmem_copy.json"),
             "helpers": (lambda: helper_cases(a.seed), "tcgen05_helpers.json"),
-            "blockscaled": (lambda: blockscaled_cases(a.seed), "tcgen05_blockscaled.json")}
+            "blockscaled": (lambda: blockscaled_cases(a.seed), "tcgen05_blockscaled.json"),
+            "s2t": (lambda: s2t_cases(a.seed), "tcgen05_s2t.json")}
     for kind in a.only.split(","):
         mk, fname = jobs[kind]
         cases = mk()

@@ -47,6 +47,9 @@ CASES = [
                                           "--c_dtype", "Float16"]),
     ("tma_v1.py", ["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"]),
     ("tma_v2.py", ["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"]),
+    # 8-bit operands: UMMA kind::f8f6f4 and kind::i8
+    ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Float8E4M3FN", "--c_dtype", "Float16"]),
+    ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Int8", "--acc_dtype", "Int32", "--c_dtype", "Int32"]),
 ]
 
 # SASS opcode families (the opcode's first word, matched at its start)

@@ -503,7 +503,11 @@ def filter_zeros(layout: Any, target_profile: Any = None) -> Layout:
 
     >>> print(filter_zeros(Layout.parse("(4,2,3):(1,0,4)")))
     (4,1,3):(1,0,4)
+
+    On a tensor (as CuTe DSL's cute.filter_zeros): the same tensor over the filtered layout.
     """
+    if hasattr(layout, "engine") and hasattr(layout, "_new"):  # a Tensor
+        return layout._new(filter_zeros(layout.layout, target_profile))
     layout = _as_layout(layout, "filter_zeros", "layout")
     if target_profile is None:
         return _filter_zeros(layout)

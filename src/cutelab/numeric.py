@@ -380,9 +380,14 @@ def _wrap(t: Any, v: int) -> int:
 def _round(t: Any, v: float) -> float:
     if t.width == 64:
         return float(v)
+    np = _np()
+    if t.name in _FP8_NAMES:  # e4m3 / e5m2: through f32, rounded to nearest even and saturating (cutelab.fp8)
+        from . import fp8
+
+        with np.errstate(over="ignore"):
+            return float(fp8.to_f32(fp8.from_f32(np.array([v], np.float32), t), t)[0])
     if t.width <= 8:
         raise TypeError(f"{t}({v!r}): scalars of {t.width}-bit float types are not supported (no rounding for them yet)")
-    np = _np()
     if t.name == "tf32":
         v = float(np.float32(v))
         b = int(np.asarray(np.float32(v)).view(np.uint32))

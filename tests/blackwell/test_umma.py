@@ -43,7 +43,7 @@ def umma_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cut
         cute.arch.alloc_tmem(512, holder.iterator)
     cute.arch.mbarrier_init_fence()
     cute.arch.sync_threads()
-    ptr = cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, holder.iterator)
+    ptr = cute.arch.retrieve_tmem_ptr(C.element_type, 16, holder.iterator)
     tCrA = tiled_mma.make_fragment_A(sA)
     tCrB = tiled_mma.make_fragment_B(sB)
     acc = cute.make_tensor(ptr, tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N))).layout)
@@ -56,15 +56,71 @@ def umma_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cut
                 tcgen05.commit(bar.iterator)
     if cutlass.const_expr(case != "nocommit"):
         cute.arch.mbarrier_wait(bar.iterator, 0)
-    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32),
+    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), C.element_type),
                                 acc[((None, None), 0, 0)])
     thr = ld.get_slice(tidx)
-    r = cute.make_rmem_tensor(thr.partition_D(C).shape, cutlass.Float32)
+    r = cute.make_rmem_tensor(thr.partition_D(C).shape, C.element_type)
     cute.copy(ld, thr.partition_S(acc[((None, None), 0, 0)]), r)  # LOAD
     thr.partition_D(C).store(r.load())
     cute.arch.sync_threads()
     if warp == 0:
         cute.arch.dealloc_tmem(ptr, 512)
+
+
+_8BIT = {"e4m3": ("Float8E4M3FN", "float8_e4m3fn"), "e5m2": ("Float8E5M2", "float8_e5m2")}
+
+
+def _run_8bit(a_name, b_name, M, N, K, major=OperandMajorMode.K):
+    """A UMMA of 8-bit operands: kind::f8f6f4 (MmaFP8Op for one type, MmaF8F6F4Op for two) or kind::i8;
+    major: both operands' major mode."""
+    import torch
+
+    rng = np.random.default_rng(7)
+    A = rng.integers(-8, 9, (M, K)).astype(np.float32)
+    B = rng.integers(-8, 9, (N, K)).astype(np.float32)
+    if a_name in ("i8", "u8"):
+        dt = cutlass.Int8 if a_name == "i8" else cutlass.Uint8
+        A = rng.integers(-128, 128, (M, K)) if a_name == "i8" else rng.integers(0, 256, (M, K))
+        B = rng.integers(-128, 128, (N, K)) if a_name == "i8" else rng.integers(0, 256, (N, K))
+        op = tcgen05.MmaI8Op(dt, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM, major, major)
+        tA = from_dlpack(A.astype(np.int8 if a_name == "i8" else np.uint8))
+        tB = from_dlpack(B.astype(np.int8 if a_name == "i8" else np.uint8))
+        C = np.zeros((M, N), np.int32)
+        want = (A.astype(np.int64) @ B.astype(np.int64).T).astype(np.int32)
+        at = bt = dt
+    else:
+        at, bt = (getattr(cutlass, _8BIT[x][0]) for x in (a_name, b_name))
+        if a_name == b_name:
+            op = tcgen05.MmaFP8Op(at, cutlass.Float32, (M, N, 32), tcgen05.CtaGroup.ONE, tcgen05.OperandSource.SMEM,
+                                  major, major)
+        else:
+            op = tcgen05.MmaF8F6F4Op(at, bt, cutlass.Float32, (M, N, 32), tcgen05.CtaGroup.ONE,
+                                     tcgen05.OperandSource.SMEM, major, major)
+        ta = torch.from_numpy(A).to(getattr(torch, _8BIT[a_name][1])).view(torch.uint8).numpy()
+        tb = torch.from_numpy(B).to(getattr(torch, _8BIT[b_name][1])).view(torch.uint8).numpy()
+        tA, tB = from_dlpack(ta), from_dlpack(tb)
+        tA.element_type, tB.element_type = at, bt
+        C = np.full((M, N), np.nan, np.float32)
+        want = A @ B.T  # small integers: exact in e4m3 / e5m2 and in the f32 sum
+    mma = cute.make_tiled_mma(op)
+    al = cute.select(sm100_utils.make_smem_layout_a(mma, (M, N, K), at, 1), mode=[0, 1, 2])
+    bl = cute.select(sm100_utils.make_smem_layout_b(mma, (M, N, K), bt, 1), mode=[0, 1, 2])
+    umma_kernel(mma, tA, tB, from_dlpack(C), al, bl, "ok").launch(grid=1, block=128)
+    return C, want
+
+
+@pytest.mark.parametrize("a,b", [("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2"), ("i8", "i8"), ("u8", "u8")])
+def test_8bit_umma_equals_numpy(a, b):
+    pytest.importorskip("torch")
+    C, want = _run_8bit(a, b, 128, 64, 128)
+    np.testing.assert_array_equal(C, want)
+
+
+@pytest.mark.parametrize("a", ["e4m3", "i8"])
+def test_8bit_umma_of_mn_major_operands_equals_numpy(a):
+    pytest.importorskip("torch")
+    C, want = _run_8bit(a, a, 128, 128, 64, OperandMajorMode.MN)
+    np.testing.assert_array_equal(C, want)
 
 
 def _run(dtype, M=128, N=64, K=64, case="ok"):
@@ -131,6 +187,31 @@ def test_cuda_prints_the_umma_for_sm_100a(tmp_path, dtype):
     assert src.count("tcgen05.mma.cta_group::1.kind::f16") == 2  # two k-blocks of 16
     assert f'"r"(0x{umma_idesc(op):08x}u)' in src
     assert "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64" in src
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "k.cu").write_text(src)
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
+
+
+@pytest.mark.parametrize("a,b,kind", [("e4m3", "e5m2", "f8f6f4"), ("i8", "i8", "i8")])
+def test_cuda_prints_the_8bit_umma_for_sm_100a(tmp_path, a, b, kind):
+    import shutil
+    import subprocess
+
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.launch.plan import last_launch
+
+    pytest.importorskip("torch")
+    _run_8bit(a, b, 128, 64, 64)
+    src = printer.render(last_launch().ir)
+    assert src.count(f"tcgen05.mma.cta_group::1.kind::{kind}") == 2  # two k-blocks of 32
+    # the instruction descriptor: D format (f32 1, s32 2), A and B formats (e4m3 0, e5m2 1; s8 1), N >> 3, M >> 4
+    fmt = {"e4m3": 0, "e5m2": 1, "i8": 1}
+    idesc = ((2 if kind == "i8" else 1) << 4) | (fmt[a] << 7) | (fmt[b] << 10) | ((64 >> 3) << 17) | ((128 >> 4) << 24)
+    assert f'"r"(0x{idesc:08x}u)' in src
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")

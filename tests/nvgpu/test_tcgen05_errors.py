@@ -82,8 +82,8 @@ def test_tmem_a_must_be_k_major_and_names_not_modelled_say_so():
                               OperandMajorMode.MN, K)
     with pytest.raises(LayoutError, match="a operand must be of major-mode k when coming from tmem"):
         cute.make_mma_atom(op)
-    with pytest.raises(AttributeError, match=r"cute.nvgpu.tcgen05.make_s2t_copy \(CuTe DSL 4.8.1\) is not in cutelab yet"):
-        tcgen05.make_s2t_copy  # noqa: B018
+    with pytest.raises(AttributeError, match=r"cute.nvgpu.tcgen05.make_umma_smem_desc \(CuTe DSL 4.8.1\) is not in cutelab yet"):
+        tcgen05.make_umma_smem_desc  # noqa: B018
 
 
 def test_odd_interleaved_64_row_fragment_is_refused_with_the_reason():

@@ -204,8 +204,23 @@ def _arch_aliases() -> Dict[str, Any]:
     return {"warpgroup_reg_alloc": arch.setmaxregister_increase, "warpgroup_reg_dealloc": arch.setmaxregister_decrease}
 
 
+def _tmem_cols(which: str, table: Dict[str, int]) -> Any:
+    def f(compute_capability: str) -> int:
+        if compute_capability not in table:
+            raise ValueError(f"cute.arch.get_{which}_tmem_alloc_cols: unsupported compute capability: "
+                             f"{compute_capability!r} (one of {', '.join(table)})")
+        return table[compute_capability]
+
+    f.__name__ = f"get_{which}_tmem_alloc_cols"
+    f.__doc__ = f"The {which}imum tensor-memory allocation, in 32-bit columns, of a compute capability ('sm_100')."
+    return f
+
+
 ARCH_EXTRAS: Dict[str, Any] = {
-    "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF, "griddepcontrol_wait": griddepcontrol_wait,
+    "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF,
+    # tensor memory per CTA (CuTe DSL 4.8.1's table: 512 columns, sm_107 576; allocations of at least 32)
+    "get_max_tmem_alloc_cols": _tmem_cols("max", {"sm_120": 512, "sm_107": 576, "sm_103": 512, "sm_100": 512}),
+    "get_min_tmem_alloc_cols": _tmem_cols("min", {"sm_120": 32, "sm_107": 32, "sm_103": 32, "sm_100": 32}), "griddepcontrol_wait": griddepcontrol_wait,
     "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
     "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
     "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),

@@ -130,6 +130,7 @@ for _n, _m in (("arch", arch), ("math", math), ("runtime", runtime), ("testing",
 cutlass.__dict__["torch"] = torch
 cutlass.__dict__["testing"] = testing  # from cutlass import testing: the module with its extras, as cutlass.testing
 cutlass.__dict__["utils"] = utils
+cutlass.__dict__["testing"] = testing  # cutlass.testing is cute.testing in CuTe DSL (the same module)
 
 
 def refuse_missing(names: Dict[str, str]) -> Dict[str, Any]:

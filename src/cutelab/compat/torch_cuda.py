@@ -7,6 +7,8 @@ While :func:`enable` is in effect:
   code see the CPU, where the memory is);
 - ``torch.cuda.is_available()`` is True; capability and properties describe the emulated part
   (:mod:`cutelab.compat.device`);
+- ``torch._scaled_mm`` with block scales (MXFP8, MXFP4, NVFP4: cutelab.compat.scaled_mm) computes
+  on "cuda" tensors what cuBLAS computes there;
 - streams and events exist; every launch runs on the CPU interpreter at once, so ``synchronize``
   returns at once and ``Event.elapsed_time`` measures the interpreter's run between two records;
 - a CUDA graph records cutelab's launches (and the in-place torch operations) made while it is
@@ -573,6 +575,13 @@ def _mode_class() -> Any:
             if g is not None and was_cuda and (name.endswith("_") and not name.endswith("__") or "out" in kwargs):
                 g.steps.append(lambda: func(*args, **kwargs))  # an in-place operation: run at replay
                 return args[0] if args and isinstance(args[0], Tensor) and "out" not in kwargs else kwargs.get("out")
+            if func is torch._scaled_mm and was_cuda:
+                from . import scaled_mm
+
+                if scaled_mm.is_block_scaled(args, kwargs):  # cuBLAS's block scaling, which CPU torch lacks
+                    out = scaled_mm.scaled_mm(*args, **kwargs)
+                    mark(out)
+                    return out
             ein = _einsum_contraction(args) if was_cuda and func is torch.einsum and not kwargs else None
             if ein is not None:
                 out = _tensor_core_einsum(*ein)

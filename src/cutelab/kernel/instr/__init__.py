@@ -12,7 +12,9 @@ atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`
 ``tma_store`` TMA stores and the bulk async-groups; SM100: ``tcgen05_tmem`` tensor memory (its
 allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` the UMMA
 (``tcgen05.mma``, ``tcgen05.commit``, the atom's runtime fields in kernels), ``tcgen05_2cta``
-the TMA loads of 2-CTA UMMAs.
+the TMA loads of 2-CTA UMMAs, ``tcgen05_cp`` the shared -> tensor memory copies (``tcgen05.cp``),
+``tcgen05_blockscaled`` the block-scaled UMMAs (scale-factor formats, where they are read in TMEM,
+the SFA/SFB fields).
 
 May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
 ends' contexts. An op's ``cuda(self, ctx)`` prints only through ``ctx``, the CUDA printer's

@@ -83,6 +83,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
 
     if tmem_copy(atom, src, dst, dict(kwargs, pred=pred)):
         return
+    from .tcgen05_cp import s2t_copy  # SM100 tcgen05.cp (shared -> tensor memory)
+
+    if s2t_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
     from .cluster import dsmem_copy  # st.async into a peer CTA's shared memory
 
     if dsmem_copy(atom, src, dst, dict(kwargs, pred=pred)):

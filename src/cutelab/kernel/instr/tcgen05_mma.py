@@ -35,13 +35,13 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import LaunchError, TraceError
 from ...layout import Layout
-from ...numeric import Boolean, Float32
+from ...numeric import Boolean
 from ..ir.nodes import Access, Assign, Compute, Op, Shared
 from ..ir.symbolic import is_sym
 from ..frontend.trace import SmemEngine, _static_offsets, current, tracing
 from .tcgen05_tmem import _at, _epc, _where, check_columns, tmem_cells, tmem_state
 
-__all__ = ["UmmaOp", "UmmaCommitOp", "kernel_gemm", "commit", "mma_field", "umma_desc", "umma_idesc"]
+__all__ = ["UmmaOp", "UmmaCommitOp", "kernel_gemm", "commit", "mma_field", "umma_desc", "umma_idesc", "umma_kind"]
 
 
 # --------------------------------------------------------------------------- runtime fields
@@ -55,6 +55,10 @@ def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
 
     if not tracing() or not isinstance(getattr(atom, "_op", None), Tcgen05MmaOp):
         return NotImplemented
+    if name in ("sf_a", "sf_b"):  # the scale factors' TMEM address of a block-scaled UMMA
+        from .tcgen05_blockscaled import sf_field
+
+        return sf_field(atom, name, value, get)
     t = current(f"tiled_mma.{'get' if get else 'set'}")
     reg = _field_reg(t, atom, name)
     if get:
@@ -224,7 +228,8 @@ class UmmaOp(Op):
 
         A = np.concatenate([tile(self.a, a0, Mc, k) for k in blocks], axis=1)  # (inst, M, K)
         B = np.concatenate([tile(self.b, b0, N // n_cta, k) for k in blocks], axis=1)  # (inst, N, K)
-        dt = Float32
+        dt = self.op.acc_dtype  # f32, or s32 for kind::i8
+        integer = dt.kind == "int"
         dp = tmem_dp_stride(dt)
         addr = acc0 + self.acc_offs  # (RM, RN, Mc*N)
         lane, e = addr // dp, addr % dp
@@ -237,6 +242,14 @@ class UmmaOp(Op):
         for mi in range(RM):
             for ni in range(RN):
                 ln, ee = lane[mi, ni], e[mi, ni]
+                if integer:  # s8/u8 products summed exactly (|sum| < 2^53), wrapped to 32 bits as the hardware's s32
+                    C = np.concatenate([cells[k, ln, ee].astype(np.int64).reshape(N, Mc).T for k in blocks], axis=0) \
+                        if accumulate else np.zeros((M, N), dtype=np.int64)
+                    C = C + np.rint(A[mi] @ B[ni].T).astype(np.int64)
+                    C = ((C + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+                    for c, k in enumerate(blocks):
+                        cells[k, ln, ee] = C[c * Mc:(c + 1) * Mc].T.reshape(-1)
+                    continue
                 if accumulate:
                     C = np.concatenate([to_real(cells[k, ln, ee], dt).astype(np.float64).reshape(N, Mc).T
                                         for k in blocks], axis=0)
@@ -250,7 +263,7 @@ class UmmaOp(Op):
 
         M, N, K = self.op.shape_mnk
         group = self.op.cta_group.value  # 2: issued by the pair's leader, reading and writing both CTAs
-        kind = "tf32" if self.op.a_dtype.name == "tf32" else "f16"
+        kind = umma_kind(self.op)
         for o, nm in ((self.a, "A"), (self.b, "B")):
             if o.fields is None:
                 raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: operand {nm} of the UMMA is not in a canonical "
@@ -299,9 +312,10 @@ def umma_desc(start_byte_addr: int, fields: Tuple[int, int, int]) -> int:
 
 
 def umma_idesc(op: Any) -> int:
-    """The 32-bit instruction descriptor of a dense f16/bf16/tf32 UMMA (CUTLASS's UMMA::InstrDescriptor):
-    D format in [4,6) (f32: 1), A and B formats in [7,10) and [10,13) (f16 0, bf16 1, tf32 2), A and B
-    major in bits 15 and 16 (MN-major: 1), N >> 3 in [17,23), M >> 4 in [24,29).
+    """The 32-bit instruction descriptor of a dense UMMA (CUTLASS's UMMA::InstrDescriptor): D format in
+    [4,6) (f16 0, f32 1, s32 2), A and B formats in [7,10) and [10,13) (kind::f16: f16 0, bf16 1; tf32 2;
+    kind::f8f6f4: e4m3 0, e5m2 1, e2m3 3, e3m2 4, e2m1 5; kind::i8: u8 0, s8 1), A and B major in bits 15
+    and 16 (MN-major: 1), N >> 3 in [17,23), M >> 4 in [24,29).
 
     >>> from cutelab import Float16, Float32
     >>> from cutelab.nvgpu import tcgen05, OperandMajorMode as Mj
@@ -309,12 +323,33 @@ def umma_idesc(op: Any) -> int:
     ...                                     tcgen05.OperandSource.SMEM, Mj.K, Mj.K)))
     '0x8400010'
     """
-    fmt = {"f16": 0, "bf16": 1, "tf32": 2}
+    kind = umma_kind(op)
+    fmt = _FORMATS[kind]
     M, N, _ = op.shape_mnk
     a, b = fmt[op.a_dtype.name], fmt[op.b_dtype.name]
+    c = {"f16": 0, "f32": 1, "i32": 2}[op.acc_dtype.name]
     mn = lambda m: 1 if m.name == "MN" else 0  # noqa: E731
-    return ((1 << 4) | (a << 7) | (b << 10) | (mn(op.a_major_mode) << 15) | (mn(op.b_major_mode) << 16)
+    return ((c << 4) | (a << 7) | (b << 10) | (mn(op.a_major_mode) << 15) | (mn(op.b_major_mode) << 16)
             | ((N >> 3) << 17) | ((M >> 4) << 24))
+
+
+# the A/B format codes of each UMMA kind (CUTLASS's UMMA::F16F32Format, MXF8F6F4Format, S8Format)
+_FORMATS = {"f16": {"f16": 0, "bf16": 1}, "tf32": {"tf32": 2},
+            "f8f6f4": {"f8E4M3FN": 0, "f8E5M2": 1, "f6E2M3FN": 3, "f6E3M2FN": 4, "f4E2M1FN": 5},
+            "i8": {"u8": 0, "i8": 1}}
+
+
+def umma_kind(op: Any) -> str:
+    """The ``.kind`` of a dense UMMA op: f16 (f16/bf16), tf32, f8f6f4 (MmaFP8Op, MmaF8F6F4Op) or i8."""
+    from ...nvgpu.tcgen05.mma import MmaF8F6F4Op, MmaFP8Op, MmaI8Op, MmaTF32Op
+
+    if isinstance(op, MmaTF32Op):
+        return "tf32"
+    if isinstance(op, (MmaFP8Op, MmaF8F6F4Op)):
+        return "f8f6f4"
+    if isinstance(op, MmaI8Op):
+        return "i8"
+    return "f16"
 
 
 class UmmaCommitOp(Op):
@@ -412,25 +447,13 @@ def commit(mbar_ptr: Any, mask: Any = None, cta_group: Any = None, *, loc: Any =
 
 # --------------------------------------------------------------------------- cute.gemm
 
-def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
-    """cute.gemm inside a kernel for tcgen05 MMAs; False for other atoms (or outside a kernel)."""
-    from ...nvgpu.tcgen05.mma import CtaGroup, Field, MmaF16BF16Op, MmaTF32Op, OperandSource, Tcgen05MmaOp
+def _check_acc(atom: Any, op: Any, d: Any, c: Any, what: str) -> None:
+    """The checks every UMMA's cute.gemm makes: an f32 accumulator in TMEM, both C and D; no negation."""
+    from ...nvgpu.tcgen05.mma import Field
     from ...nvgpu.tcgen05.tmem import TmemEngine
 
-    if not tracing():
-        return False
-    op = getattr(atom, "op", None)
-    if not isinstance(op, Tcgen05MmaOp):
-        return False
-    t = current("cute.gemm")
-    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
-    if not isinstance(op, (MmaF16BF16Op, MmaTF32Op)):
-        raise TraceError(f"{what}: kernels support the f16/bf16 and tf32 UMMAs (MmaF16BF16Op, MmaTF32Op) so far")
-    n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
-    if op.a_src is not OperandSource.SMEM:
-        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
-    if op.acc_dtype is not Float32:
-        raise TraceError(f"{what}: kernels support f32 accumulators, got {op.acc_dtype}")
+    if op.acc_dtype.name not in ("f32", "i32"):
+        raise TraceError(f"{what}: kernels support f32 accumulators (s32 for kind::i8), got {op.acc_dtype}")
     for f in (Field.NEGATE_A, Field.NEGATE_B):
         if atom._state.get(f.value):
             raise TraceError(f"{what}: {f} is not supported by cutelab's kernels")
@@ -439,8 +462,39 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if not isinstance(getattr(d, "engine", None), TmemEngine):
         raise TraceError(f"{what}: the accumulator must be in tensor memory (make_fragment_C, with its pointer "
                          f"from TmemAllocator.retrieve_ptr), got {getattr(d, 'memspace', d)}")
-    if d.element_type.name != "f32":
-        raise TraceError(f"{what}: the accumulator holds {d.element_type}; the MMA accumulates in f32")
+    if d.element_type.name != op.acc_dtype.name:
+        raise TraceError(f"{what}: the accumulator holds {d.element_type}; the MMA accumulates in {op.acc_dtype}")
+
+
+def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
+    """cute.gemm inside a kernel for tcgen05 MMAs; False for other atoms (or outside a kernel)."""
+    from ...nvgpu.tcgen05.mma import (BlockScaledMmaOp, CtaGroup, Field, MmaF8F6F4Op, MmaF16BF16Op, MmaFP8Op,
+                                      MmaI8Op, MmaTF32Op, OperandSource, Tcgen05MmaOp)
+
+    if not tracing():
+        return False
+    op = getattr(atom, "op", None)
+    if not isinstance(op, Tcgen05MmaOp):
+        return False
+    t = current("cute.gemm")
+    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
+    if isinstance(op, BlockScaledMmaOp):  # kernel/instr/tcgen05_blockscaled.py
+        from .tcgen05_blockscaled import kernel_gemm_blockscaled
+
+        _check_acc(atom, op, d, c, what)
+        kernel_gemm_blockscaled(t, atom, op, d, a, b, what)
+        return True
+    if not isinstance(op, (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaF8F6F4Op, MmaI8Op)):
+        raise TraceError(f"{what}: kernels support the f16/bf16, tf32, f8f6f4 (8-bit operands) and i8 UMMAs and "
+                         f"the block-scaled ones with 8-bit operands so far")
+    for dt, nm in ((op.a_dtype, "A"), (op.b_dtype, "B")):
+        if dt.width < 8:
+            raise TraceError(f"{what}: operand {nm} is {dt} ({dt.width} bits); cutelab's kernels hold 8-, 16- and "
+                             f"32-bit UMMA operands in shared memory, not 4- or 6-bit ones yet")
+    n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
+    if op.a_src is not OperandSource.SMEM:
+        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
+    _check_acc(atom, op, d, c, what)
     M, N, K = op.shape_mnk
     ra, rb = (len(x.layout.shape) if isinstance(x.layout.shape, tuple) else 1 for x in (a, b))
     if ra == 3 and rb == 3:  # (MMA, MMA_M, MMA_K) x (MMA, MMA_N, MMA_K): one UMMA per k-block; after the

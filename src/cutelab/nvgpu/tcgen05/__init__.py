@@ -1,22 +1,22 @@
 """Blackwell (SM100) atoms, named as ``cutlass.cute.nvgpu.tcgen05``: the UMMA ops (``mma``), their
 tensor-memory and descriptor fragments (``tmem``), the shared-memory layout atoms (``helpers``)
-and the tensor-memory copy ops (``copy``). Layout algebra only: the kernel side is elsewhere."""
+the tensor-memory copy ops (``copy``) and the shared -> tensor memory copies (``cp``). Layout algebra only: the kernel side is elsewhere."""
 
 from .mma import *  # noqa: F401,F403
 from .tmem import TmemEngine, SmemDescEngine, find_tmem_tensor_col_offset  # noqa: F401
 from .helpers import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
+from .cp import *  # noqa: F401,F403
 
 # CuTe DSL 4.8.1 names that cutelab does not model yet: asking for one says so (kernel-side ops such
 # as commit are the kernel compiler's and come from it; sparse, SM103/SM107, reducing TMEM loads and the SMEM -> TMEM
-# tcgen05.cp ops with make_s2t_copy are not in cutelab yet)
+# tcgen05.cp are not in cutelab yet)
 _NOT_YET = (
-    "make_s2t_copy", "append_s2t_broadcast_mode", "get_s2t_smem_desc_tensor", "make_umma_smem_desc",
+    "make_umma_smem_desc",
     "CollectorOp", "CollectorBBuffer", "MmaF16BF16SparseOp", "MmaFP8SparseOp",
     "SM107MmaFP8Op", "SM107MmaF16BF16SparseOp", "SM107MmaFP8SparseOp", "SM103MmaMXF4Op", "SM103MmaMXF4NVF4Op",
     "SM107MmaMXF4NVF4Op", "SM107BlockScaledMmaMXF8F6F4Op", "make_sparse_smem_layout_atom",
     "LdRed16x32bx2Op", "LdRed32x32bOp", "LdSPCompress32x32bOp", "LdRedSPCompress32x32bOp",
-    "Cp128x256bOp", "Cp128x128bOp", "Cp4x256bOp", "Cp4x32x128bOp", "Cp2x64x128b0213Op", "Cp2x64x128b0123Op",
 )
 
 

@@ -360,7 +360,9 @@ class BlockScaledMmaOp(Tcgen05MmaOp):
         pass
 
     def _runtime_fields(self) -> dict:
-        return {f.value: False for f in (Field.ACCUMULATE, Field.NEGATE_A, Field.NEGATE_B)}
+        # SFA / SFB: the tensor-memory addresses of the scale factors (set inside a kernel with
+        # tiled_mma.set(Field.SFA, tCtSFA[...].iterator); kernel/instr/tcgen05_blockscaled.py)
+        return {f.value: False for f in (Field.ACCUMULATE, Field.NEGATE_A, Field.NEGATE_B, Field.SFA, Field.SFB)}
 
     def __str__(self) -> str:
         return (

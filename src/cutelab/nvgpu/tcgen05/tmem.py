@@ -78,6 +78,28 @@ class TmemEngine:
 
     raw_ptr_str = ptr_str
 
+    def recast(self, offset: Any, dtype: Numeric) -> tuple:
+        """(engine, offset) of the same TMEM address read as elements of dtype (cute.recast_ptr): the
+        lane and the column are kept, the column counted in dtype's elements (offset may be symbolic
+        inside a kernel: its // and % are the index algebra's).
+
+        >>> from cutelab import Float32, Float8E4M3FN
+        >>> eng, off = TmemEngine(Float32).recast(3 * 65536 + 130, Float8E4M3FN)  # lane 3, column 130
+        >>> off == 3 * 262144 + 4 * 130, eng.dtype
+        (True, f8E4M3FN)
+        """
+        old, new = _elems_per_column(self.dtype), _elems_per_column(dtype)
+        dp_old = tmem_dp_stride(self.dtype)
+        lane, e = offset // dp_old, offset % dp_old
+        if new >= old:
+            e = e * (new // old)
+        else:
+            if isinstance(offset, int) and e % (old // new):
+                raise TensorError(f"recast_ptr(ptr<{self.dtype}, tmem>, dtype={dtype}): the address is not at a whole "
+                                  f"{dtype.width}-bit element of its column")
+            e = e // (old // new)
+        return TmemEngine(dtype, self.address), lane * tmem_dp_stride(dtype) + e
+
     def _no_data(self, *a: Any) -> Any:
         raise TensorError("a tensor-memory tensor has no host data: TMEM is read and written by tcgen05 copies "
                           "(tcgen05.make_tmem_copy) inside a kernel")
