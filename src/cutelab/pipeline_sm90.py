@@ -70,7 +70,7 @@ def _loops() -> tuple:
     from .kernel.frontend.trace import _state
 
     t = getattr(_state, "tracer", None)
-    return tuple(t.loops) if t is not None else ()
+    return tuple(t.loops) + tuple(getattr(t, "whiles", ())) if t is not None else ()  # runtime for and while loops
 
 
 class PipelineState:
@@ -78,7 +78,7 @@ class PipelineState:
     last reset, ``pos`` in all, starting at phase ``phase0``.
 
     A state is a trace-time count (an int or an index expression) until it is read or advanced
-    inside a runtime loop (``cutlass.range``) that did not exist where it was made: from then on its
+    inside a runtime loop (``cutlass.range``, or a runtime ``while``) that did not exist where it was made: from then on its
     position and count live in two Int32 registers (set just before that loop), so each iteration
     moves them, as CuTe DSL's PipelineState does."""
 

@@ -75,6 +75,14 @@ class WorkTileInfo:
     tile_idx: Any
     is_valid_tile: Any
 
+    # CuTe DSL's value protocol: a runtime loop carries the tile's coordinate and validity (kernel/frontend/carry_obj)
+    def __extract_mlir_values__(self) -> list:
+        return [*self.tile_idx, self.is_valid_tile]
+
+    def __new_from_mlir_values__(self, values: list) -> "WorkTileInfo":
+        n = len(self.tile_idx)
+        return WorkTileInfo(tuple(values[:n]), values[n])
+
 
 class PersistentTileSchedulerParams:
     """The problem in tiles (m, n, l) and the cluster shape, rasterised along m (or n)."""
@@ -147,6 +155,14 @@ class StaticPersistentTileScheduler:
     @property
     def num_tiles_executed(self) -> Any:
         return self._current_work_linear_idx // self.num_persistent_clusters
+
+    # CuTe DSL's value protocol: a runtime loop carries the linear index of the current work
+    def __extract_mlir_values__(self) -> list:
+        return [self._current_work_linear_idx]
+
+    def __new_from_mlir_values__(self, values: list) -> "StaticPersistentTileScheduler":
+        return StaticPersistentTileScheduler(self.params, self.num_persistent_clusters, values[0],
+                                             self.cta_id_in_cluster)
 
 
 EXTRAS: Dict[str, Any] = {

@@ -144,6 +144,10 @@ class KernelCall:
         # stream order, so griddepcontrol waits are met) and cooperative launch (no grid-wide sync in cutelab)
         kw.pop("use_pdl", None)
         kw.pop("cooperative", None)
+        # min_blocks_per_mp: an occupancy hint (the second number of __launch_bounds__); no result depends on it
+        min_blocks = kw.pop("min_blocks_per_mp", 0) or 0
+        if isinstance(min_blocks, bool) or not isinstance(min_blocks, (int, np.integer)) or min_blocks < 0:
+            raise LaunchError(f"{k.name}.launch: min_blocks_per_mp must be a non-negative int, got {min_blocks!r}")
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
         if smem is None:
@@ -156,7 +160,8 @@ class KernelCall:
         from .cluster import cluster_shape
 
         cluster3 = cluster_shape(k.name, cluster, grid3, user_location())  # launch/cluster.py
-        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3)
+        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3,
+                                           min_blocks=int(min_blocks))
         used = sum(sh.bytes for sh in plan.ir.shared)
         rec = getattr(_local, "recorder", None)
         if smem and used > smem:
