@@ -74,9 +74,13 @@ def _dsl_extras() -> Dict[str, Any]:
 
 
 def _cute_extras() -> Dict[str, Any]:
+    import cutelab
+
     from . import dsl_names
 
-    return dsl_names.CUTE_EXTRAS
+    # CuTe DSL exports cute.math's functions as cute.<name> too (cute.erf): those cutelab's top level lacks
+    math_names = {n: v for n, v in dsl_names.MATH_EXTRAS.items() if not hasattr(cutelab, n)}
+    return {**math_names, **dsl_names.CUTE_EXTRAS}
 
 
 def _arch_extras() -> Dict[str, Any]:

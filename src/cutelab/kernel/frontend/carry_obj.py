@@ -29,7 +29,8 @@ from .trace import TraceValue
 def leaves(v: Any) -> Optional[List[Any]]:
     """The values v carries by the protocol, or None when v is no such object or carries a value
     that no register can hold."""
-    if isinstance(v, type) or not (hasattr(v, "__extract_mlir_values__") and hasattr(v, "__new_from_mlir_values__")):
+    cls = type(v)  # the protocol's methods are the class's (an object answering any attribute is no carrier)
+    if isinstance(v, type) or not (hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__")):
         return None
     out = list(v.__extract_mlir_values__())
     return out if all(_dtype(x) is not None for x in out) else None

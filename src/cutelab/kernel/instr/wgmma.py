@@ -13,9 +13,13 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   tiles from shared memory through their layouts (and the swizzle of the memory), multiplies
   them exactly (float64) and adds the accumulators (when ``Field.ACCUMULATE`` is set), which
   it reads and writes through the accumulator's TV layout: thread t's value v is element
-  tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step.
+  tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step (k32 for fp8:
+  e4m3/e5m2 x 32 products summed exactly, then rounded once; the hardware's fp8 accumulation is
+  known to keep fewer bits than f32 inside a step, which is what two-level accumulation programs
+  such as CUTLASS's dense_gemm_fp8_2xacc.py guard against, so the CPU is at least as accurate).
 - CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
-  step, with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
+  step (``m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` for fp8, K-major, with no transpose immediates),
+  with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
   each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
   warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
   lane 0 (``LoweringContext.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
@@ -253,16 +257,17 @@ class WgmmaOp(Op):
                                   f"thread but at {int(base[g * 128 + t])} in its thread {t}: a warpgroup's 128 threads "
                                   f"must give the same shared-memory tile (one descriptor per warpgroup)")
 
+        M, N, K = self.op.shape_mnk
+
         def tiles(o: _Operand, P: int) -> np.ndarray:
             base = bases[0 if o is self.a else 1][rows]
             mem = b.shared[o.shared.index]
             idx = (blk * o.shared.length + base)[:, None, None, None] + o.phys[None]
             if (base[:, None, None, None] + o.phys[None]).max() >= o.shared.length or base.min() + o.phys.min() < 0:
                 raise LaunchError(f"{b.ir.name}{self.where}: wgmma operand reaches outside {o.shared.name}")
-            vals = to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*16), (mn, k) col-major
-            return vals.reshape(vals.shape[:3] + (16, P)).swapaxes(-1, -2)  # (..., P, 16)
+            vals = to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*K), (mn, k) col-major
+            return vals.reshape(vals.shape[:3] + (K, P)).swapaxes(-1, -2)  # (..., P, K)
 
-        M, N, _ = self.op.shape_mnk
         A = tiles(self.a, M)
         B = tiles(self.b, N)
         regs = b.regs[self.acc.id]
@@ -277,7 +282,7 @@ class WgmmaOp(Op):
                     C[:, mi, ni, pm, pn] = to_real(vals, self.acc.dtype)
         for ks in range(A.shape[2]):
             C = C + np.einsum("gimk,gjnk->gijmn", A[:, :, ks], B[:, :, ks])
-            C = C.astype(np.float32).astype(np.float64)  # each k16 step rounds to the f32 accumulator
+            C = C.astype(np.float32).astype(np.float64)  # each k step (16, or 32 for fp8) rounds to the f32 accumulator
         out = from_real(C.astype(np.float32), self.acc.dtype)
         for mi in range(RM):
             for ni in range(RN):
@@ -285,12 +290,14 @@ class WgmmaOp(Op):
 
     def cuda(self, r: Any) -> None:
         M, N, K = self.op.shape_mnk
-        ab = {"f16": "f16", "bf16": "bf16"}[self.op.a_dtype.name]
         ta = 0 if self.op.a_major_mode.name == "K" else 1
         tb = 0 if self.op.b_major_mode.name == "K" else 1
         RM, RN, V = self.acc_offs.shape
         regs = ", ".join(f"%{i}" for i in range(V))
-        ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{ab}.{ab} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1, {ta}, {tb};")
+        at, bt = _PTX_TYPE[self.op.a_dtype.name], _PTX_TYPE[self.op.b_dtype.name]
+        # the transpose immediates exist for .f16/.bf16 only; fp8 operands are K-major
+        trans = f", {ta}, {tb}" if at in ("f16", "bf16") else ""
+        ins = f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1{trans};"
         acc = r.reg(self.acc)
         self.cuda_prologue(r)
         for ks in range(self.a.starts.shape[1]):
@@ -328,6 +335,9 @@ class WgmmaOp(Op):
         base = o.base + start if is_sym(o.base) else int(o.base) + start
         addr = smem_addr(r, o.shared, base)
         return f"0x{const:016x}ull | (unsigned long long)(({addr} >> 4) & 0x3FFFu)"
+
+
+_PTX_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}  # wgmma's A/B type names
 
 
 def _thread_var(v: Any) -> bool:
@@ -376,7 +386,8 @@ def _desc_base(r: Any, o: _Operand) -> Any:
 # --------------------------------------------------------------------------- cute.gemm in kernels
 
 def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple[_Operand, int, int]:
-    """An smem operand ((P,16), Rest[, RestK]) -> _Operand, number of instances, number of k steps."""
+    """An smem operand ((P,K), Rest[, RestK]) -> _Operand, number of instances, number of k steps (K: the
+    instruction's, 16 for f16/bf16, 32 for fp8)."""
     from .tma import smem_byte_swizzle, smem_phys, split_base
 
     eng = t.engine
@@ -387,9 +398,10 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     if eng.dtype.name != dt.name:
         raise TraceError(f"{what}: operand {name} holds {eng.dtype}, the MMA reads {dt}")
     shp = t.layout.shape
-    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != P * 16:
+    K = op.shape_mnk[2]
+    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != P * K:
         raise TraceError(f"{what}: operand {name} must be partitioned as ((MN,K), Rest{'M' if name == 'A' else 'N'}"
-                         f"[, RestK]) with a {P}x16 value mode, got shape {it.tuple_str(shp)}; slice the "
+                         f"[, RestK]) with a {P}x{K} value mode, got shape {it.tuple_str(shp)}; slice the "
                          f"k-block and stage: tCrA[(None, None, k, stage)]")
     bits = smem_byte_swizzle(eng, f"{what}: operand {name}")
     period = max(1, (1 << (bits + 7)) // eng.dtype.bytes) if bits else max(1, 16 // eng.dtype.bytes)
@@ -398,7 +410,7 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     n_inst = it.product(rest[0])
     n_k = it.product(rest[1]) if len(rest) > 1 else 1
     starts = np.zeros((n_inst, n_k), dtype=np.int64)
-    phys = np.zeros((n_inst, n_k, P * 16), dtype=np.int64)
+    phys = np.zeros((n_inst, n_k, P * K), dtype=np.int64)
     fields = None
     for i in range(n_inst):
         for k in range(n_k):
@@ -406,7 +418,7 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
             from ...layout import slice_and_offset
 
             lay, off = slice_and_offset(coord, t.layout)
-            tile = _as_pk(lay, P, what, name)
+            tile = _as_pk(lay, P, K, what, name)
             f = gmma_desc_fields(tile, eng.dtype, bits, major, f"{what}: operand {name}")
             if fields is not None and f != fields:
                 raise TraceError(f"{what}: operand {name}'s tiles have different descriptor fields ({fields} vs {f})")
@@ -420,14 +432,14 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     return _Operand(eng.param, base, starts, phys, fields, eng.dtype), n_inst, n_k
 
 
-def _as_pk(lay: Layout, P: int, what: str, name: str) -> Layout:
-    """The (P, 16) tile layout of a value mode (which may be nested ((P,16)) or flat (P*16))."""
+def _as_pk(lay: Layout, P: int, K: int, what: str, name: str) -> Layout:
+    """The (P, K) tile layout of a value mode (which may be nested ((P,K)) or flat (P*K))."""
     shp, std = lay.shape, lay.stride
     while isinstance(shp, tuple) and len(shp) == 1:
         shp, std = shp[0], std[0]
-    if isinstance(shp, tuple) and len(shp) == 2 and it.product(shp[0]) == P and it.product(shp[1]) == 16:
+    if isinstance(shp, tuple) and len(shp) == 2 and it.product(shp[0]) == P and it.product(shp[1]) == K:
         return Layout._raw(shp, std)
-    raise TraceError(f"{what}: operand {name}'s value mode {lay} is not a ({P},16) tile")
+    raise TraceError(f"{what}: operand {name}'s value mode {lay} is not a ({P},{K}) tile")
 
 
 def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
@@ -445,9 +457,12 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
     if op.a_src is not OperandSource.SMEM:
         raise TraceError(f"{what}: A from registers (OperandSource.RMEM) is not supported in kernels yet; use SMEM")
-    if not op.a_dtype.is_half or op.acc_dtype is not Float32:
-        raise TraceError(f"{what}: kernels support f16/bf16 inputs with f32 accumulators, got {op.a_dtype} -> "
-                         f"{op.acc_dtype}")
+    if op.a_dtype.name not in _PTX_TYPE or op.b_dtype.name not in _PTX_TYPE or op.acc_dtype is not Float32:
+        raise TraceError(f"{what}: kernels support f16/bf16 and fp8 (e4m3, e5m2) inputs with f32 accumulators, got "
+                         f"{op.a_dtype} x {op.b_dtype} -> {op.acc_dtype}")
+    if _PTX_TYPE[op.a_dtype.name] not in ("f16", "bf16") and (op.a_major_mode.name != "K" or op.b_major_mode.name != "K"):
+        raise TraceError(f"{what}: fp8 operands must be K-major (wgmma has no transpose for 8-bit types), got A "
+                         f"{op.a_major_mode.name}-major, B {op.b_major_mode.name}-major")
     if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):
         raise TraceError(f"{what}: the accumulator must be both C and D (cute.gemm(mma, acc, a, b, acc))")
     tiled = atom if isinstance(atom, TiledMma) else None
