@@ -11,10 +11,18 @@ persistent tile scheduler (``PersistentTileSchedulerParams``, ``StaticPersistent
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from .where import refuse
+from .where import refuse, refuse_class
+
+
+class TensorMapUpdateMode(enum.Enum):
+    """Where a kernel updates a TMA descriptor (cutlass.utils.TensorMapUpdateMode): in global or shared memory."""
+
+    GMEM = enum.auto()
+    SMEM = enum.auto()
 
 
 class HardwareInfo:
@@ -169,7 +177,11 @@ EXTRAS: Dict[str, Any] = {
     "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
-    **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
+    "TensorMapUpdateMode": TensorMapUpdateMode,
+    # classes a program may subclass or name before it makes one (refuse_class: making one raises)
+    **{n: refuse_class(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
         "ClcDynamicPersistentTileScheduler", "ClcDynamicPersistentTileSchedulerParams", "SmemPartition",
-        "TensorMapManager", "TensorMapUpdateMode", "create_initial_search_space")},
+        "TensorMapManager", "GroupedGemmTileSchedulerHelper")},
+    **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
+        "create_initial_search_space", "create_initial_search_state")},
 }
