@@ -172,3 +172,31 @@ def test_blackwell_tcgen05_names_through_the_hook(tmp_path):
         "((4,32):(32,1), 32:1)",
         "SmemLayoutAtomKind.MN_SW128_32B 4",
     ]
+
+
+def test_names_cutlass_hopper_examples_import(tmp_path):
+    """What CUTLASS's Hopper FMHA and grouped GEMM import at their top (and their helpers): each resolves,
+    and a class cutelab does not provide can be subclassed; making one names it and the line."""
+    out = ok(run(tmp_path, """
+        import inspect
+        import cutlass
+        import cutlass.cute as cute
+        import cutlass.utils as utils
+        from cutlass.cutlass_dsl import min, max
+        from cutlass.utils.hardware_info import HardwareInfo
+        from cutlass._mlir._mlir_libs._cutlass_ir._mlir.ir import IntegerType
+        from cutlass._mlir.dialects import nvvm
+
+        print(min is cutlass.min, max is cutlass.max, HardwareInfo is utils.HardwareInfo)
+        print("res" in inspect.signature(nvvm.mbarrier_try_wait_parity_timelimit).parameters)
+        print(cute.erf is cute.math.erf, [m.name for m in utils.TensorMapUpdateMode])
+
+        class Mine(utils.TensorMapManager):
+            pass
+        try:
+            Mine()
+        except NotImplementedError as e:
+            print(str(e).split(" (")[0], "prog.py:" in str(e))
+    """))
+    assert out.splitlines() == ["True True True", "False", "True ['GMEM', 'SMEM']",
+                                "cutlass.utils.TensorMapManager is not emulated by cutelab True"]
