@@ -780,7 +780,8 @@ class WhileLoop:
         # a comparison of thread- or block-dependent values that their ranges decide on the first test (a
         # persistent scheduler's `while tile_idx < num_tiles` where no block starts past the last tile) is a
         # runtime loop, as in CuTe DSL: the values it carries change, and the next test may not be decided
-        ranged = not self.iterations and is_sym(c) and getattr(c, "decided", None) is not None
+        # (a loop that leaves by break or return stays static: a runtime while cannot)
+        ranged = not self.iterations and not self.jumps and is_sym(c) and getattr(c, "decided", None) is not None
         if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged):
             return False
         t = self.t

@@ -1,5 +1,6 @@
 """SM90 warpgroup MMA (wgmma) inside traced kernels: ``cute.gemm(tiled_mma, acc, tCrA, tCrB, acc)``
-with a ``warpgroup.MmaF16BF16Op`` reading A and B from shared memory, and the
+with a ``warpgroup.MmaF16BF16Op`` or ``MmaF8Op`` reading A and B from shared memory (or, for 16-bit
+types with ``OperandSource.RMEM``, A from each thread's register fragment), and the
 ``warpgroup.fence / commit_group / wait_group`` ops.
 
 Shared-memory operands are described to the tensor cores by 64-bit *matrix descriptors*
@@ -19,7 +20,10 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   such as CUTLASS's dense_gemm_fp8_2xacc.py guard against, so the CPU is at least as accurate).
 - CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
   step (``m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` for fp8, K-major, with no transpose immediates),
-  with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
+  with the accumulator registers as ``"+f"`` operands. A in registers: four ``"r"`` operands, each two
+  16-bit values of the fragment (value 2j in the low half, 2j+1 in the high half, as CuTe recasts the
+  fragment to uint32), and no A descriptor or A transpose immediate; the CPU places thread t's value v
+  at element tv_A(t, v) of the 64 x 16 tile (CuTe's ALayout_64x16). The descriptors: the low word of
   each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
   warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
   lane 0 (``LoweringContext.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
@@ -194,6 +198,14 @@ class _Operand:
         self.shared, self.base, self.starts, self.phys, self.fields, self.dtype = shared, base, starts, phys, fields, dtype
 
 
+class _RegOperand:
+    """A operand in registers (OperandSource.RMEM): thread t's value v of (m atom i, k step ks) is register
+    ``reg[offs[i, ks, v]]``, element ``tv[t, v]`` (m + 64 * k) of the 64 x K tile."""
+
+    def __init__(self, reg: Any, offs: np.ndarray, tv: np.ndarray, dtype: Any):
+        self.reg, self.offs, self.tv, self.dtype = reg, offs, tv, dtype
+
+
 class WgmmaOp(Op):
     """One cute.gemm of a warpgroup MMA: for every (m atom, n atom, k step) a 64 x N x 16 product
     of smem tiles A and B added to the accumulators ``acc`` (a mutable register array) at
@@ -208,14 +220,18 @@ class WgmmaOp(Op):
 
     def __repr__(self) -> str:
         m, n, k = self.op.shape_mnk
-        return (f"wgmma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]}x{self.a.starts.shape[1]} "
-                f"{self.acc.name} {'+=' if self.accumulate else '='} {self.a.shared.name} * {self.b.shared.name}")
+        a = self.a.reg.name if isinstance(self.a, _RegOperand) else self.a.shared.name
+        return (f"wgmma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]}x{self.b.starts.shape[1]} "
+                f"{self.acc.name} {'+=' if self.accumulate else '='} {a} * {self.b.shared.name}")
+
+    def _smem_operands(self) -> List[_Operand]:
+        return [o for o in (self.a, self.b) if isinstance(o, _Operand)]
 
     def accesses(self) -> List[Any]:
         from ..ir.nodes import Access
 
         out = []
-        for o in (self.a, self.b):
+        for o in self._smem_operands():
             out.append(Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self))
         return out
 
@@ -223,7 +239,7 @@ class WgmmaOp(Op):
         """Issue: the product is computed when a wait_group retires its group (as the hardware may
         read shared memory and write the accumulators any time until then)."""
         bases = tuple(np.broadcast_to(np.asarray(b.index(o.base), dtype=np.int64), (b.n,)).copy()
-                      for o in (self.a, self.b))  # the descriptors' addresses are fixed at issue
+                      if isinstance(o, _Operand) else None for o in (self.a, self.b))  # fixed at issue
         _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases))
 
     def execute(self, b: Any, mask: Any, bases: Tuple[np.ndarray, np.ndarray]) -> None:
@@ -248,6 +264,8 @@ class WgmmaOp(Op):
         rows = wg * 128  # first thread of each active warpgroup
         blk = b.block_of[rows]
         for o, base in zip((self.a, self.b), bases):  # one descriptor per warpgroup: the same start in every thread
+            if base is None:
+                continue  # A in registers
             per = base.reshape(G, 128)[wg]
             if (per != per[:, :1]).any():
                 g = int(wg[np.argmax((per != per[:, :1]).any(axis=1))])
@@ -268,10 +286,20 @@ class WgmmaOp(Op):
             vals = to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*K), (mn, k) col-major
             return vals.reshape(vals.shape[:3] + (K, P)).swapaxes(-1, -2)  # (..., P, K)
 
-        A = tiles(self.a, M)
+        thr = rows[:, None] + np.arange(128)[None, :]  # (G', 128)
+        if isinstance(self.a, _RegOperand):  # each thread's A values, placed in the 64 x K tiles
+            ra = self.a
+            RMa, KSa, Va = ra.offs.shape
+            A = np.zeros((len(wg), RMa, KSa, M, K), dtype=np.float64)
+            am, ak = ra.tv % M, ra.tv // M  # (128, V)
+            for mi in range(RMa):
+                for ks in range(KSa):
+                    vals = b.regs[ra.reg.id][thr[:, :, None], ra.offs[mi, ks][None, None, :]]  # (G', 128, V)
+                    A[:, mi, ks, am, ak] = to_real(vals, ra.dtype)
+        else:
+            A = tiles(self.a, M)
         B = tiles(self.b, N)
         regs = b.regs[self.acc.id]
-        thr = rows[:, None] + np.arange(128)[None, :]  # (G', 128)
         RM, RN, V = self.acc_offs.shape
         pm, pn = self.tv_c % M, self.tv_c // M  # (128, V)
         C = np.zeros((len(wg), RM, RN, M, N), dtype=np.float64)
@@ -295,23 +323,38 @@ class WgmmaOp(Op):
         RM, RN, V = self.acc_offs.shape
         regs = ", ".join(f"%{i}" for i in range(V))
         at, bt = _PTX_TYPE[self.op.a_dtype.name], _PTX_TYPE[self.op.b_dtype.name]
-        # the transpose immediates exist for .f16/.bf16 only; fp8 operands are K-major
-        trans = f", {ta}, {tb}" if at in ("f16", "bf16") else ""
-        ins = f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1{trans};"
+        rs = isinstance(self.a, _RegOperand)
+        # the transpose immediates exist for .f16/.bf16 only (fp8 operands are K-major); A in registers has none
+        trans = (f", {tb}" if rs else f", {ta}, {tb}") if at in ("f16", "bf16") else ""
+        if rs:  # A: four .b32 registers, each two 16-bit values (the lower value index in the low half)
+            na = self.a.offs.shape[2] // 2
+            a_ops = "{" + ", ".join(f"%{V + j}" for j in range(na)) + "}"
+            ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, {a_ops}, %{V + na}, p, 1, 1"
+                   f"{trans};")
+            pred = V + na + 1
+        else:
+            ins = f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1{trans};"
+            pred = V + 2
         acc = r.reg(self.acc)
         self.cuda_prologue(r)
-        for ks in range(self.a.starts.shape[1]):
+        for ks in range(self.b.starts.shape[1]):
             scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
             for mi in range(RM):
                 for ni in range(RN):
-                    da = self._desc(r, self.a, mi, ks)
                     db = self._desc(r, self.b, ni, ks)
                     outs = ", ".join(f'"+f"({acc}[{int(o)}])' for o in self.acc_offs[mi, ni])
                     r.emit("{")
-                    r.emit(f"  const unsigned long long cl_da = {da};")
+                    if rs:
+                        an = r.reg(self.a.reg)
+                        ao = self.a.offs[mi, ks]
+                        a_in = ", ".join(f'"r"((unsigned)({an}[{int(ao[2 * j])}]) | ((unsigned)({an}[{int(ao[2 * j + 1])}]) '
+                                         f'<< 16))' for j in range(len(ao) // 2))
+                    else:
+                        r.emit(f"  const unsigned long long cl_da = {self._desc(r, self.a, mi, ks)};")
+                        a_in = '"l"(cl_da)'
                     r.emit(f"  const unsigned long long cl_db = {db};")
-                    r.emit(f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{V + 2}, 0;\\n\\t{ins}\\n\\t}}" '
-                           f': {outs} : "l"(cl_da), "l"(cl_db), "r"({scale}) : "memory");')
+                    r.emit(f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{pred}, 0;\\n\\t{ins}\\n\\t}}" '
+                           f': {outs} : {a_in}, "l"(cl_db), "r"({scale}) : "memory");')
                     r.emit("}")
 
     def cuda_prologue(self, r: Any) -> None:
@@ -320,7 +363,7 @@ class WgmmaOp(Op):
         address >> 4, plus the warpgroup's offset, plus LBO << 16), made warp-uniform with a
         shuffle from lane 0 (wgmma needs one descriptor per warpgroup) so that the compiler keeps it,
         and the descriptors derived from it, in uniform registers. Idempotent."""
-        for o in (self.a, self.b):
+        for o in self._smem_operands():
             _desc_base(r, o)
 
     def _desc(self, r: Any, o: _Operand, i: int, ks: int) -> str:
@@ -432,6 +475,35 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     return _Operand(eng.param, base, starts, phys, fields, eng.dtype), n_inst, n_k
 
 
+def _reg_operand(t: Any, a: Any, atom: Any, op: Any, what: str) -> Tuple[_RegOperand, int, int]:
+    """A register operand (V, RestM[, RestK]) -> _RegOperand, number of m atoms, number of k steps."""
+    eng = a.engine
+    if not isinstance(eng, RmemEngine):
+        raise TraceError(f"{what}: A with OperandSource.RMEM must be a register fragment (tiled_mma.make_fragment_A "
+                         f"of a register tensor), got a {getattr(eng, 'memspace', type(eng).__name__)} tensor")
+    if op.a_dtype.width != 16:
+        raise TraceError(f"{what}: A from registers is supported for 16-bit types (f16, bf16) in kernels, got "
+                         f"{op.a_dtype}")
+    if eng.dtype.name != op.a_dtype.name:
+        raise TraceError(f"{what}: operand A holds {eng.dtype}, the MMA reads {op.a_dtype}")
+    tv = atom.tv_layout_A
+    V = it.product(tv.shape[1])
+    shp = a.layout.shape
+    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != V:
+        raise TraceError(f"{what}: operand A in registers must be (V={V}, RestM[, RestK]) as "
+                         f"tiled_mma.make_fragment_A gives, got {it.tuple_str(shp)}; slice the k-block: tCrA[(None, None, k)]")
+    n_inst = it.product(shp[1])
+    n_k = it.product(shp[2]) if len(shp) > 2 else 1
+    offs = _static_offsets(a.layout, what) + int(a.offset)
+    offs = offs.reshape(n_k, n_inst, V).transpose(1, 0, 2)  # [m atom, k step, v]
+    if eng.reg is None:
+        eng.make_mutable(t)
+    if eng.reg is None:
+        raise TraceError(f"{what}: operand A's register fragment was made in a region that has ended")
+    tv_a = tv.offsets().reshape(V, 128).T  # (thread, v) -> m + 64 * k
+    return _RegOperand(eng.reg, offs, tv_a, eng.dtype), n_inst, n_k
+
+
 def _as_pk(lay: Layout, P: int, K: int, what: str, name: str) -> Layout:
     """The (P, K) tile layout of a value mode (which may be nested ((P,K)) or flat (P*K))."""
     shp, std = lay.shape, lay.stride
@@ -455,8 +527,6 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
         return False
     t = current("cute.gemm")
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
-    if op.a_src is not OperandSource.SMEM:
-        raise TraceError(f"{what}: A from registers (OperandSource.RMEM) is not supported in kernels yet; use SMEM")
     if op.a_dtype.name not in _PTX_TYPE or op.b_dtype.name not in _PTX_TYPE or op.acc_dtype is not Float32:
         raise TraceError(f"{what}: kernels support f16/bf16 and fp8 (e4m3, e5m2) inputs with f32 accumulators, got "
                          f"{op.a_dtype} x {op.b_dtype} -> {op.acc_dtype}")
@@ -474,7 +544,10 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if eng.dtype.name != "f32":
         raise TraceError(f"{what}: the accumulator holds {eng.dtype}; the MMA accumulates in f32")
     M, N, K = op.shape_mnk
-    A, am, ak = _operand(a, "A", op, M, op.a_major_mode.name, what)
+    if op.a_src is OperandSource.SMEM:
+        A, am, ak = _operand(a, "A", op, M, op.a_major_mode.name, what)
+    else:
+        A, am, ak = _reg_operand(t, a, atom, op, what)
     B, bn, bk = _operand(b, "B", op, N, op.b_major_mode.name, what)
     if ak != bk:
         raise TraceError(f"{what}: A has {ak} k-blocks, B has {bk}")
