@@ -30,6 +30,15 @@ Its presets are cluster shapes at the documented 8192^3 command line (128x256 ti
 (an example without a preset of that name is skipped; ``--extra "--mnkl 4096,4096,4096,1"``
 changes the size, the last occurrence of a flag winning).
 
+CUTLASS's other Hopper GEMMs run the same way, unchanged from tests/compat/programs:
+``hopper_persistent_gemm`` (dense_gemm_persistent.py: presets c1x1, c2x1, c1x2 as above; torch.bmm),
+``hopper_fp8_gemm_2xacc`` (dense_gemm_fp8_2xacc.py: default = its documented 2048^3 line, large =
+8192^3 128x256; torch._scaled_mm) and ``hopper_fp8_gelu_gemm`` (dense_gemm_fp8_gelu_persistent.py:
+default = its documented 8192^3 line; torch._scaled_mm + gelu)::
+
+    python benchmarks/dsl_examples.py --only hopper_persistent_gemm --sizes c1x1,c2x1 --rounds 3
+    python benchmarks/dsl_examples.py --only hopper_fp8_gemm_2xacc,hopper_fp8_gelu_gemm --sizes default,large --rounds 3
+
 Needs a CUDA GPU, torch, and for the CuTe DSL column ``nvidia-cutlass-dsl`` importable (the column
 is skipped, with a note, when it is not).
 """
@@ -67,10 +76,29 @@ EXAMPLES = {
         f"c{c.replace(',', 'x')}": ["--mnkl", "8192,8192,8192,1", "--tile_shape_mn", "128,256", "--cluster_shape_mn", c,
                                     "--warmup_iterations", "10", "--iterations", "100"]
         for c in ("1,1", "2,1", "1,2")}),
+    # Hopper persistent dense GEMM (a DMA and an MMA warp group walking tiles with the static persistent
+    # scheduler), f16 -> f32 -> f16; the same presets as hopper_dense_gemm
+    "hopper_persistent_gemm": ("dense_gemm_persistent.py", {
+        f"c{c.replace(',', 'x')}": ["--mnkl", "8192,8192,8192,1", "--tile_shape_mn", "128,256", "--cluster_shape_mn", c,
+                                    "--warmup_iterations", "10", "--iterations", "100"]
+        for c in ("1,1", "2,1", "1,2")}),
+    # Hopper FP8 (e4m3) GEMM with two-level accumulation, f16 out; default: its documented command line
+    "hopper_fp8_gemm_2xacc": ("dense_gemm_fp8_2xacc.py", {
+        "default": ["--mnkl", "2048,2048,2048,1", "--tile_shape_mn", "128,128", "--cluster_shape_mn", "1,2",
+                    "--mma_promotion_interval", "4", "--warmup_iterations", "10", "--iterations", "100"],
+        "large": ["--mnkl", "8192,8192,8192,1", "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,2",
+                  "--mma_promotion_interval", "4", "--warmup_iterations", "10", "--iterations", "100"]}),
+    # Hopper FP8 (e4m3) persistent GEMM with a GELU epilogue, f16 out; default: its documented command line
+    "hopper_fp8_gelu_gemm": ("dense_gemm_fp8_gelu_persistent.py", {
+        "default": ["--mnkl", "8192,8192,8192,1", "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1",
+                    "--c_dtype", "Float16", "--scale_a", "0.75", "--scale_b", "1.25", "--gelu_kind", "erf",
+                    "--warmup_iterations", "10", "--iterations", "100"]}),
 }
 # examples that cutelab runs unchanged through its compatibility layer (as `cutelab run` does): the
 # file CUTLASS ships, carried byte for byte; without --dsl-orig CuTe DSL runs this same file
-UNCHANGED = {"hopper_dense_gemm": os.path.join(ROOT, "tests", "compat", "programs", "dense_gemm.py")}
+_PROGRAMS = os.path.join(ROOT, "tests", "compat", "programs")
+UNCHANGED = {name: os.path.join(_PROGRAMS, EXAMPLES[name][0]) for name in (
+    "hopper_dense_gemm", "hopper_persistent_gemm", "hopper_fp8_gemm_2xacc", "hopper_fp8_gelu_gemm")}
 
 _IMPORT = re.compile(r"^\s*(import |from \S+ import )")
 _DEVICE = re.compile(r"cuda|device|GPU is required")  # the device line(s): where the tensors live
@@ -218,7 +246,7 @@ def torch_child(name: str, argv: List[str], singles: int, timeline: bool = False
         torch.backends.cuda.matmul.allow_tf32 = False
         timed(lambda x, y, z: torch.mm(x, y.t(), out=z), warmup_iterations=warm, iterations=iters,
               kernel_arguments=W(a, b, c))
-    elif name in ("tensorop_gemm", "hopper_dense_gemm"):
+    elif name in ("tensorop_gemm", "hopper_dense_gemm", "hopper_persistent_gemm"):
         m, n, k, l_ = (int(x) for x in arg("--mnkl", "256,256,512,1" if name == "tensorop_gemm"
                                           else "4096,4096,4096,1").split(","))
         a = torch.randn(l_, m, k, device="cuda", dtype=torch.float16)
@@ -226,6 +254,26 @@ def torch_child(name: str, argv: List[str], singles: int, timeline: bool = False
         c = torch.empty(l_, m, n, device="cuda", dtype=torch.float16)
         timed(lambda x, y, z: torch.bmm(x, y.transpose(1, 2), out=z), warmup_iterations=warm, iterations=iters,
               kernel_arguments=W(a, b, c))
+    elif name in ("hopper_fp8_gemm_2xacc", "hopper_fp8_gelu_gemm"):
+        # torch._scaled_mm: e4m3 A (row-major) x e4m3 B (column-major), per-tensor scales, f32 accumulation;
+        # the GELU example's epilogue as a second torch op (erf GELU; its poly11 kind as the tanh form)
+        m, n, k, l_ = (int(x) for x in arg("--mnkl", "4096,4096,4096,1").split(","))
+        if l_ != 1:
+            raise SystemExit(f"{name}: torch._scaled_mm has no batch mode (l = {l_})")
+        out_dt = {"Float16": torch.float16, "BFloat16": torch.bfloat16, "Float32": torch.float32}[arg("--c_dtype", "Float16")]
+        a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+        b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+        sa = torch.tensor(float(arg("--scale_a", 1.0)), device="cuda")
+        sb = torch.tensor(float(arg("--scale_b", 1.0)), device="cuda")
+        gelu = None
+        if name == "hopper_fp8_gelu_gemm":
+            gelu = "none" if arg("--gelu_kind", "erf") == "erf" else "tanh"
+
+        def mm(x: Any, y: Any) -> Any:
+            c = torch._scaled_mm(x, y.t(), scale_a=sa, scale_b=sb, out_dtype=out_dt)
+            return c if gelu is None else torch.nn.functional.gelu(c, approximate=gelu)
+
+        timed(mm, warmup_iterations=warm, iterations=iters, kernel_arguments=W(a, b))
     elif name == "flash_attention_v2":
         b, sq, sk = int(arg("--batch_size", 4)), int(arg("--seqlen_q", 8192)), int(arg("--seqlen_k", 8192))
         h, d = int(arg("--num_head", 16)), int(arg("--head_dim", 128))

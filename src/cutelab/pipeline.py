@@ -141,9 +141,10 @@ __all__ += ["Agent", "CooperativeGroup", "PipelineState", "PipelineTmaAsync", "P
 
 # async-thread producers and consumers with participants (make_participants), in pipeline_async.py
 from .pipeline_async import (ImmutableResourceHandle, PipelineAsync, PipelineConsumer, PipelineCpAsync,  # noqa: E402
-                             PipelineProducer)
+                             PipelineOrder, PipelineProducer)
 
-__all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "PipelineCpAsync", "PipelineProducer"]
+__all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "PipelineCpAsync", "PipelineOrder",
+            "PipelineProducer"]
 
 # SM100: the pipelines whose one side is the UMMA (tcgen05.mma), in pipeline_sm100.py
 from .pipeline_sm100 import PipelineAsyncUmma, PipelineTmaUmma, PipelineUmmaAsync, sync  # noqa: E402

@@ -15,13 +15,17 @@ from typing import Any, Optional, Tuple
 from .errors import TraceError
 from .pipeline_sm90 import Agent, CooperativeGroup, PipelineState, PipelineUserType, make_pipeline_state
 
-__all__ = ["PipelineAsync", "PipelineCpAsync", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle"]
+__all__ = ["PipelineAsync", "PipelineCpAsync", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle",
+           "PipelineOrder"]
 
 
 def _threads(group: CooperativeGroup, what: str) -> int:
     if not isinstance(group, CooperativeGroup):
         raise TraceError(f"PipelineAsync.create: {what} must be a CooperativeGroup, got {group!r}")
-    n = group.size * (32 if group.agent is Agent.Warp else 1)
+    n = group.size
+    if isinstance(n, float) and n.is_integer():  # CuTe DSL takes a whole float (threads_per_warp_group / 32)
+        n = int(n)
+    n = n * (32 if group.agent is Agent.Warp else 1)
     if not isinstance(n, int) or n < 1:
         raise TraceError(f"PipelineAsync.create: the {what}'s size must be a positive static int, got {group.size!r}")
     return n
@@ -243,3 +247,64 @@ class PipelineConsumer(_Participant):
     def release(self, handle: Optional[ImmutableResourceHandle] = None) -> None:
         """Release the handle's stage (or the current one)."""
         self._pipeline.consumer_release(handle._state if handle is not None else self._state)
+
+
+class PipelineOrder:
+    """``cutlass.pipeline.PipelineOrder``: ``length`` groups (consumer warpgroups taking turns, as a
+    ping-pong attention kernel's do) pass a token around, ``depth`` stages deep. Group g ``wait()``\\ s on
+    barrier ``index * length + g`` and ``arrive()``\\ s on the next group's, ``index * length + (g + 1) %
+    length``, then moves on; group 0 starts holding the token (its phase starts at 1, the others' at 0).
+    The ``depth * length`` barriers expect the producer group's threads."""
+
+    def __init__(self, full: Any, depth: int, length: int, group_id: Any, state: PipelineState):
+        self.full, self.depth, self.length, self.group_id, self.state = full, depth, length, group_id, state
+
+    @classmethod
+    def create(cls, *, depth: int, length: int, group_id: Any, producer_group: CooperativeGroup,
+               barrier_storage: Any = None, defer_sync: bool = False, name: str = "") -> "PipelineOrder":
+        from .kernel.frontend import arch
+        from .kernel.frontend.trace import current
+
+        where = "PipelineOrder.create"
+        if barrier_storage is None:
+            raise TraceError(f"{where}: pass barrier_storage= (a pointer to depth * length Int64 words of shared memory)")
+        for what, v in (("depth", depth), ("length", length)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise TraceError(f"{where}: {what} must be a positive int, got {v!r}")
+        n = _threads(producer_group, "producer_group")
+        t = current(where)
+        op = t.begin_if(arch.make_warp_uniform(arch.warp_idx()) == 0)
+        outer, t.cur = t.cur, op.then
+        with arch.elect_one():
+            for i in range(depth * length):
+                arch.mbarrier_init(barrier_storage + i, n)
+        t.cur = outer
+        if not defer_sync:
+            arch.mbarrier_init_fence()
+            arch.sync_threads()
+        return cls(barrier_storage, depth, length, group_id, PipelineState(depth))
+
+    def get_barrier_for_current_stage_idx(self, group_id: Any, state: Optional[PipelineState] = None) -> Any:
+        state = self.state if state is None else state
+        return state.index * self.length + group_id
+
+    def _phase(self, state: PipelineState) -> Any:
+        from .numeric import Int32
+
+        return (Int32(self.group_id == 0) + state.phase) % 2  # group 0's phase starts at 1
+
+    def arrive(self, state: Optional[PipelineState] = None) -> Optional[PipelineState]:
+        """Pass the token to the next group, and move on a stage."""
+        from .kernel.frontend import arch
+
+        s = self.state if state is None else state
+        arch.mbarrier_arrive(self.full + self.get_barrier_for_current_stage_idx((self.group_id + 1) % self.length, s))
+        s.advance()
+        return s if state is not None and s is not self.state else None
+
+    def wait(self, state: Optional[PipelineState] = None) -> None:
+        """Wait for this group's turn."""
+        from .kernel.frontend import arch
+
+        s = self.state if state is None else state
+        arch.mbarrier_wait(self.full + self.get_barrier_for_current_stage_idx(self.group_id, s), self._phase(s))

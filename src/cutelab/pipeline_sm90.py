@@ -70,7 +70,7 @@ def _loops() -> tuple:
     from .kernel.frontend.trace import _state
 
     t = getattr(_state, "tracer", None)
-    return tuple(t.loops) if t is not None else ()
+    return tuple(t.loops) + tuple(getattr(t, "whiles", ())) if t is not None else ()  # runtime for and while loops
 
 
 class PipelineState:
@@ -78,7 +78,7 @@ class PipelineState:
     last reset, ``pos`` in all, starting at phase ``phase0``.
 
     A state is a trace-time count (an int or an index expression) until it is read or advanced
-    inside a runtime loop (``cutlass.range``) that did not exist where it was made: from then on its
+    inside a runtime loop (``cutlass.range``, or a runtime ``while``) that did not exist where it was made: from then on its
     position and count live in two Int32 registers (set just before that loop), so each iteration
     moves them, as CuTe DSL's PipelineState does."""
 
@@ -215,6 +215,8 @@ def _arrivals(group: CooperativeGroup, what: str) -> int:
     if not isinstance(group, CooperativeGroup):
         raise TraceError(f"PipelineTmaAsync.create: {what} must be a CooperativeGroup, got {group!r}")
     n = group.size
+    if isinstance(n, float) and n.is_integer():  # CuTe DSL takes a whole float (threads_per_warp_group / 32)
+        n = int(n)
     if group.agent is Agent.Warp:
         n = n * 32
     if not isinstance(n, int):
@@ -411,6 +413,21 @@ class PipelineTmaAsync:
 
             arch.mbarrier_wait(self.empty + s.index, s.phase)
             s.advance()
+
+    # ---- participants (CuTe DSL's make_participants): a producer and a consumer with their own states, the
+    # producer's starting at phase 1 (the stages start empty); pipeline_async.PipelineProducer/Consumer
+    def make_producer(self) -> Any:
+        from .pipeline_async import PipelineProducer
+
+        return PipelineProducer(self, make_pipeline_state(PipelineUserType.Producer, self.num_stages))
+
+    def make_consumer(self) -> Any:
+        from .pipeline_async import PipelineConsumer
+
+        return PipelineConsumer(self, make_pipeline_state(PipelineUserType.Consumer, self.num_stages))
+
+    def make_participants(self) -> tuple:
+        return self.make_producer(), self.make_consumer()
 
 
 def _clustered(cluster_shape_mn: Any) -> bool:

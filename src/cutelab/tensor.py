@@ -1005,6 +1005,11 @@ class Tensor:
         self.engine = eng
 
     @property
+    def _dtype(self) -> Any:
+        """CuTe DSL's private name of the element type, which published kernels read (CUTLASS's Hopper FMHA)."""
+        return self.engine.dtype
+
+    @property
     def memspace(self) -> str:
         return self.engine.memspace
 

@@ -172,3 +172,65 @@ def test_blackwell_tcgen05_names_through_the_hook(tmp_path):
         "((4,32):(32,1), 32:1)",
         "SmemLayoutAtomKind.MN_SW128_32B 4",
     ]
+
+
+def test_names_cutlass_hopper_examples_import(tmp_path):
+    """What CUTLASS's Hopper FMHA and grouped GEMM import at their top (and their helpers): each resolves,
+    and a class cutelab does not provide can be subclassed; making one names it and the line."""
+    out = ok(run(tmp_path, """
+        import inspect
+        import cutlass
+        import cutlass.cute as cute
+        import cutlass.utils as utils
+        from cutlass.cutlass_dsl import min, max
+        from cutlass.utils.hardware_info import HardwareInfo
+        from cutlass._mlir._mlir_libs._cutlass_ir._mlir.ir import IntegerType
+        from cutlass._mlir.dialects import nvvm
+
+        print(min is cutlass.min, max is cutlass.max, HardwareInfo is utils.HardwareInfo)
+        print("res" in inspect.signature(nvvm.mbarrier_try_wait_parity_timelimit).parameters)
+        print(cute.erf is cute.math.erf, [m.name for m in utils.TensorMapUpdateMode])
+
+        class Mine(utils.TensorMapManager):
+            pass
+        try:
+            Mine()
+        except NotImplementedError as e:
+            print(str(e).split(" (")[0], "prog.py:" in str(e))
+    """))
+    assert out.splitlines() == ["True True True", "False", "True ['GMEM', 'SMEM']",
+                                "cutlass.utils.TensorMapManager is not emulated by cutelab True"]
+
+
+def test_dsl_names_of_cutlass_hopper_fmha_in_a_kernel(tmp_path):
+    """cute.arch.warp_reduction_max/_sum (butterfly shuffles), the MLIR math dialect's log of a scalar, a Tensor's
+    _dtype, and cute functions called with loc=/ip= (as CuTe DSL's helpers pass them through)."""
+    out = ok(run(tmp_path, """
+        import math
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass._mlir.dialects import math as _math
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(x: cute.Tensor, mx: cute.Tensor, sm: cute.Tensor, lg: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            v = x[tidx]
+            mx[tidx] = cute.arch.warp_reduction_max(v, threads_in_group=8)
+            sm[tidx] = cute.arch.warp_reduction_sum(v)
+            lg[tidx] = _math.log(v)
+
+        @cute.jit
+        def f(x, mx, sm, lg):
+            lay = cute.make_layout((4, 8), loc=None, ip=None)
+            assert x._dtype is cutlass.Float32 and cute.size(lay, loc=None) == 32
+            k(x, mx, sm, lg).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+        x = torch.arange(1, 33, dtype=torch.float32, device="cuda")
+        mx, sm, lg = (torch.zeros(32, device="cuda") for _ in range(3))
+        f(from_dlpack(x), from_dlpack(mx), from_dlpack(sm), from_dlpack(lg))
+        print(mx.tolist() == [float(8 * (i // 8 + 1)) for i in range(32)], sm.tolist() == [528.0] * 32)
+        print(torch.allclose(lg, torch.log(x)))
+    """))
+    assert out.split() == ["True", "True", "True"]

@@ -116,3 +116,60 @@ def test_sequential_warp_ifs_run_on_the_cpu():
     cute.compile(run_two_ifs, from_dlpack(res))  # traces (as the notebook does)
     run_two_ifs(from_dlpack(res))
     np.testing.assert_array_equal(res, np.arange(6, dtype=np.float32))
+
+
+@cute.kernel
+def turns(SharedStorage: cutlass.Constexpr, log: cute.Tensor, n: cutlass.Int32):
+    """Two warps take turns (cutlass.pipeline.PipelineOrder, as ping-pong consumer warpgroups do): in its turn a
+    warp appends its index to log at the shared cursor, then passes the token on."""
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    lane = cute.arch.lane_idx()
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+    order = cutlass.pipeline.PipelineOrder.create(
+        depth=1, length=2, group_id=warp_idx,
+        producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    cursor = storage.cursor.get_tensor(cute.make_layout(1))
+    if warp_idx == 0 and lane == 0:
+        cursor[0] = 0
+    cute.arch.sync_threads()
+    for i in cutlass.range(n):
+        order.wait()
+        if lane == 0:
+            c = cursor[0]
+            log[c] = warp_idx
+            cursor[0] = c + 1
+        cute.arch.sync_warp()
+        order.arrive()
+
+
+@cute.jit
+def run_turns(log: cute.Tensor, n: cutlass.Int32):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, 2]
+        cursor: cute.struct.MemRange[cutlass.Int32, 1]
+
+    turns(SharedStorage, log, n).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+def test_pipeline_order_lets_groups_take_turns():
+    log = np.full(8, -1, np.int32)
+    run_turns(from_dlpack(log), 3)
+    assert log.tolist() == [0, 1, 0, 1, 0, 1, -1, -1]
+    src = cuda.render(last_launch().ir)
+    assert "mbarrier.try_wait.parity" in src and "mbarrier.arrive" in src
+
+
+def test_cooperative_group_sizes_may_be_whole_floats():
+    """CuTe DSL takes CooperativeGroup(Agent.Thread, 4.0) (CUTLASS's FMHA divides thread counts by 32.0); a
+    fraction is refused."""
+    from cutelab.errors import TraceError
+    from cutelab.pipeline_async import _threads
+    from cutelab.pipeline_sm90 import Agent, CooperativeGroup, _arrivals
+
+    assert _arrivals(CooperativeGroup(Agent.Thread, 4.0), "g") == 4 == _threads(CooperativeGroup(Agent.Thread, 4.0), "g")
+    assert _arrivals(CooperativeGroup(Agent.Warp, 2.0), "g") == 64
+    with pytest.raises(TraceError, match="static int"):
+        _arrivals(CooperativeGroup(Agent.Thread, 4.5), "g")

@@ -229,3 +229,46 @@ def test_fp8_tiles_are_described_as_bytes():
     atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a,
                                           cute.make_layout((64, 128), stride=(128, 1)), (64, 128))
     assert atom.desc.cu_encode_args(0x1000)["tensorDataType"] == 0 and atom.desc.box_bytes == 64 * 128
+
+
+@cute.kernel
+def tma_nested_tiles(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    """Block (bx, h, b) loads tile bx of head h, batch b of A (s, d, ((h, one), b)) and writes it to B."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, h, b = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    gA = cute.local_tile(tA[(None, None, ((h, 0), b))], (64, 64), (bx, 0))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[b, h, bx * 64 + i, tidx] = sA[i, tidx]
+
+
+def test_tma_of_a_tensor_whose_untiled_modes_are_nested():
+    """FMHA's Q/K/V: (seq, dim, ((heads per group, groups), batch)); the nested modes become TMA dimensions of
+    box 1 (those of one element are dropped), as CuTe flattens them."""
+    S, D, H, Bt = 128, 64, 3, 2
+    A = (np.arange(Bt * H * S * D) % 251).astype(np.float16).reshape(Bt, H, S, D)
+    lay = cute.make_layout((S, D, ((H, 1), Bt)), stride=(D, 1, ((S * D, 0), H * S * D)))
+    tA_ = cute.make_tensor(A.ravel(), lay)
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), tA_, sl, (64, 64))
+    assert atom.desc.dims == (D, S, H, Bt) and atom.desc.box == (64, 64, 1, 1)
+    B = np.zeros((Bt, H, S, D), np.float16)
+    tma_nested_tiles(atom, tA, from_dlpack(B), sl).launch(grid=(S // 64, H, Bt), block=64)
+    np.testing.assert_array_equal(B, A)
+    src = cuda.render(last_launch().ir)
+    assert "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes" in src
+    nvcc_compiles(src)
+    # a broadcast (stride 0) mode of more than one element has no TMA form here: refused by name
+    bcast = cute.make_tensor(A.ravel(), cute.make_layout((S, D, ((2, H), Bt)), stride=(D, 1, ((0, S * D), H * S * D))))
+    with pytest.raises(LayoutError, match="stride 0"):
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), bcast, sl, (64, 64))

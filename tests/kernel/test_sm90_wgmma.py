@@ -243,7 +243,7 @@ def test_wgmma_misuse(case, block, err, msg):
         wgmma_misuse(tiled_mma, sa, sb, from_dlpack(C), case).launch(grid=1, block=block)
 
 
-def test_a_from_registers_is_refused_in_kernels():
+def test_a_from_registers_must_be_a_register_fragment():
     op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, 64, 16), warpgroup.OperandSource.RMEM,
                                 OperandMajorMode.K, OperandMajorMode.K)
     sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (64, 64, 64), cute.Float16, 1)
@@ -251,3 +251,87 @@ def test_a_from_registers_is_refused_in_kernels():
     C = np.zeros((64, 64), np.float32)
     with pytest.raises(TraceError, match="OperandSource.RMEM"):
         wgmma_misuse(cute.make_tiled_mma(op), sa, sb, from_dlpack(C), "ok").launch(grid=1, block=128)
+
+
+@cute.kernel
+def wgmma_rs_tile(ta: cutlass.Constexpr, tA: cute.Tensor, tb: cutlass.Constexpr, tB: cute.Tensor, gC: cute.Tensor,
+                  tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlass.Constexpr, tx: cutlass.Constexpr):
+    """A loaded by TMA, then by each thread into its register fragment (OperandSource.RMEM); B from smem."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(ta.desc.dtype, sa.outer, 1024, swizzle=sa.inner)
+    sB = smem.allocate_tensor(tb.desc.dtype, sb.outer, 1024, swizzle=sb.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, tx)
+        cute.copy(ta, cute.local_tile(tA, ta.tile, (0, 0)), sA[(None, None, 0)], tma_bar_ptr=bars.iterator)
+        cute.copy(tb, cute.local_tile(tB, tb.tile, (0, 0)), sB[(None, None, 0)], tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    thr = tiled_mma.get_slice(tidx)
+    tCsA = thr.partition_A(sA)[(None, None, None, 0)]
+    tCrA = tiled_mma.make_fragment_A(tCsA)
+    tCrA.store(tCsA.load())
+    tCsB = thr.partition_B(sB)
+    tCgC = thr.partition_C(gC)
+    acc = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
+    tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+    warpgroup.fence()
+    for kb in range(cute.size(tCrA, mode=[2])):
+        cute.gemm(tiled_mma, acc, tCrA[(None, None, kb)], tCsB[(None, None, kb, 0)], acc)
+        tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+    warpgroup.commit_group()
+    warpgroup.wait_group(0)
+    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc, tCgC)
+
+
+def test_wgmma_with_a_from_registers_matches_numpy_and_compiles():
+    BM, BN, BK = 128, 64, 64
+    dtype = cute.Float16
+    op = warpgroup.MmaF16BF16Op(dtype, cute.Float32, (64, BN, 16), warpgroup.OperandSource.RMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    tiled_mma = cute.make_tiled_mma(op)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), dtype, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), dtype, 1)
+    rng = np.random.default_rng(2)
+    a_st, a_val = _to16(rng.standard_normal((BM, BK)), dtype)
+    b_st, b_val = _to16(rng.standard_normal((BN, BK)), dtype)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(a_st),
+                                         cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), cute.make_tensor(b_st.ravel(), L((BN, BK), stride=(BK, 1))),
+                                         cute.slice_(sb, (None, None, 0)), (BN, BK))
+    C = np.zeros((BM, BN), np.float32)
+    wgmma_rs_tile(ta, tA, tb, tB, from_dlpack(C), tiled_mma, sa, sb, (BM + BN) * BK * 2).launch(grid=1, block=128)
+    ref = a_val.astype(np.float64) @ b_val.astype(np.float64).T
+    np.testing.assert_allclose(C, ref, rtol=0, atol=1e-4 * np.abs(ref).max())
+    src = cuda.render(last_launch().ir)
+    # A as four .b32 registers, each two f16 values; B through its descriptor; trans-b only
+    assert src.count(f"wgmma.mma_async.sync.aligned.m64n{BN}k16.f32.f16.f16 ") == 8  # 2 m atoms x 4 k-blocks
+    assert "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;" in src and "cl_da" not in src
+    nvcc_compiles(src)
+
+
+@pytest.mark.gpu
+def test_wgmma_with_a_from_registers_on_the_gpu_equals_torch():
+    """The register packing of A (two f16 per .b32, lower value index low) against the hardware."""
+    import torch
+
+    BM, BN, BK = 128, 64, 64
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16), warpgroup.OperandSource.RMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    a = torch.randn(BM, BK, device="cuda", dtype=torch.float16)
+    b = torch.randn(BN, BK, device="cuda", dtype=torch.float16)
+    c = torch.zeros(BM, BN, device="cuda", dtype=torch.float32)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(a),
+                                         cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(b),
+                                         cute.slice_(sb, (None, None, 0)), (BN, BK))
+    wgmma_rs_tile(ta, tA, tb, tB, from_dlpack(c), cute.make_tiled_mma(op), sa, sb,
+                  (BM + BN) * BK * 2).launch(grid=1, block=128)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a.float() @ b.float().T, atol=1e-2, rtol=1e-3)

@@ -32,6 +32,7 @@ from ..numeric import (  # noqa: F401
     FloatMeta, Int4, Int128, Integer, IntegerMeta, NumericMeta, Uint128,
 )
 from .dsl_names import CUDA_VERSION, Version, _as_t, select_  # noqa: F401
+from ..kernel.frontend.control import max_ as max, min_ as min  # noqa: F401,A001  (cutlass.min/max)
 from .where import refuse
 
 __path__: list = []

@@ -196,6 +196,39 @@ def _vote(kind: str) -> Any:
 
     vote.__name__ = vote.__qualname__ = f"vote_{kind}_sync"
     return vote
+def warp_reduction(val: Any, op: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.warp_reduction: val reduced by op over each group of threads_in_group lanes (a power of two up
+    to 32) with butterfly shuffles, offsets threads_in_group / 2, ..., 1 (CuTe DSL's order: every lane of a
+    group ends with the same value)."""
+    from ..kernel.frontend import arch
+
+    if not isinstance(threads_in_group, int) or threads_in_group < 1 or threads_in_group > 32 or \
+            threads_in_group & (threads_in_group - 1):
+        raise ValueError(f"cute.arch.warp_reduction: threads_in_group must be a power of two from 1 to 32, got "
+                         f"{threads_in_group!r}")
+    offset = threads_in_group // 2
+    while offset > 0:
+        val = op(val, arch.shuffle_sync_bfly(val, offset=offset, mask=-1, mask_and_clamp=31))
+        offset //= 2
+    return val
+
+
+def _red_max(x: Any, y: Any) -> Any:
+    from ..kernel.frontend import arch
+    from ..kernel.frontend.control import max_
+    from ..numeric import Float32
+
+    return arch.fmax(x, y) if getattr(x, "dtype", None) is Float32 or isinstance(x, Float32) else max_(x, y)
+
+
+def warp_reduction_max(val: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.warp_reduction_max: warp_reduction with fmax (Float32) or max."""
+    return warp_reduction(val, _red_max, threads_in_group=threads_in_group)
+
+
+def warp_reduction_sum(val: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.warp_reduction_sum: warp_reduction with +."""
+    return warp_reduction(val, lambda x, y: x + y, threads_in_group=threads_in_group)
 
 
 def _arch_aliases() -> Dict[str, Any]:
@@ -229,6 +262,7 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "exp2": _arch_exp2, "exp": _arch_exp,
     "inline_ptx": _inline_ptx,
     **{f"vote_{k}_sync": _vote(k) for k in ("ballot", "any", "all", "uni")},
+    "warp_reduction": warp_reduction, "warp_reduction_max": warp_reduction_max, "warp_reduction_sum": warp_reduction_sum,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
         "red", "barrier_arrive",

@@ -12,11 +12,19 @@ NotEmulatedError when used.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Dict
 
 from . import dsl_clc as _clc
-from .where import refuse
+from .where import refuse, refuse_class
+
+
+class TensorMapUpdateMode(enum.Enum):
+    """Where a kernel updates a TMA descriptor (cutlass.utils.TensorMapUpdateMode): in global or shared memory."""
+
+    GMEM = enum.auto()
+    SMEM = enum.auto()
 
 
 class HardwareInfo:
@@ -76,6 +84,14 @@ class WorkTileInfo:
 
     tile_idx: Any
     is_valid_tile: Any
+
+    # CuTe DSL's value protocol: a runtime loop carries the tile's coordinate and validity (kernel/frontend/carry_obj)
+    def __extract_mlir_values__(self) -> list:
+        return [*self.tile_idx, self.is_valid_tile]
+
+    def __new_from_mlir_values__(self, values: list) -> "WorkTileInfo":
+        n = len(self.tile_idx)
+        return WorkTileInfo(tuple(values[:n]), values[n])
 
 
 class PersistentTileSchedulerParams:
@@ -197,6 +213,14 @@ class StaticPersistentTileScheduler:
     def num_tiles_executed(self) -> Any:
         return self._current_work_linear_idx // self.num_persistent_clusters
 
+    # CuTe DSL's value protocol: a runtime loop carries the linear index of the current work
+    def __extract_mlir_values__(self) -> list:
+        return [self._current_work_linear_idx]
+
+    def __new_from_mlir_values__(self, values: list) -> "StaticPersistentTileScheduler":
+        return StaticPersistentTileScheduler(self.params, self.num_persistent_clusters, values[0],
+                                             self.cta_id_in_cluster)
+
 
 EXTRAS: Dict[str, Any] = {
     "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
@@ -204,7 +228,10 @@ EXTRAS: Dict[str, Any] = {
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
     "ClcDynamicPersistentTileScheduler": _clc.ClcDynamicPersistentTileScheduler,
     "ClcDynamicPersistentTileSchedulerParams": _clc.ClcDynamicPersistentTileSchedulerParams,
+    "TensorMapUpdateMode": TensorMapUpdateMode,
+    # classes a program may subclass or name before it makes one (refuse_class: making one raises)
+    **{n: refuse_class(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
+        "SmemPartition", "TensorMapManager", "GroupedGemmTileSchedulerHelper")},
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
-        "SmemPartition",
-        "TensorMapManager", "TensorMapUpdateMode", "create_initial_search_space")},
+        "create_initial_search_space", "create_initial_search_state")},
 }

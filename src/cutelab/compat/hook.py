@@ -35,6 +35,7 @@ ALIASES: Dict[str, str] = {
     "cutlass.testing": "cutelab.compat.namespaces:testing",
     "cutlass.torch": "cutelab.compat.namespaces:torch",
     "cutlass.utils": "cutelab.compat.namespaces:utils",
+    "cutlass.utils.hardware_info": "cutelab.compat.dsl_utils",  # HardwareInfo
     "cutlass.cute.typing": "cutelab.compat.cute_typing",
     "cutlass.cute.tensor": "cutelab.compat.cute_core",
     "cutlass.cute.core": "cutelab.compat.cute_core",
@@ -56,6 +57,11 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
     "cutlass._mlir": "cutelab.compat.mlir",
+    # the bindings' native module, which programs import MLIR's type names from (IntegerType)
+    "cutlass._mlir._mlir_libs": "cutelab.compat.mlir",
+    "cutlass._mlir._mlir_libs._cutlass_ir": "cutelab.compat.mlir",
+    "cutlass._mlir._mlir_libs._cutlass_ir._mlir": "cutelab.compat.mlir",
+    "cutlass._mlir._mlir_libs._cutlass_ir._mlir.ir": "cutelab.compat.mlir.ir",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)

@@ -8,11 +8,32 @@ user's line; a name known to be missing (``MISSING``) raises NotEmulatedError wh
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import types
 from typing import Any, Callable, Dict, Sequence
 
 from .where import NotEmulatedError, user_line
+
+
+def _loc_tolerant(fn: Any) -> Any:
+    """fn, or for a cutelab function without them, fn taking (and ignoring) the ``loc=``/``ip=`` keywords that
+    CuTe DSL's functions take (MLIR's source location and insertion point; libraries pass them through)."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        ps = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if "loc" in ps or any(p.kind is p.VAR_KEYWORD for p in ps.values()):
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return call
 
 
 class Namespace(types.ModuleType):
@@ -45,9 +66,13 @@ class Namespace(types.ModuleType):
             return self.__dict__[name]
         for b in self._bases():
             try:
-                return getattr(b, name)
+                v = getattr(b, name)
             except AttributeError:
-                pass
+                continue
+            w = _loc_tolerant(v)
+            if w is not v:  # the same wrapper each time (cute.make_layout is cute.make_layout)
+                self.__dict__[name] = w
+            return w
         try:
             return importlib.import_module(f"{self.__name__}.{name}")
         except ModuleNotFoundError:
@@ -74,9 +99,13 @@ def _dsl_extras() -> Dict[str, Any]:
 
 
 def _cute_extras() -> Dict[str, Any]:
+    import cutelab
+
     from . import dsl_names
 
-    return dsl_names.CUTE_EXTRAS
+    # CuTe DSL exports cute.math's functions as cute.<name> too (cute.erf): those cutelab's top level lacks
+    math_names = {n: v for n, v in dsl_names.MATH_EXTRAS.items() if not hasattr(cutelab, n)}
+    return {**math_names, **dsl_names.CUTE_EXTRAS}
 
 
 def _arch_extras() -> Dict[str, Any]:

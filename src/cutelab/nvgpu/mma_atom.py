@@ -477,7 +477,10 @@ class ThrMma(TiledMma):
             if not 0 <= thr_idx < n:
                 raise TensorError(f"get_slice({thr_idx}): the thread index must be in [0, {n}) for this tiled MMA of {n} threads")
         elif hasattr(thr_idx, "expr_str") and hasattr(thr_idx, "lo"):  # a kernel's symbolic thread index
-            if thr_idx.lo < 0 or thr_idx.hi >= n:
+            # a range reaching below 0 is a warp-specialised kernel's slice, taken by every warp and used by the
+            # MMA warps only (CUTLASS's Hopper GEMMs: warp_group_idx - num_dma_warp_groups gives the producer warps
+            # negative indices); an index reaching past the MMA's threads (a block larger than the MMA) is refused
+            if thr_idx.hi < 0 or thr_idx.hi >= n:
                 raise TensorError(f"get_slice: the thread index ranges over [{thr_idx.lo}, {thr_idx.hi}], outside "
                                   f"[0, {n}) for this tiled MMA of {n} threads")
         else:

@@ -806,7 +806,8 @@ class CudaRenderer:
         prelude, extra = _op_params(ir)
         if extra:
             params = ", ".join([params] + extra) if params else ", ".join(extra)
-        head = prelude + (f'extern "C" __global__ void __launch_bounds__({ir.num_threads}) '
+        bounds = f"{ir.num_threads}, {ir.min_blocks}" if getattr(ir, "min_blocks", 0) else f"{ir.num_threads}"
+        head = prelude + (f'extern "C" __global__ void __launch_bounds__({bounds}) '
                 f"{ir.name}({params})\n{{")
         note = ""
         if sched is not None:

@@ -33,6 +33,7 @@ from ...dynamic import DynBool, DynInt
 from ...errors import TraceError
 from ..ir.symbolic import Expr, add, is_sym, mul
 from ..ir.nodes import Assign, Compute
+from . import carry_obj
 from .trace import TraceValue, _state, current
 
 __all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
@@ -361,6 +362,7 @@ def _struct_rebuild(template: Any, vals: list) -> Any:
         return next(it_)
 
     return build(template)
+_OBJ = object()  # _Carry.regs' marker of an object carried by its values (carry_obj.Carried)
 
 
 class _Carry:
@@ -368,8 +370,11 @@ class _Carry:
     dataclass of tensor values, one register per leaf: ``structs``)."""
 
     def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str,
-                 loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
+                 loop_targets: Sequence[str] = (), local: Sequence[str] = (), invoked: Sequence[str] = ()):
         self.t = t
+        # names the region only calls methods of (rewrite._invoked): carried when they hold an object of CuTe
+        # DSL's value protocol (carry_obj), passed through untouched otherwise
+        self.invoked = frozenset(invoked)
         self.loop_targets = frozenset(loop_targets)  # indices of loops inside: never promoted to registers
         # names each iteration sets before reading them (rewrite._set_before_read): a static value of
         # theirs (e.g. a pipeline handle) is the iteration's own; after the loop they are unusable
@@ -400,9 +405,21 @@ class _Carry:
         from ...numeric import Int32, Int64
 
         for n, v in self.pre.items():
+            vals = carry_obj.leaves(v) if v is not UNDEF else None
+            if vals is not None:  # a scheduler, a work tile: its values in registers (carry_obj)
+                try:
+                    self.regs[n] = (carry_obj.declare(self.t, n, v, vals), _OBJ)
+                except TraceError as e:
+                    # made inside a loop or branch that has ended (another warp's branch): no value here; the
+                    # region may bind it anew, and a use of the old one raises this error
+                    self.pre[n] = Unusable(n, v, self.what, self.where, self.t.name, msg=str(e))
+                    self.dead.add(n)
+                continue
             leaves = None if n in self.loop_targets else _struct_leaves(v)
             if leaves is not None:
                 self._declare_struct(n, v, leaves)
+                continue
+            if n in self.invoked:
                 continue
             if n not in self.loop_targets and _promotable(v):
                 # a Python int, float or bool the region assigns is a runtime value in CuTe DSL (an
@@ -547,6 +564,8 @@ class _Carry:
         if n in self.structs:
             return self._snap_struct(n)
         r, shape = self.regs[n]
+        if shape is _OBJ:
+            return carry_obj.snap(self.t, r)
         if _is_view(shape):  # a memory view: the same view at the offset the register holds
             from ..ir.nodes import RegVar
 
@@ -599,9 +618,14 @@ class _Carry:
             pre = self.pre[n]
             if pre is UNDEF and v is UNDEF:
                 continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
+            if n in self.regs and self.regs[n][1] is _OBJ:
+                carry_obj.leave(t, n, self.regs[n][0], v, self.what, self.where)
+                continue
             if n in self.structs:
                 self._leave_struct(n, v)
                 continue
+            if n in self.invoked and n not in self.regs:
+                continue  # an object whose methods the region calls, carrying no values: passed through
             if n in self.regs and _is_view(self.regs[n][1]):
                 r, view = self.regs[n]
                 if not (_is_view(v) and v.engine is view.engine and v.layout == view.layout):
@@ -793,6 +817,16 @@ class Loop:
         return self.carry.values(fresh=False)
 
 
+def _stale(t: Any, v: TraceValue) -> bool:
+    """v was computed inside a loop that has ended (a variable first set inside a runtime loop that the
+    branch holds): not carried out of the branch; a use after it raises check_refs' error."""
+    try:
+        t.check_refs(v.refs, "a value")
+    except TraceError:
+        return True
+    return False
+
+
 class Branch:
     """``if COND: ... else: ...`` of a rewritten kernel."""
 
@@ -868,11 +902,12 @@ class WhileLoop:
     """``while COND:`` of a rewritten kernel: ``while True`` with the condition tested inside."""
 
     def __init__(self, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
-                 loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
+                 invoked: Sequence[str] = (), local: Sequence[str] = (), loop_targets: Sequence[str] = ()):
         self.t = _tracer()
         self.names = names
-        self.loop_targets = loop_targets  # for-loop indices in the body: never carried (see _Carry)
-        self.local = local  # names each iteration sets before reading them (see _Carry)
+        self.invoked = invoked
+        self.local = local
+        self.loop_targets = loop_targets
         self.values_ = values
         self.where = where
         self.jumps = jumps
@@ -890,7 +925,14 @@ class WhileLoop:
     def restart(self, c: Any) -> bool:
         """True once, when the condition first turns out to be a runtime value: the loop then
         starts over inside a While region, with the carried variables read from registers."""
-        if self.state != "static" or self.t is None or not (isinstance(c, _Dyn) or _is_dynamic(c)):
+        if self.state != "static" or self.t is None:
+            return False
+        # a comparison of thread- or block-dependent values that their ranges decide on the first test (a
+        # persistent scheduler's `while tile_idx < num_tiles` where no block starts past the last tile) is a
+        # runtime loop, as in CuTe DSL: the values it carries change, and the next test may not be decided
+        # (a loop that leaves by break or return stays static: a runtime while cannot)
+        ranged = not self.iterations and not self.jumps and is_sym(c) and getattr(c, "decided", None) is not None
+        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged):
             return False
         t = self.t
         if self.iterations:
@@ -901,7 +943,8 @@ class WhileLoop:
             raise TraceError(f"kernel {t.name}: 'break', 'continue' or 'return' inside the runtime while loop at "
                              f"{self.where} is not supported")
         t.location = self.where
-        self.carry = _Carry(t, self.names, self.values_, self.where, "while loop", self.loop_targets, self.local)
+        self.carry = _Carry(t, self.names, self.values_, self.where, "while loop", self.loop_targets, self.local,
+                            invoked=self.invoked)
         self.carry.declare()
         self.op = t.begin_while()
         self.dynamic = True

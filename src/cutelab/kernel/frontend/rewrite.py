@@ -71,6 +71,25 @@ class _Assigned(ast.NodeVisitor):
     visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
 
 
+def _invoked(nodes: List[ast.AST], local: Any) -> List[str]:
+    """Local names whose methods the nodes call (``tile_sched.advance_to_next_work()``): as in CuTe DSL,
+    a region carries such an object (when it carries runtime values: control._Carry), since the call may
+    change it in place. ``self`` and names that are not the function's own locals are left out."""
+    out: List[str] = []
+    for node in nodes:
+        for n in ast.walk(node):
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            while isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute):
+                f = f.value
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                b = f.value.id
+                if b != "self" and not b.startswith("__cl") and b in local and b not in out:
+                    out.append(b)
+    return out
+
+
 def _loop_targets(stmts: List[ast.stmt]) -> ast.Tuple:
     """Names bound as the targets of for-loops nested in stmts: an int they hold is the loop's own
     index, never a value carried into the enclosing region (control._Carry does not promote it)."""
@@ -230,6 +249,7 @@ class _Rewriter(ast.NodeTransformer):
         self.offset = line_offset
         self.k = 0
         self.depth = 0  # inside nested function definitions: left alone
+        self.fn_locals: set = set()  # the rewritten function's parameters and the names it binds
 
     def _where(self, node: ast.AST) -> ast.Constant:
         return ast.Constant(f"{self.filename}:{node.lineno + self.offset}")
@@ -242,6 +262,9 @@ class _Rewriter(ast.NodeTransformer):
         if self.depth > 0:
             return node
         self.depth += 1
+        a = node.args
+        self.fn_locals = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | set(_assigned(node.body))
+        self.fn_locals |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
         node.body = self._stmts(node.body)
         self.depth -= 1
         return node
@@ -359,12 +382,16 @@ class _Rewriter(ast.NodeTransformer):
         if node.orelse:
             return node  # while ... else stays Python (its condition must then be static)
         names = _assigned(node.body)
+        invoked = [n for n in _invoked(node.body + [node.test], self.fn_locals) if n not in names]
+        # values of one iteration only: set before read in the body, and not read by the condition
+        local = [n for n in names if not _loads(node.test, n) and _set_before_read(node.body, n)]
+        names = names + invoked
         v = self._fresh("w")
         c = self._fresh("c")
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("WhileLoop"), _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
-            self._where(node), ast.Constant(_jumps(node.body)), _loop_targets(node.body),
-            _names_tuple([n for n in names if _set_before_read(node.body, n)])))
+            self._where(node), ast.Constant(_jumps(node.body)), _names_tuple(invoked), _names_tuple(local),
+            _loop_targets(node.body)))
         body: List[ast.stmt] = []
         if names:
             body.append(_if_attr(v, "in_region", [_unpack(names, _method(v, "enter"))]))

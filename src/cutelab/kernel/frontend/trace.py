@@ -60,7 +60,8 @@ class Tracer:
         self.shared: List[Shared] = []
         self.dynamic_smem = 0
         self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
-        self.loops: List[Any] = []  # the loop variables of the enclosing For ops (the While ops themselves)
+        self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
+        self.whiles: List[Any] = []  # the enclosing While ops (runtime while loops)
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
         self.cluster: Tuple[int, int, int] = (1, 1, 1)  # the launch's cluster shape (launch(cluster=...))
@@ -190,15 +191,13 @@ class Tracer:
         op = While(before, Block(before))  # the body sees the values the condition block computed
         self.emit(op)
         self.cur = op.before
-        # a runtime loop too for what checks the enclosing loops by identity (a PipelineState used
-        # in it moves into registers: pipeline_sm90); no index variable
-        self.loops.append(op)  # type: ignore[arg-type]
+        self.whiles.append(op)
         return op
 
     def end_while(self, op: While) -> None:
+        assert self.whiles and self.whiles[-1] is op
         self.cur = op.before.parent
-        assert self.loops and self.loops[-1] is op
-        self.loops.pop()
+        self.whiles.pop()
 
     def insert_before(self, op: Any, new_ops: List[Any]) -> None:
         """Put new_ops just before the region op `op` in its block (an enclosing block of cur)."""

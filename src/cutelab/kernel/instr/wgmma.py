@@ -1,5 +1,6 @@
 """SM90 warpgroup MMA (wgmma) inside traced kernels: ``cute.gemm(tiled_mma, acc, tCrA, tCrB, acc)``
-with a ``warpgroup.MmaF16BF16Op`` reading A and B from shared memory, and the
+with a ``warpgroup.MmaF16BF16Op`` or ``MmaF8Op`` reading A and B from shared memory (or, for 16-bit
+types with ``OperandSource.RMEM``, A from each thread's register fragment), and the
 ``warpgroup.fence / commit_group / wait_group`` ops.
 
 Shared-memory operands are described to the tensor cores by 64-bit *matrix descriptors*
@@ -13,9 +14,16 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   tiles from shared memory through their layouts (and the swizzle of the memory), multiplies
   them exactly (float64) and adds the accumulators (when ``Field.ACCUMULATE`` is set), which
   it reads and writes through the accumulator's TV layout: thread t's value v is element
-  tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step.
+  tv_C(t, v) of the 64 x N tile. Results are rounded to f32 after each k16 step (k32 for fp8:
+  e4m3/e5m2 x 32 products summed exactly, then rounded once; the hardware's fp8 accumulation is
+  known to keep fewer bits than f32 inside a step, which is what two-level accumulation programs
+  such as CUTLASS's dense_gemm_fp8_2xacc.py guard against, so the CPU is at least as accurate).
 - CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
-  step, with the accumulator registers as ``"+f"`` operands. The descriptors: the low word of
+  step (``m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` for fp8, K-major, with no transpose immediates),
+  with the accumulator registers as ``"+f"`` operands. A in registers: four ``"r"`` operands, each two
+  16-bit values of the fragment (value 2j in the low half, 2j+1 in the high half, as CuTe recasts the
+  fragment to uint32), and no A descriptor or A transpose immediate; the CPU places thread t's value v
+  at element tv_A(t, v) of the 64 x 16 tile (CuTe's ALayout_64x16). The descriptors: the low word of
   each operand's descriptor at its thread-dependent start (the smem array's address >> 4, the
   warpgroup's offset, LBO << 16) is computed once at the top of the kernel and broadcast from
   lane 0 (``LoweringContext.prologue``; warp-uniform, so it lives in uniform registers); each wgmma
@@ -190,6 +198,14 @@ class _Operand:
         self.shared, self.base, self.starts, self.phys, self.fields, self.dtype = shared, base, starts, phys, fields, dtype
 
 
+class _RegOperand:
+    """A operand in registers (OperandSource.RMEM): thread t's value v of (m atom i, k step ks) is register
+    ``reg[offs[i, ks, v]]``, element ``tv[t, v]`` (m + 64 * k) of the 64 x K tile."""
+
+    def __init__(self, reg: Any, offs: np.ndarray, tv: np.ndarray, dtype: Any):
+        self.reg, self.offs, self.tv, self.dtype = reg, offs, tv, dtype
+
+
 class WgmmaOp(Op):
     """One cute.gemm of a warpgroup MMA: for every (m atom, n atom, k step) a 64 x N x 16 product
     of smem tiles A and B added to the accumulators ``acc`` (a mutable register array) at
@@ -204,14 +220,18 @@ class WgmmaOp(Op):
 
     def __repr__(self) -> str:
         m, n, k = self.op.shape_mnk
-        return (f"wgmma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]}x{self.a.starts.shape[1]} "
-                f"{self.acc.name} {'+=' if self.accumulate else '='} {self.a.shared.name} * {self.b.shared.name}")
+        a = self.a.reg.name if isinstance(self.a, _RegOperand) else self.a.shared.name
+        return (f"wgmma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]}x{self.b.starts.shape[1]} "
+                f"{self.acc.name} {'+=' if self.accumulate else '='} {a} * {self.b.shared.name}")
+
+    def _smem_operands(self) -> List[_Operand]:
+        return [o for o in (self.a, self.b) if isinstance(o, _Operand)]
 
     def accesses(self) -> List[Any]:
         from ..ir.nodes import Access
 
         out = []
-        for o in (self.a, self.b):
+        for o in self._smem_operands():
             out.append(Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self))
         return out
 
@@ -219,7 +239,7 @@ class WgmmaOp(Op):
         """Issue: the product is computed when a wait_group retires its group (as the hardware may
         read shared memory and write the accumulators any time until then)."""
         bases = tuple(np.broadcast_to(np.asarray(b.index(o.base), dtype=np.int64), (b.n,)).copy()
-                      for o in (self.a, self.b))  # the descriptors' addresses are fixed at issue
+                      if isinstance(o, _Operand) else None for o in (self.a, self.b))  # fixed at issue
         _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases))
 
     def execute(self, b: Any, mask: Any, bases: Tuple[np.ndarray, np.ndarray]) -> None:
@@ -244,6 +264,8 @@ class WgmmaOp(Op):
         rows = wg * 128  # first thread of each active warpgroup
         blk = b.block_of[rows]
         for o, base in zip((self.a, self.b), bases):  # one descriptor per warpgroup: the same start in every thread
+            if base is None:
+                continue  # A in registers
             per = base.reshape(G, 128)[wg]
             if (per != per[:, :1]).any():
                 g = int(wg[np.argmax((per != per[:, :1]).any(axis=1))])
@@ -253,20 +275,31 @@ class WgmmaOp(Op):
                                   f"thread but at {int(base[g * 128 + t])} in its thread {t}: a warpgroup's 128 threads "
                                   f"must give the same shared-memory tile (one descriptor per warpgroup)")
 
+        M, N, K = self.op.shape_mnk
+
         def tiles(o: _Operand, P: int) -> np.ndarray:
             base = bases[0 if o is self.a else 1][rows]
             mem = b.shared[o.shared.index]
             idx = (blk * o.shared.length + base)[:, None, None, None] + o.phys[None]
             if (base[:, None, None, None] + o.phys[None]).max() >= o.shared.length or base.min() + o.phys.min() < 0:
                 raise LaunchError(f"{b.ir.name}{self.where}: wgmma operand reaches outside {o.shared.name}")
-            vals = to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*16), (mn, k) col-major
-            return vals.reshape(vals.shape[:3] + (16, P)).swapaxes(-1, -2)  # (..., P, 16)
+            vals = to_real(mem[idx], o.dtype).astype(np.float64)  # (G, inst, ksteps, P*K), (mn, k) col-major
+            return vals.reshape(vals.shape[:3] + (K, P)).swapaxes(-1, -2)  # (..., P, K)
 
-        M, N, _ = self.op.shape_mnk
-        A = tiles(self.a, M)
+        thr = rows[:, None] + np.arange(128)[None, :]  # (G', 128)
+        if isinstance(self.a, _RegOperand):  # each thread's A values, placed in the 64 x K tiles
+            ra = self.a
+            RMa, KSa, Va = ra.offs.shape
+            A = np.zeros((len(wg), RMa, KSa, M, K), dtype=np.float64)
+            am, ak = ra.tv % M, ra.tv // M  # (128, V)
+            for mi in range(RMa):
+                for ks in range(KSa):
+                    vals = b.regs[ra.reg.id][thr[:, :, None], ra.offs[mi, ks][None, None, :]]  # (G', 128, V)
+                    A[:, mi, ks, am, ak] = to_real(vals, ra.dtype)
+        else:
+            A = tiles(self.a, M)
         B = tiles(self.b, N)
         regs = b.regs[self.acc.id]
-        thr = rows[:, None] + np.arange(128)[None, :]  # (G', 128)
         RM, RN, V = self.acc_offs.shape
         pm, pn = self.tv_c % M, self.tv_c // M  # (128, V)
         C = np.zeros((len(wg), RM, RN, M, N), dtype=np.float64)
@@ -277,7 +310,7 @@ class WgmmaOp(Op):
                     C[:, mi, ni, pm, pn] = to_real(vals, self.acc.dtype)
         for ks in range(A.shape[2]):
             C = C + np.einsum("gimk,gjnk->gijmn", A[:, :, ks], B[:, :, ks])
-            C = C.astype(np.float32).astype(np.float64)  # each k16 step rounds to the f32 accumulator
+            C = C.astype(np.float32).astype(np.float64)  # each k step (16, or 32 for fp8) rounds to the f32 accumulator
         out = from_real(C.astype(np.float32), self.acc.dtype)
         for mi in range(RM):
             for ni in range(RN):
@@ -285,26 +318,43 @@ class WgmmaOp(Op):
 
     def cuda(self, r: Any) -> None:
         M, N, K = self.op.shape_mnk
-        ab = {"f16": "f16", "bf16": "bf16"}[self.op.a_dtype.name]
         ta = 0 if self.op.a_major_mode.name == "K" else 1
         tb = 0 if self.op.b_major_mode.name == "K" else 1
         RM, RN, V = self.acc_offs.shape
         regs = ", ".join(f"%{i}" for i in range(V))
-        ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{ab}.{ab} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1, {ta}, {tb};")
+        at, bt = _PTX_TYPE[self.op.a_dtype.name], _PTX_TYPE[self.op.b_dtype.name]
+        rs = isinstance(self.a, _RegOperand)
+        # the transpose immediates exist for .f16/.bf16 only (fp8 operands are K-major); A in registers has none
+        trans = (f", {tb}" if rs else f", {ta}, {tb}") if at in ("f16", "bf16") else ""
+        if rs:  # A: four .b32 registers, each two 16-bit values (the lower value index in the low half)
+            na = self.a.offs.shape[2] // 2
+            a_ops = "{" + ", ".join(f"%{V + j}" for j in range(na)) + "}"
+            ins = (f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, {a_ops}, %{V + na}, p, 1, 1"
+                   f"{trans};")
+            pred = V + na + 1
+        else:
+            ins = f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1{trans};"
+            pred = V + 2
         acc = r.reg(self.acc)
         self.cuda_prologue(r)
-        for ks in range(self.a.starts.shape[1]):
+        for ks in range(self.b.starts.shape[1]):
             scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
             for mi in range(RM):
                 for ni in range(RN):
-                    da = self._desc(r, self.a, mi, ks)
                     db = self._desc(r, self.b, ni, ks)
                     outs = ", ".join(f'"+f"({acc}[{int(o)}])' for o in self.acc_offs[mi, ni])
                     r.emit("{")
-                    r.emit(f"  const unsigned long long cl_da = {da};")
+                    if rs:
+                        an = r.reg(self.a.reg)
+                        ao = self.a.offs[mi, ks]
+                        a_in = ", ".join(f'"r"((unsigned)({an}[{int(ao[2 * j])}]) | ((unsigned)({an}[{int(ao[2 * j + 1])}]) '
+                                         f'<< 16))' for j in range(len(ao) // 2))
+                    else:
+                        r.emit(f"  const unsigned long long cl_da = {self._desc(r, self.a, mi, ks)};")
+                        a_in = '"l"(cl_da)'
                     r.emit(f"  const unsigned long long cl_db = {db};")
-                    r.emit(f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{V + 2}, 0;\\n\\t{ins}\\n\\t}}" '
-                           f': {outs} : "l"(cl_da), "l"(cl_db), "r"({scale}) : "memory");')
+                    r.emit(f'  asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{pred}, 0;\\n\\t{ins}\\n\\t}}" '
+                           f': {outs} : {a_in}, "l"(cl_db), "r"({scale}) : "memory");')
                     r.emit("}")
 
     def cuda_prologue(self, r: Any) -> None:
@@ -313,7 +363,7 @@ class WgmmaOp(Op):
         address >> 4, plus the warpgroup's offset, plus LBO << 16), made warp-uniform with a
         shuffle from lane 0 (wgmma needs one descriptor per warpgroup) so that the compiler keeps it,
         and the descriptors derived from it, in uniform registers. Idempotent."""
-        for o in (self.a, self.b):
+        for o in self._smem_operands():
             _desc_base(r, o)
 
     def _desc(self, r: Any, o: _Operand, i: int, ks: int) -> str:
@@ -328,6 +378,9 @@ class WgmmaOp(Op):
         base = o.base + start if is_sym(o.base) else int(o.base) + start
         addr = smem_addr(r, o.shared, base)
         return f"0x{const:016x}ull | (unsigned long long)(({addr} >> 4) & 0x3FFFu)"
+
+
+_PTX_TYPE = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}  # wgmma's A/B type names
 
 
 def _thread_var(v: Any) -> bool:
@@ -376,7 +429,8 @@ def _desc_base(r: Any, o: _Operand) -> Any:
 # --------------------------------------------------------------------------- cute.gemm in kernels
 
 def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple[_Operand, int, int]:
-    """An smem operand ((P,16), Rest[, RestK]) -> _Operand, number of instances, number of k steps."""
+    """An smem operand ((P,K), Rest[, RestK]) -> _Operand, number of instances, number of k steps (K: the
+    instruction's, 16 for f16/bf16, 32 for fp8)."""
     from .tma import smem_byte_swizzle, smem_phys, split_base
 
     eng = t.engine
@@ -387,9 +441,10 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     if eng.dtype.name != dt.name:
         raise TraceError(f"{what}: operand {name} holds {eng.dtype}, the MMA reads {dt}")
     shp = t.layout.shape
-    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != P * 16:
+    K = op.shape_mnk[2]
+    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != P * K:
         raise TraceError(f"{what}: operand {name} must be partitioned as ((MN,K), Rest{'M' if name == 'A' else 'N'}"
-                         f"[, RestK]) with a {P}x16 value mode, got shape {it.tuple_str(shp)}; slice the "
+                         f"[, RestK]) with a {P}x{K} value mode, got shape {it.tuple_str(shp)}; slice the "
                          f"k-block and stage: tCrA[(None, None, k, stage)]")
     bits = smem_byte_swizzle(eng, f"{what}: operand {name}")
     period = max(1, (1 << (bits + 7)) // eng.dtype.bytes) if bits else max(1, 16 // eng.dtype.bytes)
@@ -398,7 +453,7 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     n_inst = it.product(rest[0])
     n_k = it.product(rest[1]) if len(rest) > 1 else 1
     starts = np.zeros((n_inst, n_k), dtype=np.int64)
-    phys = np.zeros((n_inst, n_k, P * 16), dtype=np.int64)
+    phys = np.zeros((n_inst, n_k, P * K), dtype=np.int64)
     fields = None
     for i in range(n_inst):
         for k in range(n_k):
@@ -406,7 +461,7 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
             from ...layout import slice_and_offset
 
             lay, off = slice_and_offset(coord, t.layout)
-            tile = _as_pk(lay, P, what, name)
+            tile = _as_pk(lay, P, K, what, name)
             f = gmma_desc_fields(tile, eng.dtype, bits, major, f"{what}: operand {name}")
             if fields is not None and f != fields:
                 raise TraceError(f"{what}: operand {name}'s tiles have different descriptor fields ({fields} vs {f})")
@@ -420,14 +475,43 @@ def _operand(t: Any, name: str, op: Any, P: int, major: str, what: str) -> Tuple
     return _Operand(eng.param, base, starts, phys, fields, eng.dtype), n_inst, n_k
 
 
-def _as_pk(lay: Layout, P: int, what: str, name: str) -> Layout:
-    """The (P, 16) tile layout of a value mode (which may be nested ((P,16)) or flat (P*16))."""
+def _reg_operand(t: Any, a: Any, atom: Any, op: Any, what: str) -> Tuple[_RegOperand, int, int]:
+    """A register operand (V, RestM[, RestK]) -> _RegOperand, number of m atoms, number of k steps."""
+    eng = a.engine
+    if not isinstance(eng, RmemEngine):
+        raise TraceError(f"{what}: A with OperandSource.RMEM must be a register fragment (tiled_mma.make_fragment_A "
+                         f"of a register tensor), got a {getattr(eng, 'memspace', type(eng).__name__)} tensor")
+    if op.a_dtype.width != 16:
+        raise TraceError(f"{what}: A from registers is supported for 16-bit types (f16, bf16) in kernels, got "
+                         f"{op.a_dtype}")
+    if eng.dtype.name != op.a_dtype.name:
+        raise TraceError(f"{what}: operand A holds {eng.dtype}, the MMA reads {op.a_dtype}")
+    tv = atom.tv_layout_A
+    V = it.product(tv.shape[1])
+    shp = a.layout.shape
+    if not isinstance(shp, tuple) or len(shp) not in (2, 3) or it.product(shp[0]) != V:
+        raise TraceError(f"{what}: operand A in registers must be (V={V}, RestM[, RestK]) as "
+                         f"tiled_mma.make_fragment_A gives, got {it.tuple_str(shp)}; slice the k-block: tCrA[(None, None, k)]")
+    n_inst = it.product(shp[1])
+    n_k = it.product(shp[2]) if len(shp) > 2 else 1
+    offs = _static_offsets(a.layout, what) + int(a.offset)
+    offs = offs.reshape(n_k, n_inst, V).transpose(1, 0, 2)  # [m atom, k step, v]
+    if eng.reg is None:
+        eng.make_mutable(t)
+    if eng.reg is None:
+        raise TraceError(f"{what}: operand A's register fragment was made in a region that has ended")
+    tv_a = tv.offsets().reshape(V, 128).T  # (thread, v) -> m + 64 * k
+    return _RegOperand(eng.reg, offs, tv_a, eng.dtype), n_inst, n_k
+
+
+def _as_pk(lay: Layout, P: int, K: int, what: str, name: str) -> Layout:
+    """The (P, K) tile layout of a value mode (which may be nested ((P,K)) or flat (P*K))."""
     shp, std = lay.shape, lay.stride
     while isinstance(shp, tuple) and len(shp) == 1:
         shp, std = shp[0], std[0]
-    if isinstance(shp, tuple) and len(shp) == 2 and it.product(shp[0]) == P and it.product(shp[1]) == 16:
+    if isinstance(shp, tuple) and len(shp) == 2 and it.product(shp[0]) == P and it.product(shp[1]) == K:
         return Layout._raw(shp, std)
-    raise TraceError(f"{what}: operand {name}'s value mode {lay} is not a ({P},16) tile")
+    raise TraceError(f"{what}: operand {name}'s value mode {lay} is not a ({P},{K}) tile")
 
 
 def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
@@ -443,11 +527,12 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
         return False
     t = current("cute.gemm")
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{t.where()}"
-    if op.a_src is not OperandSource.SMEM:
-        raise TraceError(f"{what}: A from registers (OperandSource.RMEM) is not supported in kernels yet; use SMEM")
-    if not op.a_dtype.is_half or op.acc_dtype is not Float32:
-        raise TraceError(f"{what}: kernels support f16/bf16 inputs with f32 accumulators, got {op.a_dtype} -> "
-                         f"{op.acc_dtype}")
+    if op.a_dtype.name not in _PTX_TYPE or op.b_dtype.name not in _PTX_TYPE or op.acc_dtype is not Float32:
+        raise TraceError(f"{what}: kernels support f16/bf16 and fp8 (e4m3, e5m2) inputs with f32 accumulators, got "
+                         f"{op.a_dtype} x {op.b_dtype} -> {op.acc_dtype}")
+    if _PTX_TYPE[op.a_dtype.name] not in ("f16", "bf16") and (op.a_major_mode.name != "K" or op.b_major_mode.name != "K"):
+        raise TraceError(f"{what}: fp8 operands must be K-major (wgmma has no transpose for 8-bit types), got A "
+                         f"{op.a_major_mode.name}-major, B {op.b_major_mode.name}-major")
     if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):
         raise TraceError(f"{what}: the accumulator must be both C and D (cute.gemm(mma, acc, a, b, acc))")
     tiled = atom if isinstance(atom, TiledMma) else None
@@ -459,7 +544,10 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     if eng.dtype.name != "f32":
         raise TraceError(f"{what}: the accumulator holds {eng.dtype}; the MMA accumulates in f32")
     M, N, K = op.shape_mnk
-    A, am, ak = _operand(a, "A", op, M, op.a_major_mode.name, what)
+    if op.a_src is OperandSource.SMEM:
+        A, am, ak = _operand(a, "A", op, M, op.a_major_mode.name, what)
+    else:
+        A, am, ak = _reg_operand(t, a, atom, op, what)
     B, bn, bk = _operand(b, "B", op, N, op.b_major_mode.name, what)
     if ak != bk:
         raise TraceError(f"{what}: A has {ak} k-blocks, B has {bk}")

@@ -155,6 +155,10 @@ class KernelCall:
         for n in ("launch_completion_event_flags", "programmatic_event_flags",
                   "programmatic_event_trigger_at_block_start"):
             kw.pop(n, None)
+        # min_blocks_per_mp: an occupancy hint (the second number of __launch_bounds__); no result depends on it
+        min_blocks = kw.pop("min_blocks_per_mp", 0) or 0
+        if isinstance(min_blocks, bool) or not isinstance(min_blocks, (int, np.integer)) or min_blocks < 0:
+            raise LaunchError(f"{k.name}.launch: min_blocks_per_mp must be a non-negative int, got {min_blocks!r}")
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
         if smem is None:
@@ -171,7 +175,8 @@ class KernelCall:
             from .cluster import fallback_cluster_shape
 
             fallback_cluster_shape(k.name, fallback, cluster3, grid3, user_location())
-        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3)
+        plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3,
+                                           min_blocks=int(min_blocks))
         given = [n for n, e in events.items() if e is not None]
         if given and plan.mode == "gpu":
             raise LaunchError(f"{k.name}.launch({given[0]}=...) at {user_location()}: cutelab does not set the "

@@ -276,7 +276,8 @@ def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
 
 def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
              block: Tuple[int, int, int], interpret: Optional[bool],
-             cluster: Tuple[int, int, int] = (1, 1, 1)) -> Tuple[_Plan, List[_Storage], List[Any]]:
+             cluster: Tuple[int, int, int] = (1, 1, 1),
+             min_blocks: int = 0) -> Tuple[_Plan, List[_Storage], List[Any]]:
     from ...tensor import Tensor
 
     # storages: one kernel parameter per distinct engine; scalars: runtime values
@@ -323,6 +324,8 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
     key = _plan_key(k, bound, grid, block, mode, storages, tensor_args, scalar_args)
     if key is not None and cluster != (1, 1, 1):
         key = key + (("cluster", cluster),)
+    if key is not None and min_blocks:
+        key = key + (("min_blocks", min_blocks),)
     plan = k.plans.get(key) if key is not None else None
     if plan is not None and (plan.mode == "cpu" or plan.epoch == _driver_epoch()):
         _local.last = LaunchInfo(plan.ir, plan.mode, plan.source, 0.0, True, 0.0, None)
@@ -353,6 +356,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
+    ir.min_blocks = min_blocks
     t_checks = time.perf_counter()
     trace_s = t_checks - t0
     deferred = check_bounds(ir, mode, launch_scalars={

@@ -253,14 +253,27 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape, stride = value_of(layout.shape), value_of(layout.stride)  # dynamic extents: cutelab knows their values
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
-    if it.depth(shape) > 1 or not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + stride):
-        raise LayoutError(f"{where}: the global tensor must have a flat layout of integers, got {layout}")
+    tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    if it.depth(shape) > 1:
+        # modes past the tiled ones may be nested (FMHA's ((heads per group, groups), batch)): each of their
+        # sub-modes is a TMA dimension of box 1, as CuTe flattens them; sub-modes of one element are dropped
+        if any(isinstance(x, tuple) for x in shape[:len(tiler)]):
+            raise LayoutError(f"{where}: the tiled modes of the global tensor must be flat, got {layout}")
+        fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
+        keep = [i for i in range(len(fs)) if i < len(tiler) or fs[i] != 1]
+        shape, stride = tuple(fs[i] for i in keep), tuple(fd[i] for i in keep)
+        layout = Layout._raw(shape, stride)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + stride):
+        raise LayoutError(f"{where}: the global tensor must have a layout of integers, got {layout}")
     # dynamic extents and strides (mark_layout_dynamic) are DynInts: the descriptor takes their values
     shape, stride = tuple(int(x) for x in shape), tuple(int(x) for x in stride)
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
-    tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    for i in range(len(tiler), n):
+        if stride[i] == 0:
+            raise LayoutError(f"{where}: mode {i} of the (flattened) global tensor has {shape[i]} elements of "
+                              f"stride 0 (a broadcast); cutelab's TMA does not take broadcast modes")
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
