@@ -213,13 +213,9 @@ class StaticPersistentTileScheduler:
     def num_tiles_executed(self) -> Any:
         return self._current_work_linear_idx // self.num_persistent_clusters
 
-    # CuTe DSL's value protocol: a runtime loop carries the linear index of the current work
-    def __extract_mlir_values__(self) -> list:
-        return [self._current_work_linear_idx]
-
-    def __new_from_mlir_values__(self, values: list) -> "StaticPersistentTileScheduler":
-        return StaticPersistentTileScheduler(self.params, self.num_persistent_clusters, values[0],
-                                             self.cta_id_in_cluster)
+    # no value protocol (CuTe DSL's __extract_mlir_values__): inside a kernel the index is already a mutable
+    # register that advance_to_next_work assigns in place, so a runtime loop passes the scheduler through
+    # (control._Carry's "invoked" objects); outside one it is a Python value
 
 
 EXTRAS: Dict[str, Any] = {
