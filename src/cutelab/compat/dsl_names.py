@@ -105,8 +105,15 @@ def _warp_size() -> int:
     return 32
 
 
+def _experimental_extras() -> Dict[str, Any]:
+    from .experimental import experimental
+    from .experimental.memory import Array, Pointer, make_array_view
+
+    return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental}
+
+
 CUTLASS_EXTRAS: Dict[str, Any] = {
-    "select_": select_, "CUDA_VERSION": CUDA_VERSION, "__version__": "4.8.1",
+    "select_": select_, "CUDA_VERSION": CUDA_VERSION, "__version__": "4.8.1", **_experimental_extras(),
 }
 
 def _cute_extras() -> Dict[str, Any]:

@@ -54,6 +54,9 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
     "cutlass._mlir": "cutelab.compat.mlir",
+    "cutlass.experimental": "cutelab.compat.experimental:experimental",
+    "cutlass.experimental.primitives": "cutelab.compat.experimental:primitives",
+    "cutlass.experimental.cuda": "cutelab.compat.experimental:cuda",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)
