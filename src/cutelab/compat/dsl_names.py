@@ -186,7 +186,7 @@ def _arch_aliases() -> Dict[str, Any]:
 
 
 ARCH_EXTRAS: Dict[str, Any] = {
-    "WARP_SIZE": 32, "griddepcontrol_wait": griddepcontrol_wait,
+    "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF, "griddepcontrol_wait": griddepcontrol_wait,
     "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
     "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
     "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
