@@ -158,6 +158,18 @@ def barrier_cta_sync(barrier_id: Any = 0, *, thread_count: Any = None, loc: Any 
 barrier_cta_sync_aligned = barrier_cta_sync
 
 
+def barrier_cta_arrive(barrier_id: Any, thread_count: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """``barrier.arrive id, n``: arrive on named barrier ``id`` (of ``n`` threads) without waiting."""
+    from ...pipeline import NamedBarrier
+
+    bid = _static_int(barrier_id, "prims.barrier_cta_arrive", "barrier_id")
+    n = _static_int(thread_count, "prims.barrier_cta_arrive", "thread_count")
+    NamedBarrier(barrier_id=bid, num_threads=n).arrive()
+
+
+barrier_cta_arrive_aligned = barrier_cta_arrive
+
+
 def barrier_cluster_arrive(*, loc: Any = None, ip: Any = None) -> None:
     """``barrier.cluster.arrive``."""
     from ...kernel.instr.cluster import cluster_arrive
