@@ -108,8 +108,10 @@ def _warp_size() -> int:
 def _experimental_extras() -> Dict[str, Any]:
     from .experimental import experimental
     from .experimental.memory import Array, Pointer, make_array_view
+    from .experimental.vector import VECTOR_NAMESPACE, Vector
 
-    return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental}
+    return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental,
+            "Vector": Vector, "vector": VECTOR_NAMESPACE}
 
 
 CUTLASS_EXTRAS: Dict[str, Any] = {

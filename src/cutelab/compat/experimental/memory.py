@@ -98,6 +98,14 @@ class Pointer:
     def store(self, value: Any, *, alignment: Optional[int] = None, loc: Any = None, ip: Any = None,
               **kwargs: Any) -> None:
         """Store one element, or a vector (its elements at consecutive addresses)."""
+        from .vector import Vector
+
+        if isinstance(value, Vector):
+            vals = value.elements()
+            t = self._tensor(len(vals), "store")
+            for i, v in enumerate(vals):
+                t[i] = v
+            return
         shape = getattr(value, "shape", ())
         n = _prod(tuple(_flat(shape))) if shape not in ((), None) else 0
         if n == 0:
@@ -119,9 +127,10 @@ class Pointer:
                      ip: Any = None, **kwargs: Any) -> None:
         bits = _static_mask(mask, "cutlass.Pointer.masked_store")
         t = self._tensor(len(bits), "masked_store")
+        vals = value.elements() if hasattr(value, "elements") else [value[i] for i in range(len(bits))]
         for i, b in enumerate(bits):
             if b:
-                t[i] = value[i]
+                t[i] = vals[i]
 
     def __getitem__(self, i: Any) -> Any:
         return (self + i).load()

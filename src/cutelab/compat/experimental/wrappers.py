@@ -235,15 +235,68 @@ def _check_count(count: Any, what: str) -> None:
                                where=user_line(3))
 
 
+def _state_op(kind: str, p: Any, arg: Any, dtype: Any, what: str) -> Any:
+    """An mbarrier op with a state token (kernel.instr.mbarrier's arrive_state, try_wait_state)."""
+    from ...kernel.frontend.trace import TraceValue, current
+    from ...kernel.instr.mbarrier import MbarrierOp, mbar_ref
+
+    t = current(what)
+    sh, base = mbar_ref(p, what)
+    if arg is not None:  # a state token: its register (an Int64 value), read as it is
+        if not (isinstance(arg, TraceValue) and len(arg.refs) == 1 and arg.dtype.width == 64):
+            raise TraceError(f"{what}: the state must be the Int64 token prims.mbarrier_arrive returned, got {arg!r}")
+        t.check_refs(arg.refs, what)
+        arg = arg.refs[0]
+    dst = t.new_reg(dtype, 1)
+    t.emit(MbarrierOp(kind, sh, base, arg, dst, t.where()))
+    return TraceValue([(dst, 0)], (), dtype)
+
+
 def mbarrier_arrive(addr: Any, *, count: Any = None, scope: Any = None, relaxed: Any = None, loc: Any = None,
-                    ip: Any = None) -> None:
-    """``mbarrier.arrive``: one arrival (on the barrier of the CTA ``mapa`` named, if any). The DSL
-    returns the barrier's state token; cutelab's mbarrier ops wait on parities and return None."""
+                    ip: Any = None) -> Any:
+    """``mbarrier.arrive``: one arrival; returns the barrier's state token (an Int64 for
+    ``mbarrier_try_wait``/``mbarrier_try_wait_timelimit``). On a pointer from ``mapa``, the arrival is
+    on that CTA's barrier (``mbarrier.arrive.shared::cluster``, no token: None)."""
     from ...kernel.instr.mbarrier import mbarrier_arrive as arrive
+    from ...numeric import Int64
 
     _check_count(count, "prims.mbarrier_arrive")
     p, peer = _mbar(addr, "prims.mbarrier_arrive")
-    arrive(p, peer, relaxed=bool(relaxed), scope=_s(scope))
+    if peer is not None:
+        arrive(p, peer, relaxed=bool(relaxed), scope=_s(scope))
+        return None
+    return _state_op("arrive_state", p, None, Int64, "prims.mbarrier_arrive")
+
+
+def mbarrier_try_wait_timelimit(addr: Any, state: Any, time_limit: Any, *, scope: Any = None, order: Any = None,
+                                loc: Any = None, ip: Any = None) -> Any:
+    """``mbarrier.try_wait``: whether the phase that ``state`` (an ``mbarrier_arrive`` token) arrived in
+    has completed (a Boolean; the time limit only bounds how long the GPU suspends the thread)."""
+    from ...numeric import Boolean
+
+    p, peer = _mbar(addr, "prims.mbarrier_try_wait_timelimit")
+    if peer is not None:
+        raise TraceError("prims.mbarrier_try_wait_timelimit: a thread waits on its own CTA's barrier, not through mapa")
+    return _state_op("try_wait_state", p, state, Boolean, "prims.mbarrier_try_wait_timelimit")
+
+
+def mbarrier_try_wait(addr: Any, state: Any, *, scope: Any = None, order: Any = None, loc: Any = None,
+                      ip: Any = None) -> Any:
+    """``mbarrier.try_wait`` with a state token (see mbarrier_try_wait_timelimit)."""
+    return mbarrier_try_wait_timelimit(addr, state, None)
+
+
+def mbarrier_inval(addr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """``mbarrier.inval``: the barrier is no longer an mbarrier (using it again needs mbarrier_init)."""
+    p, peer = _mbar(addr, "prims.mbarrier_inval")
+    if peer is not None:
+        raise TraceError("prims.mbarrier_inval: invalidate the barrier in its own CTA, not through mapa")
+    from ...kernel.frontend.trace import current
+    from ...kernel.instr.mbarrier import MbarrierOp, mbar_ref
+
+    t = current("prims.mbarrier_inval")
+    sh, base = mbar_ref(p, "prims.mbarrier_inval")
+    t.emit(MbarrierOp("inval", sh, base, None, None, t.where()))
 
 
 def mbarrier_arrive_expect_tx(addr: Any, txcount: Any, *, scope: Any = None, relaxed: Any = None, loc: Any = None,

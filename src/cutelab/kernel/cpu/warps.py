@@ -77,7 +77,8 @@ def _polls_only(ir: Any, block: Any) -> bool:
     cache = ir.__dict__.setdefault("_cpu_polls_only", {})
     key = id(block)
     if key not in cache:
-        cache[key] = all(type(s) in (Compute, Load) or (getattr(s, "kind", None) == "try_wait" and s.may_wait)
+        polls = ("try_wait", "try_wait_state")
+        cache[key] = all(type(s) in (Compute, Load) or (getattr(s, "kind", None) in polls and s.may_wait)
                          for s in block.ops)
     return cache[key]
 
