@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
-    "async_pipeline", "bar_warp_sync", "basic_types", "barrier_cta_sync", "elect_sync", "mbarrier",
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mbarrier",
     "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
     "warp_named_barrier", "reduction/thread_vector_reduce", "reduction/warp_vector_reduce",
 ]
@@ -150,7 +150,8 @@ def _wrappers_kernel():
         while not prims.mbarrier_try_wait_timelimit(mbar, state, 1000):
             pass
         prims.barrier_cta_sync(1, thread_count=64)
-        out[tidx] = buf[tidx] + cutlass.Int32(a) + cutlass.Int32(ok)
+        c = prims.barrier_cta_red(tidx < 5, 2, "popc")
+        out[tidx] = buf[tidx] + cutlass.Int32(a) + cutlass.Int32(ok) + c
         prims.barrier_cta_sync(0)
         if tidx == 0:
             prims.mbarrier_inval(mbar)
@@ -170,7 +171,7 @@ def _expected_wrappers():
     ballot = np.where(t < 32, 7, 0)
     up = np.where(lane > 0, t - 1, t)
     warp_max = np.where(t < 32, 31, 63)
-    return ballot + (t ^ 1) + up + warp_max + 1 + (lane > 0)
+    return ballot + (t ^ 1) + up + warp_max + 1 + (lane > 0) + 5
 
 
 def test_wrappers_run_on_the_cpu():

@@ -150,8 +150,13 @@ def barrier_cta_sync(barrier_id: Any = 0, *, thread_count: Any = None, loc: Any 
     """``barrier.sync id[, n]``: the block's barrier (id 0, all threads) or a named barrier."""
     from ...kernel.frontend.arch import barrier
 
+    from ...kernel.frontend.trace import current
+
     bid = _static_int(barrier_id, "prims.barrier_cta_sync", "barrier_id")
     n = None if thread_count is None else _static_int(thread_count, "prims.barrier_cta_sync", "thread_count")
+    blk = current("prims.barrier_cta_sync").block
+    if bid == 0 and n == blk[0] * blk[1] * blk[2]:
+        n = None  # barrier 0 of the whole block: __syncthreads
     barrier(barrier_id=bid, number_of_threads=n)
 
 
@@ -168,6 +173,50 @@ def barrier_cta_arrive(barrier_id: Any, thread_count: Any, *, loc: Any = None, i
 
 
 barrier_cta_arrive_aligned = barrier_cta_arrive
+
+
+def barrier_cta_red(pred: Any, barrier_id: Any, kind: Any, *, thread_count: Any = None, loc: Any = None,
+                    ip: Any = None) -> Any:
+    """``barrier.red.{popc,and,or}``: a barrier of the whole block that also reduces ``pred`` over its
+    threads (popc: how many are true, an Int32; and/or: a Boolean). cutelab composes it from its own
+    instructions, the same on both back ends: each warp counts its true predicates (``redux.sync.add``),
+    lane 0 writes the count to a shared word of its warp, barrier ``barrier_id``, every thread sums the
+    words, barrier again (so that the words are read before a later reduction writes them)."""
+    from ...kernel.frontend.arch import barrier, lane_idx, warp_idx
+    from ...kernel.frontend.trace import current
+    from ...numeric import Int32
+    from ...runtime import AddressSpace
+
+    what = "prims.barrier_cta_red"
+    k = BarrierRedux(_s(kind))
+    bid = _static_int(barrier_id, what, "barrier_id")
+    t = current(what)
+    nt = t.block[0] * t.block[1] * t.block[2]
+    n = nt if thread_count is None else _static_int(thread_count, what, "thread_count")
+    if n != nt or nt % 32:
+        raise NotEmulatedError(f"{what}(thread_count={n})", f"cutelab reduces over the whole block of {nt} threads "
+                               f"(a multiple of 32), not a part of it", where=user_line(2))
+    nw = nt // 32
+    words = Array(Int32, nw, space=AddressSpace.smem)
+    cnt = redux_sync(_as_i32(pred), ReductionKind.ADD, FULL_MASK)
+    op = t.begin_if(lane_idx() == 0)
+    outer, t.cur = t.cur, op.then
+    try:
+        words[warp_idx()] = cnt
+    finally:
+        t.cur = outer
+    sync = (lambda: barrier()) if bid == 0 else (lambda: barrier(barrier_id=bid, number_of_threads=n))
+    sync()
+    total = words[0]
+    for w in range(1, nw):
+        total = total + words[w]
+    sync()
+    if k is BarrierRedux.POPC:
+        return total
+    return total == n if k is BarrierRedux.AND else total > 0
+
+
+barrier_cta_red_aligned = barrier_cta_red
 
 
 def barrier_cluster_arrive(*, loc: Any = None, ip: Any = None) -> None:
