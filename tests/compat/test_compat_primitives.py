@@ -22,7 +22,7 @@ PRIMS = os.path.join(HERE, "programs", "primitives")
 PROGRAMS = [
     "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mbarrier",
     "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
-    "warp_named_barrier", "reduction/thread_vector_reduce", "reduction/warp_vector_reduce",
+    "warp_named_barrier", "reduction/thread_vector_reduce", "reduction/warp_vector_reduce", "tutorial/01_hello_world",
 ]
 
 
@@ -36,12 +36,27 @@ def test_the_stored_programs_are_the_listed_ones():
         assert head.startswith("# Copyright (c) 2026 NVIDIA CORPORATION") and "BSD-3-Clause" in head, n
 
 
+def _expected_output(path):
+    """The lines a program's closing '# Expected output:' comment lists (tutorial/01_hello_world)."""
+    with open(path) as f:
+        text = f.read()
+    if "# Expected output:" not in text:
+        return None
+    tail = text.split("# Expected output:", 1)[1].strip().splitlines()
+    return [line[2:] for line in tail if line.startswith("# ")]
+
+
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_primitives_program_runs_unchanged(name, tmp_path):
-    p = _cutelab_run(os.path.join(PRIMS, name + ".py"), cwd=tmp_path, timeout=300)
+    path = os.path.join(PRIMS, name + ".py")
+    p = _cutelab_run(path, cwd=tmp_path, timeout=300)
     out = p.stdout
     assert p.returncode == 0, f"{name}: exit {p.returncode}\n{out[-2000:]}\n{p.stderr[-3000:]}"
-    assert "verify" in out and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
+    expected = _expected_output(path)
+    if expected is not None:  # the program prints from its kernel: its output is the one it documents
+        assert out.splitlines() == expected, f"{name}: printed\n{out}\nexpected\n{expected}"
+    else:
+        assert "verify" in out and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
 
 
 def test_a_wrapper_cutelab_lacks_names_itself_and_the_line(tmp_path):

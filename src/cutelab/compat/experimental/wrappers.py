@@ -490,6 +490,14 @@ def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = No
     (setmaxregister_increase if a == "increase" else setmaxregister_decrease)(reg_count)
 
 
+def print_runtime(fmt: str, *args: Any, loc: Any = None, ip: Any = None) -> None:
+    """Print at run time (C's printf: no newline is added), inside a kernel by every thread and on the
+    host once: ``cute.printf(fmt, *args, end="")`` (``%d``-style and ``{}`` placeholders)."""
+    from ...kernel.frontend.trace import printf
+
+    printf(fmt, *args, end="")
+
+
 # --------------------------------------------------------------------------- the namespace
 
 #: every wrapper name of CuTe DSL 4.8.1's nvvm_wrapper, descriptors and hybrid_ops; the ones not
