@@ -383,10 +383,6 @@ def mbarrier_wait_parity(addr: Any, phase: Any, kind: Any, *, scope: Any = None,
     return mbarrier_try_wait_parity(addr, phase)
 
 
-def mbarrier_try_wait_parity_timelimit(addr: Any, phase: Any, time_limit: Any = 10_000_000, **kw: Any) -> Any:
-    return mbarrier_try_wait_parity(addr, phase)
-
-
 def cp_async_mbarrier_arrive(addr: Any, *, noinc: Any = None, loc: Any = None, ip: Any = None) -> None:
     """``cp.async.mbarrier.arrive``: refused unless cutelab's cp.async tracks it (see REFUSED)."""
     raise NotEmulatedError("prims.cp_async_mbarrier_arrive", "cutelab's cp.async copies do not arrive on mbarriers",
@@ -573,7 +569,6 @@ def namespace() -> Dict[str, Any]:
         f = g.get(n)
         out[n] = f if callable(f) and getattr(f, "__module__", None) == __name__ else \
             refuse(f"cutlass.experimental.primitives.{n}", "not in cutelab's primitives yet")
-    out["mbarrier_try_wait_parity_timelimit"] = mbarrier_try_wait_parity_timelimit
     for n in DSL_TYPES:
         out[n] = _refused_type(n)
     return out
