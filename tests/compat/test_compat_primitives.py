@@ -20,8 +20,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
-    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mbarrier",
-    "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mapa",
+    "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
     "warp_named_barrier", "reduction/thread_vector_reduce", "reduction/warp_vector_reduce", "tutorial/01_hello_world",
 ]
 
@@ -207,4 +207,52 @@ def test_wrappers_cuda_compiles_for_sm90(tmp_path):
 
     with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
         _wrappers_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(65, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+
+
+def _mapa_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        rank = cute.arch.block_idx_in_cluster()
+        data = Array(cutlass.Float32, 32, space=cute.AddressSpace.smem)
+        data[tidx] = cutlass.Float32(rank * 100 + tidx)
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+        peer = prims.mapa(data.data_ptr(), (rank + 1) % 2)
+        out[rank * 32 + tidx] = (peer + tidx).load()
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+def test_mapa_pointer_loads_the_peer_ctas_shared_memory():
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    a = torch.zeros(64, dtype=torch.float32)
+    _mapa_kernel()(from_dlpack(a))
+    t = np.arange(32)
+    assert a.numpy().tolist() == (100.0 + t).tolist() + t.astype(float).tolist()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_mapa_load_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _mapa_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(64, dtype=torch.float32))))
         assert g.nvrtc.compiles == 1 and len(g.launches) == 1

@@ -82,13 +82,18 @@ class Pointer:
         from ...tensor import Tensor
 
         if self.peer is not None:
-            raise TraceError(f"cutlass.Pointer.{what}: element loads and stores through a pointer into another CTA's "
-                             f"shared memory (prims.mapa) are not supported by cutelab's kernels")
+            raise TraceError(f"cutlass.Pointer.{what}: through a pointer into another CTA's shared memory (prims.mapa) "
+                             f"cutelab's kernels load one element at a time; vector loads and stores are not supported")
         return Tensor(self.ptr.engine, make_layout(n), self.ptr.offset)
 
     def load(self, *, count: Optional[int] = None, alignment: Optional[int] = None, loc: Any = None,
              ip: Any = None, **kwargs: Any) -> Any:
-        """One element (count None) or a vector of ``count`` consecutive elements."""
+        """One element (count None) or a vector of ``count`` consecutive elements. Through a pointer
+        from ``prims.mapa``: one element of that CTA's shared memory (``ld.shared::cluster``)."""
+        if self.peer is not None and count is None:
+            from ...kernel.instr.cluster import dsmem_load
+
+            return dsmem_load(self.ptr, self.peer, "cutlass.Pointer.load (prims.mapa pointer)")
         if count is None:
             return self._tensor(1, "load")[0]
         if not isinstance(count, int) or count < 1:
