@@ -858,6 +858,13 @@ class Pointer:
     def __get_mlir_types__(self) -> list:
         return [type(self)]
 
+    def raw_ptr(self, *, loc: Any = None, ip: Any = None) -> Any:
+        """CuTe DSL's Pointer.raw_ptr(): this pointer as a ``cutlass.Pointer`` (``p + k``, ``p.load()``,
+        ``p.store(v)``, ... inside a kernel; compat/experimental/memory.py)."""
+        from .compat.experimental.memory import Pointer as RawPointer
+
+        return RawPointer(self)
+
     @property
     def llvm_ptr(self) -> "Pointer":
         """CuTe DSL's raw LLVM pointer of this pointer; cutelab's instructions (cute.arch.load,

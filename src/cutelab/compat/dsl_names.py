@@ -101,12 +101,30 @@ def _fma(a: Any, b: Any, c: Any, *, loc: Any = None, ip: Any = None) -> Any:
     return a * b + c
 
 
+def _minmax(name: str, a: Any, b: Any) -> Any:
+    """cute.math.max/min of two scalars (kernel values or numbers)."""
+    from ..kernel.frontend.arch import _float_binary
+
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return max(a, b) if name == "max" else min(a, b)
+    return _float_binary(name, a, b)
+
+
 def _warp_size() -> int:
     return 32
 
 
+def _experimental_extras() -> Dict[str, Any]:
+    from .experimental import experimental
+    from .experimental.memory import Array, Pointer, make_array_view
+    from .experimental.vector import VECTOR_NAMESPACE, Vector
+
+    return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental,
+            "Vector": Vector, "vector": VECTOR_NAMESPACE}
+
+
 CUTLASS_EXTRAS: Dict[str, Any] = {
-    "select_": select_, "CUDA_VERSION": CUDA_VERSION, "__version__": "4.8.1",
+    "select_": select_, "CUDA_VERSION": CUDA_VERSION, "__version__": "4.8.1", **_experimental_extras(),
 }
 
 def _cute_extras() -> Dict[str, Any]:
@@ -272,7 +290,10 @@ ARCH_EXTRAS: Dict[str, Any] = {
 MATH_EXTRAS: Dict[str, Any] = {
     **{n: _math(n) for n in ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
                              "atan", "erf", "ceil", "floor")},
-    "abs": _abs, "fma": _fma,
+    "abs": _abs, "fma": _fma, "max": lambda a, b, *, fastmath=False, loc=None, ip=None: _minmax("max", a, b),
+    "min": lambda a, b, *, fastmath=False, loc=None, ip=None: _minmax("min", a, b),
+    "rcp": lambda a, *, fastmath=False, loc=None, ip=None: 1.0 / a,
+    "add": lambda a, b, **kw: a + b, "sub": lambda a, b, **kw: a - b, "mul": lambda a, b, **kw: a * b,
     **{n: refuse(f"cute.math.{n}", "not in cutelab's kernel compiler yet") for n in (
         "atan2", "pow", "acos", "asin", "copysign", "round", "trunc", "exp10", "log1p", "expm1")},
 }

@@ -62,6 +62,9 @@ ALIASES: Dict[str, str] = {
     "cutlass._mlir._mlir_libs._cutlass_ir": "cutelab.compat.mlir",
     "cutlass._mlir._mlir_libs._cutlass_ir._mlir": "cutelab.compat.mlir",
     "cutlass._mlir._mlir_libs._cutlass_ir._mlir.ir": "cutelab.compat.mlir.ir",
+    "cutlass.experimental": "cutelab.compat.experimental:experimental",
+    "cutlass.experimental.primitives": "cutelab.compat.experimental:primitives",
+    "cutlass.experimental.cuda": "cutelab.compat.experimental:cuda",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)

@@ -39,7 +39,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from ...errors import LaunchError
-from ..ir.nodes import Assign, Barrier, Compute, For, If, Op, While, walk
+from ..ir.nodes import Assign, Barrier, Compute, For, If, Load, Op, While, walk
 from .context import ExecContext, and_mask, warp_of, warps_per_block
 from .forward import plan as forward_plan
 from .racecheck import RaceCheck
@@ -68,6 +68,18 @@ def _has_sync(ir: Any, block: Any) -> bool:
     key = id(block)
     if key not in cache:
         cache[key] = any(_is_sync(s) for s in walk(block))
+    return cache[key]
+
+
+def _polls_only(ir: Any, block: Any) -> bool:
+    """Whether block only reads (register arithmetic, loads, an mbarrier try_wait): the body of
+    ``while not try_wait(...): pass``, where the tracer recomputes the condition (cached on the IR)."""
+    cache = ir.__dict__.setdefault("_cpu_polls_only", {})
+    key = id(block)
+    if key not in cache:
+        polls = ("try_wait", "try_wait_state")
+        cache[key] = all(type(s) in (Compute, Load) or (getattr(s, "kind", None) in polls and s.may_wait)
+                         for s in block.ops)
     return cache[key]
 
 
@@ -107,10 +119,11 @@ class _For:
 
 
 class _While:
-    __slots__ = ("s", "mask", "m", "stage", "rounds")
+    __slots__ = ("s", "mask", "m", "stage", "rounds", "prev")
 
     def __init__(self, s: Any, mask: Any):
         self.s, self.mask, self.m, self.stage, self.rounds = s, mask, None, 0, 0
+        self.prev = None  # the threads still looping after the previous round's test
 
 
 def _restrict(frame: Any, keep: np.ndarray) -> Any:
@@ -286,6 +299,7 @@ class _Run:
         ctx = g.ctx
         stack = g.stack
         multi = len(self.groups) > 1
+        entry = stack[-1] if stack else None  # a polling loop this call resumes (see _While below)
         while stack:
             f = stack[-1]
             tf = type(f)
@@ -423,7 +437,13 @@ class _Run:
                 else:  # after the body: the next round
                     f.stage = 0
                     if multi and f.rounds > 1:  # a polling loop: let the other warps run
-                        return True
+                        # a round of `while not try_wait(...): pass` that this call resumed and that left
+                        # the same threads looping changed nothing: not progress, so that the scheduler
+                        # can release joins (or report a deadlock) as for a wait
+                        idle = (f is entry and _polls_only(self.ir, s.body) and f.prev is not None
+                                and np.array_equal(f.prev, f.m))
+                        f.prev = f.m.copy()
+                        return not idle
         self._finish(g)
         return True
 

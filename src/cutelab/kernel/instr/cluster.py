@@ -471,6 +471,69 @@ class AsyncDsmemStoreOp(Op):
             r.emit(f'asm volatile("{ins}" :: "r"({a}), "r"({m}), {ops} : "memory");')
 
 
+class DsmemLoadOp(Op):
+    """``ld.shared::cluster``: one element of CTA ``peer``'s ``shared[base]`` into ``dst`` (after
+    ``mapa``; CuTe DSL's ``cutlass.experimental.primitives.mapa`` pointers load this way, its
+    ``cute`` tensors over distributed shared memory do not)."""
+
+    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
+
+    __slots__ = ("dst", "shared", "base", "peer", "self_rank", "where")
+
+    def __init__(self, dst: Any, shared: Shared, base: Any, peer: Any, self_rank: Any, where: str = ""):
+        self.dst, self.shared, self.base, self.peer = dst, shared, base, peer
+        self.self_rank, self.where = self_rank, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return f"{self.dst.name} = ld_dsmem {self.shared.name}@cta[{_ref_str(self.peer)}][{_ref_str(self.base)}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        what = "a distributed shared memory load (ld.shared::cluster)"
+        sh = self.shared
+        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
+        idx = b.access_index(self.base, (0,), sh.length, f"{b.ir.name}: {what}", mask, _at(self))[:, 0]
+        vals = b.shared[sh.index][idx + peer_blk * sh.length]
+        cur = b.regs.get(self.dst.id)
+        if cur is None or mask is None:
+            out = np.zeros((b.n, 1), dtype=self.dst.dtype.storage) if cur is None else cur
+            out[:, 0] = vals if mask is None else np.where(mask, vals, out[:, 0])
+            b.regs[self.dst.id] = out
+        else:
+            cur[mask, 0] = vals[mask]
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        w = self.shared.dtype.width
+        ct, con = {32: ("unsigned", "r"), 64: ("unsigned long long", "l")}[w]
+        a, v = r.fresh("cl_src"), r.fresh("cl_val")
+        r.declare(self.dst)
+        with r.braces():
+            r.emit(f"unsigned {a}; {ct} {v};")
+            r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({a}) : '
+                   f'"r"({smem_addr(r, self.shared, self.base)}), "r"({_ptx_rank(r, self.peer)}));')
+            r.emit(f'asm volatile("ld.shared::cluster.b{w} %0, [%1];" : "={con}"({v}) : "r"({a}) : "memory");')
+            r.emit(f"memcpy(&{r.reg(self.dst)}[0], &{v}, {w // 8});")
+
+
+def dsmem_load(smem_ptr: Any, cta_rank_in_cluster: Any, what: str) -> TraceValue:
+    """One element at smem_ptr in CTA ``cta_rank_in_cluster``'s shared memory (a 32- or 64-bit type)."""
+    t = current(what)
+    sh, off = _smem_ref(smem_ptr, what)
+    if sh.dtype.width not in (32, 64):
+        raise TraceError(f"kernel {t.name}: {what}: loads 32- and 64-bit elements from a peer CTA, got "
+                         f"{sh.dtype}{t.where()}")
+    peer = _rank_arg(cta_rank_in_cluster, what, t)
+    dst = t.new_reg(sh.dtype, 1)
+    t.emit(DsmemLoadOp(dst, sh, off, peer, _rank_expr(t), t.where()))
+    return TraceValue([(dst, 0)], (), sh.dtype)
+
+
 def _check_vector(sh: Shared, base: Any, n: int, what: str, t: Any) -> None:
     """A .v2/.v4 st.async needs its destination aligned to the whole vector (8 or 16 bytes)."""
     from ..ir.symbolic import sym_div

@@ -209,7 +209,8 @@ def _from_c(v: str, letter: str, dtype: Any, r: Any) -> str:
     return f"({st})({v})"
 
 
-_THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarpid", "shfl", "redux", "vote")
+_THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarpid", "shfl", "redux", "vote",
+                     "elect")
 
 
 def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, where: str,

@@ -192,11 +192,16 @@ def complete_tx(b: Any, sh: Shared, blk: np.ndarray, slot: np.ndarray, nbytes: i
 
 class MbarrierOp(Op):
     """One mbarrier operation: ``init`` (count), ``arrive``, ``expect_tx`` (bytes),
-    ``arrive_expect_tx`` (bytes), ``wait`` (parity) or ``try_wait`` (parity; result in ``dst``)."""
+    ``arrive_expect_tx`` (bytes), ``wait`` (parity) or ``try_wait`` (parity; result in ``dst``);
+    with a state token (CuTe DSL's ``cutlass.experimental.primitives``): ``arrive_state`` (the
+    token in ``dst``: on the CPU, the number of phases completed before the arrival) and
+    ``try_wait_state`` (arg: a token; whether the phase it arrived in has completed), and
+    ``inval`` (the barrier is no longer initialised)."""
 
     __slots__ = ("kind", "shared", "base", "arg", "dst", "where")
 
-    KINDS = ("init", "arrive", "expect_tx", "arrive_expect_tx", "wait", "try_wait")
+    KINDS = ("init", "arrive", "expect_tx", "arrive_expect_tx", "wait", "try_wait", "arrive_state",
+             "try_wait_state", "inval")
 
     def __init__(self, kind: str, shared: Shared, base: Any, arg: Any = None, dst: Any = None, where: str = ""):
         assert kind in self.KINDS, kind
@@ -210,7 +215,7 @@ class MbarrierOp(Op):
         return f"{d}mbarrier_{self.kind}({self.shared.name}[{_ref_str(self.base)}]{a})"
 
     def accesses(self) -> List[Access]:
-        return [Access(self.shared, self.base, (0,), self.kind == "init", self)]
+        return [Access(self.shared, self.base, (0,), self.kind in ("init", "inval"), self)]
 
     def _arg(self, b: Any, blk_mask: Any) -> np.ndarray:
         v = np.broadcast_to(np.asarray(b.index(self.arg), dtype=np.int64), (b.n,))
@@ -232,6 +237,20 @@ class MbarrierOp(Op):
             st.phase[blk, slot] = 0
             return
         _need_init(st, blk, slot, b, sh, what)
+        if self.kind == "inval":
+            st.init[blk, slot] = False
+            return
+        if self.kind == "arrive_state":
+            before = st.phase[blk, slot].copy()
+            _arrive(b, st, blk, slot, sh, what, self.where)
+            self._result(b, mask, before)
+            return
+        if self.kind == "try_wait_state":  # arg: the token's register reference
+            from ...numeric import Int64
+
+            tok = np.asarray(b.column(self.arg, Int64, real=False), dtype=np.int64)
+            self._result(b, mask, st.phase[blk, slot] > (tok if mask is None else tok[mask]))
+            return
         if self.kind in ("expect_tx", "arrive_expect_tx"):
             np.add.at(st.tx, (blk, slot), self._arg(b, mask))
         if self.kind in ("arrive", "arrive_expect_tx"):
@@ -257,10 +276,20 @@ class MbarrierOp(Op):
                 f"{_block_no(b, k)} can never complete: the phase still waits for {int(st.pending[k, s])} of "
                 f"{int(st.expected[k, s])} arrivals and {int(st.tx[k, s])} transaction bytes")
 
+    def _result(self, b: Any, mask: Any, vals: np.ndarray) -> None:
+        res = b.regs.get(self.dst.id)
+        if res is None:
+            res = np.zeros((b.n, 1), dtype=self.dst.dtype.storage)
+        if mask is None:
+            res[:, 0] = vals
+        else:
+            res[mask, 0] = vals
+        b.regs[self.dst.id] = res
+
     @property
     def may_wait(self) -> bool:  # type: ignore[override]
         """A wait (and a try_wait, which programs poll in a loop) waits for other warps."""
-        return self.kind in ("wait", "try_wait")
+        return self.kind in ("wait", "try_wait", "try_wait_state")
 
     def _phases_done(self, b: Any, mask: Any) -> Tuple[Any, Any, Any, Any, Any]:
         """For a wait: (state, block, slot, parity, done) of every active thread, done where the
@@ -303,7 +332,11 @@ class MbarrierOp(Op):
     def cuda(self, r: Any) -> None:
         addr = smem_addr(r, self.shared, self.base)
         arg = None
-        if self.arg is not None:
+        if self.kind == "try_wait_state":
+            from ...numeric import Int64
+
+            arg = r.value(self.arg, Int64)
+        elif self.arg is not None:
             arg = r.expr(self.arg)[0] if is_sym(self.arg) else str(int(self.arg))
         k = self.kind
         if k == "init":
@@ -316,6 +349,17 @@ class MbarrierOp(Op):
         elif k == "arrive_expect_tx":
             r.emit(f'asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"({addr}), '
                    f'"r"((unsigned)({arg})) : "memory");')
+        elif k == "inval":
+            r.emit(f'asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"({addr}) : "memory");')
+        elif k == "arrive_state":
+            r.declare(self.dst)
+            r.emit(f'asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"({r.reg(self.dst)}[0]) : '
+                   f'"r"({addr}) : "memory");')
+        elif k == "try_wait_state":
+            r.declare(self.dst)
+            r.emit('{ unsigned cl_ok; asm volatile("{\\n\\t.reg .pred p;\\n\\tmbarrier.try_wait.shared::cta.b64 p, '
+                   '[%1], %2;\\n\\tselp.u32 %0, 1, 0, p;\\n\\t}" : "=r"(cl_ok) : "r"(' + addr + '), '
+                   '"l"((unsigned long long)(' + arg + f')) : "memory"); {r.reg(self.dst)}[0] = cl_ok; }}')
         elif k == "wait":  # the loop in PTX; each try_wait may suspend the thread up to the hint (ns)
             r.emit('asm volatile("{\\n\\t.reg .pred p;\\n\\tCL_WAIT:\\n\\tmbarrier.try_wait.parity.shared::cta.b64 p, [%0], '
                    f'%1, {WAIT_SUSPEND_NS};\\n\\t@!p bra CL_WAIT;\\n\\t}}" :: "r"({addr}), "r"((unsigned)({arg})) '

@@ -15,7 +15,8 @@ and integers, packed ``.f16x2/.bf16x2.f32``), ``mov`` (copies, special registers
 ``%ntid``, ``%laneid``, ``%warpid``; pack and unpack with vector operands), ``and or xor not
 shl shr lop3 prmt``, ``setp`` (all comparisons, ``p|q`` for packed halves, a combining
 predicate), ``selp``, ``shfl.sync`` (up/down/bfly/idx with the clamp and segment mask) and
-``redux.sync`` (add/min/max/and/or/xor). Floating point: computed in float64 and rounded once
+``redux.sync`` (add/min/max/and/or/xor; f32 min/max with ``.abs``/``.NaN``), ``vote.sync``
+(all/any/uni/ballot) and ``elect.sync``. Floating point: computed in float64 and rounded once
 to the destination (exact for add, sub, mul; an fma may differ from the hardware's single
 rounding in its last bit in rare double-rounding cases); ``.approx`` functions are exact here,
 within the hardware's stated error.
@@ -801,6 +802,8 @@ def _redux(m: Machine, inst: Inst) -> None:
     op = next((x for x in ("add", "min", "max", "and", "or", "xor") if x in inst.mods), None)
     t = _ty(inst)
     kind, w, _ = _type_of(t)
+    if kind == "f" and w == 32 and op in ("min", "max"):
+        return _redux_f32(m, inst, op)
     if op is None or w != 32 or kind == "f":
         raise PtxError(f"redux.{'.'.join(inst.mods)} (add/min/max .s32/.u32, and/or/xor .b32 are interpreted)")
     L = m.lanes
@@ -821,33 +824,77 @@ def _redux(m: Machine, inst: Inst) -> None:
     m.write(inst.ops[0], r, 32)
 
 
-def _vote(m: Machine, inst: Inst) -> None:
-    """vote.sync.{ballot.b32, any.pred, all.pred, uni.pred} d, p, membermask: over the lanes of each
-    warp that membermask names (the others, and rows past the block, take no part)."""
-    mode = next((x for x in ("ballot", "any", "all", "uni") if x in inst.mods), None)
-    if "sync" not in inst.mods or mode is None:
-        raise PtxError(f"vote.{'.'.join(inst.mods)} (vote.sync ballot/any/all/uni is interpreted)")
+def _warp_groups(m: Machine, member: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(warp of each row as 0..k-1, whether the row's lane is in its membermask, number of warps)."""
     L = m.lanes
-    p = m.read(inst.ops[1], 1) & U64(1)
-    member = (m.read(inst.ops[2], 32) >> L.lane.astype(U64)) & U64(1)
     keys, inv = np.unique(L.warp_start, return_inverse=True)
-    on = member.astype(bool)
+    inside = ((member >> L.lane.astype(U64)) & U64(1)) != 0
+    return inv, inside, len(keys)
+
+
+def _vote(m: Machine, inst: Inst) -> None:
+    """``vote.sync.{all,any,uni}.pred d, p, membermask`` and ``vote.sync.ballot.b32 d, p, membermask``:
+    over the lanes of the member mask (which must all execute it, as PTX requires)."""
+    mode = next((x for x in ("all", "any", "uni", "ballot") if x in inst.mods), None)
+    if "sync" not in inst.mods or mode is None:
+        raise PtxError(f"vote.{'.'.join(inst.mods)}")
+    src = inst.ops[1]
+    neg = src.kind == "reg" and src.name.startswith("!")
+    p = m.read(Operand("reg", src.name.lstrip("!")) if neg else src, 1) != 0
+    p = ~p if neg else p
+    member = m.read(inst.ops[2], 32)
+    inv, inside, k = _warp_groups(m, member)
+    lane = m.lanes.lane
     if mode == "ballot":
-        acc = np.zeros(len(keys), np.uint64)
-        np.bitwise_or.at(acc, inv[on], (p[on] << L.lane[on].astype(U64)))
-        m.write(inst.ops[0], acc[inv], 32)
+        bits = np.zeros(k, np.uint64)
+        np.bitwise_or.at(bits, inv, np.where(p & inside, U64(1) << lane.astype(U64), U64(0)))
+        m.write(inst.ops[0], bits[inv] & member, 32)
         return
-    n_true = np.zeros(len(keys), np.int64)
-    n_on = np.zeros(len(keys), np.int64)
-    np.add.at(n_true, inv[on], p[on].astype(np.int64))
-    np.add.at(n_on, inv[on], 1)
-    if mode == "any":
-        r = n_true > 0
-    elif mode == "all":
-        r = n_true == n_on
-    else:
-        r = (n_true == 0) | (n_true == n_on)
-    m.write(inst.ops[0], r[inv].astype(U64), 1)
+    n_true = np.zeros(k, np.int64)
+    n_in = np.zeros(k, np.int64)
+    np.add.at(n_true, inv, (p & inside).astype(np.int64))
+    np.add.at(n_in, inv, inside.astype(np.int64))
+    t, c = n_true[inv], n_in[inv]
+    r = {"all": t == c, "any": t > 0, "uni": (t == 0) | (t == c)}[mode]
+    m.write(inst.ops[0], r.astype(U64), 1)
+
+
+def _elect(m: Machine, inst: Inst) -> None:
+    """``elect.sync d|p, membermask``: the lowest lane of the member mask is the leader (PTX only
+    promises a deterministic choice; the hardware also picks the lowest); d is its lane id, p is
+    true in the leader."""
+    if inst.mods != ["sync"]:
+        raise PtxError(f"elect.{'.'.join(inst.mods)}")
+    member = m.read(inst.ops[1], 32)
+    low = np.zeros(len(member), np.int64)
+    nz = member != 0
+    mm = member[nz].astype(np.int64)
+    low[nz] = np.log2(mm & -mm).astype(np.int64)
+    d = inst.ops[0]
+    m.write(Operand("reg", d.name), low.astype(U64), 32)
+    if d.pair is not None:
+        m.write(Operand("reg", d.pair), (nz & (m.lanes.lane == low)).astype(U64), 1)
+
+
+def _redux_f32(m: Machine, inst: Inst, op: str) -> None:
+    """``redux.sync.{min,max}{.abs}{.NaN}.f32``: the warp's least or greatest value; without .NaN a NaN
+    loses to any number (minNum/maxNum), with it a NaN wins; .abs compares and returns |x|."""
+    L = m.lanes
+    a = _f32(m.read(inst.ops[1], 32)).astype(np.float64)
+    if "abs" in inst.mods:
+        a = np.abs(a)
+    keys, inv = np.unique(L.warp_start, return_inverse=True)
+    k = len(keys)
+    nan = np.isnan(a)
+    fill = np.inf if op == "min" else -np.inf
+    best = np.full(k, fill)
+    (np.minimum if op == "min" else np.maximum).at(best, inv, np.where(nan, fill, a))
+    any_nan = np.zeros(k, bool)
+    np.logical_or.at(any_nan, inv, nan)
+    all_nan = np.ones(k, bool)
+    np.logical_and.at(all_nan, inv, nan)
+    r = np.where(any_nan if "NaN" in inst.mods else all_nan, np.nan, best)[inv]
+    m.write(inst.ops[0], np.asarray(r, np.float32).view(np.uint32).astype(U64), 32)
 
 
 def _refuse(m: Machine, inst: Inst) -> None:
@@ -861,5 +908,5 @@ _OPS: Dict[str, Callable[[Machine, Inst], None]] = {
     "sin": _approx, "cos": _approx, "div": _approx,
     "and": _bitwise, "or": _bitwise, "xor": _bitwise, "not": _bitwise, "shl": _bitwise, "shr": _bitwise,
     "lop3": _bitwise, "prmt": _prmt, "mov": _mov, "selp": _selp, "setp": _setp, "cvt": _cvt,
-    "shfl": _shfl, "redux": _redux, "vote": _vote,
+    "shfl": _shfl, "redux": _redux, "vote": _vote, "elect": _elect,
 }

@@ -66,6 +66,14 @@ def _float_op(e: "Expr", o: Any, name: str) -> Any:
     return getattr(TraceValue([e], (), Int32).to(Float32), name)(o)
 
 
+def _int_op(e: "Expr", o: Any, name: str) -> Any:
+    """A bitwise operator on a symbolic index: the operation on its Int32 value (a register)."""
+    from ...numeric import Int32
+    from ..frontend.trace import TraceValue
+
+    return getattr(TraceValue([e], (), Int32), name)(o)
+
+
 class Expr:
     """A symbolic integer. Arithmetic builds simplified expressions; ``str`` prints ``?``.
 
@@ -145,6 +153,35 @@ class Expr:
         if _is_float(o):
             return _float_op(self, o, "__rtruediv__")
         return self.__truediv__(o)
+
+    # ---- bitwise operators: x & (2**n - 1) of a non-negative x stays an index (x % 2**n); the others
+    # are the Int32 operation on the index's value in a register, as CuTe DSL computes them
+    def __and__(self, o: Any) -> Any:
+        c = _as_int(o)
+        if isinstance(c, int) and c >= 0 and (c + 1) & c == 0 and self.lo >= 0:
+            return mod(self, c + 1)
+        return _int_op(self, o, "__and__")
+
+    def __rand__(self, o: Any) -> Any:
+        return self.__and__(o)
+
+    def __or__(self, o: Any) -> Any:
+        return _int_op(self, o, "__or__")
+
+    def __ror__(self, o: Any) -> Any:
+        return _int_op(self, o, "__ror__")
+
+    def __xor__(self, o: Any) -> Any:
+        return _int_op(self, o, "__xor__")
+
+    def __rxor__(self, o: Any) -> Any:
+        return _int_op(self, o, "__rxor__")
+
+    def __lshift__(self, o: Any) -> Any:
+        return _int_op(self, o, "__lshift__")
+
+    def __rshift__(self, o: Any) -> Any:
+        return _int_op(self, o, "__rshift__")
 
     # ---- comparisons build symbolic booleans; bool() decides them when the ranges allow
     def __lt__(self, o: Any) -> Any:

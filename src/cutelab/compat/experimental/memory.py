@@ -1,0 +1,336 @@
+"""``cutlass.Array`` and ``cutlass.Pointer``: the typed arrays and raw pointers of CuTe DSL's
+low-level API (``cutlass.experimental.primitives`` takes them), over cutelab's kernel tensors.
+
+- ``cutlass.Array(dtype, shape, space=cutlass.AddressSpace.smem, alignment=...)`` inside a
+  ``@cute.kernel`` allocates shared memory (one ``SmemAllocator`` tensor; ``space=rmem``: a
+  register tensor). The array is row-major: ``a[i, j]``, ``a[i] = v``, ``a.subview(k)`` (the array
+  from element ``k`` on), ``a.data_ptr(k)`` (a ``Pointer`` to element ``k``).
+- ``tensor.iterator.raw_ptr()`` and ``a.data_ptr()`` are ``Pointer``s: ``p + k``, ``p[i]``,
+  ``p.load()`` (one element), ``p.load(count=n)`` (a vector of n), ``p.store(v)``,
+  ``p.masked_load(mask)``, ``p.masked_store(v, mask)``.
+- A kernel argument annotated ``cutlass.Array`` is the tensor passed, seen as an Array
+  (``as_array``): the primitives and the methods above take either.
+
+Every operation lowers to cutelab's tensor loads and stores, so both back ends run them. What is
+not supported (a dynamic-shape allocation, a pointer into another CTA's shared memory read
+element by element, ...) is a TraceError naming the operation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from ...errors import TraceError
+
+__all__ = ["Array", "Pointer", "as_array", "as_pointer", "cute_pointer", "make_array_view"]
+
+
+def _prod(shape: Tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _row_major(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= s
+    return tuple(reversed(st))
+
+
+def _space_name(space: Any) -> str:
+    return str(getattr(space, "value", space)).split(".")[-1]
+
+
+class Pointer:
+    """``cutlass.Pointer``: a typed raw pointer inside a kernel (an element offset into a tensor's
+    memory). ``peer`` is the CTA rank of the cluster it points into, after ``prims.mapa``."""
+
+    def __init__(self, ptr: Any, dtype: Any = None, peer: Any = None):
+        self.ptr = ptr  # a cutelab.tensor.Pointer
+        self.dtype = dtype if dtype is not None else ptr.element_type
+        self.peer = peer
+
+    # -- arithmetic
+    def __add__(self, k: Any) -> "Pointer":
+        return Pointer(self.ptr + k, self.dtype, self.peer)
+
+    __radd__ = __add__
+
+    def __sub__(self, k: Any) -> "Pointer":
+        return Pointer(self.ptr + (-k), self.dtype, self.peer)
+
+    @property
+    def memspace(self) -> Any:
+        return self.ptr.memspace
+
+    @property
+    def alignment(self) -> int:
+        return self.ptr.alignment
+
+    def toint(self, *, loc: Any = None, ip: Any = None) -> Any:
+        return self.ptr.toint()
+
+    def raw_ptr(self, *, loc: Any = None, ip: Any = None) -> "Pointer":
+        return self
+
+    # -- memory
+    def _tensor(self, n: int, what: str) -> Any:
+        from ...layout import make_layout
+        from ...tensor import Tensor
+
+        if self.peer is not None:
+            raise TraceError(f"cutlass.Pointer.{what}: through a pointer into another CTA's shared memory (prims.mapa) "
+                             f"cutelab's kernels load one element at a time; vector loads and stores are not supported")
+        return Tensor(self.ptr.engine, make_layout(n), self.ptr.offset)
+
+    def load(self, *, count: Optional[int] = None, alignment: Optional[int] = None, loc: Any = None,
+             ip: Any = None, **kwargs: Any) -> Any:
+        """One element (count None) or a vector of ``count`` consecutive elements. Through a pointer
+        from ``prims.mapa``: one element of that CTA's shared memory (``ld.shared::cluster``)."""
+        if self.peer is not None and count is None:
+            from ...kernel.instr.cluster import dsmem_load
+
+            return dsmem_load(self.ptr, self.peer, "cutlass.Pointer.load (prims.mapa pointer)")
+        if count is None:
+            return self._tensor(1, "load")[0]
+        if not isinstance(count, int) or count < 1:
+            raise TraceError(f"cutlass.Pointer.load(count={count!r}): count must be a positive int")
+        return self._tensor(count, "load").load()
+
+    def store(self, value: Any, *, alignment: Optional[int] = None, loc: Any = None, ip: Any = None,
+              **kwargs: Any) -> None:
+        """Store one element, or a vector (its elements at consecutive addresses)."""
+        from .vector import Vector
+
+        if isinstance(value, Vector):
+            vals = value.elements()
+            t = self._tensor(len(vals), "store")
+            for i, v in enumerate(vals):
+                t[i] = v
+            return
+        shape = getattr(value, "shape", ())
+        n = _prod(tuple(_flat(shape))) if shape not in ((), None) else 0
+        if n == 0:
+            t = self._tensor(1, "store")
+            t[0] = value
+        else:
+            self._tensor(n, "store").store(value)
+
+    def masked_load(self, mask: Any, *, other: Any = None, alignment: Optional[int] = None, loc: Any = None,
+                    ip: Any = None, **kwargs: Any) -> Any:
+        """The elements where mask (a static tuple of bools, or a cutlass.Vector of them) is true; the
+        others are ``other`` (0 by default)."""
+        bits = _static_mask(mask, "cutlass.Pointer.masked_load")
+        vals = [self._tensor(len(bits), "masked_load")[i] if b else (0 if other is None else other)
+                for i, b in enumerate(bits)]
+        return _vector(vals, self.dtype)
+
+    def masked_store(self, value: Any, mask: Any, *, alignment: Optional[int] = None, loc: Any = None,
+                     ip: Any = None, **kwargs: Any) -> None:
+        bits = _static_mask(mask, "cutlass.Pointer.masked_store")
+        t = self._tensor(len(bits), "masked_store")
+        vals = value.elements() if hasattr(value, "elements") else [value[i] for i in range(len(bits))]
+        for i, b in enumerate(bits):
+            if b:
+                t[i] = vals[i]
+
+    def __getitem__(self, i: Any) -> Any:
+        return (self + i).load()
+
+    def __setitem__(self, i: Any, v: Any) -> None:
+        (self + i).store(v)
+
+    def __repr__(self) -> str:
+        return f"cutlass.Pointer({self.ptr}{'' if self.peer is None else f', cta {self.peer}'})"
+
+
+def _flat(shape: Any) -> list:
+    if isinstance(shape, int):
+        return [shape]
+    out = []
+    for s in shape:
+        out += _flat(s)
+    return out
+
+
+def _static_mask(mask: Any, what: str) -> list:
+    vals = getattr(mask, "_cl_elements", None)
+    if vals is None:
+        vals = list(mask) if isinstance(mask, (tuple, list)) else None
+    if vals is None or not all(isinstance(v, (bool, int)) for v in vals):
+        raise TraceError(f"{what}: the mask must be static (a tuple of bools or cutlass.Vector.from_elements of "
+                         f"them); got {mask!r}")
+    return [bool(v) for v in vals]
+
+
+def _vector(vals: list, dtype: Any) -> Any:
+    from .vector import Vector
+
+    return Vector.from_elements(tuple(vals), dtype)
+
+
+class Array:
+    """``cutlass.Array``: a row-major array of ``dtype`` over a 1-D cutelab tensor ``flat``."""
+
+    def __new__(cls, dtype: Any = None, shape: Any = None, *args: Any, space: Any = None, **kwargs: Any) -> Any:
+        if isinstance(dtype, Array):
+            return dtype
+        if space is None and "_flat" in kwargs:
+            return super().__new__(cls)
+        return _allocate(dtype, shape, space, kwargs)
+
+    def __init__(self, *args: Any, _flat: Any = None, _shape: Any = None, **kwargs: Any) -> None:
+        if _flat is not None:
+            self.flat = _flat
+            self._shape = tuple(_shape)
+
+    @classmethod
+    def _view(cls, flat: Any, shape: Tuple[int, ...]) -> "Array":
+        return cls(_flat=flat, _shape=shape)
+
+    # -- what it is
+    @property
+    def dtype(self) -> Any:
+        return self.flat.element_type
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._shape
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        return _row_major(self._shape)
+
+    @property
+    def space(self) -> Any:
+        from ...runtime import AddressSpace
+
+        return AddressSpace(self.flat.memspace) if self.flat.memspace in AddressSpace.__members__ else \
+            self.flat.memspace
+
+    @property
+    def iterator(self) -> Any:
+        return self.flat.iterator
+
+    # -- elements
+    def _index(self, idx: Any) -> Any:
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if len(idx) == 1:
+            return idx[0]
+        if len(idx) != len(self._shape):
+            raise TraceError(f"cutlass.Array{list(self._shape)}: index {idx!r} has {len(idx)} coordinates")
+        off = 0
+        for c, s in zip(idx, self.strides):
+            off = off + c * s
+        return off
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self.flat[self._index(idx)]
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        self.flat[self._index(idx)] = value
+
+    def subview(self, offset: Any, shape: Any = None, *, loc: Any = None, ip: Any = None) -> "Array":
+        """The array from element ``offset`` (a flat, row-major index) on."""
+        from ...layout import make_layout
+        from ...tensor import Tensor
+
+        n = _prod(self._shape)
+        if shape is None:
+            rest = n - offset if isinstance(offset, int) else n
+            shape = (max(rest, 1),)
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        t = Tensor(self.flat.engine, make_layout(_prod(shape)), self.flat.offset + offset)
+        return Array._view(t, shape)
+
+    def data_ptr(self, offset: Any = 0, *, loc: Any = None, ip: Any = None) -> Pointer:
+        """A Pointer to element ``offset`` (flat, row-major)."""
+        return Pointer(self.flat.iterator + offset, self.dtype)
+
+    def load(self, *, loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:
+        return self.flat.load()
+
+    def store(self, value: Any, *, loc: Any = None, ip: Any = None, **kwargs: Any) -> None:
+        self.flat.store(value)
+
+    def __repr__(self) -> str:
+        return f"cutlass.Array({self.dtype}, {self._shape}, {self.flat.memspace})"
+
+
+def _allocate(dtype: Any, shape: Any, space: Any, kwargs: dict) -> Array:
+    from ...layout import make_layout
+    from ...numeric import is_numeric_type
+    from ...kernel.frontend.trace import tracing
+
+    if not is_numeric_type(dtype):
+        raise TypeError(f"cutlass.Array: the element type must be a cutlass numeric type, got {dtype!r}")
+    sp = _space_name(space)
+    bad = set(kwargs) - {"alignment", "bounds_check", "loc", "ip"}
+    if bad:
+        raise TypeError(f"cutlass.Array: keyword argument(s) {sorted(bad)} are not valid for space={sp}")
+    if shape is None:
+        raise ValueError(f"cutlass.Array(space={sp}) requires an explicit shape")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape):
+        raise TraceError(f"cutlass.Array({dtype}, {shape}, space={sp}): the shape must be positive compile-time ints")
+    if not tracing():
+        raise TraceError(f"cutlass.Array(space={sp}) allocates memory inside a @cute.kernel; cutelab does not "
+                         f"allocate it outside one")
+    n = _prod(shape)
+    if sp == "smem":
+        from ...utils.smem_allocator import SmemAllocator
+
+        align = int(kwargs.get("alignment", 4))
+        flat = SmemAllocator().allocate_tensor(dtype, make_layout(n), byte_alignment=align)
+    elif sp in ("rmem", "generic"):
+        from ...tensor import make_rmem_tensor
+
+        flat = make_rmem_tensor(make_layout(n), dtype)
+    else:
+        raise TraceError(f"cutlass.Array(space={sp}): cutelab allocates shared (smem) and register (rmem) arrays; "
+                         f"{sp} is not supported")
+    return Array._view(flat, shape)
+
+
+def as_array(x: Any) -> Array:
+    """An Array for x: an Array, or a cutelab tensor (a kernel argument annotated cutlass.Array)."""
+    from ...tensor import Tensor
+
+    if isinstance(x, Array):
+        return x
+    if isinstance(x, Tensor):
+        from ...layout import make_layout
+
+        shape = tuple(_flat(x.shape))
+        n = _prod(shape)
+        return Array._view(Tensor(x.engine, make_layout(n), x.offset), shape)
+    raise TypeError(f"expected a cutlass.Array or a tensor, got {type(x).__name__}")
+
+
+def make_array_view(t: Any, *, loc: Any = None, ip: Any = None) -> Array:
+    """``cutlass.make_array_view(tensor)``: the tensor's memory as a row-major Array."""
+    return as_array(t)
+
+
+def cute_pointer(x: Any, what: str) -> Tuple[Any, Any]:
+    """(cutelab Pointer, peer CTA rank or None) of an Array, a Pointer, a tensor or a cutelab pointer."""
+    from ...tensor import Pointer as CPointer, Tensor
+
+    if isinstance(x, Array):
+        return x.flat.iterator, None
+    if isinstance(x, Pointer):
+        return x.ptr, x.peer
+    if isinstance(x, Tensor):
+        return x.iterator, None
+    if isinstance(x, CPointer):
+        return x, None
+    raise TraceError(f"{what}: expected a cutlass.Array or cutlass.Pointer, got {type(x).__name__}")
+
+
+def as_pointer(x: Any, what: str) -> Pointer:
+    p, peer = cute_pointer(x, what)
+    return Pointer(p, None, peer)

@@ -1,0 +1,258 @@
+"""CUTLASS's examples/python/CuTeDSL/experimental/primitives programs (``cutlass.experimental.
+primitives``, ``cutlass.Array``, raw pointers), stored unchanged under programs/primitives/ (from
+NVIDIA/cutlass 7107b05535f8977f5ecb9d01ee203205b1fd9bc4, with their license headers), each run by
+``cutelab run`` on the CPU at its default sizes: it must exit 0 and report its own verification
+(each program compares its kernel's output with a torch reference and prints ``PASS``).
+
+Also: the wrappers cutelab does not provide refuse by name with the user's line, and the PTX
+interpreter's warp instructions behind them (vote, elect, f32 redux) against plain numpy.
+"""
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+from compat_helpers import run
+from test_compat_programs import _cutelab_run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PRIMS = os.path.join(HERE, "programs", "primitives")
+
+PROGRAMS = [
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mapa",
+    "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
+    "warp_named_barrier", "reduction/thread_vector_reduce", "reduction/warp_vector_reduce", "tutorial/01_hello_world",
+]
+
+
+def test_the_stored_programs_are_the_listed_ones():
+    found = sorted(os.path.relpath(os.path.join(d, f), PRIMS)[:-3] for d, _, fs in os.walk(PRIMS) for f in fs
+                   if f.endswith(".py"))
+    assert found == sorted(PROGRAMS)
+    for n in PROGRAMS:
+        with open(os.path.join(PRIMS, n + ".py")) as f:
+            head = f.read(200)
+        assert head.startswith("# Copyright (c) 2026 NVIDIA CORPORATION") and "BSD-3-Clause" in head, n
+
+
+def _expected_output(path):
+    """The lines a program's closing '# Expected output:' comment lists (tutorial/01_hello_world)."""
+    with open(path) as f:
+        text = f.read()
+    if "# Expected output:" not in text:
+        return None
+    tail = text.split("# Expected output:", 1)[1].strip().splitlines()
+    return [line[2:] for line in tail if line.startswith("# ")]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_primitives_program_runs_unchanged(name, tmp_path):
+    path = os.path.join(PRIMS, name + ".py")
+    p = _cutelab_run(path, cwd=tmp_path, timeout=300)
+    out = p.stdout
+    assert p.returncode == 0, f"{name}: exit {p.returncode}\n{out[-2000:]}\n{p.stderr[-3000:]}"
+    expected = _expected_output(path)
+    if expected is not None:  # the program prints from its kernel: its output is the one it documents
+        assert out.splitlines() == expected, f"{name}: printed\n{out}\nexpected\n{expected}"
+    else:
+        assert "verify" in out and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
+
+
+def test_a_wrapper_cutelab_lacks_names_itself_and_the_line(tmp_path):
+    p = run(tmp_path, """
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.experimental import primitives as prims
+
+        @cute.kernel
+        def k():
+            prims.mbarrier_arrive_drop(None)
+
+        @cute.jit
+        def host():
+            k().launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+        host()
+    """)
+    assert p.returncode != 0
+    assert "cutlass.experimental.primitives.mbarrier_arrive_drop is not emulated by cutelab" in p.stderr
+    assert "prog.py:8" in p.stderr  # the call's line (the source starts with a blank line)
+
+
+def test_unknown_primitive_is_an_attribute_error(tmp_path):
+    p = run(tmp_path, """
+        from cutlass.experimental import primitives as prims
+        prims.no_such_wrapper
+    """)
+    assert p.returncode != 0 and "no attribute 'no_such_wrapper'" in p.stderr
+
+
+# --------------------------------------------------------------------------- the PTX interpreter's warp instructions
+
+def _run(asm, cons, inputs, nthreads=64):
+    from cutelab.kernel.instr.ptx import Lanes, parse
+
+    prog = parse(asm, cons)
+    lanes = Lanes(np.arange(nthreads), (nthreads, 1, 1))
+    return prog.run([np.asarray(x, np.uint64) for x in inputs], lanes)
+
+
+def test_ptx_vote_ballot_any_all_uni():
+    rng = np.random.default_rng(0)
+    p = rng.integers(0, 2, 64)
+    p[32:] = 1  # the second warp: all true
+    mask = np.full(64, 0xFFFFFFFF)
+    (ballot,) = _run("{ .reg .pred q; setp.ne.u32 q, $1, 0; vote.sync.ballot.b32 $0, q, $2; }", "=r,r,r", [p, mask])
+    want0 = sum(int(b) << i for i, b in enumerate(p[:32]))
+    assert (ballot[:32] == want0).all() and (ballot[32:] == 0xFFFFFFFF).all()
+    for mode, w0, w1 in (("all", 0, 1), ("any", 1, 1), ("uni", 0, 1)):
+        (r,) = _run(f"{{ .reg .pred q, s; setp.ne.u32 q, $1, 0; vote.sync.{mode}.pred s, q, $2; "
+                    f"selp.u32 $0, 1, 0, s; }}", "=r,r,r", [p, mask])
+        assert (r[:32] == w0).all() and (r[32:] == w1).all(), mode
+    half = np.full(64, 0x0000FFFF)  # only the lower half warp's votes count
+    (b,) = _run("{ .reg .pred q; setp.ne.u32 q, $1, 0; vote.sync.ballot.b32 $0, q, $2; }", "=r,r,r", [p, half])
+    assert (b[:32] == (want0 & 0xFFFF)).all()
+
+
+def test_ptx_elect_picks_the_lowest_lane_of_the_mask():
+    for mask, lane in ((0xFFFFFFFF, 0), (0xFFFF0000, 16), (0x00000100, 8)):
+        (r,) = _run("{ .reg .pred p; .reg .b32 l; elect.sync l|p, $1; selp.u32 $0, 1, 0, p; }", "=r,r",
+                    [np.full(64, mask)])
+        assert list(np.nonzero(r)[0]) == [lane, 32 + lane]
+
+
+def test_ptx_redux_f32_min_max_abs_nan():
+    x = np.linspace(-3.0, 2.0, 32).astype(np.float32)
+    x[5] = np.nan
+    bits = x.view(np.uint32).astype(np.uint64)
+    m = np.full(32, 0xFFFFFFFF)
+    f = lambda r: r.astype(np.uint32).view(np.float32)  # noqa: E731
+    (r,) = _run("redux.sync.max.f32 $0, $1, $2;", "=f,f,r", [bits, m], 32)
+    assert (f(r) == np.nanmax(x)).all()
+    (r,) = _run("redux.sync.max.abs.f32 $0, $1, $2;", "=f,f,r", [bits, m], 32)
+    assert (f(r) == np.nanmax(np.abs(x))).all()
+    (r,) = _run("redux.sync.min.NaN.f32 $0, $1, $2;", "=f,f,r", [bits, m], 32)
+    assert np.isnan(f(r)).all()
+
+
+# --------------------------------------------------------------------------- the wrappers in one kernel: CPU and CUDA
+
+def _wrappers_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        mbar = Array(cutlass.Int64, 1, space=cute.AddressSpace.smem, alignment=8)
+        buf = Array(cutlass.Int32, 64, space=cute.AddressSpace.smem)
+        if prims.elect_sync():
+            prims.mbarrier_init(mbar, 64)
+        prims.fence_mbarrier_init()
+        prims.barrier_cta_sync(0)
+        v = cutlass.Int32(tidx)
+        b = prims.vote_sync(0xFFFFFFFF, tidx < 3, prims.VoteSync.BALLOT)
+        a = prims.vote_sync(0xFFFFFFFF, tidx < 64, "all")
+        s = prims.shfl_sync(0xFFFFFFFF, v, 1, 31, prims.Shfl.BFLY)
+        u, ok = prims.shfl_sync(0xFFFFFFFF, v, 1, 0, prims.Shfl.UP, return_value_and_is_valid=True)
+        r = prims.redux_sync(v, prims.ReductionKind.UMAX, 0xFFFFFFFF)
+        buf[tidx] = b + s + u + r
+        prims.bar_warp_sync(0xFFFFFFFF)
+        state = prims.mbarrier_arrive(mbar)
+        while not prims.mbarrier_try_wait_timelimit(mbar, state, 1000):
+            pass
+        prims.barrier_cta_sync(1, thread_count=64)
+        c = prims.barrier_cta_red(tidx < 5, 2, "popc")
+        out[tidx] = buf[tidx] + cutlass.Int32(a) + cutlass.Int32(ok) + c
+        prims.barrier_cta_sync(0)
+        if tidx == 0:
+            prims.mbarrier_inval(mbar)
+        prims.red("add", "s32", out.iterator.raw_ptr() + 64, v)
+
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return host
+
+
+def _expected_wrappers():
+    t = np.arange(64)
+    lane = t % 32
+    ballot = np.where(t < 32, 7, 0)
+    up = np.where(lane > 0, t - 1, t)
+    warp_max = np.where(t < 32, 31, 63)
+    return ballot + (t ^ 1) + up + warp_max + 1 + (lane > 0) + 5
+
+
+def test_wrappers_run_on_the_cpu():
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    a = torch.zeros(65, dtype=torch.int32)
+    _wrappers_kernel()(from_dlpack(a))
+    assert a[:64].numpy().tolist() == _expected_wrappers().tolist()
+    assert int(a[64]) == sum(range(64))  # prims.red
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_wrappers_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _wrappers_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(65, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+
+
+def _mapa_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        rank = cute.arch.block_idx_in_cluster()
+        data = Array(cutlass.Float32, 32, space=cute.AddressSpace.smem)
+        data[tidx] = cutlass.Float32(rank * 100 + tidx)
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+        peer = prims.mapa(data.data_ptr(), (rank + 1) % 2)
+        out[rank * 32 + tidx] = (peer + tidx).load()
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+def test_mapa_pointer_loads_the_peer_ctas_shared_memory():
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    a = torch.zeros(64, dtype=torch.float32)
+    _mapa_kernel()(from_dlpack(a))
+    t = np.arange(32)
+    assert a.numpy().tolist() == (100.0 + t).tolist() + t.astype(float).tolist()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_mapa_load_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _mapa_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(64, dtype=torch.float32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
