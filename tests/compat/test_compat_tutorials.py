@@ -45,20 +45,25 @@ def test_tutorial_runs_unchanged(tmp_path, name, args, expect):
 
 @pytest.mark.parametrize("rel,expect", [
     ("tutorials/call_bypass_dlpack.py", r"First few elements of result"),
+    ("hopper/cta_norm.py --M 64 --N 256 --iterations 2", r"Results verified successfully!\n\nPASS"),
+    ("hopper/cta_norm.py --M 64 --N 256 --iterations 2 --norm_type rms", r"Results verified successfully!\n\nPASS"),
     ("tutorials/call_from_jit.py", r"First few elements of result"),
     ("tutorials/tvm_ffi/ampere_gemm_with_fake_tensor.py",
      r"(Verification successful!(.|\n)*){2}"
      r"\[Runtime Error\]: bmm: argument 1 .*shape\[1\] = 512, but the same sym_int is 256 in argument 0's shape\[2\]"
      r"(.|\n)*shape\[2\] = 257 is not a multiple of 16(.|\n)*shape\[0\] is 4, the fake's is 2"),
 ])
-def test_tensorop_gemm_tutorials_pass_their_tight_checks(rel, expect):
-    """CUTLASS's tutorials that call its Ampere TensorOpGemm (programs/cute/ampere/..., CUTLASS's file, found
-    by the programs' own sys.path line) and check the fp16 result against torch at atol=rtol=1e-5: the
-    emulated device's torch GEMM rounds as a tensor-core GEMM does, as cuBLAS's does on the GPU."""
+def test_programs_run_in_place_and_pass_their_checks(rel, expect):
+    """CUTLASS programs run where they are stored (with their arguments): the tutorials that call its Ampere
+    TensorOpGemm (programs/cute/ampere/..., CUTLASS's file, found by the programs' own sys.path line) check
+    the fp16 result against torch at atol=rtol=1e-5, which the emulated device's torch GEMM meets by rounding
+    as a tensor-core GEMM does (as cuBLAS's does on the GPU); hopper/cta_norm.py (layer and RMS norm) reads
+    shared memory in a conditional expression only on the side its threads take."""
+    rel, *args = rel.split()
     path = os.path.join(HERE, "programs", rel)
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
     env.pop("CUTE_DSL_ARCH", None)
-    p = subprocess.run([sys.executable, "-m", "cutelab", "run", path], cwd=os.path.dirname(path), env=env,
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", path, *args], cwd=os.path.dirname(path), env=env,
                        capture_output=True, text=True, timeout=900)
     out = ok(p)
     assert re.search(expect, out), out[-3000:]

@@ -589,3 +589,21 @@ def test_an_inner_static_loop_index_is_unusable_after_the_runtime_loop_around_it
 
     with pytest.raises(TraceError, match=r"variable 'kb' is 0 before the loop at .* no single value after it"):
         k(from_dlpack(np.zeros(2, np.float32)), 4).launch(grid=1, block=1)
+
+
+def test_runtime_conditional_expression_evaluates_only_the_side_taken():
+    """``acc[lane] if lane < n else 0`` with a runtime condition is a runtime branch (as CuTe DSL makes it): a
+    thread past n does not load acc[lane], which would be out of bounds (CUTLASS's hopper cta_norm.py)."""
+    import numpy as np
+
+    import cutelab as cute
+    from cutelab.runtime import from_dlpack
+
+    @cute.kernel
+    def k(acc: cute.Tensor, out: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        out[t] = acc[t] * 2.0 if t < 3 else cute.Float32(-1.0)
+
+    acc, out = np.arange(3, dtype=np.float32) + 1, np.zeros(8, np.float32)
+    k(from_dlpack(acc), from_dlpack(out)).launch(grid=1, block=8)
+    assert out.tolist() == [2.0, 4.0, 6.0] + [-1.0] * 5

@@ -979,14 +979,29 @@ class WhileLoop:
 
 
 def ifexp(c: Any, a: Any, b: Any) -> Any:
-    """``A if C else B`` in a kernel (a and b are thunks): static C picks one; a runtime C
-    evaluates both and selects per thread (cute.where), as CuTe DSL's rewrite does."""
+    """``A if C else B`` in a kernel (a and b are thunks): static C picks one. A runtime C is a runtime
+    branch, as CuTe DSL's rewrite makes it (its then- and else-blocks under an scf.if): each thread
+    evaluates only the side it takes, so a load on the other side (``acc[lane] if lane < n else 0``)
+    does not happen for it; the value is the branch's result. Outside a kernel both sides are
+    evaluated and selected."""
     if isinstance(c, _Dyn):
         c = c.x
     if not _is_dynamic(c):
         return a() if c else b()
     from ...numeric import Float32, Int32
-    from .trace import where
+    from .trace import user_location, where
+
+    if _tracer() is not None:
+        name = "(the value of a conditional expression)"
+        br = Branch(c, (name,), {}, user_location() or "?")
+        if br.dynamic:
+            br.then()
+            br.leave({name: a()})
+            br.orelse()
+            br.restore()
+            br.leave({name: b()})
+            (out,) = br.exit()
+            return out
 
     va, vb = a(), b()
     if isinstance(va, TraceValue) or isinstance(vb, TraceValue):
