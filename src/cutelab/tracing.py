@@ -44,6 +44,9 @@ class _Hooks:
     print_tensor: Optional[Callable[..., bool]] = None  # (tensor, verbose=) -> True if printed in a kernel
     full_like: Optional[Callable[..., Any]] = None  # (traced value, fill, dtype) -> traced value
     smem_view: Optional[Callable[..., Any]] = None  # (pointer, ComposedLayout) -> swizzled smem Tensor, or None
+    recast_smem_ptr: Optional[Callable[..., Any]] = None  # (pointer, swizzle, dtype) -> a swizzled smem pointer, or None
+    fold_bool: Optional[Callable[..., Any]] = None  # (traced value, "and"/"or") -> its elements combined (all_/any_)
+    value_as: Optional[Callable[..., Any]] = None  # (traced value, shape, dtype) -> TensorSSA(value, shape, dtype) in a kernel
     copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel
     gemm: Optional[Callable[..., Any]] = None  # cute.gemm inside a kernel
     mma_field: Optional[Callable[..., Any]] = None  # (atom, field, value, get) -> an atom's runtime field in a kernel, or NotImplemented

@@ -682,6 +682,50 @@ class struct:
         return new_cls
 
 
+def recast_smem_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
+    """recast_ptr(ptr, swizzle_=S, dtype=...) of a kernel's shared-memory pointer (None for any other
+    pointer: cutelab.runtime.recast_ptr answers those): the same shared array read through swizzle S
+    (on byte addresses, as CuTe DSL's swizzled pointers), e.g. an epilogue's buffer over a mainloop
+    operand's memory."""
+    eng = getattr(ptr, "engine", None)
+    if not (isinstance(eng, SmemEngine) and hasattr(eng, "param")):
+        return None
+    import numpy as np
+
+    from ...tensor import Pointer
+
+    dt = eng.dtype if dtype is None else dtype
+    if dt.name != eng.dtype.name:
+        return _smem_region_ptr(ptr, swizzle_, dt)
+    sw = element_swizzle(swizzle_, dt.bytes, "bytes", f"recast_ptr({ptr}, swizzle_={swizzle_})")
+    origin = ptr.offset if isinstance(ptr.offset, (int, np.integer)) else 0
+    new = SwizzledSmemEngine(eng.param, sw, origin=int(origin), base_align=getattr(eng, "base_align", 0),
+                             ptr_swizzle=swizzle_)
+    return Pointer(new, ptr.offset)
+
+
+def _smem_region_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
+    """recast_ptr of a kernel's shared-memory pointer to another element type with a swizzle: a
+    pointer into the SmemAllocator region the memory came from, whose tensors are that region's
+    array of the new type (cutelab keeps one array per element type of a region: views of
+    different types do not alias, see SmemRegion)."""
+    import numpy as np
+
+    from ...errors import TensorError
+
+    eng = ptr.engine
+    what = f"recast_ptr({ptr}, swizzle_={swizzle_}, dtype={dtype})"
+    region = current(what).__dict__.get("_smem_region_of", {}).get(eng.param.index)
+    off = ptr.offset
+    if region is None or not isinstance(off, (int, np.integer)):
+        raise TensorError(f"{what}: cutelab views memory of one element type as another only through the "
+                          f"SmemAllocator region it came from, at a static offset")
+    nbytes = int(off) * eng.dtype.bytes
+    if nbytes % dtype.bytes:
+        raise TensorError(f"{what}: byte offset {nbytes} is not a multiple of {dtype}'s size")
+    return SmemPtr(region, nbytes, dtype, swizzle_)
+
+
 def swizzled_view(ptr: Any, layout: Any) -> Any:
     """make_tensor(smem pointer, S o k o L) in a kernel: the shared array read through the swizzle S
     (element units, as CuTe DSL evaluates a composed layout) at offsets k + L(i) from the pointer.
