@@ -1,5 +1,5 @@
 """The protocol between cutelab's core and its kernel compiler: the core asks it, the kernel
-(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab,
+(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab but its errors,
 and no module below the kernel tests module names or reads ``sys.modules`` to find the kernel.
 
 - ``TracedValue``, ``SymbolicIndex``: abstract classes that the kernel registers its classes
@@ -19,7 +19,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable, Optional
 
-__all__ = ["TracedValue", "SymbolicIndex", "hooks", "install"]
+__all__ = ["TracedValue", "SymbolicIndex", "hooks", "install", "instruction"]
 
 
 class TracedValue(abc.ABC):
@@ -50,9 +50,22 @@ class _Hooks:
     copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel
     gemm: Optional[Callable[..., Any]] = None  # cute.gemm inside a kernel
     mma_field: Optional[Callable[..., Any]] = None  # (atom, field, value, get) -> an atom's runtime field in a kernel, or NotImplemented
+    instruction: Optional[Callable[[str], Callable[..., Any]]] = None  # name -> the kernel's function (see instruction)
 
 
 hooks = _Hooks()
+
+
+def instruction(name: str) -> Callable[..., Any]:
+    """The kernel's function for an instruction that CuTe DSL names in an atoms' namespace
+    (``"wgmma.fence"`` is ``cute.nvgpu.warpgroup.fence``, ``"tcgen05.commit"`` ...): the atoms call
+    it through here, the kernel implements it (``hooks.instruction``). With no kernel imported
+    there is no kernel being traced to run it in: a TraceError says so."""
+    if hooks.instruction is not None:
+        return hooks.instruction(name)
+    from .errors import TraceError  # errors.py imports nothing
+
+    raise TraceError(f"{name} is only available inside a @cute.kernel function while it is launched")
 
 
 def install(**implementations: Any) -> None:

@@ -72,8 +72,16 @@ def _recast_smem_ptr(ptr, swizzle_, dtype):
     return recast_smem_ptr(ptr, swizzle_, dtype)
 
 
+def _instruction(name):
+    from .instr import tcgen05_mma, wgmma
+
+    return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
+            "wgmma.wait_group": wgmma.wait_group}[name]
+
+
 _tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel
 _tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 atoms inside a kernel (instr/tcgen05_mma.py)
+_tracing.install(instruction=_instruction)  # kernel ops named in the atoms' namespaces (cute.nvgpu.warpgroup.fence, ...)
 _tracing.install(print_tensor=_print_tensor)  # print_tensor in a kernel, or deferred in a jit function (instr/printtensor.py)
 _tracing.install(smem_view=_smem_view, recast_smem_ptr=_recast_smem_ptr)  # swizzled shared memory (frontend/smem.py)
 

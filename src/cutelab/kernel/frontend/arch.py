@@ -102,12 +102,13 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
     (default: the whole block)."""
     if barrier_id is None or (barrier_id == 0 and number_of_threads is None):
         return sync_threads()
-    from ...pipeline import NamedBarrier
+    from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
 
     if number_of_threads is None:
         bx, by, bz = block_dim()
         number_of_threads = bx * by * bz
-    NamedBarrier(barrier_id=int(barrier_id), num_threads=int(number_of_threads)).arrive_and_wait()
+    check(int(barrier_id), int(number_of_threads))
+    named_barrier(int(barrier_id), int(number_of_threads), True, "arrive_and_wait")
 
 
 # --------------------------------------------------------------------------- SM90 (issue 10)
