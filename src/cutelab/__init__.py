@@ -12,6 +12,7 @@ import importlib as _importlib
 import sys as _sys
 import types as _types
 
+from . import display as _display
 from . import tracing as _tracing
 from .errors import CompileError, LaunchError, LayoutError, ParseError, TensorError, TraceError
 from .int_tuple import congruent, compatible, prefix_product
@@ -155,6 +156,21 @@ def _register_ipython() -> None:
 
 
 _register_ipython()
+
+
+def _notebook_html(x):
+    from .render import notebook
+
+    return notebook.html(x)
+
+
+def _notebook_svg(x):
+    from .render import notebook
+
+    return notebook.svg(x)
+
+
+_display.install(html=_notebook_html, svg=_notebook_svg)  # the values' pictures in Jupyter (cutelab.display)
 
 
 _layout_slice = slice_

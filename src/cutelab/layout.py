@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from . import display as _display
 from . import int_tuple as it
 from .tracing import SymbolicIndex, TracedValue
 from .dynamic import INT_TYPES as _INT
@@ -365,14 +366,7 @@ class Layout:
         return format(str(self), spec)
 
     def _repr_html_(self) -> str | None:  # Jupyter: the grid, interactive (hover, zoom, pan)
-        try:
-            from .render import html, layout_figure
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        try:
-            return html.fragment(layout_figure(self))
-        except LayoutError:  # no grid to draw (e.g. basis strides): IPython shows the text
-            return None
+        return _display.html(self)  # None where there is no grid to draw (e.g. basis strides): the text
 
     # ---- evaluation
     def __call__(self, coord: Any = _NO_COORD, *more: Any) -> Any:
@@ -466,14 +460,7 @@ class Layout:
         return cosize(self)
 
     def _repr_svg_(self) -> str | None:  # Jupyter: the grid of offsets (None: IPython shows the text)
-        try:
-            from .render import svg
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        try:
-            return svg.layout_svg(self)
-        except LayoutError:  # e.g. an identity layout: its values are coordinates, there is no grid
-            return None
+        return _display.svg(self)  # None e.g. for an identity layout: its values are coordinates, there is no grid
 
 
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]

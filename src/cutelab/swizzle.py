@@ -26,6 +26,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import display as _display
 from . import int_tuple as it
 from . import layout as _lay
 from .errors import LayoutError, ParseError
@@ -358,18 +359,10 @@ class ComposedLayout:
         return np.array([self(i) for i in range(self.size())], dtype=np.int64)
 
     def _repr_html_(self) -> str | None:  # Jupyter: the grid of offsets, as a Layout's (None: the text)
-        try:
-            from .render import notebook
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        return notebook.html(self)
+        return _display.html(self)
 
     def _repr_svg_(self) -> str | None:
-        try:
-            from .render import notebook
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        return notebook.svg(self)
+        return _display.svg(self)
 
 
 def _add_offset(offset: Any, v: Any) -> Any:

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import display as _display
 from . import int_tuple as it
 from .tracing import SymbolicIndex, TracedValue
 from .tracing import hooks as _hooks
@@ -1027,12 +1028,7 @@ class Tensor:
     __repr__ = __str__
 
     def _repr_svg_(self) -> str | None:  # Jupyter: the values on the layout's grid (None: the text)
-        try:
-            from .render import figure, svg
-
-            return svg.render(figure.tensor_figure(self))
-        except (LayoutError, ImportError):
-            return None
+        return _display.svg(self)
 
     # ---- indexing
     def _check_coord(self, coord: Any) -> None:
