@@ -50,6 +50,7 @@ class _Hooks:
     copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel
     gemm: Optional[Callable[..., Any]] = None  # cute.gemm inside a kernel
     mma_field: Optional[Callable[..., Any]] = None  # (atom, field, value, get) -> an atom's runtime field in a kernel, or NotImplemented
+    index_value: Optional[Callable[..., Any]] = None  # (symbolic index, Int32/Int64) -> the traced value holding it
     instruction: Optional[Callable[[str], Callable[..., Any]]] = None  # name -> the kernel's function (see instruction)
 
 

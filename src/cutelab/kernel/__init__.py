@@ -28,7 +28,7 @@ cuLaunchKernelEx configuration, and the interpreter runs each cluster's CTAs in 
 
 from .. import tracing as _tracing
 from .frontend import arch  # noqa: F401  (cute.arch)
-from .analysis.guards import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
+from .cuda.errorword import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
 from .launch.compiled import CompiledFunction
 from .launch.args import Constexpr
 from .launch.api import JitFunction, Kernel, compile, jit, kernel

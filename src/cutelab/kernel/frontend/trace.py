@@ -1040,6 +1040,11 @@ def _fold_bool_in_trace(x: "TraceValue", op: str) -> "TraceValue":
     return parts[0]
 
 
+def _index_value(e: Any, dtype: Any) -> "TraceValue":
+    """A symbolic index as a traced scalar value of dtype (``Int32(i).to(Float32)`` and the like)."""
+    return TraceValue([e], (), dtype)
+
+
 def _value_as(v: "TraceValue", shape: Any, dtype: Any) -> "TraceValue":
     """``cute.TensorSSA(v, shape, dtype)`` of a traced kernel value v: v with that shape."""
     from ...errors import TensorError
@@ -1054,4 +1059,4 @@ def _value_as(v: "TraceValue", shape: Any, dtype: Any) -> "TraceValue":
 
 _tracing_protocol.TracedValue.register(TraceValue)
 _tracing_protocol.install(kernel_tracing=tracing, rmem_tensor=_rmem_in_trace, full_like=full_like_value,
-                          fold_bool=_fold_bool_in_trace, value_as=_value_as)
+                          fold_bool=_fold_bool_in_trace, value_as=_value_as, index_value=_index_value)

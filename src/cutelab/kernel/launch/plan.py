@@ -105,7 +105,7 @@ class _Plan:
         self.launcher: Any = None
         self.epoch = 0  # the driver it was loaded with (driver._EPOCH)
         self._scalars_ok: Dict[Tuple[Any, ...], bool] = {}  # scalar values whose deferred checks passed
-        self.error_word: Any = None  # guards.ErrorWord of a kernel with guarded accesses
+        self.error_word: Any = None  # cuda.errorword.ErrorWord of a kernel with guarded accesses
         self.tensor_maps: Any = None  # SM90 TMA: CUtensorMap parameters after the others
         if mode == "gpu":
             from ..instr.tma import TensorMapArgs
@@ -384,7 +384,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                           "nvrtc" if not res.cached else "compile cache": t_load - t1, "module load": t2 - t_load}
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
     if getattr(ir, "guards", None):
-        from ..analysis.guards import ErrorWord
+        from ..cuda.errorword import ErrorWord
         from ..cuda import driver as _drv
 
         mod = next(m for (_, key), (m, f) in _drv._MODULES.items() if key == res.key and f is fn)
