@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -17,6 +16,7 @@ from ... import tracing as _tracing_protocol
 from ...errors import LaunchError, TraceError
 from ..analysis.bounds import check_bounds, check_deferred
 from ..cuda.driver import CUstream as _CUstream
+from ..frontend.host import _local  # the launch record of this thread
 from ..frontend.trace import GmemEngine, Tracer, tracing
 from ..ir.nodes import KernelIR, pow2_divisor
 from .args import (
@@ -46,9 +46,6 @@ class LaunchInfo:
         self.trace_seconds = trace_seconds
         self.cubin = cubin
         self.phases: Dict[str, float] = {}  # seconds per phase of a first launch on the GPU (trace, render, ...)
-
-
-_local = threading.local()
 
 
 def _host_tracing() -> bool:
