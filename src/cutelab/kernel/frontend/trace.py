@@ -866,9 +866,9 @@ class SmemEngine(GmemEngine):
 
     def address_value(self, a: Any) -> Any:
         """``ptr.toint().ir_value()`` of a pointer into this array (a core ``PointerInt`` ``a``): its
-        shared-memory address as an inline-PTX operand (frontend.smem.SharedAddress)."""
+        shared-memory address as an inline-PTX operand (frontend.shared_address.SharedAddress)."""
         from ...tensor import Pointer
-        from .smem import SharedAddress
+        from .shared_address import SharedAddress
 
         if type(self) is not SmemEngine:
             raise TraceError(f"{a.ptr}.toint().ir_value(): the address of swizzled shared memory as an inline-PTX "
