@@ -1,6 +1,6 @@
 """What Jupyter shows for cutelab's values: the picture (interactive HTML, or SVG), else the text.
 
-``figure_of(x)`` picks the picture a value has: a Layout or a ComposedLayout its grid of
+``figure_of(x)`` picks the picture a value has: a Figure itself, a Layout or a ComposedLayout its grid of
 offsets, a Tensor its values on that grid, an MMA atom or TiledMMA its C, A and B (``mma_figure``; a tcgen05 UMMA's ``umma_figure``:
 C's tensor-memory lanes and columns, where A and B are read from), a TiledCopy its source and
 destination (``copy_figure``). ``html(x)`` and ``svg(x)`` are what the values'
@@ -63,6 +63,8 @@ def figure_of(x: Any) -> Figure | None:
     from ..nvgpu.mma_atom import MmaAtom
     from ..swizzle import ComposedLayout
 
+    if isinstance(x, Figure):  # a picture already (Figure._repr_svg_ and _repr_html_ come here)
+        return x
     if isinstance(x, (Layout, ComposedLayout)):
         from .figure import layout_figure
 
