@@ -20,7 +20,6 @@ from . import int_tuple as it
 from .dynamic import INT_TYPES as _INT
 from .dynamic import DynInt, is_dynamic, value_of
 from .errors import LayoutError
-from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
@@ -36,6 +35,23 @@ __all__ = [
 ]
 
 _raw = Layout._raw
+
+
+class _NoComposedLayout:
+    """Stands for swizzle.ComposedLayout until swizzle.py registers it (no value is one before)."""
+
+
+#: the composed layouts' class and CuTe's rules for the algebra on them (``composed_op``): swizzle.py's,
+#: which registers them (``register_composed``) when it is imported; it imports this module
+_ComposedLayout: type = _NoComposedLayout
+_composed_op: Callable[..., Any] = None  # type: ignore[assignment]
+
+
+def register_composed(cls: type, op: Callable[..., Any]) -> None:
+    """Make the algebra's operations hand operands of class cls (swizzle.ComposedLayout) to
+    op(name, f, args, kw) (swizzle.composed_op); swizzle.py calls this once."""
+    global _ComposedLayout, _composed_op
+    _ComposedLayout, _composed_op = cls, op
 _INT_LIMIT = 1 << 63
 _NEG_LIMIT = -_INT_LIMIT
 
@@ -56,12 +72,12 @@ def _op(name: str, keeps_fit: bool = False) -> Callable:
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
                 for a in args:
-                    if type(a) is ComposedLayout:
-                        return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
+                    if type(a) is _ComposedLayout:
+                        return _composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
                 if kw:
                     for a in kw.values():
-                        if type(a) is ComposedLayout:
-                            return composed_op(name, f, args, kw)
+                        if type(a) is _ComposedLayout:
+                            return _composed_op(name, f, args, kw)
                     r = f(*args, **kw)
                 else:
                     r = f(*args)

@@ -26,6 +26,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import algebra as _alg
 from . import display as _display
 from . import int_tuple as it
 from . import layout as _lay
@@ -851,3 +852,5 @@ _OUTER_OPS = frozenset({
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "tile_to_shape", "coalesce", "filter",
 })
+
+_alg.register_composed(ComposedLayout, composed_op)  # the algebra's operations on composed layouts

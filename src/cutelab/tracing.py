@@ -40,6 +40,7 @@ class _Hooks:
 
     kernel_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.kernel body is being traced
     host_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.jit body (outside kernels) is
+    host_scalar: Optional[Callable[..., Any]] = None  # (dtype, value) -> its runtime value in a @cute.jit body, or None
     rmem_tensor: Optional[Callable[..., Any]] = None  # (layout, dtype) -> a register Tensor, or None
     print_tensor: Optional[Callable[..., bool]] = None  # (tensor, verbose=) -> True if printed in a kernel
     full_like: Optional[Callable[..., Any]] = None  # (traced value, fill, dtype) -> traced value

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ... import tracing as _tracing_protocol
+from ...dynamic import dyn_scalar
 from ...errors import LaunchError, TraceError
 from ..analysis.bounds import check_bounds, check_deferred
 from ..cuda.driver import CUstream as _CUstream
@@ -53,7 +54,7 @@ def _host_tracing() -> bool:
     return getattr(_local, "recorder", None) is not None and not tracing()
 
 
-_tracing_protocol.install(host_tracing=_host_tracing)
+_tracing_protocol.install(host_tracing=_host_tracing, host_scalar=dyn_scalar)  # Int32(3) in a jit body: a runtime value
 
 
 _SPILLS_SHOWN: set = set()  # compile keys whose spills were reported (once per process)
