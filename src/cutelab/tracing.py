@@ -1,6 +1,7 @@
 """The protocol between cutelab's core and its kernel compiler: the core asks it, the kernel
-(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab but its errors,
-and no module below the kernel tests module names or reads ``sys.modules`` to find the kernel.
+(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab but
+its errors, and no module below the kernel tests module names or reads ``sys.modules`` to find
+the kernel.
 
 - ``TracedValue``, ``SymbolicIndex``: abstract classes that the kernel registers its classes
   with (a value computed inside a traced kernel, whose ``as_index()`` gives it as an index; a
@@ -8,6 +9,8 @@ and no module below the kernel tests module names or reads ``sys.modules`` to fi
   without the kernel;
 - ``hooks``: what the core delegates while a kernel is traced. Until the kernel installs them
   (``install``), nothing is being traced and the defaults answer so.
+- ``instruction(name)``: the kernel's function for an instruction CuTe DSL names in an atoms'
+  namespace (``cute.nvgpu.warpgroup.fence`` is ``instruction("wgmma.fence")``).
 
 >>> from cutelab import tracing
 >>> tracing.hooks.kernel_tracing(), isinstance(3, tracing.SymbolicIndex)
