@@ -61,16 +61,17 @@ class _Hooks:
 hooks = _Hooks()
 
 
-def instruction(name: str) -> Callable[..., Any]:
+def instruction(name: str, what: Optional[str] = None) -> Callable[..., Any]:
     """The kernel's function for an instruction that CuTe DSL names in an atoms' namespace
     (``"wgmma.fence"`` is ``cute.nvgpu.warpgroup.fence``, ``"tcgen05.commit"`` ...): the atoms call
     it through here, the kernel implements it (``hooks.instruction``). With no kernel imported
-    there is no kernel being traced to run it in: a TraceError says so."""
+    there is no kernel being traced to run it in: a TraceError says so, naming ``what`` (the
+    instruction as the user wrote it; ``name`` if not given), as the kernel's own check does."""
     if hooks.instruction is not None:
         return hooks.instruction(name)
     from .errors import TraceError  # errors.py imports nothing
 
-    raise TraceError(f"{name} is only available inside a @cute.kernel function while it is launched")
+    raise TraceError(f"{what or name} is only available inside a @cute.kernel function while it is launched")
 
 
 def install(**implementations: Any) -> None:

@@ -10,14 +10,14 @@ from ...tracing import instruction as _instruction
 
 def fence(*, loc=None, ip=None) -> None:
     """``wgmma.fence.sync.aligned`` inside a kernel (see cutelab.kernel.instr.wgmma.fence)."""
-    _instruction("wgmma.fence")()
+    _instruction("wgmma.fence", "cute.nvgpu.warpgroup.fence()")()
 
 
 def commit_group(*, loc=None, ip=None) -> None:
     """``wgmma.commit_group.sync.aligned`` inside a kernel."""
-    _instruction("wgmma.commit_group")()
+    _instruction("wgmma.commit_group", "cute.nvgpu.warpgroup.commit_group()")()
 
 
 def wait_group(group, *, loc=None, ip=None) -> None:
     """``wgmma.wait_group.sync.aligned N`` inside a kernel."""
-    _instruction("wgmma.wait_group")(group)
+    _instruction("wgmma.wait_group", "cute.nvgpu.warpgroup.wait_group()")(group)
