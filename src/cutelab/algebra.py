@@ -23,7 +23,7 @@ from .errors import LayoutError
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
-from .layout import _FITS, _facts_of, _leaf_facts, _raw_facts, _set_facts
+from .layout import _FITS, _facts_of, _leaf_facts, _raw_facts, _set_facts, register_max_alignment
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -2059,3 +2059,19 @@ def _fmt_tiler(t: Any) -> str:
     if isinstance(t, tuple):
         return "(" + ",".join(_fmt_tiler(x) for x in t) + ")"
     return "_" if t is None else str(t)
+
+
+def _layout_alignment(layout: Layout) -> int:
+    """CuTe's max_alignment(layout): gcd of the run of consecutive offsets that the layout
+    covers (size of the first mode of logical_divide(L, right_inverse(L))) and the stride
+    that follows it (``Layout.max_alignment``)."""
+    from math import gcd
+
+    flat = coalesce(layout)
+    permuted = logical_divide(flat, right_inverse(flat))
+    s0 = it.product(permuted.shape[0])
+    d1 = permuted.stride[1]
+    return gcd(s0, *it.flatten_to_tuple(d1))
+
+
+register_max_alignment(_layout_alignment)  # Layout.max_alignment (layout.py sits below the algebra)

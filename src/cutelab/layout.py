@@ -427,9 +427,7 @@ class Layout:
         >>> make_layout((128, 8)).max_alignment, make_layout((100, 8))[0].max_alignment
         (1024, 100)
         """
-        from .swizzle import _layout_alignment
-
-        return _layout_alignment(self)
+        return _max_alignment(self)  # algebra.py's (it registers it: register_max_alignment)
 
     def get_hier_coord(self, idx: int) -> Any:
         """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked.
@@ -461,6 +459,17 @@ class Layout:
 
     def _repr_svg_(self) -> str | None:  # Jupyter: the grid of offsets (None: IPython shows the text)
         return _display.svg(self)  # None e.g. for an identity layout: its values are coordinates, there is no grid
+
+
+#: Layout.max_alignment's computation: algebra.py's (it needs the algebra, which imports this module),
+#: registered by it when it is imported (``register_max_alignment``; the package imports it)
+_max_alignment: Any = None
+
+
+def register_max_alignment(fn: Any) -> None:
+    """Make ``Layout.max_alignment`` answer fn(layout) (algebra.py calls this once)."""
+    global _max_alignment
+    _max_alignment = fn
 
 
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]
