@@ -6,12 +6,21 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 >>> L = cute.make_layout(((2, 2), (2, 3)), stride=((2, 12), (1, 4)))
 >>> print(L, cute.size(L), cute.cosize(L))
 ((2,2),(2,3)):((2,12),(1,4)) 24 24
+
+Layers, bottom up: the core (this folder's modules: int_tuple, numeric, dynamic, layout, algebra,
+swizzle, tensor, address, runtime, fake, ...) imports nothing above it; ``nvgpu`` (atoms) imports
+the core; ``render`` (pictures) and ``analysis`` build on the atoms; the kernel compiler (``kernel``)
+uses all of these; ``pipeline*``, ``testing``, ``cli``, ``web`` and ``compat`` sit on top (``utils``
+holds helpers of both kinds: layout helpers below the kernel, allocators above it). The core and
+the atoms reach what is above them through two protocols that import nothing: ``tracing`` (the
+kernel implements it when imported) and ``display`` (this package wires it to ``render``).
 """
 
 import importlib as _importlib
 import sys as _sys
 import types as _types
 
+from . import display as _display
 from . import tracing as _tracing
 from .errors import CompileError, LaunchError, LayoutError, ParseError, TensorError, TraceError
 from .int_tuple import congruent, compatible, prefix_product
@@ -156,6 +165,21 @@ def _register_ipython() -> None:
 
 
 _register_ipython()
+
+
+def _notebook_html(x):
+    from .render import notebook
+
+    return notebook.html(x)
+
+
+def _notebook_svg(x):
+    from .render import notebook
+
+    return notebook.svg(x)
+
+
+_display.install(html=_notebook_html, svg=_notebook_svg)  # the values' pictures in Jupyter (cutelab.display)
 
 
 _layout_slice = slice_

@@ -164,9 +164,7 @@ def pointer_toint(ptr: Any) -> Any:
 def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: Any) -> Any:
     """``make_ptr(dtype, a, mem_space, assumed_align)`` of a PointerInt: the pointer it came from,
     moved by its byte offset (which must be whole elements of dtype)."""
-    from .tensor import Pointer
-
-    ptr = a.ptr
+    ptr = a.ptr  # a cutelab.tensor.Pointer (this module sits below tensor.py, whose Pointer.toint uses it)
     eng = ptr.engine
     what = f"make_ptr({dtype}, {ptr}.toint() + ...)"
     space = str(getattr(mem_space, "value", mem_space)).split(".")[-1]
@@ -194,4 +192,4 @@ def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: A
         al = int(assumed_align)
         if al < 1 or al & (al - 1):
             raise TensorError(f"{what}: assumed_align must be a power of two, got {assumed_align}")
-    return Pointer(eng, ptr.offset + step)
+    return type(ptr)(eng, ptr.offset + step)

@@ -20,11 +20,10 @@ from . import int_tuple as it
 from .dynamic import INT_TYPES as _INT
 from .dynamic import DynInt, is_dynamic, value_of
 from .errors import LayoutError
-from .swizzle import ComposedLayout, composed_op
 from .layout import (
     Layout, ScaledBasis, _normalize, check_fits, cosize, make_layout, make_ordered_layout, parse_layout,
 )
-from .layout import _FITS, _facts_of, _leaf_facts, _raw_facts, _set_facts
+from .layout import _FITS, _facts_of, _leaf_facts, _raw_facts, _set_facts, register_max_alignment
 
 __all__ = [
     "coalesce", "filter", "filter_zeros", "composition", "complement", "right_inverse",
@@ -36,6 +35,23 @@ __all__ = [
 ]
 
 _raw = Layout._raw
+
+
+class _NoComposedLayout:
+    """Stands for swizzle.ComposedLayout until swizzle.py registers it (no value is one before)."""
+
+
+#: the composed layouts' class and CuTe's rules for the algebra on them (``composed_op``): swizzle.py's,
+#: which registers them (``register_composed``) when it is imported; it imports this module
+_ComposedLayout: type = _NoComposedLayout
+_composed_op: Callable[..., Any] = None  # type: ignore[assignment]
+
+
+def register_composed(cls: type, op: Callable[..., Any]) -> None:
+    """Make the algebra's operations hand operands of class cls (swizzle.ComposedLayout) to
+    op(name, f, args, kw) (swizzle.composed_op); swizzle.py calls this once."""
+    global _ComposedLayout, _composed_op
+    _ComposedLayout, _composed_op = cls, op
 _INT_LIMIT = 1 << 63
 _NEG_LIMIT = -_INT_LIMIT
 
@@ -56,12 +72,12 @@ def _op(name: str, keeps_fit: bool = False) -> Callable:
         def wrapper(*args: Any, **kw: Any) -> Any:
             try:
                 for a in args:
-                    if type(a) is ComposedLayout:
-                        return composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
+                    if type(a) is _ComposedLayout:
+                        return _composed_op(name, f, args, kw)  # swizzle.py: CuTe's rules for composed layouts
                 if kw:
                     for a in kw.values():
-                        if type(a) is ComposedLayout:
-                            return composed_op(name, f, args, kw)
+                        if type(a) is _ComposedLayout:
+                            return _composed_op(name, f, args, kw)
                     r = f(*args, **kw)
                 else:
                     r = f(*args)
@@ -2047,3 +2063,19 @@ def _fmt_tiler(t: Any) -> str:
     if isinstance(t, tuple):
         return "(" + ",".join(_fmt_tiler(x) for x in t) + ")"
     return "_" if t is None else str(t)
+
+
+def _layout_alignment(layout: Layout) -> int:
+    """CuTe's max_alignment(layout): gcd of the run of consecutive offsets that the layout
+    covers (size of the first mode of logical_divide(L, right_inverse(L))) and the stride
+    that follows it (``Layout.max_alignment``)."""
+    from math import gcd
+
+    flat = coalesce(layout)
+    permuted = logical_divide(flat, right_inverse(flat))
+    s0 = it.product(permuted.shape[0])
+    d1 = permuted.stride[1]
+    return gcd(s0, *it.flatten_to_tuple(d1))
+
+
+register_max_alignment(_layout_alignment)  # Layout.max_alignment (layout.py sits below the algebra)

@@ -353,10 +353,8 @@ def value_of(x: Any) -> Any:
         return tuple(value_of(v) for v in x)
     if type(x) is list:
         return [value_of(v) for v in x]
-    if type(x).__name__ == "Layout" and is_dynamic(x):
-        from .layout import Layout
-
-        return Layout(value_of(x.shape), value_of(x.stride))
+    if type(x).__name__ == "Layout" and is_dynamic(x):  # a cutelab.layout.Layout (layout.py imports this module)
+        return type(x)(value_of(x.shape), value_of(x.stride))
     return x
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from . import display as _display
 from . import int_tuple as it
 from .tracing import SymbolicIndex, TracedValue
 from .dynamic import INT_TYPES as _INT
@@ -365,14 +366,7 @@ class Layout:
         return format(str(self), spec)
 
     def _repr_html_(self) -> str | None:  # Jupyter: the grid, interactive (hover, zoom, pan)
-        try:
-            from .render import html, layout_figure
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        try:
-            return html.fragment(layout_figure(self))
-        except LayoutError:  # no grid to draw (e.g. basis strides): IPython shows the text
-            return None
+        return _display.html(self)  # None where there is no grid to draw (e.g. basis strides): the text
 
     # ---- evaluation
     def __call__(self, coord: Any = _NO_COORD, *more: Any) -> Any:
@@ -433,9 +427,7 @@ class Layout:
         >>> make_layout((128, 8)).max_alignment, make_layout((100, 8))[0].max_alignment
         (1024, 100)
         """
-        from .swizzle import _layout_alignment
-
-        return _layout_alignment(self)
+        return _max_alignment(self)  # algebra.py's (it registers it: register_max_alignment)
 
     def get_hier_coord(self, idx: int) -> Any:
         """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked.
@@ -466,14 +458,18 @@ class Layout:
         return cosize(self)
 
     def _repr_svg_(self) -> str | None:  # Jupyter: the grid of offsets (None: IPython shows the text)
-        try:
-            from .render import svg
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        try:
-            return svg.layout_svg(self)
-        except LayoutError:  # e.g. an identity layout: its values are coordinates, there is no grid
-            return None
+        return _display.svg(self)  # None e.g. for an identity layout: its values are coordinates, there is no grid
+
+
+#: Layout.max_alignment's computation: algebra.py's (it needs the algebra, which imports this module),
+#: registered by it when it is imported (``register_max_alignment``; the package imports it)
+_max_alignment: Any = None
+
+
+def register_max_alignment(fn: Any) -> None:
+    """Make ``Layout.max_alignment`` answer fn(layout) (algebra.py calls this once)."""
+    global _max_alignment
+    _max_alignment = fn
 
 
 _set_shape = Layout._shape.__set__  # type: ignore[attr-defined]

@@ -27,6 +27,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .tracing import SymbolicIndex, TracedValue
+from .tracing import hooks as _hooks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -302,10 +303,8 @@ class NumericMeta(type):
             return v.to(cls)
         if getattr(type(v), "_cute_numeric_value", False):  # address.PointerInt (Int64(ptr.toint()))
             return v.to(cls)
-        from .dynamic import dyn_scalar, in_host_trace
-
-        if in_host_trace():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
-            d = dyn_scalar(cls, v)
+        if _hooks.host_tracing():  # inside a @cute.jit trace CuTe DSL makes a runtime value: prints '?'
+            d = _hooks.host_scalar(cls, v)  # dynamic.dyn_scalar (dynamic.py imports this module)
             if d is not None:
                 return d
         if cls.kind == "float":

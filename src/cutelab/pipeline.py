@@ -20,51 +20,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 __all__ = ["NamedBarrier"]
-
-
-def _op_class() -> Any:
-    """The kernel IR op of a named barrier, ``bar.sync id, n`` (wait) or ``bar.arrive id, n``: a
-    trace.Op subclass made at first use (this module imports without the kernel machinery)."""
-    global _OpClass
-    if _OpClass is None:
-        from .errors import LaunchError
-        from .kernel.ir.nodes import Op
-
-        class NamedBarrierIR(Op):
-            __slots__ = ("barrier_id", "num_threads", "wait", "where")
-
-            def __init__(self, barrier_id: int, num_threads: int, wait: bool, where: str):
-                self.barrier_id, self.num_threads, self.wait, self.where = barrier_id, num_threads, wait, where
-
-            def __repr__(self) -> str:
-                return f"bar.{'sync' if self.wait else 'arrive'} {self.barrier_id}, {self.num_threads}"
-
-            def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-                # all threads run each op together, so the barrier orders nothing; check that the
-                # threads reaching it are the number it expects, in every block that reaches it
-                act = np.ones(b.n, dtype=bool) if mask is None else mask
-                per_block = act.reshape(b.nblk, b.nt).sum(axis=1)
-                bad = (per_block != 0) & (per_block != self.num_threads) if self.wait else per_block > self.num_threads
-                if bad.any() and self.wait:
-                    raise LaunchError(
-                        f"{b.ir.name}: NamedBarrier({self.barrier_id}, {self.num_threads}).arrive_and_wait() at "
-                        f"{self.where} is reached by {int(per_block[bad][0])} threads of a block, not "
-                        f"{self.num_threads}; on the GPU the block would hang or the barrier would not order "
-                        f"what the program expects"
-                    )
-
-            def cuda(self, r: Any) -> None:
-                ins = "sync" if self.wait else "arrive"
-                r.emit(f'asm volatile("bar.{ins} {self.barrier_id}, {self.num_threads};\\n" ::: "memory");')
-
-        _OpClass = NamedBarrierIR
-    return _OpClass
-
-
-_OpClass = None
 
 
 @dataclass(frozen=True)
@@ -75,30 +31,14 @@ class NamedBarrier:
     num_threads: int
 
     def __post_init__(self) -> None:
-        bid, n = self.barrier_id, self.num_threads
-        for name, v in (("barrier_id", bid), ("num_threads", n)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"NamedBarrier(barrier_id={bid!r}, num_threads={n!r}): {name} must be a static int "
-                                f"in cutelab, got {type(v).__name__}")
-        if not 0 <= bid < 16:
-            raise ValueError(f"NamedBarrier(barrier_id={bid}, num_threads={n}): barrier_id must be in [0, 15]")
-        if n < 32 or n % 32:
-            raise ValueError(f"NamedBarrier(barrier_id={bid}, num_threads={n}): num_threads must be a positive "
-                             f"multiple of the warp size (32)")
-        if bid == 0:
-            warnings.warn("NamedBarrier ID 0 is used by sync_threads, avoid using.")
+        from .kernel.instr.named_barrier import check
+
+        check(self.barrier_id, self.num_threads)
 
     def _emit(self, wait: bool, what: str) -> None:
-        from .kernel.frontend.trace import current, user_line
+        from .kernel.instr.named_barrier import named_barrier
 
-        t = current(f"NamedBarrier.{what}")
-        nt = t.block[0] * t.block[1] * t.block[2]
-        if self.num_threads > nt:
-            from .errors import TraceError
-
-            raise TraceError(f"kernel {t.name}: NamedBarrier({self.barrier_id}, {self.num_threads}).{what}() at "
-                             f"{user_line()}: the block has only {nt} threads")
-        t.emit(_op_class()(int(self.barrier_id), int(self.num_threads), wait, user_line()))
+        named_barrier(self.barrier_id, self.num_threads, wait, what)
 
     def arrive_and_wait(self, *, loc: Any = None, ip: Any = None) -> None:
         """Arrive and wait until num_threads threads of the block have arrived (``bar.sync``)."""

@@ -247,7 +247,6 @@ def sync(barrier_id: int = 0, *, loc: Any = None, ip: Any = None) -> None:
     (``bar.sync id``; 0 is ``sync_threads``)."""
     from .kernel.frontend import arch
     from .kernel.frontend.trace import current
-    from .pipeline import NamedBarrier
 
     if isinstance(barrier_id, bool) or not isinstance(barrier_id, int) or not 0 <= barrier_id < 16:
         raise TraceError(f"cutlass.pipeline.sync(barrier_id={barrier_id!r}): barrier_id must be a static int in [0, 15]")
@@ -255,4 +254,4 @@ def sync(barrier_id: int = 0, *, loc: Any = None, ip: Any = None) -> None:
         arch.sync_threads()
         return
     t = current("cutlass.pipeline.sync")
-    NamedBarrier(barrier_id, t.block[0] * t.block[1] * t.block[2]).arrive_and_wait()
+    arch.barrier(barrier_id=barrier_id, number_of_threads=t.block[0] * t.block[1] * t.block[2])  # NamedBarrier's

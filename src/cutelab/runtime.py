@@ -25,6 +25,7 @@ from .errors import TensorError
 from .layout import Layout
 from .numeric import Numeric, is_numeric_type, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
+from .tracing import hooks as _hooks
 
 __all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "make_fake_tensor", "make_fake_compact_tensor", "mark_layout_dynamic", "mark_compact_shape_dynamic",
            "AddressSpace", "make_ptr", "nullptr", "recast_ptr"]
@@ -364,49 +365,6 @@ def nullptr(dtype: Any, mem_space: Any = AddressSpace.generic, assumed_align: in
     return make_ptr(dtype, 0, mem_space, assumed_align)
 
 
-def _smem_engine(ptr: Any) -> bool:
-    eng = getattr(ptr, "engine", None)
-    return type(eng).__name__ in ("SmemEngine", "SwizzledSmemEngine") and hasattr(eng, "param")
-
-
-def _swizzled_smem_ptr(ptr: Pointer, swizzle_: Any, dtype: Any) -> Pointer:
-    """recast_ptr(smem pointer, swizzle_=S, dtype=...) inside a kernel: the same shared array read
-    through swizzle S (on byte addresses, as CuTe DSL's swizzled pointers), e.g. an epilogue's
-    buffer over a mainloop operand's memory."""
-    from .kernel.frontend.smem import SwizzledSmemEngine, element_swizzle
-
-    eng = ptr.engine
-    dt = eng.dtype if dtype is None else dtype
-    if dt.name != eng.dtype.name:
-        return _smem_region_ptr(ptr, swizzle_, dt)
-    sw = element_swizzle(swizzle_, dt.bytes, "bytes", f"recast_ptr({ptr}, swizzle_={swizzle_})")
-    origin = ptr.offset if isinstance(ptr.offset, (int, np.integer)) else 0
-    new = SwizzledSmemEngine(eng.param, sw, origin=int(origin), base_align=getattr(eng, "base_align", 0),
-                             ptr_swizzle=swizzle_)
-    return Pointer(new, ptr.offset)
-
-
-def _smem_region_ptr(ptr: Pointer, swizzle_: Any, dtype: Any) -> Any:
-    """recast_ptr of a kernel's shared-memory pointer to another element type with a swizzle: a
-    pointer into the SmemAllocator region the memory came from, whose tensors are that region's
-    array of the new type (cutelab keeps one array per element type of a region: views of
-    different types do not alias, see kernel/frontend/smem.py)."""
-    from .kernel.frontend.smem import SmemPtr
-    from .kernel.frontend.trace import current
-
-    eng = ptr.engine
-    what = f"recast_ptr({ptr}, swizzle_={swizzle_}, dtype={dtype})"
-    region = current(what).__dict__.get("_smem_region_of", {}).get(eng.param.index)
-    off = ptr.offset
-    if region is None or not isinstance(off, (int, np.integer)):
-        raise TensorError(f"{what}: cutelab views memory of one element type as another only through the "
-                          f"SmemAllocator region it came from, at a static offset")
-    nbytes = int(off) * eng.dtype.bytes
-    if nbytes % dtype.bytes:
-        raise TensorError(f"{what}: byte offset {nbytes} is not a multiple of {dtype}'s size")
-    return SmemPtr(region, nbytes, dtype, swizzle_)
-
-
 def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer:
     """The same address read as elements of another dtype (CuTe DSL's cute.recast_ptr); the alignment
     in bytes is kept.
@@ -420,8 +378,10 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
         return ptr.recast(dtype)
     if not isinstance(ptr, Pointer):
         raise TensorError(f"recast_ptr: expected a pointer (make_ptr, tensor.iterator), got {type(ptr).__name__}")
-    if swizzle_ is not None and _smem_engine(ptr):
-        return _swizzled_smem_ptr(ptr, swizzle_, dtype)
+    if swizzle_ is not None and _hooks.recast_smem_ptr is not None:  # a kernel's shared memory, swizzled
+        made = _hooks.recast_smem_ptr(ptr, swizzle_, dtype)
+        if made is not None:
+            return made
     if swizzle_ is not None:
         raise TensorError(
             f"recast_ptr({ptr}, swizzle_={swizzle_}): swizzled pointers are not supported in cutelab outside a "

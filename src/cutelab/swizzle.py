@@ -26,6 +26,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import algebra as _alg
+from . import display as _display
 from . import int_tuple as it
 from . import layout as _lay
 from .errors import LayoutError, ParseError
@@ -286,7 +288,7 @@ class ComposedLayout:
             raise LayoutError(f"max_alignment({self}): only defined for a swizzle inner function")
         # S<0,m,s> o 0 o L is L itself (CuTe's composition folds it); otherwise 2^m bounds it
         sw = 0 if self._inner.num_bits == 0 and self._offset == 0 else 1 << self._inner.num_base
-        return gcd(sw, self._offset, _layout_alignment(self._outer))
+        return gcd(sw, self._offset, self._outer.max_alignment)
 
     def size(self) -> int:
         return it.product(self._outer.shape)
@@ -358,18 +360,10 @@ class ComposedLayout:
         return np.array([self(i) for i in range(self.size())], dtype=np.int64)
 
     def _repr_html_(self) -> str | None:  # Jupyter: the grid of offsets, as a Layout's (None: the text)
-        try:
-            from .render import notebook
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        return notebook.html(self)
+        return _display.html(self)
 
     def _repr_svg_(self) -> str | None:
-        try:
-            from .render import notebook
-        except ImportError:  # pragma: no cover - rendering not available
-            return None
-        return notebook.svg(self)
+        return _display.svg(self)
 
 
 def _add_offset(offset: Any, v: Any) -> Any:
@@ -400,20 +394,6 @@ def _eval_index_array(layout: Layout, idx: np.ndarray) -> np.ndarray:
             out += (rest % s) * d
             rest = rest // s
     return out
-
-
-def _layout_alignment(layout: Layout) -> int:
-    """CuTe's max_alignment(layout): gcd of the run of consecutive offsets that the layout
-    covers (size of the first mode of logical_divide(L, right_inverse(L))) and the stride
-    that follows it."""
-    from math import gcd
-    from .algebra import coalesce, logical_divide, right_inverse
-
-    flat = coalesce(layout)
-    permuted = logical_divide(flat, right_inverse(flat))
-    s0 = it.product(permuted.shape[0])
-    d1 = permuted.stride[1]
-    return gcd(s0, *it.flatten_to_tuple(d1))
 
 
 class _ComposedLayoutWithInnerFunc(ComposedLayout):
@@ -858,3 +838,5 @@ _OUTER_OPS = frozenset({
     "logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
     "raked_product", "tile_to_shape", "coalesce", "filter",
 })
+
+_alg.register_composed(ComposedLayout, composed_op)  # the algebra's operations on composed layouts

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import display as _display
 from . import int_tuple as it
 from .tracing import SymbolicIndex, TracedValue
 from .tracing import hooks as _hooks
@@ -182,19 +183,8 @@ def _from_real(values: Any, dtype: Numeric) -> np.ndarray:
 
 def _fold_bool(x: Any, op: str, what: str) -> Any:
     """Every element of x combined by op ("and"/"or"): a Boolean (a traced Boolean inside a kernel)."""
-    if type(x).__name__ == "TraceValue":
-        from .kernel.frontend.trace import TraceValue
-        from .numeric import Boolean
-
-        parts = [TraceValue([r], (), x.dtype) for r in x.refs]
-        if x.dtype.name != Boolean.name:
-            parts = [p != 0 for p in parts]
-        while len(parts) > 1:
-            nxt = [parts[i]._binary(parts[i + 1], op) for i in range(0, len(parts) - 1, 2)]
-            if len(parts) % 2:
-                nxt.append(parts[-1])
-            parts = nxt
-        return parts[0]
+    if isinstance(x, TracedValue):  # a kernel's value: combined in the kernel
+        return _hooks.fold_bool(x, op)
     if _is_ssa(x):
         v = _to_real(x.values, x.dtype) != 0
         return bool(v.all() if op == "and" else v.any())
@@ -209,18 +199,6 @@ def all_(x: Any) -> Any:
 def any_(x: Any) -> Any:
     """True when some element of the tensor value x is true (non-zero)."""
     return _fold_bool(x, "or", "any_")
-
-
-def _trace_value_as(v: Any, shape: Any, dtype: Any) -> Any:
-    """``cute.TensorSSA(v, shape, dtype)`` of a traced kernel value v: v with that shape."""
-    from .kernel.frontend.trace import TraceValue
-
-    n = 1
-    for s in it.flatten_to_tuple(shape) if isinstance(shape, tuple) else (shape,):
-        n *= int(s)
-    if n != len(v.refs) or dtype.name != v.dtype.name:
-        raise TensorError(f"TensorSSA(value, {shape}, {dtype}): the value has {len(v.refs)} elements of {v.dtype}")
-    return TraceValue(v.refs, shape, dtype)
 
 
 class _TensorSSAMeta(type):
@@ -245,8 +223,8 @@ class TensorSSA(metaclass=_TensorSSAMeta):
     __slots__ = ("values", "shape", "dtype")
 
     def __new__(cls, values: Any = None, shape: Any = None, dtype: Any = None):
-        if type(values).__name__ == "TraceValue":  # cute.TensorSSA(value, shape, dtype) inside a kernel: the value
-            return _trace_value_as(values, shape, dtype)
+        if isinstance(values, TracedValue):  # cute.TensorSSA(value, shape, dtype) inside a kernel: the value
+            return _hooks.value_as(values, shape, dtype)
         return super().__new__(cls)
 
     def __init__(self, values: np.ndarray, shape: Any, dtype: Numeric):
@@ -1075,12 +1053,7 @@ class Tensor:
     __repr__ = __str__
 
     def _repr_svg_(self) -> str | None:  # Jupyter: the values on the layout's grid (None: the text)
-        try:
-            from .render import figure, svg
-
-            return svg.render(figure.tensor_figure(self))
-        except (LayoutError, ImportError):
-            return None
+        return _display.svg(self)
 
     # ---- indexing
     def _check_coord(self, coord: Any) -> None:

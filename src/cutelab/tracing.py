@@ -1,6 +1,7 @@
 """The protocol between cutelab's core and its kernel compiler: the core asks it, the kernel
-(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab,
-and no module below the kernel tests module names or reads ``sys.modules`` to find the kernel.
+(``cutelab.kernel``) implements it when it is imported. This module imports nothing of cutelab but
+its errors, and no module below the kernel tests module names or reads ``sys.modules`` to find
+the kernel.
 
 - ``TracedValue``, ``SymbolicIndex``: abstract classes that the kernel registers its classes
   with (a value computed inside a traced kernel, whose ``as_index()`` gives it as an index; a
@@ -8,6 +9,8 @@ and no module below the kernel tests module names or reads ``sys.modules`` to fi
   without the kernel;
 - ``hooks``: what the core delegates while a kernel is traced. Until the kernel installs them
   (``install``), nothing is being traced and the defaults answer so.
+- ``instruction(name)``: the kernel's function for an instruction CuTe DSL names in an atoms'
+  namespace (``cute.nvgpu.warpgroup.fence`` is ``instruction("wgmma.fence")``).
 
 >>> from cutelab import tracing
 >>> tracing.hooks.kernel_tracing(), isinstance(3, tracing.SymbolicIndex)
@@ -19,7 +22,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Callable, Optional
 
-__all__ = ["TracedValue", "SymbolicIndex", "hooks", "install"]
+__all__ = ["TracedValue", "SymbolicIndex", "hooks", "install", "instruction"]
 
 
 class TracedValue(abc.ABC):
@@ -40,16 +43,35 @@ class _Hooks:
 
     kernel_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.kernel body is being traced
     host_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.jit body (outside kernels) is
+    host_scalar: Optional[Callable[..., Any]] = None  # (dtype, value) -> its runtime value in a @cute.jit body, or None
     rmem_tensor: Optional[Callable[..., Any]] = None  # (layout, dtype) -> a register Tensor, or None
     print_tensor: Optional[Callable[..., bool]] = None  # (tensor, verbose=) -> True if printed in a kernel
     full_like: Optional[Callable[..., Any]] = None  # (traced value, fill, dtype) -> traced value
     smem_view: Optional[Callable[..., Any]] = None  # (pointer, ComposedLayout) -> swizzled smem Tensor, or None
+    recast_smem_ptr: Optional[Callable[..., Any]] = None  # (pointer, swizzle, dtype) -> a swizzled smem pointer, or None
+    fold_bool: Optional[Callable[..., Any]] = None  # (traced value, "and"/"or") -> its elements combined (all_/any_)
+    value_as: Optional[Callable[..., Any]] = None  # (traced value, shape, dtype) -> TensorSSA(value, shape, dtype) in a kernel
     copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel
     gemm: Optional[Callable[..., Any]] = None  # cute.gemm inside a kernel
     mma_field: Optional[Callable[..., Any]] = None  # (atom, field, value, get) -> an atom's runtime field in a kernel, or NotImplemented
+    index_value: Optional[Callable[..., Any]] = None  # (symbolic index, Int32/Int64) -> the traced value holding it
+    instruction: Optional[Callable[[str], Callable[..., Any]]] = None  # name -> the kernel's function (see instruction)
 
 
 hooks = _Hooks()
+
+
+def instruction(name: str, what: Optional[str] = None) -> Callable[..., Any]:
+    """The kernel's function for an instruction that CuTe DSL names in an atoms' namespace
+    (``"wgmma.fence"`` is ``cute.nvgpu.warpgroup.fence``, ``"tcgen05.commit"`` ...): the atoms call
+    it through here, the kernel implements it (``hooks.instruction``). With no kernel imported
+    there is no kernel being traced to run it in: a TraceError says so, naming ``what`` (the
+    instruction as the user wrote it; ``name`` if not given), as the kernel's own check does."""
+    if hooks.instruction is not None:
+        return hooks.instruction(name)
+    from .errors import TraceError  # errors.py imports nothing
+
+    raise TraceError(f"{what or name} is only available inside a @cute.kernel function while it is launched")
 
 
 def install(**implementations: Any) -> None:

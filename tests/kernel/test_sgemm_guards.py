@@ -14,7 +14,8 @@ import pytest
 import cutelab as cute
 from cutelab.errors import LaunchError
 from cutelab.kernel.cuda import printer as cuda
-from cutelab.kernel.analysis.guards import ErrorWord, describe
+from cutelab.kernel.analysis.guards import describe
+from cutelab.kernel.cuda.errorword import ErrorWord
 from cutelab.kernel.launch.plan import capture
 from cutelab.kernel.analysis.bounds import check_bounds
 from cutelab.runtime import from_dlpack
@@ -109,7 +110,7 @@ def test_error_word_attach_through_the_driver(monkeypatch):
 
     from cutelab.kernel.cuda import driver
 
-    from cutelab.kernel.analysis import guards
+    from cutelab.kernel.cuda import errorword
 
     host = (ctypes.c_uint32 * 1)()
     written = {}
@@ -133,7 +134,7 @@ def test_error_word_attach_through_the_driver(monkeypatch):
             return (0,)
 
     monkeypatch.setattr(driver, "_driver", lambda: FakeDriver())
-    w = guards.ErrorWord.attach("module", {2: "k: the load from A at p.py:3 left the tensor"})
+    w = errorword.ErrorWord.attach("module", {2: "k: the load from A at p.py:3 left the tensor"})
     assert written == {0xD0: ctypes.addressof(host) + 0x1000}
     w.check("at the next launch of k")
     host[0] = 2  # a kernel's cl_fail(2u)

@@ -28,7 +28,7 @@ cuLaunchKernelEx configuration, and the interpreter runs each cluster's CTAs in 
 
 from .. import tracing as _tracing
 from .frontend import arch  # noqa: F401  (cute.arch)
-from .analysis.guards import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
+from .cuda.errorword import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
 from .launch.compiled import CompiledFunction
 from .launch.args import Constexpr
 from .launch.api import JitFunction, Kernel, compile, jit, kernel
@@ -54,8 +54,36 @@ def _mma_field(atom, name, value, get):
     return mma_field(atom, name, value, get)
 
 
+def _print_tensor(t, *a, **kw):
+    from .instr.printtensor import print_in_trace
+
+    return print_in_trace(t, *a, **kw)
+
+
+def _smem_view(ptr, layout):
+    from .frontend.smem import swizzled_view
+
+    return swizzled_view(ptr, layout)
+
+
+def _recast_smem_ptr(ptr, swizzle_, dtype):
+    from .frontend.smem import recast_smem_ptr
+
+    return recast_smem_ptr(ptr, swizzle_, dtype)
+
+
+def _instruction(name):
+    from .instr import tcgen05_mma, wgmma
+
+    return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
+            "wgmma.wait_group": wgmma.wait_group}[name]
+
+
 _tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel
 _tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 atoms inside a kernel (instr/tcgen05_mma.py)
+_tracing.install(instruction=_instruction)  # kernel ops named in the atoms' namespaces (cute.nvgpu.warpgroup.fence, ...)
+_tracing.install(print_tensor=_print_tensor)  # print_tensor in a kernel, or deferred in a jit function (instr/printtensor.py)
+_tracing.install(smem_view=_smem_view, recast_smem_ptr=_recast_smem_ptr)  # swizzled shared memory (frontend/smem.py)
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import display as _display
 from .. import int_tuple as it
 from ..algebra import (
     _zip, coalesce, composition, filter as _filter, left_inverse, logical_product, make_layout_tv,
@@ -334,14 +335,10 @@ class TiledCopy(CopyAtom):
         return f"TiledCopy({self._op!r}, {self._value_type}, {self._layout_tv}, tiler_mn={_tuple_str(self._tiler)})"
 
     def _repr_html_(self) -> str | None:  # Jupyter: who reads and who writes each element, interactive
-        from ..render import notebook
-
-        return notebook.html(self)
+        return _display.html(self)
 
     def _repr_svg_(self) -> str | None:
-        from ..render import notebook
-
-        return notebook.svg(self)
+        return _display.svg(self)
 
 
 class ThrCopy(TiledCopy):

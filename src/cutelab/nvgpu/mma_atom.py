@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import display as _display
 from .. import int_tuple as it
 from .. import numeric as _numeric
 from ..algebra import (
@@ -142,14 +143,10 @@ class MmaAtom:
         return f"<{type(self).__name__} of {type(self._op).__name__}>"
 
     def _repr_html_(self) -> str | None:  # Jupyter: C, A and B with their T#V#, interactive
-        from ..render import notebook
-
-        return notebook.html(self)
+        return _display.html(self)
 
     def _repr_svg_(self) -> str | None:
-        from ..render import notebook
-
-        return notebook.svg(self)
+        return _display.svg(self)
 
     # ---- fragments (CuTe's make_fragment_A/B/C: they expect an already partitioned tensor)
     def _check_partitioned(self, what: str, t: Any, tv: Layout) -> None:

@@ -6,6 +6,9 @@ SVG (svg.py), TikZ/LaTeX (latex.py, CuTe's print_latex format), HTML (html.py) o
 (png.py, with Pillow, a dependency). Everything here is pure: functions
 return strings (bytes for PNG); writing files is the caller's business (see cutelab.cli).
 
+The values' own ``_repr_svg_``/``_repr_html_`` (layouts, tensors, atoms, Figures) reach
+``notebook`` through ``cutelab.display``: nothing below this package imports it.
+
 >>> import cutelab as cute
 >>> from cutelab import render as R
 >>> print(R.render(R.layout_figure("(2,2):(1,2)")), end="")

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .. import display as _display
 from .. import int_tuple as it
 from ..errors import LayoutError
 from ..layout import Layout, cosize, make_layout, size
@@ -97,15 +98,11 @@ class Figure:
         notes = f", {len(self.notes)} note{'s' if len(self.notes) != 1 else ''}" if self.notes else ""
         return f"<Figure {self.kind} {self.title!r}: {len(self.grids)} panel{'s' if len(self.grids) != 1 else ''} ({grids}){notes}>"
 
-    def _repr_svg_(self) -> str:  # Jupyter
-        from . import svg
+    def _repr_svg_(self) -> str:  # Jupyter (svg.render, through cutelab.display: svg.py imports this module)
+        return _display.svg(self)
 
-        return svg.render(self)
-
-    def _repr_html_(self) -> str:  # Jupyter: interactive (render/html.py)
-        from . import html
-
-        return html.fragment(self)
+    def _repr_html_(self) -> str:  # Jupyter: interactive (html.fragment, through cutelab.display)
+        return _display.html(self)
 
 
 # --------------------------------------------------------------------------- helpers

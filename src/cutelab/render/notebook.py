@@ -1,10 +1,10 @@
 """What Jupyter shows for cutelab's values: the picture (interactive HTML, or SVG), else the text.
 
-``figure_of(x)`` picks the picture a value has: a Layout or a ComposedLayout its grid of
-offsets, an MMA atom or TiledMMA its C, A and B (``mma_figure``; a tcgen05 UMMA's ``umma_figure``:
+``figure_of(x)`` picks the picture a value has: a Figure itself, a Layout or a ComposedLayout its grid of
+offsets, a Tensor its values on that grid, an MMA atom or TiledMMA its C, A and B (``mma_figure``; a tcgen05 UMMA's ``umma_figure``:
 C's tensor-memory lanes and columns, where A and B are read from), a TiledCopy its source and
 destination (``copy_figure``). ``html(x)`` and ``svg(x)`` are what the values'
-``_repr_html_`` and ``_repr_svg_`` return: None (IPython then shows the text) where there is
+``_repr_html_`` and ``_repr_svg_`` return (through ``cutelab.display``, which the package wires to them): None (IPython then shows the text) where there is
 no picture, or where it would have more than ``NOTEBOOK_CELLS`` cells, so that displaying a
 value never costs more than printing it would.
 
@@ -63,10 +63,18 @@ def figure_of(x: Any) -> Figure | None:
     from ..nvgpu.mma_atom import MmaAtom
     from ..swizzle import ComposedLayout
 
+    if isinstance(x, Figure):  # a picture already (Figure._repr_svg_ and _repr_html_ come here)
+        return x
     if isinstance(x, (Layout, ComposedLayout)):
         from .figure import layout_figure
 
         return layout_figure(x)
+    from ..tensor import Tensor
+
+    if isinstance(x, Tensor):  # its values on the layout's grid
+        from .figure import tensor_figure
+
+        return tensor_figure(x)
     if isinstance(x, MmaAtom) and _is_umma(x):  # tcgen05: one thread issues it; C lives in tensor memory
         from .tcgen05 import umma_figure
 

@@ -348,10 +348,10 @@ def tmem_copy_for(tiled_mma: Any, tile_mn: Sequence[int], copy_op: Any, dtype: A
 
     The copy atom's value type is the accumulator's (``dtype`` overrides it, e.g. with a pack op).
     """
-    import cutelab as cute
+    from ..nvgpu.copy_atom import make_copy_atom
     from ..nvgpu.tcgen05.copy import make_tmem_copy
 
     M, N = (int(x) for x in tile_mn)
     acc = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N)))
-    atom = cute.make_copy_atom(copy_op, dtype or acc.element_type)
+    atom = make_copy_atom(copy_op, dtype or acc.element_type)
     return make_tmem_copy(atom, acc), acc

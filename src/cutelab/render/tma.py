@@ -158,7 +158,11 @@ def _swizzle_bits(composed: Any) -> int:
 def tile_path_cells(tiled_mma: Any, tile_k: int, operand: str = "A", c_copy_op: Any = None,
                     global_shape: Sequence[int] | None = None) -> dict:
     """Everything :func:`tile_path_figure` draws, computed from the layouts (see the module docstring)."""
-    import cutelab as cute
+    from ..swizzle import select, slice_  # cute.select, cute.slice_ (composed layouts too)
+    from ..numeric import Float32, TFloat32
+    from ..nvgpu.copy_atom import make_copy_atom
+    from ..runtime import AddressSpace, make_ptr
+    from ..tensor import make_tensor
     from ..nvgpu import cpasync
     from ..nvgpu.tcgen05.copy import Ld32x32bOp, Repetition, make_tmem_copy
     from ..nvgpu.universal_mma import OperandMajorMode
@@ -189,7 +193,7 @@ def tile_path_cells(tiled_mma: Any, tile_k: int, operand: str = "A", c_copy_op: 
     thr = tiled_mma.get_slice(0)
     part = getattr(thr, f"partition_{operand}")(tile)
     pm, pk = _coords(part, mn)
-    off = np.asarray(cute.slice_(outer, (None,) * (len(outer.shape) - 1) + (0,)).offsets(), dtype=np.int64) \
+    off = np.asarray(slice_(outer, (None,) * (len(outer.shape) - 1) + (0,)).offsets(), dtype=np.int64) \
         if isinstance(outer.shape, tuple) and len(outer.shape) == 4 else np.asarray(outer.offsets(), dtype=np.int64)
     if off.size != pm.size:
         raise LayoutError(f"tile path picture: the smem layout {s_layout} holds {off.size} elements a stage, the "
@@ -207,8 +211,8 @@ def tile_path_cells(tiled_mma: Any, tile_k: int, operand: str = "A", c_copy_op: 
     k_major = major is OperandMajorMode.K
     g_layout = Layout._raw(gs, (gs[1], 1) if k_major else (1, gs[0]))
     flat = bh.make_smem_layout(major, (mn, K), dtype, 1)
-    tma_smem = cute.select(flat, mode=[0, 1])
-    internal = cute.Float32 if dtype is cute.TFloat32 else None  # TMA moves tf32 as 32-bit floats
+    tma_smem = select(flat, mode=[0, 1])
+    internal = Float32 if dtype is TFloat32 else None  # TMA moves tf32 as 32-bit floats
     atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(),
                                           SimpleNamespace(layout=g_layout, element_type=dtype), tma_smem, (mn, K),
                                           internal_type=internal)
@@ -221,9 +225,9 @@ def tile_path_cells(tiled_mma: Any, tile_k: int, operand: str = "A", c_copy_op: 
                           f"{int(smem_tma[tuple(bad)])} but the MMA's smem layout {s_layout} reads it at "
                           f"{int(smem_mma[tuple(bad)])}")
     # UMMA descriptors: one per K-block, from make_fragment_X of the smem partition
-    ptr = cute.make_ptr(dtype, 0, cute.AddressSpace.smem, assumed_align=1024)
-    s_tensor = cute.make_tensor(ptr, cute.slice_(outer, (None,) * (len(outer.shape) - 1) + (0,))
-                           if len(outer.shape) == 4 else outer)
+    ptr = make_ptr(dtype, 0, AddressSpace.smem, assumed_align=1024)
+    s_tensor = make_tensor(ptr, slice_(outer, (None,) * (len(outer.shape) - 1) + (0,))
+                      if len(outer.shape) == 4 else outer)
     # the smem layout is already in the MMA's partitioned shape ((MMA), MMA_MN, MMA_K): the kernel passes it
     # to make_fragment_X as it is (tCrA = tiled_mma.make_fragment_A(sA)), and so does this
     if it.tuple_str(s_tensor.layout.shape) != it.tuple_str(part.layout.shape):
@@ -239,7 +243,7 @@ def tile_path_cells(tiled_mma: Any, tile_k: int, operand: str = "A", c_copy_op: 
     c = umma_cells(tiled_mma, "C")
     acc = tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N)))
     cop = c_copy_op if c_copy_op is not None else Ld32x32bOp(Repetition.x1)
-    t2r = make_tmem_copy(cute.make_copy_atom(cop, acc.element_type), acc)
+    t2r = make_tmem_copy(make_copy_atom(cop, acc.element_type), acc)
     cpart = thr.partition_C(_tile_tensor(M, N))  # (m, n) of each accumulator element, as the kernel's tCcAcc
     reg_t = np.full((M, N), -1, dtype=np.int64)
     reg_v = np.full((M, N), -1, dtype=np.int64)

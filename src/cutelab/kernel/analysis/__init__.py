@@ -3,6 +3,6 @@ abstract values of ``values``), the proofs that accesses stay in bounds (``prove
 the guarded accesses the GPU checks at run time (``guards``) and the possible bits of index
 expressions (``bits``).
 
-May import: ``kernel.ir``, ``kernel.frontend``'s IR nodes, and the CUDA driver for the error
-words of guarded launches.
+May import: ``kernel.ir``, ``kernel.frontend``'s IR nodes. Never a back end: the error words of
+guarded launches are ``kernel.cuda.errorword``'s.
 """

@@ -3,7 +3,8 @@
 A kernel launched with ``cluster=(cx, cy, cz)`` needs no ``__cluster_dims__`` in its source: the
 cluster shape is a launch attribute. ``driver.Launcher(..., cluster=shape)`` calls
 ``launch_config`` once and then launches with ``cuLaunchKernelEx(config, fn, params, 0)``; only the
-stream in the config changes between launches (``bind_stream``). The call goes through
+stream in the config changes between launches (``bind_stream``). A cluster of more than 8 CTAs also
+needs the function's opt-in (``driver.allow_non_portable``). The call goes through
 cuda.bindings (``CUTELAB_LAUNCH=ctypes`` is for plain launches only).
 """
 
@@ -11,28 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-__all__ = ["launch_config", "bind_stream", "allow_non_portable"]
-
-_NON_PORTABLE_SET: set = set()  # CUfunctions that may launch clusters above 8 CTAs
-
-
-def allow_non_portable(d: Any, fn: Any, cluster: Sequence[int]) -> None:
-    """A cluster of more than 8 CTAs needs the function's non-portable opt-in (once per function),
-    as CuTe DSL sets it on every kernel (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)."""
-    if int(cluster[0]) * int(cluster[1]) * int(cluster[2]) <= 8:
-        return
-    try:
-        key = int(fn)
-    except TypeError:
-        key = id(fn)
-    if key in _NON_PORTABLE_SET:
-        return
-    from .driver import _ok
-
-    attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-    _ok(d.cuFuncSetAttribute(fn, attr, 1), "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
-    _NON_PORTABLE_SET.add(key)
-
+__all__ = ["launch_config", "bind_stream"]
 
 def launch_config(d: Any, grid: Sequence[int], block: Sequence[int], smem: int, cluster: Sequence[int]) -> Any:
     """A CUlaunchConfig for grid x block with smem bytes of dynamic shared memory and the cluster

@@ -206,6 +206,25 @@ class ParamBuffer:
         self.values[i] = v
 
 
+_NON_PORTABLE_SET: set = set()  # CUfunctions that may launch clusters above 8 CTAs
+
+
+def allow_non_portable(d: Any, fn: Any, cluster: Sequence[int]) -> None:
+    """A cluster of more than 8 CTAs needs the function's non-portable opt-in (once per function),
+    as CuTe DSL sets it on every kernel (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)."""
+    if int(cluster[0]) * int(cluster[1]) * int(cluster[2]) <= 8:
+        return
+    try:
+        key = int(fn)
+    except TypeError:
+        key = id(fn)
+    if key in _NON_PORTABLE_SET:
+        return
+    attr = d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+    _ok(d.cuFuncSetAttribute(fn, attr, 1), "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
+    _NON_PORTABLE_SET.add(key)
+
+
 class Launcher:
     """cuLaunchKernel of one function with a fixed grid, block and dynamic shared memory size,
     its parameters in a ParamBuffer (``params.values[i] = ...`` before each launch).
@@ -234,7 +253,7 @@ class Launcher:
         _allow_smem(d, fn, int(smem))
         dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
         if self.cluster is not None:  # cuLaunchKernelEx with the cluster dimension (cuda/cluster.py)
-            from .cluster import allow_non_portable, launch_config
+            from .cluster import launch_config
 
             allow_non_portable(d, fn, self.cluster)
 

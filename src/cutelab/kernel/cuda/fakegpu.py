@@ -149,7 +149,7 @@ class FakeDriver:
         self.func_attrs = getattr(self, "func_attrs", []) + [(attr, value)]
         return (0,)
 
-    # the error word of kernels with guarded accesses (guards.ErrorWord): mapped host memory
+    # the error word of kernels with guarded accesses (errorword.ErrorWord): mapped host memory
     def cuMemHostAlloc(self, size: int, flags: int) -> Tuple[int, int]:  # noqa: N802
         buf = ctypes.create_string_buffer(max(int(size), 8))
         self._host = getattr(self, "_host", []) + [buf]

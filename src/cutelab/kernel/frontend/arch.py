@@ -10,6 +10,7 @@ from typing import Any
 
 from ...errors import TraceError
 from ..ir.nodes import Op
+from .threads import elect_one, lane_idx, sync_threads, warp_idx  # noqa: F401  (cute.arch's names)
 from .trace import block_dim, block_idx, grid_dim, thread_idx
 
 from ..instr.cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
@@ -73,41 +74,19 @@ def dynamic_smem_size(*, loc=None, ip=None):
     return TraceValue([(dst, 0)], (), Int32)
 
 
-def lane_idx():
-    """The thread's lane in its warp (thread_idx().x % 32 for 1-D blocks)."""
-    tx, ty, tz = thread_idx()
-    bx, by, _ = block_dim()
-    return (tx + ty * bx + tz * bx * by) % 32
-
-
-def warp_idx():
-    """The warp's index in the block."""
-    tx, ty, tz = thread_idx()
-    bx, by, _ = block_dim()
-    return (tx + ty * bx + tz * bx * by) // 32
-
-
-def sync_threads() -> None:
-    """A block-wide barrier (``__syncthreads()``): shared-memory writes before it are seen by
-    every thread of the block after it."""
-    from ..ir.nodes import Barrier
-    from .trace import current
-
-    current("cute.arch.sync_threads()").emit(Barrier())
-
-
 def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, ip=None) -> None:
     """``cute.arch.barrier``: ``bar.sync id[, n]``; without an id (or id 0 and no count) the block's
     barrier (``__syncthreads()``); with an id, the named barrier for ``number_of_threads`` threads
     (default: the whole block)."""
     if barrier_id is None or (barrier_id == 0 and number_of_threads is None):
         return sync_threads()
-    from ...pipeline import NamedBarrier
+    from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
 
     if number_of_threads is None:
         bx, by, bz = block_dim()
         number_of_threads = bx * by * bz
-    NamedBarrier(barrier_id=int(barrier_id), num_threads=int(number_of_threads)).arrive_and_wait()
+    check(int(barrier_id), int(number_of_threads))
+    named_barrier(int(barrier_id), int(number_of_threads), True, "arrive_and_wait")
 
 
 # --------------------------------------------------------------------------- SM90 (issue 10)
@@ -116,28 +95,6 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
 from ..instr.mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_arrive,  # noqa: E402
                        mbarrier_arrive_and_expect_tx, mbarrier_expect_tx, mbarrier_init, mbarrier_init_fence,
                        mbarrier_try_wait, mbarrier_wait)
-
-
-class _ElectOne:
-    """``with cute.arch.elect_one():``: the body runs in one thread of each warp (lane 0)."""
-
-    def __enter__(self) -> None:
-        from .trace import current
-
-        t = current("cute.arch.elect_one()")
-        self._op = t.begin_if(lane_idx() == 0)
-        self._outer = t.cur
-        t.cur = self._op.then
-
-    def __exit__(self, *exc) -> None:
-        from .trace import current
-
-        current("cute.arch.elect_one()").cur = self._outer
-
-
-def elect_one(*, loc=None, ip=None) -> _ElectOne:
-    """A context whose body one thread of each warp runs (``elect.sync``; here lane 0)."""
-    return _ElectOne()
 
 
 def make_warp_uniform(value, *, loc=None, ip=None):

@@ -81,6 +81,21 @@ class DynRange:
         )
 
 
+def predicate_flag(p: Any) -> Any:
+    """A predicate element: True/False when static, else an IR condition (a symbolic condition,
+    kept as such so the launch can prove accesses under it, or a register Ref)."""
+    if isinstance(p, TraceValue):
+        if len(p.refs) != 1:
+            raise TraceError(f"cute.copy: a predicate element must be one value, got {p}")
+        r = p.refs[0]
+        if isinstance(r, (int, float, bool)):
+            return bool(r)
+        return r
+    if _is_dynamic(p):
+        return p
+    return bool(p)
+
+
 def _range_args(args: Sequence[Any], what: str) -> Tuple[Any, Any, Any]:
     if not 1 <= len(args) <= 3:
         raise TraceError(f"{what} expects 1 to 3 arguments (stop | start, stop[, step]), got {len(args)}")

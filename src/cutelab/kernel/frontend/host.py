@@ -7,38 +7,37 @@ trace-time print. A compiled function (``cute.compile``) runs them again at ever
 tracing (so without the Python prints).
 
 cutelab does the same: while a jit function's body runs, kernel launches and host-side prints
-are recorded (``HostAction``; launches as launch.py records them for cute.compile) and run, in
-order, when the body has returned.
+are recorded (``HostAction``; launches as launch/ records them for cute.compile, in this thread's
+``_local.recorder``) and run, in order, when the body has returned (``launch.api.run_jit``).
 
 The arguments a jit function sees (CuTe DSL's "JIT Function Argument Generation"): every
 ``bool``, ``int`` and ``float`` argument, and every ``cutlass.Int32(...)`` etc., is a runtime
 value unless its parameter is annotated ``cutlass.Constexpr``: here a
 :class:`~cutelab.dynamic.DynInt` / ``DynBool`` / ``DynFloat`` (its value known, printed ``?``).
-A compiled function is traced per value of its runtime arguments (``respecialize``), so a
+A compiled function is traced per value of its runtime arguments (``launch/compiled.py``), so a
 call with another value runs. User types of the DSL's JitArgument / DynamicExpression
 protocols carry runtime values the same way. Tuples, layouts and other objects stay static.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ...dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
+from ...dynamic import DynBool, DynInt
 from ...errors import LaunchError
 
 __all__ = ["HostAction", "host_print", "dynamic_args", "replaying"]
 
 _tls = threading.local()
+#: the launch record of this thread: ``recorder`` (what a jit function's body launched and printed,
+#: while it runs), ``streams``, ``last`` (the last launch's LaunchInfo); launch/ reads and writes it
+_local = threading.local()
 
 
 def _recorder() -> Optional[List[Any]]:
-    from ..launch.plan import _local
-
     return getattr(_local, "recorder", None)
 
 
@@ -109,6 +108,18 @@ def defer_print_tensor(fn: Callable[..., None], args: Tuple[Any, ...], kwargs: D
     return True
 
 
+class Constexpr:
+    """Marks a jit argument as a compile-time constant: ``n: cutlass.Constexpr[cutlass.Int32]``.
+
+    A @cute.jit argument so annotated stays a Python value, specialised on (a compiled function's
+    callers leave it out); every other bool, int or float argument is a runtime value
+    (kernel/frontend/host.py dynamic_args), as in CuTe DSL.
+    """
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return cls
+
+
 def _annotation(fn: Any, p: Any) -> Any:
     ann = p.annotation
     if isinstance(ann, str):
@@ -120,8 +131,6 @@ def _annotation(fn: Any, p: Any) -> Any:
 
 
 def _is_constexpr(ann: Any) -> bool:
-    from ..launch.args import Constexpr
-
     return ann is Constexpr or (isinstance(ann, str) and "Constexpr" in ann) or "Constexpr" in repr(ann)
 
 
@@ -351,173 +360,3 @@ def trace_print(*args: Any, **kwargs: Any) -> None:
     the later trips of a host runtime loop, see host_range)."""
     if not _QUIET.depth:
         print(*args, **kwargs)
-
-
-def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
-            record: Optional[Dict[str, Any]] = None) -> Any:
-    """Call a jit function's body: trace (Python prints now), then run what it launched and
-    printed on the host, in order. Inside cute.compile or capture() (or a jit function calling
-    another) the body only records: the outer one runs it. ``record`` (a dict) receives what ran
-    as "recorded", from which JitFunction may remember the call (launch.py)."""
-    from ..launch.plan import _local
-    from .rewrite import rewrite_host_function, rewrite_traced_function
-    from .trace import tracing
-
-    if tracing():  # a @cute.jit helper called by a kernel: part of the kernel's trace, rewritten as kernels are
-        return rewrite_traced_function(fn)(*args, **kwargs)
-    args, kwargs = dynamic_args(fn, args, kwargs)
-    fn = rewrite_host_function(fn)  # runtime loops as CuTe DSL has them
-    if getattr(_local, "recorder", None) is not None:
-        return fn(*args, **kwargs)
-    _local.recorder = JitRecord()
-    try:
-        ret = fn(*args, **kwargs)
-        recorded = _local.recorder
-    except (ValueError, RuntimeError, TypeError) as e:
-        note = dynamic_note(fn, args, kwargs)
-        if note and hasattr(e, "add_note"):
-            e.add_note(note)
-        raise
-    finally:
-        _local.recorder = None
-    for plan, storages, scalars in recorded:
-        plan.run(storages, None, scalars)
-    if record is not None:  # JitFunction remembers the call from what ran (launch.py _compiled_from)
-        record["recorded"] = recorded
-    return ret
-
-
-_MAX_VARIANTS = 64
-
-
-def _remark(name: str, pos: int, t0: Any, t: Any) -> Any:
-    """t (a tensor or an array of this call) with the dynamic leaves of t0's layout (the tensor the
-    function was compiled with): same dynamic modes, types and divisibilities; static modes must
-    not change."""
-    from ...dynamic import DynInt, value_of
-    from ...errors import LaunchError
-    from ...int_tuple import flatten_to_tuple
-    from ...layout import Layout
-    from ...tensor import Tensor
-    from ..launch.args import _is_storage_tensor
-
-    if not _is_storage_tensor(t):
-        from ...runtime import from_dlpack
-
-        t = from_dlpack(t, assumed_align=t0.engine.align)
-    L0, L = t0.layout, t.layout
-    f0s, f0d = flatten_to_tuple(L0.shape), flatten_to_tuple(L0.stride)
-    fs, fd = flatten_to_tuple(L.shape), flatten_to_tuple(L.stride)
-    if not isinstance(L, Layout) or len(fs) != len(f0s):
-        raise LaunchError(f"{name}: argument {pos} has the layout {value_of(L)}, but the function was compiled for "
-                          f"a tensor of {len(f0s)} modes ({L0})")
-
-    def leaf(old: Any, new: Any, what: str, i: int) -> Any:
-        if isinstance(old, DynInt):
-            if old.div and int(new) % old.div:
-                raise LaunchError(f"{name}: argument {pos}: the {what} {int(new)} of mode {i} is not divisible by "
-                                  f"{old.div}, the divisibility the function was compiled with ({L0})")
-            return DynInt(int(new), old.dtype, old.div)
-        if int(new) != int(old):
-            raise LaunchError(f"{name}: argument {pos}: the {what} of mode {i} is {int(new)}, but the function was "
-                              f"compiled with the static {what} {int(old)} ({L0}); mark it dynamic, or compile again")
-        return int(old)
-
-    shape = tuple(leaf(a, b, "extent", i) for i, (a, b) in enumerate(zip(f0s, fs)))
-    stride = tuple(leaf(a, b, "stride", i) for i, (a, b) in enumerate(zip(f0d, fd)))
-    if not isinstance(L0.shape, tuple):
-        shape, stride = shape[0], stride[0]
-    from ...int_tuple import unflatten
-
-    new = Layout(unflatten(shape, L0.shape), unflatten(stride, L0.stride))
-    return Tensor(t.engine, new, t.offset, _checked=True)
-
-
-def _scalar_of(d: Any, v: Any) -> Any:
-    """v as a value of d's type (wrapped or rounded as the type does): int or float."""
-    from ...numeric import FloatValue, IntValue
-
-    if d.dtype.kind == "bool":
-        return bool(v)
-    x = IntValue(d.dtype, int(v)) if d.dtype.is_integer else FloatValue(d.dtype, float(v))
-    return int(x) if d.dtype.is_integer else float(x)
-
-
-def respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
-    """The compiled function to run for these arguments: cf itself when its dynamic values (Int32
-    arguments, the extents and strides of tensors with dynamic layouts) are the ones it was traced
-    with, else a trace for the new values, made once (without its trace-time prints: a compiled
-    CuTe DSL function prints none) and kept (at most 64 per compiled function).
-
-    The cache key of a compiled function: the values of its dynamic arguments and of its tensors'
-    dynamic extents and strides. Everything else is fixed at compile time and checked at each call
-    (element types, static layout modes, alignment, device, the other arguments' values).
-    """
-    key: List[Any] = []
-    mine: List[Any] = []
-    for pos in sorted(cf.dyn_args):
-        if pos >= len(args):
-            raise LaunchError(f"{cf.name}: expected an argument at position {pos} (compiled with "
-                              f"{int(cf.dyn_args[pos])}), got {len(args)} arguments")
-        v, d = args[pos], cf.dyn_args[pos]
-        ok = (isinstance(v, int) if isinstance(d, DynInt) else isinstance(v, (int, float)))
-        if (isinstance(v, bool) and d.dtype.kind != "bool") or not ok:
-            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
-                              f"(given {d.value}); got {v!r} ({type(v).__name__})")
-        key.append(_scalar_of(d, v))
-        mine.append(d.value)
-    proto = getattr(cf, "proto_args", None) or {}
-    for pos in sorted(proto):
-        vals = protocol_values(args[pos]) if pos < len(args) else None
-        if vals is None or [t for t, _ in vals] != [t for t, _ in proto[pos]]:
-            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a {type(cf.proto_objs[pos]).__name__} "
-                              f"carrying runtime values {[str(t) for t, _ in proto[pos]]}; got {args[pos] if pos < len(args) else 'nothing'!r}")
-        key.append(tuple(x for _, x in vals))
-        mine.append(tuple(x for _, x in proto[pos]))
-    tensors = {}
-    dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
-    if dyn_pos is None:  # the tensors with dynamic layouts, found once (with their layout's memo)
-        from ..launch.fastpath import _SameLayout
-
-        dyn_pos = cf._dyn_tensor_pos = [(p, t0, _SameLayout(t0.layout)) for p, t0 in cf.arg_tensors.items()
-                                        if isinstance(p, int) and is_dynamic(t0.layout)]
-    for pos, t0, same in dyn_pos:
-        if pos < len(args):
-            t = args[pos]
-            lay = getattr(t, "layout", None)
-            if lay is t0.layout or (getattr(t, "engine", None) is not None and same(lay)):
-                continue  # the compiled values (the common case: no work per call)
-            t = _remark(cf.name, pos, t0, t)
-            tensors[pos] = t
-            key.append(value_of(t.layout))
-            mine.append(value_of(t0.layout))
-    key_t = tuple(key)
-    if key_t == tuple(mine):
-        return cf
-    target, cargs, kwargs, orig = cf.variants
-    cache = getattr(cf, "_variant_cache", None)
-    if cache is None:
-        cache = {}
-        cf._variant_cache = cache
-    other = cache.get(key_t)
-    if other is None:
-        from ..launch.api import _compile
-
-        new_args = list(cargs)
-        for pos, i in orig.items():  # this call's arguments, at the compiled function's positions
-            if pos < len(args):
-                new_args[i] = args[pos]
-        for pos, d in cf.dyn_args.items():
-            v = _scalar_of(d, args[pos])
-            new_args[orig[pos]] = (DynInt(v, d.dtype, track=False) if isinstance(d, DynInt) else
-                                   DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
-        for pos, t in tensors.items():
-            new_args[orig[pos]] = t
-        for pos in proto:  # a user type: dynamic_args makes its values runtime values again
-            new_args[orig[pos]] = args[pos]
-        with contextlib.redirect_stdout(io.StringIO()):
-            other = _compile(target, *new_args, **kwargs)
-        if len(cache) >= _MAX_VARIANTS:
-            cache.pop(next(iter(cache)))
-        cache[key_t] = other
-    return other

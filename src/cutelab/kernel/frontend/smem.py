@@ -30,6 +30,7 @@ import math
 
 from ..ir.symbolic import add, is_sym, sym_div, swizzle_expr
 from ..ir.nodes import Load, Store, _align_of
+from .shared_address import SharedAddress  # noqa: F401  (re-exported: inline PTX operands)
 from .trace import SmemEngine, TraceValue, _refs_of, _static_offsets, current
 
 __all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
@@ -686,6 +687,50 @@ class struct:
         return new_cls
 
 
+def recast_smem_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
+    """recast_ptr(ptr, swizzle_=S, dtype=...) of a kernel's shared-memory pointer (None for any other
+    pointer: cutelab.runtime.recast_ptr answers those): the same shared array read through swizzle S
+    (on byte addresses, as CuTe DSL's swizzled pointers), e.g. an epilogue's buffer over a mainloop
+    operand's memory."""
+    eng = getattr(ptr, "engine", None)
+    if not (isinstance(eng, SmemEngine) and hasattr(eng, "param")):
+        return None
+    import numpy as np
+
+    from ...tensor import Pointer
+
+    dt = eng.dtype if dtype is None else dtype
+    if dt.name != eng.dtype.name:
+        return _smem_region_ptr(ptr, swizzle_, dt)
+    sw = element_swizzle(swizzle_, dt.bytes, "bytes", f"recast_ptr({ptr}, swizzle_={swizzle_})")
+    origin = ptr.offset if isinstance(ptr.offset, (int, np.integer)) else 0
+    new = SwizzledSmemEngine(eng.param, sw, origin=int(origin), base_align=getattr(eng, "base_align", 0),
+                             ptr_swizzle=swizzle_)
+    return Pointer(new, ptr.offset)
+
+
+def _smem_region_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
+    """recast_ptr of a kernel's shared-memory pointer to another element type with a swizzle: a
+    pointer into the SmemAllocator region the memory came from, whose tensors are that region's
+    array of the new type (cutelab keeps one array per element type of a region: views of
+    different types do not alias, see SmemRegion)."""
+    import numpy as np
+
+    from ...errors import TensorError
+
+    eng = ptr.engine
+    what = f"recast_ptr({ptr}, swizzle_={swizzle_}, dtype={dtype})"
+    region = current(what).__dict__.get("_smem_region_of", {}).get(eng.param.index)
+    off = ptr.offset
+    if region is None or not isinstance(off, (int, np.integer)):
+        raise TensorError(f"{what}: cutelab views memory of one element type as another only through the "
+                          f"SmemAllocator region it came from, at a static offset")
+    nbytes = int(off) * eng.dtype.bytes
+    if nbytes % dtype.bytes:
+        raise TensorError(f"{what}: byte offset {nbytes} is not a multiple of {dtype}'s size")
+    return SmemPtr(region, nbytes, dtype, swizzle_)
+
+
 def swizzled_view(ptr: Any, layout: Any) -> Any:
     """make_tensor(smem pointer, S o k o L) in a kernel: the shared array read through the swizzle S
     (element units, as CuTe DSL evaluates a composed layout) at offsets k + L(i) from the pointer.
@@ -704,46 +749,3 @@ def swizzled_view(ptr: Any, layout: Any) -> Any:
                               base_align=getattr(eng, "base_align", 0))
     off = ptr.offset + layout.offset if layout.offset else ptr.offset
     return Tensor(view, layout.outer, off, _checked=True)
-
-
-class SharedAddress:
-    """The 32-bit shared-memory address of a pointer inside a kernel (CuTe DSL's
-    ``smem_ptr.toint().ir_value()``, an operand of inline PTX): ``ptr`` is the pointer, into this
-    CTA's shared memory or, after PTX ``mapa``, into a peer CTA's (a ``DsmemEngine`` pointer).
-
-    cutelab has no machine addresses: inline PTX whose operands are such addresses is lowered to
-    the IR's own ops when it is an instruction they cover (``instr.cluster.asm_on_addresses``:
-    ``mapa``, ``st.async``); anything else is refused by name. As a value it is an Int32
-    (``Int32(addr)`` is the address itself)."""
-
-    __slots__ = ("ptr",)
-    _cute_numeric_value = True  # isinstance(a, cutlass.Int32), Int32(a) (numeric.NumericMeta)
-
-    def __init__(self, ptr: Any):
-        self.ptr = ptr
-
-    @property
-    def dtype(self) -> Any:
-        from ...numeric import Int32
-
-        return Int32
-
-    def ir_value(self, *, loc: Any = None, ip: Any = None) -> "SharedAddress":
-        return self
-
-    def to(self, dtype: Any) -> "SharedAddress":
-        if getattr(dtype, "is_integer", False) and dtype.width >= 32:
-            return self
-        raise TraceError(f"{dtype}({self}): a 32-bit shared-memory address cannot be converted to {dtype}")
-
-    def _refuse(self, *a: Any) -> Any:
-        raise TraceError(f"{self}: arithmetic on a shared-memory address passed to inline PTX is not supported; move "
-                         f"the pointer (ptr + k) before taking its address")
-
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __and__ = __or__ = __xor__ = _refuse
-
-    def __str__(self) -> str:
-        return f"address of {self.ptr}"
-
-    __repr__ = __str__
-

@@ -873,9 +873,9 @@ class SmemEngine(GmemEngine):
 
     def address_value(self, a: Any) -> Any:
         """``ptr.toint().ir_value()`` of a pointer into this array (a core ``PointerInt`` ``a``): its
-        shared-memory address as an inline-PTX operand (frontend.smem.SharedAddress)."""
+        shared-memory address as an inline-PTX operand (frontend.shared_address.SharedAddress)."""
         from ...tensor import Pointer
-        from .smem import SharedAddress
+        from .shared_address import SharedAddress
 
         if type(self) is not SmemEngine:
             raise TraceError(f"{a.ptr}.toint().ir_value(): the address of swizzled shared memory as an inline-PTX "
@@ -1032,26 +1032,38 @@ def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
     return Tensor(eng, layout, off, _checked=True)
 
 
-def _print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
-    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread;
-    on the host inside a jit function's trace: recorded, to print when the launches run."""
-    if not tracing():
-        from ... import tensor as _tensor
-        from .host import defer_print_tensor
+def _fold_bool_in_trace(x: "TraceValue", op: str) -> "TraceValue":
+    """cute.all_ / cute.any_ of a traced value: its elements combined by op ("and"/"or"), a traced Boolean."""
+    from ...numeric import Boolean
 
-        return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
-    from ..instr.printtensor import print_tensor_in_kernel  # CuTe DSL's print_tensor text, on both back ends
+    parts = [TraceValue([r], (), x.dtype) for r in x.refs]
+    if x.dtype.name != Boolean.name:
+        parts = [p != 0 for p in parts]
+    while len(parts) > 1:
+        nxt = [parts[i]._binary(parts[i + 1], op) for i in range(0, len(parts) - 1, 2)]
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts = nxt
+    return parts[0]
 
-    print_tensor_in_kernel(t, verbose=bool(kw.get("verbose", False)))
-    return True
+
+def _index_value(e: Any, dtype: Any) -> "TraceValue":
+    """A symbolic index as a traced scalar value of dtype (``Int32(i).to(Float32)`` and the like)."""
+    return TraceValue([e], (), dtype)
 
 
-def _smem_view(ptr: Any, layout: Any) -> Any:
-    from .smem import swizzled_view
+def _value_as(v: "TraceValue", shape: Any, dtype: Any) -> "TraceValue":
+    """``cute.TensorSSA(v, shape, dtype)`` of a traced kernel value v: v with that shape."""
+    from ...errors import TensorError
 
-    return swizzled_view(ptr, layout)
+    n = 1
+    for s in it.flatten_to_tuple(shape) if isinstance(shape, tuple) else (shape,):
+        n *= int(s)
+    if n != len(v.refs) or dtype.name != v.dtype.name:
+        raise TensorError(f"TensorSSA(value, {shape}, {dtype}): the value has {len(v.refs)} elements of {v.dtype}")
+    return TraceValue(v.refs, shape, dtype)
 
 
 _tracing_protocol.TracedValue.register(TraceValue)
-_tracing_protocol.install(kernel_tracing=tracing, rmem_tensor=_rmem_in_trace, print_tensor=_print_in_trace,
-                          full_like=full_like_value, smem_view=_smem_view)
+_tracing_protocol.install(kernel_tracing=tracing, rmem_tensor=_rmem_in_trace, full_like=full_like_value,
+                          fold_bool=_fold_bool_in_trace, value_as=_value_as, index_value=_index_value)

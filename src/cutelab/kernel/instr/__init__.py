@@ -3,8 +3,8 @@ printer prints it and how the CPU interpreter runs it.
 
 ``copy`` (universal copies) and ``gemm`` dispatch ``cute.copy``/``cute.gemm`` to ``cpasync``,
 ``ldmatrix``, ``tma``, ``mma_sync`` and ``wgmma``; ``mbarrier`` holds SM90 barriers,
-``cluster`` thread-block clusters (indices, the cluster barrier, distributed shared memory and its
-element loads (``ld.shared::cluster``),
+``named_barrier`` named barriers (``bar.sync id, n``), ``cluster`` thread-block clusters (indices, the cluster barrier,
+distributed shared memory and its element loads (``ld.shared::cluster``),
 mbarrier ops on a peer CTA, TMA multicast), ``mathops`` ``cute.math``, ``printtensor``
 ``cute.print_tensor`` in a kernel; ``atomics`` the
 memory-ordering instructions on global memory (``cute.arch.load``/``store`` with sem and scope,

@@ -11,25 +11,10 @@ from typing import Any, Callable, Optional
 
 from ... import int_tuple as it
 from ...errors import TraceError
-from ..frontend.control import _is_dynamic
-from ..frontend.trace import TraceValue, _static_offsets, current, tracing, user_line
+from ..frontend.control import predicate_flag as _flag
+from ..frontend.trace import _static_offsets, current, tracing, user_line
 
 __all__ = ["kernel_copy", "make_copy"]
-
-
-def _flag(p: Any) -> Any:
-    """A predicate element: True/False when static, else an IR condition (a symbolic condition,
-    kept as such so the launch can prove accesses under it, or a register Ref)."""
-    if isinstance(p, TraceValue):
-        if len(p.refs) != 1:
-            raise TraceError(f"cute.copy: a predicate element must be one value, got {p}")
-        r = p.refs[0]
-        if isinstance(r, (int, float, bool)):
-            return bool(r)
-        return r
-    if _is_dynamic(p):
-        return p
-    return bool(p)
 
 
 def _packs_narrow_elements(atom: Any, vt: Any, src: Any, dst: Any) -> bool:

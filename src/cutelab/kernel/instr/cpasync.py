@@ -275,7 +275,7 @@ def _space(t: Any) -> str:
 def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None) -> None:
     """cute.copy(atom_or_tiled_copy, src, dst, pred=) for a CopyG2SOp atom inside a kernel."""
     from ...nvgpu.universal_copy import LoadCacheMode
-    from .copy import _flag
+    from ..frontend.control import predicate_flag as _flag
 
     t = current("cute.copy")
     where = user_line()

@@ -1,8 +1,8 @@
 """``cute.gemm(tiled_mma, d, a, b, c)`` inside a traced kernel.
 
 ``kernel_gemm`` checks the operands and picks the implementation for the MMA op's type from
-``GEMM_IMPLS`` (op class -> function(tiled_mma, d, a, b, c, shapes)); other atoms (mma.sync, ...)
-add themselves there with ``register_gemm``.
+``GEMM_IMPLS`` (op class -> function(tiled_mma, d, a, b, c, shapes)), which ``register_gemm``
+fills (this module registers the universal MMA and mma.sync, ``mma_sync.mma_sync_gemm``).
 
 The universal MMA (``MmaUniversalOp``: one thread, a 1x1x1 atom) is one fused multiply-add per
 (m, n, k) over the thread's fragments, as CuTe's gemm loops them: (V,M,K) x (V,N,K) => (V,M,N)
@@ -216,11 +216,12 @@ def _universal(tiled: Any, d: Any, a: Any, b: Any, c: Any, dims: Tuple[int, int,
 
 def _register_defaults() -> None:
     from ...nvgpu.universal_mma import MmaUniversalOp
+    from ...nvgpu.warp.mma import MmaF16BF16Op, MmaFP8Op
+    from .mma_sync import mma_sync_gemm  # SM80 mma.sync (warp.MmaF16BF16Op, warp.MmaFP8Op)
 
     register_gemm(MmaUniversalOp, _universal)
+    register_gemm(MmaF16BF16Op, mma_sync_gemm)
+    register_gemm(MmaFP8Op, mma_sync_gemm)
 
 
 _register_defaults()
-
-
-from . import mma_sync as _mma  # noqa: E402,F401 - registers SM80 mma.sync (warp.MmaF16BF16Op)

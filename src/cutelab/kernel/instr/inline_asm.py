@@ -229,7 +229,7 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
         return asm_on_addresses(list(operands), asm, constraints, where, what)
     bar = _block_barrier(asm, operands, constraints)
     if bar is not None:  # `bar.sync 0;` alone: the kernel IR's block barrier (__syncthreads)
-        from ..frontend.arch import sync_threads
+        from ..frontend.threads import sync_threads
 
         if bar:
             raise NotInterpreted(f"{what} at {where}: {bar}", bar.split(" with ")[0])

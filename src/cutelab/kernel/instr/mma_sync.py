@@ -416,14 +416,3 @@ def mma_sync_gemm(mma: Any, d: Any, a: Any, b: Any, c: Any, dims: Any = None) ->
     for (m, n), v in cur.items():
         dd = d[crd(d, m, n, rd)] if rd > 1 else d
         dd.store(v)
-
-
-def _register() -> None:
-    from ...nvgpu.warp.mma import MmaF16BF16Op, MmaFP8Op
-    from .gemm import register_gemm
-
-    register_gemm(MmaF16BF16Op, mma_sync_gemm)
-    register_gemm(MmaFP8Op, mma_sync_gemm)
-
-
-_register()

@@ -19,10 +19,10 @@ from typing import Any, List
 
 from ...errors import TraceError
 from ..frontend.cformat import parse
-from ..frontend.trace import GmemEngine, RmemEngine, TraceValue, current
+from ..frontend.trace import GmemEngine, RmemEngine, TraceValue, current, tracing
 from ..ir.nodes import Printf
 
-__all__ = ["print_tensor_in_kernel"]
+__all__ = ["print_tensor_in_kernel", "print_in_trace"]
 
 _SPEC = {"float": parse("% f")[0], "int": parse("% d")[0], "bool": parse("% d")[0], "uint": parse("%u")[0]}
 
@@ -81,3 +81,16 @@ def print_tensor_in_kernel(t: Any, verbose: bool = False) -> None:
     for piece in tensor_text("", flat, layout.shape, verbose) + ["\n"]:
         parts.extend(piece if isinstance(piece, list) else [piece])
     tr.emit(Printf(parts))
+
+
+def print_in_trace(t: Any, *a: Any, **kw: Any) -> bool:
+    """print_tensor inside a traced kernel: a printf of the tensor (or value) by every thread;
+    on the host inside a jit function's trace: recorded, to print when the launches run
+    (``cutelab.tracing.hooks.print_tensor``)."""
+    if not tracing():
+        from ... import tensor as _tensor
+        from ..frontend.host import defer_print_tensor
+
+        return defer_print_tensor(_tensor.print_tensor, (t,) + a, kw)
+    print_tensor_in_kernel(t, verbose=bool(kw.get("verbose", False)))  # CuTe DSL's print_tensor text, on both back ends
+    return True

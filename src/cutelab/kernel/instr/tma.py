@@ -270,7 +270,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
     s.param.written = True
     g.param.read = True
-    from ..frontend.arch import elect_one
+    from ..frontend.threads import elect_one
 
     ops = []
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode

@@ -179,7 +179,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     sbase, phase = start_phase(d, src.offset, what, "source")
     coords = _tile_coords(d, atom.gmem_layout, dst.offset, what)
     g.param.written = True
-    from ..frontend.arch import elect_one
+    from ..frontend.threads import elect_one
 
     ops = []
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode

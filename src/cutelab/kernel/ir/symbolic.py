@@ -33,6 +33,7 @@ import numpy as np
 
 from ...errors import TraceError
 from ...tracing import SymbolicIndex
+from ...tracing import hooks as _hooks  # index_value: the tracer's value holding an index (frontend/trace.py)
 
 __all__ = ["Expr", "Var", "Lin", "FloorDiv", "Mod", "Mul", "Cmp", "BoolAnd", "Swz", "DynDiv", "is_sym", "lin_form",
            "sym_range", "sym_div", "evaluate", "atoms", "swizzle_expr"]
@@ -61,9 +62,8 @@ def _float_op(e: "Expr", o: Any, name: str) -> Any:
     """``i * 1.0`` with i a symbolic index: as in CuTe DSL, the Int32 index converts to Float32 (a value
     in a register) and the arithmetic is on Float32."""
     from ...numeric import Float32, Int32
-    from ..frontend.trace import TraceValue
 
-    return getattr(TraceValue([e], (), Int32).to(Float32), name)(o)
+    return getattr(_hooks.index_value(e, Int32).to(Float32), name)(o)
 
 
 def _int_op(e: "Expr", o: Any, name: str) -> Any:
@@ -228,12 +228,11 @@ class Expr:
         calls it): an integer type of 32 bits or more keeps the index symbolic (its math is exact,
         its width follows its range); a narrower integer, a Boolean or a float is a value in a register."""
         from ...numeric import Int32, Int64
-        from ..frontend.trace import TraceValue
 
         if dtype.kind in ("int", "uint") and dtype.width >= 32:
             return self
         src = Int32 if -(1 << 31) <= self.lo and self.hi < (1 << 31) else Int64
-        return TraceValue([self], (), src).to(dtype)
+        return _hooks.index_value(self, src).to(dtype)
 
     def ir_value(self, *, loc: Any = None, ip: Any = None) -> "Expr":
         """CuTe DSL's MLIR value of an index (``i.ir_value()``, an operand of ``llvm.inline_asm``): the index."""

@@ -253,8 +253,6 @@ class JitFunction:
                         self.calls.insert(0, self.calls.pop(i))
                     return None
             cache = os.environ.get("CUTELAB_JIT_CACHE", "1") != "0"
-        from ..frontend.host import run_jit
-
         raw = args
         args = tuple(_as_tensor_args(a) for a in args)
         kwargs = {k: _as_tensor_args(v) for k, v in kwargs.items()}
@@ -370,7 +368,7 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     from .fakes import compile_fakes
 
     if has_fakes(args):  # ahead of time, for tensors described only (cutelab.fake)
-        return compile_fakes(target, args, kwargs)
+        return compile_fakes(target, args, kwargs, _compile)
     raw_args = args
     args = tuple(_as_tensor_args(a) for a in args)
     from ..frontend.host import dynamic_args
@@ -398,7 +396,7 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     if cf.dyn_args or cf.proto_args or any(isinstance(p, int) and is_dynamic(t.layout)
                                            for p, t in cf.arg_tensors.items()):
         kept = [i for i in range(len(args)) if i not in const]  # the compiled function's positions
-        cf.variants = (target, args, kwargs, {j: i for j, i in enumerate(kept)})
+        cf.variants = (target, args, kwargs, {j: i for j, i in enumerate(kept)}, _compile)
     return cf
 
 
@@ -486,3 +484,34 @@ class _CompileEntry:
 compile = _CompileEntry()  # noqa: A001 - CuTe DSL's name
 
 
+def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any],
+            record: Optional[Dict[str, Any]] = None) -> Any:
+    """Call a jit function's body: trace (Python prints now), then run what it launched and
+    printed on the host, in order. Inside cute.compile or capture() (or a jit function calling
+    another) the body only records: the outer one runs it. ``record`` (a dict) receives what ran
+    as "recorded", from which JitFunction may remember the call."""
+    from ..frontend.host import JitRecord, dynamic_args, dynamic_note
+    from ..frontend.rewrite import rewrite_host_function, rewrite_traced_function
+
+    if tracing():  # a @cute.jit helper called by a kernel: part of the kernel's trace, rewritten as kernels are
+        return rewrite_traced_function(fn)(*args, **kwargs)
+    args, kwargs = dynamic_args(fn, args, kwargs)
+    fn = rewrite_host_function(fn)  # runtime loops as CuTe DSL has them
+    if getattr(_local, "recorder", None) is not None:
+        return fn(*args, **kwargs)
+    _local.recorder = JitRecord()
+    try:
+        ret = fn(*args, **kwargs)
+        recorded = _local.recorder
+    except (ValueError, RuntimeError, TypeError) as e:
+        note = dynamic_note(fn, args, kwargs)
+        if note and hasattr(e, "add_note"):
+            e.add_note(note)
+        raise
+    finally:
+        _local.recorder = None
+    for plan, storages, scalars in recorded:
+        plan.run(storages, None, scalars)
+    if record is not None:  # JitFunction remembers the call from what ran (_compiled_from)
+        record["recorded"] = recorded
+    return ret

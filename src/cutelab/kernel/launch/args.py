@@ -13,24 +13,13 @@ import numpy as np
 
 from ...errors import LaunchError
 from ...layout import Layout
+from ..frontend.host import Constexpr  # noqa: F401  (cute.Constexpr: the jit functions' marker)
 from ..frontend.trace import GmemEngine
 
 _MAX_BLOCK = (1024, 1024, 64)
 
 
 _MAX_GRID = ((1 << 31) - 1, 65535, 65535)
-
-
-class Constexpr:
-    """Marks a jit argument as a compile-time constant: ``n: cutlass.Constexpr[cutlass.Int32]``.
-
-    A @cute.jit argument so annotated stays a Python value, specialised on (a compiled function's
-    callers leave it out); every other bool, int or float argument is a runtime value
-    (kernel/frontend/host.py dynamic_args), as in CuTe DSL.
-    """
-
-    def __class_getitem__(cls, item: Any) -> Any:
-        return cls
 
 
 def _dims(x: Any, what: str, kernel: str) -> Tuple[int, int, int]:

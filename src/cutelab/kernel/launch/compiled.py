@@ -4,23 +4,151 @@ each call's arguments against the compiled signature, and its launches.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+from ...dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
 from ...errors import LaunchError
+from ..frontend.host import protocol_values
 from . import plan as _plan
 from .args import _at_path, _is_storage_tensor, _same_static, _Storage
 from .fastpath import _direct_call, _either, _getter, _never, _same
 from .plan import _check_no_alias, _Plan, _stream_handle, _torch_device
 
 
-def _respecialize(cf: Any, args: Any) -> Any:
-    """host.respecialize, imported at the first call (host.py imports this module)."""
-    global _respecialize
-    from ..frontend.host import respecialize
+_MAX_VARIANTS = 64
 
-    _respecialize = respecialize
-    return respecialize(cf, args)
+
+def _remark(name: str, pos: int, t0: Any, t: Any) -> Any:
+    """t (a tensor or an array of this call) with the dynamic leaves of t0's layout (the tensor the
+    function was compiled with): same dynamic modes, types and divisibilities; static modes must
+    not change."""
+    from ...dynamic import DynInt, value_of
+    from ...errors import LaunchError
+    from ...int_tuple import flatten_to_tuple
+    from ...layout import Layout
+    from ...tensor import Tensor
+
+    if not _is_storage_tensor(t):
+        from ...runtime import from_dlpack
+
+        t = from_dlpack(t, assumed_align=t0.engine.align)
+    L0, L = t0.layout, t.layout
+    f0s, f0d = flatten_to_tuple(L0.shape), flatten_to_tuple(L0.stride)
+    fs, fd = flatten_to_tuple(L.shape), flatten_to_tuple(L.stride)
+    if not isinstance(L, Layout) or len(fs) != len(f0s):
+        raise LaunchError(f"{name}: argument {pos} has the layout {value_of(L)}, but the function was compiled for "
+                          f"a tensor of {len(f0s)} modes ({L0})")
+
+    def leaf(old: Any, new: Any, what: str, i: int) -> Any:
+        if isinstance(old, DynInt):
+            if old.div and int(new) % old.div:
+                raise LaunchError(f"{name}: argument {pos}: the {what} {int(new)} of mode {i} is not divisible by "
+                                  f"{old.div}, the divisibility the function was compiled with ({L0})")
+            return DynInt(int(new), old.dtype, old.div)
+        if int(new) != int(old):
+            raise LaunchError(f"{name}: argument {pos}: the {what} of mode {i} is {int(new)}, but the function was "
+                              f"compiled with the static {what} {int(old)} ({L0}); mark it dynamic, or compile again")
+        return int(old)
+
+    shape = tuple(leaf(a, b, "extent", i) for i, (a, b) in enumerate(zip(f0s, fs)))
+    stride = tuple(leaf(a, b, "stride", i) for i, (a, b) in enumerate(zip(f0d, fd)))
+    if not isinstance(L0.shape, tuple):
+        shape, stride = shape[0], stride[0]
+    from ...int_tuple import unflatten
+
+    new = Layout(unflatten(shape, L0.shape), unflatten(stride, L0.stride))
+    return Tensor(t.engine, new, t.offset, _checked=True)
+
+
+def _scalar_of(d: Any, v: Any) -> Any:
+    """v as a value of d's type (wrapped or rounded as the type does): int or float."""
+    from ...numeric import FloatValue, IntValue
+
+    if d.dtype.kind == "bool":
+        return bool(v)
+    x = IntValue(d.dtype, int(v)) if d.dtype.is_integer else FloatValue(d.dtype, float(v))
+    return int(x) if d.dtype.is_integer else float(x)
+
+
+def _respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
+    """The compiled function to run for these arguments: cf itself when its dynamic values (Int32
+    arguments, the extents and strides of tensors with dynamic layouts) are the ones it was traced
+    with, else a trace for the new values, made once (without its trace-time prints: a compiled
+    CuTe DSL function prints none) and kept (at most 64 per compiled function).
+
+    The cache key of a compiled function: the values of its dynamic arguments and of its tensors'
+    dynamic extents and strides. Everything else is fixed at compile time and checked at each call
+    (element types, static layout modes, alignment, device, the other arguments' values).
+    """
+    key: List[Any] = []
+    mine: List[Any] = []
+    for pos in sorted(cf.dyn_args):
+        if pos >= len(args):
+            raise LaunchError(f"{cf.name}: expected an argument at position {pos} (compiled with "
+                              f"{int(cf.dyn_args[pos])}), got {len(args)} arguments")
+        v, d = args[pos], cf.dyn_args[pos]
+        ok = (isinstance(v, int) if isinstance(d, DynInt) else isinstance(v, (int, float)))
+        if (isinstance(v, bool) and d.dtype.kind != "bool") or not ok:
+            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
+                              f"(given {d.value}); got {v!r} ({type(v).__name__})")
+        key.append(_scalar_of(d, v))
+        mine.append(d.value)
+    proto = getattr(cf, "proto_args", None) or {}
+    for pos in sorted(proto):
+        vals = protocol_values(args[pos]) if pos < len(args) else None
+        if vals is None or [t for t, _ in vals] != [t for t, _ in proto[pos]]:
+            raise LaunchError(f"{cf.name}: argument {pos} was compiled as a {type(cf.proto_objs[pos]).__name__} "
+                              f"carrying runtime values {[str(t) for t, _ in proto[pos]]}; got {args[pos] if pos < len(args) else 'nothing'!r}")
+        key.append(tuple(x for _, x in vals))
+        mine.append(tuple(x for _, x in proto[pos]))
+    tensors = {}
+    dyn_pos = getattr(cf, "_dyn_tensor_pos", None)
+    if dyn_pos is None:  # the tensors with dynamic layouts, found once (with their layout's memo)
+        from .fastpath import _SameLayout
+
+        dyn_pos = cf._dyn_tensor_pos = [(p, t0, _SameLayout(t0.layout)) for p, t0 in cf.arg_tensors.items()
+                                        if isinstance(p, int) and is_dynamic(t0.layout)]
+    for pos, t0, same in dyn_pos:
+        if pos < len(args):
+            t = args[pos]
+            lay = getattr(t, "layout", None)
+            if lay is t0.layout or (getattr(t, "engine", None) is not None and same(lay)):
+                continue  # the compiled values (the common case: no work per call)
+            t = _remark(cf.name, pos, t0, t)
+            tensors[pos] = t
+            key.append(value_of(t.layout))
+            mine.append(value_of(t0.layout))
+    key_t = tuple(key)
+    if key_t == tuple(mine):
+        return cf
+    target, cargs, kwargs, orig, compile_ = cf.variants
+    cache = getattr(cf, "_variant_cache", None)
+    if cache is None:
+        cache = {}
+        cf._variant_cache = cache
+    other = cache.get(key_t)
+    if other is None:
+        new_args = list(cargs)
+        for pos, i in orig.items():  # this call's arguments, at the compiled function's positions
+            if pos < len(args):
+                new_args[i] = args[pos]
+        for pos, d in cf.dyn_args.items():
+            v = _scalar_of(d, args[pos])
+            new_args[orig[pos]] = (DynInt(v, d.dtype, track=False) if isinstance(d, DynInt) else
+                                   DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
+        for pos, t in tensors.items():
+            new_args[orig[pos]] = t
+        for pos in proto:  # a user type: dynamic_args makes its values runtime values again
+            new_args[orig[pos]] = args[pos]
+        with contextlib.redirect_stdout(io.StringIO()):
+            other = compile_(target, *new_args, **kwargs)
+        if len(cache) >= _MAX_VARIANTS:
+            cache.pop(next(iter(cache)))
+        cache[key_t] = other
+    return other
 
 
 def _plain(d: Any) -> Tuple[type, Any]:
@@ -61,7 +189,7 @@ class CompiledFunction:
         self._forgotten = False
         self._fast: Any = None
         self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
-        self.variants: Any = None  # kernel/frontend/host.py respecialize: the traces for other dynamic values
+        self.variants: Any = None  # (target, args, kwargs, positions, api._compile): _respecialize's traces for other dynamic values
 
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
         no_export(self.name)

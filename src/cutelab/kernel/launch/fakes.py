@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from ...dynamic import value_of
 from ...errors import LaunchError
@@ -20,8 +20,10 @@ class FakeCompiled:
     against the fakes and runs the program compiled for them (compiled on first use per shape and
     kept; the compile-time prints happened once, at cute.compile)."""
 
-    def __init__(self, target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], const: set):
+    def __init__(self, target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], const: set,
+                 compile_: Callable[..., Any]):
         self.target, self.args, self.kwargs, self.const = target, args, kwargs, const
+        self.compile = compile_  # cute.compile's trace (launch/api.py _compile)
         self.name = getattr(target, "__name__", "compiled function")
         self.cache: Dict[Any, Any] = {}
 
@@ -35,8 +37,6 @@ class FakeCompiled:
         no_export(self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .api import _compile
-
         kept = [i for i in range(len(self.args)) if i not in self.const]
         if len(args) != len(kept):
             raise LaunchError(f"{self.name}: expected {len(kept)} arguments (as compiled), got {len(args)}")
@@ -58,20 +58,19 @@ class FakeCompiled:
         cf = self.cache.get(tuple(key))
         if cf is None:
             with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
-                cf = _compile(self.target, *full, **dict(self.kwargs, **kwargs))
+                cf = self.compile(self.target, *full, **dict(self.kwargs, **kwargs))
             if len(self.cache) >= 64:
                 self.cache.pop(next(iter(self.cache)))
             self.cache[tuple(key)] = cf
         return cf(*args)
 
 
-def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> FakeCompiled:
+def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
+                  _compile: Callable[..., Any]) -> FakeCompiled:
     """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
-    FakeCompiled."""
-    from .api import _compile
-
+    FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
     stand = tuple(a.stand_in(env) if isinstance(a, FakeTensor) else a for a in args)
     _compile(target, *stand, **kwargs)
-    return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)))
+    return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import inspect
 import os
-import threading
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ... import tracing as _tracing_protocol
+from ...dynamic import dyn_scalar
 from ...errors import LaunchError, TraceError
 from ..analysis.bounds import check_bounds, check_deferred
 from ..cuda.driver import CUstream as _CUstream
+from ..frontend.host import _local  # the launch record of this thread
 from ..frontend.trace import GmemEngine, Tracer, tracing
 from ..ir.nodes import KernelIR, pow2_divisor
 from .args import (
@@ -48,15 +49,12 @@ class LaunchInfo:
         self.phases: Dict[str, float] = {}  # seconds per phase of a first launch on the GPU (trace, render, ...)
 
 
-_local = threading.local()
-
-
 def _host_tracing() -> bool:
     """A @cute.jit body (or cute.compile's trace) runs on the host, outside kernels."""
     return getattr(_local, "recorder", None) is not None and not tracing()
 
 
-_tracing_protocol.install(host_tracing=_host_tracing)
+_tracing_protocol.install(host_tracing=_host_tracing, host_scalar=dyn_scalar)  # Int32(3) in a jit body: a runtime value
 
 
 _SPILLS_SHOWN: set = set()  # compile keys whose spills were reported (once per process)
@@ -105,7 +103,7 @@ class _Plan:
         self.launcher: Any = None
         self.epoch = 0  # the driver it was loaded with (driver._EPOCH)
         self._scalars_ok: Dict[Tuple[Any, ...], bool] = {}  # scalar values whose deferred checks passed
-        self.error_word: Any = None  # guards.ErrorWord of a kernel with guarded accesses
+        self.error_word: Any = None  # cuda.errorword.ErrorWord of a kernel with guarded accesses
         self.tensor_maps: Any = None  # SM90 TMA: CUtensorMap parameters after the others
         if mode == "gpu":
             from ..instr.tma import TensorMapArgs
@@ -394,7 +392,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                           "nvrtc" if not res.cached else "compile cache": t_load - t1, "module load": t2 - t_load}
     plan = _Plan(ir, storages, "gpu", fn, renderer.launch_grid)
     if getattr(ir, "guards", None):
-        from ..analysis.guards import ErrorWord
+        from ..cuda.errorword import ErrorWord
         from ..cuda import driver as _drv
 
         mod = next(m for (_, key), (m, f) in _drv._MODULES.items() if key == res.key and f is fn)

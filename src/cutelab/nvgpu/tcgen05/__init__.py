@@ -7,10 +7,17 @@ from .tmem import TmemEngine, SmemDescEngine, find_tmem_tensor_col_offset  # noq
 from .helpers import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
 from .cp import *  # noqa: F401,F403
+from ...tracing import instruction as _instruction
+
+
+def commit(mbar_ptr, mask=None, cta_group=None, *, loc=None, ip=None) -> None:
+    """``cute.nvgpu.tcgen05.commit``: the UMMAs this CTA issued complete, then arrive on mbar_ptr
+    (a kernel instruction: cutelab.kernel.instr.tcgen05_mma.commit, reached through cutelab.tracing)."""
+    _instruction("tcgen05.commit")(mbar_ptr, mask, cta_group, loc=loc, ip=ip)
 
 # CuTe DSL 4.8.1 names that cutelab does not model yet: asking for one says so (kernel-side ops such
-# as commit are the kernel compiler's and come from it; sparse, SM103/SM107, reducing TMEM loads and the SMEM -> TMEM
-# tcgen05.cp are not in cutelab yet)
+# as commit are the kernel compiler's, reached through cutelab.tracing.instruction; sparse, SM103/SM107 and reducing TMEM loads
+# are not in cutelab yet)
 _NOT_YET = (
     "make_umma_smem_desc",
     "CollectorOp", "CollectorBBuffer", "MmaF16BF16SparseOp", "MmaFP8SparseOp",
@@ -29,10 +36,6 @@ def __getattr__(name: str):
         warnings.warn("tcgen05.OperandMajorMode is deprecated, use cute.nvgpu.OperandMajorMode instead",
                       DeprecationWarning, stacklevel=2)
         return OperandMajorMode
-    if name == "commit":  # a kernel instruction (kernel/instr/tcgen05_mma.py), imported when first asked for
-        from ...kernel.instr.tcgen05_mma import commit
-
-        return commit
     if name in _NOT_YET:
         raise AttributeError(f"cute.nvgpu.tcgen05.{name} (CuTe DSL 4.8.1) is not in cutelab yet")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

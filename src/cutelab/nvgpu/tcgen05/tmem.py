@@ -192,10 +192,8 @@ def _rank(shape: Any) -> int:
 
 def make_umma_fragment(op: Any, what: str, input: Any, atom: Any) -> Tensor:
     """make_fragment_A/B/C of a tiled UMMA (see the module docstring)."""
-    from .mma import OperandSource
-
     tv = {"A": atom.tv_layout_A, "B": atom.tv_layout_B, "C": atom.tv_layout_C}[what]
-    in_smem = what == "B" or (what == "A" and op.a_src is OperandSource.SMEM)
+    in_smem = op._operand_in_smem(what)  # B, or A read from shared memory (OperandSource.SMEM)
     if in_smem:
         return _smem_desc_fragment(op, what, input, tv)
     if isinstance(input, Tensor):
@@ -218,7 +216,7 @@ def make_umma_fragment(op: Any, what: str, input: Any, atom: Any) -> Tensor:
             f"equal, but got atomVal {it.tuple_str(vmode)} frgValMode {it.tuple_str(shape[0])}"
         )
     n_sm = op.cta_group.value
-    ts = op.a_src is OperandSource.TMEM
+    ts = not op._operand_in_smem("A")  # A in tensor memory (OperandSource.TMEM)
     if what == "C":
         dt, bits = op.acc_dtype, 32
         mode = "noninterleaved" if (ts and n_sm == 1) else "interleaved"

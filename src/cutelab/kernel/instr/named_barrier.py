@@ -1,0 +1,82 @@
+"""Named barriers (``cutlass.pipeline.NamedBarrier``, ``cute.arch.barrier`` with an id): one of the 16
+hardware barriers of a thread block, PTX ``bar.sync id, n`` (``arrive_and_wait``) or
+``bar.arrive id, n`` (``arrive``), for ``n`` threads of the block. Barrier 0 is ``sync_threads()``'s.
+
+``check`` is the rule on the id and the thread count (what ``NamedBarrier(...)`` raises),
+``named_barrier`` traces one into the running kernel.
+
+>>> check(16, 32)
+Traceback (most recent call last):
+...
+ValueError: NamedBarrier(barrier_id=16, num_threads=32): barrier_id must be in [0, 15]
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ...errors import LaunchError, TraceError
+from ..frontend.trace import current, user_line
+from ..ir.nodes import Op
+
+__all__ = ["check", "named_barrier", "NamedBarrierIR"]
+
+
+def check(bid: Any, n: Any) -> None:
+    """The barrier id and thread count of ``NamedBarrier(barrier_id=bid, num_threads=n)``: static ints,
+    an id in [0, 15] (0 warns: sync_threads uses it), a positive multiple of the warp size."""
+    for name, v in (("barrier_id", bid), ("num_threads", n)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"NamedBarrier(barrier_id={bid!r}, num_threads={n!r}): {name} must be a static int "
+                            f"in cutelab, got {type(v).__name__}")
+    if not 0 <= bid < 16:
+        raise ValueError(f"NamedBarrier(barrier_id={bid}, num_threads={n}): barrier_id must be in [0, 15]")
+    if n < 32 or n % 32:
+        raise ValueError(f"NamedBarrier(barrier_id={bid}, num_threads={n}): num_threads must be a positive "
+                         f"multiple of the warp size (32)")
+    if bid == 0:
+        warnings.warn("NamedBarrier ID 0 is used by sync_threads, avoid using.")
+
+
+class NamedBarrierIR(Op):
+    """The kernel IR op of a named barrier, ``bar.sync id, n`` (wait) or ``bar.arrive id, n``."""
+
+    __slots__ = ("barrier_id", "num_threads", "wait", "where")
+
+    def __init__(self, barrier_id: int, num_threads: int, wait: bool, where: str):
+        self.barrier_id, self.num_threads, self.wait, self.where = barrier_id, num_threads, wait, where
+
+    def __repr__(self) -> str:
+        return f"bar.{'sync' if self.wait else 'arrive'} {self.barrier_id}, {self.num_threads}"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        # all threads run each op together, so the barrier orders nothing; check that the
+        # threads reaching it are the number it expects, in every block that reaches it
+        act = np.ones(b.n, dtype=bool) if mask is None else mask
+        per_block = act.reshape(b.nblk, b.nt).sum(axis=1)
+        bad = (per_block != 0) & (per_block != self.num_threads) if self.wait else per_block > self.num_threads
+        if bad.any() and self.wait:
+            raise LaunchError(
+                f"{b.ir.name}: NamedBarrier({self.barrier_id}, {self.num_threads}).arrive_and_wait() at "
+                f"{self.where} is reached by {int(per_block[bad][0])} threads of a block, not "
+                f"{self.num_threads}; on the GPU the block would hang or the barrier would not order "
+                f"what the program expects"
+            )
+
+    def cuda(self, r: Any) -> None:
+        ins = "sync" if self.wait else "arrive"
+        r.emit(f'asm volatile("bar.{ins} {self.barrier_id}, {self.num_threads};\\n" ::: "memory");')
+
+
+def named_barrier(barrier_id: int, num_threads: int, wait: bool, what: str) -> None:
+    """``NamedBarrier(barrier_id, num_threads).<what>()`` in the kernel being traced: ``bar.sync`` (wait)
+    or ``bar.arrive``."""
+    t = current(f"NamedBarrier.{what}")
+    nt = t.block[0] * t.block[1] * t.block[2]
+    if num_threads > nt:
+        raise TraceError(f"kernel {t.name}: NamedBarrier({barrier_id}, {num_threads}).{what}() at "
+                         f"{user_line()}: the block has only {nt} threads")
+    t.emit(NamedBarrierIR(int(barrier_id), int(num_threads), wait, user_line()))
