@@ -417,12 +417,12 @@ class PipelineTmaAsync:
     # ---- participants (CuTe DSL's make_participants): a producer and a consumer with their own states, the
     # producer's starting at phase 1 (the stages start empty); pipeline_async.PipelineProducer/Consumer
     def make_producer(self) -> Any:
-        from .pipeline_async import PipelineProducer
+        from .pipeline_participants import PipelineProducer
 
         return PipelineProducer(self, make_pipeline_state(PipelineUserType.Producer, self.num_stages))
 
     def make_consumer(self) -> Any:
-        from .pipeline_async import PipelineConsumer
+        from .pipeline_participants import PipelineConsumer
 
         return PipelineConsumer(self, make_pipeline_state(PipelineUserType.Consumer, self.num_stages))
 

@@ -838,10 +838,15 @@ class Pointer:
 
     def raw_ptr(self, *, loc: Any = None, ip: Any = None) -> Any:
         """CuTe DSL's Pointer.raw_ptr(): this pointer as a ``cutlass.Pointer`` (``p + k``, ``p.load()``,
-        ``p.store(v)``, ... inside a kernel; compat/experimental/memory.py)."""
-        from .compat.experimental.memory import Pointer as RawPointer
+        ``p.store(v)``, ... inside a kernel), which the compatibility layer provides
+        (compat/experimental/memory.py, through ``tracing.hooks.raw_pointer``)."""
+        from .tracing import hooks
 
-        return RawPointer(self)
+        if hooks.raw_pointer is None:
+            raise TensorError(f"Pointer.raw_ptr() of {self}: CuTe DSL's cutlass.Pointer comes with cutelab's "
+                              f"compatibility layer; run the program with `cutelab run` or call "
+                              f"cutelab.compat.install() first")
+        return hooks.raw_pointer(self)
 
     @property
     def llvm_ptr(self) -> "Pointer":

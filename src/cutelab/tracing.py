@@ -56,6 +56,7 @@ class _Hooks:
     mma_field: Optional[Callable[..., Any]] = None  # (atom, field, value, get) -> an atom's runtime field in a kernel, or NotImplemented
     index_value: Optional[Callable[..., Any]] = None  # (symbolic index, Int32/Int64) -> the traced value holding it
     instruction: Optional[Callable[[str], Callable[..., Any]]] = None  # name -> the kernel's function (see instruction)
+    raw_pointer: Optional[Callable[..., Any]] = None  # (Pointer) -> CuTe DSL's cutlass.Pointer of it (the compat layer's)
 
 
 hooks = _Hooks()

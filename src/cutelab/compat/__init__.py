@@ -77,6 +77,18 @@ def uninstall() -> None:
     _EMULATING = False
 
 
+def _raw_pointer(p: object) -> object:
+    """Pointer.raw_ptr(): CuTe DSL's cutlass.Pointer of p (compat/experimental/memory.py, imported when asked)."""
+    from .experimental.memory import Pointer
+
+    return Pointer(p)
+
+
+from ..tracing import install as _install_hooks  # noqa: E402
+
+_install_hooks(raw_pointer=_raw_pointer)  # the compat layer is imported: Pointer.raw_ptr() works
+
+
 def installed() -> bool:
     """True while the import hook is in place."""
     from . import hook

@@ -16,7 +16,6 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from . import dsl_clc as _clc
 from .where import refuse, refuse_class
 
 
@@ -222,8 +221,6 @@ EXTRAS: Dict[str, Any] = {
     "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
-    "ClcDynamicPersistentTileScheduler": _clc.ClcDynamicPersistentTileScheduler,
-    "ClcDynamicPersistentTileSchedulerParams": _clc.ClcDynamicPersistentTileSchedulerParams,
     "TensorMapUpdateMode": TensorMapUpdateMode,
     # classes a program may subclass or name before it makes one (refuse_class: making one raises)
     **{n: refuse_class(f"cutlass.utils.{n}", "not in cutelab yet") for n in (

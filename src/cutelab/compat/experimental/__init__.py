@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from ..namespaces import Namespace
+from ..namespace import Namespace
 
 
 def _primitives() -> Dict[str, Any]:

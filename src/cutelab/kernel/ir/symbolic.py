@@ -67,11 +67,12 @@ def _float_op(e: "Expr", o: Any, name: str) -> Any:
 
 
 def _int_op(e: "Expr", o: Any, name: str) -> Any:
-    """A bitwise operator on a symbolic index: the operation on its Int32 value (a register)."""
-    from ...numeric import Int32
-    from ..frontend.trace import TraceValue
+    """A bitwise operator on a symbolic index: the operation on its Int32 (Int64 past Int32's range)
+    value in a register."""
+    from ...numeric import Int32, Int64
 
-    return getattr(TraceValue([e], (), Int32), name)(o)
+    dt = Int32 if -(1 << 31) <= e.lo and e.hi < (1 << 31) else Int64
+    return getattr(_hooks.index_value(e, dt), name)(o)
 
 
 class Expr:
@@ -154,7 +155,8 @@ class Expr:
             return _float_op(self, o, "__rtruediv__")
         return self.__truediv__(o)
 
-    # ---- bitwise operators: x & (2**n - 1) of a non-negative x stays an index (x % 2**n); the others
+    # ---- bitwise operators: x & (2**n - 1) and x >> k of a non-negative x, and x << k, stay indices
+    # (x % 2**n, x // 2**k, x * 2**k); the others
     # are the Int32 operation on the index's value in a register, as CuTe DSL computes them
     def __and__(self, o: Any) -> Any:
         c = _as_int(o)
@@ -178,9 +180,15 @@ class Expr:
         return _int_op(self, o, "__rxor__")
 
     def __lshift__(self, o: Any) -> Any:
+        c = _as_int(o)
+        if isinstance(c, int) and 0 <= c < 32:  # x << k is x * 2**k: still an index
+            return mul(self, 1 << c)
         return _int_op(self, o, "__lshift__")
 
     def __rshift__(self, o: Any) -> Any:
+        c = _as_int(o)
+        if isinstance(c, int) and 0 <= c < 63 and self.lo >= 0:  # x >> k of x >= 0 is x // 2**k: still an index
+            return floordiv(self, 1 << c)
         return _int_op(self, o, "__rshift__")
 
     # ---- comparisons build symbolic booleans; bool() decides them when the ranges allow
