@@ -368,6 +368,55 @@ class ExecContext:
         check_range(int(base_v.min()) + int(min(offsets)), int(base_v.max()) + int(max(offsets)), length, what, where)
         return (base_v // k)[:, None] + starts[None, :], k
 
+    def rows_at(self, base: Any, offsets: tuple, length: int, shift: Any, what: str, where: str = "") -> Any:
+        """``rows`` with the per-thread shift of shared memory (None for global memory) added, as
+        (rows, k, r0): the runs are rows ``rows + r0`` of the memory seen as rows of k elements
+        (r0 an int: read them as rows of ``table[r0:]``). Where the index is a sum whose part that
+        changes while the batch runs (loop variables, registers) is the same in every thread, ``rows`` are
+        worked out once per batch for that sum and only r0 changes: no numpy work per access but
+        the gather. None when the access is not of that form."""
+        if isinstance(base, Lin):
+            plan = _RUNS.get(offsets)
+            if plan is None:
+                plan = _RUNS[offsets] = _runs(offsets)
+            if plan is None or length % plan[0]:
+                return None
+            k, starts = plan
+            sp = self._split.get(id(base))
+            if sp is None:
+                self.index_range(base)
+                sp = self._split[id(base)]
+            f, lo, hi, rest, _ = sp
+            c = 0
+            for a, m in rest:
+                x = evaluate(a, self.env)
+                if isinstance(x, np.ndarray):  # a register (the pipeline's stage): one value in every thread?
+                    x0 = x.flat[0]
+                    if x.shape != (self.n,) or (x != x0).any():
+                        c = None
+                        break
+                    x = x0
+                c += int(x) * m
+            if c is not None and isinstance(f, np.ndarray) and c % k == 0:
+                cache = self.__dict__.setdefault("_rows_fixed", {})
+                key = (id(base), k, id(shift))
+                got = cache.get(key)
+                if got is None or got[0] is not base:
+                    fixed = None
+                    if not (f % k).any():
+                        fixed = (f // k if shift is None else f // k + shift // k)[:, None] + starts[None, :]
+                    got = cache[key] = (base, fixed, shift)  # (the keys' owners stay alive with the entry)
+                fixed = got[1]
+                if fixed is not None:
+                    check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)
+                    r0 = c // k
+                    return (fixed, k, r0) if r0 >= 0 else (fixed + r0, k, 0)
+        rk = self.rows(base, offsets, length, what, where)
+        if rk is None:
+            return None
+        rows, k = rk
+        return (rows if shift is None else rows + (shift // k)[:, None]), k, 0
+
     def whole_warps(self, mask: Any, name: str, short: str) -> np.ndarray:
         """Which warps of the batch run a warp-wide instruction (ldmatrix, stmatrix, mma.sync): a bool
         per warp. Such an instruction needs all 32 lanes: a block that is not whole warps, or a warp

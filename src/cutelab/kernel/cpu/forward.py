@@ -35,6 +35,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Dict, List, Optional
 
+import numpy as np
+
 from ..ir.nodes import Assign, Compute, For, If, Load, Op, Printf, Reg, RegVar, Store, While, walk
 from ..ir.symbolic import Expr, atoms
 
@@ -221,4 +223,30 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
             new = copy.copy(got[1][0] if got is not None and got[1] else s)
             new.dst = a.dst
             out[u] = (u + 2, [new], [])
+    taken = {j for i, (end, _, _) in out.items() for j in range(i, end)}
+    for u, s in enumerate(ops):  # a Load whose result one Assign copies, whole, into a mutable register
+        if type(s) is not Load or u in taken or u + 1 in taken or u + 1 >= len(ops):
+            continue
+        a, d = ops[u + 1], s.dst
+        if (isinstance(a, Assign) and a.dst.mutable and not d.mutable and a.dst.dtype.name == d.dtype.name
+                and readers.get(d.id, 0) == 1 and len(set(a.index)) == len(a.index)
+                and a.src == tuple((d, i) for i in range(d.n))):
+            out[u] = (u + 2, [LoadInto(s, a)], [])
     return out
+
+
+class LoadInto(Load):
+    """A ``Load`` followed by the ``Assign`` that copies all of its result, in order, into elements
+    ``index`` of the mutable register ``into`` (the only reader of the load's register): the
+    interpreter writes the loaded values there (the rows of the threads of the mask, as the Assign
+    would) and makes no register of the load's own."""
+
+    __slots__ = ("into", "at")
+
+    def __init__(self, load: Load, assign: Assign):
+        super().__init__(load.dst, load.param, load.base, load.offsets)
+        self.loc = load.loc
+        self.into = assign.dst
+        idx = list(assign.index)
+        self.at = (slice(idx[0], idx[0] + len(idx)) if idx == list(range(idx[0], idx[0] + len(idx)))
+                   else np.asarray(idx, dtype=np.intp))
