@@ -368,44 +368,87 @@ class ExecContext:
         check_range(int(base_v.min()) + int(min(offsets)), int(base_v.max()) + int(max(offsets)), length, what, where)
         return (base_v // k)[:, None] + starts[None, :], k
 
+    def uniform_split(self, e: Any) -> Any:
+        """(fixed, lo, hi, c) with index(e) == fixed + c in every thread: fixed an int64 per thread
+        worked out once per batch (lo, hi its lowest and highest), c an int. That holds for a sum
+        whose part that changes while the batch runs (loop variables, registers) has one value in
+        every thread, and for a swizzle of such a sum when c is a multiple of 2**(m+s+b) (the
+        swizzle reads and writes only lower bits, which adding c leaves alone). None otherwise."""
+        if isinstance(e, Swz) and isinstance(e.a, Lin):
+            u = self.uniform_split(e.a)
+            if u is None or u[3] % (1 << (e.m + e.s + e.b)):
+                return None
+            cache = self.__dict__.setdefault("_swz_fixed", {})
+            got = cache.get(id(e))
+            if got is None or got[0] is not e:
+                f = u[0]
+                fs = f ^ ((f & e.ymask) >> e.s)
+                got = cache[id(e)] = (e, fs, int(fs.min()), int(fs.max()))
+            return got[1], got[2], got[3], u[3]
+        if not isinstance(e, Lin):
+            return None
+        sp = self._split.get(id(e))
+        if sp is None:
+            self.index_range(e)
+            sp = self._split[id(e)]
+        f, lo, hi, rest, _ = sp
+        if not isinstance(f, np.ndarray):
+            return None
+        c = 0
+        for a, m in rest:
+            x = evaluate(a, self.env)
+            if isinstance(x, np.ndarray):  # a register (the pipeline's stage): one value in every thread?
+                x0 = x.flat[0]
+                if x.shape != (self.n,) or (x != x0).any():
+                    return None
+                x = x0
+            c += int(x) * m
+        return f, lo, hi, c
+
+    def index_at(self, base: Any, offsets: tuple, length: int, shift: Any, what: str, where: str = "") -> Any:
+        """(fixed, c): the element indices of an access of every thread (``access_index``, plus the
+        per-thread shift of shared memory) are ``fixed + c``, fixed a (threads, len(offsets)) int64
+        array made once per batch for the index expression, c an int (read them as ``data[c:]`` at
+        fixed, for c >= 0); bounds-checked. None where ``uniform_split`` gives none."""
+        u = self.uniform_split(base)
+        if u is None:
+            return None
+        f, lo, hi, c = u
+        check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)
+        cache = self.__dict__.setdefault("_index_fixed", {})
+        key = (id(f), offsets, id(shift))
+        got = cache.get(key)
+        if got is None or got[0] is not f:
+            fixed = f[:, None] + np.asarray(offsets, dtype=np.int64)[None, :]
+            if shift is not None:
+                fixed += shift[:, None]
+            got = cache[key] = (f, fixed, shift)
+        return got[1], c
+
     def rows_at(self, base: Any, offsets: tuple, length: int, shift: Any, what: str, where: str = "") -> Any:
         """``rows`` with the per-thread shift of shared memory (None for global memory) added, as
         (rows, k, r0): the runs are rows ``rows + r0`` of the memory seen as rows of k elements
-        (r0 an int: read them as rows of ``table[r0:]``). Where the index is a sum whose part that
-        changes while the batch runs (loop variables, registers) is the same in every thread, ``rows`` are
-        worked out once per batch for that sum and only r0 changes: no numpy work per access but
-        the gather. None when the access is not of that form."""
-        if isinstance(base, Lin):
+        (r0 an int: read them as rows of ``table[r0:]``). Where ``uniform_split`` splits the index,
+        ``rows`` are worked out once per batch for it and only r0 changes: no numpy work per access
+        but the gather. None when the access is not of that form."""
+        u = self.uniform_split(base) if isinstance(base, (Lin, Swz)) else None
+        if u is not None:
             plan = _RUNS.get(offsets)
             if plan is None:
                 plan = _RUNS[offsets] = _runs(offsets)
             if plan is None or length % plan[0]:
                 return None
             k, starts = plan
-            sp = self._split.get(id(base))
-            if sp is None:
-                self.index_range(base)
-                sp = self._split[id(base)]
-            f, lo, hi, rest, _ = sp
-            c = 0
-            for a, m in rest:
-                x = evaluate(a, self.env)
-                if isinstance(x, np.ndarray):  # a register (the pipeline's stage): one value in every thread?
-                    x0 = x.flat[0]
-                    if x.shape != (self.n,) or (x != x0).any():
-                        c = None
-                        break
-                    x = x0
-                c += int(x) * m
-            if c is not None and isinstance(f, np.ndarray) and c % k == 0:
+            f, lo, hi, c = u
+            if c % k == 0:
                 cache = self.__dict__.setdefault("_rows_fixed", {})
-                key = (id(base), k, id(shift))
+                key = (id(f), k, id(shift))
                 got = cache.get(key)
-                if got is None or got[0] is not base:
+                if got is None or got[0] is not f:
                     fixed = None
                     if not (f % k).any():
                         fixed = (f // k if shift is None else f // k + shift // k)[:, None] + starts[None, :]
-                    got = cache[key] = (base, fixed, shift)  # (the keys' owners stay alive with the entry)
+                    got = cache[key] = (f, fixed, shift)  # (the keys' owners stay alive with the entry)
                 fixed = got[1]
                 if fixed is not None:
                     check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)

@@ -67,6 +67,7 @@ class _CpState:
     def __init__(self, n: int):
         self.seq = np.zeros(n, dtype=np.int64)  # groups committed so far, per thread
         self.flight: List[list] = []  # [issued mask, group per thread, shared index, flat dst index, values]
+        # (the dst index may be a pair (fixed, c) of ExecContext.index_at: the indices fixed + c)
 
 
 def _active(b: Any, mask: Any) -> np.ndarray:
@@ -123,6 +124,20 @@ class CpAsyncCopy(Op):
         go = act.copy()
         if self.pred is not None:
             go &= _pred_column(b, self.pred) if not isinstance(self.pred, int) else bool(self.pred)
+        if mask is None and go.all():  # every thread: indices at fixed + c, fixed made once per batch
+            data, length, _ = b.memory(self.src, buffers)
+            src = b.index_at(self.src_base, self.src_offsets, length, None,
+                             f"{ir.name}: cp.async from {self.src.name}", _at(self.where))
+            _, dlen, shift = b.memory(self.dst, buffers)
+            dst = b.index_at(self.dst_base, self.dst_offsets, dlen, shift,
+                             f"{ir.name}: cp.async to {self.dst.name}", _at(self.where))
+            if src is not None and dst is not None:
+                fixed, c = src
+                vals = (np.take(data[c:], fixed) if c >= 0 else np.take(data, fixed + c)).astype(
+                    self.src.dtype.storage, copy=False)
+                st = _state(b)
+                st.flight.append([act, st.seq.copy(), self.dst.index, dst, vals])
+                return
         if go.all():  # every thread copies: the accesses of all threads, unmasked
             data, length, _ = b.memory(self.src, buffers)
             idx = b.access_index(self.src_base, self.src_offsets, length,
@@ -235,6 +250,15 @@ class CpAsyncWait(Op):
         for rec in st.flight:
             issued, group, sh, didx, vals = rec
             land = issued & act & (group < st.seq - self.n)
+            if type(didx) is tuple:  # (fixed, c): the indices are fixed + c
+                fixed, c = didx
+                if land.all() and c >= 0:
+                    b.shared[sh][c:][fixed] = vals
+                    rec[0] = issued = issued & ~land
+                    if issued.any():
+                        keep.append(rec)
+                    continue
+                didx = rec[3] = fixed + c
             if land.all():  # every thread's copy lands
                 b.shared[sh][didx] = vals
                 issued &= ~land
