@@ -286,7 +286,11 @@ class ExecContext:
                 and all(isinstance(r, tuple) and r[0] is first[0] and r[1] == i for i, r in enumerate(refs))):
             return self.regs[first[0].id]
         out = np.empty((self.n, len(refs)), dtype=dt.storage)
-        for i, r in enumerate(refs):
+        regs, other = ref_groups(self.ir, refs)
+        for r, cols, at, whole in regs:  # one numpy operation per register read (as column() does each)
+            v = self.regs[r.id] if whole else self.regs[r.id][:, cols]
+            out[:, at] = v if r.dtype.name == dt.name else from_real(to_real(v, r.dtype), dt)
+        for i, r in other:
             out[:, i] = self.column(r, dt, real=False)
         return out
 

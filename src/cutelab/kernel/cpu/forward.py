@@ -50,6 +50,9 @@ def _fields(op: Any) -> List[Any]:
     return vals + list(getattr(op, "__dict__", {}).values())
 
 
+_EXPR_REGS: Dict[int, Any] = {}  # id of an index expression -> (it, the ids of the registers it reads)
+
+
 def _named(x: Any, out: set) -> None:
     """The ids of the registers x names: Regs (in tuples, lists, dicts) and RegVars of expressions."""
     todo = [x]
@@ -61,13 +64,21 @@ def _named(x: Any, out: set) -> None:
             if len(x) == 2 and isinstance(x[0], Reg):  # an element reference
                 out.add(x[0].id)
             else:
-                todo.extend(x)
+                for y in x:  # (element references and numbers at once: the common operand tuples)
+                    ty = type(y)
+                    if ty is tuple and len(y) == 2 and type(y[0]) is Reg:
+                        out.add(y[0].id)
+                    elif ty is not int and ty is not float and ty is not bool and ty is not str and y is not None:
+                        todo.append(y)
         elif isinstance(x, Reg):
             out.add(x.id)
         elif isinstance(x, Expr):
-            for v in atoms(x):
-                if isinstance(v, RegVar):
-                    out.add(v.ref[0].id)
+            got = _EXPR_REGS.get(id(x))
+            if got is None or got[0] is not x:
+                if len(_EXPR_REGS) > 65536:
+                    _EXPR_REGS.clear()
+                got = _EXPR_REGS[id(x)] = (x, [v.ref[0].id for v in atoms(x) if isinstance(v, RegVar)])
+            out.update(got[1])
         elif t is list or t is dict:
             if id(x) not in seen:
                 seen.add(id(x))

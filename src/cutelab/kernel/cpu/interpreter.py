@@ -169,12 +169,19 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
                 else:
                     b.regs[into.id][:, s.at] = got
                 return
-        idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
-        if b.rec is not None:
-            b.rec.access(s, idx, mask)
-        if shift is not None:
-            idx = idx + shift[:, None]
-        got = np.take(data, idx)
+        at = None
+        if mask is None and b.rec is None:  # every thread: indices at fixed + c, fixed made once per batch
+            at = b.index_at(s.base, s.offsets, length, shift, f"{ir.name}: load from {p.name}", _line(ir, s))
+        if at is not None:
+            fixed, c = at
+            got = np.take(data[c:], fixed) if c >= 0 else np.take(data, fixed + c)
+        else:
+            idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
+            if b.rec is not None:
+                b.rec.access(s, idx, mask)
+            if shift is not None:
+                idx = idx + shift[:, None]
+            got = np.take(data, idx)
         into = getattr(s, "into", None)
         if into is None:
             b.regs[s.dst.id] = got

@@ -121,10 +121,11 @@ _EXACT_SCALE = {"f16": 2.0 ** 24, "f8E4M3FN": 2.0 ** 9, "f8E5M2": 2.0 ** 16}
 
 def _exact_plan(ops: Sequence[Any], b: Any, fa: Any, fb: Any, oc: np.ndarray, M: int, N: int) -> Any:
     """For _exact_batch, cached on the kernel's IR: (distinct A operands, distinct B operands, the
-    element of a warp's (na * M) x (nb * N) product that each lane's value of each op's D is (32,
-    ops * values), the accumulator's columns that the ops' C values are, in order, or None where
-    they are all of its columns in order); None when the ops are not (nearly) all the pairs of
-    their distinct A and B operands (cute.gemm's (m, n) loop)."""
+    element of a warp's (na * M) x (nb * N) product that each lane's sum is (32, ops * values), the
+    accumulator's columns to gather as C (None: its columns as they are), the columns of the sums
+    that each op's D is). Where the ops' C values are all of the accumulator's columns, once each
+    (cute.gemm's C), the sums are made in its column order (no gather of C). None when the ops are
+    not (nearly) all the pairs of their distinct A and B operands (cute.gemm's (m, n) loop)."""
     cache = b.ir.__dict__.setdefault("_cpu_mma_exact", {})
     key = (id(ops[0]), len(ops), id(fa), id(fb))
     got = cache.get(key)
@@ -138,9 +139,20 @@ def _exact_plan(ops: Sequence[Any], b: Any, fa: Any, fb: Any, oc: np.ndarray, M:
             p, q = oc // N, oc % N  # each (lane, value)'s row and column in the D tile
             idx = ((ja[None, :, None] * M + p[:, None, :]) * (nb * N) + jb[None, :, None] * N
                    + q[:, None, :]).reshape(32, -1)
-            reg = ops[0].c[0][0]
+            reg, nd = ops[0].c[0][0], len(ops[0].c)
             cols = [x[1] for o in ops for x in o.c]
-            plan = (na, nb, idx, None if cols == list(range(reg.n)) else np.asarray(cols, dtype=np.intp))
+            if sorted(cols) == list(range(reg.n)):  # the C values are the accumulator's columns, once each:
+                order = np.argsort(cols)  # sum in its column order, each op's D a slice of that where it can
+                idx = idx[:, order]
+                outs = []
+                for i in range(k):
+                    c = cols[i * nd:(i + 1) * nd]
+                    outs.append(slice(c[0], c[0] + nd) if c == list(range(c[0], c[0] + nd))
+                                else np.asarray(c, dtype=np.intp))
+                plan = (na, nb, idx, None, outs)
+            else:
+                plan = (na, nb, idx, np.asarray(cols, dtype=np.intp),
+                        [slice(i * nd, (i + 1) * nd) for i in range(k)])
         if len(cache) > 256:
             cache.clear()
         got = cache[key] = (ops[0], plan)
@@ -162,7 +174,7 @@ def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int,
     plan = _exact_plan(ops, b, fa, fb, oc, M, N)
     if plan is None:
         return False
-    na, nb, idx, cols = plan
+    na, nb, idx, cols, outs = plan
     first = ops[0]
     ab, acc = first.op.ab_dtype, first.op.acc_dtype
     scale = _EXACT_SCALE[ab.name]
@@ -185,12 +197,12 @@ def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int,
     B = vals[1].reshape(nb, W, N, K).transpose(1, 0, 2, 3).reshape(W, nb * N, K)
     R = np.matmul(A, B.transpose(0, 2, 1)).reshape(W, -1)
     R += 0.0  # an exact zero is +0.0, as einsum's sums (which start from +0.0) make it
-    S = np.take(R, idx, axis=1).reshape(n, -1)  # each thread's sums, its ops' D values in order
+    S = np.take(R, idx, axis=1).reshape(n, -1)  # each thread's sums, in the order of C's values
     creg = b.regs[fc[0].id]
     S += to_real(creg if cols is None else creg[:, cols], acc)  # + C in float64, then one rounding
-    D = from_real(S.astype(np.float32) if acc.name == "f32" else S, acc)
-    for i, o in enumerate(ops):
-        b.regs[o.d.id] = D[:, i * nd:(i + 1) * nd]
+    D = S.astype(np.float32) if acc.name == "f32" else from_real(S, acc)  # (f32: its storage)
+    for o, at in zip(ops, outs):
+        b.regs[o.d.id] = D[:, at]
     return True
 
 
