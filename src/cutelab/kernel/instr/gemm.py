@@ -38,7 +38,7 @@ def register_gemm(op_type: type, fn: Callable[..., None]) -> None:
 
 
 _ROWS = 1 << 15  # float64 elements of the FMA's scratch array (a quarter MB)
-_COLS = 1 << 15  # the same for an outer product into a column-major accumulator (half a MB)
+_COLS = 1 << 17  # the same for an outer product into a column-major accumulator (a MB)
 
 
 class Fma(Op):
