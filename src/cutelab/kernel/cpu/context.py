@@ -32,7 +32,7 @@ import numpy as np
 
 from ...dtypes import compute_dtype, convert, to_compute, to_storage
 from ...errors import LaunchError
-from ..ir.nodes import ParamRef, Shared
+from ..ir.nodes import ParamRef, RegVar, Shared
 from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
 
 __all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range", "ref_groups",
@@ -81,6 +81,7 @@ def _fixed(x: Any) -> bool:
 
 
 _RUNS: Dict[tuple, Any] = {}  # offsets -> (k, run starts // k) or None
+_INDEX_CACHE = 1 << 23  # int64 elements of the index arrays a batch keeps (index_at, rows_at): 64 MB
 
 
 def _runs(offsets: tuple) -> Any:
@@ -400,8 +401,11 @@ class ExecContext:
             return None
         c = 0
         for a, m in rest:
-            x = evaluate(a, self.env)
-            if isinstance(x, np.ndarray):  # a register (the pipeline's stage): one value in every thread?
+            if type(a) is RegVar and a.name not in self.env:  # a register (the pipeline's stage): read in place
+                x = self.regs[a.ref[0].id][:, a.ref[1]]
+            else:
+                x = evaluate(a, self.env)
+            if isinstance(x, np.ndarray):  # one value in every thread?
                 x0 = x.flat[0]
                 if x.shape != (self.n,) or (x != x0).any():
                     return None
@@ -427,7 +431,16 @@ class ExecContext:
             if shift is not None:
                 fixed += shift[:, None]
             got = cache[key] = (f, fixed, shift)
+            self._cached(fixed.size, cache)
         return got[1], c
+
+    def _cached(self, size: int, cache: Dict[Any, Any]) -> None:
+        """Count size more elements in the per-batch index caches; past _INDEX_CACHE elements (a
+        kernel with very many distinct accesses) cache is emptied (its arrays are made again)."""
+        self._cache_size = self.__dict__.get("_cache_size", 0) + size
+        if self._cache_size > _INDEX_CACHE:
+            cache.clear()
+            self._cache_size = 0
 
     def rows_at(self, base: Any, offsets: tuple, length: int, shift: Any, what: str, where: str = "") -> Any:
         """``rows`` with the per-thread shift of shared memory (None for global memory) added, as
@@ -453,6 +466,8 @@ class ExecContext:
                     if not (f % k).any():
                         fixed = (f // k if shift is None else f // k + shift // k)[:, None] + starts[None, :]
                     got = cache[key] = (f, fixed, shift)  # (the keys' owners stay alive with the entry)
+                    if fixed is not None:
+                        self._cached(fixed.size, cache)
                 fixed = got[1]
                 if fixed is not None:
                     check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)

@@ -122,6 +122,8 @@ class LdMatrix(Op):
                 cache = b.__dict__.setdefault("_ldmatrix_at", {})
                 got = cache.get(id(self))
                 if got is None or got[0] is not fixed:
+                    if len(cache) >= 16:  # (a few MB at most)
+                        cache.clear()
                     got = cache[id(self)] = (fixed, fixed.reshape(W, 32 * e)[:, take])
                 sel = got[1]
                 vals = np.take(data[c:], sel) if c >= 0 else np.take(data, sel + c)
