@@ -15,7 +15,9 @@ surface an instruction may use:
 - an op may also run several of its kind at once: ``interpret_batch(ops, ctx, mask, buffers)``
   with ``batch_key()`` and ``batch_io()`` (``warps._runs`` says when the interpreter uses it);
 - ``ctx.memory(param, buffers)``, ``ctx.access_index(...)`` (bounds-checked element indices),
-  ``ctx.whole_warps(mask, name, short)`` (warp-wide instructions);
+  ``ctx.index_at(...)`` (the same for an access of every thread, as a per-thread part made once
+  per batch plus one int: ``uniform_split``), ``ctx.whole_warps(mask, name, short)`` (warp-wide
+  instructions);
 - ``ctx.common``: state shared by every group of warps of the batch (mbarriers); anything an
   instruction keeps as an attribute of ``ctx`` belongs to its group of warps (pending wgmma);
 - ``to_real``/``from_real``/``real_dtype``: storage bits to compute values and back

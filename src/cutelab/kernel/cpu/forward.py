@@ -23,6 +23,10 @@ result register only the ``Assign`` right after it reads, copying all of it in o
 mutable register of its type (cute.gemm's accumulator), writes that register itself (the rows of
 the threads of its mask, as the Assign would): no result array, no copy.
 
+Likewise a ``Load`` whose register only the ``Assign`` right after it reads, copying all of it in
+order into elements of a mutable register of its type (cute.gemm's fragments), loads into those
+elements (``LoadInto``).
+
 ``plan(ir, block, runs)`` returns the block's plan in the form of ``warps._runs``: {pc: (end,
 ops to step, ops to batch)}. The interpreter uses it only where it also batches (no race check,
 no profiler: those see every op as traced).

@@ -7,6 +7,11 @@ back. Blocks are processed in order in batches sized to bound memory, so an 8192
 takes about a second. ``printf`` output is collected and printed in thread order: block by
 block, and inside a block thread by thread, each thread's lines in program order.
 
+An access of every thread whose index is a per-thread part that stays the same through the
+batch plus a part that is one int in every thread (a loop variable, a pipeline stage in a
+register) gathers at the per-thread indices, made once per batch, offset by that int
+(``ExecContext.index_at``/``rows_at``): no index arithmetic per access.
+
 Regions run under a per-thread mask: an ``If`` runs its branches with the threads for which
 the condition holds (and does not hold), a ``For`` runs its body while any thread's own trip
 count is not used up, a ``While`` while any thread's condition holds. Loads and stores under a

@@ -113,9 +113,9 @@ class Fma(Op):
             q = scratch[:N * M * k].reshape(N, M, k)
             xt = scratch[N * M * k:(N * M + M) * k].reshape(M, k)
             yt = scratch[(N * M + M) * k:(N * M + M + N) * k].reshape(N, k)
-            np.copyto(xt, x[i:j].T)  # exact: f32 to float64
+            np.copyto(xt, x[i:j].T)  # (f32 to float64: exact)
             np.copyto(yt, y[i:j].T)
-            np.multiply(yt[:, None, :], xt[None, :, :], out=q)  # exact products
+            np.multiply(yt[:, None, :], xt[None, :, :], out=q)  # the products (of f32 values: exact)
             q2 = q.reshape(N * M, k)
             np.add(q2, z[i:j].T, out=q2)  # the sum in float64, then one rounding to d's type
             if mask is None:
