@@ -432,9 +432,11 @@ class ExecContext:
             fixed = f[:, None] + np.asarray(offsets, dtype=np.int64)[None, :]
             if shift is not None:
                 fixed += shift[:, None]
-            got = cache[key] = (f, fixed, shift)
+            low = int(fixed.min())  # made non-negative (a negative index would count from the end)
+            fixed -= low
+            got = cache[key] = (f, fixed, shift, low)
             self._cached(fixed.size, cache)
-        return got[1], c
+        return got[1], c + got[3]
 
     def _cached(self, size: int, cache: Dict[Any, Any]) -> None:
         """Count size more elements in the per-batch index caches; past _INDEX_CACHE elements (a
@@ -464,16 +466,18 @@ class ExecContext:
                 key = (id(f), k, id(shift))
                 got = cache.get(key)
                 if got is None or got[0] is not f:
-                    fixed = None
+                    fixed, low = None, 0
                     if not (f % k).any():
                         fixed = (f // k if shift is None else f // k + shift // k)[:, None] + starts[None, :]
-                    got = cache[key] = (f, fixed, shift)  # (the keys' owners stay alive with the entry)
+                        low = int(fixed.min())  # made non-negative (a negative row would count from the end)
+                        fixed -= low
+                    got = cache[key] = (f, fixed, shift, low)  # (the keys' owners stay alive with the entry)
                     if fixed is not None:
                         self._cached(fixed.size, cache)
                 fixed = got[1]
                 if fixed is not None:
                     check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)
-                    r0 = c // k
+                    r0 = c // k + got[3]
                     return (fixed, k, r0) if r0 >= 0 else (fixed + r0, k, 0)
         rk = self.rows(base, offsets, length, what, where)
         if rk is None:
