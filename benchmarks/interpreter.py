@@ -8,10 +8,12 @@ table shows medians):
   launch after its trace, against numpy's ``a + b`` on the same arrays;
 - ``naive_gemm``: one thread per output element looping over K with a runtime loop, f32, one
   launch after its trace, against ``A @ B``; the child's peak memory growth is shown;
-- ``sgemm``, ``tensorop_gemm``: the examples' own ``run()`` (trace, launch, reference check)
-  at a CPU size, whole, and the part of it spent in the interpreter's launches ("launches"; "CPU
-  s": the CPU seconds of the child process in them, ``time.process_time``, steadier than wall
-  time on a shared machine).
+- ``sgemm``, ``tensorop_gemm`` (examples/dsl), ``sm80_gemm``, ``sm90_gemm`` (examples/gemm; the
+  Hopper one through ``HopperGemm`` with 8 persistent CTAs, as its command line on the CPU): the
+  examples' own runs (trace, launch, reference check) at a CPU size, whole, and the part of it
+  spent in the interpreter's launches ("launches"; "CPU s": the CPU seconds of the child process
+  in them, ``time.process_time``, steadier than wall time on a shared machine). The sm80/sm90
+  rows are not in the default ``--rows`` (their inputs are randn: no exact-sum shortcut).
 
 ``--trees`` takes source folders (the ``src`` of checkouts; default: this one) to compare, e.g.
 the tree before a change. CPU timings of GPU code say nothing about the GPU: this measures the
@@ -36,9 +38,9 @@ ROOT = os.path.abspath(os.path.join(HERE, ".."))
 if sys.path and os.path.abspath(sys.path[0]) == HERE:  # benchmarks/copy.py would hide the stdlib's copy
     sys.path.pop(0)
 SIZES = {"full": {"elementwise": (16384, 8192), "naive_gemm": (1024, 1024, 1024), "sgemm": (512, 512, 256),
-                  "tensorop_gemm": (512, 512, 256)},
+                  "tensorop_gemm": (512, 512, 256), "sm80_gemm": (256, 256, 128), "sm90_gemm": (256, 256, 128)},
          "quick": {"elementwise": (1024, 1024), "naive_gemm": (128, 256, 128), "sgemm": (128, 128, 64),
-                   "tensorop_gemm": (128, 128, 64)}}
+                   "tensorop_gemm": (128, 128, 64), "sm80_gemm": (128, 128, 128), "sm90_gemm": (128, 128, 64)}}
 
 
 def _rss_mb() -> float:
@@ -102,7 +104,7 @@ def child(row: str, size: tuple) -> dict:
         t0 = time.perf_counter()
         A @ B
         return {"ours": ours, "numpy": time.perf_counter() - t0, "peak_mb": _rss_mb() - before}
-    if row in ("sgemm", "tensorop_gemm"):
+    if row in ("sgemm", "tensorop_gemm", "sm80_gemm", "sm90_gemm"):
         import cutelab as cutlass_types
 
         M, N, K = size
@@ -130,11 +132,27 @@ def child(row: str, size: tuple) -> dict:
                 import sgemm as ex
 
                 ex.run((M, N, K), "k", "k", "n", warmup_iterations=0, iterations=1)
-            else:
+            elif row == "tensorop_gemm":
                 import tensorop_gemm as ex
 
                 ex.run((M, N, K, 1), cutlass_types.Float16, cutlass_types.Float32, cutlass_types.Float32, "k", "k",
                        "n", (2, 2, 1), warmup_iterations=0, iterations=1)
+            else:  # examples/gemm: the Ampere GEMM's run() (f16, randn), the Hopper GEMM (8 persistent CTAs)
+                sys.path.insert(0, os.path.join(ROOT, "examples", "gemm"))
+                if row == "sm80_gemm":
+                    import sm80_gemm as ex
+
+                    ex.run((M, N, K), "f16", iterations=0, warmup=0)
+                else:
+                    import sm90_gemm as ex
+
+                    rng = np.random.default_rng(0)
+                    A = rng.standard_normal((M, K)).astype(np.float16)
+                    B = rng.standard_normal((N, K)).astype(np.float16)
+                    C = np.zeros((M, N), np.float32)
+                    ex.HopperGemm(tile_mnk=(64, 64, 64), stages=2, num_ctas=8)(A, B, C)
+                    ref = A.astype(np.float64) @ B.astype(np.float64).T
+                    assert np.abs(C - ref).max() <= 1e-3 * np.abs(ref).max()
         return {"ours": time.perf_counter() - t0, "launches": spent[0], "launches_cpu": spent[1]}
     raise SystemExit(f"interpreter.py: unknown row {row!r}")
 

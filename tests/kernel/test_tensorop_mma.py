@@ -199,11 +199,12 @@ def test_operand_of_the_wrong_element_type_is_refused():
             grid=1, block=32)
 
 
-@pytest.mark.parametrize("ab,acc,shape", SHAPES[:1] + SHAPES[2:3] + SHAPES[4:5], ids=IDS[:1] + IDS[2:3] + IDS[4:5])
-def test_independent_mmas_run_as_one_give_the_same_bits(ab, acc, shape, monkeypatch):
-    # the interpreter runs a run of independent mma.syncs (cute.gemm's (m, n) loop) as one einsum;
-    # values spread over many binades make the float64 sums round, so any change of order would show
+def _one_by_one_and_batched(ab, acc, shape, values, monkeypatch):
+    """C (as bits) after cute.gemm of a (64, 32, 2K) tile over two warps, with the mma.syncs run
+    one by one and batched; the sizes of the batches; for each batch, whether its products were
+    summed as exact sums."""
     from cutelab.kernel.cpu import warps
+    from cutelab.kernel.instr import mma_sync
 
     def run(batch):
         monkeypatch.setattr(warps, "BATCH_RUNS", batch)
@@ -211,17 +212,57 @@ def test_independent_mmas_run_as_one_give_the_same_bits(ab, acc, shape, monkeypa
         mma = cute.make_tiled_mma(op, cute.make_layout((2, 1, 1)), permutation_mnk=(64, 16, shape[2]))
         g = torch.Generator().manual_seed(3)
         M, N, K = 64, 32, 2 * shape[2]
-        A = (torch.randn(M, K, generator=g) * 2.0 ** torch.randint(-6, 6, (M, K), generator=g)).to(_TORCH[ab.name])
-        B = (torch.randn(N, K, generator=g) * 2.0 ** torch.randint(-6, 6, (N, K), generator=g)).to(_TORCH[ab.name])
-        C = torch.randn(M, N, generator=g).to(_TORCH[acc.name])
+        if values == "binades":  # values over many binades: the float64 sums round
+            A = torch.randn(M, K, generator=g) * 2.0 ** torch.randint(-6, 6, (M, K), generator=g)
+            B = torch.randn(N, K, generator=g) * 2.0 ** torch.randint(-6, 6, (N, K), generator=g)
+            C = torch.randn(M, N, generator=g)
+        elif values == "ints":  # halves and quarters of small integers: every sum exact
+            A = torch.randint(-64, 65, (M, K), generator=g) / 2.0
+            B = torch.randint(-64, 65, (N, K), generator=g) / 4.0
+            C = torch.randn(M, N, generator=g)
+        else:  # zero products (of -0.0 and +0.0) onto -0.0 and +0.0 accumulators
+            A = torch.where(torch.rand(M, K, generator=g) < 0.5, -0.0, 0.0)
+            B = torch.where(torch.rand(N, K, generator=g) < 0.5, -0.0, 1.0)
+            C = torch.where(torch.rand(M, N, generator=g) < 0.5, -0.0, 0.0)
+        A, B, C = A.to(_TORCH[ab.name]), B.to(_TORCH[ab.name]), C.to(_TORCH[acc.name])
         mma_kernel(from_dlpack(A), from_dlpack(B), from_dlpack(C), mma, True).launch(grid=1, block=64)
         return C
 
-    calls = []
+    calls, exact = [], []
     real = MmaSync.interpret_batch
     monkeypatch.setattr(MmaSync, "interpret_batch", staticmethod(lambda ops, *a: (calls.append(len(ops)),
                                                                                     real(ops, *a))))
+    real_exact = mma_sync._exact_batch
+
+    def spy(*a):
+        r = real_exact(*a)
+        exact.append(r)
+        return r
+
+    monkeypatch.setattr(mma_sync, "_exact_batch", spy)
     one, many = run(False), run(True)
+    bits = torch.int16 if acc.name == "f16" else torch.int32
+    return one.view(bits), many.view(bits), calls, exact
+
+
+@pytest.mark.parametrize("ab,acc,shape", SHAPES[:1] + SHAPES[2:3] + SHAPES[4:5], ids=IDS[:1] + IDS[2:3] + IDS[4:5])
+def test_independent_mmas_run_as_one_give_the_same_bits(ab, acc, shape, monkeypatch):
+    # the interpreter runs a run of independent mma.syncs (cute.gemm's (m, n) loop) as one einsum;
+    # values spread over many binades make the float64 sums round, so any change of order would show
+    one, many, calls, exact = _one_by_one_and_batched(ab, acc, shape, "binades", monkeypatch)
     assert calls and max(calls) > 1  # the runs were batched
-    assert torch.equal(one.view(torch.int16 if acc.name == "f16" else torch.int32),
-                       many.view(torch.int16 if acc.name == "f16" else torch.int32))
+    assert not any(exact)  # (sums that round: summed as einsum sums them)
+    assert torch.equal(one, many)
+
+
+@pytest.mark.parametrize("values", ["ints", "zeros"])
+@pytest.mark.parametrize("ab,acc,shape", SHAPES[:1] + SHAPES[2:3], ids=IDS[:1] + IDS[2:3])
+def test_batched_mmas_with_exact_sums_give_einsums_bits(ab, acc, shape, values, monkeypatch):
+    # where every sum of products is exact in float64 (shown per batch from the operands' largest
+    # values and lowest set bits), a batch is one matrix product per warp: the same bits as einsum's,
+    # signed zeros included (an exact zero sum is +0.0 before the accumulator is added)
+    one, many, calls, exact = _one_by_one_and_batched(ab, acc, shape, values, monkeypatch)
+    assert calls and max(calls) > 1 and exact and all(exact)
+    assert torch.equal(one, many)
+    if values == "zeros":
+        assert (many == 0).all()  # every D is +0.0 (bits 0): a zero sum is +0.0, and +0.0 + -0.0 is +0.0

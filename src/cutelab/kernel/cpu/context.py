@@ -15,7 +15,9 @@ surface an instruction may use:
 - an op may also run several of its kind at once: ``interpret_batch(ops, ctx, mask, buffers)``
   with ``batch_key()`` and ``batch_io()`` (``warps._runs`` says when the interpreter uses it);
 - ``ctx.memory(param, buffers)``, ``ctx.access_index(...)`` (bounds-checked element indices),
-  ``ctx.whole_warps(mask, name, short)`` (warp-wide instructions);
+  ``ctx.index_at(...)`` (the same for an access of every thread, as a per-thread part made once
+  per batch plus one int: ``uniform_split``), ``ctx.whole_warps(mask, name, short)`` (warp-wide
+  instructions);
 - ``ctx.common``: state shared by every group of warps of the batch (mbarriers); anything an
   instruction keeps as an attribute of ``ctx`` belongs to its group of warps (pending wgmma);
 - ``to_real``/``from_real``/``real_dtype``: storage bits to compute values and back
@@ -32,7 +34,7 @@ import numpy as np
 
 from ...dtypes import compute_dtype, convert, to_compute, to_storage
 from ...errors import LaunchError
-from ..ir.nodes import ParamRef, Shared
+from ..ir.nodes import ParamRef, RegVar, Shared
 from ..ir.symbolic import DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, evaluate
 
 __all__ = ["ExecContext", "to_real", "from_real", "real_dtype", "and_mask", "check_range", "ref_groups",
@@ -81,6 +83,7 @@ def _fixed(x: Any) -> bool:
 
 
 _RUNS: Dict[tuple, Any] = {}  # offsets -> (k, run starts // k) or None
+_INDEX_CACHE = 1 << 23  # int64 elements of the index arrays a batch keeps (index_at, rows_at): 64 MB
 
 
 def _runs(offsets: tuple) -> Any:
@@ -286,7 +289,11 @@ class ExecContext:
                 and all(isinstance(r, tuple) and r[0] is first[0] and r[1] == i for i, r in enumerate(refs))):
             return self.regs[first[0].id]
         out = np.empty((self.n, len(refs)), dtype=dt.storage)
-        for i, r in enumerate(refs):
+        regs, other = ref_groups(self.ir, refs)
+        for r, cols, at, whole in regs:  # one numpy operation per register read (as column() does each)
+            v = self.regs[r.id] if whole else self.regs[r.id][:, cols]
+            out[:, at] = v if r.dtype.name == dt.name else from_real(to_real(v, r.dtype), dt)
+        for i, r in other:
             out[:, i] = self.column(r, dt, real=False)
         return out
 
@@ -367,6 +374,116 @@ class ExecContext:
             return None
         check_range(int(base_v.min()) + int(min(offsets)), int(base_v.max()) + int(max(offsets)), length, what, where)
         return (base_v // k)[:, None] + starts[None, :], k
+
+    def uniform_split(self, e: Any) -> Any:
+        """(fixed, lo, hi, c) with index(e) == fixed + c in every thread: fixed an int64 per thread
+        worked out once per batch (lo, hi its lowest and highest), c an int. That holds for a sum
+        whose part that changes while the batch runs (loop variables, registers) has one value in
+        every thread, and for a swizzle of such a sum when c is a multiple of 2**(m+s+b) (the
+        swizzle reads and writes only lower bits, which adding c leaves alone). None otherwise."""
+        if isinstance(e, Swz) and isinstance(e.a, Lin):
+            u = self.uniform_split(e.a)
+            if u is None or u[3] % (1 << (e.m + e.s + e.b)):
+                return None
+            cache = self.__dict__.setdefault("_swz_fixed", {})
+            got = cache.get(id(e))
+            if got is None or got[0] is not e:
+                f = u[0]
+                fs = f ^ ((f & e.ymask) >> e.s)
+                got = cache[id(e)] = (e, fs, int(fs.min()), int(fs.max()))
+            return got[1], got[2], got[3], u[3]
+        if not isinstance(e, Lin):
+            return None
+        sp = self._split.get(id(e))
+        if sp is None:
+            self.index_range(e)
+            sp = self._split[id(e)]
+        f, lo, hi, rest, _ = sp
+        if not isinstance(f, np.ndarray):
+            return None
+        c = 0
+        for a, m in rest:
+            if type(a) is RegVar and a.name not in self.env:  # a register (the pipeline's stage): read in place
+                x = self.regs[a.ref[0].id][:, a.ref[1]]
+            else:
+                x = evaluate(a, self.env)
+            if isinstance(x, np.ndarray):  # one value in every thread?
+                x0 = x.flat[0]
+                if x.shape != (self.n,) or (x != x0).any():
+                    return None
+                x = x0
+            c += int(x) * m
+        return f, lo, hi, c
+
+    def index_at(self, base: Any, offsets: tuple, length: int, shift: Any, what: str, where: str = "") -> Any:
+        """(fixed, c): the element indices of an access of every thread (``access_index``, plus the
+        per-thread shift of shared memory) are ``fixed + c``, fixed a (threads, len(offsets)) int64
+        array made once per batch for the index expression, c an int (read them as ``data[c:]`` at
+        fixed, for c >= 0); bounds-checked. None where ``uniform_split`` gives none."""
+        u = self.uniform_split(base)
+        if u is None:
+            return None
+        f, lo, hi, c = u
+        check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)
+        cache = self.__dict__.setdefault("_index_fixed", {})
+        key = (id(f), offsets, id(shift))
+        got = cache.get(key)
+        if got is None or got[0] is not f:
+            fixed = f[:, None] + np.asarray(offsets, dtype=np.int64)[None, :]
+            if shift is not None:
+                fixed += shift[:, None]
+            low = int(fixed.min())  # made non-negative (a negative index would count from the end)
+            fixed -= low
+            got = cache[key] = (f, fixed, shift, low)
+            self._cached(fixed.size, cache)
+        return got[1], c + got[3]
+
+    def _cached(self, size: int, cache: Dict[Any, Any]) -> None:
+        """Count size more elements in the per-batch index caches; past _INDEX_CACHE elements (a
+        kernel with very many distinct accesses) cache is emptied (its arrays are made again)."""
+        self._cache_size = self.__dict__.get("_cache_size", 0) + size
+        if self._cache_size > _INDEX_CACHE:
+            cache.clear()
+            self._cache_size = 0
+
+    def rows_at(self, base: Any, offsets: tuple, length: int, shift: Any, what: str, where: str = "") -> Any:
+        """``rows`` with the per-thread shift of shared memory (None for global memory) added, as
+        (rows, k, r0): the runs are rows ``rows + r0`` of the memory seen as rows of k elements
+        (r0 an int: read them as rows of ``table[r0:]``). Where ``uniform_split`` splits the index,
+        ``rows`` are worked out once per batch for it and only r0 changes: no numpy work per access
+        but the gather. None when the access is not of that form."""
+        u = self.uniform_split(base) if isinstance(base, (Lin, Swz)) else None
+        if u is not None:
+            plan = _RUNS.get(offsets)
+            if plan is None:
+                plan = _RUNS[offsets] = _runs(offsets)
+            if plan is None or length % plan[0]:
+                return None
+            k, starts = plan
+            f, lo, hi, c = u
+            if c % k == 0:
+                cache = self.__dict__.setdefault("_rows_fixed", {})
+                key = (id(f), k, id(shift))
+                got = cache.get(key)
+                if got is None or got[0] is not f:
+                    fixed, low = None, 0
+                    if not (f % k).any():
+                        fixed = (f // k if shift is None else f // k + shift // k)[:, None] + starts[None, :]
+                        low = int(fixed.min())  # made non-negative (a negative row would count from the end)
+                        fixed -= low
+                    got = cache[key] = (f, fixed, shift, low)  # (the keys' owners stay alive with the entry)
+                    if fixed is not None:
+                        self._cached(fixed.size, cache)
+                fixed = got[1]
+                if fixed is not None:
+                    check_range(lo + c + min(offsets), hi + c + max(offsets), length, what, where)
+                    r0 = c // k + got[3]
+                    return (fixed, k, r0) if r0 >= 0 else (fixed + r0, k, 0)
+        rk = self.rows(base, offsets, length, what, where)
+        if rk is None:
+            return None
+        rows, k = rk
+        return (rows if shift is None else rows + (shift // k)[:, None]), k, 0
 
     def whole_warps(self, mask: Any, name: str, short: str) -> np.ndarray:
         """Which warps of the batch run a warp-wide instruction (ldmatrix, stmatrix, mma.sync): a bool

@@ -23,6 +23,10 @@ result register only the ``Assign`` right after it reads, copying all of it in o
 mutable register of its type (cute.gemm's accumulator), writes that register itself (the rows of
 the threads of its mask, as the Assign would): no result array, no copy.
 
+Likewise a ``Load`` whose register only the ``Assign`` right after it reads, copying all of it in
+order into elements of a mutable register of its type (cute.gemm's fragments), loads into those
+elements (``LoadInto``).
+
 ``plan(ir, block, runs)`` returns the block's plan in the form of ``warps._runs``: {pc: (end,
 ops to step, ops to batch)}. The interpreter uses it only where it also batches (no race check,
 no profiler: those see every op as traced).
@@ -34,6 +38,8 @@ from __future__ import annotations
 
 import copy
 from typing import Any, Dict, List, Optional
+
+import numpy as np
 
 from ..ir.nodes import Assign, Compute, For, If, Load, Op, Printf, Reg, RegVar, Store, While, walk
 from ..ir.symbolic import Expr, atoms
@@ -48,6 +54,9 @@ def _fields(op: Any) -> List[Any]:
     return vals + list(getattr(op, "__dict__", {}).values())
 
 
+_EXPR_REGS: Dict[int, Any] = {}  # id of an index expression -> (it, the ids of the registers it reads)
+
+
 def _named(x: Any, out: set) -> None:
     """The ids of the registers x names: Regs (in tuples, lists, dicts) and RegVars of expressions."""
     todo = [x]
@@ -59,13 +68,21 @@ def _named(x: Any, out: set) -> None:
             if len(x) == 2 and isinstance(x[0], Reg):  # an element reference
                 out.add(x[0].id)
             else:
-                todo.extend(x)
+                for y in x:  # (element references and numbers at once: the common operand tuples)
+                    ty = type(y)
+                    if ty is tuple and len(y) == 2 and type(y[0]) is Reg:
+                        out.add(y[0].id)
+                    elif ty is not int and ty is not float and ty is not bool and ty is not str and y is not None:
+                        todo.append(y)
         elif isinstance(x, Reg):
             out.add(x.id)
         elif isinstance(x, Expr):
-            for v in atoms(x):
-                if isinstance(v, RegVar):
-                    out.add(v.ref[0].id)
+            got = _EXPR_REGS.get(id(x))
+            if got is None or got[0] is not x:
+                if len(_EXPR_REGS) > 65536:
+                    _EXPR_REGS.clear()
+                got = _EXPR_REGS[id(x)] = (x, [v.ref[0].id for v in atoms(x) if isinstance(v, RegVar)])
+            out.update(got[1])
         elif t is list or t is dict:
             if id(x) not in seen:
                 seen.add(id(x))
@@ -221,4 +238,30 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
             new = copy.copy(got[1][0] if got is not None and got[1] else s)
             new.dst = a.dst
             out[u] = (u + 2, [new], [])
+    taken = {j for i, (end, _, _) in out.items() for j in range(i, end)}
+    for u, s in enumerate(ops):  # a Load whose result one Assign copies, whole, into a mutable register
+        if type(s) is not Load or u in taken or u + 1 in taken or u + 1 >= len(ops):
+            continue
+        a, d = ops[u + 1], s.dst
+        if (isinstance(a, Assign) and a.dst.mutable and not d.mutable and a.dst.dtype.name == d.dtype.name
+                and readers.get(d.id, 0) == 1 and len(set(a.index)) == len(a.index)
+                and a.src == tuple((d, i) for i in range(d.n))):
+            out[u] = (u + 2, [LoadInto(s, a)], [])
     return out
+
+
+class LoadInto(Load):
+    """A ``Load`` followed by the ``Assign`` that copies all of its result, in order, into elements
+    ``index`` of the mutable register ``into`` (the only reader of the load's register): the
+    interpreter writes the loaded values there (the rows of the threads of the mask, as the Assign
+    would) and makes no register of the load's own."""
+
+    __slots__ = ("into", "at")
+
+    def __init__(self, load: Load, assign: Assign):
+        super().__init__(load.dst, load.param, load.base, load.offsets)
+        self.loc = load.loc
+        self.into = assign.dst
+        idx = list(assign.index)
+        self.at = (slice(idx[0], idx[0] + len(idx)) if idx == list(range(idx[0], idx[0] + len(idx)))
+                   else np.asarray(idx, dtype=np.intp))

@@ -7,6 +7,11 @@ back. Blocks are processed in order in batches sized to bound memory, so an 8192
 takes about a second. ``printf`` output is collected and printed in thread order: block by
 block, and inside a block thread by thread, each thread's lines in program order.
 
+An access of every thread whose index is a per-thread part that stays the same through the
+batch plus a part that is one int in every thread (a loop variable, a pipeline stage in a
+register) gathers at the per-thread indices, made once per batch, offset by that int
+(``ExecContext.index_at``/``rows_at``): no index arithmetic per access.
+
 Regions run under a per-thread mask: an ``If`` runs its branches with the threads for which
 the condition holds (and does not hold), a ``For`` runs its body while any thread's own trip
 count is not used up, a ``While`` while any thread's condition holds. Loads and stores under a
@@ -175,30 +180,50 @@ def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lin
         p = s.param
         data, length, shift = b.memory(p, buffers)
         if mask is None and b.rec is None:  # a vector load of every thread: rows of the memory
-            rk = b.rows(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", _line(ir, s))
+            rk = b.rows_at(s.base, s.offsets, length, shift, f"{ir.name}: load from {p.name}", _line(ir, s))
             if rk is not None:
-                rows, k = rk
-                got = np.take(data.reshape(-1, k), rows if shift is None else rows + (shift // k)[:, None], axis=0)
-                b.regs[s.dst.id] = got.reshape(b.n, len(s.offsets))
+                rows, k, r0 = rk
+                table = data.reshape(-1, k)
+                got = np.take(table[r0:] if r0 else table, rows, axis=0).reshape(b.n, len(s.offsets))
+                into = getattr(s, "into", None)  # forward.LoadInto: the Assign after the load is this one's
+                if into is None:
+                    b.regs[s.dst.id] = got
+                else:
+                    b.regs[into.id][:, s.at] = got
                 return
-        idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
-        if b.rec is not None:
-            b.rec.access(s, idx, mask)
-        if shift is not None:
-            idx = idx + shift[:, None]
-        b.regs[s.dst.id] = np.take(data, idx)
+        at = None
+        if mask is None and b.rec is None:  # every thread: indices at fixed + c, fixed made once per batch
+            at = b.index_at(s.base, s.offsets, length, shift, f"{ir.name}: load from {p.name}", _line(ir, s))
+        if at is not None:
+            fixed, c = at
+            got = np.take(data[c:], fixed) if c >= 0 else np.take(data, fixed + c)
+        else:
+            idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: load from {p.name}", mask, _line(ir, s))
+            if b.rec is not None:
+                b.rec.access(s, idx, mask)
+            if shift is not None:
+                idx = idx + shift[:, None]
+            got = np.take(data, idx)
+        into = getattr(s, "into", None)
+        if into is None:
+            b.regs[s.dst.id] = got
+        elif mask is None:
+            b.regs[into.id][:, s.at] = got
+        else:
+            arr = b.regs[into.id]
+            arr[:, s.at] = np.where(mask[:, None], got, arr[:, s.at])
     elif isinstance(s, Store):
         p = s.param
         data, length, shift = b.memory(p, buffers)
         vals = b.matrix(s.src, p.dtype)
         if mask is None and b.rec is None:  # a vector store of every thread: rows of the memory
-            rk = b.rows(s.base, s.offsets, length, f"{ir.name}: store to {p.name}", _line(ir, s))
+            rk = b.rows_at(s.base, s.offsets, length, shift, f"{ir.name}: store to {p.name}", _line(ir, s))
             if rk is not None:
-                rows, k = rk
-                dst = rows if shift is None else rows + (shift // k)[:, None]
+                dst, k, r0 = rk
                 v = np.ascontiguousarray(np.broadcast_to(vals, (b.n, len(s.offsets))), dtype=data.dtype)
                 item = np.dtype((np.void, k * data.dtype.itemsize))  # one row of k elements as one item
-                data.view(item)[dst] = v.view(item).reshape(dst.shape)
+                table = data.view(item)
+                (table[r0:] if r0 else table)[dst] = v.view(item).reshape(dst.shape)
                 return
         idx = b.access_index(s.base, s.offsets, length, f"{ir.name}: store to {p.name}", mask, _line(ir, s))
         if b.rec is not None:

@@ -66,7 +66,10 @@ class _CpState:
 
     def __init__(self, n: int):
         self.seq = np.zeros(n, dtype=np.int64)  # groups committed so far, per thread
+        self.useq: Any = 0  # the same as one int while every commit was made by every thread (else None)
         self.flight: List[list] = []  # [issued mask, group per thread, shared index, flat dst index, values]
+        # (the dst index may be a pair (fixed, c) of ExecContext.index_at: the indices fixed + c; the
+        # issued mask None and the group an int: a copy by every thread while useq held)
 
 
 def _active(b: Any, mask: Any) -> np.ndarray:
@@ -123,6 +126,21 @@ class CpAsyncCopy(Op):
         go = act.copy()
         if self.pred is not None:
             go &= _pred_column(b, self.pred) if not isinstance(self.pred, int) else bool(self.pred)
+        if mask is None and go.all():  # every thread: indices at fixed + c, fixed made once per batch
+            data, length, _ = b.memory(self.src, buffers)
+            src = b.index_at(self.src_base, self.src_offsets, length, None,
+                             f"{ir.name}: cp.async from {self.src.name}", _at(self.where))
+            _, dlen, shift = b.memory(self.dst, buffers)
+            dst = b.index_at(self.dst_base, self.dst_offsets, dlen, shift,
+                             f"{ir.name}: cp.async to {self.dst.name}", _at(self.where))
+            if src is not None and dst is not None:
+                fixed, c = src
+                vals = (np.take(data[c:], fixed) if c >= 0 else np.take(data, fixed + c)).astype(
+                    self.src.dtype.storage, copy=False)
+                st = _state(b)
+                group = st.useq if st.useq is not None else st.seq.copy()
+                st.flight.append([None, group, self.dst.index, dst, vals])
+                return
         if go.all():  # every thread copies: the accesses of all threads, unmasked
             data, length, _ = b.memory(self.src, buffers)
             idx = b.access_index(self.src_base, self.src_offsets, length,
@@ -210,6 +228,7 @@ class CpAsyncCommit(Op):
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         st = _state(b)
         st.seq[_active(b, mask)] += 1
+        st.useq = st.useq + 1 if mask is None and st.useq is not None else None
 
     def cuda(self, r: Any) -> None:
         r.emit('asm volatile("cp.async.commit_group;\\n" ::: "memory");')
@@ -234,7 +253,27 @@ class CpAsyncWait(Op):
         keep = []
         for rec in st.flight:
             issued, group, sh, didx, vals = rec
+            if issued is None:  # issued by every thread, in group `group` of every thread
+                if mask is None and st.useq is not None:  # and every thread waits: all land, or none
+                    if group < st.useq - self.n:
+                        fixed, c = didx if type(didx) is tuple else (didx, 0)
+                        (b.shared[sh][c:] if c >= 0 else b.shared[sh])[fixed if c >= 0 else fixed + c] = vals
+                    else:
+                        keep.append(rec)
+                    continue
+                issued = rec[0] = np.ones(b.n, dtype=bool)
+                if type(group) is not np.ndarray:
+                    group = rec[1] = np.full(b.n, group, dtype=np.int64)
             land = issued & act & (group < st.seq - self.n)
+            if type(didx) is tuple:  # (fixed, c): the indices are fixed + c
+                fixed, c = didx
+                if land.all() and c >= 0:
+                    b.shared[sh][c:][fixed] = vals
+                    rec[0] = issued = issued & ~land
+                    if issued.any():
+                        keep.append(rec)
+                    continue
+                didx = rec[3] = fixed + c
             if land.all():  # every thread's copy lands
                 b.shared[sh][didx] = vals
                 issued &= ~land

@@ -38,6 +38,7 @@ def register_gemm(op_type: type, fn: Callable[..., None]) -> None:
 
 
 _ROWS = 1 << 15  # float64 elements of the FMA's scratch array (a quarter MB)
+_COLS = 1 << 17  # the same for an outer product into a column-major accumulator (a MB)
 
 
 class Fma(Op):
@@ -71,6 +72,9 @@ class Fma(Op):
         # a[i] = A[i % M], b[i] = B[i // M]: the products as an outer product, (threads, N, M), made
         # and summed a block of rows at a time in a scratch array that stays in the CPU's caches
         M, a_m, b_n = plan
+        if d.mutable and d.dtype.name in ("f32", "f64"):
+            self._outer_into(b, mask, z, b.gather(a_m, d.dtype), b.gather(b_n, d.dtype), M)
+            return
         x, y = b.gather(a_m, d.dtype).astype(np.float64), b.gather(b_n, d.dtype).astype(np.float64)
         rows = max(1, _ROWS // d.n)
         scratch = b.__dict__.get("_fma_scratch")
@@ -84,6 +88,40 @@ class Fma(Op):
             np.multiply(y[i:j, :, None], x[i:j, None, :], out=p.reshape(j - i, y.shape[1], M))
             np.add(p, z[i:j], out=p)  # the sum in float64, then one rounding to d's type
             self._put(b, mask if d.mutable else None, p, i, j)
+
+    def _outer_into(self, b: Any, mask: Any, z: Any, x: Any, y: Any, M: int) -> None:
+        """dst (a mutable f32/f64 register, cute.gemm's accumulator) = y[:, n] * x[:, m] + z[:, n * M
+        + m], each sum in float64 rounded once to dst's type, for the threads of mask. The register
+        is kept column-major (threads contiguous in each column: ``np.asfortranarray``, the same
+        values), so that each numpy operation runs along the threads: the outer product is made as
+        (n, m, threads), a float64 scratch array kept on the context."""
+        d = self.dst
+        acc = b.regs[d.id]
+        if not acc.flags.f_contiguous:
+            acc = np.asfortranarray(acc)
+            if z is b.regs[d.id]:
+                z = acc
+            b.regs[d.id] = acc
+        n, N = b.n, y.shape[1]
+        step = max(1, min(n, _COLS // (N * M)))  # threads at a time: arrays that stay in the CPU's caches
+        scratch = b.__dict__.get("_fma_outer")
+        if scratch is None or scratch.size < (N * M + N + M) * step:
+            scratch = b.__dict__["_fma_outer"] = np.empty((N * M + N + M) * step)
+        for i in range(0, n, step):
+            j = min(n, i + step)
+            k = j - i
+            q = scratch[:N * M * k].reshape(N, M, k)
+            xt = scratch[N * M * k:(N * M + M) * k].reshape(M, k)
+            yt = scratch[(N * M + M) * k:(N * M + M + N) * k].reshape(N, k)
+            np.copyto(xt, x[i:j].T)  # (f32 to float64: exact)
+            np.copyto(yt, y[i:j].T)
+            np.multiply(yt[:, None, :], xt[None, :, :], out=q)  # the products (of f32 values: exact)
+            q2 = q.reshape(N * M, k)
+            np.add(q2, z[i:j].T, out=q2)  # the sum in float64, then one rounding to d's type
+            if mask is None:
+                np.copyto(acc[i:j].T, q2, casting="same_kind")
+            else:
+                np.copyto(acc[i:j].T, q2, casting="same_kind", where=mask[None, i:j])
 
     def _put(self, b: Any, mask: Any, p: Any, i: int, j: int) -> None:
         """Rows i..j of the result (float64 sums) into dst, rounded to its type: a fresh array's

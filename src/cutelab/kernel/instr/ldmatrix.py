@@ -113,11 +113,25 @@ class LdMatrix(Op):
         active = b.whole_warps(mask, name, "ldmatrix")
         data, length, shift = b.memory(self.param, buffers)
         e = self.epr
+        used = 8 * self.atom_op.num_matrices  # lanes whose addresses the instruction reads
+        take = self._lanes(used)
+        if take is not None and mask is None:  # every lane: rows at fixed + c, fixed made once per batch
+            at = b.index_at(self.base, tuple(range(e)), length, shift, f"{b.ir.name}: {name} from {self.param.name}")
+            if at is not None:
+                fixed, c = at
+                cache = b.__dict__.setdefault("_ldmatrix_at", {})
+                got = cache.get(id(self))
+                if got is None or got[0] is not fixed:
+                    if len(cache) >= 16:  # (a few MB at most)
+                        cache.clear()
+                    got = cache[id(self)] = (fixed, fixed.reshape(W, 32 * e)[:, take])
+                sel = got[1]
+                vals = np.take(data[c:], sel) if c >= 0 else np.take(data, sel + c)
+                b.regs[self.dst.id] = vals.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n)
+                return
         idx = b.access_index(self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
         if shift is not None:
             idx = idx + shift[:, None]
-        used = 8 * self.atom_op.num_matrices  # lanes whose addresses the instruction reads
-        take = self._lanes(used)
         if take is not None and bool(active.all()):  # each value one element of a row read: one gather
             got = data[idx.reshape(W, 32 * e)[:, take]]
             b.regs[self.dst.id] = got.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n)

@@ -114,6 +114,97 @@ def _tiles(b: Any, flat: Any, dt: Any, w0: int, w1: int, P: int, Q: int) -> np.n
 
 _TILES = 256  # tiles of one operand per einsum of a batch (a few hundred KB of float64)
 
+#: 2**s for A/B types whose every value times 2**s is an integer (their smallest subnormal is 2**-s)
+#: below 2**41: _exact_products may test their sums for exactness
+_EXACT_SCALE = {"f16": 2.0 ** 24, "f8E4M3FN": 2.0 ** 9, "f8E5M2": 2.0 ** 16}
+
+
+def _exact_plan(ops: Sequence[Any], b: Any, fa: Any, fb: Any, oc: np.ndarray, M: int, N: int) -> Any:
+    """For _exact_batch, cached on the kernel's IR: (distinct A operands, distinct B operands, the
+    element of a warp's (na * M) x (nb * N) product that each lane's sum is (32, ops * values), the
+    accumulator's columns to gather as C (None: its columns as they are), the columns of the sums
+    that each op's D is). Where the ops' C values are all of the accumulator's columns, once each
+    (cute.gemm's C), the sums are made in its column order (no gather of C). None when the ops are
+    not (nearly) all the pairs of their distinct A and B operands (cute.gemm's (m, n) loop)."""
+    cache = b.ir.__dict__.setdefault("_cpu_mma_exact", {})
+    key = (id(ops[0]), len(ops), id(fa), id(fb))
+    got = cache.get(key)
+    if got is None or got[0] is not ops[0]:
+        k = len(ops)
+        na, nb = fa[1].shape[0], fb[1].shape[0]
+        plan = None
+        if na * nb <= 2 * k:
+            ja = np.arange(k) if fa[2] is None else fa[2]
+            jb = np.arange(k) if fb[2] is None else fb[2]
+            p, q = oc // N, oc % N  # each (lane, value)'s row and column in the D tile
+            idx = ((ja[None, :, None] * M + p[:, None, :]) * (nb * N) + jb[None, :, None] * N
+                   + q[:, None, :]).reshape(32, -1)
+            reg, nd = ops[0].c[0][0], len(ops[0].c)
+            cols = [x[1] for o in ops for x in o.c]
+            if sorted(cols) == list(range(reg.n)):  # the C values are the accumulator's columns, once each:
+                order = np.argsort(cols)  # sum in its column order, each op's D a slice of that where it can
+                idx = idx[:, order]
+                outs = []
+                for i in range(k):
+                    c = cols[i * nd:(i + 1) * nd]
+                    outs.append(slice(c[0], c[0] + nd) if c == list(range(c[0], c[0] + nd))
+                                else np.asarray(c, dtype=np.intp))
+                plan = (na, nb, idx, None, outs)
+            else:
+                plan = (na, nb, idx, np.asarray(cols, dtype=np.intp),
+                        [slice(i * nd, (i + 1) * nd) for i in range(k)])
+        if len(cache) > 256:
+            cache.clear()
+        got = cache[key] = (ops[0], plan)
+    return got[1]
+
+
+def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int, N: int, K: int) -> bool:
+    """Run a batch of MmaSyncs of every warp (each operand one register: _flat_gather's plans
+    flats) as one matrix product per warp, every distinct A tile against every distinct B tile,
+    when every sum over K of A B^T is exact in float64 whatever the order of its terms: it then
+    equals einsum's, and ``sum + C`` rounded once is what ``interpret_batch`` makes. That holds
+    when every value of A is a multiple of 2**la and every value of B of 2**lb (the lowest set
+    bits of all of them) and K * max|A| * max|B| < 2**(52 + la + lb): every partial sum is an
+    integer multiple of 2**(la + lb) below 2**52 of them. False (nothing done) when the batch is
+    not of that form or that is not shown (a non-finite value, magnitudes far apart)."""
+    from ..cpu.context import from_real, to_real
+
+    fa, fb, fc = flats
+    plan = _exact_plan(ops, b, fa, fb, oc, M, N)
+    if plan is None:
+        return False
+    na, nb, idx, cols, outs = plan
+    first = ops[0]
+    ab, acc = first.op.ab_dtype, first.op.acc_dtype
+    scale = _EXACT_SCALE[ab.name]
+    vals = []
+    span = float(K)
+    for reg, where, _ in (fa, fb):
+        raw = np.take(b.regs[reg.id], where)
+        v = raw.view(np.float16).astype(np.float64) if ab.name == "f16" else to_real(raw, ab).astype(np.float64)
+        top = float(np.abs(v).max()) if v.size else 0.0
+        if not top < 2.0 ** 41 / scale:  # (also NaN, inf)
+            return False
+        bits = int(np.bitwise_or.reduce((v * scale).astype(np.int64), axis=None))
+        if bits:
+            span *= top * scale / (bits & -bits)
+        vals.append(v)
+    if not span < 2.0 ** 52:
+        return False
+    W, n, nd = b.n // 32, b.n, first.d.n
+    A = vals[0].reshape(na, W, M, K).transpose(1, 0, 2, 3).reshape(W, na * M, K)
+    B = vals[1].reshape(nb, W, N, K).transpose(1, 0, 2, 3).reshape(W, nb * N, K)
+    R = np.matmul(A, B.transpose(0, 2, 1)).reshape(W, -1)
+    R += 0.0  # an exact zero is +0.0, as einsum's sums (which start from +0.0) make it
+    S = np.take(R, idx, axis=1).reshape(n, -1)  # each thread's sums, in the order of C's values
+    creg = b.regs[fc[0].id]
+    S += to_real(creg if cols is None else creg[:, cols], acc)  # + C in float64, then one rounding
+    D = S.astype(np.float32) if acc.name == "f32" else from_real(S, acc)  # (f32: its storage)
+    for o, at in zip(ops, outs):
+        b.regs[o.d.id] = D[:, at]
+    return True
+
 
 class MmaSync(Op):
     """One warp-level MMA instruction: ``d = a * b + c`` over the 32 lanes of each warp.
@@ -212,6 +303,8 @@ class MmaSync(Op):
         flats = [_flat_gather(b, [getattr(o, f) for o in ops], dt, idx, W)
                  for f, dt, idx in (("a", ab, ia), ("b", ab, ib), ("c", acc, ic))]
         if every and all(f is not None for f in flats):  # each operand one gather of a register
+            if ab.name in _EXACT_SCALE and _exact_batch(ops, b, flats, oc, M, N, K):
+                return
             D = np.empty((k, W, 32, nd), dtype=acc.storage)
             step = max(1, _TILES // k)  # warps at a time: tiles that stay in the CPU's caches
             for w0 in range(0, W, step):
