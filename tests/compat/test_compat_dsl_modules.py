@@ -172,3 +172,46 @@ def test_blackwell_tcgen05_names_through_the_hook(tmp_path):
         "((4,32):(32,1), 32:1)",
         "SmemLayoutAtomKind.MN_SW128_32B 4",
     ]
+
+
+def test_internal_names_flash_attn_cute_imports(tmp_path):
+    """What flash_attn.cute (flash-attn-4 4.0.0b27) and quack 0.5.3 reach for at import: each works, or
+    imports and raises naming itself and the line when used."""
+    out = ok(run(tmp_path, """
+        import cutlass
+        import cutlass.cute as cute
+        import cutlass.pipeline as pipeline
+        from cutlass.cutlass_dsl import BaseDSL, CuTeDSL, min as dsl_min, max as dsl_max
+        from cutlass.base_dsl.tvm_ffi_builder import spec
+        import cutlass.cute._tvm_ffi_args_spec_converter as conv
+        from cutlass.utils.hardware_info import HardwareInfo
+        from cutlass.utils.gemm.sm100 import epilogue_tma_store
+        from cutlass.cute.nvgpu import tcgen05
+        from cutlass._mlir.dialects import cute_nvgpu
+
+        print(BaseDSL._get_dsl().get_arch_enum(), CuTeDSL._get_dsl().get_arch_enum(), dsl_min(3, 2), dsl_max(3, 2))
+        print(spec.ConstNone("flag").name, isinstance(spec.ConstInt("n", 4), spec.Param), HardwareInfo is cutlass.utils.HardwareInfo)
+        conv._convert_single_arg = lambda *a: "patched"   # quack patches it at import
+        print(divmod(17, cute.FastDivmodDivisor(5)), 17 // cute.fast_divmod_create_divisor(4), cute.atom.CopyOp.__name__)
+        print(isinstance(tcgen05.LdRed32x32bOp, type), isinstance(pipeline.MbarrierArray, type))
+        for use in (lambda: cutlass.base_dsl.runtime.cuda.load_cubin_module_data(b""), lambda: epilogue_tma_store(),
+                    lambda: pipeline.MbarrierArray(), lambda: pipeline.PipelineClcFetchAsync.create(),
+                    lambda: tcgen05.LdRed32x32bOp(), lambda: cute_nvgpu.atom_make_exec_tma(), lambda: BaseDSL()):
+            try:
+                use()
+            except Exception as e:
+                print(type(e).__name__, "prog.py:" in str(e), str(e).split(" ")[0])
+    """))
+    assert out.splitlines() == [
+        "sm_90a sm_90a 2 3",
+        "flag True True",
+        "(3, 2) 4 CopyOp",
+        "True True",
+        "NotEmulatedError True cutlass.base_dsl.runtime.cuda.load_cubin_module_data",
+        "NotEmulatedError True cutlass.utils.gemm.sm100.epilogue_tma_store",
+        "TraceError True cutlass.pipeline.MbarrierArray",
+        "TraceError True cutlass.pipeline.PipelineClcFetchAsync.create",
+        "TraceError True cute.nvgpu.tcgen05.LdRed32x32bOp",
+        "NotEmulatedError True cutlass._mlir.dialects.cute_nvgpu.atom_make_exec_tma",
+        "NotEmulatedError True cutlass.base_dsl.BaseDSL()",
+    ]

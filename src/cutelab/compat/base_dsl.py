@@ -14,6 +14,7 @@ import enum
 import os
 import re
 import sys
+import types
 
 from .cutlass_dsl import (  # noqa: F401
     BFloat16, Boolean, Constexpr, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
@@ -25,6 +26,7 @@ from ..numeric import (  # noqa: F401 - cutlass.base_dsl.typing's numeric names
     NumericMeta, Uint128,
 )
 from .where import refuse
+from .tvm_ffi_spec import spec  # noqa: F401 - cutlass.base_dsl.tvm_ffi_builder.spec
 
 __path__: list = []
 
@@ -107,7 +109,48 @@ class _Typing:
 
 typing = sys.modules[__name__]  # cutlass.base_dsl.typing: this module (its numeric types, Constexpr, ...)
 
-BaseDSL = refuse("cutlass.base_dsl.BaseDSL", "CuTe DSL's MLIR compiler object has no cutelab counterpart")
+class _DSLObject:
+    """What ``BaseDSL._get_dsl()`` returns: the target (``get_arch_enum``); every other member of CuTe
+    DSL's compiler object raises NotEmulatedError naming it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def get_arch_enum(self) -> Arch:
+        return get_arch_enum()
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return refuse(f"cutlass.base_dsl.{self._name}._get_dsl().{attr}",
+                      "CuTe DSL's MLIR compiler object has no cutelab counterpart")
+
+    def __repr__(self) -> str:
+        return f"<{self._name} (cutelab: the target only)>"
+
+
+class BaseDSL:
+    """``cutlass.base_dsl.BaseDSL``: libraries ask it for the target
+    (``BaseDSL._get_dsl().get_arch_enum()``); constructing it raises NotEmulatedError.
+
+    >>> BaseDSL._get_dsl().get_arch_enum() == get_arch_enum()
+    True
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        refuse(f"cutlass.base_dsl.{type(self).__name__}()",
+               "CuTe DSL's MLIR compiler object has no cutelab counterpart")()
+
+    @classmethod
+    def _get_dsl(cls) -> _DSLObject:
+        return _DSLObject(cls.__name__)
+
+
+# cutlass.base_dsl.runtime (this module): its ``cuda`` helpers load CuTe DSL's cubins, which cutelab
+# does not make; libraries keep the originals before patching them, so they import, and raise when called
+runtime = sys.modules[__name__]
+cuda = types.SimpleNamespace(**{n: refuse(f"cutlass.base_dsl.runtime.cuda.{n}", "cutelab loads no CuTe DSL cubins")
+                                for n in ("load_cubin_module_data", "load_cubin_module", "get_kernel_function")})
 DSLPreprocessor = refuse("cutlass.base_dsl.ast_preprocessor.DSLPreprocessor",
                          "cutelab rewrites kernels with its own AST pass (cutelab.kernel.frontend.rewrite)")
 JitExecutor = refuse("cutlass.base_dsl.jit_executor.JitExecutor", "cutelab runs compiled kernels itself")

@@ -112,7 +112,12 @@ CUTLASS_EXTRAS: Dict[str, Any] = {
 def _cute_extras() -> Dict[str, Any]:
     from . import tvm_ffi
 
-    return {"assume": assume, "compile": tvm_ffi.compile}
+    from . import dsl_utils
+
+    return {"assume": assume, "compile": tvm_ffi.compile, "FastDivmodDivisor": dsl_utils.FastDivmodDivisor,
+            "FastDivmodDivisorV2": dsl_utils.FastDivmodDivisorV2,
+            "fast_divmod_create_divisor": dsl_utils.fast_divmod_create_divisor,
+            "fast_divmod_create_divisor_v2": dsl_utils.fast_divmod_create_divisor_v2}
 
 
 CUTE_EXTRAS: Dict[str, Any] = _cute_extras()

@@ -51,9 +51,14 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl.utils": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.compiler": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.tvm_ffi_builder": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.tvm_ffi_builder.spec": "cutelab.compat.tvm_ffi_spec",
+    "cutlass.cute._tvm_ffi_args_spec_converter": "cutelab.compat.tvm_ffi_spec",
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
     "cutlass._mlir": "cutelab.compat.mlir",
+    "cutlass.utils.hardware_info": "cutelab.compat.dsl_utils",
+    "cutlass.utils.gemm": "cutelab.compat.dsl_utils_gemm",
+    "cutlass.utils.gemm.sm100": "cutelab.compat.dsl_utils_gemm",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)
