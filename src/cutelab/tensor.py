@@ -371,7 +371,7 @@ class TensorSSA(metaclass=_TensorSSAMeta):
     def __rshift__(self, o: Any) -> "TensorSSA":
         return self._bitwise(o, np.right_shift, ">>")
 
-    def __getitem__(self, coord: Any) -> Any:
+    def __getitem__(self, coord: Any, *, loc: Any = None, ip: Any = None) -> Any:
         """Values at a coordinate (with None: a TensorSSA of the sliced shape), or at a linear index
         in column-major order, as CuTe DSL slices a loaded value.
 
@@ -1095,7 +1095,7 @@ class Tensor:
             return coord, self.layout(fixed)
         return coord, it.crd2idx(fixed, shp, self.layout.stride)
 
-    def __getitem__(self, coord: Any) -> Any:
+    def __getitem__(self, coord: Any, *, loc: Any = None, ip: Any = None) -> Any:  # loc/ip: as CuTe DSL's
         coord, delta = self._split(coord)
         if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
             decayed = _dsl_slice(self, coord)
@@ -1116,7 +1116,7 @@ class Tensor:
             return self._new(slice_(self.layout, keep), new_offset)
         return self.engine.read_one(_add(self.offset, delta))
 
-    def __setitem__(self, coord: Any, value: Any) -> None:
+    def __setitem__(self, coord: Any, value: Any, *, loc: Any = None, ip: Any = None) -> None:
         coord, delta = self._split(coord)
         if it.has_none(coord):
             self[coord].store(value)

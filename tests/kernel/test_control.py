@@ -589,3 +589,37 @@ def test_an_inner_static_loop_index_is_unusable_after_the_runtime_loop_around_it
 
     with pytest.raises(TraceError, match=r"variable 'kb' is 0 before the loop at .* no single value after it"):
         k(from_dlpack(np.zeros(2, np.float32)), 4).launch(grid=1, block=1)
+
+
+@cute.jit
+def _clamp_at_zero(n_block: cutlass.Int32):
+    if n_block < 0:  # a runtime branch that sets the runtime integer to a static value (flash_attn.cute's mask)
+        n_block = 0
+    return n_block * 2 + min(n_block % 3, 1)  # min of a runtime value: cutlass.min, as CuTe DSL redirects it
+
+
+def test_runtime_integer_set_to_a_static_value_in_a_branch_and_builtin_min():
+    """CuTe DSL keeps a runtime Int32 runtime when one branch sets it to 0 (the branch yields an Int32), and
+    its preprocessor makes ``min``/``max`` of runtime values cutlass.min/max; both for an index expression
+    over the thread index (k below), and for a tensor value (kv)."""
+
+    @cute.kernel
+    def k(out: cute.Tensor, nb: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        out[tidx] = _clamp_at_zero(nb - tidx)
+
+    @cute.kernel
+    def kv(out: cute.Tensor, a: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        out[tidx] = _clamp_at_zero(a[tidx]) + max(3, 1)
+
+    def ref(x):
+        x = max(x, 0)
+        return x * 2 + min(x % 3, 1)
+
+    out = np.zeros(8, np.int32)
+    k(from_dlpack(out), 5).launch(grid=1, block=8)
+    assert out.tolist() == [ref(5 - t) for t in range(8)]
+    a = np.array([-4, -1, 0, 1, 2, 3, 7, 11], np.int32)
+    kv(from_dlpack(out), from_dlpack(a)).launch(grid=1, block=8)
+    assert out.tolist() == [ref(int(x)) + 3 for x in a]

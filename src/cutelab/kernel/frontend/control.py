@@ -216,6 +216,17 @@ def py_conv(fn: Any, x: Any, where: str) -> Any:
     return fn(x)
 
 
+def py_minmax(fn: Any, *args: Any, **kw: Any) -> Any:
+    """``min(...)`` / ``max(...)`` in a kernel: with a runtime value among the arguments, cutlass.min/max
+    (CuTe DSL's preprocessor redirects the builtins the same way); otherwise, or when the name is not
+    the builtin (shadowed), the call as written."""
+    if (fn is builtins.min or fn is builtins.max) and not kw and _tracer() is not None:
+        vals = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        if any(_is_dynamic(v) for v in vals):
+            return _min_max(fn.__name__, vals)
+    return fn(*args, **kw)
+
+
 def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
     """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
     (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
@@ -337,6 +348,7 @@ class _Carry:
         self.view_vals: Dict[str, list] = {}
         self.view_snaps: Dict[str, list] = {}
         self.view_bits: Dict[str, Optional[int]] = {}
+        self.int_carried: set = set()  # runtime integers (DynInt, index expressions) given a register by declare
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -353,7 +365,24 @@ class _Carry:
                 # iteration; a Float32 or Boolean one branch changes)
                 v = _promoted(v)
                 self.pre[n] = v
-            if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
+            if n not in self.loop_targets and n not in self.local and (isinstance(v, DynInt) or is_sym(v)):
+                # a runtime integer (a dynamic value, an index expression over thread/block indices and
+                # arguments) that the region may change: a runtime Int32 (Int64 past its range) in CuTe DSL,
+                # so the region may set it to another value (`if n_block < 0: n_block = 0`)
+                lo, hi = (int(v), int(v)) if isinstance(v, DynInt) else (v.lo, v.hi)
+                dt = v.dtype if isinstance(v, DynInt) else (Int32 if -(1 << 31) <= lo and hi < (1 << 31) else Int64)
+                if is_sym(v):
+                    try:
+                        self.t.check_index(v, f"variable {n}")
+                    except TraceError as e:  # made in a region that has ended (see the views below)
+                        self.pre[n] = Unusable(n, v, self.what, self.where, self.t.name, msg=str(e))
+                        self.dead.add(n)
+                        continue
+                r = self.t.new_reg(dt, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (int(v) if isinstance(v, DynInt) else v,)))
+                self.regs[n] = (r, ())
+                self.int_carried.add(n)
+            elif isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
                 self.regs[n] = (r, ())
@@ -443,6 +472,22 @@ class _Carry:
         return tuple(self._snap(n) if n in self.regs else (self.pre[n] if fresh else self.last[n])
                      for n in self.names)
 
+    def _assignable_int(self, v: Any, n: str) -> bool:
+        """Whether v can be written to the one-integer register of variable n at this point."""
+        if isinstance(v, TraceValue):
+            if len(v.refs) != 1 or v.dtype.kind not in ("int", "uint"):
+                return False
+            refs = v.refs
+        elif isinstance(v, bool) or not (is_sym(v) or isinstance(v, int)):
+            return False
+        else:
+            refs = [v] if is_sym(v) else []
+        try:
+            self.t.check_refs(refs, f"variable {n}")
+        except TraceError:
+            return False
+        return True
+
     def leave(self, now: Dict[str, Any], both_define: bool = True) -> None:
         t = self.t
         for n in self.names:
@@ -474,6 +519,14 @@ class _Carry:
                 t.emit(Assign(r, (0,), (moving,)))
                 self.view_vals[n].append(moving)
                 self._prove_bits(n)
+                continue
+            if n in self.int_carried and self.what == "branch" and not self._assignable_int(v, n):
+                # a runtime integer that this branch sets to what its register cannot hold (a value of
+                # an inner region that has ended, a tensor): as before registers, it has no single
+                # value after the branch (unusable there)
+                del self.regs[n]
+                self.int_carried.discard(n)
+                self.poisoned.add(n)
                 continue
             if n in self.regs:
                 r, shape = self.regs[n]
@@ -680,6 +733,15 @@ class Branch:
     def restore(self) -> Tuple[Any, ...]:
         return tuple(self.carry.pre[n] for n in self.carry.names)
 
+    def _in_scope(self, v: TraceValue) -> bool:
+        """Whether v's registers are live here (a value of an inner region that has ended is not:
+        it gets no register, and a use of it after the branch raises as any such use does)."""
+        try:
+            self.t.check_refs(v.refs, "")
+        except TraceError:
+            return False
+        return True
+
     def leave(self, now: Dict[str, Any]) -> None:
         if not self.dynamic:
             return
@@ -688,7 +750,7 @@ class Branch:
         c = self.carry
         for n in c.names:  # tensor values first bound inside a branch get a register too
             v = now.get(n, UNDEF)
-            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs:
+            if c.pre[n] is UNDEF and isinstance(v, TraceValue) and n not in c.regs and self._in_scope(v):
                 r = self.t.new_reg(v.dtype, len(v.refs), mutable=True)
                 c.regs[n] = (r, v.shape)
             elif c.pre[n] is UNDEF and n not in c.regs and (_promotable(v) or isinstance(v, (IntValue, FloatValue))):
