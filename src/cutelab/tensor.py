@@ -1062,6 +1062,10 @@ class Tensor:
         # inside a traced kernel a coordinate past a flat mode is only an offset, as in CuTe (a pipeline
         # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
         traced = hasattr(self.engine, "param")
+        # an identity tensor's value is arithmetic (no memory): a coordinate past a mode gives what CuTe's
+        # crd2idx gives (CuTe DSL 4.8.1: t[4, 0] of ((2,2),(2,8)):((8,64),(1,8)) is row 128, the last
+        # sub-mode not reduced), so kernels that predicate such coordinates off run as they do there
+        counting = isinstance(self.engine, IdentityEngine)
 
         def go(c: Any, s: Any) -> bool:
             if isinstance(c, tuple):
@@ -1070,7 +1074,7 @@ class Tensor:
                 return True
             n = it.product(s)
             if isinstance(c, (int, np.integer)):
-                return 0 <= c < n or (traced and not isinstance(s, tuple))
+                return 0 <= c < n or (traced and not isinstance(s, tuple)) or (counting and c >= 0)
             if isinstance(c, np.ndarray):
                 return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
             return True  # symbolic

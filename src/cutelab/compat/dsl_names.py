@@ -177,6 +177,40 @@ def _inline_ptx(ptx_code: str, **kwargs: Any) -> Any:
         raise NotEmulatedError(f"{e.instr} (cute.arch.inline_ptx)", str(e), where=where) from None
 
 
+def warp_reduction(val: Any, op: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.warp_reduction: op over each group of threads_in_group consecutive lanes (a power of two
+    up to 32), by butterfly shuffles (``shfl.sync.bfly`` with offsets threads_in_group/2, ..., 1), as CuTe
+    DSL builds it; every lane of a group gets the result."""
+    from ..kernel.frontend.arch import shuffle_sync_bfly
+
+    n = int(threads_in_group)
+    if n < 1 or n > 32 or n & (n - 1):
+        raise ValueError(f"cute.arch.warp_reduction: threads_in_group must be a power of two in [1, 32], got {n}")
+    offset = n // 2
+    while offset > 0:
+        val = op(val, shuffle_sync_bfly(val, offset=offset, mask=-1, mask_and_clamp=31))
+        offset //= 2
+    return val
+
+
+def _max_op(x: Any, y: Any) -> Any:
+    from ..kernel.frontend.arch import fmax
+    from ..kernel.frontend.control import max_
+    from ..numeric import Float32
+
+    return fmax(x, y) if getattr(x, "dtype", type(x)) is Float32 else max_(x, y)
+
+
+def warp_reduction_max(val: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.warp_reduction_max: warp_reduction with max (fmax for Float32 values)."""
+    return warp_reduction(val, _max_op, threads_in_group=threads_in_group)
+
+
+def warp_reduction_sum(val: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.warp_reduction_sum: warp_reduction with +."""
+    return warp_reduction(val, lambda x, y: x + y, threads_in_group=threads_in_group)
+
+
 def _arch_aliases() -> Dict[str, Any]:
     from ..kernel import arch
 
@@ -191,10 +225,10 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
     "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
     "exp2": _arch_exp2, "exp": _arch_exp,
-    "inline_ptx": _inline_ptx,
+    "inline_ptx": _inline_ptx, "warp_reduction": warp_reduction, "warp_reduction_max": warp_reduction_max,
+    "warp_reduction_sum": warp_reduction_sum,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "warp_reduction",
         "red", "barrier_arrive",
         "redux_sync", "prmt", "mapa", "atomic_add", "vote_ballot_sync", "popc", "clz", "fence_acq_rel_cta")},
 }
