@@ -1062,6 +1062,9 @@ class Tensor:
         # inside a traced kernel a coordinate past a flat mode is only an offset, as in CuTe (a pipeline
         # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
         traced = hasattr(self.engine, "param")
+        # a register fragment's engine checks its own offsets (one past its end faults when a thread runs it,
+        # kernel.frontend.trace.RmemEngine)
+        rmem = type(self.engine).__name__ == "RmemEngine"
         # an identity tensor's value is arithmetic (no memory): a coordinate past a mode gives what CuTe's
         # crd2idx gives (CuTe DSL 4.8.1: t[4, 0] of ((2,2),(2,8)):((8,64),(1,8)) is row 128, the last
         # sub-mode not reduced), so kernels that predicate such coordinates off run as they do there
@@ -1074,7 +1077,7 @@ class Tensor:
                 return True
             n = it.product(s)
             if isinstance(c, (int, np.integer)):
-                return 0 <= c < n or (traced and not isinstance(s, tuple)) or (counting and c >= 0)
+                return 0 <= c < n or (traced and not isinstance(s, tuple)) or (counting and c >= 0) or rmem
             if isinstance(c, np.ndarray):
                 return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
             return True  # symbolic

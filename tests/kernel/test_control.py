@@ -623,3 +623,27 @@ def test_runtime_integer_set_to_a_static_value_in_a_branch_and_builtin_min():
     a = np.array([-4, -1, 0, 1, 2, 3, 7, 11], np.int32)
     kv(from_dlpack(out), from_dlpack(a)).launch(grid=1, block=8)
     assert out.tolist() == [ref(int(x)) + 3 for x in a]
+
+
+def test_identity_tensor_past_a_mode_and_a_register_read_past_the_fragment_in_a_branch():
+    """An identity tensor at a coordinate past a mode gives CuTe's value (CuTe DSL 4.8.1, 2026-11-27:
+    zipped_divide(make_identity_tensor((4, 16)), (2, 8)) prints (0, 16) (3, 16) (1, 8) (1, 9) for the
+    coordinates below). A register fragment read past its end inside a runtime branch is an error only if a
+    thread runs it (CuTe DSL compiles it; on the GPU its value is undefined)."""
+    t = cute.zipped_divide(cute.make_identity_tensor((4, 16)), (2, 8))
+    assert (t[0, 4], t[1, 5], t[17, 0], t[(1, 9), 0]) == ((0, 16), (3, 16), (1, 8), (1, 9))
+
+    @cute.kernel
+    def k(out: cute.Tensor, limit: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        frag = cute.make_rmem_tensor((2,), Float32)
+        frag.fill(1.5)
+        for m in cutlass.range_constexpr(4):  # reads frag[2], frag[3] only where m < limit - tidx
+            if m < limit - tidx:
+                out[tidx] = out[tidx] + frag[m]
+
+    out = np.zeros(4, np.float32)
+    k(from_dlpack(out), 2).launch(grid=1, block=4)
+    assert out.tolist() == [3.0, 1.5, 0.0, 0.0]
+    with pytest.raises(LaunchError, match=r"read: offset 2 is outside the fragment of 2 registers at .*test_control.py"):
+        k(from_dlpack(out), 3).launch(grid=1, block=4)
