@@ -215,3 +215,34 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         "NotEmulatedError True cutlass._mlir.dialects.cute_nvgpu.atom_make_exec_tma",
         "NotEmulatedError True cutlass.base_dsl.BaseDSL()",
     ]
+
+
+def test_warp_reductions_and_nvvm_fmax_in_a_kernel(tmp_path):
+    """cute.arch.warp_reduction_max/_sum over groups of lanes (flash_attn.cute's softmax: groups of 4) and
+    nvvm.fmax of f32 values (PTX max.f32: a NaN operand gives the other one)."""
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass._mlir.dialects import nvvm
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(a: cute.Tensor, mx: cute.Tensor, sm: cute.Tensor, fm: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            v = a[tidx]
+            mx[tidx] = cute.arch.warp_reduction_max(v, threads_in_group=4)
+            sm[tidx] = cute.arch.warp_reduction_sum(v)
+            fm[tidx] = cutlass.Float32(nvvm.fmax(v.ir_value(), cutlass.Float32(float("nan")).ir_value()))
+
+        @cute.jit
+        def host(a, mx, sm, fm):
+            k(a, mx, sm, fm).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+        a = torch.arange(32, dtype=torch.float32).flip(0) * 0.5
+        mx, sm, fm = (torch.zeros(32) for _ in range(3))
+        host(*(from_dlpack(x) for x in (a, mx, sm, fm)))
+        print(mx.tolist() == [float(a[i // 4 * 4:i // 4 * 4 + 4].max()) for i in range(32)])
+        print(sm.tolist() == [float(a.sum())] * 32, fm.tolist() == a.tolist())
+    """))
+    assert out.splitlines() == ["True", "True True"]
