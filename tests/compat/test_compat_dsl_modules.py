@@ -194,6 +194,10 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         conv._convert_single_arg = lambda *a: "patched"   # quack patches it at import
         print(divmod(17, cute.FastDivmodDivisor(5)), 17 // cute.fast_divmod_create_divisor(4), cute.atom.CopyOp.__name__)
         print(isinstance(tcgen05.LdRed32x32bOp, type), isinstance(pipeline.MbarrierArray, type))
+        # every DSL op takes loc=/ip= (quack's @dsl_user_op helpers pass them on); cutlass.extract_mlir_values
+        print(cute.shape((2, 3), loc=None, ip=None), cute.size((2, 3), loc=None), cutlass.extract_mlir_values([1, (2,)]))
+        from cutlass.base_dsl.arch import Arch
+        print(Arch.sm_90a.is_family_of(Arch.sm_90a), Arch.sm_80.is_family_of(Arch.sm_90a), Arch.sm_103f.to_string())
         for use in (lambda: cutlass.base_dsl.runtime.cuda.load_cubin_module_data(b""), lambda: epilogue_tma_store(),
                     lambda: pipeline.MbarrierArray(), lambda: pipeline.PipelineClcFetchAsync.create(),
                     lambda: tcgen05.LdRed32x32bOp(), lambda: cute_nvgpu.atom_make_exec_tma(), lambda: BaseDSL()):
@@ -207,6 +211,8 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         "flag True True",
         "(3, 2) 4 CopyOp",
         "True True",
+        "(2, 3) 6 [1, 2]",
+        "True False sm_103f",
         "NotEmulatedError True cutlass.base_dsl.runtime.cuda.load_cubin_module_data",
         "NotEmulatedError True cutlass.utils.gemm.sm100.epilogue_tma_store",
         "TraceError True cutlass.pipeline.MbarrierArray",

@@ -6,6 +6,8 @@
 
 >>> Arch.sm_90a >= Arch.sm_80, Arch.sm_100a.major, Arch.from_string("sm_90a") is Arch.sm_90a
 (True, 10, True)
+>>> Arch.sm_90a.is_family_of(Arch.sm_90a), Arch.sm_90.is_family_of(Arch.sm_90a), Arch.sm_103f.is_family_of(Arch.sm_100f)
+(True, False, True)
 """
 
 from __future__ import annotations
@@ -44,11 +46,21 @@ class Arch(enum.Enum):
     sm_100a = "sm_100a"
     sm_100f = "sm_100f"
     sm_101a = "sm_101a"
+    sm_103 = "sm_103"
     sm_103a = "sm_103a"
+    sm_103f = "sm_103f"
+    sm_107 = "sm_107"
+    sm_107a = "sm_107a"
+    sm_107f = "sm_107f"
+    sm_110 = "sm_110"
     sm_110a = "sm_110a"
+    sm_110f = "sm_110f"
     sm_120 = "sm_120"
     sm_120a = "sm_120a"
+    sm_120f = "sm_120f"
+    sm_121 = "sm_121"
     sm_121a = "sm_121a"
+    sm_121f = "sm_121f"
 
     @property
     def major(self) -> int:
@@ -86,6 +98,29 @@ class Arch(enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+    def to_string(self) -> str:
+        return self.value
+
+    def is_family_of(self, arch: "Arch") -> bool:
+        """Whether this arch is arch or a later one of its family with family features (suffix a or f),
+        as CuTe DSL 4.8.1 defines it: sm_103f.is_family_of(sm_100f), not sm_90.is_family_of(sm_90a)."""
+        return self.major == arch.major and self.minor >= arch.minor and self.suffix in ("a", "f")
+
+    def can_run_binary_built_for(self, target: "Arch") -> bool:
+        """Whether a GPU of this arch runs a binary built for target: an 'a' target only on that arch,
+        others on the same major with at least target's minor (CuTe DSL 4.8.1)."""
+        if self is target:
+            return True
+        if self.major != target.major:
+            return False
+        if target.suffix == "a":
+            return False
+        return self.minor >= target.minor
+
+    @classmethod
+    def filter(cls, criterion) -> list:
+        return [a for a in cls if criterion(a)]
 
 
 def get_arch_enum() -> Arch:

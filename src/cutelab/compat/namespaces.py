@@ -8,7 +8,9 @@ user's line; a name known to be missing (``MISSING``) raises NotEmulatedError wh
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import types
 from typing import Any, Callable, Dict, Sequence
 
@@ -45,9 +47,13 @@ class Namespace(types.ModuleType):
             return self.__dict__[name]
         for b in self._bases():
             try:
-                return getattr(b, name)
+                v = getattr(b, name)
             except AttributeError:
-                pass
+                continue
+            w = _with_loc_ip(v)
+            if w is not v:
+                self.__dict__[name] = w
+            return w
         try:
             return importlib.import_module(f"{self.__name__}.{name}")
         except ModuleNotFoundError:
@@ -67,10 +73,31 @@ class Namespace(types.ModuleType):
         return f"<module {self.__name__!r} (cutelab)>"
 
 
-def _dsl_extras() -> Dict[str, Any]:
-    from . import dsl_names
+def _with_loc_ip(fn: Any) -> Any:
+    """fn, taking CuTe DSL's ``loc=``/``ip=`` keywords (MLIR source locations and insertion points, which
+    every DSL operation accepts and libraries' ``@dsl_user_op`` helpers pass on): a cutelab function without
+    them is wrapped to drop them; anything else is returned as it is."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if "loc" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return fn
 
-    return dsl_names.CUTLASS_EXTRAS
+    @functools.wraps(fn)
+    def dsl_op(*args: Any, loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return dsl_op
+
+
+def _dsl_extras() -> Dict[str, Any]:
+    from . import cutlass_dsl, dsl_names
+
+    return {**dsl_names.CUTLASS_EXTRAS, "extract_mlir_values": cutlass_dsl.extract_mlir_values,
+            "new_from_mlir_values": cutlass_dsl.new_from_mlir_values}
 
 
 def _cute_extras() -> Dict[str, Any]:

@@ -144,6 +144,10 @@ class KernelCall:
         # stream order, so griddepcontrol waits are met) and cooperative launch (no grid-wide sync in cutelab)
         kw.pop("use_pdl", None)
         kw.pop("cooperative", None)
+        # the occupancy hint (the second value of __launch_bounds__): it changes register allocation, no result
+        mb = kw.pop("min_blocks_per_mp", None)
+        if mb is not None and (not isinstance(mb, int) or isinstance(mb, bool) or mb < 0):
+            raise LaunchError(f"{k.name}.launch: min_blocks_per_mp must be a non-negative int, got {mb!r}")
         if kw:
             raise LaunchError(f"{k.name}.launch: unknown options {sorted(kw)}")
         if smem is None:
