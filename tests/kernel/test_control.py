@@ -647,3 +647,44 @@ def test_identity_tensor_past_a_mode_and_a_register_read_past_the_fragment_in_a_
     assert out.tolist() == [3.0, 1.5, 0.0, 0.0]
     with pytest.raises(LaunchError, match=r"read: offset 2 is outside the fragment of 2 registers at .*test_control.py"):
         k(from_dlpack(out), 3).launch(grid=1, block=4)
+
+
+def test_if_generate_builds_a_runtime_branch_from_callables():
+    """cutlass.if_generate (CuTe DSL's scf.if builder, used by flash_attn.cute's pipelines): side effects of
+    the taken body only, and results of return_types (the else passes input_args through when absent)."""
+    from cutelab.kernel.frontend.control import if_generate
+
+    @cute.kernel
+    def k(out: cute.Tensor, res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+
+        def add_one():
+            out[tidx] = out[tidx] + 1.0
+
+        if_generate(tidx % 2 == 0, add_one)
+        r = if_generate(tidx < 2, lambda x: x * 10, None, [tidx], [Int32])
+        res[tidx] = r
+
+    out = np.zeros(4, np.float32)
+    res = np.zeros(4, np.int32)
+    k(from_dlpack(out), from_dlpack(res)).launch(grid=1, block=4)
+    assert out.tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert res.tolist() == [0, 10, 2, 3]
+
+
+def test_a_thread_index_expression_bound_in_both_arms_of_a_runtime_branch():
+    """y bound to different index expressions in the two arms: each thread gets its own arm's value (it got the
+    else arm's value in every thread before such variables had a register)."""
+
+    @cute.kernel
+    def k(res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        if tidx < 2:
+            y = tidx * 10
+        else:
+            y = tidx
+        res[tidx] = y
+
+    res = np.zeros(4, np.int32)
+    k(from_dlpack(res)).launch(grid=1, block=4)
+    assert res.tolist() == [0, 10, 2, 3]

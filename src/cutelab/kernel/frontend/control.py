@@ -742,6 +742,13 @@ class Branch:
             return False
         return True
 
+    def _in_scope_sym(self, e: Any) -> bool:
+        try:
+            self.t.check_index(e, "")
+        except TraceError:
+            return False
+        return True
+
     def leave(self, now: Dict[str, Any]) -> None:
         if not self.dynamic:
             return
@@ -758,6 +765,15 @@ class Branch:
                 # promotes `if c: y = 3 else: y = 7` to an Int32 the branch yields)
                 pv = v if isinstance(v, (IntValue, FloatValue)) else _promoted(v)
                 c.regs[n] = (self.t.new_reg(pv.dtype, 1, mutable=True), ())
+            elif c.pre[n] is UNDEF and n not in c.regs and (isinstance(v, DynInt) or (is_sym(v) and self._in_scope_sym(v))):
+                # a runtime integer first bound inside a runtime branch (an index expression over the thread
+                # index, a dynamic value): a runtime Int32 (Int64 past its range) the branch yields; without a
+                # register the value after the branch was the last arm's, whichever arm a thread took
+                from ...numeric import Int32, Int64
+
+                lo, hi = (int(v), int(v)) if isinstance(v, DynInt) else (v.lo, v.hi)
+                dt = v.dtype if isinstance(v, DynInt) else (Int32 if -(1 << 31) <= lo and hi < (1 << 31) else Int64)
+                c.regs[n] = (self.t.new_reg(dt, 1, mutable=True), ())
             if c.pre[n] is UNDEF and v is not UNDEF:
                 self.set_in[n] = self.set_in.get(n, 0) + 1
         c.leave(now)
@@ -974,3 +990,43 @@ def min_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
 def max_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
     """cutlass.max: the largest of the values (runtime values inside a kernel: a ``max``)."""
     return _min_max("max", args)
+
+
+def if_generate(cond: Any, then_body: Any, else_body: Any = None, input_args: Any = None, return_types: Any = None,
+                *, loc: Any = None, ip: Any = None) -> Any:
+    """``cutlass.if_generate``: the branch ``if cond: then_body(*input_args) else: else_body(*input_args)``
+    built from callables (CuTe DSL's scf.if builder, which libraries' pipelines use). A runtime cond is a
+    runtime branch of the kernel (both bodies traced); a static one calls its body. With return_types the
+    bodies' results, converted to those types, are the branch's results (one value, or a list); without
+    an else_body the else passes input_args through, as CuTe DSL 4.8.1 does. Without return_types, [].
+    """
+    from ...kernel.frontend.trace import user_location
+
+    args = list(input_args or [])
+    if else_body is None and return_types is not None:
+        def else_body(*a: Any) -> Any:
+            return a if len(a) > 1 else a[0]
+    names = tuple(f"if_generate result {i}" for i in range(len(return_types or ())))
+
+    def results(body: Any) -> Dict[str, Any]:
+        r = body(*args)
+        if return_types is None:
+            return {}
+        r = list(r) if isinstance(r, (list, tuple)) else [r]
+        if len(r) != len(return_types):
+            raise TraceError(f"if_generate: a body returned {len(r)} values for {len(return_types)} return types")
+        return {n: ty(v) for n, ty, v in zip(names, return_types, r)}
+
+    where = user_location() or "if_generate"
+    br = Branch(cond, names, {}, where)
+    out: Dict[str, Any] = {}
+    if br.then():
+        out = results(then_body)
+        br.leave(out)
+    if else_body is not None and br.orelse():
+        out = results(else_body)
+        br.leave(out)
+    if return_types is None:
+        return []
+    vals = list(br.exit()) if br.dynamic else [out[n] for n in names]
+    return vals[0] if len(vals) == 1 else vals
