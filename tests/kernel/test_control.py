@@ -688,3 +688,17 @@ def test_a_thread_index_expression_bound_in_both_arms_of_a_runtime_branch():
     res = np.zeros(4, np.int32)
     k(from_dlpack(res)).launch(grid=1, block=4)
     assert res.tolist() == [0, 10, 2, 3]
+
+
+def test_builtin_min_max_of_a_thread_index_expression():
+    """min/max of an index expression over the thread index (flash_attn.cute's sm90_col_to_r2p_idx on a causal
+    mask's column limit): a runtime min/max, as CuTe DSL's redirected builtins give."""
+
+    @cute.kernel
+    def k(res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        res[tidx] = min(tidx % 8, 2) + max(tidx, 5)
+
+    res = np.zeros(16, np.int32)
+    k(from_dlpack(res)).launch(grid=1, block=16)
+    assert res.tolist() == [min(t % 8, 2) + max(t, 5) for t in range(16)]

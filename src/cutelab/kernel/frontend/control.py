@@ -967,11 +967,25 @@ def dsl_user_op(fn: Any) -> Any:
     return fn
 
 
+def _sym_value(t: Any, e: Any) -> TraceValue:
+    """An index expression as a one-element Int32 (Int64 past its range) value of the kernel."""
+    from ...numeric import Int32, Int64
+
+    t.check_index(e, "min/max")
+    dt = Int32 if -(1 << 31) <= e.lo and e.hi < (1 << 31) else Int64
+    dst = t.new_reg(dt, 1)
+    t.emit(Compute(dst, "mov", ((e,),)))
+    return TraceValue([(dst, 0)], (), dt)
+
+
 def _min_max(name: str, args: Tuple[Any, ...]) -> Any:
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
     if not args:
         raise TypeError(f"cutlass.{name}() needs at least one value")
+    t = _tracer()
+    if t is not None and any(is_sym(a) and _is_dynamic(a) for a in args):
+        args = tuple(_sym_value(t, a) if is_sym(a) else a for a in args)  # a thread-dependent index expression
     out = args[0]
     for x in args[1:]:
         if isinstance(out, TraceValue) or isinstance(x, TraceValue):
