@@ -242,10 +242,11 @@ def test_mlir_only_names_import_and_refuse_with_what_to_write():
     from cutelab import for_generate, if_generate, while_generate, yield_out
     from cutelab.errors import TraceError
 
-    for f, hint in ((for_generate, "cutlass.range"), (if_generate, "if cond"), (while_generate, "while cond"),
-                    (yield_out, "assignments")):
+    for f, hint in ((for_generate, "cutlass.range"), (while_generate, "while cond"), (yield_out, "assignments")):
         with pytest.raises(TraceError, match=f"exists only in CuTe DSL's MLIR pipeline; write .*{hint}"):
             f()
+    # if_generate is built (a branch from callables): static conditions call their body
+    assert if_generate(True, lambda: None) == [] and if_generate(False, lambda: 1, lambda: 2, return_types=[int]) == 2
 
 
 def test_make_ptr_of_a_torch_data_ptr_reads_and_writes_the_tensor():

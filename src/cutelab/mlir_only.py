@@ -1,10 +1,11 @@
 """CuTe DSL names that exist only for its MLIR pipeline, in one place.
 
 CuTe DSL exports builders of MLIR regions that a program may import but that have no meaning
-without MLIR: ``for_generate``, ``if_generate``, ``while_generate`` and ``yield_out`` build
-``scf`` loops and branches by hand (the control flow "without the AST pre-processor"). cutelab
-rewrites a kernel's Python ``for``/``if``/``while`` itself, so these names import (programs that
-import them still run) and raise a clear error when used, naming what to write instead.
+without MLIR: ``for_generate``, ``while_generate`` and ``yield_out`` build ``scf`` loops by hand
+(the control flow "without the AST pre-processor"). cutelab rewrites a kernel's Python
+``for``/``while`` itself, so these names import (programs that import them still run) and raise a
+clear error when used, naming what to write instead. ``if_generate`` (a branch from callables,
+which libraries' pipelines use) is built: kernel.frontend.control.if_generate.
 
 >>> from cutelab import for_generate
 >>> for_generate(0, 4)
@@ -46,6 +47,15 @@ def _refuse(name: str) -> Callable[..., Any]:
 
 
 for_generate = _refuse("for_generate")
-if_generate = _refuse("if_generate")
+
+
+def if_generate(*args: Any, **kwargs: Any) -> Any:
+    """CuTe DSL's if_generate: a branch built from callables, which cutelab does build
+    (kernel.frontend.control.if_generate)."""
+    from .kernel.frontend.control import if_generate as _if_generate
+
+    return _if_generate(*args, **kwargs)
+
+
 while_generate = _refuse("while_generate")
 yield_out = _refuse("yield_out")

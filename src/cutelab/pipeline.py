@@ -100,3 +100,18 @@ __all__ += ["PipelineTmaStore"]
 from .pipeline_clc import PipelineClcFetchAsync  # noqa: E402
 
 __all__ += ["PipelineClcFetchAsync"]
+# CuTe DSL 4.8.1 pipeline names cutelab does not provide yet: they import (libraries subclass them or
+# name them in annotations), and using one raises TraceError naming it and the user's line (errors.not_yet)
+_NOT_YET = ("PipelineOp", "MbarrierLayout", "SyncObject", "MbarrierArray", "TmaStoreFence", "PerStagePipelineState",
+            "PipelineEmpty", "PipelineOrder", "PipelineClcFetchAsync", "PipelineTmaMultiConsumersAsync",
+            "alloc_reserved_mbarrier", "compute_k_tile", "agent_sync", "arrive", "arrive_unaligned", "wait",
+            "wait_unaligned", "arrive_and_wait")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NOT_YET:
+        from .errors import not_yet
+
+        cls = globals()[name] = not_yet(f"cutlass.pipeline.{name}")
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -349,7 +349,7 @@ class TensorSSA(metaclass=_TensorSSAMeta):
     def __rshift__(self, o: Any) -> "TensorSSA":
         return self._bitwise(o, np.right_shift, ">>")
 
-    def __getitem__(self, coord: Any) -> Any:
+    def __getitem__(self, coord: Any, *, loc: Any = None, ip: Any = None) -> Any:
         """Values at a coordinate (with None: a TensorSSA of the sliced shape), or at a linear index
         in column-major order, as CuTe DSL slices a loaded value.
 
@@ -1065,6 +1065,13 @@ class Tensor:
         # inside a traced kernel a coordinate past a flat mode is only an offset, as in CuTe (a pipeline
         # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
         traced = hasattr(self.engine, "param")
+        # a register fragment's engine checks its own offsets (one past its end faults when a thread runs it,
+        # kernel.frontend.trace.RmemEngine)
+        rmem = type(self.engine).__name__ == "RmemEngine"
+        # an identity tensor's value is arithmetic (no memory): a coordinate past a mode gives what CuTe's
+        # crd2idx gives (CuTe DSL 4.8.1: t[4, 0] of ((2,2),(2,8)):((8,64),(1,8)) is row 128, the last
+        # sub-mode not reduced), so kernels that predicate such coordinates off run as they do there
+        counting = isinstance(self.engine, IdentityEngine)
 
         def go(c: Any, s: Any) -> bool:
             if isinstance(c, tuple):
@@ -1073,7 +1080,7 @@ class Tensor:
                 return True
             n = it.product(s)
             if isinstance(c, (int, np.integer)):
-                return 0 <= c < n or (traced and not isinstance(s, tuple))
+                return 0 <= c < n or (traced and not isinstance(s, tuple)) or (counting and c >= 0) or rmem
             if isinstance(c, np.ndarray):
                 return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
             return True  # symbolic
@@ -1098,7 +1105,7 @@ class Tensor:
             return coord, self.layout(fixed)
         return coord, it.crd2idx(fixed, shp, self.layout.stride)
 
-    def __getitem__(self, coord: Any) -> Any:
+    def __getitem__(self, coord: Any, *, loc: Any = None, ip: Any = None) -> Any:  # loc/ip: as CuTe DSL's
         coord, delta = self._split(coord)
         if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
             decayed = _dsl_slice(self, coord)
@@ -1119,7 +1126,7 @@ class Tensor:
             return self._new(slice_(self.layout, keep), new_offset)
         return self.engine.read_one(_add(self.offset, delta))
 
-    def __setitem__(self, coord: Any, value: Any) -> None:
+    def __setitem__(self, coord: Any, value: Any, *, loc: Any = None, ip: Any = None) -> None:
         coord, delta = self._split(coord)
         if it.has_none(coord):
             self[coord].store(value)

@@ -46,7 +46,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
         print(isinstance(1.0, ir.Value))
         for call in (lambda: llvm.inline_asm(T.i32(), [1, 2], "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r"),
                      lambda: vector.shuffle(None, None, [0]),
-                     lambda: nvvm.fmax(1.0, 2.0),
+                     lambda: nvvm.atomicrmw(None, None, 1.0),
                      lambda: ir.IntegerType.get_signless(32)):
             try:
                 call()
@@ -57,7 +57,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
         "False",
         "PTX instruction 'mapa.shared::cluster.u32' True",
         "cutlass._mlir.dialects.vector.shuffle is not emulated by cutelab True",
-        "cutlass._mlir.dialects.nvvm.fmax is not emulated by cutelab True",
+        "cutlass._mlir.dialects.nvvm.atomicrmw is not emulated by cutelab True",
         "cutlass._mlir.ir.IntegerType.get_signless is not emulated by cutelab True",
     ]
 

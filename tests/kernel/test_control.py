@@ -607,3 +607,116 @@ def test_runtime_conditional_expression_evaluates_only_the_side_taken():
     acc, out = np.arange(3, dtype=np.float32) + 1, np.zeros(8, np.float32)
     k(from_dlpack(acc), from_dlpack(out)).launch(grid=1, block=8)
     assert out.tolist() == [2.0, 4.0, 6.0] + [-1.0] * 5
+
+
+@cute.jit
+def _clamp_at_zero(n_block: cutlass.Int32):
+    if n_block < 0:  # a runtime branch that sets the runtime integer to a static value (flash_attn.cute's mask)
+        n_block = 0
+    return n_block * 2 + min(n_block % 3, 1)  # min of a runtime value: cutlass.min, as CuTe DSL redirects it
+
+
+def test_runtime_integer_set_to_a_static_value_in_a_branch_and_builtin_min():
+    """CuTe DSL keeps a runtime Int32 runtime when one branch sets it to 0 (the branch yields an Int32), and
+    its preprocessor makes ``min``/``max`` of runtime values cutlass.min/max; both for an index expression
+    over the thread index (k below), and for a tensor value (kv)."""
+
+    @cute.kernel
+    def k(out: cute.Tensor, nb: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        out[tidx] = _clamp_at_zero(nb - tidx)
+
+    @cute.kernel
+    def kv(out: cute.Tensor, a: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        out[tidx] = _clamp_at_zero(a[tidx]) + max(3, 1)
+
+    def ref(x):
+        x = max(x, 0)
+        return x * 2 + min(x % 3, 1)
+
+    out = np.zeros(8, np.int32)
+    k(from_dlpack(out), 5).launch(grid=1, block=8)
+    assert out.tolist() == [ref(5 - t) for t in range(8)]
+    a = np.array([-4, -1, 0, 1, 2, 3, 7, 11], np.int32)
+    kv(from_dlpack(out), from_dlpack(a)).launch(grid=1, block=8)
+    assert out.tolist() == [ref(int(x)) + 3 for x in a]
+
+
+def test_identity_tensor_past_a_mode_and_a_register_read_past_the_fragment_in_a_branch():
+    """An identity tensor at a coordinate past a mode gives CuTe's value (CuTe DSL 4.8.1, 2026-11-27:
+    zipped_divide(make_identity_tensor((4, 16)), (2, 8)) prints (0, 16) (3, 16) (1, 8) (1, 9) for the
+    coordinates below). A register fragment read past its end inside a runtime branch is an error only if a
+    thread runs it (CuTe DSL compiles it; on the GPU its value is undefined)."""
+    t = cute.zipped_divide(cute.make_identity_tensor((4, 16)), (2, 8))
+    assert (t[0, 4], t[1, 5], t[17, 0], t[(1, 9), 0]) == ((0, 16), (3, 16), (1, 8), (1, 9))
+
+    @cute.kernel
+    def k(out: cute.Tensor, limit: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        frag = cute.make_rmem_tensor((2,), Float32)
+        frag.fill(1.5)
+        for m in cutlass.range_constexpr(4):  # reads frag[2], frag[3] only where m < limit - tidx
+            if m < limit - tidx:
+                out[tidx] = out[tidx] + frag[m]
+
+    out = np.zeros(4, np.float32)
+    k(from_dlpack(out), 2).launch(grid=1, block=4)
+    assert out.tolist() == [3.0, 1.5, 0.0, 0.0]
+    with pytest.raises(LaunchError, match=r"read: offset 2 is outside the fragment of 2 registers at .*test_control.py"):
+        k(from_dlpack(out), 3).launch(grid=1, block=4)
+
+
+def test_if_generate_builds_a_runtime_branch_from_callables():
+    """cutlass.if_generate (CuTe DSL's scf.if builder, used by flash_attn.cute's pipelines): side effects of
+    the taken body only, and results of return_types (the else passes input_args through when absent)."""
+    from cutelab.kernel.frontend.control import if_generate
+
+    @cute.kernel
+    def k(out: cute.Tensor, res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+
+        def add_one():
+            out[tidx] = out[tidx] + 1.0
+
+        if_generate(tidx % 2 == 0, add_one)
+        r = if_generate(tidx < 2, lambda x: x * 10, None, [tidx], [Int32])
+        res[tidx] = r
+
+    out = np.zeros(4, np.float32)
+    res = np.zeros(4, np.int32)
+    k(from_dlpack(out), from_dlpack(res)).launch(grid=1, block=4)
+    assert out.tolist() == [1.0, 0.0, 1.0, 0.0]
+    assert res.tolist() == [0, 10, 2, 3]
+
+
+def test_a_thread_index_expression_bound_in_both_arms_of_a_runtime_branch():
+    """y bound to different index expressions in the two arms: each thread gets its own arm's value (it got the
+    else arm's value in every thread before such variables had a register)."""
+
+    @cute.kernel
+    def k(res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        if tidx < 2:
+            y = tidx * 10
+        else:
+            y = tidx
+        res[tidx] = y
+
+    res = np.zeros(4, np.int32)
+    k(from_dlpack(res)).launch(grid=1, block=4)
+    assert res.tolist() == [0, 10, 2, 3]
+
+
+def test_builtin_min_max_of_a_thread_index_expression():
+    """min/max of an index expression over the thread index (flash_attn.cute's sm90_col_to_r2p_idx on a causal
+    mask's column limit): a runtime min/max, as CuTe DSL's redirected builtins give."""
+
+    @cute.kernel
+    def k(res: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        res[tidx] = min(tidx % 8, 2) + max(tidx, 5)
+
+    res = np.zeros(16, np.int32)
+    k(from_dlpack(res)).launch(grid=1, block=16)
+    assert res.tolist() == [min(t % 8, 2) + max(t, 5) for t in range(16)]

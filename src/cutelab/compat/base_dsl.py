@@ -6,6 +6,8 @@
 
 >>> Arch.sm_90a >= Arch.sm_80, Arch.sm_100a.major, Arch.from_string("sm_90a") is Arch.sm_90a
 (True, 10, True)
+>>> Arch.sm_90a.is_family_of(Arch.sm_90a), Arch.sm_90.is_family_of(Arch.sm_90a), Arch.sm_103f.is_family_of(Arch.sm_100f)
+(True, False, True)
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import enum
 import os
 import re
 import sys
+import types
 
 from .cutlass_dsl import (  # noqa: F401
     BFloat16, Boolean, Constexpr, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
@@ -25,6 +28,7 @@ from ..numeric import (  # noqa: F401 - cutlass.base_dsl.typing's numeric names
     NumericMeta, Uint128,
 )
 from .where import refuse
+from .tvm_ffi_spec import spec  # noqa: F401 - cutlass.base_dsl.tvm_ffi_builder.spec
 
 __path__: list = []
 
@@ -42,11 +46,21 @@ class Arch(enum.Enum):
     sm_100a = "sm_100a"
     sm_100f = "sm_100f"
     sm_101a = "sm_101a"
+    sm_103 = "sm_103"
     sm_103a = "sm_103a"
+    sm_103f = "sm_103f"
+    sm_107 = "sm_107"
+    sm_107a = "sm_107a"
+    sm_107f = "sm_107f"
+    sm_110 = "sm_110"
     sm_110a = "sm_110a"
+    sm_110f = "sm_110f"
     sm_120 = "sm_120"
     sm_120a = "sm_120a"
+    sm_120f = "sm_120f"
+    sm_121 = "sm_121"
     sm_121a = "sm_121a"
+    sm_121f = "sm_121f"
 
     @property
     def major(self) -> int:
@@ -85,6 +99,29 @@ class Arch(enum.Enum):
     def __str__(self) -> str:
         return self.value
 
+    def to_string(self) -> str:
+        return self.value
+
+    def is_family_of(self, arch: "Arch") -> bool:
+        """Whether this arch is arch or a later one of its family with family features (suffix a or f),
+        as CuTe DSL 4.8.1 defines it: sm_103f.is_family_of(sm_100f), not sm_90.is_family_of(sm_90a)."""
+        return self.major == arch.major and self.minor >= arch.minor and self.suffix in ("a", "f")
+
+    def can_run_binary_built_for(self, target: "Arch") -> bool:
+        """Whether a GPU of this arch runs a binary built for target: an 'a' target only on that arch,
+        others on the same major with at least target's minor (CuTe DSL 4.8.1)."""
+        if self is target:
+            return True
+        if self.major != target.major:
+            return False
+        if target.suffix == "a":
+            return False
+        return self.minor >= target.minor
+
+    @classmethod
+    def filter(cls, criterion) -> list:
+        return [a for a in cls if criterion(a)]
+
 
 def get_arch_enum() -> Arch:
     """The target: the GPU's architecture (sm_90 -> sm_90a), else CUTE_DSL_ARCH, else sm_90a."""
@@ -107,7 +144,48 @@ class _Typing:
 
 typing = sys.modules[__name__]  # cutlass.base_dsl.typing: this module (its numeric types, Constexpr, ...)
 
-BaseDSL = refuse("cutlass.base_dsl.BaseDSL", "CuTe DSL's MLIR compiler object has no cutelab counterpart")
+class _DSLObject:
+    """What ``BaseDSL._get_dsl()`` returns: the target (``get_arch_enum``); every other member of CuTe
+    DSL's compiler object raises NotEmulatedError naming it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def get_arch_enum(self) -> Arch:
+        return get_arch_enum()
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return refuse(f"cutlass.base_dsl.{self._name}._get_dsl().{attr}",
+                      "CuTe DSL's MLIR compiler object has no cutelab counterpart")
+
+    def __repr__(self) -> str:
+        return f"<{self._name} (cutelab: the target only)>"
+
+
+class BaseDSL:
+    """``cutlass.base_dsl.BaseDSL``: libraries ask it for the target
+    (``BaseDSL._get_dsl().get_arch_enum()``); constructing it raises NotEmulatedError.
+
+    >>> BaseDSL._get_dsl().get_arch_enum() == get_arch_enum()
+    True
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        refuse(f"cutlass.base_dsl.{type(self).__name__}()",
+               "CuTe DSL's MLIR compiler object has no cutelab counterpart")()
+
+    @classmethod
+    def _get_dsl(cls) -> _DSLObject:
+        return _DSLObject(cls.__name__)
+
+
+# cutlass.base_dsl.runtime (this module): its ``cuda`` helpers load CuTe DSL's cubins, which cutelab
+# does not make; libraries keep the originals before patching them, so they import, and raise when called
+runtime = sys.modules[__name__]
+cuda = types.SimpleNamespace(**{n: refuse(f"cutlass.base_dsl.runtime.cuda.{n}", "cutelab loads no CuTe DSL cubins")
+                                for n in ("load_cubin_module_data", "load_cubin_module", "get_kernel_function")})
 DSLPreprocessor = refuse("cutlass.base_dsl.ast_preprocessor.DSLPreprocessor",
                          "cutelab rewrites kernels with its own AST pass (cutelab.kernel.frontend.rewrite)")
 JitExecutor = refuse("cutlass.base_dsl.jit_executor.JitExecutor", "cutelab runs compiled kernels itself")

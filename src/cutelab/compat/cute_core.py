@@ -18,6 +18,8 @@ from ..layout import make_layout  # noqa: F401
 from ..tensor import Tensor, TensorSSA  # noqa: F401
 from ..tensor import Tensor as _Tensor  # noqa: F401 - cute.tensor._Tensor: the DSL's tensor class (libraries patch it)
 from ..nvgpu.copy_atom import CopyAtom, TiledCopy  # noqa: F401
+from ..nvgpu.universal_copy import CopyOp  # noqa: F401 - cute.atom.CopyOp: the base of the SIMT copy ops
+from ..nvgpu.mma_atom import MmaOp  # noqa: F401 - cute.atom.MmaOp: the base of the MMA ops
 
 
 def __getattr__(name: str):

@@ -119,4 +119,19 @@ def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
     return values[0]
 
 
-CuTeDSL = refuse("cutlass.cutlass_dsl.CuTeDSL", "the DSL object of CuTe DSL's MLIR pipeline has no cutelab counterpart")
+def __getattr__(name: str) -> Any:
+    """``BaseDSL``, ``CuTeDSL`` (its subclass) and ``Arch`` are base_dsl's (imported late: base_dsl imports this
+    module); ``min``/``max`` are cutlass.min/max."""
+    from . import base_dsl
+
+    if name in ("BaseDSL", "Arch", "get_arch_enum"):
+        return getattr(base_dsl, name)
+    if name in ("min", "max"):  # cutlass.min/max (not module globals here: the builtins stay in this file)
+        from ..kernel.frontend import control
+
+        return getattr(control, name + "_")
+    if name == "CuTeDSL":
+        cls = type("CuTeDSL", (base_dsl.BaseDSL,), {"__module__": __name__})
+        globals()["CuTeDSL"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

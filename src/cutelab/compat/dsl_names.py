@@ -130,7 +130,12 @@ CUTLASS_EXTRAS: Dict[str, Any] = {
 def _cute_extras() -> Dict[str, Any]:
     from . import tvm_ffi
 
-    return {"assume": assume, "compile": tvm_ffi.compile}
+    from . import dsl_utils
+
+    return {"assume": assume, "compile": tvm_ffi.compile, "FastDivmodDivisor": dsl_utils.FastDivmodDivisor,
+            "FastDivmodDivisorV2": dsl_utils.FastDivmodDivisorV2,
+            "fast_divmod_create_divisor": dsl_utils.fast_divmod_create_divisor,
+            "fast_divmod_create_divisor_v2": dsl_utils.fast_divmod_create_divisor_v2}
 
 
 CUTE_EXTRAS: Dict[str, Any] = _cute_extras()
@@ -214,6 +219,8 @@ def _vote(kind: str) -> Any:
 
     vote.__name__ = vote.__qualname__ = f"vote_{kind}_sync"
     return vote
+
+
 def warp_reduction(val: Any, op: Any, *, threads_in_group: int = 32, loc: Any = None, ip: Any = None) -> Any:
     """cute.arch.warp_reduction: val reduced by op over each group of threads_in_group lanes (a power of two up
     to 32) with butterfly shuffles, offsets threads_in_group / 2, ..., 1 (CuTe DSL's order: every lane of a

@@ -13,7 +13,7 @@ NotEmulatedError when used.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any, Dict
 
 from .where import refuse, refuse_class
@@ -63,9 +63,15 @@ class HardwareInfo:
 @dataclass
 class FastDivmodDivisor:
     """A divisor for divmod(x, d), x // d and x % d (on the GPU the DSL uses multiply-shift; here the
-    division itself, which gives the same answers)."""
+    division itself, which gives the same answers). ``cute.FastDivmodDivisor`` and
+    ``cutlass.utils.FastDivmodDivisor``; ``is_power_of_2`` is CuTe DSL's hint, which changes no answer."""
 
     divisor: Any
+    is_power_of_2: InitVar[Any] = None
+
+    def __post_init__(self, is_power_of_2: Any) -> None:
+        if isinstance(self.divisor, int) and not isinstance(self.divisor, bool) and self.divisor <= 0:
+            raise ValueError(f"FastDivmodDivisor({self.divisor}): the divisor must be positive")
 
     def __rdivmod__(self, x: Any) -> Any:
         return x // self.divisor, x % self.divisor
@@ -75,6 +81,22 @@ class FastDivmodDivisor:
 
     def __rmod__(self, x: Any) -> Any:
         return x % self.divisor
+
+
+class FastDivmodDivisorV2(FastDivmodDivisor):
+    """``cute.FastDivmodDivisorV2``: FastDivmodDivisor whose ``divisor`` is readable in kernels (as here)."""
+
+
+def fast_divmod_create_divisor(divisor: Any, is_power_of_2: Any = None, *, loc: Any = None,
+                               ip: Any = None) -> FastDivmodDivisor:
+    """``cute.fast_divmod_create_divisor``."""
+    return FastDivmodDivisor(divisor, is_power_of_2)
+
+
+def fast_divmod_create_divisor_v2(divisor: Any, is_power_of_2: Any = None, *, loc: Any = None,
+                                  ip: Any = None) -> FastDivmodDivisorV2:
+    """``cute.fast_divmod_create_divisor_v2``."""
+    return FastDivmodDivisorV2(divisor, is_power_of_2)
 
 
 @dataclass

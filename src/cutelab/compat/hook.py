@@ -54,6 +54,8 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl.utils": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.compiler": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.tvm_ffi_builder": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.tvm_ffi_builder.spec": "cutelab.compat.tvm_ffi_spec",
+    "cutlass.cute._tvm_ffi_args_spec_converter": "cutelab.compat.tvm_ffi_spec",
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
     "cutlass._mlir": "cutelab.compat.mlir",

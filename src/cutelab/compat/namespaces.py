@@ -17,9 +17,10 @@ from .namespace import Namespace, _loc_tolerant  # noqa: F401  (the class; kept 
 
 
 def _dsl_extras() -> Dict[str, Any]:
-    from . import dsl_names
+    from . import cutlass_dsl, dsl_names
 
-    return dsl_names.CUTLASS_EXTRAS
+    return {**dsl_names.CUTLASS_EXTRAS, "extract_mlir_values": cutlass_dsl.extract_mlir_values,
+            "new_from_mlir_values": cutlass_dsl.new_from_mlir_values}
 
 
 def _cute_extras() -> Dict[str, Any]:

@@ -232,6 +232,17 @@ def py_conv(fn: Any, x: Any, where: str) -> Any:
     return fn(x)
 
 
+def py_minmax(fn: Any, *args: Any, **kw: Any) -> Any:
+    """``min(...)`` / ``max(...)`` in a kernel: with a runtime value among the arguments, cutlass.min/max
+    (CuTe DSL's preprocessor redirects the builtins the same way); otherwise, or when the name is not
+    the builtin (shadowed), the call as written."""
+    if (fn is builtins.min or fn is builtins.max) and not kw and _tracer() is not None:
+        vals = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        if any(_is_dynamic(v) for v in vals):
+            return _min_max(fn.__name__, vals)
+    return fn(*args, **kw)
+
+
 def py_range(fn: Any, *args: Any, **kw: Any) -> Any:
     """The iterable of ``for ... in range(...)``: builtins.range unless a bound is a runtime value
     (a DynInt bound, e.g. a dynamic shape, makes a runtime loop over its value: not unrolled).
@@ -410,6 +421,7 @@ class _Carry:
         self.view_snaps: Dict[str, list] = {}
         self.view_bits: Dict[str, Optional[int]] = {}
         self.structs: Dict[str, Any] = {}  # name -> (dataclass value, [register or None (a static leaf) per leaf])
+        self.int_carried: set = set()  # runtime integers (DynInt, index expressions) given a register by declare
 
     def declare(self) -> None:
         """Mutable registers for the tensor values bound before the region, assigned there. A
@@ -442,7 +454,24 @@ class _Carry:
                 # iteration; a Float32 or Boolean one branch changes)
                 v = _promoted(v)
                 self.pre[n] = v
-            if isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
+            if n not in self.loop_targets and n not in self.local and (isinstance(v, DynInt) or is_sym(v)):
+                # a runtime integer (a dynamic value, an index expression over thread/block indices and
+                # arguments) that the region may change: a runtime Int32 (Int64 past its range) in CuTe DSL,
+                # so the region may set it to another value (`if n_block < 0: n_block = 0`)
+                lo, hi = (int(v), int(v)) if isinstance(v, DynInt) else (v.lo, v.hi)
+                dt = v.dtype if isinstance(v, DynInt) else (Int32 if -(1 << 31) <= lo and hi < (1 << 31) else Int64)
+                if is_sym(v):
+                    try:
+                        self.t.check_index(v, f"variable {n}")
+                    except TraceError as e:  # made in a region that has ended (see the views below)
+                        self.pre[n] = Unusable(n, v, self.what, self.where, self.t.name, msg=str(e))
+                        self.dead.add(n)
+                        continue
+                r = self.t.new_reg(dt, 1, mutable=True)
+                self.t.emit(Assign(r, (0,), (int(v) if isinstance(v, DynInt) else v,)))
+                self.regs[n] = (r, ())
+                self.int_carried.add(n)
+            elif isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))
                 self.regs[n] = (r, ())
@@ -625,6 +654,22 @@ class _Carry:
         return tuple(self._snap(n) if n in self.regs else (self.pre[n] if fresh else self.last[n])
                      for n in self.names)
 
+    def _assignable_int(self, v: Any, n: str) -> bool:
+        """Whether v can be written to the one-integer register of variable n at this point."""
+        if isinstance(v, TraceValue):
+            if len(v.refs) != 1 or v.dtype.kind not in ("int", "uint"):
+                return False
+            refs = v.refs
+        elif isinstance(v, bool) or not (is_sym(v) or isinstance(v, int)):
+            return False
+        else:
+            refs = [v] if is_sym(v) else []
+        try:
+            self.t.check_refs(refs, f"variable {n}")
+        except TraceError:
+            return False
+        return True
+
     def leave(self, now: Dict[str, Any], both_define: bool = True) -> None:
         t = self.t
         for n in self.names:
@@ -664,6 +709,14 @@ class _Carry:
                 t.emit(Assign(r, (0,), (moving,)))
                 self.view_vals[n].append(moving)
                 self._prove_bits(n)
+                continue
+            if n in self.int_carried and self.what == "branch" and not self._assignable_int(v, n):
+                # a runtime integer that this branch sets to what its register cannot hold (a value of
+                # an inner region that has ended, a tensor): as before registers, it has no single
+                # value after the branch (unusable there)
+                del self.regs[n]
+                self.int_carried.discard(n)
+                self.poisoned.add(n)
                 continue
             if n in self.regs:
                 r, shape = self.regs[n]
@@ -880,6 +933,22 @@ class Branch:
     def restore(self) -> Tuple[Any, ...]:
         return tuple(self.carry.pre[n] for n in self.carry.names)
 
+    def _in_scope(self, v: TraceValue) -> bool:
+        """Whether v's registers are live here (a value of an inner region that has ended is not:
+        it gets no register, and a use of it after the branch raises as any such use does)."""
+        try:
+            self.t.check_refs(v.refs, "")
+        except TraceError:
+            return False
+        return True
+
+    def _in_scope_sym(self, e: Any) -> bool:
+        try:
+            self.t.check_index(e, "")
+        except TraceError:
+            return False
+        return True
+
     def leave(self, now: Dict[str, Any]) -> None:
         if not self.dynamic:
             return
@@ -897,6 +966,15 @@ class Branch:
                 # promotes `if c: y = 3 else: y = 7` to an Int32 the branch yields)
                 pv = v if isinstance(v, (IntValue, FloatValue)) else _promoted(v)
                 c.regs[n] = (self.t.new_reg(pv.dtype, 1, mutable=True), ())
+            elif c.pre[n] is UNDEF and n not in c.regs and (isinstance(v, DynInt) or (is_sym(v) and self._in_scope_sym(v))):
+                # a runtime integer first bound inside a runtime branch (an index expression over the thread
+                # index, a dynamic value): a runtime Int32 (Int64 past its range) the branch yields; without a
+                # register the value after the branch was the last arm's, whichever arm a thread took
+                from ...numeric import Int32, Int64
+
+                lo, hi = (int(v), int(v)) if isinstance(v, DynInt) else (v.lo, v.hi)
+                dt = v.dtype if isinstance(v, DynInt) else (Int32 if -(1 << 31) <= lo and hi < (1 << 31) else Int64)
+                c.regs[n] = (self.t.new_reg(dt, 1, mutable=True), ())
             if c.pre[n] is UNDEF and v is not UNDEF:
                 self.set_in[n] = self.set_in.get(n, 0) + 1
         c.leave(now)
@@ -1117,11 +1195,25 @@ def dsl_user_op(fn: Any) -> Any:
     return fn
 
 
+def _sym_value(t: Any, e: Any) -> TraceValue:
+    """An index expression as a one-element Int32 (Int64 past its range) value of the kernel."""
+    from ...numeric import Int32, Int64
+
+    t.check_index(e, "min/max")
+    dt = Int32 if -(1 << 31) <= e.lo and e.hi < (1 << 31) else Int64
+    dst = t.new_reg(dt, 1)
+    t.emit(Compute(dst, "mov", ((e,),)))
+    return TraceValue([(dst, 0)], (), dt)
+
+
 def _min_max(name: str, args: Tuple[Any, ...]) -> Any:
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = tuple(args[0])
     if not args:
         raise TypeError(f"cutlass.{name}() needs at least one value")
+    t = _tracer()
+    if t is not None and any(is_sym(a) and _is_dynamic(a) for a in args):
+        args = tuple(_sym_value(t, a) if is_sym(a) else a for a in args)  # a thread-dependent index expression
     out = args[0]
     for x in args[1:]:
         if isinstance(out, TraceValue) or isinstance(x, TraceValue):
@@ -1140,3 +1232,43 @@ def min_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
 def max_(*args: Any, loc: Any = None, ip: Any = None) -> Any:
     """cutlass.max: the largest of the values (runtime values inside a kernel: a ``max``)."""
     return _min_max("max", args)
+
+
+def if_generate(cond: Any, then_body: Any, else_body: Any = None, input_args: Any = None, return_types: Any = None,
+                *, loc: Any = None, ip: Any = None) -> Any:
+    """``cutlass.if_generate``: the branch ``if cond: then_body(*input_args) else: else_body(*input_args)``
+    built from callables (CuTe DSL's scf.if builder, which libraries' pipelines use). A runtime cond is a
+    runtime branch of the kernel (both bodies traced); a static one calls its body. With return_types the
+    bodies' results, converted to those types, are the branch's results (one value, or a list); without
+    an else_body the else passes input_args through, as CuTe DSL 4.8.1 does. Without return_types, [].
+    """
+    from ...kernel.frontend.trace import user_location
+
+    args = list(input_args or [])
+    if else_body is None and return_types is not None:
+        def else_body(*a: Any) -> Any:
+            return a if len(a) > 1 else a[0]
+    names = tuple(f"if_generate result {i}" for i in range(len(return_types or ())))
+
+    def results(body: Any) -> Dict[str, Any]:
+        r = body(*args)
+        if return_types is None:
+            return {}
+        r = list(r) if isinstance(r, (list, tuple)) else [r]
+        if len(r) != len(return_types):
+            raise TraceError(f"if_generate: a body returned {len(r)} values for {len(return_types)} return types")
+        return {n: ty(v) for n, ty, v in zip(names, return_types, r)}
+
+    where = user_location() or "if_generate"
+    br = Branch(cond, names, {}, where)
+    out: Dict[str, Any] = {}
+    if br.then():
+        out = results(then_body)
+        br.leave(out)
+    if else_body is not None and br.orelse():
+        out = results(else_body)
+        br.leave(out)
+    if return_types is None:
+        return []
+    vals = list(br.exit()) if br.dynamic else [out[n] for n in names]
+    return vals[0] if len(vals) == 1 else vals

@@ -317,6 +317,10 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if self.depth > 0 and _conversion(node):
             return ast.copy_location(_call(_rt("py_conv"), node.func, node.args[0], self._where(node)), node)
+        if self.depth > 0 and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
+            # min/max of runtime values: cutlass.min/max, as CuTe DSL redirects the builtins (control.py_minmax)
+            new = ast.Call(func=_rt("py_minmax"), args=[node.func, *node.args], keywords=node.keywords)
+            return ast.copy_location(new, node)
         return node
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:

@@ -840,7 +840,18 @@ class RmemEngine(PointerInfo):
     def read_one(self, off: Any) -> TraceValue:
         o = self._static(off, "read")
         if not 0 <= o < len(self.slots):
-            raise TraceError(f"read: offset {o} is outside the fragment of {len(self.slots)} registers")
+            t = getattr(_state, "tracer", None)
+            what = f"read: offset {o} is outside the fragment of {len(self.slots)} registers"
+            if t is None or t.cur is t.body:
+                raise TraceError(what)
+            # inside a runtime branch or loop CuTe DSL compiles it (undefined on the GPU): an error only
+            # if a thread runs it (kernel.instr.fault)
+            from ..instr.fault import Fault
+
+            t.emit(Fault(what))
+            dst = t.new_reg(self.dtype, 1)
+            t.emit(Assign(dst, (0,), (0,)))
+            return TraceValue([(dst, 0)], (), self.dtype)
         return self._get([o], ())
 
     def write_one(self, off: Any, v: Any) -> None:

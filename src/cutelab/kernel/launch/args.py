@@ -271,7 +271,9 @@ def _constexpr_positions(fn: Any, n: int) -> set:
 
 
 def _is_stream(a: Any) -> bool:
-    return type(a).__name__ == "CUstream" or (type(a).__module__.startswith("torch") and hasattr(a, "cuda_stream"))
+    # a CUstream or a subclass of it (the TVM-FFI style's env stream, compat.tvm_ffi.EnvStream), or torch's stream
+    return (any(c.__name__ == "CUstream" for c in type(a).__mro__)
+            or (type(a).__module__.startswith("torch") and hasattr(a, "cuda_stream")))
 
 
 def _same_static(a: Any, b: Any) -> bool:

@@ -297,8 +297,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     for i in range(n):
         if box_t[i] > 256:
             raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
-        if box_t[i] > shape[i]:
-            raise LayoutError(f"{where}: the tile ({box_t[i]}) is larger than the tensor ({shape[i]}) along mode {i}")
+        # a box larger than the tensor is allowed (cuTensorMapEncodeTiled bounds boxDim by 256 only): its
+        # elements past the tensor's end are out of bounds, zero-filled by loads and dropped by stores
     stored = smem_layout
     if not _one_stage and _rank(smem_layout) == len(tiler) + 1:  # staged (the stage last): one stage's layout
         from ...swizzle import select

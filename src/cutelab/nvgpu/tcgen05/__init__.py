@@ -2,6 +2,7 @@
 tensor-memory and descriptor fragments (``tmem``), the shared-memory layout atoms (``helpers``)
 the tensor-memory copy ops (``copy``) and the shared -> tensor memory copies (``cp``). Layout algebra only: the kernel side is elsewhere."""
 
+from ...errors import not_yet
 from .mma import *  # noqa: F401,F403
 from .tmem import TmemEngine, SmemDescEngine, find_tmem_tensor_col_offset  # noqa: F401
 from .helpers import *  # noqa: F401,F403
@@ -37,5 +38,14 @@ def __getattr__(name: str):
                       DeprecationWarning, stacklevel=2)
         return OperandMajorMode
     if name in _NOT_YET:
-        raise AttributeError(f"cute.nvgpu.tcgen05.{name} (CuTe DSL 4.8.1) is not in cutelab yet")
+        return _not_yet(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _not_yet(name: str) -> type:
+    """A stand-in (errors.not_yet) for a CuTe DSL 4.8.1 name cutelab lacks: it imports (libraries list
+    these ops in module-level tuples for isinstance checks), and using it raises naming it and the user's line."""
+    cls = globals().get(name)
+    if cls is None:
+        cls = globals()[name] = not_yet(f"cute.nvgpu.tcgen05.{name}")
+    return cls

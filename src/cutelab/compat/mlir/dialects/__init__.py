@@ -1,4 +1,4 @@
 """``cutlass._mlir.dialects``: llvm (inline_asm of known PTX), and the other dialects' names, which
 import and raise NotEmulatedError when used."""
 
-from . import arith, gpu, llvm, math, nvvm, scf, vector  # noqa: F401
+from . import arith, cute, cute_nvgpu, gpu, llvm, math, nvvm, scf, vector  # noqa: F401

@@ -1,5 +1,48 @@
-"""``cutlass._mlir.dialects.nvvm``: its operations import and raise NotEmulatedError naming themselves when used."""
+"""``cutlass._mlir.dialects.nvvm``: ``fmax``/``fmin`` of f32 values (PTX ``max.f32``/``min.f32``, run as
+inline PTX: ``asm volatile`` on the GPU, cutelab's PTX interpreter on the CPU, so a NaN operand gives
+the other operand, as on the GPU). Every other operation imports and raises NotEmulatedError naming
+itself when used.
 
+>>> fmax(1.5, -2.0), fmin(1.5, -2.0), fmax(1.0, float("nan")), fmax(1.0, 4.0, c=2.5)
+(1.5, -2.0, 1.0, 4.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...where import NotEmulatedError, user_line
 from ..refused import module_getattr
 
-__getattr__ = module_getattr("cutlass._mlir.dialects.nvvm")
+_refused = module_getattr("cutlass._mlir.dialects.nvvm")
+
+
+def _f32_op(op: str, a: Any, b: Any, c: Any, kw: dict, where: str) -> Any:
+    from ....kernel.instr.inline_asm import NotInterpreted
+    from ....kernel.instr.inline_asm import inline_asm as _inline_asm
+
+    bad = {k for k, v in kw.items() if k not in ("loc", "ip") and v not in (None, False)}
+    if bad:  # xorsign_abs, nan: other instructions
+        raise NotEmulatedError(f"nvvm.f{op}({', '.join(sorted(bad))}=...)", "cutelab emulates the plain f32 form only",
+                               where=where)
+    try:
+        out = _inline_asm(None, [a, b], f"{op}.f32 $0, $1, $2;", "=f,f,f", where)
+        if c is not None:  # the three-input form (sm_100's max.f32 d, a, b, c): the same as two steps
+            out = _inline_asm(None, [out, c], f"{op}.f32 $0, $1, $2;", "=f,f,f", where)
+    except NotInterpreted as e:
+        raise NotEmulatedError(f"nvvm.f{op}", str(e), where=where) from None
+    return out
+
+
+def fmax(a: Any, b: Any, c: Any = None, **kw: Any) -> Any:
+    """nvvm.fmax: the larger of two (or three) f32 values."""
+    return _f32_op("max", a, b, c, kw, user_line(2))
+
+
+def fmin(a: Any, b: Any, c: Any = None, **kw: Any) -> Any:
+    """nvvm.fmin: the smaller of two (or three) f32 values."""
+    return _f32_op("min", a, b, c, kw, user_line(2))
+
+
+def __getattr__(name: str) -> Any:
+    return _refused(name)

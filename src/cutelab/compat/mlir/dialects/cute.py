@@ -1,0 +1,5 @@
+"""``cutlass._mlir.dialects.cute``: its operations import and raise NotEmulatedError naming themselves when used."""
+
+from ..refused import module_getattr
+
+__getattr__ = module_getattr("cutlass._mlir.dialects.cute")
