@@ -242,7 +242,6 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         from cutlass.base_dsl.tvm_ffi_builder import spec
         import cutlass.cute._tvm_ffi_args_spec_converter as conv
         from cutlass.utils.hardware_info import HardwareInfo
-        from cutlass.utils.gemm.sm100 import epilogue_tma_store
         from cutlass.cute.nvgpu import tcgen05
         from cutlass._mlir.dialects import cute_nvgpu
 
@@ -255,8 +254,8 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         print(cute.shape((2, 3), loc=None, ip=None), cute.size((2, 3), loc=None), cutlass.extract_mlir_values([1, (2,)]))
         from cutlass.base_dsl.arch import Arch
         print(Arch.sm_90a.is_family_of(Arch.sm_90a), Arch.sm_80.is_family_of(Arch.sm_90a), Arch.sm_103f.to_string())
-        for use in (lambda: cutlass.base_dsl.runtime.cuda.load_cubin_module_data(b""), lambda: epilogue_tma_store(),
-                    lambda: pipeline.MbarrierArray(), lambda: pipeline.PipelineClcFetchAsync.create(),
+        for use in (lambda: cutlass.base_dsl.runtime.cuda.load_cubin_module_data(b""),
+                    lambda: pipeline.MbarrierArray(),
                     lambda: tcgen05.LdRed32x32bOp(), lambda: cute_nvgpu.atom_make_exec_tma(), lambda: BaseDSL()):
             try:
                 use()
@@ -271,9 +270,7 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         "(2, 3) 6 [1, 2]",
         "True False sm_103f",
         "NotEmulatedError True cutlass.base_dsl.runtime.cuda.load_cubin_module_data",
-        "NotEmulatedError True cutlass.utils.gemm.sm100.epilogue_tma_store",
         "TraceError True cutlass.pipeline.MbarrierArray",
-        "TraceError True cutlass.pipeline.PipelineClcFetchAsync.create",
         "TraceError True cute.nvgpu.tcgen05.LdRed32x32bOp",
         "NotEmulatedError True cutlass._mlir.dialects.cute_nvgpu.atom_make_exec_tma",
         "NotEmulatedError True cutlass.base_dsl.BaseDSL()",

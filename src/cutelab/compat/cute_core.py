@@ -23,6 +23,8 @@ from ..nvgpu.mma_atom import MmaOp  # noqa: F401 - cute.atom.MmaOp: the base of 
 
 
 def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
     import cutelab
 
     return getattr(cutelab, name)

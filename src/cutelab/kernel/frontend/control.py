@@ -1072,19 +1072,32 @@ class WhileLoop:
 
 
 def ifexp(c: Any, a: Any, b: Any) -> Any:
-    """``A if C else B`` in a kernel (a and b are thunks): static C picks one. A runtime C is a runtime
-    branch, as CuTe DSL's rewrite makes it (its then- and else-blocks under an scf.if): each thread
-    evaluates only the side it takes, so a load on the other side (``acc[lane] if lane < n else 0``)
-    does not happen for it; the value is the branch's result. Outside a kernel both sides are
-    evaluated and selected."""
+    """``A if C else B`` in a kernel (a and b are thunks): static C picks one. With a runtime C, CuTe
+    DSL's rewrite makes then- and else-blocks under an scf.if: each thread evaluates only the side it
+    takes. Here a side with a memory access (``acc[lane] if lane < n else 0``: no load for a thread
+    past n) makes a runtime branch; sides that only compute are both evaluated and selected, the
+    same values. Outside a kernel both sides are evaluated and selected."""
     if isinstance(c, _Dyn):
         c = c.x
     if not _is_dynamic(c):
         return a() if c else b()
-    from ...numeric import Float32, Int32
-    from .trace import user_location, where
+    from .trace import user_location
 
-    if _tracer() is not None:
+    t = _tracer()
+    if t is not None:
+        # sides that only compute (no load, no other effect) are both evaluated and selected, as before: a
+        # select keeps what the value ranges know (sgemm's `k + 1 if k + 1 < n else 1` stays provably in
+        # bounds); a side with a memory access makes it a runtime branch (each thread runs only its side)
+        cur, n0 = t.cur, len(t.cur.ops)
+        va = a()
+        pure = t.cur is cur and all(type(op) in (Compute, Assign) for op in cur.ops[n0:])
+        if pure:
+            n1 = len(cur.ops)
+            vb = b()
+            pure = t.cur is cur and all(type(op) in (Compute, Assign) for op in cur.ops[n1:])
+            if pure:
+                return _select(c, va, vb)
+        del cur.ops[n0:]  # traced again inside the branch
         name = "(the value of a conditional expression)"
         br = Branch(c, (name,), {}, user_location() or "?")
         if br.dynamic:
@@ -1096,7 +1109,14 @@ def ifexp(c: Any, a: Any, b: Any) -> Any:
             (out,) = br.exit()
             return out
 
-    va, vb = a(), b()
+    return _select(c, a(), b())
+
+
+def _select(c: Any, va: Any, vb: Any) -> Any:
+    """va where the runtime condition c holds, else vb, per thread."""
+    from ...numeric import Float32, Int32
+    from .trace import where
+
     if isinstance(va, TraceValue) or isinstance(vb, TraceValue):
         return where(_as_bool(c), va, vb)
     dt = getattr(va, "dtype", None) or getattr(vb, "dtype", None)
@@ -1212,10 +1232,29 @@ def _min_max(name: str, args: Tuple[Any, ...]) -> Any:
     if not args:
         raise TypeError(f"cutlass.{name}() needs at least one value")
     t = _tracer()
-    if t is not None and any(is_sym(a) and _is_dynamic(a) for a in args):
-        args = tuple(_sym_value(t, a) if is_sym(a) else a for a in args)  # a thread-dependent index expression
+
+    def bounds(v: Any) -> Optional[Tuple[int, int]]:
+        if is_sym(v):
+            return v.lo, v.hi
+        if isinstance(v, int) and not isinstance(v, bool) and not _is_dynamic(v):
+            return int(v), int(v)
+        return None
+
     out = args[0]
     for x in args[1:]:
+        bo, bx = bounds(out), bounds(x)
+        if bo is not None and bx is not None and (is_sym(out) or is_sym(x)):
+            # index expressions whose ranges decide it: the one chosen, still an index expression (loop
+            # bounds, bounds proofs and address arithmetic keep working), as Python's min/max gave before
+            if name == "min":
+                pick = out if bo[1] <= bx[0] else x if bx[1] <= bo[0] else None
+            else:
+                pick = out if bo[0] >= bx[1] else x if bx[0] >= bo[1] else None
+            if pick is not None:
+                out = pick
+                continue
+        if t is not None and (is_sym(out) or is_sym(x)):  # undecided: the Int32 values and a runtime min/max
+            out, x = (_sym_value(t, v) if is_sym(v) and _is_dynamic(v) else v for v in (out, x))
         if isinstance(out, TraceValue) or isinstance(x, TraceValue):
             a, b = (out, x) if isinstance(out, TraceValue) else (x, out)
             out = a._binary(b, name)
