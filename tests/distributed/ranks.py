@@ -1,5 +1,5 @@
-"""Run a program as N ranks for the tests, quickly: each rank is a child forked from the test process
-(torch and cutelab already imported), with the environment torchrun gives a rank (RANK, WORLD_SIZE,
+"""Run a program as N ranks for the tests, quickly: each rank is a child forked from a launcher process
+(this file as a script, torch and cutelab already imported), with the environment torchrun gives a rank (RANK, WORLD_SIZE,
 LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), running ``cutelab run PROGRAM ARGS`` as the
 command line would. One test (test_torchrun_cli) runs the real ``torchrun ... cutelab run``.
 
@@ -66,19 +66,45 @@ def _child(rank: int, n: int, port: int, program: str, args: List[str], env: dic
 
 
 def run_ranks(program: str, n: int, args: List[str] = (), env: Optional[dict] = None, timeout: float = 60.0) -> List[Result]:
+    """The ranks are forked by a launcher process of their own (this file run as a script), not by the
+    test process: a pytest worker that earlier tests left with threads or hooks would hand them to
+    the forked ranks (a lock held by another thread at the fork hangs the child)."""
+    import json
+    import subprocess
+
+    program = os.path.join(PROGRAMS, program) if not os.path.isabs(program) else program
+    tmp = tempfile.mkdtemp(prefix="cutelab-ranks-")
+    spec = os.path.join(tmp, "spec.json")
+    with open(spec, "w") as f:
+        json.dump({"program": program, "n": n, "args": list(args), "env": env or {}, "timeout": timeout, "dir": tmp}, f)
+    subprocess.run([sys.executable, os.path.abspath(__file__), spec], timeout=timeout + 120, check=True,
+                   env=dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p)))
+    with open(os.path.join(tmp, "codes.json")) as f:
+        codes = json.load(f)
+    results = []
+    for r in range(n):
+        out, err = os.path.join(tmp, f"out{r}"), os.path.join(tmp, f"err{r}")
+        with open(out) as fo, open(err) as fe:
+            results.append(Result(r, codes[r], fo.read(), fe.read()))
+        os.unlink(out)
+        os.unlink(err)
+    os.unlink(spec)
+    os.unlink(os.path.join(tmp, "codes.json"))
+    os.rmdir(tmp)
+    return results
+
+
+def _launch(program: str, n: int, args: List[str], env: Optional[dict], timeout: float, tmp: str) -> List[Optional[int]]:
+    """Fork the n ranks (from this launcher, with torch and cutelab imported), wait up to timeout; the exit codes."""
     import torch  # noqa: F401  (imported before forking: the ranks start with it loaded)
     import cutelab.compat  # noqa: F401
 
-    program = os.path.join(PROGRAMS, program) if not os.path.isabs(program) else program
     port = _free_port()
-    tmp = tempfile.mkdtemp(prefix="cutelab-ranks-")
     env = dict({"CUTE_DSL_ARCH": "sm_100a", "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
                 "NVSHMEM_DISABLE_NVLS": "1", "OMP_NUM_THREADS": "1"}, **(env or {}))
     pids = []
-    files = []
     for r in range(n):
         out, err = os.path.join(tmp, f"out{r}"), os.path.join(tmp, f"err{r}")
-        files.append((out, err))
         pid = os.fork()
         if pid == 0:
             _child(r, n, port, program, list(args), env, out, err)
@@ -96,11 +122,14 @@ def run_ranks(program: str, n: int, args: List[str] = (), env: Optional[dict] = 
         if codes[i] is None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-    results = []
-    for r, (out, err) in enumerate(files):
-        with open(out) as fo, open(err) as fe:
-            results.append(Result(r, codes[r], fo.read(), fe.read()))
-        os.unlink(out)
-        os.unlink(err)
-    os.rmdir(tmp)
-    return results
+    return codes
+
+
+if __name__ == "__main__":
+    import json
+
+    with open(sys.argv[1]) as f:
+        sp = json.load(f)
+    got = _launch(sp["program"], sp["n"], sp["args"], sp["env"], sp["timeout"], sp["dir"])
+    with open(os.path.join(sp["dir"], "codes.json"), "w") as f:
+        json.dump(got, f)
