@@ -42,10 +42,25 @@ class _NotYetMeta(type):
         return refused
 
 
-def _raise_not_yet(name: str) -> None:
-    from .kernel.frontend.trace import user_location
+def _user_line() -> str:
+    """"file.py:12" of the innermost caller outside cutelab and the standard library (this module imports
+    nothing of cutelab, so it walks the stack itself, as kernel/frontend/trace.user_location does)."""
+    import os
+    import sys
 
-    raise TraceError(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {user_location() or 'an unknown line'})")
+    pkg, std = os.path.dirname(os.path.abspath(__file__)) + os.sep, os.path.dirname(os.__file__) + os.sep
+    f = sys._getframe(1)
+    while f is not None:
+        name = os.path.abspath(f.f_code.co_filename)
+        if not (name.startswith(pkg) or (name.startswith(std) and "site-packages" not in name)
+                or f.f_code.co_filename.startswith("<frozen")):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return "an unknown line"
+
+
+def _raise_not_yet(name: str) -> None:
+    raise TraceError(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {_user_line()})")
 
 
 def not_yet(dsl_name: str) -> type:
