@@ -885,16 +885,6 @@ class Loop:
         return self.carry.values(fresh=False)
 
 
-def _stale(t: Any, v: TraceValue) -> bool:
-    """v was computed inside a loop that has ended (a variable first set inside a runtime loop that the
-    branch holds): not carried out of the branch; a use after it raises check_refs' error."""
-    try:
-        t.check_refs(v.refs, "a value")
-    except TraceError:
-        return True
-    return False
-
-
 class Branch:
     """``if COND: ... else: ...`` of a rewritten kernel."""
 
@@ -932,15 +922,6 @@ class Branch:
 
     def restore(self) -> Tuple[Any, ...]:
         return tuple(self.carry.pre[n] for n in self.carry.names)
-
-    def _in_scope(self, v: TraceValue) -> bool:
-        """Whether v's registers are live here (a value of an inner region that has ended is not:
-        it gets no register, and a use of it after the branch raises as any such use does)."""
-        try:
-            self.t.check_refs(v.refs, "")
-        except TraceError:
-            return False
-        return True
 
     def _in_scope_sym(self, e: Any) -> bool:
         try:
