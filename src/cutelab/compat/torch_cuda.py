@@ -437,16 +437,22 @@ def _with_device(r: str, dev: str) -> str:
     return f"tensor({body[:at]}, device='{dev}'{body[at:]})"
 
 
-def _tensor_core_matmul(a: Any, b: Any) -> Any:
-    """a @ b of float16/bfloat16 tensors (torch.matmul's broadcasting, both at least 2-D) as a
-    tensor-core GEMM rounds it: float32 accumulation over 16-wide steps of K, each step's dot product
+def _tensor_core_steps(a: Any, b: Any, ka: int, kb: int, product: Callable[[Any, Any], Any]) -> Any:
+    """product(a, b) of float16/bfloat16 tensors contracting a's axis ka with b's axis kb, as a
+    tensor-core GEMM rounds it: float32 accumulation over 16-wide steps of K, each step's product
     exact (in float64) and added with one rounding; the result in a's type."""
     a64, b64 = a.double(), b.double()
     acc = None
-    for k0 in range(0, a.shape[-1], _MMA_K):
-        part = a64[..., k0:k0 + _MMA_K] @ b64[..., k0:k0 + _MMA_K, :]
+    for k0 in range(0, a.shape[ka], _MMA_K):
+        w = min(_MMA_K, a.shape[ka] - k0)
+        part = product(a64.narrow(ka, k0, w), b64.narrow(kb, k0, w))
         acc = part.float() if acc is None else (acc.double() + part).float()
     return acc.to(a.dtype)
+
+
+def _tensor_core_matmul(a: Any, b: Any) -> Any:
+    """a @ b (torch.matmul's broadcasting, both at least 2-D), rounded as _tensor_core_steps says."""
+    return _tensor_core_steps(a, b, -1, -2, lambda x, y: x @ y)
 
 
 _MMA_K = 16  # the K of one f16/bf16 mma.sync / wgmma instruction
@@ -479,16 +485,10 @@ def _einsum_contraction(args: Any) -> Any:
 
 
 def _tensor_core_einsum(eq: str, a: Any, b: Any, ka: int, kb: int) -> Any:
-    """torch.einsum of one contracted index, rounded as _tensor_core_matmul rounds a GEMM."""
+    """torch.einsum of one contracted index, rounded as _tensor_core_steps says."""
     import torch
 
-    a64, b64 = a.double(), b.double()
-    acc = None
-    for k0 in range(0, a.shape[ka], _MMA_K):
-        w = min(_MMA_K, a.shape[ka] - k0)
-        part = torch.einsum(eq, a64.narrow(ka, k0, w), b64.narrow(kb, k0, w))
-        acc = part.float() if acc is None else (acc.double() + part).float()
-    return acc.to(a.dtype)
+    return _tensor_core_steps(a, b, ka, kb, lambda x, y: torch.einsum(eq, x, y))
 
 
 def _mode_class() -> Any:
