@@ -1,8 +1,13 @@
 """Errors raised by cutelab.
 
 Every user mistake raises one of these, with a message that names the operation, its
-operands and the condition that failed.
+operands and the condition that failed. ``user_location`` finds the user's line for them (the
+first frame outside cutelab and the standard library); this module imports nothing of cutelab.
 """
+
+import os
+import sys
+from typing import Dict, Optional
 
 
 class LayoutError(ValueError):
@@ -42,25 +47,35 @@ class _NotYetMeta(type):
         return refused
 
 
-def _user_line() -> str:
-    """"file.py:12" of the innermost caller outside cutelab and the standard library (this module imports
-    nothing of cutelab, so it walks the stack itself, as kernel/frontend/trace.user_location does)."""
-    import os
-    import sys
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))  # .../cutelab
+_STDLIB = os.path.dirname(os.path.abspath(os.__file__))
+_internal_cache: Dict[str, bool] = {}
 
-    pkg, std = os.path.dirname(os.path.abspath(__file__)) + os.sep, os.path.dirname(os.__file__) + os.sep
+
+def _internal(filename: str) -> bool:
+    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
+    r = _internal_cache.get(filename)
+    if r is None:
+        f = os.path.abspath(filename)
+        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
+             or filename.startswith("<frozen"))
+        _internal_cache[filename] = r
+    return r
+
+
+def user_location() -> Optional[str]:
+    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
+    library: the line of the user's code (a kernel being traced, a DSL name used); None if there is none."""
     f = sys._getframe(1)
     while f is not None:
-        name = os.path.abspath(f.f_code.co_filename)
-        if not (name.startswith(pkg) or (name.startswith(std) and "site-packages" not in name)
-                or f.f_code.co_filename.startswith("<frozen")):
+        if not _internal(f.f_code.co_filename):
             return f"{f.f_code.co_filename}:{f.f_lineno}"
         f = f.f_back
-    return "an unknown line"
+    return None
 
 
 def _raise_not_yet(name: str) -> None:
-    raise TraceError(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {_user_line()})")
+    raise TraceError(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {user_location() or 'an unknown line'})")
 
 
 def not_yet(dsl_name: str) -> type:

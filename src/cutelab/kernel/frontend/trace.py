@@ -11,16 +11,14 @@ is a ``Printf`` op.
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ... import int_tuple as it
 from ... import tracing as _tracing_protocol
-from ...errors import TraceError
+from ...errors import TraceError, _internal, user_location  # noqa: F401  (the user's line: errors.py walks the stack)
 from ...numeric import float_promotion, python_operand_type
 from ...layout import Layout, ScaledBasis, evaluate_all
 from ...tensor import _RMEM_ALIGN, PointerInfo
@@ -222,33 +220,6 @@ class Tracer:
 def user_line() -> str:
     """file:line of the user's kernel code being traced (user_location), or ''."""
     return user_location() or ""
-
-
-_PKG_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../cutelab
-_STDLIB = os.path.dirname(os.path.abspath(threading.__file__))
-_internal_cache: Dict[str, bool] = {}
-
-
-def _internal(filename: str) -> bool:
-    """True for frames of cutelab itself and of Python's standard library (not the user's code)."""
-    r = _internal_cache.get(filename)
-    if r is None:
-        f = os.path.abspath(filename)
-        r = (f.startswith(_PKG_DIR + os.sep) or (f.startswith(_STDLIB + os.sep) and "site-packages" not in f)
-             or filename.startswith("<frozen"))
-        _internal_cache[filename] = r
-    return r
-
-
-def user_location() -> Optional[str]:
-    """"file.py:12" of the innermost frame of the caller's stack outside cutelab and the standard
-    library: the line of the user's kernel that is being traced (None if there is none)."""
-    f = sys._getframe(1)
-    while f is not None:
-        if not _internal(f.f_code.co_filename):
-            return f"{f.f_code.co_filename}:{f.f_lineno}"
-        f = f.f_back
-    return None
 
 
 def current(what: str = "this") -> Tracer:
