@@ -196,26 +196,13 @@ def _inline_ptx(ptx_code: str, **kwargs: Any) -> Any:
 
 
 def _vote(kind: str) -> Any:
-    """cute.arch.vote_{ballot,any,all,uni}_sync(pred, mask=FULL_MASK): PTX's vote.sync, through
-    inline PTX (kernel/instr/inline_asm.py runs it on the CPU and prints it for the GPU)."""
-    if kind == "ballot":
-        asm = "{ .reg .pred p; setp.ne.b32 p, $1, 0; vote.sync.ballot.b32 $0, p, $2; }"
-    else:
-        asm = ("{ .reg .pred ps; .reg .pred pd; setp.ne.b32 ps, $1, 0; "
-               f"vote.sync.{kind}.pred pd, ps, $2; selp.b32 $0, 1, 0, pd; }}")
-    name = f"cute.arch.vote_{kind}_sync"
+    """cute.arch.vote_{ballot,any,all,uni}_sync(pred, mask=FULL_MASK): PTX's vote.sync, as the primitives'
+    vote_sync builds it (inline PTX: kernel/instr/inline_asm.py runs it on the CPU and prints it for the GPU)."""
 
     def vote(pred: Any, mask: Any = 0xFFFFFFFF, *, loc: Any = None, ip: Any = None) -> Any:
-        from ..kernel.instr.inline_asm import NotInterpreted, inline_asm
-        from ..numeric import Boolean, Int32
+        from .experimental.wrappers import vote_sync
 
-        where = user_line(2)
-        res = Int32 if kind == "ballot" else Boolean
-        try:
-            out = inline_asm(res, [Boolean(pred), Int32(mask)], asm, "=r,r,r", where, name)
-        except NotInterpreted as e:
-            raise NotEmulatedError(f"{e.instr} ({name})", str(e), where=where) from None
-        return res(out)
+        return vote_sync(mask, pred, kind)
 
     vote.__name__ = vote.__qualname__ = f"vote_{kind}_sync"
     return vote
