@@ -231,7 +231,7 @@ class PipelineTmaAsync:
     Over a cluster (``cta_layout_vmnk`` of more than one CTA, the CTAs whose TMA loads multicast
     into each other's stages), a stage of one CTA is free only when the consumers of every CTA its
     tiles are multicast to have read it: as in CuTe DSL, lane l < cluster size of each consumer
-    warp arrives on the empty barrier of CTA ``l`` (``mapa`` + a cluster-scope remote arrive) when
+    warp arrives on the empty barrier of CTA ``l`` (``mapa`` + a remote arrive, ``.release.cta`` as in CuTe DSL) when
     that CTA shares this CTA's row (M coordinate) or column (N coordinate) in the cluster (the
     multicast modes of ``mcast_mode_mn``): each empty barrier then counts one arrive per consumer
     warp per multicast partner, the consumer_group's size the program gives (or, with

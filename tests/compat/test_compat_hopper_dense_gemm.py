@@ -62,7 +62,7 @@ def test_the_program_is_cutlass_file_unchanged():
 
 
 MULTICAST = ("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster")
-REMOTE_ARRIVE = "mbarrier.arrive.release.cluster.shared::cluster.b64"
+REMOTE_ARRIVE = "mbarrier.arrive.release.cta.shared::cluster.b64"  # CuTe DSL's default scope
 
 
 @pytest.mark.parametrize("cluster,mnkl", [("2,1", "1024,64,128,1"), ("1,2", "512,128,128,1")])
@@ -72,7 +72,8 @@ def test_clusters_with_multicast_pass_the_programs_check(tmp_path, cluster, mnkl
     # one operand is multicast (B for (2, 1), A for (1, 2)), the other is a plain TMA load
     assert src.count(MULTICAST) >= 1
     assert src.count("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [") >= 1
-    # consumers release the stages of their multicast partners: mapa, then a cluster-scope remote arrive
+    # consumers release the stages of their multicast partners: mapa, then a remote arrive at the
+    # program's (default, CTA) scope
     assert "mapa.shared::cluster.u32" in src and REMOTE_ARRIVE in src
     # the epilogue's TMA stores and their bulk groups
     assert "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group" in src

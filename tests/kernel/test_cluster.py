@@ -14,6 +14,7 @@ from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.nvgpu import cpasync, warpgroup
 from cutelab.runtime import from_dlpack
+from cutelab.compat.mlir.dialects import nvvm
 
 from sm90_util import nvcc_compiles
 
@@ -230,9 +231,56 @@ def test_remote_mbarrier_arrive_orders_the_two_ctas():
     push_then_signal(from_dlpack(A), from_dlpack(B)).launch(grid=6, block=32, cluster=(2, 1, 1))
     np.testing.assert_array_equal(B, 2 * A)
     src = cuda.render(last_launch().ir)
-    assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.release.cluster.shared::cluster.b64 _," in src
+    # the program's default scope (CTA), as CuTe DSL prints it
+    assert "mapa.shared::cluster.u32" in src and "mbarrier.arrive.release.cta.shared::cluster.b64 _," in src
     assert "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %2, [%1];" in src
     nvcc_compiles(src)
+
+
+@cute.kernel
+def remote_arrives(B: cute.Tensor):
+    """Remote arrives with each memory semantics a program can ask for (scope, relaxed)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 4)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
+    cute.arch.cluster_wait()
+    if tidx == 0:
+        peer = 1 - cute.arch.block_idx_in_cluster()
+        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=peer)
+        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=peer, scope=nvvm.MemScopeKind.CLUSTER)
+        cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=peer, relaxed=True, scope="cluster")
+        cute.arch.mbarrier_arrive_and_expect_tx(bar.iterator, 0, peer_cta_rank_in_cluster=peer, relaxed=True)
+        cute.arch.mbarrier_wait(bar.iterator, 0)
+        B[cute.arch.block_idx()[0]] = 1.0
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+
+
+def test_remote_arrives_print_the_programs_scope_and_semantics():
+    B = np.zeros(2, dtype=np.float32)
+    remote_arrives(from_dlpack(B)).launch(grid=2, block=32, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(B, 1.0)
+    src = cuda.render(last_launch().ir)
+    for sem in ("release.cta", "release.cluster", "relaxed.cluster"):
+        assert f"mbarrier.arrive.{sem}.shared::cluster.b64 _," in src, sem
+    assert "mbarrier.arrive.expect_tx.relaxed.cta.shared::cluster.b64 _," in src
+    nvcc_compiles(src)
+
+
+@cute.kernel
+def remote_arrive_gpu_scope(B: cute.Tensor):
+    smem = cutlass.utils.SmemAllocator()
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    cute.arch.mbarrier_arrive(bar.iterator, peer_cta_rank_in_cluster=0, scope=nvvm.MemScopeKind.GPU)
+
+
+def test_a_remote_arrive_at_gpu_scope_is_refused():
+    with pytest.raises(TraceError, match=r"mbarrier_arrive\(scope=.*CTA or CLUSTER.*got gpu"):
+        remote_arrive_gpu_scope(from_dlpack(np.zeros(1, np.float32))).launch(grid=2, block=32, cluster=(2, 1, 1))
 
 
 @cute.kernel

@@ -22,11 +22,13 @@ for that shape, as it is for its grid and block:
   completing on the written CTA's barrier), and the peer reads its own shared memory after its wait;
 - ``mbarrier_arrive(ptr, peer_cta_rank_in_cluster=r)``, ``mbarrier_expect_tx(..., r)``,
   ``mbarrier_arrive_and_expect_tx(..., r)``: ``RemoteMbarrierOp`` (``mapa.shared::cluster`` then
-  ``mbarrier.*.shared::cluster``). Arrives on a peer are printed with cluster-scope release
-  semantics (``.release.cluster``), whatever ``scope`` the program passes: CuTe DSL's default (CTA
-  scope) does not order the arriving thread's earlier writes before the peer's wait in PTX's
-  memory model, cluster scope does (a reader may add ``cute.arch.fence_acq_rel_cluster()`` after
-  its wait for the acquire side);
+  ``mbarrier.*.shared::cluster``). Arrives on a peer are printed with the semantics the program
+  asks for, as CuTe DSL 4.8.1 prints them: ``scope`` (``nvvm.MemScopeKind.CTA``, the default, or
+  ``CLUSTER``) and ``relaxed``. The default, ``.release.cta``, is what a pipeline's "buffer empty"
+  signal needs (the arriving warps only read the buffer); a DSMEM hand-off, whose earlier writes
+  the peer must see, passes ``scope=CLUSTER`` (``.release.cluster``, a cluster-wide memory fence
+  on the GPU: at 8192^3 it made CUTLASS's Hopper dense_gemm.py 1.7x slower when printed for every
+  pipeline release);
 - TMA multicast (``CopyBulkTensorTileG2SMulticastOp`` atoms, ``cute.copy(..., mcast_mask=m)``):
   ``TmaMulticastLoadOp``, the atom's box (the whole tile, or with ``num_multicast=n`` the CTA's
   slice of it from ``tma_partition``) into every CTA of the mask and its bytes completed on each of
@@ -742,12 +744,15 @@ class RemoteMbarrierOp(Op):
 
     remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
 
-    __slots__ = ("kind", "shared", "base", "arg", "peer", "self_rank", "where")
+    __slots__ = ("kind", "shared", "base", "arg", "peer", "self_rank", "where", "sem", "scope")
 
-    def __init__(self, kind: str, shared: Shared, base: Any, arg: Any, peer: Any, self_rank: Any, where: str = ""):
+    def __init__(self, kind: str, shared: Shared, base: Any, arg: Any, peer: Any, self_rank: Any, where: str = "",
+                 sem: str = "release", scope: str = "cta"):
         assert kind in ("arrive", "expect_tx", "arrive_expect_tx"), kind
+        assert sem in ("release", "relaxed") and scope in ("cta", "cluster"), (sem, scope)
         self.kind, self.shared, self.base, self.arg = kind, shared, base, arg
         self.peer, self.self_rank, self.where = peer, self_rank, where
+        self.sem, self.scope = sem, scope
 
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
@@ -785,18 +790,37 @@ class RemoteMbarrierOp(Op):
             r.emit(f"unsigned {m};")
             r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({m}) : '
                    f'"r"({smem_addr(r, self.shared, self.base)}), "r"({_ptx_rank(r, self.peer)}));')
+            sem = f"{self.sem}.{self.scope}"
             if self.kind == "arrive":
-                r.emit(f'asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"({m}) : '
+                r.emit(f'asm volatile("mbarrier.arrive.{sem}.shared::cluster.b64 _, [%0];" :: "r"({m}) : '
                        f'"memory");')
-            elif self.kind == "expect_tx":
-                r.emit(f'asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;" :: '
+            elif self.kind == "expect_tx":  # PTX: expect_tx is always relaxed
+                r.emit(f'asm volatile("mbarrier.expect_tx.relaxed.{self.scope}.shared::cluster.b64 [%0], %1;" :: '
                        f'"r"({m}), "r"((unsigned)({arg})) : "memory");')
             else:
-                r.emit(f'asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;" :: '
+                r.emit(f'asm volatile("mbarrier.arrive.expect_tx.{sem}.shared::cluster.b64 _, [%0], %1;" :: '
                        f'"r"({m}), "r"((unsigned)({arg})) : "memory");')
 
 
-def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str) -> None:
+def mbarrier_scope(scope: Any, what: str) -> str:
+    """``cta`` or ``cluster`` from a program's ``scope=`` (None: CTA, CuTe DSL's default; an
+    ``nvvm.MemScopeKind`` member or its value; or the name). PTX's mbarrier operations know no wider
+    scope."""
+    if scope is None:
+        return "cta"
+    name = getattr(scope, "name", None)
+    v = getattr(scope, "value", scope)
+    if name is None:
+        name = {0: "CTA", 1: "CLUSTER", 2: "GPU", 3: "SYS"}.get(v, v) if isinstance(v, int) else str(v)
+    name = str(name).lower()
+    if name not in ("cta", "cluster"):
+        raise TraceError(f"{what}(scope={scope!r}): an mbarrier operation's scope is CTA or CLUSTER (PTX .cta or "
+                         f".cluster), got {name}")
+    return name
+
+
+def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str, relaxed: bool = False,
+                    scope: Any = None) -> None:
     """Trace ``cute.arch.mbarrier_<kind>(..., peer_cta_rank_in_cluster=peer)`` (mbarrier.py calls this)."""
     from .mbarrier import _int_arg, mbar_ref
 
@@ -805,7 +829,8 @@ def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str) ->
     p = _rank_arg(peer, what, t)
     if arg is not None:
         arg = _int_arg(arg, what, t)
-    t.emit(RemoteMbarrierOp(kind, sh, base, arg, p, _rank_expr(t), t.where()))
+    t.emit(RemoteMbarrierOp(kind, sh, base, arg, p, _rank_expr(t), t.where(), "relaxed" if relaxed else "release",
+                            mbarrier_scope(scope, what)))
 
 
 # --------------------------------------------------------------------------- TMA multicast

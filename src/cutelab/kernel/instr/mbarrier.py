@@ -438,7 +438,7 @@ def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, arrive_
     """Arrive on the mbarrier (each executing thread counts one arrival); with
     ``peer_cta_rank_in_cluster``, on that CTA's barrier of the cluster (instr/cluster.py)."""
     _one_arrival(arrive_count, "cute.arch.mbarrier_arrive")
-    if _remote(peer_cta_rank_in_cluster, "arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive"):
+    if _remote(peer_cta_rank_in_cluster, "arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive", relaxed, scope):
         return
     _emit("arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive")
 
@@ -446,7 +446,7 @@ def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, arrive_
 def mbarrier_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None, *, scope: Any = None,
                        loc: Any = None, ip: Any = None) -> None:
     """Add bytes to the transaction count of the mbarrier's current phase (no arrival)."""
-    if _remote(peer_cta_rank_in_cluster, "expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx"):
+    if _remote(peer_cta_rank_in_cluster, "expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx", True, scope):
         return
     _emit("expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx")
 
@@ -454,7 +454,8 @@ def mbarrier_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any 
 def mbarrier_arrive_and_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None,
                                   relaxed: bool = False, scope: Any = None, *, loc: Any = None, ip: Any = None) -> None:
     """Add bytes to the transaction count, then arrive (one thread, usually inside elect_one)."""
-    if _remote(peer_cta_rank_in_cluster, "arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx"):
+    if _remote(peer_cta_rank_in_cluster, "arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx",
+               relaxed, scope):
         return
     _emit("arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx")
 
@@ -496,13 +497,14 @@ def fence_view_async_shared(*, loc: Any = None, ip: Any = None) -> None:
     current("cute.arch.fence_view_async_shared").emit(FenceOp("proxy_async"))
 
 
-def _remote(peer: Any, kind: str, ptr: Any, arg: Any, what: str) -> bool:
-    """With a peer CTA rank: trace the operation on that CTA's barrier (instr/cluster.py); True if done."""
+def _remote(peer: Any, kind: str, ptr: Any, arg: Any, what: str, relaxed: Any = False, scope: Any = None) -> bool:
+    """With a peer CTA rank: trace the operation on that CTA's barrier (instr/cluster.py), with the
+    program's memory semantics (``relaxed``, ``scope``); True if done."""
     if peer is None:
         return False
     from .cluster import remote_mbarrier
 
-    remote_mbarrier(kind, ptr, peer, arg, what)
+    remote_mbarrier(kind, ptr, peer, arg, what, bool(getattr(relaxed, "value", relaxed)), scope)
     return True
 
 

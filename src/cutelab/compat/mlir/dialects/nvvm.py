@@ -1,4 +1,5 @@
-"""``cutlass._mlir.dialects.nvvm``: ``fmax``/``fmin`` of f32 values (PTX ``max.f32``/``min.f32``, run as
+"""``cutlass._mlir.dialects.nvvm``: ``MemScopeKind`` (the ``scope=`` of ``cute.arch``'s mbarrier
+operations), and ``fmax``/``fmin`` of f32 values (PTX ``max.f32``/``min.f32``, run as
 inline PTX: ``asm volatile`` on the GPU, cutelab's PTX interpreter on the CPU, so a NaN operand gives
 the other operand, as on the GPU). Every other operation imports and raises NotEmulatedError naming
 itself when used.
@@ -9,12 +10,25 @@ itself when used.
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from ...where import NotEmulatedError, user_line
 from ..refused import module_getattr
 
 _refused = module_getattr("cutlass._mlir.dialects.nvvm")
+
+
+class MemScopeKind(enum.IntEnum):
+    """A memory operation's scope, with CuTe DSL 4.8.1's values; prints as PTX's qualifier."""
+
+    CTA = 0
+    CLUSTER = 1
+    GPU = 2
+    SYS = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
 
 
 def _f32_op(op: str, a: Any, b: Any, c: Any, kw: dict, where: str) -> Any:
