@@ -89,3 +89,20 @@ def test_a_kernel_over_a_pointer_with_no_memory_is_an_error_naming_the_argument(
                                           r"raw_ptr\(0x0000000000000010: f32, gmem"):
         with contextlib.redirect_stdout(io.StringIO()):
             _Op()(*_placeholders(), Int32(32), Float32(1.0))
+
+
+def test_gpu_memory_through_data_ptr():
+    # on a GPU: make_ptr of a CUDA tensor's data_ptr() is a pointer into its storage that kernels use there
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU")
+    from cutelab.runtime import DeviceEngine
+
+    f = cute.compile(_Op(), *_placeholders(), Int32(32), Float32(1.0))
+    x = torch.arange(96, dtype=torch.float32, device="cuda")
+    o = torch.zeros(64, dtype=torch.float32, device="cuda")
+    xp = make_ptr(Float32, x.data_ptr() + 32 * 4)
+    assert type(xp.engine) is DeviceEngine and len(xp.engine) == 64  # to the end of x's storage
+    f(xp, make_ptr(Float32, o.data_ptr()), Int32(64), Float32(2.0))
+    torch.cuda.synchronize()
+    assert torch.equal(o, x[32:] * 2)
