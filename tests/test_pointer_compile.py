@@ -77,8 +77,9 @@ def test_calls_that_do_not_fit_the_compiled_pointers_are_refused():
         f(xp + 1, op, Int32(32), Float32(1.0))
     with pytest.raises(LaunchError, match="argument 1 was compiled as a pointer"):
         f(xp, o, Int32(32), Float32(1.0))
-    with pytest.raises(LaunchError, match="argument 1 .* a bare integer address that no numpy array or torch tensor"):
-        f(xp, make_ptr(Float32, 4096), Int32(32), Float32(1.0))
+    with pytest.raises(LaunchError, match=r"_scale.launch at .*: argument O is a tensor over raw_ptr\(0x0000000000001000: "
+                                          r"f32, gmem, align<16>\), a pointer made by make_ptr from a bare integer address"):
+        f(xp, make_ptr(Float32, 4096), Int32(32), Float32(1.0))  # no memory behind it: refused where a kernel uses it
     with pytest.raises(LaunchError, match="expected 4 arguments"):
         f(xp, op, Int32(32))
     f(xp + 4, op, Int32(64), Float32(1.0))  # 16-byte aligned: fine (x[4:68])
@@ -106,3 +107,19 @@ def test_gpu_memory_through_data_ptr():
     f(xp, make_ptr(Float32, o.data_ptr()), Int32(64), Float32(2.0))
     torch.cuda.synchronize()
     assert torch.equal(o, x[32:] * 2)
+
+
+class _OpUnused:
+    @cute.jit
+    def __call__(self, x: cute.Pointer, o: cute.Pointer, unused: cute.Pointer, n: Int32):
+        X = cute.make_tensor(x, cute.make_layout(n))
+        O = cute.make_tensor(o, cute.make_layout(n))
+        _scale(X, O, Float32(3.0)).launch(grid=[n // 32, 1, 1], block=[32, 1, 1])
+
+
+def test_a_null_pointer_no_kernel_uses_passes():
+    f = cute.compile(_OpUnused(), *_placeholders(), cute.runtime.nullptr(Float32, cute.AddressSpace.gmem), Int32(32))
+    x = np.arange(32, dtype=np.float32)
+    o = np.zeros(32, np.float32)
+    f(make_ptr(Float32, x.ctypes.data), make_ptr(Float32, o.ctypes.data), cute.runtime.nullptr(Float32), Int32(32))
+    np.testing.assert_array_equal(o, x * 3)

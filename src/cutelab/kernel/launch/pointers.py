@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from typing import Any, Callable, Dict, List, Tuple
 
 from ...errors import LaunchError
@@ -33,8 +34,13 @@ def _is_placeholder(a: Any) -> bool:
     return type(a) is Pointer and type(a.engine) is RawAddressEngine and a.engine.memspace in ("gmem", "generic")
 
 
+_calling = threading.local()  # set while a PointerCompiled traces for its call's memory
+
+
 def has_placeholder_pointers(args: Tuple[Any, ...]) -> bool:
-    return any(_is_placeholder(a) for a in args)
+    """cute.compile's test: placeholder pointers among the arguments (not while a PointerCompiled traces
+    for a call, whose pointers without memory are the call's own: a kernel using one is refused then)."""
+    return not getattr(_calling, "on", False) and any(_is_placeholder(a) for a in args)
 
 
 class _StandInEngine(PointerInfo):
@@ -88,12 +94,9 @@ def _bound(name: str, j: int, ph: Pointer, a: Any) -> Tuple[Pointer, Tuple[Any, 
     if type(eng) is DeviceEngine:
         new = DeviceEngine(eng.obj, eng.dtype, address, eng.span - a.offset, want.align, eng.device)
         return Pointer(new, 0), ("device", address, len(new), id(eng.obj))
-    if type(eng) is RawAddressEngine:
-        raise LaunchError(
-            f"{name}: argument {j} ({eng.raw_ptr_str(a.offset)}) was made by make_ptr from a bare integer address that "
-            f"no numpy array or torch tensor among the caller's variables holds, so cutelab cannot run a kernel on it; "
-            f"make it from a variable's data_ptr() (the tensor in scope where make_ptr is called) or from a numpy "
-            f"array's ctypes pointer")
+    if type(eng) is RawAddressEngine:  # no memory here either (a null pointer for an unused operand, ...): a
+        # kernel that reads or writes through it is refused at its launch (plan._prepare), naming the argument
+        return Pointer(RawAddressEngine(eng.dtype, address, want.align, space), 0), ("raw", address)
     if eng.align >= want.align and a.offset == 0:  # other memory (4-bit elements, ...): as it is
         return a, ("other", address, len(eng), id(eng))
     raise LaunchError(f"{name}: argument {j}: a pointer into {type(eng).__name__} cannot stand for a placeholder "
@@ -135,8 +138,12 @@ class PointerCompiled:
                 full[i] = args[j]
         hit = self.cache.get(tuple(key))
         if hit is None:
-            with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
-                cf = self.compile(self.target, *full, **self.kwargs)
+            _calling.on = True
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
+                    cf = self.compile(self.target, *full, **self.kwargs)
+            finally:
+                _calling.on = False
             if len(self.cache) >= _KEEP:
                 self.cache.pop(next(iter(self.cache)))
             hit = self.cache[tuple(key)] = (cf, [full[i] for i in kept])
