@@ -80,6 +80,8 @@ def test_calls_that_do_not_fit_the_compiled_pointers_are_refused():
     with pytest.raises(LaunchError, match=r"_scale.launch at .*: argument O is a tensor over raw_ptr\(0x0000000000001000: "
                                           r"f32, gmem, align<16>\), a pointer made by make_ptr from a bare integer address"):
         f(xp, make_ptr(Float32, 4096), Int32(32), Float32(1.0))  # no memory behind it: refused where a kernel uses it
+    with pytest.raises(LaunchError, match="argument 0 points 4 elements before the start of the memory"):
+        f(xp + (-4), op, Int32(32), Float32(1.0))
     with pytest.raises(LaunchError, match="expected 4 arguments"):
         f(xp, op, Int32(32))
     f(xp + 4, op, Int32(64), Float32(1.0))  # 16-byte aligned: fine (x[4:68])

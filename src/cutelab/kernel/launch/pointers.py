@@ -83,6 +83,9 @@ def _bound(name: str, j: int, ph: Pointer, a: Any) -> Tuple[Pointer, Tuple[Any, 
                           f"for {want.ptr_str(0)}")
     if not isinstance(a.offset, int):
         raise LaunchError(f"{name}: argument {j}: a pointer at a runtime offset cannot be a kernel's argument here")
+    if a.offset < 0 and type(eng) is not RawAddressEngine:
+        raise LaunchError(f"{name}: argument {j} points {-a.offset} elements before the start of the memory it was made "
+                          f"from")
     address = eng.address + a.offset * eng.dtype.bytes
     if address % want.align:
         raise LaunchError(f"{name}: argument {j} points to 0x{address:x}, not aligned to the {want.align} bytes the "
