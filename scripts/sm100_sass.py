@@ -8,9 +8,10 @@ Each program of tests/blackwell/programs runs unchanged on the CPU interpreter
 is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Where ``cuobjdump``
 is installed, its SASS is read and the instructions of each family counted: UMMA (UTC*MMA),
 tensor-memory loads and stores (LDTM, STTM), their allocation (UTCATOMSWS and friends), TMA loads
-and stores (UTMALDG, UTMASTG), wgmma (HGMMA: must be none). A program whose CUDA does not compile,
-or whose SASS lacks the UMMA or the tensor-memory loads (a GEMM) or the TMA instructions (the TMA
-tutorials), is reported as FAILED (exit status 1).
+and stores (UTMALDG, UTMASTG), wgmma (HGMMA: must be none), cp.async (LDGSTS), st.async (STAS). A program
+whose CUDA does not compile, or whose SASS lacks the UMMA or the tensor-memory loads (a GEMM), the TMA
+instructions (the TMA tutorials) or what REQUIRED names (rmsnorm: cp.async), is reported as FAILED (exit
+status 1).
 """
 
 from __future__ import annotations
@@ -50,7 +51,17 @@ CASES = [
     # 8-bit operands: UMMA kind::f8f6f4 and kind::i8
     ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Float8E4M3FN", "--c_dtype", "Float16"]),
     ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Int8", "--acc_dtype", "Int32", "--c_dtype", "Int32"]),
+    # cluster split-K: CTAs along the cluster's z reduce their accumulators through DSMEM
+    ("dense_gemm_persistent_dynamic.py", ["--mnkl", "128,128,128,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn",
+                                          "1,1", "--cluster_split_k", "2", "--ab_dtype", "Float16", "--c_dtype",
+                                          "Float16"]),
+    # rmsnorm (and the reduce.py it imports): cp.async, no UMMA; N = 32K gives 2-CTA clusters (mapa, st.async)
+    ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "4", "--N", "256"]),
+    ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "3", "--N", "32768"]),
 ]
+
+# what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)
+REQUIRED = {"rmsnorm.py": ("cp.async",)}
 
 # SASS opcode families (the opcode's first word, matched at its start)
 FAMILIES = {
@@ -59,6 +70,8 @@ FAMILIES = {
     "TMEM alloc/commit": r"UTC(ATOMSWS|BAR|CCP|SHIFT)",
     "TMA": r"UTMA(LDG|STG|CCTL|PF)",
     "wgmma (none expected)": r"HGMMA",
+    "cp.async": r"LDGSTS",
+    "st.async": r"STAS",
 }
 
 _RENDER = """
@@ -125,7 +138,7 @@ def main() -> int:
         print("| program | arguments | compiler | SASS instructions | " + " | ".join(FAMILIES) + " | result |")
         print("|---|---|---|---|" + "---|" * len(FAMILIES) + "---|")
         for i, (prog, pargs) in enumerate(CASES):
-            stem = f"{i}_{prog[:-3]}"
+            stem = f"{i}_{Path(prog).stem}"
             try:
                 name = render(prog, pargs, d / f"{stem}.cu")
                 how = compile_sm100(d / f"{stem}.cu", name, d / f"{stem}.cubin", args.nvcc)
@@ -135,7 +148,9 @@ def main() -> int:
                 print(f"| {prog} | {' '.join(pargs)} | - | - |" + " - |" * len(FAMILIES) + " FAILED |")
                 print(str(e), file=sys.stderr)
                 continue
-            if "gemm" in prog:  # the GEMMs: UMMA and tensor-memory loads; the TMA tutorials: TMA
+            if Path(prog).name in REQUIRED:
+                want = all(counts.get(f, 0) > 0 for f in REQUIRED[Path(prog).name])
+            elif "gemm" in prog:  # the GEMMs: UMMA and tensor-memory loads; the TMA tutorials: TMA
                 want = counts.get("UMMA", 0) > 0 and counts.get("TMEM ld/st", 0) > 0
             else:
                 want = counts.get("TMA", 0) > 0

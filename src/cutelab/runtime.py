@@ -268,8 +268,8 @@ def _torch_storage_bytes(t: Any) -> Any:
 
 
 def _holds(obj: Any, address: int) -> bool:
-    """True when obj is a numpy array or a CPU torch tensor whose memory holds address. Looks only at
-    type(obj) (never isinstance, which can run an object's own __class__ code)."""
+    """True when obj is a numpy array or a torch tensor (CPU or GPU) whose memory holds address. Looks
+    only at type(obj) (never isinstance, which can run an object's own __class__ code)."""
     t = type(obj)
     if issubclass(t, np.ndarray):
         base = obj.__array_interface__["data"][0]
@@ -278,10 +278,19 @@ def _holds(obj: Any, address: int) -> bool:
     if torch is not None and issubclass(t, torch.Tensor):
         try:
             st = obj.untyped_storage()
-            return obj.device.type == "cpu" and st.data_ptr() <= address < st.data_ptr() + max(st.nbytes(), 1)
-        except (RuntimeError, TypeError):
+            return (obj.device.type in ("cpu", "cuda")
+                    and st.data_ptr() <= address < st.data_ptr() + max(st.nbytes(), 1))
+        except (RuntimeError, TypeError, NotImplementedError):
             return False
     return False
+
+
+def _device_owner_engine(t: Any, dtype: Numeric, address: int, align: int) -> Any:
+    """A DeviceEngine from address to the end of the GPU torch tensor t's storage, read as dtype: what
+    a kernel on the GPU may reach through make_ptr(dtype, t.data_ptr())."""
+    st = t.untyped_storage()
+    span = (st.data_ptr() + st.nbytes() - address) * 8 // dtype.width
+    return DeviceEngine(t, dtype, address, span, align, t.device)
 
 
 def _find_owner(address: int) -> Any:
@@ -352,6 +361,8 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
     if owner is None and address:
         owner = _find_owner(address)
     if owner is not None and type(owner).__module__.startswith("torch"):
+        if owner.device.type == "cuda":  # GPU memory: kernels read it on the GPU
+            return Pointer(_device_owner_engine(owner, dtype, address, align), 0)
         owner = _torch_storage_bytes(owner)
     if isinstance(owner, np.ndarray):
         engine = _owner_engine(owner, dtype, address, align, space.value)

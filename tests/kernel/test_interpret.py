@@ -165,19 +165,6 @@ def test_thread_dependent_control_flow_without_source_is_a_trace_error():
         cute.kernel(ns["k"])(from_dlpack(S)).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
 
-def test_register_fragments_need_static_indices():
-    S = np.zeros(32, np.float32)
-
-    @cute.kernel
-    def k(S: cute.Tensor):
-        t, _, _ = cute.arch.thread_idx()
-        frag = cute.make_fragment_like(cute.zipped_divide(S, (8,))[(None, 0)])
-        frag[t % 8] = 1.0
-
-    with pytest.raises(TraceError, match="static coordinates"):
-        k(from_dlpack(S)).launch(grid=(1, 1, 1), block=(32, 1, 1))
-
-
 def test_arrays_must_be_wrapped():
     @cute.kernel
     def k(S: cute.Tensor):

@@ -778,11 +778,21 @@ def basic_copy_if(pred: Tensor | None, src: Tensor, dst: Tensor, *, _name: str =
     n, m = it.product(src.layout.shape), it.product(dst.layout.shape)
     if n != m:
         raise TensorError(f"{_name}: the source {src} has {n} elements and the destination {dst} has {m}")
+    from ..tracing import hooks
+
+    if pred is not None and hooks.kernel_tracing():  # in a kernel: a branch per element, as cute.copy with pred
+        if not isinstance(pred, Tensor) or it.product(pred.layout.shape) != n:
+            raise TensorError(f"{_name}: the predicate must be a Tensor of {n} booleans, got {pred}")
+        st, dt = src.element_type, dst.element_type
+        if st is None or dt is None or st.width != dt.width:
+            raise TensorError(f"{_name}: inside a kernel a predicated copy moves elements of one width; the source "
+                              f"holds {st} and the destination {dt} (convert the values first)")
+        from .universal_copy import CopyUniversalOp
+
+        hooks.copy(make_copy_atom(CopyUniversalOp(), dt), src, dst, pred=pred)
+        return
     sv = src.load()
     if not hasattr(sv, "values"):  # inside a traced kernel: the values are IR registers
-        if pred is not None:
-            raise TensorError(f"{_name}: a predicated element-wise copy inside a kernel is cute.copy(atom, src, dst, "
-                              f"pred=...)")
         dst.store(sv)
         return
     vals = sv.to(dst.element_type).values if sv.dtype is not dst.element_type else sv.values

@@ -490,7 +490,8 @@ class SmemPtr:
             swizzle = self.swizzle
         if dtype is None:
             raise TraceError(f"{where}: the element type of the tensor is not known (pass dtype=)")
-        if self.byte_offset % dtype.bytes:
+        dyn = is_sym(self.byte_offset)  # a pointer moved by a runtime amount (ptr + layout((tidx, i)))
+        if (sym_div(self.byte_offset) if dyn else self.byte_offset) % dtype.bytes:
             raise TraceError(f"{where}: byte offset {self.byte_offset} is not a multiple of {dtype}'s size")
         sw = None
         if isinstance(layout, ComposedLayout):
@@ -510,6 +511,11 @@ class SmemPtr:
         if len(offs) and offs.min() < 0:
             raise TraceError(f"{where}: layout {layout} reaches negative offsets")
         start = self.byte_offset // dtype.bytes
+        if dyn:  # the view may reach the whole region: its accesses are checked where they happen
+            if sw is not None and not sw.is_identity:
+                raise TraceError(f"{where}: a swizzled view at a runtime offset ({self.byte_offset} bytes) is not "
+                                 f"supported")
+            return Tensor(SmemEngine(self.region.array(dtype)), layout, start + off, _checked=True)
         need = (int(offs.max()) + 1 + off if len(offs) else 1) * dtype.bytes + self.byte_offset
         if sw is not None and not sw.is_identity:
             # the swizzle moves an offset only inside its aligned block of 2^(highest bit it changes + 1)

@@ -809,6 +809,10 @@ class RmemEngine(PointerInfo):
         self._put(offs, refs)
 
     def read_one(self, off: Any) -> TraceValue:
+        from .rmem_index import is_runtime_index, read_at
+
+        if is_runtime_index(off):  # frag[i], i known when the kernel runs
+            return read_at(self, off)
         o = self._static(off, "read")
         if not 0 <= o < len(self.slots):
             t = getattr(_state, "tracer", None)
@@ -826,6 +830,10 @@ class RmemEngine(PointerInfo):
         return self._get([o], ())
 
     def write_one(self, off: Any, v: Any) -> None:
+        from .rmem_index import is_runtime_index, write_at
+
+        if is_runtime_index(off):
+            return write_at(self, off, _refs_of(v, 1, self.dtype, "store", "a register")[0])
         o = self._static(off, "write")
         if not 0 <= o < len(self.slots):
             raise TraceError(f"write: offset {o} is outside the fragment of {len(self.slots)} registers")

@@ -199,7 +199,12 @@ class UmmaOp(Op):
         csize = int(getattr(b, "cluster_size", 1))
         for i, r in enumerate(rows.tolist()):
             blk = int(b.block_of[r])
-            if n_cta == 2 and (csize % 2 or (blk % csize) % 2):
+            if n_cta == 2 and csize % 2:
+                raise LaunchError(f"{b.ir.name}{_at(self.where)}: block {b.block_name(blk)} issues a 2-CTA UMMA "
+                                  f"(CtaGroup.TWO), but its cluster has {csize} CTA{'s' if csize > 1 else ''}: a 2-CTA "
+                                  f"UMMA runs on a pair of CTAs of one cluster; launch with clusters of an even size "
+                                  f"(cluster=(2, 1, 1), ...)")
+            if n_cta == 2 and (blk % csize) % 2:
                 raise LaunchError(f"{b.ir.name}{_at(self.where)}: block {b.block_name(blk)} issues a 2-CTA UMMA "
                                   f"(CtaGroup.TWO) but is not the leader (even rank) of a CTA pair of its cluster "
                                   f"(cluster size {csize}); rule: the leader CTA of the pair issues a 2-CTA UMMA")

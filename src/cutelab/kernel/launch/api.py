@@ -369,6 +369,10 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
 
     if has_fakes(args):  # ahead of time, for tensors described only (cutelab.fake)
         return compile_fakes(target, args, kwargs, _compile)
+    from .pointers import compile_pointers, has_placeholder_pointers
+
+    if has_placeholder_pointers(args):  # make_ptr of a placeholder address: the real pointers come at each call
+        return compile_pointers(target, args, kwargs, _compile)
     raw_args = args
     args = tuple(_as_tensor_args(a) for a in args)
     from ..frontend.host import dynamic_args

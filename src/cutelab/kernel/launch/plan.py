@@ -291,6 +291,16 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
             for path, t in _tensor_leaves(val, name):
                 eid = id(t.engine)
                 if eid not in by_engine:
+                    if not hasattr(t.engine, "__len__"):  # make_ptr of a bare address: no memory behind it here
+                        from ...errors import user_location
+
+                        raise LaunchError(
+                            f"{k.name}.launch at {user_location() or '?'}: argument {path} is a tensor over "
+                            f"{t.engine.raw_ptr_str(t.offset if isinstance(t.offset, int) else 0)}, a pointer made "
+                            f"by make_ptr from a bare integer address that no numpy array or torch tensor among the "
+                            f"caller's variables holds, so cutelab cannot run the kernel on it; make the pointer "
+                            f"from a variable's data_ptr() or a numpy array's ctypes pointer (or, to compile without "
+                            f"memory, pass the placeholder pointers to cute.compile and the real ones at the call)")
                     by_engine[eid] = len(storages)
                     storages.append(_Storage(t.engine, path))
                 tensor_args[path] = (t, by_engine[eid])

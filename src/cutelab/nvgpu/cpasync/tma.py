@@ -247,7 +247,12 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if not isinstance(layout, Layout) or dtype is None:
         raise LayoutError(f"{where}: gmem_tensor must be a tensor over a Layout")
     if dtype.name not in _TMA_DTYPE:
-        raise LayoutError(f"{where}: TMA cannot copy {dtype} elements")
+        from ...errors import user_location
+
+        at = user_location()
+        sub = (f"; TMA of {dtype.width}-bit elements (packed two or more to a byte) is not supported by cutelab "
+               f"yet" if dtype.width < 8 else "")
+        raise LayoutError(f"{where}{f' at {at}' if at else ''}: TMA cannot copy {dtype} elements{sub}")
     from ...dynamic import value_of
 
     shape, stride = value_of(layout.shape), value_of(layout.stride)  # dynamic extents: cutelab knows their values
