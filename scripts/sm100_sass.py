@@ -1,9 +1,10 @@
 """The CUDA cutelab prints for CUTLASS's Blackwell programs, compiled for sm_100a, and the SASS it
 becomes: a check that runs on any machine with NVRTC (or nvcc), no Blackwell GPU needed.
 
-    PYTHONPATH=$PWD/src python scripts/sm100_sass.py [--out DIR] [--nvcc]
+    PYTHONPATH=$PWD/src python scripts/sm100_sass.py [--out DIR] [--nvcc] [--only TEXT]
 
-Each program of tests/blackwell/programs runs unchanged on the CPU interpreter
+Each program of tests/blackwell/programs (the FMHA forward in its CUTLASS folders there, beside the helpers/
+package it imports) runs unchanged on the CPU interpreter
 (``CUTE_DSL_ARCH=sm_100a``, ``CUTELAB_INTERPRET=1``) at a small size; the last kernel it launched
 is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Where ``cuobjdump``
 is installed, its SASS is read and the instructions of each family counted: UMMA (UTC*MMA),
@@ -50,6 +51,9 @@ CASES = [
     # 8-bit operands: UMMA kind::f8f6f4 and kind::i8
     ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Float8E4M3FN", "--c_dtype", "Float16"]),
     ("dense_gemm.py", ["--mnkl", "128,128,128,1", "--ab_dtype", "Int8", "--acc_dtype", "Int32", "--c_dtype", "Int32"]),
+    # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
+    ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
+                                                     "--is_causal", "--bottom_right_align"]),
 ]
 
 # SASS opcode families (the opcode's first word, matched at its start)
@@ -116,6 +120,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="keep the .cu and .cubin files here")
     ap.add_argument("--nvcc", action="store_true", help="compile with nvcc instead of NVRTC")
+    ap.add_argument("--only", help="only the cases whose program path contains this text (e.g. fmha)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     failed = 0
@@ -125,7 +130,9 @@ def main() -> int:
         print("| program | arguments | compiler | SASS instructions | " + " | ".join(FAMILIES) + " | result |")
         print("|---|---|---|---|" + "---|" * len(FAMILIES) + "---|")
         for i, (prog, pargs) in enumerate(CASES):
-            stem = f"{i}_{prog[:-3]}"
+            if args.only and args.only not in prog:
+                continue
+            stem = f"{i}_{Path(prog).stem}"
             try:
                 name = render(prog, pargs, d / f"{stem}.cu")
                 how = compile_sm100(d / f"{stem}.cu", name, d / f"{stem}.cubin", args.nvcc)
@@ -135,7 +142,7 @@ def main() -> int:
                 print(f"| {prog} | {' '.join(pargs)} | - | - |" + " - |" * len(FAMILIES) + " FAILED |")
                 print(str(e), file=sys.stderr)
                 continue
-            if "gemm" in prog:  # the GEMMs: UMMA and tensor-memory loads; the TMA tutorials: TMA
+            if "gemm" in prog or "fmha" in prog:  # GEMMs, attention: UMMA and tensor-memory loads; TMA tutorials: TMA
                 want = counts.get("UMMA", 0) > 0 and counts.get("TMEM ld/st", 0) > 0
             else:
                 want = counts.get("TMA", 0) > 0
