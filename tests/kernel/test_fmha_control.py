@@ -3,7 +3,9 @@ interpreter: a loop inside a function defined in the kernel (passed on through f
 loop; a tuple of Python floats the loop replaces ((row_sum, row_max) = (0.0, -inf)) is carried as Float32 values;
 a trip count computed in the kernel (an Int32 register) bounds cutlass.range; a work tile with a nested coordinate
 (m, 0, (b, h)) that another warp's branch replaces keeps its value for the warps that did not run that branch;
-cute.testing.convert(src, dst) writes src's values into dst as dst's type."""
+cute.testing.convert(src, dst) writes src's values into dst as dst's type. And, for the FMHA backward, a
+PipelineCpAsync stage committed by its producer with no cp_async_commit_group before (its arrive covers every
+cp.async the thread issued)."""
 
 from __future__ import annotations
 
@@ -81,3 +83,37 @@ def test_testing_convert_writes_src_into_dst_as_dst_type():
     assert dst_h.tolist() == np.array([[0.1, 1.5], [-2.25, 3.0]], np.float32).astype(np.float16).tolist()
     with pytest.raises(ValueError, match="src has shape"):
         convert(src, from_dlpack(np.zeros((4,), np.float16)))
+
+
+@cute.kernel
+def cp_async_stage(X: cute.Tensor, Y: cute.Tensor):
+    import cutelab.pipeline as pipeline
+
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2), 8)
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    pipe = pipeline.PipelineCpAsync.create(
+        barrier_storage=bars.iterator, num_stages=1,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32))
+    atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), cutlass.Float32, num_bits_per_copy=32)
+    if warp == 0:  # the producer: cp.async copies, then the stage's commit with no cp_async_commit_group before it
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 1)
+        pipe.producer_acquire(state)
+        cute.copy(atom, cute.make_tensor(X.iterator + tidx, cute.make_layout(1)),
+                  cute.make_tensor(s.iterator + tidx, cute.make_layout(1)))
+        pipe.producer_commit(state)
+    if warp == 1:
+        state = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 1)
+        pipe.consumer_wait(state)
+        Y[tidx % 32] = s[tidx % 32] * 2.0
+        pipe.consumer_release(state)
+
+
+def test_cp_async_pipeline_commit_covers_copies_not_committed_to_a_group():
+    X = np.arange(32, dtype=np.float32)
+    Y = np.zeros(32, np.float32)
+    cp_async_stage(from_dlpack(X), from_dlpack(Y)).launch(grid=1, block=64)
+    np.testing.assert_array_equal(Y, 2 * X)
