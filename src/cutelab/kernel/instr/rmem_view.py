@@ -31,7 +31,9 @@ from .bitcast import bitcast
 __all__ = ["RmemView", "recast"]
 
 
-class _Frag:  # the doctest's stand-in of a fragment: a dtype and a length
+class _Frag:  # the doctest's stand-in of a fragment: a dtype, a length and the registers' alignment
+    align = 32
+
     def __init__(self, dtype: Any, n: int):
         self.dtype, self.n = dtype, n
 
@@ -104,7 +106,8 @@ class RmemView(PointerInfo):
     def _offsets(self, offset: Any, layout: Layout, op: str) -> np.ndarray:
         offs = _static_offsets(layout, op) + self._static(offset, op)
         if len(offs) and (offs.min() < 0 or offs.max() >= len(self)):
-            raise TraceError(f"{op}: layout {layout} at offset {offset} reaches [{int(offs.min())}, {int(offs.max())}], "
+            raise TraceError(f"{op}: layout {layout} at offset {offset} reaches [{int(offs.min())}, "
+                             f"{int(offs.max())}], "
                              f"outside the {len(self)} {self.dtype} elements of the fragment's {len(self.base)} "
                              f"{self.base.dtype} registers")
         return offs

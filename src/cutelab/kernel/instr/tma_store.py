@@ -28,7 +28,8 @@ from ..ir.symbolic import is_sym
 from ..frontend.trace import _static_offsets, current
 from .tma import TmaLoadOp, _tile_coords, name_tensor_map, smem_byte_swizzle, split_base, start_phase
 
-__all__ = ["TmaStoreOp", "TmaReduceOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
+__all__ = ["TmaStoreOp", "TmaReduceOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group",
+           "cp_async_bulk_wait_group"]
 
 
 class TmaStoreOp(TmaLoadOp):
@@ -135,7 +136,8 @@ class TmaReduceOp(TmaStoreOp):
 
         d = self.desc
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
-        ins = f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
+        ins = (f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], "
+               f"[%{d.rank + 1}];")
         coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
