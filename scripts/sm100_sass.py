@@ -1,9 +1,10 @@
 """The CUDA cutelab prints for CUTLASS's Blackwell programs, compiled for sm_100a, and the SASS it
 becomes: a check that runs on any machine with NVRTC (or nvcc), no Blackwell GPU needed.
 
-    PYTHONPATH=$PWD/src python scripts/sm100_sass.py [--out DIR] [--nvcc]
+    PYTHONPATH=$PWD/src python scripts/sm100_sass.py [--out DIR] [--nvcc] [--only TEXT]
 
-Each program of tests/blackwell/programs runs unchanged on the CPU interpreter
+Each program of tests/blackwell/programs (the FMHA forward in its CUTLASS folders there, beside the helpers/
+package it imports) runs unchanged on the CPU interpreter
 (``CUTE_DSL_ARCH=sm_100a``, ``CUTELAB_INTERPRET=1``) at a small size; the last kernel it launched
 is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Where ``cuobjdump``
 is installed, its SASS is read and the instructions of each family counted: UMMA (UTC*MMA),
@@ -58,6 +59,9 @@ CASES = [
     # rmsnorm (and the reduce.py it imports): cp.async, no UMMA; N = 32K gives 2-CTA clusters (mapa, st.async)
     ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "4", "--N", "256"]),
     ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "3", "--N", "32768"]),
+    # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
+    ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
+                                                     "--is_causal", "--bottom_right_align"]),
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)
@@ -129,6 +133,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", help="keep the .cu and .cubin files here")
     ap.add_argument("--nvcc", action="store_true", help="compile with nvcc instead of NVRTC")
+    ap.add_argument("--only", help="only the cases whose program path contains this text (e.g. fmha)")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     failed = 0
@@ -138,6 +143,8 @@ def main() -> int:
         print("| program | arguments | compiler | SASS instructions | " + " | ".join(FAMILIES) + " | result |")
         print("|---|---|---|---|" + "---|" * len(FAMILIES) + "---|")
         for i, (prog, pargs) in enumerate(CASES):
+            if args.only and args.only not in prog:
+                continue
             stem = f"{i}_{Path(prog).stem}"
             try:
                 name = render(prog, pargs, d / f"{stem}.cu")
@@ -150,7 +157,7 @@ def main() -> int:
                 continue
             if Path(prog).name in REQUIRED:
                 want = all(counts.get(f, 0) > 0 for f in REQUIRED[Path(prog).name])
-            elif "gemm" in prog:  # the GEMMs: UMMA and tensor-memory loads; the TMA tutorials: TMA
+            elif "gemm" in prog or "fmha" in prog:  # GEMMs, attention: UMMA and tensor-memory loads; TMA tutorials: TMA
                 want = counts.get("UMMA", 0) > 0 and counts.get("TMEM ld/st", 0) > 0
             else:
                 want = counts.get("TMA", 0) > 0

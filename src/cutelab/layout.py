@@ -429,21 +429,22 @@ class Layout:
         """
         return _max_alignment(self)  # algebra.py's (it registers it: register_max_alignment)
 
-    def get_hier_coord(self, idx: int) -> Any:
-        """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked.
+    def get_hier_coord(self, idx: int, *, loc: Any = None, ip: Any = None) -> Any:
+        """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked (``loc``/``ip``: CuTe DSL's
+        MLIR location arguments, accepted and unused).
 
         Raises LayoutError when no coordinate of the layout maps to ``idx``.
         """
         return get_hier_coord(self, idx)
 
-    def get_flat_coord(self, idx: int) -> Any:
+    def get_flat_coord(self, idx: int, *, loc: Any = None, ip: Any = None) -> Any:
         """Like get_hier_coord, but each top-level mode's coordinate as one index into that mode."""
         c = get_hier_coord(self, idx)
         if not isinstance(self._shape, tuple):
             return c
         return tuple(it.crd2idx(ci, si) for ci, si in zip(c, self._shape))
 
-    def get_1d_coord(self, idx: int) -> int:
+    def get_1d_coord(self, idx: int, *, loc: Any = None, ip: Any = None) -> int:
         """The index (colexicographic) whose offset is ``idx``."""
         return it.crd2idx(get_hier_coord(self, idx), self._shape)
 

@@ -137,11 +137,16 @@ class PipelineAsync:
 class PipelineCpAsync(PipelineAsync):
     """PipelineAsync whose producers fill the stages with cp.async (CuTe DSL's PipelineCpAsync): the
     producer commit is each thread's arrive once its cp.async copies have landed (``cp.async.mbarrier
-    .arrive`` on the GPU: here the copies are waited for first, then the thread arrives)."""
+    .arrive`` on the GPU: here the copies are waited for first, then the thread arrives). That arrive
+    covers every cp.async the thread issued, committed to a group or not: copies not committed yet are
+    committed first (CUTLASS's FMHA backward commits the stage without cp_async_commit_group)."""
 
     def producer_commit(self, state: PipelineState) -> None:
         from .kernel.frontend import arch
+        from .kernel.frontend.trace import current
 
+        if getattr(current("PipelineCpAsync.producer_commit"), "cp_async_uncommitted", 0):
+            arch.cp_async_commit_group()
         arch.cp_async_wait_group(0)
         arch.mbarrier_arrive(self.full + state.index)
 

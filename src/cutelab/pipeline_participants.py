@@ -46,6 +46,13 @@ class _Participant:
     def current_handle(self) -> ImmutableResourceHandle:
         return self.Handle(self._pipeline, self._state.clone())
 
+    # CuTe DSL keeps these in name-mangled attributes (self.__state, self.__pipeline); CUTLASS's Blackwell
+    # FMHA reads producer._PipelineProducer__state to wait on a stage with its own byte count
+    _PipelineProducer__state = property(lambda self: self._state)
+    _PipelineProducer__pipeline = property(lambda self: self._pipeline)
+    _PipelineConsumer__state = property(lambda self: self._state)
+    _PipelineConsumer__pipeline = property(lambda self: self._pipeline)
+
 
 class PipelineProducer(_Participant):
     """The producer's side: ``acquire()`` a stage (wait until it is empty), write it, ``commit()``."""

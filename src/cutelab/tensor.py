@@ -1000,6 +1000,11 @@ class Tensor:
         return self.engine.dtype
 
     @property
+    def dtype(self) -> Any:
+        """The element type (CuTe DSL's Tensor.dtype, the same as element_type)."""
+        return self.engine.dtype
+
+    @property
     def memspace(self) -> str:
         return self.engine.memspace
 
@@ -1444,6 +1449,8 @@ def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
                           f"the tensor {len(flat_s)}")
     full = []
     for c, s in zip(flat_c, flat_s):
+        if isinstance(c, TracedValue):  # an Int32 computed in a kernel (a persistent scheduler's tile): its index
+            c = c.as_index()
         if isinstance(s, tuple) and not isinstance(c, tuple):
             if not (isinstance(c, int) and c == 0):
                 raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a hierarchical mode "

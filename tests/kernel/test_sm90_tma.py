@@ -268,7 +268,41 @@ def test_tma_of_a_tensor_whose_untiled_modes_are_nested():
     src = cuda.render(last_launch().ir)
     assert "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes" in src
     nvcc_compiles(src)
-    # a broadcast (stride 0) mode of more than one element has no TMA form here: refused by name
+
+
+@cute.kernel
+def tma_bcast_tiles(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    """Block (bx, h, b) loads tile bx of query head 1 of group h, batch b of A (s, d, ((2, h), b)) whose query
+    heads of a group share one K/V head (stride 0), and writes it to B."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, h, b = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    gA = cute.local_tile(tA[(None, None, ((1, h), b))], (64, 64), (bx, 0))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[b, h, bx * 64 + i, tidx] = sA[i, tidx]
+
+
+def test_tma_of_a_tensor_with_a_broadcast_mode():
+    """The FMHA's K/V with grouped query heads: (seq, dim, ((query heads per K/V head, K/V heads), batch)), the
+    first of stride 0. The broadcast mode moves no address, so the tensor map has no dimension for it (as CuTe
+    collapses it); every query head of a group reads its K/V head's tile."""
+    S, D, H, Bt = 128, 64, 3, 2
+    A = (np.arange(Bt * H * S * D) % 251).astype(np.float16).reshape(Bt, H, S, D)
     bcast = cute.make_tensor(A.ravel(), cute.make_layout((S, D, ((2, H), Bt)), stride=(D, 1, ((0, S * D), H * S * D))))
-    with pytest.raises(LayoutError, match="stride 0"):
-        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), bcast, sl, (64, 64))
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), bcast, sl, (64, 64))
+    assert atom.desc.dims == (D, S, H, Bt) and atom.desc.box == (64, 64, 1, 1)
+    B = np.zeros((Bt, H, S, D), np.float16)
+    tma_bcast_tiles(atom, tA, from_dlpack(B), sl).launch(grid=(S // 64, H, Bt), block=64)
+    np.testing.assert_array_equal(B, A)
+    nvcc_compiles(cuda.render(last_launch().ir))

@@ -18,14 +18,21 @@ class CantImplementError(Exception):
     """Raised by a program when a configuration cannot be implemented (tests skip on it)."""
 
 
-def convert(cute_tensor: Any, dtype: Any = None) -> Any:
-    """cute.testing.convert: copy a tensor's values into another element type (host side)."""
+def convert(src: Any, dst: Any) -> None:
+    """cute.testing.convert(src, dst): write src's values into dst, converted to dst's element type
+    (host side; CuTe DSL launches a conversion kernel). The two must have the same shape, as in CuTe DSL;
+    values dst's type cannot hold are refused by Tensor.store."""
     from ..tensor import Tensor
 
-    if not isinstance(cute_tensor, Tensor):
-        raise TypeError(f"cute.testing.convert: expected a cute Tensor, got {type(cute_tensor).__name__}")
-    v = cute_tensor.load()
-    return v.to(dtype) if dtype is not None else v
+    for what, t in (("src", src), ("dst", dst)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cute.testing.convert(src, dst): {what} must be a cute Tensor, got {type(t).__name__}")
+    from .. import int_tuple as it
+
+    if it.product_each(src.shape) != it.product_each(dst.shape):
+        raise ValueError(f"cute.testing.convert(src, dst): src has shape {it.tuple_str(src.shape)} but dst has "
+                         f"shape {it.tuple_str(dst.shape)}; they must be the same")
+    dst.store(src.load().to(dst.element_type))
 
 
 def autotune_jit(params_dict: Dict[str, Any] = None, update_on_change: Any = None, warmup_iterations: int = 10,

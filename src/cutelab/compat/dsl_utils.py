@@ -107,12 +107,20 @@ class WorkTileInfo:
     is_valid_tile: Any
 
     # CuTe DSL's value protocol: a runtime loop carries the tile's coordinate and validity (kernel/frontend/carry_obj)
+    # (a nested coordinate, e.g. the FMHA scheduler's (m, 0, (b, h)), gives its leaves in order)
     def __extract_mlir_values__(self) -> list:
-        return [*self.tile_idx, self.is_valid_tile]
+        from .. import int_tuple as it
+
+        return [*it.flatten_to_tuple(self.tile_idx), self.is_valid_tile]
 
     def __new_from_mlir_values__(self, values: list) -> "WorkTileInfo":
-        n = len(self.tile_idx)
-        return WorkTileInfo(tuple(values[:n]), values[n])
+        it_ = iter(values)
+
+        def build(x: Any) -> Any:
+            return tuple(build(e) for e in x) if isinstance(x, tuple) else next(it_)
+
+        idx = build(self.tile_idx)
+        return WorkTileInfo(idx, next(it_))
 
 
 class PersistentTileSchedulerParams:

@@ -73,10 +73,10 @@ def _recast_smem_ptr(ptr, swizzle_, dtype):
 
 
 def _instruction(name):
-    from .instr import tcgen05_mma, wgmma
+    from .instr import rmem_view, tcgen05_mma, wgmma
 
     return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
-            "wgmma.wait_group": wgmma.wait_group}[name]
+            "wgmma.wait_group": wgmma.wait_group, "rmem.recast": rmem_view.recast}[name]
 
 
 _tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel

@@ -113,6 +113,8 @@ def _as_bound(x: Any, what: str) -> Any:
         return x if not (x.lo == x.hi) else x.lo
     if isinstance(x, int):
         return int(x)
+    if isinstance(x, TraceValue) and len(x.refs) == 1 and x.dtype.kind in ("int", "uint"):
+        return x.as_index()  # an Int32 computed in the kernel (a trip count from runtime arguments)
     if hasattr(x, "__index__"):
         return int(x.__index__())
     raise TraceError(f"{what}: a loop bound must be an integer or a runtime integer, got {type(x).__name__} {x!r}")
@@ -351,16 +353,22 @@ def _dc_leaves(v: Any) -> Optional[list]:
             return [y for e in x for y in leaves(e)]
         return [x]
 
-    if not (dataclasses.is_dataclass(v) and not isinstance(v, type)):
+    if not (dataclasses.is_dataclass(v) and not isinstance(v, type)) and type(v) is not tuple:
         return None
     return leaves(v)
 
 
 def _struct_leaves(v: Any) -> Optional[list]:
     """The leaves of a dataclass value holding tensor values (CuTe DSL's WorkTileInfo, whose tile
-    coordinates and validity a tile scheduler replaces in a loop); None for any other value."""
+    coordinates and validity a tile scheduler replaces in a loop), or of a tuple holding tensor values
+    or Python floats (CUTLASS's FMHA carries its softmax statistics (row_sum, row_max), 0.0 and -inf
+    before its loop, as a tuple: CuTe DSL makes them Float32 values); None for any other value."""
     out = _dc_leaves(v)
-    return out if out is not None and any(isinstance(x, TraceValue) for x in out) else None
+    if out is None:
+        return None
+    if type(v) is tuple:
+        return out if any(isinstance(x, TraceValue) or type(x) is float for x in out) else None
+    return out if any(isinstance(x, TraceValue) for x in out) else None
 
 
 def _in_scope(t: Any, v: TraceValue) -> bool:

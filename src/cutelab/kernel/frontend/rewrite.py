@@ -5,7 +5,8 @@ runtime region of the kernel IR.
 As in CuTe DSL (``cutlass/base_dsl/ast_preprocessor.py``), the function's source is parsed,
 rewritten and compiled again, keeping the user's file name and line numbers, so tracebacks and
 error messages point at the user's code. A function whose source cannot be read (typed at a
-prompt, built with exec) is used as it is: its control flow must then be static.
+prompt, built with exec) is used as it is: its control flow must then be static. Functions defined
+inside the rewritten one (a helper loop passed on through functools.partial) are rewritten with it.
 
 The shape of the rewrite, for ``for i in ITER: BODY`` (names are the variables BODY assigns)::
 
@@ -248,7 +249,7 @@ class _Rewriter(ast.NodeTransformer):
         self.filename = filename
         self.offset = line_offset
         self.k = 0
-        self.depth = 0  # inside nested function definitions: left alone
+        self.depth = 0  # > 0 inside the function being rewritten (functions defined in it are rewritten too)
         self.fn_locals: set = set()  # the rewritten function's parameters and the names it binds
 
     def _where(self, node: ast.AST) -> ast.Constant:
@@ -259,14 +260,17 @@ class _Rewriter(ast.NodeTransformer):
         return f"__cl_{kind}{self.k}"
 
     def visit_FunctionDef(self, node: Any) -> Any:
-        if self.depth > 0:
-            return node
+        # a function defined inside the kernel's (a helper the body calls, as CUTLASS's FMHA defines its
+        # softmax loop and passes it through functools.partial) is rewritten too, as CuTe DSL's
+        # preprocessor rewrites every function of a jit function's body, each with its own locals
+        outer = self.fn_locals
         self.depth += 1
         a = node.args
         self.fn_locals = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | set(_assigned(node.body))
         self.fn_locals |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
         node.body = self._stmts(node.body)
         self.depth -= 1
+        self.fn_locals = outer
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef

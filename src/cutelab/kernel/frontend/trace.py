@@ -772,6 +772,11 @@ class RmemEngine(PointerInfo):
     def __len__(self) -> int:
         return len(self.slots)
 
+    def recast(self, offset: Any, dtype: Any) -> tuple:
+        """``cute.recast_ptr`` of a pointer into this fragment: (engine, offset) of its registers' bits read
+        as dtype (kernel.instr.rmem_view, reached through the kernel's instruction hook)."""
+        return _tracing_protocol.instruction("rmem.recast")(self, offset, dtype)
+
     def alignment(self, offset: Any) -> int:
         return _align_of(self.align, self.dtype.bytes, offset)
 
@@ -881,7 +886,10 @@ class SmemEngine(GmemEngine):
         root = getattr(sh, "base", sh)
         what = f"recast_ptr({self.ptr_str(offset)}, dtype={dtype})"
         if type(self) is not SmemEngine:
-            raise TraceError(f"{what}: recasting a pointer into swizzled shared memory is not supported")
+            if dtype.name == self.dtype.name:  # the same element type: the same (swizzled) pointer
+                return self, offset
+            raise TraceError(f"{what}: recasting a pointer into swizzled shared memory to another element type "
+                             f"is not supported (used at {user_location()})")
         nbytes = offset * sh.dtype.bytes
         if (sym_div(nbytes) if is_sym(nbytes) else int(nbytes)) % dtype.bytes:
             raise TraceError(f"{what}: the pointer's byte offset is not a multiple of {dtype}'s {dtype.bytes} bytes")

@@ -8,7 +8,8 @@ distributed shared memory and its element loads (``ld.shared::cluster``),
 mbarrier ops on a peer CTA, TMA multicast), ``mathops`` ``cute.math``, ``printtensor``
 ``cute.print_tensor`` in a kernel; ``atomics`` the
 memory-ordering instructions on global memory (``cute.arch.load``/``store`` with sem and scope,
-atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`` ``vector.bitcast``;
+atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`` ``vector.bitcast``,
+``rmem_view`` a register fragment read as another type;
 ``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``), run on the CPU by ``ptx``;
 ``tma_store`` TMA stores and the bulk async-groups; SM100: ``tcgen05_tmem`` tensor memory (its
 allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` the UMMA

@@ -9,6 +9,10 @@ runtime fields of the atom (``tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)``).
   entry with the atom's value then) and each UMMA reads it when it is issued. So the usual
   ``set(ACCUMULATE, True)`` after the first k-block inside a runtime loop makes every later UMMA,
   in every iteration, accumulate. The host's atom is not changed by the kernel.
+- A may live in tensor memory (``OperandSource.TMEM``, ``CtaGroup.ONE``, 128 rows: the FMHA's P in
+  P*V): ``make_fragment_A`` of a TMEM tensor, its pointer recast to A's type; row m in lane m, its K
+  elements in consecutive columns. The UMMA reads those cells when it executes (at its commit), and
+  only columns the CTA allocated.
 - CPU: a UMMA is issued once per warp that runs the ``cute.gemm`` (CuTe DSL elects one thread);
   it joins its CTA's list of issued UMMAs, with its operands' addresses and its ACCUMULATE flag.
   ``tcgen05.commit(mbar)`` (what ``PipelineTmaUmma.consumer_release`` and
@@ -21,7 +25,8 @@ runtime fields of the atom (``tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)``).
 - CUDA: ``tcgen05.mma.cta_group::1.kind::f16`` / ``kind::tf32`` issued by lane 0 of each warp
   that runs the cute.gemm, with the shared-memory descriptors (``umma_desc``: UMMA's canonical
   layouts are GMMA's, wgmma.gmma_desc_fields checks them), the instruction descriptor
-  (``umma_idesc``) and the ACCUMULATE register as its enable-input-D predicate; and
+  (``umma_idesc``) and the ACCUMULATE register as its enable-input-D predicate (A in tensor memory:
+  its TMEM address ``[a_tmem]`` in place of A's descriptor); and
   ``tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64``. The kernels compile
   for sm_100a (tests/blackwell); whether they run right on a B200 is untested.
 """
@@ -100,6 +105,38 @@ class _Operand:
                  why: str = ""):
         self.shared, self.base, self.starts, self.phys, self.dtype = shared, base, starts, phys, dtype
         self.fields, self.why = fields, why  # the descriptor's (layout type, LBO, SBO), or why there is none
+        self.tmem = shared is None  # A read from tensor memory (_tmem_operand): base and phys are TMEM addresses
+
+
+def _tmem_operand(frag: Any, P: int, K: int, dtype: Any, what: str) -> _Operand:
+    """Operand A of a UMMA with ``OperandSource.TMEM`` (``make_fragment_A`` of a TMEM tensor, sliced to one
+    k-block: ((M, K), RestM)): base is its TMEM address (elements of dtype), phys per MMA instance the
+    element offsets of its (M, K) tile, column-major. The UMMA reads A's row m from lane m and its K
+    elements from consecutive columns, so the tile must be (M, K):(lane step, 1) with M = 128."""
+    from ...nvgpu.tcgen05.tmem import tmem_dp_stride
+
+    eng = frag.engine
+    if eng.dtype.name != dtype.name:
+        raise TraceError(f"{what}: operand A in tensor memory holds {eng.dtype}, the MMA reads {dtype} (recast_ptr "
+                         f"the TMEM pointer to {dtype})")
+    shp, std = frag.layout.shape, frag.layout.stride
+    if not isinstance(shp, tuple) or len(shp) != 2:
+        raise TraceError(f"{what}: operand A must be sliced to one k-block, ((M,K), MMA_M), got shape "
+                         f"{it.tuple_str(shp)}: index it as tCrA[(None, None, k_block)]")
+    if P != 128:
+        raise TraceError(f"{what}: A in tensor memory is supported for UMMAs of 128 rows per CTA, not {P}")
+    tile = Layout._raw(shp[0], std[0])
+    if it.product(tile.shape) != P * K:
+        raise TraceError(f"{what}: operand A's value mode {tile} is not a {P}x{K} tile")
+    toff = _static_offsets(tile, what)
+    dp = tmem_dp_stride(dtype)
+    want = (np.arange(P)[None, :] * dp + np.arange(K)[:, None]).reshape(-1)  # m + P * k -> lane m, element k
+    if not np.array_equal(np.asarray(toff, dtype=np.int64), want):
+        raise TraceError(f"{what}: operand A in tensor memory must hold row m in lane m and its {K} elements in "
+                         f"consecutive columns ({P},{K}):({dp},1), as make_fragment_A makes it; got {tile}")
+    inst = _static_offsets(Layout._raw(shp[1], std[1]), what)
+    phys = np.asarray(inst, dtype=np.int64)[:, None] + want[None, :]
+    return _Operand(None, frag.offset, phys[:, 0].copy(), phys, dtype, None)
 
 
 def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Operand:
@@ -171,11 +208,13 @@ class UmmaOp(Op):
 
     def __repr__(self) -> str:
         m, n, k = self.op.shape_mnk
+        a = "tmem" if self.a.tmem else self.a.shared.name
         return (f"tcgen05.mma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]} tmem "
-                f"(+)= {self.a.shared.name} * {self.b.shared.name}")
+                f"(+)= {a} * {self.b.shared.name}")
 
     def accesses(self) -> List[Any]:
-        return [Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self) for o in (self.a, self.b)]
+        return [Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self) for o in (self.a, self.b)
+                if not o.tmem]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         """Issue: one UMMA per warp that runs it, executed at the CTA's next tcgen05.commit."""
@@ -225,10 +264,24 @@ class UmmaOp(Op):
         st = tmem_state(b)
 
         def tile(o: _Operand, start: int, P: int, k: int) -> np.ndarray:
+            if o.tmem:
+                return tmem_tile(o, start, P, k)
             idx = start + o.phys  # (inst, P*K)
             if idx.min() < 0 or idx.max() >= o.shared.length:
                 raise LaunchError(f"{b.ir.name}{_at(self.where)}: a UMMA operand reaches outside {o.shared.name}")
             v = to_real(b.shared[o.shared.index][k * o.shared.length + idx], o.dtype).astype(np.float64)
+            return v.reshape(v.shape[0], K, P).swapaxes(1, 2)  # (inst, P, K)
+
+        def tmem_tile(o: _Operand, start: int, P: int, k: int) -> np.ndarray:
+            """A's tiles read from block k's tensor memory (allocated columns only)."""
+            odp = tmem_dp_stride(o.dtype)
+            addr = start + o.phys  # (inst, P*K)
+            ln, el = addr // odp, addr % odp
+            if (addr < 0).any() or (ln >= 128).any():
+                raise LaunchError(f"{b.ir.name}{_at(self.where)}: the UMMA's operand A reaches outside tensor memory")
+            check_columns(b, st, np.full(el.shape, k), el // _epc(o.dtype), "a UMMA reading A (tcgen05.mma)",
+                          _at(self.where))
+            v = to_real(tmem_cells(st, o.dtype)[k, ln, el], o.dtype).astype(np.float64)
             return v.reshape(v.shape[0], K, P).swapaxes(1, 2)  # (inst, P, K)
 
         A = np.concatenate([tile(self.a, a0, Mc, k) for k in blocks], axis=1)  # (inst, M, K)
@@ -270,7 +323,7 @@ class UmmaOp(Op):
         group = self.op.cta_group.value  # 2: issued by the pair's leader, reading and writing both CTAs
         kind = umma_kind(self.op)
         for o, nm in ((self.a, "A"), (self.b, "B")):
-            if o.fields is None:
+            if o.fields is None and not o.tmem:
                 raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: operand {nm} of the UMMA is not in a canonical "
                                  f"UMMA shared-memory layout, so it has no descriptor: {o.why}")
         idesc = umma_idesc(self.op)
@@ -281,15 +334,24 @@ class UmmaOp(Op):
             RM, RN = self.acc_offs.shape[:2]
             for mi in range(RM):
                 for ni in range(RN):
-                    da = self._desc(r, self.a, mi)
+                    da = self._tmem_addr(r, self.a, mi) if self.a.tmem else self._desc(r, self.a, mi)
                     db = self._desc(r, self.b, ni)
                     d0 = self.acc_base + int(self.acc_offs[mi, ni, 0]) if is_sym(self.acc_base) else \
                         int(self.acc_base) + int(self.acc_offs[mi, ni, 0])
                     dc = r.expr(d0)[0] if is_sym(d0) else str(int(d0))
+                    a_op, a_c = ("[%1]", "r") if self.a.tmem else ("%1", "l")  # A: a TMEM address or a descriptor
                     r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
-                           f'tcgen05.mma.cta_group::{group}.kind::{kind} [%0], %1, %2, %3, p;\\n\\t}}" :: '
-                           f'"r"((unsigned)({dc})), "l"({da}), "l"({db}), "r"(0x{idesc:08x}u), '
+                           f'tcgen05.mma.cta_group::{group}.kind::{kind} [%0], {a_op}, %2, %3, p;\\n\\t}}" :: '
+                           f'"r"((unsigned)({dc})), "{a_c}"({da}), "l"({db}), "r"(0x{idesc:08x}u), '
                            f'"r"((unsigned)({acc})) : "memory");')
+
+    @staticmethod
+    def _tmem_addr(r: Any, o: _Operand, i: int) -> str:
+        """The TMEM address (lane << 16 | 32-bit column) of instance i of an A operand in tensor memory: its
+        element offset divided by the elements per column."""
+        start = o.base + int(o.starts[i]) if is_sym(o.base) else int(o.base) + int(o.starts[i])
+        e = r.expr(start)[0] if is_sym(start) else str(int(start))
+        return f"(unsigned)(({e}) / {_epc(o.dtype)})"
 
     @staticmethod
     def _desc(r: Any, o: _Operand, i: int) -> str:
@@ -497,8 +559,8 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
             raise TraceError(f"{what}: operand {nm} is {dt} ({dt.width} bits); cutelab's kernels hold 8-, 16- and "
                              f"32-bit UMMA operands in shared memory, not 4- or 6-bit ones yet")
     n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
-    if op.a_src is not OperandSource.SMEM:
-        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
+    if op.a_src is not OperandSource.SMEM and n_cta != 1:
+        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is supported for CtaGroup.ONE UMMAs only")
     _check_acc(atom, op, d, c, what)
     M, N, K = op.shape_mnk
     ra, rb = (len(x.layout.shape) if isinstance(x.layout.shape, tuple) else 1 for x in (a, b))
@@ -517,8 +579,16 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
 
 def _umma(t: Any, op: Any, d: Any, a: Any, b: Any, acc: Any, n_cta: int, what: str) -> None:
     """One UMMA call per MMA of the accumulator over one k-block of A and B."""
+    from ...nvgpu.tcgen05.tmem import TmemEngine
+
     M, N, K = op.shape_mnk
-    A = _operand(a, "A", M // n_cta, K, op.a_dtype, what)  # a 2-CTA UMMA: each CTA holds half of A, B and D
+    if isinstance(getattr(a, "engine", None), TmemEngine):  # OperandSource.TMEM
+        if op._operand_in_smem("A"):
+            raise TraceError(f"{what}: operand A is a tensor-memory tensor but the MMA reads A from shared memory "
+                             f"(make the op with OperandSource.TMEM)")
+        A = _tmem_operand(a, M // n_cta, K, op.a_dtype, what)
+    else:  # a 2-CTA UMMA: each CTA holds half of A, B and D
+        A = _operand(a, "A", M // n_cta, K, op.a_dtype, what)
     B = _operand(b, "B", N // n_cta, K, op.b_dtype, what)
     shp = d.layout.shape
     if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M // n_cta * N:

@@ -7,6 +7,8 @@
   the elements inside the global tensor (TMA skips the others). The store happens when it is
   issued: a program that overwrites the shared buffer before ``cp_async_bulk_wait_group(..., read=
   True)`` says it may is wrong on the GPU but not caught here. The groups have no CPU effect.
+- A ``CopyReduceBulkTensorTileS2GOp`` atom (ADD, f32) adds the box instead (``TmaReduceOp``; several
+  CTAs may add to the same elements): ``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile``.
 - CUDA: ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [smem]`` with the
   tensor map kernel parameter of the loads (``TmaLoadOp``'s), ``cp.async.bulk.commit_group``,
   ``cp.async.bulk.wait_group[.read] N``.
@@ -26,7 +28,8 @@ from ..ir.symbolic import is_sym
 from ..frontend.trace import _static_offsets, current
 from .tma import TmaLoadOp, _tile_coords, name_tensor_map, smem_byte_swizzle, split_base, start_phase
 
-__all__ = ["TmaStoreOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
+__all__ = ["TmaStoreOp", "TmaReduceOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group",
+           "cp_async_bulk_wait_group"]
 
 
 class TmaStoreOp(TmaLoadOp):
@@ -102,6 +105,44 @@ def _no_clash(b: Any, op: Any, data: Any, goff: Any, valid: Any, act: Any) -> No
     own[g] = w
 
 
+class TmaReduceOp(TmaStoreOp):
+    """One TMA box reduction (``CopyReduceBulkTensorTileS2GOp``, ADD): the box from shared memory added to
+    the global tensor's elements inside it. Several CTAs may add to the same elements (that is what it is
+    for); on the CPU each issue adds at once, in issue order."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "tma_reduce_add" + super().__repr__()[len("tma_store"):]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        d = self.desc
+        data = buffers[self.param.index]
+        act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
+        if act.size == 0:
+            return
+        goff, valid = self.global_box(b, act, data)
+        sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
+        src = sb[:, None] + (d.placement(self.phase) // d.dtype.bytes)[None, :]
+        if src.size and (src.min() < 0 or src.max() >= self.shared.length):
+            raise LaunchError(f"{b.ir.name}{self.where}: the TMA reduction's box reads shared elements "
+                              f"{int(src.min())}..{int(src.max())} outside its {self.shared.length} elements")
+        smem = b.shared[self.shared.index]
+        vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
+        np.add.at(data, goff[valid], vals[valid])
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        d = self.desc
+        cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
+        ins = (f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], "
+               f"[%{d.rank + 1}];")
+        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
+               f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+
+
 class BulkGroupOp(Op):
     """``cp.async.bulk.commit_group`` / ``cp.async.bulk.wait_group[.read] n``: GPU ordering of the
     bulk (TMA) stores; no CPU effect (they complete when issued)."""
@@ -140,13 +181,17 @@ def cp_async_bulk_wait_group(group: Any, *, read: Any = None, loc: Any = None, i
 def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     """cute.copy with a TMA store atom inside a kernel; False for other atoms."""
     from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES, TmaCopyAtom
-    from ...nvgpu.cpasync.tma_store import CopyBulkTensorTileS2GOp
+    from ...nvgpu.cpasync.tma_store import CopyBulkTensorTileS2GOp, CopyReduceBulkTensorTileS2GOp
     from ..frontend.trace import GmemEngine, SmemEngine
 
     if not isinstance(atom, TmaCopyAtom) or not isinstance(atom.op, CopyBulkTensorTileS2GOp):
         return False
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with a TMA store atom{t.where()}"
+    reduce = isinstance(atom.op, CopyReduceBulkTensorTileS2GOp)
+    if reduce and (atom.op.kind_name != "ADD" or atom.desc.dtype.name != "f32"):
+        raise TraceError(f"{what}: cutelab's kernels run TMA reductions (CopyReduceBulkTensorTileS2GOp) that ADD "
+                         f"f32 elements, not {atom.op.kind_name} of {atom.desc.dtype}")
     kwargs.pop("pred", None)
     kwargs.pop("cache_policy", None)
     if kwargs:
@@ -184,7 +229,8 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     ops = []
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
         bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
-        op = TmaStoreOp(d, g.param, bc, s.param, sbase + start if start else sbase, s.param, 0, t.where())
+        op = (TmaReduceOp if reduce else TmaStoreOp)(d, g.param, bc, s.param, sbase + start if start else sbase,
+                                                     s.param, 0, t.where())
         op.phase = phase
         name_tensor_map(t, op, g.param.index, d)
         ops.append(op)

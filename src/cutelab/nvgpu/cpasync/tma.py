@@ -259,13 +259,17 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
-    if it.depth(shape) > 1:
+    if it.depth(shape) > 1 or any(d == 0 for d in stride[len(tiler):]):
         # modes past the tiled ones may be nested (FMHA's ((heads per group, groups), batch)): each of their
-        # sub-modes is a TMA dimension of box 1, as CuTe flattens them; sub-modes of one element are dropped
+        # sub-modes is a TMA dimension of box 1, as CuTe flattens them; sub-modes of one element are dropped,
+        # and so are broadcast ones (stride 0: the FMHA's query heads sharing a K/V head, or its batch of a
+        # variable-length problem), which move no address: the tensor map has no dimension for them, as CuTe
+        # collapses them
         if any(isinstance(x, tuple) for x in shape[:len(tiler)]):
             raise LayoutError(f"{where}: the tiled modes of the global tensor must be flat, got {layout}")
         fs, fd = it.flatten_to_tuple(shape), it.flatten_to_tuple(stride)
-        keep = [i for i in range(len(fs)) if i < len(tiler) or fs[i] != 1]
+        keep = [i for i in range(len(fs)) if i < len(tiler) or (fs[i] != 1 and not (isinstance(fd[i], int)
+                                                                                  and fd[i] == 0))]
         shape, stride = tuple(fs[i] for i in keep), tuple(fd[i] for i in keep)
         layout = Layout._raw(shape, stride)
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in shape + stride):

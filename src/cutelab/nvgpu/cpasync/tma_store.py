@@ -5,14 +5,17 @@
 descriptor as a load (the box, its swizzle and its placement in shared memory are checked the same
 way); ``cute.copy(atom, smem_tile, gmem_tile)`` stores one box (kernel/instr/tma_store.py), and the
 ``cp.async.bulk`` groups (``cute.arch.cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``,
-``cutlass.pipeline.PipelineTmaStore``) order the stores.
+``cutlass.pipeline.PipelineTmaStore``) order the stores. ``CopyReduceBulkTensorTileS2GOp`` adds the box to
+global memory instead (``cp.reduce.async.bulk.tensor...add``; CUTLASS's Blackwell FMHA backward accumulates dQ
+so).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["CopyBulkTensorTileS2GOp"]
+__all__ = ["CopyBulkTensorTileS2GOp", "CopyReduceBulkTensorTileS2GOp"]
 
 
 @dataclass(frozen=True)
@@ -21,3 +24,19 @@ class CopyBulkTensorTileS2GOp:
 
     def __str__(self) -> str:
         return "cp.async SMEM -> GMEM bulk tensor copy Operation"
+
+
+@dataclass(frozen=True)
+class CopyReduceBulkTensorTileS2GOp(CopyBulkTensorTileS2GOp):
+    """TMA reduction: a bulk tensor tile from shared memory combined into global memory (``reduction_kind``:
+    CuTe DSL's ``cute.ReductionKind``; kernels run ADD of f32 elements)."""
+
+    reduction_kind: Any = None  # None: ADD, as CuTe DSL's default
+
+    @property
+    def kind_name(self) -> str:
+        k = self.reduction_kind
+        return "ADD" if k is None else str(getattr(k, "name", k)).upper()
+
+    def __str__(self) -> str:
+        return f"cp.reduce SMEM -> GMEM bulk tensor {self.kind_name.lower()} Operation"
