@@ -1,0 +1,75 @@
+"""The Hopper attention forward example (examples/attention/sm90_fmha_fwd.py) on the CPU interpreter
+against float64 numpy (O and the log-sum-exp), its CUDA compiled for sm_90a, and its input checks."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
+
+from sm90_util import nvcc_compiles
+
+_EX = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "attention", "sm90_fmha_fwd.py")
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("sm90_fmha_fwd_example", _EX)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("d", [64, 128])
+def test_forward_on_the_cpu_equals_numpy(d, causal):
+    """b1 h2 s256 f16: two query blocks x two key blocks per head (the ping-pong loop runs once per
+    warpgroup; causal: the diagonal block masked, the blocks launched in reverse)."""
+    ex = _example()
+    err_o, err_lse = ex.run_cpu(1, 2, 256, d, causal, "f16")
+    tol_o, tol_lse = ex.TOLERANCE["f16"]
+    assert err_o <= tol_o and err_lse <= tol_lse, (err_o, err_lse)
+
+
+def test_forward_bf16_with_stages_reused_equals_numpy():
+    """bf16 (CPU torch tensors), 4 key blocks through 2 stages, causal (1 to 4 blocks per query block)."""
+    pytest.importorskip("torch")
+    ex = _example()
+    err_o, err_lse = ex.run_cpu(1, 1, 512, 64, True, "bf16")
+    tol_o, tol_lse = ex.TOLERANCE["bf16"]
+    assert err_o <= tol_o and err_lse <= tol_lse, (err_o, err_lse)
+
+
+def test_forward_cuda_compiles_with_the_fa3_structure():
+    ex = _example()
+    err_o, _ = ex.run_cpu(1, 1, 256, 128, False, "f16")
+    assert err_o <= ex.TOLERANCE["f16"][0]
+    src = cuda.render(last_launch().ir)
+    for s in ("setmaxnreg.dec.sync.aligned.u32 24", "setmaxnreg.inc.sync.aligned.u32 240",  # producer / consumers
+              "bar.sync 2, 256", "bar.sync 3, 256", "bar.arrive 2, 256", "bar.arrive 3, 256",  # ping-pong
+              "wgmma.wait_group.sync.aligned 1",  # softmax of S_j while P_{j-1} V_{j-1} runs
+              "ex2.approx", "cp.async.bulk.tensor.2d", "const __grid_constant__ cl_tensormap tmap_tV"):
+        assert s in src, s
+    # S = Q K^T: A and B by descriptor; O += P V: A (P) in four .b32 registers, V N-major (trans-b 1)
+    wg = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+    assert src.count(wg) == 32  # 8 k-blocks each, S for the first block and in the loop, P V in the loop and after
+    assert src.count("%64, %65, p, 1, 1, 0, 0;") == 16 and src.count("}, %68, p, 1, 1, 1;") == 16
+    nvcc_compiles(src)
+
+
+def test_bad_inputs_are_refused():
+    ex = _example()
+    with pytest.raises(ValueError, match="head_dim = 96"):
+        ex.HopperAttentionForward(cute.Float16, 96)
+    q = np.zeros((1, 1, 192, 64), np.float16)
+    lse = np.zeros((1, 1, 192), np.float32)
+    with pytest.raises(ValueError, match="seqlen 192 must be a multiple of 128"):
+        ex.HopperAttentionForward(cute.Float16, 64)(*ex.views(q, q, q, q.copy(), lse))
+    with pytest.raises(ValueError, match="made for BFloat16"):
+        ex.HopperAttentionForward(cute.BFloat16, 64)(*ex.views(q[:, :, :128], q[:, :, :128], q[:, :, :128],
+                                                              q[:, :, :128].copy(), lse[:, :, :128]))
