@@ -391,15 +391,15 @@ class HopperAttentionForward:
 _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
 
 
-def views(q, k, v, o, lse):
+def views(q, k, v, o, lse, wrap=lambda t: t):
     """The kernel's arguments for q, k, v, o (batch, heads, seqlen, head_dim), contiguous, and lse
     (batch, heads, seqlen): 2-D views (V transposed: head_dim contiguous). numpy arrays (f16) or
-    torch tensors (f16, bf16; CPU or CUDA)."""
+    torch tensors (f16, bf16; CPU or CUDA); ``wrap`` is applied to each view before from_dlpack
+    (benchmarks/attention.py --dry-run dresses them as CUDA tensors)."""
     b, h, s, d = q.shape
     flat = lambda x: x.reshape(b * h * s, d)  # noqa: E731
-    return (from_dlpack(flat(q), assumed_align=16), from_dlpack(flat(k), assumed_align=16),
-            from_dlpack(flat(v).T, assumed_align=16), from_dlpack(flat(o), assumed_align=16),
-            from_dlpack(lse.reshape(b * h, s), assumed_align=16))
+    return tuple(from_dlpack(wrap(t), assumed_align=16)
+                 for t in (flat(q), flat(k), flat(v).T, flat(o), lse.reshape(b * h, s)))
 
 
 def reference(q, k, v, causal, scale):
