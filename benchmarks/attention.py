@@ -160,10 +160,19 @@ def run_shape(ex: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, 
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
     call, out, lse, row["compile_s"] = build_cutelab(ex, q, k, v, causal, o.dtype)
 
-    def sdpa() -> Any:
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    def sdpa() -> Any:  # called inside sdpa_kernel(FLASH_ATTENTION) (entered once, not per call)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        return _check_and_time(row, call, sdpa, out, lse, q, k, v, shp, o)
+
+
+def _check_and_time(row: Dict[str, Any], call: Callable, sdpa: Callable, out: Any, lse: Any, q: Any, k: Any, v: Any,
+                    shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
+    """Check cutelab's O and LSE against SDPA's; when they pass, the alternating timed rounds."""
+    import torch
+
+    b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
     call()
     ref = sdpa()
     ref_lse = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)[1]

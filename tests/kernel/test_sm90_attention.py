@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import subprocess
+import tempfile
 
 import numpy as np
 import pytest
@@ -47,7 +50,7 @@ def test_forward_bf16_with_stages_reused_equals_numpy():
 
 def test_forward_cuda_compiles_with_the_fa3_structure():
     ex = _example()
-    err_o, _ = ex.run_cpu(1, 1, 256, 128, False, "f16")
+    err_o, _ = ex.run_cpu(1, 1, 256, 128, False, "f16", dynamic=True)  # the runtime loop, as on the GPU
     assert err_o <= ex.TOLERANCE["f16"][0]
     src = cuda.render(last_launch().ir)
     for s in ("setmaxnreg.dec.sync.aligned.u32 24", "setmaxnreg.inc.sync.aligned.u32 240",  # producer / consumers
@@ -59,7 +62,26 @@ def test_forward_cuda_compiles_with_the_fa3_structure():
     wg = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
     assert src.count(wg) == 32  # 8 k-blocks each, S for the first block and in the loop, P V in the loop and after
     assert src.count("%64, %65, p, 1, 1, 0, 0;") == 16 and src.count("}, %68, p, 1, 1, 1;") == 16
+    # P's words are packed and pinned before the fence of each P V group (the loop's, the last block's),
+    # not between the wgmmas of the group
+    assert src.count('asm volatile("" : "+r"(cl_pa') == 2
     nvcc_compiles(src)
+    _ptxas_report_is_clean(src)
+
+
+def _ptxas_report_is_clean(src):
+    """ptxas -v: no spills, and no warpgroup.arrive injected between wgmmas (C7519)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    with tempfile.TemporaryDirectory() as d:
+        cu = os.path.join(d, "k.cu")
+        with open(cu, "w") as f:
+            f.write(src)
+        p = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.path.join(d, "k.cubin"), cu],
+                           capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert "0 bytes spill stores, 0 bytes spill loads" in p.stderr and "C7519" not in p.stderr, p.stderr[-4000:]
 
 
 def test_bad_inputs_are_refused():
