@@ -4,10 +4,12 @@ sm90_fmha_fwd.py) against torch SDPA with its flash backend, in one process.
 Shapes: batch 4, heads 16, seqlen in ``--seqlens`` (1k, 4k, 8k, 16k), head dim in ``--dims`` (64,
 128), causal and not, bf16 (``--dtype``). FLOPs = 4 b h s^2 d (the two GEMMs), halved for causal.
 
-Per shape, both programs first run once and are checked: cutelab's O against SDPA's (max |diff| at
+Programs: ``cutelab`` (one CTA per query block and head), with ``--persistent`` also
+``cutelab-persistent`` for the non-causal shapes (one CTA per SM walking the tiles), and ``sdpa``.
+Per shape, every program first runs once and is checked: cutelab's O against SDPA's (max |diff| at
 most ``TOL_O``) and its log-sum-exp against the one SDPA's flash kernel returns
 (``aten._scaled_dot_product_flash_attention``, at most ``TOL_LSE``); a shape that fails is reported
-and not timed. Then ``--rounds`` rounds, alternating the programs within each round:
+and not timed. Then ``--rounds`` rounds, each starting with the next program in turn:
 
 - back to back: CUDA events around ``--iters`` calls;
 - single launch: synchronize, event, call, event, synchronize, ``--singles`` times; the median.
@@ -16,7 +18,7 @@ Each figure is the median over the rounds. Prints one JSON line per shape, then 
 (device named) for benchmarks/RESULTS.md.
 
     python benchmarks/attention.py [--seqlens 1024,4096,8192,16384] [--dims 64,128] [--causal both]
-                                   [--rounds 3] [--iters 20] [--singles 10] [--json out.json]
+                                   [--persistent] [--rounds 3] [--iters 20] [--singles 10] [--json out.json]
     python benchmarks/attention.py --dry-run [--nvcc]  # no GPU: cutelab's kernel through the GPU launch
                                                        # path under cutelab.kernel.cuda.fakegpu (nothing runs)
 
@@ -32,7 +34,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -83,6 +85,8 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iters", type=int, default=20, help="calls per back-to-back measurement")
     ap.add_argument("--singles", type=int, default=10, help="single launches per round (their median)")
+    ap.add_argument("--persistent", action="store_true",
+                    help="non-causal shapes: also time the kernel on a persistent grid (one CTA per SM)")
     ap.add_argument("--json", default=None, help="also write the rows here")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: trace, print and launch on a fake GPU")
     ap.add_argument("--nvcc", nargs="?", const="nvcc", default=None,
@@ -109,8 +113,10 @@ def load_example() -> Any:
     return mod
 
 
-def build_cutelab(ex: Any, q: Any, k: Any, v: Any, causal: bool, dtype: str, wrap: Callable = lambda t: t):
-    """cute.compile of the example's kernel; returns (call, o, lse, compile seconds)."""
+def build_cutelab(ex: Any, q: Any, k: Any, v: Any, causal: bool, dtype: str, wrap: Callable = lambda t: t,
+                  ctas: Optional[int] = None):
+    """cute.compile of the example's kernel (``ctas``: a persistent grid of that many CTAs); returns
+    (call, o, lse, compile seconds)."""
     import torch
 
     import cutelab as cute
@@ -119,7 +125,7 @@ def build_cutelab(ex: Any, q: Any, k: Any, v: Any, causal: bool, dtype: str, wra
     o = torch.empty_like(q)
     lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
     args = ex.views(q, k, v, o, lse, wrap=wrap)
-    fwd = ex.HopperAttentionForward(ex._DTYPES[dtype], d, causal)
+    fwd = ex.HopperAttentionForward(ex._DTYPES[dtype], d, causal, num_ctas=ctas)
     t0 = time.perf_counter()
     compiled = cute.compile(fwd, *args)
     return (lambda: compiled(*args)), o, lse, time.perf_counter() - t0
@@ -158,69 +164,83 @@ def run_shape(ex: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, 
     tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
     torch.manual_seed(0)
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
-    call, out, lse, row["compile_s"] = build_cutelab(ex, q, k, v, causal, o.dtype)
+    ours = {"cutelab": build_cutelab(ex, q, k, v, causal, o.dtype)}
+    if o.persistent and not causal:  # one CTA per SM walking the tiles
+        sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+        ours["cutelab-persistent"] = build_cutelab(ex, q, k, v, causal, o.dtype, ctas=sms)
 
     def sdpa() -> Any:  # called inside sdpa_kernel(FLASH_ATTENTION) (entered once, not per call)
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        return _check_and_time(row, call, sdpa, out, lse, q, k, v, shp, o)
+        return _check_and_time(row, ours, sdpa, q, k, v, shp, o)
 
 
-def _check_and_time(row: Dict[str, Any], call: Callable, sdpa: Callable, out: Any, lse: Any, q: Any, k: Any, v: Any,
+def _check_and_time(row: Dict[str, Any], ours: Dict[str, tuple], sdpa: Callable, q: Any, k: Any, v: Any,
                     shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
-    """Check cutelab's O and LSE against SDPA's; when they pass, the alternating timed rounds."""
+    """Check each of cutelab's programs (O and LSE) against SDPA's; when all pass, the alternating
+    timed rounds."""
     import torch
 
     b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
-    call()
     ref = sdpa()
-    ref_lse = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)[1]
-    torch.cuda.synchronize()
-    row["err_o"] = (out.float() - ref.float()).abs().max().item()
-    row["err_lse"] = (lse - ref_lse.float()).abs().max().item()
-    row["ok"] = row["err_o"] <= TOL_O and row["err_lse"] <= TOL_LSE
+    ref_lse = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)[1].float()
+    row["ok"] = True
+    for name, (call, out, lse, compile_s) in ours.items():
+        out.zero_()
+        call()
+        torch.cuda.synchronize()
+        row[f"{name}_compile_s"] = compile_s
+        row[f"{name}_err_o"] = err_o = (out.float() - ref.float()).abs().max().item()
+        row[f"{name}_err_lse"] = err_lse = (lse - ref_lse).abs().max().item()
+        row["ok"] = row["ok"] and err_o <= TOL_O and err_lse <= TOL_LSE
     if not row["ok"]:
         return row
-    for f in (call, sdpa):  # warm up
+    programs = [(name, t[0]) for name, t in ours.items()] + [("sdpa", sdpa)]
+    for _, f in programs:  # warm up
         for _ in range(3):
             f()
-    rounds: Dict[str, List[Dict[str, float]]] = {"cutelab": [], "sdpa": []}
-    for r in range(o.rounds):  # alternate the programs; the first alternates too
-        order = [("cutelab", call), ("sdpa", sdpa)] if r % 2 == 0 else [("sdpa", sdpa), ("cutelab", call)]
-        for name, f in order:
+    rounds: Dict[str, List[Dict[str, float]]] = {name: [] for name, _ in programs}
+    for r in range(o.rounds):  # alternate the programs: each round starts with the next one
+        for name, f in programs[r % len(programs):] + programs[:r % len(programs)]:
             rounds[name].append(time_call(f, o.iters, o.singles))
     for name, rs in rounds.items():
         for key in ("b2b_ms", "single_ms"):
             ms = statistics.median(x[key] for x in rs)
             row[f"{name}_{key}"] = ms
             row[f"{name}_{key[:-3]}_tflops"] = tflops(b, h, s, d, causal, ms)
-    row["ratio_b2b"] = row["sdpa_b2b_ms"] / row["cutelab_b2b_ms"]
-    row["ratio_single"] = row["sdpa_single_ms"] / row["cutelab_single_ms"]
+    for name in ours:
+        row[f"{name}_ratio_b2b"] = row["sdpa_b2b_ms"] / row[f"{name}_b2b_ms"]
+        row[f"{name}_ratio_single"] = row["sdpa_single_ms"] / row[f"{name}_single_ms"]
     return row
 
 
 def table(rows: List[Dict[str, Any]], device: str) -> str:
-    """A markdown table of the measured rows.
+    """A markdown table of the measured rows: one line per shape and cutelab program, each with
+    SDPA's figures of the same rounds (ratio: SDPA's time / ours, above 1 when ours is faster).
 
-    >>> print(table([dict(b=4, h=16, s=1024, d=64, causal=True, dtype="bf16", ok=False, err_o=1.0, err_lse=0.0)], "X"))
-    | device | b h s d | causal | cutelab b2b | SDPA b2b | ratio | cutelab single | SDPA single | ratio |
-    |---|---|---|---|---|---|---|---|---|
-    | X | 4 16 1024 64 bf16 | yes | FAILED check (err O 1, LSE 0) | | | | | |
+    >>> print(table([dict(b=4, h=16, s=1024, d=64, causal=True, dtype="bf16", ok=False, cutelab_err_o=1.0,
+    ...                   cutelab_err_lse=0.0)], "X"))
+    | device | b h s d | causal | program | ours b2b | SDPA b2b | ratio | ours single | SDPA single | ratio |
+    |---|---|---|---|---|---|---|---|---|---|
+    | X | 4 16 1024 64 bf16 | yes | cutelab | FAILED check (err O 1, LSE 0) | | | | | |
     """
-    out = ["| device | b h s d | causal | cutelab b2b | SDPA b2b | ratio | cutelab single | SDPA single | ratio |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| device | b h s d | causal | program | ours b2b | SDPA b2b | ratio | ours single | SDPA single | ratio |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         shape = f"{r['b']} {r['h']} {r['s']} {r['d']} {r['dtype']}"
         c = "yes" if r["causal"] else "no"
-        if not r.get("ok"):
-            out.append(f"| {device} | {shape} | {c} | FAILED check (err O {r.get('err_o', float('nan')):.3g}, "
-                       f"LSE {r.get('err_lse', float('nan')):.3g}) | | | | | |")
-            continue
-        cell = lambda p, k: f"{r[f'{p}_{k}_ms']:.3f} ms, {r[f'{p}_{k}_tflops']:.0f} TF/s"  # noqa: E731
-        out.append(f"| {device} | {shape} | {c} | {cell('cutelab', 'b2b')} | {cell('sdpa', 'b2b')} | "
-                   f"{r['ratio_b2b']:.2f}x | {cell('cutelab', 'single')} | {cell('sdpa', 'single')} | "
-                   f"{r['ratio_single']:.2f}x |")
+        for p in ("cutelab", "cutelab-persistent"):
+            if f"{p}_err_o" not in r:
+                continue
+            if not r.get("ok"):
+                out.append(f"| {device} | {shape} | {c} | {p} | FAILED check (err O {r[f'{p}_err_o']:.3g}, "
+                           f"LSE {r[f'{p}_err_lse']:.3g}) | | | | | |")
+                continue
+            cell = lambda q, k: f"{r[f'{q}_{k}_ms']:.3f} ms, {r[f'{q}_{k}_tflops']:.0f} TF/s"  # noqa: E731
+            out.append(f"| {device} | {shape} | {c} | {p} | {cell(p, 'b2b')} | {cell('sdpa', 'b2b')} | "
+                       f"{r[f'{p}_ratio_b2b']:.2f}x | {cell(p, 'single')} | {cell('sdpa', 'single')} | "
+                       f"{r[f'{p}_ratio_single']:.2f}x |")
     return "\n".join(out)
 
 
@@ -241,6 +261,9 @@ def dry_run(o: argparse.Namespace) -> int:
                 q = torch.zeros(shp["b"], shp["h"], shp["s"], shp["d"], dtype=tdt)
                 call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor)
                 call()
+                if o.persistent and not shp["causal"]:
+                    call, _, _, _ = build_cutelab(ex, q, q, q, False, o.dtype, wrap=fake_cuda_tensor, ctas=132)
+                    call()
                 launch = gpu.driver.launches[-1]
                 row.update(ok=True, launches=len(gpu.driver.launches),
                            grid=list(launch["grid"]) if isinstance(launch, dict) and "grid" in launch else None)

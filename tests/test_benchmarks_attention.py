@@ -27,6 +27,7 @@ def test_arguments(bench):
     o = bench.make_parser().parse_args([])
     assert o.seqlens == [1024, 4096, 8192, 16384] and o.dims == [64, 128] and (o.batch, o.heads) == (4, 16)
     assert len(bench.shapes(o)) == 16 and o.rounds >= 3
+    assert not o.persistent and bench.make_parser().parse_args(["--persistent"]).persistent
     for bad in (["--seqlens", "1k"], ["--dims", "0"], ["--causal", "maybe"], ["--dtype", "f32"]):
         with pytest.raises(SystemExit):
             bench.make_parser().parse_args(bad)
@@ -34,6 +35,8 @@ def test_arguments(bench):
 
 def test_dry_run_compiles_and_launches(bench, capsys):
     pytest.importorskip("torch")
-    assert bench.main(["--dry-run", "--seqlens", "1024", "--dims", "128", "--causal", "yes"]) == 0
-    out = capsys.readouterr().out
-    assert '"ok": true' in out and '"grid": [8, 64, 1]' in out
+    assert bench.main(["--dry-run", "--seqlens", "1024", "--dims", "128", "--persistent"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and all('"ok": true' in line for line in out)
+    assert '"launches": 2, "grid": [132, 1, 1]' in out[0]  # non-causal: also the persistent grid
+    assert '"launches": 1, "grid": [8, 64, 1]' in out[1]  # causal: one CTA per query block and head

@@ -33,13 +33,18 @@ Causal: the key blocks of a query block are walked from the diagonal block down 
 tiles: only the diagonal block needs the mask, and the rows are never fully masked); the query
 blocks are launched from the last (longest) down.
 
+Grid: one CTA per (query block, batch x head); or, non-causal, ``num_ctas`` persistent CTAs
+(``--ctas``; 0 with ``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (query blocks
+fastest), the pipelines' stages and phases running on from tile to tile, so that the next tile's Q
+and first K load while the last P V and the epilogue of the current one run.
+
 Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at the barriers)::
 
     PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --shape 1,2,256,64 --causal
 
 and on an H100 (compiles once with ``cute.compile``, checks against torch SDPA and times it)::
 
-    PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --gpu --shape 4,16,8192,128 --dtype bf16
+    PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --gpu --shape 4,16,8192,128 --dtype bf16 [--ctas 0]
 
 ``--cuda FILE`` writes the generated CUDA (``nvcc -arch=sm_90a -cubin -Xptxas -v FILE``).
 """
@@ -89,7 +94,7 @@ class HopperAttentionForward:
     is unrolled at trace time (the CPU interpreter is faster so)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, tile_mn=(128, 128)):
+                 dynamic=True, tile_mn=(128, 128), num_ctas=None):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_fwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -103,6 +108,10 @@ class HopperAttentionForward:
         self.stages = stages
         self.scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
         self.dynamic = dynamic
+        if num_ctas is not None and causal:
+            raise ValueError("sm90_fmha_fwd: num_ctas (a persistent grid) is for non-causal attention; causal "
+                             "launches one CTA per query block, the longest first")
+        self.num_ctas = num_ctas  # persistent: this many CTAs walk the (query block, head) tiles; None: one per tile
         self.tile_m, self.tile_n = tile_mn
         self.threads = 384  # a producer warpgroup and two consumer warpgroups
         self.producer_regs, self.consumer_regs = 24, 240
@@ -111,6 +120,36 @@ class HopperAttentionForward:
         """The key-block loop: a runtime loop (always for causal: its trip count depends on the block),
         or unrolled at trace time."""
         return cutlass.range(*args, unroll=1) if self.dynamic or self.causal else range(*args)
+
+    def tile_loop(self, tiles_per_cta):
+        """The CTA's tiles: a runtime loop over them (persistent), or the one tile of its block index."""
+        return cutlass.range(tiles_per_cta, unroll=1) if self.num_ctas is not None and self.dynamic else range(tiles_per_cta)
+
+    def tile(self, i, mLSE):
+        """(valid, query block, batch x head, key blocks) of the CTA's tile i. Persistent: tile
+        ``block + i * grid``, query blocks fastest (the CTAs running at once share a head's K and V
+        in L2); else the block index (x: query block, the last first when causal; y: batch x head)."""
+        bM, bN = self.tile_m, self.tile_n
+        bh_all, seqlen = mLSE.shape
+        m_blocks = seqlen // bM
+        bidx, bidy, _ = cute.arch.block_idx()
+        valid = True
+        if cutlass.const_expr(self.num_ctas is not None):
+            gdim, _, _ = cute.arch.grid_dim()
+            t = bidx + i * gdim
+            valid = t < m_blocks * bh_all
+            m_block, bh = t % m_blocks, t // m_blocks
+        elif cutlass.const_expr(self.causal):
+            m_block, bh = m_blocks - 1 - bidx, bidy
+        else:
+            m_block, bh = bidx, bidy
+        n_blocks = m_block + 1 if cutlass.const_expr(self.causal) else seqlen // bN  # causal: blocks 0 .. m_block
+        return valid, m_block, bh, n_blocks
+
+    def rows(self, m_block, bh, mLSE):
+        """(Q / O row tile, first K / V row tile) of a tile: Q, K, V, O are (batch * heads * seqlen, head_dim)."""
+        seqlen = mLSE.shape[1]
+        return bh * (seqlen // self.tile_m) + m_block, bh * (seqlen // self.tile_n)
 
     def make_atoms(self, mQ, mK, mVt):
         bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
@@ -220,23 +259,13 @@ class HopperAttentionForward:
     def kernel(self, tma_q: cutlass.Constexpr, tQ: cute.Tensor, tma_k: cutlass.Constexpr, tK: cute.Tensor,
                tma_v: cutlass.Constexpr, tV: cute.Tensor, mO: cute.Tensor, mLSE: cute.Tensor,
                tiled_qk: cutlass.Constexpr, tiled_pv: cutlass.Constexpr, q_smem: cutlass.Constexpr,
-               k_smem: cutlass.Constexpr, v_smem: cutlass.Constexpr):
+               k_smem: cutlass.Constexpr, v_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr):
         bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
         tidx, _, _ = cute.arch.thread_idx()
-        bidx, bh, _ = cute.arch.block_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
         seqlen = mLSE.shape[1]
-        m_blocks = seqlen // bM
         n_blocks_all = seqlen // bN
-        m_block = bidx
-        if cutlass.const_expr(self.causal):
-            m_block = m_blocks - 1 - bidx  # the longest rows first
-            n_blocks = m_block + 1  # key blocks 0 .. m_block (bM == bN)
-        else:
-            n_blocks = n_blocks_all
-        q_tile = bh * m_blocks + m_block  # Q, K, V, O are (batch * heads * seqlen, head_dim)
-        kv_first = bh * n_blocks_all
 
         smem = cutlass.utils.SmemAllocator()
         bars_q = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2), 8)
@@ -275,16 +304,22 @@ class HopperAttentionForward:
                 tQs, tQg = cpasync.tma_partition(tma_q, 0, lay1, cute.group_modes(sQ, 0, 2), cute.group_modes(gQ, 0, 2))
                 tKs, tKg = cpasync.tma_partition(tma_k, 0, lay1, cute.group_modes(sK, 0, 2), cute.group_modes(gK, 0, 2))
                 tVs, tVg = cpasync.tma_partition(tma_v, 0, lay1, cute.group_modes(sV, 0, 2), cute.group_modes(gV, 0, 2))
-                top = kv_first + n_blocks - 1  # the key blocks go from n_blocks - 1 down to 0
-                self.tma_load(pipe_q, q_producer, tma_q, tQg, tQs, q_tile, 0)
-                self.tma_load(pipe_k, producer, tma_k, tKg, tKs, top, producer.index)
-                for j in self.loop(1, n_blocks):  # K of block j before V of block j - 1
-                    ks = _state_at(producer, j)
-                    self.tma_load(pipe_k, ks, tma_k, tKg, tKs, top - j, ks.index)
-                    vs = _state_at(producer, j - 1)
-                    self.tma_load(pipe_v, vs, tma_v, tVg, tVs, top - j + 1, vs.index)
-                vs = _state_at(producer, n_blocks - 1)
-                self.tma_load(pipe_v, vs, tma_v, tVg, tVs, kv_first, vs.index)
+                for i in self.tile_loop(tiles_per_cta):
+                    valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                    if valid:
+                        q_tile, kv_first = self.rows(m_block, bh, mLSE)
+                        done = i * n_blocks_all  # key blocks loaded for earlier tiles (non-causal when persistent)
+                        top = kv_first + n_blocks - 1  # the key blocks go from n_blocks - 1 down to 0
+                        self.tma_load(pipe_q, _state_at(q_producer, i), tma_q, tQg, tQs, q_tile, 0)
+                        ks = _state_at(producer, done)
+                        self.tma_load(pipe_k, ks, tma_k, tKg, tKs, top, ks.index)
+                        for j in self.loop(1, n_blocks):  # K of block j before V of block j - 1
+                            ks = _state_at(producer, done + j)
+                            self.tma_load(pipe_k, ks, tma_k, tKg, tKs, top - j, ks.index)
+                            vs = _state_at(producer, done + j - 1)
+                            self.tma_load(pipe_v, vs, tma_v, tVg, tVs, top - j + 1, vs.index)
+                        vs = _state_at(producer, done + n_blocks - 1)
+                        self.tma_load(pipe_v, vs, tma_v, tVg, tVs, kv_first, vs.index)
         else:  # consumers: warpgroup wg = 0, 1 takes query rows 64 wg .. 64 wg + 63 of the block
             cute.arch.setmaxregister_increase(self.consumer_regs)
             wg = warp_group - 1
@@ -304,66 +339,82 @@ class HopperAttentionForward:
             row_max = cute.make_rmem_tensor(2, cutlass.Float32)
             row_sum = cute.make_rmem_tensor(2, cutlass.Float32)
             row_scale = cute.make_rmem_tensor(2, cutlass.Float32)
-            acc_O.fill(0.0)
             tiled_pv.set(warpgroup.Field.ACCUMULATE, True)  # O accumulates from zero (a new TiledMma's is off)
+            for i in self.tile_loop(tiles_per_cta):
+                valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                if valid:
+                    q_tile, _ = self.rows(m_block, bh, mLSE)
+                    self.consume_tile(i * n_blocks_all, n_blocks, _state_at(q_consumer, i), wg, ctid, q_tile,
+                                      m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv,
+                                      thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
+                                      row_max, row_sum, row_scale)
 
-            if wg == 1:  # warpgroup 0 goes first
-                pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
-            pipe_q.consumer_wait(q_consumer)
+    @cute.jit
+    def consume_tile(self, done, n_blocks, q_state, wg, ctid, q_tile, m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v,
+                     consumer, tiled_qk, tiled_pv, thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
+                     row_max, row_sum, row_scale):
+        """One consumer warpgroup's part of one query block: its 64 rows of O and LSE. ``done``: the
+        key blocks the pipelines passed before this tile."""
+        bM, d, dt = self.tile_m, self.head_dim, self.dtype
+        acc_O.fill(0.0)
+        if wg == 1:  # warpgroup 0 goes first
+            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
+        pipe_q.consumer_wait(q_state)
 
-            # the first (diagonal, when causal) block: S, mask, softmax; its P V is issued with the next S
-            pipe_k.consumer_wait(consumer)
-            self.gemm(tiled_qk, acc_S, tSsQ, tSsK, consumer.index, True)
-            warpgroup.wait_group(0)
-            pipe_k.consumer_release(consumer)
-            if cutlass.const_expr(self.causal):
-                self.mask_diagonal(acc_S, tScS)
-            self.softmax_step(acc_S, row_max, row_sum, row_scale, True)
-            tOrP.store(S_as_P.load().to(dt))
+        # the first (diagonal, when causal) block: S, mask, softmax; its P V is issued with the next S
+        first = _state_at(consumer, done)
+        pipe_k.consumer_wait(first)
+        self.gemm(tiled_qk, acc_S, tSsQ, tSsK, first.index, True)
+        warpgroup.wait_group(0)
+        pipe_k.consumer_release(first)
+        if cutlass.const_expr(self.causal):
+            self.mask_diagonal(acc_S, tScS)
+        self.softmax_step(acc_S, row_max, row_sum, row_scale, True)
+        tOrP.store(S_as_P.load().to(dt))
 
-            for j in self.loop(1, n_blocks):
-                ks = _state_at(consumer, j)
-                vs = _state_at(consumer, j - 1)
-                pipe_k.consumer_wait(ks)
-                self.sched_wait(wg)
-                self.gemm(tiled_qk, acc_S, tSsQ, tSsK, ks.index, True)  # S_j = Q K_j^T
-                pipe_v.consumer_wait(vs)
-                self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)  # O += P_{j-1} V_{j-1}
-                self.sched_pass(wg)
-                warpgroup.wait_group(1)  # S_j is ready; P V still running
-                pipe_k.consumer_release(ks)
-                self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
-                warpgroup.wait_group(0)
-                pipe_v.consumer_release(vs)
-                tOrP.store(S_as_P.load().to(dt))
-                self.rescale(acc_O, row_scale)
-
-            vs = _state_at(consumer, n_blocks - 1)
+        for j in self.loop(1, n_blocks):
+            ks = _state_at(consumer, done + j)
+            vs = _state_at(consumer, done + j - 1)
+            pipe_k.consumer_wait(ks)
+            self.sched_wait(wg)
+            self.gemm(tiled_qk, acc_S, tSsQ, tSsK, ks.index, True)  # S_j = Q K_j^T
             pipe_v.consumer_wait(vs)
-            self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)
+            self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)  # O += P_{j-1} V_{j-1}
+            self.sched_pass(wg)
+            warpgroup.wait_group(1)  # S_j is ready; P V still running
+            pipe_k.consumer_release(ks)
+            self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
             warpgroup.wait_group(0)
             pipe_v.consumer_release(vs)
-            pipe_q.consumer_release(q_consumer)
+            tOrP.store(S_as_P.load().to(dt))
+            self.rescale(acc_O, row_scale)
+        pipe_q.consumer_release(q_state)  # the last S is done: the producer may load the next tile's Q
 
-            # O / rowsum, LSE = (max scale log2(e) + log2(rowsum)) ln(2); then O and LSE out
-            O = mn_view(acc_O)
-            C = mn_view(tOcO)
-            sl2 = self.scale * LOG2E
-            lse = cute.make_rmem_tensor(2, cutlass.Float32)
+        vs = _state_at(consumer, done + n_blocks - 1)
+        pipe_v.consumer_wait(vs)
+        self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)
+        warpgroup.wait_group(0)
+        pipe_v.consumer_release(vs)
+
+        # O / rowsum, LSE = (max scale log2(e) + log2(rowsum)) ln(2); then O and LSE out
+        O = mn_view(acc_O)
+        C = mn_view(tOcO)
+        sl2 = self.scale * LOG2E
+        lse = cute.make_rmem_tensor(2, cutlass.Float32)
+        for r in cutlass.range_constexpr(2):
+            total = self.quad_reduce(row_sum[r], lambda a, b: a + b)
+            inv = 0.0 if total == 0.0 else cute.arch.rcp_approx(total)
+            O[r, None] = O[r, None].load() * inv
+            lse[r] = -cutlass.Float32.inf if total == 0.0 else (row_max[r] * sl2 + cute.math.log2(total)) * LN2
+        gO = cute.local_tile(mO, (bM, d), (q_tile, 0))
+        rO = cute.make_fragment_like(acc_O, mO.element_type)
+        rO.store(acc_O.load().to(mO.element_type))
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mO.element_type), rO, thr_pv.partition_C(gO))
+        if ctid % 4 == 0:
             for r in cutlass.range_constexpr(2):
-                total = self.quad_reduce(row_sum[r], lambda a, b: a + b)
-                inv = 0.0 if total == 0.0 else cute.arch.rcp_approx(total)
-                O[r, None] = O[r, None].load() * inv
-                lse[r] = -cutlass.Float32.inf if total == 0.0 else (row_max[r] * sl2 + cute.math.log2(total)) * LN2
-            gO = cute.local_tile(mO, (bM, d), (q_tile, 0))
-            rO = cute.make_fragment_like(acc_O, mO.element_type)
-            rO.store(acc_O.load().to(mO.element_type))
-            cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mO.element_type), rO, thr_pv.partition_C(gO))
-            if ctid % 4 == 0:
-                for r in cutlass.range_constexpr(2):
-                    mLSE[bh, m_block * bM + C[r, 0][0]] = lse[r]
-            if wg == 0:  # the last arrival of warpgroup 1 on barrier 2
-                pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
+                mLSE[bh, m_block * bM + C[r, 0][0]] = lse[r]
+        if wg == 0:  # the last arrival of warpgroup 1 on barrier 2
+            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
 
     @cute.jit
     def __call__(self, mQ: cute.Tensor, mK: cute.Tensor, mVt: cute.Tensor, mO: cute.Tensor, mLSE: cute.Tensor):
@@ -384,8 +435,17 @@ class HopperAttentionForward:
         if seqlen % self.tile_m:
             raise ValueError(f"{where}: seqlen {seqlen} must be a multiple of {self.tile_m} (no partial tiles)")
         tiled_qk, tiled_pv, q_smem, k_smem, v_smem, tma_q, tQ, tma_k, tK, tma_v, tV = self.make_atoms(mQ, mK, mVt)
-        self.kernel(tma_q, tQ, tma_k, tK, tma_v, tV, mO, mLSE, tiled_qk, tiled_pv, q_smem, k_smem, v_smem).launch(
-            grid=(seqlen // self.tile_m, bh, 1), block=(self.threads, 1, 1))
+        grid, per_cta = self.grid(bh, seqlen)
+        self.kernel(tma_q, tQ, tma_k, tK, tma_v, tV, mO, mLSE, tiled_qk, tiled_pv, q_smem, k_smem, v_smem,
+                    per_cta).launch(grid=grid, block=(self.threads, 1, 1))
+
+    def grid(self, bh, seqlen):
+        """(grid, tiles per CTA): one CTA per (query block, batch x head), or num_ctas persistent CTAs."""
+        m_blocks = seqlen // self.tile_m
+        if self.num_ctas is None:
+            return (m_blocks, bh, 1), 1
+        ctas = min(self.num_ctas, m_blocks * bh)
+        return (ctas, 1, 1), -(-m_blocks * bh // ctas)
 
 
 _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -415,13 +475,13 @@ def reference(q, k, v, causal, scale):
     return (e / tot) @ v, (m + np.log(tot))[..., 0]
 
 
-def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0):
+def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, num_ctas=None):
     """Runs the kernel on the CPU interpreter on random inputs (f16: numpy arrays; bf16: CPU torch
     tensors); returns (max |O - ref|, max |LSE - ref|) against float64 numpy."""
     rng = np.random.default_rng(seed)
     x = [rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3)]
     lse = np.zeros((b, h, s), np.float32)
-    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, dynamic=dynamic)
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, dynamic=dynamic, num_ctas=num_ctas)
     if dtype == "f16":
         q, k, v = (t.astype(np.float16) for t in x)
         o = np.zeros((b, h, s, d), np.float16)
@@ -451,7 +511,7 @@ def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, see
 TOLERANCE = {"f16": (4e-3, 1e-4), "bf16": (3e-2, 1e-4)}
 
 
-def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20) -> int:
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None) -> int:
     """On a GPU: compile once, check against torch (f32), time the compiled call back to back."""
     import torch
 
@@ -461,7 +521,9 @@ def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20) -> int:
     o = torch.empty_like(q)
     lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
     args = views(q, k, v, o, lse)
-    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal)
+    if ctas == 0:  # persistent, one CTA per SM
+        ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, num_ctas=ctas)
     compiled = cute.compile(fwd, *args)
     compiled(*args)
     torch.cuda.synchronize()
@@ -498,11 +560,13 @@ def main(argv=None) -> int:
     p.add_argument("--dynamic", action="store_true", help="CPU: a runtime key-block loop (always on with --gpu)")
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--ctas", type=int, default=None, help="non-causal: a persistent grid of this many CTAs "
+                   "(0 with --gpu: one per SM); default one CTA per (query block, batch x head)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
     if a.gpu:
-        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters)
-    err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda)
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas)
+    err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, num_ctas=a.ctas or None)
     tol_o, tol_lse = TOLERANCE[a.dtype]
     ok = err_o <= tol_o and err_lse <= tol_lse
     print(f"sm90_fmha_fwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: max |O - ref| = "
