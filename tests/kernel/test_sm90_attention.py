@@ -104,3 +104,11 @@ def test_bad_inputs_are_refused():
     with pytest.raises(ValueError, match="made for BFloat16"):
         ex.HopperAttentionForward(cute.BFloat16, 64)(*ex.views(q[:, :, :128], q[:, :, :128], q[:, :, :128],
                                                               q[:, :, :128].copy(), lse[:, :, :128]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d,causal,ctas", [(64, False, None), (128, True, None), (128, False, 0)])
+def test_forward_on_the_gpu_equals_torch(d, causal, ctas):
+    """On an H100: O and LSE against torch in f32 (run_gpu checks them; ctas 0: persistent, one CTA per SM)."""
+    ex = _example()
+    assert ex.run_gpu(2, 4, 1024, d, causal, "bf16", iters=2, ctas=ctas) == 0
