@@ -7,7 +7,7 @@ Q, K, V, O: (batch, heads, seqlen, head_dim) f16 or bf16 (O in the input's type)
 LSE (batch, heads, seqlen) f32 (natural log, for a backward). Head dim 64 or 128, causal or not
 (causal: key j is seen by query i when j <= i).
 
-One CTA per (128-row block of Q, batch x head), 384 threads in three warpgroups:
+A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads in three warpgroups:
 
 - warpgroup 0 is the producer (``setmaxregister_decrease``): its warp 0 loads the Q tile once and
   the K and V tiles of each 128-key block by TMA into 128-byte-swizzled shared memory, through
@@ -26,8 +26,9 @@ One CTA per (128-row block of Q, batch x head), 384 threads in three warpgroups:
 - Ping-pong between the two consumer warpgroups (inter-warpgroup overlap): two named barriers make
   them issue their GEMMs in turn, so that one warpgroup's softmax runs while the other's GEMMs do.
   Warpgroup w waits on barrier 2 + w before issuing its GEMMs and arrives on the other's after
-  (256 threads each: 128 waiting, 128 arriving). Warpgroup 2 arrives once at the start so that
-  warpgroup 1 goes first, and warpgroup 1 waits once at the end, so that every barrier completes.
+  (256 threads each: 128 waiting, 128 arriving). Per query block, warpgroup 2 arrives once at the
+  start so that warpgroup 1 goes first, and warpgroup 1 waits once at the end, so that every barrier
+  completes.
 
 Causal: the key blocks of a query block are walked from the diagonal block down to block 0 (128 x 128
 tiles: only the diagonal block needs the mask, and the rows are never fully masked); the query
@@ -42,7 +43,7 @@ Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at t
 
     PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --shape 1,2,256,64 --causal
 
-and on an H100 (compiles once with ``cute.compile``, checks against torch SDPA and times it)::
+and on an H100 (compiles once with ``cute.compile``, checks O and LSE against torch in f32, times it)::
 
     PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --gpu --shape 4,16,8192,128 --dtype bf16 [--ctas 0]
 
