@@ -10,7 +10,7 @@ errors`` (memcheck, synccheck), ``RACECHECK SUMMARY: N hazards displayed (E erro
 (racecheck). A run is clean when its summary says 0 and the program exited 0 (it runs its own
 correctness check). The programs: CuTe DSL's four Ampere examples in examples/dsl/, our two GEMMs
 in examples/gemm/ (sm90_gemm.py on its ``--gpu`` path, in its default and its warp-specialised
-configurations), and the seeds' programs in examples/seeds/; sizes small enough that racecheck
+configurations), the Hopper attention forward (examples/attention/, ``--gpu``), and the seeds' programs in examples/seeds/; sizes small enough that racecheck
 (the slowest) finishes for all of them in a few minutes.
 
     python benchmarks/sanitize.py [--tools memcheck,racecheck,synccheck] [--only sm80_gemm,seeds/]
@@ -63,6 +63,10 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm90_gemm_ws_bf16": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
                                "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--dtype", "bf16",
                                "--c-dtype", "bf16", "--iters", "2"],
+    # the Hopper attention forward (TMA, wgmma, producer and ping-pong consumer warpgroups, named barriers)
+    "attention/sm90_fmha_fwd": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
+    "attention/sm90_fmha_fwd_causal": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,128",
+                                       "--causal", "--iters", "2"],
     "seeds/copy_inner_partition": ["examples/seeds/copy_inner_partition.py"],
     "seeds/copy_outer_partition": ["examples/seeds/copy_outer_partition.py"],
     "seeds/copy_tv_partition": ["examples/seeds/copy_tv_partition.py"],
@@ -200,8 +204,10 @@ def table(results: List[Dict[str, Any]], programs: List[str], tools: List[str]) 
 def select(only: str) -> List[str]:
     """Programs whose name contains any of the comma-separated parts of only (all when empty).
 
-    >>> select("sm90")
+    >>> select("gemm/sm90")
     ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16']
+    >>> select("attention/")
+    ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal']
     """
     parts = [x.strip() for x in only.split(",") if x.strip()]
     names = [n for n in PROGRAMS if not parts or any(p in n for p in parts)]

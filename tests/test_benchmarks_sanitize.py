@@ -130,9 +130,9 @@ def test_run_one_with_a_stand_in_sanitizer(san, tmp_path):
 def test_programs_and_commands(san):
     for name, argv in san.PROGRAMS.items():
         assert os.path.exists(os.path.join(ROOT, argv[0])), name
-    # every example the issues name is covered: the four Ampere examples, both GEMMs, every seed
+    # every example the issues name is covered: the four Ampere examples, both GEMMs, every seed, attention
     files = {argv[0] for argv in san.PROGRAMS.values()}
-    for folder in ("examples/dsl", "examples/gemm", "examples/seeds"):
+    for folder in ("examples/dsl", "examples/gemm", "examples/seeds", "examples/attention"):
         for f in os.listdir(os.path.join(ROOT, folder)):
             if f.endswith(".py"):
                 assert f"{folder}/{f}" in files, f

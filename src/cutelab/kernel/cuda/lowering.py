@@ -75,6 +75,13 @@ class LoweringContext:
         bookkeeping (e.g. which values it put in the prologue)."""
         return self._r.memos.setdefault(key, {})
 
+    def following(self) -> list:
+        """The statements after the op being printed, in its block, in order (empty where the op is
+        printed outside a block's statement list): for an op that prepares what the next ones use
+        (wgmma.fence packs the register A operands of the wgmmas it fences)."""
+        nxt = self._r.following
+        return [] if nxt is None else nxt[0][nxt[1]:]
+
     # ---- names and values
     def reg(self, r: Any) -> str:
         """The C name of register array r (in the logical block being printed)."""

@@ -204,6 +204,7 @@ class CudaRenderer:
         self.hoisted: Dict[str, str] = {}  # C code of a hoisted runtime division -> its local (hoist_dyndiv)
         self.retile_vals: Dict[Tuple[int, str], List[str]] = {}  # (id(warp plan), sfx) -> its loaded uint4s
         self.memos: Dict[str, dict] = {}  # LoweringContext.memo
+        self.following: Optional[Tuple[List[Any], int]] = None  # (block's statements, index after the op printed)
         self.uses_vals = False  # a run copy was printed: the prelude declares cl_vals
         self.guards: Dict[int, int] = getattr(ir, "guards", None) or {}  # id(op) -> error code (guards.py)
         self.guard_accesses: Dict[int, list] = getattr(ir, "guard_accesses", None) or {}
@@ -661,7 +662,7 @@ class CudaRenderer:
                     i += 1
                 self.copy(s.dst, pairs)
                 continue
-            self.statement(s)
+            self.statement(s, (ops, i + 1))
             i += 1
 
     def block(self, b: Any) -> None:
@@ -744,7 +745,10 @@ class CudaRenderer:
         self.indent -= 1
         self.emit("}")
 
-    def statement(self, s: Any) -> None:
+    def statement(self, s: Any, following: Optional[Tuple[List[Any], int]] = None) -> None:
+        """Print statement s; ``following``: its block's statements and the index after s (what
+        LoweringContext.following gives an op)."""
+        self.following = following
         if id(s) in self.guards and isinstance(s, (Load, Store)):
             self.guarded(s)
         elif isinstance(s, (For, If, While)):

@@ -176,11 +176,48 @@ class WarpgroupSyncOp(Op):
 
     def cuda(self, r: Any) -> None:
         if self.kind == "fence":
+            _pack_register_a(r)
             r.emit('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
         elif self.kind == "commit_group":
             r.emit('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
         else:
             r.emit(f'asm volatile("wgmma.wait_group.sync.aligned {self.n};" ::: "memory");')
+
+
+def _pack_register_a(r: Any) -> None:
+    """Before a ``wgmma.fence``: the A words (two 16-bit values each) of the register-A wgmmas that
+    follow it up to the group's commit, packed into 32-bit locals and pinned there by an empty
+    ``asm volatile`` that reads and writes them. Packed at each wgmma instead, the packing moves
+    define registers between the wgmmas of one group, and ptxas then injects a ``warpgroup.arrive``
+    before each (info C7519), which waits for the wgmmas already issued. Only where the fence is
+    followed by wgmmas alone up to ``commit_group`` (nothing in between can write the fragments);
+    else each wgmma packs its own words, as before. The names go to the memo
+    ``wgmma_packed_a`` for WgmmaOp.cuda, which takes (and removes) its entry."""
+    ops = []
+    for op in r.following():
+        if isinstance(op, WarpgroupSyncOp) and op.kind == "commit_group":
+            break
+        if not isinstance(op, WgmmaOp):
+            return
+        ops.append(op)
+    memo = r.memo("wgmma_packed_a")
+    words: List[str] = []
+    for op in ops:
+        if not isinstance(op.a, _RegOperand):
+            continue
+        an = r.reg(op.a.reg)
+        names = {}
+        for mi in range(op.a.offs.shape[0]):
+            for ks in range(op.a.offs.shape[1]):
+                ao = op.a.offs[mi, ks]
+                for j in range(len(ao) // 2):
+                    w = r.fresh("cl_pa")
+                    r.emit(f"unsigned {w} = (unsigned)({an}[{int(ao[2 * j])}]) | ((unsigned)({an}[{int(ao[2 * j + 1])}]) << 16);")
+                    names[mi, ks, j] = w
+                    words.append(w)
+        memo[id(op), an] = names
+    for i in range(0, len(words), 32):
+        r.emit('asm volatile("" : ' + ", ".join(f'"+r"({w})' for w in words[i:i + 32]) + ");")
 
 
 def _wg_state(b: Any) -> dict:
@@ -336,6 +373,7 @@ class WgmmaOp(Op):
             ins = f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1{trans};"
             pred = V + 2
         acc = r.reg(self.acc)
+        packed = r.memo("wgmma_packed_a").pop((id(self), r.reg(self.a.reg)), None) if rs else None
         self.cuda_prologue(r)
         for ks in range(self.b.starts.shape[1]):
             scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
@@ -344,7 +382,9 @@ class WgmmaOp(Op):
                     db = self._desc(r, self.b, ni, ks)
                     outs = ", ".join(f'"+f"({acc}[{int(o)}])' for o in self.acc_offs[mi, ni])
                     r.emit("{")
-                    if rs:
+                    if packed is not None:  # packed before the fence (_pack_register_a)
+                        a_in = ", ".join(f'"r"({packed[mi, ks, j]})' for j in range(self.a.offs.shape[2] // 2))
+                    elif rs:
                         an = r.reg(self.a.reg)
                         ao = self.a.offs[mi, ks]
                         a_in = ", ".join(f'"r"((unsigned)({an}[{int(ao[2 * j])}]) | ((unsigned)({an}[{int(ao[2 * j + 1])}]) '

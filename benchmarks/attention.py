@@ -1,0 +1,309 @@
+"""The attention forward of issue 21 on one GPU: cutelab's Hopper kernel (examples/attention/
+sm90_fmha_fwd.py) against torch SDPA with its flash backend, in one process.
+
+Shapes: batch 4, heads 16, seqlen in ``--seqlens`` (1k, 4k, 8k, 16k), head dim in ``--dims`` (64,
+128), causal and not, bf16 (``--dtype``). FLOPs = 4 b h s^2 d (the two GEMMs), halved for causal.
+
+Programs: ``cutelab`` (one CTA per query block and head), with ``--persistent`` also
+``cutelab-persistent`` for the non-causal shapes (one CTA per SM walking the tiles), and ``sdpa``.
+Per shape, every program first runs once and is checked: cutelab's O against SDPA's (max |diff| at
+most ``TOL_O``) and its log-sum-exp against the one SDPA's flash kernel returns
+(``aten._scaled_dot_product_flash_attention``, at most ``TOL_LSE``); a shape that fails is reported
+and not timed. Then ``--rounds`` rounds, each starting with the next program in turn:
+
+- back to back: CUDA events around ``--iters`` calls;
+- single launch: synchronize, event, call, event, synchronize, ``--singles`` times; the median.
+
+Each figure is the median over the rounds. Prints one JSON line per shape, then a markdown table
+(device named) for benchmarks/RESULTS.md.
+
+    python benchmarks/attention.py [--seqlens 1024,4096,8192,16384] [--dims 64,128] [--causal both]
+                                   [--persistent] [--rounds 3] [--iters 20] [--singles 10] [--json out.json]
+    python benchmarks/attention.py --dry-run [--nvcc]  # no GPU: cutelab's kernel through the GPU launch
+                                                       # path under cutelab.kernel.cuda.fakegpu (nothing runs)
+
+Exit status: 0 every shape passed its check, 1 some failed, 2 nothing could be measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+# benchmarks/ holds a copy.py: keep it from shadowing the standard library's copy module
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+EXAMPLE = os.path.join(ROOT, "examples", "attention", "sm90_fmha_fwd.py")
+TOL_O = 2e-2  # both bf16 results of f32 softmaxes: a few bf16 ulps of |O| < 1
+TOL_LSE = 1e-3  # f32 in both; exp2/log2 approximations
+
+
+def flops(b: int, h: int, s: int, d: int, causal: bool) -> float:
+    """4 b h s^2 d, halved for causal.
+
+    >>> flops(4, 16, 1024, 128, False) / 1e9, flops(4, 16, 1024, 128, True) / 1e9
+    (34.359738368, 17.179869184)
+    """
+    f = 4.0 * b * h * s * s * d
+    return f / 2 if causal else f
+
+
+def tflops(b: int, h: int, s: int, d: int, causal: bool, ms: float) -> float:
+    """TFLOP/s of a call that took ms milliseconds.
+
+    >>> round(tflops(4, 16, 1024, 128, False, 0.05), 1)
+    687.2
+    """
+    return flops(b, h, s, d, causal) / (ms * 1e-3) / 1e12
+
+
+def _ints(text: str) -> List[int]:
+    try:
+        vals = [int(x) for x in text.split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated integers")
+    if not vals or any(v <= 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"{text!r}: positive integers")
+    return vals
+
+
+def make_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--seqlens", type=_ints, default=[1024, 4096, 8192, 16384])
+    ap.add_argument("--dims", type=_ints, default=[64, 128])
+    ap.add_argument("--causal", choices=["both", "yes", "no"], default="both")
+    ap.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20, help="calls per back-to-back measurement")
+    ap.add_argument("--singles", type=int, default=10, help="single launches per round (their median)")
+    ap.add_argument("--persistent", action="store_true",
+                    help="non-causal shapes: also time the kernel on a persistent grid (one CTA per SM)")
+    ap.add_argument("--json", default=None, help="also write the rows here")
+    ap.add_argument("--dry-run", action="store_true", help="no GPU: trace, print and launch on a fake GPU")
+    ap.add_argument("--nvcc", nargs="?", const="nvcc", default=None,
+                    help="with --dry-run: also compile the generated kernel with nvcc")
+    return ap
+
+
+def shapes(o: argparse.Namespace) -> List[Dict[str, Any]]:
+    """The (seqlen, head dim, causal) grid in run order.
+
+    >>> o = make_parser().parse_args(["--seqlens", "1024", "--dims", "64,128", "--causal", "both"])
+    >>> [(s["s"], s["d"], s["causal"]) for s in shapes(o)]
+    [(1024, 64, False), (1024, 64, True), (1024, 128, False), (1024, 128, True)]
+    """
+    causal = {"both": [False, True], "yes": [True], "no": [False]}[o.causal]
+    return [dict(b=o.batch, h=o.heads, s=s, d=d, causal=c) for s in o.seqlens for d in o.dims for c in causal]
+
+
+def load_example() -> Any:
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    spec = importlib.util.spec_from_file_location("_bench_sm90_fmha_fwd", EXAMPLE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def build_cutelab(ex: Any, q: Any, k: Any, v: Any, causal: bool, dtype: str, wrap: Callable = lambda t: t,
+                  ctas: Optional[int] = None):
+    """cute.compile of the example's kernel (``ctas``: a persistent grid of that many CTAs); returns
+    (call, o, lse, compile seconds)."""
+    import torch
+
+    import cutelab as cute
+
+    b, h, s, d = q.shape
+    o = torch.empty_like(q)
+    lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
+    args = ex.views(q, k, v, o, lse, wrap=wrap)
+    fwd = ex.HopperAttentionForward(ex._DTYPES[dtype], d, causal, num_ctas=ctas)
+    t0 = time.perf_counter()
+    compiled = cute.compile(fwd, *args)
+    return (lambda: compiled(*args)), o, lse, time.perf_counter() - t0
+
+
+def time_call(call: Callable[[], Any], iters: int, singles: int) -> Dict[str, float]:
+    """Back-to-back ms per call (events around iters calls) and the median single launch (ms)."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(iters):
+        call()
+    end.record()
+    torch.cuda.synchronize()
+    b2b = start.elapsed_time(end) / iters
+    one = []
+    for _ in range(singles):
+        torch.cuda.synchronize()
+        start.record()
+        call()
+        end.record()
+        torch.cuda.synchronize()
+        one.append(start.elapsed_time(end))
+    return {"b2b_ms": b2b, "single_ms": statistics.median(one)}
+
+
+def run_shape(ex: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
+    row: Dict[str, Any] = dict(shp, dtype=o.dtype)
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
+    ours = {"cutelab": build_cutelab(ex, q, k, v, causal, o.dtype)}
+    if o.persistent and not causal:  # one CTA per SM walking the tiles
+        sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+        ours["cutelab-persistent"] = build_cutelab(ex, q, k, v, causal, o.dtype, ctas=sms)
+
+    def sdpa() -> Any:  # called inside sdpa_kernel(FLASH_ATTENTION) (entered once, not per call)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        return _check_and_time(row, ours, sdpa, q, k, v, shp, o)
+
+
+def _check_and_time(row: Dict[str, Any], ours: Dict[str, tuple], sdpa: Callable, q: Any, k: Any, v: Any,
+                    shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
+    """Check each of cutelab's programs (O and LSE) against SDPA's; when all pass, the alternating
+    timed rounds."""
+    import torch
+
+    b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
+    ref = sdpa()
+    ref_lse = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)[1].float()
+    row["ok"] = True
+    for name, (call, out, lse, compile_s) in ours.items():
+        out.zero_()
+        call()
+        torch.cuda.synchronize()
+        row[f"{name}_compile_s"] = compile_s
+        row[f"{name}_err_o"] = err_o = (out.float() - ref.float()).abs().max().item()
+        row[f"{name}_err_lse"] = err_lse = (lse - ref_lse).abs().max().item()
+        row["ok"] = row["ok"] and err_o <= TOL_O and err_lse <= TOL_LSE
+    if not row["ok"]:
+        return row
+    programs = [(name, t[0]) for name, t in ours.items()] + [("sdpa", sdpa)]
+    for _, f in programs:  # warm up
+        for _ in range(3):
+            f()
+    rounds: Dict[str, List[Dict[str, float]]] = {name: [] for name, _ in programs}
+    for r in range(o.rounds):  # alternate the programs: each round starts with the next one
+        for name, f in programs[r % len(programs):] + programs[:r % len(programs)]:
+            rounds[name].append(time_call(f, o.iters, o.singles))
+    for name, rs in rounds.items():
+        for key in ("b2b_ms", "single_ms"):
+            ms = statistics.median(x[key] for x in rs)
+            row[f"{name}_{key}"] = ms
+            row[f"{name}_{key[:-3]}_tflops"] = tflops(b, h, s, d, causal, ms)
+    for name in ours:
+        row[f"{name}_ratio_b2b"] = row["sdpa_b2b_ms"] / row[f"{name}_b2b_ms"]
+        row[f"{name}_ratio_single"] = row["sdpa_single_ms"] / row[f"{name}_single_ms"]
+    return row
+
+
+def table(rows: List[Dict[str, Any]], device: str) -> str:
+    """A markdown table of the measured rows: one line per shape and cutelab program, each with
+    SDPA's figures of the same rounds (ratio: SDPA's time / ours, above 1 when ours is faster).
+
+    >>> print(table([dict(b=4, h=16, s=1024, d=64, causal=True, dtype="bf16", ok=False, cutelab_err_o=1.0,
+    ...                   cutelab_err_lse=0.0)], "X"))
+    | device | b h s d | causal | program | ours b2b | SDPA b2b | ratio | ours single | SDPA single | ratio |
+    |---|---|---|---|---|---|---|---|---|---|
+    | X | 4 16 1024 64 bf16 | yes | cutelab | FAILED check (err O 1, LSE 0) | | | | | |
+    """
+    out = ["| device | b h s d | causal | program | ours b2b | SDPA b2b | ratio | ours single | SDPA single | ratio |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        shape = f"{r['b']} {r['h']} {r['s']} {r['d']} {r['dtype']}"
+        c = "yes" if r["causal"] else "no"
+        for p in ("cutelab", "cutelab-persistent"):
+            if f"{p}_err_o" not in r:
+                continue
+            if not r.get("ok"):
+                out.append(f"| {device} | {shape} | {c} | {p} | FAILED check (err O {r[f'{p}_err_o']:.3g}, "
+                           f"LSE {r[f'{p}_err_lse']:.3g}) | | | | | |")
+                continue
+            cell = lambda q, k: f"{r[f'{q}_{k}_ms']:.3f} ms, {r[f'{q}_{k}_tflops']:.0f} TF/s"  # noqa: E731
+            out.append(f"| {device} | {shape} | {c} | {p} | {cell(p, 'b2b')} | {cell('sdpa', 'b2b')} | "
+                       f"{r[f'{p}_ratio_b2b']:.2f}x | {cell(p, 'single')} | {cell('sdpa', 'single')} | "
+                       f"{r[f'{p}_ratio_single']:.2f}x |")
+    return "\n".join(out)
+
+
+def dry_run(o: argparse.Namespace) -> int:
+    """Each shape's kernel through cute.compile and one launch on the fake GPU: nothing executes."""
+    import torch
+
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+
+    ex = load_example()
+    bad = 0
+    for shp in shapes(o):
+        row: Dict[str, Any] = dict(shp, dtype=o.dtype, dry=True)
+        t0 = time.perf_counter()
+        try:
+            with fake_gpu(nvcc=o.nvcc) as gpu:
+                tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
+                q = torch.zeros(shp["b"], shp["h"], shp["s"], shp["d"], dtype=tdt)
+                call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor)
+                call()
+                if o.persistent and not shp["causal"]:
+                    call, _, _, _ = build_cutelab(ex, q, q, q, False, o.dtype, wrap=fake_cuda_tensor, ctas=132)
+                    call()
+                launch = gpu.driver.launches[-1]
+                row.update(ok=True, launches=len(gpu.driver.launches),
+                           grid=list(launch["grid"]) if isinstance(launch, dict) and "grid" in launch else None)
+        except Exception as e:  # noqa: BLE001 - reported per row
+            row.update(ok=False, why=f"{type(e).__name__}: {e}"[:400])
+            bad += 1
+        row["seconds"] = time.perf_counter() - t0
+        print(json.dumps(row), flush=True)
+    return 1 if bad else 0
+
+
+def main(argv: Any = None) -> int:
+    o = make_parser().parse_args(argv)
+    if o.dry_run:
+        return dry_run(o)
+    try:
+        import torch
+    except ImportError:
+        print("benchmarks/attention.py: torch is not installed")
+        return 2
+    if not torch.cuda.is_available():
+        print("benchmarks/attention.py: no GPU (use --dry-run to check the launch path)")
+        return 2
+    ex = load_example()
+    device = torch.cuda.get_device_name()
+    rows = []
+    for shp in shapes(o):
+        row = run_shape(ex, shp, o)
+        row["device"] = device
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        torch.cuda.empty_cache()
+    if o.json:
+        with open(o.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    print(f"\n{time.strftime('%Y-%m-%d')}, {device}, median of {o.rounds} alternating rounds "
+          f"({o.iters} calls back to back, median of {o.singles} single launches per round)\n")
+    print(table(rows, device))
+    return 0 if all(r.get("ok") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,581 @@
+"""A Hopper (SM90) attention forward written with cutelab in CuTe DSL style, organised as
+FlashAttention-3 organises it:
+
+    O = softmax(scale * Q K^T) V        LSE[row] = log(sum_j exp(scale * S[row, j]))
+
+Q, K, V, O: (batch, heads, seqlen, head_dim) f16 or bf16 (O in the input's type), f32 accumulation;
+LSE (batch, heads, seqlen) f32 (natural log, for a backward). Head dim 64 or 128, causal or not
+(causal: key j is seen by query i when j <= i).
+
+A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads in three warpgroups:
+
+- warpgroup 0 is the producer (``setmaxregister_decrease``): its warp 0 loads the Q tile once and
+  the K and V tiles of each 128-key block by TMA into 128-byte-swizzled shared memory, through
+  three ``PipelineTmaAsync`` rings (Q: one stage; K and V: ``stages`` each, separate so that S = Q K^T
+  can start before V has arrived). K of block j + 1 is loaded before V of block j, the order in
+  which the consumers need them.
+- warpgroups 1 and 2 are the consumers (``setmaxregister_increase``), 64 query rows each. Per
+  key block: S = Q K^T by ``wgmma`` (A and B from shared memory), the online softmax in f32 with
+  ``exp2`` (row max reduced over the four threads of a quad, row sums kept per thread until the end),
+  P rounded to the input type in registers, and O += P V by ``wgmma`` with A (= P) from registers
+  and B (= V, N-major) from shared memory.
+- Softmax overlapped with the next GEMM (FlashAttention-3's intra-warpgroup overlap): in the
+  iteration for key block j a warpgroup issues S_j = Q K_j^T and O += P_{j-1} V_{j-1} together, waits
+  for S_j only (``wait_group(1)``), runs the softmax of S_j while P_{j-1} V_{j-1} is still on the tensor
+  cores, then waits for it and rescales O.
+- Ping-pong between the two consumer warpgroups (inter-warpgroup overlap): two named barriers make
+  them issue their GEMMs in turn, so that one warpgroup's softmax runs while the other's GEMMs do.
+  Warpgroup w waits on barrier 2 + w before issuing its GEMMs and arrives on the other's after
+  (256 threads each: 128 waiting, 128 arriving). Per query block, warpgroup 2 arrives once at the
+  start so that warpgroup 1 goes first, and warpgroup 1 waits once at the end, so that every barrier
+  completes.
+
+Causal: the key blocks of a query block are walked from the diagonal block down to block 0 (128 x 128
+tiles: only the diagonal block needs the mask, and the rows are never fully masked); the query
+blocks are launched from the last (longest) down.
+
+Grid: one CTA per (query block, batch x head); or, non-causal, ``num_ctas`` persistent CTAs
+(``--ctas``; 0 with ``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (query blocks
+fastest), the pipelines' stages and phases running on from tile to tile, so that the next tile's Q
+and first K load while the last P V and the epilogue of the current one run.
+
+Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at the barriers)::
+
+    PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --shape 1,2,256,64 --causal
+
+and on an H100 (compiles once with ``cute.compile``, checks O and LSE against torch in f32, times it)::
+
+    PYTHONPATH=src python examples/attention/sm90_fmha_fwd.py --gpu --shape 4,16,8192,128 --dtype bf16 [--ctas 0]
+
+``--cuda FILE`` writes the generated CUDA (``nvcc -arch=sm_90a -cubin -Xptxas -v FILE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab import pipeline
+from cutelab.nvgpu import OperandMajorMode, cpasync, warpgroup
+from cutelab.runtime import from_dlpack
+from cutelab.utils import sm90 as sm90_utils
+
+LOG2E = math.log2(math.e)
+LN2 = math.log(2.0)
+
+
+def _state_at(base, n):
+    """The pipeline state n stages after base (n an int or an index expression of the kernel)."""
+    s = base.clone()
+    if not (isinstance(n, int) and n == 0):
+        s.advance(n)
+    return s
+
+
+def mn_view(t):
+    """A wgmma accumulator fragment ((2, 2, N/8), MMA_M, MMA_N) seen as (rows, columns): rows
+    (its second value mode, MMA_M), columns (its first value mode, N/8, MMA_N)."""
+    shape = t.shape
+    (v0, v1, vn), mm, nn = shape[0], shape[1], shape[2]
+    # the fragment's own coordinates, column-major: v0 + 2 v1 + 4 n + 4 N/8 (m + MMA_M n)
+    s_v1, s_vn, s_m = v0, v0 * v1, v0 * v1 * vn
+    s_n = s_m * mm
+    layout = cute.make_layout(((v1, mm), (v0, vn, nn)), stride=((s_v1, s_m), (1, s_vn, s_n)))
+    return cute.composition(t, layout)
+
+
+class HopperAttentionForward:
+    """The forward of softmax attention for (batch, heads, seqlen, head_dim) Q, K, V (see the module
+    docstring). ``dynamic``: the key-block loop is a runtime loop (always on the GPU); otherwise it
+    is unrolled at trace time (the CPU interpreter is faster so)."""
+
+    def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
+                 dynamic=True, tile_mn=(128, 128), num_ctas=None):
+        if head_dim not in (64, 128):
+            raise ValueError(f"sm90_fmha_fwd: head_dim = {head_dim}; this kernel supports 64 and 128")
+        if dtype not in (cutlass.Float16, cutlass.BFloat16):
+            raise ValueError(f"sm90_fmha_fwd: dtype {dtype}; Float16 or BFloat16")
+        if tuple(tile_mn) != (128, 128):
+            raise ValueError(f"sm90_fmha_fwd: tile_mn = {tile_mn}; only (128, 128) (two consumer warpgroups of "
+                             f"64 rows, square tiles so that a causal block needs masking only on the diagonal)")
+        self.dtype = dtype
+        self.head_dim = head_dim
+        self.causal = causal
+        self.stages = stages
+        self.scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
+        self.dynamic = dynamic
+        if num_ctas is not None and causal:
+            raise ValueError("sm90_fmha_fwd: num_ctas (a persistent grid) is for non-causal attention; causal "
+                             "launches one CTA per query block, the longest first")
+        self.num_ctas = num_ctas  # persistent: this many CTAs walk the (query block, head) tiles; None: one per tile
+        self.tile_m, self.tile_n = tile_mn
+        self.threads = 384  # a producer warpgroup and two consumer warpgroups
+        self.producer_regs, self.consumer_regs = 24, 240
+
+    def loop(self, *args):
+        """The key-block loop: a runtime loop (always for causal: its trip count depends on the block),
+        or unrolled at trace time."""
+        return cutlass.range(*args, unroll=1) if self.dynamic or self.causal else range(*args)
+
+    def tile_loop(self, tiles_per_cta):
+        """The CTA's tiles: a runtime loop over them (persistent), or the one tile of its block index."""
+        return cutlass.range(tiles_per_cta, unroll=1) if self.num_ctas is not None and self.dynamic else range(tiles_per_cta)
+
+    def tile(self, i, mLSE):
+        """(valid, query block, batch x head, key blocks) of the CTA's tile i. Persistent: tile
+        ``block + i * grid``, query blocks fastest (the CTAs running at once share a head's K and V
+        in L2); else the block index (x: query block, the last first when causal; y: batch x head)."""
+        bM, bN = self.tile_m, self.tile_n
+        bh_all, seqlen = mLSE.shape
+        m_blocks = seqlen // bM
+        bidx, bidy, _ = cute.arch.block_idx()
+        valid = True
+        if cutlass.const_expr(self.num_ctas is not None):
+            gdim, _, _ = cute.arch.grid_dim()
+            t = bidx + i * gdim
+            valid = t < m_blocks * bh_all
+            m_block, bh = t % m_blocks, t // m_blocks
+        elif cutlass.const_expr(self.causal):
+            m_block, bh = m_blocks - 1 - bidx, bidy
+        else:
+            m_block, bh = bidx, bidy
+        n_blocks = m_block + 1 if cutlass.const_expr(self.causal) else seqlen // bN  # causal: blocks 0 .. m_block
+        return valid, m_block, bh, n_blocks
+
+    def rows(self, m_block, bh, mLSE):
+        """(Q / O row tile, first K / V row tile) of a tile: Q, K, V, O are (batch * heads * seqlen, head_dim)."""
+        seqlen = mLSE.shape[1]
+        return bh * (seqlen // self.tile_m) + m_block, bh * (seqlen // self.tile_n)
+
+    def make_atoms(self, mQ, mK, mVt):
+        bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
+        f32 = cutlass.Float32
+        qk_op = warpgroup.MmaF16BF16Op(dt, f32, (64, bN, 16), warpgroup.OperandSource.SMEM,
+                                       OperandMajorMode.K, OperandMajorMode.K)
+        # P from registers (the softmax's output, never in shared memory); V N-major (head_dim contiguous)
+        pv_op = warpgroup.MmaF16BF16Op(dt, f32, (64, d, 16), warpgroup.OperandSource.RMEM,
+                                       OperandMajorMode.K, OperandMajorMode.MN)
+        tiled_qk = cute.make_tiled_mma(qk_op, (2, 1, 1))
+        tiled_pv = cute.make_tiled_mma(pv_op, (2, 1, 1))
+        row, col = sm90_utils.LayoutEnum.ROW_MAJOR, sm90_utils.LayoutEnum.COL_MAJOR
+        q_smem = sm90_utils.make_smem_layout_a(row, (bM, bN, d), dt, 1)          # (bM, d, 1)
+        k_smem = sm90_utils.make_smem_layout_b(row, (bM, bN, d), dt, self.stages)  # (bN, d, stages)
+        v_smem = sm90_utils.make_smem_layout_b(col, (bM, d, bN), dt, self.stages)  # (d, bN, stages)
+        g2s = cpasync.CopyBulkTensorTileG2SOp()
+        tma_q, tQ = cpasync.make_tiled_tma_atom(g2s, mQ, cute.slice_(q_smem, (None, None, 0)), (bM, d))
+        tma_k, tK = cpasync.make_tiled_tma_atom(g2s, mK, cute.slice_(k_smem, (None, None, 0)), (bN, d))
+        tma_v, tV = cpasync.make_tiled_tma_atom(g2s, mVt, cute.slice_(v_smem, (None, None, 0)), (d, bN))
+        return tiled_qk, tiled_pv, q_smem, k_smem, v_smem, tma_q, tQ, tma_k, tK, tma_v, tV
+
+    @staticmethod
+    def tma_load(pipe, state, atom, tg, ts, tile, stage):
+        """The producer's part of one tile: wait for the stage to be free, load, arm its barrier."""
+        pipe.producer_acquire(state)
+        cute.copy(atom, tg[(None, tile)], ts[(None, stage)], tma_bar_ptr=pipe.producer_get_barrier(state))
+        pipe.producer_commit(state)
+
+    @staticmethod
+    def quad_reduce(val, op):
+        """op over the four threads of a quad (the threads holding one accumulator row)."""
+        val = op(val, cute.arch.shuffle_sync_bfly(val, offset=2, mask=-1, mask_and_clamp=31))
+        return op(val, cute.arch.shuffle_sync_bfly(val, offset=1, mask=-1, mask_and_clamp=31))
+
+    @cute.jit
+    def softmax_step(self, acc_S, row_max, row_sum, row_scale, first: cutlass.Constexpr):
+        """The online softmax of one block of scores, in place: S becomes P = exp2(S scale log2(e) - max
+        scale log2(e)) for the running row max, the per-thread row sums are rescaled and accumulated,
+        and row_scale gets the factor by which O must be multiplied (not written for the first block)."""
+        S = mn_view(acc_S)
+        sl2 = self.scale * LOG2E
+        for r in cutlass.range_constexpr(cute.size(row_max)):
+            s_row = S[r, None].load()
+            m = self.quad_reduce(s_row.reduce(cute.ReductionOp.MAX, -cutlass.Float32.inf, 0), cute.arch.fmax)
+            if cutlass.const_expr(not first):
+                m = cute.arch.fmax(row_max[r], m)
+            if cutlass.const_expr(self.causal):  # a fully masked row (none with square tiles; kept safe)
+                m = 0.0 if m == -cutlass.Float32.inf else m
+            m_scaled = m * sl2
+            p = cute.math.exp2(s_row * sl2 - m_scaled, fastmath=True)
+            p_sum = p.reduce(cute.ReductionOp.ADD, cutlass.Float32.zero, 0)
+            if cutlass.const_expr(first):
+                row_sum[r] = p_sum
+            else:
+                corr = cute.math.exp2(row_max[r] * sl2 - m_scaled, fastmath=True)
+                row_scale[r] = corr
+                row_sum[r] = row_sum[r] * corr + p_sum
+            row_max[r] = m
+            S[r, None] = p
+
+    @cute.jit
+    def mask_diagonal(self, acc_S, tScS):
+        """Causal mask of the diagonal block: scores of keys after the query (column > row) to -inf."""
+        S, C = mn_view(acc_S), mn_view(tScS)
+        for r in cutlass.range_constexpr(cute.size(S, mode=[0])):
+            for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
+                if cute.elem_less(C[r, 0][0], C[0, c][1]):
+                    S[r, c] = -cutlass.Float32.inf
+
+    @staticmethod
+    def rescale(acc_O, row_scale):
+        O = mn_view(acc_O)
+        for r in cutlass.range_constexpr(cute.size(row_scale)):
+            O[r, None] = O[r, None].load() * row_scale[r]
+
+    @staticmethod
+    def gemm(tiled_mma, acc, tA, tB, stage, zero_init):
+        """The wgmmas of one block (k-blocks of 16), committed as one group; A of shared memory
+        (a stage index of None: A in registers) or registers."""
+        if zero_init:
+            tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
+        warpgroup.fence()
+        for kb in range(cute.size(tA, mode=[2])):
+            a = tA[(None, None, kb, 0)] if cute.rank(tA) == 4 else tA[(None, None, kb)]
+            cute.gemm(tiled_mma, acc, a, tB[(None, None, kb, stage)], acc)
+            if zero_init:
+                tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
+        warpgroup.commit_group()
+
+    @cute.jit
+    def sched_wait(self, wg):
+        """Ping-pong: wait for this warpgroup's turn to issue its GEMMs."""
+        if wg == 0:
+            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
+        else:
+            pipeline.NamedBarrier(barrier_id=3, num_threads=256).arrive_and_wait()
+
+    @cute.jit
+    def sched_pass(self, wg):
+        """Ping-pong: give the other consumer warpgroup its turn."""
+        if wg == 0:
+            pipeline.NamedBarrier(barrier_id=3, num_threads=256).arrive()
+        else:
+            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
+
+    @cute.kernel
+    def kernel(self, tma_q: cutlass.Constexpr, tQ: cute.Tensor, tma_k: cutlass.Constexpr, tK: cute.Tensor,
+               tma_v: cutlass.Constexpr, tV: cute.Tensor, mO: cute.Tensor, mLSE: cute.Tensor,
+               tiled_qk: cutlass.Constexpr, tiled_pv: cutlass.Constexpr, q_smem: cutlass.Constexpr,
+               k_smem: cutlass.Constexpr, v_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr):
+        bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
+        tidx, _, _ = cute.arch.thread_idx()
+        warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        warp_group = cute.arch.make_warp_uniform(tidx // 128)
+        seqlen = mLSE.shape[1]
+        n_blocks_all = seqlen // bN
+
+        smem = cutlass.utils.SmemAllocator()
+        bars_q = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2), 8)
+        bars_k = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
+        bars_v = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
+        sQ = smem.allocate_tensor(dt, q_smem.outer, 1024, swizzle=q_smem.inner)
+        sK = smem.allocate_tensor(dt, k_smem.outer, 1024, swizzle=k_smem.inner)
+        sV = smem.allocate_tensor(dt, v_smem.outer, 1024, swizzle=v_smem.inner)
+        producer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread)
+        consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 8)  # the consumers' 8 warps
+        tile_bytes = bN * d * dt.width // 8
+        pipe_q = pipeline.PipelineTmaAsync.create(barrier_storage=bars_q.iterator, num_stages=1,
+                                                  producer_group=producer_group, consumer_group=consumer_group,
+                                                  tx_count=bM * d * dt.width // 8, defer_sync=True)
+        pipe_k = pipeline.PipelineTmaAsync.create(barrier_storage=bars_k.iterator, num_stages=self.stages,
+                                                  producer_group=producer_group, consumer_group=consumer_group,
+                                                  tx_count=tile_bytes, defer_sync=True)
+        pipe_v = pipeline.PipelineTmaAsync.create(barrier_storage=bars_v.iterator, num_stages=self.stages,
+                                                  producer_group=producer_group, consumer_group=consumer_group,
+                                                  tx_count=tile_bytes, defer_sync=True)
+        pipeline.pipeline_init_arrive()
+        pipeline.pipeline_init_wait()
+
+        producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
+        consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
+        q_producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 1)
+        q_consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, 1)
+
+        if warp_group == 0:  # producer
+            cute.arch.setmaxregister_decrease(self.producer_regs)
+            if warp_idx == 0:
+                gQ = cute.local_tile(tQ, (bM, d), (None, 0))  # (bM, d, row tiles)
+                gK = cute.local_tile(tK, (bN, d), (None, 0))  # (bN, d, row tiles)
+                gV = cute.local_tile(tV, (d, bN), (0, None))  # (d, bN, row tiles): V seen N-major
+                lay1 = cute.make_layout(1)
+                tQs, tQg = cpasync.tma_partition(tma_q, 0, lay1, cute.group_modes(sQ, 0, 2), cute.group_modes(gQ, 0, 2))
+                tKs, tKg = cpasync.tma_partition(tma_k, 0, lay1, cute.group_modes(sK, 0, 2), cute.group_modes(gK, 0, 2))
+                tVs, tVg = cpasync.tma_partition(tma_v, 0, lay1, cute.group_modes(sV, 0, 2), cute.group_modes(gV, 0, 2))
+                for i in self.tile_loop(tiles_per_cta):
+                    valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                    if valid:
+                        q_tile, kv_first = self.rows(m_block, bh, mLSE)
+                        done = i * n_blocks_all  # key blocks loaded for earlier tiles (non-causal when persistent)
+                        top = kv_first + n_blocks - 1  # the key blocks go from n_blocks - 1 down to 0
+                        self.tma_load(pipe_q, _state_at(q_producer, i), tma_q, tQg, tQs, q_tile, 0)
+                        ks = _state_at(producer, done)
+                        self.tma_load(pipe_k, ks, tma_k, tKg, tKs, top, ks.index)
+                        for j in self.loop(1, n_blocks):  # K of block j before V of block j - 1
+                            ks = _state_at(producer, done + j)
+                            self.tma_load(pipe_k, ks, tma_k, tKg, tKs, top - j, ks.index)
+                            vs = _state_at(producer, done + j - 1)
+                            self.tma_load(pipe_v, vs, tma_v, tVg, tVs, top - j + 1, vs.index)
+                        vs = _state_at(producer, done + n_blocks - 1)
+                        self.tma_load(pipe_v, vs, tma_v, tVg, tVs, kv_first, vs.index)
+        else:  # consumers: warpgroup wg = 0, 1 takes query rows 64 wg .. 64 wg + 63 of the block
+            cute.arch.setmaxregister_increase(self.consumer_regs)
+            wg = warp_group - 1
+            ctid = tidx - 128
+            thr_qk = tiled_qk.get_slice(ctid)
+            thr_pv = tiled_pv.get_slice(ctid)
+            tSsQ = thr_qk.partition_A(sQ)  # ((64, 16), 1, d / 16, 1)
+            tSsK = thr_qk.partition_B(sK)  # ((bN, 16), 1, d / 16, stages)
+            tOsV = thr_pv.partition_B(sV)  # ((d, 16), 1, bN / 16, stages)
+            tScS = thr_qk.partition_C(cute.make_identity_tensor((bM, bN)))  # ((2, 2, bN / 8), 1, 1)
+            tOcO = thr_pv.partition_C(cute.make_identity_tensor((bM, d)))
+            acc_S = cute.make_rmem_tensor(tScS.shape, cutlass.Float32)
+            acc_O = cute.make_rmem_tensor(tOcO.shape, cutlass.Float32)
+            # P as wgmma's A fragment ((2, 2, 2), 1, bN / 16): the same registers order as S's accumulators
+            tOrP = cute.make_rmem_tensor(thr_pv.partition_A(cute.make_identity_tensor((bM, bN))).shape, dt)
+            S_as_P = cute.make_tensor(acc_S.iterator, cute.make_layout(tOrP.shape))
+            row_max = cute.make_rmem_tensor(2, cutlass.Float32)
+            row_sum = cute.make_rmem_tensor(2, cutlass.Float32)
+            row_scale = cute.make_rmem_tensor(2, cutlass.Float32)
+            tiled_pv.set(warpgroup.Field.ACCUMULATE, True)  # O accumulates from zero (a new TiledMma's is off)
+            for i in self.tile_loop(tiles_per_cta):
+                valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                if valid:
+                    q_tile, _ = self.rows(m_block, bh, mLSE)
+                    self.consume_tile(i * n_blocks_all, n_blocks, _state_at(q_consumer, i), wg, ctid, q_tile,
+                                      m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv,
+                                      thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
+                                      row_max, row_sum, row_scale)
+
+    @cute.jit
+    def consume_tile(self, done, n_blocks, q_state, wg, ctid, q_tile, m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v,
+                     consumer, tiled_qk, tiled_pv, thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
+                     row_max, row_sum, row_scale):
+        """One consumer warpgroup's part of one query block: its 64 rows of O and LSE. ``done``: the
+        key blocks the pipelines passed before this tile."""
+        bM, d, dt = self.tile_m, self.head_dim, self.dtype
+        acc_O.fill(0.0)
+        if wg == 1:  # warpgroup 0 goes first
+            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
+        pipe_q.consumer_wait(q_state)
+
+        # the first (diagonal, when causal) block: S, mask, softmax; its P V is issued with the next S
+        first = _state_at(consumer, done)
+        pipe_k.consumer_wait(first)
+        self.gemm(tiled_qk, acc_S, tSsQ, tSsK, first.index, True)
+        warpgroup.wait_group(0)
+        pipe_k.consumer_release(first)
+        if cutlass.const_expr(self.causal):
+            self.mask_diagonal(acc_S, tScS)
+        self.softmax_step(acc_S, row_max, row_sum, row_scale, True)
+        tOrP.store(S_as_P.load().to(dt))
+
+        for j in self.loop(1, n_blocks):
+            ks = _state_at(consumer, done + j)
+            vs = _state_at(consumer, done + j - 1)
+            pipe_k.consumer_wait(ks)
+            self.sched_wait(wg)
+            self.gemm(tiled_qk, acc_S, tSsQ, tSsK, ks.index, True)  # S_j = Q K_j^T
+            pipe_v.consumer_wait(vs)
+            self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)  # O += P_{j-1} V_{j-1}
+            self.sched_pass(wg)
+            warpgroup.wait_group(1)  # S_j is ready; P V still running
+            pipe_k.consumer_release(ks)
+            self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
+            warpgroup.wait_group(0)
+            pipe_v.consumer_release(vs)
+            tOrP.store(S_as_P.load().to(dt))
+            self.rescale(acc_O, row_scale)
+        pipe_q.consumer_release(q_state)  # the last S is done: the producer may load the next tile's Q
+
+        vs = _state_at(consumer, done + n_blocks - 1)
+        pipe_v.consumer_wait(vs)
+        self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)
+        warpgroup.wait_group(0)
+        pipe_v.consumer_release(vs)
+
+        # O / rowsum, LSE = (max scale log2(e) + log2(rowsum)) ln(2); then O and LSE out
+        O = mn_view(acc_O)
+        C = mn_view(tOcO)
+        sl2 = self.scale * LOG2E
+        lse = cute.make_rmem_tensor(2, cutlass.Float32)
+        for r in cutlass.range_constexpr(2):
+            total = self.quad_reduce(row_sum[r], lambda a, b: a + b)
+            inv = 0.0 if total == 0.0 else cute.arch.rcp_approx(total)
+            O[r, None] = O[r, None].load() * inv
+            lse[r] = -cutlass.Float32.inf if total == 0.0 else (row_max[r] * sl2 + cute.math.log2(total)) * LN2
+        gO = cute.local_tile(mO, (bM, d), (q_tile, 0))
+        rO = cute.make_fragment_like(acc_O, mO.element_type)
+        rO.store(acc_O.load().to(mO.element_type))
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mO.element_type), rO, thr_pv.partition_C(gO))
+        if ctid % 4 == 0:
+            for r in cutlass.range_constexpr(2):
+                mLSE[bh, m_block * bM + C[r, 0][0]] = lse[r]
+        if wg == 0:  # the last arrival of warpgroup 1 on barrier 2
+            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
+
+    @cute.jit
+    def __call__(self, mQ: cute.Tensor, mK: cute.Tensor, mVt: cute.Tensor, mO: cute.Tensor, mLSE: cute.Tensor):
+        """mQ, mK, mO: (batch * heads * seqlen, head_dim) row-major; mVt: V seen as (head_dim, batch *
+        heads * seqlen) (head_dim contiguous); mLSE: (batch * heads, seqlen) f32."""
+        rows, d = mQ.shape
+        bh, seqlen = mLSE.shape
+        where = "sm90_fmha_fwd"
+        for name, t in (("Q", mQ), ("K", mK), ("V", mVt), ("O", mO)):
+            if t.element_type != self.dtype:
+                raise ValueError(f"{where}: {name} holds {t.element_type}; the kernel was made for {self.dtype}")
+        if d != self.head_dim or tuple(mK.shape) != (rows, d) or tuple(mVt.shape) != (d, rows) or tuple(mO.shape) != (rows, d):
+            raise ValueError(f"{where}: Q {mQ.shape}, K {mK.shape}, V^T {mVt.shape}, O {mO.shape}: expected "
+                             f"({rows}, {self.head_dim}) for Q, K, O and ({self.head_dim}, {rows}) for V^T")
+        if mLSE.element_type != cutlass.Float32 or bh * seqlen != rows:
+            raise ValueError(f"{where}: LSE {mLSE.shape} of {mLSE.element_type}: expected Float32 "
+                             f"(batch * heads, seqlen) with batch * heads * seqlen = {rows}")
+        if seqlen % self.tile_m:
+            raise ValueError(f"{where}: seqlen {seqlen} must be a multiple of {self.tile_m} (no partial tiles)")
+        tiled_qk, tiled_pv, q_smem, k_smem, v_smem, tma_q, tQ, tma_k, tK, tma_v, tV = self.make_atoms(mQ, mK, mVt)
+        grid, per_cta = self.grid(bh, seqlen)
+        self.kernel(tma_q, tQ, tma_k, tK, tma_v, tV, mO, mLSE, tiled_qk, tiled_pv, q_smem, k_smem, v_smem,
+                    per_cta).launch(grid=grid, block=(self.threads, 1, 1))
+
+    def grid(self, bh, seqlen):
+        """(grid, tiles per CTA): one CTA per (query block, batch x head), or num_ctas persistent CTAs."""
+        m_blocks = seqlen // self.tile_m
+        if self.num_ctas is None:
+            return (m_blocks, bh, 1), 1
+        ctas = min(self.num_ctas, m_blocks * bh)
+        return (ctas, 1, 1), -(-m_blocks * bh // ctas)
+
+
+_DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
+
+
+def views(q, k, v, o, lse, wrap=lambda t: t):
+    """The kernel's arguments for q, k, v, o (batch, heads, seqlen, head_dim), contiguous, and lse
+    (batch, heads, seqlen): 2-D views (V transposed: head_dim contiguous). numpy arrays (f16) or
+    torch tensors (f16, bf16; CPU or CUDA); ``wrap`` is applied to each view before from_dlpack
+    (benchmarks/attention.py --dry-run dresses them as CUDA tensors)."""
+    b, h, s, d = q.shape
+    flat = lambda x: x.reshape(b * h * s, d)  # noqa: E731
+    return tuple(from_dlpack(wrap(t), assumed_align=16)
+                 for t in (flat(q), flat(k), flat(v).T, flat(o), lse.reshape(b * h, s)))
+
+
+def reference(q, k, v, causal, scale):
+    """O and LSE in float64 (numpy) for numpy arrays q, k, v (batch, heads, seqlen, head_dim)."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    s = np.einsum("bhqd,bhkd->bhqk", q, k) * scale
+    if causal:
+        n = q.shape[2]
+        s = np.where(np.triu(np.ones((n, n), bool), 1), -np.inf, s)
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - m)
+    tot = e.sum(-1, keepdims=True)
+    return (e / tot) @ v, (m + np.log(tot))[..., 0]
+
+
+def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, num_ctas=None):
+    """Runs the kernel on the CPU interpreter on random inputs (f16: numpy arrays; bf16: CPU torch
+    tensors); returns (max |O - ref|, max |LSE - ref|) against float64 numpy."""
+    rng = np.random.default_rng(seed)
+    x = [rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3)]
+    lse = np.zeros((b, h, s), np.float32)
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, dynamic=dynamic, num_ctas=num_ctas)
+    if dtype == "f16":
+        q, k, v = (t.astype(np.float16) for t in x)
+        o = np.zeros((b, h, s, d), np.float16)
+        fwd(*views(q, k, v, o, lse))
+    else:  # numpy has no bfloat16
+        import torch
+
+        q, k, v = (torch.from_numpy(t).bfloat16() for t in x)
+        o_t = torch.zeros(b, h, s, d, dtype=torch.bfloat16)
+        lse_t = torch.from_numpy(lse)
+        fwd(*views(q, k, v, o_t, lse_t))
+        q, k, v, o = (t.float().numpy() for t in (q, k, v, o_t))
+    ref_o, ref_lse = reference(q, k, v, causal, fwd.scale)
+    err_o = float(np.abs(o.astype(np.float64) - ref_o).max())
+    err_lse = float(np.abs(lse - ref_lse).max())
+    if cuda_file:
+        from cutelab.kernel.cuda import printer as cuda
+        from cutelab.kernel.launch.plan import last_launch
+
+        with open(cuda_file, "w") as f:
+            f.write(cuda.render(last_launch().ir))
+    return err_o, err_lse
+
+
+# P is rounded to the input type before P V (as FlashAttention does) and O once more at the end:
+# a few ulps of the 16-bit type on O's entries (|O| < 4 here); LSE is f32 throughout
+TOLERANCE = {"f16": (4e-3, 1e-4), "bf16": (3e-2, 1e-4)}
+
+
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None) -> int:
+    """On a GPU: compile once, check against torch (f32), time the compiled call back to back."""
+    import torch
+
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
+    o = torch.empty_like(q)
+    lse = torch.empty(b, h, s, device="cuda", dtype=torch.float32)
+    args = views(q, k, v, o, lse)
+    if ctas == 0:  # persistent, one CTA per SM
+        ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, num_ctas=ctas)
+    compiled = cute.compile(fwd, *args)
+    compiled(*args)
+    torch.cuda.synchronize()
+    # the reference on batch entry 0, in f32 on the GPU: torch SDPA's math on f32 copies, and the LSE
+    sc = torch.einsum("hqd,hkd->hqk", q[0].float(), k[0].float()) * fwd.scale
+    if causal:
+        sc = sc.masked_fill(torch.ones(s, s, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+    err_o = (o[0].float() - torch.softmax(sc, -1) @ v[0].float()).abs().max().item()
+    err_lse = (lse[0] - torch.logsumexp(sc, -1)).abs().max().item()
+    tol_o, tol_lse = TOLERANCE[dtype]
+    ok = err_o <= tol_o and err_lse <= 1e-3  # LSE: exp2/log2 approximations of the GPU
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(3):
+        compiled(*args)
+    start.record()
+    for _ in range(iters):
+        compiled(*args)
+    end.record()
+    torch.cuda.synchronize()
+    ms = start.elapsed_time(end) / iters
+    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+    print(f"sm90_fmha_fwd b{b} h{h} s{s} d{d} {dtype}{' causal' if causal else ''} on {torch.cuda.get_device_name()}: "
+          f"max |O - ref| = {err_o:.3g}, max |LSE - ref| = {err_lse:.3g} ({'within' if ok else 'OUTSIDE'} tolerance); "
+          f"{ms:.4f} ms, {flops / ms / 1e9:.1f} TFLOP/s back to back")
+    return 0 if ok else 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--shape", default="1,2,256,64", help="batch,heads,seqlen,head_dim")
+    p.add_argument("--causal", action="store_true")
+    p.add_argument("--dtype", default="bf16", choices=sorted(_DTYPES))
+    p.add_argument("--gpu", action="store_true", help="run on the GPU with torch tensors (needs an H100)")
+    p.add_argument("--dynamic", action="store_true", help="CPU: a runtime key-block loop (always on with --gpu)")
+    p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--ctas", type=int, default=None, help="non-causal: a persistent grid of this many CTAs "
+                   "(0 with --gpu: one per SM); default one CTA per (query block, batch x head)")
+    a = p.parse_args(argv)
+    b, h, s, d = (int(x) for x in a.shape.split(","))
+    if a.gpu:
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas)
+    err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, num_ctas=a.ctas or None)
+    tol_o, tol_lse = TOLERANCE[a.dtype]
+    ok = err_o <= tol_o and err_lse <= tol_lse
+    print(f"sm90_fmha_fwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: max |O - ref| = "
+          f"{err_o:.3g}, max |LSE - ref| = {err_lse:.3g} ({'within' if ok else 'OUTSIDE'} tolerance {tol_o:g}, {tol_lse:g})")
+    if a.cuda:
+        print(f"CUDA source written to {a.cuda}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
