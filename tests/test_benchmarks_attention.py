@@ -28,7 +28,8 @@ def test_arguments(bench):
     assert o.seqlens == [1024, 4096, 8192, 16384] and o.dims == [64, 128] and (o.batch, o.heads) == (4, 16)
     assert len(bench.shapes(o)) == 16 and o.rounds >= 3
     assert not o.persistent and bench.make_parser().parse_args(["--persistent"]).persistent
-    for bad in (["--seqlens", "1k"], ["--dims", "0"], ["--causal", "maybe"], ["--dtype", "f32"]):
+    assert o.sdpa == ["default", "flash", "cudnn"]
+    for bad in (["--seqlens", "1k"], ["--dims", "0"], ["--causal", "maybe"], ["--dtype", "f32"], ["--sdpa", "math"]):
         with pytest.raises(SystemExit):
             bench.make_parser().parse_args(bad)
 
