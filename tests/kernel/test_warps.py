@@ -219,3 +219,23 @@ def test_warps_of_one_group_that_wait_on_different_barriers_part_at_the_wait():
     F = np.zeros(64, np.int32)
     own_barriers(from_dlpack(F)).launch(grid=2, block=64)
     np.testing.assert_array_equal(F, np.repeat([1, 2], 32))
+
+
+@cute.kernel
+def _arrive_twice(A: cute.Tensor, arriver: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx // 32 == arriver:  # two arrivals before the other warp's wait: the barrier's phase completes without it
+        pipeline.NamedBarrier(barrier_id=1, num_threads=64).arrive()
+        pipeline.NamedBarrier(barrier_id=1, num_threads=64).arrive()
+    else:
+        pipeline.NamedBarrier(barrier_id=1, num_threads=64).arrive_and_wait()
+        pipeline.NamedBarrier(barrier_id=1, num_threads=64).arrive_and_wait()
+    A[tidx] = 1.0
+
+
+@pytest.mark.parametrize("arriver", [0, 1])
+def test_a_second_arrival_in_one_phase_of_a_named_barrier_is_reported(arriver):
+    A = np.zeros(64, np.float32)
+    with pytest.raises(LaunchError, match=r"NamedBarrier\(1, 64\) at .*test_warps.py:\d+: threads that have already "
+                                          r"arrived at it arrive again before it completes"):
+        _arrive_twice(from_dlpack(A), arriver).launch(grid=1, block=64)

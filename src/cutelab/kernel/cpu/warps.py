@@ -146,7 +146,19 @@ class _Barriers:
         self.nblk, self.nt = nblk, nt
         self.arrived: Dict[int, np.ndarray] = {}
         self.gen: Dict[int, np.ndarray] = {}
+        self.who: Dict[int, np.ndarray] = {}  # named barriers: the threads arrived in the current phase
         self.finished = np.zeros(nblk, dtype=np.int64)  # threads of each block that have finished
+
+    def second_arrival(self, bid: int, act: np.ndarray) -> bool:
+        """Whether some thread of act (bool per thread of the batch) has already arrived at named
+        barrier bid in its current phase; marks act's threads as arrived."""
+        who = self.who.get(bid)
+        if who is None:
+            who = self.who[bid] = np.zeros((self.nblk, self.nt), dtype=bool)
+        act = act.reshape(self.nblk, self.nt)
+        again = bool((who & act).any())
+        who |= act
+        return again
 
     def _tables(self, bid: int):
         if bid not in self.arrived:
@@ -167,6 +179,8 @@ class _Barriers:
             want = (self.nt - self.finished) if bid < 0 else expected.get(bid, self.nt)
             full = (arrived > 0) & (arrived >= want)
             if full.any():
+                if bid in self.who:
+                    self.who[bid][full] = False
                 self.gen[bid][full] += 1
                 arrived[full] -= np.minimum(arrived[full], want if np.isscalar(want) else want[full])
                 moved = True
@@ -609,6 +623,12 @@ class _Run:
             if named and (per_block > s.num_threads).any():
                 raise LaunchError(f"{self.ir.name}: NamedBarrier({bid}, {s.num_threads}) at {s.where} is reached by "
                                   f"{int(per_block.max())} threads of a block, more than {s.num_threads}")
+            if named and self.barriers.second_arrival(bid, act):
+                raise LaunchError(
+                    f"{self.ir.name}: NamedBarrier({bid}, {s.num_threads}) at {s.where}: threads that have already "
+                    f"arrived at it arrive again before it completes (two bar.arrive/bar.sync of one thread in "
+                    f"one phase); on the GPU the barrier can then complete without the threads it waits for, "
+                    f"and the block hang")
             gen = self.barriers.arrive(bid, per_block)
             g.ticket = (s, gen, per_block > 0)
             if named and not s.wait:
