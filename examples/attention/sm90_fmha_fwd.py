@@ -26,9 +26,10 @@ A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads
 - Ping-pong between the two consumer warpgroups (inter-warpgroup overlap): two named barriers make
   them issue their GEMMs in turn, so that one warpgroup's softmax runs while the other's GEMMs do.
   Warpgroup w waits on barrier 2 + w before issuing its GEMMs and arrives on the other's after
-  (256 threads each: 128 waiting, 128 arriving). Per query block, warpgroup 2 arrives once at the
-  start so that warpgroup 1 goes first, and warpgroup 1 waits once at the end, so that every barrier
-  completes.
+  (256 threads each: 128 waiting, 128 arriving). Once per CTA (not per tile, which with a persistent
+  grid could put two arrivals of one warpgroup in one phase of a barrier and hang), warpgroup 2
+  arrives at the start so that warpgroup 1 goes first, and warpgroup 1 waits at the end, so that
+  every barrier completes.
 
 Causal: the key blocks of a query block are walked from the diagonal block down to block 0 (128 x 128
 tiles: only the diagonal block needs the mask, and the rows are never fully masked); the query
@@ -341,6 +342,12 @@ class HopperAttentionForward:
             row_sum = cute.make_rmem_tensor(2, cutlass.Float32)
             row_scale = cute.make_rmem_tensor(2, cutlass.Float32)
             tiled_pv.set(warpgroup.Field.ACCUMULATE, True)  # O accumulates from zero (a new TiledMma's is off)
+            # the ping-pong runs on across the CTA's tiles: warpgroup 0 goes first, and its last wait on
+            # barrier 2 takes warpgroup 1's last arrival. (Arriving again at the start of each tile could
+            # put two arrivals of warpgroup 1 in one phase of barrier 2, completing it without warpgroup 0:
+            # a hang on the GPU with a persistent grid.)
+            if wg == 1:
+                pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
             for i in self.tile_loop(tiles_per_cta):
                 valid, m_block, bh, n_blocks = self.tile(i, mLSE)
                 if valid:
@@ -349,6 +356,8 @@ class HopperAttentionForward:
                                       m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv,
                                       thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
                                       row_max, row_sum, row_scale)
+            if wg == 0:  # the last arrival of warpgroup 1 on barrier 2
+                pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
 
     @cute.jit
     def consume_tile(self, done, n_blocks, q_state, wg, ctid, q_tile, m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v,
@@ -358,8 +367,6 @@ class HopperAttentionForward:
         key blocks the pipelines passed before this tile."""
         bM, d, dt = self.tile_m, self.head_dim, self.dtype
         acc_O.fill(0.0)
-        if wg == 1:  # warpgroup 0 goes first
-            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
         pipe_q.consumer_wait(q_state)
 
         # the first (diagonal, when causal) block: S, mask, softmax; its P V is issued with the next S
@@ -414,8 +421,6 @@ class HopperAttentionForward:
         if ctid % 4 == 0:
             for r in cutlass.range_constexpr(2):
                 mLSE[bh, m_block * bM + C[r, 0][0]] = lse[r]
-        if wg == 0:  # the last arrival of warpgroup 1 on barrier 2
-            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
 
     @cute.jit
     def __call__(self, mQ: cute.Tensor, mK: cute.Tensor, mVt: cute.Tensor, mO: cute.Tensor, mLSE: cute.Tensor):
