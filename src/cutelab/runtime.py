@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import sys
-from typing import Any
+from typing import Any, Dict
 
 import numpy as np
 
@@ -284,6 +284,11 @@ def _holds(obj: Any, address: int) -> bool:
     return False
 
 
+#: memory the emulated CUDA device allocated (cuda.bindings.runtime.cudaMalloc, cutelab.compat.cuda_driver),
+#: by start address: make_ptr of an address inside one reads and writes it, checked
+DEVICE_MEMORY: Dict[int, np.ndarray] = {}
+
+
 def _find_owner(address: int) -> Any:
     """The numpy array or CPU torch tensor whose memory holds address, among the variables (locals and
     globals) of make_ptr's callers, or None.
@@ -293,6 +298,9 @@ def _find_owner(address: int) -> Any:
     keeps every read and write through the pointer inside that buffer, checked. Not found: the
     pointer prints and moves but cannot be read on the CPU.
     """
+    for base, arr in DEVICE_MEMORY.items():
+        if base <= address < base + arr.nbytes:
+            return arr
     frame = sys._getframe(2)
     seen_globals = set()
     while frame is not None:
