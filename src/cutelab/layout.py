@@ -429,14 +429,14 @@ class Layout:
         """
         return _max_alignment(self)  # algebra.py's (it registers it: register_max_alignment)
 
-    def get_hier_coord(self, idx: int) -> Any:
+    def get_hier_coord(self, idx: int, *, loc: Any = None, ip: Any = None) -> Any:
         """The coordinate whose offset is ``idx`` (CuTe's get_hier_coord), checked.
 
         Raises LayoutError when no coordinate of the layout maps to ``idx``.
         """
         return get_hier_coord(self, idx)
 
-    def get_flat_coord(self, idx: int) -> Any:
+    def get_flat_coord(self, idx: int, *, loc: Any = None, ip: Any = None) -> Any:
         """Like get_hier_coord, but each top-level mode's coordinate as one index into that mode."""
         c = get_hier_coord(self, idx)
         if not isinstance(self._shape, tuple):

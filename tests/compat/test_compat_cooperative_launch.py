@@ -124,3 +124,32 @@ def test_inline_ptx_on_a_global_address_other_than_ld_st_atom_red_is_refused(tmp
     p = run(tmp_path, src, "2", "32", timeout=300)
     assert p.returncode != 0
     assert "atom.inc.gpu.u32" in p.stderr and "prog.py" in p.stderr, p.stderr[-2000:]
+
+
+NAMED = """
+import cutlass, cutlass.cute as cute, cutlass.pipeline as pipeline
+import numpy as np, torch
+
+@cute.kernel
+def k(out: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    wg = tidx // 64
+    if wg > 0:
+        out[tidx] = tidx
+        pipeline.arrive_and_wait(barrier_id=wg, num_threads=64)  # warp pair 1 on barrier 1, pair 2 on barrier 2
+        out[tidx] = out[(tidx + 1) % 64 + wg * 64] * 10  # a neighbour's write, ordered by the barrier
+
+@cute.jit
+def go(out: cute.Tensor):
+    k(out).launch(grid=(1, 1, 1), block=(192, 1, 1))
+
+out = torch.zeros(192, dtype=torch.int32)
+go(cute.runtime.from_dlpack(out))
+print("vals", out.tolist() == [0] * 64 + [((t + 1) % 64 + (t // 64) * 64) * 10 for t in range(64, 192)])
+"""
+
+
+def test_a_named_barrier_id_computed_in_the_kernel(tmp_path):
+    """barrier_id=thread_idx // 64: each pair of warps waits on its own barrier (bar.sync 1, 64 / bar.sync 2, 64)."""
+    out = ok(run(tmp_path, NAMED, timeout=300))
+    assert "vals True" in out, out

@@ -19,12 +19,21 @@ class CantImplementError(Exception):
 
 
 def convert(cute_tensor: Any, dtype: Any = None) -> Any:
-    """cute.testing.convert: copy a tensor's values into another element type (host side)."""
+    """cute.testing.convert(src, dst): write src's values, converted to dst's element type, into dst (CuTe
+    DSL's form: tensors of the same shape). ``convert(src, dtype)`` (an element type as the second
+    argument) returns src's values converted to it instead."""
     from ..tensor import Tensor
 
     if not isinstance(cute_tensor, Tensor):
         raise TypeError(f"cute.testing.convert: expected a cute Tensor, got {type(cute_tensor).__name__}")
     v = cute_tensor.load()
+    if isinstance(dtype, Tensor):
+        dst = dtype
+        if tuple(dst.shape) != tuple(cute_tensor.shape):
+            raise ValueError(f"cute.testing.convert: src has shape {cute_tensor.shape}, dst {dst.shape}; they must "
+                             f"be the same")
+        dst.store(v.to(dst.element_type))
+        return None
     return v.to(dtype) if dtype is not None else v
 
 

@@ -107,12 +107,21 @@ class WorkTileInfo:
     is_valid_tile: Any
 
     # CuTe DSL's value protocol: a runtime loop carries the tile's coordinate and validity (kernel/frontend/carry_obj)
+    # (a nested coordinate, as FMHA's scheduler makes (m, 0, (b, h)), is carried by its leaves)
     def __extract_mlir_values__(self) -> list:
-        return [*self.tile_idx, self.is_valid_tile]
+        return [*_flat(self.tile_idx), self.is_valid_tile]
 
     def __new_from_mlir_values__(self, values: list) -> "WorkTileInfo":
-        n = len(self.tile_idx)
-        return WorkTileInfo(tuple(values[:n]), values[n])
+        n = len(_flat(self.tile_idx))
+        return WorkTileInfo(_unflat(self.tile_idx, iter(values[:n])), values[n])
+
+
+def _flat(t: Any) -> list:
+    return [y for x in t for y in _flat(x)] if isinstance(t, tuple) else [t]
+
+
+def _unflat(like: Any, it: Any) -> Any:
+    return tuple(_unflat(x, it) for x in like) if isinstance(like, tuple) else next(it)
 
 
 class PersistentTileSchedulerParams:
