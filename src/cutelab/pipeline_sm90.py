@@ -91,8 +91,9 @@ class PipelineState:
         from .kernel.frontend.trace import _state
 
         t = getattr(_state, "tracer", None)
-        # where the state last changed at trace time: its registers get their values there
-        self._mark = (t.cur, len(t.cur.ops)) if t is not None else None
+        # where the state last changed at trace time: its registers get their values there (after the op then
+        # last in the block: an index into the block would go stale when another state inserts before it)
+        self._mark = (t.cur, t.cur.ops[-1] if t.cur.ops else None) if t is not None else None
         self._regs: Any = None  # (pos register, count register) once the state lives in registers
 
     def _remark(self) -> None:
@@ -100,7 +101,7 @@ class PipelineState:
 
         t = getattr(_state, "tracer", None)
         if t is not None:
-            self._mark = (t.cur, len(t.cur.ops))
+            self._mark = (t.cur, t.cur.ops[-1] if t.cur.ops else None)
 
     def _live(self) -> bool:
         """Move the state into registers if it is used inside a runtime loop newer than it."""
@@ -119,7 +120,8 @@ class PipelineState:
                              "cloning it in the loop (or clone it before the loop)")
         if self._mark is None:
             raise TraceError("PipelineState: made outside the kernel it is used in, inside a runtime loop")
-        blk, at = self._mark
+        blk, anchor = self._mark
+        at = 0 if anchor is None else next(i for i, op in enumerate(blk.ops) if op is anchor) + 1
         regs = []
         for v in (self._count, self._pos):
             r = t.new_reg(Int32, 1, mutable=True)

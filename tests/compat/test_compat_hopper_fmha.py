@@ -10,7 +10,13 @@ PipelineOrder, and store O through shared memory with TMA. What it needed here:
   ...)``: each math warp group its own barrier), traced as one ``bar.sync k, 128`` per id the index can take;
 - ``tiled_mma.get_slice(thread_idx)`` with the block's thread index past the MMA's 128 threads (thread
   ``i % 128``'s slice, as CuTe DSL's);
-- ``cute.testing.convert(src, dst)``.
+- ``cute.testing.convert(src, dst)``;
+- grouped-query attention (H_k < H): K and V have a stride-0 head mode, which moves no address and so is
+  no TMA dimension;
+- with ``--is_persistent``: TMA box coordinates held in registers (the scheduler's carried tile
+  coordinate), a nested WorkTileInfo coordinate carried through the tile loop, and pipeline states made
+  live in a later loop getting their registers' first values after the op they last changed at (an index
+  into the block went stale when another state's registers were inserted before it).
 Each run also prints the kernel's CUDA; nvcc (where installed) compiles it for sm_90a.
 """
 import hashlib
@@ -52,7 +58,11 @@ def test_the_programs_are_cutlass_files_unchanged():
 
 @pytest.mark.parametrize("args", [
     ("--q_shape", "1,128,1,64", "--k_shape", "1,128,1,64", "--is_causal"),
-    ("--q_shape", "2,128,2,64", "--k_shape", "2,192,2,64", "--window_size", "32,16"),
+    # grouped-query attention: 4 query heads over 2 K/V heads (a stride-0 mode of K and V, no TMA dimension)
+    ("--q_shape", "2,128,4,64", "--k_shape", "2,192,2,64", "--window_size", "32,16"),
+    # persistent: CTAs walk the (m, head, batch) tiles, whose coordinates (and so the TMA boxes') are carried in
+    # registers; the K/V pipeline states' registers take their values where the states last changed
+    ("--q_shape", "1,256,1,64", "--k_shape", "1,256,1,64", "--is_persistent"),
 ])
 def test_fmha_passes_its_check_against_torch(tmp_path, args):
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0", CUTE_DSL_ARCH="sm_90a")

@@ -267,13 +267,15 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: the global tensor must have a layout of integers, got {layout}")
     # dynamic extents and strides (mark_layout_dynamic) are DynInts: the descriptor takes their values
     shape, stride = tuple(int(x) for x in shape), tuple(int(x) for x in stride)
+    # a mode past the tiled ones with stride 0 (a broadcast: FMHA's K/V heads shared by a group of query heads)
+    # moves no address: it is no TMA dimension, and a box's coordinates never depend on it
+    keep = [i for i in range(len(shape)) if i < len(tiler) or stride[i] != 0]
+    if len(keep) < len(shape):
+        shape, stride = tuple(shape[i] for i in keep), tuple(stride[i] for i in keep)
+        layout = Layout._raw(shape, stride)
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
-    for i in range(len(tiler), n):
-        if stride[i] == 0:
-            raise LayoutError(f"{where}: mode {i} of the (flattened) global tensor has {shape[i]} elements of "
-                              f"stride 0 (a broadcast); cutelab's TMA does not take broadcast modes")
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
