@@ -182,7 +182,8 @@ class KernelCall:
         if cooperative and plan.mode == "cpu":  # on the GPU the driver refuses a grid too large (cuda/driver.py)
             from .cooperative import check_cooperative
 
-            check_cooperative(k.name, grid3, block3, int(smem), user_location())
+            check_cooperative(k.name, grid3, block3, max(int(smem or 0), sum(sh.bytes for sh in plan.ir.shared)),
+                              user_location())
         given = [n for n, e in events.items() if e is not None]
         if given and plan.mode == "gpu":
             raise LaunchError(f"{k.name}.launch({given[0]}=...) at {user_location()}: cutelab does not set the "
