@@ -30,6 +30,14 @@ Its presets are cluster shapes at the documented 8192^3 command line (128x256 ti
 (an example without a preset of that name is skipped; ``--extra "--mnkl 4096,4096,4096,1"``
 changes the size, the last occurrence of a flag winning).
 
+CUTLASS's Hopper FMHA (``hopper_fmha``: cute/hopper/kernel/attention/fmha.py, presets default = its
+documented persistent b4 s1024 h8 d64 line, large / causal = b4 s8192 h16 d128; torch SDPA) and grouped
+GEMM (``hopper_grouped_gemm``: presets default = its documented 4-group line, large = 4 x 4096^3; torch:
+one mm per group; cutelab does not run this one yet) run the same way::
+
+    python benchmarks/dsl_examples.py --only hopper_fmha --sizes default,large,causal --rounds 3
+    python benchmarks/dsl_examples.py --only hopper_grouped_gemm --sizes default,large --rounds 3 --libs cutedsl,torch
+
 CUTLASS's other Hopper GEMMs run the same way, unchanged from tests/compat/programs:
 ``hopper_persistent_gemm`` (dense_gemm_persistent.py: presets c1x1, c2x1, c1x2 as above; torch.bmm),
 ``hopper_fp8_gemm_2xacc`` (dense_gemm_fp8_2xacc.py: default = its documented 2048^3 line, large =
@@ -93,12 +101,35 @@ EXAMPLES = {
         "default": ["--mnkl", "8192,8192,8192,1", "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1",
                     "--c_dtype", "Float16", "--scale_a", "0.75", "--scale_b", "1.25", "--gelu_kind", "erf",
                     "--warmup_iterations", "10", "--iterations", "100"]}),
+    # Hopper FMHA forward (TMA warp group, two wgmma math warp groups with the online softmax), f16 in/out,
+    # f32 accumulation; default: its documented command line (persistent, b4 s1024 h8 d64); large: b4 s8192 h16
+    # d128 (FlashAttention-2's preset), non-causal and causal
+    "hopper_fmha": ("cute/hopper/kernel/attention/fmha.py", {
+        "default": ["--qk_acc_dtype", "Float32", "--pv_acc_dtype", "Float32", "--mma_tile_shape_mn", "64,128",
+                    "--q_shape", "4,1024,8,64", "--k_shape", "4,1024,8,64", "--is_persistent",
+                    "--warmup_iterations", "10", "--iterations", "100"],
+        "large": ["--q_shape", "4,8192,16,128", "--k_shape", "4,8192,16,128",
+                  "--warmup_iterations", "3", "--iterations", "10"],
+        "causal": ["--q_shape", "4,8192,16,128", "--k_shape", "4,8192,16,128", "--is_causal",
+                   "--warmup_iterations", "3", "--iterations", "10"]}),
+    # Hopper grouped GEMM (per-group TMA descriptors rewritten in the kernel), f16 -> f32 -> f16; default: its
+    # documented command line (4 groups, 128x256 tiles, SMEM tensor-map mode). cutelab does not run it yet
+    # (tensor-map updates in the kernel: its column fails with NotEmulatedError naming TensorMapManager)
+    "hopper_grouped_gemm": ("cute/hopper/kernel/grouped_gemm/grouped_gemm.py", {
+        "default": ["--num_groups", "4", "--problem_sizes_mnkl", "(8192,1280,32,1),(16,384,1536,1),(640,1280,16,1),(640,160,16,1)",
+                    "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1", "--tensormap_update_mode", "SMEM",
+                    "--warmup_iterations", "10", "--iterations", "100"],
+        "large": ["--num_groups", "4", "--problem_sizes_mnkl",
+                  "(4096,4096,4096,1),(4096,4096,4096,1),(4096,4096,4096,1),(4096,4096,4096,1)",
+                  "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1",
+                  "--warmup_iterations", "10", "--iterations", "100"]}),
 }
 # examples that cutelab runs unchanged through its compatibility layer (as `cutelab run` does): the
 # file CUTLASS ships, carried byte for byte; without --dsl-orig CuTe DSL runs this same file
 _PROGRAMS = os.path.join(ROOT, "tests", "compat", "programs")
 UNCHANGED = {name: os.path.join(_PROGRAMS, EXAMPLES[name][0]) for name in (
-    "hopper_dense_gemm", "hopper_persistent_gemm", "hopper_fp8_gemm_2xacc", "hopper_fp8_gelu_gemm")}
+    "hopper_dense_gemm", "hopper_persistent_gemm", "hopper_fp8_gemm_2xacc", "hopper_fp8_gelu_gemm", "hopper_fmha",
+    "hopper_grouped_gemm")}
 
 _IMPORT = re.compile(r"^\s*(import |from \S+ import )")
 _DEVICE = re.compile(r"cuda|device|GPU is required")  # the device line(s): where the tensors live
@@ -274,6 +305,29 @@ def torch_child(name: str, argv: List[str], singles: int, timeline: bool = False
             return c if gelu is None else torch.nn.functional.gelu(c, approximate=gelu)
 
         timed(mm, warmup_iterations=warm, iterations=iters, kernel_arguments=W(a, b))
+    elif name == "hopper_fmha":
+        # torch SDPA on the same problem: f16 (B, H, S, D), the example's default scale_softmax (1.0)
+        bq, sq, hq, d = (int(x) for x in arg("--q_shape", "1,128,16,128").split(","))
+        bk, sk, hk, _ = (int(x) for x in arg("--k_shape", "1,128,16,128").split(","))
+        causal = "--is_causal" in argv
+        q = torch.randn(bq, hq, sq, d, device="cuda", dtype=torch.float16)
+        k = torch.randn(bk, hk, sk, d, device="cuda", dtype=torch.float16)
+        v = torch.randn(bk, hk, sk, d, device="cuda", dtype=torch.float16)
+        timed(lambda x, y, z: torch.nn.functional.scaled_dot_product_attention(
+                  x, y, z, scale=float(arg("--scale_softmax", 1.0)) or None, is_causal=causal, enable_gqa=hk != hq),
+              warmup_iterations=warm, iterations=iters, kernel_arguments=W(q, k, v))
+    elif name == "hopper_grouped_gemm":
+        # torch: one matmul per group, back to back (what a user without a grouped kernel runs)
+        sizes = [tuple(int(x) for x in g.split(",")) for g in
+                 re.findall(r"\(([^)]*)\)", arg("--problem_sizes_mnkl", "(4096,4096,4096,1)"))]
+        ops = [(torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(n, k, device="cuda", dtype=torch.float16),
+                torch.empty(m, n, device="cuda", dtype=torch.float16)) for m, n, k, _ in sizes]
+
+        def grouped() -> None:
+            for a, b, c in ops:
+                torch.mm(a, b.t(), out=c)
+
+        timed(grouped, warmup_iterations=warm, iterations=iters)
     elif name == "flash_attention_v2":
         b, sq, sk = int(arg("--batch_size", 4)), int(arg("--seqlen_q", 8192)), int(arg("--seqlen_k", 8192))
         h, d = int(arg("--num_head", 16)), int(arg("--head_dim", 128))

@@ -125,9 +125,12 @@ class PointerInt:
         mk = getattr(self.ptr.engine, "address_value", None)
         if mk is not None:
             return mk(self)
+        if getattr(self.ptr.engine, "param", None) is not None and str(self.ptr.memspace) in ("gmem", "generic"):
+            return self  # a kernel argument's address: inline PTX's ld/st/atom on it (kernel/instr/atomics.py)
         raise TensorError(
-            f"{self.ptr}.toint().ir_value(): passing an address to llvm.inline_asm is not supported in cutelab "
-            f"(its pointers are a memory and an offset, not a machine address)"
+            f"{self.ptr}.toint().ir_value(): passing this address to llvm.inline_asm is not supported in cutelab "
+            f"(its pointers are a memory and an offset, not a machine address; the addresses of a kernel's "
+            f"shared memory and of its global-memory arguments are)"
         )
 
     def to(self, dtype: Any) -> Any:

@@ -34,6 +34,31 @@ class LaunchError(ValueError):
     """A kernel launch was asked for with bad arguments (shapes, alignment, grid)."""
 
 
+class CudaRuntimeError(LaunchError):
+    """A CUDA call or launch failed with a CUDA error code (CuTe DSL's ``DSLCudaRuntimeError``): the
+    emulated device raises it where the GPU's runtime would return the error, e.g. a cooperative launch
+    whose grid cannot be resident at once (``cudaErrorCooperativeLaunchTooLarge``). ``error_code`` is the
+    runtime's number (``cuda.bindings.runtime.cudaError_t``), ``error_name`` its name."""
+
+    def __init__(self, error_code: int, error_name: str, runtime_detail: Optional[str] = None,
+                 suggestion: Optional[str] = None) -> None:
+        self._error_code, self._error_name = error_code, error_name
+        msg = f"{error_name} (CUDA error {int(error_code)})"
+        if runtime_detail:
+            msg += f": {runtime_detail}"
+        if suggestion:
+            msg += f"; {suggestion}"
+        super().__init__(msg)
+
+    @property
+    def error_code(self) -> int:
+        return self._error_code
+
+    @property
+    def error_name(self) -> str:
+        return self._error_name
+
+
 class _NotYetMeta(type):
     """Metaclass of :func:`not_yet` stand-ins: any public attribute of the class raises when called."""
 

@@ -104,8 +104,35 @@ __all__ += ["PipelineClcFetchAsync"]
 # name them in annotations), and using one raises TraceError naming it and the user's line (errors.not_yet)
 _NOT_YET = ("PipelineOp", "MbarrierLayout", "SyncObject", "MbarrierArray", "TmaStoreFence", "PerStagePipelineState",
             "PipelineEmpty", "PipelineOrder", "PipelineClcFetchAsync", "PipelineTmaMultiConsumersAsync",
-            "alloc_reserved_mbarrier", "compute_k_tile", "agent_sync", "arrive", "arrive_unaligned", "wait",
-            "wait_unaligned", "arrive_and_wait")
+            "alloc_reserved_mbarrier", "compute_k_tile", "agent_sync")
+
+
+# CuTe DSL's free functions on named barriers (cutlass.pipeline.arrive_and_wait(barrier_id=..., num_threads=...)):
+# the id may be computed in the kernel (warp_group_idx: each warp group its own barrier; kernel/frontend/arch.py)
+def arrive_and_wait(barrier_id: Any, num_threads: int, *, loc: Any = None, ip: Any = None) -> None:
+    """``bar.sync barrier_id, num_threads``."""
+    from .kernel.frontend.arch import barrier
+
+    barrier(barrier_id=barrier_id, number_of_threads=num_threads)
+
+
+def wait(barrier_id: Any, num_threads: int, *, loc: Any = None, ip: Any = None) -> None:
+    """``bar.sync`` as well: a named barrier has no wait that does not arrive."""
+    arrive_and_wait(barrier_id, num_threads)
+
+
+wait_unaligned = wait
+
+
+def arrive(barrier_id: Any, num_threads: int, *, loc: Any = None, ip: Any = None) -> None:
+    """``bar.arrive barrier_id, num_threads``: arrive without waiting."""
+    from .kernel.frontend.arch import barrier_arrive
+
+    barrier_arrive(barrier_id=barrier_id, number_of_threads=num_threads)
+
+
+arrive_unaligned = arrive
+__all__ += ["arrive_and_wait", "wait", "wait_unaligned", "arrive", "arrive_unaligned"]
 
 
 def __getattr__(name: str) -> Any:

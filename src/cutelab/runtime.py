@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import sys
-from typing import Any
+from typing import Any, Dict
 
 import numpy as np
 
@@ -291,6 +291,9 @@ def _device_owner_engine(t: Any, dtype: Numeric, address: int, align: int) -> An
     st = t.untyped_storage()
     span = (st.data_ptr() + st.nbytes() - address) * 8 // dtype.width
     return DeviceEngine(t, dtype, address, span, align, t.device)
+#: memory the emulated CUDA device allocated (cuda.bindings.runtime.cudaMalloc, cutelab.compat.cuda_driver),
+#: by start address: make_ptr of an address inside one reads and writes it, checked
+DEVICE_MEMORY: Dict[int, np.ndarray] = {}
 
 
 def _find_owner(address: int) -> Any:
@@ -302,6 +305,9 @@ def _find_owner(address: int) -> Any:
     keeps every read and write through the pointer inside that buffer, checked. Not found: the
     pointer prints and moves but cannot be read on the CPU.
     """
+    for base, arr in DEVICE_MEMORY.items():
+        if base <= address < base + arr.nbytes:
+            return arr
     frame = sys._getframe(2)
     seen_globals = set()
     while frame is not None:

@@ -849,6 +849,17 @@ class Pointer:
         return hooks.raw_pointer(self)
 
     @property
+    def _pointer(self) -> int:
+        """CuTe DSL's runtime pointer's address (``ptr._pointer``, which programs pass to cudaFree): the
+        address of a host-side pointer at a known offset."""
+        addr = getattr(self.engine, "address", None)
+        if not isinstance(addr, (int, np.integer)) or not isinstance(self.offset, (int, np.integer)) \
+                or hasattr(self.engine, "param"):
+            raise TensorError(f"{self}._pointer: the address of a pointer inside a kernel, or at a runtime offset, "
+                              f"is not a number cutelab knows")
+        return int(addr) + int(self.offset) * self.engine.dtype.bytes
+
+    @property
     def llvm_ptr(self) -> "Pointer":
         """CuTe DSL's raw LLVM pointer of this pointer; cutelab's instructions (cute.arch.load,
         atomic_add, ...) take the pointer itself, so it is the same pointer."""

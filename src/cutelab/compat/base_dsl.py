@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import types
+from typing import Any
 
 from .cutlass_dsl import (  # noqa: F401
     BFloat16, Boolean, Constexpr, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
@@ -27,6 +28,7 @@ from ..numeric import (  # noqa: F401 - cutlass.base_dsl.typing's numeric names
     Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Float, FloatMeta, Int4, Int128, Integer, IntegerMeta,
     NumericMeta, Uint128,
 )
+from ..errors import CudaRuntimeError as DSLCudaRuntimeError  # noqa: F401 - cutlass.base_dsl.common's
 from .where import refuse
 from .tvm_ffi_spec import spec  # noqa: F401 - cutlass.base_dsl.tvm_ffi_builder.spec
 
@@ -184,8 +186,29 @@ class BaseDSL:
 # cutlass.base_dsl.runtime (this module): its ``cuda`` helpers load CuTe DSL's cubins, which cutelab
 # does not make; libraries keep the originals before patching them, so they import, and raise when called
 runtime = sys.modules[__name__]
-cuda = types.SimpleNamespace(**{n: refuse(f"cutlass.base_dsl.runtime.cuda.{n}", "cutelab loads no CuTe DSL cubins")
-                                for n in ("load_cubin_module_data", "load_cubin_module", "get_kernel_function")})
+cuda = types.ModuleType("cutlass.base_dsl.runtime.cuda", "cutlass.base_dsl.runtime.cuda as cutelab has it")
+cuda.__dict__.update({n: refuse(f"cutlass.base_dsl.runtime.cuda.{n}", "cutelab loads no CuTe DSL cubins")
+                      for n in ("load_cubin_module_data", "load_cubin_module", "get_kernel_function")})
+
+
+def checkCudaErrors(result: Any) -> Any:  # noqa: N802 - CuTe DSL's name
+    """CuTe DSL's ``checkCudaErrors``: the results of a cuda-python call without its status (None for
+    none, the value for one, a tuple for several); a status other than success raises
+    DSLCudaRuntimeError with its code and name.
+
+    >>> checkCudaErrors((0, 7)), checkCudaErrors((0,)), checkCudaErrors((0, 1, 2))
+    (7, None, (1, 2))
+    """
+    status = result[0]
+    code = int(getattr(status, "value", status))
+    if code:
+        raise DSLCudaRuntimeError(code, getattr(status, "name", f"CUDA error {code}"))
+    if len(result) == 1:
+        return None
+    return result[1] if len(result) == 2 else tuple(result[1:])
+
+
+cuda.checkCudaErrors = checkCudaErrors
 DSLPreprocessor = refuse("cutlass.base_dsl.ast_preprocessor.DSLPreprocessor",
                          "cutelab rewrites kernels with its own AST pass (cutelab.kernel.frontend.rewrite)")
 JitExecutor = refuse("cutlass.base_dsl.jit_executor.JitExecutor", "cutelab runs compiled kernels itself")

@@ -18,6 +18,8 @@ import time
 import types
 from typing import Any
 
+import numpy as np
+
 from ..kernel.cuda.driver import CUstream, CUstream_flags  # noqa: F401  (the launch path knows these)
 from . import device as _device
 from .where import NotEmulatedAttributeError, NotEmulatedError, user_line
@@ -249,6 +251,54 @@ def _package(name: str, **attrs: Any) -> types.ModuleType:
 
 class cudaError_t(enum.IntEnum):  # noqa: N801
     cudaSuccess = 0
+    cudaErrorInvalidValue = 1
+    cudaErrorMemoryAllocation = 2
+    cudaErrorInvalidDevicePointer = 17
+    cudaErrorCooperativeLaunchTooLarge = 82
+
+
+def cudaMalloc(size: int):  # noqa: N802 - the runtime's names
+    """Device memory of the emulated device: host memory (256-byte aligned, as cudaMalloc's), which
+    make_ptr of its address reads and writes (cutelab.runtime.DEVICE_MEMORY)."""
+    from ..runtime import DEVICE_MEMORY
+
+    n = int(size)
+    if n < 0:
+        return (cudaError_t.cudaErrorInvalidValue, 0)
+    raw = np.zeros(max(n, 1) + 256, np.uint8)
+    start = (-raw.ctypes.data) % 256
+    buf = raw[start:start + max(n, 1)]
+    DEVICE_MEMORY[buf.ctypes.data] = buf
+    return (cudaError_t.cudaSuccess, buf.ctypes.data)
+
+
+def _allocation(ptr: Any, count: int = 0):
+    from ..runtime import DEVICE_MEMORY
+
+    p = int(getattr(ptr, "getPtr", lambda: ptr)())
+    for base, buf in DEVICE_MEMORY.items():
+        if base <= p and p + int(count) <= base + buf.nbytes:
+            return buf, p - base
+    return None, 0
+
+
+def cudaMemset(ptr: Any, value: int, count: int):  # noqa: N802
+    buf, off = _allocation(ptr, count)
+    if buf is None:
+        return (cudaError_t.cudaErrorInvalidValue,)
+    buf[off:off + int(count)] = int(value) & 0xFF
+    return (cudaError_t.cudaSuccess,)
+
+
+def cudaFree(ptr: Any):  # noqa: N802
+    from ..runtime import DEVICE_MEMORY
+
+    p = int(getattr(ptr, "getPtr", lambda: ptr)())
+    if p == 0:
+        return (cudaError_t.cudaSuccess,)
+    if DEVICE_MEMORY.pop(p, None) is None:
+        return (cudaError_t.cudaErrorInvalidDevicePointer,)
+    return (cudaError_t.cudaSuccess,)
 
 
 class _Handle(int):
@@ -285,6 +335,7 @@ runtime = _package(
     cudaStream_t=cudaStream_t, cudaEvent_t=cudaEvent_t,
     cudaEventSynchronize=lambda e: (cudaError_t.cudaSuccess,),
     cudaEventQuery=lambda e: (cudaError_t.cudaSuccess,),
+    cudaMalloc=cudaMalloc, cudaMemset=cudaMemset, cudaFree=cudaFree,
     __getattr__=_rt_getattr,
 )
 bindings_pkg = _package("cuda.bindings")

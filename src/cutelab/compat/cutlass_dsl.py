@@ -120,13 +120,13 @@ def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    """``BaseDSL``, ``CuTeDSL`` (its subclass) and ``Arch`` are base_dsl's (imported late: base_dsl imports this
+    """``BaseDSL``, ``CuTeDSL`` (its subclass), ``Arch`` and ``DSLCudaRuntimeError`` are base_dsl's (imported late: base_dsl imports this
     module); ``min``/``max`` are cutlass.min/max."""
     if name.startswith("__"):  # (inspect/doctest probe __wrapped__ and friends: no import for them)
         raise AttributeError(name)
     from . import base_dsl
 
-    if name in ("BaseDSL", "Arch", "get_arch_enum"):
+    if name in ("BaseDSL", "Arch", "get_arch_enum", "DSLCudaRuntimeError"):
         return getattr(base_dsl, name)
     if name in ("min", "max"):  # cutlass.min/max (not module globals here: the builtins stay in this file)
         from ..kernel.frontend import control

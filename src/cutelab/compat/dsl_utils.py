@@ -254,7 +254,11 @@ EXTRAS: Dict[str, Any] = {
     "TensorMapUpdateMode": TensorMapUpdateMode,
     # classes a program may subclass or name before it makes one (refuse_class: making one raises)
     **{n: refuse_class(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
-        "SmemPartition", "TensorMapManager", "GroupedGemmTileSchedulerHelper")},
+        "SmemPartition", "GroupedGemmTileSchedulerHelper")},
+    "TensorMapManager": refuse_class(
+        "cutlass.utils.TensorMapManager", "kernels that copy and rewrite TMA descriptors in global or shared memory "
+        "(cpasync.copy_tensormap, update_tma_descriptor, the tma_desc_ptr= of a TMA copy, their fences) are not in "
+        "cutelab yet; a TMA atom's descriptor is a kernel parameter fixed at launch"),
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
         "create_initial_search_space", "create_initial_search_state")},
 }

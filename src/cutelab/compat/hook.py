@@ -50,6 +50,7 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl.ast_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.jit_executor": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.runtime": "cutelab.compat.base_dsl",
+    "cutlass.base_dsl.runtime.cuda": "cutelab.compat.base_dsl:cuda",
     "cutlass.base_dsl.common": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.utils": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.compiler": "cutelab.compat.base_dsl",

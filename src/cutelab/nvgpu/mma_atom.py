@@ -467,19 +467,20 @@ class ThrMma(TiledMma):
         if isinstance(thr_idx, np.ndarray):
             if thr_idx.dtype.kind not in "iu":
                 raise TensorError(f"get_slice: thread indices must be integers, got dtype {thr_idx.dtype}")
-            if thr_idx.size and (int(thr_idx.min()) < 0 or int(thr_idx.max()) >= n):
-                raise TensorError(f"get_slice: thread indices outside [0, {n}) for this tiled MMA of {n} threads")
+            if thr_idx.size and int(thr_idx.min()) < 0:
+                raise TensorError(f"get_slice: negative thread indices for this tiled MMA of {n} threads")
         elif _is_int(thr_idx):
             thr_idx = int(thr_idx)
-            if not 0 <= thr_idx < n:
-                raise TensorError(f"get_slice({thr_idx}): the thread index must be in [0, {n}) for this tiled MMA of {n} threads")
+            if thr_idx < 0:
+                raise TensorError(f"get_slice({thr_idx}): the thread index must be >= 0 (this tiled MMA has {n} threads)")
         elif hasattr(thr_idx, "expr_str") and hasattr(thr_idx, "lo"):  # a kernel's symbolic thread index
             # a range reaching below 0 is a warp-specialised kernel's slice, taken by every warp and used by the
             # MMA warps only (CUTLASS's Hopper GEMMs: warp_group_idx - num_dma_warp_groups gives the producer warps
-            # negative indices); an index reaching past the MMA's threads (a block larger than the MMA) is refused
-            if thr_idx.hi < 0 or thr_idx.hi >= n:
-                raise TensorError(f"get_slice: the thread index ranges over [{thr_idx.lo}, {thr_idx.hi}], outside "
-                                  f"[0, {n}) for this tiled MMA of {n} threads")
+            # negative indices)
+            if thr_idx.hi < 0:
+                raise TensorError(f"get_slice: the thread index ranges over [{thr_idx.lo}, {thr_idx.hi}], below 0")
+        # an index at or past the MMA's threads (a block of several warp groups slicing one warp group's MMA with
+        # its thread_idx) takes thread idx % n's slice, as CuTe DSL's: each mode's coordinate is (idx // d) % s
         else:
             raise TensorError(f"get_slice: expected an int thread index (or a numpy array of them), got {thr_idx!r}")
         self._thr_idx = thr_idx

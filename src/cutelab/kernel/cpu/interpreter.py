@@ -113,6 +113,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         work = {i: (buf.copy() if i in written and not _shared(buf) else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     lrec = recorder.launch(ir) if recorder is not None else None
+    if getattr(ir, "cooperative", False):  # every CTA resident at once: one batch (launch/cooperative.py)
+        step = nblocks
     clc = _clc_schedule(ir, nblocks, csize)
     if clc is not None:  # CLC queries: only some clusters resident at once, answered by clc (instr/clc.py)
         step = min(step, clc.resident() * csize)

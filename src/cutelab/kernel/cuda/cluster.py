@@ -14,9 +14,11 @@ from typing import Any, Sequence
 
 __all__ = ["launch_config", "bind_stream"]
 
-def launch_config(d: Any, grid: Sequence[int], block: Sequence[int], smem: int, cluster: Sequence[int]) -> Any:
+def launch_config(d: Any, grid: Sequence[int], block: Sequence[int], smem: int, cluster: Sequence[int],
+                  cooperative: bool = False) -> Any:
     """A CUlaunchConfig for grid x block with smem bytes of dynamic shared memory and the cluster
-    dimension attribute (d: the driver module, cuda.bindings.driver or fakegpu's)."""
+    dimension attribute (d: the driver module, cuda.bindings.driver or fakegpu's); with cooperative,
+    also ``CU_LAUNCH_ATTRIBUTE_COOPERATIVE`` (every CTA resident at once, as cudaLaunchCooperativeKernel)."""
     cfg = d.CUlaunchConfig()
     cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = (int(v) for v in grid)
     cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = (int(v) for v in block)
@@ -24,8 +26,14 @@ def launch_config(d: Any, grid: Sequence[int], block: Sequence[int], smem: int, 
     attr = d.CUlaunchAttribute()
     attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
     attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = (int(v) for v in cluster)
-    cfg.attrs = [attr]
-    cfg.numAttrs = 1
+    attrs = [attr]
+    if cooperative:
+        co = d.CUlaunchAttribute()
+        co.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        co.value.cooperative = 1
+        attrs.append(co)
+    cfg.attrs = attrs
+    cfg.numAttrs = len(attrs)
     return cfg
 
 

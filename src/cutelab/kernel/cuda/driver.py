@@ -240,25 +240,27 @@ class Launcher:
     """
 
     __slots__ = ("fn", "grid", "block", "smem", "params", "via", "_call", "_head", "_tail", "_stream_arg",
-                 "_h", "_args", "_ok0", "cluster", "_cfg")
+                 "_h", "_args", "_ok0", "cluster", "_cfg", "cooperative")
 
     def __init__(self, fn: Any, grid: Sequence[int], block: Sequence[int], smem: int, nparams: int,
-                 via: Optional[str] = None, cluster: Optional[Sequence[int]] = None):
+                 via: Optional[str] = None, cluster: Optional[Sequence[int]] = None, cooperative: bool = False):
         d = _driver()
         self.fn, self.grid, self.block, self.smem = fn, tuple(grid), tuple(block), int(smem)
         self.params = ParamBuffer(nparams)
         self.via = via or os.environ.get("CUTELAB_LAUNCH", "") or "cuda-python"
         self.cluster = tuple(cluster) if cluster is not None and tuple(cluster) != (1, 1, 1) else None
         self._cfg: Any = None
+        self.cooperative = bool(cooperative)
         _allow_smem(d, fn, int(smem))
         dims = (int(grid[0]), int(grid[1]), int(grid[2]), int(block[0]), int(block[1]), int(block[2]), int(smem))
-        if self.cluster is not None:  # cuLaunchKernelEx with the cluster dimension (cuda/cluster.py)
+        if self.cluster is not None or self.cooperative:  # cuLaunchKernelEx with attributes (cuda/cluster.py)
             from .cluster import launch_config
 
-            allow_non_portable(d, fn, self.cluster)
+            if self.cluster is not None:
+                allow_non_portable(d, fn, self.cluster)
 
             self.via = "cuda-python"
-            self._cfg = launch_config(d, grid, block, int(smem), self.cluster)
+            self._cfg = launch_config(d, grid, block, int(smem), self.cluster or (1, 1, 1), self.cooperative)
             self._call = d.cuLaunchKernelEx
             self._head = (self._cfg, fn, self.params.address, 0)
             self._tail = ()
@@ -304,6 +306,12 @@ class Launcher:
             return
         err = res[0]
         if err is not self._ok0 and int(err) != 0:
+            if self.cooperative and int(err) == 720:  # CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE
+                from ...errors import CudaRuntimeError
+
+                raise CudaRuntimeError(82, "cudaErrorCooperativeLaunchTooLarge",
+                                       f"a cooperative launch of grid {self.grid} x block {self.block}: the GPU "
+                                       f"cannot hold every CTA at once")
             _ok(res, "cuLaunchKernel")
 
 

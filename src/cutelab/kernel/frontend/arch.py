@@ -16,6 +16,7 @@ from .trace import block_dim, block_idx, grid_dim, thread_idx
 from ..instr.cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier",
+           "barrier_arrive",
            "cp_async_commit_group", "cp_async_wait_group", "dynamic_smem_size"]
 
 
@@ -78,15 +79,38 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
     """``cute.arch.barrier``: ``bar.sync id[, n]``; without an id (or id 0 and no count) the block's
     barrier (``__syncthreads()``); with an id, the named barrier for ``number_of_threads`` threads
     (default: the whole block)."""
-    if barrier_id is None or (barrier_id == 0 and number_of_threads is None):
+    from ..ir.symbolic import is_sym
+
+    if barrier_id is None or (not is_sym(barrier_id) and barrier_id == 0 and number_of_threads is None):
         return sync_threads()
     from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
 
     if number_of_threads is None:
         bx, by, bz = block_dim()
         number_of_threads = bx * by * bz
+    _named(barrier_id, number_of_threads, True, "arrive_and_wait")
+
+
+def _named(barrier_id: Any, number_of_threads: Any, wait: bool, what: str) -> None:
+    """A named barrier whose id is a static int (checked as NamedBarrier's) or an index expression of the
+    kernel (one barrier per thread's id: instr/named_barrier.py)."""
+    from ..instr.named_barrier import check, named_barrier
+    from ..ir.symbolic import is_sym
+
+    if is_sym(barrier_id):
+        check(1, int(number_of_threads))
+        named_barrier(barrier_id, int(number_of_threads), wait, what)
+        return
     check(int(barrier_id), int(number_of_threads))
-    named_barrier(int(barrier_id), int(number_of_threads), True, "arrive_and_wait")
+    named_barrier(int(barrier_id), int(number_of_threads), wait, what)
+
+
+def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, aligned: bool = True, loc=None,
+                   ip=None) -> None:
+    """``cute.arch.barrier_arrive``: ``bar.arrive id, n``, arriving at named barrier id without waiting."""
+    if barrier_id is None or number_of_threads is None:
+        raise TraceError("cute.arch.barrier_arrive: pass barrier_id= and number_of_threads= (bar.arrive needs both)")
+    _named(barrier_id, number_of_threads, False, "arrive")
 
 
 # --------------------------------------------------------------------------- SM90 (issue 10)

@@ -400,6 +400,11 @@ class TraceValue:
         a = self.to(dt)
         if isinstance(o, TraceValue):
             o = o.to(dt)
+        elif isinstance(o, (int, np.integer)) and not isinstance(o, bool) and dt.kind in ("int", "uint"):
+            w = dt.width  # a Python int operand becomes a constant of dt, as CuTe DSL's: its low bits (x & ~(1 << 31))
+            o = int(o) & ((1 << w) - 1)
+            if dt.kind == "int" and o >> (w - 1):
+                o -= 1 << w
         return a._emit(op, (o, a) if rev else (a, o), dt)
 
     def __add__(self, o: Any) -> "TraceValue":

@@ -424,3 +424,93 @@ def _element_ptr(tensor: Any, i: int) -> Any:
     from ...tensor import Pointer
 
     return Pointer(tensor.engine, tensor.offset + tensor.layout(i))
+
+
+# --------------------------------------------------------------------------- inline PTX on global addresses
+
+_ASM_TYPES = {"b32": 32, "u32": 32, "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
+
+
+def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, what: str) -> Any:
+    """Inline PTX with a global-memory address operand (``gmem_ptr.toint().ir_value()`` of a kernel
+    argument), lowered to this module's ops, as cutelab's memory has no machine addresses: one
+    instruction ``ld[.global][.relaxed|.acquire|.volatile][.scope].T $0, [$k]``, ``st... [$k], $j``,
+    ``atom[.global][.sem][.scope].OP.T $0, [$k], $j`` or ``red...OP.T [$k], $j`` (OP add, and, or,
+    xor, max, min, exch; T of the pointer's element width). Anything else is refused naming the
+    instruction and the program's line."""
+    import re
+
+    from ...address import PointerInt, pointer_from_int
+    from .inline_asm import NotInterpreted
+
+    text = asm.strip().strip("{}").strip()
+    parts = [x.strip() for x in text.split(";") if x.strip()]
+    head = parts[0].split()[0] if parts else text
+    if len(parts) != 1:
+        raise NotInterpreted(f"{what} at {where}: a program of {len(parts)} instructions with a global-memory address "
+                             f"operand; cutelab lowers one ld, st, atom or red instruction on an address",
+                             f"PTX program with addresses ({head})")
+    m = re.fullmatch(r"(\S+)\s+(.*)", parts[0], re.S)
+    opcode, args = (m.group(1), m.group(2)) if m else (parts[0], "")
+    cons = [c.strip() for c in constraints.split(",") if c.strip() and not c.strip().startswith("~")]
+    nout = sum(1 for c in cons if c.startswith("="))
+    mods = opcode.split(".")
+    kind = mods[0]
+    refuse = (f"{what} at {where}: PTX instruction '{opcode}' with a global-memory address operand is not lowered "
+              f"(cutelab lowers ld/st/atom/red[.global][.sem][.scope][.op].T with T one of {sorted(_ASM_TYPES)})")
+    if kind not in ("ld", "st", "atom", "red"):
+        raise NotInterpreted(refuse, opcode)
+    sem = scope = op = ty = None
+    for md in mods[1:]:
+        if md == "global":
+            continue
+        if md in ("relaxed", "acquire", "release", "acq_rel", "volatile") and sem is None:
+            sem = md
+        elif md in ("cta", "cluster", "gpu", "sys") and scope is None:
+            scope = md
+        elif md in _OPS and kind in ("atom", "red") and op is None:
+            op = md
+        elif md in _ASM_TYPES and ty is None:
+            ty = md
+        else:
+            raise NotInterpreted(refuse, opcode)
+    toks = [x.strip() for x in re.split(r",(?![^\[]*\])", args)]
+
+    def operand(tok: str) -> Any:
+        mm = re.fullmatch(r"\$(\d+)", tok)
+        k = int(mm.group(1)) - nout if mm else -1
+        if not 0 <= k < len(operands):
+            raise NotInterpreted(f"{what} at {where}: operand {tok!r} of {opcode} is not an input $n", opcode)
+        return operands[k]
+
+    def address(tok: str) -> Any:
+        mm = re.fullmatch(r"\[\s*(\$\d+)\s*(?:\+\s*(\d+))?\s*\]", tok)
+        if mm is None:
+            raise NotInterpreted(f"{what} at {where}: {opcode}: the address {tok!r} is not [$n] or [$n+imm]", opcode)
+        a = operand(mm.group(1))
+        if not isinstance(a, PointerInt):
+            raise TraceError(f"{what} at {where}: {opcode}: the address must be a global pointer's address "
+                             f"(ptr.toint().ir_value()), got {a!r}")
+        if mm.group(2):
+            a = a + int(mm.group(2))
+        ptr = pointer_from_int(a.ptr.engine.dtype, a, "gmem", None)
+        width = ptr.engine.dtype.width
+        if ty is None or _ASM_TYPES[ty] != width:
+            raise TraceError(f"{what} at {where}: {opcode}: the instruction's type .{ty} does not match the "
+                             f"pointer's {ptr.engine.dtype} elements")
+        return ptr
+
+    n_expect = {"ld": (2, 1), "st": (2, 0), "atom": (3 if op != "cas" else 4, 1), "red": (2, 0)}[kind]
+    if op == "cas" or (kind in ("atom", "red") and op is None) or len(toks) != n_expect[0] or nout != n_expect[1]:
+        raise NotInterpreted(refuse + f"; got operands {args.strip()!r} with {nout} outputs", opcode)
+    if kind == "ld":
+        if toks[0] != "$0":
+            raise NotInterpreted(refuse, opcode)
+        return load(address(toks[1]), sem=sem, scope=scope)
+    if kind == "st":
+        return store(address(toks[0]), operand(toks[1]), sem=sem, scope=scope)
+    if kind == "red":
+        return _atomic(op, address(toks[0]), operand(toks[1]), sem, scope, f"{what} ({opcode})", result=False)
+    if toks[0] != "$0":
+        raise NotInterpreted(refuse, opcode)
+    return _atomic(op, address(toks[1]), operand(toks[2]), sem, scope, f"{what} ({opcode})")

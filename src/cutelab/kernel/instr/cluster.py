@@ -902,7 +902,9 @@ class TmaMulticastLoadOp(_tma_load_op()):  # type: ignore[misc]
         cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
         ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
                f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}], %{d.rank + 3};")
-        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        from .tma import coord_code
+
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
         m = r.expr(self.mask)[0] if is_sym(self.mask) else str(int(self.mask))
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
                f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '

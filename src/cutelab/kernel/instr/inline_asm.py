@@ -227,6 +227,12 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
         from .cluster import asm_on_addresses
 
         return asm_on_addresses(list(operands), asm, constraints, where, what)
+    from ...address import PointerInt
+
+    if any(isinstance(x, PointerInt) for x in operands):  # a kernel argument's address: ld/st/atom/red ops
+        from .atomics import asm_on_global
+
+        return asm_on_global(list(operands), asm, constraints, where, what)
     bar = _block_barrier(asm, operands, constraints)
     if bar is not None:  # `bar.sync 0;` alone: the kernel IR's block barrier (__syncthreads)
         from ..frontend.threads import sync_threads

@@ -71,12 +71,34 @@ class NamedBarrierIR(Op):
         r.emit(f'asm volatile("bar.{ins} {self.barrier_id}, {self.num_threads};\\n" ::: "memory");')
 
 
-def named_barrier(barrier_id: int, num_threads: int, wait: bool, what: str) -> None:
+def named_barrier(barrier_id: Any, num_threads: int, wait: bool, what: str) -> None:
     """``NamedBarrier(barrier_id, num_threads).<what>()`` in the kernel being traced: ``bar.sync`` (wait)
-    or ``bar.arrive``."""
+    or ``bar.arrive``. A barrier id computed in the kernel (an index expression such as
+    ``thread_idx // 128``, the warp group's own barrier) becomes one branch per id its range holds,
+    ``if id == k: bar.sync k, n``: each thread waits at the barrier its id names, on the GPU (the id is
+    warp-uniform, so no warp diverges) and on the CPU interpreter alike."""
+    from ..ir.symbolic import is_sym, sym_range
+
     t = current(f"NamedBarrier.{what}")
     nt = t.block[0] * t.block[1] * t.block[2]
     if num_threads > nt:
         raise TraceError(f"kernel {t.name}: NamedBarrier({barrier_id}, {num_threads}).{what}() at "
                          f"{user_line()}: the block has only {nt} threads")
-    t.emit(NamedBarrierIR(int(barrier_id), int(num_threads), wait, user_line()))
+    if not is_sym(barrier_id):
+        t.emit(NamedBarrierIR(int(barrier_id), int(num_threads), wait, user_line()))
+        return
+    lo, hi = sym_range(barrier_id)
+    if lo < 0 or hi > 15:
+        raise TraceError(f"kernel {t.name}: a named barrier's id at {user_line()} ranges over [{lo}, {hi}]; "
+                         f"barrier ids are in [0, 15]")
+    if lo == hi:
+        t.emit(NamedBarrierIR(int(lo), int(num_threads), wait, user_line()))
+        return
+    where = user_line()
+    for k in range(int(lo), int(hi) + 1):
+        op = t.begin_if(barrier_id == k)
+        outer, t.cur = t.cur, op.then
+        try:
+            t.emit(NamedBarrierIR(k, int(num_threads), wait, where))
+        finally:
+            t.cur = outer

@@ -44,7 +44,9 @@ def _pair_class(base: type) -> type:
             mc = ".multicast::cluster" if mask is not None else ""
             ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc}"
                    f".cta_group::2 [%0], [%1, {{{cs}}}], [%{d.rank + 2}]" + (f", %{d.rank + 3};" if mc else ";"))
-            coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+            from .tma import coord_code
+
+            coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
             # the barrier of the pair's leader: the peer bit (24) of the shared::cluster address cleared
             bar = f"({smem_addr(r, self.bar_shared, self.bar_base)} & 0xFEFFFFFFu)"
             extra = ""

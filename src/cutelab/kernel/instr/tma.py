@@ -126,7 +126,7 @@ class TmaLoadOp(Op):
         valid = np.ones((act.size, box.shape[1]), dtype=bool)
         goff = np.zeros((act.size, box.shape[1]), dtype=np.int64)
         for k in range(d.rank):
-            c = np.broadcast_to(np.asarray(b.index(self.coords[k]), dtype=np.int64), (b.n,))[act]
+            c = coord_values(b, self.coords[k])[act]
             g = c[:, None] + box[k][None, :]
             valid &= (g >= 0) & (g < d.dims[k])
             goff += g * (d.strides[k] // d.dtype.bytes)
@@ -169,7 +169,7 @@ class TmaLoadOp(Op):
         cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
         ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}];")
-        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
                f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')
@@ -180,7 +180,11 @@ class TmaLoadOp(Op):
 
 
 def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[Any, ...]:
-    """The coordinates (innermost TMA dimension first) of the element at `offset` of the global tensor."""
+    """The coordinates (innermost TMA dimension first) of the element at `offset` of the global tensor:
+    index expressions, or values in registers where the offset is one (a tile coordinate a persistent
+    kernel's scheduler carries in registers)."""
+    from ..frontend.trace import TraceValue
+
     eb = desc.dtype.bytes
     strides = [s // eb for s in desc.strides]
     out: List[Any] = [0] * desc.rank
@@ -188,10 +192,48 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
     for k in range(desc.rank - 1, -1, -1):
         if k == 0:
             out[0] = rest
+        elif isinstance(rest, TraceValue):
+            out[k], rest = rest // strides[k], rest % strides[k]
         else:
             out[k] = floordiv(rest, strides[k]) if is_sym(rest) else int(rest) // strides[k]
             rest = mod(rest, strides[k]) if is_sym(rest) else int(rest) % strides[k]
     return tuple(out)
+
+
+def coord_refs(t: Any, coords: Tuple[Any, ...], what: str) -> Tuple[Any, ...]:
+    """TMA box coordinates as the ops hold them: index expressions and ints as they are, a value in
+    registers as its one Int32 register element."""
+    from ...numeric import Int32
+    from ..frontend.trace import TraceValue
+
+    out = []
+    for c in coords:
+        if isinstance(c, TraceValue):
+            if len(c.refs) != 1 or not c.dtype.is_integer:
+                raise TraceError(f"{what}: a TMA box coordinate must be one integer, got {c.dtype} x {len(c.refs)}")
+            c = c.to(Int32) if c.dtype.name != "Int32" else c
+            t.check_refs(c.refs, what)
+            c = c.refs[0]
+        out.append(c)
+    return tuple(out)
+
+
+def coord_values(b: Any, c: Any) -> np.ndarray:
+    """CPU: one TMA box coordinate per thread of the batch (int64)."""
+    from ...numeric import Int32
+
+    if isinstance(c, tuple):  # a register element
+        return np.asarray(b.column(c, Int32, real=True), dtype=np.int64)
+    return np.broadcast_to(np.asarray(b.index(c), dtype=np.int64), (b.n,))
+
+
+def coord_code(r: Any, c: Any) -> str:
+    """CUDA: one TMA box coordinate."""
+    from ...numeric import Int32
+
+    if isinstance(c, tuple):
+        return r.value(c, Int32)
+    return r.expr(c)[0] if is_sym(c) else str(int(c))
 
 
 def _check_gmem_tile(atom: Any, gl: Any, what: str, side: str) -> None:
@@ -274,7 +316,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
 
     ops = []
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
-        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        bc = coord_refs(t, tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes)), what)
         sb = sbase + start if start else sbase
         if multicast:
             from .cluster import tma_multicast_op

@@ -16,9 +16,8 @@ from typing import Any, List
 
 from ...errors import TraceError
 from ..ir.nodes import Access
-from ..ir.symbolic import is_sym
 from ..frontend.trace import current
-from .tma import TmaLoadOp, _check_gmem_tile, _tile_coords, name_tensor_map
+from .tma import TmaLoadOp, _check_gmem_tile, _tile_coords, coord_code, coord_refs, name_tensor_map
 
 __all__ = ["TmaPrefetchOp", "prefetch"]
 
@@ -46,7 +45,7 @@ class TmaPrefetchOp(TmaLoadOp):
         d = self.desc
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.prefetch.tensor.{d.rank}d.L2.global.tile [%0, {{{cs}}}];"
-        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords} : "memory");')
 
 
@@ -76,7 +75,7 @@ def prefetch(atom: Any, src: Any, *, loc: Any = None, ip: Any = None) -> None:
     g.param.read = True
     ops = []
     for origin, _ in atom.boxes:
-        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        bc = coord_refs(t, tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes)), what)
         op = TmaPrefetchOp(d, g.param, bc, None, 0, None, 0, t.where())
         name_tensor_map(t, op, g.param.index, d)
         ops.append(op)

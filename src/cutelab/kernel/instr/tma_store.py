@@ -24,9 +24,8 @@ from ... import int_tuple as it
 from ...errors import LaunchError, TraceError
 from ...layout import Layout, evaluate_all
 from ..ir.nodes import Access, Op
-from ..ir.symbolic import is_sym
 from ..frontend.trace import _static_offsets, current
-from .tma import TmaLoadOp, _tile_coords, name_tensor_map, smem_byte_swizzle, split_base, start_phase
+from .tma import TmaLoadOp, _tile_coords, coord_code, coord_refs, name_tensor_map, smem_byte_swizzle, split_base, start_phase
 
 __all__ = ["TmaStoreOp", "TmaReduceOp", "BulkGroupOp", "tma_store_copy", "cp_async_bulk_commit_group",
            "cp_async_bulk_wait_group"]
@@ -72,7 +71,7 @@ class TmaStoreOp(TmaLoadOp):
         d = self.desc
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
-        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
 
@@ -138,7 +137,7 @@ class TmaReduceOp(TmaStoreOp):
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = (f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], "
                f"[%{d.rank + 1}];")
-        coords = ", ".join(f'"r"((int)({r.expr(c)[0] if is_sym(c) else int(c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
 
@@ -228,7 +227,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
 
     ops = []
     for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
-        bc = tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes))
+        bc = coord_refs(t, tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes)), what)
         op = (TmaReduceOp if reduce else TmaStoreOp)(d, g.param, bc, s.param, sbase + start if start else sbase,
                                                      s.param, 0, t.where())
         op.phase = phase

@@ -555,6 +555,7 @@ class KernelIR:
         self.dynamic_smem = dynamic_smem  # bytes of shared memory asked for at launch (smem=)
         self.cluster: Tuple[int, int, int] = (1, 1, 1)  # thread-block cluster shape (instr/cluster.py)
         self.min_blocks = 0  # launch(min_blocks_per_mp=): __launch_bounds__'s minimum blocks per SM (0: none)
+        self.cooperative = False  # launch(cooperative=True): every CTA resident at once (launch/cooperative.py)
 
     @property
     def stmts(self) -> List[Any]:

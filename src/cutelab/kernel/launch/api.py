@@ -140,10 +140,12 @@ class KernelCall:
     def launch(self, grid: Any = (1, 1, 1), block: Any = (1, 1, 1), smem: int = 0, stream: Any = None,
                interpret: Optional[bool] = None, cluster: Any = None, **kw: Any) -> None:
         k = self.kernel
-        # CuTe DSL's options that change no result here: programmatic dependent launch (kernels still run in
-        # stream order, so griddepcontrol waits are met) and cooperative launch (no grid-wide sync in cutelab)
+        # programmatic dependent launch changes no result here (kernels still run in stream order, so
+        # griddepcontrol waits are met); a cooperative launch has every CTA resident at once (launch/cooperative.py)
         kw.pop("use_pdl", None)
-        kw.pop("cooperative", None)
+        cooperative = kw.pop("cooperative", False)
+        if not isinstance(cooperative, (bool, np.bool_, int)):
+            raise LaunchError(f"{k.name}.launch: cooperative must be a bool, got {cooperative!r}")
         # SM100's preferred clusters: every cluster runs with the preferred shape (``cluster``), as the
         # GPU may run them all; the fallback shape is checked (launch/cluster.py). Merging the shared
         # memory of a kernel's branches changes no result (cutelab's allocations add up)
@@ -176,7 +178,12 @@ class KernelCall:
 
             fallback_cluster_shape(k.name, fallback, cluster3, grid3, user_location())
         plan, storages, scalars = _prepare(k, self.bound, grid3, block3, interpret, cluster=cluster3,
-                                           min_blocks=int(min_blocks))
+                                           min_blocks=int(min_blocks), cooperative=bool(cooperative))
+        if cooperative and plan.mode == "cpu":  # on the GPU the driver refuses a grid too large (cuda/driver.py)
+            from .cooperative import check_cooperative
+
+            check_cooperative(k.name, grid3, block3, max(int(smem or 0), sum(sh.bytes for sh in plan.ir.shared)),
+                              user_location())
         given = [n for n, e in events.items() if e is not None]
         if given and plan.mode == "gpu":
             raise LaunchError(f"{k.name}.launch({given[0]}=...) at {user_location()}: cutelab does not set the "

@@ -99,6 +99,17 @@ def _is_storage_tensor(x: Any) -> bool:
             and hasattr(eng, "address") and not isinstance(eng, GmemEngine))
 
 
+def _is_storage_pointer(x: Any) -> bool:
+    """A pointer into memory a kernel can take (make_ptr of an array's or cudaMalloc's memory, global or
+    generic), passed to a kernel as an argument of its own."""
+    from ...tensor import Pointer
+
+    eng = getattr(x, "engine", None)
+    return (type(x) is Pointer and eng is not None and not isinstance(eng, GmemEngine)
+            and isinstance(getattr(eng, "data", None), np.ndarray) and isinstance(x.offset, (int, np.integer))
+            and str(getattr(eng, "memspace", "")) in ("gmem", "generic"))
+
+
 def _want_interpret(flag: Optional[bool]) -> Optional[bool]:
     if flag is not None:
         return bool(flag)

@@ -22,7 +22,7 @@ from ..frontend.trace import GmemEngine, Tracer, tracing
 from ..ir.nodes import KernelIR, pow2_divisor
 from .args import (
     _has_tensors,
-    _is_storage_tensor,
+    _is_storage_pointer, _is_storage_tensor,
     _replace_tensors,
     _scalar_in_kernel,
     _scalar_type,
@@ -126,7 +126,8 @@ class _Plan:
             from ..cuda.driver import Launcher
 
             self.launcher = Launcher(self.fn, self.grid, self.ir.block, self.smem,
-                                     len(self.ir.params) + len(self.tensor_maps or ()), cluster=self.ir.cluster)
+                                     len(self.ir.params) + len(self.tensor_maps or ()), cluster=self.ir.cluster,
+                                     cooperative=getattr(self.ir, "cooperative", False))
         return self.launcher
 
     def check_scalars(self, scalars: Sequence[Any]) -> None:
@@ -275,8 +276,8 @@ def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
 def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
              block: Tuple[int, int, int], interpret: Optional[bool],
              cluster: Tuple[int, int, int] = (1, 1, 1),
-             min_blocks: int = 0) -> Tuple[_Plan, List[_Storage], List[Any]]:
-    from ...tensor import Tensor
+             min_blocks: int = 0, cooperative: bool = False) -> Tuple[_Plan, List[_Storage], List[Any]]:
+    from ...tensor import Pointer, Tensor
 
     # storages: one kernel parameter per distinct engine; scalars: runtime values
     storages: List[_Storage] = []
@@ -287,6 +288,12 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
         dt = _scalar_type(k, name, val)
         if dt is not None:
             scalar_args[name] = (dt, val)
+        elif _is_storage_pointer(val):  # a pointer argument (make_ptr of memory): its memory is a parameter
+            eid = id(val.engine)
+            if eid not in by_engine:
+                by_engine[eid] = len(storages)
+                storages.append(_Storage(val.engine, name))
+            tensor_args[name] = (val, by_engine[eid])
         elif _is_storage_tensor(val) or _has_tensors(val):
             for path, t in _tensor_leaves(val, name):
                 eid = id(t.engine)
@@ -334,6 +341,8 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
         key = key + (("cluster", cluster),)
     if key is not None and min_blocks:
         key = key + (("min_blocks", min_blocks),)
+    if key is not None and cooperative:
+        key = key + (("cooperative", True),)
     plan = k.plans.get(key) if key is not None else None
     if plan is not None and (plan.mode == "cpu" or plan.epoch == _driver_epoch()):
         _local.last = LaunchInfo(plan.ir, plan.mode, plan.source, 0.0, True, 0.0, None)
@@ -352,8 +361,9 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        traced = {path: Tensor(GmemEngine(params[idx], storages[idx].address, getattr(t.engine, "memspace", "")),
-                               t.layout, t.offset, _checked=True)
+        traced = {path: (Tensor(GmemEngine(params[idx], storages[idx].address, getattr(t.engine, "memspace", "")),
+                                t.layout, t.offset, _checked=True) if not isinstance(t, Pointer) else
+                         Pointer(GmemEngine(params[idx], storages[idx].address, "gmem"), t.offset))
                   for path, (t, idx) in tensor_args.items()}
         for name in list(args):
             if name in traced or _has_tensors(args[name]):
@@ -365,6 +375,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
     ir = tr.finish()
     ir.min_blocks = min_blocks
+    ir.cooperative = bool(cooperative)
     t_checks = time.perf_counter()
     trace_s = t_checks - t0
     deferred = check_bounds(ir, mode, launch_scalars={
@@ -437,6 +448,11 @@ def _plan_key(k: Any, bound: Any, grid: Any, block: Any, mode: str, storages: Li
         for name, val in bound.arguments.items():
             if name in scalar_args:
                 parts.append((name, "scalar", scalar_args[name][0]))  # the type itself: a subclass of Float32 is another key
+            elif _is_storage_pointer(val):
+                t, idx = tensor_args[name]
+                st = storages[idx]
+                parts.append((name, "pointer", idx, st.dtype, int(t.offset), st.align, st.length, st.device[0],
+                              st.address % 16 if mode == "gpu" else 0))
             elif _is_storage_tensor(val) or _has_tensors(val):
                 for path, _ in _tensor_leaves(val, name):
                     t, idx = tensor_args[path]

@@ -279,10 +279,6 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
-    for i in range(len(tiler), n):
-        if stride[i] == 0:
-            raise LayoutError(f"{where}: mode {i} of the (flattened) global tensor has {shape[i]} elements of "
-                              f"stride 0 (a broadcast); cutelab's TMA does not take broadcast modes")
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)

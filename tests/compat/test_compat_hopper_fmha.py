@@ -1,0 +1,78 @@
+"""CUTLASS's Hopper FMHA forward (tests/compat/programs/cute/hopper/kernel/attention/fmha.py, with the helpers
+it imports from programs/helpers/fmha_helpers.py, where its own sys.path line finds them), run unchanged by
+`cutelab run` to its own check against torch.
+
+Both files are CUTLASS's examples/python/CuTeDSL/... as of CUTLASS commit
+7107b05535f8977f5ecb9d01ee203205b1fd9bc4, byte for byte (SHAs below). A TMA warp group loads Q, K and V; two
+math warp groups each run Q*K^T and P*V with wgmma, the online softmax between them, ordered by a
+PipelineOrder, and store O through shared memory with TMA. What it needed here:
+- a named barrier whose id is computed in the kernel (``pipeline.arrive_and_wait(barrier_id=warp_group_idx,
+  ...)``: each math warp group its own barrier), traced as one ``bar.sync k, 128`` per id the index can take;
+- ``tiled_mma.get_slice(thread_idx)`` with the block's thread index past the MMA's 128 threads (thread
+  ``i % 128``'s slice, as CuTe DSL's);
+- ``cute.testing.convert(src, dst)``;
+- grouped-query attention (H_k < H): K and V have a stride-0 head mode, which moves no address and so is
+  no TMA dimension;
+- with ``--is_persistent``: TMA box coordinates held in registers (the scheduler's carried tile
+  coordinate), a nested WorkTileInfo coordinate carried through the tile loop, and pipeline states made
+  live in a later loop getting their registers' first values after the op they last changed at (an index
+  into the block went stale when another state's registers were inserted before it).
+Each run also prints the kernel's CUDA; nvcc (where installed) compiles it for sm_90a.
+"""
+import hashlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compat_helpers import PROGRAMS, SRC
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "kernel"))
+from sm90_util import nvcc_compiles  # noqa: E402  (nvcc for sm_90a, skipped where it is not installed)
+
+PROGRAM = os.path.join(PROGRAMS, "cute", "hopper", "kernel", "attention", "fmha.py")
+HELPERS = os.path.join(PROGRAMS, "helpers", "fmha_helpers.py")
+
+_DRIVER = """
+import sys
+from cutelab.compat.run import main
+out = sys.argv[1]
+rc = main(sys.argv[2:])
+from cutelab.kernel import last_launch
+from cutelab.kernel.cuda import printer
+open(out, "w").write(printer.render(last_launch().ir))
+sys.exit(rc)
+"""
+
+
+def _sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def test_the_programs_are_cutlass_files_unchanged():
+    assert _sha(PROGRAM) == "01bcc2a091a33e85c350ece3c9e8535b81c1d4b69c4c88cf7a01cdccf0e1bfea"
+    assert _sha(HELPERS) == "cbe090eb5567b7cdbd8b4944cbd579084fd60379c463bcfb011e6d4b28ef20e1"
+
+
+@pytest.mark.parametrize("args", [
+    ("--q_shape", "1,128,1,64", "--k_shape", "1,128,1,64", "--is_causal"),
+    # grouped-query attention: 4 query heads over 2 K/V heads (a stride-0 mode of K and V, no TMA dimension)
+    ("--q_shape", "2,128,4,64", "--k_shape", "2,192,2,64", "--window_size", "32,16"),
+    # persistent: CTAs walk the (m, head, batch) tiles, whose coordinates (and so the TMA boxes') are carried in
+    # registers; the K/V pipeline states' registers take their values where the states last changed
+    ("--q_shape", "1,256,1,64", "--k_shape", "1,256,1,64", "--is_persistent"),
+])
+def test_fmha_passes_its_check_against_torch(tmp_path, args):
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0", CUTE_DSL_ARCH="sm_90a")
+    cu = tmp_path / "kernel.cu"
+    p = subprocess.run([sys.executable, "-c", _DRIVER, str(cu), PROGRAM, *args], cwd=os.path.dirname(PROGRAM),
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, f"exit {p.returncode}\nstdout:\n{p.stdout[-3000:]}\nstderr:\n{p.stderr[-4000:]}"
+    assert "Results verified successfully!" in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+    src = cu.read_text()
+    # each math warp group (ids 1 and 2) syncs its 128 threads on its own barrier
+    assert 'bar.sync 1, 128;' in src and 'bar.sync 2, 128;' in src
+    assert "wgmma.mma_async" in src and "cp.async.bulk.tensor" in src
+    nvcc_compiles(src)
