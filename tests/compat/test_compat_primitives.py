@@ -22,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
-    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mapa",
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "cp_async_shared_global",
+    "elect_sync", "mapa",
     "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
     "warp_named_barrier", "reduction/block_smem_reduce", "reduction/thread_vector_reduce",
     "reduction/warp_vector_reduce", "tutorial/01_hello_world", "tutorial/06_softmax",
@@ -261,3 +262,50 @@ def test_mapa_load_cuda_compiles_for_sm90(tmp_path):
     with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
         _mapa_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(64, dtype=torch.float32))))
         assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+
+
+# --------------------------------------------------------------------------- raw-pointer cp.async: the address decides
+
+def _cp_async_raw_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(src: cute.Tensor, dst: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float32, 64, space=cute.AddressSpace.smem, alignment=128)
+        prims.cp_async_shared_global(smem.data_ptr() + tidx * 4, src.iterator.raw_ptr() + tidx * 4, 16, "cg")
+        prims.cp_async_commit_group()
+        prims.cp_async_wait_group(0)
+        prims.barrier_cta_sync(0)
+        dst[tidx] = smem[tidx * 4] + smem[tidx * 4 + 3]
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor):
+        k(src, dst).launch(grid=(1, 1, 1), block=(16, 1, 1))
+
+    return host
+
+
+def test_raw_pointer_cp_async_is_aligned_as_its_address():
+    """A tensor declared 4-byte aligned (from_dlpack's default) copied 16 bytes at a time through raw
+    pointers: it runs where the address is 16-byte aligned, as on the GPU; a later launch of the same
+    plan at a misaligned address, and a first one, are refused by name."""
+    import torch
+    from cutelab.errors import LaunchError, TraceError
+    from cutelab.runtime import from_dlpack
+
+    host = _cp_async_raw_kernel()
+    buf = torch.arange(72, dtype=torch.float32)
+    assert buf.data_ptr() % 16 == 0
+    dst = torch.zeros(16, dtype=torch.float32)
+    host(from_dlpack(buf[:64]), from_dlpack(dst))
+    want = buf[:64].reshape(16, 4)
+    assert torch.equal(dst, want[:, 0] + want[:, 3])
+    with pytest.raises(LaunchError, match=r"src starts at 0x[0-9a-f]+, but the raw-pointer copy at .*"
+                                          r"test_compat_primitives.py:\d+ needs it aligned to 16 bytes"):
+        host(from_dlpack(buf[1:65]), from_dlpack(dst))  # the same plan (4-byte aligned, 64 elements)
+    with pytest.raises(TraceError, match=r"the source of copy 0 is aligned to 4 bytes only"):
+        _cp_async_raw_kernel()(from_dlpack(buf[1:65]), from_dlpack(dst))  # a first trace at that address

@@ -452,6 +452,7 @@ def cp_async_shared_global(dst: Any, src: Any, size: int, modifier: Any, *, cp_s
     cp.async copy atom of cutelab's kernels."""
     import cutelab as cute
     from ...layout import make_layout
+    from ...kernel.instr.cpasync import cp_async_copy
     from ...nvgpu.cpasync import CopyG2SOp, LoadCacheMode
     from ...tensor import Tensor
 
@@ -468,7 +469,8 @@ def cp_async_shared_global(dst: Any, src: Any, size: int, modifier: Any, *, cp_s
     n = int(size) * 8 // dt.width
     atom = cute.make_copy_atom(CopyG2SOp(LoadCacheMode.GLOBAL if m == "cg" else LoadCacheMode.ALWAYS), dt,
                                num_bits_per_copy=int(size) * 8)
-    cute.copy(atom, Tensor(s.engine, make_layout(n), s.offset), Tensor(d.engine, make_layout(n), d.offset))
+    cp_async_copy(atom, Tensor(s.engine, make_layout(n), s.offset), Tensor(d.engine, make_layout(n), d.offset),
+                  raw=True)
 
 
 def cp_async_commit_group(*, loc: Any = None, ip: Any = None) -> None:

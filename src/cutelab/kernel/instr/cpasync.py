@@ -311,8 +311,32 @@ def _space(t: Any) -> str:
     return type(eng).__name__
 
 
-def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None) -> None:
-    """cute.copy(atom_or_tiled_copy, src, dst, pred=) for a CopyG2SOp atom inside a kernel."""
+def _raw_alignment(x: Any, off: Any, nbytes: int) -> int:
+    """The alignment of a raw pointer's copy (``prims.cp_async_shared_global``) into a kernel's
+    tensor argument: what the offset proves if the argument starts at a multiple of nbytes (CuTe
+    DSL's raw pointers carry no alignment: the address decides, as on the GPU). That start is then
+    required of this launch's address (checked now) and of every later launch's (``Param.need_align``,
+    checked by the launch plan); a shortfall of the offset itself is the caller's TraceError."""
+    from ..ir.nodes import _align_of
+
+    eng = x.engine
+    if isinstance(eng, SmemEngine) or not isinstance(eng, GmemEngine):
+        return 0
+    if _align_of(nbytes, eng.dtype.bytes, off) < nbytes:
+        return 0
+    p = eng.param
+    addr = int(getattr(eng, "address", 0) or 0)
+    if addr % nbytes:
+        return 0
+    if getattr(p, "need_align", 0) < nbytes:
+        p.need_align, p.need_align_where = nbytes, user_line()
+    return nbytes
+
+
+def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None, raw: bool = False) -> None:
+    """cute.copy(atom_or_tiled_copy, src, dst, pred=) for a CopyG2SOp atom inside a kernel; ``raw``:
+    a raw-pointer copy (``prims.cp_async_shared_global``), aligned as its addresses are
+    (_raw_alignment)."""
     from ...nvgpu.universal_copy import LoadCacheMode
     from ..frontend.control import predicate_flag as _flag
 
@@ -366,6 +390,8 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None) -> 
         for side, x, o in (("source", src, so[0]), ("destination", dst, do[0])):
             off = x.offset + o if o else x.offset
             a = x.engine.alignment(off)
+            if a < nbytes and raw:
+                a = max(a, _raw_alignment(x, off, nbytes))
             if a < nbytes:
                 raise TraceError(f"{what}: the {side} of copy {g} is aligned to {a} bytes only; a {nbytes}-byte "
                                  f"cp.async needs {nbytes}-byte aligned addresses (from_dlpack(..., assumed_align=16) "
