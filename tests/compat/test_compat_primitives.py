@@ -23,7 +23,7 @@ PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
     "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "cp_async_shared_global",
-    "elect_sync", "mapa",
+    "cp_async_shared_global_swizzled", "elect_sync", "mapa",
     "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
     "warp_named_barrier", "reduction/block_smem_reduce", "reduction/thread_vector_reduce",
     "reduction/warp_vector_reduce", "tutorial/01_hello_world", "tutorial/06_softmax",
@@ -309,3 +309,49 @@ def test_raw_pointer_cp_async_is_aligned_as_its_address():
         host(from_dlpack(buf[1:65]), from_dlpack(dst))  # the same plan (4-byte aligned, 64 elements)
     with pytest.raises(TraceError, match=r"the source of copy 0 is aligned to 4 bytes only"):
         _cp_async_raw_kernel()(from_dlpack(buf[1:65]), from_dlpack(dst))  # a first trace at that address
+
+
+def test_byte_swizzle_places_data_where_the_swizzle_says():
+    """cutlass.Swizzle (byte addresses): a cp.async to apply_swizzle's pointer lands at the swizzled
+    bytes (read back unswizzled), load_swizzled undoes it, and arithmetic on the swizzled pointer
+    is refused by name."""
+    import torch
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+    from cutelab.compat.experimental.swizzle import Swizzle
+    from cutelab.errors import TraceError
+    from cutelab.runtime import from_dlpack
+
+    sw = Swizzle.from_name("s128b")
+    assert (sw.bbits, sw.mbase, sw.sshift) == (3, 4, 3) and sw(0x80) == 0x90 and sw(0x3F0) == 0x380
+
+    @cute.kernel
+    def k(src: cute.Tensor, raw: cute.Tensor, back: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float32, 256, space=cute.AddressSpace.smem, alignment=1024)
+        p = smem.data_ptr() + tidx * 4
+        prims.cp_async_shared_global(p.apply_swizzle(sw), src.iterator.raw_ptr() + tidx * 4, 16, "cg")
+        prims.cp_async_commit_group()
+        prims.cp_async_wait_group(0)
+        prims.barrier_cta_sync(0)
+        (raw.iterator.raw_ptr() + tidx * 4).store(p.load(count=4))
+        (back.iterator.raw_ptr() + tidx * 4).store(p.load_swizzled(sw, count=4))
+
+    src = torch.arange(256, dtype=torch.float32)
+    raw, back = torch.zeros(256), torch.zeros(256)
+    k(from_dlpack(src, assumed_align=16), from_dlpack(raw, assumed_align=16),
+      from_dlpack(back, assumed_align=16)).launch(grid=(1, 1, 1), block=(64, 1, 1))
+    want = torch.zeros(256)
+    for e in range(256):
+        want[sw(e * 4) // 4] = src[e]
+    assert not torch.equal(want, src) and torch.equal(raw, want) and torch.equal(back, src)
+
+    @cute.kernel
+    def bad(x: cute.Tensor):
+        smem = Array(cutlass.Float32, 256, space=cute.AddressSpace.smem, alignment=1024)
+        (smem.data_ptr().apply_swizzle(sw) + 4).store(cutlass.Float32(1.0))
+
+    with pytest.raises(TraceError, match=r"on a pointer from cutlass.apply_swizzle"):
+        bad(from_dlpack(raw)).launch(grid=(1, 1, 1), block=(1, 1, 1))
