@@ -22,8 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
-    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "cp_async_shared_global",
-    "cp_async_shared_global_swizzled", "elect_sync", "mapa",
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "cp_async_mbarrier_arrive_cluster",
+    "cp_async_mbarrier_arrive_cta", "cp_async_shared_global", "cp_async_shared_global_swizzled", "elect_sync", "mapa",
     "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
     "warp_named_barrier", "reduction/block_smem_reduce", "reduction/thread_vector_reduce",
     "reduction/warp_vector_reduce", "tutorial/01_hello_world", "tutorial/06_softmax",
@@ -355,3 +355,70 @@ def test_byte_swizzle_places_data_where_the_swizzle_says():
 
     with pytest.raises(TraceError, match=r"on a pointer from cutlass.apply_swizzle"):
         bad(from_dlpack(raw)).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+
+def _cp_async_mbar_kernel(noinc):
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(src: cute.Tensor, dst: cute.Tensor, done: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float32, 128, space=cute.AddressSpace.smem, alignment=128)
+        mbar = Array(cutlass.Int64, 1, space=cute.AddressSpace.smem, alignment=8)
+        if tidx == 0:
+            prims.mbarrier_init(mbar, 32)
+        prims.fence_mbarrier_init()
+        prims.barrier_cta_sync(0)
+        lane = tidx % 32
+        if tidx < 32:
+            prims.cp_async_shared_global(smem.data_ptr() + lane * 4, src.iterator.raw_ptr() + lane * 4, 16, "cg")
+            prims.cp_async_mbarrier_arrive(mbar, noinc=noinc)
+        prims.barrier_cta_sync(0)
+        if tidx == 0:  # every copy has landed: the phase is complete with noinc only
+            done[0] = cutlass.Int32(prims.mbarrier_try_wait_parity(mbar, 0, time_limit=0))
+        prims.barrier_cta_sync(0)
+        if tidx < 32:
+            if not noinc:  # the instruction's own arrival is balanced: the thread arrives as well
+                prims.mbarrier_arrive(mbar)
+        else:
+            while not prims.mbarrier_try_wait_parity(mbar, 0):
+                pass
+            (dst.iterator.raw_ptr() + lane * 4).store((smem.data_ptr() + lane * 4).load(count=4))
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor, done: cute.Tensor):
+        k(src, dst, done).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return host
+
+
+@pytest.mark.parametrize("noinc", [True, False])
+def test_cp_async_mbarrier_arrive_counts_only_with_noinc(noinc):
+    """cp.async.mbarrier.arrive: the copies have landed when the phase completes; .noinc counts as
+    the thread's arrival, without it the thread arrives itself (an extra arrival would be refused)."""
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    src, dst, done = torch.arange(128, dtype=torch.float32), torch.zeros(128), torch.full((1,), -1, dtype=torch.int32)
+    _cp_async_mbar_kernel(noinc)(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16),
+                                 from_dlpack(done))
+    assert torch.equal(dst, src) and int(done[0]) == int(noinc)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_cp_async_mbarrier_arrive_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _cp_async_mbar_kernel(True)(from_dlpack(fake_cuda_tensor(torch.arange(128, dtype=torch.float32)),
+                                                assumed_align=16),
+                                    from_dlpack(fake_cuda_tensor(torch.zeros(128)), assumed_align=16),
+                                    from_dlpack(fake_cuda_tensor(torch.zeros(1, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+        assert "cp.async.mbarrier.arrive.noinc.shared::cta.b64" in last_launch().source

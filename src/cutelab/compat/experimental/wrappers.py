@@ -384,9 +384,15 @@ def mbarrier_wait_parity(addr: Any, phase: Any, kind: Any, *, scope: Any = None,
 
 
 def cp_async_mbarrier_arrive(addr: Any, *, noinc: Any = None, loc: Any = None, ip: Any = None) -> None:
-    """``cp.async.mbarrier.arrive``: refused unless cutelab's cp.async tracks it (see REFUSED)."""
-    raise NotEmulatedError("prims.cp_async_mbarrier_arrive", "cutelab's cp.async copies do not arrive on mbarriers",
-                           where=user_line(2))
+    """``cp.async.mbarrier.arrive[.noinc].shared::cta.b64``: an arrival on this CTA's mbarrier once the
+    thread's earlier cp.async copies have landed (kernel.instr.cpasync.CpAsyncMbarrierArrive)."""
+    from ...kernel.instr.cpasync import cp_async_mbarrier_arrive as arrive
+
+    p, peer = _mbar(addr, "prims.cp_async_mbarrier_arrive")
+    if peer is not None:
+        raise NotEmulatedError("prims.cp_async_mbarrier_arrive through a prims.mapa pointer",
+                               "cp.async.mbarrier.arrive takes this CTA's barrier", where=user_line(2))
+    arrive(p, noinc=bool(_s(noinc)))
 
 
 # --------------------------------------------------------------------------- distributed shared memory

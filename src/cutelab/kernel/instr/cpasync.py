@@ -288,6 +288,54 @@ class CpAsyncWait(Op):
         r.emit(f'asm volatile("cp.async.wait_group {self.n};\\n" ::: "memory");')
 
 
+class CpAsyncMbarrierArrive(Op):
+    """``cp.async.mbarrier.arrive[.noinc].shared::cta.b64 [mbar]``: an arrival on the mbarrier once
+    every cp.async this thread issued before it (committed or not) has landed. ``.noinc``: the
+    arrival counts against the barrier's expected count; without it the instruction first adds
+    one pending arrival, so its own arrival leaves the count as it was.
+
+    On the CPU the thread's copies land at once (completion may come any time before the arrival),
+    then, with noinc, the thread arrives (kernel/instr/mbarrier.py)."""
+
+    __slots__ = ("shared", "base", "noinc", "where")
+
+    def __init__(self, shared: Any, base: Any, noinc: bool, where: str = ""):
+        self.shared, self.base, self.noinc, self.where = shared, base, noinc, where
+
+    def __repr__(self) -> str:
+        noinc = ".noinc" if self.noinc else ""
+        return f"cp.async.mbarrier.arrive{noinc} {self.shared.name}[{self.base}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .mbarrier import MbarrierOp
+
+        CpAsyncWait(-1).interpret(b, mask, buffers)  # -1: the uncommitted copies too
+        if self.noinc:
+            MbarrierOp("arrive", self.shared, self.base, where=self.where).interpret(b, mask, buffers)
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        noinc = ".noinc" if self.noinc else ""
+        r.emit(f'asm volatile("cp.async.mbarrier.arrive{noinc}.shared::cta.b64 [%0];\\n" :: '
+               f'"r"({smem_addr(r, self.shared, self.base)}) : "memory");')
+
+
+def cp_async_mbarrier_arrive(mbar_ptr: Any, noinc: bool = False) -> None:
+    """cp.async.mbarrier.arrive on this CTA's mbarrier at mbar_ptr (CpAsyncMbarrierArrive): the copies
+    this thread issued so far are tracked by the barrier, not by a commit group."""
+    from .mbarrier import mbar_ref
+
+    what = "cp.async.mbarrier.arrive"
+    t = current(what)
+    sh, base = mbar_ref(mbar_ptr, what)
+    t.emit(CpAsyncMbarrierArrive(sh, base, bool(noinc), t.where()))
+    t.cp_async_uncommitted = 0
+
+
 def _at(where: str) -> str:
     return f" (at {where})" if where else ""
 
