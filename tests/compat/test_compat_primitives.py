@@ -22,10 +22,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
-    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "cp_async_mbarrier_arrive_cluster",
-    "cp_async_mbarrier_arrive_cta", "cp_async_shared_global", "cp_async_shared_global_swizzled", "elect_sync", "mapa",
-    "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
-    "warp_named_barrier", "reduction/block_smem_reduce", "reduction/thread_vector_reduce",
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync",
+    "cp_async_mbarrier_arrive_cluster", "cp_async_mbarrier_arrive_cta", "cp_async_shared_global",
+    "cp_async_shared_global_swizzled", "elect_sync", "mapa", "mbarrier", "mbarrier_lifecycle",
+    "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync", "warp_named_barrier",
+    "reduction/block_smem_reduce", "reduction/cluster_smem_reduce", "reduction/thread_vector_reduce",
     "reduction/warp_vector_reduce", "tutorial/01_hello_world", "tutorial/06_softmax",
 ]
 
@@ -422,3 +423,58 @@ def test_cp_async_mbarrier_arrive_cuda_compiles_for_sm90(tmp_path):
                                     from_dlpack(fake_cuda_tensor(torch.zeros(1, dtype=torch.int32))))
         assert g.nvrtc.compiles == 1 and len(g.launches) == 1
         assert "cp.async.mbarrier.arrive.noinc.shared::cta.b64" in last_launch().source
+
+
+def _dsmem_red_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        rank = cute.arch.block_idx_in_cluster()
+        acc = Array(cutlass.Int32, 2, space=cute.AddressSpace.smem)
+        if tidx < 2:
+            acc[tidx] = cutlass.Int32(0)
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+        root = prims.mapa(acc.data_ptr(), cutlass.Int32(0))
+        prims.red("add", "s32", root, tidx + 1, mem_order=prims.MemOrder.RELAXED, mem_scope=prims.MemScope.CLUSTER)
+        prims.red("max", "s32", root + 1, tidx * (rank + 1))
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+        if tidx < 2:
+            out[rank * 2 + tidx] = acc[tidx]
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+def test_red_through_mapa_reduces_into_the_peer_ctas_shared_memory():
+    """prims.red on a prims.mapa pointer: red.shared::cluster into rank 0's array from both CTAs."""
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    out = torch.full((4,), -1, dtype=torch.int32)
+    _dsmem_red_kernel()(from_dlpack(out))
+    # rank 0's acc[0]: 1..32 added by each CTA; acc[1]: the max of tidx * (rank + 1); rank 1's array untouched
+    assert out.tolist() == [2 * sum(range(1, 33)), 62, 0, 0]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_red_through_mapa_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _dsmem_red_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(4, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+        src = last_launch().source
+    assert "red.relaxed.cluster.shared::cluster.add.s32" in src and "red.shared::cluster.max.s32" in src

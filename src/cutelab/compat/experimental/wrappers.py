@@ -433,8 +433,8 @@ _RED_OPS = {"add": "add", "and": "and", "or": "or", "xor": "xor", "min": "min", 
 
 def red(op: Any, type_: Any, a: Any, b: Any, *, mem_order: Any = None, mem_scope: Any = None,
         shared_space: Any = None, cache_hint: Any = None, loc: Any = None, ip: Any = None) -> None:
-    """``red.{op}.{type}``: ``*a = op(*a, b)`` in global memory or this CTA's shared memory, with
-    no result; ``type`` must match the pointer's element type."""
+    """``red.{op}.{type}``: ``*a = op(*a, b)`` in global memory, this CTA's shared memory or (through
+    a ``mapa`` pointer) another CTA's, with no result; ``type`` must match the pointer's element type."""
     from ...kernel.instr.atomics import red as _red
 
     o = ReductionOp(_s(op)).value
@@ -442,13 +442,14 @@ def red(op: Any, type_: Any, a: Any, b: Any, *, mem_order: Any = None, mem_scope
     if o not in _RED_OPS or cache_hint is not None or shared_space is not None:
         raise NotEmulatedError(f"prims.red({o}, {ty})", "cutelab's red takes add/and/or/xor/min/max on global "
                                "or shared memory without a cache hint", where=user_line(2))
+    from ...kernel.instr.atomics import dsmem_red
+
     p, peer = cute_pointer(a, "prims.red")
-    if peer is not None:
-        raise NotEmulatedError(f"prims.red({o}, {ty}) through a prims.mapa pointer",
-                               "red.shared::cluster (into another CTA's shared memory) is not in cutelab yet",
-                               where=user_line(2))
     if ty.startswith("u") and o in ("min", "max"):
         o = "u" + o
+    if peer is not None:  # a prims.mapa pointer: red.shared::cluster into that CTA's shared memory
+        dsmem_red(p, peer, b, op=o, dtype=ty, sem=_s(mem_order), scope=_s(mem_scope), what="prims.red")
+        return
     _red(p, b, op=o, dtype=ty, sem=_s(mem_order), scope=_s(mem_scope))
 
 

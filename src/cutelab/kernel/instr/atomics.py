@@ -13,7 +13,8 @@ On the GPU each prints as its PTX instruction.
 
 Loads and stores take global memory (a kernel's tensor arguments) only; atomics and ``red`` also
 take this CTA's shared memory (an unswizzled shared array: ``atom.shared``/``red.shared``, as
-CUTLASS's block reductions use them). A pointer to register memory, into another CTA or through a
+CUTLASS's block reductions use them), and ``red`` another CTA's of the cluster (``DsmemRedOp``:
+``red.shared::cluster`` through a ``prims.mapa`` pointer). A pointer to register memory, into another CTA or through a
 swizzle, a semantic or scope outside PTX's, or an element type the instruction has no form for is
 a TraceError naming the instruction and the user's line.
 """
@@ -459,3 +460,80 @@ def _element_ptr(tensor: Any, i: int) -> Any:
     from ...tensor import Pointer
 
     return Pointer(tensor.engine, tensor.offset + tensor.layout(i))
+
+
+# --------------------------------------------------------------------------- red into another CTA's shared memory
+
+class DsmemRedOp(Op):
+    """``red.shared::cluster.{op}.{type}``: ``shared[base] = op(shared[base], val)`` in CTA ``peer``
+    of the cluster (a pointer from ``prims.mapa``), no result. On the CPU, thread by thread in
+    thread order on the peer block's array (the batch holds the whole cluster); on the GPU, ``mapa``
+    then the instruction."""
+
+    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
+
+    __slots__ = ("shared", "base", "peer", "self_rank", "dtype", "op", "sem", "scope", "val", "where")
+
+    def __init__(self, shared: Any, base: Any, peer: Any, self_rank: Any, dtype: Any, op: str, sem: Any, scope: Any,
+                 val: Any, where: str = ""):
+        self.shared, self.base, self.peer, self.self_rank = shared, base, peer, self_rank
+        self.dtype, self.op, self.sem, self.scope, self.val, self.where = dtype, op, sem, scope, val, where
+
+    def ptx(self) -> str:
+        parts = ["red"] + ([self.sem, self.scope or "cluster"] if self.sem is not None else
+                           [self.scope] if self.scope is not None else [])
+        return ".".join(parts + ["shared::cluster", self.op, _ptx_type(self.dtype, self.op)])
+
+    def __repr__(self) -> str:
+        return f"{self.ptx()} {self.shared.name}@cta[{self.peer}][{self.base}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), True, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .cluster import _peer_blocks
+
+        sh = self.shared
+        where = self.where
+        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, self.ptx(), where)
+        idx = b.access_index(self.base, (0,), sh.length, f"{b.ir.name}: {self.ptx()}", mask, where)[:, 0]
+        act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
+        flat = (idx + peer_blk * sh.length)[act]
+        buf = b.shared[sh.index]
+        v = np.asarray(b.column(self.val, self.dtype, real=False), dtype=self.dtype.storage)[act]
+        fn = _RMW[self.op]
+        with np.errstate(over="ignore"):
+            for k in range(len(act)):
+                buf[flat[k]] = fn(buf[flat[k]], v[k])
+
+    def cuda(self, r: Any) -> None:
+        from .cluster import _ptx_rank
+        from .mbarrier import smem_addr
+
+        bits = self.dtype.width
+        st, _, _ = r.ctype(self.dtype)
+        u, c = ("unsigned int", "r") if bits == 32 else ("unsigned long long", "l")
+        with r.braces():
+            r.emit(f"{st} cl_v = {r.stored(self.val, self.dtype)}; {u} cl_vb; memcpy(&cl_vb, &cl_v, {bits // 8});")
+            r.emit(f'unsigned cl_a; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(cl_a) : '
+                   f'"r"({smem_addr(r, self.shared, self.base)}), "r"({_ptx_rank(r, self.peer)}));')
+            r.emit(f'asm volatile("{self.ptx()} [%0], %1;" :: "r"(cl_a), "{c}"(cl_vb) : "memory");')
+
+
+def dsmem_red(smem_ptr: Any, peer: Any, val: Any, *, op: str, dtype: Any = None, sem: Any = None, scope: Any = None,
+              what: str = "red.shared::cluster") -> None:
+    """red on the element at smem_ptr (this CTA's shared memory) in CTA ``peer``'s copy of it."""
+    from .cluster import _rank_arg, _rank_expr, _smem_ref
+
+    t = current(what)
+    sem, scope = _check("red", sem, scope, what, t)
+    sh, off = _smem_ref(smem_ptr, what)
+    dt = sh.dtype
+    _supported(dt, what, t, op)
+    if dtype is not None and not _ptx_dtype_ok(dt, dtype):
+        raise TraceError(f"kernel {t.name}: {what}: the pointer is to {dt}, the instruction asks for {dtype}"
+                         f"{t.where()}")
+    v = _refs_of(val, 1, dt, what, sh.name)[0]
+    p = _rank_arg(peer, what, t)
+    sh.read = sh.written = True
+    t.emit(DsmemRedOp(sh, off, p, _rank_expr(t), dt, op, sem, scope, v, t.where()))
