@@ -2,12 +2,14 @@
 primitives``, ``cutlass.Array``, raw pointers), stored unchanged under programs/primitives/ (from
 NVIDIA/cutlass 7107b05535f8977f5ecb9d01ee203205b1fd9bc4, with their license headers), each run by
 ``cutelab run`` on the CPU at its default sizes: it must exit 0 and report its own verification
-(each program compares its kernel's output with a torch reference and prints ``PASS``).
+(each program compares its kernel's output with a torch reference and prints ``PASS``; none
+prints ``FAIL``).
 
 Also: the wrappers cutelab does not provide refuse by name with the user's line, and the PTX
 interpreter's warp instructions behind them (vote, elect, f32 redux) against plain numpy.
 """
 import os
+import re
 import shutil
 
 import numpy as np
@@ -20,9 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PRIMS = os.path.join(HERE, "programs", "primitives")
 
 PROGRAMS = [
-    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync", "elect_sync", "mapa",
-    "mbarrier", "mbarrier_lifecycle", "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync",
-    "warp_named_barrier", "reduction/thread_vector_reduce", "reduction/warp_vector_reduce", "tutorial/01_hello_world",
+    "async_pipeline", "bar_warp_sync", "barrier_cta_red", "basic_types", "barrier_cta_sync",
+    "cp_async_mbarrier_arrive_cluster", "cp_async_mbarrier_arrive_cta", "cp_async_shared_global",
+    "cp_async_shared_global_swizzled", "elect_sync", "mapa", "mbarrier", "mbarrier_lifecycle",
+    "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync", "warp_named_barrier",
+    "reduction/block_smem_reduce", "reduction/cluster_smem_reduce", "reduction/thread_vector_reduce",
+    "reduction/warp_vector_reduce", "tutorial/01_hello_world", "tutorial/06_softmax",
 ]
 
 
@@ -33,7 +38,7 @@ def test_the_stored_programs_are_the_listed_ones():
     for n in PROGRAMS:
         with open(os.path.join(PRIMS, n + ".py")) as f:
             head = f.read(200)
-        assert head.startswith("# Copyright (c) 2026 NVIDIA CORPORATION") and "BSD-3-Clause" in head, n
+        assert re.match(r"# Copyright \(c\) (2025 - )?2026 NVIDIA CORPORATION", head) and "BSD-3-Clause" in head, n
 
 
 def _expected_output(path):
@@ -56,7 +61,9 @@ def test_primitives_program_runs_unchanged(name, tmp_path):
     if expected is not None:  # the program prints from its kernel: its output is the one it documents
         assert out.splitlines() == expected, f"{name}: printed\n{out}\nexpected\n{expected}"
     else:
-        assert "verify" in out and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
+        # "verify ...: PASS" lines, or (tutorial/06_softmax) a table of checks closed by a line "PASS"
+        reported = "verify" in out or out.rstrip().splitlines()[-1:] == ["PASS"]
+        assert reported and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
 
 
 def test_a_wrapper_cutelab_lacks_names_itself_and_the_line(tmp_path):
@@ -256,3 +263,218 @@ def test_mapa_load_cuda_compiles_for_sm90(tmp_path):
     with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
         _mapa_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(64, dtype=torch.float32))))
         assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+
+
+# --------------------------------------------------------------------------- raw-pointer cp.async: the address decides
+
+def _cp_async_raw_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(src: cute.Tensor, dst: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float32, 64, space=cute.AddressSpace.smem, alignment=128)
+        prims.cp_async_shared_global(smem.data_ptr() + tidx * 4, src.iterator.raw_ptr() + tidx * 4, 16, "cg")
+        prims.cp_async_commit_group()
+        prims.cp_async_wait_group(0)
+        prims.barrier_cta_sync(0)
+        dst[tidx] = smem[tidx * 4] + smem[tidx * 4 + 3]
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor):
+        k(src, dst).launch(grid=(1, 1, 1), block=(16, 1, 1))
+
+    return host
+
+
+def test_raw_pointer_cp_async_is_aligned_as_its_address():
+    """A tensor declared 4-byte aligned (from_dlpack's default) copied 16 bytes at a time through raw
+    pointers: it runs where the address is 16-byte aligned, as on the GPU; a later launch of the same
+    plan at a misaligned address, and a first one, are refused by name."""
+    import torch
+    from cutelab.errors import LaunchError, TraceError
+    from cutelab.runtime import from_dlpack
+
+    host = _cp_async_raw_kernel()
+    buf = torch.arange(72, dtype=torch.float32)
+    assert buf.data_ptr() % 16 == 0
+    dst = torch.zeros(16, dtype=torch.float32)
+    host(from_dlpack(buf[:64]), from_dlpack(dst))
+    want = buf[:64].reshape(16, 4)
+    assert torch.equal(dst, want[:, 0] + want[:, 3])
+    with pytest.raises(LaunchError, match=r"src starts at 0x[0-9a-f]+, but the raw-pointer copy at .*"
+                                          r"test_compat_primitives.py:\d+ needs it aligned to 16 bytes"):
+        host(from_dlpack(buf[1:65]), from_dlpack(dst))  # the same plan (4-byte aligned, 64 elements)
+    with pytest.raises(TraceError, match=r"the source of copy 0 is aligned to 4 bytes only"):
+        _cp_async_raw_kernel()(from_dlpack(buf[1:65]), from_dlpack(dst))  # a first trace at that address
+
+
+def test_byte_swizzle_places_data_where_the_swizzle_says():
+    """cutlass.Swizzle (byte addresses): a cp.async to apply_swizzle's pointer lands at the swizzled
+    bytes (read back unswizzled), load_swizzled undoes it, and arithmetic on the swizzled pointer
+    is refused by name."""
+    import torch
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+    from cutelab.compat.experimental.swizzle import Swizzle
+    from cutelab.errors import TraceError
+    from cutelab.runtime import from_dlpack
+
+    sw = Swizzle.from_name("s128b")
+    assert (sw.bbits, sw.mbase, sw.sshift) == (3, 4, 3) and sw(0x80) == 0x90 and sw(0x3F0) == 0x380
+
+    @cute.kernel
+    def k(src: cute.Tensor, raw: cute.Tensor, back: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float32, 256, space=cute.AddressSpace.smem, alignment=1024)
+        p = smem.data_ptr() + tidx * 4
+        prims.cp_async_shared_global(p.apply_swizzle(sw), src.iterator.raw_ptr() + tidx * 4, 16, "cg")
+        prims.cp_async_commit_group()
+        prims.cp_async_wait_group(0)
+        prims.barrier_cta_sync(0)
+        (raw.iterator.raw_ptr() + tidx * 4).store(p.load(count=4))
+        (back.iterator.raw_ptr() + tidx * 4).store(p.load_swizzled(sw, count=4))
+
+    src = torch.arange(256, dtype=torch.float32)
+    raw, back = torch.zeros(256), torch.zeros(256)
+    k(from_dlpack(src, assumed_align=16), from_dlpack(raw, assumed_align=16),
+      from_dlpack(back, assumed_align=16)).launch(grid=(1, 1, 1), block=(64, 1, 1))
+    want = torch.zeros(256)
+    for e in range(256):
+        want[sw(e * 4) // 4] = src[e]
+    assert not torch.equal(want, src) and torch.equal(raw, want) and torch.equal(back, src)
+
+    @cute.kernel
+    def bad(x: cute.Tensor):
+        smem = Array(cutlass.Float32, 256, space=cute.AddressSpace.smem, alignment=1024)
+        (smem.data_ptr().apply_swizzle(sw) + 4).store(cutlass.Float32(1.0))
+
+    with pytest.raises(TraceError, match=r"on a pointer from cutlass.apply_swizzle"):
+        bad(from_dlpack(raw)).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+
+def _cp_async_mbar_kernel(noinc):
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(src: cute.Tensor, dst: cute.Tensor, done: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float32, 128, space=cute.AddressSpace.smem, alignment=128)
+        mbar = Array(cutlass.Int64, 1, space=cute.AddressSpace.smem, alignment=8)
+        if tidx == 0:
+            prims.mbarrier_init(mbar, 32)
+        prims.fence_mbarrier_init()
+        prims.barrier_cta_sync(0)
+        lane = tidx % 32
+        if tidx < 32:
+            prims.cp_async_shared_global(smem.data_ptr() + lane * 4, src.iterator.raw_ptr() + lane * 4, 16, "cg")
+            prims.cp_async_mbarrier_arrive(mbar, noinc=noinc)
+        prims.barrier_cta_sync(0)
+        if tidx == 0:  # every copy has landed: the phase is complete with noinc only
+            done[0] = cutlass.Int32(prims.mbarrier_try_wait_parity(mbar, 0, time_limit=0))
+        prims.barrier_cta_sync(0)
+        if tidx < 32:
+            if not noinc:  # the instruction's own arrival is balanced: the thread arrives as well
+                prims.mbarrier_arrive(mbar)
+        else:
+            while not prims.mbarrier_try_wait_parity(mbar, 0):
+                pass
+            (dst.iterator.raw_ptr() + lane * 4).store((smem.data_ptr() + lane * 4).load(count=4))
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor, done: cute.Tensor):
+        k(src, dst, done).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    return host
+
+
+@pytest.mark.parametrize("noinc", [True, False])
+def test_cp_async_mbarrier_arrive_counts_only_with_noinc(noinc):
+    """cp.async.mbarrier.arrive: the copies have landed when the phase completes; .noinc counts as
+    the thread's arrival, without it the thread arrives itself (an extra arrival would be refused)."""
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    src, dst, done = torch.arange(128, dtype=torch.float32), torch.zeros(128), torch.full((1,), -1, dtype=torch.int32)
+    _cp_async_mbar_kernel(noinc)(from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16),
+                                 from_dlpack(done))
+    assert torch.equal(dst, src) and int(done[0]) == int(noinc)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_cp_async_mbarrier_arrive_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _cp_async_mbar_kernel(True)(from_dlpack(fake_cuda_tensor(torch.arange(128, dtype=torch.float32)),
+                                                assumed_align=16),
+                                    from_dlpack(fake_cuda_tensor(torch.zeros(128)), assumed_align=16),
+                                    from_dlpack(fake_cuda_tensor(torch.zeros(1, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+        assert "cp.async.mbarrier.arrive.noinc.shared::cta.b64" in last_launch().source
+
+
+def _dsmem_red_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        rank = cute.arch.block_idx_in_cluster()
+        acc = Array(cutlass.Int32, 2, space=cute.AddressSpace.smem)
+        if tidx < 2:
+            acc[tidx] = cutlass.Int32(0)
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+        root = prims.mapa(acc.data_ptr(), cutlass.Int32(0))
+        prims.red("add", "s32", root, tidx + 1, mem_order=prims.MemOrder.RELAXED, mem_scope=prims.MemScope.CLUSTER)
+        prims.red("max", "s32", root + 1, tidx * (rank + 1))
+        prims.barrier_cluster_arrive()
+        prims.barrier_cluster_wait()
+        if tidx < 2:
+            out[rank * 2 + tidx] = acc[tidx]
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+
+    return host
+
+
+def test_red_through_mapa_reduces_into_the_peer_ctas_shared_memory():
+    """prims.red on a prims.mapa pointer: red.shared::cluster into rank 0's array from both CTAs."""
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    out = torch.full((4,), -1, dtype=torch.int32)
+    _dsmem_red_kernel()(from_dlpack(out))
+    # rank 0's acc[0]: 1..32 added by each CTA; acc[1]: the max of tidx * (rank + 1); rank 1's array untouched
+    assert out.tolist() == [2 * sum(range(1, 33)), 62, 0, 0]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_red_through_mapa_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _dsmem_red_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(4, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+        src = last_launch().source
+    assert "red.relaxed.cluster.shared::cluster.add.s32" in src and "red.shared::cluster.max.s32" in src

@@ -89,14 +89,60 @@ def test_bitcast_and_all_mark_negative_zero():
     assert back.tobytes() == x.tobytes()
 
 
+@cute.kernel
+def smem_atomics_kernel(out: cute.Tensor, olds: cute.Tensor):
+    """Per block: every thread adds 1 to s[0] (atom.shared, its old value kept), red.add tidx into s[1],
+    red.max into s[2]; then thread 0 writes the block's three words out."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    s = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(3))
+    if tidx < 3:
+        s[tidx] = cutlass.Int32(0)
+    cute.arch.sync_threads()
+    olds[bidx * 64 + tidx] = cute.arch.atomic_add(s.iterator, cutlass.Int32(1), sem="relaxed", scope="cta")
+    cute.arch.red(s.iterator + 1, tidx, op="add", dtype="s32")
+    cute.arch.atomic_max(s.iterator + 2, tidx + bidx * 100)
+    cute.arch.sync_threads()
+    if tidx < 3:
+        out[bidx * 3 + tidx] = s[tidx]
+
+
+def test_atomics_on_shared_memory():
+    """atom/red on this CTA's shared memory: each block's own array (CPU), atom.shared/red.shared (CUDA)."""
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
+
+    out, olds = np.full(6, -1, np.int32), np.full(128, -1, np.int32)
+    smem_atomics_kernel(from_dlpack(out), from_dlpack(olds)).launch(grid=(2, 1, 1), block=(64, 1, 1))
+    assert out.tolist() == [64, sum(range(64)), 63, 64, sum(range(64)), 163]
+    assert sorted(olds[:64].tolist()) == list(range(64)) and sorted(olds[64:].tolist()) == list(range(64))
+    with fake_gpu():
+        smem_atomics_kernel(from_dlpack(FakeDeviceArray(out)), from_dlpack(FakeDeviceArray(olds))).launch(
+            grid=(2, 1, 1), block=(64, 1, 1))
+        src = last_launch().source
+    for ptx in ("atom.relaxed.cta.shared.add.s32", "red.shared.add.s32", "atom.shared.max.s32"):
+        assert ptx in src, ptx
+    assert "__cvta_generic_to_shared" in src
+    from sm90_util import nvcc_compiles
+
+    nvcc_compiles(src)
+
+
 def test_refusals():
     @cute.kernel
-    def smem_atomic(x: cute.Tensor):
-        s = cutlass.utils.SmemAllocator().allocate_tensor(cutlass.Int32, cute.make_layout(4))
-        cute.arch.atomic_add(s.iterator, cutlass.Int32(1))
+    def rmem_atomic(x: cute.Tensor):
+        r = cute.make_fragment(cute.make_layout(4), cutlass.Int32)
+        cute.arch.atomic_add(r.iterator, cutlass.Int32(1))
 
-    with pytest.raises(TraceError, match=r"atomic_add: only global memory"):
-        smem_atomic(from_dlpack(np.zeros(4, np.int32))).launch(grid=(1, 1, 1), block=(1, 1, 1))
+    with pytest.raises(TraceError, match=r"atomic_add: only global or shared memory"):
+        rmem_atomic(from_dlpack(np.zeros(4, np.int32))).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    @cute.kernel
+    def wrong_type(x: cute.Tensor):
+        cute.arch.red(x.iterator, cutlass.Int32(1), op="add", dtype="f32")
+
+    with pytest.raises(TraceError, match=r"cute.arch.red: the pointer is to Int32, the instruction asks for f32"):
+        wrong_type(from_dlpack(np.zeros(4, np.int32))).launch(grid=(1, 1, 1), block=(1, 1, 1))
 
     @cute.kernel
     def bad_sem(x: cute.Tensor):

@@ -117,10 +117,13 @@ def _warp_size() -> int:
 def _experimental_extras() -> Dict[str, Any]:
     from .experimental import experimental
     from .experimental.memory import Array, Pointer, make_array_view
+    from .experimental.swizzle import Swizzle, apply_swizzle, load_swizzled, store_swizzled
     from .experimental.vector import VECTOR_NAMESPACE, Vector
 
+    # cutlass.Swizzle is the low-level API's swizzle of byte addresses (cute.Swizzle: of element offsets)
     return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental,
-            "Vector": Vector, "vector": VECTOR_NAMESPACE}
+            "Vector": Vector, "vector": VECTOR_NAMESPACE, "Swizzle": Swizzle, "apply_swizzle": apply_swizzle,
+            "load_swizzled": load_swizzled, "store_swizzled": store_swizzled}
 
 
 CUTLASS_EXTRAS: Dict[str, Any] = {
@@ -277,8 +280,7 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "warp_reduction": warp_reduction, "warp_reduction_max": warp_reduction_max, "warp_reduction_sum": warp_reduction_sum,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "red",
-        "redux_sync", "prmt", "mapa", "atomic_add", "popc", "clz")},
+        "redux_sync", "prmt", "mapa", "popc", "clz")},
 }
 
 MATH_EXTRAS: Dict[str, Any] = {

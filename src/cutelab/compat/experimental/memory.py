@@ -48,13 +48,17 @@ class Pointer:
     """``cutlass.Pointer``: a typed raw pointer inside a kernel (an element offset into a tensor's
     memory). ``peer`` is the CTA rank of the cluster it points into, after ``prims.mapa``."""
 
-    def __init__(self, ptr: Any, dtype: Any = None, peer: Any = None):
+    def __init__(self, ptr: Any, dtype: Any = None, peer: Any = None, granule: int = 0):
         self.ptr = ptr  # a cutelab.tensor.Pointer
         self.dtype = dtype if dtype is not None else ptr.element_type
         self.peer = peer
+        self.granule = granule  # bytes: from cutlass.apply_swizzle, one access within one swizzle granule
 
     # -- arithmetic
     def __add__(self, k: Any) -> "Pointer":
+        if self.granule and not (isinstance(k, int) and k == 0):
+            raise TraceError(f"cutlass.Pointer + {k!r}: on a pointer from cutlass.apply_swizzle (the swizzle of p + k "
+                             f"is not the swizzled p plus k); add to the unswizzled pointer, then swizzle")
         return Pointer(self.ptr + k, self.dtype, self.peer)
 
     __radd__ = __add__
@@ -70,6 +74,24 @@ class Pointer:
     def alignment(self) -> int:
         return self.ptr.alignment
 
+    # -- shared-memory swizzles of byte addresses (cutlass.Swizzle: swizzle.py)
+    def apply_swizzle(self, swizzle: Any, *, loc: Any = None, ip: Any = None) -> "Pointer":
+        from .swizzle import apply_swizzle
+
+        return apply_swizzle(self, swizzle)
+
+    def load_swizzled(self, swizzle: Any, alignment: Optional[int] = None, *, count: Optional[int] = None,
+                      loc: Any = None, ip: Any = None) -> Any:
+        from .swizzle import load_swizzled
+
+        return load_swizzled(self, swizzle, alignment, count=count)
+
+    def store_swizzled(self, value: Any, swizzle: Any, alignment: Optional[int] = None, *, loc: Any = None,
+                       ip: Any = None) -> None:
+        from .swizzle import store_swizzled
+
+        store_swizzled(self, value, swizzle, alignment)
+
     def toint(self, *, loc: Any = None, ip: Any = None) -> Any:
         return self.ptr.toint()
 
@@ -84,6 +106,12 @@ class Pointer:
         if self.peer is not None:
             raise TraceError(f"cutlass.Pointer.{what}: through a pointer into another CTA's shared memory (prims.mapa) "
                              f"cutelab's kernels load one element at a time; vector loads and stores are not supported")
+        if self.granule:
+            nb = n * self.dtype.width // 8
+            if nb > self.granule or self.ptr.engine.alignment(self.ptr.offset) < min(nb, self.granule):
+                raise TraceError(f"cutlass.Pointer.{what}: {n} elements through a pointer from cutlass.apply_swizzle "
+                                 f"must lie in one {self.granule}-byte swizzle granule, aligned; use load_swizzled / "
+                                 f"store_swizzled for wider accesses")
         return Tensor(self.ptr.engine, make_layout(n), self.ptr.offset)
 
     def load(self, *, count: Optional[int] = None, alignment: Optional[int] = None, loc: Any = None,

@@ -384,9 +384,15 @@ def mbarrier_wait_parity(addr: Any, phase: Any, kind: Any, *, scope: Any = None,
 
 
 def cp_async_mbarrier_arrive(addr: Any, *, noinc: Any = None, loc: Any = None, ip: Any = None) -> None:
-    """``cp.async.mbarrier.arrive``: refused unless cutelab's cp.async tracks it (see REFUSED)."""
-    raise NotEmulatedError("prims.cp_async_mbarrier_arrive", "cutelab's cp.async copies do not arrive on mbarriers",
-                           where=user_line(2))
+    """``cp.async.mbarrier.arrive[.noinc].shared::cta.b64``: an arrival on this CTA's mbarrier once the
+    thread's earlier cp.async copies have landed (kernel.instr.cpasync.CpAsyncMbarrierArrive)."""
+    from ...kernel.instr.cpasync import cp_async_mbarrier_arrive as arrive
+
+    p, peer = _mbar(addr, "prims.cp_async_mbarrier_arrive")
+    if peer is not None:
+        raise NotEmulatedError("prims.cp_async_mbarrier_arrive through a prims.mapa pointer",
+                               "cp.async.mbarrier.arrive takes this CTA's barrier", where=user_line(2))
+    arrive(p, noinc=bool(_s(noinc)))
 
 
 # --------------------------------------------------------------------------- distributed shared memory
@@ -427,18 +433,24 @@ _RED_OPS = {"add": "add", "and": "and", "or": "or", "xor": "xor", "min": "min", 
 
 def red(op: Any, type_: Any, a: Any, b: Any, *, mem_order: Any = None, mem_scope: Any = None,
         shared_space: Any = None, cache_hint: Any = None, loc: Any = None, ip: Any = None) -> None:
-    """``red.{op}.{type}``: ``*a = op(*a, b)`` in global memory, with no result."""
+    """``red.{op}.{type}``: ``*a = op(*a, b)`` in global memory, this CTA's shared memory or (through
+    a ``mapa`` pointer) another CTA's, with no result; ``type`` must match the pointer's element type."""
     from ...kernel.instr.atomics import red as _red
 
     o = ReductionOp(_s(op)).value
     ty = ReductionType(_s(type_)).value
     if o not in _RED_OPS or cache_hint is not None or shared_space is not None:
         raise NotEmulatedError(f"prims.red({o}, {ty})", "cutelab's red takes add/and/or/xor/min/max on global "
-                               "memory without a cache hint", where=user_line(2))
+                               "or shared memory without a cache hint", where=user_line(2))
+    from ...kernel.instr.atomics import dsmem_red
+
+    p, peer = cute_pointer(a, "prims.red")
     if ty.startswith("u") and o in ("min", "max"):
         o = "u" + o
-    p, peer = cute_pointer(a, "prims.red")
-    _red(p, b, op=o, sem=_s(mem_order), scope=_s(mem_scope))
+    if peer is not None:  # a prims.mapa pointer: red.shared::cluster into that CTA's shared memory
+        dsmem_red(p, peer, b, op=o, dtype=ty, sem=_s(mem_order), scope=_s(mem_scope), what="prims.red")
+        return
+    _red(p, b, op=o, dtype=ty, sem=_s(mem_order), scope=_s(mem_scope))
 
 
 def cp_async_shared_global(dst: Any, src: Any, size: int, modifier: Any, *, cp_size: Any = None, loc: Any = None,
@@ -447,6 +459,7 @@ def cp_async_shared_global(dst: Any, src: Any, size: int, modifier: Any, *, cp_s
     cp.async copy atom of cutelab's kernels."""
     import cutelab as cute
     from ...layout import make_layout
+    from ...kernel.instr.cpasync import cp_async_copy
     from ...nvgpu.cpasync import CopyG2SOp, LoadCacheMode
     from ...tensor import Tensor
 
@@ -463,7 +476,8 @@ def cp_async_shared_global(dst: Any, src: Any, size: int, modifier: Any, *, cp_s
     n = int(size) * 8 // dt.width
     atom = cute.make_copy_atom(CopyG2SOp(LoadCacheMode.GLOBAL if m == "cg" else LoadCacheMode.ALWAYS), dt,
                                num_bits_per_copy=int(size) * 8)
-    cute.copy(atom, Tensor(s.engine, make_layout(n), s.offset), Tensor(d.engine, make_layout(n), d.offset))
+    cp_async_copy(atom, Tensor(s.engine, make_layout(n), s.offset), Tensor(d.engine, make_layout(n), d.offset),
+                  raw=True)
 
 
 def cp_async_commit_group(*, loc: Any = None, ip: Any = None) -> None:

@@ -11,8 +11,11 @@ Storage that other processes map (``cutelab.compat.distributed``) is updated und
 :data:`CROSS_PROCESS_LOCK` so that atomics of different ranks on one word do not lose updates.
 On the GPU each prints as its PTX instruction.
 
-Only global memory (a kernel's tensor arguments) is supported; a pointer to shared or register
-memory, a semantic or scope outside PTX's, or an element type the instruction has no form for is
+Loads and stores take global memory (a kernel's tensor arguments) only; atomics and ``red`` also
+take this CTA's shared memory (an unswizzled shared array: ``atom.shared``/``red.shared``, as
+CUTLASS's block reductions use them), and ``red`` another CTA's of the cluster (``DsmemRedOp``:
+``red.shared::cluster`` through a ``prims.mapa`` pointer). A pointer to register memory, into another CTA or through a
+swizzle, a semantic or scope outside PTX's, or an element type the instruction has no form for is
 a TraceError naming the instruction and the user's line.
 """
 
@@ -24,7 +27,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from ...errors import LaunchError, TraceError
-from ..ir.nodes import Access, Op
+from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import TraceValue, _refs_of, current
 
 __all__ = ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
@@ -51,18 +54,30 @@ def _s(x: Any) -> Optional[str]:
     return str(v).lower()
 
 
-def _ptr_ref(ptr: Any, what: str, t: Any):
-    """(Param, element offset) of a global-memory pointer (a tensor's iterator, + k) or tensor."""
+def _ptr_ref(ptr: Any, what: str, t: Any, shared: bool = False):
+    """(Param, element offset) of a global-memory pointer (a tensor's iterator, + k) or tensor;
+    with ``shared``, also of a pointer into this CTA's (unswizzled) shared memory (a Shared array)."""
     from ...tensor import Pointer, Tensor
     from ..frontend.trace import GmemEngine, SmemEngine
 
+    inner = getattr(ptr, "ptr", None)  # cutlass.Pointer (tensor.iterator.raw_ptr(), Array.data_ptr())
+    if not isinstance(ptr, (Pointer, Tensor)) and isinstance(inner, Pointer):
+        if getattr(ptr, "peer", None) is not None:
+            raise TraceError(f"kernel {t.name}: {what}: a pointer into another CTA's shared memory (prims.mapa) "
+                             f"is not supported{t.where()}")
+        ptr = inner
     if isinstance(ptr, (Pointer, Tensor)):
         eng, off = ptr.engine, ptr.offset
     else:
         raise TraceError(f"kernel {t.name}: {what}: expected a pointer into a global-memory tensor "
                          f"(tensor.iterator + k), got {type(ptr).__name__}{t.where()}")
-    if isinstance(eng, SmemEngine) or not isinstance(eng, GmemEngine):
-        raise TraceError(f"kernel {t.name}: {what}: only global memory (a tensor argument of the kernel) is supported, "
+    if shared and isinstance(eng, SmemEngine):
+        if getattr(eng, "swizzle", None) is not None:
+            raise TraceError(f"kernel {t.name}: {what}: a pointer into swizzled shared memory ({eng.swizzle}) is "
+                             f"not supported{t.where()}")
+    elif isinstance(eng, SmemEngine) or not isinstance(eng, GmemEngine):
+        what_mem = "global or shared memory" if shared else "global memory"
+        raise TraceError(f"kernel {t.name}: {what}: only {what_mem} (a tensor argument of the kernel) is supported, "
                          f"got a {getattr(eng, 'memspace', '?')} pointer{t.where()}")
     if isinstance(off, TraceValue):
         raise TraceError(f"kernel {t.name}: {what}: the pointer's offset must be an index expression, not a value "
@@ -100,6 +115,10 @@ class MemOp(Op):
         self.kind, self.param, self.base, self.dtype = kind, param, base, dtype
         self.sem, self.scope, self.op, self.val, self.cmp, self.dst, self.where = sem, scope, op, val, cmp, dst, where
 
+    @property
+    def _shared(self) -> bool:
+        return isinstance(self.param, Shared)
+
     def ptx(self) -> str:
         """The PTX opcode this op prints as, e.g. ``atom.release.sys.global.add.s32``."""
         parts = ["atom" if self.kind == "atom" else self.kind]
@@ -109,7 +128,7 @@ class MemOp(Op):
                 parts.append(self.scope or "gpu")
         elif self.scope is not None and self.kind in ("atom", "red"):
             parts.append(self.scope)
-        parts.append("global")
+        parts.append("shared" if self._shared else "global")
         if self.kind in ("atom", "red"):
             parts.append(self.op)
         parts.append(_ptx_type(self.dtype, self.op if self.kind in ("atom", "red") else None))
@@ -129,15 +148,17 @@ class MemOp(Op):
 
     # ---- CPU
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        buf = buffers[self.param.index]
+        buf, length, shift = b.memory(self.param, buffers)  # shared: every block's array, one after another
         act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
         idx = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
-        if idx.size and (idx.min() < 0 or idx.max() >= buf.size):
-            bad = int(act[np.nonzero((idx < 0) | (idx >= buf.size))[0][0]])
+        if idx.size and (idx.min() < 0 or idx.max() >= length):
+            bad = int(act[np.nonzero((idx < 0) | (idx >= length))[0][0]])
             raise LaunchError(f"{b.ir.name}{self.where}: {self.ptx()} on {self.param.name} at element "
                               f"{int(np.broadcast_to(np.asarray(b.index(self.base)), (b.n,))[bad])}, but it has "
-                              f"{buf.size} elements (thread {bad % b.nt} of block {bad // b.nt} of the batch); "
+                              f"{length} elements (thread {bad % b.nt} of block {bad // b.nt} of the batch); "
                               f"nothing was written")
+        if shift is not None:
+            idx = idx + np.asarray(shift, dtype=np.int64)[act]
         st = self.dtype.storage
         if self.kind == "ld":
             self._result(b, mask, act, buf[idx])
@@ -180,6 +201,9 @@ class MemOp(Op):
         c = "r" if bits == 32 else "l"
         off = r.base(self.base, (0,), self.param, self)
         addr = f"({self.param.name} + {off})"
+        ac = "l"
+        if self._shared:  # a shared-window address for atom.shared / red.shared
+            addr, ac = f"(unsigned int)__cvta_generic_to_shared{addr}", "r"
         if self.dst is not None:
             r.declare(self.dst)  # outside the braces below: later statements read it
         code = r.guard_code(self)
@@ -195,16 +219,16 @@ class MemOp(Op):
                 r.emit(f"{u} cl_o;")
             p = self.ptx()
             if self.kind == "ld":
-                r.emit(f'asm volatile("{p} %0, [%1];" : "={c}"(cl_o) : "l"({addr}) : "memory");')
+                r.emit(f'asm volatile("{p} %0, [%1];" : "={c}"(cl_o) : "{ac}"({addr}) : "memory");')
             elif self.kind == "st":
-                r.emit(f'asm volatile("{p} [%0], %1;" :: "l"({addr}), "{c}"(cl_vb) : "memory");')
+                r.emit(f'asm volatile("{p} [%0], %1;" :: "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             elif self.kind == "red":
-                r.emit(f'asm volatile("{p} [%0], %1;" :: "l"({addr}), "{c}"(cl_vb) : "memory");')
+                r.emit(f'asm volatile("{p} [%0], %1;" :: "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             elif self.op == "cas":
-                r.emit(f'asm volatile("{p} %0, [%1], %2, %3;" : "={c}"(cl_o) : "l"({addr}), "{c}"(cl_cb), "{c}"(cl_vb) '
+                r.emit(f'asm volatile("{p} %0, [%1], %2, %3;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_cb), "{c}"(cl_vb) '
                        ': "memory");')
             else:
-                r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "l"({addr}), "{c}"(cl_vb) : "memory");')
+                r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             if self.dst is not None:
                 r.emit(f"memcpy(&{r.reg(self.dst)}[0], &cl_o, {bits // 8});")
 
@@ -306,11 +330,23 @@ def store(ptr: Any, val: Any, *, level1_eviction_priority: Any = None, cop: Any 
     t.emit(MemOp("st", param, off, param.dtype, sem, scope, val=v, where=t.where()))
 
 
-def _atomic(op: str, ptr: Any, val: Any, sem: Any, scope: Any, what: str, cmp: Any = None, result: bool = True) -> Any:
+def _ptx_dtype_ok(dt: Any, want: Any) -> bool:
+    """Whether a PTX type name ("s32", "f32", "b64", ...) or a numeric type names element type dt."""
+    if not isinstance(want, str):
+        return getattr(want, "name", None) == dt.name
+    kinds = {"f": ("float",), "s": ("int",), "u": ("uint", "int"), "b": ("int", "uint", "float")}
+    return want[1:].isdigit() and int(want[1:]) == dt.width and dt.kind in kinds.get(want[0], ())
+
+
+def _atomic(op: str, ptr: Any, val: Any, sem: Any, scope: Any, what: str, cmp: Any = None, result: bool = True,
+            dtype: Any = None) -> Any:
     t = current(what)
     sem, scope = _check("atom" if result else "red", sem, scope, what, t)
-    param, off = _ptr_ref(ptr, what, t)
+    param, off = _ptr_ref(ptr, what, t, shared=True)
     dt = param.dtype
+    if dtype is not None and not _ptx_dtype_ok(dt, dtype):
+        raise TraceError(f"kernel {t.name}: {what}: the pointer is to {dt}, the instruction asks for {dtype}"
+                         f"{t.where()}")
     _supported(dt, what, t, op)
     v = _refs_of(val, 1, dt, what, param.name)[0]
     c = _refs_of(cmp, 1, dt, what, param.name)[0] if op == "cas" else None
@@ -362,7 +398,7 @@ def red(ptr: Any, val: Any, *, op: Any, dtype: Any = None, sem: Any = None, scop
     o = _s(op)
     if o not in ("add", "and", "or", "xor", "max", "min", "umax", "umin"):
         raise TraceError(f"cute.arch.red: op={op!r} is not one of add, and, or, xor, max, min, umax, umin")
-    _atomic(o, ptr, val, sem, scope, "cute.arch.red", result=False)
+    _atomic(o, ptr, val, sem, scope, "cute.arch.red", result=False, dtype=_s(dtype) if isinstance(dtype, str) else dtype)
 
 
 def _fence(scope: str) -> None:
@@ -514,3 +550,78 @@ def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, w
     if toks[0] != "$0":
         raise NotInterpreted(refuse, opcode)
     return _atomic(op, address(toks[1]), operand(toks[2]), sem, scope, f"{what} ({opcode})")
+# --------------------------------------------------------------------------- red into another CTA's shared memory
+
+class DsmemRedOp(Op):
+    """``red.shared::cluster.{op}.{type}``: ``shared[base] = op(shared[base], val)`` in CTA ``peer``
+    of the cluster (a pointer from ``prims.mapa``), no result. On the CPU, thread by thread in
+    thread order on the peer block's array (the batch holds the whole cluster); on the GPU, ``mapa``
+    then the instruction."""
+
+    remote = True  # another CTA's shared memory: the race check (cpu/warps.py) leaves it out
+
+    __slots__ = ("shared", "base", "peer", "self_rank", "dtype", "op", "sem", "scope", "val", "where")
+
+    def __init__(self, shared: Any, base: Any, peer: Any, self_rank: Any, dtype: Any, op: str, sem: Any, scope: Any,
+                 val: Any, where: str = ""):
+        self.shared, self.base, self.peer, self.self_rank = shared, base, peer, self_rank
+        self.dtype, self.op, self.sem, self.scope, self.val, self.where = dtype, op, sem, scope, val, where
+
+    def ptx(self) -> str:
+        parts = ["red"] + ([self.sem, self.scope or "cluster"] if self.sem is not None else
+                           [self.scope] if self.scope is not None else [])
+        return ".".join(parts + ["shared::cluster", self.op, _ptx_type(self.dtype, self.op)])
+
+    def __repr__(self) -> str:
+        return f"{self.ptx()} {self.shared.name}@cta[{self.peer}][{self.base}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), True, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .cluster import _peer_blocks
+
+        sh = self.shared
+        where = self.where
+        peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, self.ptx(), where)
+        idx = b.access_index(self.base, (0,), sh.length, f"{b.ir.name}: {self.ptx()}", mask, where)[:, 0]
+        act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
+        flat = (idx + peer_blk * sh.length)[act]
+        buf = b.shared[sh.index]
+        v = np.asarray(b.column(self.val, self.dtype, real=False), dtype=self.dtype.storage)[act]
+        fn = _RMW[self.op]
+        with np.errstate(over="ignore"):
+            for k in range(len(act)):
+                buf[flat[k]] = fn(buf[flat[k]], v[k])
+
+    def cuda(self, r: Any) -> None:
+        from .cluster import _ptx_rank
+        from .mbarrier import smem_addr
+
+        bits = self.dtype.width
+        st, _, _ = r.ctype(self.dtype)
+        u, c = ("unsigned int", "r") if bits == 32 else ("unsigned long long", "l")
+        with r.braces():
+            r.emit(f"{st} cl_v = {r.stored(self.val, self.dtype)}; {u} cl_vb; memcpy(&cl_vb, &cl_v, {bits // 8});")
+            r.emit(f'unsigned cl_a; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(cl_a) : '
+                   f'"r"({smem_addr(r, self.shared, self.base)}), "r"({_ptx_rank(r, self.peer)}));')
+            r.emit(f'asm volatile("{self.ptx()} [%0], %1;" :: "r"(cl_a), "{c}"(cl_vb) : "memory");')
+
+
+def dsmem_red(smem_ptr: Any, peer: Any, val: Any, *, op: str, dtype: Any = None, sem: Any = None, scope: Any = None,
+              what: str = "red.shared::cluster") -> None:
+    """red on the element at smem_ptr (this CTA's shared memory) in CTA ``peer``'s copy of it."""
+    from .cluster import _rank_arg, _rank_expr, _smem_ref
+
+    t = current(what)
+    sem, scope = _check("red", sem, scope, what, t)
+    sh, off = _smem_ref(smem_ptr, what)
+    dt = sh.dtype
+    _supported(dt, what, t, op)
+    if dtype is not None and not _ptx_dtype_ok(dt, dtype):
+        raise TraceError(f"kernel {t.name}: {what}: the pointer is to {dt}, the instruction asks for {dtype}"
+                         f"{t.where()}")
+    v = _refs_of(val, 1, dt, what, sh.name)[0]
+    p = _rank_arg(peer, what, t)
+    sh.read = sh.written = True
+    t.emit(DsmemRedOp(sh, off, p, _rank_expr(t), dt, op, sem, scope, v, t.where()))

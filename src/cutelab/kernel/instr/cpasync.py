@@ -288,6 +288,54 @@ class CpAsyncWait(Op):
         r.emit(f'asm volatile("cp.async.wait_group {self.n};\\n" ::: "memory");')
 
 
+class CpAsyncMbarrierArrive(Op):
+    """``cp.async.mbarrier.arrive[.noinc].shared::cta.b64 [mbar]``: an arrival on the mbarrier once
+    every cp.async this thread issued before it (committed or not) has landed. ``.noinc``: the
+    arrival counts against the barrier's expected count; without it the instruction first adds
+    one pending arrival, so its own arrival leaves the count as it was.
+
+    On the CPU the thread's copies land at once (completion may come any time before the arrival),
+    then, with noinc, the thread arrives (kernel/instr/mbarrier.py)."""
+
+    __slots__ = ("shared", "base", "noinc", "where")
+
+    def __init__(self, shared: Any, base: Any, noinc: bool, where: str = ""):
+        self.shared, self.base, self.noinc, self.where = shared, base, noinc, where
+
+    def __repr__(self) -> str:
+        noinc = ".noinc" if self.noinc else ""
+        return f"cp.async.mbarrier.arrive{noinc} {self.shared.name}[{self.base}]"
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.shared, self.base, (0,), False, self)]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from .mbarrier import MbarrierOp
+
+        CpAsyncWait(-1).interpret(b, mask, buffers)  # -1: the uncommitted copies too
+        if self.noinc:
+            MbarrierOp("arrive", self.shared, self.base, where=self.where).interpret(b, mask, buffers)
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+
+        noinc = ".noinc" if self.noinc else ""
+        r.emit(f'asm volatile("cp.async.mbarrier.arrive{noinc}.shared::cta.b64 [%0];\\n" :: '
+               f'"r"({smem_addr(r, self.shared, self.base)}) : "memory");')
+
+
+def cp_async_mbarrier_arrive(mbar_ptr: Any, noinc: bool = False) -> None:
+    """cp.async.mbarrier.arrive on this CTA's mbarrier at mbar_ptr (CpAsyncMbarrierArrive): the copies
+    this thread issued so far are tracked by the barrier, not by a commit group."""
+    from .mbarrier import mbar_ref
+
+    what = "cp.async.mbarrier.arrive"
+    t = current(what)
+    sh, base = mbar_ref(mbar_ptr, what)
+    t.emit(CpAsyncMbarrierArrive(sh, base, bool(noinc), t.where()))
+    t.cp_async_uncommitted = 0
+
+
 def _at(where: str) -> str:
     return f" (at {where})" if where else ""
 
@@ -311,8 +359,32 @@ def _space(t: Any) -> str:
     return type(eng).__name__
 
 
-def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None) -> None:
-    """cute.copy(atom_or_tiled_copy, src, dst, pred=) for a CopyG2SOp atom inside a kernel."""
+def _raw_alignment(x: Any, off: Any, nbytes: int) -> int:
+    """The alignment of a raw pointer's copy (``prims.cp_async_shared_global``) into a kernel's
+    tensor argument: what the offset proves if the argument starts at a multiple of nbytes (CuTe
+    DSL's raw pointers carry no alignment: the address decides, as on the GPU). That start is then
+    required of this launch's address (checked now) and of every later launch's (``Param.need_align``,
+    checked by the launch plan); a shortfall of the offset itself is the caller's TraceError."""
+    from ..ir.nodes import _align_of
+
+    eng = x.engine
+    if isinstance(eng, SmemEngine) or not isinstance(eng, GmemEngine):
+        return 0
+    if _align_of(nbytes, eng.dtype.bytes, off) < nbytes:
+        return 0
+    p = eng.param
+    addr = int(getattr(eng, "address", 0) or 0)
+    if addr % nbytes:
+        return 0
+    if getattr(p, "need_align", 0) < nbytes:
+        p.need_align, p.need_align_where = nbytes, user_line()
+    return nbytes
+
+
+def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None, raw: bool = False) -> None:
+    """cute.copy(atom_or_tiled_copy, src, dst, pred=) for a CopyG2SOp atom inside a kernel; ``raw``:
+    a raw-pointer copy (``prims.cp_async_shared_global``), aligned as its addresses are
+    (_raw_alignment)."""
     from ...nvgpu.universal_copy import LoadCacheMode
     from ..frontend.control import predicate_flag as _flag
 
@@ -366,6 +438,8 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None) -> 
         for side, x, o in (("source", src, so[0]), ("destination", dst, do[0])):
             off = x.offset + o if o else x.offset
             a = x.engine.alignment(off)
+            if a < nbytes and raw:
+                a = max(a, _raw_alignment(x, off, nbytes))
             if a < nbytes:
                 raise TraceError(f"{what}: the {side} of copy {g} is aligned to {a} bytes only; a {nbytes}-byte "
                                  f"cp.async needs {nbytes}-byte aligned addresses (from_dlpack(..., assumed_align=16) "

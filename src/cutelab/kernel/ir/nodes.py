@@ -56,6 +56,9 @@ class Param:
         self.dtype = dtype
         self.align = align  # bytes, of the pointer passed (as declared: what the trace prints)
         self.code_align = 0  # bytes the launch proved from the actual pointer (GPU plans; 0: unknown)
+        # bytes every launch's pointer must be aligned to (raw-pointer copies that rely on the address:
+        # kernel/instr/cpasync.py _raw_alignment; 0: none), and the program line that needs it
+        self.need_align, self.need_align_where = 0, ""
         self.length = length  # elements addressable from the pointer
         self.read = False
         self.written = False

@@ -150,6 +150,11 @@ class _Plan:
     def run(self, storages: Sequence[_Storage], stream: Any = None, scalars: Sequence[Any] = ()) -> None:
         ir = self.ir
         self.check_scalars(scalars)
+        for p in ir.params:
+            st = storages[p.index] if getattr(p, "need_align", 0) and p.index < len(storages) else None
+            if st is not None and st.address % p.need_align:
+                raise LaunchError(f"{ir.name}: {st.name} starts at 0x{st.address:x}, but the raw-pointer copy at "
+                                  f"{p.need_align_where} needs it aligned to {p.need_align} bytes")
         if self.mode == "gpu":
             if self.error_word is not None:  # a guarded access of an earlier launch left its tensor
                 self.error_word.check(f"at the next launch of {ir.name}")
