@@ -197,13 +197,13 @@ def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int,
     for tag, (reg, where, _) in zip("ab", (fa, fb)):
         regs = b.regs[reg.id]
         raw = np.take(regs, where, out=buf(tag + "raw", where.shape, regs.dtype))
-        v = buf(tag, where.shape, np.float64)  # the values, exact in float64 (f16: at once, as through float32)
+        v = buf(tag, where.shape, np.float32)  # the values (f16, fp8: exact in float32)
         np.copyto(v, raw.view(np.float16) if ab.name == "f16" else to_real(raw, ab))
-        t = buf(tag + "t", where.shape, np.float64)
+        t = buf(tag + "t", where.shape, np.float32)
         top = float(np.abs(v, out=t).max()) if v.size else 0.0
         if not top < 2.0 ** 41 / scale:  # (also NaN, inf)
             return False
-        np.multiply(v, scale, out=t)
+        np.multiply(v, scale, out=t)  # (a power of two: exact)
         ints = buf(tag + "i", where.shape, np.int64)
         np.copyto(ints, t, casting="unsafe")  # (integers: exact)
         bits = int(np.bitwise_or.reduce(ints, axis=None))
@@ -212,20 +212,28 @@ def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int,
         vals.append(v)
     if not span < 2.0 ** 52:
         return False
-    A = buf("A", (W, na * M, K), np.float64)
-    B = buf("B", (W, nb * N, K), np.float64)
+    # every partial sum below 2**24 units of 2**(la+lb): exact in float32 too, where a float32
+    # accumulator's sum + C, rounded once in float32, is the float64 sum + C rounded to float32
+    # (a float64 sum of two float32 values rounded again to float32 is their float32 sum: 53 >= 2*24 + 2)
+    ft = np.float32 if span < 2.0 ** 24 and acc.name == "f32" else np.float64
+    A = buf("A", (W, na * M, K), ft)
+    B = buf("B", (W, nb * N, K), ft)
     np.copyto(A.reshape(W, na, M, K), vals[0].reshape(na, W, M, K).transpose(1, 0, 2, 3))
     np.copyto(B.reshape(W, nb, N, K), vals[1].reshape(nb, W, N, K).transpose(1, 0, 2, 3))
-    R = np.matmul(A, B.transpose(0, 2, 1), out=buf("R", (W, na * M, nb * N), np.float64)).reshape(W, -1)
+    R = np.matmul(A, B.transpose(0, 2, 1), out=buf("R", (W, na * M, nb * N), ft)).reshape(W, -1)
     R += 0.0  # an exact zero is +0.0, as einsum's sums (which start from +0.0) make it
-    S = np.take(R, idx, axis=1, out=buf("S", (W,) + idx.shape, np.float64)).reshape(n, -1)  # each thread's sums, in C's order
+    S = np.take(R, idx, axis=1, out=buf("S", (W,) + idx.shape, ft)).reshape(n, -1)  # each thread's sums, in C's order
     creg = b.regs[fc[0].id]
     if into is not None and cols is None and into is fc[0] and acc.name == "f32" and creg.dtype == np.float32:
-        # D is the accumulator, in its column order: sum + C in float64, rounded once to float32 there
+        # D is the accumulator, in its column order: sum + C rounded once to float32 there
         np.add(S, creg, out=creg, casting="unsafe")
         return "into"
-    S += to_real(creg if cols is None else creg[:, cols], acc)  # + C in float64, then one rounding
-    D = S.astype(np.float32) if acc.name == "f32" else from_real(S, acc)  # (f32: its storage)
+    C = to_real(creg if cols is None else creg[:, cols], acc)
+    if ft is np.float32:
+        D = S + C  # (f32: its storage)
+    else:
+        S += C  # + C in float64, then one rounding
+        D = S.astype(np.float32) if acc.name == "f32" else from_real(S, acc)  # (f32: its storage)
     for o, at in zip(ops, outs):
         b.regs[o.d.id] = D[:, at]
     return True
