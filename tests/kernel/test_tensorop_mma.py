@@ -216,10 +216,14 @@ def _one_by_one_and_batched(ab, acc, shape, values, monkeypatch):
             A = torch.randn(M, K, generator=g) * 2.0 ** torch.randint(-6, 6, (M, K), generator=g)
             B = torch.randn(N, K, generator=g) * 2.0 ** torch.randint(-6, 6, (N, K), generator=g)
             C = torch.randn(M, N, generator=g)
-        elif values == "ints":  # halves and quarters of small integers: every sum exact
+        elif values == "ints":  # halves and quarters of small integers: every sum exact (in float32 too)
             A = torch.randint(-64, 65, (M, K), generator=g) / 2.0
             B = torch.randint(-64, 65, (N, K), generator=g) / 4.0
             C = torch.randn(M, N, generator=g)
+        elif values == "large":  # integers to 2**11: sums exact in float64, not all in float32
+            A = torch.randint(-2048, 2049, (M, K), generator=g).float()
+            B = torch.randint(-2048, 2049, (N, K), generator=g).float()
+            C = torch.randn(M, N, generator=g) * 1000
         else:  # zero products (of -0.0 and +0.0) onto -0.0 and +0.0 accumulators
             A = torch.where(torch.rand(M, K, generator=g) < 0.5, -0.0, 0.0)
             B = torch.where(torch.rand(N, K, generator=g) < 0.5, -0.0, 1.0)
@@ -255,7 +259,7 @@ def test_independent_mmas_run_as_one_give_the_same_bits(ab, acc, shape, monkeypa
     assert torch.equal(one, many)
 
 
-@pytest.mark.parametrize("values", ["ints", "zeros"])
+@pytest.mark.parametrize("values", ["ints", "large", "zeros"])
 @pytest.mark.parametrize("ab,acc,shape", SHAPES[:1] + SHAPES[2:3], ids=IDS[:1] + IDS[2:3])
 def test_batched_mmas_with_exact_sums_give_einsums_bits(ab, acc, shape, values, monkeypatch):
     # where every sum of products is exact in float64 (shown per batch from the operands' largest

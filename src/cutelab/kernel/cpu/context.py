@@ -236,14 +236,12 @@ class ExecContext:
             if sp is None:
                 fixed = [(a, c) for a, c in e.terms if _fixed(a)]
                 rest = tuple((a, c) for a, c in e.terms if not _fixed(a))
-                f = evaluate(Lin(tuple(fixed), e.const), self.env) if fixed else e.const
-                if isinstance(f, np.ndarray):
-                    f = f.astype(np.int64, copy=False)
-                    lo, hi = int(f.min()), int(f.max())
-                else:
+                f, lo, hi = self._fixed_sum(fixed) if fixed else (0, 0, 0)
+                f, lo, hi = f + e.const, lo + e.const, hi + e.const
+                if not isinstance(f, np.ndarray):
                     f = lo = hi = int(f)
-                sp = self._split[id(e)] = (f, lo, hi, rest, e)  # e: the key's owner stays alive with its entry
-            v, lo, hi, rest, _ = sp
+                sp = self._split[id(e)] = (f, lo, hi, rest, e, fixed)  # e: the key's owner stays alive with its entry
+            v, lo, hi, rest = sp[:4]
             for a, c in rest:
                 x = evaluate(a, self.env)
                 x = x if c == 1 else x * c
@@ -263,6 +261,27 @@ class ExecContext:
             return v.astype(np.int64, copy=False), lo, hi
         v = int(v)
         return v, v, v
+
+    def _fixed_sum(self, terms: list) -> Tuple[Any, int, int]:
+        """(value, lowest, highest) of a sum of (atom, coefficient) terms that stay the same through
+        the batch (``_fixed``), without a constant: worked out once per batch for every index
+        expression with those terms (the accesses of an unrolled loop differ only by constants)."""
+        cache = self.__dict__.setdefault("_fixed_sums", {})
+        key = tuple((a.key if isinstance(a, Expr) else ("const", a), c) for a, c in terms)
+        got = cache.get(key)
+        if got is None:
+            acc: Any = 0
+            for a, c in terms:
+                v = evaluate(a, self.env)
+                acc = acc + (v if c == 1 else v * c)
+            if isinstance(acc, np.ndarray):
+                acc = acc.astype(np.int64, copy=False)
+                acc.flags.writeable = False  # (shared by the expressions with these terms)
+                got = (acc, int(acc.min()), int(acc.max()))
+            else:
+                got = (int(acc), int(acc), int(acc))
+            cache[key] = got
+        return got
 
     def column(self, ref: Any, dt: Any, real: bool) -> np.ndarray:
         """Values of one element reference for all threads (real: as compute values of dt)."""
@@ -379,29 +398,39 @@ class ExecContext:
         """(fixed, lo, hi, c) with index(e) == fixed + c in every thread: fixed an int64 per thread
         worked out once per batch (lo, hi its lowest and highest), c an int. That holds for a sum
         whose part that changes while the batch runs (loop variables, registers) has one value in
-        every thread, and for a swizzle of such a sum when c is a multiple of 2**(m+s+b) (the
-        swizzle reads and writes only lower bits, which adding c leaves alone). None otherwise."""
+        every thread: fixed is the sum of its per-thread terms, the same array for every expression
+        with those terms (the accesses of an unrolled loop, which differ by constants), and c the
+        rest. For a swizzle of such a sum, the part of c below 2**(m+s+b) is swizzled with fixed
+        (an array per such part) and the rest added after: the swizzle reads and writes only lower
+        bits, which adding a multiple of 2**(m+s+b) leaves alone. None otherwise."""
         if isinstance(e, Swz) and isinstance(e.a, Lin):
             u = self.uniform_split(e.a)
-            if u is None or u[3] % (1 << (e.m + e.s + e.b)):
+            if u is None:
                 return None
+            f, c = u[0], u[3]
+            r = c % (1 << (e.m + e.s + e.b))  # the part of c the swizzle reads: swizzled with f
             cache = self.__dict__.setdefault("_swz_fixed", {})
-            got = cache.get(id(e))
-            if got is None or got[0] is not e:
-                f = u[0]
-                fs = f ^ ((f & e.ymask) >> e.s)
-                got = cache[id(e)] = (e, fs, int(fs.min()), int(fs.max()))
-            return got[1], got[2], got[3], u[3]
+            key = (id(f), r, e.ymask, e.s)
+            got = cache.get(key)
+            if got is None or got[0] is not f:
+                x = f + r if r else f
+                fs = x ^ ((x & e.ymask) >> e.s)
+                got = cache[key] = (f, fs, int(fs.min()), int(fs.max()))  # (f: the key's owner)
+            return got[1], got[2], got[3], c - r
         if not isinstance(e, Lin):
             return None
         sp = self._split.get(id(e))
         if sp is None:
             self.index_range(e)
             sp = self._split[id(e)]
-        f, lo, hi, rest, _ = sp
+        fixed = sp[5]
+        if not fixed:
+            return None
+        f, lo, hi = self._fixed_sum(fixed)  # shared by the expressions that differ by constants
         if not isinstance(f, np.ndarray):
             return None
-        c = 0
+        rest = sp[3]
+        c = e.const
         for a, m in rest:
             if type(a) is RegVar and a.name not in self.env:  # a register (the pipeline's stage): read in place
                 x = self.regs[a.ref[0].id][:, a.ref[1]]
@@ -463,7 +492,7 @@ class ExecContext:
             f, lo, hi, c = u
             if c % k == 0:
                 cache = self.__dict__.setdefault("_rows_fixed", {})
-                key = (id(f), k, id(shift))
+                key = (id(f), offsets, id(shift))  # (f is shared by expressions that differ by constants)
                 got = cache.get(key)
                 if got is None or got[0] is not f:
                     fixed, low = None, 0

@@ -23,9 +23,15 @@ result register only the ``Assign`` right after it reads, copying all of it in o
 mutable register of its type (cute.gemm's accumulator), writes that register itself (the rows of
 the threads of its mask, as the Assign would): no result array, no copy.
 
-Likewise a ``Load`` whose register only the ``Assign`` right after it reads, copying all of it in
-order into elements of a mutable register of its type (cute.gemm's fragments), loads into those
-elements (``LoadInto``).
+A batch of instruction ops (mma.syncs) whose results the ``Assign`` right after it copies,
+each value to the accumulator element its C operand came from, goes with that Assign
+(``IntoBatch``): ``interpret_batch`` may write the accumulator itself.
+
+Likewise an instruction op that says it can (``into_elements``: ldmatrix) and a ``Load`` whose
+register only the ``Assign`` right after it (one of the kernel's, or Assigns merged by
+``warps._runs``; Loads: the kernel's) reads, copying all of it in order into elements of a
+mutable register of its type (cute.gemm's fragments), write those elements (the op's copy with
+``into`` and ``at`` set; ``LoadInto``).
 
 ``plan(ir, block, runs)`` returns the block's plan in the form of ``warps._runs``: {pc: (end,
 ops to step, ops to batch)}. The interpreter uses it only where it also batches (no race check,
@@ -201,6 +207,11 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
         if any(o is None for o in new):
             continue
         out[i] = (end, [c for c in singles if c.dst.id not in fwd], new)
+    for i in list(runs):  # a batch whose results the Assign after it copies into the accumulator
+        into = _batch_into(ops, runs[i][2], out, out[i], readers, reads_of)
+        if into is not None:
+            end, singles, batch = out[i]
+            out[i] = (into[1], singles, IntoBatch(batch, into[0], into[2]))
     by_user: Dict[int, Dict[int, tuple]] = {}  # op position -> the copies forwarded into it
     for p, s in enumerate(ops):
         src = _copy_of(s)
@@ -239,6 +250,24 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
             new.dst = a.dst
             out[u] = (u + 2, [new], [])
     taken = {j for i, (end, _, _) in out.items() for j in range(i, end)}
+    for u, s in enumerate(ops):  # an op that can (ldmatrix) whose result one Assign copies into a mutable register
+        if not getattr(s, "into_elements", False) or u in covered or (u in out and out[u][0] != u + 1):
+            continue
+        got = out.get(u)
+        base = s if got is None else (got[1][0] if len(got[1]) == 1 and not got[2] else None)
+        a = _assign_at(ops, out, u + 1)
+        if base is None or a is None:
+            continue
+        a, after = a
+        d = s.dst
+        if (a.dst.mutable and not d.mutable and a.dst.dtype.name == d.dtype.name
+                and readers.get(d.id, 0) - (d.id in reads_of[id(s)])  # (the Assigns merged into a)
+                == sum(d.id in reads_of[id(ops[j])] for j in range(u + 1, after)) and len(set(a.index)) == len(a.index)
+                and a.src == tuple((d, i) for i in range(d.n))):
+            new = copy.copy(base)
+            new.into, new.at = a.dst, _index(a.index)
+            out[u] = (after, [new], [])
+            taken.update(range(u, after))
     for u, s in enumerate(ops):  # a Load whose result one Assign copies, whole, into a mutable register
         if type(s) is not Load or u in taken or u + 1 in taken or u + 1 >= len(ops):
             continue
@@ -248,6 +277,76 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
                 and a.src == tuple((d, i) for i in range(d.n))):
             out[u] = (u + 2, [LoadInto(s, a)], [])
     return out
+
+
+def _assign_at(ops: List[Any], out: Dict[int, Any], p: int) -> Any:
+    """(the Assign that runs at position p, the position after it): one of the kernel's, or the
+    Assigns merged by warps._runs; None if no Assign runs there."""
+    got = out.get(p)
+    if got is not None:
+        end, singles, batch = got
+        if not batch and len(singles) == 1 and type(singles[0]) is Assign:
+            return singles[0], end
+        return None
+    if p < len(ops) and type(ops[p]) is Assign:
+        return ops[p], p + 1
+    return None
+
+
+def _batch_into(ops: List[Any], traced: List[Any], out: Dict[int, Any], run: tuple, readers: Dict[int, int],
+                reads_of: Dict[int, set]) -> Any:
+    """(the accumulator, the position after the Assign, the Assign) where a run of batched ops
+    (traced: as in the kernel; run: its plan, the ops perhaps forwarded copies) that say they can
+    (``batch_into``: the field whose elements each D value replaces) is followed by an Assign
+    that copies every value of every op's result, and nothing else, into a mutable register of
+    their type, each to the element the op read it from (cute.gemm's accumulator after the mma.syncs
+    of a k-block), the results read by nothing else. None otherwise."""
+    end, _, batch = run
+    if not batch or not getattr(type(batch[0]), "batch_into", None):
+        return None
+    got = _assign_at(ops, out, end)
+    if got is None:
+        return None
+    a, after = got
+    acc = a.dst
+    if not acc.mutable or len(set(a.index)) != len(a.index):
+        return None
+    where: Dict[tuple, int] = {}
+    for j, r in zip(a.index, a.src):
+        if not (isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], Reg)):
+            return None
+        where[(r[0].id, r[1])] = j
+    if len(where) != len(a.src) or sum(o.d.n for o in batch) != len(a.src):
+        return None
+    for o, t in zip(batch, traced):
+        d = o.d
+        if d.mutable or d.dtype.name != acc.dtype.name or readers.get(d.id, 0) - (d.id in reads_of[id(t)]) != 1:
+            return None
+        c = getattr(o, type(o).batch_into)
+        if len(c) != d.n:
+            return None
+        for k in range(d.n):
+            j = where.get((d.id, k))
+            if j is None or not (isinstance(c[k], tuple) and c[k][0] is acc and c[k][1] == j):
+                return None
+    return acc, after, a
+
+
+def _index(idx: Any) -> Any:
+    """Element numbers as a numpy index: a slice where they are consecutive."""
+    idx = list(idx)
+    return (slice(idx[0], idx[0] + len(idx)) if idx == list(range(idx[0], idx[0] + len(idx)))
+            else np.asarray(idx, dtype=np.intp))
+
+
+class IntoBatch(list):
+    """The ops of a batch (warps._runs) with the accumulator their results go to (``into``) and
+    the Assign that copies them there (``assign``), which the interpreter runs after the batch
+    unless ``interpret_batch`` says it wrote the accumulator itself (returns "into")."""
+
+    def __init__(self, ops: List[Any], into: Reg, assign: Assign):
+        super().__init__(ops)
+        self.into, self.assign = into, assign
 
 
 class LoadInto(Load):
@@ -262,6 +361,4 @@ class LoadInto(Load):
         super().__init__(load.dst, load.param, load.base, load.offsets)
         self.loc = load.loc
         self.into = assign.dst
-        idx = list(assign.index)
-        self.at = (slice(idx[0], idx[0] + len(idx)) if idx == list(range(idx[0], idx[0] + len(idx)))
-                   else np.asarray(idx, dtype=np.intp))
+        self.at = _index(assign.index)

@@ -345,7 +345,9 @@ class _Run:
                         for x in singles:
                             self.step(ctx, x, f.mask, self.buffers, self.lines)
                         if batch:
-                            type(batch[0]).interpret_batch(batch, ctx, f.mask, self.buffers)
+                            done = type(batch[0]).interpret_batch(batch, ctx, f.mask, self.buffers)
+                            if done != "into" and getattr(batch, "assign", None) is not None:
+                                self.step(ctx, batch.assign, f.mask, self.buffers, self.lines)  # forward.IntoBatch
                         f.pc = end
                         moved = True
                         continue

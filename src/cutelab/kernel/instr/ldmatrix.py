@@ -85,7 +85,11 @@ class LdMatrix(Op):
     """One ldmatrix: lane t's 16-byte row starts at element ``base`` of shared array ``param``;
     ``dst`` gets the lane's 2 * num_matrices b16 values."""
 
-    __slots__ = ("atom_op", "param", "base", "dst", "src_off", "dst_off", "epr")
+    __slots__ = ("atom_op", "param", "base", "dst", "src_off", "dst_off", "epr", "into", "at")
+
+    #: the CPU interpreter may set ``into`` (a mutable register) and ``at`` (its elements): the
+    #: values go there instead of into ``dst`` (cpu/forward.py, for the Assign that copies them)
+    into_elements = True
 
     def __init__(self, atom: Any, param: Any, base: Any, dst: Reg):
         self.atom_op = atom.op
@@ -127,14 +131,14 @@ class LdMatrix(Op):
                     got = cache[id(self)] = (fixed, fixed.reshape(W, 32 * e)[:, take])
                 sel = got[1]
                 vals = np.take(data[c:], sel) if c >= 0 else np.take(data, sel + c)
-                b.regs[self.dst.id] = vals.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n)
+                self._put(b, mask, vals.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n))
                 return
         idx = b.access_index(self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
         if shift is not None:
             idx = idx + shift[:, None]
         if take is not None and bool(active.all()):  # each value one element of a row read: one gather
             got = data[idx.reshape(W, 32 * e)[:, take]]
-            b.regs[self.dst.id] = got.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n)
+            self._put(b, mask, got.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n))
             return
         rows = data[idx].reshape(W, 32, e)  # lane t's row
         span = int(max(self.src_off.max(), self.dst_off.max())) + 1
@@ -143,7 +147,19 @@ class LdMatrix(Op):
         got = buf[:, self.dst_off]  # (W, 32, values)
         out = np.zeros((W, 32, self.dst.n), dtype=self.param.dtype.storage)
         out[active] = got[active]
-        b.regs[self.dst.id] = out.reshape(n, self.dst.n)
+        self._put(b, mask, out.reshape(n, self.dst.n))
+
+    def _put(self, b: Any, mask: Any, vals: np.ndarray) -> None:
+        """The result: dst's array, or (``into``) elements ``at`` of that register, in the rows of
+        the threads of mask, as the Assign that copied them there would write them."""
+        into = getattr(self, "into", None)
+        if into is None:
+            b.regs[self.dst.id] = vals
+        elif mask is None:
+            b.regs[into.id][:, self.at] = vals
+        else:
+            arr = b.regs[into.id]
+            arr[:, self.at] = np.where(mask[:, None], vals, arr[:, self.at])
 
     def _lanes(self, used: int) -> Any:
         """(32, values): the element of the warp's rows, lane-major, that each lane's value is (what

@@ -159,7 +159,8 @@ def _exact_plan(ops: Sequence[Any], b: Any, fa: Any, fb: Any, oc: np.ndarray, M:
     return got[1]
 
 
-def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int, N: int, K: int) -> bool:
+def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int, N: int, K: int,
+                 into: Any = None) -> Any:
     """Run a batch of MmaSyncs of every warp (each operand one register: _flat_gather's plans
     flats) as one matrix product per warp, every distinct A tile against every distinct B tile,
     when every sum over K of A B^T is exact in float64 whatever the order of its terms: it then
@@ -167,7 +168,11 @@ def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int,
     when every value of A is a multiple of 2**la and every value of B of 2**lb (the lowest set
     bits of all of them) and K * max|A| * max|B| < 2**(52 + la + lb): every partial sum is an
     integer multiple of 2**(la + lb) below 2**52 of them. False (nothing done) when the batch is
-    not of that form or that is not shown (a non-finite value, magnitudes far apart)."""
+    not of that form or that is not shown (a non-finite value, magnitudes far apart).
+
+    into: the accumulator register (see ``interpret_batch``) when every op's D goes where its C
+    came from; where the C values are all of its columns, D is written there ("into") and no
+    D register is made."""
     from ..cpu.context import from_real, to_real
 
     fa, fb, fc = flats
@@ -178,29 +183,57 @@ def _exact_batch(ops: Sequence[Any], b: Any, flats: Any, oc: np.ndarray, M: int,
     first = ops[0]
     ab, acc = first.op.ab_dtype, first.op.acc_dtype
     scale = _EXACT_SCALE[ab.name]
+    W, n, nd = b.n // 32, b.n, first.d.n
+    scratch = b.__dict__.setdefault("_mma_scratch", {})  # arrays of this batch's shapes, made once
+
+    def buf(tag: str, shape: tuple, dtype: Any) -> np.ndarray:
+        got = scratch.get(tag)
+        if got is None or got.shape != shape or got.dtype != dtype:
+            got = scratch[tag] = np.empty(shape, dtype=dtype)
+        return got
+
     vals = []
     span = float(K)
-    for reg, where, _ in (fa, fb):
-        raw = np.take(b.regs[reg.id], where)
-        v = raw.view(np.float16).astype(np.float64) if ab.name == "f16" else to_real(raw, ab).astype(np.float64)
-        top = float(np.abs(v).max()) if v.size else 0.0
+    for tag, (reg, where, _) in zip("ab", (fa, fb)):
+        regs = b.regs[reg.id]
+        raw = np.take(regs, where, out=buf(tag + "raw", where.shape, regs.dtype))
+        v = buf(tag, where.shape, np.float32)  # the values (f16, fp8: exact in float32)
+        np.copyto(v, raw.view(np.float16) if ab.name == "f16" else to_real(raw, ab))
+        t = buf(tag + "t", where.shape, np.float32)
+        top = float(np.abs(v, out=t).max()) if v.size else 0.0
         if not top < 2.0 ** 41 / scale:  # (also NaN, inf)
             return False
-        bits = int(np.bitwise_or.reduce((v * scale).astype(np.int64), axis=None))
+        np.multiply(v, scale, out=t)  # (a power of two: exact)
+        ints = buf(tag + "i", where.shape, np.int64)
+        np.copyto(ints, t, casting="unsafe")  # (integers: exact)
+        bits = int(np.bitwise_or.reduce(ints, axis=None))
         if bits:
             span *= top * scale / (bits & -bits)
         vals.append(v)
     if not span < 2.0 ** 52:
         return False
-    W, n, nd = b.n // 32, b.n, first.d.n
-    A = vals[0].reshape(na, W, M, K).transpose(1, 0, 2, 3).reshape(W, na * M, K)
-    B = vals[1].reshape(nb, W, N, K).transpose(1, 0, 2, 3).reshape(W, nb * N, K)
-    R = np.matmul(A, B.transpose(0, 2, 1)).reshape(W, -1)
+    # every partial sum below 2**24 units of 2**(la+lb): exact in float32 too, where a float32
+    # accumulator's sum + C, rounded once in float32, is the float64 sum + C rounded to float32
+    # (a float64 sum of two float32 values rounded again to float32 is their float32 sum: 53 >= 2*24 + 2)
+    ft = np.float32 if span < 2.0 ** 24 and acc.name == "f32" else np.float64
+    A = buf("A", (W, na * M, K), ft)
+    B = buf("B", (W, nb * N, K), ft)
+    np.copyto(A.reshape(W, na, M, K), vals[0].reshape(na, W, M, K).transpose(1, 0, 2, 3))
+    np.copyto(B.reshape(W, nb, N, K), vals[1].reshape(nb, W, N, K).transpose(1, 0, 2, 3))
+    R = np.matmul(A, B.transpose(0, 2, 1), out=buf("R", (W, na * M, nb * N), ft)).reshape(W, -1)
     R += 0.0  # an exact zero is +0.0, as einsum's sums (which start from +0.0) make it
-    S = np.take(R, idx, axis=1).reshape(n, -1)  # each thread's sums, in the order of C's values
+    S = np.take(R, idx, axis=1, out=buf("S", (W,) + idx.shape, ft)).reshape(n, -1)  # each thread's sums, in C's order
     creg = b.regs[fc[0].id]
-    S += to_real(creg if cols is None else creg[:, cols], acc)  # + C in float64, then one rounding
-    D = S.astype(np.float32) if acc.name == "f32" else from_real(S, acc)  # (f32: its storage)
+    if into is not None and cols is None and into is fc[0] and acc.name == "f32" and creg.dtype == np.float32:
+        # D is the accumulator, in its column order: sum + C rounded once to float32 there
+        np.add(S, creg, out=creg, casting="unsafe")
+        return "into"
+    C = to_real(creg if cols is None else creg[:, cols], acc)
+    if ft is np.float32:
+        D = S + C  # (f32: its storage)
+    else:
+        S += C  # + C in float64, then one rounding
+        D = S.astype(np.float32) if acc.name == "f32" else from_real(S, acc)  # (f32: its storage)
     for o, at in zip(ops, outs):
         b.regs[o.d.id] = D[:, at]
     return True
@@ -278,11 +311,19 @@ class MmaSync(Op):
         """(ids of the registers read, ids of the registers written)."""
         return {r[0].id for r in self.a + self.b + self.c if isinstance(r, tuple)}, {self.d.id}
 
+    #: the CPU interpreter may hand interpret_batch an ``into`` register (see below)
+    batch_into = "c"
+
     @staticmethod
-    def interpret_batch(ops: Sequence["MmaSync"], b: Any, mask: Any, buffers: Any) -> None:
+    def interpret_batch(ops: Sequence["MmaSync"], b: Any, mask: Any, buffers: Any) -> Any:
         """Run independent MmaSyncs of one atom (one batch_key, none reading another's d) as one
         einsum over all their warps: each warp's tile is summed as ``interpret`` sums it (checked
-        bit for bit by tests/kernel/test_tensorop_mma.py)."""
+        bit for bit by tests/kernel/test_tensorop_mma.py).
+
+        ``ops.into`` (when the interpreter sets it: cpu/forward.py) is a mutable register into
+        which the Assign right after the batch copies every op's D, each value to the element its
+        C came from (``batch_into`` names that field): cute.gemm's accumulator. Returns "into"
+        when D was written there (no D registers made; the Assign is not to be run), else None."""
         from ..cpu.context import from_real, to_real
 
         first = ops[0]
@@ -303,8 +344,10 @@ class MmaSync(Op):
         flats = [_flat_gather(b, [getattr(o, f) for o in ops], dt, idx, W)
                  for f, dt, idx in (("a", ab, ia), ("b", ab, ib), ("c", acc, ic))]
         if every and all(f is not None for f in flats):  # each operand one gather of a register
-            if ab.name in _EXACT_SCALE and _exact_batch(ops, b, flats, oc, M, N, K):
-                return
+            if ab.name in _EXACT_SCALE:
+                done = _exact_batch(ops, b, flats, oc, M, N, K, getattr(ops, "into", None))
+                if done:
+                    return "into" if done == "into" else None
             D = np.empty((k, W, 32, nd), dtype=acc.storage)
             step = max(1, _TILES // k)  # warps at a time: tiles that stay in the CPU's caches
             for w0 in range(0, W, step):
