@@ -248,7 +248,7 @@ class _Rewriter(ast.NodeTransformer):
         self.filename = filename
         self.offset = line_offset
         self.k = 0
-        self.depth = 0  # inside nested function definitions: left alone
+        self.depth = 0  # how deep in function definitions (0: outside the kernel's function)
         self.fn_locals: set = set()  # the rewritten function's parameters and the names it binds
 
     def _where(self, node: ast.AST) -> ast.Constant:
@@ -259,14 +259,17 @@ class _Rewriter(ast.NodeTransformer):
         return f"__cl_{kind}{self.k}"
 
     def visit_FunctionDef(self, node: Any) -> Any:
-        if self.depth > 0:
-            return node
+        # a function defined inside the kernel's (a helper closure such as flash_attn.cute's
+        # `def load_K_next(): if n_block - stages >= 0: ...`) is rewritten too, as CuTe DSL's
+        # preprocessor rewrites every nested definition: its runtime ifs and loops become regions
+        outer = self.fn_locals
         self.depth += 1
         a = node.args
         self.fn_locals = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | set(_assigned(node.body))
         self.fn_locals |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
         node.body = self._stmts(node.body)
         self.depth -= 1
+        self.fn_locals = outer
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
