@@ -85,6 +85,7 @@ class PipelineState:
     def __init__(self, stages: int, count: Any = 0, phase0: int = 0, pos: Any = None, *, index: Any = None,
                  phase: Any = None):
         self._explicit = None
+        self._was_read = False  # whether it was read or moved (a clone neither read nor moved yet can be rebased)
         if index is not None or phase is not None:
             # CuTe DSL's PipelineState(stages, count, index, phase): a state at a given (index, phase), as
             # libraries make one to call a pipeline method (flash_attn.cute's _make_state(index, phase))
@@ -119,15 +120,33 @@ class PipelineState:
             return True
         if not [v for v in _loops() if not any(v is w for w in self._loops)]:
             return False
-        from .kernel.ir.nodes import Assign
         from .kernel.frontend.trace import current
-        from .numeric import Int32
 
         t = current("PipelineState")
-        if any(any(v is w for w in _loops()) for v in getattr(self, "_cloned_in", ())):
+        now = _loops()
+        here = [v for v in getattr(self, "_cloned_in", ()) if any(v is w for w in now)]
+        pending = [c for c, lp in getattr(self, "_clones", ()) if any(v is w for v in lp for w in now)]
+        if here and not any(c._was_read for c in pending):
+            # cloned in this loop and neither clone read yet (flash_attn.cute's `prev = state.clone();
+            # state.advance()`): the clones take this state's values from its registers, read here (nothing
+            # moved it between the clone and now), so each iteration's clone is that iteration's position
+            self._cloned_in, self._clones = [], []
+            self._go_live(t)
+            for c in pending:
+                c._count, c._pos = self._read(1), self._read(0)
+                c._remark()
+            return True
+        if here:
             raise TraceError("PipelineState: cloned inside this runtime loop before it was read or advanced here; "
                              "the clone kept the first iteration's position. Read or advance the state before "
                              "cloning it in the loop (or clone it before the loop)")
+        self._go_live(t)
+        return True
+
+    def _go_live(self, t: Any) -> None:
+        from .kernel.ir.nodes import Assign
+        from .numeric import Int32
+
         if self._mark is None:
             raise TraceError("PipelineState: made outside the kernel it is used in, inside a runtime loop")
         blk, at = self._mark
@@ -137,7 +156,6 @@ class PipelineState:
             blk.ops.insert(at, Assign(r, (0,), (v,)))  # right after the state's last trace-time change
             regs.append(r)
         self._regs = (regs[1], regs[0])
-        return True
 
     def _read(self, which: int) -> Any:
         from .kernel.ir.nodes import Compute, RegVar
@@ -164,18 +182,21 @@ class PipelineState:
 
     @property
     def count(self) -> Any:
+        self._was_read = True
         if self._explicit is not None:
             return self._count
         return self._read(1) if self._live() else self._count
 
     @property
     def index(self) -> Any:
+        self._was_read = True
         if self._explicit is not None:
             return self._explicit[0]
         return (self._read(0) if self._live() else self._pos) % self._stages
 
     @property
     def phase(self) -> Any:
+        self._was_read = True
         if self._explicit is not None:
             return self._explicit[1]
         pos = self._read(0) if self._live() else self._pos
@@ -190,13 +211,16 @@ class PipelineState:
         if self._regs is not None:
             return PipelineState(self._stages, self._read(1), self._phase0, self._read(0))
         new = [v for v in _loops() if not any(v is w for w in self._loops)]
+        c = PipelineState(self._stages, self._count, self._phase0, self._pos)
         if new:
             self._cloned_in = getattr(self, "_cloned_in", []) + new
-        return PipelineState(self._stages, self._count, self._phase0, self._pos)
+            self._clones = getattr(self, "_clones", []) + [(c, new)]
+        return c
 
     def reset_count(self) -> None:
         """Count from zero again, at the same index and phase."""
         self._fixed("reset_count")
+        self._was_read = True  # (a clone moved after it was made is not rebased: see _live)
         if self._live():
             from .kernel.ir.nodes import Assign
             from .kernel.frontend.trace import current
@@ -209,6 +233,7 @@ class PipelineState:
     def advance(self, count: Any = 1) -> None:
         """Move ``count`` stages on (an int >= 1 or an index expression)."""
         self._fixed("advance")
+        self._was_read = True
         if isinstance(count, int) and count < 1:
             raise ValueError("count must be >= 1")
         if self._live():

@@ -249,3 +249,51 @@ def test_sync_objects_of_the_pipelines_and_explicit_states():
     with pytest.raises(ValueError, match="stage count must be greater than 0"):
         ma(None, 0, (cutlass.pipeline.PipelineOp.AsyncThread,
                      cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32)), init=False)
+
+
+@cute.kernel
+def staged_clone_then_advance(SharedStorage: cutlass.Constexpr, res: cute.Tensor, n: cutlass.Int32,
+                              stages: cutlass.Constexpr):
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+    pipe = cutlass.pipeline.PipelineAsync.create(
+        num_stages=stages,
+        producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(stages))
+    pstate = cutlass.pipeline.make_pipeline_state(cutlass.pipeline.PipelineUserType.Producer, stages)
+    cstate = cutlass.pipeline.make_pipeline_state(cutlass.pipeline.PipelineUserType.Consumer, stages)
+    if warp_idx == 0:
+        for i in cutlass.range(n, unroll=1):
+            # flash_attn.cute's SM90 load loop: the previous position is a clone, the state moves on first
+            prev = pstate.clone()
+            pstate.advance()
+            pipe.producer_acquire(prev)
+            buf[prev.index] = 1.0 * i + 0.5
+            pipe.producer_commit(prev)
+    else:
+        for i in cutlass.range(n, unroll=1):
+            pipe.consumer_wait(cstate)
+            res[i] = buf[cstate.index] * 2.0
+            pipe.consumer_release(cstate)
+            cstate.advance()
+
+
+@cute.jit
+def run_staged_clone_then_advance(res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    staged_clone_then_advance(SharedStorage, res, n, stages).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+@pytest.mark.parametrize("n,stages", [(9, 2), (4, 1)])
+def test_a_state_cloned_then_advanced_in_a_runtime_loop_gives_each_iteration_its_position(n, stages):
+    res = np.full(16, -1.0, np.float32)
+    run_staged_clone_then_advance(from_dlpack(res), n, stages)
+    assert res[:n].tolist() == [2.0 * i + 1.0 for i in range(n)]
+    assert (res[n:] == -1.0).all()
