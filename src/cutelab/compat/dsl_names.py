@@ -277,7 +277,7 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "warp_reduction": warp_reduction, "warp_reduction_max": warp_reduction_max, "warp_reduction_sum": warp_reduction_sum,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "red", "barrier_arrive",
+        "red",
         "redux_sync", "prmt", "mapa", "atomic_add", "popc", "clz")},
 }
 
