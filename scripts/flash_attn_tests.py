@@ -30,10 +30,11 @@ PINS = ("flash-attn-4==4.0.0b27", "quack-kernels==0.5.3", "einops==0.8.2", "apac
         "triton==3.9.0")
 REV = "fa4-v4.0.0.beta27"
 
-# the smallest cases of the forward tests (bf16): SM80 (Ampere path). test_flash_attn_output also runs
+# the smallest cases of the forward tests (bf16), causal and not: SM80 (Ampere path). test_flash_attn_output also runs
 # pack_gqa=True, whose Q loads go through pointers kept as Int64 in registers (not yet in cutelab).
-SM80_FORWARD = (
-    "tests/cute/test_flash_attn.py::test_flash_attn_small_head_dim[128-128-8-False-dtype0]",
+SM80_FORWARD = tuple(
+    f"tests/cute/test_flash_attn.py::test_flash_attn_small_head_dim[128-128-{d}-{causal}-dtype0]"
+    for causal in (False, True) for d in (8, 16, 32)
 )
 SELECTIONS = {"SM80_FORWARD": SM80_FORWARD}
 

@@ -91,6 +91,11 @@ from .pipeline_sm100 import PipelineAsyncUmma, PipelineTmaUmma, PipelineUmmaAsyn
 
 __all__ += ["PipelineAsyncUmma", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
 
+# the pipelines' sync objects (sync_object_full/_empty) and the kinds of agents, in pipeline_mbarrier.py
+from .pipeline_mbarrier import MbarrierArray, MbarrierLayout, PipelineOp  # noqa: E402
+
+__all__ += ["MbarrierArray", "MbarrierLayout", "PipelineOp"]
+
 # TMA-store epilogue stages, in pipeline_tma_store.py
 from .pipeline_tma_store import PipelineTmaStore  # noqa: E402
 
@@ -102,7 +107,7 @@ from .pipeline_clc import PipelineClcFetchAsync  # noqa: E402
 __all__ += ["PipelineClcFetchAsync"]
 # CuTe DSL 4.8.1 pipeline names cutelab does not provide yet: they import (libraries subclass them or
 # name them in annotations), and using one raises TraceError naming it and the user's line (errors.not_yet)
-_NOT_YET = ("PipelineOp", "MbarrierLayout", "SyncObject", "MbarrierArray", "TmaStoreFence", "PerStagePipelineState",
+_NOT_YET = ("SyncObject", "TmaStoreFence", "PerStagePipelineState",
             "PipelineEmpty", "PipelineOrder", "PipelineClcFetchAsync", "PipelineTmaMultiConsumersAsync",
             "alloc_reserved_mbarrier", "compute_k_tile", "agent_sync")
 

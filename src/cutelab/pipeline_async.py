@@ -34,9 +34,19 @@ def _threads(group: CooperativeGroup, what: str) -> int:
 class PipelineAsync:
     """Async-thread producer and consumer groups over ``num_stages`` mbarrier-guarded stages."""
 
-    def __init__(self, full: Any, empty: Any, num_stages: int, producer_count: int, consumer_count: int):
+    def __init__(self, full: Any, empty: Any, num_stages: int, producer_count: int, consumer_count: int,
+                 producer_mask: Any = None, consumer_mask: Any = None):
+        from .pipeline_mbarrier import MbarrierArray, PipelineOp
+
         self.full, self.empty, self.num_stages = full, empty, num_stages
         self.producer_count, self.consumer_count = producer_count, consumer_count
+        # CuTe DSL's internals that libraries extending the pipeline use: the full and empty barriers as
+        # sync objects (initialised by create), and the masks their arrives take
+        self.sync_object_full = MbarrierArray(full, num_stages, (PipelineOp.AsyncThread, CooperativeGroup(
+            Agent.Thread, producer_count)), init=False)
+        self.sync_object_empty = MbarrierArray(empty, num_stages, (PipelineOp.AsyncThread, CooperativeGroup(
+            Agent.Thread, consumer_count)), init=False)
+        self.producer_mask, self.consumer_mask = producer_mask, consumer_mask
 
     @classmethod
     def create(cls, *, num_stages: int, producer_group: CooperativeGroup, consumer_group: CooperativeGroup,
@@ -56,7 +66,7 @@ class PipelineAsync:
         pc = _threads(producer_group, "producer_group")
         cc = _threads(consumer_group, "consumer_group")
         full, empty = barrier_storage, barrier_storage + num_stages
-        p = cls(full, empty, num_stages, pc, cc)
+        p = cls(full, empty, num_stages, pc, cc, producer_mask, consumer_mask)
         t = current(where)
         op = t.begin_if(arch.make_warp_uniform(arch.warp_idx()) == 0)
         outer, t.cur = t.cur, op.then
@@ -71,27 +81,28 @@ class PipelineAsync:
         return p
 
     # ---- the producer's side
-    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
+    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, loc: Any = None,
+                         ip: Any = None) -> None:
         """Wait until the stage is empty (its consumers released it)."""
         from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.empty + state.index, state.phase)
 
-    def producer_try_acquire(self, state: PipelineState) -> Any:
+    def producer_try_acquire(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         from .kernel.frontend import arch
 
         return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
 
-    def producer_commit(self, state: PipelineState) -> None:
+    def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Each producer thread arrives on the stage's full barrier (the stage is written)."""
         from .kernel.frontend import arch
 
         arch.mbarrier_arrive(self.full + state.index)
 
-    def producer_get_barrier(self, state: PipelineState) -> Any:
+    def producer_get_barrier(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         return self.full + state.index
 
-    def producer_tail(self, state: PipelineState) -> None:
+    def producer_tail(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Wait until the consumers released every stage (before the producer exits)."""
         from .kernel.frontend import arch
 
@@ -101,24 +112,25 @@ class PipelineAsync:
             s.advance()
 
     # ---- the consumer's side
-    def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
+    def consumer_wait(self, state: PipelineState, try_wait_token: Any = None, *, loc: Any = None,
+                      ip: Any = None) -> None:
         """Wait until the stage is full (its producers committed it)."""
         from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
-    def consumer_try_wait(self, state: PipelineState) -> Any:
+    def consumer_try_wait(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         from .kernel.frontend import arch
 
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
-    def consumer_release(self, state: PipelineState) -> None:
+    def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Each consumer thread arrives on the stage's empty barrier (the stage may be refilled)."""
         from .kernel.frontend import arch
 
         arch.mbarrier_arrive(self.empty + state.index)
 
-    def consumer_get_barrier(self, state: PipelineState) -> Any:
+    def consumer_get_barrier(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         return self.empty + state.index
 
     # ---- participants
@@ -141,7 +153,7 @@ class PipelineCpAsync(PipelineAsync):
     covers every cp.async the thread issued, committed to a group or not: copies not committed yet are
     committed first (CUTLASS's FMHA backward commits the stage without cp_async_commit_group)."""
 
-    def producer_commit(self, state: PipelineState) -> None:
+    def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         from .kernel.frontend import arch
         from .kernel.frontend.trace import current
 

@@ -82,7 +82,19 @@ class PipelineState:
     position and count live in two Int32 registers (set just before that loop), so each iteration
     moves them, as CuTe DSL's PipelineState does."""
 
-    def __init__(self, stages: int, count: Any = 0, phase0: int = 0, pos: Any = None):
+    def __init__(self, stages: int, count: Any = 0, phase0: int = 0, pos: Any = None, *, index: Any = None,
+                 phase: Any = None):
+        self._explicit = None
+        self._was_read = False  # whether it was read or moved (a clone neither read nor moved yet can be rebased)
+        if index is not None or phase is not None:
+            # CuTe DSL's PipelineState(stages, count, index, phase): a state at a given (index, phase), as
+            # libraries make one to call a pipeline method (flash_attn.cute's _make_state(index, phase))
+            if index is None or phase is None:
+                raise ValueError("PipelineState: give both index= and phase=, or neither")
+            self._explicit = (index, phase)
+            self._stages, self._count, self._phase0, self._pos = stages, count, 0, 0
+            self._loops, self._mark, self._regs = _loops(), None, None
+            return
         if not isinstance(stages, int) or stages < 1:
             raise ValueError(f"PipelineState: stages must be a positive int, got {stages!r}")
         self._stages, self._count, self._phase0 = stages, count, int(phase0) & 1
@@ -110,15 +122,33 @@ class PipelineState:
             return True
         if not [v for v in _loops() if not any(v is w for w in self._loops)]:
             return False
-        from .kernel.ir.nodes import Assign
         from .kernel.frontend.trace import current
-        from .numeric import Int32
 
         t = current("PipelineState")
-        if any(any(v is w for w in _loops()) for v in getattr(self, "_cloned_in", ())):
+        now = _loops()
+        here = [v for v in getattr(self, "_cloned_in", ()) if any(v is w for w in now)]
+        pending = [c for c, lp in getattr(self, "_clones", ()) if any(v is w for v in lp for w in now)]
+        if here and not any(c._was_read for c in pending):
+            # cloned in this loop and neither clone read yet (flash_attn.cute's `prev = state.clone();
+            # state.advance()`): the clones take this state's values from its registers, read here (nothing
+            # moved it between the clone and now), so each iteration's clone is that iteration's position
+            self._cloned_in, self._clones = [], []
+            self._go_live(t)
+            for c in pending:
+                c._count, c._pos = self._read(1), self._read(0)
+                c._remark()
+            return True
+        if here:
             raise TraceError("PipelineState: cloned inside this runtime loop before it was read or advanced here; "
                              "the clone kept the first iteration's position. Read or advance the state before "
                              "cloning it in the loop (or clone it before the loop)")
+        self._go_live(t)
+        return True
+
+    def _go_live(self, t: Any) -> None:
+        from .kernel.ir.nodes import Assign
+        from .numeric import Int32
+
         if self._mark is None:
             raise TraceError("PipelineState: made outside the kernel it is used in, inside a runtime loop")
         blk, after = self._mark
@@ -133,7 +163,6 @@ class PipelineState:
             blk.ops.insert(at, Assign(r, (0,), (v,)))  # right after the state's last trace-time change
             regs.append(r)
         self._regs = (regs[1], regs[0])
-        return True
 
     def _read(self, which: int) -> Any:
         from .kernel.ir.nodes import Compute, RegVar
@@ -152,16 +181,31 @@ class PipelineState:
     def stages(self) -> int:
         return self._stages
 
+    def _fixed(self, what: str) -> None:
+        if self._explicit is not None:
+            raise TraceError(f"PipelineState.{what}: this state was made at a given index= and phase=; cutelab "
+                             f"reads such a state (.index, .phase, .count) but does not move it (make it with "
+                             f"make_pipeline_state to {what} it)")
+
     @property
     def count(self) -> Any:
+        self._was_read = True
+        if self._explicit is not None:
+            return self._count
         return self._read(1) if self._live() else self._count
 
     @property
     def index(self) -> Any:
+        self._was_read = True
+        if self._explicit is not None:
+            return self._explicit[0]
         return (self._read(0) if self._live() else self._pos) % self._stages
 
     @property
     def phase(self) -> Any:
+        self._was_read = True
+        if self._explicit is not None:
+            return self._explicit[1]
         pos = self._read(0) if self._live() else self._pos
         return (self._phase0 + pos // self._stages) % 2
 
@@ -170,15 +214,20 @@ class PipelineState:
         derived from loop indices, ``s = state.clone(); s.advance(i * k + j)``, stay index
         expressions); advancing the original later in such a loop is then refused (the clone would
         have seen the first iteration's position only)."""
+        self._fixed("clone")
         if self._regs is not None:
             return PipelineState(self._stages, self._read(1), self._phase0, self._read(0))
         new = [v for v in _loops() if not any(v is w for w in self._loops)]
+        c = PipelineState(self._stages, self._count, self._phase0, self._pos)
         if new:
             self._cloned_in = getattr(self, "_cloned_in", []) + new
-        return PipelineState(self._stages, self._count, self._phase0, self._pos)
+            self._clones = getattr(self, "_clones", []) + [(c, new)]
+        return c
 
     def reset_count(self) -> None:
         """Count from zero again, at the same index and phase."""
+        self._fixed("reset_count")
+        self._was_read = True  # (a clone moved after it was made is not rebased: see _live)
         if self._live():
             from .kernel.ir.nodes import Assign
             from .kernel.frontend.trace import current
@@ -190,6 +239,8 @@ class PipelineState:
 
     def advance(self, count: Any = 1) -> None:
         """Move ``count`` stages on (an int >= 1 or an index expression)."""
+        self._fixed("advance")
+        self._was_read = True
         if isinstance(count, int) and count < 1:
             raise ValueError("count must be >= 1")
         if self._live():
@@ -246,9 +297,19 @@ class PipelineTmaAsync:
 
     def __init__(self, full: Any, empty: Any, num_stages: int, tx_count: int, producer_count: int,
                  consumer_count: int, signal: Any = None, dst_rank: Any = None):
+        from .pipeline_mbarrier import MbarrierArray, PipelineOp
+
         self.full, self.empty, self.num_stages, self.tx_count = full, empty, num_stages, tx_count
         self.producer_count, self.consumer_count = producer_count, consumer_count
         self.is_signaling_thread, self.dst_rank = signal, dst_rank  # multi-CTA: who arrives, on which CTA
+        # CuTe DSL's internals that libraries extending the pipeline use (flash_attn.cute's producer_acquire):
+        # the full barriers as a TMA load's sync object, the empty ones as the consumers', both initialised by
+        # create; the consumers' arrives go to CTA consumer_mask of the cluster (None: this CTA)
+        self.sync_object_full = MbarrierArray(full, num_stages, (PipelineOp.TmaLoad, CooperativeGroup(
+            Agent.Thread, producer_count)), tx_count, init=False)
+        self.sync_object_empty = MbarrierArray(empty, num_stages, (PipelineOp.AsyncThread, CooperativeGroup(
+            Agent.Thread, consumer_count)), init=False)
+        self.producer_mask, self.consumer_mask = None, dst_rank
 
     @staticmethod
     def init_empty_barrier_arrive_signal(cta_layout_vmnk: Any, tidx: Any, mcast_mode_mn: Any = (1, 1)) -> tuple:
@@ -358,7 +419,8 @@ class PipelineTmaAsync:
                 arch.sync_threads()
         return p
 
-    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
+    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, loc: Any = None,
+                         ip: Any = None) -> None:
         """Wait until the stage is empty, then arrive on its full barrier with the stage's bytes."""
         from .kernel.frontend import arch
 
@@ -366,28 +428,29 @@ class PipelineTmaAsync:
         with arch.elect_one():
             arch.mbarrier_arrive_and_expect_tx(self.full + state.index, self.tx_count)
 
-    def producer_commit(self, state: PipelineState) -> None:
+    def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Nothing to do: the TMA copies complete the stage's transaction bytes."""
 
-    def producer_get_barrier(self, state: PipelineState) -> Any:
+    def producer_get_barrier(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         return self.full + state.index
 
-    def consumer_get_barrier(self, state: PipelineState) -> Any:
+    def consumer_get_barrier(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         return self.empty + state.index
 
-    def consumer_try_wait(self, state: PipelineState) -> Any:
+    def consumer_try_wait(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         from .kernel.frontend import arch
 
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
-    def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
+    def consumer_wait(self, state: PipelineState, try_wait_token: Any = None, *, loc: Any = None,
+                      ip: Any = None) -> None:
         """Wait until the stage is full (with a token from consumer_try_wait, waiting on a completed
         phase returns at once: the wait is always issued)."""
         from .kernel.frontend import arch
 
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
-    def consumer_release(self, state: PipelineState) -> None:
+    def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """One thread of each consumer warp arrives on the stage's empty barrier; over a cluster, one
         lane per multicast partner arrives on that CTA's empty barrier (see the class)."""
         from .kernel.frontend import arch
@@ -412,7 +475,7 @@ class PipelineTmaAsync:
         remote_mbarrier("arrive", self.empty + state.index, self.dst_rank, None, "PipelineTmaAsync.consumer_release")
         t.cur = outer
 
-    def producer_tail(self, state: PipelineState) -> None:
+    def producer_tail(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Wait until the consumers have released every stage (before the producer exits)."""
         s = state.clone()
         for _ in range(self.num_stages):

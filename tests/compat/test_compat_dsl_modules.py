@@ -255,7 +255,7 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         from cutlass.base_dsl.arch import Arch
         print(Arch.sm_90a.is_family_of(Arch.sm_90a), Arch.sm_80.is_family_of(Arch.sm_90a), Arch.sm_103f.to_string())
         for use in (lambda: cutlass.base_dsl.runtime.cuda.load_cubin_module_data(b""),
-                    lambda: pipeline.MbarrierArray(),
+                    lambda: pipeline.TmaStoreFence(),
                     lambda: tcgen05.LdRed32x32bOp(), lambda: cute_nvgpu.atom_make_exec_tma(), lambda: BaseDSL()):
             try:
                 use()
@@ -270,7 +270,7 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         "(2, 3) 6 [1, 2]",
         "True False sm_103f",
         "NotEmulatedError True cutlass.base_dsl.runtime.cuda.load_cubin_module_data",
-        "TraceError True cutlass.pipeline.MbarrierArray",
+        "TraceError True cutlass.pipeline.TmaStoreFence",
         "TraceError True cute.nvgpu.tcgen05.LdRed32x32bOp",
         "NotEmulatedError True cutlass._mlir.dialects.cute_nvgpu.atom_make_exec_tma",
         "NotEmulatedError True cutlass.base_dsl.BaseDSL()",

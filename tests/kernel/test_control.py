@@ -720,3 +720,41 @@ def test_builtin_min_max_of_a_thread_index_expression():
     res = np.zeros(16, np.int32)
     k(from_dlpack(res)).launch(grid=1, block=16)
     assert res.tolist() == [min(t % 8, 2) + max(t, 5) for t in range(16)]
+
+
+def test_a_loop_sets_a_runtime_integer_first_and_the_next_loop_and_a_nested_helper_read_it():
+    """flash_attn.cute's causal mainloop: `n_block = n_block_max - 2 - n_tile` in a runtime loop that sets it
+    before reading it, then `cutlass.range(n_block)` after it (the loop's result is the last iteration's value,
+    or the value before it when the loop does not run, as CuTe DSL's loop yields it; the bound is a register),
+    and a helper function defined inside the kernel whose `if` reads it (CuTe DSL's preprocessor rewrites
+    nested definitions too, so the `if` is a runtime branch)."""
+
+    @cute.kernel
+    def k(out: cute.Tensor, nmax: cutlass.Int32, trips: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        n_block = nmax // 2 + tidx % 3  # a runtime value per thread
+
+        def weight():
+            w = 1
+            if n_block % 2 == 1:
+                w = 10
+            return w
+
+        for n_tile in cutlass.range(trips - tidx % 2, unroll=1):
+            n_block = nmax - 2 - n_tile
+        acc = Int32(0)
+        for n_tile in cutlass.range(n_block, unroll=1):
+            acc = acc + weight() * (n_tile + 1)
+        out[tidx] = acc * 100 + n_block
+
+    def ref(t, nmax, trips):
+        n_block = nmax // 2 + t % 3
+        for n_tile in range(trips - t % 2):
+            n_block = nmax - 2 - n_tile
+        acc = sum((i + 1) * (10 if n_block % 2 == 1 else 1) for i in range(n_block))
+        return acc * 100 + n_block
+
+    out = np.zeros(6, np.int32)
+    for nmax, trips in ((9, 3), (7, 1), (8, 0)):
+        k(from_dlpack(out), nmax, trips).launch(grid=1, block=6)
+        assert out.tolist() == [ref(t, nmax, trips) for t in range(6)], (nmax, trips)

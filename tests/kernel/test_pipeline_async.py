@@ -173,3 +173,127 @@ def test_cooperative_group_sizes_may_be_whole_floats():
     assert _arrivals(CooperativeGroup(Agent.Warp, 2.0), "g") == 64
     with pytest.raises(TraceError, match="static int"):
         _arrivals(CooperativeGroup(Agent.Thread, 4.5), "g")
+
+
+class _IndexPhasePipeline(cutlass.pipeline.PipelineAsync):
+    """A pipeline extended as flash_attn.cute extends CuTe DSL's (its pipeline.py): methods taking
+    (index, phase) that make a PipelineState(stages=0, count=0, index=, phase=) and reach into the
+    pipeline's sync objects (sync_object_full/_empty) and masks, the methods' loc=/ip= passed on."""
+
+    def producer_acquire_w_index_phase(self, index, phase):
+        self.sync_object_empty.wait(index, phase, loc=None, ip=None)
+
+    def producer_commit_w_index(self, index):
+        s = cutlass.pipeline.PipelineState(stages=0, count=cutlass.Int32(0), index=index, phase=cutlass.Int32(0))
+        self.sync_object_full.arrive(s.index, self.producer_mask, loc=None, ip=None)
+
+    def consumer_wait_w_index_phase(self, index, phase):
+        cutlass.pipeline.PipelineAsync.consumer_wait(
+            self, cutlass.pipeline.PipelineState(stages=0, count=0, index=index, phase=phase), loc=None, ip=None)
+
+    def consumer_release_w_index(self, index):
+        self.sync_object_empty.arrive(index, self.consumer_mask)
+
+
+@cute.kernel
+def staged_index_phase(SharedStorage: cutlass.Constexpr, res: cute.Tensor, n: cutlass.Int32,
+                       stages: cutlass.Constexpr):
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+    pipe = _IndexPhasePipeline.create(
+        num_stages=stages,
+        producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(stages))
+    if warp_idx == 0:
+        for i in cutlass.range(n):
+            pipe.producer_acquire_w_index_phase(i % stages, (i // stages + 1) % 2)
+            buf[i % stages] = 1.0 * i + 0.5
+            pipe.producer_commit_w_index(i % stages)
+    else:
+        for i in cutlass.range(n):
+            pipe.consumer_wait_w_index_phase(i % stages, (i // stages) % 2)
+            res[i] = buf[i % stages] * 2.0
+            pipe.consumer_release_w_index(i % stages)
+
+
+@cute.jit
+def run_staged_index_phase(res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    staged_index_phase(SharedStorage, res, n, stages).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+@pytest.mark.parametrize("n,stages", [(8, 3), (5, 1)])
+def test_a_pipeline_subclass_reaching_into_its_sync_objects_passes_every_value(n, stages):
+    res = np.full(16, -1.0, np.float32)
+    run_staged_index_phase(from_dlpack(res), n, stages)
+    assert res[:n].tolist() == [2.0 * i + 1.0 for i in range(n)]
+    assert (res[n:] == -1.0).all()
+
+
+def test_sync_objects_of_the_pipelines_and_explicit_states():
+    ma = cutlass.pipeline.MbarrierArray
+    assert cutlass.pipeline.PipelineOp.TmaLoad is not cutlass.pipeline.PipelineOp.AsyncThread
+    s = cutlass.pipeline.PipelineState(stages=0, count=0, index=2, phase=1)
+    assert (s.index, s.phase, s.count) == (2, 1, 0)
+    with pytest.raises(cute.errors.TraceError, match="PipelineState.advance: this state was made at a given index"):
+        s.advance()
+    with pytest.raises(ValueError, match="give both index= and phase="):
+        cutlass.pipeline.PipelineState(stages=2, index=1)
+    with pytest.raises(ValueError, match="stage count must be greater than 0"):
+        ma(None, 0, (cutlass.pipeline.PipelineOp.AsyncThread,
+                     cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32)), init=False)
+
+
+@cute.kernel
+def staged_clone_then_advance(SharedStorage: cutlass.Constexpr, res: cute.Tensor, n: cutlass.Int32,
+                              stages: cutlass.Constexpr):
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+    pipe = cutlass.pipeline.PipelineAsync.create(
+        num_stages=stages,
+        producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(stages))
+    pstate = cutlass.pipeline.make_pipeline_state(cutlass.pipeline.PipelineUserType.Producer, stages)
+    cstate = cutlass.pipeline.make_pipeline_state(cutlass.pipeline.PipelineUserType.Consumer, stages)
+    if warp_idx == 0:
+        for i in cutlass.range(n, unroll=1):
+            # flash_attn.cute's SM90 load loop: the previous position is a clone, the state moves on first
+            prev = pstate.clone()
+            pstate.advance()
+            pipe.producer_acquire(prev)
+            buf[prev.index] = 1.0 * i + 0.5
+            pipe.producer_commit(prev)
+    else:
+        for i in cutlass.range(n, unroll=1):
+            pipe.consumer_wait(cstate)
+            res[i] = buf[cstate.index] * 2.0
+            pipe.consumer_release(cstate)
+            cstate.advance()
+
+
+@cute.jit
+def run_staged_clone_then_advance(res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    staged_clone_then_advance(SharedStorage, res, n, stages).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+@pytest.mark.parametrize("n,stages", [(9, 2), (4, 1)])
+def test_a_state_cloned_then_advanced_in_a_runtime_loop_gives_each_iteration_its_position(n, stages):
+    res = np.full(16, -1.0, np.float32)
+    run_staged_clone_then_advance(from_dlpack(res), n, stages)
+    assert res[:n].tolist() == [2.0 * i + 1.0 for i in range(n)]
+    assert (res[n:] == -1.0).all()

@@ -84,7 +84,8 @@ def tma_roundtrip(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: 
     gA = cute.local_tile(tA, (64, 64), (bx, by))
     if tidx == 0:
         cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
-        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
+        # loc=/ip=: CuTe DSL's copy takes them (flash_attn.cute's copy_utils.copy_tma passes its own on)
+        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator, loc=None, ip=None)
     cute.arch.mbarrier_wait(bars.iterator, 0)
     for i in range(64):  # thread t reads column t of the tile, through the swizzled layout
         B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]

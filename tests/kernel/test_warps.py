@@ -84,6 +84,29 @@ def test_a_named_barrier_hands_shared_memory_from_one_warp_to_another():
     np.testing.assert_array_equal(out, 2.0 * np.arange(32) + 1.0)
 
 
+@cute.kernel
+def handoff_arch(out: cute.Tensor):
+    """handoff with cute.arch.barrier_arrive / cute.arch.barrier (flash_attn.cute's SM90 warp scheduler)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.warp_idx()
+    smem = cutlass.utils.SmemAllocator()
+    s = smem.allocate_tensor(cutlass.Float32, cute.make_layout(32), 16)
+    if warp == 0:
+        s[tidx] = 2.0 * tidx
+        cute.arch.barrier_arrive(barrier_id=2, number_of_threads=64)
+    if warp == 1:
+        cute.arch.barrier(barrier_id=2, number_of_threads=64)
+        out[tidx - 32] = s[tidx - 32] + 1.0
+
+
+def test_cute_arch_barrier_arrive_hands_shared_memory_from_one_warp_to_another():
+    out = np.zeros(32, np.float32)
+    handoff_arch(from_dlpack(out)).launch(grid=2, block=64)
+    np.testing.assert_array_equal(out, 2.0 * np.arange(32) + 1.0)
+    with pytest.raises(ValueError, match="number_of_threads is required"):
+        cute.arch.barrier_arrive(barrier_id=1)
+
+
 def test_a_named_barrier_nobody_completes_is_a_deadlock_report():
     out = np.zeros(32, np.float32)
     with pytest.raises(LaunchError) as e:

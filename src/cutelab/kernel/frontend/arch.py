@@ -113,6 +113,23 @@ def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, ali
     _named(barrier_id, number_of_threads, False, "arrive")
 
 
+def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, aligned: bool = True, loc=None,
+                   ip=None) -> None:
+    """``cute.arch.barrier_arrive``: ``bar.arrive id, n`` (``barrier.cta.arrive`` when not aligned, the same
+    arrival): the calling threads count towards named barrier ``barrier_id`` (default 0) for
+    ``number_of_threads`` threads, without waiting (a producer's half of a producer/consumer pair)."""
+    if number_of_threads is None:
+        raise ValueError("cute.arch.barrier_arrive: number_of_threads is required (the DSL's rule)")
+    from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
+
+    bid = 0 if barrier_id is None else barrier_id
+    check(bid, number_of_threads)
+    named_barrier(int(bid), int(number_of_threads), False, "arrive")
+
+
+__all__ += ["barrier_arrive"]
+
+
 # --------------------------------------------------------------------------- SM90 (issue 10)
 # mbarriers, fences, elect_one, make_warp_uniform, setmaxregister: cute.arch names for Hopper kernels.
 

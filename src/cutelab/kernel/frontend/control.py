@@ -109,6 +109,12 @@ def _range_args(args: Sequence[Any], what: str) -> Tuple[Any, Any, Any]:
 def _as_bound(x: Any, what: str) -> Any:
     if isinstance(x, bool):
         raise TraceError(f"{what}: a loop bound must be an integer, got {x!r}")
+    if isinstance(x, TraceValue):
+        # a runtime integer in a register (a loop-carried Int32, a min/max the ranges do not decide):
+        # the bound reads the register when the loop starts
+        if len(x.refs) != 1 or x.dtype.kind not in ("int", "uint"):
+            raise TraceError(f"{what}: a loop bound must be one integer, got the tensor value {x}")
+        x = x.as_index()
     if is_sym(x):
         return x if not (x.lo == x.hi) else x.lo
     if isinstance(x, int):
@@ -462,10 +468,13 @@ class _Carry:
                 # iteration; a Float32 or Boolean one branch changes)
                 v = _promoted(v)
                 self.pre[n] = v
-            if n not in self.loop_targets and n not in self.local and (isinstance(v, DynInt) or is_sym(v)):
+            if n not in self.loop_targets and (isinstance(v, DynInt) or is_sym(v)):
                 # a runtime integer (a dynamic value, an index expression over thread/block indices and
                 # arguments) that the region may change: a runtime Int32 (Int64 past its range) in CuTe DSL,
-                # so the region may set it to another value (`if n_block < 0: n_block = 0`)
+                # so the region may set it to another value (`if n_block < 0: n_block = 0`). One that each
+                # iteration sets before reading it (local) is the loop's result after it, as CuTe DSL's
+                # loop yields it (flash_attn.cute's `n_block = n_block_max - 2 - n_tile`, read by the next
+                # loop's bound); inside the loop, reads see the iteration's own value
                 lo, hi = (int(v), int(v)) if isinstance(v, DynInt) else (v.lo, v.hi)
                 dt = v.dtype if isinstance(v, DynInt) else (Int32 if -(1 << 31) <= lo and hi < (1 << 31) else Int64)
                 if is_sym(v):
@@ -718,10 +727,10 @@ class _Carry:
                 self.view_vals[n].append(moving)
                 self._prove_bits(n)
                 continue
-            if n in self.int_carried and self.what == "branch" and not self._assignable_int(v, n):
-                # a runtime integer that this branch sets to what its register cannot hold (a value of
-                # an inner region that has ended, a tensor): as before registers, it has no single
-                # value after the branch (unusable there)
+            if n in self.int_carried and (self.what == "branch" or n in self.local) and not self._assignable_int(v, n):
+                # a runtime integer that this branch (or a loop whose iterations set it first) sets to what its
+                # register cannot hold (a value of an inner region that has ended, a tensor): as before
+                # registers, it has no single value after the region (unusable there)
                 del self.regs[n]
                 self.int_carried.discard(n)
                 self.poisoned.add(n)

@@ -650,6 +650,14 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return tuple(value)
     if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
         value._fail()
+    if type(value).__name__ == "PointerInt":  # address.PointerInt: ptr.toint() inside a kernel
+        from ...errors import user_location
+
+        raise TraceError(
+            f"{op} into {where}: the value is the address of a pointer into {value.ptr.memspace} memory "
+            f"(ptr.toint()); keeping addresses in registers (to shuffle them or make pointers of them later) is "
+            f"not supported in cutelab, whose pointers are a memory and an offset, not a machine address (at "
+            f"{user_location() or 'an unknown line'})")
     raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
 
 

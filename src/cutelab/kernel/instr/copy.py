@@ -52,6 +52,8 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
     column, profile (REST...)) leaves the elements whose flag is False untouched."""
     from .cpasync import cp_async_copy, is_cp_async
 
+    kwargs.pop("loc", None)  # MLIR's source location and insertion point (CuTe DSL's copy takes them; libraries
+    kwargs.pop("ip", None)   # pass their own on): nothing to do with them here
     if is_cp_async(atom):  # cp.async: its own op (kernel/instr/cpasync.py)
         return cp_async_copy(atom, src, dst, pred)
     t = current("cute.copy")
