@@ -107,27 +107,13 @@ def _named(barrier_id: Any, number_of_threads: Any, wait: bool, what: str) -> No
 
 def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, aligned: bool = True, loc=None,
                    ip=None) -> None:
-    """``cute.arch.barrier_arrive``: ``bar.arrive id, n``, arriving at named barrier id without waiting."""
-    if barrier_id is None or number_of_threads is None:
-        raise TraceError("cute.arch.barrier_arrive: pass barrier_id= and number_of_threads= (bar.arrive needs both)")
-    _named(barrier_id, number_of_threads, False, "arrive")
-
-
-def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, aligned: bool = True, loc=None,
-                   ip=None) -> None:
     """``cute.arch.barrier_arrive``: ``bar.arrive id, n`` (``barrier.cta.arrive`` when not aligned, the same
-    arrival): the calling threads count towards named barrier ``barrier_id`` (default 0) for
+    arrival): the calling threads count towards named barrier ``barrier_id`` (default 0; a static int or
+    an index expression) for
     ``number_of_threads`` threads, without waiting (a producer's half of a producer/consumer pair)."""
     if number_of_threads is None:
         raise ValueError("cute.arch.barrier_arrive: number_of_threads is required (the DSL's rule)")
-    from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
-
-    bid = 0 if barrier_id is None else barrier_id
-    check(bid, number_of_threads)
-    named_barrier(int(bid), int(number_of_threads), False, "arrive")
-
-
-__all__ += ["barrier_arrive"]
+    _named(0 if barrier_id is None else barrier_id, number_of_threads, False, "arrive")  # a static or a runtime id
 
 
 # --------------------------------------------------------------------------- SM90 (issue 10)
