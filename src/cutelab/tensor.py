@@ -31,6 +31,7 @@ from .algebra import (
     tiled_product, zipped_divide,
 )
 from .dtypes import to_compute, to_storage, to_values
+from .dynamic_layout import mark_compact_shape_dynamic, mark_layout_dynamic
 from .errors import LayoutError, TensorError
 from .swizzle import ComposedLayout
 from .layout import (
@@ -1005,17 +1006,13 @@ class Tensor:
 
     def mark_layout_dynamic(self, leading_dim: Any = None) -> "Tensor":
         """CuTe DSL's: every extent and stride dynamic but the leading dimension's stride (see
-        cutelab.runtime.mark_layout_dynamic). Changes this tensor and returns it."""
-        from .runtime import mark_layout_dynamic
-
+        cutelab.dynamic_layout.mark_layout_dynamic). Changes this tensor and returns it."""
         return mark_layout_dynamic(self, leading_dim)
 
     def mark_compact_shape_dynamic(self, mode: Any = 0, stride_order: Any = None,
                                    divisibility: int = 1) -> "Tensor":
         """CuTe DSL's: one mode's extent dynamic, with the strides that count in units of it (see
-        cutelab.runtime.mark_compact_shape_dynamic). Changes this tensor and returns it."""
-        from .runtime import mark_compact_shape_dynamic
-
+        cutelab.dynamic_layout.mark_compact_shape_dynamic). Changes this tensor and returns it."""
         return mark_compact_shape_dynamic(self, mode, stride_order, divisibility)
 
     @property
