@@ -34,6 +34,12 @@ class LaunchError(ValueError):
     """A kernel launch was asked for with bad arguments (shapes, alignment, grid)."""
 
 
+class NotInCutelab(TraceError, NotImplementedError):
+    """A CuTe DSL 4.8.1 name that cutelab does not provide yet was used (see :func:`not_yet`): a
+    TraceError, as a kernel being traced raises; a NotImplementedError, as the compatibility
+    layer's refusals are."""
+
+
 class _NotYetMeta(type):
     """Metaclass of :func:`not_yet` stand-ins: any public attribute of the class raises when called."""
 
@@ -75,14 +81,15 @@ def user_location() -> Optional[str]:
 
 
 def _raise_not_yet(name: str) -> None:
-    raise TraceError(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {user_location() or 'an unknown line'})")
+    raise NotInCutelab(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {user_location() or 'an unknown line'})")
 
 
 def not_yet(dsl_name: str) -> type:
     """A stand-in class for a CuTe DSL 4.8.1 name cutelab does not provide yet: it imports (libraries
-    name such classes in module-level tuples, annotations and subclass lists), and constructing it,
-    calling one of its members or calling it as a function raises TraceError naming it and the
-    user's line.
+    name such classes in module-level tuples, annotations and subclass lists) and may be subclassed
+    (CUTLASS's grouped GEMM subclasses cutlass.utils.TensorMapManager); making an object of it or
+    of a subclass, calling one of its members or calling it as a function raises NotInCutelab
+    naming it and the user's line.
 
     >>> Op = not_yet("cute.nvgpu.tcgen05.LdRed32x32bOp")
     >>> isinstance(Op, type), Op.__name__
@@ -90,12 +97,18 @@ def not_yet(dsl_name: str) -> type:
     >>> Op()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    cutelab.errors.TraceError: cute.nvgpu.tcgen05.LdRed32x32bOp (CuTe DSL 4.8.1) is not in cutelab yet (used at ...)
+    cutelab.errors.NotInCutelab: cute.nvgpu.tcgen05.LdRed32x32bOp (CuTe DSL 4.8.1) is not in cutelab yet (used at ...)
+    >>> class Mine(Op): pass
+    >>> try:
+    ...     Mine()
+    ... except TraceError as e:
+    ...     print(isinstance(e, NotImplementedError), str(e).split(" (used")[0])
+    True cute.nvgpu.tcgen05.LdRed32x32bOp (CuTe DSL 4.8.1) is not in cutelab yet
     """
 
-    def __init__(self, *args, **kwargs):
+    def __new__(cls, *args, **kwargs):
         _raise_not_yet(dsl_name)
 
     name = dsl_name.rsplit(".", 1)[-1]
-    return _NotYetMeta(name, (), {"__init__": __init__, "_dsl_name": dsl_name,
-                                  "__doc__": f"{dsl_name}: not in cutelab yet (using it raises TraceError)"})
+    return _NotYetMeta(name, (), {"__new__": __new__, "_dsl_name": dsl_name, "__qualname__": dsl_name,
+                                  "__doc__": f"{dsl_name}: not in cutelab yet (using it raises NotInCutelab)"})

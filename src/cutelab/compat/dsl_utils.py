@@ -16,7 +16,8 @@ import enum
 from dataclasses import InitVar, dataclass
 from typing import Any, Dict
 
-from .where import refuse, refuse_class
+from ..errors import not_yet
+from .where import refuse
 
 
 class TensorMapUpdateMode(enum.Enum):
@@ -244,8 +245,8 @@ EXTRAS: Dict[str, Any] = {
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
     "TensorMapUpdateMode": TensorMapUpdateMode,
-    # classes a program may subclass or name before it makes one (refuse_class: making one raises)
-    **{n: refuse_class(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
+    # classes a program may subclass or name before it makes one (errors.not_yet: making one raises)
+    **{n: not_yet(f"cutlass.utils.{n}") for n in (
         "SmemPartition", "TensorMapManager", "GroupedGemmTileSchedulerHelper")},
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
         "create_initial_search_space", "create_initial_search_state")},
