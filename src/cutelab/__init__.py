@@ -59,7 +59,7 @@ _LAZY = {
         "Uint8", "Uint16", "Uint32", "Uint64", "Float8E4M3FN", "Float8E5M2", "TFloat32")},
     **{name: ("tensor", name) for name in (
         "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
-        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor",
+        "make_identity_tensor", "make_rmem_tensor", "print_tensor",
         "full", "full_like", "zeros_like", "ones_like", "empty_like", "all_", "any_")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
@@ -81,6 +81,7 @@ _LAZY = {
     **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},
     "viz": ("viz", None),  # cute.viz.print_latex / print_latex_tv
     "make_ptr": ("runtime", "make_ptr"),
+    "make_tensor": ("runtime", "make_tensor"),  # tensor.make_tensor, and torch/DLPack arrays through from_dlpack
     **{name: ("fake", name) for name in ("sym_int", "sym_int32", "sym_int64", "SymInt")},
     **{name: ("tuple_helpers", name) for name in (
         "is_static", "is_integer", "is_int_tuple", "has_underscore", "flatten_to_tuple", "product", "product_like",

@@ -25,6 +25,7 @@ from .errors import TensorError
 from .layout import Layout
 from .numeric import Numeric, is_numeric_type, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
+from .tensor import make_tensor as _make_tensor
 from .tracing import hooks as _hooks
 
 __all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "make_fake_tensor", "make_fake_compact_tensor", "mark_layout_dynamic", "mark_compact_shape_dynamic",
@@ -174,6 +175,20 @@ def from_dlpack(array: Any, assumed_align: int | None = None) -> Tensor:
             raise TensorError(f"from_dlpack: cannot read {type(array).__name__} on the CPU ({e})") from None
         return _from_numpy(a, assumed_align)
     raise TensorError(f"from_dlpack: {type(array).__name__} is not a numpy array, torch tensor or DLPack producer")
+
+
+def make_tensor(engine: Any, layout: Any) -> Tensor:
+    """``cute.make_tensor``: a tensor over engine with the given layout or shape (cutelab.tensor's
+    make_tensor), where engine may also be a torch tensor or any DLPack array, viewed with
+    from_dlpack (the layout then indexes its memory as a flat array).
+
+    >>> print(make_tensor(np.arange(6, dtype=np.float32), (2, 3)).layout)
+    (2,3):(1,2)
+    """
+    if not isinstance(engine, (np.ndarray, Pointer, Tensor)) and (
+            hasattr(engine, "__dlpack__") or type(engine).__module__.startswith("torch")):
+        engine = from_dlpack(engine)
+    return _make_tensor(engine, layout)
 
 
 # --------------------------------------------------------------------------- pointers

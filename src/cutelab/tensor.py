@@ -1223,7 +1223,8 @@ def _tensor_coord(t: "Tensor", coord: Any) -> Any:
 # --------------------------------------------------------------------------- construction
 
 def _engine_of(obj: Any) -> tuple:
-    """(engine, offset) for a numpy array, a torch tensor, a Pointer or a Tensor."""
+    """(engine, offset) for a numpy array, a Pointer, a Tensor or an engine (a torch tensor or another
+    DLPack array: cutelab.runtime.make_tensor views it with from_dlpack first)."""
     if isinstance(obj, Pointer):
         return obj.engine, obj.offset
     if isinstance(obj, Tensor):
@@ -1232,13 +1233,11 @@ def _engine_of(obj: Any) -> tuple:
         if not (obj.flags.c_contiguous or obj.flags.f_contiguous):
             raise TensorError("make_tensor: the numpy array must be contiguous (or use from_dlpack, which reads its strides)")
         return NumpyEngine(obj.reshape(-1, order="A"), owner=obj), 0
-    if hasattr(obj, "__dlpack__") or type(obj).__module__.startswith("torch"):
-        from .runtime import from_dlpack
-
-        t = from_dlpack(obj)
-        return t.engine, t.offset
     if hasattr(obj, "read_one") and hasattr(obj, "load"):
         return obj, 0
+    if hasattr(obj, "__dlpack__") or type(obj).__module__.startswith("torch"):  # cute.make_tensor views these
+        raise TensorError(f"make_tensor: a {type(obj).__name__} is viewed through cutelab.runtime.from_dlpack "
+                          f"(cute.make_tensor, which is cutelab.runtime.make_tensor, does so)")
     raise TensorError(f"make_tensor: cannot use {type(obj).__name__} as storage")
 
 
