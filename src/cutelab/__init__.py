@@ -8,10 +8,11 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 ((2,2),(2,3)):((2,12),(1,4)) 24 24
 
 Layers, bottom up: the core (this folder's modules: int_tuple, numeric, dynamic, layout, algebra,
-swizzle, tensor, address, runtime, fake, ...) imports nothing above it; ``nvgpu`` (atoms) imports
-the core; ``render`` (pictures) and ``analysis`` build on the atoms; the kernel compiler (``kernel``)
-uses all of these; ``pipeline*``, ``testing``, ``cli``, ``web`` and ``compat`` sit on top (``utils``
-holds helpers of both kinds: layout helpers below the kernel, allocators above it). The core and
+swizzle, dynamic_layout, tensor, address, fake, runtime, ...) imports nothing above it; ``nvgpu``
+(atoms) imports the core; ``render`` (pictures) and ``analysis`` build on the atoms; the kernel
+compiler (``kernel``) uses all of these; ``pipeline*``, ``testing``, ``compat`` and the command
+line sit on top (``cli_words`` < ``cli_sm100`` < ``commands`` < ``web`` < ``cli``; ``utils`` holds
+helpers of both kinds: layout helpers below the kernel, allocators above it). The core and
 the atoms reach what is above them through two protocols that import nothing: ``tracing`` (the
 kernel implements it when imported) and ``display`` (this package wires it to ``render``).
 """
