@@ -8,10 +8,11 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 ((2,2),(2,3)):((2,12),(1,4)) 24 24
 
 Layers, bottom up: the core (this folder's modules: int_tuple, numeric, dynamic, layout, algebra,
-swizzle, tensor, address, runtime, fake, ...) imports nothing above it; ``nvgpu`` (atoms) imports
-the core; ``render`` (pictures) and ``analysis`` build on the atoms; the kernel compiler (``kernel``)
-uses all of these; ``pipeline*``, ``testing``, ``cli``, ``web`` and ``compat`` sit on top (``utils``
-holds helpers of both kinds: layout helpers below the kernel, allocators above it). The core and
+swizzle, dynamic_layout, tensor, address, fake, runtime, ...) imports nothing above it; ``nvgpu``
+(atoms) imports the core; ``render`` (pictures) and ``analysis`` build on the atoms; the kernel
+compiler (``kernel``) uses all of these; ``pipeline*``, ``testing``, ``compat`` and the command
+line sit on top (``cli_words`` < ``cli_sm100`` < ``commands`` < ``web`` < ``cli``; ``utils`` holds
+helpers of both kinds: layout helpers below the kernel, allocators above it). The core and
 the atoms reach what is above them through two protocols that import nothing: ``tracing`` (the
 kernel implements it when imported) and ``display`` (this package wires it to ``render``).
 """
@@ -59,7 +60,7 @@ _LAZY = {
         "Uint8", "Uint16", "Uint32", "Uint64", "Float8E4M3FN", "Float8E5M2", "TFloat32")},
     **{name: ("tensor", name) for name in (
         "Pointer", "Tensor", "TensorSSA", "domain_offset", "local_partition", "local_tile", "make_fragment", "make_fragment_like",
-        "make_identity_tensor", "make_rmem_tensor", "make_tensor", "print_tensor",
+        "make_identity_tensor", "make_rmem_tensor", "print_tensor",
         "full", "full_like", "zeros_like", "ones_like", "empty_like", "all_", "any_")},
     "render": ("render", None),
     "Constexpr": ("kernel", "Constexpr"), "arch": ("kernel", "arch"), "compile": ("kernel", "compile"),
@@ -81,6 +82,7 @@ _LAZY = {
     **{name: ("mlir_only", name) for name in ("for_generate", "if_generate", "while_generate", "yield_out")},
     "viz": ("viz", None),  # cute.viz.print_latex / print_latex_tv
     "make_ptr": ("runtime", "make_ptr"),
+    "make_tensor": ("runtime", "make_tensor"),  # tensor.make_tensor, and torch/DLPack arrays through from_dlpack
     **{name: ("fake", name) for name in ("sym_int", "sym_int32", "sym_int64", "SymInt")},
     **{name: ("tuple_helpers", name) for name in (
         "is_static", "is_integer", "is_int_tuple", "has_underscore", "flatten_to_tuple", "product", "product_like",

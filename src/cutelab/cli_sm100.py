@@ -6,7 +6,7 @@
     cutelab tma --tensor "(256,128):(128,1)" --tile 64,64 --cta 1,0 --multicast 2 -o tma.svg
     cutelab tile-path --shape 128x32 --k 32 -o path.svg           # gmem -> TMA -> smem -> UMMA -> TMEM -> registers
 
-cutelab.cli adds these subcommands (``add_parsers``) and asks ``figure`` for their pictures; the
+cutelab.commands adds these subcommands (``add_parsers``) and asks ``figure`` for their pictures; the
 options and errors follow the other atom commands (``cutelab mma``).
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
+
+from .cli_words import dtype as _dtype
 
 __all__ = ["COMMANDS", "add_parsers", "figure", "umma_op", "tmem_copy_op"]
 
@@ -83,12 +85,6 @@ def add_parsers(sub: Any, add_output: Any) -> None:
                    help="the global operand's (MN,K) shape (default: twice the tile)")
     _add_copy_options(p, "32x32b")
     add_output(p)
-
-
-def _dtype(name: str) -> Any:
-    from .cli import _dtype as d
-
-    return d(name)
 
 
 def _mn(text: str, what: str, low: int = 1) -> tuple[int, int]:

@@ -59,6 +59,12 @@ class CudaRuntimeError(LaunchError):
         return self._error_name
 
 
+class NotInCutelab(TraceError, NotImplementedError):
+    """A CuTe DSL 4.8.1 name that cutelab does not provide yet was used (see :func:`not_yet`): a
+    TraceError, as a kernel being traced raises; a NotImplementedError, as the compatibility
+    layer's refusals are."""
+
+
 class _NotYetMeta(type):
     """Metaclass of :func:`not_yet` stand-ins: any public attribute of the class raises when called."""
 
@@ -67,7 +73,7 @@ class _NotYetMeta(type):
             raise AttributeError(attr)
 
         def refused(*args, **kwargs):
-            _raise_not_yet(f"{cls._dsl_name}.{attr}")
+            _raise_not_yet(f"{cls._dsl_name}.{attr}", cls._why)
 
         return refused
 
@@ -99,15 +105,17 @@ def user_location() -> Optional[str]:
     return None
 
 
-def _raise_not_yet(name: str) -> None:
-    raise TraceError(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {user_location() or 'an unknown line'})")
+def _raise_not_yet(name: str, why: str = "") -> None:
+    raise NotInCutelab(f"{name} (CuTe DSL 4.8.1) is not in cutelab yet (used at {user_location() or 'an unknown line'})"
+                       + (f": {why}" if why else ""))
 
 
-def not_yet(dsl_name: str) -> type:
+def not_yet(dsl_name: str, why: str = "") -> type:
     """A stand-in class for a CuTe DSL 4.8.1 name cutelab does not provide yet: it imports (libraries
-    name such classes in module-level tuples, annotations and subclass lists), and constructing it,
-    calling one of its members or calling it as a function raises TraceError naming it and the
-    user's line.
+    name such classes in module-level tuples, annotations and subclass lists) and may be subclassed
+    (CUTLASS's grouped GEMM subclasses cutlass.utils.TensorMapManager); making an object of it or
+    of a subclass, calling one of its members or calling it as a function raises NotInCutelab
+    naming it and the user's line (and ``why``, when given: what is missing).
 
     >>> Op = not_yet("cute.nvgpu.tcgen05.LdRed32x32bOp")
     >>> isinstance(Op, type), Op.__name__
@@ -115,12 +123,18 @@ def not_yet(dsl_name: str) -> type:
     >>> Op()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    cutelab.errors.TraceError: cute.nvgpu.tcgen05.LdRed32x32bOp (CuTe DSL 4.8.1) is not in cutelab yet (used at ...)
+    cutelab.errors.NotInCutelab: cute.nvgpu.tcgen05.LdRed32x32bOp (CuTe DSL 4.8.1) is not in cutelab yet (used at ...)
+    >>> class Mine(Op): pass
+    >>> try:
+    ...     Mine()
+    ... except TraceError as e:
+    ...     print(isinstance(e, NotImplementedError), str(e).split(" (used")[0])
+    True cute.nvgpu.tcgen05.LdRed32x32bOp (CuTe DSL 4.8.1) is not in cutelab yet
     """
 
-    def __init__(self, *args, **kwargs):
-        _raise_not_yet(dsl_name)
+    def __new__(cls, *args, **kwargs):
+        _raise_not_yet(dsl_name, why)
 
     name = dsl_name.rsplit(".", 1)[-1]
-    return _NotYetMeta(name, (), {"__init__": __init__, "_dsl_name": dsl_name,
-                                  "__doc__": f"{dsl_name}: not in cutelab yet (using it raises TraceError)"})
+    return _NotYetMeta(name, (), {"__new__": __new__, "_dsl_name": dsl_name, "_why": why, "__qualname__": dsl_name,
+                                  "__doc__": f"{dsl_name}: not in cutelab yet (using it raises NotInCutelab)"})

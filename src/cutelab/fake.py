@@ -112,46 +112,15 @@ class FakeTensor:
 
     __getitem__ = __setitem__ = load = store = _no_data
 
-    def _values(self, env: Dict[int, int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+    def stand_in_values(self, env: Dict[int, int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        """The shape and strides with each SymInt at its stand-in value (env: one value per SymInt)."""
+
         def v(x: Any) -> int:
             if isinstance(x, SymInt):
                 return env.setdefault(id(x), x.stand_in())
             return x
 
         return tuple(v(s) for s in self.shape), tuple(v(s) for s in self.stride)
-
-    def stand_in(self, env: Dict[int, int]) -> Any:
-        """A small real tensor for the compile-time trace: the symbolic extents at stand-in values
-        (the same SymInt, the same value), marked dynamic where they are symbolic."""
-        from .runtime import from_dlpack, mark_compact_shape_dynamic, mark_layout_dynamic
-
-        shape, stride = self._values(env)
-        span = 1 + sum((s - 1) * d for s, d in zip(shape, stride)) if all(shape) else 1
-        item = np.dtype(self.element_type.storage).itemsize
-        align = max(self.assumed_align, item)
-        raw = np.zeros(span * item + align, np.uint8)
-        off = (-raw.__array_interface__["data"][0]) % align
-        flat = raw[off:off + span * item].view(self.element_type.storage)
-        arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(d * item for d in stride))
-        t = from_dlpack(arr, assumed_align=self.assumed_align)  # (arr keeps raw alive: its engine's owner)
-        sym_shape = [i for i, s in enumerate(self.shape) if isinstance(s, SymInt)]
-        if any(isinstance(d, SymInt) for d in self.stride):
-            return mark_layout_dynamic(t)
-        order = tuple(sorted(range(len(shape)), key=lambda i: (stride[i], shape[i]), reverse=True))
-        for i in sym_shape:
-            try:
-                t = mark_compact_shape_dynamic(t, mode=i, stride_order=order, divisibility=self.shape[i].divisibility)
-            except TensorError:  # not compact: every mode dynamic
-                return mark_layout_dynamic(t)
-        wide = [i for i in sym_shape if self.shape[i].width == 64]
-        if wide:  # 64-bit symbolic extents print as ?{i64}, as CuTe DSL's do
-            from .dynamic import DynInt
-            from .runtime import _flat_modes, _set_layout
-
-            sh, st = _flat_modes(t, "make_fake_tensor")
-            sh = tuple(DynInt(shape[i], "i64", self.shape[i].divisibility) if i in wide else x for i, x in enumerate(sh))
-            _set_layout(t, sh, st)
-        return t
 
     def check(self, real: Any, pos: int, fn: str, seen: Optional[Dict[int, Tuple[int, str]]] = None) -> None:
         """Refuse a real tensor that is not one this fake describes (a clear error naming the argument).

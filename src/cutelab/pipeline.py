@@ -106,7 +106,7 @@ from .pipeline_clc import PipelineClcFetchAsync  # noqa: E402
 
 __all__ += ["PipelineClcFetchAsync"]
 # CuTe DSL 4.8.1 pipeline names cutelab does not provide yet: they import (libraries subclass them or
-# name them in annotations), and using one raises TraceError naming it and the user's line (errors.not_yet)
+# name them in annotations), and using one raises errors.NotInCutelab (a TraceError) naming it and the user's line (errors.not_yet)
 _NOT_YET = ("SyncObject", "TmaStoreFence", "PerStagePipelineState",
             "PipelineEmpty", "PipelineOrder", "PipelineClcFetchAsync", "PipelineTmaMultiConsumersAsync",
             "alloc_reserved_mbarrier", "compute_k_tile", "agent_sync")

@@ -31,6 +31,7 @@ from .algebra import (
     tiled_product, zipped_divide,
 )
 from .dtypes import to_compute, to_storage, to_values
+from .dynamic_layout import mark_compact_shape_dynamic, mark_layout_dynamic
 from .errors import LayoutError, TensorError
 from .swizzle import ComposedLayout
 from .layout import (
@@ -1021,17 +1022,13 @@ class Tensor:
 
     def mark_layout_dynamic(self, leading_dim: Any = None) -> "Tensor":
         """CuTe DSL's: every extent and stride dynamic but the leading dimension's stride (see
-        cutelab.runtime.mark_layout_dynamic). Changes this tensor and returns it."""
-        from .runtime import mark_layout_dynamic
-
+        cutelab.dynamic_layout.mark_layout_dynamic). Changes this tensor and returns it."""
         return mark_layout_dynamic(self, leading_dim)
 
     def mark_compact_shape_dynamic(self, mode: Any = 0, stride_order: Any = None,
                                    divisibility: int = 1) -> "Tensor":
         """CuTe DSL's: one mode's extent dynamic, with the strides that count in units of it (see
-        cutelab.runtime.mark_compact_shape_dynamic). Changes this tensor and returns it."""
-        from .runtime import mark_compact_shape_dynamic
-
+        cutelab.dynamic_layout.mark_compact_shape_dynamic). Changes this tensor and returns it."""
         return mark_compact_shape_dynamic(self, mode, stride_order, divisibility)
 
     @property
@@ -1242,7 +1239,8 @@ def _tensor_coord(t: "Tensor", coord: Any) -> Any:
 # --------------------------------------------------------------------------- construction
 
 def _engine_of(obj: Any) -> tuple:
-    """(engine, offset) for a numpy array, a torch tensor, a Pointer or a Tensor."""
+    """(engine, offset) for a numpy array, a Pointer, a Tensor or an engine (a torch tensor or another
+    DLPack array: cutelab.runtime.make_tensor views it with from_dlpack first)."""
     if isinstance(obj, Pointer):
         return obj.engine, obj.offset
     if isinstance(obj, Tensor):
@@ -1251,13 +1249,11 @@ def _engine_of(obj: Any) -> tuple:
         if not (obj.flags.c_contiguous or obj.flags.f_contiguous):
             raise TensorError("make_tensor: the numpy array must be contiguous (or use from_dlpack, which reads its strides)")
         return NumpyEngine(obj.reshape(-1, order="A"), owner=obj), 0
-    if hasattr(obj, "__dlpack__") or type(obj).__module__.startswith("torch"):
-        from .runtime import from_dlpack
-
-        t = from_dlpack(obj)
-        return t.engine, t.offset
     if hasattr(obj, "read_one") and hasattr(obj, "load"):
         return obj, 0
+    if hasattr(obj, "__dlpack__") or type(obj).__module__.startswith("torch"):  # cute.make_tensor views these
+        raise TensorError(f"make_tensor: a {type(obj).__name__} is viewed through cutelab.runtime.from_dlpack "
+                          f"(cute.make_tensor, which is cutelab.runtime.make_tensor, does so)")
     raise TensorError(f"make_tensor: cannot use {type(obj).__name__} as storage")
 
 

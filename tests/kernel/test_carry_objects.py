@@ -1,9 +1,13 @@
 """Runtime while loops that carry objects of CuTe DSL's value protocol (``__extract_mlir_values__`` /
 ``__new_from_mlir_values__``, kernel/frontend/carry_obj.py), as persistent tile schedulers do: the
 object reassigned in the loop, the object whose method the loop calls (changed in place), a first test
-that the block index's range decides; and launch(min_blocks_per_mp=)."""
+that the block index's range decides; dataclasses of tensor values (a work tile) carried by their
+leaves, a static leaf kept; and launch(min_blocks_per_mp=)."""
 
 from __future__ import annotations
+
+import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
@@ -96,6 +100,44 @@ def grows(out: cute.Tensor):
 def test_a_carried_object_that_changes_its_number_of_values_is_refused():
     with pytest.raises(TraceError, match=r"variable 'g' is a Grows carried by its 1 values through the while loop"):
         grows(from_dlpack(np.zeros(4, np.int32))).launch(grid=4, block=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tile:
+    """A work tile as CuTe DSL's WorkTileInfo is one: runtime values, and a static leaf."""
+
+    idx: Any
+    valid: Any
+    kind: str
+
+
+@cute.kernel
+def walk_tiles(out: cute.Tensor, start: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    t = Tile(start[bidx], start[bidx] < TOTAL, "mn")
+    while t.valid:
+        if tidx == 0 and t.kind == "mn":
+            out[t.idx] = bidx + 1
+        t = Tile(t.idx + 4, t.idx + 4 < TOTAL, t.kind)
+
+
+@cute.kernel
+def walk_tiles_reshaped(out: cute.Tensor, start: cute.Tensor):
+    bidx, _, _ = cute.arch.block_idx()
+    t = Tile(start[bidx], start[bidx] < TOTAL, "mn")
+    while t.valid:
+        out[t.idx] = bidx + 1
+        t = Tile(t.idx + 4, t.idx + 4 < TOTAL, "nm")
+
+
+def test_a_loop_carries_a_dataclass_of_runtime_values_by_its_leaves():
+    out, start = np.zeros(TOTAL, np.int32), np.arange(4, dtype=np.int32)
+    walk_tiles(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=32)
+    np.testing.assert_array_equal(out, np.arange(TOTAL) % 4 + 1)
+    with pytest.raises(TraceError, match=r"variable 't': leaf 2 of Tile is 'mn' before the while loop at .* and 'nm' inside "
+                                         r"it; only its tensor values, numbers and indices can change"):
+        walk_tiles_reshaped(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=1)
 
 
 @cute.kernel

@@ -233,10 +233,10 @@ def test_python_m_cutelab_serve_end_to_end():
 
 def test_analyze_tab_is_the_analyze_command():
     """The memory-access tab draws what `cutelab analyze` draws and adds its explanation as notes."""
-    from cutelab import cli
+    from cutelab import commands
 
-    args = cli.build_parser().parse_args(["analyze", "--tv", "(32,8):(1,64)", "--layout", "(64,64):(64,1)"])
-    text, want = cli._analyze(args)
+    args = commands.build_parser().parse_args(["analyze", "--tv", "(32,8):(1,64)", "--layout", "(64,64):(64,1)"])
+    text, want = commands._analyze(args)
     fig = compute("analyze", {"tv": "(32,8):(1,64)", "layout": "(64,64):(64,1)"})
     assert fig.title == want.title and [g.keys.tolist() for g in fig.grids] == [g.keys.tolist() for g in want.grids]
     assert fig.notes[-len(text.splitlines()):] == text.splitlines()

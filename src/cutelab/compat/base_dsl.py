@@ -12,19 +12,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import os
 import re
 import sys
 import types
-from typing import Any
+from typing import Any, List
 
-from .cutlass_dsl import (  # noqa: F401
-    BFloat16, Boolean, Constexpr, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64,
-    JitCompiledFunction, Numeric, NumericMeta, T, TFloat32, Uint8, Uint16, Uint32, Uint64, dsl_user_op,
-    extract_mlir_values, new_from_mlir_values,
-)
+from ..kernel.frontend.control import dsl_user_op  # noqa: F401
+from ..kernel.launch.args import Constexpr  # noqa: F401
+from ..kernel.launch.compiled import CompiledFunction as JitCompiledFunction  # noqa: F401 - base_dsl.jit_executor's
 from ..numeric import (  # noqa: F401 - cutlass.base_dsl.typing's numeric names
+    BFloat16, Boolean, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
+    TFloat32, Uint8, Uint16, Uint32, Uint64,
     Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Float, FloatMeta, Int4, Int128, Integer, IntegerMeta,
     NumericMeta, Uint128,
 )
@@ -123,6 +124,76 @@ class Arch(enum.Enum):
     @classmethod
     def filter(cls, criterion) -> list:
         return [a for a in cls if criterion(a)]
+
+
+class T:
+    """MLIR type builders of the DSL (``T.i32()``, ``T.f16()``, ``T.vector(4, T.f32())``)."""
+
+    i1 = staticmethod(lambda: Boolean)
+    bool = staticmethod(lambda: Boolean)
+    i8 = staticmethod(lambda: Int8)
+    i16 = staticmethod(lambda: Int16)
+    i32 = staticmethod(lambda: Int32)
+    i64 = staticmethod(lambda: Int64)
+    f16 = staticmethod(lambda: Float16)
+    bf16 = staticmethod(lambda: BFloat16)
+    f32 = staticmethod(lambda: Float32)
+    f64 = staticmethod(lambda: Float64)
+    tf32 = staticmethod(lambda: TFloat32)
+
+    @staticmethod
+    def vector(n: int, elem: Any) -> Any:
+        return ("vector", int(n), elem)
+
+    @staticmethod
+    def ptr(*a: Any, **k: Any) -> Any:
+        return refuse("cutlass.cutlass_dsl.T.ptr", "pointer types of MLIR's llvm dialect are not in cutelab")(*a, **k)
+
+
+# the protocol by which user types carry runtime values (base_dsl.utils.mlir_value_tree in CuTe DSL)
+
+def extract_mlir_values(obj: Any) -> List[Any]:
+    """The runtime values obj carries, flattened (its __extract_mlir_values__, or its fields/items)."""
+    if hasattr(obj, "__extract_mlir_values__"):
+        return list(obj.__extract_mlir_values__())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [v for f in dataclasses.fields(obj) for v in extract_mlir_values(getattr(obj, f.name))]
+    if isinstance(obj, (list, tuple)):
+        return [v for x in obj for v in extract_mlir_values(x)]
+    if obj is None:
+        return []
+    return [obj]
+
+
+def _count(obj: Any) -> int:
+    return len(extract_mlir_values(obj))
+
+
+def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
+    """obj rebuilt around values (as many as extract_mlir_values(obj) gave), in the same order."""
+    values = list(values)
+    if hasattr(obj, "__new_from_mlir_values__"):
+        return obj.__new_from_mlir_values__(values)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        kw, i = {}, 0
+        for f in dataclasses.fields(obj):
+            v = getattr(obj, f.name)
+            n = _count(v)
+            kw[f.name] = new_from_mlir_values(v, values[i:i + n])
+            i += n
+        return dataclasses.replace(obj, **kw)
+    if isinstance(obj, (list, tuple)):
+        out, i = [], 0
+        for x in obj:
+            n = _count(x)
+            out.append(new_from_mlir_values(x, values[i:i + n]))
+            i += n
+        return type(obj)(out) if isinstance(obj, list) or type(obj) is tuple else type(obj)(*out)
+    if obj is None:
+        return None
+    if len(values) != 1:
+        raise ValueError(f"new_from_mlir_values: {type(obj).__name__} takes one value, got {len(values)}")
+    return values[0]
 
 
 def get_arch_enum() -> Arch:

@@ -19,8 +19,7 @@ What it means in cutelab:
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, List
+from typing import Any
 
 from ..kernel.frontend.control import and_, const_expr, dsl_user_op, dynamic_expr, not_, or_  # noqa: F401
 from ..kernel.launch.compiled import CompiledFunction as JitCompiledFunction  # noqa: F401
@@ -33,33 +32,11 @@ from ..numeric import (  # noqa: F401
 )
 from .dsl_names import CUDA_VERSION, Version, _as_t, select_  # noqa: F401
 from ..kernel.frontend.control import max_ as max, min_ as min  # noqa: F401,A001  (cutlass.min/max)
-from .where import refuse
+from .base_dsl import (  # noqa: F401 - CuTe DSL's cutlass_dsl takes these from its base_dsl
+    Arch, BaseDSL, DSLCudaRuntimeError, T, extract_mlir_values, get_arch_enum, new_from_mlir_values,
+)
 
 __path__: list = []
-
-
-class T:
-    """MLIR type builders of the DSL (``T.i32()``, ``T.f16()``, ``T.vector(4, T.f32())``)."""
-
-    i1 = staticmethod(lambda: Boolean)
-    bool = staticmethod(lambda: Boolean)
-    i8 = staticmethod(lambda: Int8)
-    i16 = staticmethod(lambda: Int16)
-    i32 = staticmethod(lambda: Int32)
-    i64 = staticmethod(lambda: Int64)
-    f16 = staticmethod(lambda: Float16)
-    bf16 = staticmethod(lambda: BFloat16)
-    f32 = staticmethod(lambda: Float32)
-    f64 = staticmethod(lambda: Float64)
-    tf32 = staticmethod(lambda: TFloat32)
-
-    @staticmethod
-    def vector(n: int, elem: Any) -> Any:
-        return ("vector", int(n), elem)
-
-    @staticmethod
-    def ptr(*a: Any, **k: Any) -> Any:
-        return refuse("cutlass.cutlass_dsl.T.ptr", "pointer types of MLIR's llvm dialect are not in cutelab")(*a, **k)
 
 
 def target_version(exact_version: Any = None, min_version: Any = None) -> bool:
@@ -71,69 +48,10 @@ def target_version(exact_version: Any = None, min_version: Any = None) -> bool:
     return True
 
 
-def _leaf(x: Any) -> bool:
-    return not (isinstance(x, (list, tuple)) or dataclasses.is_dataclass(x) or hasattr(x, "__extract_mlir_values__"))
-
-
-def extract_mlir_values(obj: Any) -> List[Any]:
-    """The runtime values obj carries, flattened (its __extract_mlir_values__, or its fields/items)."""
-    if hasattr(obj, "__extract_mlir_values__"):
-        return list(obj.__extract_mlir_values__())
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return [v for f in dataclasses.fields(obj) for v in extract_mlir_values(getattr(obj, f.name))]
-    if isinstance(obj, (list, tuple)):
-        return [v for x in obj for v in extract_mlir_values(x)]
-    if obj is None:
-        return []
-    return [obj]
-
-
-def _count(obj: Any) -> int:
-    return len(extract_mlir_values(obj))
-
-
-def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
-    """obj rebuilt around values (as many as extract_mlir_values(obj) gave), in the same order."""
-    values = list(values)
-    if hasattr(obj, "__new_from_mlir_values__"):
-        return obj.__new_from_mlir_values__(values)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        kw, i = {}, 0
-        for f in dataclasses.fields(obj):
-            v = getattr(obj, f.name)
-            n = _count(v)
-            kw[f.name] = new_from_mlir_values(v, values[i:i + n])
-            i += n
-        return dataclasses.replace(obj, **kw)
-    if isinstance(obj, (list, tuple)):
-        out, i = [], 0
-        for x in obj:
-            n = _count(x)
-            out.append(new_from_mlir_values(x, values[i:i + n]))
-            i += n
-        return type(obj)(out) if isinstance(obj, list) or type(obj) is tuple else type(obj)(*out)
-    if obj is None:
-        return None
-    if len(values) != 1:
-        raise ValueError(f"new_from_mlir_values: {type(obj).__name__} takes one value, got {len(values)}")
-    return values[0]
-
-
 def __getattr__(name: str) -> Any:
-    """``BaseDSL``, ``CuTeDSL`` (its subclass), ``Arch`` and ``DSLCudaRuntimeError`` are base_dsl's (imported late: base_dsl imports this
-    module); ``min``/``max`` are cutlass.min/max."""
-    if name.startswith("__"):  # (inspect/doctest probe __wrapped__ and friends: no import for them)
-        raise AttributeError(name)
-    from . import base_dsl
-
-    if name in ("BaseDSL", "Arch", "get_arch_enum", "DSLCudaRuntimeError"):
-        return getattr(base_dsl, name)
-    if name in ("min", "max"):  # cutlass.min/max (not module globals here: the builtins stay in this file)
-        from ..kernel.frontend import control
-
-        return getattr(control, name + "_")
+    """``CuTeDSL``: base_dsl's ``BaseDSL`` under CuTe DSL's name (made on first use)."""
     if name == "CuTeDSL":
-        cls = type("CuTeDSL", (base_dsl.BaseDSL,), {"__module__": __name__})
+        cls = type("CuTeDSL", (BaseDSL,), {"__module__": __name__})
         globals()["CuTeDSL"] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,8 @@ import enum
 from dataclasses import InitVar, dataclass
 from typing import Any, Dict
 
-from .where import refuse, refuse_class
+from ..errors import not_yet
+from .where import refuse
 
 
 class TensorMapUpdateMode(enum.Enum):
@@ -252,10 +253,9 @@ EXTRAS: Dict[str, Any] = {
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
     "TensorMapUpdateMode": TensorMapUpdateMode,
-    # classes a program may subclass or name before it makes one (refuse_class: making one raises)
-    **{n: refuse_class(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
-        "SmemPartition", "GroupedGemmTileSchedulerHelper")},
-    "TensorMapManager": refuse_class(
+    # classes a program may subclass or name before it makes one (errors.not_yet: making one raises)
+    **{n: not_yet(f"cutlass.utils.{n}") for n in ("SmemPartition", "GroupedGemmTileSchedulerHelper")},
+    "TensorMapManager": not_yet(
         "cutlass.utils.TensorMapManager", "kernels that copy and rewrite TMA descriptors in global or shared memory "
         "(cpasync.copy_tensormap, update_tma_descriptor, the tma_desc_ptr= of a TMA copy, their fences) are not in "
         "cutelab yet; a TMA atom's descriptor is a kernel parameter fixed at launch"),

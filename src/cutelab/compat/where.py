@@ -78,27 +78,5 @@ def refuse(name: str, why: str = ""):
     return refused
 
 
-def refuse_class(name: str, why: str = "") -> type:
-    """A class standing for a DSL class cutelab does not provide: a program may subclass it (CUTLASS's
-    grouped GEMM subclasses cutlass.utils.TensorMapManager) and refer to it; making an object of it or
-    of a subclass raises NotEmulatedError(name), naming the caller's line.
-
-    >>> C = refuse_class("cutlass.utils.Foo", "not in cutelab yet")
-    >>> class D(C): pass
-    >>> try:
-    ...     D()
-    ... except NotEmulatedError as e:
-    ...     print(str(e).split(" (")[0])
-    cutlass.utils.Foo is not emulated by cutelab
-    """
-
-    def __new__(cls, *args, **kwargs):
-        raise NotEmulatedError(name, why, where=user_line(2))
-
-    short = name.rsplit(".", 1)[-1]
-    return type(short, (), {"__new__": __new__, "__qualname__": name, "_cutelab_refused": True,
-                            "__doc__": f"Not emulated by cutelab: making one raises NotEmulatedError naming {name}."})
-
-
 class NotEmulatedAttributeError(NotEmulatedError, AttributeError):
     """NotEmulatedError for a module attribute: also an AttributeError, so hasattr() is False."""

@@ -49,9 +49,10 @@ def _kernel_gemm(atom, d, a, b, c):
 
 
 def _mma_field(atom, name, value, get):
-    from .instr.tcgen05_mma import mma_field
+    from .instr import tcgen05_blockscaled, tcgen05_mma
 
-    return mma_field(atom, name, value, get)
+    got = tcgen05_blockscaled.mma_field(atom, name, value, get)  # the scale factors' fields (sf_a, sf_b)
+    return got if got is not NotImplemented else tcgen05_mma.mma_field(atom, name, value, get)
 
 
 def _print_tensor(t, *a, **kw):

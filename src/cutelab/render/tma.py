@@ -166,7 +166,7 @@ def tile_path_cells(tiled_mma: Any, tile_k: int, operand: str = "A", c_copy_op: 
     from ..nvgpu import cpasync
     from ..nvgpu.tcgen05.copy import Ld32x32bOp, Repetition, make_tmem_copy
     from ..nvgpu.universal_mma import OperandMajorMode
-    from ..utils import blackwell_helpers as bh
+    from ..nvgpu.tcgen05 import helpers as bh  # the operands' smem layouts (cutlass.utils.blackwell_helpers' names)
     from .tcgen05 import _coords, _tile_tensor, umma_cells
 
     op = tiled_mma.op

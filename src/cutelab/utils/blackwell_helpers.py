@@ -17,8 +17,7 @@ from typing import Any, Optional, Tuple
 
 from .. import int_tuple as it
 from ..algebra import coalesce, right_inverse, tile_to_shape
-from ..errors import LayoutError
-from ..layout import Layout, make_layout
+from ..layout import Layout, make_layout, size
 from ..numeric import (
     BFloat16, Boolean, Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E4M3FN, Float8E5M2, Float16, Float32, Int8,
     Numeric, TFloat32, Uint8, is_numeric_type,
@@ -26,7 +25,10 @@ from ..numeric import (
 from ..nvgpu.tcgen05 import (
     CtaGroup, Ld16x32bx2Op, Ld16x64bOp, Ld16x128bOp, Ld16x256bOp, Ld32x32bOp, MmaF8F6F4Op, MmaF16BF16Op, MmaI8Op,
     MmaMXF4NVF4Op, MmaMXF4Op, MmaMXF8F6F4Op, MmaTF32Op, OperandSource, Pack, Repetition, SmemLayoutAtomKind,
-    make_smem_layout_atom, tile_to_mma_shape,
+    make_smem_layout_atom,
+)
+from ..nvgpu.tcgen05.helpers import (  # noqa: F401 - the operands' smem layouts are cutlass.utils.blackwell_helpers' names too
+    get_smem_layout_atom_ab, make_smem_layout, make_smem_layout_a, make_smem_layout_b, make_smem_layout_c,
 )
 from ..nvgpu.universal_mma import OperandMajorMode
 from .hopper_helpers import LayoutEnum
@@ -42,85 +44,6 @@ __all__ = [
 _F8F6F4 = (Float8E4M3FN, Float8E5M2, Float6E3M2FN, Float6E2M3FN, Float4E2M1FN)
 
 
-def _flat_size(x: Any) -> int:
-    return it.product(x.shape if isinstance(x, Layout) else x)
-
-
-def get_smem_layout_atom_ab(major_mode: OperandMajorMode, element_type: Numeric, smem_shape_mn_k: Any,
-                            sparsity: int = 1) -> SmemLayoutAtomKind:
-    """The widest swizzle whose row divides the major mode (MN_SW128_32B for 32-bit MN-major).
-
-    >>> get_smem_layout_atom_ab(OperandMajorMode.MN, Float32, (64, 32)).name
-    'MN_SW128_32B'
-    """
-    if not is_numeric_type(element_type):
-        raise LayoutError(f"get_smem_layout_atom_ab: element_type must be a Numeric, got {element_type!r}")
-    k_major = major_mode is OperandMajorMode.K
-    size = _flat_size(smem_shape_mn_k[1] if k_major else smem_shape_mn_k[0])
-    if size % 8:
-        raise LayoutError(f"get_smem_layout_atom_ab({major_mode}, {element_type}, {it.tuple_str(smem_shape_mn_k)}): "
-                          f"the major mode's extent {size} is not a multiple of 8")
-    # CuTe DSL's Boolean is one bit wide here (make_smem_layout_epi maps it to Int8 before asking)
-    bits = size * (1 if element_type is Boolean else element_type.width)
-    if k_major:
-        bits //= sparsity
-    if bits % 128:
-        raise LayoutError(f"get_smem_layout_atom_ab({major_mode}, {element_type}, {it.tuple_str(smem_shape_mn_k)}): "
-                          f"the major mode holds {bits} bits, not a multiple of 128 (16 bytes)")
-    pre = "K" if k_major else "MN"
-    if not k_major and element_type.width == 32 and bits % 1024 == 0:
-        return SmemLayoutAtomKind.MN_SW128_32B
-    for b, name in ((1024, "SW128"), (512, "SW64"), (256, "SW32")):
-        if bits % b == 0:
-            return SmemLayoutAtomKind[f"{pre}_{name}"]
-    return SmemLayoutAtomKind[f"{pre}_INTER"]
-
-
-def make_smem_layout(leading_mode: OperandMajorMode, smem_tile_shape: Any, a_dtype: Numeric, num_stages: int) -> Any:
-    """A staged SMEM layout of an operand tile (MN, K): the atom tiled to it with the stages last."""
-    kind = get_smem_layout_atom_ab(leading_mode, a_dtype, smem_tile_shape)
-    atom = make_smem_layout_atom(kind, a_dtype)
-    order = (0, 1, 2) if leading_mode is OperandMajorMode.K else (1, 0, 2)
-    out = tile_to_shape(atom, tuple(smem_tile_shape) + (num_stages,), order)
-    return coalesce(out, target_profile=(1, 1, 1))
-
-
-def _operand_layout(tiled_mma: Any, shape: Any, dtype: Numeric, num_stages: int, k_major: bool) -> Any:
-    mn_k = (_flat_size(shape[0][0]) * shape[1], _flat_size(shape[0][1]) * shape[2])
-    kind = get_smem_layout_atom_ab(OperandMajorMode.K if k_major else OperandMajorMode.MN, dtype, mn_k)
-    atom = make_smem_layout_atom(kind, dtype)
-    return tile_to_mma_shape(atom, tuple(shape) + (num_stages,), (1, 2, 3) if k_major else (2, 1, 3))
-
-
-def _tile3(mma_tiler_mnk: Any, what: str) -> tuple:
-    t = tuple(mma_tiler_mnk)
-    if len(t) != 3:
-        raise LayoutError(f"{what}: mma_tiler_mnk must be (M, N, K), got {it.tuple_str(t)}")
-    return t
-
-
-def make_smem_layout_a(tiled_mma: Any, mma_tiler_mnk: Any, a_dtype: Numeric, num_stages: int, *,
-                       is_k_major: Optional[bool] = None) -> Any:
-    """The staged SMEM layout of A for a tiled UMMA and its (M, N, K) tile: ((MMA_M,MMA_K),M,K,STAGES)."""
-    m, _, k = _tile3(mma_tiler_mnk, "make_smem_layout_a")
-    km = tiled_mma.op.a_major_mode is OperandMajorMode.K if is_k_major is None else is_k_major
-    return _operand_layout(tiled_mma, tiled_mma.partition_shape_A((m, k)), a_dtype, num_stages, km)
-
-
-def make_smem_layout_b(tiled_mma: Any, mma_tiler_mnk: Any, b_dtype: Numeric, num_stages: int, *,
-                       is_k_major: Optional[bool] = None) -> Any:
-    """The staged SMEM layout of B for a tiled UMMA and its (M, N, K) tile: ((MMA_N,MMA_K),N,K,STAGES)."""
-    _, n, k = _tile3(mma_tiler_mnk, "make_smem_layout_b")
-    km = tiled_mma.op.b_major_mode is OperandMajorMode.K if is_k_major is None else is_k_major
-    return _operand_layout(tiled_mma, tiled_mma.partition_shape_B((n, k)), b_dtype, num_stages, km)
-
-
-def make_smem_layout_c(tiled_mma: Any, mma_tiler_mnk: Any, c_dtype: Numeric, num_stages: int, is_m_major: bool) -> Any:
-    """The staged SMEM layout of C (no epilogue subtiling): ((MMA_M,MMA_N),M,N,STAGES)."""
-    m, n, _ = _tile3(mma_tiler_mnk, "make_smem_layout_c")
-    return _operand_layout(tiled_mma, tiled_mma.partition_shape_C((m, n)), c_dtype, num_stages, not is_m_major)
-
-
 def get_smem_layout_atom_epi(layout: LayoutEnum, element_type: Numeric, epi_tile: Any) -> SmemLayoutAtomKind:
     """The SMEM atom kind of an epilogue tile: by its contiguous TMA extent and the output's major mode."""
     tma_shape = tuple(coalesce(right_inverse(x)).shape if isinstance(x, Layout) else x for x in epi_tile)
@@ -132,7 +55,7 @@ def make_smem_layout_epi(epi_dtype: Numeric, epi_layout: LayoutEnum, epi_tile: A
     """The staged SMEM layout of an epilogue subtile (EPI_M, EPI_N, STAGES)."""
     if epi_dtype is Boolean:
         epi_dtype = Int8
-    shape = tuple(_flat_size(x) for x in epi_tile)
+    shape = tuple(size(x) for x in epi_tile)
     atom = make_smem_layout_atom(get_smem_layout_atom_epi(epi_layout, epi_dtype, epi_tile), epi_dtype)
     order = (0, 1, 2) if epi_layout.is_n_major_c() else (1, 0, 2)
     return tile_to_shape(atom, shape + (epi_stage,), order)
@@ -294,7 +217,7 @@ def get_tmem_load_op(cta_tile_shape: Any, layout_d: LayoutEnum, elem_ty_d: Numer
     m_major = layout_d.is_m_major_c()
     acc_bits, d_bits = elem_ty_acc.width, elem_ty_d.width
     wm, wn = _warps(cta_tile_shape[0], use_2cta_instrs, tmem_warp_shape_mn)
-    em, en = (_flat_size(x) for x in epi_tile)
+    em, en = (size(x) for x in epi_tile)
     if em % wm or en % wn:
         raise ValueError(f"get_tmem_load_op: the epilogue tile ({em}, {en}) does not divide among the ({wm}, {wn}) warps")
     num_dp = em // wm

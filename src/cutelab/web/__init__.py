@@ -15,6 +15,10 @@ cutelab in the browser: static/site.js answers the page's /api/ requests with ``
 
 from .server import DEFAULT_PORT, figure_json, make_server, serve, url_of
 from .tabs import MAX_CELLS, TABS, Field, Tab, compute, tab, tabs_json
+from .tabs import _has_atom_pictures
+
+if _has_atom_pictures():  # the Blackwell tabs register themselves with tabs.tab
+    from . import tabs_sm100  # noqa: F401
 
 __all__ = ["serve", "make_server", "url_of", "figure_json", "DEFAULT_PORT",
            "TABS", "Tab", "Field", "tab", "compute", "tabs_json", "MAX_CELLS"]

@@ -427,17 +427,17 @@ def _partition_tv_tab(v: dict[str, str]) -> Figure:
 
 def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) -> Figure:
     """The picture `cutelab CMD --option value ...` draws, with the tab's values as options."""
-    from .. import cli
+    from .. import commands
 
     if cmd == "analyze":  # the command prints its explanation and draws the worst instruction
         def run(args):
-            text, fig = cli._analyze(args)
+            text, fig = commands._analyze(args)
             fig.notes = list(fig.notes) + [""] + text.rstrip("\n").splitlines()
             return fig
     else:
-        run = cli._figure
+        run = commands._figure
 
-    args = cli.build_parser().parse_args([cmd, *_CLI_REQUIRED.get(cmd, [])])  # every option's default
+    args = commands.build_parser().parse_args([cmd, *_CLI_REQUIRED.get(cmd, [])])  # every option's default
     for k, v in values.items():
         if k in ints:
             v = _count(v, k.replace("_", "-")) if v else None
@@ -446,7 +446,7 @@ def _cli_figure(cmd: str, values: dict[str, str], ints: tuple[str, ...] = ()) ->
         setattr(args, k, v or None if k not in _CLI_FLAGS else v)
     try:
         return run(args)
-    except cli._UsageError as e:
+    except commands._UsageError as e:
         err = LayoutError(f"{cmd}: {str(e).replace('--', '')}")
         m = re.match(r"--([a-z][a-z-]*)", str(e))  # the option the message is about, where it starts with one
         if m:
@@ -475,9 +475,9 @@ def _atoms_limit(values: dict[str, str]) -> None:
 
 
 def _has_atom_pictures() -> bool:
-    from .. import cli
+    from .. import commands
 
-    return hasattr(cli, "_atom_figure") and hasattr(R, "mma_figure")
+    return hasattr(commands, "_atom_figure") and hasattr(R, "mma_figure")
 
 
 if _has_atom_pictures():
@@ -569,9 +569,9 @@ if _has_atom_pictures():
 
 
 def _has_analysis() -> bool:
-    from .. import cli
+    from .. import commands
 
-    return _has_atom_pictures() and hasattr(cli, "_analyze")
+    return _has_atom_pictures() and hasattr(commands, "_analyze")
 
 
 if _has_analysis():
@@ -652,12 +652,12 @@ def _copy_dst_tab(v: dict[str, str]) -> Figure:
     import cutelab as cute
     from ..nvgpu import CopyUniversalOp, warp
 
-    from .. import cli
+    from .. import commands
 
     dst = _layout(v["dst"], "destination TV layout")
     tile = _shape(v["tile"], "tile M,N")
     _limit(tile[0] * tile[1], f"tile {it.tuple_str(tile)}")
-    elem = cli._dtype(v["elem"])
+    elem = commands._dtype(v["elem"])
     try:
         if v["kind"] == "ldmatrix":
             atom = cute.make_copy_atom(warp.LdMatrix8x8x16bOp(v["trans"] == "yes", int(v["matrices"][1])), elem)
@@ -718,6 +718,5 @@ if _has_atom_pictures():
                  ("universal 32-bit -> C of mma m16n8k16", {"kind": "universal", "elem": "f32", "dst": _MMA_C,
                                                             "tile": "16,8"})))(_copy_dst_tab)
 
-# the Blackwell tabs (tcgen05 UMMA, tensor memory, TMA box, a tile's path): web/tabs_sm100.py
-if _has_atom_pictures() and hasattr(R, "umma_figure"):
-    from . import tabs_sm100  # noqa: E402,F401  (registers its tabs)
+# the Blackwell tabs (tcgen05 UMMA, tensor memory, TMA box, a tile's path): web/tabs_sm100.py, which
+# the package (web/__init__.py) imports after this module to register them

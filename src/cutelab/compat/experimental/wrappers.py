@@ -306,7 +306,7 @@ def mbarrier_arrive(addr: Any, *, count: Any = None, scope: Any = None, relaxed:
     """``mbarrier.arrive``: one arrival; returns the barrier's state token (an Int64 for
     ``mbarrier_try_wait``/``mbarrier_try_wait_timelimit``). On a pointer from ``mapa``, the arrival is
     on that CTA's barrier (``mbarrier.arrive.shared::cluster``, no token: None)."""
-    from ...kernel.instr.mbarrier import mbarrier_arrive as arrive
+    from ...kernel.instr.cluster import mbarrier_arrive as arrive
     from ...numeric import Int64
 
     _check_count(count, "prims.mbarrier_arrive")
@@ -351,7 +351,7 @@ def mbarrier_inval(addr: Any, *, loc: Any = None, ip: Any = None) -> None:
 def mbarrier_arrive_expect_tx(addr: Any, txcount: Any, *, scope: Any = None, relaxed: Any = None, loc: Any = None,
                               ip: Any = None) -> None:
     """``mbarrier.arrive.expect_tx``: add ``txcount`` bytes to the phase, then arrive."""
-    from ...kernel.instr.mbarrier import mbarrier_arrive_and_expect_tx
+    from ...kernel.instr.cluster import mbarrier_arrive_and_expect_tx
 
     p, peer = _mbar(addr, "prims.mbarrier_arrive_expect_tx")
     mbarrier_arrive_and_expect_tx(p, txcount, peer, relaxed=bool(relaxed), scope=_s(scope))
@@ -359,7 +359,7 @@ def mbarrier_arrive_expect_tx(addr: Any, txcount: Any, *, scope: Any = None, rel
 
 def mbarrier_expect_tx(addr: Any, txcount: Any, *, scope: Any = None, loc: Any = None, ip: Any = None) -> None:
     """``mbarrier.expect_tx``: add ``txcount`` bytes to the phase (no arrival)."""
-    from ...kernel.instr.mbarrier import mbarrier_expect_tx as expect
+    from ...kernel.instr.cluster import mbarrier_expect_tx as expect
 
     p, peer = _mbar(addr, "prims.mbarrier_expect_tx")
     expect(p, txcount, peer, scope=_s(scope))

@@ -119,9 +119,10 @@ def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, ali
 # --------------------------------------------------------------------------- SM90 (issue 10)
 # mbarriers, fences, elect_one, make_warp_uniform, setmaxregister: cute.arch names for Hopper kernels.
 
-from ..instr.mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_arrive,  # noqa: E402
-                       mbarrier_arrive_and_expect_tx, mbarrier_expect_tx, mbarrier_init, mbarrier_init_fence,
-                       mbarrier_try_wait, mbarrier_wait)
+from ..instr.mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_init,  # noqa: E402
+                       mbarrier_init_fence, mbarrier_try_wait, mbarrier_wait)
+from ..instr.cluster import (mbarrier_arrive, mbarrier_arrive_and_expect_tx,  # noqa: E402  (these take a peer CTA's rank)
+                       mbarrier_expect_tx)
 
 
 def make_warp_uniform(value, *, loc=None, ip=None):

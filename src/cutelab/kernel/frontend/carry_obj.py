@@ -1,12 +1,19 @@
-"""Objects that a runtime loop carries by CuTe DSL's value protocol.
+"""Objects that a runtime region carries by their values, as CuTe DSL yields them from its
+``scf.while`` / ``scf.if``.
 
-A user type that implements ``__extract_mlir_values__`` and ``__new_from_mlir_values__`` (CuTe DSL's
-``DynamicExpression``: a tile scheduler, its work-tile info) is carried through a runtime ``while``
-loop by its values, as CuTe DSL yields them from its ``scf.while``: each value the object gives
-(an index expression, a typed scalar, a tensor value, a Python number) lives in a mutable register;
-inside and after the loop the variable is the object rebuilt (``__new_from_mlir_values__``) around
-those registers' values. An object whose values include anything else (a tensor view, a layout)
-is not carried this way (``leaves`` answers None) and keeps control._Carry's rules.
+- A user type that implements ``__extract_mlir_values__`` and ``__new_from_mlir_values__`` (CuTe
+  DSL's ``DynamicExpression``: a tile scheduler, its work-tile info) is carried by the values it
+  gives (an index expression, a typed scalar, a tensor value, a Python number), each in a mutable
+  register; inside and after the region the variable is the object rebuilt
+  (``__new_from_mlir_values__``) around those registers' values. An object whose values include
+  anything else (a tensor view, a layout) is not carried this way.
+- A dataclass value that holds tensor values (CuTe DSL's ``WorkTileInfo``, whose tile coordinates
+  and validity a scheduler replaces in a loop) is carried by its leaves (its fields in order,
+  nested dataclasses and tuples flattened, as CuTe DSL's extract_mlir_values walks them): those
+  that a register holds are carried so; the others are static and must stay the same; it is
+  rebuilt with ``dataclasses.replace``.
+
+Anything else (``leaves`` answers None) keeps control._Carry's rules.
 
 >>> class P:
 ...     def __init__(self, i): self.i = i
@@ -18,22 +25,88 @@ is not carried this way (``leaves`` answers None) and keeps control._Carry's rul
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, List, Optional, Tuple
 
 from ...errors import TraceError
 from ..ir.nodes import Assign, Compute
-from ..ir.symbolic import BoolAnd, Cmp, is_sym
+from ..ir.symbolic import BoolAnd, Cmp, Expr, is_sym
 from .trace import TraceValue
 
 
-def leaves(v: Any) -> Optional[List[Any]]:
-    """The values v carries by the protocol, or None when v is no such object or carries a value
-    that no register can hold."""
+def leaves(v: Any, structs: bool = True) -> Optional[List[Any]]:
+    """The values v carries: by the protocol (None when one of them is a value no register can
+    hold), or with ``structs``, a dataclass value's leaves when one of them is a tensor value, or a
+    tuple's when one of them is a tensor value or a Python float; None for anything else."""
     cls = type(v)  # the protocol's methods are the class's (an object answering any attribute is no carrier)
-    if isinstance(v, type) or not (hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__")):
+    if isinstance(v, type):
         return None
-    out = list(v.__extract_mlir_values__())
-    return out if all(_dtype(x) is not None for x in out) else None
+    if hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__"):
+        out = list(v.__extract_mlir_values__())
+        if all(_dtype(x) is not None for x in out):
+            return out
+    if not structs:
+        return None
+    out = _dc_leaves(v)
+    if out is None:
+        return None
+    if type(v) is tuple:  # CUTLASS's FMHA carries its softmax statistics (row_sum, row_max), 0.0 and -inf
+        # before its loop, as a tuple: CuTe DSL makes those floats Float32 values
+        return out if any(isinstance(x, TraceValue) or type(x) is float for x in out) else None
+    return out if any(isinstance(x, TraceValue) for x in out) else None
+
+
+def _is_struct(v: Any) -> bool:
+    return dataclasses.is_dataclass(v) and not isinstance(v, type)
+
+
+def _dc_leaves(v: Any) -> Optional[list]:
+    """The leaves of a dataclass value (in field order) or of a tuple, tuples and nested dataclasses
+    flattened; None for any other value."""
+
+    def go(x: Any) -> list:
+        if _is_struct(x):
+            return [y for f in dataclasses.fields(x) for y in go(getattr(x, f.name))]
+        if type(x) is tuple:
+            return [y for e in x for y in go(e)]
+        return [x]
+
+    return go(v) if _is_struct(v) or type(v) is tuple else None
+
+
+def _rebuild(template: Any, vals: list) -> Any:
+    """template (a dataclass value or a tuple) with its leaves replaced by vals, in _dc_leaves' order."""
+    it_ = iter(vals)
+
+    def build(x: Any) -> Any:
+        if _is_struct(x):
+            return dataclasses.replace(x, **{f.name: build(getattr(x, f.name)) for f in dataclasses.fields(x)
+                                             if f.init})
+        if type(x) is tuple:
+            return tuple(build(e) for e in x)
+        return next(it_)
+
+    return build(template)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether two static values are the same (a static leaf must not change in a runtime region)."""
+    if a is b:
+        return True
+    if isinstance(a, Expr) or isinstance(b, Expr):
+        return isinstance(a, Expr) and isinstance(b, Expr) and a.key == b.key
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (int, float, str, tuple, type(None))):
+        try:
+            return bool(a == b)
+        except Exception:  # noqa: BLE001
+            return False
+    from ...layout import Layout
+
+    if isinstance(a, Layout):
+        return a == b
+    return False
 
 
 def _dtype(x: Any) -> Any:
@@ -58,10 +131,11 @@ def _dtype(x: Any) -> Any:
 
 
 class Carried:
-    """The registers of one carried object: ``template`` rebuilds it, ``regs`` hold its values."""
+    """The registers of one carried object: ``template`` rebuilds it, ``regs`` hold its values (None
+    for a static leaf of a dataclass, which ``statics`` holds)."""
 
-    def __init__(self, template: Any, regs: List[Tuple[Any, tuple]]):
-        self.template, self.regs = template, regs
+    def __init__(self, template: Any, regs: List[Optional[Tuple[Any, tuple]]], statics: Optional[list] = None):
+        self.template, self.regs, self.statics = template, regs, statics
 
 
 def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
@@ -72,15 +146,25 @@ def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
             t.check_refs(x.refs, f"variable {name}")
         elif is_sym(x):
             t.check_refs([x], f"variable {name}")
-    regs = []
+    struct = (_is_struct(v) or type(v) is tuple) and not _protocol(v)
+    regs: List[Optional[Tuple[Any, tuple]]] = []
     for x in vals:
         dt = _dtype(x)
+        if dt is None:  # a static leaf of a dataclass (leaves gave it; the protocol's values all have types)
+            regs.append(None)
+            continue
         shape = x.shape if isinstance(x, TraceValue) else ()
         n = len(x.refs) if isinstance(x, TraceValue) else 1
         r = t.new_reg(dt, n, mutable=True)
         regs.append((r, shape))
         _assign(t, r, x, name)
-    return Carried(v, regs)
+    return Carried(v, regs, list(vals) if struct else None)
+
+
+def _protocol(v: Any) -> bool:
+    cls = type(v)
+    return hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__") and \
+        all(_dtype(x) is not None for x in v.__extract_mlir_values__())
 
 
 def _assign(t: Any, r: Any, x: Any, name: str) -> None:
@@ -120,15 +204,24 @@ def _assign(t: Any, r: Any, x: Any, name: str) -> None:
 def snap(t: Any, c: Carried) -> Any:
     """The object rebuilt around its registers' values now."""
     vals = []
-    for r, shape in c.regs:
+    for k, rs in enumerate(c.regs):
+        if rs is None:
+            vals.append(c.statics[k])
+            continue
+        r, shape = rs
         dst = t.new_reg(r.dtype, r.n)
         t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         vals.append(TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype))
+    if c.statics is not None:
+        return _rebuild(c.template, vals)
     return c.template.__new_from_mlir_values__(vals)
 
 
 def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
     """The registers set to v's values at the end of the region."""
+    if c.statics is not None:
+        _leave_struct(t, name, c, v, what, where)
+        return
     vals = leaves(v)
     if vals is None or len(vals) != len(c.regs):
         got = "nothing" if vals is None else f"{len(vals)} values"
@@ -138,3 +231,21 @@ def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
             f"object must keep its type and its number of values")
     for (r, _), x in zip(c.regs, vals):
         _assign(t, r, x, name)
+
+
+def _leave_struct(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
+    pre = c.template
+    new = _dc_leaves(v)
+    if new is None or type(v) is not type(pre) or len(new) != len(c.regs):
+        raise TraceError(
+            f"kernel {t.name}: variable '{name}' is {pre!r} before the {what} at {where} and {v!r} at the end of "
+            f"it; a carried dataclass keeps its type and fields")
+    for k, (x, rs) in enumerate(zip(new, c.regs)):
+        if rs is None:
+            if not same(x, c.statics[k]):
+                raise TraceError(
+                    f"kernel {t.name}: variable '{name}': leaf {k} of {type(pre).__name__} is {c.statics[k]!r} "
+                    f"before the {what} at {where} and {x!r} inside it; only its tensor values, numbers and indices "
+                    f"can change in a runtime {what}")
+            continue
+        _assign(t, rs[0], x, name)

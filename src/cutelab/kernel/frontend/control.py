@@ -284,23 +284,7 @@ def _cond_ref(t: Any, c: Any, where: str) -> Any:
     return int(bool(c))  # a static value or a DynBool/DynInt: its known value
 
 
-def _same(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    if isinstance(a, Expr) or isinstance(b, Expr):
-        return isinstance(a, Expr) and isinstance(b, Expr) and a.key == b.key
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (int, float, str, tuple, type(None))):
-        try:
-            return bool(a == b)
-        except Exception:  # noqa: BLE001
-            return False
-    from ...layout import Layout
-
-    if isinstance(a, Layout):
-        return a == b
-    return False
+_same = carry_obj.same  # a static value that must not change in a runtime region
 
 
 class Unusable:
@@ -347,36 +331,6 @@ def _promoted(v: Any) -> Any:
     return IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
 
 
-def _dc_leaves(v: Any) -> Optional[list]:
-    """The leaves of a dataclass value in field order, tuples and nested dataclasses flattened; None
-    for any other value."""
-    import dataclasses
-
-    def leaves(x: Any) -> list:
-        if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            return [y for f in dataclasses.fields(x) for y in leaves(getattr(x, f.name))]
-        if type(x) is tuple:
-            return [y for e in x for y in leaves(e)]
-        return [x]
-
-    if not (dataclasses.is_dataclass(v) and not isinstance(v, type)) and type(v) is not tuple:
-        return None
-    return leaves(v)
-
-
-def _struct_leaves(v: Any) -> Optional[list]:
-    """The leaves of a dataclass value holding tensor values (CuTe DSL's WorkTileInfo, whose tile
-    coordinates and validity a tile scheduler replaces in a loop), or of a tuple holding tensor values
-    or Python floats (CUTLASS's FMHA carries its softmax statistics (row_sum, row_max), 0.0 and -inf
-    before its loop, as a tuple: CuTe DSL makes them Float32 values); None for any other value."""
-    out = _dc_leaves(v)
-    if out is None:
-        return None
-    if type(v) is tuple:
-        return out if any(isinstance(x, TraceValue) or type(x) is float for x in out) else None
-    return out if any(isinstance(x, TraceValue) for x in out) else None
-
-
 def _in_scope(t: Any, v: TraceValue) -> bool:
     """Whether every register v reads is visible where the trace is now (not made inside a loop or
     branch that has ended)."""
@@ -387,27 +341,12 @@ def _in_scope(t: Any, v: TraceValue) -> bool:
     return True
 
 
-def _struct_rebuild(template: Any, vals: list) -> Any:
-    """template (a dataclass value) with its leaves replaced by vals, in _struct_leaves' order."""
-    import dataclasses
-
-    it_ = iter(vals)
-
-    def build(x: Any) -> Any:
-        if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            return dataclasses.replace(x, **{f.name: build(getattr(x, f.name)) for f in dataclasses.fields(x)
-                                             if f.init})
-        if type(x) is tuple:
-            return tuple(build(e) for e in x)
-        return next(it_)
-
-    return build(template)
 _OBJ = object()  # _Carry.regs' marker of an object carried by its values (carry_obj.Carried)
 
 
 class _Carry:
-    """Carries variables through a runtime region: tensor values live in mutable registers (a
-    dataclass of tensor values, one register per leaf: ``structs``)."""
+    """Carries variables through a runtime region: tensor values live in mutable registers (objects
+    of CuTe DSL's value protocol and dataclasses of tensor values by their values: carry_obj)."""
 
     def __init__(self, t: Any, names: Sequence[str], values: Dict[str, Any], where: str, what: str,
                  loop_targets: Sequence[str] = (), local: Sequence[str] = (), invoked: Sequence[str] = ()):
@@ -434,7 +373,6 @@ class _Carry:
         self.view_vals: Dict[str, list] = {}
         self.view_snaps: Dict[str, list] = {}
         self.view_bits: Dict[str, Optional[int]] = {}
-        self.structs: Dict[str, Any] = {}  # name -> (dataclass value, [register or None (a static leaf) per leaf])
         self.int_carried: set = set()  # runtime integers (DynInt, index expressions) given a register by declare
 
     def declare(self) -> None:
@@ -446,8 +384,8 @@ class _Carry:
         from ...numeric import Int32, Int64
 
         for n, v in self.pre.items():
-            vals = carry_obj.leaves(v) if v is not UNDEF else None
-            if vals is not None:  # a scheduler, a work tile: its values in registers (carry_obj)
+            vals = carry_obj.leaves(v, structs=n not in self.loop_targets) if v is not UNDEF else None
+            if vals is not None:  # a scheduler, a work tile, a dataclass of tensor values: its values in registers
                 try:
                     self.regs[n] = (carry_obj.declare(self.t, n, v, vals), _OBJ)
                 except TraceError as e:
@@ -455,10 +393,6 @@ class _Carry:
                     # region may bind it anew, and a use of the old one raises this error
                     self.pre[n] = Unusable(n, v, self.what, self.where, self.t.name, msg=str(e))
                     self.dead.add(n)
-                continue
-            leaves = None if n in self.loop_targets else _struct_leaves(v)
-            if leaves is not None:
-                self._declare_struct(n, v, leaves)
                 continue
             if n in self.invoked:
                 continue
@@ -536,94 +470,7 @@ class _Carry:
                 self.view_snaps[n] = []
                 self.view_bits[n] = None
 
-    def _declare_struct(self, n: str, v: Any, leaves: list) -> None:
-        """One mutable register per leaf of a dataclass value that holds tensor values: its tensor
-        values, typed numbers and index expressions (Int32); other leaves must stay as they are."""
-        from ...numeric import FloatValue, Int32, IntValue
-
-        regs: list = []
-        for x in leaves:
-            if isinstance(x, TraceValue) and not _in_scope(self.t, x):
-                # computed inside a loop or branch that has ended: no value here (the region may bind
-                # the variable anew; a read of the old value raises)
-                self.dead.add(n)
-                return
-        for x in leaves:
-            if _promotable(x):
-                x = _promoted(x)
-            if isinstance(x, TraceValue):
-                self.t.check_refs(x.refs, f"variable {n}")
-                r = self.t.new_reg(x.dtype, len(x.refs), mutable=True)
-                self.t.emit(Assign(r, tuple(range(len(x.refs))), x.refs))
-                regs.append((r, x.shape))
-            elif isinstance(x, (IntValue, FloatValue)) and x.dtype.width <= 64:
-                r = self.t.new_reg(x.dtype, 1, mutable=True)
-                self.t.emit(Assign(r, (0,), (x.value if isinstance(x, IntValue) else float(x),)))
-                regs.append((r, ()))
-            elif is_sym(x):
-                self.t.check_index(x, f"variable {n}")
-                r = self.t.new_reg(Int32, 1, mutable=True)
-                self.t.emit(Assign(r, (0,), (x,)))
-                regs.append((r, ()))
-            else:
-                regs.append(None)
-        self.structs[n] = (v, regs)
-        self.regs[n] = (None, "struct")
-
-    def _snap_struct(self, n: str) -> Any:
-        v, regs = self.structs[n]
-        vals = []
-        for x, rs in zip(_dc_leaves(v), regs):
-            if rs is None:
-                vals.append(x)
-                continue
-            r, shape = rs
-            dst = self.t.new_reg(r.dtype, r.n)
-            self.t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
-            vals.append(TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype))
-        return _struct_rebuild(v, vals)
-
-    def _leave_struct(self, n: str, v: Any) -> None:
-        t = self.t
-        pre, regs = self.structs[n]
-        new = _dc_leaves(v) if v is not UNDEF else None
-        old = _dc_leaves(pre)
-        if new is None or type(v) is not type(pre) or len(new) != len(old):
-            raise TraceError(
-                f"kernel {t.name}: variable '{n}' is {pre!r} before the {self.what} at {self.where} and "
-                f"{_describe(v) if v is not UNDEF else 'nothing'} at the end of it; a carried dataclass keeps its "
-                f"type and fields")
-        for k, (x, x0, rs) in enumerate(zip(new, old, regs)):
-            if rs is None:
-                if not _same(x, x0):
-                    raise TraceError(
-                        f"kernel {t.name}: variable '{n}': leaf {k} of {type(pre).__name__} is {_describe(x0)} before "
-                        f"the {self.what} at {self.where} and {_describe(x)} inside it; only its tensor values, "
-                        f"numbers and indices can change in a runtime {self.what}")
-                continue
-            r, shape = rs
-            if isinstance(x, bool) or _promotable(x):
-                x = int(x) if isinstance(x, bool) else x
-            if r.n == 1 and (is_sym(x) or (isinstance(x, (int, float)) and not isinstance(x, bool))):
-                t.check_refs([x] if is_sym(x) else [], f"variable {n}")
-                t.emit(Assign(r, (0,), (x,)))
-                continue
-            if hasattr(x, "dtype") and hasattr(x, "value") and not isinstance(x, TraceValue):  # Int32(3)
-                t.emit(Assign(r, (0,), (x.value,)))
-                continue
-            if isinstance(x, TraceValue) and len(x.refs) == r.n and x.dtype.name != r.dtype.name:
-                x = x.to(r.dtype)
-            if not isinstance(x, TraceValue) or len(x.refs) != r.n:
-                raise TraceError(
-                    f"kernel {t.name}: variable '{n}': leaf {k} of {type(pre).__name__} holds {r.dtype} x {r.n} before "
-                    f"the {self.what} at {self.where} and {_describe(x)} at the end of it; a carried value keeps its "
-                    f"type and shape")
-            t.check_refs(x.refs, f"variable {n}")
-            t.emit(Assign(r, tuple(range(r.n)), x.refs))
-
     def _snap(self, n: str) -> Any:
-        if n in self.structs:
-            return self._snap_struct(n)
         r, shape = self.regs[n]
         if shape is _OBJ:
             return carry_obj.snap(self.t, r)
@@ -697,9 +544,6 @@ class _Carry:
                 continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
             if n in self.regs and self.regs[n][1] is _OBJ:
                 carry_obj.leave(t, n, self.regs[n][0], v, self.what, self.where)
-                continue
-            if n in self.structs:
-                self._leave_struct(n, v)
                 continue
             if n in self.invoked and n not in self.regs:
                 continue  # an object whose methods the region calls, carrying no values: passed through

@@ -17,7 +17,7 @@ class SharedAddress:
     CTA's shared memory or, after PTX ``mapa``, into a peer CTA's (a ``DsmemEngine`` pointer).
 
     cutelab has no machine addresses: inline PTX whose operands are such addresses is lowered to
-    the IR's own ops when it is an instruction they cover (``instr.cluster.asm_on_addresses``:
+    the IR's own ops when it is an instruction they cover (``instr.inline_asm.asm_on_addresses``:
     ``mapa``, ``st.async``); anything else is refused by name. As a value it is an Int32
     (``Int32(addr)`` is the address itself)."""
 

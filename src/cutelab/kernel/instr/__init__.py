@@ -2,7 +2,10 @@
 printer prints it and how the CPU interpreter runs it.
 
 ``copy`` (universal copies) and ``gemm`` dispatch ``cute.copy``/``cute.gemm`` to ``cpasync``,
-``ldmatrix``, ``tma``, ``mma_sync`` and ``wgmma``; ``mbarrier`` holds SM90 barriers,
+``ldmatrix``, ``tma_copy`` (which picks a TMA atom's form: ``tma`` loads, their multicast and 2-CTA
+forms, ``tma_store``), ``mma_sync``, ``wgmma``, ``tcgen05_blockscaled`` and ``tcgen05_mma``;
+``mbarrier`` holds SM90 barriers (``cluster`` has the arrive/expect_tx entry points, which also
+reach a peer CTA's barrier),
 ``named_barrier`` named barriers (``bar.sync id, n``), ``cluster`` thread-block clusters (indices, the cluster barrier,
 distributed shared memory and its element loads (``ld.shared::cluster``),
 mbarrier ops on a peer CTA, TMA multicast), ``mathops`` ``cute.math``, ``printtensor``
@@ -10,7 +13,8 @@ mbarrier ops on a peer CTA, TMA multicast), ``mathops`` ``cute.math``, ``printte
 memory-ordering instructions on global memory (``cute.arch.load``/``store`` with sem and scope,
 atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`` ``vector.bitcast``,
 ``rmem_view`` a register fragment read as another type;
-``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``), run on the CPU by ``ptx``;
+``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``; on shared-memory addresses
+lowered to ``cluster``'s ops), run on the CPU by ``ptx``;
 ``tma_store`` TMA stores and the bulk async-groups; SM100: ``tcgen05_tmem`` tensor memory (its
 allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` the UMMA
 (``tcgen05.mma``, ``tcgen05.commit``, the atom's runtime fields in kernels), ``tcgen05_2cta``

@@ -55,12 +55,14 @@ from ...errors import LaunchError, TraceError
 from ..ir.nodes import Access, Op, Shared
 from ..ir.symbolic import is_sym
 from ..frontend.trace import TraceValue, current
+from . import mbarrier as mb
+from .mbarrier import _int_arg, complete_tx, mbar_ref, smem_addr
 
 __all__ = ["ClusterBarrierOp", "AsyncDsmemStoreOp", "RemoteMbarrierOp", "DsmemEngine", "cluster_idx", "cluster_dim",
            "cluster_size", "block_in_cluster_idx", "block_in_cluster_dim", "block_idx_in_cluster", "cluster_arrive",
            "cluster_arrive_relaxed", "cluster_wait", "map_dsmem_ptr", "store_async_dsmem",
            "remote_mbarrier", "dsmem_copy", "tma_multicast_op", "MaskShiftOp", "make_layout_image_mask",
-           "asm_on_addresses"]
+           "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_arrive_and_expect_tx"]
 
 
 # --------------------------------------------------------------------------- indices
@@ -428,8 +430,6 @@ class AsyncDsmemStoreOp(Op):
                 Access(self.bar, self.bar_base, (0,), False, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from .mbarrier import complete_tx
-
         what = "a distributed shared memory store (st.async)"
         peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
         act = np.ones(b.n, dtype=bool) if mask is None else mask
@@ -451,8 +451,6 @@ class AsyncDsmemStoreOp(Op):
         complete_tx(b, self.bar, peer_blk[act], slot, sh.dtype.bytes * n)
 
     def cuda(self, r: Any) -> None:
-        from .mbarrier import smem_addr
-
         n = len(self.src)
         ty, con = _ST_ASYNC[self.shared.dtype.name]
         a, m = r.fresh("cl_dst"), r.fresh("cl_bar")
@@ -509,8 +507,6 @@ class DsmemLoadOp(Op):
             cur[mask, 0] = vals[mask]
 
     def cuda(self, r: Any) -> None:
-        from .mbarrier import smem_addr
-
         w = self.shared.dtype.width
         ct, con = {32: ("unsigned", "r"), 64: ("unsigned long long", "l")}[w]
         a, v = r.fresh("cl_src"), r.fresh("cl_val")
@@ -553,8 +549,6 @@ def _bar_of(mbar_ptr: Any, peer: Any, what: str) -> Tuple[Shared, Any, Any]:
     """(barrier array, offset, CTA rank) of an st.async's mbarrier: a peer's barrier from
     map_dsmem_ptr, or a local barrier pointer, taken in the CTA the data goes to."""
     from ...tensor import Pointer, Tensor
-    from .mbarrier import mbar_ref
-
     eng = getattr(mbar_ptr, "engine", None) if isinstance(mbar_ptr, (Pointer, Tensor)) else None
     if isinstance(eng, DsmemEngine):
         t = current(what)
@@ -644,73 +638,9 @@ def dsmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
 
 
 # --------------------------------------------------------------------------- inline PTX on shared addresses
+# (kernel/instr/inline_asm.py's asm_on_addresses reads the PTX and lowers st.async here)
 
-_ST_ASYNC_TYPES = {"f32": 32, "b32": 32, "s32": 32, "u32": 32, "f64": 64, "b64": 64, "s64": 64, "u64": 64}
-
-
-def asm_on_addresses(operands: List[Any], asm: str, constraints: str, where: str, what: str) -> Any:
-    """Inline PTX with shared-memory address operands (``ptr.toint().ir_value()``,
-    frontend.smem.SharedAddress), lowered to the IR's ops, since cutelab's memory has no machine
-    addresses: one instruction, ``mapa.shared::cluster.{u32,b32} $0, addr, rank`` (the address in
-    CTA rank's shared memory: map_dsmem_ptr) or ``st.async.shared::cluster.mbarrier::complete_tx
-    ::bytes[.v2|.v4].<type> [addr], value(s), [mbar]`` (AsyncDsmemStoreOp). Anything else is refused
-    naming the instruction and the program's line."""
-    import re
-
-    from ..frontend.smem import SharedAddress
-    from .inline_asm import NotInterpreted
-
-    text = asm.strip().strip("{}").strip()
-    parts = [x.strip() for x in text.split(";") if x.strip()]
-    head = parts[0].split()[0] if parts else text
-    if len(parts) != 1:
-        raise NotInterpreted(f"{what} at {where}: a program of {len(parts)} instructions with shared-memory address "
-                             f"operands; cutelab lowers one mapa or st.async instruction on addresses",
-                             f"PTX program with addresses ({head})")
-    m = re.fullmatch(r"(\S+)\s+(.*)", parts[0], re.S)
-    op, args = (m.group(1), m.group(2)) if m else (parts[0], "")
-    cons = [c.strip() for c in constraints.split(",") if c.strip() and not c.strip().startswith("~")]
-    nout = sum(1 for c in cons if c.startswith("="))
-
-    def operand(tok: str) -> Any:
-        tok = tok.strip()
-        mm = re.fullmatch(r"\$(\d+)", tok)
-        if mm is None:
-            raise NotInterpreted(f"{what} at {where}: operand {tok!r} of {op} is not a $n operand", op)
-        k = int(mm.group(1)) - nout
-        if not 0 <= k < len(operands):
-            raise TraceError(f"{what} at {where}: {tok} names no input of {op}")
-        return operands[k]
-
-    if op in ("mapa.shared::cluster.u32", "mapa.shared::cluster.b32"):
-        toks = [x.strip() for x in args.split(",")]
-        if len(toks) != 3 or toks[0] != "$0" or nout != 1:
-            raise NotInterpreted(f"{what} at {where}: {op} takes `$0, $1, $2` (an output, an address, a CTA rank)", op)
-        addr, rank = operand(toks[1]), operand(toks[2])
-        if not isinstance(addr, SharedAddress) or isinstance(getattr(addr.ptr, "engine", None), DsmemEngine):
-            raise TraceError(f"{what} at {where}: {op}: its address must be this CTA's shared-memory address "
-                             f"(smem_ptr.toint().ir_value()), got {addr!r}")
-        return SharedAddress(map_dsmem_ptr(addr.ptr, rank))
-    m2 = re.fullmatch(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes(\.v[24])?\.(\w+)", op)
-    if m2 is not None:
-        ty = m2.group(2)
-        n = int(m2.group(1)[2:]) if m2.group(1) else 1
-        mm = re.fullmatch(r"\[\s*(\$\d+)\s*\]\s*,\s*(\{[^}]*\}|\$\d+)\s*,\s*\[\s*(\$\d+)\s*\]", args.strip())
-        if ty not in _ST_ASYNC_TYPES or mm is None or nout:
-            raise NotInterpreted(f"{what} at {where}: {op} {args.strip()} is not a form cutelab lowers "
-                                 f"([addr], value or {{values}}, [mbar]; .f32/.b32/.s32/.u32/.f64/.b64/.s64/.u64)", op)
-        dst, mbar = operand(mm.group(1)), operand(mm.group(3))
-        vals = [operand(x) for x in mm.group(2).strip("{}").split(",")]
-        for name, a in (("destination", dst), ("mbarrier", mbar)):
-            if not (isinstance(a, SharedAddress) and isinstance(getattr(a.ptr, "engine", None), DsmemEngine)):
-                raise TraceError(f"{what} at {where}: {op}: the {name} must be a shared::cluster address (the result "
-                                 f"of mapa), got {a!r}")
-        return _st_async_lowered(dst.ptr, vals, mbar.ptr, n, _ST_ASYNC_TYPES[ty], op, where)
-    raise NotInterpreted(f"{what} at {where}: PTX instruction '{op}' with shared-memory address operands is not "
-                         f"lowered (cutelab lowers mapa.shared::cluster and st.async...complete_tx::bytes)", op)
-
-
-def _st_async_lowered(dst: Any, vals: List[Any], mbar: Any, n: int, bits: int, op: str, where: str) -> None:
+def st_async_lowered(dst: Any, vals: List[Any], mbar: Any, n: int, bits: int, op: str, where: str) -> None:
     from ..frontend.trace import _refs_of
     from .bitcast import bitcast
 
@@ -764,8 +694,6 @@ class RemoteMbarrierOp(Op):
         return [Access(self.shared, self.base, (0,), False, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        from . import mbarrier as mb
-
         sh = self.shared
         what = f"cute.arch.mbarrier_{self.kind} on CTA rank {self.peer if isinstance(self.peer, int) else '?'}"
         peer_blk = _peer_blocks(b, mask, self.peer, self.self_rank, what, _at(self))
@@ -780,8 +708,6 @@ class RemoteMbarrierOp(Op):
             mb._arrive(b, st, blk, slot, sh, what, _at(self))
 
     def cuda(self, r: Any) -> None:
-        from .mbarrier import smem_addr
-
         m = r.fresh("cl_rbar")
         arg = None
         if self.arg is not None:
@@ -822,8 +748,6 @@ def mbarrier_scope(scope: Any, what: str) -> str:
 def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str, relaxed: bool = False,
                     scope: Any = None) -> None:
     """Trace ``cute.arch.mbarrier_<kind>(..., peer_cta_rank_in_cluster=peer)`` (mbarrier.py calls this)."""
-    from .mbarrier import _int_arg, mbar_ref
-
     t = current(what)
     sh, base = mbar_ref(mbar_ptr, what)
     p = _rank_arg(peer, what, t)
@@ -831,6 +755,52 @@ def remote_mbarrier(kind: str, mbar_ptr: Any, peer: Any, arg: Any, what: str, re
         arg = _int_arg(arg, what, t)
     t.emit(RemoteMbarrierOp(kind, sh, base, arg, p, _rank_expr(t), t.where(), "relaxed" if relaxed else "release",
                             mbarrier_scope(scope, what)))
+
+
+# --------------------------------------------------------------------------- cute.arch.mbarrier_arrive and friends
+# (on this CTA's barrier they are mbarrier.py's ops; with peer_cta_rank_in_cluster, a peer CTA's)
+
+def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, arrive_count: Any = 1, *,
+                    relaxed: bool = False, scope: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """Arrive on the mbarrier (each executing thread counts one arrival); with
+    ``peer_cta_rank_in_cluster``, on that CTA's barrier of the cluster."""
+    _one_arrival(arrive_count, "cute.arch.mbarrier_arrive")
+    if _remote(peer_cta_rank_in_cluster, "arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive", relaxed, scope):
+        return
+    mb._emit("arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive")
+
+
+def mbarrier_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None, *, scope: Any = None,
+                       loc: Any = None, ip: Any = None) -> None:
+    """Add bytes to the transaction count of the mbarrier's current phase (no arrival)."""
+    if _remote(peer_cta_rank_in_cluster, "expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx", True, scope):
+        return
+    mb._emit("expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx")
+
+
+def mbarrier_arrive_and_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None,
+                                  relaxed: bool = False, scope: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+    """Add bytes to the transaction count, then arrive (one thread, usually inside elect_one)."""
+    if _remote(peer_cta_rank_in_cluster, "arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx",
+               relaxed, scope):
+        return
+    mb._emit("arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx")
+
+
+def _remote(peer: Any, kind: str, ptr: Any, arg: Any, what: str, relaxed: Any = False, scope: Any = None) -> bool:
+    """With a peer CTA rank: trace the operation on that CTA's barrier, with the program's memory
+    semantics (``relaxed``, ``scope``); True if done."""
+    if peer is None:
+        return False
+    remote_mbarrier(kind, ptr, peer, arg, what, bool(getattr(relaxed, "value", relaxed)), scope)
+    return True
+
+
+def _one_arrival(n: Any, what: str) -> None:
+    v = getattr(n, "value", n)
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) != 1:
+        raise TraceError(f"{what}: arrive_count={n!r} is not supported: cutelab kernels arrive once per thread "
+                         f"(arrive_count=1)")
 
 
 # --------------------------------------------------------------------------- TMA multicast
@@ -843,7 +813,7 @@ def _tma_load_op() -> Any:
 
 def tma_multicast_op(desc: Any, param: Any, coords: Any, shared: Shared, sbase: Any, bar: Shared, bar_base: Any,
                      mcast: Any, what: str) -> Any:
-    """The op of a TMA multicast load (instr/tma.py's tma_copy calls this): mcast_mask checked
+    """The op of a TMA multicast load (instr/tma_copy.py's tma_copy calls this): mcast_mask checked
     against the cluster (a static mask now, a runtime one when the kernel runs)."""
     t = current(what)
     size = t.cluster[0] * t.cluster[1] * t.cluster[2]
@@ -896,8 +866,6 @@ class TmaMulticastLoadOp(_tma_load_op()):  # type: ignore[misc]
         return [(((m >> r) & 1) == 1, base + r) for r in range(size)]
 
     def cuda(self, r: Any) -> None:
-        from .mbarrier import smem_addr
-
         d = self.desc
         cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
         ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "

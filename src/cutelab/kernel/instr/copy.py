@@ -58,7 +58,7 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         return cp_async_copy(atom, src, dst, pred)
     t = current("cute.copy")
     from .ldmatrix import is_ldmatrix, is_stmatrix, kernel_ldmatrix, kernel_stmatrix  # warp-collective copies
-    from .tma import tma_copy  # SM90 TMA atoms carry their own copy op
+    from .tma_copy import tma_copy  # SM90 TMA atoms carry their own copy op
 
     if is_ldmatrix(getattr(atom, "op", None)):
         return kernel_ldmatrix(atom, src, dst, pred=pred)

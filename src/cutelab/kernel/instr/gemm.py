@@ -185,8 +185,11 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> None:
 
     if wgmma_gemm(atom, d, a, b, c):
         return None
+    from .tcgen05_blockscaled import kernel_gemm as blockscaled_gemm  # SM100 block-scaled UMMA (scale factors in TMEM)
     from .tcgen05_mma import kernel_gemm as umma_gemm  # SM100 UMMA: smem descriptors, accumulator in TMEM
 
+    if blockscaled_gemm(atom, d, a, b, c):
+        return None
     if umma_gemm(atom, d, a, b, c):
         return None
     if isinstance(atom, TiledMma):

@@ -11,6 +11,7 @@ program runs at once and gives a Python number, as outside a kernel.
 
 from __future__ import annotations
 
+import re
 from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -213,6 +214,69 @@ _THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarp
                      "elect")
 
 
+_ST_ASYNC_TYPES = {"f32": 32, "b32": 32, "s32": 32, "u32": 32, "f64": 64, "b64": 64, "s64": 64, "u64": 64}
+
+
+def asm_on_addresses(operands: List[Any], asm: str, constraints: str, where: str, what: str) -> Any:
+    """Inline PTX with shared-memory address operands (``ptr.toint().ir_value()``,
+    frontend.smem.SharedAddress), lowered to the IR's ops, since cutelab's memory has no machine
+    addresses: one instruction, ``mapa.shared::cluster.{u32,b32} $0, addr, rank`` (the address in
+    CTA rank's shared memory: map_dsmem_ptr) or ``st.async.shared::cluster.mbarrier::complete_tx
+    ::bytes[.v2|.v4].<type> [addr], value(s), [mbar]`` (AsyncDsmemStoreOp). Anything else is refused
+    naming the instruction and the program's line."""
+    from ..frontend.smem import SharedAddress
+    from .cluster import DsmemEngine, map_dsmem_ptr, st_async_lowered
+
+    text = asm.strip().strip("{}").strip()
+    parts = [x.strip() for x in text.split(";") if x.strip()]
+    head = parts[0].split()[0] if parts else text
+    if len(parts) != 1:
+        raise NotInterpreted(f"{what} at {where}: a program of {len(parts)} instructions with shared-memory address "
+                             f"operands; cutelab lowers one mapa or st.async instruction on addresses",
+                             f"PTX program with addresses ({head})")
+    m = re.fullmatch(r"(\S+)\s+(.*)", parts[0], re.S)
+    op, args = (m.group(1), m.group(2)) if m else (parts[0], "")
+    cons = [c.strip() for c in constraints.split(",") if c.strip() and not c.strip().startswith("~")]
+    nout = sum(1 for c in cons if c.startswith("="))
+
+    def operand(tok: str) -> Any:
+        tok = tok.strip()
+        mm = re.fullmatch(r"\$(\d+)", tok)
+        if mm is None:
+            raise NotInterpreted(f"{what} at {where}: operand {tok!r} of {op} is not a $n operand", op)
+        k = int(mm.group(1)) - nout
+        if not 0 <= k < len(operands):
+            raise TraceError(f"{what} at {where}: {tok} names no input of {op}")
+        return operands[k]
+
+    if op in ("mapa.shared::cluster.u32", "mapa.shared::cluster.b32"):
+        toks = [x.strip() for x in args.split(",")]
+        if len(toks) != 3 or toks[0] != "$0" or nout != 1:
+            raise NotInterpreted(f"{what} at {where}: {op} takes `$0, $1, $2` (an output, an address, a CTA rank)", op)
+        addr, rank = operand(toks[1]), operand(toks[2])
+        if not isinstance(addr, SharedAddress) or isinstance(getattr(addr.ptr, "engine", None), DsmemEngine):
+            raise TraceError(f"{what} at {where}: {op}: its address must be this CTA's shared-memory address "
+                             f"(smem_ptr.toint().ir_value()), got {addr!r}")
+        return SharedAddress(map_dsmem_ptr(addr.ptr, rank))
+    m2 = re.fullmatch(r"st\.async\.shared::cluster\.mbarrier::complete_tx::bytes(\.v[24])?\.(\w+)", op)
+    if m2 is not None:
+        ty = m2.group(2)
+        n = int(m2.group(1)[2:]) if m2.group(1) else 1
+        mm = re.fullmatch(r"\[\s*(\$\d+)\s*\]\s*,\s*(\{[^}]*\}|\$\d+)\s*,\s*\[\s*(\$\d+)\s*\]", args.strip())
+        if ty not in _ST_ASYNC_TYPES or mm is None or nout:
+            raise NotInterpreted(f"{what} at {where}: {op} {args.strip()} is not a form cutelab lowers "
+                                 f"([addr], value or {{values}}, [mbar]; .f32/.b32/.s32/.u32/.f64/.b64/.s64/.u64)", op)
+        dst, mbar = operand(mm.group(1)), operand(mm.group(3))
+        vals = [operand(x) for x in mm.group(2).strip("{}").split(",")]
+        for name, a in (("destination", dst), ("mbarrier", mbar)):
+            if not (isinstance(a, SharedAddress) and isinstance(getattr(a.ptr, "engine", None), DsmemEngine)):
+                raise TraceError(f"{what} at {where}: {op}: the {name} must be a shared::cluster address (the result "
+                                 f"of mapa), got {a!r}")
+        return st_async_lowered(dst.ptr, vals, mbar.ptr, n, _ST_ASYNC_TYPES[ty], op, where)
+    raise NotInterpreted(f"{what} at {where}: PTX instruction '{op}' with shared-memory address operands is not "
+                         f"lowered (cutelab lowers mapa.shared::cluster and st.async...complete_tx::bytes)", op)
+
+
 def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, where: str,
                what: str = "llvm.inline_asm") -> Any:
     """Trace inline PTX (see the module docstring); outside a kernel, or with static operands,
@@ -224,8 +288,6 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     from ..frontend.smem import SharedAddress
 
     if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
-        from .cluster import asm_on_addresses
-
         return asm_on_addresses(list(operands), asm, constraints, where, what)
     from ...address import PointerInt
 

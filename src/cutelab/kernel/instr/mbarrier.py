@@ -7,6 +7,8 @@ makes one; ``mbarrier_expect_tx(ptr, bytes)`` adds transaction bytes that asynch
 (TMA) will complete; a phase completes when all its arrivals have happened and its transaction
 count is back to zero, and the next phase begins with the full arrival count again.
 ``mbarrier_wait(ptr, parity)`` waits until the phase of that parity (0 or 1) has completed.
+(``mbarrier_arrive``, ``mbarrier_expect_tx`` and ``mbarrier_arrive_and_expect_tx``, which also take a
+peer CTA's rank, are kernel/instr/cluster.py's; on this CTA's barrier they emit this file's ops.)
 
 The CPU interpreter keeps, per thread block and barrier, the expected and pending arrivals, the
 transaction count and the number of completed phases, shared by every group of warps
@@ -31,8 +33,8 @@ from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import TraceValue, current
 
 __all__ = [
-    "MbarrierOp", "FenceOp", "mbarrier_init", "mbarrier_init_fence", "mbarrier_arrive", "mbarrier_expect_tx",
-    "mbarrier_arrive_and_expect_tx", "mbarrier_wait", "mbarrier_try_wait", "fence_proxy", "fence_view_async_shared",
+    "MbarrierOp", "FenceOp", "mbarrier_init", "mbarrier_init_fence", "mbarrier_wait", "mbarrier_try_wait",
+    "fence_proxy", "fence_view_async_shared",
     "mbar_ref", "complete_tx", "smem_addr",
 ]
 
@@ -433,33 +435,6 @@ def mbarrier_init_fence(*, loc: Any = None, ip: Any = None) -> None:
     current("cute.arch.mbarrier_init_fence").emit(FenceOp("mbarrier_init"))
 
 
-def mbarrier_arrive(mbar_ptr: Any, peer_cta_rank_in_cluster: Any = None, arrive_count: Any = 1, *,
-                    relaxed: bool = False, scope: Any = None, loc: Any = None, ip: Any = None) -> None:
-    """Arrive on the mbarrier (each executing thread counts one arrival); with
-    ``peer_cta_rank_in_cluster``, on that CTA's barrier of the cluster (instr/cluster.py)."""
-    _one_arrival(arrive_count, "cute.arch.mbarrier_arrive")
-    if _remote(peer_cta_rank_in_cluster, "arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive", relaxed, scope):
-        return
-    _emit("arrive", mbar_ptr, None, "cute.arch.mbarrier_arrive")
-
-
-def mbarrier_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None, *, scope: Any = None,
-                       loc: Any = None, ip: Any = None) -> None:
-    """Add bytes to the transaction count of the mbarrier's current phase (no arrival)."""
-    if _remote(peer_cta_rank_in_cluster, "expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx", True, scope):
-        return
-    _emit("expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_expect_tx")
-
-
-def mbarrier_arrive_and_expect_tx(mbar_ptr: Any, bytes: Any, peer_cta_rank_in_cluster: Any = None,
-                                  relaxed: bool = False, scope: Any = None, *, loc: Any = None, ip: Any = None) -> None:
-    """Add bytes to the transaction count, then arrive (one thread, usually inside elect_one)."""
-    if _remote(peer_cta_rank_in_cluster, "arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx",
-               relaxed, scope):
-        return
-    _emit("arrive_expect_tx", mbar_ptr, bytes, "cute.arch.mbarrier_arrive_and_expect_tx")
-
-
 def mbarrier_wait(mbar_ptr: Any, phase: Any, *, loc: Any = None, ip: Any = None) -> None:
     """Wait until the mbarrier's phase of parity `phase` (0 or 1) has completed."""
     _emit("wait", mbar_ptr, phase, "cute.arch.mbarrier_wait")
@@ -495,21 +470,3 @@ def fence_proxy(kind: Any = "async.shared", *, space: Any = None, use_intrinsic:
 def fence_view_async_shared(*, loc: Any = None, ip: Any = None) -> None:
     """``fence.proxy.async.shared::cta`` (CuTe DSL's shorthand)."""
     current("cute.arch.fence_view_async_shared").emit(FenceOp("proxy_async"))
-
-
-def _remote(peer: Any, kind: str, ptr: Any, arg: Any, what: str, relaxed: Any = False, scope: Any = None) -> bool:
-    """With a peer CTA rank: trace the operation on that CTA's barrier (instr/cluster.py), with the
-    program's memory semantics (``relaxed``, ``scope``); True if done."""
-    if peer is None:
-        return False
-    from .cluster import remote_mbarrier
-
-    remote_mbarrier(kind, ptr, peer, arg, what, bool(getattr(relaxed, "value", relaxed)), scope)
-    return True
-
-
-def _one_arrival(n: Any, what: str) -> None:
-    v = getattr(n, "value", n)
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) != 1:
-        raise TraceError(f"{what}: arrive_count={n!r} is not supported: cutelab kernels arrive once per thread "
-                         f"(arrive_count=1)")

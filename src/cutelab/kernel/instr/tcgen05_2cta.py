@@ -66,7 +66,7 @@ def _pair_class(base: type) -> type:
 
 
 def pair_load(op: Any, what: str) -> Any:
-    """The 2-CTA form of a TMA load op made by instr/tma.py's tma_copy (the same op, whose bytes
+    """The 2-CTA form of a TMA load op made by instr/tma_copy.py's tma_copy (the same op, whose bytes
     complete at the leader of each receiving CTA's pair)."""
     from .tma import TmaLoadOp
 

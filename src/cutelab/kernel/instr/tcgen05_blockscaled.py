@@ -40,8 +40,8 @@ import numpy as np
 from ...errors import LaunchError, TraceError
 from ..ir.symbolic import is_sym
 
-__all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors", "sf_field", "kernel_gemm_blockscaled",
-           "umma_idesc_block_scaled"]
+__all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors", "mma_field", "sf_field", "kernel_gemm",
+           "kernel_gemm_blockscaled", "umma_idesc_block_scaled"]
 
 # mlir name -> (exponent bits, mantissa bits, bias) of the finite-only small float formats
 _SMALL = {"f4E2M1FN": (2, 1, 1), "f6E2M3FN": (2, 3, 1), "f6E3M2FN": (3, 2, 3)}
@@ -331,8 +331,40 @@ def umma_idesc_block_scaled(op: Any) -> int:
             | (mn(op.b_major_mode) << 16) | ((N >> 3) << 17) | (sf << 23) | ((M >> 4) << 24))
 
 
+def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
+    """tiled_mma.set / get of a tcgen05 atom's scale-factor field (sf_a, sf_b) inside a kernel
+    (``cutelab.tracing.hooks.mma_field``, which asks here before tcgen05_mma.mma_field): sf_field;
+    NotImplemented for other fields or atoms, or outside a kernel."""
+    from ...nvgpu.tcgen05.mma import Tcgen05MmaOp
+    from ..frontend.trace import tracing
+
+    if name not in ("sf_a", "sf_b") or not tracing() or not isinstance(getattr(atom, "_op", None), Tcgen05MmaOp):
+        return NotImplemented
+    return sf_field(atom, name, value, get)
+
+
+def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
+    """cute.gemm inside a kernel for block-scaled UMMAs (instr/gemm.py asks here before
+    tcgen05_mma.kernel_gemm); False for other atoms (or outside a kernel)."""
+    from ...nvgpu.tcgen05.mma import BlockScaledMmaOp
+    from ..frontend.trace import current, tracing
+    from .tcgen05_mma import _check_acc
+    from .tcgen05_tmem import _at, _where
+
+    if not tracing():
+        return False
+    op = getattr(atom, "op", None)
+    if not isinstance(op, BlockScaledMmaOp):
+        return False
+    t = current("cute.gemm")
+    what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
+    _check_acc(atom, op, d, c, what)
+    kernel_gemm_blockscaled(t, atom, op, d, a, b, what)
+    return True
+
+
 def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:
-    """cute.gemm of a block-scaled UMMA inside a kernel (called by tcgen05_mma.kernel_gemm)."""
+    """cute.gemm of a block-scaled UMMA inside a kernel, after kernel_gemm's checks."""
     from ... import int_tuple as it
     from ...nvgpu.tcgen05.mma import CtaGroup, Field, OperandSource
     from ..frontend.trace import _static_offsets

@@ -60,10 +60,6 @@ def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
 
     if not tracing() or not isinstance(getattr(atom, "_op", None), Tcgen05MmaOp):
         return NotImplemented
-    if name in ("sf_a", "sf_b"):  # the scale factors' TMEM address of a block-scaled UMMA
-        from .tcgen05_blockscaled import sf_field
-
-        return sf_field(atom, name, value, get)
     t = current(f"tiled_mma.{'get' if get else 'set'}")
     reg = _field_reg(t, atom, name)
     if get:
@@ -545,12 +541,9 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
         return False
     t = current("cute.gemm")
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
-    if isinstance(op, BlockScaledMmaOp):  # kernel/instr/tcgen05_blockscaled.py
-        from .tcgen05_blockscaled import kernel_gemm_blockscaled
-
-        _check_acc(atom, op, d, c, what)
-        kernel_gemm_blockscaled(t, atom, op, d, a, b, what)
-        return True
+    if isinstance(op, BlockScaledMmaOp):  # instr/gemm.py gives these to tcgen05_blockscaled.kernel_gemm first
+        raise TraceError(f"{what}: a block-scaled UMMA reached the plain UMMA's gemm (kernel/instr/gemm.py "
+                         f"dispatches it to tcgen05_blockscaled.kernel_gemm)")
     if not isinstance(op, (MmaF16BF16Op, MmaTF32Op, MmaFP8Op, MmaF8F6F4Op, MmaI8Op)):
         raise TraceError(f"{what}: kernels support the f16/bf16, tf32, f8f6f4 (8-bit operands) and i8 UMMAs and "
                          f"the block-scaled ones with 8-bit operands so far")

@@ -31,12 +31,12 @@ from ...errors import LaunchError, TraceError
 from ...layout import Layout, evaluate_all
 from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES
 from ..cuda import driver as _driver_mod
-from .mbarrier import complete_tx, mbar_ref, smem_addr
+from .mbarrier import complete_tx, smem_addr
 from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
-from ..frontend.trace import SmemEngine, _static_offsets, current
+from ..frontend.trace import _static_offsets
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "tma_copy", "name_tensor_map",
+__all__ = ["TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "name_tensor_map",
            "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
@@ -266,75 +266,6 @@ def _check_smem_tile(atom: Any, sl: Any, s: Any, what: str, side: str = "destina
                          f"{getattr(s, 'swizzle', 'not swizzled')} (allocate it with "
                          f"SmemAllocator.allocate_tensor(dtype, layout.outer, 1024, swizzle=layout.inner))")
     return None
-
-
-def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
-    """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
-    from ...nvgpu.cpasync.tma import TmaCopyAtom
-    from ..frontend.trace import GmemEngine
-
-    if not isinstance(atom, TmaCopyAtom):
-        return False
-    from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp atoms)
-
-    if tma_store_copy(atom, src, dst, kwargs):
-        return True
-    t = current("cute.copy")
-    what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
-    bar = kwargs.pop("tma_bar_ptr", None)
-    mcast = kwargs.pop("mcast_mask", None)
-    kwargs.pop("pred", None)
-    kwargs.pop("cache_policy", None)
-    if kwargs:
-        raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
-    from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp
-
-    multicast = isinstance(atom.op, CopyBulkTensorTileG2SMulticastOp)
-    # a CopyBulkTensorTileG2SOp copy ignores mcast_mask, as CuTe DSL's does (kernels pass one for both kinds)
-    if multicast and mcast is None:
-        raise TraceError(f"{what}: a CopyBulkTensorTileG2SMulticastOp copy needs mcast_mask= (the ranks of the "
-                         f"cluster's CTAs that receive the tile)")
-    if bar is None:
-        raise TraceError(f"{what}: a TMA load completes on an mbarrier: pass tma_bar_ptr=")
-    g, s = src.engine, dst.engine
-    if not isinstance(g, GmemEngine) or isinstance(g, SmemEngine):
-        raise TraceError(f"{what}: the source must be a tile of the global tensor from make_tiled_tma_atom, got "
-                         f"a {getattr(g, 'memspace', '?')} tensor")
-    if not isinstance(s, SmemEngine):
-        raise TraceError(f"{what}: the destination must be in shared memory, got a {getattr(s, 'memspace', '?')} tensor")
-    d = atom.desc
-    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
-        raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
-    _check_gmem_tile(atom, src.layout, what, "source")
-    _check_smem_tile(atom, dst.layout, s, what)
-    sbase, phase = start_phase(d, dst.offset, what, "destination")
-    coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
-    bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
-    s.param.written = True
-    g.param.read = True
-    from ..frontend.threads import elect_one
-
-    ops = []
-    for origin, start in atom.boxes:  # one box, or several side by side along the innermost mode
-        bc = coord_refs(t, tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes)), what)
-        sb = sbase + start if start else sbase
-        if multicast:
-            from .cluster import tma_multicast_op
-
-            op = tma_multicast_op(d, g.param, bc, s.param, sb, bsh, bbase, mcast, what)
-        else:
-            op = TmaLoadOp(d, g.param, bc, s.param, sb, bsh, bbase, t.where())
-        op.phase = phase
-        if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
-            from .tcgen05_2cta import pair_load
-
-            op = pair_load(op, what)
-        name_tensor_map(t, op, g.param.index, d)
-        ops.append(op)
-    with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
-        for op in ops:
-            t.emit(op)
-    return True
 
 
 def start_phase(d: Any, offset: Any, what: str, side: str) -> Tuple[Any, int]:

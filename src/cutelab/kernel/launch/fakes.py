@@ -7,12 +7,16 @@ import contextlib
 import io
 from typing import Any, Callable, Dict, List, Tuple
 
-from ...dynamic import value_of
-from ...errors import LaunchError
-from ...fake import FakeTensor
+import numpy as np
+
+from ...dynamic import DynInt, value_of
+from ...dynamic_layout import flat_modes, set_layout, mark_compact_shape_dynamic, mark_layout_dynamic
+from ...errors import LaunchError, TensorError
+from ...fake import FakeTensor, SymInt
+from ...runtime import from_dlpack
 from .args import _as_tensor_args, _constexpr_positions
 
-__all__ = ["FakeCompiled", "compile_fakes"]
+__all__ = ["FakeCompiled", "compile_fakes", "stand_in"]
 
 
 class FakeCompiled:
@@ -70,7 +74,35 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
     FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
-    stand = tuple(a.stand_in(env) if isinstance(a, FakeTensor) else a for a in args)
+    stand = tuple(stand_in(a, env) if isinstance(a, FakeTensor) else a for a in args)
     _compile(target, *stand, **kwargs)
     return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)
 
+
+def stand_in(fake: FakeTensor, env: Dict[int, int]) -> Any:
+    """A small real tensor for the compile-time trace in place of a fake one: the symbolic extents at stand-in values
+    (the same SymInt, the same value), marked dynamic where they are symbolic."""
+    shape, stride = fake.stand_in_values(env)
+    span = 1 + sum((s - 1) * d for s, d in zip(shape, stride)) if all(shape) else 1
+    item = np.dtype(fake.element_type.storage).itemsize
+    align = max(fake.assumed_align, item)
+    raw = np.zeros(span * item + align, np.uint8)
+    off = (-raw.__array_interface__["data"][0]) % align
+    flat = raw[off:off + span * item].view(fake.element_type.storage)
+    arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(d * item for d in stride))
+    t = from_dlpack(arr, assumed_align=fake.assumed_align)  # (arr keeps raw alive: its engine's owner)
+    sym_shape = [i for i, s in enumerate(fake.shape) if isinstance(s, SymInt)]
+    if any(isinstance(d, SymInt) for d in fake.stride):
+        return mark_layout_dynamic(t)
+    order = tuple(sorted(range(len(shape)), key=lambda i: (stride[i], shape[i]), reverse=True))
+    for i in sym_shape:
+        try:
+            t = mark_compact_shape_dynamic(t, mode=i, stride_order=order, divisibility=fake.shape[i].divisibility)
+        except TensorError:  # not compact: every mode dynamic
+            return mark_layout_dynamic(t)
+    wide = [i for i in sym_shape if fake.shape[i].width == 64]
+    if wide:  # 64-bit symbolic extents print as ?{i64}, as CuTe DSL's do
+        sh, st = flat_modes(t, "make_fake_tensor")
+        sh = tuple(DynInt(shape[i], "i64", fake.shape[i].divisibility) if i in wide else x for i, x in enumerate(sh))
+        set_layout(t, sh, st)
+    return t

@@ -16,14 +16,15 @@ S<3,4,3> o 0 o ((128,64),1,2,3):((64,1),0,8192,16384)
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, Optional
 
 from ... import int_tuple as it
 from ...algebra import coalesce, tile_to_shape, tiled_divide
 from ...errors import LayoutError
 from ...layout import Layout, _normalize, make_layout
-from ...numeric import is_numeric_type
+from ...numeric import Boolean, Numeric, is_numeric_type
 from ...swizzle import ComposedLayout, make_composed_layout, make_swizzle
+from ..universal_mma import OperandMajorMode
 
 __all__ = ["SmemLayoutAtomKind", "make_smem_layout_atom", "tile_to_mma_shape"]
 
@@ -127,3 +128,86 @@ def tile_to_mma_shape(atom: Any, mma_tile_shape: Any, order: Any = None) -> Any:
     tiled = tile_to_shape(atom, mn_shape, order)
     out = tiled_divide(tiled, it.product_each(shape[0]))
     return coalesce(out, target_profile=shape)
+
+
+# --------------------------------------------------------------------------- a tiled UMMA's operand layouts
+# (cutlass.utils.blackwell_helpers' names, which import them from here: built from the atoms above only)
+
+def _flat_size(x: Any) -> int:
+    return it.product(x.shape if isinstance(x, Layout) else x)
+
+
+def get_smem_layout_atom_ab(major_mode: OperandMajorMode, element_type: Numeric, smem_shape_mn_k: Any,
+                            sparsity: int = 1) -> SmemLayoutAtomKind:
+    """The widest swizzle whose row divides the major mode (MN_SW128_32B for 32-bit MN-major).
+
+    >>> from cutelab import Float32
+    >>> get_smem_layout_atom_ab(OperandMajorMode.MN, Float32, (64, 32)).name
+    'MN_SW128_32B'
+    """
+    if not is_numeric_type(element_type):
+        raise LayoutError(f"get_smem_layout_atom_ab: element_type must be a Numeric, got {element_type!r}")
+    k_major = major_mode is OperandMajorMode.K
+    size = _flat_size(smem_shape_mn_k[1] if k_major else smem_shape_mn_k[0])
+    if size % 8:
+        raise LayoutError(f"get_smem_layout_atom_ab({major_mode}, {element_type}, {it.tuple_str(smem_shape_mn_k)}): "
+                          f"the major mode's extent {size} is not a multiple of 8")
+    # CuTe DSL's Boolean is one bit wide here (make_smem_layout_epi maps it to Int8 before asking)
+    bits = size * (1 if element_type is Boolean else element_type.width)
+    if k_major:
+        bits //= sparsity
+    if bits % 128:
+        raise LayoutError(f"get_smem_layout_atom_ab({major_mode}, {element_type}, {it.tuple_str(smem_shape_mn_k)}): "
+                          f"the major mode holds {bits} bits, not a multiple of 128 (16 bytes)")
+    pre = "K" if k_major else "MN"
+    if not k_major and element_type.width == 32 and bits % 1024 == 0:
+        return SmemLayoutAtomKind.MN_SW128_32B
+    for b, name in ((1024, "SW128"), (512, "SW64"), (256, "SW32")):
+        if bits % b == 0:
+            return SmemLayoutAtomKind[f"{pre}_{name}"]
+    return SmemLayoutAtomKind[f"{pre}_INTER"]
+
+
+def make_smem_layout(leading_mode: OperandMajorMode, smem_tile_shape: Any, a_dtype: Numeric, num_stages: int) -> Any:
+    """A staged SMEM layout of an operand tile (MN, K): the atom tiled to it with the stages last."""
+    kind = get_smem_layout_atom_ab(leading_mode, a_dtype, smem_tile_shape)
+    atom = make_smem_layout_atom(kind, a_dtype)
+    order = (0, 1, 2) if leading_mode is OperandMajorMode.K else (1, 0, 2)
+    out = tile_to_shape(atom, tuple(smem_tile_shape) + (num_stages,), order)
+    return coalesce(out, target_profile=(1, 1, 1))
+
+
+def _operand_layout(tiled_mma: Any, shape: Any, dtype: Numeric, num_stages: int, k_major: bool) -> Any:
+    mn_k = (_flat_size(shape[0][0]) * shape[1], _flat_size(shape[0][1]) * shape[2])
+    kind = get_smem_layout_atom_ab(OperandMajorMode.K if k_major else OperandMajorMode.MN, dtype, mn_k)
+    atom = make_smem_layout_atom(kind, dtype)
+    return tile_to_mma_shape(atom, tuple(shape) + (num_stages,), (1, 2, 3) if k_major else (2, 1, 3))
+
+
+def _tile3(mma_tiler_mnk: Any, what: str) -> tuple:
+    t = tuple(mma_tiler_mnk)
+    if len(t) != 3:
+        raise LayoutError(f"{what}: mma_tiler_mnk must be (M, N, K), got {it.tuple_str(t)}")
+    return t
+
+
+def make_smem_layout_a(tiled_mma: Any, mma_tiler_mnk: Any, a_dtype: Numeric, num_stages: int, *,
+                       is_k_major: Optional[bool] = None) -> Any:
+    """The staged SMEM layout of A for a tiled UMMA and its (M, N, K) tile: ((MMA_M,MMA_K),M,K,STAGES)."""
+    m, _, k = _tile3(mma_tiler_mnk, "make_smem_layout_a")
+    km = tiled_mma.op.a_major_mode is OperandMajorMode.K if is_k_major is None else is_k_major
+    return _operand_layout(tiled_mma, tiled_mma.partition_shape_A((m, k)), a_dtype, num_stages, km)
+
+
+def make_smem_layout_b(tiled_mma: Any, mma_tiler_mnk: Any, b_dtype: Numeric, num_stages: int, *,
+                       is_k_major: Optional[bool] = None) -> Any:
+    """The staged SMEM layout of B for a tiled UMMA and its (M, N, K) tile: ((MMA_N,MMA_K),N,K,STAGES)."""
+    _, n, k = _tile3(mma_tiler_mnk, "make_smem_layout_b")
+    km = tiled_mma.op.b_major_mode is OperandMajorMode.K if is_k_major is None else is_k_major
+    return _operand_layout(tiled_mma, tiled_mma.partition_shape_B((n, k)), b_dtype, num_stages, km)
+
+
+def make_smem_layout_c(tiled_mma: Any, mma_tiler_mnk: Any, c_dtype: Numeric, num_stages: int, is_m_major: bool) -> Any:
+    """The staged SMEM layout of C (no epilogue subtiling): ((MMA_M,MMA_N),M,N,STAGES)."""
+    m, n, _ = _tile3(mma_tiler_mnk, "make_smem_layout_c")
+    return _operand_layout(tiled_mma, tiled_mma.partition_shape_C((m, n)), c_dtype, num_stages, not is_m_major)
