@@ -123,7 +123,7 @@ class FakeTensor:
     def stand_in(self, env: Dict[int, int]) -> Any:
         """A small real tensor for the compile-time trace: the symbolic extents at stand-in values
         (the same SymInt, the same value), marked dynamic where they are symbolic."""
-        from .runtime import from_dlpack, mark_compact_shape_dynamic, mark_layout_dynamic
+        from .runtime import _from_numpy, _set_layout, mark_compact_shape_dynamic, mark_layout_dynamic
 
         shape, stride = self._values(env)
         span = 1 + sum((s - 1) * d for s, d in zip(shape, stride)) if all(shape) else 1
@@ -133,10 +133,19 @@ class FakeTensor:
         off = (-raw.__array_interface__["data"][0]) % align
         flat = raw[off:off + span * item].view(self.element_type.storage)
         arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(d * item for d in stride))
-        t = from_dlpack(arr, assumed_align=self.assumed_align)  # (arr keeps raw alive: its engine's owner)
+        # the fake's element type (a BFloat16 fake's storage is uint16); arr keeps raw alive: its engine's owner
+        t = _from_numpy(arr, self.assumed_align, self.element_type)
         sym_shape = [i for i, s in enumerate(self.shape) if isinstance(s, SymInt)]
         if any(isinstance(d, SymInt) for d in self.stride):
-            return mark_layout_dynamic(t)
+            # dynamic exactly where the fake is symbolic, as CuTe DSL's fake tensor: (?, 192):(?{i64}, 1)
+            from .dynamic import DynInt
+
+            sh = tuple(DynInt(v, "i64" if s.width == 64 else "i32", s.divisibility) if isinstance(s, SymInt) else v
+                       for s, v in zip(self.shape, shape))
+            st = tuple(DynInt(v, "i64", d.divisibility) if isinstance(d, SymInt) else v
+                       for d, v in zip(self.stride, stride))
+            _set_layout(t, sh, st)
+            return t
         order = tuple(sorted(range(len(shape)), key=lambda i: (stride[i], shape[i]), reverse=True))
         for i in sym_shape:
             try:
@@ -146,7 +155,7 @@ class FakeTensor:
         wide = [i for i in sym_shape if self.shape[i].width == 64]
         if wide:  # 64-bit symbolic extents print as ?{i64}, as CuTe DSL's do
             from .dynamic import DynInt
-            from .runtime import _flat_modes, _set_layout
+            from .runtime import _flat_modes
 
             sh, st = _flat_modes(t, "make_fake_tensor")
             sh = tuple(DynInt(shape[i], "i64", self.shape[i].divisibility) if i in wide else x for i, x in enumerate(sh))

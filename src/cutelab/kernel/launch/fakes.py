@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from typing import Any, Callable, Dict, List, Tuple
 
 from ...dynamic import value_of
@@ -12,7 +13,16 @@ from ...errors import LaunchError
 from ...fake import FakeTensor
 from .args import _as_tensor_args, _constexpr_positions
 
-__all__ = ["FakeCompiled", "compile_fakes"]
+__all__ = ["FakeCompiled", "compile_fakes", "tracing_stand_ins"]
+
+_local = threading.local()
+
+
+def tracing_stand_ins() -> bool:
+    """True during compile_fakes' trace with stand-ins, whose launches are never run: a real call
+    compiles again with its own values. A dynamic value there (an ``Int32`` argument compiled as
+    0, as quack passes ``sm_count``) is a stand-in, not the value a launch will use."""
+    return getattr(_local, "depth", 0) > 0
 
 
 class FakeCompiled:
@@ -71,6 +81,10 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
     stand = tuple(a.stand_in(env) if isinstance(a, FakeTensor) else a for a in args)
-    _compile(target, *stand, **kwargs)
+    _local.depth = getattr(_local, "depth", 0) + 1
+    try:
+        _compile(target, *stand, **kwargs)
+    finally:
+        _local.depth -= 1
     return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)
 
