@@ -59,6 +59,10 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
     "cutlass._mlir": "cutelab.compat.mlir",
+    "cutlass._mlir_helpers": "cutelab.compat.mlir_helpers",
+    "cutlass._mlir_helpers.math": "cutelab.compat.mlir_helpers.math",
+    "cutlass._mlir_helpers.arith": "cutelab.compat.mlir_helpers.arith",
+    "cutlass._mlir_helpers.vector": "cutelab.compat.mlir_helpers.vector",
     # the bindings' native module, which programs import MLIR's type names from (IntegerType)
     "cutlass._mlir._mlir_libs": "cutelab.compat.mlir",
     "cutlass._mlir._mlir_libs._cutlass_ir": "cutelab.compat.mlir",
