@@ -113,12 +113,21 @@ class FakeTensor:
     __getitem__ = __setitem__ = load = store = _no_data
 
     def _values(self, env: Dict[int, int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
-        def v(x: Any) -> int:
-            if isinstance(x, SymInt):
-                return env.setdefault(id(x), x.stand_in())
-            return x
-
-        return tuple(v(s) for s in self.shape), tuple(v(s) for s in self.stride)
+        """Stand-in values: symbolic extents at SymInt.stand_in(); symbolic strides laid out after the
+        static ones, in mode order, each past the modes before it (rounded up to its divisibility), so
+        that the stand-in layout does not overlap itself ((?,1,?) over (8,64,8) is (64,1,512))."""
+        shape = tuple(env.setdefault(id(s), s.stand_in()) if isinstance(s, SymInt) else s for s in self.shape)
+        span = max([1] + [d * n for d, n in zip(self.stride, shape) if not isinstance(d, SymInt)])
+        stride = []
+        for d, n in zip(self.stride, shape):
+            if isinstance(d, SymInt):
+                if id(d) not in env:
+                    k = d.divisibility
+                    env[id(d)] = -(-span // k) * k
+                d = env[id(d)]
+                span = max(span, d * max(n, 1))
+            stride.append(d)
+        return shape, tuple(stride)
 
     def stand_in(self, env: Dict[int, int]) -> Any:
         """A small real tensor for the compile-time trace: the symbolic extents at stand-in values

@@ -71,6 +71,8 @@ ALIASES: Dict[str, str] = {
     "cutlass.experimental": "cutelab.compat.experimental:experimental",
     "cutlass.experimental.primitives": "cutelab.compat.experimental:primitives",
     "cutlass.experimental.cuda": "cutelab.compat.experimental:cuda",
+    "cutlass.cute.experimental": "cutelab.compat.experimental:cute_experimental",
+    "cutlass.cute.experimental.iket": "cutelab.compat.experimental:iket",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)

@@ -229,6 +229,11 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     where = f"make_tiled_tma_atom({op}, {getattr(gmem_tensor, 'layout', gmem_tensor)}, {smem_layout}, {cta_tiler})"
     from .tma_store import CopyBulkTensorTileS2GOp
 
+    from .tma_store import CopyReduceBulkTensorTileS2GOp
+
+    if isinstance(op, CopyReduceBulkTensorTileS2GOp):
+        raise LayoutError(f"{where}: TMA reduce-stores (CopyReduceBulkTensorTileS2GOp, cp.reduce.async.bulk.tensor) "
+                          f"are not supported by cutelab yet")
     if not isinstance(op, (CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp)):
         raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) and CopyBulkTensorTileS2GOp (TMA "
                           f"stores) are supported, got {type(op).__name__}")
@@ -274,6 +279,15 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         if stride[i] == 0:
             raise LayoutError(f"{where}: mode {i} of the (flattened) global tensor has {shape[i]} elements of "
                               f"stride 0 (a broadcast); cutelab's TMA does not take broadcast modes")
+    # a CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue:
+    # (64,32):(1@0,1@1)), a flat layout whose mode i steps coordinate i by 1, is the tile of its extents
+    if len(tiler) == 1 and isinstance(tiler[0], Layout) and isinstance(tiler[0].shape, tuple):
+        from ...layout import ScaledBasis
+
+        cv = tiler[0]
+        if (all(type(x) is int for x in cv.shape) and isinstance(cv.stride, tuple)
+                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(cv.stride))):
+            tiler = tuple(cv.shape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
