@@ -113,6 +113,8 @@ def _as_bound(x: Any, what: str) -> Any:
         return x if not (x.lo == x.hi) else x.lo
     if isinstance(x, int):
         return int(x)
+    if isinstance(x, TraceValue) and len(x.refs) == 1 and x.dtype.kind in ("int", "uint"):
+        return x.as_index()  # an integer computed in the kernel (quack's k_tile_cnt): its register, read at run time
     if hasattr(x, "__index__"):
         return int(x.__index__())
     raise TraceError(f"{what}: a loop bound must be an integer or a runtime integer, got {type(x).__name__} {x!r}")
