@@ -2,7 +2,8 @@
 
 A meta-path finder placed first in ``sys.meta_path`` (so it wins over an installed
 nvidia-cutlass-dsl) answers for ``cutlass`` and its submodules, and, while the CUDA device is
-emulated, for ``cuda.bindings.driver`` and ``cuda.core``. Only :func:`install` puts it there
+emulated, for ``cuda.bindings.driver`` and ``cuda.core`` (and, where Triton is not installed, for
+triton's host utilities: ``IF_ABSENT``, triton_host.py). Only :func:`install` puts it there
 (``cutelab run`` and ``cutelab.compat.install()`` call it); a plain ``import cutlass`` without it
 means whatever is installed.
 
@@ -90,6 +91,41 @@ EMULATED: Dict[str, str] = {
 }
 
 
+#: modules served only while the CUDA device is emulated and no installed package provides them
+#: (an installed Triton is always the one imported): module -> the module that stands for it
+IF_ABSENT: Dict[str, str] = {
+    "triton": "cutelab.compat.triton_host:triton",
+    "triton.testing": "cutelab.compat.triton_host:testing",
+    "triton.runtime": "cutelab.compat.triton_host:runtime",
+    "triton.runtime.cache": "cutelab.compat.triton_host:cache",
+}
+
+
+_PROBING = [False]
+
+
+def _absent(fullname: str, path: Any) -> bool:
+    """No installed package provides fullname (for a submodule: its top-level package is ours)."""
+    if _PROBING[0]:
+        return False
+    top = fullname.partition(".")[0]
+    if top != fullname:
+        return sys.modules.get(top) is _load(IF_ABSENT[top])
+    if importlib.machinery.PathFinder.find_spec(fullname, path) is not None:
+        return False
+    if top == "triton":
+        # torch itself must see no Triton, as on its CPU build: its cached probe answers now, before the
+        # façade exists (torch would take it for the compiler: triton.language, ...)
+        _PROBING[0] = True
+        try:
+            importlib.import_module("torch.utils._triton").has_triton_package()
+        except ImportError:
+            pass
+        finally:
+            _PROBING[0] = False
+    return True
+
+
 #: real modules imported on a GPU (not emulated), patched after they run: module -> the patch
 PATCHED_ON_GPU: Dict[str, str] = {
     "nvshmem.core": "cutelab.compat.distributed.nvshmem:refuse_multicast_on_gpu",
@@ -158,6 +194,8 @@ class CutlassFinder(importlib.abc.MetaPathFinder):
             return _generic_target(fullname)
         if self.emulate_cuda and (fullname.startswith("cuda.bindings.") or fullname.startswith("cuda.core.")):
             return "!"  # a CUDA module that is not emulated
+        if self.emulate_cuda and fullname in IF_ABSENT and _absent(fullname, None):
+            return IF_ABSENT[fullname]
         return None
 
     def find_spec(self, fullname, path=None, target=None):

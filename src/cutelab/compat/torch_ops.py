@@ -6,11 +6,13 @@ emulated device a "cuda" tensor is a CPU tensor (torch_cuda.py), so torch's disp
 for a CPU kernel and find none. While the emulation is on, registering a kernel for "cuda" (or for
 "cpu") registers one router for both device types: it runs the "cuda" kernel when an argument is
 on the emulated CUDA device, the program's own "cpu" kernel otherwise, and, with no "cpu" kernel,
-raises as torch would for a CPU tensor (naming the operator).
+raises as torch would for a CPU tensor (naming the operator). Every kernel a program registers runs
+under the emulation (torch calls it with the emulation's TorchFunctionMode popped).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, Callable, Dict
 
@@ -28,6 +30,25 @@ def _any_on_cuda(args: Any, kwargs: Dict[str, Any]) -> bool:
             if isinstance(t, torch.Tensor) and on_cuda(t):
                 return True
     return False
+
+
+def _emulated(f: Callable[..., Any]) -> Callable[..., Any]:
+    """f, run under the emulation: torch calls an operator's kernel with the TorchFunctionMode stack
+    popped (the emulation's own handler made the call), where "cuda" tensors would look like CPU ones."""
+
+    @functools.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from torch.overrides import _get_current_function_mode_stack
+
+        from .torch_cuda import _STATE as cuda_state
+
+        mode = cuda_state.get("mode")
+        if mode is None or any(isinstance(m, type(mode)) for m in _get_current_function_mode_stack()):
+            return f(*args, **kwargs)
+        with type(mode)():
+            return f(*args, **kwargs)
+
+    return run
 
 
 def _router(op: Any) -> Callable[..., Any]:
@@ -55,8 +76,9 @@ def enable() -> None:
     def register_kernel(self: Any, device_types: Any, fn: Any = None, /) -> Any:
         types = [device_types] if device_types is None or isinstance(device_types, str) else list(device_types)
         ours = [t for t in types if t in _DEVICES]
-        if not ours:
-            return orig(self, device_types, fn)
+        if not ours:  # another device, or None (every device): the kernel runs under the emulation
+            return orig(self, device_types, _emulated(fn)) if fn is not None else (
+                lambda f: (orig(self, device_types, _emulated(f)), f)[1])
 
         def inner(f: Callable[..., Any]) -> Callable[..., Any]:
             first = "_cutelab_kernels" not in self.__dict__
@@ -67,7 +89,7 @@ def enable() -> None:
             if rest:
                 orig(self, rest, f)
             if first:
-                orig(self, list(_DEVICES), _router(self))
+                orig(self, list(_DEVICES), _emulated(_router(self)))
             return f
 
         return inner(fn) if fn is not None else inner
