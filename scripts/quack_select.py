@@ -7,6 +7,8 @@ put this folder on PYTHONPATH).
 - for every size parameter (``M``, ``N``, ``k``, ``in_features``, ...) only the smallest value that a test
   function is parametrized with is kept ("the smallest sizes"); the other parameters (dtypes, flags,
   layouts) are all kept;
+- a case whose size parameters multiply to more than ``QUACK_SELECT_MAX_SIZE`` (default 2**22) is dropped
+  (a function parametrized with one large size only: cross-entropy's 4096 x 128256 partial LSE);
 - ``QUACK_SELECT_PER_FUNCTION=K`` keeps at most the first K cases of each test function (the GEMM
   files parametrize thousands of flag combinations);
 - ``QUACK_SELECT_IDS=FILE`` keeps only the test ids listed in FILE, one a line (the CI subset).
@@ -40,12 +42,18 @@ def pytest_collection_modifyitems(config, items):
         with open(ids_file) as f:
             wanted = {line.strip() for line in f if line.strip()}
     cap = int(os.environ.get("QUACK_SELECT_PER_FUNCTION", "0") or 0)
+    max_size = int(os.environ.get("QUACK_SELECT_MAX_SIZE", str(2 ** 22)))
     seen = {}
     keep, drop = [], []
     for it in items:
         cs = getattr(it, "callspec", None)
         ok = not (cs is not None and cs.params.get("use_compile") is True)
         ok = ok and all(v == smallest[(it.nodeid.split("::")[0], it.originalname, k)] for k, v in _size_items(it))
+        if ok:
+            size = 1
+            for _, v in _size_items(it):
+                size *= v
+            ok = size <= max_size
         if ok and wanted is not None:
             ok = it.nodeid in wanted
         if ok and cap:
