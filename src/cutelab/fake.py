@@ -171,13 +171,20 @@ class FakeTensor:
             _set_layout(t, sh, st)
         return t
 
-    def check(self, real: Any, pos: int, fn: str, seen: Optional[Dict[int, Tuple[int, str]]] = None) -> None:
+    def check(self, real: Any, pos: int, fn: str, seen: Optional[Dict[int, Tuple[int, str]]] = None,
+              name: str = "") -> None:
         """Refuse a real tensor that is not one this fake describes (a clear error naming the argument).
         seen: the values the call's earlier arguments gave each sym_int (shared across the call's
-        arguments, so that a sym_int two fakes share takes one value)."""
+        arguments, so that a sym_int two fakes share takes one value). name: the parameter's name; an
+        extent or stride that differs also says, in CuTe DSL's words for its TVM-FFI calls,
+        ``Mismatched NAME.shape[i] on argument #POS``."""
         from .dynamic import value_of
 
         where = f"{fn}: argument {pos} (compiled for {self!r})"
+
+        def mismatch(what: str, i: int) -> str:
+            return f"Mismatched {name or 'tensor'}.{what}[{i}] on argument #{pos} when calling `{fn}`"
+
         et = getattr(real, "element_type", None)
         if et is None:
             raise LaunchError(f"{where}: expected a tensor, got {type(real).__name__}")
@@ -196,9 +203,10 @@ class FakeTensor:
                         raise LaunchError(f"{where}: {what}[{i}] = {g} is not a multiple of {w.divisibility}")
                     v, at = seen.setdefault(id(w), (g, f"argument {pos}'s {what}[{i}]"))
                     if v != g:
-                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {v} in {at}")
+                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {v} in {at} "
+                                          f"({mismatch(what, i)})")
                 elif g != w and not (what == "stride" and shape[i] == 1):
-                    raise LaunchError(f"{where}: {what}[{i}] is {g}, the fake's is {w}")
+                    raise LaunchError(f"{where}: {what}[{i}] is {g}, the fake's is {w} ({mismatch(what, i)})")
         addr = getattr(getattr(real, "iterator", None), "address", None)
         if addr is None:
             addr = getattr(getattr(real, "engine", None), "address", None)

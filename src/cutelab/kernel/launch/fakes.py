@@ -41,6 +41,16 @@ class FakeCompiled:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
         return f"<cute.compile({self.name}) for {fakes}>"
 
+    def _param_name(self, i: int) -> str:
+        """The name of the compiled function's parameter i ("" when it has none)."""
+        import inspect
+
+        try:
+            names = list(inspect.signature(self.target).parameters)
+        except (TypeError, ValueError):
+            return ""
+        return names[i] if i < len(names) else ""
+
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
         from .compiled import no_export
 
@@ -60,7 +70,7 @@ class FakeCompiled:
                     raise LaunchError(f"{self.name}: argument {j} is a fake tensor; call the compiled function "
                                       f"with real tensors")
                 t = _as_tensor_args(a)
-                self.args[i].check(t, j, self.name, seen)
+                self.args[i].check(t, j, self.name, seen, self._param_name(i))
                 key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
             else:
                 key.append((i, type(a).__name__))
