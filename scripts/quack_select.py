@@ -9,6 +9,8 @@ put this folder on PYTHONPATH).
   layouts) are all kept;
 - a case whose size parameters multiply to more than ``QUACK_SELECT_MAX_SIZE`` (default 2**22) is dropped
   (a function parametrized with one large size only: cross-entropy's 4096 x 128256 partial LSE);
+- the autotuning tests (``*_tuned_dispatch``) are dropped: they compile and benchmark every config of the
+  search space, which on the interpreter takes longer than the rest together;
 - ``QUACK_SELECT_PER_FUNCTION=K`` keeps at most the first K cases of each test function (the GEMM
   files parametrize thousands of flag combinations);
 - ``QUACK_SELECT_IDS=FILE`` keeps only the test ids listed in FILE, one a line (the CI subset).
@@ -49,6 +51,7 @@ def pytest_collection_modifyitems(config, items):
         cs = getattr(it, "callspec", None)
         ok = not (cs is not None and cs.params.get("use_compile") is True)
         ok = ok and all(v == smallest[(it.nodeid.split("::")[0], it.originalname, k)] for k, v in _size_items(it))
+        ok = ok and not it.originalname.endswith("_tuned_dispatch")
         if ok:
             size = 1
             for _, v in _size_items(it):

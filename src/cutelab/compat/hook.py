@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 from typing import Any, Dict, Optional
 
@@ -104,9 +105,22 @@ IF_ABSENT: Dict[str, str] = {
 _PROBING = [False]
 
 
+def _imported_by_torch() -> bool:
+    """The import statement being served is in torch's own code (importlib's and this module's frames
+    skipped): torch probes for Triton to use its compiler, which the stand-in is not."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not (name.startswith("<frozen importlib") or name == __file__):
+            return f"{os.sep}torch{os.sep}" in name
+        f = f.f_back
+    return False
+
+
 def _absent(fullname: str, path: Any) -> bool:
-    """No installed package provides fullname (for a submodule: its top-level package is ours)."""
-    if _PROBING[0]:
+    """No installed package provides fullname (for a submodule: its top-level package is ours), and
+    the importer is not torch."""
+    if _PROBING[0] or _imported_by_torch():
         return False
     top = fullname.partition(".")[0]
     if top != fullname:

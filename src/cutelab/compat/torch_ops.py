@@ -57,8 +57,9 @@ def _router(op: Any) -> Callable[..., Any]:
         device = "cuda" if _any_on_cuda(args, kwargs) else "cpu"
         if device not in fns:
             where = "on the emulated CUDA device" if device == "cuda" else "on the CPU"
-            raise NotImplementedError(f"{op._name}: no kernel for '{device}' (the operator has kernels for "
-                                      f"{sorted(fns)}), and its tensors are {where}")
+            name = getattr(op, "_qualname", op._name)
+            raise NotImplementedError(f"{name}: no kernel for '{device}' (the operator has kernels for {sorted(fns)}), "
+                                      f"and its tensors are {where}")
         return fns[device](*args, **kwargs)
 
     route.__name__ = f"cutelab_route_{op._name.replace('::', '_')}"
