@@ -1,34 +1,65 @@
-"""Run quack's own test suite (Dao-AILab's quack-kernels) unchanged under ``cutelab run -m pytest``.
+"""Run quack's own test suite (Dao-AILab's quack-kernels) unchanged under ``cutelab run -m pytest`` on the CPU.
 
-quack is installed apart from the environment (``pip install --no-deps --target DIR quack_kernels==V``)
-and its tests are taken from its git repository at the version's tag, so that the tests match the
-kernels. The parametrized tests are selected by size (M rows, N columns), since the CPU interpreter
-runs the large ones slowly; the others all run. The script prints one line per test file: passed,
-failed and errors.
+quack-kernels 0.5.3 (the version flash-attn-4 4.0.0b27 asks for) is installed apart from the environment,
+without its dependencies (``pip install --no-deps --target DIR/site``), with what it imports at module level:
+einops and apache-tvm-ffi (quack's kernel cache imports ``tvm_ffi``). Its nvidia-cutlass-dsl dependency is
+not installed: under ``cutelab run``, ``import cutlass`` is cutelab. Its ``import triton`` (the autotuner)
+finds cutelab's stand-in for Triton's host utilities when Triton is not installed (cutelab.compat.triton_host).
 
-    python3 scripts/quack_tests.py --site /tmp/quacksite --repo QUACK_GIT_DIR --rev 97a5374 \\
-        --max-m 199 --max-n 262144 [-- extra pytest args]
+Its tests come from the sdist on PyPI (``--fetch``; the same test files as the v0.5.3 tag, without the
+conftest.py, which only assigns GPUs to xdist workers and retries on out-of-memory), or from quack's git
+repository at the tag (``--repo``, with its conftest.py). The plugin scripts/quack_select.py selects the
+smallest sizes (see it). The script prints one line per test file: passed, failed, errors, skipped.
 
-``--rev`` is the commit of the installed version (quack 0.1.9: ``97a5374``, "Bump to v0.1.9").
+    python3 scripts/quack_tests.py --fetch .quack                 # install into .quack/site, tests in .quack/tests
+    python3 scripts/quack_tests.py --dir .quack [--arch sm_80] [--files softmax,rmsnorm] [-- pytest args]
+    python3 scripts/quack_tests.py --dir DIR --repo QUACK_GIT_DIR   # the tag's tests (with conftest.py)
+
+``--arch`` sets CUTE_DSL_ARCH: the emulated GPU's capability (quack picks its SM80 or SM90 paths by it).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 
-# (test function, position of M and of N in its parameter id)
-SIZED = {"test_softmax": (0, 1), "test_cross_entropy": (0, 1), "test_rmsnorm_forward_backward": (0, 1),
-         "test_layernorm_forward": (1, 0)}
-TOO_BIG = ("test_rmsnorm_large_tensor", "test_rmsnorm_strided_tensor")  # 32K and 8x4096 rows
+VERSION = "0.5.3"
+PINS = (f"quack-kernels=={VERSION}", "einops==0.8.2", "apache-tvm-ffi==0.1.15.post2")
+REV = f"v{VERSION}"
+HERE = os.path.dirname(os.path.abspath(__file__))
+# the test files of the kernels the issue names: softmax, RMSNorm, LayerNorm, cross-entropy, the GEMMs
+FILES = ("softmax", "cross_entropy", "rmsnorm", "layernorm", "linear", "mlp", "gemm_symmetric",
+         "linear_cross_entropy")
+
+
+def fetch(root: str) -> None:
+    """Install the pinned packages into ROOT/site and put the sdist's tests in ROOT/tests (idempotent)."""
+    site, tests = os.path.join(root, "site"), os.path.join(root, "tests")
+    if not os.path.isdir(os.path.join(site, "quack")):
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, *PINS],
+                       check=True)
+    if not os.path.isdir(tests):
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+                            "--no-build-isolation", "-d", tmp, f"quack-kernels=={VERSION}"], check=True)
+            (sdist,) = glob.glob(os.path.join(tmp, "*.tar.gz"))
+            with tarfile.open(sdist) as tar:
+                top = tar.getnames()[0].split("/")[0]
+                members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/tests/") and m.isfile()]
+                tar.extractall(tmp, members=members)
+            shutil.copytree(os.path.join(tmp, top, "tests"), tests)
 
 
 def export_tests(repo: str, rev: str, out: str) -> None:
+    """The tests/ folder of quack's git repository at rev (with its conftest.py)."""
     names = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", rev, "tests"], check=True,
                            capture_output=True, text=True).stdout.split()
     for name in names:
@@ -39,49 +70,57 @@ def export_tests(repo: str, rev: str, out: str) -> None:
                                    capture_output=True).stdout)
 
 
-def selected(ids: list, max_m: int, max_n: int) -> list:
-    out = []
-    for i in ids:
-        fn = i.split("::")[1].split("[")[0]
-        if fn in TOO_BIG:
-            continue
-        if fn in SIZED:
-            p = re.search(r"\[(.*)\]", i).group(1).split("-")
-            m, n = int(p[SIZED[fn][0]]), int(p[SIZED[fn][1]])
-            if m > max_m or n > max_n:
-                continue
-        out.append(i)
-    return out
+def run(root: str, files: list, arch: str, extra: list, env_extra: dict, tests_dir: str = "") -> tuple:
+    """Run the selected tests; returns (exit code, per-file counts, pytest's last line)."""
+    work = os.path.dirname(tests_dir) if tests_dir else root
+    site = os.path.abspath(os.path.join(root, "site"))
+    env = dict(os.environ, CUTE_DSL_ARCH=arch, **env_extra)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), site, HERE) if p)
+    env.setdefault("QUACK_CACHE_ENABLED", "0")  # quack's on-disk cache of exported objects (cutelab exports none)
+    paths = [f"tests/test_{f}.py" for f in files]
+    cmd = ["cutelab", "run", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "quack_select",
+           "-q", "-rA", *extra, *paths]
+    res = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    table: dict = collections.defaultdict(collections.Counter)
+    for line in res.stdout.splitlines():
+        m = re.match(r"(PASSED|FAILED|ERROR|SKIPPED)(?: \[\d+\])? (\S+?)(?:::|:\d+)", line)
+        if m:
+            table[m.group(2)][m.group(1)] += 1
+    out = res.stdout.strip().splitlines()
+    return res.returncode, table, (out[-1] if out else res.stderr[-2000:]), res
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--site", required=True, help="the folder quack is installed in (pip --target)")
-    ap.add_argument("--repo", required=True, help="quack's git directory")
-    ap.add_argument("--rev", default="97a5374", help="the commit of the installed version (default: v0.1.9)")
-    ap.add_argument("--max-m", type=int, default=199)
-    ap.add_argument("--max-n", type=int, default=262144)
+    ap.add_argument("--fetch", metavar="DIR", help="install the pinned packages and the sdist's tests into DIR, and stop")
+    ap.add_argument("--dir", default=".quack", help="the folder --fetch filled (default .quack)")
+    ap.add_argument("--repo", help="quack's git directory: run the tag's tests (with conftest.py) instead of the sdist's")
+    ap.add_argument("--arch", default="sm_90a", help="CUTE_DSL_ARCH (default sm_90a; sm_80 for the Ampere paths)")
+    ap.add_argument("--files", default=",".join(FILES), help="test files (test_NAME.py), joined by ','")
+    ap.add_argument("--per-function", type=int, default=0, help="at most this many cases per test function")
+    ap.add_argument("--ids", help="a file of test ids (one a line) to run, among the selected")
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="quack_tests_")
-    export_tests(a.repo, a.rev, work)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), a.site) if p))
-    run = ["cutelab", "run", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    ids = [line for line in subprocess.run(run + ["tests", "--collect-only", "-q"], cwd=work, env=env,
-                                           capture_output=True, text=True).stdout.splitlines() if "::" in line]
-    sel = selected(ids, a.max_m, a.max_n)
-    print(f"{len(sel)} of {len(ids)} tests selected (M <= {a.max_m}, N <= {a.max_n})", flush=True)
-    res = subprocess.run(run + ["-q", "-rA"] + a.pytest_args + sel, cwd=work, env=env, capture_output=True, text=True)
-    table: dict = collections.defaultdict(collections.Counter)
-    for line in res.stdout.splitlines():
-        m = re.match(r"(PASSED|FAILED|ERROR) (\S+?)::", line)
-        if m:
-            table[m.group(2)][m.group(1)] += 1
+    if a.fetch:
+        fetch(a.fetch)
+        return
+    fetch(a.dir)
+    tests_dir = ""
+    if a.repo:
+        tests_dir = os.path.join(tempfile.mkdtemp(prefix="quack_tests_"), "tests")
+        export_tests(a.repo, REV, os.path.dirname(tests_dir))
+    env = {}
+    if a.per_function:
+        env["QUACK_SELECT_PER_FUNCTION"] = str(a.per_function)
+    if a.ids:
+        env["QUACK_SELECT_IDS"] = os.path.abspath(a.ids)
+    print(f"quack {VERSION}, CUTE_DSL_ARCH={a.arch}, files: {a.files}", flush=True)
+    code, table, last, _ = run(a.dir, a.files.split(","), a.arch, a.pytest_args, env, tests_dir)
     for f in sorted(table):
         c = table[f]
-        print(f"{f}: {c['PASSED']} passed, {c['FAILED']} failed, {c['ERROR']} errors")
-    print(res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr[-2000:])
-    sys.exit(res.returncode)
+        print(f"{f}: {c['PASSED']} passed, {c['FAILED']} failed, {c['ERROR']} errors, {c['SKIPPED']} skipped")
+    print(last)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

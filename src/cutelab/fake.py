@@ -113,22 +113,37 @@ class FakeTensor:
     __getitem__ = __setitem__ = load = store = _no_data
 
     def stand_in_values(self, env: Dict[int, int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
-        """The shape and strides with each SymInt at its stand-in value (env: one value per SymInt)."""
+        """Stand-in values (env: one value per SymInt): symbolic extents at SymInt.stand_in(); symbolic
+        strides laid out after the static ones, in mode order, each past the modes before it (rounded up
+        to its divisibility), so that the stand-in layout does not overlap itself ((?,1,?) over (8,64,8)
+        is (64,1,512))."""
+        shape = tuple(env.setdefault(id(s), s.stand_in()) if isinstance(s, SymInt) else s for s in self.shape)
+        span = max([1] + [d * n for d, n in zip(self.stride, shape) if not isinstance(d, SymInt)])
+        stride = []
+        for d, n in zip(self.stride, shape):
+            if isinstance(d, SymInt):
+                if id(d) not in env:
+                    k = d.divisibility
+                    env[id(d)] = -(-span // k) * k
+                d = env[id(d)]
+                span = max(span, d * max(n, 1))
+            stride.append(d)
+        return shape, tuple(stride)
 
-        def v(x: Any) -> int:
-            if isinstance(x, SymInt):
-                return env.setdefault(id(x), x.stand_in())
-            return x
-
-        return tuple(v(s) for s in self.shape), tuple(v(s) for s in self.stride)
-
-    def check(self, real: Any, pos: int, fn: str, seen: Optional[Dict[int, Tuple[int, str]]] = None) -> None:
+    def check(self, real: Any, pos: int, fn: str, seen: Optional[Dict[int, Tuple[int, str]]] = None,
+              name: str = "") -> None:
         """Refuse a real tensor that is not one this fake describes (a clear error naming the argument).
         seen: the values the call's earlier arguments gave each sym_int (shared across the call's
-        arguments, so that a sym_int two fakes share takes one value)."""
+        arguments, so that a sym_int two fakes share takes one value). name: the parameter's name; an
+        extent or stride that differs also says, in CuTe DSL's words for its TVM-FFI calls,
+        ``Mismatched NAME.shape[i] on argument #POS``."""
         from .dynamic import value_of
 
         where = f"{fn}: argument {pos} (compiled for {self!r})"
+
+        def mismatch(what: str, i: int) -> str:
+            return f"Mismatched {name or 'tensor'}.{what}[{i}] on argument #{pos} when calling `{fn}`"
+
         et = getattr(real, "element_type", None)
         if et is None:
             raise LaunchError(f"{where}: expected a tensor, got {type(real).__name__}")
@@ -147,9 +162,10 @@ class FakeTensor:
                         raise LaunchError(f"{where}: {what}[{i}] = {g} is not a multiple of {w.divisibility}")
                     v, at = seen.setdefault(id(w), (g, f"argument {pos}'s {what}[{i}]"))
                     if v != g:
-                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {v} in {at}")
+                        raise LaunchError(f"{where}: {what}[{i}] = {g}, but the same sym_int is {v} in {at} "
+                                          f"({mismatch(what, i)})")
                 elif g != w and not (what == "stride" and shape[i] == 1):
-                    raise LaunchError(f"{where}: {what}[{i}] is {g}, the fake's is {w}")
+                    raise LaunchError(f"{where}: {what}[{i}] is {g}, the fake's is {w} ({mismatch(what, i)})")
         addr = getattr(getattr(real, "iterator", None), "address", None)
         if addr is None:
             addr = getattr(getattr(real, "engine", None), "address", None)

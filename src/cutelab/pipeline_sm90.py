@@ -428,6 +428,12 @@ class PipelineTmaAsync:
         with arch.elect_one():
             arch.mbarrier_arrive_and_expect_tx(self.full + state.index, self.tx_count)
 
+    def producer_try_acquire(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
+        """Whether the stage is empty now (a token for producer_acquire, which waits all the same)."""
+        from .kernel.frontend import arch
+
+        return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
+
     def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Nothing to do: the TMA copies complete the stage's transaction bytes."""
 

@@ -119,8 +119,9 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
     return Tensor(NumpyEngine(arr, dtype, space, align=align, owner=t, address=address), layout, 0)
 
 
-def _from_numpy(a: np.ndarray, assumed_align: int) -> Tensor:
-    dtype = numeric_from_numpy(a.dtype)
+def _from_numpy(a: np.ndarray, assumed_align: int, dtype: Numeric | None = None) -> Tensor:
+    """dtype: the element type the array's storage holds (BFloat16 in uint16, ...); default: the array's."""
+    dtype = dtype or numeric_from_numpy(a.dtype)
     item = a.itemsize
     if any(st % item for st in a.strides):
         raise TensorError(f"from_dlpack: strides {a.strides} (bytes) are not multiples of the element size {item}")

@@ -264,16 +264,35 @@ def _tmem_cols(which: str, table: Dict[str, int]) -> Any:
     return f
 
 
+def _calc_packed_f32x2_op(src_a: Any, src_b: Any, src_c: Any, calc_func: Any, *, result_type_inferred: bool = False,
+                          rnd: Any = "rn", ftz: Any = None, loc: Any = None, ip: Any = None) -> tuple:
+    """cute.arch.calc_packed_f32x2_op: ``calc_func`` (``nvvm.add/sub/mul/fma_packed_f32x2``) on pairs, as the
+    cute.arch packed operation of that name (round to nearest; another ``rnd`` is refused)."""
+    name = str(getattr(calc_func, "_name", getattr(calc_func, "__name__", calc_func))).rsplit(".", 1)[-1]
+    if name not in _PACKED:
+        raise NotEmulatedError(f"cute.arch.calc_packed_f32x2_op(calc_func={calc_func!r})",
+                               f"cutelab has the packed f32x2 operations {sorted(_PACKED)}", where=user_line(2))
+    if str(getattr(rnd, "name", rnd)).lower() not in ("rn", "none"):
+        raise NotEmulatedError(f"cute.arch.calc_packed_f32x2_op(rnd={rnd!r})", "cutelab rounds to nearest only",
+                               where=user_line(2))
+    args = (src_a, src_b) if src_c is None else (src_a, src_b, src_c)
+    return _PACKED[name](*args)
+
+
+_PACKED = {
+    "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
+    "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
+    "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
+    "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
+}
+
 ARCH_EXTRAS: Dict[str, Any] = {
     "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF,
     # tensor memory per CTA (CuTe DSL 4.8.1's table: 512 columns, sm_107 576; allocations of at least 32)
     "get_max_tmem_alloc_cols": _tmem_cols("max", {"sm_120": 512, "sm_107": 576, "sm_103": 512, "sm_100": 512}),
     "get_min_tmem_alloc_cols": _tmem_cols("min", {"sm_120": 32, "sm_107": 32, "sm_103": 32, "sm_100": 32}), "griddepcontrol_wait": griddepcontrol_wait,
     "griddepcontrol_launch_dependents": griddepcontrol_launch_dependents, **_arch_aliases(),
-    "add_packed_f32x2": _packed("add_packed_f32x2", 2, lambda a, b: a + b),
-    "sub_packed_f32x2": _packed("sub_packed_f32x2", 2, lambda a, b: a - b),
-    "mul_packed_f32x2": _packed("mul_packed_f32x2", 2, lambda a, b: a * b),
-    "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
+    **_PACKED, "calc_packed_f32x2_op": _calc_packed_f32x2_op,
     "exp2": _arch_exp2, "exp": _arch_exp,
     "inline_ptx": _inline_ptx,
     **{f"vote_{k}_sync": _vote(k) for k in ("ballot", "any", "all", "uni")},

@@ -69,10 +69,24 @@ class FastDivmodDivisor:
 
     divisor: Any
     is_power_of_2: InitVar[Any] = None
+    loc: InitVar[Any] = None  # the DSL's source location and insertion point: no meaning here
+    ip: InitVar[Any] = None
 
-    def __post_init__(self, is_power_of_2: Any) -> None:
+    def __post_init__(self, is_power_of_2: Any, loc: Any = None, ip: Any = None) -> None:
         if isinstance(self.divisor, int) and not isinstance(self.divisor, bool) and self.divisor <= 0:
             raise ValueError(f"FastDivmodDivisor({self.divisor}): the divisor must be positive")
+
+    # CuTe DSL keeps the divisor's MLIR value apart (``_divisor_mlir``; ``_divisor`` before 4.8), and
+    # libraries that subclass it carry that value across kernel boundaries (quack's FastDivmod, in its
+    # __extract_mlir_values__/__new_from_mlir_values__). Here that value is the divisor itself.
+    def _get_value(self) -> Any:
+        return self.__dict__.get("divisor")
+
+    def _set_value(self, v: Any) -> None:
+        self.__dict__.setdefault("divisor", v)  # a divisor set by name (before or after) wins
+
+    _divisor = property(_get_value, _set_value)
+    _divisor_mlir = property(_get_value, _set_value)
 
     def __rdivmod__(self, x: Any) -> Any:
         return x // self.divisor, x % self.divisor

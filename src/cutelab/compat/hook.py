@@ -2,7 +2,8 @@
 
 A meta-path finder placed first in ``sys.meta_path`` (so it wins over an installed
 nvidia-cutlass-dsl) answers for ``cutlass`` and its submodules, and, while the CUDA device is
-emulated, for ``cuda.bindings.driver`` and ``cuda.core``. Only :func:`install` puts it there
+emulated, for ``cuda.bindings.driver`` and ``cuda.core`` (and, where Triton is not installed, for
+triton's host utilities: ``IF_ABSENT``, triton_host.py). Only :func:`install` puts it there
 (``cutelab run`` and ``cutelab.compat.install()`` call it); a plain ``import cutlass`` without it
 means whatever is installed.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 from typing import Any, Dict, Optional
 
@@ -60,6 +62,10 @@ ALIASES: Dict[str, str] = {
     "cutlass.base_dsl._mlir_helpers": "cutelab.compat.base_dsl",
     "cutlass.base_dsl.env_manager": "cutelab.compat.base_dsl",
     "cutlass._mlir": "cutelab.compat.mlir",
+    "cutlass._mlir_helpers": "cutelab.compat.mlir_helpers",
+    "cutlass._mlir_helpers.math": "cutelab.compat.mlir_helpers.math",
+    "cutlass._mlir_helpers.arith": "cutelab.compat.mlir_helpers.arith",
+    "cutlass._mlir_helpers.vector": "cutelab.compat.mlir_helpers.vector",
     # the bindings' native module, which programs import MLIR's type names from (IntegerType)
     "cutlass._mlir._mlir_libs": "cutelab.compat.mlir",
     "cutlass._mlir._mlir_libs._cutlass_ir": "cutelab.compat.mlir",
@@ -68,6 +74,8 @@ ALIASES: Dict[str, str] = {
     "cutlass.experimental": "cutelab.compat.experimental:experimental",
     "cutlass.experimental.primitives": "cutelab.compat.experimental:primitives",
     "cutlass.experimental.cuda": "cutelab.compat.experimental:cuda",
+    "cutlass.cute.experimental": "cutelab.compat.experimental:cute_experimental",
+    "cutlass.cute.experimental.iket": "cutelab.compat.experimental:iket",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)
@@ -83,6 +91,54 @@ EMULATED: Dict[str, str] = {
     "nvshmem": "cutelab.compat.distributed.nvshmem:nvshmem_pkg",
     "nvshmem.core": "cutelab.compat.distributed.nvshmem",
 }
+
+
+#: modules served only while the CUDA device is emulated and no installed package provides them
+#: (an installed Triton is always the one imported): module -> the module that stands for it
+IF_ABSENT: Dict[str, str] = {
+    "triton": "cutelab.compat.triton_host:triton",
+    "triton.testing": "cutelab.compat.triton_host:testing",
+    "triton.runtime": "cutelab.compat.triton_host:runtime",
+    "triton.runtime.cache": "cutelab.compat.triton_host:cache",
+}
+
+
+_PROBING = [False]
+
+
+def _imported_by_torch() -> bool:
+    """The import statement being served is in torch's own code (importlib's and this module's frames
+    skipped): torch probes for Triton to use its compiler, which the stand-in is not."""
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not (name.startswith("<frozen importlib") or name == __file__):
+            return f"{os.sep}torch{os.sep}" in name
+        f = f.f_back
+    return False
+
+
+def _absent(fullname: str, path: Any) -> bool:
+    """No installed package provides fullname (for a submodule: its top-level package is ours), and
+    the importer is not torch."""
+    if _PROBING[0] or _imported_by_torch():
+        return False
+    top = fullname.partition(".")[0]
+    if top != fullname:
+        return sys.modules.get(top) is _load(IF_ABSENT[top])
+    if importlib.machinery.PathFinder.find_spec(fullname, path) is not None:
+        return False
+    if top == "triton":
+        # torch itself must see no Triton, as on its CPU build: its cached probe answers now, before the
+        # façade exists (torch would take it for the compiler: triton.language, ...)
+        _PROBING[0] = True
+        try:
+            importlib.import_module("torch.utils._triton").has_triton_package()
+        except ImportError:
+            pass
+        finally:
+            _PROBING[0] = False
+    return True
 
 
 #: real modules imported on a GPU (not emulated), patched after they run: module -> the patch
@@ -153,6 +209,8 @@ class CutlassFinder(importlib.abc.MetaPathFinder):
             return _generic_target(fullname)
         if self.emulate_cuda and (fullname.startswith("cuda.bindings.") or fullname.startswith("cuda.core.")):
             return "!"  # a CUDA module that is not emulated
+        if self.emulate_cuda and fullname in IF_ABSENT and _absent(fullname, None):
+            return IF_ABSENT[fullname]
         return None
 
     def find_spec(self, fullname, path=None, target=None):

@@ -19,6 +19,8 @@ While :func:`enable` is in effect:
   one rounding (what cutelab's interpreter does for each mma/wgmma instruction), then rounds to the
   inputs' type. A program that checks its GEMM against torch at a tight tolerance, as it would on
   the GPU against cuBLAS, compares like with like;
+- a custom operator's "cuda" kernel (``torch.library.custom_op(..., device_types="cuda")``) runs
+  for "cuda" tensors (:mod:`cutelab.compat.torch_ops`);
 - any other public ``torch.cuda`` function raises NotEmulatedError naming it and the user's line.
 """
 
@@ -642,6 +644,9 @@ def enable() -> None:
     _STATE["mode"] = mode
     _STATE["on"] = True
     _wrap_backward(cls)
+    from . import torch_ops
+
+    torch_ops.enable()  # custom operators' "cuda" kernels run on "cuda" tensors
 
 
 def _wrap_backward(mode_cls: Any) -> None:
@@ -695,6 +700,9 @@ def disable() -> None:
         from torch.autograd.function import BackwardCFunction
 
         BackwardCFunction.apply = _STATE["backward"]
+    from . import torch_ops
+
+    torch_ops.disable()
     _STATE.clear()
 
 

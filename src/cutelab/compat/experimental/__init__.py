@@ -5,7 +5,8 @@ provides it.
   ``prims.mbarrier_init``, ...) with their enums (``enums.py``);
 - ``memory.py``: ``cutlass.Array`` (``space=smem``/``rmem`` allocations in a kernel) and
   ``cutlass.Pointer`` (``tensor.iterator.raw_ptr()``), which the wrappers take;
-- ``cuda``: the DSL's tensor-map helpers; not provided yet, each name raises NotEmulatedError.
+- ``cuda``: the DSL's tensor-map helpers; not provided yet, each name raises NotEmulatedError;
+- ``cute_experimental`` (``cutlass.cute.experimental``): its ``iket`` tracing markers, which record nothing here.
 
 The hook (``compat/hook.py``) maps ``cutlass.experimental``, ``cutlass.experimental.primitives``
 and ``cutlass.experimental.cuda`` to the namespaces below.
@@ -33,11 +34,31 @@ def _cuda() -> Dict[str, Any]:
     return {n: refuse(f"cutlass.experimental.cuda.{n}", why) for n in names}
 
 
+def _iket() -> Dict[str, Any]:
+    """IKET (in-kernel event tracing) markers: they time regions of a kernel when the DSL's event tracing is
+    compiled in, and change no result. cutelab records no trace: the markers are accepted and emit nothing."""
+
+    def range_push(event_name: str, payload: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+        """Opens a traced region (cutelab records no trace)."""
+
+    def range_pop(*, loc: Any = None, ip: Any = None) -> None:
+        """Closes the latest traced region (cutelab records no trace)."""
+
+    def mark(event_name: str, payload: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+        """Marks a traced event (cutelab records no trace)."""
+
+    return {"range_push": range_push, "range_pop": range_pop, "mark": mark}
+
+
 primitives = Namespace("cutlass.experimental.primitives", [], _primitives,
                        "cutlass.experimental.primitives (CuTe DSL's NVVM wrappers), as cutelab")
 cuda = Namespace("cutlass.experimental.cuda", [], _cuda, "cutlass.experimental.cuda, as cutelab (not provided yet)")
 experimental = Namespace("cutlass.experimental", [], dict, "cutlass.experimental, as cutelab")
 experimental.__dict__["primitives"] = primitives
 experimental.__dict__["cuda"] = cuda
+iket = Namespace("cutlass.cute.experimental.iket", [], _iket,
+                 "cutlass.cute.experimental.iket (in-kernel event tracing markers; cutelab records no trace)")
+cute_experimental = Namespace("cutlass.cute.experimental", [], lambda: {"iket": iket},
+                              "cutlass.cute.experimental, as cutelab (its iket markers)")
 
-__all__ = ["experimental", "primitives", "cuda"]
+__all__ = ["experimental", "primitives", "cuda", "cute_experimental", "iket"]

@@ -61,6 +61,9 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
         dt = ptr.dtype or Int64
         k = ptr.byte_offset // dt.bytes
         hi = int(k) if not is_sym(k) else sym_range(k)[1]  # a run-time barrier index: its largest value
+        if is_sym(k):  # (at most the region's last word: the access itself is bounds-checked, under its branch
+            # conditions, as every shared access is: quack's `if tidx < stages: mbarrier_init(mbar_ptr + tidx)`)
+            hi = max(0, min(hi, ptr.region.nbytes // dt.bytes - 1))
         first = SmemPtr(ptr.region, 0, dt).tensor(make_layout(hi + 1), dt)  # the array reaches the barrier
         eng, off = first.engine, first.offset + k
     elif isinstance(ptr, Tensor):

@@ -34,6 +34,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     mcast = kwargs.pop("mcast_mask", None)
     kwargs.pop("pred", None)
     kwargs.pop("cache_policy", None)
+    kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point
     if kwargs:
         raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp

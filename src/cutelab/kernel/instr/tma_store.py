@@ -193,6 +193,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
                          f"f32 elements, not {atom.op.kind_name} of {atom.desc.dtype}")
     kwargs.pop("pred", None)
     kwargs.pop("cache_policy", None)
+    kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point
     if kwargs:
         raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
     s, g = src.engine, dst.engine

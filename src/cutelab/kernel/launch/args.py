@@ -22,9 +22,13 @@ _MAX_BLOCK = (1024, 1024, 64)
 _MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 
 
-def _dims(x: Any, what: str, kernel: str) -> Tuple[int, int, int]:
+def _dims(x: Any, what: str, kernel: str, stand_ins: bool = False) -> Tuple[int, int, int]:
+    """stand_ins: the launch is traced with stand-in values and never run (launch/fakes.py): a dynamic
+    entry below 1 there is taken as 1 (the real call's trace checks its own value)."""
+    from ...dynamic import DynInt
+
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
-        x = (int(x),)
+        x = (x,)
     if not isinstance(x, (tuple, list)) or not 1 <= len(x) <= 3:
         raise LaunchError(f"{kernel}.launch: {what} must be 1 to 3 ints (x, y, z), got {x!r}")
     out = []
@@ -33,7 +37,7 @@ def _dims(x: Any, what: str, kernel: str) -> Tuple[int, int, int]:
             raise LaunchError(
                 f"{kernel}.launch: {what} entries must be static ints, got {v!r} ({type(v).__name__}) in {x!r}"
             )
-        out.append(int(v))
+        out.append(max(1, int(v)) if stand_ins and isinstance(v, DynInt) else int(v))
     while len(out) < 3:
         out.append(1)
     limits = _MAX_BLOCK if what == "block" else _MAX_GRID

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
@@ -13,10 +14,19 @@ from ...dynamic import DynInt, value_of
 from ...dynamic_layout import flat_modes, set_layout, mark_compact_shape_dynamic, mark_layout_dynamic
 from ...errors import LaunchError, TensorError
 from ...fake import FakeTensor, SymInt
-from ...runtime import from_dlpack
+from ...runtime import _from_numpy
 from .args import _as_tensor_args, _constexpr_positions
 
-__all__ = ["FakeCompiled", "compile_fakes", "stand_in"]
+__all__ = ["FakeCompiled", "compile_fakes", "stand_in", "tracing_stand_ins"]
+
+_local = threading.local()
+
+
+def tracing_stand_ins() -> bool:
+    """True during compile_fakes' trace with stand-ins, whose launches are never run: a real call
+    compiles again with its own values. A dynamic value there (an ``Int32`` argument compiled as
+    0, as quack passes ``sm_count``) is a stand-in, not the value a launch will use."""
+    return getattr(_local, "depth", 0) > 0
 
 
 class FakeCompiled:
@@ -34,6 +44,16 @@ class FakeCompiled:
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
         return f"<cute.compile({self.name}) for {fakes}>"
+
+    def _param_name(self, i: int) -> str:
+        """The name of the compiled function's parameter i ("" when it has none)."""
+        import inspect
+
+        try:
+            names = list(inspect.signature(self.target).parameters)
+        except (TypeError, ValueError):
+            return ""
+        return names[i] if i < len(names) else ""
 
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
         from .compiled import no_export
@@ -54,7 +74,7 @@ class FakeCompiled:
                     raise LaunchError(f"{self.name}: argument {j} is a fake tensor; call the compiled function "
                                       f"with real tensors")
                 t = _as_tensor_args(a)
-                self.args[i].check(t, j, self.name, seen)
+                self.args[i].check(t, j, self.name, seen, self._param_name(i))
                 key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
             else:
                 key.append((i, type(a).__name__))
@@ -75,7 +95,11 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
     stand = tuple(stand_in(a, env) if isinstance(a, FakeTensor) else a for a in args)
-    _compile(target, *stand, **kwargs)
+    _local.depth = getattr(_local, "depth", 0) + 1
+    try:
+        _compile(target, *stand, **kwargs)
+    finally:
+        _local.depth -= 1
     return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)
 
 
@@ -90,10 +114,17 @@ def stand_in(fake: FakeTensor, env: Dict[int, int]) -> Any:
     off = (-raw.__array_interface__["data"][0]) % align
     flat = raw[off:off + span * item].view(fake.element_type.storage)
     arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(d * item for d in stride))
-    t = from_dlpack(arr, assumed_align=fake.assumed_align)  # (arr keeps raw alive: its engine's owner)
+    # the fake's element type (a BFloat16 fake's storage is uint16); arr keeps raw alive: its engine's owner
+    t = _from_numpy(arr, fake.assumed_align, fake.element_type)
     sym_shape = [i for i, s in enumerate(fake.shape) if isinstance(s, SymInt)]
     if any(isinstance(d, SymInt) for d in fake.stride):
-        return mark_layout_dynamic(t)
+        # dynamic exactly where the fake is symbolic, as CuTe DSL's fake tensor: (?, 192):(?{i64}, 1)
+        sh = tuple(DynInt(v, "i64" if s.width == 64 else "i32", s.divisibility) if isinstance(s, SymInt) else v
+                   for s, v in zip(fake.shape, shape))
+        st = tuple(DynInt(v, "i64", d.divisibility) if isinstance(d, SymInt) else v
+                   for d, v in zip(fake.stride, stride))
+        set_layout(t, sh, st)
+        return t
     order = tuple(sorted(range(len(shape)), key=lambda i: (stride[i], shape[i]), reverse=True))
     for i in sym_shape:
         try:

@@ -3,4 +3,5 @@
 from .copy import *  # noqa: F401,F403
 from .tma import *  # noqa: F401,F403
 from .mcast_mask import create_tma_multicast_mask  # noqa: F401,E402  (the CTAs a multicast reaches)
-from .tma_store import CopyBulkTensorTileS2GOp, CopyReduceBulkTensorTileS2GOp  # noqa: F401,E402  (TMA stores)
+from .tma_store import (CopyBulkTensorTileS2GOp, CopyReduceBulkTensorTileS2GOp, ReductionKind,  # noqa: F401,E402
+                        ReductionOp)  # (TMA stores; the reduce-store is named, not yet supported)

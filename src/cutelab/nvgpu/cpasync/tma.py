@@ -279,6 +279,15 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
+    # a CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue:
+    # (64,32):(1@0,1@1)), a flat layout whose mode i steps coordinate i by 1, is the tile of its extents
+    if len(tiler) == 1 and isinstance(tiler[0], Layout) and isinstance(tiler[0].shape, tuple):
+        from ...layout import ScaledBasis
+
+        cv = tiler[0]
+        if (all(type(x) is int for x in cv.shape) and isinstance(cv.stride, tuple)
+                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(cv.stride))):
+            tiler = tuple(cv.shape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)

@@ -1,5 +1,6 @@
 """TMA stores: ``cpasync.CopyBulkTensorTileS2GOp``, a bulk tensor tile copy shared -> global memory
 (``cp.async.bulk.tensor...global.shared::cta.bulk_group``), as ``cutlass.cute.nvgpu.cpasync`` names it.
+``CopyReduceBulkTensorTileS2GOp`` (the reduce-store) is named, and refused by ``make_tiled_tma_atom``.
 
 ``make_tiled_tma_atom(CopyBulkTensorTileS2GOp(), gmem, smem_layout, cta_tiler)`` makes the same
 descriptor as a load (the box, its swizzle and its placement in shared memory are checked the same
@@ -12,10 +13,27 @@ so).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CopyBulkTensorTileS2GOp", "CopyReduceBulkTensorTileS2GOp"]
+__all__ = ["CopyBulkTensorTileS2GOp", "CopyReduceBulkTensorTileS2GOp", "ReductionKind", "ReductionOp"]
+
+
+class ReductionKind(enum.IntEnum):
+    """The reduction of a TMA reduce-store (``cpasync.ReductionKind``, also named ``cpasync.ReductionOp``)."""
+
+    ADD = 0
+    MIN = 1
+    MAX = 2
+    INC = 3
+    DEC = 4
+    AND = 5
+    OR = 6
+    XOR = 7
+
+
+ReductionOp = ReductionKind
 
 
 @dataclass(frozen=True)

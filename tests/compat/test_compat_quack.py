@@ -1,0 +1,52 @@
+"""quack's own tests (quack-kernels 0.5.3, Dao-AILab), unchanged, under ``cutelab run -m pytest`` on the CPU.
+
+The README's test command fetches the pinned quack (``python3 scripts/quack_tests.py --fetch .quack``:
+the wheel without its dependencies, einops and apache-tvm-ffi into .quack/site, the sdist's test files
+into .quack/tests; no nvidia-cutlass-dsl, no Triton). A few of its smallest cases run here: softmax,
+cross-entropy with class weights, RMSNorm forward and backward, LayerNorm, on the SM90 paths
+(CUTE_DSL_ARCH=sm_90a) and the SM80 paths (sm_80). scripts/quack_tests.py runs the larger selection.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+QUACK = os.environ.get("CUTELAB_QUACK_DIR", os.path.join(ROOT, ".quack"))
+
+SM90 = (
+    "tests/test_softmax.py::test_softmax[False-1-192-input_dtype0]",
+    "tests/test_cross_entropy.py::test_cross_entropy[False-True-1-192-input_dtype0]",
+    "tests/test_rmsnorm.py::test_rmsnorm_forward_backward[False-1-192-input_dtype0-weight_dtype0-1e-06]",
+    "tests/test_layernorm.py::test_layernorm_forward[256-1-input_dtype0-1e-05]",
+)
+SM80 = (
+    "tests/test_softmax.py::test_softmax[False-1-192-input_dtype1]",
+    "tests/test_rmsnorm.py::test_rmsnorm_forward_backward[False-1-192-input_dtype1-None-1e-06]",
+)
+
+
+def _fetched() -> bool:
+    return os.path.isdir(os.path.join(QUACK, "site", "quack")) and os.path.isdir(os.path.join(QUACK, "tests"))
+
+
+@pytest.mark.skipif(not _fetched(), reason=f"quack-kernels 0.5.3 is not fetched into {QUACK}: run "
+                    "`python3 scripts/quack_tests.py --fetch .quack` (the README's test command does)")
+@pytest.mark.parametrize("arch,ids", [("sm_90a", SM90), ("sm_80", SM80)], ids=["sm90", "sm80"])
+def test_quack_tests_pass_under_cutelab_run(tmp_path, arch, ids):
+    sel = tmp_path / "ids.txt"
+    sel.write_text("\n".join(ids) + "\n")
+    files = sorted({i.split("::")[0][len("tests/test_"):-len(".py")] for i in ids})
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "quack_tests.py"), "--dir", QUACK,
+                          "--arch", arch, "--ids", str(sel), "--files", ",".join(files)],
+                         capture_output=True, text=True, timeout=600)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-6000:]
+    lines = [ln for ln in res.stdout.splitlines() if ln.startswith("tests/test_")]
+    passed = sum(int(ln.split(": ")[1].split(" passed")[0]) for ln in lines)
+    assert passed == len(ids), out[-6000:]
+    assert f"{len(ids)} passed" in res.stdout.splitlines()[-1], out[-6000:]
