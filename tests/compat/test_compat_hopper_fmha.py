@@ -17,7 +17,10 @@ PipelineOrder, and store O through shared memory with TMA. What it needed here:
   coordinate), a nested WorkTileInfo coordinate carried through the tile loop, and pipeline states made
   live in a later loop getting their registers' first values after the op they last changed at (an index
   into the block went stale when another state's registers were inserted before it).
-Each run also prints the kernel's CUDA; nvcc (where installed) compiles it for sm_90a.
+Each run also puts the kernel through the bounds proofs a GPU launch makes and prints its CUDA; nvcc (where
+installed) compiles it for sm_90a. The epilogue's stmatrix and TMA store take their shared-memory addresses
+from registers, which the proofs cannot bound: they are guarded (a lane out of range records the error the
+launch reports), where the launch used to be refused.
 """
 import hashlib
 import os
@@ -40,8 +43,11 @@ from cutelab.compat.run import main
 out = sys.argv[1]
 rc = main(sys.argv[2:])
 from cutelab.kernel import last_launch
+from cutelab.kernel.analysis.bounds import check_bounds
 from cutelab.kernel.cuda import printer
-open(out, "w").write(printer.render(last_launch().ir))
+ir = last_launch().ir
+check_bounds(ir, "gpu", launch_scalars={})  # what a launch on the GPU does first (a LaunchError where it cannot)
+open(out, "w").write(printer.render(ir))
 sys.exit(rc)
 """
 
@@ -75,4 +81,5 @@ def test_fmha_passes_its_check_against_torch(tmp_path, args):
     # each math warp group (ids 1 and 2) syncs its 128 threads on its own barrier
     assert 'bar.sync 1, 128;' in src and 'bar.sync 2, 128;' in src
     assert "wgmma.mma_async" in src and "cp.async.bulk.tensor" in src
+    assert "_ok) cl_fail(" in src  # the guarded stmatrix of the epilogue
     nvcc_compiles(src)

@@ -201,8 +201,10 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 guarded.append((s, s if isinstance(s, (Load, Store)) else s.op))
                 continue
             what = "store to" if _is_store(s) else "load from"
+            at = getattr(getattr(s, "op", None), "where", "") or getattr(s, "where", "")
             raise LaunchError(
-                f"{ir.name}: cannot prove the {what} {p.name} in bounds for every thread (its offsets range "
+                f"{ir.name}{at}: cannot prove the {what} {p.name} ({type(getattr(s, 'op', s)).__name__}) in bounds "
+                f"for every thread (its offsets range "
                 f"over [{lo + omin}, {hi + omax}] as far as the tracer can tell, and {p.name} has {p.length} "
                 f"elements); on the GPU cutelab launches only kernels whose accesses are proved in bounds "
                 f"(accesses inside runtime loops must be provable from the loop's bounds). Run it with "

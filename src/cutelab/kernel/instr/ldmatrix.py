@@ -358,11 +358,23 @@ class StMatrix(Op):
         write = (active[:, None] & (np.arange(32)[None, :] < used)).reshape(n)
         data[idx.reshape(n, 8)[write]] = rows.reshape(n, 8)[write]
 
+    # the launch may guard it (guards.py) when it cannot prove the rows in bounds (an address computed in
+    # registers): a warp instruction cannot be skipped by some lanes, so a lane whose row is out of range
+    # writes row 0 instead and records the error, which the launch reports (the results are then wrong,
+    # and said to be)
+    guardable = True
+
     def cuda(self, r: Any) -> None:
         k = self.atom_op.num_matrices
         code, _ = r.expr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
         t = r.fresh("stsm")
         with r.braces():
+            fail = r.guard_code(self)
+            if fail is not None:
+                ok = r.guard_cond(self)
+                r.emit(f"const bool {t}_ok = {ok};")
+                r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
+                code = f"({t}_ok ? (long long)({code}) : 0ll)"
             r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
             words = []
             for i in range(k):

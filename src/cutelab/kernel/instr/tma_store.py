@@ -16,7 +16,8 @@
 
 from __future__ import annotations
 
-from typing import Any, List
+import contextlib
+from typing import Any, Iterator, List
 
 import numpy as np
 
@@ -43,6 +44,10 @@ class TmaStoreOp(TmaLoadOp):
         c = ", ".join(_ref_str(x) for x in self.coords)
         return (f"tma_store {self.param.name}[box {it.tuple_str(self.desc.box)} at ({c})] <- "
                 f"{self.shared.name}[{_ref_str(self.sbase)}]")
+
+    # the launch may guard it (guards.py) when it cannot prove its shared-memory box in bounds (a box
+    # start computed in registers): one thread issues it, which then skips it and records the error
+    guardable = True
 
     def accesses(self) -> List[Access]:
         phys = self.desc.placement(self.phase) // self.desc.dtype.bytes
@@ -72,8 +77,24 @@ class TmaStoreOp(TmaLoadOp):
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
         coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
-        r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
-               f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+        with _guarded(r, self):
+            r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
+                   f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+
+
+@contextlib.contextmanager
+def _guarded(r: Any, op: Any) -> Iterator[None]:
+    """CUDA: what is printed inside runs only where op's unproved accesses are in bounds; elsewhere the
+    launch's error word records it (guards.py)."""
+    fail = r.guard_code(op)
+    if fail is None:
+        yield
+        return
+    with r.braces():
+        ok = r.guard_cond(op)
+        r.emit(f"if (!({ok})) cl_fail({fail}u);")
+        with r.braces("else {"):
+            yield
 
 
 def _no_clash(b: Any, op: Any, data: Any, goff: Any, valid: Any, act: Any) -> None:
@@ -138,8 +159,9 @@ class TmaReduceOp(TmaStoreOp):
         ins = (f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], "
                f"[%{d.rank + 1}];")
         coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
-        r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
-               f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
+        with _guarded(r, self):
+            r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
+                   f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
 
 
 class BulkGroupOp(Op):
