@@ -128,10 +128,10 @@ def test_stand_in_strides_do_not_overlap():
 
     m, k, l = sym_int(), sym_int(), sym_int()
     f = make_fake_tensor(cute.Float16, (m, k, l), (sym_int64(divisibility=8), 1, sym_int64(divisibility=8)))
-    shape, stride = f._values({})
+    shape, stride = f.stand_in_values({})
     assert shape == (8, 8, 8) and stride == (8, 1, 64)  # mode 0 after mode 1, mode 2 after both
     g = make_fake_tensor(cute.Float16, (m, 64, l), (sym_int64(divisibility=8), 1, sym_int64(divisibility=8)))
-    assert g._values({})[1] == (64, 1, 512)
+    assert g.stand_in_values({})[1] == (64, 1, 512)
 
 
 KERNEL_HELPERS = """
