@@ -11,7 +11,7 @@ import pytest
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.errors import LaunchError, TensorError, TraceError
+from cutelab.errors import LaunchError, TraceError
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.instr.mma_sync import MmaSync
 from cutelab.kernel.launch.plan import last_launch
