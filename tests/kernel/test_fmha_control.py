@@ -85,6 +85,17 @@ def test_testing_convert_writes_src_into_dst_as_dst_type():
         convert(src, from_dlpack(np.zeros((4,), np.float16)))
 
 
+def test_testing_convert_of_gpu_tensors_runs_a_kernel():
+    """Where a tensor lives on a GPU, convert launches a kernel (as CuTe DSL's); here the same kernel runs
+    on the interpreter over host tensors of different layouts (a permuted source)."""
+    from cutelab.compat.dsl_testing import _convert_on_gpu
+
+    A = np.arange(2 * 3 * 5, dtype=np.float32).reshape(2, 3, 5).transpose(1, 0, 2) / 8
+    B = np.zeros((3, 2, 5), np.float16)
+    _convert_on_gpu(from_dlpack(A), from_dlpack(B), A.size)
+    np.testing.assert_array_equal(B, A.astype(np.float16))
+
+
 @cute.kernel
 def cp_async_stage(X: cute.Tensor, Y: cute.Tensor):
     import cutelab.pipeline as pipeline

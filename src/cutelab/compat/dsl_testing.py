@@ -18,10 +18,34 @@ class CantImplementError(Exception):
     """Raised by a program when a configuration cannot be implemented (tests skip on it)."""
 
 
+_CONVERT_KERNEL: Any = None
+
+
+def _convert_on_gpu(src: Any, dst: Any, n: int) -> None:
+    """dst[i] = src[i] converted, by a kernel of 256-thread blocks over the n elements (any layouts)."""
+    global _CONVERT_KERNEL
+    if _CONVERT_KERNEL is None:
+        from .. import kernel as cute_kernel
+        from ..kernel.frontend import arch
+
+        @cute_kernel.kernel
+        def convert_kernel(src: Any, dst: Any, n: cute_kernel.Constexpr):
+            bidx, _, _ = arch.block_idx()
+            tidx, _, _ = arch.thread_idx()
+            i = bidx * 256 + tidx
+            if i < n:
+                dst[i] = src[i].to(dst.element_type)
+
+        _CONVERT_KERNEL = convert_kernel
+    _CONVERT_KERNEL(src, dst, n).launch(grid=((n + 255) // 256, 1, 1), block=(256, 1, 1))
+
+
 def convert(src: Any, dst: Any) -> None:
-    """cute.testing.convert(src, dst): write src's values into dst, converted to dst's element type
-    (host side; CuTe DSL launches a conversion kernel). The two must have the same shape, as in CuTe DSL;
-    values dst's type cannot hold are refused by Tensor.store."""
+    """cute.testing.convert(src, dst): write src's values into dst, converted to dst's element type. The
+    two must have the same shape, as in CuTe DSL. On the host where both live in host memory (values
+    dst's type cannot hold are refused by Tensor.store); where one lives on a GPU, by a kernel there, as
+    CuTe DSL does it."""
+    from ..runtime import DeviceEngine
     from ..tensor import Tensor
 
     for what, t in (("src", src), ("dst", dst)):
@@ -32,6 +56,9 @@ def convert(src: Any, dst: Any) -> None:
     if it.product_each(src.shape) != it.product_each(dst.shape):
         raise ValueError(f"cute.testing.convert(src, dst): src has shape {it.tuple_str(src.shape)} but dst has "
                          f"shape {it.tuple_str(dst.shape)}; they must be the same")
+    if isinstance(src.engine, DeviceEngine) or isinstance(dst.engine, DeviceEngine):
+        _convert_on_gpu(src, dst, it.product(src.shape))
+        return
     dst.store(src.load().to(dst.element_type))
 
 
