@@ -23,6 +23,15 @@ from .errors import TraceError
 __all__ = ["PipelineOp", "MbarrierLayout", "MbarrierArray"]
 
 
+class Agent(enum.Enum):
+    """What takes part in a pipeline's synchronisation (cutlass.pipeline.Agent)."""
+
+    Thread = enum.auto()
+    Warp = enum.auto()
+    ThreadBlock = enum.auto()
+    ThreadBlockCluster = enum.auto()
+
+
 class PipelineOp(enum.Enum):
     """The hardware feature an agent of a pipeline uses to signal a barrier."""
 
@@ -40,7 +49,6 @@ class MbarrierLayout(enum.Enum):
 
 
 def _arrive_count(cg: Any) -> int:
-    from .pipeline_sm90 import Agent
 
     if cg.agent is Agent.Thread:
         return cg.size

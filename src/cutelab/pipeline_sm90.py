@@ -31,18 +31,10 @@ import enum
 from typing import Any, Optional
 
 from .errors import TraceError
+from .pipeline_mbarrier import Agent, MbarrierArray, PipelineOp  # noqa: F401  (Agent: cutlass.pipeline's)
 
 __all__ = ["Agent", "CooperativeGroup", "PipelineUserType", "PipelineState", "make_pipeline_state",
            "PipelineTmaAsync", "pipeline_init_arrive", "pipeline_init_wait"]
-
-
-class Agent(enum.Enum):
-    """What takes part in a pipeline's synchronisation."""
-
-    Thread = enum.auto()
-    Warp = enum.auto()
-    ThreadBlock = enum.auto()
-    ThreadBlockCluster = enum.auto()
 
 
 class CooperativeGroup:
@@ -297,7 +289,6 @@ class PipelineTmaAsync:
 
     def __init__(self, full: Any, empty: Any, num_stages: int, tx_count: int, producer_count: int,
                  consumer_count: int, signal: Any = None, dst_rank: Any = None):
-        from .pipeline_mbarrier import MbarrierArray, PipelineOp
 
         self.full, self.empty, self.num_stages, self.tx_count = full, empty, num_stages, tx_count
         self.producer_count, self.consumer_count = producer_count, consumer_count

@@ -55,10 +55,10 @@ def install(emulate_cuda: Optional[bool] = None) -> None:
         except ImportError:
             torch = None
         if torch is not None:
-            from . import torch_cuda
-            from . import distributed
+            from . import distributed, torch_cuda, torch_ops
 
             torch_cuda.enable()
+            torch_ops.enable()  # custom operators' "cuda" kernels run on "cuda" tensors
             distributed.install()  # NCCL on gloo, symmetric memory and NVSHMEM as host shared memory
     _EMULATING = bool(emulate_cuda)
 
@@ -67,9 +67,10 @@ def uninstall() -> None:
     """Undo :func:`install`: ``import cutlass`` means the installed package again; torch's CUDA
     API is torch's."""
     global _EMULATING
-    from . import hook, torch_cuda
+    from . import hook, torch_cuda, torch_ops
 
     hook.uninstall_hook()
+    torch_ops.disable()
     torch_cuda.disable()
     from . import distributed
 

@@ -644,9 +644,6 @@ def enable() -> None:
     _STATE["mode"] = mode
     _STATE["on"] = True
     _wrap_backward(cls)
-    from . import torch_ops
-
-    torch_ops.enable()  # custom operators' "cuda" kernels run on "cuda" tensors
 
 
 def _wrap_backward(mode_cls: Any) -> None:
@@ -700,9 +697,6 @@ def disable() -> None:
         from torch.autograd.function import BackwardCFunction
 
         BackwardCFunction.apply = _STATE["backward"]
-    from . import torch_ops
-
-    torch_ops.disable()
     _STATE.clear()
 
 

@@ -66,26 +66,20 @@ def _element_swizzle(p: Any, sw: Any, what: str) -> Any:
 
 
 def apply_swizzle(ptr: Any, swizzle: Any, *, loc: Any = None, ip: Any = None) -> Any:
-    from .memory import Pointer
-
     if isinstance(swizzle, Swizzle) and swizzle.bbits == 0:
         return ptr
-    return Pointer(_element_swizzle(ptr, swizzle, "cutlass.apply_swizzle"), ptr.dtype, granule=1 << swizzle.mbase)
+    return type(ptr)(_element_swizzle(ptr, swizzle, "cutlass.apply_swizzle"), ptr.dtype, granule=1 << swizzle.mbase)
 
 
 def load_swizzled(ptr: Any, swizzle: Any, alignment: Optional[int] = None, *, count: Optional[int] = None,
                   loc: Any = None, ip: Any = None) -> Any:
-    from .memory import Pointer
-
     if isinstance(swizzle, Swizzle) and swizzle.bbits == 0:
         return ptr.load(count=count)
-    return Pointer(_element_swizzle(ptr, swizzle, "cutlass.load_swizzled"), ptr.dtype).load(count=count)
+    return type(ptr)(_element_swizzle(ptr, swizzle, "cutlass.load_swizzled"), ptr.dtype).load(count=count)
 
 
 def store_swizzled(ptr: Any, value: Any, swizzle: Any, alignment: Optional[int] = None, *, loc: Any = None,
                    ip: Any = None) -> None:
-    from .memory import Pointer
-
     if isinstance(swizzle, Swizzle) and swizzle.bbits == 0:
         return ptr.store(value)
-    Pointer(_element_swizzle(ptr, swizzle, "cutlass.store_swizzled"), ptr.dtype).store(value)
+    type(ptr)(_element_swizzle(ptr, swizzle, "cutlass.store_swizzled"), ptr.dtype).store(value)

@@ -477,7 +477,7 @@ def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, w
     import re
 
     from ...address import PointerInt, pointer_from_int
-    from .inline_asm import NotInterpreted
+    from .ptx import NotInterpreted
 
     text = asm.strip().strip("{}").strip()
     parts = [x.strip() for x in text.split(";") if x.strip()]

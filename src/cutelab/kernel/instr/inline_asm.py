@@ -18,22 +18,13 @@ import numpy as np
 
 from ...errors import TraceError
 from ..ir.nodes import Op
-from .ptx import CONSTRAINT_BITS, Lanes, Program, PtxError, parse
+from .ptx import CONSTRAINT_BITS, Lanes, NotInterpreted, Program, PtxError, parse
 
 __all__ = ["InlineAsmOp", "inline_asm", "NotInterpreted"]
 
 _C_TYPE = {"r": "unsigned int", "l": "unsigned long long", "f": "float", "d": "double", "h": "unsigned short",
            "c": "unsigned short", "n": "unsigned long long", "i": "unsigned long long"}
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-class NotInterpreted(TraceError, NotImplementedError):
-    """Inline assembly with an instruction (or form) cutelab does not run: names it and the user's line.
-    ``instr``: what is not interpreted (e.g. "PTX instruction 'mapa.shared::cluster.u32'")."""
-
-    def __init__(self, msg: str, instr: str = ""):
-        super().__init__(msg)
-        self.instr = instr or msg
 
 
 def _instr(e: PtxError) -> str:

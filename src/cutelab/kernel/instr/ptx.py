@@ -32,6 +32,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ...errors import TraceError
+
 __all__ = ["PtxError", "Program", "parse", "CONSTRAINT_BITS"]
 
 U64 = np.uint64
@@ -40,6 +42,15 @@ CONSTRAINT_BITS = {"r": 32, "l": 64, "f": 32, "d": 64, "h": 16, "c": 16, "n": 64
 
 class PtxError(ValueError):
     """An instruction (or form of one) the interpreter does not run, or malformed assembly."""
+
+
+class NotInterpreted(TraceError, NotImplementedError):
+    """Inline assembly with an instruction (or form) cutelab does not run: names it and the user's line.
+    ``instr``: what is not interpreted (e.g. "PTX instruction 'mapa.shared::cluster.u32'")."""
+
+    def __init__(self, msg: str, instr: str = ""):
+        super().__init__(msg)
+        self.instr = instr or msg
 
 
 _M = {w: (1 << w) - 1 for w in (1, 8, 16, 32, 64)}
