@@ -131,6 +131,23 @@ class LoweringContext:
         declares the temporaries it needs first."""
         return self._r.guard_cond(op, accesses)
 
+    @contextmanager
+    def guarded(self, op: Any, braces: bool = True) -> Iterator[None]:
+        """The lines emitted inside run only where op's unproved accesses are in bounds; elsewhere
+        ``cl_fail`` records op's error code (analysis/guards.py). An op the launch proved: the lines
+        inside braces (``braces=False``: as they are)."""
+        code = self.guard_code(op)
+        if code is None:
+            if braces:
+                with self.braces():
+                    yield
+            else:
+                yield
+            return
+        self.emit(f"if (!({self.guard_cond(op)})) cl_fail({code}u); else")
+        with self.braces():
+            yield
+
     # ---- types
     @staticmethod
     def ctype(dtype: Any) -> Tuple[str, str, str]:

@@ -206,11 +206,7 @@ class MemOp(Op):
             addr, ac = f"(unsigned int)__cvta_generic_to_shared{addr}", "r"
         if self.dst is not None:
             r.declare(self.dst)  # outside the braces below: later statements read it
-        code = r.guard_code(self)
-        ok = r.guard_cond(self) if code is not None else None
-        if ok is not None:
-            r.emit(f"if (!({ok})) cl_fail({code}u); else")
-        with r.braces():
+        with r.guarded(self):
             if self.kind in ("st", "atom", "red"):
                 r.emit(f"{st} cl_v = {r.stored(self.val, self.dtype)}; {u} cl_vb; memcpy(&cl_vb, &cl_v, {bits // 8});")
             if self.op == "cas":

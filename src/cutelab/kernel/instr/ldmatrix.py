@@ -187,12 +187,7 @@ class LdMatrix(Op):
         code, _ = r.expr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
         t = r.fresh("ldsm")
         with r.braces():
-            fail = r.guard_code(self)
-            if fail is not None:
-                ok = r.guard_cond(self)
-                r.emit(f"const bool {t}_ok = {ok};")
-                r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
-                code = f"({t}_ok ? (long long)({code}) : 0ll)"
+            code = _row_or_row0(r, self, t, code)
             r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
             r.emit(f"unsigned int {t}[{k}];")
             regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
@@ -316,6 +311,18 @@ def _static_off(o: Any) -> int:
     return int(o)
 
 
+def _row_or_row0(r: Any, op: Any, t: str, code: str) -> str:
+    """CUDA: the row offset ``code`` of a guarded ldmatrix/stmatrix lane, row 0 where the launch could
+    not prove it in bounds and it is out of range (the error recorded): a warp instruction, which no
+    lane can skip. ``code`` as it is where the launch proved it."""
+    fail = r.guard_code(op)
+    if fail is None:
+        return code
+    r.emit(f"const bool {t}_ok = {r.guard_cond(op)};")
+    r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
+    return f"({t}_ok ? (long long)({code}) : 0ll)"
+
+
 class StMatrix(Op):
     """One stmatrix: the lane's 2 * num_matrices b16 register values ``src`` go out; lane t's row
     of 8 elements starts at element ``base`` of shared array ``param``."""
@@ -369,12 +376,7 @@ class StMatrix(Op):
         code, _ = r.expr(self.base, (0, 0)) if is_sym(self.base) else (f"{int(self.base)}", "")
         t = r.fresh("stsm")
         with r.braces():
-            fail = r.guard_code(self)
-            if fail is not None:
-                ok = r.guard_cond(self)
-                r.emit(f"const bool {t}_ok = {ok};")
-                r.emit(f"if (!{t}_ok) cl_fail({fail}u);")
-                code = f"({t}_ok ? (long long)({code}) : 0ll)"
+            code = _row_or_row0(r, self, t, code)
             r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
             words = []
             for i in range(k):

@@ -16,8 +16,7 @@
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, List
+from typing import Any, List
 
 import numpy as np
 
@@ -77,24 +76,9 @@ class TmaStoreOp(TmaLoadOp):
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
         coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
-        with _guarded(r, self):
+        with r.guarded(self, braces=False):
             r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                    f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
-
-
-@contextlib.contextmanager
-def _guarded(r: Any, op: Any) -> Iterator[None]:
-    """CUDA: what is printed inside runs only where op's unproved accesses are in bounds; elsewhere the
-    launch's error word records it (guards.py)."""
-    fail = r.guard_code(op)
-    if fail is None:
-        yield
-        return
-    with r.braces():
-        ok = r.guard_cond(op)
-        r.emit(f"if (!({ok})) cl_fail({fail}u);")
-        with r.braces("else {"):
-            yield
 
 
 def _no_clash(b: Any, op: Any, data: Any, goff: Any, valid: Any, act: Any) -> None:
@@ -159,7 +143,7 @@ class TmaReduceOp(TmaStoreOp):
         ins = (f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], "
                f"[%{d.rank + 1}];")
         coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
-        with _guarded(r, self):
+        with r.guarded(self, braces=False):
             r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                    f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
 
