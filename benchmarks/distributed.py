@@ -4,6 +4,11 @@
         torchrun --nproc-per-node 2 -m cutelab run benchmarks/distributed.py [--sizes 1M,64M,1G]
             [--gemm 4096,4096,4096:8192,8192,4096] [--rounds 5] [--iters 20] [--only nccl,push,...] [--json FILE]
     torchrun --nproc-per-node 2 -m cutelab run benchmarks/distributed.py --smoke   # no GPU: tiny sizes
+    torchrun --nproc-per-node 2 benchmarks/distributed.py --only nccl,simple,lamport  # CuTe DSL compiles them
+
+Without ``cutelab run``, ``import cutlass`` is the installed CuTe DSL, which then compiles CUTLASS's
+programs (``simple``, ``lamport``), so the two commands, run one after the other on the same GPUs, put the
+same programs side by side; the table's first line names the compiler.
 
 All-reduces of f32 messages (``--sizes``, bytes; ``--only`` names):
 
@@ -70,6 +75,22 @@ sys.path[:0] = [EXAMPLES]
 
 ALLREDUCES = ("nccl", "push", "flags", "simple", "lamport")
 GEMMS = ("fused", "matmul+nccl", "sm90+nccl")
+CUTLASS_PROGRAMS = ("simple", "lamport")  # CUTLASS's, written for CuTe DSL: either compiler runs them
+NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
+def compiler() -> str:
+    """Who compiles the kernels: cutelab (under ``cutelab run``, whose import hook makes ``cutlass`` cutelab)
+    or the CuTe DSL installed beside this script (plain ``torchrun benchmarks/distributed.py``)."""
+    try:
+        from cutelab.compat import installed
+    except ImportError:
+        installed = None
+    if installed is not None and installed():
+        return "cutelab"
+    import cutlass
+
+    return f"CuTe DSL {getattr(cutlass, '__version__', '(version unknown)')}"
 
 
 def _load(name: str, path: str) -> Any:
@@ -226,7 +247,8 @@ def _simple(inp: Any) -> Any:
     import torch.distributed as dist
     import torch.distributed._symmetric_memory as symm_mem
 
-    from cutelab.runtime import from_dlpack
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
 
     try:
         simple = _load("all_reduce_simple", os.path.join(PROGRAMS, "all_reduce_simple.py"))
@@ -243,8 +265,10 @@ def _simple(inp: Any) -> Any:
     mO = from_dlpack(out)
     dist.barrier()  # every rank's input is in place before any rank reads it
 
+    compiled = cute.compile(simple.all_reduce_simple, peers, mO)
+
     def simple_call(_keep=(t, h)):  # (the symmetric allocation lives as long as the call)
-        simple.all_reduce_simple(peers, mO)
+        compiled(peers, mO)
     return simple_call, out.view(-1), None
 
 
@@ -253,8 +277,9 @@ def _lamport(inp: Any) -> Any:
     import torch.distributed as dist
     import torch.distributed._symmetric_memory as symm_mem
 
-    import cutelab as cutlass
-    from cutelab.runtime import from_dlpack
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.cute.runtime import from_dlpack
 
     try:
         lp = _load("all_reduce_one_shot_lamport", os.path.join(PROGRAMS, "all_reduce_one_shot_lamport.py"))
@@ -271,12 +296,13 @@ def _lamport(inp: Any) -> Any:
     out = torch.zeros(M, N, device="cuda")
     mI, mO = from_dlpack(inp.view(M, N), assumed_align=32), from_dlpack(out, assumed_align=32)
     kern, stream = lp.AllReduceOneShotLamportKernel(), cutlass.cuda.default_stream()
+    compiled = cute.compile(kern, rank, world, cutlass.Int32(0), mI, mO, bufs, stream=stream)  # as the program does
     state = {"signal": 0, "keep": (t, h)}
     dist.barrier()  # every rank's buffers hold -0.0 before any rank writes
 
     def lamport():  # the kernel uses signal % 3 only (ping and pong buffers): signals 0, 1, 2, 0, ... are its
-        kern(rank, world, cutlass.Int32(state["signal"]), mI, mO, bufs, stream)  # calls 0, 1, 2, 3, ...; and
-        state["signal"] = (state["signal"] + 1) % 3  # cutelab traces a jit call per Int32 value (3 traces)
+        compiled(cutlass.Int32(state["signal"]), mI, mO, bufs, stream)  # calls 0, 1, 2, 3, ...; and cutelab
+        state["signal"] = (state["signal"] + 1) % 3  # traces a call per Int32 value (3 traces)
     return lamport, out.view(-1), None
 
 
@@ -334,7 +360,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                    "--smoke: 128,128,64)")
     p.add_argument("--rounds", type=int, default=None, help="rounds (5; --smoke: 2)")
     p.add_argument("--iters", type=int, default=None, help="calls per measurement (20; --smoke: 1)")
-    p.add_argument("--only", default=",".join(ALLREDUCES + GEMMS))
+    p.add_argument("--only", default=None, help="programs, ','-separated (all; under CuTe DSL: nccl,simple,lamport)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes, few calls (no GPU needed)")
     p.add_argument("--json", default=None, help="also write the rows here (rank 0)")
     a = p.parse_args(argv)
@@ -344,17 +370,27 @@ def main(argv: Optional[List[str]] = None) -> int:
             setattr(a, k, smoke if a.smoke else full)
     if a.rounds < 1 or a.iters < 1:
         p.error(f"--rounds {a.rounds}, --iters {a.iters}: both must be at least 1")
-    push = _load("allreduce_push", os.path.join(EXAMPLES, "allreduce_push.py"))
-    push.no_multicast("benchmarks/distributed.py")
+    for k, v in NO_MULTICAST.items():  # no NVLink multicast, in NCCL, torch symmetric memory or NVSHMEM
+        if os.environ.get(k, v) != v:
+            p.error(f"{k}={os.environ[k]}: this benchmark runs with {k}={v} (no NVLink multicast)")
+        os.environ[k] = v
     import torch
     import torch.distributed as dist
 
-    from cutelab.compat import emulating
+    by = compiler()
+    if by == "cutelab":
+        from cutelab.compat import emulating
+    else:  # our own programs are written with cutelab; CUTLASS's run under either compiler
+        emulating = lambda: False  # noqa: E731
 
-    only = a.only.split(",")
+    only = a.only.split(",") if a.only else list(ALLREDUCES + GEMMS if by == "cutelab" else ("nccl",) + CUTLASS_PROGRAMS)
     bad = [o for o in only if o not in ALLREDUCES + GEMMS]
     if bad:
         p.error(f"--only: {bad} not among {list(ALLREDUCES + GEMMS)}")
+    if by != "cutelab":
+        mine = [o for o in only if o not in CUTLASS_PROGRAMS + ("nccl",)]
+        if mine:
+            p.error(f"--only: {mine} are written with cutelab; under {by} only {list(CUTLASS_PROGRAMS)} and NCCL run")
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))  # before NCCL picks a device
     dist.init_process_group(backend="nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -364,7 +400,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     timer = Timer(a.iters)
     rows: List[Dict[str, Any]] = []
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "world": world,
-            "device": device, "rounds": a.rounds, "iters": a.iters}
+            "device": device, "rounds": a.rounds, "iters": a.iters, "compiler": by}
 
     def emit(row: Dict[str, Any]) -> None:
         row = {**meta, **row}
@@ -460,7 +496,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 def table(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
     """The markdown table for RESULTS.md."""
     ms = lambda v: "-" if v is None else f"{v:.4f}"  # noqa: E731
-    out = [f"{meta['date']}, {meta['world']} ranks on {meta['device']}; medians of {meta['rounds']} rounds "
+    out = [f"{meta['date']}, {meta['world']} ranks on {meta['device']}, kernels compiled by {meta['compiler']}; "
+           f"medians of {meta['rounds']} rounds "
            f"(slowest rank), {meta['iters']} call(s) each", "",
            "| all-reduce (f32) | program | back to back ms | single launch ms | algbw GB/s | busbw GB/s | host us/call |",
            "|---|---|---|---|---|---|---|"]

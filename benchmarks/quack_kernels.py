@@ -4,8 +4,9 @@ The same quack code (its package, unchanged) runs in two processes per kernel an
 ``cutelab run`` (cutelab compiles the kernels) and under plain Python with nvidia-cutlass-dsl (CuTe DSL
 compiles them). Each process builds the inputs (bf16, seed 0), calls the kernel once (the compile),
 checks the result against torch in float32 (a failed check is reported, not timed), then times it:
-``--rounds`` rounds of ``--iters`` back-to-back calls between two CUDA events on the current stream;
-the median per call is reported, and the bandwidth of the bytes the kernel must move (inputs read once,
+``--rounds`` rounds of ``--iters`` back-to-back calls between two CUDA events on the current stream,
+the median per call; then ``4 * --rounds`` single launches (synchronized before and after), their
+median; and the bandwidth of the bytes the kernel must move (inputs read once,
 outputs written once).
 
 Kernels: softmax forward (x -> y), RMSNorm forward (x, w -> y), LayerNorm forward (x, w, b -> y),
@@ -96,7 +97,16 @@ def _worker(kernel: str, m: int, n: int, rounds: int, iters: int) -> dict:
         end.synchronize()
         times.append(start.elapsed_time(end) / iters * 1e3)  # microseconds per call
     us = statistics.median(times)
-    return {"us": us, "gbps": nbytes / (us * 1e-6) / 1e9, "max_err": err}
+    singles = []  # one launch at a time, as a user calls it: synchronized before and after
+    for _ in range(rounds * 4):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        call()
+        end.record()
+        end.synchronize()
+        singles.append(start.elapsed_time(end) * 1e3)
+    return {"us": us, "gbps": nbytes / (us * 1e-6) / 1e9, "single_us": statistics.median(singles), "max_err": err}
 
 
 def _run(cmd: list, env: dict) -> dict:
@@ -130,20 +140,24 @@ def main() -> None:
                          capture_output=True, text=True)
     print(f"nvidia-cutlass-dsl (CuTe DSL column): {ver.stdout.strip() or 'not importable: ' + ver.stderr.strip()[-200:]}")
     rows = []
-    print(f"{'kernel':<14} {'M x N':<12} {'cutelab us':>11} {'GB/s':>7} {'CuTe DSL us':>12} {'GB/s':>7} {'cutelab/DSL speed':>18}")
+    print(f"{'kernel':<14} {'M x N':<12} {'cutelab us':>11} {'GB/s':>7} {'CuTe DSL us':>12} {'GB/s':>7} "
+          f"{'cutelab/DSL speed':>18} {'single: cutelab us':>19} {'DSL us':>8} {'speed':>6}")
     for size in a.sizes.split(","):
         m, n = (int(v) for v in size.lower().split("x"))
         for kernel in a.kernels.split(","):
             args = [me, "--worker", f"{kernel}:{m}:{n}", "--rounds", str(a.rounds), "--iters", str(a.iters)]
-            cl = _run(["cutelab", "run", *args], env)
+            cl = _run([sys.executable, "-m", "cutelab", "run", *args], env)
             ds = _run([a.dsl_python, "-P", *args], env)  # -P: benchmarks/copy.py must not shadow copy
             rows.append({"kernel": kernel, "m": m, "n": n, "cutelab": cl, "cute_dsl": ds})
 
             def cell(r: dict) -> str:
                 return f"{r['us']:>11.1f} {r['gbps']:>7.0f}" if "us" in r else f"{'failed':>11} {'':>7}"
 
-            ratio = f"{ds['us'] / cl['us']:>17.0%}" if "us" in cl and "us" in ds else f"{'':>17}"
-            print(f"{kernel:<14} {size:<12} {cell(cl)} {cell(ds):>20} {ratio}", flush=True)
+            both = "us" in cl and "us" in ds
+            ratio = f"{ds['us'] / cl['us']:>17.0%}" if both else f"{'':>17}"
+            single = (f"{cl['single_us']:>19.1f} {ds['single_us']:>8.1f} {ds['single_us'] / cl['single_us']:>6.0%}"
+                      if both else "")
+            print(f"{kernel:<14} {size:<12} {cell(cl)} {cell(ds):>20} {ratio} {single}", flush=True)
             for name, r in (("cutelab", cl), ("CuTe DSL", ds)):
                 if "error" in r:
                     print(f"    {name}: {r['error']}")

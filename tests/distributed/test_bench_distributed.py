@@ -19,7 +19,8 @@ def test_smoke():
     for r in rs:
         assert r.code == 0, f"rank {r.rank} exit {r.code}\nstdout:\n{r.out[-3000:]}\nstderr:\n{r.err[-4000:]}"
     out = rs[0].out
-    assert "2 ranks on the CPU interpreter (cutelab's emulated device); medians of 1 rounds" in out
+    assert ("2 ranks on the CPU interpreter (cutelab's emulated device), kernels compiled by cutelab; "
+            "medians of 1 rounds") in out
     for prog in ("nccl", "push", "simple", "lamport"):
         assert re.search(rf"^\| 8 KB \| {prog} \| \d+\.\d+ \| \d+\.\d+ \|", out, re.M), (prog, out[-3000:])
     assert re.search(r"^\| 8 KB \| flags \| - \(single launches only[^|]*\| \d+\.\d+ \|", out, re.M), out[-3000:]
