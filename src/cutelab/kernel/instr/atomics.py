@@ -106,14 +106,22 @@ class MemOp(Op):
     """One thread's load, store, atomic or reduction of one element of a global tensor.
 
     kind: "ld" (dst = param[i]), "st" (param[i] = val), "atom" (dst = old; param[i] = op(old, val);
-    for "cas": param[i] = val if old == cmp), "red" (an atom without a result)."""
+    for "cas": param[i] = val if old == cmp), "red" (an atom without a result).
 
-    __slots__ = ("kind", "param", "base", "dtype", "sem", "scope", "op", "val", "cmp", "dst", "where")
+    An "ld" or "st" may move ``n`` contiguous elements (a copy atom's 128-bit access): dst then has n
+    elements and val is a list of n refs. Each element is read or written whole, with the op's order;
+    the GPU prints one ``.v2``/``.v4`` access where the address is provably aligned (else one per
+    element)."""
+
+    __slots__ = ("kind", "param", "base", "dtype", "sem", "scope", "op", "val", "cmp", "dst", "where", "n")
 
     def __init__(self, kind: str, param: Any, base: Any, dtype: Any, sem: Any, scope: Any, op: Optional[str] = None,
-                 val: Any = None, cmp: Any = None, dst: Any = None, where: str = ""):
+                 val: Any = None, cmp: Any = None, dst: Any = None, where: str = "", n: int = 1):
         self.kind, self.param, self.base, self.dtype = kind, param, base, dtype
         self.sem, self.scope, self.op, self.val, self.cmp, self.dst, self.where = sem, scope, op, val, cmp, dst, where
+        if n != 1 and kind not in ("ld", "st"):
+            raise ValueError(f"MemOp: only loads and stores move several elements, not {kind!r} (n={n})")
+        self.n = n
 
     @property
     def _shared(self) -> bool:
@@ -136,14 +144,16 @@ class MemOp(Op):
 
     def __repr__(self) -> str:
         d = f"{self.dst.name} = " if self.dst is not None else ""
-        return f"{d}{self.ptx()} {self.param.name}[{self.base}]"
+        n = f" x{self.n}" if self.n != 1 else ""
+        return f"{d}{self.ptx()}{n} {self.param.name}[{self.base}]"
 
     def accesses(self) -> List[Access]:
         acc = []
+        offs = tuple(range(self.n))
         if self.kind in ("ld", "atom", "red"):
-            acc.append(Access(self.param, self.base, (0,), False, self))
+            acc.append(Access(self.param, self.base, offs, False, self))
         if self.kind in ("st", "atom", "red"):
-            acc.append(Access(self.param, self.base, (0,), True, self))
+            acc.append(Access(self.param, self.base, offs, True, self))
         return acc
 
     # ---- CPU
@@ -151,8 +161,8 @@ class MemOp(Op):
         buf, length, shift = b.memory(self.param, buffers)  # shared: every block's array, one after another
         act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
         idx = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
-        if idx.size and (idx.min() < 0 or idx.max() >= length):
-            bad = int(act[np.nonzero((idx < 0) | (idx >= length))[0][0]])
+        if idx.size and (idx.min() < 0 or idx.max() + self.n - 1 >= length):
+            bad = int(act[np.nonzero((idx < 0) | (idx + self.n - 1 >= length))[0][0]])
             raise LaunchError(f"{b.ir.name}{self.where}: {self.ptx()} on {self.param.name} at element "
                               f"{int(np.broadcast_to(np.asarray(b.index(self.base)), (b.n,))[bad])}, but it has "
                               f"{length} elements (thread {bad % b.nt} of block {bad // b.nt} of the batch); "
@@ -160,10 +170,15 @@ class MemOp(Op):
         if shift is not None:
             idx = idx + np.asarray(shift, dtype=np.int64)[act]
         st = self.dtype.storage
+        if self.n != 1:
+            idx = idx[:, None] + np.arange(self.n, dtype=np.int64)  # (threads, elements)
         if self.kind == "ld":
             self._result(b, mask, act, buf[idx])
             return
-        v = np.asarray(b.column(self.val, self.dtype, real=False), dtype=st)[act]
+        if self.n != 1:
+            v = np.stack([np.asarray(b.column(x, self.dtype, real=False), dtype=st)[act] for x in self.val], axis=1)
+        else:
+            v = np.asarray(b.column(self.val, self.dtype, real=False), dtype=st)[act]
         lock = CROSS_PROCESS_LOCK(buf) if CROSS_PROCESS_LOCK is not None else contextlib.nullcontext()
         if self.kind == "st":
             with lock:
@@ -183,13 +198,13 @@ class MemOp(Op):
 
     def _result(self, b: Any, mask: Any, act: np.ndarray, vals: np.ndarray) -> None:
         cur = b.regs.get(self.dst.id)
-        if cur is None:
-            cur = np.zeros((b.n, 1), dtype=self.dtype.storage)
+        if cur is None or mask is None:
+            cur = np.zeros((b.n, self.n), dtype=self.dtype.storage)
             b.regs[self.dst.id] = cur
-        elif mask is None:
-            cur = np.zeros((b.n, 1), dtype=self.dtype.storage)
-            b.regs[self.dst.id] = cur
-        cur[act, 0] = vals
+        if self.n == 1:
+            cur[act, 0] = vals
+        else:
+            cur[act, : self.n] = vals
 
     # ---- GPU
     def cuda(self, r: Any) -> None:
@@ -199,6 +214,9 @@ class MemOp(Op):
         st, _, _ = r.ctype(self.dtype)
         u = "unsigned int" if bits == 32 else "unsigned long long"
         c = "r" if bits == 32 else "l"
+        if self.n != 1:
+            self._cuda_vector(r, bits, st, u, c)
+            return
         off = r.base(self.base, (0,), self.param, self)
         addr = f"({self.param.name} + {off})"
         ac = "l"
@@ -227,6 +245,42 @@ class MemOp(Op):
                 r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             if self.dst is not None:
                 r.emit(f"memcpy(&{r.reg(self.dst)}[0], &cl_o, {bits // 8});")
+
+    def _cuda_vector(self, r: Any, bits: int, st: str, u: str, c: str) -> None:
+        """n elements: ``ld``/``st`` ``.v2``/``.v4`` where contiguous and provably aligned (the vectorize
+        pass's rule), else one access per element; each with the op's order and scope."""
+        from ..passes.vectorize import vector_plan
+
+        offs = tuple(range(self.n))
+        off = r.base(self.base, offs, self.param, self)
+        base_shift = r.base_shift(off) if isinstance(off, str) else 0
+        if self.dst is not None:
+            r.declare(self.dst)
+        head = self.ptx().rsplit(".", 1)  # e.g. ld.volatile.global | b32
+        with r.guarded(self):
+            for i, k in vector_plan(self.param, self.base, offs):
+                p = f"{head[0]}.v{k}.{head[1]}" if k > 1 else self.ptx()
+                addr = f"({self.param.name} + {off} + {i - base_shift})" if i != base_shift else \
+                    f"({self.param.name} + {off})"
+                lst = ", ".join(f"%{j}" for j in range(k))
+                if self.kind == "ld":
+                    outs = ", ".join(f'"={c}"(cl_o{j})' for j in range(k))
+                    r.emit(f"{{ {u} {', '.join(f'cl_o{j}' for j in range(k))};")
+                    r.emit(f'  asm volatile("{p} {{{lst}}}, [%{k}];" : {outs} : "l"({addr}) : "memory");'
+                           if k > 1 else f'  asm volatile("{p} %0, [%1];" : {outs} : "l"({addr}) : "memory");')
+                    for j in range(k):
+                        r.emit(f"  memcpy(&{r.reg(self.dst)}[{i + j}], &cl_o{j}, {bits // 8});")
+                    r.emit("}")
+                else:
+                    r.emit("{")
+                    for j in range(k):
+                        r.emit(f"  {st} cl_v{j} = {r.stored(self.val[i + j], self.dtype)}; {u} cl_vb{j}; "
+                               f"memcpy(&cl_vb{j}, &cl_v{j}, {bits // 8});")
+                    ins = ", ".join(f'"{c}"(cl_vb{j})' for j in range(k))
+                    r.emit(f'  asm volatile("{p} [%0], {{{", ".join(f"%{j + 1}" for j in range(k))}}};" :: '
+                           f'"l"({addr}), {ins} : "memory");' if k > 1 else
+                           f'  asm volatile("{p} [%0], %1;" :: "l"({addr}), {ins} : "memory");')
+                    r.emit("}")
 
 
 def _ptx_type(dt: Any, op: Optional[str]) -> str:
@@ -422,8 +476,9 @@ def fence_acq_rel_sys(*, loc: Any = None, ip: Any = None) -> None:
 def ordered_copy(atom: Any, src: Any, dst: Any, pred: Any, t: Any) -> bool:
     """``cute.copy`` with ``CopyG2ROp``/``CopyR2GOp`` whose memory_order is not weak (volatile, relaxed,
     acquire, release): one ``ld``/``st`` with that order and scope per element (Lamport's kernel
-    polls ``ld.volatile.sys``). False (nothing done) for any other copy. The 128-bit copy the GPU
-    would make is split into elements: each is still read and written whole."""
+    polls ``ld.volatile.sys``). False (nothing done) for any other copy. The atom's access width
+    (``num_bits_per_copy``) over contiguous elements is one MemOp of several elements, printed as one
+    ``.v4``/``.v2`` access where provably aligned; each element is read and written whole."""
     op = getattr(atom, "op", None)
     name = type(op).__name__
     if name not in ("CopyG2ROp", "CopyR2GOp"):
@@ -443,13 +498,48 @@ def ordered_copy(atom: Any, src: Any, dst: Any, pred: Any, t: Any) -> bool:
     from ...layout import size
 
     gm = src if kind == "ld" else dst
-    for i in range(int(size(src.layout))):
+    n = int(size(src.layout))
+    dt = gm.engine.param.dtype if hasattr(gm.engine, "param") else None
+    bits = kw.get("num_bits_per_copy")
+    k = int(bits) // dt.width if bits and dt is not None and dt.width in (32, 64) else 1
+    sem, scope = order, None if order == "volatile" else scope
+    i = 0
+    while i < n:
+        if k > 1 and i + k <= n and _contiguous(gm, i, k):
+            _vector_access(kind, gm, src, dst, i, k, sem, scope, what, t)
+            i += k
+            continue
         ptr = _element_ptr(gm, i)
         if kind == "ld":
-            dst[i] = load(ptr, None, sem=order, scope=None if order == "volatile" else scope)
+            dst[i] = load(ptr, None, sem=sem, scope=scope)
         else:
-            store(ptr, src[i], sem=order, scope=None if order == "volatile" else scope)
+            store(ptr, src[i], sem=sem, scope=scope)
+        i += 1
     return True
+
+
+def _contiguous(tensor: Any, i: int, k: int) -> bool:
+    """Whether elements i .. i+k-1 of tensor lie at consecutive (static) offsets."""
+    offs = [tensor.layout(i + j) for j in range(k)]
+    return all(isinstance(o, int) for o in offs) and all(offs[j] == offs[0] + j for j in range(k))
+
+
+def _vector_access(kind: str, gm: Any, src: Any, dst: Any, i: int, k: int, sem: Any, scope: Any, what: str,
+                   t: Any) -> None:
+    """Elements i .. i+k-1 of an ordered copy as one MemOp of k elements (the atom's 128-bit access)."""
+    _supported(gm.engine.param.dtype, what, t)
+    param, off = _ptr_ref(_element_ptr(gm, i), what, t)
+    dt = param.dtype
+    if kind == "ld":
+        reg = t.new_reg(dt, k)
+        param.read = True
+        t.emit(MemOp("ld", param, off, dt, sem, scope, dst=reg, where=t.where(), n=k))
+        for j in range(k):
+            dst[i + j] = TraceValue([(reg, j)], (), dt)
+    else:
+        vals = [_refs_of(src[i + j], 1, dt, what, param.name)[0] for j in range(k)]
+        param.written = True
+        t.emit(MemOp("st", param, off, dt, sem, scope, val=vals, where=t.where(), n=k))
 
 
 def _element_ptr(tensor: Any, i: int) -> Any:
