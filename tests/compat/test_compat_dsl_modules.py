@@ -71,6 +71,9 @@ def test_cutlass_utils_and_torch_helpers(tmp_path):
         print(tuple(t.shape), t.dtype, t.is_cuda, bool(((t >= 0) & (t < 3)).all()))
         ct, tt = cutlass_torch.cute_tensor_like(t, cutlass.Float32, is_dynamic_layout=True, assumed_align=16)
         print(ct.element_type, torch.equal(tt, t.float()), int(cutlass_torch.default_stream()))
+        host = torch.arange(6, dtype=torch.float32).reshape(2, 3)  # a host tensor: the copy is on the GPU
+        ct, tt = cutlass_torch.cute_tensor_like(host, cutlass.Float16, is_dynamic_layout=True)
+        print(tt.is_cuda, tt.dtype, tt.cpu().tolist())
         print(issubclass(CantImplementError, Exception))
         try:
             utils.TensorMapManager()
@@ -83,6 +86,7 @@ def test_cutlass_utils_and_torch_helpers(tmp_path):
         "(3, 2)",
         "(4, 3, 2) torch.float16 True True",
         "Float32 True 0",
+        "True torch.float16 [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]",
         "True",
         "cutlass.utils.TensorMapManager (CuTe DSL 4.8.1) is not in cutelab yet",
     ]

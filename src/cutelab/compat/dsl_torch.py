@@ -108,17 +108,18 @@ def convert_cute_tensor(f32_torch_tensor: Any, cute_tensor: Any, dtype: Any, is_
 
 
 def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool, assumed_align: Optional[int] = None) -> Any:
-    """(cute tensor, torch tensor): storage like data_ref's (shape, strides) of cutlass_dtype, holding
+    """(cute tensor, torch tensor): storage like data_ref's (shape, strides) of cutlass_dtype, on the GPU, holding
     data_ref's values converted; the cute tensor's layout dynamic (but the leading dimension) if asked."""
     import torch
 
     from ..runtime import from_dlpack
     from ..utils.tensor_helpers import is_fp8_dtype
 
+    # On the GPU, as CuTe DSL allocates it, whatever device data_ref is on (on the emulated device too); with
+    # no CUDA at all (cutelab used without `cutelab run`), beside data_ref.
+    where = "cuda" if torch.cuda.is_available() else data_ref.device
     storage = torch.empty_strided(tuple(data_ref.shape), tuple(data_ref.stride()), dtype=_torch_dtype(cutlass_dtype),
-                                  device=data_ref.device)
-    if getattr(data_ref, "is_cuda", False):
-        storage = storage.cuda()
+                                  device=where)
     t = from_dlpack(storage, assumed_align=assumed_align)
     if is_fp8_dtype(cutlass_dtype) or getattr(cutlass_dtype, "name", "") == "tf32":  # tf32: float32 storage
         t.element_type = cutlass_dtype
