@@ -117,3 +117,28 @@ def test_a_dataclass_of_tensors_is_a_kernel_argument():
     b = np.zeros_like(a)
     _copy_kernel(_Params(32, from_dlpack(a), from_dlpack(b)), 70).launch(grid=3, block=32)
     np.testing.assert_array_equal(b, a + 1)
+
+
+def test_repeated_calls_with_torch_tensors_skip_the_checks_they_passed():
+    """quack calls its compiled functions with torch tensors on every step: a call whose tensors have the
+    shapes, strides, dtypes, devices and address alignment of one that passed the checks runs its program
+    without making cute tensors again; anything else is checked (and refused) as before."""
+    torch = pytest.importorskip("torch")
+    n = cute.sym_int64()
+    f = cute.compile(scale, make_fake_compact_tensor(cutlass.Float32, (n,)), make_fake_compact_tensor(cutlass.Float32, (n,)))
+    checked = []
+    full = f._checked
+    f._checked = lambda *a: checked.append(1) or full(*a)
+    a, b = torch.arange(64, dtype=torch.float32), torch.zeros(64)
+    for _ in range(3):
+        b.zero_()
+        f(a, b)
+        assert torch.equal(b, 2 * a)
+    assert len(checked) == 1  # the first call only
+    c, d = torch.arange(40, dtype=torch.float32), torch.zeros(40)
+    f(c, d)
+    assert torch.equal(d, 2 * c) and len(checked) == 2 and len(f.cache) == 2
+    for _ in range(2):  # a refused call is not remembered
+        with pytest.raises(LaunchError, match="holds Int32"):
+            f(torch.zeros(64, dtype=torch.int32), b)
+    assert len(checked) == 4

@@ -40,6 +40,7 @@ class FakeCompiled:
         self.compile = compile_  # cute.compile's trace (launch/api.py _compile)
         self.name = getattr(target, "__name__", "compiled function")
         self.cache: Dict[Any, Any] = {}
+        self.quick: Dict[Any, Any] = {}  # _quick_key(args) -> the program its checks chose
 
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
@@ -61,6 +62,20 @@ class FakeCompiled:
         no_export(self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        qk = None if kwargs else _quick_key(args)
+        if qk is not None:
+            cf = self.quick.get(qk)
+            if cf is not None:  # the same tensor shapes, strides, types, devices and alignment as a call
+                return cf(*args)  # that passed the checks below: they pass again, for the same program
+        cf = self._checked(args, kwargs)
+        if qk is not None:
+            if len(self.quick) >= 256:
+                self.quick.pop(next(iter(self.quick)))
+            self.quick[qk] = cf
+        return cf(*args)
+
+    def _checked(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        """The compiled program for args, after checking each real tensor against its fake."""
         kept = [i for i in range(len(self.args)) if i not in self.const]
         if len(args) != len(kept):
             raise LaunchError(f"{self.name}: expected {len(kept)} arguments (as compiled), got {len(args)}")
@@ -86,7 +101,29 @@ class FakeCompiled:
             if len(self.cache) >= 64:
                 self.cache.pop(next(iter(self.cache)))
             self.cache[tuple(key)] = cf
-        return cf(*args)
+        return cf
+
+
+def _quick_key(args: Tuple[Any, ...]) -> Any:
+    """What decides FakeCompiled's checks and program for a call whose tensors are all torch-style
+    tensors (data_ptr, shape, stride, dtype, device), read without making cute tensors of them: per
+    argument, its type and, for a tensor, its dtype, shape, strides, device and the alignment of its
+    address (up to 256 bytes). None where an argument is another kind of tensor (the full path)."""
+    key = []
+    for a in args:
+        ptr = getattr(a, "data_ptr", None)
+        if ptr is None:
+            if hasattr(a, "shape") or hasattr(a, "__dlpack__"):
+                return None  # a cute tensor or an array: the full path
+            key.append(type(a))
+            continue
+        try:
+            p = ptr()
+            align = min(p & -p, 256) if p else 0
+            key.append((type(a), a.dtype, tuple(a.shape), tuple(a.stride()), str(a.device), align))
+        except (TypeError, AttributeError, RuntimeError):
+            return None
+    return tuple(key)
 
 
 def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
