@@ -716,6 +716,32 @@ def test_dynamic_layout_workspaces_launch_without_retracing(gpu):
     assert len(f._variant_cache) == 1 and len(gpu.launches) == 7
 
 
+def test_calls_with_the_last_variants_values_skip_the_variant_lookup(gpu, monkeypatch):
+    """Called again and again with other dynamic values than it was traced with (quack's eps, a bigger
+    batch), a compiled function runs the variant the previous call ran after its generated check,
+    without looking the values up again; other values still find (or make) their own variant."""
+    from cutelab.kernel.launch import compiled as compiled_mod
+
+    add = runpy.run_path(str(SEEDS.parents[0] / "dsl" / "elementwise_add.py"), run_name="test")
+
+    def ws(shape):
+        return [from_dlpack(_dev(shape)).mark_layout_dynamic() for _ in range(3)]
+
+    with _quiet():
+        f = cute.compile(add["elementwise_add"], *ws((32, 256)))
+    looked = []
+    real = compiled_mod._respecialize
+    monkeypatch.setattr(compiled_mod, "_respecialize", lambda cf, args: looked.append(1) or real(cf, args))
+    big = ws((64, 256))
+    for _ in range(3):
+        f(*big)
+    assert len(looked) == 1 and len(f._variant_cache) == 1 and len(gpu.launches) == 3
+    f(*ws((96, 256)))
+    f(*ws((32, 256)))  # the traced values: no lookup
+    assert len(looked) == 2 and len(f._variant_cache) == 2 and len(gpu.launches) == 5
+    assert [r["params"][:3] for r in gpu.launches[:3]] == [[t.engine.address for t in big]] * 3
+
+
 # --------------------------------------------------------------------------- cute.testing.benchmark
 
 def test_benchmark_cycles_workspaces_and_checks_its_arguments():

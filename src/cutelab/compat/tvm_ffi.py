@@ -38,9 +38,8 @@ def current_stream() -> CUstream:
 
     torch = sys.modules.get("torch")
     if torch is not None:
-        try:
-            if torch.cuda.is_available():
-                return CUstream(int(torch.cuda.current_stream().cuda_stream))
+        try:  # (no is_available() first: it costs more than the launch, at every call)
+            return CUstream(int(torch.cuda.current_stream().cuda_stream))
         except Exception:  # noqa: BLE001 - a torch without CUDA: the default stream
             pass
     return CUstream(0)

@@ -190,6 +190,7 @@ class CompiledFunction:
         self._fast: Any = None
         self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
         self.variants: Any = None  # (target, args, kwargs, positions, api._compile): _respecialize's traces for other dynamic values
+        self._last_variant: Any = None  # the variant the last call ran: its generated check is tried first
 
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
         no_export(self.name)
@@ -202,8 +203,14 @@ class CompiledFunction:
             tried = direct is not None  # it checks the dynamic arguments' values too (fast.dyn)
             if tried and direct(args, stream):
                 return None
+            last = self._last_variant  # the trace the previous call ran (quack passes one eps every step)
+            if last is not None:
+                ldirect = (last._fast or last._build()).direct
+                if ldirect is not None and ldirect(args, stream):
+                    return None
             other = _respecialize(self, args)
             if other is not self:
+                self._last_variant = other
                 return other(*args, stream=stream)
             if not tried and direct is not None and direct(args, stream):
                 return None
