@@ -120,7 +120,7 @@ def _quick_key(args: Tuple[Any, ...]) -> Any:
         try:
             p = ptr()
             align = min(p & -p, 256) if p else 0
-            key.append((type(a), a.dtype, tuple(a.shape), tuple(a.stride()), str(a.device), align))
+            key.append((type(a), a.dtype, tuple(a.shape), a.stride(), a.device, align))
         except (TypeError, AttributeError, RuntimeError):
             return None
     return tuple(key)
