@@ -777,6 +777,10 @@ class CudaRenderer:
         dyn_offs, _ = dynamic_smem_layout(ir.shared)
         first = True
         for sh in ir.shared:
+            if sh.dtype.width < 8:
+                raise TraceError(f"kernel {ir.name}: shared array {sh.name} holds {sh.dtype} elements ({sh.dtype.width} "
+                                 f"bits, packed several to a byte); the CUDA back end does not print sub-byte shared "
+                                 f"memory yet (the CPU interpreter runs it)")
             if hasattr(sh, "base"):  # nodes.SharedAlias: the base array's memory as another element type
                 self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
                           f"({sh.base.name});")
