@@ -110,3 +110,31 @@ def test_nvfp4_gemm_0_passes_its_check_on_the_cpu():
                        cwd=str(NVFP4_0.parent))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+def test_cuda_of_nvfp4_gemm_0_for_sm_100a(tmp_path):
+    """The kernel printed as CUDA: packed e2m1 shared memory addressed in bytes (element offset / 2) by the
+    TMA loads and the UMMA descriptors, UMMA kind::mxf4nvf4 with 4 scale factors per row (scale_vec::4X),
+    the scale factors' tcgen05.cp; nvcc compiles it for sm_100a where it is installed."""
+    import shutil
+
+    out = tmp_path / "k.cu"
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sm100_sass  # the program on the CPU interpreter, its last kernel printed as CUDA
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    sm100_sass.render(str(NVFP4_0.relative_to(PROGRAMS)), ["--mnkl", "128,256,256,1"], out)
+    src = out.read_text()
+    for ptx in ("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X", "0x08400480u",
+                "tcgen05.cp.cta_group::1.32x128b.warpx4", "cp.async.bulk.tensor.3d", "cp.async.bulk.tensor.2d",
+                "const unsigned char* __restrict__ mA_mkl", "unsigned char* const smem0 = cl_dyn_smem + 0;",
+                "unsigned char* const smem1 = cl_dyn_smem + 65536;"):  # A: 4 stages of 128 x 256 e2m1 = 64 KiB
+        assert ptx in src, ptx
+    assert "&smem0[((32768u * (" in src and ")) / 2]" in src  # a stage of A is 32768 elements, 16 KiB
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]

@@ -13,6 +13,13 @@ the tile (consecutive ranges of its shared-memory offsets, as CuTe cuts it): ``t
 a ``cta_layout`` of n CTAs gives CTA ``cta_layout(cta_coord)`` its slice of both tensors, and its
 multicast copy lands that slice in every CTA of the mask, so each receives the whole tile.
 
+Elements of 4 bits (Float4E2M1FN, two to a byte, as CUTLASS's float_e2m1_t) are copied as the tensor map
+type CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: dimensions and the box in elements, strides in bytes; the byte
+swizzles act on their shared memory as Swizzle<B,5,3> on element offsets (``swizzle_base_elems``). A tile
+whose tiled modes are hierarchical or broadcast (stride 0: the block-scaled GEMMs' scale factors,
+``blockscaled_utils.tile_atom_to_shape_SF``) is copied by a ``TmaRunsAtom``: its distinct elements, runs of
+whole 256-element rows of the tensor's memory, one box each.
+
 Deviation from CuTe DSL: the second result (the "TMA tensor") is the global tensor itself, not a
 tensor of coordinates; a kernel tiles and slices it as usual (``local_tile``, ``group_modes``,
 ``t[(None, k)]``), and the copy recovers the tile's coordinates from its offset. An offset keeps no
