@@ -102,6 +102,16 @@ def test_scale_factor_tma_in_runs_shorter_than_a_row_is_refused():
                                          cute.make_tensor(ptr, sfa), bad, tiler, mma, internal_type=cutlass.Int16)
 
 
+def test_tma_store_of_scale_factors_is_refused():
+    sfa = blockscaled_utils.tile_atom_to_shape_SF((128, 256, 1), 16)
+    raw = np.zeros(cute.cosize(sfa), np.uint8)
+    ptr = make_ptr(cutlass.Float8E4M3FN, raw.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), cute.AddressSpace.gmem,
+                   assumed_align=16)
+    sl = cute.slice_(blockscaled_utils.make_smem_layout_sfa(_nvf4_mma(), (128, 256, 256), 16, 1), (None, None, None, 0))
+    with pytest.raises(LayoutError, match=r"TMA stores of a tile with hierarchical or broadcast \(stride-0\) modes"):
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), cute.make_tensor(ptr, sfa), sl, (128, 256))
+
+
 def test_nvfp4_gemm_0_passes_its_check_on_the_cpu():
     env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))

@@ -471,6 +471,9 @@ def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layou
     from ...layout import cosize
 
     stored = smem_layout
+    if not isinstance(op, CopyBulkTensorTileG2SOp):
+        raise LayoutError(f"{where}: TMA stores of a tile with hierarchical or broadcast (stride-0) modes are not "
+                          f"supported by cutelab (loads are)")
     if num_multicast != 1 or isinstance(op, CopyBulkTensorTileG2SMulticastOp):
         raise LayoutError(f"{where}: a multicast TMA of a tile with hierarchical or broadcast (stride-0) modes is not "
                           f"supported by cutelab")
