@@ -363,7 +363,7 @@ def cluster_shape_to_tma_atom_B(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc
     return _tma_op_for(cluster_shape_mnk, atom_thr_id, 0, "B")
 
 
-def cluster_shape_to_tma_atom_SFB(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc: Any = None,  # noqa: N802
+def cluster_shape_to_tma_atom_SFB(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc: Any = None,
                                   ip: Any = None) -> Any:
     """The TMA op for the scale factors of B (CuTe DSL's choice): a 2-CTA MMA's SFB always multicasts
     (each CTA of the pair needs the whole N extent's scale factors), a 1-CTA MMA's when the cluster has more

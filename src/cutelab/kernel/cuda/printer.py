@@ -771,7 +771,7 @@ class CudaRenderer:
         else:
             raise TraceError(f"the CUDA back end cannot print statement {s!r}")
 
-    def render(self) -> str:  # noqa: C901 - declarations of each kind of shared array
+    def render(self) -> str:
         ir = self.ir
         sched = self.schedule = self.plan.schedule
         grid = ir.grid

@@ -292,7 +292,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         from ...errors import user_location
 
         at = user_location()
-        sub = (f"; of the sub-byte types cutelab's TMA copies Float4E2M1FN (packed two to a byte)"
+        sub = ("; of the sub-byte types cutelab's TMA copies Float4E2M1FN (packed two to a byte)"
                if dtype.width < 8 else "")
         raise LayoutError(f"{where}{f' at {at}' if at else ''}: TMA cannot copy {dtype} elements{sub}")
     from ...dynamic import value_of
