@@ -59,6 +59,8 @@ CASES = [
     # rmsnorm (and the reduce.py it imports): cp.async, no UMMA; N = 32K gives 2-CTA clusters (mapa, st.async)
     ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "4", "--N", "256"]),
     ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "3", "--N", "32768"]),
+    # NVFP4: TMA of packed e2m1 (16U4_ALIGN8B) and of the scale factors, tcgen05.cp, UMMA kind::mxf4nvf4
+    ("cute/blackwell/tutorial/tutorial_gemm/nvfp4_gemm_0.py", ["--mnkl", "128,256,256,1"]),
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),

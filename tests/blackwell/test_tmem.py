@@ -52,6 +52,9 @@ def roundtrip(X: cute.Tensor, Y: cute.Tensor, case: cutlass.Constexpr, ncols: cu
     r.store(ts.partition_S(X).load())
     cute.copy(st, r, ts.partition_D(tT))  # STORE
     cute.arch.fence_view_async_tmem_store()
+    if cutlass.const_expr(case == "early_free"):  # another warp frees the columns, with no barrier before the load
+        if warp == 3:
+            cute.arch.dealloc_tmem(ptr, ncols)  # EARLY FREE
     tl = ld.get_slice(me)
     out = cute.make_rmem_tensor(tl.partition_D(Y).shape, cutlass.Float32)
     cute.copy(ld, tl.partition_S(tT), out)  # LOAD
@@ -62,7 +65,7 @@ def roundtrip(X: cute.Tensor, Y: cute.Tensor, case: cutlass.Constexpr, ncols: cu
         if warp == 0:
             cute.arch.dealloc_tmem(ptr, ncols)
             cute.arch.dealloc_tmem(ptr, ncols)  # SECOND FREE
-    elif cutlass.const_expr(case != "noalloc" and case != "relinquish"):
+    elif cutlass.const_expr(case != "noalloc" and case != "relinquish" and case != "early_free"):
         if warp == 0:
             cute.arch.dealloc_tmem(ptr, ncols)
 
@@ -104,6 +107,17 @@ def test_reading_columns_the_cta_did_not_allocate():
     msg = str(e.value)
     assert "has not allocated" in msg and "holds no columns" in msg, msg
     assert f"{_HERE}:{_line('# STORE')}" in msg, msg
+
+
+def test_reading_columns_another_warp_freed_names_the_deallocation():
+    # CUTLASS's Blackwell fmha_bwd.py does this: its compute warps free TMEM while its reduce warps may still
+    # read the last dQ, with nothing ordering the two
+    with pytest.raises(LaunchError) as e:
+        _run("early_free")
+    msg = str(e.value)
+    assert "has not allocated" in msg and "the CTA freed columns 0..31 before this access" in msg, msg
+    assert "(cute.arch.dealloc_tmem at " in msg and f"{_HERE}:{_line('# EARLY FREE')})" in msg, msg
+    assert f"{_HERE}:{_line('# LOAD')}" in msg, msg
 
 
 def test_a_warp_touches_only_its_lane_quarter():

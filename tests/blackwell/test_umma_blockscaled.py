@@ -15,7 +15,7 @@ import cutelab as cute
 import cutelab as cutlass
 import cutelab.utils.blackwell_helpers as sm100_utils
 import cutelab.utils.blockscaled_layout as blockscaled_utils
-from cutelab.errors import LaunchError
+from cutelab.errors import LaunchError, TraceError
 from cutelab.kernel.instr.tcgen05_blockscaled import scale_values, values
 from cutelab.nvgpu import OperandMajorMode, tcgen05
 from cutelab.runtime import from_dlpack
@@ -188,6 +188,19 @@ def test_fp4_umma_with_scale_factors_from_tmem_equals_numpy(kind):
     want = (a * sa) @ (b * sb).T
     assert len(np.unique(sa)) > 1 and np.abs(want).max() > 100
     np.testing.assert_array_equal(C, want.astype(np.float32))
+
+
+def test_cuda_refuses_a_thread_storing_to_packed_e2m1_shared_memory():
+    """bs_kernel's threads write A element by element (sA[i] = A[...]); with e2m1 two to a byte the CUDA back end
+    prints such memory for TMA and UMMA only, and says so naming the line."""
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.launch.plan import last_launch
+
+    test_fp4_umma_with_scale_factors_from_tmem_equals_numpy("nvf4")
+    with pytest.raises(TraceError, match=r"test_umma_blockscaled.py:\d+\): a thread (reads|writes) Float4E2M1FN elements "
+                                         r"of \w+ \(4 bits, packed several to a byte\); the CUDA back end prints such "
+                                         r"memory for TMA and UMMA only"):
+        printer.render(last_launch().ir)
 
 
 def test_mxf8f6f4_umma_of_two_types_equals_numpy():

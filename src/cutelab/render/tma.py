@@ -78,7 +78,7 @@ def tma_cells(atom: Any, multicast: int = 1) -> dict:
         raise LayoutError(f"tma picture: multicast {mc} does not divide the box's outermost dimension ({outer}, tensor "
                           f"mode {desc.modes[-1]}); CuTe cuts the box into {mc} equal runs of whole rows")
     coords = _box_coords(desc, rank)
-    smem = desc.placement() // desc.dtype.bytes
+    smem = desc.placement()
     lin = np.arange(n, dtype=np.int64)  # the unswizzled smem order of the box is its row-major order
     return {"coords": coords, "smem": smem, "slice": lin // (n // mc), "rank": rank, "n": n}
 

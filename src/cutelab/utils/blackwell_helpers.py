@@ -361,3 +361,31 @@ def cluster_shape_to_tma_atom_A(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc
 def cluster_shape_to_tma_atom_B(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc: Any = None, ip: Any = None) -> Any:
     """The TMA op for B: multicast when the cluster has more CTAs along M than the MMA spans."""
     return _tma_op_for(cluster_shape_mnk, atom_thr_id, 0, "B")
+
+
+def cluster_shape_to_tma_atom_SFB(cluster_shape_mnk: Any, atom_thr_id: Any, *, loc: Any = None,
+                                  ip: Any = None) -> Any:
+    """The TMA op for the scale factors of B (CuTe DSL's choice): a 2-CTA MMA's SFB always multicasts
+    (each CTA of the pair needs the whole N extent's scale factors), a 1-CTA MMA's when the cluster has more
+    than one CTA along M.
+
+    >>> from cutelab import make_layout
+    >>> [type(cluster_shape_to_tma_atom_SFB(c, make_layout(n))).__name__ for c, n in (((1, 1), 1), ((2, 1), 1),
+    ...                                                                            ((2, 1), 2))]
+    ['CopyBulkTensorTileG2SOp', 'CopyBulkTensorTileG2SMulticastOp', 'CopyBulkTensorTileG2SMulticastOp']
+    """
+    from .. import int_tuple as it
+    from ..nvgpu.cpasync.tma import CopyBulkTensorTileG2SMulticastOp, CopyBulkTensorTileG2SOp
+
+    shape = tuple(getattr(cluster_shape_mnk, "shape", cluster_shape_mnk))
+    n_sm = it.product(getattr(atom_thr_id, "shape", atom_thr_id))
+    if not all(type(x) is int for x in it.flatten_to_tuple(shape)) or type(n_sm) is not int:
+        raise ValueError(f"Dynamic cluster shape or atom SM count is not supported: {cluster_shape_mnk} and {atom_thr_id}")
+    if it.product(shape[0]) % n_sm:
+        raise ValueError(f"Cluster shape not divisible by MMA size: {cluster_shape_mnk} and {atom_thr_id}")
+    if n_sm == 2:
+        return CopyBulkTensorTileG2SMulticastOp(CtaGroup.TWO)
+    if n_sm == 1:
+        return (CopyBulkTensorTileG2SMulticastOp(CtaGroup.ONE) if it.product(shape[0]) != 1
+                else CopyBulkTensorTileG2SOp(CtaGroup.ONE))
+    raise ValueError(f"cluster_shape_to_tma_atom_SFB: unsupported atom SM count {n_sm}")

@@ -115,7 +115,8 @@ class SmemAllocator:
 
             if sw is not None and not sw.is_identity:
                 raise TraceError(f"SmemAllocator.allocate_tensor: a swizzled layout and swizzle={swizzle} at once")
-            sw = element_swizzle(swizzle, element_type.bytes, "bytes", "SmemAllocator.allocate_tensor")
+            sw = element_swizzle(swizzle, element_type.bytes, "bytes", "SmemAllocator.allocate_tensor",
+                                 element_type.width)
         if sw is not None and sw.is_identity:
             sw = None
         if byte_alignment < 1 or byte_alignment & (byte_alignment - 1):

@@ -298,7 +298,8 @@ class CudaRenderer:
         return _to_storage(self.ref_compute(ref, dtype), dtype)
 
     def param_decl(self, p: Param) -> str:
-        st = ctype(p.dtype)[0]
+        # 4-bit elements, two to a byte: the tensor's bytes (only TMA reaches them: _check_subbyte)
+        st = "unsigned char" if p.kind != "scalar" and p.dtype.width < 8 else ctype(p.dtype)[0]
         if p.kind == "scalar":
             return f"const {st} {p.name}"
         const = "const " if not p.written else ""
@@ -776,7 +777,20 @@ class CudaRenderer:
         grid = ir.grid
         dyn_offs, _ = dynamic_smem_layout(ir.shared)
         first = True
+        _check_subbyte(ir)
         for sh in ir.shared:
+            if sh.dtype.width < 8:  # 4-bit elements, two to a byte: the array's bytes, addressed by smem_addr
+                if hasattr(sh, "base"):
+                    raise TraceError(f"kernel {ir.name}: shared array {sh.name} views {sh.base.name} as {sh.dtype}; "
+                                     f"the CUDA back end does not print sub-byte views of other arrays")
+                if sh.dynamic:
+                    if first:
+                        self.emit("extern __shared__ __align__(1024) unsigned char cl_dyn_smem[];")
+                        first = False
+                    self.emit(f"unsigned char* const {sh.name} = cl_dyn_smem + {dyn_offs[sh.index]};")
+                else:
+                    self.emit(f"__shared__ alignas({max(16, sh.align)}) unsigned char {sh.name}[{sh.bytes}];")
+                continue
             if hasattr(sh, "base"):  # nodes.SharedAlias: the base array's memory as another element type
                 self.emit(f"{ctype(sh.dtype)[0]}* const {sh.name} = reinterpret_cast<{ctype(sh.dtype)[0]}*>"
                           f"({sh.base.name});")
@@ -879,3 +893,17 @@ def render(ir: KernelIR, restrict: bool = True, load: Optional[str] = None, stor
            retile: Optional[bool] = None) -> str:
     """CUDA C++ source of a traced kernel (see CudaRenderer for the options)."""
     return CudaRenderer(ir, restrict, load, store, coarsen, remap, pair, retile).render()
+
+
+def _check_subbyte(ir: Any) -> None:
+    """Shared arrays and tensor arguments of sub-byte elements (4-bit, two to a byte) are printed as their
+    bytes; only the asynchronous units (TMA, UMMA descriptors, tcgen05.cp), which take byte addresses
+    (smem_addr, tensor maps), reach them. A thread's load or store of one element of such memory is
+    refused by name."""
+    for s in walk(ir.body):
+        if isinstance(s, (Load, Store)) and s.param.dtype.width < 8:
+            sh = s.param
+            raise TraceError(f"kernel {ir.name}{f' (at {s.loc})' if getattr(s, 'loc', None) else ''}: a thread "
+                             f"{'reads' if isinstance(s, Load) else 'writes'} {sh.dtype} elements of {sh.name} "
+                             f"({sh.dtype.width} bits, packed several to a byte); the CUDA back end prints such "
+                             f"memory for TMA and UMMA only")

@@ -41,12 +41,17 @@ def _log2(n: int) -> int:
     return n.bit_length() - 1
 
 
-def element_swizzle(sw: Any, elem_bytes: int, units: str, what: str) -> Any:
-    """The Swizzle acting on element offsets for sw given in 'elements' or 'bytes'."""
+def element_swizzle(sw: Any, elem_bytes: int, units: str, what: str, bits: int = 8) -> Any:
+    """The Swizzle acting on element offsets for sw given in 'elements' or 'bytes'; ``bits`` < 8: elements
+    of that many bits, packed into bytes (4-bit ones two to a byte: the swizzle's base moves up one bit)."""
     from ...swizzle import Swizzle
 
     if units == "elements" or sw.num_bits == 0:
         return sw
+    if bits < 8:
+        if 8 % bits:
+            raise TraceError(f"{what}: the byte swizzle {sw} has no element form for {bits}-bit elements")
+        return Swizzle(sw.num_bits, sw.num_base + _log2(8 // bits), sw.num_shift)
     e = _log2(elem_bytes)
     if sw.num_base < e:
         raise TraceError(f"{what}: the byte swizzle {sw} moves bits inside one {elem_bytes}-byte element "
@@ -372,7 +377,7 @@ def use_dynamic_smem(t: Any) -> None:
     if sum(sh.bytes for sh in t.shared) <= 48 * 1024 and not any(sh.dynamic for sh in t.shared):
         return
     for sh in t.shared:
-        per = max(1, _DYN_ALIGN // sh.dtype.bytes)
+        per = max(1, _DYN_ALIGN * 8 // sh.dtype.width)
         sh.length = _align_up(sh.length, per)
         sh.align = max(sh.align, _DYN_ALIGN)
         sh.dynamic = True
@@ -506,7 +511,7 @@ class SmemPtr:
             if not isinstance(layout, Layout):
                 layout = make_layout(layout)
             if swizzle is not None:
-                sw = element_swizzle(swizzle, dtype.bytes, "bytes", where)
+                sw = element_swizzle(swizzle, dtype.bytes, "bytes", where, dtype.width)
         offs = _static_offsets(layout, where)
         if len(offs) and offs.min() < 0:
             raise TraceError(f"{where}: layout {layout} reaches negative offsets")
@@ -708,7 +713,7 @@ def recast_smem_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
     dt = eng.dtype if dtype is None else dtype
     if dt.name != eng.dtype.name:
         return _smem_region_ptr(ptr, swizzle_, dt)
-    sw = element_swizzle(swizzle_, dt.bytes, "bytes", f"recast_ptr({ptr}, swizzle_={swizzle_})")
+    sw = element_swizzle(swizzle_, dt.bytes, "bytes", f"recast_ptr({ptr}, swizzle_={swizzle_})", dt.width)
     origin = ptr.offset if isinstance(ptr.offset, (int, np.integer)) else 0
     new = SwizzledSmemEngine(eng.param, sw, origin=int(origin), base_align=getattr(eng, "base_align", 0),
                              ptr_swizzle=swizzle_)

@@ -7,7 +7,8 @@ cutelab.fp8), e2m3 / e3m2 (6 bits, no infinities or NaNs) or e2m1 (4 bits: 0, 0.
 and their negatives), stored one element per storage byte (the low bits). Kernels run the 8-bit and
 the 4-bit (MmaMXF4Op, MmaMXF4NVF4Op) operands on the CPU: shared memory holds an e2m1 element per
 byte there, read through the operand's layout as the UMMA's other operands are; the CUDA printer
-prints the 8-bit kind (mxf8f6f4) only. 6-bit operands and 2-CTA block-scaled UMMAs are refused. Scale factors are ue8m0
+prints the 8-bit kind (mxf8f6f4) and the packed 4-bit ones (mxf4, mxf4nvf4), whose shared memory it
+holds two elements to a byte. 6-bit operands and 2-CTA block-scaled UMMAs are refused. Scale factors are ue8m0
 (the power of two 2^(bits - 127); 0xff is NaN) or, for ``mxf4nvf4`` with 16-element blocks, ue4m3
 (e4m3 bits with the sign bit clear).
 
@@ -41,7 +42,7 @@ from ...errors import LaunchError, TraceError
 from ..ir.symbolic import is_sym
 
 __all__ = ["values", "scale_values", "scaled_mma", "read_scale_factors", "mma_field", "sf_field", "kernel_gemm",
-           "kernel_gemm_blockscaled", "umma_idesc_block_scaled"]
+           "kernel_gemm_blockscaled", "umma_idesc_block_scaled", "umma_kind_block_scaled"]
 
 # mlir name -> (exponent bits, mantissa bits, bias) of the finite-only small float formats
 _SMALL = {"f4E2M1FN": (2, 1, 1), "f6E2M3FN": (2, 3, 1), "f6E3M2FN": (3, 2, 3)}
@@ -276,12 +277,17 @@ def _op_class() -> type:
 
         def cuda(self, r: Any) -> None:
             """``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], adesc, bdesc, idesc, [sfa], [sfb], p``
-            by lane 0 of each warp that runs the cute.gemm: the SFA/SFB registers hold the scale factors'
-            addresses in bytes (lane * 2^18 + column * 4 + byte); the instruction takes lane << 16 | column and
-            the byte as the scale-factor id in the instruction descriptor (bits 29-30 for A, 4-5 for B)."""
-            if self.op.a_dtype.width != 8 or self.op.b_dtype.width != 8:
+            (``kind::mxf4.block_scale.scale_vec::2X`` / ``kind::mxf4nvf4.block_scale.scale_vec::4X`` for packed
+            e2m1 operands) by lane 0 of each warp that runs the cute.gemm: the SFA/SFB registers hold the scale
+            factors' addresses in bytes (lane * 2^18 + column * 4 + byte); the instruction takes lane << 16 |
+            column and the byte as the scale-factor id in the instruction descriptor (bits 29-30 for A, 4-5 for
+            B)."""
+            kind = umma_kind_block_scaled(self.op)
+            if kind is None:
                 raise TraceError(f"kernel {r.ir.name}{self._at()}: the CUDA printer emits block-scaled UMMAs of "
-                                 f"8-bit operands (kind::mxf8f6f4) only")
+                                 f"8-bit operands (kind::mxf8f6f4) and of packed e2m1 operands (MmaMXF4Op, "
+                                 f"MmaMXF4NVF4Op: kind::mxf4, kind::mxf4nvf4) only, not {type(self.op).__name__} of "
+                                 f"{self.op.a_dtype} x {self.op.b_dtype}")
             for o, nm in ((self.a, "A"), (self.b, "B")):
                 if o.fields is None:
                     raise TraceError(f"kernel {r.ir.name}{self._at()}: operand {nm} of the UMMA is not in a canonical "
@@ -299,7 +305,7 @@ def _op_class() -> type:
                 hw = "(((unsigned)({0}) >> 18) << 16 | (((unsigned)({0}) & 0x3FFFFu) >> 2))"
                 ids = f"(0x{idesc:08x}u | (((unsigned)({sfa}) & 3u) << 29) | (((unsigned)({sfb}) & 3u) << 4))"
                 r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
-                       f'tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%0], %1, %2, %3, [%5], [%6], p;'
+                       f'tcgen05.mma.cta_group::1.{kind} [%0], %1, %2, %3, [%5], [%6], p;'
                        f'\\n\\t}}" :: "r"((unsigned)({dc})), "l"({da}), "l"({db}), "r"({ids}), '
                        f'"r"((unsigned)({acc})), "r"({hw.format(sfa)}), "r"({hw.format(sfb)}) : "memory");')
 
@@ -309,21 +315,43 @@ def _op_class() -> type:
 _CLS: list = []
 
 
+def umma_kind_block_scaled(op: Any) -> Any:
+    """The kind and block-scale qualifiers of a block-scaled UMMA's PTX, or None where the CUDA printer has none:
+    8-bit operands ``kind::mxf8f6f4.block_scale``; packed e2m1 with a scale factor per 32 elements
+    (MmaMXF4Op) ``kind::mxf4.block_scale.scale_vec::2X``, per 16 (MmaMXF4NVF4Op)
+    ``kind::mxf4nvf4.block_scale.scale_vec::4X``."""
+    from ...nvgpu.tcgen05.mma import MmaMXF4NVF4Op, MmaMXF4Op
+
+    if isinstance(op, (MmaMXF4Op, MmaMXF4NVF4Op)):
+        vec = {32: "2X", 16: "4X"}.get(op.sf_vec_size)
+        kind = "mxf4" if isinstance(op, MmaMXF4Op) else "mxf4nvf4"
+        return f"kind::{kind}.block_scale.scale_vec::{vec}" if vec else None
+    if op.a_dtype.width == 8 and op.b_dtype.width == 8:
+        return "kind::mxf8f6f4.block_scale"
+    return None
+
+
 def umma_idesc_block_scaled(op: Any) -> int:
     """The 32-bit instruction descriptor of a block-scaled UMMA (CUTLASS's UMMA::InstrDescriptorBlockScaled)
     without its scale-factor ids: A and B formats in [7,10) and [10,13) (e4m3 0, e5m2 1, e2m3 3, e3m2 4,
     e2m1 5), A and B major in bits 15 and 16, N >> 3 in [17,23), the scale format in bit 23 (ue4m3 0,
-    ue8m0 1), M >> 4 in [24,29).
+    ue8m0 1), M >> 4 in [24,29). For kind::mxf4 / mxf4nvf4 (MmaMXF4Op, MmaMXF4NVF4Op) e2m1 is 1 and bit 31
+    (K) is 0: K = 64.
 
     >>> from cutelab import Float8E4M3FN
     >>> from cutelab.nvgpu import tcgen05, OperandMajorMode as Mj
     >>> hex(umma_idesc_block_scaled(tcgen05.MmaMXF8Op(Float8E4M3FN, (128, 128, 32), tcgen05.CtaGroup.ONE,
     ...                                               tcgen05.OperandSource.SMEM, Mj.K, Mj.K)))
     '0x8a00000'
+    >>> hex(umma_idesc_block_scaled(tcgen05.MmaMXF4NVF4Op(Float8E4M3FN, (128, 256, 64), tcgen05.CtaGroup.ONE,
+    ...                                                   tcgen05.OperandSource.SMEM)))
+    '0x8400480'
     """
+    from ...nvgpu.tcgen05.mma import MmaMXF4NVF4Op, MmaMXF4Op
     from .tcgen05_mma import _FORMATS
 
-    fmt = _FORMATS["f8f6f4"]
+    # kind::mxf4 / mxf4nvf4 (packed e2m1): CUTLASS's MXF4Format, E2M1 = 1
+    fmt = {"f4E2M1FN": 1} if isinstance(op, (MmaMXF4Op, MmaMXF4NVF4Op)) else _FORMATS["f8f6f4"]
     M, N, _ = op.shape_mnk
     mn = lambda m: 1 if m.name == "MN" else 0  # noqa: E731
     sf = 1 if op.sf_dtype.name == "f8E8M0FNU" else 0

@@ -57,6 +57,7 @@ class _Tmem:
         self.cells = np.zeros((nblk, TMEM_LANES, TMEM_COLUMNS), dtype=np.uint32)
         self.owned = np.zeros((nblk, TMEM_COLUMNS), dtype=bool)
         self.relinquished = np.zeros(nblk, dtype=bool)
+        self.freed: dict = {}  # block -> [(first column, columns, the dealloc's line)] of its deallocations
 
 
 def tmem_state(b: Any) -> _Tmem:
@@ -89,9 +90,18 @@ def check_columns(b: Any, st: _Tmem, blk: np.ndarray, col: np.ndarray, what: str
         k = int(blk[i])
         have = np.nonzero(st.owned[k])[0]
         held = f"columns {int(have.min())}..{int(have.max())}" if have.size else "no columns"
-        raise LaunchError(f"{b.ir.name}{where}: {what} touches tensor-memory column {int(col[i])} of block "
-                          f"{b.block_name(k)}, which that CTA has not allocated (it holds {held}); rule: a CTA reads "
-                          f"and writes only the tensor memory it allocated (cute.arch.alloc_tmem / TmemAllocator)")
+        c = int(col[i])
+        freed = [f for f in st.freed.get(k, []) if f[0] <= c < f[0] + f[1]]
+        after = ""
+        if freed:
+            c0, n, at = freed[-1]
+            after = (f"; the CTA freed columns {c0}..{c0 + n - 1} before this access (cute.arch.dealloc_tmem"
+                     f"{f' at {at}' if at else ''}), and nothing in the kernel (a barrier, an mbarrier wait) makes this "
+                     f"access happen before that deallocation")
+        raise LaunchError(f"{b.ir.name}{where}: {what} touches tensor-memory column {c} of block "
+                          f"{b.block_name(k)}, which that CTA has not allocated (it holds {held}){after}; rule: a CTA "
+                          f"reads and writes only the tensor memory it allocated and has not freed "
+                          f"(cute.arch.alloc_tmem / TmemAllocator)")
 
 
 def _at(where: Any) -> str:
@@ -260,6 +270,7 @@ class TmemDeallocOp(Op):
                                   f"{col}..{col + self.ncols - 1} (address 0x{a:x}), which the CTA has not allocated; "
                                   f"rule: deallocate only allocated tensor memory, from the address the allocation gave")
             st.owned[k, col:col + self.ncols] = False
+            st.freed.setdefault(k, []).append((col, self.ncols, self.where))
 
     def cuda(self, r: Any) -> None:
         a = r.expr(self.addr)[0] if is_sym(self.addr) else str(int(self.addr))

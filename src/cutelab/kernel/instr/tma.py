@@ -29,7 +29,7 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import LaunchError, TraceError
 from ...layout import Layout, evaluate_all
-from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES
+from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES, swizzle_base_elems
 from ..cuda import driver as _driver_mod
 from .mbarrier import complete_tx, smem_addr
 from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
@@ -52,8 +52,7 @@ def smem_byte_swizzle(eng: Any, what: str) -> int:
     sw = getattr(eng, "swizzle", None)
     if sw is None or sw.num_bits == 0:
         return 0
-    m_bytes = sw.num_base + (eng.dtype.bytes.bit_length() - 1)
-    if (m_bytes, sw.num_shift) != (4, 3) or sw.num_bits not in (1, 2, 3):
+    if (sw.num_base, sw.num_shift) != (swizzle_base_elems(eng.dtype), 3) or sw.num_bits not in (1, 2, 3):
         raise TraceError(f"{what}: the shared memory is swizzled by {sw} (elements of {eng.dtype}), which is not "
                          f"one of the TMA/GMMA swizzles Swizzle<1|2|3,4,3> on byte addresses")
     return sw.num_bits
@@ -113,7 +112,7 @@ class TmaLoadOp(Op):
 
     def accesses(self) -> List[Access]:
         n = int(np.prod(self.desc.box))
-        phys = self.desc.placement(self.phase) // self.desc.dtype.bytes
+        phys = self.desc.placement(self.phase)
         return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())) if n else (0,), True, self),
                 Access(self.bar_shared, self.bar_base, (0,), False, self)]
 
@@ -129,7 +128,7 @@ class TmaLoadOp(Op):
             c = coord_values(b, self.coords[k])[act]
             g = c[:, None] + box[k][None, :]
             valid &= (g >= 0) & (g < d.dims[k])
-            goff += g * (d.strides[k] // d.dtype.bytes)
+            goff += g * d.elem_strides[k]
         if self.param.length:
             valid &= (goff >= 0) & (goff < len(data))
         return goff, valid
@@ -143,7 +142,7 @@ class TmaLoadOp(Op):
         goff, valid = self.global_box(b, act, data)
         vals = np.where(valid, data[np.where(valid, goff, 0)], np.zeros((), dtype=data.dtype))
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
-        phys = d.placement(self.phase) // d.dtype.bytes
+        phys = d.placement(self.phase)
         dst = sb[:, None] + phys[None, :]
         if dst.size and (dst.min() < 0 or dst.max() >= self.shared.length):
             raise LaunchError(f"{b.ir.name}{self.where}: TMA load into {self.shared.name}: elements "
@@ -185,8 +184,7 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
     kernel's scheduler carries in registers)."""
     from ..frontend.trace import TraceValue
 
-    eb = desc.dtype.bytes
-    strides = [s // eb for s in desc.strides]
+    strides = list(desc.elem_strides)
     out: List[Any] = [0] * desc.rank
     rest = offset
     for k in range(desc.rank - 1, -1, -1):
@@ -272,13 +270,13 @@ def start_phase(d: Any, offset: Any, what: str, side: str) -> Tuple[Any, int]:
     """(start, phase) of a TMA box's shared-memory side at element offset ``offset``: the start in
     elements, and its byte offset in the swizzle pattern (1024 bytes; TMA swizzles the address).
     The start must be 128-byte aligned (16 without a swizzle), as TMA requires."""
-    eb = d.dtype.bytes
-    period = max(1, (1024 if d.swizzle else 16) // eb)
+    bits = d.dtype.width  # 4-bit elements go two to a byte
+    period = max(1, (1024 if d.swizzle else 16) * 8 // bits)
     sbase, const = split_base(offset, period, what)
-    if (const * eb) % (128 if d.swizzle else 16):
-        raise TraceError(f"{what}: the {side} starts at byte {const * eb} of a {period * eb}-byte swizzle pattern; a "
-                         f"TMA box must start at a multiple of {128 if d.swizzle else 16} bytes")
-    return (sbase + const if const else sbase), const * eb
+    if (const * bits) % (8 * (128 if d.swizzle else 16)):
+        raise TraceError(f"{what}: the {side} starts at byte {const * bits / 8:g} of a {period * bits // 8}-byte "
+                         f"swizzle pattern; a TMA box must start at a multiple of {128 if d.swizzle else 16} bytes")
+    return (sbase + const if const else sbase), const * bits // 8
 
 
 def encode_tensor_map(desc: Any, address: int) -> bytes:

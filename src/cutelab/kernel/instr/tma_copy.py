@@ -19,9 +19,27 @@ from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp ato
 __all__ = ["tma_copy"]
 
 
+def _check_runs(atom: Any, gl: Any, sl: Any, s: Any, what: str) -> None:
+    """A copy of a TmaRunsAtom: the global and shared views (broadcast modes filtered out or not) pair
+    each shared element of the tile with the global element the atom puts there, and cover the tile."""
+    import numpy as np
+
+    from ... import int_tuple as it
+    from ..frontend.trace import _static_offsets
+
+    go, so = _static_offsets(gl, "cute.copy"), _static_offsets(sl, "cute.copy")
+    ns = atom.g_of_s.size
+    if len(go) != len(so) or (len(so) and (so.min() < 0 or so.max() >= ns)) \
+            or not np.array_equal(atom.g_of_s[so], go) or len(np.unique(so)) != ns:
+        raise TraceError(f"{what}: the source {gl} and destination {sl} are not one tile of the atom's tensor "
+                         f"{atom.gmem_layout} and its smem layout {atom.smem_layout} (tile {it.tuple_str(atom.tile)})")
+    if getattr(s, "swizzle", None) is not None and s.swizzle.num_bits:
+        raise TraceError(f"{what}: the destination's memory is swizzled ({s.swizzle}); the atom's smem layout is not")
+
+
 def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
-    from ...nvgpu.cpasync.tma import TmaCopyAtom
+    from ...nvgpu.cpasync.tma import TmaCopyAtom, TmaRunsAtom
     from ..frontend.trace import GmemEngine
 
     if not isinstance(atom, TmaCopyAtom):
@@ -55,8 +73,11 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     d = atom.desc
     if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
-    _check_gmem_tile(atom, src.layout, what, "source")
-    _check_smem_tile(atom, dst.layout, s, what)
+    if isinstance(atom, TmaRunsAtom):
+        _check_runs(atom, src.layout, dst.layout, s, what)
+    else:
+        _check_gmem_tile(atom, src.layout, what, "source")
+        _check_smem_tile(atom, dst.layout, s, what)
     sbase, phase = start_phase(d, dst.offset, what, "destination")
     coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
     bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")

@@ -49,7 +49,7 @@ class TmaStoreOp(TmaLoadOp):
     guardable = True
 
     def accesses(self) -> List[Access]:
-        phys = self.desc.placement(self.phase) // self.desc.dtype.bytes
+        phys = self.desc.placement(self.phase)
         return [Access(self.shared, self.sbase, (int(phys.min()), int(phys.max())), False, self)]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
@@ -60,7 +60,7 @@ class TmaStoreOp(TmaLoadOp):
             return
         goff, valid = self.global_box(b, act, data)
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
-        src = sb[:, None] + (d.placement(self.phase) // d.dtype.bytes)[None, :]
+        src = sb[:, None] + d.placement(self.phase)[None, :]
         if src.size and (src.min() < 0 or src.max() >= self.shared.length):
             raise LaunchError(f"{b.ir.name}{self.where}: TMA store from {self.shared.name}: elements "
                               f"{int(src.min())}..{int(src.max())} fall outside its {self.shared.length} elements")
@@ -127,7 +127,7 @@ class TmaReduceOp(TmaStoreOp):
             return
         goff, valid = self.global_box(b, act, data)
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
-        src = sb[:, None] + (d.placement(self.phase) // d.dtype.bytes)[None, :]
+        src = sb[:, None] + d.placement(self.phase)[None, :]
         if src.size and (src.min() < 0 or src.max() >= self.shared.length):
             raise LaunchError(f"{b.ir.name}{self.where}: the TMA reduction's box reads shared elements "
                               f"{int(src.min())}..{int(src.max())} outside its {self.shared.length} elements")

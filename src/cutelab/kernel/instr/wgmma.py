@@ -102,8 +102,7 @@ def gmma_desc_fields(layout: Layout, dtype: Any, swizzle_bits: int, major: str, 
     >>> gmma_desc_fields(make_layout(((8, 8), 16), stride=((64, 512), 1)), Float16, 3, "K")
     (1, 1, 64)
     """
-    eb = dtype.bytes
-    T = 16 // eb  # elements per 16-byte unit
+    T = 128 // dtype.width  # elements per 16-byte unit (32 of 4-bit elements, two to a byte)
     shp = layout.shape
     if not isinstance(shp, tuple) or len(shp) != 2:
         raise LayoutError(f"{what}: expected an (MN, K) tile layout, got {layout}")
@@ -116,8 +115,8 @@ def gmma_desc_fields(layout: Layout, dtype: Any, swizzle_bits: int, major: str, 
     mn = np.arange(MN)[:, None]
     k = np.arange(K)[None, :]
     if major == "K":
-        if MN % 8 or K * eb != 32:
-            raise LayoutError(f"{what}: a K-major GMMA tile is (8n) x 32 bytes; got {MN} x {K * eb} bytes")
+        if MN % 8 or K * dtype.width != 256:
+            raise LayoutError(f"{what}: a K-major GMMA tile is (8n) x 32 bytes; got {MN} x {K * dtype.width / 8:g} bytes")
         # ((8,n),(T,2)):((W*T, SBO*T),(1, LBO*T)) in elements; LBO is 1 unit (ignored) when swizzled
         sbo_e = int(off[8, 0]) if MN > 8 else 0
         lbo_e = int(off[0, T]) if swizzle_bits == 0 else T

@@ -90,7 +90,7 @@ class Shared:
 
     @property
     def bytes(self) -> int:
-        return self.length * self.dtype.bytes
+        return -(-self.length * self.dtype.width // 8)  # 4-bit elements: two to a byte
 
     def __repr__(self) -> str:
         return f"Shared({self.name}: {self.dtype}[{self.length}], align {self.align})"

@@ -13,6 +13,13 @@ the tile (consecutive ranges of its shared-memory offsets, as CuTe cuts it): ``t
 a ``cta_layout`` of n CTAs gives CTA ``cta_layout(cta_coord)`` its slice of both tensors, and its
 multicast copy lands that slice in every CTA of the mask, so each receives the whole tile.
 
+Elements of 4 bits (Float4E2M1FN, two to a byte, as CUTLASS's float_e2m1_t) are copied as the tensor map
+type CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: dimensions and the box in elements, strides in bytes; the byte
+swizzles act on their shared memory as Swizzle<B,5,3> on element offsets (``swizzle_base_elems``). A tile
+whose tiled modes are hierarchical or broadcast (stride 0: the block-scaled GEMMs' scale factors,
+``blockscaled_utils.tile_atom_to_shape_SF``) is copied by a ``TmaRunsAtom``: its distinct elements, runs of
+whole 256-element rows of the tensor's memory, one box each.
+
 Deviation from CuTe DSL: the second result (the "TMA tensor") is the global tensor itself, not a
 tensor of coordinates; a kernel tiles and slices it as usual (``local_tile``, ``group_modes``,
 ``t[(None, k)]``), and the copy recovers the tile's coordinates from its offset. An offset keeps no
@@ -46,8 +53,11 @@ __all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDe
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 # CUtensorMapDataType by cutelab element type name
-_TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3, "u64": 4,
-              "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11}
+_TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "f8E8M0FNU": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3,
+              "u64": 4, "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11,
+              # 4-bit elements packed two to a byte in global and shared memory (CUTLASS's float_e2m1_t):
+              # CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, the box and dimensions counted in elements
+              "f4E2M1FN": 13}
 
 
 @dataclass(frozen=True)
@@ -78,9 +88,10 @@ class TmaDescriptor:
     """What cuTensorMapEncodeTiled needs, innermost dimension first.
 
     ``dims``: extents of the global tensor; ``strides``: byte strides of each dimension (the
-    first is the element size: TMA needs a contiguous innermost dimension); ``box``: the box
-    extents; ``swizzle``: the CUtensorMapSwizzle value (0 none, 1 32B, 2 64B, 3 128B);
-    ``modes``: which mode of the cutelab tensor each dimension is; ``dtype``: the element type.
+    first is the element size, 1 for 4-bit elements, which go two to a byte: TMA needs a contiguous
+    innermost dimension); ``box``: the box extents; ``swizzle``: the CUtensorMapSwizzle value (0
+    none, 1 32B, 2 64B, 3 128B); ``modes``: which mode of the cutelab tensor each dimension is;
+    ``dtype``: the element type. Dimensions and the box count elements, also for 4-bit ones.
     """
 
     dtype: Any
@@ -96,23 +107,40 @@ class TmaDescriptor:
 
     @property
     def box_bytes(self) -> int:
-        return int(np.prod(self.box)) * self.dtype.bytes
+        return int(np.prod(self.box)) * self.dtype.width // 8
+
+    @property
+    def elem_strides(self) -> Tuple[int, ...]:
+        """The strides of the dimensions in elements (the byte strides times 8 / the element's bits;
+        the first is 1)."""
+        w = self.dtype.width
+        return (1,) + tuple(s * 8 // w for s in self.strides[1:])
 
     @property
     def data_type(self) -> int:
         return _TMA_DTYPE[self.dtype.name]
 
     def placement(self, phase: int = 0) -> np.ndarray:
-        """Byte offset in shared memory of each box element (box index, innermost fastest), as TMA
-        writes it: row-major box order, then the swizzle on bytes (16-byte units). The swizzle is
-        on the address: ``phase`` is the box start's byte offset in its swizzle pattern (a multiple
-        of 128; 0 for a box at a pattern boundary)."""
-        lin = np.arange(int(np.prod(self.box)), dtype=np.int64) * self.dtype.bytes + phase
+        """Element offset in shared memory of each box element (box index, innermost fastest), as TMA
+        writes it: row-major box order, then the swizzle on bytes (16-byte units; 4-bit elements go
+        two to a byte, so a 16-byte unit is 32 of them). The swizzle is on the address: ``phase`` is
+        the box start's byte offset in its swizzle pattern (a multiple of 128; 0 for a box at a
+        pattern boundary).
+
+        >>> from cutelab.numeric import Float4E2M1FN, Float16
+        >>> TmaDescriptor(Float16, (64, 8), (2, 128), (64, 8), 3, (1, 0)).placement()[[0, 8, 64, 72]].tolist()
+        [0, 8, 72, 64]
+        >>> TmaDescriptor(Float4E2M1FN, (256, 8), (1, 128), (256, 8), 3, (1, 0)).placement()[[0, 32, 256, 288]].tolist()
+        [0, 32, 288, 256]
+        """
+        lin = np.arange(int(np.prod(self.box)), dtype=np.int64)
         b = self.swizzle
         if b == 0:
-            return lin - phase
-        y = (lin >> 7) & ((1 << b) - 1)  # Swizzle<b,4,3> on byte addresses
-        return (lin ^ (y << 4)) - phase
+            return lin
+        base = swizzle_base_elems(self.dtype)  # Swizzle<b,4,3> on byte addresses, in element units
+        lin = lin + phase * 8 // self.dtype.width
+        y = (lin >> (base + 3)) & ((1 << b) - 1)
+        return (lin ^ (y << base)) - phase * 8 // self.dtype.width
 
     def cu_encode_args(self, address: int) -> dict:
         """The arguments of cuTensorMapEncodeTiled for a tensor at ``address`` (zero-filled out of
@@ -188,6 +216,20 @@ class TmaInfo:
         return (self._atom, self._tma_tensor)[i]
 
 
+def swizzle_base_elems(dtype: Any) -> int:
+    """M of the TMA/GMMA swizzles Swizzle<B,4,3> on byte addresses written on element offsets of
+    dtype: Swizzle<B,M,3> with M = 4 - log2(bytes per element) (5 for 4-bit elements, two to a byte).
+
+    >>> from cutelab.numeric import Float4E2M1FN, Float16, Uint8
+    >>> [swizzle_base_elems(t) for t in (Float4E2M1FN, Uint8, Float16)]
+    [5, 4, 3]
+    """
+    m = {4: 5, 8: 4, 16: 3, 32: 2, 64: 1}.get(dtype.width)
+    if m is None:
+        raise LayoutError(f"TMA swizzle: {dtype} elements ({dtype.width} bits) have no element form of a byte swizzle")
+    return m
+
+
 def _rank(x: Any) -> int:
     shp = getattr(x, "shape", x)
     return len(shp) if isinstance(shp, tuple) else 1
@@ -250,8 +292,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         from ...errors import user_location
 
         at = user_location()
-        sub = (f"; TMA of {dtype.width}-bit elements (packed two or more to a byte) is not supported by cutelab "
-               f"yet" if dtype.width < 8 else "")
+        sub = ("; of the sub-byte types cutelab's TMA copies Float4E2M1FN (packed two to a byte)"
+               if dtype.width < 8 else "")
         raise LayoutError(f"{where}{f' at {at}' if at else ''}: TMA cannot copy {dtype} elements{sub}")
     from ...dynamic import value_of
 
@@ -259,6 +301,12 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    if (len(shape) >= len(tiler) and all(type(x) is int for x in tiler)
+            and any(isinstance(x, tuple) or (isinstance(d, int) and d == 0)
+                    for x, d in zip(shape[:len(tiler)], stride[:len(tiler)]))):
+        # hierarchical or broadcast tiled modes (the block-scaled scale-factor tensors of
+        # blockscaled_utils.tile_atom_to_shape_SF): the tile's distinct elements as runs of memory
+        return _runs_atom(op, gmem_tensor, layout, gmem_tensor.element_type, smem_layout, tiler, shape, stride, num_multicast, _one_stage, where)
     if it.depth(shape) > 1 or any(d == 0 for d in stride[len(tiler):]):
         # modes past the tiled ones may be nested (FMHA's ((heads per group, groups), batch)): each of their
         # sub-modes is a TMA dimension of box 1, as CuTe flattens them; sub-modes of one element are dropped,
@@ -298,16 +346,16 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if stride[order[0]] != 1:
         raise LayoutError(f"{where}: TMA needs a mode of stride 1 (a contiguous innermost dimension); strides are "
                           f"{it.tuple_str(stride)}")
-    eb = dtype.bytes
+    bits = dtype.width  # 4-bit elements go two to a byte: byte counts are elements * bits / 8
     for a, b in zip(order, order[1:]):
         if stride[b] < stride[a] * shape[a] and shape[b] > 1:
             raise LayoutError(f"{where}: modes {a} and {b} overlap (stride {stride[b]} < {stride[a]} * {shape[a]}); "
                               f"TMA needs nested strides")
-        if (stride[b] * eb) % 16:
-            raise LayoutError(f"{where}: mode {b} has a byte stride of {stride[b] * eb}, not a multiple of 16 as TMA "
-                              f"requires")
-        if stride[b] * eb >= 1 << 40:
-            raise LayoutError(f"{where}: mode {b}'s byte stride {stride[b] * eb} is 2^40 or more")
+        if (stride[b] * bits) % 128:
+            raise LayoutError(f"{where}: mode {b} has a byte stride of {stride[b] * bits / 8:g}, not a multiple of 16 "
+                              f"as TMA requires")
+        if stride[b] * bits // 8 >= 1 << 40:
+            raise LayoutError(f"{where}: mode {b}'s byte stride {stride[b] * bits // 8} is 2^40 or more")
     for i in range(n):
         if box_t[i] > 256:
             raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
@@ -319,18 +367,19 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
 
         smem_layout = select(smem_layout, mode=list(range(len(tiler))))
     sw, outer = _swizzle_of(smem_layout, dtype, where)
-    inner_bytes = box_t[order[0]] * eb
-    if inner_bytes % 16:
-        raise LayoutError(f"{where}: the tile's innermost extent is {inner_bytes} bytes; TMA boxes need a multiple of 16")
+    if (box_t[order[0]] * bits) % 128:
+        raise LayoutError(f"{where}: the tile's innermost extent is {box_t[order[0]] * bits / 8:g} bytes; TMA boxes "
+                          f"need a multiple of 16")
+    inner_bytes = box_t[order[0]] * bits // 8
     tile_t = box_t  # the tile per tensor mode; a box is narrower along the innermost mode when the tile is
     # wider than the swizzle span: the tile is then several boxes side by side (as CuTe issues them)
     if sw and inner_bytes > TMA_SWIZZLE_BYTES[sw]:
-        chunk = TMA_SWIZZLE_BYTES[sw] // eb
+        chunk = TMA_SWIZZLE_BYTES[sw] * 8 // bits
         if box_t[order[0]] % chunk:
             raise LayoutError(f"{where}: the tile's innermost extent ({box_t[order[0]]} elements) is not a multiple "
                               f"of the {TMA_SWIZZLE_BYTES[sw]}-byte swizzle span ({chunk} elements)")
         box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
-    desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(stride[i] * eb for i in order),
+    desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(max(1, stride[i] * bits // 8) for i in order),
                          tuple(box_t[i] for i in order), sw, tuple(order))
     # the smem layout must put each tile element where TMA puts it
     tile_shape = tuple(tile_t[: len(tiler)])
@@ -355,31 +404,31 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     for i, e in enumerate(tile_shape):
         col += grid[i] * mul
         mul *= e
-    lay_elems = _offsets(outer, col)
-    lay_bytes = lay_elems * eb
+    # compared in elements (the swizzle on bytes written on element offsets: swizzle_base_elems)
+    lay = _offsets(outer, col)
     # each box lands at the smem start of its first element, which must be a whole swizzle pattern (or 16 bytes)
-    period = (1 << (7 + sw)) if sw else 16
+    period = ((1 << (7 + sw)) if sw else 16) * 8 // bits
     starts = np.zeros(nbox, dtype=np.int64)
     for j in range(nbox):
         first = np.nonzero((box_of == j) & (lin == 0))[0]
-        starts[j] = int(lay_bytes[first[0]]) if first.size else 0
+        starts[j] = int(lay[first[0]]) if first.size else 0
         if starts[j] % period:
-            raise LayoutError(f"{where}: box {j} of the tile starts at smem byte {int(starts[j])}, not at a multiple of "
-                              f"{period} bytes (the swizzle pattern) as a TMA box must")
-    tma_bytes = starts[box_of] + want[lin]
+            raise LayoutError(f"{where}: box {j} of the tile starts at smem byte {int(starts[j]) * bits / 8:g}, not at "
+                              f"a multiple of {period * bits // 8} bytes (the swizzle pattern) as a TMA box must")
+    tma_at = starts[box_of] + want[lin]
     if sw:
-        y = (lay_bytes >> 7) & ((1 << sw) - 1)
-        lay_bytes = lay_bytes ^ (y << 4)
-    bad = np.nonzero(lay_bytes != tma_bytes)[0]
+        m = swizzle_base_elems(dtype)
+        lay = lay ^ (((lay >> (m + 3)) & ((1 << sw) - 1)) << m)
+    bad = np.nonzero(lay != tma_at)[0]
     if bad.size:
         k = int(bad[0])
         c = tuple(int(x) for x in grid[:, k])
         raise LayoutError(
-            f"{where}: TMA writes tile element {it.tuple_str(c)} to smem byte {int(tma_bytes[k])} (the box in "
-            f"row-major order, innermost mode {order[0]} fastest, then the {TMA_SWIZZLE_BYTES[sw] or 'no'}"
-            f"{'B' if sw else ''} swizzle) but smem_layout puts it at byte {int(lay_bytes[k])}; use an SM90 smem "
-            f"layout atom whose major mode is the tensor's contiguous mode")
-    boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
+            f"{where}: TMA writes tile element {it.tuple_str(c)} to smem byte {int(tma_at[k]) * bits / 8:g} (the box "
+            f"in row-major order, innermost mode {order[0]} fastest, then the {TMA_SWIZZLE_BYTES[sw] or 'no'}"
+            f"{'B' if sw else ''} swizzle) but smem_layout puts it at byte {int(lay[k]) * bits / 8:g}; use an SM90 "
+            f"smem layout atom whose major mode is the tensor's contiguous mode")
+    boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]))
              for j in range(nbox)]
     if num_multicast == 1:
         return TmaInfo(TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor, stored)
@@ -388,6 +437,101 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
                           f"boxes side by side) is not supported by cutelab")
     return TmaInfo(_multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where),
                    gmem_tensor, stored)
+
+
+# the width (in elements) of the rows of the 2-D view a runs atom copies in (the TMA box's inner extent)
+_RUN_ROW = 256
+
+
+class TmaRunsAtom(TmaCopyAtom):
+    """A TMA atom for a tile whose distinct elements lie in runs of contiguous global memory that land
+    in contiguous shared memory (the scale-factor tiles of block-scaled GEMMs: hierarchical modes with
+    broadcast, stride-0, sub-modes, ``blockscaled_utils.tile_atom_to_shape_SF``). The tensor map views
+    the global tensor's memory as rows of 256 elements (dims (256, rows), no swizzle) and each run is
+    one box (256, run / 256) of it. ``g_of_s``: the global offset (from the tile's origin) of each
+    shared-memory element of the tile; ``runs``: (global start, shared start, elements) of each run.
+    A copy takes the tile with its broadcast modes filtered out (``cute.filter_zeros``) or not: the
+    distinct elements are what moves. CuTe DSL's tensor map for these tiles is built from the same
+    bytes in other units (``internal_type``); the bytes each box moves are the same."""
+
+    def __init__(self, op: Any, desc: TmaDescriptor, gmem_layout: Layout, smem_layout: Any, tile: tuple,
+                 g_of_s: np.ndarray, runs: list):
+        super().__init__(op, desc, gmem_layout, smem_layout, tile,
+                         [((0, g // _RUN_ROW), s) for g, s, _ in runs])
+        self.g_of_s, self.runs = g_of_s, runs
+
+    @property
+    def size_in_bytes(self) -> int:
+        return int(self.g_of_s.size) * self.desc.dtype.width // 8
+
+
+def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layout: Any, tiler: tuple,
+               shape: tuple, stride: tuple, num_multicast: int, one_stage: bool, where: str) -> TmaInfo:
+    """make_tiled_tma_atom for hierarchical / broadcast tiled modes (see TmaRunsAtom)."""
+    from ...layout import cosize
+
+    stored = smem_layout
+    if not isinstance(op, CopyBulkTensorTileG2SOp):
+        raise LayoutError(f"{where}: TMA stores of a tile with hierarchical or broadcast (stride-0) modes are not "
+                          f"supported by cutelab (loads are)")
+    if num_multicast != 1 or isinstance(op, CopyBulkTensorTileG2SMulticastOp):
+        raise LayoutError(f"{where}: a multicast TMA of a tile with hierarchical or broadcast (stride-0) modes is not "
+                          f"supported by cutelab")
+    if not one_stage and _rank(smem_layout) == len(tiler) + 1:
+        from ...swizzle import select
+
+        smem_layout = select(smem_layout, mode=list(range(len(tiler))))
+    if not isinstance(smem_layout, Layout):
+        raise LayoutError(f"{where}: a tile with hierarchical or broadcast modes is copied into an unswizzled smem "
+                          f"layout only, got {smem_layout}")
+    n = it.product(tiler)
+    if it.product(smem_layout.shape) != n:
+        raise LayoutError(f"{where}: smem_layout has {it.product(smem_layout.shape)} elements, the tile "
+                          f"{it.tuple_str(tiler)} has {n}")
+    # tile coordinate (column-major index col) -> global offset (each tiled mode's own layout) and smem offset
+    col = np.arange(n, dtype=np.int64)
+    g = np.zeros(n, dtype=np.int64)
+    rest = col
+    for i, e in enumerate(tiler):
+        if it.product(shape[i]) < e:
+            raise LayoutError(f"{where}: the tile is {e} along mode {i}, the tensor {it.product(shape[i])}")
+        g += _offsets(Layout._raw(shape[i], stride[i]), rest % e)
+        rest = rest // e
+    sm = _offsets(smem_layout, col)
+    ns = int(sm.max()) + 1
+    g_of_s = np.full(ns, -1, dtype=np.int64)
+    g_of_s[sm] = g
+    if (g_of_s < 0).any():
+        raise LayoutError(f"{where}: smem_layout {smem_layout} leaves smem elements {int(np.argmax(g_of_s < 0))}.. of "
+                          f"the tile unwritten; TMA fills a contiguous range")
+    clash = g_of_s[sm] != g
+    if clash.any():
+        k = int(np.argmax(clash))
+        raise LayoutError(f"{where}: smem element {int(sm[k])} holds two different global elements of the tile "
+                          f"({int(g_of_s[sm[k]])} and {int(g[k])})")
+    if len(np.unique(g_of_s)) != ns:
+        raise LayoutError(f"{where}: smem_layout {smem_layout} puts one global element of the tile in several smem "
+                          f"elements; TMA writes each once")
+    # runs: consecutive smem elements holding consecutive global elements
+    cut = np.nonzero(np.diff(g_of_s) != 1)[0] + 1
+    bounds = [0] + cut.tolist() + [ns]
+    runs = [(int(g_of_s[a]), a, b - a) for a, b in zip(bounds, bounds[1:])]
+    total = cosize(layout)
+    W = _RUN_ROW
+    bad = next((r for r in runs if r[0] % W or r[2] % W or r[1] % W or r[2] // W > 256), None)
+    if bad is not None or total % W:
+        raise LayoutError(f"{where}: cutelab copies a tile with hierarchical or broadcast modes as runs of whole rows "
+                          f"of {W} elements of the tensor's memory ({total} elements); the tile's runs (global start, "
+                          f"smem start, length) are {runs[:4]}{' ...' if len(runs) > 4 else ''}")
+    if len({r[2] for r in runs}) != 1:
+        raise LayoutError(f"{where}: the tile's runs of memory have different lengths {sorted({r[2] for r in runs})}; "
+                          f"one TMA box copies them all")
+    bits = dtype.width
+    if (W * bits) % 128:
+        raise LayoutError(f"{where}: TMA cannot copy rows of {W} {dtype} elements")
+    desc = TmaDescriptor(dtype, (W, total // W), (max(1, bits // 8), W * bits // 8), (W, runs[0][2] // W), 0, (0, 1))
+    atom = TmaRunsAtom(op, desc, Layout._raw((W, total // W), (1, W)), smem_layout, tuple(tiler), g_of_s, runs)
+    return TmaInfo(atom, gmem_tensor, stored)
 
 
 def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
@@ -423,7 +567,7 @@ def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: A
     from ...layout import make_layout
 
     k, sub = _split_box(desc.box, n, where)
-    chunk_bytes = int(np.prod(sub)) * desc.dtype.bytes
+    chunk_bytes = int(np.prod(sub)) * desc.dtype.width // 8
     align = 1024 if desc.swizzle else 128
     if chunk_bytes % align:
         raise LayoutError(f"{where}: num_multicast={n} cuts the tile into slices of {chunk_bytes} bytes; each slice "
