@@ -40,6 +40,14 @@ def _row_major(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(reversed(st))
 
 
+def _index(k: Any) -> Any:
+    """An element offset added to a pointer: a value in a register (an Int32 computed in the kernel) is
+    read as an index at run time (TraceValue.as_index), as a tensor's coordinate is."""
+    from ...kernel.frontend.trace import TraceValue
+
+    return k.as_index() if isinstance(k, TraceValue) else k
+
+
 def _space_name(space: Any) -> str:
     return str(getattr(space, "value", space)).split(".")[-1]
 
@@ -59,12 +67,12 @@ class Pointer:
         if self.granule and not (isinstance(k, int) and k == 0):
             raise TraceError(f"cutlass.Pointer + {k!r}: on a pointer from cutlass.apply_swizzle (the swizzle of p + k "
                              f"is not the swizzled p plus k); add to the unswizzled pointer, then swizzle")
-        return Pointer(self.ptr + k, self.dtype, self.peer)
+        return Pointer(self.ptr + _index(k), self.dtype, self.peer)
 
     __radd__ = __add__
 
     def __sub__(self, k: Any) -> "Pointer":
-        return Pointer(self.ptr + (-k), self.dtype, self.peer)
+        return Pointer(self.ptr + (-_index(k)), self.dtype, self.peer)
 
     @property
     def memspace(self) -> Any:
@@ -272,12 +280,12 @@ class Array:
             rest = n - offset if isinstance(offset, int) else n
             shape = (max(rest, 1),)
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        t = Tensor(self.flat.engine, make_layout(_prod(shape)), self.flat.offset + offset)
+        t = Tensor(self.flat.engine, make_layout(_prod(shape)), self.flat.offset + _index(offset))
         return Array._view(t, shape)
 
     def data_ptr(self, offset: Any = 0, *, loc: Any = None, ip: Any = None) -> Pointer:
         """A Pointer to element ``offset`` (flat, row-major)."""
-        return Pointer(self.flat.iterator + offset, self.dtype)
+        return Pointer(self.flat.iterator + _index(offset), self.dtype)
 
     def load(self, *, loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:
         return self.flat.load()
