@@ -56,19 +56,33 @@ class _MapBytes:
         return goff, valid
 
     def smem_bytes(self, b: Any, act: np.ndarray, what: str) -> np.ndarray:
-        """Byte offset in the block's shared array of each box element's first byte, per active thread."""
-        sh, eb = self.shared, self.shared.dtype.bytes
+        """Byte offset in the block's shared array of each box element's first byte, per active thread.
+        A box start computed at run time (a pipeline stage in a register) is placed by its own phase in
+        the swizzle pattern, as TMA swizzles the address."""
+        sh, eb, d = self.shared, self.shared.dtype.bytes, self.desc
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act] * eb
-        dst = sb[:, None] + self.desc.placement(self.phase)[None, :]
-        if dst.size and (dst.min() < 0 or dst.max() + self.desc.dtype.bytes > sh.length * eb):
+        if self.phase is not None:
+            dst = sb[:, None] + d.placement(self.phase)[None, :]
+        else:
+            period, unit = (1024, 128) if d.swizzle else (16, 16)
+            if (sb % unit).any():
+                raise LaunchError(f"{b.ir.name}{self.where}: {what} {sh.name}: a box starts at byte "
+                                  f"{int(sb[np.argmax(sb % unit != 0)])}; TMA boxes start at multiples of {unit} bytes")
+            dst = np.empty((act.size, int(np.prod(d.box))), dtype=np.int64)
+            for ph in np.unique(sb % period):
+                sel = sb % period == ph
+                dst[sel] = sb[sel][:, None] + d.placement(int(ph))[None, :]
+        if dst.size and (dst.min() < 0 or dst.max() + d.dtype.bytes > sh.length * eb):
             raise LaunchError(f"{b.ir.name}{self.where}: {what} {sh.name}: bytes {int(dst.min())}.."
-                              f"{int(dst.max()) + self.desc.dtype.bytes - 1} fall outside its {sh.length * eb} bytes")
+                              f"{int(dst.max()) + d.dtype.bytes - 1} fall outside its {sh.length * eb} bytes")
         return dst
 
     def shared_range(self) -> Tuple[int, int]:
-        phys = self.desc.placement(self.phase)
-        eb = self.shared.dtype.bytes
-        return int(phys.min()) // eb, (int(phys.max()) + self.desc.dtype.bytes - 1) // eb
+        d, eb = self.desc, self.shared.dtype.bytes
+        phases = [self.phase] if self.phase is not None else range(0, 1024 if d.swizzle else 16, 128 if d.swizzle else 16)
+        lo = min(int(d.placement(p).min()) for p in phases)
+        hi = max(int(d.placement(p).max()) for p in phases) + d.dtype.bytes - 1
+        return lo // eb, hi // eb
 
 
 class MapLoadOp(_MapBytes, TmaLoadOp):
@@ -142,14 +156,17 @@ def _operands(tmap: Any, smem: Any, coords: Any, what: str) -> Tuple[Any, Any, A
         raise TraceError(f"{what}{t.where()}: the shared side must be this CTA's unswizzled shared memory (a "
                          f"cutlass.Array of space smem), got a {getattr(s, 'memspace', '?')} pointer")
     eb = s.dtype.bytes
-    period = 1024 if d.swizzle else 16
+    period, unit = (1024, 128) if d.swizzle else (16, 16)
     if period % eb:
         raise TraceError(f"{what}{t.where()}: shared elements of {eb} bytes do not divide {period}-byte boxes")
-    base, const = split_base(smem.offset, period // eb, what)
-    phase = const * eb
-    if phase % (128 if d.swizzle else 16):
+    try:
+        _, const = split_base(smem.offset, period // eb, what)
+        phase = const * eb
+    except TraceError:  # a start computed at run time: placed by its phase when the copy runs (smem_bytes)
+        phase = None
+    if phase is not None and phase % unit:
         raise TraceError(f"{what}{t.where()}: the shared box starts at byte {phase} of a {period}-byte pattern; a TMA "
-                         f"box must start at a multiple of {128 if d.swizzle else 16} bytes")
+                         f"box must start at a multiple of {unit} bytes")
     return t, g.param, s.param, coord_refs(t, tuple(coords), what), phase
 
 
