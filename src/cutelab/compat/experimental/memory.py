@@ -293,6 +293,41 @@ class Array:
     def store(self, value: Any, *, loc: Any = None, ip: Any = None, **kwargs: Any) -> None:
         self.flat.store(value)
 
+    def print_runtime(self, max_elements: int = 16, *, loc: Any = None, ip: Any = None) -> None:
+        """Print the array when the kernel runs, as CuTe DSL's ``Array.print_runtime``: a 1-D array as
+        ``Array[n][Space=smem]: [a, b, ...]``, a 2-D one as ``Array[RxC]:`` and a line `` [i]: [...]``
+        per row, at most ``max_elements`` per dimension, each element as ``%.1f`` (of its value as a
+        Float32)."""
+        from ...kernel.frontend.trace import printf
+        from ...numeric import Float32
+
+        def p(fmt: str, *args: Any) -> None:
+            printf(fmt, *args, end="")
+
+        def val(*idx: Any) -> Any:
+            v = self[idx if len(idx) > 1 else idx[0]]
+            return v if self.dtype.name == "f32" else Float32(v)
+
+        shape, m = self._shape, int(max_elements)
+        if len(shape) == 1:
+            n = shape[0]
+            p(f"Array[{n}][Space={str(self.flat.memspace).lower()}]: [")
+            for i in range(min(n, m)):
+                p("%.1f" if i == 0 else ", %.1f", val(i))
+            p(", ...]\n" if n > m else "]\n")
+        elif len(shape) == 2:
+            rows, cols = shape
+            p(f"Array[{rows}x{cols}]:\n")
+            for i in range(min(rows, m)):
+                p(f" [{i}]: [")
+                for j in range(min(cols, m)):
+                    p("%.1f" if j == 0 else ", %.1f", val(i, j))
+                p(", ...]\n" if cols > m else "]\n")
+            if rows > m:
+                p(" ...\n")
+        else:
+            raise TraceError(f"cutlass.Array.print_runtime: cutelab prints 1-D and 2-D arrays, not shape {shape}")
+
     def __repr__(self) -> str:
         return f"cutlass.Array({self.dtype}, {self._shape}, {self.flat.memspace})"
 

@@ -27,6 +27,7 @@ from ..where import NotEmulatedError, refuse, user_line
 from .enums import *  # noqa: F401,F403
 from .enums import (BarrierRedux, MBarrierWait, Proxy, ReductionKind, ReductionOp, ReductionType, Shfl,  # noqa: F401
                     SharedSpace, VoteSync, __all__ as _enum_names)
+from .matrix import ldmatrix, stmatrix  # noqa: F401  (the m8n8 b16 forms)
 from .memory import Array, Pointer, as_pointer, cute_pointer
 
 FULL_MASK = 0xFFFFFFFF
@@ -565,6 +566,20 @@ def prefetch_tensormap(tma_descriptor: Any, *, loc: Any = None, ip: Any = None) 
     _tensor_map(tma_descriptor, "prims.prefetch_tensormap")
 
 
+def cp_async_bulk_prefetch(src_mem: Any, size: Any, *, l2_cache_hint: Any = None, loc: Any = None,
+                           ip: Any = None) -> None:
+    """``cp.async.bulk.prefetch.L2.global [src], size``: a best-effort hint that pulls global bytes into
+    L2; it changes no result, so cutelab checks its operands (a global pointer, a size that is a positive
+    multiple of 16) and emits nothing."""
+    what = "prims.cp_async_bulk_prefetch"
+    p, _ = cute_pointer(src_mem, what)
+    if str(p.memspace) not in ("gmem", "generic"):
+        raise TraceError(f"{what}: prefetches global memory, got a {p.memspace} pointer")
+    n = _static_int(size, what, "size")
+    if n <= 0 or n % 16:
+        raise TraceError(f"{what}: size must be a positive multiple of 16 bytes, got {n}")
+
+
 def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``setmaxnreg.{inc,dec}.sync.aligned.u32``."""
     from ...kernel.frontend.arch import setmaxregister_decrease, setmaxregister_increase
@@ -654,7 +669,7 @@ def namespace() -> Dict[str, Any]:
     out.update({"Array": Array, "Pointer": Pointer, "FULL_MASK": FULL_MASK})
     for n in DSL_NAMES:
         f = g.get(n)
-        out[n] = f if callable(f) and getattr(f, "__module__", None) == __name__ else \
+        out[n] = f if callable(f) and getattr(f, "__module__", None) in (__name__, ldmatrix.__module__) else \
             refuse(f"cutlass.experimental.primitives.{n}", "not in cutelab's primitives yet")
     for n in DSL_TYPES:
         out[n] = _refused_type(n)
