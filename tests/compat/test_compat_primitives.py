@@ -32,7 +32,7 @@ PROGRAMS = [
     # TMA through cutlass.experimental.cuda tensor maps (compat/experimental/tensor_map.py)
     "tma/tma_1cta_mbarrier", "tma/tma_store", "tma/tma_pipeline_single_warp", "tma/tma_swizzle_modes",
     "tma/tma_pipeline_count2", "tma/tma_pipeline_pingpong", "tma/tma_pipeline_warpspec", "tma/tma_load_store",
-    "cp_async_bulk_prefetch", "ldmatrix_stmatrix", "tma/tma_load_to_ldmatrix",
+    "cp_async_bulk_prefetch", "ldmatrix_stmatrix", "tma/tma_load_to_ldmatrix", "tma/tma_multicast",
 ]
 # more runs of the programs above, with arguments: the transposing forms of ldmatrix/stmatrix
 WITH_ARGS = [

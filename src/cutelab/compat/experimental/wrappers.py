@@ -530,6 +530,29 @@ def cp_async_bulk_tensor_shared_cta_global(dst_mem: Any, tma_descriptor: Any, co
     map_load(tmap, d, tuple(coordinates), b, what)
 
 
+def cp_async_bulk_tensor_shared_cluster_global(dst_mem: Any, tma_descriptor: Any, coordinates: Any, mbar: Any,
+                                               im2col_offsets: Any = None, *, multicast_mask: Any = None,
+                                               l2_cache_hint: Any = None, mode: Any = None, group: Any = None,
+                                               loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.tensor.Nd.shared::cluster.global...``: the box into this CTA's shared memory, or with
+    ``multicast_mask`` into every CTA of the mask (at the same offset, completing on each one's barrier);
+    ``group=CTAGroup.CTA_2`` (SM100's ``.cta_group::2``) counts the bytes at each receiving pair's leader."""
+    from ...kernel.instr.tma_map import map_load
+
+    what = "prims.cp_async_bulk_tensor_shared_cluster_global"
+    _tile_mode(what, mode, im2col_offsets)
+    g = None if group is None else str(_s(group)).lower()
+    if g not in (None, "cta_1", "cta_2"):
+        raise TraceError(f"{what}: group must be CTAGroup.CTA_1 or CTA_2, got {group!r}")
+    tmap = _tensor_map(tma_descriptor, what)
+    d, dpeer = cute_pointer(dst_mem, what)
+    b, bpeer = cute_pointer(mbar, what)
+    if dpeer is not None or bpeer is not None:
+        raise TraceError(f"{what}: the destination and the mbarrier are this CTA's (the multicast reaches the "
+                         f"others at the same offsets), not prims.mapa pointers")
+    map_load(tmap, d, tuple(coordinates), b, what, mcast=multicast_mask, pair=g == "cta_2")
+
+
 def cp_async_bulk_tensor_global_shared_cta(tma_descriptor: Any, src_mem: Any, coordinates: Any, *,
                                            l2_cache_hint: Any = None, mode: Any = None, loc: Any = None,
                                            ip: Any = None) -> None:

@@ -25,9 +25,10 @@ from ...errors import LaunchError, TraceError
 from ..ir.nodes import Access
 from .mbarrier import complete_tx
 from .tma import TmaLoadOp, coord_refs, coord_values, name_tensor_map, split_base
+from .cluster import TmaMulticastLoadOp, tma_multicast_op
 from .tma_store import TmaStoreOp, _no_clash
 
-__all__ = ["MapLoadOp", "MapStoreOp", "map_load", "map_store"]
+__all__ = ["MapLoadOp", "MapMulticastLoadOp", "MapStoreOp", "map_load", "map_store"]
 
 
 def _bytes(arr: np.ndarray, what: str) -> np.ndarray:
@@ -108,10 +109,18 @@ class MapLoadOp(_MapBytes, TmaLoadOp):
         dst = self.smem_bytes(b, act, "TMA load into")[:, :, None] + lanes
         smem = _bytes(b.shared[self.shared.index], what)
         nb = self.shared.length * self.shared.dtype.bytes
-        blk = b.block_of[act]
-        smem[(blk * nb)[:, None, None] + dst] = vals
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
-        complete_tx(b, self.bar_shared, blk, bar, d.box_bytes)
+        for sel, blk in self.dest_blocks(b, mask, act):  # the issuing CTA, or each CTA of a multicast
+            smem[(blk[sel] * nb)[:, None, None] + dst[sel]] = vals[sel]
+            complete_tx(b, self.bar_shared, self.barrier_blocks(b, blk[sel]), bar[sel], d.box_bytes)
+
+
+class MapMulticastLoadOp(MapLoadOp, TmaMulticastLoadOp):
+    """A tensor-map box load with ``.multicast::cluster``: the box lands in every CTA of the mask, at the
+    same shared offset, and completes its bytes on each one's barrier (kernel/instr/cluster.py's op, whose
+    CUDA it prints)."""
+
+    __slots__ = ()
 
 
 class MapStoreOp(_MapBytes, TmaStoreOp):
@@ -170,16 +179,25 @@ def _operands(tmap: Any, smem: Any, coords: Any, what: str) -> Tuple[Any, Any, A
     return t, g.param, s.param, coord_refs(t, tuple(coords), what), phase
 
 
-def map_load(tmap: Any, smem: Any, coords: Any, bar: Any, what: str) -> None:
+def map_load(tmap: Any, smem: Any, coords: Any, bar: Any, what: str, mcast: Any = None, pair: bool = False) -> None:
     """A load of the box at ``coords`` into shared memory at cutelab pointer ``smem``, completing on the
-    mbarrier at cutelab pointer ``bar``; emitted for every thread that reaches it."""
+    mbarrier at cutelab pointer ``bar``; emitted for every thread that reaches it. ``mcast``: the
+    multicast mask (the CTAs of the cluster that receive it); ``pair``: the 2-CTA form (CTAGroup.CTA_2,
+    SM100), whose bytes complete at the leader of each receiving CTA's pair (kernel/instr/tcgen05_2cta.py)."""
     from .mbarrier import mbar_ref
+    from .tcgen05_2cta import pair_load
 
     t, gp, sp, crefs, phase = _operands(tmap, smem, coords, what)
     bsh, bbase = mbar_ref(bar, what)
     gp.read = True
     sp.written = True
-    op = MapLoadOp(tmap.desc, gp, crefs, sp, smem.offset, bsh, bbase, t.where())
+    if mcast is None:
+        op = MapLoadOp(tmap.desc, gp, crefs, sp, smem.offset, bsh, bbase, t.where())
+    else:
+        m = tma_multicast_op(tmap.desc, gp, crefs, sp, smem.offset, bsh, bbase, mcast, what)
+        op = MapMulticastLoadOp(tmap.desc, gp, crefs, sp, smem.offset, bsh, bbase, m.mask, m.self_rank, t.where())
+    if pair:
+        op = pair_load(op, what)
     op.phase = phase
     name_tensor_map(t, op, gp.index, tmap.desc)
     t.emit(op)
