@@ -33,6 +33,7 @@ PROGRAMS = [
     "tma/tma_1cta_mbarrier", "tma/tma_store", "tma/tma_pipeline_single_warp", "tma/tma_swizzle_modes",
     "tma/tma_pipeline_count2", "tma/tma_pipeline_pingpong", "tma/tma_pipeline_warpspec", "tma/tma_load_store",
     "cp_async_bulk_prefetch", "ldmatrix_stmatrix", "tma/tma_load_to_ldmatrix", "tma/tma_multicast",
+    "tutorial/07_vectorized_array",
 ]
 # more runs of the programs above, with arguments: the transposing forms of ldmatrix/stmatrix
 WITH_ARGS = [
@@ -76,9 +77,9 @@ def test_primitives_program_runs_unchanged(name, args, tmp_path):
         assert out.splitlines() == expected, f"{name}: printed\n{out}\nexpected\n{expected}"
     else:
         # "verify ...: PASS" lines, or (tutorial/06_softmax) a table of checks closed by a line "PASS", or
-        # (tma/*) "PASS  ..." lines, each printed after the program's torch.testing.assert_close
+        # (tma/*, tutorial/07) "PASS" lines, each printed after the program's torch.testing.assert_close
         lines = out.rstrip().splitlines()
-        reported = "verify" in out or lines[-1:] == ["PASS"] or any(line.startswith("PASS  ") for line in lines)
+        reported = "verify" in out or any(line == "PASS" or line.startswith("PASS  ") for line in lines)
         assert reported and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
 
 
@@ -103,6 +104,29 @@ def test_tma_load_tutorial_prints_the_swizzled_tile(tmp_path):
     starts = [k for k, line in enumerate(lines) if line == "Array[64x64]:"]
     assert len(starts) == 2 and all(lines[k:k + len(block)] == block for k in starts), p.stdout[-4000:]
     assert lines[-1] == "PASS"
+
+
+def test_an_array_parameter_refuses_a_tensor_that_is_not_row_major(tmp_path):
+    """A kernel parameter annotated cutlass.Array sees its tensor as a row-major Array; a column-major
+    tensor would be read at the wrong elements, so it is refused by name."""
+    p = run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(a: cutlass.Array):
+            a[0, 1] = cutlass.Float32(1.0)
+
+        @cute.jit
+        def host(a: cute.Tensor):
+            k(a).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+        host(from_dlpack(torch.zeros(4, 3).t()))
+    """)
+    assert p.returncode != 0
+    assert "an Array is row-major and dense, but the tensor's strides are (1,3)" in p.stderr, p.stderr[-2000:]
 
 
 def test_a_wrapper_cutelab_lacks_names_itself_and_the_line(tmp_path):
