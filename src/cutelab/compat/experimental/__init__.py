@@ -2,7 +2,8 @@
 provides it.
 
 - ``primitives`` (``wrappers.py``): the NVVM wrappers (``prims.elect_sync``,
-  ``prims.mbarrier_init``, ...) with their enums (``enums.py``);
+  ``prims.mbarrier_init``, ...) with their enums (``enums.py``), ``ldmatrix``/``stmatrix`` in
+  ``matrix.py``;
 - ``memory.py``: ``cutlass.Array`` (``space=smem``/``rmem`` allocations in a kernel) and
   ``cutlass.Pointer`` (``tensor.iterator.raw_ptr()``), which the wrappers take;
 - ``cuda`` (``tensor_map.py``): the DSL's tensor maps (``create_tensor_map_tiled``, ``TensorMap``), which
