@@ -107,7 +107,7 @@ _LAZY = {
     **{name: ("numeric", name) for name in ("Int4", "Int128", "Uint128")},  # kernels II (issue 9): scalar types
     **{name: ("numeric", name) for name in (  # the type model as CuTe DSL's (issue 18): metaclasses, bases, fp4/fp6/e8m0
         "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU", "Float4E2M1FN", "Float6E2M3FN",
-        "Float6E3M2FN")},
+        "Float6E3M2FN", "Float4E2M1FNx2", "Float6E3M2FNx4", "Float6E2M3FNx4")},
 }
 
 #: the names `from cutelab import *` binds: the eager ones, and the lazy atoms and types that were eager

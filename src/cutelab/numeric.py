@@ -54,7 +54,8 @@ __all__ = [
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
     "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU",
-    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "is_numeric_type", "float_promotion", "python_operand_type",
+    "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float4E2M1FNx2", "Float6E3M2FNx4", "Float6E2M3FNx4",
+    "is_numeric_type", "float_promotion", "python_operand_type",
 ]
 
 # numpy's scalar type of a type, by its name (CuTe DSL's Numeric.numpy_dtype; None for the others)
@@ -554,6 +555,11 @@ class Float4E2M1FN(Float, mlir_name="f4E2M1FN", width=4, storage="uint8", torch_
                    cuda="__nv_fp4_e2m1"): ...
 class Float6E2M3FN(Float, mlir_name="f6E2M3FN", width=6, storage="uint8", torch_name="", cuda="__nv_fp6_e2m3"): ...
 class Float6E3M2FN(Float, mlir_name="f6E3M2FN", width=6, storage="uint8", torch_name="", cuda="__nv_fp6_e3m2"): ...
+# packed sub-byte storage types (a byte of two fp4, three bytes of four fp6): CuTe DSL's names of the
+# host buffers of its FP4/FP6 TMA formats (SM100); as the types above, they name, no value converts
+class Float4E2M1FNx2(Float, mlir_name="f4E2M1FNx2", width=8, storage="uint8", torch_name="", cuda=""): ...
+class Float6E3M2FNx4(Float, mlir_name="f6E3M2FNx4", width=24, storage="object", torch_name="", cuda=""): ...
+class Float6E2M3FNx4(Float, mlir_name="f6E2M3FNx4", width=24, storage="object", torch_name="", cuda=""): ...
 
 
 _FP8_NAMES = frozenset(("f8E4M3FN", "f8E5M2"))

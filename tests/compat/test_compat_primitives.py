@@ -1,7 +1,8 @@
 """CUTLASS's examples/python/CuTeDSL/experimental/primitives programs (``cutlass.experimental.
 primitives``, ``cutlass.Array``, raw pointers), stored unchanged under programs/primitives/ (from
 NVIDIA/cutlass 7107b05535f8977f5ecb9d01ee203205b1fd9bc4, with their license headers), each run by
-``cutelab run`` on the CPU at its default sizes: it must exit 0 and report its own verification
+``cutelab run`` on the CPU at its default sizes (the tma/ ones build TMA descriptors with
+``cutlass.experimental.cuda.create_tensor_map_tiled``): it must exit 0 and report its own verification
 (each program compares its kernel's output with a torch reference and prints ``PASS``; none
 prints ``FAIL``).
 
@@ -28,14 +29,27 @@ PROGRAMS = [
     "pipeline_software_fill", "red", "redux_sync", "shfl_sync", "vote_sync", "warp_named_barrier",
     "reduction/block_smem_reduce", "reduction/cluster_smem_reduce", "reduction/thread_vector_reduce",
     "reduction/warp_vector_reduce", "tutorial/01_hello_world", "tutorial/06_softmax",
+    # TMA through cutlass.experimental.cuda tensor maps (compat/experimental/tensor_map.py)
+    "tma/tma_1cta_mbarrier", "tma/tma_store", "tma/tma_pipeline_single_warp", "tma/tma_swizzle_modes",
+    "tma/tma_pipeline_count2", "tma/tma_pipeline_pingpong", "tma/tma_pipeline_warpspec", "tma/tma_load_store",
+    "cp_async_bulk_prefetch", "ldmatrix_stmatrix", "tma/tma_load_to_ldmatrix", "tma/tma_multicast",
+    "tutorial/07_vectorized_array",
 ]
+# more runs of the programs above, with arguments: the transposing forms of ldmatrix/stmatrix
+WITH_ARGS = [
+    ("ldmatrix_stmatrix", ("--mode", "b16-ldmatrix-transpose", "--NUM_TILES", "2")),
+    ("ldmatrix_stmatrix", ("--mode", "b16-stmatrix-transpose", "--NUM_TILES", "4")),
+    ("tma/tma_load_to_ldmatrix", ("--mode", "transpose")),
+]
+# programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
+PRINTING = ["tutorial/04_tma_load"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
     found = sorted(os.path.relpath(os.path.join(d, f), PRIMS)[:-3] for d, _, fs in os.walk(PRIMS) for f in fs
                    if f.endswith(".py"))
-    assert found == sorted(PROGRAMS)
-    for n in PROGRAMS:
+    assert found == sorted(PROGRAMS + PRINTING)
+    for n in PROGRAMS + PRINTING:
         with open(os.path.join(PRIMS, n + ".py")) as f:
             head = f.read(200)
         assert re.match(r"# Copyright \(c\) (2025 - )?2026 NVIDIA CORPORATION", head) and "BSD-3-Clause" in head, n
@@ -51,19 +65,68 @@ def _expected_output(path):
     return [line[2:] for line in tail if line.startswith("# ")]
 
 
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_primitives_program_runs_unchanged(name, tmp_path):
+@pytest.mark.parametrize("name,args", [(n, ()) for n in PROGRAMS] + WITH_ARGS,
+                         ids=[n for n in PROGRAMS] + [f"{n}-{a[1]}" for n, a in WITH_ARGS])
+def test_primitives_program_runs_unchanged(name, args, tmp_path):
     path = os.path.join(PRIMS, name + ".py")
-    p = _cutelab_run(path, cwd=tmp_path, timeout=300)
+    p = _cutelab_run(path, *args, cwd=tmp_path, timeout=300)
     out = p.stdout
     assert p.returncode == 0, f"{name}: exit {p.returncode}\n{out[-2000:]}\n{p.stderr[-3000:]}"
     expected = _expected_output(path)
     if expected is not None:  # the program prints from its kernel: its output is the one it documents
         assert out.splitlines() == expected, f"{name}: printed\n{out}\nexpected\n{expected}"
     else:
-        # "verify ...: PASS" lines, or (tutorial/06_softmax) a table of checks closed by a line "PASS"
-        reported = "verify" in out or out.rstrip().splitlines()[-1:] == ["PASS"]
+        # "verify ...: PASS" lines, or (tutorial/06_softmax) a table of checks closed by a line "PASS", or
+        # (tma/*, tutorial/07) "PASS" lines, each printed after the program's torch.testing.assert_close
+        lines = out.rstrip().splitlines()
+        reported = "verify" in out or any(line == "PASS" or line.startswith("PASS  ") for line in lines)
         assert reported and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
+
+
+def test_tma_load_tutorial_prints_the_swizzled_tile(tmp_path):
+    """tutorial/04_tma_load loads the 64 x 64 f16 tile at (0, 0) of a[r, c] = c + 100 r with a 128-byte
+    swizzle and prints the shared array (twice: a dynamic and a static layout): shared element e holds
+    the tile element whose byte address the swizzle maps to e's (Swizzle<3,4,3> is its own inverse)."""
+    path = os.path.join(PRIMS, "tutorial/04_tma_load.py")
+    p = _cutelab_run(path, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    want = []
+    for i in range(16):
+        row = []
+        for j in range(16):
+            b = (i * 64 + j) * 2
+            lin = (b ^ (((b >> 7) & 7) << 4)) // 2
+            r, c = divmod(lin, 64)
+            row.append(f"{float(c + 100 * r):.1f}")
+        want.append(f" [{i}]: [{', '.join(row)}, ...]")
+    block = ["Array[64x64]:"] + want + [" ..."]
+    lines = p.stdout.splitlines()
+    starts = [k for k, line in enumerate(lines) if line == "Array[64x64]:"]
+    assert len(starts) == 2 and all(lines[k:k + len(block)] == block for k in starts), p.stdout[-4000:]
+    assert lines[-1] == "PASS"
+
+
+def test_an_array_parameter_refuses_a_tensor_that_is_not_row_major(tmp_path):
+    """A kernel parameter annotated cutlass.Array sees its tensor as a row-major Array; a column-major
+    tensor would be read at the wrong elements, so it is refused by name."""
+    p = run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(a: cutlass.Array):
+            a[0, 1] = cutlass.Float32(1.0)
+
+        @cute.jit
+        def host(a: cute.Tensor):
+            k(a).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+        host(from_dlpack(torch.zeros(4, 3).t()))
+    """)
+    assert p.returncode != 0
+    assert "an Array is row-major and dense, but the tensor's strides are (1,3)" in p.stderr, p.stderr[-2000:]
 
 
 def test_a_wrapper_cutelab_lacks_names_itself_and_the_line(tmp_path):
@@ -478,3 +541,101 @@ def test_red_through_mapa_cuda_compiles_for_sm90(tmp_path):
         assert g.nvrtc.compiles == 1 and len(g.launches) == 1
         src = last_launch().source
     assert "red.relaxed.cluster.shared::cluster.add.s32" in src and "red.shared::cluster.max.s32" in src
+
+
+# --------------------------------------------------------------------------- ldmatrix / stmatrix (m8n8, b16)
+
+def _ldmatrix_kernel():
+    import cutelab as cute
+    import cutelab as cutlass
+    from cutelab.compat.experimental import wrappers as prims
+    from cutelab.compat.experimental.memory import Array
+
+    @cute.kernel
+    def k(src: cute.Tensor, out: cute.Tensor):
+        t, _, _ = cute.arch.thread_idx()
+        smem = Array(cutlass.Float16, 512, space=cute.AddressSpace.smem, alignment=128)
+        for j in range(16):
+            smem[t * 16 + j] = src[t * 16 + j]
+        prims.barrier_cta_sync(0)
+        row = smem.data_ptr() + (31 - t) * 16 + 8  # lane t: the second half of row 31 - t
+        a = prims.ldmatrix(row, 4, prims.MMALayout.ROW)
+        b = prims.ldmatrix(row, 4, prims.MMALayout.COL)
+        for i in range(4):
+            out[t * 8 + i] = a[i]
+            out[t * 8 + 4 + i] = b[i]
+        prims.barrier_cta_sync(0)
+        prims.stmatrix(row, a, prims.MMALayout.COL)  # back transposed: each 8x8 matrix in place, transposed
+        prims.barrier_cta_sync(0)
+        for j in range(16):
+            src[t * 16 + j] = smem[t * 16 + j]
+
+    @cute.jit
+    def host(src: cute.Tensor, out: cute.Tensor):
+        k(src, out).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    return host
+
+
+def test_ldmatrix_and_stmatrix_follow_the_lanes_row_addresses():
+    """Lane t hands in row 31 - t (its second half): matrix i's row r is the row of lane 8i + r. Register
+    word i of lane t holds elements (t // 4, 2 (t % 4)) and (.., + 1) of matrix i, low half first; .trans
+    (COL) elements (2 (t % 4), t // 4) and (2 (t % 4) + 1, t // 4); stmatrix .trans of the ROW words
+    writes each matrix back transposed."""
+    import torch
+    from cutelab.runtime import from_dlpack
+
+    src = torch.randn(512).to(torch.float16)
+    s = src.numpy().copy()
+    out = torch.zeros(256, dtype=torch.int32)
+    _ldmatrix_kernel()(from_dlpack(src), from_dlpack(out))
+    bits = s.view(np.uint16).astype(np.int64)
+    mats = [np.array([bits[(31 - (8 * i + r)) * 16 + 8: (31 - (8 * i + r)) * 16 + 16] for r in range(8)])
+            for i in range(4)]
+    want = np.zeros((32, 8), dtype=np.int64)
+    for t in range(32):
+        for i in range(4):
+            m = mats[i]
+            want[t, i] = m[t // 4, 2 * (t % 4)] | (m[t // 4, 2 * (t % 4) + 1] << 16)
+            want[t, 4 + i] = m[2 * (t % 4), t // 4] | (m[2 * (t % 4) + 1, t // 4] << 16)
+    assert (out.numpy().astype(np.int64).reshape(32, 8) & 0xFFFFFFFF).tolist() == want.tolist()
+    back = s.copy()
+    for i in range(4):
+        mt = s.reshape(32, 16)[[31 - (8 * i + r) for r in range(8)], 8:].T
+        for r in range(8):
+            back[(31 - (8 * i + r)) * 16 + 8: (31 - (8 * i + r)) * 16 + 16] = mt[r]
+    assert src.numpy().tolist() == back.tolist()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the CUDA")
+def test_ldmatrix_cuda_compiles_for_sm90(tmp_path):
+    import torch
+    from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+    from cutelab.runtime import from_dlpack
+
+    with fake_gpu(arch=(9, 0), nvcc=shutil.which("nvcc"), cache_dir=str(tmp_path)) as g:
+        _ldmatrix_kernel()(from_dlpack(fake_cuda_tensor(torch.zeros(512, dtype=torch.float16))),
+                           from_dlpack(fake_cuda_tensor(torch.zeros(256, dtype=torch.int32))))
+        assert g.nvrtc.compiles == 1 and len(g.launches) == 1
+
+
+def test_narrow_ldmatrix_is_refused_by_name(tmp_path):
+    p = run(tmp_path, """
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.experimental import primitives as prims
+
+        @cute.kernel
+        def k():
+            smem = cutlass.Array(cutlass.Uint8, 512, space=cutlass.AddressSpace.smem, alignment=128)
+            prims.ldmatrix(smem, 2, prims.MMALayout.COL, shape=prims.LoadShape.M16N16,
+                           src_format=prims.LoadSrcFormat.B8)
+
+        @cute.jit
+        def host():
+            k().launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+        host()
+    """)
+    assert p.returncode != 0
+    assert "prims.ldmatrix(shape=m16n16, src_format=b8) is not emulated by cutelab" in p.stderr and "prog.py:9" in p.stderr

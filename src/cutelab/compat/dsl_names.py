@@ -123,7 +123,16 @@ def _experimental_extras() -> Dict[str, Any]:
     # cutlass.Swizzle is the low-level API's swizzle of byte addresses (cute.Swizzle: of element offsets)
     return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental,
             "Vector": Vector, "vector": VECTOR_NAMESPACE, "Swizzle": Swizzle, "apply_swizzle": apply_swizzle,
-            "load_swizzled": load_swizzled, "store_swizzled": store_swizzled}
+            "load_swizzled": load_swizzled, "store_swizzled": store_swizzled, "GridConstant": GridConstant}
+
+
+class GridConstant:
+    """``cutlass.GridConstant[T]``: the annotation of a kernel parameter passed as ``__grid_constant__``
+    (a tensor map); cutelab's kernels pass tensor maps that way whatever the annotation, so
+    ``GridConstant[T]`` is ``T``."""
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return item
 
 
 CUTLASS_EXTRAS: Dict[str, Any] = {

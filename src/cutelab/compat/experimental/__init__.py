@@ -2,10 +2,12 @@
 provides it.
 
 - ``primitives`` (``wrappers.py``): the NVVM wrappers (``prims.elect_sync``,
-  ``prims.mbarrier_init``, ...) with their enums (``enums.py``);
+  ``prims.mbarrier_init``, ...) with their enums (``enums.py``), ``ldmatrix``/``stmatrix`` in
+  ``matrix.py``;
 - ``memory.py``: ``cutlass.Array`` (``space=smem``/``rmem`` allocations in a kernel) and
   ``cutlass.Pointer`` (``tensor.iterator.raw_ptr()``), which the wrappers take;
-- ``cuda``: the DSL's tensor-map helpers; not provided yet, each name raises NotEmulatedError;
+- ``cuda`` (``tensor_map.py``): the DSL's tensor maps (``create_tensor_map_tiled``, ``TensorMap``), which
+  the TMA primitives take;
 - ``cute_experimental`` (``cutlass.cute.experimental``): its ``iket`` tracing markers, which record nothing here.
 
 The hook (``compat/hook.py``) maps ``cutlass.experimental``, ``cutlass.experimental.primitives``
@@ -26,12 +28,9 @@ def _primitives() -> Dict[str, Any]:
 
 
 def _cuda() -> Dict[str, Any]:
-    from ..where import refuse
+    from . import tensor_map
 
-    why = "cutlass.experimental.cuda's tensor maps are not in cutelab yet"
-    names = ("TensorMap", "TensorMapDataFormat", "TensorMapSwizzle", "create_tensor_map_tiled",
-             "create_tensor_map_tiled_from_view", "grid_constant", "initialize_cuda_context")
-    return {n: refuse(f"cutlass.experimental.cuda.{n}", why) for n in names}
+    return tensor_map.namespace()
 
 
 def _iket() -> Dict[str, Any]:
@@ -52,7 +51,7 @@ def _iket() -> Dict[str, Any]:
 
 primitives = Namespace("cutlass.experimental.primitives", [], _primitives,
                        "cutlass.experimental.primitives (CuTe DSL's NVVM wrappers), as cutelab")
-cuda = Namespace("cutlass.experimental.cuda", [], _cuda, "cutlass.experimental.cuda, as cutelab (not provided yet)")
+cuda = Namespace("cutlass.experimental.cuda", [], _cuda, "cutlass.experimental.cuda (tensor maps), as cutelab")
 experimental = Namespace("cutlass.experimental", [], dict, "cutlass.experimental, as cutelab")
 experimental.__dict__["primitives"] = primitives
 experimental.__dict__["cuda"] = cuda

@@ -40,6 +40,64 @@ def _row_major(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(reversed(st))
 
 
+def _index(k: Any) -> Any:
+    """An element offset added to a pointer: a value in a register (an Int32 computed in the kernel) is
+    read as an index at run time (TraceValue.as_index), as a tensor's coordinate is."""
+    from ...kernel.frontend.trace import TraceValue
+
+    return k.as_index() if isinstance(k, TraceValue) else k
+
+
+def _start_count(sl: slice, what: str) -> Tuple[Any, int]:
+    if sl.step is not None:
+        raise TraceError(f"{what}: a step is not supported (CuTe DSL's slice is start:count)")
+    return (0 if sl.start is None else sl.start), _count(sl.stop, what)
+
+
+def _count(n: Any, what: str) -> int:
+    v = getattr(n, "value", n)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise TraceError(f"{what}: the element count must be a positive compile-time int, got {n!r}")
+    return int(v)
+
+
+def _elements(value: Any) -> list:
+    if hasattr(value, "elements") and callable(value.elements):
+        return list(value.elements())
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    if isinstance(value, Array):
+        return [value[i] for i in range(_prod(value.shape))]
+    refs = getattr(value, "refs", None)
+    if refs is not None and len(refs) > 1:  # a kernel value of several elements (a TensorSSA)
+        return [value[i] for i in range(len(refs))]
+    return [value]
+
+
+def _mask_at(mask: Any, i: int) -> Any:
+    if hasattr(mask, "elements") and callable(mask.elements):
+        return mask.elements()[i]
+    return mask[i]
+
+
+def _when(cond: Any, fn: Any, what: str) -> None:
+    """fn() where cond holds: at once for a static condition, else inside a runtime branch."""
+    from ...kernel.frontend.control import _cond_ref
+    from ...kernel.frontend.trace import current
+
+    if isinstance(cond, (bool, int)):
+        if cond:
+            fn()
+        return
+    t = current(what)
+    op = t.begin_if(_cond_ref(t, cond, t.where()))
+    outer, t.cur = t.cur, op.then
+    try:
+        fn()
+    finally:
+        t.cur = outer
+
+
 def _space_name(space: Any) -> str:
     return str(getattr(space, "value", space)).split(".")[-1]
 
@@ -59,12 +117,12 @@ class Pointer:
         if self.granule and not (isinstance(k, int) and k == 0):
             raise TraceError(f"cutlass.Pointer + {k!r}: on a pointer from cutlass.apply_swizzle (the swizzle of p + k "
                              f"is not the swizzled p plus k); add to the unswizzled pointer, then swizzle")
-        return Pointer(self.ptr + k, self.dtype, self.peer)
+        return Pointer(self.ptr + _index(k), self.dtype, self.peer)
 
     __radd__ = __add__
 
     def __sub__(self, k: Any) -> "Pointer":
-        return Pointer(self.ptr + (-k), self.dtype, self.peer)
+        return Pointer(self.ptr + (-_index(k)), self.dtype, self.peer)
 
     @property
     def memspace(self) -> Any:
@@ -219,6 +277,14 @@ class Array:
     def _view(cls, flat: Any, shape: Tuple[int, ...]) -> "Array":
         return cls(_flat=flat, _shape=shape)
 
+    @staticmethod
+    def _cl_kernel_arg(x: Any) -> Any:
+        """A kernel argument annotated ``cutlass.Array``: the tensor passed, seen as an Array (kernel/launch/
+        plan.py calls this); anything else stays as it is."""
+        from ...tensor import Tensor
+
+        return as_array(x) if isinstance(x, Tensor) else x
+
     # -- what it is
     @property
     def dtype(self) -> Any:
@@ -257,10 +323,17 @@ class Array:
         return off
 
     def __getitem__(self, idx: Any) -> Any:
-        return self.flat[self._index(idx)]
+        if isinstance(idx, slice):  # arr[start:count]: count elements from start, a Vector (CuTe DSL's form)
+            start, count = _start_count(idx, "cutlass.Array[start:count]")
+            return self.load(start, count)
+        return self.flat[_index(self._index(idx))]
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        self.flat[self._index(idx)] = value
+        if isinstance(idx, slice):
+            start, count = _start_count(idx, "cutlass.Array[start:count] =")
+            self.store(value, start, count)
+            return
+        self.flat[_index(self._index(idx))] = value
 
     def subview(self, offset: Any, shape: Any = None, *, loc: Any = None, ip: Any = None) -> "Array":
         """The array from element ``offset`` (a flat, row-major index) on."""
@@ -272,18 +345,105 @@ class Array:
             rest = n - offset if isinstance(offset, int) else n
             shape = (max(rest, 1),)
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        t = Tensor(self.flat.engine, make_layout(_prod(shape)), self.flat.offset + offset)
+        t = Tensor(self.flat.engine, make_layout(_prod(shape)), self.flat.offset + _index(offset))
         return Array._view(t, shape)
 
     def data_ptr(self, offset: Any = 0, *, loc: Any = None, ip: Any = None) -> Pointer:
         """A Pointer to element ``offset`` (flat, row-major)."""
-        return Pointer(self.flat.iterator + offset, self.dtype)
+        return Pointer(self.flat.iterator + _index(offset), self.dtype)
 
-    def load(self, *, loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:
-        return self.flat.load()
+    def load(self, idx: Any = None, vector_size: Any = None, *, alignment: Any = None, is_volatile: bool = False,
+             is_nontemporal: bool = False, is_invariant: bool = False, is_invariant_group: bool = False,
+             loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:
+        """``arr.load()``: the whole array (a TensorSSA); ``arr.load(i)``: element i; ``arr.load(i, n)``: n
+        elements from i, a Vector. The cache hints (volatile, non-temporal, invariant) change no value in
+        a program without data races; cutelab's loads are ordinary loads."""
+        if idx is None and vector_size is None:
+            return self.flat.load()
+        start = _index(self._index(0 if idx is None else idx))
+        if vector_size is None:
+            return self.flat[start]
+        return Pointer(self.flat.iterator + start, self.dtype).load(count=_count(vector_size, "cutlass.Array.load"))
 
-    def store(self, value: Any, *, loc: Any = None, ip: Any = None, **kwargs: Any) -> None:
-        self.flat.store(value)
+    def store(self, value: Any, idx: Any = None, vector_size: Any = None, *, alignment: Any = None,
+              is_volatile: bool = False, is_nontemporal: bool = False, loc: Any = None, ip: Any = None,
+              **kwargs: Any) -> None:
+        """``arr.store(v)``: the whole array; ``arr.store(v, i)``: element i (a Vector or tuple: its elements
+        from i on); ``arr.store(v, i, n)``: n elements from i (a scalar is broadcast)."""
+        if idx is None and vector_size is None:
+            self.flat.store(value)
+            return
+        start = _index(self._index(0 if idx is None else idx))
+        vals = _elements(value)
+        if vector_size is not None:
+            n = _count(vector_size, "cutlass.Array.store")
+            vals = vals * n if len(vals) == 1 else vals
+            if len(vals) != n:
+                raise TraceError(f"cutlass.Array.store: {len(vals)} values for vector_size={n}")
+        p = Pointer(self.flat.iterator + start, self.dtype)
+        for i, v in enumerate(vals):
+            p[i] = v
+
+    def masked_load(self, idx: Any, count: Any, mask: Any, default: Any = None, *, alignment: Any = None,
+                    is_volatile: bool = False, is_nontemporal: bool = False, loc: Any = None, ip: Any = None) -> Any:
+        """``count`` elements from ``idx`` as a Vector: element i is loaded where ``mask[i]`` (an Array or
+        Vector of Booleans, static or computed in the kernel) is true, else ``default`` (0); a masked-off
+        element is not read."""
+        from ...tensor import make_rmem_tensor
+        from ...layout import make_layout
+
+        n = _count(count, "cutlass.Array.masked_load")
+        start = _index(self._index(idx))
+        regs = make_rmem_tensor(make_layout(n), self.dtype)
+        p = Pointer(self.flat.iterator + start, self.dtype)
+        for i in range(n):
+            regs[i] = 0 if default is None else default
+            _when(_mask_at(mask, i), lambda i=i: regs.__setitem__(i, p[i]), "cutlass.Array.masked_load")
+        return _vector([regs[i] for i in range(n)], self.dtype)
+
+    def masked_store(self, idx: Any, value: Any, mask: Any, *, alignment: Any = None, is_volatile: bool = False,
+                     is_nontemporal: bool = False, loc: Any = None, ip: Any = None) -> None:
+        """The elements of ``value`` from ``idx`` on where ``mask[i]`` is true; the others are not written."""
+        vals = _elements(value)
+        start = _index(self._index(idx))
+        p = Pointer(self.flat.iterator + start, self.dtype)
+        for i, v in enumerate(vals):
+            _when(_mask_at(mask, i), lambda i=i, v=v: p.__setitem__(i, v), "cutlass.Array.masked_store")
+
+    def print_runtime(self, max_elements: int = 16, *, loc: Any = None, ip: Any = None) -> None:
+        """Print the array when the kernel runs, as CuTe DSL's ``Array.print_runtime``: a 1-D array as
+        ``Array[n][Space=smem]: [a, b, ...]``, a 2-D one as ``Array[RxC]:`` and a line `` [i]: [...]``
+        per row, at most ``max_elements`` per dimension, each element as ``%.1f`` (of its value as a
+        Float32)."""
+        from ...kernel.frontend.trace import printf
+        from ...numeric import Float32
+
+        def p(fmt: str, *args: Any) -> None:
+            printf(fmt, *args, end="")
+
+        def val(*idx: Any) -> Any:
+            v = self[idx if len(idx) > 1 else idx[0]]
+            return v if self.dtype.name == "f32" else Float32(v)
+
+        shape, m = self._shape, int(max_elements)
+        if len(shape) == 1:
+            n = shape[0]
+            p(f"Array[{n}][Space={str(self.flat.memspace).lower()}]: [")
+            for i in range(min(n, m)):
+                p("%.1f" if i == 0 else ", %.1f", val(i))
+            p(", ...]\n" if n > m else "]\n")
+        elif len(shape) == 2:
+            rows, cols = shape
+            p(f"Array[{rows}x{cols}]:\n")
+            for i in range(min(rows, m)):
+                p(f" [{i}]: [")
+                for j in range(min(cols, m)):
+                    p("%.1f" if j == 0 else ", %.1f", val(i, j))
+                p(", ...]\n" if cols > m else "]\n")
+            if rows > m:
+                p(" ...\n")
+        else:
+            raise TraceError(f"cutlass.Array.print_runtime: cutelab prints 1-D and 2-D arrays, not shape {shape}")
 
     def __repr__(self) -> str:
         return f"cutlass.Array({self.dtype}, {self._shape}, {self.flat.memspace})"
@@ -296,7 +456,7 @@ def _allocate(dtype: Any, shape: Any, space: Any, kwargs: dict) -> Array:
 
     if not is_numeric_type(dtype):
         raise TypeError(f"cutlass.Array: the element type must be a cutlass numeric type, got {dtype!r}")
-    sp = _space_name(space)
+    sp = "rmem" if space is None else _space_name(space)  # CuTe DSL's default space: registers
     bad = set(kwargs) - {"alignment", "bounds_check", "loc", "ip"}
     if bad:
         raise TypeError(f"cutlass.Array: keyword argument(s) {sorted(bad)} are not valid for space={sp}")
@@ -331,9 +491,15 @@ def as_array(x: Any) -> Array:
     if isinstance(x, Array):
         return x
     if isinstance(x, Tensor):
+        from ... import int_tuple as it
         from ...layout import make_layout
 
         shape = tuple(_flat(x.shape))
+        stride = tuple(_flat(x.layout.stride))
+        want = _row_major(shape)
+        if any(s != 1 and st != w for s, st, w in zip(shape, stride, want)):
+            raise TraceError(f"cutlass.Array of the tensor {x}: an Array is row-major and dense, but the tensor's "
+                             f"strides are {it.tuple_str(stride)} (row-major: {it.tuple_str(want)})")
         n = _prod(shape)
         return Array._view(Tensor(x.engine, make_layout(n), x.offset), shape)
     raise TypeError(f"expected a cutlass.Array or a tensor, got {type(x).__name__}")

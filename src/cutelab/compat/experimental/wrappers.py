@@ -27,6 +27,7 @@ from ..where import NotEmulatedError, refuse, user_line
 from .enums import *  # noqa: F401,F403
 from .enums import (BarrierRedux, MBarrierWait, Proxy, ReductionKind, ReductionOp, ReductionType, Shfl,  # noqa: F401
                     SharedSpace, VoteSync, __all__ as _enum_names)
+from .matrix import ldmatrix, stmatrix  # noqa: F401  (the m8n8 b16 forms)
 from .memory import Array, Pointer, as_pointer, cute_pointer
 
 FULL_MASK = 0xFFFFFFFF
@@ -492,6 +493,116 @@ def cp_async_wait_group(n: Any = 0, *, loc: Any = None, ip: Any = None) -> None:
     wait(n)
 
 
+# --------------------------------------------------------------------------- TMA through tensor maps
+
+def _tensor_map(desc: Any, what: str) -> Any:
+    from .tensor_map import TensorMap, TensorMapPointer
+
+    if isinstance(desc, TensorMapPointer):
+        return desc.tmap
+    if isinstance(desc, TensorMap):
+        return desc
+    raise TraceError(f"{what}: the descriptor must be a cutlass.experimental.cuda.TensorMap's get_ptr(), got "
+                     f"{type(desc).__name__}")
+
+
+def _tile_mode(what: str, mode: Any, im2col: Any = None, l2_cache_hint: Any = None) -> None:
+    if (mode is not None and str(_s(mode)).lower() != "tile") or im2col:
+        raise NotEmulatedError(f"{what}(mode={_s(mode)})", "cutelab's TMA copies tiles (no im2col or gather4)",
+                               where=user_line(3))
+
+
+def cp_async_bulk_tensor_shared_cta_global(dst_mem: Any, tma_descriptor: Any, coordinates: Any, mbar: Any,
+                                           im2col_offsets: Any = None, *, l2_cache_hint: Any = None,
+                                           mode: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.tensor.Nd.shared::cta.global.mbarrier::complete_tx::bytes``: the tensor map's box at
+    ``coordinates`` (innermost first) into this CTA's shared memory, completing its bytes on ``mbar``
+    (kernel/instr/tma_map.py)."""
+    from ...kernel.instr.tma_map import map_load
+
+    what = "prims.cp_async_bulk_tensor_shared_cta_global"
+    _tile_mode(what, mode, im2col_offsets)
+    tmap = _tensor_map(tma_descriptor, what)
+    d, dpeer = cute_pointer(dst_mem, what)
+    b, bpeer = cute_pointer(mbar, what)
+    if dpeer is not None or bpeer is not None:
+        raise TraceError(f"{what}: the destination and the mbarrier are this CTA's, not prims.mapa pointers")
+    map_load(tmap, d, tuple(coordinates), b, what)
+
+
+def cp_async_bulk_tensor_shared_cluster_global(dst_mem: Any, tma_descriptor: Any, coordinates: Any, mbar: Any,
+                                               im2col_offsets: Any = None, *, multicast_mask: Any = None,
+                                               l2_cache_hint: Any = None, mode: Any = None, group: Any = None,
+                                               loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.tensor.Nd.shared::cluster.global...``: the box into this CTA's shared memory, or with
+    ``multicast_mask`` into every CTA of the mask (at the same offset, completing on each one's barrier);
+    ``group=CTAGroup.CTA_2`` (SM100's ``.cta_group::2``) counts the bytes at each receiving pair's leader."""
+    from ...kernel.instr.tma_map import map_load
+
+    what = "prims.cp_async_bulk_tensor_shared_cluster_global"
+    _tile_mode(what, mode, im2col_offsets)
+    g = None if group is None else str(_s(group)).lower()
+    if g not in (None, "cta_1", "cta_2"):
+        raise TraceError(f"{what}: group must be CTAGroup.CTA_1 or CTA_2, got {group!r}")
+    tmap = _tensor_map(tma_descriptor, what)
+    d, dpeer = cute_pointer(dst_mem, what)
+    b, bpeer = cute_pointer(mbar, what)
+    if dpeer is not None or bpeer is not None:
+        raise TraceError(f"{what}: the destination and the mbarrier are this CTA's (the multicast reaches the "
+                         f"others at the same offsets), not prims.mapa pointers")
+    map_load(tmap, d, tuple(coordinates), b, what, mcast=multicast_mask, pair=g == "cta_2")
+
+
+def cp_async_bulk_tensor_global_shared_cta(tma_descriptor: Any, src_mem: Any, coordinates: Any, *,
+                                           l2_cache_hint: Any = None, mode: Any = None, loc: Any = None,
+                                           ip: Any = None) -> None:
+    """``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group``: this CTA's shared memory into the tensor
+    map's box at ``coordinates`` (kernel/instr/tma_map.py); drain it with the bulk groups."""
+    from ...kernel.instr.tma_map import map_store
+
+    what = "prims.cp_async_bulk_tensor_global_shared_cta"
+    _tile_mode(what, mode)
+    tmap = _tensor_map(tma_descriptor, what)
+    s, speer = cute_pointer(src_mem, what)
+    if speer is not None:
+        raise TraceError(f"{what}: the source is this CTA's shared memory, not a prims.mapa pointer")
+    map_store(tmap, s, tuple(coordinates), what)
+
+
+def cp_async_bulk_commit_group(*, loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.commit_group``."""
+    from ...kernel.instr.tma_store import cp_async_bulk_commit_group as commit
+
+    commit()
+
+
+def cp_async_bulk_wait_group(group: Any = 0, *, read: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.wait_group[.read] group``."""
+    from ...kernel.instr.tma_store import cp_async_bulk_wait_group as wait
+
+    wait(_static_int(group, "prims.cp_async_bulk_wait_group", "group"), read=bool(_s(read)))
+
+
+def prefetch_tensormap(tma_descriptor: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """``prefetch.tensormap``: a hint that brings the descriptor into the cache; it changes no result, and
+    cutelab emits nothing for it (the descriptor is checked to be a tensor map)."""
+    _tensor_map(tma_descriptor, "prims.prefetch_tensormap")
+
+
+def cp_async_bulk_prefetch(src_mem: Any, size: Any, *, l2_cache_hint: Any = None, loc: Any = None,
+                           ip: Any = None) -> None:
+    """``cp.async.bulk.prefetch.L2.global [src], size``: a best-effort hint that pulls global bytes into
+    L2; it changes no result, so cutelab checks its operands (a global pointer, a size that is a positive
+    multiple of 16) and emits nothing."""
+    what = "prims.cp_async_bulk_prefetch"
+    p, _ = cute_pointer(src_mem, what)
+    if str(p.memspace) not in ("gmem", "generic"):
+        raise TraceError(f"{what}: prefetches global memory, got a {p.memspace} pointer")
+    n = _static_int(size, what, "size")
+    if n <= 0 or n % 16:
+        raise TraceError(f"{what}: size must be a positive multiple of 16 bytes, got {n}")
+
+
 def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``setmaxnreg.{inc,dec}.sync.aligned.u32``."""
     from ...kernel.frontend.arch import setmaxregister_decrease, setmaxregister_increase
@@ -581,7 +692,7 @@ def namespace() -> Dict[str, Any]:
     out.update({"Array": Array, "Pointer": Pointer, "FULL_MASK": FULL_MASK})
     for n in DSL_NAMES:
         f = g.get(n)
-        out[n] = f if callable(f) and getattr(f, "__module__", None) == __name__ else \
+        out[n] = f if callable(f) and getattr(f, "__module__", None) in (__name__, ldmatrix.__module__) else \
             refuse(f"cutlass.experimental.primitives.{n}", "not in cutelab's primitives yet")
     for n in DSL_TYPES:
         out[n] = _refused_type(n)

@@ -278,6 +278,21 @@ def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
     return 0 if dev is None else _torch_stream(dev)
 
 
+def _view_annotated(fn: Any, args: Dict[str, Any]) -> None:
+    """A kernel parameter annotated with a class that has ``_cl_kernel_arg`` (CuTe DSL's ``cutlass.Array``,
+    compat/experimental/memory.py) sees its argument through it: the traced tensor as that class's view."""
+    from ..frontend.host import _annotation
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    for name, p in params.items():
+        view = getattr(_annotation(fn, p), "_cl_kernel_arg", None) if p.annotation is not p.empty else None
+        if view is not None and name in args:
+            args[name] = view(args[name])
+
+
 def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
              block: Tuple[int, int, int], interpret: Optional[bool],
              cluster: Tuple[int, int, int] = (1, 1, 1),
@@ -375,6 +390,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                 args[name] = _replace_tensors(args[name], name, traced)
         for name, sp in scalar_params.items():
             args[name] = _scalar_in_kernel(sp)
+        _view_annotated(k.fn, args)
         ret = k.traced_fn()(**args)
         if ret is not None:
             raise TraceError(f"kernel {k.name} returned {ret!r}; kernels return nothing (write results to tensors)")
