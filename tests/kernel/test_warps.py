@@ -262,3 +262,37 @@ def test_a_second_arrival_in_one_phase_of_a_named_barrier_is_reported(arriver):
     with pytest.raises(LaunchError, match=r"NamedBarrier\(1, 64\) at .*test_warps.py:\d+: threads that have already "
                                           r"arrived at it arrive again before it completes"):
         _arrive_twice(from_dlpack(A), arriver).launch(grid=1, block=64)
+
+
+@cute.kernel
+def _arrive_then_sync(A: cute.Tensor, case: cutlass.Constexpr):
+    """FlashAttention 3/4's epilogue: the MMA warps write shared memory and arrive (bar.arrive); one of them
+    then waits with a count that holds it twice (bar.sync, 64 + 32) and reads what the others wrote. Warp 2
+    (a producer's) takes no part."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = tidx // 32
+    smem = cutlass.utils.SmemAllocator()
+    S = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    if warp < 2:
+        cute.arch.barrier(barrier_id=1, number_of_threads=64)  # a phase of barrier 1 with both MMA warps
+        S[tidx] = tidx + 1.0
+        if case == "ok":
+            cute.arch.barrier_arrive(barrier_id=1, number_of_threads=96)
+            if warp == 1:
+                cute.arch.barrier(barrier_id=1, number_of_threads=96)
+                A[tidx - 32] = S[tidx - 32]
+                A[tidx] = S[tidx]
+        elif warp == 1:  # warp 0 does not arrive: warp 1's two arrivals complete the phase without it
+            cute.arch.barrier_arrive(barrier_id=1, number_of_threads=64)
+            cute.arch.barrier(barrier_id=1, number_of_threads=64)
+            A[tidx - 32] = S[tidx - 32]
+
+
+def test_a_warp_may_arrive_then_wait_at_a_named_barrier_whose_count_holds_it_twice():
+    A = np.zeros(64, np.float32)
+    _arrive_then_sync(from_dlpack(A), "ok").launch(grid=1, block=96)
+    np.testing.assert_array_equal(A, np.arange(1, 65))
+    with pytest.raises(LaunchError, match=r"NamedBarrier\(1\) at .*test_warps.py:\d+: threads that have already arrived "
+                                          r"at it \(by bar.arrive\) arrive again before it completes, and the phase "
+                                          r"completes without 32 thread\(s\) that arrived in its previous phase"):
+        _arrive_then_sync(from_dlpack(A), "short").launch(grid=1, block=96)
