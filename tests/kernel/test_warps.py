@@ -296,3 +296,33 @@ def test_a_warp_may_arrive_then_wait_at_a_named_barrier_whose_count_holds_it_twi
                                           r"at it \(by bar.arrive\) arrive again before it completes, and the phase "
                                           r"completes without 32 thread\(s\) that arrived in its previous phase"):
         _arrive_then_sync(from_dlpack(A), "short").launch(grid=1, block=96)
+
+
+@cute.kernel
+def _barrier_id_from_memory(ids: cute.Tensor, out: cute.Tensor, group: cutlass.Constexpr):
+    """Each group of threads waits at the named barrier whose id it reads from memory (a register: the
+    id has no range the tracer knows), then reads what the other warp of its pair wrote."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    S = smem.allocate_tensor(cutlass.Int32, cute.make_layout(128), 16)
+    bid = ids[tidx // group]
+    S[tidx] = tidx
+    cute.arch.barrier(barrier_id=bid, number_of_threads=64)
+    out[tidx] = S[tidx ^ 32]
+
+
+def test_a_named_barrier_id_in_a_register_groups_threads_by_its_value():
+    from cutelab.kernel.cuda import printer as cuda
+    from cutelab.kernel.launch.plan import last_launch
+
+    out = np.zeros(128, np.int32)
+    _barrier_id_from_memory(from_dlpack(np.array([3, 2], np.int32)), from_dlpack(out), 64).launch(grid=1, block=128)
+    np.testing.assert_array_equal(out, np.arange(128) ^ 32)
+    src = cuda.render(last_launch().ir)
+    assert 'asm volatile("bar.sync %0, 64;\\n" :: "r"(cl_bar' in src and "> 15u) __trap();" in src
+    with pytest.raises(LaunchError, match=r"a named barrier at .*test_warps.py:\d+: thread 64 gives barrier id 16; "
+                                          r"barrier ids are in \[0, 15\]"):
+        _barrier_id_from_memory(from_dlpack(np.array([3, 16], np.int32)), from_dlpack(out), 64).launch(grid=1, block=128)
+    with pytest.raises(LaunchError, match=r"the barrier id differs between the threads of warp 0 \(1 and 2\)"):
+        _barrier_id_from_memory(from_dlpack(np.array([1, 2, 1, 2, 1, 2, 1, 2], np.int32)), from_dlpack(out),
+                                16).launch(grid=1, block=128)

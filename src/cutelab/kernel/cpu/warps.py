@@ -642,6 +642,18 @@ class _Run:
         """Arrive at (once) and pass a barrier: False while it has not completed."""
         ctx = g.ctx
         named = getattr(s, "barrier_id", None) is not None
+        bid = -1
+        if named and getattr(s, "runtime_id", False):  # an id per thread (instr/named_barrier): one id a group
+            ready = s.ready_threads(ctx, mask)
+            act = np.ones(ctx.n, dtype=bool) if mask is None else mask
+            if ready is None:
+                return True  # no active thread
+            if not ready[act].all():  # several ids: the group waits here until _part_at_waits parts it by id
+                g.waiting = (s, mask, f"NamedBarrier at {s.where}: its threads give several barrier ids")
+                return False
+            bid = int(s.ids(ctx, mask)[act][0])
+        elif named:
+            bid = int(s.barrier_id)
         if all(x.merged for x in self.groups if x is not g):
             # lock-step: every thread of the batch is here or masked out in this very group
             if named:
@@ -661,7 +673,6 @@ class _Run:
             if self.race is not None:
                 self.race.synced(mask)
             return True
-        bid = int(s.barrier_id) if named else -1
         if named:
             self.expected[bid] = int(s.num_threads)
         act = np.ones(ctx.n, dtype=bool) if mask is None else mask
