@@ -784,3 +784,21 @@ def test_a_loop_sets_a_runtime_integer_first_and_the_next_loop_and_a_nested_help
     for nmax, trips in ((9, 3), (7, 1), (8, 0)):
         k(from_dlpack(out), nmax, trips).launch(grid=1, block=6)
         assert out.tolist() == [ref(t, nmax, trips) for t in range(6)], (nmax, trips)
+
+
+def test_a_python_int_divided_by_a_tensor_value():
+    """n // v and n % v with v a value of the kernel (flash_attn.cute's tile scheduler: divmod(n, divisor) of a
+    FastDivmodDivisor holding a kernel value)."""
+    from cutelab.compat.dsl_utils import FastDivmodDivisor
+
+    @cute.kernel
+    def k(d: cute.Tensor, out: cute.Tensor):
+        v = d[0]
+        q, r = divmod(17, FastDivmodDivisor(v))
+        out[0] = q
+        out[1] = r
+        out[2] = 40 // v + 40 % v
+
+    out = np.zeros(3, np.int32)
+    k(from_dlpack(np.array([5], np.int32)), from_dlpack(out)).launch(grid=1, block=1)
+    assert out.tolist() == [3, 2, 8]

@@ -535,6 +535,14 @@ class TraceValue:
         self._need_int("%")
         return self._binary(o, "mod")
 
+    def __rfloordiv__(self, o: Any) -> "TraceValue":  # n // value (flash_attn.cute: divmod(n, FastDivmodDivisor))
+        self._need_int("//")
+        return self._binary(o, "floordiv", True)
+
+    def __rmod__(self, o: Any) -> "TraceValue":
+        self._need_int("%")
+        return self._binary(o, "mod", True)
+
     def _need_int(self, op: str) -> None:
         if self.dtype.kind not in ("int", "uint"):
             raise TraceError(f"'{op}' of tensor values needs integer elements, got {self.dtype}")
