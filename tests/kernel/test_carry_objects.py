@@ -187,3 +187,30 @@ def test_a_subclass_of_work_tile_info_rebuilds_itself_from_the_base_attributes()
     out, start = np.zeros(TOTAL, np.int32), np.arange(4, dtype=np.int32)
     k(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=1)
     np.testing.assert_array_equal(out, np.arange(TOTAL) % 4 + 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """flash_attn.cute's Softmax: tensor values and a field annotated Constexpr (its arch), which stays a
+    compile-time value when a loop carries the object."""
+
+    total: Any
+    arch: cute.Constexpr[int] = 80
+
+
+@cute.kernel
+def count_with_stats(out: cute.Tensor, start: cute.Tensor):
+    bidx, _, _ = cute.arch.block_idx()
+    s = Stats(start[bidx], 90)
+    i = start[bidx]
+    while i < TOTAL:
+        if cute.const_expr(s.arch >= 90):  # a static test: arch is not carried in a register
+            s = Stats(s.total + 1, s.arch)
+        i = i + 4
+    out[bidx] = s.total
+
+
+def test_a_constexpr_field_of_a_carried_dataclass_stays_static():
+    out, start = np.zeros(4, np.int32), np.arange(4, dtype=np.int32)
+    count_with_stats(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=1)
+    assert out.tolist() == [b + len(range(b, TOTAL, 4)) for b in range(4)]
