@@ -410,3 +410,27 @@ def test_a_runtime_accumulate_field_must_be_the_same_in_a_warpgroup():
 
     with pytest.raises(LaunchError, match="ACCUMULATE field differs between the threads of warpgroup 0"):
         _runtime_accumulate_case(1, "per_thread")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_runtime_accumulate_field_on_the_gpu_equals_torch(flag):
+    """The scale-d operand from the field's register, against the hardware (accumulators start at 1)."""
+    import torch
+
+    BM, BN, BK = 128, 64, 64
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    a = torch.randn(BM, BK, device="cuda", dtype=torch.float16)
+    b = torch.randn(BN, BK, device="cuda", dtype=torch.float16)
+    c = torch.zeros(BM, BN, device="cuda", dtype=torch.float32)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(a),
+                                         cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(b),
+                                         cute.slice_(sb, (None, None, 0)), (BN, BK))
+    wgmma_runtime_accumulate(ta, tA, tb, tB, from_dlpack(c), cute.make_tiled_mma(op), sa, sb, (BM + BN) * BK * 2,
+                             flag, "ok").launch(grid=1, block=128)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a.float() @ b.float().T + flag, atol=1e-2, rtol=1e-3)

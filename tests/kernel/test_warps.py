@@ -326,3 +326,14 @@ def test_a_named_barrier_id_in_a_register_groups_threads_by_its_value():
     with pytest.raises(LaunchError, match=r"the barrier id differs between the threads of warp 0 \(1 and 2\)"):
         _barrier_id_from_memory(from_dlpack(np.array([1, 2, 1, 2, 1, 2, 1, 2], np.int32)), from_dlpack(out),
                                 16).launch(grid=1, block=128)
+
+
+@pytest.mark.gpu
+def test_a_named_barrier_id_in_a_register_on_the_gpu():
+    import torch
+
+    out = torch.zeros(128, device="cuda", dtype=torch.int32)
+    ids = torch.tensor([3, 2], device="cuda", dtype=torch.int32)
+    _barrier_id_from_memory(from_dlpack(ids), from_dlpack(out), 64).launch(grid=1, block=128)
+    torch.cuda.synchronize()
+    assert out.cpu().tolist() == [t ^ 32 for t in range(128)]
