@@ -127,7 +127,11 @@ def named_barrier(barrier_id: Any, num_threads: int, wait: bool, what: str) -> N
     or ``bar.arrive``. A barrier id computed in the kernel (an index expression such as
     ``thread_idx // 128``, the warp group's own barrier) becomes one branch per id its range holds,
     ``if id == k: bar.sync k, n``: each thread waits at the barrier its id names, on the GPU (the id is
-    warp-uniform, so no warp diverges) and on the CPU interpreter alike."""
+    warp-uniform, so no warp diverges) and on the CPU interpreter alike. An id whose range reaches outside
+    [0, 15] (a register's value: an Int32 read from memory, say) is one op with the id in a register:
+    ``bar.sync %r, n`` in the CUDA (an id outside [0, 15] traps), and on the CPU each thread's own id,
+    the scheduler parting a group of warps by id (``NamedBarrierIR.ready_threads``); an id outside
+    [0, 15] or differing inside a warp is a LaunchError naming the line."""
     from ..ir.symbolic import is_sym, sym_range
 
     t = current(f"NamedBarrier.{what}")
