@@ -9,10 +9,11 @@ are the tag's), so that they match the kernels. The selection is by test id (``-
 file: passed, failed and errors.
 
     python3 scripts/flash_attn_tests.py --site /tmp/fa4site --install \\
-        --repo FLASH_ATTENTION_GIT_DIR [--arch sm_80] [-- extra pytest args]
+        --repo FLASH_ATTENTION_GIT_DIR [--select SM80_FORWARD|SM90_FORWARD] [--arch sm_80] [-- extra pytest args]
 
 ``--arch`` sets CUTE_DSL_ARCH, which is the emulated GPU's capability (so flash_attn.cute picks its
-SM80 or SM90 kernels) and the compile target. The test file's own FLASH_ATTENTION_DISABLE_SPLIT=TRUE
+SM80 or SM90 kernels) and the compile target; ``--select SM90_FORWARD`` runs the forward cases with
+sm_90a. The test file's own FLASH_ATTENTION_DISABLE_SPLIT=TRUE
 is set: SplitKV is refused by flash_attn.cute on SM80 itself ("SplitKV not supported on SM 8.0").
 """
 
@@ -36,7 +37,11 @@ SM80_FORWARD = tuple(
     f"tests/cute/test_flash_attn.py::test_flash_attn_small_head_dim[128-128-{d}-{causal}-dtype0]"
     for causal in (False, True) for d in (8, 16, 32)
 )
-SELECTIONS = {"SM80_FORWARD": SM80_FORWARD}
+# the same cases on the SM90 (Hopper) path: TMA loads, wgmma, warp-specialised producer and consumers, named
+# barriers, and for causal the persistent tile scheduler (run with --arch sm_90a, the selection's default)
+SM90_FORWARD = SM80_FORWARD
+SELECTIONS = {"SM80_FORWARD": SM80_FORWARD, "SM90_FORWARD": SM90_FORWARD}
+ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a"}  # CUTE_DSL_ARCH of each selection
 
 
 def install(site: str) -> None:
@@ -60,7 +65,7 @@ def main() -> None:
     ap.add_argument("--install", action="store_true", help=f"pip install {' '.join(PINS)} there first")
     ap.add_argument("--repo", required=True, help="flash-attention's git directory")
     ap.add_argument("--rev", default=REV, help=f"the tag of the installed version (default {REV})")
-    ap.add_argument("--arch", default="sm_80", help="CUTE_DSL_ARCH (default sm_80)")
+    ap.add_argument("--arch", default=None, help="CUTE_DSL_ARCH (default: the selection's, else sm_80)")
     ap.add_argument("--select", default="SM80_FORWARD", help=f"one of {sorted(SELECTIONS)}, or test ids joined by ','")
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args()
@@ -69,6 +74,7 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="flash_attn_tests_")
     export_tests(a.repo, a.rev, work)
     sel = list(SELECTIONS[a.select]) if a.select in SELECTIONS else a.select.split(",")
+    a.arch = a.arch or ARCH.get(a.select, "sm_80")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), a.site) if p),
                CUTE_DSL_ARCH=a.arch, FLASH_ATTENTION_DISABLE_SPLIT="TRUE")
     run = ["cutelab", "run", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-rA"]

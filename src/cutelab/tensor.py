@@ -1076,7 +1076,9 @@ class Tensor:
     # ---- indexing
     def _check_coord(self, coord: Any) -> None:
         # inside a traced kernel a coordinate past a flat mode is only an offset, as in CuTe (a pipeline
-        # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
+        # prologue slices k-tiles it then predicates off), and so is a coordinate past a hierarchical mode,
+        # by CuTe's crd2idx (the last sub-mode not reduced: flash_attn.cute's SM90 epilogue indexes the
+        # LSE rows by the column count and predicates the extra rows off); the launch checks the accesses
         traced = hasattr(self.engine, "param")
         # a register fragment's engine checks its own offsets (one past its end faults when a thread runs it,
         # kernel.frontend.trace.RmemEngine)
@@ -1093,7 +1095,7 @@ class Tensor:
                 return True
             n = it.product(s)
             if isinstance(c, (int, np.integer)):
-                return 0 <= c < n or (traced and not isinstance(s, tuple)) or (counting and c >= 0) or rmem
+                return 0 <= c < n or (traced and not isinstance(s, tuple)) or ((counting or traced) and c >= 0) or rmem
             if isinstance(c, np.ndarray):
                 return c.size == 0 or (int(c.min()) >= 0 and int(c.max()) < n)
             return True  # symbolic

@@ -155,3 +155,62 @@ def test_min_blocks_per_mp_is_the_second_launch_bound():
     assert "__launch_bounds__(32) " in cuda.render(last_launch().ir)
     with pytest.raises(LaunchError, match="min_blocks_per_mp must be a non-negative int"):
         copy1(from_dlpack(a), from_dlpack(b)).launch(grid=1, block=32, min_blocks_per_mp=-1)
+
+
+def _four_axis_work_tile():
+    """flash_attn.cute 4.0.0b27's tile_scheduler.WorkTileInfo: a subclass of cutlass.utils.WorkTileInfo whose
+    __new_from_mlir_values__ reads the base class's ``_tile_idx`` / ``_is_valid_tile``."""
+    from cutelab.compat import base_dsl
+    from cutelab.compat.dsl_utils import WorkTileInfo as Base
+
+    class WorkTileInfo(Base):
+        def __new_from_mlir_values__(self, values):
+            assert len(values) == 5
+            idx = base_dsl.new_from_mlir_values(self._tile_idx, values[:-1])
+            valid = base_dsl.new_from_mlir_values(self._is_valid_tile, [values[-1]])
+            return WorkTileInfo(idx, valid)
+
+    return WorkTileInfo
+
+
+def test_a_subclass_of_work_tile_info_rebuilds_itself_from_the_base_attributes():
+    W = _four_axis_work_tile()
+
+    @cute.kernel
+    def k(out: cute.Tensor, start: cute.Tensor):
+        bidx, _, _ = cute.arch.block_idx()
+        w = W((start[bidx], 0, bidx, 0), start[bidx] < TOTAL)
+        while w.is_valid_tile:
+            out[w.tile_idx[0]] = w.tile_idx[2] + 1
+            w = W((w.tile_idx[0] + 4, 0, w.tile_idx[2], 0), w.tile_idx[0] + 4 < TOTAL)
+
+    out, start = np.zeros(TOTAL, np.int32), np.arange(4, dtype=np.int32)
+    k(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=1)
+    np.testing.assert_array_equal(out, np.arange(TOTAL) % 4 + 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """flash_attn.cute's Softmax: tensor values and a field annotated Constexpr (its arch), which stays a
+    compile-time value when a loop carries the object."""
+
+    total: Any
+    arch: cute.Constexpr[int] = 80
+
+
+@cute.kernel
+def count_with_stats(out: cute.Tensor, start: cute.Tensor):
+    bidx, _, _ = cute.arch.block_idx()
+    s = Stats(start[bidx], 90)
+    i = start[bidx]
+    while i < TOTAL:
+        if cute.const_expr(s.arch >= 90):  # a static test: arch is not carried in a register
+            s = Stats(s.total + 1, s.arch)
+        i = i + 4
+    out[bidx] = s.total
+
+
+def test_a_constexpr_field_of_a_carried_dataclass_stays_static():
+    out, start = np.zeros(4, np.int32), np.arange(4, dtype=np.int32)
+    count_with_stats(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=1)
+    assert out.tolist() == [b + len(range(b, TOTAL, 4)) for b in range(4)]

@@ -667,6 +667,32 @@ def test_identity_tensor_past_a_mode_and_a_register_read_past_the_fragment_in_a_
         k(from_dlpack(out), 3).launch(grid=1, block=4)
 
 
+def test_a_store_of_a_register_read_past_the_fragment_is_dropped_as_cute_dsl_compiles_it():
+    """CuTe DSL 4.8.1 (sm_90a PTX, 2026-11-28) of ``for m in range_constexpr(4): if tidx < 64: g[100 + tidx + 7 * m]
+    = r[m]`` with a fragment r of 2 registers has the stores of m = 0, 1 only: the read past the end is a poison
+    value and LLVM erases its store. flash_attn.cute's SM90 LSE epilogue stores so; any other use still faults.
+    A memory tensor indexed past a hierarchical mode is an offset by CuTe's crd2idx (the last sub-mode not
+    reduced): ((2,1),4):((4,0),1) at row m is (m % 2) * 4."""
+
+    @cute.kernel
+    def k(out: cute.Tensor, limit: cutlass.Int32):
+        tidx, _, _ = cute.arch.thread_idx()
+        frag = cute.make_rmem_tensor((2,), Float32)
+        frag[0] = 1.0
+        frag[1] = 2.0
+        g = cute.make_tensor(out.iterator + 16, cute.make_layout(((2, 1), 4), stride=((4, 0), 1)))
+        for m in cutlass.range_constexpr(4):
+            if tidx < limit:
+                out[tidx * 4 + m] = frag[m]
+                g[m, tidx] = m + 10.0
+
+    out = np.full(24, -1.0, np.float32)
+    k(from_dlpack(out), 2).launch(grid=1, block=4)
+    assert out[:16].tolist() == [1.0, 2.0, -1.0, -1.0] * 2 + [-1.0] * 8
+    assert out[16:].tolist() == [12.0, 12.0, -1.0, -1.0, 13.0, 13.0, -1.0, -1.0]
+    assert "__trap" not in cuda.render(last_launch().ir)
+
+
 def test_if_generate_builds_a_runtime_branch_from_callables():
     """cutlass.if_generate (CuTe DSL's scf.if builder, used by flash_attn.cute's pipelines): side effects of
     the taken body only, and results of return_types (the else passes input_args through when absent)."""
@@ -758,3 +784,21 @@ def test_a_loop_sets_a_runtime_integer_first_and_the_next_loop_and_a_nested_help
     for nmax, trips in ((9, 3), (7, 1), (8, 0)):
         k(from_dlpack(out), nmax, trips).launch(grid=1, block=6)
         assert out.tolist() == [ref(t, nmax, trips) for t in range(6)], (nmax, trips)
+
+
+def test_a_python_int_divided_by_a_tensor_value():
+    """n // v and n % v with v a value of the kernel (flash_attn.cute's tile scheduler: divmod(n, divisor) of a
+    FastDivmodDivisor holding a kernel value)."""
+    from cutelab.compat.dsl_utils import FastDivmodDivisor
+
+    @cute.kernel
+    def k(d: cute.Tensor, out: cute.Tensor):
+        v = d[0]
+        q, r = divmod(17, FastDivmodDivisor(v))
+        out[0] = q
+        out[1] = r
+        out[2] = 40 // v + 40 % v
+
+    out = np.zeros(3, np.int32)
+    k(from_dlpack(np.array([5], np.int32)), from_dlpack(out)).launch(grid=1, block=1)
+    assert out.tolist() == [3, 2, 8]

@@ -335,3 +335,102 @@ def test_wgmma_with_a_from_registers_on_the_gpu_equals_torch():
                   (BM + BN) * BK * 2).launch(grid=1, block=128)
     torch.cuda.synchronize()
     torch.testing.assert_close(c, a.float() @ b.float().T, atol=1e-2, rtol=1e-3)
+
+
+@cute.kernel
+def wgmma_runtime_accumulate(ta: cutlass.Constexpr, tA: cute.Tensor, tb: cutlass.Constexpr, tB: cute.Tensor,
+                             gC: cute.Tensor, tiled_mma: cutlass.Constexpr, sa: cutlass.Constexpr, sb: cutlass.Constexpr,
+                             tx: cutlass.Constexpr, flag: cutlass.Int32, case: cutlass.Constexpr):
+    """quack's sm90_utils.gemm: a fresh atom whose ACCUMULATE is set to a runtime value, then True after the
+    first k-block; the accumulators start at 1."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(ta.desc.dtype, sa.outer, 1024, swizzle=sa.inner)
+    sB = smem.allocate_tensor(tb.desc.dtype, sb.outer, 1024, swizzle=sb.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, tx)
+        cute.copy(ta, cute.local_tile(tA, ta.tile, (0, 0)), sA[(None, None, 0)], tma_bar_ptr=bars.iterator)
+        cute.copy(tb, cute.local_tile(tB, tb.tile, (0, 0)), sB[(None, None, 0)], tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    thr = tiled_mma.get_slice(tidx)
+    tCsA, tCsB, tCgC = thr.partition_A(sA), thr.partition_B(sB), thr.partition_C(gC)
+    acc = cute.make_rmem_tensor(tCgC.shape, cutlass.Float32)
+    acc.fill(1.0)
+    atom = cute.make_mma_atom(tiled_mma.op)
+    if case == "per_thread":  # a different value in the threads of one warpgroup
+        atom.set(warpgroup.Field.ACCUMULATE, tidx % 2 == 0)
+    else:
+        atom.set(warpgroup.Field.ACCUMULATE, flag != 0)
+    warpgroup.fence()
+    for kb in range(cute.size(tCsA, mode=[2])):
+        cute.gemm(atom, acc, tCsA[(None, None, kb, 0)], tCsB[(None, None, kb, 0)], acc)
+        atom.set(warpgroup.Field.ACCUMULATE, True)
+    warpgroup.commit_group()
+    warpgroup.wait_group(0)
+    cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc, tCgC)
+
+
+def _runtime_accumulate_case(flag, case="ok"):
+    BM, BN, BK = 128, 64, 64
+    dtype = cute.Float16
+    op = warpgroup.MmaF16BF16Op(dtype, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), dtype, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), dtype, 1)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((BM, BK)).astype(np.float16)
+    b = rng.standard_normal((BN, BK)).astype(np.float16)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(a), cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(b), cute.slice_(sb, (None, None, 0)), (BN, BK))
+    C = np.zeros((BM, BN), np.float32)
+    wgmma_runtime_accumulate(ta, tA, tb, tB, from_dlpack(C), cute.make_tiled_mma(op), sa, sb, (BM + BN) * BK * 2,
+                             flag, case).launch(grid=1, block=128)
+    return C, a.astype(np.float64) @ b.astype(np.float64).T
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_runtime_accumulate_field_is_read_when_the_wgmma_is_issued(flag):
+    C, ref = _runtime_accumulate_case(flag)
+    np.testing.assert_allclose(C, ref + flag, rtol=0, atol=1e-4 * np.abs(ref).max())
+    src = cuda.render(last_launch().ir)
+    # every wgmma (2 m atoms x 4 k-blocks, one cute.gemm per k-block) takes its scale-d from the field's
+    # register, which the runtime set and the later static sets assign
+    wg = [ln for ln in src.splitlines() if "wgmma.mma_async" in ln]
+    assert len(wg) == 8 and all(ln.endswith('"r"((unsigned)(r0[0] != 0)) : "memory");') for ln in wg)
+    nvcc_compiles(src)
+
+
+def test_a_runtime_accumulate_field_must_be_the_same_in_a_warpgroup():
+    from cutelab.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="ACCUMULATE field differs between the threads of warpgroup 0"):
+        _runtime_accumulate_case(1, "per_thread")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_runtime_accumulate_field_on_the_gpu_equals_torch(flag):
+    """The scale-d operand from the field's register, against the hardware (accumulators start at 1)."""
+    import torch
+
+    BM, BN, BK = 128, 64, 64
+    op = warpgroup.MmaF16BF16Op(cute.Float16, cute.Float32, (64, BN, 16), warpgroup.OperandSource.SMEM,
+                                OperandMajorMode.K, OperandMajorMode.K)
+    sa = sm90.make_smem_layout_a(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    sb = sm90.make_smem_layout_b(sm90.LayoutEnum.ROW_MAJOR, (BM, BN, BK), cute.Float16, 1)
+    a = torch.randn(BM, BK, device="cuda", dtype=torch.float16)
+    b = torch.randn(BN, BK, device="cuda", dtype=torch.float16)
+    c = torch.zeros(BM, BN, device="cuda", dtype=torch.float32)
+    ta, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(a),
+                                         cute.slice_(sa, (None, None, 0)), (BM, BK))
+    tb, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(b),
+                                         cute.slice_(sb, (None, None, 0)), (BN, BK))
+    wgmma_runtime_accumulate(ta, tA, tb, tB, from_dlpack(c), cute.make_tiled_mma(op), sa, sb, (BM + BN) * BK * 2,
+                             flag, "ok").launch(grid=1, block=128)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, a.float() @ b.float().T + flag, atol=1e-2, rtol=1e-3)

@@ -262,3 +262,78 @@ def test_a_second_arrival_in_one_phase_of_a_named_barrier_is_reported(arriver):
     with pytest.raises(LaunchError, match=r"NamedBarrier\(1, 64\) at .*test_warps.py:\d+: threads that have already "
                                           r"arrived at it arrive again before it completes"):
         _arrive_twice(from_dlpack(A), arriver).launch(grid=1, block=64)
+
+
+@cute.kernel
+def _arrive_then_sync(A: cute.Tensor, case: cutlass.Constexpr):
+    """FlashAttention 3/4's epilogue: the MMA warps write shared memory and arrive (bar.arrive); one of them
+    then waits with a count that holds it twice (bar.sync, 64 + 32) and reads what the others wrote. Warp 2
+    (a producer's) takes no part."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = tidx // 32
+    smem = cutlass.utils.SmemAllocator()
+    S = smem.allocate_tensor(cutlass.Float32, cute.make_layout(64), 16)
+    if warp < 2:
+        cute.arch.barrier(barrier_id=1, number_of_threads=64)  # a phase of barrier 1 with both MMA warps
+        S[tidx] = tidx + 1.0
+        if case == "ok":
+            cute.arch.barrier_arrive(barrier_id=1, number_of_threads=96)
+            if warp == 1:
+                cute.arch.barrier(barrier_id=1, number_of_threads=96)
+                A[tidx - 32] = S[tidx - 32]
+                A[tidx] = S[tidx]
+        elif warp == 1:  # warp 0 does not arrive: warp 1's two arrivals complete the phase without it
+            cute.arch.barrier_arrive(barrier_id=1, number_of_threads=64)
+            cute.arch.barrier(barrier_id=1, number_of_threads=64)
+            A[tidx - 32] = S[tidx - 32]
+
+
+def test_a_warp_may_arrive_then_wait_at_a_named_barrier_whose_count_holds_it_twice():
+    A = np.zeros(64, np.float32)
+    _arrive_then_sync(from_dlpack(A), "ok").launch(grid=1, block=96)
+    np.testing.assert_array_equal(A, np.arange(1, 65))
+    with pytest.raises(LaunchError, match=r"NamedBarrier\(1\) at .*test_warps.py:\d+: threads that have already arrived "
+                                          r"at it \(by bar.arrive\) arrive again before it completes, and the phase "
+                                          r"completes without 32 thread\(s\) that arrived in its previous phase"):
+        _arrive_then_sync(from_dlpack(A), "short").launch(grid=1, block=96)
+
+
+@cute.kernel
+def _barrier_id_from_memory(ids: cute.Tensor, out: cute.Tensor, group: cutlass.Constexpr):
+    """Each group of threads waits at the named barrier whose id it reads from memory (a register: the
+    id has no range the tracer knows), then reads what the other warp of its pair wrote."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    S = smem.allocate_tensor(cutlass.Int32, cute.make_layout(128), 16)
+    bid = ids[tidx // group]
+    S[tidx] = tidx
+    cute.arch.barrier(barrier_id=bid, number_of_threads=64)
+    out[tidx] = S[tidx ^ 32]
+
+
+def test_a_named_barrier_id_in_a_register_groups_threads_by_its_value():
+    from cutelab.kernel.cuda import printer as cuda
+    from cutelab.kernel.launch.plan import last_launch
+
+    out = np.zeros(128, np.int32)
+    _barrier_id_from_memory(from_dlpack(np.array([3, 2], np.int32)), from_dlpack(out), 64).launch(grid=1, block=128)
+    np.testing.assert_array_equal(out, np.arange(128) ^ 32)
+    src = cuda.render(last_launch().ir)
+    assert 'asm volatile("bar.sync %0, 64;\\n" :: "r"(cl_bar' in src and "> 15u) __trap();" in src
+    with pytest.raises(LaunchError, match=r"a named barrier at .*test_warps.py:\d+: thread 64 gives barrier id 16; "
+                                          r"barrier ids are in \[0, 15\]"):
+        _barrier_id_from_memory(from_dlpack(np.array([3, 16], np.int32)), from_dlpack(out), 64).launch(grid=1, block=128)
+    with pytest.raises(LaunchError, match=r"the barrier id differs between the threads of warp 0 \(1 and 2\)"):
+        _barrier_id_from_memory(from_dlpack(np.array([1, 2, 1, 2, 1, 2, 1, 2], np.int32)), from_dlpack(out),
+                                16).launch(grid=1, block=128)
+
+
+@pytest.mark.gpu
+def test_a_named_barrier_id_in_a_register_on_the_gpu():
+    import torch
+
+    out = torch.zeros(128, device="cuda", dtype=torch.int32)
+    ids = torch.tensor([3, 2], device="cuda", dtype=torch.int32)
+    _barrier_id_from_memory(from_dlpack(ids), from_dlpack(out), 64).launch(grid=1, block=128)
+    torch.cuda.synchronize()
+    assert out.cpu().tolist() == [t ^ 32 for t in range(128)]

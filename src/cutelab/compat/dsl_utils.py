@@ -114,12 +114,27 @@ def fast_divmod_create_divisor_v2(divisor: Any, is_power_of_2: Any = None, *, lo
     return FastDivmodDivisorV2(divisor, is_power_of_2)
 
 
-@dataclass
 class WorkTileInfo:
-    """A tile's coordinate (m, n, l) and whether it is a tile of the problem."""
+    """A tile's coordinate (m, n, l) and whether it is a tile of the problem.
 
-    tile_idx: Any
-    is_valid_tile: Any
+    As CuTe DSL's, it keeps them in ``_tile_idx`` and ``_is_valid_tile`` (read-only properties
+    ``tile_idx``, ``is_valid_tile``): flash_attn.cute's subclass (tile_scheduler.WorkTileInfo, four
+    axes) rebuilds itself from those attributes in its ``__new_from_mlir_values__``."""
+
+    def __init__(self, tile_idx: Any, is_valid_tile: Any) -> None:
+        self._tile_idx = tile_idx
+        self._is_valid_tile = is_valid_tile
+
+    @property
+    def tile_idx(self) -> Any:
+        return self._tile_idx
+
+    @property
+    def is_valid_tile(self) -> Any:
+        return self._is_valid_tile
+
+    def __repr__(self) -> str:
+        return f"WorkTileInfo(tile_idx={self._tile_idx!r}, is_valid_tile={self._is_valid_tile!r})"
 
     # CuTe DSL's value protocol: a runtime loop carries the tile's coordinate and validity (kernel/frontend/carry_obj)
     # (a nested coordinate, e.g. the FMHA scheduler's (m, 0, (b, h)), gives its leaves in order)

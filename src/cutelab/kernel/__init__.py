@@ -49,10 +49,12 @@ def _kernel_gemm(atom, d, a, b, c):
 
 
 def _mma_field(atom, name, value, get):
-    from .instr import tcgen05_blockscaled, tcgen05_mma
+    from .instr import tcgen05_blockscaled, tcgen05_mma, wgmma
 
     got = tcgen05_blockscaled.mma_field(atom, name, value, get)  # the scale factors' fields (sf_a, sf_b)
-    return got if got is not NotImplemented else tcgen05_mma.mma_field(atom, name, value, get)
+    if got is NotImplemented:
+        got = tcgen05_mma.mma_field(atom, name, value, get)
+    return got if got is not NotImplemented else wgmma.mma_field(atom, name, value, get)
 
 
 def _print_tensor(t, *a, **kw):
@@ -81,7 +83,7 @@ def _instruction(name):
 
 
 _tracing.install(copy=_kernel_copy, gemm=_kernel_gemm)  # cute.copy / cute.gemm inside a kernel
-_tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 atoms inside a kernel (instr/tcgen05_mma.py)
+_tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 and wgmma atoms inside a kernel (instr/tcgen05_mma.py, wgmma.py)
 _tracing.install(instruction=_instruction)  # kernel ops named in the atoms' namespaces (cute.nvgpu.warpgroup.fence, ...)
 _tracing.install(print_tensor=_print_tensor)  # print_tensor in a kernel, or deferred in a jit function (instr/printtensor.py)
 _tracing.install(smem_view=_smem_view, recast_smem_ptr=_recast_smem_ptr)  # swizzled shared memory (frontend/smem.py)

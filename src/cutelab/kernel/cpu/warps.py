@@ -140,25 +140,70 @@ def _restrict(frame: Any, keep: np.ndarray) -> Any:
 # --------------------------------------------------------------------------- barriers
 
 class _Barriers:
-    """Arrivals at sync_threads (id -1) and named barriers, per block of the batch."""
+    """Arrivals at sync_threads (id -1) and named barriers, per block of the batch.
+
+    The hardware counts a named barrier's arrivals (bar.arrive and bar.sync, per warp) and completes
+    the phase at its thread count, whoever arrived. A thread that arrives twice in one phase is an error
+    (``second_arrival``: the phase could complete without the threads it waits for, and the block hang),
+    except a bar.sync after the thread's own bar.arrive, the epilogue idiom of FlashAttention 3/4 (the
+    last MMA warp arrives with the others, then waits with the storing warp, on a count that holds it
+    twice): that phase must still gather every thread that arrived in the barrier's previous phase
+    (``settle`` checks it when the phase completes)."""
 
     def __init__(self, nblk: int, nt: int):
         self.nblk, self.nt = nblk, nt
         self.arrived: Dict[int, np.ndarray] = {}
         self.gen: Dict[int, np.ndarray] = {}
         self.who: Dict[int, np.ndarray] = {}  # named barriers: the threads arrived in the current phase
+        self.by_arrive: Dict[int, np.ndarray] = {}  # ... of them, those that arrived by bar.arrive
+        self.prev: Dict[int, np.ndarray] = {}  # ... the threads arrived in the previous phase
+        self.twice: Dict[int, np.ndarray] = {}  # per block: a thread arrived twice in the current phase
+        self.where: Dict[int, str] = {}  # the bar.sync of the last such second arrival
         self.finished = np.zeros(nblk, dtype=np.int64)  # threads of each block that have finished
 
-    def second_arrival(self, bid: int, act: np.ndarray) -> bool:
+    def second_arrival(self, bid: int, act: np.ndarray, wait: bool = False, where: str = "") -> bool:
         """Whether some thread of act (bool per thread of the batch) has already arrived at named
-        barrier bid in its current phase; marks act's threads as arrived."""
+        barrier bid in its current phase (a bar.sync after the thread's own bar.arrive excepted, see the
+        class docstring); marks act's threads as arrived."""
         who = self.who.get(bid)
         if who is None:
             who = self.who[bid] = np.zeros((self.nblk, self.nt), dtype=bool)
+            self.by_arrive[bid] = np.zeros((self.nblk, self.nt), dtype=bool)
+            self.twice[bid] = np.zeros(self.nblk, dtype=bool)
         act = act.reshape(self.nblk, self.nt)
-        again = bool((who & act).any())
+        again = who & act
+        if again.any():
+            if not wait or (again & ~self.by_arrive[bid]).any():
+                return True
+            self.twice[bid] |= again.any(axis=1)
+            self.where[bid] = where
         who |= act
-        return again
+        if not wait:
+            self.by_arrive[bid] |= act
+        return False
+
+    def _completed(self, bid: int, full: np.ndarray, name: str) -> None:
+        """Phase bookkeeping of named barrier bid in the blocks of full, whose phase completed."""
+        who = self.who.get(bid)
+        if who is None:
+            return
+        prev = self.prev.get(bid)
+        if prev is not None:
+            short = self.twice[bid] & full & (prev & ~who).any(axis=1)
+            if short.any():
+                k = int(np.argmax(short))
+                missing = int((prev[k] & ~who[k]).sum())
+                raise LaunchError(
+                    f"{name}: NamedBarrier({bid}) at {self.where.get(bid, '?')}: threads that have already arrived at "
+                    f"it (by bar.arrive) arrive again before it completes, and the phase completes without {missing} "
+                    f"thread(s) that arrived in its previous phase; on the GPU the barrier can then complete without "
+                    f"the threads it waits for, and the block hang")
+        else:
+            prev = self.prev[bid] = np.zeros_like(who)
+        prev[full] = who[full]
+        who[full] = False
+        self.by_arrive[bid][full] = False
+        self.twice[bid][full] = False
 
     def _tables(self, bid: int):
         if bid not in self.arrived:
@@ -172,15 +217,15 @@ class _Barriers:
         arrived += per_block
         return gen.copy()
 
-    def settle(self, expected: Dict[int, Any]) -> bool:
+    def settle(self, expected: Dict[int, Any], name: str = "kernel") -> bool:
         """Complete every barrier whose arrivals reached what it expects; True if one did."""
         moved = False
         for bid, arrived in self.arrived.items():
             want = (self.nt - self.finished) if bid < 0 else expected.get(bid, self.nt)
             full = (arrived > 0) & (arrived >= want)
             if full.any():
-                if bid in self.who:
-                    self.who[bid][full] = False
+                if bid >= 0:
+                    self._completed(bid, full, name)
                 self.gen[bid][full] += 1
                 arrived[full] -= np.minimum(arrived[full], want if np.isscalar(want) else want[full])
                 moved = True
@@ -303,7 +348,7 @@ class _Run:
                 i += 1
                 if not g.done:
                     moved |= self._run_group(g)
-            moved |= self.barriers.settle(self.expected)
+            moved |= self.barriers.settle(self.expected, self.ir.name)
             if not moved and not self._release_joins() and not self._part_at_waits():
                 self._deadlock()
 
@@ -597,6 +642,18 @@ class _Run:
         """Arrive at (once) and pass a barrier: False while it has not completed."""
         ctx = g.ctx
         named = getattr(s, "barrier_id", None) is not None
+        bid = -1
+        if named and getattr(s, "runtime_id", False):  # an id per thread (instr/named_barrier): one id a group
+            ready = s.ready_threads(ctx, mask)
+            act = np.ones(ctx.n, dtype=bool) if mask is None else mask
+            if ready is None:
+                return True  # no active thread
+            if not ready[act].all():  # several ids: the group waits here until _part_at_waits parts it by id
+                g.waiting = (s, mask, f"NamedBarrier at {s.where}: its threads give several barrier ids")
+                return False
+            bid = int(s.ids(ctx, mask)[act][0])
+        elif named:
+            bid = int(s.barrier_id)
         if all(x.merged for x in self.groups if x is not g):
             # lock-step: every thread of the batch is here or masked out in this very group
             if named:
@@ -616,7 +673,6 @@ class _Run:
             if self.race is not None:
                 self.race.synced(mask)
             return True
-        bid = int(s.barrier_id) if named else -1
         if named:
             self.expected[bid] = int(s.num_threads)
         act = np.ones(ctx.n, dtype=bool) if mask is None else mask
@@ -625,7 +681,7 @@ class _Run:
             if named and (per_block > s.num_threads).any():
                 raise LaunchError(f"{self.ir.name}: NamedBarrier({bid}, {s.num_threads}) at {s.where} is reached by "
                                   f"{int(per_block.max())} threads of a block, more than {s.num_threads}")
-            if named and self.barriers.second_arrival(bid, act):
+            if named and self.barriers.second_arrival(bid, act, bool(s.wait), str(s.where)):
                 raise LaunchError(
                     f"{self.ir.name}: NamedBarrier({bid}, {s.num_threads}) at {s.where}: threads that have already "
                     f"arrived at it arrive again before it completes (two bar.arrive/bar.sync of one thread in "
@@ -635,9 +691,9 @@ class _Run:
             g.ticket = (s, gen, per_block > 0)
             if named and not s.wait:
                 g.ticket = None
-                self.barriers.settle(self.expected)
+                self.barriers.settle(self.expected, self.ir.name)
                 return True
-            self.barriers.settle(self.expected)
+            self.barriers.settle(self.expected, self.ir.name)
         _, gen, blocks = g.ticket
         if (self.barriers.gen[bid][blocks] > gen[blocks]).all():
             g.ticket = None

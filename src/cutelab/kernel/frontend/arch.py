@@ -81,6 +81,7 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
     (default: the whole block)."""
     from ..ir.symbolic import is_sym
 
+    barrier_id = _id_index(barrier_id)
     if barrier_id is None or (not is_sym(barrier_id) and barrier_id == 0 and number_of_threads is None):
         return sync_threads()
     from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
@@ -91,12 +92,21 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
     _named(barrier_id, number_of_threads, True, "arrive_and_wait")
 
 
+def _id_index(barrier_id: Any) -> Any:
+    """A barrier id given as a kernel value (an Int32 of the kernel, e.g. read from memory) as an index
+    (a RegVar reading its register); other ids as they are."""
+    from .trace import TraceValue
+
+    return barrier_id.as_index() if isinstance(barrier_id, TraceValue) else barrier_id
+
+
 def _named(barrier_id: Any, number_of_threads: Any, wait: bool, what: str) -> None:
     """A named barrier whose id is a static int (checked as NamedBarrier's) or an index expression of the
     kernel (one barrier per thread's id: instr/named_barrier.py)."""
     from ..instr.named_barrier import check, named_barrier
     from ..ir.symbolic import is_sym
 
+    barrier_id = _id_index(barrier_id)
     if is_sym(barrier_id):
         check(1, int(number_of_threads))
         named_barrier(barrier_id, int(number_of_threads), wait, what)

@@ -74,6 +74,31 @@ def _dc_leaves(v: Any) -> Optional[list]:
     return go(v) if _is_struct(v) or type(v) is tuple else None
 
 
+def _constexpr_field(f: Any) -> bool:
+    """Whether a dataclass field is annotated ``cutlass.Constexpr`` (or ``Constexpr[T]``; a string
+    annotation naming it): a compile-time value, which CuTe DSL never makes an MLIR value (quack's
+    ParamsBase leaves such fields out of its values; flash_attn.cute's Softmax has ``arch``)."""
+    from .host import Constexpr
+
+    tp = f.type
+    if isinstance(tp, str):
+        return tp.split("[")[0].split(".")[-1].strip() == "Constexpr"
+    return tp is Constexpr or getattr(tp, "__origin__", None) is Constexpr
+
+
+def _dc_static(v: Any) -> list:
+    """Per leaf of _dc_leaves(v), in its order: whether it comes from a Constexpr field (kept static)."""
+
+    def go(x: Any, fixed: bool) -> list:
+        if _is_struct(x):
+            return [y for f in dataclasses.fields(x) for y in go(getattr(x, f.name), fixed or _constexpr_field(f))]
+        if type(x) is tuple:
+            return [y for e in x for y in go(e, fixed)]
+        return [fixed]
+
+    return go(v, False)
+
+
 def _rebuild(template: Any, vals: list) -> Any:
     """template (a dataclass value or a tuple) with its leaves replaced by vals, in _dc_leaves' order."""
     it_ = iter(vals)
@@ -147,10 +172,11 @@ def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
         elif is_sym(x):
             t.check_refs([x], f"variable {name}")
     struct = (_is_struct(v) or type(v) is tuple) and not _protocol(v)
+    fixed = _dc_static(v) if struct else [False] * len(vals)
     regs: List[Optional[Tuple[Any, tuple]]] = []
-    for x in vals:
+    for x, stays in zip(vals, fixed):
         dt = _dtype(x)
-        if dt is None:  # a static leaf of a dataclass (leaves gave it; the protocol's values all have types)
+        if dt is None or stays:  # a static leaf of a dataclass (leaves gave it; the protocol's values all have types)
             regs.append(None)
             continue
         shape = x.shape if isinstance(x, TraceValue) else ()

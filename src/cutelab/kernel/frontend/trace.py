@@ -535,6 +535,14 @@ class TraceValue:
         self._need_int("%")
         return self._binary(o, "mod")
 
+    def __rfloordiv__(self, o: Any) -> "TraceValue":  # n // value (flash_attn.cute: divmod(n, FastDivmodDivisor))
+        self._need_int("//")
+        return self._binary(o, "floordiv", True)
+
+    def __rmod__(self, o: Any) -> "TraceValue":
+        self._need_int("%")
+        return self._binary(o, "mod", True)
+
     def _need_int(self, op: str) -> None:
         if self.dtype.kind not in ("int", "uint"):
             raise TraceError(f"'{op}' of tensor values needs integer elements, got {self.dtype}")
@@ -720,6 +728,8 @@ class GmemEngine(PointerInfo):
     def write_one(self, off: Any, v: Any) -> None:
         t = current("writing a tensor element")
         t.check_index(off, "write")
+        if type(v).__name__ == "UndefinedValue":  # as CuTe DSL's compiled kernel: no store (kernel.instr.fault)
+            return
         refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
         self.param.written = True
         t.emit(Store(self.param, off, (0,), refs))
@@ -838,13 +848,10 @@ class RmemEngine(PointerInfo):
             if t is None or t.cur is t.body:
                 raise TraceError(what)
             # inside a runtime branch or loop CuTe DSL compiles it (undefined on the GPU): an error only
-            # if a thread runs it (kernel.instr.fault)
-            from ..instr.fault import Fault
+            # if a thread uses it, and a store of it to memory is dropped (kernel.instr.fault)
+            from ..instr.fault import UndefinedValue
 
-            t.emit(Fault(what))
-            dst = t.new_reg(self.dtype, 1)
-            t.emit(Assign(dst, (0,), (0,)))
-            return TraceValue([(dst, 0)], (), self.dtype)
+            return UndefinedValue([0], self.dtype, what)
         return self._get([o], ())
 
     def write_one(self, off: Any, v: Any) -> None:

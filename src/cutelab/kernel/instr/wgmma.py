@@ -30,8 +30,13 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   adds its stage / k-block offset in 16-byte units and ORs in the constant high word (SBO, layout
   type). Shared memory is below 256 KiB, so the 14-bit address field never carries.
 
-The ACCUMULATE field is read when the kernel is traced: set it the way CuTe DSL programs do
-(False for the first k-block of a tile, True after), outside the runtime loops it would change in.
+The ACCUMULATE field is read when the kernel is traced while it is set to static values (False for
+the first k-block of a tile, True after, as CuTe DSL programs do). Set to a runtime value (quack's
+``gemm(..., zero_init=not O_should_accumulate)`` with a flag carried through a runtime loop), the
+atom's field becomes a kernel register (``mma_field``), which that set and every later set of the
+atom assign, and which the wgmma reads when it is issued: the CPU takes each warpgroup's value then
+(it must be the same in the 128 threads), the CUDA passes it as the scale-d predicate of the first
+k step.
 The CPU model is asynchronous as the hardware is: an issued wgmma joins the open group,
 ``commit_group`` closes it, and ``wait_group(N)`` executes the oldest groups until N remain,
 reading shared memory and the accumulators *then*. So a stage released (and overwritten by TMA)
@@ -48,7 +53,7 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import LaunchError, LayoutError, TraceError
 from ...layout import Layout
-from ...numeric import Float32
+from ...numeric import Boolean, Float32
 from .mbarrier import smem_addr
 from ..ir.symbolic import floordiv, is_sym, sym_div
 from ..ir.nodes import Op
@@ -249,7 +254,7 @@ class WgmmaOp(Op):
 
     __slots__ = ("op", "a", "b", "acc", "acc_offs", "accumulate", "tv_c", "where")
 
-    def __init__(self, op: Any, a: _Operand, b: _Operand, acc: Any, acc_offs: np.ndarray, accumulate: bool,
+    def __init__(self, op: Any, a: _Operand, b: _Operand, acc: Any, acc_offs: np.ndarray, accumulate: Any,
                  tv_c: np.ndarray, where: str):
         self.op, self.a, self.b, self.acc, self.acc_offs = op, a, b, acc, acc_offs
         self.accumulate, self.tv_c, self.where = accumulate, tv_c, where
@@ -258,7 +263,7 @@ class WgmmaOp(Op):
         m, n, k = self.op.shape_mnk
         a = self.a.reg.name if isinstance(self.a, _RegOperand) else self.a.shared.name
         return (f"wgmma m{m}n{n}k{k} x{self.acc_offs.shape[0]}x{self.acc_offs.shape[1]}x{self.b.starts.shape[1]} "
-                f"{self.acc.name} {'+=' if self.accumulate else '='} {a} * {self.b.shared.name}")
+                f"{self.acc.name} {'(+)=' if isinstance(self.accumulate, tuple) else '+=' if self.accumulate else '='} {a} * {self.b.shared.name}")
 
     def _smem_operands(self) -> List[_Operand]:
         return [o for o in (self.a, self.b) if isinstance(o, _Operand)]
@@ -276,9 +281,13 @@ class WgmmaOp(Op):
         read shared memory and write the accumulators any time until then)."""
         bases = tuple(np.broadcast_to(np.asarray(b.index(o.base), dtype=np.int64), (b.n,)).copy()
                       if isinstance(o, _Operand) else None for o in (self.a, self.b))  # fixed at issue
-        _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases))
+        if isinstance(self.accumulate, tuple):  # a runtime ACCUMULATE field: its value at issue, per thread
+            flags = np.asarray(b.column(self.accumulate, Boolean, real=True)) != 0
+        else:
+            flags = None
+        _wg_state(b)["pending"].append((self, None if mask is None else mask.copy(), bases + (flags,)))
 
-    def execute(self, b: Any, mask: Any, bases: Tuple[np.ndarray, np.ndarray]) -> None:
+    def execute(self, b: Any, mask: Any, bases: Tuple[Any, ...]) -> None:
         from ..cpu.context import from_real, to_real
 
         nt = b.nt
@@ -311,6 +320,17 @@ class WgmmaOp(Op):
                                   f"thread but at {int(base[g * 128 + t])} in its thread {t}: a warpgroup's 128 threads "
                                   f"must give the same shared-memory tile (one descriptor per warpgroup)")
 
+        flags = bases[2]
+        if flags is None:
+            acc_wg = np.full(len(wg), bool(self.accumulate))
+        else:
+            per = flags.reshape(G, 128)[wg]
+            if (per != per[:, :1]).any():
+                g = int(wg[np.argmax((per != per[:, :1]).any(axis=1))])
+                raise LaunchError(f"{b.ir.name}{self.where}: the wgmma's ACCUMULATE field differs between the threads "
+                                  f"of warpgroup {g} (it is one scale-d predicate per warpgroup); set it to a value "
+                                  f"that is the same in the warpgroup's 128 threads")
+            acc_wg = per[:, 0].copy()
         M, N, K = self.op.shape_mnk
 
         def tiles(o: _Operand, P: int) -> np.ndarray:
@@ -339,11 +359,12 @@ class WgmmaOp(Op):
         RM, RN, V = self.acc_offs.shape
         pm, pn = self.tv_c % M, self.tv_c // M  # (128, V)
         C = np.zeros((len(wg), RM, RN, M, N), dtype=np.float64)
-        if self.accumulate:
+        if acc_wg.any():
             for mi in range(RM):
                 for ni in range(RN):
                     vals = regs[thr[:, :, None], self.acc_offs[mi, ni][None, None, :]]  # (G', 128, V)
                     C[:, mi, ni, pm, pn] = to_real(vals, self.acc.dtype)
+            C[~acc_wg] = 0.0  # the warpgroups whose ACCUMULATE is off start from zero
         for ks in range(A.shape[2]):
             C = C + np.einsum("gimk,gjnk->gijmn", A[:, :, ks], B[:, :, ks])
             C = C.astype(np.float32).astype(np.float64)  # each k step (16, or 32 for fp8) rounds to the f32 accumulator
@@ -374,8 +395,10 @@ class WgmmaOp(Op):
         acc = r.reg(self.acc)
         packed = r.memo("wgmma_packed_a").pop((id(self), r.reg(self.a.reg)), None) if rs else None
         self.cuda_prologue(r)
+        first = f"(unsigned)({r.cond(self.accumulate)})" if isinstance(self.accumulate, tuple) else None
         for ks in range(self.b.starts.shape[1]):
-            scale = 1 if (self.accumulate or ks > 0) else 0  # later k steps add to what the first one wrote
+            # later k steps add to what the first one wrote; the first takes the ACCUMULATE field
+            scale = 1 if ks > 0 else first if first is not None else 1 if self.accumulate else 0
             for mi in range(RM):
                 for ni in range(RN):
                     db = self._desc(r, self.b, ni, ks)
@@ -606,11 +629,54 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
         raise TraceError(f"{what}: the accumulator fragment was made in a region that has ended")
     from ...nvgpu.warpgroup import Field
 
-    acc_flag = bool(atom.get(Field.ACCUMULATE))
+    runtime = t.__dict__.get("mma_fields", {}).get((id(atom._state), Field.ACCUMULATE.value))
+    acc_flag = (runtime[0], 0) if runtime is not None else bool(atom.get(Field.ACCUMULATE))
     tv = atom.tv_layout_C  # the atom's (a TiledMma keeps its atom's TV layouts)
     tv_c = tv.offsets().reshape(V, 128).T
     t.emit(WgmmaOp(op, A, B, eng.reg, acc_offs, acc_flag, tv_c, t.where()))
     return True
+
+
+def mma_field(atom: Any, name: str, value: Any, get: bool) -> Any:
+    """tiled_mma.set / get of a warpgroup MMA's runtime field inside a kernel (``cutelab.tracing.hooks.mma_field``).
+
+    While only static values are set, NotImplemented: the field stays in the atom's state and is read
+    when cute.gemm is traced. Set to a runtime value (a TraceValue, or a condition on indices), the
+    field of the atom's state becomes a mutable kernel register: this set and every later one assign
+    it, get reads it, and the wgmmas of the atom read it when issued. NotImplemented for other atoms
+    or outside a kernel."""
+    from ...nvgpu.warpgroup import MmaOp as WgOp
+    from ...numeric import Boolean
+    from ..frontend.trace import TraceValue
+    from ..ir.nodes import Assign, Compute
+
+    if not tracing() or not isinstance(getattr(atom, "_op", None), WgOp):
+        return NotImplemented
+    t = current(f"tiled_mma.{'get' if get else 'set'}")
+    regs = t.__dict__.setdefault("mma_fields", {})
+    key = (id(atom._state), name)
+    got = regs.get(key)
+    runtime = isinstance(value, TraceValue) or is_sym(value)
+    if got is None and (get or not runtime):
+        return NotImplemented  # static so far: the atom's state holds it
+    if got is None:
+        reg = t.new_reg(Boolean, 1, mutable=True)
+        t.body.ops.insert(0, Assign(reg, (0,), (1 if atom._state[name] else 0,)))  # defined from the kernel's entry
+        got = regs[key] = (reg, atom._state)  # the state dict stays alive with its register
+    reg = got[0]
+    if get:
+        dst = t.new_reg(Boolean, 1)
+        t.emit(Compute(dst, "mov", (((reg, 0),),)))
+        return TraceValue([(dst, 0)], (), Boolean)
+    if isinstance(value, TraceValue):
+        ref = value.to(Boolean).refs[0] if value.dtype is not Boolean else value.refs[0]
+    elif is_sym(value):
+        t.check_index(value, f"tiled_mma.set({name}, ...)")
+        ref = value
+    else:
+        ref = 1 if bool(value) else 0
+    t.emit(Assign(reg, (0,), (ref,)))
+    return None
 
 
 class SetMaxNRegOp(Op):
