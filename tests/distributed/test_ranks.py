@@ -1,7 +1,8 @@
 """Distributed CuTe DSL programs on the CPU: N ranks as N processes (cutelab.compat.distributed).
 
-CUTLASS's all-reduce examples (tests/distributed/programs/all_reduce_*.py: copied unchanged from
-NVIDIA/cutlass 7107b05, examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
+CUTLASS's all-reduce examples and its all-gather GEMM (tests/distributed/programs/all_reduce_*.py,
+distributed_all_gather_gemm_blackwell.py: copied unchanged from NVIDIA/cutlass 7107b05,
+examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
 release/acquire flags run as 2 and 4 ranks and pass their own result checks; a flag that no rank
 sets is reported as a deadlock naming the rank, the kernel line and the flag; multicast is refused
 with its reason. The ranks are forked from the test process (ranks.py); test_torchrun_cli runs the
@@ -117,6 +118,18 @@ def test_cutlass_all_reduce_simple(n):
 def test_cutlass_all_reduce_one_shot_lamport(n):
     rs = _ok(run_ranks("all_reduce_one_shot_lamport.py", n, ["--M", "16", "--N", "128"], env=RACECHECK))
     assert "Results verified successfully!" in rs[0].out
+
+
+def test_cutlass_all_gather_gemm():
+    """CUTLASS's all-gather GEMM: a device barrier through the peers' counter addresses, then in a CUDA
+    graph the local GEMM and gated GEMMs on one stream while another copies each peer's A shard
+    (cuMemcpyDtoDAsync from its symmetric buffer) and releases the gate flag; checked against
+    torch.einsum of the gathered A by the program itself (torch.testing.assert_close)."""
+    rs = _ok(run_ranks("distributed_all_gather_gemm_blackwell.py", 2,
+                       ["--mnkl", "128,32,32,1", "--mma_tiler_mn", "64,32", "--ab_dtype", "Float16",
+                        "--c_dtype", "Float16"], env=RACECHECK))
+    for r in rs:
+        assert r.out.splitlines()[-1] == "PASS", r.out[-2000:]
 
 
 def test_cutlass_all_reduce_tma_needs_multicast():
