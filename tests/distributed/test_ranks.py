@@ -38,8 +38,10 @@ def test_allreduce_flags(n):
 
 
 def test_host_api():
-    """Devices per rank, symm_mem handles (peer buffers, signal pads, pointers), nvshmem.core, refusals."""
+    """Devices per rank, symm_mem handles (peer buffers, signal pads, pointers), peer access, a peer's buffer
+    by address (cutlass.torch.as_tensor), nvshmem.core, refusals; has_multicast_support says why it is False."""
     rs = _ok(run_ranks("host_api.py", 2))
+    assert "has_multicast_support is False at " in rs[0].err and "switched off" in rs[0].err
     assert rs[0].out.splitlines() == [
         "devices 2 current 0",
         "handle rank 0 world 2 device cuda:0 is_cuda True",
@@ -47,6 +49,10 @@ def test_host_api():
         "written by the previous rank: 101, signal 7",
         "buffer_ptrs distinct True",
         "multicast_ptr: NVLink multicast (multimem, multicast te",
+        "peer access True False",
+        "as_tensor of the peer's buffer: 1, is_cuda True",
+        "has_multicast_support False",
+        "as_tensor past the end: cutlass.torch.as_tensor refused True",
         "nvshmem peers [0, 1] pe 0 of 2",
         "get_multicast_tensor: NVLink multicast (multimem, multicast te",
         "put: nvshmem.core.put is not emulated by cutelab",
@@ -130,6 +136,31 @@ def test_cutlass_all_gather_gemm():
                         "--c_dtype", "Float16"], env=RACECHECK))
     for r in rs:
         assert r.out.splitlines()[-1] == "PASS", r.out[-2000:]
+
+
+@pytest.mark.parametrize("program, mode", [
+    ("distributed_gemm_all_reduce_lamport_blackwell.py", []),
+    ("distributed_gemm_all_reduce_lamport_blackwell.py", ["--all_reduce", "none"]),
+    ("distributed_gemm_reduce_scatter_blackwell.py", []),
+    ("distributed_gemm_reduce_scatter_blackwell.py", ["--reduce_scatter", "none"]),
+])
+def test_cutlass_fused_gemms_need_multicast(program, mode):
+    """CUTLASS's GEMMs fused with a Lamport all-reduce or a reduce-scatter store through (or reduce with
+    multimem from) multicast views of their symmetric buffers, in every mode: the fused mode asks
+    _SymmetricMemory.has_multicast_support, which answers False and says why, and the program stops
+    with its own message; the plain-GEMM mode ("none") still makes the multicast views, and
+    multicast_ptr is refused naming the program's line."""
+    rs = run_ranks(program, 2, ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1",
+                                "--ab_dtype", "Float16", "--c_dtype", "Float16", *mode])
+    for r in rs:
+        err = r.err.replace(PROGRAMS + os.sep, "")
+        if not mode:
+            assert r.code == 255 and "Multicast support not available" in r.out, (r.code, r.out[-2000:])
+            assert f"has_multicast_support is False at {program}:" in err and "switched off" in err, err[-2000:]
+        else:
+            assert r.code == 1, (r.code, err[-2000:])
+            assert re.search(rf"multicast_ptr is not emulated by cutelab \({re.escape(program)}:\d+\): NVLink "
+                             rf"multicast .* is not supported: it is switched off", err), err[-2000:]
 
 
 def test_cutlass_all_reduce_tma_needs_multicast():

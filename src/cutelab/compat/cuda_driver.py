@@ -267,9 +267,9 @@ def _bytes_at(address: int, nbytes: int, what: str) -> np.ndarray:
             lo, b = got
             if lo <= address and address + nbytes <= lo + b.nbytes:
                 return b[address - lo: address - lo + nbytes]
-    raise NotEmulatedError(f"{what}: {nbytes} bytes at 0x{address:x}", "cutelab copies between symmetric memory and "
-                           "the numpy arrays or CUDA tensors the program holds; this range is in none of them (or "
-                           "runs past its end)", where=user_line(3))
+    raise NotEmulatedError(f"{what}: {nbytes} bytes at 0x{address:x}", "cutelab finds memory by address in "
+                           "symmetric memory and in the numpy arrays or emulated CUDA tensors the program holds; this "
+                           "range is in none of them (or runs past its end)", where=user_line(3))
 
 
 def _copy(dst: Any, src: Any, nbytes: Any, stream: Any, what: str) -> tuple:

@@ -407,6 +407,20 @@ def device_count() -> int:
     return _device.count()
 
 
+def can_device_access_peer(d: Any, peer: Any) -> bool:
+    """Whether GPU d reaches GPU peer's memory: every two GPUs of the emulated machine do (the ranks'
+    symmetric memory is host memory mapped into each of them), a GPU not its own peer, as CUDA says."""
+    import torch
+
+    _check_index(d, "torch.cuda.can_device_access_peer")
+    _check_index(peer, "torch.cuda.can_device_access_peer")
+
+    def index(x: Any) -> int:
+        return int(x.index or 0) if isinstance(x, torch.device) else int(str(x).split(":")[-1])
+
+    return index(d) != index(peer)
+
+
 _CURRENT = {"device": None}
 
 
@@ -499,6 +513,7 @@ class device:  # noqa: N801 - torch's name
 
 EMULATED: Dict[str, Any] = {
     "is_available": is_available, "device_count": device_count, "current_device": current_device,
+    "can_device_access_peer": can_device_access_peer,
     "set_device": set_device, "get_device_capability": get_device_capability,
     "get_device_properties": get_device_properties, "get_device_name": get_device_name,
     "get_arch_list": get_arch_list, "synchronize": synchronize, "is_bf16_supported": is_bf16_supported,
