@@ -96,3 +96,18 @@ def test_refusals():
 
     with pytest.raises(TraceError, match="the address must be one 64-bit integer"):
         narrow(from_dlpack(np.zeros(1, np.int32)), from_dlpack(counters)).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+
+@pytest.mark.gpu
+def test_atomics_through_addresses_on_the_gpu():
+    """The same kernel on the device (NVRTC), the addresses those of a CUDA tensor: the same results."""
+    torch = pytest.importorskip("torch")
+    cute.cuda.initialize_cuda_context()
+    counters = torch.zeros(8, dtype=torch.int32, device="cuda")
+    ptrs = torch.tensor([counters.data_ptr() + 4 * i for i in range(4)], dtype=torch.int64, device="cuda")
+    seen = torch.zeros(4, dtype=torch.int32, device="cuda")
+    barrier_kernel(from_dlpack(ptrs), from_dlpack(counters), from_dlpack(seen)).launch(grid=(1, 1, 1),
+                                                                                      block=(4, 1, 1))
+    torch.cuda.synchronize()
+    assert seen.tolist() == [3, 3, 3, 3]
+    assert counters.tolist() == [3, 3, 3, 3, 100, 101, 102, 103]
