@@ -130,10 +130,11 @@ def test_cutlass_all_gather_gemm():
     """CUTLASS's all-gather GEMM: a device barrier through the peers' counter addresses, then in a CUDA
     graph the local GEMM and gated GEMMs on one stream while another copies each peer's A shard
     (cuMemcpyDtoDAsync from its symmetric buffer) and releases the gate flag; checked against
-    torch.einsum of the gathered A by the program itself (torch.testing.assert_close)."""
+    torch.einsum of the gathered A by the program itself (torch.testing.assert_close). A 2x2 cluster: the
+    A and B tiles are multicast, each stage's empty barrier counts 3 releases (enable_multicast_signaling)."""
     rs = _ok(run_ranks("distributed_all_gather_gemm_blackwell.py", 2,
-                       ["--mnkl", "128,32,32,1", "--mma_tiler_mn", "64,32", "--ab_dtype", "Float16",
-                        "--c_dtype", "Float16"], env=RACECHECK))
+                       ["--mnkl", "256,64,32,1", "--mma_tiler_mn", "64,32", "--cluster_shape_mn", "2,2",
+                        "--ab_dtype", "Float16", "--c_dtype", "Float16"], env=RACECHECK))
     for r in rs:
         assert r.out.splitlines()[-1] == "PASS", r.out[-2000:]
 
