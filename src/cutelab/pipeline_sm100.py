@@ -18,7 +18,9 @@ In a cluster (``cta_layout_vmnk`` of more than one CTA), as CuTe DSL: a 2-CTA pi
 (even rank) alone expects the pair's bytes and issues the UMMAs; its commits arrive, by multicast
 mask, at the barriers of every CTA whose data it read (``PipelineTmaUmma``) or whose accumulator it
 wrote (``PipelineUmmaAsync``), and the consumers of ``PipelineUmmaAsync`` release the stage at the
-leader's barrier. ``PipelineAsyncUmma`` in a cluster is refused.
+leader's barrier. ``PipelineAsyncUmma`` in a cluster is refused. ``PipelineTmaUmma.create(
+enable_multicast_signaling=True)`` takes the consumer group as the releasing warps and counts one
+arrive per warp per multicast partner on each empty barrier, as CuTe DSL does.
 """
 
 from __future__ import annotations
@@ -132,6 +134,30 @@ def _in_branch(cond: Any, fn: Any, what: str) -> None:
         t.cur = outer
 
 
+def _signaling_group(consumer_group: Any, cta_layout_vmnk: Any, mcast_mode_mn: Any) -> Any:
+    """``enable_multicast_signaling``'s consumer group, as CuTe DSL computes it: the program names the
+    warps that release a stage (each warp's commit arrives once on every CTA its loads multicast to),
+    and each empty barrier counts one arrive per such warp per multicast partner (the CTAs sharing
+    this CTA's row, for A, and column, for B, in the cluster)."""
+    from . import int_tuple as it
+    from .pipeline_async import _threads
+    from .pipeline_sm90 import Agent, CooperativeGroup
+
+    where = "PipelineTmaUmma.create(enable_multicast_signaling=True)"
+    threads = _threads(consumer_group, "consumer_group")
+    if threads % 32:
+        raise TraceError(f"{where}: the consumer group ({consumer_group}, {threads} threads) must be whole warps")
+    shape = it.flatten_to_tuple(cta_layout_vmnk.shape) if cta_layout_vmnk is not None else (1, 1, 1, 1)
+    if len(shape) != 4 or not all(isinstance(x, int) for x in shape):
+        raise TraceError(f"{where}: cta_layout_vmnk must be a static layout of 4 modes (V, M, N, L), got "
+                         f"{cta_layout_vmnk}")
+    m_mode, n_mode = (bool(x) for x in mcast_mode_mn)
+    partners = (shape[2] if m_mode else 0) + (shape[1] if n_mode else 0) - (1 if m_mode and n_mode else 0)
+    if partners < 1:
+        raise TraceError(f"{where}: mcast_mode_mn={tuple(mcast_mode_mn)} multicasts in neither mode")
+    return CooperativeGroup(Agent.Thread, partners * (threads // 32))
+
+
 class PipelineTmaUmma(_UmmaPipeline):
     """TMA producer, UMMA consumer (see the module docstring)."""
 
@@ -140,6 +166,8 @@ class PipelineTmaUmma(_UmmaPipeline):
                barrier_storage: Any = None, cta_layout_vmnk: Any = None, **kwargs: Any) -> "PipelineTmaUmma":
         if isinstance(tx_count, bool) or not isinstance(tx_count, int) or tx_count < 0:
             raise TraceError(f"PipelineTmaUmma.create: tx_count must be a static number of bytes, got {tx_count!r}")
+        if kwargs.pop("enable_multicast_signaling", False):
+            consumer_group = _signaling_group(consumer_group, cta_layout_vmnk, kwargs.get("mcast_mode_mn", (1, 1)))
         return super().create(num_stages=num_stages, producer_group=producer_group, consumer_group=consumer_group,
                               barrier_storage=barrier_storage, cta_layout_vmnk=cta_layout_vmnk, tx_count=tx_count,
                               **kwargs)

@@ -26,6 +26,7 @@ from .layout import Layout
 from .numeric import Numeric, is_numeric_type, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
 from .tensor import make_tensor as _make_tensor
+from .tracing import TracedValue
 from .tracing import hooks as _hooks
 
 __all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "make_fake_tensor", "make_fake_compact_tensor", "mark_layout_dynamic", "mark_compact_shape_dynamic",
@@ -367,6 +368,10 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
         return pointer_from_int(dtype, value, mem_space, assumed_align)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         address = int(value)
+    elif _hooks.kernel_tracing() and isinstance(value, TracedValue):  # an address a kernel loaded or computed
+        from .tracing import instruction
+
+        return instruction("make_ptr", "cute.make_ptr")(dtype, value, mem_space, assumed_align)
     elif isinstance(value, ctypes._Pointer):
         address = ctypes.cast(value, ctypes.c_void_p).value or 0
         owner = getattr(value, "_arr", None)  # numpy's data_as keeps the array here

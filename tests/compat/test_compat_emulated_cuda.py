@@ -149,3 +149,66 @@ def test_autograd_function_backward_sees_the_emulated_device(tmp_path):
     # .cuda() of a CPU tensor is a copy (as on a GPU): writing it leaves the CPU tensor alone
     assert out.splitlines() == ["True True True True cuda:0", "[2.0, 2.0, 2.0] True",
                                 "[1.0, 1.0] True False False"]
+
+
+@emulated_only
+def test_cuda_graph_streams_run_concurrently(tmp_path):
+    """CUTLASS's all-gather GEMM's pattern: in a graph, a kernel on one stream polls a flag that a kernel
+    on another stream sets after a device copy; each stream's steps run in order, a stream's step after
+    what it waits for (wait_stream, events), and a poll sees the other stream's flag. The copy
+    (cuMemcpyDtoDAsync) also runs at once outside a graph, and refuses memory the program does not hold."""
+    out = ok(run(tmp_path, """
+import torch
+import cutlass
+import cutlass.cute as cute
+from cutlass.cute.runtime import from_dlpack
+from cuda.bindings import driver
+
+@cute.kernel
+def wait_then_copy(flag: cute.Tensor, src: cute.Tensor, dst: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    seen = cute.arch.load(flag.iterator, cutlass.Int32, sem="acquire", scope="gpu")
+    while seen == 0:
+        seen = cute.arch.load(flag.iterator, cutlass.Int32, sem="acquire", scope="gpu")
+    dst[tidx] = src[tidx] + seen
+
+@cute.kernel
+def set_flag(flag: cute.Tensor):
+    cute.arch.store(flag.iterator, cutlass.Int32(5), sem="release", scope="gpu")
+
+@cute.jit
+def waiter(flag: cute.Tensor, src: cute.Tensor, dst: cute.Tensor, stream):
+    wait_then_copy(flag, src, dst).launch(grid=(1, 1, 1), block=(8, 1, 1), stream=stream)
+
+@cute.jit
+def setter(flag: cute.Tensor, stream):
+    set_flag(flag).launch(grid=(1, 1, 1), block=(1, 1, 1), stream=stream)
+
+flag = torch.zeros(1, dtype=torch.int32, device="cuda")
+a = torch.arange(8, dtype=torch.float32, device="cuda"); b = torch.zeros(8, device="cuda")
+out = torch.zeros(8, device="cuda"); last = torch.zeros(8, device="cuda")
+s1, s2, cap = torch.cuda.Stream(), torch.cuda.Stream(), torch.cuda.Stream()
+w = cute.compile(waiter, from_dlpack(flag), from_dlpack(b), from_dlpack(out), s1.cuda_stream)
+s = cute.compile(setter, from_dlpack(flag), s2.cuda_stream)
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g, stream=cap):
+    s1.wait_stream(cap); s2.wait_stream(cap)
+    w(from_dlpack(flag), from_dlpack(b), from_dlpack(out), s1.cuda_stream)      # polls: recorded first
+    driver.cuMemcpyDtoDAsync(b.data_ptr(), a.data_ptr(), 32, s2.cuda_stream)  # b = a, then the flag
+    s(from_dlpack(flag), s2.cuda_stream)
+    e = torch.cuda.Event(); e.record(s1)
+    cap.wait_event(e)
+    with torch.cuda.stream(cap):
+        last.copy_(out)                                                      # after the waiter
+print(int(flag[0]), float(out.sum()))   # nothing ran while capturing
+g.replay()
+print(int(flag[0]), out.tolist() == [i + 5.0 for i in range(8)], torch.equal(last, out))
+c = torch.zeros(8, device="cuda")
+driver.cuMemcpyDtoDAsync(c.data_ptr(), a.data_ptr(), 32, 0)
+print(torch.equal(c, a))
+try:
+    driver.cuMemcpyDtoDAsync(c.data_ptr(), a.data_ptr(), 64, 0)
+except Exception as e:
+    print(type(e).__name__, "cuMemcpyDtoDAsync: 64 bytes at" in str(e))
+"""))
+    assert out.splitlines() == ["0 0.0", "5 True True", "True", "NotEmulatedError True"]

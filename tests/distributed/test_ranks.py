@@ -1,7 +1,8 @@
 """Distributed CuTe DSL programs on the CPU: N ranks as N processes (cutelab.compat.distributed).
 
-CUTLASS's all-reduce examples (tests/distributed/programs/all_reduce_*.py: copied unchanged from
-NVIDIA/cutlass 7107b05, examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
+CUTLASS's all-reduce examples and its all-gather GEMM (tests/distributed/programs/all_reduce_*.py,
+distributed_all_gather_gemm_blackwell.py: copied unchanged from NVIDIA/cutlass 7107b05,
+examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
 release/acquire flags run as 2 and 4 ranks and pass their own result checks; a flag that no rank
 sets is reported as a deadlock naming the rank, the kernel line and the flag; multicast is refused
 with its reason. The ranks are forked from the test process (ranks.py); test_torchrun_cli runs the
@@ -37,8 +38,10 @@ def test_allreduce_flags(n):
 
 
 def test_host_api():
-    """Devices per rank, symm_mem handles (peer buffers, signal pads, pointers), nvshmem.core, refusals."""
+    """Devices per rank, symm_mem handles (peer buffers, signal pads, pointers), peer access, a peer's buffer
+    by address (cutlass.torch.as_tensor), nvshmem.core, refusals; has_multicast_support says why it is False."""
     rs = _ok(run_ranks("host_api.py", 2))
+    assert "has_multicast_support is False at " in rs[0].err and "switched off" in rs[0].err
     assert rs[0].out.splitlines() == [
         "devices 2 current 0",
         "handle rank 0 world 2 device cuda:0 is_cuda True",
@@ -46,6 +49,10 @@ def test_host_api():
         "written by the previous rank: 101, signal 7",
         "buffer_ptrs distinct True",
         "multicast_ptr: NVLink multicast (multimem, multicast te",
+        "peer access True False",
+        "as_tensor of the peer's buffer: 1, is_cuda True",
+        "has_multicast_support False",
+        "as_tensor past the end: cutlass.torch.as_tensor refused True",
         "nvshmem peers [0, 1] pe 0 of 2",
         "get_multicast_tensor: NVLink multicast (multimem, multicast te",
         "put: nvshmem.core.put is not emulated by cutelab",
@@ -117,6 +124,44 @@ def test_cutlass_all_reduce_simple(n):
 def test_cutlass_all_reduce_one_shot_lamport(n):
     rs = _ok(run_ranks("all_reduce_one_shot_lamport.py", n, ["--M", "16", "--N", "128"], env=RACECHECK))
     assert "Results verified successfully!" in rs[0].out
+
+
+def test_cutlass_all_gather_gemm():
+    """CUTLASS's all-gather GEMM: a device barrier through the peers' counter addresses, then in a CUDA
+    graph the local GEMM and gated GEMMs on one stream while another copies each peer's A shard
+    (cuMemcpyDtoDAsync from its symmetric buffer) and releases the gate flag; checked against
+    torch.einsum of the gathered A by the program itself (torch.testing.assert_close). A 2x2 cluster: the
+    A and B tiles are multicast, each stage's empty barrier counts 3 releases (enable_multicast_signaling)."""
+    rs = _ok(run_ranks("distributed_all_gather_gemm_blackwell.py", 2,
+                       ["--mnkl", "256,64,32,1", "--mma_tiler_mn", "64,32", "--cluster_shape_mn", "2,2",
+                        "--ab_dtype", "Float16", "--c_dtype", "Float16"], env=RACECHECK))
+    for r in rs:
+        assert r.out.splitlines()[-1] == "PASS", r.out[-2000:]
+
+
+@pytest.mark.parametrize("program, mode", [
+    ("distributed_gemm_all_reduce_lamport_blackwell.py", []),
+    ("distributed_gemm_all_reduce_lamport_blackwell.py", ["--all_reduce", "none"]),
+    ("distributed_gemm_reduce_scatter_blackwell.py", []),
+    ("distributed_gemm_reduce_scatter_blackwell.py", ["--reduce_scatter", "none"]),
+])
+def test_cutlass_fused_gemms_need_multicast(program, mode):
+    """CUTLASS's GEMMs fused with a Lamport all-reduce or a reduce-scatter store through (or reduce with
+    multimem from) multicast views of their symmetric buffers, in every mode: the fused mode asks
+    _SymmetricMemory.has_multicast_support, which answers False and says why, and the program stops
+    with its own message; the plain-GEMM mode ("none") still makes the multicast views, and
+    multicast_ptr is refused naming the program's line."""
+    rs = run_ranks(program, 2, ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1",
+                                "--ab_dtype", "Float16", "--c_dtype", "Float16", *mode])
+    for r in rs:
+        err = r.err.replace(PROGRAMS + os.sep, "")
+        if not mode:
+            assert r.code == 255 and "Multicast support not available" in r.out, (r.code, r.out[-2000:])
+            assert f"has_multicast_support is False at {program}:" in err and "switched off" in err, err[-2000:]
+        else:
+            assert r.code == 1, (r.code, err[-2000:])
+            assert re.search(rf"multicast_ptr is not emulated by cutelab \({re.escape(program)}:\d+\): NVLink "
+                             rf"multicast .* is not supported: it is switched off", err), err[-2000:]
 
 
 def test_cutlass_all_reduce_tma_needs_multicast():

@@ -2,8 +2,10 @@
 
 The common stream, event, context and device calls, answered as cuda-python answers them (a
 tuple whose first item is ``CUresult.CUDA_SUCCESS``); launches run on the CPU interpreter at
-once, so synchronising returns at once. Any other name raises NotEmulatedError naming it and
-the user's line.
+once, so synchronising returns at once. Device-to-device copies (``cuMemcpyDtoD``,
+``cuMemcpyDtoDAsync``) copy between symmetric memory and the arrays or tensors the program holds
+(a step of the CUDA graph being captured, on its stream). Any other name raises NotEmulatedError
+naming it and the user's line.
 
 >>> err, dev = cuDeviceGet(0)
 >>> err == CUresult.CUDA_SUCCESS, cuDeviceGetAttribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)[1] >= 8
@@ -223,6 +225,73 @@ def cuEventElapsedTime(start: CUevent, end: CUevent):  # noqa: N802
 
 def cuEventDestroy(event: Any):  # noqa: N802
     return (_OK,)
+
+
+def _bytes_at(address: int, nbytes: int, what: str) -> np.ndarray:
+    """The nbytes of host memory at address, as a uint8 array: in symmetric memory mapped by this
+    process, or in a numpy array or emulated-CUDA torch tensor that the program holds (a variable of
+    a calling function, or an item of a list, tuple or dict in one). The whole range must lie in it."""
+    import sys
+
+    from ..kernel.cpu.addresses import _range_bytes
+    from ..kernel.cpu.interpreter import SHARED
+    from ..runtime import DEVICE_MEMORY, _holds, _torch_storage_bytes
+
+    for lo, hi in list(SHARED):
+        if lo <= address and address + nbytes <= hi:
+            return _range_bytes(lo, hi)[address - lo: address - lo + nbytes]
+
+    def whole(obj: Any) -> Any:
+        """(first address, uint8 array) of all of obj's memory, or None."""
+        if isinstance(obj, np.ndarray):
+            return (obj.__array_interface__["data"][0], obj.reshape(-1).view(np.uint8)) if obj.flags.c_contiguous \
+                else None
+        b = _torch_storage_bytes(obj)
+        return (obj.untyped_storage().data_ptr(), b) if b is not None else None
+
+    found = [a for base, a in DEVICE_MEMORY.items() if base <= address < base + a.nbytes]
+    frame = sys._getframe(2)
+    while frame is not None and not found:
+        for space in (frame.f_locals, frame.f_globals):
+            for v in list(space.values()):
+                items = list(v.values()) if type(v) is dict else list(v) if type(v) in (list, tuple) else [v]
+                found += [x for x in items if _holds(x, address)]
+                if found:
+                    break
+            if found:
+                break
+        frame = frame.f_back
+    for obj in found:
+        got = whole(obj)
+        if got is not None:
+            lo, b = got
+            if lo <= address and address + nbytes <= lo + b.nbytes:
+                return b[address - lo: address - lo + nbytes]
+    raise NotEmulatedError(f"{what}: {nbytes} bytes at 0x{address:x}", "cutelab finds memory by address in "
+                           "symmetric memory and in the numpy arrays or emulated CUDA tensors the program holds; this "
+                           "range is in none of them (or runs past its end)", where=user_line(3))
+
+
+def _copy(dst: Any, src: Any, nbytes: Any, stream: Any, what: str) -> tuple:
+    """A device-to-device copy: at once, or as a step of the CUDA graph being captured (on stream)."""
+    from .torch_cuda import capturing
+
+    d = _bytes_at(int(dst), int(nbytes), what)
+    s_ = _bytes_at(int(src), int(nbytes), what)
+    g = capturing()
+    if g is not None:
+        g.add(lambda: np.copyto(d, s_), stream)
+    else:
+        np.copyto(d, s_)
+    return (_OK,)
+
+
+def cuMemcpyDtoDAsync(dst: Any, src: Any, nbytes: Any, stream: Any = 0):  # noqa: N802
+    return _copy(dst, src, nbytes, stream if stream is not None else 0, "cuMemcpyDtoDAsync")
+
+
+def cuMemcpyDtoD(dst: Any, src: Any, nbytes: Any):  # noqa: N802
+    return _copy(dst, src, nbytes, None, "cuMemcpyDtoD")
 
 
 def cuGetErrorString(err: Any):  # noqa: N802

@@ -131,6 +131,26 @@ def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool,
     return t, storage
 
 
+def as_tensor(pointer: Any, shape: Any, torch_type: Any) -> Any:
+    """cutlass.torch.as_tensor: a torch tensor of shape and torch_type over the memory at address pointer
+    (a peer's buffer from ``symm_mem``'s ``buffer_ptrs``, say). On the emulated device, the memory
+    must be symmetric memory or an array or tensor the program holds (a range in none of them is a
+    NotEmulatedError naming it); the tensor is a view of it, on "cuda"."""
+    import math
+
+    from . import torch_cuda
+    from .cuda_driver import _bytes_at
+
+    shape = tuple(int(x) for x in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    nbytes = math.prod(shape) * torch_type.itemsize
+    raw = _bytes_at(int(pointer), nbytes, "cutlass.torch.as_tensor")
+    import torch
+
+    t = torch.from_numpy(raw).view(torch_type).view(shape) if nbytes else torch.empty(shape, dtype=torch_type)
+    torch_cuda.mark_on_cuda(t)
+    return t
+
+
 def _cu_stream(s: Any) -> Any:
     from ..kernel.cuda.driver import CUstream
 
@@ -155,5 +175,5 @@ EXTRAS: Dict[str, Any] = {
     "TensorInitType": TensorInitType, "ScalarInitConfig": ScalarInitConfig, "RandomInitConfig": RandomInitConfig,
     "GaussianInitConfig": GaussianInitConfig, "create_and_permute_torch_tensor": create_and_permute_torch_tensor,
     "matrix": matrix, "convert_cute_tensor": convert_cute_tensor, "cute_tensor_like": cute_tensor_like,
-    "default_stream": default_stream, "current_stream": current_stream,
+    "default_stream": default_stream, "current_stream": current_stream, "as_tensor": as_tensor,
 }

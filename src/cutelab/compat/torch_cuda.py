@@ -11,8 +11,10 @@ While :func:`enable` is in effect:
   on "cuda" tensors what cuBLAS computes there;
 - streams and events exist; every launch runs on the CPU interpreter at once, so ``synchronize``
   returns at once and ``Event.elapsed_time`` measures the interpreter's run between two records;
-- a CUDA graph records cutelab's launches (and the in-place torch operations) made while it is
-  captured, and replays them;
+- a CUDA graph records cutelab's launches, device copies (``cuMemcpyDtoDAsync``) and the in-place
+  torch operations made while it is captured, each on its stream with the waits between streams
+  (``wait_stream``, events), and replays them: with several streams, each on a thread of its own,
+  so that a kernel polling a flag another stream's kernel sets sees it set (see CUDAGraph);
 - a half-precision matrix product of "cuda" tensors (``matmul``/``mm``/``bmm``/``@`` of float16 or
   bfloat16, and ``einsum`` of two such tensors contracting one index) rounds as a tensor-core GEMM does, not as torch's CPU kernels do: it accumulates in
   float32 one 16-wide step of K at a time, in K's order, each step's exact dot product added with
@@ -95,10 +97,14 @@ class Stream:
         return True
 
     def wait_stream(self, stream: Any) -> None:
-        pass
+        g = capturing()
+        if g is not None:  # in a graph: this stream's next step waits for stream's work so far
+            g.wait(self, g.mark(stream))
 
     def wait_event(self, event: Any) -> None:
-        pass
+        g = capturing()
+        if g is not None and getattr(event, "marks", None):
+            g.wait(self, event.marks)
 
     def record_event(self, event: Any = None) -> "Event":
         event = event or Event()
@@ -179,6 +185,8 @@ class Event:
 
     def record(self, stream: Any = None) -> None:
         self.t = time.perf_counter()
+        g = capturing()
+        self.marks = g.mark(stream) if g is not None else ()  # in a graph: the work a wait for it waits for
 
     @property
     def cuda_event(self) -> int:
@@ -190,7 +198,7 @@ class Event:
         return self._handle
 
     def wait(self, stream: Any = None) -> None:
-        pass
+        (stream or current_stream()).wait_event(self)
 
     def query(self) -> bool:
         return True
@@ -214,18 +222,35 @@ class Event:
 _CAPTURING: List["CUDAGraph"] = []
 
 
+def _handle(stream: Any) -> int:
+    """The handle of a stream given to a launch or a copy (a torch stream, a CUstream, an int; None:
+    the current stream)."""
+    if stream is None:
+        return current_stream().cuda_stream
+    from ..kernel.launch.plan import _stream_handle
+
+    return _stream_handle(stream)
+
+
 class CUDAGraph:
-    """torch.cuda.CUDAGraph: between capture_begin and capture_end, cutelab's launches and torch's
-    in-place operations are recorded (not run); replay() runs them again, in order."""
+    """torch.cuda.CUDAGraph: between capture_begin and capture_end, cutelab's launches, copies and
+    torch's in-place operations are recorded (not run), each on its stream, with the waits between
+    streams that ``wait_stream``/``wait_event`` made while capturing. replay() runs them again: the
+    steps of one stream in order; with several streams, each stream on a thread of its own, a step
+    starting once the steps of other streams it waits for have finished, so that a kernel polling a
+    flag that another stream's kernel sets (as on the GPU, where the streams run concurrently)
+    sees it set. replay() returns when every stream has finished."""
 
     def __init__(self, keep_graph: bool = False) -> None:
-        self.steps: List[Callable[[], Any]] = []
+        self.steps: List[Any] = []  # (stream handle, callable, ((stream handle, steps of it), ...))
         self.captured = False
+        self._counts: Dict[int, int] = {}  # stream -> steps recorded on it
+        self._waits: Dict[int, Dict[int, int]] = {}  # stream -> what its next step waits for
 
     def capture_begin(self, pool: Any = None, capture_error_mode: str = "global") -> None:
         if _CAPTURING:
             raise RuntimeError("torch.cuda.CUDAGraph.capture_begin: another graph is being captured")
-        self.steps = []
+        self.steps, self._counts, self._waits = [], {}, {}
         _CAPTURING.append(self)
 
     def capture_end(self) -> None:
@@ -234,11 +259,36 @@ class CUDAGraph:
         _CAPTURING.pop()
         self.captured = True
 
+    def add(self, fn: Callable[[], Any], stream: Any = None) -> None:
+        """Record fn as the next step of stream (None: the current stream)."""
+        h = _handle(stream)
+        self.steps.append((h, fn, tuple(self._waits.pop(h, {}).items())))
+        self._counts[h] = self._counts.get(h, 0) + 1
+
+    def mark(self, stream: Any) -> tuple:
+        """What a wait for stream's work recorded so far waits for (an event's record)."""
+        h = _handle(stream)
+        got = dict(self._waits.get(h, {}))
+        if self._counts.get(h):
+            got[h] = self._counts[h]
+        return tuple(got.items())
+
+    def wait(self, stream: Any, marks: tuple) -> None:
+        """stream's next step waits for marks (see mark)."""
+        h = _handle(stream)
+        mine = self._waits.setdefault(h, {})
+        for o, n in marks:
+            if o != h:
+                mine[o] = max(mine.get(o, 0), n)
+
     def replay(self) -> None:
         if not self.captured:
             raise RuntimeError("torch.cuda.CUDAGraph.replay: the graph was never captured")
-        for step in self.steps:
-            step()
+        if len({h for h, _, _ in self.steps}) <= 1:
+            for _, step, _ in self.steps:
+                step()
+            return
+        _run_streams(self.steps)
 
     def reset(self) -> None:
         self.steps, self.captured = [], False
@@ -256,18 +306,62 @@ class CUDAGraph:
         raise NotEmulatedError("torch.cuda.CUDAGraph.debug_dump")
 
 
+def _run_streams(steps: List[Any]) -> None:
+    """Each stream's steps in order on a thread of its own, each step after the steps it waits for;
+    the first error of any stream is raised once every stream has stopped."""
+    done: Dict[int, int] = {h: 0 for h, _, _ in steps}
+    cond = threading.Condition()
+    errors: List[BaseException] = []
+
+    def worker(h: int, mine: List[Any]) -> None:
+        for fn, waits in mine:
+            with cond:
+                while not errors and any(done[o] < n for o, n in waits):
+                    cond.wait(0.05)
+                if errors:
+                    return
+            try:
+                fn()
+            except BaseException as e:  # noqa: BLE001 - raised again by replay
+                with cond:
+                    errors.append(e)
+                    cond.notify_all()
+                return
+            with cond:
+                done[h] += 1
+                cond.notify_all()
+
+    order: List[int] = []
+    for h, _, _ in steps:
+        if h not in order:
+            order.append(h)
+    threads = [threading.Thread(target=worker, args=(h, [(fn, w) for g, fn, w in steps if g == h]),
+                                name=f"cutelab-stream-{h:#x}", daemon=True) for h in order]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 class graph:  # noqa: N801 - torch's name
     """``with torch.cuda.graph(g):`` captures into g."""
 
     def __init__(self, cuda_graph: CUDAGraph, pool: Any = None, stream: Any = None,
                  capture_error_mode: str = "global") -> None:
         self.g = cuda_graph
+        self.stream = stream  # as torch: the capture runs with this stream current
 
     def __enter__(self) -> None:
+        if self.stream is not None:
+            self.stream.__enter__()
         self.g.capture_begin()
 
     def __exit__(self, *exc: Any) -> None:
         self.g.capture_end()
+        if self.stream is not None:
+            self.stream.__exit__(*exc)
 
 
 def capturing() -> Optional[CUDAGraph]:
@@ -294,7 +388,9 @@ def _wrap_interpreter() -> None:
         g = capturing()
         if g is None:
             return run(ir, buffers, addresses, out, scalars)
-        g.steps.append(lambda: run(ir, buffers, addresses, out, scalars))
+        from ..kernel.launch import plan
+
+        g.add(lambda: run(ir, buffers, addresses, out, scalars), plan.launch_stream)
 
     interpret._cutelab_graph = True
     interpret.__wrapped__ = run
@@ -309,6 +405,20 @@ def is_available() -> bool:
 
 def device_count() -> int:
     return _device.count()
+
+
+def can_device_access_peer(d: Any, peer: Any) -> bool:
+    """Whether GPU d reaches GPU peer's memory: every two GPUs of the emulated machine do (the ranks'
+    symmetric memory is host memory mapped into each of them), a GPU not its own peer, as CUDA says."""
+    import torch
+
+    _check_index(d, "torch.cuda.can_device_access_peer")
+    _check_index(peer, "torch.cuda.can_device_access_peer")
+
+    def index(x: Any) -> int:
+        return int(x.index or 0) if isinstance(x, torch.device) else int(str(x).split(":")[-1])
+
+    return index(d) != index(peer)
 
 
 _CURRENT = {"device": None}
@@ -403,6 +513,7 @@ class device:  # noqa: N801 - torch's name
 
 EMULATED: Dict[str, Any] = {
     "is_available": is_available, "device_count": device_count, "current_device": current_device,
+    "can_device_access_peer": can_device_access_peer,
     "set_device": set_device, "get_device_capability": get_device_capability,
     "get_device_properties": get_device_properties, "get_device_name": get_device_name,
     "get_arch_list": get_arch_list, "synchronize": synchronize, "is_bf16_supported": is_bf16_supported,
@@ -575,7 +686,7 @@ def _mode_class() -> Any:
             was_cuda = to_cuda or marked(args, kwargs)
             g = capturing()
             if g is not None and was_cuda and (name.endswith("_") and not name.endswith("__") or "out" in kwargs):
-                g.steps.append(lambda: func(*args, **kwargs))  # an in-place operation: run at replay
+                g.add(lambda: func(*args, **kwargs))  # an in-place operation: run at replay
                 return args[0] if args and isinstance(args[0], Tensor) and "out" not in kwargs else kwargs.get("out")
             if func is torch._scaled_mm and was_cuda:
                 from . import scaled_mm
@@ -604,7 +715,7 @@ def _mode_class() -> Any:
                     out = out.clone()  # .to("cuda") of a CPU tensor: a copy "on cuda", in its own memory
                 mark(out)
                 if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
-                    g.steps.append(lambda: out.copy_(func(*args, **kwargs)))
+                    g.add(lambda: out.copy_(func(*args, **kwargs)))
             return out
 
     return EmulatedCuda

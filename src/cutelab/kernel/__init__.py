@@ -78,6 +78,10 @@ def _recast_smem_ptr(ptr, swizzle_, dtype):
 def _instruction(name):
     from .instr import rmem_view, tcgen05_mma, wgmma
 
+    if name == "make_ptr":
+        from .instr.atomics import pointer_at_address
+
+        return pointer_at_address
     return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
             "wgmma.wait_group": wgmma.wait_group, "rmem.recast": rmem_view.recast}[name]
 

@@ -33,6 +33,19 @@ try:
     hdl.multicast_ptr
 except NotImplementedError as e:
     out.append("multicast_ptr: " + str(e).split(": ", 1)[1][:40])
+out.append(f"peer access {torch.cuda.can_device_access_peer(0, 1)} {torch.cuda.can_device_access_peer(1, 1)}")
+import cutlass.torch as cutlass_torch  # noqa: E402
+
+view = cutlass_torch.as_tensor(hdl.buffer_ptrs[peer], (4, 8), torch.float32)  # the peer's buffer by address
+out.append(f"as_tensor of the peer's buffer: {view[1, 1].item():.0f}, is_cuda {view.is_cuda}")
+from torch._C._autograd import DeviceType  # noqa: E402
+from torch._C._distributed_c10d import _SymmetricMemory  # noqa: E402
+
+out.append(f"has_multicast_support {_SymmetricMemory.has_multicast_support(DeviceType.CUDA, 0)}")
+try:  # one element past the peer's mapping (its buffer, then its signal pad)
+    cutlass_torch.as_tensor(hdl.buffer_ptrs[peer], ((hdl.buffer_size + hdl.signal_pad_size) // 4 + 1,), torch.float32)
+except NotImplementedError as e:
+    out.append(f"as_tensor past the end: {str(e).split(':')[0]} refused {'runs past its end' in str(e)}")
 
 uid = nvshmem.core.get_unique_id(empty=(rank != 0))
 ub = torch.from_numpy(uid._data.view(np.uint8).copy()).cuda()

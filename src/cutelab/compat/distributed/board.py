@@ -187,6 +187,9 @@ class SharedWaits:
         out = []
         for blk in (s.before, s.body):
             for op in walk(blk):
+                if getattr(op, "addr", None) is not None and getattr(op, "kind", "") != "st":
+                    out.append((op, None))  # through an address the kernel holds: maybe another rank's memory
+                    continue
                 if isinstance(op, Load):
                     acc = [op]
                 elif isinstance(op, Op):
@@ -207,6 +210,9 @@ class SharedWaits:
         active = np.nonzero(np.ones(ctx.n, dtype=bool) if f.m is None else f.m)[0]
         parts = []
         for op, a in polled[:2]:
+            if a is None:
+                parts.append(f"{op.ptx()} through an address the kernel holds")
+                continue
             try:
                 base = np.broadcast_to(np.asarray(ctx.index(a.base), dtype=np.int64), (ctx.n,))
                 idx = sorted({int(base[t]) + int(o) for t in active[:4] for o in a.offsets[:1]})

@@ -164,6 +164,18 @@ EMULATED = {"empty": empty, "rendezvous": rendezvous, "is_nvshmem_available": is
 _SAVED: Dict[str, Any] = {}
 
 
+def _has_multicast_support(device_type: Any = None, device_idx: Any = None) -> bool:
+    """``torch._C._distributed_c10d._SymmetricMemory.has_multicast_support``: False, saying why on
+    stderr once (a program that needs multicast then stops with its own message)."""
+    import sys
+
+    if not _SAVED.get("_told"):
+        _SAVED["_told"] = True
+        print(f"cutelab: _SymmetricMemory.has_multicast_support is False at {user_line(2) or '?'}: {MULTICAST}",
+              file=sys.stderr, flush=True)
+    return False
+
+
 def install() -> None:
     """Put the emulation in torch.distributed._symmetric_memory (programs import that module)."""
     if _SAVED:
@@ -173,6 +185,13 @@ def install() -> None:
     for n, v in EMULATED.items():
         _SAVED[n] = getattr(sm, n, None)
         setattr(sm, n, v)
+    try:
+        from torch._C._distributed_c10d import _SymmetricMemory
+
+        _SAVED["_has_multicast_support"] = _SymmetricMemory.__dict__["has_multicast_support"]
+        _SymmetricMemory.has_multicast_support = staticmethod(_has_multicast_support)
+    except (ImportError, KeyError, AttributeError, TypeError):  # a torch without symmetric memory
+        pass
 
 
 def uninstall() -> None:
@@ -180,6 +199,12 @@ def uninstall() -> None:
         return
     import torch.distributed._symmetric_memory as sm
 
+    hms = _SAVED.pop("_has_multicast_support", None)
+    if hms is not None:
+        from torch._C._distributed_c10d import _SymmetricMemory
+
+        _SymmetricMemory.has_multicast_support = hms
+    _SAVED.pop("_told", None)
     for n, v in _SAVED.items():
         setattr(sm, n, v)
     _SAVED.clear()

@@ -11,7 +11,10 @@ Storage that other processes map (``cutelab.compat.distributed``) is updated und
 :data:`CROSS_PROCESS_LOCK` so that atomics of different ranks on one word do not lose updates.
 On the GPU each prints as its PTX instruction.
 
-Loads and stores take global memory (a kernel's tensor arguments) only; atomics and ``red`` also
+A pointer the kernel makes from an address it holds (``cute.make_ptr(dtype, addr, gmem)`` of an
+Int64 loaded from a tensor of peers' ``buffer_ptrs``) is taken by all of these: on the CPU each
+thread's address is found when the instruction runs (``kernel.cpu.addresses``), on the GPU the
+address is cast to a pointer. Loads and stores take global memory (a kernel's tensor arguments) only; atomics and ``red`` also
 take this CTA's shared memory (an unswizzled shared array: ``atom.shared``/``red.shared``, as
 CUTLASS's block reductions use them), and ``red`` another CTA's of the cluster (``DsmemRedOp``:
 ``red.shared::cluster`` through a ``prims.mapa`` pointer). A pointer to register memory, into another CTA or through a
@@ -32,7 +35,8 @@ from ..frontend.trace import TraceValue, _refs_of, current
 
 __all__ = ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
            "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
-           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy"]
+           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy", "pointer_at_address",
+           "AddressParam"]
 
 #: set by cutelab.compat.distributed: a function (storage array) -> context manager that holds a lock
 #: shared by every rank when that storage is mapped by other processes (None: no other process)
@@ -54,6 +58,94 @@ def _s(x: Any) -> Optional[str]:
     return str(v).lower()
 
 
+class AddressParam:
+    """The memory of a pointer made in the kernel from a runtime address (``cute.make_ptr(dtype,
+    addr, gmem)`` of an Int64 the kernel loaded: a peer's buffer pointer from ``buffer_ptrs``):
+    which memory it is becomes known only when the instruction runs (``kernel.cpu.addresses``)."""
+
+    space = "address"
+    index = -1
+    length = 0
+
+    def __init__(self, addr: Any, dtype: Any, align: int):
+        self.addr, self.dtype, self.align = addr, dtype, align
+        self.read = self.written = False
+
+    @property
+    def name(self) -> str:
+        return f"({self.dtype.name} at a runtime address)"
+
+    def __repr__(self) -> str:
+        return f"AddressParam({self.dtype} at {self.addr})"
+
+
+class AddressEngine:
+    """The engine of a pointer made from a runtime address in a kernel: offsets are elements of
+    ``dtype`` from the address. The memory-ordering instructions (``cute.arch.load``/``store``,
+    atomics, ``red``) take it; a tensor over it is refused when read or written."""
+
+    memspace = "gmem"
+
+    def __init__(self, addr: Any, dtype: Any, align: int):
+        self.addr, self.dtype, self.align = addr, dtype, align
+
+    def alignment(self, offset: Any) -> int:
+        if isinstance(offset, (int, np.integer)):
+            g = int(offset) * self.dtype.bytes
+            return self.align if g == 0 else max(min(self.align, g & -g), self.dtype.bytes)
+        return self.dtype.bytes
+
+    def ptr_str(self, offset: Any) -> str:
+        return f"ptr<{self.dtype.name.lower()}, gmem, align<{self.alignment(offset)}>>"
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        return f"raw_ptr(?: {self.dtype.name}, gmem, align<{self.alignment(offset)}>)"
+
+    def _refuse(self, what: str) -> None:
+        t = current(what)
+        raise TraceError(f"kernel {t.name}: {what} through a pointer made from a runtime address (cute.make_ptr of a "
+                         f"value the kernel holds) is not supported by cutelab; cute.arch.load/store, the atomics "
+                         f"and red take such a pointer{t.where()}")
+
+    def load(self, offset: Any, layout: Any) -> Any:
+        self._refuse("loading from a tensor")
+
+    def store(self, offset: Any, layout: Any, value: Any) -> None:
+        self._refuse("storing to a tensor")
+
+    def read_one(self, offset: Any) -> Any:
+        self._refuse("loading from a tensor")
+
+    def write_one(self, offset: Any, value: Any) -> None:
+        self._refuse("storing to a tensor")
+
+    def tensor(self, *args: Any, **kwargs: Any) -> Any:
+        self._refuse("a tensor")
+
+
+def pointer_at_address(dtype: Any, value: Any, mem_space: Any = None, assumed_align: Any = None) -> Any:
+    """``cute.make_ptr(dtype, value, mem_space, assumed_align)`` inside a kernel, of an address the
+    kernel holds (an Int64 or Uint64 value): a global-memory pointer whose memory is found when an
+    instruction uses it (see AddressParam)."""
+    from ...tensor import Pointer
+
+    what = "cute.make_ptr"
+    t = current(what)
+    space = str(getattr(mem_space, "value", mem_space) or "generic").split(".")[-1].lower()
+    if space not in ("gmem", "generic"):
+        raise TraceError(f"kernel {t.name}: {what}({dtype}, <runtime address>, {space}): only a global-memory "
+                         f"address can be made a pointer in a kernel{t.where()}")
+    if getattr(value, "shape", None) != () or getattr(value.dtype, "width", 0) != 64 or not value.dtype.is_integer:
+        raise TraceError(f"kernel {t.name}: {what}({dtype}, ...): the address must be one 64-bit integer (Int64, "
+                         f"Uint64), got {value.dtype} of shape {getattr(value, 'shape', '?')}{t.where()}")
+    align = dtype.bytes if assumed_align is None else int(assumed_align)
+    if align < 1 or align & (align - 1):
+        raise TraceError(f"kernel {t.name}: {what}: assumed_align must be a power of two, got {assumed_align}"
+                         f"{t.where()}")
+    ref = _refs_of(value, 1, value.dtype, what, "a pointer")[0]
+    return Pointer(AddressEngine(ref, dtype, max(align, dtype.bytes)), 0)
+
+
 def _ptr_ref(ptr: Any, what: str, t: Any, shared: bool = False):
     """(Param, element offset) of a global-memory pointer (a tensor's iterator, + k) or tensor;
     with ``shared``, also of a pointer into this CTA's (unswizzled) shared memory (a Shared array)."""
@@ -68,6 +160,12 @@ def _ptr_ref(ptr: Any, what: str, t: Any, shared: bool = False):
         ptr = inner
     if isinstance(ptr, (Pointer, Tensor)):
         eng, off = ptr.engine, ptr.offset
+        if isinstance(eng, AddressEngine):
+            if isinstance(off, TraceValue):
+                raise TraceError(f"kernel {t.name}: {what}: the pointer's offset must be an index expression, not a "
+                                 f"value held in registers{t.where()}")
+            t.check_index(off, what)
+            return AddressParam(eng.addr, eng.dtype, eng.align), off
     else:
         raise TraceError(f"kernel {t.name}: {what}: expected a pointer into a global-memory tensor "
                          f"(tensor.iterator + k), got {type(ptr).__name__}{t.where()}")
@@ -113,7 +211,7 @@ class MemOp(Op):
     the GPU prints one ``.v2``/``.v4`` access where the address is provably aligned (else one per
     element)."""
 
-    __slots__ = ("kind", "param", "base", "dtype", "sem", "scope", "op", "val", "cmp", "dst", "where", "n")
+    __slots__ = ("kind", "param", "base", "dtype", "sem", "scope", "op", "val", "cmp", "dst", "where", "n", "addr")
 
     def __init__(self, kind: str, param: Any, base: Any, dtype: Any, sem: Any, scope: Any, op: Optional[str] = None,
                  val: Any = None, cmp: Any = None, dst: Any = None, where: str = "", n: int = 1):
@@ -122,6 +220,10 @@ class MemOp(Op):
         if n != 1 and kind not in ("ld", "st"):
             raise ValueError(f"MemOp: only loads and stores move several elements, not {kind!r} (n={n})")
         self.n = n
+        # a pointer made from a runtime address: the register element holding it (else None)
+        self.addr = param.addr if isinstance(param, AddressParam) else None
+        if self.addr is not None and n != 1:
+            raise ValueError(f"MemOp: an access through a runtime address moves one element, not {n}")
 
     @property
     def _shared(self) -> bool:
@@ -148,6 +250,8 @@ class MemOp(Op):
         return f"{d}{self.ptx()}{n} {self.param.name}[{self.base}]"
 
     def accesses(self) -> List[Access]:
+        if self.addr is not None:  # the memory is known when it runs: checked then (kernel.cpu.addresses)
+            return []
         acc = []
         offs = tuple(range(self.n))
         if self.kind in ("ld", "atom", "red"):
@@ -158,6 +262,9 @@ class MemOp(Op):
 
     # ---- CPU
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        if self.addr is not None:
+            self._interpret_at_addresses(b, mask, buffers)
+            return
         buf, length, shift = b.memory(self.param, buffers)  # shared: every block's array, one after another
         act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
         idx = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
@@ -196,6 +303,42 @@ class MemOp(Op):
         if self.kind == "atom":
             self._result(b, mask, act, old)
 
+    def _interpret_at_addresses(self, b: Any, mask: Any, buffers: Any) -> None:
+        """The instruction through a pointer made from a runtime address: each active thread's
+        address is found in the memory this process knows (kernel.cpu.addresses), thread by thread."""
+        from ...numeric import Int64
+        from ..cpu.addresses import element_at
+
+        act = np.nonzero(np.ones(b.n, dtype=bool) if mask is None else mask)[0]
+        if not act.size:
+            return
+        base = np.asarray(b.column(self.addr, Int64, real=False)).astype(np.int64)[act]
+        idx = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
+        addrs = base + idx * self.dtype.bytes
+        st = self.dtype.storage
+        vals = None if self.kind == "ld" else np.asarray(b.column(self.val, self.dtype, real=False), dtype=st)[act]
+        c = np.asarray(b.column(self.cmp, self.dtype, real=False), dtype=st)[act] if self.op == "cas" else None
+        out = np.empty(len(act), dtype=st)
+        fn = _RMW.get(self.op)
+        for k in range(len(act)):
+            tid = int(act[k])
+            buf, i = element_at(int(addrs[k]), self.dtype, buffers, getattr(b, "addresses", None),
+                                f"{b.ir.name}{self.where}: {self.ptx()} (thread {tid % b.nt} of block {tid // b.nt} "
+                                f"of the batch)")
+            if self.kind == "ld":
+                out[k] = buf[i]
+                continue
+            lock = CROSS_PROCESS_LOCK(buf) if CROSS_PROCESS_LOCK is not None else contextlib.nullcontext()
+            with lock, np.errstate(over="ignore"):
+                if self.kind == "st":
+                    buf[i] = vals[k]
+                    continue
+                o = buf[i]
+                out[k] = o
+                buf[i] = (vals[k] if o == c[k] else o) if c is not None else fn(o, vals[k])
+        if self.dst is not None:
+            self._result(b, mask, act, out)
+
     def _result(self, b: Any, mask: Any, act: np.ndarray, vals: np.ndarray) -> None:
         cur = b.regs.get(self.dst.id)
         if cur is None or mask is None:
@@ -217,8 +360,14 @@ class MemOp(Op):
         if self.n != 1:
             self._cuda_vector(r, bits, st, u, c)
             return
-        off = r.base(self.base, (0,), self.param, self)
-        addr = f"({self.param.name} + {off})"
+        if self.addr is not None:  # a pointer made from a runtime address
+            off = r.expr(self.base)[0] if not isinstance(self.base, (int, np.integer)) else str(int(self.base))
+            from ...numeric import Int64
+
+            addr = f"(({st}*)(unsigned long long)({r.stored(self.addr, Int64)}) + {off})"
+        else:
+            off = r.base(self.base, (0,), self.param, self)
+            addr = f"({self.param.name} + {off})"
         ac = "l"
         if self._shared:  # a shared-window address for atom.shared / red.shared
             addr, ac = f"(unsigned int)__cvta_generic_to_shared{addr}", "r"

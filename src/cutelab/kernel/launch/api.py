@@ -373,6 +373,41 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     """
     target = jit_target(fn)
     kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    args, kwargs, names = _keywords_as_positions(target, args, kwargs)
+    cf = _compile_positional(target, args, kwargs)
+    if isinstance(cf, CompiledFunction):
+        const = _constexpr_positions(target, len(args))
+        cf.arg_names = [names[i] for i in range(len(args)) if i not in const]
+    return cf
+
+
+def _keywords_as_positions(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, ...]:
+    """(args, kwargs, parameter names of args): the keyword arguments that name parameters of target
+    taken by position (a parameter left out before one given takes its default), as CuTe DSL binds
+    them, so that the compiled function's callers may pass them by name too."""
+    try:
+        params = [p for p in inspect.signature(target).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params]
+    args, kwargs = tuple(args), dict(kwargs)
+    last = max((names.index(k) for k in kwargs if k in names[len(args):]), default=-1)
+    if last >= len(args):
+        filled = list(args)
+        for p in params[len(args): last + 1]:
+            if p.name in kwargs:
+                filled.append(kwargs.pop(p.name))
+            elif p.default is not p.empty:
+                filled.append(p.default)
+            else:
+                raise TypeError(f"cute.compile({getattr(target, '__name__', target)}): the argument {p.name!r} is "
+                                f"missing")
+        args = tuple(filled)
+    return args, kwargs, names[: len(args)] + [None] * (len(args) - len(names))
+
+
+def _compile_positional(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
     from ...fake import has_fakes
     from .fakes import compile_fakes
 

@@ -19,6 +19,7 @@ from .plan import _check_no_alias, _Plan, _stream_handle, _torch_device
 
 
 _MAX_VARIANTS = 64
+_MISSING = object()  # an argument a call by name left out
 
 
 def _remark(name: str, pos: int, t0: Any, t: Any) -> Any:
@@ -192,10 +193,32 @@ class CompiledFunction:
         self.variants: Any = None  # (target, args, kwargs, positions, api._compile): _respecialize's traces for other dynamic values
         self._last_variant: Any = None  # the variant the last call ran: its generated check is tried first
 
+    def _by_position(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, ...]:
+        """The call's arguments by position: those passed by name go to their parameter's place (the
+        jit function's parameters without its Constexpr ones, as cute.compile bound them)."""
+        names = list(getattr(self, "arg_names", None) or ())
+        out = list(args) + [_MISSING] * max(0, len(names) - len(args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TypeError(f"{self.name}: the compiled function has no argument named {k!r} (its arguments: "
+                                f"{', '.join(n for n in names if n) or 'none by name'})")
+            i = names.index(k)
+            if i < len(args):
+                raise TypeError(f"{self.name}: the argument {k!r} is given by position and by name")
+            out[i] = v
+        while out and out[-1] is _MISSING:
+            out.pop()
+        if _MISSING in out:
+            missing = [names[i] for i, v in enumerate(out) if v is _MISSING]
+            raise TypeError(f"{self.name}: the arguments {missing} are missing")
+        return tuple(out)
+
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
         no_export(self.name)
 
-    def __call__(self, *args: Any, stream: Any = None) -> None:
+    def __call__(self, *args: Any, stream: Any = None, **kwargs: Any) -> None:
+        if kwargs:
+            args = self._by_position(args, kwargs)
         fast = self._fast or self._build()
         direct = fast.direct
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
@@ -420,9 +443,11 @@ class CompiledFunction:
         for pos, v0 in self.arg_static.items():
             if pos < len(args) and not _same_static(args[pos], v0):
                 self._static_error(pos, args[pos], v0)
-        for plan, sources, scalars in self.plans:
+        for (plan, sources, scalars), strm in zip(self.plans, self.streams):
             sts = [new[pos] if pos is not None else st for pos, st in sources]
-            plan.run(sts, stream, scalars)
+            if stream is None and isinstance(strm, tuple) and strm[0] == "arg":  # the stream argument of this call
+                strm = args[strm[1]] if strm[1] < len(args) else None
+            plan.run(sts, stream if stream is not None else strm, scalars)
 
     def _new_addresses(self, addrs: List[int]) -> None:
         """Checks that depend on where the storages are, not on their description: arguments that

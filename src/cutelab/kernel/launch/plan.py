@@ -172,19 +172,25 @@ class _Plan:
         else:
             from ..cpu.interpreter import interpret
 
-            global cpu_launches
+            global cpu_launches, launch_stream
             cpu_launches += 1
             buffers = {}
             for i, st in enumerate(storages):
                 if st.data is None:
                     raise LaunchError(f"{ir.name}: the interpreter needs host memory for {st.name}")
                 buffers[i] = st.data
-            interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)},
-                      scalars={p.index: v for p, v in zip(self.sparams, scalars)})
+            launch_stream = stream  # for a CUDA graph being captured (compat.torch_cuda): the launch's stream
+            try:
+                interpret(ir, buffers, {i: st.address for i, st in enumerate(storages)},
+                          scalars={p.index: v for p, v in zip(self.sparams, scalars)})
+            finally:
+                launch_stream = None
 
 
 #: kernels run on the CPU interpreter so far in this process (cute.testing.benchmark reads it)
 cpu_launches = 0
+#: the stream of the CPU launch running now (None: none given, or no launch)
+launch_stream: Any = None
 
 
 def _check_no_alias(plan: _Plan, addresses: Sequence[int]) -> None:
