@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import sys
+import weakref
 from typing import Any, Dict
 
 import numpy as np
@@ -312,6 +313,34 @@ def _device_owner_engine(t: Any, dtype: Numeric, address: int, align: int) -> An
 DEVICE_MEMORY: Dict[int, np.ndarray] = {}
 
 
+#: the storages of the emulated CUDA device's torch tensors (cutelab.compat.torch_cuda marks them), by
+#: their first address: a kernel on the CPU reads and writes them through runtime addresses
+_DEVICE_STORAGES: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+
+
+def register_device_storage(storage: Any) -> None:
+    """Remember a torch storage (host memory) of the emulated CUDA device, while it lives."""
+    try:
+        if storage.nbytes():
+            _DEVICE_STORAGES[int(storage.data_ptr())] = storage
+    except (TypeError, RuntimeError):  # a storage without data or weak references: not reachable by address
+        pass
+
+
+def device_memory(address: int) -> Any:
+    """(first address, bytes as a uint8 numpy array) of the emulated device's memory holding
+    address (cudaMalloc's DEVICE_MEMORY, the storages of "cuda" torch tensors), or None."""
+    for base, arr in DEVICE_MEMORY.items():
+        if base <= address < base + arr.nbytes:
+            return base, arr.reshape(-1).view(np.uint8)
+    for base, st in list(_DEVICE_STORAGES.items()):
+        if base <= address < base + st.nbytes():
+            import torch
+
+            return base, torch.empty(0, dtype=torch.uint8).set_(st).numpy()
+    return None
+
+
 def _find_owner(address: int) -> Any:
     """The numpy array or CPU torch tensor whose memory holds address, among the variables (locals and
     globals) of make_ptr's callers, or None.
@@ -365,6 +394,10 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
 
     if isinstance(value, PointerInt):  # ptr.toint() + bytes: the pointer it came from, moved
         return pointer_from_int(dtype, value, mem_space, assumed_align)
+    if _hooks.runtime_pointer is not None:  # an address the kernel holds in a register (instr/address_access.py)
+        made = _hooks.runtime_pointer(dtype, value, mem_space, assumed_align)
+        if made is not None:
+            return made
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         address = int(value)
     elif isinstance(value, ctypes._Pointer):

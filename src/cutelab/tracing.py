@@ -57,6 +57,7 @@ class _Hooks:
     index_value: Optional[Callable[..., Any]] = None  # (symbolic index, Int32/Int64) -> the traced value holding it
     instruction: Optional[Callable[[str], Callable[..., Any]]] = None  # name -> the kernel's function (see instruction)
     raw_pointer: Optional[Callable[..., Any]] = None  # (Pointer) -> CuTe DSL's cutlass.Pointer of it (the compat layer's)
+    runtime_pointer: Optional[Callable[..., Any]] = None  # (dtype, value, mem_space, align) -> a Pointer at a runtime address in a kernel, or None
 
 
 hooks = _Hooks()

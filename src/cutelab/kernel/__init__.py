@@ -86,6 +86,15 @@ _tracing.install(instruction=_instruction)  # kernel ops named in the atoms' nam
 _tracing.install(print_tensor=_print_tensor)  # print_tensor in a kernel, or deferred in a jit function (instr/printtensor.py)
 _tracing.install(smem_view=_smem_view, recast_smem_ptr=_recast_smem_ptr)  # swizzled shared memory (frontend/smem.py)
 
+
+def _runtime_pointer(dtype, value, mem_space, align):
+    from .instr.address_access import runtime_pointer
+
+    return runtime_pointer(dtype, value, mem_space, align)
+
+
+_tracing.install(runtime_pointer=_runtime_pointer)  # make_ptr of a runtime Int64 in a kernel (instr/address_access.py)
+
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]
 

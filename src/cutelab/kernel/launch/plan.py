@@ -479,7 +479,12 @@ def _plan_key(k: Any, bound: Any, grid: Any, block: Any, mode: str, storages: Li
 
 
 def _aliasing(ir: KernelIR, storages: List[_Storage]) -> bool:
-    """True when two storages overlap in memory and one of them is written by the kernel."""
+    """True when two storages overlap in memory and one of them is written by the kernel, or when
+    the kernel stores through a runtime address (which may reach any of them)."""
+    from ..ir.nodes import stores_by_address
+
+    if stores_by_address(ir):
+        return True
     spans = []
     for p, st in zip(ir.params, storages):
         spans.append((st.address, st.address + st.length * st.dtype.bytes, p.written))
