@@ -76,6 +76,13 @@ def _recast_smem_ptr(ptr, swizzle_, dtype):
 def _instruction(name):
     from .instr import rmem_view, tcgen05_mma, wgmma
 
+    if name.startswith("tensormap."):
+        from .instr import tensormap as tm
+
+        return {"tensormap.copy": tm.copy_tensormap, "tensormap.update": tm.update_tma_descriptor,
+                "tensormap.acquire": tm.fence_tma_desc_acquire, "tensormap.release": tm.fence_tma_desc_release,
+                "tensormap.cp_release": tm.cp_fence_tma_desc_release}[name]
+
     return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
             "wgmma.wait_group": wgmma.wait_group, "rmem.recast": rmem_view.recast}[name]
 

@@ -335,7 +335,8 @@ class TensorMapArgs:
         self.items: List[Tuple[int, Any]] = []  # (storage / param index, descriptor)
         seen = set()
         for op in walk(ir.body):
-            if isinstance(op, TmaLoadOp) and op.tmap_name not in seen:
+            # TMA loads and stores, and copy_tensormap (instr/tensormap.py); not TMAs through a descriptor pointer
+            if getattr(op, "tmap_name", None) and op.kernel_params() and op.tmap_name not in seen:
                 seen.add(op.tmap_name)
                 self.items.append((op.param.index, op.desc))
         n = max(1, len(self.items))

@@ -370,6 +370,8 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                                 t.layout, t.offset, _checked=True) if not isinstance(t, Pointer) else
                          Pointer(GmemEngine(params[idx], storages[idx].address, "gmem"), t.offset))
                   for path, (t, idx) in tensor_args.items()}
+        # host tensor engine -> its parameter (copy_tensormap finds a TMA atom's tensor: instr/tensormap.py)
+        tr.host_params = {id(t.engine): params[idx] for t, idx in tensor_args.values() if hasattr(t, "engine")}
         for name in list(args):
             if name in traced or _has_tensors(args[name]):
                 args[name] = _replace_tensors(args[name], name, traced)

@@ -41,7 +41,8 @@ from ...errors import LayoutError
 from ...layout import Layout
 
 __all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
-           "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
+           "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES", "copy_tensormap",
+           "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release", "cp_fence_tma_desc_release"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
@@ -144,6 +145,7 @@ class TmaCopyAtom:
         self.num_multicast = num_multicast
         self.box_tile = tile if box_tile is None else box_tile
         self.box_smem_layout = box_smem_layout
+        self.host_engine: Any = None  # the engine of the tensor the atom was made for (make_tiled_tma_atom)
 
     @property
     def size_in_bytes(self) -> int:
@@ -382,12 +384,15 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
              for j in range(nbox)]
     if num_multicast == 1:
-        return TmaInfo(TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor, stored)
+        atom = TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes)
+        atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
+        return TmaInfo(atom, gmem_tensor, stored)
     if nbox != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
                           f"boxes side by side) is not supported by cutelab")
-    return TmaInfo(_multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where),
-                   gmem_tensor, stored)
+    atom = _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where)
+    atom.host_engine = getattr(gmem_tensor, "engine", None)
+    return TmaInfo(atom, gmem_tensor, stored)
 
 
 def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
@@ -545,3 +550,44 @@ def prefetch_descriptor(atom: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``prefetch.tensormap``: a cache hint only; cutelab kernels do not issue it (no effect)."""
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"prefetch_descriptor: expected a TMA atom, got {type(atom).__name__}")
+
+
+# --------------------------------------------------------------------------- descriptors in memory
+# A kernel may keep an atom's descriptor in memory and rewrite it (grouped GEMMs): kernel/instr/tensormap.py
+
+
+def copy_tensormap(tma_atom: Any, tensormap_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """Copy the atom's descriptor into the 128 bytes at tensormap_ptr (global or shared memory)."""
+    from ...tracing import instruction
+
+    instruction("tensormap.copy", "cpasync.copy_tensormap")(tma_atom, tensormap_ptr)
+
+
+def update_tma_descriptor(tma_atom: Any, gmem_tensor: Any, tma_desc_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """Give the descriptor at tma_desc_ptr gmem_tensor's address, extents and strides (the other
+    fields, the atom's box and swizzle, stay)."""
+    from ...tracing import instruction
+
+    instruction("tensormap.update", "cpasync.update_tma_descriptor")(tma_atom, gmem_tensor, tma_desc_ptr)
+
+
+def fence_tma_desc_acquire(tma_desc_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """``fence.proxy.tensormap::generic.acquire.gpu [p], 128``: later TMAs through p see its updates."""
+    from ...tracing import instruction
+
+    instruction("tensormap.acquire", "cpasync.fence_tma_desc_acquire")(tma_desc_ptr)
+
+
+def fence_tma_desc_release(*, loc: Any = None, ip: Any = None) -> None:
+    """``fence.proxy.tensormap::generic.release.gpu``: release the descriptor updates made so far."""
+    from ...tracing import instruction
+
+    instruction("tensormap.release", "cpasync.fence_tma_desc_release")()
+
+
+def cp_fence_tma_desc_release(tma_desc_global_ptr: Any, tma_desc_shared_ptr: Any, *, loc: Any = None,
+                              ip: Any = None) -> None:
+    """Copy a descriptor from shared to global memory and release it (``tensormap.cp_fenceproxy``)."""
+    from ...tracing import instruction
+
+    instruction("tensormap.cp_release", "cpasync.cp_fence_tma_desc_release")(tma_desc_global_ptr, tma_desc_shared_ptr)
