@@ -13,6 +13,7 @@ tensor<ptr<f32, generic, align<16>> o (4,6):(6,1)>
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import enum
 import sys
@@ -318,13 +319,30 @@ DEVICE_MEMORY: Dict[int, np.ndarray] = {}
 _DEVICE_STORAGES: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 
 
+#: the most recent storages of the emulated device, held alive (CACHED_BYTES in all) as CUDA's caching
+#: allocator keeps freed blocks: a program that frees a tensor and then launches a kernel on its address
+#: (CUTLASS's grouped GEMM benchmark drops its workspace tensors and keeps their addresses) reads and
+#: writes memory that is still there, as on the GPU
+CACHED_BYTES = 64 << 20
+_CACHED: "collections.deque[Any]" = collections.deque()
+_cached_bytes = [0]
+
+
 def register_device_storage(storage: Any) -> None:
-    """Remember a torch storage (host memory) of the emulated CUDA device, while it lives."""
+    """Remember a torch storage (host memory) of the emulated CUDA device: by address while it lives,
+    and alive itself while it is among the most recent CACHED_BYTES of them."""
     try:
-        if storage.nbytes():
-            _DEVICE_STORAGES[int(storage.data_ptr())] = storage
+        n = storage.nbytes()
+        if not n:
+            return
+        _DEVICE_STORAGES[int(storage.data_ptr())] = storage
     except (TypeError, RuntimeError):  # a storage without data or weak references: not reachable by address
-        pass
+        return
+    if n <= CACHED_BYTES:
+        _CACHED.append(storage)
+        _cached_bytes[0] += n
+        while _cached_bytes[0] > CACHED_BYTES:
+            _cached_bytes[0] -= _CACHED.popleft().nbytes()
 
 
 def device_memory(address: int) -> Any:

@@ -100,6 +100,19 @@ def _runtime_pointer(dtype, value, mem_space, align):
     return runtime_pointer(dtype, value, mem_space, align)
 
 
+def _runtime_layout(shape, stride):
+    from .instr.runtime_layout import runtime_layout
+
+    return runtime_layout(shape, stride)
+
+
+def _runtime_tensor(ptr, layout):
+    from .instr.runtime_layout import runtime_tensor
+
+    return runtime_tensor(ptr, layout)
+
+
+_tracing.install(runtime_layout=_runtime_layout, runtime_tensor=_runtime_tensor)  # instr/runtime_layout.py
 _tracing.install(runtime_pointer=_runtime_pointer)  # make_ptr of a runtime Int64 in a kernel (instr/address_access.py)
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",

@@ -207,9 +207,14 @@ class AddressEngine(PointerInfo):
 
     def _access(self, offset: Any, offs: Any, dst: Any = None, src: Any = None) -> None:
         t = current("an access through a runtime address")
+        addr = self.addr
+        if isinstance(offset, TraceValue):  # an offset computed in registers (a runtime layout's): move the address
+            moved = self.address_of(offset)
+            t.check_refs(moved.refs, "an access through a runtime address")
+            addr, offset = moved.refs[0], 0
         t.check_index(offset, "load" if dst is not None else "store")
         at = user_location()
-        t.emit(AddressAccessOp(self.addr, offset, tuple(int(o) for o in offs), self.dtype, dst, src,
+        t.emit(AddressAccessOp(addr, offset, tuple(int(o) for o in offs), self.dtype, dst, src,
                                f" (at {at})" if at else ""))
 
     def load(self, offset: Any, layout: Layout) -> TraceValue:
@@ -238,8 +243,12 @@ class AddressEngine(PointerInfo):
         a = TraceValue([self.addr], (), Int64)
         if isinstance(offset, (int, np.integer)) and int(offset) == 0:
             return a
-        off = offset if isinstance(offset, TraceValue) else current("ptr.toint()").index_value(offset, Int64) \
-            if is_sym(offset) else int(offset)
+        if isinstance(offset, TraceValue):
+            off = offset.to(Int64) if offset.dtype.name != "Int64" else offset
+        else:
+            from ..frontend.trace import _index_value
+
+            off = _index_value(offset, Int64) if is_sym(offset) else int(offset)
         return a + off * self.dtype.bytes
 
     @classmethod

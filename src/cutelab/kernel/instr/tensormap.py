@@ -40,7 +40,7 @@ from .tma import TENSORMAP_STRUCT, TmaLoadOp, coord_code, coord_values
 
 __all__ = ["DescLoc", "desc_loc", "TensorMapCopyOp", "TensorMapUpdateOp", "TensorMapFenceOp", "TmaLoadViaDescOp",
            "TmaStoreViaDescOp", "encode", "decode", "copy_tensormap", "update_tma_descriptor", "fence_tma_desc_acquire",
-           "fence_tma_desc_release", "cp_fence_tma_desc_release"]
+           "fence_tma_desc_release", "cp_fence_tma_desc_release", "nvvm_tma_load"]
 
 _TAG = 0x50414D544C43  # "CLTMAP"
 _WORDS = 16
@@ -216,7 +216,9 @@ class TensorMapUpdateOp(Op):
         self.dloc, self.addr, self.dims, self.strides, self.eb, self.where = loc, addr, dims, strides, eb, where
 
     def __repr__(self) -> str:
-        return f"update_tma_descriptor {self.dloc.mem.name}[{self.dloc.base}]"
+        from ..ir.nodes import _ref_str
+
+        return f"update_tma_descriptor {self.dloc.mem.name}[{_ref_str(self.dloc.base)}]"
 
     def accesses(self) -> List[Access]:
         return [self.dloc.access(self, False), self.dloc.access(self, True)]
@@ -339,7 +341,10 @@ def _runtime_box(op: Any, b: Any, buffers: Any, t: int, what: str) -> Tuple[Any,
     each lies inside the tensor, the memory) from the descriptor in memory."""
     words = op.dloc.read(b, buffers, np.array([t]), what)[0]
     desc, addr, dims, strides = decode(words, what)
-    d = op.desc
+    d = op.desc if op.desc is not None else desc  # the NVVM form knows only the descriptor in memory
+    if len(op.coords) != d.rank:
+        raise LaunchError(f"{what}: the copy gives {len(op.coords)} coordinates, the descriptor in memory has rank "
+                          f"{d.rank}")
     if (desc.box, desc.swizzle, desc.dtype.name) != (d.box, d.swizzle, d.dtype.name):
         raise LaunchError(f"{what}: the descriptor in memory moves a box {desc.box} of {desc.dtype} (swizzle {desc.swizzle}), "
                           f"the copy's atom one of {d.box} of {d.dtype} (swizzle {d.swizzle})")
@@ -360,9 +365,15 @@ class TmaLoadViaDescOp(TmaLoadOp):
     __slots__ = ("dloc",)
 
     def __repr__(self) -> str:
-        return "via_desc " + super().__repr__()
+        from ..ir.nodes import _ref_str
+
+        c = ", ".join(_ref_str(x) for x in self.coords)
+        return (f"tma_load {self.shared.name}[{_ref_str(self.sbase)}] <- [descriptor at {self.dloc.mem.name}"
+                f"[{_ref_str(self.dloc.base)}], box at ({c})] on {self.bar_shared.name}[{_ref_str(self.bar_base)}]")
 
     def accesses(self) -> List[Access]:
+        if self.desc is None:  # the NVVM form: the box is the descriptor's, checked when it runs
+            return [self.dloc.access(self, False), Access(self.bar_shared, self.bar_base, (0,), False, self)]
         return super().accesses() + [self.dloc.access(self, False)]
 
     def kernel_params(self) -> List[Tuple[str, str]]:
@@ -370,14 +381,19 @@ class TmaLoadViaDescOp(TmaLoadOp):
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
-        d = self.desc
         what = f"{b.ir.name}{self.where}: TMA load through a descriptor pointer"
         smem = b.shared[self.shared.index]
-        phys = d.placement(self.phase) // d.dtype.bytes
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))
         for t in act:
-            _, byte, valid, _ = _runtime_box(self, b, buffers, int(t), what)
+            d, byte, valid, _ = _runtime_box(self, b, buffers, int(t), what)
+            if self.desc is None:  # the NVVM form: the swizzle follows the destination's address
+                if (int(sb[t]) * d.dtype.bytes) % (128 if d.swizzle else 16):
+                    raise LaunchError(f"{what}: the box's shared-memory destination (byte {int(sb[t]) * d.dtype.bytes} "
+                                      f"of {self.shared.name}) is not {128 if d.swizzle else 16}-byte aligned")
+                phys = d.placement((int(sb[t]) * d.dtype.bytes) % 1024 if d.swizzle else 0) // d.dtype.bytes
+            else:
+                phys = d.placement(self.phase) // d.dtype.bytes
             vals = np.zeros(byte.size, dtype=d.dtype.storage)
             if valid.any():
                 for elems, inside, idx in resolve(b, buffers, byte[valid], d.dtype, what):
@@ -393,14 +409,14 @@ class TmaLoadViaDescOp(TmaLoadOp):
             complete_tx(b, self.bar_shared, np.array([blk]), np.array([bar[t]]), d.box_bytes)
 
     def cuda(self, r: Any) -> None:
-        d = self.desc
+        rank = len(self.coords)
         a, ss = self.dloc.cuda_addr(r)
         if ss != ".global":
             raise TraceError(f"{self.where}: a TMA load reads its descriptor from global memory (or a kernel parameter), "
                              f"not from shared memory")
-        cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
-        ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
-               f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}];")
+        cs = ", ".join(f"%{i + 2}" for i in range(rank))
+        ins = (f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+               f"[%0], [%1, {{{cs}}}], [%{rank + 2}];")
         coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), "l"({a}), {coords}, '
                f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')
@@ -413,7 +429,11 @@ class TmaStoreViaDescOp(TmaLoadOp):
     stores_by_address = True  # the descriptor may name any memory (ir.nodes.Op.stores_by_address)
 
     def __repr__(self) -> str:
-        return f"via_desc tma_store <- {self.shared.name}[{self.sbase}]"
+        from ..ir.nodes import _ref_str
+
+        c = ", ".join(_ref_str(x) for x in self.coords)
+        return (f"tma_store [descriptor at {self.dloc.mem.name}[{_ref_str(self.dloc.base)}], box at ({c})] <- "
+                f"{self.shared.name}[{_ref_str(self.sbase)}]")
 
     def accesses(self) -> List[Access]:
         phys = self.desc.placement(self.phase) // self.desc.dtype.bytes
@@ -525,11 +545,16 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
                          f"tensor{_where()}")
     if eng.dtype.name != d.dtype.name:
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensor holds {eng.dtype}{_where()}")
+    from .runtime_layout import RuntimeLayout
+
     lay = tensor.layout
-    if not isinstance(lay, Layout):
+    if isinstance(lay, RuntimeLayout):  # extents and strides read in the kernel (a grouped GEMM's group)
+        shape, stride = lay.shape, lay.stride
+    elif isinstance(lay, Layout):
+        shape = it.flatten_to_tuple(lay.shape) if isinstance(lay.shape, tuple) else (lay.shape,)
+        stride = it.flatten_to_tuple(lay.stride) if isinstance(lay.stride, tuple) else (lay.stride,)
+    else:
         raise TraceError(f"{what}: the tensor's layout must be a Layout, got {lay}{_where()}")
-    shape = it.flatten_to_tuple(lay.shape) if isinstance(lay.shape, tuple) else (lay.shape,)
-    stride = it.flatten_to_tuple(lay.stride) if isinstance(lay.stride, tuple) else (lay.stride,)
     if len(shape) != len(atom.gmem_layout.shape if isinstance(atom.gmem_layout.shape, tuple) else (1,)) \
             or max(d.modes) >= len(shape):
         raise TraceError(f"{what}: the tensor {lay} does not have the modes of the tensor {atom.gmem_layout} the atom "
@@ -568,3 +593,56 @@ def cp_fence_tma_desc_release(gptr: Any, sptr: Any, *, loc: Any = None, ip: Any 
         raise TraceError(f"{what}: copies a descriptor from shared memory (second argument) to global memory (first)"
                          f"{_where()}")
     current(what).emit(TensorMapFenceOp("cp_release", g, s, _where()))
+
+
+def nvvm_tma_load(dst_ptr: Any, desc_ptr: Any, coords: Any, mbar_ptr: Any, predicate: Any = None) -> None:
+    """NVVM's ``CpAsyncBulkTensorGlobalToSharedClusterOp`` (tile mode): a TMA load of the box at
+    ``coords`` (innermost first) through the descriptor at desc_ptr into shared memory at dst_ptr,
+    completing on the mbarrier at mbar_ptr; where ``predicate`` (a traced Boolean) holds. The box and
+    element type are the descriptor's (read when it runs on the CPU)."""
+    from ...layout import make_layout
+    from ..frontend.smem import SmemPtr
+    from .mbarrier import mbar_ref
+    from .tma import coord_refs
+
+    what = "nvvm.CpAsyncBulkTensorGlobalToSharedClusterOp"
+    t = current(what)
+    if isinstance(dst_ptr, SmemPtr):
+        if dst_ptr.dtype is None:
+            raise TraceError(f"{what}: the destination pointer has no element type{_where()}")
+        view = dst_ptr.tensor(make_layout(1), dst_ptr.dtype)
+        eng, off = view.engine, view.offset
+    else:
+        eng, off = getattr(dst_ptr, "engine", None), getattr(dst_ptr, "offset", None)
+    if not isinstance(eng, SmemEngine):
+        raise TraceError(f"{what}: the destination must be a shared-memory pointer, got {type(dst_ptr).__name__}"
+                         f"{_where()}")
+    bsh, bbase = mbar_ref(mbar_ptr, what)
+    cs = coord_refs(t, tuple(_coord(c) for c in coords), what)
+    op = TmaLoadViaDescOp.__new__(TmaLoadViaDescOp)
+    op.desc, op.param, op.coords, op.shared, op.sbase = None, None, cs, eng.param, off
+    op.bar_shared, op.bar_base, op.where, op.tmap_name, op.phase = bsh, bbase, _where(), "", 0
+    op.dloc = desc_loc(desc_ptr, what)
+    eng.param.written = True
+    if predicate is None:
+        t.emit(op)
+        return
+    cond = predicate.refs[0] if isinstance(predicate, TraceValue) else predicate
+    if isinstance(cond, bool):
+        if cond:
+            t.emit(op)
+        return
+    br = t.begin_if(cond)
+    outer, t.cur = t.cur, br.then
+    t.emit(op)
+    t.cur = outer
+
+
+def _coord(c: Any) -> Any:
+    """A coordinate as TMA takes it: an int, or a traced Int32 (a cutlass Int32 constant as its int)."""
+    if isinstance(c, TraceValue) or isinstance(c, (int, np.integer)) or is_sym(c):  # is_sym: a loop index expression
+        return c
+    v = getattr(c, "value", None)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    raise TraceError(f"nvvm TMA load: a coordinate must be an integer, got {type(c).__name__}{_where()}")

@@ -187,6 +187,11 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
 
     eb = desc.dtype.bytes
     strides = [s // eb for s in desc.strides]
+    flat = it.flatten_to_tuple(layout_g.stride) if isinstance(layout_g, Layout) else ()
+    if len(flat) > max(desc.modes) and all(type(flat[m]) is int for m in desc.modes):
+        # the atom's tensor layout, in TMA dimension order: the descriptor's strides, or a coordinate
+        # view's (make_tiled_tma_atom of a template narrower than a tile: nvgpu/cpasync/tma.py)
+        strides = [flat[m] for m in desc.modes]
     out: List[Any] = [0] * desc.rank
     rest = offset
     for k in range(desc.rank - 1, -1, -1):

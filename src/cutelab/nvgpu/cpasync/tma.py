@@ -383,16 +383,45 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"layout atom whose major mode is the tensor's contiguous mode")
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]) // eb)
              for j in range(nbox)]
+    tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler)
     if num_multicast == 1:
-        atom = TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes)
+        atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
-        return TmaInfo(atom, gmem_tensor, stored)
+        return TmaInfo(atom, tma_tensor, stored)
     if nbox != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
                           f"boxes side by side) is not supported by cutelab")
-    atom = _multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where)
+    atom = _multicast_atom(op, desc, coord_layout or layout, smem_layout, outer, tile_shape, order, num_multicast, where)
     atom.host_engine = getattr(gmem_tensor, "engine", None)
-    return TmaInfo(atom, gmem_tensor, stored)
+    return TmaInfo(atom, tma_tensor, stored)
+
+
+#: the extent each tiled mode of a coordinate view (``_coordinate_view``) stands for: 2^20 elements
+COORD_EXTENT = 1 << 20
+
+
+def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...]) -> Tuple[Any, Any]:
+    """(TMA tensor, its layout or None) for make_tiled_tma_atom. A tensor at least one tile wide in
+    every tiled mode is its own TMA tensor (the copies find a tile's coordinates from its offset in
+    it). One narrower than a tile in some mode can only stand for the coordinates of other tensors
+    (a grouped GEMM makes its atoms from such a template and rewrites the descriptor in the kernel:
+    kernel/instr/tensormap.py): its TMA tensor is then a view of the same memory whose layout keeps
+    coordinates apart, CuTe DSL's coordinate tensor in cutelab's form: each tiled mode COORD_EXTENT
+    long, strides compact in the descriptor's dimension order. Reading it as memory is out of bounds
+    (refused); TMA copies read the coordinates off its offsets."""
+    from ...tensor import Tensor
+
+    n = len(shape)
+    if not any(shape[i] < tiler[i] for i in range(len(tiler))) or not isinstance(gmem_tensor, Tensor):
+        return gmem_tensor, None
+    vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
+    vstride = [0] * n
+    mul = 1
+    for i in order:
+        vstride[i] = mul
+        mul *= vshape[i]
+    lay = Layout._raw(vshape, tuple(vstride))
+    return Tensor(gmem_tensor.engine, lay, gmem_tensor.offset, _checked=True), lay
 
 
 def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
