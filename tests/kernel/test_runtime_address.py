@@ -123,3 +123,57 @@ def test_a_shared_memory_pointer_from_a_runtime_address_is_refused_by_name():
     with pytest.raises(TraceError, match=r"test_runtime_address.py:\d+\): a pointer into smem memory from a "
                                          r"runtime address is not supported"):
         _smem(from_dlpack(np.zeros(1, np.int64)))
+
+
+@cute.kernel
+def _runtime_layout_kernel(ptrs: cute.Tensor, dims: cute.Tensor, x: cute.Tensor, out: cute.Tensor, how: cute.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    p = cute.make_ptr(Float32, ptrs[0], cute.AddressSpace.gmem, assumed_align=4)
+    # extents and strides read from memory: CuTe DSL keeps such a layout in registers
+    t = cute.make_tensor(p, cute.make_layout((dims[0], dims[1]), stride=(dims[1], cutlass_Int32(1))))
+    if how == "read":
+        out[tidx] = t[tidx // 4, tidx % 4]
+        t[tidx // 4, tidx % 4] = Float32(-1.0)
+    else:
+        cute.local_tile(t, (2, 2), (0, 0))
+
+
+def cutlass_Int32(v):
+    return cute.Int32(v)
+
+
+@cute.jit
+def _runtime_layout(ptrs, dims, x, out, how: cute.Constexpr):
+    _runtime_layout_kernel(ptrs, dims, x, out, how).launch(grid=[1, 1, 1], block=[8, 1, 1])
+
+
+def test_a_layout_with_extents_read_from_memory_indexes_a_tensor_at_a_runtime_address():
+    x = np.arange(12, dtype=np.float32)  # a 3 x 4 row-major matrix
+    out = np.zeros(8, np.float32)
+    _runtime_layout(from_dlpack(np.array([x.ctypes.data], np.int64)), from_dlpack(np.array([3, 4], np.int32)),
+                    from_dlpack(x), from_dlpack(out), "read")
+    assert out.tolist() == list(range(8))
+    assert x.tolist() == [-1.0] * 8 + [8, 9, 10, 11]
+
+
+def test_the_layout_algebra_on_a_runtime_layout_is_refused_by_name():
+    x = np.arange(12, dtype=np.float32)
+    with pytest.raises(Exception, match=r"a tensor over a layout with runtime extents \(\?,\?\):\(\?,1\), made at") as e:
+        _runtime_layout(from_dlpack(np.array([x.ctypes.data], np.int64)), from_dlpack(np.array([3, 4], np.int32)),
+                        from_dlpack(x), from_dlpack(np.zeros(8, np.float32)), "tile")
+    assert "test_runtime_address.py:" in str(e.value)
+
+
+def test_the_emulated_device_keeps_its_recent_memory_as_the_caching_allocator_does():
+    torch = pytest.importorskip("torch")
+    import gc
+
+    from cutelab.runtime import device_memory, register_device_storage
+
+    t = torch.arange(64, dtype=torch.float32)
+    register_device_storage(t.untyped_storage())
+    a = t.data_ptr()
+    del t
+    gc.collect()
+    lo, mem = device_memory(a)  # freed by the program, still reserved (CUDA's allocator keeps freed blocks)
+    assert lo == a and mem.view(np.float32).tolist() == list(range(64))

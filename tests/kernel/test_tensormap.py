@@ -53,10 +53,9 @@ def _load_rewritten(atom: cutlass.Constexpr, tA: cute.Tensor, ws: cute.Tensor, p
         B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]
 
 
-def _load(update):
-    # the atom's tensor stands for the coordinates only (grouped GEMMs make their atoms from such a template);
-    # cutelab finds a tile's coordinates from its offset in it, so it spans the tiles the kernel copies
-    template = (np.arange(128 * 128) % 241).astype(np.float16).reshape(128, 128)
+def _load(update, template_rows=128):
+    # the atom's tensor stands for the coordinates only (grouped GEMMs make their atoms from such a template)
+    template = (np.arange(template_rows * 128) % 241).astype(np.float16).reshape(template_rows, 128)
     A1 = ((np.arange(100 * 72) % 251) - 125).astype(np.float16).reshape(100, 72)
     atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(template), _sl(), (64, 64))
     ws = np.zeros((4, 16), np.int64)
@@ -154,3 +153,56 @@ def test_a_tma_through_memory_that_holds_no_descriptor_is_refused_naming_the_lin
     with pytest.raises(LaunchError, match=r"test_tensormap.py:\d+\): TMA load through a descriptor pointer: the 128 "
                                           r"bytes at the descriptor pointer hold no TMA descriptor"):
         _no_descriptor(atom, tA, from_dlpack(np.zeros(16, np.int64)), _sl()).launch(grid=1, block=32)
+
+
+def test_a_template_narrower_than_a_tile_gets_a_coordinate_view_as_its_tma_tensor():
+    from cutelab.nvgpu.cpasync.tma import COORD_EXTENT
+
+    template = np.zeros((16, 16), np.float16)  # as CUTLASS's grouped GEMM makes its atoms: dtype and majorness only
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(template), _sl(), (64, 64))
+    assert tA.layout == cute.make_layout((COORD_EXTENT, COORD_EXTENT), stride=(COORD_EXTENT, 1))
+    assert atom.desc.dims == (16, 16)  # the descriptor is the template's until the kernel rewrites it
+    # the tiles of the kernel's grid keep their coordinates through local_tile: the rewritten descriptor's
+    # tensor (100 x 72) is read tile by tile, although the template has one tile's room only in neither mode
+    _, A1, B = _load(True, template_rows=16)
+    ref = np.zeros((128, 128), np.float16)
+    ref[:100, :72] = A1
+    np.testing.assert_array_equal(B, ref)
+
+
+@cute.kernel
+def _nvvm_load(atom: cutlass.Constexpr, tA: cute.Tensor, ws: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    from cutelab.kernel.instr.tensormap import nvvm_tma_load
+
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, by, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    desc = ws[(bx * 2 + by, None)].iterator
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+        cpasync.copy_tensormap(atom, desc)
+        cpasync.fence_tma_desc_release()
+        cpasync.fence_tma_desc_acquire(desc)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if tidx < 32:
+        if tidx == 0:
+            cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        # NVVM's TMA load: explicit coordinates (innermost first), the descriptor's box, one elected lane
+        nvvm_tma_load(sA.iterator, desc, [by * 64, bx * 64], bars.iterator, predicate=cute.arch.lane_idx() == 0)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]
+
+
+def test_the_nvvm_tma_load_through_a_descriptor_pointer_takes_explicit_coordinates():
+    A = ((np.arange(128 * 128) % 239) - 100).astype(np.float16).reshape(128, 128)
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), _sl(), (64, 64))
+    B = np.zeros((128, 128), np.float16)
+    _nvvm_load(atom, tA, from_dlpack(np.zeros((4, 16), np.int64)), from_dlpack(B), _sl()).launch(grid=(2, 2), block=64)
+    np.testing.assert_array_equal(B, A)
+    src = cuda.render(last_launch().ir)
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in src
+    nvcc_compiles(src)

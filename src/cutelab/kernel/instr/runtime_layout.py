@@ -66,7 +66,12 @@ class RuntimeLayout:
 
     def offset_of(self, coord: Any) -> Any:
         """The element offset of a full coordinate (one integer per mode)."""
+        from ...numeric import Int32
+        from ..frontend.trace import _index_value
+        from ..ir.symbolic import is_sym
+
         c = coord if isinstance(coord, tuple) else (coord,)
+        c = tuple(_index_value(x, Int32) if is_sym(x) else x for x in c)  # a thread-index expression: its value
         if len(c) != len(self.shape) or not all(_leaf_ok(_plain(x)) for x in c):
             raise TraceError(f"a tensor over a layout with runtime extents {self} takes one integer per mode, got "
                              f"{coord!r} (at {user_location()}); slicing it needs a static layout")
@@ -114,6 +119,7 @@ class RuntimeTensor:
 
     def __init__(self, ptr: Any, layout: RuntimeLayout):
         self.iterator, self.layout = ptr, layout
+        self.made_at = user_location() or "an unknown line"
 
     @property
     def engine(self) -> Any:
@@ -147,6 +153,10 @@ class RuntimeTensor:
 
     def __str__(self) -> str:
         return f"tensor<{self.iterator} o {self.layout}>"
+
+    def __repr__(self) -> str:  # what an operation that needs a static layout names when it refuses one
+        return (f"<a tensor over a layout with runtime extents {self.layout}, made at {self.made_at}: only its "
+                f"elements and update_tma_descriptor take it in cutelab>")
 
 
 def runtime_tensor(ptr: Any, layout: Any) -> Any:
