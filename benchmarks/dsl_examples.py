@@ -33,10 +33,10 @@ changes the size, the last occurrence of a flag winning).
 CUTLASS's Hopper FMHA (``hopper_fmha``: cute/hopper/kernel/attention/fmha.py, presets default = its
 documented persistent b4 s1024 h8 d64 line, large / causal = b4 s8192 h16 d128; torch SDPA) and grouped
 GEMM (``hopper_grouped_gemm``: presets default = its documented 4-group line, large = 4 x 4096^3; torch:
-one mm per group; cutelab does not run this one yet) run the same way::
+one mm per group) run the same way::
 
     python benchmarks/dsl_examples.py --only hopper_fmha --sizes default,large,causal --rounds 3
-    python benchmarks/dsl_examples.py --only hopper_grouped_gemm --sizes default,large --rounds 3 --libs cutedsl,torch
+    python benchmarks/dsl_examples.py --only hopper_grouped_gemm --sizes default,large --rounds 3
 
 CUTLASS's other Hopper GEMMs run the same way, unchanged from tests/compat/programs:
 ``hopper_persistent_gemm`` (dense_gemm_persistent.py: presets c1x1, c2x1, c1x2 as above; torch.bmm),
@@ -113,8 +113,8 @@ EXAMPLES = {
         "causal": ["--q_shape", "4,8192,16,128", "--k_shape", "4,8192,16,128", "--is_causal",
                    "--warmup_iterations", "3", "--iterations", "10"]}),
     # Hopper grouped GEMM (per-group TMA descriptors rewritten in the kernel), f16 -> f32 -> f16; default: its
-    # documented command line (4 groups, 128x256 tiles, SMEM tensor-map mode). cutelab does not run it yet
-    # (tensor-map updates in the kernel: its column fails with NotEmulatedError naming TensorMapManager)
+    # documented command line (4 groups, 128x256 tiles, SMEM tensor-map mode); its descriptors are rewritten in
+    # the kernel (kernel/instr/tensormap.py)
     "hopper_grouped_gemm": ("cute/hopper/kernel/grouped_gemm/grouped_gemm.py", {
         "default": ["--num_groups", "4", "--problem_sizes_mnkl", "(8192,1280,32,1),(16,384,1536,1),(640,1280,16,1),(640,160,16,1)",
                     "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1", "--tensormap_update_mode", "SMEM",

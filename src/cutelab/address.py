@@ -157,6 +157,8 @@ def pointer_toint(ptr: Any) -> Any:
 
     dtype = Int64 if str(ptr.memspace) in ("gmem", "generic") else Int32
     eng, off = ptr.engine, ptr.offset
+    if hasattr(eng, "address_of"):  # a pointer at a runtime address (kernel/instr/address_access.py): its value
+        return eng.address_of(off)
     addr = getattr(eng, "address", None)
     if (not hooks.kernel_tracing() and not in_host_trace() and _is_int(off) and _is_int(addr)
             and not hasattr(eng, "param")):

@@ -865,6 +865,12 @@ def make_layout(*args: Any, shape: Any = None, stride: Any = None) -> Layout:
         shape = args[0]
     if isinstance(shape, str):
         raise LayoutError(f"make_layout: shape is a string {shape!r}; use Layout.parse for CuTe notation")
+    from .tracing import hooks as _hooks
+
+    if _hooks.runtime_layout is not None and _hooks.kernel_tracing():  # extents read in a kernel (instr/runtime_layout.py)
+        made = _hooks.runtime_layout(shape, stride)
+        if made is not None:
+            return made
     return Layout(shape, stride)
 
 

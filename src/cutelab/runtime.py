@@ -13,9 +13,11 @@ tensor<ptr<f32, generic, align<16>> o (4,6):(6,1)>
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import enum
 import sys
+import weakref
 from typing import Any, Dict
 
 import numpy as np
@@ -26,7 +28,6 @@ from .layout import Layout
 from .numeric import Numeric, is_numeric_type, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
 from .tensor import make_tensor as _make_tensor
-from .tracing import TracedValue
 from .tracing import hooks as _hooks
 
 __all__ = ["from_dlpack", "DeviceEngine", "make_fake_stream", "make_fake_tensor", "make_fake_compact_tensor", "mark_layout_dynamic", "mark_compact_shape_dynamic",
@@ -313,6 +314,51 @@ def _device_owner_engine(t: Any, dtype: Numeric, address: int, align: int) -> An
 DEVICE_MEMORY: Dict[int, np.ndarray] = {}
 
 
+#: the storages of the emulated CUDA device's torch tensors (cutelab.compat.torch_cuda marks them), by
+#: their first address: a kernel on the CPU reads and writes them through runtime addresses
+_DEVICE_STORAGES: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
+
+
+#: the most recent storages of the emulated device, held alive (CACHED_BYTES in all) as CUDA's caching
+#: allocator keeps freed blocks: a program that frees a tensor and then launches a kernel on its address
+#: (CUTLASS's grouped GEMM benchmark drops its workspace tensors and keeps their addresses) reads and
+#: writes memory that is still there, as on the GPU
+CACHED_BYTES = 64 << 20
+_CACHED: "collections.deque[Any]" = collections.deque()
+_cached_bytes = [0]
+
+
+def register_device_storage(storage: Any) -> None:
+    """Remember a torch storage (host memory) of the emulated CUDA device: by address while it lives,
+    and alive itself while it is among the most recent CACHED_BYTES of them."""
+    try:
+        n = storage.nbytes()
+        if not n:
+            return
+        _DEVICE_STORAGES[int(storage.data_ptr())] = storage
+    except (TypeError, RuntimeError):  # a storage without data or weak references: not reachable by address
+        return
+    if n <= CACHED_BYTES:
+        _CACHED.append(storage)
+        _cached_bytes[0] += n
+        while _cached_bytes[0] > CACHED_BYTES:
+            _cached_bytes[0] -= _CACHED.popleft().nbytes()
+
+
+def device_memory(address: int) -> Any:
+    """(first address, bytes as a uint8 numpy array) of the emulated device's memory holding
+    address (cudaMalloc's DEVICE_MEMORY, the storages of "cuda" torch tensors), or None."""
+    for base, arr in DEVICE_MEMORY.items():
+        if base <= address < base + arr.nbytes:
+            return base, arr.reshape(-1).view(np.uint8)
+    for base, st in list(_DEVICE_STORAGES.items()):
+        if base <= address < base + st.nbytes():
+            import torch
+
+            return base, torch.empty(0, dtype=torch.uint8).set_(st).numpy()
+    return None
+
+
 def _find_owner(address: int) -> Any:
     """The numpy array or CPU torch tensor whose memory holds address, among the variables (locals and
     globals) of make_ptr's callers, or None.
@@ -366,12 +412,12 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
 
     if isinstance(value, PointerInt):  # ptr.toint() + bytes: the pointer it came from, moved
         return pointer_from_int(dtype, value, mem_space, assumed_align)
+    if _hooks.runtime_pointer is not None:  # an address the kernel holds in a register (instr/address_access.py)
+        made = _hooks.runtime_pointer(dtype, value, mem_space, assumed_align)
+        if made is not None:
+            return made
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         address = int(value)
-    elif _hooks.kernel_tracing() and isinstance(value, TracedValue):  # an address a kernel loaded or computed
-        from .tracing import instruction
-
-        return instruction("make_ptr", "cute.make_ptr")(dtype, value, mem_space, assumed_align)
     elif isinstance(value, ctypes._Pointer):
         address = ctypes.cast(value, ctypes.c_void_p).value or 0
         owner = getattr(value, "_arr", None)  # numpy's data_as keeps the array here

@@ -1264,6 +1264,10 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
 
     The layout indexes the storage as a flat array; every offset it reaches must be in range.
     """
+    if _hooks.runtime_tensor is not None and not isinstance(layout, (Layout, ComposedLayout)):
+        made = _hooks.runtime_tensor(engine, layout)  # a layout with runtime extents (kernel/instr/runtime_layout.py)
+        if made is not None:
+            return made
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
     if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.frontend.smem)

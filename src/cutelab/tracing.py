@@ -57,6 +57,9 @@ class _Hooks:
     index_value: Optional[Callable[..., Any]] = None  # (symbolic index, Int32/Int64) -> the traced value holding it
     instruction: Optional[Callable[[str], Callable[..., Any]]] = None  # name -> the kernel's function (see instruction)
     raw_pointer: Optional[Callable[..., Any]] = None  # (Pointer) -> CuTe DSL's cutlass.Pointer of it (the compat layer's)
+    runtime_layout: Optional[Callable[..., Any]] = None  # (shape, stride) -> a layout with runtime entries in a kernel, or None
+    runtime_tensor: Optional[Callable[..., Any]] = None  # (pointer, layout) -> a tensor over such a layout, or None
+    runtime_pointer: Optional[Callable[..., Any]] = None  # (dtype, value, mem_space, align) -> a Pointer at a runtime address in a kernel, or None
 
 
 hooks = _Hooks()

@@ -283,11 +283,24 @@ EXTRAS: Dict[str, Any] = {
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
     "TensorMapUpdateMode": TensorMapUpdateMode,
     # classes a program may subclass or name before it makes one (errors.not_yet: making one raises)
-    **{n: not_yet(f"cutlass.utils.{n}") for n in ("SmemPartition", "GroupedGemmTileSchedulerHelper")},
-    "TensorMapManager": not_yet(
-        "cutlass.utils.TensorMapManager", "kernels that copy and rewrite TMA descriptors in global or shared memory "
-        "(cpasync.copy_tensormap, update_tma_descriptor, the tma_desc_ptr= of a TMA copy, their fences) are not in "
-        "cutelab yet; a TMA atom's descriptor is a kernel parameter fixed at launch"),
-    **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in (
-        "create_initial_search_space", "create_initial_search_state")},
+    **{n: not_yet(f"cutlass.utils.{n}") for n in ("SmemPartition",)},
+    **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in ("create_initial_search_space",)},
 }
+
+
+def _tensormap_manager() -> Any:
+    from .dsl_tensormap import TensorMapManager  # descriptors in memory (kernel/instr/tensormap.py)
+
+    return TensorMapManager
+
+
+EXTRAS["TensorMapManager"] = _tensormap_manager()
+
+
+def _grouped() -> Dict[str, Any]:
+    from . import dsl_grouped  # the grouped GEMM's group search
+
+    return {n: getattr(dsl_grouped, n) for n in dsl_grouped.__all__}
+
+
+EXTRAS.update(_grouped())

@@ -445,13 +445,18 @@ def mark_on_cuda(t: Any) -> Any:
     memory makes its tensors over shared memory and marks them).
 
     The tensor and its memory (its storage's Python object, which torch keeps for the storage's
-    life) are marked: a tensor that torch hands out again as another Python object (what
+    life) are marked, and the memory is remembered by its address (cutelab.runtime.device_memory) for
+    kernels that read a tensor's address from memory (grouped GEMMs): a tensor that torch hands out again as another Python object (what
     ``ctx.saved_tensors`` gives back in an autograd Function's backward) is on the device too."""
     setattr(t, _ON_CUDA, True)
     try:
-        setattr(t.untyped_storage(), _ON_CUDA, True)
+        st = t.untyped_storage()
+        setattr(st, _ON_CUDA, True)
     except Exception:  # noqa: BLE001 - a tensor without storage (meta, sparse): only the tensor is marked
-        pass
+        return t
+    from ..runtime import register_device_storage
+
+    register_device_storage(st)  # kernels on the CPU reach it by its address (kernel/instr/address_access.py)
     return t
 
 

@@ -78,10 +78,13 @@ def _recast_smem_ptr(ptr, swizzle_, dtype):
 def _instruction(name):
     from .instr import rmem_view, tcgen05_mma, wgmma
 
-    if name == "make_ptr":
-        from .instr.atomics import pointer_at_address
+    if name.startswith("tensormap."):
+        from .instr import tensormap as tm
 
-        return pointer_at_address
+        return {"tensormap.copy": tm.copy_tensormap, "tensormap.update": tm.update_tma_descriptor,
+                "tensormap.acquire": tm.fence_tma_desc_acquire, "tensormap.release": tm.fence_tma_desc_release,
+                "tensormap.cp_release": tm.cp_fence_tma_desc_release}[name]
+
     return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
             "wgmma.wait_group": wgmma.wait_group, "rmem.recast": rmem_view.recast}[name]
 
@@ -91,6 +94,28 @@ _tracing.install(mma_field=_mma_field)  # runtime fields of tcgen05 and wgmma at
 _tracing.install(instruction=_instruction)  # kernel ops named in the atoms' namespaces (cute.nvgpu.warpgroup.fence, ...)
 _tracing.install(print_tensor=_print_tensor)  # print_tensor in a kernel, or deferred in a jit function (instr/printtensor.py)
 _tracing.install(smem_view=_smem_view, recast_smem_ptr=_recast_smem_ptr)  # swizzled shared memory (frontend/smem.py)
+
+
+def _runtime_pointer(dtype, value, mem_space, align):
+    from .instr.address_access import runtime_pointer
+
+    return runtime_pointer(dtype, value, mem_space, align)
+
+
+def _runtime_layout(shape, stride):
+    from .instr.runtime_layout import runtime_layout
+
+    return runtime_layout(shape, stride)
+
+
+def _runtime_tensor(ptr, layout):
+    from .instr.runtime_layout import runtime_tensor
+
+    return runtime_tensor(ptr, layout)
+
+
+_tracing.install(runtime_layout=_runtime_layout, runtime_tensor=_runtime_tensor)  # instr/runtime_layout.py
+_tracing.install(runtime_pointer=_runtime_pointer)  # make_ptr of a runtime Int64 in a kernel (instr/address_access.py)
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]

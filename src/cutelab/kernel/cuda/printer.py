@@ -25,6 +25,7 @@ from ...errors import TraceError
 
 from ..ir.symbolic import Expr, Lin, add
 from ..frontend.cformat import c_conversion
+from ..ir.nodes import stores_by_address  # noqa: E402
 from ..ir.nodes import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Store, While,
                         dynamic_smem_layout, walk)
 from ..passes import Options, Plan, block_schedule, run_passes, vector_plan  # noqa: F401  (block_schedule, vector_plan: re-exported)
@@ -190,7 +191,7 @@ class CudaRenderer:
                  pair: Optional[bool] = None, retile: Optional[bool] = None, plan: Optional[Plan] = None):
         self.ir = ir
         self.plan = plan if plan is not None else run_passes(ir, Options.from_env(load, store, coarsen, remap, pair, retile))
-        self.restrict = restrict
+        self.restrict = restrict and not stores_by_address(ir)  # such a store may write any tensor
         self.sfx = ""
         self.var_map: Dict[str, str] = {}
         self.schedule: Optional[dict] = None

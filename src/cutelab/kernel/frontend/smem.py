@@ -471,8 +471,15 @@ class SmemPtr:
         return SmemPtr(self.region, self.byte_offset + k * (self.dtype.bytes if self.dtype else 1), self.dtype,
                        self.swizzle)
 
+    @property
+    def llvm_ptr(self) -> "SmemPtr":
+        """CuTe DSL's raw LLVM pointer of this pointer: cutelab's instructions take the pointer itself."""
+        return self
+
+    @property
     def alignment(self) -> int:
-        """The alignment CuTe DSL gives this pointer: the region's declared alignment, lowered by the offset."""
+        """The alignment CuTe DSL gives this pointer (Pointer.alignment, a property): the region's declared
+        alignment, lowered by the offset."""
         a = self.region.declared
         if self.byte_offset:
             a = min(a, self.byte_offset & -self.byte_offset)
@@ -483,7 +490,7 @@ class SmemPtr:
         element's own size)."""
         dt = self.dtype.name if self.dtype else "i8"
         size = self.dtype.bytes if self.dtype else 1
-        a = self.alignment()
+        a = self.alignment
         return f"ptr<{dt}, smem{f', align<{a}>' if a > size else ''}>"
 
     def tensor(self, layout: Any, dtype: Any, swizzle: Any = None) -> Any:

@@ -16,7 +16,10 @@ atomics, ``red``, ``fence.acq_rel``, copy atoms with a memory order), ``bitcast`
 ``inline_asm`` inline PTX (``llvm.inline_asm``, ``cute.arch.inline_ptx``; on shared-memory addresses
 lowered to ``cluster``'s ops), run on the CPU by ``ptx``;
 ``tma_store`` TMA stores and the bulk async-groups; ``tma_map`` TMA loads and stores through tensor maps a
-jit function built itself (``cutlass.experimental.cuda``); SM100: ``tcgen05_tmem`` tensor memory (its
+jit function built itself (``cutlass.experimental.cuda``); ``tensormap`` TMA descriptors kept in memory and
+rewritten by the kernel (copy_tensormap, update_tma_descriptor, their fences, TMA through a descriptor
+pointer, NVVM's TMA load op); ``address_access`` pointers at runtime addresses (make_ptr of an Int64) and
+their loads and stores, ``runtime_layout`` layouts with extents read in the kernel; SM100: ``tcgen05_tmem`` tensor memory (its
 allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` the UMMA
 (``tcgen05.mma``, ``tcgen05.commit``, the atom's runtime fields in kernels), ``tcgen05_2cta``
 the TMA loads of 2-CTA UMMAs, ``tcgen05_cp`` the shared -> tensor memory copies (``tcgen05.cp``),

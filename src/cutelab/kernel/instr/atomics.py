@@ -32,10 +32,11 @@ import numpy as np
 from ...errors import LaunchError, TraceError
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import TraceValue, _refs_of, current
+from .address_access import AddressEngine
 
 __all__ = ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
            "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
-           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy", "pointer_at_address",
+           "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy",
            "AddressParam"]
 
 #: set by cutelab.compat.distributed: a function (storage array) -> context manager that holds a lock
@@ -77,73 +78,6 @@ class AddressParam:
 
     def __repr__(self) -> str:
         return f"AddressParam({self.dtype} at {self.addr})"
-
-
-class AddressEngine:
-    """The engine of a pointer made from a runtime address in a kernel: offsets are elements of
-    ``dtype`` from the address. The memory-ordering instructions (``cute.arch.load``/``store``,
-    atomics, ``red``) take it; a tensor over it is refused when read or written."""
-
-    memspace = "gmem"
-
-    def __init__(self, addr: Any, dtype: Any, align: int):
-        self.addr, self.dtype, self.align = addr, dtype, align
-
-    def alignment(self, offset: Any) -> int:
-        if isinstance(offset, (int, np.integer)):
-            g = int(offset) * self.dtype.bytes
-            return self.align if g == 0 else max(min(self.align, g & -g), self.dtype.bytes)
-        return self.dtype.bytes
-
-    def ptr_str(self, offset: Any) -> str:
-        return f"ptr<{self.dtype.name.lower()}, gmem, align<{self.alignment(offset)}>>"
-
-    def raw_ptr_str(self, offset: Any) -> str:
-        return f"raw_ptr(?: {self.dtype.name}, gmem, align<{self.alignment(offset)}>)"
-
-    def _refuse(self, what: str) -> None:
-        t = current(what)
-        raise TraceError(f"kernel {t.name}: {what} through a pointer made from a runtime address (cute.make_ptr of a "
-                         f"value the kernel holds) is not supported by cutelab; cute.arch.load/store, the atomics "
-                         f"and red take such a pointer{t.where()}")
-
-    def load(self, offset: Any, layout: Any) -> Any:
-        self._refuse("loading from a tensor")
-
-    def store(self, offset: Any, layout: Any, value: Any) -> None:
-        self._refuse("storing to a tensor")
-
-    def read_one(self, offset: Any) -> Any:
-        self._refuse("loading from a tensor")
-
-    def write_one(self, offset: Any, value: Any) -> None:
-        self._refuse("storing to a tensor")
-
-    def tensor(self, *args: Any, **kwargs: Any) -> Any:
-        self._refuse("a tensor")
-
-
-def pointer_at_address(dtype: Any, value: Any, mem_space: Any = None, assumed_align: Any = None) -> Any:
-    """``cute.make_ptr(dtype, value, mem_space, assumed_align)`` inside a kernel, of an address the
-    kernel holds (an Int64 or Uint64 value): a global-memory pointer whose memory is found when an
-    instruction uses it (see AddressParam)."""
-    from ...tensor import Pointer
-
-    what = "cute.make_ptr"
-    t = current(what)
-    space = str(getattr(mem_space, "value", mem_space) or "generic").split(".")[-1].lower()
-    if space not in ("gmem", "generic"):
-        raise TraceError(f"kernel {t.name}: {what}({dtype}, <runtime address>, {space}): only a global-memory "
-                         f"address can be made a pointer in a kernel{t.where()}")
-    if getattr(value, "shape", None) != () or getattr(value.dtype, "width", 0) != 64 or not value.dtype.is_integer:
-        raise TraceError(f"kernel {t.name}: {what}({dtype}, ...): the address must be one 64-bit integer (Int64, "
-                         f"Uint64), got {value.dtype} of shape {getattr(value, 'shape', '?')}{t.where()}")
-    align = dtype.bytes if assumed_align is None else int(assumed_align)
-    if align < 1 or align & (align - 1):
-        raise TraceError(f"kernel {t.name}: {what}: assumed_align must be a power of two, got {assumed_align}"
-                         f"{t.where()}")
-    ref = _refs_of(value, 1, value.dtype, what, "a pointer")[0]
-    return Pointer(AddressEngine(ref, dtype, max(align, dtype.bytes)), 0)
 
 
 def _ptr_ref(ptr: Any, what: str, t: Any, shared: bool = False):

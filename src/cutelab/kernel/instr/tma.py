@@ -185,6 +185,11 @@ def _tile_coords(desc: Any, layout_g: Layout, offset: Any, what: str) -> Tuple[A
     from ..frontend.trace import TraceValue
 
     strides = list(desc.elem_strides)
+    flat = it.flatten_to_tuple(layout_g.stride) if isinstance(layout_g, Layout) else ()
+    if len(flat) > max(desc.modes) and all(type(flat[m]) is int for m in desc.modes):
+        # the atom's tensor layout, in TMA dimension order: the descriptor's strides, or a coordinate
+        # view's (make_tiled_tma_atom of a template narrower than a tile: nvgpu/cpasync/tma.py)
+        strides = [flat[m] for m in desc.modes]
     out: List[Any] = [0] * desc.rank
     rest = offset
     for k in range(desc.rank - 1, -1, -1):
@@ -333,7 +338,8 @@ class TensorMapArgs:
         self.items: List[Tuple[int, Any]] = []  # (storage / param index, descriptor)
         seen = set()
         for op in walk(ir.body):
-            if isinstance(op, TmaLoadOp) and op.tmap_name not in seen:
+            # TMA loads and stores, and copy_tensormap (instr/tensormap.py); not TMAs through a descriptor pointer
+            if getattr(op, "tmap_name", None) and op.kernel_params() and op.tmap_name not in seen:
                 seen.add(op.tmap_name)
                 self.items.append((op.param.index, op.desc))
         n = max(1, len(self.items))

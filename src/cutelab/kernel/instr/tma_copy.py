@@ -50,6 +50,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     what = f"kernel {t.name}: cute.copy with a TMA atom{t.where()}"
     bar = kwargs.pop("tma_bar_ptr", None)
     mcast = kwargs.pop("mcast_mask", None)
+    desc_ptr = kwargs.pop("tma_desc_ptr", None)  # a descriptor in memory (instr/tensormap.py)
     kwargs.pop("pred", None)
     kwargs.pop("cache_policy", None)
     kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point
@@ -97,6 +98,10 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
             op = pair_load(op, what)
         name_tensor_map(t, op, g.param.index, d)
+        if desc_ptr is not None:
+            from .tensormap import via_desc
+
+            op = via_desc(op, desc_ptr, what)
         ops.append(op)
     with elect_one():  # as in CuTe DSL, one thread of each warp that reaches the copy issues it
         for op in ops:

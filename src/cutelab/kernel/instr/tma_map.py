@@ -63,7 +63,7 @@ class _MapBytes:
         sh, eb, d = self.shared, self.shared.dtype.bytes, self.desc
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act] * eb
         if self.phase is not None:
-            dst = sb[:, None] + d.placement(self.phase)[None, :]
+            dst = sb[:, None] + _place_bytes(d, self.phase)[None, :]
         else:
             period, unit = (1024, 128) if d.swizzle else (16, 16)
             if (sb % unit).any():
@@ -72,7 +72,7 @@ class _MapBytes:
             dst = np.empty((act.size, int(np.prod(d.box))), dtype=np.int64)
             for ph in np.unique(sb % period):
                 sel = sb % period == ph
-                dst[sel] = sb[sel][:, None] + d.placement(int(ph))[None, :]
+                dst[sel] = sb[sel][:, None] + _place_bytes(d, int(ph))[None, :]
         if dst.size and (dst.min() < 0 or dst.max() + d.dtype.bytes > sh.length * eb):
             raise LaunchError(f"{b.ir.name}{self.where}: {what} {sh.name}: bytes {int(dst.min())}.."
                               f"{int(dst.max()) + d.dtype.bytes - 1} fall outside its {sh.length * eb} bytes")
@@ -81,9 +81,15 @@ class _MapBytes:
     def shared_range(self) -> Tuple[int, int]:
         d, eb = self.desc, self.shared.dtype.bytes
         phases = [self.phase] if self.phase is not None else range(0, 1024 if d.swizzle else 16, 128 if d.swizzle else 16)
-        lo = min(int(d.placement(p).min()) for p in phases)
-        hi = max(int(d.placement(p).max()) for p in phases) + d.dtype.bytes - 1
+        lo = min(int(_place_bytes(d, p).min()) for p in phases)
+        hi = max(int(_place_bytes(d, p).max()) for p in phases) + d.dtype.bytes - 1
         return lo // eb, hi // eb
+
+
+def _place_bytes(d: Any, phase: int) -> np.ndarray:
+    """Byte offset of each box element's first byte (TmaDescriptor.placement counts elements; the
+    tensor-map ops move whole bytes, of 8-bit or wider elements)."""
+    return d.placement(phase) * d.dtype.bytes
 
 
 class MapLoadOp(_MapBytes, TmaLoadOp):

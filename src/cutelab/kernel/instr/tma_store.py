@@ -200,6 +200,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     kwargs.pop("pred", None)
     kwargs.pop("cache_policy", None)
     kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point
+    desc_ptr = kwargs.pop("tma_desc_ptr", None)  # a descriptor in memory (instr/tensormap.py)
     if kwargs:
         raise TraceError(f"{what}: unknown arguments {sorted(kwargs)}")
     s, g = src.engine, dst.engine
@@ -239,6 +240,10 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
                                                      s.param, 0, t.where())
         op.phase = phase
         name_tensor_map(t, op, g.param.index, d)
+        if desc_ptr is not None:
+            from .tensormap import via_desc
+
+            op = via_desc(op, desc_ptr, what)
         ops.append(op)
     with elect_one():
         for op in ops:

@@ -174,9 +174,7 @@ class WarpgroupSyncOp(Op):
             st["groups"].append(st["pending"])
             st["pending"] = []
         elif self.kind == "wait_group":
-            while len(st["groups"]) > self.n:
-                for op, m, bases in st["groups"].pop(0):  # the threads that issued it and wait now
-                    op.execute(b, mask if m is None else (m if mask is None else m & mask), bases)
+            _wait_group(b, st, mask, self.n)
 
     def cuda(self, r: Any) -> None:
         if self.kind == "fence":
@@ -222,6 +220,41 @@ def _pack_register_a(r: Any) -> None:
         memo[id(op), an] = names
     for i in range(0, len(words), 32):
         r.emit('asm volatile("" : ' + ", ".join(f'"+r"({w})' for w in words[i:i + 32]) + ");")
+
+
+def _wait_group(b: Any, st: dict, mask: Any, n: int) -> None:
+    """``wgmma.wait_group n`` of the threads of mask: each retires (executes its part of) all but its
+    newest n committed groups. Each thread has its own queue: threads of a batch that ran a loop a
+    different number of times (blocks with different K-tile counts) have committed different
+    groups, and a group's part issued by threads that do not wait now stays queued for them."""
+    groups = st["groups"]
+    if not groups:
+        return
+    members = []
+    for g in groups:
+        m = np.zeros(b.n, dtype=bool)
+        for _, gm, _ in g:
+            m |= True if gm is None else gm
+        members.append(m)
+    waiting = np.ones(b.n, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    newer = np.zeros(b.n, dtype=np.int64)  # per thread: its groups newer than the one looked at
+    retire = [None] * len(groups)
+    for k in range(len(groups) - 1, -1, -1):
+        retire[k] = members[k] & waiting & (newer >= n)
+        newer += members[k]
+    kept = []
+    for g, r in zip(groups, retire):
+        rest = []
+        for op, gm, bases in g:
+            mine = r if gm is None else (gm & r)
+            if mine.any():
+                op.execute(b, None if mine.all() else mine, bases)
+            left = (np.ones(b.n, dtype=bool) if gm is None else gm) & ~r
+            if left.any():
+                rest.append((op, left, bases))
+        if rest:
+            kept.append(rest)
+    st["groups"] = kept
 
 
 def _wg_state(b: Any) -> dict:

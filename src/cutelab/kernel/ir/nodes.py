@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ...errors import TraceError
 from .symbolic import Expr, Var, is_sym, sym_div
 
-__all__ = ["Access", "Op", "Param", "Reg", "Ref", "Load", "Store", "Compute", "Printf", "KernelIR", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam", "ParamRef", "LoopVar", "ArgVar", "RegVar", "walk", "thread_env"]
+__all__ = ["Access", "Op", "Param", "Reg", "Ref", "Load", "Store", "Compute", "Printf", "KernelIR", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam", "ParamRef", "LoopVar", "ArgVar", "RegVar", "walk", "thread_env", "stores_by_address"]
 
 
 def pow2_divisor(n: int) -> int:
@@ -368,6 +368,10 @@ class Op:
     __slots__ = ("loc",)
 
     may_wait = False  # whether warps may wait for other warps here (see waits_for)
+    # True for an op that may write global memory no kernel argument names (a store through a runtime
+    # address, instr/address_access.py): the kernel's pointers may then alias, so the CUDA printer
+    # drops __restrict__ and the read-only load path (stores_by_address)
+    stores_by_address = False
     min_sm = 0  # the least GPU architecture (e.g. 100: tcgen05 needs sm_100a) whose CUDA has this op
 
     def waits_for(self, b: Any, mask: Any) -> Optional[str]:
@@ -509,6 +513,11 @@ class While:
     def lines(self, indent: str) -> List[str]:
         return ([f"{indent}while:"] + self.before.lines(indent + "  ")
                 + [f"{indent}  test {_ref_str(self.cond)}"] + self.body.lines(indent + "  "))
+
+
+def stores_by_address(ir: Any) -> bool:
+    """True when an op of ir may write memory through a runtime address (Op.stores_by_address)."""
+    return any(getattr(op, "stores_by_address", False) for op in walk(ir.body))
 
 
 def walk(block: Block):

@@ -391,6 +391,8 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                                 t.layout, t.offset, _checked=True) if not isinstance(t, Pointer) else
                          Pointer(GmemEngine(params[idx], storages[idx].address, "gmem"), t.offset))
                   for path, (t, idx) in tensor_args.items()}
+        # host tensor engine -> its parameter (copy_tensormap finds a TMA atom's tensor: instr/tensormap.py)
+        tr.host_params = {id(t.engine): params[idx] for t, idx in tensor_args.values() if hasattr(t, "engine")}
         for name in list(args):
             if name in traced or _has_tensors(args[name]):
                 args[name] = _replace_tensors(args[name], name, traced)
@@ -501,7 +503,12 @@ def _plan_key(k: Any, bound: Any, grid: Any, block: Any, mode: str, storages: Li
 
 
 def _aliasing(ir: KernelIR, storages: List[_Storage]) -> bool:
-    """True when two storages overlap in memory and one of them is written by the kernel."""
+    """True when two storages overlap in memory and one of them is written by the kernel, or when
+    the kernel stores through a runtime address (which may reach any of them)."""
+    from ..ir.nodes import stores_by_address
+
+    if stores_by_address(ir):
+        return True
     spans = []
     for p, st in zip(ir.params, storages):
         spans.append((st.address, st.address + st.length * st.dtype.bytes, p.written))

@@ -48,7 +48,8 @@ from ...errors import LayoutError
 from ...layout import Layout
 
 __all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
-           "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES"]
+           "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES", "copy_tensormap",
+           "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release", "cp_fence_tma_desc_release"]
 
 # CUtensorMapSwizzle: NONE, 32B, 64B, 128B (the value is the enum of cuda.h)
 TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
@@ -172,6 +173,7 @@ class TmaCopyAtom:
         self.num_multicast = num_multicast
         self.box_tile = tile if box_tile is None else box_tile
         self.box_smem_layout = box_smem_layout
+        self.host_engine: Any = None  # the engine of the tensor the atom was made for (make_tiled_tma_atom)
 
     @property
     def size_in_bytes(self) -> int:
@@ -430,13 +432,45 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"smem layout atom whose major mode is the tensor's contiguous mode")
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]))
              for j in range(nbox)]
+    tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler)
     if num_multicast == 1:
-        return TmaInfo(TmaCopyAtom(op, desc, layout, smem_layout, tile_shape, boxes), gmem_tensor, stored)
+        atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
+        atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
+        return TmaInfo(atom, tma_tensor, stored)
     if nbox != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
                           f"boxes side by side) is not supported by cutelab")
-    return TmaInfo(_multicast_atom(op, desc, layout, smem_layout, outer, tile_shape, order, num_multicast, where),
-                   gmem_tensor, stored)
+    atom = _multicast_atom(op, desc, coord_layout or layout, smem_layout, outer, tile_shape, order, num_multicast, where)
+    atom.host_engine = getattr(gmem_tensor, "engine", None)
+    return TmaInfo(atom, tma_tensor, stored)
+
+
+#: the extent each tiled mode of a coordinate view (``_coordinate_view``) stands for: 2^20 elements
+COORD_EXTENT = 1 << 20
+
+
+def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...]) -> Tuple[Any, Any]:
+    """(TMA tensor, its layout or None) for make_tiled_tma_atom. A tensor at least one tile wide in
+    every tiled mode is its own TMA tensor (the copies find a tile's coordinates from its offset in
+    it). One narrower than a tile in some mode can only stand for the coordinates of other tensors
+    (a grouped GEMM makes its atoms from such a template and rewrites the descriptor in the kernel:
+    kernel/instr/tensormap.py): its TMA tensor is then a view of the same memory whose layout keeps
+    coordinates apart, CuTe DSL's coordinate tensor in cutelab's form: each tiled mode COORD_EXTENT
+    long, strides compact in the descriptor's dimension order. Reading it as memory is out of bounds
+    (refused); TMA copies read the coordinates off its offsets."""
+    from ...tensor import Tensor
+
+    n = len(shape)
+    if not any(shape[i] < tiler[i] for i in range(len(tiler))) or not isinstance(gmem_tensor, Tensor):
+        return gmem_tensor, None
+    vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
+    vstride = [0] * n
+    mul = 1
+    for i in order:
+        vstride[i] = mul
+        mul *= vshape[i]
+    lay = Layout._raw(vshape, tuple(vstride))
+    return Tensor(gmem_tensor.engine, lay, gmem_tensor.offset, _checked=True), lay
 
 
 # the width (in elements) of the rows of the 2-D view a runs atom copies in (the TMA box's inner extent)
@@ -689,3 +723,44 @@ def prefetch_descriptor(atom: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``prefetch.tensormap``: a cache hint only; cutelab kernels do not issue it (no effect)."""
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"prefetch_descriptor: expected a TMA atom, got {type(atom).__name__}")
+
+
+# --------------------------------------------------------------------------- descriptors in memory
+# A kernel may keep an atom's descriptor in memory and rewrite it (grouped GEMMs): kernel/instr/tensormap.py
+
+
+def copy_tensormap(tma_atom: Any, tensormap_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """Copy the atom's descriptor into the 128 bytes at tensormap_ptr (global or shared memory)."""
+    from ...tracing import instruction
+
+    instruction("tensormap.copy", "cpasync.copy_tensormap")(tma_atom, tensormap_ptr)
+
+
+def update_tma_descriptor(tma_atom: Any, gmem_tensor: Any, tma_desc_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """Give the descriptor at tma_desc_ptr gmem_tensor's address, extents and strides (the other
+    fields, the atom's box and swizzle, stay)."""
+    from ...tracing import instruction
+
+    instruction("tensormap.update", "cpasync.update_tma_descriptor")(tma_atom, gmem_tensor, tma_desc_ptr)
+
+
+def fence_tma_desc_acquire(tma_desc_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
+    """``fence.proxy.tensormap::generic.acquire.gpu [p], 128``: later TMAs through p see its updates."""
+    from ...tracing import instruction
+
+    instruction("tensormap.acquire", "cpasync.fence_tma_desc_acquire")(tma_desc_ptr)
+
+
+def fence_tma_desc_release(*, loc: Any = None, ip: Any = None) -> None:
+    """``fence.proxy.tensormap::generic.release.gpu``: release the descriptor updates made so far."""
+    from ...tracing import instruction
+
+    instruction("tensormap.release", "cpasync.fence_tma_desc_release")()
+
+
+def cp_fence_tma_desc_release(tma_desc_global_ptr: Any, tma_desc_shared_ptr: Any, *, loc: Any = None,
+                              ip: Any = None) -> None:
+    """Copy a descriptor from shared to global memory and release it (``tensormap.cp_fenceproxy``)."""
+    from ...tracing import instruction
+
+    instruction("tensormap.cp_release", "cpasync.cp_fence_tma_desc_release")(tma_desc_global_ptr, tma_desc_shared_ptr)

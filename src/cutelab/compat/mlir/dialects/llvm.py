@@ -1,4 +1,5 @@
-"""``cutlass._mlir.dialects.llvm``: ``inline_asm`` of PTX, and ``extractvalue`` of its results.
+"""``cutlass._mlir.dialects.llvm``: ``inline_asm`` of PTX, ``extractvalue`` of its results, and the
+pointer casts a program makes before an NVVM op (``PointerType.get``, ``addrspacecast``: the same pointer).
 
 Inside a kernel, ``inline_asm`` becomes one op of cutelab's kernel IR (kernel/instr/inline_asm.py):
 printed as ``asm volatile`` with the program's text and constraints on the GPU, run by cutelab's
@@ -51,4 +52,29 @@ def extractvalue(res: Any, container: Any, position: Any, *, loc: Any = None, ip
     return container[int(pos)]
 
 
-__getattr__ = module_getattr("cutlass._mlir.dialects.llvm")
+class PointerType:
+    """``llvm.PointerType.get(address_space)``: a pointer type; cutelab's pointers keep their memory, so
+    it only names the space (for ``addrspacecast``)."""
+
+    def __init__(self, space: Any) -> None:
+        self.space = space
+
+    @staticmethod
+    def get(address_space: Any = 0, context: Any = None) -> "PointerType":
+        return PointerType(address_space)
+
+
+def addrspacecast(res: Any, arg: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """``llvm.addrspacecast``: the same pointer (cutelab's pointers are their memory and an offset; the
+    instruction that takes it reads the address space it needs)."""
+    if not isinstance(res, PointerType):
+        raise NotEmulatedError("llvm.addrspacecast", "cutelab casts pointers to an llvm.PointerType only",
+                               where=user_line(2))
+    return arg
+
+
+_refused_getattr = module_getattr("cutlass._mlir.dialects.llvm")
+
+
+def __getattr__(name: str) -> Any:
+    return _refused_getattr(name)

@@ -1,0 +1,173 @@
+"""Layouts whose extents or strides are runtime values, and tensors over them at runtime addresses.
+
+``cute.make_layout((m, k, 1), stride=(s_m, s_k, 0))`` in a kernel, with ``m``, ``k``, ``s_m``, ``s_k``
+integers the kernel read from memory (a grouped GEMM's per-group extents and strides), is a layout
+CuTe DSL keeps in registers. cutelab's ``Layout`` is static (its algebra runs at trace time), so such
+a layout is a ``RuntimeLayout``: a flat tuple of extents and one of strides, each an int or a traced
+integer. What it supports:
+
+- ``.shape``, ``.stride``, ``rank``, ``cute.size``-like ``size()`` (a traced product);
+- ``cute.make_tensor(ptr, layout)`` with a pointer at a runtime address (kernel/instr/
+  address_access.py): a ``RuntimeTensor``, whose ``[coordinate]`` with one integer per mode reads and
+  writes an element (offset = sum of coordinate * stride, computed in registers), and which
+  ``cpasync.update_tma_descriptor`` takes (kernel/instr/tensormap.py reads its address, extents and
+  strides).
+
+Everything else (slicing, tiling, composing such a layout) is refused by name: the layout algebra
+needs static layouts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Tuple
+
+import numpy as np
+
+from ...errors import TraceError, user_location
+from ..frontend.trace import TraceValue
+
+__all__ = ["RuntimeLayout", "RuntimeTensor", "runtime_layout", "runtime_tensor"]
+
+
+def _leaf_ok(x: Any) -> bool:
+    if isinstance(x, TraceValue):
+        return len(x.refs) == 1 and x.dtype.is_integer
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _plain(x: Any) -> Any:
+    """A cutlass integer constant (Int32(1)) as its int; a traced value as it is."""
+    if isinstance(x, TraceValue) or isinstance(x, (int, np.integer)):
+        return x
+    v = getattr(x, "value", None)
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return int(v)
+    return x
+
+
+class RuntimeLayout:
+    """A flat layout (extents, strides) whose entries are ints or traced integers."""
+
+    def __init__(self, shape: Tuple[Any, ...], stride: Tuple[Any, ...]):
+        self.shape, self.stride = shape, stride
+
+    def __len__(self) -> int:
+        return len(self.shape)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def size(self) -> Any:
+        n: Any = 1
+        for e in self.shape:
+            n = n * e
+        return n
+
+    def offset_of(self, coord: Any) -> Any:
+        """The element offset of a full coordinate (one integer per mode)."""
+        from ...numeric import Int32
+        from ..frontend.trace import _index_value
+        from ..ir.symbolic import is_sym
+
+        c = coord if isinstance(coord, tuple) else (coord,)
+        c = tuple(_index_value(x, Int32) if is_sym(x) else x for x in c)  # a thread-index expression: its value
+        if len(c) != len(self.shape) or not all(_leaf_ok(_plain(x)) for x in c):
+            raise TraceError(f"a tensor over a layout with runtime extents {self} takes one integer per mode, got "
+                             f"{coord!r} (at {user_location()}); slicing it needs a static layout")
+        off: Any = 0
+        for x, s in zip(c, self.stride):
+            x = _plain(x)
+            if isinstance(s, int) and s == 0 or isinstance(x, int) and x == 0:
+                continue
+            off = off + x * s
+        return off
+
+    def __str__(self) -> str:
+        def f(t: Tuple[Any, ...]) -> str:
+            return "(" + ",".join("?" if isinstance(x, TraceValue) else str(x) for x in t) + ")"
+
+        return f"{f(self.shape)}:{f(self.stride)}"
+
+    __repr__ = __str__
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise TraceError(f"layout {self} (with extents or strides known only when the kernel runs): .{name} is not "
+                         f"supported in cutelab, whose layout algebra needs static layouts (at {user_location()})")
+
+
+def runtime_layout(shape: Any, stride: Any) -> Any:
+    """make_layout(shape, stride=stride) in a kernel when an entry is a traced integer: a RuntimeLayout
+    (flat shapes only), or None when no entry is traced (make_layout goes on)."""
+    sh = shape if isinstance(shape, tuple) else (shape,)
+    if stride is None:
+        return None
+    st = stride if isinstance(stride, tuple) else (stride,)
+    sh, st = tuple(_plain(x) for x in sh), tuple(_plain(x) for x in st)
+    if not any(isinstance(x, TraceValue) for x in sh + st):
+        return None
+    if len(sh) != len(st) or not all(_leaf_ok(x) for x in sh + st):
+        raise TraceError(f"make_layout({shape}, stride={stride}) with runtime entries: cutelab takes a flat shape and "
+                         f"stride of integers (ints or traced integers), one stride per extent (at {user_location()})")
+    return RuntimeLayout(sh, st)
+
+
+class RuntimeTensor:
+    """A tensor at a runtime address over a RuntimeLayout: element access and the TMA descriptor update."""
+
+    def __init__(self, ptr: Any, layout: RuntimeLayout):
+        self.iterator, self.layout = ptr, layout
+        self.made_at = user_location() or "an unknown line"
+
+    @property
+    def engine(self) -> Any:
+        return self.iterator.engine
+
+    @property
+    def offset(self) -> Any:
+        return self.iterator.offset
+
+    @property
+    def element_type(self) -> Any:
+        return self.iterator.engine.dtype
+
+    @property
+    def shape(self) -> Tuple[Any, ...]:
+        return self.layout.shape
+
+    @property
+    def stride(self) -> Tuple[Any, ...]:
+        return self.layout.stride
+
+    @property
+    def memspace(self) -> str:
+        return self.iterator.engine.memspace
+
+    def __getitem__(self, coord: Any) -> Any:
+        return self.engine.read_one(self.offset + self.layout.offset_of(coord))
+
+    def __setitem__(self, coord: Any, value: Any) -> None:
+        self.engine.write_one(self.offset + self.layout.offset_of(coord), value)
+
+    def __str__(self) -> str:
+        return f"tensor<{self.iterator} o {self.layout}>"
+
+    def __repr__(self) -> str:  # what an operation that needs a static layout names when it refuses one
+        return (f"<a tensor over a layout with runtime extents {self.layout}, made at {self.made_at}: only its "
+                f"elements and update_tma_descriptor take it in cutelab>")
+
+
+def runtime_tensor(ptr: Any, layout: Any) -> Any:
+    """make_tensor(ptr, layout) for a RuntimeLayout: a RuntimeTensor (the pointer must be at a runtime
+    address, or be a kernel argument's global memory); None for other layouts."""
+    from ...tensor import Pointer
+    from .address_access import AddressEngine
+
+    if not isinstance(layout, RuntimeLayout):
+        return None
+    if not isinstance(ptr, Pointer) or not isinstance(ptr.engine, AddressEngine):
+        raise TraceError(f"make_tensor({ptr}, {layout}): a layout with runtime extents takes a pointer made from a "
+                         f"runtime address (cute.make_ptr of an Int64) in cutelab (at {user_location()})")
+    return RuntimeTensor(ptr, layout)
