@@ -277,11 +277,14 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     from ..ir.symbolic import is_sym
 
     from ..frontend.smem import SharedAddress
-
-    if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
-        return asm_on_addresses(list(operands), asm, constraints, where, what)
     from ...address import PointerInt
 
+    # a shared-memory address passed as an integer (Int32(smem_ptr.toint()), as quack's set_block_rank
+    # makes one): the operand is its address, as ptr.toint().ir_value() gives it (CuTe DSL passes ir_value())
+    operands = [x.ir_value() if isinstance(x, PointerInt) and hasattr(x.ptr.engine, "address_value") else x
+                for x in operands]
+    if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
+        return asm_on_addresses(list(operands), asm, constraints, where, what)
     if any(isinstance(x, PointerInt) for x in operands):  # a kernel argument's address: ld/st/atom/red ops
         from .atomics import asm_on_global
 
