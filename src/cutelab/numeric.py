@@ -401,6 +401,13 @@ def runtime_class(base: type, dtype: Any) -> Any:
         got = RuntimeTypeMeta(dtype.__name__, (base,), {"__slots__": (), "_dsl_class_": dtype,
                                                         "__module__": base.__module__,
                                                         "__qualname__": f"{base.__qualname__}[{dtype.__name__}]"})
+        # the number ABCs hold classes in caches matched by equality, where this class is its DSL class:
+        # it answers as the DSL class does (cutelab's own ABCs answer by its bases: tracing._KernelABCMeta)
+        import numbers
+
+        for a in (numbers.Number, numbers.Complex, numbers.Real, numbers.Rational, numbers.Integral):
+            if issubclass(dtype, a):
+                a.register(got)
         _RUNTIME_CLASSES[key] = got
     return got
 

@@ -4,12 +4,15 @@ calling it converts, ``issubclass`` and the class attributes answer as the DSL c
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import pytest
 
 import cutelab as cute
 from cutelab.numeric import (Float16, Float32, Int32, Int64, Numeric, RuntimeTypeMeta, dsl_class,
                              runtime_class)
+from cutelab.tracing import TracedValue
 
 SUFFIX = {Float32: "f32", Int32: "s32", Int64: "s64"}  # quack's store_shared_remote indexes such a table
 
@@ -67,4 +70,25 @@ def test_kernel_tensor_values_keep_their_class(capsys):
     O = np.zeros_like(X)
     _tensor_value_type(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(O)).launch(grid=1, block=2)
     assert capsys.readouterr().out.splitlines() == ["False True"]
+    np.testing.assert_array_equal(O, X)
+
+
+@cute.kernel
+def _abc_checks(mX: cute.Tensor, mO: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    x = mX[tidx]
+    print(isinstance(x, TracedValue), isinstance(x, numbers.Real), isinstance(x, Float32))
+    mO[tidx] = x
+
+
+def test_abc_caches_keep_runtime_and_static_values_apart(capsys):
+    # the runtime class equals its DSL class, and ABCs cache classes in sets matched by equality: a
+    # traced Float32 checked first must not make Float32(2.0) a traced value, nor the other way round
+    assert not isinstance(Float32(2.0), TracedValue) and isinstance(Float32(2.0), numbers.Real)
+    X = np.arange(2, dtype=np.float32)
+    O = np.zeros_like(X)
+    _abc_checks(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(O)).launch(grid=1, block=2)
+    assert capsys.readouterr().out.splitlines() == ["True True True"]  # as Float32 answers numbers.Real
+    assert not isinstance(Float32(2.0), TracedValue) and not isinstance(Int32(3), TracedValue)
+    assert isinstance(Float32(2.0), numbers.Real) and isinstance(Int32(3), numbers.Integral)
     np.testing.assert_array_equal(O, X)
