@@ -55,7 +55,7 @@ __all__ = [
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
     "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU",
     "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float4E2M1FNx2", "Float6E3M2FNx4", "Float6E2M3FNx4",
-    "is_numeric_type", "float_promotion", "python_operand_type",
+    "is_numeric_type", "float_promotion", "python_operand_type", "RuntimeTypeMeta", "runtime_class", "dsl_class",
 ]
 
 # numpy's scalar type of a type, by its name (CuTe DSL's Numeric.numpy_dtype; None for the others)
@@ -330,6 +330,92 @@ class NumericMeta(type):
         else:
             return False
         return isinstance(d, NumericMeta) and type.__subclasscheck__(cls, d)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        """``issubclass(type(v), Float32)`` of a runtime value's class (:class:`RuntimeTypeMeta`) is
+        that of the DSL class it stands for."""
+        if isinstance(sub, RuntimeTypeMeta):
+            sub = sub.__dict__["_dsl_class_"]
+        return type.__subclasscheck__(cls, sub)
+
+
+class RuntimeTypeMeta(type):
+    """The class of a runtime value's class: ``type(v)`` of a kernel's Float32 scalar stands for Float32.
+
+    In CuTe DSL a runtime scalar is an instance of its numeric class (``type(Float32(x))`` is
+    Float32 whatever x is), and libraries index tables by it (quack:
+    ``{Float32: "f32", Int32: "s32"}[type(val)]``) or convert with it (``type(val)(other)``). A cutelab
+    runtime value keeps its own class (the tracer's value, with its operators), so that class is
+    made by :func:`runtime_class` as a subclass of the tracer's class whose metaclass is this one:
+    it compares equal to its DSL class and hashes as it does (dict and set lookups find it), is a
+    subclass of it for ``issubclass``, calls it to convert (``type(v)(x)`` is ``Float32(x)``), answers
+    its class attributes (``type(v).width``, ``.name``, ``.is_float``) and prints as it does. It is
+    not the DSL class itself (``type(v) is Float32`` is False): where cutelab takes an element type,
+    give ``dsl_class(type(v))``, or the class.
+    """
+
+    def __eq__(cls, other: Any) -> bool:
+        return other is cls or other is cls.__dict__["_dsl_class_"] or (
+            isinstance(other, RuntimeTypeMeta) and other.__dict__["_dsl_class_"] is cls.__dict__["_dsl_class_"])
+
+    def __ne__(cls, other: Any) -> bool:
+        return not RuntimeTypeMeta.__eq__(cls, other)
+
+    def __hash__(cls) -> int:
+        return hash(cls.__dict__["_dsl_class_"])
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.__dict__["_dsl_class_"](*args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(cls.__dict__["_dsl_class_"], name)
+
+    def __instancecheck__(cls, inst: Any) -> bool:
+        return isinstance(inst, cls.__dict__["_dsl_class_"])
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return issubclass(dsl_class(sub), cls.__dict__["_dsl_class_"])
+
+    def __repr__(cls) -> str:
+        return repr(cls.__dict__["_dsl_class_"])
+
+    def __str__(cls) -> str:
+        return str(cls.__dict__["_dsl_class_"])
+
+
+_RUNTIME_CLASSES: dict = {}  # (the tracer's class, DSL class) -> the runtime class
+
+
+def runtime_class(base: type, dtype: Any) -> Any:
+    """The class of ``base``'s runtime values of element type ``dtype`` (a subclass of ``base``
+    whose metaclass is :class:`RuntimeTypeMeta`, standing for ``dtype``), or None when dtype is not
+    a concrete numeric type. ``base`` must keep its instances' layout in ``__slots__`` (instances
+    are moved to the subclass by assigning ``__class__``)."""
+    key = (base, dtype)
+    got = _RUNTIME_CLASSES.get(key)
+    if got is None:
+        if not (isinstance(dtype, NumericMeta) and not dtype.is_abstract):
+            return None
+        got = RuntimeTypeMeta(dtype.__name__, (base,), {"__slots__": (), "_dsl_class_": dtype,
+                                                        "__module__": base.__module__,
+                                                        "__qualname__": f"{base.__qualname__}[{dtype.__name__}]"})
+        # the number ABCs hold classes in caches matched by equality, where this class is its DSL class:
+        # it answers as the DSL class does (cutelab's own ABCs answer by its bases: tracing._KernelABCMeta)
+        import numbers
+
+        for a in (numbers.Number, numbers.Complex, numbers.Real, numbers.Rational, numbers.Integral):
+            if issubclass(dtype, a):
+                a.register(got)
+        _RUNTIME_CLASSES[key] = got
+    return got
+
+
+def dsl_class(t: Any) -> Any:
+    """The DSL class a runtime value's class stands for (Float32 for ``type(v)`` of a kernel's Float32
+    scalar); any other class as it is."""
+    return t.__dict__["_dsl_class_"] if isinstance(t, RuntimeTypeMeta) else t
 
 
 def is_numeric_type(x: Any) -> bool:

@@ -74,18 +74,19 @@ class PipelineState:
     position and count live in two Int32 registers (set just before that loop), so each iteration
     moves them, as CuTe DSL's PipelineState does."""
 
-    def __init__(self, stages: int, count: Any = 0, phase0: int = 0, pos: Any = None, *, index: Any = None,
-                 phase: Any = None):
-        self._explicit = None
+    def __init__(self, stages: int, count: Any = 0, index: Any = None, phase: Any = None, *, phase0: int = 0,
+                 pos: Any = None):
+        self._dsl = False
         self._was_read = False  # whether it was read or moved (a clone neither read nor moved yet can be rebased)
         if index is not None or phase is not None:
-            # CuTe DSL's PipelineState(stages, count, index, phase): a state at a given (index, phase), as
-            # libraries make one to call a pipeline method (flash_attn.cute's _make_state(index, phase))
+            # CuTe DSL's PipelineState(stages, count, index, phase): a state held as its values, as libraries
+            # make one (flash_attn.cute's _make_state(index, phase); quack's PipelineStateWAdvance(stages,
+            # Int32(0), Int32(0), Int32(1)), which moves its _count/_index/_phase itself)
             if index is None or phase is None:
                 raise ValueError("PipelineState: give both index= and phase=, or neither")
-            self._explicit = (index, phase)
-            self._stages, self._count, self._phase0, self._pos = stages, count, 0, 0
-            self._loops, self._mark, self._regs = _loops(), None, None
+            self._dsl = True
+            self._stages, self._count, self._index, self._phase = stages, count, index, phase
+            self._phase0, self._pos, self._loops, self._mark, self._regs = 0, 0, _loops(), None, None
             return
         if not isinstance(stages, int) or stages < 1:
             raise ValueError(f"PipelineState: stages must be a positive int, got {stages!r}")
@@ -174,30 +175,29 @@ class PipelineState:
         return self._stages
 
     def _fixed(self, what: str) -> None:
-        if self._explicit is not None:
-            raise TraceError(f"PipelineState.{what}: this state was made at a given index= and phase=; cutelab "
-                             f"reads such a state (.index, .phase, .count) but does not move it (make it with "
-                             f"make_pipeline_state to {what} it)")
+        if self._dsl and not (isinstance(self._stages, int) and self._stages >= 1):
+            raise TraceError(f"PipelineState.{what}: this state was made at a given index= and phase= with "
+                             f"stages={self._stages!r}; it has no ring of stages to move in")
 
     @property
     def count(self) -> Any:
         self._was_read = True
-        if self._explicit is not None:
+        if self._dsl:
             return self._count
         return self._read(1) if self._live() else self._count
 
     @property
     def index(self) -> Any:
         self._was_read = True
-        if self._explicit is not None:
-            return self._explicit[0]
+        if self._dsl:
+            return self._index
         return (self._read(0) if self._live() else self._pos) % self._stages
 
     @property
     def phase(self) -> Any:
         self._was_read = True
-        if self._explicit is not None:
-            return self._explicit[1]
+        if self._dsl:
+            return self._phase
         pos = self._read(0) if self._live() else self._pos
         return (self._phase0 + pos // self._stages) % 2
 
@@ -206,11 +206,12 @@ class PipelineState:
         derived from loop indices, ``s = state.clone(); s.advance(i * k + j)``, stay index
         expressions); advancing the original later in such a loop is then refused (the clone would
         have seen the first iteration's position only)."""
-        self._fixed("clone")
+        if self._dsl:  # CuTe DSL's clone: a PipelineState at the same values
+            return PipelineState(self._stages, self._count, self._index, self._phase)
         if self._regs is not None:
-            return PipelineState(self._stages, self._read(1), self._phase0, self._read(0))
+            return PipelineState(self._stages, self._read(1), phase0=self._phase0, pos=self._read(0))
         new = [v for v in _loops() if not any(v is w for w in self._loops)]
-        c = PipelineState(self._stages, self._count, self._phase0, self._pos)
+        c = PipelineState(self._stages, self._count, phase0=self._phase0, pos=self._pos)
         if new:
             self._cloned_in = getattr(self, "_cloned_in", []) + new
             self._clones = getattr(self, "_clones", []) + [(c, new)]
@@ -218,7 +219,11 @@ class PipelineState:
 
     def reset_count(self) -> None:
         """Count from zero again, at the same index and phase."""
-        self._fixed("reset_count")
+        if self._dsl:
+            from .numeric import Int32
+
+            self._count = Int32(0)
+            return
         self._was_read = True  # (a clone moved after it was made is not rebased: see _live)
         if self._live():
             from .kernel.ir.nodes import Assign
@@ -235,6 +240,9 @@ class PipelineState:
         self._was_read = True
         if isinstance(count, int) and count < 1:
             raise ValueError("count must be >= 1")
+        if self._dsl:
+            self._advance_values(count)
+            return
         if self._live():
             from .kernel.ir.nodes import Assign
             from .kernel.frontend.trace import current
@@ -248,16 +256,57 @@ class PipelineState:
         self._pos = self._pos + count
         self._remark()
 
+    def _advance_values(self, count: Any) -> None:
+        """CuTe DSL's advance of a state held as its values: by one, the index wraps to 0 and the
+        phase flips when it reaches the stage count (a runtime branch when the index is a runtime
+        value); by more (or by a runtime count), index and phase from a division by the stage count."""
+        from .numeric import Int32
+        from .kernel.frontend.control import if_generate
+
+        runtime = not isinstance(count, int) or isinstance(count, bool)
+        if runtime or count > 1:
+            self._count = self._count + count
+            self._index = self._index + count
+            flips = self._index // self._stages
+            self._index = self._index % self._stages
+            self._phase = self._phase ^ (flips % 2)
+            return
+        self._index = self._index + 1
+        self._count = self._count + 1
+
+        def wrap(index: Any, phase: Any) -> tuple:
+            return Int32(0), phase ^ 1
+
+        def keep(index: Any, phase: Any) -> tuple:
+            return index, phase
+
+        self._index, self._phase = if_generate(self._index == self._stages, wrap, keep, [self._index, self._phase],
+                                               [Int32, Int32])
+
+    # CuTe DSL's DynamicExpression protocol: a state held as its values is carried through a runtime loop
+    # or branch by them (kernel/frontend/carry_obj.py); a trace-time count (make_pipeline_state's) gives
+    # no values (_TRACE_COUNT is no register's value), and keeps its own registers (_live)
+    def __extract_mlir_values__(self) -> list:
+        if not self._dsl:
+            return [_TRACE_COUNT]
+        return [self._count, self._index, self._phase]
+
+    def __new_from_mlir_values__(self, values: list) -> "PipelineState":
+        return PipelineState(self._stages, values[0], values[1], values[2])
+
     def __repr__(self) -> str:
         return f"PipelineState(stages={self._stages}, count={self._count}, index={self.index}, phase={self.phase})"
+
+
+_TRACE_COUNT = "a PipelineState counted at trace time (make_pipeline_state's)"
 
 
 def make_pipeline_state(type: PipelineUserType, stages: int) -> PipelineState:
     """A state at stage 0: producers start at phase 1 (the buffers start empty), consumers at phase 0."""
     if type in (PipelineUserType.Producer, PipelineUserType.ProducerConsumer):
-        return PipelineState(stages, 0, 1)
+        return PipelineState(stages, 0, phase0=1)
     if type is PipelineUserType.Consumer:
-        return PipelineState(stages, 0, 0)
+        return PipelineState(stages, 0, phase0=0)
     raise ValueError(f"make_pipeline_state: unknown PipelineUserType {type!r}")
 
 

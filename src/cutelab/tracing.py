@@ -25,12 +25,30 @@ from typing import Any, Callable, Optional
 __all__ = ["TracedValue", "SymbolicIndex", "hooks", "install", "instruction"]
 
 
-class TracedValue(abc.ABC):
+class _KernelABCMeta(abc.ABCMeta):
+    """ABCMeta that answers for a runtime value's class (numeric.RuntimeTypeMeta, marked by
+    ``_dsl_class_`` in its dict) by its own bases, without the ABC's caches: such a class equals and
+    hashes as its DSL class (``type(v) == Float32``), so the caches (sets of weakly held classes,
+    matched by equality) would give one the other's answer (a Float32 value taken for a traced one)."""
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        if isinstance(sub, type) and "_dsl_class_" in sub.__dict__:
+            return any(issubclass(b, cls) for b in sub.__mro__[1:])
+        return super().__subclasscheck__(sub)
+
+    def __instancecheck__(cls, inst: Any) -> bool:
+        t = type(inst)
+        if "_dsl_class_" in t.__dict__:
+            return cls.__subclasscheck__(t)
+        return super().__instancecheck__(inst)
+
+
+class TracedValue(metaclass=_KernelABCMeta):
     """A value computed inside a traced kernel (the kernel's TraceValue); ``as_index()`` gives
     an integer one as a SymbolicIndex."""
 
 
-class SymbolicIndex(abc.ABC):
+class SymbolicIndex(metaclass=_KernelABCMeta):
     """A symbolic integer of the kernel tracer: an index known only when the kernel runs."""
 
 

@@ -3,8 +3,9 @@
 The README's test command fetches the pinned quack (``python3 scripts/quack_tests.py --fetch .quack``:
 the wheel without its dependencies, einops and apache-tvm-ffi into .quack/site, the sdist's test files
 into .quack/tests; no nvidia-cutlass-dsl, no Triton). A few of its smallest cases run here: softmax,
-cross-entropy with class weights, RMSNorm forward and backward, LayerNorm, on the SM90 paths
-(CUTE_DSL_ARCH=sm_90a) and the SM80 paths (sm_80). scripts/quack_tests.py runs the larger selection.
+cross-entropy with class weights, RMSNorm forward and backward (also over a cluster of 2 CTAs),
+LayerNorm, on the SM90 paths (CUTE_DSL_ARCH=sm_90a) and the SM80 paths (sm_80).
+scripts/quack_tests.py runs the larger selection.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ SM90 = (
     "tests/test_cross_entropy.py::test_cross_entropy[False-True-1-192-input_dtype0]",
     "tests/test_rmsnorm.py::test_rmsnorm_forward_backward[False-1-192-input_dtype0-weight_dtype0-1e-06]",
     "tests/test_layernorm.py::test_layernorm_forward[256-1-input_dtype0-1e-05]",
+    # clusters of 2 CTAs: st.async of type(val)'s suffix to the peer's shared memory, and (backward) the
+    # reduction barriers at a runtime stage
+    "tests/test_rmsnorm.py::test_rmsnorm_fwd_tuned_config[128-32-2-None]",
+    "tests/test_rmsnorm.py::test_rmsnorm_bwd_tuned_config[128-32-2-None-None]",
 )
 SM80 = (
     "tests/test_softmax.py::test_softmax[False-1-192-input_dtype1]",

@@ -45,3 +45,35 @@ def test_barrier_offset_and_phase_from_runtime_variables():
         np.testing.assert_array_equal(B, A * weights)
     src = cuda.render(last_launch().ir)
     assert "mbarrier.try_wait.parity.shared::cta.b64" in src
+
+
+@cute.kernel
+def _ping_pong_array(A: cute.Tensor, B: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_array(cutlass.Int64, num_elems=2)  # a pointer, as quack's reduction barriers
+    if tidx < 2:
+        cute.arch.mbarrier_init(bars + tidx, 32)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    stage = cutlass.Int32(0)
+    phase = cutlass.Int32(0)
+    acc = cutlass.Float32(0.0)
+    for i in cutlass.range(n):
+        cute.arch.mbarrier_arrive(bars + stage)
+        cute.arch.mbarrier_wait(bars + stage, phase)  # the array pointer at a runtime stage
+        acc = acc + A[tidx] * (stage + 1).to(cutlass.Float32)
+        stage ^= 1
+        if stage == 0:
+            phase ^= 1
+    B[tidx] = acc
+
+
+def test_array_pointer_at_a_runtime_stage():
+    A = np.arange(32, dtype=np.float32)
+    for n in (1, 4, 5):
+        B = np.zeros_like(A)
+        _ping_pong_array(from_dlpack(A), from_dlpack(B), n).launch(grid=1, block=32)
+        np.testing.assert_array_equal(B, A * sum(1 + (i % 2) for i in range(n)))
+    src = cuda.render(last_launch().ir)
+    assert "mbarrier.try_wait.parity.shared::cta.b64" in src

@@ -690,7 +690,8 @@ class Loop:
     """``for target in ITER`` of a rewritten kernel (see rewrite.py)."""
 
     def __init__(self, it: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
-                 var_unused: bool = False, loop_targets: Sequence[str] = (), local: Sequence[str] = ()):
+                 var_unused: bool = False, loop_targets: Sequence[str] = (), local: Sequence[str] = (),
+                 invoked: Sequence[str] = ()):
         t = _tracer()
         self.dynamic = False
         self.where = where
@@ -710,7 +711,7 @@ class Loop:
             self.dynamic = True
             self.t = t
             self.range = it
-            self.carry = _Carry(t, names, values, where, "loop", loop_targets, local)
+            self.carry = _Carry(t, names, values, where, "loop", loop_targets, local, invoked)
             self.state = 0
         else:
             if isinstance(it, DynRange):

@@ -345,6 +345,10 @@ class _Rewriter(ast.NodeTransformer):
         node.orelse = self._stmts(node.orelse)
         targets = set(_assigned([ast.Assign(targets=[node.target], value=ast.Constant(0))]))
         names = [n for n in _assigned(node.body) if n not in targets]
+        # objects whose methods the body calls (a pipeline state's advance()): a runtime loop carries them when
+        # they hold CuTe DSL's value protocol, as the while loop does
+        invoked = [n for n in _invoked(node.body, self.fn_locals) if n not in names and n not in targets]
+        names = names + invoked
         v = self._fresh("l")
         it = node.iter
         if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range":
@@ -354,7 +358,7 @@ class _Rewriter(ast.NodeTransformer):
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Loop"), it, _names_tuple(names), _call(_rt("grab"), _locals(), _names_tuple(names)),
             self._where(node), ast.Constant(_jumps(node.body)), ast.Constant(not (targets & read)),
-            _loop_targets(node.body), _names_tuple(local)))
+            _loop_targets(node.body), _names_tuple(local), _names_tuple(invoked)))
         body = list(node.body)
         if names:
             body = [_if_attr(v, "dynamic", [_unpack(names, _method(v, "enter"))])] + body

@@ -19,7 +19,7 @@ import numpy as np
 from ... import int_tuple as it
 from ... import tracing as _tracing_protocol
 from ...errors import TraceError, _internal, user_location  # noqa: F401  (the user's line: errors.py walks the stack)
-from ...numeric import float_promotion, python_operand_type
+from ...numeric import float_promotion, python_operand_type, runtime_class
 from ...layout import Layout, ScaledBasis, evaluate_all
 from ...tensor import _RMEM_ALIGN, PointerInfo
 from ..ir.nodes import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Printf, Ref, Reg, RegVar,
@@ -292,6 +292,8 @@ class TraceValue:
         self.refs = tuple(refs)
         self.shape = shape
         self.dtype = dtype
+        if shape == () and type(self) is TraceValue:  # a scalar: type(v) stands for its DSL class (numeric.py)
+            self.__class__ = runtime_class(TraceValue, dtype) or TraceValue
 
     @property
     def element_type(self) -> Any:

@@ -303,6 +303,16 @@ class DsmemEngine:
     def __len__(self) -> int:
         return self.shared.length
 
+    def address_value(self, a: Any) -> Any:
+        """``ptr.toint().ir_value()`` of a pointer into a peer's shared memory (a core ``PointerInt``
+        ``a``, e.g. quack's ``Int32(map_dsmem_ptr(p, rank).toint())``): its shared::cluster address as
+        an inline-PTX operand (the destination or mbarrier of ``st.async``: instr/inline_asm.py)."""
+        from ...tensor import Pointer
+        from ..frontend.shared_address import SharedAddress
+        from ..frontend.trace import _address_offset
+
+        return SharedAddress(Pointer(self, _address_offset(a)))
+
     def alignment(self, offset: Any) -> int:
         b = self.dtype.bytes
         if isinstance(offset, (int, np.integer)):

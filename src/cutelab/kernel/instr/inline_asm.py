@@ -208,6 +208,43 @@ _THREAD_DEPENDENT = ("%tid", "%laneid", "%warpid", "%lanemask", "%ntid", "%nwarp
 _ST_ASYNC_TYPES = {"f32": 32, "b32": 32, "s32": 32, "u32": 32, "f64": 64, "b64": 64, "s64": 64, "u64": 64}
 
 
+_LANES = {"x": 0, "y": 1, "z": 2, "w": 3}
+
+
+def _vector_operands(parts: List[str], where: str, what: str, head: str) -> str:
+    """The last instruction of ``parts`` with its vector-register operands spelled as the inputs
+    they were built from: quack's store_shared_remote_x4 declares ``.reg .v4 .s32 abcd;``, fills it
+    with ``mov.s32 abcd.x, $2;`` ... ``abcd.w``, then stores ``abcd`` with one ``st.async...v4.s32``,
+    which is ``{$2, $3, $4, $5}``. Any other program is refused naming its first instruction."""
+    vecs: dict = {}
+    refuse = NotInterpreted(f"{what} at {where}: a program of {len(parts)} instructions with shared-memory address "
+                            f"operands; cutelab lowers one mapa or st.async instruction on addresses (after "
+                            f"`.reg .vN .T name;` and `mov.T name.x, $k;` that build its vector operand)",
+                            f"PTX program with addresses ({head})")
+    for p in parts[:-1]:
+        m = re.fullmatch(r"\.reg\s+\.v([24])\s+\.([bsuf](?:32|64))\s+([A-Za-z_]\w*)", p)
+        if m is not None:
+            vecs[m.group(3)] = (m.group(2), [None] * int(m.group(1)))
+            continue
+        m = re.fullmatch(r"mov\.([bsuf](?:32|64))\s+([A-Za-z_]\w*)\.([xyzw])\s*,\s*(\$\d+)", p)
+        if m is None or m.group(2) not in vecs:
+            raise refuse
+        ty, lanes = vecs[m.group(2)]
+        k = _LANES[m.group(3)]
+        if int(m.group(1)[1:]) != int(ty[1:]) or k >= len(lanes):
+            raise refuse
+        lanes[k] = m.group(4)
+    last = parts[-1]
+    for name, (_, lanes) in vecs.items():
+        if re.search(rf"\b{name}\b", last) is None:
+            continue
+        if any(x is None for x in lanes):
+            raise TraceError(f"{what} at {where}: the vector register {name} is used before each of its "
+                             f"{len(lanes)} lanes is set")
+        last = re.sub(rf"\b{name}\b", "{" + ", ".join(lanes) + "}", last)
+    return last
+
+
 def asm_on_addresses(operands: List[Any], asm: str, constraints: str, where: str, what: str) -> Any:
     """Inline PTX with shared-memory address operands (``ptr.toint().ir_value()``,
     frontend.smem.SharedAddress), lowered to the IR's ops, since cutelab's memory has no machine
@@ -221,6 +258,8 @@ def asm_on_addresses(operands: List[Any], asm: str, constraints: str, where: str
     text = asm.strip().strip("{}").strip()
     parts = [x.strip() for x in text.split(";") if x.strip()]
     head = parts[0].split()[0] if parts else text
+    if len(parts) > 1:
+        parts = [_vector_operands(parts, where, what, head)]
     if len(parts) != 1:
         raise NotInterpreted(f"{what} at {where}: a program of {len(parts)} instructions with shared-memory address "
                              f"operands; cutelab lowers one mapa or st.async instruction on addresses",
@@ -277,11 +316,14 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     from ..ir.symbolic import is_sym
 
     from ..frontend.smem import SharedAddress
-
-    if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
-        return asm_on_addresses(list(operands), asm, constraints, where, what)
     from ...address import PointerInt
 
+    # a shared-memory address passed as an integer (Int32(smem_ptr.toint()), as quack's set_block_rank
+    # makes one): the operand is its address, as ptr.toint().ir_value() gives it (CuTe DSL passes ir_value())
+    operands = [x.ir_value() if isinstance(x, PointerInt) and hasattr(x.ptr.engine, "address_value") else x
+                for x in operands]
+    if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
+        return asm_on_addresses(list(operands), asm, constraints, where, what)
     if any(isinstance(x, PointerInt) for x in operands):  # a kernel argument's address: ld/st/atom/red ops
         from .atomics import asm_on_global
 

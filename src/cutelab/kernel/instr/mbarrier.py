@@ -59,7 +59,13 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
         from ...numeric import Int64
 
         dt = ptr.dtype or Int64
-        k = ptr.byte_offset // dt.bytes
+        bo = ptr.byte_offset
+        if isinstance(bo, TraceValue):  # at a runtime stage (quack's `mbar_ptr + stage`, stage an Int32 variable)
+            if len(bo.refs) != 1 or bo.dtype.kind not in ("int", "uint"):
+                raise TraceError(f"kernel {t.name}: {what}: the barrier's offset must be one integer, got a value "
+                                 f"of {bo.dtype} of shape {bo.shape}{t.where()}")
+            bo = bo.as_index()  # its register, read at run time
+        k = bo // dt.bytes
         hi = int(k) if not is_sym(k) else sym_range(k)[1]  # a run-time barrier index: its largest value
         if is_sym(k):  # (at most the region's last word: the access itself is bounds-checked, under its branch
             # conditions, as every shared access is: quack's `if tidx < stages: mbarrier_init(mbar_ptr + tidx)`)
