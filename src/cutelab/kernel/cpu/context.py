@@ -307,8 +307,24 @@ class ExecContext:
         if (isinstance(first, tuple) and first[0].dtype.name == dt.name and first[0].n == len(refs)
                 and all(isinstance(r, tuple) and r[0] is first[0] and r[1] == i for i, r in enumerate(refs))):
             return self.regs[first[0].id]
-        out = np.empty((self.n, len(refs)), dtype=dt.storage)
         regs, other = ref_groups(self.ir, refs)
+        if not regs and refs and all(type(r) is int or type(r) is float for r in refs):  # numbers only:
+            cache = self.ir.__dict__.setdefault("_cpu_const_rows", {})  # their storage values, made once
+            key = (id(refs), dt.name)
+            got = cache.get(key)
+            if got is None or got[0] is not refs:
+                row = np.empty((1, len(refs)), dtype=dt.storage)
+                seen: Dict[Any, Any] = {}  # (each number as column() converts it, once: -0.0 apart from 0.0)
+                for i, r in enumerate(refs):
+                    k = (type(r), repr(r))
+                    v = seen.get(k)
+                    if v is None:
+                        v = seen[k] = from_real(np.asarray(r), dt)
+                    row[0, i] = v
+                row.flags.writeable = False
+                got = cache[key] = (refs, row)
+            return np.broadcast_to(got[1], (self.n, len(refs)))
+        out = np.empty((self.n, len(refs)), dtype=dt.storage)
         for r, cols, at, whole in regs:  # one numpy operation per register read (as column() does each)
             v = self.regs[r.id] if whole else self.regs[r.id][:, cols]
             out[:, at] = v if r.dtype.name == dt.name else from_real(to_real(v, r.dtype), dt)

@@ -95,11 +95,34 @@ def _named(x: Any, out: set) -> None:
                 todo.extend(x.values() if t is dict else x)
 
 
+def _refs(refs: Any, out: set) -> None:
+    """_named of a tuple of element references (register elements, numbers, expressions), the
+    common case first."""
+    if type(refs) is not tuple:
+        _named(refs, out)
+        return
+    for r in refs:
+        tr = type(r)
+        if tr is tuple and len(r) == 2 and type(r[0]) is Reg:
+            out.add(r[0].id)
+        elif tr is not int and tr is not float and tr is not bool:
+            _named(r, out)
+
+
 def _reads(s: Any) -> set:
     """The registers op s reads (for instruction ops: every register its fields name, and the
     registers of its accesses' index expressions)."""
     out: set = set()
-    if isinstance(s, Compute):
+    ts = type(s)
+    if ts is Compute:
+        for col in s.args:
+            _refs(col, out)
+    elif ts is Assign:
+        _refs(s.src, out)
+    elif ts is Store:
+        _named(s.base, out)
+        _refs(s.src, out)
+    elif isinstance(s, Compute):
         _named(s.args, out)
     elif isinstance(s, Assign):
         _named(s.src, out)
@@ -145,8 +168,12 @@ def _copy_of(s: Any) -> Optional[Any]:
     if not isinstance(s, Compute) or s.op != "mov" or s.dst.mutable:
         return None
     src = s.args[0]
-    if len(src) != s.dst.n or not all(isinstance(r, tuple) and r[0].dtype.name == s.dst.dtype.name for r in src):
+    if len(src) != s.dst.n:
         return None
+    name = s.dst.dtype.name
+    for r in src:
+        if not isinstance(r, tuple) or r[0].dtype.name != name:
+            return None
     return src
 
 
@@ -161,10 +188,38 @@ def _writes(s: Any) -> Optional[set]:
     return None
 
 
+def _clone(op: Any) -> Any:
+    """copy.copy(op) for the IR's op classes (slots and a __dict__, nothing custom), without
+    copy's protocol lookups; copy.copy itself for a class that customises copying."""
+    cls = type(op)
+    if (getattr(cls, "__copy__", None) is not None or cls.__reduce_ex__ is not object.__reduce_ex__
+            or cls.__reduce__ is not object.__reduce__ or getattr(cls, "__getstate__", None) is not _OBJECT_GETSTATE):
+        return copy.copy(op)
+    new = cls.__new__(cls)
+    for c in cls.__mro__:
+        slots = c.__dict__.get("__slots__", ())
+        for n in ((slots,) if isinstance(slots, str) else slots):
+            if n.startswith("__"):  # (__dict__, __weakref__; a private name would be mangled)
+                if n in ("__dict__", "__weakref__"):
+                    continue
+                return copy.copy(op)
+            try:
+                setattr(new, n, getattr(op, n))
+            except AttributeError:  # (an unset slot stays unset)
+                pass
+    d = getattr(op, "__dict__", None)
+    if d:
+        new.__dict__.update(d)
+    return new
+
+
+_OBJECT_GETSTATE = getattr(object, "__getstate__", None)
+
+
 def _substitute(op: Any, fwd: Dict[int, tuple]) -> Optional[Any]:
     """A copy of op whose operand fields read the forwarded copies' sources; None if op names a
     forwarded register anywhere else."""
-    new = copy.copy(op)
+    new = _clone(op)
     names = [n for c in type(op).__mro__ for n in getattr(c, "__slots__", ()) if hasattr(op, n)]
     names += list(getattr(op, "__dict__", {}).keys())
     for n in names:
@@ -193,17 +248,20 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
         covered.update(range(i, end))
         if not batch:
             continue
-        ids = {id(o) for o in batch}
+        users_of: Dict[int, int] = {}  # register id -> how many ops of the batch read it
+        for o in batch:
+            for r in reads_of[id(o)]:
+                users_of[r] = users_of.get(r, 0) + 1
         fwd: Dict[int, tuple] = {}
         for c in singles:
-            src = _copy_of(c)
-            if src is not None and readers.get(c.dst.id) == 1:
-                users = [o for o in batch if c.dst.id in reads_of[id(o)]]
-                if len(users) == 1 and id(users[0]) in ids:
+            if readers.get(c.dst.id) == 1 and users_of.get(c.dst.id) == 1:
+                src = _copy_of(c)
+                if src is not None:
                     fwd[c.dst.id] = src
         if not fwd:
             continue
-        new = [_substitute(o, fwd) if reads_of[id(o)] & set(fwd) else o for o in batch]
+        names = set(fwd)
+        new = [_substitute(o, fwd) if not reads_of[id(o)].isdisjoint(names) else o for o in batch]
         if any(o is None for o in new):
             continue
         out[i] = (end, [c for c in singles if c.dst.id not in fwd], new)
@@ -246,7 +304,7 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
                 and readers.get(d.id, 0) - (d.id in reads_of[id(s)]) == 1  # (the op names its own dst)
                 and a.index == tuple(range(n)) and a.src == tuple((d, i) for i in range(n))):
             got = out.get(u)
-            new = copy.copy(got[1][0] if got is not None and got[1] else s)
+            new = _clone(got[1][0] if got is not None and got[1] else s)
             new.dst = a.dst
             out[u] = (u + 2, [new], [])
     taken = {j for i, (end, _, _) in out.items() for j in range(i, end)}
@@ -264,7 +322,7 @@ def plan(ir: Any, block: Any, runs: Dict[int, Any]) -> Dict[int, Any]:
                 and readers.get(d.id, 0) - (d.id in reads_of[id(s)])  # (the Assigns merged into a)
                 == sum(d.id in reads_of[id(ops[j])] for j in range(u + 1, after)) and len(set(a.index)) == len(a.index)
                 and a.src == tuple((d, i) for i in range(d.n))):
-            new = copy.copy(base)
+            new = _clone(base)
             new.into, new.at = a.dst, _index(a.index)
             out[u] = (after, [new], [])
             taken.update(range(u, after))

@@ -43,6 +43,7 @@ from ..frontend.cformat import format_value
 from ..ir.nodes import FAST_MATH, Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
 from ...dtypes import convert
 from .context import ExecContext, as_index, from_real, real_dtype, ref_groups, to_real
+from .storerun import StoreRun, run_stores
 from .warps import run_groups
 
 __all__ = ["interpret"]
@@ -97,7 +98,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     nt = ir.num_threads
     nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]
     per_thread = max(1, sum(r.n for r in ir.regs))
-    has_printf = any(isinstance(s, Printf) for s in walk(ir.body))
+    facts = _facts(ir)
+    has_printf = facts["printf"]
     step = max(1, min(nblocks, _BUDGET // (nt * per_thread)))
     step = min(step, max(1, _MAX_THREADS // nt))
     if has_printf:
@@ -106,16 +108,14 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     if csize > 1:  # a batch holds whole clusters, their CTAs in rank order (context.py: cluster-major indices)
         step = max(csize, step // csize * csize)
     work = buffers
-    if structured or _data_indexed(ir):  # check as we go, on copies of what is written: commit only a launch that succeeded
-        written = {op.param.index for op in walk(ir.body) if isinstance(op, Store) and not isinstance(op.param, Shared)}
-        written |= {a.param.index for op in walk(ir.body) if isinstance(op, Op) for a in op.accesses()
-                    if a.is_store and not isinstance(a.param, Shared)}
+    if structured or facts["data_indexed"]:  # check as we go, on copies of what is written: commit only a launch that succeeded
+        written = facts["written"]
         work = {i: (buf.copy() if i in written and not _shared(buf) else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
     lrec = recorder.launch(ir) if recorder is not None else None
     if getattr(ir, "cooperative", False):  # every CTA resident at once: one batch (launch/cooperative.py)
         step = nblocks
-    clc = _clc_schedule(ir, nblocks, csize)
+    clc = _clc_schedule(ir, nblocks, csize) if facts["clc"] else None
     if clc is not None:  # CLC queries: only some clusters resident at once, answered by clc (instr/clc.py)
         step = min(step, clc.resident() * csize)
     first = 0
@@ -159,6 +159,24 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         lrec.finish()
 
 
+def _facts(ir: KernelIR) -> Dict[str, Any]:
+    """What interpret asks of the whole kernel before each launch, worked out once (cached on its IR):
+    whether it prints, whether it reads an index from a register, the global tensors it writes,
+    whether it issues CLC queries."""
+    got = ir.__dict__.get("_cpu_facts")
+    if got is None:
+        from ..instr.clc import ClcQueryOp
+
+        ops = list(walk(ir.body))
+        written = {op.param.index for op in ops if isinstance(op, Store) and not isinstance(op.param, Shared)}
+        written |= {a.param.index for op in ops if isinstance(op, Op) for a in op.accesses()
+                    if a.is_store and not isinstance(a.param, Shared)}
+        got = ir.__dict__["_cpu_facts"] = {"printf": any(isinstance(s, Printf) for s in ops),
+                                           "data_indexed": _data_indexed(ir), "written": written,
+                                           "clc": any(isinstance(s, ClcQueryOp) for s in ops)}
+    return got
+
+
 def _clc_schedule(ir: KernelIR, nblocks: int, csize: int) -> Any:
     """The interpreter's answers to the kernel's CLC queries (None: the kernel issues none)."""
     from ..instr.clc import ClcQueryOp, ClcSchedule
@@ -178,6 +196,12 @@ def _data_indexed(ir: KernelIR) -> bool:
 def _step(b: ExecContext, s: Any, mask: Any, buffers: Dict[int, np.ndarray], lines: List[Any]) -> None:
     """Run one op that is not control flow (warps.py runs regions and barriers) under mask."""
     ir = b.ir
+    if type(s) is StoreRun:  # stores that differ by a constant (warps._runs): as one, else one by one
+        if mask is None and b.rec is None and run_stores(b, s, buffers):
+            return
+        for x in s:
+            _step(b, x, mask, buffers, lines)
+        return
     if isinstance(s, Load):
         p = s.param
         data, length, shift = b.memory(p, buffers)

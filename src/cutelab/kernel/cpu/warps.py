@@ -28,6 +28,7 @@ Runs of independent instruction ops (mma.sync) run as one (``_runs``, ``Op.inter
 copies that only feed one instruction op are left out (``forward.py``).
 
 May import: ``kernel.ir``, ``kernel.cpu.context``, ``kernel.cpu.forward``, ``kernel.cpu.racecheck``,
+``kernel.cpu.storerun``,
 ``cutelab.errors``.
 """
 
@@ -43,6 +44,7 @@ from ..ir.nodes import Assign, Barrier, Compute, For, If, Load, Op, While, walk
 from .context import ExecContext, and_mask, warp_of, warps_per_block
 from .forward import plan as forward_plan
 from .racecheck import RaceCheck
+from .storerun import store_run
 
 __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
 
@@ -248,7 +250,7 @@ def _runs(block: Any) -> Dict[int, Any]:
     ``interpret_batch(ops, ctx, mask, buffers)`` and ``batch_io()``: the ids of the registers it
     reads and writes; mma.sync) where nothing reads what an instruction op of the run writes: the
     copies run first, in order, then the instruction ops as one. Such runs are what cute.gemm's
-    loops over (m, n) make."""
+    loops over (m, n) make. Also runs of stores that differ only by a constant (``storerun``)."""
     out: Dict[int, Any] = {}
     ops = block.ops
     i = 0
@@ -283,6 +285,11 @@ def _runs(block: Any) -> Dict[int, Any]:
                 out[i] = (j, [merged], [])
                 i = j
                 continue
+        got = store_run(ops, i)  # stores that differ by a constant: one step (storerun.py)
+        if got is not None:
+            out[i] = (got[0], [got[1]], [])
+            i = got[0]
+            continue
         i += 1
     return out
 

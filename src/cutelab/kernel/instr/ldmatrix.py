@@ -128,7 +128,8 @@ class LdMatrix(Op):
                 if got is None or got[0] is not fixed:
                     if len(cache) >= 16:  # (a few MB at most)
                         cache.clear()
-                    got = cache[id(self)] = (fixed, fixed.reshape(W, 32 * e)[:, take])
+                    got = cache[id(self)] = (fixed, np.ascontiguousarray(fixed.reshape(W, 32 * e)[:, take]))  # (a gather
+                    # through a contiguous index is 2-3x faster)
                 sel = got[1]
                 vals = np.take(data[c:], sel) if c >= 0 else np.take(data, sel + c)
                 self._put(b, mask, vals.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n))
