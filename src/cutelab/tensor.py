@@ -1079,7 +1079,7 @@ class Tensor:
         # prologue slices k-tiles it then predicates off); the launch checks the accesses themselves
         traced = hasattr(self.engine, "param")
         # a register fragment's engine checks its own offsets (one past its end faults when a thread runs it,
-        # kernel.frontend.trace.RmemEngine)
+        # kernel.frontend.engines.RmemEngine)
         rmem = type(self.engine).__name__ == "RmemEngine"
         # an identity tensor's value is arithmetic (no memory): a coordinate past a mode gives what CuTe's
         # crd2idx gives (CuTe DSL 4.8.1: t[4, 0] of ((2,2),(2,8)):((8,64),(1,8)) is row 128, the last

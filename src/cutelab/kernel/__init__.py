@@ -33,7 +33,9 @@ from .launch.compiled import CompiledFunction
 from .launch.args import Constexpr
 from .launch.api import JitFunction, Kernel, compile, jit, kernel
 from .launch.plan import last_launch
-from .frontend.trace import TraceValue, printf
+from .frontend import engines as _engines  # noqa: F401  (traced tensors' memories; installs make_rmem_tensor's hook)
+from .frontend.printing import printf
+from .frontend.trace import TraceValue
 
 
 def _kernel_copy(atom, src, dst, **kwargs):

@@ -92,7 +92,8 @@ class SmemAllocator:
         """A tensor of element_type over layout (a Layout or a size) in shared memory."""
         from ..layout import Layout, make_layout
         from ..tensor import Tensor
-        from ..kernel.frontend.trace import SmemEngine, _static_offsets, current
+        from ..kernel.frontend.engines import SmemEngine
+        from ..kernel.frontend.trace import _static_offsets, current
 
         t = current("SmemAllocator.allocate_tensor")
         sw = None

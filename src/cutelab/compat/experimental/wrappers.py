@@ -503,7 +503,7 @@ def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = No
 def print_runtime(fmt: str, *args: Any, loc: Any = None, ip: Any = None) -> None:
     """Print at run time (C's printf: no newline is added), inside a kernel by every thread and on the
     host once: ``cute.printf(fmt, *args, end="")`` (``%d``-style and ``{}`` placeholders)."""
-    from ...kernel.frontend.trace import printf
+    from ...kernel.frontend.printing import printf
 
     printf(fmt, *args, end="")
 

@@ -2,14 +2,19 @@
 
 ``rewrite`` rewrites the function's ``for``/``if``/``while`` (as CuTe DSL's AST preprocessor
 does); ``control`` decides at trace time which of them are static and which become IR regions;
-``trace`` runs the function once with symbolic indices and records the IR (its nodes live here
-today); ``smem`` holds shared-memory engines and swizzled views (``shared_address``: a
+``trace`` runs the function once with symbolic indices and records the IR (``kernel.ir.nodes``):
+the tracer and the traced values (``TraceValue``); ``engines`` the memories of traced tensors
+(global, register and shared; ``rmem_index`` a register fragment read or written at a runtime
+index); ``smem`` shared-memory regions and swizzled views (``shared_address``: a
 shared-memory address as an inline-PTX operand); ``threads`` a thread's lane and warp, the block
 barrier and ``elect_one``; ``host`` records the host side of ``@cute.jit`` (prints, the thread's
-launch record, dynamic arguments; ``launch`` runs it); ``arch`` is ``cute.arch``; ``cformat``
-reads ``cute.printf`` formats.
+launch record, dynamic arguments; ``launch`` runs it); ``arch`` is ``cute.arch``; ``printing`` is
+``cute.printf``, whose formats ``cformat`` reads.
+
+Inside the folder, imports run one way: ``trace`` <- ``rmem_index`` <- ``engines`` <- ``smem``,
+``printing`` and the rest.
 
 May import: ``cutelab``'s core (layouts, tensors, numeric types), ``kernel.ir``,
-``kernel.analysis`` and, for ``cute.arch``'s names (``arch`` only), ``kernel.instr``. Never a back
-end, never ``kernel.launch``.
+``kernel.analysis`` and, for ``cute.arch``'s names (``arch`` only), ``kernel.instr``; ``engines``
+and ``rmem_index`` emit ``instr.fault``'s ``Fault`` op. Never a back end, never ``kernel.launch``.
 """

@@ -667,7 +667,7 @@ def _is_view(v: Any) -> bool:
     symbolic offset (what a runtime loop or branch can carry by its offset)."""
     from ...layout import Layout
     from ...tensor import Tensor
-    from .trace import GmemEngine
+    from .engines import GmemEngine
 
     return (isinstance(v, Tensor) and isinstance(v.engine, GmemEngine) and isinstance(v.layout, Layout)
             and (is_sym(v.offset) or (isinstance(v.offset, int) and not isinstance(v.offset, bool))))

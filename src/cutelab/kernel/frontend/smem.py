@@ -31,7 +31,8 @@ import math
 from ..ir.symbolic import add, is_sym, sym_div, swizzle_expr
 from ..ir.nodes import Load, Store, _align_of
 from .shared_address import SharedAddress  # noqa: F401  (re-exported: inline PTX operands)
-from .trace import SmemEngine, TraceValue, _refs_of, _static_offsets, current
+from .engines import SmemEngine
+from .trace import TraceValue, _refs_of, _static_offsets, current
 
 __all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
            "SharedAddress"]

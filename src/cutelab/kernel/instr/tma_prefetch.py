@@ -54,7 +54,7 @@ def prefetch(atom: Any, src: Any, *, loc: Any = None, ip: Any = None) -> None:
     thread of each warp that reaches it issues it, as the copy)."""
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SOp, TmaCopyAtom
     from ..frontend.arch import elect_one
-    from ..frontend.trace import GmemEngine, SmemEngine
+    from ..frontend.engines import GmemEngine, SmemEngine
 
     t = current("cute.prefetch")
     what = f"kernel {t.name}: cute.prefetch{t.where()}"
