@@ -259,7 +259,7 @@ class StaticPersistentTileScheduler:
 
     # no value protocol (CuTe DSL's __extract_mlir_values__): inside a kernel the index is already a mutable
     # register that advance_to_next_work assigns in place, so a runtime loop passes the scheduler through
-    # (control._Carry's "invoked" objects); outside one it is a Python value
+    # (carry.Carry's "invoked" objects); outside one it is a Python value
 
 
 EXTRAS: Dict[str, Any] = {

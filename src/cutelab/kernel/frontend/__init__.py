@@ -1,7 +1,9 @@
 """The front end: from the user's Python function to the kernel IR.
 
 ``rewrite`` rewrites the function's ``for``/``if``/``while`` (as CuTe DSL's AST preprocessor
-does); ``control`` decides at trace time which of them are static and which become IR regions;
+does); ``control`` decides at trace time which of them are static and which become IR regions,
+and ``carry`` keeps the variables a runtime region reassigns in registers (``carry_obj``: objects
+carried by their values);
 ``trace`` runs the function once with symbolic indices and records the IR (``kernel.ir.nodes``):
 the tracer and the traced values (``TraceValue``); ``engines`` the memories of traced tensors
 (global, register and shared; ``rmem_index`` a register fragment read or written at a runtime
@@ -12,7 +14,7 @@ launch record, dynamic arguments; ``launch`` runs it); ``arch`` is ``cute.arch``
 ``cute.printf``, whose formats ``cformat`` reads.
 
 Inside the folder, imports run one way: ``trace`` <- ``rmem_index`` <- ``engines`` <- ``smem``,
-``printing`` and the rest.
+``printing`` and the rest; ``trace`` <- ``carry_obj`` <- ``carry`` <- ``control`` <- ``rewrite``.
 
 May import: ``cutelab``'s core (layouts, tensors, numeric types), ``kernel.ir``,
 ``kernel.analysis`` and, for ``cute.arch``'s names (``arch`` only), ``kernel.instr``; ``engines``

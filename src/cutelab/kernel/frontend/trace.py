@@ -646,7 +646,7 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return (value,) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
         return tuple(value)
-    if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
+    if type(value).__name__ == "Unusable":  # carry.Unusable: say which variable and why
         value._fail()
     if type(value).__name__ == "PointerInt":  # address.PointerInt: ptr.toint() inside a kernel
         from ...errors import user_location
