@@ -59,9 +59,9 @@ class PipelineUserType(enum.Enum):
 
 
 def _loops() -> tuple:
-    from .kernel.frontend.trace import _state
+    from .kernel.frontend.trace import active
 
-    t = getattr(_state, "tracer", None)
+    t = active()
     return tuple(t.loops) + tuple(getattr(t, "whiles", ())) if t is not None else ()  # runtime for and while loops
 
 
@@ -92,9 +92,9 @@ class PipelineState:
         self._stages, self._count, self._phase0 = stages, count, int(phase0) & 1
         self._pos = count if pos is None else pos
         self._loops = _loops()
-        from .kernel.frontend.trace import _state
+        from .kernel.frontend.trace import active
 
-        t = getattr(_state, "tracer", None)
+        t = active()
         # where the state last changed at trace time: its registers get their values there (after the
         # op that was last then: an index would go stale when other states insert their registers' values
         # earlier in the same block)
@@ -102,9 +102,9 @@ class PipelineState:
         self._regs: Any = None  # (pos register, count register) once the state lives in registers
 
     def _remark(self) -> None:
-        from .kernel.frontend.trace import _state
+        from .kernel.frontend.trace import active
 
-        t = getattr(_state, "tracer", None)
+        t = active()
         if t is not None:
             self._mark = (t.cur, t.cur.ops[-1] if t.cur.ops else None)
 

@@ -161,9 +161,9 @@ class PersistentTileSchedulerParams:
 def _kernel_reg(value: Any) -> Any:
     """Inside a kernel: a mutable Int32 register holding value (an int or an index expression),
     assigned here; None outside one."""
-    from ..kernel.frontend.trace import _state
+    from ..kernel.frontend.trace import active
 
-    t = getattr(_state, "tracer", None)
+    t = active()
     if t is None:
         return None
     from ..kernel.ir.nodes import Assign

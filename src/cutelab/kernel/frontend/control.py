@@ -35,13 +35,13 @@ from ...errors import TraceError
 from ..ir.symbolic import is_sym
 from ..ir.nodes import Assign, Compute
 from .carry import UNDEF, Carry, carryable, describe, in_scope, promotable, promoted
-from .trace import TraceValue, _state, current
+from .trace import TraceValue, active, current
 
 __all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
 
 
 def _tracer() -> Any:
-    return getattr(_state, "tracer", None)
+    return active()
 
 
 def _is_dynamic(x: Any) -> bool:
