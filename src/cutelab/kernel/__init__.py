@@ -5,9 +5,9 @@ The folders follow the flow:
 - ``frontend/``: the AST rewrite of the user's function (``rewrite``), control flow
   (``control``) and the variables runtime regions carry (``carry``, ``carry_obj``), the tracer and
   traced values (``trace``), the memories of traced tensors (``engines``, ``rmem_index``), shared
-  memory (``smem``), the host side of ``@cute.jit`` (``host``), ``cute.arch`` (``arch``) and
-  ``cute.printf`` (``printing``, with its formats in ``cformat``);
-- ``ir/``: the IR's nodes (``nodes``) and symbolic integers (``symbolic``);
+  memory (``smem``), the host side of ``@cute.jit`` (``host``) and ``cute.printf``
+  (``printing``, with its formats in ``cformat``);
+- ``ir/``: the IR's nodes (``nodes``, the ``Fault`` op in ``fault``) and symbolic integers (``symbolic``);
 - ``analysis/``: value ranges (``ranges``, ``values``), bounds proofs (``prove``, ``bounds``),
   guarded accesses (``guards``) and possible bits (``bits``);
 - ``instr/``: one file per instruction family (copies, cp.async, ldmatrix, mma.sync, wgmma,
@@ -25,7 +25,10 @@ The folders follow the flow:
 - ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``), their
   arguments (``args``), the launch pipeline (``plan``), compiled functions (``compiled``,
   ``fastpath``, ``fakes``, ``pointers``), CuTe DSL's compile options (``options``), the cluster
-  shape of a launch (``cluster``) and cooperative launches (``cooperative``).
+  shape of a launch (``cluster``) and cooperative launches (``cooperative``);
+- ``arch.py``: ``cute.arch``, the namespace of thread indices, barriers and instructions that
+  kernels call by name (it gathers ``frontend``'s and ``instr``'s, and defines a few ops of its
+  own: warp shuffles, the warp sync, the dynamic shared-memory size).
 
 Thread-block clusters (``launch(cluster=...)``) touch several folders: ``launch/cluster.py``
 checks the shape, ``instr/cluster.py`` holds the cluster ops, ``cuda/cluster.py`` the
@@ -33,7 +36,7 @@ cuLaunchKernelEx configuration, and the interpreter runs each cluster's CTAs in 
 
 Each folder's ``__init__`` says what it may import; inside the package, ``ir`` is the ground,
 then ``analysis`` and ``passes``, ``frontend``, the back ends ``cuda`` and ``cpu``, ``instr`` (whose
-ops print and run through the back ends' contexts), and ``launch`` on top.
+ops print and run through the back ends' contexts), ``arch`` and ``launch`` on top.
 
 May import: ``cutelab``'s core (layouts, tensors, numeric types, the runtime, the emulated GPU
 ``emulated_gpu``), the atoms (``cutelab.nvgpu``) and, for the memory profiler
@@ -44,7 +47,7 @@ package implements when imported (below).
 """
 
 from .. import tracing as _tracing
-from .frontend import arch  # noqa: F401  (cute.arch)
+from . import arch  # noqa: F401  (cute.arch)
 from .cuda.errorword import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
 from .launch.compiled import CompiledFunction
 from .launch.args import Constexpr

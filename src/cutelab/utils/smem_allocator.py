@@ -31,7 +31,7 @@ class SmemAllocator:
     @allocated.setter
     def allocated(self, v: int) -> None:
         # the kernel's total (cute.arch.dynamic_smem_size): what every allocator of it has handed out
-        from ..kernel.frontend.arch import smem_box
+        from ..kernel.arch import smem_box
         from ..kernel.frontend.trace import current
 
         smem_box(current("SmemAllocator"))[0] += v - self._allocated

@@ -139,7 +139,7 @@ def redux_sync(val: Any, kind: Any, mask_and_clamp: Any, *, abs: Any = None, nan
 
 def bar_warp_sync(mask: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``bar.warp.sync mask`` (``__syncwarp``)."""
-    from ...kernel.frontend.arch import sync_warp
+    from ...kernel.arch import sync_warp
 
     sync_warp(_static_int(mask, "prims.bar_warp_sync", "mask"))
 
@@ -148,7 +148,7 @@ def bar_warp_sync(mask: Any, *, loc: Any = None, ip: Any = None) -> None:
 
 def barrier_cta_sync(barrier_id: Any = 0, *, thread_count: Any = None, loc: Any = None, ip: Any = None) -> None:
     """``barrier.sync id[, n]``: the block's barrier (id 0, all threads) or a named barrier."""
-    from ...kernel.frontend.arch import barrier
+    from ...kernel.arch import barrier
 
     from ...kernel.frontend.trace import current
 
@@ -182,7 +182,7 @@ def barrier_cta_red(pred: Any, barrier_id: Any, kind: Any, *, thread_count: Any 
     instructions, the same on both back ends: each warp counts its true predicates (``redux.sync.add``),
     lane 0 writes the count to a shared word of its warp, barrier ``barrier_id``, every thread sums the
     words, barrier again (so that the words are read before a later reduction writes them)."""
-    from ...kernel.frontend.arch import barrier, lane_idx, warp_idx
+    from ...kernel.arch import barrier, lane_idx, warp_idx
     from ...kernel.frontend.trace import current
     from ...numeric import Int32
     from ...runtime import AddressSpace
@@ -494,7 +494,7 @@ def cp_async_wait_group(n: Any = 0, *, loc: Any = None, ip: Any = None) -> None:
 
 def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``setmaxnreg.{inc,dec}.sync.aligned.u32``."""
-    from ...kernel.frontend.arch import setmaxregister_decrease, setmaxregister_increase
+    from ...kernel.arch import setmaxregister_decrease, setmaxregister_increase
 
     a = _s(action)
     (setmaxregister_increase if a == "increase" else setmaxregister_decrease)(reg_count)

@@ -10,13 +10,13 @@ the tracer and the traced values (``TraceValue``); ``engines`` the memories of t
 index); ``smem`` shared-memory regions and swizzled views (``shared_address``: a
 shared-memory address as an inline-PTX operand); ``threads`` a thread's lane and warp, the block
 barrier and ``elect_one``; ``host`` records the host side of ``@cute.jit`` (prints, the thread's
-launch record, dynamic arguments; ``launch`` runs it); ``arch`` is ``cute.arch``; ``printing`` is
-``cute.printf``, whose formats ``cformat`` reads.
+launch record, dynamic arguments; ``launch`` runs it); ``printing`` is ``cute.printf``, whose
+formats ``cformat`` reads.
 
 Inside the folder, imports run one way: ``trace`` <- ``rmem_index`` <- ``engines`` <- ``smem``,
 ``printing`` and the rest; ``trace`` <- ``carry_obj`` <- ``carry`` <- ``control`` <- ``rewrite``.
 
-May import: ``cutelab``'s core (layouts, tensors, numeric types), ``kernel.ir``,
-``kernel.analysis`` and, for ``cute.arch``'s names (``arch`` only), ``kernel.instr``; ``engines``
-and ``rmem_index`` emit ``instr.fault``'s ``Fault`` op. Never a back end, never ``kernel.launch``.
+May import: ``cutelab``'s core (layouts, tensors, numeric types), ``kernel.ir`` and
+``kernel.analysis``. Never ``kernel.instr`` (whose ops the front end's tracer records: they import
+it; ``cute.arch``, which gathers both, is ``kernel/arch.py``), a back end or ``kernel.launch``.
 """

@@ -18,6 +18,7 @@ from ... import tracing as _tracing_protocol
 from ...errors import TraceError, user_location
 from ...layout import Layout
 from ...tensor import _RMEM_ALIGN, PointerInfo
+from ..ir.fault import Fault
 from ..ir.nodes import Assign, Compute, Load, Ref, Reg, Store, _align_of
 from ..ir.symbolic import is_sym, sym_div, sym_range
 from .rmem_index import is_runtime_index, read_at, write_at
@@ -199,9 +200,7 @@ class RmemEngine(PointerInfo):
             if t is None or t.cur is t.body:
                 raise TraceError(what)
             # inside a runtime branch or loop CuTe DSL compiles it (undefined on the GPU): an error only
-            # if a thread runs it (kernel.instr.fault)
-            from ..instr.fault import Fault
-
+            # if a thread runs it (kernel.ir.fault)
             t.emit(Fault(what))
             dst = t.new_reg(self.dtype, 1)
             t.emit(Assign(dst, (0,), (0,)))

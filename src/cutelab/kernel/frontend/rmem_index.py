@@ -4,7 +4,7 @@ GPU); registers have no addresses here, so the tracer selects among the fragment
 
 A read is a tree of selects on the index's bits (log2(n) levels, each one vector ``select``); a
 write replaces every register with ``index == k ? value : old``. An index that may fall outside
-the fragment gets a check that raises on the CPU (``instr.fault.Fault``) and traps on the GPU
+the fragment gets a check that raises on the CPU (``ir.fault.Fault``) and traps on the GPU
 when a thread runs it out of range, naming the user's line; one proved in range gets none.
 
 Used by ``engines.RmemEngine.read_one`` / ``write_one``.
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..ir.fault import Fault
 from ..ir.symbolic import is_sym, sym_range
 from .trace import TraceValue, current
 
@@ -44,8 +45,6 @@ def _index(off: Any, op: str) -> Any:
 
 def _check_in_range(t: Any, off: Any, idx: Any, n: int, op: str) -> None:
     """Fault (CPU: LaunchError, GPU: trap) where a running thread's index leaves [0, n)."""
-    from ..instr.fault import Fault
-
     if is_sym(off):
         lo, hi = sym_range(off)
         if 0 <= lo and hi < n:

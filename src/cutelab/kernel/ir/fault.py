@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import LaunchError
-from ..ir.nodes import Op
+from .nodes import Op
 
 
 class Fault(Op):
