@@ -8,7 +8,7 @@ Names follow cutlass.cute, so CuTe DSL code ports by changing its import line:
 ((2,2),(2,3)):((2,12),(1,4)) 24 24
 
 Layers, bottom up: the core (this folder's modules: int_tuple, numeric, dynamic, layout, algebra,
-swizzle, dynamic_layout, tensor, address, fake, runtime, ...) imports nothing above it; ``nvgpu``
+swizzle, dynamic_layout, tensor, address, fake, runtime, emulated_gpu, ...) imports nothing above it; ``nvgpu``
 (atoms) imports the core; ``render`` (pictures) and ``analysis`` build on the atoms; the kernel
 compiler (``kernel``) uses all of these; ``pipeline*``, ``testing``, ``compat`` and the command
 line sit on top (``cli_words`` < ``cli_sm100`` < ``commands`` < ``web`` < ``cli``; ``utils`` holds

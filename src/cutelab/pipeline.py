@@ -113,10 +113,10 @@ _NOT_YET = ("SyncObject", "TmaStoreFence", "PerStagePipelineState",
 
 
 # CuTe DSL's free functions on named barriers (cutlass.pipeline.arrive_and_wait(barrier_id=..., num_threads=...)):
-# the id may be computed in the kernel (warp_group_idx: each warp group its own barrier; kernel/frontend/arch.py)
+# the id may be computed in the kernel (warp_group_idx: each warp group its own barrier; kernel/arch.py)
 def arrive_and_wait(barrier_id: Any, num_threads: int, *, loc: Any = None, ip: Any = None) -> None:
     """``bar.sync barrier_id, num_threads``."""
-    from .kernel.frontend.arch import barrier
+    from .kernel.arch import barrier
 
     barrier(barrier_id=barrier_id, number_of_threads=num_threads)
 
@@ -131,7 +131,7 @@ wait_unaligned = wait
 
 def arrive(barrier_id: Any, num_threads: int, *, loc: Any = None, ip: Any = None) -> None:
     """``bar.arrive barrier_id, num_threads``: arrive without waiting."""
-    from .kernel.frontend.arch import barrier_arrive
+    from .kernel.arch import barrier_arrive
 
     barrier_arrive(barrier_id=barrier_id, number_of_threads=num_threads)
 

@@ -54,7 +54,7 @@ class PipelineAsync:
                defer_sync: bool = False, name: str = "", **kwargs: Any) -> "PipelineAsync":
         """Initialise the 2 * num_stages barriers at ``barrier_storage`` (one thread of warp 0) and,
         unless defer_sync, fence and sync the block."""
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .kernel.frontend.trace import current
 
         where = f"{cls.__name__}.create"
@@ -84,18 +84,18 @@ class PipelineAsync:
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, loc: Any = None,
                          ip: Any = None) -> None:
         """Wait until the stage is empty (its consumers released it)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_wait(self.empty + state.index, state.phase)
 
     def producer_try_acquire(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
 
     def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Each producer thread arrives on the stage's full barrier (the stage is written)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_arrive(self.full + state.index)
 
@@ -104,7 +104,7 @@ class PipelineAsync:
 
     def producer_tail(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Wait until the consumers released every stage (before the producer exits)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         s = state.clone()
         for _ in range(self.num_stages):
@@ -115,18 +115,18 @@ class PipelineAsync:
     def consumer_wait(self, state: PipelineState, try_wait_token: Any = None, *, loc: Any = None,
                       ip: Any = None) -> None:
         """Wait until the stage is full (its producers committed it)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
     def consumer_try_wait(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Each consumer thread arrives on the stage's empty barrier (the stage may be refilled)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_arrive(self.empty + state.index)
 
@@ -154,7 +154,7 @@ class PipelineCpAsync(PipelineAsync):
     committed first (CUTLASS's FMHA backward commits the stage without cp_async_commit_group)."""
 
     def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .kernel.frontend.trace import current
 
         if getattr(current("PipelineCpAsync.producer_commit"), "cp_async_uncommitted", 0):
@@ -179,7 +179,7 @@ class PipelineOrder:
     @classmethod
     def create(cls, *, depth: int, length: int, group_id: Any, producer_group: CooperativeGroup,
                barrier_storage: Any = None, defer_sync: bool = False, name: str = "") -> "PipelineOrder":
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .kernel.frontend.trace import current
 
         where = "PipelineOrder.create"
@@ -212,7 +212,7 @@ class PipelineOrder:
 
     def arrive(self, state: Optional[PipelineState] = None) -> Optional[PipelineState]:
         """Pass the token to the next group, and move on a stage."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         s = self.state if state is None else state
         arch.mbarrier_arrive(self.full + self.get_barrier_for_current_stage_idx((self.group_id + 1) % self.length, s))
@@ -221,7 +221,7 @@ class PipelineOrder:
 
     def wait(self, state: Optional[PipelineState] = None) -> None:
         """Wait for this group's turn."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         s = self.state if state is None else state
         arch.mbarrier_wait(self.full + self.get_barrier_for_current_stage_idx(self.group_id, s), self._phase(s))

@@ -48,7 +48,7 @@ class PipelineClcFetchAsync(PipelineAsync):
                **kwargs: Any) -> "PipelineClcFetchAsync":
         from . import int_tuple as it
         from .dynamic import value_of
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         where = "PipelineClcFetchAsync.create"
         if isinstance(tx_count, bool) or not isinstance(tx_count, int) or tx_count < 0:
@@ -75,7 +75,7 @@ class PipelineClcFetchAsync(PipelineAsync):
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None) -> None:
         """Wait until the stage is empty; then lane r (r below the cluster's size) arrives on CTA r's
         full barrier expecting the answer's bytes."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if try_acquire_token is None:
             arch.mbarrier_wait(self.empty + state.index, state.phase)
@@ -97,7 +97,7 @@ class PipelineClcFetchAsync(PipelineAsync):
 
     def consumer_wait(self, state: PipelineState, try_wait_token: Any = None) -> None:
         """Wait on this CTA's full barrier (the answer has landed here)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if try_wait_token is None:
             arch.mbarrier_wait(self.full + state.index, state.phase)
@@ -107,7 +107,7 @@ class PipelineClcFetchAsync(PipelineAsync):
 
     def consumer_release(self, state: PipelineState) -> None:
         """Each consumer thread arrives on the stage's empty barrier of the cluster's first CTA."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if self.cluster == 1:
             arch.mbarrier_arrive(self.empty + state.index)

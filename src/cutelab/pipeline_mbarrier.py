@@ -88,7 +88,7 @@ class MbarrierArray:
         return new
 
     def mbarrier_init(self, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .kernel.frontend.trace import current
 
         t = current("MbarrierArray.mbarrier_init")
@@ -121,7 +121,7 @@ class MbarrierArray:
         elif op is PipelineOp.AsyncLoad:
             self.arrive_cp_async_mbarrier(index)
         elif op is PipelineOp.TCGen05Mma:
-            from .kernel.frontend import arch
+            from .kernel import arch
             from .nvgpu import tcgen05
 
             if cta_group is None:
@@ -135,7 +135,7 @@ class MbarrierArray:
             raise TraceError(f"MbarrierArray.arrive: not supported for PipelineOp.{op.name}")
 
     def arrive_mbarrier(self, index: Any, dst_rank: Any = None, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if dst_rank is None:
             arch.mbarrier_arrive(self.get_barrier(index))
@@ -145,39 +145,39 @@ class MbarrierArray:
     def arrive_cp_async_mbarrier(self, index: Any, *, loc: Any = None, ip: Any = None) -> None:
         """The thread arrives once its cp.async copies have landed (``cp.async.mbarrier.arrive.noinc``):
         here its copies are waited for, then it arrives (as pipeline_async.PipelineCpAsync commits)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.cp_async_wait_group(0)
         arch.mbarrier_arrive(self.get_barrier(index))
 
     def arrive_and_expect_tx(self, index: Any, tx_count: Any, *, loc: Any = None, ip: Any = None) -> None:
         """One elected thread arrives and expects tx_count bytes of transactions (TMA loads)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         with arch.elect_one():
             arch.mbarrier_arrive_and_expect_tx(self.get_barrier(index), tx_count)
 
     def arrive_and_expect_tx_with_dst(self, index: Any, tx_count: Any, dst: Any = None, *, loc: Any = None,
                                       ip: Any = None) -> None:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_arrive_and_expect_tx(self.get_barrier(index), tx_count, dst)
 
     # ---- wait
     def wait(self, index: Any, phase: Any, *, loc: Any = None, ip: Any = None) -> None:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_wait(self.get_barrier(index), phase)
 
     def try_wait(self, index: Any, phase: Any, *, loc: Any = None, ip: Any = None) -> Any:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         return arch.mbarrier_try_wait(self.get_barrier(index), phase)
 
     def test_wait(self, index: Any, phase: Any, *, loc: Any = None, ip: Any = None) -> Any:
         """Whether the phase has completed, without waiting (``mbarrier.test_wait``); the same truth
         value as try_wait, which cutelab has (try_wait may only suspend the thread a while first)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         return arch.mbarrier_try_wait(self.get_barrier(index), phase)
 

@@ -49,7 +49,7 @@ def _v_size(cta_layout_vmnk: Any) -> int:
 
 def _my_coord(cta_layout_vmnk: Any) -> Any:
     """This CTA's (v, m, n, l) coordinate in the cluster (index expressions)."""
-    from .kernel.frontend import arch
+    from .kernel import arch
 
     rank = arch.make_warp_uniform(arch.block_idx_in_cluster())
     return cta_layout_vmnk.get_flat_coord(rank)
@@ -70,7 +70,7 @@ def _mask_of(cta_layout_vmnk: Any, coords: Any) -> Any:
 
 
 def _commit(barrier: Any, mask: Any = None, cta_group: Any = None) -> None:
-    from .kernel.frontend import arch
+    from .kernel import arch
     from .kernel.instr.tcgen05_mma import commit
 
     with arch.elect_one():
@@ -85,7 +85,7 @@ class _UmmaPipeline(PipelineAsync):
     def create(cls, *, num_stages: int, producer_group: Any, consumer_group: Any, barrier_storage: Any = None,
                cta_layout_vmnk: Any = None, defer_sync: bool = False, name: str = "", tx_count: Any = None,
                mcast_mode_mn: Any = (1, 1), enable_multicast_signaling: bool = False, **kwargs: Any) -> Any:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if enable_multicast_signaling:
             raise TraceError(f"{cls.__name__}.create(enable_multicast_signaling=True) is not supported by cutelab yet")
@@ -111,7 +111,7 @@ class _UmmaPipeline(PipelineAsync):
 
     def _is_leader(self) -> Any:
         """Whether this CTA is the leader (v == 0) of its pair (always, without pairs)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if self.v == 1:
             return True
@@ -195,7 +195,7 @@ class PipelineTmaUmma(_UmmaPipeline):
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, expected_tx: Any = None) -> None:
         """Wait until the stage is empty, then (in the pair's leader, one thread per warp) arrive on its
         full barrier expecting the stage's bytes (a pair's: both CTAs' loads complete there)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_wait(self.empty + state.index, state.phase)
 
@@ -231,7 +231,7 @@ class PipelineUmmaAsync(_UmmaPipeline):
     def producer_tail(self, state: PipelineState) -> None:
         """In the leader CTA (even rank in the cluster), wait until the consumers released the last
         stage used (state is the next one), as CuTe DSL does."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         def wait() -> None:
             s = state.clone()
@@ -246,7 +246,7 @@ class PipelineUmmaAsync(_UmmaPipeline):
     def consumer_release(self, state: PipelineState) -> None:
         """Each consumer thread arrives on the stage's empty barrier: of the pair's leader, which issues
         the UMMAs, for a 2-CTA pipeline."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         if self.v == 1:
             arch.mbarrier_arrive(self.empty + state.index)
@@ -273,7 +273,7 @@ class PipelineAsyncUmma(_UmmaPipeline):
 def sync(barrier_id: int = 0, *, loc: Any = None, ip: Any = None) -> None:
     """``cutlass.pipeline.sync``: every thread of the block waits at named barrier barrier_id
     (``bar.sync id``; 0 is ``sync_threads``)."""
-    from .kernel.frontend import arch
+    from .kernel import arch
     from .kernel.frontend.trace import current
 
     if isinstance(barrier_id, bool) or not isinstance(barrier_id, int) or not 0 <= barrier_id < 16:

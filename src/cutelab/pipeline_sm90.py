@@ -59,9 +59,9 @@ class PipelineUserType(enum.Enum):
 
 
 def _loops() -> tuple:
-    from .kernel.frontend.trace import _state
+    from .kernel.frontend.trace import active
 
-    t = getattr(_state, "tracer", None)
+    t = active()
     return tuple(t.loops) + tuple(getattr(t, "whiles", ())) if t is not None else ()  # runtime for and while loops
 
 
@@ -93,9 +93,9 @@ class PipelineState:
         self._stages, self._count, self._phase0 = stages, count, int(phase0) & 1
         self._pos = count if pos is None else pos
         self._loops = _loops()
-        from .kernel.frontend.trace import _state
+        from .kernel.frontend.trace import active
 
-        t = getattr(_state, "tracer", None)
+        t = active()
         # where the state last changed at trace time: its registers get their values there (after the
         # op that was last then: an index would go stale when other states insert their registers' values
         # earlier in the same block)
@@ -103,9 +103,9 @@ class PipelineState:
         self._regs: Any = None  # (pos register, count register) once the state lives in registers
 
     def _remark(self) -> None:
-        from .kernel.frontend.trace import _state
+        from .kernel.frontend.trace import active
 
-        t = getattr(_state, "tracer", None)
+        t = active()
         if t is not None:
             self._mark = (t.cur, t.cur.ops[-1] if t.cur.ops else None)
 
@@ -357,7 +357,7 @@ class PipelineTmaAsync:
         signals CTA l % size when l < size and that CTA shares this CTA's coordinates in the
         multicast modes (CuTe DSL's schedule of empty-barrier arrives)."""
         from . import int_tuple as it
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .kernel.ir.symbolic import BoolAnd, Cmp
 
         shape = cta_layout_vmnk.shape
@@ -400,7 +400,7 @@ class PipelineTmaAsync:
         """Initialise the barriers (warp 0, one thread) and, unless defer_sync, fence and sync the block
         (the cluster, for a cta_layout_vmnk of more than one CTA)."""
         from . import int_tuple as it
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .layout import Layout
 
         if barrier_storage is None:
@@ -462,7 +462,7 @@ class PipelineTmaAsync:
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, loc: Any = None,
                          ip: Any = None) -> None:
         """Wait until the stage is empty, then arrive on its full barrier with the stage's bytes."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_wait(self.empty + state.index, state.phase)
         with arch.elect_one():
@@ -470,7 +470,7 @@ class PipelineTmaAsync:
 
     def producer_try_acquire(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         """Whether the stage is empty now (a token for producer_acquire, which waits all the same)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
 
@@ -484,7 +484,7 @@ class PipelineTmaAsync:
         return self.empty + state.index
 
     def consumer_try_wait(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
@@ -492,14 +492,14 @@ class PipelineTmaAsync:
                       ip: Any = None) -> None:
         """Wait until the stage is full (with a token from consumer_try_wait, waiting on a completed
         phase returns at once: the wait is always issued)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
 
         arch.mbarrier_wait(self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """One thread of each consumer warp arrives on the stage's empty barrier; over a cluster, one
         lane per multicast partner arrives on that CTA's empty barrier (see the class)."""
-        from .kernel.frontend import arch
+        from .kernel import arch
         from .kernel.frontend.trace import current
 
         t = current("PipelineTmaAsync.consumer_release")
@@ -525,7 +525,7 @@ class PipelineTmaAsync:
         """Wait until the consumers have released every stage (before the producer exits)."""
         s = state.clone()
         for _ in range(self.num_stages):
-            from .kernel.frontend import arch
+            from .kernel import arch
 
             arch.mbarrier_wait(self.empty + s.index, s.phase)
             s.advance()
@@ -559,7 +559,7 @@ def pipeline_init_arrive(cluster_shape_mn: Any = None, is_relaxed: bool = False)
     """After barrier init with defer_sync=True: make the inits visible (the init fence); in a
     cluster (cluster_shape_mn of more than one CTA), then arrive at the cluster barrier (relaxed
     if is_relaxed), as CuTe DSL does."""
-    from .kernel.frontend import arch
+    from .kernel import arch
 
     arch.mbarrier_init_fence()
     if _clustered(cluster_shape_mn):
@@ -570,7 +570,7 @@ def pipeline_init_wait(cluster_shape_mn: Any = None) -> None:
     """Wait until every thread sees the initialised barriers: a block barrier, or in a cluster
     (cluster_shape_mn of more than one CTA) the cluster barrier's wait (every CTA's barriers are
     initialised)."""
-    from .kernel.frontend import arch
+    from .kernel import arch
 
     if _clustered(cluster_shape_mn):
         arch.cluster_wait()

@@ -1081,7 +1081,7 @@ class Tensor:
         # LSE rows by the column count and predicates the extra rows off); the launch checks the accesses
         traced = hasattr(self.engine, "param")
         # a register fragment's engine checks its own offsets (one past its end faults when a thread runs it,
-        # kernel.frontend.trace.RmemEngine)
+        # kernel.frontend.engines.RmemEngine)
         rmem = type(self.engine).__name__ == "RmemEngine"
         # an identity tensor's value is arithmetic (no memory): a coordinate past a mode gives what CuTe's
         # crd2idx gives (CuTe DSL 4.8.1: t[4, 0] of ((2,2),(2,8)):((8,64),(1,8)) is row 128, the last

@@ -1,4 +1,4 @@
-"""Possible-bits masks of registers (trace.RegVar.bits, proved by control._Carry for a moving
+"""Possible-bits masks of registers (trace.RegVar.bits, proved by carry.Carry for a moving
 view's offset) and their use by the CUDA printer's swizzle split (cuda._possible_bits,
 cuda.swz_split): masks checked against every value the CPU interpreter's registers actually hold,
 the split identity checked on those values, and tensorop_gemm's mainloop ldmatrix addresses."""
@@ -19,7 +19,7 @@ import cutelab as cute
 import cutelab as cutlass
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.cpu import interpreter as interp
-from cutelab.kernel.frontend.control import _value_bits
+from cutelab.kernel.frontend.carry import _value_bits
 from cutelab.kernel.launch.plan import capture
 from cutelab.kernel.ir.symbolic import Expr, Lin, Var, atoms, evaluate, swizzle_expr
 from cutelab.kernel.ir.nodes import Load, Reg, RegVar, Store, walk

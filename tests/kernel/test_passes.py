@@ -194,7 +194,7 @@ def test_the_profiler_reads_the_plan_the_printer_prints(irs, monkeypatch):
 
 # ---------------------------------------------------------------------------- the emit API
 
-_INSTR_FILES = sorted((SRC / "kernel" / "instr").glob("*.py")) + [SRC / "kernel" / "frontend" / "arch.py",
+_INSTR_FILES = sorted((SRC / "kernel" / "instr").glob("*.py")) + [SRC / "kernel" / "arch.py", SRC / "kernel" / "ir" / "fault.py",
                                                                   SRC / "pipeline.py"]
 
 

@@ -16,7 +16,7 @@ import cutelab as cutlass
 from cutelab import utils
 from cutelab.errors import LaunchError
 from cutelab.kernel.cuda import printer as cuda
-from cutelab.kernel.instr.fault import Fault
+from cutelab.kernel.ir.fault import Fault
 from cutelab.kernel.ir.nodes import walk
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.numeric import Float32, Int32

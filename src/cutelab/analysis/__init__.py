@@ -8,6 +8,9 @@ over a tensor layout (plain or swizzled), auto-vectorised as CuTe's copy does, a
 a shared tile. ``suggest_swizzle`` (suggest.py) searches the Swizzle<B,M,S> that remove the bank
 conflicts of such an access. ``draw`` turns a report into pictures (bank map, sectors).
 
+May import: ``cutelab``'s core and ``cutelab.render`` (``draw``). Never ``cutelab.kernel``: its memory
+profiler (``kernel.cpu.profiler``) imports this package.
+
 >>> from cutelab import analysis as A
 >>> r = A.analyze_tv("(32,8):(1,64)", "S<3,3,3> o 0 o (64,64):(64,1)", "f16", "shared")
 >>> print(r.summary())

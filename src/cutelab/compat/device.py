@@ -1,26 +1,13 @@
-"""The emulated GPU: its architecture (``CUTE_DSL_ARCH``, else sm_90) and its properties."""
+"""The emulated GPU as torch and the CUDA runtime see it: how many there are (one per local rank),
+which indices name one, and ``torch.cuda.get_device_properties()`` of the part
+(``cutelab.emulated_gpu`` describes the part: its architecture, SMs and shared memory).
+"""
 
 from __future__ import annotations
 
 import os
-import re
-from typing import Tuple
 
-#: compute capability -> (name, SMs, L2 bytes, memory bytes) of the part cutelab emulates
-PARTS = {
-    (8, 0): ("NVIDIA A100-SXM4-80GB", 108, 40 << 20, 80 << 30),
-    (8, 6): ("NVIDIA RTX A6000", 84, 6 << 20, 48 << 30),
-    (8, 9): ("NVIDIA L40S", 142, 96 << 20, 48 << 30),
-    (9, 0): ("NVIDIA H100 80GB HBM3", 132, 50 << 20, 80 << 30),
-    (10, 0): ("NVIDIA B200", 148, 126 << 20, 180 << 30),
-    (10, 3): ("NVIDIA B300", 148, 126 << 20, 270 << 30),
-    (12, 0): ("NVIDIA GeForce RTX 5090", 170, 96 << 20, 32 << 30),
-}
-
-
-def arch() -> str:
-    """The emulated architecture as CuTe DSL names it: CUTE_DSL_ARCH, else "sm_90a"."""
-    return os.environ.get("CUTE_DSL_ARCH") or "sm_90a"
+from ..emulated_gpu import PARTS, arch, capability, part, smem_per_block_optin, smem_per_sm  # noqa: F401  (the part)
 
 
 def count() -> int:
@@ -39,36 +26,6 @@ def count() -> int:
 def index_ok(idx: int) -> bool:
     """Whether cuda:idx is a device of the emulated machine."""
     return 0 <= int(idx) < count()
-
-
-def capability() -> Tuple[int, int]:
-    """(major, minor) of the emulated architecture: sm_90a -> (9, 0), sm_100a -> (10, 0).
-
-    >>> os.environ["CUTE_DSL_ARCH"] = "sm_80"; capability(); del os.environ["CUTE_DSL_ARCH"]
-    (8, 0)
-    """
-    m = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", arch().strip())
-    if m is None:
-        raise ValueError(f"CUTE_DSL_ARCH={arch()!r} is not an architecture like sm_90a")
-    return int(m.group(1)), int(m.group(2))
-
-
-def part() -> tuple:
-    cc = capability()
-    if cc not in PARTS:
-        raise ValueError(f"cutelab does not emulate sm_{cc[0]}{cc[1]} (CUTE_DSL_ARCH); it knows "
-                         + ", ".join(f"sm_{a}{b}" for a, b in PARTS))
-    return PARTS[cc]
-
-
-def smem_per_block_optin() -> int:
-    from ..utils.smem_allocator import get_smem_capacity_in_bytes
-
-    return get_smem_capacity_in_bytes(arch())
-
-
-def smem_per_sm() -> int:
-    return smem_per_block_optin() + 1024
 
 
 class DeviceProperties:

@@ -136,7 +136,7 @@ class ClcDynamicPersistentTileScheduler:
         return WorkTileInfo((m + cx, n + cy, l), valid)
 
     def work_tile_info_from_clc_response(self, result_addr: Any, *, loc: Any = None, ip: Any = None) -> Any:
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         m, n, l, valid = arch.clc_response(result_addr)
         if self.insert_fence:  # the next query (async proxy) must not overwrite the answer before this read
@@ -158,7 +158,7 @@ class ClcDynamicPersistentTileScheduler:
 
     def advance_to_next_work(self, mbarrier_addr: Any, *, loc: Any = None, ip: Any = None) -> None:
         """One elected thread asks to cancel the next cluster; the answer completes on mbarrier_addr."""
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         with arch.elect_one():
             arch.issue_clc_query(mbarrier_addr, self._clc_response_ptr)

@@ -103,7 +103,7 @@ def _fma(a: Any, b: Any, c: Any, *, loc: Any = None, ip: Any = None) -> Any:
 
 def _minmax(name: str, a: Any, b: Any) -> Any:
     """cute.math.max/min of two scalars (kernel values or numbers)."""
-    from ..kernel.frontend.arch import _float_binary
+    from ..kernel.arch import _float_binary
 
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return max(a, b) if name == "max" else min(a, b)
@@ -224,7 +224,7 @@ def warp_reduction(val: Any, op: Any, *, threads_in_group: int = 32, loc: Any = 
     """cute.arch.warp_reduction: val reduced by op over each group of threads_in_group lanes (a power of two up
     to 32) with butterfly shuffles, offsets threads_in_group / 2, ..., 1 (CuTe DSL's order: every lane of a
     group ends with the same value)."""
-    from ..kernel.frontend import arch
+    from ..kernel import arch
 
     if not isinstance(threads_in_group, int) or threads_in_group < 1 or threads_in_group > 32 or \
             threads_in_group & (threads_in_group - 1):
@@ -238,7 +238,7 @@ def warp_reduction(val: Any, op: Any, *, threads_in_group: int = 32, loc: Any = 
 
 
 def _red_max(x: Any, y: Any) -> Any:
-    from ..kernel.frontend import arch
+    from ..kernel import arch
     from ..kernel.frontend.control import max_
     from ..numeric import Float32
 

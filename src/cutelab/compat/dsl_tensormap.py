@@ -54,7 +54,7 @@ class TensorMapManager:
 
     def init_tensormap_from_atom(self, copy_atom: Any, dst_ptr: Any, warp_id: int, *, loc: Any = None,
                                  ip: Any = None) -> None:
-        from ..kernel.frontend import arch
+        from ..kernel import arch
         from ..nvgpu.cpasync import copy_tensormap
 
         t, outer = _if(arch.make_warp_uniform(arch.warp_idx()) == warp_id)
@@ -64,7 +64,7 @@ class TensorMapManager:
         arch.sync_warp()
 
     def fence_tensormap_initialization(self, *, loc: Any = None, ip: Any = None) -> None:
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         if self.tensormap_update_mode == TensorMapUpdateMode.GMEM:
             arch.fence_acq_rel_cta()
@@ -76,7 +76,7 @@ class TensorMapManager:
 
     def update_tensormap(self, tensor_gmem: Any, tma_copy_atom: Any, tensormap_gmem_ptr: Any, warp_id: int,
                          tensormap_smem_ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
-        from ..kernel.frontend import arch
+        from ..kernel import arch
         from ..kernel.instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group
         from ..nvgpu.cpasync import cp_fence_tma_desc_release, fence_tma_desc_release, update_tma_descriptor
 

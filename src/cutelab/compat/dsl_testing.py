@@ -26,7 +26,7 @@ def _convert_on_gpu(src: Any, dst: Any, n: int) -> None:
     global _CONVERT_KERNEL
     if _CONVERT_KERNEL is None:
         from .. import kernel as cute_kernel
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         @cute_kernel.kernel
         def convert_kernel(src: Any, dst: Any, n: cute_kernel.Constexpr):

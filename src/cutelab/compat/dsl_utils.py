@@ -176,9 +176,9 @@ class PersistentTileSchedulerParams:
 def _kernel_reg(value: Any) -> Any:
     """Inside a kernel: a mutable Int32 register holding value (an int or an index expression),
     assigned here; None outside one."""
-    from ..kernel.frontend.trace import _state
+    from ..kernel.frontend.trace import active
 
-    t = getattr(_state, "tracer", None)
+    t = active()
     if t is None:
         return None
     from ..kernel.ir.nodes import Assign
@@ -274,7 +274,7 @@ class StaticPersistentTileScheduler:
 
     # no value protocol (CuTe DSL's __extract_mlir_values__): inside a kernel the index is already a mutable
     # register that advance_to_next_work assigns in place, so a runtime loop passes the scheduler through
-    # (control._Carry's "invoked" objects); outside one it is a Python value
+    # (carry.Carry's "invoked" objects); outside one it is a Python value
 
 
 EXTRAS: Dict[str, Any] = {

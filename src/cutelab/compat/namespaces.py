@@ -72,7 +72,7 @@ def _utils_extras() -> Dict[str, Any]:
 
 cutlass = Namespace("cutlass", ["cutelab"], _dsl_extras, "cutlass (nvidia-cutlass-dsl), as cutelab")
 cute = Namespace("cutlass.cute", ["cutelab"], _cute_extras, "cutlass.cute, as cutelab")
-arch = Namespace("cutlass.cute.arch", ["cutelab.kernel.frontend.arch"], _arch_extras)
+arch = Namespace("cutlass.cute.arch", ["cutelab.kernel.arch"], _arch_extras)
 math = Namespace("cutlass.cute.math", ["cutelab.kernel.instr.mathops"], _math_extras)
 runtime = Namespace("cutlass.cute.runtime", ["cutelab.runtime"], _runtime_extras)
 testing = Namespace("cutlass.cute.testing", ["cutelab.testing"], _testing_extras)

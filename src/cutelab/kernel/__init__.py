@@ -3,10 +3,13 @@
 The folders follow the flow:
 
 - ``frontend/``: the AST rewrite of the user's function (``rewrite``), control flow
-  (``control``), the tracer and the IR nodes (``trace``), shared memory (``smem``), the host
-  side of ``@cute.jit`` (``host``), ``cute.arch`` (``arch``) and printf formats (``cformat``);
-- ``ir/``: symbolic integers (``symbolic``);
-- ``analysis/``: value ranges (``ranges``) and guarded accesses (``guards``);
+  (``control``) and the variables runtime regions carry (``carry``, ``carry_obj``), the tracer and
+  traced values (``trace``), the memories of traced tensors (``engines``, ``rmem_index``), shared
+  memory (``smem``), the host side of ``@cute.jit`` (``host``) and ``cute.printf``
+  (``printing``, with its formats in ``cformat``);
+- ``ir/``: the IR's nodes (``nodes``, the ``Fault`` op in ``fault``) and symbolic integers (``symbolic``);
+- ``analysis/``: value ranges (``ranges``, ``values``), bounds proofs (``prove``, ``bounds``),
+  guarded accesses (``guards``) and possible bits (``bits``);
 - ``instr/``: one file per instruction family (copies, cp.async, ldmatrix, mma.sync, wgmma,
   TMA loads and stores, SM100 tensor memory and UMMA (tcgen05), mbarriers, math, print_tensor, atomics and memory ordering, bitcast, inline PTX with its
   interpreter ``ptx``); ``gemm`` and ``copy`` dispatch ``cute.gemm``/``cute.copy``;
@@ -17,23 +20,42 @@ The folders follow the flow:
 - ``cuda/``: the CUDA C++ printer (``printer``, which prints the passes' plan; instructions
   print through its public ``lowering.LoweringContext``), NVRTC (``nvrtc``), the driver
   (``driver``) and a fake driver for tests (``fakegpu``);
-- ``cpu/``: the numpy interpreter (``interpreter``) and the memory profiler (``profiler``);
-- ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``),
-  CuTe DSL's compile options (``options``) and the cluster shape of a launch (``cluster``).
+- ``cpu/``: the numpy interpreter (``interpreter``, its warps ``warps``) and the memory profiler
+  (``profiler``);
+- ``launch/``: ``@cute.kernel``, ``@cute.jit``, ``cute.compile`` and launches (``api``), their
+  arguments (``args``), the launch pipeline (``plan``), compiled functions (``compiled``,
+  ``fastpath``, ``fakes``, ``pointers``), CuTe DSL's compile options (``options``), the cluster
+  shape of a launch (``cluster``) and cooperative launches (``cooperative``);
+- ``arch.py``: ``cute.arch``, the namespace of thread indices, barriers and instructions that
+  kernels call by name (it gathers ``frontend``'s and ``instr``'s, and defines a few ops of its
+  own: warp shuffles, the warp sync, the dynamic shared-memory size).
 
 Thread-block clusters (``launch(cluster=...)``) touch several folders: ``launch/cluster.py``
 checks the shape, ``instr/cluster.py`` holds the cluster ops, ``cuda/cluster.py`` the
 cuLaunchKernelEx configuration, and the interpreter runs each cluster's CTAs in one batch.
+
+Each folder's ``__init__`` says what it may import; inside the package, ``ir`` is the ground,
+then ``analysis`` and ``passes``, ``frontend``, the back ends ``cuda`` and ``cpu``, ``instr`` (whose
+ops print and run through the back ends' contexts), ``arch`` and ``launch`` on top.
+
+May import: ``cutelab``'s core (layouts, tensors, numeric types, the runtime, the emulated GPU
+``emulated_gpu``), the atoms (``cutelab.nvgpu``) and, for the memory profiler
+(``cpu/profiler``), ``cutelab.analysis`` and ``cutelab.render``. Never what sits above it
+(``pipeline*``, ``utils``, ``testing``, ``compat``, the command line): they import it. The core
+and the atoms reach the kernel only through the protocol ``cutelab.tracing``, which this
+package implements when imported (below).
 """
 
 from .. import tracing as _tracing
-from .frontend import arch  # noqa: F401  (cute.arch)
+from . import arch  # noqa: F401  (cute.arch)
 from .cuda.errorword import check_errors  # noqa: F401  (guarded GPU accesses: raise what the error words recorded)
 from .launch.compiled import CompiledFunction
 from .launch.args import Constexpr
 from .launch.api import JitFunction, Kernel, compile, jit, kernel
 from .launch.plan import last_launch
-from .frontend.trace import TraceValue, printf
+from .frontend import engines as _engines  # noqa: F401  (traced tensors' memories; installs make_rmem_tensor's hook)
+from .frontend.printing import printf
+from .frontend.trace import TraceValue
 
 
 def _kernel_copy(atom, src, dst, **kwargs):

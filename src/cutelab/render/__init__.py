@@ -9,6 +9,9 @@ return strings (bytes for PNG); writing files is the caller's business (see cute
 The values' own ``_repr_svg_``/``_repr_html_`` (layouts, tensors, atoms, Figures) reach
 ``notebook`` through ``cutelab.display``: nothing below this package imports it.
 
+May import: ``cutelab``'s core (layouts, the algebra, swizzles, tensors, numeric types, ``limits``)
+and the atoms (``cutelab.nvgpu``). Never ``cutelab.analysis`` or ``cutelab.kernel``: they import it.
+
 >>> import cutelab as cute
 >>> from cutelab import render as R
 >>> print(R.render(R.layout_figure("(2,2):(1,2)")), end="")

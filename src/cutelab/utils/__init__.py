@@ -6,6 +6,12 @@ and TMEM load ops of Blackwell GEMMs; their names are also top-level, as in ``cu
 ``blockscaled_layout``: the scale-factor layouts of block-scaled UMMAs.
 ``print_latex`` / ``print_latex_tv``: LaTeX pictures of a layout and a TV layout, as CuTe DSL prints them.
 ``distributed`` (imported when first used): flag waits and signals of distributed kernels.
+``smem_allocator``/``tmem_allocator``: shared and tensor memory inside a kernel.
+
+May import: ``cutelab``'s core (the shared-memory table of ``emulated_gpu`` among it), the atoms
+(``cutelab.nvgpu``) and the kernel (``cutelab.kernel``: the allocators and flag waits run inside
+kernels); ``gemm`` also the pipelines. Never ``compat`` or the command line. Nothing below the
+kernel imports this package.
 """
 
 from . import hopper_helpers as sm90  # noqa: F401

@@ -31,7 +31,7 @@ class SmemAllocator:
     @allocated.setter
     def allocated(self, v: int) -> None:
         # the kernel's total (cute.arch.dynamic_smem_size): what every allocator of it has handed out
-        from ..kernel.frontend.arch import smem_box
+        from ..kernel.arch import smem_box
         from ..kernel.frontend.trace import current
 
         smem_box(current("SmemAllocator"))[0] += v - self._allocated
@@ -92,7 +92,8 @@ class SmemAllocator:
         """A tensor of element_type over layout (a Layout or a size) in shared memory."""
         from ..layout import Layout, make_layout
         from ..tensor import Tensor
-        from ..kernel.frontend.trace import SmemEngine, _static_offsets, current
+        from ..kernel.frontend.engines import SmemEngine
+        from ..kernel.frontend.trace import _static_offsets, current
 
         t = current("SmemAllocator.allocate_tensor")
         sw = None
@@ -150,11 +151,6 @@ def _is_numeric_type(x: Any) -> bool:
     return is_numeric_type(x)
 
 
-# Shared memory a block may use (opt-in maximum, less the 1 KiB the system reserves), by architecture
-_SMEM_CAPACITY_KIB = {80: 164, 86: 100, 87: 164, 89: 100, 90: 228, 100: 228, 101: 228, 103: 228, 107: 328,
-                      110: 228, 120: 100, 121: 100}
-
-
 def get_smem_capacity_in_bytes(compute_capability: Any = None) -> int:
     """Bytes of shared memory one block can use on an architecture ("sm_80", "sm_90a", 90, ...):
     the opt-in maximum less the 1 KiB the system reserves, as CuTe DSL's helper gives it. Without
@@ -164,7 +160,8 @@ def get_smem_capacity_in_bytes(compute_capability: Any = None) -> int:
     (166912, 232448)
     """
     import os
-    import re
+
+    from ..emulated_gpu import SMEM_CAPACITY_KIB, smem_capacity
 
     cc = compute_capability
     if cc is None:
@@ -177,8 +174,8 @@ def get_smem_capacity_in_bytes(compute_capability: Any = None) -> int:
             except Exception as e:  # noqa: BLE001 - no GPU: say what to pass instead
                 raise ValueError("get_smem_capacity_in_bytes(): no GPU to ask and CUTE_DSL_ARCH is not set; pass "
                                  "the architecture, e.g. get_smem_capacity_in_bytes('sm_80')") from e
-    m = re.fullmatch(r"(?:sm_)?(\d+)[a-z]?", str(cc).strip())
-    if m is None or int(m.group(1)) not in _SMEM_CAPACITY_KIB:
+    got = smem_capacity(cc)
+    if got is None:
         raise ValueError(f"get_smem_capacity_in_bytes({compute_capability!r}): unknown architecture; known: "
-                         + ", ".join(f"sm_{k}" for k in sorted(_SMEM_CAPACITY_KIB)))
-    return (_SMEM_CAPACITY_KIB[int(m.group(1))] - 1) * 1024
+                         + ", ".join(f"sm_{k}" for k in sorted(SMEM_CAPACITY_KIB)))
+    return got

@@ -70,7 +70,7 @@ class TmemAllocator:
         self._num_allocated_columns = int(num_allocated_columns)
         self._arch = arch
         if self._is_two_cta and initialize_mbarrier:  # the pair's dealloc handshake: one warp of each CTA arrives
-            from ..kernel.frontend import arch as _arch
+            from ..kernel import arch as _arch
 
             def init() -> None:
                 with _arch.elect_one():
@@ -85,7 +85,7 @@ class TmemAllocator:
         return isinstance(n, int) and 0 <= n <= _MAX_COLUMNS and n % 32 == 0 and (n & (n - 1)) == 0
 
     def _allocator_warp(self) -> Any:
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         return arch.make_warp_uniform(arch.warp_idx()) == self._allocator_warp_id
 
@@ -102,7 +102,7 @@ class TmemAllocator:
 
     def allocate(self, num_columns: int, *, loc: Any = None, ip: Any = None) -> None:
         """The allocator warp allocates num_columns columns (a static power of two, 32 to 512)."""
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         if not self.check_valid_num_columns(num_columns) or num_columns == 0:
             raise TraceError(f"TmemAllocator.allocate({num_columns!r}): num_columns must be multiple of 32 and power "
@@ -122,21 +122,21 @@ class TmemAllocator:
 
     def retrieve_ptr(self, dtype: Any = None, *, loc: Any = None, ip: Any = None) -> Any:
         """The TMEM pointer (of dtype, Float32 by default) the allocation gave."""
-        from ..kernel.frontend import arch
+        from ..kernel import arch
         from ..numeric import Float32
 
         return arch.retrieve_tmem_ptr(dtype or Float32, 16, self._alloc_result_dst_smem_ptr)
 
     def relinquish_alloc_permit(self, *, loc: Any = None, ip: Any = None) -> None:
         """The allocator warp gives up the CTA's permit to allocate."""
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         self._in_allocator_warp(lambda: arch.relinquish_tmem_alloc_permit(is_two_cta=self._is_two_cta),
                                 "relinquish_alloc_permit")
 
     def free(self, tmem_ptr: Any, num_columns: int = 0, *, loc: Any = None, ip: Any = None) -> None:
         """The allocator warp frees num_columns columns from tmem_ptr (0: all allocated columns)."""
-        from ..kernel.frontend import arch
+        from ..kernel import arch
 
         if num_columns > self._num_allocated_columns:
             raise TraceError(f"TmemAllocator.free(..., {num_columns}): num_columns must be less than or equal to "

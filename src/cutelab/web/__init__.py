@@ -11,6 +11,9 @@ Pictures are computed by cutelab.render and drawn by its SVG and HTML back ends.
 
 ``cutelab site DIR`` (site.py) writes the same page as a static site in which Pyodide runs
 cutelab in the browser: static/site.js answers the page's /api/ requests with ``server.api``.
+
+May import: ``cutelab``'s core, the atoms, ``render``, ``analysis`` and ``commands`` (the tabs build
+their pictures through the command line's figure commands). Never ``cli``, which imports it.
 """
 
 from .server import DEFAULT_PORT, figure_json, make_server, serve, url_of

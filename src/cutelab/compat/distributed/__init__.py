@@ -18,6 +18,9 @@ Each rank's kernels run on the CPU interpreter; the memory-ordering instructions
 ``cutelab.utils.distributed``. NVLink multicast is not supported.
 
 :func:`install` is called by ``cutelab.compat.install`` when it emulates the CUDA device.
+
+May import: ``cutelab.compat`` (errors, the emulated device), ``cutelab.kernel`` (the interpreter's
+hooks for polling kernels) and torch. Nothing outside ``compat`` imports it.
 """
 
 from __future__ import annotations

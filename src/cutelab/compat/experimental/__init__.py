@@ -12,6 +12,9 @@ provides it.
 
 The hook (``compat/hook.py``) maps ``cutlass.experimental``, ``cutlass.experimental.primitives``
 and ``cutlass.experimental.cuda`` to the namespaces below.
+
+May import: any of cutelab, as ``cutelab.compat`` may (the kernel's tracer and instructions, tensors,
+the pipelines, ``utils``). Nothing outside ``compat`` imports it.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def _s(x: Any) -> Any:
 def _operand(ptr: Any, what: str) -> Tuple[Any, Any, Any]:
     """(engine, this lane's row offset (an element offset: int, index expression or register value),
     element type) of a row pointer."""
-    from ...kernel.frontend.trace import SmemEngine
+    from ...kernel.frontend.engines import SmemEngine
     from .memory import cute_pointer
 
     p, peer = cute_pointer(ptr, what)

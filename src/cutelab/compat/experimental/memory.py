@@ -415,7 +415,7 @@ class Array:
         ``Array[n][Space=smem]: [a, b, ...]``, a 2-D one as ``Array[RxC]:`` and a line `` [i]: [...]``
         per row, at most ``max_elements`` per dimension, each element as ``%.1f`` (of its value as a
         Float32)."""
-        from ...kernel.frontend.trace import printf
+        from ...kernel.frontend.printing import printf
         from ...numeric import Float32
 
         def p(fmt: str, *args: Any) -> None:

@@ -47,7 +47,7 @@ class Swizzle:
 def _element_swizzle(p: Any, sw: Any, what: str) -> Any:
     """The compat Pointer p's pointer through sw (a cutelab.tensor.Pointer on a swizzled engine)."""
     from ...kernel.frontend.smem import SwizzledSmemEngine
-    from ...kernel.frontend.trace import SmemEngine
+    from ...kernel.frontend.engines import SmemEngine
     from ...swizzle import Swizzle as ElemSwizzle
     from ...tensor import Pointer as CutePointer
 

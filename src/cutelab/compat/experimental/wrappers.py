@@ -140,7 +140,7 @@ def redux_sync(val: Any, kind: Any, mask_and_clamp: Any, *, abs: Any = None, nan
 
 def bar_warp_sync(mask: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``bar.warp.sync mask`` (``__syncwarp``)."""
-    from ...kernel.frontend.arch import sync_warp
+    from ...kernel.arch import sync_warp
 
     sync_warp(_static_int(mask, "prims.bar_warp_sync", "mask"))
 
@@ -149,7 +149,7 @@ def bar_warp_sync(mask: Any, *, loc: Any = None, ip: Any = None) -> None:
 
 def barrier_cta_sync(barrier_id: Any = 0, *, thread_count: Any = None, loc: Any = None, ip: Any = None) -> None:
     """``barrier.sync id[, n]``: the block's barrier (id 0, all threads) or a named barrier."""
-    from ...kernel.frontend.arch import barrier
+    from ...kernel.arch import barrier
 
     from ...kernel.frontend.trace import current
 
@@ -183,7 +183,7 @@ def barrier_cta_red(pred: Any, barrier_id: Any, kind: Any, *, thread_count: Any 
     instructions, the same on both back ends: each warp counts its true predicates (``redux.sync.add``),
     lane 0 writes the count to a shared word of its warp, barrier ``barrier_id``, every thread sums the
     words, barrier again (so that the words are read before a later reduction writes them)."""
-    from ...kernel.frontend.arch import barrier, lane_idx, warp_idx
+    from ...kernel.arch import barrier, lane_idx, warp_idx
     from ...kernel.frontend.trace import current
     from ...numeric import Int32
     from ...runtime import AddressSpace
@@ -605,7 +605,7 @@ def cp_async_bulk_prefetch(src_mem: Any, size: Any, *, l2_cache_hint: Any = None
 
 def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``setmaxnreg.{inc,dec}.sync.aligned.u32``."""
-    from ...kernel.frontend.arch import setmaxregister_decrease, setmaxregister_increase
+    from ...kernel.arch import setmaxregister_decrease, setmaxregister_increase
 
     a = _s(action)
     (setmaxregister_increase if a == "increase" else setmaxregister_decrease)(reg_count)
@@ -614,7 +614,7 @@ def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = No
 def print_runtime(fmt: str, *args: Any, loc: Any = None, ip: Any = None) -> None:
     """Print at run time (C's printf: no newline is added), inside a kernel by every thread and on the
     host once: ``cute.printf(fmt, *args, end="")`` (``%d``-style and ``{}`` placeholders)."""
-    from ...kernel.frontend.trace import printf
+    from ...kernel.frontend.printing import printf
 
     printf(fmt, *args, end="")
 

@@ -3,6 +3,8 @@
 ``math`` is the element-wise math of kernel values (quack's activations call ``math.rcp``), computed as
 ``cute.math`` computes it; ``arith`` and ``vector`` work on MLIR values, which cutelab does not have: their
 names import and raise NotEmulatedError naming themselves when used. ``dsl_user_op`` is cutlass's.
+
+May import: ``cutelab.compat`` and the kernel (``cutelab.kernel``: ``cute.math`` on traced values).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def rcp(x: Any, fastmath: bool = False, approx: bool = False, rounding: Any = No
         raise NotEmulatedError(f"cutlass._mlir_helpers.math.rcp(rounding={rounding!r})",
                                "cutelab's kernel math rounds to nearest only", where=user_line(2))
     if approx:
-        from ...kernel.frontend.arch import rcp_approx
+        from ...kernel.arch import rcp_approx
 
         return rcp_approx(x)
     return 1.0 / x

@@ -28,7 +28,7 @@ over-approximates (an unknown value is its type's whole range; a fact the analys
 is dropped), so a proof is a proof; an access it cannot prove stays guarded.
 
 >>> from cutelab.numeric import Int32
->>> from cutelab.kernel.frontend.trace import Reg, Assign, Compute, Block, For, If, LoopVar, KernelIR
+>>> from cutelab.kernel.ir.nodes import Reg, Assign, Compute, Block, For, If, LoopVar, KernelIR
 >>> body, loop = Block(), Block()
 >>> s = Reg(0, Int32, 1, body, mutable=True)          # the stage counter
 >>> r, n, c = Reg(1, Int32, 1, loop), Reg(2, Int32, 1, loop), Reg(3, Int32, 1, loop)

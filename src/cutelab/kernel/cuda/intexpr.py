@@ -65,7 +65,7 @@ def swz_split(e: Swz) -> Optional[Tuple[Any, int, Any]]:
     if not isinstance(a, Lin):
         return None
     top = e.m + e.s + e.b
-    # a moving view's register holding a stage's offset (control._Carry._prove_bits) whose bits
+    # a moving view's register holding a stage's offset (carry.Carry._prove_bits) whose bits
     # are all at or above 2**top
     low_mask = (1 << top) - 1
     high = [(t, c) for t, c in a.terms if getattr(t, "bits", None) is not None

@@ -13,7 +13,7 @@
   that a register holds are carried so; the others are static and must stay the same; it is
   rebuilt with ``dataclasses.replace``.
 
-Anything else (``leaves`` answers None) keeps control._Carry's rules.
+Anything else (``leaves`` answers None) keeps carry.Carry's rules.
 
 >>> class P:
 ...     def __init__(self, i): self.i = i

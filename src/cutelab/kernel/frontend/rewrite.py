@@ -74,7 +74,7 @@ class _Assigned(ast.NodeVisitor):
 
 def _invoked(nodes: List[ast.AST], local: Any) -> List[str]:
     """Local names whose methods the nodes call (``tile_sched.advance_to_next_work()``): as in CuTe DSL,
-    a region carries such an object (when it carries runtime values: control._Carry), since the call may
+    a region carries such an object (when it carries runtime values: carry.Carry), since the call may
     change it in place. ``self`` and names that are not the function's own locals are left out."""
     out: List[str] = []
     for node in nodes:
@@ -93,7 +93,7 @@ def _invoked(nodes: List[ast.AST], local: Any) -> List[str]:
 
 def _loop_targets(stmts: List[ast.stmt]) -> ast.Tuple:
     """Names bound as the targets of for-loops nested in stmts: an int they hold is the loop's own
-    index, never a value carried into the enclosing region (control._Carry does not promote it)."""
+    index, never a value carried into the enclosing region (carry.Carry does not promote it)."""
     out: List[str] = []
     for s in stmts:
         for n in ast.walk(s):

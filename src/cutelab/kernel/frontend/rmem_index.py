@@ -4,17 +4,19 @@ GPU); registers have no addresses here, so the tracer selects among the fragment
 
 A read is a tree of selects on the index's bits (log2(n) levels, each one vector ``select``); a
 write replaces every register with ``index == k ? value : old``. An index that may fall outside
-the fragment gets a check that raises on the CPU (``instr.fault.Fault``) and traps on the GPU
+the fragment gets a check that raises on the CPU (``ir.fault.Fault``) and traps on the GPU
 when a thread runs it out of range, naming the user's line; one proved in range gets none.
 
-Used by ``trace.RmemEngine.read_one`` / ``write_one``.
+Used by ``engines.RmemEngine.read_one`` / ``write_one``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..ir.fault import Fault
 from ..ir.symbolic import is_sym, sym_range
+from .trace import TraceValue, current
 
 __all__ = ["read_at", "write_at", "is_runtime_index"]
 
@@ -22,8 +24,6 @@ __all__ = ["read_at", "write_at", "is_runtime_index"]
 def is_runtime_index(off: Any) -> bool:
     """off is a value known only when the kernel runs (a symbolic index over a range, or a value in
     a register), not a static offset."""
-    from .trace import TraceValue
-
     if is_sym(off):
         lo, hi = sym_range(off)
         return lo != hi
@@ -33,7 +33,6 @@ def is_runtime_index(off: Any) -> bool:
 def _index(off: Any, op: str) -> Any:
     from ...errors import TraceError
     from ...numeric import Int32
-    from .trace import TraceValue
 
     if isinstance(off, TraceValue):
         if len(off.refs) != 1:
@@ -46,8 +45,6 @@ def _index(off: Any, op: str) -> Any:
 
 def _check_in_range(t: Any, off: Any, idx: Any, n: int, op: str) -> None:
     """Fault (CPU: LaunchError, GPU: trap) where a running thread's index leaves [0, n)."""
-    from ..instr.fault import Fault
-
     if is_sym(off):
         lo, hi = sym_range(off)
         if 0 <= lo and hi < n:
@@ -62,9 +59,7 @@ def _check_in_range(t: Any, off: Any, idx: Any, n: int, op: str) -> None:
 
 
 def read_at(frag: Any, off: Any, op: str = "read") -> Any:
-    """frag[off] for a runtime off (frag: a trace.RmemEngine)."""
-    from .trace import TraceValue, current
-
+    """frag[off] for a runtime off (frag: an engines.RmemEngine)."""
     t = current("reading a register fragment")
     n = len(frag.slots)
     idx = _index(off, op)
@@ -86,7 +81,6 @@ def read_at(frag: Any, off: Any, op: str = "read") -> Any:
 def write_at(frag: Any, off: Any, ref: Any, op: str = "write") -> None:
     """frag[off] = ref for a runtime off (ref: one element reference of frag's type)."""
     from ...numeric import Boolean, Int32
-    from .trace import TraceValue, current
 
     t = current("writing a register fragment")
     n = len(frag.slots)

@@ -31,7 +31,8 @@ import math
 from ..ir.symbolic import add, is_sym, sym_div, swizzle_expr
 from ..ir.nodes import Load, Store, _align_of
 from .shared_address import SharedAddress  # noqa: F401  (re-exported: inline PTX operands)
-from .trace import SmemEngine, TraceValue, _refs_of, _static_offsets, current
+from .engines import SmemEngine, UndefinedValue
+from .trace import TraceValue, _refs_of, _static_offsets, current
 
 __all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
            "SharedAddress"]
@@ -333,7 +334,7 @@ class SwizzledSmemEngine(SmemEngine):
     def write_one(self, off: Any, v: Any) -> None:
         t = current("writing a tensor element")
         t.check_index(off, "write")
-        if type(v).__name__ == "UndefinedValue":  # as CuTe DSL's compiled kernel: no store (kernel.instr.fault)
+        if isinstance(v, UndefinedValue):  # as CuTe DSL's compiled kernel: no store (kernel.ir.fault)
             return
         refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
         self.param.written = True

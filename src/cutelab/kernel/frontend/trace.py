@@ -1,12 +1,10 @@
 """Tracing: run a kernel function once with symbolic indices, recording the kernel IR
 (``kernel.ir.nodes``).
 
-The tracer (``Tracer``) owns the IR being built; ``current()`` is the one in progress.
-Values computed inside a kernel are ``TraceValue``s (element-wise arithmetic on register
-elements). Engines plug traced tensors into ``cutelab.tensor.Tensor``: ``GmemEngine`` (a kernel
-argument's global memory) records loads and stores; ``RmemEngine`` (a register fragment) keeps
-references at static offsets; ``SmemEngine`` is shared memory. ``cute.printf`` inside a kernel
-is a ``Printf`` op.
+The tracer (``Tracer``) owns the IR being built; ``current()`` is the one in progress
+(``active()``: it or None). Values computed inside a kernel are ``TraceValue``s (element-wise
+arithmetic on register elements). The memories that traced tensors read and write are
+``engines``' (``GmemEngine``, ``RmemEngine``, ``SmemEngine``); ``cute.printf`` is ``printing``'s.
 """
 
 from __future__ import annotations
@@ -21,18 +19,13 @@ from ... import tracing as _tracing_protocol
 from ...errors import TraceError, _internal, user_location  # noqa: F401  (the user's line: errors.py walks the stack)
 from ...numeric import float_promotion, python_operand_type, runtime_class
 from ...layout import Layout, ScaledBasis, evaluate_all
-from ...tensor import _RMEM_ALIGN, PointerInfo
-from ..ir.nodes import (Assign, Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Printf, Ref, Reg, RegVar,
-                        ScalarParam, Shared, Store, While, _align_of, walk)
+from ..ir.nodes import (Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
+                        Shared, Store, While, walk)
 from ..ir.symbolic import Var, atoms, is_sym, sym_div, sym_range
 
 __all__ = [
-    "Tracer", "current", "GmemEngine", "RmemEngine", "SmemEngine", "TraceValue", "thread_idx", "block_idx",
-    "block_dim", "grid_dim", "printf", "where", "tracing",
+    "Tracer", "current", "active", "TraceValue", "thread_idx", "block_idx", "block_dim", "grid_dim", "where", "tracing",
 ]
-
-
-# --------------------------------------------------------------------------- IR
 
 
 # --------------------------------------------------------------------------- the tracer
@@ -231,6 +224,11 @@ def current(what: str = "this") -> Tracer:
 
 def tracing() -> bool:
     return getattr(_state, "tracer", None) is not None
+
+
+def active() -> Optional[Tracer]:
+    """The tracer in progress, or None outside a trace."""
+    return getattr(_state, "tracer", None)
 
 
 def thread_idx() -> tuple:
@@ -658,7 +656,7 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return (value,) * n
     if isinstance(value, (list, tuple)) and len(value) == n and all(_is_number(v) for v in value):
         return tuple(value)
-    if type(value).__name__ == "Unusable":  # control.Unusable: say which variable and why
+    if type(value).__name__ == "Unusable":  # carry.Unusable: say which variable and why
         value._fail()
     if type(value).__name__ == "PointerInt":  # address.PointerInt: ptr.toint() inside a kernel
         from ...errors import user_location
@@ -671,385 +669,6 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
     raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
 
 
-# --------------------------------------------------------------------------- engines
-
-class GmemEngine(PointerInfo):
-    """A kernel argument's global memory (or, as SmemEngine, a shared array) inside a trace:
-    loads and stores become IR."""
-
-    memspace = "gmem"
-
-    def __init__(self, param: Any, address: int = 0, memspace: str = ""):
-        self.param = param
-        self.address = address  # the real address, for printing only
-        if memspace:  # as the host tensor printed it: CuTe DSL keeps 'generic' for host (numpy) memory
-            self.memspace = memspace
-
-    @property
-    def dtype(self) -> Any:
-        return self.param.dtype
-
-    @property
-    def align(self) -> int:
-        return self.param.align
-
-    def __len__(self) -> int:
-        return self.param.length
-
-    def alignment(self, offset: Any) -> int:
-        return _align_of(self.param.align, self.dtype.bytes, offset)
-
-    def raw_ptr_str(self, offset: Any) -> str:
-        return f"raw_ptr(?: {self.dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
-
-    def load(self, offset: Any, layout: Layout) -> TraceValue:
-        t = current("loading from a tensor")
-        t.check_index(offset, "load")
-        offs = _static_offsets(layout, "load")
-        dst = t.new_reg(self.dtype, len(offs))
-        self.param.read = True
-        t.emit(Load(dst, self.param, offset, tuple(int(o) for o in offs)))
-        return TraceValue([(dst, i) for i in range(len(offs))], layout.shape, self.dtype)
-
-    def store(self, offset: Any, layout: Layout, value: Any) -> None:
-        t = current("storing to a tensor")
-        t.check_index(offset, "store")
-        offs = _static_offsets(layout, "store")
-        refs = _refs_of(value, len(offs), self.dtype, "store", f"a {self.param.name} tensor of layout {layout}")
-        self.param.written = True
-        t.emit(Store(self.param, offset, tuple(int(o) for o in offs), refs))
-
-    def read_one(self, off: Any) -> TraceValue:
-        t = current("reading a tensor element")
-        t.check_index(off, "read")
-        dst = t.new_reg(self.dtype, 1)
-        self.param.read = True
-        t.emit(Load(dst, self.param, off, (0,)))
-        return TraceValue([(dst, 0)], (), self.dtype)
-
-    def write_one(self, off: Any, v: Any) -> None:
-        t = current("writing a tensor element")
-        t.check_index(off, "write")
-        if type(v).__name__ == "UndefinedValue":  # as CuTe DSL's compiled kernel: no store (kernel.instr.fault)
-            return
-        refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
-        self.param.written = True
-        t.emit(Store(self.param, off, (0,), refs))
-
-    @classmethod
-    def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
-        return RmemEngine.make_fragment(tensor, layout, dtype)
-
-
-_UNSET = 0  # registers that were never written read as 0
-
-
-class RmemEngine(PointerInfo):
-    """A register fragment inside a trace: element references at static offsets."""
-
-    memspace = "rmem"
-    align = _RMEM_ALIGN  # 32, as CuTe DSL 4.8.1 allocates register tensors (make_rmem_tensor prints align<32>);
-    # MMA fragments set their own (nvgpu.mma_atom: 16, or their mode 0's bytes)
-
-    def __init__(self, dtype: Any, n: int):
-        self.dtype = dtype
-        self.slots: List[Ref] = [_UNSET] * n
-        self.reg: Optional[Reg] = None  # set when the fragment became a mutable register array
-        t = getattr(_state, "tracer", None)
-        self.block = t.cur if t is not None else None
-        if t is not None:
-            t.fragments.append(self)
-
-    def make_mutable(self, t: "Tracer", before_region: bool = False) -> None:
-        """Keep the fragment in a mutable register array, so writes inside loops and branches are
-        seen by later iterations and after the region. Called before a loop is entered, or at the
-        first write inside a branch (before_region: the current values are assigned just before
-        the region op of the fragment's block that is being traced)."""
-        if self.reg is not None or self.block is None or not self.block.encloses(t.cur):
-            return
-        self.reg = t.new_reg(self.dtype, len(self.slots), mutable=True)
-        idx = [i for i, r in enumerate(self.slots) if not (isinstance(r, int) and r is _UNSET)]
-        if idx:
-            a = Assign(self.reg, tuple(idx), tuple(self.slots[i] for i in idx))
-            if before_region:
-                self.block.ops.insert(len(self.block.ops) - 1, a)
-            else:
-                t.emit(a)
-
-    def _get(self, offs: Sequence[int], shape: Any) -> TraceValue:
-        if self.reg is None:
-            return TraceValue([self.slots[int(o)] for o in offs], shape, self.dtype)
-        t = current("reading a register fragment")
-        dst = t.new_reg(self.dtype, len(offs))
-        t.emit(Compute(dst, "mov", (tuple((self.reg, int(o)) for o in offs),)))
-        return TraceValue([(dst, i) for i in range(len(offs))], shape, self.dtype)
-
-    def _put(self, offs: Sequence[int], refs: Sequence[Ref]) -> None:
-        t = getattr(_state, "tracer", None)
-        if self.reg is None and t is not None and self.block is not None and t.cur is not self.block:
-            self.make_mutable(t, before_region=True)
-        if self.reg is None:
-            for o, r in zip(offs, refs):
-                self.slots[int(o)] = r
-            return
-        current("writing a register fragment").emit(Assign(self.reg, tuple(int(o) for o in offs), tuple(refs)))
-
-    def __len__(self) -> int:
-        return len(self.slots)
-
-    def recast(self, offset: Any, dtype: Any) -> tuple:
-        """``cute.recast_ptr`` of a pointer into this fragment: (engine, offset) of its registers' bits read
-        as dtype (kernel.instr.rmem_view, reached through the kernel's instruction hook)."""
-        return _tracing_protocol.instruction("rmem.recast")(self, offset, dtype)
-
-    def alignment(self, offset: Any) -> int:
-        return _align_of(self.align, self.dtype.bytes, offset)
-
-    def raw_ptr_str(self, offset: Any) -> str:
-        return f"raw_ptr(0x{0:016x}: {self.dtype.name}, rmem, align<{self.alignment(offset)}>)"
-
-    def _static(self, offset: Any, op: str) -> int:
-        if is_sym(offset):
-            lo, hi = sym_range(offset)
-            if lo != hi:
-                raise TraceError(
-                    f"{op}: a register fragment can only be indexed with static coordinates "
-                    f"(registers have no addresses); got an offset that depends on the thread index"
-                )
-            offset = lo
-        return int(offset)
-
-    def _offsets(self, offset: Any, layout: Layout, op: str) -> np.ndarray:
-        base = self._static(offset, op)
-        offs = _static_offsets(layout, op) + base
-        if len(offs) and (offs.min() < 0 or offs.max() >= len(self.slots)):
-            raise TraceError(
-                f"{op}: layout {layout} at offset {base} reaches [{int(offs.min())}, {int(offs.max())}], "
-                f"outside the fragment of {len(self.slots)} registers"
-            )
-        return offs
-
-    def load(self, offset: Any, layout: Layout) -> TraceValue:
-        offs = self._offsets(offset, layout, "load")
-        return self._get(offs, layout.shape)
-
-    def store(self, offset: Any, layout: Layout, value: Any) -> None:
-        offs = self._offsets(offset, layout, "store")
-        refs = _refs_of(value, len(offs), self.dtype, "store", f"a register fragment of layout {layout}")
-        self._put(offs, refs)
-
-    def read_one(self, off: Any) -> TraceValue:
-        from .rmem_index import is_runtime_index, read_at
-
-        if is_runtime_index(off):  # frag[i], i known when the kernel runs
-            return read_at(self, off)
-        o = self._static(off, "read")
-        if not 0 <= o < len(self.slots):
-            t = getattr(_state, "tracer", None)
-            what = f"read: offset {o} is outside the fragment of {len(self.slots)} registers"
-            if t is None or t.cur is t.body:
-                raise TraceError(what)
-            # inside a runtime branch or loop CuTe DSL compiles it (undefined on the GPU): an error only
-            # if a thread uses it, and a store of it to memory is dropped (kernel.instr.fault)
-            from ..instr.fault import UndefinedValue
-
-            return UndefinedValue([0], self.dtype, what)
-        return self._get([o], ())
-
-    def write_one(self, off: Any, v: Any) -> None:
-        from .rmem_index import is_runtime_index, write_at
-
-        if is_runtime_index(off):
-            return write_at(self, off, _refs_of(v, 1, self.dtype, "store", "a register")[0])
-        o = self._static(off, "write")
-        if not 0 <= o < len(self.slots):
-            raise TraceError(f"write: offset {o} is outside the fragment of {len(self.slots)} registers")
-        self._put([o], [_refs_of(v, 1, self.dtype, "store", "a register")[0]])
-
-    @classmethod
-    def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
-        dtype = dtype or tensor.element_type
-        offs = _static_offsets(layout, "make_fragment_like")
-        n = int(offs.max()) + 1 if len(offs) else 1
-        return cls(dtype, n), 0
-
-
-def _address_offset(a: Any) -> Any:
-    """The element offset of a PointerInt (pointer + byte offset) into its pointer's memory."""
-    b = a.ptr.engine.dtype.bytes
-    d = a.delta
-    if (sym_div(d) if is_sym(d) else int(d) if isinstance(d, (int, np.integer)) else 1) % b:
-        raise TraceError(f"{a.ptr}.toint() + {d}: the address is not at a whole {b}-byte element")
-    return a.ptr.offset + (d // b if is_sym(d) or isinstance(d, (int, np.integer)) else d)
-
-
-class SmemEngine(GmemEngine):
-    """A shared-memory array of the thread block inside a trace."""
-
-    memspace = "smem"
-
-    def address_value(self, a: Any) -> Any:
-        """``ptr.toint().ir_value()`` of a pointer into this array (a core ``PointerInt`` ``a``): its
-        shared-memory address as an inline-PTX operand (frontend.shared_address.SharedAddress)."""
-        from ...tensor import Pointer
-        from .shared_address import SharedAddress
-
-        if type(self) is not SmemEngine:
-            raise TraceError(f"{a.ptr}.toint().ir_value(): the address of swizzled shared memory as an inline-PTX "
-                             f"operand is not supported")
-        return SharedAddress(Pointer(self, _address_offset(a)))
-
-    def recast(self, offset: Any, dtype: Any) -> tuple:
-        """``cute.recast_ptr`` of a pointer into this array at offset: (engine, offset) of the same
-        bytes read as dtype (an ir.nodes.SharedAlias of the array, made once per element type)."""
-        from ..ir.nodes import SharedAlias
-
-        sh = self.param
-        root = getattr(sh, "base", sh)
-        what = f"recast_ptr({self.ptr_str(offset)}, dtype={dtype})"
-        if type(self) is not SmemEngine:
-            if dtype.name == self.dtype.name:  # the same element type: the same (swizzled) pointer
-                return self, offset
-            raise TraceError(f"{what}: recasting a pointer into swizzled shared memory to another element type "
-                             f"is not supported (used at {user_location()})")
-        nbytes = offset * sh.dtype.bytes
-        if (sym_div(nbytes) if is_sym(nbytes) else int(nbytes)) % dtype.bytes:
-            raise TraceError(f"{what}: the pointer's byte offset is not a multiple of {dtype}'s {dtype.bytes} bytes")
-        if (root.length * root.dtype.bytes) % dtype.bytes:
-            raise TraceError(f"{what}: the shared array of {root.length * root.dtype.bytes} bytes is not a whole "
-                             f"number of {dtype} elements")
-        if dtype.name == root.dtype.name:
-            target = root
-        else:
-            aliases = root.__dict__.setdefault("aliases", {})
-            target = aliases.get(dtype.name)
-            if target is None:
-                t = current("recast_ptr")
-                target = SharedAlias(len(t.shared), t._unique(f"{root.name}_{dtype.name}"), dtype, root)
-                t.shared.append(target)
-                aliases[dtype.name] = target
-        return SmemEngine(target), nbytes // dtype.bytes
-
-
-# --------------------------------------------------------------------------- printf
-
-def _fmt_static(x: Any, spec: Any = None) -> str:
-    from .cformat import Spec, format_static
-
-    return format_static(spec or Spec(None), x)
-
-
-def _value_parts(tensor: Any) -> List[Any]:
-    """Parts that print a tensor like CuTe DSL's printf: raw pointer, layout, values."""
-    from ...dynamic import value_of
-
-    eng = tensor.engine
-    layout = value_of(tensor.layout)
-    if isinstance(eng, GmemEngine):
-        vals = eng.load(tensor.offset, tensor.layout)
-        text, align, sw = layout, eng.alignment(tensor.offset), ""
-        view = getattr(eng, "dsl_parts", None)  # a swizzled shared tensor: its layout as CuTe DSL holds it
-        if getattr(eng, "ptr_swizzle", None) is not None:  # a swizzled pointer names its swizzle
-            align, sw = eng.ptr_align(tensor.offset), f", {eng.ptr_swizzle}"
-        elif view is not None and view(tensor.offset, layout) is not None:
-            text, align = view(tensor.offset, layout)
-        head: List[Any] = ["raw_ptr(0x", ("addr", eng.param, tensor.offset),
-                           f": {eng.dtype.name}, {eng.memspace}, align<{align}>{sw}) o {text} = \n  ( "]
-    elif isinstance(eng, RmemEngine):
-        vals = eng.load(tensor.offset, tensor.layout)
-        head = [f"{eng.raw_ptr_str(tensor.offset)} o {layout} = \n  ( "]
-    else:
-        raise TraceError(f"printf: cannot print a tensor over {type(eng).__name__} inside a kernel")
-    parts = head
-    for i, r in enumerate(vals.refs):
-        if i:
-            parts.append(", ")
-        parts.append(("val", r, vals.dtype))
-    parts.append(" )")
-    return parts
-
-
-def _arg_parts(a: Any, spec: Any = None) -> List[Any]:
-    """The Printf parts of one argument; spec is its C conversion (None: by its type, as {})."""
-    conv = spec if spec is not None and spec.conv is not None else None
-    if is_sym(a):
-        if conv is not None and conv.conv in "eEfFgG":
-            from .cformat import _mismatch
-
-            raise _mismatch(conv, f"the runtime integer {a.expr_str()}")
-        return [("int", a, conv)] if conv is not None else [("int", a)]
-    if isinstance(a, TraceValue):
-        if len(a.refs) == 1 and a.shape == ():
-            return [("val", a.refs[0], a.dtype, conv)] if conv is not None else [("val", a.refs[0], a.dtype)]
-        if conv is not None:
-            raise TraceError(f"cute.printf: the conversion '{conv.text}' needs one value, got a tensor value of "
-                             f"shape {a.shape}; use {{}} to print it")
-        parts: List[Any] = ["( "]
-        for i, r in enumerate(a.refs):
-            if i:
-                parts.append(", ")
-            parts.append(("val", r, a.dtype))
-        parts.append(" )")
-        return parts
-    if hasattr(a, "engine") and hasattr(a, "layout"):
-        if conv is not None:
-            raise TraceError(f"cute.printf: the conversion '{conv.text}' cannot print a tensor; use {{}}")
-        return _value_parts(a)
-    if isinstance(a, tuple) and any(is_sym(x) for x in it.flatten_to_tuple(a) if not isinstance(x, tuple)):
-        parts = ["("]
-        for i, x in enumerate(a):
-            if i:
-                parts.append(",")
-            parts.extend(_arg_parts(x))
-        parts.append(")")
-        return parts
-    return [_fmt_static(a, spec)]
-
-
-def printf(*args: Any, end: str = "\n", loc: Any = None, ip: Any = None) -> None:
-    """Print at run time, as CuTe DSL's cute.printf: by every thread inside a kernel, once on the
-    host. The format mixes ``{}`` (a value printed by its type) and C conversions (``%d``,
-    ``%5.2f``, ``%x``, ...); a first argument that is not a string prints all arguments with
-    ``{}``, separated by ``", "``. ``end`` (default a newline) is appended.
-
-    Symbolic integers print their value per thread, tensors print their pointer, layout and
-    values; dynamic values (``?`` to print()) print their values. Inside a ``@cute.jit``
-    function, host-side printfs run after the trace, in order with the kernel launches.
-
-    >>> printf("%d %f {} {}", 7, 3.14, True, (3, 8))
-    7 3.140000 1 (3,8)
-    """
-    from .cformat import Spec, check_count, format_host, parse, split_args
-
-    fmt, args = split_args(args)
-    pieces = parse(fmt)
-    check_count(fmt, pieces, args)
-    if not tracing():
-        from .host import host_print
-
-        host_print(lambda: format_host(fmt, *args, end=end))
-        return
-    t = current("cute.printf")
-    parts: List[Any] = []
-    k = 0
-    for p in pieces:
-        if isinstance(p, Spec):
-            parts.extend(_arg_parts(args[k], p))
-            k += 1
-        else:
-            parts.append(p)
-    parts.append(end)
-    t.emit(Printf(parts))
-
-
-def _rmem_in_trace(layout: Layout, dtype: Any) -> Any:
-    """make_rmem_tensor inside a traced kernel: a register fragment (None outside a trace)."""
-    if not tracing():
-        return None
-    from ...tensor import Tensor
-
-    eng, off = RmemEngine.make_fragment(None, layout, dtype)
-    return Tensor(eng, layout, off, _checked=True)
 
 
 def _fold_bool_in_trace(x: "TraceValue", op: str) -> "TraceValue":
@@ -1085,5 +704,5 @@ def _value_as(v: "TraceValue", shape: Any, dtype: Any) -> "TraceValue":
 
 
 _tracing_protocol.TracedValue.register(TraceValue)
-_tracing_protocol.install(kernel_tracing=tracing, rmem_tensor=_rmem_in_trace, full_like=full_like_value,
+_tracing_protocol.install(kernel_tracing=tracing, full_like=full_like_value,
                           fold_bool=_fold_bool_in_trace, value_as=_value_as, index_value=_index_value)

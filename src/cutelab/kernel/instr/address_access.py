@@ -253,7 +253,7 @@ class AddressEngine(PointerInfo):
 
     @classmethod
     def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
-        from ..frontend.trace import RmemEngine
+        from ..frontend.engines import RmemEngine
 
         return RmemEngine.make_fragment(tensor, layout, dtype)
 

@@ -84,7 +84,7 @@ def _ptr_ref(ptr: Any, what: str, t: Any, shared: bool = False):
     """(Param, element offset) of a global-memory pointer (a tensor's iterator, + k) or tensor;
     with ``shared``, also of a pointer into this CTA's (unswizzled) shared memory (a Shared array)."""
     from ...tensor import Pointer, Tensor
-    from ..frontend.trace import GmemEngine, SmemEngine
+    from ..frontend.engines import GmemEngine, SmemEngine
 
     inner = getattr(ptr, "ptr", None)  # cutlass.Pointer (tensor.iterator.raw_ptr(), Array.data_ptr())
     if not isinstance(ptr, (Pointer, Tensor)) and isinstance(inner, Pointer):

@@ -353,7 +353,7 @@ class DsmemEngine:
 
     @classmethod
     def make_fragment(cls, tensor: Any, layout: Any, dtype: Any = None) -> tuple:
-        from ..frontend.trace import RmemEngine
+        from ..frontend.engines import RmemEngine
 
         return RmemEngine.make_fragment(tensor, layout, dtype)
 
@@ -362,7 +362,7 @@ class DsmemEngine:
         address as an inline-PTX operand (frontend.smem.SharedAddress)."""
         from ...tensor import Pointer
         from ..frontend.smem import SharedAddress
-        from ..frontend.trace import _address_offset
+        from ..frontend.engines import _address_offset
 
         return SharedAddress(Pointer(self, _address_offset(a)))
 
@@ -371,7 +371,7 @@ def _smem_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     """(shared array, element offset) of a plain (unswizzled) shared-memory pointer or tensor."""
     from ...tensor import Pointer, Tensor
     from ..frontend.smem import SmemPtr
-    from ..frontend.trace import SmemEngine
+    from ..frontend.engines import SmemEngine
 
     t = current(what)
     if isinstance(ptr, SmemPtr):

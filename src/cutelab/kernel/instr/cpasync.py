@@ -36,7 +36,8 @@ from ... import int_tuple as it
 from ...errors import TraceError
 from ..ir.symbolic import Expr, is_sym
 from ..ir.nodes import Access, Op
-from ..frontend.trace import GmemEngine, RmemEngine, SmemEngine, _static_offsets, current, user_line
+from ..frontend.engines import GmemEngine, RmemEngine, SmemEngine
+from ..frontend.trace import _static_offsets, current, user_line
 
 __all__ = ["CpAsyncCopy", "CpAsyncCommit", "CpAsyncWait", "GuardedAccess", "is_cp_async", "cp_async_copy",
            "cp_async_commit_group", "cp_async_wait_group"]

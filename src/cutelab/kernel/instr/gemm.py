@@ -24,7 +24,8 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import TraceError
 from ..ir.nodes import Op
-from ..frontend.trace import RmemEngine, TraceValue, current
+from ..frontend.engines import RmemEngine
+from ..frontend.trace import TraceValue, current
 
 __all__ = ["Fma", "kernel_gemm", "register_gemm", "GEMM_IMPLS"]
 

@@ -33,7 +33,8 @@ from ... import int_tuple as it
 from ...errors import TraceError
 from ..ir.symbolic import is_sym
 from ..ir.nodes import Access, Op, Reg
-from ..frontend.trace import SmemEngine, TraceValue, _static_offsets, current
+from ..frontend.engines import SmemEngine
+from ..frontend.trace import TraceValue, _static_offsets, current
 
 __all__ = ["LdMatrix", "StMatrix", "kernel_ldmatrix", "kernel_stmatrix", "ptx_name", "is_ldmatrix", "is_stmatrix"]
 

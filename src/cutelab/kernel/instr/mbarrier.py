@@ -49,7 +49,7 @@ WAIT_SUSPEND_NS = 0x989680
 def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
     """(shared array, element offset) of an mbarrier pointer: a smem Pointer or Tensor of 64-bit words."""
     from ...tensor import Pointer, Tensor
-    from ..frontend.trace import SmemEngine
+    from ..frontend.engines import SmemEngine
 
     from ..frontend.smem import SmemPtr
 

@@ -19,7 +19,8 @@ from typing import Any, List
 
 from ...errors import TraceError
 from ..frontend.cformat import parse
-from ..frontend.trace import GmemEngine, RmemEngine, TraceValue, current, tracing
+from ..frontend.engines import GmemEngine, RmemEngine
+from ..frontend.trace import TraceValue, current, tracing
 from ..ir.nodes import Printf
 
 __all__ = ["print_tensor_in_kernel", "print_in_trace"]

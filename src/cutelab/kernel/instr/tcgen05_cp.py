@@ -114,7 +114,8 @@ def s2t_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     from ...nvgpu.tcgen05.cp import Cp4x32x128bOp, S2TDescEngine, _S2TCopyBase
     from ...nvgpu.tcgen05.mma import CtaGroup
     from ...nvgpu.tcgen05.tmem import TmemEngine
-    from ..frontend.trace import SmemEngine, _static_offsets, current
+    from ..frontend.engines import SmemEngine
+    from ..frontend.trace import _static_offsets, current
     from .tcgen05_tmem import _at, _where
 
     op = getattr(atom, "op", None)

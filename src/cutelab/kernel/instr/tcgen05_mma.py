@@ -43,7 +43,8 @@ from ...layout import Layout
 from ...numeric import Boolean
 from ..ir.nodes import Access, Assign, Compute, Op, Shared
 from ..ir.symbolic import is_sym
-from ..frontend.trace import SmemEngine, _static_offsets, current, tracing
+from ..frontend.engines import SmemEngine
+from ..frontend.trace import _static_offsets, current, tracing
 from .tcgen05_tmem import _at, _epc, _where, check_columns, tmem_cells, tmem_state
 
 __all__ = ["UmmaOp", "UmmaCommitOp", "kernel_gemm", "commit", "mma_field", "umma_desc", "umma_idesc", "umma_kind"]

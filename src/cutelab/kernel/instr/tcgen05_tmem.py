@@ -37,7 +37,8 @@ from ...errors import LaunchError, TraceError
 from ...numeric import Int32
 from ..ir.nodes import Access, Op, Shared
 from ..ir.symbolic import floordiv, is_sym, mod
-from ..frontend.trace import RmemEngine, TraceValue, _static_offsets, current
+from ..frontend.engines import RmemEngine
+from ..frontend.trace import TraceValue, _static_offsets, current
 
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_state", "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp",
            "TmemCopyOp", "Tcgen05FenceOp", "alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit",
@@ -121,7 +122,7 @@ def smem_word(ptr: Any, what: str) -> Tuple[Shared, Any]:
     allocator's holding buffer): a ``cute.struct`` field's ``.ptr``, an smem Pointer or Tensor."""
     from ...tensor import Pointer, Tensor
     from ..frontend.smem import SmemPtr
-    from ..frontend.trace import SmemEngine
+    from ..frontend.engines import SmemEngine
 
     t = current(what)
     if hasattr(ptr, "ptr") and not isinstance(ptr, (Pointer, Tensor, SmemPtr)):
@@ -360,7 +361,7 @@ def retrieve_tmem_ptr(element_type: Any, alignment: Any, ptr_to_buffer_holding_a
 
     what = "cute.arch.retrieve_tmem_ptr"
     sh, base = smem_word(ptr_to_buffer_holding_addr, what)
-    from ..frontend.trace import SmemEngine
+    from ..frontend.engines import SmemEngine
 
     word = Tensor(SmemEngine(sh), make_layout(1), base, _checked=True)[0]  # the 32-bit address, read now
     a = word.as_index() if isinstance(word, TraceValue) else int(word)

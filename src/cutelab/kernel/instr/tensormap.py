@@ -31,7 +31,8 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from ...errors import LaunchError, TraceError, user_location
-from ..frontend.trace import GmemEngine, SmemEngine, TraceValue, current
+from ..frontend.engines import GmemEngine, SmemEngine
+from ..frontend.trace import TraceValue, current
 from ..ir.nodes import Access, Op, Shared
 from ..ir.symbolic import is_sym
 from .address_access import AddressEngine, resolve

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import TraceError
-from ..frontend.trace import SmemEngine, current
+from ..frontend.engines import SmemEngine
+from ..frontend.trace import current
 from .cluster import tma_multicast_op
 from .mbarrier import mbar_ref
 from .tcgen05_2cta import pair_load
@@ -40,7 +41,7 @@ def _check_runs(atom: Any, gl: Any, sl: Any, s: Any, what: str) -> None:
 def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     """cute.copy with a TMA atom inside a kernel; returns False for other atoms."""
     from ...nvgpu.cpasync.tma import TmaCopyAtom, TmaRunsAtom
-    from ..frontend.trace import GmemEngine
+    from ..frontend.engines import GmemEngine
 
     if not isinstance(atom, TmaCopyAtom):
         return False

@@ -156,7 +156,8 @@ class MapStoreOp(_MapBytes, TmaStoreOp):
 
 def _operands(tmap: Any, smem: Any, coords: Any, what: str) -> Tuple[Any, Any, Any, Any, int]:
     """(trace, global param, shared pointer, coordinate refs, box start's byte phase) of a copy."""
-    from ..frontend.trace import GmemEngine, SmemEngine, current
+    from ..frontend.engines import GmemEngine, SmemEngine
+    from ..frontend.trace import current
 
     t = current(what)
     g = tmap.tensor.engine

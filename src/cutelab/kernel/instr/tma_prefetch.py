@@ -53,8 +53,8 @@ def prefetch(atom: Any, src: Any, *, loc: Any = None, ip: Any = None) -> None:
     """Prefetch into L2 the tile ``src`` that ``cute.copy(atom, src, ...)`` would load (one elected
     thread of each warp that reaches it issues it, as the copy)."""
     from ...nvgpu.cpasync.tma import CopyBulkTensorTileG2SOp, TmaCopyAtom
-    from ..frontend.arch import elect_one
-    from ..frontend.trace import GmemEngine, SmemEngine
+    from ..frontend.threads import elect_one
+    from ..frontend.engines import GmemEngine, SmemEngine
 
     t = current("cute.prefetch")
     what = f"kernel {t.name}: cute.prefetch{t.where()}"

@@ -187,7 +187,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     """cute.copy with a TMA store atom inside a kernel; False for other atoms."""
     from ...nvgpu.cpasync.tma import TMA_SWIZZLE_BYTES, TmaCopyAtom
     from ...nvgpu.cpasync.tma_store import CopyBulkTensorTileS2GOp, CopyReduceBulkTensorTileS2GOp
-    from ..frontend.trace import GmemEngine, SmemEngine
+    from ..frontend.engines import GmemEngine, SmemEngine
 
     if not isinstance(atom, TmaCopyAtom) or not isinstance(atom.op, CopyBulkTensorTileS2GOp):
         return False

@@ -57,7 +57,8 @@ from ...numeric import Boolean, Float32
 from .mbarrier import smem_addr
 from ..ir.symbolic import floordiv, is_sym, sym_div
 from ..ir.nodes import Op
-from ..frontend.trace import RmemEngine, SmemEngine, _static_offsets, current, tracing
+from ..frontend.engines import RmemEngine, SmemEngine
+from ..frontend.trace import _static_offsets, current, tracing
 
 __all__ = ["GmmaDescFields", "gmma_desc_fields", "make_gmma_desc", "WgmmaOp", "WarpgroupSyncOp", "kernel_gemm",
            "fence", "commit_group", "wait_group", "target_arch"]

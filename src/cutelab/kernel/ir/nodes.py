@@ -459,7 +459,7 @@ class RegVar(Var):
     index expression: ``ref`` is its (Reg, i); its range is its type's unless known better.
     ``bits``, where not None, is a possible-bits mask: every value the register holds, as a Python
     int (signed types sign-extended), sets no bit outside it (a negative mask: all high bits);
-    control._Carry proves one for a moving view's offset (analysis.bits.possible_bits reads it)."""
+    carry.Carry proves one for a moving view's offset (analysis.bits.possible_bits reads it)."""
 
     __slots__ = ("c_name", "ref", "bits")
 

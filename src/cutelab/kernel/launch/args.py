@@ -14,7 +14,7 @@ import numpy as np
 from ...errors import LaunchError
 from ...layout import Layout
 from ..frontend.host import Constexpr  # noqa: F401  (cute.Constexpr: the jit functions' marker)
-from ..frontend.trace import GmemEngine
+from ..frontend.engines import GmemEngine
 
 _MAX_BLOCK = (1024, 1024, 64)
 

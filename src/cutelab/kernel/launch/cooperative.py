@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Tuple
 
+from ... import emulated_gpu
 from ...errors import CudaRuntimeError
 
 __all__ = ["check_cooperative", "max_cooperative_blocks"]
@@ -24,14 +25,12 @@ COOPERATIVE_LAUNCH_TOO_LARGE = 82  # cudaError_t.cudaErrorCooperativeLaunchTooLa
 
 def max_cooperative_blocks(block: Tuple[int, int, int], smem: int) -> int:
     """CTAs of block threads and smem bytes of shared memory that the emulated part holds at once."""
-    from ...compat import device  # the emulated part's description (a leaf module: os and re only)
-
-    sms = device.part()[1]
+    sms = emulated_gpu.part()[1]
     threads = block[0] * block[1] * block[2]
     warps = -(-threads // 32)
     per_sm = min(32, 2048 // (warps * 32))
     if smem:
-        per_sm = min(per_sm, device.smem_per_sm() // (int(smem) + 1024))
+        per_sm = min(per_sm, emulated_gpu.smem_per_sm() // (int(smem) + 1024))
     return sms * per_sm
 
 

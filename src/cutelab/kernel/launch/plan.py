@@ -18,7 +18,8 @@ from ...errors import LaunchError, TraceError
 from ..analysis.bounds import check_bounds, check_deferred
 from ..cuda.driver import CUstream as _CUstream
 from ..frontend.host import _local  # the launch record of this thread
-from ..frontend.trace import GmemEngine, Tracer, tracing
+from ..frontend.engines import GmemEngine
+from ..frontend.trace import Tracer, tracing
 from ..ir.nodes import KernelIR, pow2_divisor
 from .args import (
     _has_tensors,

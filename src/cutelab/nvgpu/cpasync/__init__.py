@@ -1,4 +1,8 @@
-"""Asynchronous copies: SM80 ``cp.async`` ops and SM90 TMA (bulk tensor copies)."""
+"""Asynchronous copies: SM80 ``cp.async`` ops and SM90 TMA (bulk tensor copies).
+
+May import: what ``cutelab.nvgpu`` may (the core and its protocols) and ``nvgpu``'s atom modules (``universal_copy``, ``universal_mma``, ``copy_atom``, ``mma_atom``).
+Never ``cutelab.kernel`` or ``cutelab.render``.
+"""
 
 from .copy import *  # noqa: F401,F403
 from .tma import *  # noqa: F401,F403

@@ -1,6 +1,11 @@
 """Blackwell (SM100) atoms, named as ``cutlass.cute.nvgpu.tcgen05``: the UMMA ops (``mma``), their
 tensor-memory and descriptor fragments (``tmem``), the shared-memory layout atoms (``helpers``)
-the tensor-memory copy ops (``copy``) and the shared -> tensor memory copies (``cp``). Layout algebra only: the kernel side is elsewhere."""
+the tensor-memory copy ops (``copy``) and the shared -> tensor memory copies (``cp``). Layout algebra only: the kernel side is elsewhere.
+
+May import: what ``cutelab.nvgpu`` may (the core, tensors and the protocol ``cutelab.tracing``, through
+which ``commit`` and the atoms' runtime fields reach the kernel) and ``nvgpu``'s atom modules (``universal_copy``, ``universal_mma``, ``copy_atom``, ``mma_atom``).
+Never ``cutelab.kernel`` or ``cutelab.render``.
+"""
 
 from ...errors import not_yet
 from .mma import *  # noqa: F401,F403

@@ -1,7 +1,11 @@
 """Warpgroup-level atoms: SM90 ``wgmma`` ops and the shared-memory layout atoms they read.
 
 ``fence``, ``commit_group`` and ``wait_group`` are kernel ops (cutelab.kernel.instr.wgmma), reached
-through cutelab.tracing.instruction: the atoms do not import the kernel."""
+through cutelab.tracing.instruction: the atoms do not import the kernel.
+
+May import: what ``cutelab.nvgpu`` may (the core and its protocols) and ``nvgpu``'s atom modules (``universal_copy``, ``universal_mma``, ``copy_atom``, ``mma_atom``).
+Never ``cutelab.kernel`` or ``cutelab.render``.
+"""
 
 from .mma import *  # noqa: F401,F403
 from .helpers import *  # noqa: F401,F403

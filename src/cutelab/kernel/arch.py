@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import TraceError
-from ..ir.nodes import Op
-from .threads import elect_one, lane_idx, sync_threads, warp_idx  # noqa: F401  (cute.arch's names)
-from .trace import block_dim, block_idx, grid_dim, thread_idx
+from ..errors import TraceError
+from .ir.nodes import Op
+from .frontend.threads import elect_one, lane_idx, sync_threads, warp_idx  # noqa: F401  (cute.arch's names)
+from .frontend.trace import block_dim, block_idx, grid_dim, thread_idx
 
-from ..instr.cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
+from .instr.cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier",
            "barrier_arrive",
@@ -35,7 +35,7 @@ class DynamicSmemSize(Op):
         return f"{self.dst.name} = dynamic_smem_size()"
 
     def total(self, ir: Any) -> int:
-        from ..ir.nodes import dynamic_smem_layout
+        from .ir.nodes import dynamic_smem_layout
 
         static = sum(sh.bytes for sh in ir.shared if not sh.dynamic)
         return int(max(self.box[0], static + dynamic_smem_layout(ir.shared)[1]))
@@ -66,8 +66,8 @@ def smem_box(t: Any) -> list:
 def dynamic_smem_size(*, loc=None, ip=None):
     """The launch's shared memory in bytes (an Int32 run-time value; PTX ``%dynamic_smem_size`` in
     CuTe DSL, where all SmemAllocator memory is dynamic)."""
-    from ...numeric import Int32
-    from .trace import TraceValue, current
+    from ..numeric import Int32
+    from .frontend.trace import TraceValue, current
 
     t = current("cute.arch.dynamic_smem_size()")
     dst = t.new_reg(Int32, 1)
@@ -79,12 +79,12 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
     """``cute.arch.barrier``: ``bar.sync id[, n]``; without an id (or id 0 and no count) the block's
     barrier (``__syncthreads()``); with an id, the named barrier for ``number_of_threads`` threads
     (default: the whole block)."""
-    from ..ir.symbolic import is_sym
+    from .ir.symbolic import is_sym
 
     barrier_id = _id_index(barrier_id)
     if barrier_id is None or (not is_sym(barrier_id) and barrier_id == 0 and number_of_threads is None):
         return sync_threads()
-    from ..instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
+    from .instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
 
     if number_of_threads is None:
         bx, by, bz = block_dim()
@@ -103,8 +103,8 @@ def _id_index(barrier_id: Any) -> Any:
 def _named(barrier_id: Any, number_of_threads: Any, wait: bool, what: str) -> None:
     """A named barrier whose id is a static int (checked as NamedBarrier's) or an index expression of the
     kernel (one barrier per thread's id: instr/named_barrier.py)."""
-    from ..instr.named_barrier import check, named_barrier
-    from ..ir.symbolic import is_sym
+    from .instr.named_barrier import check, named_barrier
+    from .ir.symbolic import is_sym
 
     barrier_id = _id_index(barrier_id)
     if is_sym(barrier_id):
@@ -129,9 +129,9 @@ def barrier_arrive(*, barrier_id: Any = None, number_of_threads: Any = None, ali
 # --------------------------------------------------------------------------- SM90 (issue 10)
 # mbarriers, fences, elect_one, make_warp_uniform, setmaxregister: cute.arch names for Hopper kernels.
 
-from ..instr.mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_init,  # noqa: E402
+from .instr.mbarrier import (fence_proxy, fence_view_async_shared, mbarrier_init,  # noqa: E402
                        mbarrier_init_fence, mbarrier_try_wait, mbarrier_wait)
-from ..instr.cluster import (mbarrier_arrive, mbarrier_arrive_and_expect_tx,  # noqa: E402  (these take a peer CTA's rank)
+from .instr.cluster import (mbarrier_arrive, mbarrier_arrive_and_expect_tx,  # noqa: E402  (these take a peer CTA's rank)
                        mbarrier_expect_tx)
 
 
@@ -143,8 +143,8 @@ def make_warp_uniform(value, *, loc=None, ip=None):
 def setmaxregister_increase(reg_count: int, *, loc=None, ip=None) -> None:
     """``setmaxnreg.inc.sync.aligned.u32``: raise the warpgroup's register budget (warp-specialised
     kernels give consumers more registers than producers); no effect on the CPU."""
-    from ..instr.wgmma import SetMaxNRegOp
-    from .trace import current
+    from .instr.wgmma import SetMaxNRegOp
+    from .frontend.trace import current
 
     _check_regs(reg_count, "setmaxregister_increase")
     current("cute.arch.setmaxregister_increase").emit(SetMaxNRegOp("inc", reg_count))
@@ -152,15 +152,15 @@ def setmaxregister_increase(reg_count: int, *, loc=None, ip=None) -> None:
 
 def setmaxregister_decrease(reg_count: int, *, loc=None, ip=None) -> None:
     """``setmaxnreg.dec.sync.aligned.u32``: lower the warpgroup's register budget (see setmaxregister_increase)."""
-    from ..instr.wgmma import SetMaxNRegOp
-    from .trace import current
+    from .instr.wgmma import SetMaxNRegOp
+    from .frontend.trace import current
 
     _check_regs(reg_count, "setmaxregister_decrease")
     current("cute.arch.setmaxregister_decrease").emit(SetMaxNRegOp("dec", reg_count))
 
 
 # thread-block clusters (launch(cluster=...)): indices, the cluster barrier, distributed shared memory
-from ..instr.cluster import (block_idx_in_cluster, block_in_cluster_dim, block_in_cluster_idx,  # noqa: E402
+from .instr.cluster import (block_idx_in_cluster, block_in_cluster_dim, block_in_cluster_idx,  # noqa: E402
                              cluster_arrive, cluster_arrive_relaxed, cluster_dim, cluster_idx, cluster_size,
                              cluster_wait, map_dsmem_ptr, store_async_dsmem)
 
@@ -228,7 +228,7 @@ class ShuffleOp(Op):
 
 
 def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
-    from .trace import TraceValue, current, tracing
+    from .frontend.trace import TraceValue, current, tracing
 
     what = f"cute.arch.shuffle_sync{'' if mode == 'idx' else '_' + mode}"
     if not tracing():
@@ -301,7 +301,7 @@ class WarpSyncOp(Op):
 
 def sync_warp(mask=-1, *, loc=None, ip=None):
     """Synchronize the lanes of ``mask`` (all 32 by default) of the warp (``__syncwarp``)."""
-    from .trace import current, tracing
+    from .frontend.trace import current, tracing
 
     what = "cute.arch.sync_warp"
     if not tracing():
@@ -313,7 +313,7 @@ def sync_warp(mask=-1, *, loc=None, ip=None):
 
 
 def _float_binary(name: str, a: Any, b: Any) -> Any:
-    from .trace import TraceValue
+    from .frontend.trace import TraceValue
 
     if isinstance(a, TraceValue) or isinstance(b, TraceValue):
         x, y = (a, b) if isinstance(a, TraceValue) else (b, a)
@@ -333,7 +333,7 @@ def fmin(a, b, *, loc=None, ip=None):
 
 def rcp_approx(a, *, loc=None, ip=None):
     """1 / a (``rcp.approx.ftz.f32`` on the GPU, within an ulp; exact in f32 on the CPU)."""
-    from .trace import TraceValue
+    from .frontend.trace import TraceValue
 
     if isinstance(a, TraceValue):
         return a._emit("rcp", (a,), a.dtype)
@@ -359,7 +359,7 @@ def warp_reduction_sum(val, *, threads_in_group=32, loc=None, ip=None):
 
 
 def warp_reduction_max(val, *, threads_in_group=32, loc=None, ip=None):
-    from ..frontend.control import max_
+    from .frontend.control import max_
 
     return warp_reduction(val, lambda x, y: fmax(x, y) if getattr(getattr(x, "dtype", None), "name", None) == "f32"
                           else max_(x, y), threads_in_group=threads_in_group)
@@ -373,7 +373,7 @@ __all__ += ["sync_warp", "shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down
 
 # --------------------------------------------------------------------------- memory ordering on global memory
 
-from ..instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics, red, fence.acq_rel)
+from .instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics, red, fence.acq_rel)
     atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_or, atomic_xor, fence_acq_rel_cluster,
     fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys, load, red, store,
 )
@@ -385,7 +385,7 @@ __all__ += ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xo
 
 # --------------------------------------------------------------------------- SM100 tensor memory (instr/tcgen05_tmem.py)
 
-from ..instr.tcgen05_tmem import (  # noqa: E402
+from .instr.tcgen05_tmem import (  # noqa: E402
     alloc_tmem, dealloc_tmem, fence_view_async_tmem_load, fence_view_async_tmem_store, relinquish_tmem_alloc_permit,
     retrieve_tmem_ptr,
 )
@@ -393,12 +393,12 @@ from ..instr.tcgen05_tmem import (  # noqa: E402
 __all__ += ["alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit", "retrieve_tmem_ptr",
             "fence_view_async_tmem_load", "fence_view_async_tmem_store"]
 
-from ..instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
+from .instr.tma_store import cp_async_bulk_commit_group, cp_async_bulk_wait_group  # noqa: E402  (TMA store groups)
 
 __all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
 
 # --------------------------------------------------------------------------- SM100 cluster launch control
 
-from ..instr.clc import clc_response, issue_clc_query  # noqa: E402
+from .instr.clc import clc_response, issue_clc_query  # noqa: E402
 
 __all__ += ["issue_clc_query", "clc_response"]

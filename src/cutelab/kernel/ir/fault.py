@@ -6,7 +6,7 @@ indices). The CPU interpreter raises LaunchError naming the operation and the us
 active thread reaches it; the CUDA printer prints ``__trap()`` there, so the GPU stops instead of
 reading an undefined value.
 
-Such a read gives an ``UndefinedValue``: the Fault is placed where the value is *used* (each time
+Such a read gives an ``UndefinedValue`` (frontend/engines.py): the Fault is placed where the value is *used* (each time
 its registers are taken), not at the read, and a store of the value itself to global or shared
 memory is dropped. That is what CuTe DSL's compiled kernel does: LLVM makes the out-of-range read
 of the register array a poison value and erases the store of it (CuTe DSL 4.8.1, sm_90a: the PTX of
@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import LaunchError
-from ..frontend.trace import TraceValue, current
-from ..ir.nodes import Op
+from .nodes import Op
 
 
 class Fault(Op):
@@ -49,23 +48,3 @@ class Fault(Op):
 
     def cuda(self, r: Any) -> None:
         r.emit("__trap();  // " + self.what.replace("\n", " "))
-
-
-class UndefinedValue(TraceValue):
-    """The value of a register read past its fragment's end inside a runtime branch (see the module
-    docstring): taking its registers (any use but a store of it to memory) places a Fault there."""
-
-    __slots__ = ("_refs", "what")
-
-    def __init__(self, refs: Any, dtype: Any, what: str) -> None:
-        self.what = what
-        super().__init__(refs, (), dtype)
-
-    @property
-    def refs(self) -> tuple:
-        current(self.what).emit(Fault(self.what))
-        return self._refs
-
-    @refs.setter
-    def refs(self, value: tuple) -> None:
-        self._refs = value
