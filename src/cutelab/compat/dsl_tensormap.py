@@ -16,12 +16,20 @@ cutelab's descriptor instructions (kernel/instr/tensormap.py).
 
 from __future__ import annotations
 
+import enum
+
 from dataclasses import dataclass
 from typing import Any, Tuple
 
-from .dsl_utils import TensorMapUpdateMode
 
-__all__ = ["TensorMapManager"]
+__all__ = ["TensorMapManager", "TensorMapUpdateMode"]
+
+
+class TensorMapUpdateMode(enum.Enum):
+    """Where a kernel updates a TMA descriptor (cutlass.utils.TensorMapUpdateMode): in global or shared memory."""
+
+    GMEM = enum.auto()
+    SMEM = enum.auto()
 
 
 def _if(cond: Any) -> Tuple[Any, Any]:

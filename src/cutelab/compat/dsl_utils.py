@@ -12,19 +12,12 @@ NotEmulatedError when used.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import InitVar, dataclass
 from typing import Any, Dict
 
 from ..errors import not_yet
+from .dsl_tensormap import TensorMapManager, TensorMapUpdateMode
 from .where import refuse
-
-
-class TensorMapUpdateMode(enum.Enum):
-    """Where a kernel updates a TMA descriptor (cutlass.utils.TensorMapUpdateMode): in global or shared memory."""
-
-    GMEM = enum.auto()
-    SMEM = enum.auto()
 
 
 class HardwareInfo:
@@ -281,20 +274,14 @@ EXTRAS: Dict[str, Any] = {
     "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
-    "TensorMapUpdateMode": TensorMapUpdateMode,
     # classes a program may subclass or name before it makes one (errors.not_yet: making one raises)
     **{n: not_yet(f"cutlass.utils.{n}") for n in ("SmemPartition",)},
     **{n: refuse(f"cutlass.utils.{n}", "not in cutelab yet") for n in ("create_initial_search_space",)},
 }
 
 
-def _tensormap_manager() -> Any:
-    from .dsl_tensormap import TensorMapManager  # descriptors in memory (kernel/instr/tensormap.py)
-
-    return TensorMapManager
-
-
-EXTRAS["TensorMapManager"] = _tensormap_manager()
+EXTRAS["TensorMapManager"] = TensorMapManager  # descriptors in memory (kernel/instr/tensormap.py)
+EXTRAS["TensorMapUpdateMode"] = TensorMapUpdateMode
 
 
 def _grouped() -> Dict[str, Any]:

@@ -95,7 +95,7 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
 def _id_index(barrier_id: Any) -> Any:
     """A barrier id given as a kernel value (an Int32 of the kernel, e.g. read from memory) as an index
     (a RegVar reading its register); other ids as they are."""
-    from .trace import TraceValue
+    from .frontend.trace import TraceValue
 
     return barrier_id.as_index() if isinstance(barrier_id, TraceValue) else barrier_id
 

@@ -52,10 +52,9 @@ def _shape_ok(shape: Any, src_format: Any, names: Tuple[str, ...], what: str) ->
 
 def _row_of(off: Any, lane: Any, what: str) -> Any:
     """The row offset lane ``lane`` holds (shfl.sync.idx over the whole warp)."""
-    from .enums import Shfl
-    from .wrappers import shfl_sync
+    from ...kernel.arch import shuffle_sync  # shfl.sync.idx, full mask, lanes 0..31
 
-    return shfl_sync(FULL_MASK, off, lane, 31, Shfl.IDX)
+    return shuffle_sync(off, lane)
 
 
 def _element(eng: Any, index: Any) -> Any:

@@ -309,7 +309,7 @@ class DsmemEngine:
         an inline-PTX operand (the destination or mbarrier of ``st.async``: instr/inline_asm.py)."""
         from ...tensor import Pointer
         from ..frontend.shared_address import SharedAddress
-        from ..frontend.trace import _address_offset
+        from ..frontend.engines import _address_offset
 
         return SharedAddress(Pointer(self, _address_offset(a)))
 

@@ -474,14 +474,13 @@ class TmaStoreViaDescOp(TmaLoadOp):
         r.emit(f'asm volatile("{ins}" :: "l"({a}), {coords}, "r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
 
 
-def via_desc(op: Any, ptr: Any, what: str) -> Any:
-    """The TMA load or store op through the descriptor at ptr in place of op (which used the atom's
-    kernel parameter)."""
-    from .tma_store import TmaStoreOp
-
+def via_desc(op: Any, ptr: Any, what: str, store_cls: Any = None) -> Any:
+    """The TMA load (or, with ``store_cls`` the plain store op's class, store) op through the descriptor
+    at ptr in place of op (which used the atom's kernel parameter). (tma_store.py passes its class: it
+    imports this module, not the other way round.)"""
     loc = desc_loc(ptr, what)
-    cls = TmaStoreViaDescOp if isinstance(op, TmaStoreOp) else TmaLoadViaDescOp
-    if type(op) not in (TmaLoadOp, TmaStoreOp):
+    cls = TmaStoreViaDescOp if store_cls is not None and isinstance(op, store_cls) else TmaLoadViaDescOp
+    if type(op) is not (store_cls if store_cls is not None else TmaLoadOp):
         raise TraceError(f"{what}: tma_desc_ptr= with a {type(op).__name__} (multicast, reduction or 2-CTA TMA) is not "
                          f"supported in cutelab yet (at {user_location()})")
     new = cls.__new__(cls)

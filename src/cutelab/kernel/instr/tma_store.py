@@ -243,7 +243,7 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         if desc_ptr is not None:
             from .tensormap import via_desc
 
-            op = via_desc(op, desc_ptr, what)
+            op = via_desc(op, desc_ptr, what, store_cls=TmaStoreOp)
         ops.append(op)
     with elect_one():
         for op in ops:
