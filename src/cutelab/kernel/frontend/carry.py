@@ -87,13 +87,16 @@ class Unusable:
     another one inside it: it has no single value there, so every use raises."""
 
     def __init__(self, name: str, before: Any, what: str, where: str, kernel: str, msg: Any = None):
-        object.__setattr__(self, "_msg", msg or (
+        # the message is made when a use fails: describing the value (a pipeline state's repr reads its
+        # registers) must not add to the kernel when nothing uses the variable
+        object.__setattr__(self, "_msg", msg or (lambda: (
             f"kernel {kernel}: variable '{name}' is {describe(before)} before the {what} at {where} and another "
             f"static value inside it, so it has no single value after it; keep it in a register fragment, or use "
-            f"cutlass.const_expr to make the {what} static"))
+            f"cutlass.const_expr to make the {what} static")))
 
     def _fail(self, *a: Any, **k: Any) -> Any:
-        raise TraceError(object.__getattribute__(self, "_msg"))
+        m = object.__getattribute__(self, "_msg")
+        raise TraceError(m() if callable(m) else m)
 
     def __getattr__(self, name: str) -> Any:
         self._fail()
@@ -414,7 +417,8 @@ class Carry:
                     f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
                     f"to make the {self.what} static"
                 )
-        for n in self.poisoned:
+        for n in [x for x in self.names if x in self.poisoned] + sorted(self.poisoned.difference(self.names)):
+            # (in the names' order: a set of strings iterates in an order that changes with PYTHONHASHSEED)
             self.last[n] = self.pre[n] if n in self.dead else Unusable(n, self.pre[n], self.what, self.where, t.name)
 
 
