@@ -548,6 +548,7 @@ def test_red_through_mapa_cuda_compiles_for_sm90(tmp_path):
 def _ldmatrix_kernel():
     import cutelab as cute
     import cutelab as cutlass
+    from cutelab.compat.experimental import matrix
     from cutelab.compat.experimental import wrappers as prims
     from cutelab.compat.experimental.memory import Array
 
@@ -559,13 +560,13 @@ def _ldmatrix_kernel():
             smem[t * 16 + j] = src[t * 16 + j]
         prims.barrier_cta_sync(0)
         row = smem.data_ptr() + (31 - t) * 16 + 8  # lane t: the second half of row 31 - t
-        a = prims.ldmatrix(row, 4, prims.MMALayout.ROW)
-        b = prims.ldmatrix(row, 4, prims.MMALayout.COL)
+        a = matrix.ldmatrix(row, 4, prims.MMALayout.ROW)
+        b = matrix.ldmatrix(row, 4, prims.MMALayout.COL)
         for i in range(4):
             out[t * 8 + i] = a[i]
             out[t * 8 + 4 + i] = b[i]
         prims.barrier_cta_sync(0)
-        prims.stmatrix(row, a, prims.MMALayout.COL)  # back transposed: each 8x8 matrix in place, transposed
+        matrix.stmatrix(row, a, prims.MMALayout.COL)  # back transposed: each 8x8 matrix in place, transposed
         prims.barrier_cta_sync(0)
         for j in range(16):
             src[t * 16 + j] = smem[t * 16 + j]

@@ -53,9 +53,9 @@ def _load_rewritten(atom: cutlass.Constexpr, tA: cute.Tensor, ws: cute.Tensor, p
         B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]
 
 
-def _load(update, template_rows=128):
+def _load(update, template_rows=128, template_cols=128):
     # the atom's tensor stands for the coordinates only (grouped GEMMs make their atoms from such a template)
-    template = (np.arange(template_rows * 128) % 241).astype(np.float16).reshape(template_rows, 128)
+    template = (np.arange(template_rows * template_cols) % 241).astype(np.float16).reshape(template_rows, template_cols)
     A1 = ((np.arange(100 * 72) % 251) - 125).astype(np.float16).reshape(100, 72)
     atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(template), _sl(), (64, 64))
     ws = np.zeros((4, 16), np.int64)
@@ -163,11 +163,16 @@ def test_a_template_narrower_than_a_tile_gets_a_coordinate_view_as_its_tma_tenso
     assert tA.layout == cute.make_layout((COORD_EXTENT, COORD_EXTENT), stride=(COORD_EXTENT, 1))
     assert atom.desc.dims == (16, 16)  # the descriptor is the template's until the kernel rewrites it
     # the tiles of the kernel's grid keep their coordinates through local_tile: the rewritten descriptor's
-    # tensor (100 x 72) is read tile by tile, although the template has one tile's room only in neither mode
-    _, A1, B = _load(True, template_rows=16)
+    # tensor (100 x 72) is read tile by tile, although the template has room for a tile in neither mode
+    _, A1, B = _load(True, template_rows=16, template_cols=16)
     ref = np.zeros((128, 128), np.float16)
     ref[:100, :72] = A1
     np.testing.assert_array_equal(B, ref)
+    # a tensor narrower than its tile in one mode only is a real operand with a partial tile there (a K of
+    # 32 under a K tile of 64, CUTLASS's all-gather GEMM): its own TMA tensor, with its own extents
+    real = np.zeros((256, 32), np.float16)
+    _, tR = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(real), _sl(), (64, 64))
+    assert tuple(tR.shape) == (256, 32)
 
 
 @cute.kernel

@@ -25,9 +25,12 @@ from ..namespace import Namespace
 
 
 def _primitives() -> Dict[str, Any]:
+    from . import matrix
     from . import wrappers as p
 
-    return p.namespace()
+    ns = p.namespace()
+    ns.update(ldmatrix=matrix.ldmatrix, stmatrix=matrix.stmatrix)  # the m8n8 b16 forms (matrix.py: built on shfl_sync)
+    return ns
 
 
 def _cuda() -> Dict[str, Any]:

@@ -52,9 +52,10 @@ def _shape_ok(shape: Any, src_format: Any, names: Tuple[str, ...], what: str) ->
 
 def _row_of(off: Any, lane: Any, what: str) -> Any:
     """The row offset lane ``lane`` holds (shfl.sync.idx over the whole warp)."""
-    from ...kernel.arch import shuffle_sync  # shfl.sync.idx, full mask, lanes 0..31
+    from .enums import Shfl
+    from .wrappers import shfl_sync
 
-    return shuffle_sync(off, lane)
+    return shfl_sync(FULL_MASK, off, lane, 31, Shfl.IDX)
 
 
 def _element(eng: Any, index: Any) -> Any:

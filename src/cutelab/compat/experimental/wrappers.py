@@ -27,7 +27,6 @@ from ..where import NotEmulatedError, refuse, user_line
 from .enums import *  # noqa: F401,F403
 from .enums import (BarrierRedux, MBarrierWait, Proxy, ReductionKind, ReductionOp, ReductionType, Shfl,  # noqa: F401
                     SharedSpace, VoteSync, __all__ as _enum_names)
-from .matrix import ldmatrix, stmatrix  # noqa: F401  (the m8n8 b16 forms)
 from .memory import Array, Pointer, as_pointer, cute_pointer
 
 FULL_MASK = 0xFFFFFFFF
@@ -692,7 +691,7 @@ def namespace() -> Dict[str, Any]:
     out.update({"Array": Array, "Pointer": Pointer, "FULL_MASK": FULL_MASK})
     for n in DSL_NAMES:
         f = g.get(n)
-        out[n] = f if callable(f) and getattr(f, "__module__", None) in (__name__, ldmatrix.__module__) else \
+        out[n] = f if callable(f) and getattr(f, "__module__", None) == __name__ else \
             refuse(f"cutlass.experimental.primitives.{n}", "not in cutelab's primitives yet")
     for n in DSL_TYPES:
         out[n] = _refused_type(n)

@@ -451,8 +451,9 @@ COORD_EXTENT = 1 << 20
 
 def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...]) -> Tuple[Any, Any]:
     """(TMA tensor, its layout or None) for make_tiled_tma_atom. A tensor at least one tile wide in
-    every tiled mode is its own TMA tensor (the copies find a tile's coordinates from its offset in
-    it). One narrower than a tile in some mode can only stand for the coordinates of other tensors
+    some tiled mode is its own TMA tensor (the copies find a tile's coordinates from its offset in
+    it; a mode narrower than its tile is a partial tile, as a K of 32 under a K tile of 64). One
+    narrower than a tile in every tiled mode can only stand for the coordinates of other tensors
     (a grouped GEMM makes its atoms from such a template and rewrites the descriptor in the kernel:
     kernel/instr/tensormap.py): its TMA tensor is then a view of the same memory whose layout keeps
     coordinates apart, CuTe DSL's coordinate tensor in cutelab's form: each tiled mode COORD_EXTENT
@@ -461,7 +462,7 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     from ...tensor import Tensor
 
     n = len(shape)
-    if not any(shape[i] < tiler[i] for i in range(len(tiler))) or not isinstance(gmem_tensor, Tensor):
+    if not all(shape[i] < tiler[i] for i in range(len(tiler))) or not isinstance(gmem_tensor, Tensor):
         return gmem_tensor, None
     vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
     vstride = [0] * n
