@@ -335,36 +335,31 @@ class MemOp(Op):
         from ..passes.vectorize import vector_plan
 
         offs = tuple(range(self.n))
-        off = r.base(self.base, offs, self.param, self)
-        base_shift = r.base_shift(off) if isinstance(off, str) else 0
+        off = r.base(self.base, offs, self.param, self)  # (offsets from 0: the local includes no shift)
         if self.dst is not None:
             r.declare(self.dst)
-        head = self.ptx().rsplit(".", 1)  # e.g. ld.volatile.global | b32
+        head, ty = self.ptx().rsplit(".", 1)  # e.g. ld.volatile.global | b32
         with r.guarded(self):
             for i, k in vector_plan(self.param, self.base, offs):
-                p = f"{head[0]}.v{k}.{head[1]}" if k > 1 else self.ptx()
-                addr = f"({self.param.name} + {off} + {i - base_shift})" if i != base_shift else \
-                    f"({self.param.name} + {off})"
-                lst = ", ".join(f"%{j}" for j in range(k))
+                p = f"{head}.v{k}.{ty}" if k > 1 else self.ptx()
+                addr = f"({self.param.name} + {off}" + (f" + {i})" if i else ")")
+                first = 1 if self.kind == "st" else 0  # the register operands' first %number
+                regs = ", ".join(f"%{first + j}" for j in range(k))
+                regs = f"{{{regs}}}" if k > 1 else regs
                 if self.kind == "ld":
                     outs = ", ".join(f'"={c}"(cl_o{j})' for j in range(k))
                     r.emit(f"{{ {u} {', '.join(f'cl_o{j}' for j in range(k))};")
-                    r.emit(f'  asm volatile("{p} {{{lst}}}, [%{k}];" : {outs} : "l"({addr}) : "memory");'
-                           if k > 1 else f'  asm volatile("{p} %0, [%1];" : {outs} : "l"({addr}) : "memory");')
+                    r.emit(f'  asm volatile("{p} {regs}, [%{k}];" : {outs} : "l"({addr}) : "memory");')
                     for j in range(k):
                         r.emit(f"  memcpy(&{r.reg(self.dst)}[{i + j}], &cl_o{j}, {bits // 8});")
-                    r.emit("}")
                 else:
                     r.emit("{")
                     for j in range(k):
                         r.emit(f"  {st} cl_v{j} = {r.stored(self.val[i + j], self.dtype)}; {u} cl_vb{j}; "
                                f"memcpy(&cl_vb{j}, &cl_v{j}, {bits // 8});")
                     ins = ", ".join(f'"{c}"(cl_vb{j})' for j in range(k))
-                    r.emit(f'  asm volatile("{p} [%0], {{{", ".join(f"%{j + 1}" for j in range(k))}}};" :: '
-                           f'"l"({addr}), {ins} : "memory");' if k > 1 else
-                           f'  asm volatile("{p} [%0], %1;" :: "l"({addr}), {ins} : "memory");')
-                    r.emit("}")
-
+                    r.emit(f'  asm volatile("{p} [%0], {regs};" :: "l"({addr}), {ins} : "memory");')
+                r.emit("}")
 
 def _ptx_type(dt: Any, op: Optional[str]) -> str:
     w = dt.width
