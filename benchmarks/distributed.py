@@ -76,7 +76,6 @@ sys.path[:0] = [EXAMPLES]
 ALLREDUCES = ("nccl", "push", "flags", "simple", "lamport")
 GEMMS = ("fused", "matmul+nccl", "sm90+nccl")
 CUTLASS_PROGRAMS = ("simple", "lamport")  # CUTLASS's, written for CuTe DSL: either compiler runs them
-NO_MULTICAST = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
 
 
 def compiler() -> str:
@@ -370,10 +369,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             setattr(a, k, smoke if a.smoke else full)
     if a.rounds < 1 or a.iters < 1:
         p.error(f"--rounds {a.rounds}, --iters {a.iters}: both must be at least 1")
-    for k, v in NO_MULTICAST.items():  # no NVLink multicast, in NCCL, torch symmetric memory or NVSHMEM
-        if os.environ.get(k, v) != v:
-            p.error(f"{k}={os.environ[k]}: this benchmark runs with {k}={v} (no NVLink multicast)")
-        os.environ[k] = v
+    push = _load("allreduce_push", os.path.join(EXAMPLES, "allreduce_push.py"))  # (cutelab, with or without its hook)
+    push.no_multicast("benchmarks/distributed.py")
     import torch
     import torch.distributed as dist
 
