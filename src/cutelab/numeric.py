@@ -287,6 +287,9 @@ class NumericMeta(type):
         >>> Int8(300), Int32(42).to(Float32), Float32(0.1).value == float(np.float32(0.1))
         (44, 42.0, True)
         """
+        if (not kwargs and len(args) == 1 and type(args[0]) is int and cls.kind == "int" and not cls._custom_init
+                and not cls.__dict__.get("_is_abstract", False) and not _hooks.host_tracing()):
+            return IntValue(cls, args[0])  # Int32(7) outside a trace (a launch loop's argument): the common case
         if cls._custom_init:
             raise TypeError(f"{cls.__name__}(...): {cls.__name__} defines its own __init__ or __new__; a value of a "
                             f"cutelab numeric type is a Python number made by the type, so a user type's own "

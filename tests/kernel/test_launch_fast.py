@@ -1031,3 +1031,34 @@ def test_generated_call_does_what_the_general_path_does(monkeypatch):
     assert fast[17:20] == [[(["X", "Y"], 0)], [(["X", "Y"], 0)], [(["Y", "X"], 0)]]
     assert fast[20] == [(["X", "X"], 0)]  # overlapping: traced again (without __restrict__), remembered too
     assert fast[21:] == [[(["X", "Y"], 0)], [(["other", "Y"], 0)], 3]
+
+
+def test_tensors_in_a_list_and_a_cycling_int32_take_the_generated_call(gpu, monkeypatch):
+    """A compiled function given a list of tensors and a cutlass.Int32 whose value cycles 0, 1, 2 (CUTLASS's
+    Lamport all-reduce passes its peers' buffers so, and a signal): the generated call covers tensors in a
+    list, takes an Int32 given as a value of its type, and a value seen before runs its own trace without
+    looking it up again; a tensor of another element type in the list is still refused."""
+    from cutelab.kernel.launch import compiled as compiled_mod
+
+    @cute.kernel
+    def k(bufs: list, out: cute.Tensor, s: cute.Int32):
+        t, _, _ = cute.arch.thread_idx()
+        out[t] = bufs[0][t] + bufs[1][t] + cute.Float32(s)
+
+    @cute.jit
+    def run(s: cute.Int32, bufs: list, out: cute.Tensor):
+        k(bufs, out, s).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+    bufs, out = [_dev((32,)), _dev((32,))], _dev((32,))
+    with _quiet():
+        f = cute.compile(run, cute.Int32(0), bufs, out)
+    looked = []
+    real = compiled_mod._respecialize
+    monkeypatch.setattr(compiled_mod, "_respecialize", lambda cf, args: looked.append(1) or real(cf, args))
+    for i in range(9):
+        f(cute.Int32(i % 3), bufs, out)
+    assert f._fast.direct is not None and "x = x[1]" in f._fast.direct.source
+    assert len(looked) == 2 and len(gpu.launches) == 9  # values 1 and 2 traced once each, then found by value
+    assert [r["params"][-1] for r in gpu.launches][:3] == [0, 1, 2]
+    with pytest.raises((LaunchError, TensorError), match="float64|Float64|element type|dtype"):
+        f(cute.Int32(1), [bufs[0], _dev((32,), np.float64)], out)

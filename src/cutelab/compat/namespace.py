@@ -67,9 +67,9 @@ class Namespace(types.ModuleType):
             except AttributeError:
                 continue
             w = _loc_tolerant(v)
-            if w is not v:  # the same wrapper each time (cute.make_layout is cute.make_layout)
-                self.__dict__[name] = w
-            return w
+            if w is not v or name in vars(b):  # the same wrapper each time (cute.make_layout is
+                self.__dict__[name] = w  # cute.make_layout); a plain attribute of the base is looked up once
+            return w  # (cutlass.Int32 in a launch loop); a base's own __getattr__ answers afresh every time
         try:
             return importlib.import_module(f"{self.__name__}.{name}")
         except ModuleNotFoundError:

@@ -192,6 +192,14 @@ class CompiledFunction:
         self.dyn_args: Dict[int, Any] = {}  # position -> dynamic values (DynInt) given at compile time
         self.variants: Any = None  # (target, args, kwargs, positions, api._compile): _respecialize's traces for other dynamic values
         self._last_variant: Any = None  # the variant the last call ran: its generated check is tried first
+        self._by_value: Dict[Any, Any] = {}  # the scalar arguments' values -> the trace a call with them ran
+        self._dyn_pos: Any = None
+
+    def _dyn_scalar_pos(self) -> Tuple[int, ...]:
+        """The positions of the runtime scalar arguments (Int32, Float32, bool), in order."""
+        if self._dyn_pos is None:
+            self._dyn_pos = tuple(sorted(self.dyn_args))
+        return self._dyn_pos
 
     def _by_position(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, ...]:
         """The call's arguments by position: those passed by name go to their parameter's place (the
@@ -222,8 +230,19 @@ class CompiledFunction:
         fast = self._fast or self._build()
         direct = fast.direct
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
+            # the trace an earlier call with these scalar values ran, tried first (a signal cycling 0, 1, 2, as
+            # the Lamport all-reduce's does); only a hint: its generated check decides, as for any trace
+            try:
+                vk = tuple([args[p] for p in self._dyn_scalar_pos()])
+                hit = self._by_value.get(vk)
+            except (IndexError, TypeError):  # too few arguments, or one that is no scalar: the full path
+                vk = hit = None
+            if hit is not None:
+                hdirect = (hit._fast or hit._build()).direct
+                if hdirect is not None and hdirect(args, stream):
+                    return None
             # every tensor passing the generated checks has its compiled layout: this trace's values
-            tried = direct is not None  # it checks the dynamic arguments' values too (fast.dyn)
+            tried = direct is not None and hit is not self  # it checks the dynamic arguments' values too (fast.dyn)
             if tried and direct(args, stream):
                 return None
             last = self._last_variant  # the trace the previous call ran (quack passes one eps every step)
@@ -232,6 +251,10 @@ class CompiledFunction:
                 if ldirect is not None and ldirect(args, stream):
                     return None
             other = _respecialize(self, args)
+            if vk is not None:
+                if len(self._by_value) >= _MAX_VARIANTS:
+                    self._by_value.pop(next(iter(self._by_value)))
+                self._by_value[vk] = other
             if other is not self:
                 self._last_variant = other
                 return other(*args, stream=stream)
@@ -341,7 +364,7 @@ class CompiledFunction:
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
         fast.flat = all(type(pos) is int for pos, _ in fast.getters)
         fast.static = list(self.arg_static.items())
-        fast.dyn = [(pos, *_plain(d)) for pos, d in self.dyn_args.items()]
+        fast.dyn = [(pos, *_plain(d), d.dtype) for pos, d in self.dyn_args.items()]
         fast.nargs = self.nargs
         fast.launches = []
         fast.cpu = []

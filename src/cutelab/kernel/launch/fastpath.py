@@ -24,12 +24,22 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
     checks give False as well: the jit function traces again. None when
     the call has something the generated code does not cover (tensors inside lists, host-side
     prints, TMA descriptors): the general path serves every call then."""
-    if not fast.flat or any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
+    if any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
         return None
     env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": _plan,
                            "LaunchError": LaunchError,
                            "_fast": fast, "_new_addresses": cf._new_addresses}
-    need = 1 + max([pos for pos, _ in fast.getters] + [-1])
+    need = 1 + max([pos if type(pos) is int else pos[0] for pos, _ in fast.getters] + [-1])
+
+    def fetch(pos: Any) -> List[str]:  # x = the argument at pos: an int, or a path into nested lists
+        if type(pos) is int:
+            return [f"    x = args[{pos}]"]
+        out = ["    x = args"]
+        for i in pos:  # as args._at_path: a list or tuple at each step, long enough (else the general path)
+            out += ["    if (x.__class__ is not list and x.__class__ is not tuple) or len(x) <= %d:" % i,
+                    "        return False", f"    x = x[{i}]"]
+        return out
+
     lines = ["def direct(args, stream, replay=False):", "    n = len(args)"]
     if fast.nargs >= 0:
         lines.append(f"    if n != {fast.nargs}:")
@@ -45,8 +55,8 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
             # offset are the compiled ones; else the getter's full check (which remembers the engine)
             tcls, engines, lay, seen, off = tspec
             env.update({f"T{k}": tcls, f"E{k}": engines, f"LY{k}": lay, f"SN{k}": seen, f"O{k}": off, f"G{k}": get})
-            lines += [f"    x = args[{pos}]",
-                      f"    m = E{k}.get(id(x.engine)) if type(x) is T{k} else None",
+            lines += fetch(pos)
+            lines += [f"    m = E{k}.get(id(x.engine)) if type(x) is T{k} else None",
                       f"    if m is not None and m[0] is x.engine and x.offset == O{k} and "
                       f"(x.layout is LY{k} or SN{k}.get(id(x.layout)) is x.layout):",
                       f"        a{k} = m[1]",
@@ -58,8 +68,8 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
             ttype, tdt, shape, strides, dev, align = spec
             env.update({f"T{k}": ttype, f"D{k}": tdt, f"S{k}": shape, f"ST{k}": strides, f"V{k}": dev})
             lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}"
-            lines += [f"    x = args[{pos}]",
-                      f"    if type(x) is not T{k} or x.dtype is not D{k} or x.shape != S{k} or not {lay} "
+            lines += fetch(pos)
+            lines += [f"    if type(x) is not T{k} or x.dtype is not D{k} or x.shape != S{k} or not {lay} "
                       f"or x.device != V{k}:",
                       "        return False",
                       f"    a{k} = x.data_ptr()",
@@ -67,17 +77,20 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
                       "        return False"]
         else:
             env[f"G{k}"] = get
-            lines += [f"    a{k} = G{k}(args[{pos}])", f"    if a{k} is None:", "        return False"]
+            lines += fetch(pos)
+            lines += [f"    a{k} = G{k}(x)", f"    if a{k} is None:", "        return False"]
     for j, (pos, v0) in enumerate(fast.static):
         env[f"C{j}"] = v0
         lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
                   f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
-    for j, (pos, ty, v0) in enumerate(getattr(fast, "dyn", ())):
-        # a runtime scalar (CuTe DSL's dynamic argument): this trace is for its value; another value
-        # takes CompiledFunction's general path, which finds (or makes) the trace for it
-        env[f"RT{j}"], env[f"RV{j}"] = ty, v0  # (names of their own: T, V, ... name the tensors' checks)
+    for j, (pos, ty, v0, dt) in enumerate(getattr(fast, "dyn", ())):
+        # a runtime scalar (CuTe DSL's dynamic argument), given as a Python number or as a value of its
+        # type (cutlass.Int32(s)): this trace is for its value; another value (or another type) takes
+        # CompiledFunction's general path, which finds (or makes) the trace for it
+        env[f"RT{j}"], env[f"RV{j}"], env[f"RD{j}"] = ty, v0, dt  # (T, V, ... name the tensors' checks)
         lines += [f"    if n <= {pos}:", "        return False", f"    v = args[{pos}]",
-                  f"    if v.__class__ is not RT{j} or v != RV{j}:", "        return False"]
+                  f"    if (v.__class__ is not RT{j} and v.__class__ is not RD{j}) or v != RV{j}:",
+                  "        return False"]
     addrs = "".join(f"a{k}, " for k in range(len(fast.getters)))
     env["PASSED"] = fast.passed
     lines += [f"    addrs = ({addrs})", "    if addrs != _fast.last:",
