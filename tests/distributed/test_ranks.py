@@ -193,3 +193,12 @@ def _line_of(program, text):
             if text in line:
                 return i
     raise AssertionError(f"{text!r} not in {program}")
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_tma_over_a_peers_buffer(n):
+    """A tensor map over the next rank's symmetric buffer: each rank's kernel TMA-loads its peer's tiles into
+    swizzled shared memory and writes them out; the program checks them against dist.all_gather."""
+    rs = _ok(run_ranks("tma_peer_read.py", n, ["--M", "128", "--K", "128"], env=RACECHECK))
+    assert f"tma_peer_read: {n} ranks, 128x128 f16, each read its next rank's buffer with TMA: results verified" \
+        in rs[0].out
