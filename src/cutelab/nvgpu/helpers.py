@@ -57,7 +57,10 @@ def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mm
     thr = getattr(tiled_mma, "thr_id", None)
     n_cta = it.product(thr.shape) if isinstance(thr, Layout) else 1
     group = getattr(op.cta_group, "value", op.cta_group) or 1
-    if n_cta not in (1, 2) or group != n_cta:
+    # a CtaGroup.TWO load for a 1-CTA MMA: each CTA of a pair loads the 1-CTA MMA's whole operand (the scale
+    # factors of B in CUTLASS's 2-CTA block-scaled GEMMs, which each CTA of the pair reads for its own half
+    # of the accumulator), its bytes counted at the pair's leader, which issues the pair's UMMAs
+    if n_cta not in (1, 2) or group not in (n_cta, 2):
         raise LayoutError(f"{where}: the op's cta_group ({op.cta_group}) must match the tiled MMA's {n_cta} CTA(s)")
     num_multicast = 1
     if isinstance(op, CopyBulkTensorTileG2SMulticastOp):
