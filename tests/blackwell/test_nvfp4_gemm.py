@@ -29,6 +29,7 @@ from cutelab.runtime import make_ptr
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NVFP4_0 = PROGRAMS / "cute" / "blackwell" / "tutorial" / "tutorial_gemm" / "nvfp4_gemm_0.py"
+NVFP4_1 = NVFP4_0.parent / "nvfp4_gemm_1.py"  # 2-CTA block-scaled UMMA, 2x1 clusters, multicast scale factors
 
 
 def _fp4_tensor(raw: np.ndarray, shape: tuple, stride: tuple):
@@ -112,12 +113,14 @@ def test_tma_store_of_scale_factors_is_refused():
         cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), cute.make_tensor(ptr, sfa), sl, (128, 256))
 
 
-def test_nvfp4_gemm_0_passes_its_check_on_the_cpu():
+@pytest.mark.parametrize("prog,mnkl", [(NVFP4_0, "128,256,256,1"),
+                                       (NVFP4_1, "256,256,256,1")])  # one 2x1 cluster (4 clusters, 2 k-tiles: 2 min)
+def test_nvfp4_gemm_passes_its_check_on_the_cpu(prog, mnkl):
     env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(NVFP4_0), "--mnkl", "128,256,256,1",
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(prog), "--mnkl", mnkl,
                         "--tolerance", "0.01"], capture_output=True, text=True, env=env, timeout=300,
-                       cwd=str(NVFP4_0.parent))
+                       cwd=str(prog.parent))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
@@ -142,6 +145,32 @@ def test_cuda_of_nvfp4_gemm_0_for_sm_100a(tmp_path):
                 "unsigned char* const smem1 = cl_dyn_smem + 65536;"):  # A: 4 stages of 128 x 256 e2m1 = 64 KiB
         assert ptx in src, ptx
     assert "&smem0[((32768u * (" in src and ")) / 2]" in src  # a stage of A is 32768 elements, 16 KiB
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
+
+
+def test_cuda_of_nvfp4_gemm_1_for_sm_100a(tmp_path):
+    """The 2-CTA tutorial printed as CUDA: the pair's UMMA and scale-factor copies of cta_group::2 and the
+    multicast TMA loads whose bytes complete at the pair's leader; nvcc compiles it where it is installed."""
+    import shutil
+
+    out = tmp_path / "k.cu"
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sm100_sass
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    sm100_sass.render(str(NVFP4_1.relative_to(PROGRAMS)), ["--mnkl", "256,256,256,1"], out)
+    src = out.read_text()
+    for ptx in ("tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X",
+                "tcgen05.cp.cta_group::2.32x128b.warpx4", "tcgen05.alloc.cta_group::2",
+                ".multicast::cluster.cta_group::2 [%0]"):
+        assert ptx in src, ptx
+    assert "cta_group::1" not in src.replace("tcgen05.commit.cta_group::1", "")  # no 1-CTA tcgen05 op but commits
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")
