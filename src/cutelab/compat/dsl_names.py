@@ -306,9 +306,11 @@ def _warp_redux_sync(value: Any, kind: Any, mask_and_clamp: Any = 0xFFFFFFFF, *,
 
     k = str(getattr(kind, "value", kind))
     dt = getattr(value, "dtype", None)
-    if dt is None:  # a Python number
-        dt = Float32 if isinstance(value, float) else Int32 if isinstance(value, int) else type(value)
-        value = dt(value) if dt in (Float32, Int32) else value
+    if dt is None:  # a Python number, or an integer index expression (thread_idx arithmetic): Int32
+        from ..kernel.ir.symbolic import is_sym
+
+        dt = Float32 if isinstance(value, float) else Int32 if isinstance(value, int) or is_sym(value) else type(value)
+        value = dt(value) if isinstance(value, (int, float)) and dt in (Float32, Int32) else value
     if dt is Float32:
         k = {"max": "fmax", "min": "fmin"}.get(k, k)
         if k not in ("fmax", "fmin"):
