@@ -87,6 +87,33 @@ def test_tma_of_block_scaled_scale_factors_copies_runs_of_whole_atoms():
     assert sorted(set(atom.g_of_s.tolist())) == list(range(2048))
 
 
+def test_multicast_of_scale_factors_gives_each_cta_a_slice_of_whole_rows():
+    # nvfp4_gemm_1's SFB: a 1-CTA MMA's (256 n, 256 k) tile of B's scale factors, multicast to the 2 CTAs of a
+    # pair, each issuing half: with K = 512 the tile's two 2048-element runs (its n halves) lie 4096 apart
+    N, K, L = 512, 512, 1
+    mma = _nvf4_mma(128, 256)
+    tiler = (128, 256, 256)
+    sfb = blockscaled_utils.tile_atom_to_shape_SF((N, K, L), 16)
+    raw = np.zeros(cute.cosize(sfb), np.uint8)
+    ptr = make_ptr(cutlass.Float8E4M3FN, raw.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), cute.AddressSpace.gmem,
+                   assumed_align=16)
+    SFB = cute.make_tensor(ptr, sfb)
+    sl = cute.slice_(blockscaled_utils.make_smem_layout_sfb(mma, tiler, 16, 1), (None, None, None, 0))
+    op = cpasync.CopyBulkTensorTileG2SMulticastOp(tcgen05.CtaGroup.TWO)
+    atom, _ = cute.nvgpu.make_tiled_tma_atom_B(op, SFB, sl, tiler, mma, (1, 2, 1, 1), internal_type=cutlass.Int16)
+    assert atom.num_multicast == 2 and atom.runs == [(0, 0, 2048)] and atom.size_in_bytes == 2048
+    gB = cute.local_tile(SFB, (256, 256), (0, 0, 0))
+    sB = cute.make_tensor(SFB.iterator, sl)  # a tensor of the smem layout (tma_partition reads its layout)
+    seen = []
+    for c in range(2):
+        s_c, g_c = cpasync.tma_partition(atom, c, cute.make_layout(2), cute.group_modes(sB, 0, 3),
+                                         cute.group_modes(gB, 0, 2))
+        assert cute.size(s_c, mode=[0]) == 2048 and s_c.offset == 2048 * c  # consecutive shared memory
+        seen += [g_c.offset + g_c.layout(i) for i in range(0, 2048, 256)]
+    # the two slices are the tile's two runs: n rows 0..127 at 0.., rows 128..255 at 4096..
+    assert seen == list(range(0, 2048, 256)) + list(range(4096, 6144, 256))
+
+
 def test_scale_factor_tma_in_runs_shorter_than_a_row_is_refused():
     M, K, L = 128, 256, 1
     mma = _nvf4_mma()

@@ -13,7 +13,9 @@ Deviations (as in ``cpasync.tma``): the second result is the global tensor itsel
 coordinates; the result is a ``TmaInfo`` that unpacks into (atom, tensor) as CuTe DSL's does.
 For a 2-CTA MMA (``CtaGroup.TWO``) each CTA of the pair loads its half of the MN extent; the
 load's bytes complete on the barrier of the pair's leader CTA (kernel/instr/tcgen05_2cta.py). A
-multicast that splits the tile between the CTAs of the cluster (``num_multicast > 1``) is refused.
+``CtaGroup.TWO`` op for a 1-CTA tiled MMA loads the whole tile in each CTA of the pair, its bytes counted at
+the leader (the scale factors of B in CUTLASS's 2-CTA block-scaled GEMMs). A multicast op splits the tile
+into ``num_multicast`` slices, one issued by each CTA of the multicast (cpasync/tma.py).
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ type CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: dimensions and the box in elements, s
 swizzles act on their shared memory as Swizzle<B,5,3> on element offsets (``swizzle_base_elems``). A tile
 whose tiled modes are hierarchical or broadcast (stride 0: the block-scaled GEMMs' scale factors,
 ``blockscaled_utils.tile_atom_to_shape_SF``) is copied by a ``TmaRunsAtom``: its distinct elements, runs of
-whole 256-element rows of the tensor's memory, one box each.
+whole 256-element rows of the tensor's memory, one box each; multicast (``num_multicast`` n), the tile's
+shared memory is cut into n equal consecutive slices, each one pattern of evenly spaced runs (CUTLASS's 2-CTA
+block-scaled GEMMs multicast B's scale factors to both CTAs of a pair this way).
 
 Deviation from CuTe DSL: the second result (the "TMA tensor") is the global tensor itself, not a
 tensor of coordinates; a kernel tiles and slices it as usual (``local_tile``, ``group_modes``,
@@ -741,8 +743,8 @@ def _runs_slice(smem_tensor: Any, gmem_tensor: Any, atom: TmaRunsAtom, c: Any, w
         lay = t.layout
         shp, std = (lay.shape, lay.stride) if isinstance(lay.shape, tuple) else ((lay.shape,), (lay.stride,))
         m0 = make_layout(shp[0], stride=std[0])
-        if not all(type(x) is int for x in it.flatten_to_tuple(m0.stride)):
-            raise LayoutError(f"{where}: mode 0 of {lay} must have static strides")
+        if not all(isinstance(x, int) for x in it.flatten_to_tuple(m0.stride)):  # ints, DynInts (known values)
+            raise LayoutError(f"{where}: mode 0 of {lay} must have strides of known values")
         mode0.append((shp, std, np.asarray(_offsets(m0, np.arange(it.product(m0.shape))), dtype=np.int64)))
     so, go = mode0[0][2], mode0[1][2]
     if so.min() < 0 or so.max() >= tile.size or not np.array_equal(tile[so], go) or len(np.unique(so)) != tile.size:
