@@ -396,12 +396,49 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     t = current("cute.gemm")
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
     _check_acc(atom, op, d, c, what)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        _gemm_with_scale_factors(t, atom, op, d, a, b, what)
+        return True
     kernel_gemm_blockscaled(t, atom, op, d, a, b, what)
     return True
 
 
-def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:
-    """cute.gemm of a block-scaled UMMA inside a kernel, after kernel_gemm's checks."""
+def _gemm_with_scale_factors(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:
+    """``cute.gemm(tiled_mma, d, [A, SFA], [B, SFB], c)`` (CuTe DSL 4.8.1's block-scaled form, the scale factors as
+    auxiliary operands): per k-block k of A and B (their last mode when they have 3), the UMMA with the scale
+    factors of that k-block (SFA / SFB indexed by k in their last mode), as tiled_mma.set(Field.SFA / SFB,
+    sf[..., k].iterator) before a one-k-block cute.gemm does; the k-blocks after the first accumulate."""
+    from ... import int_tuple as it
+
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == 2 and len(b) == 2):
+        raise TraceError(f"{what}: a block-scaled UMMA takes [A, SFA] and [B, SFB] (or A and B with the SFA / SFB "
+                         f"fields set), got {len(a) if isinstance(a, (list, tuple)) else 1} and "
+                         f"{len(b) if isinstance(b, (list, tuple)) else 1} operands")
+    (A, SFA), (B, SFB) = a, b
+    rank = lambda x: len(x.layout.shape) if isinstance(x.layout.shape, tuple) else 1  # noqa: E731
+    if rank(A) != 3:
+        for name, sf in (("sf_a", SFA), ("sf_b", SFB)):
+            sf_field(atom, name, sf.iterator, False)
+        kernel_gemm_blockscaled(t, atom, op, d, A, B, what)
+        return
+    kb = it.product(A.layout.shape[2])
+    if rank(B) != 3 or it.product(B.layout.shape[2]) != kb:
+        raise TraceError(f"{what}: A has {kb} k-blocks and B {B.layout.shape}")
+    for k in range(kb):
+        for name, sf in (("sf_a", SFA), ("sf_b", SFB)):
+            r = rank(sf)
+            if it.product(sf.layout.shape[-1] if r > 1 else sf.layout.shape) != kb:
+                raise TraceError(f"{what}: {name[-1].upper()}'s scale factors {sf.layout} have no k-block mode of "
+                                 f"{kb} (the last) to go with A's and B's k-blocks")
+            sf_field(atom, name, sf[(None,) * (r - 1) + (k,)].iterator, False)
+        kernel_gemm_blockscaled(t, atom, op, d, A[(None, None, k)], B[(None, None, k)], what,
+                                accumulate=None if k == 0 else 1)
+
+
+def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str,
+                            accumulate: Any = None) -> None:
+    """cute.gemm of a block-scaled UMMA inside a kernel, after kernel_gemm's checks (accumulate: None, the
+    ACCUMULATE field; 1, add to the accumulator)."""
     from ... import int_tuple as it
     from ...nvgpu.tcgen05.mma import CtaGroup, Field, OperandSource
     from ..frontend.trace import _static_offsets
@@ -424,7 +461,7 @@ def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, 
                          f"{it.tuple_str(shp)}")
     RM, RN = it.product(shp[1]), it.product(shp[2])
     offs = _static_offsets(d.layout, what).reshape(RN, RM, M // n_cta * N).transpose(1, 0, 2)
-    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)
+    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0) if accumulate is None else accumulate
     if not _CLS:
         _CLS.append(_op_class())
     u = _CLS[0](op, A, B, d.offset, offs, acc, _where_of(t))
