@@ -4,7 +4,9 @@ programs/cute/blackwell/tutorial/tutorial_gemm/nvfp4_gemm_0.py (with the utils.p
 byte for byte as of CUTLASS commit 7107b05535f8977f5ecb9d01ee203205b1fd9bc4, in CUTLASS's folders so that its own
 sys.path line finds utils.py: e2m1 A and B (two to a byte) and their e4m3 scale factors loaded by TMA, the scale
 factors copied to tensor memory (tcgen05.cp), MmaMXF4NVF4Op UMMAs, checked by the program against
-torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile.
+torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile. Beside it nvfp4_gemm_1.py (the 2-CTA
+tutorial: 2x1 clusters, 2-CTA block-scaled UMMAs and tcgen05.cp, B's scale factors multicast to both CTAs of a
+pair), and programs/dense_blockscaled_gemm_persistent.py (kernel/blockscaled_gemm/), all unchanged.
 """
 
 from __future__ import annotations
@@ -178,6 +180,23 @@ def test_cuda_of_nvfp4_gemm_0_for_sm_100a(tmp_path):
     c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
                        capture_output=True, text=True)
     assert c.returncode == 0, c.stderr[-4000:]
+
+
+BLOCKSCALED = PROGRAMS / "dense_blockscaled_gemm_persistent.py"  # kernel/blockscaled_gemm/, unchanged
+
+
+@pytest.mark.parametrize("args", [
+    # nvfp4 (e2m1 A and B, e4m3 scale factors per 16), one 128x128 tile, 4 k-blocks of 64: cute.gemm takes
+    # [A, SFA], [B, SFB]; compiled on placeholder pointers with an Int32(0) problem shape
+    ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+])
+def test_dense_blockscaled_gemm_persistent_on_the_cpu(args):
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(BLOCKSCALED), *args], capture_output=True,
+                       text=True, env=env, timeout=300, cwd=str(PROGRAMS))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
 
 def test_cuda_of_nvfp4_gemm_1_for_sm_100a(tmp_path):
