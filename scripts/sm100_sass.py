@@ -61,6 +61,14 @@ CASES = [
     ("cute/blackwell/kernel/rmsnorm/rmsnorm.py", ["--M", "3", "--N", "32768"]),
     # NVFP4: TMA of packed e2m1 (16U4_ALIGN8B) and of the scale factors, tcgen05.cp, UMMA kind::mxf4nvf4
     ("cute/blackwell/tutorial/tutorial_gemm/nvfp4_gemm_0.py", ["--mnkl", "128,256,256,1"]),
+    # 2-CTA block-scaled UMMA in a 2x1 cluster: tcgen05.cp and tcgen05.mma of cta_group::2, multicast scale factors
+    ("cute/blackwell/tutorial/tutorial_gemm/nvfp4_gemm_1.py", ["--mnkl", "256,256,256,1"]),
+    # CUTLASS's block-scaled persistent GEMM (nvfp4): cute.gemm with [A, SFA], [B, SFB]
+    ("dense_blockscaled_gemm_persistent.py", ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128",
+                                              "--cluster_shape_mn", "1,1"]),
+    # TMA prefetches; tf32 atoms over f32 tensors
+    ("dense_gemm_persistent_prefetch.py", ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
+                                           "--cluster_shape_mn", "1,1"]),
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),

@@ -93,9 +93,40 @@ def _is_torch_fake(t: Any) -> bool:
     return fake is not None and isinstance(t, fake.FakeTensor)
 
 
+def _from_torch_fp4x2(t: Any, assumed_align: int) -> Tensor:
+    """A torch.float4_e2m1fn_x2 tensor (two e2m1 elements a byte, the even one in the low nibble) as CuTe
+    DSL 4.8.1's from_dlpack gives it: a tensor of Float4E2M1FN elements whose contiguous (stride-1) mode
+    is twice as long and whose other strides count elements (twice the bytes); read-only on the CPU
+    (cutelab's 4-bit memory, Packed4Engine)."""
+    import torch
+
+    from .numeric import Float4E2M1FN
+
+    shape, strides = tuple(t.shape), tuple(t.stride())
+    unit = [i for i, d in enumerate(strides) if d == 1]
+    if not unit:
+        raise TensorError(f"from_dlpack: a torch.float4_e2m1fn_x2 tensor of shape {shape} and strides {strides} has "
+                          f"no contiguous mode (stride 1) holding the packed pairs")
+    k = next((i for i in reversed(unit) if shape[i] > 1), unit[-1])
+    lshape = tuple(2 * n if i == k else n for i, n in enumerate(shape))
+    lstrides = tuple(d if i == k else 2 * d for i, d in enumerate(strides))
+    layout = _layout_of(lshape, lstrides, f"the torch tensor of shape {shape} (float4_e2m1fn_x2)")
+    address = t.data_ptr()
+    _check_align(address, assumed_align, "the torch tensor")
+    align = assumed_align or 1
+    span = _span(shape, strides)  # bytes
+    if t.device.type != "cpu":
+        return Tensor(DeviceEngine(t, Float4E2M1FN, address, 2 * span, align, t.device), layout, 0)
+    raw = torch.as_strided(t.view(torch.uint8), (span,), (1,), t.storage_offset()).numpy()
+    space = "gmem" if t.is_cuda else "generic"
+    return Tensor(Packed4Engine(raw, Float4E2M1FN, space, align, t, address), layout, 0)
+
+
 def _from_torch(t: Any, assumed_align: int) -> Tensor:
     import torch
 
+    if str(t.dtype) == "torch.float4_e2m1fn_x2":
+        return _from_torch_fp4x2(t, assumed_align)
     dtype = numeric_from_torch(t.dtype)
     shape, strides = tuple(t.shape), tuple(t.stride())
     if _is_torch_fake(t):  # torch's FakeTensorMode: no storage, compile-only (as CuTe DSL allows)

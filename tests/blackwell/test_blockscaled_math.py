@@ -102,3 +102,25 @@ def test_fp8_scalars_round_to_nearest_even_and_saturate():
     assert [float(cute.Float8E4M3FN(x)) for x in (0.1, 3.3, -7.77)] == want
     with pytest.raises(TypeError, match="scalars of 4-bit float types are not supported"):
         cute.Float4E2M1FN(1.0)
+
+
+def test_torch_fp4x2_tensors_are_4_bit_tensors_of_twice_the_contiguous_extent():
+    """from_dlpack of torch.float4_e2m1fn_x2 (two e2m1 a byte, the even one low) as CuTe DSL 4.8.1 gives it,
+    and cutlass.torch.cute_tensor_like of Float4E2M1FN (uint8 storage of data_ref's shape, values to e2m1)."""
+    from cutelab.compat.dsl_torch import cute_tensor_like, e2m1_codes
+    from cutelab.runtime import from_dlpack
+
+    raw = torch.tensor([[0x21, 0x43], [0x65, 0x97]], dtype=torch.uint8)
+    x = from_dlpack(raw.view(torch.float4_e2m1fn_x2))
+    assert str(x.layout) == "(2,4):(4,1)" and x.element_type is Float4E2M1FN
+    got = [int(x.engine.data[x.layout((i, j))]) for i in range(2) for j in range(4)]
+    assert got == [1, 2, 3, 4, 5, 6, 7, 9]
+    assert bs.values(np.array(got), Float4E2M1FN).tolist() == [0.5, 1, 1.5, 2, 3, 4, 6, -0.5]
+    ref = torch.tensor([[0.5, -1.0, 2.9, 100.0], [0.25, 0.75, -3.0, 5.0]]).t()  # (4, 2), column-major
+    t, storage = cute_tensor_like(ref, Float4E2M1FN, is_dynamic_layout=False)
+    assert storage.dtype == torch.uint8 and tuple(storage.stride()) == tuple(ref.stride())
+    vals = [float(bs.values(np.array([t.engine.data[t.layout((i, j))]]), Float4E2M1FN)[0])
+            for i in range(4) for j in range(2)]
+    # nearest e2m1, ties to the even code (0.25 -> 0, 0.75 -> 1), saturated at 6
+    assert vals == [0.5, 0.0, -1.0, 1.0, 3.0, -3.0, 6.0, 4.0]
+    assert e2m1_codes(np.array([2.5, 5.0, -0.0])).tolist() == [4, 6, 8]

@@ -4,7 +4,9 @@ programs/cute/blackwell/tutorial/tutorial_gemm/nvfp4_gemm_0.py (with the utils.p
 byte for byte as of CUTLASS commit 7107b05535f8977f5ecb9d01ee203205b1fd9bc4, in CUTLASS's folders so that its own
 sys.path line finds utils.py: e2m1 A and B (two to a byte) and their e4m3 scale factors loaded by TMA, the scale
 factors copied to tensor memory (tcgen05.cp), MmaMXF4NVF4Op UMMAs, checked by the program against
-torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile.
+torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile. Beside it nvfp4_gemm_1.py (the 2-CTA
+tutorial: 2x1 clusters, 2-CTA block-scaled UMMAs and tcgen05.cp, B's scale factors multicast to both CTAs of a
+pair), and programs/dense_blockscaled_gemm_persistent.py (kernel/blockscaled_gemm/), all unchanged.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from cutelab.runtime import make_ptr
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 NVFP4_0 = PROGRAMS / "cute" / "blackwell" / "tutorial" / "tutorial_gemm" / "nvfp4_gemm_0.py"
+NVFP4_1 = NVFP4_0.parent / "nvfp4_gemm_1.py"  # 2-CTA block-scaled UMMA, 2x1 clusters, multicast scale factors
 
 
 def _fp4_tensor(raw: np.ndarray, shape: tuple, stride: tuple):
@@ -86,6 +89,33 @@ def test_tma_of_block_scaled_scale_factors_copies_runs_of_whole_atoms():
     assert sorted(set(atom.g_of_s.tolist())) == list(range(2048))
 
 
+def test_multicast_of_scale_factors_gives_each_cta_a_slice_of_whole_rows():
+    # nvfp4_gemm_1's SFB: a 1-CTA MMA's (256 n, 256 k) tile of B's scale factors, multicast to the 2 CTAs of a
+    # pair, each issuing half: with K = 512 the tile's two 2048-element runs (its n halves) lie 4096 apart
+    N, K, L = 512, 512, 1
+    mma = _nvf4_mma(128, 256)
+    tiler = (128, 256, 256)
+    sfb = blockscaled_utils.tile_atom_to_shape_SF((N, K, L), 16)
+    raw = np.zeros(cute.cosize(sfb), np.uint8)
+    ptr = make_ptr(cutlass.Float8E4M3FN, raw.ctypes.data_as(ctypes.POINTER(ctypes.c_uint8)), cute.AddressSpace.gmem,
+                   assumed_align=16)
+    SFB = cute.make_tensor(ptr, sfb)
+    sl = cute.slice_(blockscaled_utils.make_smem_layout_sfb(mma, tiler, 16, 1), (None, None, None, 0))
+    op = cpasync.CopyBulkTensorTileG2SMulticastOp(tcgen05.CtaGroup.TWO)
+    atom, _ = cute.nvgpu.make_tiled_tma_atom_B(op, SFB, sl, tiler, mma, (1, 2, 1, 1), internal_type=cutlass.Int16)
+    assert atom.num_multicast == 2 and atom.runs == [(0, 0, 2048)] and atom.size_in_bytes == 2048
+    gB = cute.local_tile(SFB, (256, 256), (0, 0, 0))
+    sB = cute.make_tensor(SFB.iterator, sl)  # a tensor of the smem layout (tma_partition reads its layout)
+    seen = []
+    for c in range(2):
+        s_c, g_c = cpasync.tma_partition(atom, c, cute.make_layout(2), cute.group_modes(sB, 0, 3),
+                                         cute.group_modes(gB, 0, 2))
+        assert cute.size(s_c, mode=[0]) == 2048 and s_c.offset == 2048 * c  # consecutive shared memory
+        seen += [g_c.offset + g_c.layout(i) for i in range(0, 2048, 256)]
+    # the two slices are the tile's two runs: n rows 0..127 at 0.., rows 128..255 at 4096..
+    assert seen == list(range(0, 2048, 256)) + list(range(4096, 6144, 256))
+
+
 def test_scale_factor_tma_in_runs_shorter_than_a_row_is_refused():
     M, K, L = 128, 256, 1
     mma = _nvf4_mma()
@@ -112,12 +142,14 @@ def test_tma_store_of_scale_factors_is_refused():
         cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), cute.make_tensor(ptr, sfa), sl, (128, 256))
 
 
-def test_nvfp4_gemm_0_passes_its_check_on_the_cpu():
+@pytest.mark.parametrize("prog,mnkl", [(NVFP4_0, "128,256,256,1"),
+                                       (NVFP4_1, "256,256,256,1")])  # one 2x1 cluster (4 clusters, 2 k-tiles: 2 min)
+def test_nvfp4_gemm_passes_its_check_on_the_cpu(prog, mnkl):
     env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(NVFP4_0), "--mnkl", "128,256,256,1",
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(prog), "--mnkl", mnkl,
                         "--tolerance", "0.01"], capture_output=True, text=True, env=env, timeout=300,
-                       cwd=str(NVFP4_0.parent))
+                       cwd=str(prog.parent))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
@@ -142,6 +174,49 @@ def test_cuda_of_nvfp4_gemm_0_for_sm_100a(tmp_path):
                 "unsigned char* const smem1 = cl_dyn_smem + 65536;"):  # A: 4 stages of 128 x 256 e2m1 = 64 KiB
         assert ptx in src, ptx
     assert "&smem0[((32768u * (" in src and ")) / 2]" in src  # a stage of A is 32768 elements, 16 KiB
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
+
+
+BLOCKSCALED = PROGRAMS / "dense_blockscaled_gemm_persistent.py"  # kernel/blockscaled_gemm/, unchanged
+
+
+@pytest.mark.parametrize("args", [
+    # nvfp4 (e2m1 A and B, e4m3 scale factors per 16), one 128x128 tile, 4 k-blocks of 64: cute.gemm takes
+    # [A, SFA], [B, SFB]; compiled on placeholder pointers with an Int32(0) problem shape
+    ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+])
+def test_dense_blockscaled_gemm_persistent_on_the_cpu(args):
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(BLOCKSCALED), *args], capture_output=True,
+                       text=True, env=env, timeout=300, cwd=str(PROGRAMS))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+def test_cuda_of_nvfp4_gemm_1_for_sm_100a(tmp_path):
+    """The 2-CTA tutorial printed as CUDA: the pair's UMMA and scale-factor copies of cta_group::2 and the
+    multicast TMA loads whose bytes complete at the pair's leader; nvcc compiles it where it is installed."""
+    import shutil
+
+    out = tmp_path / "k.cu"
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sm100_sass
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    sm100_sass.render(str(NVFP4_1.relative_to(PROGRAMS)), ["--mnkl", "256,256,256,1"], out)
+    src = out.read_text()
+    for ptx in ("tcgen05.mma.cta_group::2.kind::mxf4nvf4.block_scale.scale_vec::4X",
+                "tcgen05.cp.cta_group::2.32x128b.warpx4", "tcgen05.alloc.cta_group::2",
+                ".multicast::cluster.cta_group::2 [%0]"):
+        assert ptx in src, ptx
+    assert "cta_group::1" not in src.replace("tcgen05.commit.cta_group::1", "")  # no 1-CTA tcgen05 op but commits
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")

@@ -35,6 +35,10 @@ def roundtrip(X: cute.Tensor, Y: cute.Tensor, case: cutlass.Constexpr, ncols: cu
     if cutlass.const_expr(case == "overuse"):
         if warp == 0:
             cute.arch.alloc_tmem(64, holder.iterator)  # SECOND ALLOC
+    if cutlass.const_expr(case == "leak"):  # a second allocation, by another warp, that nothing frees
+        holder2 = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
+        if warp == 1:
+            cute.arch.alloc_tmem(64, holder2.iterator)  # LEAKED ALLOC
     if cutlass.const_expr(case == "relinquish"):
         if warp == 0:
             cute.arch.relinquish_tmem_alloc_permit()
@@ -133,6 +137,15 @@ def test_freeing_columns_twice():
         _run("double_free")
     msg = str(e.value)
     assert "deallocate only allocated tensor memory" in msg and f"{_HERE}:{_line('# SECOND FREE')}" in msg, msg
+
+
+def test_tensor_memory_not_freed_before_the_cta_exits():
+    with pytest.raises(LaunchError) as e:
+        _run("leak")
+    msg = str(e.value)
+    assert "block (0,0,0) exited holding tensor memory: the 64 columns 64..127 allocated by " in msg, msg
+    assert "cute.arch.alloc_tmem(64) at " in msg and f"{_HERE}:{_line('# LEAKED ALLOC')};" in msg, msg
+    assert "rule: a CTA deallocates all the tensor memory it allocated" in msg and "more allocation" not in msg, msg
 
 
 def test_no_allocation_after_relinquishing_the_permit():

@@ -1,7 +1,7 @@
 """CUTLASS's Blackwell GEMMs, carried unchanged in programs/ (the tutorial's fp16_gemm_0.py to _6.py from
 examples/python/CuTeDSL/cute/blackwell/tutorial/tutorial_gemm, dense_gemm.py, dense_gemm_persistent.py and
 dense_gemm_persistent_dynamic.py from examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm, and tma_v0.py to
-tma_v2.py of the TMA tutorial), run by
+tma_v2.py of the TMA tutorial, dense_gemm_persistent_prefetch.py), run by
 ``cutelab run`` with
 CUTE_DSL_ARCH=sm_100a on the CPU interpreter to their own checks against torch; the CUDA that
 cutelab prints for them compiles for sm_100a (where nvcc is installed)."""
@@ -125,6 +125,13 @@ def test_dense_gemm_persistent(args):  # kernel/dense_gemm/dense_gemm_persistent
 ])
 def test_dense_gemm_persistent_dynamic(args):  # the CLC dynamic persistent scheduler, PipelineClcFetchAsync
     _passes(_run("dense_gemm_persistent_dynamic.py", *args))
+
+
+# kernel/dense_gemm/dense_gemm_persistent_prefetch.py: TMA prefetches ahead of the loads; its tf32 atoms are made for
+# f32 tensors (internal_type=TFloat32), so the loads, prefetches and UMMAs take f32 memory as tf32
+def test_dense_gemm_persistent_prefetch():
+    _passes(_run("dense_gemm_persistent_prefetch.py", "--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
+                 "--cluster_shape_mn", "1,1"))
 
 
 def test_dense_gemm_2cta():

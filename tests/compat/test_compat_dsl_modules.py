@@ -308,3 +308,70 @@ def test_warp_reductions_and_nvvm_fmax_in_a_kernel(tmp_path):
         print(sm.tolist() == [float(a.sum())] * 32, fm.tolist() == a.tolist())
     """))
     assert out.splitlines() == ["True", "True True"]
+
+
+def test_blackwell_program_names(tmp_path):
+    """Names CUTLASS's Blackwell programs use: cutlass.target_version (against CUDA_VERSION 12.9),
+    cute.arch.Arch (sm_101 an alias of sm_110, as CuTe DSL 4.8.1 has it), cute.arch.warp_redux_sync
+    (Float32 max is fmax, Uint32 max is umax), and a cute.sym_int passed to cute.compile as a value."""
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.arch import Arch
+        from cutlass.cute.runtime import from_dlpack, make_fake_compact_tensor
+
+        print(cutlass.target_version(min_version="12.0"), cutlass.target_version(min_version="13.1"),
+              cutlass.target_version(max_version="12.9"), cutlass.target_version(exact_version="12.8"))
+        print(Arch.sm_100 <= Arch.sm_100a <= Arch.sm_100f, Arch.sm_101 is Arch.sm_110, Arch.from_string("sm_101a"))
+
+
+        @cute.kernel
+        def red(x: cute.Tensor, out: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            m = cute.arch.warp_redux_sync(x[tidx], "max")  # Float32: fmax
+            s = cute.arch.warp_redux_sync(cutlass.Int32(tidx) * 3, "add")
+            u = cute.arch.warp_redux_sync(cutlass.Uint32(tidx), "max")  # Uint32: umax
+            n = cute.arch.warp_redux_sync(x[tidx], kind="fmin", abs=True)
+            if tidx == 0:
+                out[0] = m
+                out[1] = cutlass.Float32(s)
+                out[2] = cutlass.Float32(u)
+                out[3] = n
+
+
+        @cute.jit
+        def run_red(x: cute.Tensor, out: cute.Tensor):
+            red(x, out).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
+        x = torch.arange(32, dtype=torch.float32) - 20.5
+        out = torch.zeros(4)
+        run_red(from_dlpack(x), from_dlpack(out))
+        print(out.tolist())
+
+
+        @cute.kernel
+        def fill(y: cute.Tensor):
+            bidx, _, _ = cute.arch.block_idx()
+            tidx, _, _ = cute.arch.thread_idx()
+            y[bidx * 4 + tidx] = y[bidx * 4 + tidx] + 1.0
+
+
+        @cute.jit
+        def host(y: cute.Tensor, mn):
+            fill(y).launch(grid=(cute.ceil_div(mn[0], 4), 1, 1), block=(4, 1, 1))
+
+
+        n = cute.sym_int(divisibility=4)
+        f = cute.compile(host, make_fake_compact_tensor(cutlass.Float32, (n,)), (n, 1))
+        y = torch.zeros(12)
+        f(from_dlpack(y), (12, 1))
+        print(y.tolist())
+    """, env={"CUTE_DSL_ARCH": "sm_100a"}))
+    assert out.splitlines() == [
+        "True False True False",
+        "True True sm_110a",
+        "[10.5, 1488.0, 31.0, 0.5]",  # max of t - 20.5; sum of 3 t; umax of t; fmin of |t - 20.5|
+        "[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]",  # 3 blocks of 4 for n = 12
+    ]

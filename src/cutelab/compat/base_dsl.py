@@ -48,7 +48,6 @@ class Arch(enum.Enum):
     sm_100 = "sm_100"
     sm_100a = "sm_100a"
     sm_100f = "sm_100f"
-    sm_101a = "sm_101a"
     sm_103 = "sm_103"
     sm_103a = "sm_103a"
     sm_103f = "sm_103f"
@@ -58,6 +57,9 @@ class Arch(enum.Enum):
     sm_110 = "sm_110"
     sm_110a = "sm_110a"
     sm_110f = "sm_110f"
+    sm_101 = "sm_110"  # CuTe DSL 4.8.1 names sm_101 as an alias of sm_110 (Thor's new number)
+    sm_101a = "sm_110a"
+    sm_101f = "sm_110f"
     sm_120 = "sm_120"
     sm_120a = "sm_120a"
     sm_120f = "sm_120f"
@@ -94,6 +96,10 @@ class Arch(enum.Enum):
 
     @classmethod
     def from_string(cls, s: str) -> "Arch":
+        try:
+            return cls[str(s).strip()]  # by name, as CuTe DSL: the sm_101 aliases too
+        except KeyError:
+            pass
         try:
             return cls(str(s).strip())
         except ValueError:

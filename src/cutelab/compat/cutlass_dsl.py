@@ -39,11 +39,18 @@ from .base_dsl import (  # noqa: F401 - CuTe DSL's cutlass_dsl takes these from 
 __path__: list = []
 
 
-def target_version(exact_version: Any = None, min_version: Any = None) -> bool:
-    """True when the CUDA version cutelab targets (cutlass.CUDA_VERSION) is exact_version / at least min_version."""
+def target_version(exact_version: Any = None, *, min_version: Any = None, max_version: Any = None) -> bool:
+    """True when the CUDA version cutelab targets (cutlass.CUDA_VERSION) is exact_version / within
+    [min_version, max_version] (``cutlass.target_version``)."""
+    if exact_version is None and min_version is None and max_version is None:
+        raise ValueError("cutlass.target_version: give exact_version, or min_version and/or max_version")
+    if exact_version is not None and (min_version is not None or max_version is not None):
+        raise ValueError("cutlass.target_version: give exact_version or a range (min_version/max_version), not both")
     if exact_version is not None and CUDA_VERSION != _as_t(exact_version):
         return False
     if min_version is not None and CUDA_VERSION < _as_t(min_version):
+        return False
+    if max_version is not None and CUDA_VERSION > _as_t(max_version):
         return False
     return True
 

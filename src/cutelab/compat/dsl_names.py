@@ -295,6 +295,38 @@ _PACKED = {
     "fma_packed_f32x2": _packed("fma_packed_f32x2", 3, lambda a, b, c: a * b + c),
 }
 
+def _warp_redux_sync(value: Any, kind: Any, mask_and_clamp: Any = 0xFFFFFFFF, *, abs: Any = None, nan: Any = None,
+                     loc: Any = None, ip: Any = None) -> Any:
+    """``cute.arch.warp_redux_sync``: ``redux.sync`` of value over the warp (Int32 / Uint32: add, and, or, xor,
+    min, max, umin, umax; Float32: fmin, fmax, with ``abs`` / ``nan``); "max"/"min" become "fmax"/"fmin" for
+    Float32 and "umax"/"umin" for Uint32, as CuTe DSL's do."""
+    from ..numeric import Float32, Int32, Uint32
+    from ..errors import TraceError
+    from .experimental.wrappers import redux_sync
+
+    k = str(getattr(kind, "value", kind))
+    dt = getattr(value, "dtype", None)
+    if dt is None:  # a Python number, or an integer index expression (thread_idx arithmetic): Int32
+        from ..kernel.ir.symbolic import is_sym
+
+        dt = Float32 if isinstance(value, float) else Int32 if isinstance(value, int) or is_sym(value) else type(value)
+        value = dt(value) if isinstance(value, (int, float)) and dt in (Float32, Int32) else value
+    if dt is Float32:
+        k = {"max": "fmax", "min": "fmin"}.get(k, k)
+        if k not in ("fmax", "fmin"):
+            raise TraceError(f"cute.arch.warp_redux_sync: kind={k!r} of a Float32 value; Float32 reduces with fmax "
+                             f"or fmin")
+    elif dt in (Int32, Uint32):
+        if dt is Uint32:
+            k = {"max": "umax", "min": "umin"}.get(k, k)
+        if k in ("fmax", "fmin"):
+            raise TraceError(f"cute.arch.warp_redux_sync: kind={k!r} of a {dt} value; fmax/fmin reduce Float32")
+    else:
+        raise TraceError(f"cute.arch.warp_redux_sync: a {dt} value; redux.sync reduces Int32, Uint32 and Float32")
+    got = redux_sync(value, k, mask_and_clamp, abs=abs, nan=nan)
+    return got if dt is not Uint32 else Uint32(got)
+
+
 ARCH_EXTRAS: Dict[str, Any] = {
     "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF,
     # tensor memory per CTA (CuTe DSL 4.8.1's table: 512 columns, sm_107 576; allocations of at least 32)
@@ -305,6 +337,7 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "exp2": _arch_exp2, "exp": _arch_exp,
     "inline_ptx": _inline_ptx,
     **{f"vote_{k}_sync": _vote(k) for k in ("ballot", "any", "all", "uni")},
+    "warp_redux_sync": _warp_redux_sync,
     "warp_reduction": warp_reduction, "warp_reduction_max": warp_reduction_max, "warp_reduction_sum": warp_reduction_sum,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (

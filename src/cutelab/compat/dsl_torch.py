@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+import numpy as np
 from typing import Any, Dict, Optional
 
 
@@ -118,6 +119,8 @@ def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool,
     # On the GPU, as CuTe DSL allocates it, whatever device data_ref is on (on the emulated device too); with
     # no CUDA at all (cutelab used without `cutelab run`), beside data_ref.
     where = "cuda" if torch.cuda.is_available() else data_ref.device
+    if getattr(cutlass_dtype, "name", "") == "f4E2M1FN":
+        return _fp4_tensor_like(data_ref, where, is_dynamic_layout, assumed_align)
     storage = torch.empty_strided(tuple(data_ref.shape), tuple(data_ref.stride()), dtype=_torch_dtype(cutlass_dtype),
                                   device=where)
     t = from_dlpack(storage, assumed_align=assumed_align)
@@ -128,6 +131,62 @@ def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool,
         leading = next((i for i, s in enumerate(strides) if s == 1), None)
         t = t.mark_layout_dynamic(leading_dim=leading)
     convert_cute_tensor(data_ref.to(torch.float32) if is_fp8_dtype(cutlass_dtype) else data_ref, t, cutlass_dtype)
+    return t, storage
+
+
+_E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+
+
+def e2m1_codes(x: Any) -> Any:
+    """The e2m1 codes (4 bits: sign, 2 exponent, 1 mantissa) of float values x, rounded to nearest, ties to an
+    even code, saturated at +-6 (the PTX cvt.rn.satfinite.e2m1x2.f32).
+
+    >>> e2m1_codes(np.array([0.5, 1.25, 2.5, -6.0, 100.0, -0.2])).tolist()
+    [1, 2, 4, 15, 7, 8]
+    """
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    table = np.asarray(_E2M1)
+    d = np.abs(a[..., None] - table)
+    best = d.min(axis=-1, keepdims=True)
+    near = d == best
+    # the lowest even code among the nearest, else the lowest nearest
+    even = near & (np.arange(8) % 2 == 0)
+    code = np.where(even.any(axis=-1), np.argmax(even, axis=-1), np.argmax(near, axis=-1))
+    return (code | np.where(np.signbit(np.asarray(x, dtype=np.float64)), 8, 0)).astype(np.uint8)
+
+
+def _fp4_tensor_like(data_ref: Any, where: Any, is_dynamic_layout: bool, assumed_align: Optional[int]) -> Any:
+    """cute_tensor_like for Float4E2M1FN, as CuTe DSL 4.8.1 makes it: a uint8 torch tensor of data_ref's shape and
+    strides, and a cute tensor of 4-bit elements with that layout over its bytes (two elements a byte, so half
+    of it is used), holding data_ref's values rounded to e2m1."""
+    import torch
+
+    from ..layout import Layout
+    from ..numeric import Float4E2M1FN
+    from ..runtime import Packed4Engine, _check_align
+    from ..tensor import Tensor
+
+    shape, strides = tuple(data_ref.shape), tuple(data_ref.stride())
+    storage = torch.zeros_like(data_ref, dtype=torch.uint8, device=where)  # zeros_like keeps the strides
+    address = storage.data_ptr()
+    _check_align(address, assumed_align, "cute_tensor_like's storage")
+    n = storage.untyped_storage().nbytes()
+    raw = torch.empty(0, dtype=torch.uint8).set_(storage.untyped_storage()).numpy()[:n] if storage.device.type == \
+        "cpu" else None
+    if raw is None:
+        raise TypeError("cute_tensor_like: 4-bit tensors are made on the CPU (cutelab's emulated GPU) only")
+    layout = Layout._raw(shape, strides) if shape else Layout._raw(1, 0)
+    offs = np.asarray(np.indices(shape).reshape(len(shape), -1).T @ np.asarray(strides, dtype=np.int64)) \
+        if shape else np.zeros(1, np.int64)
+    codes = e2m1_codes(data_ref.detach().to(torch.float32).cpu().numpy().reshape(-1))
+    lo = (offs % 2) == 0
+    np.bitwise_or.at(raw, offs[lo] // 2, codes[lo])
+    np.bitwise_or.at(raw, offs[~lo] // 2, codes[~lo] << 4)
+    space = "gmem" if storage.is_cuda else "generic"
+    t = Tensor(Packed4Engine(raw, Float4E2M1FN, space, assumed_align or 1, storage, address), layout, 0)
+    if is_dynamic_layout:
+        leading = next((i for i, d in enumerate(strides) if d == 1), None)
+        t = t.mark_layout_dynamic(leading_dim=leading)
     return t, storage
 
 

@@ -20,7 +20,7 @@ def _dsl_extras() -> Dict[str, Any]:
     from . import cutlass_dsl, dsl_names
 
     return {**dsl_names.CUTLASS_EXTRAS, "extract_mlir_values": cutlass_dsl.extract_mlir_values,
-            "new_from_mlir_values": cutlass_dsl.new_from_mlir_values}
+            "new_from_mlir_values": cutlass_dsl.new_from_mlir_values, "target_version": cutlass_dsl.target_version}
 
 
 def _cute_extras() -> Dict[str, Any]:
@@ -34,9 +34,9 @@ def _cute_extras() -> Dict[str, Any]:
 
 
 def _arch_extras() -> Dict[str, Any]:
-    from . import dsl_names
+    from . import base_dsl, dsl_names
 
-    return dsl_names.ARCH_EXTRAS
+    return {**dsl_names.ARCH_EXTRAS, "Arch": base_dsl.Arch}  # cute.arch re-exports base_dsl's Arch
 
 
 def _math_extras() -> Dict[str, Any]:

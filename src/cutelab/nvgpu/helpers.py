@@ -13,7 +13,9 @@ Deviations (as in ``cpasync.tma``): the second result is the global tensor itsel
 coordinates; the result is a ``TmaInfo`` that unpacks into (atom, tensor) as CuTe DSL's does.
 For a 2-CTA MMA (``CtaGroup.TWO``) each CTA of the pair loads its half of the MN extent; the
 load's bytes complete on the barrier of the pair's leader CTA (kernel/instr/tcgen05_2cta.py). A
-multicast that splits the tile between the CTAs of the cluster (``num_multicast > 1``) is refused.
+``CtaGroup.TWO`` op for a 1-CTA tiled MMA loads the whole tile in each CTA of the pair, its bytes counted at
+the leader (the scale factors of B in CUTLASS's 2-CTA block-scaled GEMMs). A multicast op splits the tile
+into ``num_multicast`` slices, one issued by each CTA of the multicast (cpasync/tma.py).
 """
 
 from __future__ import annotations
@@ -57,7 +59,10 @@ def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mm
     thr = getattr(tiled_mma, "thr_id", None)
     n_cta = it.product(thr.shape) if isinstance(thr, Layout) else 1
     group = getattr(op.cta_group, "value", op.cta_group) or 1
-    if n_cta not in (1, 2) or group != n_cta:
+    # a CtaGroup.TWO load for a 1-CTA MMA: each CTA of a pair loads the 1-CTA MMA's whole operand (the scale
+    # factors of B in CUTLASS's 2-CTA block-scaled GEMMs, which each CTA of the pair reads for its own half
+    # of the accumulator), its bytes counted at the pair's leader, which issues the pair's UMMAs
+    if n_cta not in (1, 2) or group not in (n_cta, 2):
         raise LayoutError(f"{where}: the op's cta_group ({op.cta_group}) must match the tiled MMA's {n_cta} CTA(s)")
     num_multicast = 1
     if isinstance(op, CopyBulkTensorTileG2SMulticastOp):

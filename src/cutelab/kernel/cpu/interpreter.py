@@ -144,6 +144,10 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         lines: List[Any] = []
         b.addresses = addresses
         run_groups(b, _step, work, lines)
+        if "tmem" in b.common:  # its CTAs exited: each must have freed its tensor memory
+            from ..instr.tcgen05_tmem import check_freed_at_exit
+
+            check_freed_at_exit(b)
         if lines:
             for t in range(b.n):
                 for col, m in lines:

@@ -352,6 +352,16 @@ def _align_up(n: int, a: int) -> int:
     return -(-n // a) * a
 
 
+def _nbytes(n: int, dtype: Any) -> int:
+    """The bytes of n elements of dtype (4-bit elements: two to a byte)."""
+    return -(-n * dtype.width // 8)
+
+
+def _elems(nbytes: int, dtype: Any, up: bool = False) -> int:
+    """The elements of dtype in nbytes bytes (rounded up when up)."""
+    return -(-nbytes * 8 // dtype.width) if up else nbytes * 8 // dtype.width
+
+
 def _total(t: Any) -> int:
     """The block's shared memory if every array is dynamic: aligned arrays, those that alias (one
     region's views as several element types) counted once, at the longest."""
@@ -372,7 +382,7 @@ def use_dynamic_smem(t: Any) -> None:
         for sh in t.shared:  # regions viewed as several element types: each array only as long as its views reach
             n = needs.get(sh.index)
             if n is not None and n < sh.bytes:
-                sh.length = max(1, -(-n // sh.dtype.bytes))
+                sh.length = max(1, _elems(n, sh.dtype, up=True))
         total = _total(t)
     if total > MAX_SMEM:
         raise TraceError(f"kernel {t.name}: {total} bytes of shared memory; a thread block may use at most "
@@ -408,7 +418,7 @@ class SmemRegion:
         t = current("shared memory")
         if sh is None:
             first = next(iter(self.arrays.values()), None)
-            sh = t.add_shared(dtype, max(1, self.nbytes // dtype.bytes), max(self.align, _DYN_ALIGN))
+            sh = t.add_shared(dtype, max(1, _elems(self.nbytes, dtype)), max(self.align, _DYN_ALIGN))
             self.arrays[dtype.name] = sh
             if first is not None:
                 sh.alias = first.index  # on the GPU (dynamic arrays) one memory, as in CuTe DSL
@@ -416,8 +426,8 @@ class SmemRegion:
         needs = t.__dict__.setdefault("_smem_need", {})
         b = self.nbytes if need is None else min(self.nbytes, int(need))
         needs[sh.index] = max(needs.get(sh.index, 0), b)
-        if sh.length * dtype.bytes < b:
-            sh.length = -(-b // dtype.bytes)
+        if sh.bytes < b:
+            sh.length = _elems(b, dtype, up=True)
         use_dynamic_smem(t)
         return sh
 
@@ -525,18 +535,18 @@ class SmemPtr:
         offs = _static_offsets(layout, where)
         if len(offs) and offs.min() < 0:
             raise TraceError(f"{where}: layout {layout} reaches negative offsets")
-        start = self.byte_offset // dtype.bytes
+        start = _elems(self.byte_offset, dtype)
         if dyn:  # the view may reach the whole region: its accesses are checked where they happen
             if sw is not None and not sw.is_identity:
                 raise TraceError(f"{where}: a swizzled view at a runtime offset ({self.byte_offset} bytes) is not "
                                  f"supported")
             return Tensor(SmemEngine(self.region.array(dtype)), layout, start + off, _checked=True)
-        need = (int(offs.max()) + 1 + off if len(offs) else 1) * dtype.bytes + self.byte_offset
+        need = _nbytes(int(offs.max()) + 1 + off if len(offs) else 1, dtype) + self.byte_offset
         if sw is not None and not sw.is_identity:
             # the swizzle moves an offset only inside its aligned block of 2^(highest bit it changes + 1)
             # elements (S<3,4,3> on bytes: within 128 bytes), so the tensor reaches that block's end at most
             hi = sw.num_base + sw.num_bits + max(0, -sw.num_shift)
-            need = _align_up(need, (1 << hi) * dtype.bytes)
+            need = _align_up(need, _nbytes(1 << hi, dtype))
         if need > self.region.nbytes:
             raise TraceError(f"{where}: layout {layout} of {dtype} needs {need} bytes from the region's start, "
                              f"the region has {self.region.nbytes}")
@@ -562,7 +572,7 @@ class _MemRangeType:
 
     @property
     def size_in_bytes(self) -> int:
-        return self.size * self.dtype.bytes
+        return -(-self.size * self.dtype.width // 8)  # 4-bit elements: two to a byte
 
     def __repr__(self) -> str:
         return f"struct.MemRange[{self.dtype}, {self.size}]"

@@ -8,7 +8,9 @@ and their negatives), stored one element per storage byte (the low bits). Kernel
 the 4-bit (MmaMXF4Op, MmaMXF4NVF4Op) operands on the CPU: shared memory holds an e2m1 element per
 byte there, read through the operand's layout as the UMMA's other operands are; the CUDA printer
 prints the 8-bit kind (mxf8f6f4) and the packed 4-bit ones (mxf4, mxf4nvf4), whose shared memory it
-holds two elements to a byte. 6-bit operands and 2-CTA block-scaled UMMAs are refused. Scale factors are ue8m0
+holds two elements to a byte. 6-bit operands are refused. A 2-CTA UMMA (CtaGroup.TWO), issued by the pair's
+leader, computes each CTA's rows of D from its own rows of A, the pair's B, and the scale factors in that
+CTA's own tensor memory (its rows of A's, all N rows of B's). Scale factors are ue8m0
 (the power of two 2^(bits - 127); 0xff is NaN) or, for ``mxf4nvf4`` with 16-element blocks, ue4m3
 (e4m3 bits with the sign bit clear).
 
@@ -240,40 +242,47 @@ def _op_class() -> type:
             nsf = K // V
             what = f"{b.ir.name}{self._at()}: {type(op).__name__}"
             st = tmem_state(b)
+            # a 2-CTA UMMA (issued by the pair's leader blk): CTA c of the pair holds rows c * Mc.. of A and D,
+            # rows c * Nc.. of B, and in its own tensor memory its rows' scale factors of A and all N rows' of B
+            n_cta = op.cta_group.value
+            blocks = [blk + c for c in range(n_cta)]
+            Mc, Nc = M // n_cta, N // n_cta
 
-            def tile(o: Any, start: int, P: int) -> np.ndarray:
+            def tile(o: Any, start: int, P: int, k: int) -> np.ndarray:
                 idx = start + o.phys
                 if idx.min() < 0 or idx.max() >= o.shared.length:
                     raise LaunchError(f"{what}: a UMMA operand reaches outside {o.shared.name}")
-                v = values(b.shared[o.shared.index][blk * o.shared.length + idx], o.dtype)
+                v = values(b.shared[o.shared.index][k * o.shared.length + idx], o.dtype)
                 return v.reshape(v.shape[0], K, P).swapaxes(1, 2)  # (inst, P, K)
 
-            A, B = tile(self.a, a0, M), tile(self.b, b0, N)
+            A = [tile(self.a, a0, Mc, k) for k in blocks]
+            B = np.concatenate([tile(self.b, b0, Nc, k) for k in blocks], axis=1)  # (inst, N, K)
             cells8 = st.cells.view(np.uint8).reshape(st.cells.shape[0], 128, -1)
             dp8 = tmem_dp_stride(op.sf_dtype)
-            sfa = scale_values(read_scale_factors(cells8, blk, sfa0, dp8, M, nsf, what), op.sf_dtype)
-            sfb = scale_values(read_scale_factors(cells8, blk, sfb0, dp8, N, nsf, what), op.sf_dtype)
-            for addr, rows in ((sfa0, M), (sfb0, N)):  # row r's scale factors are in column col + r // 32
-                e = addr % dp8
-                cols = np.arange(e // 4, e // 4 + -(-rows // 32))
-                check_columns(b, st, np.full(cols.shape, blk), cols, f"{type(op).__name__} (its scale factors)",
-                              self._at())
             dt = Float32
             dp = tmem_dp_stride(dt)
             addr = acc0 + self.acc_offs
             lane, e = addr // dp, addr % dp
             if (addr < 0).any() or (lane >= 128).any():
                 raise LaunchError(f"{what}: the accumulator reaches outside tensor memory")
-            check_columns(b, st, np.full(e.shape, blk), e, f"a UMMA ({type(op).__name__})", self._at())
-            cells = tmem_cells(st, dt)
             RM, RN = self.acc_offs.shape[:2]
             if RM != 1 or RN != 1:
                 raise LaunchError(f"{what}: one scale-factor address pair serves one MMA instance; this cute.gemm "
                                   f"covers {RM}x{RN}: slice the operands to one MMA per cute.gemm")
+            cells = tmem_cells(st, dt)
             ln, ee = lane[0, 0], e[0, 0]
-            C = to_real(cells[blk, ln, ee], dt).astype(np.float64).reshape(N, M).T if flag else np.zeros((M, N))
-            C = (C + scaled_mma(A[0], B[0], sfa, sfb, V)).astype(np.float32)
-            cells[blk, ln, ee] = from_real(C.T.reshape(-1), dt)
+            for c, k in enumerate(blocks):
+                for a, rows in ((sfa0, Mc), (sfb0, N)):  # row r's scale factors are in column col + r // 32
+                    ea = a % dp8
+                    cols = np.arange(ea // 4, ea // 4 + -(-rows // 32))
+                    check_columns(b, st, np.full(cols.shape, k), cols, f"{type(op).__name__} (its scale factors)",
+                                  self._at())
+                sfa = scale_values(read_scale_factors(cells8, k, sfa0, dp8, Mc, nsf, what), op.sf_dtype)
+                sfb = scale_values(read_scale_factors(cells8, k, sfb0, dp8, N, nsf, what), op.sf_dtype)
+                check_columns(b, st, np.full(e.shape, k), e, f"a UMMA ({type(op).__name__})", self._at())
+                C = to_real(cells[k, ln, ee], dt).astype(np.float64).reshape(N, Mc).T if flag else np.zeros((Mc, N))
+                C = (C + scaled_mma(A[c][0], B[0], sfa, sfb, V)).astype(np.float32)
+                cells[k, ln, ee] = from_real(C.T.reshape(-1), dt)
 
         def cuda(self, r: Any) -> None:
             """``tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [d], adesc, bdesc, idesc, [sfa], [sfb], p``
@@ -305,7 +314,7 @@ def _op_class() -> type:
                 hw = "(((unsigned)({0}) >> 18) << 16 | (((unsigned)({0}) & 0x3FFFFu) >> 2))"
                 ids = f"(0x{idesc:08x}u | (((unsigned)({sfa}) & 3u) << 29) | (((unsigned)({sfb}) & 3u) << 4))"
                 r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
-                       f'tcgen05.mma.cta_group::1.{kind} [%0], %1, %2, %3, [%5], [%6], p;'
+                       f'tcgen05.mma.cta_group::{self.op.cta_group.value}.{kind} [%0], %1, %2, %3, [%5], [%6], p;'
                        f'\\n\\t}}" :: "r"((unsigned)({dc})), "l"({da}), "l"({db}), "r"({ids}), '
                        f'"r"((unsigned)({acc})), "r"({hw.format(sfa)}), "r"({hw.format(sfb)}) : "memory");')
 
@@ -387,20 +396,54 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
     t = current("cute.gemm")
     what = f"kernel {t.name}: cute.gemm with {type(op).__name__}{_at(_where(t))}"
     _check_acc(atom, op, d, c, what)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        _gemm_with_scale_factors(t, atom, op, d, a, b, what)
+        return True
     kernel_gemm_blockscaled(t, atom, op, d, a, b, what)
     return True
 
 
-def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:
-    """cute.gemm of a block-scaled UMMA inside a kernel, after kernel_gemm's checks."""
+def _gemm_with_scale_factors(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str) -> None:
+    """``cute.gemm(tiled_mma, d, [A, SFA], [B, SFB], c)`` (CuTe DSL 4.8.1's block-scaled form, the scale factors as
+    auxiliary operands): per k-block k of A and B (their last mode when they have 3), the UMMA with the scale
+    factors of that k-block (SFA / SFB indexed by k in their last mode), as tiled_mma.set(Field.SFA / SFB,
+    sf[..., k].iterator) before a one-k-block cute.gemm does; the k-blocks after the first accumulate."""
+    from ... import int_tuple as it
+
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == 2 and len(b) == 2):
+        raise TraceError(f"{what}: a block-scaled UMMA takes [A, SFA] and [B, SFB] (or A and B with the SFA / SFB "
+                         f"fields set), got {len(a) if isinstance(a, (list, tuple)) else 1} and "
+                         f"{len(b) if isinstance(b, (list, tuple)) else 1} operands")
+    (A, SFA), (B, SFB) = a, b
+    rank = lambda x: len(x.layout.shape) if isinstance(x.layout.shape, tuple) else 1  # noqa: E731
+    if rank(A) != 3:
+        for name, sf in (("sf_a", SFA), ("sf_b", SFB)):
+            sf_field(atom, name, sf.iterator, False)
+        kernel_gemm_blockscaled(t, atom, op, d, A, B, what)
+        return
+    kb = it.product(A.layout.shape[2])
+    if rank(B) != 3 or it.product(B.layout.shape[2]) != kb:
+        raise TraceError(f"{what}: A has {kb} k-blocks and B {B.layout.shape}")
+    for k in range(kb):
+        for name, sf in (("sf_a", SFA), ("sf_b", SFB)):
+            r = rank(sf)
+            if it.product(sf.layout.shape[-1] if r > 1 else sf.layout.shape) != kb:
+                raise TraceError(f"{what}: {name[-1].upper()}'s scale factors {sf.layout} have no k-block mode of "
+                                 f"{kb} (the last) to go with A's and B's k-blocks")
+            sf_field(atom, name, sf[(None,) * (r - 1) + (k,)].iterator, False)
+        kernel_gemm_blockscaled(t, atom, op, d, A[(None, None, k)], B[(None, None, k)], what,
+                                accumulate=None if k == 0 else 1)
+
+
+def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, what: str,
+                            accumulate: Any = None) -> None:
+    """cute.gemm of a block-scaled UMMA inside a kernel, after kernel_gemm's checks (accumulate: None, the
+    ACCUMULATE field; 1, add to the accumulator)."""
     from ... import int_tuple as it
     from ...nvgpu.tcgen05.mma import CtaGroup, Field, OperandSource
     from ..frontend.trace import _static_offsets
     from .tcgen05_mma import _field_reg, _operand
 
-    if op.cta_group is not CtaGroup.ONE:
-        raise TraceError(f"{what}: block-scaled UMMAs of CtaGroup.TWO are not run by cutelab's interpreter yet "
-                         f"(CtaGroup.ONE is)")
     if op.a_src is not OperandSource.SMEM:
         raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is not supported by cutelab's kernels yet")
     for dt, nm in ((op.a_dtype, "A"), (op.b_dtype, "B")):
@@ -409,15 +452,16 @@ def kernel_gemm_blockscaled(t: Any, atom: Any, op: Any, d: Any, a: Any, b: Any, 
                              f"(e4m3, e5m2) and 4-bit (e2m1) block-scaled operands in shared memory, not 6-bit "
                              f"ones yet")
     M, N, K = op.shape_mnk
-    A = _operand(a, "A", M, K, op.a_dtype, what)
-    B = _operand(b, "B", N, K, op.b_dtype, what)
+    n_cta = 2 if op.cta_group is CtaGroup.TWO else 1  # a 2-CTA UMMA: each CTA holds half of A, B and D
+    A = _operand(a, "A", M // n_cta, K, op.a_dtype, what)
+    B = _operand(b, "B", N // n_cta, K, op.b_dtype, what)
     shp = d.layout.shape
-    if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M * N:
+    if not isinstance(shp, tuple) or len(shp) != 3 or it.product(shp[0]) != M // n_cta * N:
         raise TraceError(f"{what}: the accumulator must be ((M,N), MMA_M, MMA_N) as make_fragment_C gives, got "
                          f"{it.tuple_str(shp)}")
     RM, RN = it.product(shp[1]), it.product(shp[2])
-    offs = _static_offsets(d.layout, what).reshape(RN, RM, M * N).transpose(1, 0, 2)
-    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0)
+    offs = _static_offsets(d.layout, what).reshape(RN, RM, M // n_cta * N).transpose(1, 0, 2)
+    acc = (_field_reg(t, atom, Field.ACCUMULATE.value), 0) if accumulate is None else accumulate
     if not _CLS:
         _CLS.append(_op_class())
     u = _CLS[0](op, A, B, d.offset, offs, acc, _where_of(t))

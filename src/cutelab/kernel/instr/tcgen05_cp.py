@@ -7,9 +7,10 @@ partitioned TMEM tensor (the scale factors of block-scaled UMMAs).
   thread's tcgen05.cp before its later tcgen05.mma. ``Cp4x32x128bOp`` (``.32x128b.warpx4``):
   per atom, 32 rows of 16 bytes read from shared memory at the descriptor's address (row r at
   byte 16 r: the canonical no-swizzle K-major layout of 32 x 16 bytes, which the scale-factor
-  SMEM layouts are) land in lanes r, r+32, r+64, r+96 at 4 columns from the TMEM address. The other
-  tcgen05.cp shapes and 2-CTA copies are refused.
-- CUDA: ``tcgen05.cp.cta_group::1.32x128b.warpx4`` with an unswizzled K-major descriptor of the 32 x 16
+  SMEM layouts are) land in lanes r, r+32, r+64, r+96 at 4 columns from the TMEM address. A 2-CTA copy
+  (``CtaGroup.TWO``), issued by the leader (even rank) of a CTA pair, does this in each CTA of the pair, from
+  its own shared memory to its own tensor memory. The other tcgen05.cp shapes are refused.
+- CUDA: ``tcgen05.cp.cta_group::1|2.32x128b.warpx4`` with an unswizzled K-major descriptor of the 32 x 16
   bytes, by lane 0 of each warp that runs the copy.
 """
 
@@ -60,8 +61,15 @@ class S2TCopyOp(Op):
         s0 = np.broadcast_to(np.asarray(b.index(self.src_base), dtype=np.int64), (b.n,))[rows]
         d0 = np.broadcast_to(np.asarray(b.index(self.dst_base), dtype=np.int64), (b.n,))[rows]
         pend = b.common.setdefault("umma_pending", {})
+        n_cta = self.op.cta_group.value
+        csize = int(getattr(b, "cluster_size", 1))
         for i, r in enumerate(rows.tolist()):
-            pend.setdefault(int(b.block_of[r]), []).append((self, int(s0[i]), 0, int(d0[i]), False))
+            blk = int(b.block_of[r])
+            if n_cta == 2 and (csize % 2 or (blk % csize) % 2):
+                raise LaunchError(f"{b.ir.name}{self._at()}: block {b.block_name(blk)} issues a 2-CTA tcgen05.cp "
+                                  f"(CtaGroup.TWO) in a cluster of {csize} CTA(s); rule: the leader (even rank) CTA "
+                                  f"of a pair of one cluster issues a 2-CTA tcgen05 operation")
+            pend.setdefault(blk, []).append((self, int(s0[i]), 0, int(d0[i]), False))
 
     def execute(self, b: Any, blk: int, s0: int, _b0: int, d0: int, _flag: Any) -> None:
         from .tcgen05_tmem import check_columns, tmem_state
@@ -71,11 +79,14 @@ class S2TCopyOp(Op):
         dp = cells8.shape[2] * 128  # one lane in bytes (65536 columns of 4 bytes)
         mem = b.shared[self.shared.index]
         L = self.shared.length
-        for so, do in zip(self.src_offs.tolist(), self.dst_offs.tolist()):
+        # a 2-CTA copy (issued by the pair's leader blk): each CTA of the pair, from its own shared memory to its
+        # own tensor memory at the same addresses
+        for so, do, k in [(so, do, blk + c) for c in range(self.op.cta_group.value)
+                          for so, do in zip(self.src_offs.tolist(), self.dst_offs.tolist())]:
             src = s0 + so + np.arange(512)
             if src.min() < 0 or src.max() >= L:
                 raise LaunchError(f"{b.ir.name}{self._at()}: tcgen05.cp reads outside {self.shared.name}")
-            data = np.asarray(mem[blk * L + src]).view(np.uint8).reshape(32, 16)
+            data = np.asarray(mem[k * L + src]).view(np.uint8).reshape(32, 16)
             addr = d0 + do
             lane0, e = addr // dp, addr % dp
             if lane0 != 0 or e % 16:
@@ -84,9 +95,9 @@ class S2TCopyOp(Op):
             col = e // 4
             if col + 4 > 512:
                 raise LaunchError(f"{b.ir.name}{self._at()}: tcgen05.cp writes past tensor-memory column 511")
-            check_columns(b, st, np.full(4, blk), np.arange(col, col + 4), "tcgen05.cp (Cp4x32x128bOp)", self._at())
+            check_columns(b, st, np.full(4, k), np.arange(col, col + 4), "tcgen05.cp (Cp4x32x128bOp)", self._at())
             for q in range(4):
-                cells8[blk, 32 * q:32 * q + 32, e:e + 16] = data
+                cells8[k, 32 * q:32 * q + 32, e:e + 16] = data
 
     def cuda(self, r: Any) -> None:
         """``tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], sdesc`` per atom by lane 0 of each warp that runs
@@ -105,7 +116,8 @@ class S2TCopyOp(Op):
                 dc = r.expr(d)[0] if is_sym(d) else str(int(d))
                 desc = f"(0x{hi:016x}ull | (unsigned long long)(({smem_addr(r, self.shared, start)} >> 4) & 0x3FFFu))"
                 taddr = f"(((unsigned)({dc}) >> 18) << 16 | (((unsigned)({dc}) & 0x3FFFFu) >> 2))"
-                r.emit(f'asm volatile("tcgen05.cp.cta_group::1.32x128b.warpx4 [%0], %1;" :: "r"({taddr}), '
+                r.emit(f'asm volatile("tcgen05.cp.cta_group::{self.op.cta_group.value}.32x128b.warpx4 [%0], %1;" '
+                       f':: "r"({taddr}), '
                        f'"l"({desc}) : "memory");')
 
 
@@ -123,8 +135,8 @@ def s2t_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         return False
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with {type(op).__name__}{_at(_where(t))}"
-    if not isinstance(op, Cp4x32x128bOp) or op.cta_group is not CtaGroup.ONE:
-        raise TraceError(f"{what}: cutelab's interpreter runs tcgen05.cp as Cp4x32x128bOp(CtaGroup.ONE) so far")
+    if not isinstance(op, Cp4x32x128bOp) or op.cta_group not in (CtaGroup.ONE, CtaGroup.TWO):
+        raise TraceError(f"{what}: cutelab's interpreter runs tcgen05.cp as Cp4x32x128bOp (CtaGroup.ONE or TWO) so far")
     if kwargs.get("pred") is not None:
         raise TraceError(f"{what}: a tcgen05.cp has no predicate")
     if not isinstance(getattr(src, "engine", None), S2TDescEngine):

@@ -149,7 +149,7 @@ def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Op
     seng = sm.engine
     if not isinstance(seng, SmemEngine):
         raise TraceError(f"{what}: operand {name}'s descriptors point to {getattr(seng, 'memspace', '?')} memory")
-    if seng.dtype.name != dtype.name:
+    if seng.dtype.name != dtype.name and {seng.dtype.name, dtype.name} != {"f32", "tf32"}:  # tf32 UMMAs read f32 words
         raise TraceError(f"{what}: operand {name} holds {seng.dtype}, the MMA reads {dtype}")
     shp = frag.layout.shape
     if not isinstance(shp, tuple) or len(shp) != 2:

@@ -43,7 +43,7 @@ from ..frontend.trace import TraceValue, _static_offsets, current
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_state", "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp",
            "TmemCopyOp", "Tcgen05FenceOp", "alloc_tmem", "dealloc_tmem", "relinquish_tmem_alloc_permit",
            "retrieve_tmem_ptr", "tmem_copy", "fence_view_async_tmem_load", "fence_view_async_tmem_store",
-           "tmem_cells", "check_columns", "smem_word"]
+           "tmem_cells", "check_columns", "smem_word", "check_freed_at_exit"]
 
 TMEM_LANES, TMEM_COLUMNS = 128, 512
 
@@ -59,6 +59,7 @@ class _Tmem:
         self.owned = np.zeros((nblk, TMEM_COLUMNS), dtype=bool)
         self.relinquished = np.zeros(nblk, dtype=bool)
         self.freed: dict = {}  # block -> [(first column, columns, the dealloc's line)] of its deallocations
+        self.allocs: dict = {}  # block -> {first column: (columns, the alloc's line)} of its live allocations
 
 
 def tmem_state(b: Any) -> _Tmem:
@@ -208,6 +209,7 @@ class TmemAllocOp(Op):
                                   f"holds {used} of the {TMEM_COLUMNS} columns, no {n} free columns aligned to {n} "
                                   f"remain; rule: no tensor-memory overuse (the GPU would wait for a deallocation)")
             st.owned[k, start:start + n] = True
+            st.allocs.setdefault(k, {})[start] = (n, self.where)
             off = int(base[r])
             if not 0 <= off < self.shared.length:
                 raise LaunchError(f"{b.ir.name}{_at(self.where)}: {what}: the address word {off} is outside "
@@ -272,11 +274,38 @@ class TmemDeallocOp(Op):
                                   f"rule: deallocate only allocated tensor memory, from the address the allocation gave")
             st.owned[k, col:col + self.ncols] = False
             st.freed.setdefault(k, []).append((col, self.ncols, self.where))
+            live = st.allocs.get(k, {})
+            for c0 in [c0 for c0, (m, _) in live.items() if c0 < col + self.ncols and col < c0 + m]:
+                if not st.owned[k, c0:c0 + live[c0][0]].any():
+                    del live[c0]
 
     def cuda(self, r: Any) -> None:
         a = r.expr(self.addr)[0] if is_sym(self.addr) else str(int(self.addr))
         r.emit(f'asm volatile("tcgen05.dealloc.cta_group::{self.group}.sync.aligned.b32 %0, {self.ncols};" '
                f':: "r"((unsigned)({a})) : "memory");')
+
+
+def check_freed_at_exit(b: Any) -> None:
+    """At the end of a batch (its CTAs exited): refuse tensor memory a CTA allocated and never freed,
+    naming the allocation's line (the hardware requires every allocation to be deallocated before the
+    CTA exits)."""
+    st = b.common.get("tmem")
+    if st is None or not st.owned.any():
+        return
+    k = int(np.nonzero(st.owned.any(axis=1))[0][0])
+    live = sorted(st.allocs.get(k, {}).items())
+    held = [(c0, n, at) for c0, (n, at) in live if st.owned[k, c0:c0 + n].any()]
+    if held:
+        c0, n, at = held[0]
+        what = (f"the {n} columns {c0}..{c0 + n - 1} allocated by cute.arch.alloc_tmem({n})"
+                f"{f' at {at}' if at else ''}")
+    else:  # not reached: every owned column comes from a recorded allocation
+        cols = np.nonzero(st.owned[k])[0]
+        what = f"columns {int(cols.min())}..{int(cols.max())}"
+    more = f" ({len(held) - 1} more allocation(s) of this CTA also not freed)" if len(held) > 1 else ""
+    raise LaunchError(f"{b.ir.name}: block {b.block_name(k)} exited holding tensor memory: {what}{more}; rule: a CTA "
+                      f"deallocates all the tensor memory it allocated (cute.arch.dealloc_tmem / "
+                      f"TmemAllocator.free) before it exits")
 
 
 class Tcgen05FenceOp(Op):

@@ -36,7 +36,7 @@ from ..ir.symbolic import floordiv, is_sym, lin_form, mod, sym_div
 from ..ir.nodes import Access, Op, Shared
 from ..frontend.trace import _static_offsets
 
-__all__ = ["TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "name_tensor_map",
+__all__ = ["same_tma_elements", "TmaLoadOp", "TensorMapArgs", "start_phase", "encode_tensor_map", "tensor_map", "name_tensor_map",
            "split_base", "smem_byte_swizzle", "smem_phys", "TENSORMAP_STRUCT"]
 
 TENSORMAP_STRUCT = "struct alignas(64) cl_tensormap { unsigned long long opaque[16]; };"
@@ -84,6 +84,13 @@ def split_base(offset: Any, period: int, what: str) -> Tuple[Any, int]:
                          f"the swizzle's period ({period} elements), so the swizzled addresses cannot be computed "
                          f"statically; index whole swizzle atoms (e.g. a pipeline stage) at runtime")
     return rest + (const // period) * period, const % period
+
+
+def same_tma_elements(a: Any, b: Any) -> bool:
+    """Whether a TMA atom made for elements of type a copies a tensor of type b: the same type, or Float32
+    and TFloat32 (the same 32 bits in memory: CUTLASS makes tf32 atoms for f32 tensors with
+    ``internal_type=cutlass.TFloat32``)."""
+    return a.name == b.name or {a.name, b.name} == {"f32", "tf32"}
 
 
 # --------------------------------------------------------------------------- the TMA load op

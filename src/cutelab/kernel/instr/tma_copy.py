@@ -13,7 +13,7 @@ from ..frontend.trace import current
 from .cluster import tma_multicast_op
 from .mbarrier import mbar_ref
 from .tcgen05_2cta import pair_load
-from .tma import (TmaLoadOp, _check_gmem_tile, _check_smem_tile, _tile_coords, coord_refs, name_tensor_map,
+from .tma import (TmaLoadOp, same_tma_elements, _check_gmem_tile, _check_smem_tile, _tile_coords, coord_refs, name_tensor_map,
                   start_phase)
 from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp atoms)
 
@@ -73,7 +73,7 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if not isinstance(s, SmemEngine):
         raise TraceError(f"{what}: the destination must be in shared memory, got a {getattr(s, 'memspace', '?')} tensor")
     d = atom.desc
-    if g.dtype.name != d.dtype.name or s.dtype.name != d.dtype.name:
+    if not same_tma_elements(d.dtype, g.dtype) or not same_tma_elements(d.dtype, s.dtype):
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
     if isinstance(atom, TmaRunsAtom):
         _check_runs(atom, src.layout, dst.layout, s, what)

@@ -68,7 +68,9 @@ def prefetch(atom: Any, src: Any, *, loc: Any = None, ip: Any = None) -> None:
         raise TraceError(f"{what}: the source must be a tile of the global tensor from make_tiled_tma_atom, got "
                          f"a {getattr(g, 'memspace', '?')} tensor")
     d = atom.desc
-    if g.dtype.name != d.dtype.name:
+    from .tma import same_tma_elements
+
+    if not same_tma_elements(d.dtype, g.dtype):
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensor holds {g.dtype}")
     _check_gmem_tile(atom, src.layout, what, "source")
     coords = _tile_coords(d, atom.gmem_layout, src.offset, what)

@@ -132,12 +132,25 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
     stand = tuple(stand_in(a, env) if isinstance(a, FakeTensor) else a for a in args)
+    # a cute.sym_int passed as a value (alone or in a tuple, as CUTLASS's tcgen05 primitives pass (M, N, K)):
+    # a dynamic integer at the stand-in value of that sym_int (the one its fake tensors' extents take)
+    stand = tuple(_sym_stand_in(a, env) for a in stand)
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
         _compile(target, *stand, **kwargs)
     finally:
         _local.depth -= 1
     return FakeCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)
+
+
+def _sym_stand_in(a: Any, env: Dict[int, int]) -> Any:
+    """a with each SymInt in it (a tuple's or list's entries, nested) made a DynInt of its stand-in value."""
+    if isinstance(a, SymInt):
+        v = env.setdefault(id(a), a.stand_in())
+        return DynInt(v, "i64" if a.width == 64 else "i32", a.divisibility)
+    if type(a) in (tuple, list) and any(isinstance(x, (SymInt, tuple, list)) for x in a):
+        return type(a)(_sym_stand_in(x, env) for x in a)
+    return a
 
 
 def stand_in(fake: FakeTensor, env: Dict[int, int]) -> Any:

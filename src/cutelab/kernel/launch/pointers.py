@@ -155,10 +155,29 @@ class PointerCompiled:
         return cf(*call, **kwargs)
 
 
+#: the stand-in of a dynamic integer placeholder of value 0 (a multiple of the divisibilities programs assume)
+_ZERO_STAND_IN = 256
+
+
+def _zero_stand_in(a: Any) -> Any:
+    """a with each cutlass integer value of 0 in it (alone or in tuples) a dynamic integer of _ZERO_STAND_IN:
+    CUTLASS's block-scaled GEMMs compile with ``(Int32(0),) * 4`` for the problem shape, values CuTe DSL
+    does not know at compile time and that come at each call; a 0 extent has no layout to trace."""
+    from ...dynamic import DynInt
+    from ...numeric import Integer
+
+    if isinstance(a, Integer) and not isinstance(a, bool) and getattr(a, "value", None) == 0 and a.width in (32, 64):
+        return DynInt(_ZERO_STAND_IN, "i64" if a.width == 64 else "i32")
+    if type(a) in (tuple, list):
+        return type(a)(_zero_stand_in(x) for x in a)
+    return a
+
+
 def compile_pointers(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
                      _compile: Callable[..., Any]) -> PointerCompiled:
     """cute.compile with placeholder pointers: one trace over stand-in memory (its prints and errors
     now), then a PointerCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
-    stand = tuple(Pointer(_StandInEngine(a.engine), a.offset) if _is_placeholder(a) else a for a in args)
+    stand = tuple(Pointer(_StandInEngine(a.engine), a.offset) if _is_placeholder(a) else _zero_stand_in(a)
+                  for a in args)
     _compile(target, *stand, **kwargs)
     return PointerCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)

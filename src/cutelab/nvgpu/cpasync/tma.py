@@ -18,7 +18,9 @@ type CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: dimensions and the box in elements, s
 swizzles act on their shared memory as Swizzle<B,5,3> on element offsets (``swizzle_base_elems``). A tile
 whose tiled modes are hierarchical or broadcast (stride 0: the block-scaled GEMMs' scale factors,
 ``blockscaled_utils.tile_atom_to_shape_SF``) is copied by a ``TmaRunsAtom``: its distinct elements, runs of
-whole 256-element rows of the tensor's memory, one box each.
+whole 256-element rows of the tensor's memory, one box each; multicast (``num_multicast`` n), the tile's
+shared memory is cut into n equal consecutive slices, each one pattern of evenly spaced runs (CUTLASS's 2-CTA
+block-scaled GEMMs multicast B's scale factors to both CTAs of a pair this way).
 
 Deviation from CuTe DSL: the second result (the "TMA tensor") is the global tensor itself, not a
 tensor of coordinates; a kernel tiles and slices it as usual (``local_tile``, ``group_modes``,
@@ -494,6 +496,7 @@ class TmaRunsAtom(TmaCopyAtom):
         super().__init__(op, desc, gmem_layout, smem_layout, tile,
                          [((0, g // _RUN_ROW), s) for g, s, _ in runs])
         self.g_of_s, self.runs = g_of_s, runs
+        self.tile_g_of_s, self.slices = g_of_s, None  # a multicast one (_runs_slices): g_of_s and runs are a slice's
 
     @property
     def size_in_bytes(self) -> int:
@@ -509,9 +512,6 @@ def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layou
     if not isinstance(op, CopyBulkTensorTileG2SOp):
         raise LayoutError(f"{where}: TMA stores of a tile with hierarchical or broadcast (stride-0) modes are not "
                           f"supported by cutelab (loads are)")
-    if num_multicast != 1 or isinstance(op, CopyBulkTensorTileG2SMulticastOp):
-        raise LayoutError(f"{where}: a multicast TMA of a tile with hierarchical or broadcast (stride-0) modes is not "
-                          f"supported by cutelab")
     if not one_stage and _rank(smem_layout) == len(tiler) + 1:
         from ...swizzle import select
 
@@ -564,9 +564,54 @@ def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layou
     bits = dtype.width
     if (W * bits) % 128:
         raise LayoutError(f"{where}: TMA cannot copy rows of {W} {dtype} elements")
+    tile_g_of_s = g_of_s
+    slices = None
+    if num_multicast > 1:
+        runs, g_of_s, slices = _runs_slices(runs, g_of_s, num_multicast, where)
     desc = TmaDescriptor(dtype, (W, total // W), (max(1, bits // 8), W * bits // 8), (W, runs[0][2] // W), 0, (0, 1))
     atom = TmaRunsAtom(op, desc, Layout._raw((W, total // W), (1, W)), smem_layout, tuple(tiler), g_of_s, runs)
+    atom.num_multicast, atom.tile_g_of_s, atom.slices = num_multicast, tile_g_of_s, slices
     return TmaInfo(atom, gmem_tensor, stored)
+
+
+def _runs_slices(runs: list, g_of_s: np.ndarray, n: int, where: str) -> Tuple[list, np.ndarray, tuple]:
+    """A multicast runs atom (num_multicast n): the tile's shared memory cut into n equal consecutive
+    ranges, slice c issued by CTA c of the multicast (each range lands in every CTA of the mask, so each
+    receives the whole tile). Returns slice 0's runs (global start from the slice's first element, smem
+    start from the slice's start, length), the global offsets of the slice's smem elements (from its
+    first), and (smem elements per slice, the global step from slice to slice, the global offset of
+    slice 0's first element, the slice's layout in global memory). cutelab needs the slices to be one
+    pattern moved by a constant global step: equal pieces of whole rows, evenly spaced."""
+    W = _RUN_ROW
+    ns = g_of_s.size
+    if ns % n or (ns // n) % W:
+        raise LayoutError(f"{where}: num_multicast={n} cuts the tile's {ns} distinct elements into slices of "
+                          f"{ns / n:g}; cutelab's multicast of a tile with hierarchical or broadcast modes needs "
+                          f"slices of whole rows of {W} elements")
+    q = ns // n
+    pieces = []
+    for c in range(n):
+        lo, hi = c * q, (c + 1) * q
+        pc = [(g + max(lo, s0) - s0, max(lo, s0) - lo, min(hi, s0 + m) - max(lo, s0)) for g, s0, m in runs
+              if s0 < hi and lo < s0 + m]
+        pieces.append(pc)
+    p0 = pieces[0]
+    g0 = p0[0][0]
+    rel = [(g - g0, s0, m) for g, s0, m in p0]
+    step = pieces[1][0][0] - g0
+    lens = {m for pc in pieces for _, _, m in pc}
+    spacing = {b[0] - a[0] for a, b in zip(rel, rel[1:])}
+    same = all([(g - pc[0][0], s0, m) for g, s0, m in pc] == rel and pc[0][0] - g0 == c * step
+               for c, pc in enumerate(pieces))
+    if len(lens) != 1 or len(spacing) > 1 or not same:
+        raise LayoutError(f"{where}: num_multicast={n}: the {n} slices of the tile's shared memory are not one pattern "
+                          f"of equal, evenly spaced runs of global memory moved by a constant step (slice 0: "
+                          f"{p0[:4]}{' ...' if len(p0) > 4 else ''}); cutelab does not multicast such a tile")
+    m = lens.pop()
+    if len(rel) > 1 and rel[1][0] < m:
+        raise LayoutError(f"{where}: num_multicast={n}: the runs of a slice overlap in global memory")
+    gl = Layout._raw(m, 1) if len(rel) == 1 else Layout._raw((m, len(rel)), (1, rel[1][0]))
+    return rel, g_of_s[:q] - g0, (q, step, g0, gl)
 
 
 def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int, ...]]:
@@ -678,8 +723,39 @@ def tma_partition(atom: Any, cta_coord: Any, cta_layout: Any, smem_tensor: Any, 
     c = cl(cta_coord)
     if isinstance(c, int) and not 0 <= c < size:
         raise LayoutError(f"{where}: cta_coord {cta_coord} is slice {c}, outside the {size} slices of the tile")
+    if isinstance(atom, TmaRunsAtom):
+        return _runs_slice(smem_tensor, gmem_tensor, atom, c, where)
     origin = _slice_origin(atom, c)
     return _slice_tensor(smem_tensor, atom, origin, where), _slice_tensor(gmem_tensor, atom, origin, where)
+
+
+def _runs_slice(smem_tensor: Any, gmem_tensor: Any, atom: TmaRunsAtom, c: Any, where: str) -> Tuple[Any, Any]:
+    """tma_partition of a multicast runs atom: slice c of the tile (_runs_slices) of both tensors, mode 0
+    of each replaced by the slice's elements (consecutive in shared memory; the atom's evenly spaced runs
+    in global memory), after checking that mode 0 of the two pairs each smem element of the tile with
+    the global element the atom puts there."""
+    from ...layout import make_layout
+
+    q, step, g0, gl = atom.slices
+    tile = atom.tile_g_of_s
+    mode0 = []
+    for t in (smem_tensor, gmem_tensor):
+        lay = t.layout
+        shp, std = (lay.shape, lay.stride) if isinstance(lay.shape, tuple) else ((lay.shape,), (lay.stride,))
+        m0 = make_layout(shp[0], stride=std[0])
+        if not all(isinstance(x, int) for x in it.flatten_to_tuple(m0.stride)):  # ints, DynInts (known values)
+            raise LayoutError(f"{where}: mode 0 of {lay} must have strides of known values")
+        mode0.append((shp, std, np.asarray(_offsets(m0, np.arange(it.product(m0.shape))), dtype=np.int64)))
+    so, go = mode0[0][2], mode0[1][2]
+    if so.min() < 0 or so.max() >= tile.size or not np.array_equal(tile[so], go) or len(np.unique(so)) != tile.size:
+        raise LayoutError(f"{where}: the smem tensor {smem_tensor.layout} and global tensor {gmem_tensor.layout} are "
+                          f"not, in mode 0, one tile of the atom's tensor and its smem layout {atom.smem_layout}")
+    out = []
+    for (shp, std, _), t, sub, off in ((mode0[0], smem_tensor, Layout._raw(q, 1), c * q),
+                                       (mode0[1], gmem_tensor, gl, g0 + c * step)):
+        new = make_layout((sub.shape,) + tuple(shp[1:]), stride=(sub.stride,) + tuple(std[1:]))
+        out.append(t._new(new, t.offset + off))
+    return out[0], out[1]
 
 
 def _cosize(layout: Layout) -> int:
