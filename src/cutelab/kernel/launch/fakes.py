@@ -104,6 +104,7 @@ class FakeCompiled:
                         f.check(rt, j, self.name, seen, self._param_name(i))
                         lays.append((type(r).__name__, str(getattr(r, "device", "")), value_of(rt.layout)))
                     key.append((i, type(a).__name__, tuple(lays)))
+                    a = _merge(self.args[i], a)
                 else:
                     key.append((i, type(a).__name__))
             full[i] = a
@@ -115,6 +116,27 @@ class FakeCompiled:
                 self.cache.pop(next(iter(self.cache)))
             self.cache[tuple(key)] = cf
         return cf
+
+
+def _merge(fake: Any, real: Any) -> Any:
+    """The argument a call passes (real) in the compiled structure (fake): its tensors as cute tensors in the
+    fakes' places (a TVM-FFI call passes torch tensors), and a field the call leaves None where the compile
+    had a value (a Constexpr field, which the compiled function keeps, as CuTe DSL's does) at that value."""
+    import dataclasses
+
+    if isinstance(fake, FakeTensor):
+        return None if real is None else _as_tensor_args(real)
+    if real is None:
+        return fake
+    if dataclasses.is_dataclass(fake) and type(real) is type(fake):
+        return dataclasses.replace(real, **{f.name: _merge(getattr(fake, f.name), getattr(real, f.name))
+                                            for f in dataclasses.fields(fake) if f.init})
+    if isinstance(fake, (list, tuple)) and isinstance(real, (list, tuple)) and len(fake) == len(real):
+        new = [_merge(f, r) for f, r in zip(fake, real)]
+        if isinstance(real, list):
+            return new
+        return type(real)(*new) if hasattr(real, "_fields") else type(real)(new)
+    return real
 
 
 def _real_leaves(x: Any, n: int) -> List[Any]:
