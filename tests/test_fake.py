@@ -142,3 +142,42 @@ def test_repeated_calls_with_torch_tensors_skip_the_checks_they_passed():
         with pytest.raises(LaunchError, match="holds Int32"):
             f(torch.zeros(64, dtype=torch.int32), b)
     assert len(checked) == 4
+
+
+@dataclass
+class _Pair:
+    src: cute.Tensor
+    dst: cute.Tensor
+    times: cutlass.Constexpr = None  # a compile-time field: a call passes None (quack's rounding_mode)
+
+
+@cute.kernel
+def _times_kernel(src: cute.Tensor, dst: cute.Tensor, n: cutlass.Int32, times: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 32 + tidx
+    if i < n:
+        dst[i] = src[i] * float(times)
+
+
+@cute.jit
+def scale_pair(p: _Pair):
+    n = p.src.shape[0]
+    _times_kernel(p.src, p.dst, n, p.times).launch(grid=[cute.ceil_div(n, 32), 1, 1], block=[32, 1, 1])
+
+
+def test_fake_tensors_inside_a_dataclass_argument():
+    """quack passes its epilogue's tensors in a dataclass: cute.compile traces with stand-ins for the fakes
+    inside it (not the fakes, which have no layout to take the rank of), and each call checks the real
+    tensors in their places (torch tensors or arrays, made cute tensors) and runs the program compiled for
+    their shapes, with the compile's values of the fields the call leaves None (its Constexpr fields)."""
+    n = cute.sym_int()
+    fake = _Pair(make_fake_compact_tensor(cutlass.Float32, (n,)), make_fake_compact_tensor(cutlass.Float32, (n,)), 3)
+    f = cute.compile(scale_pair, fake)
+    for size in (40, 70):
+        x = np.arange(size, dtype=np.float32)
+        y = np.zeros(size, np.float32)
+        f(_Pair(x, y))  # arrays in the fakes' places; the compile-time field keeps its value (3)
+        np.testing.assert_array_equal(y, 3 * x)
+    with pytest.raises((LaunchError, TensorError), match="float64|Float64|dtype|element"):
+        f(_Pair(from_dlpack(np.zeros(8)), from_dlpack(np.zeros(8))))

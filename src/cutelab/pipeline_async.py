@@ -94,10 +94,12 @@ class PipelineAsync:
         return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
 
     def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
-        """Each producer thread arrives on the stage's full barrier (the stage is written)."""
+        """Each producer thread arrives on the stage's full barrier (the stage is written): its own CTA's,
+        or with ``producer_mask`` (CuTe DSL's destination CTA rank of an async-thread pipeline) that CTA's
+        of the cluster."""
         from .kernel import arch
 
-        arch.mbarrier_arrive(self.full + state.index)
+        arch.mbarrier_arrive(self.full + state.index, self.producer_mask)
 
     def producer_get_barrier(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         return self.full + state.index
@@ -125,10 +127,12 @@ class PipelineAsync:
         return arch.mbarrier_try_wait(self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
-        """Each consumer thread arrives on the stage's empty barrier (the stage may be refilled)."""
+        """Each consumer thread arrives on the stage's empty barrier (the stage may be refilled): its own
+        CTA's, or with ``consumer_mask`` (a destination CTA rank, as CuTe DSL's async-thread pipeline takes
+        it: quack's tile scheduler has every CTA's consumers release CTA 0's stage) that CTA's."""
         from .kernel import arch
 
-        arch.mbarrier_arrive(self.empty + state.index)
+        arch.mbarrier_arrive(self.empty + state.index, self.consumer_mask)
 
     def consumer_get_barrier(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         return self.empty + state.index

@@ -22,9 +22,10 @@ def test_internal_modules_import_and_work(tmp_path):
         class Params:
             a: int
             b: tuple
-        p = Params(1, (2, 3))
+            mode: int = 7  # a Python int is a compile-time constant: no value (as in CuTe DSL)
+        p = Params(Int32(1), (Int32(2), Int32(3)))
         vals = extract_mlir_values(p)
-        print(vals, new_from_mlir_values(p, [4, 5, 6]))
+        print(vals, new_from_mlir_values(p, [Int32(4), Int32(5), Int32(6)]))
         print(isinstance(cutlass.Float32, NumericMeta), T.f32() is cutlass.Float32, target_version(min_version="12.0"))
         print(Arch is Arch2, base_dsl.get_arch_enum(), Arch.sm_90a >= Arch.sm_80, Int32 is cutlass.Int32)
         print(Tensor is cute.Tensor, make_layout((2, 4)), cutlass.CUDA_VERSION, cutlass.select_(True, 3, 4))
@@ -32,7 +33,7 @@ def test_internal_modules_import_and_work(tmp_path):
         print(if_generate(True, lambda: None), if_generate(False, lambda: 3, lambda: 4, return_types=[cutlass.Int32]))
     """))
     assert out.splitlines() == [
-        "[1, 2, 3] Params(a=4, b=(5, 6))",
+        "[1, 2, 3] Params(a=4, b=(5, 6), mode=7)",
         "True True True",
         "True sm_90a True True",
         "True (2,4):(1,2) 12.9 3",
@@ -253,7 +254,7 @@ def test_internal_names_flash_attn_cute_imports(tmp_path):
         print(divmod(17, cute.FastDivmodDivisor(5)), 17 // cute.fast_divmod_create_divisor(4), cute.atom.CopyOp.__name__)
         print(isinstance(tcgen05.LdRed32x32bOp, type), isinstance(pipeline.MbarrierArray, type))
         # every DSL op takes loc=/ip= (quack's @dsl_user_op helpers pass them on); cutlass.extract_mlir_values
-        print(cute.shape((2, 3), loc=None, ip=None), cute.size((2, 3), loc=None), cutlass.extract_mlir_values([1, (2,)]))
+        print(cute.shape((2, 3), loc=None, ip=None), cute.size((2, 3), loc=None), cutlass.extract_mlir_values([cutlass.Int32(1), (cutlass.Int32(2), 3)]))
         from cutlass.base_dsl.arch import Arch
         print(Arch.sm_90a.is_family_of(Arch.sm_90a), Arch.sm_80.is_family_of(Arch.sm_90a), Arch.sm_103f.to_string())
         for use in (lambda: cutlass.base_dsl.runtime.cuda.load_cubin_module_data(b""),

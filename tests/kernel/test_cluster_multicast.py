@@ -13,6 +13,7 @@ from cutelab.errors import LayoutError, TraceError
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.nvgpu import cpasync, warpgroup
+from cutelab.nvgpu.cpasync.tma import COORD_EXTENT
 from cutelab.runtime import from_dlpack
 
 from sm90_util import nvcc_compiles
@@ -68,7 +69,8 @@ def test_a_multicast_atom_boxes_one_slice_per_cta():
     gA = cute.zipped_divide(tA, (128, 64))[(None, (1, None))]  # tile row 1, every K tile
     for c in (0, 1):
         s, g = cpasync.tma_partition(atom, c, cute.make_layout(2), sA, gA)
-        assert s.offset == c * 64 * 64 and g.offset == (128 + 64 * c) * 64  # rows 64c.. of the tile
+        # rows 64c.. of the tile (tA is A's coordinate view: rows COORD_EXTENT apart)
+        assert s.offset == c * 64 * 64 and g.offset == (128 + 64 * c) * COORD_EXTENT
         assert cute.size(s, mode=[0]) == cute.size(g, mode=[0]) == 64 * 64
     with pytest.raises(LayoutError, match=r"has 1 CTA\(s\) but the atom was made with num_multicast=2"):
         cpasync.tma_partition(atom, 0, cute.make_layout(1), sA, gA)

@@ -12,6 +12,7 @@ from cutelab.errors import LayoutError, TraceError
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.nvgpu import cpasync, warpgroup
+from cutelab.nvgpu.cpasync.tma import COORD_EXTENT
 from cutelab.runtime import from_dlpack
 
 from sm90_util import nvcc_compiles
@@ -36,7 +37,9 @@ def test_descriptor_of_a_k_major_tile():
     args = d.cu_encode_args(0x1000)
     assert args["globalDim"] == [128, 256] and args["globalStrides"] == [256] and args["boxDim"] == [64, 128]
     assert args["tensorDataType"] == 6 and args["swizzle"] == 3 and args["oobFill"] == 0
-    assert t.layout == cute.make_layout((256, 128), stride=(128, 1))
+    # the TMA tensor is the coordinate view of A: A's shape, its modes COORD_EXTENT apart (a tile past A's
+    # extent keeps its coordinates), contiguous K first
+    assert t.layout == cute.make_layout((256, 128), stride=(COORD_EXTENT, 1)) and t.engine is atom.host_engine
 
 
 @pytest.mark.parametrize("kind,b", [(warpgroup.SmemLayoutAtomKind.K_SW64, 2), (warpgroup.SmemLayoutAtomKind.K_SW32, 1),
@@ -307,3 +310,36 @@ def test_tma_of_a_tensor_with_a_broadcast_mode():
     tma_bcast_tiles(atom, tA, from_dlpack(B), sl).launch(grid=(S // 64, H, Bt), block=64)
     np.testing.assert_array_equal(B, A)
     nvcc_compiles(cuda.render(last_launch().ir))
+
+
+@cute.kernel
+def _store_tiles(atom: cutlass.Constexpr, tC: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, by, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sC = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    for i in range(64):
+        sC[i, tidx] = cutlass.Float16(bx * 2 + by + 1)
+    cute.arch.fence_proxy("async.shared", space="cta")
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.copy(atom, sC, cute.local_tile(tC, (64, 64), (bx, by)))
+        cute.arch.cp_async_bulk_commit_group()
+        cute.arch.cp_async_bulk_wait_group(0)
+
+
+def test_a_tma_store_of_a_tile_past_the_tensors_columns_writes_nothing():
+    """C is 100 x 72: the tiles of column 1 (64..127) lie partly past its 72 columns, and a grid of 2 x 3 tiles
+    has a column (128..191) wholly past them. The TMA tensor keeps coordinates apart (C's coordinate view),
+    so those elements are dropped, as TMA drops them, instead of landing on the next rows."""
+    C = np.full((100, 72), -1, np.float16)
+    sl = cute.tile_to_shape(warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16),
+                            (64, 64), (0, 1))
+    atom, tC = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), from_dlpack(C, assumed_align=16), sl,
+                                           (64, 64))
+    _store_tiles(atom, tC, sl).launch(grid=(2, 3), block=64)
+    ref = np.zeros((100, 72), np.float16)
+    for bx in range(2):
+        for by in range(2):
+            ref[bx * 64:(bx + 1) * 64, by * 64:(by + 1) * 64] = bx * 2 + by + 1
+    np.testing.assert_array_equal(C, ref)

@@ -158,15 +158,24 @@ class T:
 
 # the protocol by which user types carry runtime values (base_dsl.utils.mlir_value_tree in CuTe DSL)
 
+def _static(obj: Any) -> bool:
+    """A compile-time constant, for which CuTe DSL's extract_mlir_values gives no value: None, a Python
+    int, float, bool or str (exact types), an enum member, a class."""
+    return obj is None or type(obj) in (int, float, bool, str) or isinstance(obj, (enum.Enum, type))
+
+
 def extract_mlir_values(obj: Any) -> List[Any]:
-    """The runtime values obj carries, flattened (its __extract_mlir_values__, or its fields/items)."""
-    if hasattr(obj, "__extract_mlir_values__"):
+    """The runtime values obj carries, flattened (its __extract_mlir_values__, or its fields/items); none
+    for a compile-time constant (``_static``: a scheduler's cluster shape, its persistence mode), as in
+    CuTe DSL, so that an object that forwards its fields' values (quack's tile scheduler) carries those
+    through a runtime region unchanged."""
+    if hasattr(obj, "__extract_mlir_values__") and not isinstance(obj, type):
         return list(obj.__extract_mlir_values__())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return [v for f in dataclasses.fields(obj) for v in extract_mlir_values(getattr(obj, f.name))]
     if isinstance(obj, (list, tuple)):
         return [v for x in obj for v in extract_mlir_values(x)]
-    if obj is None:
+    if _static(obj):
         return []
     return [obj]
 
@@ -178,6 +187,10 @@ def _count(obj: Any) -> int:
 def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
     """obj rebuilt around values (as many as extract_mlir_values(obj) gave), in the same order."""
     values = list(values)
+    if _static(obj):
+        if values:
+            raise ValueError(f"new_from_mlir_values: the constant {obj!r} takes no values, got {len(values)}")
+        return obj
     if hasattr(obj, "__new_from_mlir_values__"):
         return obj.__new_from_mlir_values__(values)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -195,8 +208,6 @@ def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
             out.append(new_from_mlir_values(x, values[i:i + n]))
             i += n
         return type(obj)(out) if isinstance(obj, list) or type(obj) is tuple else type(obj)(*out)
-    if obj is None:
-        return None
     if len(values) != 1:
         raise ValueError(f"new_from_mlir_values: {type(obj).__name__} takes one value, got {len(values)}")
     return values[0]

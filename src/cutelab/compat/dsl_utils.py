@@ -115,8 +115,16 @@ class WorkTileInfo:
     axes) rebuilds itself from those attributes in its ``__new_from_mlir_values__``."""
 
     def __init__(self, tile_idx: Any, is_valid_tile: Any) -> None:
-        self._tile_idx = tile_idx
-        self._is_valid_tile = is_valid_tile
+        from ..numeric import Boolean, Int32
+
+        def typed(x: Any) -> Any:  # a Python int coordinate is an Int32 value, so that it counts as one
+            if isinstance(x, tuple):  # (cutlass.extract_mlir_values gives none for a Python int, as CuTe DSL)
+                return tuple(typed(e) for e in x)
+            return Int32(x) if type(x) is int else x
+
+        self._tile_idx = typed(tile_idx)
+        # as CuTe DSL's, the validity is a Boolean (a Python bool becomes one)
+        self._is_valid_tile = Boolean(is_valid_tile) if type(is_valid_tile) is bool else is_valid_tile
 
     @property
     def tile_idx(self) -> Any:
@@ -134,12 +142,15 @@ class WorkTileInfo:
     def __extract_mlir_values__(self) -> list:
         from .. import int_tuple as it
 
-        return [*it.flatten_to_tuple(self.tile_idx), self.is_valid_tile]
+        # (a None mode, quack's (m, n, None, l), gives no value, as CuTe DSL's extract_mlir_values)
+        return [*(x for x in it.flatten_to_tuple(self.tile_idx) if x is not None), self.is_valid_tile]
 
     def __new_from_mlir_values__(self, values: list) -> "WorkTileInfo":
         it_ = iter(values)
 
         def build(x: Any) -> Any:
+            if x is None:
+                return None
             return tuple(build(e) for e in x) if isinstance(x, tuple) else next(it_)
 
         idx = build(self.tile_idx)

@@ -313,8 +313,25 @@ class Carry:
         self.view_bits[n] = m
 
     def values(self, fresh: bool = True) -> Tuple[Any, ...]:
-        return tuple(self._snap(n) if n in self.regs else (self.pre[n] if fresh else self.last[n])
-                     for n in self.names)
+        if not fresh:
+            return tuple(self.after(n) if n in self.regs else self.last[n] for n in self.names)
+        return tuple(self._snap(n) if n in self.regs else self.pre[n] for n in self.names)
+
+    def after(self, n: str) -> Any:
+        """The value of carried variable n after the region (its registers read). An object of the value
+        protocol that the region changes in place (rewrite._invoked: a method call, an attribute set) is
+        the object from before the region, given the rebuilt one's attributes: as in CuTe DSL, whose
+        ``s.bump()`` (changing ``self.a`` in a runtime branch) leaves the caller's ``s``, the same object,
+        holding the branch's result; so every name bound to it (a caller's tile scheduler, a method's
+        ``self``) sees it."""
+        v = self._snap(n)
+        pre = self.pre.get(n, UNDEF)
+        if n in self.invoked and carry_obj.rebuilt_in_arms(self.regs.get(n)) and type(v) is type(pre) \
+                and hasattr(pre, "__dict__") and hasattr(v, "__dict__") and v is not pre:
+            for k, x in vars(v).items():
+                object.__setattr__(pre, k, x)
+            return pre
+        return v
 
     def _assignable_int(self, v: Any, n: str) -> bool:
         """Whether v can be written to the one-integer register of variable n at this point."""

@@ -5,8 +5,13 @@
   DSL's ``DynamicExpression``: a tile scheduler, its work-tile info) is carried by the values it
   gives (an index expression, a typed scalar, a tensor value, a Python number), each in a mutable
   register; inside and after the region the variable is the object rebuilt
-  (``__new_from_mlir_values__``) around those registers' values. An object whose values include
-  anything else (a tensor view, a layout) is not carried this way.
+  (``__new_from_mlir_values__``) around those registers' values. Its other values (a Python
+  number of a static field, an enum, a shared-memory tensor, a pipeline: what CuTe DSL's
+  ``extract_mlir_values`` gives no MLIR value for, or one that stays) are static: they go back
+  to ``__new_from_mlir_values__`` as they were, and must stay the same through the region. An
+  object none of whose values a register can hold is not carried this way. A runtime branch
+  gives each arm the object rebuilt around its registers (``rebuilt_in_arms``), as CuTe DSL
+  rebuilds it from the ``scf.if``'s operands.
 - A dataclass value that holds tensor values (CuTe DSL's ``WorkTileInfo``, whose tile coordinates
   and validity a scheduler replaces in a loop) is carried by its leaves (its fields in order,
   nested dataclasses and tuples flattened, as CuTe DSL's extract_mlir_values walks them): those
@@ -21,6 +26,10 @@ Anything else (``leaves`` answers None) keeps carry.Carry's rules.
 ...     def __new_from_mlir_values__(self, v): return P(v[0])
 >>> leaves(P(3)), leaves(P("x")), leaves(3)
 ([3], None, None)
+>>> class Q(P):
+...     def __extract_mlir_values__(self): return [self.i, "static"]
+>>> leaves(Q(3))
+[3, 'static']
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ def leaves(v: Any, structs: bool = True) -> Optional[List[Any]]:
         return None
     if hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__"):
         out = list(v.__extract_mlir_values__())
-        if all(_dtype(x) is not None for x in out):
+        if any(_dtype(x) is not None for x in out):  # (the others are static: declare)
             return out
     if not structs:
         return None
@@ -135,9 +144,14 @@ def same(a: Any, b: Any) -> bool:
 
 
 def _dtype(x: Any) -> Any:
-    """The register type of one carried value (None: not a value a register holds)."""
+    """The register type of one carried value (None: not a value a register holds; an enum member is a
+    compile-time constant, as a scheduler's persistence mode: static)."""
+    import enum
+
     from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue
 
+    if isinstance(x, enum.Enum):
+        return None
     if isinstance(x, TraceValue):
         return x.dtype
     if isinstance(x, (IntValue, FloatValue)):
@@ -157,10 +171,17 @@ def _dtype(x: Any) -> Any:
 
 class Carried:
     """The registers of one carried object: ``template`` rebuilds it, ``regs`` hold its values (None
-    for a static leaf of a dataclass, which ``statics`` holds)."""
+    for a static leaf, which ``statics`` holds); ``struct``: a dataclass or tuple (rebuilt with
+    ``dataclasses.replace``), else an object of the value protocol."""
 
-    def __init__(self, template: Any, regs: List[Optional[Tuple[Any, tuple]]], statics: Optional[list] = None):
-        self.template, self.regs, self.statics = template, regs, statics
+    def __init__(self, template: Any, regs: List[Optional[Tuple[Any, tuple]]], statics: list, struct: bool):
+        self.template, self.regs, self.statics, self.struct = template, regs, statics, struct
+
+
+def rebuilt_in_arms(entry: Any) -> bool:
+    """Whether a runtime branch gives its arms the variable rebuilt around its registers: one that
+    carry.Carry carries (``entry``: its Carry.regs entry) as an object of the value protocol."""
+    return entry is not None and isinstance(entry[0], Carried) and not entry[0].struct
 
 
 def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
@@ -184,13 +205,14 @@ def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
         r = t.new_reg(dt, n, mutable=True)
         regs.append((r, shape))
         _assign(t, r, x, name)
-    return Carried(v, regs, list(vals) if struct else None)
+    return Carried(v, regs, list(vals), struct)
 
 
 def _protocol(v: Any) -> bool:
     cls = type(v)
     return hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__") and \
-        all(_dtype(x) is not None for x in v.__extract_mlir_values__())
+        any(_dtype(x) is not None for x in v.__extract_mlir_values__())
+
 
 
 def _assign(t: Any, r: Any, x: Any, name: str) -> None:
@@ -238,14 +260,14 @@ def snap(t: Any, c: Carried) -> Any:
         dst = t.new_reg(r.dtype, r.n)
         t.emit(Compute(dst, "mov", (tuple((r, i) for i in range(r.n)),)))
         vals.append(TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype))
-    if c.statics is not None:
+    if c.struct:
         return _rebuild(c.template, vals)
     return c.template.__new_from_mlir_values__(vals)
 
 
 def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
     """The registers set to v's values at the end of the region."""
-    if c.statics is not None:
+    if c.struct:
         _leave_struct(t, name, c, v, what, where)
         return
     vals = leaves(v)
@@ -255,8 +277,15 @@ def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
             f"kernel {t.name}: variable '{name}' is a {type(c.template).__name__} carried by its "
             f"{len(c.regs)} values through the {what} at {where}, and at the end of it {v!r} ({got}); a carried "
             f"object must keep its type and its number of values")
-    for (r, _), x in zip(c.regs, vals):
-        _assign(t, r, x, name)
+    for k, (rs, x) in enumerate(zip(c.regs, vals)):
+        if rs is None:
+            if not same(x, c.statics[k]):
+                raise TraceError(
+                    f"kernel {t.name}: variable '{name}': value {k} of its {type(c.template).__name__} "
+                    f"(__extract_mlir_values__) is {c.statics[k]!r} before the {what} at {where} and {x!r} at the end "
+                    f"of it; only its numbers, indices and tensor values can change in a runtime {what}")
+            continue
+        _assign(t, rs[0], x, name)
 
 
 def _leave_struct(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:

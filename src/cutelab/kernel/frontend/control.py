@@ -34,6 +34,7 @@ from ...dynamic import DynBool, DynInt
 from ...errors import TraceError
 from ..ir.symbolic import is_sym
 from ..ir.nodes import Assign, Compute
+from . import carry_obj
 from .carry import UNDEF, Carry, carryable, describe, in_scope, promotable, promoted
 from .trace import TraceValue, active, current
 
@@ -304,7 +305,7 @@ class Branch:
     """``if COND: ... else: ...`` of a rewritten kernel."""
 
     def __init__(self, cond: Any, names: Sequence[str], values: Dict[str, Any], where: str, jumps: bool = False,
-                 loop_targets: Sequence[str] = ()):
+                 loop_targets: Sequence[str] = (), invoked: Sequence[str] = ()):
         t = _tracer()
         self.where = where
         forced = isinstance(cond, _Dyn)
@@ -317,7 +318,7 @@ class Branch:
                              f"{where} is not supported")
         self.t = t
         t.location = where
-        self.carry = Carry(t, names, values, where, "branch", loop_targets)
+        self.carry = Carry(t, names, values, where, "branch", loop_targets, invoked=invoked)
         self.carry.declare()
         self.op = t.begin_if(_cond_ref(t, cond, where))
         self.outer = t.cur
@@ -336,7 +337,17 @@ class Branch:
         return True
 
     def restore(self) -> Tuple[Any, ...]:
-        return tuple(self.carry.pre[n] for n in self.carry.names)
+        """The variables as the else arm starts: their values before the branch (objects of CuTe DSL's value
+        protocol rebuilt around the branch's registers, as ``enter`` gives them to the then arm)."""
+        return self.enter(self.carry.pre)
+
+    def enter(self, now: Dict[str, Any]) -> Tuple[Any, ...]:
+        """The variables as an arm starts. An object that the branch carries by CuTe DSL's value protocol
+        (a pipeline state, a tile scheduler: carry_obj) is rebuilt around the branch's registers, as CuTe
+        DSL rebuilds it from the scf.if's operands (``__new_from_mlir_values__``), so that what an arm
+        computes from it, or changes in it in place, is that arm's runtime value; the rest as they were."""
+        c = self.carry
+        return tuple(c._snap(n) if carry_obj.rebuilt_in_arms(c.regs.get(n)) else now.get(n, UNDEF) for n in c.names)
 
     def _in_scope_sym(self, e: Any) -> bool:
         try:
@@ -381,7 +392,7 @@ class Branch:
         out = []
         for n in c.names:
             if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
-                out.append(c._snap(n))
+                out.append(c.after(n))
             else:
                 out.append(c.last[n])
         return tuple(out)
@@ -464,7 +475,7 @@ class WhileLoop:
 
     def exit(self) -> Tuple[Any, ...]:
         return self.carry.values(fresh=False) if not self.carry.regs else tuple(
-            self.carry._snap(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
+            self.carry.after(n) if n in self.carry.regs else self.carry.last[n] for n in self.carry.names)
 
 
 def ifexp(c: Any, a: Any, b: Any) -> Any:

@@ -57,6 +57,15 @@ class _Assigned(ast.NodeVisitor):
         if isinstance(node.ctx, (ast.Store, ast.Del)):
             self._add(node.id)
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if getattr(node, "cl_rebind", False):
+            # an inner region's rebinding of the names it carries (_unpack): not an assignment of the
+            # program's; a name that the region's body assigns is found there, and one whose methods it
+            # calls stays a changed-in-place object for the outer region (_invoked)
+            self.visit(node.value)
+            return
+        self.generic_visit(node)
+
     def visit_FunctionDef(self, node: Any) -> None:
         self._add(node.name)
 
@@ -73,21 +82,28 @@ class _Assigned(ast.NodeVisitor):
 
 
 def _invoked(nodes: List[ast.AST], local: Any) -> List[str]:
-    """Local names whose methods the nodes call (``tile_sched.advance_to_next_work()``): as in CuTe DSL,
-    a region carries such an object (when it carries runtime values: carry.Carry), since the call may
-    change it in place. ``self`` and names that are not the function's own locals are left out."""
+    """Local names whose methods the nodes call (``tile_sched.advance_to_next_work()``) or whose
+    attributes they assign (``self._current_work_idx = ...``): as in CuTe DSL, a region carries such an
+    object (when it carries runtime values: carry.Carry), since the call or the assignment may change it
+    in place. Names that are not the function's own locals are left out, and ``self`` unless the nodes
+    assign its attributes (a method of an object of the value protocol changing it in a branch)."""
     out: List[str] = []
+
+    def root(f: Any) -> Any:
+        while isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute):
+            f = f.value
+        return f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+
     for node in nodes:
         for n in ast.walk(node):
-            if not isinstance(n, ast.Call):
-                continue
-            f = n.func
-            while isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute):
-                f = f.value
-            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
-                b = f.value.id
-                if b != "self" and not b.startswith("__cl") and b in local and b not in out:
-                    out.append(b)
+            b, stored = None, False
+            if isinstance(n, ast.Call):
+                b = root(n.func)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                b, stored = root(n), True
+            if b is not None and (stored or b != "self") and not b.startswith("__cl") and b in local \
+                    and b not in out:
+                out.append(b)
     return out
 
 
@@ -237,7 +253,9 @@ def _names_tuple(names: List[str]) -> ast.Tuple:
 
 
 def _unpack(names: List[str], value: ast.expr) -> ast.stmt:
-    return ast.Assign(targets=[ast.Tuple(elts=[_name(n, True) for n in names], ctx=ast.Store())], value=value)
+    node = ast.Assign(targets=[ast.Tuple(elts=[_name(n, True) for n in names], ctx=ast.Store())], value=value)
+    node.cl_rebind = True  # type: ignore[attr-defined]  (_Assigned skips it)
+    return node
 
 
 def _if_attr(obj: str, attr: str, body: List[ast.stmt]) -> ast.If:
@@ -374,13 +392,20 @@ class _Rewriter(ast.NodeTransformer):
         node.body = self._stmts(node.body)
         node.orelse = self._stmts(node.orelse)
         names = _assigned(node.body + node.orelse)
+        # objects whose methods an arm calls (a pipeline state's advance_iters()): as in CuTe DSL, a runtime
+        # branch carries them when they hold its value protocol; each arm works on such objects rebuilt
+        # from the branch's registers (Branch.enter)
+        invoked = [n for n in _invoked(node.body + node.orelse, self.fn_locals) if n not in names]
+        names = names + invoked
         v = self._fresh("b")
         make = ast.Assign(targets=[_name(v, True)], value=_call(
             _rt("Branch"), self._cond(node.test), _names_tuple(names),
             _call(_rt("grab"), _locals(), _names_tuple(names)), self._where(node),
-            ast.Constant(_jumps(node.body + node.orelse)), _loop_targets(node.body + node.orelse)))
+            ast.Constant(_jumps(node.body + node.orelse)), _loop_targets(node.body + node.orelse),
+            _names_tuple(invoked)))
         leave = ast.Expr(_method(v, "leave", _locals()))
-        out: List[ast.stmt] = [make, ast.If(test=_method(v, "then"), body=node.body + [leave], orelse=[])]
+        enter = [_if_attr(v, "dynamic", [_unpack(names, _method(v, "enter", _locals()))])] if names else []
+        out: List[ast.stmt] = [make, ast.If(test=_method(v, "then"), body=enter + node.body + [leave], orelse=[])]
         if node.orelse:
             pre = [_if_attr(v, "dynamic", [_unpack(names, _method(v, "restore"))])] if names else []
             out.append(ast.If(test=_method(v, "orelse"), body=pre + node.orelse + [leave], orelse=[]))

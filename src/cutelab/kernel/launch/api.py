@@ -409,9 +409,10 @@ def _keywords_as_positions(target: Any, args: Tuple[Any, ...], kwargs: Dict[str,
 
 def _compile_positional(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
     from ...fake import has_fakes
-    from .fakes import compile_fakes
+    from .fakes import _fake_leaves, compile_fakes
 
-    if has_fakes(args):  # ahead of time, for tensors described only (cutelab.fake)
+    # ahead of time, for tensors described only (cutelab.fake), also inside a dataclass or tuple argument
+    if has_fakes(args) or any(_fake_leaves(a) for a in args):
         return compile_fakes(target, args, kwargs, _compile)
     from .pointers import compile_pointers, has_placeholder_pointers
 

@@ -92,7 +92,21 @@ class FakeCompiled:
                 self.args[i].check(t, j, self.name, seen, self._param_name(i))
                 key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
             else:
-                key.append((i, type(a).__name__))
+                fakes = _fake_leaves(self.args[i])
+                if fakes:  # fake tensors inside the argument (a dataclass of them): each real one checked
+                    reals = _real_leaves(a, len(fakes))
+                    if len(reals) != len(fakes):
+                        raise LaunchError(f"{self.name}: argument {j} holds {len(reals)} tensors where it was "
+                                          f"compiled with {len(fakes)} fake tensors")
+                    lays = []
+                    for f, r in zip(fakes, reals):
+                        rt = _as_tensor_args(r)
+                        f.check(rt, j, self.name, seen, self._param_name(i))
+                        lays.append((type(r).__name__, str(getattr(r, "device", "")), value_of(rt.layout)))
+                    key.append((i, type(a).__name__, tuple(lays)))
+                    a = _merge(self.args[i], a)
+                else:
+                    key.append((i, type(a).__name__))
             full[i] = a
         cf = self.cache.get(tuple(key))
         if cf is None:
@@ -104,6 +118,52 @@ class FakeCompiled:
         return cf
 
 
+def _merge(fake: Any, real: Any) -> Any:
+    """The argument a call passes (real) in the compiled structure (fake): its tensors as cute tensors in the
+    fakes' places (a TVM-FFI call passes torch tensors), and a field the call leaves None where the compile
+    had a value (a Constexpr field, which the compiled function keeps, as CuTe DSL's does) at that value."""
+    import dataclasses
+
+    if isinstance(fake, FakeTensor):
+        return None if real is None else _as_tensor_args(real)
+    if real is None:
+        return fake
+    if dataclasses.is_dataclass(fake) and type(real) is type(fake):
+        return dataclasses.replace(real, **{f.name: _merge(getattr(fake, f.name), getattr(real, f.name))
+                                            for f in dataclasses.fields(fake) if f.init})
+    if isinstance(fake, (list, tuple)) and isinstance(real, (list, tuple)) and len(fake) == len(real):
+        new = [_merge(f, r) for f, r in zip(fake, real)]
+        if isinstance(real, list):
+            return new
+        return type(real)(*new) if hasattr(real, "_fields") else type(real)(new)
+    return real
+
+
+def _real_leaves(x: Any, n: int) -> List[Any]:
+    """The tensors (anything with a shape, or None where a fake was optional) x holds where its fakes were:
+    walked as _nested walks, a leaf with ``shape`` or ``__dlpack__`` counting as one."""
+    import dataclasses
+
+    out: List[Any] = []
+
+    def go(y: Any) -> None:
+        if hasattr(y, "shape") or hasattr(y, "__dlpack__"):
+            out.append(y)
+        elif isinstance(y, (list, tuple)):
+            for e in y:
+                go(e)
+        elif isinstance(y, dict):
+            for e in y.values():
+                go(e)
+        elif dataclasses.is_dataclass(y) and not isinstance(y, type):
+            for f in dataclasses.fields(y):
+                if f.init:
+                    go(getattr(y, f.name))
+
+    go(x)
+    return out
+
+
 def _quick_key(args: Tuple[Any, ...]) -> Any:
     """What decides FakeCompiled's checks and program for a call whose tensors are all torch-style
     tensors (data_ptr, shape, stride, dtype, device), read without making cute tensors of them: per
@@ -113,8 +173,8 @@ def _quick_key(args: Tuple[Any, ...]) -> Any:
     for a in args:
         ptr = getattr(a, "data_ptr", None)
         if ptr is None:
-            if hasattr(a, "shape") or hasattr(a, "__dlpack__"):
-                return None  # a cute tensor or an array: the full path
+            if hasattr(a, "shape") or hasattr(a, "__dlpack__") or _real_leaves(a, 0):
+                return None  # a cute tensor or an array, or an argument holding tensors: the full path
             key.append(type(a))
             continue
         try:
@@ -131,7 +191,8 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
     FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
-    stand = tuple(stand_in(a, env) if isinstance(a, FakeTensor) else a for a in args)
+    stand = tuple(stand_in(a, env) if isinstance(a, FakeTensor) else _nested(a, lambda f: stand_in(f, env))
+                  for a in args)
     # a cute.sym_int passed as a value (alone or in a tuple, as CUTLASS's tcgen05 primitives pass (M, N, K)):
     # a dynamic integer at the stand-in value of that sym_int (the one its fake tensors' extents take)
     stand = tuple(_sym_stand_in(a, env) for a in stand)
@@ -151,6 +212,38 @@ def _sym_stand_in(a: Any, env: Dict[int, int]) -> Any:
     if type(a) in (tuple, list) and any(isinstance(x, (SymInt, tuple, list)) for x in a):
         return type(a)(_sym_stand_in(x, env) for x in a)
     return a
+
+
+def _nested(x: Any, fn: Callable[[Any], Any]) -> Any:
+    """x with fn applied to the fake tensors it holds in tuples, lists, dicts and dataclass fields (quack's
+    epilogue arguments: a dataclass of fake tensors); x itself when it holds none."""
+    import dataclasses
+
+    if isinstance(x, FakeTensor):
+        return fn(x)
+    if isinstance(x, (list, tuple)) and not hasattr(x, "shape"):
+        new = [_nested(e, fn) for e in x]
+        if all(a is b for a, b in zip(new, x)):
+            return x
+        if isinstance(x, list):
+            return new
+        return type(x)(*new) if hasattr(x, "_fields") else type(x)(new)
+    if isinstance(x, dict):
+        new_d = {k: _nested(v, fn) for k, v in x.items()}
+        return x if all(new_d[k] is x[k] for k in x) else new_d
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        kw = {f.name: _nested(getattr(x, f.name), fn) for f in dataclasses.fields(x) if f.init}
+        if all(kw[k] is getattr(x, k) for k in kw):
+            return x
+        return dataclasses.replace(x, **kw)
+    return x
+
+
+def _fake_leaves(x: Any) -> List[Any]:
+    """The fake tensors x holds (see _nested), in order."""
+    out: List[Any] = []
+    _nested(x, lambda f: out.append(f) or f)
+    return out
 
 
 def stand_in(fake: FakeTensor, env: Dict[int, int]) -> Any:

@@ -464,9 +464,24 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     from ...tensor import Tensor
 
     n = len(shape)
-    if not all(shape[i] < tiler[i] for i in range(len(tiler))) or not isinstance(gmem_tensor, Tensor):
+    if not isinstance(gmem_tensor, Tensor):
         return gmem_tensor, None
-    vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
+    if all(shape[i] < tiler[i] for i in range(len(tiler))):
+        vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
+    elif all(isinstance(shape[i], int) for i in range(n)) and _flat_strided(gmem_tensor.layout, n) and \
+            all(shape[i] + 1024 <= COORD_EXTENT for i in range(len(tiler))):
+        # a tile can lie wholly past the end of a mode (an epilogue's subtile past N when the CTA tile does
+        # not divide N), where the tensor's own offsets would alias it onto the next row's elements. The TMA
+        # tensor is the coordinate view with the tensor's shape: each tiled mode COORD_EXTENT apart, so an
+        # offset keeps its coordinates (TMA drops the box's elements past the extent), as CuTe DSL's
+        # coordinate tensor does
+        # (the atom decodes an offset into coordinates with each tiled mode COORD_EXTENT long: past the
+        # tensor's extent too)
+        real = _compact_coords(tuple(shape), order, len(tiler))
+        decode = Layout._raw(tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n)), real.stride)
+        return Tensor(gmem_tensor.engine, real, gmem_tensor.offset, _checked=True), decode
+    else:
+        return gmem_tensor, None
     vstride = [0] * n
     mul = 1
     for i in order:
@@ -474,6 +489,26 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
         mul *= vshape[i]
     lay = Layout._raw(vshape, tuple(vstride))
     return Tensor(gmem_tensor.engine, lay, gmem_tensor.offset, _checked=True), lay
+
+
+def _flat_strided(layout: Any, n: int) -> bool:
+    """Whether layout has n flat modes, none of them a broadcast (stride 0): a coordinate view keeps its
+    shape (nested or broadcast modes keep the tensor's own offsets)."""
+    shp, st = layout.shape, layout.stride
+    if not isinstance(shp, tuple) or len(shp) != n:
+        return False
+    return all(isinstance(e, int) for e in shp) and all(isinstance(x, int) and x != 0 for x in st)
+
+
+def _compact_coords(vshape: Tuple[int, ...], order: Any, ntiled: int) -> Layout:
+    """A coordinate view's layout of shape vshape: strides compact in the descriptor's dimension order
+    (``order``), each of the first ``ntiled`` (tiled) modes taking COORD_EXTENT."""
+    vstride = [0] * len(vshape)
+    mul = 1
+    for i in order:
+        vstride[i] = mul
+        mul *= COORD_EXTENT if i < ntiled else vshape[i]
+    return Layout._raw(vshape, tuple(vstride))
 
 
 # the width (in elements) of the rows of the 2-D view a runs atom copies in (the TMA box's inner extent)
