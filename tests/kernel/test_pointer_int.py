@@ -56,9 +56,6 @@ def _bad_address_kernel(mX: cute.Tensor, how: cute.Constexpr):
         cute.make_ptr(mX.element_type, a + 2, mX.memspace)
     elif how == "type":
         cute.make_ptr(Int32, a, mX.memspace)
-    elif how == "register":  # flash_attn.cute's PackGQA.compute_ptr keeps row addresses in an Int64 fragment
-        r = cute.make_rmem_tensor(1, Int64)
-        r[0] = a
     else:
         cute.make_ptr(mX.element_type, a, cute.AddressSpace.smem)
 
@@ -73,8 +70,6 @@ def _bad_address(mX: cute.Tensor, how: cute.Constexpr):
     ("odd", "the byte offset 2 is not a whole number of 4-byte"),
     ("type", "making a Int32 pointer from it is not supported"),
     ("smem", "the address is in generic memory, but the pointer is asked for smem"),
-    ("register", r"the address of a pointer into generic memory \(ptr.toint\(\)\); keeping addresses in registers "
-                 r".* is not supported in cutelab.*test_pointer_int.py:\d+\)"),
 ])
 def test_what_cannot_be_done_with_an_address_is_refused_by_name(how, words):
     x = np.zeros(4, np.float32)
