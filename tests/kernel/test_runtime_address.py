@@ -243,3 +243,51 @@ def test_a_shared_memory_address_kept_in_a_register_is_refused_by_name():
     with pytest.raises(TraceError, match=r"toint\(\) kept in a register \(at .*test_runtime_address.py:\d+\): the "
                                          r"address of a pointer into smem memory cannot be kept in a register"):
         _smem_address(from_dlpack(np.zeros(1, np.float32)))
+
+
+@cute.kernel
+def _cp_async_rows_kernel(x: cute.Tensor, out: cute.Tensor, stale: cute.Tensor):
+    # flash_attn.cute's PackGQA.load_Q: a row's address from a register, cp.async of 16 bytes from it
+    # into shared memory (predicated: lanes 6 and 7 copy nothing and zero-fill)
+    tidx, _, _ = cute.arch.thread_idx()
+    s = cutelab_utils.SmemAllocator().allocate_tensor(Float32, cute.make_layout((4, 8), stride=(1, 4)), 16)
+    rows = cute.make_rmem_tensor(cute.make_layout((1,), stride=(1,)), cute.Int64)
+    rows[0] = (x.iterator + x.layout((7 - tidx, 0))).toint()
+    row = cute.make_tensor(cute.make_ptr(Float32, rows[0], cute.AddressSpace.gmem, assumed_align=16),
+                           cute.make_layout(4))
+    atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), Float32, num_bits_per_copy=128)
+    p = cute.make_rmem_tensor(cute.make_layout((1, 1)), cute.Boolean)
+    p[0] = tidx < 6
+    cute.copy(atom, cute.make_tensor(row.iterator, cute.make_layout(((4, 1),))),
+              cute.make_tensor(s[None, tidx].iterator, cute.make_layout(((4, 1),))), pred=p)
+    cute.arch.cp_async_commit_group()
+    stale[tidx] = s[0, tidx]  # before the wait: not landed yet
+    cute.arch.cp_async_wait_group(0)
+    for i in range(4):
+        out[tidx, i] = s[i, tidx]
+
+
+@cute.jit
+def _cp_async_rows(x, out, stale):
+    _cp_async_rows_kernel(x, out, stale).launch(grid=[1, 1, 1], block=[8, 1, 1])
+
+
+def test_cp_async_from_an_address_kept_in_a_register():
+    x = np.arange(32, dtype=np.float32).reshape(8, 4) + 1
+    out = np.full((8, 4), -1, np.float32)
+    stale = np.full(8, -1, np.float32)
+    _cp_async_rows(from_dlpack(x, assumed_align=16), from_dlpack(out), from_dlpack(stale))
+    want = x[::-1].copy()
+    want[6:] = 0  # predicated off: zero-filled
+    assert out.tolist() == want.tolist()
+    assert not stale.any()  # shared memory held zeros until the wait
+    src = render(last_launch().ir)
+    assert "cp.async.ca.shared.global [%0], [%1], 16, %2;" in src and "(const float*)(unsigned long long)(" in src
+
+
+def test_the_cuda_of_cp_async_from_an_address_compiles():
+    from sm90_util import nvcc_compiles
+
+    _cp_async_rows(from_dlpack(np.zeros((8, 4), np.float32), assumed_align=16), from_dlpack(np.zeros((8, 4), np.float32)),
+                   from_dlpack(np.zeros(8, np.float32)))
+    nvcc_compiles(render(last_launch().ir))
