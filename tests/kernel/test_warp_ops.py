@@ -106,6 +106,27 @@ def test_shuffles_within_segments_of_the_warp():
 
 
 @cute.kernel
+def _shuffle_an_index(out: cute.Tensor):
+    # flash_attn.cute's shuffle_sync of a row index (a kernel index expression here, an Int32 in CuTe DSL):
+    # it checks value.width and keeps the value in a fragment of type(value)
+    t, _, _ = cute.arch.thread_idx()
+    row = t * 3 + 1
+    assert row.width == 32
+    val = cute.make_rmem_tensor(cute.make_layout((1,), stride=(1,)), type(row))
+    val[0] = row
+    halves = cute.recast_tensor(val, cutlass.Int32)
+    halves[0] = cute.arch.shuffle_sync(halves[0], 2, mask_and_clamp=((32 - 4) << 8) | 31)
+    out[t] = val[0]
+
+
+def test_an_index_is_shuffled_through_a_fragment_of_its_type():
+    out = np.zeros(32, np.int32)
+    _shuffle_an_index(from_dlpack(out)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    t = np.arange(32)
+    assert out.tolist() == ((t - t % 4 + 2) * 3 + 1).tolist()
+
+
+@cute.kernel
 def _bad_clamp(src: cute.Tensor, how: cutlass.Constexpr):
     t, _, _ = cute.arch.thread_idx()
     x = cute.make_rmem_tensor((1,), cutlass.Float32)
