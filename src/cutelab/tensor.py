@@ -816,6 +816,9 @@ class Pointer:
         self.offset = offset
 
     def __add__(self, k: Any) -> "Pointer":
+        v = getattr(k, "value", None) if isinstance(k, Numeric) else None
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # a static Int32(5): the offset stays an int
+            k = int(v)
         return Pointer(self.engine, self.offset + k)
 
     @property

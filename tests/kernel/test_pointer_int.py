@@ -105,3 +105,24 @@ def test_toint_in_a_jit_function_moves_the_pointer_passed_to_a_kernel():
         _host_offset(from_dlpack(x, assumed_align=16), from_dlpack(o, assumed_align=16))
     assert out.getvalue().splitlines()[0] == "jit toint ?"
     assert o[:, 1].tolist() == (2 * x[2:6, 1]).tolist()
+
+
+@cute.kernel
+def _static_int_offset_kernel(mX: cute.Tensor, mO: cute.Tensor):
+    # a pointer moved by a static cutlass integer keeps an int offset (flash_attn.cute's SM90 LSE pointer), so
+    # it prints, and its address can be kept in a register
+    p = mX.iterator + Int32(2)
+    print("moved", p)
+    r = cute.make_rmem_tensor(cute.make_layout((1,), stride=(1,)), Int64)
+    r[0] = p.toint()
+    mO[0] = cute.make_tensor(cute.make_ptr(Float32, r[0], cute.AddressSpace.gmem, assumed_align=4),
+                             cute.make_layout(1))[0]
+
+
+def test_a_pointer_moved_by_a_static_cutlass_integer_keeps_an_int_offset():
+    x = np.arange(4, dtype=np.float32) + 1
+    o = np.zeros(1, np.float32)
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        _static_int_offset_kernel(from_dlpack(x, assumed_align=16), from_dlpack(o)).launch(grid=1, block=1)
+    assert out.getvalue().splitlines() == ["moved ptr<f32, generic, align<8>>"]
+    assert o.tolist() == [3.0]

@@ -217,6 +217,14 @@ class ParamAddress(Op):
         r.emit(f"{r.reg(self.dst)}[0] = (long long)(unsigned long long)({self.param.name} + ({base})) + ({delta});")
 
 
+def _plain(x: Any) -> Any:
+    """An offset as the tracer holds it: a static cutlass integer (Int32(3)) as its int."""
+    if isinstance(x, TraceValue) or is_sym(x) or isinstance(x, (int, np.integer)):
+        return x
+    v = getattr(x, "value", None)
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else x
+
+
 def address_register(a: Any) -> TraceValue:
     """``a`` (an ``address.PointerInt``: a pointer plus a byte offset) as an Int64 register value
     of the kernel: the address of a global-memory argument's element (ParamAddress), or of a
@@ -225,13 +233,13 @@ def address_register(a: Any) -> TraceValue:
     from ..frontend.engines import GmemEngine, SmemEngine
 
     at = user_location()
-    ptr, eng, d = a.ptr, a.ptr.engine, a.delta
-    what = f"{ptr}.toint() kept in a register (at {at or 'an unknown line'})"
+    ptr, eng, d = a.ptr, a.ptr.engine, _plain(a.delta)
+    what = f"ptr<{eng.dtype.name}, {ptr.memspace}>.toint() kept in a register (at {at or 'an unknown line'})"
     if isinstance(eng, AddressEngine):
         v = eng.address_of(ptr.offset)
     elif isinstance(eng, GmemEngine) and not isinstance(eng, SmemEngine) and str(eng.memspace) in ("gmem", "generic"):
         t = current(what)
-        off = ptr.offset
+        off = _plain(ptr.offset)
         moved = None
         if isinstance(off, TraceValue):  # an element offset computed in registers: added below
             moved, off = off, 0
