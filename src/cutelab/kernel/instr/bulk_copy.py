@@ -73,7 +73,8 @@ class BulkCopyG2SOp(Op):
         g = _elems(b, self.base, act, self.n)
         if g.min() < 0 or g.max() >= len(data):
             raise LaunchError(f"{b.ir.name}{self.where}: bulk copy from {self.param.name}: elements "
-                              f"{int(g.min())}..{int(g.max())} fall outside its {len(data)} elements; nothing was copied")
+                              f"{int(g.min())}..{int(g.max())} fall outside its {len(data)} elements; nothing was "
+                              f"copied")
         s = _elems(b, self.sbase, act, self.n)
         if s.min() < 0 or s.max() >= self.shared.length:
             raise LaunchError(f"{b.ir.name}{self.where}: bulk copy into {self.shared.name}: elements "
@@ -100,7 +101,8 @@ class BulkReduceAddOp(Op):
         self.param, self.base, self.shared, self.sbase, self.n, self.where = param, base, shared, sbase, n, where
 
     def __repr__(self) -> str:
-        return f"cp.reduce.async.bulk.add {self.param.name}[{self.base} + :{self.n}] += {self.shared.name}[{self.sbase} + :{self.n}]"
+        return (f"cp.reduce.async.bulk.add {self.param.name}[{self.base} + :{self.n}] += "
+                f"{self.shared.name}[{self.sbase} + :{self.n}]")
 
     def accesses(self) -> List[Access]:
         return [Access(self.param, self.base, (0, self.n - 1), True, self),
@@ -114,7 +116,8 @@ class BulkReduceAddOp(Op):
         g = _elems(b, self.base, act, self.n)
         if g.min() < 0 or g.max() >= len(data):
             raise LaunchError(f"{b.ir.name}{self.where}: bulk reduce-add into {self.param.name}: elements "
-                              f"{int(g.min())}..{int(g.max())} fall outside its {len(data)} elements; nothing was added")
+                              f"{int(g.min())}..{int(g.max())} fall outside its {len(data)} elements; nothing was "
+                              f"added")
         s = _elems(b, self.sbase, act, self.n)
         if s.min() < 0 or s.max() >= self.shared.length:
             raise LaunchError(f"{b.ir.name}{self.where}: bulk reduce-add from {self.shared.name}: elements "
