@@ -239,6 +239,9 @@ def address_register(a: Any) -> TraceValue:
         v = eng.address_of(ptr.offset)
     elif isinstance(eng, GmemEngine) and not isinstance(eng, SmemEngine) and str(eng.memspace) in ("gmem", "generic"):
         t = current(what)
+        if eng.dtype.width < 8:
+            raise TraceError(f"{what}: the address of a {eng.dtype} element (packed {8 // eng.dtype.width} to a byte) "
+                             f"is not a byte address; cutelab keeps addresses of whole-byte elements in registers")
         off = _plain(ptr.offset)
         moved = None
         if isinstance(off, TraceValue):  # an element offset computed in registers: added below
