@@ -6,10 +6,12 @@ with what it imports: quack-kernels 0.5.3 (its ``>=0.5.3``), einops, apache-tvm-
 tests are taken from its git repository at the version's tag (``fa4-v4.0.0.beta27``: the wheel's files
 are the tag's), so that they match the kernels. The selection is by test id (``--select``, default
 ``SM80_FORWARD``) at the smallest sizes the tests parametrize; the script prints one line per test
-file: passed, failed and errors.
+file: passed, failed and errors. Collecting test_flash_attn.py (415,818 parametrized cases) takes most of
+a run's time on the interpreter (about 4 minutes here against 16 s for a packed-GQA case's call).
 
     python3 scripts/flash_attn_tests.py --site /tmp/fa4site --install \\
-        --repo FLASH_ATTENTION_GIT_DIR [--select SM80_FORWARD|SM90_FORWARD] [--arch sm_80] [-- extra pytest args]
+        --repo FLASH_ATTENTION_GIT_DIR [--select SM80_FORWARD|SM90_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA] \\
+        [--arch sm_80] [-- extra pytest args]
 
 ``--arch`` sets CUTE_DSL_ARCH, which is the emulated GPU's capability (so flash_attn.cute picks its
 SM80 or SM90 kernels) and the compile target; ``--select SM90_FORWARD`` runs the forward cases with
@@ -31,8 +33,7 @@ PINS = ("flash-attn-4==4.0.0b27", "quack-kernels==0.5.3", "einops==0.8.2", "apac
         "triton==3.9.0")
 REV = "fa4-v4.0.0.beta27"
 
-# the smallest cases of the forward tests (bf16), causal and not: SM80 (Ampere path). test_flash_attn_output also runs
-# pack_gqa=True, whose Q loads go through pointers kept as Int64 in registers (not yet in cutelab).
+# the smallest cases of the forward tests (bf16), causal and not: SM80 (Ampere path)
 SM80_FORWARD = tuple(
     f"tests/cute/test_flash_attn.py::test_flash_attn_small_head_dim[128-128-{d}-{causal}-dtype0]"
     for causal in (False, True) for d in (8, 16, 32)
@@ -40,8 +41,20 @@ SM80_FORWARD = tuple(
 # the same cases on the SM90 (Hopper) path: TMA loads, wgmma, warp-specialised producer and consumers, named
 # barriers, and for causal the persistent tile scheduler (run with --arch sm_90a, the selection's default)
 SM90_FORWARD = SM80_FORWARD
-SELECTIONS = {"SM80_FORWARD": SM80_FORWARD, "SM90_FORWARD": SM90_FORWARD}
-ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a"}  # CUTE_DSL_ARCH of each selection
+# test_flash_attn_output's forward with packed GQA and MQA: 6 query heads over 3 (gqa) or 1 (mqa) KV heads, d 64,
+# causal, seqlen_q 64 > seqlen_k 32 (so the test itself skips its backward), each run with pack_gqa False, True and
+# None (auto): SM80 packs Q's rows by addresses kept in registers and shuffled (PackGQA.load_Q/store_O/store_LSE)
+SM80_PACK_GQA = tuple(
+    f"tests/cute/test_flash_attn.py::test_flash_attn_output[64-32-64-True-0-0.0-False-False-False-{mha}-dtype0]"
+    for mha in ("gqa", "mqa")
+)
+# the same on SM90: Q through TMA boxes of the packed ((heads, seqlen), d) view, the LSE by row addresses kept
+# in registers
+SM90_PACK_GQA = SM80_PACK_GQA
+SELECTIONS = {"SM80_FORWARD": SM80_FORWARD, "SM90_FORWARD": SM90_FORWARD, "SM80_PACK_GQA": SM80_PACK_GQA,
+              "SM90_PACK_GQA": SM90_PACK_GQA}
+ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a", "SM80_PACK_GQA": "sm_80",
+        "SM90_PACK_GQA": "sm_90a"}  # CUTE_DSL_ARCH of each selection
 
 
 def install(site: str) -> None:

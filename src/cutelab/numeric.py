@@ -401,8 +401,10 @@ def runtime_class(base: type, dtype: Any) -> Any:
     if got is None:
         if not (isinstance(dtype, NumericMeta) and not dtype.is_abstract):
             return None
+        # an instance answers its type's bit width as CuTe DSL's do (``value.width``: a class attribute
+        # there; flash_attn.cute's shuffle_sync asserts ``value.width % 32 == 0`` of an Int64 scalar)
         got = RuntimeTypeMeta(dtype.__name__, (base,), {"__slots__": (), "_dsl_class_": dtype,
-                                                        "__module__": base.__module__,
+                                                        "__module__": base.__module__, "width": dtype.width,
                                                         "__qualname__": f"{base.__qualname__}[{dtype.__name__}]"})
         # the number ABCs hold classes in caches matched by equality, where this class is its DSL class:
         # it answers as the DSL class does (cutelab's own ABCs answer by its bases: tracing._KernelABCMeta)

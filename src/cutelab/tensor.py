@@ -816,6 +816,9 @@ class Pointer:
         self.offset = offset
 
     def __add__(self, k: Any) -> "Pointer":
+        v = getattr(k, "value", None) if isinstance(k, Numeric) else None
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # a static Int32(5): the offset stays an int
+            k = int(v)
         return Pointer(self.engine, self.offset + k)
 
     @property
@@ -1327,6 +1330,10 @@ def make_rmem_tensor(layout: Any, dtype: Numeric) -> Tensor:
     """A fresh register-memory tensor with the given layout (or shape) and element type."""
     if not isinstance(layout, Layout):
         layout = make_layout(layout)
+    if isinstance(dtype, type) and issubclass(dtype, SymbolicIndex):  # type(i) of a kernel index: it is an Int32
+        from .numeric import Int32  # (flash_attn.cute's shuffle_sync makes a fragment of type(value))
+
+        dtype = Int32
     if _hooks.rmem_tensor is not None:
         made = _hooks.rmem_tensor(layout, dtype)
         if made is not None:

@@ -78,6 +78,7 @@ class _Hooks:
     runtime_layout: Optional[Callable[..., Any]] = None  # (shape, stride) -> a layout with runtime entries in a kernel, or None
     runtime_tensor: Optional[Callable[..., Any]] = None  # (pointer, layout) -> a tensor over such a layout, or None
     runtime_pointer: Optional[Callable[..., Any]] = None  # (dtype, value, mem_space, align) -> a Pointer at a runtime address in a kernel, or None
+    address_register: Optional[Callable[..., Any]] = None  # (address.PointerInt) -> its address as a kernel's Int64 register value
 
 
 hooks = _Hooks()

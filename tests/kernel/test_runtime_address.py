@@ -9,6 +9,7 @@ import pytest
 
 import cutelab as cute
 from cutelab import Float32
+from cutelab import utils as cutelab_utils
 from cutelab.errors import LaunchError, TraceError
 from cutelab.kernel.cuda.printer import render
 from cutelab.kernel.launch.plan import last_launch
@@ -177,3 +178,116 @@ def test_the_emulated_device_keeps_its_recent_memory_as_the_caching_allocator_do
     gc.collect()
     lo, mem = device_memory(a)  # freed by the program, still reserved (CUDA's allocator keeps freed blocks)
     assert lo == a and mem.view(np.float32).tolist() == list(range(64))
+
+
+@cute.kernel
+def _row_address_kernel(x: cute.Tensor, out: cute.Tensor):
+    # flash_attn.cute's PackGQA: each lane keeps one row's address in an Int64 fragment; the lanes
+    # take each other's by a shuffle of its two 32-bit halves, make a pointer of it and copy the row
+    tidx, _, _ = cute.arch.thread_idx()
+    rows = cute.make_rmem_tensor(cute.make_layout((1,), stride=(1,)), cute.Int64)
+    rows[0] = (x.iterator + x.layout((3 - tidx, 0))).toint()  # row 3 - tidx: the address of a kernel argument
+    halves = cute.recast_tensor(rows, cute.Int32)
+    for i in cutlass_range(2):  # lane (t + 1) % 2 of t's segment of two lanes (mask_and_clamp of width 2)
+        halves[i] = cute.arch.shuffle_sync(halves[i], 1, mask_and_clamp=((32 - 2) << 8) | 31)
+    row = cute.make_tensor(cute.make_ptr(Float32, rows[0], cute.AddressSpace.gmem, assumed_align=8),
+                           cute.make_layout(2))
+    out[tidx, 0] = row[0]
+    out[tidx, 1] = row[1]
+    row[1] = Float32(-1.0) - tidx  # a store through the shuffled address, into x
+
+
+def cutlass_range(n):
+    return range(n)
+
+
+@cute.jit
+def _row_address(x, out):
+    _row_address_kernel(x, out).launch(grid=[1, 1, 1], block=[4, 1, 1])
+
+
+def test_an_argument_address_kept_in_a_register_is_shuffled_and_made_a_pointer_again():
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    out = np.zeros((4, 2), np.float32)
+    _row_address(from_dlpack(x), from_dlpack(out))
+    # lane t reads the row of lane 1 of its segment of two lanes, 3 - (t | 1), and writes -1 - t into
+    # its second element (lanes 0 and 1, and 2 and 3, write the same row: the higher lane's store lands last)
+    want_rows = [3 - (t | 1) for t in range(4)]
+    assert out.tolist() == [[2.0 * r, 2.0 * r + 1] for r in want_rows]
+    assert x[:, 0].tolist() == [0, 2, 4, 6]
+    assert x[:, 1].tolist() == [-4.0, 3.0, -2.0, 7.0]
+
+
+def test_the_cuda_of_an_argument_address_kept_in_a_register_compiles():
+    from sm90_util import nvcc_compiles
+
+    _row_address(from_dlpack(np.zeros((4, 2), np.float32)), from_dlpack(np.zeros((4, 2), np.float32)))
+    src = render(last_launch().ir)  # the address is the argument's pointer moved by the row's elements
+    assert "= (long long)(unsigned long long)(" in src and "__shfl_sync(0xffffffffu, " in src and ", 1, 2)" in src
+    nvcc_compiles(src)
+
+
+@cute.kernel
+def _smem_address_kernel(x: cute.Tensor):
+    s = cutelab_utils.SmemAllocator().allocate_tensor(Float32, cute.make_layout(4), 16)
+    rows = cute.make_rmem_tensor(1, cute.Int64)
+    rows[0] = s.iterator.toint()
+
+
+@cute.jit
+def _smem_address(x):
+    _smem_address_kernel(x).launch(grid=[1, 1, 1], block=[1, 1, 1])
+
+
+def test_a_shared_memory_address_kept_in_a_register_is_refused_by_name():
+    with pytest.raises(TraceError, match=r"toint\(\) kept in a register \(at .*test_runtime_address.py:\d+\): the "
+                                         r"address of a pointer into smem memory cannot be kept in a register"):
+        _smem_address(from_dlpack(np.zeros(1, np.float32)))
+
+
+@cute.kernel
+def _cp_async_rows_kernel(x: cute.Tensor, out: cute.Tensor, stale: cute.Tensor):
+    # flash_attn.cute's PackGQA.load_Q: a row's address from a register, cp.async of 16 bytes from it
+    # into shared memory (predicated: lanes 6 and 7 copy nothing and zero-fill)
+    tidx, _, _ = cute.arch.thread_idx()
+    s = cutelab_utils.SmemAllocator().allocate_tensor(Float32, cute.make_layout((4, 8), stride=(1, 4)), 16)
+    rows = cute.make_rmem_tensor(cute.make_layout((1,), stride=(1,)), cute.Int64)
+    rows[0] = (x.iterator + x.layout((7 - tidx, 0))).toint()
+    row = cute.make_tensor(cute.make_ptr(Float32, rows[0], cute.AddressSpace.gmem, assumed_align=16),
+                           cute.make_layout(4))
+    atom = cute.make_copy_atom(cute.nvgpu.cpasync.CopyG2SOp(), Float32, num_bits_per_copy=128)
+    p = cute.make_rmem_tensor(cute.make_layout((1, 1)), cute.Boolean)
+    p[0] = tidx < 6
+    cute.copy(atom, cute.make_tensor(row.iterator, cute.make_layout(((4, 1),))),
+              cute.make_tensor(s[None, tidx].iterator, cute.make_layout(((4, 1),))), pred=p)
+    cute.arch.cp_async_commit_group()
+    stale[tidx] = s[0, tidx]  # before the wait: not landed yet
+    cute.arch.cp_async_wait_group(0)
+    for i in range(4):
+        out[tidx, i] = s[i, tidx]
+
+
+@cute.jit
+def _cp_async_rows(x, out, stale):
+    _cp_async_rows_kernel(x, out, stale).launch(grid=[1, 1, 1], block=[8, 1, 1])
+
+
+def test_cp_async_from_an_address_kept_in_a_register():
+    x = np.arange(32, dtype=np.float32).reshape(8, 4) + 1
+    out = np.full((8, 4), -1, np.float32)
+    stale = np.full(8, -1, np.float32)
+    _cp_async_rows(from_dlpack(x, assumed_align=16), from_dlpack(out), from_dlpack(stale))
+    want = x[::-1].copy()
+    want[6:] = 0  # predicated off: zero-filled
+    assert out.tolist() == want.tolist()
+    assert not stale.any()  # shared memory held zeros until the wait
+    src = render(last_launch().ir)
+    assert "cp.async.ca.shared.global [%0], [%1], 16, %2;" in src and "(const float*)(unsigned long long)(" in src
+
+
+def test_the_cuda_of_cp_async_from_an_address_compiles():
+    from sm90_util import nvcc_compiles
+
+    _cp_async_rows(from_dlpack(np.zeros((8, 4), np.float32), assumed_align=16), from_dlpack(np.zeros((8, 4), np.float32)),
+                   from_dlpack(np.zeros(8, np.float32)))
+    nvcc_compiles(render(last_launch().ir))

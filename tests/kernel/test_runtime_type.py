@@ -43,7 +43,9 @@ def _by_type(mX: cute.Tensor, mI: cute.Tensor, mO: cute.Tensor):
     x = mX[tidx]
     i = mI[tidx]
     tx, ti = type(x), type(i)
-    print(SUFFIX[tx], SUFFIX[ti], tx == Float32, tx is Float32, issubclass(tx, cute.Float32), str(tx), ti.width)
+    # the value answers its width too, as a CuTe DSL instance does (flash_attn.cute: value.width % 32)
+    print(SUFFIX[tx], SUFFIX[ti], tx == Float32, tx is Float32, issubclass(tx, cute.Float32), str(tx), ti.width,
+          i.width, cute.Int64(i).width)
     mO[tidx] = tx(i) + x  # type(x)(i): the Int32 value converted to Float32
 
 
@@ -53,7 +55,7 @@ def test_kernel_scalars_type_is_their_dsl_class(capsys):
     O = np.zeros(4, dtype=np.float32)
     _by_type(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(I), cute.runtime.from_dlpack(O)).launch(
         grid=1, block=4)
-    assert capsys.readouterr().out.splitlines() == ["f32 s32 True False True Float32 32"]
+    assert capsys.readouterr().out.splitlines() == ["f32 s32 True False True Float32 32 32 64"]
     np.testing.assert_array_equal(O, X + I.astype(np.float32))
 
 

@@ -343,3 +343,43 @@ def test_a_tma_store_of_a_tile_past_the_tensors_columns_writes_nothing():
         for by in range(2):
             ref[bx * 64:(bx + 1) * 64, by * 64:(by + 1) * 64] = bx * 2 + by + 1
     np.testing.assert_array_equal(C, ref)
+
+
+@cute.kernel
+def _packed_rows(atom: cutlass.Constexpr, tQ: cute.Tensor, out: cute.Tensor, sl: cutlass.Constexpr):
+    # flash_attn.cute's packed GQA: the rows of a tile are (2 heads, 8 positions) of a ((heads, seqlen), d) view
+    tidx, _, _ = cute.arch.thread_idx()
+    hx, sx, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sQ = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    g = cute.make_tensor(tQ.iterator + hx * 2 * 64 + sx * 8 * 256,
+                         cute.make_layout(((2, 8), 64), stride=((64, 256), 1)))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 16 * 64 * 2)
+        cute.copy(atom, g, sQ, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(16):
+        out[hx, sx, i, tidx] = sQ[i, tidx]
+
+
+def test_tma_load_of_a_hierarchical_tile_of_hierarchical_modes():
+    S, H, D = 16, 4, 64
+    X = (np.arange(S * H * D) % 241).astype(np.float16).reshape(S, H, D)
+    # ((heads, seqlen), d) over the (seqlen, heads, d) row-major tensor, as pack_gqa_layout makes it
+    packed = cute.make_tensor(from_dlpack(X).iterator, cute.make_layout(((H, S), D), stride=((D, H * D), 1)))
+    sl = _smem(K_SW128, cute.Float16, (16, 64))
+    atom, tQ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), packed, sl, ((2, 8), 64))
+    assert atom.desc.box == (64, 2, 8)  # each sub-mode a TMA dimension, the innermost (d) first
+    out = np.zeros((2, 2, 16, 64), np.float16)
+    _packed_rows(atom, tQ, from_dlpack(out), sl).launch(grid=(2, 2, 1), block=(64, 1, 1))
+    for hx in range(2):
+        for sx in range(2):
+            for i in range(16):  # tile row i is head 2 hx + i % 2 at position 8 sx + i // 2
+                assert out[hx, sx, i].tolist() == X[8 * sx + i // 2, 2 * hx + i % 2].tolist()
+    with pytest.raises(LayoutError, match=r"cta_tiler \(\(2,8\),\(64,1\)\) is not congruent"):
+        cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), packed, sl, ((2, 8), (64, 1)))

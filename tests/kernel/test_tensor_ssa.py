@@ -91,3 +91,30 @@ def test_kernel_values_are_tensor_ssa_instances_and_scalars_are_not(capsys):
     np.testing.assert_array_equal(O[:, 1:], 2 * X[:, 1:])
     assert not isinstance(np.zeros(3), cute.TensorSSA) and isinstance(
         cute.make_tensor(np.zeros(4, np.float32), cute.make_layout(4)).load(), cute.TensorSSA)
+
+
+@cute.kernel
+def _reduce_modes_kernel(mX: cute.Tensor, mA: cute.Tensor, mB: cute.Tensor):
+    # flash_attn.cute's backward preprocess: the sum over modes 0 and 2 of a (2, 3, 4) fragment
+    frag = cute.make_rmem_tensor(mX.layout, Float32)
+    frag.store(mX.load())
+    a = frag.load().reduce(cute.ReductionOp.ADD, init_val=1.0, reduction_profile=(0, None, 1))
+    b = frag.load().reduce(cute.ReductionOp.MAX, init_val=-100.0, reduction_profile=(None, None, 0))
+    ra = cute.make_rmem_tensor(cute.make_layout(3), Float32)
+    ra.store(a)
+    mA.store(ra.load())
+    rb = cute.make_rmem_tensor(cute.make_layout((2, 3)), Float32)
+    rb.store(b)
+    mB.store(rb.load())
+
+
+def test_reduce_over_some_modes_keeps_the_none_modes():
+    x = np.random.default_rng(0).standard_normal((4, 3, 2)).astype(np.float32)  # element (i, j, k) at x[k, j, i]
+    a = np.zeros(3, np.float32)
+    b = np.zeros((3, 2), np.float32)  # a (2, 3) column-major tensor
+    mx = cute.make_tensor(x.reshape(-1), cute.make_layout((2, 3, 4)))
+    mb = cute.make_tensor(b.reshape(-1), cute.make_layout((2, 3)))
+    _reduce_modes_kernel(mx, cute.make_tensor(a, cute.make_layout(3)), mb).launch(grid=1, block=1)
+    xt = x.transpose(2, 1, 0)  # x as the (2, 3, 4) tensor
+    np.testing.assert_allclose(a, xt.sum(axis=(0, 2)) + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(b.T, np.maximum(xt.max(axis=2), -100.0), rtol=1e-6)

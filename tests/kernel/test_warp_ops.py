@@ -71,6 +71,76 @@ def test_a_runtime_shuffle_offset_is_refused():
         _bad_offset(from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(1)).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
 
+@cute.kernel
+def _segment_shuffles(src: cute.Tensor, out: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    x = cute.make_rmem_tensor((1,), cutlass.Float32)
+    x[0] = src[t]
+    s = x[0]
+    # mask_and_clamp = ((32 - width) << 8) | clamp: the warp in segments of width lanes (flash_attn.cute's
+    # shuffle_sync(value, offset, width) and quack's reductions over the threads of a row)
+    out[0, t] = cute.arch.shuffle_sync(s, 3, mask_and_clamp=((32 - 8) << 8) | 31)
+    out[1, t] = cute.arch.shuffle_sync_bfly(s, offset=2, mask_and_clamp=((32 - 4) << 8) | 31)
+    out[2, t] = cute.arch.shuffle_sync_down(s, offset=3, mask_and_clamp=((32 - 8) << 8) | 31)
+    out[3, t] = cute.arch.shuffle_sync_up(s, offset=3, mask_and_clamp=(32 - 8) << 8)
+
+
+def test_shuffles_within_segments_of_the_warp():
+    n = 64
+    src = np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    out = np.zeros((4, n), np.float32)
+    _segment_shuffles(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(n, 1, 1))
+    t = np.arange(n)
+    seg8, seg4 = t - t % 8, t - t % 4
+    assert np.array_equal(out[0], src[seg8 + 3])  # lane 3 of each segment of 8
+    assert np.array_equal(out[1], src[t ^ 2])  # within segments of 4
+    assert np.array_equal(out[2], np.where(t % 8 + 3 < 8, src[np.minimum(t + 3, n - 1)], src))
+    assert np.array_equal(out[3], np.where(t % 8 >= 3, src[np.maximum(t - 3, 0)], src))
+    with fake_gpu():
+        from cutelab.kernel.cuda.fakegpu import FakeDeviceArray
+
+        _segment_shuffles(from_dlpack(FakeDeviceArray(src)), from_dlpack(FakeDeviceArray(out))).launch(
+            grid=(1, 1, 1), block=(n, 1, 1))
+        code = last_launch().source
+    assert ", 3, 8)" in code and ", 2, 4)" in code  # CUDA's width argument
+
+
+@cute.kernel
+def _shuffle_an_index(out: cute.Tensor):
+    # flash_attn.cute's shuffle_sync of a row index (a kernel index expression here, an Int32 in CuTe DSL):
+    # it checks value.width and keeps the value in a fragment of type(value)
+    t, _, _ = cute.arch.thread_idx()
+    row = t * 3 + 1
+    assert row.width == 32
+    val = cute.make_rmem_tensor(cute.make_layout((1,), stride=(1,)), type(row))
+    val[0] = row
+    halves = cute.recast_tensor(val, cutlass.Int32)
+    halves[0] = cute.arch.shuffle_sync(halves[0], 2, mask_and_clamp=((32 - 4) << 8) | 31)
+    out[t] = val[0]
+
+
+def test_an_index_is_shuffled_through_a_fragment_of_its_type():
+    out = np.zeros(32, np.int32)
+    _shuffle_an_index(from_dlpack(out)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    t = np.arange(32)
+    assert out.tolist() == ((t - t % 4 + 2) * 3 + 1).tolist()
+
+
+@cute.kernel
+def _bad_clamp(src: cute.Tensor, how: cutlass.Constexpr):
+    t, _, _ = cute.arch.thread_idx()
+    x = cute.make_rmem_tensor((1,), cutlass.Float32)
+    x[0] = src[t]
+    cute.arch.shuffle_sync(x[0], 1, mask_and_clamp=((32 - 6) << 8) | 31 if how == "width" else 7)
+
+
+@pytest.mark.parametrize("how", ["width", "clamp"])
+def test_a_mask_and_clamp_that_is_not_a_segment_width_is_refused(how):
+    with pytest.raises(TraceError, match=r"kernel _bad_clamp: cute.arch.shuffle_sync: mask_and_clamp=\d+ is not "
+                                         r"supported; cutelab takes \(\(32 - width\) << 8\) \| 31"):
+        _bad_clamp(from_dlpack(np.zeros(32, np.float32)), how).launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
 @cute.jit
 def _safe_rcp(x):
     is_zero_or_nan = x == 0.0 or x != x  # 'or' of runtime conditions inside a helper

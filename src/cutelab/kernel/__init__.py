@@ -137,7 +137,14 @@ def _runtime_tensor(ptr, layout):
 
 
 _tracing.install(runtime_layout=_runtime_layout, runtime_tensor=_runtime_tensor)  # instr/runtime_layout.py
+def _address_register(a):
+    from .instr.address_access import address_register
+
+    return address_register(a)
+
+
 _tracing.install(runtime_pointer=_runtime_pointer)  # make_ptr of a runtime Int64 in a kernel (instr/address_access.py)
+_tracing.install(address_register=_address_register)  # ptr.toint() kept in a register (instr/address_access.py)
 
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]

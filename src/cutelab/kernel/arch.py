@@ -186,17 +186,20 @@ _SHFL = {"bfly": ("__shfl_xor_sync", 31), "down": ("__shfl_down_sync", 31), "up"
 
 class ShuffleOp(Op):
     """``cute.arch.shuffle_sync[_bfly|_up|_down]``: each lane of a warp reads a register of another
-    lane (``shfl.sync``; all 32 lanes take part). A lane whose source lane lies outside its warp
-    (down past lane 31, up below lane 0, or past the block's last thread) keeps its own value, as
-    the instruction does."""
+    lane (``shfl.sync``; all 32 lanes take part). ``width`` (a power of two, 32 by default) parts
+    the warp into segments of that many lanes, as ``mask_and_clamp = ((32 - width) << 8) | clamp``
+    does: a lane reads within its segment. A lane whose source lane lies outside its segment (down
+    past its last lane, up below its first, or past the block's last thread) keeps its own value,
+    as the instruction does."""
 
-    __slots__ = ("dst", "src", "mode", "offset")
+    __slots__ = ("dst", "src", "mode", "offset", "width")
 
-    def __init__(self, dst: Any, src: Any, mode: str, offset: int):
-        self.dst, self.src, self.mode, self.offset = dst, src, mode, offset
+    def __init__(self, dst: Any, src: Any, mode: str, offset: int, width: int = 32):
+        self.dst, self.src, self.mode, self.offset, self.width = dst, src, mode, offset, width
 
     def __repr__(self) -> str:
-        return f"{self.dst.name} = shfl.{self.mode}({self.src}, {self.offset})"
+        w = f", width={self.width}" if self.width != 32 else ""
+        return f"{self.dst.name} = shfl.{self.mode}({self.src}, {self.offset}{w})"
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         import numpy as np
@@ -207,10 +210,12 @@ class ShuffleOp(Op):
         row = np.arange(b.n, dtype=np.int64)
         t = row % nt
         lane = t % 32
+        first = lane - lane % self.width  # PTX's minLane (lane & segmask)
+        last = first + self.width - 1  # its maxLane (clamp 31), the bound up's source stays within too
         j = {"bfly": lane ^ self.offset, "down": lane + self.offset, "up": lane - self.offset,
-             "idx": np.full_like(lane, self.offset)}[self.mode]
+             "idx": first + self.offset % self.width}[self.mode]
         src_t = t - lane + j
-        ok = (j >= 0) & (j < 32) & (src_t < nt)
+        ok = ((j >= first) | (self.mode == "bfly")) & (j <= last) & (src_t < nt)  # PTX: bfly may read below
         got = np.where(ok, col[np.where(ok, row - t + src_t, row)], col)
         cur = b.regs.get(self.dst.id)
         if cur is None or mask is None:
@@ -223,8 +228,25 @@ class ShuffleOp(Op):
     def cuda(self, r: Any) -> None:
         r.declare(self.dst)
         fn = _SHFL[self.mode][0]
-        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {self.offset})"
+        w = f", {self.width}" if self.width != 32 else ""
+        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {self.offset}{w})"
         r.emit(f"{r.reg(self.dst)}[0] = {r.to_storage(v, self.dst.dtype)};")
+
+
+def _shuffle_width(mode: str, mask_and_clamp: Any, what: str) -> int:
+    """The segment width of a static mask_and_clamp, ((32 - width) << 8) | clamp with clamp 31 (0
+    for up) and width a power of two; any other value is refused by name."""
+    try:
+        mac = int(mask_and_clamp)
+    except Exception:
+        raise TraceError(f"{what}: mask_and_clamp must be a compile-time int, got {mask_and_clamp!r}") from None
+    clamp = _SHFL[mode][1]
+    width = 32 - ((mac >> 8) & 0x1F)
+    if mac >> 13 or mac & 0x1F != clamp or width & (width - 1):
+        raise TraceError(f"{what}: mask_and_clamp={mask_and_clamp!r} is not supported; cutelab takes "
+                         f"((32 - width) << 8) | {clamp} with width a power of two (segments of width lanes), as "
+                         f"CUDA's {_SHFL[mode][0]}(mask, value, offset, width)")
+    return width
 
 
 def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
@@ -240,10 +262,7 @@ def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any)
         raise TraceError(f"kernel {t.name}: {what}: the offset must be a compile-time int, got {offset!r}")
     if not 0 <= int(offset) < 32:
         raise TraceError(f"kernel {t.name}: {what}: the offset must lie in [0, 32), got {offset}")
-    clamp = _SHFL[mode][1]
-    if int(mask_and_clamp) != clamp:
-        raise TraceError(f"kernel {t.name}: {what}: only mask_and_clamp={clamp} (the whole warp) is supported, "
-                         f"got {mask_and_clamp!r}")
+    width = _shuffle_width(mode, mask_and_clamp, f"kernel {t.name}: {what}")
     if not isinstance(value, TraceValue):
         if isinstance(value, (int, float)):
             return value  # the same in every lane
@@ -254,7 +273,7 @@ def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any)
         raise TraceError(f"kernel {t.name}: {what}: shuffles 32-bit values, got {value.dtype}")
     t.check_refs(value.refs, what)
     dst = t.new_reg(value.dtype, 1)
-    t.emit(ShuffleOp(dst, value.refs[0], mode, int(offset)))
+    t.emit(ShuffleOp(dst, value.refs[0], mode, int(offset), width))
     return TraceValue([(dst, 0)], (), value.dtype)
 
 

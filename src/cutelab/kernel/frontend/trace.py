@@ -10,7 +10,7 @@ arithmetic on register elements). The memories that traced tensors read and writ
 from __future__ import annotations
 
 import threading
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -563,10 +563,44 @@ class TraceValue:
         name = {"add": "add", "mul": "mul", "max": "max", "min": "min"}.get(name)
         if name is None:
             raise TraceError(f"TensorSSA.reduce: unknown reduction {op!r} (add, mul, max or min)")
-        if reduction_profile not in (0, None):
-            raise TraceError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
-                             f"got {reduction_profile!r}")
-        parts = [TraceValue([r], (), self.dtype) for r in self.refs]
+        if reduction_profile is None:  # CuTe DSL: nothing is reduced
+            return self
+        if isinstance(reduction_profile, tuple):
+            return self._reduce_modes(name, init_val, reduction_profile)
+        return self._reduce_all(name, list(self.refs), init_val)
+
+    def _reduce_modes(self, name: str, init_val: Any, profile: tuple) -> "TraceValue":
+        """reduce over the modes of profile that are not None, keeping the None ones (CuTe DSL's
+        reduction_profile, weakly congruent to the shape): one reduction per kept coordinate, the
+        result shaped as slice_(shape, profile)."""
+        keep: List[bool] = []  # per leaf of the flattened shape: kept (True) or reduced
+
+        def leaves(p: Any, s: Any) -> None:
+            if isinstance(p, tuple):
+                if not isinstance(s, tuple) or len(p) != len(s):
+                    raise TraceError(f"TensorSSA.reduce: reduction_profile {p!r} is not weakly congruent to the "
+                                     f"shape {it.tuple_str(self.shape)}")
+                for q, t in zip(p, s):
+                    leaves(q, t)
+            else:
+                keep.extend([p is None] * len(it.flatten_to_tuple(s)))
+
+        shape = self.shape if isinstance(self.shape, tuple) else (self.shape,)
+        leaves(profile, shape)
+        extents = [int(e) for e in it.flatten_to_tuple(shape)]
+        groups: Dict[int, List[Ref]] = {}
+        for i, r in enumerate(self.refs):  # element i at the colexicographic coordinate of the flat shape
+            key, mul, rest = 0, 1, i
+            for e, k in zip(extents, keep):
+                c, rest = rest % e, rest // e
+                if k:
+                    key, mul = key + c * mul, mul * e
+            groups.setdefault(key, []).append(r)
+        out = [self._reduce_all(name, groups[k], init_val).refs[0] for k in sorted(groups)]
+        return TraceValue(out, it.slice_tuple(profile, shape), self.dtype)
+
+    def _reduce_all(self, name: str, refs: List[Ref], init_val: Any) -> "TraceValue":
+        parts: List[Any] = [TraceValue([r], (), self.dtype) for r in refs]
         if init_val is not None:
             parts.append(init_val)
         while len(parts) > 1:
@@ -658,14 +692,10 @@ def _refs_of(value: Any, n: int, dtype: Any, op: str, where: str) -> Tuple[Ref, 
         return tuple(value)
     if type(value).__name__ == "Unusable":  # carry.Unusable: say which variable and why
         value._fail()
-    if type(value).__name__ == "PointerInt":  # address.PointerInt: ptr.toint() inside a kernel
-        from ...errors import user_location
+    if type(value).__name__ == "PointerInt":  # address.PointerInt: ptr.toint() inside a kernel, now in a register
+        from ... import tracing as _tp
 
-        raise TraceError(
-            f"{op} into {where}: the value is the address of a pointer into {value.ptr.memspace} memory "
-            f"(ptr.toint()); keeping addresses in registers (to shuffle them or make pointers of them later) is "
-            f"not supported in cutelab, whose pointers are a memory and an offset, not a machine address (at "
-            f"{user_location() or 'an unknown line'})")
+        return _refs_of(_tp.hooks.address_register(value), n, dtype, op, where)
     raise TraceError(f"{op} into {where}: cannot store a {type(value).__name__} in a traced kernel")
 
 

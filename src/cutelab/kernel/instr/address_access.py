@@ -19,6 +19,16 @@ tensor whose element loads and stores are ``AddressAccessOp``s:
 
 Shared-memory addresses (32-bit) of this kind are refused: a kernel's shared memory is the arrays
 it allocated, which cutelab names (make_ptr of ``ptr.toint()`` of one of them keeps its array).
+
+The other way: ``ptr.toint()`` of a pointer into a kernel's global-memory argument is a
+``cutelab.address.PointerInt`` (the argument and an offset) for as long as the program only moves
+it and makes a pointer of it again. Where it must become a machine address (stored into a
+register fragment, shuffled to another lane, moved by a computed offset: flash_attn.cute's
+PackGQA keeps one row address per thread and shuffles them), ``address_register`` makes it an
+Int64 register value by a ``ParamAddress`` op: the argument's address (CUDA: the pointer; CPU:
+the address the launch gave it) plus the byte offset. A pointer made of that value is an
+``AddressEngine`` pointer like any other, so the interpreter finds the argument's memory by the
+address and checks each access.
 """
 
 from __future__ import annotations
@@ -34,7 +44,8 @@ from ..frontend.trace import TraceValue, _refs_of, _static_offsets, current
 from ..ir.nodes import Op
 from ..ir.symbolic import is_sym, sym_div
 
-__all__ = ["AddressAccessOp", "AddressEngine", "address_memory", "resolve", "runtime_pointer"]
+__all__ = ["AddressAccessOp", "AddressEngine", "ParamAddress", "address_memory", "address_register", "resolve",
+           "runtime_pointer"]
 
 
 def address_memory(b: Any, buffers: Any) -> List[Tuple[int, np.ndarray]]:
@@ -166,6 +177,98 @@ class AddressAccessOp(Op):
 
     def accesses(self) -> list:
         return []  # the memory is found at run time: the interpreter checks each address (resolve)
+
+
+class ParamAddress(Op):
+    """``dst = (Int64)(param + base) + delta``: the byte address of element ``base`` (an index
+    expression) of kernel argument ``param``, plus ``delta`` bytes (an index expression)."""
+
+    __slots__ = ("dst", "param", "base", "delta", "where")
+
+    def __init__(self, dst: Any, param: Any, base: Any, delta: Any, where: str = ""):
+        self.dst, self.param, self.base, self.delta, self.where = dst, param, base, delta, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _s
+
+        return f"{self.dst!r} = address of {self.param.name}[{_s(self.base)}] + {_s(self.delta)} bytes"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        addr = (getattr(b, "addresses", None) or {}).get(self.param.index)
+        if not addr:
+            raise LaunchError(f"{b.ir.name}{self.where}: the address of {self.param.name} (ptr.toint() kept in a "
+                              f"register) is not known to this launch; nothing was computed")
+        cur = b.regs.get(self.dst.id)
+        if cur is None or mask is None:
+            cur = np.zeros((b.n, 1), dtype=np.int64)
+            b.regs[self.dst.id] = cur
+        base = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))
+        delta = np.broadcast_to(np.asarray(b.index(self.delta), dtype=np.int64), (b.n,))
+        val = int(addr) + base * self.param.dtype.bytes + delta
+        if mask is None:
+            cur[:, 0] = val
+        else:
+            cur[mask, 0] = val[mask]
+
+    def cuda(self, r: Any) -> None:
+        base = r.expr(self.base)[0] if not isinstance(self.base, (int, np.integer)) else str(int(self.base))
+        delta = r.expr(self.delta)[0] if not isinstance(self.delta, (int, np.integer)) else str(int(self.delta))
+        r.declare(self.dst)
+        r.emit(f"{r.reg(self.dst)}[0] = (long long)(unsigned long long)({self.param.name} + ({base})) + ({delta});")
+
+
+def _plain(x: Any) -> Any:
+    """An offset as the tracer holds it: a static cutlass integer (Int32(3)) as its int."""
+    if isinstance(x, TraceValue) or is_sym(x) or isinstance(x, (int, np.integer)):
+        return x
+    v = getattr(x, "value", None)
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else x
+
+
+def address_register(a: Any) -> TraceValue:
+    """``a`` (an ``address.PointerInt``: a pointer plus a byte offset) as an Int64 register value
+    of the kernel: the address of a global-memory argument's element (ParamAddress), or of a
+    pointer already at a runtime address. Refused, naming the use, for other memory."""
+    from ...numeric import Int64
+    from ..frontend.engines import GmemEngine, SmemEngine
+
+    at = user_location()
+    ptr, eng, d = a.ptr, a.ptr.engine, _plain(a.delta)
+    what = f"ptr<{eng.dtype.name}, {ptr.memspace}>.toint() kept in a register (at {at or 'an unknown line'})"
+    if isinstance(eng, AddressEngine):
+        v = eng.address_of(ptr.offset)
+    elif isinstance(eng, GmemEngine) and not isinstance(eng, SmemEngine) and str(eng.memspace) in ("gmem", "generic"):
+        t = current(what)
+        if eng.dtype.width < 8:
+            raise TraceError(f"{what}: the address of a {eng.dtype} element (packed {8 // eng.dtype.width} to a byte) "
+                             f"is not a byte address; cutelab keeps addresses of whole-byte elements in registers")
+        off = _plain(ptr.offset)
+        moved = None
+        if isinstance(off, TraceValue):  # an element offset computed in registers: added below
+            moved, off = off, 0
+        t.check_index(off, what)
+        static = not isinstance(d, TraceValue)  # a byte offset that is a number or an index: in the op
+        if static and is_sym(d):
+            t.check_index(d, what)
+        dst = t.new_reg(Int64, 1)
+        eng.param.read = eng.param.written = True  # the address may be read and written through
+        t.emit(ParamAddress(dst, eng.param, off, d if static else 0, f" (at {at})" if at else ""))
+        v = TraceValue([(dst, 0)], (), Int64)
+        if moved is not None:
+            v = v + (moved.to(Int64) if moved.dtype.name != "Int64" else moved) * eng.dtype.bytes
+        if static:
+            return v
+    else:
+        raise TraceError(f"{what}: the address of a pointer into {ptr.memspace} memory cannot be kept in a register "
+                         f"in cutelab (its {ptr.memspace} memory is arrays it names, not machine addresses); only "
+                         f"global memory's addresses can")
+    if isinstance(d, TraceValue):
+        return v + (d.to(Int64) if d.dtype.name != "Int64" else d)
+    if is_sym(d):
+        from ..frontend.trace import _index_value
+
+        return v + _index_value(d, Int64)
+    return v + int(d) if int(d) else v
 
 
 def check_address(value: Any, what: str) -> Any:

@@ -66,6 +66,10 @@ def kernel_copy(atom: Any, src: Any, dst: Any, *, pred: Optional[Any] = None, **
         return kernel_stmatrix(atom, src, dst, pred=pred)
     if tma_copy(atom, src, dst, dict(kwargs, pred=pred)):
         return
+    from .bulk_copy import bulk_copy  # SM90 non-tensor bulk copies (cp.async.bulk)
+
+    if bulk_copy(atom, src, dst, dict(kwargs, pred=pred)):
+        return
     from .tcgen05_tmem import tmem_copy  # SM100 tcgen05.ld / tcgen05.st
 
     if tmem_copy(atom, src, dst, dict(kwargs, pred=pred)):

@@ -37,9 +37,9 @@ from ...errors import TraceError
 from ..ir.symbolic import Expr, is_sym
 from ..ir.nodes import Access, Op
 from ..frontend.engines import GmemEngine, RmemEngine, SmemEngine
-from ..frontend.trace import _static_offsets, current, user_line
+from ..frontend.trace import TraceValue, _static_offsets, current, user_line
 
-__all__ = ["CpAsyncCopy", "CpAsyncCommit", "CpAsyncWait", "GuardedAccess", "is_cp_async", "cp_async_copy",
+__all__ = ["CpAsyncCopy", "CpAsyncFromAddress", "CpAsyncCommit", "CpAsyncWait", "GuardedAccess", "is_cp_async", "cp_async_copy",
            "cp_async_commit_group", "cp_async_wait_group"]
 
 
@@ -218,6 +218,85 @@ class CpAsyncCopy(Op):
                f'"r"({pv} ? {n}u : 0u) : "memory");')
 
 
+class CpAsyncFromAddress(Op):
+    """One cp.async per thread whose source is a pointer at a runtime address (address_access: a
+    register element ``addr`` holding the byte address, ``src_base`` an element offset from it):
+    ``len(src_offsets)`` contiguous elements of ``dtype`` into ``dst``. ``pred`` as CpAsyncCopy's.
+    On the CPU the address is found, per thread, among the memory the launch knows (a kernel
+    argument or memory of the emulated device) and checked; an address in none is a LaunchError
+    naming the copy and the line."""
+
+    __slots__ = ("addr", "src_base", "src_offsets", "dtype", "dst", "dst_base", "dst_offsets", "pred", "cache",
+                 "where")
+    stores_by_address = False  # it reads at the address and writes only its shared memory
+
+    def __init__(self, addr: Any, src_base: Any, src_offsets: Tuple[int, ...], dtype: Any, dst: Any, dst_base: Any,
+                 dst_offsets: Tuple[int, ...], pred: Any, cache: str, where: str = ""):
+        self.addr, self.src_base, self.src_offsets, self.dtype = addr, src_base, tuple(src_offsets), dtype
+        self.dst, self.dst_base, self.dst_offsets = dst, dst_base, tuple(dst_offsets)
+        self.pred, self.cache, self.where = pred, cache, where
+
+    @property
+    def nbytes(self) -> int:
+        return len(self.src_offsets) * self.dtype.bytes
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return (f"cp.async.{self.cache} {self.dst.name}[{self.dst_base} + {list(self.dst_offsets)}] <- "
+                f"(({self.dtype.name}*){_ref_str(self.addr)})[{self.src_base} + {list(self.src_offsets)}] "
+                f"({self.nbytes} B)")
+
+    def accesses(self) -> List[Access]:
+        return [Access(self.dst, self.dst_base, self.dst_offsets, True, self)]  # the source: checked when it runs
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        from ...numeric import Int64
+        from .address_access import resolve
+
+        act = _active(b, mask)
+        go = act.copy()
+        if self.pred is not None:
+            go &= _pred_column(b, self.pred) if not isinstance(self.pred, int) else bool(self.pred)
+        k = len(self.src_offsets)
+        vals = np.zeros((b.n, k), dtype=self.dtype.storage)
+        if go.any():
+            addr = np.broadcast_to(np.asarray(b.column(self.addr, Int64, real=True), dtype=np.int64), (b.n,))[go]
+            base = np.broadcast_to(np.asarray(b.index(self.src_base), dtype=np.int64), (b.n,))[go]
+            byte = addr[:, None] + (base[:, None] + np.asarray(self.src_offsets, dtype=np.int64)[None, :]) \
+                * self.dtype.bytes
+            got = np.zeros(byte.shape, dtype=self.dtype.storage)
+            for elems, inside, idx in resolve(b, buffers, byte, self.dtype,
+                                              f"{b.ir.name}: cp.async from a pointer made from a runtime address"
+                                              f"{_at(self.where)}"):
+                got[inside] = elems[idx]
+            vals[go] = got
+        _, dlen, shift = b.memory(self.dst, buffers)
+        didx = b.access_index(self.dst_base, self.dst_offsets, dlen,
+                              f"{b.ir.name}: cp.async to {self.dst.name}", mask, _at(self.where))
+        didx = didx + shift[:, None]
+        st = _state(b)
+        st.flight.append([act.copy(), st.seq.copy(), self.dst.index, didx, vals])
+
+    def cuda(self, r: Any) -> None:
+        from ...numeric import Int64
+
+        n = self.nbytes
+        st = r.ctype(self.dtype)[0]
+        do = r.base(self.dst_base, self.dst_offsets, self.dst, self)
+        d = self.dst_offsets[0] - r.base_shift(do)
+        saddr = f"(unsigned int)__cvta_generic_to_shared({self.dst.name} + {do}{f' + {d}' if d else ''})"
+        base = r.expr(self.src_base)[0] if not isinstance(self.src_base, (int, np.integer)) else str(int(self.src_base))
+        src = f"(const {st}*)(unsigned long long)({r.value(self.addr, Int64)}) + ({base}) + {self.src_offsets[0]}"
+        if self.pred is None:
+            r.emit(f'asm volatile("cp.async.{self.cache}.shared.global [%0], [%1], {n};\\n" :: '
+                   f'"r"({saddr}), "l"({src}) : "memory");')
+            return
+        cond = ("true" if self.pred else "false") if isinstance(self.pred, int) else r.cond(self.pred)
+        r.emit(f'asm volatile("cp.async.{self.cache}.shared.global [%0], [%1], {n}, %2;\\n" :: '
+               f'"r"({saddr}), "l"({src}), "r"(({cond}) ? {n}u : 0u) : "memory");')
+
+
 class CpAsyncCommit(Op):
     """``cp.async.commit_group``: the thread's uncommitted copies become its newest group."""
 
@@ -392,7 +471,11 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None, raw
     t = current("cute.copy")
     where = user_line()
     what = f"kernel {t.name}: cute.copy with cp.async (CopyG2SOp) at {where}"
-    if not (isinstance(getattr(src, "engine", None), GmemEngine) and not isinstance(src.engine, SmemEngine)):
+    from .address_access import AddressEngine
+
+    by_address = isinstance(getattr(src, "engine", None), AddressEngine)  # make_ptr of a runtime Int64
+    if not by_address and not (isinstance(getattr(src, "engine", None), GmemEngine)
+                               and not isinstance(src.engine, SmemEngine)):
         raise TraceError(f"{what}: the source must be a tensor in global memory, got one in {_space(src)}")
     if not isinstance(getattr(dst, "engine", None), SmemEngine):
         raise TraceError(f"{what}: the destination must be a tensor in shared memory, got one in {_space(dst)} "
@@ -427,7 +510,8 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None, raw
             raise TraceError(f"{what}: pred {pred.layout} has {n_pred} flags; expected one per {V}-element copy "
                              f"({groups})")
         flags = [_flag(pred[r]) for r in range(groups)]
-    t.check_index(src.offset, "cute.copy")
+    if not isinstance(src.offset, TraceValue):
+        t.check_index(src.offset, "cute.copy")
     t.check_index(dst.offset, "cute.copy")
     for g in range(groups):
         so = [int(x) for x in soffs[g * V:(g + 1) * V]]
@@ -453,7 +537,6 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None, raw
         else:
             t.check_refs([f], "a cp.async predicate")
             p = f
-        src.engine.param.read = True
         dst.engine.param.written = True
         dbase, do = dst.offset, tuple(do)
         if hasattr(dst.engine, "runs"):  # swizzled shared memory (kernel/frontend/smem.py): the swizzled address
@@ -462,6 +545,16 @@ def cp_async_copy(atom: Any, src: Any, dst: Any, pred: Optional[Any] = None, raw
                 raise TraceError(f"{what}: the {V} destination elements of copy {g} are not contiguous after the "
                                  f"swizzle {dst.engine.swizzle}; a {nbytes}-byte cp.async needs contiguous elements")
             dbase, do = runs[0][0], runs[0][1]
+        if by_address:
+            addr, sbase = src.engine.addr, src.offset
+            if isinstance(sbase, TraceValue):  # an offset computed in registers: move the address
+                moved = src.engine.address_of(sbase)
+                t.check_refs(moved.refs, what)
+                addr, sbase = moved.refs[0], 0
+            t.emit(CpAsyncFromAddress(addr, sbase, tuple(so), src.engine.dtype, dst.engine.param, dbase, do, p,
+                                      cache, where))
+            continue
+        src.engine.param.read = True
         t.emit(CpAsyncCopy(src.engine.param, src.offset, tuple(so), dst.engine.param, dbase, do, p,
                            cache, where))
     t.cp_async_uncommitted = getattr(t, "cp_async_uncommitted", 0) + groups

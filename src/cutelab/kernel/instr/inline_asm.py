@@ -303,8 +303,30 @@ def asm_on_addresses(operands: List[Any], asm: str, constraints: str, where: str
                 raise TraceError(f"{what} at {where}: {op}: the {name} must be a shared::cluster address (the result "
                                  f"of mapa), got {a!r}")
         return st_async_lowered(dst.ptr, vals, mbar.ptr, n, _ST_ASYNC_TYPES[ty], op, where)
+    if op == "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32":  # quack's cpasync_reduce_bulk_add_f32
+        from ...address import PointerInt, pointer_from_int
+        from ...tensor import Pointer
+        from .bulk_copy import bulk_reduce_add
+
+        mm = re.fullmatch(r"\[\s*(\$\d+)\s*\]\s*,\s*\[\s*(\$\d+)\s*\]\s*,\s*(\$\d+)", args.strip())
+        if mm is None or nout:
+            raise NotInterpreted(f"{what} at {where}: {op} {args.strip()} is not a form cutelab lowers "
+                                 f"([global address], [shared address], bytes)", op)
+        g, sa, n = operand(mm.group(1)), operand(mm.group(2)), operand(mm.group(3))
+        if isinstance(g, PointerInt) and str(g.ptr.memspace) in ("gmem", "generic"):
+            g = pointer_from_int(g.ptr.engine.dtype, g, "gmem", None)
+        if not isinstance(g, Pointer):
+            raise TraceError(f"{what} at {where}: {op}: the global address must be a global-memory pointer "
+                             f"(gmem_ptr.llvm_ptr), got {g!r}")
+        if not isinstance(sa, SharedAddress) or isinstance(getattr(sa.ptr, "engine", None), DsmemEngine):
+            raise TraceError(f"{what} at {where}: {op}: the shared address must be this CTA's shared-memory address "
+                             f"(smem_ptr.toint()), got {sa!r}")
+        nb = n if isinstance(n, (int, np.integer)) else getattr(n, "value", n)
+        bulk_reduce_add(g, sa.ptr, nb, f"{what} at {where}: {op}")
+        return None
     raise NotInterpreted(f"{what} at {where}: PTX instruction '{op}' with shared-memory address operands is not "
-                         f"lowered (cutelab lowers mapa.shared::cluster and st.async...complete_tx::bytes)", op)
+                         f"lowered (cutelab lowers mapa.shared::cluster, st.async...complete_tx::bytes and "
+                         f"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32)", op)
 
 
 def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, where: str,

@@ -155,6 +155,12 @@ class Expr:
             return _float_op(self, o, "__rtruediv__")
         return self.__truediv__(o)
 
+    @property
+    def width(self) -> int:
+        """The bits of the integer a kernel holds the index in (``value.width`` of CuTe DSL's Int32): 32,
+        or 64 where its range passes Int32's."""
+        return 32 if -(1 << 31) <= self.lo and self.hi < (1 << 31) else 64
+
     # ---- bitwise operators: x & (2**n - 1) and x >> k of a non-negative x, and x << k, stay indices
     # (x % 2**n, x // 2**k, x * 2**k); the others
     # are the Int32 operation on the index's value in a register, as CuTe DSL computes them

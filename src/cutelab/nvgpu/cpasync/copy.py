@@ -16,7 +16,7 @@ from typing import Any
 from ...numeric import Numeric
 from ..universal_copy import CopyOp, LoadCacheMode, _reject, _simt_layouts
 
-__all__ = ["CopyG2SOp", "CopyDsmemStoreOp", "LoadCacheMode"]
+__all__ = ["CopyG2SOp", "CopyBulkG2SOp", "CopyDsmemStoreOp", "LoadCacheMode"]
 
 # cutlass.cute.nvgpu.cpasync.LoadCacheMode is a deprecated twin of cute.nvgpu.LoadCacheMode;
 # cutelab has one enum under both names.
@@ -67,3 +67,23 @@ class CopyDsmemStoreOp(CopyOp):
                              f"argument that is one of {{0, 32, 64, 128}}, got {num_bits_per_copy!r}")
         return _simt_layouts(self, value_type, num_bits_per_copy or value_type.width)
 
+
+
+@dataclass(frozen=True)
+class CopyBulkG2SOp(CopyOp):
+    """Non-tensor bulk copy, global -> shared memory (``cp.async.bulk.shared::cluster.global.mbarrier::
+    complete_tx::bytes``, SM90): ``cute.copy(atom, gmem, smem, mbar_ptr=bar)`` moves the whole
+    source, contiguous in both memories (a multiple of 16 bytes, 16-byte aligned), and completes its
+    bytes on the mbarrier. The copy is not elected: every thread that runs it issues one (quack wraps
+    it in ``elect_one``). ``num_bits_per_copy`` is taken and not used, as in CuTe DSL.
+    """
+
+    def __str__(self) -> str:
+        return "cp.async GMEM -> SMEM bulk copy Operation"
+
+    def _atom_layouts(self, value_type: Numeric, num_bits_per_copy: Any = 0, **kwargs: Any) -> dict:
+        _reject(self, kwargs, ("num_bits_per_copy",))
+        if not isinstance(num_bits_per_copy, int) or isinstance(num_bits_per_copy, bool) or num_bits_per_copy < 0:
+            raise ValueError(f"make_copy_atom(CopyBulkG2SOp(), {value_type}): expects a 'num_bits_per_copy' kw argument "
+                             f"of type int that is positive, got {num_bits_per_copy!r}")
+        return _simt_layouts(self, value_type, 0)

@@ -305,6 +305,24 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    if any(isinstance(x, tuple) for x in tiler) and len(shape) >= len(tiler):
+        # a hierarchical tile of hierarchical modes (flash_attn.cute's packed GQA: ((qhead_per_kvhead, m / qhead),
+        # d) over ((heads, seqlen), d, batch)): each sub-mode is a TMA dimension, as CuTe flattens them
+        fs: list = []
+        fd: list = []
+        ft: list = []
+        for i, t in enumerate(tiler):
+            if isinstance(t, tuple) != isinstance(shape[i], tuple) or (
+                    isinstance(t, tuple) and len(it.flatten_to_tuple(t)) != len(it.flatten_to_tuple(shape[i]))):
+                raise LayoutError(f"{where}: cta_tiler {it.tuple_str(tiler)} is not congruent to the tiled modes of "
+                                  f"the global tensor {layout} (mode {i})")
+            fs += list(it.flatten_to_tuple(shape[i]))
+            fd += list(it.flatten_to_tuple(stride[i]))
+            ft += list(it.flatten_to_tuple(t))
+        shape = tuple(fs) + shape[len(tiler):]
+        stride = tuple(fd) + stride[len(tiler):]
+        tiler = tuple(ft)
+        layout = Layout._raw(shape, stride)
     if (len(shape) >= len(tiler) and all(type(x) is int for x in tiler)
             and any(isinstance(x, tuple) or (isinstance(d, int) and d == 0)
                     for x, d in zip(shape[:len(tiler)], stride[:len(tiler)]))):
