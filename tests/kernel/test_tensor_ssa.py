@@ -91,3 +91,25 @@ def test_kernel_values_are_tensor_ssa_instances_and_scalars_are_not(capsys):
     np.testing.assert_array_equal(O[:, 1:], 2 * X[:, 1:])
     assert not isinstance(np.zeros(3), cute.TensorSSA) and isinstance(
         cute.make_tensor(np.zeros(4, np.float32), cute.make_layout(4)).load(), cute.TensorSSA)
+
+
+@cute.kernel
+def _row_sums(mX: cute.Tensor, mO: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    mO[tidx, 0] = mX[tidx, None].load().reduce(cute.ReductionOp.ADD, init_val=0.0, reduction_profile=0)
+    mO[tidx, 1] = mX[tidx, None].load().reduce(cute.ReductionOp.MUL, init_val=1.0, reduction_profile=0)
+
+
+def test_kernel_float_sum_is_in_element_order_from_the_init():
+    """A float add (mul) reduction inside a kernel rounds as CuTe DSL's vector.reduction with its
+    accumulator: ((init + x0) + x1) + ..., element by element. 2**24 + 1 rounds back to 2**24 in
+    f32, so [2**24, 1, 1, 1] sums to 2**24 in that order (a pairwise tree would give 2**24 + 2)."""
+    X = np.array([[2.0 ** 24, 1, 1, 1], [1, 1, 1, 2.0 ** 24], [3, 1e-8, 1e-8, 1e-8]], np.float32)
+    O = np.zeros((3, 2), np.float32)
+    _row_sums(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(O)).launch(grid=1, block=3)
+    for row, (s, p) in zip(X, O):
+        want_s, want_p = np.float32(0.0), np.float32(1.0)
+        for x in row:
+            want_s, want_p = np.float32(want_s + x), np.float32(want_p * x)
+        assert s == want_s and p == want_p
+    assert O[0, 0] == 2.0 ** 24 and O[1, 0] == 2.0 ** 24 + 4

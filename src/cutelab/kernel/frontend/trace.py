@@ -567,6 +567,13 @@ class TraceValue:
             raise TraceError(f"TensorSSA.reduce: only a full reduction (reduction_profile=0) is supported, "
                              f"got {reduction_profile!r}")
         parts = [TraceValue([r], (), self.dtype) for r in self.refs]
+        if name in ("add", "mul") and self.dtype.is_float:
+            # CuTe DSL's vector.reduction with its accumulator: ((init op x0) op x1) op ... in element order,
+            # the rounding of floating-point add and mul being order-dependent (x op init == init op x)
+            out = parts[0] if init_val is None else parts[0]._binary(init_val, name)
+            for x in parts[1:]:
+                out = out._binary(x, name)
+            return out
         if init_val is not None:
             parts.append(init_val)
         while len(parts) > 1:
