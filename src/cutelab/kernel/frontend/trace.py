@@ -574,8 +574,8 @@ class TraceValue:
             for x in parts[1:]:
                 out = out._binary(x, name)
             return out
-        if init_val is not None:
-            parts.append(init_val)
+        if init_val is not None and not _identity_of(name, init_val):
+            parts.append(init_val)  # (max with -inf, min with +inf: x itself, as numpy's maximum, NaN included)
         while len(parts) > 1:
             nxt = []
             for i in range(0, len(parts) - 1, 2):
@@ -596,6 +596,18 @@ class TraceValue:
             "a tensor value has no truth value at trace time: use it as the condition of an 'if' inside "
             "a @cute.kernel (which becomes a runtime branch) or select with cute.where"
         )
+
+
+def _identity_of(op: str, init: Any) -> bool:
+    """init is op's identity on floats, so that combining with it changes nothing: -inf for max, +inf
+    for min (CuTe DSL's maximumf/minimumf fold it away; the reduction's row max starts from -inf)."""
+    if isinstance(init, TraceValue) or op not in ("max", "min"):
+        return False
+    try:
+        v = float(init)
+    except (TypeError, ValueError):
+        return False
+    return v == (float("-inf") if op == "max" else float("inf"))
 
 
 def _constants(v: Any) -> TraceValue:
