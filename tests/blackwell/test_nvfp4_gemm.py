@@ -173,7 +173,8 @@ def test_cuda_of_nvfp4_gemm_0_for_sm_100a(tmp_path):
                 "const unsigned char* __restrict__ mA_mkl", "unsigned char* const smem0 = cl_dyn_smem + 0;",
                 "unsigned char* const smem1 = cl_dyn_smem + 65536;"):  # A: 4 stages of 128 x 256 e2m1 = 64 KiB
         assert ptx in src, ptx
-    assert "&smem0[((32768u * (" in src and ")) / 2]" in src  # a stage of A is 32768 elements, 16 KiB
+    # a stage of A is 32768 elements, 16 KiB: the byte offset is the element offset / 2 from smem0's window address
+    assert "smem0_sw + (unsigned int)(((32768u * (" in src and ")) / 2))" in src
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")

@@ -211,6 +211,42 @@ def test_persistent_tile_guard_bounds_the_index_itself():
     assert len(ir.guards) == 1
 
 
+def _block_dependent_loop(shift, inner=None):
+    """FlashAttention-2's causal loop: for i in range(2, 2 * bid + 2), n = 2 * bid + shift - i in a
+    register (the key block n_block_max - i), A[tid + 32 * n] read, optionally under ``if inner(i)``;
+    A holds 32 * 16 elements. The index reads a register: proved by the ranges, else guarded."""
+    p = Prog(threads=32, grid=8)
+    A = p.param("A", 32 * 16)
+    f, i = p.for_(2, 2 * p.bid + 2)
+    with p.into(f.body):
+        n = p.compute("sub", 2 * p.bid + shift, i)
+        blk = f.body
+        if inner is not None:
+            br = p.if_(inner(p, i))
+            blk = br.then
+        with p.into(blk):
+            p.emit(Load(p.reg(Float32), A, p.tid + 32 * RegVar(n), (0,)))
+    ir = p.ir()
+    check_bounds(ir, "gpu")
+    return ir
+
+
+def test_loop_bound_of_the_block_bounds_its_variable_per_thread():
+    """i <= 2 * bid + 1 per block: the index tid + 32 * (2 * bid + 1 - i) >= tid for every thread,
+    though i's interval [2, 15] and bid's [0, 7] apart would reach -14 * 32 (guarded before)."""
+    assert not _block_dependent_loop(1).guards
+    # one row lower: the last trip (i = 2 * bid + 1) reads A[tid - 32]: stays guarded
+    assert len(_block_dependent_loop(0).guards) == 1
+    # ... unless a branch inside skips that trip (if 2 * bid + 1 - i > 0: the causal K load), a second
+    # bound of i besides the loop's, of which the proof takes the better
+    assert not _block_dependent_loop(0, lambda p, i: 2 * p.bid + 1 - i > 0).guards
+    assert len(_block_dependent_loop(0, lambda p, i: 2 * p.bid + 2 - i > 0).guards) == 1
+    # the upper end: tid + 32 * (2 * bid + 2 - i) reaches 32 * 14 + 31 < 32 * 16 at i = 2, bid = 7: proved;
+    # 2 * bid + 4 - i reaches 32 * 16 + 31: guarded
+    assert not _block_dependent_loop(2).guards
+    assert len(_block_dependent_loop(4).guards) == 1
+
+
 def test_doubling_register_widens_to_its_type_and_stays_guarded():
     p = Prog()
     A = p.param("A", 1 << 20)

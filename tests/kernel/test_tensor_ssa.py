@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import cutelab as cute
+import cutelab as cutlass
 from cutelab.errors import TensorError
 from cutelab.numeric import BFloat16, Boolean, Float32, Int32
 
@@ -118,3 +119,33 @@ def test_reduce_over_some_modes_keeps_the_none_modes():
     xt = x.transpose(2, 1, 0)  # x as the (2, 3, 4) tensor
     np.testing.assert_allclose(a, xt.sum(axis=(0, 2)) + 1.0, rtol=1e-6)
     np.testing.assert_allclose(b.T, np.maximum(xt.max(axis=2), -100.0), rtol=1e-6)
+
+
+@cute.kernel
+def _row_sums(mX: cute.Tensor, mO: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    mO[tidx, 0] = mX[tidx, None].load().reduce(cute.ReductionOp.ADD, init_val=0.0, reduction_profile=0)
+    mO[tidx, 1] = mX[tidx, None].load().reduce(cute.ReductionOp.MUL, init_val=1.0, reduction_profile=0)
+    mO[tidx, 2] = mX[tidx, None].load().reduce(cute.ReductionOp.MAX, -cutlass.Float32.inf, 0)
+
+
+def test_kernel_float_sum_is_in_element_order_from_the_init():
+    """A float add (mul) reduction inside a kernel rounds as CuTe DSL's vector.reduction with its
+    accumulator: ((init + x0) + x1) + ..., element by element. 2**24 + 1 rounds back to 2**24 in
+    f32, so [2**24, 1, 1, 1] sums to 2**24 in that order (a pairwise tree would give 2**24 + 2)."""
+    from cutelab.kernel.cuda.printer import render
+    from cutelab.kernel.launch.plan import last_launch
+
+    X = np.array([[2.0 ** 24, 1, 1, 1], [1, 1, 1, 2.0 ** 24], [3, 1e-8, 1e-8, 1e-8]], np.float32)
+    O = np.zeros((3, 3), np.float32)
+    _row_sums(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(O)).launch(grid=1, block=3)
+    np.testing.assert_array_equal(O[:, 2], X.max(axis=1))
+    # a max from -inf (the identity) combines nothing more: 3 max for 4 elements, no -inf in the CUDA
+    src = render(last_launch().ir)
+    assert src.count("max(") == 3 and "0xff800000" not in src
+    for row, (s, p, _) in zip(X, O):
+        want_s, want_p = np.float32(0.0), np.float32(1.0)
+        for x in row:
+            want_s, want_p = np.float32(want_s + x), np.float32(want_p * x)
+        assert s == want_s and p == want_p
+    assert O[0, 0] == 2.0 ** 24 and O[1, 0] == 2.0 ** 24 + 4

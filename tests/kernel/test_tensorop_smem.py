@@ -205,7 +205,9 @@ def test_ldmatrix_cuda_compiles(operand, k, num, trans, tmp_path):
     _ldsm_case(trans, num, operand, k)
     src = cuda.render(last_launch().ir)
     assert f"ldmatrix.sync.aligned.m8n8.x{num}{'.trans' if trans else ''}.shared.b16" in src
-    assert "__cvta_generic_to_shared(smem0 + " in src
+    # the address is the array's 32-bit window address (taken once) plus the offset in bytes, in 32 bits
+    assert "const unsigned int smem0_sw = (unsigned int)__cvta_generic_to_shared(smem0);" in src
+    assert "_addr = (smem0_sw + 2u * (unsigned int)(" in src and "__cvta_generic_to_shared(smem0 + " not in src
     _nvcc(tmp_path, src)
 
 

@@ -230,6 +230,7 @@ def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[
     p = access.param
     omin, omax = min(access.offsets), max(access.offsets)
     xs = [v for v in atoms(base) if not _is_thread_atom(v)]
+    base0, xs0, m = base, xs, {}
     if xs:
         m = _refined_vars(xs, facts)
         if m.get("empty"):
@@ -249,10 +250,105 @@ def _prove(ir: Any, access: Any, base: Any, facts: List[Any], threads: Optional[
     tfacts = [f for f in facts if all(_is_thread_atom(v) for v in atoms(f))]
     if any(isinstance(v, ArgVar) for e in [rest] + tfacts for v in atoms(e)):
         return False  # (only without the arguments' values)
+    threads = threads or Threads(ir)
     try:
-        r = (threads or Threads(ir)).range(rest, tfacts)
+        r = threads.range(rest, tfacts)
     except LaunchError:  # e.g. a division by zero
         return False
     if r is None:
         return True  # no thread runs it
-    return r[0] + omin + llo >= 0 and r[1] + omax + lhi < p.length
+    lo, hi = r[0] + llo, r[1] + lhi
+    if lo + omin >= 0 and hi + omax < p.length:
+        return True
+    try:
+        rel = _relational_range(base0, xs0, m, facts, tfacts, threads)
+    except LaunchError:
+        return False
+    if rel is None:
+        return False
+    return max(lo, rel[0]) + omin >= 0 and min(hi, rel[1]) + omax < p.length
+
+
+def _loop_bounds_per_thread(xs: Sequence[Any], facts: Sequence[Any]) -> Dict[Any, Tuple[List[Any], List[Any]]]:
+    """Per loop variable (or register value) x of xs, the bounds that facts x op E give it where E
+    is an expression of the thread and block indices only: ({key: ([lower Es], [upper Es])}). A
+    loop over a range that depends on the block (``for i in range(2, 2 * bid.x + 2)``) gives
+    ``i <= 2 * bid.x + 1`` this way, which its variable's interval [2, max over blocks] loses."""
+    keys = {x.key for x in xs}
+    out: Dict[Any, Tuple[List[Any], List[Any]]] = {}
+    for f in facts:
+        if not isinstance(f, Cmp) or f.op == "!=":
+            continue
+        terms, k = lin_form(add(f.a, mul(f.b, -1)))  # sum(terms) + k  op  0
+        mine = [(key, c) for key, (_, c) in terms.items() if key in keys]
+        if len(mine) != 1 or mine[0][1] not in (1, -1):
+            continue
+        key, c = mine[0]
+        others = add(k, 0)
+        for kk, (a, cc) in terms.items():
+            if kk != key:
+                others = add(others, mul(a, cc))
+        if not all(type(v) is Var and v.name[:4] in ("tid.", "bid.") for v in atoms(others)):
+            continue
+        # c * x + others  op  0  ->  x  op'  -c * others
+        e = mul(others, -c)
+        op = f.op if c == 1 else _FLIP[f.op]
+        lows, highs = out.setdefault(key, ([], []))
+        if op in ("<", "<=", "=="):
+            highs.append(add(e, -1) if op == "<" else e)
+        if op in (">", ">=", "=="):
+            lows.append(add(e, 1) if op == ">" else e)
+    return out
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}
+
+
+def _relational_range(base: Any, xs: Sequence[Any], refined: Dict[Any, Any], facts: Sequence[Any],
+                      tfacts: Sequence[Any], threads: "Threads") -> Optional[Tuple[int, int]]:
+    """(lo, hi) of base = rest + sum(c * x) over every thread, each x of xs bounded per thread by
+    the facts that compare it with an expression of the thread and block indices
+    (``_loop_bounds_per_thread``), else by its interval (``refined``: the narrowed ones). For each
+    thread, rest + sum(c * bound) with a lower bound of x where c > 0 and an upper one where c < 0
+    is a lower bound of base (and the other way round an upper bound): evaluated exactly over the
+    launch's threads, once per bound a fact gives (the best kept). None where no fact bounds any x
+    so, or base is not of that form."""
+    if not isinstance(base, Lin) or not xs:
+        return None
+    per = _loop_bounds_per_thread(xs, facts)
+    if not per:
+        return None
+    keys = {x.key for x in xs}
+    rest: Any = base.const
+    terms = []  # (coefficient, [lower bounds], [upper bounds]) of each x term, the interval's last
+    for a, c in base.terms:
+        if a.key not in keys:
+            rest = add(rest, mul(a, c))
+            continue
+        iv = refined.get(a.key, a)
+        lows, highs = per.get(a.key, ([], []))
+        terms.append((c, list(lows) + [iv.lo], list(highs) + [iv.hi]))
+    if any(v.key in keys for v in atoms(rest)) or all(len(lo) == 1 and len(hi) == 1 for _, lo, hi in terms):
+        return None
+
+    def extreme(low: bool) -> Optional[int]:
+        # one bound per term (the first); then each other bound of each term in its place
+        picks = [lo if (c > 0) == low else hi for c, lo, hi in terms]
+        choices = [[0] * len(terms)] + [[j if k == i else 0 for k in range(len(terms))]
+                                        for i, p in enumerate(picks) for j in range(1, len(p))]
+        best = None
+        for ch in choices:
+            e = rest
+            for (c, _, _), p, j in zip(terms, picks, ch):
+                e = add(e, mul(p[j], c))
+            r = threads.range(e, tfacts)
+            if r is None:
+                return None
+            v = r[0] if low else r[1]
+            best = v if best is None else (max(best, v) if low else min(best, v))
+        return best
+
+    lo, hi = extreme(True), extreme(False)
+    if lo is None or hi is None:
+        return None
+    return lo, hi

@@ -113,6 +113,13 @@ class LoweringContext:
         literal); the local already includes ``base_shift(name)`` of every offset."""
         return self._r.base_var(base, offsets, param, op)
 
+    def shared_address(self, sh: Any, offset: Any = 0) -> str:
+        """The 32-bit shared-window address (C, unsigned int) of element ``offset`` of shared array
+        sh (an int or C code, in the elements of sh's C array: bytes for sub-byte types): the
+        operand of shared-memory PTX (``ldmatrix``, ``cp.async``, ``mbarrier``, TMA). The array's
+        window address is taken once per kernel; the offset adds in 32 bits."""
+        return self._r.shared_address(sh, str(offset))
+
     def base_shift(self, name: str) -> int:
         """The offset a local of ``base`` already includes (0 for none)."""
         return self._r.base_shift.get(name, 0)

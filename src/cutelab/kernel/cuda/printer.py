@@ -228,6 +228,27 @@ class CudaRenderer:
         self.lines.insert(self._prologue_at, "  " + line)
         self._prologue_at += 1
 
+    def shared_address(self, sh: Any, offset: str) -> str:
+        """The 32-bit shared-window address of element ``offset`` (C code of an integer, in the
+        elements of sh's C array: bytes for sub-byte types) of shared array sh, as a C expression of
+        type unsigned int: a local holding the array's window address, taken once in the prologue,
+        plus the offset in bytes in 32-bit arithmetic. (``__cvta_generic_to_shared(sh + offset)`` at
+        each access left NVRTC 13.0 adding 64-bit generic addresses and truncating them: ptxas then
+        kept them as register pairs, recomputed them from threadIdx and spilled (FlashAttention-2:
+        136 bytes of stack against 24 this way).)"""
+        windows = self.memos.setdefault("shared window", {})
+        base = windows.get(sh.name)
+        if base is None:
+            base = windows[sh.name] = f"{sh.name}_sw"
+            self.prologue(f"const unsigned int {base} = (unsigned int)__cvta_generic_to_shared({sh.name});")
+        size = 1 if sh.dtype.width < 8 else sh.dtype.width // 8
+        text = str(offset).strip()
+        if re.fullmatch(r"-?\d+", text):
+            b = int(text) * size
+            return base if b == 0 else (f"({base} + {b}u)" if b > 0 else f"({base} - {-b}u)")
+        scaled = f"(unsigned int)({text})" if size == 1 else f"{size}u * (unsigned int)({text})"
+        return f"({base} + {scaled})"
+
     def rn(self, r: Reg) -> str:
         """The C name of register array r in the logical block being printed."""
         return r.name + self.sfx

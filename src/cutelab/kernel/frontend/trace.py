@@ -601,8 +601,15 @@ class TraceValue:
 
     def _reduce_all(self, name: str, refs: List[Ref], init_val: Any) -> "TraceValue":
         parts: List[Any] = [TraceValue([r], (), self.dtype) for r in refs]
-        if init_val is not None:
-            parts.append(init_val)
+        if name in ("add", "mul") and self.dtype.is_float:
+            # CuTe DSL's vector.reduction with its accumulator: ((init op x0) op x1) op ... in element order,
+            # the rounding of floating-point add and mul being order-dependent (x op init == init op x)
+            out = parts[0] if init_val is None else parts[0]._binary(init_val, name)
+            for x in parts[1:]:
+                out = out._binary(x, name)
+            return out
+        if init_val is not None and not _identity_of(name, init_val):
+            parts.append(init_val)  # (max with -inf, min with +inf: x itself, as numpy's maximum, NaN included)
         while len(parts) > 1:
             nxt = []
             for i in range(0, len(parts) - 1, 2):
@@ -623,6 +630,18 @@ class TraceValue:
             "a tensor value has no truth value at trace time: use it as the condition of an 'if' inside "
             "a @cute.kernel (which becomes a runtime branch) or select with cute.where"
         )
+
+
+def _identity_of(op: str, init: Any) -> bool:
+    """init is op's identity on floats, so that combining with it changes nothing: -inf for max, +inf
+    for min (CuTe DSL's maximumf/minimumf fold it away; the reduction's row max starts from -inf)."""
+    if isinstance(init, TraceValue) or op not in ("max", "min"):
+        return False
+    try:
+        v = float(init)
+    except (TypeError, ValueError):
+        return False
+    return v == (float("-inf") if op == "max" else float("inf"))
 
 
 def _constants(v: Any) -> TraceValue:

@@ -304,7 +304,7 @@ class MemOp(Op):
             addr = f"({self.param.name} + {off})"
         ac = "l"
         if self._shared:  # a shared-window address for atom.shared / red.shared
-            addr, ac = f"(unsigned int)__cvta_generic_to_shared{addr}", "r"
+            addr, ac = r.shared_address(self.param, off), "r"
         if self.dst is not None:
             r.declare(self.dst)  # outside the braces below: later statements read it
         with r.guarded(self):

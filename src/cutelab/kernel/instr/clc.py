@@ -214,7 +214,7 @@ class ClcResponseOp(Op):
 
     def cuda(self, r: Any) -> None:
         base = r.expr(self.base)[0] if is_sym(self.base) else int(self.base)
-        addr = f"(unsigned)__cvta_generic_to_shared(&{self.shared.name}[{base}])"
+        addr = r.shared_address(self.shared, base)
         r.declare(self.dst)
         d = r.reg(self.dst)
         r.emit('{ unsigned cl_x, cl_y, cl_z, cl_ok; asm volatile("{\\n\\t.reg .b128 cl_r;\\n\\t.reg .pred cl_p;\\n\\t'

@@ -473,7 +473,7 @@ class AsyncDsmemStoreOp(Op):
         with r.braces():
             r.emit(f"unsigned {a}, {m};")
             r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({a}) : '
-                   f'"r"((unsigned)__cvta_generic_to_shared(&{self.shared.name}[{base}])), "r"({_ptx_rank(r, self.peer)}));')
+                   f'"r"({r.shared_address(self.shared, base)}), "r"({_ptx_rank(r, self.peer)}));')
             r.emit(f'asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"({m}) : '
                    f'"r"({smem_addr(r, self.bar, self.bar_base)}), "r"({_ptx_rank(r, self.bar_peer)}));')
             ins = f"st.async.shared::cluster.mbarrier::complete_tx::bytes{vec}.{ty} [%0], {regs}, [%1];"

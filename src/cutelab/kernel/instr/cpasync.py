@@ -186,7 +186,7 @@ class CpAsyncCopy(Op):
                 self._emit(r, pv, so, do)
             return
         s_off, d_off = self._offs(r, so, do)
-        saddr = f"(unsigned int)__cvta_generic_to_shared({dst.name} + {do}{d_off})"
+        saddr = r.shared_address(dst, f"{do}{d_off}")
         if self.pred is None:
             r.emit(f'asm volatile("cp.async.{self.cache}.shared.global [%0], [%1], {n};\\n" :: '
                    f'"r"({saddr}), "l"({src.name} + {so}{s_off}) : "memory");')
@@ -212,7 +212,7 @@ class CpAsyncCopy(Op):
         64-bit pointer per copy)."""
         n = self.nbytes
         s_off, d_off = self._offs(r, so, do)
-        saddr = f"(unsigned int)__cvta_generic_to_shared({self.dst.name} + {do}{d_off})"
+        saddr = r.shared_address(self.dst, f"{do}{d_off}")
         ins = f"cp.async.{self.cache}.shared.global [%0], [%1], {n}, %2;\\n"
         r.emit(f'asm volatile("{ins}" :: "r"({saddr}), "l"({self.src.name} + {so}{s_off}), '
                f'"r"({pv} ? {n}u : 0u) : "memory");')

@@ -11,8 +11,8 @@ values, which must be 8 consecutive b16 elements of shared memory (after the swi
 - CPU: the rows of lanes 0..8*num_matrices-1 are read; row value v of lane t lands at atom
   offset ``src_tv(t, v)``, and destination value v of lane t is the one at ``dst_tv(t, v)`` (the
   exchange nvgpu's host copy does, warp by warp);
-- CUDA: ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` on the row's address
-  converted with ``__cvta_generic_to_shared``; register j of the instruction holds destination
+- CUDA: ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` on the row's 32-bit
+  shared-window address (``LoweringContext.shared_address``); register j of the instruction holds destination
   values 2j (low half) and 2j+1 (high half).
 
 ``StMatrix`` is the same exchange the other way: every lane's registers go in at
@@ -190,7 +190,7 @@ class LdMatrix(Op):
         t = r.fresh("ldsm")
         with r.braces():
             code = _row_or_row0(r, self, t, code)
-            r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
+            r.emit(f"const unsigned int {t}_addr = {r.shared_address(self.param, code)};")
             r.emit(f"unsigned int {t}[{k}];")
             regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
             outs = ", ".join(f'"=r"({t}[{i}])' for i in range(k))
@@ -379,7 +379,7 @@ class StMatrix(Op):
         t = r.fresh("stsm")
         with r.braces():
             code = _row_or_row0(r, self, t, code)
-            r.emit(f"const unsigned int {t}_addr = (unsigned int)__cvta_generic_to_shared({self.param.name} + {code});")
+            r.emit(f"const unsigned int {t}_addr = {r.shared_address(self.param, code)};")
             words = []
             for i in range(k):
                 lo, hi = r.stored(self.src[2 * i], self.param.dtype), r.stored(self.src[2 * i + 1], self.param.dtype)

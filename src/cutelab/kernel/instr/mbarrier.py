@@ -95,12 +95,12 @@ def mbar_ref(ptr: Any, what: str) -> Tuple[Shared, Any]:
 
 
 def smem_addr(r: Any, sh: Shared, base: Any) -> str:
-    """CUDA: the 32-bit shared-window address of sh[base] (a C expression)."""
+    """CUDA: the 32-bit shared-window address of sh[base] (a C expression; LoweringContext.shared_address)."""
     code = r.expr(base)[0] if is_sym(base) else str(int(base))
     if sh.dtype.width < 8:  # sub-byte elements, packed into the bytes of an unsigned char array (render)
         per = 8 // sh.dtype.width
         code = f"({code}) / {per}" if is_sym(base) else str(int(base) // per)
-    return f"(unsigned)__cvta_generic_to_shared(&{sh.name}[{code}])"
+    return r.shared_address(sh, code)
 
 
 def _int_arg(x: Any, what: str, t: Any) -> Any:

@@ -517,7 +517,8 @@ def _desc_base(r: Any, o: _Operand) -> Any:
         t_code = f" + (unsigned)({code})"
     else:
         t_code = f" + {int(thread) * eb // 16}u" if thread else ""
-    r.prologue(f"const unsigned {name} = 0x{lbo:x}u + ((unsigned)__cvta_generic_to_shared({o.shared.name}) >> 4){t_code};")
+    window = r.shared_address(o.shared)  # declared in the prologue before the line below
+    r.prologue(f"const unsigned {name} = 0x{lbo:x}u + ({window} >> 4){t_code};")
     memo[key] = name
     return name, rest
 
