@@ -1,7 +1,8 @@
 """The order of the whole suite's tests on xdist workers (CI runs `pytest -n 2 --dist worksteal`).
 
 Most of CI's time goes to a few hundred tests that run a CuTe DSL program in a subprocess (`cutelab
-run`, a rank launcher, quack's tests), 2-40 s each; the other ~11,500 tests take well under a second.
+run`, a rank launcher, quack's tests, pdflatex), 2-8 CPU seconds each (of which ~1.9 s is starting
+`cutelab run`: benchmarks/subprocess_startup.py); most of the other ~11,500 take milliseconds.
 worksteal gives each of the N workers one contiguous part of the collection and, when a worker runs
 out, moves the back half of the fullest worker's queue to it. The run ends in balance when the tests
 left for last are short ones, so `order_for_workers` puts the long tests (the files SLOW_FIRST names)
@@ -16,8 +17,8 @@ from __future__ import annotations
 import fnmatch
 import os
 
-# Test files whose tests run a program in a subprocess (measured with per-test CPU time on this
-# repository's suite, 2026-11-28); paths relative to the repository root, fnmatch patterns.
+# Test files whose tests run a program in a subprocess (found by their per-test CPU time, process and
+# children, 2026-11-28); paths relative to the repository root, fnmatch patterns.
 SLOW_FIRST = (
     "tests/blackwell/test_tutorial_gemm.py",
     "tests/blackwell/test_rmsnorm_split_k.py",
@@ -32,6 +33,7 @@ SLOW_FIRST = (
     "tests/kernel/test_sgemm.py",
     "tests/test_benchmarks_gemm.py",
     "tests/test_cli.py",
+    "tests/render/test_latex_compile.py",  # pdflatex
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
