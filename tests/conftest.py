@@ -17,8 +17,8 @@ from __future__ import annotations
 import fnmatch
 import os
 
-# Test files whose tests run a program in a subprocess (found by their per-test CPU time, process and
-# children, 2026-11-28); paths relative to the repository root, fnmatch patterns.
+# Test files with tests of 2 CPU seconds or more, most of them running a program in a subprocess (found
+# by per-test CPU time, process and children, benchmarks/ci_schedule.py, 2026-11-28); paths relative to the repository root, fnmatch patterns.
 SLOW_FIRST = (
     "tests/blackwell/test_tutorial_gemm.py",
     "tests/blackwell/test_rmsnorm_split_k.py",
@@ -34,6 +34,12 @@ SLOW_FIRST = (
     "tests/test_benchmarks_gemm.py",
     "tests/test_cli.py",
     "tests/render/test_latex_compile.py",  # pdflatex
+    # in-process, 2-5 s a test: left among the short ones, a steal can end a worker on them
+    "tests/kernel/test_seeds.py",
+    "tests/kernel/test_fp8_kernel.py",
+    "tests/nvgpu/test_tcgen05_golden.py",
+    "tests/nvgpu/test_copy_golden.py",
+    "tests/test_profile_ncu.py",
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
