@@ -42,7 +42,7 @@ WITH_ARGS = [
     ("tma/tma_load_to_ldmatrix", ("--mode", "transpose")),
 ]
 # programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
-PRINTING = ["tutorial/04_tma_load"]
+PRINTING = ["tutorial/04_tma_load", "tutorial/08_mlir_value_tree_debug"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
@@ -104,6 +104,19 @@ def test_tma_load_tutorial_prints_the_swizzled_tile(tmp_path):
     starts = [k for k, line in enumerate(lines) if line == "Array[64x64]:"]
     assert len(starts) == 2 and all(lines[k:k + len(block)] == block for k in starts), p.stdout[-4000:]
     assert lines[-1] == "PASS"
+
+
+def test_value_tree_tutorial_prints_what_it_expects(tmp_path):
+    """tutorial/08_mlir_value_tree_debug carries user objects whose values are dict trees (an accumulator, a
+    particle of two dataclass coordinates, a list of particles) through loops, and prints each result next
+    to the value it expects ("Sum: 55.0 (expected: 55)"): every one must match."""
+    p = _cutelab_run(os.path.join(PRIMS, "tutorial/08_mlir_value_tree_debug.py"), cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    pairs = re.findall(r":\s+(\(?[-\d., ]+\)?) \(expected: (\(?[-\d., ]+\)?)\)", p.stdout)
+    assert len(pairs) == 9, p.stdout[-3000:]
+    nums = lambda t: [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", t)]  # noqa: E731
+    assert all(nums(a) == nums(b) for a, b in pairs), pairs
+    assert "PASS - All examples completed successfully!" in p.stdout
 
 
 def test_an_array_parameter_refuses_a_tensor_that_is_not_row_major(tmp_path):
