@@ -105,3 +105,17 @@ def test_vector_ops_pack_two_floats_in_an_int64_and_back(tmp_path):
         print((w == a.view(np.int64)[:, 0]).all(), (b[:, 0] == a[:, 0]).all(), (b[:, 1] == 0.5).all())
     """))
     assert out.strip() == "True True True"
+
+
+def test_dialect_auto_convert_proxy():
+    """cutlass._mlir_helpers.dialect_proxy.DialectAutoConvertProxy: operations take DSL values (their
+    ir_value(), in lists too); enums and types pass through; a missing name raises as the dialect does."""
+    from cutelab.compat.mlir.dialects import llvm
+    from cutelab.compat.mlir_helpers.dialect_proxy import DialectAutoConvertProxy
+    from cutelab.numeric import Float32
+
+    proxy = DialectAutoConvertProxy(llvm)
+    assert proxy.inline_asm(None, [Float32(2.0), 3.0, Float32(1.0)], "fma.rn.f32 $0, $1, $2, $3;", "=f,f,f,f") == 7.0
+    assert proxy.AsmDialect is llvm.AsmDialect and proxy.PointerType is llvm.PointerType
+    ptr = object()
+    assert proxy.addrspacecast(llvm.PointerType.get(7), ptr) is ptr

@@ -42,7 +42,7 @@ WITH_ARGS = [
     ("tma/tma_load_to_ldmatrix", ("--mode", "transpose")),
 ]
 # programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
-PRINTING = ["tutorial/04_tma_load"]
+PRINTING = ["tutorial/04_tma_load", "tutorial/08_mlir_value_tree_debug"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
@@ -104,6 +104,40 @@ def test_tma_load_tutorial_prints_the_swizzled_tile(tmp_path):
     starts = [k for k, line in enumerate(lines) if line == "Array[64x64]:"]
     assert len(starts) == 2 and all(lines[k:k + len(block)] == block for k in starts), p.stdout[-4000:]
     assert lines[-1] == "PASS"
+
+
+def test_single_warp_pipeline_renders_its_wide_index(tmp_path):
+    """tma/tma_pipeline_single_warp.py stores to (coord_m + row) * (k_tiles * 64) + ...: a product of two Int32
+    arguments' full ranges, wider than 64 bits by intervals (the GPU refused it: 'an index expression exceeds
+    64 bits'). Its last launch renders to CUDA that computes that index modulo 2**64 (cuda/intexpr.py)."""
+    import subprocess
+    import sys
+
+    from compat_helpers import SRC, _DRIVER
+
+    cu = tmp_path / "kernel.cu"
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    env.pop("CUTE_DSL_ARCH", None)
+    p = subprocess.run([sys.executable, "-c", _DRIVER, str(cu), os.path.join(PRIMS, "tma/tma_pipeline_single_warp.py")],
+                       cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "PASS  TMA 2-stage pipeline" in p.stdout, p.stderr[-3000:]
+    src = cu.read_text()
+    assert re.search(r"const long long \w+ = \(\(long long\)\(\(\(\(\(unsigned long long\)coord_m\) \+ "
+                     r"\(\(unsigned long long\)threadIdx\.x\)\) \* \(64ull \* \(\(unsigned long long\)k_tiles\)\)\)",
+                     src), src[-4000:]
+
+
+def test_value_tree_tutorial_prints_what_it_expects(tmp_path):
+    """tutorial/08_mlir_value_tree_debug carries user objects whose values are dict trees (an accumulator, a
+    particle of two dataclass coordinates, a list of particles) through loops, and prints each result next
+    to the value it expects ("Sum: 55.0 (expected: 55)"): every one must match."""
+    p = _cutelab_run(os.path.join(PRIMS, "tutorial/08_mlir_value_tree_debug.py"), cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    pairs = re.findall(r":\s+(\(?[-\d., ]+\)?) \(expected: (\(?[-\d., ]+\)?)\)", p.stdout)
+    assert len(pairs) == 9, p.stdout[-3000:]
+    nums = lambda t: [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", t)]  # noqa: E731
+    assert all(nums(a) == nums(b) for a, b in pairs), pairs
+    assert "PASS - All examples completed successfully!" in p.stdout
 
 
 def test_an_array_parameter_refuses_a_tensor_that_is_not_row_major(tmp_path):

@@ -46,6 +46,7 @@ def test_tutorial_runs_unchanged(tmp_path, name, args, expect):
 @pytest.mark.parametrize("rel,expect", [
     ("tutorials/call_bypass_dlpack.py", r"First few elements of result"),
     ("hopper/cta_norm.py --M 64 --N 256 --iterations 2", r"Results verified successfully!\n\nPASS"),
+    ("utils/test_sparse_utils.py", r"cpu d == ref\ncuda d == ref"),
     ("hopper/cta_norm.py --M 64 --N 256 --iterations 2 --norm_type rms", r"Results verified successfully!\n\nPASS"),
     ("tutorials/call_from_jit.py", r"First few elements of result"),
     ("tutorials/tvm_ffi/ampere_gemm_with_fake_tensor.py",
@@ -58,7 +59,10 @@ def test_programs_run_in_place_and_pass_their_checks(rel, expect):
     TensorOpGemm (programs/cute/ampere/..., CUTLASS's file, found by the programs' own sys.path line) check
     the fp16 result against torch at atol=rtol=1e-5, which the emulated device's torch GEMM meets by rounding
     as a tensor-core GEMM does (as cuBLAS's does on the GPU); hopper/cta_norm.py (layer and RMS norm) reads
-    shared memory in a conditional expression only on the side its threads take."""
+    shared memory in a conditional expression only on the side its threads take; utils/test_sparse_utils.py
+    (CUTLASS's 2:4 sparse compressor, sparse_utils.py beside it) compares a list of runtime values with a
+    list in its kernel's conditions and ORs a Uint32 tensor element with an Int32, then checks a sparse
+    emulation GEMM against torch."""
     rel, *args = rel.split()
     path = os.path.join(HERE, "programs", rel)
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")

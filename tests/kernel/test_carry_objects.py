@@ -214,3 +214,104 @@ def test_a_constexpr_field_of_a_carried_dataclass_stays_static():
     out, start = np.zeros(4, np.int32), np.arange(4, dtype=np.int32)
     count_with_stats(from_dlpack(out), from_dlpack(start)).launch(grid=4, block=1)
     assert out.tolist() == [b + len(range(b, TOTAL, 4)) for b in range(4)]
+
+
+# --------------------------------------------------------------------------- value trees (structured extraction)
+
+class Acc:
+    """CUTLASS's 08_mlir_value_tree_debug tutorial's accumulator: its values as a dict tree, nested lists."""
+
+    def __init__(self, total, count, hist):
+        self.total, self.count, self.hist = total, count, hist
+
+    def __extract_mlir_values__(self):
+        return {"total": self.total, "stats": {"count": self.count, "hist": list(self.hist)}}
+
+    def __new_from_mlir_values__(self, v):
+        assert isinstance(v, dict) and isinstance(v["stats"]["hist"], list)  # the same tree comes back
+        return Acc(v["total"], v["stats"]["count"], v["stats"]["hist"])
+
+
+@cute.kernel
+def accumulate(src: cute.Tensor, out: cute.Tensor, n: cute.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    acc = Acc(cute.Float32(0.0), cute.Int32(0), [cute.Float32(0.0), cute.Float32(0.0)])
+    for i in cute.range(n):
+        x = src[i]
+        acc = Acc(acc.total + x, acc.count + 1, [acc.hist[0] + x * x, acc.hist[1] - x])
+    out[tidx * 4] = acc.total
+    out[tidx * 4 + 1] = cute.Float32(acc.count)
+    out[tidx * 4 + 2] = acc.hist[0]
+    out[tidx * 4 + 3] = acc.hist[1]
+
+
+def test_an_object_whose_values_are_a_tree_is_carried_by_its_leaves():
+    from cutelab.kernel.frontend import carry_obj
+
+    src = np.arange(1, 6, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    carry_obj.DEBUG["enabled"] = True
+    try:
+        import contextlib
+        import io
+
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            accumulate(from_dlpack(src), from_dlpack(out), 5).launch(grid=1, block=2)
+    finally:
+        carry_obj.DEBUG["enabled"] = False
+    np.testing.assert_array_equal(out, [15, 5, 55, -15] * 2)
+    text = buf.getvalue()
+    assert "acc: type: Acc" in text and "=> flattened to 4 values" in text, text
+    assert "count: Int32" in text and "hist:" in text and "[1]: Float32" in text, text
+
+
+class Shifty(Acc):
+    def __extract_mlir_values__(self):
+        tree = {"total": self.total, "stats": {"count": self.count, "hist": list(self.hist)}}
+        if len(self.hist) > 2:
+            tree["extra"] = self.hist[2]
+        return tree
+
+
+@pytest.mark.parametrize("change,match", [
+    ("key", r"'acc' is a Shifty carried by its 4 values through the .* at .*\(6 values\); a carried object must "
+            r"keep its type and its number of values \(value: dict total,stats before, dict total,stats,extra at "
+            r"the end"),
+    ("kind", r"'acc' \(Shifty\) changes the structure .*stats\.count: integer before, float at the end"),
+])
+def test_a_value_tree_that_changes_in_a_loop_is_refused_by_path(change, match):
+    @cute.kernel
+    def k(src: cute.Tensor, out: cute.Tensor, n: cute.Int32):
+        acc = Shifty(cute.Float32(0.0), cute.Int32(0), [cute.Float32(0.0), cute.Float32(0.0)])
+        for i in cute.range(n):
+            x = src[i]
+            if cutlass_static(change == "key"):
+                acc = Shifty(acc.total + x, acc.count, [x, x, x])
+            else:
+                acc = Shifty(acc.total + x, x, [x, x])
+        out[0] = acc.total
+
+    with pytest.raises(TraceError, match=match):
+        k(from_dlpack(np.ones(4, np.float32)), from_dlpack(np.zeros(1, np.float32)), 3).launch(grid=1, block=1)
+
+
+def cutlass_static(v):
+    return v
+
+
+def test_base_dsl_extracts_and_rebuilds_value_trees():
+    from cutelab.compat.base_dsl import extract_mlir_values, new_from_mlir_values
+
+    @dataclasses.dataclass
+    class C:
+        x: Any
+        y: Any
+
+    acc = Acc(1.5, 2, [C(3, 4), None])
+    assert extract_mlir_values(C(1, 2), structured=True) == {"x": 1, "y": 2}
+    assert extract_mlir_values(acc) == [1.5, 2, C(3, 4)]  # flat: the tree's leaves
+    tree = extract_mlir_values([C(1, 2), (3, None)], structured=True)
+    assert tree == [{"x": 1, "y": 2}, [3, None]]
+    back = new_from_mlir_values([C(1, 2), (3, None)], [{"x": 10, "y": 20}, [30, None]], structured=True)
+    assert back == [C(10, 20), (30, None)]

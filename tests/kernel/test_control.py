@@ -802,3 +802,33 @@ def test_a_python_int_divided_by_a_tensor_value():
     out = np.zeros(3, np.int32)
     k(from_dlpack(np.array([5], np.int32)), from_dlpack(out)).launch(grid=1, block=1)
     assert out.tolist() == [3, 2, 8]
+
+
+@cute.kernel
+def _pattern(A: cute.Tensor, O: cute.Tensor):
+    """CUTLASS's sparse compressor's test: a list of runtime flags compared with list literals."""
+    tidx, _, _ = cute.arch.thread_idx()
+    f0 = 0
+    f1 = 0
+    if A[tidx, 0] != 0:
+        f0 = 1
+    if A[tidx, 1] != 0:
+        f1 = 1
+    pos = [f0, f1]
+    code = 9
+    if pos == [0, 0]:
+        code = 0
+    elif pos == [1, 0]:
+        code = 1
+    elif pos != [1, 1]:
+        code = 2
+    if f1 in [f0, 5]:
+        code = code + 10
+    O[tidx] = code
+
+
+def test_lists_of_runtime_values_compare_item_by_item():
+    A = np.array([[0, 0], [3, 0], [0, 2], [1, 1]], np.float32)
+    O = np.zeros(4, np.int32)
+    _pattern(from_dlpack(A), from_dlpack(O)).launch(grid=1, block=4)
+    assert O.tolist() == [10, 1, 2, 19]

@@ -46,3 +46,32 @@ def test_host_values_promote_as_cute_dsl():
     b = from_dlpack(np.array([0.1, 0.2, 0.3, 0.4], np.float32)).load()
     assert (a * b).dtype is Float32
     np.testing.assert_array_equal((a * b).values, np.float16([1.5, 2.25, -3.0, 0.1]).astype(np.float32) * b.values)
+
+
+@cute.kernel
+def _ints(U: cute.Tensor, I: cute.Tensor, S: cute.Tensor, O: cute.Tensor, P: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    u = U[tidx]  # Uint32
+    i = I[tidx]  # Int32
+    s = S[tidx]  # Int8
+    O[tidx] = u | (i << 4)  # Uint32 | Int32: Uint32 (the unsigned type is as wide)
+    P[tidx] = s + i  # Int8 + Int32: Int32 (the wider)
+
+
+def test_kernel_integers_promote_as_cute_dsl():
+    """base_dsl.typing._promote_integer: mixed signedness takes the unsigned type when it is at least as
+    wide, else the signed one; one signedness takes the wider type."""
+    from cutelab.kernel.frontend.trace import _result_dtype
+    from cutelab.numeric import Int64, Uint8, Uint32
+
+    assert _result_dtype(Uint32, Int32, "bor") is Uint32 and _result_dtype(Int32, Uint32, "add") is Uint32
+    assert _result_dtype(Uint8, Int32, "add") is Int32 and _result_dtype(Int64, Uint32, "mul") is Int64
+    assert _result_dtype(Int8, Int32, "add") is Int32
+    U = np.array([1, 2, 0xF0000000, 3], np.uint32)
+    I = np.array([1, -1, 2, 5], np.int32)
+    S = np.array([-3, 4, 100, -128], np.int8)
+    O = np.zeros(4, np.uint32)
+    P = np.zeros(4, np.int32)
+    _ints(from_dlpack(U), from_dlpack(I), from_dlpack(S), from_dlpack(O), from_dlpack(P)).launch(grid=1, block=4)
+    np.testing.assert_array_equal(O, U | (I.astype(np.int64) << 4).astype(np.uint32))
+    np.testing.assert_array_equal(P, S.astype(np.int32) + I)

@@ -164,15 +164,31 @@ def _static(obj: Any) -> bool:
     return obj is None or type(obj) in (int, float, bool, str) or isinstance(obj, (enum.Enum, type))
 
 
-def extract_mlir_values(obj: Any) -> List[Any]:
-    """The runtime values obj carries, flattened (its __extract_mlir_values__, or its fields/items); none
-    for a compile-time constant (``_static``: a scheduler's cluster shape, its persistence mode), as in
-    CuTe DSL, so that an object that forwards its fields' values (quack's tile scheduler) carries those
-    through a runtime region unchanged."""
+def extract_mlir_values(obj: Any, *, structured: bool = False) -> Any:
+    """The runtime values obj carries (its __extract_mlir_values__, or its fields/items): flattened into a
+    list, none for a compile-time constant (``_static``: a scheduler's cluster shape, its persistence mode, as
+    in CuTe DSL, so that an object that forwards its fields' values (quack's tile scheduler) carries those
+    through a runtime region unchanged); or with ``structured`` as a tree (what __extract_mlir_values__
+    gives, a dataclass's or namespace's fields as a dict, a list's or tuple's items as a list, None for None,
+    a value itself)."""
+    from ..kernel.frontend.carry_obj import flatten_tree
+
+    if structured:
+        if hasattr(obj, "__extract_mlir_values__") and not isinstance(obj, type):
+            return obj.__extract_mlir_values__()
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return {f.name: extract_mlir_values(getattr(obj, f.name), structured=True) for f in dataclasses.fields(obj)}
+        if isinstance(obj, types.SimpleNamespace):
+            return {k: extract_mlir_values(v, structured=True) for k, v in vars(obj).items()}
+        if isinstance(obj, (list, tuple)):
+            return [extract_mlir_values(x, structured=True) for x in obj]
+        return obj
     if hasattr(obj, "__extract_mlir_values__") and not isinstance(obj, type):
-        return list(obj.__extract_mlir_values__())
+        return flatten_tree(obj.__extract_mlir_values__())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return [v for f in dataclasses.fields(obj) for v in extract_mlir_values(getattr(obj, f.name))]
+    if isinstance(obj, types.SimpleNamespace):
+        return [v for x in vars(obj).values() for v in extract_mlir_values(x)]
     if isinstance(obj, (list, tuple)):
         return [v for x in obj for v in extract_mlir_values(x)]
     if _static(obj):
@@ -184,15 +200,30 @@ def _count(obj: Any) -> int:
     return len(extract_mlir_values(obj))
 
 
-def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
-    """obj rebuilt around values (as many as extract_mlir_values(obj) gave), in the same order."""
-    values = list(values)
-    if _static(obj):
+def new_from_mlir_values(obj: Any, values: Any, *, structured: bool = False) -> Any:
+    """obj rebuilt around values: a flat list (as many as extract_mlir_values(obj) gave, in that order),
+    or with ``structured`` a tree shaped as extract_mlir_values(obj, structured=True) gave it. An object of
+    the protocol gets values as they are (its __new_from_mlir_values__); a constant takes none."""
+    if not structured and _static(obj):
+        values = list(values)
         if values:
             raise ValueError(f"new_from_mlir_values: the constant {obj!r} takes no values, got {len(values)}")
         return obj
     if hasattr(obj, "__new_from_mlir_values__"):
         return obj.__new_from_mlir_values__(values)
+    if structured:
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return dataclasses.replace(obj, **{f.name: new_from_mlir_values(getattr(obj, f.name), values[f.name],
+                                                                            structured=True)
+                                               for f in dataclasses.fields(obj) if f.init})
+        if isinstance(obj, types.SimpleNamespace):
+            return types.SimpleNamespace(**{k: new_from_mlir_values(v, values[k], structured=True)
+                                            for k, v in vars(obj).items()})
+        if isinstance(obj, (list, tuple)):
+            out = [new_from_mlir_values(x, v, structured=True) for x, v in zip(obj, values)]
+            return type(obj)(out) if isinstance(obj, list) or type(obj) is tuple else type(obj)(*out)
+        return obj if obj is None else values
+    values = list(values)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         kw, i = {}, 0
         for f in dataclasses.fields(obj):
@@ -211,6 +242,52 @@ def new_from_mlir_values(obj: Any, values: List[Any]) -> Any:
     if len(values) != 1:
         raise ValueError(f"new_from_mlir_values: {type(obj).__name__} takes one value, got {len(values)}")
     return values[0]
+
+
+# base_dsl.dynamic_debug: what each runtime region of a kernel carries as values, printed as it is traced
+# (kernel/frontend/carry_obj.py: DEBUG, debug_region)
+
+def set_dynamic_debug(enabled: bool, max_depth: Any = None) -> None:
+    """Print, as each runtime loop or branch is traced, the objects it carries by their values (their
+    value trees and how many values they make); ``max_depth`` as CuTe DSL's (cutelab reports every
+    region at level 0)."""
+    from ..kernel.frontend.carry_obj import DEBUG
+
+    DEBUG["enabled"], DEBUG["max_depth"] = bool(enabled), max_depth
+
+
+def get_dynamic_debug() -> Any:
+    """(enabled, max_depth, current depth) as set_dynamic_debug left them (the depth is always 0)."""
+    from ..kernel.frontend.carry_obj import DEBUG
+
+    return DEBUG["enabled"], DEBUG["max_depth"], 0
+
+
+def should_print_dynamic_debug() -> bool:
+    from ..kernel.frontend.carry_obj import DEBUG
+
+    return DEBUG["enabled"] and (DEBUG["max_depth"] is None or DEBUG["max_depth"] >= 0)
+
+
+def debug_print_mlir_values(obj: Any, indent: int = 0, name: Any = None, types_only: bool = False) -> str:
+    """A tree of the values obj carries, one line per member (its leaves by their types), as CuTe DSL's."""
+    from ..kernel.frontend.carry_obj import _dtype, _tree_text
+
+    pre = "  " * indent
+    head = f"{pre}{name or type(obj).__name__}"
+    if obj is None:
+        return f"{head}: (none)"
+    if hasattr(obj, "__extract_mlir_values__"):
+        tree = obj.__extract_mlir_values__()
+        if isinstance(tree, (dict, list, tuple)):
+            return "\n".join([f"{head}:"] + _tree_text(tree, pre + "  "))
+        return f"{head}:\n{pre}  value: {_dtype(tree) if _dtype(tree) is not None else tree}"
+    if isinstance(obj, dict):
+        return f"{head}: dict with {len(obj)} items"
+    if isinstance(obj, (list, tuple)):
+        return f"{head}: [{len(obj)} items]"
+    dt = _dtype(obj)
+    return f"{head}: {dt if dt is not None and types_only else obj}"
 
 
 def get_arch_enum() -> Arch:

@@ -66,6 +66,7 @@ ALIASES: Dict[str, str] = {
     "cutlass._mlir_helpers.math": "cutelab.compat.mlir_helpers.math",
     "cutlass._mlir_helpers.arith": "cutelab.compat.mlir_helpers.arith",
     "cutlass._mlir_helpers.vector": "cutelab.compat.mlir_helpers.vector",
+    "cutlass._mlir_helpers.dialect_proxy": "cutelab.compat.mlir_helpers.dialect_proxy",
     # the bindings' native module, which programs import MLIR's type names from (IntegerType)
     "cutlass._mlir._mlir_libs": "cutelab.compat.mlir",
     "cutlass._mlir._mlir_libs._cutlass_ir": "cutelab.compat.mlir",

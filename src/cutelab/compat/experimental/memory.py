@@ -352,6 +352,11 @@ class Array:
         """A Pointer to element ``offset`` (flat, row-major)."""
         return Pointer(self.flat.iterator + _index(offset), self.dtype)
 
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> Pointer:
+        """The array's MLIR value in CuTe DSL (an ``!llvm.ptr`` to its first element): its Pointer here,
+        what cutelab's dialect operations (``llvm.addrspacecast``) and the primitives take."""
+        return self.data_ptr()
+
     def load(self, idx: Any = None, vector_size: Any = None, *, alignment: Any = None, is_volatile: bool = False,
              is_nontemporal: bool = False, is_invariant: bool = False, is_invariant_group: bool = False,
              loc: Any = None, ip: Any = None, **kwargs: Any) -> Any:

@@ -100,8 +100,10 @@ class _IntPrinter:
 
     def __init__(self, e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None,
                  share: Optional[Callable[[Expr], Optional[Tuple[str, str]]]] = None,
-                 hoist: Optional[Callable[[Expr], Optional[str]]] = None, mod32: bool = False):
+                 hoist: Optional[Callable[[Expr], Optional[str]]] = None, mod32: bool = False,
+                 wrap64: bool = True):
         self.var_map = var_map or {}
+        self._depth = 0
         self.hoist = hoist  # DynDiv -> a local computed at the kernel's entry, or None
         self.mod32 = mod32
         subs: List[Expr] = []
@@ -123,10 +125,21 @@ class _IntPrinter:
         else:
             wide = hi >= (1 << 32)
             self.t, self.suffix = ("unsigned long long", "ull") if wide else ("unsigned int", "u")
-        if max(abs(lo), abs(hi)) >= (1 << 63):
-            raise TraceError("an index expression exceeds 64 bits")
+        # mod64: the ranges do not fit 64 bits (a product of two scalar arguments' full Int32 ranges), so the
+        # sums and products are computed modulo 2**64 in unsigned long long and the result read as a long
+        # long: the exact value wherever that value fits 64 bits. An access's offset does wherever it is in
+        # bounds, which the launch checks with the actual scalars (analysis/bounds.py, check_deferred: its
+        # numpy int64 evaluation wraps the same way), as CuTe DSL computes such an index in (wrapping) i32.
+        # Divisions, remainders and comparisons are no ring operations: their operands must fit 64 bits.
+        self.mod64 = False
         if mod32:  # the value is known to lie in [0, 2**32): sums and products are exact modulo 2**32
             self.signed, self.t, self.suffix = False, "unsigned int", "u"
+        elif max(abs(lo), abs(hi)) >= (1 << 63):
+            if not wrap64:
+                raise TraceError(f"an index expression exceeds 64 bits: {_show(e)} ranges over [{lo}, {hi}], and "
+                                 f"a division, remainder or comparison needs its operands exact")
+            self.mod64 = True
+            self.signed, self.t, self.suffix = False, "unsigned long long", "ull"
 
     def lit(self, c: int) -> str:
         return f"{c}{self.suffix}" if c >= 0 or not self.signed else f"({c}{self.suffix})"
@@ -161,7 +174,21 @@ class _IntPrinter:
         n = max(abs(lo).bit_length(), abs(hi).bit_length(), e.m + e.s + e.b)
         return n <= (63 if self.t == "long long" else 31)
 
+    @property
+    def c_type(self) -> str:
+        """The C type of the printed expression (a long long for one computed modulo 2**64)."""
+        return "long long" if self.mod64 else self.t
+
     def __call__(self, e: Any) -> str:
+        if not self.mod64 or self._depth:
+            return self._text(e)
+        self._depth += 1
+        try:
+            return f"((long long){self._text(e)})"
+        finally:
+            self._depth -= 1
+
+    def _text(self, e: Any) -> str:
         if not isinstance(e, Expr):
             return self.lit(int(e))
         if self.mod32 and isinstance(e, Mod) and e.c > 0 and (1 << 32) % e.c == 0:
@@ -178,11 +205,15 @@ class _IntPrinter:
                 text = f"({text} ^ {self.lit(k)})" if k else text
                 return self._plus(text, c_add)
             return self._swz_text(e.a, e)
-        if self.mod32 and not isinstance(e, (Var, Lin, Mul)):
+        if self.mod64 and isinstance(e, Mod) and e.c > 0 and (1 << 64) % e.c == 0:
+            return f"({self(e.a)} % {self.lit(e.c)})"  # a power of two: (a mod 2**64) mod c == a mod c
+        if (self.mod32 or self.mod64) and not isinstance(e, (Var, Lin, Mul, Swz)) \
+                or self.mod32 and isinstance(e, Swz):
             # divisions, remainders and comparisons are not ring operations: their operands are printed
-            # exactly (in a type their own ranges need), the result then taken modulo 2**32
-            sub = _IntPrinter(e, var_map=self.var_map, share=self.share, hoist=self.hoist)
-            return f"((unsigned int){sub(e)})"
+            # exactly (in a type their own ranges need), the result then taken modulo 2**32 (2**64). (A
+            # swizzle moves bits below its top only: its low 64 bits are those of the low 64 bits' swizzle.)
+            sub = _IntPrinter(e, var_map=self.var_map, share=self.share, hoist=self.hoist, wrap64=False)
+            return f"(({self.t}){sub(e)})"
         if isinstance(e, Var):
             if e.name in self.var_map:
                 return f"(({self.t}){self.var_map[e.name]})"
@@ -259,6 +290,10 @@ class _IntPrinter:
 _I32 = (-(1 << 31), (1 << 31) - 1)
 
 
+def _show(e: Any) -> str:
+    return e.expr_str() if isinstance(e, Expr) else str(e)
+
+
 def _fits32(x: Any) -> bool:
     return not isinstance(x, Expr) or (_I32[0] <= x.lo and x.hi <= _I32[1])
 
@@ -266,7 +301,7 @@ def _fits32(x: Any) -> bool:
 def int_expr(e: Any, extra: Tuple[int, int] = (0, 0), var_map: Optional[Dict[str, str]] = None) -> Tuple[str, str]:
     """(C code, C type) of an integer expression; extra widens the range the type must hold."""
     p = _IntPrinter(e, extra, var_map)
-    return p(e), p.t
+    return p(e), p.c_type
 
 
 IntPrinter = _IntPrinter

@@ -129,7 +129,7 @@ class _Shared:
         if printed is None:
             # no locals inside but hoisted divisions (declared at the kernel's entry): valid in any scope
             p = _IntPrinter(part, var_map=vm, hoist=self.r.hoister())
-            printed = self.printed[k] = (p(part), p.t)
+            printed = self.printed[k] = (p(part), p.c_type)
         code, t = printed
         got = self.held.get(code)
         if got is None:
@@ -255,13 +255,13 @@ class CudaRenderer:
 
     def iexpr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
         p = _IntPrinter(e, extra, self.var_map, hoist=self.hoister())
-        return p(e), p.t
+        return p(e), p.c_type
 
     def index_expr(self, e: Any, extra: Tuple[int, int] = (0, 0)) -> Tuple[str, str]:
         """As iexpr, for an access's index: its sums of terms are shared with the other accesses of
         the scope (the ``share`` pass, see _Shared); the caller emits the line that uses the code next."""
         p = _IntPrinter(e, extra, self.var_map, self.sharer(), self.hoister())
-        return p(e), p.t
+        return p(e), p.c_type
 
     def hoister(self) -> Any:
         """hoist_dyndiv where the ``hoist`` pass is on, else None."""
@@ -282,7 +282,7 @@ class CudaRenderer:
         if name is None:
             self.n_tmp += 1
             name = self.hoisted[code] = f"hd{self.n_tmp}"
-            self.prologue(f"const {p.t} {name} = {code};")
+            self.prologue(f"const {p.c_type} {name} = {code};")
         return name
 
     def reg_decl(self, r: Reg) -> None:
@@ -339,7 +339,7 @@ class CudaRenderer:
         lo = min(offsets, default=0)
         hi = max(offsets, default=0)
         if (self.plan.narrow(self.ir, op, param, offsets)
-                and _IntPrinter(base, (base.lo + lo, base.hi + hi)).t in ("long long", "unsigned long long")):
+                and _IntPrinter(base, (base.lo + lo, base.hi + hi)).c_type in ("long long", "unsigned long long")):
             # base + lo is the access's lowest offset, in [0, 2**32): the local holds it, and the
             # caller adds offset - lo (base_shift) for each element
             e = add(base, lo) if lo else base

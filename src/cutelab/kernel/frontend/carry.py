@@ -267,6 +267,9 @@ class Carry:
                 self.view_vals[n] = [moving]
                 self.view_snaps[n] = []
                 self.view_bits[n] = None
+        if carry_obj.DEBUG["enabled"]:  # cutlass.base_dsl.dsl.set_dynamic_debug: what the region carries as values
+            carry_obj.debug_region(self.what, self.where,
+                                   [(n, self.pre[n]) for n, (_, m) in self.regs.items() if m is _OBJ])
 
     def _snap(self, n: str) -> Any:
         r, shape = self.regs[n]

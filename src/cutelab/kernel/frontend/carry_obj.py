@@ -20,6 +20,18 @@
 
 Anything else (``leaves`` answers None) keeps carry.Carry's rules.
 
+``__extract_mlir_values__`` may give a flat list or a tree: dicts (in their order) and lists of values,
+``None`` for a static member (CuTe DSL's ``extract_mlir_values(x, structured=True)``); the values are
+its leaves (``flatten_tree``), and ``__new_from_mlir_values__`` gets the same tree back with each leaf
+replaced (``unflatten_tree``). At the end of a region the tree must have the same shape (keys, lengths)
+and each leaf the same kind of number: a change is a TraceError naming the leaf's path.
+
+``DEBUG`` (``cutlass.base_dsl.dsl.set_dynamic_debug``): when on, each runtime region prints the objects
+it carries by their values, each as its value tree with its leaves' types, and how many values that
+makes (CuTe DSL prints the same before it flattens a loop's or branch's values). cutelab does not track
+how deep a region is nested: every region prints as level 0, and ``max_depth`` only turns it off
+below 0.
+
 >>> class P:
 ...     def __init__(self, i): self.i = i
 ...     def __extract_mlir_values__(self): return [self.i]
@@ -43,6 +55,99 @@ from ..ir.symbolic import BoolAnd, Cmp, Expr, is_sym
 from .trace import TraceValue
 
 
+DEBUG: dict = {"enabled": False, "max_depth": None}
+
+
+def flatten_tree(tree: Any) -> List[Any]:
+    """The leaves of a value tree: dict values in order, list and tuple items, nothing for None."""
+    if tree is None:
+        return []
+    if isinstance(tree, dict):
+        return [x for v in tree.values() for x in flatten_tree(v)]
+    if isinstance(tree, (list, tuple)):
+        return [x for v in tree for x in flatten_tree(v)]
+    return [tree]
+
+
+def unflatten_tree(vals: Any, tree: Any) -> Any:
+    """tree with its leaves replaced by vals (an iterator or a list), in flatten_tree's order."""
+    it_ = iter(vals)
+
+    def go(x: Any) -> Any:
+        if x is None:
+            return None
+        if isinstance(x, dict):
+            return {k: go(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return type(x)(go(v) for v in x) if type(x) in (list, tuple) else [go(v) for v in x]
+        return next(it_)
+
+    return go(tree)
+
+
+def tree_shape(tree: Any, path: str = "") -> List[Tuple[str, str]]:
+    """(path, what) of each node of a value tree: its keys, its lengths, its leaves' kinds of number."""
+    if tree is None:
+        return [(path or "value", "none")]
+    if isinstance(tree, dict):
+        return [(path or "value", "dict " + ",".join(map(str, tree)))] + \
+            [y for k, v in tree.items() for y in tree_shape(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(tree, (list, tuple)):
+        return [(path or "value", f"{len(tree)} items")] + \
+            [y for i, v in enumerate(tree) for y in tree_shape(v, f"{path}[{i}]")]
+    from ...numeric import FloatValue, IntValue
+
+    if not isinstance(tree, (TraceValue, IntValue, FloatValue)):  # a Python number or an index: either kind
+        return [(path or "value", "")]
+    return [(path or "value", "float" if tree.dtype.kind == "float" else "integer")]
+
+
+def tree_changes(before: Any, after: Any) -> List[str]:
+    """How the value tree after differs from before: its keys, lengths, and (where both leaves are typed
+    values) its leaves' kinds of number."""
+    a, b = tree_shape(before), tree_shape(after)
+    out = [f"{p}: {x or 'a value'} before, {y or 'a value'} at the end" for (p, x), (q, y) in zip(a, b)
+           if p != q or (x != y and x and y)]
+    if not out and len(a) != len(b):
+        out = [f"{len(a)} parts before, {len(b)} at the end"]
+    return out
+
+
+def _tree_text(tree: Any, indent: str) -> List[str]:
+    """The lines debug output shows for a value tree (leaves by their types)."""
+    out = []
+    items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, (list, tuple)) else None
+    for k, v in items:
+        name = k if isinstance(tree, dict) else f"[{k}]"
+        if isinstance(v, (dict, list, tuple)):
+            out.append(f"{indent}{name}:")
+            out += _tree_text(v, indent + "  ")
+        else:
+            dt = _dtype(v) if v is not None else None
+            out.append(f"{indent}{name}: {'(static/none)' if v is None else dt if dt is not None else type(v).__name__}")
+    return out
+
+
+def debug_region(what: str, where: str, carried: List[Tuple[str, Any]]) -> None:
+    """Print the objects a runtime region carries by their values (when DEBUG is on)."""
+    if not DEBUG["enabled"] or (DEBUG["max_depth"] is not None and DEBUG["max_depth"] < 0) or not carried:
+        return
+    print("=" * 80)
+    print(f"[Level 0] DEBUG '{what}'")
+    print(f"  source: {where}")
+    n = 0
+    for i, (name, v) in enumerate(carried):
+        print(f"  [{i}] {name}: type: {type(v).__name__}")
+        tree = v.__extract_mlir_values__() if _protocol(v) else None
+        if tree is not None:
+            print(f"      {type(v).__name__}:")
+            print("\n".join(_tree_text(tree, "        ")) if isinstance(tree, (dict, list, tuple))
+                  else f"        value: {_dtype(tree)}")
+        n += len(flatten_tree(tree)) if tree is not None else len(leaves(v) or ())
+    print(f"  => flattened to {n} values")
+    print("=" * 80)
+
+
 def leaves(v: Any, structs: bool = True) -> Optional[List[Any]]:
     """The values v carries: by the protocol (None when one of them is a value no register can
     hold), or with ``structs``, a dataclass value's leaves when one of them is a tensor value, or a
@@ -51,7 +156,7 @@ def leaves(v: Any, structs: bool = True) -> Optional[List[Any]]:
     if isinstance(v, type):
         return None
     if hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__"):
-        out = list(v.__extract_mlir_values__())
+        out = flatten_tree(v.__extract_mlir_values__())
         if any(_dtype(x) is not None for x in out):  # (the others are static: declare)
             return out
     if not structs:
@@ -174,8 +279,10 @@ class Carried:
     for a static leaf, which ``statics`` holds); ``struct``: a dataclass or tuple (rebuilt with
     ``dataclasses.replace``), else an object of the value protocol."""
 
-    def __init__(self, template: Any, regs: List[Optional[Tuple[Any, tuple]]], statics: list, struct: bool):
+    def __init__(self, template: Any, regs: List[Optional[Tuple[Any, tuple]]], statics: list, struct: bool,
+                 tree: Any = None):
         self.template, self.regs, self.statics, self.struct = template, regs, statics, struct
+        self.tree = tree  # the protocol's value tree before the region (None for a dataclass carried by its leaves)
 
 
 def rebuilt_in_arms(entry: Any) -> bool:
@@ -205,13 +312,13 @@ def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
         r = t.new_reg(dt, n, mutable=True)
         regs.append((r, shape))
         _assign(t, r, x, name)
-    return Carried(v, regs, list(vals), struct)
+    return Carried(v, regs, list(vals), struct, None if struct else v.__extract_mlir_values__())
 
 
 def _protocol(v: Any) -> bool:
     cls = type(v)
     return hasattr(cls, "__extract_mlir_values__") and hasattr(cls, "__new_from_mlir_values__") and \
-        any(_dtype(x) is not None for x in v.__extract_mlir_values__())
+        any(_dtype(x) is not None for x in flatten_tree(v.__extract_mlir_values__()))
 
 
 
@@ -262,7 +369,7 @@ def snap(t: Any, c: Carried) -> Any:
         vals.append(TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype))
     if c.struct:
         return _rebuild(c.template, vals)
-    return c.template.__new_from_mlir_values__(vals)
+    return c.template.__new_from_mlir_values__(unflatten_tree(vals, c.tree))
 
 
 def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
@@ -271,12 +378,18 @@ def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
         _leave_struct(t, name, c, v, what, where)
         return
     vals = leaves(v)
+    diff = tree_changes(c.tree, v.__extract_mlir_values__()) \
+        if vals is not None and type(v) is type(c.template) and c.tree is not None else []
     if vals is None or len(vals) != len(c.regs):
         got = "nothing" if vals is None else f"{len(vals)} values"
         raise TraceError(
             f"kernel {t.name}: variable '{name}' is a {type(c.template).__name__} carried by its "
             f"{len(c.regs)} values through the {what} at {where}, and at the end of it {v!r} ({got}); a carried "
-            f"object must keep its type and its number of values")
+            f"object must keep its type and its number of values" + (f" ({'; '.join(diff[:4])})" if diff else ""))
+    if diff:  # as many values, but a member renamed or moved, or a float become an integer
+        raise TraceError(
+            f"kernel {t.name}: variable '{name}' ({type(c.template).__name__}) changes the structure of its "
+            f"values in the {what} at {where}: {'; '.join(diff[:4])}; a carried object keeps its value tree")
     for k, (rs, x) in enumerate(zip(c.regs, vals)):
         if rs is None:
             if not same(x, c.statics[k]):

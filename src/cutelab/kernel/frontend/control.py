@@ -554,6 +554,32 @@ def or_(a: Any, b: Any) -> Any:
     return _as_bool(a) | _as_bool(vb)
 
 
+def _holds_runtime(x: Any) -> bool:
+    if isinstance(x, TraceValue):
+        return True
+    return isinstance(x, (list, tuple)) and any(_holds_runtime(y) for y in x)
+
+
+def seq_cmp(a: Any, b: Any, op: str) -> Any:
+    """``a op b`` for op ==, !=, in, not in in a kernel (rewrite.visit_Compare). Where a list or tuple
+    holds runtime values, as CuTe DSL compares them: two sequences are equal when their lengths are and
+    every pair of items is (a runtime condition where some pair is one), ``x in seq`` when x equals one of
+    its items; anything else compares as Python does."""
+    if op in ("==", "!="):
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and (_holds_runtime(a) or _holds_runtime(b)):
+            eq: Any = len(a) == len(b)
+            for x, y in zip(a, b) if eq else ():
+                eq = and_(eq, lambda x=x, y=y: seq_cmp(x, y, "=="))
+            return eq if op == "==" else not_(eq)
+        return a == b if op == "==" else a != b
+    if isinstance(b, (list, tuple)) and (_holds_runtime(b) or _holds_runtime(a)):
+        found: Any = False
+        for y in b:
+            found = or_(found, lambda y=y: seq_cmp(a, y, "=="))
+        return found if op == "in" else not_(found)
+    return a in b if op == "in" else a not in b
+
+
 def not_(a: Any) -> Any:
     if isinstance(a, DynBool):
         return DynBool(not a)

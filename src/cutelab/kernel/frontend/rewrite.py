@@ -318,7 +318,7 @@ class _Rewriter(ast.NodeTransformer):
             return acc
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.Not):
             return _call(_rt("not_"), self._cond(e.operand))
-        return e
+        return self.visit(e)  # its comparisons and calls rewritten as anywhere in the body
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         """``a and b`` / ``a or b`` anywhere in the body: the helpers keep Python's short-circuit for
@@ -333,6 +333,18 @@ class _Rewriter(ast.NodeTransformer):
         if self.depth == 0 or not isinstance(node.op, ast.Not):
             return node
         return ast.copy_location(self._cond(node), node)
+
+    _SEQ_OPS = {ast.Eq: "==", ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        """``a == b`` / ``!=`` / ``in`` / ``not in`` -> ``seq_cmp(a, b, op)``: lists and tuples holding runtime
+        values compare element by element, into one runtime condition, as CuTe DSL's compare executor does
+        (control.seq_cmp); everything else compares as Python does."""
+        self.generic_visit(node)
+        if self.depth == 0 or len(node.ops) != 1 or type(node.ops[0]) not in self._SEQ_OPS:
+            return node
+        return ast.copy_location(_call(_rt("seq_cmp"), node.left, node.comparators[0],
+                                       ast.Constant(self._SEQ_OPS[type(node.ops[0])])), node)
 
     def visit_Call(self, node: ast.Call) -> Any:
         """``int(x)`` / ``float(x)``: refused for a runtime value, as CuTe DSL refuses it (control.py_conv)."""

@@ -275,6 +275,13 @@ def _result_dtype(a: Any, b: Any, op: str) -> Any:
         return a
     if a.name == b.name:
         return a
+    if a.kind in ("int", "uint") and b.kind in ("int", "uint"):
+        # CuTe DSL's integer promotion (base_dsl.typing._promote_integer): the wider type; between signed and
+        # unsigned, the unsigned one when it is at least as wide, else the signed one
+        if a.kind == b.kind:
+            return a if a.width >= b.width else b
+        u, i = (a, b) if a.kind == "uint" else (b, a)
+        return u if u.width >= i.width else i
     raise TraceError(
         f"{op} of values of element types {a} and {b}: convert one with .to(...) first"
     )
