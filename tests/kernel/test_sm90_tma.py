@@ -383,3 +383,44 @@ def test_tma_load_of_a_hierarchical_tile_of_hierarchical_modes():
                 assert out[hx, sx, i].tolist() == X[8 * sx + i // 2, 2 * hx + i % 2].tolist()
     with pytest.raises(LayoutError, match=r"cta_tiler \(\(2,8\),\(64,1\)\) is not congruent"):
         cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), packed, sl, ((2, 8), (64, 1)))
+
+
+@cute.kernel
+def tma_rows_by_extent(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    """flash_attn.cute's SM90 forward in small: one TMA box of 64 rows, the rows written out up to the
+    row count read off the TMA tensor (its seqlen_q)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl, 128)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    gA = cute.local_tile(tA, (64, 16), (0, 0))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 16 * 2)
+        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    if tidx < tA.shape[0]:
+        for j in range(8):
+            B[tidx, j] = sA[tidx, j]
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_the_tma_tensor_of_a_tensor_narrower_than_its_tile_keeps_its_extents(dynamic):
+    # Q of 40 rows and head dim 8 under a 64 x 16 tile: narrower than the tile in every mode. Its TMA tensor
+    # keeps the tensor's extents (CuTe DSL's coordinate tensor has the tensor's shape); it had 2^20 rows, so
+    # the kernel's row check let rows 40..63 through and their stores fell outside B (flash_attn.cute's SM90
+    # small-head forward: 'store to mLSE: offsets [0, 567] fall outside the tensor's 512 elements')
+    A = (np.arange(40 * 8) % 251).astype(np.float16).reshape(40, 8)
+    tensor = from_dlpack(A, assumed_align=16)
+    if dynamic:
+        tensor = tensor.mark_layout_dynamic()
+    sl = cute.make_layout((64, 16), stride=(16, 1))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), tensor, sl, (64, 16))
+    assert [int(e) for e in tA.shape] == [40, 8]
+    assert [int(e) for e in tA.layout.stride] == [COORD_EXTENT, 1]
+    B = np.full((40, 8), -1, dtype=np.float16)
+    tma_rows_by_extent(atom, tA, from_dlpack(B), sl).launch(grid=1, block=64)
+    np.testing.assert_array_equal(B, A)

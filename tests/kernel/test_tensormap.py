@@ -53,11 +53,13 @@ def _load_rewritten(atom: cutlass.Constexpr, tA: cute.Tensor, ws: cute.Tensor, p
         B[bx * 64 + i, by * 64 + tidx] = sA[i, tidx]
 
 
-def _load(update, template_rows=128, template_cols=128):
-    # the atom's tensor stands for the coordinates only (grouped GEMMs make their atoms from such a template)
+def _load(update, template_rows=128, template_cols=128, dynamic=False):
+    # the atom's tensor stands for the coordinates only (grouped GEMMs make their atoms from such a template,
+    # with a dynamic layout)
     template = (np.arange(template_rows * template_cols) % 241).astype(np.float16).reshape(template_rows, template_cols)
     A1 = ((np.arange(100 * 72) % 251) - 125).astype(np.float16).reshape(100, 72)
-    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(template), _sl(), (64, 64))
+    t = from_dlpack(template).mark_layout_dynamic() if dynamic else from_dlpack(template)
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, _sl(), (64, 64))
     ws = np.zeros((4, 16), np.int64)
     B = np.full((128, 128), -1, dtype=np.float16)
     _load_rewritten(atom, tA, from_dlpack(ws), from_dlpack(np.array([A1.ctypes.data], np.int64)),
@@ -159,12 +161,17 @@ def test_a_template_narrower_than_a_tile_gets_a_coordinate_view_as_its_tma_tenso
     from cutelab.nvgpu.cpasync.tma import COORD_EXTENT
 
     template = np.zeros((16, 16), np.float16)  # as CUTLASS's grouped GEMM makes its atoms: dtype and majorness only
-    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(template), _sl(), (64, 64))
-    assert tA.layout == cute.make_layout((COORD_EXTENT, COORD_EXTENT), stride=(COORD_EXTENT, 1))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(template).mark_layout_dynamic(),
+                                           _sl(), (64, 64))
+    # the template's own (dynamic) shape, as CuTe DSL's coordinate tensor keeps it (a kernel reads its extents
+    # off the TMA tensor), its modes COORD_EXTENT apart
+    assert [int(e) for e in tA.shape] == [16, 16]
+    assert [int(e) for e in tA.layout.stride] == [COORD_EXTENT, 1]
     assert atom.desc.dims == (16, 16)  # the descriptor is the template's until the kernel rewrites it
-    # the tiles of the kernel's grid keep their coordinates through local_tile: the rewritten descriptor's
-    # tensor (100 x 72) is read tile by tile, although the template has room for a tile in neither mode
-    _, A1, B = _load(True, template_rows=16, template_cols=16)
+    # the tiles of the kernel's grid keep their coordinates through local_tile (dynamic rest modes): the
+    # rewritten descriptor's tensor (100 x 72) is read tile by tile, although the template has room for a tile
+    # in neither mode
+    _, A1, B = _load(True, template_rows=16, template_cols=16, dynamic=True)
     ref = np.zeros((128, 128), np.float16)
     ref[:100, :72] = A1
     np.testing.assert_array_equal(B, ref)

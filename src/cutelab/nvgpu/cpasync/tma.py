@@ -470,32 +470,42 @@ COORD_EXTENT = 1 << 20
 
 
 def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...]) -> Tuple[Any, Any]:
-    """(TMA tensor, its layout or None) for make_tiled_tma_atom. A tensor at least one tile wide in
-    some tiled mode is its own TMA tensor (the copies find a tile's coordinates from its offset in
-    it; a mode narrower than its tile is a partial tile, as a K of 32 under a K tile of 64). One
-    narrower than a tile in every tiled mode can only stand for the coordinates of other tensors
-    (a grouped GEMM makes its atoms from such a template and rewrites the descriptor in the kernel:
-    kernel/instr/tensormap.py): its TMA tensor is then a view of the same memory whose layout keeps
-    coordinates apart, CuTe DSL's coordinate tensor in cutelab's form: each tiled mode COORD_EXTENT
-    long, strides compact in the descriptor's dimension order. Reading it as memory is out of bounds
-    (refused); TMA copies read the coordinates off its offsets."""
+    """(TMA tensor, its decoding layout or None) for make_tiled_tma_atom. The TMA tensor of a flat tensor
+    narrower than its tile in every tiled mode (flash_attn.cute's Q of 128 rows and head dim 8 under a 192 x 16
+    tile; a grouped GEMM's template, whose descriptor the kernel rewrites: kernel/instr/tensormap.py), or of a
+    flat, static, non-broadcast tensor, is a coordinate view of the same memory, CuTe DSL's coordinate tensor
+    in cutelab's form: the tensor's own shape (for the narrower one its dynamic extents stay dynamic, so a
+    dynamic template's tiles keep their coordinates through local_tile), each tiled mode
+    COORD_EXTENT apart in the descriptor's dimension order. Reading it as memory is out of bounds (refused);
+    TMA copies decode the coordinates from its offsets with each tiled mode COORD_EXTENT long. A nested
+    tensor narrower than its tile in every mode gets COORD_EXTENT-long modes; other tensors are their own TMA
+    tensor (a mode narrower than its tile is a partial tile, as a K of 32 under a K tile of 64)."""
     from ...tensor import Tensor
 
     n = len(shape)
     if not isinstance(gmem_tensor, Tensor):
         return gmem_tensor, None
-    if all(shape[i] < tiler[i] for i in range(len(tiler))):
+    lshape = gmem_tensor.layout.shape
+    flat = isinstance(lshape, tuple) and len(lshape) == n and not any(isinstance(e, tuple) for e in lshape)
+    narrower = all(shape[i] < tiler[i] for i in range(len(tiler)))
+    if narrower and not flat:
         vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
-    elif all(isinstance(shape[i], int) for i in range(n)) and _flat_strided(gmem_tensor.layout, n) and \
-            all(shape[i] + 1024 <= COORD_EXTENT for i in range(len(tiler))):
-        # a tile can lie wholly past the end of a mode (an epilogue's subtile past N when the CTA tile does
-        # not divide N), where the tensor's own offsets would alias it onto the next row's elements. The TMA
-        # tensor is the coordinate view with the tensor's shape: each tiled mode COORD_EXTENT apart, so an
-        # offset keeps its coordinates (TMA drops the box's elements past the extent), as CuTe DSL's
-        # coordinate tensor does
+    elif (narrower and flat) or (
+            all(isinstance(shape[i], int) for i in range(n)) and _flat_strided(gmem_tensor.layout, n) and
+            all(shape[i] + 1024 <= COORD_EXTENT for i in range(len(tiler)))):
+        # the TMA tensor is the coordinate view with the tensor's own shape (a dynamic extent stays dynamic),
+        # as CuTe DSL's coordinate tensor: a kernel reads its extents off it (flash_attn.cute's SM90 forward
+        # takes seqlen_q from the TMA tensor of Q, 128 rows under a 192-row tile). Each tiled mode is
+        # COORD_EXTENT apart, so an offset keeps its coordinates: a tile can lie wholly past the end of a mode
+        # (an epilogue's subtile past N when the CTA tile does not divide N), where the tensor's own offsets
+        # would alias it onto the next row's elements, and TMA drops the box's elements past the extent.
+        # A template narrower than its tile in every mode (a grouped GEMM's, dynamic as CUTLASS makes it)
+        # keeps its tiles' coordinates through local_tile since its rest modes are dynamic. (Until
+        # 2026-11-28 such a tensor's view had COORD_EXTENT-long modes: flash_attn.cute read 2^20 rows.)
         # (the atom decodes an offset into coordinates with each tiled mode COORD_EXTENT long: past the
         # tensor's extent too)
-        real = _compact_coords(tuple(shape), order, len(tiler))
+        keep = tuple(lshape) if narrower else tuple(shape)
+        real = _compact_coords(keep, order, len(tiler))
         decode = Layout._raw(tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n)), real.stride)
         return Tensor(gmem_tensor.engine, real, gmem_tensor.offset, _checked=True), decode
     else:
@@ -525,7 +535,7 @@ def _compact_coords(vshape: Tuple[int, ...], order: Any, ntiled: int) -> Layout:
     mul = 1
     for i in order:
         vstride[i] = mul
-        mul *= COORD_EXTENT if i < ntiled else vshape[i]
+        mul *= COORD_EXTENT if i < ntiled else int(vshape[i])
     return Layout._raw(vshape, tuple(vstride))
 
 
