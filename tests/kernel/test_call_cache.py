@@ -218,6 +218,25 @@ def test_another_shape_dtype_or_argument_count_takes_the_checks(gpu, quick_keys)
     assert len(gpu.launches) == n + 1
 
 
+def test_shapes_in_turn_run_their_programs_without_the_checks(gpu, quick_keys):
+    """A function called with a few shapes in turn keeps the generated calls of the last 4 programs."""
+    f = _fake_compiled()
+    pairs = [(_aligned(m, 16), _aligned(m, 16)) for m in (32, 64, 96, 128, 160)]
+    for x, y in pairs[:4]:
+        f(x, y, 1.0, 0)
+    assert len(quick_keys) == 4 and len(f._hots) == 3
+    for _ in range(3):
+        for x, y in pairs[:4]:
+            f(x, y, 1.0, 0)
+            assert gpu.launches[-1]["params"][:2] == [x.data_ptr(), y.data_ptr()]
+            assert gpu.launches[-1]["grid"] == (x.shape[0] // 32, 1, 1)
+    assert len(quick_keys) == 4
+    f(*pairs[4], 1.0, 0)  # a fifth: the checks, and the oldest is dropped
+    assert len(quick_keys) == 5 and len(f._hots) == 3
+    f(*pairs[0], 1.0, 0)
+    assert len(quick_keys) == 6 and gpu.launches[-1]["params"][:2] == [p.data_ptr() for p in pairs[0]]
+
+
 def test_the_fakes_alignment_is_checked_past_what_the_code_assumes(gpu):
     """A fake's assumed_align of 32 is more than the 16 bytes a program's code may assume from its first
     call's addresses: a 16-byte aligned address is still refused, after any number of calls."""

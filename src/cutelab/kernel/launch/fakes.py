@@ -44,8 +44,10 @@ class FakeCompiled:
         self.nargs = len(args) - len(const)  # the arguments a call gives
         # the generated call that ran the last call (the chosen program's _hot): its checks are at least
         # the fakes' (strides compared exactly, addresses aligned to the fakes' assumed_align, the
-        # number of arguments), so passing them, a call runs what the checks below would choose
+        # number of arguments), so passing them, a call runs what the checks below would choose; and
+        # those of up to 3 calls before it of other programs (a function called with shapes in turn)
         self._hot: Any = None
+        self._hots: Tuple[Any, ...] = ()
 
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
@@ -69,8 +71,14 @@ class FakeCompiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:
             hot = self._hot
-            if hot is not None and hot(args, None):
-                return None
+            if hot is not None:
+                if hot(args, None):
+                    return None
+                for h in self._hots:
+                    if h(args, None):  # an earlier program's: it comes first from now on
+                        self._hots = (hot,) + tuple(x for x in self._hots if x is not h)
+                        self._hot = h
+                        return None
         qk = None if kwargs else _quick_key(args)
         if qk is not None:
             cf = self.quick.get(qk)
@@ -86,7 +94,9 @@ class FakeCompiled:
     def _run(self, cf: Any, args: Tuple[Any, ...]) -> Any:
         out = cf(*args)
         hot = getattr(cf, "_hot", None)
-        if hot is not None and getattr(cf, "exact_strides", False):
+        if hot is not None and hot is not self._hot and getattr(cf, "exact_strides", False):
+            if self._hot is not None:
+                self._hots = ((self._hot,) + tuple(h for h in self._hots if h is not hot))[:3]
             self._hot = hot
         return out
 
