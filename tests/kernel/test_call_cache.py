@@ -3,8 +3,8 @@ call differing in anything the remembered checks depend on is still checked (or 
 
 - the values a runtime scalar may take for a trace (quack's eps=1e-6 for the f32 nearest it, Int32(-100)),
   with -0.0, NaN and wrapped integers kept apart or together as their argument bits are;
-- the generated call of a FakeCompiled's last call (``_hot``), tried before its checks against the fakes:
-  other shapes, dtypes, strides, devices, alignments and argument counts take those checks;
+- the generated calls of a FakeCompiled's last programs (``_hot``, ``_hots``), tried before its checks
+  against the fakes: other shapes, dtypes, strides, devices, alignments and argument counts take those checks;
 - the TVM-FFI style's env stream, looked up at each launch on the launch's device.
 """
 
