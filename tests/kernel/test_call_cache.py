@@ -302,3 +302,23 @@ def test_env_stream_is_the_current_stream_of_the_launch_device(gpu, quick_keys):
     assert gpu.launches[-1]["stream"] == 0x77
     f(x, y, 2.0, 3)
     assert gpu.launches[-1]["stream"] == 0x6000 and _scalars(gpu.launches[-1]) == (_f32(2.0), _i32(3))
+
+
+@cute.jit
+def _host_own_env_stream(x: cute.Tensor, y: cute.Tensor, s: cutlass.Float32, k: cutlass.Int32):
+    from cutelab.runtime import EnvStream
+
+    _axpb(x, y, s, k).launch(grid=(cute.ceil_div(x.shape[0], 32), 1, 1), block=(32, 1, 1), stream=EnvStream(0))
+
+
+def test_an_env_stream_made_in_the_jit_function_is_looked_up_at_each_call(gpu):
+    from cutelab.kernel.launch import plan
+
+    x, y = _tensors()
+    with _quiet():
+        f = cute.compile(_host_own_env_stream, x, y, cutlass.Float32(1.0), cutlass.Int32(0))
+    plan._torch_stream = lambda dev: 0x5000 + dev  # (fake_gpu puts its own back when it ends)
+    f(x, y, 1.0, 0)
+    plan._torch_stream = lambda dev: 0x6000 + dev
+    f(x, y, 1.0, 0)
+    assert [r["stream"] for r in gpu.launches] == [0x5000, 0x6000]

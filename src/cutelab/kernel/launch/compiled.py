@@ -440,8 +440,11 @@ class CompiledFunction:
             for i, bits in plan.scalar_slots(scalars):
                 launcher.params.values[i] = bits
             spos = strm[1] if isinstance(strm, tuple) and strm[0] == "arg" else None
-            fixed = _stream_handle(strm) if strm is not None and spos is None else 0
-            tdev = _torch_device([st for _, st in sources]) if strm is None else None
+            if type(strm) is EnvStream:  # an env stream made in the jit function: the current stream at each call
+                fixed, tdev = 0, _launch_device([st for _, st in sources])
+            else:
+                fixed = _stream_handle(strm) if strm is not None and spos is None else 0
+                tdev = _torch_device([st for _, st in sources]) if strm is None else None
             tm = plan.tensor_maps if plan.tensor_maps is not None and len(plan.tensor_maps) else None
             fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
             fast.devices.append(_launch_device([st for _, st in sources]))
