@@ -41,7 +41,6 @@ class FakeCompiled:
         self.name = getattr(target, "__name__", "compiled function")
         self.cache: Dict[Any, Any] = {}
         self.quick: Dict[Any, Any] = {}  # _quick_key(args) -> the program its checks chose
-        self.nargs = len(args) - len(const)  # the arguments a call gives
         # the generated call that ran the last call (the chosen program's _hot): its checks are at least
         # the fakes' (strides compared exactly, addresses aligned to the fakes' assumed_align, the
         # number of arguments), so passing them, a call runs what the checks below would choose; and
