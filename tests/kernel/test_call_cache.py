@@ -249,6 +249,20 @@ def test_the_fakes_alignment_is_checked_past_what_the_code_assumes(gpu):
     assert len(gpu.launches) == 2
 
 
+def test_an_address_aligned_less_than_the_first_calls_gets_its_own_program(gpu):
+    """The first call's 16-byte aligned addresses let its program assume 16 bytes; a fake of assumed_align=4
+    allows 4: such a call runs a program compiled for it (it was refused by from_dlpack's check)."""
+    f = _fake_compiled(align=4)
+    x, y = _aligned(64, 16), _aligned(64, 16)
+    f(x, y, 1.0, 0)
+    x4 = _aligned(64, 16, off=4)
+    f(x4, y, 1.0, 0)
+    f(x4, y, 1.0, 0)
+    f(x, y, 1.0, 0)
+    assert len(f.cache) == 2 and [r["params"][0] for r in gpu.launches] == [x.data_ptr()] + [x4.data_ptr()] * 2 + \
+        [x.data_ptr()]
+
+
 def test_strides_of_extent_one_modes_are_compared(gpu, quick_keys):
     """A contiguous tensor whose extent-1 mode has another stride has another layout: it takes the checks
     (the fakes' symbolic strides are checked there), not the last call's program."""

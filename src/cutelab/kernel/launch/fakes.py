@@ -115,7 +115,10 @@ class FakeCompiled:
                                       f"with real tensors")
                 t = _as_tensor_args(a)
                 self.args[i].check(t, j, self.name, seen, self._param_name(i))
-                key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
+                # the alignment a program's code may assume (from its first call's address, up to 16 bytes)
+                # is part of what it was compiled for: a call aligned less (as the fake allows) gets its own
+                key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout),
+                            int(getattr(t.engine, "align", 0) or 0)))
             else:
                 key.append((i, type(a).__name__))
             full[i] = a
