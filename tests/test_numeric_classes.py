@@ -5,6 +5,7 @@ subclassed, put in unions, used as dict keys and in cache keys, as libraries (qu
 from __future__ import annotations
 
 import copy
+import math
 import pickle
 import typing
 
@@ -247,3 +248,28 @@ def test_ir_value_of_kernel_values_feeds_inline_asm():
     k(from_dlpack(A), from_dlpack(B)).launch(grid=1, block=3)
     assert B.tolist() == [1.0, 3.0, 6.0]
 
+
+
+def test_a_plain_number_makes_the_same_value_by_the_short_path():
+    """Int32(-100) and Float32(1e-6) of a plain int or float (quack makes one at every call) skip the
+    conversions of other values, and make what they made: wrapped, rounded as numpy rounds, typed."""
+    rng = np.random.default_rng(0)
+    vals = [0.0, -0.0, 1e-6, 1e-45, 1e-46, -1e-46, 2.0 ** -149, 2.0 ** -150, 3.4028235e38, 3.5e38, -1e39,
+            float("inf"), float("-inf"), 16777217.0, 1 / 3]
+    vals += list(rng.uniform(-1e6, 1e6, 2000)) + list(np.ldexp(rng.random(2000), rng.integers(-160, 130, 2000)))
+    with np.errstate(over="ignore"):
+        for v in map(float, vals):
+            x = Float32(v)
+            want = float(np.float32(v))
+            assert type(x) is Float32 and x == want and math.copysign(1, x) == math.copysign(1, want), v
+    assert math.isnan(Float32(float("nan")))
+    assert type(Int32(-100)) is Int32 and Int32(-100) == -100 and Int32(-100).dtype is Int32
+    assert Int32(2 ** 32 - 100) == -100 and Int8(300) == 44 and cutlass.Uint8(-1) == 255
+    assert type(Boolean(3)) is Boolean and Boolean(3) == 1 and Int32(3.9) == 3 and type(Int32(3.9)) is Int32
+
+    class Pair(Float32, metaclass=FloatMeta, width=64, mlir_type=T.f64):
+        def __init__(self, x):
+            pass
+
+    with pytest.raises(TypeError, match="defines its own __init__ or __new__"):
+        Pair(1.0)  # one plain number: refused as before

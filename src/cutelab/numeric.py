@@ -23,6 +23,7 @@ Float32 f32 32 True 255 0.0
 
 from __future__ import annotations
 
+import struct
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -287,9 +288,19 @@ class NumericMeta(type):
         >>> Int8(300), Int32(42).to(Float32), Float32(0.1).value == float(np.float32(0.1))
         (44, 42.0, True)
         """
-        if (not kwargs and len(args) == 1 and type(args[0]) is int and cls.kind == "int" and not cls._custom_init
-                and not cls.__dict__.get("_is_abstract", False) and not _hooks.host_tracing()):
-            return IntValue(cls, args[0])  # Int32(7) outside a trace (a launch loop's argument): the common case
+        if not kwargs and len(args) == 1:  # a plain Python number (quack's Int32(ignore_index) at every call):
+            v = args[0]  # none of the conversions below applies
+            tv = type(v)
+            if ((tv is int or tv is float) and not cls._custom_init and not cls.__dict__.get("_is_abstract", False)
+                    and not _hooks.host_tracing()):
+                kind = cls.kind
+                if kind == "float":
+                    return FloatValue(cls, v)
+                if tv is int and kind != "bool":  # IntValue(cls, v), without its conversions
+                    obj = int.__new__(cls, _wrap(cls, v))
+                    obj.dtype = cls
+                    return obj
+                return IntValue(cls, v)
         if cls._custom_init:
             raise TypeError(f"{cls.__name__}(...): {cls.__name__} defines its own __init__ or __new__; a value of a "
                             f"cutelab numeric type is a Python number made by the type, so a user type's own "
@@ -471,6 +482,11 @@ def _wrap(t: Any, v: int) -> int:
 def _round(t: Any, v: float) -> float:
     if t.width == 64:
         return float(v)
+    if t.name == "f32":  # C's (float) conversion, as numpy's: round to nearest even (no numpy scalar, no errstate)
+        try:
+            return _F32.unpack(_F32.pack(v))[0]
+        except OverflowError:  # past the largest f32: numpy's inf below
+            pass
     np = _np()
     if t.name in _FP8_NAMES:  # e4m3 / e5m2: through f32, rounded to nearest even and saturating (cutelab.fp8)
         from . import fp8
@@ -494,6 +510,9 @@ def _round(t: Any, v: float) -> float:
         return float(np.asarray(np.uint32(b & 0xFFFFFFFF)).view(np.float32))
     with np.errstate(over="ignore"):
         return float(t.storage.type(v)) if t.storage != np.uint16 else float(np.float16(v))
+
+
+_F32 = struct.Struct("<f")
 
 
 class IntValue(int):

@@ -553,6 +553,20 @@ class CUstream:
         return f"<CUstream 0x{self.handle:x}>"
 
 
+class EnvStream(CUstream):
+    """The TVM-FFI calling style's stream (``make_fake_stream(use_tvm_ffi_env_stream=True)``, quack's and
+    flash_attn.cute's): "the current stream of the environment" at each launch. A launch given one runs
+    on torch's current stream of the launch's device (on the CPU interpreter: torch's current stream, the
+    emulation's); its handle (0) is only what a trace sees."""
+
+    def __repr__(self) -> str:
+        return "<CUstream env (TVM-FFI)>"
+
+
+#: the EnvStream a TVM-FFI call passes where its caller left the stream out (compat.tvm_ffi)
+ENV_STREAM = EnvStream(0)
+
+
 def make_fake_stream() -> Any:
     """A stand-in stream for ahead-of-time compiles (cute.compile(..., stream)): a stream argument,
     so the compiled function takes any stream at each call (the default stream, 0, if it is used

@@ -43,3 +43,29 @@ except NotImplementedError as e:
 """))
     assert out.splitlines() == ["True", "True", "True []", "True",
                                 "cute.runtime.load_module('kernel.o') is not emulated by cutelab"]
+
+
+def test_a_call_without_its_stream_on_the_fake_gpu_reads_the_stream_at_each_launch(tmp_path):
+    """The emulation's tensor mode paused (torch.cuda stays emulated) and the fake driver on, as
+    benchmarks/quack_host.py --dry-run runs quack's calls: launches go to the GPU path, on the stream
+    torch's current stream of the device gives at each call."""
+    out = ok(run(tmp_path, PROG + """
+from cutelab.compat import torch_cuda
+from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
+from cutelab.kernel.launch import plan
+with fake_gpu() as g, torch_cuda.tensor_mode_paused():
+    try:
+        torch.zeros(2, device="cuda")
+    except (RuntimeError, AssertionError) as e:  # a CPU torch: no CUDA without the emulation's mode
+        print("paused")
+    x, y = fake_cuda_tensor(torch.arange(16, dtype=torch.float32)), fake_cuda_tensor(torch.zeros(16))
+    compiled = cute.compile(scale, from_dlpack(x), from_dlpack(y), cutlass.Float32(2.0),
+                            make_fake_stream(use_tvm_ffi_env_stream=True), options="--enable-tvm-ffi")
+    plan._torch_stream = lambda dev: 0x100 + dev
+    compiled(x, y, 3.0)
+    plan._torch_stream = lambda dev: 0x200 + dev
+    compiled(x, y, 3.0)
+    print([hex(r["stream"]) for r in g.launches])
+print(torch.zeros(2, device="cuda").is_cuda)  # the mode is back
+"""))
+    assert out.splitlines() == ["paused", "['0x100', '0x200']", "True"]

@@ -124,7 +124,7 @@ def test_compiled_runtime_scalars_on_the_gpu_fast_path():
         f(t, 2.0, True)
         f(t, 2.0, True)
         fast = f._fast
-        assert fast.direct is not None and "RV0" in fast.direct.source  # the value check written out
+        assert fast.direct is not None and "RA0" in fast.direct.source  # the value check written out
         assert fast.direct((t, 2.0, True), None) is True
         assert fast.direct((t, 2.0, False), None) is False  # another value: not this trace
         assert fast.direct((t, 2, True), None) is False  # another type (int for a Float32): the general path

@@ -818,3 +818,19 @@ def disable() -> None:
 
 def enabled() -> bool:
     return bool(_STATE.get("on"))
+
+
+@contextlib.contextmanager
+def tensor_mode_paused() -> Any:
+    """Within the block, the TorchFunctionMode of :func:`enable` (which maps "cuda" tensors to the CPU) is
+    off; torch.cuda's functions stay emulated. For timing what a call reads of torch tensors as it would
+    cost on a GPU, on tensors that say they live there (fakegpu.fake_cuda_tensor; benchmarks/quack_host.py)."""
+    mode = _STATE.get("mode")
+    if mode is None:
+        yield
+        return
+    mode.__exit__(None, None, None)
+    try:
+        yield
+    finally:
+        mode.__enter__()

@@ -5,8 +5,10 @@ quack and flash_attn.cute compile with ``options="--enable-tvm-ffi"`` and a stre
 that stream argument and launches on the caller's current stream (torch's). Here:
 
 - ``make_fake_stream(use_tvm_ffi_env_stream=True)`` is an :class:`EnvStream`;
-- ``cute.compile`` remembers where EnvStreams were given; a call that leaves them out gets the
-  current stream there (``torch.cuda.current_stream()``, or the default stream 0);
+- ``cute.compile`` remembers where EnvStreams were given; a call that leaves them out gets
+  ``ENV_STREAM`` there, and each launch takes it as torch's current stream on the launch's device
+  (on the CPU interpreter, ``torch.cuda.current_stream()``: the emulation's), or the default stream 0
+  without CUDA;
 - ``from_dlpack(..., enable_tvm_ffi=...)`` is from_dlpack (cutelab's tensors need no FFI);
 - ``cute.runtime.find_runtime_libraries()`` is empty: cutelab's compiled code needs no runtime
   library to link; ``load_module`` of a module exported by CuTe DSL is not possible (it raises).
@@ -17,14 +19,8 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ..kernel.cuda.driver import CUstream
+from ..runtime import ENV_STREAM, EnvStream  # noqa: F401  (EnvStream: cute.runtime's, kept here by name)
 from .where import NotEmulatedError, user_line
-
-
-class EnvStream(CUstream):
-    """A fake stream standing for "the current stream of the environment" at each call."""
-
-    def __repr__(self) -> str:
-        return "<CUstream env (TVM-FFI)>"
 
 
 def make_fake_stream(use_tvm_ffi_env_stream: bool = False) -> CUstream:
@@ -34,15 +30,9 @@ def make_fake_stream(use_tvm_ffi_env_stream: bool = False) -> CUstream:
 
 def current_stream() -> CUstream:
     """The caller's current stream: torch's current CUDA stream, else the default stream."""
-    import sys
+    from ..kernel.launch.plan import env_stream_now
 
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        try:  # (no is_available() first: it costs more than the launch, at every call)
-            return CUstream(int(torch.cuda.current_stream().cuda_stream))
-        except Exception:  # noqa: BLE001 - a torch without CUDA: the default stream
-            pass
-    return CUstream(0)
+    return env_stream_now()
 
 
 def from_dlpack(tensor: Any, assumed_align: Any = None, use_32bit_stride: bool = False,
@@ -57,17 +47,33 @@ def from_dlpack(tensor: Any, assumed_align: Any = None, use_32bit_stride: bool =
 
 
 class TvmFfiFunction:
-    """A compiled function whose EnvStream arguments may be left out: they take the current stream."""
+    """A compiled function whose EnvStream arguments may be left out: there it gets ENV_STREAM, which
+    each launch takes as torch's current stream on its device (kernel.launch.plan._env_stream).
+
+    A call first tries the generated call that ran the compiled function's last call (``_hot`` of a
+    CompiledFunction or FakeCompiled: it checks every argument and launches, or does nothing), then
+    the compiled function's own call."""
 
     def __init__(self, cf: Any, env_positions: List[int], nargs: int):
         self.cf, self.env_positions, self.nargs = cf, env_positions, nargs
         self.__name__ = getattr(cf, "name", "compiled")
+        self._short = nargs - len(env_positions)  # the number of arguments a call that leaves them out gives
+        # the env streams all last (quack's, flash_attn.cute's): one tuple to append
+        self._tail = (ENV_STREAM,) * len(env_positions) if env_positions == list(range(self._short, nargs)) else None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.env_positions and len(args) == self.nargs - len(self.env_positions):
-            args = list(args)
-            for p in self.env_positions:
-                args.insert(p, current_stream())
+        if self.env_positions and len(args) == self._short:
+            if self._tail is not None:
+                args = args + self._tail
+            else:
+                full = list(args)
+                for p in self.env_positions:
+                    full.insert(p, ENV_STREAM)
+                args = tuple(full)
+            if not kwargs:
+                hot = getattr(self.cf, "_hot", None)
+                if hot is not None and hot(args, None):
+                    return None
         return self.cf(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -15,7 +16,8 @@ from ..frontend.host import protocol_values
 from . import plan as _plan
 from .args import _at_path, _is_storage_tensor, _same_static, _Storage
 from .fastpath import _direct_call, _either, _getter, _never, _same
-from .plan import _check_no_alias, _Plan, _stream_handle, _torch_device
+from ...runtime import EnvStream
+from .plan import _check_no_alias, _launch_device, _Plan, _stream_handle, _torch_device, env_stream_now
 
 
 _MAX_VARIANTS = 64
@@ -74,6 +76,46 @@ def _scalar_of(d: Any, v: Any) -> Any:
     return int(x) if d.dtype.is_integer else float(x)
 
 
+_NAN_KEY = ("nan",)  # every NaN, as one key (NaN != NaN would miss its variant at every call)
+_NEG_ZERO_KEY = ("-0.0",)  # -0.0 == 0.0, but their argument bits differ
+
+
+def _scalar_key(d: Any, v: Any) -> Any:
+    """v as a value of d's type (``_scalar_of``), as a key: a float's NaN and -0.0 made distinct."""
+    x = _scalar_of(d, v)
+    if type(x) is float:
+        if x != x:
+            return _NAN_KEY
+        if x == 0.0 and math.copysign(1.0, x) < 0:
+            return _NEG_ZERO_KEY
+    return x
+
+
+def _accept_scalars(cf: Any, args: Tuple[Any, ...]) -> None:
+    """Remember, for cf's generated check (fastpath ``RA``), the values this call gave cf's runtime
+    scalars that convert to the values cf was traced with (quack passes eps=1e-6, a Python float, to
+    a function traced for the f32 nearest it; cross-entropy passes Int32(-100)): the next call with
+    them passes the generated check. At most 8 classes and 64 values per argument."""
+    fast = cf._fast or cf._build()
+    for j, (pos, d) in enumerate(cf.dyn_args.items()):
+        if pos >= len(args) or j >= len(fast.dyn_ok):
+            continue
+        v = args[pos]
+        try:
+            if _scalar_key(d, v) != _scalar_key(d, d.value):
+                continue
+            by_class = fast.dyn_ok[j]
+            seen = by_class.get(v.__class__)
+            if seen is None:
+                if len(by_class) >= 8:
+                    continue
+                seen = by_class[v.__class__] = set()
+            if len(seen) < 64:
+                seen.add(v)
+        except (TypeError, ValueError, OverflowError):  # a value the generated check cannot hold: the general path
+            continue
+
+
 def _respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
     """The compiled function to run for these arguments: cf itself when its dynamic values (Int32
     arguments, the extents and strides of tensors with dynamic layouts) are the ones it was traced
@@ -95,8 +137,8 @@ def _respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
         if (isinstance(v, bool) and d.dtype.kind != "bool") or not ok:
             raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
                               f"(given {d.value}); got {v!r} ({type(v).__name__})")
-        key.append(_scalar_of(d, v))
-        mine.append(d.value)
+        key.append(_scalar_key(d, v))
+        mine.append(_scalar_key(d, d.value))
     proto = getattr(cf, "proto_args", None) or {}
     for pos in sorted(proto):
         vals = protocol_values(args[pos]) if pos < len(args) else None
@@ -146,6 +188,8 @@ def _respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
             new_args[orig[pos]] = args[pos]
         with contextlib.redirect_stdout(io.StringIO()):
             other = compile_(target, *new_args, **kwargs)
+        # as strict as cf (FakeCompiled's): its generated call may be a wrapper's _hot
+        other.exact_strides, other.min_align, other.nargs = cf.exact_strides, cf.min_align, cf.nargs
         if len(cache) >= _MAX_VARIANTS:
             cache.pop(next(iter(cache)))
         cache[key_t] = other
@@ -200,6 +244,15 @@ class CompiledFunction:
         if self._dyn_pos is None:
             self._dyn_pos = tuple(sorted(self.dyn_args))
         return self._dyn_pos
+        # the generated call (fast.direct) of this function or of one of its variants that ran a call last:
+        # passing its checks, a call does what this function's call would (see __call__); wrappers
+        # (FakeCompiled, compat.tvm_ffi.TvmFfiFunction) try it before anything else
+        self._hot: Any = None
+        # set by FakeCompiled before the first call: the generated checks compare strides exactly (not
+        # "contiguous") and addresses to at least these alignments (position -> the fake's assumed_align),
+        # so that passing them means passing the fakes' checks too
+        self.exact_strides = False
+        self.min_align: Dict[Any, int] = {}
 
     def _by_position(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, ...]:
         """The call's arguments by position: those passed by name go to their parameter's place (the
@@ -240,27 +293,39 @@ class CompiledFunction:
             if hit is not None:
                 hdirect = (hit._fast or hit._build()).direct
                 if hdirect is not None and hdirect(args, stream):
+                    self._hot = hdirect
                     return None
             # every tensor passing the generated checks has its compiled layout: this trace's values
-            tried = direct is not None and hit is not self  # it checks the dynamic arguments' values too (fast.dyn)
-            if tried and direct(args, stream):
+            # (it checks the dynamic arguments' values too: fast.dyn). Each trace's generated call
+            # accepts only its own values, so at most one of them passes: the order tried is free
+            if hit is not self and direct is not None and direct(args, stream):
+                self._hot = direct
                 return None
             last = self._last_variant  # the trace the previous call ran (quack passes one eps every step)
             if last is not None:
                 ldirect = (last._fast or last._build()).direct
                 if ldirect is not None and ldirect(args, stream):
+                    self._hot = ldirect
                     return None
             other = _respecialize(self, args)
             if vk is not None:
                 if len(self._by_value) >= _MAX_VARIANTS:
                     self._by_value.pop(next(iter(self._by_value)))
                 self._by_value[vk] = other
+            if self.dyn_args:  # this call's scalar values, for the generated check of the trace they convert to
+                _accept_scalars(other, args)
             if other is not self:
                 self._last_variant = other
-                return other(*args, stream=stream)
-            if not tried and direct is not None and direct(args, stream):
+                other(*args, stream=stream)
+                if other._hot is not None:
+                    self._hot = other._hot
+                return None
+            direct = fast.direct  # (it may have been written again for another kind of tensor)
+            if direct is not None and direct(args, stream):
+                self._hot = direct
                 return None
         elif direct is not None and direct(args, stream):
+            self._hot = direct
             return None
         if self._forgotten:
             if not self._replay(args, stream):
@@ -298,7 +363,7 @@ class CompiledFunction:
         self._launch(fast, args, addrs, stream)
 
     def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
-        for plan, launcher, slots, tm, spos, tdev, fixed in fast.launches:
+        for (plan, launcher, slots, tm, spos, tdev, fixed), dev in zip(fast.launches, fast.devices):
             if launcher is None:  # a recorded host action (not a kernel): it runs itself, in order
                 plan.run((), stream, ())
                 continue
@@ -311,9 +376,9 @@ class CompiledFunction:
             if tm:  # TMA descriptors hold the tensors' addresses: encode them again
                 tm.fill(launcher.params, [int(vals[j]) for j in range(len(plan.ir.params))], len(plan.ir.params))
             if stream is not None:
-                h = _stream_handle(stream)
+                h = _stream_handle(stream, dev)
             elif spos is not None:
-                h = _stream_handle(args[spos]) if spos < len(args) else 0
+                h = _stream_handle(args[spos], dev) if spos < len(args) else 0
             elif tdev is not None:
                 h = _plan._torch_stream(tdev)  # looked up at each call: fakegpu replaces it
             else:
@@ -359,14 +424,16 @@ class CompiledFunction:
             pass
 
         fast = Fast()
-        fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), int(getattr(t0.engine, "align", 1) or 1)))
+        fast.getters = [(pos, _getter(t0, self.arg_objects.get(pos), self._align(pos, t0), self.exact_strides))
                         for pos, t0 in self.arg_tensors.items()]
         index = {pos: k for k, (pos, _) in enumerate(fast.getters)}
         fast.flat = all(type(pos) is int for pos, _ in fast.getters)
         fast.static = list(self.arg_static.items())
-        fast.dyn = [(pos, *_plain(d), d.dtype) for pos, d in self.dyn_args.items()]
+        fast.dyn = [(pos, *_plain(d)) for pos, d in self.dyn_args.items()]
+        fast.dyn_ok = [{ty: {v0}} for _, ty, v0 in fast.dyn]  # class -> values the generated check accepts
         fast.nargs = self.nargs
         fast.launches = []
+        fast.devices = []  # per launch: the device index of its GPU storages (a TVM-FFI env stream's device)
         fast.cpu = []
         groups: Dict[int, List[int]] = {}  # storages shared by several arguments at compile time
         for pos, t0 in self.arg_tensors.items():
@@ -375,6 +442,7 @@ class CompiledFunction:
         for (plan, sources, scalars), strm in zip(self.plans, self.streams):
             if not isinstance(plan, _Plan):  # something else recorded in order (e.g. a host-side print)
                 fast.launches.append((plan, None, [], None, None, None, 0))
+                fast.devices.append(None)
                 continue
             plan.check_scalars(scalars)
             if plan.mode != "gpu":
@@ -396,10 +464,14 @@ class CompiledFunction:
             for i, bits in plan.scalar_slots(scalars):
                 launcher.params.values[i] = bits
             spos = strm[1] if isinstance(strm, tuple) and strm[0] == "arg" else None
-            fixed = _stream_handle(strm) if strm is not None and spos is None else 0
-            tdev = _torch_device([st for _, st in sources]) if strm is None else None
+            if type(strm) is EnvStream:  # an env stream made in the jit function: the current stream at each call
+                fixed, tdev = 0, _launch_device([st for _, st in sources])
+            else:
+                fixed = _stream_handle(strm) if strm is not None and spos is None else 0
+                tdev = _torch_device([st for _, st in sources]) if strm is None else None
             tm = plan.tensor_maps if plan.tensor_maps is not None and len(plan.tensor_maps) else None
             fast.launches.append((plan, launcher, slots, tm, spos, tdev, fixed))
+            fast.devices.append(_launch_device([st for _, st in sources]))
         fast.last = None  # the tuple of addresses that last passed _new_addresses
         fast.passed = {}  # address tuples that passed _new_addresses
         fast.direct = None
@@ -419,6 +491,11 @@ class CompiledFunction:
                       for plan, sources, scalars in self.plans]
         self._forgotten = True
 
+    def _align(self, pos: Any, t0: Any) -> int:
+        """The alignment a call's address at pos must have: the compiled tensor's (what its code may
+        assume), and at least min_align's."""
+        return max(int(getattr(t0.engine, "align", 1) or 1), self.min_align.get(pos, 1))
+
     def _check(self, args: Any, pos: Any, x: Any) -> int:
         """The full check of argument pos against the compiled signature (LaunchError if it does
         not match); its address when it does."""
@@ -432,7 +509,7 @@ class CompiledFunction:
         k = next(k for k, (p, _) in enumerate(fast.getters) if p == pos)
         p, get = fast.getters[k]
         if len(getattr(get, "alternatives", ())) < 4:
-            new = _getter(t, x, int(getattr(t0.engine, "align", 1) or 1))  # x's description, t0's alignment
+            new = _getter(t, x, self._align(pos, t0), self.exact_strides)  # x's description, t0's alignment
             if new is not _never:
                 fast.getters[k] = (p, _either(get, new))
                 if fast.direct is not None:  # the generated call checks the new kind of object too
@@ -470,7 +547,10 @@ class CompiledFunction:
             sts = [new[pos] if pos is not None else st for pos, st in sources]
             if stream is None and isinstance(strm, tuple) and strm[0] == "arg":  # the stream argument of this call
                 strm = args[strm[1]] if strm[1] < len(args) else None
-            plan.run(sts, stream if stream is not None else strm, scalars)
+            s = stream if stream is not None else strm
+            if type(s) is EnvStream:  # a TVM-FFI call's: torch's current stream (a CUDA graph captures by it)
+                s = env_stream_now()
+            plan.run(sts, s, scalars)
 
     def _new_addresses(self, addrs: List[int]) -> None:
         """Checks that depend on where the storages are, not on their description: arguments that

@@ -41,6 +41,12 @@ class FakeCompiled:
         self.name = getattr(target, "__name__", "compiled function")
         self.cache: Dict[Any, Any] = {}
         self.quick: Dict[Any, Any] = {}  # _quick_key(args) -> the program its checks chose
+        # the generated call that ran the last call (the chosen program's _hot): its checks are at least
+        # the fakes' (strides compared exactly, addresses aligned to the fakes' assumed_align, the
+        # number of arguments), so passing them, a call runs what the checks below would choose; and
+        # those of up to 3 calls before it of other programs (a function called with shapes in turn)
+        self._hot: Any = None
+        self._hots: Tuple[Any, ...] = ()
 
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
@@ -62,17 +68,36 @@ class FakeCompiled:
         no_export(self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            hot = self._hot
+            if hot is not None:
+                if hot(args, None):
+                    return None
+                for h in self._hots:
+                    if h(args, None):  # an earlier program's: it comes first from now on
+                        self._hots = (hot,) + tuple(x for x in self._hots if x is not h)
+                        self._hot = h
+                        return None
         qk = None if kwargs else _quick_key(args)
         if qk is not None:
             cf = self.quick.get(qk)
             if cf is not None:  # the same tensor shapes, strides, types, devices and alignment as a call
-                return cf(*args)  # that passed the checks below: they pass again, for the same program
+                return self._run(cf, args)  # that passed the checks below: they pass again, for the same program
         cf = self._checked(args, kwargs)
         if qk is not None:
             if len(self.quick) >= 256:
                 self.quick.pop(next(iter(self.quick)))
             self.quick[qk] = cf
-        return cf(*args)
+        return self._run(cf, args)
+
+    def _run(self, cf: Any, args: Tuple[Any, ...]) -> Any:
+        out = cf(*args)
+        hot = getattr(cf, "_hot", None)
+        if hot is not None and hot is not self._hot and getattr(cf, "exact_strides", False):
+            if self._hot is not None:
+                self._hots = ((self._hot,) + tuple(h for h in self._hots if h is not hot))[:3]
+            self._hot = hot
+        return out
 
     def _checked(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         """The compiled program for args, after checking each real tensor against its fake."""
@@ -90,7 +115,10 @@ class FakeCompiled:
                                       f"with real tensors")
                 t = _as_tensor_args(a)
                 self.args[i].check(t, j, self.name, seen, self._param_name(i))
-                key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout)))
+                # the alignment a program's code may assume (from its first call's address, up to 16 bytes)
+                # is part of what it was compiled for: a call aligned less (as the fake allows) gets its own
+                key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout),
+                            int(getattr(t.engine, "align", 0) or 0)))
             else:
                 fakes = _fake_leaves(self.args[i])
                 if fakes:  # fake tensors inside the argument (a dataclass of them): each real one checked
@@ -112,6 +140,11 @@ class FakeCompiled:
         if cf is None:
             with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
                 cf = self.compile(self.target, *full, **dict(self.kwargs, **kwargs))
+            if hasattr(cf, "min_align") and cf._fast is None:  # its generated checks: at least the fakes'
+                cf.exact_strides = True
+                cf.min_align = {j: self.args[i].assumed_align for j, i in enumerate(kept)
+                                if isinstance(self.args[i], FakeTensor)}
+                cf.nargs = len(kept)
             if len(self.cache) >= 64:
                 self.cache.pop(next(iter(self.cache)))
             self.cache[tuple(key)] = cf

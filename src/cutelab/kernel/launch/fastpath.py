@@ -5,11 +5,13 @@ returns having done nothing (``_direct_call``; ``CUTELAB_DIRECT_CALL=0`` turns i
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ...errors import LaunchError
 from . import plan as _plan
 from .args import _device_of, _is_storage_tensor, _same_static
+from ...runtime import EnvStream
 from .plan import _stream_handle
 
 
@@ -27,7 +29,7 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
     if any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
         return None
     env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": _plan,
-                           "LaunchError": LaunchError,
+                           "LaunchError": LaunchError, "_ENV": EnvStream,
                            "_fast": fast, "_new_addresses": cf._new_addresses}
     need = 1 + max([pos if type(pos) is int else pos[0] for pos, _ in fast.getters] + [-1])
 
@@ -83,14 +85,17 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
         env[f"C{j}"] = v0
         lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
                   f"        if v is not C{j} and not _same_static(v, C{j}):", "            return False"]
-    for j, (pos, ty, v0, dt) in enumerate(getattr(fast, "dyn", ())):
-        # a runtime scalar (CuTe DSL's dynamic argument), given as a Python number or as a value of its
-        # type (cutlass.Int32(s)): this trace is for its value; another value (or another type) takes
-        # CompiledFunction's general path, which finds (or makes) the trace for it
-        env[f"RT{j}"], env[f"RV{j}"], env[f"RD{j}"] = ty, v0, dt  # (T, V, ... name the tensors' checks)
+    for j, (pos, ty, v0) in enumerate(getattr(fast, "dyn", ())):
+        # a runtime scalar (CuTe DSL's dynamic argument): this trace is for its value. The values a
+        # call may give for it, by class (fast.dyn_ok: the traced value, and each value the general
+        # path found to convert to it, e.g. quack's eps=1e-6 for the f32 1e-6, or Int32(-100));
+        # another value takes CompiledFunction's general path, which finds (or makes) its trace
+        env[f"RA{j}"] = fast.dyn_ok[j]  # (names of their own: T, V, ... name the tensors' checks)
         lines += [f"    if n <= {pos}:", "        return False", f"    v = args[{pos}]",
-                  f"    if (v.__class__ is not RT{j} and v.__class__ is not RD{j}) or v != RV{j}:",
-                  "        return False"]
+                  f"    s = RA{j}.get(v.__class__)", "    if s is None or v not in s:", "        return False"]
+        if ty is float and v0 == 0.0:  # -0.0 and 0.0 are equal, but not the same argument bits
+            env["_copysign"] = math.copysign
+            lines += [f"    if not v and _copysign(1.0, v) != {math.copysign(1.0, v0)!r}:", "        return False"]
     addrs = "".join(f"a{k}, " for k in range(len(fast.getters)))
     env["PASSED"] = fast.passed
     lines += [f"    addrs = ({addrs})", "    if addrs != _fast.last:",
@@ -102,17 +107,22 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
               "            try:", "                _new_addresses(addrs)", "            except LaunchError:",
               "                return False"]
     for j, (plan, launcher, slots, _, spos, tdev, fixed) in enumerate(fast.launches):
+        dev = fast.devices[j]
         env.update({f"P{j}": plan, f"L{j}": launcher, f"W{j}": launcher.params.values,
-                    f"M{j}": f"at the next launch of {plan.ir.name}"})
+                    f"M{j}": f"at the next launch of {plan.ir.name}", f"DV{j}": dev})
         lines += [f"    ew = P{j}.error_word", "    if ew is not None and ew.word[0]:", f"        ew.check(M{j})"]
         lines += [f"    W{j}[{i}] = a{k}" for i, k in slots]
+        lines += ["    if stream is not None:", f"        h = _handle(stream, DV{j})"]
         if spos is not None:
-            other = f"_handle(args[{spos}]) if {spos} < n else 0"
+            # a TVM-FFI call's env stream (runtime.EnvStream): torch's current stream on the launch's
+            # device, looked up at each call (fakegpu replaces _torch_stream)
+            lines += [f"    elif {spos} < n:", f"        s = args[{spos}]",
+                      f"        h = _mod._env_stream(DV{j}) if s.__class__ is _ENV else _handle(s)",
+                      "    else:", "        h = 0"]
         elif tdev is not None:
-            other = f"_mod._torch_stream({int(tdev)})"  # looked up at each call: fakegpu replaces it
+            lines += ["    else:", f"        h = _mod._torch_stream({int(tdev)})"]  # looked up at each call: fakegpu replaces it
         else:
-            other = str(int(fixed))
-        lines += ["    if stream is not None:", "        h = _handle(stream)", "    else:", f"        h = {other}"]
+            lines += ["    else:", f"        h = {int(fixed)}"]
         if getattr(launcher, "via", None) == "cuda-python":  # the driver call written out (Launcher.__call__)
             from ..cuda.driver import _ok as _driver_ok
 
@@ -156,15 +166,17 @@ def _cai_strides(cai: Dict[str, Any]) -> Any:
     return tuple(st) if st is not None else None
 
 
-def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
+def _getter(t0: Any, obj: Any, align: int, exact_strides: bool = False) -> Callable[[Any], Optional[int]]:
     """A function of an argument: its storage address when it matches t0 (a Tensor that passed
     the full check; obj: what the caller gave for it) exactly: same kind of object, element
     type, layout, offset, storage size (at least), device, and an address aligned to align
-    bytes; else None (the caller then runs the full check, which names what differs)."""
+    bytes; else None (the caller then runs the full check, which names what differs).
+    exact_strides: a torch tensor's strides must be the same, where by default a contiguous tensor
+    of the same shape passes whatever the strides of its extent-1 modes."""
     e0 = t0.engine
     if obj is not None and type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr"):
         ttype, tdt, shape, strides, dev = type(obj), obj.dtype, tuple(obj.shape), tuple(obj.stride()), obj.device
-        if obj.is_contiguous():
+        if obj.is_contiguous() and not exact_strides:
             # same shape and contiguous: the same strides, but for extent-1 modes, whose stride
             # moves no coordinate (an offset of 0 either way); is_contiguous() is the cheaper call
             def get_torch(x: Any) -> Optional[int]:
@@ -184,7 +196,8 @@ def _getter(t0: Any, obj: Any, align: int) -> Callable[[Any], Optional[int]]:
                 return None
 
         # what it compares, for CompiledFunction's generated call (strides None: is_contiguous())
-        get_torch.torch = (ttype, tdt, shape, None if obj.is_contiguous() else strides, dev, align)  # type: ignore
+        get_torch.torch = (ttype, tdt, shape, None if obj.is_contiguous() and not exact_strides else strides,  # type: ignore
+                           dev, align)
         return get_torch
     if obj is not None and hasattr(obj, "__cuda_array_interface__") and not _is_storage_tensor(obj):
         cai = obj.__cuda_array_interface__

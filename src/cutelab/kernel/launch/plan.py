@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -17,6 +18,7 @@ from ...dynamic import dyn_scalar
 from ...errors import LaunchError, TraceError
 from ..analysis.bounds import check_bounds, check_deferred
 from ..cuda.driver import CUstream as _CUstream
+from ...runtime import EnvStream as _EnvStream
 from ..frontend.host import _local  # the launch record of this thread
 from ..frontend.engines import GmemEngine
 from ..frontend.trace import Tracer, tracing
@@ -251,12 +253,38 @@ def _torch_stream(device_index: int) -> int:
 _RAW_STREAM: Any = None
 
 
-def _stream_handle(stream: Any) -> int:
-    """A stream given to a launch (torch.cuda.Stream, cuda.CUstream, cutelab's CUstream, an int)."""
+def env_stream_now() -> Any:
+    """What a TVM-FFI env stream (runtime.EnvStream) stands for where no device is known: torch's current
+    CUDA stream as a CUstream (the emulation's without a GPU), else the default stream."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:  # (no is_available() first: it costs more than the launch, at every call)
+            return _CUstream(int(torch.cuda.current_stream().cuda_stream))
+        except Exception:  # noqa: BLE001 - a torch without CUDA: the default stream
+            pass
+    return _CUstream(0)
+
+
+def _env_stream(device_index: Optional[int]) -> int:
+    """The handle of a TVM-FFI env stream for a launch on that device: torch's current stream there
+    (_torch_stream, which fakegpu replaces); without a device, env_stream_now()'s."""
+    if device_index is None:
+        return env_stream_now().handle
+    try:
+        return _torch_stream(device_index)
+    except Exception:  # noqa: BLE001 - a torch without CUDA: the default stream
+        return 0
+
+
+def _stream_handle(stream: Any, device_index: Optional[int] = None) -> int:
+    """A stream given to a launch (torch.cuda.Stream, cuda.CUstream, cutelab's CUstream, an int; a
+    TVM-FFI env stream: the current stream of device_index)."""
     if type(stream) is int:
         return stream
     if type(stream) is _CUstream:
         return stream.handle
+    if type(stream) is _EnvStream:
+        return _env_stream(device_index)
     for attr in ("cuda_stream", "handle"):  # torch's default stream has cuda_stream 0: test presence, not truth
         h = getattr(stream, attr, None)
         if h is not None:
@@ -266,6 +294,14 @@ def _stream_handle(stream: Any) -> int:
     except (TypeError, ValueError):
         raise LaunchError(f"a launch's stream must be a torch.cuda.Stream, a cuda CUstream or an int handle, "
                           f"got {type(stream).__name__}") from None
+
+
+def _launch_device(storages: Sequence[_Storage]) -> Optional[int]:
+    """The device index of a launch's GPU storages (the first's), or None."""
+    for st in storages:
+        if st.on_gpu:
+            return st.device[1]
+    return None
 
 
 def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
@@ -280,7 +316,7 @@ def _torch_device(storages: Sequence[_Storage]) -> Optional[int]:
 
 def _stream_for(storages: Sequence[_Storage], stream: Any) -> int:
     if stream is not None:
-        return _stream_handle(stream)
+        return _stream_handle(stream, _launch_device(storages))
     dev = _torch_device(storages)
     return 0 if dev is None else _torch_stream(dev)
 
