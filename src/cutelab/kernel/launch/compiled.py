@@ -239,11 +239,6 @@ class CompiledFunction:
         self._by_value: Dict[Any, Any] = {}  # the scalar arguments' values -> the trace a call with them ran
         self._dyn_pos: Any = None
 
-    def _dyn_scalar_pos(self) -> Tuple[int, ...]:
-        """The positions of the runtime scalar arguments (Int32, Float32, bool), in order."""
-        if self._dyn_pos is None:
-            self._dyn_pos = tuple(sorted(self.dyn_args))
-        return self._dyn_pos
         # the generated call (fast.direct) of this function or of one of its variants that ran a call last:
         # passing its checks, a call does what this function's call would (see __call__); wrappers
         # (FakeCompiled, compat.tvm_ffi.TvmFfiFunction) try it before anything else
@@ -253,6 +248,12 @@ class CompiledFunction:
         # so that passing them means passing the fakes' checks too
         self.exact_strides = False
         self.min_align: Dict[Any, int] = {}
+
+    def _dyn_scalar_pos(self) -> Tuple[int, ...]:
+        """The positions of the runtime scalar arguments (Int32, Float32, bool), in order."""
+        if self._dyn_pos is None:
+            self._dyn_pos = tuple(sorted(self.dyn_args))
+        return self._dyn_pos
 
     def _by_position(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, ...]:
         """The call's arguments by position: those passed by name go to their parameter's place (the
