@@ -13,8 +13,8 @@ What it means in cutelab:
 
 >>> T.i32() is Int32, isinstance(Float32, NumericMeta), target_version(min_version="12.0")
 (True, True, True)
->>> extract_mlir_values([1, (2, 3)])
-[1, 2, 3]
+>>> extract_mlir_values([Int32(1), (Int32(2), 3)])  # a Python int is a compile-time constant: no value
+[1, 2]
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def tma_figure(atom: Any, cta_coord: Sequence[int] = (0, 0), multicast: int = 1,
 
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"tma_figure: expected a TMA atom (cpasync.make_tiled_tma_atom), got {type(atom).__name__}")
-    L = atom.gmem_layout
+    L = atom.tensor_layout  # the tensor's own layout (the atom's gmem_layout may decode a coordinate view)
     shape = L.shape if isinstance(L.shape, tuple) else (L.shape,)
     if len(shape) != 2:
         raise LayoutError(f"tma_figure: draws a global tensor of rank 2, got {L}")

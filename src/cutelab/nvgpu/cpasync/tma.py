@@ -176,6 +176,7 @@ class TmaCopyAtom:
         self.box_tile = tile if box_tile is None else box_tile
         self.box_smem_layout = box_smem_layout
         self.host_engine: Any = None  # the engine of the tensor the atom was made for (make_tiled_tma_atom)
+        self.tensor_layout: Any = gmem_layout  # that tensor's own layout (gmem_layout decodes a coordinate view's offsets)
 
     @property
     def size_in_bytes(self) -> int:
@@ -456,12 +457,14 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if num_multicast == 1:
         atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
+        atom.tensor_layout = layout  # the global tensor's own layout (gmem_layout may be a coordinate view's)
         return TmaInfo(atom, tma_tensor, stored)
     if nbox != 1:
         raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
                           f"boxes side by side) is not supported by cutelab")
     atom = _multicast_atom(op, desc, coord_layout or layout, smem_layout, outer, tile_shape, order, num_multicast, where)
     atom.host_engine = getattr(gmem_tensor, "engine", None)
+    atom.tensor_layout = layout
     return TmaInfo(atom, tma_tensor, stored)
 
 
