@@ -237,8 +237,6 @@ class CompiledFunction:
         self.variants: Any = None  # (target, args, kwargs, positions, api._compile): _respecialize's traces for other dynamic values
         self._last_variant: Any = None  # the variant the last call ran: its generated check is tried first
         self._by_value: Dict[Any, Any] = {}  # the scalar arguments' values -> the trace a call with them ran
-        self._dyn_pos: Any = None
-
         # the generated call (fast.direct) of this function or of one of its variants that ran a call last:
         # passing its checks, a call does what this function's call would (see __call__); wrappers
         # (FakeCompiled, compat.tvm_ffi.TvmFfiFunction) try it before anything else
@@ -248,12 +246,6 @@ class CompiledFunction:
         # so that passing them means passing the fakes' checks too
         self.exact_strides = False
         self.min_align: Dict[Any, int] = {}
-
-    def _dyn_scalar_pos(self) -> Tuple[int, ...]:
-        """The positions of the runtime scalar arguments (Int32, Float32, bool), in order."""
-        if self._dyn_pos is None:
-            self._dyn_pos = tuple(sorted(self.dyn_args))
-        return self._dyn_pos
 
     def _by_position(self, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Any, ...]:
         """The call's arguments by position: those passed by name go to their parameter's place (the
@@ -286,11 +278,13 @@ class CompiledFunction:
         if self.variants is not None:  # dynamic values (Int32 arguments, dynamic layouts): a trace per value
             # the trace an earlier call with these scalar values ran, tried first (a signal cycling 0, 1, 2, as
             # the Lamport all-reduce's does); only a hint: its generated check decides, as for any trace
-            try:
-                vk = tuple([args[p] for p in self._dyn_scalar_pos()])
-                hit = self._by_value.get(vk)
-            except (IndexError, TypeError):  # too few arguments, or one that is no scalar: the full path
-                vk = hit = None
+            vk = hit = None
+            if fast.dyn_pos:  # (dynamic layouts alone: their trace is found by _last_variant or _respecialize)
+                try:
+                    vk = tuple([args[p] for p in fast.dyn_pos])
+                    hit = self._by_value.get(vk)
+                except (IndexError, TypeError):  # too few arguments, or one that is no scalar: the full path
+                    vk = None
             if hit is not None:
                 hdirect = (hit._fast or hit._build()).direct
                 if hdirect is not None and hdirect(args, stream):
@@ -303,7 +297,7 @@ class CompiledFunction:
                 self._hot = direct
                 return None
             last = self._last_variant  # the trace the previous call ran (quack passes one eps every step)
-            if last is not None:
+            if last is not None and last is not hit:  # (hit's check has just failed)
                 ldirect = (last._fast or last._build()).direct
                 if ldirect is not None and ldirect(args, stream):
                     self._hot = ldirect
@@ -432,6 +426,7 @@ class CompiledFunction:
         fast.static = list(self.arg_static.items())
         fast.dyn = [(pos, *_plain(d)) for pos, d in self.dyn_args.items()]
         fast.dyn_ok = [{ty: {v0}} for _, ty, v0 in fast.dyn]  # class -> values the generated check accepts
+        fast.dyn_pos = tuple(pos for pos, _, _ in fast.dyn)  # their positions: the by-value lookup's key
         fast.nargs = self.nargs
         fast.launches = []
         fast.devices = []  # per launch: the device index of its GPU storages (a TVM-FFI env stream's device)
