@@ -224,11 +224,10 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     """cute.compile on fake tensors: one trace with stand-ins (its prints and errors now), then a
     FakeCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
     env: Dict[int, int] = {}
-    stand = tuple(stand_in(a, env) if isinstance(a, FakeTensor) else _nested(a, lambda f: stand_in(f, env))
-                  for a in args)
+    stand = tuple(_nested(a, lambda f: stand_in(f, env)) for a in args)
     # a cute.sym_int passed as a value (alone or in a tuple, as CUTLASS's tcgen05 primitives pass (M, N, K)):
-    # a dynamic integer at the stand-in value of that sym_int (the one its fake tensors' extents take)
-    stand = tuple(_sym_stand_in(a, env) for a in stand)
+    # a dynamic integer at the stand-in value of that sym_int (the one its fake tensors' extents take: after them)
+    stand = tuple(_nested(a, lambda x: _sym_stand_in(x, env), SymInt) for a in stand)
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
         _compile(target, *stand, **kwargs)
@@ -238,34 +237,30 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
 
 
 def _sym_stand_in(a: Any, env: Dict[int, int]) -> Any:
-    """a with each SymInt in it (a tuple's or list's entries, nested) made a DynInt of its stand-in value."""
-    if isinstance(a, SymInt):
-        v = env.setdefault(id(a), a.stand_in())
-        return DynInt(v, "i64" if a.width == 64 else "i32", a.divisibility)
-    if type(a) in (tuple, list) and any(isinstance(x, (SymInt, tuple, list)) for x in a):
-        return type(a)(_sym_stand_in(x, env) for x in a)
-    return a
+    """The SymInt a as a DynInt of its stand-in value."""
+    v = env.setdefault(id(a), a.stand_in())
+    return DynInt(v, "i64" if a.width == 64 else "i32", a.divisibility)
 
 
-def _nested(x: Any, fn: Callable[[Any], Any]) -> Any:
-    """x with fn applied to the fake tensors it holds in tuples, lists, dicts and dataclass fields (quack's
-    epilogue arguments: a dataclass of fake tensors); x itself when it holds none."""
+def _nested(x: Any, fn: Callable[[Any], Any], leaf: Any = None) -> Any:
+    """x with fn applied to the fake tensors (or the instances of ``leaf``) it holds in tuples, lists, dicts
+    and dataclass fields (quack's epilogue arguments: a dataclass of fake tensors); x itself when it holds none."""
     import dataclasses
 
-    if isinstance(x, FakeTensor):
+    if isinstance(x, leaf or FakeTensor):
         return fn(x)
     if isinstance(x, (list, tuple)) and not hasattr(x, "shape"):
-        new = [_nested(e, fn) for e in x]
+        new = [_nested(e, fn, leaf) for e in x]
         if all(a is b for a, b in zip(new, x)):
             return x
         if isinstance(x, list):
             return new
         return type(x)(*new) if hasattr(x, "_fields") else type(x)(new)
     if isinstance(x, dict):
-        new_d = {k: _nested(v, fn) for k, v in x.items()}
+        new_d = {k: _nested(v, fn, leaf) for k, v in x.items()}
         return x if all(new_d[k] is x[k] for k in x) else new_d
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        kw = {f.name: _nested(getattr(x, f.name), fn) for f in dataclasses.fields(x) if f.init}
+        kw = {f.name: _nested(getattr(x, f.name), fn, leaf) for f in dataclasses.fields(x) if f.init}
         if all(kw[k] is getattr(x, k) for k in kw):
             return x
         return dataclasses.replace(x, **kw)
