@@ -63,7 +63,10 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 PROGRAMS = ["torch", "dsl-ampere", "dsl-hopper", "cutelab-ampere", "sm80", "sm90"]
 DSL_PROGRAMS = ("dsl-ampere", "dsl-hopper")
 CUTELAB_PROGRAMS = ("cutelab-ampere", "sm80", "sm90")
-DTYPES = ("bf16", "f16")
+DTYPES = ("bf16", "f16", "e4m3")
+FP8 = ("e4m3",)
+# the programs with an fp8 (e4m3) version: torch._scaled_mm and sm90_gemm.py (per-tensor scales in its epilogue)
+FP8_PROGRAMS = ("torch", "sm90")
 # unit roundoff of the output types
 UNIT_ROUNDOFF = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}
 
@@ -163,15 +166,19 @@ def sm90_options(text: str) -> argparse.Namespace:
     return o
 
 
-def tolerance(c_dtype: str, ref_max: float) -> float:
+def tolerance(c_dtype: str, ref_max: float, ab_dtype: str = "bf16") -> float:
     """Largest max |C - ref| accepted: two roundings of C's type at the largest |ref|, and f32
     accumulation in another order (2**-12 of the largest |ref|; a missing k-tile or a wrong
-    layout errs by O(1)).
+    layout errs by O(1)). fp8 inputs (ab_dtype e4m3): 2**-5 of the largest |ref| instead of 2**-12, for
+    the tensor cores' fp8 accumulation, which keeps fewer bits than f32 (about 14; torch._scaled_mm's
+    use_fast_accum=True has it too); a 128-wide k-tile left out of K = 8192 errs by about 1/8 of it.
 
     >>> tolerance("f32", 4.0) == 4.0 * (2 * 2.0 ** -24 + 2.0 ** -12)
     True
+    >>> tolerance("bf16", 4.0, "e4m3") == 4.0 * (2 * 2.0 ** -8 + 2.0 ** -5)
+    True
     """
-    return ref_max * (2 * UNIT_ROUNDOFF[c_dtype] + 2.0 ** -12)
+    return ref_max * (2 * UNIT_ROUNDOFF[c_dtype] + (2.0 ** -5 if ab_dtype in FP8 else 2.0 ** -12))
 
 
 # --------------------------------------------------------------------------- the child: one program
@@ -179,19 +186,29 @@ def tolerance(c_dtype: str, ref_max: float) -> float:
 def _torch_dtype(name: str) -> Any:
     import torch
 
-    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[name]
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "e4m3": torch.float8_e4m3fn}[name]
 
 
 def make_data(M: int, N: int, K: int, dtype: str, device: str, seed: int = 0) -> Tuple[Any, Any]:
-    """A (M x K) and B (N x K) in dtype: normal / K**0.25, from one generator seeded with seed."""
+    """A (M x K) and B (N x K) in dtype: normal / K**0.25, from one generator seeded with seed; fp8:
+    normal, rounded to e4m3 (the per-tensor scales of fp8_scales bring C to about N(0, 1))."""
     import torch
 
     g = torch.Generator(device=device)
     g.manual_seed(seed)
-    scale = K ** -0.25
+    scale = 1.0 if dtype in FP8 else K ** -0.25
     a = (torch.randn(M, K, generator=g, device=device) * scale).to(_torch_dtype(dtype))
     b = (torch.randn(N, K, generator=g, device=device) * scale).to(_torch_dtype(dtype))
     return a, b
+
+
+def fp8_scales(K: int, device: Any) -> Tuple[Any, Any]:
+    """scale_a and scale_b of an fp8 GEMM: 1-element f32 tensors of K**-0.25 each, as torch._scaled_mm takes
+    per-tensor scales (and sm90_gemm.py's epilogue applies them)."""
+    import torch
+
+    return (torch.full((1,), K ** -0.25, dtype=torch.float32, device=device),
+            torch.full((1,), K ** -0.25, dtype=torch.float32, device=device))
 
 
 class Runner:
@@ -238,11 +255,18 @@ def _stream(mod: Any) -> Any:
     return mod.cuda.CUstream(torch.cuda.current_stream().cuda_stream)
 
 
-def build_torch(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
+def build_torch(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any = None) -> Runner:
     import torch
 
-    c = _new((a.shape[0], b.shape[0]), a.dtype, a)
     bt = b.t()
+    if dtype in FP8:  # cuBLASLt's fp8 GEMM: e4m3 A (row-major) x e4m3 B^T (column-major), per-tensor scales
+        c = _new((a.shape[0], b.shape[0]), _torch_dtype(opts.fp8_c_dtype), a)
+        sa, sb = scales
+        fast = opts.scaled_mm_accum == "fast"
+        return Runner(lambda: torch._scaled_mm(a, bt, scale_a=sa, scale_b=sb, out_dtype=c.dtype, use_fast_accum=fast,
+                                               out=c),
+                      c, opts.fp8_c_dtype, f"torch._scaled_mm, use_fast_accum={fast}", None)
+    c = _new((a.shape[0], b.shape[0]), a.dtype, a)
     return Runner(lambda: torch.matmul(a, bt, out=c), c, dtype, "torch.matmul (cuBLAS), f32 reductions", None)
 
 
@@ -327,38 +351,46 @@ def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
                   f"tile 128x128x{o.bk}, {o.stages} stages, raster {raster}", compile_s)
 
 
-def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
-    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it) through
-    ``cute.compile(gemm, mA, mB, mC)`` (its @cute.jit __call__)."""
+def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any = None) -> Runner:
+    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it; fp8: C of
+    --fp8-c-dtype and the per-tensor scales, as torch._scaled_mm) through ``cute.compile(gemm, mA, mB, mC[, sa,
+    sb])`` (its @cute.jit __call__)."""
     import cutelab as cute
     from cutelab.runtime import from_dlpack
 
     mod = _load(os.path.join(ROOT, "examples", "gemm", "sm90_gemm.py"), "_bench_sm90_gemm")
-    o = sm90_options(opts.sm90_args)
+    fp8 = dtype in FP8
+    o = sm90_options(opts.sm90_fp8_args if fp8 else opts.sm90_args)
     M, K = a.shape
     N = b.shape[0]
     ctas = o.ctas or _sm_count(a)
-    c = _new((M, N), a.dtype, a)
-    gemm = mod.HopperGemm(ab_dtype=cute.BFloat16 if dtype == "bf16" else cute.Float16, tile_mnk=o.tile,
-                          stages=o.stages, num_ctas=ctas, dynamic=True, warp_specialized=o.ws,
-                          mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue)
+    c_dtype = opts.fp8_c_dtype if fp8 else dtype
+    c = _new((M, N), _torch_dtype(c_dtype), a)
+    ab = {"bf16": cute.BFloat16, "f16": cute.Float16, "e4m3": cute.Float8E4M3FN}[dtype]
+    gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
+                          warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
-              + f", raster {o.raster}, {gemm.epilogue_kind(dtype)} epilogue")
+              + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue")
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
-    mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (a, b, c_arg))
+    args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
+    if fp8:
+        config += ", per-tensor scales"
+        args += [from_dlpack(_dev(s)) for s in scales]
     t0 = time.perf_counter()
-    compiled = cute.compile(gemm, mA, mB, mC)
+    compiled = cute.compile(gemm, *args)
     compile_s = time.perf_counter() - t0
-    call: Callable[[], Any] = lambda: compiled(mA, mB, mC)  # noqa: E731
+    call: Callable[[], Any] = lambda: compiled(*args)  # noqa: E731
     config += "; cute.compile"
-    return Runner(call, c, dtype, config, compile_s)
+    return Runner(call, c, c_dtype, config, compile_s)
 
 
 def build(program: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
-          cluster: Optional[Tuple[int, int]] = None) -> Runner:
+          cluster: Optional[Tuple[int, int]] = None, scales: Any = None) -> Runner:
+    if dtype in FP8 and program not in FP8_PROGRAMS:
+        raise SystemExit(f"gemm.py: {program} has no {dtype} version (fp8: {', '.join(FP8_PROGRAMS)})")
     if program == "torch":
-        return build_torch(a, b, dtype, opts)
+        return build_torch(a, b, dtype, opts, scales)
     if program == "dsl-ampere":
         return build_tensorop(os.path.join(opts.dsl_orig, "tensorop_gemm.py"), a, b, dtype, opts)
     if program == "dsl-hopper":
@@ -368,7 +400,7 @@ def build(program: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
     if program == "sm80":
         return build_sm80(a, b, dtype, opts)
     if program == "sm90":
-        return build_sm90(a, b, dtype, opts)
+        return build_sm90(a, b, dtype, opts, scales)
     raise SystemExit(f"gemm.py: unknown program {program!r} (choose from {', '.join(PROGRAMS)})")
 
 
@@ -393,12 +425,16 @@ def child(program: str, mnk: Tuple[int, int, int], dtype: str, opts: argparse.Na
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     a, b = make_data(M, N, K, dtype, "cuda", opts.seed)
     ref = a.float() @ b.float().t()
+    scales = None
+    if dtype in FP8:
+        scales = fp8_scales(K, "cuda")
+        ref *= scales[0] * scales[1]
     ref_max = ref.abs().max().item()
-    r = build(program, a, b, dtype, opts, cluster)
+    r = build(program, a, b, dtype, opts, cluster, scales)
     r.call()
     torch.cuda.synchronize()
     err = (r.c.float() - ref).abs().max().item()
-    tol = tolerance(r.c_dtype, ref_max)
+    tol = tolerance(r.c_dtype, ref_max, dtype)
     ok = err <= tol  # NaN fails
     print("GEMM " + json.dumps(dict(info, config=r.config, c_dtype=r.c_dtype, compile_s=r.compile_s,
                                     max_err=err, tol=tol, ref_max=ref_max, passed=ok)), flush=True)
@@ -431,12 +467,15 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
                     row: Dict[str, Any] = {"program": program, "mnk": list(mnk), "dtype": dtype, "dry": True}
                     if program not in CUTELAB_PROGRAMS:
                         row.update(ok=False, skipped=True, why="needs a GPU (skipped in --dry-run)")
+                    elif dtype in FP8 and program not in FP8_PROGRAMS:
+                        row.update(ok=False, skipped=True, why=f"no {dtype} version")
                     else:
                         t0 = time.perf_counter()
                         try:
                             with fake_gpu(nvcc=opts.nvcc) as gpu:
                                 a, b = make_data(*mnk, dtype=dtype, device="cpu", seed=opts.seed)
-                                r = build(program, a, b, dtype, opts)
+                                scales = fp8_scales(mnk[2], "cpu") if dtype in FP8 else None
+                                r = build(program, a, b, dtype, opts, scales=scales)
                                 r.call()
                                 launches = len(gpu.driver.launches)
                             row.update(ok=True, config=r.config, launches=launches)
@@ -549,6 +588,39 @@ def markdown(rows: List[Dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def summary(rows: List[Dict[str, Any]]) -> str:
+    """The rounds' medians per size, input type, program and cluster (after add_ratios): TFLOP/s and the
+    % of the round's own torch row, back to back and single launch, with the range of the % over the rounds.
+
+    >>> rows = [dict(program=p, mnk=[8, 8, 8], dtype="e4m3", ok=True, b2b_us=us, single_us=us, round=r)
+    ...         for r, (p, us) in enumerate([("torch", 2.0), ("sm90", 1.0), ("torch", 1.0), ("sm90", 1.0)]) ]
+    >>> rows = [rows[0], rows[1], dict(rows[2], round=1), dict(rows[3], round=1)]
+    >>> add_ratios(rows)
+    >>> print(summary(rows).splitlines()[-1])
+    | 8x8x8 | e4m3 | sm90 |  | 2 | 0.0 | 0.0 | 150.0 (100.0-200.0) | 150.0 (100.0-200.0) |
+    """
+    import statistics
+
+    def med(vals: List[float], rng: bool = False) -> str:
+        if not vals:
+            return "-"
+        m = f"{statistics.median(vals):.1f}"
+        return m + (f" ({min(vals):.1f}-{max(vals):.1f})" if rng and len(vals) > 1 else "")
+
+    out = ["| M x N x K | in | program | cluster | rounds ok | TFLOP/s b2b | TFLOP/s single | % of torch b2b (range) "
+           "| % of torch single (range) |", "|---|---|---|---|---|---|---|---|---|"]
+    keys = dict.fromkeys((tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) for r in rows
+                         if not r.get("skipped"))
+    for key in keys:
+        g = [r for r in rows if (tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) == key
+             and r.get("ok")]
+        pick = lambda k: [r[k] for r in g if r.get(k) is not None]  # noqa: E731
+        out.append(f"| {'x'.join(map(str, key[0]))} | {key[1]} | {key[2]} | {'x'.join(map(str, key[3]))} | {len(g)} | "
+                   f"{med(pick('tflops_b2b'))} | {med(pick('tflops_single'))} | {med(pick('pct_cublas_b2b'), True)} | "
+                   f"{med(pick('pct_cublas_single'), True)} |")
+    return "\n".join(out)
+
+
 def exit_status(rows: List[Dict[str, Any]]) -> int:
     """0: every row measured and passed; 1: some row failed; 2: nothing was measured.
 
@@ -579,6 +651,16 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3",
                     help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
                          "write --sm90-args='--ws --stages 4'")
+    ap.add_argument("--sm90-fp8-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,128 --stages 3",
+                    help="sm90_gemm.py's flags for e4m3 rows (bK 128: 128-byte k-tile rows, as bK 64 for 16-bit types)")
+    ap.add_argument("--fp8-c-dtype", default="bf16", choices=["bf16", "f16", "f32"],
+                    help="C's type in the e4m3 rows (torch._scaled_mm's out_dtype)")
+    ap.add_argument("--scaled-mm-accum", default="fast", choices=["fast", "precise"],
+                    help="the e4m3 torch row: torch._scaled_mm(use_fast_accum=True), the tensor cores' fp8 accumulation "
+                         "as sm90_gemm.py has it (default), or False (cuBLAS promotes the sums to f32 now and then)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the whole plan this many times, one round after another (each program alternating with "
+                         "its torch row); a summary table gives each row's median over the rounds")
     ap.add_argument("--iterations", type=int, default=100, help="back-to-back calls")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--singles", type=int, default=20, help="single launches (median)")
@@ -614,14 +696,19 @@ def child_command(run: Dict[str, Any], opts: argparse.Namespace) -> List[str]:
     cmd = [python, os.path.abspath(__file__), "--child", run["program"], "x".join(map(str, run["mnk"])),
            run["dtype"], cl, "--iterations", str(opts.iterations), "--warmup", str(opts.warmup),
            "--singles", str(opts.singles), "--seed", str(opts.seed), "--sm80-args=" + opts.sm80_args,
-           "--sm90-args=" + opts.sm90_args, "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
+           "--sm90-args=" + opts.sm90_args, "--sm90-fp8-args=" + opts.sm90_fp8_args, "--fp8-c-dtype",
+           opts.fp8_c_dtype, "--scaled-mm-accum", opts.scaled_mm_accum,
+           "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
     if opts.dsl_orig:
         cmd += ["--dsl-orig", os.path.abspath(opts.dsl_orig)]
     return cmd
 
 
-def skip_reason(program: str, opts: argparse.Namespace, have: Dict[str, Optional[str]]) -> Optional[str]:
+def skip_reason(program: str, opts: argparse.Namespace, have: Dict[str, Optional[str]],
+                dtype: Optional[str] = None) -> Optional[str]:
     """Why a program cannot be measured here (None: it can)."""
+    if dtype in FP8 and program not in FP8_PROGRAMS:
+        return f"no {dtype} version"
     if have.get("gpu"):
         return have["gpu"]
     if program in DSL_PROGRAMS:
@@ -681,12 +768,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             bad = _dsl_examples().import_only_diff(open(ours).read(), open(theirs).read())
             notes.append(f"examples/dsl/tensorop_gemm.py: lines differing from CuTe DSL's beyond imports: {len(bad)}")
             print(notes[-1] + "".join("\n    " + b for b in bad), flush=True)
-    for run in plan(opts):
-        why = skip_reason(run["program"], opts, have)
+    for rnd, run in ((rnd, run) for rnd in range(max(1, opts.rounds)) for run in plan(opts)):
+        why = skip_reason(run["program"], opts, have, run["dtype"])
+        if why and rnd:
+            continue  # listed once, in the first round
         if why:
             r = dict(run, ok=False, skipped=True, why=why)
         else:
             r = dict(run, **run_child(child_command(run, opts), env, opts.timeout))
+        if opts.rounds > 1:
+            r["round"] = rnd
         rows.append(r)
         print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k != "tail"}),
               flush=True)
@@ -703,6 +794,9 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"nvidia-cutlass-dsl {dsl or '-'}")
     print()
     print(markdown(rows))
+    if opts.rounds > 1:
+        print(f"\nMedians over {opts.rounds} rounds (each round's row against that round's torch row):\n")
+        print(summary(rows))
     for why in skipped:
         print(f"\nskipped: {why}")
     for n in notes:

@@ -1,0 +1,130 @@
+"""The SM90 GEMM example with fp8 (e4m3, e5m2) A and B: wgmma m64nNk32 from 128-byte k-tile rows, f32
+accumulation, per-tensor scales applied in the epilogue as ``torch._scaled_mm(a, b.t(), scale_a, scale_b,
+out_dtype=...)`` applies them; on the CPU interpreter against torch._scaled_mm (CPU) and an f64 reference,
+and its CUDA compiled for sm_90a."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import cutelab as cute
+import cutelab as cutlass
+from cutelab.kernel.cuda import printer as cuda
+from cutelab.kernel.launch.plan import last_launch
+from cutelab.runtime import from_dlpack
+
+from sm90_util import nvcc_compiles
+
+torch = pytest.importorskip("torch")  # torch's float8 CPU tensors carry the fp8 values (numpy has none)
+
+_EX = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "gemm", "sm90_gemm.py")
+E4, E5 = cutlass.Float8E4M3FN, cutlass.Float8E5M2
+TDT = {E4: torch.float8_e4m3fn, E5: torch.float8_e5m2}
+CDT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+HALF_ULP = {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("sm90_gemm_example_fp8", _EX)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _data(M, N, K, dt, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(M, K, generator=g).to(TDT[dt]), torch.randn(N, K, generator=g).to(TDT[dt])
+
+
+def _bound(A, B, scale, c_dtype):
+    """Per element: the exact scaled product, f32 rounding once per k32 step (and once for the scaling),
+    C's rounding (half an ulp)."""
+    a, b = A.double(), B.double()
+    ref = (a @ b.T) * scale
+    acc = (A.shape[1] // 32 + 2) * 2.0 ** -24 * (a.abs() @ b.abs().T) * abs(scale)
+    return ref, acc + HALF_ULP[c_dtype] * (ref.abs() + acc)
+
+
+@pytest.mark.parametrize("c_dtype", ["bf16", "f32", "f16"])
+def test_fp8_two_consumer_warpgroups_match_scaled_mm(c_dtype):
+    """The configuration gemm.py times (128x256x128 tiles, a producer and two consumer warpgroups, 3 stages),
+    small: 4 tiles on 3 CTAs (one takes two: its stages wrap), 3 k-tiles; C starts as NaN."""
+    ex = _example()
+    A, B = _data(256, 512, 384, E4, 1)
+    sa, sb = torch.tensor([0.375]), torch.tensor([1.25])
+    C = torch.full((256, 512), float("nan"), dtype=CDT[c_dtype])
+    ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 256, 128), stages=3, num_ctas=3, dynamic=True, warp_specialized=True,
+                  mma_warpgroups=2)(A, B, C, sa, sb)
+    ref, bound = _bound(A, B, 0.375 * 1.25, c_dtype)
+    got = C.double()
+    assert torch.all((got - ref).abs() <= bound), (got - ref).abs().max()
+    # torch's own: the same values rounded once to C's type, its f32 sums in another order
+    theirs = torch._scaled_mm(A, B.t(), scale_a=sa, scale_b=sb, out_dtype=CDT[c_dtype]).double()
+    assert torch.all((got - theirs).abs() <= 2 * bound)
+    src = cuda.render(last_launch().ir)
+    assert "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3" in src and "__launch_bounds__(384)" in src
+    if c_dtype == "bf16":
+        nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("ws", [False, True])
+def test_e5m2_without_scales_and_one_warpgroup(ws):
+    """e5m2 (a wider range, fewer mantissa bits), no scales (C = A B^T), 64x128x64 tiles (64-byte k-tile rows,
+    2 k32 steps each), 2 CTAs over 4 tiles."""
+    ex = _example()
+    A, B = _data(128, 256, 256, E5, 2)
+    C = torch.full((128, 256), float("nan"), dtype=torch.float16)
+    ex.HopperGemm(ab_dtype=E5, tile_mnk=(64, 128, 64), stages=2, num_ctas=2, dynamic=True, warp_specialized=ws)(A, B, C)
+    ref, bound = _bound(A, B, 1.0, "f16")
+    assert torch.all((C.double() - ref).abs() <= bound)
+    assert "m64n128k32.f32.e5m2.e5m2" in cuda.render(last_launch().ir)
+
+
+def test_scales_are_read_by_the_kernel_at_each_call():
+    """One compile, two calls with new scale values in the same tensors: the second result follows them (the
+    scales are not constants of the trace)."""
+    ex = _example()
+    A, B = _data(128, 128, 128, E4, 3)
+    C = torch.zeros(128, 128)
+    sa, sb = np.array([0.5], np.float32), np.array([2.0], np.float32)
+    args = [from_dlpack(x) for x in (A, B, C, sa, sb)]
+    gemm = ex.HopperGemm(ab_dtype=E4, tile_mnk=(64, 64, 128), stages=2, num_ctas=2, dynamic=True, warp_specialized=True)
+    compiled = cute.compile(gemm, *args)
+    compiled(*args)
+    first = C.clone()
+    sa[0], sb[0] = 3.0, -0.25
+    compiled(*args)
+    ref, bound = _bound(A, B, -0.75, "f32")
+    assert torch.all((C.double() - ref).abs() <= bound)
+    assert torch.allclose(first * -0.75, C, rtol=1e-6, atol=1e-6)
+
+
+def test_fp8_arguments_are_checked():
+    ex = _example()
+    A, B = _data(128, 128, 128, E4, 4)
+    C = torch.zeros(128, 128)
+    gemm = ex.HopperGemm(ab_dtype=E4, tile_mnk=(64, 64, 128), num_ctas=2)
+    with pytest.raises(ValueError, match="both scales"):
+        gemm(A, B, C, torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="scale_b must be a tensor of one Float32"):
+        gemm(A, B, C, torch.tensor([1.0]), torch.tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="scale_a must be a tensor of one Float32"):
+        gemm(A, B, C, torch.tensor([1.0], dtype=torch.float16), torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="made for Float8E4M3FN"):
+        gemm(A.float().half(), B.float().half(), C)
+    with pytest.raises(ValueError, match="multiple of 32"):
+        ex.HopperGemm(ab_dtype=E4, tile_mnk=(64, 64, 48))
+    with pytest.raises(ValueError, match="at most 64"):  # 128 f16 columns: 256-byte rows, beyond the swizzle
+        ex.HopperGemm(ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 128))
+    with pytest.raises(ValueError, match="ab_dtype"):
+        ex.HopperGemm(ab_dtype=cutlass.Int8)
+
+
+def test_example_main_fp8_on_the_cpu(capsys):
+    ex = _example()
+    assert ex.main(["--dtype", "e4m3", "--c-dtype", "bf16", "--mnk", "128,128,256", "--scale-a", "0.5"]) == 0
+    assert "e4m3 -> bf16 on the CPU" in capsys.readouterr().out
