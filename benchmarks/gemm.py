@@ -31,6 +31,20 @@ inputs: max |C - ref| must be at most ``2 u |ref|_max + 2**-12 |ref|_max`` (u: t
 of C's type; the second term covers f32 accumulation in another order). A program that fails it
 is reported as failed and not timed.
 
+``--dtypes e4m3``: fp8 A and B (normal values rounded to e4m3) with per-tensor scales K**-0.25 (1-element
+f32 tensors on the device), C in ``--fp8-c-dtype`` (bf16). The programs: ``torch`` is
+``torch._scaled_mm(a, b.t(), scale_a, scale_b, out_dtype, use_fast_accum=True)`` (``--scaled-mm-accum
+precise``: False, cuBLAS promoting its sums to f32 now and then, slower); ``sm90`` takes the scales
+in its epilogue, configured by ``--sm90-fp8-args`` (128x256x128 tiles: a stage holds as many bytes as
+128x256x64 of a 16-bit type); ``dsl-hopper`` runs dense_gemm.py with e4m3 (no scales: its C is
+scaled before the check). The others have no fp8 version and are listed as skipped. The check's
+second term is 2**-5 |ref|_max (the tensor cores' fp8 accumulation keeps fewer bits than f32)::
+
+    python benchmarks/gemm.py --dtypes e4m3 --sizes 8192,4096 --only torch,sm90,dsl-hopper --dsl-orig DIR --rounds 3
+
+``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
+each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
+
     python benchmarks/gemm.py --dsl-orig DIR [--sizes 8192,4096] [--dtypes bf16,f16]
                               [--only torch,sm90] [--json out.json]
     python benchmarks/gemm.py --dry-run [--nvcc]   # no GPU: cutelab's programs through the GPU
@@ -65,8 +79,9 @@ DSL_PROGRAMS = ("dsl-ampere", "dsl-hopper")
 CUTELAB_PROGRAMS = ("cutelab-ampere", "sm80", "sm90")
 DTYPES = ("bf16", "f16", "e4m3")
 FP8 = ("e4m3",)
-# the programs with an fp8 (e4m3) version: torch._scaled_mm and sm90_gemm.py (per-tensor scales in its epilogue)
-FP8_PROGRAMS = ("torch", "sm90")
+# the programs with an fp8 (e4m3) version: torch._scaled_mm, sm90_gemm.py (per-tensor scales in its epilogue) and
+# CuTe DSL's Hopper dense_gemm.py (no scales: its C is A B^T, scaled by the check before the comparison)
+FP8_PROGRAMS = ("torch", "dsl-hopper", "sm90")
 # unit roundoff of the output types
 UNIT_ROUNDOFF = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}
 
@@ -214,8 +229,10 @@ def fp8_scales(K: int, device: Any) -> Tuple[Any, Any]:
 class Runner:
     """One program ready to run: ``call()`` computes C into ``c`` (a torch tensor, M x N)."""
 
-    def __init__(self, call: Callable[[], Any], c: Any, c_dtype: str, config: str, compile_s: Optional[float]):
+    def __init__(self, call: Callable[[], Any], c: Any, c_dtype: str, config: str, compile_s: Optional[float],
+                 post_scale: Any = None):
         self.call, self.c, self.c_dtype, self.config, self.compile_s = call, c, c_dtype, config, compile_s
+        self.post_scale = post_scale  # what C is multiplied by before the check (a program without fp8 scales)
 
 
 # --dry-run: tensors are CPU tensors dressed as CUDA ones (cutelab.kernel.cuda.fakegpu); nothing executes
@@ -293,7 +310,7 @@ def build_tensorop(path: str, a: Any, b: Any, dtype: str, opts: argparse.Namespa
 
 
 def build_dsl_hopper(path: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
-                     cluster: Tuple[int, int]) -> Runner:
+                     cluster: Tuple[int, int], scales: Any = None) -> Runner:
     """CuTe DSL's Hopper dense_gemm.py: HopperWgmmaGemmKernel(f32, tile, cluster) over (M, K, 1),
     (N, K, 1), (M, N, 1) tensors with dynamic layouts, as the example's run() builds them."""
     import torch
@@ -304,27 +321,35 @@ def build_dsl_hopper(path: str, a: Any, b: Any, dtype: str, opts: argparse.Names
     mod = _load(path, "_bench_dense_gemm")
     M, K = a.shape
     N = b.shape[0]
-    ab = mod.cutlass.BFloat16 if dtype == "bf16" else mod.cutlass.Float16
-    c = torch.empty(M, N, dtype=a.dtype, device=a.device)
+    fp8 = dtype in FP8
+    ab = {"bf16": mod.cutlass.BFloat16, "f16": mod.cutlass.Float16, "e4m3": mod.cutlass.Float8E4M3FN}[dtype]
+    c_dtype = opts.fp8_c_dtype if fp8 else dtype
+    cd = {"bf16": mod.cutlass.BFloat16, "f16": mod.cutlass.Float16, "f32": mod.cutlass.Float32}[c_dtype]
+    c = torch.empty(M, N, dtype=_torch_dtype(c_dtype), device=a.device)
 
-    def tensor(t: Any) -> Any:
+    def tensor(t: Any, dt: Any) -> Any:
         # (rows, cols, 1) with strides (cols, 1, rows * cols), as the example's run() permutes its
-        # (l, rows, cols) tensors: the batch stride too is a multiple of 16 bytes, as TMA wants
-        return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=16).mark_layout_dynamic(leading_dim=1)
+        # (l, rows, cols) tensors: the batch stride too is a multiple of 16 bytes, as TMA wants; fp8 as
+        # the example passes it: the bytes (uint8), the element type set on the tensor
+        x = from_dlpack((t.view(torch.uint8) if dt.width == 8 else t).unsqueeze(0).permute(1, 2, 0), assumed_align=16)
+        if dt.width == 8:
+            x.element_type = dt
+        return x.mark_layout_dynamic(leading_dim=1)
 
-    mA, mB, mC = tensor(a), tensor(b), tensor(c)
-    note = ""
+    mA, mB, mC = tensor(a, ab), tensor(b, ab), tensor(c, cd)
+    note = "; no scales (C = A B^T, scaled for the check)" if fp8 else ""
     check = getattr(mod.HopperWgmmaGemmKernel, "is_valid_dtypes", None)
-    if check is not None and not check(ab, ab, mod.cutlass.Float32, ab, "k", "k"):
-        note = f"; {dtype} is outside the example's is_valid_dtypes (run through the class)"
+    if check is not None and not check(ab, ab, mod.cutlass.Float32, cd, "k", "k"):
+        note += f"; {dtype} -> {c_dtype} is outside the example's is_valid_dtypes (run through the class)"
     tile = tuple(opts.dsl_hopper_tile)
     gemm = mod.HopperWgmmaGemmKernel(mod.cutlass.Float32, tile, cluster)
     stream = _stream(mod)
     t0 = time.perf_counter()
     compiled = dcute.compile(gemm, mA, mB, mC, stream)
     compile_s = time.perf_counter() - t0
-    return Runner(lambda: compiled(mA, mB, mC, stream), c, dtype,
-                  f"tile {tile[0]}x{tile[1]}x64, cluster {cluster[0]}x{cluster[1]}{note}", compile_s)
+    return Runner(lambda: compiled(mA, mB, mC, stream), c, c_dtype,
+                  f"tile {tile[0]}x{tile[1]}x{128 if fp8 else 64}, cluster {cluster[0]}x{cluster[1]}{note}", compile_s,
+                  post_scale=scales[0] * scales[1] if fp8 else None)
 
 
 def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
@@ -394,7 +419,8 @@ def build(program: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
     if program == "dsl-ampere":
         return build_tensorop(os.path.join(opts.dsl_orig, "tensorop_gemm.py"), a, b, dtype, opts)
     if program == "dsl-hopper":
-        return build_dsl_hopper(os.path.join(opts.dsl_orig, "dense_gemm.py"), a, b, dtype, opts, cluster or (1, 1))
+        return build_dsl_hopper(os.path.join(opts.dsl_orig, "dense_gemm.py"), a, b, dtype, opts, cluster or (1, 1),
+                                scales)
     if program == "cutelab-ampere":
         return build_tensorop(os.path.join(ROOT, "examples", "dsl", "tensorop_gemm.py"), a, b, dtype, opts)
     if program == "sm80":
@@ -433,7 +459,9 @@ def child(program: str, mnk: Tuple[int, int, int], dtype: str, opts: argparse.Na
     r = build(program, a, b, dtype, opts, cluster, scales)
     r.call()
     torch.cuda.synchronize()
-    err = (r.c.float() - ref).abs().max().item()
+    got = r.c.float() if r.post_scale is None else r.c.float() * r.post_scale
+    err = (got - ref).abs().max().item()
+    del got
     tol = tolerance(r.c_dtype, ref_max, dtype)
     ok = err <= tol  # NaN fails
     print("GEMM " + json.dumps(dict(info, config=r.config, c_dtype=r.c_dtype, compile_s=r.compile_s,

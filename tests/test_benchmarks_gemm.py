@@ -230,6 +230,7 @@ def test_e4m3_rows_torch_scaled_mm_and_sm90_only(gemm, capsys, monkeypatch):
     have = {"gpu": None, "dsl": None}
     assert gemm.skip_reason("sm80", o, have, "e4m3") == "no e4m3 version"
     assert gemm.skip_reason("sm90", o, have, "e4m3") is None and gemm.skip_reason("sm80", o, have, "bf16") is None
+    assert gemm.skip_reason("dsl-hopper", o, have, "e4m3") == "no --dsl-orig folder"  # it has an fp8 version
     back = gemm.make_parser().parse_args(gemm.child_command(gemm.plan(o)[0], o)[2:])
     assert (back.sm90_fp8_args, back.fp8_c_dtype, back.scaled_mm_accum) == ("--ws --stages 4", "bf16", "precise")
     monkeypatch.setattr(gemm, "probe", lambda opts: {"gpu": None, "dsl": None})
