@@ -42,6 +42,13 @@ second term is 2**-5 |ref|_max (the tensor cores' fp8 accumulation keeps fewer b
 
     python benchmarks/gemm.py --dtypes e4m3 --sizes 8192,4096 --only torch,sm90,dsl-hopper --dsl-orig DIR --rounds 3
 
+For a row as accurate as the default ``torch._scaled_mm`` (``--scaled-mm-accum precise``), sm90 adds its
+wgmma accumulators into f32 registers every few k-tiles (``--promote``; twice the accumulator registers,
+so 128x128 tiles on two consumer warpgroups)::
+
+    python benchmarks/gemm.py --dtypes e4m3 --sizes 8192,4096 --only torch,sm90 --scaled-mm-accum precise \
+        --sm90-fp8-args="--ws --mma-wgs 2 --ctas 0 --tile 128,128,128 --stages 5 --promote 4" --rounds 3
+
 ``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
 each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
 
@@ -166,7 +173,7 @@ def sm80_options(text: str) -> argparse.Namespace:
 
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
-    ``--mma-wgs``, ``--raster``, ``--epilogue``); ``--ctas 0`` means one CTA per SM."""
+    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
@@ -175,6 +182,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--mma-wgs", type=int, default=1)
     p.add_argument("--raster", type=int, default=4)
     p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"])
+    p.add_argument("--promote", type=int, default=0)
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -393,10 +401,12 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     c = _new((M, N), _torch_dtype(c_dtype), a)
     ab = {"bf16": cute.BFloat16, "f16": cute.Float16, "e4m3": cute.Float8E4M3FN}[dtype]
     gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
-                          warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue)
+                          warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
+                          promote=o.promote)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
-              + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue")
+              + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
+              + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:

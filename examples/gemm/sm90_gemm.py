@@ -9,7 +9,10 @@ accumulators rounded once, in the epilogue). With fp8 A and B (``--dtype e4m3`` 
 m64nNk32, K-major operands as wgmma requires for 8-bit types, bK 128 for 128-byte k-tile rows) the
 kernel also takes two per-tensor scales (1-element f32 tensors, read by the kernel) and writes
 ``C = (A B^T) * scale_a * scale_b`` rounded once to C's type, as ``torch._scaled_mm(a, b.t(), scale_a,
-scale_b, out_dtype=...)`` does. With a 16-bit C, ``kernel_ws`` writes a finished tile's
+scale_b, out_dtype=...)`` does. The tensor cores' fp8 accumulation keeps about 14 bits (torch's
+``use_fast_accum=True``); ``--promote N`` (kernel_ws) adds the wgmma accumulators into f32 registers
+every N k-tiles and restarts them, as cuBLAS does for ``use_fast_accum=False`` (twice the accumulator
+registers: at most 64 x 128 per consumer warpgroup, e.g. 128x128x128 tiles on two). With a 16-bit C, ``kernel_ws`` writes a finished tile's
 rounded C into a swizzled shared buffer (no bank conflicts), and its consumer threads copy it out with
 16-byte stores of whole rows (``--epilogue smem``, the default there: from registers, each thread's
 column pairs were 4-byte stores spread over 8 rows, and the tensor cores waited for them). With
@@ -85,7 +88,7 @@ class HopperGemm:
     warpgroups (``warp_specialized``: ``kernel_ws``)."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto"):
+                 warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -118,6 +121,16 @@ class HopperGemm:
         # with 16-byte stores of whole rows (8x fewer L1 store wavefronts: 659 -> 737 TFLOP/s at 4096^3
         # bf16 on an H100); 'auto': 'smem' for a 16-bit C (the buffer is half an f32 tile's size)
         self.epilogue = epilogue
+        # kernel_ws: 0, or add the wgmmas' accumulators into f32 registers every `promote` k-tiles and restart them
+        # (fp8: the tensor cores' fp8 accumulation keeps about 14 bits; torch._scaled_mm's default,
+        # use_fast_accum=False, promotes likewise). Twice the accumulator registers: 64 x bN per warpgroup twice
+        if promote and not warp_specialized:
+            raise ValueError("HopperGemm: promote is kernel_ws's (warp_specialized=True)")
+        if promote and tile_mnk[0] // mma_warpgroups * tile_mnk[1] * 2 > 128 * 128:
+            raise ValueError(f"HopperGemm: promote={promote} keeps two f32 accumulators of {tile_mnk[0] // mma_warpgroups}"
+                             f"x{tile_mnk[1]} per consumer warpgroup: {tile_mnk[0] // mma_warpgroups * tile_mnk[1] * 2 // 128}"
+                             f" registers a thread, more than 128 (a 64x128 share, e.g. 128x128 tiles on 2 warpgroups)")
+        self.promote = promote
 
     def loop(self, *args, unroll=None):
         """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
@@ -233,6 +246,18 @@ class HopperGemm:
             if first:
                 tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
         warpgroup.commit_group()
+
+    @staticmethod
+    def mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, start, count):
+        """The consumers' k-tiles start .. start + count - 1 (unrolled; start may be an index expression) of
+        the tile whose first k-tile is at ring position first: each awaited, multiplied, and the previous
+        one's stage released once its wgmmas are done (the wgmmas of k-tile k run while k + 1 is awaited)."""
+        for k_tile in (start + j for j in range(count)):
+            rs = _state_at(consumer, first + k_tile)
+            mainloop.consumer_wait(rs)
+            HopperGemm.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+            warpgroup.wait_group(1)
+            mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
 
     @cute.kernel
     def kernel(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
@@ -371,14 +396,33 @@ class HopperGemm:
                     if defer:
                         if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
                             cute.copy(store, pending, c_tile(tile - gdim))
-                    for k_tile in loop(1, k_tiles):
-                        rs = _state_at(consumer, first + k_tile)
-                        mainloop.consumer_wait(rs)
-                        self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
-                        warpgroup.wait_group(1)
-                        mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    if self.promote:
+                        # two-level accumulation: the wgmmas restart their accumulators every `promote` k-tiles,
+                        # whose sums are first added into `total` (f32 adds of the CUDA cores)
+                        total = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
+                        total.fill(0.0)
+                        self.mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, 1, self.promote - 1)
+                        for g in loop(1, k_tiles // self.promote):
+                            k0 = g * self.promote
+                            mainloop.consumer_wait(_state_at(consumer, first + k0))
+                            warpgroup.wait_group(0)  # the group's last wgmmas are done: acc holds its sum
+                            mainloop.consumer_release(_state_at(consumer, first + k0 - 1))
+                            total.store(total.load() + acc.load())
+                            self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, _state_at(consumer, first + k0).index, first=True)
+                            self.mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, k0 + 1,
+                                             self.promote - 1)
+                    else:
+                        for k_tile in loop(1, k_tiles):
+                            rs = _state_at(consumer, first + k_tile)
+                            mainloop.consumer_wait(rs)
+                            self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+                            warpgroup.wait_group(1)
+                            mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
+                    if self.promote:
+                        total.store(total.load() + acc.load())
+                        acc = total
                     if smem_epi:
                         # the rounded tile into shared memory (once every consumer has copied the previous
                         # tile out of it), then out to C with 16-byte stores of whole rows
@@ -446,6 +490,8 @@ class HopperGemm:
             raise ValueError(f"sm90_gemm: C holds {mC.element_type}; it must be Float32, Float16 or BFloat16")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
+        if self.promote and (K // bK) % self.promote:
+            raise ValueError(f"sm90_gemm: K / bK = {K // bK} k-tiles must be a multiple of promote={self.promote}")
         if (mScaleA is None) != (mScaleB is None):
             raise ValueError("sm90_gemm: give both scales (scale_a and scale_b) or neither")
         for what, t in (("scale_a", mScaleA), ("scale_b", mScaleB)):
@@ -477,7 +523,8 @@ def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
-            c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True) -> int:
+            c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
+            promote: int = 0) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -502,7 +549,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue)
+                      epilogue=epilogue, promote=promote)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -561,7 +608,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
           f"({'within' if ok else 'OUTSIDE'} tolerance){note}; cute.compile {compile_s:.2f} s")
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
-          f"{gemm.epilogue_kind(c_dtype)} epilogue")
+          f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -587,6 +634,9 @@ def main(argv=None) -> int:
     p.add_argument("--scale-a", type=float, default=None, help="fp8 on the CPU: scale_a (default K**-0.25; with --gpu "
                    "K**-0.25 always)")
     p.add_argument("--scale-b", type=float, default=None, help="fp8 on the CPU: scale_b (default K**-0.25)")
+    p.add_argument("--promote", type=int, default=0, help="--ws: add the wgmma accumulators into f32 registers every "
+                   "this many k-tiles (two-level accumulation, as torch._scaled_mm's use_fast_accum=False; 64 x bN "
+                   "per consumer warpgroup at most 64 x 128)")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -602,13 +652,13 @@ def main(argv=None) -> int:
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
-                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm)
+                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
-                      defer_epilogue=not a.no_defer, epilogue=a.epilogue)
+                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales

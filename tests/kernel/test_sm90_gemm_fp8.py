@@ -124,6 +124,39 @@ def test_fp8_arguments_are_checked():
         ex.HopperGemm(ab_dtype=cutlass.Int8)
 
 
+@pytest.mark.parametrize("promote,dynamic", [(2, True), (1, True), (3, False)])
+def test_two_level_accumulation(promote, dynamic):
+    """--promote: the wgmma accumulators restart every `promote` k-tiles, their sums added into f32 registers
+    (128x128x128 tiles on two consumer warpgroups, 6 k-tiles, 4 tiles on 3 CTAs: the ring wraps across tiles);
+    a group's sum left out would err by O(1)."""
+    ex = _example()
+    A, B = _data(256, 256, 768, E4, 6)
+    sa, sb = torch.tensor([0.25]), torch.tensor([0.5])
+    C = torch.full((256, 256), float("nan"), dtype=torch.bfloat16)
+    ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 128, 128), stages=4, num_ctas=3, dynamic=dynamic, warp_specialized=True,
+                  mma_warpgroups=2, promote=promote)(A, B, C, sa, sb)
+    ref, bound = _bound(A, B, 0.125, "bf16")
+    assert torch.all((C.double() - ref).abs() <= bound), (C.double() - ref).abs().max()
+    src = cuda.render(last_launch().ir)
+    # k-tile 0 and the first group's others, then one group in the loop (unrolled: all six k-tiles of both of a
+    # CTA's tiles): 4 wgmmas each
+    assert src.count("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") == 4 * (2 * promote if dynamic else 12)
+    if dynamic and promote == 2:
+        nvcc_compiles(src)
+
+
+def test_two_level_accumulation_is_refused_where_it_cannot_work():
+    ex = _example()
+    with pytest.raises(ValueError, match="kernel_ws"):
+        ex.HopperGemm(ab_dtype=E4, tile_mnk=(64, 128, 128), promote=2)
+    with pytest.raises(ValueError, match="256 registers a thread, more than 128"):  # 64x256 twice per warpgroup
+        ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 256, 128), warp_specialized=True, mma_warpgroups=2, promote=2)
+    A, B = _data(128, 128, 384, E4, 7)
+    with pytest.raises(ValueError, match="3 k-tiles must be a multiple of promote=2"):
+        ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 128, 128), warp_specialized=True, mma_warpgroups=2,
+                      promote=2)(A, B, torch.zeros(128, 128))
+
+
 def test_example_main_fp8_on_the_cpu(capsys):
     ex = _example()
     assert ex.main(["--dtype", "e4m3", "--c-dtype", "bf16", "--mnk", "128,128,256", "--scale-a", "0.5"]) == 0
@@ -131,11 +164,12 @@ def test_example_main_fp8_on_the_cpu(capsys):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("c_dtype", ["bf16", "f32"])
-def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype):
+@pytest.mark.parametrize("c_dtype,promote", [("bf16", 0), ("f32", 0), ("bf16", 4)])
+def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype, promote):
     """On an H100/H200: the timed configuration at 1024 x 768 x 2048 (24 tiles on 5 CTAs, 16 k-tiles through 3
     stages) against torch._scaled_mm with fast accumulation (the tensor cores' fp8 sums, as this kernel's) and
-    the f32 reference; the scales change between two calls of one compile."""
+    the f32 reference; the scales change between two calls of one compile. promote: 128x128x128 tiles, the
+    accumulators added into f32 registers every 4 k-tiles, against use_fast_accum=False."""
     ex = _example()
     g = torch.Generator(device="cuda").manual_seed(5)
     A = torch.randn(1024, 2048, device="cuda", generator=g).to(torch.float8_e4m3fn)
@@ -143,8 +177,8 @@ def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype):
     C = torch.full((1024, 768), float("nan"), device="cuda", dtype=CDT[c_dtype])
     sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([0.0625], device="cuda")
     args = [from_dlpack(x, assumed_align=16) for x in (A, B, C, sa, sb)]
-    gemm = ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 256, 128), stages=3, num_ctas=5, dynamic=True,
-                         warp_specialized=True, mma_warpgroups=2)
+    gemm = ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 128 if promote else 256, 128), stages=3, num_ctas=5, dynamic=True,
+                         warp_specialized=True, mma_warpgroups=2, promote=promote)
     compiled = cute.compile(gemm, *args)
     for scale in (0.5, 2.0):
         sa.fill_(scale)
@@ -153,5 +187,5 @@ def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype):
         ref = (A.float() @ B.float().T) * (scale * 0.0625)
         err = (C.float() - ref).abs().max().item()
         assert err <= ex.fp8_tolerance(c_dtype, ref.abs().max().item()), err
-        theirs = torch._scaled_mm(A, B.t(), scale_a=sa, scale_b=sb, out_dtype=CDT[c_dtype], use_fast_accum=True)
+        theirs = torch._scaled_mm(A, B.t(), scale_a=sa, scale_b=sb, out_dtype=CDT[c_dtype], use_fast_accum=not promote)
         assert (C.float() - theirs.float()).abs().max().item() <= ex.fp8_tolerance(c_dtype, ref.abs().max().item())
