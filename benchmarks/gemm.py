@@ -173,7 +173,7 @@ def sm80_options(text: str) -> argparse.Namespace:
 
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
-    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``); ``--ctas 0`` means one CTA per SM."""
+    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
@@ -183,6 +183,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--raster", type=int, default=4)
     p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"])
     p.add_argument("--promote", type=int, default=0)
+    p.add_argument("--pingpong", action="store_true")
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -402,11 +403,12 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     ab = {"bf16": cute.BFloat16, "f16": cute.Float16, "e4m3": cute.Float8E4M3FN}[dtype]
     gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
-                          promote=o.promote)
+                          promote=o.promote, pingpong=o.pingpong)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
-              + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else ""))
+              + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else "")
+              + (", ping-pong" if o.pingpong else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:

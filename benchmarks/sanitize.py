@@ -67,6 +67,11 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm90_gemm_ws_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
                               "--mma-wgs", "2", "--tile", "128,256,128", "--stages", "3", "--dtype", "e4m3",
                               "--c-dtype", "bf16", "--iters", "2", "--no-scaled-mm"],
+    # ping-pong: each consumer warpgroup every other tile, mainloops in turn (bar.arrive / bar.sync 3 and 4), a C
+    # buffer and an epilogue barrier (an id in a register) each
+    "gemm/sm90_gemm_pingpong_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "320,1024,512", "--ctas", "3",
+                                    "--ws", "--mma-wgs", "2", "--pingpong", "--tile", "64,256,128", "--stages", "4",
+                                    "--dtype", "e4m3", "--c-dtype", "bf16", "--iters", "2", "--no-scaled-mm"],
     # the Hopper attention forward (TMA, wgmma, producer and ping-pong consumer warpgroups, named barriers)
     "attention/sm90_fmha_fwd": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
     "attention/sm90_fmha_fwd_causal": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,128",
@@ -209,7 +214,7 @@ def select(only: str) -> List[str]:
     """Programs whose name contains any of the comma-separated parts of only (all when empty).
 
     >>> select("gemm/sm90")
-    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_fp8']
+    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_fp8', 'gemm/sm90_gemm_pingpong_fp8']
     >>> select("attention/")
     ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal']
     """

@@ -12,7 +12,12 @@ kernel also takes two per-tensor scales (1-element f32 tensors, read by the kern
 scale_b, out_dtype=...)`` does. The tensor cores' fp8 accumulation keeps about 14 bits (torch's
 ``use_fast_accum=True``); ``--promote N`` (kernel_ws) adds the wgmma accumulators into f32 registers
 every N k-tiles and restarts them, as cuBLAS does for ``use_fast_accum=False`` (twice the accumulator
-registers: at most 64 x 128 per consumer warpgroup, e.g. 128x128x128 tiles on two). With a 16-bit C, ``kernel_ws`` writes a finished tile's
+registers: at most 64 x 128 per consumer warpgroup, e.g. 128x128x128 tiles on two).
+
+``--pingpong`` (with ``--ws --mma-wgs 2``): each consumer warpgroup takes whole tiles of its own (64x256 or
+128x128), the CTA's even and odd ones; their mainloops go in turn (named barriers 3 and 4: a warpgroup
+waits on the shared ring at most a lap ahead), so that one's epilogue (its own C buffer and barrier) runs
+while the other multiplies, as CUTLASS's ping-pong kernels do. With a 16-bit C, ``kernel_ws`` writes a finished tile's
 rounded C into a swizzled shared buffer (no bank conflicts), and its consumer threads copy it out with
 16-byte stores of whole rows (``--epilogue smem``, the default there: from registers, each thread's
 column pairs were 4-byte stores spread over 8 rows, and the tensor cores waited for them). With
@@ -82,13 +87,24 @@ def _state_at(base, n):
     return s
 
 
+class _WarpgroupBarrier:
+    """A named barrier of one warpgroup (128 threads) whose id is a value of the kernel (``cute.arch.barrier``)."""
+
+    def __init__(self, barrier_id):
+        self.barrier_id = barrier_id
+
+    def arrive_and_wait(self):
+        cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=128)
+
+
 class HopperGemm:
     """C = A B^T with tiles (bM, bN, bK) through ``stages`` smem stages, on ``num_ctas`` persistent CTAs:
     one warpgroup per CTA (``kernel``), or a producer warpgroup and ``mma_warpgroups`` consumer
     warpgroups (``warp_specialized``: ``kernel_ws``)."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0):
+                 warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
+                 pingpong=False):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -107,8 +123,15 @@ class HopperGemm:
         self.mma_warpgroups = mma_warpgroups  # warp specialised: consumer warpgroups, tiled along M
         if mma_warpgroups != 1 and not warp_specialized:
             raise ValueError("HopperGemm: more than one MMA warpgroup needs warp_specialized=True")
-        if tile_mnk[0] % (64 * mma_warpgroups):
-            raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
+        # ping-pong (kernel_ws, two consumer warpgroups): each consumer warpgroup takes whole tiles, the CTA's even
+        # and odd ones in turn; the producer fills the ring tile after tile, so one warpgroup's mainloop runs while
+        # the other one's epilogue does (CUTLASS's KernelTmaWarpSpecializedPingpong). The tile is one warpgroup's
+        if pingpong and not (warp_specialized and mma_warpgroups == 2):
+            raise ValueError("HopperGemm: pingpong needs warp_specialized=True and mma_warpgroups=2")
+        self.pingpong = pingpong
+        tile_wgs = 1 if pingpong else mma_warpgroups  # consumer warpgroups sharing one tile
+        if tile_mnk[0] % (64 * tile_wgs):
+            raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {tile_wgs} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
         self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
@@ -126,9 +149,9 @@ class HopperGemm:
         # use_fast_accum=False, promotes likewise). Twice the accumulator registers: 64 x bN per warpgroup twice
         if promote and not warp_specialized:
             raise ValueError("HopperGemm: promote is kernel_ws's (warp_specialized=True)")
-        if promote and tile_mnk[0] // mma_warpgroups * tile_mnk[1] * 2 > 128 * 128:
-            raise ValueError(f"HopperGemm: promote={promote} keeps two f32 accumulators of {tile_mnk[0] // mma_warpgroups}"
-                             f"x{tile_mnk[1]} per consumer warpgroup: {tile_mnk[0] // mma_warpgroups * tile_mnk[1] * 2 // 128}"
+        if promote and tile_mnk[0] // tile_wgs * tile_mnk[1] * 2 > 128 * 128:
+            raise ValueError(f"HopperGemm: promote={promote} keeps two f32 accumulators of {tile_mnk[0] // tile_wgs}"
+                             f"x{tile_mnk[1]} per consumer warpgroup: {tile_mnk[0] // tile_wgs * tile_mnk[1] * 2 // 128}"
                              f" registers a thread, more than 128 (a 64x128 share, e.g. 128x128 tiles on 2 warpgroups)")
         self.promote = promote
 
@@ -179,7 +202,7 @@ class HopperGemm:
         else:
             op = warpgroup.MmaF16BF16Op(self.ab_dtype, self.acc_dtype, (64, bN, 16), warpgroup.OperandSource.SMEM,
                                         OperandMajorMode.K, OperandMajorMode.K)
-        tiled_mma = cute.make_tiled_mma(op, (self.mma_warpgroups, 1, 1))
+        tiled_mma = cute.make_tiled_mma(op, (1 if self.pingpong else self.mma_warpgroups, 1, 1))
         row = sm90_utils.LayoutEnum.ROW_MAJOR
         a_smem = sm90_utils.make_smem_layout_a(row, self.tile_mnk, self.ab_dtype, self.stages)
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
@@ -189,10 +212,11 @@ class HopperGemm:
                                                 cute.slice_(b_smem, (None, None, 0)), (bN, bK))
         return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
 
-    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, **create):
+    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, **create):
         """The pipeline's barriers and the A/B stages in shared memory (128B-swizzled, as TMA writes
         them), and the TMA pipeline over them (its consumers: consumer_warps warps); with c_dtype also
-        a (bM, bN) C buffer for the 'smem' epilogue (returned last)."""
+        a (bM, bN) C buffer for the 'smem' epilogue (returned last; c_buffers=2: (bM, bN, 2), one per
+        ping-pong warpgroup)."""
         bM, bN, bK = self.tile_mnk
         smem = cutlass.utils.SmemAllocator()
         bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
@@ -203,8 +227,9 @@ class HopperGemm:
             # chunk index with the row's low 3 bits: the accumulators' column pairs of 8 rows land in 8
             # different chunks (no bank conflicts), and 16-byte chunks stay whole for the copy-out
             shift = (bN * c_dtype.width // 8).bit_length() - 1 - 4  # log2(row bytes) - log2(16)
-            sC = smem.allocate_tensor(c_dtype, cute.make_layout((bM, bN), stride=(bN, 1)), 1024,
-                                      swizzle=cute.make_swizzle(min(3, shift), 4, shift))
+            c_layout = cute.make_layout((bM, bN), stride=(bN, 1)) if c_buffers == 1 else \
+                cute.make_layout((bM, bN, c_buffers), stride=(bN, 1, bM * bN))
+            sC = smem.allocate_tensor(c_dtype, c_layout, 1024, swizzle=cute.make_swizzle(min(3, shift), 4, shift))
         mainloop = pipeline.PipelineTmaAsync.create(
             barrier_storage=bars.iterator, num_stages=self.stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
@@ -336,10 +361,13 @@ class HopperGemm:
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
 
         smem_epi = self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(mC.element_type.width))
+        pingpong = self.pingpong
+        stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
         if smem_epi:
-            sA, sB, mainloop, sC = self.shared_storage(a_smem, b_smem, 4 * self.mma_warpgroups, mC.element_type)
+            sA, sB, mainloop, sC_all = self.shared_storage(a_smem, b_smem, stage_warps, mC.element_type,
+                                                           c_buffers=2 if pingpong else 1)
         else:
-            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, 4 * self.mma_warpgroups)
+            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps)
 
         M, N = mC.shape
         K = mA.shape[1]
@@ -362,17 +390,22 @@ class HopperGemm:
         else:  # consumer
             cute.arch.setmaxregister_increase(232)
             scale = self.load_scale(mSA, mSB)  # fp8's per-tensor scales (None without them)
-            thr_mma = tiled_mma.get_slice(tidx % (128 * self.mma_warpgroups))  # consumers: threads 128 and up
+            # consumers: threads 128 and up; ping-pong: each warpgroup a tiled MMA of its own
+            thr_mma = tiled_mma.get_slice(tidx % (128 if pingpong else 128 * self.mma_warpgroups))
+            if pingpong:
+                wg = warp_group - 1  # this warpgroup takes the CTA's tiles i = wg, wg + 2, ...
             tCsA = thr_mma.partition_A(sA)
             tCsB = thr_mma.partition_B(sB)
             # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
             # wgmmas run (they are asynchronous: the warps are free to issue the stores)
-            defer = self.deferred_epilogue(mC) and not smem_epi
+            defer = self.deferred_epilogue(mC) and not smem_epi and not pingpong
             c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
             if smem_epi:
-                ctid = tidx - 128  # the consumers' own thread index
-                n_cons = 128 * self.mma_warpgroups
-                epi_bar = pipeline.NamedBarrier(barrier_id=1, num_threads=n_cons)
+                ctid = tidx % 128 if pingpong else tidx - 128  # the consumers' own thread index
+                n_cons = 128 if pingpong else 128 * self.mma_warpgroups
+                # ping-pong: each warpgroup its own barrier (1 and 2: an id in a register) over its own C buffer
+                epi_bar = _WarpgroupBarrier(1 + wg) if pingpong else pipeline.NamedBarrier(barrier_id=1, num_threads=n_cons)
+                sC = sC_all[(None, None, wg)] if pingpong else sC_all
                 tCsC = thr_mma.partition_C(sC)
                 vec = 128 // mC.element_type.width
                 tpr = bN // vec  # threads per row of the copy-out: each moves 16 bytes
@@ -384,12 +417,20 @@ class HopperGemm:
             if defer:
                 pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
                 store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
-            for i in loop(tiles_per_cta):
+            # the CTA's i-th tiles (ring positions from i * k_tiles): all, or ping-pong every other one from wg
+            for j in loop((tiles_per_cta + 1) // 2 if pingpong else tiles_per_cta):
+                i = 2 * j + wg if pingpong else j
                 tile = bidx + i * gdim
-                if tile < num_tiles:
+                if tile < num_tiles:  # (i >= tiles_per_cta gives tile >= num_tiles)
                     tCgC = c_tile(tile)
                     acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
                     first = i * k_tiles
+                    if pingpong:
+                        # the mainloops go in turn (named barriers 3 and 4): this one starts once the other
+                        # warpgroup has issued tile i - 1's, so that its waits on the ring are at most a lap ahead
+                        # (a wait two laps ahead would see an old phase of the same parity)
+                        if i > 0:
+                            cute.arch.barrier(barrier_id=3 + wg, number_of_threads=256)
                     cs = _state_at(consumer, first)
                     mainloop.consumer_wait(cs)
                     self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
@@ -418,6 +459,9 @@ class HopperGemm:
                             self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
                             warpgroup.wait_group(1)
                             mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    if pingpong:
+                        if tile + gdim < num_tiles:  # the other warpgroup's next mainloop may start
+                            cute.arch.barrier_arrive(barrier_id=4 - wg, number_of_threads=256)
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
                     if self.promote:
@@ -445,7 +489,7 @@ class HopperGemm:
         (227 KiB: 3 stages of 128x256x64 and the buffer do, 4 stages do not)."""
         bM, bN, bK = self.tile_mnk
         stages = self.stages * (bM + bN) * bK * self.ab_dtype.width // 8
-        return c_width == 16 and 1024 + stages + bM * bN * 2 + 2048 <= 227 * 1024
+        return c_width == 16 and 1024 + stages + bM * bN * 2 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
 
     def epilogue_kind(self, c_dtype: str) -> str:
         """How the kernel stores C (for reports): 'smem', 'deferred' (registers, during the next
@@ -454,7 +498,7 @@ class HopperGemm:
             return "in-place"
         if self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(32 if c_dtype == "f32" else 16)):
             return "smem"
-        return "deferred" if self.defer_epilogue and c_dtype != "f32" else "in-place"
+        return "deferred" if self.defer_epilogue and c_dtype != "f32" and not self.pingpong else "in-place"
 
     def deferred_epilogue(self, mC):
         """Whether kernel_ws stores a tile's C during the next tile (16-bit C: the rounded tile is half
@@ -524,7 +568,7 @@ def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
-            promote: int = 0) -> int:
+            promote: int = 0, pingpong: bool = False) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -549,7 +593,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue, promote=promote)
+                      epilogue=epilogue, promote=promote, pingpong=pingpong)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -608,7 +652,8 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
           f"({'within' if ok else 'OUTSIDE'} tolerance){note}; cute.compile {compile_s:.2f} s")
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
-          f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else ""))
+          f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
+          + (", ping-pong" if pingpong else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -637,6 +682,8 @@ def main(argv=None) -> int:
     p.add_argument("--promote", type=int, default=0, help="--ws: add the wgmma accumulators into f32 registers every "
                    "this many k-tiles (two-level accumulation, as torch._scaled_mm's use_fast_accum=False; 64 x bN "
                    "per consumer warpgroup at most 64 x 128)")
+    p.add_argument("--pingpong", action="store_true", help="--ws --mma-wgs 2: each consumer warpgroup takes whole "
+                   "tiles (bM x bN: 64x256 or 128x128), in turn, so one's epilogue runs during the other's mainloop")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -652,13 +699,13 @@ def main(argv=None) -> int:
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
-                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote)
+                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
-                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote)
+                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales

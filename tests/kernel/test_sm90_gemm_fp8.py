@@ -157,6 +157,40 @@ def test_two_level_accumulation_is_refused_where_it_cannot_work():
                       promote=2)(A, B, torch.zeros(128, 128))
 
 
+@pytest.mark.parametrize("dt,c_dtype,tile,mnk,dynamic,promote", [
+    (E4, "bf16", (64, 256, 128), (384, 512, 512), True, 0),   # 12 tiles, 6 a CTA: each warpgroup 3, shared-memory C
+    (E4, "f32", (64, 256, 128), (320, 512, 256), True, 0),    # 5 a CTA: the first warpgroup takes one more
+    (cutlass.Float16, "f16", (128, 128, 64), (384, 256, 256), False, 0),  # unrolled loops
+    (E4, "bf16", (64, 128, 128), (384, 256, 512), True, 2),   # with two-level accumulation
+])
+def test_pingpong(dt, c_dtype, tile, mnk, dynamic, promote):
+    """--pingpong: each consumer warpgroup takes every other tile of its CTA (2 CTAs here), their mainloops in
+    turn (named barriers 3 and 4), each with its own C buffer and epilogue barrier; C starts as NaN."""
+    ex = _example()
+    M, N, K = mnk
+    if dt is E4:
+        A, B = _data(M, N, K, E4, 8)
+        scales, scale = (torch.tensor([0.5]), torch.tensor([0.25])), 0.125
+    else:
+        g = torch.Generator().manual_seed(8)
+        A, B = torch.randn(M, K, generator=g).half(), torch.randn(N, K, generator=g).half()
+        scales, scale = (), 1.0
+    C = torch.full((M, N), float("nan"), dtype=CDT[c_dtype])
+    ex.HopperGemm(ab_dtype=dt, tile_mnk=tile, stages=3, num_ctas=2, dynamic=dynamic, warp_specialized=True,
+                  mma_warpgroups=2, promote=promote, pingpong=True)(A, B, C, *scales)
+    a, b = A.double(), B.double()
+    ref = (a @ b.T) * scale
+    bound = (K // 16 + 2) * 2.0 ** -24 * (a.abs() @ b.abs().T) * scale
+    bound = bound + HALF_ULP[c_dtype] * (ref.abs() + bound)
+    assert torch.all((C.double() - ref).abs() <= bound), (C.double() - ref).abs().max()
+    src = cuda.render(last_launch().ir)
+    assert "bar.arrive" in src and "__launch_bounds__(384)" in src
+    if dynamic and not promote and c_dtype == "bf16":
+        nvcc_compiles(src)
+    with pytest.raises(ValueError, match="pingpong needs warp_specialized=True and mma_warpgroups=2"):
+        ex.HopperGemm(ab_dtype=dt, tile_mnk=tile, warp_specialized=True, pingpong=True)
+
+
 def test_example_main_fp8_on_the_cpu(capsys):
     ex = _example()
     assert ex.main(["--dtype", "e4m3", "--c-dtype", "bf16", "--mnk", "128,128,256", "--scale-a", "0.5"]) == 0
@@ -164,12 +198,14 @@ def test_example_main_fp8_on_the_cpu(capsys):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("c_dtype,promote", [("bf16", 0), ("f32", 0), ("bf16", 4)])
-def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype, promote):
+@pytest.mark.parametrize("c_dtype,promote,pingpong", [("bf16", 0, False), ("f32", 0, False), ("bf16", 4, False),
+                                                      ("bf16", 0, True)])
+def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype, promote, pingpong):
     """On an H100/H200: the timed configuration at 1024 x 768 x 2048 (24 tiles on 5 CTAs, 16 k-tiles through 3
     stages) against torch._scaled_mm with fast accumulation (the tensor cores' fp8 sums, as this kernel's) and
     the f32 reference; the scales change between two calls of one compile. promote: 128x128x128 tiles, the
-    accumulators added into f32 registers every 4 k-tiles, against use_fast_accum=False."""
+    accumulators added into f32 registers every 4 k-tiles, against use_fast_accum=False. pingpong: 64x256x128
+    tiles, each consumer warpgroup taking every other one."""
     ex = _example()
     g = torch.Generator(device="cuda").manual_seed(5)
     A = torch.randn(1024, 2048, device="cuda", generator=g).to(torch.float8_e4m3fn)
@@ -177,8 +213,9 @@ def test_fp8_on_the_gpu_matches_scaled_mm(c_dtype, promote):
     C = torch.full((1024, 768), float("nan"), device="cuda", dtype=CDT[c_dtype])
     sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([0.0625], device="cuda")
     args = [from_dlpack(x, assumed_align=16) for x in (A, B, C, sa, sb)]
-    gemm = ex.HopperGemm(ab_dtype=E4, tile_mnk=(128, 128 if promote else 256, 128), stages=3, num_ctas=5, dynamic=True,
-                         warp_specialized=True, mma_warpgroups=2, promote=promote)
+    tile = (64, 256, 128) if pingpong else (128, 128 if promote else 256, 128)
+    gemm = ex.HopperGemm(ab_dtype=E4, tile_mnk=tile, stages=3, num_ctas=5, dynamic=True, warp_specialized=True,
+                         mma_warpgroups=2, promote=promote, pingpong=pingpong)
     compiled = cute.compile(gemm, *args)
     for scale in (0.5, 2.0):
         sa.fill_(scale)
