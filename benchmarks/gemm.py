@@ -654,10 +654,11 @@ def summary(rows: List[Dict[str, Any]]) -> str:
     for key in keys:
         g = [r for r in rows if (tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) == key
              and r.get("ok")]
-        pick = lambda k: [r[k] for r in g if r.get(k) is not None]  # noqa: E731
+        vals = {k: [r[k] for r in g if r.get(k) is not None]
+                for k in ("tflops_b2b", "tflops_single", "pct_cublas_b2b", "pct_cublas_single")}
         out.append(f"| {'x'.join(map(str, key[0]))} | {key[1]} | {key[2]} | {'x'.join(map(str, key[3]))} | {len(g)} | "
-                   f"{med(pick('tflops_b2b'))} | {med(pick('tflops_single'))} | {med(pick('pct_cublas_b2b'), True)} | "
-                   f"{med(pick('pct_cublas_single'), True)} |")
+                   f"{med(vals['tflops_b2b'])} | {med(vals['tflops_single'])} | {med(vals['pct_cublas_b2b'], True)} | "
+                   f"{med(vals['pct_cublas_single'], True)} |")
     return "\n".join(out)
 
 
