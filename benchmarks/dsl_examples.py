@@ -32,11 +32,15 @@ changes the size, the last occurrence of a flag winning).
 
 CUTLASS's Hopper FMHA (``hopper_fmha``: cute/hopper/kernel/attention/fmha.py, presets default = its
 documented persistent b4 s1024 h8 d64 line, large / causal = b4 s8192 h16 d128; torch SDPA) and grouped
-GEMM (``hopper_grouped_gemm``: presets default = its documented 4-group line, large = 4 x 4096^3; torch:
-one mm per group) run the same way::
+GEMM (``hopper_grouped_gemm``: presets default = its documented 4-group line, large = 4 x 4096^3, moe = 8
+groups of 128 to 3072 rows by 4096 x 4096, all 128x256 tiles; torch: one mm per group) run the same way::
 
     python benchmarks/dsl_examples.py --only hopper_fmha --sizes default,large,causal --rounds 3
-    python benchmarks/dsl_examples.py --only hopper_grouped_gemm --sizes default,large --rounds 3
+    python benchmarks/dsl_examples.py --only hopper_grouped_gemm --sizes large,moe,default --rounds 3 --timeout 150
+
+(the grouped GEMM's run includes its own check, a float32 einsum per group on the host, and its kernel's
+trace is the same at every size: the problem sizes are read by the kernel; only num_groups and the total
+of cluster tiles are constants of it)
 
 CUTLASS's other Hopper GEMMs run the same way, unchanged from tests/compat/programs:
 ``hopper_persistent_gemm`` (dense_gemm_persistent.py: presets c1x1, c2x1, c1x2 as above; torch.bmm),
@@ -122,7 +126,12 @@ EXAMPLES = {
         "large": ["--num_groups", "4", "--problem_sizes_mnkl",
                   "(4096,4096,4096,1),(4096,4096,4096,1),(4096,4096,4096,1),(4096,4096,4096,1)",
                   "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1",
-                  "--warmup_iterations", "10", "--iterations", "100"]}),
+                  "--warmup_iterations", "10", "--iterations", "100"],
+        # a mixture-of-experts layer's shape: 8 experts of 128 to 3072 tokens each, 4096 x 4096 weights
+        "moe": ["--num_groups", "8", "--problem_sizes_mnkl", "(3072,4096,4096,1),(256,4096,4096,1),(1536,4096,4096,1),"
+                "(512,4096,4096,1),(2048,4096,4096,1),(128,4096,4096,1),(1024,4096,4096,1),(768,4096,4096,1)",
+                "--tile_shape_mn", "128,256", "--cluster_shape_mn", "1,1",
+                "--warmup_iterations", "10", "--iterations", "100"]}),
 }
 # examples that cutelab runs unchanged through its compatibility layer (as `cutelab run` does): the
 # file CUTLASS ships, carried byte for byte; without --dsl-orig CuTe DSL runs this same file

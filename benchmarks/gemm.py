@@ -31,6 +31,27 @@ inputs: max |C - ref| must be at most ``2 u |ref|_max + 2**-12 |ref|_max`` (u: t
 of C's type; the second term covers f32 accumulation in another order). A program that fails it
 is reported as failed and not timed.
 
+``--dtypes e4m3``: fp8 A and B (normal values rounded to e4m3) with per-tensor scales K**-0.25 (1-element
+f32 tensors on the device), C in ``--fp8-c-dtype`` (bf16). The programs: ``torch`` is
+``torch._scaled_mm(a, b.t(), scale_a, scale_b, out_dtype, use_fast_accum=True)`` (``--scaled-mm-accum
+precise``: False, cuBLAS promoting its sums to f32 now and then, slower); ``sm90`` takes the scales
+in its epilogue, configured by ``--sm90-fp8-args`` (128x256x128 tiles: a stage holds as many bytes as
+128x256x64 of a 16-bit type); ``dsl-hopper`` runs dense_gemm.py with e4m3 (no scales: its C is
+scaled before the check). The others have no fp8 version and are listed as skipped. The check's
+second term is 2**-5 |ref|_max (the tensor cores' fp8 accumulation keeps fewer bits than f32)::
+
+    python benchmarks/gemm.py --dtypes e4m3 --sizes 8192,4096 --only torch,sm90,dsl-hopper --dsl-orig DIR --rounds 3
+
+For a row as accurate as the default ``torch._scaled_mm`` (``--scaled-mm-accum precise``), sm90 adds its
+wgmma accumulators into f32 registers every few k-tiles (``--promote``; twice the accumulator registers,
+so 128x128 tiles on two consumer warpgroups)::
+
+    python benchmarks/gemm.py --dtypes e4m3 --sizes 8192,4096 --only torch,sm90 --scaled-mm-accum precise \
+        --sm90-fp8-args="--ws --mma-wgs 2 --ctas 0 --tile 128,128,128 --stages 5 --promote 4" --rounds 3
+
+``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
+each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
+
     python benchmarks/gemm.py --dsl-orig DIR [--sizes 8192,4096] [--dtypes bf16,f16]
                               [--only torch,sm90] [--json out.json]
     python benchmarks/gemm.py --dry-run [--nvcc]   # no GPU: cutelab's programs through the GPU
@@ -63,7 +84,11 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 PROGRAMS = ["torch", "dsl-ampere", "dsl-hopper", "cutelab-ampere", "sm80", "sm90"]
 DSL_PROGRAMS = ("dsl-ampere", "dsl-hopper")
 CUTELAB_PROGRAMS = ("cutelab-ampere", "sm80", "sm90")
-DTYPES = ("bf16", "f16")
+DTYPES = ("bf16", "f16", "e4m3")
+FP8 = ("e4m3",)
+# the programs with an fp8 (e4m3) version: torch._scaled_mm, sm90_gemm.py (per-tensor scales in its epilogue) and
+# CuTe DSL's Hopper dense_gemm.py (no scales: its C is A B^T, scaled by the check before the comparison)
+FP8_PROGRAMS = ("torch", "dsl-hopper", "sm90")
 # unit roundoff of the output types
 UNIT_ROUNDOFF = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}
 
@@ -148,7 +173,7 @@ def sm80_options(text: str) -> argparse.Namespace:
 
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
-    ``--mma-wgs``, ``--raster``, ``--epilogue``); ``--ctas 0`` means one CTA per SM."""
+    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
@@ -157,21 +182,27 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--mma-wgs", type=int, default=1)
     p.add_argument("--raster", type=int, default=4)
     p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"])
+    p.add_argument("--promote", type=int, default=0)
+    p.add_argument("--pingpong", action="store_true")
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
     return o
 
 
-def tolerance(c_dtype: str, ref_max: float) -> float:
+def tolerance(c_dtype: str, ref_max: float, ab_dtype: str = "bf16") -> float:
     """Largest max |C - ref| accepted: two roundings of C's type at the largest |ref|, and f32
     accumulation in another order (2**-12 of the largest |ref|; a missing k-tile or a wrong
-    layout errs by O(1)).
+    layout errs by O(1)). fp8 inputs (ab_dtype e4m3): 2**-5 of the largest |ref| instead of 2**-12, for
+    the tensor cores' fp8 accumulation, which keeps fewer bits than f32 (about 14; torch._scaled_mm's
+    use_fast_accum=True has it too); a 128-wide k-tile left out of K = 8192 errs by about 1/8 of it.
 
     >>> tolerance("f32", 4.0) == 4.0 * (2 * 2.0 ** -24 + 2.0 ** -12)
     True
+    >>> tolerance("bf16", 4.0, "e4m3") == 4.0 * (2 * 2.0 ** -8 + 2.0 ** -5)
+    True
     """
-    return ref_max * (2 * UNIT_ROUNDOFF[c_dtype] + 2.0 ** -12)
+    return ref_max * (2 * UNIT_ROUNDOFF[c_dtype] + (2.0 ** -5 if ab_dtype in FP8 else 2.0 ** -12))
 
 
 # --------------------------------------------------------------------------- the child: one program
@@ -179,26 +210,38 @@ def tolerance(c_dtype: str, ref_max: float) -> float:
 def _torch_dtype(name: str) -> Any:
     import torch
 
-    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[name]
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "e4m3": torch.float8_e4m3fn}[name]
 
 
 def make_data(M: int, N: int, K: int, dtype: str, device: str, seed: int = 0) -> Tuple[Any, Any]:
-    """A (M x K) and B (N x K) in dtype: normal / K**0.25, from one generator seeded with seed."""
+    """A (M x K) and B (N x K) in dtype: normal / K**0.25, from one generator seeded with seed; fp8:
+    normal, rounded to e4m3 (the per-tensor scales of fp8_scales bring C to about N(0, 1))."""
     import torch
 
     g = torch.Generator(device=device)
     g.manual_seed(seed)
-    scale = K ** -0.25
+    scale = 1.0 if dtype in FP8 else K ** -0.25
     a = (torch.randn(M, K, generator=g, device=device) * scale).to(_torch_dtype(dtype))
     b = (torch.randn(N, K, generator=g, device=device) * scale).to(_torch_dtype(dtype))
     return a, b
 
 
+def fp8_scales(K: int, device: Any) -> Tuple[Any, Any]:
+    """scale_a and scale_b of an fp8 GEMM: 1-element f32 tensors of K**-0.25 each, as torch._scaled_mm takes
+    per-tensor scales (and sm90_gemm.py's epilogue applies them)."""
+    import torch
+
+    return (torch.full((1,), K ** -0.25, dtype=torch.float32, device=device),
+            torch.full((1,), K ** -0.25, dtype=torch.float32, device=device))
+
+
 class Runner:
     """One program ready to run: ``call()`` computes C into ``c`` (a torch tensor, M x N)."""
 
-    def __init__(self, call: Callable[[], Any], c: Any, c_dtype: str, config: str, compile_s: Optional[float]):
+    def __init__(self, call: Callable[[], Any], c: Any, c_dtype: str, config: str, compile_s: Optional[float],
+                 post_scale: Any = None):
         self.call, self.c, self.c_dtype, self.config, self.compile_s = call, c, c_dtype, config, compile_s
+        self.post_scale = post_scale  # what C is multiplied by before the check (a program without fp8 scales)
 
 
 # --dry-run: tensors are CPU tensors dressed as CUDA ones (cutelab.kernel.cuda.fakegpu); nothing executes
@@ -238,11 +281,18 @@ def _stream(mod: Any) -> Any:
     return mod.cuda.CUstream(torch.cuda.current_stream().cuda_stream)
 
 
-def build_torch(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
+def build_torch(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any = None) -> Runner:
     import torch
 
-    c = _new((a.shape[0], b.shape[0]), a.dtype, a)
     bt = b.t()
+    if dtype in FP8:  # cuBLASLt's fp8 GEMM: e4m3 A (row-major) x e4m3 B^T (column-major), per-tensor scales
+        c = _new((a.shape[0], b.shape[0]), _torch_dtype(opts.fp8_c_dtype), a)
+        sa, sb = scales
+        fast = opts.scaled_mm_accum == "fast"
+        return Runner(lambda: torch._scaled_mm(a, bt, scale_a=sa, scale_b=sb, out_dtype=c.dtype, use_fast_accum=fast,
+                                               out=c),
+                      c, opts.fp8_c_dtype, f"torch._scaled_mm, use_fast_accum={fast}", None)
+    c = _new((a.shape[0], b.shape[0]), a.dtype, a)
     return Runner(lambda: torch.matmul(a, bt, out=c), c, dtype, "torch.matmul (cuBLAS), f32 reductions", None)
 
 
@@ -269,7 +319,7 @@ def build_tensorop(path: str, a: Any, b: Any, dtype: str, opts: argparse.Namespa
 
 
 def build_dsl_hopper(path: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
-                     cluster: Tuple[int, int]) -> Runner:
+                     cluster: Tuple[int, int], scales: Any = None) -> Runner:
     """CuTe DSL's Hopper dense_gemm.py: HopperWgmmaGemmKernel(f32, tile, cluster) over (M, K, 1),
     (N, K, 1), (M, N, 1) tensors with dynamic layouts, as the example's run() builds them."""
     import torch
@@ -280,27 +330,35 @@ def build_dsl_hopper(path: str, a: Any, b: Any, dtype: str, opts: argparse.Names
     mod = _load(path, "_bench_dense_gemm")
     M, K = a.shape
     N = b.shape[0]
-    ab = mod.cutlass.BFloat16 if dtype == "bf16" else mod.cutlass.Float16
-    c = torch.empty(M, N, dtype=a.dtype, device=a.device)
+    fp8 = dtype in FP8
+    ab = {"bf16": mod.cutlass.BFloat16, "f16": mod.cutlass.Float16, "e4m3": mod.cutlass.Float8E4M3FN}[dtype]
+    c_dtype = opts.fp8_c_dtype if fp8 else dtype
+    cd = {"bf16": mod.cutlass.BFloat16, "f16": mod.cutlass.Float16, "f32": mod.cutlass.Float32}[c_dtype]
+    c = torch.empty(M, N, dtype=_torch_dtype(c_dtype), device=a.device)
 
-    def tensor(t: Any) -> Any:
+    def tensor(t: Any, dt: Any) -> Any:
         # (rows, cols, 1) with strides (cols, 1, rows * cols), as the example's run() permutes its
-        # (l, rows, cols) tensors: the batch stride too is a multiple of 16 bytes, as TMA wants
-        return from_dlpack(t.unsqueeze(0).permute(1, 2, 0), assumed_align=16).mark_layout_dynamic(leading_dim=1)
+        # (l, rows, cols) tensors: the batch stride too is a multiple of 16 bytes, as TMA wants; fp8 as
+        # the example passes it: the bytes (uint8), the element type set on the tensor
+        x = from_dlpack((t.view(torch.uint8) if dt.width == 8 else t).unsqueeze(0).permute(1, 2, 0), assumed_align=16)
+        if dt.width == 8:
+            x.element_type = dt
+        return x.mark_layout_dynamic(leading_dim=1)
 
-    mA, mB, mC = tensor(a), tensor(b), tensor(c)
-    note = ""
+    mA, mB, mC = tensor(a, ab), tensor(b, ab), tensor(c, cd)
+    note = "; no scales (C = A B^T, scaled for the check)" if fp8 else ""
     check = getattr(mod.HopperWgmmaGemmKernel, "is_valid_dtypes", None)
-    if check is not None and not check(ab, ab, mod.cutlass.Float32, ab, "k", "k"):
-        note = f"; {dtype} is outside the example's is_valid_dtypes (run through the class)"
+    if check is not None and not check(ab, ab, mod.cutlass.Float32, cd, "k", "k"):
+        note += f"; {dtype} -> {c_dtype} is outside the example's is_valid_dtypes (run through the class)"
     tile = tuple(opts.dsl_hopper_tile)
     gemm = mod.HopperWgmmaGemmKernel(mod.cutlass.Float32, tile, cluster)
     stream = _stream(mod)
     t0 = time.perf_counter()
     compiled = dcute.compile(gemm, mA, mB, mC, stream)
     compile_s = time.perf_counter() - t0
-    return Runner(lambda: compiled(mA, mB, mC, stream), c, dtype,
-                  f"tile {tile[0]}x{tile[1]}x64, cluster {cluster[0]}x{cluster[1]}{note}", compile_s)
+    return Runner(lambda: compiled(mA, mB, mC, stream), c, c_dtype,
+                  f"tile {tile[0]}x{tile[1]}x{128 if fp8 else 64}, cluster {cluster[0]}x{cluster[1]}{note}", compile_s,
+                  post_scale=scales[0] * scales[1] if fp8 else None)
 
 
 def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
@@ -327,48 +385,60 @@ def build_sm80(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
                   f"tile 128x128x{o.bk}, {o.stages} stages, raster {raster}", compile_s)
 
 
-def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace) -> Runner:
-    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it) through
-    ``cute.compile(gemm, mA, mB, mC)`` (its @cute.jit __call__)."""
+def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any = None) -> Runner:
+    """examples/gemm/sm90_gemm.py: HopperGemm (C in the inputs' type, as torch.matmul writes it; fp8: C of
+    --fp8-c-dtype and the per-tensor scales, as torch._scaled_mm) through ``cute.compile(gemm, mA, mB, mC[, sa,
+    sb])`` (its @cute.jit __call__)."""
     import cutelab as cute
     from cutelab.runtime import from_dlpack
 
     mod = _load(os.path.join(ROOT, "examples", "gemm", "sm90_gemm.py"), "_bench_sm90_gemm")
-    o = sm90_options(opts.sm90_args)
+    fp8 = dtype in FP8
+    o = sm90_options(opts.sm90_fp8_args if fp8 else opts.sm90_args)
     M, K = a.shape
     N = b.shape[0]
     ctas = o.ctas or _sm_count(a)
-    c = _new((M, N), a.dtype, a)
-    gemm = mod.HopperGemm(ab_dtype=cute.BFloat16 if dtype == "bf16" else cute.Float16, tile_mnk=o.tile,
-                          stages=o.stages, num_ctas=ctas, dynamic=True, warp_specialized=o.ws,
-                          mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue)
+    c_dtype = opts.fp8_c_dtype if fp8 else dtype
+    c = _new((M, N), _torch_dtype(c_dtype), a)
+    ab = {"bf16": cute.BFloat16, "f16": cute.Float16, "e4m3": cute.Float8E4M3FN}[dtype]
+    gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
+                          warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
+                          promote=o.promote, pingpong=o.pingpong)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
-              + f", raster {o.raster}, {gemm.epilogue_kind(dtype)} epilogue")
+              + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
+              + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else "")
+              + (", ping-pong" if o.pingpong else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
-    mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (a, b, c_arg))
+    args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
+    if fp8:
+        config += ", per-tensor scales"
+        args += [from_dlpack(_dev(s)) for s in scales]
     t0 = time.perf_counter()
-    compiled = cute.compile(gemm, mA, mB, mC)
+    compiled = cute.compile(gemm, *args)
     compile_s = time.perf_counter() - t0
-    call: Callable[[], Any] = lambda: compiled(mA, mB, mC)  # noqa: E731
+    call: Callable[[], Any] = lambda: compiled(*args)  # noqa: E731
     config += "; cute.compile"
-    return Runner(call, c, dtype, config, compile_s)
+    return Runner(call, c, c_dtype, config, compile_s)
 
 
 def build(program: str, a: Any, b: Any, dtype: str, opts: argparse.Namespace,
-          cluster: Optional[Tuple[int, int]] = None) -> Runner:
+          cluster: Optional[Tuple[int, int]] = None, scales: Any = None) -> Runner:
+    if dtype in FP8 and program not in FP8_PROGRAMS:
+        raise SystemExit(f"gemm.py: {program} has no {dtype} version (fp8: {', '.join(FP8_PROGRAMS)})")
     if program == "torch":
-        return build_torch(a, b, dtype, opts)
+        return build_torch(a, b, dtype, opts, scales)
     if program == "dsl-ampere":
         return build_tensorop(os.path.join(opts.dsl_orig, "tensorop_gemm.py"), a, b, dtype, opts)
     if program == "dsl-hopper":
-        return build_dsl_hopper(os.path.join(opts.dsl_orig, "dense_gemm.py"), a, b, dtype, opts, cluster or (1, 1))
+        return build_dsl_hopper(os.path.join(opts.dsl_orig, "dense_gemm.py"), a, b, dtype, opts, cluster or (1, 1),
+                                scales)
     if program == "cutelab-ampere":
         return build_tensorop(os.path.join(ROOT, "examples", "dsl", "tensorop_gemm.py"), a, b, dtype, opts)
     if program == "sm80":
         return build_sm80(a, b, dtype, opts)
     if program == "sm90":
-        return build_sm90(a, b, dtype, opts)
+        return build_sm90(a, b, dtype, opts, scales)
     raise SystemExit(f"gemm.py: unknown program {program!r} (choose from {', '.join(PROGRAMS)})")
 
 
@@ -393,12 +463,18 @@ def child(program: str, mnk: Tuple[int, int, int], dtype: str, opts: argparse.Na
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     a, b = make_data(M, N, K, dtype, "cuda", opts.seed)
     ref = a.float() @ b.float().t()
+    scales = None
+    if dtype in FP8:
+        scales = fp8_scales(K, "cuda")
+        ref *= scales[0] * scales[1]
     ref_max = ref.abs().max().item()
-    r = build(program, a, b, dtype, opts, cluster)
+    r = build(program, a, b, dtype, opts, cluster, scales)
     r.call()
     torch.cuda.synchronize()
-    err = (r.c.float() - ref).abs().max().item()
-    tol = tolerance(r.c_dtype, ref_max)
+    got = r.c.float() if r.post_scale is None else r.c.float() * r.post_scale
+    err = (got - ref).abs().max().item()
+    del got
+    tol = tolerance(r.c_dtype, ref_max, dtype)
     ok = err <= tol  # NaN fails
     print("GEMM " + json.dumps(dict(info, config=r.config, c_dtype=r.c_dtype, compile_s=r.compile_s,
                                     max_err=err, tol=tol, ref_max=ref_max, passed=ok)), flush=True)
@@ -431,12 +507,15 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
                     row: Dict[str, Any] = {"program": program, "mnk": list(mnk), "dtype": dtype, "dry": True}
                     if program not in CUTELAB_PROGRAMS:
                         row.update(ok=False, skipped=True, why="needs a GPU (skipped in --dry-run)")
+                    elif dtype in FP8 and program not in FP8_PROGRAMS:
+                        row.update(ok=False, skipped=True, why=f"no {dtype} version")
                     else:
                         t0 = time.perf_counter()
                         try:
                             with fake_gpu(nvcc=opts.nvcc) as gpu:
                                 a, b = make_data(*mnk, dtype=dtype, device="cpu", seed=opts.seed)
-                                r = build(program, a, b, dtype, opts)
+                                scales = fp8_scales(mnk[2], "cpu") if dtype in FP8 else None
+                                r = build(program, a, b, dtype, opts, scales=scales)
                                 r.call()
                                 launches = len(gpu.driver.launches)
                             row.update(ok=True, config=r.config, launches=launches)
@@ -549,6 +628,40 @@ def markdown(rows: List[Dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def summary(rows: List[Dict[str, Any]]) -> str:
+    """The rounds' medians per size, input type, program and cluster (after add_ratios): TFLOP/s and the
+    % of the round's own torch row, back to back and single launch, with the range of the % over the rounds.
+
+    >>> rows = [dict(program=p, mnk=[8, 8, 8], dtype="e4m3", ok=True, b2b_us=us, single_us=us, round=r)
+    ...         for r, (p, us) in enumerate([("torch", 2.0), ("sm90", 1.0), ("torch", 1.0), ("sm90", 1.0)]) ]
+    >>> rows = [rows[0], rows[1], dict(rows[2], round=1), dict(rows[3], round=1)]
+    >>> add_ratios(rows)
+    >>> print(summary(rows).splitlines()[-1])
+    | 8x8x8 | e4m3 | sm90 |  | 2 | 0.0 | 0.0 | 150.0 (100.0-200.0) | 150.0 (100.0-200.0) |
+    """
+    import statistics
+
+    def med(vals: List[float], rng: bool = False) -> str:
+        if not vals:
+            return "-"
+        m = f"{statistics.median(vals):.1f}"
+        return m + (f" ({min(vals):.1f}-{max(vals):.1f})" if rng and len(vals) > 1 else "")
+
+    out = ["| M x N x K | in | program | cluster | rounds ok | TFLOP/s b2b | TFLOP/s single | % of torch b2b (range) "
+           "| % of torch single (range) |", "|---|---|---|---|---|---|---|---|---|"]
+    keys = dict.fromkeys((tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) for r in rows
+                         if not r.get("skipped"))
+    for key in keys:
+        g = [r for r in rows if (tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) == key
+             and r.get("ok")]
+        vals = {k: [r[k] for r in g if r.get(k) is not None]
+                for k in ("tflops_b2b", "tflops_single", "pct_cublas_b2b", "pct_cublas_single")}
+        out.append(f"| {'x'.join(map(str, key[0]))} | {key[1]} | {key[2]} | {'x'.join(map(str, key[3]))} | {len(g)} | "
+                   f"{med(vals['tflops_b2b'])} | {med(vals['tflops_single'])} | {med(vals['pct_cublas_b2b'], True)} | "
+                   f"{med(vals['pct_cublas_single'], True)} |")
+    return "\n".join(out)
+
+
 def exit_status(rows: List[Dict[str, Any]]) -> int:
     """0: every row measured and passed; 1: some row failed; 2: nothing was measured.
 
@@ -579,6 +692,16 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3",
                     help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
                          "write --sm90-args='--ws --stages 4'")
+    ap.add_argument("--sm90-fp8-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,128 --stages 3",
+                    help="sm90_gemm.py's flags for e4m3 rows (bK 128: 128-byte k-tile rows, as bK 64 for 16-bit types)")
+    ap.add_argument("--fp8-c-dtype", default="bf16", choices=["bf16", "f16", "f32"],
+                    help="C's type in the e4m3 rows (torch._scaled_mm's out_dtype)")
+    ap.add_argument("--scaled-mm-accum", default="fast", choices=["fast", "precise"],
+                    help="the e4m3 torch row: torch._scaled_mm(use_fast_accum=True), the tensor cores' fp8 accumulation "
+                         "as sm90_gemm.py has it (default), or False (cuBLAS promotes the sums to f32 now and then)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the whole plan this many times, one round after another (each program alternating with "
+                         "its torch row); a summary table gives each row's median over the rounds")
     ap.add_argument("--iterations", type=int, default=100, help="back-to-back calls")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--singles", type=int, default=20, help="single launches (median)")
@@ -614,14 +737,19 @@ def child_command(run: Dict[str, Any], opts: argparse.Namespace) -> List[str]:
     cmd = [python, os.path.abspath(__file__), "--child", run["program"], "x".join(map(str, run["mnk"])),
            run["dtype"], cl, "--iterations", str(opts.iterations), "--warmup", str(opts.warmup),
            "--singles", str(opts.singles), "--seed", str(opts.seed), "--sm80-args=" + opts.sm80_args,
-           "--sm90-args=" + opts.sm90_args, "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
+           "--sm90-args=" + opts.sm90_args, "--sm90-fp8-args=" + opts.sm90_fp8_args, "--fp8-c-dtype",
+           opts.fp8_c_dtype, "--scaled-mm-accum", opts.scaled_mm_accum,
+           "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
     if opts.dsl_orig:
         cmd += ["--dsl-orig", os.path.abspath(opts.dsl_orig)]
     return cmd
 
 
-def skip_reason(program: str, opts: argparse.Namespace, have: Dict[str, Optional[str]]) -> Optional[str]:
+def skip_reason(program: str, opts: argparse.Namespace, have: Dict[str, Optional[str]],
+                dtype: Optional[str] = None) -> Optional[str]:
     """Why a program cannot be measured here (None: it can)."""
+    if dtype in FP8 and program not in FP8_PROGRAMS:
+        return f"no {dtype} version"
     if have.get("gpu"):
         return have["gpu"]
     if program in DSL_PROGRAMS:
@@ -681,12 +809,16 @@ def main(argv: Optional[List[str]] = None) -> int:
             bad = _dsl_examples().import_only_diff(open(ours).read(), open(theirs).read())
             notes.append(f"examples/dsl/tensorop_gemm.py: lines differing from CuTe DSL's beyond imports: {len(bad)}")
             print(notes[-1] + "".join("\n    " + b for b in bad), flush=True)
-    for run in plan(opts):
-        why = skip_reason(run["program"], opts, have)
+    for rnd, run in ((rnd, run) for rnd in range(max(1, opts.rounds)) for run in plan(opts)):
+        why = skip_reason(run["program"], opts, have, run["dtype"])
+        if why and rnd:
+            continue  # listed once, in the first round
         if why:
             r = dict(run, ok=False, skipped=True, why=why)
         else:
             r = dict(run, **run_child(child_command(run, opts), env, opts.timeout))
+        if opts.rounds > 1:
+            r["round"] = rnd
         rows.append(r)
         print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k != "tail"}),
               flush=True)
@@ -703,6 +835,9 @@ def main(argv: Optional[List[str]] = None) -> int:
           f"nvidia-cutlass-dsl {dsl or '-'}")
     print()
     print(markdown(rows))
+    if opts.rounds > 1:
+        print(f"\nMedians over {opts.rounds} rounds (each round's row against that round's torch row):\n")
+        print(summary(rows))
     for why in skipped:
         print(f"\nskipped: {why}")
     for n in notes:

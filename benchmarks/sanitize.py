@@ -10,7 +10,7 @@ errors`` (memcheck, synccheck), ``RACECHECK SUMMARY: N hazards displayed (E erro
 (racecheck). A run is clean when its summary says 0 and the program exited 0 (it runs its own
 correctness check). The programs: CuTe DSL's four Ampere examples in examples/dsl/, our two GEMMs
 in examples/gemm/ (sm90_gemm.py on its ``--gpu`` path, in its default and its warp-specialised
-configurations), the Hopper attention forward (examples/attention/, ``--gpu``), and the seeds' programs in examples/seeds/; sizes small enough that racecheck
+configurations, bf16 and e4m3), the Hopper attention forward (examples/attention/, ``--gpu``), and the seeds' programs in examples/seeds/; sizes small enough that racecheck
 (the slowest) finishes for all of them in a few minutes.
 
     python benchmarks/sanitize.py [--tools memcheck,racecheck,synccheck] [--only sm80_gemm,seeds/]
@@ -63,6 +63,15 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm90_gemm_ws_bf16": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
                                "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--dtype", "bf16",
                                "--c-dtype", "bf16", "--iters", "2"],
+    # fp8: e4m3 A/B (k32 wgmmas from 128-byte k-tile rows), per-tensor scales read by the kernel, the same epilogue
+    "gemm/sm90_gemm_ws_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
+                              "--mma-wgs", "2", "--tile", "128,256,128", "--stages", "3", "--dtype", "e4m3",
+                              "--c-dtype", "bf16", "--iters", "2", "--no-scaled-mm"],
+    # ping-pong: each consumer warpgroup every other tile, mainloops in turn (bar.arrive / bar.sync 3 and 4), a C
+    # buffer and an epilogue barrier (an id in a register) each
+    "gemm/sm90_gemm_pingpong_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "320,1024,512", "--ctas", "3",
+                                    "--ws", "--mma-wgs", "2", "--pingpong", "--tile", "64,256,128", "--stages", "4",
+                                    "--dtype", "e4m3", "--c-dtype", "bf16", "--iters", "2", "--no-scaled-mm"],
     # the Hopper attention forward (TMA, wgmma, producer and ping-pong consumer warpgroups, named barriers)
     "attention/sm90_fmha_fwd": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
     "attention/sm90_fmha_fwd_causal": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,128",
@@ -205,7 +214,7 @@ def select(only: str) -> List[str]:
     """Programs whose name contains any of the comma-separated parts of only (all when empty).
 
     >>> select("gemm/sm90")
-    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16']
+    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_fp8', 'gemm/sm90_gemm_pingpong_fp8']
     >>> select("attention/")
     ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal']
     """

@@ -32,11 +32,13 @@ SLOW_FIRST = (
     "tests/kernel/test_gemm_examples.py",
     "tests/kernel/test_sgemm.py",
     "tests/test_benchmarks_gemm.py",
+    "tests/test_benchmarks_dsl_examples.py",
     "tests/test_cli.py",
     "tests/render/test_latex_compile.py",  # pdflatex
     # in-process, 2-5 s a test: left among the short ones, a steal can end a worker on them
     "tests/kernel/test_seeds.py",
     "tests/kernel/test_fp8_kernel.py",
+    "tests/kernel/test_sm90_gemm_fp8.py",
     "tests/nvgpu/test_tcgen05_golden.py",
     "tests/nvgpu/test_copy_golden.py",
     "tests/test_profile_ncu.py",

@@ -220,3 +220,43 @@ def test_main_with_stand_in_children(gemm, capsys, monkeypatch, tmp_path):
 
     rows = json.loads(js.read_text())
     assert [r["program"] for r in rows] == ["torch", "sm80", "sm90"] and rows[2]["pct_cublas_b2b"] == 80.0
+
+
+def test_e4m3_rows_torch_scaled_mm_and_sm90_only(gemm, capsys, monkeypatch):
+    """--dtypes e4m3: torch (torch._scaled_mm) and sm90 measured, the programs without an fp8 version listed as
+    skipped; the child gets the fp8 flags; three rounds alternate, skipped rows listed once."""
+    o = gemm.make_parser().parse_args(["--dtypes", "e4m3", "--sizes", "4096", "--rounds", "3",
+                                       "--sm90-fp8-args=--ws --stages 4", "--scaled-mm-accum", "precise"])
+    have = {"gpu": None, "dsl": None}
+    assert gemm.skip_reason("sm80", o, have, "e4m3") == "no e4m3 version"
+    assert gemm.skip_reason("sm90", o, have, "e4m3") is None and gemm.skip_reason("sm80", o, have, "bf16") is None
+    assert gemm.skip_reason("dsl-hopper", o, have, "e4m3") == "no --dsl-orig folder"  # it has an fp8 version
+    back = gemm.make_parser().parse_args(gemm.child_command(gemm.plan(o)[0], o)[2:])
+    assert (back.sm90_fp8_args, back.fp8_c_dtype, back.scaled_mm_accum) == ("--ws --stages 4", "bf16", "precise")
+    monkeypatch.setattr(gemm, "probe", lambda opts: {"gpu": None, "dsl": None})
+    seen = []
+
+    def child(cmd, env, timeout):
+        program = cmd[3]
+        seen.append(program)
+        us = {"torch": 1000.0, "sm90": 800.0 + 100 * len(seen)}[program]
+        return gemm.parse_child_output(f'GEMM {{"passed": true, "max_err": 0.01, "c_dtype": "bf16"}}\n'
+                                       f'BENCH {{"b2b_us": {us}, "single_us": {us}, "iterations": 100}}\n', 0)
+
+    monkeypatch.setattr(gemm, "run_child", child)
+    assert gemm.main(["--dtypes", "e4m3", "--sizes", "4096", "--rounds", "3", "--only", "torch,sm80,sm90"]) == 0
+    out = capsys.readouterr().out
+    assert seen == ["torch", "sm90"] * 3
+    assert out.count("| skipped: no e4m3 version |") == 1
+    # sm90 took 1000, 1200, 1400 us against torch's 1000: 100, 83.3, 71.4 % of its round's torch row
+    assert "| 4096x4096x4096 | e4m3 | sm90 |  | 3 | 114.5 | 114.5 | 83.3 (71.4-100.0) | 83.3 (71.4-100.0) |" in out
+
+
+def test_dry_run_e4m3_through_the_fake_gpu(gemm):
+    pytest.importorskip("torch")
+    o = gemm.make_parser().parse_args(["--sizes", "256x512x256", "--dtypes", "e4m3"])
+    rows = gemm.dry_run(["torch", "sm80", "sm90"], o.sizes, o.dtypes, o)
+    by = {r["program"]: r for r in rows}
+    assert by["sm90"]["ok"], by["sm90"].get("why")
+    assert "tile 128x256x128" in by["sm90"]["config"] and "per-tensor scales" in by["sm90"]["config"]
+    assert by["sm80"]["why"] == "no e4m3 version" and by["torch"]["skipped"]

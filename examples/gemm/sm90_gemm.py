@@ -5,7 +5,19 @@ TiledMMA, and a persistent tile schedule (each CTA walks tiles ``bid, bid + grid
     C[m, n] = sum_k A[m, k] * B[n, k]        A: M x K, B: N x K (both K-major), C: M x N
 
 A and B f16 or bf16 (``--dtype``), accumulated in f32; C f32, f16 or bf16 (``--c-dtype``: the f32
-accumulators rounded once, in the epilogue). With a 16-bit C, ``kernel_ws`` writes a finished tile's
+accumulators rounded once, in the epilogue). With fp8 A and B (``--dtype e4m3`` or ``e5m2``: wgmma
+m64nNk32, K-major operands as wgmma requires for 8-bit types, bK 128 for 128-byte k-tile rows) the
+kernel also takes two per-tensor scales (1-element f32 tensors, read by the kernel) and writes
+``C = (A B^T) * scale_a * scale_b`` rounded once to C's type, as ``torch._scaled_mm(a, b.t(), scale_a,
+scale_b, out_dtype=...)`` does. The tensor cores' fp8 accumulation keeps about 14 bits (torch's
+``use_fast_accum=True``); ``--promote N`` (kernel_ws) adds the wgmma accumulators into f32 registers
+every N k-tiles and restarts them, as cuBLAS does for ``use_fast_accum=False`` (twice the accumulator
+registers: at most 64 x 128 per consumer warpgroup, e.g. 128x128x128 tiles on two).
+
+``--pingpong`` (with ``--ws --mma-wgs 2``): each consumer warpgroup takes whole tiles of its own (64x256 or
+128x128), the CTA's even and odd ones; their mainloops go in turn (named barriers 3 and 4: a warpgroup
+waits on the shared ring at most a lap ahead), so that one's epilogue (its own C buffer and barrier) runs
+while the other multiplies, as CUTLASS's ping-pong kernels do. With a 16-bit C, ``kernel_ws`` writes a finished tile's
 rounded C into a swizzled shared buffer (no bank conflicts), and its consumer threads copy it out with
 16-byte stores of whole rows (``--epilogue smem``, the default there: from registers, each thread's
 column pairs were 4-byte stores spread over 8 rows, and the tensor cores waited for them). With
@@ -28,6 +40,12 @@ times the compiled call: back to back, one at a time, and the remembered ``@cute
 
     PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --ws --mma-wgs 2 --mnk 4096,4096,4096 --ctas 0 \
         --tile 128,256,64 --stages 3 --dtype bf16 --c-dtype bf16
+
+and fp8 (e4m3 in, bf16 out, checked against torch._scaled_mm; a stage of 128x256x128 is 48 KiB, as
+128x256x64 is for 16-bit types)::
+
+    PYTHONPATH=src python examples/gemm/sm90_gemm.py --gpu --ws --mma-wgs 2 --mnk 8192,8192,8192 --ctas 0 \
+        --tile 128,256,128 --stages 3 --dtype e4m3 --c-dtype bf16
 
 (CuTe DSL's configuration: a 128x256x64 tile, two consumer warpgroups of 64 rows each, 4 stages of
 48 KiB, 197 KiB of shared memory. Here 3 stages and the 64 KiB C buffer make 208 KiB; tiles go in
@@ -69,13 +87,31 @@ def _state_at(base, n):
     return s
 
 
+class _WarpgroupBarrier:
+    """A named barrier of one warpgroup (128 threads) whose id is a value of the kernel (``cute.arch.barrier``)."""
+
+    def __init__(self, barrier_id):
+        self.barrier_id = barrier_id
+
+    def arrive_and_wait(self):
+        cute.arch.barrier(barrier_id=self.barrier_id, number_of_threads=128)
+
+
 class HopperGemm:
     """C = A B^T with tiles (bM, bN, bK) through ``stages`` smem stages, on ``num_ctas`` persistent CTAs:
     one warpgroup per CTA (``kernel``), or a producer warpgroup and ``mma_warpgroups`` consumer
     warpgroups (``warp_specialized``: ``kernel_ws``)."""
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
-                 warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto"):
+                 warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
+                 pingpong=False):
+        if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
+            raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
+        # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
+        k_inst = 256 // ab_dtype.width
+        if tile_mnk[2] % k_inst or tile_mnk[2] * ab_dtype.width > 1024:
+            raise ValueError(f"HopperGemm: bK = {tile_mnk[2]} must be a multiple of {k_inst} (wgmma's k for {ab_dtype}) "
+                             f"and at most {1024 // ab_dtype.width} (128 bytes)")
         self.ab_dtype = ab_dtype
         self.acc_dtype = cutlass.Float32
         self.tile_mnk = tile_mnk
@@ -87,8 +123,15 @@ class HopperGemm:
         self.mma_warpgroups = mma_warpgroups  # warp specialised: consumer warpgroups, tiled along M
         if mma_warpgroups != 1 and not warp_specialized:
             raise ValueError("HopperGemm: more than one MMA warpgroup needs warp_specialized=True")
-        if tile_mnk[0] % (64 * mma_warpgroups):
-            raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {mma_warpgroups} warpgroups")
+        # ping-pong (kernel_ws, two consumer warpgroups): each consumer warpgroup takes whole tiles, the CTA's even
+        # and odd ones in turn; the producer fills the ring tile after tile, so one warpgroup's mainloop runs while
+        # the other one's epilogue does (CUTLASS's KernelTmaWarpSpecializedPingpong). The tile is one warpgroup's
+        if pingpong and not (warp_specialized and mma_warpgroups == 2):
+            raise ValueError("HopperGemm: pingpong needs warp_specialized=True and mma_warpgroups=2")
+        self.pingpong = pingpong
+        tile_wgs = 1 if pingpong else mma_warpgroups  # consumer warpgroups sharing one tile
+        if tile_mnk[0] % (64 * tile_wgs):
+            raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {tile_wgs} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
         self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
@@ -101,19 +144,44 @@ class HopperGemm:
         # with 16-byte stores of whole rows (8x fewer L1 store wavefronts: 659 -> 737 TFLOP/s at 4096^3
         # bf16 on an H100); 'auto': 'smem' for a 16-bit C (the buffer is half an f32 tile's size)
         self.epilogue = epilogue
+        # kernel_ws: 0, or add the wgmmas' accumulators into f32 registers every `promote` k-tiles and restart them
+        # (fp8: the tensor cores' fp8 accumulation keeps about 14 bits; torch._scaled_mm's default,
+        # use_fast_accum=False, promotes likewise). Twice the accumulator registers: 64 x bN per warpgroup twice
+        if promote and not warp_specialized:
+            raise ValueError("HopperGemm: promote is kernel_ws's (warp_specialized=True)")
+        if promote and tile_mnk[0] // tile_wgs * tile_mnk[1] * 2 > 128 * 128:
+            raise ValueError(f"HopperGemm: promote={promote} keeps two f32 accumulators of {tile_mnk[0] // tile_wgs}"
+                             f"x{tile_mnk[1]} per consumer warpgroup: {tile_mnk[0] // tile_wgs * tile_mnk[1] * 2 // 128}"
+                             f" registers a thread, more than 128 (a 64x128 share, e.g. 128x128 tiles on 2 warpgroups)")
+        self.promote = promote
 
     def loop(self, *args, unroll=None):
         """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
         its body per trip, 1 for none) when dynamic, else ``range`` (unrolled at trace time)."""
         return cutlass.range(*args, unroll=unroll) if self.dynamic else range(*args)
 
-    def store_c(self, acc, tCgC):
-        """The epilogue: the accumulators (f32) to C's tile in global memory through the accumulator's
-        TV layout, converted to C's element type first (f16/bf16 halve the bytes stored)."""
+    @staticmethod
+    def scaled(acc, scale):
+        """The accumulators' values times the per-tensor scale (an f32 of the kernel, or None: unscaled)."""
+        v = acc.load()
+        return v if scale is None else v * scale
+
+    @staticmethod
+    def load_scale(mSA, mSB):
+        """scale_a * scale_b, read from the two 1-element f32 tensors (None without them), as
+        torch._scaled_mm applies its per-tensor scales: to the f32 accumulators, before C's rounding."""
+        if mSA is None:
+            return None
+        return mSA[0] * mSB[0]
+
+    def store_c(self, acc, tCgC, scale=None):
+        """The epilogue: the accumulators (f32, times scale when given) to C's tile in global memory
+        through the accumulator's TV layout, converted to C's element type first (f16/bf16 halve the
+        bytes stored)."""
         out = acc
-        if tCgC.element_type != self.acc_dtype:
+        if tCgC.element_type != self.acc_dtype or scale is not None:
             out = cute.make_fragment_like(acc, tCgC.element_type)
-            out.store(acc.load().to(tCgC.element_type))
+            out.store(self.scaled(acc, scale).to(tCgC.element_type))
         cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), tCgC.element_type), out, tCgC)
 
     def tile_mn(self, tile, tiles_m, tiles_n):
@@ -128,9 +196,13 @@ class HopperGemm:
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
-        op = warpgroup.MmaF16BF16Op(self.ab_dtype, self.acc_dtype, (64, bN, 16), warpgroup.OperandSource.SMEM,
-                                    OperandMajorMode.K, OperandMajorMode.K)
-        tiled_mma = cute.make_tiled_mma(op, (self.mma_warpgroups, 1, 1))
+        if self.ab_dtype.width == 8:  # e4m3 / e5m2: k32 instructions, K-major operands only (wgmma's rule)
+            op = warpgroup.MmaF8Op(self.ab_dtype, self.ab_dtype, self.acc_dtype, (64, bN, 32),
+                                   warpgroup.OperandSource.SMEM, OperandMajorMode.K, OperandMajorMode.K)
+        else:
+            op = warpgroup.MmaF16BF16Op(self.ab_dtype, self.acc_dtype, (64, bN, 16), warpgroup.OperandSource.SMEM,
+                                        OperandMajorMode.K, OperandMajorMode.K)
+        tiled_mma = cute.make_tiled_mma(op, (1 if self.pingpong else self.mma_warpgroups, 1, 1))
         row = sm90_utils.LayoutEnum.ROW_MAJOR
         a_smem = sm90_utils.make_smem_layout_a(row, self.tile_mnk, self.ab_dtype, self.stages)
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
@@ -140,10 +212,11 @@ class HopperGemm:
                                                 cute.slice_(b_smem, (None, None, 0)), (bN, bK))
         return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
 
-    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, **create):
+    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, **create):
         """The pipeline's barriers and the A/B stages in shared memory (128B-swizzled, as TMA writes
         them), and the TMA pipeline over them (its consumers: consumer_warps warps); with c_dtype also
-        a (bM, bN) C buffer for the 'smem' epilogue (returned last)."""
+        a (bM, bN) C buffer for the 'smem' epilogue (returned last; c_buffers=2: (bM, bN, 2), one per
+        ping-pong warpgroup)."""
         bM, bN, bK = self.tile_mnk
         smem = cutlass.utils.SmemAllocator()
         bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
@@ -154,8 +227,9 @@ class HopperGemm:
             # chunk index with the row's low 3 bits: the accumulators' column pairs of 8 rows land in 8
             # different chunks (no bank conflicts), and 16-byte chunks stay whole for the copy-out
             shift = (bN * c_dtype.width // 8).bit_length() - 1 - 4  # log2(row bytes) - log2(16)
-            sC = smem.allocate_tensor(c_dtype, cute.make_layout((bM, bN), stride=(bN, 1)), 1024,
-                                      swizzle=cute.make_swizzle(min(3, shift), 4, shift))
+            c_layout = cute.make_layout((bM, bN), stride=(bN, 1)) if c_buffers == 1 else \
+                cute.make_layout((bM, bN, c_buffers), stride=(bN, 1, bM * bN))
+            sC = smem.allocate_tensor(c_dtype, c_layout, 1024, swizzle=cute.make_swizzle(min(3, shift), 4, shift))
         mainloop = pipeline.PipelineTmaAsync.create(
             barrier_storage=bars.iterator, num_stages=self.stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
@@ -198,10 +272,22 @@ class HopperGemm:
                 tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
         warpgroup.commit_group()
 
+    @staticmethod
+    def mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, start, count):
+        """The consumers' k-tiles start .. start + count - 1 (unrolled; start may be an index expression) of
+        the tile whose first k-tile is at ring position first: each awaited, multiplied, and the previous
+        one's stage released once its wgmmas are done (the wgmmas of k-tile k run while k + 1 is awaited)."""
+        for k_tile in (start + j for j in range(count)):
+            rs = _state_at(consumer, first + k_tile)
+            mainloop.consumer_wait(rs)
+            HopperGemm.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+            warpgroup.wait_group(1)
+            mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+
     @cute.kernel
     def kernel(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr, b_smem: cutlass.Constexpr,
-               tiles_per_cta: cutlass.Constexpr):
+               tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor):
         bM, bN, bK = self.tile_mnk
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
@@ -224,6 +310,7 @@ class HopperGemm:
         producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         prefetch = min(self.stages, k_tiles)
+        scale = self.load_scale(mSA, mSB)  # fp8's per-tensor scales (None without them)
 
         loop = self.loop  # runtime loops, or unrolled at trace time
         for i in loop(tiles_per_cta):  # persistent schedule: tile bidx + i * grid
@@ -258,12 +345,12 @@ class HopperGemm:
                             self.load_k_tile(mainloop, ws, loads, nk)
                 warpgroup.wait_group(0)
                 mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
-                self.store_c(acc, tCgC)
+                self.store_c(acc, tCgC, scale)
 
     @cute.kernel
     def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                   mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr,
-                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr):
+                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor):
         """Warp specialised: warpgroup 0 produces (its warp 0 issues the TMA loads), warpgroup 1
         consumes (wgmma and the epilogue); they meet only at the pipeline's mbarriers."""
         bM, bN, bK = self.tile_mnk
@@ -274,10 +361,13 @@ class HopperGemm:
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
 
         smem_epi = self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(mC.element_type.width))
+        pingpong = self.pingpong
+        stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
         if smem_epi:
-            sA, sB, mainloop, sC = self.shared_storage(a_smem, b_smem, 4 * self.mma_warpgroups, mC.element_type)
+            sA, sB, mainloop, sC_all = self.shared_storage(a_smem, b_smem, stage_warps, mC.element_type,
+                                                           c_buffers=2 if pingpong else 1)
         else:
-            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, 4 * self.mma_warpgroups)
+            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps)
 
         M, N = mC.shape
         K = mA.shape[1]
@@ -299,17 +389,23 @@ class HopperGemm:
                             self.load_k_tile(mainloop, _state_at(producer, i * k_tiles + k_tile), loads, k_tile)
         else:  # consumer
             cute.arch.setmaxregister_increase(232)
-            thr_mma = tiled_mma.get_slice(tidx % (128 * self.mma_warpgroups))  # consumers: threads 128 and up
+            scale = self.load_scale(mSA, mSB)  # fp8's per-tensor scales (None without them)
+            # consumers: threads 128 and up; ping-pong: each warpgroup a tiled MMA of its own
+            thr_mma = tiled_mma.get_slice(tidx % (128 if pingpong else 128 * self.mma_warpgroups))
+            if pingpong:
+                wg = warp_group - 1  # this warpgroup takes the CTA's tiles i = wg, wg + 2, ...
             tCsA = thr_mma.partition_A(sA)
             tCsB = thr_mma.partition_B(sB)
             # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
             # wgmmas run (they are asynchronous: the warps are free to issue the stores)
-            defer = self.deferred_epilogue(mC) and not smem_epi
+            defer = self.deferred_epilogue(mC) and not smem_epi and not pingpong
             c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
             if smem_epi:
-                ctid = tidx - 128  # the consumers' own thread index
-                n_cons = 128 * self.mma_warpgroups
-                epi_bar = pipeline.NamedBarrier(barrier_id=1, num_threads=n_cons)
+                ctid = tidx % 128 if pingpong else tidx - 128  # the consumers' own thread index
+                n_cons = 128 if pingpong else 128 * self.mma_warpgroups
+                # ping-pong: each warpgroup its own barrier (1 and 2: an id in a register) over its own C buffer
+                epi_bar = _WarpgroupBarrier(1 + wg) if pingpong else pipeline.NamedBarrier(barrier_id=1, num_threads=n_cons)
+                sC = sC_all[(None, None, wg)] if pingpong else sC_all
                 tCsC = thr_mma.partition_C(sC)
                 vec = 128 // mC.element_type.width
                 tpr = bN // vec  # threads per row of the copy-out: each moves 16 bytes
@@ -321,40 +417,70 @@ class HopperGemm:
             if defer:
                 pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
                 store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
-            for i in loop(tiles_per_cta):
+            # the CTA's i-th tiles (ring positions from i * k_tiles): all, or ping-pong every other one from wg
+            for j in loop((tiles_per_cta + 1) // 2 if pingpong else tiles_per_cta):
+                i = 2 * j + wg if pingpong else j
                 tile = bidx + i * gdim
-                if tile < num_tiles:
+                if tile < num_tiles:  # (i >= tiles_per_cta gives tile >= num_tiles)
                     tCgC = c_tile(tile)
                     acc = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
                     first = i * k_tiles
+                    if pingpong:
+                        # the mainloops go in turn (named barriers 3 and 4): this one starts once the other
+                        # warpgroup has issued tile i - 1's, so that its waits on the ring are at most a lap ahead
+                        # (a wait two laps ahead would see an old phase of the same parity)
+                        if i > 0:
+                            cute.arch.barrier(barrier_id=3 + wg, number_of_threads=256)
                     cs = _state_at(consumer, first)
                     mainloop.consumer_wait(cs)
                     self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
                     if defer:
                         if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
                             cute.copy(store, pending, c_tile(tile - gdim))
-                    for k_tile in loop(1, k_tiles):
-                        rs = _state_at(consumer, first + k_tile)
-                        mainloop.consumer_wait(rs)
-                        self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
-                        warpgroup.wait_group(1)
-                        mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    if self.promote:
+                        # two-level accumulation: the wgmmas restart their accumulators every `promote` k-tiles,
+                        # whose sums are first added into `total` (f32 adds of the CUDA cores)
+                        total = cute.make_rmem_tensor(tCgC.shape, self.acc_dtype)
+                        total.fill(0.0)
+                        self.mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, 1, self.promote - 1)
+                        for g in loop(1, k_tiles // self.promote):
+                            k0 = g * self.promote
+                            mainloop.consumer_wait(_state_at(consumer, first + k0))
+                            warpgroup.wait_group(0)  # the group's last wgmmas are done: acc holds its sum
+                            mainloop.consumer_release(_state_at(consumer, first + k0 - 1))
+                            total.store(total.load() + acc.load())
+                            self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, _state_at(consumer, first + k0).index, first=True)
+                            self.mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, k0 + 1,
+                                             self.promote - 1)
+                    else:
+                        for k_tile in loop(1, k_tiles):
+                            rs = _state_at(consumer, first + k_tile)
+                            mainloop.consumer_wait(rs)
+                            self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+                            warpgroup.wait_group(1)
+                            mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    if pingpong:
+                        if tile + gdim < num_tiles:  # the other warpgroup's next mainloop may start
+                            cute.arch.barrier_arrive(barrier_id=4 - wg, number_of_threads=256)
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + k_tiles - 1))
+                    if self.promote:
+                        total.store(total.load() + acc.load())
+                        acc = total
                     if smem_epi:
                         # the rounded tile into shared memory (once every consumer has copied the previous
                         # tile out of it), then out to C with 16-byte stores of whole rows
                         out = cute.make_fragment_like(acc, mC.element_type)
-                        out.store(acc.load().to(mC.element_type))
+                        out.store(self.scaled(acc, scale).to(mC.element_type))
                         epi_bar.arrive_and_wait()
                         cute.autovec_copy(out, tCsC)
                         epi_bar.arrive_and_wait()
                         gC = cute.local_tile(mC, (bM, bN), self.tile_mn(tile, tiles_m, tiles_n))
                         cute.copy(out_copy, tOsC, thr_out.partition_D(gC))
                     elif defer:
-                        pending.store(acc.load().to(mC.element_type))
+                        pending.store(self.scaled(acc, scale).to(mC.element_type))
                     else:
-                        self.store_c(acc, tCgC)
+                        self.store_c(acc, tCgC, scale)
             if defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
                 cute.copy(store, pending, c_tile(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim))
 
@@ -363,7 +489,7 @@ class HopperGemm:
         (227 KiB: 3 stages of 128x256x64 and the buffer do, 4 stages do not)."""
         bM, bN, bK = self.tile_mnk
         stages = self.stages * (bM + bN) * bK * self.ab_dtype.width // 8
-        return c_width == 16 and 1024 + stages + bM * bN * 2 + 2048 <= 227 * 1024
+        return c_width == 16 and 1024 + stages + bM * bN * 2 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
 
     def epilogue_kind(self, c_dtype: str) -> str:
         """How the kernel stores C (for reports): 'smem', 'deferred' (registers, during the next
@@ -372,7 +498,7 @@ class HopperGemm:
             return "in-place"
         if self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(32 if c_dtype == "f32" else 16)):
             return "smem"
-        return "deferred" if self.defer_epilogue and c_dtype != "f32" else "in-place"
+        return "deferred" if self.defer_epilogue and c_dtype != "f32" and not self.pingpong else "in-place"
 
     def deferred_epilogue(self, mC):
         """Whether kernel_ws stores a tile's C during the next tile (16-bit C: the rounded tile is half
@@ -387,11 +513,17 @@ class HopperGemm:
         return ctas, -(-tiles // ctas)
 
     @cute.jit
-    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+    def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mScaleA: cute.Tensor = None,
+                 mScaleB: cute.Tensor = None):
         """C = A B^T: mA (M, K), mB (N, K) K-major tensors of ab_dtype, mC (M, N) f32/f16/bf16 (numpy arrays run
         on the CPU, GPU tensors on their device). A jit function: ``cute.compile(gemm, mA, mB, mC)``
         traces it once; the compiled call then only writes the tensors' addresses (and encodes their
-        TMA tensor maps when an address is new) and launches."""
+        TMA tensor maps when an address is new) and launches.
+
+        mScaleA, mScaleB (both or neither): 1-element f32 tensors, per-tensor scales as
+        ``torch._scaled_mm(a, b.t(), scale_a, scale_b, out_dtype=C's type)`` takes them: C = (A B^T) *
+        scale_a * scale_b, the product of the f32 accumulators and the scales rounded once to C's type.
+        The kernel reads them (no host synchronisation), so they may change between calls."""
         M, K = mA.shape
         N = mB.shape[0]
         bM, bN, bK = self.tile_mnk
@@ -402,19 +534,41 @@ class HopperGemm:
             raise ValueError(f"sm90_gemm: C holds {mC.element_type}; it must be Float32, Float16 or BFloat16")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
+        if self.promote and (K // bK) % self.promote:
+            raise ValueError(f"sm90_gemm: K / bK = {K // bK} k-tiles must be a multiple of promote={self.promote}")
+        if (mScaleA is None) != (mScaleB is None):
+            raise ValueError("sm90_gemm: give both scales (scale_a and scale_b) or neither")
+        for what, t in (("scale_a", mScaleA), ("scale_b", mScaleB)):
+            if t is not None and (t.element_type != cutlass.Float32 or cute.size(t) != 1):
+                raise ValueError(f"sm90_gemm: {what} must be a tensor of one Float32 (as torch._scaled_mm's per-tensor "
+                                 f"scale), got {t.element_type} of shape {t.shape}")
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
-        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta).launch(
+        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
-_DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
+_DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "e4m3": cutlass.Float8E4M3FN, "e5m2": cutlass.Float8E5M2}
+_FP8 = ("e4m3", "e5m2")
+
+
+def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
+    """Largest max |C - ref| accepted on the GPU for fp8 inputs (ref: the exact products of the fp8 values, summed
+    in f32, times the scales): two roundings of C's type at the largest |ref|, and 2**-5 of it for the tensor cores'
+    fp8 accumulation, which keeps fewer bits than f32 (about 14: the reason for CUTLASS's dense_gemm_fp8_2xacc.py).
+    A k-tile of 128 left out of K = 8192 errs by about 1/8 of the largest |ref|, a transposed C by O(1).
+
+    >>> fp8_tolerance("f32", 4.0) == 4.0 * (2 * 2.0 ** -24 + 2.0 ** -5)
+    True
+    """
+    return ref_max * (2 * {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[c_dtype] + 2.0 ** -5)
 
 
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
-            c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto") -> int:
+            c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
+            promote: int = 0, pingpong: bool = False) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -425,35 +579,52 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
 
     if ctas <= 0:  # one persistent CTA per SM
         ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[dtype]
+    cdt = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[c_dtype]
     torch.manual_seed(0)
-    A = torch.randn(M, K, device="cuda", dtype=tdt)
-    B = torch.randn(N, K, device="cuda", dtype=tdt)
-    C = torch.zeros(M, N, device="cuda", dtype={"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[c_dtype])
+    A = torch.randn(M, K, device="cuda").to(tdt)
+    B = torch.randn(N, K, device="cuda").to(tdt)
+    C = torch.zeros(M, N, device="cuda", dtype=cdt)
     mA, mB, mC = (from_dlpack(x, assumed_align=16) for x in (A, B, C))
+    scales = ()
+    if dtype in _FP8:  # per-tensor scales, as torch._scaled_mm takes them (they make C about N(0, 1))
+        sa = torch.full((1,), K ** -0.25, device="cuda")
+        sb = torch.full((1,), K ** -0.25, device="cuda")
+        scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue)
+                      epilogue=epilogue, promote=promote, pingpong=pingpong)
     t0 = time.perf_counter()
-    compiled = cute.compile(gemm, mA, mB, mC)
+    compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
-    compiled(mA, mB, mC)
+    compiled(mA, mB, mC, *scales)
     torch.cuda.synchronize()
     ref = A.float() @ B.float().T
-    err = (C.float() - ref).abs().max().item()
-    # f32 accumulation in another order; a 16-bit C is rounded once more (half an ulp of |C|)
-    ulp = {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[c_dtype]
-    ok = bool(((C.float() - ref).abs() <= 1e-3 * K ** 0.5 + ulp * ref.abs()).all().item())
+    note = ""
+    if dtype in _FP8:
+        ref *= sa * sb
+        err = (C.float() - ref).abs().max().item()
+        ok = err <= fp8_tolerance(c_dtype, ref.abs().max().item())
+        if dtype == "e4m3" and scaled_mm:  # cuBLAS's fp8 GEMM: (e5m2, e5m2) it does not take
+            for fast in (False, True):
+                t = torch._scaled_mm(A, B.t(), scale_a=sa, scale_b=sb, out_dtype=cdt, use_fast_accum=fast)
+                note += (f"; max |C - torch._scaled_mm(use_fast_accum={fast})| = {(C.float() - t.float()).abs().max().item():.3g}"
+                         f" (its own |. - ref| {(t.float() - ref).abs().max().item():.3g})")
+    else:
+        err = (C.float() - ref).abs().max().item()
+        # f32 accumulation in another order; a 16-bit C is rounded once more (half an ulp of |C|)
+        ulp = {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[c_dtype]
+        ok = bool(((C.float() - ref).abs() <= 1e-3 * K ** 0.5 + ulp * ref.abs()).all().item())
     flops = 2 * M * N * K
     tf = lambda ms: flops / ms / 1e9  # noqa: E731
     for _ in range(3):
-        compiled(mA, mB, mC)
+        compiled(mA, mB, mC, *scales)
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     t0 = time.perf_counter()
     for _ in range(iters):
-        compiled(mA, mB, mC)
+        compiled(mA, mB, mC, *scales)
     host_us = (time.perf_counter() - t0) / iters * 1e6
     end.record()
     torch.cuda.synchronize()
@@ -463,25 +634,26 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         start.record()
-        compiled(mA, mB, mC)
+        compiled(mA, mB, mC, *scales)
         end.record()
         torch.cuda.synchronize()
         wall.append((time.perf_counter() - t0) * 1e3)
         one.append(start.elapsed_time(end))
     one_ms, wall_ms = sorted(one)[len(one) // 2], sorted(wall)[len(wall) // 2]
-    gemm(mA, mB, mC)  # the @cute.jit call: traced once more and remembered, then replayed
+    gemm(mA, mB, mC, *scales)  # the @cute.jit call: traced once more and remembered, then replayed
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     for _ in range(iters):
-        gemm(mA, mB, mC)
+        gemm(mA, mB, mC, *scales)
     jit_us = (time.perf_counter() - t0) / iters * 1e6
     torch.cuda.synchronize()
     name = torch.cuda.get_device_name()
     print(f"sm90_gemm {M}x{N}x{K} {dtype} -> {c_dtype} (f32 accumulation) on {name}: max |C - torch| = {err:.3g} "
-          f"({'within' if ok else 'OUTSIDE'} tolerance); cute.compile {compile_s:.2f} s")
+          f"({'within' if ok else 'OUTSIDE'} tolerance){note}; cute.compile {compile_s:.2f} s")
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
-          f"{gemm.epilogue_kind(c_dtype)} epilogue")
+          f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
+          + (", ping-pong" if pingpong else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -497,11 +669,23 @@ def main(argv=None) -> int:
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--gpu", action="store_true", help="run on the GPU with torch tensors (needs an H100)")
     p.add_argument("--dynamic", action="store_true", help="runtime tile and k loops instead of unrolled ones")
-    p.add_argument("--tile", default="64,64,64", help="bM,bN,bK (bM a multiple of 64, bN of 8 up to 256, bK*2 <= 128)")
+    p.add_argument("--tile", default=None, help="bM,bN,bK (bM a multiple of 64, bN of 8 up to 256, a k-tile row of at "
+                   "most 128 bytes: bK <= 64 for 16-bit A/B, <= 128 for fp8); default 64,64,64, or 64,64,128 for fp8")
     p.add_argument("--stages", type=int, default=2, help="shared-memory stages of the TMA pipeline")
     p.add_argument("--ws", action="store_true", help="warp specialised: a producer and a consumer warpgroup")
     p.add_argument("--mma-wgs", type=int, default=1, help="with --ws: consumer warpgroups, tiled along M")
-    p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type")
+    p.add_argument("--dtype", default="f16", choices=sorted(_DTYPES), help="A and B element type (e4m3, e5m2: fp8, "
+                   "with per-tensor scales as torch._scaled_mm applies them)")
+    p.add_argument("--scale-a", type=float, default=None, help="fp8 on the CPU: scale_a (default K**-0.25; with --gpu "
+                   "K**-0.25 always)")
+    p.add_argument("--scale-b", type=float, default=None, help="fp8 on the CPU: scale_b (default K**-0.25)")
+    p.add_argument("--promote", type=int, default=0, help="--ws: add the wgmma accumulators into f32 registers every "
+                   "this many k-tiles (two-level accumulation, as torch._scaled_mm's use_fast_accum=False; 64 x bN "
+                   "per consumer warpgroup at most 64 x 128)")
+    p.add_argument("--pingpong", action="store_true", help="--ws --mma-wgs 2: each consumer warpgroup takes whole "
+                   "tiles (bM x bN: 64x256 or 128x128), in turn, so one's epilogue runs during the other's mainloop")
+    p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
+                   "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
     p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
     p.add_argument("--raster", type=int, default=4, help="persistent tiles go in groups of this many along N (1: M first)")
@@ -511,19 +695,31 @@ def main(argv=None) -> int:
                         "(auto: smem for a 16-bit C)")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
-    tile = tuple(int(x) for x in a.tile.split(","))
+    tile = tuple(int(x) for x in (a.tile or ("64,64,128" if a.dtype in _FP8 else "64,64,64")).split(","))
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
-                       epilogue=a.epilogue)
+                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
-                      defer_epilogue=not a.no_defer, epilogue=a.epilogue)
+                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
-    if "bf16" in (a.dtype, a.c_dtype):  # numpy has no bfloat16: CPU torch tensors (values rounded to bf16)
+    scale = 1.0
+    if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales
+        import torch
+
+        fdt = torch.float8_e4m3fn if a.dtype == "e4m3" else torch.float8_e5m2
+        A, B = (torch.from_numpy(x.astype(np.float32)).to(fdt) for x in (A, B))
+        sab = [np.array([K ** -0.25 if v is None else v], np.float32) for v in (a.scale_a, a.scale_b)]
+        scale = float(sab[0][0]) * float(sab[1][0])
+        Cd = torch.zeros(M, N, dtype=torch.bfloat16) if a.c_dtype == "bf16" else C
+        gemm(A, B, Cd, *sab)
+        A, B = (x.float().numpy() for x in (A, B))
+        C = Cd.float().numpy() if a.c_dtype == "bf16" else C
+    elif "bf16" in (a.dtype, a.c_dtype):  # numpy has no bfloat16: CPU torch tensors (values rounded to bf16)
         import torch
 
         if a.dtype == "bf16":
@@ -534,11 +730,12 @@ def main(argv=None) -> int:
         C = Cd.float().numpy() if a.c_dtype == "bf16" else C
     else:
         gemm(A, B, C)
-    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    ref = A.astype(np.float64) @ B.astype(np.float64).T * scale
     err = np.abs(C.astype(np.float64) - ref).max()
-    # f32 accumulation: one rounding per k16 step, each at most half an ulp of the partial sums; a
-    # 16-bit C is rounded once more, by at most half its ulp
-    tol = (K // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T).max()
+    # f32 accumulation: one rounding per k step (16, or 32 for fp8), each at most half an ulp of the partial
+    # sums; the scaling rounds once more; a 16-bit C is rounded once more, by at most half its ulp
+    k_step = 32 if a.dtype in _FP8 else 16
+    tol = (K // k_step + 2) * 2.0 ** -24 * scale * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T).max()
     tol += {"f32": 0.0, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}[a.c_dtype] * np.abs(ref).max()
     print(f"sm90_gemm {M}x{N}x{K} {a.dtype} -> {a.c_dtype} on the CPU: max |C - numpy| = {err:.3g} (tolerance {tol:.3g})")
     if a.cuda:

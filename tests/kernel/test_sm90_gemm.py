@@ -188,6 +188,25 @@ def test_sm90_gemm_on_the_gpu_equals_torch():
         _check(C.cpu().numpy(), A.cpu().numpy(), B.cpu().numpy())
 
 
+@pytest.mark.gpu
+def test_sm90_gemm_pingpong_on_the_gpu_equals_torch():
+    """--pingpong (each consumer warpgroup every other 64x256 tile, mainloops in turn) with bf16 in and out, the
+    shared-memory epilogue: 7 CTAs over 24 tiles, K = 1024."""
+    import torch
+
+    ex = _example()
+    g = torch.Generator(device="cuda").manual_seed(9)
+    A = torch.randn(512, 1024, device="cuda", generator=g, dtype=torch.bfloat16)
+    B = torch.randn(768, 1024, device="cuda", generator=g, dtype=torch.bfloat16)
+    C = torch.full((512, 768), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ex.HopperGemm(ab_dtype=cutlass.BFloat16, tile_mnk=(64, 256, 64), stages=4, num_ctas=7, dynamic=True,
+                  warp_specialized=True, mma_warpgroups=2, pingpong=True)(A, B, C)
+    torch.cuda.synchronize()
+    ref = A.double() @ B.double().T
+    bound = (1024 // 16 + 1) * 2.0 ** -24 * (A.double().abs() @ B.double().abs().T)
+    assert torch.all((C.double() - ref).abs() <= bound + 2.0 ** -8 * (ref.abs() + bound))
+
+
 @pytest.mark.parametrize("dynamic,ws", [(False, False), (True, False), (True, True)])
 def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic, ws):
     from cutelab.kernel.analysis.bounds import check_bounds
