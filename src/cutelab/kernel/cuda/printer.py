@@ -189,7 +189,8 @@ _FAST_C = {"exp_fast": "__expf", "exp2_fast": "cl_ex2_approx", "log_fast": "__lo
 # f32 -> f16/bf16 conversions of element pairs (2i, 2i+1): one cvt.rn.{bf16x2,f16x2}.f32 each
 _PACK_CVT = {"bf16": "cl_f32x2_to_bf16x2", "f16": "cl_f32x2_to_f16x2"}
 
-LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": "", "nc128": "nc128", "nc256": "nc256"}
+LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "ldca": "__ldca", "plain": "", "nc128": "nc128",
+         "nc256": "nc256"}
 STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}
 
 
