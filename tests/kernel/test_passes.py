@@ -67,12 +67,31 @@ def _div():
     return ks[0]
 
 
+def _barrier():
+    """A value loaded before a block barrier and used after it (quack's RMSNorm weights), and one
+    loaded after it."""
+
+    @cute.kernel
+    def early(gA: cute.Tensor, gC: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        w = gA[tidx]
+        cute.arch.sync_threads()
+        gC[tidx] = w * 2.0 + gA[63 - tidx]
+
+    A = np.zeros(64, np.float32)
+    with capture() as ks:
+        early(from_dlpack(A, assumed_align=16), from_dlpack(A.copy(), assumed_align=16)).launch(
+            grid=(1, 1, 1), block=(64, 1, 1))
+    return ks[0]
+
+
 KERNELS = {
     "copy_inner_partition": lambda: _trace("copy_inner_partition", (1, 16), 256),
     "copy_outer_partition": lambda: _trace("copy_outer_partition", (32, 256), (8, 32)),
     "copy_tv_partition": lambda: _trace("copy_tv_partition", (32, 8), (4, 8)),
     "add16": _add16,
     "div": _div,
+    "barrier": _barrier,
 }
 
 # kernel -> the passes whose switching off changes its CUDA (the others decide nothing for it)
@@ -82,6 +101,7 @@ CHANGES = {
     "copy_tv_partition": {"remap", "vectorize", "cache", "share"},
     "add16": {"vectorize", "pair", "cache", "share"},
     "div": {"cache", "hoist", "share"},
+    "barrier": {"cache", "coherent"},
 }
 
 # pass -> (C text its decision prints, kernel where it shows): gone once the pass is off
@@ -91,6 +111,7 @@ MARKS = {
     "vectorize": ("reinterpret_cast<const uint4*>", "add16"),
     "pair": ("cl_odd", "add16"),
     "cache": ("__ldg(", "add16"),
+    "coherent": ("__ldca(", "barrier"),
     "hoist": ("const int hd", "div"),
     "share": (" ix", "add16"),
 }
@@ -102,11 +123,18 @@ def irs():
 
 
 def test_the_passes_run_in_order(irs):
-    assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "index32", "hoist", "share")
+    assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "coherent", "index32", "hoist",
+                          "share")
     assert [name for name, _ in PIPELINE] == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options()).ran == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options(off=frozenset({"pair", "share"}))).ran == [
         p for p in PASS_NAMES if p not in ("pair", "share")]
+
+
+def test_only_loads_a_barrier_follows_take_the_coherent_path(irs):
+    body = render(irs["barrier"]).split("__global__")[1]
+    assert body.count("__ldca(") == 1 and body.count("__ldg(") == 1
+    assert body.index("__ldca(") < body.index("__syncthreads();") < body.index("__ldg(")
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))

@@ -101,13 +101,21 @@ def _fma(a: Any, b: Any, c: Any, *, loc: Any = None, ip: Any = None) -> Any:
     return a * b + c
 
 
-def _minmax(name: str, a: Any, b: Any) -> Any:
-    """cute.math.max/min of two scalars (kernel values or numbers)."""
+def _minmax(name: str, a: Any, b: Any, propagate_nan: Any = False, ftz: Any = False) -> Any:
+    """cute.math.max/min of two scalars (kernel values or numbers). As CuTe DSL 4.8.1's: a NaN operand
+    is ignored (arith.maxnumf, the other operand is the result) unless ``propagate_nan`` (arith.maximumf);
+    integers compare as integers."""
+    from ..errors import TraceError
     from ..kernel.arch import _float_binary
 
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+    if ftz:
+        raise TraceError(f"cute.math.{name}(ftz=True): cutelab's kernel compiler has no flush-to-zero max/min")
+    if isinstance(a, int) and isinstance(b, int):
         return max(a, b) if name == "max" else min(a, b)
-    return _float_binary(name, a, b)
+    dt = getattr(a, "dtype", None) or getattr(b, "dtype", None)
+    if dt is not None and not getattr(dt, "is_float", False):
+        return _float_binary(name, a, b)  # integer kernel values: max/min
+    return _float_binary(name if propagate_nan else "f" + name, a, b)
 
 
 def _warp_size() -> int:
@@ -347,8 +355,10 @@ ARCH_EXTRAS: Dict[str, Any] = {
 MATH_EXTRAS: Dict[str, Any] = {
     **{n: _math(n) for n in ("exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
                              "atan", "erf", "ceil", "floor")},
-    "abs": _abs, "fma": _fma, "max": lambda a, b, *, fastmath=False, loc=None, ip=None: _minmax("max", a, b),
-    "min": lambda a, b, *, fastmath=False, loc=None, ip=None: _minmax("min", a, b),
+    "abs": _abs, "fma": _fma, "max": lambda a, b, propagate_nan=False, ftz=False, *, fastmath=False, loc=None, ip=None: _minmax(
+        "max", a, b, propagate_nan, ftz),
+    "min": lambda a, b, propagate_nan=False, ftz=False, *, fastmath=False, loc=None, ip=None: _minmax(
+        "min", a, b, propagate_nan, ftz),
     "rcp": lambda a, *, fastmath=False, loc=None, ip=None: 1.0 / a,
     "add": lambda a, b, **kw: a + b, "sub": lambda a, b, **kw: a - b, "mul": lambda a, b, **kw: a * b,
     **{n: refuse(f"cute.math.{n}", "not in cutelab's kernel compiler yet") for n in (

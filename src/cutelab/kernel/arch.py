@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import TraceError
 from .ir.nodes import Op
 from .frontend.threads import elect_one, lane_idx, sync_threads, warp_idx  # noqa: F401  (cute.arch's names)
@@ -332,22 +334,39 @@ def sync_warp(mask=-1, *, loc=None, ip=None):
 
 
 def _float_binary(name: str, a: Any, b: Any) -> Any:
+    """a name b for "max"/"min" (NaN-propagating, CuTe DSL's arith.maximumf) and "fmax"/"fmin"
+    (NaN-ignoring, PTX max.f32), of kernel values or Python numbers."""
     from .frontend.trace import TraceValue
 
     if isinstance(a, TraceValue) or isinstance(b, TraceValue):
         x, y = (a, b) if isinstance(a, TraceValue) else (b, a)
         return x._binary(y, name)
-    return float(max(a, b) if name == "max" else min(a, b))
+    a, b = float(a), float(b)
+    if name in ("fmax", "fmin"):
+        return float(np.fmax(a, b) if name == "fmax" else np.fmin(a, b))
+    return float(np.maximum(a, b) if name == "max" else np.minimum(a, b))
 
 
-def fmax(a, b, *, loc=None, ip=None):
-    """The larger of two floats (``max.f32``)."""
-    return _float_binary("max", a, b)
+def _fminmax(what: str, a: Any, b: Any, abs: Any, nan: Any, ftz: Any) -> Any:
+    if abs or ftz:
+        raise TraceError(f"cute.arch.{what}(abs={abs!r}, ftz={ftz!r}): cutelab's kernel compiler has the plain and "
+                         f"the nan=True forms only (no xorsign-abs, no flush to zero)")
+    from ..numeric import Float32
+    from .frontend.trace import TraceValue
+
+    a, b = (v.to(Float32) if isinstance(v, TraceValue) else v for v in (a, b))  # CuTe DSL: Float32(a), Float32(b)
+    return _float_binary(what.removeprefix("f") if nan else what, a, b)
 
 
-def fmin(a, b, *, loc=None, ip=None):
-    """The smaller of two floats (``min.f32``)."""
-    return _float_binary("min", a, b)
+def fmax(a, b, *, abs=False, nan=False, ftz=False, loc=None, ip=None):
+    """The larger of two floats: ``max.f32``, which ignores a NaN operand (the other is the result), as
+    CuTe DSL's ``nvvm.fmax``; with ``nan=True``, ``max.NaN.f32`` (a NaN operand gives NaN)."""
+    return _fminmax("fmax", a, b, abs, nan, ftz)
+
+
+def fmin(a, b, *, abs=False, nan=False, ftz=False, loc=None, ip=None):
+    """The smaller of two floats: ``min.f32`` (NaN ignored), or ``min.NaN.f32`` with ``nan=True``."""
+    return _fminmax("fmin", a, b, abs, nan, ftz)
 
 
 def rcp_approx(a, *, loc=None, ip=None):

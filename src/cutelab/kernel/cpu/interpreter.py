@@ -375,6 +375,10 @@ def _arith(op: str, a: List[Any], rdt: Any) -> Any:
             return np.maximum(a[0], a[1])
         if op == "min":
             return np.minimum(a[0], a[1])
+        if op == "fmax":  # NaN-ignoring: the other operand (cute.arch.fmax, PTX max.f32)
+            return np.fmax(a[0], a[1])
+        if op == "fmin":
+            return np.fmin(a[0], a[1])
         if op == "and":
             return (a[0] != 0) & (a[1] != 0)
         if op == "or":

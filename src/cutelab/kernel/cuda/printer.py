@@ -78,6 +78,24 @@ CL_LDNC(128)
 CL_LDNC(256)
 __device__ __forceinline__ long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+// max/min that propagate NaN (CuTe DSL's arith.maximumf/minimumf: Python max, cutlass.max, TensorSSA.reduce);
+// fmaxf/fminf are the NaN-ignoring forms (cute.arch.fmax, cute.math.max without propagate_nan)
+__device__ __forceinline__ float cl_fmax_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float y; asm("max.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b)); return y;
+#else
+  return (a != a || b != b) ? __int_as_float(0x7fffffff) : fmaxf(a, b);
+#endif
+}
+__device__ __forceinline__ float cl_fmin_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float y; asm("min.NaN.f32 %0, %1, %2;" : "=f"(y) : "f"(a), "f"(b)); return y;
+#else
+  return (a != a || b != b) ? __int_as_float(0x7fffffff) : fminf(a, b);
+#endif
+}
+__device__ __forceinline__ double cl_fmax_nan(double a, double b) { return (a != a || b != b) ? a + b : fmax(a, b); }
+__device__ __forceinline__ double cl_fmin_nan(double a, double b) { return (a != a || b != b) ? a + b : fmin(a, b); }
 __device__ __forceinline__ float cl_rcp_approx(float x) { float y; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ float cl_ex2_approx(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ float cl_lg2_approx(float x) { float y; asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
@@ -171,7 +189,8 @@ _FAST_C = {"exp_fast": "__expf", "exp2_fast": "cl_ex2_approx", "log_fast": "__lo
 # f32 -> f16/bf16 conversions of element pairs (2i, 2i+1): one cvt.rn.{bf16x2,f16x2}.f32 each
 _PACK_CVT = {"bf16": "cl_f32x2_to_bf16x2", "f16": "cl_f32x2_to_f16x2"}
 
-LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "plain": "", "nc128": "nc128", "nc256": "nc256"}
+LOADS = {"ldg": "__ldg", "ldcs": "__ldcs", "ldcg": "__ldcg", "ldca": "__ldca", "plain": "", "nc128": "nc128",
+         "nc256": "nc256"}
 STORES = {"plain": "", "stcs": "__stcs", "stcg": "__stcg"}
 
 
@@ -613,11 +632,16 @@ class CudaRenderer:
                 v = f"{fn}({a0})"
             else:
                 a = [self.ref_compute(col[i], d.dtype) for col in s.args]
+                ct = ctype(d.dtype)[1]
+                fl = ct in ("float", "double")
                 v = {
                     "add": lambda: f"{a[0]} + {a[1]}", "sub": lambda: f"{a[0]} - {a[1]}",
                     "mul": lambda: f"{a[0]} * {a[1]}", "div": lambda: f"{a[0]} / {a[1]}",
-                    "neg": lambda: f"-{a[0]}", "max": lambda: f"max({a[0]}, {a[1]})",
-                    "min": lambda: f"min({a[0]}, {a[1]})",
+                    "neg": lambda: f"-{a[0]}",
+                    "max": lambda: f"{'cl_fmax_nan' if fl else 'max'}({a[0]}, {a[1]})",
+                    "min": lambda: f"{'cl_fmin_nan' if fl else 'min'}({a[0]}, {a[1]})",
+                    "fmax": lambda: f"{'fmaxf' if ct == 'float' else 'fmax'}({a[0]}, {a[1]})",
+                    "fmin": lambda: f"{'fminf' if ct == 'float' else 'fmin'}({a[0]}, {a[1]})",
                     "and": lambda: f"(({a[0]}) && ({a[1]}))", "or": lambda: f"(({a[0]}) || ({a[1]}))",
                     "not": lambda: f"(!({a[0]}))",
                     "band": lambda: f"(({a[0]}) & ({a[1]}))", "bor": lambda: f"(({a[0]}) | ({a[1]}))",

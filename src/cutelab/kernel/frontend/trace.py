@@ -617,17 +617,23 @@ class TraceValue:
             return out
         if init_val is not None and not _identity_of(name, init_val):
             parts.append(init_val)  # (max with -inf, min with +inf: x itself, as numpy's maximum, NaN included)
-        while len(parts) > 1:
-            nxt = []
-            for i in range(0, len(parts) - 1, 2):
-                a, b = parts[i], parts[i + 1]
-                if not isinstance(a, TraceValue):
-                    a, b = b, a
-                nxt.append(a._binary(b, name))
-            if len(parts) % 2:
-                nxt.append(parts[-1])
-            parts = nxt
-        out = parts[0]
+        # A balanced tree: level by level, neighbours paired, an odd one out passed up. It is emitted
+        # depth first (each subtree finished before the next begins), as CuTe DSL's reduction reaches
+        # ptxas: at most one partial result per level is live, where emitting level by level keeps
+        # n/2 of them live next to the n elements (quack's row max of 64 values: 88 registers, not 80).
+        tree: List[Any] = list(range(len(parts)))
+        while len(tree) > 1:
+            tree = [(tree[i], tree[i + 1]) for i in range(0, len(tree) - 1, 2)] + tree[len(tree) - len(tree) % 2:]
+
+        def emit(node: Any) -> Any:
+            if not isinstance(node, tuple):
+                return parts[node]
+            a, b = emit(node[0]), emit(node[1])
+            if not isinstance(a, TraceValue):
+                a, b = b, a
+            return a._binary(b, name)
+
+        out = emit(tree[0])
         if not isinstance(out, TraceValue):
             return TraceValue([out], (), self.dtype)
         return out

@@ -255,11 +255,13 @@ class Compute:
 
     Operands are read as ``src_dtype`` (the destination's type unless given: comparisons read
     their operands' type and make Booleans); ``select`` reads its first operand as a condition;
+    ``max``/``min`` of floats propagate NaN (CuTe DSL's arith.maximumf), ``fmax``/``fmin`` ignore it
+    (IEEE maxNum: the other operand, as PTX's max.f32);
     ``mov`` copies (it snapshots a mutable register)."""
 
     __slots__ = ("dst", "op", "args", "src_dtype")
 
-    OPS = ("add", "sub", "mul", "div", "neg", "rcp", "cvt", "max", "min", "mov", "select", "lt", "le", "gt", "ge",
+    OPS = ("add", "sub", "mul", "div", "neg", "rcp", "cvt", "max", "min", "fmax", "fmin", "mov", "select", "lt", "le", "gt", "ge",
            "eq", "ne", "and", "or", "not", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
            "tanh", "floordiv", "mod", "erf", "ceil", "floor", "log10", "tan", "atan",
            "band", "bor", "bxor", "bnot", "shl", "shr") + FAST_MATH  # b*, sh*: integer bitwise ops

@@ -18,6 +18,8 @@ The pipeline, in order (``PIPELINE``; each pass reads the plan of the passes bef
 - ``pair`` (``pair.py``): two adjacent lanes share 2 x 16-byte runs so every access moves
   whole 32-byte sectors (needs ``vectorize``'s 16-byte accesses);
 - ``cache`` (``cache.py``): the cache operator of each global load and store (``__ldg``, ...);
+- ``coherent`` (``coherent.py``): a read-only load that a block barrier follows takes the
+  coherent path (``__ldca``), so ptxas keeps it before the barrier;
 - ``index32`` (``index32.py``): offsets of accesses the launch proved in bounds are computed
   in 32 bits (modulo 2**32);
 - ``hoist`` (``hoist.py``): a runtime division of thread/block indices and scalar arguments is
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..ir.nodes import KernelIR
-from . import cache, coarsen, hoist, index32, pair, remap, retile, share, vectorize
+from . import cache, coarsen, coherent, hoist, index32, pair, remap, retile, share, vectorize
 from .vectorize import vector_plan  # noqa: F401  (re-exported: the profiler's model of an op's access)
 
 __all__ = ["PIPELINE", "PASS_NAMES", "Options", "Plan", "run_passes", "vector_plan", "block_schedule"]
@@ -59,13 +61,14 @@ PIPELINE: List[Tuple[str, Callable[[KernelIR, "Plan", "Options"], None]]] = [
     ("vectorize", vectorize.run),
     ("pair", pair.run),
     ("cache", cache.run),
+    ("coherent", coherent.run),
     ("index32", index32.run),
     ("hoist", hoist.run),
     ("share", share.run),
 ]
 PASS_NAMES = tuple(name for name, _ in PIPELINE)
 
-LOADS = ("ldg", "ldcs", "ldcg", "plain", "nc128", "nc256")
+LOADS = ("ldg", "ldcs", "ldcg", "ldca", "plain", "nc128", "nc256")
 STORES = ("plain", "stcs", "stcg")
 
 

@@ -2,7 +2,7 @@
 
 Loads of read-only tensors get ``Options.load`` (``CUTELAB_CUDA_LOAD``): ``ldg`` (the read-only
 path, default), ``nc128``/``nc256`` (the read-only path asking L2 to fetch 128/256-byte blocks),
-``ldcs`` (streaming), ``ldcg`` (L2 only) or ``plain``; global stores ``Options.store``
+``ldcs`` (streaming), ``ldcg`` (L2 only), ``ldca`` (the coherent path, cached in L1) or ``plain``; global stores ``Options.store``
 (``CUTELAB_CUDA_STORE``): ``plain`` (default), ``stcs`` (streaming) or ``stcg``. Loads of written
 tensors and shared accesses are ``plain``, and so are all loads of a kernel that stores through a
 runtime address (``ir.nodes.stores_by_address``: it may write any tensor). The plan's ``cache[id(op)]`` holds the operator of
