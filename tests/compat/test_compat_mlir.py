@@ -105,6 +105,44 @@ def test_nvvm_atomicrmw_inc_add_and_cas(tmp_path):
                                 "nvvm.atomicrmw(op=SUB) is not emulated by cutelab"]
 
 
+def test_prmt_sqrt_approx_and_copy_atoms_with_a_location(tmp_path):
+    """What quack's GEMM epilogues and tile scheduler call: cute.arch.prmt (bytes of b:a picked by a runtime
+    selector), cute.math.sqrt(x, approx=True), make_copy_atom(..., loc=loc, ip=ip) of a dsl_user_op."""
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass import Int32, Uint32, Float32
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(a: cute.Tensor, b: cute.Tensor, o: cute.Tensor, x: cute.Tensor, r: cute.Tensor):
+            tidx, _, _ = cute.arch.thread_idx()
+            sel = Int32(0x5410) if tidx % 2 == 0 else Int32(0x7632)  # low or high halves of a and b
+            o[tidx] = cute.arch.prmt(a[tidx], b[tidx], sel)
+            r[tidx] = cute.math.sqrt(x[tidx], approx=True)
+            cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), Float32, loc=None, ip=None)
+            cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x8x16bOp(False, 4), cutlass.BFloat16, loc=None, ip=None)
+
+        @cute.jit
+        def f(a: cute.Tensor, b: cute.Tensor, o: cute.Tensor, x: cute.Tensor, r: cute.Tensor):
+            k(a, b, o, x, r).launch(grid=(1, 1, 1), block=(4, 1, 1))
+
+        a = torch.tensor([0x11223344, 0x11223344, 0x0A0B0C0D, -1], dtype=torch.int32, device="cuda")
+        b = torch.tensor([0x55667788, 0x55667788, 0x01020304, 0], dtype=torch.int32, device="cuda")
+        o = torch.zeros(4, dtype=torch.int32, device="cuda")
+        x = torch.tensor([2.25, 4.0, 6.25, 100.0], device="cuda"); r = torch.zeros(4, device="cuda")
+        f(from_dlpack(a), from_dlpack(b), from_dlpack(o), from_dlpack(x), from_dlpack(r))
+        print([hex(v & 0xFFFFFFFF) for v in o.tolist()], r.tolist())
+        try:
+            cute.math.sqrt(2.0, ftz=True)
+        except NotImplementedError as e:
+            print(str(e).split(" (")[0])
+    """))
+    assert out.splitlines() == ["['0x77883344', '0x55661122', '0x3040c0d', '0xffff'] [1.5, 2.0, 2.5, 10.0]",
+                                "cute.math.sqrt(ftz=True) is not emulated by cutelab"]
+
+
 def test_vector_ops_pack_two_floats_in_an_int64_and_back(tmp_path):
     # quack's f32x2_to_i64 / i64_to_f32x2 (its online softmax keeps (max, sum) in one 64-bit word)
     out = ok(run(tmp_path, """

@@ -167,6 +167,7 @@ def make_copy_atom(op: CopyOp, copy_internal_type: Numeric, **kwargs: Any) -> Co
         raise TypeError(f"make_copy_atom: expected a copy operation (CopyUniversalOp, LdMatrix8x8x16bOp, ...), got {op!r}")
     if not is_numeric_type(copy_internal_type):
         raise TypeError(f"make_copy_atom({op!r}, ...): the element type must be a cutelab Numeric (Float16, ...), got {copy_internal_type!r}")
+    kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point
     return CopyAtom(op, copy_internal_type, op._atom_layouts(copy_internal_type, **kwargs), kwargs)
 
 
