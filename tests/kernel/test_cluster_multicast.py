@@ -173,3 +173,27 @@ def test_multicast_of_a_tile_over_a_hierarchical_mode():
     sl = cute.tile_to_shape(atom_l, (192, 64), (0, 1))
     atom = _run_slices(A, logical, sl, (192, 64))
     assert atom.desc.box == (64, 2, 48) and atom.box_tile == (2, 48, 64)
+
+
+@pytest.mark.gpu
+def test_gpu_multicast_slices_of_wide_and_hierarchical_tiles():
+    """On an SM90 GPU: the two multicast kernels above give the CPU's results."""
+    import torch
+
+    M, K = 384, 64
+    data = (np.arange(M * K) % 251).astype(np.float16)
+    cases = [(cute.make_layout((M, K), stride=(1, M)), data.reshape(K, M).T, warpgroup.SmemLayoutAtomKind.MN_SW128,
+              (1, 0)),
+             (cute.make_layout(((2, M // 2), K), stride=((M // 2 * K, K), 1)),
+              data.reshape(2, M // 2, K).transpose(1, 0, 2).reshape(M, K), warpgroup.SmemLayoutAtomKind.K_SW128, (0, 1))]
+    for layout, logical, kind, order in cases:
+        A = torch.from_numpy(data).cuda()
+        tA_src = cute.make_tensor(from_dlpack(A).iterator, layout)
+        sl = cute.tile_to_shape(warpgroup.make_smem_layout_atom(kind, cute.Float16), (192, 64), order)
+        atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), tA_src, sl, (192, 64),
+                                               num_multicast=2)
+        B = torch.full((4 * 192, 64), -1, dtype=torch.float16, device="cuda")
+        mcast_slices(atom, tA, from_dlpack(B), sl, (192, 64)).launch(grid=4, block=64, cluster=(2, 1, 1))
+        torch.cuda.synchronize()
+        want = np.repeat(logical.reshape(2, 1, 192, 64), 2, axis=1).reshape(4 * 192, 64)
+        np.testing.assert_array_equal(B.cpu().numpy(), want)
