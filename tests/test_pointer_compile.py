@@ -6,6 +6,7 @@ pointer with no memory behind it is an error, not a crash."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 
 import numpy as np
@@ -125,3 +126,41 @@ def test_a_null_pointer_no_kernel_uses_passes():
     o = np.zeros(32, np.float32)
     f(make_ptr(Float32, x.ctypes.data), make_ptr(Float32, o.ctypes.data), cute.runtime.nullptr(Float32), Int32(32))
     np.testing.assert_array_equal(o, x * 3)
+
+
+@dataclasses.dataclass
+class _Sched:
+    sem: cute.Pointer  # quack's TileSchedulerOptions.tile_count_semaphore
+    n: Int32
+
+
+@cute.kernel
+def _take(p: _Sched, got: cute.Tensor):
+    t, _, _ = cute.arch.thread_idx()
+    got[t] = cute.arch.atomic_add(p.sem, Int32(1))
+
+
+@cute.jit
+def _take_all(got: cute.Tensor, p: _Sched):
+    _take(p, got).launch(grid=[1, 1, 1], block=[32, 1, 1])
+
+
+@pytest.mark.parametrize("fake", [False, True], ids=["tensor", "fake_tensor"])
+def test_a_placeholder_pointer_inside_a_dataclass(fake):
+    """quack's GEMMs compile with make_ptr(Int32, 0, gmem) in a dataclass field (beside fake tensors) and
+    call with the semaphore's data_ptr() there (the TVM-FFI style): the kernel takes it as a pointer
+    argument in the trace and at each call, over that call's memory."""
+    from cutelab.fake import make_fake_tensor
+    from cutelab.runtime import from_dlpack
+
+    got = np.zeros(32, np.int32)
+    g = make_fake_tensor(Int32, (32,), stride=(1,)) if fake else from_dlpack(got)
+    with contextlib.redirect_stdout(io.StringIO()):
+        c = cute.compile(_take_all, g, _Sched(make_ptr(Int32, 0, cute.AddressSpace.gmem, assumed_align=4), Int32(1)))
+    for start in (0, 100):
+        sem = np.array([start], np.int32)
+        c(got if fake else from_dlpack(got), _Sched(sem.ctypes.data, Int32(1)))  # an address, as TVM-FFI passes it
+        assert sorted(got.tolist()) == list(range(start, start + 32)) and sem[0] == start + 32
+    sem2 = np.array([7], np.int32)
+    c(got if fake else from_dlpack(got), _Sched(make_ptr(Int32, sem2.ctypes.data, cute.AddressSpace.gmem), Int32(1)))
+    assert sem2[0] == 39

@@ -212,3 +212,32 @@ except Exception as e:
     print(type(e).__name__, "cuMemcpyDtoDAsync: 64 bytes at" in str(e))
 """))
     assert out.splitlines() == ["0 0.0", "5 True True", "True", "NotEmulatedError True"]
+
+
+@emulated_only
+def test_mm_and_bmm_with_out_dtype(tmp_path):
+    """aten::mm.dtype / bmm.dtype (CUDA only in torch; quack's gemm_ref): bf16 operands into a float32 result,
+    accumulated in float32 and not rounded to bf16; out= receives it; other types raise as on CUDA."""
+    out = ok(run(tmp_path, """
+        import torch
+        g = torch.Generator().manual_seed(0)
+        a = torch.randn(3, 40, 64, generator=g).to(torch.bfloat16).cuda()
+        b = torch.randn(3, 64, 24, generator=g).to(torch.bfloat16).cuda()
+        ref = a.double() @ b.double()
+        c = torch.mm(a[0], b[0], out_dtype=torch.float32, out=None)
+        d = torch.bmm(a, b, out_dtype=torch.float32)
+        e = torch.empty(40, 24, device="cuda")
+        r = torch.mm(a[1], b[1], out_dtype=torch.float32, out=e)
+        f = torch.mm(a[2], b[2], out_dtype=torch.bfloat16)
+        print(c.dtype, c.is_cuda, d.shape, r is e, f.dtype)
+        print((c.double() - ref[0]).abs().max().item() < 1e-4, (d.double() - ref).abs().max().item() < 1e-4,
+              torch.equal(e, d[1]), (c != c.to(torch.bfloat16).float()).any().item())
+        try:
+            torch.mm(a[0].float(), b[0].float(), out_dtype=torch.float16)
+        except RuntimeError as x:
+            print(str(x).split(";")[0])
+    """))
+    assert out.splitlines() == [
+        "torch.float32 True torch.Size([3, 40, 24]) True torch.bfloat16", "True True True True",
+        "torch.mm(out_dtype=torch.float16) (emulated CUDA): out_dtype must be the operands' type or, for "
+        "float16/bfloat16 operands, float32"]

@@ -101,3 +101,99 @@ def test_a_pipeline_over_more_ctas_than_the_cluster_is_refused():
     with pytest.raises(TraceError, match=r"cta_layout_vmnk \(1,4,1,1\):\(0,1,0,0\) has 4 CTAs but the kernel is "
                                          r"launched with clusters of 2 \(2, 1, 1\)"):
         pipe(cute.make_layout((1, 4, 1, 1))).launch(grid=2, block=32, cluster=(2, 1, 1))
+
+
+# --------------------------------------------------------------------------- slices of wide and hierarchical tiles
+
+@cute.kernel
+def mcast_slices(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr,
+                 tile: cutlass.Constexpr):
+    """Each CTA of a (2, 1, 1) cluster issues its tma_partition slice of the cluster's tile, multicast to both;
+    each then writes the whole tile it received to B (rows bx * tile[0] ..)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, _, _ = cute.arch.block_idx()
+    kx, _, _ = cute.arch.cluster_idx()
+    rank = cute.arch.block_idx_in_cluster()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.cluster_arrive_relaxed()
+    cute.arch.cluster_wait()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, tile[0] * tile[1] * 2)  # the whole tile lands
+    gA = cute.local_tile(tA, tile, (kx, 0))
+    s, g = cpasync.tma_partition(atom, rank, cute.make_layout(2), cute.group_modes(sA, 0, 2),
+                                 cute.group_modes(gA, 0, 2))
+    if tidx == 0:
+        cute.copy(atom, g, s, tma_bar_ptr=bars.iterator, mcast_mask=0b11)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(tile[0]):
+        B[bx * tile[0] + i, tidx] = sA[i, tidx]
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()
+
+
+def _run_slices(A, logical, sl, tile):
+    """Launch mcast_slices over A (2 clusters, one tile each); B must hold each cluster's tile twice."""
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), A, sl, tile, num_multicast=2)
+    B = np.full((4 * tile[0], tile[1]), -1, np.float16)
+    mcast_slices(atom, tA, from_dlpack(B), sl, tile).launch(grid=4, block=tile[1], cluster=(2, 1, 1))
+    want = np.repeat(logical.reshape(2, 1, tile[0], tile[1]), 2, axis=1).reshape(4 * tile[0], tile[1])
+    np.testing.assert_array_equal(B, want)
+    return atom
+
+
+def test_multicast_of_an_mn_major_tile_wider_than_the_swizzle_span():
+    """quack's MN-major operands (backward GEMMs): a 192 x 64 tile, M contiguous, under the 128-byte MN swizzle
+    is three 64 x 64 boxes side by side along M (CuTe's TMA_Iter); as CuTe's tma_partition, CTA c issues
+    slice c of each box (K rows 32c..32c+31 of each), so its slice of the tile is 192 x 32."""
+    M, K = 384, 64
+    data = (np.arange(M * K) % 251).astype(np.float16)
+    A = cute.make_tensor(data, cute.make_layout((M, K), stride=(1, M)))  # M-major
+    atom_l = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.MN_SW128, cute.Float16)
+    sl = cute.tile_to_shape(atom_l, (192, 64), (1, 0))  # K blocks first: each 64-row block of M is one box
+    atom = _run_slices(A, data.reshape(K, M).T, sl, (192, 64))
+    assert atom.desc.box == (64, 32) and len(atom.boxes) == 3 and atom.box_tile == (192, 32)
+    nvcc_compiles(cuda.render(last_launch().ir))
+
+
+def test_multicast_of_a_tile_over_a_hierarchical_mode():
+    """quack's concatenated operands: M is a hierarchical mode ((2, M / 2)) and the 192-row tile is (2, 96) of
+    it, as CuTe flattens it into TMA dimensions (box (64, 2, 96), K innermost); multicast cuts it in the
+    outermost dimension, (64, 2, 48) per CTA."""
+    M, K = 384, 64
+    data = (np.arange(M * K) % 251).astype(np.float16)
+    # row m of the logical tensor is (m % 2, m // 2): memory row (m % 2) * M/2 + m // 2
+    A = cute.make_tensor(data, cute.make_layout(((2, M // 2), K), stride=((M // 2 * K, K), 1)))
+    logical = data.reshape(2, M // 2, K).transpose(1, 0, 2).reshape(M, K)
+    atom_l = warpgroup.make_smem_layout_atom(warpgroup.SmemLayoutAtomKind.K_SW128, cute.Float16)
+    sl = cute.tile_to_shape(atom_l, (192, 64), (0, 1))
+    atom = _run_slices(A, logical, sl, (192, 64))
+    assert atom.desc.box == (64, 2, 48) and atom.box_tile == (2, 48, 64)
+
+
+@pytest.mark.gpu
+def test_gpu_multicast_slices_of_wide_and_hierarchical_tiles():
+    """On an SM90 GPU: the two multicast kernels above give the CPU's results."""
+    import torch
+
+    M, K = 384, 64
+    data = (np.arange(M * K) % 251).astype(np.float16)
+    cases = [(cute.make_layout((M, K), stride=(1, M)), data.reshape(K, M).T, warpgroup.SmemLayoutAtomKind.MN_SW128,
+              (1, 0)),
+             (cute.make_layout(((2, M // 2), K), stride=((M // 2 * K, K), 1)),
+              data.reshape(2, M // 2, K).transpose(1, 0, 2).reshape(M, K), warpgroup.SmemLayoutAtomKind.K_SW128, (0, 1))]
+    for layout, logical, kind, order in cases:
+        A = torch.from_numpy(data).cuda()
+        tA_src = cute.make_tensor(from_dlpack(A).iterator, layout)
+        sl = cute.tile_to_shape(warpgroup.make_smem_layout_atom(kind, cute.Float16), (192, 64), order)
+        atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), tA_src, sl, (192, 64),
+                                               num_multicast=2)
+        B = torch.full((4 * 192, 64), -1, dtype=torch.float16, device="cuda")
+        mcast_slices(atom, tA, from_dlpack(B), sl, (192, 64)).launch(grid=4, block=64, cluster=(2, 1, 1))
+        torch.cuda.synchronize()
+        want = np.repeat(logical.reshape(2, 1, 192, 64), 2, axis=1).reshape(4 * 192, 64)
+        np.testing.assert_array_equal(B.cpu().numpy(), want)

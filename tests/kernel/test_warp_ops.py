@@ -58,17 +58,54 @@ def test_shuffles_print_shfl_sync():
 
 
 @cute.kernel
-def _bad_offset(src: cute.Tensor, k: cutlass.Int32):
+def _runtime_offsets(src: cute.Tensor, out: cute.Tensor, k: cutlass.Int32):
+    t, _, _ = cute.arch.thread_idx()
+    x = cute.make_rmem_tensor((1,), cutlass.Float32)
+    x[0] = src[t]
+    s = x[0]
+    out[0, t] = cute.arch.shuffle_sync_bfly(s, offset=k)  # a kernel argument
+    out[1, t] = cute.arch.shuffle_sync_down(s, offset=k + 32)  # shfl.sync takes the offset's low 5 bits
+    # quack's quad permutation (layout_utils.permute_Cregs_b32_for_stsm): a lane-dependent source within
+    # segments of 4 lanes, in a register (the offset computed from a value) and as an index expression
+    quad = cute.arch.lane_idx() % 4
+    left = cutlass.Int32(0) + (quad // 2 if quad % 2 == 0 else 2 + quad // 2)
+    out[2, t] = cute.arch.shuffle_sync(s, offset=left, mask_and_clamp=((32 - 4) << 8) | 31)
+    out[3, t] = cute.arch.shuffle_sync(s, offset=3 - quad, mask_and_clamp=((32 - 4) << 8) | 31)
+
+
+def test_runtime_shuffle_offsets():
+    n = 64
+    src = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    out = np.zeros((4, n), np.float32)
+    _runtime_offsets(from_dlpack(src), from_dlpack(out), cutlass.Int32(3)).launch(grid=(1, 1, 1), block=(n, 1, 1))
+    t = np.arange(n)
+    lane, quad = t % 32, t % 4
+    assert np.array_equal(out[0], src[t ^ 3])
+    assert np.array_equal(out[1], np.where(lane + 3 < 32, src[np.minimum(t + 3, n - 1)], src))
+    left = np.where(quad % 2 == 0, quad // 2, 2 + quad // 2)  # [0, 2, 1, 3]
+    assert np.array_equal(out[2], src[t - quad + left])
+    assert np.array_equal(out[3], src[t - quad + 3 - quad])
+    with fake_gpu():
+        from cutelab.kernel.cuda.fakegpu import FakeDeviceArray
+
+        _runtime_offsets(from_dlpack(FakeDeviceArray(src)), from_dlpack(FakeDeviceArray(out)),
+                         cutlass.Int32(3)).launch(grid=(1, 1, 1), block=(n, 1, 1))
+        code = last_launch().source
+    assert code.count(") & 31)") >= 3  # the runtime offsets' low 5 bits
+
+
+@cute.kernel
+def _bad_offset(src: cute.Tensor, k: cutlass.Float32):
     t, _, _ = cute.arch.thread_idx()
     x = cute.make_rmem_tensor((1,), cutlass.Float32)
     x[0] = src[t]
     cute.arch.shuffle_sync_bfly(x[0], offset=k)
 
 
-def test_a_runtime_shuffle_offset_is_refused():
-    with pytest.raises(TraceError, match=r"kernel _bad_offset: cute.arch.shuffle_sync_bfly: the offset must be a "
-                                         r"compile-time int"):
-        _bad_offset(from_dlpack(np.zeros(32, np.float32)), cutlass.Int32(1)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+def test_a_float_shuffle_offset_is_refused():
+    with pytest.raises(TraceError, match=r"kernel _bad_offset: cute.arch.shuffle_sync_bfly: the offset must be one "
+                                         r"integer of at most 32 bits, got Float32 x 1"):
+        _bad_offset(from_dlpack(np.zeros(32, np.float32)), cutlass.Float32(1)).launch(grid=(1, 1, 1), block=(32, 1, 1))
 
 
 @cute.kernel

@@ -138,6 +138,9 @@ def test_tiled_copy_as_the_dsl_prints_it():
     th = tc.get_slice(3)
     assert th.thr_idx == 3
     assert str(th.partition_S(t).layout) == str(th.partition_D(t).layout) == "((2,1),4,2):((1,0),128,16)"
+    # a dsl_user_op passes its source location and insertion point on (quack's copy helpers)
+    assert str(th.partition_S(t, loc=None, ip=None).layout) == str(th.partition_D(t, loc=None, ip=None).layout)
+    assert str(tc.retile(th.partition_S(t), loc=None).layout) == str(tc.retile(th.partition_S(t)).layout)
     assert str(th.partition_S(cute.make_identity_tensor((16, 32)))) == "tensor<(0,6) o ((2,1),4,2):((1@1,0),4@0,16@1)>"
     assert str(th.partition_S(cute.make_rmem_tensor(cute.make_layout((16, 32, 3)), cute.Float32)).layout) == \
         "((2,1),4,2,3):((16,0),4,256,512)"

@@ -76,10 +76,17 @@ def assume(src: Any, divby: Any = None, *, loc: Any = None, ip: Any = None) -> A
 
 
 def _math(name: str):
-    def f(x: Any, fastmath: bool = False, *, loc: Any = None, ip: Any = None) -> Any:
+    def f(x: Any, fastmath: bool = False, approx: bool = False, ftz: bool = False, rounding: Any = None, *,
+          loc: Any = None, ip: Any = None) -> Any:
+        """``approx=True`` is the approximate instruction (``sqrt.approx.f32``, quack's tile scheduler), as
+        fastmath picks it; flush-to-zero and explicit rounding modes are refused by name."""
         from ..kernel.instr.mathops import _apply
 
-        return _apply(name, x, fastmath)
+        if ftz or rounding is not None:
+            raise NotEmulatedError(f"cute.math.{name}({'ftz=True' if ftz else f'rounding={rounding}'})",
+                                   "cutelab computes with the default rounding and keeps subnormals",
+                                   where=user_line(2))
+        return _apply(name, x, fastmath or approx)
 
     f.__name__ = name
     f.__doc__ = f"cute.math.{name}: element-wise {name} (kernel values, tensor values or numbers)."
@@ -335,6 +342,21 @@ def _warp_redux_sync(value: Any, kind: Any, mask_and_clamp: Any = 0xFFFFFFFF, *,
     return got if dt is not Uint32 else Uint32(got)
 
 
+def _prmt(src: Any, src_reg_shifted: Any, prmt_indices: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """cute.arch.prmt: PTX ``prmt.b32 d, a, b, c`` (the bytes of d picked from the 8 bytes of b:a by the
+    selector c), as CuTe DSL 4.8.1 emits it (inline PTX over Int32 operands): cutelab's PTX interpreter on
+    the CPU, ``asm volatile`` in the CUDA. quack's permute_Cregs_b32_for_stsm packs bf16 pairs so."""
+    from ..kernel.instr.inline_asm import NotInterpreted, inline_asm
+    from ..numeric import Int32
+
+    where = user_line(2)
+    try:
+        return inline_asm(None, [Int32(src), Int32(src_reg_shifted), Int32(prmt_indices)],
+                          "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r", where, "cute.arch.prmt")
+    except NotInterpreted as e:
+        raise NotEmulatedError("cute.arch.prmt", str(e), where=where) from None
+
+
 ARCH_EXTRAS: Dict[str, Any] = {
     "WARP_SIZE": 32, "FULL_MASK": 0xFFFFFFFF,
     # tensor memory per CTA (CuTe DSL 4.8.1's table: 512 columns, sm_107 576; allocations of at least 32)
@@ -349,7 +371,8 @@ ARCH_EXTRAS: Dict[str, Any] = {
     "warp_reduction": warp_reduction, "warp_reduction_max": warp_reduction_max, "warp_reduction_sum": warp_reduction_sum,
     # names of the DSL's cute.arch that cutelab has no instruction for yet: they raise when called
     **{n: refuse(f"cute.arch.{n}", "no instruction for it in cutelab's kernel compiler yet") for n in (
-        "redux_sync", "prmt", "mapa", "popc", "clz")},
+        "redux_sync", "mapa", "popc", "clz")},
+    "prmt": _prmt,
 }
 
 MATH_EXTRAS: Dict[str, Any] = {

@@ -555,17 +555,48 @@ def _with_device(r: str, dev: str) -> str:
     return f"tensor({body[:at]}, device='{dev}'{body[at:]})"
 
 
-def _tensor_core_steps(a: Any, b: Any, ka: int, kb: int, product: Callable[[Any, Any], Any]) -> Any:
+def _tensor_core_steps(a: Any, b: Any, ka: int, kb: int, product: Callable[[Any, Any], Any],
+                       dtype: Any = None) -> Any:
     """product(a, b) of float16/bfloat16 tensors contracting a's axis ka with b's axis kb, as a
     tensor-core GEMM rounds it: float32 accumulation over 16-wide steps of K, each step's product
-    exact (in float64) and added with one rounding; the result in a's type."""
+    exact (in float64) and added with one rounding; the result in a's type (or ``dtype``)."""
     a64, b64 = a.double(), b.double()
     acc = None
     for k0 in range(0, a.shape[ka], _MMA_K):
         w = min(_MMA_K, a.shape[ka] - k0)
         part = product(a64.narrow(ka, k0, w), b64.narrow(kb, k0, w))
         acc = part.float() if acc is None else (acc.double() + part).float()
-    return acc.to(a.dtype)
+    return acc.to(a.dtype if dtype is None else dtype)
+
+
+def _mm_out_dtype(func: Any, args: Any, kwargs: Dict[str, Any]) -> Any:
+    """torch.mm / torch.bmm with ``out_dtype=`` (``aten::mm.dtype``, CUDA only in torch): float16/bfloat16
+    operands into a float32 result (the tensor-core accumulation, not rounded to the operands' type), or
+    into their own type; ``out=`` receives it (quack's gemm_ref calls ``torch.mm(A, B, out_dtype=torch.float32,
+    out=None)``). Other types raise, as torch's CUDA kernel does."""
+    import torch
+
+    kw = dict(kwargs)
+    od, out = kw.pop("out_dtype"), kw.pop("out", None)
+    name = f"torch.{getattr(func, '__name__', 'mm')}(out_dtype={od})"
+    if kw or len(args) != 2 or not all(isinstance(x, torch.Tensor) for x in args):
+        raise TypeError(f"{name} (emulated CUDA): takes two tensors, out_dtype= and out= only, got "
+                        f"{len(args)} arguments and {sorted(kw)}")
+    a, b = args
+    want = 3 if func is torch.bmm else 2
+    if a.dim() != want or b.dim() != want or a.shape[-1] != b.shape[-2] or (want == 3 and a.shape[0] != b.shape[0]):
+        raise RuntimeError(f"{name} (emulated CUDA): shapes {tuple(a.shape)} and {tuple(b.shape)} do not multiply")
+    if b.dtype != a.dtype or not (od == a.dtype or (od == torch.float32 and a.dtype in (torch.float16, torch.bfloat16))):
+        raise RuntimeError(f"{name} (emulated CUDA): out_dtype must be the operands' type or, for float16/bfloat16 "
+                           f"operands, float32; got {a.dtype} x {b.dtype} -> {od}")
+    if a.dtype in (torch.float16, torch.bfloat16) and a.shape[-1] > 0:
+        r = _tensor_core_steps(a, b, -1, -2, lambda x, y: x @ y, od)
+    else:
+        r = (a.to(od) @ b.to(od)) if a.shape[-1] > 0 else torch.zeros(*a.shape[:-1], b.shape[-1], dtype=od)
+    if out is None:
+        return r
+    out.copy_(r)
+    return out
 
 
 def _tensor_core_matmul(a: Any, b: Any) -> Any:
@@ -701,7 +732,9 @@ def _mode_class() -> Any:
                     mark(out)
                     return out
             ein = _einsum_contraction(args) if was_cuda and func is torch.einsum and not kwargs else None
-            if ein is not None:
+            if was_cuda and func in (torch.mm, torch.bmm) and kwargs.get("out_dtype") is not None:
+                out = _mm_out_dtype(func, args, kwargs)  # aten::mm.dtype, which CPU torch lacks
+            elif ein is not None:
                 out = _tensor_core_einsum(*ein)
             elif was_cuda and tensor_core(func, args, kwargs):
                 out = _tensor_core_matmul(*args)

@@ -192,11 +192,13 @@ class ShuffleOp(Op):
     the warp into segments of that many lanes, as ``mask_and_clamp = ((32 - width) << 8) | clamp``
     does: a lane reads within its segment. A lane whose source lane lies outside its segment (down
     past its last lane, up below its first, or past the block's last thread) keeps its own value,
-    as the instruction does."""
+    as the instruction does. ``offset`` is an int in [0, 32), or a runtime one per lane (a register
+    element or an index expression: quack's quad permutations shuffle from ``lane_idx() % 4``-dependent
+    lanes), of which the instruction takes the low 5 bits (PTX's ``bval[4:0]``)."""
 
     __slots__ = ("dst", "src", "mode", "offset", "width")
 
-    def __init__(self, dst: Any, src: Any, mode: str, offset: int, width: int = 32):
+    def __init__(self, dst: Any, src: Any, mode: str, offset: Any, width: int = 32):
         self.dst, self.src, self.mode, self.offset, self.width = dst, src, mode, offset, width
 
     def __repr__(self) -> str:
@@ -214,8 +216,13 @@ class ShuffleOp(Op):
         lane = t % 32
         first = lane - lane % self.width  # PTX's minLane (lane & segmask)
         last = first + self.width - 1  # its maxLane (clamp 31), the bound up's source stays within too
-        j = {"bfly": lane ^ self.offset, "down": lane + self.offset, "up": lane - self.offset,
-             "idx": first + self.offset % self.width}[self.mode]
+        off: Any = self.offset
+        if not isinstance(off, int):  # a runtime offset, per lane: its low 5 bits
+            from .instr.tma import coord_values
+
+            off = coord_values(b, off) & 31
+        j = {"bfly": lane ^ off, "down": lane + off, "up": lane - off,
+             "idx": first + off % self.width}[self.mode]
         src_t = t - lane + j
         ok = ((j >= first) | (self.mode == "bfly")) & (j <= last) & (src_t < nt)  # PTX: bfly may read below
         got = np.where(ok, col[np.where(ok, row - t + src_t, row)], col)
@@ -231,7 +238,13 @@ class ShuffleOp(Op):
         r.declare(self.dst)
         fn = _SHFL[self.mode][0]
         w = f", {self.width}" if self.width != 32 else ""
-        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {self.offset}{w})"
+        if isinstance(self.offset, int):
+            off = str(self.offset)
+        else:  # a runtime offset: its low 5 bits, as shfl.sync takes them
+            from .instr.tma import coord_code
+
+            off = f"(({coord_code(r, self.offset)}) & 31)"
+        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {off}{w})"
         r.emit(f"{r.reg(self.dst)}[0] = {r.to_storage(v, self.dst.dtype)};")
 
 
@@ -254,16 +267,31 @@ def _shuffle_width(mode: str, mask_and_clamp: Any, what: str) -> int:
 def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
     from .frontend.trace import TraceValue, current, tracing
 
+    from .ir.symbolic import is_sym
+
     what = f"cute.arch.shuffle_sync{'' if mode == 'idx' else '_' + mode}"
     if not tracing():
         raise TraceError(f"{what}: a warp shuffle runs inside a @cute.kernel")
     t = current(what)
     if int(mask) not in (-1, 0xFFFFFFFF):
         raise TraceError(f"kernel {t.name}: {what}: only the full-warp mask (-1) is supported, got {mask!r}")
-    if not isinstance(offset, int) or isinstance(offset, bool) or hasattr(offset, "key"):
-        raise TraceError(f"kernel {t.name}: {what}: the offset must be a compile-time int, got {offset!r}")
-    if not 0 <= int(offset) < 32:
+    if isinstance(offset, bool):
+        raise TraceError(f"kernel {t.name}: {what}: the offset must be an integer, got {offset!r}")
+    if isinstance(offset, TraceValue):  # a runtime offset (per lane), as shfl.sync's b operand
+        if len(offset.refs) != 1 or not offset.dtype.is_integer or offset.dtype.width > 32:
+            raise TraceError(f"kernel {t.name}: {what}: the offset must be one integer of at most 32 bits, got "
+                             f"{offset.dtype} x {len(offset.refs)}")
+        from .instr.tma import coord_refs
+
+        offset = coord_refs(t, (offset,), f"kernel {t.name}: {what}")[0]
+    elif is_sym(offset):  # an index expression of the thread's indices (lane_idx() % 4, ...)
+        pass
+    elif not isinstance(offset, int) or hasattr(offset, "key"):
+        raise TraceError(f"kernel {t.name}: {what}: the offset must be an int or a runtime integer, got {offset!r}")
+    elif not 0 <= int(offset) < 32:
         raise TraceError(f"kernel {t.name}: {what}: the offset must lie in [0, 32), got {offset}")
+    else:
+        offset = int(offset)
     width = _shuffle_width(mode, mask_and_clamp, f"kernel {t.name}: {what}")
     if not isinstance(value, TraceValue):
         if isinstance(value, (int, float)):
@@ -275,7 +303,7 @@ def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any)
         raise TraceError(f"kernel {t.name}: {what}: shuffles 32-bit values, got {value.dtype}")
     t.check_refs(value.refs, what)
     dst = t.new_reg(value.dtype, 1)
-    t.emit(ShuffleOp(dst, value.refs[0], mode, int(offset), width))
+    t.emit(ShuffleOp(dst, value.refs[0], mode, offset, width))
     return TraceValue([(dst, 0)], (), value.dtype)
 
 

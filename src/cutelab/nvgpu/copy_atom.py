@@ -167,6 +167,7 @@ def make_copy_atom(op: CopyOp, copy_internal_type: Numeric, **kwargs: Any) -> Co
         raise TypeError(f"make_copy_atom: expected a copy operation (CopyUniversalOp, LdMatrix8x8x16bOp, ...), got {op!r}")
     if not is_numeric_type(copy_internal_type):
         raise TypeError(f"make_copy_atom({op!r}, ...): the element type must be a cutelab Numeric (Float16, ...), got {copy_internal_type!r}")
+    kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point
     return CopyAtom(op, copy_internal_type, op._atom_layouts(copy_internal_type, **kwargs), kwargs)
 
 
@@ -300,7 +301,7 @@ class TiledCopy(CopyAtom):
 
     get_thread_slice = get_slice
 
-    def retile(self, src: Any) -> Any:
+    def retile(self, src: Any, *, loc: Any = None, ip: Any = None) -> Any:
         """A register fragment (V, M, N, ...) of this copy's values re-tiled to ((atom vals, rest vals), M, N, ...),
         the partition shape that ``copy`` with this atom consumes (CuTe's retile_S/retile_D)."""
         layout = src.layout if isinstance(src, Tensor) else src
@@ -379,11 +380,11 @@ class ThrCopy(TiledCopy):
                               f"thread at a time (an int thread index), not for a batch or a symbolic "
                               f"index ({e})") from None
 
-    def partition_S(self, src: Tensor) -> Tensor:
+    def partition_S(self, src: Tensor, *, loc: Any = None, ip: Any = None) -> Tensor:
         """This thread's source values: (CPY, CPY_M, CPY_N, ...), CPY = (atom values, atom repeats)."""
         return self._partition(src, self._thrval_s, "partition_S")
 
-    def partition_D(self, dst: Tensor) -> Tensor:
+    def partition_D(self, dst: Tensor, *, loc: Any = None, ip: Any = None) -> Tensor:
         """This thread's destination values: (CPY, CPY_M, CPY_N, ...)."""
         return self._partition(dst, self._thrval_d, "partition_D")
 

@@ -508,15 +508,15 @@ class ThrMma(TiledMma):
         rest = frg.shape[1][1]
         return t[(thr, (None, tuple(None for _ in rest) if isinstance(rest, tuple) else None))]
 
-    def partition_A(self, input_mk: Tensor) -> Tensor:
+    def partition_A(self, input_mk: Tensor, *, loc: Any = None, ip: Any = None) -> Tensor:
         """This thread's values of an M x K (x ...) tensor: (FrgV, RestM, RestK, ...)."""
         return self._partition("A", input_mk)
 
-    def partition_B(self, input_nk: Tensor) -> Tensor:
+    def partition_B(self, input_nk: Tensor, *, loc: Any = None, ip: Any = None) -> Tensor:
         """This thread's values of an N x K (x ...) tensor: (FrgV, RestN, RestK, ...)."""
         return self._partition("B", input_nk)
 
-    def partition_C(self, input_mn: Tensor) -> Tensor:
+    def partition_C(self, input_mn: Tensor, *, loc: Any = None, ip: Any = None) -> Tensor:
         """This thread's values of an M x N (x ...) tensor: (FrgV, RestM, RestN, ...)."""
         return self._partition("C", input_mn)
 

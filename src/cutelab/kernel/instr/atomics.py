@@ -46,7 +46,7 @@ CROSS_PROCESS_LOCK: Any = None
 _SEMS = {"ld": (None, "relaxed", "acquire", "volatile"), "st": (None, "relaxed", "release", "volatile"),
          "atom": (None, "relaxed", "acquire", "release", "acq_rel"), "red": (None, "relaxed", "release")}
 _SCOPES = (None, "cta", "cluster", "gpu", "sys")
-_OPS = ("add", "and", "or", "xor", "max", "min", "umax", "umin", "exch", "cas")
+_OPS = ("add", "and", "or", "xor", "max", "min", "umax", "umin", "exch", "cas", "inc", "dec")
 
 
 def _s(x: Any) -> Optional[str]:
@@ -367,7 +367,7 @@ def _ptx_type(dt: Any, op: Optional[str]) -> str:
         return f"b{w}"
     if dt.is_float:
         return f"f{w}"
-    signed = dt.kind == "int" and op not in ("umax", "umin")
+    signed = dt.kind == "int" and op not in ("umax", "umin", "inc", "dec")
     return f"{'s' if signed else 'u'}{w}"
 
 
@@ -379,7 +379,23 @@ def _min(o: Any, v: Any) -> Any:
     return o if o <= v else v
 
 
-_RMW = {"add": lambda o, v: o + v, "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
+def _u32(x: Any) -> int:
+    return int(x) & 0xFFFFFFFF
+
+
+def _inc(o: Any, v: Any) -> Any:
+    """``atom.inc.u32``: (old >= v) ? 0 : old + 1, unsigned."""
+    r = 0 if _u32(o) >= _u32(v) else _u32(o) + 1
+    return np.array(r, np.uint32).view(o.dtype)[()]
+
+
+def _dec(o: Any, v: Any) -> Any:
+    """``atom.dec.u32``: (old == 0 || old > v) ? v : old - 1, unsigned."""
+    r = _u32(v) if _u32(o) == 0 or _u32(o) > _u32(v) else _u32(o) - 1
+    return np.array(r, np.uint32).view(o.dtype)[()]
+
+
+_RMW = {"inc": _inc, "dec": _dec, "add": lambda o, v: o + v, "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
         "max": _max, "min": _min, "umax": _max, "umin": _min, "exch": lambda o, v: v, "cas": None}
 
 
@@ -420,6 +436,8 @@ def _supported(dt: Any, what: str, t: Any, op: Optional[str] = None) -> None:
                          f"{t.where()}")
     if dt.kind == "float" and op not in (None, "add", "exch", "cas"):
         raise TraceError(f"kernel {t.name}: {what}: op {op!r} has no floating-point form (only add){t.where()}")
+    if op in ("inc", "dec") and dt.width != 32:
+        raise TraceError(f"kernel {t.name}: {what}: atom.{op} has a 32-bit form only (.u32), got {dt}{t.where()}")
 
 
 def _scalar(dst: Any, dt: Any) -> TraceValue:

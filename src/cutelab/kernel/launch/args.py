@@ -105,12 +105,14 @@ def _is_storage_tensor(x: Any) -> bool:
 
 def _is_storage_pointer(x: Any) -> bool:
     """A pointer into memory a kernel can take (make_ptr of an array's or cudaMalloc's memory, global or
-    generic), passed to a kernel as an argument of its own."""
+    generic), passed to a kernel as an argument of its own; also the stand-in memory of a placeholder pointer in
+    cute.compile's trace (launch/pointers.py), whose launches are traced, never run."""
     from ...tensor import Pointer
 
     eng = getattr(x, "engine", None)
     return (type(x) is Pointer and eng is not None and not isinstance(eng, GmemEngine)
-            and isinstance(getattr(eng, "data", None), np.ndarray) and isinstance(x.offset, (int, np.integer))
+            and (isinstance(getattr(eng, "data", None), np.ndarray) or getattr(eng, "stand_in", False))
+            and isinstance(x.offset, (int, np.integer))
             and str(getattr(eng, "memspace", "")) in ("gmem", "generic"))
 
 
@@ -189,15 +191,17 @@ def _has_tensors(v: Any) -> bool:
     if _is_dataclass_value(v):  # e.g. a frozen dataclass of tensors passed to a kernel (CuTe DSL's dataclass_immutable)
         import dataclasses
 
-        return any(_is_storage_tensor(getattr(v, f.name)) or _has_tensors(getattr(v, f.name))
-                   for f in dataclasses.fields(v))
-    return isinstance(v, (list, tuple)) and any(_is_storage_tensor(x) or _has_tensors(x) for x in v)
+        return any(_is_storage_tensor(getattr(v, f.name)) or _is_storage_pointer(getattr(v, f.name))
+                   or _has_tensors(getattr(v, f.name)) for f in dataclasses.fields(v))
+    return isinstance(v, (list, tuple)) and any(_is_storage_tensor(x) or _is_storage_pointer(x) or _has_tensors(x)
+                                                for x in v)
 
 
 def _tensor_leaves(v: Any, path: str) -> List[Tuple[str, Any]]:
     """(path, tensor) for the tensors in v (a tensor, or lists/tuples/dataclasses of them): "inputs_1",
-    "params_src" etc."""
-    if _is_storage_tensor(v):
+    "params_src" etc.; a pointer to memory among them is a leaf too (quack's tile scheduler parameters hold
+    the semaphore's pointer)."""
+    if _is_storage_tensor(v) or _is_storage_pointer(v):
         return [(path, v)]
     out: List[Tuple[str, Any]] = []
     if isinstance(v, (list, tuple)):

@@ -16,6 +16,7 @@ from ...errors import LaunchError, TensorError
 from ...fake import FakeTensor, SymInt
 from ...runtime import _from_numpy
 from .args import _as_tensor_args, _constexpr_positions
+from .pointers import _nested_placeholder, bind_pointers, stand_in_pointers
 
 __all__ = ["FakeCompiled", "compile_fakes", "stand_in", "tracing_stand_ins"]
 
@@ -47,6 +48,9 @@ class FakeCompiled:
         # those of up to 3 calls before it of other programs (a function called with shapes in turn)
         self._hot: Any = None
         self._hots: Tuple[Any, ...] = ()
+        # placeholder pointers among the arguments (inside dataclasses: quack's tile scheduler options): each
+        # call binds its own pointers (or addresses) and runs with them, so it takes the full path
+        self._pointers = any(_nested_placeholder(a) for a in args)
 
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
@@ -68,6 +72,9 @@ class FakeCompiled:
         no_export(self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._pointers:
+            cf = self._checked(args, kwargs)
+            return cf(*self._bound_args)
         if not kwargs:
             hot = self._hot
             if hot is not None:
@@ -135,7 +142,11 @@ class FakeCompiled:
                     a = _merge(self.args[i], a)
                 else:
                     key.append((i, type(a).__name__))
+                if _nested_placeholder(self.args[i]):  # placeholder pointers (make_ptr(dtype, 0, ...)) in it:
+                    a, pk = bind_pointers(self.name, j, self.args[i], a)  # the call's pointers (or addresses)
+                    key.append((i, "pointers", pk))
             full[i] = a
+        self._bound_args = [full[i] for i in kept]  # the call's arguments with its pointers bound
         cf = self.cache.get(tuple(key))
         if cf is None:
             with contextlib.redirect_stdout(io.StringIO()):  # a compiled CuTe DSL function prints nothing
@@ -228,6 +239,7 @@ def compile_fakes(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
     # a cute.sym_int passed as a value (alone or in a tuple, as CUTLASS's tcgen05 primitives pass (M, N, K)):
     # a dynamic integer at the stand-in value of that sym_int (the one its fake tensors' extents take: after them)
     stand = tuple(_nested(a, lambda x: _sym_stand_in(x, env), SymInt) for a in stand)
+    stand = tuple(stand_in_pointers(a) for a in stand)  # placeholder pointers: over stand-in memory
     _local.depth = getattr(_local, "depth", 0) + 1
     try:
         _compile(target, *stand, **kwargs)

@@ -523,6 +523,10 @@ def _plan_key(k: Any, bound: Any, grid: Any, block: Any, mode: str, storages: Li
                 for path, _ in _tensor_leaves(val, name):
                     t, idx = tensor_args[path]
                     st = storages[idx]
+                    if not hasattr(t, "layout"):  # a pointer inside a dataclass or tuple argument
+                        parts.append((path, "pointer", idx, st.dtype, int(t.offset), st.align, st.length,
+                                      st.device[0], st.address % 16 if mode == "gpu" else 0))
+                        continue
                     parts.append((path, "tensor", idx, st.dtype, t.layout, _static_key(t.offset), st.align,
                                   st.length, st.device[0], st.address % 16 if mode == "gpu" else 0,
                                   dynamic_key(t.layout)))

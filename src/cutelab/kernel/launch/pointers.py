@@ -15,16 +15,19 @@ program traced for the memory they point into (traced on first use per memory an
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import threading
 from typing import Any, Callable, Dict, List, Tuple
+
+import numpy as np
 
 from ...errors import LaunchError
 from ...runtime import DeviceEngine, RawAddressEngine
 from ...tensor import NumpyEngine, Pointer, PointerInfo
 from .args import _constexpr_positions
 
-__all__ = ["PointerCompiled", "compile_pointers", "has_placeholder_pointers"]
+__all__ = ["PointerCompiled", "compile_pointers", "has_placeholder_pointers", "stand_in_pointers", "bind_pointers"]
 
 _KEEP = 16
 _STAND_IN_ELEMENTS = 1 << 32  # no allocation: the compile-time trace's storage is never read
@@ -40,7 +43,7 @@ _calling = threading.local()  # set while a PointerCompiled traces for its call'
 def has_placeholder_pointers(args: Tuple[Any, ...]) -> bool:
     """cute.compile's test: placeholder pointers among the arguments (not while a PointerCompiled traces
     for a call, whose pointers without memory are the call's own: a kernel using one is refused then)."""
-    return not getattr(_calling, "on", False) and any(_is_placeholder(a) for a in args)
+    return not getattr(_calling, "on", False) and any(_nested_placeholder(a) for a in args)
 
 
 class _StandInEngine(PointerInfo):
@@ -48,6 +51,7 @@ class _StandInEngine(PointerInfo):
     alignment, an extent no access leaves, and nothing to read (the trace only records)."""
 
     __slots__ = ("dtype", "address", "align", "memspace", "device")
+    stand_in = True  # a kernel takes it as a pointer argument in the compile-time trace (args._is_storage_pointer)
 
     def __init__(self, eng: RawAddressEngine):
         self.dtype, self.address, self.align, self.memspace = eng.dtype, eng.address, eng.align, eng.memspace
@@ -69,8 +73,14 @@ def _same_space(a: str, b: str) -> bool:
 
 def _bound(name: str, j: int, ph: Pointer, a: Any) -> Tuple[Pointer, Tuple[Any, ...]]:
     """The call's pointer a in place of placeholder ph: over a's memory, with ph's alignment and
-    address space (what the program was compiled for), and the key of that memory."""
+    address space (what the program was compiled for), and the key of that memory. An int is an
+    address (a TVM-FFI call passes a pointer argument so: quack's ``tile_count_semaphore.data_ptr()``),
+    the pointer make_ptr makes of it."""
     want = ph.engine
+    if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+        from ...runtime import make_ptr
+
+        a = make_ptr(want.dtype, int(a), want.memspace, assumed_align=want.dtype.bytes)
     if type(a) is not Pointer:
         raise LaunchError(f"{name}: argument {j} was compiled as a pointer ({want.ptr_str(0)}); got "
                           f"{type(a).__name__} {a!r}")
@@ -106,6 +116,63 @@ def _bound(name: str, j: int, ph: Pointer, a: Any) -> Tuple[Pointer, Tuple[Any, 
                       f"pointer compiled with {want.align}-byte alignment")
 
 
+def _walk(x: Any, fn: Callable[[Any], Any]) -> Any:
+    """x with fn applied to the placeholder pointers it holds in tuples, lists and dataclass fields (quack's
+    tile scheduler options hold the semaphore's); x itself when it holds none."""
+    if _is_placeholder(x):
+        return fn(x)
+    if isinstance(x, (list, tuple)) and not hasattr(x, "shape"):
+        new = [_walk(e, fn) for e in x]
+        if all(a is b for a, b in zip(new, x)):
+            return x
+        return new if isinstance(x, list) else type(x)(*new) if hasattr(x, "_fields") else type(x)(new)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        ch = {f.name: _walk(getattr(x, f.name), fn) for f in dataclasses.fields(x) if f.init}
+        if all(v is getattr(x, k) for k, v in ch.items()):
+            return x
+        return dataclasses.replace(x, **ch)
+    return x
+
+
+def stand_in_pointers(x: Any) -> Any:
+    """x with each placeholder pointer it holds (nested) over stand-in memory, for cute.compile's trace."""
+    return _walk(x, lambda a: Pointer(_StandInEngine(a.engine), a.offset))
+
+
+def bind_pointers(name: str, j: int, compiled: Any, real: Any) -> Tuple[Any, Tuple[Any, ...]]:
+    """(real with the call's pointers bound where compiled holds placeholders, the keys of their memory):
+    real walked alongside compiled (the same dataclass types, tuples and lists of the same lengths)."""
+    keys: List[Any] = []
+
+    def go(c: Any, r: Any) -> Any:
+        if _is_placeholder(c):
+            if r is None:  # an optional pointer the call leaves out
+                return r
+            p, k = _bound(name, j, c, r)
+            keys.append(k)
+            return p
+        if isinstance(c, (list, tuple)) and isinstance(r, (list, tuple)) and len(c) == len(r) \
+                and not hasattr(c, "shape"):
+            new = [go(a, b) for a, b in zip(c, r)]
+            if all(a is b for a, b in zip(new, r)):
+                return r
+            return new if isinstance(r, list) else type(r)(*new) if hasattr(r, "_fields") else type(r)(new)
+        if dataclasses.is_dataclass(c) and not isinstance(c, type) and type(r) is type(c):
+            ch = {f.name: go(getattr(c, f.name), getattr(r, f.name)) for f in dataclasses.fields(c) if f.init}
+            if all(v is getattr(r, k) for k, v in ch.items()):
+                return r
+            return dataclasses.replace(r, **ch)
+        return r
+
+    return go(compiled, real), tuple(keys)
+
+
+def _nested_placeholder(x: Any) -> bool:
+    found: List[Any] = []
+    _walk(x, lambda a: found.append(a) or a)
+    return bool(found)
+
+
 class PointerCompiled:
     """What ``cute.compile`` returns for placeholder pointers: called with real pointers (and the
     other arguments as for any compiled function), it checks them and runs the program traced for
@@ -137,6 +204,9 @@ class PointerCompiled:
             if _is_placeholder(self.args[i]):
                 full[i], k = _bound(self.name, j, self.args[i], args[j])
                 key.append((i, k))
+            elif _nested_placeholder(self.args[i]):  # inside a dataclass or tuple argument
+                full[i], k = bind_pointers(self.name, j, self.args[i], args[j])
+                key.append((i, k))
             else:
                 full[i] = args[j]
         hit = self.cache.get(tuple(key))
@@ -151,7 +221,7 @@ class PointerCompiled:
                 self.cache.pop(next(iter(self.cache)))
             hit = self.cache[tuple(key)] = (cf, [full[i] for i in kept])
         cf, compiled_with = hit
-        call = [compiled_with[j] if _is_placeholder(self.args[i]) else args[j] for j, i in enumerate(kept)]
+        call = [compiled_with[j] if _nested_placeholder(self.args[i]) else args[j] for j, i in enumerate(kept)]
         return cf(*call, **kwargs)
 
 
@@ -177,7 +247,6 @@ def compile_pointers(target: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any],
                      _compile: Callable[..., Any]) -> PointerCompiled:
     """cute.compile with placeholder pointers: one trace over stand-in memory (its prints and errors
     now), then a PointerCompiled. ``_compile`` is cute.compile's trace (launch/api.py, which calls this)."""
-    stand = tuple(Pointer(_StandInEngine(a.engine), a.offset) if _is_placeholder(a) else _zero_stand_in(a)
-                  for a in args)
+    stand = tuple(stand_in_pointers(a) if _nested_placeholder(a) else _zero_stand_in(a) for a in args)
     _compile(target, *stand, **kwargs)
     return PointerCompiled(target, args, dict(kwargs), _constexpr_positions(target, len(args)), _compile)

@@ -175,6 +175,7 @@ class TmaCopyAtom:
         self.num_multicast = num_multicast
         self.box_tile = tile if box_tile is None else box_tile
         self.box_smem_layout = box_smem_layout
+        self.full_box = desc.box  # a multicast atom's box before its cut into num_multicast slices
         self.host_engine: Any = None  # the engine of the tensor the atom was made for (make_tiled_tma_atom)
         self.tensor_layout: Any = gmem_layout  # that tensor's own layout (gmem_layout decodes a coordinate view's offsets)
 
@@ -306,7 +307,10 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    tiler = _hierarchical_tiles(tiler, shape, stride)
+    ntiled = None  # of a hierarchical tile, its modes before they are flattened (a staged smem layout has one more)
     if any(isinstance(x, tuple) for x in tiler) and len(shape) >= len(tiler):
+        ntiled = len(tiler)
         # a hierarchical tile of hierarchical modes (flash_attn.cute's packed GQA: ((qhead_per_kvhead, m / qhead),
         # d) over ((heads, seqlen), d, batch)): each sub-mode is a TMA dimension, as CuTe flattens them
         fs: list = []
@@ -385,11 +389,13 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         # a box larger than the tensor is allowed (cuTensorMapEncodeTiled bounds boxDim by 256 only): its
         # elements past the tensor's end are out of bounds, zero-filled by loads and dropped by stores
     stored = smem_layout
-    if not _one_stage and _rank(smem_layout) == len(tiler) + 1:  # staged (the stage last): one stage's layout
+    ntiled = ntiled or len(tiler)
+    if not _one_stage and _rank(smem_layout) == ntiled + 1:  # staged (the stage last): one stage's layout
         from ...swizzle import select
 
-        smem_layout = select(smem_layout, mode=list(range(len(tiler))))
+        smem_layout = select(smem_layout, mode=list(range(ntiled)))
     sw, outer = _swizzle_of(smem_layout, dtype, where)
+    order = _smem_order(order, outer, box_t, len(tiler))
     if (box_t[order[0]] * bits) % 128:
         raise LayoutError(f"{where}: the tile's innermost extent is {box_t[order[0]] * bits / 8:g} bytes; TMA boxes "
                           f"need a multiple of 16")
@@ -459,13 +465,76 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
         atom.tensor_layout = layout  # the global tensor's own layout (gmem_layout may be a coordinate view's)
         return TmaInfo(atom, tma_tensor, stored)
-    if nbox != 1:
-        raise LayoutError(f"{where}: num_multicast={num_multicast} with a tile wider than the swizzle span (several "
-                          f"boxes side by side) is not supported by cutelab")
-    atom = _multicast_atom(op, desc, coord_layout or layout, smem_layout, outer, tile_shape, order, num_multicast, where)
+    atom = _multicast_atom(op, desc, coord_layout or layout, smem_layout, outer, tile_shape, order, num_multicast,
+                           boxes, where)
     atom.host_engine = getattr(gmem_tensor, "engine", None)
     atom.tensor_layout = layout
     return TmaInfo(atom, tma_tensor, stored)
+
+
+def _smem_order(order: list, outer: Layout, box_t: tuple, ntile: int) -> list:
+    """The descriptor's dimension order: the contiguous mode first, then the tile's other modes (of more than one
+    element) in the order of their steps in shared memory, then the modes of one box element in the order of
+    their global strides (``order``). CuTe builds the TMA dimensions from the smem layout's inverse, so the box
+    lands in shared memory in the smem layout's order, whatever the global strides' order is (a hierarchical
+    mode ((2, M / 2)):((M / 2 * K, K)) of a K-major tile: TMA dimensions K, then the 2, then M / 2; the tensor map
+    takes them in any order).
+
+    >>> _smem_order([2, 1, 0], Layout._raw((2, 96, 64), (64, 128, 1)), (2, 96, 64), 3)
+    [2, 0, 1]
+    """
+    tile = box_t[:ntile]
+    if it.product(outer.shape) != it.product(tile):
+        return order  # make_tiled_tma_atom reports it
+    step, mul = {}, 1
+    for i, e in enumerate(tile):
+        if e > 1:
+            step[i] = int(_offsets(outer, np.array([mul]))[0])
+        mul *= e
+    inner = order[0]
+    tiled = sorted((i for i in step if i != inner), key=lambda i: (step[i], i))
+    return [inner] + tiled + [i for i in order if i != inner and i not in step]
+
+
+def _hierarchical_tiles(tiler: tuple, shape: tuple, stride: tuple) -> tuple:
+    """An int tile of a hierarchical tiled mode as a tile of its sub-modes, as CuTe flattens it into TMA
+    dimensions (quack's concatenated operands: a mode ((2, M / 2)):((ld, 2 ld)) under a tile of 192 is (2, 96)):
+    the tile's coordinate m is the sub-modes' colexicographic coordinate, so the tile takes whole sub-modes
+    while its extent is a multiple of them, then what is left of it from the next (the last takes the rest,
+    past its extent too: a partial tile; a sub-mode before the last takes part of itself only if the part
+    divides it, so that no tile straddles two of its steps). The tiler is returned unchanged when a tiled mode has a broadcast
+    (stride-0) sub-mode (the block-scaled scale factors: TmaRunsAtom) or the tile does not split this way.
+
+    >>> _hierarchical_tiles((192, 64), ((2, 500), 64), ((64, 128), 1))
+    ((2, 96), 64)
+    >>> _hierarchical_tiles((192, 64), ((5, 500), 64), ((64, 320), 1))
+    (192, 64)
+    """
+    if len(shape) < len(tiler) or not any(isinstance(shape[i], tuple) and type(t) is int for i, t in enumerate(tiler)):
+        return tiler
+    if any(isinstance(d, int) and d == 0 for i in range(len(tiler)) for d in it.flatten_to_tuple(stride[i])):
+        return tiler
+    out = []
+    for i, t in enumerate(tiler):
+        if not (isinstance(shape[i], tuple) and type(t) is int):
+            out.append(t)
+            continue
+        subs = it.flatten_to_tuple(shape[i])
+        if not all(isinstance(e, int) for e in subs):
+            return tiler
+        parts, rem = [], t
+        for k, e in enumerate(subs):
+            e = int(e)
+            if k == len(subs) - 1 or (rem < e and e % rem == 0):  # the rest (no tile straddles two of e)
+                parts.append(rem)
+                rem = 1
+            elif rem % e == 0:
+                parts.append(e)
+                rem //= e
+            else:
+                return tiler
+        out.append(tuple(parts))
+    return tuple(out)
 
 
 #: the extent each tiled mode of a coordinate view (``_coordinate_view``) stands for: 2^20 elements
@@ -705,10 +774,13 @@ def _split_box(box: Tuple[int, ...], n: int, where: str) -> Tuple[int, Tuple[int
 
 
 def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: Any, outer: Layout,
-                    tile_shape: tuple, order: Any, n: int, where: str) -> TmaCopyAtom:
-    """The atom of a multicast load whose box is one of n slices of the tile (CuTe's num_multicast):
-    the slices are consecutive ranges of the tile's smem offsets, as tma_partition hands them to
-    the CTAs of the multicast."""
+                    tile_shape: tuple, order: Any, n: int, boxes: list, where: str) -> TmaCopyAtom:
+    """The atom of a multicast load whose box is one of n slices of each TMA box of the tile (CuTe's
+    num_multicast): within a box, the slices are consecutive ranges of its smem offsets, as CuTe's
+    tma_partition hands them to the CTAs of the multicast (multicast_offset = cta * box elements / n, in
+    the (TMA, TMA_Iter) view of the tile). A tile wider than the swizzle span is several boxes side by
+    side along the innermost mode (CuTe's TMA_Iter): CTA c issues slice c of every box, so its slice of the
+    tile is the union of those, a rectangle when the box is cut in a mode above the innermost one."""
     from ...algebra import composition
     from ...layout import make_layout
 
@@ -719,11 +791,19 @@ def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: A
         raise LayoutError(f"{where}: num_multicast={n} cuts the tile into slices of {chunk_bytes} bytes; each slice "
                           f"starts a TMA box in shared memory, which must be a multiple of {align} bytes "
                           f"({'the swizzle pattern repeats every 1024 bytes' if desc.swizzle else 'TMA alignment'})")
+    if len(boxes) > 1 and k == 0:
+        raise LayoutError(f"{where}: num_multicast={n} cuts each of the tile's {len(boxes)} TMA boxes "
+                          f"{it.tuple_str(desc.box)} (innermost first) along its innermost mode; the CTAs' slices of "
+                          f"the tile are then not rectangles, which cutelab does not partition")
     box_tile = list(tile_shape)
     for d, i in enumerate(order):
-        if i < len(box_tile):
+        if i < len(box_tile) and not (d == 0 and len(boxes) > 1):  # several boxes: the innermost mode stays whole
             box_tile[i] = sub[d]
     box_tile = tuple(box_tile)
+    # each box's slice starts at the box's start plus the slice's offset in the box: relative to the slice of
+    # box 0, where tma_partition puts the CTA's smem tensor, box j's slice is box j's start minus box 0's
+    s0 = boxes[0][1]
+    rel = [(origin, start - s0) for origin, start in boxes]
     # the slice's smem layout: the tile's, restricted to the slice's coordinates (column-major in the tile)
     strides, mul = [], 1
     for e in tile_shape:
@@ -732,20 +812,23 @@ def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: A
     sub_coords = make_layout(box_tile, stride=tuple(strides))
     box_outer = composition(outer, sub_coords)
     new_desc = TmaDescriptor(desc.dtype, desc.dims, desc.strides, sub, desc.swizzle, desc.modes)
-    return TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, num_multicast=n, box_tile=box_tile,
+    atom = TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, rel, num_multicast=n, box_tile=box_tile,
                        box_smem_layout=box_outer)
+    atom.full_box = desc.box  # the box before the cut (_slice_origin)
+    return atom
 
 
 def _slice_origin(atom: TmaCopyAtom, c: Any) -> list:
     """Per tile mode, the coordinate where slice c (an int or an index expression) of a multicast
     atom's tile starts: slice c covers the box elements c * chunk .. (c + 1) * chunk - 1 of the
-    whole tile's box (row-major, innermost dimension first)."""
+    whole box (row-major, innermost dimension first; of the first box, for a tile of several boxes
+    side by side, whose slice is cut above the innermost mode)."""
     chunk = int(np.prod(atom.desc.box))
     origin: list = [0] * len(atom.tile)
     below = 1
-    for i in atom.desc.modes:
-        e = int(atom.tile[i]) if i < len(atom.tile) else 1
-        if e > 1:
+    for d, i in enumerate(atom.desc.modes):
+        e = int(atom.full_box[d])
+        if e > 1 and i < len(atom.tile):
             origin[i] = ((c * chunk) // below) % e
         below *= e
     return origin
