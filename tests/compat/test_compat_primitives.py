@@ -34,6 +34,8 @@ PROGRAMS = [
     "tma/tma_pipeline_count2", "tma/tma_pipeline_pingpong", "tma/tma_pipeline_warpspec", "tma/tma_load_store",
     "cp_async_bulk_prefetch", "ldmatrix_stmatrix", "tma/tma_load_to_ldmatrix", "tma/tma_multicast",
     "tutorial/07_vectorized_array",
+    # raw cp.async.bulk both ways (kernel/instr/bulk_copy.py), over 256-byte aligned "cuda" tensors
+    "cp_async_bulk",
 ]
 # more runs of the programs above, with arguments: the transposing forms of ldmatrix/stmatrix
 WITH_ARGS = [
@@ -125,6 +127,69 @@ def test_single_warp_pipeline_renders_its_wide_index(tmp_path):
     assert re.search(r"const long long \w+ = \(\(long long\)\(\(\(\(\(unsigned long long\)coord_m\) \+ "
                      r"\(\(unsigned long long\)threadIdx\.x\)\) \* \(64ull \* \(\(unsigned long long\)k_tiles\)\)\)",
                      src), src[-4000:]
+
+
+def test_raw_bulk_copies_render_as_cp_async_bulk(tmp_path):
+    """cp_async_bulk.py's load (prims.cp_async_bulk_shared_cluster_global) and store
+    (prims.cp_async_bulk_global_shared_cta) are kernel/instr/bulk_copy.py's ops: the CUDA of its launch has
+    the mbarrier-completed load of TILE_BYTES = 2048 bytes and the bulk-group store."""
+    from compat_helpers import run_program
+
+    out, cu = run_program(tmp_path, "primitives/cp_async_bulk.py", "--NUM_CTAS", "4")
+    assert "verify (n=32768, TILE_ELEMS=1024, NUM_STAGES=2): PASS" in out
+    assert re.search(r'cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes \[%0\], \[%1\], %2, '
+                     r'\[%3\];" :: "r"\([^;]*"r"\(2048u\)', cu), cu[-4000:]
+    assert re.search(r'cp\.async\.bulk\.global\.shared::cta\.bulk_group \[%0\], \[%1\], %2;" :: "l"\([^;]*'
+                     r'"r"\(2048u\)', cu), cu[-4000:]
+    assert "cp.async.bulk.commit_group;" in cu and "cp.async.bulk.wait_group 0;" in cu
+
+
+_BULK = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(src: cutlass.Array, dst: cutlass.Array):
+        smem = cutlass.Array(cutlass.Float32, 64, space=cutlass.AddressSpace.smem, alignment=128)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
+        prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        prims.mbarrier_arrive_expect_tx(bar, {nbytes})
+        prims.cp_async_bulk_shared_cluster_global(smem, src.subview({src_off}), bar, {nbytes})
+        while not prims.mbarrier_try_wait_parity(bar, 0):
+            pass
+        prims.cp_async_bulk_global_shared_cta(dst.subview({dst_off}), smem, {nbytes})
+        prims.cp_async_bulk_commit_group()
+        prims.cp_async_bulk_wait_group(0)
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor):
+        k(src, dst).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    src = torch.arange(64, dtype=torch.float32, device="cuda")
+    dst = torch.zeros(64, dtype=torch.float32, device="cuda")
+    host(src, dst)
+    print(dst.tolist() == src.tolist() if {nbytes} == 256 else dst[:{nbytes} // 4].tolist())
+"""
+
+
+@pytest.mark.parametrize("nbytes,src_off,dst_off,err", [
+    (256, 0, 0, None),
+    (64, 8, 0, None),
+    (40, 0, 0, "prims.cp_async_bulk_shared_cluster_global: 40 bytes; a bulk copy moves a positive multiple of 16"),
+    (64, 2, 0, "the global address is aligned to 8 bytes only; a bulk copy needs 16-byte aligned addresses"),
+    (64, 56, 0, "bulk copy from src: elements 56..71 fall outside its 64 elements; nothing was copied"),
+    (64, 0, 60, "bulk copy into dst: elements 60..75 fall outside its 64 elements; nothing was stored"),
+])
+def test_raw_bulk_copy_and_its_refusals(tmp_path, nbytes, src_off, dst_off, err):
+    p = run(tmp_path, _BULK.format(nbytes=nbytes, src_off=src_off, dst_off=dst_off))
+    if err is None:
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert p.stdout.strip() == ("True" if nbytes == 256 else str([float(x) for x in range(8, 24)])), p.stdout
+    else:
+        assert p.returncode != 0 and err in p.stderr, p.stderr[-3000:]
 
 
 def test_value_tree_tutorial_prints_what_it_expects(tmp_path):

@@ -582,6 +582,48 @@ def cp_async_bulk_wait_group(group: Any = 0, *, read: Any = None, loc: Any = Non
     wait(_static_int(group, "prims.cp_async_bulk_wait_group", "group"), read=bool(_s(read)))
 
 
+# --------------------------------------------------------------------------- bulk copies without a tensor map
+
+def cp_async_bulk_shared_cluster_global(dst_mem: Any, src_mem: Any, mbar: Any, size: Any, *,
+                                        multicast_mask: Any = None, l2_cache_hint: Any = None, loc: Any = None,
+                                        ip: Any = None) -> None:
+    """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]``:
+    ``size`` bytes of global memory into this CTA's shared memory, completing on ``mbar``
+    (kernel/instr/bulk_copy.py's BulkCopyG2SOp, the op of ``cpasync.CopyBulkG2SOp``). The L2 cache hint
+    changes no result."""
+    from ...kernel.instr.bulk_copy import bulk_load
+
+    what = "prims.cp_async_bulk_shared_cluster_global"
+    if multicast_mask is not None:
+        raise NotEmulatedError(f"{what}(multicast_mask=...)", "cutelab's raw bulk copy delivers to the issuing CTA "
+                               "only (the tensor-map form multicasts)", where=user_line(2))
+    d, dpeer = cute_pointer(dst_mem, what)
+    b, bpeer = cute_pointer(mbar, what)
+    if dpeer is not None or bpeer is not None:
+        raise NotEmulatedError(f"{what} into another CTA's shared memory (a prims.mapa pointer)",
+                               "cutelab's raw bulk copy delivers to the issuing CTA", where=user_line(2))
+    g, _ = cute_pointer(src_mem, what)
+    bulk_load(g, d, b, _static_int(size, what, "size"), what)
+
+
+def cp_async_bulk_global_shared_cta(dst_mem: Any, src_mem: Any, size: Any, *, l2_cache_hint: Any = None,
+                                    byte_mask: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size``: ``size`` bytes of this CTA's
+    shared memory into global memory, in a bulk group (kernel/instr/bulk_copy.py's BulkCopyS2GOp); drain it
+    with ``cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``."""
+    from ...kernel.instr.bulk_copy import bulk_store
+
+    what = "prims.cp_async_bulk_global_shared_cta"
+    if byte_mask is not None:
+        raise NotEmulatedError(f"{what}(byte_mask=...)", "cutelab's bulk store copies every byte (no .cp_mask)",
+                               where=user_line(2))
+    s, speer = cute_pointer(src_mem, what)
+    if speer is not None:
+        raise TraceError(f"{what}: the source is this CTA's shared memory, not a prims.mapa pointer")
+    g, _ = cute_pointer(dst_mem, what)
+    bulk_store(g, s, _static_int(size, what, "size"), what)
+
+
 def prefetch_tensormap(tma_descriptor: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``prefetch.tensormap``: a hint that brings the descriptor into the cache; it changes no result, and
     cutelab emits nothing for it (the descriptor is checked to be a tensor map)."""
