@@ -36,6 +36,8 @@ PROGRAMS = [
     "tutorial/07_vectorized_array",
     # raw cp.async.bulk both ways (kernel/instr/bulk_copy.py), over 256-byte aligned "cuda" tensors
     "cp_async_bulk",
+    # a descriptor copied from a tensor map into memory, patched there (tensormap.replace), then used
+    "tma/tma_tensormap_replace",
 ]
 # more runs of the programs above, with arguments: the transposing forms of ldmatrix/stmatrix
 WITH_ARGS = [
@@ -190,6 +192,89 @@ def test_raw_bulk_copy_and_its_refusals(tmp_path, nbytes, src_off, dst_off, err)
         assert p.stdout.strip() == ("True" if nbytes == 256 else str([float(x) for x in range(8, 24)])), p.stdout
     else:
         assert p.returncode != 0 and err in p.stderr, p.stderr[-3000:]
+
+
+def test_tensormap_replace_program_renders_its_edits(tmp_path):
+    """tma/tma_tensormap_replace.py copies its tensor map's 16 words into a workspace (the CUtensorMap
+    parameter's words on the GPU), replaces the global address and extent 1 there and loads through it."""
+    from compat_helpers import run_program
+
+    out, cu = run_program(tmp_path, "primitives/tma/tma_tensormap_replace.py")
+    assert "[2800.0, 2800.0, 2802.0, 2804.0, ...]" in out
+    for i in range(16):
+        assert f"= (long long)((const unsigned long long*)&tmap_matrix_a)[{i}];" in cu, cu[-3000:]
+    assert re.search(r'tensormap\.replace\.tile\.global_address\.global\.b1024\.b64 \[%0\], %1;" :: "l"\(cl_td\), '
+                     r'"l"\(\(unsigned long long\)\(\(matrix_a \+ \(64ll \* \(\(long long\)row_offset\)\)\)\)\)', cu)
+    assert 'tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 1, %1;' in cu
+    assert "((unsigned*)cl_td)[2] &= ~(1u << 21);" in cu  # CuTe DSL's reset of the OOB fetch window
+    assert "fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" in cu
+    assert re.search(r'cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes .*'
+                     r'"l"\(\(unsigned long long\)\(desc_words \+ 0\)\)', cu)
+
+
+_REPLACE = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.experimental.cuda as cuda
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(a: cute.Tensor, tmap: cutlass.GridConstant[cuda.TensorMap], out: cutlass.Array, ws: cute.Tensor):
+        tile = cutlass.Array(cutlass.Float32, 8 * 8, space=cutlass.AddressSpace.smem, alignment=128)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
+        prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        desc = ws.iterator.raw_ptr()
+        words = cutlass.Pointer(tmap.get_ptr(), dtype=cutlass.Int64)
+        {copy}
+        {edit}
+        prims.fence_proxy_release(prims.MemScope.GPU)
+        prims.fence_proxy_acquire(prims.MemScope.GPU, desc, 128)
+        prims.mbarrier_arrive_expect_tx(bar, tmap.global_tx_bytes())
+        prims.cp_async_bulk_tensor_shared_cta_global(tile, desc, (0, 0), bar)
+        while not prims.mbarrier_try_wait_parity(bar, 0):
+            pass
+        for i in cutlass.range_constexpr(64):
+            out[i] = tile[i]
+
+    @cute.jit
+    def host(a: cute.Tensor, out: cutlass.Array, ws: cute.Tensor):
+        tmap = cuda.create_tensor_map_tiled_from_view(a, box_dims=(8, 8), stride_order=(1, 0))
+        k(a, tmap, out, ws).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    a = torch.arange(16 * 8, dtype=torch.float32, device="cuda").view(16, 8)
+    out = torch.zeros(64, dtype=torch.float32, device="cuda")
+    ws = torch.zeros(16, dtype=torch.int64, device="cuda")
+    host(a, out, ws)
+    print(out.view(8, 8)[:, 0].tolist())
+"""
+_COPY = "for i in cutlass.range_constexpr(16):\n            (desc + i).store((words + i).load())"
+
+
+@pytest.mark.parametrize("copy,edit,want", [
+    # every other row: the stride of dimension 1 doubled (64 bytes), the extent halved; rows past 5 are zeros
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_STRIDE, desc, new_value=64, ord=0)\n"
+            "        prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=6, ord=1)",
+     "[0.0, 16.0, 32.0, 48.0, 64.0, 80.0, 0.0, 0.0]"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=9, ord=2)",
+     "the descriptor has 2 dimensions; ord=2 names dimension 2"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_STRIDE, desc, new_value=40, ord=0)",
+     "byte stride 40 of TMA dimension 1 is not a multiple of 16"),
+    ("pass", "prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=4, ord=1)",
+     "the 128 bytes at the descriptor pointer hold no TMA descriptor"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.BOX_DIM, desc, new_value=4, ord=1)",
+     "cutlass.experimental.primitives.tensormap_replace(BOX_DIM) is not emulated by cutelab"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=4)",
+     "field 'global_dim' requires the 'ord' (dimension ordinal) parameter"),
+    ("words.store(0)", "pass", "the tensor map is a __grid_constant__ kernel parameter, which a kernel cannot write"),
+])
+def test_tensormap_replace_edits_and_refusals(tmp_path, copy, edit, want):
+    p = run(tmp_path, _REPLACE.format(copy=copy, edit=edit))
+    if want.startswith("["):
+        assert p.returncode == 0 and p.stdout.strip() == want, p.stdout + p.stderr[-3000:]
+    else:
+        assert p.returncode != 0 and want in p.stderr, p.stderr[-3000:]
 
 
 def test_value_tree_tutorial_prints_what_it_expects(tmp_path):
