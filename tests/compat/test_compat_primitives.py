@@ -154,7 +154,7 @@ _BULK = """
 
     @cute.kernel
     def k(src: cutlass.Array, dst: cutlass.Array):
-        smem = cutlass.Array(cutlass.Float32, 64, space=cutlass.AddressSpace.smem, alignment=128)
+        smem = cutlass.Array(cutlass.{sdtype}, 64, space=cutlass.AddressSpace.smem, alignment=128)
         bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
         prims.mbarrier_init(bar, 1)
         prims.fence_mbarrier_init()
@@ -170,26 +170,29 @@ _BULK = """
     def host(src: cute.Tensor, dst: cute.Tensor):
         k(src, dst).launch(grid=(1, 1, 1), block=(1, 1, 1))
 
-    src = torch.arange(64, dtype=torch.float32, device="cuda")
+    src = torch.arange(64, dtype=torch.float32, device="cuda") + 0.5
     dst = torch.zeros(64, dtype=torch.float32, device="cuda")
     host(src, dst)
     print(dst.tolist() == src.tolist() if {nbytes} == 256 else dst[:{nbytes} // 4].tolist())
 """
 
 
-@pytest.mark.parametrize("nbytes,src_off,dst_off,err", [
-    (256, 0, 0, None),
-    (64, 8, 0, None),
-    (40, 0, 0, "prims.cp_async_bulk_shared_cluster_global: 40 bytes; a bulk copy moves a positive multiple of 16"),
-    (64, 2, 0, "the global address is aligned to 8 bytes only; a bulk copy needs 16-byte aligned addresses"),
-    (64, 56, 0, "bulk copy from src: elements 56..71 fall outside its 64 elements; nothing was copied"),
-    (64, 0, 60, "bulk copy into dst: elements 60..75 fall outside its 64 elements; nothing was stored"),
+@pytest.mark.parametrize("nbytes,src_off,dst_off,err,sdtype", [
+    (256, 0, 0, None, "Float32"),
+    (256, 0, 0, None, "Int32"),  # bytes move, not values: Float32 bits through Int32 shared memory and back
+    (64, 8, 0, None, "Float32"),
+    (40, 0, 0, "prims.cp_async_bulk_shared_cluster_global: 40 bytes; a bulk copy moves a positive multiple of 16",
+     "Float32"),
+    (64, 2, 0, "the global address is aligned to 8 bytes only; a bulk copy needs 16-byte aligned addresses",
+     "Float32"),
+    (64, 56, 0, "bulk copy from src: elements 56..71 fall outside its 64 elements; nothing was copied", "Float32"),
+    (64, 0, 60, "bulk copy into dst: elements 60..75 fall outside its 64 elements; nothing was stored", "Float32"),
 ])
-def test_raw_bulk_copy_and_its_refusals(tmp_path, nbytes, src_off, dst_off, err):
-    p = run(tmp_path, _BULK.format(nbytes=nbytes, src_off=src_off, dst_off=dst_off))
+def test_raw_bulk_copy_and_its_refusals(tmp_path, nbytes, src_off, dst_off, err, sdtype):
+    p = run(tmp_path, _BULK.format(nbytes=nbytes, src_off=src_off, dst_off=dst_off, sdtype=sdtype))
     if err is None:
         assert p.returncode == 0, p.stderr[-3000:]
-        assert p.stdout.strip() == ("True" if nbytes == 256 else str([float(x) for x in range(8, 24)])), p.stdout
+        assert p.stdout.strip() == ("True" if nbytes == 256 else str([x + 0.5 for x in range(8, 24)])), p.stdout
     else:
         assert p.returncode != 0 and err in p.stderr, p.stderr[-3000:]
 

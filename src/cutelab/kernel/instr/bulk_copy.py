@@ -87,7 +87,9 @@ class BulkCopyG2SOp(Op):
             raise LaunchError(f"{b.ir.name}{self.where}: bulk copy into {self.shared.name}: elements "
                               f"{int(s.min())}..{int(s.max())} fall outside its {self.shared.length} elements")
         blk = b.block_of[act]
-        b.shared[self.shared.index][(blk * self.shared.length)[:, None] + s] = data[g]
+        smem = b.shared[self.shared.index]
+        vals = data[g]  # bytes, not values: a bulk copy between two types of one width moves the bits
+        smem[(blk * self.shared.length)[:, None] + s] = vals if vals.dtype == smem.dtype else vals.view(smem.dtype)
         bar = np.broadcast_to(np.asarray(b.index(self.bar_base), dtype=np.int64), (b.n,))[act]
         complete_tx(b, self.bar_shared, blk, bar, self.nbytes)
 
@@ -129,7 +131,8 @@ class BulkCopyS2GOp(Op):
         if s.min() < 0 or s.max() >= self.shared.length:
             raise LaunchError(f"{b.ir.name}{self.where}: bulk copy from {self.shared.name}: elements "
                               f"{int(s.min())}..{int(s.max())} fall outside its {self.shared.length} elements")
-        data[g] = b.shared[self.shared.index][(b.block_of[act] * self.shared.length)[:, None] + s]
+        vals = b.shared[self.shared.index][(b.block_of[act] * self.shared.length)[:, None] + s]
+        data[g] = vals if vals.dtype == data.dtype else vals.view(data.dtype)  # the bits, as in the load
 
     def cuda(self, r: Any) -> None:
         ins = "cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
