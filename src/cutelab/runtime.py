@@ -510,7 +510,7 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
     if not is_numeric_type(dtype):
         raise TensorError(f"recast_ptr({ptr}): dtype must be a cutlass numeric type, got {dtype!r}")
     eng, off = ptr.engine, ptr.offset
-    if hasattr(eng, "recast"):  # a kernel's shared memory (kernel.frontend.engines.SmemEngine): the same bytes
+    if hasattr(eng, "recast"):  # a kernel's shared or global memory (kernel.frontend.engines): the same bytes
         return Pointer(*eng.recast(off, dtype))
     if not isinstance(off, (int, np.integer)):
         raise TensorError(f"recast_ptr({ptr}, dtype={dtype}): needs a pointer at a known offset, got {off!r}")

@@ -628,8 +628,12 @@ _RMEM_ALIGN = 32  # CuTe DSL 4.8.1 allocates register tensors 32-byte aligned (p
 
 def mem_type_name(dtype: Any) -> str:
     """The element type a tensor's pointer or type prints: CuTe DSL keeps Booleans in memory (and
-    registers) as bytes, so a Boolean tensor is ``ptr<i8, ...>`` / ``memref<i8, ...>``."""
-    return "i8" if getattr(dtype, "kind", None) == "bool" else dtype.name
+    registers) as bytes, so a Boolean tensor is ``ptr<i8, ...>`` / ``memref<i8, ...>``; and its MLIR
+    integer types are signless, so a Uint16 tensor is ``ptr<i16, ...>``."""
+    kind = getattr(dtype, "kind", None)
+    if kind == "bool":
+        return "i8"
+    return f"i{dtype.width}" if kind == "uint" else dtype.name
 
 
 def _typed_scalar(v: Any, dtype: Numeric) -> Any:

@@ -42,6 +42,25 @@ def test_tensors_on_cuda_live_in_host_memory(tmp_path):
 
 
 @emulated_only
+def test_new_cuda_memory_is_256_byte_aligned_as_cudamalloc(tmp_path):
+    # the CPU allocator aligns to 64 bytes; programs assume the CUDA allocators' 256 (assumed_align=128)
+    out = ok(run(tmp_path, """
+        import torch
+        ts = []
+        for n in (1, 7, 33, 1000, 70000, 884736):
+            ts += [torch.arange(n, dtype=torch.float16, device="cuda"), torch.ones(n).cuda(),
+                   torch.full((n,), 3, dtype=torch.int8).to("cuda"), torch.zeros(n, device="cuda") + 1]
+        print(all(t.data_ptr() % 256 == 0 for t in ts), all(t.is_cuda for t in ts))
+        a = torch.arange(1000, dtype=torch.float32, device="cuda")
+        print(torch.equal(a.cpu(), torch.arange(1000, dtype=torch.float32)), a[1:].data_ptr() - a.data_ptr())
+        w = torch.ones(40, device="cuda", requires_grad=True)
+        (w * 2).sum().backward()
+        print(w.requires_grad, w.is_leaf, float(w.grad.sum()), w.data_ptr() % 256)
+    """))
+    assert out.splitlines() == ["True True", "True 4", "True True 80.0 0"]
+
+
+@emulated_only
 def test_capability_and_properties_follow_cute_dsl_arch(tmp_path):
     src = """
         import torch

@@ -34,6 +34,10 @@ PROGRAMS = [
     "tma/tma_pipeline_count2", "tma/tma_pipeline_pingpong", "tma/tma_pipeline_warpspec", "tma/tma_load_store",
     "cp_async_bulk_prefetch", "ldmatrix_stmatrix", "tma/tma_load_to_ldmatrix", "tma/tma_multicast",
     "tutorial/07_vectorized_array",
+    # raw cp.async.bulk both ways (kernel/instr/bulk_copy.py), over 256-byte aligned "cuda" tensors
+    "cp_async_bulk",
+    # a descriptor copied from a tensor map into memory, patched there (tensormap.replace), then used
+    "tma/tma_tensormap_replace",
 ]
 # more runs of the programs above, with arguments: the transposing forms of ldmatrix/stmatrix
 WITH_ARGS = [
@@ -125,6 +129,155 @@ def test_single_warp_pipeline_renders_its_wide_index(tmp_path):
     assert re.search(r"const long long \w+ = \(\(long long\)\(\(\(\(\(unsigned long long\)coord_m\) \+ "
                      r"\(\(unsigned long long\)threadIdx\.x\)\) \* \(64ull \* \(\(unsigned long long\)k_tiles\)\)\)",
                      src), src[-4000:]
+
+
+def test_raw_bulk_copies_render_as_cp_async_bulk(tmp_path):
+    """cp_async_bulk.py's load (prims.cp_async_bulk_shared_cluster_global) and store
+    (prims.cp_async_bulk_global_shared_cta) are kernel/instr/bulk_copy.py's ops: the CUDA of its launch has
+    the mbarrier-completed load of TILE_BYTES = 2048 bytes and the bulk-group store."""
+    from compat_helpers import run_program
+
+    out, cu = run_program(tmp_path, "primitives/cp_async_bulk.py", "--NUM_CTAS", "4")
+    assert "verify (n=32768, TILE_ELEMS=1024, NUM_STAGES=2): PASS" in out
+    assert re.search(r'cp\.async\.bulk\.shared::cluster\.global\.mbarrier::complete_tx::bytes \[%0\], \[%1\], %2, '
+                     r'\[%3\];" :: "r"\([^;]*"r"\(2048u\)', cu), cu[-4000:]
+    assert re.search(r'cp\.async\.bulk\.global\.shared::cta\.bulk_group \[%0\], \[%1\], %2;" :: "l"\([^;]*'
+                     r'"r"\(2048u\)', cu), cu[-4000:]
+    assert "cp.async.bulk.commit_group;" in cu and "cp.async.bulk.wait_group 0;" in cu
+
+
+_BULK = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(src: cutlass.Array, dst: cutlass.Array):
+        smem = cutlass.Array(cutlass.{sdtype}, 64, space=cutlass.AddressSpace.smem, alignment=128)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
+        prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        prims.mbarrier_arrive_expect_tx(bar, {nbytes})
+        prims.cp_async_bulk_shared_cluster_global(smem, src.subview({src_off}), bar, {nbytes})
+        while not prims.mbarrier_try_wait_parity(bar, 0):
+            pass
+        prims.cp_async_bulk_global_shared_cta(dst.subview({dst_off}), smem, {nbytes})
+        prims.cp_async_bulk_commit_group()
+        prims.cp_async_bulk_wait_group(0)
+
+    @cute.jit
+    def host(src: cute.Tensor, dst: cute.Tensor):
+        k(src, dst).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    src = torch.arange(64, dtype=torch.float32, device="cuda") + 0.5
+    dst = torch.zeros(64, dtype=torch.float32, device="cuda")
+    host(src, dst)
+    print(dst.tolist() == src.tolist() if {nbytes} == 256 else dst[:{nbytes} // 4].tolist())
+"""
+
+
+@pytest.mark.parametrize("nbytes,src_off,dst_off,err,sdtype", [
+    (256, 0, 0, None, "Float32"),
+    (256, 0, 0, None, "Int32"),  # bytes move, not values: Float32 bits through Int32 shared memory and back
+    (64, 8, 0, None, "Float32"),
+    (40, 0, 0, "prims.cp_async_bulk_shared_cluster_global: 40 bytes; a bulk copy moves a positive multiple of 16",
+     "Float32"),
+    (64, 2, 0, "the global address is aligned to 8 bytes only; a bulk copy needs 16-byte aligned addresses",
+     "Float32"),
+    (64, 56, 0, "bulk copy from src: elements 56..71 fall outside its 64 elements; nothing was copied", "Float32"),
+    (64, 0, 60, "bulk copy into dst: elements 60..75 fall outside its 64 elements; nothing was stored", "Float32"),
+])
+def test_raw_bulk_copy_and_its_refusals(tmp_path, nbytes, src_off, dst_off, err, sdtype):
+    p = run(tmp_path, _BULK.format(nbytes=nbytes, src_off=src_off, dst_off=dst_off, sdtype=sdtype))
+    if err is None:
+        assert p.returncode == 0, p.stderr[-3000:]
+        assert p.stdout.strip() == ("True" if nbytes == 256 else str([x + 0.5 for x in range(8, 24)])), p.stdout
+    else:
+        assert p.returncode != 0 and err in p.stderr, p.stderr[-3000:]
+
+
+def test_tensormap_replace_program_renders_its_edits(tmp_path):
+    """tma/tma_tensormap_replace.py copies its tensor map's 16 words into a workspace (the CUtensorMap
+    parameter's words on the GPU), replaces the global address and extent 1 there and loads through it."""
+    from compat_helpers import run_program
+
+    out, cu = run_program(tmp_path, "primitives/tma/tma_tensormap_replace.py")
+    assert "[2800.0, 2800.0, 2802.0, 2804.0, ...]" in out
+    for i in range(16):
+        assert f"= (long long)((const unsigned long long*)&tmap_matrix_a)[{i}];" in cu, cu[-3000:]
+    assert re.search(r'tensormap\.replace\.tile\.global_address\.global\.b1024\.b64 \[%0\], %1;" :: "l"\(cl_td\), '
+                     r'"l"\(\(unsigned long long\)\(\(matrix_a \+ \(64ll \* \(\(long long\)row_offset\)\)\)\)\)', cu)
+    assert 'tensormap.replace.tile.global_dim.global.b1024.b32 [%0], 1, %1;' in cu
+    assert "((unsigned*)cl_td)[2] &= ~(1u << 21);" in cu  # CuTe DSL's reset of the OOB fetch window
+    assert "fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" in cu
+    assert re.search(r'cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarrier::complete_tx::bytes .*'
+                     r'"l"\(\(unsigned long long\)\(desc_words \+ 0\)\)', cu)
+
+
+_REPLACE = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    import cutlass.experimental.cuda as cuda
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(a: cute.Tensor, tmap: cutlass.GridConstant[cuda.TensorMap], out: cutlass.Array, ws: cute.Tensor):
+        tile = cutlass.Array(cutlass.Float32, 8 * 8, space=cutlass.AddressSpace.smem, alignment=128)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem, alignment=8)
+        prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        desc = ws.iterator.raw_ptr()
+        words = cutlass.Pointer(tmap.get_ptr(), dtype=cutlass.Int64)
+        {copy}
+        {edit}
+        prims.fence_proxy_release(prims.MemScope.GPU)
+        prims.fence_proxy_acquire(prims.MemScope.GPU, desc, 128)
+        prims.mbarrier_arrive_expect_tx(bar, tmap.global_tx_bytes())
+        prims.cp_async_bulk_tensor_shared_cta_global(tile, desc, (0, 0), bar)
+        while not prims.mbarrier_try_wait_parity(bar, 0):
+            pass
+        for i in cutlass.range_constexpr(64):
+            out[i] = tile[i]
+
+    @cute.jit
+    def host(a: cute.Tensor, out: cutlass.Array, ws: cute.Tensor):
+        tmap = cuda.create_tensor_map_tiled_from_view(a, box_dims=(8, 8), stride_order=(1, 0))
+        k(a, tmap, out, ws).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    a = torch.arange(16 * 8, dtype=torch.float32, device="cuda").view(16, 8)
+    out = torch.zeros(64, dtype=torch.float32, device="cuda")
+    ws = torch.zeros(16, dtype=torch.int64, device="cuda")
+    host(a, out, ws)
+    print(out.view(8, 8)[:, 0].tolist())
+"""
+_COPY = "for i in cutlass.range_constexpr(16):\n            (desc + i).store((words + i).load())"
+
+
+@pytest.mark.parametrize("copy,edit,want", [
+    # every other row: the stride of dimension 1 doubled (64 bytes), the extent halved; rows past 5 are zeros
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_STRIDE, desc, new_value=64, ord=0)\n"
+            "        prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=6, ord=1)",
+     "[0.0, 16.0, 32.0, 48.0, 64.0, 80.0, 0.0, 0.0]"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=9, ord=2)",
+     "the descriptor has 2 dimensions; ord=2 names dimension 2"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_STRIDE, desc, new_value=40, ord=0)",
+     "byte stride 40 of TMA dimension 1 is not a multiple of 16"),
+    ("pass", "prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=4, ord=1)",
+     "the 128 bytes at the descriptor pointer hold no TMA descriptor"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.BOX_DIM, desc, new_value=4, ord=1)",
+     "cutlass.experimental.primitives.tensormap_replace(BOX_DIM) is not emulated by cutelab"),
+    (_COPY, "prims.tensormap_replace(prims.TensormapField.GLOBAL_DIM, desc, new_value=4)",
+     "field 'global_dim' requires the 'ord' (dimension ordinal) parameter"),
+    ("words.store(0)", "pass", "the tensor map is a __grid_constant__ kernel parameter, which a kernel cannot write"),
+])
+def test_tensormap_replace_edits_and_refusals(tmp_path, copy, edit, want):
+    p = run(tmp_path, _REPLACE.format(copy=copy, edit=edit))
+    if want.startswith("["):
+        assert p.returncode == 0 and p.stdout.strip() == want, p.stdout + p.stderr[-3000:]
+    else:
+        assert p.returncode != 0 and want in p.stderr, p.stderr[-3000:]
 
 
 def test_value_tree_tutorial_prints_what_it_expects(tmp_path):

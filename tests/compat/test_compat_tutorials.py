@@ -43,6 +43,57 @@ def test_tutorial_runs_unchanged(tmp_path, name, args, expect):
     assert re.search(expect, out), out[-3000:]
 
 
+# CuTe DSL 4.8.1's compile-time prints for cute/tvm_ffi/fp4_x2_tensor.py (its kernel and cute.compile run under
+# CUTE_DSL_ARCH=sm_90a on the CPU, the program's torch lines left out: compiling needs no tensor)
+FP4_X2_DSL = [
+    "[Compile INFO] Float4E2M1FN: tensor<ptr<f4E2M1FN, gmem, align<16>> o (?,?{div=2}):(?{i64 div=2},1)>",
+    "[Compile INFO] Uint8: tensor<ptr<i8, gmem, align<16>> o (?,?):(?{i64},1)>",
+    "[Compile INFO] Float4E2M1FN casted from Uint8: tensor<ptr<f4E2M1FN, gmem, align<16>> o "
+    "(?,?{div=2}):(?{i64 div=2},1)>",
+]
+
+
+def test_fp4_x2_tensor_recasts_a_global_argument_and_prints_as_cute_dsl(tmp_path):
+    """cute/tvm_ffi/fp4_x2_tensor.py (CUTLASS's, unchanged) recasts its Uint8 global-memory argument to
+    Float4E2M1FN inside the kernel and prints the three tensors while compiling; then it calls the compiled
+    function with a torch.float4_e2m1fn_x2 tensor."""
+    path = os.path.join(HERE, "programs", "cute", "tvm_ffi", "fp4_x2_tensor.py")
+    out = ok(run(tmp_path, open(path).read()))
+    assert [line for line in out.splitlines() if line.startswith(("[Compile INFO] Float4", "[Compile INFO] Uint8"))] \
+        == FP4_X2_DSL, out
+    assert "[Runtime INFO] Function call completed successfully!" in out
+
+
+def test_a_global_argument_recast_in_the_kernel_refuses_loads(tmp_path):
+    """Loads through a global argument recast inside the kernel are refused by name (cutelab's kernels read an
+    argument as its own element type); recasting it back gives the argument, which reads as before."""
+    p = run(tmp_path, """
+        import numpy as np
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        @cute.kernel
+        def k(a: cute.Tensor, out: cute.Tensor):
+            h = cute.recast_tensor(a, cutlass.Uint16)
+            back = cute.recast_tensor(h, cutlass.Uint8)
+            out[0] = back[3]
+            print(h, back)
+            out[1] = h[1]
+
+        @cute.jit
+        def f(a: cute.Tensor, out: cute.Tensor):
+            k(a, out).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+        f(from_dlpack(np.arange(8, dtype=np.uint8)), from_dlpack(np.zeros(2, np.uint8)))
+    """)
+    assert p.returncode != 0
+    assert "tensor<ptr<i16, generic> o (4):(1)> tensor<ptr<i8, generic> o (8):(1)>" in p.stdout, p.stdout
+    assert "read of a recast from Uint8 to Uint16 in the kernel: cutelab's kernels read and write an argument as " \
+           "its own element type" in p.stderr, p.stderr[-2000:]
+    assert "prog.py:13" in p.stderr
+
+
 @pytest.mark.parametrize("rel,expect", [
     ("tutorials/call_bypass_dlpack.py", r"First few elements of result"),
     ("hopper/cta_norm.py --M 64 --N 256 --iterations 2", r"Results verified successfully!\n\nPASS"),

@@ -4,7 +4,8 @@ While :func:`enable` is in effect:
 - tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``) are created in host
   memory (a TorchFunctionMode maps the device to the CPU); ``t.is_cuda`` is True for them and for
   what is computed from them, and the program sees ``t.device`` as cuda:0 (cutelab's and torch's own
-  code see the CPU, where the memory is);
+  code see the CPU, where the memory is); new memory starts 256-byte aligned, as cudaMalloc's does
+  (the CPU allocator aligns to 64 bytes only);
 - ``torch.cuda.is_available()`` is True; capability and properties describe the emulated part
   (:mod:`cutelab.compat.device`);
 - ``torch._scaled_mm`` with block scales (MXFP8, MXFP4, NVFP4: cutelab.compat.scaled_mm) computes
@@ -40,6 +41,7 @@ from . import device as _device
 from .where import NotEmulatedError, user_line
 
 _ON_CUDA = "_cutelab_on_cuda"
+DEVICE_ALIGN = 256  # bytes: the alignment of new "cuda" tensors' memory, as cudaMalloc's
 
 
 def _is_cuda_device(d: Any) -> bool:
@@ -681,6 +683,29 @@ def _mode_class() -> Any:
                         return True
         return False
 
+    def aligned(x: Any) -> Any:
+        """x, or, when x is new memory (not a view of a device tensor) whose first element is not
+        DEVICE_ALIGN-aligned, an equal tensor in new memory whose first element is: the CUDA allocators
+        (cudaMalloc, torch's caching allocator) give at least 256-byte aligned memory, and programs say
+        so (``from_dlpack(assumed_align=...)``, fake tensors' ``assumed_align``); the CPU allocator gives
+        64. The copy's storage has the same bytes (numpy's memory: it cannot grow by ``resize_``)."""
+        if type(x) is not Tensor or x.layout != torch.strided or not x.numel() or x.grad_fn is not None \
+                or x.storage_offset() or x.is_conj() or x.is_neg() or x.is_quantized \
+                or x.data_ptr() % DEVICE_ALIGN == 0:
+            return x
+        st = x.untyped_storage()
+        if getattr(st, _ON_CUDA, False):  # a view of memory already on the device
+            return x
+        import numpy as np
+
+        n = st.nbytes()
+        buf = np.empty(n + DEVICE_ALIGN, dtype=np.uint8)
+        off = (-buf.ctypes.data) % DEVICE_ALIGN
+        mem = torch.from_numpy(buf[off:off + n])  # exactly the old storage's bytes, so bounds stay exact
+        mem.copy_(torch.empty(0, dtype=torch.uint8).set_(st))
+        out = torch.empty(0, dtype=x.dtype).set_(mem.untyped_storage(), 0, x.size(), x.stride())
+        return out.requires_grad_(True) if x.requires_grad else out
+
     class EmulatedCuda(TorchFunctionMode):
         """Maps device "cuda" to the CPU and keeps track of which tensors are "on cuda"."""
 
@@ -708,7 +733,7 @@ def _mode_class() -> Any:
             if func is Tensor.cuda or func is Tensor.pin_memory:
                 if func is Tensor.pin_memory or on_cuda(args[0]):
                     return args[0]  # as torch: .cuda() of a tensor on the device is the tensor
-                out = args[0].clone()  # a copy in its own memory, as on a GPU (the memory is marked)
+                out = aligned(args[0].clone())  # a copy in its own memory, as on a GPU (the memory is marked)
                 mark(out)
                 return out
             if name == "to":
@@ -751,6 +776,7 @@ def _mode_class() -> Any:
             if was_cuda:
                 if out is (args[0] if args else None) and name == "to" and to_cuda and not on_cuda(args[0]):
                     out = out.clone()  # .to("cuda") of a CPU tensor: a copy "on cuda", in its own memory
+                out = aligned(out)
                 mark(out)
                 if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
                     g.add(lambda: out.copy_(func(*args, **kwargs)))

@@ -45,8 +45,10 @@ StoreShape = _enum("StoreShape", "M8N8 M16N8")
 LoadSrcFormat = _enum("LoadSrcFormat", "B6X16_P32 B4X16_P64 B8")
 CTAGroup = _enum("CTAGroup", "CTA_1 CTA_2")
 GridDepAction = _enum("GridDepAction", "WAIT LAUNCH_DEPENDENTS")
+TensormapField = _enum("TensormapField", "GLOBAL_ADDRESS RANK BOX_DIM GLOBAL_DIM GLOBAL_STRIDE ELEMENT_STRIDE "
+                                         "ELEMTYPE INTERLEAVE_LAYOUT SWIZZLE_MODE SWIZZLE_ATOMICITY FILL_MODE")
 
 __all__ = ["Shfl", "VoteSync", "ReductionKind", "ReductionOp", "ReductionType", "BarrierRedux", "MemOrder",
            "MemScope", "MBarrierScope", "MBarrierWait", "SharedSpace", "Proxy", "LoadCacheModifier",
            "StoreCacheModifier", "SetMaxRegisterAction", "MMALayout", "LoadShape", "StoreShape", "LoadSrcFormat",
-           "CTAGroup", "GridDepAction"]
+           "CTAGroup", "GridDepAction", "TensormapField"]

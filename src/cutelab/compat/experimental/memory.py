@@ -106,7 +106,19 @@ class Pointer:
     """``cutlass.Pointer``: a typed raw pointer inside a kernel (an element offset into a tensor's
     memory). ``peer`` is the CTA rank of the cluster it points into, after ``prims.mapa``."""
 
-    def __init__(self, ptr: Any, dtype: Any = None, peer: Any = None, granule: int = 0):
+    def __new__(cls, ptr: Any = None, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
+        from .tensor_map import TensorMapPointer, tensor_map_words
+
+        if isinstance(ptr, TensorMapPointer):  # cutlass.Pointer(tmap.get_ptr(), dtype=Int64): the map's words
+            return tensor_map_words(ptr, dtype)
+        return super().__new__(cls)
+
+    def __init__(self, ptr: Any, dtype: Any = None, peer: Any = None, granule: int = 0, **kwargs: Any):
+        if isinstance(ptr, Pointer):  # cutlass.Pointer(p, dtype=...) of a cutlass.Pointer
+            if dtype is not None and dtype.width != ptr.dtype.width:
+                raise TraceError(f"cutlass.Pointer({ptr!r}, dtype={dtype}): cutelab reads a pointer as elements of its "
+                                 f"own width ({ptr.dtype}); recast the tensor instead")
+            ptr, peer, granule = ptr.ptr, ptr.peer, ptr.granule
         self.ptr = ptr  # a cutelab.tensor.Pointer
         self.dtype = dtype if dtype is not None else ptr.element_type
         self.peer = peer
@@ -150,8 +162,31 @@ class Pointer:
 
         store_swizzled(self, value, swizzle, alignment)
 
-    def toint(self, *, loc: Any = None, ip: Any = None) -> Any:
-        return self.ptr.toint()
+    def toint(self, dtype: Any = None, *, loc: Any = None, ip: Any = None) -> Any:
+        """The address as an integer (``cutelab.address.PointerInt``): of type ``dtype`` (CuTe DSL's
+        default: Int64; a shared-memory address is an Int32)."""
+        from ...address import PointerInt
+        from ...numeric import Int32, Int64
+
+        if self.peer is not None:
+            raise TraceError("cutlass.Pointer.toint(): of a pointer into another CTA's shared memory (prims.mapa) is "
+                             "not supported in cutelab")
+        a = self.ptr.toint()
+        if dtype is None or not isinstance(a, PointerInt):
+            return a
+        if dtype not in (Int32, Int64):
+            raise TraceError(f"cutlass.Pointer.toint({dtype}): an address is an Int64 (or an Int32 for shared memory)")
+        return PointerInt(a.ptr, a.delta, Int32 if str(self.memspace) == "smem" else dtype)
+
+    def tospace(self, space: Any, *, loc: Any = None, ip: Any = None) -> "Pointer":
+        """The pointer in address space ``space`` (CuTe DSL's ``llvm.addrspacecast``): the same memory (a
+        cutelab pointer is its memory and an offset). As in CuTe DSL, one of the two spaces must be generic."""
+        target = _space_name(space)
+        here = str(self.memspace)
+        if target != here and "generic" not in (target, here):
+            raise ValueError(f"cutlass.Pointer.tospace({target}) of a {here} pointer: cannot cast from non-generic "
+                             f"memory space to another non-generic memory space")
+        return self
 
     def raw_ptr(self, *, loc: Any = None, ip: Any = None) -> "Pointer":
         return self
@@ -322,16 +357,44 @@ class Array:
             off = off + c * s
         return off
 
+    def _sliced(self, idx: tuple, what: str) -> Any:
+        """``arr[i, j:count]`` (a trailing start:count after indices): (start index tuple, count); or
+        ``arr[i, :]`` (indices, then whole dimensions): the row-major sub-array, as (view, None)."""
+        k = 0
+        while k < len(idx) and not isinstance(idx[k], slice):
+            k += 1
+        head, rest = idx[:k], idx[k:]
+        if len(idx) > len(self._shape):
+            raise IndexError(f"{what}: {len(idx)} indices for an array of {len(self._shape)} dimensions")
+        if len(rest) == 1 and rest[0].start is not None and rest[0].stop is not None:
+            start, count = _start_count(rest[0], what)
+            return head + (start,) + (0,) * (len(self._shape) - len(idx)), count
+        if all(r.start is None and r.stop is None and r.step is None for r in rest):
+            off = self._index(head + (0,) * (len(self._shape) - k)) if k else 0
+            return self.subview(off, self._shape[k:]), None
+        raise TraceError(f"{what}: cutelab's Arrays are row-major views; it takes indices followed by whole "
+                         f"dimensions (arr[i, :]) or one trailing start:count (arr[i, j:n]), got {idx!r}")
+
     def __getitem__(self, idx: Any) -> Any:
         if isinstance(idx, slice):  # arr[start:count]: count elements from start, a Vector (CuTe DSL's form)
             start, count = _start_count(idx, "cutlass.Array[start:count]")
             return self.load(start, count)
+        if isinstance(idx, tuple) and any(isinstance(i, slice) for i in idx):
+            at, count = self._sliced(idx, "cutlass.Array[...]")
+            return at if count is None else self.load(at, count)
         return self.flat[_index(self._index(idx))]
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         if isinstance(idx, slice):
             start, count = _start_count(idx, "cutlass.Array[start:count] =")
             self.store(value, start, count)
+            return
+        if isinstance(idx, tuple) and any(isinstance(i, slice) for i in idx):
+            at, count = self._sliced(idx, "cutlass.Array[...] =")
+            if count is None:
+                at.store(value)
+            else:
+                self.store(value, at, count)
             return
         self.flat[_index(self._index(idx))] = value
 

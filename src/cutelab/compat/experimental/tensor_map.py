@@ -26,7 +26,8 @@ from typing import Any, Sequence, Tuple
 from ...errors import TraceError
 from ..where import NotEmulatedError, user_line
 
-__all__ = ["TensorMap", "TensorMapPointer", "TensorMapDataFormat", "TensorMapDataType", "TensorMapSwizzle",
+__all__ = ["TensorMap", "TensorMapPointer", "TensorMapWords", "TensorMapDataFormat", "TensorMapDataType",
+           "TensorMapSwizzle",
            "TensorMapInterleave", "TensorMapL2Promotion", "TensorMapFloatOOBFill", "create_tensor_map_tiled",
            "create_tensor_map_tiled_from_view", "namespace"]
 
@@ -200,6 +201,57 @@ class TensorMapPointer:
 
     def __repr__(self) -> str:
         return f"<pointer to {self.tmap!r}>"
+
+
+class TensorMapWords:
+    """``cutlass.Pointer(tmap.get_ptr(), dtype=cutlass.Int64)``: the tensor map kernel parameter's 16
+    64-bit words, read one at a time (``(p + i).load()``, ``p[i]``) to copy the descriptor into memory
+    (kernel/instr/tensormap_fields.py). The parameter is read-only (``__grid_constant__``)."""
+
+    def __init__(self, tmap: TensorMap, word: int = 0):
+        self.tmap, self.word = tmap, word
+
+    @property
+    def dtype(self) -> Any:
+        from ...numeric import Int64
+
+        return Int64
+
+    def __add__(self, k: Any) -> "TensorMapWords":
+        v = getattr(k, "value", k)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TraceError(f"cutlass.Pointer of a tensor map + {k!r}: the word index must be a compile-time int")
+        return TensorMapWords(self.tmap, self.word + v)
+
+    __radd__ = __add__
+
+    def load(self, *, count: Any = None, alignment: Any = None, loc: Any = None, ip: Any = None, **kw: Any) -> Any:
+        from ...kernel.instr.tensormap_fields import tensormap_word
+
+        if count is not None:
+            raise NotEmulatedError("cutlass.Pointer(<tensor map>).load(count=...)", "cutelab reads a tensor map's "
+                                   "words one at a time", where=user_line(2))
+        return tensormap_word(self.tmap, self.word, "cutlass.Pointer(<tensor map>).load")
+
+    def __getitem__(self, i: Any) -> Any:
+        return (self + i).load()
+
+    def store(self, *a: Any, **k: Any) -> None:
+        raise TraceError("cutlass.Pointer(<tensor map>).store: the tensor map is a __grid_constant__ kernel "
+                         "parameter, which a kernel cannot write; copy it into memory and patch the copy")
+
+    __setitem__ = store
+
+    def __repr__(self) -> str:
+        return f"cutlass.Pointer(<words of {self.tmap!r}> + {self.word})"
+
+
+def tensor_map_words(ptr: Any, dtype: Any) -> TensorMapWords:
+    """cutlass.Pointer of a TensorMapPointer: its words, of a 64-bit integer type."""
+    if dtype is not None and (getattr(dtype, "width", None) != 64 or not getattr(dtype, "is_integer", False)):
+        raise NotEmulatedError(f"cutlass.Pointer(<tensor map>, dtype={dtype})", "cutelab reads a tensor map as "
+                               "64-bit words (dtype=cutlass.Int64 or Uint64)", where=user_line(3))
+    return TensorMapWords(ptr.tmap)
 
 
 def _tensor_of_address(address: Any, what: str) -> Any:

@@ -25,8 +25,8 @@ from typing import Any, Dict
 from ...errors import TraceError
 from ..where import NotEmulatedError, refuse, user_line
 from .enums import *  # noqa: F401,F403
-from .enums import (BarrierRedux, MBarrierWait, Proxy, ReductionKind, ReductionOp, ReductionType, Shfl,  # noqa: F401
-                    SharedSpace, VoteSync, __all__ as _enum_names)
+from .enums import (BarrierRedux, MBarrierWait, MemScope, Proxy, ReductionKind, ReductionOp,  # noqa: F401
+                    ReductionType, Shfl, SharedSpace, VoteSync, __all__ as _enum_names)
 from .memory import Array, Pointer, as_pointer, cute_pointer
 
 FULL_MASK = 0xFFFFFFFF
@@ -421,6 +421,80 @@ def fence_proxy(kind: Any, *, space: Any = None, loc: Any = None, ip: Any = None
     fp(table[k], space=sp)
 
 
+def _tensormap_proxies(what: str, from_proxy: Any, to_proxy: Any) -> None:
+    if from_proxy is not None and _s(from_proxy) != Proxy.GENERIC:
+        raise ValueError(f'{what}: from_proxy must be "generic", got {from_proxy!r}')
+    if to_proxy is not None and _s(to_proxy) != Proxy.TENSORMAP:
+        raise ValueError(f'{what}: to_proxy must be "tensormap", got {to_proxy!r}')
+
+
+def fence_proxy_release(scope: Any, *, from_proxy: Any = None, to_proxy: Any = None, loc: Any = None,
+                        ip: Any = None) -> None:
+    """``fence.proxy.tensormap::generic.release.{scope}``: publish descriptor edits made through the generic
+    proxy (kernel/instr/tensormap.py's fence; no CPU effect)."""
+    from ...kernel.frontend.trace import current
+    from ...kernel.instr.tensormap import TensorMapFenceOp
+
+    what = "prims.fence_proxy_release"
+    _tensormap_proxies(what, from_proxy, to_proxy)
+    t = current(what)
+    t.emit(TensorMapFenceOp("release", where=t.where(), scope=MemScope(_s(scope)).value))
+
+
+def fence_proxy_acquire(scope: Any, addr: Any, size: Any, *, from_proxy: Any = None, to_proxy: Any = None,
+                        loc: Any = None, ip: Any = None) -> None:
+    """``fence.proxy.tensormap::generic.acquire.{scope} [addr], 128``: acquire the descriptor at ``addr``
+    before a TMA reads it (no CPU effect)."""
+    from ...kernel.frontend.trace import current
+    from ...kernel.instr.tensormap import TensorMapFenceOp, desc_loc
+
+    what = "prims.fence_proxy_acquire"
+    if isinstance(_s(size), int) and _s(size) != 128:
+        raise ValueError(f"fence.proxy.acquire: the only supported size is 128 bytes, got {_s(size)}")
+    _tensormap_proxies(what, from_proxy, to_proxy)
+    p, peer = cute_pointer(addr, what)
+    if peer is not None:
+        raise TraceError(f"{what}: the descriptor is in global memory, not a prims.mapa pointer")
+    t = current(what)
+    t.emit(TensorMapFenceOp("acquire", desc_loc(p, what), where=t.where(), scope=MemScope(_s(scope)).value))
+
+
+def tensormap_replace(field: Any, addr: Any, *, new_value: Any = None, ord: Any = None, new_value_attr: Any = None,
+                      keep_oob_fetch_window: bool = False, loc: Any = None, ip: Any = None) -> None:
+    """``tensormap.replace.tile.{field}`` of the descriptor in memory at ``addr``: its ``global_address``,
+    the extent of dimension ``ord`` (``global_dim``) or the byte stride of dimension ``ord + 1``
+    (``global_stride``) (kernel/instr/tensormap_fields.py). The other fields are refused by name."""
+    from ...kernel.instr.tensormap_fields import FIELDS, tensormap_replace as replace
+    from .enums import TensormapField
+
+    what = "prims.tensormap_replace"
+    f = TensormapField(_s(field))
+    if f.value not in FIELDS:
+        raise NotEmulatedError(f"cutlass.experimental.primitives.tensormap_replace({f.name})",
+                               f"cutelab replaces {', '.join(FIELDS)} of a descriptor in memory", where=user_line(2))
+    if f.value == "global_address":
+        if ord is not None:
+            raise ValueError(f"tensormap.replace: field '{f.value}' does not accept the 'ord' parameter")
+    else:
+        if ord is None:
+            raise ValueError(f"tensormap.replace: field '{f.value}' requires the 'ord' (dimension ordinal) parameter")
+        if isinstance(ord, bool) or not isinstance(ord, int):
+            raise TypeError(f"tensormap.replace: ord must be a Python int literal (PTX immediate), got "
+                            f"{type(ord).__name__}")
+        top = 4 if f.value == "global_dim" else 3
+        if not 0 <= ord <= top:
+            raise ValueError(f"tensormap.replace: ord of {f.value} must be in [0, {top}], got {ord}")
+    if new_value_attr is not None:
+        raise ValueError(f"tensormap.replace: field '{f.value}' is integer-valued; pass 'new_value', not "
+                         f"'new_value_attr'")
+    if new_value is None:
+        raise ValueError(f"tensormap.replace: field '{f.value}' requires 'new_value'")
+    p, peer = cute_pointer(addr, what)
+    if peer is not None:
+        raise TraceError(f"{what}: the descriptor is in this CTA's or global memory, not a prims.mapa pointer")
+    replace(p, f.value, ord, new_value, not keep_oob_fetch_window, what)
+
+
 def fence_acq_rel(scope: Any, *, loc: Any = None, ip: Any = None) -> None:
     """``fence.acq_rel.{cta,cluster,gpu,sys}``."""
     from ...kernel.instr import atomics
@@ -505,6 +579,14 @@ def _tensor_map(desc: Any, what: str) -> Any:
                      f"{type(desc).__name__}")
 
 
+def _in_memory(desc: Any) -> bool:
+    """Whether a TMA primitive's descriptor is a pointer to 128 bytes of memory (a workspace the kernel
+    copied a descriptor into: kernel/instr/tensormap.py reads it when the copy runs), not a tensor map."""
+    from ...tensor import Pointer as CPointer
+
+    return isinstance(desc, (Pointer, CPointer))
+
+
 def _tile_mode(what: str, mode: Any, im2col: Any = None, l2_cache_hint: Any = None) -> None:
     if (mode is not None and str(_s(mode)).lower() != "tile") or im2col:
         raise NotEmulatedError(f"{what}(mode={_s(mode)})", "cutelab's TMA copies tiles (no im2col or gather4)",
@@ -521,12 +603,16 @@ def cp_async_bulk_tensor_shared_cta_global(dst_mem: Any, tma_descriptor: Any, co
 
     what = "prims.cp_async_bulk_tensor_shared_cta_global"
     _tile_mode(what, mode, im2col_offsets)
-    tmap = _tensor_map(tma_descriptor, what)
     d, dpeer = cute_pointer(dst_mem, what)
     b, bpeer = cute_pointer(mbar, what)
     if dpeer is not None or bpeer is not None:
         raise TraceError(f"{what}: the destination and the mbarrier are this CTA's, not prims.mapa pointers")
-    map_load(tmap, d, tuple(coordinates), b, what)
+    if _in_memory(tma_descriptor):  # a descriptor the kernel keeps in memory (and may have patched)
+        from ...kernel.instr.tensormap import nvvm_tma_load
+
+        nvvm_tma_load(d, cute_pointer(tma_descriptor, what)[0], tuple(coordinates), b)
+        return
+    map_load(_tensor_map(tma_descriptor, what), d, tuple(coordinates), b, what)
 
 
 def cp_async_bulk_tensor_shared_cluster_global(dst_mem: Any, tma_descriptor: Any, coordinates: Any, mbar: Any,
@@ -580,6 +666,48 @@ def cp_async_bulk_wait_group(group: Any = 0, *, read: Any = None, loc: Any = Non
     from ...kernel.instr.tma_store import cp_async_bulk_wait_group as wait
 
     wait(_static_int(group, "prims.cp_async_bulk_wait_group", "group"), read=bool(_s(read)))
+
+
+# --------------------------------------------------------------------------- bulk copies without a tensor map
+
+def cp_async_bulk_shared_cluster_global(dst_mem: Any, src_mem: Any, mbar: Any, size: Any, *,
+                                        multicast_mask: Any = None, l2_cache_hint: Any = None, loc: Any = None,
+                                        ip: Any = None) -> None:
+    """``cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]``:
+    ``size`` bytes of global memory into this CTA's shared memory, completing on ``mbar``
+    (kernel/instr/bulk_copy.py's BulkCopyG2SOp, the op of ``cpasync.CopyBulkG2SOp``). The L2 cache hint
+    changes no result."""
+    from ...kernel.instr.bulk_copy import bulk_load
+
+    what = "prims.cp_async_bulk_shared_cluster_global"
+    if multicast_mask is not None:
+        raise NotEmulatedError(f"{what}(multicast_mask=...)", "cutelab's raw bulk copy delivers to the issuing CTA "
+                               "only (the tensor-map form multicasts)", where=user_line(2))
+    d, dpeer = cute_pointer(dst_mem, what)
+    b, bpeer = cute_pointer(mbar, what)
+    if dpeer is not None or bpeer is not None:
+        raise NotEmulatedError(f"{what} into another CTA's shared memory (a prims.mapa pointer)",
+                               "cutelab's raw bulk copy delivers to the issuing CTA", where=user_line(2))
+    g, _ = cute_pointer(src_mem, what)
+    bulk_load(g, d, b, _static_int(size, what, "size"), what)
+
+
+def cp_async_bulk_global_shared_cta(dst_mem: Any, src_mem: Any, size: Any, *, l2_cache_hint: Any = None,
+                                    byte_mask: Any = None, loc: Any = None, ip: Any = None) -> None:
+    """``cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size``: ``size`` bytes of this CTA's
+    shared memory into global memory, in a bulk group (kernel/instr/bulk_copy.py's BulkCopyS2GOp); drain it
+    with ``cp_async_bulk_commit_group`` / ``cp_async_bulk_wait_group``."""
+    from ...kernel.instr.bulk_copy import bulk_store
+
+    what = "prims.cp_async_bulk_global_shared_cta"
+    if byte_mask is not None:
+        raise NotEmulatedError(f"{what}(byte_mask=...)", "cutelab's bulk store copies every byte (no .cp_mask)",
+                               where=user_line(2))
+    s, speer = cute_pointer(src_mem, what)
+    if speer is not None:
+        raise TraceError(f"{what}: the source is this CTA's shared memory, not a prims.mapa pointer")
+    g, _ = cute_pointer(dst_mem, what)
+    bulk_store(g, s, _static_int(size, what, "size"), what)
 
 
 def prefetch_tensormap(tma_descriptor: Any, *, loc: Any = None, ip: Any = None) -> None:
@@ -662,7 +790,7 @@ print_runtime
 DSL_TYPES = """
 Tcgen05SmemDesc Tcgen05SmemSwizzle Tcgen05InstrDesc Tcgen05MxInstrDesc Tcgen05MxOmmaInstrDesc Tcgen05MMAKind
 Tcgen05MMACollectorOp Tcgen05MMABlockScale Tcgen05Wait Tcgen05Fence Tcgen05CpSrcFormat Tcgen05CpShape
-Tcgen05CpMulticast Tcgen05LdStShape TmemAddr S2TCopyMode MMABlockScaleKind TensormapField WgmmaSmemDesc
+Tcgen05CpMulticast Tcgen05LdStShape TmemAddr S2TCopyMode MMABlockScaleKind WgmmaSmemDesc
 """.split()
 
 

@@ -19,12 +19,12 @@ from ...errors import TraceError, user_location
 from ...layout import Layout
 from ...tensor import _RMEM_ALIGN, PointerInfo
 from ..ir.fault import Fault
-from ..ir.nodes import Assign, Compute, Load, Ref, Reg, Store, _align_of
+from ..ir.nodes import Assign, Compute, Load, Ref, Reg, Store, _align_of, pow2_divisor
 from ..ir.symbolic import is_sym, sym_div, sym_range
 from .rmem_index import is_runtime_index, read_at, write_at
 from .trace import TraceValue, Tracer, _refs_of, _static_offsets, active, current, tracing
 
-__all__ = ["GmemEngine", "RmemEngine", "SmemEngine"]
+__all__ = ["GmemEngine", "GmemRecast", "RmemEngine", "SmemEngine"]
 
 
 
@@ -109,6 +109,93 @@ class GmemEngine(PointerInfo):
         refs = _refs_of(v, 1, self.dtype, "store", f"an element of {self.param.name}")
         self.param.written = True
         t.emit(Store(self.param, off, (0,), refs))
+
+    @classmethod
+    def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:
+        return RmemEngine.make_fragment(tensor, layout, dtype)
+
+    def recast(self, offset: Any, dtype: Any) -> tuple:
+        """``cute.recast_ptr`` of a pointer into this argument: (engine, offset) of the same bytes read as
+        dtype, a GmemRecast (it prints and may be sliced, partitioned and recast back; its elements are
+        not read or written in the kernel)."""
+        if dtype.name == self.dtype.name:
+            return self, offset
+        return GmemRecast(self, dtype).at(offset)
+
+
+class GmemRecast(PointerInfo):
+    """A kernel argument's global memory read as another element type (``cute.recast_tensor`` /
+    ``recast_ptr`` inside the kernel): its pointer and layout print as CuTe DSL's, and recasting it back
+    to the argument's own type gives the argument. Loading or storing its elements is a TraceError
+    naming the recast: cutelab's kernels access an argument as its own element type (recast the tensor
+    on the host, before the launch, to access it as another)."""
+
+    memspace = "gmem"
+
+    def __init__(self, base: GmemEngine, dtype: Any):
+        self.base, self._dtype = base, dtype
+        self.address = base.address
+        if getattr(base, "memspace", "gmem") != "gmem":
+            self.memspace = base.memspace
+
+    @property
+    def dtype(self) -> Any:
+        return self._dtype
+
+    @property
+    def align(self) -> int:
+        return self.base.align
+
+    def __len__(self) -> int:
+        return len(self.base) * self.base.dtype.width // self._dtype.width
+
+    def _convert(self, offset: Any, frm: Any, to: Any) -> Any:
+        """An element offset in frm elements as one in to elements (the same bit)."""
+        bits = offset * frm.width
+        if (sym_div(bits) if is_sym(bits) else int(bits)) % to.width:
+            raise TraceError(f"recast_ptr({self.base.ptr_str(0)} at element {offset}, dtype={to}): the pointer is "
+                             f"not at a whole {to} element")
+        return bits // to.width
+
+    def at(self, offset: Any) -> tuple:
+        return self, self._convert(offset, self.base.dtype, self._dtype)
+
+    def recast(self, offset: Any, dtype: Any) -> tuple:
+        if dtype.name == self.base.dtype.name:
+            return self.base, self._convert(offset, self._dtype, dtype)
+        if dtype.name == self._dtype.name:
+            return self, offset
+        return GmemRecast(self.base, dtype).at(self._convert(offset, self._dtype, self.base.dtype))
+
+    def alignment(self, offset: Any) -> int:
+        w = self._dtype.width
+        if w >= 8:
+            return _align_of(self.base.align, w // 8, offset)
+        d = sym_div(offset)  # what divides the element offset (0: it is 0)
+        if d == 0:
+            return self.base.align
+        return max(min(self.base.align, pow2_divisor(d * w // 8)), 1) if (d * w) % 8 == 0 else 1
+
+    def raw_ptr_str(self, offset: Any) -> str:
+        return f"raw_ptr(?: {self._dtype.name}, {self.memspace}, align<{self.alignment(offset)}>)"
+
+    def _refuse(self, op: str) -> Any:
+        raise TraceError(f"kernel {current(op).name}: {op} of {self.base.param.name} recast from {self.base.dtype} to "
+                         f"{self._dtype} in the kernel: cutelab's kernels read and write an argument as its own "
+                         f"element type; recast the tensor before the launch (cute.recast_tensor in the jit "
+                         f"function) or pass it with that type (used at {user_location()})")
+
+    def load(self, offset: Any, layout: Layout) -> Any:
+        return self._refuse("load")
+
+    def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        self._refuse("store")
+
+    def read_one(self, off: Any) -> Any:
+        return self._refuse("read")
+
+    def write_one(self, off: Any, v: Any) -> None:
+        self._refuse("write")
 
     @classmethod
     def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:

@@ -18,8 +18,9 @@ lowered to ``cluster``'s ops), run on the CPU by ``ptx``;
 ``tma_store`` TMA stores and the bulk async-groups; ``tma_map`` TMA loads and stores through tensor maps a
 jit function built itself (``cutlass.experimental.cuda``); ``tensormap`` TMA descriptors kept in memory and
 rewritten by the kernel (copy_tensormap, update_tma_descriptor, their fences, TMA through a descriptor
-pointer, NVVM's TMA load op); ``bulk_copy`` non-tensor bulk copies (``cp.async.bulk`` into shared memory, the bulk f32 reduce-add
-into global memory); ``address_access`` pointers at runtime addresses (make_ptr of an Int64) and
+pointer, NVVM's TMA load op); ``tensormap_fields`` one field of such a descriptor (``tensormap.replace``) and the
+words of a tensor-map parameter (the primitives' own descriptor copies); ``bulk_copy`` non-tensor bulk copies
+(``cp.async.bulk`` into shared memory and back, the bulk f32 reduce-add into global memory); ``address_access`` pointers at runtime addresses (make_ptr of an Int64) and
 their loads and stores, ``runtime_layout`` layouts with extents read in the kernel; SM100: ``tcgen05_tmem`` tensor memory (its
 allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` the UMMA
 (``tcgen05.mma``, ``tcgen05.commit``, the atom's runtime fields in kernels), ``tcgen05_2cta``

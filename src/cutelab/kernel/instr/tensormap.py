@@ -301,10 +301,10 @@ class TensorMapFenceOp(Op):
     ``cp_release`` (tensormap.cp_fenceproxy: copy the descriptor at ``src`` (shared) to loc (global)
     and release it). Only the copy has a CPU effect."""
 
-    __slots__ = ("kind", "dloc", "src", "where")
+    __slots__ = ("kind", "dloc", "src", "where", "scope")
 
-    def __init__(self, kind: str, loc: Any = None, src: Any = None, where: str = ""):
-        self.kind, self.dloc, self.src, self.where = kind, loc, src, where
+    def __init__(self, kind: str, loc: Any = None, src: Any = None, where: str = "", scope: str = "gpu"):
+        self.kind, self.dloc, self.src, self.where, self.scope = kind, loc, src, where, scope
 
     def __repr__(self) -> str:
         return f"tensormap_fence.{self.kind}"
@@ -324,10 +324,11 @@ class TensorMapFenceOp(Op):
 
     def cuda(self, r: Any) -> None:
         if self.kind == "release":
-            r.emit('asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory");')
+            r.emit(f'asm volatile("fence.proxy.tensormap::generic.release.{self.scope};" ::: "memory");')
         elif self.kind == "acquire":
             a, _ = self.dloc.cuda_addr(r)
-            r.emit(f'asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" :: "l"({a}) : "memory");')
+            r.emit(f'asm volatile("fence.proxy.tensormap::generic.acquire.{self.scope} [%0], 128;" :: "l"({a}) : '
+                   f'"memory");')
         else:
             a, _ = self.dloc.cuda_addr(r)
             s = smem_addr(r, self.src.mem, self.src.base)

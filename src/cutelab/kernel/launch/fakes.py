@@ -299,6 +299,7 @@ def stand_in(fake: FakeTensor, env: Dict[int, int]) -> Any:
     arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(d * item for d in stride))
     # the fake's element type (a BFloat16 fake's storage is uint16); arr keeps raw alive: its engine's owner
     t = _from_numpy(arr, fake.assumed_align, fake.element_type)
+    t.engine.memspace = str(getattr(fake.memspace, "value", fake.memspace))  # what it prints: gmem by default
     sym_shape = [i for i, s in enumerate(fake.shape) if isinstance(s, SymInt)]
     if any(isinstance(d, SymInt) for d in fake.stride):
         # dynamic exactly where the fake is symbolic, as CuTe DSL's fake tensor: (?, 192):(?{i64}, 1)
