@@ -212,3 +212,22 @@ except Exception as e:
     print(type(e).__name__, "cuMemcpyDtoDAsync: 64 bytes at" in str(e))
 """))
     assert out.splitlines() == ["0 0.0", "5 True True", "True", "NotEmulatedError True"]
+
+
+@emulated_only
+def test_cuda_allocations_are_256_byte_aligned(tmp_path):
+    # as cudaMalloc's: the tensors a program makes on "cuda" (and what operations on them allocate) start at
+    # multiples of 256 bytes (CPU torch gives 64); views keep their offsets; values, strides and dtypes are kept
+    out = ok(run(tmp_path, """
+        import torch
+        made = []
+        for n in range(1, 40):
+            a = torch.randn(n, 3, device="cuda", dtype=torch.float16)
+            made += [a, a * 2, torch.ones(n).cuda(), torch.arange(n).to("cuda"), a.t().contiguous(),
+                     torch.empty(n, 5, device="cuda").to(torch.float8_e4m3fn)]
+        print(sum(t.data_ptr() % 256 != 0 for t in made), all(t.is_cuda for t in made))
+        a = torch.arange(12, device="cuda", dtype=torch.float32).reshape(3, 4)
+        print(a[1:].data_ptr() - a.data_ptr(), a.stride(), a.sum().item(), (a.t() + 0).stride())
+        b = a.clone(); b.add_(1); print(b.data_ptr() % 256, b[0, 0].item())
+    """))
+    assert out.splitlines() == ["0 True", "16 (4, 1) 66.0 (1, 4)", "0 1.0"]

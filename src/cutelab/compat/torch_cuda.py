@@ -1,8 +1,9 @@
 """The emulated CUDA device, as torch sees it, on a machine without a GPU.
 
 While :func:`enable` is in effect:
-- tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``) are created in host
-  memory (a TorchFunctionMode maps the device to the CPU); ``t.is_cuda`` is True for them and for
+- tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``, and what operations on them
+  allocate) are created in host memory (a TorchFunctionMode maps the device to the CPU), at addresses
+  that are multiples of 256 bytes as cudaMalloc's are (``aligned_new``); ``t.is_cuda`` is True for them and for
   what is computed from them, and the program sees ``t.device`` as cuda:0 (cutelab's and torch's own
   code see the CPU, where the memory is);
 - ``torch.cuda.is_available()`` is True; capability and properties describe the emulated part
@@ -460,6 +461,42 @@ def mark_on_cuda(t: Any) -> Any:
     return t
 
 
+#: the alignment of the emulated device's allocations: cudaMalloc's guarantee (the caching allocator's blocks, 512-byte
+#: multiples, keep it), which programs rely on (TMA's 128-byte global addresses, CUTLASS's "16B aligned" checks)
+ALLOC_ALIGN = 256
+
+
+def aligned_new(t: Any, args: Any = ()) -> Any:
+    """t, or a copy of it at an address that is a multiple of ALLOC_ALIGN, when t is a tensor that an operation on
+    the emulated device just allocated (a new storage: not a view, not one of the operation's arguments).
+
+    torch's CPU allocator aligns to 64 bytes; on a GPU every allocation starts at a multiple of 256. The copy has
+    t's size, strides, dtype and bytes, in a storage of as many bytes at the first aligned byte of a host buffer
+    ALLOC_ALIGN bytes longer (which the storage keeps alive). Views keep their base's memory, so a view at an odd offset stays odd, as on the GPU."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.requires_grad or t.is_sparse or t.device.type != "cpu":
+        return t
+    try:
+        if t._base is not None or t.storage_offset() or not t.data_ptr() % ALLOC_ALIGN:
+            return t
+        st = t.untyped_storage()
+    except Exception:  # noqa: BLE001 - no storage (a tensor subclass, a functional wrapper): left as it is
+        return t
+    if any(isinstance(a, torch.Tensor) and a.data_ptr() == t.data_ptr() for a in args):
+        return t
+    n = st.nbytes()
+    if not n:
+        return t
+    import numpy as np
+
+    raw = np.empty(n + ALLOC_ALIGN, dtype=np.uint8)
+    off = (-raw.ctypes.data) % ALLOC_ALIGN
+    mem = torch.frombuffer(raw[off:off + n], dtype=torch.uint8)  # a storage of exactly n bytes (bounds checks see them)
+    mem.copy_(torch.empty(0, dtype=torch.uint8).set_(st))
+    return torch.empty(0, dtype=t.dtype).set_(mem.untyped_storage(), 0, t.size(), t.stride())
+
+
 def on_cuda(t: Any) -> bool:
     """True when the tensor lives on the emulated CUDA device: it was marked, or (not marked either
     way itself) its memory was."""
@@ -677,7 +714,7 @@ def _mode_class() -> Any:
             if func is Tensor.cuda or func is Tensor.pin_memory:
                 if func is Tensor.pin_memory or on_cuda(args[0]):
                     return args[0]  # as torch: .cuda() of a tensor on the device is the tensor
-                out = args[0].clone()  # a copy in its own memory, as on a GPU (the memory is marked)
+                out = aligned_new(args[0].clone())  # a copy in its own memory, as on a GPU (the memory is marked)
                 mark(out)
                 return out
             if name == "to":
@@ -718,6 +755,8 @@ def _mode_class() -> Any:
             if was_cuda:
                 if out is (args[0] if args else None) and name == "to" and to_cuda and not on_cuda(args[0]):
                     out = out.clone()  # .to("cuda") of a CPU tensor: a copy "on cuda", in its own memory
+                if "out" not in kwargs and not (name.endswith("_") and not name.endswith("__")):
+                    out = aligned_new(out, args) if isinstance(out, Tensor) else out  # at cudaMalloc's alignment
                 mark(out)
                 if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
                     g.add(lambda: out.copy_(func(*args, **kwargs)))
