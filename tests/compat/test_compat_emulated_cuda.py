@@ -224,7 +224,7 @@ def test_cuda_allocations_are_256_byte_aligned(tmp_path):
         for n in range(1, 40):
             a = torch.randn(n, 3, device="cuda", dtype=torch.float16)
             made += [a, a * 2, torch.ones(n).cuda(), torch.arange(n).to("cuda"), a.t().contiguous(),
-                     torch.empty(n, 5, device="cuda").to(torch.float8_e4m3fn)]
+                     torch.empty(n, 5, device="cuda").to(torch.float8_e4m3fn), *torch.max(a, dim=1)]
         print(sum(t.data_ptr() % 256 != 0 for t in made), all(t.is_cuda for t in made))
         a = torch.arange(12, device="cuda", dtype=torch.float32).reshape(3, 4)
         print(a[1:].data_ptr() - a.data_ptr(), a.stride(), a.sum().item(), (a.t() + 0).stride())

@@ -497,6 +497,26 @@ def aligned_new(t: Any, args: Any = ()) -> Any:
     return torch.empty(0, dtype=t.dtype).set_(mem.untyped_storage(), 0, t.size(), t.stride())
 
 
+def _aligned_out(out: Any, args: Any) -> Any:
+    """aligned_new of an operation's result: a tensor, or each tensor of a tuple or list of results (torch.max's
+    values and indices keep their named-tuple type)."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return aligned_new(out, args)
+    if isinstance(out, (tuple, list)) and any(isinstance(x, torch.Tensor) for x in out):
+        new = [aligned_new(x, args) for x in out]
+        if all(a is b for a, b in zip(new, out)):
+            return out
+        if isinstance(out, list):
+            return new
+        try:
+            return type(out)(new)  # torch.return_types.* are built from a sequence
+        except TypeError:
+            return type(out)(*new) if hasattr(out, "_fields") else tuple(new)
+    return out
+
+
 def on_cuda(t: Any) -> bool:
     """True when the tensor lives on the emulated CUDA device: it was marked, or (not marked either
     way itself) its memory was."""
@@ -756,7 +776,7 @@ def _mode_class() -> Any:
                 if out is (args[0] if args else None) and name == "to" and to_cuda and not on_cuda(args[0]):
                     out = out.clone()  # .to("cuda") of a CPU tensor: a copy "on cuda", in its own memory
                 if "out" not in kwargs and not (name.endswith("_") and not name.endswith("__")):
-                    out = aligned_new(out, args) if isinstance(out, Tensor) else out  # at cudaMalloc's alignment
+                    out = _aligned_out(out, args)  # at cudaMalloc's alignment
                 mark(out)
                 if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
                     g.add(lambda: out.copy_(func(*args, **kwargs)))
