@@ -696,6 +696,8 @@ def numeric_from_numpy(dtype: Any) -> Numeric:
 
 def numeric_from_torch(dtype: Any) -> Numeric:
     name = str(dtype).replace("torch.", "")
+    if name == Float8E8M0FNU.torch_name:  # block-scaled GEMMs' scale factors (stored as bytes)
+        return Float8E8M0FNU
     for t in NUMERICS.values():
         if t.torch_name == name:
             return t

@@ -144,6 +144,8 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
     flat = torch.as_strided(t, (span,), (1,), t.storage_offset())
     if dtype.torch_name == "bfloat16":
         arr = flat.view(torch.int16).numpy().view(np.uint16)
+    elif str(t.dtype).startswith("torch.float8_"):  # bytes (numpy has no 8-bit floats): the element type says which
+        arr = flat.view(torch.uint8).numpy()
     else:
         arr = flat.numpy()
     # a tensor torch reports as CUDA while its memory is the host's (cutelab's emulated CUDA device):

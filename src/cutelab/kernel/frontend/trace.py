@@ -294,6 +294,8 @@ class TraceValue:
     __slots__ = ("refs", "shape", "dtype")
 
     def __init__(self, refs: Sequence[Ref], shape: Any, dtype: Any):
+        if isinstance(refs, TraceValue):  # type(value)(value, shape, dtype): CuTe DSL's TensorSSA(ir value, ...)
+            refs = _value_as(refs, shape, dtype).refs
         self.refs = tuple(refs)
         self.shape = shape
         self.dtype = dtype
