@@ -66,6 +66,8 @@ CASES = [
     # CUTLASS's block-scaled persistent GEMM (nvfp4): cute.gemm with [A, SFA], [B, SFB]
     ("dense_blockscaled_gemm_persistent.py", ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128",
                                               "--cluster_shape_mn", "1,1"]),
+    # nvfp4 with Float8E8M0FNU scale factors, and the epilogue's amax of C
+    ("dense_blockscaled_gemm_persistent_amax.py", ["--mnkl", "128,128,256,1"]),
     # TMA prefetches; tf32 atoms over f32 tensors
     ("dense_gemm_persistent_prefetch.py", ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
                                            "--cluster_shape_mn", "1,1"]),

@@ -493,6 +493,11 @@ def _round(t: Any, v: float) -> float:
 
         with np.errstate(over="ignore"):
             return float(fp8.to_f32(fp8.from_f32(np.array([v], np.float32), t), t)[0])
+    if t.name == "f8E8M0FNU":  # a power of two, rounded toward +infinity (cutelab.fp8.e8m0_from_f32)
+        from . import fp8
+
+        with np.errstate(over="ignore"):
+            return float(fp8.e8m0_to_f32(fp8.e8m0_from_f32(np.array([v], np.float32)))[0])
     if t.width <= 8:
         raise TypeError(f"{t}({v!r}): scalars of {t.width}-bit float types are not supported (no rounding for them yet)")
     if t.name == "tf32":

@@ -6,7 +6,8 @@ sys.path line finds utils.py: e2m1 A and B (two to a byte) and their e4m3 scale 
 factors copied to tensor memory (tcgen05.cp), MmaMXF4NVF4Op UMMAs, checked by the program against
 torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile. Beside it nvfp4_gemm_1.py (the 2-CTA
 tutorial: 2x1 clusters, 2-CTA block-scaled UMMAs and tcgen05.cp, B's scale factors multicast to both CTAs of a
-pair), and programs/dense_blockscaled_gemm_persistent.py (kernel/blockscaled_gemm/), all unchanged.
+pair), programs/dense_blockscaled_gemm_persistent.py and dense_blockscaled_gemm_persistent_amax.py
+(kernel/blockscaled_gemm/), all unchanged.
 """
 
 from __future__ import annotations
@@ -224,3 +225,18 @@ def test_cuda_of_nvfp4_gemm_1_for_sm_100a(tmp_path):
     c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
                        capture_output=True, text=True)
     assert c.returncode == 0, c.stderr[-4000:]
+
+
+AMAX = PROGRAMS / "dense_blockscaled_gemm_persistent_amax.py"  # kernel/blockscaled_gemm/, unchanged
+
+
+def test_dense_blockscaled_gemm_persistent_amax_with_e8m0_scales():
+    """nvfp4 A and B with Float8E8M0FNU scale factors per 16 (made by cutlass.torch.cute_tensor_like, rounded toward
+    +infinity as CuTe DSL's conversion) and the epilogue's absolute maximum of C (a per-thread reduce of
+    math.absf, then atomics): the program checks C and the amax against torch."""
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(AMAX), "--mnkl", "128,128,256,1"],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=str(PROGRAMS))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "SF dtype: Float8E8M0FNU" in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
