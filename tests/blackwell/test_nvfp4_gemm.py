@@ -128,7 +128,7 @@ def test_scale_factor_tma_in_runs_shorter_than_a_row_is_refused():
     # a shared layout with the rows' two levels swapped (row m at 4 * (m % 32) + 128 * (m // 32) + its scale
     # factor): each run of consecutive memory is one row's 4 scale factors, not whole rows of 256 elements
     bad = cute.make_layout(((((32, 4), 1), (16, 4)), 1, 4), stride=((((4, 128), 0), (0, 1)), 0, 512))
-    with pytest.raises(LayoutError, match=r"runs of whole rows of 256 elements"):
+    with pytest.raises(LayoutError, match=r"runs of whole rows of W elements of the tensor.s memory \(2048 elements\), W a power of two from 16"):
         cute.nvgpu.make_tiled_tma_atom_A(cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE),
                                          cute.make_tensor(ptr, sfa), bad, tiler, mma, internal_type=cutlass.Int16)
 

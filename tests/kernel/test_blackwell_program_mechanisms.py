@@ -130,18 +130,3 @@ def test_nested_jit_keeps_python_ints_static():
     layout, tiler = _GOT[0]
     assert str(layout) == "64:1" and tiler == (256,)
 
-
-@cute.kernel
-def typed_flag_kernel(out: cute.Tensor, n: cutlass.Int32):
-    go = cutlass.Boolean(1)
-    i = cutlass.Int32(0)
-    while go:  # a typed flag: a runtime loop from the start, as in CuTe DSL (CUTLASS's grouped mixed-input GEMM)
-        out[i] = i * 2
-        i = i + 1
-        go = i < n
-
-
-def test_a_while_on_a_typed_boolean_flag_is_a_runtime_loop():
-    out = np.zeros(8, np.int32)
-    typed_flag_kernel(from_dlpack(out), cutlass.Int32(5)).launch(grid=(1, 1, 1), block=(1, 1, 1))
-    assert out.tolist() == [0, 2, 4, 6, 8, 0, 0, 0]

@@ -398,12 +398,6 @@ class Branch:
         return tuple(out)
 
 
-def _is_typed_bool(c: Any) -> bool:
-    from ...numeric import Boolean
-
-    return isinstance(c, Boolean) and not isinstance(c, bool)
-
-
 class WhileLoop:
     """``while COND:`` of a rewritten kernel: ``while True`` with the condition tested inside."""
 
@@ -438,11 +432,7 @@ class WhileLoop:
         # runtime loop, as in CuTe DSL: the values it carries change, and the next test may not be decided
         # (a loop that leaves by break or return stays static: a runtime while cannot)
         ranged = not self.iterations and not self.jumps and is_sym(c) and getattr(c, "decided", None) is not None
-        # a flag the program typed (``not_last = cutlass.Boolean(1); while not_last:``) is a runtime value in CuTe
-        # DSL from the start, though its first value is known: the loop is a runtime loop (a comparison of static
-        # ints, a Python bool, keeps the loop static)
-        typed_flag = not self.iterations and not self.jumps and _is_typed_bool(c)
-        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged or typed_flag):
+        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged):
             return False
         t = self.t
         if self.iterations:
