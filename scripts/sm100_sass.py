@@ -66,6 +66,9 @@ CASES = [
     # CUTLASS's block-scaled persistent GEMM (nvfp4): cute.gemm with [A, SFA], [B, SFB]
     ("dense_blockscaled_gemm_persistent.py", ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128",
                                               "--cluster_shape_mn", "1,1"]),
+    # mxf8 (e4m3 A and B) with Float8E8M0FNU scale factors per 32: UMMA kind::mxf8f6f4.block_scale
+    ("dense_blockscaled_gemm_persistent.py", ["--mnkl", "128,128,256,1", "--a_dtype", "Float8E4M3FN", "--b_dtype",
+                                              "Float8E4M3FN", "--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"]),
     # nvfp4 with Float8E8M0FNU scale factors, and the epilogue's amax of C
     ("dense_blockscaled_gemm_persistent_amax.py", ["--mnkl", "128,128,256,1"]),
     # TMA prefetches; tf32 atoms over f32 tensors

@@ -191,12 +191,16 @@ BLOCKSCALED = PROGRAMS / "dense_blockscaled_gemm_persistent.py"  # kernel/blocks
     # nvfp4 (e2m1 A and B, e4m3 scale factors per 16), one 128x128 tile, 4 k-blocks of 64: cute.gemm takes
     # [A, SFA], [B, SFB]; compiled on placeholder pointers with an Int32(0) problem shape
     ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # mxf8: e4m3 A and B, Float8E8M0FNU scale factors per 32 (made on the host by cutlass.torch, rounded toward
+    # +infinity as CuTe DSL's conversion), UMMA kind::mxf8f6f4
+    ["--mnkl", "128,128,256,1", "--a_dtype", "Float8E4M3FN", "--b_dtype", "Float8E4M3FN", "--sf_dtype",
+     "Float8E8M0FNU", "--sf_vec_size", "32"],
 ])
 def test_dense_blockscaled_gemm_persistent_on_the_cpu(args):
     env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(BLOCKSCALED), *args], capture_output=True,
-                       text=True, env=env, timeout=300, cwd=str(PROGRAMS))
+                       text=True, env=env, timeout=600, cwd=str(PROGRAMS))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
