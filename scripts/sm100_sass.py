@@ -66,9 +66,19 @@ CASES = [
     # CUTLASS's block-scaled persistent GEMM (nvfp4): cute.gemm with [A, SFA], [B, SFB]
     ("dense_blockscaled_gemm_persistent.py", ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128",
                                               "--cluster_shape_mn", "1,1"]),
+    # mxf8 (e4m3 A and B) with Float8E8M0FNU scale factors per 32: UMMA kind::mxf8f6f4.block_scale
+    ("dense_blockscaled_gemm_persistent.py", ["--mnkl", "128,128,256,1", "--a_dtype", "Float8E4M3FN", "--b_dtype",
+                                              "Float8E4M3FN", "--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"]),
+    # nvfp4 with Float8E8M0FNU scale factors, and the epilogue's amax of C
+    ("dense_blockscaled_gemm_persistent_amax.py", ["--mnkl", "128,128,256,1"]),
     # TMA prefetches; tf32 atoms over f32 tensors
     ("dense_gemm_persistent_prefetch.py", ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
                                            "--cluster_shape_mn", "1,1"]),
+    # the mixed-input GEMM: Int4 A converted and scaled to bf16 by transform warps, into smem (M-major A) or tensor
+    # memory (K-major A: tcgen05.st, then UMMA with A from TMEM), its helpers in cutlass.utils.mixed_input_helpers
+    ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", ["--mnkl", "128,128,128,1"]),
+    ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", ["--mnkl", "128,128,128,1", "--a_major", "k",
+                                                                  "--use_tma_store"]),
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),

@@ -78,3 +78,32 @@ int main() {
     codes = np.arange(256, dtype=np.uint8)
     assert np.array_equal(dec[:, 0], fp8.to_f32(codes, Float8E4M3FN), equal_nan=True)
     assert np.array_equal(dec[:, 1], fp8.to_f32(codes, Float8E5M2), equal_nan=True)
+
+
+def test_e8m0_rounds_toward_plus_infinity_as_cute_dsl():
+    # CuTe DSL 4.8.1 converts f32 to Float8E8M0FNU with cvt.rp.ue8m0x2.f32 (sm_100a): the smallest power of two not
+    # below the value; torch's conversion rounds the mantissa to nearest (2.5 -> 2, 0.75 -> 1 there)
+    x = np.array([1, 2, 3, 2.5, 0.75, 0.5 + 1e-7, 2.0 ** -127, 2.0 ** -126, 2.0 ** 127], np.float32)
+    c = fp8.e8m0_from_f32(x)
+    assert c.tolist() == [127, 128, 129, 129, 127, 127, 0, 1, 254]
+    assert fp8.e8m0_to_f32(c).tolist() == [1, 2, 4, 4, 1, 1, 2.0 ** -127, 2.0 ** -126, 2.0 ** 127]
+    # past 2^127, +inf and NaN: 0xFF (NaN; no .satfinite); zero, tiny and negative values: 0x00 (2^-127)
+    edge = np.array([2.0 ** 127 * 1.5, np.inf, np.nan, 0.0, 1e-40, -1.0], np.float32)
+    assert fp8.e8m0_from_f32(edge).tolist() == [255, 255, 255, 0, 0, 0]
+    assert np.isnan(fp8.e8m0_to_f32(np.array([255], np.uint8))[0])
+    torch = pytest.importorskip("torch")
+    exact = np.ldexp(np.float32(1), np.arange(-126, 128)).astype(np.float32)  # powers of two: torch agrees
+    assert fp8.e8m0_from_f32(exact).tolist() == torch.tensor(exact).to(torch.float8_e8m0fnu).view(torch.uint8).tolist()
+
+
+def test_e8m0_tensors_from_torch_and_scalars():
+    torch = pytest.importorskip("torch")
+    from cutelab.numeric import Float8E8M0FNU
+    from cutelab.runtime import from_dlpack
+
+    assert (Float8E8M0FNU(3.0), Float8E8M0FNU(128.0), Float8E8M0FNU(0.3)) == (4.0, 128.0, 0.5)
+    t = torch.tensor([1.0, 2.0, 0.25, 8.0]).to(torch.float8_e8m0fnu)
+    ct = from_dlpack(t)
+    assert ct.element_type is Float8E8M0FNU and [float(ct[i]) for i in range(4)] == [1.0, 2.0, 0.25, 8.0]
+    ct[1] = 3.0  # stored rounded toward +infinity
+    assert t.view(torch.uint8).tolist() == [127, 129, 125, 130]

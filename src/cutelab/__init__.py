@@ -106,7 +106,7 @@ _LAZY = {
     "prefetch": ("kernel.instr.tma_prefetch", "prefetch"),  # TMA's L2 prefetch, in a kernel
     **{name: ("numeric", name) for name in ("Int4", "Int128", "Uint128")},  # kernels II (issue 9): scalar types
     **{name: ("numeric", name) for name in (  # the type model as CuTe DSL's (issue 18): metaclasses, bases, fp4/fp6/e8m0
-        "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU", "Float4E2M1FN", "Float6E2M3FN",
+        "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU", "Float8E4M3", "Float4E2M1FN", "Float6E2M3FN",
         "Float6E3M2FN", "Float4E2M1FNx2", "Float6E3M2FNx4", "Float6E2M3FNx4")},
 }
 

@@ -137,6 +137,10 @@ def to_compute(bits: Any, dt: Numeric) -> Any:
         from . import fp8
 
         return fp8.to_f32(bits, dt)
+    if name == "f8E8M0FNU":  # block scales on the host (bytes 2^(c - 127)); kernels move them as bytes
+        from . import fp8
+
+        return fp8.e8m0_to_f32(bits)
     return bits
 
 
@@ -177,6 +181,10 @@ def to_storage(x: Any, dt: Numeric) -> Any:
         from . import fp8
 
         return fp8.from_f32(x, dt)
+    if name == "f8E8M0FNU":  # rounded toward +infinity, as CuTe DSL converts (fp8.e8m0_from_f32)
+        from . import fp8
+
+        return fp8.e8m0_from_f32(x)
     st = dt.storage
     if x.dtype.kind == "f" and st.kind in "iu":
         return _float_to_int(x, dt, st)

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_fp8", "to_f32", "from_f32", "CUDA_HELPERS"]
+__all__ = ["is_fp8", "to_f32", "from_f32", "e8m0_from_f32", "e8m0_to_f32", "CUDA_HELPERS"]
 
 _FMT = {"f8E4M3FN": (4, 3, 7), "f8E5M2": (5, 2, 15)}  # exponent bits, mantissa bits, bias
 
@@ -84,6 +84,35 @@ def from_f32(x: Any, dtype: Any) -> np.ndarray:
     c = np.where(np.signbit(x), c | 0x80, c)
     c = np.where(np.isnan(x), 0x7F | (np.signbit(x) * 0x80), c)
     return c.astype(np.uint8)
+
+
+def e8m0_from_f32(x: Any) -> np.ndarray:
+    """Float8E8M0FNU bytes (unsigned powers of two 2^(code - 127), 0xFF NaN) of float values, as CuTe DSL 4.8.1
+    converts them (``TensorSSA.to(Float8E8M0FNU)`` and its ``cute.testing.convert`` print ``cvt.rp.ue8m0x2.f32``
+    for sm_100a): rounded toward +infinity, to the smallest power of two not below the value. So 3.0 -> 4, 2.5 -> 4
+    (torch's own conversion, round-to-nearest on the mantissa, gives 4 and 2). Values past 2^127 and +inf, with
+    no .satfinite, are NaN (0xFF), as NaN is; values up to 2^-127, and zero and negative values (which an
+    unsigned power of two cannot hold; the nearest toward +infinity is the smallest, 2^-127), are 0x00. The
+    rounding is the DSL's; the edge cases (zero, negatives, overflow) are PTX's rule for rounding toward
+    +infinity and saturation, not measured on a Blackwell part."""
+    x = np.asarray(x, dtype=np.float32)
+    u = x.view(np.uint32).astype(np.int64)
+    e = (u >> 23) & 0xFF
+    m = u & 0x7FFFFF
+    code = np.where(m != 0, e + 1, e)  # a mantissa above 1.0 rounds up to the next power
+    sub = e == 0  # zero and subnormals: 2^-127 (code 0) when at most 2^-127 (m <= 0x400000), else 2^-126
+    code = np.where(sub, np.where(m > 0x400000, 1, 0), code)
+    code = np.where(np.signbit(x) & ~np.isnan(x), 0, code)
+    code = np.where(np.isnan(x) | (code > 0xFE), 0xFF, code)
+    return code.astype(np.uint8)
+
+
+def e8m0_to_f32(bits: Any) -> np.ndarray:
+    """The float32 values of Float8E8M0FNU bytes: 2^(code - 127), 0xFF NaN (2^-127 is a float32 subnormal)."""
+    c = np.asarray(bits).astype(np.int64)
+    with np.errstate(over="ignore"):  # code 0xFF (2^128) is NaN, set below
+        out = np.ldexp(np.float32(1.0), (c - 127).astype(np.int32)).astype(np.float32)
+    return np.where(c == 0xFF, np.float32(np.nan), out).astype(np.float32)
 
 
 CUDA_HELPERS = r"""

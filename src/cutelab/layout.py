@@ -1170,23 +1170,34 @@ def slice_(a: Layout, coord: Any) -> Layout:
 
 
 def dice(a: Layout, coord: Any) -> Layout:
-    """The sub-layout of the modes where coord is not None (the opposite of slice)."""
+    """The sub-layout of the modes where coord is not None (the opposite of slice); of an int tuple (a tile
+    shape), its modes where coord is not None, as CuTe DSL's dice of a shape."""
+    if isinstance(a, (tuple, int)) and not isinstance(a, bool):
+        if isinstance(coord, tuple) and not isinstance(a, tuple):
+            raise LayoutError(f"dice({a!r}, {coord!r}): a tuple coordinate on an int")
+        if not isinstance(coord, tuple):
+            return a if coord is not None else ()
+        if not isinstance(a, tuple) or len(a) != len(coord):
+            raise LayoutError(f"dice({a!r}, {coord!r}): the coordinate does not match the tuple's modes")
+        return it.dice_tuple(coord, a)
     if not isinstance(a, Layout):
         raise LayoutError(f"dice({a!r}, {coord!r}): expected a Layout, got {type(a).__name__}")
     coord = _coord_ints(a, coord, "dicing")
     if isinstance(coord, tuple) and not isinstance(a._shape, tuple) and len(coord) == 1:
         coord = coord[0]  # a 1-tuple on a rank-1 layout, as slice_ takes it
-    _check_slice(a, coord)
+    _check_slice(a, coord, dicing=True)
     if not isinstance(coord, tuple):
         return a if coord is not None else Layout._raw((), ())
     return Layout._raw(it.dice_tuple(coord, a._shape), it.dice_tuple(coord, a._stride))
 
 
-def _check_slice(a: Layout, coord: Any) -> None:
+def _check_slice(a: Layout, coord: Any, dicing: bool = False) -> None:
+    """coord's structure matches a's shape, its ints in range; dicing: an int only marks a mode kept (as CuTe's
+    dice, which keeps a whole mode, of any extent, where the coordinate holds an int: dice of (1, (1, 1)))."""
     def go(c: Any, s: Any) -> bool:
         if isinstance(c, tuple):
             return isinstance(s, tuple) and len(c) == len(s) and all(go(x, y) for x, y in zip(c, s))
-        if c is None:
+        if c is None or dicing:
             return True
         if isinstance(c, int):
             return 0 <= c < it.product(s)

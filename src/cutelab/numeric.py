@@ -54,7 +54,7 @@ __all__ = [
     "Numeric", "Float64", "Float32", "Float16", "BFloat16", "Int8", "Int16", "Int32", "Int64",
     "Uint8", "Uint16", "Uint32", "Uint64", "Boolean", "numeric_from_numpy", "numeric_from_torch",
     "NUMERICS", "TFloat32", "Float8E4M3FN", "Float8E5M2", "IntValue", "FloatValue", "Int4", "Int128",
-    "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU",
+    "Uint128", "NumericMeta", "IntegerMeta", "FloatMeta", "Integer", "Float", "Float8E8M0FNU", "Float8E4M3",
     "Float4E2M1FN", "Float6E2M3FN", "Float6E3M2FN", "Float4E2M1FNx2", "Float6E3M2FNx4", "Float6E2M3FNx4",
     "is_numeric_type", "float_promotion", "python_operand_type", "RuntimeTypeMeta", "runtime_class", "dsl_class",
 ]
@@ -493,6 +493,11 @@ def _round(t: Any, v: float) -> float:
 
         with np.errstate(over="ignore"):
             return float(fp8.to_f32(fp8.from_f32(np.array([v], np.float32), t), t)[0])
+    if t.name == "f8E8M0FNU":  # a power of two, rounded toward +infinity (cutelab.fp8.e8m0_from_f32)
+        from . import fp8
+
+        with np.errstate(over="ignore"):
+            return float(fp8.e8m0_to_f32(fp8.e8m0_from_f32(np.array([v], np.float32)))[0])
     if t.width <= 8:
         raise TypeError(f"{t}({v!r}): scalars of {t.width}-bit float types are not supported (no rounding for them yet)")
     if t.name == "tf32":
@@ -661,6 +666,9 @@ class Float8E5M2(Float, mlir_name="f8E5M2", width=8, storage="uint8", torch_name
 # tensor, scalar or kernel of them converts values yet (no row in cutelab.dtypes)
 class Float8E8M0FNU(Float, mlir_name="f8E8M0FNU", width=8, storage="uint8", torch_name="float8_e8m0fnu",
                     cuda="__nv_fp8_e8m0"): ...
+# the IEEE-style e4m3 (with infinities; CuTe DSL has it beside Float8E4M3FN, which kernels use): a name only,
+# as programs test for it to refuse it (``if dtype is cutlass.Float8E4M3: raise``)
+class Float8E4M3(Float, mlir_name="f8E4M3", width=8, storage="uint8", torch_name="", cuda=""): ...
 class Float4E2M1FN(Float, mlir_name="f4E2M1FN", width=4, storage="uint8", torch_name="float4_e2m1fn_x2",
                    cuda="__nv_fp4_e2m1"): ...
 class Float6E2M3FN(Float, mlir_name="f6E2M3FN", width=6, storage="uint8", torch_name="", cuda="__nv_fp6_e2m3"): ...
@@ -693,6 +701,8 @@ def numeric_from_numpy(dtype: Any) -> Numeric:
 
 def numeric_from_torch(dtype: Any) -> Numeric:
     name = str(dtype).replace("torch.", "")
+    if name == Float8E8M0FNU.torch_name:  # block-scaled GEMMs' scale factors (stored as bytes)
+        return Float8E8M0FNU
     for t in NUMERICS.values():
         if t.torch_name == name:
             return t

@@ -18,7 +18,8 @@ In a cluster (``cta_layout_vmnk`` of more than one CTA), as CuTe DSL: a 2-CTA pi
 (even rank) alone expects the pair's bytes and issues the UMMAs; its commits arrive, by multicast
 mask, at the barriers of every CTA whose data it read (``PipelineTmaUmma``) or whose accumulator it
 wrote (``PipelineUmmaAsync``), and the consumers of ``PipelineUmmaAsync`` release the stage at the
-leader's barrier. ``PipelineAsyncUmma`` in a cluster is refused. ``PipelineTmaUmma.create(
+leader's barrier; the producers of a 2-CTA ``PipelineAsyncUmma`` arrive at the leader's full barrier and its
+commits arrive at both CTAs' empty barriers. ``PipelineTmaUmma.create(
 enable_multicast_signaling=True)`` takes the consumer group as the releasing warps and counts one
 arrive per warp per multicast partner on each empty barrier, as CuTe DSL does.
 """
@@ -260,14 +261,23 @@ class PipelineAsyncUmma(_UmmaPipeline):
 
     @classmethod
     def create(cls, **kwargs: Any) -> "PipelineAsyncUmma":
-        if _cluster_size(kwargs.get("cta_layout_vmnk")) != 1:
-            raise TraceError("PipelineAsyncUmma.create: a cta_layout_vmnk of more than one CTA is not supported by "
-                             "cutelab yet")
-        return super().create(**kwargs)
+        p = super().create(**kwargs)
+        if p.v == 2:  # producers arrive at the leader's full barrier (the rank of v 0 of this pair), as CuTe DSL's
+            from .kernel import arch
+
+            rank = arch.make_warp_uniform(arch.block_idx_in_cluster())
+            p.producer_mask = rank // 2 * 2
+        return p
 
     def consumer_release(self, state: PipelineState) -> None:
-        """``tcgen05.commit`` to the stage's empty barrier (after the UMMAs reading it)."""
-        _commit(self.empty + state.index)
+        """``tcgen05.commit`` to the stage's empty barrier (after the UMMAs reading it); of a 2-CTA pipeline, at
+        both CTAs of the pair (CuTe DSL's _compute_peer_cta_mask: this CTA and its peer along V)."""
+        if self.v == 1:
+            _commit(self.empty + state.index)
+            return
+        v0, m0, n0, l0 = self.coord
+        mask = _mask_of(self.vmnk, [(v, m0, n0, l0) for v in range(self.v)])
+        _commit(self.empty + state.index, mask, self.cta_group)
 
 
 def sync(barrier_id: int = 0, *, loc: Any = None, ip: Any = None) -> None:

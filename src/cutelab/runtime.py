@@ -144,7 +144,7 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
     flat = torch.as_strided(t, (span,), (1,), t.storage_offset())
     if dtype.torch_name == "bfloat16":
         arr = flat.view(torch.int16).numpy().view(np.uint16)
-    elif dtype.width == 8 and dtype.name.startswith("f8"):  # float8_e4m3fn / float8_e5m2: numpy has neither; their bytes
+    elif str(t.dtype).startswith("torch.float8_"):  # bytes (numpy has no 8-bit floats): the element type says which
         arr = flat.view(torch.uint8).numpy()
     else:
         arr = flat.numpy()

@@ -58,7 +58,7 @@ def test_logical_product_still_answers_where_the_copies_do_not_overlap(block, ti
 @pytest.mark.parametrize("call,words", [
     (lambda: upcast(P("7:1"), 0), r"upcast\(7:1, 0\): the factor must be a positive int, got 0"),
     (lambda: downcast(P("7:1"), -2), r"downcast\(7:1, -2\): the factor must be a positive int"),
-    (lambda: dice((4,), 0), r"dice\(\(4,\), 0\): expected a Layout"),
+    (lambda: dice("4", 0), r"dice\('4', 0\): expected a Layout"),  # an int tuple is diced (CuTe DSL: (4,))
     (lambda: dice(P("(2,3):(1,2)"), (1, (None, 2))), r"\(2,3\):\(1,2\): coordinate \(1,\(_,2\)\) does not match its shape"),
     (lambda: get_hier_coord((7,), 1), r"get_hier_coord\(\(7,\), 1\): expected a Layout"),
     (lambda: cute.tile_to_shape(P("8:1"), "4"), r"tile_to_shape\(8:1, 4\): the target shape must be positive ints"),
@@ -68,6 +68,10 @@ def test_logical_product_still_answers_where_the_copies_do_not_overlap(block, ti
 def test_raw_python_errors_are_layout_errors(call, words):
     with pytest.raises(LayoutError, match=words):
         call()
+
+
+def test_dice_of_an_int_tuple_as_cute_dsl():  # CuTe DSL 4.8.1 prints (4,) and (4, 6)
+    assert dice((4,), 0) == (4,) and dice((4, 5, 6), (1, None, 1)) == (4, 6)
 
 
 def test_dice_of_a_one_tuple_on_a_rank_one_layout_is_like_slice():

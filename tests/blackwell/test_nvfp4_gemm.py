@@ -6,7 +6,8 @@ sys.path line finds utils.py: e2m1 A and B (two to a byte) and their e4m3 scale 
 factors copied to tensor memory (tcgen05.cp), MmaMXF4NVF4Op UMMAs, checked by the program against
 torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile. Beside it nvfp4_gemm_1.py (the 2-CTA
 tutorial: 2x1 clusters, 2-CTA block-scaled UMMAs and tcgen05.cp, B's scale factors multicast to both CTAs of a
-pair), and programs/dense_blockscaled_gemm_persistent.py (kernel/blockscaled_gemm/), all unchanged.
+pair), programs/dense_blockscaled_gemm_persistent.py and dense_blockscaled_gemm_persistent_amax.py
+(kernel/blockscaled_gemm/), all unchanged.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def test_scale_factor_tma_in_runs_shorter_than_a_row_is_refused():
     # a shared layout with the rows' two levels swapped (row m at 4 * (m % 32) + 128 * (m // 32) + its scale
     # factor): each run of consecutive memory is one row's 4 scale factors, not whole rows of 256 elements
     bad = cute.make_layout(((((32, 4), 1), (16, 4)), 1, 4), stride=((((4, 128), 0), (0, 1)), 0, 512))
-    with pytest.raises(LayoutError, match=r"runs of whole rows of 256 elements"):
+    with pytest.raises(LayoutError, match=r"runs of whole rows of W elements of the tensor.s memory \(2048 elements\), W a power of two from 16"):
         cute.nvgpu.make_tiled_tma_atom_A(cpasync.CopyBulkTensorTileG2SOp(tcgen05.CtaGroup.ONE),
                                          cute.make_tensor(ptr, sfa), bad, tiler, mma, internal_type=cutlass.Int16)
 
@@ -190,12 +191,16 @@ BLOCKSCALED = PROGRAMS / "dense_blockscaled_gemm_persistent.py"  # kernel/blocks
     # nvfp4 (e2m1 A and B, e4m3 scale factors per 16), one 128x128 tile, 4 k-blocks of 64: cute.gemm takes
     # [A, SFA], [B, SFB]; compiled on placeholder pointers with an Int32(0) problem shape
     ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+    # mxf8: e4m3 A and B, Float8E8M0FNU scale factors per 32 (made on the host by cutlass.torch, rounded toward
+    # +infinity as CuTe DSL's conversion), UMMA kind::mxf8f6f4
+    ["--mnkl", "128,128,256,1", "--a_dtype", "Float8E4M3FN", "--b_dtype", "Float8E4M3FN", "--sf_dtype",
+     "Float8E8M0FNU", "--sf_vec_size", "32"],
 ])
 def test_dense_blockscaled_gemm_persistent_on_the_cpu(args):
     env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(BLOCKSCALED), *args], capture_output=True,
-                       text=True, env=env, timeout=300, cwd=str(PROGRAMS))
+                       text=True, env=env, timeout=600, cwd=str(PROGRAMS))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
@@ -224,3 +229,18 @@ def test_cuda_of_nvfp4_gemm_1_for_sm_100a(tmp_path):
     c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
                        capture_output=True, text=True)
     assert c.returncode == 0, c.stderr[-4000:]
+
+
+AMAX = PROGRAMS / "dense_blockscaled_gemm_persistent_amax.py"  # kernel/blockscaled_gemm/, unchanged
+
+
+def test_dense_blockscaled_gemm_persistent_amax_with_e8m0_scales():
+    """nvfp4 A and B with Float8E8M0FNU scale factors per 16 (made by cutlass.torch.cute_tensor_like, rounded toward
+    +infinity as CuTe DSL's conversion) and the epilogue's absolute maximum of C (a per-thread reduce of
+    math.absf, then atomics): the program checks C and the amax against torch."""
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(AMAX), "--mnkl", "128,128,256,1"],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=str(PROGRAMS))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "SF dtype: Float8E8M0FNU" in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]

@@ -260,3 +260,22 @@ def test_mm_and_bmm_with_out_dtype(tmp_path):
         "torch.float32 True torch.Size([3, 40, 24]) True torch.bfloat16", "True True True True",
         "torch.mm(out_dtype=torch.float16) (emulated CUDA): out_dtype must be the operands' type or, for "
         "float16/bfloat16 operands, float32"]
+
+
+@emulated_only
+def test_cuda_allocations_are_256_byte_aligned(tmp_path):
+    # as cudaMalloc's: the tensors a program makes on "cuda" (and what operations on them allocate) start at
+    # multiples of 256 bytes (CPU torch gives 64); views keep their offsets; values, strides and dtypes are kept
+    out = ok(run(tmp_path, """
+        import torch
+        made = []
+        for n in range(1, 40):
+            a = torch.randn(n, 3, device="cuda", dtype=torch.float16)
+            made += [a, a * 2, torch.ones(n).cuda(), torch.arange(n).to("cuda"), a.t().contiguous(),
+                     torch.empty(n, 5, device="cuda").to(torch.float8_e4m3fn), *torch.max(a, dim=1)]
+        print(sum(t.data_ptr() % 256 != 0 for t in made), all(t.is_cuda for t in made))
+        a = torch.arange(12, device="cuda", dtype=torch.float32).reshape(3, 4)
+        print(a[1:].data_ptr() - a.data_ptr(), a.stride(), a.sum().item(), (a.t() + 0).stride())
+        b = a.clone(); b.add_(1); print(b.data_ptr() % 256, b[0, 0].item())
+    """))
+    assert out.splitlines() == ["0 True", "16 (4, 1) 66.0 (1, 4)", "0 1.0"]

@@ -424,3 +424,44 @@ def test_the_tma_tensor_of_a_tensor_narrower_than_its_tile_keeps_its_extents(dyn
     B = np.full((40, 8), -1, dtype=np.float16)
     tma_rows_by_extent(atom, tA, from_dlpack(B), sl).launch(grid=1, block=64)
     np.testing.assert_array_equal(B, A)
+
+
+@cute.kernel
+def _rows64(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, _, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Int8, sl, 1024)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    gA = cute.local_tile(tA, (64, 128), (bx, 0))
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 128)
+        cute.copy(atom, gA, sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for k in range(128):
+        B[bx * 64 + tidx, k] = sA[tidx, k]
+
+
+def test_unswizzled_rows_narrower_than_the_tile_are_several_boxes():
+    # a K-major int8 tile of 128 columns in shared memory rows of 64 bytes (the second half 4 KiB on, as CUTLASS's
+    # mixed-input FMHA lays out K): two 64 x 64 boxes side by side, as CuTe cuts the tile
+    A = (np.arange(128 * 256) % 127).astype(np.int8).reshape(128, 256)
+    sl = cute.make_layout((64, (64, 2)), stride=(64, (1, 4096)))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), sl, (64, 128))
+    assert atom.desc.box == (64, 64) and atom.boxes == [((0, 0), 0), ((0, 64), 4096)]
+    B = np.zeros((128, 128), np.int8)
+    _rows64(atom, tA, from_dlpack(B), sl).launch(grid=(2, 1, 1), block=(64, 1, 1))
+    np.testing.assert_array_equal(B, A[:, :128])
+
+
+def test_a_runs_tile_of_half_a_hierarchical_mode_takes_narrower_rows():
+    # the tile takes 128 of a (8, 32) mode's 256 contiguous elements: rows of 128 (CUTLASS's mixed-input FMHA decode)
+    g = from_dlpack(np.zeros(256, np.float32))
+    t = cute.make_tensor(g.iterator, cute.make_layout((1, (8, 32), (1, 1)), stride=(0, (1, 8), (0, 0))))
+    atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, cute.make_layout((1, 128),
+                                                                                                 stride=(0, 1)), (1, 128))
+    assert (atom.desc.dims, atom.desc.box, atom.row) == ((128, 2), (128, 1), 128)

@@ -26,7 +26,7 @@ from ..kernel.launch.compiled import CompiledFunction as JitCompiledFunction  # 
 from ..numeric import (  # noqa: F401 - cutlass.base_dsl.typing's numeric names
     BFloat16, Boolean, Float8E4M3FN, Float8E5M2, Float16, Float32, Float64, Int8, Int16, Int32, Int64, Numeric,
     TFloat32, Uint8, Uint16, Uint32, Uint64,
-    Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Float, FloatMeta, Int4, Int128, Integer, IntegerMeta,
+    Float4E2M1FN, Float6E2M3FN, Float6E3M2FN, Float8E8M0FNU, Float8E4M3, Float, FloatMeta, Int4, Int128, Integer, IntegerMeta,
     NumericMeta, Uint128,
 )
 from ..errors import CudaRuntimeError as DSLCudaRuntimeError  # noqa: F401 - cutlass.base_dsl.common's

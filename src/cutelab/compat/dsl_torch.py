@@ -92,6 +92,7 @@ def matrix(l: int, mode0: int, mode1: int, is_mode0_major: bool, cutlass_dtype: 
 
 def convert_cute_tensor(f32_torch_tensor: Any, cute_tensor: Any, dtype: Any, is_dynamic_layout: bool = True) -> Any:
     """Write f32_torch_tensor's values, converted to dtype, into cute_tensor's storage; returns cute_tensor."""
+    import torch
 
     from ..utils.tensor_helpers import _fill_fp8, is_fp8_dtype
 
@@ -103,6 +104,12 @@ def convert_cute_tensor(f32_torch_tensor: Any, cute_tensor: Any, dtype: Any, is_
         raise TypeError("convert_cute_tensor: the cute tensor must view a torch tensor (from_dlpack)")
     if is_fp8_dtype(dtype):
         _fill_fp8(owner, f32_torch_tensor, dtype)
+    elif getattr(dtype, "name", "") == "f8E8M0FNU":  # rounded toward +infinity, as CuTe DSL's cvt.rp.ue8m0x2.f32
+        from ..fp8 import e8m0_from_f32
+
+        src = f32_torch_tensor.detach().to("cpu", torch.float32).contiguous().numpy()
+        b = torch.from_numpy(e8m0_from_f32(src).reshape(src.shape))
+        owner.copy_(b.view(owner.dtype) if owner.dtype in (torch.uint8, torch.float8_e8m0fnu) else b)
     else:
         owner.copy_(f32_torch_tensor.to(owner.dtype))
     return cute_tensor

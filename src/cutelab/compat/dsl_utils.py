@@ -281,8 +281,39 @@ class StaticPersistentTileScheduler:
     # (carry.Carry's "invoked" objects); outside one it is a Python value
 
 
+class StaticPersistentRuntimeTileScheduler(StaticPersistentTileScheduler):
+    """CuTe DSL's scheduler for grids that launch every SM and leave the real tile to the kernel: cluster z of
+    the grid starts at linear index z and steps by the number of persistent clusters (size(grid_dim) / cluster
+    size), as StaticPersistentTileScheduler; the linear index is cut into cluster-tile coordinates (m, n) of the
+    problem with mode ``inner_mode`` (1: n, 0: m) fastest and the other unbounded, l is 0, and every tile is
+    valid: the kernel (a grouped GEMM's group search) decides where the work ends."""
+
+    def __init__(self, params: PersistentTileSchedulerParams, num_persistent_clusters: Any, current_work_linear_idx: Any,
+                 cta_id_in_cluster: Any, inner_mode: int = 1) -> None:
+        if inner_mode not in (0, 1):
+            raise ValueError(f"inner_mode must be 0(for M mode) or 1(for N mode), but got {inner_mode}")
+        super().__init__(params, num_persistent_clusters, current_work_linear_idx, cta_id_in_cluster)
+        self.inner_mode = inner_mode
+
+    @staticmethod
+    def create(params: PersistentTileSchedulerParams, block_idx: Any, grid_dim: Any, inner_mode: int = 1, *,
+               loc: Any = None, ip: Any = None) -> "StaticPersistentRuntimeTileScheduler":
+        cm, cn = params.cluster_shape_mn
+        num = (grid_dim[0] * grid_dim[1] * grid_dim[2]) // (cm * cn)
+        return StaticPersistentRuntimeTileScheduler(params, num, block_idx[2], (block_idx[0] % cm, block_idx[1] % cn),
+                                                    inner_mode)
+
+    def _get_current_work_for_linear_idx(self, linear: Any) -> WorkTileInfo:
+        a, b, _ = self.params.clusters_mnl
+        if self.inner_mode == 1:
+            tile = (linear // b, linear % b, 0)
+        else:
+            tile = (linear % a, linear // a, 0)
+        return WorkTileInfo(tile, True)
+
+
 EXTRAS: Dict[str, Any] = {
-    "HardwareInfo": HardwareInfo, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
+    "HardwareInfo": HardwareInfo, "StaticPersistentRuntimeTileScheduler": StaticPersistentRuntimeTileScheduler, "FastDivmodDivisor": FastDivmodDivisor, "WorkTileInfo": WorkTileInfo,
     "PersistentTileSchedulerParams": PersistentTileSchedulerParams,
     "StaticPersistentTileScheduler": StaticPersistentTileScheduler,
     # classes a program may subclass or name before it makes one (errors.not_yet: making one raises)

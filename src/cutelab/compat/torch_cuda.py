@@ -1,11 +1,11 @@
 """The emulated CUDA device, as torch sees it, on a machine without a GPU.
 
 While :func:`enable` is in effect:
-- tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``) are created in host
-  memory (a TorchFunctionMode maps the device to the CPU); ``t.is_cuda`` is True for them and for
+- tensors created on ``"cuda"`` (``device=``, ``.cuda()``, ``.to("cuda")``, and what operations on them
+  allocate) are created in host memory (a TorchFunctionMode maps the device to the CPU), at addresses
+  that are multiples of 256 bytes as cudaMalloc's are (``aligned_new``); ``t.is_cuda`` is True for them and for
   what is computed from them, and the program sees ``t.device`` as cuda:0 (cutelab's and torch's own
-  code see the CPU, where the memory is); new memory starts 256-byte aligned, as cudaMalloc's does
-  (the CPU allocator aligns to 64 bytes only);
+  code see the CPU, where the memory is);
 - ``torch.cuda.is_available()`` is True; capability and properties describe the emulated part
   (:mod:`cutelab.compat.device`);
 - ``torch._scaled_mm`` with block scales (MXFP8, MXFP4, NVFP4: cutelab.compat.scaled_mm) computes
@@ -41,7 +41,6 @@ from . import device as _device
 from .where import NotEmulatedError, user_line
 
 _ON_CUDA = "_cutelab_on_cuda"
-DEVICE_ALIGN = 256  # bytes: the alignment of new "cuda" tensors' memory, as cudaMalloc's
 
 
 def _is_cuda_device(d: Any) -> bool:
@@ -462,6 +461,64 @@ def mark_on_cuda(t: Any) -> Any:
     return t
 
 
+#: the alignment of the emulated device's allocations: cudaMalloc's guarantee (the caching allocator's blocks, 512-byte
+#: multiples, keep it), which programs rely on (TMA's 128-byte global addresses, CUTLASS's "16B aligned" checks)
+ALLOC_ALIGN = 256
+
+
+def aligned_new(t: Any, args: Any = ()) -> Any:
+    """t, or a copy of it at an address that is a multiple of ALLOC_ALIGN, when t is a tensor that an operation on
+    the emulated device just allocated (a new storage: not a view, not one of the operation's arguments).
+
+    torch's CPU allocator aligns to 64 bytes; on a GPU every allocation starts at a multiple of 256. The copy has
+    t's size, strides, dtype and bytes, in a storage of as many bytes at the first aligned byte of a host buffer
+    ALLOC_ALIGN bytes longer (which the storage keeps alive). Views keep their base's memory, so a view at an odd offset stays odd, as on the GPU."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.grad_fn is not None or t.is_sparse or t.device.type != "cpu" \
+            or t.layout != torch.strided or t.is_conj() or t.is_neg() or t.is_quantized:
+        return t
+    try:
+        if t._base is not None or t.storage_offset() or not t.data_ptr() % ALLOC_ALIGN:
+            return t
+        st = t.untyped_storage()
+    except Exception:  # noqa: BLE001 - no storage (a tensor subclass, a functional wrapper): left as it is
+        return t
+    if any(isinstance(a, torch.Tensor) and a.data_ptr() == t.data_ptr() for a in args):
+        return t
+    n = st.nbytes()
+    if not n:
+        return t
+    import numpy as np
+
+    raw = np.empty(n + ALLOC_ALIGN, dtype=np.uint8)
+    off = (-raw.ctypes.data) % ALLOC_ALIGN
+    mem = torch.frombuffer(raw[off:off + n], dtype=torch.uint8)  # a storage of exactly n bytes (bounds checks see them)
+    mem.copy_(torch.empty(0, dtype=torch.uint8).set_(st))
+    out = torch.empty(0, dtype=t.dtype).set_(mem.untyped_storage(), 0, t.size(), t.stride())
+    return out.requires_grad_(True) if t.requires_grad else out  # a leaf made with requires_grad=True stays one
+
+
+def _aligned_out(out: Any, args: Any) -> Any:
+    """aligned_new of an operation's result: a tensor, or each tensor of a tuple or list of results (torch.max's
+    values and indices keep their named-tuple type)."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return aligned_new(out, args)
+    if isinstance(out, (tuple, list)) and any(isinstance(x, torch.Tensor) for x in out):
+        new = [aligned_new(x, args) for x in out]
+        if all(a is b for a, b in zip(new, out)):
+            return out
+        if isinstance(out, list):
+            return new
+        try:
+            return type(out)(new)  # torch.return_types.* are built from a sequence
+        except TypeError:
+            return type(out)(*new) if hasattr(out, "_fields") else tuple(new)
+    return out
+
+
 def on_cuda(t: Any) -> bool:
     """True when the tensor lives on the emulated CUDA device: it was marked, or (not marked either
     way itself) its memory was."""
@@ -683,29 +740,6 @@ def _mode_class() -> Any:
                         return True
         return False
 
-    def aligned(x: Any) -> Any:
-        """x, or, when x is new memory (not a view of a device tensor) whose first element is not
-        DEVICE_ALIGN-aligned, an equal tensor in new memory whose first element is: the CUDA allocators
-        (cudaMalloc, torch's caching allocator) give at least 256-byte aligned memory, and programs say
-        so (``from_dlpack(assumed_align=...)``, fake tensors' ``assumed_align``); the CPU allocator gives
-        64. The copy's storage has the same bytes (numpy's memory: it cannot grow by ``resize_``)."""
-        if type(x) is not Tensor or x.layout != torch.strided or not x.numel() or x.grad_fn is not None \
-                or x.storage_offset() or x.is_conj() or x.is_neg() or x.is_quantized \
-                or x.data_ptr() % DEVICE_ALIGN == 0:
-            return x
-        st = x.untyped_storage()
-        if getattr(st, _ON_CUDA, False):  # a view of memory already on the device
-            return x
-        import numpy as np
-
-        n = st.nbytes()
-        buf = np.empty(n + DEVICE_ALIGN, dtype=np.uint8)
-        off = (-buf.ctypes.data) % DEVICE_ALIGN
-        mem = torch.from_numpy(buf[off:off + n])  # exactly the old storage's bytes, so bounds stay exact
-        mem.copy_(torch.empty(0, dtype=torch.uint8).set_(st))
-        out = torch.empty(0, dtype=x.dtype).set_(mem.untyped_storage(), 0, x.size(), x.stride())
-        return out.requires_grad_(True) if x.requires_grad else out
-
     class EmulatedCuda(TorchFunctionMode):
         """Maps device "cuda" to the CPU and keeps track of which tensors are "on cuda"."""
 
@@ -733,7 +767,7 @@ def _mode_class() -> Any:
             if func is Tensor.cuda or func is Tensor.pin_memory:
                 if func is Tensor.pin_memory or on_cuda(args[0]):
                     return args[0]  # as torch: .cuda() of a tensor on the device is the tensor
-                out = aligned(args[0].clone())  # a copy in its own memory, as on a GPU (the memory is marked)
+                out = aligned_new(args[0].clone())  # a copy in its own memory, as on a GPU (the memory is marked)
                 mark(out)
                 return out
             if name == "to":
@@ -776,7 +810,8 @@ def _mode_class() -> Any:
             if was_cuda:
                 if out is (args[0] if args else None) and name == "to" and to_cuda and not on_cuda(args[0]):
                     out = out.clone()  # .to("cuda") of a CPU tensor: a copy "on cuda", in its own memory
-                out = aligned(out)
+                if "out" not in kwargs and not (name.endswith("_") and not name.endswith("__")):
+                    out = _aligned_out(out, args)  # at cudaMalloc's alignment
                 mark(out)
                 if g is not None and isinstance(out, Tensor) and not any(out is a for a in args):
                     g.add(lambda: out.copy_(func(*args, **kwargs)))

@@ -440,12 +440,13 @@ __all__ += ["sync_warp", "shuffle_sync", "shuffle_sync_bfly", "shuffle_sync_down
 # --------------------------------------------------------------------------- memory ordering on global memory
 
 from .instr.atomics import (  # noqa: E402  (ld/st with sem and scope, atomics, red, fence.acq_rel)
-    atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_max, atomic_min, atomic_or, atomic_xor, fence_acq_rel_cluster,
+    atomic_add, atomic_and, atomic_cas, atomic_exch, atomic_fmax, atomic_max, atomic_min, atomic_or, atomic_xor,
+    fence_acq_rel_cluster,
     fence_acq_rel_cta, fence_acq_rel_gpu, fence_acq_rel_sys, load, red, store,
 )
 
 __all__ += ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
-            "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
+            "atomic_fmax", "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
             "fence_acq_rel_sys"]
 
 

@@ -62,7 +62,9 @@ def _tma_for_operand(which: str, op: Any, gmem_tensor: Any, smem_layout: Any, mm
     # a CtaGroup.TWO load for a 1-CTA MMA: each CTA of a pair loads the 1-CTA MMA's whole operand (the scale
     # factors of B in CUTLASS's 2-CTA block-scaled GEMMs, which each CTA of the pair reads for its own half
     # of the accumulator), its bytes counted at the pair's leader, which issues the pair's UMMAs
-    if n_cta not in (1, 2) or group not in (n_cta, 2):
+    # a CtaGroup.ONE load for a 2-CTA MMA: each CTA of the pair loads its half of the operand and its own mbarrier
+    # counts the bytes (CUTLASS's mixed-input FMHA prefill loads K and V so, each CTA syncing with its own consumer)
+    if n_cta not in (1, 2) or group not in (1, 2):
         raise LayoutError(f"{where}: the op's cta_group ({op.cta_group}) must match the tiled MMA's {n_cta} CTA(s)")
     num_multicast = 1
     if isinstance(op, CopyBulkTensorTileG2SMulticastOp):

@@ -362,6 +362,24 @@ class TiledMma(MmaAtom):
                 f"{'MK' if what == 'A' else 'NK' if what == 'B' else 'MN'} tile ({e})"
             ) from None
 
+    def _thrfrg_operand(self, what: str, x: Any) -> Any:
+        """CuTe DSL's TiledMma._thrfrg_A/_B/_C: a layout (or a tensor's layout) of an operand's (MN, K[, ...])
+        tile as ((ThrV, (ThrM, ThrN)), (FrgV, (RestM, RestN))) (a tensor keeps its memory)."""
+        from ..tensor import Tensor
+
+        if isinstance(x, Tensor):
+            return x._new(self._thrfrg(what, x.layout), x.offset)
+        return self._thrfrg(what, x)
+
+    def _thrfrg_A(self, input: Any, *, loc: Any = None, ip: Any = None) -> Any:
+        return self._thrfrg_operand("A", input)
+
+    def _thrfrg_B(self, input: Any, *, loc: Any = None, ip: Any = None) -> Any:
+        return self._thrfrg_operand("B", input)
+
+    def _thrfrg_C(self, input: Any, *, loc: Any = None, ip: Any = None) -> Any:
+        return self._thrfrg_operand("C", input)
+
     def _thridx_2_thrid(self) -> Layout:
         key = "thridx"
         if key not in self._cache:

@@ -95,13 +95,27 @@ def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading_mode: Any, 
     return make_tiled_mma(op)
 
 
-def make_blockscaled_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Numeric, a_leading_mode: OperandMajorMode,
-                                       b_leading_mode: OperandMajorMode, sf_dtype: Numeric, sf_vec_size: int,
-                                       cta_group: CtaGroup, mma_tiler_mn: Tuple[int, int],
-                                       a_source: OperandSource = OperandSource.SMEM) -> Any:
+def make_blockscaled_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading_mode: Any, b_leading_mode: Any,
+                                       sf_dtype: Any, sf_vec_size: Any, cta_group: Any = None,
+                                       mma_tiler_mn: Any = None, a_source: Any = OperandSource.SMEM) -> Any:
     """A tiled block-scaled UMMA of one atom: MXF4 (sf_vec_size 32) or MXF4NVF4 (16) for e2m1 x e2m1,
-    MXF8F6F4 for the other f8/f6/f4 pairs."""
+    MXF8F6F4 for the other f8/f6/f4 pairs.
+
+    CuTe DSL's deprecated form (ab_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group,
+    mma_tiler_mn[, a_source]), one type for A and B, is accepted with its warning."""
     from ..nvgpu.mma_atom import make_tiled_mma
+
+    if isinstance(b_dtype, OperandMajorMode):  # the deprecated overload: shift the arguments
+        import warnings
+
+        warnings.warn("use make_blockscaled_trivial_tiled_mma with separate a_dtype and b_dtype instead",
+                      DeprecationWarning, stacklevel=2)
+        src = mma_tiler_mn if mma_tiler_mn is not None else OperandSource.SMEM
+        a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group, mma_tiler_mn, a_source = (
+            a_dtype, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group, src)
+    if cta_group is None or mma_tiler_mn is None:
+        raise TypeError("make_blockscaled_trivial_tiled_mma() missing a required positional argument: 'cta_group' "
+                        "or 'mma_tiler_mn'")
 
     mn = tuple(mma_tiler_mn)
     if a_dtype is Float4E2M1FN and b_dtype is Float4E2M1FN:

@@ -49,8 +49,19 @@ def _printf_kind(dt: Any) -> str:
     return "float" if dt.is_float else dt.kind
 
 
+#: types the kernels only move (TMA, tcgen05.cp, copies of bytes), stored as bytes: block scales
+_BYTES_ONLY = frozenset(("f8E8M0FNU",))
+
+
+def _bytes_only(dtype: Any, what: str) -> None:
+    raise TraceError(f"the CUDA back end moves {dtype} values as bytes only (block-scaled UMMAs' scale factors); "
+                     f"{what} of them is not supported")
+
+
 def ctype(dtype: Any) -> Tuple[str, str, str]:
     """(storage C type, compute C type, printf format of the compute value) of dtype."""
+    if dtype.name in _BYTES_ONLY:
+        return "unsigned char", "unsigned char", "%u"
     r = TABLE.get(dtype.name)
     if r is None or dtype.name in _NO_C:
         raise TraceError(f"the CUDA back end has no type for element type {dtype}")
@@ -58,11 +69,15 @@ def ctype(dtype: Any) -> Tuple[str, str, str]:
 
 
 def _to_compute(code: str, dtype: Any) -> str:
+    if dtype.name in _BYTES_ONLY:
+        _bytes_only(dtype, "arithmetic on")
     r = TABLE.get(dtype.name)
     return code if r is None else r.c_to_compute.format(code)
 
 
 def _to_storage(code: str, dtype: Any) -> str:
+    if dtype.name in _BYTES_ONLY:
+        _bytes_only(dtype, "conversion to")
     if dtype.name not in TABLE or dtype.name in _NO_C:
         ctype(dtype)  # raises
     return TABLE[dtype.name].c_to_storage.format(code)

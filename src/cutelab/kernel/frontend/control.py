@@ -555,7 +555,7 @@ def or_(a: Any, b: Any) -> Any:
 
 
 def _holds_runtime(x: Any) -> bool:
-    if isinstance(x, TraceValue):
+    if isinstance(x, TraceValue) or _is_dynamic(x):  # a register value, or an index expression of the thread/block
         return True
     return isinstance(x, (list, tuple)) and any(_holds_runtime(y) for y in x)
 

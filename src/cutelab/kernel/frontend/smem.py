@@ -751,7 +751,21 @@ def _smem_region_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
 
     eng = ptr.engine
     what = f"recast_ptr({ptr}, swizzle_={swizzle_}, dtype={dtype})"
-    region = current(what).__dict__.get("_smem_region_of", {}).get(eng.param.index)
+    t = current(what)
+    regions = t.__dict__.setdefault("_smem_region_of", {})
+    region = regions.get(eng.param.index)
+    sh = eng.param
+    if region is None and getattr(sh, "alias", None) is None and sh.dtype.name == eng.dtype.name:
+        # an array of its own (SmemAllocator.allocate_tensor): it becomes a region's first array, so that a
+        # view of its memory as another type is that region's array of the type (an epilogue buffer over
+        # mainloop tiles, as CUTLASS's FMHA decode puts its Float32 O over its bf16 Q and what follows it).
+        # The region reaches as far as the arrays allocated from it on do (an allocator's memory is one
+        # range); the view is an array of its own on the CPU, and on the GPU starts where the array does
+        # and takes as many bytes as its views reach (the arrays after it are not reused)
+        reach = sum(_align_up(a.bytes, max(a.align, 16)) for a in t.shared if a.index >= sh.index and a.alias is None)
+        region = SmemRegion(max(reach, sh.bytes), sh.align)
+        region.arrays[sh.dtype.name] = sh
+        regions[sh.index] = region
     off = ptr.offset
     if region is None or not isinstance(off, (int, np.integer)):
         raise TensorError(f"{what}: cutelab views memory of one element type as another only through the "

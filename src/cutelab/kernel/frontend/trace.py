@@ -294,6 +294,8 @@ class TraceValue:
     __slots__ = ("refs", "shape", "dtype")
 
     def __init__(self, refs: Sequence[Ref], shape: Any, dtype: Any):
+        if isinstance(refs, TraceValue):  # type(value)(value, shape, dtype): CuTe DSL's TensorSSA(ir value, ...)
+            refs = _value_as(refs, shape, dtype).refs
         self.refs = tuple(refs)
         self.shape = shape
         self.dtype = dtype
@@ -440,6 +442,17 @@ class TraceValue:
 
     def __neg__(self) -> "TraceValue":
         return self._emit("neg", (self,), self.dtype)
+
+    def reshape(self, shape: Any, *, loc: Any = None, ip: Any = None) -> "TraceValue":
+        """The same values in index order with another shape of as many elements (CuTe DSL's
+        ``TensorSSA.reshape``)."""
+        from ... import int_tuple as _it
+
+        n = _it.product(shape)
+        if not isinstance(n, int) or n != len(self.refs):
+            raise TraceError(f"reshape: a value of shape {_it.tuple_str(self.shape) if self.shape != () else '()'} "
+                             f"has {len(self.refs)} elements, shape {shape} has {n}")
+        return TraceValue(self.refs, shape, self.dtype)
 
     def to(self, dtype: Any) -> "TraceValue":
         """Convert every element to dtype (floats round to nearest even)."""

@@ -35,7 +35,7 @@ from ..frontend.trace import TraceValue, _refs_of, current
 from .address_access import AddressEngine
 
 __all__ = ["load", "store", "atomic_add", "atomic_and", "atomic_or", "atomic_xor", "atomic_max", "atomic_min",
-           "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
+           "atomic_fmax", "atomic_exch", "atomic_cas", "red", "fence_acq_rel_cta", "fence_acq_rel_cluster", "fence_acq_rel_gpu",
            "fence_acq_rel_sys", "MemOp", "AcqRelFence", "CROSS_PROCESS_LOCK", "ordered_copy",
            "AddressParam"]
 
@@ -46,7 +46,7 @@ CROSS_PROCESS_LOCK: Any = None
 _SEMS = {"ld": (None, "relaxed", "acquire", "volatile"), "st": (None, "relaxed", "release", "volatile"),
          "atom": (None, "relaxed", "acquire", "release", "acq_rel"), "red": (None, "relaxed", "release")}
 _SCOPES = (None, "cta", "cluster", "gpu", "sys")
-_OPS = ("add", "and", "or", "xor", "max", "min", "umax", "umin", "exch", "cas", "inc", "dec")
+_OPS = ("add", "and", "or", "xor", "max", "min", "umax", "umin", "exch", "cas", "inc", "dec", "fmax")
 
 
 def _s(x: Any) -> Optional[str]:
@@ -324,6 +324,12 @@ class MemOp(Op):
             elif self.op == "cas":
                 r.emit(f'asm volatile("{p} %0, [%1], %2, %3;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_cb), "{c}"(cl_vb) '
                        ': "memory");')
+            elif self.op == "fmax":  # CuTe DSL's integer form: max.s32 of the bits, or min.u32 where val < 0
+                pmax, pmin = p.replace(".fmax.f32", ".max.s32"), p.replace(".fmax.f32", ".min.u32")
+                r.emit(f'if (cl_vb >> 31) asm volatile("{pmin} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), '
+                       f'"{c}"(cl_vb) : "memory");')
+                r.emit(f'else asm volatile("{pmax} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_vb) '
+                       ': "memory");')
             else:
                 r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             if self.dst is not None:
@@ -395,7 +401,18 @@ def _dec(o: Any, v: Any) -> Any:
     return np.array(r, np.uint32).view(o.dtype)[()]
 
 
-_RMW = {"inc": _inc, "dec": _dec, "add": lambda o, v: o + v, "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
+def _fmax_bits(o: Any, v: Any) -> Any:
+    """The Float32 max of atomic_fmax on the values' bits: signed max of the bits where v's sign bit is
+    clear, unsigned min where it is set (as CuTe DSL's atomic_fmax does with integer atomics)."""
+    ob, vb = np.float32(o).view(np.uint32), np.float32(v).view(np.uint32)
+    if vb >> np.uint32(31):
+        r = min(int(ob), int(vb))
+    else:
+        r = max(int(ob.view(np.int32)), int(vb.view(np.int32))) & 0xFFFFFFFF
+    return np.uint32(r).view(np.float32)
+
+
+_RMW = {"inc": _inc, "dec": _dec, "fmax": _fmax_bits, "add": lambda o, v: o + v, "and": lambda o, v: o & v, "or": lambda o, v: o | v, "xor": lambda o, v: o ^ v,
         "max": _max, "min": _min, "umax": _max, "umin": _min, "exch": lambda o, v: v, "cas": None}
 
 
@@ -434,7 +451,9 @@ def _supported(dt: Any, what: str, t: Any, op: Optional[str] = None) -> None:
     if dt.width not in (32, 64) or dt.kind not in ("int", "uint", "float"):
         raise TraceError(f"kernel {t.name}: {what}: {dt} is not supported (32- and 64-bit integers and floats)"
                          f"{t.where()}")
-    if dt.kind == "float" and op not in (None, "add", "exch", "cas"):
+    if op == "fmax" and dt.name != "f32":
+        raise TraceError(f"kernel {t.name}: {what}: the pointer is to {dt}; atomic_fmax takes Float32 only{t.where()}")
+    if dt.kind == "float" and op not in (None, "add", "exch", "cas", "fmax"):
         raise TraceError(f"kernel {t.name}: {what}: op {op!r} has no floating-point form (only add){t.where()}")
     if op in ("inc", "dec") and dt.width != 32:
         raise TraceError(f"kernel {t.name}: {what}: atom.{op} has a 32-bit form only (.u32), got {dt}{t.where()}")
@@ -526,6 +545,20 @@ def atomic_max(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: A
 
 def atomic_min(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:
     return _atomic("min", ptr, val, sem, scope, "cute.arch.atomic_min")
+
+
+def atomic_fmax(ptr: Any, val: Any, *, sign_bit: Any = None, sem: Any = None, scope: Any = None, loc: Any = None,
+                ip: Any = None) -> Any:
+    """old = *ptr; *ptr = max(old, val) on Float32 (CuTe DSL's ``cute.arch.atomic_fmax``); returns old.
+
+    As CuTe DSL builds it, through integer atomics on the bits: a val whose sign bit is clear is an
+    ``atom.max.s32`` of the bits, one whose sign bit is set an ``atom.min.u32``. So a NaN with a clear
+    sign bit (the canonical NaN) wins over every number, +-inf and +-0 order as numbers (-0 < +0).
+    ``sign_bit`` (a promise of val's sign, which the DSL trusts) is accepted and not needed here: the
+    sign is read from val itself, on the CPU and in the printed CUDA."""
+    if sign_bit is not None and not isinstance(sign_bit, bool):
+        raise TraceError(f"cute.arch.atomic_fmax: sign_bit must be None or a Python bool, got {sign_bit!r}")
+    return _atomic("fmax", ptr, val, sem, scope, "cute.arch.atomic_fmax")
 
 
 def atomic_exch(ptr: Any, val: Any, *, sem: Any = None, scope: Any = None, loc: Any = None, ip: Any = None) -> Any:

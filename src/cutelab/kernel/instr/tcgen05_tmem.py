@@ -483,9 +483,13 @@ class TmemCopyOp(Op):
         The 16-lane shapes are not printed yet."""
         shape, rep = self.ptx
         d = "ld" if self.load else "st"
+        if shape == "32x32b" and self.dtype.width == 16 and not self.load:
+            _st_16bit(self, r, rep)
+            return
         if shape != "32x32b" or self.dtype.width != 32:
             raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end prints tcgen05.{d} of the "
-                             f"32x32b shape on 32-bit elements only, not {shape} of {self.dtype}")
+                             f"32x32b shape on 32-bit elements only (and stores of 16-bit ones), not {shape} of "
+                             f"{self.dtype}")
         n = self.reg_offs.size
         if n % rep:
             raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.{d}: {n} values are not whole x{rep} copies")
@@ -511,6 +515,37 @@ class TmemCopyOp(Op):
                 r.emit(f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{rep}.b32 [%{rep}], {{{ops}}};" :: {ins}, '
                        f'"r"((unsigned)({addr})) : "memory");')
         r.emit(f'asm volatile("tcgen05.wait::{d}.sync.aligned;" ::: "memory");')
+
+
+def _st_16bit(self: Any, r: Any, rep: int) -> None:
+    """``tcgen05.st.32x32b.x<rep>.b32`` of 16-bit elements (a mixed-input GEMM's converted A): each 32-bit column
+    holds two elements, the lower-addressed in the low half; a TMEM address of 16-bit elements (lane step 2 << 16)
+    is the hardware's (lane << 16 | column) times 2."""
+    n = self.reg_offs.size
+    per = 2 * rep
+    if n % per:
+        raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.st: {n} values are not whole x{rep} copies "
+                         f"of 16-bit pairs")
+    offs = [int(o) for o in self.tmem_offs[0]]
+    ops = ", ".join(f"%{i}" for i in range(rep))
+
+    def bits(ref: Any) -> str:
+        return f"(unsigned)({r.stored(ref, self.dtype)})"
+
+    for k in range(n // per):
+        part = list(range(k * per, (k + 1) * per))
+        start = min(offs[v] for v in part)
+        at = {offs[v] - start: v for v in part}
+        if start % 2 or sorted(at) != list(range(per)):
+            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.st: copy {k}'s 16-bit values are not "
+                             f"{per} consecutive elements from an even one of the lane")
+        a0 = self.base + start if is_sym(self.base) else int(self.base) + start
+        addr = f"(({r.expr(a0)[0]}) / 2)" if is_sym(a0) else str(int(a0) // 2)
+        words = [f"({bits(self.src[at[2 * j]])} | ({bits(self.src[at[2 * j + 1]])} << 16))" for j in range(rep)]
+        ins = ", ".join(f'"r"({w})' for w in words)
+        r.emit(f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{rep}.b32 [%{rep}], {{{ops}}};" :: {ins}, '
+               f'"r"((unsigned)({addr})) : "memory");')
+    r.emit('asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");')
 
 
 def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, where: str) -> None:

@@ -544,10 +544,13 @@ def run_jit(fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any
 
     if tracing():  # a @cute.jit helper called by a kernel: part of the kernel's trace, rewritten as kernels are
         return rewrite_traced_function(fn)(*args, **kwargs)
-    args, kwargs = dynamic_args(fn, args, kwargs)
+    fn_raw = fn
     fn = rewrite_host_function(fn)  # runtime loops as CuTe DSL has them
     if getattr(_local, "recorder", None) is not None:
+        # a jit function called by another: inlined, its Python values stay static (as in CuTe DSL, where only the
+        # outermost call's annotated int arguments become runtime values)
         return fn(*args, **kwargs)
+    args, kwargs = dynamic_args(fn_raw, args, kwargs)
     _local.recorder = JitRecord()
     try:
         ret = fn(*args, **kwargs)

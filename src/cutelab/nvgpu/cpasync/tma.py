@@ -408,6 +408,12 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             raise LayoutError(f"{where}: the tile's innermost extent ({box_t[order[0]]} elements) is not a multiple "
                               f"of the {TMA_SWIZZLE_BYTES[sw]}-byte swizzle span ({chunk} elements)")
         box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
+    elif not sw and order[0] < len(tiler):
+        # unswizzled shared memory whose rows are narrower than the tile's innermost extent (a K-major operand in
+        # 64-byte rows): boxes as wide as the rows, side by side, as CuTe cuts the tile
+        chunk = _unswizzled_row(outer, tuple(box_t[: len(tiler)]), order[0], bits)
+        if chunk < box_t[order[0]]:
+            box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
     desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(max(1, stride[i] * bits // 8) for i in order),
                          tuple(box_t[i] for i in order), sw, tuple(order))
     # the smem layout must put each tile element where TMA puts it
@@ -611,25 +617,59 @@ def _compact_coords(vshape: Tuple[int, ...], order: Any, ntiled: int) -> Layout:
     return Layout._raw(vshape, tuple(vstride))
 
 
-# the width (in elements) of the rows of the 2-D view a runs atom copies in (the TMA box's inner extent)
+def _unswizzled_row(outer: Layout, tile: tuple, inner: int, bits: int) -> int:
+    """The elements of the tile's innermost mode that an unswizzled smem layout keeps contiguous from the tile's
+    origin, as a power of two dividing that mode's extent and of at least 16 bytes (the extent itself when
+    all of it is contiguous, or no narrower box would do)."""
+    e = tile[inner]
+    step = 1
+    for x in tile[:inner]:
+        step *= x
+    offs = _offsets(outer, np.arange(e, dtype=np.int64) * step)
+    run = e
+    bad = np.nonzero(offs - offs[0] != np.arange(e))[0]
+    if bad.size:
+        run = int(bad[0])
+    w = e
+    while w > run and w % 2 == 0 and (w // 2) * bits >= 128:
+        w //= 2
+    return w if w <= run and not e % w else e
+
+
+# the widest rows (in elements) of the 2-D view a runs atom copies in (the TMA box's inner extent): the
+# atom takes the widest power of two up to this that cuts its runs and the tensor into whole rows
 _RUN_ROW = 256
+
+
+def _run_row(runs: list, total: int, bits: int) -> int:
+    """The row width of a runs atom: the largest power of two W <= _RUN_ROW with every run's global and
+    shared start and length, and the tensor's memory, whole rows of W (a run at most 256 rows, a TMA box's
+    outer limit) and a row of at least 16 bytes (TMA's inner box); 0 when there is none."""
+    W = _RUN_ROW
+    while W * bits >= 128:
+        if not (W * bits) % 128 and not total % W and all(not (g % W or s % W or m % W) and m // W <= 256 for g, s, m in runs):
+            return W
+        W //= 2
+    return 0
 
 
 class TmaRunsAtom(TmaCopyAtom):
     """A TMA atom for a tile whose distinct elements lie in runs of contiguous global memory that land
     in contiguous shared memory (the scale-factor tiles of block-scaled GEMMs: hierarchical modes with
     broadcast, stride-0, sub-modes, ``blockscaled_utils.tile_atom_to_shape_SF``). The tensor map views
-    the global tensor's memory as rows of 256 elements (dims (256, rows), no swizzle) and each run is
-    one box (256, run / 256) of it. ``g_of_s``: the global offset (from the tile's origin) of each
+    the global tensor's memory as rows of W elements (dims (W, rows), no swizzle; W = 256, or the widest
+    power of two below it that cuts the runs into whole rows: ``_run_row``) and each run is one box
+    (W, run / W) of it. ``g_of_s``: the global offset (from the tile's origin) of each
     shared-memory element of the tile; ``runs``: (global start, shared start, elements) of each run.
     A copy takes the tile with its broadcast modes filtered out (``cute.filter_zeros``) or not: the
     distinct elements are what moves. CuTe DSL's tensor map for these tiles is built from the same
     bytes in other units (``internal_type``); the bytes each box moves are the same."""
 
     def __init__(self, op: Any, desc: TmaDescriptor, gmem_layout: Layout, smem_layout: Any, tile: tuple,
-                 g_of_s: np.ndarray, runs: list):
+                 g_of_s: np.ndarray, runs: list, row: int = _RUN_ROW):
         super().__init__(op, desc, gmem_layout, smem_layout, tile,
-                         [((0, g // _RUN_ROW), s) for g, s, _ in runs])
+                         [((0, g // row), s) for g, s, _ in runs])
+        self.row = row
         self.g_of_s, self.runs = g_of_s, runs
         self.tile_g_of_s, self.slices = g_of_s, None  # a multicast one (_runs_slices): g_of_s and runs are a slice's
 
@@ -687,37 +727,35 @@ def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layou
     bounds = [0] + cut.tolist() + [ns]
     runs = [(int(g_of_s[a]), a, b - a) for a, b in zip(bounds, bounds[1:])]
     total = cosize(layout)
-    W = _RUN_ROW
-    bad = next((r for r in runs if r[0] % W or r[2] % W or r[1] % W or r[2] // W > 256), None)
-    if bad is not None or total % W:
+    bits = dtype.width
+    W = _run_row(runs, total, bits)
+    if not W:
         raise LayoutError(f"{where}: cutelab copies a tile with hierarchical or broadcast modes as runs of whole rows "
-                          f"of {W} elements of the tensor's memory ({total} elements); the tile's runs (global start, "
-                          f"smem start, length) are {runs[:4]}{' ...' if len(runs) > 4 else ''}")
+                          f"of W elements of the tensor's memory ({total} elements), W a power of two from "
+                          f"{max(1, 128 // bits)} (16 bytes) to {_RUN_ROW}; no such W cuts the tile's runs (global "
+                          f"start, smem start, length) {runs[:4]}{' ...' if len(runs) > 4 else ''}")
     if len({r[2] for r in runs}) != 1:
         raise LayoutError(f"{where}: the tile's runs of memory have different lengths {sorted({r[2] for r in runs})}; "
                           f"one TMA box copies them all")
-    bits = dtype.width
-    if (W * bits) % 128:
-        raise LayoutError(f"{where}: TMA cannot copy rows of {W} {dtype} elements")
     tile_g_of_s = g_of_s
     slices = None
     if num_multicast > 1:
-        runs, g_of_s, slices = _runs_slices(runs, g_of_s, num_multicast, where)
+        runs, g_of_s, slices = _runs_slices(runs, g_of_s, num_multicast, where, W)
     desc = TmaDescriptor(dtype, (W, total // W), (max(1, bits // 8), W * bits // 8), (W, runs[0][2] // W), 0, (0, 1))
-    atom = TmaRunsAtom(op, desc, Layout._raw((W, total // W), (1, W)), smem_layout, tuple(tiler), g_of_s, runs)
+    atom = TmaRunsAtom(op, desc, Layout._raw((W, total // W), (1, W)), smem_layout, tuple(tiler), g_of_s, runs, W)
     atom.num_multicast, atom.tile_g_of_s, atom.slices = num_multicast, tile_g_of_s, slices
     return TmaInfo(atom, gmem_tensor, stored)
 
 
-def _runs_slices(runs: list, g_of_s: np.ndarray, n: int, where: str) -> Tuple[list, np.ndarray, tuple]:
+def _runs_slices(runs: list, g_of_s: np.ndarray, n: int, where: str,
+                 W: int = _RUN_ROW) -> Tuple[list, np.ndarray, tuple]:
     """A multicast runs atom (num_multicast n): the tile's shared memory cut into n equal consecutive
     ranges, slice c issued by CTA c of the multicast (each range lands in every CTA of the mask, so each
     receives the whole tile). Returns slice 0's runs (global start from the slice's first element, smem
     start from the slice's start, length), the global offsets of the slice's smem elements (from its
     first), and (smem elements per slice, the global step from slice to slice, the global offset of
     slice 0's first element, the slice's layout in global memory). cutelab needs the slices to be one
-    pattern moved by a constant global step: equal pieces of whole rows, evenly spaced."""
-    W = _RUN_ROW
+    pattern moved by a constant global step: equal pieces of whole rows (of the atom's W), evenly spaced."""
     ns = g_of_s.size
     if ns % n or (ns // n) % W:
         raise LayoutError(f"{where}: num_multicast={n} cuts the tile's {ns} distinct elements into slices of "

@@ -41,6 +41,7 @@ from ...numeric import (
 from ..mma_atom import MmaOp as _AtomMmaOp
 from ..mma_atom import dtype_name
 from ..universal_mma import OperandMajorMode
+from .helpers import SmemLayoutAtomKind  # noqa: F401  (CuTe DSL defines it in tcgen05.mma: tcgen05.mma.SmemLayoutAtomKind)
 
 __all__ = [
     "OperandSource", "CtaGroup", "Field", "Tcgen05MmaOp", "MmaOp", "BlockScaledMmaOp", "MmaTF32Op", "MmaF16BF16Op",

@@ -1,0 +1,45 @@
+"""CUTLASS's Blackwell mixed-input GEMM (examples/python/CuTeDSL/cute/blackwell/kernel/mixed_input_gemm/
+mixed_input_gemm.py with the mixed_input_host_utils.py it imports, byte for byte as of CUTLASS commit
+7107b05535f8977f5ecb9d01ee203205b1fd9bc4,
+in the same folders relative to each other so that its own sys.path line finds the helpers) run by
+``cutelab run`` with CUTE_DSL_ARCH=sm_100a on the CPU interpreter to its own check against torch
+(``torch.testing.assert_close`` at the program's tolerance, then it prints PASS).
+
+A is Int4 with one BFloat16 scale per row and 128 of K (``TransformMode.ConvertScale``); transform warps read A
+from shared memory, convert and scale it (``cutlass.utils.mixed_input_helpers``) and store it where the UMMA
+reads it: shared memory for an M-major A, tensor memory for a K-major A (the UMMA's A from TMEM)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+PROG = PROGRAMS / "cute" / "blackwell" / "kernel" / "mixed_input_gemm" / "mixed_input_gemm.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "cutelab", "run", str(PROG), *args], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=str(PROGRAMS))
+
+
+def _passes(p: subprocess.CompletedProcess) -> None:
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+def test_mixed_input_gemm_int4_m_major_a_through_shared_memory():
+    _passes(_run("--mnkl", "128,128,128,1"))
+
+
+def test_mixed_input_gemm_int4_k_major_a_through_tensor_memory_tma_store():
+    _passes(_run("--mnkl", "128,128,128,1", "--a_major", "k", "--use_tma_store"))
