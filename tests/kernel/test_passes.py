@@ -67,12 +67,29 @@ def _div():
     return ks[0]
 
 
+def _warps(block=(256, 1, 1)):
+    """Each thread reads the elements at its warp index and its warpgroup index."""
+
+    @cute.kernel
+    def warps(gA: cute.Tensor, gC: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.make_warp_uniform(tidx // 32)
+        gC[tidx] = gA[warp] + gA[tidx // 128 + 64]
+
+    A = np.zeros(4096, np.float32)
+    with capture() as ks:
+        warps(from_dlpack(A, assumed_align=16), from_dlpack(A.copy(), assumed_align=16)).launch(
+            grid=(1, 1, 1), block=block)
+    return ks[0]
+
+
 KERNELS = {
     "copy_inner_partition": lambda: _trace("copy_inner_partition", (1, 16), 256),
     "copy_outer_partition": lambda: _trace("copy_outer_partition", (32, 256), (8, 32)),
     "copy_tv_partition": lambda: _trace("copy_tv_partition", (32, 8), (4, 8)),
     "add16": _add16,
     "div": _div,
+    "warps": _warps,
 }
 
 # kernel -> the passes whose switching off changes its CUDA (the others decide nothing for it)
@@ -82,6 +99,7 @@ CHANGES = {
     "copy_tv_partition": {"remap", "vectorize", "cache", "share"},
     "add16": {"vectorize", "pair", "cache", "share"},
     "div": {"cache", "hoist", "share"},
+    "warps": {"cache", "uniform"},
 }
 
 # pass -> (C text its decision prints, kernel where it shows): gone once the pass is off
@@ -93,6 +111,7 @@ MARKS = {
     "cache": ("__ldg(", "add16"),
     "hoist": ("const int hd", "div"),
     "share": (" ix", "add16"),
+    "uniform": ("__shfl_sync(0xffffffffu, (((unsigned int)threadIdx.x) / 32u), 0)", "warps"),
 }
 
 
@@ -102,7 +121,8 @@ def irs():
 
 
 def test_the_passes_run_in_order(irs):
-    assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "index32", "hoist", "share")
+    assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "index32", "hoist", "share",
+                          "uniform")
     assert [name for name, _ in PIPELINE] == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options()).ran == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options(off=frozenset({"pair", "share"}))).ran == [
@@ -219,3 +239,20 @@ def test_instructions_print_only_through_the_lowering_context():
     assert not bad, bad
     for p in _INSTR_FILES:  # no instruction imports the printer
         assert "cuda.printer" not in p.read_text(), p
+
+
+def test_warp_indices_are_broadcast_only_where_a_warp_agrees_on_them():
+    """``uniform``: tid.x // 32k is lane 0's value where every warp lies in one row of the block and
+    has 32 lanes; (16, 16) blocks put two rows in a warp, (48, 1) a partial warp: printed as they are."""
+    from cutelab.kernel.ir.symbolic import Var, floordiv, mod
+    from cutelab.kernel.passes import uniform
+
+    t = Var("tid.x", 1024)
+    assert uniform.warp_uniform(floordiv(t, 32)) and uniform.warp_uniform(floordiv(t, 128))
+    assert uniform.warp_uniform(floordiv(mod(t, 128), 32))
+    assert not uniform.warp_uniform(floordiv(t, 16)) and not uniform.warp_uniform(floordiv(t + 1, 32))
+    shfl = "__shfl_sync(0xffffffffu, (((unsigned int)threadIdx.x) / 32u), 0)"
+    assert shfl in render(_warps((64, 2, 1)))
+    for block in ((16, 16, 1), (48, 1, 1)):
+        ir = _warps(block)
+        assert not run_passes(ir, Options()).uniform and "__shfl_sync" not in render(ir), block
