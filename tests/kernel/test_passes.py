@@ -122,7 +122,7 @@ def irs():
 
 def test_the_passes_run_in_order(irs):
     assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "index32", "hoist", "share",
-                          "uniform")
+                          "uniform", "ranges")
     assert [name for name, _ in PIPELINE] == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options()).ran == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options(off=frozenset({"pair", "share"}))).ran == [
@@ -256,3 +256,27 @@ def test_warp_indices_are_broadcast_only_where_a_warp_agrees_on_them():
     for block in ((16, 16, 1), (48, 1, 1)):
         ir = _warps(block)
         assert not run_passes(ir, Options()).uniform and "__shfl_sync" not in render(ir), block
+
+
+def test_box_coordinates_fold_with_the_ranges_their_registers_hold():
+    """``ranges``: a coordinate view's decode of a k-tile index k read from a register, with k proven in
+    [0, 15] where the copy runs, is a plain sum; over all of Int32 it stays the remainder and division."""
+    from cutelab.kernel.analysis.values import Val
+    from cutelab.kernel.ir.nodes import Block, Reg, RegVar
+    from cutelab.kernel.ir.symbolic import Var, floordiv, mod
+    from cutelab.kernel.passes.ranges import simplify
+    from cutelab.numeric import Int32
+
+    k = RegVar((Reg(7, Int32, 1, Block()), 0))
+    b = Var("bid.x", 64)
+    off = 2097152 * b + k
+    coords = (mod(k, 16384) * 64, floordiv(mod(off, 1 << 34), 16384), floordiv(off, 1 << 34))
+    assert "%" in coords[0].expr_str() and "//" in coords[1].expr_str()
+    got = simplify(coords, {k.name: Val(0, 0, 15)})
+    assert [c.expr_str() if hasattr(c, "expr_str") else c for c in got] == [
+        "(64 * reg.7.0)", "(128 * bid.x)", 0]
+    assert got[0].lo == 0 and got[0].hi == 64 * 15
+    assert simplify(coords, {k.name: Val.top(Int32)}) == coords  # nothing proven: as traced
+    # a range that a carry could reach: 16384 * 64 elements along k is past the mode's 2^20
+    far = simplify(coords, {k.name: Val(0, 0, 16384)})
+    assert "%" in far[0].expr_str()

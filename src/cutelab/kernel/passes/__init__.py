@@ -26,7 +26,9 @@ The pipeline, in order (``PIPELINE``; each pass reads the plan of the passes bef
   its C scope;
 - ``uniform`` (``uniform.py``): a warp index (``tid.x // 32``, ``tid.x // 128``) is broadcast from
   lane 0 once at the kernel's entry, so ptxas keeps it, the branches on it and what they assign
-  warp-uniform (CuTe DSL's ``make_warp_uniform``).
+  warp-uniform (CuTe DSL's ``make_warp_uniform``);
+- ``ranges`` (``ranges.py``): an op's index expressions that read registers (TMA box coordinates)
+  are simplified with the value ranges the registers hold there (``analysis/ranges.py``).
 
 Switches (``Options.from_env``): ``CUTELAB_PASSES_OFF=pair,retile`` turns passes off by name;
 the older switches still work: ``CUTELAB_CUDA_PAIR=0``, ``CUTELAB_CUDA_RETILE=0``,
@@ -49,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..ir.nodes import KernelIR
-from . import cache, coarsen, hoist, index32, pair, remap, retile, share, uniform, vectorize
+from . import cache, coarsen, hoist, index32, pair, ranges, remap, retile, share, uniform, vectorize
 from .vectorize import vector_plan  # noqa: F401  (re-exported: the profiler's model of an op's access)
 
 __all__ = ["PIPELINE", "PASS_NAMES", "Options", "Plan", "run_passes", "vector_plan", "block_schedule"]
@@ -66,6 +68,7 @@ PIPELINE: List[Tuple[str, Callable[[KernelIR, "Plan", "Options"], None]]] = [
     ("hoist", hoist.run),
     ("share", share.run),
     ("uniform", uniform.run),
+    ("ranges", ranges.run),
 ]
 PASS_NAMES = tuple(name for name, _ in PIPELINE)
 
@@ -136,7 +139,8 @@ class Plan:
     - ``share``: index sums of several terms are locals shared within a C scope (``share``;
       ``share.shareable(e)`` says which);
     - ``uniform``: warp indices of the thread index are broadcast from lane 0 at the kernel's entry
-      (``uniform``; ``uniform.warp_uniform(e)`` says which).
+      (``uniform``; ``uniform.warp_uniform(e)`` says which);
+    - ``ranged``: id(op) -> its index expressions simplified with its registers' proven ranges (``ranges``).
     """
 
     options: Options
@@ -150,6 +154,7 @@ class Plan:
     hoist: bool = False
     share: bool = False
     uniform: bool = False
+    ranged: Dict[int, Tuple[Any, ...]] = field(default_factory=dict)
     ran: List[str] = field(default_factory=list)  # the passes that ran, in order
     grid: Tuple[int, int, int] = (1, 1, 1)
 
