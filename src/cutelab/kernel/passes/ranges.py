@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Tuple
 
-from ...errors import TraceError
+from ...errors import LaunchError, TraceError
 from ..ir.nodes import KernelIR, Op, RegVar, walk
 from ..ir.symbolic import Expr, atoms, sym_range
 
@@ -64,4 +64,7 @@ def run(ir: KernelIR, plan: Any, options: Any) -> None:
     for op in ops:
         env = a.values.get(id(op))
         if env:
-            plan.ranged[id(op)] = simplify(tuple(op.index_exprs()), env)
+            try:
+                plan.ranged[id(op)] = simplify(tuple(op.index_exprs()), env)
+            except (TypeError, ValueError, KeyError, AttributeError, TraceError, LaunchError):
+                pass  # an expression the constructors refuse with these ranges: printed as traced
