@@ -2,7 +2,8 @@
 
 The printer prints and decides nothing: every choice of how the code moves memory is a pass of
 ``kernel/passes`` (``run_passes``: vector widths, the block schedule, lane pairs, warp-retiled
-copies, cache operators, hoisted divisions, shared index sums), and ``CudaRenderer`` prints the
+copies, cache operators, hoisted divisions, shared index sums, warp indices broadcast from lane 0,
+TMA coordinates folded with their registers' ranges), and ``CudaRenderer`` prints the
 ``Plan`` they return. Instructions with their own back ends (``ir.nodes.Op``) print themselves
 through the public emit API, ``LoweringContext`` (``cuda/lowering.py``).
 
