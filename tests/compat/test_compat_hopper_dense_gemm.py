@@ -80,6 +80,12 @@ def test_clusters_with_multicast_pass_the_programs_check(tmp_path, cluster, mnkl
     assert "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group" in src
     assert "cp.async.bulk.commit_group" in src and "cp.async.bulk.wait_group.read" in src
     assert "barrier.cluster.arrive" in src and "barrier.cluster.wait" in src
+    # the loads' box coordinates are plain sums: the k-tile index (the producer state's count, a register)
+    # is proven in [0, k tiles) where the loads run, so the coordinate view's decode folds (passes/ranges.py)
+    loads = [line for line in src.splitlines() if "cp.async.bulk.tensor.3d.shared::cluster.global" in line]
+    assert len(loads) >= 4 and not any("cl_mod(" in x or "cl_floordiv(" in x for x in loads), loads
+    # the producer warp's index is lane 0's, broadcast: ptxas keeps what its branch assigns uniform
+    assert "__shfl_sync(0xffffffffu, (((unsigned int)threadIdx.x) / 32u), 0)" in src
     nvcc_compiles(src)
 
 

@@ -121,6 +121,8 @@ static cl_dim3 threadIdx, blockIdx;
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 template <typename T> static T __ldg(const T* p) { return *p; }
+// lane 0's value: the printer broadcasts only warp-uniform values (passes/uniform.py), the same in every lane
+template <typename T> static T __shfl_sync(unsigned int, T v, int) { return v; }
 static long long cl_floordiv(long long a, long long b) { long long q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 static long long cl_mod(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 static int cl_floordiv32(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }

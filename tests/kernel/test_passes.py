@@ -85,6 +85,22 @@ def _barrier():
     return ks[0]
 
 
+def _warps(block=(256, 1, 1)):
+    """Each thread reads the elements at its warp index and its warpgroup index."""
+
+    @cute.kernel
+    def warps(gA: cute.Tensor, gC: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.make_warp_uniform(tidx // 32)
+        gC[tidx] = gA[warp] + gA[tidx // 128 + 64]
+
+    A = np.zeros(4096, np.float32)
+    with capture() as ks:
+        warps(from_dlpack(A, assumed_align=16), from_dlpack(A.copy(), assumed_align=16)).launch(
+            grid=(1, 1, 1), block=block)
+    return ks[0]
+
+
 KERNELS = {
     "copy_inner_partition": lambda: _trace("copy_inner_partition", (1, 16), 256),
     "copy_outer_partition": lambda: _trace("copy_outer_partition", (32, 256), (8, 32)),
@@ -92,6 +108,7 @@ KERNELS = {
     "add16": _add16,
     "div": _div,
     "barrier": _barrier,
+    "warps": _warps,
 }
 
 # kernel -> the passes whose switching off changes its CUDA (the others decide nothing for it)
@@ -102,6 +119,7 @@ CHANGES = {
     "add16": {"vectorize", "pair", "cache", "share"},
     "div": {"cache", "hoist", "share"},
     "barrier": {"cache", "coherent"},
+    "warps": {"cache", "uniform"},
 }
 
 # pass -> (C text its decision prints, kernel where it shows): gone once the pass is off
@@ -114,6 +132,7 @@ MARKS = {
     "coherent": ("__ldca(", "barrier"),
     "hoist": ("const int hd", "div"),
     "share": (" ix", "add16"),
+    "uniform": ("__shfl_sync(0xffffffffu, (((unsigned int)threadIdx.x) / 32u), 0)", "warps"),
 }
 
 
@@ -124,7 +143,7 @@ def irs():
 
 def test_the_passes_run_in_order(irs):
     assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "coherent", "index32", "hoist",
-                          "share")
+                          "share", "uniform", "ranges")
     assert [name for name, _ in PIPELINE] == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options()).ran == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options(off=frozenset({"pair", "share"}))).ran == [
@@ -247,3 +266,44 @@ def test_instructions_print_only_through_the_lowering_context():
     assert not bad, bad
     for p in _INSTR_FILES:  # no instruction imports the printer
         assert "cuda.printer" not in p.read_text(), p
+
+
+def test_warp_indices_are_broadcast_only_where_a_warp_agrees_on_them():
+    """``uniform``: tid.x // 32k is lane 0's value where every warp lies in one row of the block and
+    has 32 lanes; (16, 16) blocks put two rows in a warp, (48, 1) a partial warp: printed as they are."""
+    from cutelab.kernel.ir.symbolic import Var, floordiv, mod
+    from cutelab.kernel.passes import uniform
+
+    t = Var("tid.x", 1024)
+    assert uniform.warp_uniform(floordiv(t, 32)) and uniform.warp_uniform(floordiv(t, 128))
+    assert uniform.warp_uniform(floordiv(mod(t, 128), 32))
+    assert not uniform.warp_uniform(floordiv(t, 16)) and not uniform.warp_uniform(floordiv(t + 1, 32))
+    shfl = "__shfl_sync(0xffffffffu, (((unsigned int)threadIdx.x) / 32u), 0)"
+    assert shfl in render(_warps((64, 2, 1)))
+    for block in ((16, 16, 1), (48, 1, 1)):
+        ir = _warps(block)
+        assert not run_passes(ir, Options()).uniform and "__shfl_sync" not in render(ir), block
+
+
+def test_box_coordinates_fold_with_the_ranges_their_registers_hold():
+    """``ranges``: a coordinate view's decode of a k-tile index k read from a register, with k proven in
+    [0, 15] where the copy runs, is a plain sum; over all of Int32 it stays the remainder and division."""
+    from cutelab.kernel.analysis.values import Val
+    from cutelab.kernel.ir.nodes import Block, Reg, RegVar
+    from cutelab.kernel.ir.symbolic import Var, floordiv, mod
+    from cutelab.kernel.passes.ranges import simplify
+    from cutelab.numeric import Int32
+
+    k = RegVar((Reg(7, Int32, 1, Block()), 0))
+    b = Var("bid.x", 64)
+    off = 2097152 * b + k
+    coords = (mod(k, 16384) * 64, floordiv(mod(off, 1 << 34), 16384), floordiv(off, 1 << 34))
+    assert "%" in coords[0].expr_str() and "//" in coords[1].expr_str()
+    got = simplify(coords, {k.name: Val(0, 0, 15)})
+    assert [c.expr_str() if hasattr(c, "expr_str") else c for c in got] == [
+        "(64 * reg.7.0)", "(128 * bid.x)", 0]
+    assert got[0].lo == 0 and got[0].hi == 64 * 15
+    assert simplify(coords, {k.name: Val.top(Int32)}) == coords  # nothing proven: as traced
+    # a range that a carry could reach: 16384 * 64 elements along k is past the mode's 2^20
+    far = simplify(coords, {k.name: Val(0, 0, 16384)})
+    assert "%" in far[0].expr_str()

@@ -161,6 +161,38 @@ def test_refinement_follows_copies_and_select():
     assert a.value_at_end((g, 0)).range() == (1, 9)
 
 
+def test_a_branch_on_a_copy_compared_as_an_expression_bounds_the_variable():
+    """CUTLASS's Hopper dense_gemm.py producer: c = 0; for i: r = c; if warp == 0 and (r < 16) != 0:
+    load A[32 * r' + tid] (r' = c); c = c + 1. The comparison is an index expression of r (not a
+    compare op), the branch tests r, a copy of c: c, and the load's r', stay in [0, 16] / [0, 15]."""
+    from cutelab.kernel.ir.symbolic import Cmp, floordiv
+
+    p = Prog(threads=64)
+    A = p.param("A", 32 * 16)
+    c = p.reg(mutable=True)
+    p.assign(c, 0)
+    f, i = p.for_(0, 100)
+    with p.into(f.body):
+        r = p.compute("mov", (c, 0))
+        w = p.compute("ne", Cmp("==", floordiv(p.tid, 32), 0), 0, dtype=Boolean)
+        lt = p.compute("ne", Cmp("<", RegVar(r), 16), 0, dtype=Boolean)
+        both = p.compute("and", w, lt, dtype=Boolean)
+        br = p.if_(both)
+        with p.into(br.then):
+            r2 = p.compute("mov", (c, 0))
+            dst = p.reg(Float32)
+            ld = p.emit(Load(dst, A, p.tid % 32 + RegVar(r2) * 32, (0,)))
+            n = p.compute("add", (c, 0), 1)
+            p.assign(c, RegVar(n))
+    a = ranges.analyze(p.ir())
+    assert a.value_at_end((c, 0)).range() == (0, 16)
+    (v,) = a.record(ld).env.values()
+    assert v.range() == (0, 15)
+    ir = p.ir()
+    check_bounds(ir, "gpu")
+    assert not ir.guards
+
+
 def test_induction_variable_with_its_guard_proves_the_access():
     """k = 3 before the loop, k += 1 each trip; the access A[32 * k + tid] runs under k < 16 (the
     tensorop pattern `if k_tile + stages - 1 < k_tile_count`): in bounds for 16 * 32 elements."""
@@ -361,7 +393,12 @@ def _random_program(rng: random.Random):
             p.assign(a, p.compute("select", cc, p.compute("add", snap(b), rng.choice([0, 1])), rng.choice(consts)))
         elif kind == "cmp":
             x = snap(b)
-            cc = p.compute(rng.choice(list(ranges._CMP_OPS)), x, c, dtype=Boolean)
+            if rng.random() < 0.5:
+                cc = p.compute(rng.choice(list(ranges._CMP_OPS)), x, c, dtype=Boolean)
+            else:  # the comparison as an index expression of the copy, tested != 0 (as traced `if r < n:`)
+                from cutelab.kernel.ir.symbolic import Cmp
+
+                cc = p.compute("ne", Cmp(rng.choice(list(ranges._CMP_OPS.values())), RegVar(x), c), 0, dtype=Boolean)
             br = p.if_(cc)
             with p.into(br.then if rng.random() < 0.5 else br.orelse):
                 p.assign(a, p.compute("add", snap(b), rng.choice([-1, 1, 2])))

@@ -49,7 +49,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..ir.symbolic import (BoolAnd, Cmp, Expr, add, atoms, floordiv, mod,
                        mul, sym_range)
-from ..ir.nodes import Assign, Block, Compute, For, If, Load, Op, Reg, Store, While, _value_range
+from ..ir.nodes import Assign, Block, Compute, For, If, Load, Op, Reg, RegVar, Store, While, _value_range
 from .values import (_CMP_OPS, _SWAP, State, Val, _facts, _fit, _fresh, _join, _not, _refine, _regvars, _resolve,
                      _split_linear, _tracked, _widen)
 
@@ -108,6 +108,7 @@ class Analysis:
         self._cse: Dict[Any, Any] = {}  # (op, operands) -> the first register element that computed it
         self._regs: Dict[int, List[Reg]] = {}  # id(op) -> the integer registers an Op names (the IR outlives this)
         self._carried: Dict[int, set] = {}  # id(For or While) -> what it may write
+        self.values: Dict[int, Dict[str, Val]] = {}  # id(Op) -> its index_exprs' registers' Vals (note_values)
 
     # ---- queries
     def value_at_end(self, ref: Tuple[Reg, int]) -> Val:
@@ -165,6 +166,13 @@ class Analysis:
         r, fresh = _resolve(e, env)
         if isinstance(r, (Cmp, BoolAnd)):
             lo, hi = sym_range(r)
+            if fresh and isinstance(e, Cmp) and isinstance(e.a, RegVar) and not isinstance(e.b, Expr):
+                # a register compared with a constant: a relation a branch on it refines the register by
+                c = self.compare(e.op, e.a.ref, self.val(e.a.ref, S) or Val.top(e.a.ref[0].dtype), None,
+                                 Val(0, int(e.b), int(e.b)))
+                if max(lo, c.lo) <= min(hi, c.hi):
+                    lo, hi = max(lo, c.lo), min(hi, c.hi)
+                return Val(0, lo, hi, c.cond)
             return Val(0, lo, hi, None if fresh else ("sym", r))
         if not fresh:
             return Val(r)
@@ -201,6 +209,9 @@ class Analysis:
             elif isinstance(op, Op):
                 for k, a in enumerate(op.accesses()):
                     self.note(op, k, a.base, getattr(a, "guards", ()), S)
+                exprs = getattr(op, "index_exprs", None)
+                if exprs is not None:  # the registers of the op's other indices (TMA box coordinates)
+                    self.note_values(op, exprs(), S)
                 S = self.clobber(op, S)
         return S
 
@@ -208,6 +219,13 @@ class Analysis:
         path = self._path + [(self.cond(c, S), pol) for c, pol in guards]
         env = {v.name: self.val(v.ref, S) or Val.top(v.ref[0].dtype) for v in _regvars(base)}
         self.records[(id(op), k)] = Record(env, path)
+
+    def note_values(self, op: Any, exprs: Sequence[Any], S: Dict[Any, Val]) -> None:
+        """The Vals, where op runs, of the registers that index expressions exprs read (``values``; as
+        the records, the last visit's: inside a loop, its fixed point's)."""
+        env = {v.name: self.val(v.ref, S) or Val.top(v.ref[0].dtype) for e in exprs for v in _regvars(e)}
+        if env:
+            self.values[id(op)] = env
 
     def cond(self, c: Any, S: Dict[Any, Val]) -> Any:
         """The formula of a branch condition or predicate (a register Ref or an Expr)."""
@@ -276,6 +294,14 @@ class Analysis:
                     else:
                         self._cse[key] = (d, i)
             self.set(S, (d, i), v)
+            x = op.args[0][i] if op.op == "mov" else None
+            if isinstance(x, tuple) and x[0].mutable and x[0].dtype.name == d.dtype.name and v is not None:
+                # a copy of a variable: the variable holds the copy's value until it is assigned again (set
+                # replaces its Val) or the copy is redefined (kill_ssa drops the link), so a branch on the
+                # copy (``if count < n:`` on ``r = mov(count)``) narrows the variable too
+                cur = S.get(x)
+                if cur is not None and cur.src is None:
+                    self.set(S, x, cur.with_src((d, i)))
         return S
 
     def cse_key(self, op: Compute, i: int, S: Dict[Any, Val]) -> Any:
@@ -651,11 +677,13 @@ def _constants(blk: Block) -> List[int]:
 
     out = {-1, 0, 1}
     for op in walk(blk):
-        if isinstance(op, Compute) and op.op in _CMP_OPS:
+        if isinstance(op, Compute):
             for col in op.args:
                 for x in col:
-                    if isinstance(x, int) and not isinstance(x, bool):
+                    if op.op in _CMP_OPS and isinstance(x, int) and not isinstance(x, bool):
                         out.update((x - 1, x, x + 1))
+                    elif isinstance(x, Cmp) and isinstance(x.a, RegVar) and isinstance(x.b, int):
+                        out.update((x.b - 1, x.b, x.b + 1))  # a register compared as an expression (expr_val)
     return sorted(out)
 
 

@@ -104,7 +104,7 @@ class _IntPrinter:
                  wrap64: bool = True):
         self.var_map = var_map or {}
         self._depth = 0
-        self.hoist = hoist  # DynDiv -> a local computed at the kernel's entry, or None
+        self.hoist = hoist  # DynDiv or warp index (FloorDiv) -> a local computed at the kernel's entry, or None
         self.mod32 = mod32
         subs: List[Expr] = []
         _subexprs(e, subs)
@@ -191,6 +191,10 @@ class _IntPrinter:
     def _text(self, e: Any) -> str:
         if not isinstance(e, Expr):
             return self.lit(int(e))
+        if isinstance(e, FloorDiv) and self.hoist is not None:
+            held = self.hoist(e)  # a warp index broadcast at the kernel's entry (the ``uniform`` pass)
+            if held is not None:
+                return f"(({self.t}){held})"
         if self.mod32 and isinstance(e, Mod) and e.c > 0 and (1 << 32) % e.c == 0:
             return f"({self(e.a)} % {self.lit(e.c)})"  # a power of two: (a mod 2**32) mod c == a mod c
         if self.mod32 and isinstance(e, Swz) and e.ymask < (1 << 32):

@@ -108,6 +108,12 @@ class LoweringContext:
         """(C code, C type) of an integer expression; extra widens the range the type must hold."""
         return self._r.iexpr(e, extra)
 
+    def index_exprs(self, op: Any) -> Tuple[Any, ...]:
+        """op's ``index_exprs()`` (TMA box coordinates) as the ``ranges`` pass simplified them with the
+        value ranges of the registers they read where op runs (passes/ranges.py), or as they are."""
+        got = self._r.plan.ranged.get(id(op))
+        return got if got is not None else tuple(op.index_exprs())
+
     def base(self, base: Any, offsets: Tuple[int, ...], param: Any = None, op: Any = None) -> str:
         """Declare the base offset of an access of offsets as a local and return its name (or a
         literal); the local already includes ``base_shift(name)`` of every offset."""

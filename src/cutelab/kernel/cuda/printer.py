@@ -2,7 +2,8 @@
 
 The printer prints and decides nothing: every choice of how the code moves memory is a pass of
 ``kernel/passes`` (``run_passes``: vector widths, the block schedule, lane pairs, warp-retiled
-copies, cache operators, hoisted divisions, shared index sums), and ``CudaRenderer`` prints the
+copies, cache operators, hoisted divisions, shared index sums, warp indices broadcast from lane 0,
+TMA coordinates folded with their registers' ranges), and ``CudaRenderer`` prints the
 ``Plan`` they return. Instructions with their own back ends (``ir.nodes.Op``) print themselves
 through the public emit API, ``LoweringContext`` (``cuda/lowering.py``).
 
@@ -23,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ...errors import TraceError
 
-from ..ir.symbolic import Expr, Lin, add
+from ..ir.symbolic import Expr, FloorDiv, Lin, add
 from ..frontend.cformat import c_conversion
 from ..ir.nodes import stores_by_address  # noqa: E402
 from ..ir.nodes import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Store, While,
@@ -283,8 +284,8 @@ class CudaRenderer:
         return p(e), p.c_type
 
     def hoister(self) -> Any:
-        """hoist_dyndiv where the ``hoist`` pass is on, else None."""
-        return self.hoist_dyndiv if self.plan.hoist else None
+        """hoist_dyndiv where the ``hoist`` or ``uniform`` pass is on, else None."""
+        return self.hoist_dyndiv if self.plan.hoist or self.plan.uniform else None
 
     def sharer(self) -> Any:
         """The shared sums where the ``share`` pass is on, else None."""
@@ -292,11 +293,19 @@ class CudaRenderer:
 
     def hoist_dyndiv(self, e: Any) -> Optional[str]:
         """The local computed at the kernel's entry for a runtime division the ``hoist`` pass
-        takes (passes/hoist.py), declared at its first use; None for one it does not take."""
-        if not self.plan.hoisted(e):
+        takes (passes/hoist.py), or for a warp index the ``uniform`` pass takes (passes/uniform.py:
+        lane 0's value, broadcast, so that ptxas knows it is the same in the whole warp), declared
+        at its first use; None for one they do not take."""
+        if isinstance(e, FloorDiv):
+            if not self.plan.warp_uniform(e):
+                return None
+            p = _IntPrinter(e, hoist=None)
+            code = f"__shfl_sync(0xffffffffu, {p(e)}, 0)"
+        elif not self.plan.hoisted(e):
             return None
-        p = _IntPrinter(e, hoist=None)
-        code = p(e)
+        else:
+            p = _IntPrinter(e, hoist=None)
+            code = p(e)
         name = self.hoisted.get(code)
         if name is None:
             self.n_tmp += 1

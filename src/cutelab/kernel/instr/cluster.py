@@ -882,7 +882,7 @@ class TmaMulticastLoadOp(_tma_load_op()):  # type: ignore[misc]
                f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}], %{d.rank + 3};")
         from .tma import coord_code
 
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         m = r.expr(self.mask)[0] if is_sym(self.mask) else str(int(self.mask))
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
                f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '

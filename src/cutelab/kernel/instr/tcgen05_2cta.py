@@ -46,7 +46,7 @@ def _pair_class(base: type) -> type:
                    f".cta_group::2 [%0], [%1, {{{cs}}}], [%{d.rank + 2}]" + (f", %{d.rank + 3};" if mc else ";"))
             from .tma import coord_code
 
-            coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+            coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
             # the barrier of the pair's leader: the peer bit (24) of the shared::cluster address cleared
             bar = f"({smem_addr(r, self.bar_shared, self.bar_base)} & 0xFEFFFFFFu)"
             extra = ""

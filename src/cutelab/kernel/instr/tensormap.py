@@ -419,7 +419,7 @@ class TmaLoadViaDescOp(TmaLoadOp):
         cs = ", ".join(f"%{i + 2}" for i in range(rank))
         ins = (f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                f"[%0], [%1, {{{cs}}}], [%{rank + 2}];")
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), "l"({a}), {coords}, '
                f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')
 
@@ -471,7 +471,7 @@ class TmaStoreViaDescOp(TmaLoadOp):
             raise TraceError(f"{self.where}: a TMA store reads its descriptor from global memory, not shared memory")
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         r.emit(f'asm volatile("{ins}" :: "l"({a}), {coords}, "r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
 
 

@@ -117,6 +117,10 @@ class TmaLoadOp(Op):
                 f"at ({c})] on {self.bar_shared.name}[{_ref_str(self.bar_base)}]")
 
 
+    def index_exprs(self) -> Tuple[Any, ...]:
+        """The box coordinates (the CUDA prints them as the ``ranges`` pass simplified them)."""
+        return tuple(self.coords)
+
     def accesses(self) -> List[Access]:
         n = int(np.prod(self.desc.box))
         phys = self.desc.placement(self.phase)
@@ -175,7 +179,7 @@ class TmaLoadOp(Op):
         cs = ", ".join(f"%{i + 2}" for i in range(d.rank))
         ins = (f"cp.async.bulk.tensor.{d.rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
                f"[%0], [%1, {{{cs}}}], [%{d.rank + 2}];")
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         r.emit(f'asm volatile("{ins}" :: "r"({smem_addr(r, self.shared, self.sbase)}), '
                f'"l"((unsigned long long)&{self.tmap_name}), {coords}, '
                f'"r"({smem_addr(r, self.bar_shared, self.bar_base)}) : "memory");')

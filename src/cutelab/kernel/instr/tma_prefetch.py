@@ -45,7 +45,7 @@ class TmaPrefetchOp(TmaLoadOp):
         d = self.desc
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.prefetch.tensor.{d.rank}d.L2.global.tile [%0, {{{cs}}}];"
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords} : "memory");')
 
 

@@ -75,7 +75,7 @@ class TmaStoreOp(TmaLoadOp):
         d = self.desc
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = f"cp.async.bulk.tensor.{d.rank}d.global.shared::cta.bulk_group [%0, {{{cs}}}], [%{d.rank + 1}];"
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         with r.guarded(self, braces=False):
             r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                    f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')
@@ -142,7 +142,7 @@ class TmaReduceOp(TmaStoreOp):
         cs = ", ".join(f"%{i + 1}" for i in range(d.rank))
         ins = (f"cp.reduce.async.bulk.tensor.{d.rank}d.global.shared::cta.add.tile.bulk_group [%0, {{{cs}}}], "
                f"[%{d.rank + 1}];")
-        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in self.coords)
+        coords = ", ".join(f'"r"((int)({coord_code(r, c)}))' for c in r.index_exprs(self))
         with r.guarded(self, braces=False):
             r.emit(f'asm volatile("{ins}" :: "l"((unsigned long long)&{self.tmap_name}), {coords}, '
                    f'"r"({smem_addr(r, self.shared, self.sbase)}) : "memory");')

@@ -25,7 +25,12 @@ The pipeline, in order (``PIPELINE``; each pass reads the plan of the passes bef
 - ``hoist`` (``hoist.py``): a runtime division of thread/block indices and scalar arguments is
   computed once at the kernel's entry (not under a block schedule);
 - ``share`` (``share.py``): an index sum of several terms is a local shared by the accesses of
-  its C scope.
+  its C scope;
+- ``uniform`` (``uniform.py``): a warp index (``tid.x // 32``, ``tid.x // 128``) is broadcast from
+  lane 0 once at the kernel's entry, so ptxas keeps it, the branches on it and what they assign
+  warp-uniform (CuTe DSL's ``make_warp_uniform``);
+- ``ranges`` (``ranges.py``): an op's index expressions that read registers (TMA box coordinates)
+  are simplified with the value ranges the registers hold there (``analysis/ranges.py``).
 
 Switches (``Options.from_env``): ``CUTELAB_PASSES_OFF=pair,retile`` turns passes off by name;
 the older switches still work: ``CUTELAB_CUDA_PAIR=0``, ``CUTELAB_CUDA_RETILE=0``,
@@ -48,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..ir.nodes import KernelIR
-from . import cache, coarsen, coherent, hoist, index32, pair, remap, retile, share, vectorize
+from . import cache, coarsen, coherent, hoist, index32, pair, ranges, remap, retile, share, uniform, vectorize
 from .vectorize import vector_plan  # noqa: F401  (re-exported: the profiler's model of an op's access)
 
 __all__ = ["PIPELINE", "PASS_NAMES", "Options", "Plan", "run_passes", "vector_plan", "block_schedule"]
@@ -65,6 +70,8 @@ PIPELINE: List[Tuple[str, Callable[[KernelIR, "Plan", "Options"], None]]] = [
     ("index32", index32.run),
     ("hoist", hoist.run),
     ("share", share.run),
+    ("uniform", uniform.run),
+    ("ranges", ranges.run),
 ]
 PASS_NAMES = tuple(name for name, _ in PIPELINE)
 
@@ -133,7 +140,10 @@ class Plan:
     - ``hoist``: runtime divisions of thread/block indices and scalar arguments are computed once
       at the kernel's entry (``hoist``; ``hoist.hoistable(e)`` says which);
     - ``share``: index sums of several terms are locals shared within a C scope (``share``;
-      ``share.shareable(e)`` says which).
+      ``share.shareable(e)`` says which);
+    - ``uniform``: warp indices of the thread index are broadcast from lane 0 at the kernel's entry
+      (``uniform``; ``uniform.warp_uniform(e)`` says which);
+    - ``ranged``: id(op) -> its index expressions simplified with its registers' proven ranges (``ranges``).
     """
 
     options: Options
@@ -146,6 +156,8 @@ class Plan:
     index32: bool = False
     hoist: bool = False
     share: bool = False
+    uniform: bool = False
+    ranged: Dict[int, Tuple[Any, ...]] = field(default_factory=dict)
     ran: List[str] = field(default_factory=list)  # the passes that ran, in order
     grid: Tuple[int, int, int] = (1, 1, 1)
 
@@ -174,6 +186,10 @@ class Plan:
     def hoisted(self, e: Any) -> bool:
         """Whether the runtime division e is computed once at the kernel's entry."""
         return self.hoist and hoist.hoistable(e)
+
+    def warp_uniform(self, e: Any) -> bool:
+        """Whether e (a division of the thread index) is a warp-uniform local computed at the kernel's entry."""
+        return self.uniform and uniform.warp_uniform(e)
 
     def shared(self, e: Any) -> bool:
         """Whether the index sum e (pure: reads no register) is held in a local of its C scope."""
