@@ -188,7 +188,9 @@ class ShuffleOp(Op):
     """``cute.arch.shuffle_sync[_bfly|_up|_down]``: each lane of a warp reads a register of another
     lane (``shfl.sync``; all 32 lanes take part). ``width`` (a power of two, 32 by default) parts
     the warp into segments of that many lanes, as ``mask_and_clamp = ((32 - width) << 8) | clamp``
-    does: a lane reads within its segment. A lane whose source lane lies outside its segment (down
+    does: a lane reads within its segment. ``offset`` is an int or a runtime index expression (each
+    thread's own source lane or distance, of which the instruction takes the low 5 bits). A lane
+    whose source lane lies outside its segment (down
     past its last lane, up below its first, or past the block's last thread) keeps its own value,
     as the instruction does."""
 
@@ -212,8 +214,11 @@ class ShuffleOp(Op):
         lane = t % 32
         first = lane - lane % self.width  # PTX's minLane (lane & segmask)
         last = first + self.width - 1  # its maxLane (clamp 31), the bound up's source stays within too
-        j = {"bfly": lane ^ self.offset, "down": lane + self.offset, "up": lane - self.offset,
-             "idx": first + self.offset % self.width}[self.mode]
+        off = self.offset
+        if not isinstance(off, int):  # a runtime lane or distance (an index expression): its low 5 bits, per thread
+            off = np.broadcast_to(np.asarray(b.index(off), dtype=np.int64), (b.n,)) & 31
+        j = {"bfly": lane ^ off, "down": lane + off, "up": lane - off,
+             "idx": first + off % self.width}[self.mode]
         src_t = t - lane + j
         ok = ((j >= first) | (self.mode == "bfly")) & (j <= last) & (src_t < nt)  # PTX: bfly may read below
         got = np.where(ok, col[np.where(ok, row - t + src_t, row)], col)
@@ -229,7 +234,8 @@ class ShuffleOp(Op):
         r.declare(self.dst)
         fn = _SHFL[self.mode][0]
         w = f", {self.width}" if self.width != 32 else ""
-        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {self.offset}{w})"
+        off = self.offset if isinstance(self.offset, int) else f"(int)({r.expr(self.offset)[0]})"
+        v = f"{fn}(0xffffffffu, {r.value(self.src, self.dst.dtype)}, {off}{w})"
         r.emit(f"{r.reg(self.dst)}[0] = {r.to_storage(v, self.dst.dtype)};")
 
 
@@ -251,6 +257,7 @@ def _shuffle_width(mode: str, mask_and_clamp: Any, what: str) -> int:
 
 def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
     from .frontend.trace import TraceValue, current, tracing
+    from .ir.symbolic import is_sym
 
     what = f"cute.arch.shuffle_sync{'' if mode == 'idx' else '_' + mode}"
     if not tracing():
@@ -258,9 +265,16 @@ def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any)
     t = current(what)
     if int(mask) not in (-1, 0xFFFFFFFF):
         raise TraceError(f"kernel {t.name}: {what}: only the full-warp mask (-1) is supported, got {mask!r}")
-    if not isinstance(offset, int) or isinstance(offset, bool) or hasattr(offset, "key"):
-        raise TraceError(f"kernel {t.name}: {what}: the offset must be a compile-time int, got {offset!r}")
-    if not 0 <= int(offset) < 32:
+    static = getattr(offset, "value", None)  # a static cutlass Int32(5)
+    if isinstance(static, int) and not isinstance(static, bool):
+        offset = static
+    if isinstance(offset, TraceValue):  # a runtime lane (idx) or distance: an index expression read per thread
+        if len(offset.refs) != 1 or not offset.dtype.is_integer:
+            raise TraceError(f"kernel {t.name}: {what}: the offset must be one integer, got {offset!r}")
+        offset = offset.as_index()
+    if isinstance(offset, bool) or not (isinstance(offset, int) or is_sym(offset)):
+        raise TraceError(f"kernel {t.name}: {what}: the offset must be an int or a runtime integer, got {offset!r}")
+    if isinstance(offset, int) and not 0 <= offset < 32:
         raise TraceError(f"kernel {t.name}: {what}: the offset must lie in [0, 32), got {offset}")
     width = _shuffle_width(mode, mask_and_clamp, f"kernel {t.name}: {what}")
     if not isinstance(value, TraceValue):
@@ -273,7 +287,7 @@ def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any)
         raise TraceError(f"kernel {t.name}: {what}: shuffles 32-bit values, got {value.dtype}")
     t.check_refs(value.refs, what)
     dst = t.new_reg(value.dtype, 1)
-    t.emit(ShuffleOp(dst, value.refs[0], mode, int(offset), width))
+    t.emit(ShuffleOp(dst, value.refs[0], mode, offset, width))
     return TraceValue([(dst, 0)], (), value.dtype)
 
 
