@@ -33,7 +33,7 @@ from .algebra import (
 from .dtypes import to_compute, to_storage, to_values
 from .dynamic_layout import mark_compact_shape_dynamic, mark_layout_dynamic
 from .errors import LayoutError, TensorError
-from .swizzle import ComposedLayout
+from .swizzle import ComposedLayout, Swizzle
 from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
     make_layout, make_layout_like, slice_, slice_and_offset,
@@ -919,6 +919,17 @@ class Pointer:
     __repr__ = __str__
 
 
+class _SwizzleType(Swizzle):
+    """A pointer type's swizzle (CuTe DSL's ``!cute.swizzle<"S<3,4,3>">``): a Swizzle that prints as its type."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return f'!cute.swizzle<"{Swizzle.__str__(self)}">'
+
+    __repr__ = __str__
+
+
 class PointerType:
     """What ``Pointer.type`` gives (CuTe DSL's ``!cute.ptr`` type): the element type (``value_type``), the
     memory space, the alignment and ``swizzle_type``: a swizzled shared-memory pointer's swizzle (byte units,
@@ -926,13 +937,12 @@ class PointerType:
     pointer. quack's ``swizzle_ptr`` reads its num_bits, num_base and num_shift."""
 
     def __init__(self, ptr: "Pointer"):
-        from .swizzle import Swizzle
-
         self.value_type = ptr.engine.dtype
         self.memspace = ptr.memspace
         self.alignment = ptr.alignment
         sw = getattr(ptr.engine, "ptr_swizzle", None)
-        self.swizzle_type = sw if sw is not None else Swizzle(0, 4, 3)
+        sw = Swizzle(0, 4, 3) if sw is None else sw
+        self.swizzle_type = _SwizzleType(sw.num_bits, sw.num_base, sw.num_shift)
         self.text = f"!cute.{ptr}"
 
     def __str__(self) -> str:
