@@ -11,8 +11,12 @@ is checked against its storage. The address of a pointer inside a kernel, or of 
 is not a known number, is therefore kept as ``PointerInt``: the pointer plus a byte offset. Adding
 or subtracting integers (Python ints, cutlass integers, kernel indices) moves the byte offset; the
 difference of two addresses of the same memory is their distance in bytes; ``make_ptr`` of it gives
-the pointer back, at the new offset. Anything else done with the address (multiplying it, masking
-its bits, passing it to inline PTX) is refused by name: cutelab does not know where the memory is.
+the pointer back, at the new offset. A kernel's shared arrays are aligned (1024 bytes), so the bits
+of a shared address below that alignment are the bits of its offset: ``a & mask`` of them is known
+(``AddressBits``), and ``a ^ ((a & yyy) >> s)`` is the address swizzled (quack's ``swizzle_ptr``, the
+swizzle CuTe applies to a swizzled pointer's address), a pointer into the same array at the swizzled
+offset. Anything else done with the address (multiplying it, masking its high bits, passing it to
+inline PTX) is refused by name: cutelab does not know where the memory is.
 
 >>> import numpy as np, cutelab as cute
 >>> t = cute.make_tensor(np.arange(8, dtype=np.float32), cute.make_layout(8))
@@ -31,7 +35,7 @@ import numpy as np
 from .errors import TensorError
 from .tracing import SymbolicIndex, TracedValue
 
-__all__ = ["PointerInt", "pointer_toint", "pointer_from_int"]
+__all__ = ["AddressBits", "PointerInt", "pointer_toint", "pointer_from_int"]
 
 
 def _is_int(x: Any) -> bool:

@@ -14,6 +14,10 @@ Accesses split into runs the swizzle keeps contiguous (it never moves the bits b
 (``cutelab.kernel.ir.symbolic.Swz``), so both back ends and the launch's bounds checks see
 ordinary accesses.
 
+A view whose swizzle came from its layout shows that layout as a ``SwizzledViewLayout`` (the swizzle and
+the view's offset kept with the plain layout): ``make_tensor(make_ptr(swizzled address), view.layout)``, quack's
+position-independent partitions, is the view again (``view_tensor``).
+
 Printing shows what CuTe DSL holds instead (``dsl_view``): the allocated tensor as
 ``ptr<f16, smem, align<16>> o S<3,3,3> o 0 o (8,64):(64,1)``, and each view as CuTe's
 slice_and_offset left it: the swizzle kept with the offset's Y/Z bits (``S o 16 o (8,16):(64,1)``)
@@ -35,7 +39,7 @@ from .shared_address import SharedAddress  # noqa: F401  (re-exported: inline PT
 from .engines import SmemEngine, UndefinedValue
 from .trace import TraceValue, _refs_of, _static_offsets, current
 
-__all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
+__all__ = ["SwizzledSmemEngine", "SwizzledViewLayout", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
            "SharedAddress"]
 
 
