@@ -11,8 +11,12 @@ is checked against its storage. The address of a pointer inside a kernel, or of 
 is not a known number, is therefore kept as ``PointerInt``: the pointer plus a byte offset. Adding
 or subtracting integers (Python ints, cutlass integers, kernel indices) moves the byte offset; the
 difference of two addresses of the same memory is their distance in bytes; ``make_ptr`` of it gives
-the pointer back, at the new offset. Anything else done with the address (multiplying it, masking
-its bits, passing it to inline PTX) is refused by name: cutelab does not know where the memory is.
+the pointer back, at the new offset. A kernel's shared arrays are aligned (1024 bytes), so the bits
+of a shared address below that alignment are the bits of its offset: ``a & mask`` of them is known
+(``AddressBits``), and ``a ^ ((a & yyy) >> s)`` is the address swizzled (quack's ``swizzle_ptr``, the
+swizzle CuTe applies to a swizzled pointer's address), a pointer into the same array at the swizzled
+offset. Anything else done with the address (multiplying it, masking its high bits, passing it to
+inline PTX) is refused by name: cutelab does not know where the memory is.
 
 >>> import numpy as np, cutelab as cute
 >>> t = cute.make_tensor(np.arange(8, dtype=np.float32), cute.make_layout(8))
@@ -31,7 +35,7 @@ import numpy as np
 from .errors import TensorError
 from .tracing import SymbolicIndex, TracedValue
 
-__all__ = ["PointerInt", "pointer_toint", "pointer_from_int"]
+__all__ = ["AddressBits", "PointerInt", "pointer_toint", "pointer_from_int"]
 
 
 def _is_int(x: Any) -> bool:
@@ -97,9 +101,59 @@ class PointerInt:
         return self._refuse("%", "the address modulo a number (an alignment test)")
 
     def __and__(self, o: Any) -> Any:
-        return self._refuse("&", "masking the bits of an address")
+        span = _array_alignment(self)
+        if span and _is_int(o) and 0 <= int(o) < span:  # bits below the array's alignment: the offset's bits
+            return AddressBits(self, int(o), 0)
+        return self._refuse("&", "masking the bits of an address" + (
+            f" above its shared array's {span}-byte alignment" if span else ""))
 
     __rand__ = __and__
+
+    def __xor__(self, o: Any) -> Any:
+        """``a ^ ((a & yyy) >> s)``: a swizzle of a shared-memory address's bits (quack's ``swizzle_int``, which
+        CuTe applies to a swizzled pointer's address), or ``a ^ k`` with k below the array's alignment. The
+        array is aligned above every bit that changes, so only the offset inside it changes: the result is
+        the array's address plus the swizzled offset."""
+        from .tracing import hooks
+
+        span = _array_alignment(self)
+        if span and isinstance(o, AddressBits) and o.addr._same(self):
+            m, k = o.mask, o.shift
+            low = (m & -m).bit_length() - 1
+            b = (m >> low).bit_length() if m else 0
+            if m and m == ((1 << b) - 1) << low and low - k >= 0 and k >= b:
+                off = self._offset()
+                if _is_int(off):
+                    off = int(off)
+                    sw = off ^ ((off & m) >> k)
+                elif hooks.swizzle_index is not None:
+                    sw = hooks.swizzle_index(off, b, low - k, k)
+                else:
+                    return self._refuse("^", "a swizzle of a symbolic address outside a kernel")
+                return PointerInt(type(self.ptr)(self.ptr.engine, 0), sw, self.dtype)
+        if span and _is_int(o) and 0 <= int(o) < span:
+            off = self._offset()
+            if _is_int(off):
+                return PointerInt(type(self.ptr)(self.ptr.engine, 0), int(off) ^ int(o), self.dtype)
+        return self._refuse("^", "this XOR of an address (cutelab follows an address's bits below its shared "
+                                 "array's alignment: a & mask, a ^ ((a & mask) >> s) (a swizzle), a ^ k)" if span
+                            else "flipping bits of an address")
+
+    __rxor__ = __xor__
+
+    def _offset(self) -> Any:
+        """The address's byte offset from the start of its memory (an int or an index expression)."""
+        ptr = self.ptr
+        return ptr.offset * ptr.engine.dtype.bytes + self.delta
+
+    def _same(self, other: "PointerInt") -> bool:
+        """Whether other is the same address (same memory, same offset expression)."""
+        if other.ptr.engine is not self.ptr.engine and getattr(other.ptr.engine, "param", 0) is not \
+                getattr(self.ptr.engine, "param", 1):
+            return False
+        a, b = self._offset(), other._offset()
+        ka, kb = getattr(a, "key", a), getattr(b, "key", b)
+        return type(ka) is type(kb) and ka == kb
 
     def __or__(self, o: Any) -> Any:
         return self._refuse("|", "setting bits of an address")
@@ -147,6 +201,66 @@ class PointerInt:
         return f"PointerInt({self.ptr} + {self.delta} bytes: {self.dtype})"
 
 
+def _array_alignment(a: PointerInt) -> int:
+    """The alignment in bytes of the shared array a points into (its address's bits below it are the
+    offset's), or 0 where a is not the address of a kernel's shared array."""
+    if str(a.ptr.memspace) != "smem" or not _is_int(a.ptr.offset) and not isinstance(a.ptr.offset, SymbolicIndex):
+        return 0
+    if not isinstance(a.delta, SymbolicIndex) and not _is_int(a.delta):
+        return 0
+    param = getattr(a.ptr.engine, "param", None)
+    root = getattr(param, "base", param)
+    return int(getattr(root, "align", 0) or 0)
+
+
+class AddressBits:
+    """``(a & mask) >> shift`` of a shared-memory address ``a`` (a PointerInt), mask below its array's
+    alignment: the bits of the array's offset. XORed into the same address it is a swizzle of it
+    (PointerInt.__xor__); any other use takes its value, the offset's bits (an Int32)."""
+
+    __slots__ = ("addr", "mask", "shift")
+    _cute_numeric_value = True
+
+    def __init__(self, addr: PointerInt, mask: int, shift: int):
+        self.addr, self.mask, self.shift = addr, mask, shift
+
+    @property
+    def dtype(self) -> Any:
+        return self.addr.dtype
+
+    def __rshift__(self, k: Any) -> Any:
+        if _is_int(k) and int(k) >= 0:
+            return AddressBits(self.addr, self.mask, self.shift + int(k))
+        return self.value() >> k
+
+    def value(self) -> Any:
+        """The bits as an integer: ``(offset & mask) >> shift`` of the address's offset in its array."""
+        off = self.addr._offset()
+        if _is_int(off):
+            return (int(off) & self.mask) >> self.shift
+        v = off & self.mask
+        return v >> self.shift if self.shift else v
+
+    def __str__(self) -> str:
+        return "?"
+
+    __repr__ = __str__
+
+
+def _delegate(name: str) -> Any:
+    def op(self: AddressBits, *a: Any) -> Any:
+        return getattr(self.value(), name)(*a)
+    op.__name__ = name
+    return op
+
+
+for _n in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__and__", "__rand__", "__or__",
+           "__ror__", "__xor__", "__rxor__", "__lshift__", "__floordiv__", "__mod__", "__eq__", "__ne__", "__lt__",
+           "__le__", "__gt__", "__ge__", "to", "ir_value"):
+    setattr(AddressBits, _n, _delegate(_n))
+AddressBits.__hash__ = None  # type: ignore[assignment]
+
+
 def pointer_toint(ptr: Any) -> Any:
     """``ptr.toint()``: a number (an Int64, or Int32 for shared memory) for a host pointer at a known
     offset outside a trace, else (in a kernel or a @cute.jit function, where CuTe DSL's address is a
@@ -189,7 +303,9 @@ def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: A
         if d.div % b:
             raise TensorError(f"{what}: the byte offset is known only to be a multiple of {d.div}, not of the "
                               f"{b}-byte {dtype} elements")
-        step = d // b
+        step = _element_swizzle(d, b)
+        if step is None:
+            step = d // b
     else:
         raise TensorError(f"{what}: the byte offset is a value computed in the kernel ({type(d).__name__}); cutelab "
                           f"moves pointers by index expressions (thread and block indices, loop variables)")
@@ -197,4 +313,20 @@ def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: A
         al = int(assumed_align)
         if al < 1 or al & (al - 1):
             raise TensorError(f"{what}: assumed_align must be a power of two, got {assumed_align}")
-    return type(ptr)(eng, ptr.offset + step)
+    plain = getattr(eng, "unswizzled", None)  # make_ptr gives a plain pointer: the address is the raw one
+    return type(ptr)(plain() if plain is not None else eng, ptr.offset + step)
+
+
+def _element_swizzle(d: Any, b: int) -> Any:
+    """A byte offset Swizzle<B,M,S>(x) in elements of b bytes: Swizzle<B,M-log2(b),S>(x // b), where x is a
+    multiple of b and M >= log2(b) (the swizzle keeps the bits below M): the form the swizzled tensors'
+    element offsets take, so that both name the same offsets. None for any other offset."""
+    from .tracing import hooks
+
+    key = getattr(d, "key", None)
+    if not (isinstance(key, tuple) and key and key[0] == "swz") or hooks.swizzle_index is None:
+        return None
+    e = b.bit_length() - 1
+    if b & (b - 1) or d.m < e or d.a.div % b:
+        return None
+    return hooks.swizzle_index(d.a // b, d.b, d.m - e, d.s)

@@ -33,7 +33,7 @@ from .algebra import (
 from .dtypes import to_compute, to_storage, to_values
 from .dynamic_layout import mark_compact_shape_dynamic, mark_layout_dynamic
 from .errors import LayoutError, TensorError
-from .swizzle import ComposedLayout
+from .swizzle import ComposedLayout, Swizzle
 from .layout import (
     Layout, ScaledBasis, _ArithTuple, _normalize, dice, evaluate_all, make_identity_layout,
     make_layout, make_layout_like, slice_, slice_and_offset,
@@ -844,6 +844,13 @@ class Pointer:
     def __get_mlir_types__(self) -> list:
         return [type(self)]
 
+    @property
+    def type(self) -> "PointerType":
+        """The pointer's type as CuTe DSL has it (``!cute.ptr<bf16, smem, align<16>, S<3,4,3>>``): its
+        ``swizzle_type`` is the swizzle of a swizzled shared-memory pointer (byte units), else the
+        identity ``S<0,4,3>``."""
+        return PointerType(self)
+
     def raw_ptr(self, *, loc: Any = None, ip: Any = None) -> Any:
         """CuTe DSL's Pointer.raw_ptr(): this pointer as a ``cutlass.Pointer`` (``p + k``, ``p.load()``,
         ``p.store(v)``, ... inside a kernel), which the compatibility layer provides
@@ -916,6 +923,38 @@ class Pointer:
     __repr__ = __str__
 
 
+class _SwizzleType(Swizzle):
+    """A pointer type's swizzle (CuTe DSL's ``!cute.swizzle<"S<3,4,3>">``): a Swizzle that prints as its type."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return f'!cute.swizzle<"{Swizzle.__str__(self)}">'
+
+    __repr__ = __str__
+
+
+class PointerType:
+    """What ``Pointer.type`` gives (CuTe DSL's ``!cute.ptr`` type): the element type (``value_type``), the
+    memory space, the alignment and ``swizzle_type``: a swizzled shared-memory pointer's swizzle (byte units,
+    as CuTe DSL keeps it in the type), else the identity swizzle S<0,4,3>, as CuTe DSL answers for a plain
+    pointer. quack's ``swizzle_ptr`` reads its num_bits, num_base and num_shift."""
+
+    def __init__(self, ptr: "Pointer"):
+        self.value_type = ptr.engine.dtype
+        self.memspace = ptr.memspace
+        self.alignment = ptr.alignment
+        sw = getattr(ptr.engine, "ptr_swizzle", None)
+        sw = Swizzle(0, 4, 3) if sw is None else sw
+        self.swizzle_type = _SwizzleType(sw.num_bits, sw.num_base, sw.num_shift)
+        self.text = f"!cute.{ptr}"
+
+    def __str__(self) -> str:
+        return self.text
+
+    __repr__ = __str__
+
+
 # --------------------------------------------------------------------------- Tensor
 
 class TensorType:
@@ -958,7 +997,8 @@ class Tensor:
         if not isinstance(layout, (Layout, ComposedLayout)):
             raise TensorError(f"make_tensor: expected a Layout, got {type(layout).__name__}")
         self.engine = engine
-        self.layout = layout
+        view = getattr(engine, "view_layout", None)  # a swizzled shared-memory view: its layout as CuTe DSL's
+        self.layout = view(layout, offset) if view is not None and type(layout) is Layout else layout
         self.offset = offset
         # a traced kernel's tensors may overhang their storage (partial tiles, predicated): its
         # accesses are checked at launch instead
@@ -1279,7 +1319,7 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
         layout = make_layout(layout)
     if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.frontend.smem)
         return engine.tensor(layout, engine.dtype)
-    if isinstance(layout, ComposedLayout) and isinstance(engine, Pointer):
+    if (isinstance(layout, ComposedLayout) or hasattr(layout, "view_engine")) and isinstance(engine, Pointer):
         view = _swizzled_smem_view(engine, layout)
         if view is not None:
             return view

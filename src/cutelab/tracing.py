@@ -67,6 +67,7 @@ class _Hooks:
     full_like: Optional[Callable[..., Any]] = None  # (traced value, fill, dtype) -> traced value
     smem_view: Optional[Callable[..., Any]] = None  # (pointer, ComposedLayout) -> swizzled smem Tensor, or None
     recast_smem_ptr: Optional[Callable[..., Any]] = None  # (pointer, swizzle, dtype) -> a swizzled smem pointer, or None
+    swizzle_index: Optional[Callable[..., Any]] = None  # (index expression, b, m, s) -> Swizzle<b,m,s> of it (address bits)
     fold_bool: Optional[Callable[..., Any]] = None  # (traced value, "and"/"or") -> its elements combined (all_/any_)
     value_as: Optional[Callable[..., Any]] = None  # (traced value, shape, dtype) -> TensorSSA(value, shape, dtype) in a kernel
     copy: Optional[Callable[..., Any]] = None  # cute.copy inside a kernel

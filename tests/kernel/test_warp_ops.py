@@ -248,3 +248,39 @@ def test_tensor_values_index_and_slice_in_kernels():
     out = np.zeros((2, 2), np.float32)
     _ssa_index(from_dlpack(src), from_dlpack(out)).launch(grid=(1, 1, 1), block=(2, 1, 1))
     assert out.tolist() == [[3.0, 9.0], [9.0, 21.0]]
+
+
+@cute.kernel
+def _runtime_lanes(src: cute.Tensor, out: cute.Tensor, k: cutlass.Int32):
+    t, _, _ = cute.arch.thread_idx()
+    x = cute.make_rmem_tensor((1,), cutlass.Float32)
+    x[0] = src[t]
+    s = x[0]
+    lane = cute.arch.lane_idx()
+    # flash_attn.cute's SM90 backward: each thread reads lane off * 4 + lane % 4 of its segment (an index
+    # expression per thread); a runtime Int32 argument as a butterfly distance (a register)
+    out[0, t] = cute.arch.shuffle_sync(s, 4 + lane % 4)
+    out[1, t] = cute.arch.shuffle_sync(s, lane % 4 + 2, mask_and_clamp=((32 - 8) << 8) | 31)
+    out[2, t] = cute.arch.shuffle_sync_bfly(s, offset=k)
+    out[3, t] = cute.arch.shuffle_sync_down(s, offset=k + 1)
+
+
+def test_runtime_shuffle_lanes_are_read_per_thread():
+    n = 64
+    src = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    out = np.zeros((4, n), np.float32)
+    _runtime_lanes(from_dlpack(src), from_dlpack(out), cutlass.Int32(3)).launch(grid=(1, 1, 1), block=(n, 1, 1))
+    t = np.arange(n)
+    lane, base = t % 32, t - t % 32
+    assert np.array_equal(out[0], src[base + 4 + lane % 4])
+    assert np.array_equal(out[1], src[t - t % 8 + (lane % 4 + 2) % 8])  # within segments of 8
+    assert np.array_equal(out[2], src[base + (lane ^ 3)])
+    assert np.array_equal(out[3], np.where(lane + 4 < 32, src[np.minimum(t + 4, n - 1)], src))
+    with fake_gpu():
+        from cutelab.kernel.cuda.fakegpu import FakeDeviceArray
+
+        _runtime_lanes(from_dlpack(FakeDeviceArray(src)), from_dlpack(FakeDeviceArray(out)),
+                       cutlass.Int32(3)).launch(grid=(1, 1, 1), block=(n, 1, 1))
+        code = last_launch().source
+    shfl = [ln for ln in code.splitlines() if "__shfl" in ln]
+    assert len(shfl) == 4 and all(") & 31)" in ln for ln in shfl), shfl  # each offset: an expression's low 5 bits

@@ -118,6 +118,15 @@ _tracing.install(print_tensor=_print_tensor)  # print_tensor in a kernel, or def
 _tracing.install(smem_view=_smem_view, recast_smem_ptr=_recast_smem_ptr)  # swizzled shared memory (frontend/smem.py)
 
 
+def _swizzle_index(x, b, m, s):
+    from .ir.symbolic import swizzle_expr
+
+    return swizzle_expr(x, b, m, s)
+
+
+_tracing.install(swizzle_index=_swizzle_index)  # a swizzle of a shared address's bits (cutelab.address.PointerInt.__xor__)
+
+
 def _runtime_pointer(dtype, value, mem_space, align):
     from .instr.address_access import runtime_pointer
 

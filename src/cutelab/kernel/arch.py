@@ -266,7 +266,6 @@ def _shuffle_width(mode: str, mask_and_clamp: Any, what: str) -> int:
 
 def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any) -> Any:
     from .frontend.trace import TraceValue, current, tracing
-
     from .ir.symbolic import is_sym
 
     what = f"cute.arch.shuffle_sync{'' if mode == 'idx' else '_' + mode}"
@@ -275,6 +274,9 @@ def _shuffle(mode: str, value: Any, offset: Any, mask: Any, mask_and_clamp: Any)
     t = current(what)
     if int(mask) not in (-1, 0xFFFFFFFF):
         raise TraceError(f"kernel {t.name}: {what}: only the full-warp mask (-1) is supported, got {mask!r}")
+    static = getattr(offset, "value", None)  # a static cutlass Int32(5)
+    if isinstance(static, int) and not isinstance(static, bool):
+        offset = static
     if isinstance(offset, bool):
         raise TraceError(f"kernel {t.name}: {what}: the offset must be an integer, got {offset!r}")
     if isinstance(offset, TraceValue):  # a runtime offset (per lane), as shfl.sync's b operand

@@ -362,6 +362,10 @@ class SmemEngine(GmemEngine):
         sh = self.param
         root = getattr(sh, "base", sh)
         what = f"recast_ptr({self.ptr_str(offset)}, dtype={dtype})"
+        if getattr(self, "ptr_swizzle", None) is not None:
+            # a swizzled pointer (get_tensor(..., swizzle=S)): CuTe DSL's recast_ptr(ptr, swizzle_=None, ...) gives
+            # a plain pointer at the same address (quack's as_position_independent_swizzle_tensor relies on it)
+            return SmemEngine(self.param).recast(offset, dtype)
         if type(self) is not SmemEngine:
             if dtype.name == self.dtype.name:  # the same element type: the same (swizzled) pointer
                 return self, offset

@@ -14,6 +14,10 @@ Accesses split into runs the swizzle keeps contiguous (it never moves the bits b
 (``cutelab.kernel.ir.symbolic.Swz``), so both back ends and the launch's bounds checks see
 ordinary accesses.
 
+A view whose swizzle came from its layout shows that layout as a ``SwizzledViewLayout`` (the swizzle and
+the view's offset kept with the plain layout): ``make_tensor(make_ptr(swizzled address), view.layout)``, quack's
+position-independent partitions, is the view again (``view_tensor``).
+
 Printing shows what CuTe DSL holds instead (``dsl_view``): the allocated tensor as
 ``ptr<f16, smem, align<16>> o S<3,3,3> o 0 o (8,64):(64,1)``, and each view as CuTe's
 slice_and_offset left it: the swizzle kept with the offset's Y/Z bits (``S o 16 o (8,16):(64,1)``)
@@ -28,13 +32,14 @@ from typing import Any, List, Sequence, Tuple
 from ...errors import TraceError
 import math
 
-from ..ir.symbolic import add, is_sym, sym_div, swizzle_expr
+from ...layout import Layout
+from ..ir.symbolic import add, is_sym, mul, sym_div, swizzle_expr
 from ..ir.nodes import Load, Store, _align_of
 from .shared_address import SharedAddress  # noqa: F401  (re-exported: inline PTX operands)
 from .engines import SmemEngine, UndefinedValue
 from .trace import TraceValue, _refs_of, _static_offsets, current
 
-__all__ = ["SwizzledSmemEngine", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
+__all__ = ["SwizzledSmemEngine", "SwizzledViewLayout", "element_swizzle", "smem_runs", "struct", "SmemRegion", "SmemPtr", "use_dynamic_smem",
            "SharedAddress"]
 
 
@@ -208,6 +213,10 @@ def dsl_view(sw: Any, t: Any, layout: Any, dyn_bits: Any = None) -> Any:
     return math.gcd(moved, anti.moved()) if anti.dyn_bits else moved + anti.static, str(res)
 
 
+def _is_batch_offset(offset: Any) -> bool:
+    return hasattr(offset, "shape") and hasattr(offset, "dtype") and not is_sym(offset)
+
+
 class SwizzledSmemEngine(SmemEngine):
     """A shared array read and written through a swizzle of its element offsets."""
 
@@ -225,6 +234,17 @@ class SwizzledSmemEngine(SmemEngine):
     def alignment(self, offset: Any) -> int:
         a = super().alignment(offset)
         return min(a, max(self.dtype.bytes, (1 << self.swizzle.num_base) * self.dtype.bytes))
+
+    def view_layout(self, layout: Any, offset: Any) -> Any:
+        """The layout a tensor over this engine at offset shows (Tensor.layout): a SwizzledViewLayout where the
+        swizzle came from a composed layout (a swizzled pointer's views keep plain layouts, as in CuTe DSL)."""
+        if self.ptr_swizzle is not None or self.swizzle.is_identity or _is_batch_offset(offset):
+            return layout
+        return SwizzledViewLayout.of(layout, self, offset)
+
+    def unswizzled(self) -> SmemEngine:
+        """The same shared array read without the swizzle (a plain pointer made from this one's address)."""
+        return SmemEngine(self.param)
 
     def ptr_align(self, offset: Any) -> int:
         """The alignment CuTe DSL prints for the swizzled pointer of a view at offset: the address's."""
@@ -776,14 +796,94 @@ def _smem_region_ptr(ptr: Any, swizzle_: Any, dtype: Any) -> Any:
     return SmemPtr(region, nbytes, dtype, swizzle_)
 
 
+class SwizzledViewLayout(Layout):
+    """The ``.layout`` of a view of swizzled shared memory whose swizzle came from its layout (a slice or a
+    partition of ``make_tensor(ptr, S o 0 o L)``). CuTe DSL holds such a view as its slices left it
+    (``dsl_view``): the offset's Y/Z bits stay with the swizzle, or the swizzle decays to strides that
+    depend on them, run-time values where the offset is. cutelab keeps the view as the swizzle S, the
+    view's offset o (elements from the array's start) and the plain layout L (this object's shape and
+    stride, so the algebra sees L). What CuTe DSL's decayed layout maps i to is S(o + L(i)) - S(o), and
+    ``make_tensor(p, view.layout)`` is the tensor that reads ``p + S(o + L(i)) - S(o)``
+    (``view_tensor``): quack's position-independent partitions (``partition_D_position_independent``) put
+    such a layout on the pointer ``make_ptr(swizzle(address of the thread's element))``."""
+
+    __slots__ = ("view_engine", "view_offset")
+
+    @classmethod
+    def of(cls, layout: Layout, engine: Any, offset: Any) -> "SwizzledViewLayout":
+        obj = cls._raw(layout.shape, layout.stride)
+        object.__setattr__(obj, "view_engine", engine)
+        object.__setattr__(obj, "view_offset", offset)
+        return obj
+
+    def plain(self) -> Layout:
+        return Layout._raw(self.shape, self.stride)
+
+
+def _layout_bits(layout: Layout, what: str) -> int:
+    """Every bit an offset of layout can set: the union over its modes of the bits of stride * [0, extent)."""
+    from ... import int_tuple as it
+
+    bits = 0
+    for n, d in zip(it.flatten_to_tuple(layout.shape), it.flatten_to_tuple(layout.stride)):
+        if not isinstance(n, int) or not isinstance(d, int):
+            raise TraceError(f"{what}: the layout {layout} has run-time entries")
+        if n > 1 and d:
+            top = abs(d) * (n - 1)
+            low = abs(d) & -abs(d)
+            bits |= ((1 << top.bit_length()) - 1) & ~(low - 1)
+    return bits
+
+
+def view_tensor(ptr: Any, layout: SwizzledViewLayout) -> Any:
+    """make_tensor(p, view.layout) for the layout of a swizzled shared-memory view (SwizzledViewLayout): the
+    tensor reading p + S(o + L(i)) - S(o), which is what CuTe DSL's form of the layout gives where the view's
+    offset o, split into its Y/Z bits zy and the others, and the layout's bits are disjoint (then S(o + l) -
+    S(o) = S(zy + l) - S(zy), the decayed layout's value (bits above the swizzle's span may carry); and where the swizzle stays in CuTe DSL's form,
+    S o zy o L, zy must be 0). Supported where p is S(o) of the same array: the tensor is then the view
+    itself (p = swizzle(address of element o) is quack's swizzle_ptr of the view's own pointer)."""
+    from ...swizzle import _eval_last, _only_zy, _project
+    from ...tensor import Tensor
+    from ..analysis.bits import possible_bits
+
+    src, o = layout.view_engine, layout.view_offset
+    sw, plain = src.swizzle, layout.plain()
+    eng = ptr.engine
+    what = f"make_tensor({ptr}, {plain}) (the layout of a swizzled shared-memory view, {sw} at a thread's offset)"
+    if type(eng) is not SmemEngine or eng.param is not src.param:
+        raise TraceError(f"{what}: the pointer must be a plain pointer into the view's own shared array "
+                         f"({src.param.name}); cutelab does not carry such a layout to other memory")
+    ob = (int(o) if int(o) >= 0 else -1) if isinstance(o, int) else possible_bits(o)
+    lb = _layout_bits(plain, what)
+    span = (1 << (sw.num_base + sw.num_bits + abs(sw.num_shift))) - 1  # the bits the swizzle reads and writes:
+    if ob & lb & span:  # above them offsets add freely; below, o and L(i) must not carry into each other
+        raise TraceError(f"{what}: the view's offset and its layout can set the same bits below the swizzle's "
+                         f"span (offset bits {ob & span:#x}, layout bits {lb & span:#x}); CuTe DSL's form of such a "
+                         f"layout is not S(o + L(i)) - S(o), which is all cutelab represents")
+    only = _only_zy(sw)
+    active = _project(only, plain, plain.size() - 1, _eval_last(plain) & sw.swizzle_code)
+    if active & ~sw(active) and ob & sw.swizzle_code:  # CuTe DSL keeps S o zy o L: p + S(zy + L(i)), zy != 0
+        raise TraceError(f"{what}: CuTe DSL keeps this view's swizzle with the offset's Y/Z bits (S o zy o L); a "
+                         f"layout of that form on another pointer is not supported")
+    shift = add(ptr.offset, mul(swizzle_expr(o, sw.num_bits, sw.num_base, sw.num_shift), -1))
+    if not (isinstance(shift, int) and shift == 0):
+        raise TraceError(f"{what}: the pointer is not the swizzled address of the view's own element (its offset "
+                         f"{ptr.offset} is not {sw}({o})); cutelab supports this layout only on that pointer "
+                         f"(quack's swizzle_ptr of the view's pointer)")
+    view = SwizzledSmemEngine(src.param, sw, origin=src.origin, base_align=src.base_align)
+    return Tensor(view, plain, o, _checked=True)
+
+
 def swizzled_view(ptr: Any, layout: Any) -> Any:
     """make_tensor(smem pointer, S o k o L) in a kernel: the shared array read through the swizzle S
     (element units, as CuTe DSL evaluates a composed layout) at offsets k + L(i) from the pointer.
     The pointer of a tensor whose swizzle came from its layout is a plain pointer, as in CuTe DSL;
-    None where this is not a kernel's shared memory."""
+    None where this is not a kernel's shared memory. A view's layout (SwizzledViewLayout): view_tensor."""
     from ...swizzle import Swizzle
     from ...tensor import Tensor, TensorError
 
+    if isinstance(layout, SwizzledViewLayout):
+        return view_tensor(ptr, layout)
     eng = ptr.engine
     if not isinstance(eng, SmemEngine) or not isinstance(layout.inner, Swizzle) or not isinstance(layout.offset, int):
         return None
