@@ -477,8 +477,9 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     narrower than its tile in every tiled mode (flash_attn.cute's Q of 128 rows and head dim 8 under a 192 x 16
     tile; a grouped GEMM's template, whose descriptor the kernel rewrites: kernel/instr/tensormap.py), or of a
     flat, static, non-broadcast tensor, is a coordinate view of the same memory, CuTe DSL's coordinate tensor
-    in cutelab's form: the tensor's own shape (for the narrower one its dynamic extents stay dynamic, so a
-    dynamic template's tiles keep their coordinates through local_tile), each tiled mode
+    in cutelab's form: the tensor's own shape (its dynamic extents stay dynamic, as CuTe DSL's: a k-tile count
+    read off it bounds a runtime loop, and a dynamic template's tiles keep their coordinates through
+    local_tile), each tiled mode
     COORD_EXTENT apart in the descriptor's dimension order. Reading it as memory is out of bounds (refused);
     TMA copies decode the coordinates from its offsets with each tiled mode COORD_EXTENT long. A nested
     tensor narrower than its tile in every mode gets COORD_EXTENT-long modes; other tensors are their own TMA
