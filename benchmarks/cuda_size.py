@@ -59,8 +59,10 @@ def cases(only: str, sizes: str) -> List[Tuple[str, str, List[str]]]:
         file, presets = examples[name][0], examples[name][1]
         path = unchanged.get(name) or str(ROOT / "examples" / "dsl" / file)
         for size in sizes.split(","):
-            if size not in presets:
-                raise SystemExit(f"cuda_size: {name} has no size preset {size!r} (it has {', '.join(presets)})")
+            if size not in presets:  # skipped, as dsl_examples.py skips it
+                print(f"cuda_size: {name} has no size preset {size!r} (it has {', '.join(presets)}): skipped",
+                      file=sys.stderr)
+                continue
             out.append((f"{name} {size}", path, list(presets[size])))
     return out
 
