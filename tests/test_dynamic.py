@@ -177,6 +177,35 @@ def test_dynamic_bool_and_or_not():
     assert isinstance(r, DynBool) and not r
 
 
+def test_divmod_and_pow_of_a_dynamic_integer_stay_dynamic():
+    n = DynInt(48, div=16)
+    q, r = divmod(n, 5)
+    assert (type(q), type(r), int(q), int(r)) == (DynInt, DynInt, 9, 3)
+    q, r = divmod(100, n)
+    assert (type(q), int(q), int(r)) == (DynInt, 2, 4)
+    assert type(n ** 2) is DynInt and int(n ** 2) == 2304 and str(n ** 2) == "?{div=256}"
+    assert type(2 ** DynInt(3)) is DynInt and int(2 ** DynInt(3)) == 8
+    assert n ** -1 == 1 / 48 and pow(n, 2, 5) == 4  # as for ints: a float, and a static modular power
+
+
+@cute.kernel
+def _tile_rows(A: cute.Tensor, B: cute.Tensor):
+    tiles, _ = divmod(A.shape[0], 4)  # a tile count made with divmod: still a runtime loop bound
+    acc = A[0] * 0.0
+    for t in range(tiles):
+        acc = acc + A[t * 4]
+    B[0] = acc
+
+
+def test_divmod_bound_is_a_runtime_loop():
+    A = np.arange(64, dtype=np.float32)
+    B = np.zeros(1, np.float32)
+    _tile_rows(from_dlpack(A).mark_layout_dynamic(), from_dlpack(B)).launch(grid=1, block=1)
+    assert B[0] == A[::4].sum()
+    src = cuda.render(last_launch().ir)
+    assert "for (int i0 = 0; i0 < 16; i0 += 1) {" in src and src.count("__ldg(A") == 2
+
+
 # ---- jit functions: Int32 arguments are dynamic, prints come first
 def test_jit_int32_argument_prints_question_mark_and_runs_with_value():
     @cute.jit

@@ -189,6 +189,27 @@ class DynInt(int, metaclass=_DynMeta):
             return NotImplemented
         return self._res(o, int(o) % int(self), 1)
 
+    # divmod and ** of a dynamic integer are dynamic too (a loop bound made with them stays a runtime loop)
+    def __divmod__(self, o: Any) -> Any:
+        if not _int_like(o):
+            return NotImplemented
+        return self.__floordiv__(o), self.__mod__(o)
+
+    def __rdivmod__(self, o: Any) -> Any:
+        if not _int_like(o):
+            return NotImplemented
+        return self.__rfloordiv__(o), self.__rmod__(o)
+
+    def __pow__(self, o: Any, mod: Any = None) -> Any:
+        if not _int_like(o) or mod is not None or int(o) < 0:  # (a negative power is a float, as for ints)
+            return int.__pow__(int(self), o, mod) if mod is not None or _int_like(o) else NotImplemented
+        return self._res(o, int(self) ** int(o), self.div ** int(o) if not isinstance(o, DynInt) else 1)
+
+    def __rpow__(self, o: Any) -> Any:
+        if not _int_like(o) or int(self) < 0:
+            return int.__rpow__(int(self), o) if _int_like(o) else NotImplemented
+        return self._res(o, int(o) ** int(self), 1)
+
     def __neg__(self) -> "DynInt":
         return DynInt(-int(self), self.dtype, self.div, self.track)
 

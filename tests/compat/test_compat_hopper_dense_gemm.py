@@ -14,7 +14,6 @@ the cluster). Each run also prints the kernel's CUDA; nvcc (where installed) com
 """
 import hashlib
 import os
-import re
 import subprocess
 import sys
 
@@ -98,16 +97,15 @@ def test_one_cta_clusters_pass_the_programs_check(tmp_path):
     assert src.count("(cl_dyn_smem + 0);") == 2, [l for l in src.splitlines() if "cl_dyn_smem +" in l]
 
 
-def test_a_grid_rounded_up_to_whole_clusters_is_refused_not_wrong(tmp_path):
-    """N = 64 with 64-wide tiles and clusters (1, 2): the program launches a second column of CTAs
-    whose tiles lie wholly outside C. cutelab's TMA tensor is the global tensor, whose offsets do not
-    keep coordinates past its extent, so those tiles' stores would land on the next row's tiles: the
-    interpreter refuses the clash instead of returning a wrong C."""
+def test_a_grid_rounded_up_to_whole_clusters_passes_its_check(tmp_path):
+    """N = 64 with 64-wide tiles and clusters (1, 2): the program launches a second column of CTAs whose tiles
+    lie wholly outside C. The TMA tensors' extents are dynamic, as CuTe DSL's are (the tensors are marked
+    dynamic), so that column's tiles keep their coordinate (n = 64, past the extent, where TMA writes nothing)
+    and C is right. While the TMA tensor's extents were static, the rest-N mode of extent 1 kept no stride, its
+    tiles aliased onto the first column's and the interpreter refused the clash (a LaunchError)."""
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
     env.pop("CUTE_DSL_ARCH", None)
     p = subprocess.run([sys.executable, "-m", "cutelab", "run", PROGRAM, "--mnkl", "512,64,128,1", "--tile_shape_mn",
                         "64,64", "--cluster_shape_mn", "1,2"], cwd=str(tmp_path), env=env, capture_output=True,
                        text=True, timeout=600)
-    assert p.returncode != 0 and "PASS" not in p.stdout
-    assert re.search(r"TMA stores of blocks \(0,0,0\) and \(0,1,0\) both write element \d+ of mC_mnl\. If a tile "
-                     r"lies wholly outside the tensor", p.stderr), p.stderr[-3000:]
+    assert p.returncode == 0 and p.stdout.rstrip().endswith("PASS"), (p.stdout[-2000:], p.stderr[-3000:])

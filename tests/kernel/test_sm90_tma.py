@@ -465,3 +465,20 @@ def test_a_runs_tile_of_half_a_hierarchical_mode_takes_narrower_rows():
     atom, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), t, cute.make_layout((1, 128),
                                                                                                  stride=(0, 1)), (1, 128))
     assert (atom.desc.dims, atom.desc.box, atom.row) == ((128, 2), (128, 1), 128)
+
+
+def test_the_tma_tensor_of_a_dynamic_tensor_has_dynamic_extents():
+    # CuTe DSL's TMA tensor of a tensor marked dynamic has dynamic extents: a GEMM's k-tile count read off it
+    # (cute.size(gA_mkl, mode=[3])) bounds a runtime loop; with the extents' values the mainloop was unrolled once
+    # per k-tile (CUTLASS's dense_gemm_fp8_2xacc.py printed 34,012 CUDA lines at 4096^3, 4,686 now)
+    from cutelab.dynamic import DynInt
+
+    a = _a(256, 512).mark_layout_dynamic(leading_dim=1)
+    _, t = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a, _smem(K_SW128, cute.Float16, (128, 64)),
+                                       (128, 64))
+    assert all(type(e) is DynInt for e in t.shape) and [int(e) for e in t.shape] == [256, 512]
+    k_tiles = cute.size(cute.local_tile(t, (128, 64), (None, None)), mode=[3])
+    assert type(k_tiles) is DynInt and int(k_tiles) == 8
+    _, s = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(256, 512),
+                                       _smem(K_SW128, cute.Float16, (128, 64)), (128, 64))
+    assert s.shape == (256, 512) and not any(isinstance(e, DynInt) for e in s.shape)  # a static one stays static

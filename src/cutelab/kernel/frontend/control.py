@@ -9,9 +9,11 @@ body is traced once. Everything static stays Python: ``range`` with int bounds i
 Dynamic values (cutelab.dynamic.DynInt: runtime values of CuTe DSL whose value cutelab knows)
 count as runtime values here: ``for i in range(n)`` over a DynInt ``n`` is a runtime loop whose
 bound is n's value (not unrolled), an ``if`` on a DynBool (a comparison of DynInts in a kernel) is
-a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL). A
-``while`` on a DynBool stays static (run at trace time): its counter is usually a Python int,
-which cannot change inside a runtime region.
+a runtime branch whose condition is its known value (both sides are traced, as in CuTe DSL), and a
+``while`` on a DynBool is a runtime loop (its body traced once, not once per trip: CUTLASS's Hopper
+FMHA's ``while k_tile_count > 0`` over a dynamic sequence length printed one copy of its body per
+KV tile, 64 at 8192). Its counters are carried in registers: a DynInt or a Python int the body
+changes is promoted to a runtime Int32 there (carry.py), as CuTe DSL promotes it.
 
 Python variables that a runtime loop or branch reassigns are *carried*: the rewritten kernel
 passes their values in and out of the region through the helpers here, which keep tensor values
@@ -432,7 +434,11 @@ class WhileLoop:
         # runtime loop, as in CuTe DSL: the values it carries change, and the next test may not be decided
         # (a loop that leaves by break or return stays static: a runtime while cannot)
         ranged = not self.iterations and not self.jumps and is_sym(c) and getattr(c, "decided", None) is not None
-        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged):
+        # a DynBool (a comparison of dynamic values: a trip count from a dynamic shape or an Int32 argument) is a
+        # runtime condition in CuTe DSL: an scf.while, whatever value cutelab knows it has (a loop that leaves
+        # by break or return stays static, as the ranged one does)
+        known = not self.iterations and not self.jumps and isinstance(c, DynBool)
+        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged or known):
             return False
         t = self.t
         if self.iterations:

@@ -552,8 +552,9 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     narrower than its tile in every tiled mode (flash_attn.cute's Q of 128 rows and head dim 8 under a 192 x 16
     tile; a grouped GEMM's template, whose descriptor the kernel rewrites: kernel/instr/tensormap.py), or of a
     flat, static, non-broadcast tensor, is a coordinate view of the same memory, CuTe DSL's coordinate tensor
-    in cutelab's form: the tensor's own shape (for the narrower one its dynamic extents stay dynamic, so a
-    dynamic template's tiles keep their coordinates through local_tile), each tiled mode
+    in cutelab's form: the tensor's own shape (its dynamic extents stay dynamic, as CuTe DSL's: a k-tile count
+    read off it bounds a runtime loop, and a dynamic template's tiles keep their coordinates through
+    local_tile), each tiled mode
     COORD_EXTENT apart in the descriptor's dimension order. Reading it as memory is out of bounds (refused);
     TMA copies decode the coordinates from its offsets with each tiled mode COORD_EXTENT long. A nested
     tensor narrower than its tile in every mode gets COORD_EXTENT-long modes; other tensors are their own TMA
@@ -582,7 +583,11 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
         # 2026-11-28 such a tensor's view had COORD_EXTENT-long modes: flash_attn.cute read 2^20 rows.)
         # (the atom decodes an offset into coordinates with each tiled mode COORD_EXTENT long: past the
         # tensor's extent too)
-        keep = tuple(lshape) if narrower else tuple(shape)
+        # the tensor's own extents, DynInts where they are dynamic (shape holds their values): CuTe DSL's TMA tensor
+        # of a tensor marked dynamic has dynamic extents, so a k-tile count read off it (cute.size(gA_mkl, mode=[3]))
+        # bounds a runtime loop; with the values, every GEMM's mainloop was unrolled once per k-tile (CUTLASS's
+        # dense_gemm_fp8_2xacc.py: 9,844 CUDA lines at K = 1024, 34,012 at 4096)
+        keep = tuple(lshape)
         real = _compact_coords(keep, order, len(tiler))
         decode = Layout._raw(tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n)), real.stride)
         return Tensor(gmem_tensor.engine, real, gmem_tensor.offset, _checked=True), decode
