@@ -488,6 +488,8 @@ def _smem_order(order: list, outer: Layout, box_t: tuple, ntile: int) -> list:
 
     >>> _smem_order([2, 1, 0], Layout._raw((2, 96, 64), (64, 128, 1)), (2, 96, 64), 3)
     [2, 0, 1]
+    >>> _smem_order([0, 1, 2, 3], Layout._raw((64, 1, 64, 1), (1, 0, 64, 0)), (64, 1, 64, 1), 4)  # heads: one element
+    [0, 1, 2, 3]
     """
     tile = box_t[:ntile]
     if it.product(outer.shape) != it.product(tile):
@@ -499,7 +501,13 @@ def _smem_order(order: list, outer: Layout, box_t: tuple, ntile: int) -> list:
         mul *= e
     inner = order[0]
     tiled = sorted((i for i in step if i != inner), key=lambda i: (step[i], i))
-    return [inner] + tiled + [i for i in order if i != inner and i not in step]
+    if [i for i in order[1:] if i in step] == tiled:
+        return order  # the tiled modes already come in shared memory's order: the global strides' order stands
+    # the tiled modes take, in shared memory's order, the places they hold in the global strides' order; a mode of
+    # one box element stays where its stride puts it (moving it changes the copies' coordinate order, which the
+    # kernels' TMA coordinates follow: CUTLASS's Hopper FMHA's (d, heads, seqlen, batch) read the wrong boxes)
+    moved = iter(tiled)
+    return [inner] + [next(moved) if i in step else i for i in order[1:]]
 
 
 def _hierarchical_tiles(tiler: tuple, shape: tuple, stride: tuple) -> tuple:
