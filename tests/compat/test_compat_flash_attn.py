@@ -89,7 +89,7 @@ def _collect(tmp_path, args, plugin):
            "-rA"] + (["-p", "flash_attn_select"] if plugin else []) + args
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (SCRIPTS, os.environ.get("PYTHONPATH")) if p))
     (tmp_path / "built.txt").unlink(missing_ok=True)
-    res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    res = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
     res.built = sum(int(n) for n in (tmp_path / "built.txt").read_text().split())
     return res, [ln for ln in res.stdout.splitlines() if "::" in ln and " " not in ln]  # the ids --collect-only -q lists
 
@@ -117,7 +117,7 @@ def test_select_plugin_builds_only_the_named_cases(tmp_path):
     sel, sel_ids = _collect(tmp_path, ids, plugin=True)
     assert full.returncode == 0 and sel.returncode == 0, full.stdout + full.stderr + sel.stdout + sel.stderr
     assert sel_ids == full_ids == ids
-    cases = lambda out: [ln for ln in out.splitlines() if ln.startswith("CASE")]  # noqa: E731
+    cases = lambda out: [ln for ln in out.splitlines() if ln.startswith("CASE")]
     assert cases(sel.stdout) == cases(full.stdout) and len(cases(sel.stdout)) == 4
     # the full collection builds 3*3*3*2 + 2*2 + 2 cases; the plugin the 4 named ones
     assert full.built == 60 and sel.built == 4, (full.built, sel.built)
@@ -138,7 +138,8 @@ def _fetched() -> bool:
                                       ("sm_90a", (PACK_GQA,))], ids=["sm80_fwd_pack_gqa", "sm90_fwd_bwd", "sm90_pack_gqa"])
 def test_flash_attn_tests_pass_under_cutelab_run(arch, ids):
     res = subprocess.run([sys.executable, os.path.join(SCRIPTS, "flash_attn_tests.py"), "--dir", QUACK,
-                          "--arch", arch, "--select", ",".join(ids)], capture_output=True, text=True, timeout=600)
+                          "--arch", arch, "--select", ",".join(ids)], capture_output=True, text=True, timeout=600,
+                         check=False)
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-6000:]
     assert f"{FILE}: {len(ids)} passed, 0 failed, 0 errors" in res.stdout.splitlines(), out[-6000:]
