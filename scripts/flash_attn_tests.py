@@ -1,16 +1,23 @@
 """Run flash_attn.cute's own tests (flash-attn-4, Dao-AILab's flash-attention) unchanged under ``cutelab run -m pytest``.
 
-flash-attn-4 4.0.0b27 is installed apart from the environment (``pip install --no-deps --target SITE``),
-with what it imports: quack-kernels 0.5.3 (its ``>=0.5.3``), einops, apache-tvm-ffi (its cache imports
-``tvm_ffi``) and triton (quack 0.5.3's autotuner imports it; torch's CPU wheels do not carry it). Its
-tests are taken from its git repository at the version's tag (``fa4-v4.0.0.beta27``: the wheel's files
-are the tag's), so that they match the kernels. The selection is by test id (``--select``, default
-``SM80_FORWARD``) at the smallest sizes the tests parametrize; the script prints one line per test
-file: passed, failed and errors. Collecting test_flash_attn.py (415,818 parametrized cases) takes most of
-a run's time on the interpreter (about 4 minutes here against 16 s for a packed-GQA case's call).
+flash-attn-4 4.0.0b27 is installed apart from the environment by ``python3 scripts/quack_tests.py --fetch .quack``
+(``pip install --no-deps --target .quack/site``, with quack-kernels 0.5.3, its ``>=0.5.3``, einops and
+apache-tvm-ffi, which its cache imports as ``tvm_ffi``; no nvidia-cutlass-dsl: under ``cutelab run``,
+``import cutlass`` is cutelab; no Triton: quack's ``import triton`` finds cutelab's stand-in for Triton's host
+utilities). Neither its wheel nor its sdist holds the tests: they are carried, unchanged, in
+tests/compat/programs/flash_attn (tests/cute/test_flash_attn.py and its conftest.py from the git tag
+``fa4-v4.0.0.beta27``, whose files are the wheel's, with flash-attention's LICENSE), or taken from a
+flash-attention git directory (``--repo``, all of tests/cute at ``--rev``). They run from a copy in a temporary
+folder (so that no conftest or pytest setting of this repository applies), with the plugin
+scripts/flash_attn_select.py, which builds only the parametrized cases named (collecting the whole file's
+415,818 cases took 52 s of wall, 36 CPU-s, on this 2-core machine, 2026-11-28, and minutes when it was busier;
+with the plugin, 7 s, imports included). The selection is by test id
+(``--select``, default ``SM80_FORWARD``) at the smallest sizes the tests parametrize; the script prints one
+line per test file: passed, failed and errors.
 
-    python3 scripts/flash_attn_tests.py --site /tmp/fa4site --install \\
-        --repo FLASH_ATTENTION_GIT_DIR [--select SM80_FORWARD|SM90_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA|SM90_BACKWARD] \\
+    python3 scripts/quack_tests.py --fetch .quack     # once: the pinned packages into .quack/site
+    python3 scripts/flash_attn_tests.py [--dir .quack] [--repo FLASH_ATTENTION_GIT_DIR] \\
+        [--select SM80_FORWARD|SM90_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA|SM90_BACKWARD|ID,ID...] \\
         [--arch sm_80] [-- extra pytest args]
 
 ``--arch`` sets CUTE_DSL_ARCH, which is the emulated GPU's capability (so flash_attn.cute picks its
@@ -25,13 +32,14 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
-PINS = ("flash-attn-4==4.0.0b27", "quack-kernels==0.5.3", "einops==0.8.2", "apache-tvm-ffi==0.1.15.post2",
-        "triton==3.9.0")
-REV = "fa4-v4.0.0.beta27"
+REV = "fa4-v4.0.0.beta27"  # flash-attention's tag of flash-attn-4 4.0.0b27 (commit 0251105a2fb19d2957484b7f023cd8c115286ced)
+HERE = os.path.dirname(os.path.abspath(__file__))
+CARRIED = os.path.join(os.path.dirname(HERE), "tests", "compat", "programs", "flash_attn", "tests")
 
 # the smallest cases of the forward tests (bf16), causal and not: SM80 (Ampere path)
 SM80_FORWARD = tuple(
@@ -65,8 +73,9 @@ ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a", "SM80_PACK_GQA": "sm_
         "SM90_PACK_GQA": "sm_90a", "SM90_BACKWARD": "sm_90a"}  # CUTE_DSL_ARCH of each selection
 
 
-def install(site: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, *PINS], check=True)
+def copy_carried(out: str) -> None:
+    """The carried test files (tests/compat/programs/flash_attn/tests) into out/tests."""
+    shutil.copytree(CARRIED, os.path.join(out, "tests"), ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def export_tests(repo: str, rev: str, out: str) -> None:
@@ -80,37 +89,54 @@ def export_tests(repo: str, rev: str, out: str) -> None:
                                    capture_output=True).stdout)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--site", required=True, help="the folder flash-attn-4 is (or is to be) installed in")
-    ap.add_argument("--install", action="store_true", help=f"pip install {' '.join(PINS)} there first")
-    ap.add_argument("--repo", required=True, help="flash-attention's git directory")
-    ap.add_argument("--rev", default=REV, help=f"the tag of the installed version (default {REV})")
-    ap.add_argument("--arch", default=None, help="CUTE_DSL_ARCH (default: the selection's, else sm_80)")
-    ap.add_argument("--select", default="SM80_FORWARD", help=f"one of {sorted(SELECTIONS)}, or test ids joined by ','")
-    ap.add_argument("pytest_args", nargs="*")
-    a = ap.parse_args()
-    if a.install:
-        install(a.site)
+def run(site: str, sel: list, arch: str, extra: list, repo: str = "", rev: str = REV) -> tuple:
+    """Run the selected test ids; returns (exit code, {file: Counter of PASSED/FAILED/ERROR}, pytest's last line,
+    the completed process)."""
     work = tempfile.mkdtemp(prefix="flash_attn_tests_")
-    export_tests(a.repo, a.rev, work)
-    sel = list(SELECTIONS[a.select]) if a.select in SELECTIONS else a.select.split(",")
-    a.arch = a.arch or ARCH.get(a.select, "sm_80")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), a.site) if p),
-               CUTE_DSL_ARCH=a.arch, FLASH_ATTENTION_DISABLE_SPLIT="TRUE")
-    run = ["cutelab", "run", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "-rA"]
-    print(f"{len(sel)} tests selected ({a.select}), CUTE_DSL_ARCH={a.arch}", flush=True)
-    res = subprocess.run(run + a.pytest_args + sel, cwd=work, env=env, capture_output=True, text=True)
+    try:
+        if repo:
+            export_tests(repo, rev, work)
+        else:
+            copy_carried(work)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}  # the conftest's GPU
+        # assignment to xdist workers (it waits for worker 0's list) is for its own workers, not a caller's
+        env.update(CUTE_DSL_ARCH=arch, FLASH_ATTENTION_DISABLE_SPLIT="TRUE")
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), os.path.abspath(site), HERE) if p)
+        cmd = ["cutelab", "run", "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-p",
+               "flash_attn_select", "-q", "-rA", *extra, *sel]
+        res = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     table: dict = collections.defaultdict(collections.Counter)
     for line in res.stdout.splitlines():
         m = re.match(r"(PASSED|FAILED|ERROR) (\S+?)::", line)
         if m:
             table[m.group(2)][m.group(1)] += 1
+    out = res.stdout.strip().splitlines()
+    return res.returncode, table, (out[-1] if out else res.stderr[-2000:]), res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dir", default=".quack", help="the folder `scripts/quack_tests.py --fetch` filled (default .quack)")
+    ap.add_argument("--repo", help="flash-attention's git directory: its tests/cute at --rev instead of the carried files")
+    ap.add_argument("--rev", default=REV, help=f"the tag of the installed version (default {REV})")
+    ap.add_argument("--arch", default=None, help="CUTE_DSL_ARCH (default: the selection's, else sm_80)")
+    ap.add_argument("--select", default="SM80_FORWARD", help=f"one of {sorted(SELECTIONS)}, or test ids joined by ','")
+    ap.add_argument("pytest_args", nargs="*")
+    a = ap.parse_args()
+    site = os.path.join(a.dir, "site")
+    if not os.path.isdir(os.path.join(site, "flash_attn")):
+        sys.exit(f"flash-attn-4 is not in {site}: run `python3 scripts/quack_tests.py --fetch {a.dir}` first")
+    sel = list(SELECTIONS[a.select]) if a.select in SELECTIONS else a.select.split(",")
+    arch = a.arch or ARCH.get(a.select, "sm_80")
+    print(f"{len(sel)} tests selected ({a.select}), CUTE_DSL_ARCH={arch}", flush=True)
+    code, table, last, _ = run(site, sel, arch, a.pytest_args, a.repo or "", a.rev)
     for f in sorted(table):
         c = table[f]
         print(f"{f}: {c['PASSED']} passed, {c['FAILED']} failed, {c['ERROR']} errors")
-    print(res.stdout.strip().splitlines()[-1] if res.stdout.strip() else res.stderr[-2000:])
-    sys.exit(res.returncode)
+    print(last)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ import tempfile
 
 VERSION = "0.5.3"
 PINS = (f"quack-kernels=={VERSION}", "einops==0.8.2", "apache-tvm-ffi==0.1.15.post2")
+# flash-attn-4 (flash_attn.cute) at the version that asks for this quack: its tests are carried in
+# tests/compat/programs/flash_attn (scripts/flash_attn_tests.py runs them with this folder's site)
+FLASH_ATTN_PINS = ("flash-attn-4==4.0.0b27",)
 REV = f"v{VERSION}"
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the test files of the kernels the issue names: softmax, RMSNorm, LayerNorm, cross-entropy, the GEMMs
@@ -41,11 +44,12 @@ FILES = ("softmax", "cross_entropy", "rmsnorm", "layernorm", "linear", "mlp", "g
 
 
 def fetch(root: str) -> None:
-    """Install the pinned packages into ROOT/site and put the sdist's tests in ROOT/tests (idempotent)."""
+    """Install the pinned packages (quack's and flash-attn-4) into ROOT/site and put quack's sdist's tests in
+    ROOT/tests (idempotent: a site that lacks one of the packages is installed over)."""
     site, tests = os.path.join(root, "site"), os.path.join(root, "tests")
-    if not os.path.isdir(os.path.join(site, "quack")):
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", site, *PINS],
-                       check=True)
+    if not all(os.path.isdir(os.path.join(site, pkg)) for pkg in ("quack", "flash_attn", "einops", "tvm_ffi")):
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", site,
+                        *PINS, *FLASH_ATTN_PINS], check=True)
     if not os.path.isdir(tests):
         with tempfile.TemporaryDirectory() as tmp:
             subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
