@@ -202,6 +202,11 @@ class TensorMapPointer:
     def __repr__(self) -> str:
         return f"<pointer to {self.tmap!r}>"
 
+    def as_pointer(self, dtype: Any) -> "TensorMapWords":
+        """``cutlass.Pointer(self, dtype=...)`` (memory.Pointer asks it, so that memory.py need not import this
+        module, which imports memory's Array)."""
+        return tensor_map_words(self, dtype)
+
 
 class TensorMapWords:
     """``cutlass.Pointer(tmap.get_ptr(), dtype=cutlass.Int64)``: the tensor map kernel parameter's 16
