@@ -107,9 +107,9 @@ class Pointer:
     memory). ``peer`` is the CTA rank of the cluster it points into, after ``prims.mapa``."""
 
     def __new__(cls, ptr: Any = None, dtype: Any = None, *args: Any, **kwargs: Any) -> Any:
-        as_pointer = getattr(type(ptr), "as_pointer", None)
-        if as_pointer is not None:  # cutlass.Pointer(tmap.get_ptr(), dtype=Int64): the map's words (tensor_map.py)
-            return as_pointer(ptr, dtype)
+        of = getattr(type(ptr), "cutlass_pointer", None)
+        if of is not None:  # cutlass.Pointer(tmap.get_ptr(), dtype=Int64): the map's words (tensor_map.py)
+            return of(ptr, dtype)
         return super().__new__(cls)
 
     def __init__(self, ptr: Any, dtype: Any = None, peer: Any = None, granule: int = 0, **kwargs: Any):

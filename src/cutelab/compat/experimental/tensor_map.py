@@ -202,7 +202,7 @@ class TensorMapPointer:
     def __repr__(self) -> str:
         return f"<pointer to {self.tmap!r}>"
 
-    def as_pointer(self, dtype: Any) -> "TensorMapWords":
+    def cutlass_pointer(self, dtype: Any) -> "TensorMapWords":
         """``cutlass.Pointer(self, dtype=...)`` (memory.Pointer asks it, so that memory.py need not import this
         module, which imports memory's Array)."""
         return tensor_map_words(self, dtype)
