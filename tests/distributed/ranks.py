@@ -45,7 +45,8 @@ def _child(rank: int, n: int, port: int, program: str, args: List[str], env: dic
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         os.environ.update(env)
         os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(n), LOCAL_WORLD_SIZE=str(n),
-                          GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                          GROUP_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                          TORCHELASTIC_USE_AGENT_STORE="True")  # the launcher holds the store, as torchrun's agent
         os.chdir(os.path.dirname(program))
         from cutelab.compat.run import main
 
@@ -109,6 +110,15 @@ def _launch(program: str, n: int, args: List[str], env: Optional[dict], timeout:
         if pid == 0:
             _child(r, n, port, program, list(args), env, out, err)
         pids.append(pid)
+    # the rendezvous store lives in this launcher, as torchrun's agent keeps it (TORCHELASTIC_USE_AGENT_STORE): a rank
+    # that stops early (a program's own "not supported" exit) takes no store down with it while another rank is still
+    # setting up its process group (rank 0 hosting it reset the others' connections: "Connection reset by peer");
+    # made after the forks, so that no rank inherits its server
+    from datetime import timedelta
+
+    from torch.distributed import TCPStore
+
+    store = TCPStore("127.0.0.1", port, n, True, timedelta(seconds=timeout), wait_for_workers=False)
     codes: List[Optional[int]] = [None] * n
     end = time.monotonic() + timeout
     while time.monotonic() < end and any(c is None for c in codes):
@@ -122,6 +132,7 @@ def _launch(program: str, n: int, args: List[str], env: Optional[dict], timeout:
         if codes[i] is None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+    del store
     return codes
 
 
