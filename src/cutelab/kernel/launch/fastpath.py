@@ -25,8 +25,9 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
     ``replay`` (a remembered @cute.jit call, CompiledFunction._replay) addresses that fail their
     checks give False as well: the jit function traces again. None when
     the call has something the generated code does not cover (tensors inside lists, host-side
-    prints, TMA descriptors): the general path serves every call then."""
-    if any(lau is None or tm is not None for _, lau, _, tm, *_ in fast.launches):
+    prints): the general path serves every call then. TMA descriptors are encoded again, as the
+    general path does, only for an address their slot does not hold (instr.tma.TensorMapArgs.fill)."""
+    if any(lau is None for _, lau, *_ in fast.launches):
         return None
     env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": _plan,
                            "LaunchError": LaunchError, "_ENV": EnvStream,
@@ -106,12 +107,15 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
               "        else:",  # a remembered @cute.jit call: storages now overlapping, or no longer shared
               "            try:", "                _new_addresses(addrs)", "            except LaunchError:",
               "                return False"]
-    for j, (plan, launcher, slots, _, spos, tdev, fixed) in enumerate(fast.launches):
+    for j, (plan, launcher, slots, tm, spos, tdev, fixed) in enumerate(fast.launches):
         dev = fast.devices[j]
         env.update({f"P{j}": plan, f"L{j}": launcher, f"W{j}": launcher.params.values,
                     f"M{j}": f"at the next launch of {plan.ir.name}", f"DV{j}": dev})
         lines += [f"    ew = P{j}.error_word", "    if ew is not None and ew.word[0]:", f"        ew.check(M{j})"]
         lines += [f"    W{j}[{i}] = a{k}" for i, k in slots]
+        if tm:  # TMA descriptors hold the tensors' addresses (they follow the kernel's own parameters)
+            env[f"TM{j}"] = tm
+            lines.append(f"    TM{j}.fill(L{j}.params, W{j}, {len(plan.ir.params)})")
         lines += ["    if stream is not None:", f"        h = _handle(stream, DV{j})"]
         if spos is not None:
             # a TVM-FFI call's env stream (runtime.EnvStream): torch's current stream on the launch's
