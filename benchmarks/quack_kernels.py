@@ -6,8 +6,10 @@ compiles them). Each process builds the inputs (bf16, seed 0), calls the kernel 
 checks the result against torch in float32 (a failed check is reported, not timed), then times it:
 ``--rounds`` rounds of ``--iters`` back-to-back calls between two CUDA events on the current stream,
 the median per call; then ``4 * --rounds`` single launches (synchronized before and after), their
-median; and the bandwidth of the bytes the kernel must move (inputs read once,
-outputs written once).
+median; the bandwidth of the bytes the kernel must move (inputs read once,
+outputs written once); and the GPU time per call (``--rounds`` rounds of ``--iters`` calls under
+torch.profiler, the kernels' durations summed per call, median): back to back is host-bound
+where a call costs the CPU more than its kernel takes, the GPU time is the compilers' part alone.
 
 Kernels: softmax forward (x -> y), RMSNorm forward (x, w -> y), LayerNorm forward (x, w, b -> y),
 cross-entropy forward (x, target -> loss, lse).
@@ -106,7 +108,24 @@ def _worker(kernel: str, m: int, n: int, rounds: int, iters: int) -> dict:
         end.record()
         end.synchronize()
         singles.append(start.elapsed_time(end) * 1e3)
-    return {"us": us, "gbps": nbytes / (us * 1e-6) / 1e9, "single_us": statistics.median(singles), "max_err": err}
+    res = {"us": us, "gbps": nbytes / (us * 1e-6) / 1e9, "single_us": statistics.median(singles), "max_err": err}
+    # the GPU's own time per call (torch.profiler's kernel records): what the compilers made, without the host
+    # path (back-to-back figures become host-bound where a call costs the CPU more than its kernel takes)
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    per_round = []
+    for _ in range(rounds):
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(iters):
+                call()
+            torch.cuda.synchronize()
+        ks = [e.time_range.elapsed_us() for e in prof.events() if e.device_type == DeviceType.CUDA]
+        if ks:
+            per_round.append(sum(ks) / iters)
+    if per_round:
+        res["gpu_us"] = statistics.median(per_round)
+    return res
 
 
 def _run(cmd: list, env: dict) -> dict:
@@ -157,7 +176,9 @@ def main() -> None:
             ratio = f"{ds['us'] / cl['us']:>17.0%}" if both else f"{'':>17}"
             single = (f"{cl['single_us']:>19.1f} {ds['single_us']:>8.1f} {ds['single_us'] / cl['single_us']:>6.0%}"
                       if both else "")
-            print(f"{kernel:<14} {size:<12} {cell(cl)} {cell(ds):>20} {ratio} {single}", flush=True)
+            gpu = (f"   GPU time: cutelab {cl['gpu_us']:.1f} us, CuTe DSL {ds['gpu_us']:.1f} us, "
+                   f"{ds['gpu_us'] / cl['gpu_us']:.0%}" if both and "gpu_us" in cl and "gpu_us" in ds else "")
+            print(f"{kernel:<14} {size:<12} {cell(cl)} {cell(ds):>20} {ratio} {single}{gpu}", flush=True)
             for name, r in (("cutelab", cl), ("CuTe DSL", ds)):
                 if "error" in r:
                     print(f"    {name}: {r['error']}")

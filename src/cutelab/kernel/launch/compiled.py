@@ -91,6 +91,17 @@ def _scalar_key(d: Any, v: Any) -> Any:
     return x
 
 
+def _traced_key(cf: Any, pos: int, d: Any) -> Any:
+    """``_scalar_key`` of the value cf traced its runtime scalar at pos with, made once per function."""
+    keys = cf.__dict__.get("_traced_keys")
+    if keys is None:
+        keys = cf._traced_keys = {}
+    k = keys.get(pos, keys)
+    if k is keys:
+        k = keys[pos] = _scalar_key(d, d.value)
+    return k
+
+
 def _accept_scalars(cf: Any, args: Tuple[Any, ...]) -> None:
     """Remember, for cf's generated check (fastpath ``RA``), the values this call gave cf's runtime
     scalars that convert to the values cf was traced with (quack passes eps=1e-6, a Python float, to
@@ -101,11 +112,13 @@ def _accept_scalars(cf: Any, args: Tuple[Any, ...]) -> None:
         if pos >= len(args) or j >= len(fast.dyn_ok):
             continue
         v = args[pos]
+        by_class = fast.dyn_ok[j]
+        seen = by_class.get(v.__class__)
         try:
-            if _scalar_key(d, v) != _scalar_key(d, d.value):
+            if seen is not None and v in seen:  # accepted before (the common case: no conversion)
                 continue
-            by_class = fast.dyn_ok[j]
-            seen = by_class.get(v.__class__)
+            if _scalar_key(d, v) != _traced_key(cf, pos, d):
+                continue
             if seen is None:
                 if len(by_class) >= 8:
                     continue
@@ -138,7 +151,7 @@ def _respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
             raise LaunchError(f"{cf.name}: argument {pos} was compiled as a runtime {d.dtype} "
                               f"(given {d.value}); got {v!r} ({type(v).__name__})")
         key.append(_scalar_key(d, v))
-        mine.append(_scalar_key(d, d.value))
+        mine.append(_traced_key(cf, pos, d))
     proto = getattr(cf, "proto_args", None) or {}
     for pos in sorted(proto):
         vals = protocol_values(args[pos]) if pos < len(args) else None
