@@ -125,6 +125,7 @@ class HopperAttentionBackward:
         self.threads = 384
         self.producer_regs, self.consumer_regs = 24, 240
         self.row_threads = 128  # threads per CTA of the pre- and postprocess kernels
+        self.split_dq = head_dim == 128  # see make_atoms
 
     def loop(self, *args):
         return cutlass.range(*args, unroll=1) if self.dynamic or self.causal else range(*args)
@@ -166,8 +167,11 @@ class HopperAttentionBackward:
         sdp_op = warpgroup.MmaF16BF16Op(dt, f32, (64, bM, 16), warpgroup.OperandSource.SMEM, K, K)
         # dV += P^T dO and dK += dS^T Q: A (P^T, dS^T) from registers, B (dO, Q) N-major
         dkv_op = warpgroup.MmaF16BF16Op(dt, f32, (64, d, 16), warpgroup.OperandSource.RMEM, K, MN)
-        # dQ = dS K: A (dS) M-major from shared memory, B (K) N-major; one warpgroup's 64 keys
-        dq_op = warpgroup.MmaF16BF16Op(dt, f32, (64, d, 16), warpgroup.OperandSource.SMEM, MN, MN)
+        # dQ = dS K: A (dS) M-major from shared memory, B (K) N-major. split_dq (head_dim 128): the two
+        # warpgroups take half of head_dim each over all 128 keys; else each takes its own 64 keys
+        # over all of head_dim (an N-major B of 32 columns is not a canonical GMMA layout)
+        dq_n = d // 2 if self.split_dq else d
+        dq_op = warpgroup.MmaF16BF16Op(dt, f32, (64, dq_n, 16), warpgroup.OperandSource.SMEM, MN, MN)
         tiled_sdp = cute.make_tiled_mma(sdp_op, (2, 1, 1))
         tiled_dkv = cute.make_tiled_mma(dkv_op, (2, 1, 1))
         tiled_sdp_wg = cute.make_tiled_mma(sdp_op, (1, 1, 1))  # one warpgroup's S^T tile (the dS store)
@@ -175,7 +179,8 @@ class HopperAttentionBackward:
         row, col = sm90_utils.LayoutEnum.ROW_MAJOR, sm90_utils.LayoutEnum.COL_MAJOR
         kv_smem = sm90_utils.make_smem_layout_a(row, (bN, bM, d), dt, 1)               # (bN, d, 1)
         q_smem = sm90_utils.make_smem_layout_b(row, (bN, bM, d), dt, self.stages)      # (bM, d, stages)
-        ds_smem = sm90_utils.make_smem_layout_a(col, (bM, d, 64), dt, 2)               # (bM, 64 keys, 2 warpgroups)
+        # split_dq: (bM, bN keys, 2 buffers: one per query-block parity); else (bM, 64 keys, 2 warpgroups)
+        ds_smem = sm90_utils.make_smem_layout_a(col, (bM, d, bN if self.split_dq else 64), dt, 2)
         g2s = cpasync.CopyBulkTensorTileG2SOp()
         kv1 = cute.slice_(kv_smem, (None, None, 0))
         q1 = cute.slice_(q_smem, (None, None, 0))
@@ -282,12 +287,16 @@ class HopperAttentionBackward:
             tSsdO = thr_sdp.partition_B(sdO)
             tdVsdOt = thr_dkv.partition_B(transposed(sdO))  # ((d, 16), 1, bM / 16, stages): dO N-major
             tdKsQt = thr_dkv.partition_B(transposed(sQ))
-            tdQsdS = thr_dq.partition_A(sdS)                # ((64, 16), 1, 4, 2 warpgroups): dS M-major
-            sKt = cute.local_tile(transposed(cute.slice_(sK, (None, None, 0))), (d, 64), (0, None))  # (d, 64, 2)
-            tdQsKt = thr_dq.partition_B(sKt)                # ((d, 16), 1, 4, 2 warpgroups)
+            tdQsdS = thr_dq.partition_A(sdS)                # ((64, 16), 1, keys / 16, 2): dS M-major
+            sKt = transposed(cute.slice_(sK, (None, None, 0)))  # (d, bN): K N-major
+            if cutlass.const_expr(self.split_dq):
+                sKt = cute.local_tile(sKt, (d // 2, bN), (None, 0))  # (d / 2, bN, 2): each warpgroup half of d
+            else:
+                sKt = cute.local_tile(sKt, (d, 64), (0, None))  # (d, 64, 2): each warpgroup its 64 keys
+            tdQsKt = thr_dq.partition_B(sKt)                # ((dq_n, 16), 1, keys / 16, 2 warpgroups)
             tScS = thr_sdp.partition_C(cute.make_identity_tensor((bN, bM)))  # (key, query) coordinates
             tdKcdK = thr_dkv.partition_C(cute.make_identity_tensor((bN, d)))
-            tdQcdQ = thr_dq.partition_C(cute.make_identity_tensor((bM, d)))
+            tdQcdQ = thr_dq.partition_C(cute.make_identity_tensor((bM, d // 2 if self.split_dq else d)))
             acc_S = cute.make_rmem_tensor(tScS.shape, cutlass.Float32)
             acc_dP = cute.make_rmem_tensor(tScS.shape, cutlass.Float32)
             acc_dV = cute.make_rmem_tensor(tdKcdK.shape, cutlass.Float32)
@@ -300,7 +309,8 @@ class HopperAttentionBackward:
             S_as_A = cute.make_tensor(acc_S.iterator, cute.make_layout(a_shape))
             dP_as_A = cute.make_tensor(acc_dP.iterator, cute.make_layout(a_shape))
             rdS_as_C = cute.make_tensor(rdS.iterator, cute.make_layout(tScS.shape))
-            tSsdS = thr_wg.partition_C(transposed(cute.slice_(sdS, (None, None, wg))))  # this warpgroup's dS^T
+            if cutlass.const_expr(not self.split_dq):  # this warpgroup's dS^T (64 keys, bM)
+                tSsdS = thr_wg.partition_C(transposed(cute.slice_(sdS, (None, None, wg))))
             lse2 = cute.make_rmem_tensor(cute.size(mn_view(tScS), mode=[1]), cutlass.Float32)
             dsum = cute.make_rmem_tensor(cute.size(mn_view(tScS), mode=[1]), cutlass.Float32)
             tiled_dkv.set(warpgroup.Field.ACCUMULATE, True)
@@ -308,6 +318,7 @@ class HopperAttentionBackward:
             acc_dK.fill(0.0)
             ds_bar = pipeline.NamedBarrier(barrier_id=2, num_threads=128)
             ds_bar1 = pipeline.NamedBarrier(barrier_id=3, num_threads=128)
+            ds_bar_all = pipeline.NamedBarrier(barrier_id=2, num_threads=256)
 
             pipe_kv.consumer_wait(kv_consumer)
             for m in self.loop(m_first, m_blocks):
@@ -317,30 +328,43 @@ class HopperAttentionBackward:
                 self.gemm(tiled_sdp, acc_dP, tSsV, tSsdO, 0, st.index, True)  # dP^T = V dO^T
                 C = mn_view(tScS)
                 for c in cutlass.range_constexpr(cute.size(lse2)):
-                    q = m * bM + C[0, c][1]
-                    lse2[c] = mLSE2[bh, q]
-                    dsum[c] = mD[bh, q]
+                    lse2[c] = mLSE2[bh, m * bM + C[0, c][1]]
                 warpgroup.wait_group(1)  # S^T is in; dP^T may still run
                 self.softmax_grad_p(acc_S, lse2, tScS, m, n_block, m_first)
                 rP.store(S_as_A.load().to(dt))
                 self.gemm(tiled_dkv, acc_dV, rP, tdVsdOt, None, st.index, False)  # dV += P^T dO
+                for c in cutlass.range_constexpr(cute.size(dsum)):  # read here, not with LSE2: fewer registers live
+                    dsum[c] = mD[bh, m * bM + C[0, c][1]]
                 warpgroup.wait_group(1)  # dP^T is in; dV may still run
                 S, dP = mn_view(acc_S), mn_view(acc_dP)
                 for c in cutlass.range_constexpr(cute.size(dsum)):
                     dP[None, c] = S[None, c].load() * (dP[None, c].load() - dsum[c])
                 rdS.store(dP_as_A.load().to(dt))
                 self.gemm(tiled_dkv, acc_dK, rdS, tdKsQt, None, st.index, False)  # dK += dS^T Q
-                cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt), rdS_as_C, tSsdS)
-                cute.arch.fence_view_async_shared()  # dS's generic stores, then the wgmma's async reads
-                if wg == 0:
-                    ds_bar.arrive_and_wait()
+                r2s = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt)
+                if cutlass.const_expr(self.split_dq):
+                    # both warpgroups' dS^T into the buffer of this block's parity (the other one may still
+                    # be read by the other warpgroup's dQ of the previous block), then dQ[:, half wg] = dS K
+                    buf = (m - m_first) % 2
+                    cute.copy(r2s, rdS_as_C, thr_sdp.partition_C(transposed(cute.slice_(sdS, (None, None, buf)))))
+                    cute.arch.fence_view_async_shared()  # dS's generic stores, then the wgmma's async reads
+                    ds_bar_all.arrive_and_wait()
+                    self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, buf, wg, True)
                 else:
-                    ds_bar1.arrive_and_wait()
-                self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, wg, wg, True)  # dQ_wg = dS K_wg
+                    cute.copy(r2s, rdS_as_C, tSsdS)
+                    cute.arch.fence_view_async_shared()
+                    if wg == 0:
+                        ds_bar.arrive_and_wait()
+                    else:
+                        ds_bar1.arrive_and_wait()
+                    self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, wg, wg, True)  # dQ_wg = dS K_wg
                 warpgroup.wait_group(1)  # dV, dK done: Q and dO are no longer read
                 pipe_q.consumer_release(st)
                 warpgroup.wait_group(0)
-                gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, d), (q_tile0 + m, 0)))
+                if cutlass.const_expr(self.split_dq):
+                    gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, d // 2), (q_tile0 + m, wg)))
+                else:
+                    gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, d), (q_tile0 + m, 0)))
                 for i in cutlass.range_constexpr(cute.size(acc_dQ)):
                     cute.arch.red(gdQ.iterator + cute.crd2idx(i, gdQ.layout), acc_dQ[i], op="add", dtype="f32")
             pipe_kv.consumer_release(kv_consumer)
@@ -399,9 +423,12 @@ class HopperAttentionBackward:
          tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO) = atoms
         self.preprocess(mO, mdO, mLSE, mLSE2, mD, mdQacc).launch(grid=(rows // self.row_threads, 1, 1),
                                                                  block=(self.row_threads, 1, 1))
+        # min_blocks_per_mp=1 (__launch_bounds__(384, 1)): without it ptxas may leave the register count at
+        # entry open, ignore setmaxnreg (C7508) and serialize the wgmmas (C7512)
         self.kernel(tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO, mLSE2, mD, mdQacc, mdK, mdV, tiled_sdp, tiled_dkv,
                     tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem).launch(grid=(seqlen // self.tile_n, bh, 1),
-                                                                             block=(self.threads, 1, 1))
+                                                                             block=(self.threads, 1, 1),
+                                                                             min_blocks_per_mp=1)
         self.postprocess(mdQacc, mdQ).launch(grid=(rows // self.row_threads, 1, 1), block=(self.row_threads, 1, 1))
 
 
@@ -471,19 +498,24 @@ def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, see
     bwd(*views(q, k, v, o, do, lse, dq, dk, dv, dq_accum, lse2, dsum))
     if cuda_file:
         from cutelab.kernel.cuda import printer as cuda
-        from cutelab.kernel.launch.plan import launches
 
         with open(cuda_file, "w") as f:
-            f.write(cuda.render(main_kernel_ir(launches())))
+            f.write(cuda.render(traced_kernels(bwd, q, k, v, o, do, lse)[1]))
     return errors((dq, dk, dv), want)
 
 
-def main_kernel_ir(plans):
-    """The IR of the main kernel among the launches of one call (the one with 384 threads)."""
-    for p in reversed(plans):
-        if tuple(p.ir.block)[0] == 384:
-            return p.ir
-    raise LookupError("sm90_fmha_bwd: no launch of the main kernel (384 threads) was recorded")
+def traced_kernels(bwd, q, k, v, o, do, lse):
+    """The IRs of the three kernels (preprocess, main, postprocess) of one call, traced and not run
+    (``cutelab.kernel.launch.plan.capture``)."""
+    import torch
+
+    from cutelab.kernel.launch.plan import capture
+
+    dq, dk, dv = (torch.zeros_like(q) for _ in range(3))
+    f32 = lambda *shape: torch.zeros(*shape, dtype=torch.float32)  # noqa: E731
+    with capture() as irs:
+        bwd(*views(q, k, v, o, do, lse, dq, dk, dv, f32(q.shape), f32(lse.shape), f32(lse.shape)))
+    return irs
 
 
 def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20) -> int:
