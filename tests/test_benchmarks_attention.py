@@ -45,13 +45,14 @@ def test_dry_run_compiles_and_launches(bench, capsys):
 
 def test_backward_dry_run_compiles_and_launches(bench, capsys):
     """--backward: cutelab's forward (O, LSE) and the backward's three kernels through cute.compile and
-    the GPU launch path: the last launch is the postprocess (one thread per row of dQ)."""
+    the GPU launch path: the last launch is the postprocess."""
     pytest.importorskip("torch")
     assert bench.make_parser().parse_args(["--backward"]).backward
     assert bench.main(["--dry-run", "--backward", "--seqlens", "1024", "--dims", "64", "--causal", "yes"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and '"ok": true' in out[0] and '"mode": "backward"' in out[0]
-    assert '"launches": 4, "grid": [512, 1, 1]' in out[0]  # forward, preprocess, main, postprocess: 4*16*1024 / 128
+    # forward, preprocess, main, postprocess: 4*16*1024 rows, 16 rows per CTA (8 threads a row of 64)
+    assert '"launches": 4, "grid": [4096, 1, 1]' in out[0]
 
 
 def test_backward_table(bench):

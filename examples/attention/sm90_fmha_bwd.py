@@ -12,49 +12,58 @@ Q, K, V, O, dO, dQ, dK, dV: (batch, heads, seqlen, head_dim) f16 or bf16, f32 ac
 
 Three kernels, launched by one ``@cute.jit`` call:
 
-1. ``preprocess``: one thread per row: D = rowsum(dO * O) in f32, LSE * log2(e) (so that the main
-   kernel takes P = exp2(S * scale * log2(e) - LSE2)), and the row of the f32 dQ accumulator zeroed.
+1. ``preprocess``: D = rowsum(dO * O) in f32, LSE * log2(e) (so that the main kernel takes
+   P = exp2(S * scale * log2(e) - LSE2)), and the f32 dQ accumulator zeroed; head_dim / 8 threads per
+   row, 16-byte loads, the partial sums added by shuffles.
 2. ``kernel`` (the main one): one CTA per (KV block of 128 rows, batch x head), 384 threads in three
-   warpgroups:
+   warpgroups, ``__launch_bounds__(384, 1)``:
 
-   - warpgroup 0 is the producer (``setmaxregister_decrease``): its warp 0 loads the CTA's K and V
-     tiles once by TMA (one barrier, both tiles), then Q and dO of each 64-row query block by TMA
-     into a ``stages``-deep ring (``PipelineTmaAsync``, Q and dO on one barrier), 128-byte swizzled.
-   - warpgroups 1 and 2 are the consumers (``setmaxregister_increase``), 64 key rows each; dV and
-     dK (64 x head_dim each) stay in their registers over the whole query loop. Per query block,
-     FlashAttention-3's "swapAB" order, so that P^T and dS^T come out of the accumulators in the
-     register layout that the next wgmma takes as its A operand:
+   - warpgroup 0 is the producer (``setmaxregister_decrease`` to 24): its warp 0 loads the CTA's K
+     and V tiles once by TMA (one barrier for both), then, per 64-row query block, Q, dO (128-byte
+     swizzled) and the block's 64 values of LSE2 and D by TMA into a ``stages``-deep ring
+     (``PipelineTmaAsync``, the four loads on one barrier).
+   - warpgroups 1 and 2 are the consumers (``setmaxregister_increase`` to 240), 64 key rows each;
+     dV and dK (64 x head_dim each, f32) stay in their registers over the whole query loop. Per query
+     block, in FlashAttention-3's "swapAB" order, so that P^T and dS^T come out of the accumulators
+     in the register layout that the next wgmma takes as its A operand:
 
      - S^T = K Q^T and dP^T = V dO^T: two ``wgmma`` groups (A and B from shared memory), issued
-       back to back; LSE2 and D of the block's 64 query rows are read from global memory meanwhile;
+       back to back;
      - when S^T is in (``wait_group(1)``: dP^T still running), P^T = exp2(S^T scale log2(e) - LSE2)
-       in f32 (causal: keys after the query masked, only on the two blocks that straddle the
-       diagonal), rounded to the input type in registers; dV += P^T dO issued (A = P^T from
-       registers, B = dO seen N-major: the same shared memory as dO's K-major tile, transposed);
-     - when dP^T is in, dS^T = P^T (dP^T - D), rounded; dK += dS^T Q issued (A from registers, B =
-       Q seen N-major); dS^T also stored to shared memory (each warpgroup its own 64 x 64 tile,
-       M-major), made visible to the tensor cores (``fence.proxy.async``, a 128-thread named barrier);
-     - dQ_partial = dS K_wg (64 x head_dim, this warpgroup's 64 keys; A = dS from shared memory,
-       B = K seen N-major), and once the dV and dK groups are done the Q / dO stage goes back to
-       the producer; the partial dQ is added to the f32 dQ accumulator in global memory with
-       ``red.global.add.f32`` (each of the two warpgroups adds its own).
+       in f32 (LSE2 read from shared memory; causal: keys after the query masked, only on the two
+       blocks that straddle the diagonal), rounded to the input type in registers; dV += P^T dO
+       issued (A = P^T from registers, B = dO seen N-major: the same shared memory as dO's K-major
+       tile, transposed);
+     - when dP^T is in (dV may still run), dS^T = P^T (dP^T - D), rounded; dK += dS^T Q issued (A
+       from registers, B = Q seen N-major); dS^T also stored to shared memory (M-major, 32-bit
+       stores) and made visible to the tensor cores (``fence.proxy.async``, a named barrier);
+     - dQ_partial = dS K by ``wgmma`` (A = dS from shared memory, B = K seen N-major). Head dim 128:
+       the two warpgroups take half of head_dim each over all 128 keys (both warpgroups' dS in one
+       buffer, double-buffered by query-block parity, behind a 256-thread barrier); head dim 64: each
+       its own 64 keys over all of head_dim (its own dS tile, a 128-thread barrier). Once the dV and
+       dK groups are done the Q / dO stage goes back to the producer;
+     - the dQ partial (64 x 64 f32 per warpgroup) goes to shared memory (128-byte swizzled boxes of
+       64 x 32) and one thread adds it to the f32 dQ accumulator in global memory by TMA
+       reduce-adds (``cp.reduce.async.bulk.tensor ... .add``); the boxes are rewritten only after
+       that thread's ``cp.async.bulk.wait_group.read 0`` and a warpgroup barrier.
+       ``dq_reduce="red"`` (``--dq-reduce red``) adds it with ``red.global.add.f32`` per element
+       instead.
 
    dK (times scale) and dV are rounded and stored at the end. Causal: KV block n takes the query
    blocks from 2n (the first that sees any of its keys) to the last; the longest (n = 0) are
    launched first.
-3. ``postprocess``: one thread per row: dQ = dQ_accum * scale, rounded to the input type.
+3. ``postprocess``: dQ = dQ_accum * scale, rounded to the input type (8 elements per thread).
 
-What it does not do (yet): no ping-pong or intra-warpgroup overlap across query blocks (each
-block's five GEMMs overlap only as the waits above allow); dQ goes out by per-element ``red``
-rather than a TMA reduce-add from shared memory; the pre/postprocess kernels are one thread per
-row (uncoalesced; O(seqlen d) against the main kernel's O(seqlen^2 d)).
+What it does not do (yet): no ping-pong between the consumer warpgroups and no overlap across query
+blocks (each block's five GEMMs overlap only as the waits above allow; the tensor cores idle while
+a warpgroup writes its dQ partial); no persistent grid; seqlen a multiple of 128.
 
 Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at the barriers)::
 
     PYTHONPATH=src python examples/attention/sm90_fmha_bwd.py --shape 1,2,256,64 --causal
 
-and on an H100 / H200 (compiles once with ``cute.compile``, checks dQ, dK, dV against torch's
-autograd of attention in f32, times the three kernels together)::
+and on an H100 / H200 (compiles once with ``cute.compile``, checks dQ, dK, dV of the last batch
+entry against torch's float64 autograd of attention, times the three kernels together)::
 
     PYTHONPATH=src python examples/attention/sm90_fmha_bwd.py --gpu --shape 4,16,8192,128 --dtype bf16
 
@@ -108,13 +117,17 @@ class HopperAttentionBackward:
     is a runtime loop (always on the GPU, and always when causal); otherwise unrolled at trace time."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True):
+                 dynamic=True, dq_reduce="tma"):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_bwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
             raise ValueError(f"sm90_fmha_bwd: dtype {dtype}; Float16 or BFloat16")
         if stages < 1:
             raise ValueError(f"sm90_fmha_bwd: stages = {stages}; at least 1")
+        if dq_reduce not in ("tma", "red"):
+            raise ValueError(f"sm90_fmha_bwd: dq_reduce = {dq_reduce!r}; 'tma' (TMA reduce-add from shared memory) "
+                             f"or 'red' (red.global.add.f32 per element)")
+        self.dq_reduce = dq_reduce
         self.dtype = dtype
         self.head_dim = head_dim
         self.causal = causal
@@ -135,31 +148,40 @@ class HopperAttentionBackward:
     @cute.kernel
     def preprocess(self, mO: cute.Tensor, mdO: cute.Tensor, mLSE: cute.Tensor, mLSE2: cute.Tensor, mD: cute.Tensor,
                    mdQacc: cute.Tensor):
-        """Row r: D = sum(dO * O) (f32), LSE2 = LSE log2(e), dQ_accum[r, :] = 0."""
+        """Row r: D = sum(dO * O) (f32), LSE2 = LSE log2(e), dQ_accum[r, :] = 0. Each row is read by
+        head_dim / 8 consecutive threads, 8 elements (16 bytes) each, their sums added by shuffles."""
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
         seqlen = mLSE.shape[1]
-        row = bidx * self.row_threads + tidx
+        per_row = self.head_dim // 8
+        row = bidx * (self.row_threads // per_row) + tidx // per_row
+        j = tidx % per_row
         bh, i = row // seqlen, row % seqlen
-        o = mO[row, None].load().to(cutlass.Float32)
-        do = mdO[row, None].load().to(cutlass.Float32)
-        mD[bh, i] = (o * do).reduce(cute.ReductionOp.ADD, cutlass.Float32.zero, 0)
-        mLSE2[bh, i] = mLSE[bh, i] * LOG2E
-        acc = cute.make_rmem_tensor(self.head_dim, cutlass.Float32)
-        acc.fill(0.0)
-        mdQacc[row, None].store(acc.load())
+        o = cute.local_tile(mO, (1, 8), (row, j)).load().to(cutlass.Float32)
+        do = cute.local_tile(mdO, (1, 8), (row, j)).load().to(cutlass.Float32)
+        dsum = cute.arch.warp_reduction_sum((o * do).reduce(cute.ReductionOp.ADD, cutlass.Float32.zero, 0),
+                                            threads_in_group=per_row)
+        if j == 0:
+            mD[bh, i] = dsum
+            mLSE2[bh, i] = mLSE[bh, i] * LOG2E
+        zero = cute.make_rmem_tensor((1, 8), cutlass.Float32)
+        zero.fill(0.0)
+        cute.local_tile(mdQacc, (1, 8), (row, j)).store(zero.load())
 
     @cute.kernel
     def postprocess(self, mdQacc: cute.Tensor, mdQ: cute.Tensor):
-        """Row r: dQ = dQ_accum scale, rounded to the input type."""
+        """Row r: dQ = dQ_accum scale, rounded to the input type; 8 elements per thread, as preprocess."""
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
-        row = bidx * self.row_threads + tidx
-        mdQ[row, None].store((mdQacc[row, None].load() * self.scale).to(mdQ.element_type))
+        per_row = self.head_dim // 8
+        row = bidx * (self.row_threads // per_row) + tidx // per_row
+        j = tidx % per_row
+        acc = cute.local_tile(mdQacc, (1, 8), (row, j)).load()
+        cute.local_tile(mdQ, (1, 8), (row, j)).store((acc * self.scale).to(mdQ.element_type))
 
     # ------------------------------------------------------------------ main kernel
 
-    def make_atoms(self, mQ, mK, mV, mdO):
+    def make_atoms(self, mQ, mK, mV, mdO, mdQacc, mLSE2, mD):
         bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
         f32 = cutlass.Float32
         K, MN = OperandMajorMode.K, OperandMajorMode.MN
@@ -188,8 +210,17 @@ class HopperAttentionBackward:
         tma_v, tV = cpasync.make_tiled_tma_atom(g2s, mV, kv1, (bN, d))
         tma_q, tQ = cpasync.make_tiled_tma_atom(g2s, mQ, q1, (bM, d))
         tma_do, tdO = cpasync.make_tiled_tma_atom(g2s, mdO, q1, (bM, d))
-        return (tiled_sdp, tiled_dkv, tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem,
-                tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO)
+        # the dQ partials (f32) for the TMA reduce-add: 128-byte swizzled boxes of bM x 32, dq_n / 32 per
+        # warpgroup, 2 warpgroups
+        dq_smem = sm90_utils.make_smem_layout_epi(f32, row, (bM, 32), 2 * dq_n // 32)
+        tma_dq, tdQ = cpasync.make_tiled_tma_atom(cpasync.CopyReduceBulkTensorTileS2GOp(), mdQacc,
+                                                  cute.slice_(dq_smem, (None, None, 0)), (bM, 32))
+        # LSE2 and D of a query block: one row of bM f32 per stage, loaded with Q and dO
+        row1 = cute.make_layout((1, bM), stride=(bM, 1))
+        tma_lse, tLSE = cpasync.make_tiled_tma_atom(g2s, mLSE2, row1, (1, bM))
+        tma_d, tD = cpasync.make_tiled_tma_atom(g2s, mD, row1, (1, bM))
+        return (tiled_sdp, tiled_dkv, tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem, dq_smem,
+                tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO, tma_dq, tdQ, tma_lse, tLSE, tma_d, tD)
 
     @staticmethod
     def gemm(tiled_mma, acc, tA, tB, a_idx, b_idx, zero_init):
@@ -209,16 +240,17 @@ class HopperAttentionBackward:
     @cute.kernel
     def kernel(self, tma_k: cutlass.Constexpr, tK: cute.Tensor, tma_v: cutlass.Constexpr, tV: cute.Tensor,
                tma_q: cutlass.Constexpr, tQ: cute.Tensor, tma_do: cutlass.Constexpr, tdO: cute.Tensor,
-               mLSE2: cute.Tensor, mD: cute.Tensor, mdQacc: cute.Tensor, mdK: cute.Tensor, mdV: cute.Tensor,
+               tma_dq: cutlass.Constexpr, tdQ: cute.Tensor, tma_lse: cutlass.Constexpr, tLSE: cute.Tensor,
+               tma_d: cutlass.Constexpr, tD: cute.Tensor, mdQacc: cute.Tensor, mdK: cute.Tensor, mdV: cute.Tensor,
                tiled_sdp: cutlass.Constexpr, tiled_dkv: cutlass.Constexpr, tiled_sdp_wg: cutlass.Constexpr,
                tiled_dq: cutlass.Constexpr, kv_smem: cutlass.Constexpr, q_smem: cutlass.Constexpr,
-               ds_smem: cutlass.Constexpr):
+               ds_smem: cutlass.Constexpr, dq_smem: cutlass.Constexpr):
         bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
         tidx, _, _ = cute.arch.thread_idx()
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
         n_block, bh, _ = cute.arch.block_idx()
-        seqlen = mLSE2.shape[1]
+        seqlen = tLSE.shape[1]
         m_blocks = seqlen // bM
         m_first = n_block * (bN // bM) if cutlass.const_expr(self.causal) else 0  # causal: the first block that sees a key
 
@@ -230,6 +262,11 @@ class HopperAttentionBackward:
         sQ = smem.allocate_tensor(dt, q_smem.outer, 1024, swizzle=q_smem.inner)
         sdO = smem.allocate_tensor(dt, q_smem.outer, 1024, swizzle=q_smem.inner)
         sdS = smem.allocate_tensor(dt, ds_smem.outer, 1024, swizzle=ds_smem.inner)
+        if cutlass.const_expr(self.dq_reduce == "tma"):
+            sdQ = smem.allocate_tensor(cutlass.Float32, dq_smem.outer, 1024, swizzle=dq_smem.inner)
+        row_smem = cute.make_layout((1, bM, self.stages), stride=(bM, 1, bM))
+        sLSE = smem.allocate_tensor(cutlass.Float32, row_smem, 128)
+        sD = smem.allocate_tensor(cutlass.Float32, row_smem, 128)
         producer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread)
         consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 8)  # the consumers' 8 warps
         tile_bytes = bM * d * dt.width // 8
@@ -238,7 +275,7 @@ class HopperAttentionBackward:
                                                    tx_count=2 * bN * d * dt.width // 8, defer_sync=True)
         pipe_q = pipeline.PipelineTmaAsync.create(barrier_storage=bars_q.iterator, num_stages=self.stages,
                                                   producer_group=producer_group, consumer_group=consumer_group,
-                                                  tx_count=2 * tile_bytes, defer_sync=True)
+                                                  tx_count=2 * tile_bytes + 2 * bM * 4, defer_sync=True)
         pipeline.pipeline_init_arrive()
         pipeline.pipeline_init_wait()
         kv_producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, 1)
@@ -261,6 +298,10 @@ class HopperAttentionBackward:
                 tQs, tQg = cpasync.tma_partition(tma_q, 0, lay1, cute.group_modes(sQ, 0, 2), cute.group_modes(gQ, 0, 2))
                 tdOs, tdOg = cpasync.tma_partition(tma_do, 0, lay1, cute.group_modes(sdO, 0, 2),
                                                    cute.group_modes(gdO, 0, 2))
+                gL = cute.local_tile(tLSE, (1, bM), (bh, None))  # (1, bM, query blocks) of this head
+                gD = cute.local_tile(tD, (1, bM), (bh, None))
+                tLs, tLg = cpasync.tma_partition(tma_lse, 0, lay1, cute.group_modes(sLSE, 0, 2), cute.group_modes(gL, 0, 2))
+                tDs, tDg = cpasync.tma_partition(tma_d, 0, lay1, cute.group_modes(sD, 0, 2), cute.group_modes(gD, 0, 2))
                 pipe_kv.producer_acquire(kv_producer)
                 bar = pipe_kv.producer_get_barrier(kv_producer)
                 cute.copy(tma_k, tKg[(None, kv_tile)], tKs[(None, 0)], tma_bar_ptr=bar)
@@ -272,6 +313,8 @@ class HopperAttentionBackward:
                     bar = pipe_q.producer_get_barrier(st)
                     cute.copy(tma_q, tQg[(None, q_tile0 + m)], tQs[(None, st.index)], tma_bar_ptr=bar)
                     cute.copy(tma_do, tdOg[(None, q_tile0 + m)], tdOs[(None, st.index)], tma_bar_ptr=bar)
+                    cute.copy(tma_lse, tLg[(None, m)], tLs[(None, st.index)], tma_bar_ptr=bar)
+                    cute.copy(tma_d, tDg[(None, m)], tDs[(None, st.index)], tma_bar_ptr=bar)
                     pipe_q.producer_commit(st)
         else:  # consumers: warpgroup wg = 0, 1 takes key rows 64 wg .. 64 wg + 63 of the block
             cute.arch.setmaxregister_increase(self.consumer_regs)
@@ -311,14 +354,16 @@ class HopperAttentionBackward:
             rdS_as_C = cute.make_tensor(rdS.iterator, cute.make_layout(tScS.shape))
             if cutlass.const_expr(not self.split_dq):  # this warpgroup's dS^T (64 keys, bM)
                 tSsdS = thr_wg.partition_C(transposed(cute.slice_(sdS, (None, None, wg))))
-            lse2 = cute.make_rmem_tensor(cute.size(mn_view(tScS), mode=[1]), cutlass.Float32)
-            dsum = cute.make_rmem_tensor(cute.size(mn_view(tScS), mode=[1]), cutlass.Float32)
             tiled_dkv.set(warpgroup.Field.ACCUMULATE, True)
             acc_dV.fill(0.0)
             acc_dK.fill(0.0)
-            ds_bar = pipeline.NamedBarrier(barrier_id=2, num_threads=128)
-            ds_bar1 = pipeline.NamedBarrier(barrier_id=3, num_threads=128)
             ds_bar_all = pipeline.NamedBarrier(barrier_id=2, num_threads=256)
+            chunks = (d // 2 if self.split_dq else d) // 32  # dQ boxes (bM x 32) per warpgroup
+            if cutlass.const_expr(self.dq_reduce == "tma"):
+                # this warpgroup's boxes seen as one (bM, dq_n) tile, and the global boxes of a query block
+                sdQ_wg = cute.local_tile(sdQ, (bM, 32, chunks), (0, 0, wg))
+                tdQsdQ = thr_dq.partition_C(cute.group_modes(sdQ_wg, 1, 3))
+                gdQ_all = cute.local_tile(tdQ, (bM, 32), (None, None))  # (bM, 32, row tiles, column boxes)
 
             pipe_kv.consumer_wait(kv_consumer)
             for m in self.loop(m_first, m_blocks):
@@ -327,18 +372,14 @@ class HopperAttentionBackward:
                 self.gemm(tiled_sdp, acc_S, tSsK, tSsQ, 0, st.index, True)    # S^T = K Q^T
                 self.gemm(tiled_sdp, acc_dP, tSsV, tSsdO, 0, st.index, True)  # dP^T = V dO^T
                 C = mn_view(tScS)
-                for c in cutlass.range_constexpr(cute.size(lse2)):
-                    lse2[c] = mLSE2[bh, m * bM + C[0, c][1]]
                 warpgroup.wait_group(1)  # S^T is in; dP^T may still run
-                self.softmax_grad_p(acc_S, lse2, tScS, m, n_block, m_first)
+                self.softmax_grad_p(acc_S, sLSE, st.index, tScS, m, n_block, m_first)
                 rP.store(S_as_A.load().to(dt))
                 self.gemm(tiled_dkv, acc_dV, rP, tdVsdOt, None, st.index, False)  # dV += P^T dO
-                for c in cutlass.range_constexpr(cute.size(dsum)):  # read here, not with LSE2: fewer registers live
-                    dsum[c] = mD[bh, m * bM + C[0, c][1]]
                 warpgroup.wait_group(1)  # dP^T is in; dV may still run
                 S, dP = mn_view(acc_S), mn_view(acc_dP)
-                for c in cutlass.range_constexpr(cute.size(dsum)):
-                    dP[None, c] = S[None, c].load() * (dP[None, c].load() - dsum[c])
+                for c in cutlass.range_constexpr(cute.size(dP, mode=[1])):  # D of the column's query row
+                    dP[None, c] = S[None, c].load() * (dP[None, c].load() - sD[0, C[0, c][1], st.index])
                 rdS.store(dP_as_A.load().to(dt))
                 self.gemm(tiled_dkv, acc_dK, rdS, tdKsQt, None, st.index, False)  # dK += dS^T Q
                 r2s = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt)
@@ -353,21 +394,22 @@ class HopperAttentionBackward:
                 else:
                     cute.copy(r2s, rdS_as_C, tSsdS)
                     cute.arch.fence_view_async_shared()
-                    if wg == 0:
-                        ds_bar.arrive_and_wait()
-                    else:
-                        ds_bar1.arrive_and_wait()
+                    cute.arch.barrier(barrier_id=3 + wg, number_of_threads=128)
                     self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, wg, wg, True)  # dQ_wg = dS K_wg
                 warpgroup.wait_group(1)  # dV, dK done: Q and dO are no longer read
                 pipe_q.consumer_release(st)
                 warpgroup.wait_group(0)
-                if cutlass.const_expr(self.split_dq):
-                    gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, d // 2), (q_tile0 + m, wg)))
+                col0 = wg * chunks if cutlass.const_expr(self.split_dq) else 0  # the first column box of this dQ
+                if cutlass.const_expr(self.dq_reduce == "tma"):
+                    self.reduce_dq(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile0 + m, col0, chunks)
                 else:
-                    gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, d), (q_tile0 + m, 0)))
-                for i in cutlass.range_constexpr(cute.size(acc_dQ)):
-                    cute.arch.red(gdQ.iterator + cute.crd2idx(i, gdQ.layout), acc_dQ[i], op="add", dtype="f32")
+                    gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, 32 * chunks), (q_tile0 + m, col0 // chunks)))
+                    for i in cutlass.range_constexpr(cute.size(acc_dQ)):
+                        cute.arch.red(gdQ.iterator + cute.crd2idx(i, gdQ.layout), acc_dQ[i], op="add", dtype="f32")
             pipe_kv.consumer_release(kv_consumer)
+            if cutlass.const_expr(self.dq_reduce == "tma"):
+                if ctid % 128 == 0:
+                    cute.arch.cp_async_bulk_wait_group(0, read=False)  # the last reduce-adds done
 
             # dK scale and dV, rounded, out
             rdK = cute.make_fragment_like(acc_dK, dt)
@@ -379,13 +421,33 @@ class HopperAttentionBackward:
             cute.copy(store, rdV, thr_dkv.partition_C(cute.local_tile(mdV, (bN, d), (kv_tile, 0))))
 
     @cute.jit
-    def softmax_grad_p(self, acc_S, lse2, tScS, m, n_block, m_first):
+    def reduce_dq(self, acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile, col0, chunks):
+        """A warpgroup's dQ partial into its f32 boxes in shared memory, then added to dQ_accum by TMA
+        reduce-adds that one thread issues. The boxes are rewritten only after that thread saw the
+        previous block's reduce-adds read them (``cp.async.bulk.wait_group.read 0``) and the warpgroup
+        met at its named barrier."""
+        if ctid % 128 == 0:
+            cute.arch.cp_async_bulk_wait_group(0, read=True)
+        cute.arch.barrier(barrier_id=3 + wg, number_of_threads=128)
+        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc_dQ, tdQsdQ)
+        cute.arch.fence_view_async_shared()  # the generic stores, then TMA's reads
+        cute.arch.barrier(barrier_id=3 + wg, number_of_threads=128)
+        if ctid % 128 == 0:
+            for j in cutlass.range_constexpr(chunks):
+                ts, tg = cpasync.tma_partition(tma_dq, 0, cute.make_layout(1),
+                                               cute.group_modes(cute.slice_(sdQ, (None, None, wg * chunks + j)), 0, 2),
+                                               cute.group_modes(cute.slice_(gdQ_all, (None, None, q_tile, col0 + j)), 0, 2))
+                cute.copy(tma_dq, ts, tg)
+            cute.arch.cp_async_bulk_commit_group()
+
+    @cute.jit
+    def softmax_grad_p(self, acc_S, sLSE, stage, tScS, m, n_block, m_first):
         """S^T becomes P^T = exp2(S^T scale log2(e) - LSE2[query]) in place; causal: keys after the
         query get P = 0, on the two query blocks that straddle the diagonal."""
         S, C = mn_view(acc_S), mn_view(tScS)
         sl2 = self.scale * LOG2E
         for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
-            S[None, c] = cute.math.exp2(S[None, c].load() * sl2 - lse2[c], fastmath=True)
+            S[None, c] = cute.math.exp2(S[None, c].load() * sl2 - sLSE[0, C[0, c][1], stage], fastmath=True)
         if cutlass.const_expr(self.causal):
             if m < m_first + self.tile_n // self.tile_m:
                 for r in cutlass.range_constexpr(cute.size(S, mode=[0])):
@@ -418,18 +480,19 @@ class HopperAttentionBackward:
             raise ValueError(f"{where}: LSE {mLSE.shape}: batch * heads * seqlen must be Q's {rows} rows")
         if seqlen % self.tile_n:
             raise ValueError(f"{where}: seqlen {seqlen} must be a multiple of {self.tile_n} (no partial tiles)")
-        atoms = self.make_atoms(mQ, mK, mV, mdO)
-        (tiled_sdp, tiled_dkv, tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem,
-         tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO) = atoms
-        self.preprocess(mO, mdO, mLSE, mLSE2, mD, mdQacc).launch(grid=(rows // self.row_threads, 1, 1),
-                                                                 block=(self.row_threads, 1, 1))
+        atoms = self.make_atoms(mQ, mK, mV, mdO, mdQacc, mLSE2, mD)
+        (tiled_sdp, tiled_dkv, tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem, dq_smem,
+         tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO, tma_dq, tdQ, tma_lse, tLSE, tma_d, tD) = atoms
+        row_grid = (rows // (self.row_threads * 8 // d), 1, 1)  # rows per CTA: 128 threads, d / 8 threads a row
+        self.preprocess(mO, mdO, mLSE, mLSE2, mD, mdQacc).launch(grid=row_grid, block=(self.row_threads, 1, 1))
         # min_blocks_per_mp=1 (__launch_bounds__(384, 1)): without it ptxas may leave the register count at
         # entry open, ignore setmaxnreg (C7508) and serialize the wgmmas (C7512)
-        self.kernel(tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO, mLSE2, mD, mdQacc, mdK, mdV, tiled_sdp, tiled_dkv,
-                    tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem).launch(grid=(seqlen // self.tile_n, bh, 1),
+        self.kernel(tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO, tma_dq, tdQ, tma_lse, tLSE, tma_d, tD, mdQacc, mdK,
+                    mdV, tiled_sdp,
+                    tiled_dkv, tiled_sdp_wg, tiled_dq, kv_smem, q_smem, ds_smem, dq_smem).launch(grid=(seqlen // self.tile_n, bh, 1),
                                                                              block=(self.threads, 1, 1),
                                                                              min_blocks_per_mp=1)
-        self.postprocess(mdQacc, mdQ).launch(grid=(rows // self.row_threads, 1, 1), block=(self.row_threads, 1, 1))
+        self.postprocess(mdQacc, mdQ).launch(grid=row_grid, block=(self.row_threads, 1, 1))
 
 
 _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16}
@@ -449,18 +512,25 @@ def views(q, k, v, o, do, lse, dq, dk, dv, dq_accum, lse2, dsum, wrap=lambda t: 
 
 
 def reference(q, k, v, do, causal, scale):
-    """(O, LSE, dQ, dK, dV) by torch's autograd of attention in float64 (the tensors' device)."""
+    """(O, LSE, dQ, dK, dV) by torch's autograd of attention in float64 (the tensors' device), one
+    (batch, head) at a time (at seqlen 16k one score matrix is 2 GiB)."""
     import torch
 
-    q, k, v = (x.detach().double().requires_grad_() for x in (q, k, v))
-    s = torch.einsum("bhqd,bhkd->bhqk", q, k) * scale
-    if causal:
-        n = q.shape[2]
-        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
-    lse = torch.logsumexp(s, -1)
-    o = torch.softmax(s, -1) @ v
-    dq, dk, dv = torch.autograd.grad(o, (q, k, v), do.double())
-    return o.detach(), lse.detach(), dq, dk, dv
+    outs = [[] for _ in range(5)]
+    b, h, n, _ = q.shape
+    mask = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1) if causal else None
+    for i in range(b):
+        for j in range(h):
+            qd, kd, vd = (x[i, j].detach().double().requires_grad_() for x in (q, k, v))
+            s = (qd @ kd.T) * scale
+            if causal:
+                s = s.masked_fill(mask, float("-inf"))
+            lse = torch.logsumexp(s, -1)
+            o = torch.softmax(s, -1) @ vd
+            grads = torch.autograd.grad(o, (qd, kd, vd), do[i, j].double())
+            for acc, t in zip(outs, (o.detach(), lse.detach()) + grads):
+                acc.append(t)
+    return tuple(torch.stack(t).reshape(b, h, *t[0].shape) for t in outs)
 
 
 def make_inputs(b, h, s, d, dtype, causal, scale, device="cpu", seed=0):
@@ -485,12 +555,12 @@ def errors(got, want):
 TOLERANCE = {"f16": 3e-3, "bf16": 2e-2}
 
 
-def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, stages=2):
+def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, stages=2, dq_reduce="tma"):
     """Runs the three kernels on the CPU interpreter; returns the relative errors of (dQ, dK, dV)
     against torch's float64 autograd."""
     import torch
 
-    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, stages=stages, dynamic=dynamic)
+    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, stages=stages, dynamic=dynamic, dq_reduce=dq_reduce)
     q, k, v, do, o, lse, want = make_inputs(b, h, s, d, dtype, causal, bwd.scale, seed=seed)
     dq, dk, dv = (torch.zeros_like(q) for _ in range(3))
     dq_accum = torch.full((b, h, s, d), float("nan"))  # the preprocess kernel zeroes it
@@ -518,12 +588,12 @@ def traced_kernels(bwd, q, k, v, o, do, lse):
     return irs
 
 
-def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20) -> int:
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, dq_reduce="tma") -> int:
     """On a GPU: compile once, check dQ, dK, dV against torch's f64 autograd on batch entry 0, time the
     compiled call (the three kernels) back to back."""
     import torch
 
-    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal)
+    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, dq_reduce=dq_reduce)
     q, k, v, do, o, lse, _ = make_inputs(1, h, s, d, dtype, causal, bwd.scale, device="cuda")
     big = lambda x: x.expand(b, *x.shape[1:]).contiguous()  # noqa: E731 - batch entries all alike
     q, k, v, do, o, lse = (big(x) for x in (q, k, v, do, o, lse))
@@ -563,11 +633,13 @@ def main(argv=None) -> int:
     p.add_argument("--dynamic", action="store_true", help="CPU: a runtime query-block loop (always on with --gpu)")
     p.add_argument("--cuda", default=None, help="write the main kernel's generated CUDA source here")
     p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--dq-reduce", default="tma", choices=["tma", "red"],
+                   help="how the dQ partials reach the f32 accumulator: TMA reduce-add (default) or red.global.add.f32")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
     if a.gpu:
-        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters)
-    err = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda)
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.dq_reduce)
+    err = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, dq_reduce=a.dq_reduce)
     ok = max(err) <= TOLERANCE[a.dtype]
     print(f"sm90_fmha_bwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: relative error "
           f"dQ {err[0]:.3g}, dK {err[1]:.3g}, dV {err[2]:.3g} ({'within' if ok else 'OUTSIDE'} tolerance "

@@ -27,16 +27,18 @@ def _example():
     return mod
 
 
-@pytest.mark.parametrize("d,causal,dtype,shape", [
-    (64, False, "bf16", (1, 2, 256)),   # two heads, two KV blocks x four query blocks each
-    (64, True, "f16", (1, 1, 384)),     # causal: 6, 4, 2 query blocks per KV block through 2 stages
-    (128, False, "f16", (1, 1, 256)),   # head dim 128: dQ split over the warpgroups, dS double-buffered
-    (128, True, "bf16", (1, 1, 256)),
+@pytest.mark.parametrize("d,causal,dtype,shape,dq_reduce", [
+    (64, False, "bf16", (1, 2, 256), "tma"),   # two heads, two KV blocks x four query blocks each
+    (64, True, "f16", (1, 1, 384), "tma"),     # causal: 6, 4, 2 query blocks per KV block through 2 stages
+    (128, False, "f16", (1, 1, 256), "tma"),   # head dim 128: dQ split over the warpgroups, dS double-buffered
+    (128, True, "bf16", (1, 1, 256), "tma"),
+    (64, True, "bf16", (1, 1, 256), "red"),    # dQ by red.global.add.f32 instead of TMA reduce-adds
+    (128, False, "bf16", (1, 1, 256), "red"),
 ])
-def test_backward_on_the_cpu_equals_autograd(d, causal, dtype, shape):
+def test_backward_on_the_cpu_equals_autograd(d, causal, dtype, shape, dq_reduce):
     ex = _example()
     b, h, s = shape
-    err = ex.run_cpu(b, h, s, d, causal, dtype, dynamic=causal)
+    err = ex.run_cpu(b, h, s, d, causal, dtype, dynamic=causal, dq_reduce=dq_reduce)
     assert max(err) <= ex.TOLERANCE[dtype], err
 
 
@@ -65,13 +67,13 @@ def _nvcc(src):
     return p.stderr
 
 
-@pytest.mark.parametrize("d,causal", [(64, False), (128, True)])
-def test_backward_cuda_compiles_with_the_fa3_structure(d, causal):
+@pytest.mark.parametrize("d,causal,dq_reduce", [(64, False, "red"), (128, True, "tma")])
+def test_backward_cuda_compiles_with_the_fa3_structure(d, causal, dq_reduce):
     """The three kernels traced (not run) with the runtime query-block loop, as on the GPU; the main
     one compiles for sm_90a without spills, without setmaxnreg ignored (C7508) and without its
     wgmmas serialized for want of registers (C7512)."""
     ex = _example()
-    bwd = ex.HopperAttentionBackward(cute.BFloat16, d, causal, dynamic=True)
+    bwd = ex.HopperAttentionBackward(cute.BFloat16, d, causal, dynamic=True, dq_reduce=dq_reduce)
     q, k, v, do, o, lse, _ = ex.make_inputs(1, 1, 256, d, "bf16", causal, bwd.scale)
     pre, main, post = ex.traced_kernels(bwd, q, k, v, o, do, lse)
     assert (tuple(main.block), tuple(main.grid)) == ((384, 1, 1), (2, 1, 1))
@@ -79,9 +81,14 @@ def test_backward_cuda_compiles_with_the_fa3_structure(d, causal):
     assert "__launch_bounds__(384, 1)" in src
     for s in ("setmaxnreg.dec.sync.aligned.u32 24", "setmaxnreg.inc.sync.aligned.u32 240",
               "cp.async.bulk.tensor.2d", "const __grid_constant__ cl_tensormap tmap_tdO",
-              "red.global.add.f32", "ex2.approx", "fence.proxy.async.shared::cta",
-              "wgmma.wait_group.sync.aligned 1"):
+              "ex2.approx", "fence.proxy.async.shared::cta", "wgmma.wait_group.sync.aligned 1"):
         assert s in src, s
+    if dq_reduce == "red":  # each thread's dQ values, one red each
+        assert src.count("red.global.add.f32") == 32 and "cp.reduce.async" not in src
+    else:  # two bM x 32 f32 boxes per warpgroup (float2 stores), reduce-added by one thread; waited for before reuse
+        assert src.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group") == 2
+        assert "red.global" not in src and src.count("*reinterpret_cast<uint2*>(smem7 + ") == 16
+        assert "cp.async.bulk.wait_group.read 0;" in src and "cp.async.bulk.wait_group 0;" in src
     # S^T, dP^T: K-major A and B from shared memory, d / 16 k-blocks each; dV, dK: A from registers, B
     # N-major (trans-b 1), bM / 16 = 4 k-blocks each; dQ: A (dS) and B (K) MN-major, 128 keys (head dim
     # 128: split over head_dim) or 64 keys (each warpgroup its own) / 16 k-blocks
@@ -91,8 +98,8 @@ def test_backward_cuda_compiles_with_the_fa3_structure(d, causal):
     assert f"wgmma.mma_async.sync.aligned.m64n{d // 2 if d == 128 else d}k16.f32.bf16.bf16" in src
     if d == 128:
         assert "bar.sync 2, 256" in src  # both warpgroups' dS in shared memory before dQ
-    else:
-        assert "bar.sync 2, 128" in src and "bar.sync 3, 128" in src
+    else:  # each warpgroup its own dS: its own barrier (3 + warpgroup)
+        assert "bar.sync 3, 128" in src and "bar.sync 4, 128" in src
     log = _nvcc(src)
     assert "0 bytes spill stores, 0 bytes spill loads" in log and "C7508" not in log and "C7512" not in log, log[-3000:]
     if d == 64:  # the pre- and postprocess kernels do not depend on causal (nor on d but for its size)
