@@ -364,6 +364,8 @@ class HopperAttentionBackward:
                 sdQ_wg = cute.local_tile(sdQ, (bM, 32, chunks), (0, 0, wg))
                 tdQsdQ = thr_dq.partition_C(cute.group_modes(sdQ_wg, 1, 3))
                 gdQ_all = cute.local_tile(tdQ, (bM, 32), (None, None))  # (bM, 32, row tiles, column boxes)
+            else:
+                sdQ = tdQsdQ = gdQ_all = None
 
             pipe_kv.consumer_wait(kv_consumer)
             for m in self.loop(m_first, m_blocks):
@@ -399,13 +401,7 @@ class HopperAttentionBackward:
                 warpgroup.wait_group(1)  # dV, dK done: Q and dO are no longer read
                 pipe_q.consumer_release(st)
                 warpgroup.wait_group(0)
-                col0 = wg * chunks if cutlass.const_expr(self.split_dq) else 0  # the first column box of this dQ
-                if cutlass.const_expr(self.dq_reduce == "tma"):
-                    self.reduce_dq(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile0 + m, col0, chunks)
-                else:
-                    gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (bM, 32 * chunks), (q_tile0 + m, col0 // chunks)))
-                    for i in cutlass.range_constexpr(cute.size(acc_dQ)):
-                        cute.arch.red(gdQ.iterator + cute.crd2idx(i, gdQ.layout), acc_dQ[i], op="add", dtype="f32")
+                self.dq_out(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, thr_dq, mdQacc, wg, ctid, q_tile0 + m, chunks)
             pipe_kv.consumer_release(kv_consumer)
             if cutlass.const_expr(self.dq_reduce == "tma"):
                 if ctid % 128 == 0:
@@ -419,6 +415,17 @@ class HopperAttentionBackward:
             store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt)
             cute.copy(store, rdK, thr_dkv.partition_C(cute.local_tile(mdK, (bN, d), (kv_tile, 0))))
             cute.copy(store, rdV, thr_dkv.partition_C(cute.local_tile(mdV, (bN, d), (kv_tile, 0))))
+
+    @cute.jit
+    def dq_out(self, acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, thr_dq, mdQacc, wg, ctid, q_tile, chunks):
+        """A warpgroup's dQ partial of query tile q_tile (its wgmma waited for) added to dQ_accum."""
+        col0 = wg * chunks if cutlass.const_expr(self.split_dq) else 0  # the first column box of this dQ
+        if cutlass.const_expr(self.dq_reduce == "tma"):
+            self.reduce_dq(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile, col0, chunks)
+        else:
+            gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (self.tile_m, 32 * chunks), (q_tile, col0 // chunks)))
+            for i in cutlass.range_constexpr(cute.size(acc_dQ)):
+                cute.arch.red(gdQ.iterator + cute.crd2idx(i, gdQ.layout), acc_dQ[i], op="add", dtype="f32")
 
     @cute.jit
     def reduce_dq(self, acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile, col0, chunks):
