@@ -596,12 +596,12 @@ def traced_kernels(bwd, q, k, v, o, do, lse):
 
 
 def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, dq_reduce="tma") -> int:
-    """On a GPU: compile once, check dQ, dK, dV against torch's f64 autograd on batch entry 0, time the
-    compiled call (the three kernels) back to back."""
+    """On a GPU: compile once, check dQ, dK, dV against torch's f64 autograd (the batch entries are
+    copies of one: checked on the last), time the compiled call (the three kernels) back to back."""
     import torch
 
     bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, dq_reduce=dq_reduce)
-    q, k, v, do, o, lse, _ = make_inputs(1, h, s, d, dtype, causal, bwd.scale, device="cuda")
+    q, k, v, do, o, lse, want = make_inputs(1, h, s, d, dtype, causal, bwd.scale, device="cuda")
     big = lambda x: x.expand(b, *x.shape[1:]).contiguous()  # noqa: E731 - batch entries all alike
     q, k, v, do, o, lse = (big(x) for x in (q, k, v, do, o, lse))
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
@@ -611,7 +611,6 @@ def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, dq_reduce="tma") -> int:
     compiled = cute.compile(bwd, *args)
     compiled(*args)
     torch.cuda.synchronize()
-    _, _, *want = reference(q[-1:], k[-1:], v[-1:], do[-1:], causal, bwd.scale)
     err = errors((dq[-1:], dk[-1:], dv[-1:]), want)
     ok = max(err) <= TOLERANCE[dtype]
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
