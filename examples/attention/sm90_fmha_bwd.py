@@ -76,8 +76,6 @@ import argparse
 import math
 import sys
 
-import numpy as np
-
 import cutelab as cute
 import cutelab as cutlass
 from cutelab import pipeline
