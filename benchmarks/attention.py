@@ -19,9 +19,17 @@ and not timed. Then ``--rounds`` rounds, each starting with the next program in 
 Each figure is the median over the rounds. Prints one JSON line per shape, then a markdown table
 (device named) for benchmarks/RESULTS.md.
 
+``--backward``: the backward instead (examples/attention/sm90_fmha_bwd.py: its three kernels, one
+call), against SDPA's backward: per SDPA backend, the forward runs once under autograd and each timed
+call is ``torch.autograd.grad(out, (q, k, v), dO, retain_graph=True)`` (the backend's backward
+kernels, its own dO . O preprocessing included). cutelab's backward takes O and LSE from cutelab's
+forward (run once, untimed). The check: dQ, dK, dV against the first SDPA backend's, max |diff| /
+max |SDPA's| at most ``TOL_GRAD`` each. FLOPs = 10 b h s^2 d (the five GEMMs), halved for causal.
+
     python benchmarks/attention.py [--seqlens 1024,4096,8192,16384] [--dims 64,128] [--causal both]
                                    [--persistent] [--rounds 3] [--iters 20] [--singles 10] [--json out.json]
-    python benchmarks/attention.py --dry-run [--nvcc]  # no GPU: cutelab's kernel through the GPU launch
+    python benchmarks/attention.py --backward [--seqlens ...] [--dims ...] [--causal both] [--rounds 3]
+    python benchmarks/attention.py --dry-run [--backward] [--nvcc]  # no GPU: cutelab's kernel through the GPU launch
                                                        # path under cutelab.kernel.cuda.fakegpu (nothing runs)
 
 Exit status: 0 every shape passed its check, 1 some failed, 2 nothing could be measured.
@@ -43,27 +51,31 @@ ROOT = os.path.dirname(HERE)
 # benchmarks/ holds a copy.py: keep it from shadowing the standard library's copy module
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HERE]
 EXAMPLE = os.path.join(ROOT, "examples", "attention", "sm90_fmha_fwd.py")
+EXAMPLE_BWD = os.path.join(ROOT, "examples", "attention", "sm90_fmha_bwd.py")
 TOL_O = 2e-2  # both bf16 results of f32 softmaxes: a few bf16 ulps of |O| < 1
 TOL_LSE = 1e-3  # f32 in both; exp2/log2 approximations
+TOL_GRAD = 2e-2  # dQ, dK, dV: both bf16 from f32 accumulation (P, dS rounded to bf16), relative to the largest
 
 
-def flops(b: int, h: int, s: int, d: int, causal: bool) -> float:
-    """4 b h s^2 d, halved for causal.
+def flops(b: int, h: int, s: int, d: int, causal: bool, backward: bool = False) -> float:
+    """4 b h s^2 d (the forward's two GEMMs; 10 b h s^2 d, five GEMMs, for the backward), halved for causal.
 
     >>> flops(4, 16, 1024, 128, False) / 1e9, flops(4, 16, 1024, 128, True) / 1e9
     (34.359738368, 17.179869184)
+    >>> flops(4, 16, 1024, 128, False, backward=True) / 1e9
+    85.89934592
     """
-    f = 4.0 * b * h * s * s * d
+    f = (10.0 if backward else 4.0) * b * h * s * s * d
     return f / 2 if causal else f
 
 
-def tflops(b: int, h: int, s: int, d: int, causal: bool, ms: float) -> float:
+def tflops(b: int, h: int, s: int, d: int, causal: bool, ms: float, backward: bool = False) -> float:
     """TFLOP/s of a call that took ms milliseconds.
 
     >>> round(tflops(4, 16, 1024, 128, False, 0.05), 1)
     687.2
     """
-    return flops(b, h, s, d, causal) / (ms * 1e-3) / 1e12
+    return flops(b, h, s, d, causal, backward) / (ms * 1e-3) / 1e12
 
 
 def _ints(text: str) -> List[int]:
@@ -105,6 +117,8 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--sdpa", type=_backends, default=["default", "flash", "cudnn"],
                     help="SDPA backends to time (default = torch's own choice; flash, cudnn, efficient forced); "
                          "ratios are against the fastest")
+    ap.add_argument("--backward", action="store_true",
+                    help="time the backward (sm90_fmha_bwd.py) against SDPA's backward instead of the forward")
     ap.add_argument("--json", default=None, help="also write the rows here")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: trace, print and launch on a fake GPU")
     ap.add_argument("--nvcc", nargs="?", const="nvcc", default=None,
@@ -123,9 +137,9 @@ def shapes(o: argparse.Namespace) -> List[Dict[str, Any]]:
     return [dict(b=o.batch, h=o.heads, s=s, d=d, causal=c) for s in o.seqlens for d in o.dims for c in causal]
 
 
-def load_example() -> Any:
+def load_example(path: str = EXAMPLE) -> Any:
     sys.path.insert(0, os.path.join(ROOT, "src"))
-    spec = importlib.util.spec_from_file_location("_bench_sm90_fmha_fwd", EXAMPLE)
+    spec = importlib.util.spec_from_file_location("_bench_" + os.path.basename(path)[:-3], path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -213,7 +227,7 @@ def _check_and_time(row: Dict[str, Any], ours: Dict[str, tuple], sdpas: Dict[str
     named in ``sdpa_best``."""
     import torch
 
-    b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
+    causal = shp["causal"]
     if not sdpas:
         row["ok"] = False
         return row
@@ -230,7 +244,16 @@ def _check_and_time(row: Dict[str, Any], ours: Dict[str, tuple], sdpas: Dict[str
         row["ok"] = row["ok"] and err_o <= TOL_O and err_lse <= TOL_LSE
     if not row["ok"]:
         return row
-    programs = [(name, t[0]) for name, t in ours.items()] + list(sdpas.items())
+    return _time_rounds(row, {name: t[0] for name, t in ours.items()}, sdpas, shp, o)
+
+
+def _time_rounds(row: Dict[str, Any], ours: Dict[str, Callable], sdpas: Dict[str, Callable], shp: Dict[str, Any],
+                 o: argparse.Namespace, backward: bool = False) -> Dict[str, Any]:
+    """The alternating timed rounds of cutelab's programs and SDPA's backends: per program, the median
+    over the rounds (back to back and single launch), the fastest SDPA backend (back to back) named
+    in ``sdpa_best`` and its figures in ``sdpa_*``, and each program's ratios against it."""
+    b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
+    programs = list(ours.items()) + list(sdpas.items())
     for _, f in programs:  # warm up
         for _ in range(3):
             f()
@@ -242,7 +265,7 @@ def _check_and_time(row: Dict[str, Any], ours: Dict[str, tuple], sdpas: Dict[str
         for key in ("b2b_ms", "single_ms"):
             ms = statistics.median(x[key] for x in rs)
             row[f"{name}_{key}"] = ms
-            row[f"{name}_{key[:-3]}_tflops"] = tflops(b, h, s, d, causal, ms)
+            row[f"{name}_{key[:-3]}_tflops"] = tflops(b, h, s, d, causal, ms, backward)
     best = min(sdpas, key=lambda n: row[f"{n}_b2b_ms"])
     row["sdpa_best"] = best
     for key in ("b2b_ms", "single_ms", "b2b_tflops", "single_tflops"):
@@ -251,6 +274,73 @@ def _check_and_time(row: Dict[str, Any], ours: Dict[str, tuple], sdpas: Dict[str
         row[f"{name}_ratio_b2b"] = row["sdpa_b2b_ms"] / row[f"{name}_b2b_ms"]
         row[f"{name}_ratio_single"] = row["sdpa_single_ms"] / row[f"{name}_single_ms"]
     return row
+
+
+def build_cutelab_bwd(fwd_ex: Any, bwd_ex: Any, q: Any, k: Any, v: Any, do: Any, causal: bool, dtype: str,
+                      wrap: Callable = lambda t: t):
+    """O and LSE by cutelab's forward (compiled, run once), then cute.compile of the backward; returns
+    (call, (dq, dk, dv), compile seconds of the backward)."""
+    import torch
+
+    import cutelab as cute
+
+    b, h, s, d = q.shape
+    fwd_call, o, lse, _ = build_cutelab(fwd_ex, q, k, v, causal, dtype, wrap=wrap)
+    fwd_call()
+    dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+    f32 = lambda *shape: torch.empty(*shape, dtype=torch.float32, device=q.device)  # noqa: E731
+    args = bwd_ex.views(q, k, v, o, do, lse, dq, dk, dv, f32(b, h, s, d), f32(b, h, s), f32(b, h, s), wrap=wrap)
+    bwd = bwd_ex.HopperAttentionBackward(bwd_ex._DTYPES[dtype], d, causal)
+    t0 = time.perf_counter()
+    compiled = cute.compile(bwd, *args)
+    return (lambda: compiled(*args)), (dq, dk, dv), time.perf_counter() - t0
+
+
+def run_shape_bwd(exs: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
+    """One shape of ``--backward``: check cutelab's dQ, dK, dV against SDPA's, then the timed rounds."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    fwd_ex, bwd_ex = exs
+    b, h, s, d, causal = shp["b"], shp["h"], shp["s"], shp["d"], shp["causal"]
+    row: Dict[str, Any] = dict(shp, dtype=o.dtype, mode="backward")
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
+    torch.manual_seed(0)
+    q, k, v, do = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(4))
+    forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+              "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    sdpas: Dict[str, Callable] = {}
+    grads: Dict[str, Any] = {}
+    for name in o.sdpa:
+        qg, kg, vg = (x.detach().clone().requires_grad_() for x in (q, k, v))
+        try:
+            if name == "default":
+                out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+            else:
+                with sdpa_kernel(forced[name]):
+                    out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+            call = lambda out=out, qg=qg, kg=kg, vg=vg: torch.autograd.grad(out, (qg, kg, vg), do,  # noqa: E731
+                                                                             retain_graph=True)
+            grads.setdefault("ref", call())
+        except RuntimeError as e:  # that backend does not take the shape here: say so, time the others
+            row[f"sdpa-{name}_skipped"] = str(e).splitlines()[0][:200]
+            continue
+        sdpas["sdpa" if name == "default" else f"sdpa-{name}"] = call
+    if not sdpas:
+        row["ok"] = False
+        return row
+    call, (dq, dk, dv), compile_s = build_cutelab_bwd(fwd_ex, bwd_ex, q, k, v, do, causal, o.dtype)
+    call()
+    torch.cuda.synchronize()
+    row["cutelab_compile_s"] = compile_s
+    errs = [((g.float() - r.float()).abs().max() / r.float().abs().max()).item()
+            for g, r in zip((dq, dk, dv), grads["ref"])]
+    row["cutelab_err_dq"], row["cutelab_err_dk"], row["cutelab_err_dv"] = errs
+    row["ok"] = max(errs) <= TOL_GRAD
+    if not row["ok"]:
+        return row
+    return _time_rounds(row, {"cutelab": call}, sdpas, shp, o, backward=True)
 
 
 def table(rows: List[Dict[str, Any]], device: str) -> str:
@@ -270,14 +360,19 @@ def table(rows: List[Dict[str, Any]], device: str) -> str:
         shape = f"{r['b']} {r['h']} {r['s']} {r['d']} {r['dtype']}"
         c = "yes" if r["causal"] else "no"
         for p in ("cutelab", "cutelab-persistent"):
-            if f"{p}_err_o" not in r:
+            if r.get("mode") == "backward" and p == "cutelab" and "cutelab_err_dq" in r and not r.get("ok"):
+                out.append(f"| {device} | {shape} | {c} | {p} backward | FAILED check (rel err dQ {r['cutelab_err_dq']:.3g}, "
+                           f"dK {r['cutelab_err_dk']:.3g}, dV {r['cutelab_err_dv']:.3g}) | | | | | | |")
+                continue
+            if f"{p}_err_o" not in r and not (r.get("mode") == "backward" and f"{p}_b2b_ms" in r):
                 continue
             if not r.get("ok"):
                 out.append(f"| {device} | {shape} | {c} | {p} | FAILED check (err O {r[f'{p}_err_o']:.3g}, "
                            f"LSE {r[f'{p}_err_lse']:.3g}) | | | | | | |")
                 continue
             cell = lambda q, k: f"{r[f'{q}_{k}_ms']:.3f} ms, {r[f'{q}_{k}_tflops']:.0f} TF/s"  # noqa: E731
-            out.append(f"| {device} | {shape} | {c} | {p} | {cell(p, 'b2b')} | {cell('sdpa', 'b2b')} | "
+            name = f"{p} backward" if r.get("mode") == "backward" else p
+            out.append(f"| {device} | {shape} | {c} | {name} | {cell(p, 'b2b')} | {cell('sdpa', 'b2b')} | "
                        f"{r[f'{p}_ratio_b2b']:.2f}x | {cell(p, 'single')} | {cell('sdpa', 'single')} | "
                        f"{r[f'{p}_ratio_single']:.2f}x | {r['sdpa_best']} |")
     return "\n".join(out)
@@ -290,15 +385,21 @@ def dry_run(o: argparse.Namespace) -> int:
     from cutelab.kernel.cuda.fakegpu import fake_cuda_tensor, fake_gpu
 
     ex = load_example()
+    bwd_ex = load_example(EXAMPLE_BWD) if o.backward else None
     bad = 0
     for shp in shapes(o):
-        row: Dict[str, Any] = dict(shp, dtype=o.dtype, dry=True)
+        row: Dict[str, Any] = dict(shp, dtype=o.dtype, dry=True, mode="backward" if o.backward else "forward")
         t0 = time.perf_counter()
         try:
             with fake_gpu(nvcc=o.nvcc) as gpu:
                 tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
                 q = torch.zeros(shp["b"], shp["h"], shp["s"], shp["d"], dtype=tdt)
-                call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor)
+                if o.backward:  # the forward (for O and LSE), then the backward's three kernels
+                    call, _, row["compile_s"] = build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"], o.dtype,
+                                                                  wrap=fake_cuda_tensor)
+                else:
+                    call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
+                                                                 wrap=fake_cuda_tensor)
                 call()
                 if o.persistent and not shp["causal"]:
                     call, _, _, _ = build_cutelab(ex, q, q, q, False, o.dtype, wrap=fake_cuda_tensor, ctas=132)
@@ -327,10 +428,11 @@ def main(argv: Any = None) -> int:
         print("benchmarks/attention.py: no GPU (use --dry-run to check the launch path)")
         return 2
     ex = load_example()
+    exs = (ex, load_example(EXAMPLE_BWD)) if o.backward else None
     device = torch.cuda.get_device_name()
     rows = []
     for shp in shapes(o):
-        row = run_shape(ex, shp, o)
+        row = run_shape_bwd(exs, shp, o) if o.backward else run_shape(ex, shp, o)
         row["device"] = device
         rows.append(row)
         print(json.dumps(row), flush=True)

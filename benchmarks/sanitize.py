@@ -10,7 +10,7 @@ errors`` (memcheck, synccheck), ``RACECHECK SUMMARY: N hazards displayed (E erro
 (racecheck). A run is clean when its summary says 0 and the program exited 0 (it runs its own
 correctness check). The programs: CuTe DSL's four Ampere examples in examples/dsl/, our two GEMMs
 in examples/gemm/ (sm90_gemm.py on its ``--gpu`` path, in its default and its warp-specialised
-configurations, bf16 and e4m3), the Hopper attention forward (examples/attention/, ``--gpu``), and the seeds' programs in examples/seeds/; sizes small enough that racecheck
+configurations, bf16 and e4m3), the Hopper attention forward and backward (examples/attention/, ``--gpu``), and the seeds' programs in examples/seeds/; sizes small enough that racecheck
 (the slowest) finishes for all of them in a few minutes.
 
     python benchmarks/sanitize.py [--tools memcheck,racecheck,synccheck] [--only sm80_gemm,seeds/]
@@ -75,6 +75,11 @@ PROGRAMS: Dict[str, List[str]] = {
     # the Hopper attention forward (TMA, wgmma, producer and ping-pong consumer warpgroups, named barriers)
     "attention/sm90_fmha_fwd": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
     "attention/sm90_fmha_fwd_causal": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,128",
+                                       "--causal", "--iters", "2"],
+    # the Hopper attention backward (its three kernels: TMA producer, two consumer warpgroups, dS through shared
+    # memory behind named barriers, dQ by red.global.add.f32)
+    "attention/sm90_fmha_bwd": ["examples/attention/sm90_fmha_bwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
+    "attention/sm90_fmha_bwd_causal": ["examples/attention/sm90_fmha_bwd.py", "--gpu", "--shape", "1,2,512,128",
                                        "--causal", "--iters", "2"],
     "seeds/copy_inner_partition": ["examples/seeds/copy_inner_partition.py"],
     "seeds/copy_outer_partition": ["examples/seeds/copy_outer_partition.py"],
@@ -216,7 +221,7 @@ def select(only: str) -> List[str]:
     >>> select("gemm/sm90")
     ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_fp8', 'gemm/sm90_gemm_pingpong_fp8']
     >>> select("attention/")
-    ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal']
+    ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal', 'attention/sm90_fmha_bwd', 'attention/sm90_fmha_bwd_causal']
     """
     parts = [x.strip() for x in only.split(",") if x.strip()]
     names = [n for n in PROGRAMS if not parts or any(p in n for p in parts)]

@@ -41,3 +41,27 @@ def test_dry_run_compiles_and_launches(bench, capsys):
     assert len(out) == 2 and all('"ok": true' in line for line in out)
     assert '"launches": 2, "grid": [132, 1, 1]' in out[0]  # non-causal: also the persistent grid
     assert '"launches": 1, "grid": [8, 64, 1]' in out[1]  # causal: one CTA per query block and head
+
+
+def test_backward_dry_run_compiles_and_launches(bench, capsys):
+    """--backward: cutelab's forward (O, LSE) and the backward's three kernels through cute.compile and
+    the GPU launch path: the last launch is the postprocess."""
+    pytest.importorskip("torch")
+    assert bench.make_parser().parse_args(["--backward"]).backward
+    assert bench.main(["--dry-run", "--backward", "--seqlens", "1024", "--dims", "64", "--causal", "yes"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and '"ok": true' in out[0] and '"mode": "backward"' in out[0]
+    # forward, preprocess, main, postprocess: 4*16*1024 rows, 16 rows per CTA (8 threads a row of 64)
+    assert '"launches": 4, "grid": [4096, 1, 1]' in out[0]
+
+
+def test_backward_table(bench):
+    row = dict(b=4, h=16, s=1024, d=64, causal=False, dtype="bf16", mode="backward", ok=True, sdpa_best="sdpa-flash",
+               cutelab_b2b_ms=1.0, cutelab_b2b_tflops=1.0, cutelab_single_ms=2.0, cutelab_single_tflops=0.5,
+               sdpa_b2b_ms=0.5, sdpa_b2b_tflops=2.0, sdpa_single_ms=1.0, sdpa_single_tflops=1.0,
+               cutelab_ratio_b2b=0.5, cutelab_ratio_single=0.5)
+    lines = bench.table([row, dict(row, ok=False, cutelab_err_dq=0.5, cutelab_err_dk=0.0, cutelab_err_dv=0.0)],
+                        "X").splitlines()
+    assert lines[2] == ("| X | 4 16 1024 64 bf16 | no | cutelab backward | 1.000 ms, 1 TF/s | 0.500 ms, 2 TF/s | 0.50x | "
+                        "2.000 ms, 0 TF/s | 1.000 ms, 1 TF/s | 0.50x | sdpa-flash |")
+    assert lines[3].startswith("| X | 4 16 1024 64 bf16 | no | cutelab backward | FAILED check (rel err dQ 0.5,")

@@ -150,6 +150,12 @@ def test_wgmma_tile_matches_numpy_and_compiles(dtype, BN, b_major):
     pro = [ln for ln in src.splitlines() if "const unsigned cl_gdesc" in ln]
     assert len(pro) == 2 and all(re.search(r"\(smem\d+_sw >> 4\)", ln) for ln in pro)
     assert src.count("(unsigned long long)(cl_gdesc0 + ") == 8 and "& 0x3FFFu" not in src
+    # the first k-block (ACCUMULATE off: scale-d 0) only writes the accumulators ("=f": their old values
+    # are dead); the later ones read and write them
+    wg = [ln for ln in src.splitlines() if "wgmma.mma_async" in ln]
+    first = [ln for ln in wg if '"=f"(' in ln]
+    assert len(first) == 2 and all('"+f"' not in ln and ln.endswith('"r"(0) : "memory");') for ln in first)
+    assert sum('"+f"(' in ln and ln.endswith('"r"(1) : "memory");') for ln in wg) == 6
     nvcc_compiles(src)
 
 
@@ -404,6 +410,7 @@ def test_a_runtime_accumulate_field_is_read_when_the_wgmma_is_issued(flag):
     # register, which the runtime set and the later static sets assign
     wg = [ln for ln in src.splitlines() if "wgmma.mma_async" in ln]
     assert len(wg) == 8 and all(ln.endswith('"r"((unsigned)(r0[0] != 0)) : "memory");') for ln in wg)
+    assert not any('"=f"' in ln for ln in wg)  # a runtime ACCUMULATE may keep the old values: read and written
     nvcc_compiles(src)
 
 

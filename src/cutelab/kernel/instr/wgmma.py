@@ -20,7 +20,8 @@ the leading and stride byte offsets (LBO, SBO, in 16-byte units) and the layout 
   such as CUTLASS's dense_gemm_fp8_2xacc.py guard against, so the CPU is at least as accurate).
 - CUDA: ``wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}`` per atom and k16
   step (``m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`` for fp8, K-major, with no transpose immediates),
-  with the accumulator registers as ``"+f"`` operands. A in registers: four ``"r"`` operands, each two
+  with the accumulator registers as ``"+f"`` operands (``"=f"`` in the first k step of a wgmma whose
+  ACCUMULATE is statically off: the old values are not read, so they are not kept live). A in registers: four ``"r"`` operands, each two
   16-bit values of the fragment (value 2j in the low half, 2j+1 in the high half, as CuTe recasts the
   fragment to uint32), and no A descriptor or A transpose immediate; the CPU places thread t's value v
   at element tv_A(t, v) of the 64 x 16 tile (CuTe's ALayout_64x16). The descriptors: the low word of
@@ -436,7 +437,12 @@ class WgmmaOp(Op):
             for mi in range(RM):
                 for ni in range(RN):
                     db = self._desc(r, self.b, ni, ks)
-                    outs = ", ".join(f'"+f"({acc}[{int(o)}])' for o in self.acc_offs[mi, ni])
+                    # a first k step that does not accumulate (ACCUMULATE statically off) only writes the
+                    # accumulators: "=f", so that their old values are dead (not carried around a loop
+                    # whose wgmmas start from zero each trip, which costs registers and makes ptxas
+                    # serialize the wgmmas, C7512)
+                    mode = "=f" if scale == 0 else "+f"
+                    outs = ", ".join(f'"{mode}"({acc}[{int(o)}])' for o in self.acc_offs[mi, ni])
                     r.emit("{")
                     if packed is not None:  # packed before the fence (_pack_register_a)
                         a_in = ", ".join(f'"r"({packed[mi, ks, j]})' for j in range(self.a.offs.shape[2] // 2))

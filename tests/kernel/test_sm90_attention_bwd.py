@@ -1,0 +1,141 @@
+"""The Hopper attention backward example (examples/attention/sm90_fmha_bwd.py) on the CPU interpreter
+against torch's float64 autograd of attention (dQ, dK, dV), its CUDA compiled for sm_90a, and its
+input checks."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+import cutelab as cute
+from cutelab.kernel.cuda import printer as cuda
+
+torch = pytest.importorskip("torch")  # the inputs (bf16) and the reference (autograd)
+
+_EX = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "attention", "sm90_fmha_bwd.py")
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location("sm90_fmha_bwd_example", _EX)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("d,causal,dtype,shape,dq_reduce", [
+    (64, False, "bf16", (1, 2, 256), "tma"),   # two heads, two KV blocks x four query blocks each
+    (64, True, "f16", (1, 1, 384), "tma"),     # causal: 6, 4, 2 query blocks per KV block through 2 stages
+    (128, False, "f16", (1, 1, 256), "tma"),   # head dim 128: dQ split over the warpgroups, dS double-buffered
+    (128, True, "bf16", (1, 1, 256), "tma"),
+    (64, True, "bf16", (1, 1, 256), "red"),    # dQ by red.global.add.f32 instead of TMA reduce-adds
+    (128, False, "bf16", (1, 1, 256), "red"),
+])
+def test_backward_on_the_cpu_equals_autograd(d, causal, dtype, shape, dq_reduce):
+    ex = _example()
+    b, h, s = shape
+    err = ex.run_cpu(b, h, s, d, causal, dtype, dynamic=causal, dq_reduce=dq_reduce)
+    assert max(err) <= ex.TOLERANCE[dtype], err
+
+
+def test_a_wrong_gradient_is_caught():
+    """The check can fail: scaled the other way, the same kernels give dQ, dK far off the reference."""
+    ex = _example()
+    bwd = ex.HopperAttentionBackward(cute.Float16, 64, False, dynamic=False, softmax_scale=0.25)
+    q, k, v, do, o, lse, want = ex.make_inputs(1, 1, 128, 64, "f16", False, 0.125)  # O, LSE of another scale
+    dq, dk, dv = (torch.zeros_like(q) for _ in range(3))
+    f32 = lambda *shape: torch.zeros(*shape)  # noqa: E731
+    bwd(*ex.views(q, k, v, o, do, lse, dq, dk, dv, f32(q.shape), f32(lse.shape), f32(lse.shape)))
+    assert min(ex.errors((dq, dk), want[:2])) > 10 * ex.TOLERANCE["f16"]
+
+
+def _nvcc(src):
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    with tempfile.TemporaryDirectory() as d:
+        cu = os.path.join(d, "k.cu")
+        with open(cu, "w") as f:
+            f.write(src)
+        p = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.path.join(d, "k.cubin"), cu],
+                           capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-4000:]
+    return p.stderr
+
+
+@pytest.mark.parametrize("d,causal,dq_reduce", [(64, False, "red"), (128, True, "tma")])
+def test_backward_cuda_compiles_with_the_fa3_structure(d, causal, dq_reduce):
+    """The three kernels traced (not run) with the runtime query-block loop, as on the GPU; the main
+    one compiles for sm_90a without spills, without setmaxnreg ignored (C7508) and without its
+    wgmmas serialized (C7512: for want of registers; C7514: accumulators read in flight; C7519: an
+    arrive injected between wgmmas)."""
+    ex = _example()
+    bwd = ex.HopperAttentionBackward(cute.BFloat16, d, causal, dynamic=True, dq_reduce=dq_reduce)
+    q, k, v, do, o, lse, _ = ex.make_inputs(1, 1, 256, d, "bf16", causal, bwd.scale)
+    pre, main, post = ex.traced_kernels(bwd, q, k, v, o, do, lse)
+    assert (tuple(main.block), tuple(main.grid)) == ((384, 1, 1), (2, 1, 1))
+    src = cuda.render(main)
+    assert "__launch_bounds__(384, 1)" in src
+    for s in ("setmaxnreg.dec.sync.aligned.u32 24", "setmaxnreg.inc.sync.aligned.u32 240",
+              "cp.async.bulk.tensor.2d", "const __grid_constant__ cl_tensormap tmap_tdO",
+              "ex2.approx", "fence.proxy.async.shared::cta", "wgmma.wait_group.sync.aligned 1"):
+        assert s in src, s
+    if dq_reduce == "red":  # each thread's dQ values, one red each
+        assert src.count("red.global.add.f32") == 32 and "cp.reduce.async" not in src
+    else:  # two bM x 32 f32 boxes per warpgroup (float2 stores), reduce-added by one thread; waited for before reuse
+        assert src.count("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group") == 2
+        assert "red.global" not in src and src.count("*reinterpret_cast<uint2*>(smem7 + ") == 16
+        assert "cp.async.bulk.wait_group.read 0;" in src and "cp.async.bulk.wait_group 0;" in src
+    # S^T, dP^T: K-major A and B from shared memory, d / 16 k-blocks each; dV, dK: A from registers, B
+    # N-major (trans-b 1), bM / 16 = 4 k-blocks each; dQ: A (dS) and B (K) MN-major, 128 keys (head dim
+    # 128: split over head_dim) or 64 keys (each warpgroup its own) / 16 k-blocks
+    assert src.count("p, 1, 1, 0, 0;") == 2 * (d // 16)
+    assert src.count("p, 1, 1, 1;") == 8
+    assert src.count("p, 1, 1, 1, 1;") == (128 if d == 128 else 64) // 16
+    assert f"wgmma.mma_async.sync.aligned.m64n{d // 2 if d == 128 else d}k16.f32.bf16.bf16" in src
+    if d == 128:
+        assert "bar.sync 2, 256" in src  # both warpgroups' dS in shared memory before dQ
+    else:  # each warpgroup its own dS: its own barrier (3 + warpgroup)
+        assert "bar.sync 3, 128" in src and "bar.sync 4, 128" in src
+    log = _nvcc(src)
+    assert "0 bytes spill stores, 0 bytes spill loads" in log, log[-3000:]
+    assert not any(c in log for c in ("C7508", "C7512", "C7514", "C7519")), log[-3000:]  # no wgmma serialized
+    if d == 64:  # the pre- and postprocess kernels do not depend on causal (nor on d but for its size)
+        for ir in (pre, post):
+            _nvcc(cuda.render(ir))
+
+
+def test_bad_inputs_are_refused():
+    ex = _example()
+    with pytest.raises(ValueError, match="head_dim = 96"):
+        ex.HopperAttentionBackward(cute.Float16, 96)
+    with pytest.raises(ValueError, match="Float16 or BFloat16"):
+        ex.HopperAttentionBackward(cute.Float32, 64)
+    bwd = ex.HopperAttentionBackward(cute.Float16, 64)
+    q, k, v, do, o, lse, _ = ex.make_inputs(1, 1, 128, 64, "f16", False, bwd.scale)
+    z = lambda *shape, dt=torch.float32: torch.zeros(*shape, dtype=dt)  # noqa: E731
+    dq, dk, dv = (torch.zeros_like(q) for _ in range(3))
+    with pytest.raises(ValueError, match="made for BFloat16"):
+        ex.HopperAttentionBackward(cute.BFloat16, 64)(*ex.views(q, k, v, o, do, lse, dq, dk, dv, z(q.shape),
+                                                                z(lse.shape), z(lse.shape)))
+    with pytest.raises(ValueError, match="dQ_accum .* expected Float32"):
+        bwd(*ex.views(q, k, v, o, do, lse, dq, dk, dv, torch.zeros_like(q), z(lse.shape), z(lse.shape)))
+    with pytest.raises(ValueError, match="D .* expected Float32"):
+        bwd(*ex.views(q, k, v, o, do, lse, dq, dk, dv, z(q.shape), z(lse.shape), z(lse.shape, dt=torch.float16)))
+    q2 = torch.zeros(1, 1, 192, 64, dtype=torch.float16)
+    lse2 = z(1, 1, 192)
+    with pytest.raises(ValueError, match="seqlen 192 must be a multiple of 128"):
+        bwd(*ex.views(q2, q2, q2, q2, q2, lse2, q2.clone(), q2.clone(), q2.clone(), z(q2.shape), z(lse2.shape),
+                      z(lse2.shape)))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("d,causal", [(64, False), (64, True), (128, False), (128, True)])
+def test_backward_on_the_gpu_equals_autograd(d, causal):
+    """On an H100 / H200: dQ, dK, dV against torch's f64 autograd (run_gpu checks them)."""
+    ex = _example()
+    assert ex.run_gpu(2, 4, 1024, d, causal, "bf16", iters=2) == 0
