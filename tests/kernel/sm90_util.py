@@ -10,8 +10,9 @@ import tempfile
 import pytest
 
 
-def nvcc_compiles(src: str) -> None:
-    """Compile src to a cubin for sm_90a (ptxas checks the inline PTX); skip without nvcc."""
+def nvcc_compiles(src: str) -> str:
+    """Compile src to a cubin for sm_90a (ptxas checks the inline PTX); skip without nvcc. Returns
+    ptxas's report (``-v``: registers, spills, its infos such as C7519)."""
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
     if nvcc is None:
         pytest.skip("nvcc is not installed")
@@ -19,6 +20,7 @@ def nvcc_compiles(src: str) -> None:
         cu = os.path.join(d, "k.cu")
         with open(cu, "w") as f:
             f.write(src)
-        p = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-o", os.path.join(d, "k.cubin"), cu],
+        p = subprocess.run([nvcc, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.path.join(d, "k.cubin"), cu],
                            capture_output=True, text=True)
         assert p.returncode == 0, p.stderr[-4000:]
+    return p.stderr

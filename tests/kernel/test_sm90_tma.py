@@ -482,3 +482,40 @@ def test_the_tma_tensor_of_a_dynamic_tensor_has_dynamic_extents():
     _, s = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), _a(256, 512),
                                        _smem(K_SW128, cute.Float16, (128, 64)), (128, 64))
     assert s.shape == (256, 512) and not any(isinstance(e, DynInt) for e in s.shape)  # a static one stays static
+
+
+@cute.kernel
+def tma_prefetched(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.sync_threads()
+    if cute.arch.warp_idx() == 0:
+        cpasync.prefetch_descriptor(atom)  # before the descriptor's first copy, as CUTLASS's Hopper kernels do
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[i, tidx] = sA[i, tidx]
+
+
+def test_prefetch_descriptor_prefetches_the_copys_tensor_map():
+    """cpasync.prefetch_descriptor(atom) in a kernel is CuTe DSL's prefetch.tensormap of the atom's tensor-map
+    parameter (the one its copies name; no second map), a hint the CPU skips; it was dropped before, so the
+    first TMA of each CTA waited for the descriptor's fetch (CUTLASS's Hopper FMHA prefetches its four)."""
+    A = (np.arange(64 * 64) % 251).astype(np.float16).reshape(64, 64)
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), sl, (64, 64))
+    B = np.zeros((64, 64), np.float16)
+    tma_prefetched(atom, tA, from_dlpack(B), sl).launch(grid=1, block=64)
+    np.testing.assert_array_equal(B, A)
+    src = cuda.render(last_launch().ir)
+    body = src.split("__global__", 1)[1]
+    pre = body.index('prefetch.tensormap [%0];" :: "l"((unsigned long long)&tmap_tA)')
+    assert pre < body.index("cp.async.bulk.tensor.2d") and body.count("prefetch.tensormap") == 1
+    assert src.count("cl_tensormap tmap_") == 1
+    nvcc_compiles(src)

@@ -105,7 +105,7 @@ def _instruction(name):
 
         return {"tensormap.copy": tm.copy_tensormap, "tensormap.update": tm.update_tma_descriptor,
                 "tensormap.acquire": tm.fence_tma_desc_acquire, "tensormap.release": tm.fence_tma_desc_release,
-                "tensormap.cp_release": tm.cp_fence_tma_desc_release}[name]
+                "tensormap.cp_release": tm.cp_fence_tma_desc_release, "tensormap.prefetch": tm.prefetch_descriptor}[name]
 
     return {"tcgen05.commit": tcgen05_mma.commit, "wgmma.fence": wgmma.fence, "wgmma.commit_group": wgmma.commit_group,
             "wgmma.wait_group": wgmma.wait_group, "rmem.recast": rmem_view.recast}[name]

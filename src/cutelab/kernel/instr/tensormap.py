@@ -1,6 +1,7 @@
 """TMA descriptors that the kernel keeps in memory and rewrites: CuTe DSL's ``cpasync.copy_tensormap``,
-``update_tma_descriptor``, their fences, and TMA copies through a descriptor pointer
-(``cute.copy(..., tma_desc_ptr=p)``).
+``update_tma_descriptor``, their fences, TMA copies through a descriptor pointer
+(``cute.copy(..., tma_desc_ptr=p)``), and ``prefetch_descriptor`` (``prefetch.tensormap`` of a descriptor
+kernel parameter, a cache hint).
 
 A grouped GEMM copies each TMA atom's descriptor into a workspace in global (or shared) memory,
 rewrites its tensor address, extents and strides for each group, and issues its TMA copies through
@@ -509,6 +510,47 @@ def copy_tensormap(atom: Any, ptr: Any, *, loc: Any = None, ip: Any = None) -> N
         raise TraceError(f"{what}: expected a TMA atom from make_tiled_tma_atom, got {type(atom).__name__}{_where()}")
     g = _atom_param(atom, what)
     op = TensorMapCopyOp(atom.desc, g, desc_loc(ptr, what), _where())
+    name_tensor_map(t, op, g.index, atom.desc)
+    t.emit(op)
+
+
+class TensorMapPrefetchOp(Op):
+    """``cpasync.prefetch_descriptor(atom)``: ``prefetch.tensormap`` of the atom's tensor-map kernel parameter
+    (its tensor's ``param``), as CuTe DSL issues it, so that the kernel's first TMA with it does not wait for
+    the descriptor's fetch. A cache hint: the CPU does nothing."""
+
+    __slots__ = ("desc", "param", "tmap_name", "where")
+    min_sm = 90
+
+    def __init__(self, desc: Any, param: Any, where: str):
+        self.desc, self.param, self.where = desc, param, where
+        self.tmap_name = f"tmap_{param.name}"  # name_tensor_map gives it the name the atom's copies use
+
+    def __repr__(self) -> str:
+        return f"prefetch_tensormap {self.tmap_name}"
+
+    def kernel_params(self) -> List[Tuple[str, str]]:
+        return [(TENSORMAP_STRUCT, f"const __grid_constant__ cl_tensormap {self.tmap_name}")]
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        r.emit(f'asm volatile("prefetch.tensormap [%0];" :: "l"((unsigned long long)&{self.tmap_name}) : "memory");')
+
+
+def prefetch_descriptor(atom: Any) -> None:
+    """``cpasync.prefetch_descriptor(atom)`` in a kernel: a TensorMapPrefetchOp of the atom's kernel parameter.
+    An atom whose tensor is no argument of the kernel (its descriptor reached the kernel some other way)
+    prefetches nothing: the hint has no parameter to name."""
+    from .tma import name_tensor_map
+
+    what = "cpasync.prefetch_descriptor"
+    t = current(what)
+    g = getattr(t, "host_params", {}).get(id(getattr(atom, "host_engine", None)))
+    if g is None:
+        return
+    op = TensorMapPrefetchOp(atom.desc, g, _where())
     name_tensor_map(t, op, g.index, atom.desc)
     t.emit(op)
 

@@ -47,7 +47,7 @@ accumulators read before their wait hold the old values. ``fence`` has no CPU ef
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -188,28 +188,43 @@ class WarpgroupSyncOp(Op):
             r.emit(f'asm volatile("wgmma.wait_group.sync.aligned {self.n};" ::: "memory");')
 
 
-def _pack_register_a(r: Any) -> None:
+def _wgmma_run(r: Any) -> Optional[List[Any]]:
+    """The wgmmas that follow the op being printed up to the group's ``commit_group``; None when
+    something else comes first (it could write their register fragments)."""
+    ops = []
+    for op in r.following():
+        if isinstance(op, WarpgroupSyncOp) and op.kind == "commit_group":
+            return ops
+        if not isinstance(op, WgmmaOp):
+            return None
+        ops.append(op)
+    return ops
+
+
+def _pack_register_a(r: Any, ops: Optional[List[Any]] = None) -> None:
     """Before a ``wgmma.fence``: the A words (two 16-bit values each) of the register-A wgmmas that
     follow it up to the group's commit, packed into 32-bit locals and pinned there by an empty
     ``asm volatile`` that reads and writes them. Packed at each wgmma instead, the packing moves
     define registers between the wgmmas of one group, and ptxas then injects a ``warpgroup.arrive``
     before each (info C7519), which waits for the wgmmas already issued. Only where the fence is
-    followed by wgmmas alone up to ``commit_group`` (nothing in between can write the fragments);
-    else each wgmma packs its own words, as before. The names go to the memo
-    ``wgmma_packed_a`` for WgmmaOp.cuda, which takes (and removes) its entry."""
-    ops = []
-    for op in r.following():
-        if isinstance(op, WarpgroupSyncOp) and op.kind == "commit_group":
-            break
-        if not isinstance(op, WgmmaOp):
+    followed by wgmmas alone up to ``commit_group`` (nothing in between can write the fragments).
+    Where other statements come between the fence and the group's first wgmma (the copy that makes
+    a register A fragment, traced as a value, a register array of its own), that wgmma packs the
+    group's words instead (``ops``: it and the wgmmas after it, WgmmaOp.cuda), before it issues: the
+    group's wgmmas still run back to back. Else each wgmma packs its own words, as before. The names
+    go to the memo ``wgmma_packed_a`` for WgmmaOp.cuda, which takes (and removes) its entry."""
+    if ops is None:
+        ops = _wgmma_run(r)
+        if ops is None:
             return
-        ops.append(op)
     memo = r.memo("wgmma_packed_a")
     words: List[str] = []
     for op in ops:
         if not isinstance(op.a, _RegOperand):
             continue
         an = r.reg(op.a.reg)
+        if (id(op), an) in memo:  # packed already (by the fence)
+            continue
         names = {}
         for mi in range(op.a.offs.shape[0]):
             for ks in range(op.a.offs.shape[1]):
@@ -428,6 +443,10 @@ class WgmmaOp(Op):
             ins = f"wgmma.mma_async.sync.aligned.m{M}n{N}k{K}.f32.{at}.{bt} {{{regs}}}, %{V}, %{V + 1}, p, 1, 1{trans};"
             pred = V + 2
         acc = r.reg(self.acc)
+        if rs and (id(self), r.reg(self.a.reg)) not in r.memo("wgmma_packed_a"):
+            run = _wgmma_run(r)  # the fence could not pack this group: its first wgmma packs it
+            if run is not None:  # (one wgmma op is several instructions: its k steps, its m atoms)
+                _pack_register_a(r, [self] + run)
         packed = r.memo("wgmma_packed_a").pop((id(self), r.reg(self.a.reg)), None) if rs else None
         self.cuda_prologue(r)
         first = f"(unsigned)({r.cond(self.accumulate)})" if isinstance(self.accumulate, tuple) else None

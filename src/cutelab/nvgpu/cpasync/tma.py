@@ -997,9 +997,13 @@ def _slice_tensor(t: Any, atom: TmaCopyAtom, origin: list, where: str) -> Any:
 
 
 def prefetch_descriptor(atom: Any, *, loc: Any = None, ip: Any = None) -> None:
-    """``prefetch.tensormap``: a cache hint only; cutelab kernels do not issue it (no effect)."""
+    """``prefetch.tensormap`` of the atom's descriptor in a kernel (kernel/instr/tensormap.py): a cache hint,
+    with no effect on results."""
     if not isinstance(atom, TmaCopyAtom):
         raise LayoutError(f"prefetch_descriptor: expected a TMA atom, got {type(atom).__name__}")
+    from ...tracing import instruction
+
+    instruction("tensormap.prefetch", "cpasync.prefetch_descriptor")(atom)
 
 
 # --------------------------------------------------------------------------- descriptors in memory
