@@ -17,12 +17,14 @@ registers: at most 64 x 128 per consumer warpgroup, e.g. 128x128x128 tiles on tw
 ``--pingpong`` (with ``--ws --mma-wgs 2``): each consumer warpgroup takes whole tiles of its own (64x256 or
 128x128), the CTA's even and odd ones; their mainloops go in turn (named barriers 3 and 4: a warpgroup
 waits on the shared ring at most a lap ahead), so that one's epilogue (its own C buffer and barrier) runs
-while the other multiplies, as CUTLASS's ping-pong kernels do. With a 16-bit C, ``kernel_ws`` writes a finished tile's
-rounded C into a swizzled shared buffer (no bank conflicts), and its consumer threads copy it out with
-16-byte stores of whole rows (``--epilogue smem``, the default there: from registers, each thread's
-column pairs were 4-byte stores spread over 8 rows, and the tensor cores waited for them). With
-``--epilogue regs`` it keeps the rounded tile in registers and stores it while the next tile's first
-wgmmas run (``--no-defer``: at the tile's end).
+while the other multiplies, as CUTLASS's ping-pong kernels do. With a 16-bit C, ``kernel_ws`` by default
+(``--epilogue tma``) keeps a finished tile's rounded C in registers, and while the next tile's first wgmmas run
+writes it into 128-byte-swizzled column blocks of shared memory (no bank conflicts) that one warp stores with TMA,
+asynchronously (``--no-defer``: at the tile's end); the consumers do not wait for C's bytes to leave. With
+``--epilogue smem`` the consumer threads copy the buffer out themselves with 16-byte stores of whole rows, at the
+tile's end (from registers, each thread's column pairs were 4-byte stores spread over 8 rows, and the tensor cores
+waited for them). With ``--epilogue regs`` it keeps the rounded tile in registers and stores it while the next
+tile's first wgmmas run (``--no-defer``: at the tile's end).
 
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
@@ -49,7 +51,9 @@ and fp8 (e4m3 in, bf16 out, checked against torch._scaled_mm; a stage of 128x256
 
 (CuTe DSL's configuration: a 128x256x64 tile, two consumer warpgroups of 64 rows each, 4 stages of
 48 KiB, 197 KiB of shared memory. Here 3 stages and the 64 KiB C buffer make 208 KiB; tiles go in
-groups of 4 along N, ``--raster`` (4 and 8 tie at 4096^3; 4 is better at 8192^3).)
+groups of 4 along N, ``--raster`` (4 and 8 tie at 4096^3; 4 is better at 8192^3). At 4096^3 a tile's
+mainloop is half as long as at 8192^3, so whatever the consumers spend on a tile's C weighs twice as much:
+the reason for the TMA epilogue.)
 
 ``HopperGemm.__call__`` is a ``@cute.jit`` function (as in CuTe DSL's example): the atoms and tensor
 maps are made when it is traced, and a compiled call only writes the tensors' addresses into the
@@ -135,14 +139,18 @@ class HopperGemm:
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
         self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
-        if epilogue not in ("auto", "regs", "smem"):
-            raise ValueError(f"HopperGemm: epilogue={epilogue!r}: 'auto', 'regs' or 'smem'")
-        if epilogue == "smem" and not warp_specialized:
-            raise ValueError("HopperGemm: epilogue='smem' is kernel_ws's (warp_specialized=True)")
+        if epilogue not in ("auto", "regs", "smem", "tma"):
+            raise ValueError(f"HopperGemm: epilogue={epilogue!r}: 'auto', 'regs', 'smem' or 'tma'")
+        if epilogue in ("smem", "tma") and not warp_specialized:
+            raise ValueError(f"HopperGemm: epilogue={epilogue!r} is kernel_ws's (warp_specialized=True)")
         # kernel_ws: 'regs' stores C from the accumulators' registers (4-byte stores of each thread's
         # column pairs); 'smem' writes the rounded tile into a swizzled shared buffer and copies it out
         # with 16-byte stores of whole rows (8x fewer L1 store wavefronts: 659 -> 737 TFLOP/s at 4096^3
-        # bf16 on an H100); 'auto': 'smem' for a 16-bit C (the buffer is half an f32 tile's size)
+        # bf16 on an H100); 'tma' writes it into 128-byte-swizzled column blocks (bM x 64 for a 16-bit C) that one
+        # thread stores with TMA (cp.async.bulk.tensor), asynchronously: the consumers go on to the next tile at
+        # once instead of copying 64 KiB out through their own loads and stores, and with defer_epilogue the
+        # rounded tile waits in registers and goes to shared memory while the next tile's first wgmmas run;
+        # 'auto': 'tma' for a 16-bit C where the buffer fits beside the stages
         self.epilogue = epilogue
         # kernel_ws: 0, or add the wgmmas' accumulators into f32 registers every `promote` k-tiles and restart them
         # (fp8: the tensor cores' fp8 accumulation keeps about 14 bits; torch._scaled_mm's default,
@@ -212,17 +220,19 @@ class HopperGemm:
                                                 cute.slice_(b_smem, (None, None, 0)), (bN, bK))
         return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
 
-    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, **create):
+    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, c_layout=None, **create):
         """The pipeline's barriers and the A/B stages in shared memory (128B-swizzled, as TMA writes
         them), and the TMA pipeline over them (its consumers: consumer_warps warps); with c_dtype also
         a (bM, bN) C buffer for the 'smem' epilogue (returned last; c_buffers=2: (bM, bN, 2), one per
-        ping-pong warpgroup)."""
+        ping-pong warpgroup; c_layout: the TMA store's swizzled layout of it, ``c_smem_layout``'s)."""
         bM, bN, bK = self.tile_mnk
         smem = cutlass.utils.SmemAllocator()
         bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
         sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
         sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
-        if c_dtype is not None:
+        if c_layout is not None:
+            sC = smem.allocate_tensor(c_dtype, c_layout.outer, 1024, swizzle=c_layout.inner)
+        elif c_dtype is not None:
             # row-major; a swizzle of the byte address (as allocate_tensor applies it) that XORs the 16-byte
             # chunk index with the row's low 3 bits: the accumulators' column pairs of 8 rows land in 8
             # different chunks (no bank conflicts), and 16-byte chunks stay whole for the copy-out
@@ -249,6 +259,38 @@ class HopperGemm:
                                            cute.group_modes(g, 0, 2))
             loads.append((atom, tg, ts))
         return loads
+
+    @staticmethod
+    def c_block(c_dtype):
+        """Columns of C in one 128-byte row: the TMA store's box width (its 128-byte swizzle's span)."""
+        return 1024 // c_dtype.width
+
+    def c_smem_layout(self, c_dtype, c_buffers=1):
+        """The TMA epilogue's C buffer(s) in shared memory: (bM, bN, c_buffers), row-major column blocks of
+        c_block(c_dtype) columns (bM rows of 128 bytes each), 128-byte swizzled as TMA reads them (the
+        accumulators' column pairs of 8 rows land in 8 different 16-byte chunks: no bank conflicts)."""
+        return sm90_utils.make_smem_layout_epi(c_dtype, sm90_utils.LayoutEnum.ROW_MAJOR, self.tile_mnk[:2], c_buffers)
+
+    def make_tma_c(self, mC):
+        """The TMA store atom of one (bM, c_block) box of C, and C's TMA tensor (host side, as A's and B's)."""
+        cw = self.c_block(mC.element_type)
+        box = sm90_utils.make_smem_layout_epi(mC.element_type, sm90_utils.LayoutEnum.ROW_MAJOR,
+                                              (self.tile_mnk[0], cw), 1)
+        return cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(box, (None, None, 0)),
+                                           (self.tile_mnk[0], cw))
+
+    def tma_store_tile(self, tma_c, sC, mCt, tm, tn):
+        """The issuing warp's part of the TMA epilogue: tile (tm, tn) of C from the buffer sC, one TMA box per
+        column block, committed as one bulk group (it runs on while the consumers go on)."""
+        bM, bN, _ = self.tile_mnk
+        cw = self.c_block(mCt.element_type)
+        gC = cute.local_tile(mCt, (bM, bN), (tm, tn))
+        for j in range(bN // cw):
+            ts, tg = cpasync.tma_partition(tma_c, 0, cute.make_layout(1),
+                                           cute.group_modes(cute.local_tile(sC, (bM, cw), (0, j)), 0, 2),
+                                           cute.group_modes(cute.local_tile(gC, (bM, cw), (0, j)), 0, 2))
+            cute.copy(tma_c, ts, tg)
+        cute.arch.cp_async_bulk_commit_group()
 
     @staticmethod
     def load_k_tile(mainloop, state, loads, k_tile):
@@ -287,7 +329,8 @@ class HopperGemm:
     @cute.kernel
     def kernel(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr, b_smem: cutlass.Constexpr,
-               tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor):
+               tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor, tma_c: cutlass.Constexpr = None,
+               mCt: cute.Tensor = None):
         bM, bN, bK = self.tile_mnk
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
@@ -350,7 +393,8 @@ class HopperGemm:
     @cute.kernel
     def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                   mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr,
-                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor):
+                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor,
+                  tma_c: cutlass.Constexpr = None, mCt: cute.Tensor = None):
         """Warp specialised: warpgroup 0 produces (its warp 0 issues the TMA loads), warpgroup 1
         consumes (wgmma and the epilogue); they meet only at the pipeline's mbarriers."""
         bM, bN, bK = self.tile_mnk
@@ -360,12 +404,16 @@ class HopperGemm:
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
 
-        smem_epi = self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(mC.element_type.width))
+        kind = self.epilogue_kind(mC.element_type.width)
+        tma_epi = kind.startswith("tma")
+        smem_epi = kind == "smem" or tma_epi  # through a C buffer in shared memory
         pingpong = self.pingpong
         stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
         if smem_epi:
-            sA, sB, mainloop, sC_all = self.shared_storage(a_smem, b_smem, stage_warps, mC.element_type,
-                                                           c_buffers=2 if pingpong else 1)
+            c_buffers = 2 if pingpong else 1
+            sA, sB, mainloop, sC_all = self.shared_storage(
+                a_smem, b_smem, stage_warps, mC.element_type, c_buffers=c_buffers,
+                c_layout=self.c_smem_layout(mC.element_type, c_buffers) if tma_epi else None)
         else:
             sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps)
 
@@ -398,15 +446,21 @@ class HopperGemm:
             tCsB = thr_mma.partition_B(sB)
             # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
             # wgmmas run (they are asynchronous: the warps are free to issue the stores)
-            defer = self.deferred_epilogue(mC) and not smem_epi and not pingpong
+            defer = kind in ("deferred", "tma, deferred")
             c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
             if smem_epi:
                 ctid = tidx % 128 if pingpong else tidx - 128  # the consumers' own thread index
                 n_cons = 128 if pingpong else 128 * self.mma_warpgroups
                 # ping-pong: each warpgroup its own barrier (1 and 2: an id in a register) over its own C buffer
                 epi_bar = _WarpgroupBarrier(1 + wg) if pingpong else pipeline.NamedBarrier(barrier_id=1, num_threads=n_cons)
-                sC = sC_all[(None, None, wg)] if pingpong else sC_all
+                if tma_epi:
+                    sC = sC_all[(None, None, wg if pingpong else 0)]
+                    # the TMA stores' warp: the consumers' first (each ping-pong warpgroup's own)
+                    issuer = warp_idx == (4 * warp_group if pingpong else 4)
+                else:
+                    sC = sC_all[(None, None, wg)] if pingpong else sC_all
                 tCsC = thr_mma.partition_C(sC)
+            if smem_epi and not tma_epi:
                 vec = 128 // mC.element_type.width
                 tpr = bN // vec  # threads per row of the copy-out: each moves 16 bytes
                 out_copy = cute.make_tiled_copy_tv(
@@ -417,6 +471,25 @@ class HopperGemm:
             if defer:
                 pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
                 store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
+
+            def store_tma(out, t):
+                # the TMA epilogue of tile t from `out` (the rounded accumulators): once the last TMA stores have
+                # read the buffer (the issuing warp waits, then every consumer at epi_bar), the consumers write it,
+                # make it visible to the TMA unit (fence.proxy.async) and meet again; the issuing warp stores it
+                if issuer:
+                    cute.arch.cp_async_bulk_wait_group(0, read=True)
+                epi_bar.arrive_and_wait()
+                cute.autovec_copy(out, tCsC)
+                cute.arch.fence_proxy("async.shared", space="cta")
+                epi_bar.arrive_and_wait()
+                if issuer:
+                    self.tma_store_tile(tma_c, sC, mCt, *self.tile_mn(t, tiles_m, tiles_n))
+
+            def store_pending(t):  # the deferred epilogue of tile t (the rounded C waiting in `pending`)
+                if tma_epi:
+                    store_tma(pending, t)
+                else:
+                    cute.copy(store, pending, c_tile(t))
             # the CTA's i-th tiles (ring positions from i * k_tiles): all, or ping-pong every other one from wg
             for j in loop((tiles_per_cta + 1) // 2 if pingpong else tiles_per_cta):
                 i = 2 * j + wg if pingpong else j
@@ -436,7 +509,7 @@ class HopperGemm:
                     self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
                     if defer:
                         if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
-                            cute.copy(store, pending, c_tile(tile - gdim))
+                            store_pending(tile - gdim)
                     if self.promote:
                         # two-level accumulation: the wgmmas restart their accumulators every `promote` k-tiles,
                         # whose sums are first added into `total` (f32 adds of the CUDA cores)
@@ -467,7 +540,13 @@ class HopperGemm:
                     if self.promote:
                         total.store(total.load() + acc.load())
                         acc = total
-                    if smem_epi:
+                    if defer:
+                        pending.store(self.scaled(acc, scale).to(mC.element_type))
+                    elif tma_epi:
+                        out = cute.make_fragment_like(acc, mC.element_type)
+                        out.store(self.scaled(acc, scale).to(mC.element_type))
+                        store_tma(out, tile)
+                    elif smem_epi:
                         # the rounded tile into shared memory (once every consumer has copied the previous
                         # tile out of it), then out to C with 16-byte stores of whole rows
                         out = cute.make_fragment_like(acc, mC.element_type)
@@ -477,34 +556,53 @@ class HopperGemm:
                         epi_bar.arrive_and_wait()
                         gC = cute.local_tile(mC, (bM, bN), self.tile_mn(tile, tiles_m, tiles_n))
                         cute.copy(out_copy, tOsC, thr_out.partition_D(gC))
-                    elif defer:
-                        pending.store(self.scaled(acc, scale).to(mC.element_type))
                     else:
                         self.store_c(acc, tCgC, scale)
             if defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
-                cute.copy(store, pending, c_tile(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim))
+                store_pending(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim)
+            if tma_epi:
+                if issuer:  # the last TMA stores have read the buffer before the CTA (and its shared memory) ends
+                    cute.arch.cp_async_bulk_wait_group(0, read=True)
 
-    def _auto_smem(self, c_width: int) -> bool:
-        """'auto' picks the shared-memory epilogue for a 16-bit C when the C buffer fits beside the stages
-        (227 KiB: 3 stages of 128x256x64 and the buffer do, 4 stages do not)."""
+    def _fits_c_buffer(self, c_width: int) -> bool:
+        """Whether a (bM, bN) C buffer of c_width-bit elements (one per ping-pong warpgroup) fits beside the
+        stages in 227 KiB (3 stages of 128x256x64 and a 16-bit buffer do, 4 stages do not)."""
         bM, bN, bK = self.tile_mnk
         stages = self.stages * (bM + bN) * bK * self.ab_dtype.width // 8
-        return c_width == 16 and 1024 + stages + bM * bN * 2 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
+        return 1024 + stages + bM * bN * c_width // 8 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
 
-    def epilogue_kind(self, c_dtype: str) -> str:
-        """How the kernel stores C (for reports): 'smem', 'deferred' (registers, during the next
-        tile) or 'in-place' (registers, at the tile's end); c_dtype 'f32', 'f16' or 'bf16'."""
+    def epilogue_kind(self, c_dtype) -> str:
+        """How kernel_ws stores C: 'tma' (a swizzled shared buffer stored by TMA; 'tma, deferred': the
+        rounded tile waits in registers and is written to the buffer during the next tile's first wgmmas),
+        'smem' (the buffer copied out by the consumers), 'deferred' (registers, during the next tile) or
+        'in-place' (registers, at the tile's end); c_dtype 'f32', 'f16', 'bf16' or the element width in bits.
+        'auto' picks 'tma' for a 16-bit C whose buffer fits beside the stages ('smem' where bN is not a multiple of
+        64), registers otherwise (an f32 C)."""
+        width = c_dtype if isinstance(c_dtype, int) else (32 if c_dtype == "f32" else 16)
         if not self.warp_specialized:
             return "in-place"
-        if self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(32 if c_dtype == "f32" else 16)):
+        kind = self.epilogue
+        if kind == "auto":
+            kind = ("tma" if self.tile_mnk[1] % 64 == 0 else "smem") if width == 16 and self._fits_c_buffer(16) else "regs"
+        if kind == "tma":
+            # a deferred tile waits in registers as its 16-bit values (half the accumulators'); the ping-pong
+            # warpgroups' epilogues overlap the other one's mainloop already
+            return "tma, deferred" if self.defer_epilogue and width == 16 and not self.pingpong else "tma"
+        if kind == "smem":
             return "smem"
-        return "deferred" if self.defer_epilogue and c_dtype != "f32" and not self.pingpong else "in-place"
+        return "deferred" if self.defer_epilogue and width == 16 and not self.pingpong else "in-place"
 
-    def deferred_epilogue(self, mC):
-        """Whether kernel_ws stores a tile's C during the next tile (16-bit C: the rounded tile is half
-        the accumulators' registers, which the consumer warpgroups have to spare; f32 C is stored at
-        the tile's end)."""
-        return self.defer_epilogue and mC.element_type.width == 16
+    def check_epilogue(self, c_dtype):
+        """Refuse an epilogue that cannot store this C: the TMA store's box is a 128-byte column block, so bN
+        must be a multiple of c_block(c_dtype); the C buffers must fit beside the stages."""
+        kind = self.epilogue_kind(c_dtype.width)
+        bM, bN, _ = self.tile_mnk
+        if kind.startswith("tma") and bN % self.c_block(c_dtype):
+            raise ValueError(f"sm90_gemm: epilogue='tma' stores C in boxes of {self.c_block(c_dtype)} columns (128 "
+                             f"bytes of {c_dtype}); bN = {bN} is not a multiple")
+        if kind in ("tma", "tma, deferred", "smem") and not self._fits_c_buffer(c_dtype.width):
+            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}{bM}x{bN} "
+                             f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
         bM, bN, _ = self.tile_mnk
@@ -545,7 +643,9 @@ class HopperGemm:
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
-        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB).launch(
+        self.check_epilogue(mC.element_type)
+        tma_c, tC = self.make_tma_c(mC) if self.epilogue_kind(mC.element_type.width).startswith("tma") else (None, None)
+        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1))
 
 
@@ -690,9 +790,9 @@ def main(argv=None) -> int:
     p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
     p.add_argument("--raster", type=int, default=4, help="persistent tiles go in groups of this many along N (1: M first)")
     p.add_argument("--no-defer", action="store_true", help="--ws with a 16-bit C: store each tile's C at its end")
-    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"],
-                   help="--ws: store C from registers, or through a swizzled shared buffer with 16-byte stores "
-                        "(auto: smem for a 16-bit C)")
+    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem", "tma"],
+                   help="--ws: store C from registers, through a swizzled shared buffer with 16-byte stores (smem), or "
+                        "through 128-byte-swizzled column blocks stored by TMA (tma; auto: tma for a 16-bit C)")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in (a.tile or ("64,64,128" if a.dtype in _FP8 else "64,64,64")).split(","))

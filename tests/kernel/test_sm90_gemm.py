@@ -330,12 +330,14 @@ def test_sm90_gemm_raster_groups_tiles_along_n():
 
 @pytest.mark.parametrize("c_dtype,dynamic,defer,epilogue", [
     ("f16", True, True, "regs"), ("f16", False, True, "regs"), ("bf16", True, True, "regs"), ("f16", True, False, "regs"),
-    ("f16", True, True, "auto"), ("bf16", True, True, "smem"), ("f16", False, True, "smem")])
+    ("f16", True, True, "auto"), ("bf16", True, True, "smem"), ("f16", False, True, "smem"),
+    ("bf16", True, True, "tma"), ("f16", False, True, "tma"), ("f16", True, False, "tma")])
 def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     """C in f16/bf16: the f32 accumulators rounded once, in the epilogue (half the bytes stored).
     'regs' with defer: a tile's rounded C waits in registers and is stored while the next tile's first
-    wgmmas run; the CTA's last tile after its loop. 'smem' (auto's choice here): through a swizzled
-    shared buffer between two named barriers, copied out with 16-byte stores. 6 tiles on 4 CTAs:
+    wgmmas run; the CTA's last tile after its loop. 'smem': through a swizzled shared buffer between two
+    named barriers, copied out with 16-byte stores. 'tma' (auto's choice here): through 128-byte-swizzled
+    column blocks stored by TMA boxes, deferred like 'regs' unless defer is off. 6 tiles on 4 CTAs:
     CTAs 0 and 1 take two (the buffer is reused), 2 and 3 one; C starts as NaN, so a tile stored twice,
     never or in the wrong place fails."""
     ex = _example()
@@ -344,7 +346,8 @@ def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     B = rng.standard_normal((384, 128)).astype(np.float16)
     gemm = ex.HopperGemm(tile_mnk=(128, 128, 64), stages=2, num_ctas=4, dynamic=dynamic, warp_specialized=True,
                          mma_warpgroups=2, defer_epilogue=defer, epilogue=epilogue)
-    assert gemm.epilogue_kind(c_dtype) == ("smem" if epilogue != "regs" else "deferred" if defer else "in-place")
+    kind = {"regs": "deferred" if defer else "in-place", "smem": "smem"}.get(epilogue, "tma, deferred" if defer else "tma")
+    assert gemm.epilogue_kind(c_dtype) == kind
     if c_dtype == "f16":
         C = np.full((256, 384), np.nan, np.float16)
         gemm(A, B, C)
@@ -363,8 +366,57 @@ def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     body = src.split("__global__")[1]
     assert conv + "(" in body or conv.replace("f32_to_", "f32x2_to_") + "x2(" in body
     assert ('bar.sync 1, 256' in src) == (epilogue != "regs")
+    # the TMA epilogue: boxes stored from shared memory after the consumers' fence, the buffer reused only once
+    # the last boxes have read it (and before the CTA ends); the other epilogues store C with generic stores
+    tma = ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "&tmap_mC", "fence.proxy.async.shared::cta",
+           "cp.async.bulk.wait_group.read 0", "cp.async.bulk.commit_group")
+    assert [t in body for t in tma] == [kind.startswith("tma")] * len(tma)
     if dynamic:
         nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("epilogue", ["tma", "smem"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sm90_gemm_pingpong_tma_epilogue_on_the_cpu(epilogue, dynamic):
+    """Ping-pong with a C buffer per consumer warpgroup: 'tma' (each warpgroup's first warp stores its own
+    tiles' boxes and waits on its own bulk groups) against 'smem'. 10 tiles of 64x128 on 3 CTAs: each
+    warpgroup takes 1 or 2 tiles, so the buffers are reused; C starts as NaN."""
+    ex = _example()
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((320, 192)).astype(np.float16)
+    B = rng.standard_normal((256, 192)).astype(np.float16)
+    C = np.full((320, 256), np.nan, np.float16)
+    gemm = ex.HopperGemm(tile_mnk=(64, 128, 64), stages=3, num_ctas=3, dynamic=dynamic, warp_specialized=True,
+                         mma_warpgroups=2, pingpong=True, epilogue=epilogue)
+    assert gemm.epilogue_kind("f16") == epilogue  # ping-pong defers nothing: the other warpgroup multiplies
+    gemm(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (192 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + 2.0 ** -11 * (np.abs(ref) + bound))
+    src = cuda.render(last_launch().ir)
+    assert ("&tmap_mC" in src) == (epilogue == "tma")
+    if dynamic:
+        nvcc_compiles(src)
+
+
+def test_sm90_gemm_tma_epilogue_refusals():
+    """'tma' needs kernel_ws, a bN of whole 128-byte column blocks, and room for the C buffer beside the stages."""
+    ex = _example()
+    with pytest.raises(ValueError, match="epilogue='tma' is kernel_ws's"):
+        ex.HopperGemm(epilogue="tma")
+    A = np.zeros((128, 128), np.float16)
+    with pytest.raises(ValueError, match="boxes of 64 columns .* bN = 32 is not a multiple"):
+        ex.HopperGemm(tile_mnk=(64, 32, 64), num_ctas=2, warp_specialized=True, epilogue="tma")(
+            A, np.zeros((64, 128), np.float16), np.zeros((128, 64), np.float16))
+    with pytest.raises(ValueError, match="128x256 .* C buffer.* and 4 stages .* do not fit in 227 KiB"):
+        ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, num_ctas=2, warp_specialized=True, mma_warpgroups=2,
+                      epilogue="tma")(A, np.zeros((256, 128), np.float16), np.zeros((128, 256), np.float16))
+    # auto falls back where 'tma' cannot go: registers (4 stages leave no room), the copy-out buffer (bN = 32)
+    assert ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, warp_specialized=True, mma_warpgroups=2).epilogue_kind(
+        "bf16") == "deferred"
+    assert ex.HopperGemm(tile_mnk=(64, 32, 64), warp_specialized=True).epilogue_kind("f16") == "smem"
+    assert ex.HopperGemm(tile_mnk=(128, 256, 64), stages=3, warp_specialized=True, mma_warpgroups=2).epilogue_kind(
+        "bf16") == "tma, deferred"
 
 
 def test_sm90_gemm_refuses_an_integer_c():
