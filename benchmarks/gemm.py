@@ -51,7 +51,7 @@ so 128x128 tiles on two consumer warpgroups)::
 
 ``--sm90-variant ARGS``, given several times, times each sm90 configuration in its own row, all against the
 size's torch row (they replace ``--sm90-args``), e.g. the TMA epilogue (the default), its undeferred form and the
-copy-out epilogue before it::
+copy-out epilogue before it (``--cluster-m 2`` adds clusters of two along M with B multicast)::
 
     python benchmarks/gemm.py --only torch,sm90 --sizes 4096,8192 --dtypes bf16 --rounds 2 \
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3" \
@@ -194,6 +194,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--no-defer", action="store_true")
     p.add_argument("--promote", type=int, default=0)
     p.add_argument("--pingpong", action="store_true")
+    p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2])
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -413,12 +414,14 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     ab = {"bf16": cute.BFloat16, "f16": cute.Float16, "e4m3": cute.Float8E4M3FN}[dtype]
     gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
-                          promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer)
+                          promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer,
+                          cluster_m=o.cluster_m)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
               + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else "")
-              + (", ping-pong" if o.pingpong else ""))
+              + (", ping-pong" if o.pingpong else "")
+              + (f", clusters of {o.cluster_m} along M (B multicast)" if o.cluster_m > 1 else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:

@@ -26,6 +26,11 @@ tile's end (from registers, each thread's column pairs were 4-byte stores spread
 waited for them). With ``--epilogue regs`` it keeps the rounded tile in registers and stores it while the next
 tile's first wgmmas run (``--no-defer``: at the tile's end).
 
+``--cluster-m 2`` (kernel_ws): clusters of two CTAs along M that take tiles (2m, n) and (2m + 1, n) of the
+persistent schedule together; each loads its own A tile and half of their common B tile, which TMA multicasts into
+both CTAs' shared memory (a third less L2 -> SM traffic per CTA at 128x256), and a stage is freed for both producers
+once both CTAs' consumers release it, as cuBLAS's and CUTLASS's 2x1 clusters do.
+
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
 ``kernel_ws`` (``--ws``) is warp specialised: a producer warpgroup (``setmaxregister_decrease``,
@@ -108,7 +113,7 @@ class HopperGemm:
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
-                 pingpong=False):
+                 pingpong=False, cluster_m=1):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -133,6 +138,14 @@ class HopperGemm:
         if pingpong and not (warp_specialized and mma_warpgroups == 2):
             raise ValueError("HopperGemm: pingpong needs warp_specialized=True and mma_warpgroups=2")
         self.pingpong = pingpong
+        # kernel_ws: clusters of cluster_m CTAs along M (1 or 2); the two CTAs of a cluster take tiles (2 m, n) and
+        # (2 m + 1, n), which read the same B tile: each loads half of it and TMA multicasts it into both CTAs'
+        # shared memory (a third less L2 -> SM traffic per CTA at 128x256), as cuBLAS's 2x1 clusters do
+        if cluster_m not in (1, 2):
+            raise ValueError(f"HopperGemm: cluster_m={cluster_m!r}: 1 or 2 CTAs per cluster along M")
+        if cluster_m > 1 and not warp_specialized:
+            raise ValueError("HopperGemm: cluster_m=2 is kernel_ws's (warp_specialized=True)")
+        self.cluster_m = cluster_m
         tile_wgs = 1 if pingpong else mma_warpgroups  # consumer warpgroups sharing one tile
         if tile_mnk[0] % (64 * tile_wgs):
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {tile_wgs} warpgroups")
@@ -202,6 +215,14 @@ class HopperGemm:
         local = tile % (G * tiles_m)
         return local // G, (tile // (G * tiles_m)) * G + local % G
 
+    def cta_tile_mn(self, tile, rank, tiles_m, tiles_n):
+        """(m, n) of the CTA of rank ``rank`` in its cluster for schedule tile ``tile``: the cluster tile (m', n) of
+        tile_mn over tiles_m / cluster_m rows, and this CTA's row m' cluster_m + rank of it."""
+        if self.cluster_m == 1:
+            return self.tile_mn(tile, tiles_m, tiles_n)
+        m, n = self.tile_mn(tile, tiles_m // self.cluster_m, tiles_n)
+        return m * self.cluster_m + rank, n
+
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
         if self.ab_dtype.width == 8:  # e4m3 / e5m2: k32 instructions, K-major operands only (wgmma's rule)
@@ -216,8 +237,13 @@ class HopperGemm:
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
         tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
                                                 cute.slice_(a_smem, (None, None, 0)), (bM, bK))
-        tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mB,
-                                                cute.slice_(b_smem, (None, None, 0)), (bN, bK))
+        if self.cluster_m > 1:  # B's tile loaded in halves, each multicast to both CTAs of the cluster
+            tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), mB,
+                                                    cute.slice_(b_smem, (None, None, 0)), (bN, bK),
+                                                    num_multicast=self.cluster_m)
+        else:
+            tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mB,
+                                                    cute.slice_(b_smem, (None, None, 0)), (bN, bK))
         return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
 
     def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, c_layout=None, **create):
@@ -243,21 +269,25 @@ class HopperGemm:
         mainloop = pipeline.PipelineTmaAsync.create(
             barrier_storage=bars.iterator, num_stages=self.stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
+            # in a cluster a stage's consumers are both CTAs' (the partner's B half lands in it too), and its
+            # barrier awaits the whole stage's bytes, whichever CTA loaded them
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps * self.cluster_m),
             tx_count=(bM + bN) * bK * self.ab_dtype.width // 8, **create)
         if c_dtype is not None:
             return sA, sB, mainloop, sC
         return sA, sB, mainloop
 
-    def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn):
-        """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory) for A and B."""
+    def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank=0):
+        """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory, multicast mask or
+        None) for A and B; in a cluster of 2 (rank: the CTA's in it) B's slice ``rank`` of 2, multicast to both."""
         bM, bN, bK = self.tile_mnk
         loads = []
-        for atom, m, s, rows, t in ((tma_a, mA, sA, bM, tm), (tma_b, mB, sB, bN, tn)):
+        c = self.cluster_m
+        for atom, m, s, rows, t, mc in ((tma_a, mA, sA, bM, tm, 1), (tma_b, mB, sB, bN, tn, c)):
             g = cute.local_tile(m, (rows, bK), (t, None))  # (rows, bK, k_tiles)
-            ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
-                                           cute.group_modes(g, 0, 2))
-            loads.append((atom, tg, ts))
+            ts, tg = cpasync.tma_partition(atom, rank if mc > 1 else 0, cute.make_layout(mc),
+                                           cute.group_modes(s, 0, 2), cute.group_modes(g, 0, 2))
+            loads.append((atom, tg, ts, (1 << mc) - 1 if mc > 1 else None))
         return loads
 
     @staticmethod
@@ -297,8 +327,13 @@ class HopperGemm:
         """The producer's part of one k-tile: wait for the stage to be free, load A's and B's k-tile
         into it, arm its barrier (one thread)."""
         mainloop.producer_acquire(state)
-        for atom, tg, ts in loads:
-            cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)], tma_bar_ptr=mainloop.producer_get_barrier(state))
+        for atom, tg, ts, mask in loads:
+            if mask is None:
+                cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)],
+                          tma_bar_ptr=mainloop.producer_get_barrier(state))
+            else:
+                cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)],
+                          tma_bar_ptr=mainloop.producer_get_barrier(state), mcast_mask=mask)
         mainloop.producer_commit(state)
 
     @staticmethod
@@ -409,21 +444,34 @@ class HopperGemm:
         smem_epi = kind == "smem" or tma_epi  # through a C buffer in shared memory
         pingpong = self.pingpong
         stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
+        c = self.cluster_m
+        # a cluster's pipeline: barriers signalled from both CTAs, initialised before either CTA uses them
+        cl = dict(cta_layout_vmnk=cute.make_layout((1, c, 1, 1)), defer_sync=True) if c > 1 else {}
         if smem_epi:
             c_buffers = 2 if pingpong else 1
             sA, sB, mainloop, sC_all = self.shared_storage(
                 a_smem, b_smem, stage_warps, mC.element_type, c_buffers=c_buffers,
-                c_layout=self.c_smem_layout(mC.element_type, c_buffers) if tma_epi else None)
+                c_layout=self.c_smem_layout(mC.element_type, c_buffers) if tma_epi else None, **cl)
         else:
-            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps)
+            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps, **cl)
+        if c > 1:
+            pipeline.pipeline_init_arrive(cluster_shape_mn=(c, 1), is_relaxed=True)
+            pipeline.pipeline_init_wait(cluster_shape_mn=(c, 1))
+            # the schedule walks cluster tiles (c tiles along M): cluster bidx // c of gdim // c, CTA rank bidx % c
+            rank = bidx % c
+            bidx = bidx // c
+            gdim = gdim // c
+        else:
+            rank = 0
 
         M, N = mC.shape
         K = mA.shape[1]
         tiles_m, tiles_n, k_tiles = M // bM, N // bN, K // bK
-        num_tiles = tiles_m * tiles_n
+        num_tiles = tiles_m * tiles_n // c  # (cluster) tiles of the schedule
         producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         loop = self.loop
+        tile_mn = lambda t: self.cta_tile_mn(t, rank, tiles_m, tiles_n)  # noqa: E731  (this CTA's tile of t)
 
         if warp_group == 0:  # producer
             cute.arch.setmaxregister_decrease(40)
@@ -431,8 +479,8 @@ class HopperGemm:
                 for i in loop(tiles_per_cta):
                     tile = bidx + i * gdim
                     if tile < num_tiles:
-                        tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
-                        loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn)
+                        tm, tn = tile_mn(tile)
+                        loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank)
                         for k_tile in loop(k_tiles, unroll=1):  # one warp's loop: kept small (i-cache)
                             self.load_k_tile(mainloop, _state_at(producer, i * k_tiles + k_tile), loads, k_tile)
         else:  # consumer
@@ -447,7 +495,7 @@ class HopperGemm:
             # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
             # wgmmas run (they are asynchronous: the warps are free to issue the stores)
             defer = kind in ("deferred", "tma, deferred")
-            c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
+            c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), tile_mn(t)))  # noqa: E731
             if smem_epi:
                 ctid = tidx % 128 if pingpong else tidx - 128  # the consumers' own thread index
                 n_cons = 128 if pingpong else 128 * self.mma_warpgroups
@@ -483,7 +531,7 @@ class HopperGemm:
                 cute.arch.fence_proxy("async.shared", space="cta")
                 epi_bar.arrive_and_wait()
                 if issuer:
-                    self.tma_store_tile(tma_c, sC, mCt, *self.tile_mn(t, tiles_m, tiles_n))
+                    self.tma_store_tile(tma_c, sC, mCt, *tile_mn(t))
 
             def store_pending(t):  # the deferred epilogue of tile t (the rounded C waiting in `pending`)
                 if tma_epi:
@@ -554,7 +602,7 @@ class HopperGemm:
                         epi_bar.arrive_and_wait()
                         cute.autovec_copy(out, tCsC)
                         epi_bar.arrive_and_wait()
-                        gC = cute.local_tile(mC, (bM, bN), self.tile_mn(tile, tiles_m, tiles_n))
+                        gC = cute.local_tile(mC, (bM, bN), tile_mn(tile))
                         cute.copy(out_copy, tOsC, thr_out.partition_D(gC))
                     else:
                         self.store_c(acc, tCgC, scale)
@@ -563,6 +611,9 @@ class HopperGemm:
             if tma_epi:
                 if issuer:  # the last TMA stores have read the buffer before the CTA (and its shared memory) ends
                     cute.arch.cp_async_bulk_wait_group(0, read=True)
+        if c > 1:  # neither CTA leaves while its partner may still multicast into it or signal its barriers
+            cute.arch.cluster_arrive()
+            cute.arch.cluster_wait()
 
     def _fits_c_buffer(self, c_width: int) -> bool:
         """Whether a (bM, bN) C buffer of c_width-bit elements (one per ping-pong warpgroup) fits beside the
@@ -605,10 +656,13 @@ class HopperGemm:
                              f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
+        """(CTAs launched, schedule tiles per CTA): at most one CTA per tile, whole clusters (of cluster_m CTAs
+        that walk cluster tiles of cluster_m tiles along M)."""
         bM, bN, _ = self.tile_mnk
-        tiles = (M // bM) * (N // bN)
-        ctas = min(tiles, self.num_ctas or tiles)
-        return ctas, -(-tiles // ctas)
+        c = self.cluster_m
+        units = (M // bM) * (N // bN) // c
+        clusters = max(1, min(units, (self.num_ctas or units * c) // c))
+        return clusters * c, -(-units // clusters)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mScaleA: cute.Tensor = None,
@@ -632,6 +686,9 @@ class HopperGemm:
             raise ValueError(f"sm90_gemm: C holds {mC.element_type}; it must be Float32, Float16 or BFloat16")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
+        if M % (bM * self.cluster_m):
+            raise ValueError(f"sm90_gemm: cluster_m={self.cluster_m}: M = {M} must be a multiple of {self.cluster_m} "
+                             f"tiles of {bM} rows (a cluster's CTAs take adjacent tiles along M)")
         if self.promote and (K // bK) % self.promote:
             raise ValueError(f"sm90_gemm: K / bK = {K // bK} k-tiles must be a multiple of promote={self.promote}")
         if (mScaleA is None) != (mScaleB is None):
@@ -645,8 +702,9 @@ class HopperGemm:
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
         self.check_epilogue(mC.element_type)
         tma_c, tC = self.make_tma_c(mC) if self.epilogue_kind(mC.element_type.width).startswith("tma") else (None, None)
+        launch = dict(cluster=(self.cluster_m, 1, 1)) if self.cluster_m > 1 else {}
         kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC).launch(
-            grid=(ctas, 1, 1), block=(self.threads, 1, 1))
+            grid=(ctas, 1, 1), block=(self.threads, 1, 1), **launch)
 
 
 _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "e4m3": cutlass.Float8E4M3FN, "e5m2": cutlass.Float8E5M2}
@@ -668,7 +726,7 @@ def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
-            promote: int = 0, pingpong: bool = False) -> int:
+            promote: int = 0, pingpong: bool = False, cluster_m: int = 1) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -693,7 +751,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue, promote=promote, pingpong=pingpong)
+                      epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -753,7 +811,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
           f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
-          + (", ping-pong" if pingpong else ""))
+          + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -784,6 +842,8 @@ def main(argv=None) -> int:
                    "per consumer warpgroup at most 64 x 128)")
     p.add_argument("--pingpong", action="store_true", help="--ws --mma-wgs 2: each consumer warpgroup takes whole "
                    "tiles (bM x bN: 64x256 or 128x128), in turn, so one's epilogue runs during the other's mainloop")
+    p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2], help="--ws: clusters of this many CTAs along "
+                   "M, B's tile loaded in halves and multicast to both")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -799,13 +859,15 @@ def main(argv=None) -> int:
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
-                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong)
+                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong,
+                       cluster_m=a.cluster_m)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
-                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong)
+                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong,
+                      cluster_m=a.cluster_m)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales

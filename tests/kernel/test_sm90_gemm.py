@@ -207,6 +207,30 @@ def test_sm90_gemm_pingpong_on_the_gpu_equals_torch():
     assert torch.all((C.double() - ref).abs() <= bound + 2.0 ** -8 * (ref.abs() + bound))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("epilogue,defer,cluster_m,pingpong", [
+    ("tma", True, 1, False), ("tma", False, 1, False), ("smem", True, 1, False), ("tma", True, 2, False),
+    ("smem", True, 2, False), ("tma", True, 1, True), ("tma", True, 2, True)])
+def test_sm90_gemm_epilogues_and_clusters_on_the_gpu_equal_torch(epilogue, defer, cluster_m, pingpong):
+    """bf16 in and out at the timed tile (128x256x64, 3 stages; ping-pong: 64x256x64, 4 stages), 10 CTAs over 24
+    tiles (buffers reused, a ragged last wave), C starting as NaN: the TMA epilogue deferred and not, the copy-out
+    one, and clusters of 2 along M with B multicast."""
+    import torch
+
+    ex = _example()
+    g = torch.Generator(device="cuda").manual_seed(3)
+    A = torch.randn(768, 1024, device="cuda", generator=g, dtype=torch.bfloat16)
+    B = torch.randn(1024, 1024, device="cuda", generator=g, dtype=torch.bfloat16)
+    C = torch.full((768, 1024), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ex.HopperGemm(ab_dtype=cutlass.BFloat16, tile_mnk=(64, 256, 64) if pingpong else (128, 256, 64),
+                  stages=4 if pingpong else 3, num_ctas=10, dynamic=True, warp_specialized=True, mma_warpgroups=2,
+                  epilogue=epilogue, defer_epilogue=defer, cluster_m=cluster_m, pingpong=pingpong)(A, B, C)
+    torch.cuda.synchronize()
+    ref = A.double() @ B.double().T
+    bound = (1024 // 16 + 1) * 2.0 ** -24 * (A.double().abs() @ B.double().abs().T)
+    assert torch.all((C.double() - ref).abs() <= bound + 2.0 ** -8 * (ref.abs() + bound))
+
+
 @pytest.mark.parametrize("dynamic,ws", [(False, False), (True, False), (True, True)])
 def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic, ws):
     from cutelab.kernel.analysis.bounds import check_bounds
@@ -397,6 +421,49 @@ def test_sm90_gemm_pingpong_tma_epilogue_on_the_cpu(epilogue, dynamic):
     assert ("&tmap_mC" in src) == (epilogue == "tma")
     if dynamic:
         nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("dynamic,epilogue,pingpong", [(True, "tma", False), (False, "tma", False),
+                                                     (True, "regs", False), (True, "tma", True)])
+def test_sm90_gemm_clusters_of_two_on_the_cpu(dynamic, epilogue, pingpong):
+    """cluster_m=2: the two CTAs of a cluster take tiles (2m, n) and (2m + 1, n), each loads half of B's tile and
+    multicasts it to both; a stage is released to both CTAs' producers. 6 CTAs (3 clusters) over 16 tiles: the
+    clusters take 3, 3 and 2 cluster tiles; C starts as NaN."""
+    ex = _example()
+    rng = np.random.default_rng(17)
+    A = rng.standard_normal((512, 192)).astype(np.float16)
+    B = rng.standard_normal((512, 192)).astype(np.float16)
+    C = np.full((512, 512), np.nan, np.float16)
+    gemm = ex.HopperGemm(tile_mnk=(64, 128, 64) if pingpong else (128, 128, 64), stages=3, num_ctas=6,
+                         dynamic=dynamic, warp_specialized=True, mma_warpgroups=2, epilogue=epilogue, cluster_m=2,
+                         pingpong=pingpong)
+    assert gemm.grid(512, 512) == (6, 3 if not pingpong else 6)
+    gemm(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (192 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + 2.0 ** -11 * (np.abs(ref) + bound))
+    assert tuple(last_launch().ir.cluster) == (2, 1, 1)
+    src = cuda.render(last_launch().ir)
+    for t in ("multicast::cluster", "barrier.cluster.wait", "mbarrier.arrive.release.cta.shared::cluster"):
+        assert t in src
+    if dynamic:
+        nvcc_compiles(src)
+
+
+def test_sm90_gemm_cluster_refusals_and_grid():
+    ex = _example()
+    with pytest.raises(ValueError, match="cluster_m=3: 1 or 2"):
+        ex.HopperGemm(warp_specialized=True, cluster_m=3)
+    with pytest.raises(ValueError, match="cluster_m=2 is kernel_ws's"):
+        ex.HopperGemm(cluster_m=2)
+    A = np.zeros((384, 64), np.float16)
+    with pytest.raises(ValueError, match="M = 384 must be a multiple of 2 tiles of 128 rows"):
+        ex.HopperGemm(tile_mnk=(128, 64, 64), warp_specialized=True, num_ctas=2, cluster_m=2)(
+            A, np.zeros((64, 64), np.float16), np.zeros((384, 64), np.float32))
+    # whole clusters: 132 SMs at 4096^3 with 128x256 tiles are 66 clusters over 256 cluster tiles
+    g = ex.HopperGemm(tile_mnk=(128, 256, 64), warp_specialized=True, mma_warpgroups=2, num_ctas=133, cluster_m=2)
+    assert g.grid(4096, 4096) == (132, 4)
+    assert g.cta_tile_mn(0, 1, 32, 16) == (1, 0) and g.cta_tile_mn(5, 0, 32, 16) == (2, 1)  # raster 4 over 16 x 16
 
 
 def test_sm90_gemm_tma_epilogue_refusals():
