@@ -49,6 +49,15 @@ so 128x128 tiles on two consumer warpgroups)::
     python benchmarks/gemm.py --dtypes e4m3 --sizes 8192,4096 --only torch,sm90 --scaled-mm-accum precise \
         --sm90-fp8-args="--ws --mma-wgs 2 --ctas 0 --tile 128,128,128 --stages 5 --promote 4" --rounds 3
 
+``--sm90-variant ARGS``, given several times, times each sm90 configuration in its own row, all against the
+size's torch row (they replace ``--sm90-args``), e.g. the TMA epilogue (the default), its undeferred form and the
+copy-out epilogue before it (``--cluster-m 2`` adds clusters of two along M with B multicast)::
+
+    python benchmarks/gemm.py --only torch,sm90 --sizes 4096,8192 --dtypes bf16 --rounds 2 \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3" \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --no-defer" \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --epilogue smem"
+
 ``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
 each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
 
@@ -181,9 +190,11 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--ws", action="store_true")
     p.add_argument("--mma-wgs", type=int, default=1)
     p.add_argument("--raster", type=int, default=4)
-    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"])
+    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem", "tma"])
+    p.add_argument("--no-defer", action="store_true")
     p.add_argument("--promote", type=int, default=0)
     p.add_argument("--pingpong", action="store_true")
+    p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2])
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -403,12 +414,14 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     ab = {"bf16": cute.BFloat16, "f16": cute.Float16, "e4m3": cute.Float8E4M3FN}[dtype]
     gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
-                          promote=o.promote, pingpong=o.pingpong)
+                          promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer,
+                          cluster_m=o.cluster_m)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
               + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else "")
-              + (", ping-pong" if o.pingpong else ""))
+              + (", ping-pong" if o.pingpong else "")
+              + (f", clusters of {o.cluster_m} along M (B multicast)" if o.cluster_m > 1 else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:
@@ -503,8 +516,12 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
     try:
         for mnk in sizes:
             for dtype in dtypes:
-                for program in programs:
+                for program, variant in ((p, v) for p in programs
+                                         for v in ((opts.sm90_variant or [None]) if p == "sm90" else [None])):
                     row: Dict[str, Any] = {"program": program, "mnk": list(mnk), "dtype": dtype, "dry": True}
+                    vopts = argparse.Namespace(**vars(opts))
+                    if variant is not None:
+                        row["variant"] = vopts.sm90_args = vopts.sm90_fp8_args = variant
                     if program not in CUTELAB_PROGRAMS:
                         row.update(ok=False, skipped=True, why="needs a GPU (skipped in --dry-run)")
                     elif dtype in FP8 and program not in FP8_PROGRAMS:
@@ -515,7 +532,7 @@ def dry_run(programs: List[str], sizes: List[Tuple[int, int, int]], dtypes: List
                             with fake_gpu(nvcc=opts.nvcc) as gpu:
                                 a, b = make_data(*mnk, dtype=dtype, device="cpu", seed=opts.seed)
                                 scales = fp8_scales(mnk[2], "cpu") if dtype in FP8 else None
-                                r = build(program, a, b, dtype, opts, scales=scales)
+                                r = build(program, a, b, dtype, vopts, scales=scales)
                                 r.call()
                                 launches = len(gpu.driver.launches)
                             row.update(ok=True, config=r.config, launches=launches)
@@ -649,14 +666,16 @@ def summary(rows: List[Dict[str, Any]]) -> str:
 
     out = ["| M x N x K | in | program | cluster | rounds ok | TFLOP/s b2b | TFLOP/s single | % of torch b2b (range) "
            "| % of torch single (range) |", "|---|---|---|---|---|---|---|---|---|"]
-    keys = dict.fromkeys((tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) for r in rows
-                         if not r.get("skipped"))
+    def key_of(r: Dict[str, Any]) -> Tuple[Any, ...]:
+        return tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ()), r.get("variant")
+
+    keys = dict.fromkeys(key_of(r) for r in rows if not r.get("skipped"))
     for key in keys:
-        g = [r for r in rows if (tuple(r["mnk"]), r["dtype"], r["program"], tuple(r.get("cluster") or ())) == key
-             and r.get("ok")]
+        g = [r for r in rows if key_of(r) == key and r.get("ok")]
         vals = {k: [r[k] for r in g if r.get(k) is not None]
                 for k in ("tflops_b2b", "tflops_single", "pct_cublas_b2b", "pct_cublas_single")}
-        out.append(f"| {'x'.join(map(str, key[0]))} | {key[1]} | {key[2]} | {'x'.join(map(str, key[3]))} | {len(g)} | "
+        prog = key[2] + (f" `{key[4]}`" if key[4] else "")
+        out.append(f"| {'x'.join(map(str, key[0]))} | {key[1]} | {prog} | {'x'.join(map(str, key[3]))} | {len(g)} | "
                    f"{med(vals['tflops_b2b'])} | {med(vals['tflops_single'])} | {med(vals['pct_cublas_b2b'], True)} | "
                    f"{med(vals['pct_cublas_single'], True)} |")
     return "\n".join(out)
@@ -692,6 +711,10 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3",
                     help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
                          "write --sm90-args='--ws --stages 4'")
+    ap.add_argument("--sm90-variant", action="append", default=None, metavar="ARGS",
+                    help="an sm90 configuration to time, as --sm90-args takes it (--sm90-fp8-args for e4m3 rows); "
+                         "give it several times for one sm90 row each, right after the size's torch row (they "
+                         "replace --sm90-args / --sm90-fp8-args)")
     ap.add_argument("--sm90-fp8-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,128 --stages 3",
                     help="sm90_gemm.py's flags for e4m3 rows (bK 128: 128-byte k-tile rows, as bK 64 for 16-bit types)")
     ap.add_argument("--fp8-c-dtype", default="bf16", choices=["bf16", "f16", "f32"],
@@ -725,9 +748,13 @@ def plan(opts: argparse.Namespace) -> List[Dict[str, Any]]:
                 if program not in opts.only:
                     continue
                 clusters = opts.dsl_hopper_clusters if program == "dsl-hopper" else [None]
+                variants = (opts.sm90_variant or [None]) if program == "sm90" else [None]
                 for cl in clusters:
-                    runs.append({"program": program, "mnk": list(mnk), "dtype": dtype,
-                                 "cluster": list(cl) if cl else None})
+                    for v in variants:
+                        run = {"program": program, "mnk": list(mnk), "dtype": dtype, "cluster": list(cl) if cl else None}
+                        if v is not None:
+                            run["variant"] = v
+                        runs.append(run)
     return runs
 
 
@@ -737,7 +764,8 @@ def child_command(run: Dict[str, Any], opts: argparse.Namespace) -> List[str]:
     cmd = [python, os.path.abspath(__file__), "--child", run["program"], "x".join(map(str, run["mnk"])),
            run["dtype"], cl, "--iterations", str(opts.iterations), "--warmup", str(opts.warmup),
            "--singles", str(opts.singles), "--seed", str(opts.seed), "--sm80-args=" + opts.sm80_args,
-           "--sm90-args=" + opts.sm90_args, "--sm90-fp8-args=" + opts.sm90_fp8_args, "--fp8-c-dtype",
+           "--sm90-args=" + run.get("variant", opts.sm90_args),
+           "--sm90-fp8-args=" + run.get("variant", opts.sm90_fp8_args), "--fp8-c-dtype",
            opts.fp8_c_dtype, "--scaled-mm-accum", opts.scaled_mm_accum,
            "--dsl-hopper-tile", ",".join(map(str, opts.dsl_hopper_tile))]
     if opts.dsl_orig:

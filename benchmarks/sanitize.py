@@ -59,10 +59,14 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm90_gemm": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,256,256", "--ctas", "4", "--iters", "2"],
     "gemm/sm90_gemm_ws": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,512,512", "--ctas", "3", "--ws",
                           "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--iters", "2"],
-    # a 16-bit C: the shared-memory epilogue (named barriers, the C buffer reused by a CTA's second tile)
+    # a 16-bit C: the TMA epilogue (the C buffer written during the next tile's first wgmmas, stored by TMA boxes,
+    # reused by a CTA's second tile once the boxes have read it), and the copy-out epilogue (named barriers, LDS/STG)
     "gemm/sm90_gemm_ws_bf16": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
                                "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--dtype", "bf16",
                                "--c-dtype", "bf16", "--iters", "2"],
+    "gemm/sm90_gemm_ws_bf16_smem": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3",
+                                    "--ws", "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "3", "--dtype", "bf16",
+                                    "--c-dtype", "bf16", "--epilogue", "smem", "--iters", "2"],
     # fp8: e4m3 A/B (k32 wgmmas from 128-byte k-tile rows), per-tensor scales read by the kernel, the same epilogue
     "gemm/sm90_gemm_ws_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
                               "--mma-wgs", "2", "--tile", "128,256,128", "--stages", "3", "--dtype", "e4m3",
@@ -218,8 +222,8 @@ def table(results: List[Dict[str, Any]], programs: List[str], tools: List[str]) 
 def select(only: str) -> List[str]:
     """Programs whose name contains any of the comma-separated parts of only (all when empty).
 
-    >>> select("gemm/sm90")
-    ['gemm/sm90_gemm', 'gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_fp8', 'gemm/sm90_gemm_pingpong_fp8']
+    >>> select("gemm/sm90_gemm_ws")
+    ['gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_bf16_smem', 'gemm/sm90_gemm_ws_fp8']
     >>> select("attention/")
     ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal', 'attention/sm90_fmha_bwd', 'attention/sm90_fmha_bwd_causal']
     """

@@ -260,3 +260,42 @@ def test_dry_run_e4m3_through_the_fake_gpu(gemm):
     assert by["sm90"]["ok"], by["sm90"].get("why")
     assert "tile 128x256x128" in by["sm90"]["config"] and "per-tensor scales" in by["sm90"]["config"]
     assert by["sm80"]["why"] == "no e4m3 version" and by["torch"]["skipped"]
+
+
+def test_sm90_variants_one_row_each_against_the_same_torch_row(gemm, capsys, monkeypatch):
+    """--sm90-variant ARGS (given twice): two sm90 rows per size, each right after the size's torch row in every
+    round, the child getting that variant's flags (for 16-bit and e4m3 rows alike); the medians table keeps them
+    apart by their flags. The dry run builds each variant on the fake GPU."""
+    o = gemm.make_parser().parse_args(["--sizes", "4096", "--dtypes", "bf16", "--only", "torch,sm90",
+                                       "--sm90-variant=--ws --epilogue smem", "--sm90-variant=--ws --no-defer"])
+    runs = gemm.plan(o)
+    assert [(r["program"], r.get("variant")) for r in runs] == [
+        ("torch", None), ("sm90", "--ws --epilogue smem"), ("sm90", "--ws --no-defer")]
+    back = gemm.make_parser().parse_args(gemm.child_command(runs[2], o)[2:])
+    assert back.sm90_args == back.sm90_fp8_args == "--ws --no-defer"
+    assert gemm.sm90_options(back.sm90_args).no_defer and gemm.sm90_options("--epilogue tma").epilogue == "tma"
+    monkeypatch.setattr(gemm, "probe", lambda opts: {"gpu": None, "dsl": None})
+    seen = []
+
+    def child(cmd, env, timeout):
+        program, args = cmd[3], next(a for a in cmd if a.startswith("--sm90-args="))
+        seen.append((program, args))
+        us = {"torch": 1000.0, "--sm90-args=--ws --epilogue smem": 1250.0, "--sm90-args=--ws --no-defer": 800.0}
+        t = us[args] if program == "sm90" else us["torch"]
+        return gemm.parse_child_output(f'GEMM {{"passed": true, "max_err": 0.01, "c_dtype": "bf16", "config": "c"}}\n'
+                                       f'BENCH {{"b2b_us": {t}, "single_us": {t}, "iterations": 100}}\n', 0)
+
+    monkeypatch.setattr(gemm, "run_child", child)
+    assert gemm.main(["--sizes", "4096", "--dtypes", "bf16", "--only", "torch,sm90", "--rounds", "2",
+                      "--sm90-variant=--ws --epilogue smem", "--sm90-variant=--ws --no-defer"]) == 0
+    out = capsys.readouterr().out
+    assert [p for p, _ in seen] == ["torch", "sm90", "sm90"] * 2
+    assert "| 4096x4096x4096 | bf16 | sm90 `--ws --epilogue smem` |  | 2 | 110.0 | 110.0 | 80.0 (80.0-80.0) |" in out
+    assert "| 4096x4096x4096 | bf16 | sm90 `--ws --no-defer` |  | 2 | 171.8 | 171.8 | 125.0 (125.0-125.0) |" in out
+    pytest.importorskip("torch")
+    o = gemm.make_parser().parse_args(["--sizes", "256x512x128", "--dtypes", "bf16",
+                                       "--sm90-variant=--ws --mma-wgs 2 --tile 128,256,64 --stages 2 --epilogue smem",
+                                       "--sm90-variant=--ws --mma-wgs 2 --tile 128,256,64 --stages 2"])
+    rows = gemm.dry_run(["sm90"], o.sizes, o.dtypes, o)
+    assert [r["ok"] for r in rows] == [True, True], [r.get("why") for r in rows]
+    assert "smem epilogue" in rows[0]["config"] and "tma, deferred epilogue" in rows[1]["config"]

@@ -17,12 +17,19 @@ registers: at most 64 x 128 per consumer warpgroup, e.g. 128x128x128 tiles on tw
 ``--pingpong`` (with ``--ws --mma-wgs 2``): each consumer warpgroup takes whole tiles of its own (64x256 or
 128x128), the CTA's even and odd ones; their mainloops go in turn (named barriers 3 and 4: a warpgroup
 waits on the shared ring at most a lap ahead), so that one's epilogue (its own C buffer and barrier) runs
-while the other multiplies, as CUTLASS's ping-pong kernels do. With a 16-bit C, ``kernel_ws`` writes a finished tile's
-rounded C into a swizzled shared buffer (no bank conflicts), and its consumer threads copy it out with
-16-byte stores of whole rows (``--epilogue smem``, the default there: from registers, each thread's
-column pairs were 4-byte stores spread over 8 rows, and the tensor cores waited for them). With
-``--epilogue regs`` it keeps the rounded tile in registers and stores it while the next tile's first
-wgmmas run (``--no-defer``: at the tile's end).
+while the other multiplies, as CUTLASS's ping-pong kernels do. With a 16-bit C, ``kernel_ws`` by default
+(``--epilogue tma``) keeps a finished tile's rounded C in registers, and while the next tile's first wgmmas run
+writes it into 128-byte-swizzled column blocks of shared memory (no bank conflicts) that one warp stores with TMA,
+asynchronously (``--no-defer``: at the tile's end); the consumers do not wait for C's bytes to leave. With
+``--epilogue smem`` the consumer threads copy the buffer out themselves with 16-byte stores of whole rows, at the
+tile's end (from registers, each thread's column pairs were 4-byte stores spread over 8 rows, and the tensor cores
+waited for them). With ``--epilogue regs`` it keeps the rounded tile in registers and stores it while the next
+tile's first wgmmas run (``--no-defer``: at the tile's end).
+
+``--cluster-m 2`` (kernel_ws): clusters of two CTAs along M that take tiles (2m, n) and (2m + 1, n) of the
+persistent schedule together; each loads its own A tile and half of their common B tile, which TMA multicasts into
+both CTAs' shared memory (a third less L2 -> SM traffic per CTA at 128x256), and a stage is freed for both producers
+once both CTAs' consumers release it, as cuBLAS's and CUTLASS's 2x1 clusters do.
 
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
@@ -49,7 +56,9 @@ and fp8 (e4m3 in, bf16 out, checked against torch._scaled_mm; a stage of 128x256
 
 (CuTe DSL's configuration: a 128x256x64 tile, two consumer warpgroups of 64 rows each, 4 stages of
 48 KiB, 197 KiB of shared memory. Here 3 stages and the 64 KiB C buffer make 208 KiB; tiles go in
-groups of 4 along N, ``--raster`` (4 and 8 tie at 4096^3; 4 is better at 8192^3).)
+groups of 4 along N, ``--raster`` (4 and 8 tie at 4096^3; 4 is better at 8192^3). At 4096^3 a tile's
+mainloop is half as long as at 8192^3, so whatever the consumers spend on a tile's C weighs twice as much:
+the reason for the TMA epilogue.)
 
 ``HopperGemm.__call__`` is a ``@cute.jit`` function (as in CuTe DSL's example): the atoms and tensor
 maps are made when it is traced, and a compiled call only writes the tensors' addresses into the
@@ -104,7 +113,7 @@ class HopperGemm:
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
-                 pingpong=False):
+                 pingpong=False, cluster_m=1):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -129,20 +138,32 @@ class HopperGemm:
         if pingpong and not (warp_specialized and mma_warpgroups == 2):
             raise ValueError("HopperGemm: pingpong needs warp_specialized=True and mma_warpgroups=2")
         self.pingpong = pingpong
+        # kernel_ws: clusters of cluster_m CTAs along M (1 or 2); the two CTAs of a cluster take tiles (2 m, n) and
+        # (2 m + 1, n), which read the same B tile: each loads half of it and TMA multicasts it into both CTAs'
+        # shared memory (a third less L2 -> SM traffic per CTA at 128x256), as cuBLAS's 2x1 clusters do
+        if cluster_m not in (1, 2):
+            raise ValueError(f"HopperGemm: cluster_m={cluster_m!r}: 1 or 2 CTAs per cluster along M")
+        if cluster_m > 1 and not warp_specialized:
+            raise ValueError("HopperGemm: cluster_m=2 is kernel_ws's (warp_specialized=True)")
+        self.cluster_m = cluster_m
         tile_wgs = 1 if pingpong else mma_warpgroups  # consumer warpgroups sharing one tile
         if tile_mnk[0] % (64 * tile_wgs):
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {tile_wgs} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
         self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
-        if epilogue not in ("auto", "regs", "smem"):
-            raise ValueError(f"HopperGemm: epilogue={epilogue!r}: 'auto', 'regs' or 'smem'")
-        if epilogue == "smem" and not warp_specialized:
-            raise ValueError("HopperGemm: epilogue='smem' is kernel_ws's (warp_specialized=True)")
+        if epilogue not in ("auto", "regs", "smem", "tma"):
+            raise ValueError(f"HopperGemm: epilogue={epilogue!r}: 'auto', 'regs', 'smem' or 'tma'")
+        if epilogue in ("smem", "tma") and not warp_specialized:
+            raise ValueError(f"HopperGemm: epilogue={epilogue!r} is kernel_ws's (warp_specialized=True)")
         # kernel_ws: 'regs' stores C from the accumulators' registers (4-byte stores of each thread's
         # column pairs); 'smem' writes the rounded tile into a swizzled shared buffer and copies it out
         # with 16-byte stores of whole rows (8x fewer L1 store wavefronts: 659 -> 737 TFLOP/s at 4096^3
-        # bf16 on an H100); 'auto': 'smem' for a 16-bit C (the buffer is half an f32 tile's size)
+        # bf16 on an H100); 'tma' writes it into 128-byte-swizzled column blocks (bM x 64 for a 16-bit C) that one
+        # thread stores with TMA (cp.async.bulk.tensor), asynchronously: the consumers go on to the next tile at
+        # once instead of copying 64 KiB out through their own loads and stores, and with defer_epilogue the
+        # rounded tile waits in registers and goes to shared memory while the next tile's first wgmmas run;
+        # 'auto': 'tma' for a 16-bit C where the buffer fits beside the stages
         self.epilogue = epilogue
         # kernel_ws: 0, or add the wgmmas' accumulators into f32 registers every `promote` k-tiles and restart them
         # (fp8: the tensor cores' fp8 accumulation keeps about 14 bits; torch._scaled_mm's default,
@@ -194,6 +215,14 @@ class HopperGemm:
         local = tile % (G * tiles_m)
         return local // G, (tile // (G * tiles_m)) * G + local % G
 
+    def cta_tile_mn(self, tile, rank, tiles_m, tiles_n):
+        """(m, n) of the CTA of rank ``rank`` in its cluster for schedule tile ``tile``: the cluster tile (m', n) of
+        tile_mn over tiles_m / cluster_m rows, and this CTA's row m' cluster_m + rank of it."""
+        if self.cluster_m == 1:
+            return self.tile_mn(tile, tiles_m, tiles_n)
+        m, n = self.tile_mn(tile, tiles_m // self.cluster_m, tiles_n)
+        return m * self.cluster_m + rank, n
+
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
         if self.ab_dtype.width == 8:  # e4m3 / e5m2: k32 instructions, K-major operands only (wgmma's rule)
@@ -208,21 +237,28 @@ class HopperGemm:
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
         tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
                                                 cute.slice_(a_smem, (None, None, 0)), (bM, bK))
-        tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mB,
-                                                cute.slice_(b_smem, (None, None, 0)), (bN, bK))
+        if self.cluster_m > 1:  # B's tile loaded in halves, each multicast to both CTAs of the cluster
+            tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), mB,
+                                                    cute.slice_(b_smem, (None, None, 0)), (bN, bK),
+                                                    num_multicast=self.cluster_m)
+        else:
+            tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mB,
+                                                    cute.slice_(b_smem, (None, None, 0)), (bN, bK))
         return tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB
 
-    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, **create):
+    def shared_storage(self, a_smem, b_smem, consumer_warps, c_dtype=None, c_buffers=1, c_layout=None, **create):
         """The pipeline's barriers and the A/B stages in shared memory (128B-swizzled, as TMA writes
         them), and the TMA pipeline over them (its consumers: consumer_warps warps); with c_dtype also
         a (bM, bN) C buffer for the 'smem' epilogue (returned last; c_buffers=2: (bM, bN, 2), one per
-        ping-pong warpgroup)."""
+        ping-pong warpgroup; c_layout: the TMA store's swizzled layout of it, ``c_smem_layout``'s)."""
         bM, bN, bK = self.tile_mnk
         smem = cutlass.utils.SmemAllocator()
         bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(2 * self.stages), 8)
         sA = smem.allocate_tensor(self.ab_dtype, a_smem.outer, 1024, swizzle=a_smem.inner)
         sB = smem.allocate_tensor(self.ab_dtype, b_smem.outer, 1024, swizzle=b_smem.inner)
-        if c_dtype is not None:
+        if c_layout is not None:
+            sC = smem.allocate_tensor(c_dtype, c_layout.outer, 1024, swizzle=c_layout.inner)
+        elif c_dtype is not None:
             # row-major; a swizzle of the byte address (as allocate_tensor applies it) that XORs the 16-byte
             # chunk index with the row's low 3 bits: the accumulators' column pairs of 8 rows land in 8
             # different chunks (no bank conflicts), and 16-byte chunks stay whole for the copy-out
@@ -233,30 +269,71 @@ class HopperGemm:
         mainloop = pipeline.PipelineTmaAsync.create(
             barrier_storage=bars.iterator, num_stages=self.stages,
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps),
+            # in a cluster a stage's consumers are both CTAs' (the partner's B half lands in it too), and its
+            # barrier awaits the whole stage's bytes, whichever CTA loaded them
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps * self.cluster_m),
             tx_count=(bM + bN) * bK * self.ab_dtype.width // 8, **create)
         if c_dtype is not None:
             return sA, sB, mainloop, sC
         return sA, sB, mainloop
 
-    def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn):
-        """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory) for A and B."""
+    def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank=0):
+        """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory, multicast mask or
+        None) for A and B; in a cluster of 2 (rank: the CTA's in it) B's slice ``rank`` of 2, multicast to both."""
         bM, bN, bK = self.tile_mnk
         loads = []
-        for atom, m, s, rows, t in ((tma_a, mA, sA, bM, tm), (tma_b, mB, sB, bN, tn)):
+        c = self.cluster_m
+        for atom, m, s, rows, t, mc in ((tma_a, mA, sA, bM, tm, 1), (tma_b, mB, sB, bN, tn, c)):
             g = cute.local_tile(m, (rows, bK), (t, None))  # (rows, bK, k_tiles)
-            ts, tg = cpasync.tma_partition(atom, 0, cute.make_layout(1), cute.group_modes(s, 0, 2),
-                                           cute.group_modes(g, 0, 2))
-            loads.append((atom, tg, ts))
+            ts, tg = cpasync.tma_partition(atom, rank if mc > 1 else 0, cute.make_layout(mc),
+                                           cute.group_modes(s, 0, 2), cute.group_modes(g, 0, 2))
+            loads.append((atom, tg, ts, (1 << mc) - 1 if mc > 1 else None))
         return loads
+
+    @staticmethod
+    def c_block(c_dtype):
+        """Columns of C in one 128-byte row: the TMA store's box width (its 128-byte swizzle's span)."""
+        return 1024 // c_dtype.width
+
+    def c_smem_layout(self, c_dtype, c_buffers=1):
+        """The TMA epilogue's C buffer(s) in shared memory: (bM, bN, c_buffers), row-major column blocks of
+        c_block(c_dtype) columns (bM rows of 128 bytes each), 128-byte swizzled as TMA reads them (the
+        accumulators' column pairs of 8 rows land in 8 different 16-byte chunks: no bank conflicts)."""
+        return sm90_utils.make_smem_layout_epi(c_dtype, sm90_utils.LayoutEnum.ROW_MAJOR, self.tile_mnk[:2], c_buffers)
+
+    def make_tma_c(self, mC):
+        """The TMA store atom of one (bM, c_block) box of C, and C's TMA tensor (host side, as A's and B's)."""
+        cw = self.c_block(mC.element_type)
+        box = sm90_utils.make_smem_layout_epi(mC.element_type, sm90_utils.LayoutEnum.ROW_MAJOR,
+                                              (self.tile_mnk[0], cw), 1)
+        return cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(box, (None, None, 0)),
+                                           (self.tile_mnk[0], cw))
+
+    def tma_store_tile(self, tma_c, sC, mCt, tm, tn):
+        """The issuing warp's part of the TMA epilogue: tile (tm, tn) of C from the buffer sC, one TMA box per
+        column block, committed as one bulk group (it runs on while the consumers go on)."""
+        bM, bN, _ = self.tile_mnk
+        cw = self.c_block(mCt.element_type)
+        gC = cute.local_tile(mCt, (bM, bN), (tm, tn))
+        for j in range(bN // cw):
+            ts, tg = cpasync.tma_partition(tma_c, 0, cute.make_layout(1),
+                                           cute.group_modes(cute.local_tile(sC, (bM, cw), (0, j)), 0, 2),
+                                           cute.group_modes(cute.local_tile(gC, (bM, cw), (0, j)), 0, 2))
+            cute.copy(tma_c, ts, tg)
+        cute.arch.cp_async_bulk_commit_group()
 
     @staticmethod
     def load_k_tile(mainloop, state, loads, k_tile):
         """The producer's part of one k-tile: wait for the stage to be free, load A's and B's k-tile
         into it, arm its barrier (one thread)."""
         mainloop.producer_acquire(state)
-        for atom, tg, ts in loads:
-            cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)], tma_bar_ptr=mainloop.producer_get_barrier(state))
+        for atom, tg, ts, mask in loads:
+            if mask is None:
+                cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)],
+                          tma_bar_ptr=mainloop.producer_get_barrier(state))
+            else:
+                cute.copy(atom, tg[(None, k_tile)], ts[(None, state.index)],
+                          tma_bar_ptr=mainloop.producer_get_barrier(state), mcast_mask=mask)
         mainloop.producer_commit(state)
 
     @staticmethod
@@ -287,7 +364,8 @@ class HopperGemm:
     @cute.kernel
     def kernel(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr, b_smem: cutlass.Constexpr,
-               tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor):
+               tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor, tma_c: cutlass.Constexpr = None,
+               mCt: cute.Tensor = None):
         bM, bN, bK = self.tile_mnk
         tidx, _, _ = cute.arch.thread_idx()
         bidx, _, _ = cute.arch.block_idx()
@@ -350,7 +428,8 @@ class HopperGemm:
     @cute.kernel
     def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                   mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr,
-                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor):
+                  b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor,
+                  tma_c: cutlass.Constexpr = None, mCt: cute.Tensor = None):
         """Warp specialised: warpgroup 0 produces (its warp 0 issues the TMA loads), warpgroup 1
         consumes (wgmma and the epilogue); they meet only at the pipeline's mbarriers."""
         bM, bN, bK = self.tile_mnk
@@ -360,22 +439,39 @@ class HopperGemm:
         warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
         warp_group = cute.arch.make_warp_uniform(tidx // 128)
 
-        smem_epi = self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(mC.element_type.width))
+        kind = self.epilogue_kind(mC.element_type.width)
+        tma_epi = kind.startswith("tma")
+        smem_epi = kind == "smem" or tma_epi  # through a C buffer in shared memory
         pingpong = self.pingpong
         stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
+        c = self.cluster_m
+        # a cluster's pipeline: barriers signalled from both CTAs, initialised before either CTA uses them
+        cl = dict(cta_layout_vmnk=cute.make_layout((1, c, 1, 1)), defer_sync=True) if c > 1 else {}
         if smem_epi:
-            sA, sB, mainloop, sC_all = self.shared_storage(a_smem, b_smem, stage_warps, mC.element_type,
-                                                           c_buffers=2 if pingpong else 1)
+            c_buffers = 2 if pingpong else 1
+            sA, sB, mainloop, sC_all = self.shared_storage(
+                a_smem, b_smem, stage_warps, mC.element_type, c_buffers=c_buffers,
+                c_layout=self.c_smem_layout(mC.element_type, c_buffers) if tma_epi else None, **cl)
         else:
-            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps)
+            sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps, **cl)
+        if c > 1:
+            pipeline.pipeline_init_arrive(cluster_shape_mn=(c, 1), is_relaxed=True)
+            pipeline.pipeline_init_wait(cluster_shape_mn=(c, 1))
+            # the schedule walks cluster tiles (c tiles along M): cluster bidx // c of gdim // c, CTA rank bidx % c
+            rank = bidx % c
+            bidx = bidx // c
+            gdim = gdim // c
+        else:
+            rank = 0
 
         M, N = mC.shape
         K = mA.shape[1]
         tiles_m, tiles_n, k_tiles = M // bM, N // bN, K // bK
-        num_tiles = tiles_m * tiles_n
+        num_tiles = tiles_m * tiles_n // c  # (cluster) tiles of the schedule
         producer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Producer, self.stages)
         consumer = pipeline.make_pipeline_state(pipeline.PipelineUserType.Consumer, self.stages)
         loop = self.loop
+        tile_mn = lambda t: self.cta_tile_mn(t, rank, tiles_m, tiles_n)  # noqa: E731  (this CTA's tile of t)
 
         if warp_group == 0:  # producer
             cute.arch.setmaxregister_decrease(40)
@@ -383,8 +479,8 @@ class HopperGemm:
                 for i in loop(tiles_per_cta):
                     tile = bidx + i * gdim
                     if tile < num_tiles:
-                        tm, tn = self.tile_mn(tile, tiles_m, tiles_n)
-                        loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn)
+                        tm, tn = tile_mn(tile)
+                        loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank)
                         for k_tile in loop(k_tiles, unroll=1):  # one warp's loop: kept small (i-cache)
                             self.load_k_tile(mainloop, _state_at(producer, i * k_tiles + k_tile), loads, k_tile)
         else:  # consumer
@@ -398,15 +494,21 @@ class HopperGemm:
             tCsB = thr_mma.partition_B(sB)
             # 16-bit C: a tile's results are rounded at its end and stored while the next tile's first
             # wgmmas run (they are asynchronous: the warps are free to issue the stores)
-            defer = self.deferred_epilogue(mC) and not smem_epi and not pingpong
-            c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), self.tile_mn(t, tiles_m, tiles_n)))  # noqa: E731
+            defer = kind in ("deferred", "tma, deferred")
+            c_tile = lambda t: thr_mma.partition_C(cute.local_tile(mC, (bM, bN), tile_mn(t)))  # noqa: E731
             if smem_epi:
                 ctid = tidx % 128 if pingpong else tidx - 128  # the consumers' own thread index
                 n_cons = 128 if pingpong else 128 * self.mma_warpgroups
                 # ping-pong: each warpgroup its own barrier (1 and 2: an id in a register) over its own C buffer
                 epi_bar = _WarpgroupBarrier(1 + wg) if pingpong else pipeline.NamedBarrier(barrier_id=1, num_threads=n_cons)
-                sC = sC_all[(None, None, wg)] if pingpong else sC_all
+                if tma_epi:
+                    sC = sC_all[(None, None, wg if pingpong else 0)]
+                    # the TMA stores' warp: the consumers' first (each ping-pong warpgroup's own)
+                    issuer = warp_idx == (4 * warp_group if pingpong else 4)
+                else:
+                    sC = sC_all[(None, None, wg)] if pingpong else sC_all
                 tCsC = thr_mma.partition_C(sC)
+            if smem_epi and not tma_epi:
                 vec = 128 // mC.element_type.width
                 tpr = bN // vec  # threads per row of the copy-out: each moves 16 bytes
                 out_copy = cute.make_tiled_copy_tv(
@@ -417,6 +519,25 @@ class HopperGemm:
             if defer:
                 pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
                 store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
+
+            def store_tma(out, t):
+                # the TMA epilogue of tile t from `out` (the rounded accumulators): once the last TMA stores have
+                # read the buffer (the issuing warp waits, then every consumer at epi_bar), the consumers write it,
+                # make it visible to the TMA unit (fence.proxy.async) and meet again; the issuing warp stores it
+                if issuer:
+                    cute.arch.cp_async_bulk_wait_group(0, read=True)
+                epi_bar.arrive_and_wait()
+                cute.autovec_copy(out, tCsC)
+                cute.arch.fence_proxy("async.shared", space="cta")
+                epi_bar.arrive_and_wait()
+                if issuer:
+                    self.tma_store_tile(tma_c, sC, mCt, *tile_mn(t))
+
+            def store_pending(t):  # the deferred epilogue of tile t (the rounded C waiting in `pending`)
+                if tma_epi:
+                    store_tma(pending, t)
+                else:
+                    cute.copy(store, pending, c_tile(t))
             # the CTA's i-th tiles (ring positions from i * k_tiles): all, or ping-pong every other one from wg
             for j in loop((tiles_per_cta + 1) // 2 if pingpong else tiles_per_cta):
                 i = 2 * j + wg if pingpong else j
@@ -436,7 +557,7 @@ class HopperGemm:
                     self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
                     if defer:
                         if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
-                            cute.copy(store, pending, c_tile(tile - gdim))
+                            store_pending(tile - gdim)
                     if self.promote:
                         # two-level accumulation: the wgmmas restart their accumulators every `promote` k-tiles,
                         # whose sums are first added into `total` (f32 adds of the CUDA cores)
@@ -467,7 +588,13 @@ class HopperGemm:
                     if self.promote:
                         total.store(total.load() + acc.load())
                         acc = total
-                    if smem_epi:
+                    if defer:
+                        pending.store(self.scaled(acc, scale).to(mC.element_type))
+                    elif tma_epi:
+                        out = cute.make_fragment_like(acc, mC.element_type)
+                        out.store(self.scaled(acc, scale).to(mC.element_type))
+                        store_tma(out, tile)
+                    elif smem_epi:
                         # the rounded tile into shared memory (once every consumer has copied the previous
                         # tile out of it), then out to C with 16-byte stores of whole rows
                         out = cute.make_fragment_like(acc, mC.element_type)
@@ -475,42 +602,67 @@ class HopperGemm:
                         epi_bar.arrive_and_wait()
                         cute.autovec_copy(out, tCsC)
                         epi_bar.arrive_and_wait()
-                        gC = cute.local_tile(mC, (bM, bN), self.tile_mn(tile, tiles_m, tiles_n))
+                        gC = cute.local_tile(mC, (bM, bN), tile_mn(tile))
                         cute.copy(out_copy, tOsC, thr_out.partition_D(gC))
-                    elif defer:
-                        pending.store(self.scaled(acc, scale).to(mC.element_type))
                     else:
                         self.store_c(acc, tCgC, scale)
             if defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
-                cute.copy(store, pending, c_tile(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim))
+                store_pending(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim)
+            if tma_epi:
+                if issuer:  # the last TMA stores have read the buffer before the CTA (and its shared memory) ends
+                    cute.arch.cp_async_bulk_wait_group(0, read=True)
+        if c > 1:  # neither CTA leaves while its partner may still multicast into it or signal its barriers
+            cute.arch.cluster_arrive()
+            cute.arch.cluster_wait()
 
-    def _auto_smem(self, c_width: int) -> bool:
-        """'auto' picks the shared-memory epilogue for a 16-bit C when the C buffer fits beside the stages
-        (227 KiB: 3 stages of 128x256x64 and the buffer do, 4 stages do not)."""
+    def _fits_c_buffer(self, c_width: int) -> bool:
+        """Whether a (bM, bN) C buffer of c_width-bit elements (one per ping-pong warpgroup) fits beside the
+        stages in 227 KiB (3 stages of 128x256x64 and a 16-bit buffer do, 4 stages do not)."""
         bM, bN, bK = self.tile_mnk
         stages = self.stages * (bM + bN) * bK * self.ab_dtype.width // 8
-        return c_width == 16 and 1024 + stages + bM * bN * 2 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
+        return 1024 + stages + bM * bN * c_width // 8 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
 
-    def epilogue_kind(self, c_dtype: str) -> str:
-        """How the kernel stores C (for reports): 'smem', 'deferred' (registers, during the next
-        tile) or 'in-place' (registers, at the tile's end); c_dtype 'f32', 'f16' or 'bf16'."""
+    def epilogue_kind(self, c_dtype) -> str:
+        """How kernel_ws stores C: 'tma' (a swizzled shared buffer stored by TMA; 'tma, deferred': the
+        rounded tile waits in registers and is written to the buffer during the next tile's first wgmmas),
+        'smem' (the buffer copied out by the consumers), 'deferred' (registers, during the next tile) or
+        'in-place' (registers, at the tile's end); c_dtype 'f32', 'f16', 'bf16' or the element width in bits.
+        'auto' picks 'tma' for a 16-bit C whose buffer fits beside the stages ('smem' where bN is not a multiple of
+        64), registers otherwise (an f32 C)."""
+        width = c_dtype if isinstance(c_dtype, int) else (32 if c_dtype == "f32" else 16)
         if not self.warp_specialized:
             return "in-place"
-        if self.epilogue == "smem" or (self.epilogue == "auto" and self._auto_smem(32 if c_dtype == "f32" else 16)):
+        kind = self.epilogue
+        if kind == "auto":
+            kind = ("tma" if self.tile_mnk[1] % 64 == 0 else "smem") if width == 16 and self._fits_c_buffer(16) else "regs"
+        if kind == "tma":
+            # a deferred tile waits in registers as its 16-bit values (half the accumulators'); the ping-pong
+            # warpgroups' epilogues overlap the other one's mainloop already
+            return "tma, deferred" if self.defer_epilogue and width == 16 and not self.pingpong else "tma"
+        if kind == "smem":
             return "smem"
-        return "deferred" if self.defer_epilogue and c_dtype != "f32" and not self.pingpong else "in-place"
+        return "deferred" if self.defer_epilogue and width == 16 and not self.pingpong else "in-place"
 
-    def deferred_epilogue(self, mC):
-        """Whether kernel_ws stores a tile's C during the next tile (16-bit C: the rounded tile is half
-        the accumulators' registers, which the consumer warpgroups have to spare; f32 C is stored at
-        the tile's end)."""
-        return self.defer_epilogue and mC.element_type.width == 16
+    def check_epilogue(self, c_dtype):
+        """Refuse an epilogue that cannot store this C: the TMA store's box is a 128-byte column block, so bN
+        must be a multiple of c_block(c_dtype); the C buffers must fit beside the stages."""
+        kind = self.epilogue_kind(c_dtype.width)
+        bM, bN, _ = self.tile_mnk
+        if kind.startswith("tma") and bN % self.c_block(c_dtype):
+            raise ValueError(f"sm90_gemm: epilogue='tma' stores C in boxes of {self.c_block(c_dtype)} columns (128 "
+                             f"bytes of {c_dtype}); bN = {bN} is not a multiple")
+        if kind in ("tma", "tma, deferred", "smem") and not self._fits_c_buffer(c_dtype.width):
+            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}{bM}x{bN} "
+                             f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
+        """(CTAs launched, schedule tiles per CTA): at most one CTA per tile, whole clusters (of cluster_m CTAs
+        that walk cluster tiles of cluster_m tiles along M)."""
         bM, bN, _ = self.tile_mnk
-        tiles = (M // bM) * (N // bN)
-        ctas = min(tiles, self.num_ctas or tiles)
-        return ctas, -(-tiles // ctas)
+        c = self.cluster_m
+        units = (M // bM) * (N // bN) // c
+        clusters = max(1, min(units, (self.num_ctas or units * c) // c))
+        return clusters * c, -(-units // clusters)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mScaleA: cute.Tensor = None,
@@ -534,6 +686,9 @@ class HopperGemm:
             raise ValueError(f"sm90_gemm: C holds {mC.element_type}; it must be Float32, Float16 or BFloat16")
         if M % bM or N % bN or K % bK:
             raise ValueError(f"sm90_gemm: M, N, K ({M}, {N}, {K}) must be multiples of the tile {self.tile_mnk}")
+        if M % (bM * self.cluster_m):
+            raise ValueError(f"sm90_gemm: cluster_m={self.cluster_m}: M = {M} must be a multiple of {self.cluster_m} "
+                             f"tiles of {bM} rows (a cluster's CTAs take adjacent tiles along M)")
         if self.promote and (K // bK) % self.promote:
             raise ValueError(f"sm90_gemm: K / bK = {K // bK} k-tiles must be a multiple of promote={self.promote}")
         if (mScaleA is None) != (mScaleB is None):
@@ -545,8 +700,11 @@ class HopperGemm:
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
-        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB).launch(
-            grid=(ctas, 1, 1), block=(self.threads, 1, 1))
+        self.check_epilogue(mC.element_type)
+        tma_c, tC = self.make_tma_c(mC) if self.epilogue_kind(mC.element_type.width).startswith("tma") else (None, None)
+        launch = dict(cluster=(self.cluster_m, 1, 1)) if self.cluster_m > 1 else {}
+        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC).launch(
+            grid=(ctas, 1, 1), block=(self.threads, 1, 1), **launch)
 
 
 _DTYPES = {"f16": cutlass.Float16, "bf16": cutlass.BFloat16, "e4m3": cutlass.Float8E4M3FN, "e5m2": cutlass.Float8E5M2}
@@ -568,7 +726,7 @@ def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
-            promote: int = 0, pingpong: bool = False) -> int:
+            promote: int = 0, pingpong: bool = False, cluster_m: int = 1) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -593,7 +751,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue, promote=promote, pingpong=pingpong)
+                      epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -653,7 +811,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
           f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
-          + (", ping-pong" if pingpong else ""))
+          + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -684,28 +842,32 @@ def main(argv=None) -> int:
                    "per consumer warpgroup at most 64 x 128)")
     p.add_argument("--pingpong", action="store_true", help="--ws --mma-wgs 2: each consumer warpgroup takes whole "
                    "tiles (bM x bN: 64x256 or 128x128), in turn, so one's epilogue runs during the other's mainloop")
+    p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2], help="--ws: clusters of this many CTAs along "
+                   "M, B's tile loaded in halves and multicast to both")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
     p.add_argument("--iters", type=int, default=20, help="with --gpu: calls timed")
     p.add_argument("--raster", type=int, default=4, help="persistent tiles go in groups of this many along N (1: M first)")
     p.add_argument("--no-defer", action="store_true", help="--ws with a 16-bit C: store each tile's C at its end")
-    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem"],
-                   help="--ws: store C from registers, or through a swizzled shared buffer with 16-byte stores "
-                        "(auto: smem for a 16-bit C)")
+    p.add_argument("--epilogue", default="auto", choices=["auto", "regs", "smem", "tma"],
+                   help="--ws: store C from registers, through a swizzled shared buffer with 16-byte stores (smem), or "
+                        "through 128-byte-swizzled column blocks stored by TMA (tma; auto: tma for a 16-bit C)")
     a = p.parse_args(argv)
     M, N, K = (int(x) for x in a.mnk.split(","))
     tile = tuple(int(x) for x in (a.tile or ("64,64,128" if a.dtype in _FP8 else "64,64,64")).split(","))
     if a.gpu:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
-                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong)
+                       epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong,
+                       cluster_m=a.cluster_m)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
-                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong)
+                      defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong,
+                      cluster_m=a.cluster_m)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales

@@ -207,6 +207,30 @@ def test_sm90_gemm_pingpong_on_the_gpu_equals_torch():
     assert torch.all((C.double() - ref).abs() <= bound + 2.0 ** -8 * (ref.abs() + bound))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("epilogue,defer,cluster_m,pingpong", [
+    ("tma", True, 1, False), ("tma", False, 1, False), ("smem", True, 1, False), ("tma", True, 2, False),
+    ("smem", True, 2, False), ("tma", True, 1, True), ("tma", True, 2, True)])
+def test_sm90_gemm_epilogues_and_clusters_on_the_gpu_equal_torch(epilogue, defer, cluster_m, pingpong):
+    """bf16 in and out at the timed tile (128x256x64, 3 stages; ping-pong: 64x256x64, 4 stages), 10 CTAs over 24
+    tiles (buffers reused, a ragged last wave), C starting as NaN: the TMA epilogue deferred and not, the copy-out
+    one, and clusters of 2 along M with B multicast."""
+    import torch
+
+    ex = _example()
+    g = torch.Generator(device="cuda").manual_seed(3)
+    A = torch.randn(768, 1024, device="cuda", generator=g, dtype=torch.bfloat16)
+    B = torch.randn(1024, 1024, device="cuda", generator=g, dtype=torch.bfloat16)
+    C = torch.full((768, 1024), float("nan"), device="cuda", dtype=torch.bfloat16)
+    ex.HopperGemm(ab_dtype=cutlass.BFloat16, tile_mnk=(64, 256, 64) if pingpong else (128, 256, 64),
+                  stages=4 if pingpong else 3, num_ctas=10, dynamic=True, warp_specialized=True, mma_warpgroups=2,
+                  epilogue=epilogue, defer_epilogue=defer, cluster_m=cluster_m, pingpong=pingpong)(A, B, C)
+    torch.cuda.synchronize()
+    ref = A.double() @ B.double().T
+    bound = (1024 // 16 + 1) * 2.0 ** -24 * (A.double().abs() @ B.double().abs().T)
+    assert torch.all((C.double() - ref).abs() <= bound + 2.0 ** -8 * (ref.abs() + bound))
+
+
 @pytest.mark.parametrize("dynamic,ws", [(False, False), (True, False), (True, True)])
 def test_sm90_gemm_launch_is_provably_in_bounds_for_the_gpu(dynamic, ws):
     from cutelab.kernel.analysis.bounds import check_bounds
@@ -330,12 +354,14 @@ def test_sm90_gemm_raster_groups_tiles_along_n():
 
 @pytest.mark.parametrize("c_dtype,dynamic,defer,epilogue", [
     ("f16", True, True, "regs"), ("f16", False, True, "regs"), ("bf16", True, True, "regs"), ("f16", True, False, "regs"),
-    ("f16", True, True, "auto"), ("bf16", True, True, "smem"), ("f16", False, True, "smem")])
+    ("f16", True, True, "auto"), ("bf16", True, True, "smem"), ("f16", False, True, "smem"),
+    ("bf16", True, True, "tma"), ("f16", False, True, "tma"), ("f16", True, False, "tma")])
 def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     """C in f16/bf16: the f32 accumulators rounded once, in the epilogue (half the bytes stored).
     'regs' with defer: a tile's rounded C waits in registers and is stored while the next tile's first
-    wgmmas run; the CTA's last tile after its loop. 'smem' (auto's choice here): through a swizzled
-    shared buffer between two named barriers, copied out with 16-byte stores. 6 tiles on 4 CTAs:
+    wgmmas run; the CTA's last tile after its loop. 'smem': through a swizzled shared buffer between two
+    named barriers, copied out with 16-byte stores. 'tma' (auto's choice here): through 128-byte-swizzled
+    column blocks stored by TMA boxes, deferred like 'regs' unless defer is off. 6 tiles on 4 CTAs:
     CTAs 0 and 1 take two (the buffer is reused), 2 and 3 one; C starts as NaN, so a tile stored twice,
     never or in the wrong place fails."""
     ex = _example()
@@ -344,7 +370,8 @@ def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     B = rng.standard_normal((384, 128)).astype(np.float16)
     gemm = ex.HopperGemm(tile_mnk=(128, 128, 64), stages=2, num_ctas=4, dynamic=dynamic, warp_specialized=True,
                          mma_warpgroups=2, defer_epilogue=defer, epilogue=epilogue)
-    assert gemm.epilogue_kind(c_dtype) == ("smem" if epilogue != "regs" else "deferred" if defer else "in-place")
+    kind = {"regs": "deferred" if defer else "in-place", "smem": "smem"}.get(epilogue, "tma, deferred" if defer else "tma")
+    assert gemm.epilogue_kind(c_dtype) == kind
     if c_dtype == "f16":
         C = np.full((256, 384), np.nan, np.float16)
         gemm(A, B, C)
@@ -363,8 +390,100 @@ def test_sm90_gemm_16_bit_c_on_the_cpu(c_dtype, dynamic, defer, epilogue):
     body = src.split("__global__")[1]
     assert conv + "(" in body or conv.replace("f32_to_", "f32x2_to_") + "x2(" in body
     assert ('bar.sync 1, 256' in src) == (epilogue != "regs")
+    # the TMA epilogue: boxes stored from shared memory after the consumers' fence, the buffer reused only once
+    # the last boxes have read it (and before the CTA ends); the other epilogues store C with generic stores
+    tma = ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group", "&tmap_mC", "fence.proxy.async.shared::cta",
+           "cp.async.bulk.wait_group.read 0", "cp.async.bulk.commit_group")
+    assert [t in body for t in tma] == [kind.startswith("tma")] * len(tma)
     if dynamic:
         nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("epilogue", ["tma", "smem"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_sm90_gemm_pingpong_tma_epilogue_on_the_cpu(epilogue, dynamic):
+    """Ping-pong with a C buffer per consumer warpgroup: 'tma' (each warpgroup's first warp stores its own
+    tiles' boxes and waits on its own bulk groups) against 'smem'. 10 tiles of 64x128 on 3 CTAs: each
+    warpgroup takes 1 or 2 tiles, so the buffers are reused; C starts as NaN."""
+    ex = _example()
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((320, 192)).astype(np.float16)
+    B = rng.standard_normal((256, 192)).astype(np.float16)
+    C = np.full((320, 256), np.nan, np.float16)
+    gemm = ex.HopperGemm(tile_mnk=(64, 128, 64), stages=3, num_ctas=3, dynamic=dynamic, warp_specialized=True,
+                         mma_warpgroups=2, pingpong=True, epilogue=epilogue)
+    assert gemm.epilogue_kind("f16") == epilogue  # ping-pong defers nothing: the other warpgroup multiplies
+    gemm(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (192 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + 2.0 ** -11 * (np.abs(ref) + bound))
+    src = cuda.render(last_launch().ir)
+    assert ("&tmap_mC" in src) == (epilogue == "tma")
+    if dynamic:
+        nvcc_compiles(src)
+
+
+@pytest.mark.parametrize("dynamic,epilogue,pingpong", [(True, "tma", False), (False, "tma", False),
+                                                     (True, "regs", False), (True, "tma", True)])
+def test_sm90_gemm_clusters_of_two_on_the_cpu(dynamic, epilogue, pingpong):
+    """cluster_m=2: the two CTAs of a cluster take tiles (2m, n) and (2m + 1, n), each loads half of B's tile and
+    multicasts it to both; a stage is released to both CTAs' producers. 6 CTAs (3 clusters) over 16 tiles: the
+    clusters take 3, 3 and 2 cluster tiles; C starts as NaN."""
+    ex = _example()
+    rng = np.random.default_rng(17)
+    A = rng.standard_normal((512, 192)).astype(np.float16)
+    B = rng.standard_normal((512, 192)).astype(np.float16)
+    C = np.full((512, 512), np.nan, np.float16)
+    gemm = ex.HopperGemm(tile_mnk=(64, 128, 64) if pingpong else (128, 128, 64), stages=3, num_ctas=6,
+                         dynamic=dynamic, warp_specialized=True, mma_warpgroups=2, epilogue=epilogue, cluster_m=2,
+                         pingpong=pingpong)
+    assert gemm.grid(512, 512) == (6, 3 if not pingpong else 6)
+    gemm(A, B, C)
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    bound = (192 // 16 + 1) * 2.0 ** -24 * (np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)).T)
+    assert np.all(np.abs(C.astype(np.float64) - ref) <= bound + 2.0 ** -11 * (np.abs(ref) + bound))
+    assert tuple(last_launch().ir.cluster) == (2, 1, 1)
+    src = cuda.render(last_launch().ir)
+    for t in ("multicast::cluster", "barrier.cluster.wait", "mbarrier.arrive.release.cta.shared::cluster"):
+        assert t in src
+    if dynamic:
+        nvcc_compiles(src)
+
+
+def test_sm90_gemm_cluster_refusals_and_grid():
+    ex = _example()
+    with pytest.raises(ValueError, match="cluster_m=3: 1 or 2"):
+        ex.HopperGemm(warp_specialized=True, cluster_m=3)
+    with pytest.raises(ValueError, match="cluster_m=2 is kernel_ws's"):
+        ex.HopperGemm(cluster_m=2)
+    A = np.zeros((384, 64), np.float16)
+    with pytest.raises(ValueError, match="M = 384 must be a multiple of 2 tiles of 128 rows"):
+        ex.HopperGemm(tile_mnk=(128, 64, 64), warp_specialized=True, num_ctas=2, cluster_m=2)(
+            A, np.zeros((64, 64), np.float16), np.zeros((384, 64), np.float32))
+    # whole clusters: 132 SMs at 4096^3 with 128x256 tiles are 66 clusters over 256 cluster tiles
+    g = ex.HopperGemm(tile_mnk=(128, 256, 64), warp_specialized=True, mma_warpgroups=2, num_ctas=133, cluster_m=2)
+    assert g.grid(4096, 4096) == (132, 4)
+    assert g.cta_tile_mn(0, 1, 32, 16) == (1, 0) and g.cta_tile_mn(5, 0, 32, 16) == (2, 1)  # raster 4 over 16 x 16
+
+
+def test_sm90_gemm_tma_epilogue_refusals():
+    """'tma' needs kernel_ws, a bN of whole 128-byte column blocks, and room for the C buffer beside the stages."""
+    ex = _example()
+    with pytest.raises(ValueError, match="epilogue='tma' is kernel_ws's"):
+        ex.HopperGemm(epilogue="tma")
+    A = np.zeros((128, 128), np.float16)
+    with pytest.raises(ValueError, match="boxes of 64 columns .* bN = 32 is not a multiple"):
+        ex.HopperGemm(tile_mnk=(64, 32, 64), num_ctas=2, warp_specialized=True, epilogue="tma")(
+            A, np.zeros((64, 128), np.float16), np.zeros((128, 64), np.float16))
+    with pytest.raises(ValueError, match="128x256 .* C buffer.* and 4 stages .* do not fit in 227 KiB"):
+        ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, num_ctas=2, warp_specialized=True, mma_warpgroups=2,
+                      epilogue="tma")(A, np.zeros((256, 128), np.float16), np.zeros((128, 256), np.float16))
+    # auto falls back where 'tma' cannot go: registers (4 stages leave no room), the copy-out buffer (bN = 32)
+    assert ex.HopperGemm(tile_mnk=(128, 256, 64), stages=4, warp_specialized=True, mma_warpgroups=2).epilogue_kind(
+        "bf16") == "deferred"
+    assert ex.HopperGemm(tile_mnk=(64, 32, 64), warp_specialized=True).epilogue_kind("f16") == "smem"
+    assert ex.HopperGemm(tile_mnk=(128, 256, 64), stages=3, warp_specialized=True, mma_warpgroups=2).epilogue_kind(
+        "bf16") == "tma, deferred"
 
 
 def test_sm90_gemm_refuses_an_integer_c():
