@@ -708,7 +708,7 @@ def make_parser() -> argparse.ArgumentParser:
                     help=argparse.SUPPRESS)
     ap.add_argument("--sm80-args", default="--bk 64 --stages 3",
                     help="sm80_gemm.py's flags (--bk, --stages); write --sm80-args='--bk 32'")
-    ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3",
+    ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --cluster-m 2",
                     help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
                          "write --sm90-args='--ws --stages 4'")
     ap.add_argument("--sm90-variant", action="append", default=None, metavar="ARGS",
