@@ -19,7 +19,10 @@ violation an error naming the rule, the kernel and the user's line:
   permit;
 - ``dealloc_tmem`` frees columns that are allocated;
 - ``tcgen05.ld``/``st`` and UMMAs touch only allocated columns; a warp reads and writes only its
-  lane quarter (warp w of the CTA: lanes 32 * (w % 4) to 32 * (w % 4) + 31).
+  lane quarter (warp w of the CTA: lanes 32 * (w % 4) to 32 * (w % 4) + 31);
+- a 32x32b copy through a TMEM tensor partitioned with the copy's register-side layout (``partition_D``
+  of a load: one lane per thread, each thread's own address, as CuTe DSL emits it) moves lane
+  32 * (w % 4) + l for lane l of warp w: a thread whose tensor names another lane is an error.
 
 CUDA: ``tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::1``, ``tcgen05.ld/st.sync.aligned
 .32x32b.x<r>.b32`` (32-bit elements; the 16-lane shapes are refused), ``tcgen05.wait::ld/st`` and
