@@ -86,6 +86,9 @@ CASES = [
     # P*V with A (P) from each CTA's tensor memory (tcgen05.mma.cta_group::2 with a TMEM A operand)
     ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d256.py",
      ["--q_shape", "1,1,128,256", "--k_shape", "1,1,384,256"]),
+    # head dim 512: half of O swapped out of S's columns and back by tcgen05.ld/st, each thread its own lane
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py",
+     ["--q_shape", "1,1,128,512", "--k_shape", "1,1,256,512"]),
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)
