@@ -523,7 +523,11 @@ def _check_acc(atom: Any, op: Any, d: Any, c: Any, what: str) -> None:
     for f in (Field.NEGATE_A, Field.NEGATE_B):
         if atom._state.get(f.value):
             raise TraceError(f"{what}: {f} is not supported by cutelab's kernels")
-    if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):
+    # offsets of two reads of a runtime stage index (mamba2_ssd's tCtAcc[..., state.index] twice) are different
+    # registers of one value, not comparable at trace time: the UMMA accumulates into D alone (its instruction has
+    # no C operand), so C is only checked where its offset is known to differ
+    same_off = d.offset == c.offset if not (is_sym(d.offset) or is_sym(c.offset)) else True
+    if d is not c and not (d.engine is c.engine and d.layout == c.layout and same_off):
         raise TraceError(f"{what}: the accumulator must be both C and D (cute.gemm(mma, acc, a, b, acc))")
     if not isinstance(getattr(d, "engine", None), TmemEngine):
         raise TraceError(f"{what}: the accumulator must be in tensor memory (make_fragment_C, with its pointer "
