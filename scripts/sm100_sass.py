@@ -82,6 +82,13 @@ CASES = [
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),
+    # the mixed-input FMHA prefill (int8 K/V dequantised to bf16 by transform warps): 2-CTA UMMAs in a 2x1 cluster,
+    # P*V with A (P) from each CTA's tensor memory (tcgen05.mma.cta_group::2 with a TMEM A operand)
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d256.py",
+     ["--q_shape", "1,1,128,256", "--k_shape", "1,1,384,256"]),
+    # head dim 512: half of O swapped out of S's columns and back by tcgen05.ld/st, each thread its own lane
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py",
+     ["--q_shape", "1,1,128,512", "--k_shape", "1,1,256,512"]),
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)

@@ -87,9 +87,10 @@ __all__ += ["ImmutableResourceHandle", "PipelineAsync", "PipelineConsumer", "Pip
             "PipelineProducer"]
 
 # SM100: the pipelines whose one side is the UMMA (tcgen05.mma), in pipeline_sm100.py
-from .pipeline_sm100 import PipelineAsyncUmma, PipelineTmaUmma, PipelineUmmaAsync, sync  # noqa: E402
+from .pipeline_sm100 import (PipelineAsyncUmma, PipelineTmaMultiConsumersAsync, PipelineTmaUmma,  # noqa: E402
+                             PipelineUmmaAsync, sync)
 
-__all__ += ["PipelineAsyncUmma", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
+__all__ += ["PipelineAsyncUmma", "PipelineTmaMultiConsumersAsync", "PipelineTmaUmma", "PipelineUmmaAsync", "sync"]
 
 # the pipelines' sync objects (sync_object_full/_empty) and the kinds of agents, in pipeline_mbarrier.py
 from .pipeline_mbarrier import MbarrierArray, MbarrierLayout, PipelineOp  # noqa: E402
@@ -108,7 +109,7 @@ __all__ += ["PipelineClcFetchAsync"]
 # CuTe DSL 4.8.1 pipeline names cutelab does not provide yet: they import (libraries subclass them or
 # name them in annotations), and using one raises errors.NotInCutelab (a TraceError) naming it and the user's line (errors.not_yet)
 _NOT_YET = ("SyncObject", "TmaStoreFence", "PerStagePipelineState",
-            "PipelineEmpty", "PipelineOrder", "PipelineClcFetchAsync", "PipelineTmaMultiConsumersAsync",
+            "PipelineEmpty", "PipelineOrder", "PipelineClcFetchAsync",
             "alloc_reserved_mbarrier", "compute_k_tile", "agent_sync")
 
 

@@ -9,6 +9,7 @@ DSL 4.8.1 has them, for one CTA (a ``cta_layout_vmnk`` of size 1):
   commit is a ``tcgen05.commit`` to the full barrier: the consumers see the accumulator once the
   UMMAs issued before it have written it; each consumer thread arrives on the empty barrier.
 - ``PipelineAsyncUmma``: async-thread producers, UMMA consumer.
+- ``PipelineTmaMultiConsumersAsync``: TMA producer, UMMA and async-thread consumers of each stage (one CTA).
 
 Commits and the producer's arrive are issued by one elected thread of each warp that calls them
 (``cute.arch.elect_one``), as CuTe DSL does. ``sync(barrier_id)`` is ``cutlass.pipeline.sync``:
@@ -32,7 +33,7 @@ from .errors import TraceError
 from .pipeline_async import PipelineAsync
 from .pipeline_sm90 import PipelineState
 
-__all__ = ["PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma", "sync"]
+__all__ = ["PipelineTmaUmma", "PipelineUmmaAsync", "PipelineAsyncUmma", "PipelineTmaMultiConsumersAsync", "sync"]
 
 
 def _cluster_size(cta_layout_vmnk: Any) -> int:
@@ -278,6 +279,71 @@ class PipelineAsyncUmma(_UmmaPipeline):
         v0, m0, n0, l0 = self.coord
         mask = _mask_of(self.vmnk, [(v, m0, n0, l0) for v in range(self.v)])
         _commit(self.empty + state.index, mask, self.cta_group)
+
+
+class PipelineTmaMultiConsumersAsync(PipelineTmaUmma):
+    """TMA producer, two kinds of consumers of each stage: UMMAs (their release a ``tcgen05.commit``) and async
+    threads (their release an mbarrier arrive), as CuTe DSL 4.8.1 has it (CUTLASS's mamba2_ssd), for one CTA.
+
+    The empty barrier counts both consumer groups' arrivals. ``consumer_release(state, PipelineOp.TCGen05Mma)``
+    commits (one arrive per releasing warp); ``consumer_release(state, PipelineOp.AsyncThread)`` arrives from
+    lane 0 of each async warp, or from every async thread where a consumer group's count is whole warps (CuTe
+    DSL's deprecated per-lane signaling, which it then falls back to unless
+    ``force_deprecated_per_lane_signaling=False``)."""
+
+    @classmethod
+    def create(cls, *, num_stages: int, producer_group: Any, consumer_group_umma: Any, consumer_group_async: Any,
+               tx_count: int, barrier_storage: Any = None, cta_layout_vmnk: Any = None, mcast_mode_mn: Any = (1, 1),
+               tidx: Any = None, enable_multicast_signaling: bool = False, defer_sync: bool = False,
+               force_deprecated_per_lane_signaling: Any = None, name: str = "",
+               **kwargs: Any) -> "PipelineTmaMultiConsumersAsync":
+        from .pipeline_async import _threads
+        from .pipeline_sm90 import Agent, CooperativeGroup
+
+        where = "PipelineTmaMultiConsumersAsync.create"
+        if _cluster_size(cta_layout_vmnk) != 1:
+            raise TraceError(f"{where}: cutelab supports this pipeline in one CTA (cta_layout_vmnk of size 1) so far, "
+                             f"got {cta_layout_vmnk}")
+        if enable_multicast_signaling:
+            raise TraceError(f"{where}(enable_multicast_signaling=True) is not supported by cutelab yet")
+        if consumer_group_umma.agent != consumer_group_async.agent:
+            raise ValueError("UMMA and AsyncThread consumer groups must be the same agent")
+        nu = _threads(consumer_group_umma, "consumer_group_umma")
+        na = _threads(consumer_group_async, "consumer_group_async")
+
+        def legacy(g: Any, n: int) -> bool:
+            return g.agent is Agent.Thread and n >= 32 and n % 32 == 0
+
+        if force_deprecated_per_lane_signaling is None:
+            force_deprecated_per_lane_signaling = legacy(consumer_group_umma, nu) or legacy(consumer_group_async, na)
+        p = super().create(num_stages=num_stages, producer_group=producer_group,
+                           consumer_group=CooperativeGroup(consumer_group_umma.agent, nu + na), tx_count=tx_count,
+                           barrier_storage=barrier_storage, cta_layout_vmnk=cta_layout_vmnk, defer_sync=defer_sync,
+                           name=name, mcast_mode_mn=mcast_mode_mn, **kwargs)
+        if force_deprecated_per_lane_signaling:
+            p.is_signaling_thread = True
+        else:
+            from .kernel import arch
+            from .kernel.ir.symbolic import Cmp
+
+            t = arch.thread_idx()[0] if tidx is None else tidx
+            lane = t.as_index() % 32 if hasattr(t, "as_index") else t % 32
+            p.is_signaling_thread = (lane == 0) if isinstance(lane, int) else Cmp.make("<", lane, 1)
+        return p
+
+    def consumer_release(self, state: PipelineState, op_type: Any = None, *, loc: Any = None, ip: Any = None) -> None:
+        """The UMMAs' release (``tcgen05.commit`` to the stage's empty barrier) or the async threads' (an arrive
+        from each signaling thread)."""
+        from .kernel import arch
+        from .pipeline_mbarrier import PipelineOp
+
+        if op_type is None or op_type == PipelineOp.TCGen05Mma:
+            super().consumer_release(state)
+        elif op_type == PipelineOp.AsyncThread:
+            _in_branch(self.is_signaling_thread, lambda: arch.mbarrier_arrive(self.empty + state.index),
+                       "PipelineTmaMultiConsumersAsync.consumer_release")
+        else:
+            raise ValueError(f"Invalid PipelineOp specified. op_type:{op_type}")
 
 
 def sync(barrier_id: int = 0, *, loc: Any = None, ip: Any = None) -> None:

@@ -437,6 +437,12 @@ class PipelineTmaAsync:
             if tidx is None:
                 tidx = arch.thread_idx()[0]
             dst, signal = PipelineTmaAsync.init_empty_barrier_arrive_signal(cta_layout_vmnk, tidx, mcast_mode_mn)
+        elif tidx is not None:  # one CTA: lane tidx % 32 == 0 signals, as in CuTe DSL; a static tidx (CUTLASS's
+            # mixed-input FMHA gives tidx=0 to a pipeline of 256 consumer threads) makes every thread signal
+            from .kernel.ir.symbolic import Cmp
+
+            lane = tidx.as_index() % 32 if hasattr(tidx, "as_index") else tidx % 32
+            signal = (1 if lane == 0 else 0) if isinstance(lane, int) else Cmp.make("<", lane, 1)
         full, empty = barrier_storage, barrier_storage + num_stages
         warp = arch.make_warp_uniform(arch.warp_idx())
         p = PipelineTmaAsync(full, empty, num_stages, int(tx_count), pc, cc, signal, dst)
@@ -512,6 +518,16 @@ class PipelineTmaAsync:
         from .kernel.instr.cluster import remote_mbarrier
 
         sig = self.is_signaling_thread
+        if self.dst_rank is None:  # one CTA, signalling threads chosen by the tidx given to create
+            if isinstance(sig, int):
+                if sig:
+                    arch.mbarrier_arrive(self.empty + state.index)
+                return
+            op = t.begin_if(sig)
+            outer, t.cur = t.cur, op.then
+            arch.mbarrier_arrive(self.empty + state.index)
+            t.cur = outer
+            return
         if isinstance(sig, int):
             remote_mbarrier("arrive", self.empty + state.index, self.dst_rank, None,
                             "PipelineTmaAsync.consumer_release")

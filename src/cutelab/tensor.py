@@ -1179,8 +1179,10 @@ class Tensor:
             return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
         if it.has_none(coord):
             # the kept modes depend only on where coord has None (its ints are in delta already)
-            keep = it.transform_leaf(coord, lambda c: None if c is None else 0) if hasattr(self.engine, "param") \
-                else coord
+            # (an identity tensor's coordinate past a mode was accepted by _check_coord, as CuTe DSL accepts it:
+            # the FMHA prefill sizes a fragment by tTMEM_LOADcO[None, 0, i].shape with i past an extent-1 mode)
+            keep = it.transform_leaf(coord, lambda c: None if c is None else 0) \
+                if hasattr(self.engine, "param") or isinstance(self.engine, IdentityEngine) else coord
             new_offset = _add(self.offset, delta)
             note = getattr(self.engine, "note_slice", None)  # a swizzled shared view remembers how it was sliced
             if note is not None:

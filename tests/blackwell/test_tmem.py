@@ -200,3 +200,58 @@ def test_a_tcgen05_kernel_on_a_hopper_gpu_is_refused_before_nvrtc():
                                               r"\(Blackwell\), and this GPU is sm_90.*CUTELAB_INTERPRET=1"):
             roundtrip(from_dlpack(X), from_dlpack(Y), "ok", 32).launch(grid=1, block=128)
         assert g.nvrtc.compiles == 0
+
+
+@cute.kernel
+def own_lane(X: cute.Tensor, Y: cute.Tensor, Z: cute.Tensor, shift: cutlass.Constexpr):
+    """Stores and loads through a TMEM tensor partitioned with the copy's register-side layout
+    (``thr.partition_D(tmem)`` of a load: thread t's own lane, as CUTLASS's FMHA prefill d512 swaps O)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
+    if warp == 0:
+        cute.arch.alloc_tmem(32, holder.iterator)
+    cute.arch.sync_threads()
+    ptr = cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, holder.iterator)
+    tT = cute.make_tensor(ptr, cute.make_layout((128, 32), stride=(65536, 1)))
+    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), cutlass.Float32), tT)
+    st = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.St32x32bOp(tcgen05.Repetition.x32), cutlass.Float32), tT)
+    thr = ld.get_slice(tidx ^ shift)  # shift 1: each thread takes its neighbour's lane, in its own quarter
+    tO = thr.partition_D(tT)  # one lane per thread
+    r = cute.make_rmem_tensor(thr.partition_D(X).shape, cutlass.Float32)
+    r.store(thr.partition_D(X).load())
+    cute.copy(st, r, tO)  # OWN-LANE STORE
+    cute.arch.fence_view_async_tmem_store()
+    tl = ld.get_slice(tidx)  # read back through the usual partition
+    out = cute.make_rmem_tensor(tl.partition_D(Y).shape, cutlass.Float32)
+    cute.copy(ld, tl.partition_S(tT), out)
+    tl.partition_D(Y).store(out.load())
+    own = cute.make_rmem_tensor(thr.partition_D(Z).shape, cutlass.Float32)
+    cute.copy(ld, tO, own)  # OWN-LANE LOAD
+    thr.partition_D(Z).store(own.load() * 2.0)
+    cute.arch.fence_view_async_tmem_load()
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.dealloc_tmem(ptr, 32)
+
+
+def _own_lane(shift: int):
+    X = np.arange(128 * 32, dtype=np.float32).reshape(128, 32) / 7
+    Y, Z = np.zeros_like(X), np.zeros_like(X)
+    own_lane(from_dlpack(X), from_dlpack(Y), from_dlpack(Z), shift).launch(grid=1, block=128)
+    return X, Y, Z
+
+
+def test_a_tmem_tensor_partitioned_per_thread_moves_the_threads_own_lane():
+    X, Y, Z = _own_lane(0)
+    np.testing.assert_array_equal(Y, X)  # the own-lane store wrote what the usual partition reads
+    np.testing.assert_array_equal(Z, X * 2)
+
+
+def test_a_per_thread_tmem_partition_of_another_lane_is_refused():
+    with pytest.raises(LaunchError) as e:
+        _own_lane(1)
+    msg = str(e.value)
+    assert "gives the address of tensor-memory lane 1" in msg and "rule: a 32x32b tcgen05.ld/st moves lane 0" in msg, msg
+    assert f"{_HERE}:{_line('# OWN-LANE STORE')}" in msg, msg

@@ -2,8 +2,9 @@
 small kernel of its own: each thread writes its row of A as f16 values into an f32 register fragment seen as f16
 (``cute.recast_ptr(frag.iterator, dtype=Float16)``), stores the fragment's 32-bit registers to tensor memory with
 tcgen05.st, and warp 0 issues the UMMAs (B from shared memory); the accumulator read back equals numpy. And the
-errors: a TMEM A for an op that reads A from shared memory, a 2-CTA TMEM A, a register view of an element
-that is not whole, and the CUDA of the TMEM-A UMMA compiling for sm_100a."""
+errors: a TMEM A for an op that reads A from shared memory, a register view of an element that is not whole, and
+the CUDA of the TMEM-A UMMA compiling for sm_100a. A 2-CTA UMMA (M = 256) with A in tensor memory: each CTA of the
+pair holds its 128 rows of A in its own tensor memory, the leader issues."""
 
 from __future__ import annotations
 
@@ -125,25 +126,84 @@ def test_a_register_view_must_start_at_a_whole_register():
     assert "test_umma_tmem_a.py" in msg, msg
 
 
-def test_two_cta_umma_with_a_in_tensor_memory_is_refused():
-    op = tcgen05.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (256, 64, 16), tcgen05.CtaGroup.TWO,
+@cute.kernel
+def ts2_kernel(mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor, b_layout: cute.ComposedLayout):
+    """A 2-CTA UMMA (M = 256) with A in tensor memory: CTA r of the pair holds A's rows 128r.. in its own tensor
+    memory and B's rows N/2 r.. in its shared memory; the leader issues the UMMAs and commits to both CTAs."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    rank = cute.arch.block_idx_in_cluster()
+    M, K = A.shape
+    N = B.shape[0]
+    Nh = N // 2
+    smem = cutlass.utils.SmemAllocator()
+    holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
+    bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sB = smem.allocate_tensor(element_type=B.element_type, layout=b_layout.outer, byte_alignment=1024,
+                              swizzle=b_layout.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bar.iterator, 1)
+    for j in cutlass.range_constexpr(Nh * K // 128):
+        i = j * 128 + tidx
+        sB[i] = B[(rank * Nh + i % Nh, i // Nh)]
+    cute.arch.fence_view_async_shared()
+    if warp == 0:
+        cute.arch.alloc_tmem(512, holder.iterator, is_two_cta=True)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    ptr = cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, holder.iterator)
+    tA32 = cute.make_tensor(ptr + A_COL, cute.make_layout((128, K // 2), stride=(65536, 1)))
+    st = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.St32x32bOp(tcgen05.Repetition(K // 2)), cutlass.Float32),
+                                tA32)
+    ts = st.get_slice(tidx)
+    r32 = cute.make_rmem_tensor(ts.partition_S(cute.make_identity_tensor((128, K // 2))).shape, cutlass.Float32)
+    r16 = cute.make_tensor(cute.recast_ptr(r32.iterator, dtype=cutlass.Float16), cute.make_layout(K))
+    row = cute.make_tensor(A.iterator + (rank * 128 + tidx) * K, cute.make_layout(K))
+    for k in cutlass.range_constexpr(K):
+        r16[k] = row[k]
+    cute.copy(st, r32, ts.partition_D(tA32))
+    cute.arch.fence_view_async_tmem_store()
+    cute.arch.cluster_arrive()
+    cute.arch.cluster_wait()  # both CTAs' A rows and B halves are in place
+    tCrA = mma.make_fragment_A(mma.partition_shape_A((M, K)))
+    tCrA = cute.make_tensor(cute.recast_ptr(ptr + A_COL, dtype=cutlass.Float16), tCrA.layout)
+    tCrB = mma.make_fragment_B(sB)
+    acc = cute.make_tensor(ptr, mma.make_fragment_C(mma.partition_shape_C((M, N))).layout)
+    if rank == 0:
+        if warp == 0:
+            for k in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                cute.gemm(mma, acc, tCrA[(None, None, k)], tCrB[(None, None, k)], acc)
+                mma.set(tcgen05.Field.ACCUMULATE, True)
+            with cute.arch.elect_one():
+                tcgen05.commit(bar.iterator, 3, tcgen05.CtaGroup.TWO)  # both CTAs' barriers
+    cute.arch.mbarrier_wait(bar.iterator, 0)
+    mC = cute.make_tensor(C.iterator + rank * 128 * N, cute.make_layout((128, N), stride=(N, 1)))
+    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), C.element_type),
+                                acc[((None, None), 0, 0)])
+    lt = ld.get_slice(tidx)
+    r = cute.make_rmem_tensor(lt.partition_D(mC).shape, C.element_type)
+    cute.copy(ld, lt.partition_S(acc[((None, None), 0, 0)]), r)
+    lt.partition_D(mC).store(r.load())
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.dealloc_tmem(ptr, 512, is_two_cta=True)
+
+
+@pytest.mark.parametrize("nk", [(64, 32), (128, 64)])
+def test_two_cta_umma_with_a_in_tensor_memory_equals_numpy(nk):
+    N, K = nk
+    M = 256
+    op = tcgen05.MmaF16BF16Op(cutlass.Float16, cutlass.Float32, (M, N, 16), tcgen05.CtaGroup.TWO,
                               tcgen05.OperandSource.TMEM, OperandMajorMode.K, OperandMajorMode.K)
-    from cutelab.kernel.instr import tcgen05_mma
-
-    with pytest.raises(TraceError, match="supported for CtaGroup.ONE UMMAs only"):
-        _fake_gemm(tcgen05_mma, cute.make_tiled_mma(op))
-
-
-def _fake_gemm(mod, mma):
-    """cute.gemm of a 2-CTA TMEM-A atom inside a trivial kernel (refused before its operands are looked at)."""
-
-    @cute.kernel
-    def k(mma: cute.TiledMma):
-        acc = mma.make_fragment_C(mma.partition_shape_C((256, 64)))
-        a = mma.make_fragment_A(mma.partition_shape_A((256, 16)))
-        cute.gemm(mma, acc, a, a, acc)
-
-    k(mma).launch(grid=2, block=128, cluster=(2, 1, 1))
+    mma = cute.make_tiled_mma(op)
+    bl = cute.select(sm100_utils.make_smem_layout_b(mma, (M, N, K), cutlass.Float16, 1), mode=[0, 1, 2])
+    rng = np.random.default_rng(12)
+    A = (rng.integers(-64, 65, (M, K)) / 8).astype(np.float32)
+    B = rng.integers(-3, 4, (N, K)).astype(np.float32)
+    C = np.full((M, N), np.nan, np.float32)
+    ts2_kernel(mma, from_dlpack(A.astype(np.float16)), from_dlpack(B.astype(np.float16)), from_dlpack(C),
+               bl).launch(grid=2, block=128, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(C, A @ B.T)  # rows 128-255 come from the peer CTA's tensor memory
 
 
 def test_cuda_prints_the_tmem_a_umma_for_sm_100a(tmp_path):

@@ -279,3 +279,18 @@ def test_cuda_allocations_are_256_byte_aligned(tmp_path):
         b = a.clone(); b.add_(1); print(b.data_ptr() % 256, b[0, 0].item())
     """))
     assert out.splitlines() == ["0 True", "16 (4, 1) 66.0 (1, 4)", "0 1.0"]
+
+
+@emulated_only
+def test_profiler_asked_for_cuda_activity_profiles_the_cpu(tmp_path):
+    # CUTLASS's MoE grouped GEMM (moe/torch_grouped_mm.py) runs its kernel inside such a profile
+    out = ok(run(tmp_path, """
+        import torch
+        from torch.profiler import profile, ProfilerActivity
+        a = torch.ones(4, 8, device="cuda")
+        with profile(activities=[ProfilerActivity.CUDA], record_shapes=True) as prof:
+            b = (a * 2).sum()
+        names = [e.key for e in prof.key_averages()]
+        print(float(b), any("aten::mul" in n for n in names))
+    """))
+    assert out.splitlines() == ["64.0 True"], out

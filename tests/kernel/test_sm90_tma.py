@@ -51,6 +51,18 @@ def test_narrower_swizzles(kind, b):
     assert atom.desc.swizzle == b
 
 
+def test_a_mode_of_extent_one_may_have_any_stride():
+    # CuTe DSL 4.8.1 makes a TMA atom of (64,1,2):(1,1,128) (its TMA tensor (64,1,2):(1@0,0,1@1)): an extent-1 mode's
+    # stride of one element is no TMA stride (mamba2_ssd's tensors of one head or chunk have such modes)
+    op = cpasync.CopyBulkTensorTileG2SOp()
+    t = cute.make_tensor(np.zeros(64 * 4, np.float16), cute.make_layout((64, 1, 2), stride=(1, 1, 128)))
+    atom, _ = cpasync.make_tiled_tma_atom(op, t, cute.make_layout(64), (64,))
+    assert atom.desc.box[0] == 64
+    with pytest.raises(LayoutError, match="not a multiple of 16"):  # extent 2: its stride counts
+        t = cute.make_tensor(np.zeros(64 * 8, np.float16), cute.make_layout((64, 2, 2), stride=(1, 68, 256)))
+        cpasync.make_tiled_tma_atom(op, t, cute.make_layout(64), (64,))
+
+
 def test_refusals():
     op = cpasync.CopyBulkTensorTileG2SOp()
     with pytest.raises(LayoutError, match="smem_layout puts it at byte"):  # M-major smem for a K-major tensor

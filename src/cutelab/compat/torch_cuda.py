@@ -22,6 +22,7 @@ While :func:`enable` is in effect:
   one rounding (what cutelab's interpreter does for each mma/wgmma instruction), then rounds to the
   inputs' type. A program that checks its GEMM against torch at a tight tolerance, as it would on
   the GPU against cuBLAS, compares like with like;
+- ``torch.profiler.profile`` asked for CUDA activity profiles the CPU's (the launches run there);
 - a custom operator's "cuda" kernel (``torch.library.custom_op(..., device_types="cuda")``) runs
   for "cuda" tensors (:mod:`cutelab.compat.torch_ops`);
 - any other public ``torch.cuda`` function raises NotEmulatedError naming it and the user's line.
@@ -847,6 +848,7 @@ def enable() -> None:
             saved[n] = getattr(tc, n, None)
             setattr(tc, n, v)
     _STATE["saved"] = saved
+    _patch_profiler()
     _wrap_interpreter()
     cls = _mode_class()
     mode = cls()
@@ -854,6 +856,33 @@ def enable() -> None:
     _STATE["mode"] = mode
     _STATE["on"] = True
     _wrap_backward(cls)
+
+
+def _patch_profiler() -> None:
+    """``torch.profiler.profile(activities=[ProfilerActivity.CUDA, ...])`` profiles the CPU activity instead
+    (torch without CUDA refuses a CUDA-only profile): the emulated device's kernels run on the CPU interpreter,
+    inside the torch calls that launch them. CUTLASS's MoE grouped GEMM (moe/torch_grouped_mm.py) runs its
+    kernel inside such a profile and prints its table."""
+    import torch.profiler as tp
+
+    base = tp.profile
+    if getattr(base, "_cutelab_cuda", False):
+        return
+
+    class profile(base):  # noqa: N801 - torch's name
+        _cutelab_cuda = True
+
+        def __init__(self, *args: Any, activities: Any = None, **kwargs: Any) -> None:
+            if activities is not None:
+                acts = [a for a in activities if a != tp.ProfilerActivity.CUDA]
+                if tp.ProfilerActivity.CPU not in acts:
+                    acts.append(tp.ProfilerActivity.CPU)
+                activities = acts
+            super().__init__(*args, activities=activities, **kwargs)
+
+    profile.__doc__ = base.__doc__
+    _STATE["profiler"] = base
+    tp.profile = profile
 
 
 def _wrap_backward(mode_cls: Any) -> None:
@@ -903,6 +932,10 @@ def disable() -> None:
         else:
             setattr(tc, n, v)
     _STATE["mode"].__exit__(None, None, None)
+    if "profiler" in _STATE:
+        import torch.profiler as tp
+
+        tp.profile = _STATE["profiler"]
     if "backward" in _STATE:
         from torch.autograd.function import BackwardCFunction
 

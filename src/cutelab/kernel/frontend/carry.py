@@ -389,6 +389,14 @@ class Carry:
                 self.view_vals[n].append(moving)
                 self._prove_bits(n)
                 continue
+            if n in self.regs and self.regs[n][1] == () and _ended_loop_index(t, v):
+                # the index of an inner runtime loop that has ended: CuTe DSL keeps a runtime loop's index in the
+                # loop's own scope, so the region does not carry it (mamba2_ssd reuses reg_idx as the index of
+                # several loops inside one); it has no single value after the region (unusable there)
+                del self.regs[n]
+                self.int_carried.discard(n)
+                self.poisoned.add(n)
+                continue
             if n in self.int_carried and (self.what == "branch" or n in self.local) and not self._assignable_int(v, n):
                 # a runtime integer that this branch (or a loop whose iterations set it first) sets to what its
                 # register cannot hold (a value of an inner region that has ended, a tensor): as before
@@ -440,6 +448,14 @@ class Carry:
         for n in [x for x in self.names if x in self.poisoned] + sorted(self.poisoned.difference(self.names)):
             # (in the names' order: a set of strings iterates in an order that changes with PYTHONHASHSEED)
             self.last[n] = self.pre[n] if n in self.dead else Unusable(n, self.pre[n], self.what, self.where, t.name)
+
+
+def _ended_loop_index(t: Any, v: Any) -> bool:
+    """Whether v is an index expression over the index of a loop that has ended."""
+    from ..ir.nodes import LoopVar
+    from ..ir.symbolic import atoms
+
+    return is_sym(v) and any(isinstance(a, LoopVar) and not any(a is w for w in t.loops) for a in atoms(v))
 
 
 def _value_bits(e: Any, dtype: Any) -> int:

@@ -260,6 +260,12 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
             if type(v) is not float:  # CuTe DSL refuses an int for a float parameter too
                 raise _mismatch(fn, name, "float", v)
             dt = Float32
+        if dt is None and type(v) is tuple:
+            tup = _int_tuple(fn, name, ann, v)
+            if tup is not None:
+                bound.arguments[name] = tup
+                changed = True
+                continue
         if dt is None:
             vals = protocol_values(v)
             if vals:  # a user type of CuTe DSL's JitArgument / DynamicExpression protocols: its values are runtime
@@ -280,6 +286,36 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
     if not changed:
         return args, kwargs
     return tuple(bound.args), dict(bound.kwargs)
+
+
+def _int_tuple(fn: Any, name: str, ann: Any, v: tuple) -> Any:
+    """A tuple argument annotated ``Tuple[Int32, ...]`` (CUTLASS's FMHA problem shapes): its Python ints as
+    runtime Int32 values, as CuTe DSL passes them (a layout made from them has dynamic extents: a mode of extent
+    1 keeps its stride, where a static one gets stride 0); None for any other tuple or annotation."""
+    import typing
+
+    from ...dynamic import DynInt
+
+    if typing.get_origin(ann) is not tuple:
+        return None
+    targs = typing.get_args(ann)
+    if len(targs) == 2 and targs[1] is Ellipsis:
+        targs = (targs[0],) * len(v)
+    from ...numeric import is_numeric_type
+
+    if not targs or not all(is_numeric_type(t) and t.kind in ("int", "uint") and 8 <= t.width <= 64 for t in targs):
+        return None
+    if len(targs) != len(v):
+        raise _mismatch(fn, name, f"a tuple of {len(targs)} integers", v)
+    out = []
+    for t, x in zip(targs, v):
+        if isinstance(x, (DynInt, bool)) or not isinstance(x, int):
+            if isinstance(x, DynInt):
+                out.append(x)
+                continue
+            raise _mismatch(fn, name, f"Tuple[{', '.join(str(a) for a in targs)}]", v)
+        out.append(DynInt(int(t(int(x))), t, track=False))
+    return tuple(out)
 
 
 def dynamic_note(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> str:

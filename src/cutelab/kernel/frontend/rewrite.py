@@ -50,7 +50,10 @@ class _Assigned(ast.NodeVisitor):
         self.names: List[str] = []
 
     def _add(self, n: str) -> None:
-        if not n.startswith("__cl_") and n not in self.names:
+        # '_' is never carried by a region, as in CuTe DSL (its preprocessor keeps '_' out of every scope):
+        # CUTLASS's FMHA prefill unpacks 'a, _, b = f(...)' in a runtime loop where '_' is an Int32 before and
+        # None inside
+        if not n.startswith("__cl_") and n != "_" and n not in self.names:
             self.names.append(n)
 
     def visit_Name(self, node: ast.Name) -> None:

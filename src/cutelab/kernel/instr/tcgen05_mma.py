@@ -9,10 +9,12 @@ runtime fields of the atom (``tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)``).
   entry with the atom's value then) and each UMMA reads it when it is issued. So the usual
   ``set(ACCUMULATE, True)`` after the first k-block inside a runtime loop makes every later UMMA,
   in every iteration, accumulate. The host's atom is not changed by the kernel.
-- A may live in tensor memory (``OperandSource.TMEM``, ``CtaGroup.ONE``, 128 rows: the FMHA's P in
-  P*V): ``make_fragment_A`` of a TMEM tensor, its pointer recast to A's type; row m in lane m, its K
+- A may live in tensor memory (``OperandSource.TMEM``, 128 rows per CTA: the FMHA's P in P*V):
+  ``make_fragment_A`` of a TMEM tensor, its pointer recast to A's type; row m in lane m, its K
   elements in consecutive columns. The UMMA reads those cells when it executes (at its commit), and
-  only columns the CTA allocated.
+  only columns the CTA allocated. A 2-CTA UMMA (``CtaGroup.TWO``, M = 256: CUTLASS's mixed-input FMHA
+  prefill) reads rows 0-127 from the leader's tensor memory and rows 128-255 from its peer's, at the
+  same address, as it reads the peer's halves of B and D.
 - CPU: a UMMA is issued once per warp that runs the ``cute.gemm`` (CuTe DSL elects one thread);
   it joins its CTA's list of issued UMMAs, with its operands' addresses and its ACCUMULATE flag.
   ``tcgen05.commit(mbar)`` (what ``PipelineTmaUmma.consumer_release`` and
@@ -521,7 +523,11 @@ def _check_acc(atom: Any, op: Any, d: Any, c: Any, what: str) -> None:
     for f in (Field.NEGATE_A, Field.NEGATE_B):
         if atom._state.get(f.value):
             raise TraceError(f"{what}: {f} is not supported by cutelab's kernels")
-    if d is not c and not (d.engine is c.engine and d.layout == c.layout and d.offset == c.offset):
+    # offsets of two reads of a runtime stage index (mamba2_ssd's tCtAcc[..., state.index] twice) are different
+    # registers of one value, not comparable at trace time: the UMMA accumulates into D alone (its instruction has
+    # no C operand), so C is only checked where its offset is known to differ
+    same_off = d.offset == c.offset if not (is_sym(d.offset) or is_sym(c.offset)) else True
+    if d is not c and not (d.engine is c.engine and d.layout == c.layout and same_off):
         raise TraceError(f"{what}: the accumulator must be both C and D (cute.gemm(mma, acc, a, b, acc))")
     if not isinstance(getattr(d, "engine", None), TmemEngine):
         raise TraceError(f"{what}: the accumulator must be in tensor memory (make_fragment_C, with its pointer "
@@ -553,8 +559,6 @@ def kernel_gemm(atom: Any, d: Any, a: Any, b: Any, c: Any) -> bool:
             raise TraceError(f"{what}: operand {nm} is {dt} ({dt.width} bits); cutelab's kernels hold 8-, 16- and "
                              f"32-bit UMMA operands in shared memory, not 4- or 6-bit ones yet")
     n_cta = 2 if op.cta_group is CtaGroup.TWO else 1
-    if op.a_src is not OperandSource.SMEM and n_cta != 1:
-        raise TraceError(f"{what}: A from tensor memory (OperandSource.TMEM) is supported for CtaGroup.ONE UMMAs only")
     _check_acc(atom, op, d, c, what)
     M, N, K = op.shape_mnk
     ra, rb = (len(x.layout.shape) if isinstance(x.layout.shape, tuple) else 1 for x in (a, b))

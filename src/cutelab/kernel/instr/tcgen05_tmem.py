@@ -19,7 +19,10 @@ violation an error naming the rule, the kernel and the user's line:
   permit;
 - ``dealloc_tmem`` frees columns that are allocated;
 - ``tcgen05.ld``/``st`` and UMMAs touch only allocated columns; a warp reads and writes only its
-  lane quarter (warp w of the CTA: lanes 32 * (w % 4) to 32 * (w % 4) + 31).
+  lane quarter (warp w of the CTA: lanes 32 * (w % 4) to 32 * (w % 4) + 31);
+- a 32x32b copy through a TMEM tensor partitioned with the copy's register-side layout (``partition_D``
+  of a load: one lane per thread, each thread's own address, as CuTe DSL emits it) moves lane
+  32 * (w % 4) + l for lane l of warp w: a thread whose tensor names another lane is an error.
 
 CUDA: ``tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::1``, ``tcgen05.ld/st.sync.aligned
 .32x32b.x<r>.b32`` (32-bit elements; the 16-lane shapes are refused), ``tcgen05.wait::ld/st`` and
@@ -38,6 +41,7 @@ from ...numeric import Int32
 from ..ir.nodes import Access, Op, Shared
 from ..ir.symbolic import floordiv, is_sym, mod
 from ..frontend.engines import RmemEngine
+from .rmem_view import RmemView
 from ..frontend.trace import TraceValue, _static_offsets, current
 
 __all__ = ["TMEM_LANES", "TMEM_COLUMNS", "tmem_state", "TmemAllocOp", "TmemDeallocOp", "TmemRelinquishOp",
@@ -415,16 +419,19 @@ class TmemCopyOp(Op):
     """One cute.copy between TMEM and registers (``tcgen05.ld``: load, or ``tcgen05.st``).
 
     Thread t (lane l = t % 32) moves value j of ``regs``: register ``reg_offs[j]`` of the fragment
-    ``reg`` and the TMEM element at ``base + tmem_offs[l, j]`` (element units of dtype)."""
+    ``reg`` and the TMEM element at ``base + tmem_offs[l, j]`` (element units of dtype). ``own_lane``: the
+    TMEM tensor was partitioned with the register-side layout, so each thread's base holds its own lane,
+    which must be lane 32 * (w % 4) + l for lane l of warp w (what a 32x32b copy moves for it)."""
 
     min_sm = 100  # tcgen05: sm_100a
 
-    __slots__ = ("load", "dtype", "base", "tmem_offs", "reg", "reg_offs", "src", "ptx", "where")
+    __slots__ = ("load", "dtype", "base", "tmem_offs", "reg", "reg_offs", "src", "ptx", "where", "own_lane")
 
     def __init__(self, load: bool, dtype: Any, base: Any, tmem_offs: np.ndarray, reg: Any, reg_offs: np.ndarray,
-                 src: Any, ptx: Tuple[str, int], where: str):
+                 src: Any, ptx: Tuple[str, int], where: str, own_lane: bool = False):
         self.load, self.dtype, self.base, self.tmem_offs = load, dtype, base, tmem_offs
         self.reg, self.reg_offs, self.src, self.ptx, self.where = reg, reg_offs, src, ptx, where
+        self.own_lane = own_lane
 
     def __repr__(self) -> str:
         from ..ir.nodes import _ref_str
@@ -461,6 +468,17 @@ class TmemCopyOp(Op):
                 f"{b.ir.name}{_at(self.where)}: {what}: warp {wib} of block {b.block_name(int(b.block_of[r]))} "
                 f"touches tensor-memory lane {int(lane[i])}; rule: warp w of a CTA may access only its lane quarter "
                 f"(lanes {32 * (wib % 4)}..{32 * (wib % 4) + 31} for warp {wib}) with tcgen05.ld/st")
+        if self.own_lane:
+            mine = (quarter * 32 + lane_in_warp)[:, None]
+            if (lane != mine).any():
+                i = np.unravel_index(int(np.argmax(lane != mine)), lane.shape)
+                r = int(rows[i[0]])
+                raise LaunchError(
+                    f"{b.ir.name}{_at(self.where)}: {what}: thread {r % b.nt} of block "
+                    f"{b.block_name(int(b.block_of[r]))} gives the address of tensor-memory lane {int(lane[i])} "
+                    f"(its TMEM tensor is partitioned with the copy's register-side layout, one lane per thread); "
+                    f"rule: a 32x32b tcgen05.ld/st moves lane {int(mine[i[0], 0])} for this thread (lane "
+                    f"{int(lane_in_warp[i[0]])} of warp {(r % b.nt) // 32})")
         col = e // epc
         check_columns(b, st, np.broadcast_to(blk[:, None], col.shape), col, what, _at(self.where))
         _check_no_pending_umma(b, blk, col, what, _at(self.where))
@@ -575,13 +593,16 @@ def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, 
                                       f"(PipelineUmmaAsync: acquire, wait)")
 
 
-def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.ndarray]:
+def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.ndarray, bool]:
     """For the TMEM side S and the register side D of one thread's copy: (tmem element offsets per
-    lane and register value (32, n), register offsets (n,)), n the register side's size."""
+    lane and register value (32, n), register offsets (n,), own_lane), n the register side's size; own_lane:
+    the TMEM tensor is the thread's own lane (partitioned with the register-side layout), its offsets the
+    same for every lane."""
     from ...layout import Layout
 
     load = S.memspace == "tmem"
     tm, rg = (S, D) if load else (D, S)
+    op_shape = getattr(getattr(atom, "op", None), "_SHAPE", None)
     tv_t = atom.layout_src_tv if load else atom.layout_dst_tv
     tv_r = atom.layout_dst_tv if load else atom.layout_src_tv
     nt = it.product(tv_t.shape[1])
@@ -591,6 +612,15 @@ def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.
     m0r = it.product(sh_r[0]) if isinstance(sh_r, tuple) else it.product(sh_r)
     nrest_t = it.product(sh_t) // max(1, m0t)
     nrest_r = it.product(sh_r) // max(1, m0r)
+    if m0t == nr and nt != nr and m0r == nr and nrest_t == nrest_r and op_shape == "32x32b":
+        # the TMEM tensor partitioned with the copy's register-side layout (CUTLASS's FMHA prefill d512:
+        # thr_load.partition_D(tmem) of a load, then loads and stores through it): thread t's values are at its
+        # own lane (its offset holds lane t), in the register values' order; CuTe DSL passes each thread its own
+        # address (lane t) to tcgen05.ld/st, and the interpreter checks that it is lane 32 * (w % 4) + t % 32
+        # (TmemCopyOp.own_lane)
+        off_t = _static_offsets(tm.layout, what).reshape(nrest_t, nr)
+        off_r = _static_offsets(rg.layout, what).reshape(nrest_r, nr) + int(rg.offset)
+        return np.tile(off_t.reshape(1, -1), (32, 1)), off_r.reshape(-1), True
     if m0t != nt or m0r != nr or nrest_t != nrest_r:
         raise TraceError(f"{what}: the TMEM tensor {tm.layout} and the register tensor {rg.layout} are not one "
                          f"thread's partition of this TMEM copy (the atom has {nt} TMEM values and {nr} register "
@@ -607,7 +637,7 @@ def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.
         except KeyError:
             raise TraceError(f"{what}: the atom's register values of lane {lane} are not all among its TMEM values")
         table[lane] = off_t[:, u].reshape(-1)
-    return table, off_r.reshape(-1)
+    return table, off_r.reshape(-1), False
 
 
 def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
@@ -628,28 +658,31 @@ def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         raise TraceError(f"{what}: the {'source' if load else 'destination'} must be a tensor-memory tensor, got "
                          f"{getattr(tm, 'memspace', tm)}")
     eng = getattr(rg, "engine", None)
-    if not isinstance(eng, RmemEngine):
+    # a store's source may be a view of a fragment as another type of the same width as the cells (the FMHA's
+    # bf16 probabilities stored as f32 words: make_tensor(recast_ptr(frag.iterator, Float32), ...)): only read
+    if not (isinstance(eng, RmemEngine) or (not load and isinstance(eng, RmemView))):
         raise TraceError(f"{what}: the {'destination' if load else 'source'} must be a register tensor "
-                         f"(cute.make_rmem_tensor), got {getattr(rg, 'memspace', rg)}")
+                         f"(cute.make_rmem_tensor{'' if load else ', or a recast_ptr view of one'}), got "
+                         f"{getattr(rg, 'memspace', rg)}{' (a recast_ptr view of registers)' if isinstance(eng, RmemView) else ''}")
     dt = tm.element_type
     if eng.dtype.width != dt.width:
         raise TraceError(f"{what}: the registers hold {eng.dtype}, the tensor memory {dt}")
     if getattr(op, "_packed", False):
         raise TraceError(f"{what}: packed TMEM copies (Pack.PACK_16b_IN_32b / Unpack) are not supported by "
                          f"cutelab's kernels yet")
-    table, roffs = _value_tables(atom, src, dst, what)
+    table, roffs, own = _value_tables(atom, src, dst, what)
     ptx = (op._SHAPE, op.repeat.value)
     if load:
         if eng.reg is None:
             eng.make_mutable(t)
         if eng.reg is None:
             raise TraceError(f"{what}: the register fragment was made in a region that has ended")
-        t.emit(TmemCopyOp(True, dt, tm.offset, table, eng.reg, roffs, None, ptx, _where(t)))
+        t.emit(TmemCopyOp(True, dt, tm.offset, table, eng.reg, roffs, None, ptx, _where(t), own))
     else:
         refs = tuple(rg.load().refs)  # in the register tensor's layout order
         order = _static_offsets(rg.layout, what) + int(rg.offset)
         pos = {int(o): i for i, o in enumerate(order)}
         refs = tuple(refs[pos[int(o)]] for o in roffs)
-        t.emit(TmemCopyOp(False, dt, tm.offset, table, None, roffs, refs, ptx, _where(t)))
+        t.emit(TmemCopyOp(False, dt, tm.offset, table, None, roffs, refs, ptx, _where(t), own))
     return True
 

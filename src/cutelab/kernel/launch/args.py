@@ -298,6 +298,14 @@ def _is_stream(a: Any) -> bool:
 def _same_static(a: Any, b: Any) -> bool:
     if a is b:
         return True
+    if _is_storage_pointer(a) and _is_storage_pointer(b):
+        # a pointer into an array given to cute.compile (CUTLASS's mixed-input FMHA passes q.iterator, a new
+        # Pointer object at each call): the compiled launches read the memory it pointed to then, so a call
+        # matches when it points to the same element of the same memory, with the same type
+        ea, eb = a.engine, b.engine
+        return bool(type(a.engine) is type(b.engine) and int(a.offset) == int(b.offset)
+                    and ea.dtype.name == eb.dtype.name and a.memspace == b.memspace
+                    and (ea is eb or getattr(ea, "address", None) == getattr(eb, "address", 0)))
     try:
         return bool(type(a) is type(b) and a == b)
     except Exception:  # noqa: BLE001 - values without a plain ==

@@ -591,6 +591,14 @@ class CompiledFunction:
         fast.last = key
 
     def _static_error(self, pos: int, v: Any, v0: Any) -> None:
+        from .args import _is_storage_pointer
+
+        if _is_storage_pointer(v) and _is_storage_pointer(v0):
+            raise LaunchError(
+                f"{self.name}: argument {pos} is {v!r}, a pointer to other memory (or another element or type) than "
+                f"the function was compiled with ({v0!r}): a pointer given to cute.compile is bound to the memory it "
+                f"pointed to; call cute.compile again for another one (or pass a tensor)"
+            )
         raise LaunchError(
             f"{self.name}: argument {pos} is {v!r}, but the function was compiled with {v0!r}; "
             f"an argument that is not a number, a tensor or a runtime value of a user type (a tuple, a layout, an "

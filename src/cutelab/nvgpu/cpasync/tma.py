@@ -369,7 +369,12 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     if len(tiler) > n or not all(type(x) is int and x > 0 for x in tiler):
         raise LayoutError(f"{where}: cta_tiler must be positive ints, at most one per mode of the tensor")
     box_t = tiler + (1,) * (n - len(tiler))  # box per tensor mode
-    order = sorted(range(n), key=lambda i: (stride[i], i))
+    # a mode of extent 1 has no stride that matters (its coordinate is 0): as CuTe DSL 4.8.1 makes it, its stride is
+    # 0 and it comes last (make_tiled_tma_atom of (128,1,1):(64,1,1) gives (128,1,1):(64@0,0,0); mamba2_ssd's
+    # tensors of one batch, head or chunk have such modes with a torch stride of one element)
+    if any(shape[i] == 1 and stride[i] != 0 for i in range(n)) and any(shape[i] > 1 for i in range(n)):
+        stride = tuple(0 if shape[i] == 1 else stride[i] for i in range(n))
+    order = sorted(range(n), key=lambda i: (shape[i] == 1 and n > 1, stride[i], i))
     if stride[order[0]] != 1:
         raise LayoutError(f"{where}: TMA needs a mode of stride 1 (a contiguous innermost dimension); strides are "
                           f"{it.tuple_str(stride)}")
