@@ -325,6 +325,9 @@ class Branch:
         self.op = t.begin_if(_cond_ref(t, cond, where))
         self.outer = t.cur
         self.set_in: Dict[str, int] = {}
+        from .carry_escape import Escapes
+
+        self.escapes = Escapes(t, self.op, self.outer, self.carry.pre, where)  # objects changed in place unnamed
 
     def then(self) -> bool:
         if not self.dynamic:
@@ -387,10 +390,12 @@ class Branch:
             if c.pre[n] is UNDEF and v is not UNDEF:
                 self.set_in[n] = self.set_in.get(n, 0) + 1
         c.leave(now)
+        self.escapes.end_arm()
         self.t.cur = self.outer
 
     def exit(self) -> Tuple[Any, ...]:
         c = self.carry
+        self.escapes.exit()
         out = []
         for n in c.names:
             if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
