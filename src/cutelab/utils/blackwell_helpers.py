@@ -75,7 +75,7 @@ def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading_mode: Any, 
 
         warnings.warn("use make_trivial_tiled_mma with separate a_dtype and b_dtype instead", DeprecationWarning,
                       stacklevel=2)
-        src = mma_tiler_mn if mma_tiler_mn is not None else OperandSource.SMEM
+        src = mma_tiler_mn if mma_tiler_mn is not None else a_source  # a_source given by position or by name
         a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, mma_tiler_mn, a_source = (
             a_dtype, a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, src)
     if mma_tiler_mn is None:
@@ -110,7 +110,7 @@ def make_blockscaled_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading
 
         warnings.warn("use make_blockscaled_trivial_tiled_mma with separate a_dtype and b_dtype instead",
                       DeprecationWarning, stacklevel=2)
-        src = mma_tiler_mn if mma_tiler_mn is not None else OperandSource.SMEM
+        src = mma_tiler_mn if mma_tiler_mn is not None else a_source  # a_source given by position or by name
         a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group, mma_tiler_mn, a_source = (
             a_dtype, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group, src)
     if cta_group is None or mma_tiler_mn is None:
