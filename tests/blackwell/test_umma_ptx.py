@@ -123,3 +123,16 @@ def test_ptx_umma_refusals():
         _run("unelected")
     with pytest.raises(TensorError, match="masking the bits of an address above"):
         _run("refuse_mask")
+
+
+def test_tmem_pointer_from_an_address_and_back():
+    """cute.make_ptr(dtype, lane << 16 | column, AddressSpace.tmem) is a tensor-memory pointer (flash_attn.cute's
+    SM100 backward makes its TMEM tensors so), and a TMEM pointer's toint() is that address again."""
+    from cutelab.nvgpu.tcgen05.tmem import TmemEngine
+
+    addr = (3 << 16) | 5
+    p32 = cute.make_ptr(cutlass.Float32, addr, mem_space=cute.AddressSpace.tmem, assumed_align=16)
+    p16 = cute.make_ptr(cutlass.BFloat16, addr, mem_space=cute.AddressSpace.tmem)
+    assert isinstance(p32.engine, TmemEngine) and isinstance(p16.engine, TmemEngine)
+    assert (p32.offset, p16.offset) == (addr, 3 * 2 * 65536 + 2 * 5)  # two 16-bit elements to a column
+    assert int(p32.toint()) == addr and int(p16.toint()) == addr and int((p16 + 2).toint()) == addr + 1

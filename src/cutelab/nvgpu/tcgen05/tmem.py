@@ -100,6 +100,15 @@ class TmemEngine:
             e = e // (old // new)
         return TmemEngine(dtype, self.address), lane * tmem_dp_stride(dtype) + e
 
+    @staticmethod
+    def element_offset(dtype: Numeric, address: Any) -> Any:
+        """The element offset of dtype's elements at the 32-bit TMEM address (lane << 16 | column): a number
+        or an index expression (``cute.make_ptr(dtype, address, AddressSpace.tmem)``)."""
+        epc = _elems_per_column(dtype)
+        if epc == 1:
+            return address
+        return (address // 65536) * tmem_dp_stride(dtype) + (address % 65536) * epc
+
     def address_of(self, offset: Any) -> Any:
         """``ptr.toint()`` of a TMEM pointer at element offset ``offset``: its 32-bit TMEM address
         (lane << 16 | column), a number or, inside a kernel, an index expression."""
