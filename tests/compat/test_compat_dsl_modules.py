@@ -396,3 +396,16 @@ def test_trivial_tiled_mma_deprecated_form_takes_its_a_source():
                                                              OperandMajorMode.MN, cutlass.Float32,
                                                              tcgen05.CtaGroup.ONE, (128, 64), src)
         assert mma.op.a_src is src and by_position.op.a_src is src
+
+
+def test_blackwell_helpers_has_the_tcgen05_names_cute_dsl_imports_into_it():
+    """CuTe DSL's cutlass.utils.blackwell_helpers imports these from cute.nvgpu.tcgen05, and programs use them from
+    there (flash_attn.cute's copy_utils: sm100_utils.get_tmem_copy_properties(atom))."""
+    import cutelab as cutlass
+    import cutelab.utils.blackwell_helpers as sm100_utils
+    from cutelab.nvgpu import tcgen05
+
+    for name in ("get_tmem_copy_properties", "is_tmem_load", "tile_to_mma_shape", "Ld32x32bOp", "Repetition"):
+        assert getattr(sm100_utils, name) is getattr(tcgen05, name), name
+    atom = cutlass.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32)
+    assert sm100_utils.get_tmem_copy_properties(atom)[:3] == (32, 32, 16)

@@ -27,6 +27,9 @@ from ..nvgpu.tcgen05 import (
     MmaMXF4NVF4Op, MmaMXF4Op, MmaMXF8F6F4Op, MmaTF32Op, OperandSource, Pack, Repetition, SmemLayoutAtomKind,
     make_smem_layout_atom,
 )
+# names CuTe DSL's blackwell_helpers imports from cute.nvgpu.tcgen05, which programs reach through it
+# (flash_attn.cute's copy_utils: sm100_utils.get_tmem_copy_properties)
+from ..nvgpu.tcgen05 import get_tmem_copy_properties, is_tmem_load, tile_to_mma_shape  # noqa: F401
 from ..nvgpu.tcgen05.helpers import (  # noqa: F401 - the operands' smem layouts are cutlass.utils.blackwell_helpers' names too
     get_smem_layout_atom_ab, make_smem_layout, make_smem_layout_a, make_smem_layout_b, make_smem_layout_c,
 )

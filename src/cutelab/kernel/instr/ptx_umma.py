@@ -83,8 +83,12 @@ def lowers(asm: str, operands: List[Any], constraints: str) -> bool:
 
     if "tcgen05.mma" in asm or any(isinstance(x, AddressUnits) for x in operands):
         return True
+    # a program that only sets up registers for later statements (flash_attn.cute's declare_ptx_idesc): no
+    # outputs, declarations at function scope, nothing but declarations, moves and adds
     outs = [c for c in constraints.split(",") if c.strip().startswith(("=", "+"))]
-    return not outs and any(k == "stmt" and d == 0 and s.startswith(".reg") for k, s, d in _statements(asm))
+    sts = _statements(asm)
+    return (not outs and any(k == "stmt" and d == 0 and s.startswith(".reg") for k, s, d in sts)
+            and all(k == "stmt" and re.match(r"(\.reg|mov\.|add\.)", s) for k, s, d in sts))
 
 
 class _Leader:
@@ -486,10 +490,9 @@ def _umma(m: _Machine, pred: Optional[str], opcode: str, args: List[str], text: 
         en = (en if en.dtype is Boolean else en.to(Boolean)).refs[0]
     elif _num(en) is not None:
         en = bool(_num(en))
-    elif is_sym(en):
-        m.t.check_index(en, "tcgen05.mma enable-input-d")
     else:
-        raise TraceError(f"{where}: {text!r}: the enable-input-d operand must be 0, 1 or a predicate, got {en!r}")
+        raise TraceError(f"{where}: {text!r}: the enable-input-d operand must be 0, 1 or a predicate set from a "
+                         f"runtime value, got {en!r}")
     from ...nvgpu.tcgen05.tmem import tmem_dp_stride
 
     dp = tmem_dp_stride(op.acc_dtype)
