@@ -627,10 +627,15 @@ def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if not isinstance(getattr(tm, "engine", None), TmemEngine):
         raise TraceError(f"{what}: the {'source' if load else 'destination'} must be a tensor-memory tensor, got "
                          f"{getattr(tm, 'memspace', tm)}")
+    from .rmem_view import RmemView
+
     eng = getattr(rg, "engine", None)
-    if not isinstance(eng, RmemEngine):
+    # a store may read a register fragment viewed as another type (cute.recast_tensor of it: flash_attn.cute's
+    # SM100 backward stores its bf16 dS as f32 words); a load writes the fragment's own registers
+    if not isinstance(eng, RmemEngine) and (load or not isinstance(eng, RmemView)):
         raise TraceError(f"{what}: the {'destination' if load else 'source'} must be a register tensor "
-                         f"(cute.make_rmem_tensor), got {getattr(rg, 'memspace', rg)}")
+                         f"(cute.make_rmem_tensor{'' if load else ', or cute.recast_tensor of one'}), got "
+                         f"{getattr(rg, 'memspace', rg)}")
     dt = tm.element_type
     if eng.dtype.width != dt.width:
         raise TraceError(f"{what}: the registers hold {eng.dtype}, the tensor memory {dt}")
