@@ -18,7 +18,7 @@ line per test file: passed, failed and errors.
     python3 scripts/quack_tests.py --fetch .quack     # once: the pinned packages into .quack/site
     python3 scripts/flash_attn_tests.py [--dir .quack] [--repo FLASH_ATTENTION_GIT_DIR] \\
         [--select SM80_FORWARD|SM90_FORWARD|SM100_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA|SM100_PACK_GQA|\\
-        SM90_BACKWARD|ID,ID...] \\
+        SM90_BACKWARD|SM100_BACKWARD|ID,ID...] \\
         [--arch sm_80] [-- extra pytest args]
 
 ``--arch`` sets CUTE_DSL_ARCH, which is the emulated GPU's capability (so flash_attn.cute picks its
@@ -73,12 +73,16 @@ SM90_BACKWARD = ("tests/cute/test_flash_attn.py::test_flash_attn_output[3-3-64-T
 # written back to tensor memory for the P*V UMMA, the softmax, correction and epilogue warps
 SM100_FORWARD = SM80_FORWARD
 SM100_PACK_GQA = SM80_PACK_GQA
+# the SM100 backward on SM90_BACKWARD's case (its forward first): S, dP, dV, dK and dQ by UMMAs issued from
+# flash_attn.cute's inline PTX, dS written to tensor memory for the dK UMMA, its pipelines' handles kept
+# across the MMA loop
+SM100_BACKWARD = SM90_BACKWARD
 SELECTIONS = {"SM80_FORWARD": SM80_FORWARD, "SM90_FORWARD": SM90_FORWARD, "SM80_PACK_GQA": SM80_PACK_GQA,
               "SM90_PACK_GQA": SM90_PACK_GQA, "SM90_BACKWARD": SM90_BACKWARD, "SM100_FORWARD": SM100_FORWARD,
-              "SM100_PACK_GQA": SM100_PACK_GQA}
+              "SM100_PACK_GQA": SM100_PACK_GQA, "SM100_BACKWARD": SM100_BACKWARD}
 ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a", "SM80_PACK_GQA": "sm_80",
         "SM90_PACK_GQA": "sm_90a", "SM90_BACKWARD": "sm_90a", "SM100_FORWARD": "sm_100a",
-        "SM100_PACK_GQA": "sm_100a"}  # CUTE_DSL_ARCH of each selection
+        "SM100_PACK_GQA": "sm_100a", "SM100_BACKWARD": "sm_100a"}  # CUTE_DSL_ARCH of each selection
 
 
 def copy_carried(out: str) -> None:
