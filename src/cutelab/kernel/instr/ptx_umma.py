@@ -375,6 +375,7 @@ def _desc_operand(m: _Machine, v: Any, P: int, K: int, dtype: Any, major: str, n
     from ..frontend.engines import SmemEngine
     from .tcgen05_mma import _Operand
     from .tma import split_base
+    from .wgmma import _LAYOUT_TYPE
 
     what = f"{m.what} at {m.where}: {text!r}: operand {name}"
     if not (isinstance(v, tuple) and v[0] == "pair" and isinstance(v[1], AddressUnits) and _num(v[2]) is not None):
@@ -402,7 +403,7 @@ def _desc_operand(m: _Machine, v: Any, P: int, K: int, dtype: Any, major: str, n
     else:
         sh = root
     byte = lo.byte_offset()  # from the start of the array (an alias starts where its base does)
-    size = dtype.bytes if dtype.width >= 8 else 1
+    size = dtype.bytes  # (the kinds lowered have elements of 8 bits or more)
     if isinstance(byte, (int, np.integer)) and int(byte) % 16:
         raise TraceError(f"{what}: the start address is not 16-byte aligned")
     start = byte // size
@@ -415,8 +416,6 @@ def _desc_operand(m: _Machine, v: Any, P: int, K: int, dtype: Any, major: str, n
         phys = np.asarray(sw(logical), dtype=np.int64)
     else:
         phys = logical
-    from .wgmma import _LAYOUT_TYPE
-
     fields = (_LAYOUT_TYPE[bits], lbo, sbo)  # what the CUDA printer's umma_desc takes
     return _Operand(sh, base, np.array([int(logical[0])], np.int64), phys[None, :], dtype, fields)
 
