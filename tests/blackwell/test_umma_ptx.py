@@ -1,8 +1,9 @@
 """UMMAs issued from inline PTX through descriptors the program builds itself, as flash_attn.cute's SM100
 kernels issue them (its blackwell_helpers): the start address ``(smem_ptr.toint() & 0x3FFFF) >> 4`` OR'd
 with the descriptor's other fields, registers declared at function scope by one asm statement and used
-by the next, ``@leader tcgen05.mma`` after ``elect.sync``, and an mbarrier try-wait loop. On the CPU they
-are lowered while traced (kernel/instr/ptx_umma.py); checked against numpy. And the refusals."""
+by the next (moved inside a runtime loop and back, as flash_attn.cute moves Q's descriptors by a stage), ``@leader
+tcgen05.mma`` after ``elect.sync``, and an mbarrier try-wait loop. On the CPU they are lowered while traced
+(kernel/instr/ptx_umma.py); checked against numpy. And the refusals."""
 
 from __future__ import annotations
 
@@ -67,6 +68,11 @@ def ptx_umma_kernel(A: cute.Tensor, B: cute.Tensor, C: cute.Tensor, a_layout: cu
          ".reg .b32 t_lo;\n.reg .b64 t_desc_a<4>;\n" + "".join(
              f"add.s32 t_lo, $0, {2 * k};\nmov.b64 t_desc_a{k}, {{t_lo, {hex(HI)}}};\n" for k in range(4)), "r")
     _asm([], f".reg .b32 t_idesc;\nmov.b32 t_idesc, {hex(IDESC)};\n", "")
+    if cutlass.const_expr(case in ("loop", "drift")):  # flash_attn.cute's Q stages: moved, then moved back
+        for _ in cutlass.range(2):
+            for step in cutlass.range_constexpr(1 if case == "drift" else 2):
+                _asm([], "{\n.reg .b32 lo, hi;\nmov.b64 {lo, hi}, t_desc_a0;\n"
+                     f"add.s32 lo, lo, {64 if step == 0 else -64};\nmov.b64 t_desc_a0, {{lo, hi}};\n}}\n", "")
     if warp == 0:
         if cutlass.const_expr(case == "wait"):  # a tcgen05.commit on barrier 1, waited for in the PTX itself
             with cute.arch.elect_one():
@@ -112,7 +118,7 @@ def _run(case):
     return A, B, C
 
 
-@pytest.mark.parametrize("case", ["ok", "wait"])
+@pytest.mark.parametrize("case", ["ok", "wait", "loop"])
 def test_ptx_umma_through_hand_built_descriptors_equals_numpy(case):
     A, B, C = _run(case)
     np.testing.assert_array_equal(C, A @ B.T)  # small integers: exact
@@ -123,6 +129,9 @@ def test_ptx_umma_refusals():
         _run("unelected")
     with pytest.raises(TensorError, match="masking the bits of an address above"):
         _run("refuse_mask")
+    with pytest.raises(cute.errors.TraceError, match="'t_desc_a0', declared at function scope, has another value at "
+                                                     "the end of the runtime loop"):
+        _run("drift")
 
 
 def test_tmem_pointer_from_an_address_and_back():

@@ -12,8 +12,9 @@ program is not run by the PTX interpreter (``ptx``) but evaluated while it is tr
 statement: a register holds a number, a descriptor word (an AddressUnits), a pair of them (a
 64-bit descriptor), a runtime value of the kernel, the leader predicate of ``elect.sync`` or an
 mbarrier's try-wait; the registers declared outside any ``{ }`` live on with the kernel's trace
-(they may not change inside a runtime loop or branch other than the one that declared them: the
-trace would not follow that). What it lowers:
+(frontend/ptx_regs.py: inside a runtime loop or branch they may move, as flash_attn.cute moves Q's
+descriptors by a stage and back in each iteration, but must be back by the end of each iteration
+and arm). What it lowers:
 
 - ``.reg`` declarations, ``mov.b32/.u32/.s32``, ``mov.b64`` packing and unpacking ``{lo, hi}``,
   ``add.u32/.s32`` (a descriptor word moves by 16-byte units), ``setp.ne/eq.b32`` on a number or a
@@ -77,12 +78,18 @@ def _statements(asm: str) -> List[Tuple[str, str, int]]:
 
 
 def lowers(asm: str, operands: List[Any], constraints: str) -> bool:
-    """Whether this module lowers the program: it issues a UMMA, takes a descriptor word, or (without
-    outputs) declares registers at function scope for later statements."""
+    """Whether this module lowers the program: it issues a UMMA, takes a descriptor word, uses registers an
+    earlier statement declared at function scope, or (without outputs) declares such registers."""
     from ...address import AddressUnits
+
+    from ..frontend.ptx_regs import table
+    from ..frontend.trace import active
 
     if "tcgen05.mma" in asm or any(isinstance(x, AddressUnits) for x in operands):
         return True
+    t = active()
+    if t is not None and any(re.search(rf"(?<![\w$%]){re.escape(n)}(?![\w$])", asm) for n in table(t)):
+        return True  # it reads or moves registers an earlier statement declared at function scope
     # a program that only sets up registers for later statements (flash_attn.cute's declare_ptx_idesc): no
     # outputs, declarations at function scope, nothing but declarations, moves and adds
     outs = [c for c in constraints.split(",") if c.strip().startswith(("=", "+"))]
@@ -111,8 +118,10 @@ _LEADER = _Leader()
 class _Machine:
     def __init__(self, t: Any, operands: List[Any], where: str, what: str):
         self.t, self.ops, self.where, self.what = t, operands, where, what
+        from ..frontend.ptx_regs import table
+
         self.local: List[Dict[str, Any]] = [{}]
-        self.glob = t.__dict__.setdefault("ptx_function_regs", {})  # name -> [value, block that declared it]
+        self.glob = table(t)  # name -> [value]; runtime regions check them (frontend.ptx_regs.Regions)
 
     def fail(self, msg: str, instr: str = "") -> Any:
         raise NotInterpreted(f"{self.what} at {self.where}: {msg}", instr or msg)
@@ -127,7 +136,7 @@ class _Machine:
             names = [f"{mm.group(1)}{k}" for k in range(int(mm.group(2)))] if mm else [name.strip()]
             for nm in names:
                 if depth == 0:
-                    self.glob[nm] = [None, self.t.cur]
+                    self.glob[nm] = [None]
                 else:
                     self.local[-1][nm] = None
 
@@ -167,24 +176,7 @@ class _Machine:
             return
         if name not in self.glob:
             self.fail(f"register {name!r} is not declared")
-        cell = self.glob[name]
-        if cell[1] is not self.t.cur and cell[0] is not None and not _same(cell[0], v):
-            self.fail(f"the function-scope register {name!r} changes inside a runtime loop or branch that did not "
-                      f"declare it; cutelab lowers such PTX while tracing and cannot follow a value carried "
-                      f"across iterations in it")
-        cell[0] = v
-
-
-def _same(a: Any, b: Any) -> bool:
-    from ...address import AddressUnits
-
-    if isinstance(a, tuple) and isinstance(b, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, AddressUnits) and isinstance(b, AddressUnits):
-        return a.shift == b.shift and a.bits == b.bits and a.addr._same(b.addr)
-    if isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer)):
-        return int(a) == int(b)
-    return a is b
+        self.glob[name][0] = v
 
 
 def _num(v: Any) -> Optional[int]:
