@@ -17,12 +17,13 @@ line per test file: passed, failed and errors.
 
     python3 scripts/quack_tests.py --fetch .quack     # once: the pinned packages into .quack/site
     python3 scripts/flash_attn_tests.py [--dir .quack] [--repo FLASH_ATTENTION_GIT_DIR] \\
-        [--select SM80_FORWARD|SM90_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA|SM90_BACKWARD|ID,ID...] \\
+        [--select SM80_FORWARD|SM90_FORWARD|SM100_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA|SM100_PACK_GQA|\\
+        SM90_BACKWARD|SM100_BACKWARD|ID,ID...] \\
         [--arch sm_80] [-- extra pytest args]
 
 ``--arch`` sets CUTE_DSL_ARCH, which is the emulated GPU's capability (so flash_attn.cute picks its
-SM80 or SM90 kernels) and the compile target; ``--select SM90_FORWARD`` runs the forward cases with
-sm_90a. The test file's own FLASH_ATTENTION_DISABLE_SPLIT=TRUE
+SM80, SM90 or SM100 kernels) and the compile target; ``--select SM90_FORWARD`` runs the forward cases with
+sm_90a, ``--select SM100_FORWARD`` with sm_100a. The test file's own FLASH_ATTENTION_DISABLE_SPLIT=TRUE
 is set: SplitKV is refused by flash_attn.cute on SM80 itself ("SplitKV not supported on SM 8.0").
 """
 
@@ -67,10 +68,21 @@ SM90_PACK_GQA = SM80_PACK_GQA
 # keeps the difference of two fp32 sums of the same 64 products taken in different orders (wgmma's and the
 # preprocess kernel's reduction), about 6e-7 on the CPU interpreter
 SM90_BACKWARD = ("tests/cute/test_flash_attn.py::test_flash_attn_output[3-3-64-True-0-0.0-False-False-False-mha-dtype0]",)
+# the same cases on the SM100 (Blackwell) path, run with sm_100a: TMA loads, UMMAs (tcgen05.mma) issued from
+# flash_attn.cute's own inline PTX through the shared-memory descriptors it builds, S and O in tensor memory, P
+# written back to tensor memory for the P*V UMMA, the softmax, correction and epilogue warps
+SM100_FORWARD = SM80_FORWARD
+SM100_PACK_GQA = SM80_PACK_GQA
+# the SM100 backward on SM90_BACKWARD's case (its forward first): S, dP, dV, dK and dQ by UMMAs issued from
+# flash_attn.cute's inline PTX, dS written to tensor memory for the dK UMMA, its pipelines' handles kept
+# across the MMA loop
+SM100_BACKWARD = SM90_BACKWARD
 SELECTIONS = {"SM80_FORWARD": SM80_FORWARD, "SM90_FORWARD": SM90_FORWARD, "SM80_PACK_GQA": SM80_PACK_GQA,
-              "SM90_PACK_GQA": SM90_PACK_GQA, "SM90_BACKWARD": SM90_BACKWARD}
+              "SM90_PACK_GQA": SM90_PACK_GQA, "SM90_BACKWARD": SM90_BACKWARD, "SM100_FORWARD": SM100_FORWARD,
+              "SM100_PACK_GQA": SM100_PACK_GQA, "SM100_BACKWARD": SM100_BACKWARD}
 ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a", "SM80_PACK_GQA": "sm_80",
-        "SM90_PACK_GQA": "sm_90a", "SM90_BACKWARD": "sm_90a"}  # CUTE_DSL_ARCH of each selection
+        "SM90_PACK_GQA": "sm_90a", "SM90_BACKWARD": "sm_90a", "SM100_FORWARD": "sm_100a",
+        "SM100_PACK_GQA": "sm_100a", "SM100_BACKWARD": "sm_100a"}  # CUTE_DSL_ARCH of each selection
 
 
 def copy_carried(out: str) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 from .errors import TensorError
 from .tracing import SymbolicIndex, TracedValue
 
-__all__ = ["AddressBits", "PointerInt", "pointer_toint", "pointer_from_int"]
+__all__ = ["AddressBits", "AddressUnits", "PointerInt", "pointer_toint", "pointer_from_int"]
 
 
 def _is_int(x: Any) -> bool:
@@ -104,6 +104,8 @@ class PointerInt:
         span = _array_alignment(self)
         if span and _is_int(o) and 0 <= int(o) < span:  # bits below the array's alignment: the offset's bits
             return AddressBits(self, int(o), 0)
+        if span and _is_int(o) and int(o) & WINDOW_MASK == WINDOW_MASK:  # every bit a shared address can have
+            return self
         return self._refuse("&", "masking the bits of an address" + (
             f" above its shared array's {span}-byte alignment" if span else ""))
 
@@ -158,6 +160,13 @@ class PointerInt:
     def __or__(self, o: Any) -> Any:
         return self._refuse("|", "setting bits of an address")
 
+    def __rshift__(self, k: Any) -> Any:
+        """``a >> k`` of a shared-memory address: the address in units of 2**k bytes (AddressUnits), the
+        start-address field of a UMMA/GMMA shared-memory descriptor built by hand (k = 4)."""
+        if _array_alignment(self) and _is_int(k) and 0 < int(k) < WINDOW_BITS:
+            return AddressUnits(self, int(k))
+        return self._refuse(">>", "shifting an address other than a kernel's shared-memory address")
+
     __ror__ = __or__
 
     def __rsub__(self, o: Any) -> Any:
@@ -199,6 +208,84 @@ class PointerInt:
 
     def __repr__(self) -> str:
         return f"PointerInt({self.ptr} + {self.delta} bytes: {self.dtype})"
+
+
+#: a shared-memory address (of the CTA's window, at most 228 KiB) has at most 18 bits
+WINDOW_BITS = 18
+WINDOW_MASK = (1 << WINDOW_BITS) - 1
+
+
+class AddressUnits:
+    """``bits | (a >> shift)`` for a shared-memory address ``a`` (a PointerInt): the address in units
+    of 2**shift bytes, in the low ``18 - shift`` bits, with other bits set above them. This is how
+    a UMMA/GMMA shared-memory descriptor is built by hand (flash_attn.cute's mma_sm100_desc:
+    ``(smem_ptr.toint() & 0x3FFFF) >> 4``, OR'd with the descriptor's other fields): adding ``k``
+    moves the address by ``k`` units, as on the GPU (within the window, the field never carries).
+    Passed to inline PTX, ``tcgen05.mma`` reads it as a descriptor (kernel/instr/ptx_umma.py)."""
+
+    __slots__ = ("addr", "shift", "bits")
+    _cute_numeric_value = True  # Int32(x) is x (numeric.NumericMeta)
+
+    def __init__(self, addr: PointerInt, shift: int, bits: int = 0):
+        self.addr, self.shift, self.bits = addr, shift, bits
+
+    @property
+    def dtype(self) -> Any:
+        from .numeric import Int32
+
+        return Int32
+
+    @property
+    def field(self) -> int:
+        """The mask of the bits the address takes."""
+        return (1 << (WINDOW_BITS - self.shift)) - 1
+
+    def byte_offset(self) -> Any:
+        """The address's byte offset from the start of its shared array."""
+        return self.addr._offset()
+
+    def _refuse(self, op: str) -> Any:
+        raise TensorError(f"({self.addr.ptr}.toint() >> {self.shift}) {op} ...: cutelab follows a shared address in "
+                          f"units of {1 << self.shift} bytes through | with bits above its {WINDOW_BITS - self.shift}-bit "
+                          f"field and + / - of integers (a descriptor's start address); not this")
+
+    def __or__(self, o: Any) -> Any:
+        if _is_int(o) and int(o) >= 0 and not int(o) & self.field:
+            return AddressUnits(self.addr, self.shift, self.bits | int(o))
+        return self._refuse("|")
+
+    __ror__ = __or__
+
+    def __add__(self, k: Any) -> Any:
+        if isinstance(k, (AddressUnits, PointerInt)) or not _is_offset(k):
+            return self._refuse("+") if isinstance(k, (AddressUnits, PointerInt)) else NotImplemented
+        return AddressUnits(self.addr + k * (1 << self.shift), self.shift, self.bits)
+
+    __radd__ = __add__
+
+    def __sub__(self, k: Any) -> Any:
+        if isinstance(k, (AddressUnits, PointerInt)) or not _is_offset(k):
+            return self._refuse("-") if isinstance(k, (AddressUnits, PointerInt)) else NotImplemented
+        return AddressUnits(self.addr - k * (1 << self.shift), self.shift, self.bits)
+
+    def __and__(self, o: Any) -> Any:
+        return self._refuse("&")
+
+    __rand__ = __mul__ = __rmul__ = __xor__ = __rxor__ = __and__
+
+    def to(self, dtype: Any) -> "AddressUnits":
+        if getattr(dtype, "is_integer", False) and dtype.width >= 32:
+            return self
+        return self._refuse(f"as {dtype}")
+
+    def ir_value(self, *, loc: Any = None, ip: Any = None) -> "AddressUnits":
+        return self
+
+    def __str__(self) -> str:
+        return "?"
+
+    def __repr__(self) -> str:
+        return f"AddressUnits(0x{self.bits:x} | ({self.addr!r} >> {self.shift}))"
 
 
 def _array_alignment(a: PointerInt) -> int:

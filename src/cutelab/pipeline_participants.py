@@ -25,6 +25,15 @@ class ImmutableResourceHandle:
     def get_origin(self) -> Any:
         return self._origin
 
+    # CuTe DSL's DynamicExpression protocol, as its handle has it: a handle is carried through a runtime loop or
+    # branch by its state's values (flash_attn.cute's SM100 backward keeps `handle_Q = handle_Q_next` across
+    # the iterations of its MMA loop), the pipeline it came from kept
+    def __extract_mlir_values__(self) -> list:
+        return self._state._handle_values()
+
+    def __new_from_mlir_values__(self, values: list) -> "ImmutableResourceHandle":
+        return type(self)(self._origin, self._state._from_handle_values(values))
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._state!r})"
 

@@ -23,6 +23,11 @@ leader's barrier; the producers of a 2-CTA ``PipelineAsyncUmma`` arrive at the l
 commits arrive at both CTAs' empty barriers. ``PipelineTmaUmma.create(
 enable_multicast_signaling=True)`` takes the consumer group as the releasing warps and counts one
 arrive per warp per multicast partner on each empty barrier, as CuTe DSL does.
+
+CuTe DSL's internals, which libraries extending these pipelines use, are there too: ``is_leader_cta``,
+``cta_group``, ``producer_mask``/``consumer_mask`` and the sync objects ``sync_object_full``/``_empty``
+(MbarrierArrays of the signallers' PipelineOp: a TMA load's, with ``tx_count``, a tcgen05 commit's, an
+async thread's); the methods take CuTe DSL's ``loc=``/``ip=``.
 """
 
 from __future__ import annotations
@@ -102,6 +107,8 @@ class _UmmaPipeline(PipelineAsync):
 
         p.cta_group = CtaGroup.TWO if v == 2 else CtaGroup.ONE
         p.coord = _my_coord(cta_layout_vmnk) if size > 1 else None
+        p.is_leader_cta = p._is_leader()
+        p._sync_objects()
         if not defer_sync:
             arch.mbarrier_init_fence()
             if size == 1:
@@ -110,6 +117,26 @@ class _UmmaPipeline(PipelineAsync):
                 arch.cluster_arrive_relaxed()
                 arch.cluster_wait()
         return p
+
+    # the PipelineOp of the full and of the empty barriers' signallers, as CuTe DSL's create makes its sync objects
+    _FULL_OP, _EMPTY_OP = "AsyncThread", "AsyncThread"
+
+    def _sync_objects(self) -> None:
+        """CuTe DSL's internals that libraries extending these pipelines use (flash_attn.cute's
+        ``PipelineTmaUmma.producer_acquire`` waits on ``sync_object_empty`` and, if ``is_leader_cta``,
+        arrives on ``sync_object_full`` expecting its ``tx_count``): the barriers ``create`` initialised
+        as MbarrierArrays of the signallers' PipelineOp (a TMA load's with the stage's bytes, a tcgen05
+        commit's, an async thread's)."""
+        from .pipeline_mbarrier import MbarrierArray, PipelineOp
+        from .pipeline_sm90 import Agent, CooperativeGroup
+
+        def sync_object(base: Any, op: str, count: int) -> Any:
+            tx = self.tx_count if op == "TmaLoad" else 0
+            return MbarrierArray(base, self.num_stages, (PipelineOp[op], CooperativeGroup(Agent.Thread, count)), tx,
+                                 init=False)
+
+        self.sync_object_full = sync_object(self.full, self._FULL_OP, self.producer_count)
+        self.sync_object_empty = sync_object(self.empty, self._EMPTY_OP, self.consumer_count)
 
     def _is_leader(self) -> Any:
         """Whether this CTA is the leader (v == 0) of its pair (always, without pairs)."""
@@ -163,6 +190,8 @@ def _signaling_group(consumer_group: Any, cta_layout_vmnk: Any, mcast_mode_mn: A
 class PipelineTmaUmma(_UmmaPipeline):
     """TMA producer, UMMA consumer (see the module docstring)."""
 
+    _FULL_OP, _EMPTY_OP = "TmaLoad", "TCGen05Mma"
+
     @classmethod
     def create(cls, *, num_stages: int, producer_group: Any, consumer_group: Any, tx_count: int,
                barrier_storage: Any = None, cta_layout_vmnk: Any = None, **kwargs: Any) -> "PipelineTmaUmma":
@@ -170,9 +199,12 @@ class PipelineTmaUmma(_UmmaPipeline):
             raise TraceError(f"PipelineTmaUmma.create: tx_count must be a static number of bytes, got {tx_count!r}")
         if kwargs.pop("enable_multicast_signaling", False):
             consumer_group = _signaling_group(consumer_group, cta_layout_vmnk, kwargs.get("mcast_mode_mn", (1, 1)))
-        return super().create(num_stages=num_stages, producer_group=producer_group, consumer_group=consumer_group,
-                              barrier_storage=barrier_storage, cta_layout_vmnk=cta_layout_vmnk, tx_count=tx_count,
-                              **kwargs)
+        p = super().create(num_stages=num_stages, producer_group=producer_group, consumer_group=consumer_group,
+                           barrier_storage=barrier_storage, cta_layout_vmnk=cta_layout_vmnk, tx_count=tx_count,
+                           **kwargs)
+        if p.cluster > 1:  # CuTe DSL's producer_mask and consumer_mask: the multicast arrival mask
+            p.producer_mask = p.consumer_mask = p._release_mask()
+        return p
 
     def _release_mask(self) -> Any:
         """The CTAs whose producers wait for this CTA's UMMAs to release a stage: those its loads and
@@ -194,7 +226,8 @@ class PipelineTmaUmma(_UmmaPipeline):
                 sub.append((v, m0, n0, l0))  # counted by both
         return _mask_of(self.vmnk, add) - (_mask_of(self.vmnk, sub) if sub else 0)
 
-    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, expected_tx: Any = None) -> None:
+    def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, expected_tx: Any = None,
+                         loc: Any = None, ip: Any = None) -> None:
         """Wait until the stage is empty, then (in the pair's leader, one thread per warp) arrive on its
         full barrier expecting the stage's bytes (a pair's: both CTAs' loads complete there)."""
         from .kernel import arch
@@ -208,10 +241,10 @@ class PipelineTmaUmma(_UmmaPipeline):
 
         _in_branch(self._is_leader(), arrive, "PipelineTmaUmma.producer_acquire")
 
-    def producer_commit(self, state: PipelineState) -> None:
+    def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Nothing: the TMA copies complete the stage's transaction bytes."""
 
-    def consumer_release(self, state: PipelineState) -> None:
+    def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """``tcgen05.commit`` to the stage's empty barrier (after the UMMAs reading it), in every CTA
         whose loads the UMMAs read."""
         _commit(self.empty + state.index, self._release_mask(), self.cta_group if self.cluster > 1 else None)
@@ -220,7 +253,9 @@ class PipelineTmaUmma(_UmmaPipeline):
 class PipelineUmmaAsync(_UmmaPipeline):
     """UMMA producer, async-thread consumers (see the module docstring)."""
 
-    def producer_commit(self, state: PipelineState) -> None:
+    _FULL_OP, _EMPTY_OP = "TCGen05Mma", "AsyncThread"
+
+    def producer_commit(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """``tcgen05.commit`` to the stage's full barrier (after the UMMAs writing it), in both CTAs of a
         pair (a 2-CTA UMMA writes both CTAs' accumulators)."""
         if self.cluster == 1:
@@ -230,7 +265,7 @@ class PipelineUmmaAsync(_UmmaPipeline):
         mask = _mask_of(self.vmnk, [(v, m0, n0, l0) for v in range(self.v)])
         _commit(self.full + state.index, mask, self.cta_group)
 
-    def producer_tail(self, state: PipelineState) -> None:
+    def producer_tail(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """In the leader CTA (even rank in the cluster), wait until the consumers released the last
         stage used (state is the next one), as CuTe DSL does."""
         from .kernel import arch
@@ -245,7 +280,7 @@ class PipelineUmmaAsync(_UmmaPipeline):
         _in_branch(True if isinstance(rank, int) and rank % 2 == 0 else rank % 2 == 0, wait,
                    "PipelineUmmaAsync.producer_tail")
 
-    def consumer_release(self, state: PipelineState) -> None:
+    def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """Each consumer thread arrives on the stage's empty barrier: of the pair's leader, which issues
         the UMMAs, for a 2-CTA pipeline."""
         from .kernel import arch
@@ -260,6 +295,8 @@ class PipelineUmmaAsync(_UmmaPipeline):
 class PipelineAsyncUmma(_UmmaPipeline):
     """Async-thread producers, UMMA consumer (see the module docstring)."""
 
+    _FULL_OP, _EMPTY_OP = "AsyncThread", "TCGen05Mma"
+
     @classmethod
     def create(cls, **kwargs: Any) -> "PipelineAsyncUmma":
         p = super().create(**kwargs)
@@ -270,7 +307,7 @@ class PipelineAsyncUmma(_UmmaPipeline):
             p.producer_mask = rank // 2 * 2
         return p
 
-    def consumer_release(self, state: PipelineState) -> None:
+    def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """``tcgen05.commit`` to the stage's empty barrier (after the UMMAs reading it); of a 2-CTA pipeline, at
         both CTAs of the pair (CuTe DSL's _compute_peer_cta_mask: this CTA and its peer along V)."""
         if self.v == 1:

@@ -294,6 +294,22 @@ class PipelineState:
     def __new_from_mlir_values__(self, values: list) -> "PipelineState":
         return PipelineState(self._stages, values[0], values[1], values[2])
 
+    def _handle_values(self) -> list:
+        """The values of a handle's state (a state that is not moved again): CuTe DSL's values of a state
+        held as them; of a trace-time count, its count and position as runtime Int32s (registers' values once
+        it lives in registers), so that a runtime region can carry the handle."""
+        from .numeric import Int32
+
+        if self._dsl:
+            return self.__extract_mlir_values__()
+        count, pos = (self._read(1), self._read(0)) if self._regs is not None else (self._count, self._pos)
+        return [Int32(v) if isinstance(v, int) else v for v in (count, pos)]
+
+    def _from_handle_values(self, values: list) -> "PipelineState":
+        if self._dsl:
+            return self.__new_from_mlir_values__(values)
+        return PipelineState(self._stages, values[0], phase0=self._phase0, pos=values[1])
+
     def __repr__(self) -> str:
         return f"PipelineState(stages={self._stages}, count={self._count}, index={self.index}, phase={self.phase})"
 

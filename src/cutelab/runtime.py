@@ -445,6 +445,17 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
 
     if isinstance(value, PointerInt):  # ptr.toint() + bytes: the pointer it came from, moved
         return pointer_from_int(dtype, value, mem_space, assumed_align)
+    if str(getattr(mem_space, "value", mem_space)).split(".")[-1] == "tmem":
+        # a TMEM address (lane << 16 | column; flash_attn.cute's SM100 backward makes its TMEM tensors from
+        # make_ptr(Float32, 0, tmem)): a tensor-memory pointer, as retrieve_tmem_ptr gives one
+        from .nvgpu.tcgen05.tmem import TmemEngine
+
+        if hasattr(value, "as_index"):  # a kernel's runtime value
+            value = value.as_index()
+        if isinstance(value, bool) or not (isinstance(value, (int, np.integer)) or hasattr(value, "lo")):
+            raise TensorError(f"make_ptr({dtype}, {value!r}, tmem): a tensor-memory address must be an integer "
+                              f"(lane << 16 | column)")
+        return Pointer(TmemEngine(dtype), TmemEngine.element_offset(dtype, value))
     if _hooks.runtime_pointer is not None:  # an address the kernel holds in a register (instr/address_access.py)
         made = _hooks.runtime_pointer(dtype, value, mem_space, assumed_align)
         if made is not None:

@@ -255,3 +255,43 @@ def test_a_per_thread_tmem_partition_of_another_lane_is_refused():
     msg = str(e.value)
     assert "gives the address of tensor-memory lane 1" in msg and "rule: a 32x32b tcgen05.ld/st moves lane 0" in msg, msg
     assert f"{_HERE}:{_line('# OWN-LANE STORE')}" in msg, msg
+
+
+@cute.kernel
+def store_recast(Xh: cute.Tensor, Y: cute.Tensor):
+    """Each thread's 64 f16 values, held in an f16 fragment, stored to TMEM as 32 f32 words through a
+    recast view of the fragment (flash_attn.cute's SM100 backward stores its dS so), then loaded back."""
+    tidx, _, _ = cute.arch.thread_idx()
+    warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
+    if warp == 0:
+        cute.arch.alloc_tmem(32, holder.iterator)
+    cute.arch.sync_threads()
+    ptr = cute.arch.retrieve_tmem_ptr(cutlass.Float32, 16, holder.iterator)
+    tT = cute.make_tensor(ptr, cute.make_layout((128, 32), stride=(65536, 1)))
+    st = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.St32x32bOp(tcgen05.Repetition.x32), cutlass.Float32), tT)
+    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x32), cutlass.Float32), tT)
+    ts = st.get_slice(tidx)
+    rh = cute.make_rmem_tensor(cute.make_layout(64), cutlass.Float16)
+    for i in cutlass.range_constexpr(64):
+        rh[i] = Xh[tidx, i]
+    words = cute.recast_tensor(rh, cutlass.Float32)
+    src = cute.make_tensor(words.iterator, cute.make_layout(ts.partition_S(Y).shape))  # the registers' side
+    cute.copy(st, src, ts.partition_D(tT))
+    cute.arch.fence_view_async_tmem_store()
+    tl = ld.get_slice(tidx)
+    out = cute.make_rmem_tensor(tl.partition_D(Y).shape, cutlass.Float32)
+    cute.copy(ld, tl.partition_S(tT), out)
+    cute.arch.fence_view_async_tmem_load()
+    tl.partition_D(Y).store(out.load())
+    cute.arch.sync_threads()
+    if warp == 0:
+        cute.arch.dealloc_tmem(ptr, 32)
+
+
+def test_a_store_reads_a_recast_view_of_a_fragment():
+    Xh = (np.arange(128 * 64).reshape(128, 64) % 1000 / 8).astype(np.float16)
+    Y = np.zeros((128, 32), np.float32)
+    store_recast(from_dlpack(Xh), from_dlpack(Y)).launch(grid=1, block=128)
+    np.testing.assert_array_equal(Y.view(np.float16), Xh)  # two f16 values to a word, the lower one first

@@ -376,3 +376,36 @@ def test_blackwell_program_names(tmp_path):
         "[10.5, 1488.0, 31.0, 0.5]",  # max of t - 20.5; sum of 3 t; umax of t; fmin of |t - 20.5|
         "[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]",  # 3 blocks of 4 for n = 12
     ]
+
+
+def test_trivial_tiled_mma_deprecated_form_takes_its_a_source():
+    """CuTe DSL's deprecated make_trivial_tiled_mma(ab_dtype, a_major, b_major, acc_dtype, cta_group, mma_tiler_mn,
+    a_source=...) reads A from tensor memory when asked by name (flash_attn.cute's SM100 backward, its dS)."""
+    import warnings
+
+    import cutelab as cutlass
+    import cutelab.utils.blackwell_helpers as sm100_utils
+    from cutelab.nvgpu import OperandMajorMode, tcgen05
+
+    for src in (tcgen05.OperandSource.TMEM, tcgen05.OperandSource.SMEM):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            mma = sm100_utils.make_trivial_tiled_mma(cutlass.BFloat16, OperandMajorMode.K, OperandMajorMode.MN,
+                                                     cutlass.Float32, tcgen05.CtaGroup.ONE, (128, 64), a_source=src)
+            by_position = sm100_utils.make_trivial_tiled_mma(cutlass.BFloat16, OperandMajorMode.K,
+                                                             OperandMajorMode.MN, cutlass.Float32,
+                                                             tcgen05.CtaGroup.ONE, (128, 64), src)
+        assert mma.op.a_src is src and by_position.op.a_src is src
+
+
+def test_blackwell_helpers_has_the_tcgen05_names_cute_dsl_imports_into_it():
+    """CuTe DSL's cutlass.utils.blackwell_helpers imports these from cute.nvgpu.tcgen05, and programs use them from
+    there (flash_attn.cute's copy_utils: sm100_utils.get_tmem_copy_properties(atom))."""
+    import cutelab as cutlass
+    import cutelab.utils.blackwell_helpers as sm100_utils
+    from cutelab.nvgpu import tcgen05
+
+    for name in ("get_tmem_copy_properties", "is_tmem_load", "tile_to_mma_shape", "Ld32x32bOp", "Repetition"):
+        assert getattr(sm100_utils, name) is getattr(tcgen05, name), name
+    atom = cutlass.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16), cutlass.Float32)
+    assert sm100_utils.get_tmem_copy_properties(atom)[:3] == (32, 32, 16)

@@ -8,10 +8,10 @@ checked below. The README's test command installs the pinned packages (``python3
 --fetch .quack``: flash-attn-4, quack-kernels 0.5.3, einops, apache-tvm-ffi into .quack/site, without
 nvidia-cutlass-dsl or Triton). scripts/flash_attn_tests.py runs the cases from a copy of the carried files with
 the plugin scripts/flash_attn_select.py, which builds only the named parametrized cases (the whole file
-parametrizes 415,818). Here: the smallest forward (d 8) on the SM80 path and, causal and not, on the SM90 path;
-the forward with packed GQA on both paths; and the SM90 backward (scripts/flash_attn_tests.py's SM90_BACKWARD).
-Three runs of ``cutelab run -m pytest``, about 40 CPU-seconds together on the 2-core machine (2026-11-28). A case
-that fails, or is not found, fails here.
+parametrizes 415,818). Here: the smallest forward (d 8) on the SM80 path and, causal and not, on the SM90 and
+SM100 paths; the forward with packed GQA on the three paths; and the SM90 and SM100 backward
+(scripts/flash_attn_tests.py's SM90_BACKWARD, SM100_BACKWARD). Five runs of ``cutelab run -m pytest``. A case that
+fails, or is not found, fails here.
 """
 
 from __future__ import annotations
@@ -44,8 +44,12 @@ SM90_FORWARD = (SM80_FORWARD, f"{FILE}::test_flash_attn_small_head_dim[128-128-8
 # 6 query heads over 3 KV heads, d 64, causal, seqlen_q 64 > seqlen_k 32 (the test skips its backward there),
 # each with pack_gqa False, True and auto
 PACK_GQA = f"{FILE}::test_flash_attn_output[64-32-64-True-0-0.0-False-False-False-gqa-dtype0]"
+# the SM100 (Blackwell) forward, causal and not: UMMAs issued from flash_attn.cute's inline PTX through the
+# descriptors it builds, S, P and O in tensor memory
+SM100_FORWARD = SM90_FORWARD
 # forward, then dQ, dK, dV against the fp32 reference (preprocess, main and dQ-conversion kernels)
 SM90_BACKWARD = f"{FILE}::test_flash_attn_output[3-3-64-True-0-0.0-False-False-False-mha-dtype0]"
+SM100_BACKWARD = SM90_BACKWARD  # run with sm_100a: flash_bwd_sm100's UMMAs, dS through tensor memory
 
 
 def test_carried_files_are_the_tags():
@@ -135,7 +139,9 @@ def _fetched() -> bool:
 @pytest.mark.skipif(not _fetched(), reason=f"flash-attn-4 4.0.0b27 and quack-kernels 0.5.3 are not fetched into "
                     f"{QUACK}: run `python3 scripts/quack_tests.py --fetch .quack` (the README's test command does)")
 @pytest.mark.parametrize("arch,ids", [("sm_80", (SM80_FORWARD, PACK_GQA)), ("sm_90a", (*SM90_FORWARD, SM90_BACKWARD)),
-                                      ("sm_90a", (PACK_GQA,))], ids=["sm80_fwd_pack_gqa", "sm90_fwd_bwd", "sm90_pack_gqa"])
+                                      ("sm_90a", (PACK_GQA,)), ("sm_100a", (*SM100_FORWARD, PACK_GQA)),
+                                      ("sm_100a", (SM100_BACKWARD,))],
+                         ids=["sm80_fwd_pack_gqa", "sm90_fwd_bwd", "sm90_pack_gqa", "sm100_fwd_pack_gqa", "sm100_bwd"])
 def test_flash_attn_tests_pass_under_cutelab_run(arch, ids):
     res = subprocess.run([sys.executable, os.path.join(SCRIPTS, "flash_attn_tests.py"), "--dir", QUACK,
                           "--arch", arch, "--select", ",".join(ids)], capture_output=True, text=True, timeout=600,

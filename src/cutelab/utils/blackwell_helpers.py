@@ -27,6 +27,9 @@ from ..nvgpu.tcgen05 import (
     MmaMXF4NVF4Op, MmaMXF4Op, MmaMXF8F6F4Op, MmaTF32Op, OperandSource, Pack, Repetition, SmemLayoutAtomKind,
     make_smem_layout_atom,
 )
+# names CuTe DSL's blackwell_helpers imports from cute.nvgpu.tcgen05, which programs reach through it
+# (flash_attn.cute's copy_utils: sm100_utils.get_tmem_copy_properties)
+from ..nvgpu.tcgen05 import get_tmem_copy_properties, is_tmem_load, tile_to_mma_shape  # noqa: F401
 from ..nvgpu.tcgen05.helpers import (  # noqa: F401 - the operands' smem layouts are cutlass.utils.blackwell_helpers' names too
     get_smem_layout_atom_ab, make_smem_layout, make_smem_layout_a, make_smem_layout_b, make_smem_layout_c,
 )
@@ -75,7 +78,7 @@ def make_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading_mode: Any, 
 
         warnings.warn("use make_trivial_tiled_mma with separate a_dtype and b_dtype instead", DeprecationWarning,
                       stacklevel=2)
-        src = mma_tiler_mn if mma_tiler_mn is not None else OperandSource.SMEM
+        src = mma_tiler_mn if mma_tiler_mn is not None else a_source  # a_source given by position or by name
         a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, mma_tiler_mn, a_source = (
             a_dtype, a_dtype, b_dtype, a_leading_mode, b_leading_mode, acc_dtype, cta_group, src)
     if mma_tiler_mn is None:
@@ -110,7 +113,7 @@ def make_blockscaled_trivial_tiled_mma(a_dtype: Numeric, b_dtype: Any, a_leading
 
         warnings.warn("use make_blockscaled_trivial_tiled_mma with separate a_dtype and b_dtype instead",
                       DeprecationWarning, stacklevel=2)
-        src = mma_tiler_mn if mma_tiler_mn is not None else OperandSource.SMEM
+        src = mma_tiler_mn if mma_tiler_mn is not None else a_source  # a_source given by position or by name
         a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group, mma_tiler_mn, a_source = (
             a_dtype, a_dtype, b_dtype, a_leading_mode, b_leading_mode, sf_dtype, sf_vec_size, cta_group, src)
     if cta_group is None or mma_tiler_mn is None:

@@ -331,6 +331,9 @@ class Carry:
         pre = self.pre.get(n, UNDEF)
         if n in self.invoked and carry_obj.rebuilt_in_arms(self.regs.get(n)) and type(v) is type(pre) \
                 and hasattr(pre, "__dict__") and hasattr(v, "__dict__") and v is not pre:
+            from .carry_escape import note
+
+            note(self.t, pre)  # an enclosing runtime branch that does not carry pre gives it its result
             for k, x in vars(v).items():
                 object.__setattr__(pre, k, x)
             return pre

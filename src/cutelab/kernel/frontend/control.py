@@ -38,6 +38,7 @@ from ..ir.symbolic import is_sym
 from ..ir.nodes import Assign, Compute
 from . import carry_obj
 from .carry import UNDEF, Carry, carryable, describe, in_scope, promotable, promoted
+from .ptx_regs import Regions
 from .trace import TraceValue, active, current
 
 __all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
@@ -269,6 +270,7 @@ class Loop:
             self.range = it
             self.carry = Carry(t, names, values, where, "loop", loop_targets, local, invoked)
             self.state = 0
+            self.ptx = Regions(t, "loop", where)  # inline PTX's function-scope registers (ptx_regs)
         else:
             if isinstance(it, DynRange):
                 it = builtins.range(it.start, it.stop, it.step)
@@ -298,6 +300,7 @@ class Loop:
 
     def leave(self, now: Dict[str, Any]) -> None:
         self.carry.leave(now)
+        self.ptx.check()
 
     def exit(self) -> Tuple[Any, ...]:
         return self.carry.values(fresh=False)
@@ -325,6 +328,10 @@ class Branch:
         self.op = t.begin_if(_cond_ref(t, cond, where))
         self.outer = t.cur
         self.set_in: Dict[str, int] = {}
+        from .carry_escape import Escapes
+
+        self.escapes = Escapes(t, self.op, self.outer, self.carry.pre, where)  # objects changed in place unnamed
+        self.ptx = Regions(t, "branch", where)
 
     def then(self) -> bool:
         if not self.dynamic:
@@ -387,10 +394,13 @@ class Branch:
             if c.pre[n] is UNDEF and v is not UNDEF:
                 self.set_in[n] = self.set_in.get(n, 0) + 1
         c.leave(now)
+        self.escapes.end_arm()
+        self.ptx.check()
         self.t.cur = self.outer
 
     def exit(self) -> Tuple[Any, ...]:
         c = self.carry
+        self.escapes.exit()
         out = []
         for n in c.names:
             if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
@@ -453,6 +463,7 @@ class WhileLoop:
                             invoked=self.invoked)
         self.carry.declare()
         self.op = t.begin_while()
+        self.ptx = Regions(t, "while loop", self.where)
         self.dynamic = True
         self.state = "cond"
         return True
@@ -477,6 +488,7 @@ class WhileLoop:
     def leave(self, now: Dict[str, Any]) -> None:
         if self.state == "body":
             self.carry.leave(now)
+            self.ptx.check()
             self.state = "done"
 
     def exit(self) -> Tuple[Any, ...]:

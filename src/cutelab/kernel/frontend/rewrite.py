@@ -426,6 +426,8 @@ class _Rewriter(ast.NodeTransformer):
             out.append(ast.If(test=_method(v, "orelse"), body=pre + node.orelse + [leave], orelse=[]))
         if names:
             out.append(_if_attr(v, "dynamic", [_unpack(names, _method(v, "exit"))]))
+        else:  # the branch still gives objects it changed in place their results (carry_escape)
+            out.append(_if_attr(v, "dynamic", [ast.Expr(_method(v, "exit"))]))
         return [ast.copy_location(s, node) for s in out]
 
     def visit_While(self, node: ast.While) -> Any:

@@ -344,6 +344,10 @@ def inline_asm(res: Any, operands: Sequence[Any], asm: str, constraints: str, wh
     # makes one): the operand is its address, as ptr.toint().ir_value() gives it (CuTe DSL passes ir_value())
     operands = [x.ir_value() if isinstance(x, PointerInt) and hasattr(x.ptr.engine, "address_value") else x
                 for x in operands]
+    from .ptx_umma import asm_umma, lowers
+
+    if lowers(asm, list(operands), constraints):  # UMMAs through hand-built descriptors, function-scope registers
+        return asm_umma(list(operands), asm, constraints, where, what)
     if any(isinstance(x, SharedAddress) for x in operands):  # shared-memory addresses: lowered to the IR's ops
         return asm_on_addresses(list(operands), asm, constraints, where, what)
     if any(isinstance(x, PointerInt) for x in operands):  # a kernel argument's address: ld/st/atom/red ops

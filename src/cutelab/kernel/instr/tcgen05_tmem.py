@@ -657,13 +657,15 @@ def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if not isinstance(getattr(tm, "engine", None), TmemEngine):
         raise TraceError(f"{what}: the {'source' if load else 'destination'} must be a tensor-memory tensor, got "
                          f"{getattr(tm, 'memspace', tm)}")
+
     eng = getattr(rg, "engine", None)
-    # a store's source may be a view of a fragment as another type of the same width as the cells (the FMHA's
-    # bf16 probabilities stored as f32 words: make_tensor(recast_ptr(frag.iterator, Float32), ...)): only read
+    # a store's source may be a view of a fragment as another type of the width of the cells (the FMHA's bf16
+    # probabilities stored as f32 words through recast_ptr; flash_attn.cute's SM100 backward's bf16 dS through
+    # cute.recast_tensor): only read; a load writes the fragment's own registers
     if not (isinstance(eng, RmemEngine) or (not load and isinstance(eng, RmemView))):
         raise TraceError(f"{what}: the {'destination' if load else 'source'} must be a register tensor "
-                         f"(cute.make_rmem_tensor{'' if load else ', or a recast_ptr view of one'}), got "
-                         f"{getattr(rg, 'memspace', rg)}{' (a recast_ptr view of registers)' if isinstance(eng, RmemView) else ''}")
+                         f"(cute.make_rmem_tensor{'' if load else ', or a recast_ptr / recast_tensor view of one'}), got "
+                         f"{getattr(rg, 'memspace', rg)}{' (a recast view of registers)' if isinstance(eng, RmemView) else ''}")
     dt = tm.element_type
     if eng.dtype.width != dt.width:
         raise TraceError(f"{what}: the registers hold {eng.dtype}, the tensor memory {dt}")

@@ -100,6 +100,24 @@ class TmemEngine:
             e = e // (old // new)
         return TmemEngine(dtype, self.address), lane * tmem_dp_stride(dtype) + e
 
+    @staticmethod
+    def element_offset(dtype: Numeric, address: Any) -> Any:
+        """The element offset of dtype's elements at the 32-bit TMEM address (lane << 16 | column): a number
+        or an index expression (``cute.make_ptr(dtype, address, AddressSpace.tmem)``)."""
+        epc = _elems_per_column(dtype)
+        if epc == 1:
+            return address
+        return (address // 65536) * tmem_dp_stride(dtype) + (address % 65536) * epc
+
+    def address_of(self, offset: Any) -> Any:
+        """``ptr.toint()`` of a TMEM pointer at element offset ``offset``: its 32-bit TMEM address
+        (lane << 16 | column), a number or, inside a kernel, an index expression."""
+        epc = _elems_per_column(self.dtype)
+        if epc == 1:
+            return offset
+        dp = tmem_dp_stride(self.dtype)
+        return (offset // dp) * 65536 + (offset % dp) // epc
+
     def _no_data(self, *a: Any) -> Any:
         raise TensorError("a tensor-memory tensor has no host data: TMEM is read and written by tcgen05 copies "
                           "(tcgen05.make_tmem_copy) inside a kernel")
