@@ -1185,24 +1185,18 @@ class Tensor:
         return coord, it.crd2idx(fixed, shp, self.layout.stride)
 
     def __getitem__(self, coord: Any, *, loc: Any = None, ip: Any = None) -> Any:  # loc/ip: as CuTe DSL's
-        if self.coord is not None:
-            out = self._getitem(coord)
-            if isinstance(out, Tensor):
-                out.coord = _derived_coords(self.coord, lambda c: c[coord], "a slice")
-            return out
-        return self._getitem(coord)
-
-    def _getitem(self, coord: Any) -> Any:
+        given = coord
         coord, delta = self._split(coord)
-        if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
-            decayed = _dsl_slice(self, coord)
-            if decayed is not None:
-                return decayed
-            # keep the swizzle exact: the fixed part of coord moves into the composed offset
-            lay = self.layout
-            sub, fixed = slice_and_offset(coord, lay.outer)
-            return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
-        if it.has_none(coord):
+        if not it.has_none(coord):
+            return self.engine.read_one(_add(self.offset, delta))
+        if isinstance(self.layout, ComposedLayout):
+            out = _dsl_slice(self, coord)
+            if out is None:
+                # keep the swizzle exact: the fixed part of coord moves into the composed offset
+                lay = self.layout
+                sub, fixed = slice_and_offset(coord, lay.outer)
+                out = self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
+        else:
             # the kept modes depend only on where coord has None (its ints are in delta already)
             keep = it.transform_leaf(coord, lambda c: None if c is None else 0) if hasattr(self.engine, "param") \
                 else coord
@@ -1210,8 +1204,10 @@ class Tensor:
             note = getattr(self.engine, "note_slice", None)  # a swizzled shared view remembers how it was sliced
             if note is not None:
                 note(self.offset, new_offset, coord, self.layout)
-            return self._new(slice_(self.layout, keep), new_offset)
-        return self.engine.read_one(_add(self.offset, delta))
+            out = self._new(slice_(self.layout, keep), new_offset)
+        if self.coord is not None:  # the slice's coordinates: the same slice of this tensor's
+            out.coord = _derived_coords(self.coord, lambda c: c[given], "a slice")
+        return out
 
     def __setitem__(self, coord: Any, value: Any, *, loc: Any = None, ip: Any = None) -> None:
         coord, delta = self._split(coord)

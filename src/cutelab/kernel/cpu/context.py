@@ -436,16 +436,20 @@ class ExecContext:
         if not isinstance(e, Lin):
             return None
         sp = self._split.get(id(e))
-        if sp is None:
-            self.index_range(e)
-            sp = self._split[id(e)]
-        fixed = sp[5]
+        if sp is not None:
+            fixed, rest = sp[5], sp[3]
+        else:  # its terms only: the sum fixed + const that index_range keeps is not needed here
+            terms = self.__dict__.setdefault("_terms", {})
+            tp = terms.get(id(e))
+            if tp is None:
+                tp = terms[id(e)] = (e, [(a, c) for a, c in e.terms if _fixed(a)],
+                                     tuple((a, c) for a, c in e.terms if not _fixed(a)))
+            fixed, rest = tp[1], tp[2]
         if not fixed:
             return None
         f, lo, hi = self._fixed_sum(fixed)  # shared by the expressions that differ by constants
         if not isinstance(f, np.ndarray):
             return None
-        rest = sp[3]
         c = e.const
         for a, m in rest:
             if type(a) is RegVar and a.name not in self.env:  # a register (the pipeline's stage): read in place
