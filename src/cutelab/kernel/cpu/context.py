@@ -196,6 +196,16 @@ class _Env(dict):
         return e
 
 
+class Registers(dict):
+    """ctx.regs: {register id: (threads, n) array}. Reading a register that is not there (one the
+    interpreter dropped as dead, liveness.py, and that some op still reads) is an error that says so."""
+
+    def __missing__(self, rid: Any) -> Any:
+        raise LaunchError(f"the CPU interpreter read register r{rid}, which it does not hold (dropped as dead by "
+                          f"kernel/cpu/liveness.py, or never written): an interpreter bug; "
+                          f"cutelab.kernel.cpu.warps.DROP_DEAD = False runs with every register kept")
+
+
 class ExecContext:
     """One group of warps of a batch of thread blocks, as the interpreter runs it (see the module
     docstring for what instructions may use)."""
@@ -207,7 +217,7 @@ class ExecContext:
         self.ir = ir
         self.env = _Env(env, self)
         self.n = n
-        self.regs: Dict[int, np.ndarray] = {}
+        self.regs: Dict[int, np.ndarray] = Registers()
         self.scalars = scalars or {}
         self.common: Dict[str, Any] = {}
         self._split: Dict[int, Any] = {}  # index expressions: (value of their launch-constant part, the rest)
@@ -217,7 +227,7 @@ class ExecContext:
         variables (copies: rows of other threads are never read), the batch's shared state."""
         c = ExecContext.__new__(ExecContext)
         c.__dict__.update(self.__dict__)
-        c.regs = dict(self.regs)
+        c.regs = Registers(self.regs)
         c.env = self.env.copy_for(c)
         return c
 

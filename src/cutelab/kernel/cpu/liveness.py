@@ -23,16 +23,24 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Set, Tuple
 
+import types
+
 import numpy as np
 
-from ..ir.nodes import Block, Compute, Load, Param, Reg, Shared, walk
+from ..ir.nodes import Block, Compute, KernelIR, Load, Param, Reg, Shared, walk
 
 __all__ = ["plan"]
 
 
-def _refs(x: Any, out: Set[int], seen: Set[int]) -> None:
-    """The ids of every register x refers to, through tuples, lists, dicts, sets, objects' fields and
-    nested blocks (not a block's parent, nor parameters and shared arrays)."""
+_LEAVES = (type, np.ndarray, np.generic, Param, Shared, KernelIR, types.ModuleType, types.FunctionType,
+           types.BuiltinFunctionType, types.MethodType)
+_MAX_WALK = 1 << 20  # objects one op may lead to; past it the kernel's registers are all kept
+
+
+def _refs(x: Any, out: Set[int], seen: Set[int]) -> bool:
+    """Add the ids of every register x refers to, through tuples, lists, dicts, sets, objects' fields and
+    nested blocks (not a block's parent, the kernel, parameters, shared arrays, functions); False when
+    the walk went past _MAX_WALK objects (then out is not complete)."""
     stack = [x]
     while stack:
         x = stack.pop()
@@ -40,12 +48,13 @@ def _refs(x: Any, out: Set[int], seen: Set[int]) -> None:
         if t is Reg:
             out.add(x.id)
             continue
-        if x is None or t in (int, float, bool, str, bytes, complex) or isinstance(x, (type, np.ndarray, np.generic,
-                                                                                      Param, Shared)):
+        if x is None or t in (int, float, bool, str, bytes, complex) or isinstance(x, _LEAVES):
             continue
         if id(x) in seen:
             continue
         seen.add(id(x))
+        if len(seen) > _MAX_WALK:
+            return False
         if t is Block:
             stack.extend(x.ops)
         elif t in (tuple, list, set, frozenset):
@@ -61,6 +70,7 @@ def _refs(x: Any, out: Set[int], seen: Set[int]) -> None:
                     v = getattr(x, n, None)
                     if v is not None:
                         stack.append(v)
+    return True
 
 
 def plan(ir: Any) -> Tuple[Dict[int, List[int]], int]:
@@ -78,7 +88,9 @@ def plan(ir: Any) -> Tuple[Dict[int, List[int]], int]:
     first: Dict[int, int] = {}
     for p, op in enumerate(ops):
         found: Set[int] = set()
-        _refs(op, found, set())
+        if not _refs(op, found, set()):  # an op that leads too far to be sure what it reads: keep everything
+            got = ir.__dict__["_cpu_liveness"] = ({}, max(1, sum(r.n for r in ir.regs)))
+            return got
         for r in found:
             if r in droppable:
                 last[r] = p
