@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from test_compat_programs import _cutelab_run
 
 import cutelab as cute
 from cutelab import Float32
@@ -17,9 +18,7 @@ from cutelab.compat.experimental.auto_bounds import namespace
 from cutelab.errors import LaunchError, TraceError
 from cutelab.nvgpu.universal_copy import CopyUniversalOp
 from cutelab.runtime import AddressSpace, from_dlpack
-from cutelab.tensor import LostCoords, make_tensor, NumpyEngine
-
-from test_compat_programs import _cutelab_run
+from cutelab.tensor import LostCoords, NumpyEngine, make_tensor
 
 ext = namespace()
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -6,10 +6,9 @@ are the same bits as with every register kept (``warps.DROP_DEAD`` off)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import cutelab as cute
-from cutelab.kernel.cpu import interpreter, liveness, warps
+from cutelab.kernel.cpu import liveness, warps
 from cutelab.kernel.ir.nodes import Compute, Load, walk
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.runtime import from_dlpack

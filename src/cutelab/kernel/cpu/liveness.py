@@ -21,9 +21,8 @@ May import: ``kernel.ir``.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Set, Tuple
-
 import types
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +36,7 @@ _LEAVES = (type, np.ndarray, np.generic, Param, Shared, KernelIR, types.ModuleTy
 _MAX_WALK = 1 << 20  # objects one op may lead to; past it the kernel's registers are all kept
 
 
-def _refs(x: Any, out: Set[int], seen: Set[int]) -> bool:
+def _refs(x: Any, out: set[int], seen: set[int]) -> bool:
     """Add the ids of every register x refers to, through tuples, lists, dicts, sets, objects' fields and
     nested blocks (not a block's parent, the kernel, parameters, shared arrays, functions); False when
     the walk went past _MAX_WALK objects (then out is not complete)."""
@@ -73,21 +72,21 @@ def _refs(x: Any, out: Set[int], seen: Set[int]) -> bool:
     return True
 
 
-def plan(ir: Any) -> Tuple[Dict[int, List[int]], int]:
+def plan(ir: Any) -> tuple[dict[int, list[int]], int]:
     """({top-level position p: ids of the registers to drop once the body is past p}, peak register
     elements per thread); cached on the IR."""
     got = ir.__dict__.get("_cpu_liveness")
     if got is not None:
         return got
     ops = ir.body.ops
-    droppable: Dict[int, int] = {}  # register id -> its elements
+    droppable: dict[int, int] = {}  # register id -> its elements
     for op in walk(ir.body):
         if type(op) in (Load, Compute) and not op.dst.mutable:
             droppable[op.dst.id] = op.dst.n
-    last: Dict[int, int] = {}
-    first: Dict[int, int] = {}
+    last: dict[int, int] = {}
+    first: dict[int, int] = {}
     for p, op in enumerate(ops):
-        found: Set[int] = set()
+        found: set[int] = set()
         if not _refs(op, found, set()):  # an op that leads too far to be sure what it reads: keep everything
             got = ir.__dict__["_cpu_liveness"] = ({}, max(1, sum(r.n for r in ir.regs)))
             return got
@@ -95,7 +94,7 @@ def plan(ir: Any) -> Tuple[Dict[int, List[int]], int]:
             if r in droppable:
                 last[r] = p
                 first.setdefault(r, p)
-    drop: Dict[int, List[int]] = {}
+    drop: dict[int, list[int]] = {}
     for r, p in last.items():
         drop.setdefault(p, []).append(r)
     kept = sum(r.n for r in ir.regs) - sum(droppable[r] for r in last)  # held from first write to the end
