@@ -71,8 +71,11 @@ def main() -> None:
         for name in a.programs.split(","):
             src = subprocess.run(["git", "-C", a.git, "show", f"HEAD:{TUTORIALS[name]}"], check=True,
                                  capture_output=True, text=True).stdout
-            if a.n != 1024:
-                src = src.replace("1024, 1024", f"{a.n}, {a.n}")
+            if a.n != 1024:  # 02: torch.randn(1024, 1024); 03: sz = 1024
+                new = src.replace("1024, 1024", f"{a.n}, {a.n}").replace("sz = 1024", f"sz = {a.n}")
+                if new == src:
+                    raise SystemExit(f"tutorial {name}: no size 1024 found to replace")
+                src = new
             path = os.path.join(tmp, f"t{name}.py")
             with open(path, "w") as f:
                 f.write(src)
