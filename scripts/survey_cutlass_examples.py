@@ -9,7 +9,12 @@ its HEAD), exported with ``git archive`` into a temporary folder so that their s
 timeout and prints no line starting with ``FAIL``.
 
     python3 scripts/survey_cutlass_examples.py [--git DIR] [--rev REV] [--timeout 300] [--jobs 2]
-        [--only SUBSTRING ...] [--json OUT.json]
+        [--cpu-timeout SECONDS] [--only SUBSTRING ...] [--json OUT.json]
+
+``--timeout`` limits each program's wall-clock seconds; on a shared, loaded machine that limit stops
+programs that need far less CPU (a wall TIMEOUT then says little). ``--cpu-timeout`` limits its CPU
+seconds instead (RLIMIT_CPU in the child: a program past it is a TIMEOUT with its CPU time), and the
+wall limit becomes ``--timeout`` times 20 unless given.
 
 It prints one line per program (PASS/FAIL/TIMEOUT, wall and CPU seconds, the last line of stderr for a
 failure) and the totals. Run it with this checkout's src on PYTHONPATH (the children inherit it).
@@ -56,7 +61,15 @@ def export(git: str, rev: str, dest: str) -> str:
     return os.path.join(dest, ROOT)
 
 
-def run_one(base: str, rel: str, timeout: float) -> dict:
+def _cpu_limit(seconds: float):
+    def set_limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (int(seconds), int(seconds) + 5))
+    return set_limit
+
+
+def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0) -> dict:
     """Run one program; its wall seconds and (where /usr/bin/time exists) its CPU seconds, user + system,
     which a loaded machine changes less."""
     path = os.path.join(base, rel)
@@ -71,7 +84,7 @@ def run_one(base: str, rel: str, timeout: float) -> dict:
         t0 = time.perf_counter()
         try:
             p = subprocess.run(cmd, cwd=os.path.dirname(path), env=env, capture_output=True, text=True,
-                               timeout=timeout)
+                               timeout=timeout, preexec_fn=_cpu_limit(cpu_timeout) if cpu_timeout else None)
         except subprocess.TimeoutExpired:
             return {"program": rel, "result": "TIMEOUT", "seconds": round(time.perf_counter() - t0, 1), "cpu": None,
                     "why": ""}
@@ -80,6 +93,8 @@ def run_one(base: str, rel: str, timeout: float) -> dict:
             cpu = round(sum(float(x) for x in tf.read().split()[-2:]), 1)
         except ValueError:
             cpu = None
+    if cpu_timeout and cpu is not None and cpu >= cpu_timeout - 1 and p.returncode != 0:
+        return {"program": rel, "result": "TIMEOUT", "seconds": secs, "cpu": cpu, "why": f"over {cpu_timeout:g} CPU s"}
     failed_line = any(line.lstrip().startswith("FAIL") for line in p.stdout.splitlines())
     ok = p.returncode == 0 and not failed_line
     why = ""
@@ -94,11 +109,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--git", default=MIRROR)
     ap.add_argument("--rev", default="HEAD")
-    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--timeout", type=float, default=None, help="wall seconds per program (300; with "
+                    "--cpu-timeout, 20 times that)")
+    ap.add_argument("--cpu-timeout", type=float, default=0, help="CPU seconds per program (0: no limit)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", nargs="*", default=None, help="run only programs whose path contains one of these")
     ap.add_argument("--json", default=None, help="write the results here")
     a = ap.parse_args(argv)
+    if a.timeout is None:
+        a.timeout = 20 * a.cpu_timeout if a.cpu_timeout else 300
     names = programs(a.git, a.rev)
     if a.only:
         names = [n for n in names if any(s in n for s in a.only)]
@@ -106,7 +125,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         base = export(a.git, a.rev, tmp)
         with cf.ThreadPoolExecutor(a.jobs) as ex:
-            futs = {ex.submit(run_one, base, n, a.timeout): n for n in names}
+            futs = {ex.submit(run_one, base, n, a.timeout, a.cpu_timeout): n for n in names}
             for f in cf.as_completed(futs):
                 r = f.result()
                 results.append(r)
@@ -114,7 +133,7 @@ def main(argv=None) -> int:
                 print(f"{r['result']:8s} {r['seconds']:7.1f}s{cpu}  {r['program']}  {r['why']}", flush=True)
     results.sort(key=lambda r: r["program"])
     passed = sum(r["result"] == "PASS" for r in results)
-    print(f"\n{passed} of {len(results)} pass")
+    print(f"\n{passed} of {len(results)} pass (load average now {os.getloadavg()[0]:.1f})")
     for r in results:
         if r["result"] != "PASS":
             print(f"  {r['result']:8s} {r['program']}: {r['why']}")

@@ -565,7 +565,7 @@ def group_modes(a: Any, begin: int, end: int | None = None) -> Any:
     """Group modes [begin, end) into one mode; a composed layout needs begin < end (as CuTe DSL).
     On a tensor: the same tensor over its layout with the modes grouped."""
     if hasattr(a, "engine") and hasattr(a, "_new"):  # a Tensor (cute.group_modes(sA, 0, 2) in CuTe DSL)
-        return a._new(group_modes(a.layout, begin, end))
+        return a._map(lambda lay: group_modes(lay, begin, end))
     c = a if isinstance(a, ComposedLayout) else None
     if c is not None and end is not None:
         r = it.rank(c._outer.shape)

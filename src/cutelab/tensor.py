@@ -991,9 +991,15 @@ class TensorType:
 class Tensor:
     """engine + offset + layout. ``T[coord]`` reads an element or, with None in coord, slices."""
 
-    __slots__ = ("engine", "offset", "layout")
+    # coord: None, or the coordinates each element has in an origin tensor whose bounds predicate
+    # accesses automatically (cute.experimental's kernels: compat/experimental/auto_bounds.py): an
+    # identity-engine Tensor of this tensor's shape, which the views below derive as they derive this one
+    # (slices, divides, compositions, mode regroupings, atom partitions); a view derived another way
+    # holds a LostCoords saying which, and an automatic bound on it is refused
+    __slots__ = ("engine", "offset", "layout", "coord")
 
     def __init__(self, engine: Any, layout: Layout, offset: Any = 0, _checked: bool = False):
+        self.coord: Any = None
         if not isinstance(layout, (Layout, ComposedLayout)):
             raise TensorError(f"make_tensor: expected a Layout, got {type(layout).__name__}")
         self.engine = engine
@@ -1020,7 +1026,18 @@ class Tensor:
             )
 
     def _new(self, layout: Layout, offset: Any = None) -> "Tensor":
-        return Tensor(self.engine, layout, self.offset if offset is None else offset, _checked=True)
+        t = Tensor(self.engine, layout, self.offset if offset is None else offset, _checked=True)
+        if self.coord is not None:
+            t.coord = self.coord if isinstance(self.coord, LostCoords) else LostCoords(_caller_name())
+        return t
+
+    def _map(self, fn: Any, offset: Any = None) -> "Tensor":
+        """The view of this tensor over layout fn(self.layout) (at offset, default this one's), with its
+        coordinates (``coord``) mapped by the same fn."""
+        t = Tensor(self.engine, fn(self.layout), self.offset if offset is None else offset, _checked=True)
+        if self.coord is not None:
+            t.coord = _derived_coords(self.coord, lambda c: c._map(fn), _caller_name())
+        return t
 
     # ---- attributes, as in CuTe DSL
     @property
@@ -1168,16 +1185,18 @@ class Tensor:
         return coord, it.crd2idx(fixed, shp, self.layout.stride)
 
     def __getitem__(self, coord: Any, *, loc: Any = None, ip: Any = None) -> Any:  # loc/ip: as CuTe DSL's
+        given = coord
         coord, delta = self._split(coord)
-        if it.has_none(coord) and isinstance(self.layout, ComposedLayout):
-            decayed = _dsl_slice(self, coord)
-            if decayed is not None:
-                return decayed
-            # keep the swizzle exact: the fixed part of coord moves into the composed offset
-            lay = self.layout
-            sub, fixed = slice_and_offset(coord, lay.outer)
-            return self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
-        if it.has_none(coord):
+        if not it.has_none(coord):
+            return self.engine.read_one(_add(self.offset, delta))
+        if isinstance(self.layout, ComposedLayout):
+            out = _dsl_slice(self, coord)
+            if out is None:
+                # keep the swizzle exact: the fixed part of coord moves into the composed offset
+                lay = self.layout
+                sub, fixed = slice_and_offset(coord, lay.outer)
+                out = self._new(ComposedLayout(lay.inner, _add(lay.offset, fixed), sub))
+        else:
             # the kept modes depend only on where coord has None (its ints are in delta already)
             # (an identity tensor's coordinate past a mode was accepted by _check_coord, as CuTe DSL accepts it:
             # the FMHA prefill sizes a fragment by tTMEM_LOADcO[None, 0, i].shape with i past an extent-1 mode)
@@ -1187,8 +1206,10 @@ class Tensor:
             note = getattr(self.engine, "note_slice", None)  # a swizzled shared view remembers how it was sliced
             if note is not None:
                 note(self.offset, new_offset, coord, self.layout)
-            return self._new(slice_(self.layout, keep), new_offset)
-        return self.engine.read_one(_add(self.offset, delta))
+            out = self._new(slice_(self.layout, keep), new_offset)
+        if self.coord is not None:  # the slice's coordinates: the same slice of this tensor's
+            out.coord = _derived_coords(self.coord, lambda c: c[given], "a slice")
+        return out
 
     def __setitem__(self, coord: Any, value: Any, *, loc: Any = None, ip: Any = None) -> None:
         coord, delta = self._split(coord)
@@ -1229,12 +1250,44 @@ class Tensor:
 
     # ---- algebra hooks (used by cutelab.algebra)
     def __cute_composition__(self, rhs: Any) -> "Tensor":
-        return self._new(composition(self.layout, rhs))
+        return self._map(lambda lay: composition(lay, rhs))
 
     def __cute_apply__(self, op: str, tiler: Any) -> "Tensor":
         f = {"logical_divide": logical_divide, "zipped_divide": zipped_divide,
              "tiled_divide": tiled_divide, "flat_divide": flat_divide}[op]
-        return self._new(f(self.layout, tiler))
+        return self._map(lambda lay: f(lay, tiler))
+
+
+class LostCoords:
+    """The ``coord`` of a view derived from an automatically bounded tensor by an operation that does not
+    carry coordinates (``why`` names it)."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str):
+        self.why = why
+
+    def __repr__(self) -> str:
+        return f"LostCoords({self.why})"
+
+
+def _caller_name() -> str:
+    """The function that derived a view (two frames up), for LostCoords' message."""
+    import sys
+
+    f = sys._getframe(2)
+    return f"{f.f_code.co_name} ({f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_lineno})"
+
+
+def _derived_coords(coord: Any, derive: Any, what: str) -> Any:
+    """derive(coord) for a coordinate tensor; a LostCoords stays lost, and a derivation that the
+    coordinates do not follow (an exception) loses them."""
+    if isinstance(coord, LostCoords):
+        return coord
+    try:
+        return derive(coord)
+    except Exception as e:  # noqa: BLE001 - the data's view stands; only the automatic bound is lost
+        return LostCoords(f"{what}: {type(e).__name__}: {e}")
 
 
 def _dsl_slice(t: "Tensor", coord: Any) -> "Tensor | None":
@@ -1524,7 +1577,10 @@ def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
             c = it.transform_leaf(s, lambda _: 0)
         full.append(c)
     delta = it.crd2idx(tuple(full), tuple(flat_s), tuple(flat_d))  # linear: negative coordinates are fine
-    return tensor._new(lay, _add(tensor.offset, delta))
+    out = Tensor(tensor.engine, lay, _add(tensor.offset, delta), _checked=True)
+    if tensor.coord is not None:
+        out.coord = _derived_coords(tensor.coord, lambda c: domain_offset(coord, c), "domain_offset")
+    return out
 
 
 def local_partition(tensor: Tensor, tiler: Layout, index: Any, proj: Any = 1) -> Tensor:

@@ -253,7 +253,7 @@ def append_ones(t: Any, up_to_rank: Any = None) -> Any:
     from .tensor import Tensor
 
     if isinstance(t, Tensor):
-        return t._new(append(t.layout, make_layout(1), up_to_rank))
+        return t._map(lambda lay: append(lay, make_layout(1), up_to_rank))
     if isinstance(t, Layout):
         return append(t, make_layout(1), up_to_rank)
     raise TypeError(f"append_ones: expects a Tensor or a Layout, got {type(t).__name__}")
@@ -264,7 +264,7 @@ def prepend_ones(t: Any, up_to_rank: Any = None) -> Any:
     from .tensor import Tensor
 
     if isinstance(t, Tensor):
-        return t._new(prepend(t.layout, make_layout(1), up_to_rank))
+        return t._map(lambda lay: prepend(lay, make_layout(1), up_to_rank))
     if isinstance(t, Layout):
         return prepend(t, make_layout(1), up_to_rank)
     raise TypeError(f"prepend_ones: expects a Tensor or a Layout, got {type(t).__name__}")

@@ -28,3 +28,37 @@ def __getattr__(name: str):
     import cutelab
 
     return getattr(cutelab, name)
+
+
+def _pack_shape(shape: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """CuTe DSL's ``core._pack_shape``: a shape as one IR value; in cutelab a shape is its tuple (checked)."""
+    return _packed("_pack_shape", shape, allow_layouts=False)
+
+
+def _pack_tile(tile: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """CuTe DSL's ``core._pack_tile``: a tiler (ints, layouts, None) as one IR value; in cutelab the tuple."""
+    return _packed("_pack_tile", tile, allow_layouts=True)
+
+
+def _pack_coord(coord: Any, *, loc: Any = None, ip: Any = None) -> Any:
+    """CuTe DSL's ``core._pack_coord``: in cutelab the coordinate tuple (checked)."""
+    return _packed("_pack_coord", coord, allow_layouts=False, allow_none=True)
+
+
+def _packed(what: str, x: Any, allow_layouts: bool, allow_none: bool = False) -> Any:
+    from ..errors import LayoutError
+    from ..layout import Layout as _Layout
+
+    def ok(e: Any) -> bool:
+        if isinstance(e, tuple):
+            return all(ok(a) for a in e)
+        if e is None:
+            return allow_none or allow_layouts
+        if isinstance(e, _Layout):
+            return allow_layouts
+        return not isinstance(e, (bool, float, str))
+
+    if not ok(x):
+        raise LayoutError(f"cute.core.{what}({x!r}): expected a tuple of ints"
+                          + (", layouts or None" if allow_layouts else "") + " (its leaves)")
+    return x

@@ -307,8 +307,7 @@ class TiledCopy(CopyAtom):
         layout = src.layout if isinstance(src, Tensor) else src
         if not isinstance(layout, Layout):
             raise TensorError(f"retile: expected a Tensor or a Layout, got {type(src).__name__}")
-        out = self._retile_layout(layout)
-        return src._new(out) if isinstance(src, Tensor) else out
+        return src._map(self._retile_layout) if isinstance(src, Tensor) else self._retile_layout(layout)
 
     def _retile_layout(self, layout: Layout) -> Layout:
         shp = layout.shape
@@ -364,12 +363,13 @@ class ThrCopy(TiledCopy):
             raise TensorError(f"{what}: expected a Tensor, got {type(tensor).__name__}")
         lay = tensor.layout
         composed = isinstance(lay, ComposedLayout)
-        if composed:  # a swizzled tensor: partition its outer layout, keep the swizzle outside
-            frg = ComposedLayout(lay.inner, lay.offset, self._tidfrg(lay.outer, thrval, what))
-        else:
-            frg = self._tidfrg(lay, thrval, what)
+        def frg(lay: Any) -> Any:
+            if isinstance(lay, ComposedLayout):  # a swizzled tensor: partition its outer layout, keep the swizzle outside
+                return ComposedLayout(lay.inner, lay.offset, self._tidfrg(lay.outer, thrval, what))
+            return self._tidfrg(lay, thrval, what)
+
         r = it.rank(lay.shape)
-        t = tensor._new(frg)
+        t = tensor._map(frg)
         try:
             return t[(self._thr_idx, None, (None,) * r if r > 1 else None)]
         except LayoutError as e:
@@ -729,7 +729,7 @@ def copy_atom_call(atom: Any, src: Tensor, dst: Tensor, *, pred: Tensor | None =
     for name, t in (("source", src), ("destination", dst)):
         if not isinstance(t, Tensor):
             raise TensorError(f"copy_atom_call: the {name} must be a Tensor, got {type(t).__name__}")
-        views.append(t._new(Layout._raw((t.layout.shape, 1), (t.layout.stride, 0))))
+        views.append(t._map(lambda lay: Layout._raw((lay.shape, 1), (lay.stride, 0))))
     copy(atom, views[0], views[1], pred=pred, **kwargs)
 
 

@@ -368,7 +368,7 @@ class TiledMma(MmaAtom):
         from ..tensor import Tensor
 
         if isinstance(x, Tensor):
-            return x._new(self._thrfrg(what, x.layout), x.offset)
+            return x._map(lambda lay: self._thrfrg(what, lay))
         return self._thrfrg(what, x)
 
     def _thrfrg_A(self, input: Any, *, loc: Any = None, ip: Any = None) -> Any:
@@ -519,11 +519,10 @@ class ThrMma(TiledMma):
     def _partition(self, what: str, tensor: Any) -> Tensor:
         if not isinstance(tensor, Tensor):
             raise TensorError(f"partition_{what}: expected a Tensor, got {type(tensor).__name__}")
-        frg = self._thrfrg(what, tensor.layout)
         v, m, n, k = self._vmnk_crd
         thr = {"A": (v, (m, k)), "B": (v, (n, k)), "C": (v, (m, n))}[what]
-        t = tensor._new(frg)
-        rest = frg.shape[1][1]
+        t = tensor._map(lambda lay: self._thrfrg(what, lay))
+        rest = t.layout.shape[1][1]
         return t[(thr, (None, tuple(None for _ in rest) if isinstance(rest, tuple) else None))]
 
     def partition_A(self, input_mk: Tensor, *, loc: Any = None, ip: Any = None) -> Tensor:

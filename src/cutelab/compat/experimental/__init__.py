@@ -8,7 +8,9 @@ provides it.
   ``cutlass.Pointer`` (``tensor.iterator.raw_ptr()``), which the wrappers take;
 - ``cuda`` (``tensor_map.py``): the DSL's tensor maps (``create_tensor_map_tiled``, ``TensorMap``), which
   the TMA primitives take;
-- ``cute_experimental`` (``cutlass.cute.experimental``): its ``iket`` tracing markers, which record nothing here.
+- ``cute_experimental`` (``cutlass.cute.experimental``): the tensor-level API whose copies bound themselves
+  (``auto_bounds.py``: ``kernel``, ``partition``, ``copy``, ``allocate``, ...) and its ``iket`` tracing
+  markers, which record nothing here.
 
 The hook (``compat/hook.py``) maps ``cutlass.experimental``, ``cutlass.experimental.primitives``
 and ``cutlass.experimental.cuda`` to the namespaces below.
@@ -63,7 +65,14 @@ experimental.__dict__["primitives"] = primitives
 experimental.__dict__["cuda"] = cuda
 iket = Namespace("cutlass.cute.experimental.iket", [], _iket,
                  "cutlass.cute.experimental.iket (in-kernel event tracing markers; cutelab records no trace)")
-cute_experimental = Namespace("cutlass.cute.experimental", [], lambda: {"iket": iket},
-                              "cutlass.cute.experimental, as cutelab (its iket markers)")
+def _cute_experimental() -> Dict[str, Any]:
+    from . import auto_bounds
+
+    return dict(auto_bounds.namespace(), iket=iket)
+
+
+cute_experimental = Namespace("cutlass.cute.experimental", [], _cute_experimental,
+                              "cutlass.cute.experimental, as cutelab (its kernels with automatic bounds, "
+                              "partition, copy, allocate; its iket markers)")
 
 __all__ = ["experimental", "primitives", "cuda", "cute_experimental", "iket"]

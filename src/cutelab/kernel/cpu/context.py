@@ -196,6 +196,16 @@ class _Env(dict):
         return e
 
 
+class Registers(dict):
+    """ctx.regs: {register id: (threads, n) array}. Reading a register that is not there (one the
+    interpreter dropped as dead, liveness.py, and that some op still reads) is an error that says so."""
+
+    def __missing__(self, rid: Any) -> Any:
+        raise LaunchError(f"the CPU interpreter read register r{rid}, which it does not hold (dropped as dead by "
+                          f"kernel/cpu/liveness.py, or never written): an interpreter bug; "
+                          f"cutelab.kernel.cpu.warps.DROP_DEAD = False runs with every register kept")
+
+
 class ExecContext:
     """One group of warps of a batch of thread blocks, as the interpreter runs it (see the module
     docstring for what instructions may use)."""
@@ -207,7 +217,7 @@ class ExecContext:
         self.ir = ir
         self.env = _Env(env, self)
         self.n = n
-        self.regs: Dict[int, np.ndarray] = {}
+        self.regs: Dict[int, np.ndarray] = Registers()
         self.scalars = scalars or {}
         self.common: Dict[str, Any] = {}
         self._split: Dict[int, Any] = {}  # index expressions: (value of their launch-constant part, the rest)
@@ -217,7 +227,7 @@ class ExecContext:
         variables (copies: rows of other threads are never read), the batch's shared state."""
         c = ExecContext.__new__(ExecContext)
         c.__dict__.update(self.__dict__)
-        c.regs = dict(self.regs)
+        c.regs = Registers(self.regs)
         c.env = self.env.copy_for(c)
         return c
 
@@ -436,16 +446,20 @@ class ExecContext:
         if not isinstance(e, Lin):
             return None
         sp = self._split.get(id(e))
-        if sp is None:
-            self.index_range(e)
-            sp = self._split[id(e)]
-        fixed = sp[5]
+        if sp is not None:
+            fixed, rest = sp[5], sp[3]
+        else:  # its terms only: the sum fixed + const that index_range keeps is not needed here
+            terms = self.__dict__.setdefault("_terms", {})
+            tp = terms.get(id(e))
+            if tp is None:
+                tp = terms[id(e)] = (e, [(a, c) for a, c in e.terms if _fixed(a)],
+                                     tuple((a, c) for a, c in e.terms if not _fixed(a)))
+            fixed, rest = tp[1], tp[2]
         if not fixed:
             return None
         f, lo, hi = self._fixed_sum(fixed)  # shared by the expressions that differ by constants
         if not isinstance(f, np.ndarray):
             return None
-        rest = sp[3]
         c = e.const
         for a, m in rest:
             if type(a) is RegVar and a.name not in self.env:  # a register (the pipeline's stage): read in place

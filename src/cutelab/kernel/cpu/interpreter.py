@@ -44,6 +44,7 @@ from ..ir.nodes import FAST_MATH, Assign, Compute, KernelIR, Load, Op, Printf, S
 from ...dtypes import convert
 from .context import ExecContext, as_index, from_real, real_dtype, ref_groups, to_real
 from .storerun import StoreRun, run_stores
+from . import liveness, warps
 from .warps import run_groups
 
 __all__ = ["interpret"]
@@ -97,7 +98,8 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
     structured = ir.structured
     nt = ir.num_threads
     nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]
-    per_thread = max(1, sum(r.n for r in ir.regs))
+    # the register elements a thread holds at most (all of them, or those live at once: liveness.py)
+    per_thread = liveness.plan(ir)[1] if warps.DROP_DEAD else max(1, sum(r.n for r in ir.regs))
     facts = _facts(ir)
     has_printf = facts["printf"]
     step = max(1, min(nblocks, _BUDGET // (nt * per_thread)))

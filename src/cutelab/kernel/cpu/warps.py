@@ -43,6 +43,7 @@ from ...errors import LaunchError
 from ..ir.nodes import Assign, Barrier, Compute, For, If, Load, Op, While, walk
 from .context import ExecContext, and_mask, warp_of, warps_per_block
 from .forward import plan as forward_plan
+from . import liveness
 from .racecheck import RaceCheck
 from .storerun import store_run
 
@@ -50,6 +51,7 @@ __all__ = ["run_groups", "MAX_WHILE_ROUNDS"]
 
 MAX_WHILE_ROUNDS = 1 << 20  # a runtime while loop that runs longer is stopped with an error
 BATCH_RUNS = True  # run independent instruction ops (mma.sync) of a run as one (_runs); tests turn it off to compare
+DROP_DEAD = True  # drop the registers no later op of the body reads (liveness.py); tests turn it off to compare
 
 #: Set by ``cutelab.compat.distributed`` while this process shares memory with other ranks (None
 #: otherwise): an object with ``polls(run, s)`` (True when while loop ``s`` reads memory that other
@@ -334,6 +336,8 @@ class _Run:
         self.race = RaceCheck(ctx) if os.environ.get("CUTELAB_RACECHECK", "") not in ("", "0") else None
         self.batching = BATCH_RUNS and self.race is None and ctx.rec is None  # racecheck, profiler: one by one
         self._runs = ir.__dict__.setdefault("_cpu_runs", {})
+        self.drop = liveness.plan(ir)[0] if DROP_DEAD else None  # {body position: registers dead past it}
+        ctx.dropped_to = 0
 
     def runs(self, block: Any) -> Dict[int, Any]:
         """The runs of block's ops that can go as one, and the copies left out (cached on the
@@ -366,11 +370,18 @@ class _Run:
         stack = g.stack
         multi = len(self.groups) > 1
         entry = stack[-1] if stack else None  # a polling loop this call resumes (see _While below)
+        drop = self.drop
         while stack:
             f = stack[-1]
             tf = type(f)
             if tf is _Block:
                 ops = f.block.ops
+                if drop is not None and len(stack) == 1 and f.pc > ctx.dropped_to:  # back in the body: the
+                    regs = ctx.regs  # registers no later op refers to go (liveness.py)
+                    for p in range(ctx.dropped_to, f.pc):
+                        for r in drop.get(p, ()):
+                            regs.pop(r, None)
+                    ctx.dropped_to = f.pc
                 if f.pc >= len(ops):
                     stack.pop()
                     continue
