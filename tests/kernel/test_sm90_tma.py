@@ -386,6 +386,50 @@ def test_tma_load_of_a_hierarchical_tile_of_hierarchical_modes():
 
 
 @cute.kernel
+def _store_concat_rows(atom: cutlass.Constexpr, tD: cute.Tensor, sl: cutlass.Constexpr, half: cutlass.Constexpr):
+    # quack's concatenated output: D's rows as ((2, M / 2)), two halves; a tile is 32 rows of each half
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, _, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sD = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    for i in range(64):
+        sD[i, tidx] = cutlass.Float16(bx * 64 + i)
+    cute.arch.fence_proxy("async.shared", space="cta")
+    cute.arch.sync_threads()
+    g = cute.make_tensor(tD.iterator + bx * 32 * 64, cute.make_layout(((2, 32), 64), stride=((half * 64, 64), 1)))
+    if tidx == 0:
+        cute.copy(atom, sD, g)
+        cute.arch.cp_async_bulk_commit_group()
+        cute.arch.cp_async_bulk_wait_group(0)
+
+
+def test_tma_store_of_a_tile_over_a_hierarchical_mode():
+    """The TMA store of quack's concatenated GEMM output (test_mlp_concat_layout): D (M x 64) seen as
+    ((2, M / 2), 64), its tile given as the CTA-value layout over coordinates ((2,32),64):((1@0@0,1@1@0),1@1)
+    (composition of the identity layout with the epilogue tile); each sub-mode is a TMA dimension, and tile row
+    i = a + 2 r (a half, r a row in it) lands on row a * M / 2 + r of the CTA's rows."""
+    from cutelab.layout import Layout, ScaledBasis
+
+    M, N = 128, 64
+    half = M // 2
+    D = np.full((M, N), -1, np.float16)
+    concat = cute.make_tensor(from_dlpack(D, assumed_align=16).iterator,
+                              cute.make_layout(((2, half), N), stride=((half * N, N), 1)))
+    tile = Layout._raw(((2, 32), 64), ((ScaledBasis(1, (0, 0)), ScaledBasis(1, (0, 1))), ScaledBasis(1, (1,))))
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tD = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), concat, sl, tile)
+    assert atom.desc.box == (64, 2, 32)
+    _store_concat_rows(atom, tD, sl, half).launch(grid=(half // 32, 1, 1), block=(64, 1, 1))
+    ref = np.zeros((M, N), np.float16)
+    for bx in range(half // 32):
+        for a in range(2):
+            for r in range(32):
+                ref[a * half + 32 * bx + r] = bx * 64 + a + 2 * r
+    np.testing.assert_array_equal(D, ref)
+    nvcc_compiles(cuda.render(last_launch().ir))
+
+
+@cute.kernel
 def tma_rows_by_extent(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
     """flash_attn.cute's SM90 forward in small: one TMA box of 64 rows, the rows written out up to the
     row count read off the TMA tensor (its seqlen_q)."""

@@ -307,6 +307,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    if len(tiler) == 1:
+        tiler = _coordinate_tile(tiler[0], shape) or tiler
     tiler = _hierarchical_tiles(tiler, shape, stride)
     ntiled = None  # of a hierarchical tile, its modes before they are flattened (a staged smem layout has one more)
     if any(isinstance(x, tuple) for x in tiler) and len(shape) >= len(tiler):
@@ -354,15 +356,6 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
-    # a CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue:
-    # (64,32):(1@0,1@1)), a flat layout whose mode i steps coordinate i by 1, is the tile of its extents
-    if len(tiler) == 1 and isinstance(tiler[0], Layout) and isinstance(tiler[0].shape, tuple):
-        from ...layout import ScaledBasis
-
-        cv = tiler[0]
-        if (all(type(x) is int for x in cv.shape) and isinstance(cv.stride, tuple)
-                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(cv.stride))):
-            tiler = tuple(cv.shape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
@@ -508,6 +501,48 @@ def _smem_order(order: list, outer: Layout, box_t: tuple, ntile: int) -> list:
     # kernels' TMA coordinates follow: CUTLASS's Hopper FMHA's (d, heads, seqlen, batch) read the wrong boxes)
     moved = iter(tiled)
     return [inner] + [next(moved) if i in step else i for i in order[1:]]
+
+
+def _coordinate_tile(cv: Any, shape: tuple) -> Any:
+    """A CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue) whose
+    mode k steps coordinate k by 1, as the tile of its extents: flat, (64,32):(1@0,1@1) is (64, 32); over a
+    hierarchical mode of the tensor (quack's concatenated output, ((2, m / 2), n)), its sub-modes step the
+    sub-coordinates in order, ((2,32),32):((1@0@0,1@1@0),1@1) is ((2, 32), 32) (a sub-mode it does not step is 1).
+    None for any other tiler.
+
+    >>> from cutelab.layout import ScaledBasis as E
+    >>> _coordinate_tile(Layout._raw(((2, 32), 32), ((E(1, (0, 0)), E(1, (0, 1))), E(1, (1,)))), ((2, 96), 64, 3))
+    ((2, 32), 32)
+    >>> _coordinate_tile(Layout._raw((64, 32), (E(1, (0,)), E(1, (1,)))), (128, 64))
+    (64, 32)
+    >>> _coordinate_tile(Layout._raw(((32, 2), 32), ((E(1, (0, 1)), E(1, (0, 0))), E(1, (1,)))), ((2, 96), 64)) is None
+    True
+    """
+    from ...layout import ScaledBasis
+
+    if not isinstance(cv, Layout) or not isinstance(cv.shape, tuple) or not isinstance(cv.stride, tuple):
+        return None
+    out: list = []
+    for k, (s, d) in enumerate(zip(cv.shape, cv.stride)):
+        fs, fd = it.flatten_to_tuple(s), it.flatten_to_tuple(d)
+        if not all(type(x) is int for x in fs) or not all(
+                isinstance(b, ScaledBasis) and b.value == 1 and b.path[:1] == (k,) for b in fd):
+            return None
+        if not isinstance(s, tuple):
+            if fd[0].path != (k,):
+                return None
+            out.append(s)
+            continue
+        sub = shape[k] if k < len(shape) else None
+        paths = [b.path[1:] for b in fd]
+        if not isinstance(sub, tuple) or any(len(p) != 1 for p in paths):
+            return None
+        js = [p[0] for p in paths]
+        if js != sorted(set(js)) or js[-1] >= len(sub):  # the tile's sub-modes in the tensor's order
+            return None
+        ext = dict(zip(js, fs))
+        out.append(tuple(ext.get(j, 1) for j in range(len(sub))))
+    return tuple(out)
 
 
 def _hierarchical_tiles(tiler: tuple, shape: tuple, stride: tuple) -> tuple:
