@@ -213,3 +213,51 @@ def test_runtime_barrier_index_under_a_branch(tmp_path):
     out = ok(run(tmp_path, BARRIERS)).splitlines()
     assert out[0] == "guarded 32.0"
     assert "barrier offset 0..31 is outside the 2 barriers" in out[1]
+
+
+@emulated_only
+def test_tensors_inside_dataclass_and_namedtuple_arguments_are_each_calls(tmp_path):
+    # quack passes its GEMM epilogue's tensors (PostAct) in a dataclass, and a compiled function is called again
+    # with other tensors of the same layouts. Each call's tensors inside a dataclass or a NamedTuple are the ones
+    # its launches use (not the first call's: quack's second gemm_act wrote its postact into the first call's,
+    # freed, memory, and left its own as torch.empty gave it: the NaNs of test_mlp after another test), for a
+    # compile of real tensors and one of fake tensors called TVM-FFI style with torch tensors
+    out = ok(run(tmp_path, """
+        import dataclasses, typing
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        class Src(typing.NamedTuple):
+            a: cute.Tensor
+
+        @dataclasses.dataclass
+        class Outs:
+            o: cute.Tensor
+
+        @cute.kernel
+        def twice(a: cute.Tensor, o: cute.Tensor):
+            i, _, _ = cute.arch.thread_idx()
+            o[i] = a[i] * 2.0
+
+        @cute.jit
+        def f(src: Src, outs: Outs):
+            twice(src.a, outs.o).launch(grid=(1, 1, 1), block=(8, 1, 1))
+
+        a1, o1 = torch.arange(8.0, device="cuda"), torch.zeros(8, device="cuda")
+        a2, o2 = torch.arange(8.0, device="cuda") + 100, torch.zeros(8, device="cuda")
+        c = cute.compile(f, Src(from_dlpack(a1)), Outs(from_dlpack(o1)))
+        c(Src(from_dlpack(a1)), Outs(from_dlpack(o1)))
+        c(Src(from_dlpack(a2)), Outs(from_dlpack(o2)))
+        print(o1.tolist(), o2.tolist())
+
+        fake = lambda: cute.runtime.make_fake_tensor(cutlass.Float32, (8,), stride=(1,), assumed_align=16)
+        g = cute.compile(f, Src(fake()), Outs(fake()), options="--enable-tvm-ffi")
+        o1.zero_(), o2.zero_()
+        g(Src(a1), Outs(o1))
+        g(Src(a2), Outs(o2))
+        print(o1.tolist(), o2.tolist())
+    """))
+    first, second = [float(2 * i) for i in range(8)], [float(2 * (i + 100)) for i in range(8)]
+    assert out.splitlines() == [f"{first} {second}"] * 2, out

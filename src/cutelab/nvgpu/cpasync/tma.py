@@ -43,6 +43,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Tuple
 
+import math
+
 import numpy as np
 
 from ... import int_tuple as it
@@ -382,6 +384,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         # a box larger than the tensor is allowed (cuTensorMapEncodeTiled bounds boxDim by 256 only): its
         # elements past the tensor's end are out of bounds, zero-filled by loads and dropped by stores
     stored = smem_layout
+    hierarchical = ntiled is not None  # tiled modes of the tensor are nested: its sub-modes are the TMA dimensions
     ntiled = ntiled or len(tiler)
     if not _one_stage and _rank(smem_layout) == ntiled + 1:  # staged (the stage last): one stage's layout
         from ...swizzle import select
@@ -458,7 +461,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"smem layout atom whose major mode is the tensor's contiguous mode")
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]))
              for j in range(nbox)]
-    tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler)
+    tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler, hierarchical)
     if num_multicast == 1:
         atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
@@ -590,7 +593,8 @@ def _hierarchical_tiles(tiler: tuple, shape: tuple, stride: tuple) -> tuple:
 COORD_EXTENT = 1 << 20
 
 
-def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...]) -> Tuple[Any, Any]:
+def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...],
+                     hierarchical: bool = False) -> Tuple[Any, Any]:
     """(TMA tensor, its decoding layout or None) for make_tiled_tma_atom. The TMA tensor of a flat tensor
     narrower than its tile in every tiled mode (flash_attn.cute's Q of 128 rows and head dim 8 under a 192 x 16
     tile; a grouped GEMM's template, whose descriptor the kernel rewrites: kernel/instr/tensormap.py), or of a
@@ -600,8 +604,12 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     local_tile), each tiled mode
     COORD_EXTENT apart in the descriptor's dimension order. Reading it as memory is out of bounds (refused);
     TMA copies decode the coordinates from its offsets with each tiled mode COORD_EXTENT long. A nested
-    tensor narrower than its tile in every mode gets COORD_EXTENT-long modes; other tensors are their own TMA
-    tensor (a mode narrower than its tile is a partial tile, as a K of 32 under a K tile of 64)."""
+    tensor narrower than its tile in every mode gets COORD_EXTENT-long modes. A tensor whose tiled modes are
+    hierarchical (quack's concatenated operands and outputs, ((2, m / 2), n, l), ``hierarchical``: each sub-mode a
+    TMA dimension) gets the coordinate view of its own nested shape, each tiled sub-mode COORD_EXTENT apart: a tile
+    past the end of a sub-mode (a grid rounded up to whole clusters) keeps its coordinates instead of aliasing
+    onto the next sub-mode's rows. Other tensors are their own TMA tensor (a mode narrower than its tile is a
+    partial tile, as a K of 32 under a K tile of 64)."""
     from ...tensor import Tensor
 
     n = len(shape)
@@ -610,6 +618,24 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     lshape = gmem_tensor.layout.shape
     flat = isinstance(lshape, tuple) and len(lshape) == n and not any(isinstance(e, tuple) for e in lshape)
     narrower = all(shape[i] < tiler[i] for i in range(len(tiler)))
+    fshape = it.flatten_to_tuple(lshape)
+    if hierarchical and isinstance(lshape, tuple) and _flat_strided(Layout._raw(fshape, it.flatten_to_tuple(
+            gmem_tensor.layout.stride)), n) and all(shape[i] + 1024 <= COORD_EXTENT for i in range(len(tiler))):
+        # each tiled sub-mode COORD_EXTENT long, but one that a single tile covers whole (a static extent no
+        # larger than its tile: quack's 2 halves, flash_attn.cute's query heads per KV head) only its tile long:
+        # its coordinate is always 0; untiled modes their own extent. When those spans do not fit in 63 bits,
+        # the tensor is its own TMA tensor
+        span = [int(tiler[i]) if i < len(tiler) and type(fshape[i]) is int and shape[i] <= tiler[i] else
+                COORD_EXTENT if i < len(tiler) else max(1, int(shape[i])) for i in range(n)]
+        if math.prod(span) < 1 << 62:
+            vstride = [0] * n
+            mul = 1
+            for i in order:
+                vstride[i] = mul
+                mul *= span[i]
+            decode = Layout._raw(tuple(span), tuple(vstride))
+            nested = Layout._raw(lshape, it.unflatten(tuple(vstride), lshape))
+            return Tensor(gmem_tensor.engine, nested, gmem_tensor.offset, _checked=True), decode
     if narrower and not flat:
         vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
     elif (narrower and flat) or (
