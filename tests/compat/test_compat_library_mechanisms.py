@@ -261,3 +261,36 @@ def test_tensors_inside_dataclass_and_namedtuple_arguments_are_each_calls(tmp_pa
     """))
     first, second = [float(2 * i) for i in range(8)], [float(2 * (i + 100)) for i in range(8)]
     assert out.splitlines() == [f"{first} {second}"] * 2, out
+
+
+@emulated_only
+def test_a_call_of_a_fake_compile_keeps_the_fakes_symbolic_extents(tmp_path):
+    # quack compiles on fake tensors with symbolic extents (cute.sym_int) and calls with real ones. The program a
+    # call runs has a dynamic extent where the fake's is symbolic, as CuTe DSL's has: local_tile of a tile past the
+    # extent (a grid rounded up to whole clusters: quack's symmetric GEMM at M = 128 under 2 x 128-row clusters)
+    # keeps its coordinates past the end. Traced with the call's static extent, the rest mode of extent 1 has
+    # stride 0 and block 1's tile aliased onto block 0's (its TMA stores clashed with block 0's)
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+
+        @cute.kernel
+        def mark(o: cute.Tensor):
+            i, _, _ = cute.arch.thread_idx()
+            b, _, _ = cute.arch.block_idx()
+            c = cute.local_tile(cute.make_identity_tensor(o.shape), (64,), (b,))
+            if c[i][0] < o.shape[0]:
+                o[c[i]] = cutlass.Float32(b + 1)
+
+        @cute.jit
+        def f(o: cute.Tensor):
+            mark(o).launch(grid=(2, 1, 1), block=(64, 1, 1))
+
+        o = torch.zeros(64, device="cuda")
+        g = cute.compile(f, cute.runtime.make_fake_tensor(cutlass.Float32, (cute.sym_int(),), stride=(1,),
+                                                          assumed_align=16), options="--enable-tvm-ffi")
+        g(o)
+        print(sorted(set(o.tolist())))
+    """))
+    assert out.splitlines() == ["[1.0]"], out

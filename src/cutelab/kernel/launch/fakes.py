@@ -126,6 +126,7 @@ class FakeCompiled:
                 # is part of what it was compiled for: a call aligned less (as the fake allows) gets its own
                 key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout),
                             int(getattr(t.engine, "align", 0) or 0)))
+                a = symbolic_like(self.args[i], t)
             else:
                 fakes = _fake_leaves(self.args[i])
                 if fakes:  # fake tensors inside the argument (a dataclass of them): each real one checked
@@ -162,6 +163,33 @@ class FakeCompiled:
         return cf
 
 
+def symbolic_like(fake: FakeTensor, t: Any) -> Any:
+    """t (a call's tensor that passed fake's check) with the extents and strides that are symbolic in the fake
+    marked dynamic at t's values, as the stand-ins of compile_fakes are: the program traced for the call has
+    what CuTe DSL's compiled one has, a dynamic extent where the fake's is symbolic. (Traced static, a tile of a
+    grid rounded up to whole clusters past such an extent, quack's symmetric GEMM at M = 128 under 2 x 128-row
+    clusters, divides to a rest mode of extent 1, stride 0, and aliases onto the first tile.) t itself when
+    nothing is symbolic or its modes cannot be marked."""
+    sym_shape = [k for k, e in enumerate(fake.shape) if isinstance(e, SymInt)]
+    sym_stride = [k for k, d in enumerate(fake.stride) if isinstance(d, SymInt)]
+    if not sym_shape and not sym_stride:
+        return t
+    try:
+        sh, st = flat_modes(t, "cute.compile")
+    except (TensorError, LaunchError):
+        return t
+    if len(sh) != len(fake.shape):
+        return t
+    sh = tuple(DynInt(int(x), "i64" if fake.shape[k].width == 64 else "i32", fake.shape[k].divisibility)
+               if k in sym_shape else x for k, x in enumerate(sh))
+    st = tuple(DynInt(int(x), "i64", fake.stride[k].divisibility) if k in sym_stride else x for k, x in enumerate(st))
+    from ...layout import Layout
+    from ...tensor import Tensor
+
+    was_tuple = isinstance(t.layout.shape, tuple)  # a new tensor over t's memory: a caller's tensor stays as it is
+    return Tensor(t.engine, Layout(sh if was_tuple else sh[0], st if was_tuple else st[0]), t.offset, _checked=True)
+
+
 def _merge(fake: Any, real: Any) -> Any:
     """The argument a call passes (real) in the compiled structure (fake): its tensors as cute tensors in the
     fakes' places (a TVM-FFI call passes torch tensors), and a field the call leaves None where the compile
@@ -169,7 +197,7 @@ def _merge(fake: Any, real: Any) -> Any:
     import dataclasses
 
     if isinstance(fake, FakeTensor):
-        return None if real is None else _as_tensor_args(real)
+        return None if real is None else symbolic_like(fake, _as_tensor_args(real))
     if real is None:
         return fake
     if dataclasses.is_dataclass(fake) and type(real) is type(fake):
