@@ -294,3 +294,39 @@ def test_a_call_of_a_fake_compile_keeps_the_fakes_symbolic_extents(tmp_path):
         print(sorted(set(o.tolist())))
     """))
     assert out.splitlines() == ["[1.0]"], out
+
+
+@emulated_only
+def test_a_constexpr_field_a_call_leaves_none_keeps_the_compiles_value(tmp_path):
+    # quack compiles its GEMM epilogue arguments (a NamedTuple holding no fake tensor) with add_to_output=True,
+    # a Constexpr field, and passes None there at each call, as CuTe DSL lets it (the compiled value stands).
+    # Traced with the call's None, gemm_add_inplace's TMA reduce-add was a store: the output lost what it held
+    out = ok(run(tmp_path, """
+        import typing
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+
+        class Opts(typing.NamedTuple):
+            add: cutlass.Constexpr[bool] = False
+
+        @cute.kernel
+        def put(a: cute.Tensor, o: cute.Tensor, add: cutlass.Constexpr):
+            i, _, _ = cute.arch.thread_idx()
+            if cutlass.const_expr(add):
+                o[i] = o[i] + a[i]
+            else:
+                o[i] = a[i]
+
+        @cute.jit
+        def f(a: cute.Tensor, o: cute.Tensor, opts: Opts):
+            put(a, o, opts.add).launch(grid=(1, 1, 1), block=(8, 1, 1))
+
+        fake = lambda: cute.runtime.make_fake_tensor(cutlass.Float32, (8,), stride=(1,), assumed_align=16)
+        g = cute.compile(f, fake(), fake(), Opts(add=True), options="--enable-tvm-ffi")
+        a, o = torch.ones(8, device="cuda"), torch.full((8,), 10.0, device="cuda")
+        g(a, o, Opts(add=None))
+        g(a, o, Opts(add=None))
+        print(o.tolist())
+    """))
+    assert out.splitlines() == [str([12.0] * 8)], out

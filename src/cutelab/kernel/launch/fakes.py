@@ -15,7 +15,7 @@ from ...dynamic_layout import flat_modes, set_layout, mark_compact_shape_dynamic
 from ...errors import LaunchError, TensorError
 from ...fake import FakeTensor, SymInt
 from ...runtime import _from_numpy
-from .args import _as_tensor_args, _constexpr_positions
+from .args import _as_tensor_args, _constexpr_positions, _is_dataclass_value
 from .pointers import _nested_placeholder, bind_pointers, stand_in_pointers
 
 __all__ = ["FakeCompiled", "compile_fakes", "stand_in", "tracing_stand_ins"]
@@ -51,6 +51,9 @@ class FakeCompiled:
         # placeholder pointers among the arguments (inside dataclasses: quack's tile scheduler options): each
         # call binds its own pointers (or addresses) and runs with them, so it takes the full path
         self._pointers = any(_nested_placeholder(a) for a in args)
+        # a structure argument whose calls leave a field None that the compile gave (a Constexpr field): each call
+        # runs with the compile's value there (_merge), so it takes the full path too
+        self._bind = False
 
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
@@ -72,7 +75,7 @@ class FakeCompiled:
         no_export(self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._pointers:
+        if self._pointers or self._bind:
             cf = self._checked(args, kwargs)
             return cf(*self._bound_args)
         if not kwargs:
@@ -91,6 +94,8 @@ class FakeCompiled:
             if cf is not None:  # the same tensor shapes, strides, types, devices and alignment as a call
                 return self._run(cf, args)  # that passed the checks below: they pass again, for the same program
         cf = self._checked(args, kwargs)
+        if self._bind:
+            return cf(*self._bound_args)
         if qk is not None:
             if len(self.quick) >= 256:
                 self.quick.pop(next(iter(self.quick)))
@@ -143,6 +148,14 @@ class FakeCompiled:
                     a = _merge(self.args[i], a)
                 else:
                     key.append((i, type(a).__name__))
+                    if isinstance(a, (list, tuple)) or _is_dataclass_value(a):
+                        # a field the call leaves None (a Constexpr field: quack's add_to_output, passed None at each
+                        # call) keeps the compile's value, as with fakes inside (its TMA reduce-add was traced as a
+                        # store: gemm_add_inplace overwrote its output)
+                        merged = _merge(self.args[i], a)
+                        if merged is not a and not _same_structure(merged, a):
+                            self._bind = True  # calls run with the merged values (CompiledFunction compares them)
+                        a = merged
                 if _nested_placeholder(self.args[i]):  # placeholder pointers (make_ptr(dtype, 0, ...)) in it:
                     a, pk = bind_pointers(self.name, j, self.args[i], a)  # the call's pointers (or addresses)
                     key.append((i, "pointers", pk))
@@ -188,6 +201,19 @@ def symbolic_like(fake: FakeTensor, t: Any) -> Any:
 
     was_tuple = isinstance(t.layout.shape, tuple)  # a new tensor over t's memory: a caller's tensor stays as it is
     return Tensor(t.engine, Layout(sh if was_tuple else sh[0], st if was_tuple else st[0]), t.offset, _checked=True)
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    """Whether a and b hold the same values (identical objects) at every field and element."""
+    import dataclasses
+
+    if a is b:
+        return True
+    if _is_dataclass_value(a) and type(a) is type(b):
+        return all(_same_structure(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        return all(_same_structure(x, y) for x, y in zip(a, b))
+    return False
 
 
 def _merge(fake: Any, real: Any) -> Any:
