@@ -119,7 +119,10 @@ def main() -> None:
     if a.ids:
         env["QUACK_SELECT_IDS"] = os.path.abspath(a.ids)
     print(f"quack {VERSION}, CUTE_DSL_ARCH={a.arch}, files: {a.files}", flush=True)
-    code, table, last, _ = run(a.dir, a.files.split(","), a.arch, a.pytest_args, env, tests_dir)
+    code, table, last, res = run(a.dir, a.files.split(","), a.arch, a.pytest_args, env, tests_dir)
+    for line in res.stdout.splitlines():  # the cases that did not pass, with pytest's one-line reason
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line[:300])
     for f in sorted(table):
         c = table[f]
         print(f"{f}: {c['PASSED']} passed, {c['FAILED']} failed, {c['ERROR']} errors, {c['SKIPPED']} skipped")

@@ -1,6 +1,7 @@
 """TMA reductions (``cpasync.CopyReduceBulkTensorTileS2GOp``, ADD of f32: how CUTLASS's Blackwell FMHA backward
-accumulates dQ) on the CPU interpreter: every CTA adds its shared-memory tile into the same global tile, so the
-result is the tensor's values plus each CTA's; a non-ADD kind or a non-f32 tensor is refused by name; the CUDA
+accumulates dQ; of bf16/f16: quack's GEMMs with a fused gradient accumulation) on the CPU interpreter: every CTA
+adds its shared-memory tile into the same global tile, so the result is the tensor's values plus each CTA's, a
+16-bit sum rounded after each CTA's addition; a non-ADD kind is refused by name; the CUDA
 (``cp.reduce.async.bulk.tensor.2d...add.tile``) compiles for sm_100a."""
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ def reduce_kernel(atom: cute.CopyAtom, g: cute.Tensor, smem_layout: cute.Compose
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     smem = cutlass.utils.SmemAllocator()
-    s = smem.allocate_tensor(element_type=cutlass.Float32, layout=smem_layout.outer, byte_alignment=1024,
+    s = smem.allocate_tensor(element_type=g.element_type, layout=smem_layout.outer, byte_alignment=1024,
                              swizzle=smem_layout.inner)
     for j in cutlass.range_constexpr(TILE[0] * TILE[1] // 128):  # element (m, n) of block b: 1000 * (b + 1) + m + 64 n
-        i = j * 128 + tidx
-        s[(i % TILE[0], i // TILE[0])] = cutlass.Float32(1000 * (bidx + 1) + i)
+        i = j * 128 + tidx                                       # (16-bit types: 1 + m % 2)
+        if cutlass.const_expr(g.element_type == cutlass.Float32):
+            s[(i % TILE[0], i // TILE[0])] = cutlass.Float32(1000 * (bidx + 1) + i)
+        else:
+            s[(i % TILE[0], i // TILE[0])] = (cutlass.Float32(1 + i % 2)).to(g.element_type)
     cute.arch.fence_proxy("async.shared", space="cta")
     cute.arch.sync_threads()
     gt = cute.local_tile(g, TILE, (0, 0))
@@ -59,14 +63,32 @@ def test_every_cta_adds_its_tile():
     np.testing.assert_array_equal(x, want)
 
 
-def test_only_add_of_f32_is_run():
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_every_cta_adds_its_16_bit_tile_rounding_each_addition(dtype):
+    # bf16 holds 256 and 258, not 257: 256 + 1 rounds to 256 (to even) at each CTA's addition, three times, where
+    # one rounding of the f32 sum would give 259 -> 260; 256 + 2 is exact (258, then 260, 262). f16 has 11 bits:
+    # 2048 + 1 rounds to 2048, 2048 + 2 = 2050
+    import torch
+
+    big = 256.0 if dtype == "bf16" else 2048.0
+    tdt, cdt = {"bf16": (torch.bfloat16, cutlass.BFloat16), "f16": (torch.float16, cutlass.Float16)}[dtype]
+    x = torch.full(TILE, big, dtype=tdt)
+    g = from_dlpack(x)
+    atom, tensor, sl = _atom(cpasync.CopyReduceBulkTensorTileS2GOp(), cdt, g)
+    reduce_kernel(atom, tensor, sl).launch(grid=3, block=128)
+    odd = np.arange(TILE[0]) % 2 == 1  # rows m that add 2
+    want = np.where(odd[:, None], big + 6, big) * np.ones(TILE)
+    np.testing.assert_array_equal(x.float().numpy(), want)
+
+
+def test_only_add_is_run():
     from cutelab.compat.experimental.enums import ReductionKind
 
     x = np.zeros(TILE, np.float32)
     g = from_dlpack(x)
     atom, tensor, sl = _atom(cpasync.CopyReduceBulkTensorTileS2GOp(ReductionKind.MAX), cutlass.Float32, g)
-    with pytest.raises(TraceError, match=r"TMA reductions \(CopyReduceBulkTensorTileS2GOp\) that ADD f32 elements, "
-                                         r"not MAX of Float32"):
+    with pytest.raises(TraceError, match=r"TMA reductions \(CopyReduceBulkTensorTileS2GOp\) that ADD f32, f16 or bf16 "
+                                         r"elements, not MAX of Float32"):
         reduce_kernel(atom, tensor, sl).launch(grid=1, block=128)
 
 

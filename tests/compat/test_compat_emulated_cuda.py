@@ -171,6 +171,43 @@ def test_autograd_function_backward_sees_the_emulated_device(tmp_path):
 
 
 @emulated_only
+def test_zero_stride_gradient_from_the_engine_is_on_cuda_and_a_kernel_reads_it(tmp_path):
+    # out.sum().backward(): torch's engine (C++, no Python mode) makes ones_like(out) and expands it to out's
+    # shape, a view with strides (0, 0); it is the gradient of a "cuda" output, so it is on "cuda" in the
+    # Function's backward (quack's MLP hands it to a GEMM: test_mlp_zero_stride_grad), and a kernel reads it
+    # through from_dlpack with its zero strides. The gradient of a CPU Function stays on the CPU, and a leaf's
+    # .grad (accumulated by the engine) is on its leaf's device.
+    out = ok(run(tmp_path, KERNEL + """
+class Add(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x + 1
+    @staticmethod
+    def backward(ctx, g):
+        c = torch.empty(4, 8, device="cuda")
+        add(from_dlpack(g), from_dlpack(g), from_dlpack(c))
+        print(g.is_cuda, tuple(g.stride()), c.is_cuda, c.sum().item())
+        return c
+
+x = torch.zeros(4, 8, device="cuda", requires_grad=True)
+Add.apply(x).sum().backward()
+print(x.grad.is_cuda, x.grad.sum().item())
+xc = torch.zeros(4, 8, requires_grad=True)
+class OnCpu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x + 1
+    @staticmethod
+    def backward(ctx, g):
+        print(g.is_cuda)
+        return g
+OnCpu.apply(xc).sum().backward()
+print(xc.grad.is_cuda)
+"""))
+    assert out.splitlines() == ["True (0, 0) True 64.0", "True 64.0", "False", "False"]
+
+
+@emulated_only
 def test_cuda_graph_streams_run_concurrently(tmp_path):
     """CUTLASS's all-gather GEMM's pattern: in a graph, a kernel on one stream polls a flag that a kernel
     on another stream sets after a device copy; each stream's steps run in order, a stream's step after

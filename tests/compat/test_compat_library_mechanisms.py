@@ -213,3 +213,120 @@ def test_runtime_barrier_index_under_a_branch(tmp_path):
     out = ok(run(tmp_path, BARRIERS)).splitlines()
     assert out[0] == "guarded 32.0"
     assert "barrier offset 0..31 is outside the 2 barriers" in out[1]
+
+
+@emulated_only
+def test_tensors_inside_dataclass_and_namedtuple_arguments_are_each_calls(tmp_path):
+    # quack passes its GEMM epilogue's tensors (PostAct) in a dataclass, and a compiled function is called again
+    # with other tensors of the same layouts. Each call's tensors inside a dataclass or a NamedTuple are the ones
+    # its launches use (not the first call's: quack's second gemm_act wrote its postact into the first call's,
+    # freed, memory, and left its own as torch.empty gave it: the NaNs of test_mlp after another test), for a
+    # compile of real tensors and one of fake tensors called TVM-FFI style with torch tensors
+    out = ok(run(tmp_path, """
+        import dataclasses, typing
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack
+
+        class Src(typing.NamedTuple):
+            a: cute.Tensor
+
+        @dataclasses.dataclass
+        class Outs:
+            o: cute.Tensor
+
+        @cute.kernel
+        def twice(a: cute.Tensor, o: cute.Tensor):
+            i, _, _ = cute.arch.thread_idx()
+            o[i] = a[i] * 2.0
+
+        @cute.jit
+        def f(src: Src, outs: Outs):
+            twice(src.a, outs.o).launch(grid=(1, 1, 1), block=(8, 1, 1))
+
+        a1, o1 = torch.arange(8.0, device="cuda"), torch.zeros(8, device="cuda")
+        a2, o2 = torch.arange(8.0, device="cuda") + 100, torch.zeros(8, device="cuda")
+        c = cute.compile(f, Src(from_dlpack(a1)), Outs(from_dlpack(o1)))
+        c(Src(from_dlpack(a1)), Outs(from_dlpack(o1)))
+        c(Src(from_dlpack(a2)), Outs(from_dlpack(o2)))
+        print(o1.tolist(), o2.tolist())
+
+        fake = lambda: cute.runtime.make_fake_tensor(cutlass.Float32, (8,), stride=(1,), assumed_align=16)
+        g = cute.compile(f, Src(fake()), Outs(fake()), options="--enable-tvm-ffi")
+        o1.zero_(), o2.zero_()
+        g(Src(a1), Outs(o1))
+        g(Src(a2), Outs(o2))
+        print(o1.tolist(), o2.tolist())
+    """))
+    first, second = [float(2 * i) for i in range(8)], [float(2 * (i + 100)) for i in range(8)]
+    assert out.splitlines() == [f"{first} {second}"] * 2, out
+
+
+@emulated_only
+def test_a_call_of_a_fake_compile_keeps_the_fakes_symbolic_extents(tmp_path):
+    # quack compiles on fake tensors with symbolic extents (cute.sym_int) and calls with real ones. The program a
+    # call runs has a dynamic extent where the fake's is symbolic, as CuTe DSL's has: local_tile of a tile past the
+    # extent (a grid rounded up to whole clusters: quack's symmetric GEMM at M = 128 under 2 x 128-row clusters)
+    # keeps its coordinates past the end. Traced with the call's static extent, the rest mode of extent 1 has
+    # stride 0 and block 1's tile aliased onto block 0's (its TMA stores clashed with block 0's)
+    out = ok(run(tmp_path, """
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+
+        @cute.kernel
+        def mark(o: cute.Tensor):
+            i, _, _ = cute.arch.thread_idx()
+            b, _, _ = cute.arch.block_idx()
+            c = cute.local_tile(cute.make_identity_tensor(o.shape), (64,), (b,))
+            if c[i][0] < o.shape[0]:
+                o[c[i]] = cutlass.Float32(b + 1)
+
+        @cute.jit
+        def f(o: cute.Tensor):
+            mark(o).launch(grid=(2, 1, 1), block=(64, 1, 1))
+
+        o = torch.zeros(64, device="cuda")
+        g = cute.compile(f, cute.runtime.make_fake_tensor(cutlass.Float32, (cute.sym_int(),), stride=(1,),
+                                                          assumed_align=16), options="--enable-tvm-ffi")
+        g(o)
+        print(sorted(set(o.tolist())))
+    """))
+    assert out.splitlines() == ["[1.0]"], out
+
+
+@emulated_only
+def test_a_constexpr_field_a_call_leaves_none_keeps_the_compiles_value(tmp_path):
+    # quack compiles its GEMM epilogue arguments (a NamedTuple holding no fake tensor) with add_to_output=True,
+    # a Constexpr field, and passes None there at each call, as CuTe DSL lets it (the compiled value stands).
+    # Traced with the call's None, gemm_add_inplace's TMA reduce-add was a store: the output lost what it held
+    out = ok(run(tmp_path, """
+        import typing
+        import torch
+        import cutlass
+        import cutlass.cute as cute
+
+        class Opts(typing.NamedTuple):
+            add: cutlass.Constexpr[bool] = False
+
+        @cute.kernel
+        def put(a: cute.Tensor, o: cute.Tensor, add: cutlass.Constexpr):
+            i, _, _ = cute.arch.thread_idx()
+            if cutlass.const_expr(add):
+                o[i] = o[i] + a[i]
+            else:
+                o[i] = a[i]
+
+        @cute.jit
+        def f(a: cute.Tensor, o: cute.Tensor, opts: Opts):
+            put(a, o, opts.add).launch(grid=(1, 1, 1), block=(8, 1, 1))
+
+        fake = lambda: cute.runtime.make_fake_tensor(cutlass.Float32, (8,), stride=(1,), assumed_align=16)
+        g = cute.compile(f, fake(), fake(), Opts(add=True), options="--enable-tvm-ffi")
+        a, o = torch.ones(8, device="cuda"), torch.full((8,), 10.0, device="cuda")
+        g(a, o, Opts(add=None))
+        g(a, o, Opts(add=None))
+        print(o.tolist())
+    """))
+    assert out.splitlines() == [str([12.0] * 8)], out

@@ -369,8 +369,7 @@ def _packed_rows(atom: cutlass.Constexpr, tQ: cute.Tensor, out: cute.Tensor, sl:
         cute.arch.mbarrier_init(bars.iterator, 1)
     cute.arch.mbarrier_init_fence()
     cute.arch.sync_threads()
-    g = cute.make_tensor(tQ.iterator + hx * 2 * 64 + sx * 8 * 256,
-                         cute.make_layout(((2, 8), 64), stride=((64, 256), 1)))
+    g = cute.local_tile(tQ, ((2, 8), 64), ((hx, sx), 0))
     if tidx == 0:
         cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 16 * 64 * 2)
         cute.copy(atom, g, sQ, tma_bar_ptr=bars.iterator)
@@ -395,6 +394,53 @@ def test_tma_load_of_a_hierarchical_tile_of_hierarchical_modes():
                 assert out[hx, sx, i].tolist() == X[8 * sx + i // 2, 2 * hx + i % 2].tolist()
     with pytest.raises(LayoutError, match=r"cta_tiler \(\(2,8\),\(64,1\)\) is not congruent"):
         cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), packed, sl, ((2, 8), (64, 1)))
+
+
+@cute.kernel
+def _store_concat_rows(atom: cutlass.Constexpr, tD: cute.Tensor, sl: cutlass.Constexpr):
+    # quack's concatenated output: D's rows as ((2, M / 2)), two halves; a tile is 32 rows of each half
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, _, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    sD = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    for i in range(64):
+        sD[i, tidx] = cutlass.Float16(bx * 64 + i)
+    cute.arch.fence_proxy("async.shared", space="cta")
+    cute.arch.sync_threads()
+    g = cute.local_tile(tD, ((2, 32), 64), ((0, bx), 0))
+    if tidx == 0:
+        cute.copy(atom, sD, g)
+        cute.arch.cp_async_bulk_commit_group()
+        cute.arch.cp_async_bulk_wait_group(0)
+
+
+def test_tma_store_of_a_tile_over_a_hierarchical_mode():
+    """The TMA store of quack's concatenated GEMM output (test_mlp_concat_layout): D (M x 64) seen as
+    ((2, M / 2), 64), its tile given as the CTA-value layout over coordinates ((2,32),64):((1@0@0,1@1@0),1@1)
+    (composition of the identity layout with the epilogue tile); each sub-mode is a TMA dimension, and tile row
+    i = a + 2 r (a half, r a row in it) lands on row a * M / 2 + r of the CTA's rows. M / 2 = 48 rows: the second
+    CTA's tile has 16 rows past the end of each half, which TMA drops (the TMA tensor keeps them apart from the
+    next half's rows, which the tensor's own offsets would alias them onto)."""
+    from cutelab.layout import Layout, ScaledBasis
+
+    M, N = 96, 64
+    half = M // 2
+    D = np.full((M, N), -1, np.float16)
+    concat = cute.make_tensor(from_dlpack(D, assumed_align=16).iterator,
+                              cute.make_layout(((2, half), N), stride=((half * N, N), 1)))
+    tile = Layout._raw(((2, 32), 64), ((ScaledBasis(1, (0, 0)), ScaledBasis(1, (0, 1))), ScaledBasis(1, (1,))))
+    sl = _smem(K_SW128, cute.Float16, (64, 64))
+    atom, tD = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), concat, sl, tile)
+    assert atom.desc.box == (64, 2, 32)
+    _store_concat_rows(atom, tD, sl).launch(grid=(2, 1, 1), block=(64, 1, 1))
+    ref = np.zeros((M, N), np.float16)
+    for bx in range(2):
+        for a in range(2):
+            for r in range(32):
+                if 32 * bx + r < half:
+                    ref[a * half + 32 * bx + r] = bx * 64 + a + 2 * r
+    np.testing.assert_array_equal(D, ref)
+    nvcc_compiles(cuda.render(last_launch().ir))
 
 
 @cute.kernel

@@ -717,6 +717,7 @@ def _mode_class() -> Any:
         return (isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype in halves and b.dtype == a.dtype
                 and a.dim() >= 2 and b.dim() >= 2 and a.shape[-1] == b.shape[-2] and a.shape[-1] > 0)
     device_attr = Tensor.device
+    grad_attr = Tensor.grad
     get_device = Tensor.get_device
 
     def mark(x: Any) -> None:
@@ -753,6 +754,11 @@ def _mode_class() -> Any:
                     return on_cuda(args[0])
                 if desc is device_attr and on_cuda(args[0]) and not _internal(sys._getframe(1)):
                     return torch.device("cuda", current_device())  # what the program sees; cutelab and torch themselves see the CPU
+                if desc is grad_attr:  # a leaf's gradient, accumulated by the engine in C++ (unmarked), is on its device
+                    g = func(*args, **kwargs)
+                    if isinstance(g, Tensor) and on_cuda(args[0]) and not on_cuda(g):
+                        mark(g)
+                    return g
                 return func(*args, **kwargs)
             if func is get_device and args and on_cuda(args[0]) and not _internal(sys._getframe(1)):
                 return current_device()
@@ -885,10 +891,20 @@ def _patch_profiler() -> None:
     tp.profile = profile
 
 
+_OUTS_ON_CUDA = "_cutelab_outputs_on_cuda"
+
+
 def _wrap_backward(mode_cls: Any) -> None:
     """torch's autograd engine runs an autograd Function's ``backward`` without the Python
     TorchFunctionMode stack, so there the emulation would be off (``t.is_cuda`` False for the
-    saved "cuda" tensors, ``device="cuda"`` refused). Run each backward under the emulation."""
+    saved "cuda" tensors, ``device="cuda"`` refused). Run each backward under the emulation.
+
+    The gradients the engine hands to that backward are made in C++ (``out.sum().backward()``'s
+    ``ones_like`` expanded to the output's shape: a zero-stride view; what a built-in op's backward
+    computes), where no "cuda" mark is set. On a GPU a Function's gradient lives on the device of the
+    output it belongs to: ``Function.apply`` records which of its outputs are "on cuda" on the
+    backward node, and the backward marks the gradients of those outputs (with their memory)."""
+    import torch
     from torch.autograd.function import BackwardCFunction
     from torch.overrides import _get_current_function_mode_stack
 
@@ -897,6 +913,14 @@ def _wrap_backward(mode_cls: Any) -> None:
         return
 
     def apply(self: Any, *args: Any) -> Any:
+        flags = getattr(self, _OUTS_ON_CUDA, None)
+        if flags and _STATE.get("on"):
+            for a, f in zip(args, flags):
+                if f and isinstance(a, torch.Tensor) and not on_cuda(a):
+                    try:
+                        mark_on_cuda(a)
+                    except Exception:  # noqa: BLE001 - a tensor that takes no attributes stays unmarked
+                        pass
         if not _STATE.get("on") or any(isinstance(m, mode_cls) for m in _get_current_function_mode_stack()):
             return run(self, *args)
         with mode_cls():
@@ -906,6 +930,23 @@ def _wrap_backward(mode_cls: Any) -> None:
     apply.__wrapped__ = run
     BackwardCFunction.apply = apply
     _STATE["backward"] = run
+
+    fwd = torch.autograd.Function.__dict__["apply"]
+
+    def function_apply(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        out = fwd.__func__(cls, *args, **kwargs)
+        if _STATE.get("on"):
+            outs = out if isinstance(out, tuple) else (out,)
+            node = next((o.grad_fn for o in outs if isinstance(o, torch.Tensor) and o.grad_fn is not None), None)
+            if isinstance(node, BackwardCFunction):
+                try:
+                    setattr(node, _OUTS_ON_CUDA, tuple(isinstance(o, torch.Tensor) and on_cuda(o) for o in outs))
+                except Exception:  # noqa: BLE001 - a node that takes no attributes: its gradients stay as made
+                    pass
+        return out
+
+    torch.autograd.Function.apply = classmethod(function_apply)
+    _STATE["function_apply"] = fwd
 
 
 def _refuse(name: str) -> Callable[..., Any]:
@@ -940,6 +981,10 @@ def disable() -> None:
         from torch.autograd.function import BackwardCFunction
 
         BackwardCFunction.apply = _STATE["backward"]
+    if "function_apply" in _STATE:
+        import torch
+
+        torch.autograd.Function.apply = _STATE["function_apply"]
     _STATE.clear()
 
 

@@ -7,8 +7,9 @@
   the elements inside the global tensor (TMA skips the others). The store happens when it is
   issued: a program that overwrites the shared buffer before ``cp_async_bulk_wait_group(..., read=
   True)`` says it may is wrong on the GPU but not caught here. The groups have no CPU effect.
-- A ``CopyReduceBulkTensorTileS2GOp`` atom (ADD, f32) adds the box instead (``TmaReduceOp``; several
-  CTAs may add to the same elements): ``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile``.
+- A ``CopyReduceBulkTensorTileS2GOp`` atom (ADD of f32, f16 or bf16) adds the box instead (``TmaReduceOp``; several
+  CTAs may add to the same elements; a 16-bit sum is rounded to nearest even after each addition):
+  ``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile`` (the type is the tensor map's).
 - CUDA: ``cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [smem]`` with the
   tensor map kernel parameter of the loads (``TmaLoadOp``'s), ``cp.async.bulk.commit_group``,
   ``cp.async.bulk.wait_group[.read] N``.
@@ -20,6 +21,7 @@ from typing import Any, List
 
 import numpy as np
 
+from ... import dtypes
 from ... import int_tuple as it
 from ...errors import LaunchError, TraceError
 from ...layout import Layout, evaluate_all
@@ -133,7 +135,23 @@ class TmaReduceOp(TmaStoreOp):
                               f"{int(src.min())}..{int(src.max())} outside its {self.shared.length} elements")
         smem = b.shared[self.shared.index]
         vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
-        np.add.at(data, goff[valid], vals[valid])
+        g, v = goff[valid], vals[valid]
+        dt = d.dtype
+        if dt.name == "f32":
+            np.add.at(data, g, v)
+            return
+        # f16/bf16: each addition is rounded to the element type (the reduction unit adds element by element, as
+        # red.add.noftz.bf16 does), so the same element added by several CTAs is rounded after each one, in issue
+        # order: the k-th addition to an element of this op is made in round k
+        order = np.argsort(g, kind="stable")
+        gs = g[order]
+        first = np.r_[0, np.nonzero(gs[1:] != gs[:-1])[0] + 1] if gs.size else np.zeros(0, np.int64)
+        rank = np.empty(gs.size, np.int64)
+        rank[order] = np.arange(gs.size) - np.repeat(first, np.diff(np.r_[first, gs.size]))
+        for k in range(int(rank.max()) + 1 if rank.size else 0):
+            sel = rank == k
+            gk = g[sel]
+            data[gk] = dtypes.to_storage(dtypes.to_compute(data[gk], dt) + dtypes.to_compute(v[sel], dt), dt)
 
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr
@@ -194,9 +212,9 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     t = current("cute.copy")
     what = f"kernel {t.name}: cute.copy with a TMA store atom{t.where()}"
     reduce = isinstance(atom.op, CopyReduceBulkTensorTileS2GOp)
-    if reduce and (atom.op.kind_name != "ADD" or atom.desc.dtype.name != "f32"):
+    if reduce and (atom.op.kind_name != "ADD" or atom.desc.dtype.name not in ("f32", "f16", "bf16")):
         raise TraceError(f"{what}: cutelab's kernels run TMA reductions (CopyReduceBulkTensorTileS2GOp) that ADD "
-                         f"f32 elements, not {atom.op.kind_name} of {atom.desc.dtype}")
+                         f"f32, f16 or bf16 elements, not {atom.op.kind_name} of {atom.desc.dtype}")
     kwargs.pop("pred", None)
     kwargs.pop("cache_policy", None)
     kwargs.pop("loc", None), kwargs.pop("ip", None)  # the DSL's source location / insertion point

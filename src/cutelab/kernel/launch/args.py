@@ -255,10 +255,16 @@ def _as_tensor_args(x: Any) -> Any:
 
 
 def _at_path(args: Any, pos: Any, name: str) -> Any:
-    """The argument at pos: an int, or a tuple of indices into nested lists."""
+    """The argument at pos: an int, or a path of indices into nested lists and tuples and of field names
+    (str) into dataclasses."""
     path = pos if isinstance(pos, tuple) else (pos,)
     v = args
     for i in path:
+        if type(i) is str:
+            if not _is_dataclass_value(v) or not hasattr(v, i):
+                raise LaunchError(f"{name}: expected a tensor at argument {pos}, the compiled function's signature")
+            v = getattr(v, i)
+            continue
         if not isinstance(v, (list, tuple)) or i >= len(v):
             raise LaunchError(f"{name}: expected a tensor at argument {pos}, the compiled function's signature")
         v = v[i]
@@ -266,12 +272,20 @@ def _at_path(args: Any, pos: Any, name: str) -> Any:
 
 
 def _leaves_by_index(args: Any, prefix: tuple = ()) -> Dict[Any, Any]:
+    """The tensors of a call's arguments by position: an int for an argument that is one, else its path (a
+    tuple: the argument's index, then an index into a list or tuple (a NamedTuple too) or a dataclass's field
+    name at each level). Every tensor a compiled function launches with is found again at its path in each
+    call (quack's epilogue arguments, a dataclass of tensors: a call's PostAct, not the compile's)."""
+    import dataclasses
+
     out: Dict[Any, Any] = {}
-    for i, a in enumerate(args):
+    items = ([(f.name, getattr(args, f.name)) for f in dataclasses.fields(args) if f.init]
+             if _is_dataclass_value(args) else list(enumerate(args)))
+    for i, a in items:
         p = prefix + (i,)
         if _is_storage_tensor(a):
             out[p if prefix else i] = a
-        elif isinstance(a, list) and _has_tensors(a):
+        elif (isinstance(a, (list, tuple)) and not hasattr(a, "shape") or _is_dataclass_value(a)) and _has_tensors(a):
             out.update(_leaves_by_index(a, p))
     return out
 

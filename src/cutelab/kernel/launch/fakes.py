@@ -15,7 +15,7 @@ from ...dynamic_layout import flat_modes, set_layout, mark_compact_shape_dynamic
 from ...errors import LaunchError, TensorError
 from ...fake import FakeTensor, SymInt
 from ...runtime import _from_numpy
-from .args import _as_tensor_args, _constexpr_positions
+from .args import _as_tensor_args, _constexpr_positions, _is_dataclass_value
 from .pointers import _nested_placeholder, bind_pointers, stand_in_pointers
 
 __all__ = ["FakeCompiled", "compile_fakes", "stand_in", "tracing_stand_ins"]
@@ -51,6 +51,9 @@ class FakeCompiled:
         # placeholder pointers among the arguments (inside dataclasses: quack's tile scheduler options): each
         # call binds its own pointers (or addresses) and runs with them, so it takes the full path
         self._pointers = any(_nested_placeholder(a) for a in args)
+        # a structure argument whose calls leave a field None that the compile gave (a Constexpr field): each call
+        # runs with the compile's value there (_merge), so it takes the full path too
+        self._bind = False
 
     def __repr__(self) -> str:
         fakes = ", ".join(repr(a) for a in self.args if isinstance(a, FakeTensor))
@@ -72,7 +75,7 @@ class FakeCompiled:
         no_export(self.name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._pointers:
+        if self._pointers or self._bind:
             cf = self._checked(args, kwargs)
             return cf(*self._bound_args)
         if not kwargs:
@@ -91,6 +94,8 @@ class FakeCompiled:
             if cf is not None:  # the same tensor shapes, strides, types, devices and alignment as a call
                 return self._run(cf, args)  # that passed the checks below: they pass again, for the same program
         cf = self._checked(args, kwargs)
+        if self._bind:
+            return cf(*self._bound_args)
         if qk is not None:
             if len(self.quick) >= 256:
                 self.quick.pop(next(iter(self.quick)))
@@ -126,6 +131,7 @@ class FakeCompiled:
                 # is part of what it was compiled for: a call aligned less (as the fake allows) gets its own
                 key.append((i, type(a).__name__, str(getattr(a, "device", "")), value_of(t.layout),
                             int(getattr(t.engine, "align", 0) or 0)))
+                a = symbolic_like(self.args[i], t)
             else:
                 fakes = _fake_leaves(self.args[i])
                 if fakes:  # fake tensors inside the argument (a dataclass of them): each real one checked
@@ -142,6 +148,14 @@ class FakeCompiled:
                     a = _merge(self.args[i], a)
                 else:
                     key.append((i, type(a).__name__))
+                    if isinstance(a, (list, tuple)) or _is_dataclass_value(a):
+                        # a field the call leaves None (a Constexpr field: quack's add_to_output, passed None at each
+                        # call) keeps the compile's value, as with fakes inside (its TMA reduce-add was traced as a
+                        # store: gemm_add_inplace overwrote its output)
+                        merged = _merge(self.args[i], a)
+                        if merged is not a and not _same_structure(merged, a):
+                            self._bind = True  # calls run with the merged values (CompiledFunction compares them)
+                        a = merged
                 if _nested_placeholder(self.args[i]):  # placeholder pointers (make_ptr(dtype, 0, ...)) in it:
                     a, pk = bind_pointers(self.name, j, self.args[i], a)  # the call's pointers (or addresses)
                     key.append((i, "pointers", pk))
@@ -162,6 +176,46 @@ class FakeCompiled:
         return cf
 
 
+def symbolic_like(fake: FakeTensor, t: Any) -> Any:
+    """t (a call's tensor that passed fake's check) with the extents and strides that are symbolic in the fake
+    marked dynamic at t's values, as the stand-ins of compile_fakes are: the program traced for the call has
+    what CuTe DSL's compiled one has, a dynamic extent where the fake's is symbolic. (Traced static, a tile of a
+    grid rounded up to whole clusters past such an extent, quack's symmetric GEMM at M = 128 under 2 x 128-row
+    clusters, divides to a rest mode of extent 1, stride 0, and aliases onto the first tile.) t itself when
+    nothing is symbolic or its modes cannot be marked."""
+    sym_shape = [k for k, e in enumerate(fake.shape) if isinstance(e, SymInt)]
+    sym_stride = [k for k, d in enumerate(fake.stride) if isinstance(d, SymInt)]
+    if not sym_shape and not sym_stride:
+        return t
+    try:
+        sh, st = flat_modes(t, "cute.compile")
+    except (TensorError, LaunchError):
+        return t
+    if len(sh) != len(fake.shape):
+        return t
+    sh = tuple(DynInt(int(x), "i64" if fake.shape[k].width == 64 else "i32", fake.shape[k].divisibility)
+               if k in sym_shape else x for k, x in enumerate(sh))
+    st = tuple(DynInt(int(x), "i64", fake.stride[k].divisibility) if k in sym_stride else x for k, x in enumerate(st))
+    from ...layout import Layout
+    from ...tensor import Tensor
+
+    was_tuple = isinstance(t.layout.shape, tuple)  # a new tensor over t's memory: a caller's tensor stays as it is
+    return Tensor(t.engine, Layout(sh if was_tuple else sh[0], st if was_tuple else st[0]), t.offset, _checked=True)
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    """Whether a and b hold the same values (identical objects) at every field and element."""
+    import dataclasses
+
+    if a is b:
+        return True
+    if _is_dataclass_value(a) and type(a) is type(b):
+        return all(_same_structure(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and type(a) is type(b) and len(a) == len(b):
+        return all(_same_structure(x, y) for x, y in zip(a, b))
+    return False
+
+
 def _merge(fake: Any, real: Any) -> Any:
     """The argument a call passes (real) in the compiled structure (fake): its tensors as cute tensors in the
     fakes' places (a TVM-FFI call passes torch tensors), and a field the call leaves None where the compile
@@ -169,7 +223,7 @@ def _merge(fake: Any, real: Any) -> Any:
     import dataclasses
 
     if isinstance(fake, FakeTensor):
-        return None if real is None else _as_tensor_args(real)
+        return None if real is None else symbolic_like(fake, _as_tensor_args(real))
     if real is None:
         return fake
     if dataclasses.is_dataclass(fake) and type(real) is type(fake):

@@ -31,15 +31,19 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
         return None
     env: Dict[str, Any] = {"_same_static": _same_static, "_handle": _stream_handle, "_mod": _plan,
                            "LaunchError": LaunchError, "_ENV": EnvStream,
-                           "_fast": fast, "_new_addresses": cf._new_addresses}
+                           "_fast": fast, "_new_addresses": cf._new_addresses, "_NOFIELD": object()}
     need = 1 + max([pos if type(pos) is int else pos[0] for pos, _ in fast.getters] + [-1])
 
-    def fetch(pos: Any) -> List[str]:  # x = the argument at pos: an int, or a path into nested lists
+    def fetch(pos: Any) -> List[str]:  # x = the argument at pos: an int, or a path into nested lists/dataclasses
         if type(pos) is int:
             return [f"    x = args[{pos}]"]
         out = ["    x = args"]
-        for i in pos:  # as args._at_path: a list or tuple at each step, long enough (else the general path)
-            out += ["    if (x.__class__ is not list and x.__class__ is not tuple) or len(x) <= %d:" % i,
+        for i in pos:  # as args._at_path: a list or tuple at each step, long enough, or a dataclass's field
+            if type(i) is str:  # (else the general path)
+                out += [f"    x = getattr(x, {i!r}, _NOFIELD) if hasattr(x, '__dataclass_fields__') else _NOFIELD",
+                        "    if x is _NOFIELD:", "        return False"]
+                continue
+            out += ["    if not isinstance(x, (list, tuple)) or len(x) <= %d:" % i,
                     "        return False", f"    x = x[{i}]"]
         return out
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Tuple
 
+import math
+
 import numpy as np
 
 from ... import int_tuple as it
@@ -307,6 +309,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     shape = shape if isinstance(shape, tuple) else (shape,)
     stride = stride if isinstance(stride, tuple) else (stride,)
     tiler = tuple(cta_tiler) if isinstance(cta_tiler, (tuple, list)) else (cta_tiler,)
+    if len(tiler) == 1:
+        tiler = _coordinate_tile(tiler[0], shape) or tiler
     tiler = _hierarchical_tiles(tiler, shape, stride)
     ntiled = None  # of a hierarchical tile, its modes before they are flattened (a staged smem layout has one more)
     if any(isinstance(x, tuple) for x in tiler) and len(shape) >= len(tiler):
@@ -354,15 +358,6 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
-    # a CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue:
-    # (64,32):(1@0,1@1)), a flat layout whose mode i steps coordinate i by 1, is the tile of its extents
-    if len(tiler) == 1 and isinstance(tiler[0], Layout) and isinstance(tiler[0].shape, tuple):
-        from ...layout import ScaledBasis
-
-        cv = tiler[0]
-        if (all(type(x) is int for x in cv.shape) and isinstance(cv.stride, tuple)
-                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(cv.stride))):
-            tiler = tuple(cv.shape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
@@ -394,6 +389,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         # a box larger than the tensor is allowed (cuTensorMapEncodeTiled bounds boxDim by 256 only): its
         # elements past the tensor's end are out of bounds, zero-filled by loads and dropped by stores
     stored = smem_layout
+    hierarchical = ntiled is not None  # tiled modes of the tensor are nested: its sub-modes are the TMA dimensions
     ntiled = ntiled or len(tiler)
     if not _one_stage and _rank(smem_layout) == ntiled + 1:  # staged (the stage last): one stage's layout
         from ...swizzle import select
@@ -470,7 +466,7 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
             f"smem layout atom whose major mode is the tensor's contiguous mode")
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]))
              for j in range(nbox)]
-    tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler)
+    tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler, hierarchical)
     if num_multicast == 1:
         atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
@@ -513,6 +509,48 @@ def _smem_order(order: list, outer: Layout, box_t: tuple, ntile: int) -> list:
     # kernels' TMA coordinates follow: CUTLASS's Hopper FMHA's (d, heads, seqlen, batch) read the wrong boxes)
     moved = iter(tiled)
     return [inner] + [next(moved) if i in step else i for i in order[1:]]
+
+
+def _coordinate_tile(cv: Any, shape: tuple) -> Any:
+    """A CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue) whose
+    mode k steps coordinate k by 1, as the tile of its extents: flat, (64,32):(1@0,1@1) is (64, 32); over a
+    hierarchical mode of the tensor (quack's concatenated output, ((2, m / 2), n)), its sub-modes step the
+    sub-coordinates in order, ((2,32),32):((1@0@0,1@1@0),1@1) is ((2, 32), 32) (a sub-mode it does not step is 1).
+    None for any other tiler.
+
+    >>> from cutelab.layout import ScaledBasis as E
+    >>> _coordinate_tile(Layout._raw(((2, 32), 32), ((E(1, (0, 0)), E(1, (0, 1))), E(1, (1,)))), ((2, 96), 64, 3))
+    ((2, 32), 32)
+    >>> _coordinate_tile(Layout._raw((64, 32), (E(1, (0,)), E(1, (1,)))), (128, 64))
+    (64, 32)
+    >>> _coordinate_tile(Layout._raw(((32, 2), 32), ((E(1, (0, 1)), E(1, (0, 0))), E(1, (1,)))), ((2, 96), 64)) is None
+    True
+    """
+    from ...layout import ScaledBasis
+
+    if not isinstance(cv, Layout) or not isinstance(cv.shape, tuple) or not isinstance(cv.stride, tuple):
+        return None
+    out: list = []
+    for k, (s, d) in enumerate(zip(cv.shape, cv.stride)):
+        fs, fd = it.flatten_to_tuple(s), it.flatten_to_tuple(d)
+        if not all(type(x) is int for x in fs) or not all(
+                isinstance(b, ScaledBasis) and b.value == 1 and b.path[:1] == (k,) for b in fd):
+            return None
+        if not isinstance(s, tuple):
+            if fd[0].path != (k,):
+                return None
+            out.append(s)
+            continue
+        sub = shape[k] if k < len(shape) else None
+        paths = [b.path[1:] for b in fd]
+        if not isinstance(sub, tuple) or any(len(p) != 1 for p in paths):
+            return None
+        js = [p[0] for p in paths]
+        if js != sorted(set(js)) or js[-1] >= len(sub):  # the tile's sub-modes in the tensor's order
+            return None
+        ext = dict(zip(js, fs))
+        out.append(tuple(ext.get(j, 1) for j in range(len(sub))))
+    return tuple(out)
 
 
 def _hierarchical_tiles(tiler: tuple, shape: tuple, stride: tuple) -> tuple:
@@ -560,7 +598,8 @@ def _hierarchical_tiles(tiler: tuple, shape: tuple, stride: tuple) -> tuple:
 COORD_EXTENT = 1 << 20
 
 
-def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...]) -> Tuple[Any, Any]:
+def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler: Tuple[int, ...],
+                     hierarchical: bool = False) -> Tuple[Any, Any]:
     """(TMA tensor, its decoding layout or None) for make_tiled_tma_atom. The TMA tensor of a flat tensor
     narrower than its tile in every tiled mode (flash_attn.cute's Q of 128 rows and head dim 8 under a 192 x 16
     tile; a grouped GEMM's template, whose descriptor the kernel rewrites: kernel/instr/tensormap.py), or of a
@@ -570,8 +609,12 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     local_tile), each tiled mode
     COORD_EXTENT apart in the descriptor's dimension order. Reading it as memory is out of bounds (refused);
     TMA copies decode the coordinates from its offsets with each tiled mode COORD_EXTENT long. A nested
-    tensor narrower than its tile in every mode gets COORD_EXTENT-long modes; other tensors are their own TMA
-    tensor (a mode narrower than its tile is a partial tile, as a K of 32 under a K tile of 64)."""
+    tensor narrower than its tile in every mode gets COORD_EXTENT-long modes. A tensor whose tiled modes are
+    hierarchical (quack's concatenated operands and outputs, ((2, m / 2), n, l), ``hierarchical``: each sub-mode a
+    TMA dimension) gets the coordinate view of its own nested shape, each tiled sub-mode COORD_EXTENT apart: a tile
+    past the end of a sub-mode (a grid rounded up to whole clusters) keeps its coordinates instead of aliasing
+    onto the next sub-mode's rows. Other tensors are their own TMA tensor (a mode narrower than its tile is a
+    partial tile, as a K of 32 under a K tile of 64)."""
     from ...tensor import Tensor
 
     n = len(shape)
@@ -580,6 +623,24 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     lshape = gmem_tensor.layout.shape
     flat = isinstance(lshape, tuple) and len(lshape) == n and not any(isinstance(e, tuple) for e in lshape)
     narrower = all(shape[i] < tiler[i] for i in range(len(tiler)))
+    fshape = it.flatten_to_tuple(lshape)
+    if hierarchical and isinstance(lshape, tuple) and _flat_strided(Layout._raw(fshape, it.flatten_to_tuple(
+            gmem_tensor.layout.stride)), n) and all(shape[i] + 1024 <= COORD_EXTENT for i in range(len(tiler))):
+        # each tiled sub-mode COORD_EXTENT long, but one that a single tile covers whole (a static extent no
+        # larger than its tile: quack's 2 halves, flash_attn.cute's query heads per KV head) only its tile long:
+        # its coordinate is always 0; untiled modes their own extent. When those spans do not fit in 63 bits,
+        # the tensor is its own TMA tensor
+        span = [int(tiler[i]) if i < len(tiler) and type(fshape[i]) is int and shape[i] <= tiler[i] else
+                COORD_EXTENT if i < len(tiler) else max(1, int(shape[i])) for i in range(n)]
+        if math.prod(span) < 1 << 62:
+            vstride = [0] * n
+            mul = 1
+            for i in order:
+                vstride[i] = mul
+                mul *= span[i]
+            decode = Layout._raw(tuple(span), tuple(vstride))
+            nested = Layout._raw(lshape, it.unflatten(tuple(vstride), lshape))
+            return Tensor(gmem_tensor.engine, nested, gmem_tensor.offset, _checked=True), decode
     if narrower and not flat:
         vshape = tuple(COORD_EXTENT if i < len(tiler) else shape[i] for i in range(n))
     elif (narrower and flat) or (
