@@ -71,6 +71,9 @@ CASES = [
                                               "Float8E4M3FN", "--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"]),
     # nvfp4 with Float8E8M0FNU scale factors, and the epilogue's amax of C
     ("dense_blockscaled_gemm_persistent_amax.py", ["--mnkl", "128,128,256,1"]),
+    # L2 prefetches of A, B and their scale factors (a TmaRunsAtom's boxes) before and inside the main loop
+    ("dense_blockscaled_gemm_persistent_prefetch.py", ["--mnkl", "128,128,768,1", "--mma_tiler_mn", "128,128",
+                                                       "--cluster_shape_mn", "1,1", "--prefetch_dist", "1"]),
     # TMA prefetches; tf32 atoms over f32 tensors
     ("dense_gemm_persistent_prefetch.py", ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
                                            "--cluster_shape_mn", "1,1"]),
