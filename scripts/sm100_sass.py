@@ -82,6 +82,9 @@ CASES = [
     ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", ["--mnkl", "128,128,128,1"]),
     ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", ["--mnkl", "128,128,128,1", "--a_major", "k",
                                                                   "--use_tma_store"]),
+    # the grouped mixed-input GEMM: a scheduler warp's while on a Boolean flag, B's tile moved along N from its TMA
+    # tensor's iterator (coordinates), a predicated SIMT epilogue across group bounds
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", ["--mnkl", "128,128,256,3"]),
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),

@@ -336,6 +336,16 @@ def _view_annotated(fn: Any, args: Dict[str, Any]) -> None:
             args[name] = view(args[name])
 
 
+def _gmem(param: Any, address: int, t: Any) -> Any:
+    """The kernel's global memory of host tensor t; a TMA tensor's (make_tiled_tma_atom's coordinate view)
+    knows its TMA dimensions (its iterator is their coordinates: kernel/frontend/tma_coords.py)."""
+    eng = GmemEngine(param, address, getattr(t.engine, "memspace", ""))
+    dims = getattr(t, "tma_dims", None)
+    if dims is not None:
+        eng.tma_dims = dims
+    return eng
+
+
 def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
              block: Tuple[int, int, int], interpret: Optional[bool],
              cluster: Tuple[int, int, int] = (1, 1, 1),
@@ -424,8 +434,8 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        traced = {path: (Tensor(GmemEngine(params[idx], storages[idx].address, getattr(t.engine, "memspace", "")),
-                                t.layout, t.offset, _checked=True) if not isinstance(t, Pointer) else
+        traced = {path: (Tensor(_gmem(params[idx], storages[idx].address, t), t.layout, t.offset, _checked=True)
+                         if not isinstance(t, Pointer) else
                          Pointer(GmemEngine(params[idx], storages[idx].address, "gmem"), t.offset))
                   for path, (t, idx) in tensor_args.items()}
         # host tensor engine -> its parameter (copy_tensormap finds a TMA atom's tensor: instr/tensormap.py)

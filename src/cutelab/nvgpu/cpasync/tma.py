@@ -48,6 +48,7 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
+from ...tensor import Tensor
 
 __all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
            "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES", "copy_tensormap",
@@ -466,6 +467,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]))
              for j in range(nbox)]
     tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler)
+    if coord_layout is not None:
+        tma_tensor = _tma_view(tma_tensor, tuple(desc.modes), gmem_tensor.layout.shape)
     if num_multicast == 1:
         atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
@@ -608,6 +611,26 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
         mul *= vshape[i]
     lay = Layout._raw(vshape, tuple(vstride))
     return Tensor(gmem_tensor.engine, lay, gmem_tensor.offset, _checked=True), lay
+
+
+class TmaTensor(Tensor):
+    """The tensor make_tiled_tma_atom returns where it is a coordinate view (``_coordinate_view``):
+    ``tma_dims`` is (its origin offset, the stride of each TMA dimension), which the launch gives the kernel's
+    memory of it (kernel/frontend/tma_coords.py: its iterator there is its coordinates)."""
+
+    __slots__ = ("tma_dims",)
+
+
+def _tma_view(view: Any, modes: Tuple[int, ...], lshape: Any) -> Any:
+    """The coordinate view as a kernel argument whose iterator in the kernel is its coordinates, one per TMA
+    dimension (the descriptor's modes, innermost first, less static modes of extent 1, as CuTe DSL's)."""
+    flat = it.flatten_to_tuple(view.layout.stride)
+    dims = [m for m in modes if not (type(lshape[m]) is int and lshape[m] == 1)]
+    if not all(type(flat[m]) is int for m in dims):
+        return view
+    out = TmaTensor(view.engine, view.layout, view.offset, _checked=True)
+    out.tma_dims = (view.offset, tuple(int(flat[m]) for m in dims))
+    return out
 
 
 def _flat_strided(layout: Any, n: int) -> bool:
