@@ -437,6 +437,13 @@ class PipelineTmaAsync:
             if tidx is None:
                 tidx = arch.thread_idx()[0]
             dst, signal = PipelineTmaAsync.init_empty_barrier_arrive_signal(cta_layout_vmnk, tidx, mcast_mode_mn)
+        elif tidx is not None:
+            # one CTA: the threads whose tidx % 32 is 0 arrive, as in CuTe DSL (a constant tidx, CUTLASS's mixed-input
+            # FMHA decode passes 0: every consumer thread arrives, its consumer_group counting them all)
+            from .kernel.ir.symbolic import Cmp
+
+            lane = tidx % 32
+            signal = int(lane < 1) if isinstance(lane, int) else Cmp.make("<", lane, 1)
         full, empty = barrier_storage, barrier_storage + num_stages
         warp = arch.make_warp_uniform(arch.warp_idx())
         p = PipelineTmaAsync(full, empty, num_stages, int(tx_count), pc, cc, signal, dst)
@@ -512,6 +519,16 @@ class PipelineTmaAsync:
         from .kernel.instr.cluster import remote_mbarrier
 
         sig = self.is_signaling_thread
+        if self.dst_rank is None:  # one CTA, the signalling threads given by create's tidx
+            if isinstance(sig, int):
+                if sig:
+                    arch.mbarrier_arrive(self.empty + state.index)
+                return
+            op = t.begin_if(sig)
+            outer, t.cur = t.cur, op.then
+            arch.mbarrier_arrive(self.empty + state.index)
+            t.cur = outer
+            return
         if isinstance(sig, int):
             remote_mbarrier("arrive", self.empty + state.index, self.dst_rank, None,
                             "PipelineTmaAsync.consumer_release")

@@ -72,3 +72,35 @@ def test_a_tile_made_from_moved_coordinates_of_the_tma_tensor(capsys):
 def test_coordinates_out_of_their_places_are_refused():
     with pytest.raises(TraceError, match=r"are not the 2 coordinates of one TMA tensor's iterator"):
         _run(swap=True)
+
+
+@cute.kernel
+def through_other_atom(atom: cutlass.Constexpr, tA: cute.Tensor, B: cute.Tensor, sl: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, cute.local_tile(tA, (64, 64), (1, 0)), sA, tma_bar_ptr=bars.iterator)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[i, tidx] = sA[i, tidx]
+
+
+def test_a_load_reads_its_atoms_tensor_at_the_sources_coordinates():
+    # CuTe DSL's atom holds the tensor map: a tile of the TMA tensor of A copied with the atom of V (same shape)
+    # loads V's tile (CUTLASS's mixed-input FMHA decode loads its V scales through the K scales' TMA tensor); V is
+    # no argument of the kernel, its atom brings it
+    A = (np.arange(128 * 64) % 251).astype(np.float16).reshape(128, 64)
+    V = (A.astype(np.float32) * -1 - 3).astype(np.float16)
+    sl = _smem()
+    _, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(A), sl, (64, 64))
+    atom_v, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), from_dlpack(V), sl, (64, 64))
+    B = np.zeros((64, 64), np.float16)
+    through_other_atom(atom_v, tA, from_dlpack(B), sl).launch(grid=1, block=64)
+    np.testing.assert_array_equal(B, V[64:128])

@@ -358,7 +358,7 @@ class Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
-            if pre is UNDEF and v is UNDEF:
+            if pre is UNDEF and (v is UNDEF or isinstance(v, Unusable)):
                 continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
             if n in self.regs and self.regs[n][1] is _OBJ:
                 carry_obj.leave(t, n, self.regs[n][0], v, self.what, self.where)

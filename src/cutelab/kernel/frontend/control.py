@@ -38,7 +38,7 @@ from ...numeric import FloatValue, IntValue
 from ..ir.symbolic import is_sym
 from ..ir.nodes import Assign, Compute
 from . import carry_obj
-from .carry import UNDEF, Carry, carryable, describe, in_scope, promotable, promoted
+from .carry import UNDEF, Carry, Unusable, carryable, describe, in_scope, promotable, promoted
 from .trace import TraceValue, active, current
 
 __all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
@@ -396,6 +396,17 @@ class Branch:
         for n in c.names:
             if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
                 out.append(c.after(n))
+            elif c.pre[n] is UNDEF and isinstance(c.last[n], TraceValue) and not in_scope(self.t, c.last[n]):
+                # first bound in one arm only, to a value computed there: no value after the branch (a use raises
+                # the error check_refs gives), and a branch around this one carries nothing for it (CUTLASS's
+                # mixed-input FMHA decode binds a static loop's index `dm` in some arms of an if/elif chain: an
+                # inner arm's register leaked out, and the enclosing branch refused it)
+                try:
+                    self.t.check_refs(c.last[n].refs, f"variable {n}")
+                    msg = None
+                except TraceError as e:
+                    msg = str(e)
+                out.append(Unusable(n, c.last[n], "branch", self.where, self.t.name, msg=msg))
             else:
                 out.append(c.last[n])
         return tuple(out)

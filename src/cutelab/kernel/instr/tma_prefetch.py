@@ -18,7 +18,7 @@ from typing import Any, List
 from ...errors import TraceError
 from ..ir.nodes import Access
 from ..frontend.trace import current
-from .tma import TmaLoadOp, _check_gmem_tile, _tile_coords, coord_code, coord_refs, name_tensor_map
+from .tma import TmaLoadOp, atom_param, _check_gmem_tile, _tile_coords, coord_code, coord_refs, name_tensor_map
 
 __all__ = ["TmaPrefetchOp", "prefetch"]
 
@@ -92,12 +92,13 @@ def prefetch(atom: Any, src: Any, *, loc: Any = None, ip: Any = None) -> None:
     else:
         _check_gmem_tile(atom, src.layout, what, "source")
     coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
-    g.param.read = True
+    gp = atom_param(t, atom, g)
+    gp.read = True
     ops = []
     for origin, _ in atom.boxes:
         bc = coord_refs(t, tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes)), what)
-        op = TmaPrefetchOp(d, g.param, bc, None, 0, None, 0, t.where())
-        name_tensor_map(t, op, g.param.index, d)
+        op = TmaPrefetchOp(d, gp, bc, None, 0, None, 0, t.where())
+        name_tensor_map(t, op, gp.index, d)
         ops.append(op)
     with elect_one():
         for op in ops:

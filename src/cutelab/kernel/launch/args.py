@@ -298,6 +298,12 @@ def _is_stream(a: Any) -> bool:
 def _same_static(a: Any, b: Any) -> bool:
     if a is b:
         return True
+    from ...tensor import Pointer
+
+    if type(a) is Pointer and type(b) is Pointer:  # tensor.iterator makes a new Pointer each time: the same
+        # memory at the same offset is the same pointer (CUTLASS's mixed-input FMHA decode compiles with its
+        # tensors' iterators and calls with them again)
+        return a.engine is b.engine and type(a.offset) is int and type(b.offset) is int and a.offset == b.offset
     try:
         return bool(type(a) is type(b) and a == b)
     except Exception:  # noqa: BLE001 - values without a plain ==

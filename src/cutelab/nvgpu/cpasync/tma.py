@@ -780,6 +780,7 @@ def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layou
     desc = TmaDescriptor(dtype, (W, total // W), (max(1, bits // 8), W * bits // 8), (W, runs[0][2] // W), 0, (0, 1))
     atom = TmaRunsAtom(op, desc, Layout._raw((W, total // W), (1, W)), smem_layout, tuple(tiler), g_of_s, runs, W)
     atom.num_multicast, atom.tile_g_of_s, atom.slices = num_multicast, tile_g_of_s, slices
+    atom.host_engine = getattr(gmem_tensor, "engine", None)  # the memory its loads read (kernel/instr/tma.py: atom_param)
     return TmaInfo(atom, gmem_tensor, stored)
 
 

@@ -1,0 +1,47 @@
+"""CUTLASS's Blackwell mixed-input FMHA decode (examples/python/CuTeDSL/cute/blackwell/kernel/attention/
+mixed_input_fmha/mixed_input_fmha_decode.py, byte for byte as of CUTLASS commit
+7107b05535f8977f5ecb9d01ee203205b1fd9bc4, in CUTLASS's folders) run by ``cutelab run`` with CUTE_DSL_ARCH=sm_100a on
+the CPU interpreter to its own check against torch's scaled_dot_product_attention.
+
+bf16 Q against Int8 (or e4m3) K and V with a bf16 scale per block of the head dimension: convert warpgroups read K
+with ldmatrix (LdMatrix8x16x8bOp) and V with SM100's transposed 8-bit ldmatrix (LdMatrix16x16x8bOp), scale and
+convert them and store them to tensor memory (tcgen05.st 16x256b) for the UMMAs that read A from there; the K and V
+scales come by TMA through one TMA tensor (the K scales') and two atoms; warp roles in an if/elif chain; pipelines
+whose consumers all arrive (tidx=0); with --kv_splits 2 a second kernel reduces the two splits' partial results."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+PROG = PROGRAMS / "cute" / "blackwell" / "kernel" / "attention" / "mixed_input_fmha" / "mixed_input_fmha_decode.py"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "cutelab", "run", str(PROG), *args], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=str(PROGRAMS))
+
+
+@pytest.mark.parametrize("args", [
+    # Int8 K/V, one scale per 128 of the head dimension, 2 splits of 128 keys each, then the reduction kernel
+    ["--seqlen", "256", "--heads_q", "8", "--heads_k", "1", "--headdim", "128", "--block_scaledim", "128",
+     "--kv_splits", "2", "--tolerance", "0.02"],
+    # e4m3 K/V, 2 KV heads of 8 query heads each (GQA), one split; at the program's tolerance (0.1: its bf16 P
+    # and converted V differ from torch's by up to 0.03 here)
+    ["--seqlen", "128", "--heads_q", "16", "--heads_k", "2", "--headdim", "128", "--block_scaledim", "128",
+     "--kv_splits", "1", "--kv_dtype", "Float8E4M3FN"],
+], ids=["int8-2splits", "e4m3-gqa"])
+def test_mixed_input_fmha_decode_on_the_cpu(args):
+    p = _run(*args)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "Verifying results..." in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
