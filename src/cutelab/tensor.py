@@ -1034,6 +1034,11 @@ class Tensor:
         return self.layout.stride
 
     @property
+    def value(self) -> "Tensor":
+        """CuTe DSL's MLIR value of the tensor: the tensor itself (what the cutlass._mlir stand-ins take)."""
+        return self
+
+    @property
     def iterator(self) -> Any:
         at = getattr(self.engine, "iterator_at", None)  # a kernel's TMA tensor: its coordinates (frontend/tma_coords.py)
         return at(self.offset) if at is not None else Pointer(self.engine, self.offset)

@@ -50,7 +50,7 @@ from ...errors import LayoutError
 from ...layout import Layout
 from ...tensor import Tensor
 
-__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SNonExecTrait", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
            "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES", "copy_tensormap",
            "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release", "cp_fence_tma_desc_release"]
 
@@ -73,6 +73,10 @@ class CopyBulkTensorTileG2SOp:
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor copy Operation"
+
+    def _to_ir(self) -> Any:
+        """CuTe DSL's MLIR attribute of the op: the op itself (what the cutlass._mlir stand-ins take)."""
+        return self
 
 
 class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
@@ -190,6 +194,18 @@ class TmaCopyAtom:
     __repr__ = __str__
 
 
+class CopyBulkTensorTileG2SNonExecTrait:
+    """CuTe DSL's trait around a TMA load atom made by ``cutlass._mlir.dialects.cute_nvgpu.
+    atom_make_non_exec_tiled_tma_load`` (compat/mlir: ``make_tiled_tma_atom``); ``cute.CopyAtom(op, trait)`` is
+    that atom (CUTLASS's MLA decode makes its paged K/V atoms so)."""
+
+    def __init__(self, atom: Any):
+        if not isinstance(atom, TmaCopyAtom):
+            raise TypeError(f"CopyBulkTensorTileG2SNonExecTrait: expected the atom of atom_make_non_exec_tiled_tma_load, "
+                            f"got {type(atom).__name__}")
+        self.prebuilt_atom = atom
+
+
 @dataclass(frozen=True, eq=False)
 class TmaInfo:
     """What ``make_tiled_tma_atom`` (and ``make_tiled_tma_atom_A``/``_B``) return, as CuTe DSL 4.8.1's
@@ -282,6 +298,14 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) and CopyBulkTensorTileS2GOp (TMA "
                           f"stores) are supported, got {type(op).__name__}")
     cta_group = getattr(op, "cta_group", None)
+    if getattr(cta_group, "value", cta_group) == 2 and isinstance(op, CopyBulkTensorTileG2SOp):
+        # a load for a 2-CTA MMA (CUTLASS's MLA decode, its tile a CTA's half): one CTA's box, its bytes counted by
+        # the pair's leader (the copy reads the cta_group from atom.op: kernel/instr/tcgen05_2cta.py), as
+        # make_tiled_tma_atom_A/B make them
+        info = make_tiled_tma_atom(type(op)(), gmem_tensor, smem_layout, cta_tiler, num_multicast,
+                                   internal_type=internal_type, _one_stage=_one_stage)
+        info.atom.op = op
+        return info
     if getattr(cta_group, "value", cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
     if isinstance(num_multicast, bool) or not isinstance(num_multicast, int) or num_multicast < 1:
@@ -361,9 +385,11 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         from ...layout import ScaledBasis
 
         cv = tiler[0]
-        if (all(type(x) is int for x in cv.shape) and isinstance(cv.stride, tuple)
-                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(cv.stride))):
-            tiler = tuple(cv.shape)
+        # (flattened: CUTLASS's MLA decode gives the zipped_divide's tile mode, ((64,64)):((1@0,1@1)))
+        fshape, fstride = it.flatten_to_tuple(cv.shape), it.flatten_to_tuple(cv.stride)
+        if (all(type(x) is int for x in fshape)
+                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(fstride))):
+            tiler = tuple(fshape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
