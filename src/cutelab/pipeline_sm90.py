@@ -443,6 +443,8 @@ class PipelineTmaAsync:
             from .kernel.ir.symbolic import Cmp
 
             lane = tidx % 32
+            if hasattr(lane, "as_index") and hasattr(lane, "refs"):  # a runtime Int32 (a register): as an index
+                lane = lane.as_index()
             signal = int(lane < 1) if isinstance(lane, int) else Cmp.make("<", lane, 1)
         full, empty = barrier_storage, barrier_storage + num_stages
         warp = arch.make_warp_uniform(arch.warp_idx())

@@ -45,3 +45,31 @@ def test_mixed_input_fmha_decode_on_the_cpu(args):
     p = _run(*args)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert "Verifying results..." in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+def test_cuda_of_the_decode_kernel_for_sm_100a(tmp_path):
+    """The decode kernel (launched before the reduction) printed as CUDA: V's ldmatrix.m16n16.x2.trans.b8, the
+    converted K and V stored to tensor memory by tcgen05.st 16x256b (the op's TMEM offsets checked against PTX's
+    fragment), the V scales' TMA through their atom's own tensor map; nvcc compiles it for sm_100a where installed."""
+    import shutil
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sm100_sass
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    out = tmp_path / "k.cu"
+    name = sm100_sass.render(str(PROG.relative_to(PROGRAMS)), ["--seqlen", "256", "--heads_q", "8", "--heads_k", "1",
+                                                              "--headdim", "128", "--block_scaledim", "128",
+                                                              "--kv_splits", "2"], out, "decode")
+    assert name == "decode"
+    src = out.read_text()
+    for ptx in ("ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8", "tcgen05.st.sync.aligned.16x256b.x8.b32",
+                "cl_tensormap tmap_tma_atom_vs_tensor", "tcgen05.mma.cta_group::1.kind::f16"):
+        assert ptx in src, ptx
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]

@@ -396,7 +396,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
         eng = getattr(val, "host_engine", None)
         if eng is not None and id(eng) not in by_engine and hasattr(eng, "__len__") and hasattr(val, "desc"):
             by_engine[id(eng)] = len(storages)
-            storages.append(_Storage(eng, f"{name}'s tensor"))
+            storages.append(_Storage(eng, f"{name}_tensor"))  # (a parameter's name in the CUDA)
     flag = _want_interpret(interpret if interpret is not None else k.interpret)
     on_gpu = {st.on_gpu for st in storages}
     if flag:
