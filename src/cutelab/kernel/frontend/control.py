@@ -38,7 +38,7 @@ from ...numeric import FloatValue, IntValue
 from ..ir.symbolic import is_sym
 from ..ir.nodes import Assign, Compute
 from . import carry_obj
-from .carry import UNDEF, Carry, Unusable, carryable, describe, in_scope, promotable, promoted
+from .carry import UNDEF, Carry, carryable, describe, in_scope, promotable, promoted
 from .trace import TraceValue, active, current
 
 __all__ = ["range_", "range_constexpr", "const_expr", "dynamic_expr", "DynRange", "UNDEF"]
@@ -396,17 +396,6 @@ class Branch:
         for n in c.names:
             if n in c.regs and (c.pre[n] is not UNDEF or self.set_in.get(n, 0) == 2):
                 out.append(c.after(n))
-            elif c.pre[n] is UNDEF and isinstance(c.last[n], TraceValue) and not in_scope(self.t, c.last[n]):
-                # first bound in one arm only, to a value computed there: no value after the branch (a use raises
-                # the error check_refs gives), and a branch around this one carries nothing for it (CUTLASS's
-                # mixed-input FMHA decode binds a static loop's index `dm` in some arms of an if/elif chain: an
-                # inner arm's register leaked out, and the enclosing branch refused it)
-                try:
-                    self.t.check_refs(c.last[n].refs, f"variable {n}")
-                    msg = None
-                except TraceError as e:
-                    msg = str(e)
-                out.append(Unusable(n, c.last[n], "branch", self.where, self.t.name, msg=msg))
             else:
                 out.append(c.last[n])
         return tuple(out)
@@ -452,7 +441,10 @@ class WhileLoop:
         known = not self.iterations and not self.jumps and isinstance(c, DynBool)
         # a cutlass scalar (``flag = cutlass.Boolean(1); while flag:``, CUTLASS's grouped mixed-input GEMM) is a
         # value in a register in CuTe DSL, constant or not: its while is an scf.while from the start
-        scalar = not self.iterations and not self.jumps and isinstance(c, (IntValue, FloatValue))
+        # (a variable of the loop's own, which its body sets: an attribute such as a static scheduler's
+        # work_tile.is_valid_tile keeps the loop static, as before: CUTLASS's FMHA forward relies on it)
+        scalar = not self.iterations and not self.jumps and isinstance(c, (IntValue, FloatValue)) and any(
+            self.values_.get(n) is c for n in self.names)
         if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged or known or scalar):
             return False
         t = self.t
