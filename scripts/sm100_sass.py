@@ -6,7 +6,7 @@ becomes: a check that runs on any machine with NVRTC (or nvcc), no Blackwell GPU
 Each program of tests/blackwell/programs (the FMHA forward in its CUTLASS folders there, beside the helpers/
 package it imports) runs unchanged on the CPU interpreter
 (``CUTE_DSL_ARCH=sm_100a``, ``CUTELAB_INTERPRET=1``) at a small size; the last kernel it launched
-is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Where ``cuobjdump``
+(or the one a case names) is printed as CUDA and compiled for sm_100a by NVRTC (``--nvcc``: by nvcc). Where ``cuobjdump``
 is installed, its SASS is read and the instructions of each family counted: UMMA (UTC*MMA),
 tensor-memory loads and stores (LDTM, STTM), their allocation (UTCATOMSWS and friends), TMA loads
 and stores (UTMALDG, UTMASTG), wgmma (HGMMA: must be none), cp.async (LDGSTS), st.async (STAS). A program
@@ -71,6 +71,9 @@ CASES = [
                                               "Float8E4M3FN", "--sf_dtype", "Float8E8M0FNU", "--sf_vec_size", "32"]),
     # nvfp4 with Float8E8M0FNU scale factors, and the epilogue's amax of C
     ("dense_blockscaled_gemm_persistent_amax.py", ["--mnkl", "128,128,256,1"]),
+    # L2 prefetches of A, B and their scale factors (a TmaRunsAtom's boxes) before and inside the main loop
+    ("dense_blockscaled_gemm_persistent_prefetch.py", ["--mnkl", "128,128,768,1", "--mma_tiler_mn", "128,128",
+                                                       "--cluster_shape_mn", "1,1", "--prefetch_dist", "1"]),
     # TMA prefetches; tf32 atoms over f32 tensors
     ("dense_gemm_persistent_prefetch.py", ["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
                                            "--cluster_shape_mn", "1,1"]),
@@ -79,6 +82,13 @@ CASES = [
     ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", ["--mnkl", "128,128,128,1"]),
     ("cute/blackwell/kernel/mixed_input_gemm/mixed_input_gemm.py", ["--mnkl", "128,128,128,1", "--a_major", "k",
                                                                   "--use_tma_store"]),
+    # the grouped mixed-input GEMM: a scheduler warp's while on a Boolean flag, B's tile moved along N from its TMA
+    # tensor's iterator (coordinates), a predicated SIMT epilogue across group bounds
+    ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", ["--mnkl", "128,128,256,3"]),
+    # the mixed-input FMHA decode (its decode kernel, launched before the reduction of its splits): ldmatrix
+    # .m16n16.trans.b8 of V, tcgen05.st 16x256b of the converted K and V, UMMA with A from tensor memory
+    ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_decode.py", ["--seqlen", "256", "--heads_q",
+     "8", "--heads_k", "1", "--headdim", "128", "--block_scaledim", "128", "--kv_splits", "2"], "decode"),
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),
@@ -106,8 +116,22 @@ FAMILIES = {
 }
 
 _RENDER = """
-import sys
+import os, sys
+import cutelab.kernel.launch.api as api
+import cutelab.kernel.launch.plan as plan
 from cutelab.compat.run import main
+want = os.environ.get("SM100_SASS_KERNEL")  # a kernel launched before the last (the FMHA decode, then its reduction)
+seen = {}
+prepare = plan._prepare
+
+
+def _record(*a, **k):
+    got = prepare(*a, **k)
+    seen.setdefault(got[0].ir.name, got[0].ir)
+    return got
+
+
+api._prepare = _record
 out = sys.argv[-1]
 try:
     main(sys.argv[1:-1])
@@ -115,14 +139,14 @@ except SystemExit as e:
     assert not e.code, e.code
 from cutelab.kernel.launch.plan import last_launch
 from cutelab.kernel.cuda import printer
-ir = last_launch().ir
+ir = seen[want] if want else last_launch().ir
 open(out, "w").write(printer.render(ir))
 open(out + ".name", "w").write(ir.name)
 """
 
 
-def render(prog: str, args: list, out: Path) -> str:
-    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", CUTELAB_INTERPRET="1",
+def render(prog: str, args: list, out: Path, kernel: str = "") -> str:
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", CUTELAB_INTERPRET="1", SM100_SASS_KERNEL=kernel,
                PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", _RENDER, str(PROGRAMS / prog), *args, str(out)], capture_output=True,
                        text=True, env=env, timeout=600, cwd=str(PROGRAMS))
@@ -169,12 +193,12 @@ def main() -> int:
         d.mkdir(parents=True, exist_ok=True)
         print("| program | arguments | compiler | SASS instructions | " + " | ".join(FAMILIES) + " | result |")
         print("|---|---|---|---|" + "---|" * len(FAMILIES) + "---|")
-        for i, (prog, pargs) in enumerate(CASES):
+        for i, (prog, pargs, *kernel) in enumerate(CASES):
             if args.only and args.only not in prog:
                 continue
             stem = f"{i}_{Path(prog).stem}"
             try:
-                name = render(prog, pargs, d / f"{stem}.cu")
+                name = render(prog, pargs, d / f"{stem}.cu", *kernel)
                 how = compile_sm100(d / f"{stem}.cu", name, d / f"{stem}.cubin", args.nvcc)
                 counts = sass_counts(d / f"{stem}.cubin")
             except (RuntimeError, subprocess.SubprocessError, OSError) as e:

@@ -326,6 +326,11 @@ class Layout:
         return (Layout, (self._shape, self._stride))
 
     @property
+    def value(self) -> "Layout":
+        """CuTe DSL's MLIR value of the layout: the layout itself (what the cutlass._mlir stand-ins take)."""
+        return self
+
+    @property
     def shape(self) -> Any:
         return self._shape
 

@@ -277,6 +277,11 @@ class ComposedLayout:
         return False
 
     @property
+    def value(self) -> "ComposedLayout":
+        """CuTe DSL's MLIR value of the layout: the layout itself (what the cutlass._mlir stand-ins take)."""
+        return self
+
+    @property
     def shape(self) -> Any:
         return self._outer.shape
 

@@ -823,6 +823,8 @@ class Pointer:
         v = getattr(k, "value", None) if isinstance(k, Numeric) else None
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # a static Int32(5): the offset stays an int
             k = int(v)
+        elif hasattr(k, "as_index") and hasattr(k, "refs"):  # a runtime Int32 in a kernel: a register index
+            k = k.as_index()
         return Pointer(self.engine, self.offset + k)
 
     @property
@@ -1049,8 +1051,14 @@ class Tensor:
         return self.layout.stride
 
     @property
-    def iterator(self) -> Pointer:
-        return Pointer(self.engine, self.offset)
+    def value(self) -> "Tensor":
+        """CuTe DSL's MLIR value of the tensor: the tensor itself (what the cutlass._mlir stand-ins take)."""
+        return self
+
+    @property
+    def iterator(self) -> Any:
+        at = getattr(self.engine, "iterator_at", None)  # a kernel's TMA tensor: its coordinates (frontend/tma_coords.py)
+        return at(self.offset) if at is not None else Pointer(self.engine, self.offset)
 
     @property
     def element_type(self) -> Any:
@@ -1370,6 +1378,10 @@ def make_tensor(engine: Any, layout: Any) -> Tensor:
         made = _hooks.runtime_tensor(engine, layout)  # a layout with runtime extents (kernel/instr/runtime_layout.py)
         if made is not None:
             return made
+    if isinstance(engine, tuple):  # a TMA tensor's coordinates in a kernel (kernel/frontend/tma_coords.py)
+        made = next((c for c in engine if hasattr(c, "coord_tensor")), None)
+        if made is not None:
+            return made.coord_tensor(engine, layout if isinstance(layout, (Layout, ComposedLayout)) else make_layout(layout))
     if not isinstance(layout, (Layout, ComposedLayout)):
         layout = make_layout(layout)
     if getattr(engine, "_smem_ptr", False):  # a pointer from SmemAllocator.allocate (cutelab.kernel.frontend.smem)

@@ -6,8 +6,8 @@ sys.path line finds utils.py: e2m1 A and B (two to a byte) and their e4m3 scale 
 factors copied to tensor memory (tcgen05.cp), MmaMXF4NVF4Op UMMAs, checked by the program against
 torch._scaled_mm (cutelab's CPU emulation of it) at one 128x256x256 tile. Beside it nvfp4_gemm_1.py (the 2-CTA
 tutorial: 2x1 clusters, 2-CTA block-scaled UMMAs and tcgen05.cp, B's scale factors multicast to both CTAs of a
-pair), programs/dense_blockscaled_gemm_persistent.py and dense_blockscaled_gemm_persistent_amax.py
-(kernel/blockscaled_gemm/), all unchanged.
+pair), programs/dense_blockscaled_gemm_persistent.py, dense_blockscaled_gemm_persistent_amax.py and
+dense_blockscaled_gemm_persistent_prefetch.py (kernel/blockscaled_gemm/), all unchanged.
 """
 
 from __future__ import annotations
@@ -203,6 +203,22 @@ def test_dense_blockscaled_gemm_persistent_on_the_cpu(args):
                        text=True, env=env, timeout=600, cwd=str(PROGRAMS))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+PREFETCH = PROGRAMS / "dense_blockscaled_gemm_persistent_prefetch.py"  # kernel/blockscaled_gemm/, unchanged
+
+
+def test_dense_blockscaled_gemm_persistent_prefetch_on_the_cpu():
+    """cute.prefetch of the A, B and scale-factor tiles (the scale factors' atom is a TmaRunsAtom: its source is
+    the tile's view with broadcast modes) before the main loop and, with --prefetch_dist 1 over 3 k-tiles, inside
+    it; checked by the program against torch."""
+    env = dict(os.environ, CUTE_DSL_ARCH="sm_100a", OMP_NUM_THREADS="1",
+               PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", str(PREFETCH), "--mnkl", "128,128,768,1",
+                        "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1", "--prefetch_dist", "1",
+                        "--tolerance", "0.01"], capture_output=True, text=True, env=env, timeout=600, cwd=str(PROGRAMS))
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "Prefetch distance: 1" in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
 
 
 def test_cuda_of_nvfp4_gemm_1_for_sm_100a(tmp_path):

@@ -832,3 +832,28 @@ def test_lists_of_runtime_values_compare_item_by_item():
     O = np.zeros(4, np.int32)
     _pattern(from_dlpack(A), from_dlpack(O)).launch(grid=1, block=4)
     assert O.tolist() == [10, 1, 2, 19]
+
+
+@cute.kernel
+def elif_chain_index(g: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        for dm in cutlass.range_constexpr(2):
+            g[dm] = g[dm] + 1
+    elif tidx == 1:  # binds no dm: the branch after it has dm from its else arm only
+        g[2] = g[2] + 1
+    elif tidx == 2:
+        for dm in cutlass.range_constexpr(2):
+            g[dm + 3] = g[dm + 3] + 1
+    else:
+        for dm in cutlass.range_constexpr(2):
+            g[dm + 5] = g[dm + 5] + 1
+
+
+def test_a_static_loop_index_bound_in_some_arms_of_an_elif_chain():
+    # CUTLASS's mixed-input FMHA decode (warp roles in an if/elif chain, `for dm in range_constexpr(...)` in some):
+    # the innermost branch's result for dm, a register of the arm that held it, leaked out of the branch around it,
+    # and the outer branch refused it ('variable dm uses a value computed inside a loop or branch that has ended')
+    g = np.zeros(8, np.int32)
+    elif_chain_index(from_dlpack(g)).launch(grid=1, block=4)
+    np.testing.assert_array_equal(g, [1, 1, 1, 1, 1, 1, 1, 0])

@@ -109,3 +109,27 @@ def test_dynamic_while_counter_from_a_dynamic_argument(n):
     halve(from_dlpack(A), DynInt(n)).launch(grid=1, block=2)
     assert A.tolist() == [int(np.floor(np.log2(n)))] * 2
     assert cuda.render(last_launch().ir).count("while (true) {") == 1
+
+
+@cute.kernel
+def flag_loop(A: cute.Tensor, B: cute.Tensor, n: cutlass.Int32):
+    tidx, _, _ = cute.arch.thread_idx()
+    i = cutlass.Int32(0)
+    more = cutlass.Boolean(1)  # a cutlass scalar: a register value in CuTe DSL, so the while is an scf.while
+    acc = A[tidx] * 0
+    while more:
+        acc = acc + A[tidx]
+        i += 1
+        more = i < n
+    B[tidx] = acc
+
+
+def test_while_on_a_cutlass_boolean_flag_is_a_runtime_loop():
+    # CUTLASS's grouped mixed-input GEMM: `not_last_tile = cutlass.Boolean(1); while not_last_tile: ...`; the flag
+    # became a runtime value after the first trip, which was refused
+    A = np.arange(4, dtype=np.float32) + 1
+    for n in (1, 5):
+        B = np.zeros(4, np.float32)
+        flag_loop(from_dlpack(A), from_dlpack(B), n).launch(grid=1, block=4)
+        np.testing.assert_array_equal(B, A * n)
+    assert cuda.render(last_launch().ir).split("__global__", 1)[1].count("while (true) {") == 1

@@ -84,6 +84,14 @@ class CopyAtom:
 
     __slots__ = ("_op", "_value_type", "_thr_id", "_src", "_dst", "_ref", "_num_bits", "_kwargs")
 
+    def __new__(cls, op: Any = None, value_type: Any = None, layouts: Any = None, kwargs: Any = None) -> Any:
+        # CuTe DSL's cute.CopyAtom(op, trait) around a trait made from an MLIR atom (CUTLASS's MLA decode wraps
+        # cute_nvgpu.atom_make_non_exec_tiled_tma_load's atom in CopyBulkTensorTileG2SNonExecTrait): that atom
+        made = getattr(value_type, "prebuilt_atom", None) if layouts is None else None
+        if made is not None:
+            return made
+        return super().__new__(cls)
+
     def __init__(self, op: CopyOp, value_type: Numeric, layouts: dict, kwargs: dict | None = None):
         self._op = op
         self._value_type = value_type

@@ -482,6 +482,10 @@ class ThrMma(TiledMma):
         self._atom, self._vmnk, self._perm, self._cache = tiled._atom, tiled._vmnk, tiled._perm, tiled._cache
         self._state = tiled._state  # one runtime state, as the DSL's ThrMma shares its TiledMma's trait
         n = tiled.size
+        if hasattr(thr_idx, "as_index") and hasattr(thr_idx, "refs"):
+            # a kernel's runtime Int32 (CUTLASS's MLA decode slices by the CTA's coordinate in its pair, carried by
+            # its tile scheduler through a runtime loop): the register it is in, as an index
+            thr_idx = thr_idx.as_index()
         if isinstance(thr_idx, np.ndarray):
             if thr_idx.dtype.kind not in "iu":
                 raise TensorError(f"get_slice: thread indices must be integers, got dtype {thr_idx.dtype}")

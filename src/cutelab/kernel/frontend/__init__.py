@@ -7,7 +7,7 @@ carried by their values);
 ``trace`` runs the function once with symbolic indices and records the IR (``kernel.ir.nodes``):
 the tracer and the traced values (``TraceValue``); ``engines`` the memories of traced tensors
 (global, register and shared; ``rmem_index`` a register fragment read or written at a runtime
-index); ``smem`` shared-memory regions and swizzled views (``shared_address``: a
+index; ``tma_coords`` the coordinates a TMA tensor's iterator is); ``smem`` shared-memory regions and swizzled views (``shared_address``: a
 shared-memory address as an inline-PTX operand); ``threads`` a thread's lane and warp, the block
 barrier and ``elect_one``; ``host`` records the host side of ``@cute.jit`` (prints, the thread's
 launch record, dynamic arguments; ``launch`` runs it); ``printing`` is ``cute.printf``, whose

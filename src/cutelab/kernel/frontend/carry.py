@@ -361,8 +361,12 @@ class Carry:
             v = now.get(n, UNDEF)
             self.last[n] = v
             pre = self.pre[n]
-            if pre is UNDEF and v is UNDEF:
-                continue  # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it)
+            if pre is UNDEF and (v is UNDEF or (isinstance(v, TraceValue) and not in_scope(t, v))):
+                # first bound in the other branch of a runtime if (Branch.exit: usable only if both bind it), or here
+                # to a value of an inner region that has ended (an inner branch's result bound in one of its arms
+                # only: CUTLASS's mixed-input FMHA decode binds a static loop index `dm` in some arms of an if/elif
+                # chain): no value on this path
+                continue
             if n in self.regs and self.regs[n][1] is _OBJ:
                 carry_obj.leave(t, n, self.regs[n][0], v, self.what, self.where)
                 continue

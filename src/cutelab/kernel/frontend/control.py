@@ -34,6 +34,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from ...dynamic import DynBool, DynInt
 from ...errors import TraceError
+from ...numeric import FloatValue, IntValue
 from ..ir.symbolic import is_sym
 from ..ir.nodes import Assign, Compute
 from . import carry_obj
@@ -448,7 +449,13 @@ class WhileLoop:
         # runtime condition in CuTe DSL: an scf.while, whatever value cutelab knows it has (a loop that leaves
         # by break or return stays static, as the ranged one does)
         known = not self.iterations and not self.jumps and isinstance(c, DynBool)
-        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged or known):
+        # a cutlass scalar (``flag = cutlass.Boolean(1); while flag:``, CUTLASS's grouped mixed-input GEMM) is a
+        # value in a register in CuTe DSL, constant or not: its while is an scf.while from the start
+        # (a variable of the loop's own, which its body sets: an attribute such as a static scheduler's
+        # work_tile.is_valid_tile keeps the loop static, as before: CUTLASS's FMHA forward relies on it)
+        scalar = not self.iterations and not self.jumps and isinstance(c, (IntValue, FloatValue)) and any(
+            self.values_.get(n) is c for n in self.names)
+        if not (isinstance(c, _Dyn) or _is_dynamic(c) or ranged or known or scalar):
             return False
         t = self.t
         if self.iterations:

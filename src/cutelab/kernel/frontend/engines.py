@@ -52,6 +52,9 @@ class GmemEngine(PointerInfo):
     loads and stores become IR."""
 
     memspace = "gmem"
+    # a TMA tensor's coordinate view (make_tiled_tma_atom's tensor; the launch marks it): (origin, stride of each
+    # TMA dimension), and tensor.iterator over it is its coordinates (tma_coords.py)
+    tma_dims: Any = None
 
     def __init__(self, param: Any, address: int = 0, memspace: str = ""):
         self.param = param
@@ -62,6 +65,17 @@ class GmemEngine(PointerInfo):
     @property
     def dtype(self) -> Any:
         return self.param.dtype
+
+    def iterator_at(self, offset: Any) -> Any:
+        """``tensor.iterator`` of a tensor over this memory at ``offset``: a pointer, or a TMA tensor's
+        coordinates (CuTe DSL's iterator of the tensor make_tiled_tma_atom returns)."""
+        if self.tma_dims is None:
+            from ...tensor import Pointer
+
+            return Pointer(self, offset)
+        from .tma_coords import tma_iterator
+
+        return tma_iterator(self, offset)
 
     @property
     def align(self) -> int:

@@ -405,6 +405,8 @@ class TraceValue:
         return self.dtype
 
     def _binary(self, o: Any, op: str, rev: bool = False) -> "TraceValue":
+        if getattr(o, "defers_arith", False):  # a TMA coordinate (tma_coords.py): n + coord is a coordinate
+            return NotImplemented
         dt = self._promoted(o, op)
         a = self.to(dt)
         if isinstance(o, TraceValue):

@@ -8,12 +8,14 @@ values, which must be 8 consecutive b16 elements of shared memory (after the swi
 
 ``LdMatrix`` is a warp op:
 
-- CPU: the rows of lanes 0..8*num_matrices-1 are read; row value v of lane t lands at atom
+- CPU: the rows of lanes 0..8*num_matrices-1 are read (16*num_matrices for SM100's 16x16 b8
+  ``LdMatrix16x16x8bOp``, ``ldmatrix.m16n16.trans.b8``); row value v of lane t lands at atom
   offset ``src_tv(t, v)``, and destination value v of lane t is the one at ``dst_tv(t, v)`` (the
   exchange nvgpu's host copy does, warp by warp);
 - CUDA: ``ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16`` on the row's 32-bit
   shared-window address (``LoweringContext.shared_address``); register j of the instruction holds destination
-  values 2j (low half) and 2j+1 (high half).
+  values 2j (low half) and 2j+1 (high half); of the 16x16 b8 one, the bytes of each register pair
+  are exchanged as CuTe's SM100_U8x{8,16}_LDSM_T exchange them (``_m16n16_byte``).
 
 ``StMatrix`` is the same exchange the other way: every lane's registers go in at
 ``src_tv(t, v)``, and lane t < 8*num_matrices writes its 16-byte row, value j from ``dst_tv(t, j)``.
@@ -42,7 +44,28 @@ __all__ = ["LdMatrix", "StMatrix", "kernel_ldmatrix", "kernel_stmatrix", "ptx_na
 def ptx_name(op: Any) -> str:
     t = ".trans" if op.transpose else ""
     name = "stmatrix" if is_stmatrix(op) else "ldmatrix"
+    if _is_m16n16(op):
+        return f"ldmatrix.sync.aligned.m16n16.x{op.num_matrices}.trans.shared.b8"
     return f"{name}.sync.aligned.m8n8.x{op.num_matrices}{t}.shared.b16"
+
+
+def _is_m16n16(op: Any) -> bool:
+    from ...nvgpu.warp.copy import LdMatrix16x16x8bOp
+
+    return type(op) is LdMatrix16x16x8bOp
+
+
+def _m16n16_byte(v: int) -> tuple:
+    """(register, byte) of the ldmatrix .m16n16 .trans .b8 result that is value v of the atom's destination
+    TV layout: CuTe's SM100_U8x{8,16}_LDSM_T take, of each pair of registers (a, b), the value registers
+    {a.x, a.y, b.x, b.y} and {a.z, a.w, b.z, b.w} (copy_sm100.hpp), which its layout describes."""
+    pair, q = divmod(v, 8)
+    return 2 * pair + ((q >> 1) & 1), (q & 1) + 2 * (q >> 2)
+
+
+def _rows_read(op: Any) -> int:
+    """The lanes whose row addresses the instruction reads: 8 per 8x8 matrix, 16 per 16x16 (SM100 b8)."""
+    return (16 if _is_m16n16(op) else 8) * op.num_matrices
 
 
 def is_stmatrix(op: Any) -> bool:
@@ -61,17 +84,19 @@ def is_ldmatrix(op: Any) -> bool:
 
 def _supported(t: Any, op: Any) -> None:
     """ldmatrix .m8n8 .b16 (LdMatrix8x8x16bOp; LdMatrix8x16x8bOp without unpacking, which CuTe DSL
-    says is the same instruction, over 8-bit elements) and stmatrix .m8n8 .b16 run in kernels."""
-    from ...nvgpu.warp.copy import LdMatrix8x8x16bOp, LdMatrix8x16x8bOp, StMatrix8x8x16bOp
+    says is the same instruction, over 8-bit elements), SM100's ldmatrix .m16n16 .trans .b8
+    (LdMatrix16x16x8bOp without unpacking) and stmatrix .m8n8 .b16 run in kernels."""
+    from ...nvgpu.warp.copy import LdMatrix8x8x16bOp, LdMatrix8x16x8bOp, LdMatrix16x16x8bOp, StMatrix8x8x16bOp
 
     if type(op) in (LdMatrix8x8x16bOp, StMatrix8x8x16bOp):
         return
-    if type(op) is LdMatrix8x16x8bOp and op.unpack_bits is None:
+    if type(op) in (LdMatrix8x16x8bOp, LdMatrix16x16x8bOp) and op.unpack_bits is None:
         return
-    what = (f"{type(op).__name__} with unpack_bits={op.unpack_bits} (ldmatrix .m8n16 .b{op.unpack_bits}x16 "
-            f"unpacking)" if type(op) is LdMatrix8x16x8bOp else type(op).__name__)
+    what = (f"{type(op).__name__} with unpack_bits={op.unpack_bits} (ldmatrix .b{op.unpack_bits} "
+            f"unpacking)" if type(op) in (LdMatrix8x16x8bOp, LdMatrix16x16x8bOp) else type(op).__name__)
     raise TraceError(f"kernel {t.name}: cute.copy with {what} is not supported inside cutelab kernels "
-                     f"(LdMatrix8x8x16bOp, LdMatrix8x16x8bOp without unpacking and StMatrix8x8x16bOp are){t.where()}")
+                     f"(LdMatrix8x8x16bOp, LdMatrix8x16x8bOp and LdMatrix16x16x8bOp without unpacking and "
+                     f"StMatrix8x8x16bOp are){t.where()}")
 
 
 def _tv_offsets(tv: Any) -> np.ndarray:
@@ -108,7 +133,7 @@ class LdMatrix(Op):
 
     def profile(self, access: Access) -> dict:
         """For cutelab.profile: an ldmatrix, row addresses from lanes 0 .. 8 * num_matrices - 1 (see trace.Op)."""
-        return {"op": "ldsm", "lanes": 8 * self.atom_op.num_matrices, "name": ptx_name(self.atom_op)}
+        return {"op": "ldsm", "lanes": _rows_read(self.atom_op), "name": ptx_name(self.atom_op)}
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
 
@@ -118,7 +143,7 @@ class LdMatrix(Op):
         active = b.whole_warps(mask, name, "ldmatrix")
         data, length, shift = b.memory(self.param, buffers)
         e = self.epr
-        used = 8 * self.atom_op.num_matrices  # lanes whose addresses the instruction reads
+        used = _rows_read(self.atom_op)  # lanes whose addresses the instruction reads
         take = self._lanes(used)
         if take is not None and mask is None:  # every lane: rows at fixed + c, fixed made once per batch
             at = b.index_at(self.base, tuple(range(e)), length, shift, f"{b.ir.name}: {name} from {self.param.name}")
@@ -191,15 +216,16 @@ class LdMatrix(Op):
         with r.braces():
             code = _row_or_row0(r, self, t, code)
             r.emit(f"const unsigned int {t}_addr = {r.shared_address(self.param, code)};")
+            w = self.param.dtype.width  # register i holds values per*i .. per*i+per-1, the first lowest
+            per, ct = 32 // w, "unsigned short" if w == 16 else "unsigned char"
+            k = self.dst.n // per  # 32-bit registers: one per 8x8 b16 matrix, two per 16x16 b8 one
             r.emit(f"unsigned int {t}[{k}];")
             regs = "{" + ",".join(f"%{i}" for i in range(k)) + "}"
             outs = ", ".join(f'"=r"({t}[{i}])' for i in range(k))
             r.emit(f'asm volatile("{ptx_name(self.atom_op)} {regs}, [%{k}];\\n" : {outs} : "r"({t}_addr));')
-            w = self.param.dtype.width  # register i holds values per*i .. per*i+per-1, the first lowest
-            per, ct = 32 // w, "unsigned short" if w == 16 else "unsigned char"
-            for i in range(k):
-                for j in range(per):
-                    r.emit(f"{d}[{per * i + j}] = ({ct})(({t}[{i}] >> {w * j}) & 0x{(1 << w) - 1:x}u);")
+            for v in range(self.dst.n):
+                i, j = _m16n16_byte(v) if _is_m16n16(self.atom_op) else divmod(v, per)
+                r.emit(f"{d}[{v}] = ({ct})(({t}[{i}] >> {w * j}) & 0x{(1 << w) - 1:x}u);")
 
 
 def _rest(t: Any) -> int:
@@ -242,9 +268,9 @@ def _checked_operands(t: Any, atom: Any, src: Any, dst: Any, pred: Any, kind: st
         if not isinstance(dst.engine, SmemEngine):
             raise TraceError(f"{who}: the destination {dst} must be in shared memory (stmatrix writes shared "
                              f"memory){t.where()}")
-    from ...nvgpu.warp.copy import LdMatrix8x16x8bOp
+    from ...nvgpu.warp.copy import LdMatrix8x16x8bOp, LdMatrix16x16x8bOp
 
-    width = 8 if type(op) is LdMatrix8x16x8bOp else 16
+    width = 8 if type(op) in (LdMatrix8x16x8bOp, LdMatrix16x16x8bOp) else 16
     for what, x in (("source", src), ("destination", dst)):
         if x.element_type.width != width:
             raise TraceError(f"{who}: the {what} holds {x.element_type}; {type(op).__name__} moves {width}-bit "

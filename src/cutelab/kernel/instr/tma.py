@@ -250,6 +250,21 @@ def coord_code(r: Any, c: Any) -> str:
     return r.expr(c)[0] if is_sym(c) else str(int(c))
 
 
+def atom_param(t: Any, atom: Any, g: Any, desc_ptr: Any = None) -> Any:
+    """The kernel parameter a TMA load or prefetch with ``atom`` from source engine ``g`` reads: the atom's
+    tensor (CuTe DSL's atom holds the tensor map; the source gives the coordinates only, decoded from its offset
+    with the atom's layout), which is the source's own unless the program loads another tensor of the same
+    layout through its atom (CUTLASS's mixed-input FMHA decode loads the V scales at the K scales' tiles). A
+    copy through a descriptor in memory (``tma_desc_ptr=``) reads the source's."""
+    p = getattr(t, "host_params", {}).get(id(getattr(atom, "host_engine", None)))
+    if p is None or p is g.param or desc_ptr is not None:
+        return g.param
+    if p.dtype.name != g.param.dtype.name and p.dtype.width != g.param.dtype.width:
+        raise TraceError(f"kernel {t.name}: a TMA load through an atom made for a tensor of {p.dtype} from a tile "
+                         f"of a tensor of {g.param.dtype}{t.where()}")
+    return p
+
+
 def _check_gmem_tile(atom: Any, gl: Any, what: str, side: str) -> None:
     """The global side of a TMA copy must be one tile of the atom's tensor (the CTA's slice of it
     for a multicast atom with num_multicast > 1), compared element by element in the tile's

@@ -13,7 +13,7 @@ from ..frontend.trace import current
 from .cluster import tma_multicast_op
 from .mbarrier import mbar_ref
 from .tcgen05_2cta import pair_load
-from .tma import (TmaLoadOp, same_tma_elements, _check_gmem_tile, _check_smem_tile, _tile_coords, coord_refs, name_tensor_map,
+from .tma import (TmaLoadOp, atom_param, same_tma_elements, _check_gmem_tile, _check_smem_tile, _tile_coords, coord_refs, name_tensor_map,
                   start_phase)
 from .tma_store import tma_store_copy  # TMA stores (CopyBulkTensorTileS2GOp atoms)
 
@@ -84,7 +84,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     coords = _tile_coords(d, atom.gmem_layout, src.offset, what)
     bsh, bbase = mbar_ref(bar, "cute.copy(tma_bar_ptr=...)")
     s.param.written = True
-    g.param.read = True
+    gp = atom_param(t, atom, g, desc_ptr)
+    gp.read = True
     from ..frontend.threads import elect_one
 
     ops = []
@@ -92,13 +93,13 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         bc = coord_refs(t, tuple(c + origin[m] if origin[m] else c for c, m in zip(coords, d.modes)), what)
         sb = sbase + start if start else sbase
         if multicast:
-            op = tma_multicast_op(d, g.param, bc, s.param, sb, bsh, bbase, mcast, what)
+            op = tma_multicast_op(d, gp, bc, s.param, sb, bsh, bbase, mcast, what)
         else:
-            op = TmaLoadOp(d, g.param, bc, s.param, sb, bsh, bbase, t.where())
+            op = TmaLoadOp(d, gp, bc, s.param, sb, bsh, bbase, t.where())
         op.phase = phase
         if getattr(getattr(atom.op, "cta_group", None), "value", 1) == 2:  # a 2-CTA load (tcgen05.CtaGroup.TWO)
             op = pair_load(op, what)
-        name_tensor_map(t, op, g.param.index, d)
+        name_tensor_map(t, op, gp.index, d)
         if desc_ptr is not None:
             from .tensormap import via_desc
 

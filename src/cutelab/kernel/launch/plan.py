@@ -336,6 +336,16 @@ def _view_annotated(fn: Any, args: Dict[str, Any]) -> None:
             args[name] = view(args[name])
 
 
+def _gmem(param: Any, address: int, t: Any) -> Any:
+    """The kernel's global memory of host tensor t; a TMA tensor's (make_tiled_tma_atom's coordinate view)
+    knows its TMA dimensions (its iterator is their coordinates: kernel/frontend/tma_coords.py)."""
+    eng = GmemEngine(param, address, getattr(t.engine, "memspace", ""))
+    dims = getattr(t, "tma_dims", None)
+    if dims is not None:
+        eng.tma_dims = dims
+    return eng
+
+
 def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
              block: Tuple[int, int, int], interpret: Optional[bool],
              cluster: Tuple[int, int, int] = (1, 1, 1),
@@ -379,6 +389,14 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                 f"{k.name}: argument {name} is a {type(val).__name__}; wrap arrays with "
                 f"cutelab.runtime.from_dlpack(...) to pass them to a kernel"
             )
+    for name, val in bound.arguments.items():
+        # a TMA atom carries its tensor (CuTe DSL's atom holds the tensor map): where no argument is a tensor over
+        # that memory, it is a parameter of its own (CUTLASS's mixed-input FMHA decode passes the TMA tensor of the
+        # K scales only, and loads the V scales through their atom at the same coordinates)
+        eng = getattr(val, "host_engine", None)
+        if eng is not None and id(eng) not in by_engine and hasattr(eng, "__len__") and hasattr(val, "desc"):
+            by_engine[id(eng)] = len(storages)
+            storages.append(_Storage(eng, f"{name}_tensor"))  # (a parameter's name in the CUDA)
     flag = _want_interpret(interpret if interpret is not None else k.interpret)
     on_gpu = {st.on_gpu for st in storages}
     if flag:
@@ -424,12 +442,12 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
                     f"declared with (from_dlpack(..., assumed_align={st.align}))"
                 )
         args = dict(bound.arguments)
-        traced = {path: (Tensor(GmemEngine(params[idx], storages[idx].address, getattr(t.engine, "memspace", "")),
-                                t.layout, t.offset, _checked=True) if not isinstance(t, Pointer) else
+        traced = {path: (Tensor(_gmem(params[idx], storages[idx].address, t), t.layout, t.offset, _checked=True)
+                         if not isinstance(t, Pointer) else
                          Pointer(GmemEngine(params[idx], storages[idx].address, "gmem"), t.offset))
                   for path, (t, idx) in tensor_args.items()}
         # host tensor engine -> its parameter (copy_tensormap finds a TMA atom's tensor: instr/tensormap.py)
-        tr.host_params = {id(t.engine): params[idx] for t, idx in tensor_args.values() if hasattr(t, "engine")}
+        tr.host_params = {eid: params[idx] for eid, idx in by_engine.items()}
         for name in list(args):
             if name in traced or _has_tensors(args[name]):
                 args[name] = _replace_tensors(args[name], name, traced)

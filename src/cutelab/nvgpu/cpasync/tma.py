@@ -50,8 +50,9 @@ import numpy as np
 from ... import int_tuple as it
 from ...errors import LayoutError
 from ...layout import Layout
+from ...tensor import Tensor
 
-__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
+__all__ = ["CopyBulkTensorTileG2SOp", "CopyBulkTensorTileG2SNonExecTrait", "CopyBulkTensorTileG2SMulticastOp", "TmaDescriptor", "TmaCopyAtom", "TmaInfo",
            "make_tiled_tma_atom", "tma_partition", "prefetch_descriptor", "TMA_SWIZZLE_BYTES", "copy_tensormap",
            "update_tma_descriptor", "fence_tma_desc_acquire", "fence_tma_desc_release", "cp_fence_tma_desc_release"]
 
@@ -74,6 +75,10 @@ class CopyBulkTensorTileG2SOp:
 
     def __str__(self) -> str:
         return "cp.async GMEM -> SMEM bulk tensor copy Operation"
+
+    def _to_ir(self) -> Any:
+        """CuTe DSL's MLIR attribute of the op: the op itself (what the cutlass._mlir stand-ins take)."""
+        return self
 
 
 class CopyBulkTensorTileG2SMulticastOp(CopyBulkTensorTileG2SOp):
@@ -191,6 +196,18 @@ class TmaCopyAtom:
     __repr__ = __str__
 
 
+class CopyBulkTensorTileG2SNonExecTrait:
+    """CuTe DSL's trait around a TMA load atom made by ``cutlass._mlir.dialects.cute_nvgpu.
+    atom_make_non_exec_tiled_tma_load`` (compat/mlir: ``make_tiled_tma_atom``); ``cute.CopyAtom(op, trait)`` is
+    that atom (CUTLASS's MLA decode makes its paged K/V atoms so)."""
+
+    def __init__(self, atom: Any):
+        if not isinstance(atom, TmaCopyAtom):
+            raise TypeError(f"CopyBulkTensorTileG2SNonExecTrait: expected the atom of atom_make_non_exec_tiled_tma_load, "
+                            f"got {type(atom).__name__}")
+        self.prebuilt_atom = atom
+
+
 @dataclass(frozen=True, eq=False)
 class TmaInfo:
     """What ``make_tiled_tma_atom`` (and ``make_tiled_tma_atom_A``/``_B``) return, as CuTe DSL 4.8.1's
@@ -283,6 +300,14 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) and CopyBulkTensorTileS2GOp (TMA "
                           f"stores) are supported, got {type(op).__name__}")
     cta_group = getattr(op, "cta_group", None)
+    if getattr(cta_group, "value", cta_group) == 2 and isinstance(op, CopyBulkTensorTileG2SOp):
+        # a load for a 2-CTA MMA (CUTLASS's MLA decode, its tile a CTA's half): one CTA's box, its bytes counted by
+        # the pair's leader (the copy reads the cta_group from atom.op: kernel/instr/tcgen05_2cta.py), as
+        # make_tiled_tma_atom_A/B make them
+        info = make_tiled_tma_atom(type(op)(), gmem_tensor, smem_layout, cta_tiler, num_multicast,
+                                   internal_type=internal_type, _one_stage=_one_stage)
+        info.atom.op = op
+        return info
     if getattr(cta_group, "value", cta_group) not in (None, 1):  # None, 1 or tcgen05.CtaGroup.ONE
         raise LayoutError(f"{where}: cta_group={op.cta_group} (TMA for 2-CTA operations) is not supported by cutelab")
     if isinstance(num_multicast, bool) or not isinstance(num_multicast, int) or num_multicast < 1:
@@ -358,6 +383,17 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
+    # a CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue:
+    # (64,32):(1@0,1@1)), a flat layout whose mode i steps coordinate i by 1, is the tile of its extents
+    if len(tiler) == 1 and isinstance(tiler[0], Layout) and isinstance(tiler[0].shape, tuple):
+        from ...layout import ScaledBasis
+
+        cv = tiler[0]
+        # (flattened: CUTLASS's MLA decode gives the zipped_divide's tile mode, ((64,64)):((1@0,1@1)))
+        fshape, fstride = it.flatten_to_tuple(cv.shape), it.flatten_to_tuple(cv.stride)
+        if (all(type(x) is int for x in fshape)
+                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(fstride))):
+            tiler = tuple(fshape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
@@ -467,6 +503,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     boxes = [(tuple(j * box_t[inner] if i == inner else 0 for i in range(n)), int(starts[j]))
              for j in range(nbox)]
     tma_tensor, coord_layout = _coordinate_view(gmem_tensor, shape, order, tiler, hierarchical)
+    if coord_layout is not None and not hierarchical:  # (a nested view keeps its own coordinates' iterator)
+        tma_tensor = _tma_view(tma_tensor, tuple(desc.modes), gmem_tensor.layout.shape)
     if num_multicast == 1:
         atom = TmaCopyAtom(op, desc, coord_layout or layout, smem_layout, tile_shape, boxes)
         atom.host_engine = getattr(gmem_tensor, "engine", None)  # copy_tensormap finds its kernel parameter by it
@@ -676,6 +714,26 @@ def _coordinate_view(gmem_tensor: Any, shape: Tuple[int, ...], order: Any, tiler
     return Tensor(gmem_tensor.engine, lay, gmem_tensor.offset, _checked=True), lay
 
 
+class TmaTensor(Tensor):
+    """The tensor make_tiled_tma_atom returns where it is a coordinate view (``_coordinate_view``):
+    ``tma_dims`` is (its origin offset, the stride of each TMA dimension), which the launch gives the kernel's
+    memory of it (kernel/frontend/tma_coords.py: its iterator there is its coordinates)."""
+
+    __slots__ = ("tma_dims",)
+
+
+def _tma_view(view: Any, modes: Tuple[int, ...], lshape: Any) -> Any:
+    """The coordinate view as a kernel argument whose iterator in the kernel is its coordinates, one per TMA
+    dimension (the descriptor's modes, innermost first, less static modes of extent 1, as CuTe DSL's)."""
+    flat = it.flatten_to_tuple(view.layout.stride)
+    dims = [m for m in modes if not (type(lshape[m]) is int and lshape[m] == 1)]
+    if not all(type(flat[m]) is int for m in dims):
+        return view
+    out = TmaTensor(view.engine, view.layout, view.offset, _checked=True)
+    out.tma_dims = (view.offset, tuple(int(flat[m]) for m in dims))
+    return out
+
+
 def _flat_strided(layout: Any, n: int) -> bool:
     """Whether layout has n flat modes, none of them a broadcast (stride 0): a coordinate view keeps its
     shape (nested or broadcast modes keep the tensor's own offsets)."""
@@ -823,6 +881,7 @@ def _runs_atom(op: Any, gmem_tensor: Any, layout: Layout, dtype: Any, smem_layou
     desc = TmaDescriptor(dtype, (W, total // W), (max(1, bits // 8), W * bits // 8), (W, runs[0][2] // W), 0, (0, 1))
     atom = TmaRunsAtom(op, desc, Layout._raw((W, total // W), (1, W)), smem_layout, tuple(tiler), g_of_s, runs, W)
     atom.num_multicast, atom.tile_g_of_s, atom.slices = num_multicast, tile_g_of_s, slices
+    atom.host_engine = getattr(gmem_tensor, "engine", None)  # the memory its loads read (kernel/instr/tma.py: atom_param)
     return TmaInfo(atom, gmem_tensor, stored)
 
 
