@@ -129,7 +129,10 @@ def _worker(kernel: str, m: int, n: int, rounds: int, iters: int) -> dict:
 
 
 def _run(cmd: list, env: dict) -> dict:
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    except OSError as e:
+        return {"error": f"{cmd[0]} cannot run: {e}"}
     for line in reversed(res.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
@@ -155,9 +158,13 @@ def main() -> None:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.abspath(a.site), env.get("PYTHONPATH")) if p)
     env.setdefault("QUACK_CACHE_ENABLED", "0")  # both columns compile in the process (no .o cache)
     me = os.path.abspath(__file__)
-    ver = subprocess.run([a.dsl_python, "-c", "import importlib.metadata as m; print(m.version('nvidia-cutlass-dsl'))"],
-                         capture_output=True, text=True)
-    print(f"nvidia-cutlass-dsl (CuTe DSL column): {ver.stdout.strip() or 'not importable: ' + ver.stderr.strip()[-200:]}")
+    try:
+        ver = subprocess.run([a.dsl_python, "-c", "import importlib.metadata as m; print(m.version('nvidia-cutlass-dsl'))"],
+                             capture_output=True, text=True)
+        dsl = ver.stdout.strip() or "not importable: " + ver.stderr.strip()[-200:]
+    except OSError as e:  # no such interpreter: the CuTe DSL column fails, cutelab's is still measured
+        dsl = f"--dsl-python {a.dsl_python!r} cannot run: {e}"
+    print(f"nvidia-cutlass-dsl (CuTe DSL column): {dsl}")
     rows = []
     print(f"{'kernel':<14} {'M x N':<12} {'cutelab us':>11} {'GB/s':>7} {'CuTe DSL us':>12} {'GB/s':>7} "
           f"{'cutelab/DSL speed':>18} {'single: cutelab us':>19} {'DSL us':>8} {'speed':>6}")
