@@ -369,6 +369,10 @@ class CompiledFunction:
         if tuple(addrs) != fast.last:
             self._new_addresses(addrs)
         self._launch(fast, args, addrs, stream)
+        if fast.direct is not None and self._hot is None:
+            # the generated call, rewritten by _check for a new kind of object (a FakeCompiled program traced with
+            # symbolic Tensors, called with torch tensors), is tried first from the next call: its checks decide
+            self._hot = fast.direct
 
     def _launch(self, fast: Any, args: Any, addrs: List[int], stream: Any) -> None:
         for (plan, launcher, slots, tm, spos, tdev, fixed), dev in zip(fast.launches, fast.devices):
