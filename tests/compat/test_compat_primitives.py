@@ -50,7 +50,7 @@ WITH_ARGS = [
 # programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
 PRINTING = ["tutorial/04_tma_load", "tutorial/08_mlir_value_tree_debug"]
 # Blackwell programs (run with CUTE_DSL_ARCH=sm_100a): the tensor-memory wrappers (compat/experimental/tcgen05.py)
-SM100 = ["tcgen05/tmem_ld_st"]
+SM100 = ["tcgen05/tmem_ld_st", "tutorial/05_minimal_tensor_mma", "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
@@ -91,23 +91,39 @@ def test_primitives_program_runs_unchanged(name, args, tmp_path):
         assert reported and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
 
 
-def test_tmem_round_trip_runs_and_renders_tcgen05(tmp_path):
-    """tcgen05/tmem_ld_st.py (prims.tcgen05_alloc, cutlass.inttoptr into TMEM, tcgen05_st / tcgen05_ld of the
-    32x32b shape, tcgen05_wait, tcgen05_fence, tcgen05_dealloc) passes its own check on the CPU interpreter
-    for sm_100a, and the CUDA of its launch has the allocation, the x32 store and load, and the deallocation."""
+# each SM100 program: a line its own check prints, and what the CUDA of its last launch must hold
+_SM100_WANT = {
+    "tcgen05/tmem_ld_st": ("verify (N_REPS=32): PASS  out[:4] = [1.0, 1.0, 1.0, 1.0]", (
+        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;",
+        "tcgen05.st.sync.aligned.32x32b.x32.b32", "tcgen05.ld.sync.aligned.32x32b.x32.b32",
+        "tcgen05.wait::st.sync.aligned;", "tcgen05.fence::before_thread_sync;",
+        "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.relinquish_alloc_permit")),
+    # prims.exit of warps 2 and 3, Tcgen05SmemDesc / Tcgen05InstrDesc, tcgen05_mma kind::f16, tcgen05_commit
+    "tutorial/05_minimal_tensor_mma": ("PASS", (
+        'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16",
+        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+        "tcgen05.ld.sync.aligned.32x32b.x2.b32")),
+    # six smem stages of TMA -> UMMA over K = 4096 with warp specialisation and an exit
+    "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage": ("Correctness: PASS", (
+        'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16")),
+}
+
+
+@pytest.mark.parametrize("name", SM100)
+def test_sm100_program_runs_unchanged_and_renders_tcgen05(name, tmp_path):
+    """The Blackwell primitives programs (compat/experimental/tcgen05.py, tcgen05_mma.py, prims.exit) pass their
+    own checks on the CPU interpreter for sm_100a, and the CUDA of their launch has the tcgen05 instructions."""
     from compat_helpers import SRC, _DRIVER
 
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0", CUTE_DSL_ARCH="sm_100a")
     cu = tmp_path / "kernel.cu"
-    p = subprocess.run([sys.executable, "-c", _DRIVER, str(cu), os.path.join(PRIMS, "tcgen05/tmem_ld_st.py")],
+    p = subprocess.run([sys.executable, "-c", _DRIVER, str(cu), os.path.join(PRIMS, name + ".py")],
                        cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
-    assert "verify (N_REPS=32): PASS  out[:4] = [1.0, 1.0, 1.0, 1.0]" in p.stdout, p.stdout[-2000:]
+    line, wants = _SM100_WANT[name]
+    assert line in p.stdout.splitlines(), p.stdout[-2000:]
     code = cu.read_text()
-    for want in ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;",
-                 "tcgen05.st.sync.aligned.32x32b.x32.b32", "tcgen05.ld.sync.aligned.32x32b.x32.b32",
-                 "tcgen05.wait::st.sync.aligned;", "tcgen05.fence::before_thread_sync;",
-                 "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.relinquish_alloc_permit"):
+    for want in wants:
         assert want in code, f"{want!r} not in the CUDA:\n{code[-4000:]}"
 
 
