@@ -12,6 +12,7 @@ interpreter's warp instructions behind them (vote, elect, f32 redux) against pla
 import os
 import subprocess
 import sys
+import textwrap
 import re
 import shutil
 
@@ -867,3 +868,76 @@ def test_narrow_ldmatrix_is_refused_by_name(tmp_path):
     """)
     assert p.returncode != 0
     assert "prims.ldmatrix(shape=m16n16, src_format=b8) is not emulated by cutelab" in p.stderr and "prog.py:9" in p.stderr
+
+
+_EXIT = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.warp_idx()
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+        if tidx == 0:
+            prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        prims.barrier_cta_sync(0)
+{body}
+        prims.barrier_cta_sync(0)
+        out[tidx] = out[tidx] + 1
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    out = torch.zeros(64, dtype=torch.int32, device="cuda")
+    host(cute.runtime.from_dlpack(out))
+    print(out.tolist())
+"""
+
+# warp 1 exits: the barrier after waits only for warp 0, which alone adds 1
+_EXIT_PLAIN = """
+        if warp == 1:
+            prims.exit()
+"""
+# warp 0 waits on an mbarrier (so the if forks the warps into two groups), warp 1 arrives on it and exits
+_EXIT_FORKED = """
+        if warp == 0:
+            while not prims.mbarrier_try_wait_parity(bar, 0):
+                pass
+            out[tidx] = 7
+        else:
+            if tidx == 32:
+                prims.mbarrier_arrive(bar)
+            prims.exit()
+"""
+# warp 1 exits without arriving: warp 0's wait can never complete
+_EXIT_DEADLOCK = """
+        if warp == 0:
+            while not prims.mbarrier_try_wait_parity(bar, 0):
+                pass
+        else:
+            prims.exit()
+"""
+
+
+@pytest.mark.parametrize("body,want", [(_EXIT_PLAIN, [1] * 32 + [0] * 32), (_EXIT_FORKED, [8] * 32 + [0] * 32)],
+                         ids=["lock-step", "forked"])
+def test_exit_leaves_the_kernel_and_the_barriers(tmp_path, body, want):
+    """prims.exit (kernel/instr/thread_exit.py): the exiting warp writes nothing more and the CTA barrier after
+    it completes with the threads left, in lock-step and when the warps run as separate groups."""
+    p = run(tmp_path, _EXIT.replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 8)))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip().splitlines()[-1] == str(want)
+
+
+def test_exit_without_the_arrival_a_wait_needs_is_a_deadlock(tmp_path):
+    """An mbarrier is not completed for a thread that exited: the waiting warp's deadlock is reported."""
+    p = run(tmp_path, _EXIT.replace("{body}", textwrap.indent(textwrap.dedent(_EXIT_DEADLOCK), " " * 8)))
+    assert p.returncode != 0
+    # the exited warp's group has finished; warp 0 is left waiting (nothing hangs)
+    assert "k: deadlock: every warp that has not finished waits" in p.stderr, p.stderr[-3000:]
+    assert "(1 group(s) of warps have finished)" in p.stderr, p.stderr[-3000:]

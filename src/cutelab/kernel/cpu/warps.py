@@ -666,7 +666,14 @@ class _Run:
         self.barriers.finished += mine.reshape(ctx.nblk, ctx.nt).sum(axis=1)
         fin = ctx.common.setdefault("finished", np.zeros(ctx.n, dtype=bool))
         fin |= mine
-        return not g.threads.any()
+        if g.threads.any():
+            return False
+        for f in g.stack:  # no thread of g is left: the joins it would meet wait for it no more
+            j = getattr(f, "join", None) if isinstance(f, _If) else None
+            if j is not None and not j.released:
+                j.members = [m for m in j.members if m is not g]
+                j.arrived = [m for m in j.arrived if m is not g]
+        return True
 
     def _finish(self, g: _Group) -> None:
         g.done = True
