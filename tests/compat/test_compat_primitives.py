@@ -941,3 +941,43 @@ def test_exit_without_the_arrival_a_wait_needs_is_a_deadlock(tmp_path):
     # the exited warp's group has finished; warp 0 is left waiting (nothing hangs)
     assert "k: deadlock: every warp that has not finished waits" in p.stderr, p.stderr[-3000:]
     assert "(1 group(s) of warps have finished)" in p.stderr, p.stderr[-3000:]
+
+
+_TC_BAD = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        a = cutlass.Array(cutlass.Float16, (128, 64), space=cutlass.AddressSpace.smem)
+        w = cutlass.Array(cutlass.Int32, 1, space=cutlass.AddressSpace.smem)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+        prims.tcgen05_alloc(w, 128)
+        prims.barrier_cta_sync(0)
+        tmem = prims.make_tmem_ptr(w.load(), cutlass.Float32)
+        {line}
+        prims.tcgen05_dealloc(tmem, 128)
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    host(cute.runtime.from_dlpack(torch.zeros(4, device="cuda")))
+"""
+
+
+@pytest.mark.parametrize("line,err", [
+    ('v = prims.tcgen05_ld("16x64b", tmem, num=2)',
+     "tcgen05_ld('16x64b', ..., num=2): cutelab's primitive tcgen05_ld supports the 32x32b shape, not 16x64b"),
+    ('prims.tcgen05_alloc(w, 48)', "48 columns; rule: a tensor-memory allocation is a power of two"),
+    ('d = prims.Tcgen05SmemDesc.build(a, 16, 1024, layout=2); prims.tcgen05_mma(prims.Tcgen05MMAKind.F16, '
+     'prims.CTAGroup.CTA_1, tmem, d, d, prims.Tcgen05InstrDesc.build(c_dtype=cutlass.Float32, a_major=1, n_dim=64, '
+     'm_dim=128), False)', "MN-major operands (a_major/b_major = 1) are not supported by cutelab's tcgen05_mma"),
+], ids=["ld-shape", "alloc-columns", "mma-mn-major"])
+def test_tcgen05_primitives_refuse_what_cutelab_does_not_run(tmp_path, line, err):
+    p = run(tmp_path, _TC_BAD.replace("{line}", line), env={"CUTE_DSL_ARCH": "sm_100a"})
+    assert p.returncode != 0
+    assert err in p.stderr, p.stderr[-3000:]
+    assert "prog.py:15" in p.stderr, p.stderr[-3000:]  # the user's line
