@@ -981,3 +981,14 @@ def test_tcgen05_primitives_refuse_what_cutelab_does_not_run(tmp_path, line, err
     assert p.returncode != 0
     assert err in p.stderr, p.stderr[-3000:]
     assert "prog.py:15" in p.stderr, p.stderr[-3000:]  # the user's line
+
+
+def test_tcgen05_descriptor_layouts_of_tensor_map_and_byte_swizzles():
+    """Tcgen05SmemDesc.build(layout=...) takes the SM100 code, a cuda.TensorMapSwizzle or a cutlass.Swizzle, as
+    the DSL converts them (128B -> 2, 64B -> 4, 32B -> 6): a TensorMapSwizzle.s64b (2) is not read as code 2."""
+    from cutelab.compat.experimental.swizzle import Swizzle
+    from cutelab.compat.experimental.tcgen05_mma import _layout_code
+    from cutelab.compat.experimental.tensor_map import TensorMapSwizzle as T
+
+    got = [_layout_code(x, "w") for x in (T.none, T.s32b, T.s64b, T.s128b, 2, 4, Swizzle(3, 4, 3), Swizzle(1, 4, 3))]
+    assert got == [0, 6, 4, 2, 2, 4, 2, 6]

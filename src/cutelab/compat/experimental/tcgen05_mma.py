@@ -52,6 +52,26 @@ _SWIZZLES = {0: (0, 16), 2: (3, 128), 4: (2, 64), 6: (1, 32)}
 _GMMA_LT = {0: 0, 2: 1, 4: 2, 6: 3}
 
 
+def _layout_code(layout: Any, what: str) -> int:
+    """The descriptor's layout_type of a Tcgen05SmemSwizzle code (an int), a cuda.TensorMapSwizzle or a
+    cutlass.Swizzle preset (Swizzle<B,4,3> on bytes), as the DSL converts them."""
+    from .swizzle import Swizzle
+    from .tensor_map import TensorMapSwizzle
+
+    if isinstance(layout, TensorMapSwizzle):
+        code = {0: 0, 1: 6, 2: 4, 3: 2}.get(int(layout))
+        if code is None:
+            raise TraceError(f"{what}: layout={layout!r} has no tcgen05 descriptor layout in cutelab ({user_line(3)})")
+        return code
+    if isinstance(layout, Swizzle):
+        code = {0: 0, 1: 6, 2: 4, 3: 2}.get(layout.bbits) if (layout.mbase, layout.sshift) == (4, 3) or \
+            layout.bbits == 0 else None
+        if code is None:
+            raise TraceError(f"{what}: layout={layout!r} is not a tcgen05 descriptor swizzle ({user_line(3)})")
+        return code
+    return _static(layout, what, "layout")
+
+
 def _static(x: Any, what: str, arg: str) -> int:
     v = getattr(x, "value", x)
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
@@ -81,8 +101,7 @@ class Tcgen05SmemDesc:
         if getattr(p.engine, "swizzle", None) is not None and p.engine.swizzle.num_bits:
             raise TraceError(f"{what}: the array is a swizzled cute tensor; give the descriptor a plain cutlass.Array "
                              f"(the descriptor's layout= says the swizzle) ({user_line(2)})")
-        lt = layout.to(Tcgen05SmemSwizzle) if hasattr(layout, "to") and not isinstance(layout, int) else layout
-        lt = _static(lt, what, "layout")
+        lt = _layout_code(layout, what)
         lbo, sbo = _static(leading_byte_offset, what, "leading_byte_offset"), \
             _static(stride_byte_offset, what, "stride_byte_offset")
         for nm, v in (("version", version), ("base_offset", base_offset), ("leading_dim_mode", leading_dim_mode),
