@@ -16,7 +16,7 @@ semantics on the CPU, the same ``tcgen05.mma`` / ``tcgen05.commit`` PTX on the G
   D is the f32 accumulator at the TMEM address of ``d`` (row m in lane m, column n). K is the kind's:
   16 for ``kind::f16``, 8 for ``tf32``, 32 for ``f8f6f4`` and ``i8``.
 
-Refused by name: MN-major operands (``a_major``/``b_major`` = 1), ``CTA_2``, negation, sparsity, the
+Refused by name: M other than 128, an array type other than the MMA's, MN-major operands (``a_major``/``b_major`` = 1), ``CTA_2``, negation, sparsity, the
 block-scaled kinds, f16 accumulators, runtime descriptors or instruction descriptors, and the collector /
 shift / scale-input-d options.
 """
@@ -142,8 +142,9 @@ class Tcgen05SmemDesc:
         if bits % 8:
             raise TraceError(f"{what}: {dtype} operands (sub-byte) are not supported by cutelab's tcgen05_mma")
         eb = bits // 8
-        if eng.dtype.width % 8 or (eb_arr != eb and eng.dtype.width != dtype.width):
-            raise TraceError(f"{what}: the shared array holds {eng.dtype}, the MMA reads {dtype}")
+        if eng.dtype.name != dtype.name and {eng.dtype.name, dtype.name} != {"f32", "tf32"}:
+            raise TraceError(f"{what}: the shared array holds {eng.dtype}, the MMA reads {dtype} (cutelab reads an "
+                             f"operand as the type of its array)")
         off = self.ptr.offset
         if not isinstance(off, (int, np.integer)):
             raise TraceError(f"{what}: the descriptor's array must start at a compile-time offset of shared memory")
@@ -214,6 +215,9 @@ def _umma_op(kind: str, idesc: Tcgen05InstrDesc, a_dt: Any, b_dt: Any, what: str
         raise TraceError(f"{what}: a {c} accumulator is not supported by cutelab's tcgen05_mma (f32, or s32 for "
                          f"kind::i8) ({user_line(3)})")
     M, N = f["m"], f["n"]
+    if M != 128:
+        raise TraceError(f"{what}: m_dim={M}; cutelab's primitive tcgen05_mma runs M = 128 (row m of D in TMEM lane m) "
+                         f"({user_line(3)})")
     src, K = tc.OperandSource.SMEM, tc.CtaGroup.ONE
     if kind == "f16":
         if a_dt.name != b_dt.name:
