@@ -10,6 +10,9 @@ Also: the wrappers cutelab does not provide refuse by name with the user's line,
 interpreter's warp instructions behind them (vote, elect, f32 redux) against plain numpy.
 """
 import os
+import subprocess
+import sys
+import textwrap
 import re
 import shutil
 
@@ -47,13 +50,15 @@ WITH_ARGS = [
 ]
 # programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
 PRINTING = ["tutorial/04_tma_load", "tutorial/08_mlir_value_tree_debug"]
+# Blackwell programs (run with CUTE_DSL_ARCH=sm_100a): the tensor-memory wrappers (compat/experimental/tcgen05.py)
+SM100 = ["tcgen05/tmem_ld_st", "tutorial/05_minimal_tensor_mma", "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
     found = sorted(os.path.relpath(os.path.join(d, f), PRIMS)[:-3] for d, _, fs in os.walk(PRIMS) for f in fs
                    if f.endswith(".py"))
-    assert found == sorted(PROGRAMS + PRINTING)
-    for n in PROGRAMS + PRINTING:
+    assert found == sorted(PROGRAMS + PRINTING + SM100)
+    for n in PROGRAMS + PRINTING + SM100:
         with open(os.path.join(PRIMS, n + ".py")) as f:
             head = f.read(200)
         assert re.match(r"# Copyright \(c\) (2025 - )?2026 NVIDIA CORPORATION", head) and "BSD-3-Clause" in head, n
@@ -85,6 +90,42 @@ def test_primitives_program_runs_unchanged(name, args, tmp_path):
         lines = out.rstrip().splitlines()
         reported = "verify" in out or any(line == "PASS" or line.startswith("PASS  ") for line in lines)
         assert reported and "PASS" in out and "FAIL" not in out, f"{name}: no verification reported:\n{out}"
+
+
+# each SM100 program: a line its own check prints, and what the CUDA of its last launch must hold
+_SM100_WANT = {
+    "tcgen05/tmem_ld_st": ("verify (N_REPS=32): PASS  out[:4] = [1.0, 1.0, 1.0, 1.0]", (
+        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 32;",
+        "tcgen05.st.sync.aligned.32x32b.x32.b32", "tcgen05.ld.sync.aligned.32x32b.x32.b32",
+        "tcgen05.wait::st.sync.aligned;", "tcgen05.fence::before_thread_sync;",
+        "tcgen05.dealloc.cta_group::1.sync.aligned.b32", "tcgen05.relinquish_alloc_permit")),
+    # prims.exit of warps 2 and 3, Tcgen05SmemDesc / Tcgen05InstrDesc, tcgen05_mma kind::f16, tcgen05_commit
+    "tutorial/05_minimal_tensor_mma": ("PASS", (
+        'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16",
+        "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+        "tcgen05.ld.sync.aligned.32x32b.x2.b32")),
+    # six smem stages of TMA -> UMMA over K = 4096 with warp specialisation and an exit
+    "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage": ("Correctness: PASS", (
+        'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16")),
+}
+
+
+@pytest.mark.parametrize("name", SM100)
+def test_sm100_program_runs_unchanged_and_renders_tcgen05(name, tmp_path):
+    """The Blackwell primitives programs (compat/experimental/tcgen05.py, tcgen05_mma.py, prims.exit) pass their
+    own checks on the CPU interpreter for sm_100a, and the CUDA of their launch has the tcgen05 instructions."""
+    from compat_helpers import SRC, _DRIVER
+
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0", CUTE_DSL_ARCH="sm_100a")
+    cu = tmp_path / "kernel.cu"
+    p = subprocess.run([sys.executable, "-c", _DRIVER, str(cu), os.path.join(PRIMS, name + ".py")],
+                       cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    line, wants = _SM100_WANT[name]
+    assert line in p.stdout.splitlines(), p.stdout[-2000:]
+    code = cu.read_text()
+    for want in wants:
+        assert want in code, f"{want!r} not in the CUDA:\n{code[-4000:]}"
 
 
 def test_tma_load_tutorial_prints_the_swizzled_tile(tmp_path):
@@ -827,3 +868,127 @@ def test_narrow_ldmatrix_is_refused_by_name(tmp_path):
     """)
     assert p.returncode != 0
     assert "prims.ldmatrix(shape=m16n16, src_format=b8) is not emulated by cutelab" in p.stderr and "prog.py:9" in p.stderr
+
+
+_EXIT = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tidx, _, _ = cute.arch.thread_idx()
+        warp = cute.arch.warp_idx()
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+        if tidx == 0:
+            prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        prims.barrier_cta_sync(0)
+{body}
+        prims.barrier_cta_sync(0)
+        out[tidx] = out[tidx] + 1
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+    out = torch.zeros(64, dtype=torch.int32, device="cuda")
+    host(cute.runtime.from_dlpack(out))
+    print(out.tolist())
+"""
+
+# warp 1 exits: the barrier after waits only for warp 0, which alone adds 1
+_EXIT_PLAIN = """
+        if warp == 1:
+            prims.exit()
+"""
+# warp 0 waits on an mbarrier (so the if forks the warps into two groups), warp 1 arrives on it and exits
+_EXIT_FORKED = """
+        if warp == 0:
+            while not prims.mbarrier_try_wait_parity(bar, 0):
+                pass
+            out[tidx] = 7
+        else:
+            if tidx == 32:
+                prims.mbarrier_arrive(bar)
+            prims.exit()
+"""
+# warp 1 exits without arriving: warp 0's wait can never complete
+_EXIT_DEADLOCK = """
+        if warp == 0:
+            while not prims.mbarrier_try_wait_parity(bar, 0):
+                pass
+        else:
+            prims.exit()
+"""
+
+
+@pytest.mark.parametrize("body,want", [(_EXIT_PLAIN, [1] * 32 + [0] * 32), (_EXIT_FORKED, [8] * 32 + [0] * 32)],
+                         ids=["lock-step", "forked"])
+def test_exit_leaves_the_kernel_and_the_barriers(tmp_path, body, want):
+    """prims.exit (kernel/instr/thread_exit.py): the exiting warp writes nothing more and the CTA barrier after
+    it completes with the threads left, in lock-step and when the warps run as separate groups."""
+    p = run(tmp_path, _EXIT.replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 8)))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip().splitlines()[-1] == str(want)
+
+
+def test_exit_without_the_arrival_a_wait_needs_is_a_deadlock(tmp_path):
+    """An mbarrier is not completed for a thread that exited: the waiting warp's deadlock is reported."""
+    p = run(tmp_path, _EXIT.replace("{body}", textwrap.indent(textwrap.dedent(_EXIT_DEADLOCK), " " * 8)))
+    assert p.returncode != 0
+    # the exited warp's group has finished; warp 0 is left waiting (nothing hangs)
+    assert "k: deadlock: every warp that has not finished waits" in p.stderr, p.stderr[-3000:]
+    assert "(1 group(s) of warps have finished)" in p.stderr, p.stderr[-3000:]
+
+
+_TC_BAD = """
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        a = cutlass.Array(cutlass.Float16, (128, 64), space=cutlass.AddressSpace.smem)
+        w = cutlass.Array(cutlass.Int32, 1, space=cutlass.AddressSpace.smem)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+        prims.tcgen05_alloc(w, 128)
+        prims.barrier_cta_sync(0)
+        tmem = prims.make_tmem_ptr(w.load(), cutlass.Float32)
+        {line}
+        prims.tcgen05_dealloc(tmem, 128)
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    host(cute.runtime.from_dlpack(torch.zeros(4, device="cuda")))
+"""
+
+
+@pytest.mark.parametrize("line,err", [
+    ('v = prims.tcgen05_ld("16x64b", tmem, num=2)',
+     "tcgen05_ld('16x64b', ..., num=2): cutelab's primitive tcgen05_ld supports the 32x32b shape, not 16x64b"),
+    ('prims.tcgen05_alloc(w, 48)', "48 columns; rule: a tensor-memory allocation is a power of two"),
+    ('d = prims.Tcgen05SmemDesc.build(a, 16, 1024, layout=2); prims.tcgen05_mma(prims.Tcgen05MMAKind.F16, '
+     'prims.CTAGroup.CTA_1, tmem, d, d, prims.Tcgen05InstrDesc.build(c_dtype=cutlass.Float32, a_major=1, n_dim=64, '
+     'm_dim=128), False)', "MN-major operands (a_major/b_major = 1) are not supported by cutelab's tcgen05_mma"),
+], ids=["ld-shape", "alloc-columns", "mma-mn-major"])
+def test_tcgen05_primitives_refuse_what_cutelab_does_not_run(tmp_path, line, err):
+    p = run(tmp_path, _TC_BAD.replace("{line}", line), env={"CUTE_DSL_ARCH": "sm_100a"})
+    assert p.returncode != 0
+    assert err in p.stderr, p.stderr[-3000:]
+    assert "prog.py:15" in p.stderr, p.stderr[-3000:]  # the user's line
+
+
+def test_tcgen05_descriptor_layouts_of_tensor_map_and_byte_swizzles():
+    """Tcgen05SmemDesc.build(layout=...) takes the SM100 code, a cuda.TensorMapSwizzle or a cutlass.Swizzle, as
+    the DSL converts them (128B -> 2, 64B -> 4, 32B -> 6): a TensorMapSwizzle.s64b (2) is not read as code 2."""
+    from cutelab.compat.experimental.swizzle import Swizzle
+    from cutelab.compat.experimental.tcgen05_mma import _layout_code
+    from cutelab.compat.experimental.tensor_map import TensorMapSwizzle as T
+
+    got = [_layout_code(x, "w") for x in (T.none, T.s32b, T.s64b, T.s128b, 2, 4, Swizzle(3, 4, 3), Swizzle(1, 4, 3))]
+    assert got == [0, 6, 4, 2, 2, 4, 2, 6]

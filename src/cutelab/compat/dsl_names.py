@@ -133,12 +133,14 @@ def _experimental_extras() -> Dict[str, Any]:
     from .experimental import experimental
     from .experimental.memory import Array, Pointer, make_array_view
     from .experimental.swizzle import Swizzle, apply_swizzle, load_swizzled, store_swizzled
-    from .experimental.vector import VECTOR_NAMESPACE, Vector
+    from .experimental.tcgen05 import inttoptr
+    from .experimental.vector import VECTOR_NAMESPACE, Vector, full, print_nd_vector
 
     # cutlass.Swizzle is the low-level API's swizzle of byte addresses (cute.Swizzle: of element offsets)
     return {"Array": Array, "Pointer": Pointer, "make_array_view": make_array_view, "experimental": experimental,
             "Vector": Vector, "vector": VECTOR_NAMESPACE, "Swizzle": Swizzle, "apply_swizzle": apply_swizzle,
-            "load_swizzled": load_swizzled, "store_swizzled": store_swizzled, "GridConstant": GridConstant}
+            "load_swizzled": load_swizzled, "store_swizzled": store_swizzled, "GridConstant": GridConstant,
+            "inttoptr": inttoptr, "full": full, "print_nd_vector": print_nd_vector}
 
 
 class GridConstant:

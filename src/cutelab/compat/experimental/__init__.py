@@ -3,7 +3,9 @@ provides it.
 
 - ``primitives`` (``wrappers.py``): the NVVM wrappers (``prims.elect_sync``,
   ``prims.mbarrier_init``, ...) with their enums (``enums.py``), ``ldmatrix``/``stmatrix`` in
-  ``matrix.py``;
+  ``matrix.py``, the tensor-memory wrappers (``tcgen05_alloc``, ``make_tmem_ptr``, ``TmemAddr``,
+  ``tcgen05_ld``, ...) in ``tcgen05.py``, the descriptor-level UMMA (``Tcgen05SmemDesc``,
+  ``Tcgen05InstrDesc``, ``tcgen05_mma``, ``tcgen05_commit``) in ``tcgen05_mma.py``;
 - ``memory.py``: ``cutlass.Array`` (``space=smem``/``rmem`` allocations in a kernel) and
   ``cutlass.Pointer`` (``tensor.iterator.raw_ptr()``), which the wrappers take;
 - ``cuda`` (``tensor_map.py``): the DSL's tensor maps (``create_tensor_map_tiled``, ``TensorMap``), which
@@ -27,11 +29,13 @@ from ..namespace import Namespace
 
 
 def _primitives() -> Dict[str, Any]:
-    from . import matrix
+    from . import matrix, tcgen05, tcgen05_mma
     from . import wrappers as p
 
     ns = p.namespace()
     ns.update(ldmatrix=matrix.ldmatrix, stmatrix=matrix.stmatrix)  # the m8n8 b16 forms (matrix.py: built on shfl_sync)
+    ns.update(tcgen05.namespace())  # tensor-memory allocation, addresses and the 32x32b load (tcgen05.py)
+    ns.update(tcgen05_mma.namespace())  # the descriptors, tcgen05_mma and tcgen05_commit (tcgen05_mma.py)
     return ns
 
 

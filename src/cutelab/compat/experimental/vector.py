@@ -141,6 +141,34 @@ def outerproduct(a: Vector, b: Vector, *, loc: Any = None, ip: Any = None) -> Ve
     return Vector([[x * y for y in b.data] for x in a.data], a.dtype)
 
 
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, loc: Any = None, ip: Any = None) -> Vector:
+    """``cutlass.full(shape, value, dtype)``: a Vector of shape whose elements are all value (as dtype)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(int(getattr(s, "value", s)) for s in shape)
+    dt = dtype if dtype is not None else getattr(fill_value, "dtype", None)
+    v = dt(fill_value) if dt is not None and _is_num(fill_value) else fill_value
+    data: Any = v
+    for n in reversed(shape):
+        data = [data for _ in range(n)]
+    return Vector(data, dt)
+
+
+def print_nd_vector(src: Vector, *, loc: Any = None, ip: Any = None) -> None:
+    """``cutlass.print_nd_vector(v)``: each thread prints v, as ``cute.print_tensor`` of a register tensor of
+    its shape holding the elements (CuTe DSL reshapes the vector column-major the same way)."""
+    from ...layout import make_layout
+    from ...tensor import make_rmem_tensor, print_tensor
+
+    if not isinstance(src, Vector):
+        raise TypeError(f"cutlass.print_nd_vector: expected a cutlass.Vector, got {type(src).__name__}")
+    t = make_rmem_tensor(make_layout(src.shape if len(src.shape) > 1 else src.shape[0]), src.dtype)
+    idx = [()]
+    for n in src.shape:
+        idx = [i + (k,) for i in idx for k in range(n)]
+    for i, e in zip(idx, src.elements()):  # row-major elements, placed at their coordinates
+        t[i if len(i) > 1 else i[0]] = e
+    print_tensor(t)
+
+
 def _vector_namespace() -> Any:
     import types
 

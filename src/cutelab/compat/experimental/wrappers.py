@@ -11,6 +11,7 @@ interpreter both run it:
 - mbarriers (``mbarrier_init``, ``mbarrier_arrive[_expect_tx]``, ``mbarrier_try_wait_parity``,
   ...) are ``kernel.instr.mbarrier``'s ops; on a pointer from ``mapa`` they act on that CTA's
   barrier (``kernel.instr.cluster``);
+- ``exit`` is kernel/instr/thread_exit.py's op (the scheduler takes the exiting threads out);
 - ``cp_async_shared_global`` is a cp.async copy atom (``kernel.instr.cpasync``), ``red`` the
   ``red`` instruction of ``kernel.instr.atomics``, the fences those of ``kernel.instr.mbarrier``.
 
@@ -736,6 +737,14 @@ def setmaxregister(reg_count: int, action: Any, *, loc: Any = None, ip: Any = No
 
     a = _s(action)
     (setmaxregister_increase if a == "increase" else setmaxregister_decrease)(reg_count)
+
+
+def exit(*, loc: Any = None, ip: Any = None) -> None:  # noqa: A001 - the DSL's name
+    """PTX ``exit``: the threads that run it stop running the kernel (kernel/instr/thread_exit.py); CTA
+    barriers then wait only for the threads left, mbarriers are not completed for the exited ones."""
+    from ...kernel.instr.thread_exit import exit_thread
+
+    exit_thread(user_line(2))
 
 
 def print_runtime(fmt: str, *args: Any, loc: Any = None, ip: Any = None) -> None:

@@ -425,6 +425,8 @@ class _Run:
                     self.step(ctx, s, f.mask, self.buffers, self.lines)
                     f.pc += 1
                     moved = True
+                    if getattr(s, "exits", False) and self._exit(g):  # every thread of g has exited
+                        stack.clear()
             elif tf is _If:
                 s = f.s
                 if f.stage == 0:
@@ -647,6 +649,32 @@ class _Run:
         g.waiting = None
         return g2
 
+    def _exit(self, g: _Group) -> bool:
+        """The threads an ExitOp recorded (instr/thread_exit.py) leave g: out of every mask of its position,
+        counted as finished. True when no thread of g is left."""
+        ctx = g.ctx
+        gone = ctx.common.pop("exiting", None)
+        if gone is None or not gone.any():
+            return False
+        keep = ~gone
+        for f in g.stack:
+            f.mask = keep.copy() if f.mask is None else (f.mask & keep)
+            if isinstance(f, _While) and f.m is not None:
+                f.m = f.m & keep
+        mine = gone if g.threads is None else (gone & g.threads)
+        g.threads = keep.copy() if g.threads is None else (g.threads & keep)
+        self.barriers.finished += mine.reshape(ctx.nblk, ctx.nt).sum(axis=1)
+        fin = ctx.common.setdefault("finished", np.zeros(ctx.n, dtype=bool))
+        fin |= mine
+        if g.threads.any():
+            return False
+        for f in g.stack:  # no thread of g is left: the joins it would meet wait for it no more
+            j = getattr(f, "join", None) if isinstance(f, _If) else None
+            if j is not None and not j.released:
+                j.members = [m for m in j.members if m is not g]
+                j.arrived = [m for m in j.arrived if m is not g]
+        return True
+
     def _finish(self, g: _Group) -> None:
         g.done = True
         g.waiting = None
@@ -680,7 +708,8 @@ class _Run:
                     self.race.synced(mask)
                 return True
             if mask is not None:
-                per_block = mask.reshape(ctx.nblk, ctx.nt)
+                fin = ctx.common.get("finished")  # threads that exited (instr/thread_exit.py) do not arrive
+                per_block = (mask if fin is None else (mask | fin)).reshape(ctx.nblk, ctx.nt)
                 bad = per_block.any(axis=1) & ~per_block.all(axis=1)
                 if bad.any():
                     raise LaunchError(

@@ -26,7 +26,7 @@ allocation and rules, ``tcgen05.ld/st``, the tcgen05 fences), ``tcgen05_mma`` th
 (``tcgen05.mma``, ``tcgen05.commit``, the atom's runtime fields in kernels), ``tcgen05_2cta``
 the TMA loads of 2-CTA UMMAs, ``tcgen05_cp`` the shared -> tensor memory copies (``tcgen05.cp``),
 ``tcgen05_blockscaled`` the block-scaled UMMAs (scale-factor formats, where they are read in TMEM,
-the SFA/SFB fields).
+the SFA/SFB fields); ``thread_exit`` PTX ``exit`` (threads leaving the kernel early).
 
 May import: ``cutelab``'s core and atoms, ``kernel.ir``, ``kernel.frontend``, and the back
 ends' contexts. An op's ``cuda(self, ctx)`` prints only through ``ctx``, the CUDA printer's
