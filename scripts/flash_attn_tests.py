@@ -18,7 +18,7 @@ line per test file: passed, failed and errors.
     python3 scripts/quack_tests.py --fetch .quack     # once: the pinned packages into .quack/site
     python3 scripts/flash_attn_tests.py [--dir .quack] [--repo FLASH_ATTENTION_GIT_DIR] \\
         [--select SM80_FORWARD|SM90_FORWARD|SM100_FORWARD|SM80_PACK_GQA|SM90_PACK_GQA|SM100_PACK_GQA|\\
-        SM90_BACKWARD|SM100_BACKWARD|ID,ID...] \\
+        SM90_BACKWARD|SM100_BACKWARD|SM100_SOFTCAP|ID,ID...] \\
         [--arch sm_80] [-- extra pytest args]
 
 ``--arch`` sets CUTE_DSL_ARCH, which is the emulated GPU's capability (so flash_attn.cute picks its
@@ -77,12 +77,15 @@ SM100_PACK_GQA = SM80_PACK_GQA
 # flash_attn.cute's inline PTX, dS written to tensor memory for the dK UMMA, its pipelines' handles kept
 # across the MMA loop
 SM100_BACKWARD = SM90_BACKWARD
+# the same case with softcap 15 (forward and backward), SM100: its score mod broadcasts a (1,) value of a scalar to
+# (vec_size,) with TensorSSA.broadcast_to
+SM100_SOFTCAP = ("tests/cute/test_flash_attn.py::test_flash_attn_output[3-3-64-True-0-15.0-False-False-False-mha-dtype0]",)
 SELECTIONS = {"SM80_FORWARD": SM80_FORWARD, "SM90_FORWARD": SM90_FORWARD, "SM80_PACK_GQA": SM80_PACK_GQA,
               "SM90_PACK_GQA": SM90_PACK_GQA, "SM90_BACKWARD": SM90_BACKWARD, "SM100_FORWARD": SM100_FORWARD,
-              "SM100_PACK_GQA": SM100_PACK_GQA, "SM100_BACKWARD": SM100_BACKWARD}
+              "SM100_PACK_GQA": SM100_PACK_GQA, "SM100_BACKWARD": SM100_BACKWARD, "SM100_SOFTCAP": SM100_SOFTCAP}
 ARCH = {"SM80_FORWARD": "sm_80", "SM90_FORWARD": "sm_90a", "SM80_PACK_GQA": "sm_80",
         "SM90_PACK_GQA": "sm_90a", "SM90_BACKWARD": "sm_90a", "SM100_FORWARD": "sm_100a",
-        "SM100_PACK_GQA": "sm_100a", "SM100_BACKWARD": "sm_100a"}  # CUTE_DSL_ARCH of each selection
+        "SM100_PACK_GQA": "sm_100a", "SM100_BACKWARD": "sm_100a", "SM100_SOFTCAP": "sm_100a"}  # CUTE_DSL_ARCH of each selection
 
 
 def copy_carried(out: str) -> None:

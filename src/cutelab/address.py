@@ -369,7 +369,10 @@ def pointer_toint(ptr: Any) -> Any:
 
 def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: Any) -> Any:
     """``make_ptr(dtype, a, mem_space, assumed_align)`` of a PointerInt: the pointer it came from,
-    moved by its byte offset (which must be whole elements of dtype)."""
+    moved by its byte offset (which must be whole elements of dtype); in a kernel, for a global-memory
+    pointer moved by a byte offset computed in registers, a pointer at that runtime address."""
+    from .tracing import hooks
+
     ptr = a.ptr  # a cutelab.tensor.Pointer (this module sits below tensor.py, whose Pointer.toint uses it)
     eng = ptr.engine
     what = f"make_ptr({dtype}, {ptr}.toint() + ...)"
@@ -393,9 +396,15 @@ def pointer_from_int(dtype: Any, a: PointerInt, mem_space: Any, assumed_align: A
         step = _element_swizzle(d, b)
         if step is None:
             step = d // b
+    elif (_is_offset(d) and here in ("gmem", "generic") and hooks.address_register is not None
+          and hooks.runtime_pointer is not None):
+        # a byte offset computed in the kernel's registers (flash_attn.cute's SM100 LSE row address): the address
+        # as an Int64 register value and a pointer at that runtime address (kernel/instr/address_access.py), its
+        # alignment the assumed_align given; each access is checked when it runs (in the memory, whole elements)
+        return hooks.runtime_pointer(dtype, hooks.address_register(a), mem_space, assumed_align)
     else:
         raise TensorError(f"{what}: the byte offset is a value computed in the kernel ({type(d).__name__}); cutelab "
-                          f"moves pointers by index expressions (thread and block indices, loop variables)")
+                          f"moves {here} pointers by index expressions (thread and block indices, loop variables)")
     if assumed_align is not None:
         al = int(assumed_align)
         if al < 1 or al & (al - 1):

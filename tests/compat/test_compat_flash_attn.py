@@ -9,9 +9,9 @@ checked below. The README's test command installs the pinned packages (``python3
 nvidia-cutlass-dsl or Triton). scripts/flash_attn_tests.py runs the cases from a copy of the carried files with
 the plugin scripts/flash_attn_select.py, which builds only the named parametrized cases (the whole file
 parametrizes 415,818). Here: the smallest forward (d 8) on the SM80 path and, causal and not, on the SM90 and
-SM100 paths; the forward with packed GQA on the three paths; and the SM90 and SM100 backward
-(scripts/flash_attn_tests.py's SM90_BACKWARD, SM100_BACKWARD). Five runs of ``cutelab run -m pytest``. A case that
-fails, or is not found, fails here.
+SM100 paths; the forward with packed GQA on the three paths (and packed MQA on SM100: two Q stages); and the SM90
+and SM100 backward (scripts/flash_attn_tests.py's SM90_BACKWARD, SM100_BACKWARD; on SM100 also with softcap,
+SM100_SOFTCAP). Five runs of ``cutelab run -m pytest``. A case that fails, or is not found, fails here.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ SM100_FORWARD = SM90_FORWARD
 # forward, then dQ, dK, dV against the fp32 reference (preprocess, main and dQ-conversion kernels)
 SM90_BACKWARD = f"{FILE}::test_flash_attn_output[3-3-64-True-0-0.0-False-False-False-mha-dtype0]"
 SM100_BACKWARD = SM90_BACKWARD  # run with sm_100a: flash_bwd_sm100's UMMAs, dS through tensor memory
+# SM100 only: 6 query heads over 1 KV head packed to 384 rows, so two Q stages of 128 rows, each not a whole number
+# of heads: the LSE rows are stored through addresses made from ptr.toint() of a runtime (head, row) element
+PACK_MQA = f"{FILE}::test_flash_attn_output[64-32-64-True-0-0.0-False-False-False-mqa-dtype0]"
+# the backward's case with softcap 15: the score mod broadcasts a (1,) value to (vec_size,) (TensorSSA.broadcast_to)
+SM100_SOFTCAP = f"{FILE}::test_flash_attn_output[3-3-64-True-0-15.0-False-False-False-mha-dtype0]"
 
 
 def test_carried_files_are_the_tags():
@@ -139,8 +144,8 @@ def _fetched() -> bool:
 @pytest.mark.skipif(not _fetched(), reason=f"flash-attn-4 4.0.0b27 and quack-kernels 0.5.3 are not fetched into "
                     f"{QUACK}: run `python3 scripts/quack_tests.py --fetch .quack` (the README's test command does)")
 @pytest.mark.parametrize("arch,ids", [("sm_80", (SM80_FORWARD, PACK_GQA)), ("sm_90a", (*SM90_FORWARD, SM90_BACKWARD)),
-                                      ("sm_90a", (PACK_GQA,)), ("sm_100a", (*SM100_FORWARD, PACK_GQA)),
-                                      ("sm_100a", (SM100_BACKWARD,))],
+                                      ("sm_90a", (PACK_GQA,)), ("sm_100a", (*SM100_FORWARD, PACK_GQA, PACK_MQA)),
+                                      ("sm_100a", (SM100_BACKWARD, SM100_SOFTCAP))],
                          ids=["sm80_fwd_pack_gqa", "sm90_fwd_bwd", "sm90_pack_gqa", "sm100_fwd_pack_gqa", "sm100_bwd"])
 def test_flash_attn_tests_pass_under_cutelab_run(arch, ids):
     res = subprocess.run([sys.executable, os.path.join(SCRIPTS, "flash_attn_tests.py"), "--dir", QUACK,

@@ -126,3 +126,55 @@ def test_a_pointer_moved_by_a_static_cutlass_integer_keeps_an_int_offset():
         _static_int_offset_kernel(from_dlpack(x, assumed_align=16), from_dlpack(o)).launch(grid=1, block=1)
     assert out.getvalue().splitlines() == ["moved ptr<f32, generic, align<8>>"]
     assert o.tolist() == [3.0]
+
+
+@cute.kernel
+def _runtime_offset_kernel(mX: cute.Tensor, how: cute.Constexpr, bias: cute.Constexpr):
+    # flash_attn.cute's SM100 LSE store with packed GQA (its rows interleave the heads): the element of a runtime
+    # (head, row) coordinate, computed in registers from the thread index, as an address and a pointer again
+    tidx, _, _ = cute.arch.thread_idx()
+    r = cute.make_rmem_tensor(cute.make_layout(1), Int32)
+    r[0] = tidx
+    idx = r[0]  # a runtime Int32 (a register), not an index expression
+    m = idx // 3
+    h = idx - m * 3
+    off = cute.crd2idx(((h, m),), mX.layout)
+    if how == "pointer":  # the pointer moved by the runtime offset, then toint()
+        a = (mX.iterator + off).toint()
+    else:  # the address moved by a runtime byte offset
+        a = mX.iterator.toint() + off * 4 + bias
+    p = cute.make_ptr(mX.element_type, a, cute.AddressSpace.gmem, assumed_align=4)
+    cute.make_tensor(p, (1,))[0] = Float32(tidx)
+
+
+@pytest.mark.parametrize("how", ["pointer", "address"])
+def test_make_ptr_of_an_address_moved_by_a_runtime_integer(how):
+    x = np.full(12, -1, np.float32)
+    mx = cute.make_tensor(from_dlpack(x, assumed_align=16).iterator, cute.make_layout(((3, 4),), stride=((4, 1),)))
+    _runtime_offset_kernel(mx, how, 0).launch(grid=1, block=12)
+    # thread t = 3 m + h writes t at element 4 h + m
+    assert x.tolist() == [float(3 * (i % 4) + i // 4) for i in range(12)]
+
+
+def test_a_runtime_byte_offset_that_is_not_whole_elements_is_refused_when_it_runs():
+    from cutelab.errors import LaunchError
+
+    x = np.full(12, -1, np.float32)
+    mx = cute.make_tensor(from_dlpack(x, assumed_align=16).iterator, cute.make_layout(((3, 4),), stride=((4, 1),)))
+    with pytest.raises(LaunchError, match="test_pointer_int.py"):
+        _runtime_offset_kernel(mx, "address", 2).launch(grid=1, block=12)
+    assert (x == -1).all()
+
+
+def test_the_cuda_of_an_address_moved_by_a_runtime_byte_offset_compiles():
+    from sm90_util import nvcc_compiles
+
+    from cutelab.kernel.cuda.printer import render
+    from cutelab.kernel.launch.plan import last_launch
+
+    x = np.zeros(12, np.float32)
+    mx = cute.make_tensor(from_dlpack(x, assumed_align=16).iterator, cute.make_layout(((3, 4),), stride=((4, 1),)))
+    _runtime_offset_kernel(mx, "address", 0).launch(grid=1, block=12)
+    src = render(last_launch().ir)  # the argument's address plus the byte offset, stored through as a float*
+    assert "(long long)(unsigned long long)(mX + (0))" in src and "(float*)(unsigned long long)(" in src
+    nvcc_compiles(src)

@@ -151,3 +151,66 @@ def test_kernel_float_sum_is_in_element_order_from_the_init():
             want_s, want_p = np.float32(want_s + x), np.float32(want_p * x)
         assert s == want_s and p == want_p
     assert O[0, 0] == 2.0 ** 24 and O[1, 0] == 2.0 ** 24 + 4
+
+
+@cute.kernel
+def _broadcast_kernel(mX: cute.Tensor, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    # flash_attn.cute's softcap score mod: a (1,) value of a runtime scalar, broadcast to (vec_size,)
+    one = cute.make_rmem_tensor(1, Int32)
+    one[0] = tidx + 5
+    ra = cute.make_rmem_tensor(cute.make_layout(4), Int32)
+    ra.store(one.load().broadcast_to((4,)))
+    mA[tidx, None].store(ra.load())
+    # a (1, 3) row to (2, 3), and a (2, (1, 3)) value to (2, (2, 3)) (a rank-1 value is padded to the target's rank)
+    row = cute.make_rmem_tensor(cute.make_layout((1, 3)), Float32)
+    row.store(mX[tidx, None].load().reshape((1, 3)))
+    rb = cute.make_rmem_tensor(cute.make_layout((2, 3)), Float32)
+    rb.store(row.load().broadcast_to((2, 3)))
+    mB[tidx, None, None].store(rb.load())
+    h = cute.make_rmem_tensor(cute.make_layout((2, (1, 3))), Float32)
+    for i in cutlass.range_constexpr(6):
+        h[i] = Float32(i) + Float32(tidx) * 10.0
+    rc = cute.make_rmem_tensor(cute.make_layout((2, (2, 3))), Float32)
+    rc.store(h.load().broadcast_to((2, (2, 3))))
+    mC[tidx, None].store(rc.load())
+
+
+def test_kernel_values_broadcast_to_as_cute_dsl():
+    """TensorSSA.broadcast_to inside a kernel: the values CuTe DSL 4.8.1 gives (checked there on the CPU with
+    CUTE_DSL_ARCH=sm_100a: (1, 4) -> (3, 4) repeats the row; (2, (1, 3)) -> (2, (2, 3)) prints rows
+    [0, 0, 2, 2, 4, 4] and [1, 1, 3, 3, 5, 5])."""
+    X = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], np.float32)
+    A = np.zeros((2, 4), np.int32)
+    B = np.zeros((2, 3, 2), np.float32)  # per thread a (2, 3) column-major tensor
+    C = np.zeros((2, 12), np.float32)
+    mb = cute.make_tensor(B.reshape(-1), cute.make_layout((2, 2, 3), stride=(6, 1, 2)))
+    _broadcast_kernel(cute.runtime.from_dlpack(X), cute.runtime.from_dlpack(A), mb,
+                      cute.runtime.from_dlpack(C)).launch(grid=1, block=2)
+    assert A.tolist() == [[5] * 4, [6] * 4]
+    for t in range(2):
+        assert B[t].T.tolist() == [X[t].tolist()] * 2
+        # (2, (2, 3)) column-major: element (r, (j, k)) at r + 2 * (j + 2 * k) is the source's (r, (0, k))
+        want = [r + 2 * k + 10 * t for k in range(3) for j in range(2) for r in range(2)]
+        assert C[t].tolist() == want
+
+
+@cute.kernel
+def _bad_broadcast_kernel(mX: cute.Tensor, how: cute.Constexpr):
+    v = mX.load()  # shape (2, 3)
+    if how == "extent":
+        v.broadcast_to((3, 3))
+    else:
+        v.broadcast_to(((2, 1), 3))
+
+
+@pytest.mark.parametrize("how,words", [
+    ("extent", "a mode of extent 2 cannot become 3"),
+    ("profile", "the shapes' profiles differ"),
+])
+def test_kernel_broadcast_to_refuses_shapes_that_do_not_broadcast(how, words):
+    from cutelab.errors import TraceError
+
+    X = np.zeros((3, 2), np.float32)
+    with pytest.raises(TraceError, match=words):
+        _bad_broadcast_kernel(cute.make_tensor(X.reshape(-1), cute.make_layout((2, 3))), how).launch(grid=1, block=1)

@@ -456,6 +456,37 @@ class TraceValue:
                              f"has {len(self.refs)} elements, shape {shape} has {n}")
         return TraceValue(self.refs, shape, self.dtype)
 
+    def broadcast_to(self, target_shape: Any, *, loc: Any = None, ip: Any = None) -> "TraceValue":
+        """The values repeated along the modes of extent 1 to target_shape (CuTe DSL's
+        ``TensorSSA.broadcast_to``): the shape is first padded with 1s to the target's rank, must then
+        have the target's profile, and each of its leaves must be 1 or the target's leaf. No code:
+        the result names the same registers (flash_attn.cute: a (1,) value of a scalar to (vec_size,))."""
+        from ...layout import _normalize
+
+        shape = (self.shape,) if isinstance(self.shape, int) else tuple(self.shape)
+        target = _normalize(target_shape)
+        target = target if isinstance(target, tuple) else (target,)
+        shape = shape + (1,) * (len(target) - len(shape))
+        if shape == target:
+            return self if self.shape == target else TraceValue(self.refs, target, self.dtype)
+        what = f"broadcast_to: a value of shape {it.tuple_str(self.shape) if self.shape != () else '()'} to " \
+               f"{it.tuple_str(target)}"
+        src, dst = it.flatten_to_tuple(shape), it.flatten_to_tuple(target)
+        if not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in dst):
+            raise TraceError(f"{what}: the target shape must be static integers")
+        if not it.congruent(shape, target):
+            raise TraceError(f"{what}: the shapes' profiles differ (after padding to the target's rank)")
+        bad = [(s, t) for s, t in zip(src, dst) if s not in (1, t)]
+        if bad:
+            raise TraceError(f"{what}: a mode of extent {bad[0][0]} cannot become {bad[0][1]} (only extents of 1 "
+                             f"broadcast)")
+        # column-major: the target's element at flat coordinate c is the source's at c with broadcast modes at 0
+        coords = np.indices([int(t) for t in dst]).reshape(len(dst), -1, order="F")
+        idx = np.zeros(coords.shape[1], np.int64)
+        for k in reversed(range(len(src))):
+            idx = idx * int(src[k]) + (coords[k] if src[k] != 1 else 0)
+        return TraceValue([self.refs[int(i)] for i in idx], target, self.dtype)
+
     def to(self, dtype: Any) -> "TraceValue":
         """Convert every element to dtype (floats round to nearest even)."""
         if dtype is self.dtype or getattr(dtype, "name", None) == self.dtype.name:
