@@ -27,6 +27,7 @@ import concurrent.futures as cf
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -93,7 +94,10 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0) -> dict
             cpu = round(sum(float(x) for x in tf.read().split()[-2:]), 1)
         except ValueError:
             cpu = None
-    if cpu_timeout and cpu is not None and cpu >= cpu_timeout - 1 and p.returncode != 0:
+    # RLIMIT_CPU ends the program with SIGXCPU: -24 from subprocess, 152 (128 + 24) through /usr/bin/time, whose
+    # own count of the child's CPU seconds can come out a little under the limit
+    killed_by_limit = p.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU)
+    if cpu_timeout and p.returncode != 0 and (killed_by_limit or (cpu is not None and cpu >= cpu_timeout - 1)):
         return {"program": rel, "result": "TIMEOUT", "seconds": secs, "cpu": cpu, "why": f"over {cpu_timeout:g} CPU s"}
     failed_line = any(line.lstrip().startswith("FAIL") for line in p.stdout.splitlines())
     ok = p.returncode == 0 and not failed_line

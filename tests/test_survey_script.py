@@ -1,0 +1,43 @@
+"""scripts/survey_cutlass_examples.py's verdicts for one program: a program past --cpu-timeout is a TIMEOUT
+(whether or not /usr/bin/time's count of its CPU seconds reaches the limit), and one that prints a line starting
+with FAIL fails although it exits 0."""
+
+import importlib.util
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "scripts", "survey_cutlass_examples.py")
+
+
+@pytest.fixture(scope="module")
+def survey():
+    spec = importlib.util.spec_from_file_location("survey_cutlass_examples", SCRIPT)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+@pytest.fixture
+def src_on_path(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.path.join(ROOT, "src"))
+
+
+def test_cpu_limit_is_a_timeout(survey, tmp_path, src_on_path):
+    (tmp_path / "spin.py").write_text("while True:\n    pass\n")
+    r = survey.run_one(str(tmp_path), "spin.py", timeout=120, cpu_timeout=4)
+    assert r["result"] == "TIMEOUT" and r["why"] == "over 4 CPU s", r
+
+
+def test_sigxcpu_under_the_counted_seconds_is_a_timeout(survey, tmp_path, src_on_path):
+    # the kernel's SIGXCPU decides, not the CPU seconds /usr/bin/time reports (they came out 117.4 for a 120 s limit)
+    (tmp_path / "xcpu.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)\n")
+    r = survey.run_one(str(tmp_path), "xcpu.py", timeout=120, cpu_timeout=60)
+    assert r["result"] == "TIMEOUT" and r["why"] == "over 60 CPU s", r
+
+
+def test_fail_line_fails(survey, tmp_path, src_on_path):
+    (tmp_path / "prog.py").write_text("print('FAIL: 1 != 2')\n")
+    r = survey.run_one(str(tmp_path), "prog.py", timeout=120)
+    assert r["result"] == "FAIL" and r["why"] == "exit 0, printed FAIL", r
