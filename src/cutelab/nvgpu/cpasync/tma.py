@@ -383,17 +383,6 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     n = len(shape)
     if not 1 <= n <= 5:
         raise LayoutError(f"{where}: TMA handles tensors of rank 1 to 5, got rank {n}")
-    # a CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue:
-    # (64,32):(1@0,1@1)), a flat layout whose mode i steps coordinate i by 1, is the tile of its extents
-    if len(tiler) == 1 and isinstance(tiler[0], Layout) and isinstance(tiler[0].shape, tuple):
-        from ...layout import ScaledBasis
-
-        cv = tiler[0]
-        # (flattened: CUTLASS's MLA decode gives the zipped_divide's tile mode, ((64,64)):((1@0,1@1)))
-        fshape, fstride = it.flatten_to_tuple(cv.shape), it.flatten_to_tuple(cv.stride)
-        if (all(type(x) is int for x in fshape)
-                and all(isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(fstride))):
-            tiler = tuple(fshape)
     # a Tile of stride-1 layouts (the epilogue tiles of the SM100 helpers, (128:1, 32:1)) is its extents
     tiler = tuple(it.product(x.shape) if isinstance(x, Layout) and x == Layout._raw(x.shape, 1)
                   and type(x.shape) is int else x for x in tiler)
@@ -553,14 +542,17 @@ def _coordinate_tile(cv: Any, shape: tuple) -> Any:
     """A CTA-value layout over coordinates (composition(make_identity_layout(shape), tile), quack's epilogue) whose
     mode k steps coordinate k by 1, as the tile of its extents: flat, (64,32):(1@0,1@1) is (64, 32); over a
     hierarchical mode of the tensor (quack's concatenated output, ((2, m / 2), n)), its sub-modes step the
-    sub-coordinates in order, ((2,32),32):((1@0@0,1@1@0),1@1) is ((2, 32), 32) (a sub-mode it does not step is 1).
-    None for any other tiler.
+    sub-coordinates in order, ((2,32),32):((1@0@0,1@1@0),1@1) is ((2, 32), 32) (a sub-mode it does not step is 1);
+    nested over flat coordinates (CUTLASS's MLA decode gives the zipped_divide's tile mode, ((64,64)):((1@0,1@1))),
+    flattened mode i stepping coordinate i, the flat tile (64, 64). None for any other tiler.
 
     >>> from cutelab.layout import ScaledBasis as E
     >>> _coordinate_tile(Layout._raw(((2, 32), 32), ((E(1, (0, 0)), E(1, (0, 1))), E(1, (1,)))), ((2, 96), 64, 3))
     ((2, 32), 32)
     >>> _coordinate_tile(Layout._raw((64, 32), (E(1, (0,)), E(1, (1,)))), (128, 64))
     (64, 32)
+    >>> _coordinate_tile(Layout._raw(((64, 64),), ((E(1, (0,)), E(1, (1,))),)), (512, 576))
+    (64, 64)
     >>> _coordinate_tile(Layout._raw(((32, 2), 32), ((E(1, (0, 1)), E(1, (0, 0))), E(1, (1,)))), ((2, 96), 64)) is None
     True
     """
@@ -568,6 +560,10 @@ def _coordinate_tile(cv: Any, shape: tuple) -> Any:
 
     if not isinstance(cv, Layout) or not isinstance(cv.shape, tuple) or not isinstance(cv.stride, tuple):
         return None
+    fshape, fstride = it.flatten_to_tuple(cv.shape), it.flatten_to_tuple(cv.stride)
+    if all(type(x) is int for x in fshape) and all(
+            isinstance(d, ScaledBasis) and d.value == 1 and d.path == (i,) for i, d in enumerate(fstride)):
+        return tuple(fshape)  # flat coordinates (the flat tile, and a nested tile mode over them)
     out: list = []
     for k, (s, d) in enumerate(zip(cv.shape, cv.stride)):
         fs, fd = it.flatten_to_tuple(s), it.flatten_to_tuple(d)
