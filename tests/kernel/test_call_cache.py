@@ -196,6 +196,31 @@ def test_a_fake_compiled_call_runs_its_last_program_without_the_checks(gpu, quic
     assert _scalars(gpu.launches[-1]) == (_f32(3e-6), _i32(-100)) and len(quick_keys) == 2
 
 
+def test_torch_tensors_after_a_fake_compile_are_checked_in_the_generated_call(gpu):
+    """A function compiled with fake tensors and called with torch tensors: the torch tensors' checks
+    (type, dtype, shape, strides, device, alignment) are written out in the generated call, which
+    no longer goes through the per-argument getters; a tensor they refuse still takes the general
+    path's checks, which name what differs."""
+    f = _fake_compiled()
+    x, y = _aligned(64, 16), _aligned(64, 16)
+    f(x, y, 1.0, 0)
+    f(x, y, 1.0, 0)
+    hot = f._hot
+    assert hot is not None and "x.data_ptr()" in hot.source
+    gets = []
+    for cf in f.cache.values():
+        fast = cf._fast
+        for k, (p, g) in enumerate(fast.getters):
+            hot.__globals__[f"G{k}"] = (lambda g: (lambda t: gets.append(1) or g(t)))(g)
+    f(_aligned(64, 16), _aligned(64, 16), 1.0, 0)
+    assert gets == [] and gpu.launches[-1]["params"][:2] != [x.data_ptr(), y.data_ptr()]
+    with pytest.raises(LaunchError, match="not 16-byte aligned"):
+        f(_aligned(64, 16, off=4), y, 1.0, 0)
+    with pytest.raises(LaunchError, match="holds Int32"):
+        f(fake_cuda_tensor(torch.zeros(64, dtype=torch.int32)), y, 1.0, 0)
+    assert gets  # a tensor of another kind goes to its getters before the general path names it
+
+
 def test_another_shape_dtype_or_argument_count_takes_the_checks(gpu, quick_keys):
     f = _fake_compiled()
     x, y = _aligned(64, 16), _aligned(64, 16)

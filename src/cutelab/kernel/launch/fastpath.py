@@ -85,7 +85,22 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
         else:
             env[f"G{k}"] = get
             lines += fetch(pos)
-            lines += [f"    a{k} = G{k}(x)", f"    if a{k} is None:", "        return False"]
+            # torch tensors seen at this argument (the getter's alternatives made by the general
+            # path, e.g. after a compile with fake tensors): their checks written out, tried first
+            tspecs = [g.torch for g in getattr(get, "alternatives", ()) if getattr(g, "torch", None) is not None]
+            for i, (ttype, tdt, shape, strides, dev, align) in enumerate(tspecs):
+                env.update({f"T{k}_{i}": ttype, f"D{k}_{i}": tdt, f"S{k}_{i}": shape, f"ST{k}_{i}": strides,
+                            f"V{k}_{i}": dev})
+                lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}_{i}"
+                lines += [f"    {'if' if i == 0 else 'elif'} (type(x) is T{k}_{i} and x.dtype is D{k}_{i} and "
+                          f"x.shape == S{k}_{i} and {lay} and x.device == V{k}_{i}):",
+                          f"        a{k} = x.data_ptr()",
+                          f"        if a{k} % {align}:",  # the same alignment for every kind at this argument
+                          "            return False"]
+            ind = "    " if tspecs else ""
+            if tspecs:
+                lines.append("    else:")
+            lines += [f"{ind}    a{k} = G{k}(x)", f"{ind}    if a{k} is None:", f"{ind}        return False"]
     for j, (pos, v0) in enumerate(fast.static):
         env[f"C{j}"] = v0
         lines += [f"    if n > {pos}:", f"        v = args[{pos}]",
