@@ -41,3 +41,13 @@ def test_fail_line_fails(survey, tmp_path, src_on_path):
     (tmp_path / "prog.py").write_text("print('FAIL: 1 != 2')\n")
     r = survey.run_one(str(tmp_path), "prog.py", timeout=120)
     assert r["result"] == "FAIL" and r["why"] == "exit 0, printed FAIL", r
+
+
+def test_a_program_that_raises_on_purpose_passes_only_with_its_error(survey, tmp_path, src_on_path, monkeypatch):
+    monkeypatch.setitem(survey.INTENDED_ERRORS, "demo.py", r"ValueError: .*argument 0")
+    (tmp_path / "demo.py").write_text("raise ValueError('add_one: argument 0 does not match')\n")
+    r = survey.run_one(str(tmp_path), "demo.py", timeout=120)
+    assert r["result"] == "PASS" and r["why"].startswith("raised as the program intends: ValueError"), r
+    (tmp_path / "demo.py").write_text("raise KeyError('something else')\n")
+    r = survey.run_one(str(tmp_path), "demo.py", timeout=120)
+    assert r["result"] == "FAIL" and "KeyError" in r["why"], r
