@@ -143,14 +143,18 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
     """The runtime values a user type carries by CuTe DSL's protocols, as (type, value) pairs:
     ``DynamicExpression`` (``__extract_mlir_values__`` / ``__new_from_mlir_values__``) gives them
     itself; ``JitArgument`` (``__c_pointers__`` / ``__get_mlir_types__`` /
-    ``__new_from_mlir_values__``) as C pointers to values of the types it names. None for an
-    object of neither kind, or one carrying something other than scalars (tensors, ...)."""
+    ``__new_from_mlir_values__``) as C pointers to values of the types it names; a dataclass of
+    neither kind by CuTe DSL's default dataclass adapter (its numeric fields not annotated Constexpr,
+    ``_dataclass_scalars``). None for an object of no such kind, or one of the protocols carrying
+    something other than scalars (tensors, ...)."""
     import ctypes
 
     from ...numeric import Boolean, Float32, FloatValue, Int32, Int64, IntValue, is_numeric_type
 
-    if isinstance(obj, type) or not hasattr(obj, "__new_from_mlir_values__"):
+    if isinstance(obj, type):
         return None
+    if not hasattr(obj, "__new_from_mlir_values__"):
+        return _dataclass_scalars(obj)
     out: List[Any] = []
     if hasattr(obj, "__extract_mlir_values__"):
         for v in obj.__extract_mlir_values__():
@@ -180,6 +184,100 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
             out.append((t, bool(x) if t.kind == "bool" else float(x) if t.is_float else int(x)))
         return out
     return None
+
+
+def _adapted_dataclass(obj: Any) -> bool:
+    """A dataclass instance that CuTe DSL's default dataclass adapter takes: none of the protocols
+    of its own, and no instance attributes besides its fields."""
+    import dataclasses
+
+    if isinstance(obj, type) or not dataclasses.is_dataclass(obj) or hasattr(obj, "__new_from_mlir_values__"):
+        return False
+    attrs = getattr(obj, "__dict__", None)
+    return attrs is None or len(attrs) == len(dataclasses.fields(obj))
+
+
+def _field_types(obj: Any) -> Dict[str, Any]:
+    import typing
+
+    try:
+        return typing.get_type_hints(type(obj))
+    except Exception:  # noqa: BLE001 - an annotation we cannot resolve: the field's raw type
+        return {}
+
+
+def _scalar_leaf(ann: Any, v: Any) -> Any:
+    """(type, value) of a dataclass field that is a runtime scalar by CuTe DSL's default dataclass
+    adapter (a numeric-annotated field, cast to its type; a cutlass numeric value; a Python bool, int or
+    float as Boolean, Int32 or Float32), else None."""
+    from ...numeric import Boolean, Float32, FloatValue, Int32, IntValue, is_numeric_type
+
+    if isinstance(v, np.generic) and isinstance(v, (np.integer, np.floating, np.bool_)):
+        v = v.item()
+    def cast(t: Any, x: Any) -> Any:  # x as a value of the field's numeric annotation t
+        return bool(x) if t.kind == "bool" else float(x) if t.kind == "float" else int(t(int(x)))
+
+    if isinstance(v, DynBool) or type(v) is bool:
+        return (ann, cast(ann, v)) if is_numeric_type(ann) else (Boolean, bool(v))
+    if isinstance(v, (IntValue, DynInt)) or type(v).__name__ == "DynScalar":
+        return (ann, cast(ann, v)) if is_numeric_type(ann) else (v.dtype, int(v))
+    if isinstance(v, FloatValue) or type(v).__name__ == "DynFloat":
+        return (ann, cast(ann, v)) if is_numeric_type(ann) else (v.dtype, float(v))
+    if type(v) in (int, float):
+        return (ann, cast(ann, v)) if is_numeric_type(ann) else ({int: Int32, float: Float32}[type(v)], v)
+    return None
+
+
+def _dataclass_fields(obj: Any) -> List[Tuple[Any, Any, Any]]:
+    """(field, its resolved annotation, its value) for the fields of an adapted dataclass that are
+    not Constexpr and that its __init__ takes."""
+    import dataclasses
+
+    hints = _field_types(obj)
+    out = []
+    for f in dataclasses.fields(obj):
+        ann = hints.get(f.name, f.type)
+        if not f.init or _is_constexpr(ann):
+            continue
+        out.append((f, ann, getattr(obj, f.name)))
+    return out
+
+
+def _dataclass_scalars(obj: Any) -> Optional[List[Any]]:
+    """The runtime scalars of a dataclass argument, as CuTe DSL's default dataclass adapter makes
+    them (every field not annotated Constexpr is a runtime value: numbers here, tensors and pointers
+    by their own path), in field order, nested dataclasses depth first; None for any other object."""
+    if not _adapted_dataclass(obj):
+        return None
+    out: List[Any] = []
+    for _, ann, v in _dataclass_fields(obj):
+        leaf = _scalar_leaf(ann, v)
+        if leaf is not None:
+            out.append(leaf)
+        elif _adapted_dataclass(v):
+            out += _dataclass_scalars(v) or []
+    return out
+
+
+def _dataclass_rebuild(obj: Any, values: List[Any]) -> Any:
+    """obj with its runtime scalars (``_dataclass_scalars``' order) replaced by values, consumed from
+    the front of the list."""
+    import dataclasses
+
+    changes = {}
+    for f, ann, v in _dataclass_fields(obj):
+        if _scalar_leaf(ann, v) is not None:
+            changes[f.name] = values.pop(0)
+        elif _adapted_dataclass(v):
+            changes[f.name] = _dataclass_rebuild(v, values)
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def protocol_rebuild(obj: Any, values: List[Any]) -> Any:
+    """The user object obj carrying values in place of its runtime scalars (``protocol_values``)."""
+    if hasattr(obj, "__new_from_mlir_values__"):
+        return obj.__new_from_mlir_values__(values)
+    return _dataclass_rebuild(obj, list(values))
 
 
 def _dynamic_value(dt: Any, v: Any) -> Any:
@@ -269,7 +367,7 @@ def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tupl
         if dt is None:
             vals = protocol_values(v)
             if vals:  # a user type of CuTe DSL's JitArgument / DynamicExpression protocols: its values are runtime
-                bound.arguments[name] = v.__new_from_mlir_values__([_dynamic_value(t, x) for t, x in vals])
+                bound.arguments[name] = protocol_rebuild(v, [_dynamic_value(t, x) for t, x in vals])
                 changed = True
             continue
         if dt.kind == "bool":  # a runtime Boolean: prints '?', its value known

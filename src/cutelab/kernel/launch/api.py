@@ -491,9 +491,11 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
                           {shift(p): t for p, t in arg_tensors.items()}, objects, stream_src)
     from ...dynamic import DynBool, DynFloat, DynInt
 
-    if remember and any(isinstance(a, (DynInt, DynFloat, DynBool)) for a in args):
-        return None  # a runtime value: compared by value it would be a constant; retrace instead
     from ..frontend.host import protocol_values
+
+    if remember and (any(isinstance(a, (DynInt, DynFloat, DynBool)) for a in args)
+                     or any(protocol_values(a) for a in raw_args)):
+        return None  # a runtime value: compared by value it would be a constant; retrace instead
 
     proto = {} if remember else {i: protocol_values(raw_args[i]) for i in range(min(len(args), len(raw_args)))
                                  if i not in const and i not in arg_tensors}
@@ -505,6 +507,14 @@ def _compiled_from(target: Any, raw_args: Tuple[Any, ...], args: Tuple[Any, ...]
                      and not isinstance(a, (DynInt, DynFloat, DynBool)) and i not in proto}
     cf.dyn_args = {shift(i): a for i, a in enumerate(args)
                    if i not in const and isinstance(a, (DynInt, DynFloat, DynBool))}
+    from .args import Skeleton
+
+    for i, a in enumerate(args):  # what an argument holding tensors carries besides them: checked at each call
+        if i not in const and _has_tensors(a) and not _is_stream(a):
+            try:
+                cf.arg_static[shift(i)] = Skeleton(a)
+            except TypeError:  # a value with no key (no ==): it stays what the compile saw, as before
+                pass
     return cf
 
 

@@ -309,9 +309,86 @@ def _is_stream(a: Any) -> bool:
             or (type(a).__module__.startswith("torch") and hasattr(a, "cuda_stream")))
 
 
+def _skeleton_key(v: Any, runtime: bool = False) -> Any:
+    """The key of what an argument holding tensors or pointers (a dataclass, tuple or list of them) carries
+    besides them: their places, and every other leaf's value (``_static_key``, and ``dynamic_key`` for
+    the runtime values a trace is specialised on). runtime: a leaf that CuTe DSL's default dataclass
+    adapter makes a runtime scalar is keyed by its place only (a compiled function traces again for its
+    value: ``protocol_values``). TypeError for a leaf that cannot be a key."""
+    from ...dynamic import dynamic_key
+
+    if (_is_storage_tensor(v) or _is_storage_pointer(v) or isinstance(v, np.ndarray)
+            or hasattr(v, "__dlpack__") or hasattr(v, "__cuda_array_interface__")):
+        return ("storage",)  # (a call may give a torch tensor or an array where the compile had a Tensor)
+    if _is_dataclass_value(v):
+        import dataclasses
+
+        if runtime:
+            from ..frontend.host import _adapted_dataclass, _dataclass_fields, _scalar_leaf
+
+            if _adapted_dataclass(v):
+                scal = {f.name for f, ann, x in _dataclass_fields(v) if _scalar_leaf(ann, x) is not None}
+                return (type(v),) + tuple((f.name, ("runtime scalar",) if f.name in scal else
+                                           _skeleton_key(getattr(v, f.name), runtime))
+                                          for f in dataclasses.fields(v))
+        return (type(v),) + tuple((f.name, _skeleton_key(getattr(v, f.name), runtime)) for f in dataclasses.fields(v))
+    if isinstance(v, (list, tuple)) and not hasattr(v, "shape"):
+        return (type(v),) + tuple(_skeleton_key(x, runtime) for x in v)
+    return (_static_key(v), dynamic_key(v))
+
+
+_NONE_KEY = (("NoneType", None), None)
+
+
+def _keys_match(call: Any, compiled: Any) -> bool:
+    """A call's skeleton key against the compiled one: equal, but that a dataclass field the call leaves
+    None matches any compiled value (a Constexpr field left out: it keeps the compile's value, as CuTe
+    DSL pins a Constexpr field)."""
+    if call == compiled:
+        return True
+    if (type(call) is tuple and type(compiled) is tuple and len(call) == len(compiled) and call
+            and isinstance(call[0], type) and call[0] is compiled[0] and _is_dataclass_type(call[0])):
+        return all(a[0] == b[0] and (a[1] == _NONE_KEY or _keys_match(a[1], b[1]))
+                   for a, b in zip(call[1:], compiled[1:]))
+    if (type(call) is tuple and type(compiled) is tuple and len(call) == len(compiled) and call
+            and call[0] is compiled[0] and call[0] in (list, tuple)):
+        return all(_keys_match(a, b) for a, b in zip(call[1:], compiled[1:]))
+    return False
+
+
+def _is_dataclass_type(t: Any) -> bool:
+    import dataclasses
+
+    return dataclasses.is_dataclass(t)
+
+
+class Skeleton:
+    """A compiled function's record of an argument holding tensors (a dataclass, tuple or list): every
+    value in it but the tensors and pointers (which are checked by their own paths) and the runtime
+    scalars (traced again for each value); ``_same_static`` compares a call's argument with it."""
+
+    __slots__ = ("key", "text")
+
+    def __init__(self, v: Any):
+        self.key = _skeleton_key(v, runtime=True)
+        hash(self.key)
+        self.text = repr(v)
+
+    def matches(self, v: Any) -> bool:
+        try:
+            return _keys_match(_skeleton_key(v, runtime=True), self.key)
+        except TypeError:
+            return False
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _same_static(a: Any, b: Any) -> bool:
     if a is b:
         return True
+    if type(b) is Skeleton:
+        return b.matches(a)
     if _is_storage_pointer(a) and _is_storage_pointer(b):
         # a pointer into an array given to cute.compile (CUTLASS's mixed-input FMHA passes q.iterator, a new
         # Pointer object at each call): the compiled launches read the memory it pointed to then, so a call

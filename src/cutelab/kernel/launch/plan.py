@@ -24,7 +24,7 @@ from ..frontend.engines import GmemEngine
 from ..frontend.trace import Tracer, tracing
 from ..ir.nodes import KernelIR, pow2_divisor
 from .args import (
-    _has_tensors,
+    _has_tensors, _skeleton_key,
     _is_storage_pointer, _is_storage_tensor,
     _replace_tensors,
     _scalar_in_kernel,
@@ -538,6 +538,8 @@ def _plan_key(k: Any, bound: Any, grid: Any, block: Any, mode: str, storages: Li
                 parts.append((name, "pointer", idx, st.dtype, int(t.offset), st.align, st.length, st.device[0],
                               st.address % 16 if mode == "gpu" else 0))
             elif _is_storage_tensor(val) or _has_tensors(val):
+                if not _is_storage_tensor(val):  # a dataclass, tuple or list: its other values too
+                    parts.append((name, "holder", _skeleton_key(val)))
                 for path, _ in _tensor_leaves(val, name):
                     t, idx = tensor_args[path]
                     st = storages[idx]

@@ -220,8 +220,10 @@ class PointerCompiled:
             if len(self.cache) >= _KEEP:
                 self.cache.pop(next(iter(self.cache)))
             hit = self.cache[tuple(key)] = (cf, [full[i] for i in kept])
-        cf, compiled_with = hit
-        call = [compiled_with[j] if _nested_placeholder(self.args[i]) else args[j] for j, i in enumerate(kept)]
+        cf = hit[0]
+        # a dataclass or tuple holding pointers: the call's own, bound to its memory (its other fields are the
+        # call's too: runtime scalars, checked or traced again by cf)
+        call = [full[i] if _nested_placeholder(self.args[i]) else args[j] for j, i in enumerate(kept)]
         return cf(*call, **kwargs)
 
 
