@@ -379,3 +379,37 @@ def test_jit_argument_tutorial_runs_unchanged(tmp_path):
     # element (i, j, k) of the tensor is 32 i + 4 j + k; print_tensor shows mode 2 across the rows' blocks
     assert re.search(r"\[\[\[ 0\.000000,  4\.000000,  8\.000000, \.\.\.,  20\.000000,  24\.000000,  28\.000000, \],\n"
                      r"\s+\[ 32\.000000,  36\.000000,", out), out[-3000:]
+
+
+@needs_cc
+def test_a_tvm_ffi_export_with_an_env_stream_is_called_without_it(tmp_path):
+    """The TVM-FFI form with an env stream in the middle of the arguments (make_fake_stream(
+    use_tvm_ffi_env_stream=True)), loaded with enable_tvm_ffi=True and called with torch tensors and no
+    stream: compiled path for tensors like the compile's, the warned path for a strided one; both right."""
+    out = ok(run(tmp_path, """
+        import torch, cutlass
+        import cutlass.cute as cute
+        from cutlass.cute.runtime import from_dlpack, make_fake_stream, load_module
+        import cuda.bindings.driver as cuda
+
+        @cute.kernel
+        def k(x: cute.Tensor, y: cute.Tensor):
+            i, _, _ = cute.arch.thread_idx()
+            y[i] = x[i] + 1.0
+
+        @cute.jit
+        def add1(x: cute.Tensor, stream: cuda.CUstream, y: cute.Tensor):
+            k(x, y).launch(grid=(1, 1, 1), block=(8, 1, 1), stream=stream)
+
+        x = torch.arange(8, dtype=torch.float32, device="cuda"); y = torch.zeros(8, device="cuda")
+        cf = cute.compile(add1, from_dlpack(x), make_fake_stream(use_tvm_ffi_env_stream=True), from_dlpack(y),
+                          options="--enable-tvm-ffi")
+        cf.export_to_c("add1.o", function_name="add1")
+        f = load_module("add1.o", enable_tvm_ffi=True)["add1"]
+        f(x, y)
+        print(torch.equal(y, x + 1))
+        x2 = torch.arange(16, dtype=torch.float32, device="cuda")[::2]
+        f(x2, y)
+        print(torch.equal(y, x2 + 1))
+    """))
+    assert out.splitlines() == ["True", "True"], out

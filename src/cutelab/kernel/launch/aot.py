@@ -157,7 +157,7 @@ class _Encoder:
             return {"kind": "dtype", "name": _dtype_name(v)}
         if isinstance(v, (tuple, list)):
             return {"kind": "tuple" if isinstance(v, tuple) else "list", "items": [self.encode(i, x) for x in v]}
-        raise CompileError(f"{self.op}: argument {i} ({self.names[i] or 'unnamed'}) is a {type(v).__name__}; "
+        raise CompileError(f"{self.op}: argument {i} ({self.names[i] or 'unnamed'}) is of type {type(v).__name__}; "
                            f"an export records the compile's arguments to compile the function again when it is "
                            f"loaded, and records tensors (fake or real), streams, numbers, strings, element types "
                            f"and tuples of them only")
@@ -209,7 +209,7 @@ def _source_of(target: Any, op: str) -> Dict[str, Any]:
                            f"module-level @cute.jit function")
     qual = getattr(fn, "__qualname__", "")
     if not qual or "<locals>" in qual or "<lambda>" in qual:
-        raise CompileError(f"{op}: {qual or fn!r} is not defined at the top of its module; an export rebuilds the "
+        raise CompileError(f"{op}: {qual or repr(fn)} is not defined at the top of its module; an export rebuilds the "
                            f"function from its module by name, so define it at module level")
     path = inspect.getsourcefile(fn) or getattr(fn, "__code__", None) and fn.__code__.co_filename
     if not path or not os.path.isfile(path):
@@ -473,10 +473,23 @@ def _cute_dsl_signs(data: bytes) -> List[str]:
 _SOURCES: Dict[str, types.ModuleType] = {}
 
 
+def _file_sha(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return hashlib.sha256(f.read().encode()).hexdigest()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _program_module(rec: Dict[str, Any]) -> types.ModuleType:
-    """The exporting program's module: imported by name where it is a module, else its recorded source
-    run as a fresh module (``__name__`` is not ``"__main__"``, so its main part does not run)."""
+    """The exporting program's module: the running program where it exported itself, imported by name
+    where it is a module, else its recorded source run as a fresh module (``__name__`` is not
+    ``"__main__"``, so its main part does not run; code outside that part runs again)."""
     name = rec["module"]
+    main = sys.modules.get("__main__")
+    if name == "__main__" and main is not None and os.path.abspath(getattr(main, "__file__", "") or "") == rec["file"] \
+            and _file_sha(rec["file"]) == rec["sha256"]:
+        return main  # the program that exported is the one loading: its own module, not a second run of it
     if name != "__main__":
         mod = sys.modules.get(name)
         try:
@@ -549,11 +562,25 @@ class LoadedFunction:
                     return str(e)
         return None
 
+    def _with_env_streams(self, args: List[Any]) -> List[Any]:
+        """args with the environment's stream where a TVM-FFI call leaves out an env stream argument."""
+        from ...runtime import ENV_STREAM
+
+        kinds = [a["kind"] for a in self.rec["args"] if not a["constexpr"]]
+        env = [j for j, k in enumerate(kinds) if k == "env_stream"]
+        if not env or len(args) != len(kinds) - len(env):
+            return args
+        out = list(args)
+        for j in env:
+            out.insert(j, ENV_STREAM)
+        return out
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        full = self._positional(args, kwargs)
+        given = self._positional(args, kwargs)
+        full = self._with_env_streams(given)
         why = self._mismatch(full)
         if why is None:
-            return self.compiled(*full)
+            return self.compiled(*given)
         warnings.warn(f"cute.runtime.load_module({self.path!r}): {why}. CuTe DSL's exported "
                       f"function does not check this either; cutelab runs {self.rec['function']} for the "
                       f"arguments as given", RuntimeWarning, stacklevel=2)
