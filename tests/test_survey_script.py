@@ -41,3 +41,11 @@ def test_fail_line_fails(survey, tmp_path, src_on_path):
     (tmp_path / "prog.py").write_text("print('FAIL: 1 != 2')\n")
     r = survey.run_one(str(tmp_path), "prog.py", timeout=120)
     assert r["result"] == "FAIL" and r["why"] == "exit 0, printed FAIL", r
+
+
+def test_a_program_that_loads_an_export_runs_after_the_one_that_writes_it(survey):
+    names = ["dsl_tutorials/export/export_to_c.py", "dsl_tutorials/export/load_in_python.py",
+             "dsl_tutorials/tvm_ffi/aot_export.py", "dsl_tutorials/tvm_ffi/aot_use_in_jax.py",
+             "dsl_tutorials/tvm_ffi/aot_use_in_torch.py", "dsl_tutorials/tvm_ffi/error_reporting.py"]
+    assert survey.chains(names) == [names[:2], names[2:5], names[5:]]
+    assert survey.chains(names[1:2]) == [names[1:2]]  # alone (--only), it runs by itself
