@@ -120,3 +120,18 @@ def read(t: Any, address: int) -> Any:
     raw = np.frombuffer((ctypes.c_char * max(1, t.width // 8)).from_address(address), dtype=t.storage, count=1)
     x = to_compute(raw, t)[0]
     return bool(x) if t.kind == "bool" else float(x) if t.is_float else int(x)
+
+
+def runtime_value(t: Any, v: Any) -> Any:
+    """v (as read) as the jit function sees a value of type t: a number as a runtime value of its type
+    (printed ``?`` while tracing); an address or a CAggregate as it is."""
+    from ...dynamic import DynBool, DynInt, dyn_scalar
+
+    if not hasattr(t, "kind"):
+        return v
+    if t.kind == "bool":
+        return DynBool(bool(v))
+    if t.kind in ("int", "uint") and 8 <= t.width <= 64:
+        return DynInt(int(t(int(v))), t, track=False)
+    d = dyn_scalar(t, v) if t.kind == "float" else None
+    return d if d is not None else v

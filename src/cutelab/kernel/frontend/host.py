@@ -184,17 +184,9 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
 
 
 def _dynamic_value(dt: Any, v: Any) -> Any:
-    from ...dynamic import dyn_scalar
+    from .c_abi import runtime_value
 
-    if not hasattr(dt, "kind"):  # a pointer (its address) or a struct (a c_abi.CAggregate): as read
-        return v
-
-    if dt.kind == "bool":
-        return DynBool(bool(v))
-    if dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
-        return DynInt(int(dt(int(v))), dt, track=False)
-    d = dyn_scalar(dt, v) if dt.kind == "float" else None
-    return d if d is not None else v
+    return runtime_value(dt, v)
 
 
 def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:

@@ -368,7 +368,12 @@ def _object_c(rec: Dict[str, Any], functions: str) -> str:
     return "\n".join([
         "#include <stdint.h>", "#include <stdio.h>", "",
         f"/* cutelab export of {rec['function']}: the record cute.runtime.load_module reads. */",
-        f'__attribute__((used, section("{_SECTION}"))) const unsigned char {sym}[{len(data)}] = {{',
+        "#if defined(__APPLE__)",
+        '#define CUTELAB_AOT_SECTION "__DATA,__cutelab_aot"',
+        "#else",
+        f'#define CUTELAB_AOT_SECTION "{_SECTION}"',
+        "#endif",
+        f'__attribute__((used, section(CUTELAB_AOT_SECTION))) const unsigned char {sym}[{len(data)}] = {{',
         _c_bytes(data), "};", "", functions, ""])
 
 

@@ -65,9 +65,9 @@ def extractvalue(res: Any, container: Any, position: Any, *, loc: Any = None, ip
             return Value(CAggregate(res if isinstance(res, dict) else v.type, v.fields))
         if isinstance(res, PointerType) or not hasattr(res, "kind"):
             return v  # an address
-        from ....kernel.frontend.host import _dynamic_value
+        from ....kernel.frontend.c_abi import runtime_value
 
-        return _dynamic_value(res, v)
+        return runtime_value(res, v)
     if not isinstance(container, tuple):
         raise NotEmulatedError("llvm.extractvalue", "cutelab extracts the results of inline_asm with several "
                                "outputs, and the fields of a JitArgument's struct value, only", where=user_line(2))
