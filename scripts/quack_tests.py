@@ -2,7 +2,8 @@
 
 quack-kernels 0.5.3 (the version flash-attn-4 4.0.0b27 asks for) is installed apart from the environment,
 without its dependencies (``pip install --no-deps --target DIR/site``), with what it imports at module level:
-einops and apache-tvm-ffi (quack's kernel cache imports ``tvm_ffi``). Its nvidia-cutlass-dsl dependency is
+einops and apache-tvm-ffi (quack's kernel cache imports ``tvm_ffi``); nanobind beside them is for
+tests/compat/test_compat_aot.py (CUTLASS's ffi/jit_argument.py). Its nvidia-cutlass-dsl dependency is
 not installed: under ``cutelab run``, ``import cutlass`` is cutelab. Its ``import triton`` (the autotuner)
 finds cutelab's stand-in for Triton's host utilities when Triton is not installed (cutelab.compat.triton_host).
 
@@ -32,7 +33,8 @@ import tarfile
 import tempfile
 
 VERSION = "0.5.3"
-PINS = (f"quack-kernels=={VERSION}", "einops==0.8.2", "apache-tvm-ffi==0.1.15.post2")
+PINS = (f"quack-kernels=={VERSION}", "einops==0.8.2", "apache-tvm-ffi==0.1.15.post2",
+        "nanobind==3.1.0")  # nanobind: CUTLASS's dsl_tutorials/ffi/jit_argument.py builds its C module with it
 # flash-attn-4 (flash_attn.cute) at the version that asks for this quack: its tests are carried in
 # tests/compat/programs/flash_attn (scripts/flash_attn_tests.py runs them with this folder's site)
 FLASH_ATTN_PINS = ("flash-attn-4==4.0.0b27",)
@@ -47,7 +49,8 @@ def fetch(root: str) -> None:
     """Install the pinned packages (quack's and flash-attn-4) into ROOT/site and put quack's sdist's tests in
     ROOT/tests (idempotent: a site that lacks one of the packages is installed over)."""
     site, tests = os.path.join(root, "site"), os.path.join(root, "tests")
-    if not all(os.path.isdir(os.path.join(site, pkg)) for pkg in ("quack", "flash_attn", "einops", "tvm_ffi")):
+    if not all(os.path.isdir(os.path.join(site, pkg)) for pkg in ("quack", "flash_attn", "einops", "tvm_ffi",
+                                                                 "nanobind")):
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--upgrade", "--target", site,
                         *PINS, *FLASH_ATTN_PINS], check=True)
     if not os.path.isdir(tests):

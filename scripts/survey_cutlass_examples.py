@@ -81,6 +81,24 @@ def _cpu_limit(seconds: float):
     return set_limit
 
 
+# programs that load what another program wrote (an ahead-of-time export): run after it, in the same job
+AFTER = {
+    "dsl_tutorials/export/load_in_python.py": "dsl_tutorials/export/export_to_c.py",
+    "dsl_tutorials/tvm_ffi/aot_use_in_torch.py": "dsl_tutorials/tvm_ffi/aot_export.py",
+    "dsl_tutorials/tvm_ffi/aot_use_in_jax.py": "dsl_tutorials/tvm_ffi/aot_export.py",
+}
+
+
+def chains(names: list) -> list:
+    """names in jobs: each program, with the programs that need its output (AFTER) after it in its job.
+
+    >>> chains(["a.py", "dsl_tutorials/export/export_to_c.py", "dsl_tutorials/export/load_in_python.py"])
+    [['a.py'], ['dsl_tutorials/export/export_to_c.py', 'dsl_tutorials/export/load_in_python.py']]
+    """
+    deps = {n: AFTER[n] for n in names if AFTER.get(n) in names}
+    return [[h] + [n for n in names if deps.get(n) == h] for h in names if h not in deps]
+
+
 def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0) -> dict:
     """Run one program; its wall seconds and (where /usr/bin/time exists) its CPU seconds, user + system,
     which a loaded machine changes less."""
@@ -143,12 +161,13 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         base = export(a.git, a.rev, tmp)
         with cf.ThreadPoolExecutor(a.jobs) as ex:
-            futs = {ex.submit(run_one, base, n, a.timeout, a.cpu_timeout): n for n in names}
+            futs = {ex.submit(lambda c: [run_one(base, n, a.timeout, a.cpu_timeout) for n in c], c): c
+                    for c in chains(names)}
             for f in cf.as_completed(futs):
-                r = f.result()
-                results.append(r)
-                cpu = "" if r["cpu"] is None else f" (cpu {r['cpu']:.1f}s)"
-                print(f"{r['result']:8s} {r['seconds']:7.1f}s{cpu}  {r['program']}  {r['why']}", flush=True)
+                for r in f.result():
+                    results.append(r)
+                    cpu = "" if r["cpu"] is None else f" (cpu {r['cpu']:.1f}s)"
+                    print(f"{r['result']:8s} {r['seconds']:7.1f}s{cpu}  {r['program']}  {r['why']}", flush=True)
     results.sort(key=lambda r: r["program"])
     passed = sum(r["result"] == "PASS" for r in results)
     print(f"\n{passed} of {len(results)} pass (load average now {os.getloadavg()[0]:.1f})")

@@ -51,3 +51,11 @@ def test_a_program_that_raises_on_purpose_passes_only_with_its_error(survey, tmp
     (tmp_path / "demo.py").write_text("raise KeyError('something else')\n")
     r = survey.run_one(str(tmp_path), "demo.py", timeout=120)
     assert r["result"] == "FAIL" and "KeyError" in r["why"], r
+
+
+def test_a_program_that_loads_an_export_runs_after_the_one_that_writes_it(survey):
+    names = ["dsl_tutorials/export/export_to_c.py", "dsl_tutorials/export/load_in_python.py",
+             "dsl_tutorials/tvm_ffi/aot_export.py", "dsl_tutorials/tvm_ffi/aot_use_in_jax.py",
+             "dsl_tutorials/tvm_ffi/aot_use_in_torch.py", "dsl_tutorials/tvm_ffi/error_reporting.py"]
+    assert survey.chains(names) == [names[:2], names[2:5], names[5:]]
+    assert survey.chains(names[1:2]) == [names[1:2]]  # alone (--only), it runs by itself

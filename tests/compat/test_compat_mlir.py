@@ -47,7 +47,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
         for call in (lambda: llvm.inline_asm(T.i32(), [1, 2], "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r"),
                      lambda: vector.shuffle(None, None, [0]),
                      lambda: nvvm.barrier0(),
-                     lambda: ir.IntegerType.get_signless(32)):
+                     lambda: ir.IndexType.get()):
             try:
                 call()
             except NotImplementedError as e:
@@ -58,7 +58,7 @@ def test_unknown_ptx_and_mlir_ops_name_themselves(tmp_path):
         "PTX instruction 'mapa.shared::cluster.u32' True",
         "cutlass._mlir.dialects.vector.shuffle is not emulated by cutelab True",
         "cutlass._mlir.dialects.nvvm.barrier0 is not emulated by cutelab True",
-        "cutlass._mlir.ir.IntegerType.get_signless is not emulated by cutelab True",
+        "cutlass._mlir.ir.IndexType.get is not emulated by cutelab True",
     ]
 
 

@@ -239,8 +239,9 @@ def test_pointer_forwards_the_jit_argument_protocols():
     assert p.__new_from_mlir_values__(vals) is p
 
 
-def test_export_to_c_is_refused_by_name():
-    """dsl_tutorials/export/export_to_c.py: an ahead-of-time export is a clear error, not an AttributeError."""
+def test_export_to_c_of_a_local_function_is_refused_by_name():
+    """An ahead-of-time export (tests/compat/test_compat_aot.py) rebuilds the function from its module by name
+    when loaded: one defined inside another function is a clear error, for compiled and fake-compiled alike."""
     import cutelab as cute
     from cutelab.errors import CompileError
     from cutelab.fake import make_fake_compact_tensor
@@ -252,7 +253,8 @@ def test_export_to_c_is_refused_by_name():
 
     for arg in (from_dlpack(np.zeros(4, np.float32)), make_fake_compact_tensor(cute.Float32, (4,))):
         cf = cute.compile(show, arg)
-        with pytest.raises(CompileError, match=r"show\.export_to_c: cutelab has no ahead-of-time export"):
+        with pytest.raises(CompileError, match=r"show\.export_to_c: test_export_to_c_of_a_local_function_is_refused_"
+                                               r"by_name\.<locals>\.show is not defined at the top of its module"):
             cf.export_to_c(file_path="x", file_name="y", function_prefix="z")
 
 

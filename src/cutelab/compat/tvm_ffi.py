@@ -11,7 +11,8 @@ that stream argument and launches on the caller's current stream (torch's). Here
   without CUDA;
 - ``from_dlpack(..., enable_tvm_ffi=...)`` is from_dlpack (cutelab's tensors need no FFI);
 - ``cute.runtime.find_runtime_libraries()`` is empty: cutelab's compiled code needs no runtime
-  library to link; ``load_module`` of a module exported by CuTe DSL is not possible (it raises).
+  library to link; ``load_module`` loads what cutelab's ``export_to_c`` wrote (kernel/launch/aot.py) and
+  refuses a module CuTe DSL exported.
 """
 
 from __future__ import annotations
@@ -116,10 +117,11 @@ def find_runtime_libraries(enable_tvm_ffi: bool = True) -> List[str]:
 
 
 def load_module(file_path: str, *, enable_tvm_ffi: bool = False) -> Any:
-    """cute.runtime.load_module: refused (cutelab compiles from the program's source at run time)."""
-    raise NotEmulatedError(f"cute.runtime.load_module({file_path!r})", "cutelab cannot load a module that CuTe "
-                           "DSL exported (an object of its own MLIR pipeline); compile the jit function with "
-                           "cute.compile instead", where=user_line(2))
+    """cute.runtime.load_module of a module cutelab exported (kernel/launch/aot.py): its functions compiled
+    again from the exporting program's source; a module CuTe DSL exported is refused, naming why."""
+    from ..kernel.launch.aot import load_module as _load
+
+    return _load(str(file_path), enable_tvm_ffi=enable_tvm_ffi, compile_fn=compile, where=user_line(2))
 
 
 RUNTIME_EXTRAS: Dict[str, Any] = {

@@ -6,8 +6,9 @@ becomes one op of that IR, printed as ``asm volatile`` on the GPU and run by cut
 interpreter on the CPU (kernel/instr/ptx.py lists the instructions it knows); ``ir`` has the type names (isinstance checks answer False); every
 other operation imports and raises NotEmulatedError naming itself and the user's line when used.
 
-May import: ``cutelab.compat``, the numeric types and, inside kernels, the kernel's traced values and
-inline PTX (``cutelab.kernel``). Nothing outside ``compat`` imports it.
+May import: ``cutelab.compat``, the numeric types, the C values of the JitArgument protocol
+(``cutelab.kernel.frontend.c_abi``) and, inside kernels, the kernel's traced values and inline PTX
+(``cutelab.kernel``). Nothing outside ``compat`` imports it.
 """
 
 from . import dialects, ir  # noqa: F401

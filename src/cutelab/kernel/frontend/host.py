@@ -172,16 +172,17 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
                 return None
         return out
     if hasattr(obj, "__c_pointers__") and hasattr(obj, "__get_mlir_types__"):
-        types, ptrs = list(obj.__get_mlir_types__()), list(obj.__c_pointers__())
-        if len(types) != len(ptrs) or not all(is_numeric_type(t) for t in types):
-            return None
-        for t, p in zip(types, ptrs):
-            addr = p.value if isinstance(p, ctypes.c_void_p) else ctypes.cast(p, ctypes.c_void_p).value
-            raw = np.frombuffer((ctypes.c_char * (t.width // 8 or 1)).from_address(addr), dtype=t.storage, count=1)
-            from ...dtypes import to_compute
+        from . import c_abi
 
-            x = to_compute(raw, t)[0]
-            out.append((t, bool(x) if t.kind == "bool" else float(x) if t.is_float else int(x)))
+        types, ptrs = list(obj.__get_mlir_types__()), list(obj.__c_pointers__())
+        if len(types) != len(ptrs) or not all(c_abi.is_c_type(t) for t in types):
+            return None
+        for t, p in zip(types, ptrs):  # numbers, pointers (ints) and structs (c_abi.CAggregate) read from C memory
+            addr = p if isinstance(p, int) else p.value if isinstance(p, ctypes.c_void_p) else \
+                ctypes.cast(p, ctypes.c_void_p).value
+            if not addr:
+                raise LaunchError(f"{type(obj).__name__}.__c_pointers__() gave a null pointer for a value of type {t}")
+            out.append((t, c_abi.read(t, addr)))
         return out
     return None
 
@@ -281,14 +282,9 @@ def protocol_rebuild(obj: Any, values: List[Any]) -> Any:
 
 
 def _dynamic_value(dt: Any, v: Any) -> Any:
-    from ...dynamic import dyn_scalar
+    from .c_abi import runtime_value
 
-    if dt.kind == "bool":
-        return DynBool(bool(v))
-    if dt.kind in ("int", "uint") and 8 <= dt.width <= 64:
-        return DynInt(int(dt(int(v))), dt, track=False)
-    d = dyn_scalar(dt, v) if dt.kind == "float" else None
-    return d if d is not None else v
+    return runtime_value(dt, v)
 
 
 def dynamic_args(fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:

@@ -372,12 +372,15 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
     alignment; other data) and launches the compiled kernels without tracing again.
     """
     target = jit_target(fn)
-    kwargs.pop("options", None)  # CuTe DSL's compiler options (e.g. "--generate-line-info"): nothing to do here
+    options = kwargs.pop("options", None)  # CuTe DSL's compiler options: kept only for export_to_c (TVM-FFI's form)
     args, kwargs, names = _keywords_as_positions(target, args, kwargs)
     cf = _compile_positional(target, args, kwargs)
     if isinstance(cf, CompiledFunction):
         const = _constexpr_positions(target, len(args))
         cf.arg_names = [names[i] for i in range(len(args)) if i not in const]
+    from .aot import remember
+
+    remember(cf, fn, args, kwargs, options)
     return cf
 
 

@@ -220,15 +220,6 @@ def _plain(d: Any) -> Tuple[type, Any]:
     return float, float(d)
 
 
-def no_export(name: str, what: str = "export_to_c") -> None:
-    """A compiled function's ahead-of-time export (CuTe DSL's ``export_to_c``): refused, naming it."""
-    from ...errors import CompileError
-
-    raise CompileError(f"{name}.{what}: cutelab has no ahead-of-time export; it compiles a jit function when "
-                       f"the program runs (NVRTC on a GPU, its interpreter without one), so run the program "
-                       f"itself through cutelab instead of loading an exported object")
-
-
 class CompiledFunction:
     """The launches of a jit function, traced and compiled once (``cute.compile``): call it
     with tensors of the same element types, layouts and alignment to run them again without
@@ -281,7 +272,10 @@ class CompiledFunction:
         return tuple(out)
 
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
-        no_export(self.name)
+        """CuTe DSL's ahead-of-time export (kernel/launch/aot.py)."""
+        from .aot import export_to_c
+
+        export_to_c(self, args, kwargs)
 
     def __call__(self, *args: Any, stream: Any = None, **kwargs: Any) -> None:
         if kwargs:

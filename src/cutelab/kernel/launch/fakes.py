@@ -70,9 +70,10 @@ class FakeCompiled:
         return names[i] if i < len(names) else ""
 
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
-        from .compiled import no_export
+        """CuTe DSL's ahead-of-time export (kernel/launch/aot.py)."""
+        from .aot import export_to_c
 
-        no_export(self.name)
+        export_to_c(self, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._pointers or self._bind:

@@ -190,9 +190,10 @@ class PointerCompiled:
         return f"<cute.compile({self.name}) for pointers {ptrs}>"
 
     def export_to_c(self, *args: Any, **kwargs: Any) -> None:
-        from .compiled import no_export
+        """CuTe DSL's ahead-of-time export (kernel/launch/aot.py)."""
+        from .aot import export_to_c
 
-        no_export(self.name)
+        export_to_c(self, args, kwargs)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         kept = [i for i in range(len(self.args)) if i not in self.const]

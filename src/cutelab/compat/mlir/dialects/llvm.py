@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Sequence
 
+from ....kernel.frontend.c_abi import CPointerType
 from ...where import NotEmulatedError, user_line
 from ..refused import module_getattr
 
@@ -44,24 +45,55 @@ def inline_asm(res: Any, operands: Sequence[Any], asm_string: str, constraints: 
 
 
 def extractvalue(res: Any, container: Any, position: Any, *, loc: Any = None, ip: Any = None) -> Any:
-    """Element ``position[0]`` of the results of a multi-output ``inline_asm`` (a tuple here)."""
-    pos = position[0] if isinstance(position, (list, tuple)) else position
+    """Element ``position[0]`` of the results of a multi-output ``inline_asm`` (a tuple here), or field
+    ``position`` of a struct value a ``JitArgument`` passes (an ``ir.Value``): a struct as a Value, a
+    pointer as its address, a number as a runtime value of its type (``res``)."""
+    from ....kernel.frontend.c_abi import CAggregate
+
+    pos = list(position) if isinstance(position, (list, tuple)) else [position]
+    agg = getattr(container, "_aggregate", container)
+    if isinstance(agg, CAggregate):
+        v: Any = agg
+        for p in pos:
+            if not isinstance(v, CAggregate) or not 0 <= int(p) < len(v.fields):
+                raise NotEmulatedError(f"llvm.extractvalue(..., {list(position)})", f"the value {agg.type} has no "
+                                       f"field at this position", where=user_line(2))
+            v = v.fields[int(p)]
+        if isinstance(v, CAggregate):
+            from ..ir import Value
+
+            return Value(CAggregate(res if isinstance(res, dict) else v.type, v.fields))
+        if isinstance(res, PointerType) or not hasattr(res, "kind"):
+            return v  # an address
+        from ....kernel.frontend.c_abi import runtime_value
+
+        return runtime_value(res, v)
     if not isinstance(container, tuple):
         raise NotEmulatedError("llvm.extractvalue", "cutelab extracts the results of inline_asm with several "
-                               "outputs only", where=user_line(2))
-    return container[int(pos)]
+                               "outputs, and the fields of a JitArgument's struct value, only", where=user_line(2))
+    return container[int(pos[0])]
 
 
-class PointerType:
+class PointerType(CPointerType):
     """``llvm.PointerType.get(address_space)``: a pointer type; cutelab's pointers keep their memory, so
-    it only names the space (for ``addrspacecast``)."""
-
-    def __init__(self, space: Any) -> None:
-        self.space = space
+    it only names the space (for ``addrspacecast``), and is 8 bytes in a JitArgument's struct."""
 
     @staticmethod
     def get(address_space: Any = 0, context: Any = None) -> "PointerType":
         return PointerType(address_space)
+
+
+class StructType:
+    """``llvm.StructType``: ``get_literal([types])`` is a C struct of the types (kernel/frontend/c_abi.py)."""
+
+    @staticmethod
+    def get_literal(types: Sequence[Any], *, packed: bool = False, context: Any = None) -> Any:
+        from ....kernel.frontend.c_abi import CStructType
+
+        if packed:
+            raise NotEmulatedError("llvm.StructType.get_literal(..., packed=True)", "cutelab lays structs out "
+                                   "with C's alignment only", where=user_line(2))
+        return CStructType(types)
 
 
 def addrspacecast(res: Any, arg: Any, *, loc: Any = None, ip: Any = None) -> Any:
