@@ -77,6 +77,8 @@ ALIASES: Dict[str, str] = {
     "cutlass.experimental.cuda": "cutelab.compat.experimental:cuda",
     "cutlass.cute.experimental": "cutelab.compat.experimental:cute_experimental",
     "cutlass.cute.experimental.iket": "cutelab.compat.experimental:iket",
+    "cutlass.jax": "cutelab.compat.jax_bridge",  # cutlass_call: CuTe DSL launchers in JAX computations
+    "cutlass.jax.testing": "cutelab.compat.jax_bridge.testing",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)
