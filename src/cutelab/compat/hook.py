@@ -244,6 +244,12 @@ class CutlassFinder(importlib.abc.MetaPathFinder):
                                               is_package=hasattr(module, "__path__"))
         return spec
 
+    def find_distributions(self, context: Any = None) -> list:
+        """importlib.metadata's question: nvidia-cutlass-dsl is cutelab's stand-in (dist.py)."""
+        from .dist import find_distributions
+
+        return find_distributions(context)
+
 
 _FINDER: Optional[CutlassFinder] = None
 

@@ -205,7 +205,9 @@ def _host_tensor(address: int, size: int, shape: Tuple[int, ...], strides: Tuple
     flat = np.frombuffer((ctypes.c_byte * max(nbytes, 1)).from_address(address), dtype=store, count=size) \
         if size else np.zeros(0, store)
     arr = np.lib.stride_tricks.as_strided(flat, shape=shape, strides=tuple(s * store.itemsize for s in strides))
-    return _from_numpy(arr, min(align, 256) if address % max(align, 1) == 0 else store.itemsize, dtype)
+    t = _from_numpy(arr, min(align, 256) if address % max(align, 1) == 0 else store.itemsize, dtype)
+    t.engine.memspace = "gmem"  # XLA's buffers are the (emulated) device's global memory
+    return t
 
 
 class _DeviceBuffer:
