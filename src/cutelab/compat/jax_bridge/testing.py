@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
-import jax
-import jax.numpy as jnp
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:  # importable without JAX (making tensors then says it needs it)
+    jax = jnp = None
 
 
 def reorder_modes(src: Sequence[str], target: Sequence[str]) -> Tuple[int, ...]:
@@ -82,6 +85,8 @@ def create_tensor(shape: Tuple[int, ...], dtype: Any, key: Any, *, minval: float
                   fill_value: Optional[float] = None, fill_arange: bool = False) -> Any:
     """A JAX array of shape and dtype: uniform in [minval, maxval) from key (drawn in float32), or
     fill_value everywhere, or 0, 1, 2, ... in row-major order (fill_arange)."""
+    if jax is None:
+        raise ModuleNotFoundError("cutlass.jax.testing.create_tensor needs JAX (pip install jax)", name="jax")
     if fill_arange:
         return jnp.arange(int(jnp.prod(jnp.array(shape))) if shape else 1, dtype=dtype).reshape(shape)
     if fill_value is not None:
