@@ -4,7 +4,7 @@ they needed: ``cutlass.jax.cutlass_call`` as an XLA custom call whose handler ru
 interpreter (under jax.jit, shard_map over several CPU devices, custom_partitioning, jax.export with symbolic
 shapes), the emulated ``nvidia-smi`` and the ``nvidia-cutlass-dsl`` metadata the notebook asks for.
 
-The files in tests/compat/programs/jax are CUTLASS's, byte for byte, as of CUTLASS commit
+The files in tests/compat/programs/jax (and tutorials/tvm_ffi/jit_and_use_in_jax.py) are CUTLASS's, byte for byte, as of CUTLASS commit
 7107b05535f8977f5ecb9d01ee203205b1fd9bc4 (BLOBS: their git blob ids there). The notebook cute_dsl_jax.ipynb
 passes in a targeted run (`cutelab run cute_dsl_jax.ipynb`, 7.5 minutes: its timing cell runs a 512^3 naive GEMM
 21 times); CI runs cute_dsl_jax_kernels.py, which checks the same kernels, and the notebook's device queries.
@@ -27,6 +27,7 @@ BLOBS = {
     "cutlass_call_export.py": "f0a494f2e47f78ff8ae1b78e794f135d2cde10d0",
     "cutlass_call_sharding.py": "5f92cc55a99783a45c06732cd6a412ea6d9689ca",
     "elementwise_apply_example.py": "1b4e96ca9985ecea8410041b726bf3350e89c1c0",
+    "../tutorials/tvm_ffi/jit_and_use_in_jax.py": "e0ae994e0653776a0fb1a253cb502485eb7e2b46",
 }
 # where jax lives, when a plain interpreter would not find it (a --target install)
 _SITE = os.path.dirname(os.path.dirname(os.path.abspath(jax.__file__)))
@@ -86,6 +87,13 @@ def test_elementwise_apply(tmp_path, op):
     assert "Results verified successfully!" in out and out.rstrip().endswith("PASS"), out
 
 
+def test_tvm_ffi_function_as_a_jax_target(tmp_path):
+    """tvm_ffi/jit_and_use_in_jax.py: a function compiled with --enable-tvm-ffi, registered through jax_tvm_ffi
+    (cutelab's stand-in while the device is emulated) for the "gpu", called with jax.ffi.ffi_call."""
+    out = _run(tmp_path, "../tutorials/tvm_ffi/jit_and_use_in_jax.py")
+    assert out.endswith("result of b_jax after add_one_cute\n[ 1.  2.  3.  4.  5.  6.  7.  8.  9. 10.]\n"), out
+
+
 MECHANISMS = r"""
 import jax, jax.numpy as jnp, numpy as np
 import cutlass, cutlass.cute as cute, cutlass.jax as cjax
@@ -119,6 +127,12 @@ try:
     jax.jit(cjax.cutlass_call(launch, output_shape_dtype=a, input_spec=cjax.TensorSpec(mode=(0, 0))))(a)
 except ValueError as e:
     print("bad mode:", e)
+def fails(stream, a, c):
+    raise ValueError("the launcher's own error")
+try:
+    np.asarray(jax.jit(cjax.cutlass_call(fails, output_shape_dtype=a))(a))
+except Exception as e:
+    print("raised:", type(e).__name__, e)
 print("OK")
 """
 
@@ -128,6 +142,8 @@ def test_cutlass_call_layouts_aliases_and_errors(tmp_path):
     assert "a: (8,3):(1,8)" in out, out  # the column-major layout the spec asked for, static
     assert re.search(r"refused: .*ffi_call_target='mine'", out), out
     assert re.search(r"bad mode: cutlass_call: input 0 has mode \(0, 0\), which is not a permutation", out), out
+    # an error in the launcher reaches the caller of the jitted function, with its text
+    assert re.search(r"raised: .*cutlass_call failed: ValueError: the launcher's own error", out), out
     assert out.rstrip().endswith("OK")
 
 

@@ -103,6 +103,7 @@ IF_ABSENT: Dict[str, str] = {
     "triton.testing": "cutelab.compat.triton_host:testing",
     "triton.runtime": "cutelab.compat.triton_host:runtime",
     "triton.runtime.cache": "cutelab.compat.triton_host:cache",
+    "jax_tvm_ffi": "cutelab.compat.jax_bridge.tvm_ffi",  # TVM-FFI functions as XLA targets (on the CPU)
 }
 
 

@@ -188,6 +188,18 @@ class _Leaf:
         return t
 
 
+def buffer_tensor(buf: "_ffi.Buffer", where: str) -> Any:
+    """A static row-major cutelab tensor over an XLA buffer, of the buffer's own element type."""
+    from ... import numeric as n
+
+    name = _ffi.XLA_DTYPES.get(buf.xla_dtype)
+    if name is None or not hasattr(n, name):
+        raise TypeError(f"{where}: XLA element type {buf.xla_dtype} (XLA_FFI_DataType) has no cutelab element type")
+    r = len(buf.shape)
+    return _Leaf(getattr(n, name), tuple(range(r - 1, -1, -1)), tuple(range(r)), True, 256, (1,) * r,
+                 where).tensor(buf)
+
+
 def _host_tensor(address: int, size: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: Any,
                  align: int) -> Any:
     """A cutelab tensor over XLA's host buffer at address (size elements), without a copy."""

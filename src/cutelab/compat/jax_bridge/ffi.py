@@ -96,12 +96,13 @@ class _Api(_c.Structure):  # the head of XLA_FFI_Api, up to the functions used h
 
 
 class Buffer:
-    """One operand or result of a call: its data address and extents (platform: 'cpu' or 'cuda')."""
+    """One operand or result of a call: its data address, extents, XLA element type (XLA_FFI_DataType)
+    and platform ('cpu' or 'cuda')."""
 
-    __slots__ = ("address", "shape", "platform")
+    __slots__ = ("address", "shape", "platform", "xla_dtype")
 
-    def __init__(self, address: int, shape: Tuple[int, ...], platform: str):
-        self.address, self.shape, self.platform = address, shape, platform
+    def __init__(self, address: int, shape: Tuple[int, ...], platform: str, xla_dtype: int = 0):
+        self.address, self.shape, self.platform, self.xla_dtype = address, shape, platform, xla_dtype
 
 
 #: call key -> fn(buffers_in, buffers_out, stream): what each traced cutlass_call runs
@@ -120,7 +121,7 @@ def _buffers(lst: _List, platform: str) -> List[Buffer]:
         if lst.types[i] != _BUFFER:
             raise TypeError(f"cutlass_call: operand {i} is not a buffer (FFI type {lst.types[i]})")
         b = _c.cast(lst.items[i], _c.POINTER(_Buffer)).contents
-        out.append(Buffer(b.data or 0, tuple(b.dims[d] for d in range(b.rank)), platform))
+        out.append(Buffer(b.data or 0, tuple(b.dims[d] for d in range(b.rank)), platform, b.dtype))
     return out
 
 
@@ -133,7 +134,9 @@ def _key(attrs: _Attrs) -> Optional[str]:
     return None
 
 
-def _make_handler(platform: str) -> Any:
+def _make_handler(platform: str, fixed: Optional[Callable] = None) -> Any:
+    """The C handler for platform: it runs fixed, or (None) the call its attribute names in CALLS."""
+
     def handler(frame_ptr: int) -> int:
         frame = _c.cast(frame_ptr, _c.POINTER(_CallFrame)).contents
         api = _c.cast(frame.api, _c.POINTER(_Api)).contents
@@ -147,8 +150,8 @@ def _make_handler(platform: str) -> Any:
                 return 0
             if frame.stage != _EXECUTE:
                 return 0
-            key = _key(frame.attrs)
-            run = CALLS.get(key) if key is not None else None
+            key = _key(frame.attrs) if fixed is None else None
+            run = fixed or (CALLS.get(key) if key is not None else None)
             if run is None:
                 return _error(api, f"cutlass_call: no call {key!r} in this process: cutelab runs a cutlass_call "
                                    "only in the process that traced it (a jax.export made elsewhere cannot run here)")
@@ -169,16 +172,32 @@ def _make_handler(platform: str) -> Any:
     return _c.CFUNCTYPE(_c.c_void_p, _c.c_void_p)(handler)
 
 
-_REGISTERED: Dict[str, Any] = {}  # platform -> the ctypes handler (kept alive: XLA holds its address)
+_REGISTERED: Dict[str, Any] = {}  # platform -> the ctypes handler of TARGET (kept alive: XLA holds its address)
+_NAMED: List[Any] = []  # the handlers of register_target's targets (kept alive likewise)
 
 
 def register(platform: str) -> None:
-    """Register the handler with XLA for platform ('cpu' or 'cuda'), once."""
+    """Register cutlass_call's handler with XLA for platform ('cpu' or 'cuda'), once."""
     if platform in _REGISTERED:
         return
+    _REGISTERED[platform] = _register(TARGET, platform, None)
+
+
+def register_target(name: str, platform: str, run: Callable[[List[Buffer], List[Buffer], int], None]) -> None:
+    """Register the custom-call target name for platform ('cpu' or 'cuda'): XLA's calls run run."""
+    _NAMED.append(_register(name, platform, run))
+
+
+def _register(name: str, platform: str, fixed: Optional[Callable]) -> Any:
     import jax
 
-    fn = _make_handler(platform)
+    fn = _make_handler(platform, fixed)
     ptr = _c.cast(fn, _c.c_void_p).value
-    jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(ptr), platform="CUDA" if platform == "cuda" else "cpu")
-    _REGISTERED[platform] = fn
+    jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(ptr), platform="CUDA" if platform == "cuda" else "cpu")
+    return fn
+
+
+#: XLA_FFI_DataType -> cutelab element type name (c_api.h's enum)
+XLA_DTYPES = {1: "Boolean", 2: "Int8", 3: "Int16", 4: "Int32", 5: "Int64", 6: "Uint8", 7: "Uint16", 8: "Uint32",
+              9: "Uint64", 10: "Float16", 11: "Float32", 12: "Float64", 16: "BFloat16", 19: "Float8E5M2",
+              20: "Float8E4M3FN", 32: "Float4E2M1FN", 33: "Float8E8M0FNU"}
