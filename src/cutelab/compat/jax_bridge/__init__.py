@@ -181,7 +181,8 @@ class _Leaf:
         if buf.platform == "cpu":
             t = _host_tensor(buf.address, acc, shape_m, strides_m, self.dtype, self.align)
         else:
-            t = from_dlpack(_DeviceBuffer(buf.address, shape_m, strides_m, self.dtype, self.where), self.align)
+            t = from_dlpack(_DeviceBuffer(buf.address, shape_m, strides_m, self.dtype, buf.device, self.where),
+                            self.align)
         if not self.static:
             ones = [i for i, s in enumerate(strides_m) if s == 1 and shape_m[i] != 1]
             t.mark_layout_dynamic(leading_dim=ones[0] if ones else None)
@@ -225,18 +226,27 @@ def _host_tensor(address: int, size: int, shape: Tuple[int, ...], strides: Tuple
 class _DeviceBuffer:
     """XLA's GPU buffer as a ``__cuda_array_interface__`` producer (for cutelab's from_dlpack)."""
 
-    def __init__(self, address: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: Any, where: str):
+    def __init__(self, address: int, shape: Tuple[int, ...], strides: Tuple[int, ...], dtype: Any, device: int,
+                 where: str):
         import numpy as np
 
+        from ...numeric import numeric_from_numpy
+
         store = np.dtype(dtype.storage)
-        if np.dtype(dtype.storage).kind not in "biuf" or dtype.width != 8 * store.itemsize or \
-                str(store) not in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                                   "uint64", "float16", "float32", "float64"):
+        try:
+            same = numeric_from_numpy(store) is dtype  # bf16 and fp8 are stored in unsigned ints
+        except TypeError:
+            same = False
+        if not same:
             raise NotEmulatedError(f"cutlass_call on the GPU with {dtype} tensors ({where})",
                                    "only element types numpy names are passed on the GPU path", where="")
         self.__cuda_array_interface__ = {"shape": shape, "typestr": store.str, "version": 3,
                                          "data": (address, False),
                                          "strides": tuple(s * store.itemsize for s in strides)}
+        self.device = device
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return (2, self.device)  # kDLCUDA
 
 
 class _Call:

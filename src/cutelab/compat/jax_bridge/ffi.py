@@ -92,17 +92,27 @@ _FN = _c.CFUNCTYPE(_c.c_void_p, _c.c_void_p)  # XLA_FFI_Error* f(XLA_FFI_*_Args*
 class _Api(_c.Structure):  # the head of XLA_FFI_Api, up to the functions used here
     _fields_ = [("struct_size", _c.c_size_t), ("extension_start", _c.c_void_p), ("api_version", _ApiVersion),
                 ("internal_api", _c.c_void_p), ("Error_Create", _FN), ("Error_GetMessage", _c.c_void_p),
-                ("Error_Destroy", _c.c_void_p), ("Handler_Register", _c.c_void_p), ("Stream_Get", _FN)]
+                ("Error_Destroy", _c.c_void_p), ("Handler_Register", _c.c_void_p), ("Stream_Get", _FN)] + [
+                (f, _c.c_void_p) for f in ("Type_Register", "ExecutionContext_Get", "State_Set", "State_Get",
+                                           "DeviceMemory_Allocate", "DeviceMemory_Free", "ThreadPool_Schedule",
+                                           "ThreadPool_NumThreads", "Future_Create", "Future_SetAvailable",
+                                           "Future_SetError", "RunId_Get")] + [("DeviceOrdinal_Get", _FN)]
+
+
+class _OrdinalArgs(_c.Structure):
+    _fields_ = [("struct_size", _c.c_size_t), ("extension_start", _c.c_void_p), ("ctx", _c.c_void_p),
+                ("device_ordinal", _c.c_int32)]
 
 
 class Buffer:
     """One operand or result of a call: its data address, extents, XLA element type (XLA_FFI_DataType)
     and platform ('cpu' or 'cuda')."""
 
-    __slots__ = ("address", "shape", "platform", "xla_dtype")
+    __slots__ = ("address", "shape", "platform", "xla_dtype", "device")
 
-    def __init__(self, address: int, shape: Tuple[int, ...], platform: str, xla_dtype: int = 0):
+    def __init__(self, address: int, shape: Tuple[int, ...], platform: str, xla_dtype: int = 0, device: int = 0):
         self.address, self.shape, self.platform, self.xla_dtype = address, shape, platform, xla_dtype
+        self.device = device  # the GPU's ordinal (cuda)
 
 
 #: call key -> fn(buffers_in, buffers_out, stream): what each traced cutlass_call runs
@@ -115,13 +125,13 @@ def _error(api: Any, message: str) -> int:
     return api.Error_Create(_c.addressof(args)) or 0
 
 
-def _buffers(lst: _List, platform: str) -> List[Buffer]:
+def _buffers(lst: _List, platform: str, device: int = 0) -> List[Buffer]:
     out = []
     for i in range(lst.size):
         if lst.types[i] != _BUFFER:
             raise TypeError(f"cutlass_call: operand {i} is not a buffer (FFI type {lst.types[i]})")
         b = _c.cast(lst.items[i], _c.POINTER(_Buffer)).contents
-        out.append(Buffer(b.data or 0, tuple(b.dims[d] for d in range(b.rank)), platform, b.dtype))
+        out.append(Buffer(b.data or 0, tuple(b.dims[d] for d in range(b.rank)), platform, b.dtype, device))
     return out
 
 
@@ -155,15 +165,21 @@ def _make_handler(platform: str, fixed: Optional[Callable] = None) -> Any:
             if run is None:
                 return _error(api, f"cutlass_call: no call {key!r} in this process: cutelab runs a cutlass_call "
                                    "only in the process that traced it (a jax.export made elsewhere cannot run here)")
-            stream = 0
+            stream = device = 0
             if platform == "cuda":
                 sargs = _StreamArgs(_c.sizeof(_StreamArgs), None, frame.ctx, None)
                 err = api.Stream_Get(_c.addressof(sargs))
                 if err:
                     return err
                 stream = sargs.stream or 0
+                if api.struct_size >= _c.sizeof(_Api):  # an XLA new enough to say which GPU
+                    oargs = _OrdinalArgs(_c.sizeof(_OrdinalArgs), None, frame.ctx, 0)
+                    err = api.DeviceOrdinal_Get(_c.addressof(oargs))
+                    if err:
+                        return err
+                    device = oargs.device_ordinal
             with LOCK:
-                run(_buffers(frame.args, platform), _buffers(frame.rets, platform), stream)
+                run(_buffers(frame.args, platform, device), _buffers(frame.rets, platform, device), stream)
             return 0
         except BaseException as e:  # noqa: BLE001 - every error goes back to XLA, which raises it in the caller
             text = "".join(traceback.format_exception_only(type(e), e)).strip()
