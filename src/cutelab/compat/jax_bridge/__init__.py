@@ -136,18 +136,19 @@ def _check_perm(what: str, perm: Sequence[int], rank: int, where: str) -> Tuple[
     return perm
 
 
-def _divisibility(spec: TensorSpec, order: Tuple[int, ...], where: str) -> Tuple[int, ...]:
+def _divisibility(spec: TensorSpec, order: Tuple[int, ...], where: str) -> Tuple[Optional[int], ...]:
+    """The spec's divisibility per dimension (None where it gives none)."""
     d = spec.divisibility
     r = len(order)
     if d is None:
-        return (1,) * r
+        return (None,) * r
     if isinstance(d, int) and not isinstance(d, bool):
         d = tuple(d if order[i] == 0 else None for i in range(r))
     d = tuple(d)
     if len(d) != r or any(x is not None and (isinstance(x, bool) or not isinstance(x, int) or x < 1) for x in d):
         raise ValueError(f"cutlass_call: {where} has divisibility {spec.divisibility}, which is not one positive "
                          f"int or None per dimension (rank {r})")
-    return tuple(1 if x is None else x for x in d)
+    return d
 
 
 @dataclass
@@ -184,9 +185,32 @@ class _Leaf:
             t = from_dlpack(_DeviceBuffer(buf.address, shape_m, strides_m, self.dtype, buf.device, self.where),
                             self.align)
         if not self.static:
-            ones = [i for i, s in enumerate(strides_m) if s == 1 and shape_m[i] != 1]
-            t.mark_layout_dynamic(leading_dim=ones[0] if ones else None)
+            _make_dynamic(t, shape, strides, self.order, self.mode, self.divisibility)
         return t
+
+
+def _make_dynamic(t: Any, shape: Tuple[int, ...], strides: List[int], order: Tuple[int, ...],
+                  mode: Tuple[int, ...], div: Tuple[int, ...]) -> None:
+    """t's layout as CuTe DSL's cutlass_call makes a dynamic one: every extent a runtime Int32 with its
+    known divisor, every stride a runtime Int64 known divisible by the product of the divisors of the
+    dimensions inside it, but the innermost stride, a static 1 (then the modes in mode's order)."""
+    from ...dynamic import DynInt
+    from ...dynamic_layout import set_layout
+    from ...numeric import Int64
+
+    r = len(shape)
+    dshape = [DynInt(shape[i], div=div[i]) for i in range(r)]
+    dstride: List[Any] = []
+    for i in range(r):
+        if order[i] == 0:
+            dstride.append(1)
+        else:
+            inner = 1
+            for j in range(r):
+                if order[j] < order[i]:
+                    inner *= div[j]
+            dstride.append(DynInt(strides[i], Int64, div=inner))
+    set_layout(t, tuple(dshape[i] for i in mode), tuple(dstride[i] for i in mode))
 
 
 def buffer_tensor(buf: "_ffi.Buffer", where: str) -> Any:
@@ -256,16 +280,26 @@ class _Call:
                  kernel_outs: List[Optional[int]], kernel_out_tree: Any, kwargs: Dict[str, Any]):
         self.fn, self.ins, self.in_tree, self.outs = fn, ins, in_tree, outs
         self.kernel_outs, self.kernel_out_tree, self.kwargs = kernel_outs, kernel_out_tree, kwargs
+        self.jitted: Any = None
 
     def __call__(self, in_bufs: List["_ffi.Buffer"], out_bufs: List["_ffi.Buffer"], stream: int) -> None:
+        from ...kernel.launch.api import jit
         from ...runtime import CUstream
 
         it = iter(in_bufs)
         ins = [None if leaf is None else leaf.tensor(next(it)) for leaf in self.ins]
         outs = [None if j is None else self.outs[j].tensor(out_bufs[j]) for j in self.kernel_outs]
-        args = jax.tree.unflatten(self.in_tree, ins)
-        kouts = jax.tree.unflatten(self.kernel_out_tree, outs)
-        self.fn(CUstream(stream), *args, *kouts, **self.kwargs)
+        if self.jitted is None:
+            self.jitted = jit(self._body)
+        self.jitted(CUstream(stream), *ins, *outs)
+
+    def _body(self, stream: Any, *tensors: Any) -> None:
+        """Inside one jit, as CuTe DSL's wrapper: fn and the jit functions it calls run inline, its
+        keyword arguments stay Python values (compile-time constants)."""
+        n = len(self.ins)
+        args = jax.tree.unflatten(self.in_tree, list(tensors[:n]))
+        kouts = jax.tree.unflatten(self.kernel_out_tree, list(tensors[n:]))
+        self.fn(stream, *args, *kouts, **self.kwargs)
 
 
 _KEYS = itertools.count()
@@ -331,9 +365,11 @@ def _leaf(x: Any, spec: Optional[TensorSpec], static: bool, where: str) -> _Leaf
                          "extents (use_static_tensors=False or TensorSpec(static=False))")
     div = _divisibility(spec, order, where)
     for i, (n, d) in enumerate(zip(x.shape, div)):
-        if isinstance(n, int) and n % d:
+        if isinstance(n, int) and d is not None and n % d:
             raise ValueError(f"cutlass_call: {where} has extent {n} in dimension {i}, not a multiple of its "
                              f"divisibility {d}")
+    # as CuTe DSL's: a dimension without a hint is known divisible by its extent where that is concrete
+    div = tuple(d if d is not None else (n if isinstance(n, int) and n > 0 else 1) for n, d in zip(x.shape, div))
     return _Leaf(jax_to_cutlass_dtype(x.dtype), order, mode, st, spec.ptr_assumed_align, div, where)
 
 
