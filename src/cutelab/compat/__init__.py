@@ -50,6 +50,9 @@ def install(emulate_cuda: Optional[bool] = None) -> None:
     hook.install_hook(bool(emulate_cuda))
     if emulate_cuda:
         os.environ.setdefault("CUTE_DSL_ARCH", "sm_90a")
+        from .nvidia_smi import put_on_path
+
+        put_on_path()  # programs that ask nvidia-smi which GPU they have get the emulated one
         try:
             import torch  # noqa: F401
         except ImportError:

@@ -77,6 +77,8 @@ ALIASES: Dict[str, str] = {
     "cutlass.experimental.cuda": "cutelab.compat.experimental:cuda",
     "cutlass.cute.experimental": "cutelab.compat.experimental:cute_experimental",
     "cutlass.cute.experimental.iket": "cutelab.compat.experimental:iket",
+    "cutlass.jax": "cutelab.compat.jax_bridge",  # cutlass_call: CuTe DSL launchers in JAX computations
+    "cutlass.jax.testing": "cutelab.compat.jax_bridge.testing",
 }
 
 #: modules answered only while the CUDA device is emulated (no GPU)
@@ -101,6 +103,7 @@ IF_ABSENT: Dict[str, str] = {
     "triton.testing": "cutelab.compat.triton_host:testing",
     "triton.runtime": "cutelab.compat.triton_host:runtime",
     "triton.runtime.cache": "cutelab.compat.triton_host:cache",
+    "jax_tvm_ffi": "cutelab.compat.jax_bridge.tvm_ffi",  # TVM-FFI functions as XLA targets (on the CPU)
 }
 
 
@@ -241,6 +244,12 @@ class CutlassFinder(importlib.abc.MetaPathFinder):
         spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(fullname, module),
                                               is_package=hasattr(module, "__path__"))
         return spec
+
+    def find_distributions(self, context: Any = None) -> list:
+        """importlib.metadata's question: nvidia-cutlass-dsl is cutelab's stand-in (dist.py)."""
+        from .dist import find_distributions
+
+        return find_distributions(context)
 
 
 _FINDER: Optional[CutlassFinder] = None
