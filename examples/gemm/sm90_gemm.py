@@ -113,7 +113,7 @@ class HopperGemm:
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
-                 pingpong=False, cluster_m=1):
+                 pingpong=False, cluster_m=1, cluster_n=1, raster_m=False):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -145,12 +145,23 @@ class HopperGemm:
             raise ValueError(f"HopperGemm: cluster_m={cluster_m!r}: 1 or 2 CTAs per cluster along M")
         if cluster_m > 1 and not warp_specialized:
             raise ValueError("HopperGemm: cluster_m=2 is kernel_ws's (warp_specialized=True)")
-        self.cluster_m = cluster_m
+        # or clusters of cluster_n CTAs along N (1x2, as cuBLAS's nvjet 1x2 kernels): tiles (m, 2 n) and (m, 2 n + 1)
+        # read the same A tile, each CTA loads half of it and TMA multicasts it into both
+        if cluster_n not in (1, 2):
+            raise ValueError(f"HopperGemm: cluster_n={cluster_n!r}: 1 or 2 CTAs per cluster along N")
+        if cluster_n > 1 and not warp_specialized:
+            raise ValueError("HopperGemm: cluster_n=2 is kernel_ws's (warp_specialized=True)")
+        if cluster_m > 1 and cluster_n > 1:
+            raise ValueError("HopperGemm: cluster_m=2 and cluster_n=2: a cluster of two CTAs along M or along N, "
+                             "not both")
+        self.cluster_m, self.cluster_n = cluster_m, cluster_n
+        self.cluster_size = cluster_m * cluster_n
         tile_wgs = 1 if pingpong else mma_warpgroups  # consumer warpgroups sharing one tile
         if tile_mnk[0] % (64 * tile_wgs):
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {tile_wgs} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
+        self.raster_m = raster_m  # or: groups of `raster` tiles along M, walked before the next column of tiles
         self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
         if epilogue not in ("auto", "regs", "smem", "tma"):
             raise ValueError(f"HopperGemm: epilogue={epilogue!r}: 'auto', 'regs', 'smem' or 'tma'")
@@ -208,7 +219,15 @@ class HopperGemm:
     def tile_mn(self, tile, tiles_m, tiles_n):
         """(m, n) of tile number ``tile`` (an index expression): the tiles go in groups of ``G`` columns
         (G the largest of raster, raster/2, ... dividing tiles_n), row after row within a group, so
-        that the CTAs running at once share fewer, and more reused, A and B panels in L2."""
+        that the CTAs running at once share fewer, and more reused, A and B panels in L2. With raster_m the roles of
+        M and N are swapped: groups of G rows, column after column within a group."""
+        if self.raster_m:
+            n, m = self._raster(tile, tiles_n, tiles_m)
+            return m, n
+        return self._raster(tile, tiles_m, tiles_n)
+
+    def _raster(self, tile, tiles_m, tiles_n):
+        """tile_mn's walk along N: groups of G columns, row after row within a group."""
         G = max(g for g in range(1, max(1, self.raster) + 1) if tiles_n % g == 0 and self.raster % g == 0)
         if G == 1:
             return tile % tiles_m, tile // tiles_m
@@ -216,12 +235,14 @@ class HopperGemm:
         return local // G, (tile // (G * tiles_m)) * G + local % G
 
     def cta_tile_mn(self, tile, rank, tiles_m, tiles_n):
-        """(m, n) of the CTA of rank ``rank`` in its cluster for schedule tile ``tile``: the cluster tile (m', n) of
-        tile_mn over tiles_m / cluster_m rows, and this CTA's row m' cluster_m + rank of it."""
-        if self.cluster_m == 1:
+        """(m, n) of the CTA of rank ``rank`` in its cluster for schedule tile ``tile``: the cluster tile (m', n') of
+        tile_mn over tiles_m / cluster_m rows and tiles_n / cluster_n columns, and this CTA's tile of it
+        (m' cluster_m + rank, n') or (m', n' cluster_n + rank)."""
+        cm, cn = self.cluster_m, self.cluster_n
+        if cm * cn == 1:
             return self.tile_mn(tile, tiles_m, tiles_n)
-        m, n = self.tile_mn(tile, tiles_m // self.cluster_m, tiles_n)
-        return m * self.cluster_m + rank, n
+        m, n = self.tile_mn(tile, tiles_m // cm, tiles_n // cn)
+        return (m * cm + rank, n) if cm > 1 else (m, n * cn + rank)
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
@@ -235,8 +256,13 @@ class HopperGemm:
         row = sm90_utils.LayoutEnum.ROW_MAJOR
         a_smem = sm90_utils.make_smem_layout_a(row, self.tile_mnk, self.ab_dtype, self.stages)
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
-        tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
-                                                cute.slice_(a_smem, (None, None, 0)), (bM, bK))
+        if self.cluster_n > 1:  # A's tile loaded in halves, each multicast to both CTAs of the cluster
+            tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), mA,
+                                                    cute.slice_(a_smem, (None, None, 0)), (bM, bK),
+                                                    num_multicast=self.cluster_n)
+        else:
+            tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
+                                                    cute.slice_(a_smem, (None, None, 0)), (bM, bK))
         if self.cluster_m > 1:  # B's tile loaded in halves, each multicast to both CTAs of the cluster
             tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), mB,
                                                     cute.slice_(b_smem, (None, None, 0)), (bN, bK),
@@ -271,7 +297,7 @@ class HopperGemm:
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             # in a cluster a stage's consumers are both CTAs' (the partner's B half lands in it too), and its
             # barrier awaits the whole stage's bytes, whichever CTA loaded them
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps * self.cluster_m),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps * self.cluster_size),
             tx_count=(bM + bN) * bK * self.ab_dtype.width // 8, **create)
         if c_dtype is not None:
             return sA, sB, mainloop, sC
@@ -279,11 +305,12 @@ class HopperGemm:
 
     def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank=0):
         """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory, multicast mask or
-        None) for A and B; in a cluster of 2 (rank: the CTA's in it) B's slice ``rank`` of 2, multicast to both."""
+        None) for A and B; in a cluster of 2 (rank: the CTA's in it) B's slice ``rank`` of 2 (clusters along M) or
+        A's (along N), multicast to both."""
         bM, bN, bK = self.tile_mnk
         loads = []
-        c = self.cluster_m
-        for atom, m, s, rows, t, mc in ((tma_a, mA, sA, bM, tm, 1), (tma_b, mB, sB, bN, tn, c)):
+        for atom, m, s, rows, t, mc in ((tma_a, mA, sA, bM, tm, self.cluster_n),
+                                        (tma_b, mB, sB, bN, tn, self.cluster_m)):
             g = cute.local_tile(m, (rows, bK), (t, None))  # (rows, bK, k_tiles)
             ts, tg = cpasync.tma_partition(atom, rank if mc > 1 else 0, cute.make_layout(mc),
                                            cute.group_modes(s, 0, 2), cute.group_modes(g, 0, 2))
@@ -444,7 +471,7 @@ class HopperGemm:
         smem_epi = kind == "smem" or tma_epi  # through a C buffer in shared memory
         pingpong = self.pingpong
         stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
-        c = self.cluster_m
+        c = self.cluster_size
         # a cluster's pipeline: barriers signalled from both CTAs, initialised before either CTA uses them
         cl = dict(cta_layout_vmnk=cute.make_layout((1, c, 1, 1)), defer_sync=True) if c > 1 else {}
         if smem_epi:
@@ -455,9 +482,9 @@ class HopperGemm:
         else:
             sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps, **cl)
         if c > 1:
-            pipeline.pipeline_init_arrive(cluster_shape_mn=(c, 1), is_relaxed=True)
-            pipeline.pipeline_init_wait(cluster_shape_mn=(c, 1))
-            # the schedule walks cluster tiles (c tiles along M): cluster bidx // c of gdim // c, CTA rank bidx % c
+            pipeline.pipeline_init_arrive(cluster_shape_mn=(self.cluster_m, self.cluster_n), is_relaxed=True)
+            pipeline.pipeline_init_wait(cluster_shape_mn=(self.cluster_m, self.cluster_n))
+            # the schedule walks cluster tiles (c tiles along M or N): cluster bidx // c of gdim // c, CTA rank bidx % c
             rank = bidx % c
             bidx = bidx // c
             gdim = gdim // c
@@ -656,10 +683,10 @@ class HopperGemm:
                              f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
-        """(CTAs launched, schedule tiles per CTA): at most one CTA per tile, whole clusters (of cluster_m CTAs
-        that walk cluster tiles of cluster_m tiles along M)."""
+        """(CTAs launched, schedule tiles per CTA): at most one CTA per tile, whole clusters (of cluster_m x cluster_n
+        CTAs that walk cluster tiles of that many tiles)."""
         bM, bN, _ = self.tile_mnk
-        c = self.cluster_m
+        c = self.cluster_size
         units = (M // bM) * (N // bN) // c
         clusters = max(1, min(units, (self.num_ctas or units * c) // c))
         return clusters * c, -(-units // clusters)
@@ -689,6 +716,9 @@ class HopperGemm:
         if M % (bM * self.cluster_m):
             raise ValueError(f"sm90_gemm: cluster_m={self.cluster_m}: M = {M} must be a multiple of {self.cluster_m} "
                              f"tiles of {bM} rows (a cluster's CTAs take adjacent tiles along M)")
+        if N % (bN * self.cluster_n):
+            raise ValueError(f"sm90_gemm: cluster_n={self.cluster_n}: N = {N} must be a multiple of {self.cluster_n} "
+                             f"tiles of {bN} columns (a cluster's CTAs take adjacent tiles along N)")
         if self.promote and (K // bK) % self.promote:
             raise ValueError(f"sm90_gemm: K / bK = {K // bK} k-tiles must be a multiple of promote={self.promote}")
         if (mScaleA is None) != (mScaleB is None):
@@ -702,7 +732,7 @@ class HopperGemm:
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
         self.check_epilogue(mC.element_type)
         tma_c, tC = self.make_tma_c(mC) if self.epilogue_kind(mC.element_type.width).startswith("tma") else (None, None)
-        launch = dict(cluster=(self.cluster_m, 1, 1)) if self.cluster_m > 1 else {}
+        launch = dict(cluster=(self.cluster_size, 1, 1)) if self.cluster_size > 1 else {}
         kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1), **launch)
 
@@ -726,7 +756,8 @@ def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
-            promote: int = 0, pingpong: bool = False, cluster_m: int = 1) -> int:
+            promote: int = 0, pingpong: bool = False, cluster_m: int = 1, cluster_n: int = 1,
+            raster_m: bool = False) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -751,7 +782,8 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m)
+                      epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m, cluster_n=cluster_n,
+                      raster_m=raster_m)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -811,7 +843,8 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
           f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
-          + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else ""))
+          + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else "")
+          + (f", clusters of {cluster_n} along N (A multicast)" if cluster_n > 1 else "") + (", raster along M" if raster_m else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -844,6 +877,10 @@ def main(argv=None) -> int:
                    "tiles (bM x bN: 64x256 or 128x128), in turn, so one's epilogue runs during the other's mainloop")
     p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2], help="--ws: clusters of this many CTAs along "
                    "M, B's tile loaded in halves and multicast to both")
+    p.add_argument("--cluster-n", type=int, default=1, choices=[1, 2], help="--ws: clusters of this many CTAs along "
+                   "N, A's tile loaded in halves and multicast to both")
+    p.add_argument("--raster-m", action="store_true", help="persistent tiles go in groups of --raster along M, "
+                   "column after column (default: along N, row after row)")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -860,14 +897,14 @@ def main(argv=None) -> int:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
                        epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong,
-                       cluster_m=a.cluster_m)
+                       cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
                       defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong,
-                      cluster_m=a.cluster_m)
+                      cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales
