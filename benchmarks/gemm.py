@@ -197,6 +197,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2])
     p.add_argument("--cluster-n", type=int, default=1, choices=[1, 2])
     p.add_argument("--raster-m", action="store_true")
+    p.add_argument("--epi-cols", type=int, default=0)
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -417,7 +418,8 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
                           promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer,
-                          cluster_m=o.cluster_m, cluster_n=o.cluster_n, raster_m=o.raster_m)
+                          cluster_m=o.cluster_m, cluster_n=o.cluster_n, raster_m=o.raster_m,
+                          epi_cols=o.epi_cols or None)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
@@ -425,7 +427,8 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
               + (", ping-pong" if o.pingpong else "")
               + (f", clusters of {o.cluster_m} along M (B multicast)" if o.cluster_m > 1 else "")
               + (f", clusters of {o.cluster_n} along N (A multicast)" if o.cluster_n > 1 else "")
-              + (f", raster {o.raster} along M" if o.raster_m else ""))
+              + (f", raster {o.raster} along M" if o.raster_m else "")
+              + (f", C buffer of {o.epi_cols} columns" if o.epi_cols else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:
