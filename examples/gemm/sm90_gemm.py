@@ -733,12 +733,13 @@ class HopperGemm:
         bM, bN, _ = self.tile_mnk
         if kind.startswith("tma") and (bN % self.c_block(c_dtype) or self.epi_cols % self.c_block(c_dtype)):
             raise ValueError(f"sm90_gemm: epilogue='tma' stores C in boxes of {self.c_block(c_dtype)} columns (128 "
-                             f"bytes of {c_dtype}); bN = {bN} (epi_cols = {self.epi_cols}) is not a multiple")
+                             f"bytes of {c_dtype}); bN = {bN}" + (f" (or epi_cols = {self.epi_cols})" if self.epi_passes > 1
+                                                                   else "") + " is not a multiple")
         if self.epi_passes > 1 and not kind.startswith("tma"):
             raise ValueError(f"sm90_gemm: epi_cols={self.epi_cols} is the TMA epilogue's; this C ({c_dtype}) is "
                              f"stored by the {kind!r} one")
         if kind in ("tma", "tma, deferred", "smem") and not self._fits_c_buffer(c_dtype.width):
-            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}{bM}x{bN} "
+            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}{bM}x{self.epi_cols} "
                              f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
