@@ -58,6 +58,13 @@ copy-out epilogue before it (``--cluster-m 2`` adds clusters of two along M with
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --no-defer" \
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --epilogue smem"
 
+cuBLAS's own shapes at these sizes (256x128x64 tiles, 4 stages, clusters of two along N) need the C buffer of
+fewer columns (``--epi-cols``) to fit 4 stages::
+
+    python benchmarks/gemm.py --only torch,sm90 --sizes 4096,8192 --dtypes bf16 --rounds 2 \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --cluster-m 2" \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2"
+
 ``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
 each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
 
@@ -182,7 +189,8 @@ def sm80_options(text: str) -> argparse.Namespace:
 
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
-    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``); ``--ctas 0`` means one CTA per SM."""
+    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``, ``--cluster-m``, ``--cluster-n``,
+    ``--raster-m``, ``--epi-cols``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)

@@ -31,6 +31,16 @@ persistent schedule together; each loads its own A tile and half of their common
 both CTAs' shared memory (a third less L2 -> SM traffic per CTA at 128x256), and a stage is freed for both producers
 once both CTAs' consumers release it, as cuBLAS's and CUTLASS's 2x1 clusters do.
 
+``--cluster-n 2`` (kernel_ws): clusters of two CTAs along N instead, tiles (m, 2n) and (m, 2n + 1), each loading half
+of their common A tile and multicasting it (cuBLAS's nvjet 1x2 kernels). ``--raster-m``: the tiles go in groups of
+``--raster`` along M, column after column, instead of along N.
+
+``--epi-cols C`` (the TMA epilogue): a C buffer of C of the tile's bN columns; a tile's C goes out in bN / C passes
+through it, each pass waiting for the previous one's TMA stores to have read the buffer (deferred: pass q after the next
+tile's k-tile q). It leaves room for a 4th stage: cuBLAS's 256x128x64 tile with 4 stages (192 KiB) and a 256x64 buffer
+(32 KiB), ``--tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2``; the two consumer warpgroups then take 128 rows
+each (two m64n128 wgmmas per k16 step).
+
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
 ``kernel_ws`` (``--ws``) is warp specialised: a producer warpgroup (``setmaxregister_decrease``,
