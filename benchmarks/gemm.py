@@ -190,7 +190,7 @@ def sm80_options(text: str) -> argparse.Namespace:
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
     ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``, ``--cluster-m``, ``--cluster-n``,
-    ``--raster-m``, ``--epi-cols``); ``--ctas 0`` means one CTA per SM."""
+    ``--raster-m``, ``--epi-cols``, ``--k-unroll``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
@@ -206,6 +206,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--cluster-n", type=int, default=1, choices=[1, 2])
     p.add_argument("--raster-m", action="store_true")
     p.add_argument("--epi-cols", type=int, default=0)
+    p.add_argument("--k-unroll", type=int, default=0)
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -427,7 +428,7 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
                           promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer,
                           cluster_m=o.cluster_m, cluster_n=o.cluster_n, raster_m=o.raster_m,
-                          epi_cols=o.epi_cols or None)
+                          epi_cols=o.epi_cols or None, k_unroll=o.k_unroll)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
@@ -436,7 +437,8 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
               + (f", clusters of {o.cluster_m} along M (B multicast)" if o.cluster_m > 1 else "")
               + (f", clusters of {o.cluster_n} along N (A multicast)" if o.cluster_n > 1 else "")
               + (f", raster {o.raster} along M" if o.raster_m else "")
-              + (f", C buffer of {o.epi_cols} columns" if o.epi_cols else ""))
+              + (f", C buffer of {o.epi_cols} columns" if o.epi_cols else "")
+              + (f", k-loop unrolled {o.k_unroll}x" if o.k_unroll else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:

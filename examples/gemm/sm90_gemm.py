@@ -123,7 +123,7 @@ class HopperGemm:
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
-                 pingpong=False, cluster_m=1, cluster_n=1, raster_m=False, epi_cols=None):
+                 pingpong=False, cluster_m=1, cluster_n=1, raster_m=False, epi_cols=None, k_unroll=0):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -197,6 +197,12 @@ class HopperGemm:
                 raise ValueError(f"HopperGemm: epi_cols={epi_cols} is the TMA epilogue's of kernel_ws without "
                                  f"ping-pong (warp_specialized=True, epilogue 'auto' or 'tma')")
         self.epi_cols = tile_mnk[1] if epi_cols is None else epi_cols
+        # kernel_ws's consumer k-loop: copies of its body per trip (#pragma unroll k_unroll; 0: the compiler's choice).
+        # With k_unroll = stages and a k-tile count per tile that is a multiple of it, each copy's stage is a constant:
+        # its wgmma descriptors and barrier addresses are computed once, outside the loop
+        if k_unroll < 0:
+            raise ValueError(f"HopperGemm: k_unroll={k_unroll}: 0 (the compiler's choice) or copies per trip")
+        self.k_unroll = k_unroll
         self.epi_passes = tile_mnk[1] // self.epi_cols
         # kernel_ws: 0, or add the wgmmas' accumulators into f32 registers every `promote` k-tiles and restart them
         # (fp8: the tensor cores' fp8 accumulation keeps about 14 bits; torch._scaled_mm's default,
@@ -655,7 +661,7 @@ class HopperGemm:
                             self.mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, k0 + 1,
                                              self.promote - 1)
                     else:
-                        for k_tile in loop(peeled, k_tiles):
+                        for k_tile in loop(peeled, k_tiles, unroll=self.k_unroll or None):
                             rs = _state_at(consumer, first + k_tile)
                             mainloop.consumer_wait(rs)
                             self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
@@ -830,7 +836,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
             promote: int = 0, pingpong: bool = False, cluster_m: int = 1, cluster_n: int = 1,
-            raster_m: bool = False, epi_cols: int = 0) -> int:
+            raster_m: bool = False, epi_cols: int = 0, k_unroll: int = 0) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -856,7 +862,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
                       epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m, cluster_n=cluster_n,
-                      raster_m=raster_m, epi_cols=epi_cols or None)
+                      raster_m=raster_m, epi_cols=epi_cols or None, k_unroll=k_unroll)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -918,7 +924,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
           f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
           + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else "")
           + (f", clusters of {cluster_n} along N (A multicast)" if cluster_n > 1 else "") + (", raster along M" if raster_m else "")
-          + (f", C buffer of {epi_cols} columns" if epi_cols else ""))
+          + (f", C buffer of {epi_cols} columns" if epi_cols else "") + (f", k-loop unrolled {k_unroll}x" if k_unroll else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -957,6 +963,8 @@ def main(argv=None) -> int:
                    "column after column (default: along N, row after row)")
     p.add_argument("--epi-cols", type=int, default=0, help="--ws, TMA epilogue: a C buffer of this many of the tile's "
                    "columns (0: all), the tile's C stored in bN / epi-cols passes (room for another stage)")
+    p.add_argument("--k-unroll", type=int, default=0, help="--ws --dynamic: copies of the consumers' k-loop body per "
+                   "trip (0: the compiler's choice; the stage count makes each copy's stage a constant)")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -973,14 +981,16 @@ def main(argv=None) -> int:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
                        epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong,
-                       cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols)
+                       cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols,
+                       k_unroll=a.k_unroll)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
                       defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong,
-                      cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols or None)
+                      cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols or None,
+                      k_unroll=a.k_unroll)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales

@@ -56,23 +56,25 @@ def test_clusters_of_two_along_n_on_the_cpu(dynamic):
         nvcc_compiles(src)
 
 
-@pytest.mark.parametrize("dynamic,cluster_n,defer", [(True, 1, True), (True, 2, True), (False, 2, True),
-                                                     (True, 1, False)])
-def test_256x128_tiles_four_stages_and_a_c_buffer_of_64_columns(dynamic, cluster_n, defer):
+@pytest.mark.parametrize("dynamic,cluster_n,defer,k_unroll", [(True, 1, True, 0), (True, 2, True, 4),
+                                                              (False, 2, True, 0), (True, 1, False, 0)])
+def test_256x128_tiles_four_stages_and_a_c_buffer_of_64_columns(dynamic, cluster_n, defer, k_unroll):
     """256x128x64 tiles on two consumer warpgroups (128 rows each, two m64n128 atoms), 4 stages of 48 KiB and a
     256x64 C buffer (32 KiB; a whole 256x128 one would not fit beside 4 stages): a tile's C goes out in two passes,
-    deferred after the next tile's k-tiles 0 and 1. 6 tiles on 3 or 4 CTAs: the buffer is reused across tiles."""
+    deferred after the next tile's k-tiles 0 and 1. 6 tiles on 3 or 4 CTAs: the buffer is reused across tiles.
+    k_unroll: the consumers' k-loop unrolled once per stage."""
     ex = _example()
     kw = dict(tile_mnk=(256, 128, 64), stages=4, dynamic=dynamic, warp_specialized=True, mma_warpgroups=2,
               defer_epilogue=defer, cluster_n=cluster_n)
     with pytest.raises(ValueError, match="do not fit in 227 KiB"):
         ex.HopperGemm(num_ctas=3, epilogue="tma", **kw).check_epilogue(ex.cutlass.Float16)
-    gemm = ex.HopperGemm(num_ctas=4 if cluster_n == 2 else 3, epi_cols=64, **kw)
+    gemm = ex.HopperGemm(num_ctas=4 if cluster_n == 2 else 3, epi_cols=64, k_unroll=k_unroll, **kw)
     assert gemm.epi_passes == 2 and gemm.epilogue_kind("f16") == ("tma, deferred" if defer else "tma")
     src = _run(gemm, 512, 512 if cluster_n == 2 else 384, 192, 9)
     body = src.split("__global__")[1]
     # two passes a tile: each waits for the previous pass's TMA stores to have read the buffer
     assert body.count("cp.async.bulk.wait_group.read 0") >= 2
+    assert ("#pragma unroll 4" in body) == (k_unroll == 4)
     if dynamic:
         report = nvcc_compiles(src)
         assert "0 bytes spill stores" in report and "0 bytes spill loads" in report
@@ -99,6 +101,8 @@ def test_refusals_of_the_new_options():
         ex.HopperGemm(cluster_n=2)
     with pytest.raises(ValueError, match="along M or along N, not both"):
         ex.HopperGemm(warp_specialized=True, cluster_m=2, cluster_n=2)
+    with pytest.raises(ValueError, match="k_unroll=-1"):
+        ex.HopperGemm(warp_specialized=True, k_unroll=-1)
     with pytest.raises(ValueError, match="epi_cols=48 must divide bN = 128"):
         ex.HopperGemm(tile_mnk=(128, 128, 64), warp_specialized=True, epi_cols=48)
     with pytest.raises(ValueError, match="epi_cols=64 is the TMA epilogue's"):
