@@ -748,14 +748,15 @@ class HopperGemm:
         kind = self.epilogue_kind(c_dtype.width)
         bM, bN, _ = self.tile_mnk
         if kind.startswith("tma") and (bN % self.c_block(c_dtype) or self.epi_cols % self.c_block(c_dtype)):
+            cols = f"bN = {bN}" + (f" (or epi_cols = {self.epi_cols})" if self.epi_passes > 1 else "")
             raise ValueError(f"sm90_gemm: epilogue='tma' stores C in boxes of {self.c_block(c_dtype)} columns (128 "
-                             f"bytes of {c_dtype}); bN = {bN}" + (f" (or epi_cols = {self.epi_cols})" if self.epi_passes > 1
-                                                                   else "") + " is not a multiple")
+                             f"bytes of {c_dtype}); {cols} is not a multiple")
         if self.epi_passes > 1 and not kind.startswith("tma"):
             raise ValueError(f"sm90_gemm: epi_cols={self.epi_cols} is the TMA epilogue's; this C ({c_dtype}) is "
                              f"stored by the {kind!r} one")
         if kind in ("tma", "tma, deferred", "smem") and not self._fits_c_buffer(c_dtype.width):
-            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}{bM}x{self.epi_cols} "
+            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}"
+                             f"{bM}x{self.epi_cols} "
                              f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
@@ -922,9 +923,11 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
           f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
-          + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else "")
-          + (f", clusters of {cluster_n} along N (A multicast)" if cluster_n > 1 else "") + (", raster along M" if raster_m else "")
-          + (f", C buffer of {epi_cols} columns" if epi_cols else "") + (f", k-loop unrolled {k_unroll}x" if k_unroll else ""))
+          + (", ping-pong" if pingpong else "")
+          + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else "")
+          + (f", clusters of {cluster_n} along N (A multicast)" if cluster_n > 1 else "")
+          + (", raster along M" if raster_m else "") + (f", C buffer of {epi_cols} columns" if epi_cols else "")
+          + (f", k-loop unrolled {k_unroll}x" if k_unroll else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
