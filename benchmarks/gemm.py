@@ -58,6 +58,13 @@ copy-out epilogue before it (``--cluster-m 2`` adds clusters of two along M with
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --no-defer" \
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --epilogue smem"
 
+cuBLAS's own shapes at these sizes (256x128x64 tiles, 4 stages, clusters of two along N) need the C buffer of
+fewer columns (``--epi-cols``) to fit 4 stages::
+
+    python benchmarks/gemm.py --only torch,sm90 --sizes 4096,8192 --dtypes bf16 --rounds 2 \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --cluster-m 2" \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2"
+
 ``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
 each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
 
@@ -182,7 +189,8 @@ def sm80_options(text: str) -> argparse.Namespace:
 
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
-    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``); ``--ctas 0`` means one CTA per SM."""
+    ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``, ``--cluster-m``, ``--cluster-n``,
+    ``--raster-m``, ``--epi-cols``, ``--k-unroll``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
@@ -195,6 +203,10 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--promote", type=int, default=0)
     p.add_argument("--pingpong", action="store_true")
     p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2])
+    p.add_argument("--cluster-n", type=int, default=1, choices=[1, 2])
+    p.add_argument("--raster-m", action="store_true")
+    p.add_argument("--epi-cols", type=int, default=0)
+    p.add_argument("--k-unroll", type=int, default=0)
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -415,13 +427,18 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     gemm = mod.HopperGemm(ab_dtype=ab, tile_mnk=o.tile, stages=o.stages, num_ctas=ctas, dynamic=True,
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
                           promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer,
-                          cluster_m=o.cluster_m)
+                          cluster_m=o.cluster_m, cluster_n=o.cluster_n, raster_m=o.raster_m,
+                          epi_cols=o.epi_cols or None, k_unroll=o.k_unroll)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
               + (f", accumulators promoted every {o.promote} k-tiles" if o.promote else "")
               + (", ping-pong" if o.pingpong else "")
-              + (f", clusters of {o.cluster_m} along M (B multicast)" if o.cluster_m > 1 else ""))
+              + (f", clusters of {o.cluster_m} along M (B multicast)" if o.cluster_m > 1 else "")
+              + (f", clusters of {o.cluster_n} along N (A multicast)" if o.cluster_n > 1 else "")
+              + (f", raster {o.raster} along M" if o.raster_m else "")
+              + (f", C buffer of {o.epi_cols} columns" if o.epi_cols else "")
+              + (f", k-loop unrolled {o.k_unroll}x" if o.k_unroll else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:

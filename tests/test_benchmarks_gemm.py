@@ -47,6 +47,10 @@ def test_program_options(gemm):
     assert (o.ws, o.mma_wgs, o.tile, o.ctas) == (False, 1, (128, 256, 64), 0)
     with pytest.raises(SystemExit):
         gemm.sm90_options("--tile 128,256")
+    o = gemm.sm90_options("--tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2 --raster-m --k-unroll 4")
+    assert (o.tile, o.epi_cols, o.cluster_n, o.cluster_m, o.raster_m, o.k_unroll) == ((256, 128, 64), 64, 2, 1, True, 4)
+    with pytest.raises(SystemExit):
+        gemm.sm90_options("--cluster-n 4")
     o = gemm.sm80_options("--bk 32 --stages 4")
     assert (o.bk, o.stages) == (32, 4)
     with pytest.raises(SystemExit):

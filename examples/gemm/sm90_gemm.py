@@ -31,6 +31,16 @@ persistent schedule together; each loads its own A tile and half of their common
 both CTAs' shared memory (a third less L2 -> SM traffic per CTA at 128x256), and a stage is freed for both producers
 once both CTAs' consumers release it, as cuBLAS's and CUTLASS's 2x1 clusters do.
 
+``--cluster-n 2`` (kernel_ws): clusters of two CTAs along N instead, tiles (m, 2n) and (m, 2n + 1), each loading half
+of their common A tile and multicasting it (cuBLAS's nvjet 1x2 kernels). ``--raster-m``: the tiles go in groups of
+``--raster`` along M, column after column, instead of along N.
+
+``--epi-cols C`` (the TMA epilogue): a C buffer of C of the tile's bN columns; a tile's C goes out in bN / C passes
+through it, each pass waiting for the previous one's TMA stores to have read the buffer (deferred: pass q after the next
+tile's k-tile q). It leaves room for a 4th stage: cuBLAS's 256x128x64 tile with 4 stages (192 KiB) and a 256x64 buffer
+(32 KiB), ``--tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2``; the two consumer warpgroups then take 128 rows
+each (two m64n128 wgmmas per k16 step).
+
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
 ``kernel_ws`` (``--ws``) is warp specialised: a producer warpgroup (``setmaxregister_decrease``,
@@ -113,7 +123,7 @@ class HopperGemm:
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
-                 pingpong=False, cluster_m=1):
+                 pingpong=False, cluster_m=1, cluster_n=1, raster_m=False, epi_cols=None, k_unroll=0):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -145,12 +155,23 @@ class HopperGemm:
             raise ValueError(f"HopperGemm: cluster_m={cluster_m!r}: 1 or 2 CTAs per cluster along M")
         if cluster_m > 1 and not warp_specialized:
             raise ValueError("HopperGemm: cluster_m=2 is kernel_ws's (warp_specialized=True)")
-        self.cluster_m = cluster_m
+        # or clusters of cluster_n CTAs along N (1x2, as cuBLAS's nvjet 1x2 kernels): tiles (m, 2 n) and (m, 2 n + 1)
+        # read the same A tile, each CTA loads half of it and TMA multicasts it into both
+        if cluster_n not in (1, 2):
+            raise ValueError(f"HopperGemm: cluster_n={cluster_n!r}: 1 or 2 CTAs per cluster along N")
+        if cluster_n > 1 and not warp_specialized:
+            raise ValueError("HopperGemm: cluster_n=2 is kernel_ws's (warp_specialized=True)")
+        if cluster_m > 1 and cluster_n > 1:
+            raise ValueError("HopperGemm: cluster_m=2 and cluster_n=2: a cluster of two CTAs along M or along N, "
+                             "not both")
+        self.cluster_m, self.cluster_n = cluster_m, cluster_n
+        self.cluster_size = cluster_m * cluster_n
         tile_wgs = 1 if pingpong else mma_warpgroups  # consumer warpgroups sharing one tile
         if tile_mnk[0] % (64 * tile_wgs):
             raise ValueError(f"HopperGemm: bM = {tile_mnk[0]} must be a multiple of 64 * {tile_wgs} warpgroups")
         self.threads = 128 * (1 + mma_warpgroups) if warp_specialized else 128
         self.raster = raster  # tiles along N walked before the next row of tiles (L2 reuse; 1: M-fastest)
+        self.raster_m = raster_m  # or: groups of `raster` tiles along M, walked before the next column of tiles
         self.defer_epilogue = defer_epilogue  # kernel_ws, 16-bit C: store a tile's C during the next tile
         if epilogue not in ("auto", "regs", "smem", "tma"):
             raise ValueError(f"HopperGemm: epilogue={epilogue!r}: 'auto', 'regs', 'smem' or 'tma'")
@@ -165,6 +186,24 @@ class HopperGemm:
         # rounded tile waits in registers and goes to shared memory while the next tile's first wgmmas run;
         # 'auto': 'tma' for a 16-bit C where the buffer fits beside the stages
         self.epilogue = epilogue
+        # the TMA epilogue's C buffer: epi_cols of the tile's bN columns (None: all). A tile's C then goes out in
+        # bN / epi_cols passes through the one buffer, each waiting for the previous pass's TMA stores to have read
+        # it; deferred, pass p runs after the next tile's k-tile p is issued. A smaller buffer leaves room for a
+        # 4th stage (256x128x64: 4 stages of 48 KiB and a 256x64 buffer of 32 KiB fit in 227 KiB)
+        if epi_cols is not None and epi_cols != tile_mnk[1]:
+            if epi_cols <= 0 or tile_mnk[1] % epi_cols:
+                raise ValueError(f"HopperGemm: epi_cols={epi_cols} must divide bN = {tile_mnk[1]}")
+            if not warp_specialized or pingpong or epilogue not in ("auto", "tma"):
+                raise ValueError(f"HopperGemm: epi_cols={epi_cols} is the TMA epilogue's of kernel_ws without "
+                                 f"ping-pong (warp_specialized=True, epilogue 'auto' or 'tma')")
+        self.epi_cols = tile_mnk[1] if epi_cols is None else epi_cols
+        # kernel_ws's consumer k-loop: copies of its body per trip (#pragma unroll k_unroll; 0: the compiler's choice).
+        # With k_unroll = stages and a k-tile count per tile that is a multiple of it, each copy's stage is a constant:
+        # its wgmma descriptors and barrier addresses are computed once, outside the loop
+        if k_unroll < 0:
+            raise ValueError(f"HopperGemm: k_unroll={k_unroll}: 0 (the compiler's choice) or copies per trip")
+        self.k_unroll = k_unroll
+        self.epi_passes = tile_mnk[1] // self.epi_cols
         # kernel_ws: 0, or add the wgmmas' accumulators into f32 registers every `promote` k-tiles and restart them
         # (fp8: the tensor cores' fp8 accumulation keeps about 14 bits; torch._scaled_mm's default,
         # use_fast_accum=False, promotes likewise). Twice the accumulator registers: 64 x bN per warpgroup twice
@@ -208,7 +247,15 @@ class HopperGemm:
     def tile_mn(self, tile, tiles_m, tiles_n):
         """(m, n) of tile number ``tile`` (an index expression): the tiles go in groups of ``G`` columns
         (G the largest of raster, raster/2, ... dividing tiles_n), row after row within a group, so
-        that the CTAs running at once share fewer, and more reused, A and B panels in L2."""
+        that the CTAs running at once share fewer, and more reused, A and B panels in L2. With raster_m the roles of
+        M and N are swapped: groups of G rows, column after column within a group."""
+        if self.raster_m:
+            n, m = self._raster(tile, tiles_n, tiles_m)
+            return m, n
+        return self._raster(tile, tiles_m, tiles_n)
+
+    def _raster(self, tile, tiles_m, tiles_n):
+        """tile_mn's walk along N: groups of G columns, row after row within a group."""
         G = max(g for g in range(1, max(1, self.raster) + 1) if tiles_n % g == 0 and self.raster % g == 0)
         if G == 1:
             return tile % tiles_m, tile // tiles_m
@@ -216,12 +263,14 @@ class HopperGemm:
         return local // G, (tile // (G * tiles_m)) * G + local % G
 
     def cta_tile_mn(self, tile, rank, tiles_m, tiles_n):
-        """(m, n) of the CTA of rank ``rank`` in its cluster for schedule tile ``tile``: the cluster tile (m', n) of
-        tile_mn over tiles_m / cluster_m rows, and this CTA's row m' cluster_m + rank of it."""
-        if self.cluster_m == 1:
+        """(m, n) of the CTA of rank ``rank`` in its cluster for schedule tile ``tile``: the cluster tile (m', n') of
+        tile_mn over tiles_m / cluster_m rows and tiles_n / cluster_n columns, and this CTA's tile of it
+        (m' cluster_m + rank, n') or (m', n' cluster_n + rank)."""
+        cm, cn = self.cluster_m, self.cluster_n
+        if cm * cn == 1:
             return self.tile_mn(tile, tiles_m, tiles_n)
-        m, n = self.tile_mn(tile, tiles_m // self.cluster_m, tiles_n)
-        return m * self.cluster_m + rank, n
+        m, n = self.tile_mn(tile, tiles_m // cm, tiles_n // cn)
+        return (m * cm + rank, n) if cm > 1 else (m, n * cn + rank)
 
     def make_atoms(self, mA, mB):
         bM, bN, bK = self.tile_mnk
@@ -235,8 +284,13 @@ class HopperGemm:
         row = sm90_utils.LayoutEnum.ROW_MAJOR
         a_smem = sm90_utils.make_smem_layout_a(row, self.tile_mnk, self.ab_dtype, self.stages)
         b_smem = sm90_utils.make_smem_layout_b(row, self.tile_mnk, self.ab_dtype, self.stages)
-        tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
-                                                cute.slice_(a_smem, (None, None, 0)), (bM, bK))
+        if self.cluster_n > 1:  # A's tile loaded in halves, each multicast to both CTAs of the cluster
+            tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), mA,
+                                                    cute.slice_(a_smem, (None, None, 0)), (bM, bK),
+                                                    num_multicast=self.cluster_n)
+        else:
+            tma_a, tA = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), mA,
+                                                    cute.slice_(a_smem, (None, None, 0)), (bM, bK))
         if self.cluster_m > 1:  # B's tile loaded in halves, each multicast to both CTAs of the cluster
             tma_b, tB = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SMulticastOp(), mB,
                                                     cute.slice_(b_smem, (None, None, 0)), (bN, bK),
@@ -271,7 +325,7 @@ class HopperGemm:
             producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
             # in a cluster a stage's consumers are both CTAs' (the partner's B half lands in it too), and its
             # barrier awaits the whole stage's bytes, whichever CTA loaded them
-            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps * self.cluster_m),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, consumer_warps * self.cluster_size),
             tx_count=(bM + bN) * bK * self.ab_dtype.width // 8, **create)
         if c_dtype is not None:
             return sA, sB, mainloop, sC
@@ -279,11 +333,12 @@ class HopperGemm:
 
     def tma_loads(self, tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank=0):
         """Tile (tm, tn)'s TMA loads: (atom, k-tiles of global memory, stages of shared memory, multicast mask or
-        None) for A and B; in a cluster of 2 (rank: the CTA's in it) B's slice ``rank`` of 2, multicast to both."""
+        None) for A and B; in a cluster of 2 (rank: the CTA's in it) B's slice ``rank`` of 2 (clusters along M) or
+        A's (along N), multicast to both."""
         bM, bN, bK = self.tile_mnk
         loads = []
-        c = self.cluster_m
-        for atom, m, s, rows, t, mc in ((tma_a, mA, sA, bM, tm, 1), (tma_b, mB, sB, bN, tn, c)):
+        for atom, m, s, rows, t, mc in ((tma_a, mA, sA, bM, tm, self.cluster_n),
+                                        (tma_b, mB, sB, bN, tn, self.cluster_m)):
             g = cute.local_tile(m, (rows, bK), (t, None))  # (rows, bK, k_tiles)
             ts, tg = cpasync.tma_partition(atom, rank if mc > 1 else 0, cute.make_layout(mc),
                                            cute.group_modes(s, 0, 2), cute.group_modes(g, 0, 2))
@@ -298,8 +353,19 @@ class HopperGemm:
     def c_smem_layout(self, c_dtype, c_buffers=1):
         """The TMA epilogue's C buffer(s) in shared memory: (bM, bN, c_buffers), row-major column blocks of
         c_block(c_dtype) columns (bM rows of 128 bytes each), 128-byte swizzled as TMA reads them (the
-        accumulators' column pairs of 8 rows land in 8 different 16-byte chunks: no bank conflicts)."""
-        return sm90_utils.make_smem_layout_epi(c_dtype, sm90_utils.LayoutEnum.ROW_MAJOR, self.tile_mnk[:2], c_buffers)
+        accumulators' column pairs of 8 rows land in 8 different 16-byte chunks: no bank conflicts). With
+        epi_cols < bN the buffer holds epi_cols columns, and the (bM, bN) view maps pass p's columns
+        p epi_cols .. (p + 1) epi_cols - 1 onto it (the passes' mode has stride 0)."""
+        bM, bN = self.tile_mnk[:2]
+        full = sm90_utils.make_smem_layout_epi(c_dtype, sm90_utils.LayoutEnum.ROW_MAJOR, (bM, bN), c_buffers)
+        if self.epi_passes == 1:
+            return full
+        cw = self.c_block(c_dtype)
+        (m_shape, (cw_, blocks), mode2), (m_stride, (one, block), stride2) = full.outer.shape, full.outer.stride
+        assert cw_ == cw and one == 1 and blocks == bN // cw and c_buffers == 1, full
+        outer = cute.make_layout((m_shape, (cw, (self.epi_cols // cw, self.epi_passes)), mode2),
+                                 stride=(m_stride, (1, (block, 0)), stride2))
+        return cute.make_composed_layout(full.inner, 0, outer)
 
     def make_tma_c(self, mC):
         """The TMA store atom of one (bM, c_block) box of C, and C's TMA tensor (host side, as A's and B's)."""
@@ -309,13 +375,14 @@ class HopperGemm:
         return cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileS2GOp(), mC, cute.slice_(box, (None, None, 0)),
                                            (self.tile_mnk[0], cw))
 
-    def tma_store_tile(self, tma_c, sC, mCt, tm, tn):
-        """The issuing warp's part of the TMA epilogue: tile (tm, tn) of C from the buffer sC, one TMA box per
-        column block, committed as one bulk group (it runs on while the consumers go on)."""
+    def tma_store_tile(self, tma_c, sC, mCt, tm, tn, epi_pass=0):
+        """The issuing warp's part of the TMA epilogue: pass epi_pass of tile (tm, tn) of C from the buffer sC, one
+        TMA box per column block, committed as one bulk group (it runs on while the consumers go on)."""
         bM, bN, _ = self.tile_mnk
         cw = self.c_block(mCt.element_type)
         gC = cute.local_tile(mCt, (bM, bN), (tm, tn))
-        for j in range(bN // cw):
+        per_pass = self.epi_cols // cw
+        for j in range(epi_pass * per_pass, (epi_pass + 1) * per_pass):
             ts, tg = cpasync.tma_partition(tma_c, 0, cute.make_layout(1),
                                            cute.group_modes(cute.local_tile(sC, (bM, cw), (0, j)), 0, 2),
                                            cute.group_modes(cute.local_tile(gC, (bM, cw), (0, j)), 0, 2))
@@ -444,7 +511,7 @@ class HopperGemm:
         smem_epi = kind == "smem" or tma_epi  # through a C buffer in shared memory
         pingpong = self.pingpong
         stage_warps = 4 if pingpong else 4 * self.mma_warpgroups  # the warps that consume each stage
-        c = self.cluster_m
+        c = self.cluster_size
         # a cluster's pipeline: barriers signalled from both CTAs, initialised before either CTA uses them
         cl = dict(cta_layout_vmnk=cute.make_layout((1, c, 1, 1)), defer_sync=True) if c > 1 else {}
         if smem_epi:
@@ -455,9 +522,9 @@ class HopperGemm:
         else:
             sA, sB, mainloop = self.shared_storage(a_smem, b_smem, stage_warps, **cl)
         if c > 1:
-            pipeline.pipeline_init_arrive(cluster_shape_mn=(c, 1), is_relaxed=True)
-            pipeline.pipeline_init_wait(cluster_shape_mn=(c, 1))
-            # the schedule walks cluster tiles (c tiles along M): cluster bidx // c of gdim // c, CTA rank bidx % c
+            pipeline.pipeline_init_arrive(cluster_shape_mn=(self.cluster_m, self.cluster_n), is_relaxed=True)
+            pipeline.pipeline_init_wait(cluster_shape_mn=(self.cluster_m, self.cluster_n))
+            # the schedule walks cluster tiles (c tiles along M or N): cluster bidx // c of gdim // c, CTA rank bidx % c
             rank = bidx % c
             bidx = bidx // c
             gdim = gdim // c
@@ -508,6 +575,8 @@ class HopperGemm:
                 else:
                     sC = sC_all[(None, None, wg)] if pingpong else sC_all
                 tCsC = thr_mma.partition_C(sC)
+                if tma_epi and self.epi_passes > 1:
+                    epi_groups = self.epi_column_groups(tCsC)
             if smem_epi and not tma_epi:
                 vec = 128 // mC.element_type.width
                 tpr = bN // vec  # threads per row of the copy-out: each moves 16 bytes
@@ -520,22 +589,28 @@ class HopperGemm:
                 pending = cute.make_rmem_tensor(c_tile(0).shape, mC.element_type)
                 store = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mC.element_type)
 
-            def store_tma(out, t):
-                # the TMA epilogue of tile t from `out` (the rounded accumulators): once the last TMA stores have
-                # read the buffer (the issuing warp waits, then every consumer at epi_bar), the consumers write it,
-                # make it visible to the TMA unit (fence.proxy.async) and meet again; the issuing warp stores it
-                if issuer:
-                    cute.arch.cp_async_bulk_wait_group(0, read=True)
-                epi_bar.arrive_and_wait()
-                cute.autovec_copy(out, tCsC)
-                cute.arch.fence_proxy("async.shared", space="cta")
-                epi_bar.arrive_and_wait()
-                if issuer:
-                    self.tma_store_tile(tma_c, sC, mCt, *tile_mn(t))
+            def store_tma(out, t, passes=None):
+                # the TMA epilogue of tile t from `out` (the rounded accumulators), its passes `passes` (all by
+                # default): once the last TMA stores have read the buffer (the issuing warp waits, then every
+                # consumer at epi_bar), the consumers write the pass's columns, make them visible to the TMA unit
+                # (fence.proxy.async) and meet again; the issuing warp stores them
+                for q in (range(self.epi_passes) if passes is None else passes):
+                    if issuer:
+                        cute.arch.cp_async_bulk_wait_group(0, read=True)
+                    epi_bar.arrive_and_wait()
+                    if self.epi_passes == 1:
+                        cute.autovec_copy(out, tCsC)
+                    else:
+                        for g in epi_groups[q]:
+                            cute.autovec_copy(out[((None, None, g), None, None)], tCsC[((None, None, g), None, None)])
+                    cute.arch.fence_proxy("async.shared", space="cta")
+                    epi_bar.arrive_and_wait()
+                    if issuer:
+                        self.tma_store_tile(tma_c, sC, mCt, *tile_mn(t), epi_pass=q)
 
-            def store_pending(t):  # the deferred epilogue of tile t (the rounded C waiting in `pending`)
+            def store_pending(t, passes=None):  # the deferred epilogue of tile t (the rounded C waiting in `pending`)
                 if tma_epi:
-                    store_tma(pending, t)
+                    store_tma(pending, t, passes)
                 else:
                     cute.copy(store, pending, c_tile(t))
             # the CTA's i-th tiles (ring positions from i * k_tiles): all, or ping-pong every other one from wg
@@ -555,9 +630,21 @@ class HopperGemm:
                     cs = _state_at(consumer, first)
                     mainloop.consumer_wait(cs)
                     self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
+                    peeled = 1  # k-tiles issued before the loop
                     if defer:
                         if i > 0:  # the previous tile's C, while this tile's first k-tile multiplies
-                            store_pending(tile - gdim)
+                            store_pending(tile - gdim, None if self.promote else (0,))
+                        if tma_epi and not self.promote:
+                            # with a C buffer of epi_cols columns: pass q after k-tile q (peeled from the loop)
+                            for q in range(1, self.epi_passes):
+                                rs = _state_at(consumer, first + q)
+                                mainloop.consumer_wait(rs)
+                                self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+                                warpgroup.wait_group(1)
+                                mainloop.consumer_release(_state_at(consumer, first + q - 1))
+                                if i > 0:
+                                    store_pending(tile - gdim, (q,))
+                            peeled = self.epi_passes
                     if self.promote:
                         # two-level accumulation: the wgmmas restart their accumulators every `promote` k-tiles,
                         # whose sums are first added into `total` (f32 adds of the CUDA cores)
@@ -574,7 +661,7 @@ class HopperGemm:
                             self.mma_k_tiles(mainloop, consumer, tiled_mma, acc, tCsA, tCsB, first, k0 + 1,
                                              self.promote - 1)
                     else:
-                        for k_tile in loop(1, k_tiles):
+                        for k_tile in loop(peeled, k_tiles, unroll=self.k_unroll or None):
                             rs = _state_at(consumer, first + k_tile)
                             mainloop.consumer_wait(rs)
                             self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
@@ -616,11 +703,23 @@ class HopperGemm:
             cute.arch.cluster_wait()
 
     def _fits_c_buffer(self, c_width: int) -> bool:
-        """Whether a (bM, bN) C buffer of c_width-bit elements (one per ping-pong warpgroup) fits beside the
-        stages in 227 KiB (3 stages of 128x256x64 and a 16-bit buffer do, 4 stages do not)."""
+        """Whether a (bM, bN) C buffer of c_width-bit elements (one per ping-pong warpgroup; bM x epi_cols for the
+        TMA epilogue) fits beside the stages in 227 KiB (3 stages of 128x256x64 and a 16-bit buffer do, 4 stages
+        do not; 4 stages of 256x128x64 and a 256x64 buffer do)."""
         bM, bN, bK = self.tile_mnk
         stages = self.stages * (bM + bN) * bK * self.ab_dtype.width // 8
-        return 1024 + stages + bM * bN * c_width // 8 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
+        return 1024 + stages + bM * self.epi_cols * c_width // 8 * (2 if self.pingpong else 1) + 2048 <= 227 * 1024
+
+    def epi_column_groups(self, tCsC):
+        """For each pass of the TMA epilogue (epi_cols < bN), the indices g of the accumulator fragment's column
+        groups ((2, 2, bN / 8) per wgmma m64nN atom: group g holds columns 8 g .. 8 g + 7) that the pass writes."""
+        bN = self.tile_mnk[1]
+        v = tCsC.shape[0]
+        if not (isinstance(v, tuple) and len(v) == 3 and cute.size(v[2]) == bN // 8 and cute.size(tCsC, mode=[2]) == 1):
+            raise ValueError(f"sm90_gemm: epi_cols={self.epi_cols}: the accumulators' partition {tCsC.shape} is not "
+                             f"wgmma's ((2, 2, {bN // 8}), RestM, 1)")
+        per = self.epi_cols // 8
+        return [range(q * per, (q + 1) * per) for q in range(self.epi_passes)]
 
     def epilogue_kind(self, c_dtype) -> str:
         """How kernel_ws stores C: 'tma' (a swizzled shared buffer stored by TMA; 'tma, deferred': the
@@ -648,18 +747,23 @@ class HopperGemm:
         must be a multiple of c_block(c_dtype); the C buffers must fit beside the stages."""
         kind = self.epilogue_kind(c_dtype.width)
         bM, bN, _ = self.tile_mnk
-        if kind.startswith("tma") and bN % self.c_block(c_dtype):
+        if kind.startswith("tma") and (bN % self.c_block(c_dtype) or self.epi_cols % self.c_block(c_dtype)):
+            cols = f"bN = {bN}" + (f" (or epi_cols = {self.epi_cols})" if self.epi_passes > 1 else "")
             raise ValueError(f"sm90_gemm: epilogue='tma' stores C in boxes of {self.c_block(c_dtype)} columns (128 "
-                             f"bytes of {c_dtype}); bN = {bN} is not a multiple")
+                             f"bytes of {c_dtype}); {cols} is not a multiple")
+        if self.epi_passes > 1 and not kind.startswith("tma"):
+            raise ValueError(f"sm90_gemm: epi_cols={self.epi_cols} is the TMA epilogue's; this C ({c_dtype}) is "
+                             f"stored by the {kind!r} one")
         if kind in ("tma", "tma, deferred", "smem") and not self._fits_c_buffer(c_dtype.width):
-            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}{bM}x{bN} "
+            raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}"
+                             f"{bM}x{self.epi_cols} "
                              f"{c_dtype} C buffer(s) and {self.stages} stages of {self.tile_mnk} do not fit in 227 KiB")
 
     def grid(self, M, N):
-        """(CTAs launched, schedule tiles per CTA): at most one CTA per tile, whole clusters (of cluster_m CTAs
-        that walk cluster tiles of cluster_m tiles along M)."""
+        """(CTAs launched, schedule tiles per CTA): at most one CTA per tile, whole clusters (of cluster_m x cluster_n
+        CTAs that walk cluster tiles of that many tiles)."""
         bM, bN, _ = self.tile_mnk
-        c = self.cluster_m
+        c = self.cluster_size
         units = (M // bM) * (N // bN) // c
         clusters = max(1, min(units, (self.num_ctas or units * c) // c))
         return clusters * c, -(-units // clusters)
@@ -689,6 +793,12 @@ class HopperGemm:
         if M % (bM * self.cluster_m):
             raise ValueError(f"sm90_gemm: cluster_m={self.cluster_m}: M = {M} must be a multiple of {self.cluster_m} "
                              f"tiles of {bM} rows (a cluster's CTAs take adjacent tiles along M)")
+        if N % (bN * self.cluster_n):
+            raise ValueError(f"sm90_gemm: cluster_n={self.cluster_n}: N = {N} must be a multiple of {self.cluster_n} "
+                             f"tiles of {bN} columns (a cluster's CTAs take adjacent tiles along N)")
+        if self.epi_passes > 1 and K // bK < self.epi_passes:
+            raise ValueError(f"sm90_gemm: epi_cols={self.epi_cols}: K / bK = {K // bK} k-tiles, fewer than the "
+                             f"epilogue's {self.epi_passes} passes (one after each of a tile's first k-tiles)")
         if self.promote and (K // bK) % self.promote:
             raise ValueError(f"sm90_gemm: K / bK = {K // bK} k-tiles must be a multiple of promote={self.promote}")
         if (mScaleA is None) != (mScaleB is None):
@@ -702,7 +812,7 @@ class HopperGemm:
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
         self.check_epilogue(mC.element_type)
         tma_c, tC = self.make_tma_c(mC) if self.epilogue_kind(mC.element_type.width).startswith("tma") else (None, None)
-        launch = dict(cluster=(self.cluster_m, 1, 1)) if self.cluster_m > 1 else {}
+        launch = dict(cluster=(self.cluster_size, 1, 1)) if self.cluster_size > 1 else {}
         kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1), **launch)
 
@@ -726,7 +836,8 @@ def fp8_tolerance(c_dtype: str, ref_max: float) -> float:
 def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = True, tile=(64, 64, 64),
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
-            promote: int = 0, pingpong: bool = False, cluster_m: int = 1) -> int:
+            promote: int = 0, pingpong: bool = False, cluster_m: int = 1, cluster_n: int = 1,
+            raster_m: bool = False, epi_cols: int = 0, k_unroll: int = 0) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -751,7 +862,8 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
         scales = tuple(from_dlpack(x) for x in (sa, sb))
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
-                      epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m)
+                      epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m, cluster_n=cluster_n,
+                      raster_m=raster_m, epi_cols=epi_cols or None, k_unroll=k_unroll)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -811,7 +923,11 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     print(f"  {'kernel_ws' if ws else 'kernel'}: tile {tile}, {stages} stages, {gemm.grid(M, N)[0]} CTAs x {gemm.threads} threads, "
           f"{mma_wgs} MMA warpgroup(s), raster {raster}, "
           f"{gemm.epilogue_kind(c_dtype)} epilogue" + (f", accumulators promoted every {promote} k-tiles" if promote else "")
-          + (", ping-pong" if pingpong else "") + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else ""))
+          + (", ping-pong" if pingpong else "")
+          + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else "")
+          + (f", clusters of {cluster_n} along N (A multicast)" if cluster_n > 1 else "")
+          + (", raster along M" if raster_m else "") + (f", C buffer of {epi_cols} columns" if epi_cols else "")
+          + (f", k-loop unrolled {k_unroll}x" if k_unroll else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -844,6 +960,14 @@ def main(argv=None) -> int:
                    "tiles (bM x bN: 64x256 or 128x128), in turn, so one's epilogue runs during the other's mainloop")
     p.add_argument("--cluster-m", type=int, default=1, choices=[1, 2], help="--ws: clusters of this many CTAs along "
                    "M, B's tile loaded in halves and multicast to both")
+    p.add_argument("--cluster-n", type=int, default=1, choices=[1, 2], help="--ws: clusters of this many CTAs along "
+                   "N, A's tile loaded in halves and multicast to both")
+    p.add_argument("--raster-m", action="store_true", help="persistent tiles go in groups of --raster along M, "
+                   "column after column (default: along N, row after row)")
+    p.add_argument("--epi-cols", type=int, default=0, help="--ws, TMA epilogue: a C buffer of this many of the tile's "
+                   "columns (0: all), the tile's C stored in bN / epi-cols passes (room for another stage)")
+    p.add_argument("--k-unroll", type=int, default=0, help="--ws --dynamic: copies of the consumers' k-loop body per "
+                   "trip (0: the compiler's choice; the stage count makes each copy's stage a constant)")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -860,14 +984,16 @@ def main(argv=None) -> int:
         return run_gpu(M, N, K, a.ctas, iters=a.iters, dynamic=True, tile=tile, stages=a.stages, ws=a.ws,
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
                        epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong,
-                       cluster_m=a.cluster_m)
+                       cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols,
+                       k_unroll=a.k_unroll)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
     gemm = HopperGemm(ab_dtype=_DTYPES[a.dtype], tile_mnk=tile, stages=a.stages, num_ctas=a.ctas or None,
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
                       defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong,
-                      cluster_m=a.cluster_m)
+                      cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols or None,
+                      k_unroll=a.k_unroll)
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales
