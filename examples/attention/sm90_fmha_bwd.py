@@ -115,7 +115,7 @@ class HopperAttentionBackward:
     is a runtime loop (always on the GPU, and always when causal); otherwise unrolled at trace time."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, dq_reduce="tma"):
+                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=True):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_bwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -125,18 +125,35 @@ class HopperAttentionBackward:
         if dq_reduce not in ("tma", "red"):
             raise ValueError(f"sm90_fmha_bwd: dq_reduce = {dq_reduce!r}; 'tma' (TMA reduce-add from shared memory) "
                              f"or 'red' (red.global.add.f32 per element)")
+        if tile_m is None:
+            tile_m = 128 if head_dim == 64 else 64
+        if tile_m not in (64, 128) or (tile_m == 128 and head_dim != 64):
+            raise ValueError(f"sm90_fmha_bwd: tile_m = {tile_m}; 64 query rows per block, or 128 at head_dim 64 "
+                             f"(head_dim {head_dim})")
+        if order not in ("dq_first", "dq_last"):
+            raise ValueError(f"sm90_fmha_bwd: order = {order!r}; 'dq_first' (dV, dQ, dK: dQ written out while dK "
+                             f"runs) or 'dq_last' (dV, dK, dQ: dQ written out after all five)")
+        if dq_writer and dq_reduce != "tma":
+            raise ValueError("sm90_fmha_bwd: dq_writer (a producer warp issues the dQ reduce-adds) needs "
+                             "dq_reduce='tma'")
         self.dq_reduce = dq_reduce
+        self.order = order
+        self.dq_writer = bool(dq_writer)
         self.dtype = dtype
         self.head_dim = head_dim
         self.causal = causal
         self.stages = stages
         self.scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
         self.dynamic = dynamic
-        self.tile_m, self.tile_n = 64, 128  # query rows per block, key rows per CTA (64 per consumer warpgroup)
+        self.tile_m, self.tile_n = tile_m, 128  # query rows per block, key rows per CTA (64 per consumer warpgroup)
         self.threads = 384
         self.producer_regs, self.consumer_regs = 24, 240
         self.row_threads = 128  # threads per CTA of the pre- and postprocess kernels
-        self.split_dq = head_dim == 128  # see make_atoms
+        # how the two warpgroups share dQ = dS K (bM x d) of a query block: "n" (head dim 128) half of head_dim
+        # each over all 128 keys; "m" (bM 128) 64 query rows each over all keys; "keys" (d 64, bM 64) each its
+        # own 64 keys over the whole tile (two partials of the same rows)
+        self.dq_split = "n" if head_dim == 128 else ("m" if tile_m == 128 else "keys")
+        self.split_dq = self.dq_split == "n"
 
     def loop(self, *args):
         return cutlass.range(*args, unroll=1) if self.dynamic or self.causal else range(*args)
@@ -187,9 +204,9 @@ class HopperAttentionBackward:
         sdp_op = warpgroup.MmaF16BF16Op(dt, f32, (64, bM, 16), warpgroup.OperandSource.SMEM, K, K)
         # dV += P^T dO and dK += dS^T Q: A (P^T, dS^T) from registers, B (dO, Q) N-major
         dkv_op = warpgroup.MmaF16BF16Op(dt, f32, (64, d, 16), warpgroup.OperandSource.RMEM, K, MN)
-        # dQ = dS K: A (dS) M-major from shared memory, B (K) N-major. split_dq (head_dim 128): the two
-        # warpgroups take half of head_dim each over all 128 keys; else each takes its own 64 keys
-        # over all of head_dim (an N-major B of 32 columns is not a canonical GMMA layout)
+        # dQ = dS K: A (dS) M-major from shared memory, B (K) N-major; each warpgroup a 64-row tile of it
+        # (dq_split: "n", half of head_dim each over all 128 keys; "m", 64 of the 128 query rows each; "keys",
+        # its own 64 keys over all of head_dim: an N-major B of 32 columns is not a canonical GMMA layout)
         dq_n = d // 2 if self.split_dq else d
         dq_op = warpgroup.MmaF16BF16Op(dt, f32, (64, dq_n, 16), warpgroup.OperandSource.SMEM, MN, MN)
         tiled_sdp = cute.make_tiled_mma(sdp_op, (2, 1, 1))
@@ -199,8 +216,8 @@ class HopperAttentionBackward:
         row, col = sm90_utils.LayoutEnum.ROW_MAJOR, sm90_utils.LayoutEnum.COL_MAJOR
         kv_smem = sm90_utils.make_smem_layout_a(row, (bN, bM, d), dt, 1)               # (bN, d, 1)
         q_smem = sm90_utils.make_smem_layout_b(row, (bN, bM, d), dt, self.stages)      # (bM, d, stages)
-        # split_dq: (bM, bN keys, 2 buffers: one per query-block parity); else (bM, 64 keys, 2 warpgroups)
-        ds_smem = sm90_utils.make_smem_layout_a(col, (bM, d, bN if self.split_dq else 64), dt, 2)
+        # "n", "m": (bM, bN keys, 2 buffers: one per query-block parity); "keys": (bM, 64 keys, 2 warpgroups)
+        ds_smem = sm90_utils.make_smem_layout_a(col, (bM, d, 64 if self.dq_split == "keys" else bN), dt, 2)
         g2s = cpasync.CopyBulkTensorTileG2SOp()
         kv1 = cute.slice_(kv_smem, (None, None, 0))
         q1 = cute.slice_(q_smem, (None, None, 0))
@@ -208,11 +225,11 @@ class HopperAttentionBackward:
         tma_v, tV = cpasync.make_tiled_tma_atom(g2s, mV, kv1, (bN, d))
         tma_q, tQ = cpasync.make_tiled_tma_atom(g2s, mQ, q1, (bM, d))
         tma_do, tdO = cpasync.make_tiled_tma_atom(g2s, mdO, q1, (bM, d))
-        # the dQ partials (f32) for the TMA reduce-add: 128-byte swizzled boxes of bM x 32, dq_n / 32 per
+        # the dQ partials (f32) for the TMA reduce-add: 128-byte swizzled boxes of 64 x 32, dq_n / 32 per
         # warpgroup, 2 warpgroups
-        dq_smem = sm90_utils.make_smem_layout_epi(f32, row, (bM, 32), 2 * dq_n // 32)
+        dq_smem = sm90_utils.make_smem_layout_epi(f32, row, (64, 32), 2 * dq_n // 32)
         tma_dq, tdQ = cpasync.make_tiled_tma_atom(cpasync.CopyReduceBulkTensorTileS2GOp(), mdQacc,
-                                                  cute.slice_(dq_smem, (None, None, 0)), (bM, 32))
+                                                  cute.slice_(dq_smem, (None, None, 0)), (64, 32))
         # LSE2 and D of a query block: one row of bM f32 per stage, loaded with Q and dO
         row1 = cute.make_layout((1, bM), stride=(bM, 1))
         tma_lse, tLSE = cpasync.make_tiled_tma_atom(g2s, mLSE2, row1, (1, bM))
@@ -314,6 +331,9 @@ class HopperAttentionBackward:
                     cute.copy(tma_lse, tLg[(None, m)], tLs[(None, st.index)], tma_bar_ptr=bar)
                     cute.copy(tma_d, tDg[(None, m)], tDs[(None, st.index)], tma_bar_ptr=bar)
                     pipe_q.producer_commit(st)
+            if cutlass.const_expr(self.dq_writer):
+                if warp_idx == 1:  # the dQ writer
+                    self.write_dq(sdQ, tdQ, tma_dq, q_tile0, m_first, m_blocks)
         else:  # consumers: warpgroup wg = 0, 1 takes key rows 64 wg .. 64 wg + 63 of the block
             cute.arch.setmaxregister_increase(self.consumer_regs)
             wg = warp_group - 1
@@ -330,14 +350,17 @@ class HopperAttentionBackward:
             tdKsQt = thr_dkv.partition_B(transposed(sQ))
             tdQsdS = thr_dq.partition_A(sdS)                # ((64, 16), 1, keys / 16, 2): dS M-major
             sKt = transposed(cute.slice_(sK, (None, None, 0)))  # (d, bN): K N-major
-            if cutlass.const_expr(self.split_dq):
+            if cutlass.const_expr(self.dq_split == "n"):
                 sKt = cute.local_tile(sKt, (d // 2, bN), (None, 0))  # (d / 2, bN, 2): each warpgroup half of d
-            else:
+            elif cutlass.const_expr(self.dq_split == "keys"):
                 sKt = cute.local_tile(sKt, (d, 64), (0, None))  # (d, 64, 2): each warpgroup its 64 keys
-            tdQsKt = thr_dq.partition_B(sKt)                # ((dq_n, 16), 1, keys / 16, 2 warpgroups)
+            if cutlass.const_expr(self.dq_split == "m"):  # this warpgroup's 64 query rows of dS, all of K
+                tdQsdS = thr_dq.partition_A(cute.local_tile(sdS, (64, bN, 2), (wg, 0, 0)))
+            tdQsKt = thr_dq.partition_B(sKt)                # ((dq_n, 16), 1, keys / 16[, 2 warpgroups])
+            kt_idx = None if cutlass.const_expr(self.dq_split == "m") else wg
             tScS = thr_sdp.partition_C(cute.make_identity_tensor((bN, bM)))  # (key, query) coordinates
             tdKcdK = thr_dkv.partition_C(cute.make_identity_tensor((bN, d)))
-            tdQcdQ = thr_dq.partition_C(cute.make_identity_tensor((bM, d // 2 if self.split_dq else d)))
+            tdQcdQ = thr_dq.partition_C(cute.make_identity_tensor((64, d // 2 if self.split_dq else d)))
             acc_S = cute.make_rmem_tensor(tScS.shape, cutlass.Float32)
             acc_dP = cute.make_rmem_tensor(tScS.shape, cutlass.Float32)
             acc_dV = cute.make_rmem_tensor(tdKcdK.shape, cutlass.Float32)
@@ -350,20 +373,23 @@ class HopperAttentionBackward:
             S_as_A = cute.make_tensor(acc_S.iterator, cute.make_layout(a_shape))
             dP_as_A = cute.make_tensor(acc_dP.iterator, cute.make_layout(a_shape))
             rdS_as_C = cute.make_tensor(rdS.iterator, cute.make_layout(tScS.shape))
-            if cutlass.const_expr(not self.split_dq):  # this warpgroup's dS^T (64 keys, bM)
+            if cutlass.const_expr(self.dq_split == "keys"):  # this warpgroup's dS^T (64 keys, bM)
                 tSsdS = thr_wg.partition_C(transposed(cute.slice_(sdS, (None, None, wg))))
             tiled_dkv.set(warpgroup.Field.ACCUMULATE, True)
             acc_dV.fill(0.0)
             acc_dK.fill(0.0)
             ds_bar_all = pipeline.NamedBarrier(barrier_id=2, num_threads=256)
-            chunks = (d // 2 if self.split_dq else d) // 32  # dQ boxes (bM x 32) per warpgroup
+            chunks = (d // 2 if self.split_dq else d) // 32  # dQ boxes (64 x 32) per warpgroup
             if cutlass.const_expr(self.dq_reduce == "tma"):
-                # this warpgroup's boxes seen as one (bM, dq_n) tile, and the global boxes of a query block
-                sdQ_wg = cute.local_tile(sdQ, (bM, 32, chunks), (0, 0, wg))
+                # this warpgroup's boxes seen as one (64, dq_n) tile, and the global boxes of a query block
+                sdQ_wg = cute.local_tile(sdQ, (64, 32, chunks), (0, 0, wg))
                 tdQsdQ = thr_dq.partition_C(cute.group_modes(sdQ_wg, 1, 3))
-                gdQ_all = cute.local_tile(tdQ, (bM, 32), (None, None))  # (bM, 32, row tiles, column boxes)
+                gdQ_all = cute.local_tile(tdQ, (64, 32), (None, None))  # (64, 32, row tiles, column boxes)
             else:
                 sdQ = tdQsdQ = gdQ_all = None
+            if cutlass.const_expr(self.dq_writer):
+                if warp_idx % 4 == 0:  # the first dQ of this warpgroup finds its boxes free
+                    cute.arch.barrier_arrive(barrier_id=self.DQ_EMPTY + wg, number_of_threads=self.DQ_THREADS)
 
             pipe_kv.consumer_wait(kv_consumer)
             for m in self.loop(m_first, m_blocks):
@@ -381,27 +407,36 @@ class HopperAttentionBackward:
                 for c in cutlass.range_constexpr(cute.size(dP, mode=[1])):  # D of the column's query row
                     dP[None, c] = S[None, c].load() * (dP[None, c].load() - sD[0, C[0, c][1], st.index])
                 rdS.store(dP_as_A.load().to(dt))
-                self.gemm(tiled_dkv, acc_dK, rdS, tdKsQt, None, st.index, False)  # dK += dS^T Q
+                if cutlass.const_expr(self.order == "dq_last"):
+                    self.gemm(tiled_dkv, acc_dK, rdS, tdKsQt, None, st.index, False)  # dK += dS^T Q
                 r2s = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt)
-                if cutlass.const_expr(self.split_dq):
-                    # both warpgroups' dS^T into the buffer of this block's parity (the other one may still
-                    # be read by the other warpgroup's dQ of the previous block), then dQ[:, half wg] = dS K
-                    buf = (m - m_first) % 2
-                    cute.copy(r2s, rdS_as_C, thr_sdp.partition_C(transposed(cute.slice_(sdS, (None, None, buf)))))
-                    cute.arch.fence_view_async_shared()  # dS's generic stores, then the wgmma's async reads
-                    ds_bar_all.arrive_and_wait()
-                    self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, buf, wg, True)
-                else:
+                if cutlass.const_expr(self.dq_split == "keys"):
                     cute.copy(r2s, rdS_as_C, tSsdS)
                     cute.arch.fence_view_async_shared()
                     cute.arch.barrier(barrier_id=3 + wg, number_of_threads=128)
                     self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, wg, wg, True)  # dQ_wg = dS K_wg
-                warpgroup.wait_group(1)  # dV, dK done: Q and dO are no longer read
-                pipe_q.consumer_release(st)
-                warpgroup.wait_group(0)
-                self.dq_out(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, thr_dq, mdQacc, wg, ctid, q_tile0 + m, chunks)
+                else:
+                    # both warpgroups' dS^T into the buffer of this block's parity (the other one may still
+                    # be read by the other warpgroup's dQ of the previous block), then this warpgroup's half
+                    # of dQ = dS K (its columns, "n", or its rows, "m")
+                    buf = (m - m_first) % 2
+                    cute.copy(r2s, rdS_as_C, thr_sdp.partition_C(transposed(cute.slice_(sdS, (None, None, buf)))))
+                    cute.arch.fence_view_async_shared()  # dS's generic stores, then the wgmma's async reads
+                    ds_bar_all.arrive_and_wait()
+                    self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, buf, kt_idx, True)
+                if cutlass.const_expr(self.order == "dq_last"):
+                    warpgroup.wait_group(1)  # dV, dK done: Q and dO are no longer read
+                    pipe_q.consumer_release(st)
+                    warpgroup.wait_group(0)
+                    self.dq_out(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, thr_dq, mdQacc, wg, ctid, q_tile0 + m, chunks)
+                else:
+                    self.gemm(tiled_dkv, acc_dK, rdS, tdKsQt, None, st.index, False)  # dK += dS^T Q
+                    warpgroup.wait_group(1)  # dV, dQ done; dK runs on while dQ goes out
+                    self.dq_out(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, thr_dq, mdQacc, wg, ctid, q_tile0 + m, chunks)
+                    warpgroup.wait_group(0)  # dK done: Q and dO are no longer read
+                    pipe_q.consumer_release(st)
             pipe_kv.consumer_release(kv_consumer)
-            if cutlass.const_expr(self.dq_reduce == "tma"):
+            if cutlass.const_expr(self.dq_reduce == "tma" and not self.dq_writer):
                 if ctid % 128 == 0:
                     cute.arch.cp_async_bulk_wait_group(0, read=False)  # the last reduce-adds done
 
@@ -414,19 +449,49 @@ class HopperAttentionBackward:
             cute.copy(store, rdK, thr_dkv.partition_C(cute.local_tile(mdK, (bN, d), (kv_tile, 0))))
             cute.copy(store, rdV, thr_dkv.partition_C(cute.local_tile(mdV, (bN, d), (kv_tile, 0))))
 
+    # two named barriers per consumer warpgroup wg between it (128 threads) and the dQ writer warp (32):
+    # DQ_FULL + wg, its dQ boxes are written (it arrives, the writer waits); DQ_EMPTY + wg, TMA has read
+    # them (the writer arrives, it waits; its first warp arrives once at the start, for the first block)
+    DQ_FULL, DQ_EMPTY, DQ_THREADS = 5, 7, 128 + 32
+
+    def dq_rows(self, q_tile, wg):
+        """The 64-row tile of dQ_accum that warpgroup wg's dQ of query block q_tile covers."""
+        return q_tile * (self.tile_m // 64) + wg if self.dq_split == "m" else q_tile
+
+    def dq_col0(self, wg, chunks):
+        """The first 32-column box of dQ_accum that warpgroup wg's dQ covers."""
+        return wg * chunks if self.split_dq else 0
+
     @cute.jit
     def dq_out(self, acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, thr_dq, mdQacc, wg, ctid, q_tile, chunks):
         """A warpgroup's dQ partial of query tile q_tile (its wgmma waited for) added to dQ_accum."""
-        col0 = wg * chunks if cutlass.const_expr(self.split_dq) else 0  # the first column box of this dQ
-        if cutlass.const_expr(self.dq_reduce == "tma"):
-            self.reduce_dq(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile, col0, chunks)
+        col0 = self.dq_col0(wg, chunks)
+        rows = self.dq_rows(q_tile, wg)
+        if cutlass.const_expr(self.dq_writer):
+            cute.arch.barrier(barrier_id=self.DQ_EMPTY + wg, number_of_threads=self.DQ_THREADS)
+            cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), cutlass.Float32), acc_dQ, tdQsdQ)
+            cute.arch.fence_view_async_shared()  # the generic stores, then TMA's reads
+            cute.arch.barrier_arrive(barrier_id=self.DQ_FULL + wg, number_of_threads=self.DQ_THREADS)
+        elif cutlass.const_expr(self.dq_reduce == "tma"):
+            self.reduce_dq(acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, rows, col0, chunks)
         else:
-            gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (self.tile_m, 32 * chunks), (q_tile, col0 // chunks)))
+            gdQ = thr_dq.partition_C(cute.local_tile(mdQacc, (64, 32 * chunks), (rows, col0 // chunks)))
             for i in cutlass.range_constexpr(cute.size(acc_dQ)):
                 cute.arch.red(gdQ.iterator + cute.crd2idx(i, gdQ.layout), acc_dQ[i], op="add", dtype="f32")
 
     @cute.jit
-    def reduce_dq(self, acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, q_tile, col0, chunks):
+    def issue_dq(self, sdQ, gdQ_all, tma_dq, wg, rows, col0, chunks):
+        """The TMA reduce-adds of warpgroup wg's dQ boxes into rows x [col0, col0 + chunks) of dQ_accum,
+        committed as one bulk group (the calling thread alone)."""
+        for j in cutlass.range_constexpr(chunks):
+            ts, tg = cpasync.tma_partition(tma_dq, 0, cute.make_layout(1),
+                                           cute.group_modes(cute.slice_(sdQ, (None, None, wg * chunks + j)), 0, 2),
+                                           cute.group_modes(cute.slice_(gdQ_all, (None, None, rows, col0 + j)), 0, 2))
+            cute.copy(tma_dq, ts, tg)
+        cute.arch.cp_async_bulk_commit_group()
+
+    @cute.jit
+    def reduce_dq(self, acc_dQ, tdQsdQ, sdQ, gdQ_all, tma_dq, wg, ctid, rows, col0, chunks):
         """A warpgroup's dQ partial into its f32 boxes in shared memory, then added to dQ_accum by TMA
         reduce-adds that one thread issues. The boxes are rewritten only after that thread saw the
         previous block's reduce-adds read them (``cp.async.bulk.wait_group.read 0``) and the warpgroup
@@ -438,12 +503,30 @@ class HopperAttentionBackward:
         cute.arch.fence_view_async_shared()  # the generic stores, then TMA's reads
         cute.arch.barrier(barrier_id=3 + wg, number_of_threads=128)
         if ctid % 128 == 0:
-            for j in cutlass.range_constexpr(chunks):
-                ts, tg = cpasync.tma_partition(tma_dq, 0, cute.make_layout(1),
-                                               cute.group_modes(cute.slice_(sdQ, (None, None, wg * chunks + j)), 0, 2),
-                                               cute.group_modes(cute.slice_(gdQ_all, (None, None, q_tile, col0 + j)), 0, 2))
-                cute.copy(tma_dq, ts, tg)
-            cute.arch.cp_async_bulk_commit_group()
+            self.issue_dq(sdQ, gdQ_all, tma_dq, wg, rows, col0, chunks)
+
+    @cute.jit
+    def write_dq(self, sdQ, tdQ, tma_dq, q_tile0, m_first, m_blocks):
+        """The dQ writer (one producer warp): per query block and warpgroup, waits for the warpgroup's dQ
+        boxes, issues their TMA reduce-adds (lane 0), and once TMA has read them (``wait_group.read``)
+        gives them back; the consumers go on with their GEMMs meanwhile."""
+        lane = cute.arch.lane_idx()
+        chunks = (self.head_dim // 2 if self.split_dq else self.head_dim) // 32
+        gdQ_all = cute.local_tile(tdQ, (64, 32), (None, None))
+        for m in self.loop(m_first, m_blocks):
+            for wg in cutlass.range_constexpr(2):
+                cute.arch.barrier(barrier_id=self.DQ_FULL + wg, number_of_threads=self.DQ_THREADS)
+                if lane == 0:
+                    self.issue_dq(sdQ, gdQ_all, tma_dq, wg, self.dq_rows(q_tile0 + m, wg), self.dq_col0(wg, chunks),
+                                  chunks)
+            for wg in cutlass.range_constexpr(2):
+                if lane == 0:
+                    cute.arch.cp_async_bulk_wait_group(1 - wg, read=True)
+                cute.arch.sync_warp()
+                if m + 1 < m_blocks:  # the last boxes are not written again
+                    cute.arch.barrier_arrive(barrier_id=self.DQ_EMPTY + wg, number_of_threads=self.DQ_THREADS)
+        if lane == 0:
+            cute.arch.cp_async_bulk_wait_group(0, read=False)  # the last reduce-adds done
 
     @cute.jit
     def softmax_grad_p(self, acc_S, sLSE, stage, tScS, m, n_block, m_first):
