@@ -112,10 +112,18 @@ def transposed(t):
 
 class HopperAttentionBackward:
     """dQ, dK, dV of softmax attention (see the module docstring). ``dynamic``: the query-block loop
-    is a runtime loop (always on the GPU, and always when causal); otherwise unrolled at trace time."""
+    is a runtime loop (always on the GPU, and always when causal); otherwise unrolled at trace time.
+    The trade-offs, each selectable (the first value the default):
+
+    - ``tile_m``: query rows per block, 128 at head dim 64 (the warpgroups split dQ by query rows) or
+      64 (each warpgroup a dQ partial over its own 64 keys); 64 at head dim 128 (dQ split by columns);
+    - ``order``: ``"dq_first"`` (dV, dQ, dK: dQ goes out while dK runs) or ``"dq_last"`` (dV, dK, dQ:
+      dQ goes out after all five, the tensor cores idle meanwhile);
+    - ``dq_writer``: with ``dq_reduce="tma"``, a producer warp issues the reduce-adds and waits for TMA's
+      reads (True) or one thread of each consumer warpgroup does (False)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=True):
+                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_bwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -133,6 +141,8 @@ class HopperAttentionBackward:
         if order not in ("dq_first", "dq_last"):
             raise ValueError(f"sm90_fmha_bwd: order = {order!r}; 'dq_first' (dV, dQ, dK: dQ written out while dK "
                              f"runs) or 'dq_last' (dV, dK, dQ: dQ written out after all five)")
+        if dq_writer is None:
+            dq_writer = dq_reduce == "tma"
         if dq_writer and dq_reduce != "tma":
             raise ValueError("sm90_fmha_bwd: dq_writer (a producer warp issues the dQ reduce-adds) needs "
                              "dq_reduce='tma'")
@@ -355,7 +365,9 @@ class HopperAttentionBackward:
             elif cutlass.const_expr(self.dq_split == "keys"):
                 sKt = cute.local_tile(sKt, (d, 64), (0, None))  # (d, 64, 2): each warpgroup its 64 keys
             if cutlass.const_expr(self.dq_split == "m"):  # this warpgroup's 64 query rows of dS, all of K
-                tdQsdS = thr_dq.partition_A(cute.local_tile(sdS, (64, bN, 2), (wg, 0, 0)))
+                MN = OperandMajorMode.MN
+                dq_op = warpgroup.MmaF16BF16Op(dt, cutlass.Float32, (64, d, 16), warpgroup.OperandSource.SMEM, MN, MN)
+                tdQsdS = cute.make_tiled_mma(dq_op, (2, 1, 1)).get_slice(ctid).partition_A(sdS)
             tdQsKt = thr_dq.partition_B(sKt)                # ((dq_n, 16), 1, keys / 16[, 2 warpgroups])
             kt_idx = None if cutlass.const_expr(self.dq_split == "m") else wg
             tScS = thr_sdp.partition_C(cute.make_identity_tensor((bN, bM)))  # (key, query) coordinates
@@ -643,12 +655,14 @@ def errors(got, want):
 TOLERANCE = {"f16": 3e-3, "bf16": 2e-2}
 
 
-def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, stages=2, dq_reduce="tma"):
+def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, stages=2, dq_reduce="tma",
+            **options):
     """Runs the three kernels on the CPU interpreter; returns the relative errors of (dQ, dK, dV)
-    against torch's float64 autograd."""
+    against torch's float64 autograd. ``options``: HopperAttentionBackward's (tile_m, order, dq_writer)."""
     import torch
 
-    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, stages=stages, dynamic=dynamic, dq_reduce=dq_reduce)
+    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, stages=stages, dynamic=dynamic, dq_reduce=dq_reduce,
+                                  **options)
     q, k, v, do, o, lse, want = make_inputs(b, h, s, d, dtype, causal, bwd.scale, seed=seed)
     dq, dk, dv = (torch.zeros_like(q) for _ in range(3))
     dq_accum = torch.full((b, h, s, d), float("nan"))  # the preprocess kernel zeroes it
@@ -676,12 +690,12 @@ def traced_kernels(bwd, q, k, v, o, do, lse):
     return irs
 
 
-def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, dq_reduce="tma") -> int:
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, dq_reduce="tma", **options) -> int:
     """On a GPU: compile once, check dQ, dK, dV against torch's f64 autograd (the batch entries are
     copies of one: checked on the last), time the compiled call (the three kernels) back to back."""
     import torch
 
-    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, dq_reduce=dq_reduce)
+    bwd = HopperAttentionBackward(_DTYPES[dtype], d, causal, dq_reduce=dq_reduce, **options)
     q, k, v, do, o, lse, want = make_inputs(1, h, s, d, dtype, causal, bwd.scale, device="cuda")
     big = lambda x: x.expand(b, *x.shape[1:]).contiguous()  # noqa: E731 - batch entries all alike
     q, k, v, do, o, lse = (big(x) for x in (q, k, v, do, o, lse))
@@ -722,11 +736,18 @@ def main(argv=None) -> int:
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--dq-reduce", default="tma", choices=["tma", "red"],
                    help="how the dQ partials reach the f32 accumulator: TMA reduce-add (default) or red.global.add.f32")
+    p.add_argument("--tile-m", type=int, default=None, choices=[64, 128],
+                   help="query rows per block (default: 128 at head dim 64, else 64)")
+    p.add_argument("--order", default="dq_first", choices=["dq_first", "dq_last"],
+                   help="dq_first: dV, dQ, dK (dQ written out while dK runs); dq_last: dV, dK, dQ")
+    p.add_argument("--dq-writer", type=int, default=None, choices=[0, 1],
+                   help="1: a producer warp issues the dQ reduce-adds (default with --dq-reduce tma)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
+    options = dict(tile_m=a.tile_m, order=a.order, dq_writer=None if a.dq_writer is None else bool(a.dq_writer))
     if a.gpu:
-        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.dq_reduce)
-    err = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, dq_reduce=a.dq_reduce)
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.dq_reduce, **options)
+    err = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, dq_reduce=a.dq_reduce, **options)
     ok = max(err) <= TOLERANCE[a.dtype]
     print(f"sm90_fmha_bwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: relative error "
           f"dQ {err[0]:.3g}, dK {err[1]:.3g}, dV {err[2]:.3g} ({'within' if ok else 'OUTSIDE'} tolerance "
