@@ -16,12 +16,13 @@ Three kernels, launched by one ``@cute.jit`` call:
    P = exp2(S * scale * log2(e) - LSE2)), and the f32 dQ accumulator zeroed; head_dim / 8 threads per
    row, 16-byte loads, the partial sums added by shuffles.
 2. ``kernel`` (the main one): one CTA per (KV block of 128 rows, batch x head), 384 threads in three
-   warpgroups, ``__launch_bounds__(384, 1)``:
+   warpgroups, ``__launch_bounds__(384, 1)``. Query blocks of bM rows: 128 at head dim 64, 64 at head
+   dim 128 (``tile_m``; FlashAttention-3's tile sizes):
 
    - warpgroup 0 is the producer (``setmaxregister_decrease`` to 24): its warp 0 loads the CTA's K
-     and V tiles once by TMA (one barrier for both), then, per 64-row query block, Q, dO (128-byte
-     swizzled) and the block's 64 values of LSE2 and D by TMA into a ``stages``-deep ring
-     (``PipelineTmaAsync``, the four loads on one barrier).
+     and V tiles once by TMA (one barrier for both), then, per query block, Q, dO (128-byte
+     swizzled) and the block's bM values of LSE2 and D by TMA into a ``stages``-deep ring
+     (``PipelineTmaAsync``, the four loads on one barrier); its warp 1 is the dQ writer (below).
    - warpgroups 1 and 2 are the consumers (``setmaxregister_increase`` to 240), 64 key rows each;
      dV and dK (64 x head_dim each, f32) stay in their registers over the whole query loop. Per query
      block, in FlashAttention-3's "swapAB" order, so that P^T and dS^T come out of the accumulators
@@ -30,33 +31,39 @@ Three kernels, launched by one ``@cute.jit`` call:
      - S^T = K Q^T and dP^T = V dO^T: two ``wgmma`` groups (A and B from shared memory), issued
        back to back;
      - when S^T is in (``wait_group(1)``: dP^T still running), P^T = exp2(S^T scale log2(e) - LSE2)
-       in f32 (LSE2 read from shared memory; causal: keys after the query masked, only on the two
+       in f32 (LSE2 read from shared memory; causal: keys after the query masked, only on the 128 / bM
        blocks that straddle the diagonal), rounded to the input type in registers; dV += P^T dO
        issued (A = P^T from registers, B = dO seen N-major: the same shared memory as dO's K-major
        tile, transposed);
-     - when dP^T is in (dV may still run), dS^T = P^T (dP^T - D), rounded; dK += dS^T Q issued (A
-       from registers, B = Q seen N-major); dS^T also stored to shared memory (M-major, 32-bit
-       stores) and made visible to the tensor cores (``fence.proxy.async``, a named barrier);
-     - dQ_partial = dS K by ``wgmma`` (A = dS from shared memory, B = K seen N-major). Head dim 128:
-       the two warpgroups take half of head_dim each over all 128 keys (both warpgroups' dS in one
-       buffer, double-buffered by query-block parity, behind a 256-thread barrier); head dim 64: each
-       its own 64 keys over all of head_dim (its own dS tile, a 128-thread barrier). Once the dV and
-       dK groups are done the Q / dO stage goes back to the producer;
-     - the dQ partial (64 x 64 f32 per warpgroup) goes to shared memory (128-byte swizzled boxes of
-       64 x 32) and one thread adds it to the f32 dQ accumulator in global memory by TMA
-       reduce-adds (``cp.reduce.async.bulk.tensor ... .add``); the boxes are rewritten only after
-       that thread's ``cp.async.bulk.wait_group.read 0`` and a warpgroup barrier.
-       ``dq_reduce="red"`` (``--dq-reduce red``) adds it with ``red.global.add.f32`` per element
-       instead.
+     - when dP^T is in (dV may still run), dS^T = P^T (dP^T - D), rounded; dS^T stored to shared
+       memory (M-major, 32-bit stores) and made visible to the tensor cores (``fence.proxy.async``,
+       a named barrier);
+     - dQ = dS K by ``wgmma`` (A = dS from shared memory, B = K seen N-major), each warpgroup a 64-row
+       tile of it: head dim 128, half of head_dim each over all 128 keys; head dim 64 with bM 128,
+       64 query rows each over all 128 keys (both: both warpgroups' dS in one buffer, double-buffered
+       by query-block parity, behind a 256-thread barrier); head dim 64 with bM 64 (``tile_m=64``),
+       each its own 64 keys over all of head_dim (its own dS tile, a 128-thread barrier; two partials
+       of the same rows);
+     - then dK += dS^T Q (A from registers, B = Q seen N-major) is issued, and the dQ tile (its
+       wgmma waited for, dK still running) goes to shared memory (128-byte swizzled f32 boxes of
+       64 x 32): FlashAttention-3's order, in which dQ's write-out overlaps the dK GEMM
+       (``order="dq_last"``: dK before dQ, the write-out after both, the tensor cores idle). Once dK
+       is done the Q / dO stage goes back to the producer;
+     - the dQ writer warp waits for each warpgroup's boxes (a named barrier), adds them to the f32
+       dQ accumulator in global memory by TMA reduce-adds (``cp.reduce.async.bulk.tensor ... .add``,
+       one lane), and once TMA has read them (``cp.async.bulk.wait_group.read``) hands them back
+       (another named barrier), while the consumers go on. ``dq_writer=False``: one thread of each
+       consumer warpgroup issues them and waits before the next rewrite; ``dq_reduce="red"``
+       (``--dq-reduce red``): ``red.global.add.f32`` per element instead.
 
    dK (times scale) and dV are rounded and stored at the end. Causal: KV block n takes the query
-   blocks from 2n (the first that sees any of its keys) to the last; the longest (n = 0) are
+   blocks from n 128 / bM (the first that sees any of its keys) to the last; the longest (n = 0) are
    launched first.
 3. ``postprocess``: dQ = dQ_accum * scale, rounded to the input type (8 elements per thread).
 
 What it does not do (yet): no ping-pong between the consumer warpgroups and no overlap across query
-blocks (each block's five GEMMs overlap only as the waits above allow; the tensor cores idle while
-a warpgroup writes its dQ partial); no persistent grid; seqlen a multiple of 128.
+blocks (each block's five GEMMs overlap only as the waits above allow); no persistent grid; seqlen
+a multiple of 128.
 
 Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at the barriers)::
 
@@ -67,7 +74,8 @@ entry against torch's float64 autograd of attention, times the three kernels tog
 
     PYTHONPATH=src python examples/attention/sm90_fmha_bwd.py --gpu --shape 4,16,8192,128 --dtype bf16
 
-``--cuda FILE`` writes the main kernel's generated CUDA (``nvcc -arch=sm_90a -cubin -Xptxas -v FILE``).
+``--cuda FILE`` writes the main kernel's generated CUDA (``nvcc -arch=sm_90a -cubin -Xptxas -v FILE``);
+``--tile-m``, ``--order``, ``--dq-writer`` select the options above (HopperAttentionBackward's).
 """
 
 from __future__ import annotations
@@ -543,7 +551,7 @@ class HopperAttentionBackward:
     @cute.jit
     def softmax_grad_p(self, acc_S, sLSE, stage, tScS, m, n_block, m_first):
         """S^T becomes P^T = exp2(S^T scale log2(e) - LSE2[query]) in place; causal: keys after the
-        query get P = 0, on the two query blocks that straddle the diagonal."""
+        query get P = 0, on the query blocks that straddle the diagonal."""
         S, C = mn_view(acc_S), mn_view(tScS)
         sl2 = self.scale * LOG2E
         for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
