@@ -128,10 +128,12 @@ class HopperAttentionBackward:
     - ``order``: ``"dq_first"`` (dV, dQ, dK: dQ goes out while dK runs) or ``"dq_last"`` (dV, dK, dQ:
       dQ goes out after all five, the tensor cores idle meanwhile);
     - ``dq_writer``: with ``dq_reduce="tma"``, a producer warp issues the reduce-adds and waits for TMA's
-      reads (True) or one thread of each consumer warpgroup does (False)."""
+      reads (True) or one thread of each consumer warpgroup does (False);
+    - ``p_split``: 1, or 2: P^T computed in two halves of the query columns, the first half's dV
+      wgmmas issued before the second half's exp2 (the tensor cores get dV work while the MUFU runs)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None):
+                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None, p_split=1):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_bwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -154,6 +156,9 @@ class HopperAttentionBackward:
         if dq_writer and dq_reduce != "tma":
             raise ValueError("sm90_fmha_bwd: dq_writer (a producer warp issues the dQ reduce-adds) needs "
                              "dq_reduce='tma'")
+        if p_split not in (1, 2):
+            raise ValueError(f"sm90_fmha_bwd: p_split = {p_split}; 1 or 2 parts of P^T (and of dV's wgmmas)")
+        self.p_split = p_split
         self.dq_reduce = dq_reduce
         self.order = order
         self.dq_writer = bool(dq_writer)
@@ -256,13 +261,14 @@ class HopperAttentionBackward:
                 tma_k, tK, tma_v, tV, tma_q, tQ, tma_do, tdO, tma_dq, tdQ, tma_lse, tLSE, tma_d, tD)
 
     @staticmethod
-    def gemm(tiled_mma, acc, tA, tB, a_idx, b_idx, zero_init):
-        """The wgmmas of one block (k-blocks of 16), committed as one group. a_idx / b_idx: the
-        index of the operand's trailing mode (a stage, a warpgroup) or None (no such mode)."""
+    def gemm(tiled_mma, acc, tA, tB, a_idx, b_idx, zero_init, kblocks=None):
+        """The wgmmas of one block (k-blocks of 16; ``kblocks``: a (first, end) range of them),
+        committed as one group. a_idx / b_idx: the index of the operand's trailing mode (a stage, a
+        warpgroup) or None (no such mode)."""
         if zero_init:
             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
         warpgroup.fence()
-        for kb in range(cute.size(tA, mode=[2])):
+        for kb in range(*(kblocks or (cute.size(tA, mode=[2]),))):
             a = tA[(None, None, kb)] if a_idx is None else tA[(None, None, kb, a_idx)]
             b = tB[(None, None, kb)] if b_idx is None else tB[(None, None, kb, b_idx)]
             cute.gemm(tiled_mma, acc, a, b, acc)
@@ -419,10 +425,16 @@ class HopperAttentionBackward:
                 self.gemm(tiled_sdp, acc_dP, tSsV, tSsdO, 0, st.index, True)  # dP^T = V dO^T
                 C = mn_view(tScS)
                 warpgroup.wait_group(1)  # S^T is in; dP^T may still run
-                self.softmax_grad_p(acc_S, sLSE, st.index, tScS, m, n_block, m_first)
-                rP.store(S_as_A.load().to(dt))
-                self.gemm(tiled_dkv, acc_dV, rP, tdVsdOt, None, st.index, False)  # dV += P^T dO
-                warpgroup.wait_group(1)  # dP^T is in; dV may still run
+                ps, nk = self.p_split, cute.size(rP, mode=[2])  # dV's k-blocks: 16 query columns each
+                ncol = cute.size(mn_view(acc_S), mode=[1])  # this thread's query columns
+                for h in cutlass.range_constexpr(ps):  # P^T in ps parts, each part's dV issued once it is in
+                    self.softmax_grad_p(acc_S, sLSE, st.index, tScS, m, n_block, m_first,
+                                        (h * ncol // ps, (h + 1) * ncol // ps))
+                    for kb in cutlass.range_constexpr(h * nk // ps, (h + 1) * nk // ps):
+                        rP[None, None, kb].store(S_as_A[None, None, kb].load().to(dt))
+                    self.gemm(tiled_dkv, acc_dV, rP, tdVsdOt, None, st.index, False,
+                              (h * nk // ps, (h + 1) * nk // ps))  # dV += P^T dO
+                warpgroup.wait_group(ps)  # dP^T is in; dV may still run
                 S, dP = mn_view(acc_S), mn_view(acc_dP)
                 for c in cutlass.range_constexpr(cute.size(dP, mode=[1])):  # D of the column's query row
                     dP[None, c] = S[None, c].load() * (dP[None, c].load() - sD[0, C[0, c][1], st.index])
@@ -549,17 +561,18 @@ class HopperAttentionBackward:
             cute.arch.cp_async_bulk_wait_group(0, read=False)  # the last reduce-adds done
 
     @cute.jit
-    def softmax_grad_p(self, acc_S, sLSE, stage, tScS, m, n_block, m_first):
-        """S^T becomes P^T = exp2(S^T scale log2(e) - LSE2[query]) in place; causal: keys after the
-        query get P = 0, on the query blocks that straddle the diagonal."""
+    def softmax_grad_p(self, acc_S, sLSE, stage, tScS, m, n_block, m_first, cols):
+        """S^T becomes P^T = exp2(S^T scale log2(e) - LSE2[query]) in place, in this thread's query
+        columns cols = (first, end); causal: keys after the query get P = 0, on the query blocks that
+        straddle the diagonal."""
         S, C = mn_view(acc_S), mn_view(tScS)
         sl2 = self.scale * LOG2E
-        for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
+        for c in cutlass.range_constexpr(*cols):
             S[None, c] = cute.math.exp2(S[None, c].load() * sl2 - sLSE[0, C[0, c][1], stage], fastmath=True)
         if cutlass.const_expr(self.causal):
             if m < m_first + self.tile_n // self.tile_m:
                 for r in cutlass.range_constexpr(cute.size(S, mode=[0])):
-                    for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
+                    for c in cutlass.range_constexpr(*cols):
                         if m * self.tile_m + C[0, c][1] < n_block * self.tile_n + C[r, 0][0]:
                             S[r, c] = 0.0
 
@@ -748,11 +761,14 @@ def main(argv=None) -> int:
                    help="query rows per block (default: 128 at head dim 64, else 64)")
     p.add_argument("--order", default="dq_first", choices=["dq_first", "dq_last"],
                    help="dq_first: dV, dQ, dK (dQ written out while dK runs); dq_last: dV, dK, dQ")
+    p.add_argument("--p-split", type=int, default=1, choices=[1, 2],
+                   help="2: P^T in two halves, the first half's dV wgmmas issued before the second's exp2")
     p.add_argument("--dq-writer", type=int, default=None, choices=[0, 1],
                    help="1: a producer warp issues the dQ reduce-adds (default with --dq-reduce tma)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
-    options = dict(tile_m=a.tile_m, order=a.order, dq_writer=None if a.dq_writer is None else bool(a.dq_writer))
+    options = dict(tile_m=a.tile_m, order=a.order, dq_writer=None if a.dq_writer is None else bool(a.dq_writer),
+                   p_split=a.p_split)
     if a.gpu:
         return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.dq_reduce, **options)
     err = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, dq_reduce=a.dq_reduce, **options)

@@ -44,6 +44,8 @@ OLD = dict(tile_m=64, order="dq_last", dq_writer=False)  # the first version's s
     (64, True, "bf16", (1, 1, 256), "red", dict(order="dq_last")),
     (128, True, "bf16", (1, 1, 256), "tma", OLD),
     (128, False, "bf16", (1, 1, 256), "tma", dict(dq_writer=False)),
+    (64, True, "bf16", (1, 1, 384), "tma", dict(p_split=2)),  # P^T in two halves, dV issued per half
+    (128, False, "f16", (1, 1, 256), "red", dict(p_split=2, order="dq_last")),
 ])
 def test_backward_on_the_cpu_equals_autograd(d, causal, dtype, shape, dq_reduce, opts):
     ex = _example()
@@ -81,7 +83,7 @@ def _nvcc(src):
     (64, False, dict(dq_reduce="red")),
     (64, True, OLD),
     (128, True, {}),
-    (128, False, dict(order="dq_last")),
+    (128, False, dict(order="dq_last", p_split=2)),
 ])
 def test_backward_cuda_compiles_with_the_fa3_structure(d, causal, opts):
     """The three kernels traced (not run) with the runtime query-block loop, as on the GPU; the main
@@ -124,6 +126,9 @@ def test_backward_cuda_compiles_with_the_fa3_structure(d, causal, opts):
         assert "bar.sync 2, 256" in src  # both warpgroups' dS in shared memory before dQ
     # dq_first: dK's wgmmas after dQ's (dQ goes out while dK runs); dq_last: before
     assert (src.rfind("p, 1, 1, 1;") > src.rfind("p, 1, 1, 1, 1;")) == (bwd.order == "dq_first")
+    # p_split 2: dV in two groups, dP^T waited for behind both
+    assert src.count("wgmma.commit_group.sync.aligned;") == 5 + bwd.p_split - 1
+    assert ("wgmma.wait_group.sync.aligned 2;" in src) == (bwd.p_split == 2)
     log = _nvcc(src)
     assert "0 bytes spill stores, 0 bytes spill loads" in log, log[-3000:]
     assert not any(c in log for c in ("C7508", "C7512", "C7514", "C7519")), log[-3000:]  # no wgmma serialized
@@ -142,6 +147,8 @@ def test_bad_inputs_are_refused():
         ex.HopperAttentionBackward(cute.Float16, 128, tile_m=128)
     with pytest.raises(ValueError, match="order = 'dk_first'"):
         ex.HopperAttentionBackward(cute.Float16, 64, order="dk_first")
+    with pytest.raises(ValueError, match="p_split = 4"):
+        ex.HopperAttentionBackward(cute.Float16, 64, p_split=4)
     with pytest.raises(ValueError, match="dq_writer .* needs dq_reduce='tma'"):
         ex.HopperAttentionBackward(cute.Float16, 64, dq_reduce="red", dq_writer=True)
     bwd = ex.HopperAttentionBackward(cute.Float16, 64)
