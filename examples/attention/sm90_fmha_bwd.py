@@ -36,7 +36,7 @@ Three kernels, launched by one ``@cute.jit`` call:
        issued (A = P^T from registers, B = dO seen N-major: the same shared memory as dO's K-major
        tile, transposed);
      - when dP^T is in (dV may still run), dS^T = P^T (dP^T - D), rounded; dS^T stored to shared
-       memory (M-major, 32-bit stores) and made visible to the tensor cores (``fence.proxy.async``,
+       memory (M-major, 32-bit stores or ``stmatrix``) and made visible to the tensor cores (``fence.proxy.async``,
        a named barrier);
      - dQ = dS K by ``wgmma`` (A = dS from shared memory, B = K seen N-major), each warpgroup a 64-row
        tile of it: head dim 128, half of head_dim each over all 128 keys; head dim 64 with bM 128,
@@ -130,10 +130,14 @@ class HopperAttentionBackward:
     - ``dq_writer``: with ``dq_reduce="tma"``, a producer warp issues the reduce-adds and waits for TMA's
       reads (True) or one thread of each consumer warpgroup does (False);
     - ``p_split``: 1, or 2: P^T computed in two halves of the query columns, the first half's dV
-      wgmmas issued before the second half's exp2 (the tensor cores get dV work while the MUFU runs)."""
+      wgmmas issued before the second half's exp2 (the tensor cores get dV work while the MUFU runs);
+    - ``ds_store``: dS^T to shared memory by 32-bit stores (``"st32"``) or by ``"stmatrix"`` (an
+      eighth of the instructions; at head dim 64 with bM 128 ptxas then keeps one value on the stack
+      over the query loop: 4 bytes stored before it, loaded after)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None, p_split=1):
+                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None, p_split=1,
+                 ds_store="st32"):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_bwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -159,6 +163,9 @@ class HopperAttentionBackward:
         if p_split not in (1, 2):
             raise ValueError(f"sm90_fmha_bwd: p_split = {p_split}; 1 or 2 parts of P^T (and of dV's wgmmas)")
         self.p_split = p_split
+        if ds_store not in ("st32", "stmatrix"):
+            raise ValueError(f"sm90_fmha_bwd: ds_store = {ds_store!r}; 'st32' (32-bit stores) or 'stmatrix'")
+        self.ds_store = ds_store
         self.dq_reduce = dq_reduce
         self.order = order
         self.dq_writer = bool(dq_writer)
@@ -364,7 +371,6 @@ class HopperAttentionBackward:
             ctid = tidx - 128
             thr_sdp = tiled_sdp.get_slice(ctid)
             thr_dkv = tiled_dkv.get_slice(ctid)
-            thr_wg = tiled_sdp_wg.get_slice(ctid % 128)
             thr_dq = tiled_dq.get_slice(ctid % 128)
             tSsK = thr_sdp.partition_A(sK)                  # ((64, 16), 1, d / 16, 1)
             tSsV = thr_sdp.partition_A(sV)
@@ -400,7 +406,7 @@ class HopperAttentionBackward:
             dP_as_A = cute.make_tensor(acc_dP.iterator, cute.make_layout(a_shape))
             rdS_as_C = cute.make_tensor(rdS.iterator, cute.make_layout(tScS.shape))
             if cutlass.const_expr(self.dq_split == "keys"):  # this warpgroup's dS^T (64 keys, bM)
-                tSsdS = thr_wg.partition_C(transposed(cute.slice_(sdS, (None, None, wg))))
+                tSsdS = transposed(cute.slice_(sdS, (None, None, wg)))
             tiled_dkv.set(warpgroup.Field.ACCUMULATE, True)
             acc_dV.fill(0.0)
             acc_dK.fill(0.0)
@@ -441,9 +447,8 @@ class HopperAttentionBackward:
                 rdS.store(dP_as_A.load().to(dt))
                 if cutlass.const_expr(self.order == "dq_last"):
                     self.gemm(tiled_dkv, acc_dK, rdS, tdKsQt, None, st.index, False)  # dK += dS^T Q
-                r2s = cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), dt)
                 if cutlass.const_expr(self.dq_split == "keys"):
-                    cute.copy(r2s, rdS_as_C, tSsdS)
+                    self.store_ds(rdS_as_C, tSsdS, tiled_sdp_wg, ctid % 128)
                     cute.arch.fence_view_async_shared()
                     cute.arch.barrier(barrier_id=3 + wg, number_of_threads=128)
                     self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, wg, wg, True)  # dQ_wg = dS K_wg
@@ -452,7 +457,7 @@ class HopperAttentionBackward:
                     # be read by the other warpgroup's dQ of the previous block), then this warpgroup's half
                     # of dQ = dS K (its columns, "n", or its rows, "m")
                     buf = (m - m_first) % 2
-                    cute.copy(r2s, rdS_as_C, thr_sdp.partition_C(transposed(cute.slice_(sdS, (None, None, buf)))))
+                    self.store_ds(rdS_as_C, transposed(cute.slice_(sdS, (None, None, buf))), tiled_sdp, ctid)
                     cute.arch.fence_view_async_shared()  # dS's generic stores, then the wgmma's async reads
                     ds_bar_all.arrive_and_wait()
                     self.gemm(tiled_dq, acc_dQ, tdQsdS, tdQsKt, buf, kt_idx, True)
@@ -559,6 +564,19 @@ class HopperAttentionBackward:
                     cute.arch.barrier_arrive(barrier_id=self.DQ_EMPTY + wg, number_of_threads=self.DQ_THREADS)
         if lane == 0:
             cute.arch.cp_async_bulk_wait_group(0, read=False)  # the last reduce-adds done
+
+    @cute.jit
+    def store_ds(self, rdS, sdSt, tiled_mma, tid):
+        """This thread's dS^T (rounded, in S^T's accumulator layout of tiled_mma) into sdSt, the
+        (keys, queries) view of dS's M-major tile: 32-bit stores, or ``stmatrix`` (four 8 x 8
+        matrices a warp instruction)."""
+        if cutlass.const_expr(self.ds_store == "stmatrix"):
+            atom = cute.make_copy_atom(cute.nvgpu.warp.StMatrix8x8x16bOp(transpose=False, num_matrices=4), self.dtype)
+            thr = cute.make_tiled_copy_C(atom, tiled_mma).get_slice(tid)
+            cute.copy(atom, thr.retile(rdS), thr.partition_D(sdSt))
+        else:
+            cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), self.dtype), rdS,
+                      tiled_mma.get_slice(tid).partition_C(sdSt))
 
     @cute.jit
     def softmax_grad_p(self, acc_S, sLSE, stage, tScS, m, n_block, m_first, cols):
@@ -763,12 +781,14 @@ def main(argv=None) -> int:
                    help="dq_first: dV, dQ, dK (dQ written out while dK runs); dq_last: dV, dK, dQ")
     p.add_argument("--p-split", type=int, default=1, choices=[1, 2],
                    help="2: P^T in two halves, the first half's dV wgmmas issued before the second's exp2")
+    p.add_argument("--ds-store", default="st32", choices=["st32", "stmatrix"],
+                   help="dS^T to shared memory by 32-bit stores or by stmatrix")
     p.add_argument("--dq-writer", type=int, default=None, choices=[0, 1],
                    help="1: a producer warp issues the dQ reduce-adds (default with --dq-reduce tma)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
     options = dict(tile_m=a.tile_m, order=a.order, dq_writer=None if a.dq_writer is None else bool(a.dq_writer),
-                   p_split=a.p_split)
+                   p_split=a.p_split, ds_store=a.ds_store)
     if a.gpu:
         return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.dq_reduce, **options)
     err = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, dq_reduce=a.dq_reduce, **options)

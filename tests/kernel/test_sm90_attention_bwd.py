@@ -46,6 +46,9 @@ OLD = dict(tile_m=64, order="dq_last", dq_writer=False)  # the first version's s
     (128, False, "bf16", (1, 1, 256), "tma", dict(dq_writer=False)),
     (64, True, "bf16", (1, 1, 384), "tma", dict(p_split=2)),  # P^T in two halves, dV issued per half
     (128, False, "f16", (1, 1, 256), "red", dict(p_split=2, order="dq_last")),
+    (64, False, "bf16", (1, 1, 256), "tma", dict(ds_store="stmatrix")),  # dS^T to shared memory by stmatrix
+    (64, True, "f16", (1, 1, 256), "tma", dict(ds_store="stmatrix", tile_m=64)),
+    (128, True, "bf16", (1, 1, 256), "tma", dict(ds_store="stmatrix")),
 ])
 def test_backward_on_the_cpu_equals_autograd(d, causal, dtype, shape, dq_reduce, opts):
     ex = _example()
@@ -83,7 +86,7 @@ def _nvcc(src):
     (64, False, dict(dq_reduce="red")),
     (64, True, OLD),
     (128, True, {}),
-    (128, False, dict(order="dq_last", p_split=2)),
+    (128, False, dict(order="dq_last", p_split=2, ds_store="stmatrix")),
 ])
 def test_backward_cuda_compiles_with_the_fa3_structure(d, causal, opts):
     """The three kernels traced (not run) with the runtime query-block loop, as on the GPU; the main
@@ -129,6 +132,9 @@ def test_backward_cuda_compiles_with_the_fa3_structure(d, causal, opts):
     # p_split 2: dV in two groups, dP^T waited for behind both
     assert src.count("wgmma.commit_group.sync.aligned;") == 5 + bwd.p_split - 1
     assert ("wgmma.wait_group.sync.aligned 2;" in src) == (bwd.p_split == 2)
+    # dS^T: 64 keys x bM per warpgroup, bM / 2 values a thread: bM / 4 32-bit stores, or bM / 16 stmatrix (four
+    # 8 x 8 matrices a warp)
+    assert src.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == (bM // 16 if bwd.ds_store == "stmatrix" else 0)
     log = _nvcc(src)
     assert "0 bytes spill stores, 0 bytes spill loads" in log, log[-3000:]
     assert not any(c in log for c in ("C7508", "C7512", "C7514", "C7519")), log[-3000:]  # no wgmma serialized
@@ -147,6 +153,8 @@ def test_bad_inputs_are_refused():
         ex.HopperAttentionBackward(cute.Float16, 128, tile_m=128)
     with pytest.raises(ValueError, match="order = 'dk_first'"):
         ex.HopperAttentionBackward(cute.Float16, 64, order="dk_first")
+    with pytest.raises(ValueError, match="ds_store = 'stsm'"):
+        ex.HopperAttentionBackward(cute.Float16, 64, ds_store="stsm")
     with pytest.raises(ValueError, match="p_split = 4"):
         ex.HopperAttentionBackward(cute.Float16, 64, p_split=4)
     with pytest.raises(ValueError, match="dq_writer .* needs dq_reduce='tma'"):
