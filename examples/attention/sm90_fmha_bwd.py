@@ -132,8 +132,8 @@ class HopperAttentionBackward:
     - ``p_split``: 1, or 2: P^T computed in two halves of the query columns, the first half's dV
       wgmmas issued before the second half's exp2 (the tensor cores get dV work while the MUFU runs);
     - ``ds_store``: dS^T to shared memory by 32-bit stores (``"st32"``) or by ``"stmatrix"`` (an
-      eighth of the instructions; at head dim 64 with bM 128 ptxas then keeps one value on the stack
-      over the query loop: 4 bytes stored before it, loaded after)."""
+      eighth of the instructions; at head dim 64 with bM 128 ptxas then spills 4 to 16 bytes a thread,
+      at b1 h2 s1024 one value stored before the query loop and loaded after it; none at head dim 128)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
                  dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None, p_split=1,
