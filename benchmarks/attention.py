@@ -298,24 +298,28 @@ def _time_rounds(row: Dict[str, Any], ours: Dict[str, Callable], sdpas: Dict[str
 
 
 def build_cutelab_bwd(fwd_ex: Any, bwd_ex: Any, q: Any, k: Any, v: Any, do: Any, causal: bool, dtype: str,
-                      wrap: Callable = lambda t: t, options: Optional[Dict[str, Any]] = None):
-    """O and LSE by cutelab's forward (compiled, run once), then cute.compile of the backward (made with
-    ``options``, HopperAttentionBackward's keywords); returns (call, (dq, dk, dv), compile seconds of the
-    backward)."""
+                      wrap: Callable = lambda t: t, options: Optional[Dict[str, Any]] = None,
+                      fwd_out: Optional[Tuple[Any, Any]] = None):
+    """O and LSE by cutelab's forward (compiled, run once; or ``fwd_out``, the (O, LSE) of an earlier
+    call), then cute.compile of the backward (made with ``options``, HopperAttentionBackward's
+    keywords); returns (call, (dq, dk, dv), compile seconds of the backward, (O, LSE))."""
     import torch
 
     import cutelab as cute
 
     b, h, s, d = q.shape
-    fwd_call, o, lse, _ = build_cutelab(fwd_ex, q, k, v, causal, dtype, wrap=wrap)
-    fwd_call()
+    if fwd_out is None:
+        fwd_call, o, lse, _ = build_cutelab(fwd_ex, q, k, v, causal, dtype, wrap=wrap)
+        fwd_call()
+    else:
+        o, lse = fwd_out
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
     f32 = lambda *shape: torch.empty(*shape, dtype=torch.float32, device=q.device)  # noqa: E731
     args = bwd_ex.views(q, k, v, o, do, lse, dq, dk, dv, f32(b, h, s, d), f32(b, h, s), f32(b, h, s), wrap=wrap)
     bwd = bwd_ex.HopperAttentionBackward(bwd_ex._DTYPES[dtype], d, causal, **(options or {}))
     t0 = time.perf_counter()
     compiled = cute.compile(bwd, *args)
-    return (lambda: compiled(*args)), (dq, dk, dv), time.perf_counter() - t0
+    return (lambda: compiled(*args)), (dq, dk, dv), time.perf_counter() - t0, (o, lse)
 
 
 def run_shape_bwd(exs: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
@@ -354,9 +358,10 @@ def run_shape_bwd(exs: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[
         return row
     ours: Dict[str, Callable] = {}
     row["ok"] = True
+    fwd_out = None  # cutelab's O and LSE, made once
     for name, options in [("cutelab", {})] + [(f"cutelab-{n}", opts) for n, opts in o.bwd_variant]:
-        call, (dq, dk, dv), compile_s = build_cutelab_bwd(fwd_ex, bwd_ex, q, k, v, do, causal, o.dtype,
-                                                          options=options)
+        call, (dq, dk, dv), compile_s, fwd_out = build_cutelab_bwd(fwd_ex, bwd_ex, q, k, v, do, causal, o.dtype,
+                                                                   options=options, fwd_out=fwd_out)
         call()
         torch.cuda.synchronize()
         row[f"{name}_compile_s"] = compile_s
@@ -424,11 +429,11 @@ def dry_run(o: argparse.Namespace) -> int:
                 tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
                 q = torch.zeros(shp["b"], shp["h"], shp["s"], shp["d"], dtype=tdt)
                 if o.backward:  # the forward (for O and LSE), then the backward's three kernels
-                    call, _, row["compile_s"] = build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"], o.dtype,
-                                                                  wrap=fake_cuda_tensor)
+                    call, _, row["compile_s"], fwd_out = build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"],
+                                                                           o.dtype, wrap=fake_cuda_tensor)
                     for _, options in o.bwd_variant:  # each variant through the same launch path
                         build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor,
-                                          options=options)[0]()
+                                          options=options, fwd_out=fwd_out)[0]()
                 else:
                     call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
                                                                  wrap=fake_cuda_tensor)
