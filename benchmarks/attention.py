@@ -44,7 +44,7 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -101,6 +101,24 @@ def _backends(text: str) -> List[str]:
     return names
 
 
+def _variant(text: str) -> Tuple[str, Dict[str, Any]]:
+    """``--bwd-variant NAME=KEY:VALUE,...``: the name and the options (ints where they read as ints).
+
+    >>> _variant("old=tile_m:64,order:dq_last,dq_writer:0")
+    ('old', {'tile_m': 64, 'order': 'dq_last', 'dq_writer': 0})
+    """
+    name, _, rest = text.partition("=")
+    if not name or not all(c.isalnum() or c in "_-" for c in name):
+        raise argparse.ArgumentTypeError(f"--bwd-variant {text!r}: NAME=KEY:VALUE,... with a plain NAME")
+    opts: Dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, sep, value = item.partition(":")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"--bwd-variant {text!r}: {item!r} is not KEY:VALUE")
+        opts[key] = int(value) if value.lstrip("-").isdigit() else value
+    return name, opts
+
+
 def make_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=int, default=4)
@@ -119,6 +137,9 @@ def make_parser() -> argparse.ArgumentParser:
                          "ratios are against the fastest")
     ap.add_argument("--backward", action="store_true",
                     help="time the backward (sm90_fmha_bwd.py) against SDPA's backward instead of the forward")
+    ap.add_argument("--bwd-variant", action="append", default=[], type=_variant, metavar="NAME=KEY:VALUE,...",
+                    help="with --backward: also time the backward with these HopperAttentionBackward options, as "
+                         "program cutelab-NAME (e.g. old=tile_m:64,order:dq_last,dq_writer:0); repeatable")
     ap.add_argument("--json", default=None, help="also write the rows here")
     ap.add_argument("--dry-run", action="store_true", help="no GPU: trace, print and launch on a fake GPU")
     ap.add_argument("--nvcc", nargs="?", const="nvcc", default=None,
@@ -277,23 +298,28 @@ def _time_rounds(row: Dict[str, Any], ours: Dict[str, Callable], sdpas: Dict[str
 
 
 def build_cutelab_bwd(fwd_ex: Any, bwd_ex: Any, q: Any, k: Any, v: Any, do: Any, causal: bool, dtype: str,
-                      wrap: Callable = lambda t: t):
-    """O and LSE by cutelab's forward (compiled, run once), then cute.compile of the backward; returns
-    (call, (dq, dk, dv), compile seconds of the backward)."""
+                      wrap: Callable = lambda t: t, options: Optional[Dict[str, Any]] = None,
+                      fwd_out: Optional[Tuple[Any, Any]] = None):
+    """O and LSE by cutelab's forward (compiled, run once; or ``fwd_out``, the (O, LSE) of an earlier
+    call), then cute.compile of the backward (made with ``options``, HopperAttentionBackward's
+    keywords); returns (call, (dq, dk, dv), compile seconds of the backward, (O, LSE))."""
     import torch
 
     import cutelab as cute
 
     b, h, s, d = q.shape
-    fwd_call, o, lse, _ = build_cutelab(fwd_ex, q, k, v, causal, dtype, wrap=wrap)
-    fwd_call()
+    if fwd_out is None:
+        fwd_call, o, lse, _ = build_cutelab(fwd_ex, q, k, v, causal, dtype, wrap=wrap)
+        fwd_call()
+    else:
+        o, lse = fwd_out
     dq, dk, dv = (torch.empty_like(q) for _ in range(3))
     f32 = lambda *shape: torch.empty(*shape, dtype=torch.float32, device=q.device)  # noqa: E731
     args = bwd_ex.views(q, k, v, o, do, lse, dq, dk, dv, f32(b, h, s, d), f32(b, h, s), f32(b, h, s), wrap=wrap)
-    bwd = bwd_ex.HopperAttentionBackward(bwd_ex._DTYPES[dtype], d, causal)
+    bwd = bwd_ex.HopperAttentionBackward(bwd_ex._DTYPES[dtype], d, causal, **(options or {}))
     t0 = time.perf_counter()
     compiled = cute.compile(bwd, *args)
-    return (lambda: compiled(*args)), (dq, dk, dv), time.perf_counter() - t0
+    return (lambda: compiled(*args)), (dq, dk, dv), time.perf_counter() - t0, (o, lse)
 
 
 def run_shape_bwd(exs: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, Any]:
@@ -330,17 +356,23 @@ def run_shape_bwd(exs: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[
     if not sdpas:
         row["ok"] = False
         return row
-    call, (dq, dk, dv), compile_s = build_cutelab_bwd(fwd_ex, bwd_ex, q, k, v, do, causal, o.dtype)
-    call()
-    torch.cuda.synchronize()
-    row["cutelab_compile_s"] = compile_s
-    errs = [((g.float() - r.float()).abs().max() / r.float().abs().max()).item()
-            for g, r in zip((dq, dk, dv), grads["ref"])]
-    row["cutelab_err_dq"], row["cutelab_err_dk"], row["cutelab_err_dv"] = errs
-    row["ok"] = max(errs) <= TOL_GRAD
+    ours: Dict[str, Callable] = {}
+    row["ok"] = True
+    fwd_out = None  # cutelab's O and LSE, made once
+    for name, options in [("cutelab", {})] + [(f"cutelab-{n}", opts) for n, opts in o.bwd_variant]:
+        call, (dq, dk, dv), compile_s, fwd_out = build_cutelab_bwd(fwd_ex, bwd_ex, q, k, v, do, causal, o.dtype,
+                                                                   options=options, fwd_out=fwd_out)
+        call()
+        torch.cuda.synchronize()
+        row[f"{name}_compile_s"] = compile_s
+        errs = [((g.float() - r.float()).abs().max() / r.float().abs().max()).item()
+                for g, r in zip((dq, dk, dv), grads["ref"])]
+        row[f"{name}_err_dq"], row[f"{name}_err_dk"], row[f"{name}_err_dv"] = errs
+        row["ok"] = row["ok"] and max(errs) <= TOL_GRAD
+        ours[name] = call
     if not row["ok"]:
         return row
-    return _time_rounds(row, {"cutelab": call}, sdpas, shp, o, backward=True)
+    return _time_rounds(row, ours, sdpas, shp, o, backward=True)
 
 
 def table(rows: List[Dict[str, Any]], device: str) -> str:
@@ -359,10 +391,12 @@ def table(rows: List[Dict[str, Any]], device: str) -> str:
     for r in rows:
         shape = f"{r['b']} {r['h']} {r['s']} {r['d']} {r['dtype']}"
         c = "yes" if r["causal"] else "no"
-        for p in ("cutelab", "cutelab-persistent"):
-            if r.get("mode") == "backward" and p == "cutelab" and "cutelab_err_dq" in r and not r.get("ok"):
-                out.append(f"| {device} | {shape} | {c} | {p} backward | FAILED check (rel err dQ {r['cutelab_err_dq']:.3g}, "
-                           f"dK {r['cutelab_err_dk']:.3g}, dV {r['cutelab_err_dv']:.3g}) | | | | | | |")
+        programs = ["cutelab", "cutelab-persistent"] + sorted(
+            k[:-len("_err_dq")] for k in r if k.startswith("cutelab-") and k.endswith("_err_dq"))
+        for p in programs:
+            if r.get("mode") == "backward" and f"{p}_err_dq" in r and not r.get("ok"):
+                out.append(f"| {device} | {shape} | {c} | {p} backward | FAILED check (rel err dQ {r[f'{p}_err_dq']:.3g}, "
+                           f"dK {r[f'{p}_err_dk']:.3g}, dV {r[f'{p}_err_dv']:.3g}) | | | | | | |")
                 continue
             if f"{p}_err_o" not in r and not (r.get("mode") == "backward" and f"{p}_b2b_ms" in r):
                 continue
@@ -395,8 +429,11 @@ def dry_run(o: argparse.Namespace) -> int:
                 tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[o.dtype]
                 q = torch.zeros(shp["b"], shp["h"], shp["s"], shp["d"], dtype=tdt)
                 if o.backward:  # the forward (for O and LSE), then the backward's three kernels
-                    call, _, row["compile_s"] = build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"], o.dtype,
-                                                                  wrap=fake_cuda_tensor)
+                    call, _, row["compile_s"], fwd_out = build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"],
+                                                                           o.dtype, wrap=fake_cuda_tensor)
+                    for _, options in o.bwd_variant:  # each variant through the same launch path
+                        build_cutelab_bwd(ex, bwd_ex, q, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor,
+                                          options=options, fwd_out=fwd_out)[0]()
                 else:
                     call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
                                                                  wrap=fake_cuda_tensor)

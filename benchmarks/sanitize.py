@@ -80,11 +80,14 @@ PROGRAMS: Dict[str, List[str]] = {
     "attention/sm90_fmha_fwd": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
     "attention/sm90_fmha_fwd_causal": ["examples/attention/sm90_fmha_fwd.py", "--gpu", "--shape", "1,2,512,128",
                                        "--causal", "--iters", "2"],
-    # the Hopper attention backward (its three kernels: TMA producer, two consumer warpgroups, dS through shared
-    # memory behind named barriers, dQ by red.global.add.f32)
+    # the Hopper attention backward (its three kernels: TMA producer and dQ writer warps, two consumer warpgroups,
+    # dS through shared memory behind named barriers, dQ by TMA reduce-adds)
     "attention/sm90_fmha_bwd": ["examples/attention/sm90_fmha_bwd.py", "--gpu", "--shape", "1,2,512,64", "--iters", "2"],
     "attention/sm90_fmha_bwd_causal": ["examples/attention/sm90_fmha_bwd.py", "--gpu", "--shape", "1,2,512,128",
                                        "--causal", "--iters", "2"],
+    # head dim 64, causal (query blocks of 128, one on the diagonal), P^T in two halves
+    "attention/sm90_fmha_bwd_causal64": ["examples/attention/sm90_fmha_bwd.py", "--gpu", "--shape", "1,2,512,64",
+                                         "--causal", "--p-split", "2", "--iters", "2"],
     "seeds/copy_inner_partition": ["examples/seeds/copy_inner_partition.py"],
     "seeds/copy_outer_partition": ["examples/seeds/copy_outer_partition.py"],
     "seeds/copy_tv_partition": ["examples/seeds/copy_tv_partition.py"],
@@ -224,8 +227,8 @@ def select(only: str) -> List[str]:
 
     >>> select("gemm/sm90_gemm_ws")
     ['gemm/sm90_gemm_ws', 'gemm/sm90_gemm_ws_bf16', 'gemm/sm90_gemm_ws_bf16_smem', 'gemm/sm90_gemm_ws_fp8']
-    >>> select("attention/")
-    ['attention/sm90_fmha_fwd', 'attention/sm90_fmha_fwd_causal', 'attention/sm90_fmha_bwd', 'attention/sm90_fmha_bwd_causal']
+    >>> select("attention/sm90_fmha_bwd")
+    ['attention/sm90_fmha_bwd', 'attention/sm90_fmha_bwd_causal', 'attention/sm90_fmha_bwd_causal64']
     """
     parts = [x.strip() for x in only.split(",") if x.strip()]
     names = [n for n in PROGRAMS if not parts or any(p in n for p in parts)]

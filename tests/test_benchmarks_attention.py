@@ -65,3 +65,22 @@ def test_backward_table(bench):
     assert lines[2] == ("| X | 4 16 1024 64 bf16 | no | cutelab backward | 1.000 ms, 1 TF/s | 0.500 ms, 2 TF/s | 0.50x | "
                         "2.000 ms, 0 TF/s | 1.000 ms, 1 TF/s | 0.50x | sdpa-flash |")
     assert lines[3].startswith("| X | 4 16 1024 64 bf16 | no | cutelab backward | FAILED check (rel err dQ 0.5,")
+
+
+def test_backward_variants(bench):
+    """--bwd-variant NAME=KEY:VALUE,...: each variant a program of its own, cutelab-NAME, in the table."""
+    o = bench.make_parser().parse_args(["--backward", "--bwd-variant", "old=tile_m:64,order:dq_last,dq_writer:0",
+                                        "--bwd-variant", "ps2=p_split:2"])
+    assert o.bwd_variant == [("old", {"tile_m": 64, "order": "dq_last", "dq_writer": 0}), ("ps2", {"p_split": 2})]
+    for bad in ("=tile_m:64", "x y=p_split:2", "old=tile_m"):
+        with pytest.raises(SystemExit):
+            bench.make_parser().parse_args(["--bwd-variant", bad])
+    row = dict(b=4, h=16, s=1024, d=64, causal=True, dtype="bf16", mode="backward", ok=True, sdpa_best="sdpa",
+               sdpa_b2b_ms=0.5, sdpa_b2b_tflops=2.0, sdpa_single_ms=1.0, sdpa_single_tflops=1.0)
+    for p, ms in (("cutelab", 1.0), ("cutelab-old", 2.0)):
+        row.update({f"{p}_b2b_ms": ms, f"{p}_b2b_tflops": 1 / ms, f"{p}_single_ms": ms, f"{p}_single_tflops": 1 / ms,
+                    f"{p}_ratio_b2b": 0.5 / ms, f"{p}_ratio_single": 1 / ms, f"{p}_err_dq": 0.0, f"{p}_err_dk": 0.0,
+                    f"{p}_err_dv": 0.0})
+    lines = bench.table([row, dict(row, ok=False, **{"cutelab-old_err_dq": 0.5})], "X").splitlines()
+    assert [line.split(" | ")[3] for line in lines[2:]] == ["cutelab backward", "cutelab-old backward"] * 2
+    assert "0.25x" in lines[3] and "FAILED check (rel err dQ 0.5," in lines[5]
