@@ -7,14 +7,16 @@ Q, K, V, O: (batch, heads, seqlen, head_dim) f16 or bf16 (O in the input's type)
 LSE (batch, heads, seqlen) f32 (natural log, for a backward). Head dim 64 or 128, causal or not
 (causal: key j is seen by query i when j <= i).
 
-A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads in three warpgroups:
+A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads in three warpgroups
+(``consumer_wgs=3``, head dim 64: 192-row blocks and 512 threads in four, see below):
 
 - warpgroup 0 is the producer (``setmaxregister_decrease``): its warp 0 loads the Q tile once and
   the K and V tiles of each 128-key block by TMA into 128-byte-swizzled shared memory, through
   three ``PipelineTmaAsync`` rings (Q: one stage; K and V: ``stages`` each, separate so that S = Q K^T
   can start before V has arrived). K of block j + 1 is loaded before V of block j, the order in
   which the consumers need them.
-- warpgroups 1 and 2 are the consumers (``setmaxregister_increase``), 64 query rows each. Per
+- warpgroups 1 and 2 are the consumers (``setmaxregister_increase``), 64 query rows each (each its
+  own 64-row wgmmas on its own 64-row TMA box of Q). Per
   key block: S = Q K^T by ``wgmma`` (A and B from shared memory), the online softmax in f32 with
   ``exp2`` (row max reduced over the four threads of a quad, row sums kept per thread until the end),
   P rounded to the input type in registers, and O += P V by ``wgmma`` with A (= P) from registers
@@ -31,9 +33,22 @@ A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads
   arrives at the start so that warpgroup 1 goes first, and warpgroup 1 waits at the end, so that
   every barrier completes.
 
-Causal: the key blocks of a query block are walked from the diagonal block down to block 0 (128 x 128
-tiles: only the diagonal block needs the mask, and the rows are never fully masked); the query
-blocks are launched from the last (longest) down.
+- ``overlap=False`` (``--no-overlap``; FlashAttention-3's IntraWGOverlap off): in its turn a
+  warpgroup issues P_{j-1} V_{j-1}, waits for it, issues S_j and passes the turn; only S and O are
+  live through the softmax.
+- ``consumer_wgs=3`` (``--wgs 3``, head dim 64, as FlashAttention-3's d 64 tile of 192 rows): three
+  consumer warpgroups of 64 rows, 160 registers each (the producer 32), the turn passed round robin
+  over barriers 2, 3, 4; always ``overlap=False`` (with the overlap S_j, P_{j-1} and O do not fit 160
+  registers: ptxas spills). A last block that passes the sequence's end (192 does not divide 1024)
+  loads the head's last 64 rows again for the warpgroups wholly past it, which store nothing. (At
+  seqlen 256 the key loop runs once, nvcc merges it with the first and last blocks, and ptxas spills
+  128 bytes; from 384 up, none.)
+
+Causal: the key blocks of a query block are walked from the last one it sees down to block 0; a
+block reaching past a warpgroup's first row is masked (128-row blocks: only the diagonal one, and
+no row is ever fully masked; 192-row blocks: the top two, and a row fully masked in the top block
+keeps its max -inf, P 0, and the next block's correction exp2(-inf) = 0); the query blocks are
+launched from the last (longest) down.
 
 Grid: one CTA per (query block, batch x head); or, non-causal, ``num_ctas`` persistent CTAs
 (``--ctas``; 0 with ``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (query blocks
@@ -96,7 +111,7 @@ class HopperAttentionForward:
     is unrolled at trace time (the CPU interpreter is faster so)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, tile_mn=None, num_ctas=None, consumer_wgs=2, overlap=True):
+                 dynamic=True, tile_mn=None, num_ctas=None, consumer_wgs=2, overlap=None):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_fwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -106,7 +121,14 @@ class HopperAttentionForward:
                              f"head_dim 64 (three warpgroups of 64 rows hold 160 registers each: S, P and a d 64 O "
                              f"fit, a d 128 O does not)")
         self.consumer_wgs = consumer_wgs
-        self.overlap = overlap  # the softmax of S_j overlapped with P_{j-1} V_{j-1} in the warpgroup
+        # the softmax of S_j overlapped with P_{j-1} V_{j-1} in the warpgroup: by default with two consumer
+        # warpgroups (240 registers each); three hold 160, where S_j, P_{j-1} and O live at once spill
+        if overlap is None:
+            overlap = consumer_wgs == 2
+        if overlap and consumer_wgs == 3:
+            raise ValueError("sm90_fmha_fwd: overlap=True with consumer_wgs=3: S_j, P_{j-1} and O together do not "
+                             "fit the 160 registers of three consumer warpgroups (ptxas spills); use overlap=False")
+        self.overlap = overlap
         if tile_mn is not None and tuple(tile_mn) != (64 * consumer_wgs, 128):
             raise ValueError(f"sm90_fmha_fwd: tile_mn = {tile_mn}; only ({64 * consumer_wgs}, 128) with "
                              f"{consumer_wgs} consumer warpgroups of 64 rows")
@@ -199,19 +221,6 @@ class HopperAttentionForward:
         val = op(val, cute.arch.shuffle_sync_bfly(val, offset=2, mask=-1, mask_and_clamp=31))
         return op(val, cute.arch.shuffle_sync_bfly(val, offset=1, mask=-1, mask_and_clamp=31))
 
-    @staticmethod
-    def row_max_of(S, r):
-        """The max of row r of S (its thread's part) in four chains, combined at the end (as flash_attn.cute's
-        fmax_reduce): at most four partial maxima live per row. (A balanced tree, as TensorSSA.reduce
-        emits it, lets ptxas schedule its first level at once: with three 64-row warpgroups at 160
-        registers that spilled.)"""
-        n = cute.size(S, mode=[1])
-        acc = [S[r, i] for i in range(4)]
-        for i in range(4, n, 4):
-            for k in range(4):
-                acc[k] = cute.arch.fmax(acc[k], S[r, i + k])
-        return cute.arch.fmax(cute.arch.fmax(acc[0], acc[1]), cute.arch.fmax(acc[2], acc[3]))
-
     @cute.jit
     def softmax_step(self, acc_S, row_max, row_sum, row_scale, first: cutlass.Constexpr):
         """The online softmax of one block of scores, in place: S becomes P = exp2(S scale log2(e) - max
@@ -221,7 +230,7 @@ class HopperAttentionForward:
         sl2 = self.scale * LOG2E
         for r in cutlass.range_constexpr(cute.size(row_max)):
             s_row = S[r, None].load()
-            m = self.quad_reduce(self.row_max_of(S, r), cute.arch.fmax)
+            m = self.quad_reduce(s_row.reduce(cute.ReductionOp.MAX, -cutlass.Float32.inf, 0), cute.arch.fmax)
             if cutlass.const_expr(not first):
                 m = cute.arch.fmax(row_max[r], m)
             m_scaled = m * sl2
@@ -491,10 +500,6 @@ class HopperAttentionForward:
             inv = 0.0 if total == 0.0 else cute.arch.rcp_approx(total)
             O[r, None] = O[r, None].load() * inv
             lse[r] = -cutlass.Float32.inf if total == 0.0 else (row_max[r] * sl2 + cute.math.log2(total)) * LN2
-        # the warpgroup again from the thread index (which the epilogue holds anyway) rather than the
-        # warp-uniform wg kept live across the key loop: one register fewer there (ptxas spilled it at 160)
-        wg = (cute.arch.thread_idx()[0] - ctid) // 128 - 1
-        row0 = m_block * bM + 64 * wg
         if row0 < seqlen:  # (a warpgroup past the end of a partial block stores nothing)
             gO = cute.local_tile(mO, (64, d), (q_tile + wg, 0))
             rO = cute.make_fragment_like(acc_O, mO.element_type)
@@ -564,7 +569,7 @@ def reference(q, k, v, causal, scale):
 
 
 def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, num_ctas=None, consumer_wgs=2,
-            overlap=True):
+            overlap=None):
     """Runs the kernel on the CPU interpreter on random inputs (f16: numpy arrays; bf16: CPU torch
     tensors); returns (max |O - ref|, max |LSE - ref|) against float64 numpy."""
     rng = np.random.default_rng(seed)
@@ -601,7 +606,7 @@ def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, see
 TOLERANCE = {"f16": (4e-3, 1e-4), "bf16": (3e-2, 1e-4)}
 
 
-def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None, consumer_wgs=2, overlap=True) -> int:
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None, consumer_wgs=2, overlap=None) -> int:
     """On a GPU: compile once, check against torch (f32), time the compiled call back to back."""
     import torch
 
@@ -654,13 +659,14 @@ def main(argv=None) -> int:
                    "(0 with --gpu: one per SM); default one CTA per (query block, batch x head)")
     p.add_argument("--wgs", type=int, default=2, choices=(2, 3), help="consumer warpgroups of 64 query rows "
                    "(3: 192-row blocks, head_dim 64 only)")
-    p.add_argument("--no-overlap", action="store_true", help="no intra-warpgroup overlap of the softmax with P V")
+    p.add_argument("--no-overlap", action="store_true", help="no intra-warpgroup overlap of the softmax with P V "
+                   "(always so with --wgs 3)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
     if a.gpu:
-        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas, a.wgs, not a.no_overlap)
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas, a.wgs, False if a.no_overlap else None)
     err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, num_ctas=a.ctas or None,
-                             consumer_wgs=a.wgs, overlap=not a.no_overlap)
+                             consumer_wgs=a.wgs, overlap=False if a.no_overlap else None)
     tol_o, tol_lse = TOLERANCE[a.dtype]
     ok = err_o <= tol_o and err_lse <= tol_lse
     print(f"sm90_fmha_fwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: max |O - ref| = "
