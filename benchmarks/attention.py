@@ -7,7 +7,7 @@ Shapes: batch 4, heads 16, seqlen in ``--seqlens`` (1k, 4k, 8k, 16k), head dim i
 128), causal and not, bf16 (``--dtype``). FLOPs = 4 b h s^2 d (the two GEMMs), halved for causal.
 
 Programs: ``cutelab`` (one CTA per query block and head), with ``--persistent`` also
-``cutelab-persistent`` for the non-causal shapes (one CTA per SM walking the tiles), and SDPA.
+``cutelab-persistent`` (one CTA per SM walking the tiles; causal: the longest first), and SDPA.
 ``--variants`` adds the kernel built with other options (``VARIANTS``), each as ``cutelab-NAME`` (and
 ``cutelab-NAME-persistent`` with ``--persistent``), timed in the same rounds: ``wg3`` (three consumer
 warpgroups, 192-row query blocks, no intra-warpgroup overlap; head dim 64 only, skipped for 128) and
@@ -142,7 +142,7 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--iters", type=int, default=20, help="calls per back-to-back measurement")
     ap.add_argument("--singles", type=int, default=10, help="single launches per round (their median)")
     ap.add_argument("--persistent", action="store_true",
-                    help="non-causal shapes: also time the kernel on a persistent grid (one CTA per SM)")
+                    help="also time the kernel on a persistent grid (one CTA per SM; causal: the longest tiles first)")
     ap.add_argument("--variants", type=_variants, default=[],
                     help=f"also time the forward built with these options ({', '.join(VARIANTS)}; see VARIANTS)")
     ap.add_argument("--sdpa", type=_backends, default=["default", "flash", "cudnn"],
@@ -229,13 +229,13 @@ def run_shape(ex: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, 
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
     ours = {"cutelab": build_cutelab(ex, q, k, v, causal, o.dtype)}
     sms = torch.cuda.get_device_properties(q.device).multi_processor_count
-    if o.persistent and not causal:  # one CTA per SM walking the tiles
+    if o.persistent:  # one CTA per SM walking the tiles
         ours["cutelab-persistent"] = build_cutelab(ex, q, k, v, causal, o.dtype, ctas=sms)
     for name in o.variants:
         if not variant_applies(name, d):
             continue
         ours[f"cutelab-{name}"] = build_cutelab(ex, q, k, v, causal, o.dtype, **VARIANTS[name])
-        if o.persistent and not causal:
+        if o.persistent:
             ours[f"cutelab-{name}-persistent"] = build_cutelab(ex, q, k, v, causal, o.dtype, ctas=sms,
                                                                **VARIANTS[name])
 
@@ -451,14 +451,18 @@ def dry_run(o: argparse.Namespace) -> int:
                     call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
                                                                  wrap=fake_cuda_tensor)
                 call()
-                if o.persistent and not shp["causal"]:
-                    call, _, _, _ = build_cutelab(ex, q, q, q, False, o.dtype, wrap=fake_cuda_tensor, ctas=132)
+                if o.persistent:
+                    call, _, _, _ = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor, ctas=132)
                     call()
                 for name in o.variants:
                     if variant_applies(name, shp["d"]):
                         call, _, _, _ = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor,
                                                       **VARIANTS[name])
                         call()
+                        if o.persistent:
+                            call, _, _, _ = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
+                                                          wrap=fake_cuda_tensor, ctas=132, **VARIANTS[name])
+                            call()
                 launch = gpu.driver.launches[-1]
                 row.update(ok=True, launches=len(gpu.driver.launches),
                            grid=list(launch["grid"]) if isinstance(launch, dict) and "grid" in launch else None)

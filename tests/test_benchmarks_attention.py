@@ -40,7 +40,7 @@ def test_dry_run_compiles_and_launches(bench, capsys):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and all('"ok": true' in line for line in out)
     assert '"launches": 2, "grid": [132, 1, 1]' in out[0]  # non-causal: also the persistent grid
-    assert '"launches": 1, "grid": [8, 64, 1]' in out[1]  # causal: one CTA per query block and head
+    assert '"launches": 2, "grid": [132, 1, 1]' in out[1]  # causal too (the longest tiles first)
 
 
 def test_variants_dry_run_compiles_and_launches(bench, capsys):

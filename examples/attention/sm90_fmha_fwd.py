@@ -50,10 +50,12 @@ no row is ever fully masked; 192-row blocks: the top two, and a row fully masked
 keeps its max -inf, P 0, and the next block's correction exp2(-inf) = 0); the query blocks are
 launched from the last (longest) down.
 
-Grid: one CTA per (query block, batch x head); or, non-causal, ``num_ctas`` persistent CTAs
-(``--ctas``; 0 with ``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (query blocks
-fastest), the pipelines' stages and phases running on from tile to tile, so that the next tile's Q
-and first K load while the last P V and the epilogue of the current one run.
+Grid: one CTA per (query block, batch x head); or ``num_ctas`` persistent CTAs (``--ctas``; 0 with
+``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (non-causal: query blocks fastest;
+causal: the longest first, every head's last query block, then the ones before), the pipelines'
+stages and phases running on from tile to tile (causal: the key blocks of the CTA's earlier tiles
+summed in a counter the tile loop carries), so that the next tile's Q and first K load while the
+last P V and the epilogue of the current one run.
 
 Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at the barriers)::
 
@@ -138,9 +140,6 @@ class HopperAttentionForward:
         self.stages = stages
         self.scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
         self.dynamic = dynamic
-        if num_ctas is not None and causal:
-            raise ValueError("sm90_fmha_fwd: num_ctas (a persistent grid) is for non-causal attention; causal "
-                             "launches one CTA per query block, the longest first")
         self.num_ctas = num_ctas  # persistent: this many CTAs walk the (query block, head) tiles; None: one per tile
         self.tile_m, self.tile_n = 64 * consumer_wgs, 128
         self.threads = 128 * (1 + consumer_wgs)  # a producer warpgroup and the consumer warpgroups
@@ -169,7 +168,10 @@ class HopperAttentionForward:
             gdim, _, _ = cute.arch.grid_dim()
             t = bidx + i * gdim
             valid = t < m_blocks * bh_all
-            m_block, bh = t % m_blocks, t // m_blocks
+            if cutlass.const_expr(self.causal):  # the longest first: every head's last block, then the ones before
+                m_block, bh = m_blocks - 1 - t // bh_all, t % bh_all
+            else:
+                m_block, bh = t % m_blocks, t // m_blocks
         elif cutlass.const_expr(self.causal):
             m_block, bh = m_blocks - 1 - bidx, bidy
         else:
@@ -344,11 +346,13 @@ class HopperAttentionForward:
                 tQs, tQg = cpasync.tma_partition(tma_q, 0, lay1, cute.group_modes(sQ, 0, 2), cute.group_modes(gQ, 0, 2))
                 tKs, tKg = cpasync.tma_partition(tma_k, 0, lay1, cute.group_modes(sK, 0, 2), cute.group_modes(gK, 0, 2))
                 tVs, tVg = cpasync.tma_partition(tma_v, 0, lay1, cute.group_modes(sV, 0, 2), cute.group_modes(gV, 0, 2))
+                done = cutlass.Int32(0)  # key blocks loaded for earlier tiles (causal: their sum, carried)
                 for i in self.tile_loop(tiles_per_cta):
                     valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                    if cutlass.const_expr(not self.causal):
+                        done = i * n_blocks_all
                     if valid:
                         q_tile, kv_first = self.rows(m_block, bh, mLSE)
-                        done = i * n_blocks_all  # key blocks loaded for earlier tiles (non-causal when persistent)
                         top = kv_first + n_blocks - 1  # the key blocks go from n_blocks - 1 down to 0
                         qst = _state_at(q_producer, i)
                         pipe_q.producer_acquire(qst)
@@ -368,6 +372,8 @@ class HopperAttentionForward:
                             self.tma_load(pipe_v, vs, tma_v, tVg, tVs, top - j + 1, vs.index)
                         vs = _state_at(producer, done + n_blocks - 1)
                         self.tma_load(pipe_v, vs, tma_v, tVg, tVs, kv_first, vs.index)
+                    if cutlass.const_expr(self.causal):
+                        done = done + n_blocks
         else:  # consumers: warpgroup wg = 0 .. consumer_wgs - 1 takes query rows 64 wg .. 64 wg + 63 of the block
             cute.arch.setmaxregister_increase(self.consumer_regs)
             wg = warp_group - 1
@@ -394,14 +400,19 @@ class HopperAttentionForward:
             # warpgroup 0: a hang on the GPU with a persistent grid.)
             if wg == self.consumer_wgs - 1:
                 pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
+            done = cutlass.Int32(0)
             for i in self.tile_loop(tiles_per_cta):
                 valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                if cutlass.const_expr(not self.causal):
+                    done = i * n_blocks_all
                 if valid:
                     q_tile, _ = self.rows(m_block, bh, mLSE)
-                    self.consume_tile(i * n_blocks_all, n_blocks, _state_at(q_consumer, i), wg, ctid, q_tile,
+                    self.consume_tile(done, n_blocks, _state_at(q_consumer, i), wg, ctid, q_tile,
                                       m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv,
                                       thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
                                       row_max, row_sum, row_scale)
+                if cutlass.const_expr(self.causal):
+                    done = done + n_blocks  # (after an invalid tile, the last trip, nothing uses it)
             if wg == 0:  # the last arrival of the last warpgroup on barrier 2
                 pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
 
@@ -655,7 +666,7 @@ def main(argv=None) -> int:
     p.add_argument("--dynamic", action="store_true", help="CPU: a runtime key-block loop (always on with --gpu)")
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--ctas", type=int, default=None, help="non-causal: a persistent grid of this many CTAs "
+    p.add_argument("--ctas", type=int, default=None, help="a persistent grid of this many CTAs "
                    "(0 with --gpu: one per SM); default one CTA per (query block, batch x head)")
     p.add_argument("--wgs", type=int, default=2, choices=(2, 3), help="consumer warpgroups of 64 query rows "
                    "(3: 192-row blocks, head_dim 64 only)")
