@@ -7,7 +7,11 @@ Shapes: batch 4, heads 16, seqlen in ``--seqlens`` (1k, 4k, 8k, 16k), head dim i
 128), causal and not, bf16 (``--dtype``). FLOPs = 4 b h s^2 d (the two GEMMs), halved for causal.
 
 Programs: ``cutelab`` (one CTA per query block and head), with ``--persistent`` also
-``cutelab-persistent`` for the non-causal shapes (one CTA per SM walking the tiles), and SDPA.
+``cutelab-persistent`` (one CTA per SM walking the tiles; causal: the longest first), and SDPA.
+``--variants`` adds the kernel built with other options (``VARIANTS``), each as ``cutelab-NAME`` (and
+``cutelab-NAME-persistent`` with ``--persistent``), timed in the same rounds: ``wg3`` (three consumer
+warpgroups, 192-row query blocks, no intra-warpgroup overlap; head dim 64 only, skipped for 128) and
+``nooverlap`` (two warpgroups, no intra-warpgroup overlap of the softmax with P V).
 Per shape, every program first runs once and is checked: cutelab's O against SDPA's (max |diff| at
 most ``TOL_O``) and its log-sum-exp against the one SDPA's flash kernel returns
 (``aten._scaled_dot_product_flash_attention``, at most ``TOL_LSE``); a shape that fails is reported
@@ -27,7 +31,8 @@ forward (run once, untimed). The check: dQ, dK, dV against the first SDPA backen
 max |SDPA's| at most ``TOL_GRAD`` each. FLOPs = 10 b h s^2 d (the five GEMMs), halved for causal.
 
     python benchmarks/attention.py [--seqlens 1024,4096,8192,16384] [--dims 64,128] [--causal both]
-                                   [--persistent] [--rounds 3] [--iters 20] [--singles 10] [--json out.json]
+                                   [--persistent] [--variants wg3,nooverlap] [--rounds 3] [--iters 20]
+                                   [--singles 10] [--json out.json]
     python benchmarks/attention.py --backward [--seqlens ...] [--dims ...] [--causal both] [--rounds 3]
     python benchmarks/attention.py --dry-run [--backward] [--nvcc]  # no GPU: cutelab's kernel through the GPU launch
                                                        # path under cutelab.kernel.cuda.fakegpu (nothing runs)
@@ -55,6 +60,8 @@ EXAMPLE_BWD = os.path.join(ROOT, "examples", "attention", "sm90_fmha_bwd.py")
 TOL_O = 2e-2  # both bf16 results of f32 softmaxes: a few bf16 ulps of |O| < 1
 TOL_LSE = 1e-3  # f32 in both; exp2/log2 approximations
 TOL_GRAD = 2e-2  # dQ, dK, dV: both bf16 from f32 accumulation (P, dS rounded to bf16), relative to the largest
+# --variants: the forward's HopperAttentionForward options by name (the plain ``cutelab`` is the defaults)
+VARIANTS = {"wg3": dict(consumer_wgs=3), "nooverlap": dict(overlap=False)}
 
 
 def flops(b: int, h: int, s: int, d: int, causal: bool, backward: bool = False) -> float:
@@ -119,6 +126,28 @@ def _variant(text: str) -> Tuple[str, Dict[str, Any]]:
     return name, opts
 
 
+def _variants(text: str) -> List[str]:
+    """The ``--variants`` list.
+
+    >>> _variants("wg3,nooverlap")
+    ['wg3', 'nooverlap']
+    """
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in names if x not in VARIANTS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"--variants: {bad or text!r}: choose from {', '.join(VARIANTS)}")
+    return names
+
+
+def variant_applies(name: str, d: int) -> bool:
+    """Whether variant name builds for head dim d (three consumer warpgroups: d 64 only).
+
+    >>> variant_applies("wg3", 64), variant_applies("wg3", 128), variant_applies("nooverlap", 128)
+    (True, False, True)
+    """
+    return VARIANTS[name].get("consumer_wgs", 2) == 2 or d == 64
+
+
 def make_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--batch", type=int, default=4)
@@ -131,7 +160,9 @@ def make_parser() -> argparse.ArgumentParser:
     ap.add_argument("--iters", type=int, default=20, help="calls per back-to-back measurement")
     ap.add_argument("--singles", type=int, default=10, help="single launches per round (their median)")
     ap.add_argument("--persistent", action="store_true",
-                    help="non-causal shapes: also time the kernel on a persistent grid (one CTA per SM)")
+                    help="also time the kernel on a persistent grid (one CTA per SM; causal: the longest tiles first)")
+    ap.add_argument("--variants", type=_variants, default=[],
+                    help=f"also time the forward built with these options ({', '.join(VARIANTS)}; see VARIANTS)")
     ap.add_argument("--sdpa", type=_backends, default=["default", "flash", "cudnn"],
                     help="SDPA backends to time (default = torch's own choice; flash, cudnn, efficient forced); "
                          "ratios are against the fastest")
@@ -167,9 +198,9 @@ def load_example(path: str = EXAMPLE) -> Any:
 
 
 def build_cutelab(ex: Any, q: Any, k: Any, v: Any, causal: bool, dtype: str, wrap: Callable = lambda t: t,
-                  ctas: Optional[int] = None):
-    """cute.compile of the example's kernel (``ctas``: a persistent grid of that many CTAs); returns
-    (call, o, lse, compile seconds)."""
+                  ctas: Optional[int] = None, **options: Any):
+    """cute.compile of the example's kernel (``ctas``: a persistent grid of that many CTAs; ``options``:
+    more of HopperAttentionForward's, a VARIANTS entry); returns (call, o, lse, compile seconds)."""
     import torch
 
     import cutelab as cute
@@ -178,7 +209,7 @@ def build_cutelab(ex: Any, q: Any, k: Any, v: Any, causal: bool, dtype: str, wra
     o = torch.empty_like(q)
     lse = torch.empty(b, h, s, dtype=torch.float32, device=q.device)
     args = ex.views(q, k, v, o, lse, wrap=wrap)
-    fwd = ex.HopperAttentionForward(ex._DTYPES[dtype], d, causal, num_ctas=ctas)
+    fwd = ex.HopperAttentionForward(ex._DTYPES[dtype], d, causal, num_ctas=ctas, **options)
     t0 = time.perf_counter()
     compiled = cute.compile(fwd, *args)
     return (lambda: compiled(*args)), o, lse, time.perf_counter() - t0
@@ -218,9 +249,16 @@ def run_shape(ex: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[str, 
     torch.manual_seed(0)
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
     ours = {"cutelab": build_cutelab(ex, q, k, v, causal, o.dtype)}
-    if o.persistent and not causal:  # one CTA per SM walking the tiles
-        sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+    if o.persistent:  # one CTA per SM walking the tiles
         ours["cutelab-persistent"] = build_cutelab(ex, q, k, v, causal, o.dtype, ctas=sms)
+    for name in o.variants:
+        if not variant_applies(name, d):
+            continue
+        ours[f"cutelab-{name}"] = build_cutelab(ex, q, k, v, causal, o.dtype, **VARIANTS[name])
+        if o.persistent:
+            ours[f"cutelab-{name}-persistent"] = build_cutelab(ex, q, k, v, causal, o.dtype, ctas=sms,
+                                                               **VARIANTS[name])
 
     forced = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
               "efficient": SDPBackend.EFFICIENT_ATTENTION}
@@ -375,6 +413,25 @@ def run_shape_bwd(exs: Any, shp: Dict[str, Any], o: argparse.Namespace) -> Dict[
     return _time_rounds(row, ours, sdpas, shp, o, backward=True)
 
 
+def programs(row: Dict[str, Any]) -> List[str]:
+    """cutelab's programs of a row, in the order they were built (``cutelab`` first).
+
+    >>> programs(dict(cutelab_err_o=0, **{"cutelab-wg3_err_o": 0, "cutelab-wg3_b2b_ms": 1.0}))
+    ['cutelab', 'cutelab-wg3']
+    >>> programs({"mode": "backward", "cutelab_err_dq": 0, "cutelab_err_dk": 0, "cutelab-old_err_dq": 0})
+    ['cutelab', 'cutelab-old']
+    """
+    names: List[str] = []
+    for k in row:  # a forward program has its O's error, a backward one its dQ's
+        if k.startswith("cutelab") and (k.endswith("_err_o") or k.endswith("_err_dq")):
+            name = k.rsplit("_err_", 1)[0]
+            if name not in names:
+                names.append(name)
+    if "cutelab" not in names and row.get("mode") == "backward":
+        names.insert(0, "cutelab")
+    return names
+
+
 def table(rows: List[Dict[str, Any]], device: str) -> str:
     """A markdown table of the measured rows: one line per shape and cutelab program, each with
     the fastest SDPA backend's figures of the same rounds (ratio: SDPA's time / ours, above 1 when
@@ -391,9 +448,7 @@ def table(rows: List[Dict[str, Any]], device: str) -> str:
     for r in rows:
         shape = f"{r['b']} {r['h']} {r['s']} {r['d']} {r['dtype']}"
         c = "yes" if r["causal"] else "no"
-        programs = ["cutelab", "cutelab-persistent"] + sorted(
-            k[:-len("_err_dq")] for k in r if k.startswith("cutelab-") and k.endswith("_err_dq"))
-        for p in programs:
+        for p in programs(r):
             if r.get("mode") == "backward" and f"{p}_err_dq" in r and not r.get("ok"):
                 out.append(f"| {device} | {shape} | {c} | {p} backward | FAILED check (rel err dQ {r[f'{p}_err_dq']:.3g}, "
                            f"dK {r[f'{p}_err_dk']:.3g}, dV {r[f'{p}_err_dv']:.3g}) | | | | | | |")
@@ -438,9 +493,18 @@ def dry_run(o: argparse.Namespace) -> int:
                     call, _, _, row["compile_s"] = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
                                                                  wrap=fake_cuda_tensor)
                 call()
-                if o.persistent and not shp["causal"]:
-                    call, _, _, _ = build_cutelab(ex, q, q, q, False, o.dtype, wrap=fake_cuda_tensor, ctas=132)
+                if o.persistent:
+                    call, _, _, _ = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor, ctas=132)
                     call()
+                for name in o.variants:
+                    if variant_applies(name, shp["d"]):
+                        call, _, _, _ = build_cutelab(ex, q, q, q, shp["causal"], o.dtype, wrap=fake_cuda_tensor,
+                                                      **VARIANTS[name])
+                        call()
+                        if o.persistent:
+                            call, _, _, _ = build_cutelab(ex, q, q, q, shp["causal"], o.dtype,
+                                                          wrap=fake_cuda_tensor, ctas=132, **VARIANTS[name])
+                            call()
                 launch = gpu.driver.launches[-1]
                 row.update(ok=True, launches=len(gpu.driver.launches),
                            grid=list(launch["grid"]) if isinstance(launch, dict) and "grid" in launch else None)

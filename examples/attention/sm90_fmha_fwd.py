@@ -7,14 +7,16 @@ Q, K, V, O: (batch, heads, seqlen, head_dim) f16 or bf16 (O in the input's type)
 LSE (batch, heads, seqlen) f32 (natural log, for a backward). Head dim 64 or 128, causal or not
 (causal: key j is seen by query i when j <= i).
 
-A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads in three warpgroups:
+A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads in three warpgroups
+(``consumer_wgs=3``, head dim 64: 192-row blocks and 512 threads in four, see below):
 
 - warpgroup 0 is the producer (``setmaxregister_decrease``): its warp 0 loads the Q tile once and
   the K and V tiles of each 128-key block by TMA into 128-byte-swizzled shared memory, through
   three ``PipelineTmaAsync`` rings (Q: one stage; K and V: ``stages`` each, separate so that S = Q K^T
   can start before V has arrived). K of block j + 1 is loaded before V of block j, the order in
   which the consumers need them.
-- warpgroups 1 and 2 are the consumers (``setmaxregister_increase``), 64 query rows each. Per
+- warpgroups 1 and 2 are the consumers (``setmaxregister_increase``), 64 query rows each (each its
+  own 64-row wgmmas on its own 64-row TMA box of Q). Per
   key block: S = Q K^T by ``wgmma`` (A and B from shared memory), the online softmax in f32 with
   ``exp2`` (row max reduced over the four threads of a quad, row sums kept per thread until the end),
   P rounded to the input type in registers, and O += P V by ``wgmma`` with A (= P) from registers
@@ -31,14 +33,29 @@ A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads
   arrives at the start so that warpgroup 1 goes first, and warpgroup 1 waits at the end, so that
   every barrier completes.
 
-Causal: the key blocks of a query block are walked from the diagonal block down to block 0 (128 x 128
-tiles: only the diagonal block needs the mask, and the rows are never fully masked); the query
-blocks are launched from the last (longest) down.
+- ``overlap=False`` (``--no-overlap``; FlashAttention-3's IntraWGOverlap off): in its turn a
+  warpgroup issues P_{j-1} V_{j-1}, waits for it, issues S_j and passes the turn; only S and O are
+  live through the softmax.
+- ``consumer_wgs=3`` (``--wgs 3``, head dim 64, as FlashAttention-3's d 64 tile of 192 rows): three
+  consumer warpgroups of 64 rows, 160 registers each (the producer 32), the turn passed round robin
+  over barriers 2, 3, 4; always ``overlap=False`` (with the overlap S_j, P_{j-1} and O do not fit 160
+  registers: ptxas spills). A last block that passes the sequence's end (192 does not divide 1024)
+  loads the head's last 64 rows again for the warpgroups wholly past it, which store nothing. (At
+  seqlen 256 the key loop runs once, nvcc merges it with the first and last blocks, and ptxas spills
+  128 bytes; from 384 up, none.)
 
-Grid: one CTA per (query block, batch x head); or, non-causal, ``num_ctas`` persistent CTAs
-(``--ctas``; 0 with ``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (query blocks
-fastest), the pipelines' stages and phases running on from tile to tile, so that the next tile's Q
-and first K load while the last P V and the epilogue of the current one run.
+Causal: the key blocks of a query block are walked from the last one it sees down to block 0; a
+block reaching past a warpgroup's first row is masked (128-row blocks: only the diagonal one, and
+no row is ever fully masked; 192-row blocks: the top two, and a row fully masked in the top block
+keeps its max -inf, P 0, and the next block's correction exp2(-inf) = 0); the query blocks are
+launched from the last (longest) down.
+
+Grid: one CTA per (query block, batch x head); or ``num_ctas`` persistent CTAs (``--ctas``; 0 with
+``--gpu``: one per SM) that walk the tiles ``block + i * grid`` (non-causal: query blocks fastest;
+causal: the longest first, every head's last query block, then the ones before), the pipelines'
+stages and phases running on from tile to tile (causal: the key blocks of the CTA's earlier tiles
+summed in a counter the tile loop carries), so that the next tile's Q and first K load while the
+last P V and the epilogue of the current one run.
 
 Run on the CPU (the interpreter runs the warpgroups as coroutines that meet at the barriers)::
 
@@ -96,27 +113,38 @@ class HopperAttentionForward:
     is unrolled at trace time (the CPU interpreter is faster so)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, tile_mn=(128, 128), num_ctas=None):
+                 dynamic=True, tile_mn=None, num_ctas=None, consumer_wgs=2, overlap=None):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_fwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
             raise ValueError(f"sm90_fmha_fwd: dtype {dtype}; Float16 or BFloat16")
-        if tuple(tile_mn) != (128, 128):
-            raise ValueError(f"sm90_fmha_fwd: tile_mn = {tile_mn}; only (128, 128) (two consumer warpgroups of "
-                             f"64 rows, square tiles so that a causal block needs masking only on the diagonal)")
+        if consumer_wgs not in (2, 3) or (consumer_wgs == 3 and head_dim != 64):
+            raise ValueError(f"sm90_fmha_fwd: consumer_wgs = {consumer_wgs} with head_dim {head_dim}; 2, or 3 for "
+                             f"head_dim 64 (three warpgroups of 64 rows hold 160 registers each: S, P and a d 64 O "
+                             f"fit, a d 128 O does not)")
+        self.consumer_wgs = consumer_wgs
+        # the softmax of S_j overlapped with P_{j-1} V_{j-1} in the warpgroup: by default with two consumer
+        # warpgroups (240 registers each); three hold 160, where S_j, P_{j-1} and O live at once spill
+        if overlap is None:
+            overlap = consumer_wgs == 2
+        if overlap and consumer_wgs == 3:
+            raise ValueError("sm90_fmha_fwd: overlap=True with consumer_wgs=3: S_j, P_{j-1} and O together do not "
+                             "fit the 160 registers of three consumer warpgroups (ptxas spills); use overlap=False")
+        self.overlap = overlap
+        if tile_mn is not None and tuple(tile_mn) != (64 * consumer_wgs, 128):
+            raise ValueError(f"sm90_fmha_fwd: tile_mn = {tile_mn}; only ({64 * consumer_wgs}, 128) with "
+                             f"{consumer_wgs} consumer warpgroups of 64 rows")
         self.dtype = dtype
         self.head_dim = head_dim
         self.causal = causal
         self.stages = stages
         self.scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(head_dim)
         self.dynamic = dynamic
-        if num_ctas is not None and causal:
-            raise ValueError("sm90_fmha_fwd: num_ctas (a persistent grid) is for non-causal attention; causal "
-                             "launches one CTA per query block, the longest first")
         self.num_ctas = num_ctas  # persistent: this many CTAs walk the (query block, head) tiles; None: one per tile
-        self.tile_m, self.tile_n = tile_mn
-        self.threads = 384  # a producer warpgroup and two consumer warpgroups
-        self.producer_regs, self.consumer_regs = 24, 240
+        self.tile_m, self.tile_n = 64 * consumer_wgs, 128
+        self.threads = 128 * (1 + consumer_wgs)  # a producer warpgroup and the consumer warpgroups
+        # the 64K registers of the SM: 128 x 24 + 256 x 240, or 128 x 32 + 384 x 160
+        self.producer_regs, self.consumer_regs = (24, 240) if consumer_wgs == 2 else (32, 160)
 
     def loop(self, *args):
         """The key-block loop: a runtime loop (always for causal: its trip count depends on the block),
@@ -133,25 +161,32 @@ class HopperAttentionForward:
         in L2); else the block index (x: query block, the last first when causal; y: batch x head)."""
         bM, bN = self.tile_m, self.tile_n
         bh_all, seqlen = mLSE.shape
-        m_blocks = seqlen // bM
+        m_blocks = -(-seqlen // bM)  # the last one partial when bM (192) does not divide seqlen
         bidx, bidy, _ = cute.arch.block_idx()
         valid = True
         if cutlass.const_expr(self.num_ctas is not None):
             gdim, _, _ = cute.arch.grid_dim()
             t = bidx + i * gdim
             valid = t < m_blocks * bh_all
-            m_block, bh = t % m_blocks, t // m_blocks
+            if cutlass.const_expr(self.causal):  # the longest first: every head's last block, then the ones before
+                m_block, bh = m_blocks - 1 - t // bh_all, t % bh_all
+            else:
+                m_block, bh = t % m_blocks, t // m_blocks
         elif cutlass.const_expr(self.causal):
             m_block, bh = m_blocks - 1 - bidx, bidy
         else:
             m_block, bh = bidx, bidy
-        n_blocks = m_block + 1 if cutlass.const_expr(self.causal) else seqlen // bN  # causal: blocks 0 .. m_block
+        if cutlass.const_expr(self.causal):  # the key blocks up to the block's last row: 0 .. m_block when square
+            n_blocks = cutlass.min(((m_block + 1) * bM + bN - 1) // bN, seqlen // bN)
+        else:
+            n_blocks = seqlen // bN
         return valid, m_block, bh, n_blocks
 
     def rows(self, m_block, bh, mLSE):
-        """(Q / O row tile, first K / V row tile) of a tile: Q, K, V, O are (batch * heads * seqlen, head_dim)."""
+        """(first 64-row Q / O tile, first K / V row tile) of a tile: Q, K, V, O are (batch * heads * seqlen,
+        head_dim); consumer warpgroup w takes the 64-row tile (first + w)."""
         seqlen = mLSE.shape[1]
-        return bh * (seqlen // self.tile_m) + m_block, bh * (seqlen // self.tile_n)
+        return bh * (seqlen // 64) + m_block * self.consumer_wgs, bh * (seqlen // self.tile_n)
 
     def make_atoms(self, mQ, mK, mVt):
         bM, bN, d, dt = self.tile_m, self.tile_n, self.head_dim, self.dtype
@@ -161,14 +196,16 @@ class HopperAttentionForward:
         # P from registers (the softmax's output, never in shared memory); V N-major (head_dim contiguous)
         pv_op = warpgroup.MmaF16BF16Op(dt, f32, (64, d, 16), warpgroup.OperandSource.RMEM,
                                        OperandMajorMode.K, OperandMajorMode.MN)
-        tiled_qk = cute.make_tiled_mma(qk_op, (2, 1, 1))
-        tiled_pv = cute.make_tiled_mma(pv_op, (2, 1, 1))
+        # one warpgroup's MMAs (64 rows): each consumer warpgroup runs its own on its 64 rows of Q
+        tiled_qk = cute.make_tiled_mma(qk_op, (1, 1, 1))
+        tiled_pv = cute.make_tiled_mma(pv_op, (1, 1, 1))
         row, col = sm90_utils.LayoutEnum.ROW_MAJOR, sm90_utils.LayoutEnum.COL_MAJOR
-        q_smem = sm90_utils.make_smem_layout_a(row, (bM, bN, d), dt, 1)          # (bM, d, 1)
+        # Q as consumer_wgs tiles of 64 rows (one per consumer warpgroup, each its own TMA box)
+        q_smem = sm90_utils.make_smem_layout_a(row, (64, bN, d), dt, self.consumer_wgs)  # (64, d, wgs)
         k_smem = sm90_utils.make_smem_layout_b(row, (bM, bN, d), dt, self.stages)  # (bN, d, stages)
         v_smem = sm90_utils.make_smem_layout_b(col, (bM, d, bN), dt, self.stages)  # (d, bN, stages)
         g2s = cpasync.CopyBulkTensorTileG2SOp()
-        tma_q, tQ = cpasync.make_tiled_tma_atom(g2s, mQ, cute.slice_(q_smem, (None, None, 0)), (bM, d))
+        tma_q, tQ = cpasync.make_tiled_tma_atom(g2s, mQ, cute.slice_(q_smem, (None, None, 0)), (64, d))
         tma_k, tK = cpasync.make_tiled_tma_atom(g2s, mK, cute.slice_(k_smem, (None, None, 0)), (bN, d))
         tma_v, tV = cpasync.make_tiled_tma_atom(g2s, mVt, cute.slice_(v_smem, (None, None, 0)), (d, bN))
         return tiled_qk, tiled_pv, q_smem, k_smem, v_smem, tma_q, tQ, tma_k, tK, tma_v, tV
@@ -198,9 +235,10 @@ class HopperAttentionForward:
             m = self.quad_reduce(s_row.reduce(cute.ReductionOp.MAX, -cutlass.Float32.inf, 0), cute.arch.fmax)
             if cutlass.const_expr(not first):
                 m = cute.arch.fmax(row_max[r], m)
-            if cutlass.const_expr(self.causal):  # a fully masked row (none with square tiles; kept safe)
-                m = 0.0 if m == -cutlass.Float32.inf else m
             m_scaled = m * sl2
+            if cutlass.const_expr(self.causal):  # a fully masked row (192-row blocks: above the diagonal)
+                # keeps its max -inf (the next block's correction is then exp2(-inf) = 0) and P = 0
+                m_scaled = 0.0 if m == -cutlass.Float32.inf else m_scaled
             p = cute.math.exp2(s_row * sl2 - m_scaled, fastmath=True)
             p_sum = p.reduce(cute.ReductionOp.ADD, cutlass.Float32.zero, 0)
             if cutlass.const_expr(first):
@@ -213,13 +251,17 @@ class HopperAttentionForward:
             S[r, None] = p
 
     @cute.jit
-    def mask_diagonal(self, acc_S, tScS):
-        """Causal mask of the diagonal block: scores of keys after the query (column > row) to -inf."""
-        S, C = mn_view(acc_S), mn_view(tScS)
-        for r in cutlass.range_constexpr(cute.size(S, mode=[0])):
-            for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
-                if cute.elem_less(C[r, 0][0], C[0, c][1]):
-                    S[r, c] = -cutlass.Float32.inf
+    def mask_causal(self, acc_S, tScS, row0, n_block):
+        """Causal mask of key block n_block for a warpgroup's 64 rows from row0 (of the sequence):
+        scores of keys after the query (column > row) to -inf, when the block reaches past row0."""
+        bN = self.tile_n
+        if (n_block + 1) * bN > row0 + 1:
+            S, C = mn_view(acc_S), mn_view(tScS)
+            for r in cutlass.range_constexpr(cute.size(S, mode=[0])):
+                limit = row0 + C[r, 0][0] - n_block * bN  # the last key column the row sees
+                for c in cutlass.range_constexpr(cute.size(S, mode=[1])):
+                    if C[0, c][1] > limit:
+                        S[r, c] = -cutlass.Float32.inf
 
     @staticmethod
     def rescale(acc_O, row_scale):
@@ -228,14 +270,14 @@ class HopperAttentionForward:
             O[r, None] = O[r, None].load() * row_scale[r]
 
     @staticmethod
-    def gemm(tiled_mma, acc, tA, tB, stage, zero_init):
+    def gemm(tiled_mma, acc, tA, tB, stage, zero_init, a_stage=0):
         """The wgmmas of one block (k-blocks of 16), committed as one group; A of shared memory
-        (a stage index of None: A in registers) or registers."""
+        (its stage a_stage: the warpgroup's 64 rows of Q) or registers."""
         if zero_init:
             tiled_mma.set(warpgroup.Field.ACCUMULATE, False)
         warpgroup.fence()
         for kb in range(cute.size(tA, mode=[2])):
-            a = tA[(None, None, kb, 0)] if cute.rank(tA) == 4 else tA[(None, None, kb)]
+            a = tA[(None, None, kb, a_stage)] if cute.rank(tA) == 4 else tA[(None, None, kb)]
             cute.gemm(tiled_mma, acc, a, tB[(None, None, kb, stage)], acc)
             if zero_init:
                 tiled_mma.set(warpgroup.Field.ACCUMULATE, True)
@@ -243,19 +285,17 @@ class HopperAttentionForward:
 
     @cute.jit
     def sched_wait(self, wg):
-        """Ping-pong: wait for this warpgroup's turn to issue its GEMMs."""
-        if wg == 0:
-            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
-        else:
-            pipeline.NamedBarrier(barrier_id=3, num_threads=256).arrive_and_wait()
+        """Ping-pong: wait for this warpgroup's turn to issue its GEMMs (barrier 2 + wg)."""
+        for w in cutlass.range_constexpr(self.consumer_wgs):
+            if wg == w:
+                pipeline.NamedBarrier(barrier_id=2 + w, num_threads=256).arrive_and_wait()
 
     @cute.jit
     def sched_pass(self, wg):
-        """Ping-pong: give the other consumer warpgroup its turn."""
-        if wg == 0:
-            pipeline.NamedBarrier(barrier_id=3, num_threads=256).arrive()
-        else:
-            pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
+        """Ping-pong: give the next consumer warpgroup (round robin) its turn."""
+        for w in cutlass.range_constexpr(self.consumer_wgs):
+            if wg == w:
+                pipeline.NamedBarrier(barrier_id=2 + (w + 1) % self.consumer_wgs, num_threads=256).arrive()
 
     @cute.kernel
     def kernel(self, tma_q: cutlass.Constexpr, tQ: cute.Tensor, tma_k: cutlass.Constexpr, tK: cute.Tensor,
@@ -277,7 +317,7 @@ class HopperAttentionForward:
         sK = smem.allocate_tensor(dt, k_smem.outer, 1024, swizzle=k_smem.inner)
         sV = smem.allocate_tensor(dt, v_smem.outer, 1024, swizzle=v_smem.inner)
         producer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread)
-        consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 8)  # the consumers' 8 warps
+        consumer_group = pipeline.CooperativeGroup(pipeline.Agent.Thread, 4 * self.consumer_wgs)  # consumer warps
         tile_bytes = bN * d * dt.width // 8
         pipe_q = pipeline.PipelineTmaAsync.create(barrier_storage=bars_q.iterator, num_stages=1,
                                                   producer_group=producer_group, consumer_group=consumer_group,
@@ -299,20 +339,30 @@ class HopperAttentionForward:
         if warp_group == 0:  # producer
             cute.arch.setmaxregister_decrease(self.producer_regs)
             if warp_idx == 0:
-                gQ = cute.local_tile(tQ, (bM, d), (None, 0))  # (bM, d, row tiles)
+                gQ = cute.local_tile(tQ, (64, d), (None, 0))  # (64, d, 64-row tiles)
                 gK = cute.local_tile(tK, (bN, d), (None, 0))  # (bN, d, row tiles)
                 gV = cute.local_tile(tV, (d, bN), (0, None))  # (d, bN, row tiles): V seen N-major
                 lay1 = cute.make_layout(1)
                 tQs, tQg = cpasync.tma_partition(tma_q, 0, lay1, cute.group_modes(sQ, 0, 2), cute.group_modes(gQ, 0, 2))
                 tKs, tKg = cpasync.tma_partition(tma_k, 0, lay1, cute.group_modes(sK, 0, 2), cute.group_modes(gK, 0, 2))
                 tVs, tVg = cpasync.tma_partition(tma_v, 0, lay1, cute.group_modes(sV, 0, 2), cute.group_modes(gV, 0, 2))
+                done = cutlass.Int32(0)  # key blocks loaded for earlier tiles (causal: their sum, carried)
                 for i in self.tile_loop(tiles_per_cta):
                     valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                    if cutlass.const_expr(not self.causal):
+                        done = i * n_blocks_all
                     if valid:
                         q_tile, kv_first = self.rows(m_block, bh, mLSE)
-                        done = i * n_blocks_all  # key blocks loaded for earlier tiles (non-causal when persistent)
                         top = kv_first + n_blocks - 1  # the key blocks go from n_blocks - 1 down to 0
-                        self.tma_load(pipe_q, _state_at(q_producer, i), tma_q, tQg, tQs, q_tile, 0)
+                        qst = _state_at(q_producer, i)
+                        pipe_q.producer_acquire(qst)
+                        last_q = bh * (seqlen // 64) + seqlen // 64 - 1  # the head's last 64 rows
+                        for w in cutlass.range_constexpr(self.consumer_wgs):
+                            # a warpgroup wholly past the sequence (partial block) loads the head's last
+                            # rows again: finite scores, never stored
+                            cute.copy(tma_q, tQg[(None, cutlass.min(q_tile + w, last_q))], tQs[(None, w)],
+                                      tma_bar_ptr=pipe_q.producer_get_barrier(qst))
+                        pipe_q.producer_commit(qst)
                         ks = _state_at(producer, done)
                         self.tma_load(pipe_k, ks, tma_k, tKg, tKs, top, ks.index)
                         for j in self.loop(1, n_blocks):  # K of block j before V of block j - 1
@@ -322,42 +372,76 @@ class HopperAttentionForward:
                             self.tma_load(pipe_v, vs, tma_v, tVg, tVs, top - j + 1, vs.index)
                         vs = _state_at(producer, done + n_blocks - 1)
                         self.tma_load(pipe_v, vs, tma_v, tVg, tVs, kv_first, vs.index)
-        else:  # consumers: warpgroup wg = 0, 1 takes query rows 64 wg .. 64 wg + 63 of the block
+                    if cutlass.const_expr(self.causal):
+                        done = done + n_blocks
+        else:  # consumers: warpgroup wg = 0 .. consumer_wgs - 1 takes query rows 64 wg .. 64 wg + 63 of the block
             cute.arch.setmaxregister_increase(self.consumer_regs)
             wg = warp_group - 1
-            ctid = tidx - 128
+            ctid = tidx % 128  # each warpgroup runs its own 64-row MMAs
             thr_qk = tiled_qk.get_slice(ctid)
             thr_pv = tiled_pv.get_slice(ctid)
             tSsQ = thr_qk.partition_A(sQ)  # ((64, 16), 1, d / 16, 1)
             tSsK = thr_qk.partition_B(sK)  # ((bN, 16), 1, d / 16, stages)
             tOsV = thr_pv.partition_B(sV)  # ((d, 16), 1, bN / 16, stages)
-            tScS = thr_qk.partition_C(cute.make_identity_tensor((bM, bN)))  # ((2, 2, bN / 8), 1, 1)
-            tOcO = thr_pv.partition_C(cute.make_identity_tensor((bM, d)))
+            tScS = thr_qk.partition_C(cute.make_identity_tensor((64, bN)))  # ((2, 2, bN / 8), 1, 1)
+            tOcO = thr_pv.partition_C(cute.make_identity_tensor((64, d)))
             acc_S = cute.make_rmem_tensor(tScS.shape, cutlass.Float32)
             acc_O = cute.make_rmem_tensor(tOcO.shape, cutlass.Float32)
             # P as wgmma's A fragment ((2, 2, 2), 1, bN / 16): the same registers order as S's accumulators
-            tOrP = cute.make_rmem_tensor(thr_pv.partition_A(cute.make_identity_tensor((bM, bN))).shape, dt)
+            tOrP = cute.make_rmem_tensor(thr_pv.partition_A(cute.make_identity_tensor((64, bN))).shape, dt)
             S_as_P = cute.make_tensor(acc_S.iterator, cute.make_layout(tOrP.shape))
             row_max = cute.make_rmem_tensor(2, cutlass.Float32)
             row_sum = cute.make_rmem_tensor(2, cutlass.Float32)
             row_scale = cute.make_rmem_tensor(2, cutlass.Float32)
             tiled_pv.set(warpgroup.Field.ACCUMULATE, True)  # O accumulates from zero (a new TiledMma's is off)
             # the ping-pong runs on across the CTA's tiles: warpgroup 0 goes first, and its last wait on
-            # barrier 2 takes warpgroup 1's last arrival. (Arriving again at the start of each tile could
-            # put two arrivals of warpgroup 1 in one phase of barrier 2, completing it without warpgroup 0:
-            # a hang on the GPU with a persistent grid.)
-            if wg == 1:
+            # barrier 2 takes the last warpgroup's last arrival. (Arriving again at the start of each tile
+            # could put two arrivals of that warpgroup in one phase of barrier 2, completing it without
+            # warpgroup 0: a hang on the GPU with a persistent grid.)
+            if wg == self.consumer_wgs - 1:
                 pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive()
+            done = cutlass.Int32(0)
             for i in self.tile_loop(tiles_per_cta):
                 valid, m_block, bh, n_blocks = self.tile(i, mLSE)
+                if cutlass.const_expr(not self.causal):
+                    done = i * n_blocks_all
                 if valid:
                     q_tile, _ = self.rows(m_block, bh, mLSE)
-                    self.consume_tile(i * n_blocks_all, n_blocks, _state_at(q_consumer, i), wg, ctid, q_tile,
+                    self.consume_tile(done, n_blocks, _state_at(q_consumer, i), wg, ctid, q_tile,
                                       m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv,
                                       thr_pv, tSsQ, tSsK, tOsV, tScS, tOcO, acc_S, acc_O, tOrP, S_as_P,
                                       row_max, row_sum, row_scale)
-            if wg == 0:  # the last arrival of warpgroup 1 on barrier 2
+                if cutlass.const_expr(self.causal):
+                    done = done + n_blocks  # (after an invalid tile, the last trip, nothing uses it)
+            if wg == 0:  # the last arrival of the last warpgroup on barrier 2
                 pipeline.NamedBarrier(barrier_id=2, num_threads=256).arrive_and_wait()
+
+    @cute.jit
+    def consume_blocks_in_turn(self, done, n_blocks, wg, row0, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv, tSsQ,
+                               tSsK, tOsV, tScS, acc_S, acc_O, tOrP, S_as_P, row_max, row_sum, row_scale):
+        """The key blocks 1 .. n_blocks - 1 without the intra-warpgroup overlap (``overlap=False``,
+        FlashAttention-3's IntraWGOverlap off): in its turn a warpgroup issues P_{j-1} V_{j-1}, waits
+        for it, then issues S_j = Q K_j^T and passes the turn; the softmax of S_j runs while the other
+        warpgroups' GEMMs do. Only S and O are live through the softmax (no P of the block before):
+        fewer registers at the cost of a wait on P V."""
+        for j in self.loop(1, n_blocks):
+            ks = _state_at(consumer, done + j)
+            vs = _state_at(consumer, done + j - 1)
+            pipe_v.consumer_wait(vs)
+            pipe_k.consumer_wait(ks)  # (K_j was loaded before V_{j-1})
+            self.sched_wait(wg)
+            self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)  # O += P_{j-1} V_{j-1}
+            warpgroup.wait_group(0)
+            pipe_v.consumer_release(vs)
+            self.gemm(tiled_qk, acc_S, tSsQ, tSsK, ks.index, True, wg)  # S_j = Q K_j^T
+            self.sched_pass(wg)
+            warpgroup.wait_group(0)
+            pipe_k.consumer_release(ks)
+            if cutlass.const_expr(self.causal and self.tile_m > self.tile_n):
+                self.mask_causal(acc_S, tScS, row0, n_blocks - 1 - j)
+            self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
+            self.rescale(acc_O, row_scale)
+            tOrP.store(S_as_P.load().to(self.dtype))
 
     @cute.jit
     def consume_tile(self, done, n_blocks, q_state, wg, ctid, q_tile, m_block, bh, mO, mLSE, pipe_q, pipe_k, pipe_v,
@@ -366,41 +450,54 @@ class HopperAttentionForward:
         """One consumer warpgroup's part of one query block: its 64 rows of O and LSE. ``done``: the
         key blocks the pipelines passed before this tile."""
         bM, d, dt = self.tile_m, self.head_dim, self.dtype
+        seqlen = mLSE.shape[1]
+        row0 = m_block * bM + 64 * wg  # the warpgroup's first row in the sequence
         acc_O.fill(0.0)
         pipe_q.consumer_wait(q_state)
 
-        # the first (diagonal, when causal) block: S, mask, softmax; its P V is issued with the next S
+        # the first (the diagonal, when causal) block: S, mask, softmax; its P V is issued with the next S
         first = _state_at(consumer, done)
         pipe_k.consumer_wait(first)
-        self.gemm(tiled_qk, acc_S, tSsQ, tSsK, first.index, True)
+        self.gemm(tiled_qk, acc_S, tSsQ, tSsK, first.index, True, wg)
         warpgroup.wait_group(0)
         pipe_k.consumer_release(first)
         if cutlass.const_expr(self.causal):
-            self.mask_diagonal(acc_S, tScS)
+            self.mask_causal(acc_S, tScS, row0, n_blocks - 1)
         self.softmax_step(acc_S, row_max, row_sum, row_scale, True)
         tOrP.store(S_as_P.load().to(dt))
 
-        for j in self.loop(1, n_blocks):
-            ks = _state_at(consumer, done + j)
-            vs = _state_at(consumer, done + j - 1)
-            pipe_k.consumer_wait(ks)
-            self.sched_wait(wg)
-            self.gemm(tiled_qk, acc_S, tSsQ, tSsK, ks.index, True)  # S_j = Q K_j^T
-            pipe_v.consumer_wait(vs)
-            self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)  # O += P_{j-1} V_{j-1}
-            self.sched_pass(wg)
-            warpgroup.wait_group(1)  # S_j is ready; P V still running
-            pipe_k.consumer_release(ks)
-            self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
-            warpgroup.wait_group(0)
-            pipe_v.consumer_release(vs)
-            tOrP.store(S_as_P.load().to(dt))
-            self.rescale(acc_O, row_scale)
+        if cutlass.const_expr(not self.overlap):
+            self.consume_blocks_in_turn(done, n_blocks, wg, row0, pipe_k, pipe_v, consumer, tiled_qk, tiled_pv,
+                                        tSsQ, tSsK, tOsV, tScS, acc_S, acc_O, tOrP, S_as_P, row_max, row_sum,
+                                        row_scale)
+        else:
+            for j in self.loop(1, n_blocks):
+                ks = _state_at(consumer, done + j)
+                vs = _state_at(consumer, done + j - 1)
+                pipe_k.consumer_wait(ks)
+                self.sched_wait(wg)
+                self.gemm(tiled_qk, acc_S, tSsQ, tSsK, ks.index, True, wg)  # S_j = Q K_j^T
+                pipe_v.consumer_wait(vs)
+                self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)  # O += P_{j-1} V_{j-1}
+                self.sched_pass(wg)
+                warpgroup.wait_group(1)  # S_j is ready; P V still running
+                pipe_k.consumer_release(ks)
+                if cutlass.const_expr(self.causal and bM > self.tile_n):  # 192 rows: two blocks reach the diagonal
+                    self.mask_causal(acc_S, tScS, row0, n_blocks - 1 - j)
+                self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
+                warpgroup.wait_group(0)
+                pipe_v.consumer_release(vs)
+                tOrP.store(S_as_P.load().to(dt))
+                self.rescale(acc_O, row_scale)
         pipe_q.consumer_release(q_state)  # the last S is done: the producer may load the next tile's Q
 
         vs = _state_at(consumer, done + n_blocks - 1)
         pipe_v.consumer_wait(vs)
+        if cutlass.const_expr(not self.overlap):
+            self.sched_wait(wg)
         self.gemm(tiled_pv, acc_O, tOrP, tOsV, vs.index, False)
+        if cutlass.const_expr(not self.overlap):
+            self.sched_pass(wg)
         warpgroup.wait_group(0)
         pipe_v.consumer_release(vs)
 
@@ -414,13 +511,14 @@ class HopperAttentionForward:
             inv = 0.0 if total == 0.0 else cute.arch.rcp_approx(total)
             O[r, None] = O[r, None].load() * inv
             lse[r] = -cutlass.Float32.inf if total == 0.0 else (row_max[r] * sl2 + cute.math.log2(total)) * LN2
-        gO = cute.local_tile(mO, (bM, d), (q_tile, 0))
-        rO = cute.make_fragment_like(acc_O, mO.element_type)
-        rO.store(acc_O.load().to(mO.element_type))
-        cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mO.element_type), rO, thr_pv.partition_C(gO))
-        if ctid % 4 == 0:
-            for r in cutlass.range_constexpr(2):
-                mLSE[bh, m_block * bM + C[r, 0][0]] = lse[r]
+        if row0 < seqlen:  # (a warpgroup past the end of a partial block stores nothing)
+            gO = cute.local_tile(mO, (64, d), (q_tile + wg, 0))
+            rO = cute.make_fragment_like(acc_O, mO.element_type)
+            rO.store(acc_O.load().to(mO.element_type))
+            cute.copy(cute.make_copy_atom(cute.nvgpu.CopyUniversalOp(), mO.element_type), rO, thr_pv.partition_C(gO))
+            if ctid % 4 == 0:
+                for r in cutlass.range_constexpr(2):
+                    mLSE[bh, row0 + C[r, 0][0]] = lse[r]
 
     @cute.jit
     def __call__(self, mQ: cute.Tensor, mK: cute.Tensor, mVt: cute.Tensor, mO: cute.Tensor, mLSE: cute.Tensor):
@@ -438,8 +536,8 @@ class HopperAttentionForward:
         if mLSE.element_type != cutlass.Float32 or bh * seqlen != rows:
             raise ValueError(f"{where}: LSE {mLSE.shape} of {mLSE.element_type}: expected Float32 "
                              f"(batch * heads, seqlen) with batch * heads * seqlen = {rows}")
-        if seqlen % self.tile_m:
-            raise ValueError(f"{where}: seqlen {seqlen} must be a multiple of {self.tile_m} (no partial tiles)")
+        if seqlen % self.tile_n:
+            raise ValueError(f"{where}: seqlen {seqlen} must be a multiple of {self.tile_n} (no partial key blocks)")
         tiled_qk, tiled_pv, q_smem, k_smem, v_smem, tma_q, tQ, tma_k, tK, tma_v, tV = self.make_atoms(mQ, mK, mVt)
         grid, per_cta = self.grid(bh, seqlen)
         self.kernel(tma_q, tQ, tma_k, tK, tma_v, tV, mO, mLSE, tiled_qk, tiled_pv, q_smem, k_smem, v_smem,
@@ -447,7 +545,7 @@ class HopperAttentionForward:
 
     def grid(self, bh, seqlen):
         """(grid, tiles per CTA): one CTA per (query block, batch x head), or num_ctas persistent CTAs."""
-        m_blocks = seqlen // self.tile_m
+        m_blocks = -(-seqlen // self.tile_m)
         if self.num_ctas is None:
             return (m_blocks, bh, 1), 1
         ctas = min(self.num_ctas, m_blocks * bh)
@@ -481,13 +579,15 @@ def reference(q, k, v, causal, scale):
     return (e / tot) @ v, (m + np.log(tot))[..., 0]
 
 
-def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, num_ctas=None):
+def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, num_ctas=None, consumer_wgs=2,
+            overlap=None):
     """Runs the kernel on the CPU interpreter on random inputs (f16: numpy arrays; bf16: CPU torch
     tensors); returns (max |O - ref|, max |LSE - ref|) against float64 numpy."""
     rng = np.random.default_rng(seed)
     x = [rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3)]
     lse = np.zeros((b, h, s), np.float32)
-    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, dynamic=dynamic, num_ctas=num_ctas)
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, dynamic=dynamic, num_ctas=num_ctas,
+                                 consumer_wgs=consumer_wgs, overlap=overlap)
     if dtype == "f16":
         q, k, v = (t.astype(np.float16) for t in x)
         o = np.zeros((b, h, s, d), np.float16)
@@ -517,7 +617,7 @@ def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, see
 TOLERANCE = {"f16": (4e-3, 1e-4), "bf16": (3e-2, 1e-4)}
 
 
-def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None) -> int:
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None, consumer_wgs=2, overlap=None) -> int:
     """On a GPU: compile once, check against torch (f32), time the compiled call back to back."""
     import torch
 
@@ -529,7 +629,7 @@ def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None) -> int:
     args = views(q, k, v, o, lse)
     if ctas == 0:  # persistent, one CTA per SM
         ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, num_ctas=ctas)
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, num_ctas=ctas, consumer_wgs=consumer_wgs, overlap=overlap)
     compiled = cute.compile(fwd, *args)
     compiled(*args)
     torch.cuda.synchronize()
@@ -566,13 +666,18 @@ def main(argv=None) -> int:
     p.add_argument("--dynamic", action="store_true", help="CPU: a runtime key-block loop (always on with --gpu)")
     p.add_argument("--cuda", default=None, help="write the generated CUDA source here")
     p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--ctas", type=int, default=None, help="non-causal: a persistent grid of this many CTAs "
+    p.add_argument("--ctas", type=int, default=None, help="a persistent grid of this many CTAs "
                    "(0 with --gpu: one per SM); default one CTA per (query block, batch x head)")
+    p.add_argument("--wgs", type=int, default=2, choices=(2, 3), help="consumer warpgroups of 64 query rows "
+                   "(3: 192-row blocks, head_dim 64 only)")
+    p.add_argument("--no-overlap", action="store_true", help="no intra-warpgroup overlap of the softmax with P V "
+                   "(always so with --wgs 3)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
     if a.gpu:
-        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas)
-    err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, num_ctas=a.ctas or None)
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas, a.wgs, False if a.no_overlap else None)
+    err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, num_ctas=a.ctas or None,
+                             consumer_wgs=a.wgs, overlap=False if a.no_overlap else None)
     tol_o, tol_lse = TOLERANCE[a.dtype]
     ok = err_o <= tol_o and err_lse <= tol_lse
     print(f"sm90_fmha_fwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: max |O - ref| = "

@@ -663,3 +663,26 @@ def test_gpu_launch_path_reproves_for_new_scalar_values():
         with pytest.raises(LaunchError, match=r"was proved in bounds .* but not for n = 9.*Nothing was launched"):
             nested(A, 9).launch(grid=1, block=1)
         assert len(gpu.launches) == 2
+
+
+def _register_bound_loop(length):
+    """for i in range(0, min(bid + 1, 4)): A[tid + 32 * i], A of `length` elements: a causal key loop
+    whose bound is a traced min, held in a register."""
+    p = Prog(threads=32, grid=8)
+    A = p.param("A", length)
+    n = p.compute("min", p.bid + 1, 4)
+    f, i = p.for_(0, RegVar(n))
+    with p.into(f.body):
+        p.emit(Load(p.reg(Float32), A, p.tid + 32 * i, (0,)))
+    ir = p.ir()
+    check_bounds(ir, "gpu")
+    return ir
+
+
+def test_loop_bound_in_a_register_is_left_to_the_ranges():
+    """The exact per-thread evaluation of an access in a loop binds the loop variable to the loop's
+    bounds: a bound read from a register cannot be evaluated so (it raised KeyError: 'reg.N.0' at
+    the launch); the ranges take it instead, and, not proving it (they do not bound i by the min),
+    guard it, in bounds or not."""
+    assert len(_register_bound_loop(32 * 4).guards) == 1  # i <= min(bid + 1, 4) - 1 <= 3
+    assert len(_register_bound_loop(32 * 3).guards) == 1  # bid >= 3 reaches A[tid + 96]

@@ -56,6 +56,18 @@ def test_persistent_forward_equals_numpy():
     assert tuple(last_launch().ir.grid)[:2] == (2, 1)
 
 
+@pytest.mark.parametrize("wgs", [2, 3])
+def test_persistent_causal_forward_equals_numpy(wgs):
+    """Causal on a persistent grid, the longest tiles first: 3 heads x 3 (or 2) query blocks over 2 CTAs;
+    the tiles have 3, 2 or 1 key blocks (wgs 3: 3 or 2), so each CTA's pipeline position is the sum of
+    its earlier tiles' blocks, carried through the tile loop."""
+    ex = _example()
+    err_o, err_lse = ex.run_cpu(1, 3, 384, 64, True, "f16", dynamic=True, num_ctas=2, consumer_wgs=wgs)
+    tol_o, tol_lse = ex.TOLERANCE["f16"]
+    assert err_o <= tol_o and err_lse <= tol_lse, (err_o, err_lse)
+    assert tuple(last_launch().ir.grid)[:2] == (2, 1)
+
+
 def test_forward_cuda_compiles_with_the_fa3_structure():
     ex = _example()
     err_o, _ = ex.run_cpu(1, 1, 256, 128, False, "f16", dynamic=True)  # the runtime loop, as on the GPU
@@ -76,6 +88,55 @@ def test_forward_cuda_compiles_with_the_fa3_structure():
     _ptxas_report_is_clean(src)  # compiles for sm_90a (as sm90_util.nvcc_compiles does), with ptxas -v
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_three_consumer_warpgroups_equal_numpy(causal):
+    """consumer_wgs=3 (192-row blocks), s640 f16: four query blocks, the last one partial (rows 576..639:
+    warpgroups 1 and 2 wholly past the end store nothing); causal: up to two masked key blocks per block
+    and rows fully masked in the top block (max -inf, then a correction of 0)."""
+    ex = _example()
+    err_o, err_lse = ex.run_cpu(1, 1, 640, 64, causal, "f16", dynamic=True, consumer_wgs=3)
+    tol_o, tol_lse = ex.TOLERANCE["f16"]
+    assert err_o <= tol_o and err_lse <= tol_lse, (err_o, err_lse)
+    assert tuple(last_launch().ir.grid)[:2] == (4, 1) and tuple(last_launch().ir.block)[0] == 512
+
+
+def test_three_consumer_warpgroups_persistent_equal_numpy():
+    """consumer_wgs=3 on a persistent grid: 6 tiles (2 blocks x 3 heads, s384: the second block partial)
+    over 4 CTAs, the round-robin turn carried across tiles (two CTAs take two tiles)."""
+    ex = _example()
+    err_o, err_lse = ex.run_cpu(1, 3, 384, 64, False, "f16", dynamic=True, num_ctas=4, consumer_wgs=3)
+    tol_o, tol_lse = ex.TOLERANCE["f16"]
+    assert err_o <= tol_o and err_lse <= tol_lse, (err_o, err_lse)
+
+
+def test_forward_without_intra_warpgroup_overlap_equals_numpy():
+    """overlap=False with two warpgroups, d128 causal, the runtime loop (as on the GPU)."""
+    ex = _example()
+    err_o, err_lse = ex.run_cpu(1, 1, 384, 128, True, "f16", dynamic=True, overlap=False)
+    tol_o, tol_lse = ex.TOLERANCE["f16"]
+    assert err_o <= tol_o and err_lse <= tol_lse, (err_o, err_lse)
+
+
+@pytest.mark.parametrize("wgs,causal", [(3, False), (3, True), (2, False)])
+def test_variants_compile_without_spills(wgs, causal):
+    """The CUDA of consumer_wgs=3 (512 threads: producer 32 registers, consumers 160; the turn over
+    barriers 2, 3, 4) and of overlap=False compiles for sm_90a without spills; no wait_group(1) (the
+    softmax waits for P V). s384: three key blocks (at s256, one trip of the key loop, nvcc merges it with
+    the first and last blocks and the three-warpgroup kernel spills 128 bytes)."""
+    ex = _example()
+    err_o, _ = ex.run_cpu(1, 1, 384, 64, causal, "f16", dynamic=True, consumer_wgs=wgs, overlap=False)
+    assert err_o <= ex.TOLERANCE["f16"][0]
+    src = cuda.render(last_launch().ir)
+    regs = ("24", "240") if wgs == 2 else ("32", "160")
+    for s in (f"setmaxnreg.dec.sync.aligned.u32 {regs[0]}", f"setmaxnreg.inc.sync.aligned.u32 {regs[1]}",
+              "bar.sync 2, 256", "bar.sync 3, 256", "bar.arrive 2, 256", "bar.arrive 3, 256"):
+        assert s in src, s
+    assert ("bar.sync 4, 256" in src) == (wgs == 3) and ("bar.arrive 4, 256" in src) == (wgs == 3)
+    assert "wgmma.wait_group.sync.aligned 1" not in src
+    assert f"__launch_bounds__({128 * (wgs + 1)})" in src
+    _ptxas_report_is_clean(src)
+
+
 def _ptxas_report_is_clean(src):
     """ptxas -v: no spills, and no warpgroup.arrive injected between wgmmas (C7519)."""
     nvcc = shutil.which("nvcc")
@@ -93,22 +154,31 @@ def _ptxas_report_is_clean(src):
 
 def test_bad_inputs_are_refused():
     ex = _example()
-    with pytest.raises(ValueError, match="num_ctas .* is for non-causal"):
-        ex.HopperAttentionForward(cute.Float16, 64, causal=True, num_ctas=132)
     with pytest.raises(ValueError, match="head_dim = 96"):
         ex.HopperAttentionForward(cute.Float16, 96)
     q = np.zeros((1, 1, 192, 64), np.float16)
     lse = np.zeros((1, 1, 192), np.float32)
     with pytest.raises(ValueError, match="seqlen 192 must be a multiple of 128"):
         ex.HopperAttentionForward(cute.Float16, 64)(*ex.views(q, q, q, q.copy(), lse))
+    with pytest.raises(ValueError, match="consumer_wgs = 3 with head_dim 128"):
+        ex.HopperAttentionForward(cute.Float16, 128, consumer_wgs=3)
+    with pytest.raises(ValueError, match="overlap=True with consumer_wgs=3"):
+        ex.HopperAttentionForward(cute.Float16, 64, consumer_wgs=3, overlap=True)
+    with pytest.raises(ValueError, match=r"tile_mn = \(128, 128\); only \(192, 128\)"):
+        ex.HopperAttentionForward(cute.Float16, 64, consumer_wgs=3, tile_mn=(128, 128))
     with pytest.raises(ValueError, match="made for BFloat16"):
         ex.HopperAttentionForward(cute.BFloat16, 64)(*ex.views(q[:, :, :128], q[:, :, :128], q[:, :, :128],
                                                               q[:, :, :128].copy(), lse[:, :, :128]))
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("d,causal,ctas", [(64, False, None), (128, True, None), (128, False, 0)])
-def test_forward_on_the_gpu_equals_torch(d, causal, ctas):
-    """On an H100: O and LSE against torch in f32 (run_gpu checks them; ctas 0: persistent, one CTA per SM)."""
+@pytest.mark.parametrize("d,causal,ctas,wgs,overlap", [(64, False, None, 2, None), (128, True, None, 2, None),
+                                                      (128, False, 0, 2, None), (64, False, None, 3, None),
+                                                      (64, True, None, 3, None), (64, False, 0, 3, None),
+                                                      (128, True, None, 2, False), (64, True, 0, 2, None),
+                                                      (64, True, 0, 3, None)])
+def test_forward_on_the_gpu_equals_torch(d, causal, ctas, wgs, overlap):
+    """On an H100: O and LSE against torch in f32 (run_gpu checks them; ctas 0: persistent, one CTA per SM;
+    wgs 3: 192-row blocks, the last of s1024 partial)."""
     ex = _example()
-    assert ex.run_gpu(2, 4, 1024, d, causal, "bf16", iters=2, ctas=ctas) == 0
+    assert ex.run_gpu(2, 4, 1024, d, causal, "bf16", iters=2, ctas=ctas, consumer_wgs=wgs, overlap=overlap) == 0

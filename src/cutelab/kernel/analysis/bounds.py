@@ -118,7 +118,9 @@ def _exactly_checkable(base: Any, guards: List[Tuple[Any, bool]], loops: Tuple[A
     if loops:
         f = loops[0]
         for b in (f.lo, f.hi):
-            if isinstance(b, Expr) and any(isinstance(v, LoopVar) for v in atoms(b)):
+            if isinstance(b, tuple):  # a bound held in a register (a traced min, say): data-dependent
+                return False
+            if isinstance(b, Expr) and any(isinstance(v, LoopVar) or v.name.startswith("reg.") for v in atoms(b)):
                 return False
         if not _linear_in(base, var):
             return False
