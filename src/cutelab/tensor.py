@@ -882,6 +882,10 @@ class Pointer:
         atomic_add, ...) take the pointer itself, so it is the same pointer."""
         return self
 
+    def to_llvm_ptr(self, *, loc: Any = None, ip: Any = None) -> "Pointer":
+        """CuTe DSL's Pointer.to_llvm_ptr(): ``llvm_ptr``, the same pointer."""
+        return self
+
     @property
     def memspace(self) -> str:
         return self.engine.memspace

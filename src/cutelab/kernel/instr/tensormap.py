@@ -98,8 +98,14 @@ class DescLoc:
     def shared(self) -> bool:
         return isinstance(self.mem, Shared)
 
+    @property
+    def unit(self) -> int:
+        """Bytes per element of the memory the base counts in (a kernel argument of bytes, as CUTLASS's MoE
+        workspace is, or of 64-bit words)."""
+        return 8 if self.shared else max(1, self.mem.dtype.width // 8)
+
     def access(self, op: Any, store: bool) -> Access:
-        return Access(self.mem, self.base, tuple(range(_WORDS)), store, op)
+        return Access(self.mem, self.base, tuple(range(_WORDS * 8 // self.unit)), store, op)
 
     def _rows(self, b: Any, buffers: Any, act: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray]:
         base = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
@@ -108,11 +114,16 @@ class DescLoc:
             base = base + b.block_of[act] * self.mem.length
             lo, hi = b.block_of[act] * self.mem.length, (b.block_of[act] + 1) * self.mem.length
         else:
+            u = self.unit
+            if act.size and (base * u % 8).any():
+                raise LaunchError(f"{what}: the descriptor at byte {int(base[(base * u % 8) != 0][0] * u)} of "
+                                  f"{self.mem.name} is not 8-byte aligned (TMA descriptors are 64-byte aligned)")
+            base = base * u // 8
             data = buffers[self.mem.index].view(np.uint64)
             lo, hi = 0, len(data)
         if act.size and ((base < lo) | (base + _WORDS > hi)).any():
             raise LaunchError(f"{what}: the 128-byte descriptor at word {int(base[0])} of {self.mem.name} runs outside "
-                              f"its {self.mem.length} 8-byte words")
+                              f"its {hi} 8-byte words")
         return data, base[:, None] + np.arange(_WORDS)[None, :]
 
     def read(self, b: Any, buffers: Any, act: np.ndarray, what: str) -> np.ndarray:
@@ -151,9 +162,9 @@ def desc_loc(ptr: Any, what: str) -> DescLoc:
     if not isinstance(eng, GmemEngine):
         raise TraceError(f"{what}: expected a pointer into global or shared memory holding a TMA descriptor, got "
                          f"{type(ptr).__name__} (at {user_location()})")
-    if eng.dtype.width != 64:
-        raise TraceError(f"{what}: the descriptor pointer must point to 64-bit words (an Int64 workspace, as CuTe "
-                         f"DSL's examples allocate), got {eng.dtype} (at {user_location()})")
+    if eng.dtype.width not in (8, 16, 32, 64) or not eng.dtype.is_integer:
+        raise TraceError(f"{what}: the descriptor pointer must point to integers (an Int64 or Uint8 workspace, as "
+                         f"CuTe DSL's examples allocate), got {eng.dtype} (at {user_location()})")
     if is_sym(off):
         t.check_index(off, what)
     elif not isinstance(off, (int, np.integer)):
@@ -508,10 +519,33 @@ def copy_tensormap(atom: Any, ptr: Any, *, loc: Any = None, ip: Any = None) -> N
     t = current(what)
     if not isinstance(atom, TmaCopyAtom):
         raise TraceError(f"{what}: expected a TMA atom from make_tiled_tma_atom, got {type(atom).__name__}{_where()}")
+    src = getattr(atom, "runtime_src", None)
+    if src is not None:
+        _copy_runtime_atom(t, atom, src, ptr, what)
+        return
     g = _atom_param(atom, what)
     op = TensorMapCopyOp(atom.desc, g, desc_loc(ptr, what), _where())
     name_tensor_map(t, op, g.index, atom.desc)
     t.emit(op)
+
+
+def _copy_runtime_atom(t: Any, atom: Any, src: Any, ptr: Any, what: str) -> None:
+    """copy_tensormap of an atom the kernel made for a tensor over a layout with runtime extents (CUTLASS's MoE
+    GEMMs: one descriptor per expert): the descriptor of the tensor's kernel argument, with the atom's box and
+    swizzle (a tensor-map parameter: the template), then its address, extents and strides replaced by the
+    tensor's (``tensormap.replace``; on the CPU the image gets them, checked as TMA checks them)."""
+    from .tma import name_tensor_map
+
+    eng = src.engine
+    if not isinstance(eng, GmemEngine) or isinstance(eng, SmemEngine):
+        raise TraceError(f"{what}: the atom was made in the kernel for a tensor at a runtime address; cutelab builds "
+                         f"a descriptor in the kernel only for a tensor inside a kernel argument's global memory"
+                         f"{_where()}")
+    loc = desc_loc(ptr, what)
+    op = TensorMapCopyOp(atom.desc, eng.param, loc, _where())
+    name_tensor_map(t, op, eng.param.index, atom.desc)
+    t.emit(op)
+    _emit_update(t, atom.desc, src, atom.runtime_modes, loc, what)
 
 
 class TensorMapPrefetchOp(Op):
@@ -602,6 +636,27 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
             or max(d.modes) >= len(shape):
         raise TraceError(f"{what}: the tensor {lay} does not have the modes of the tensor {atom.gmem_layout} the atom "
                          f"was made for{_where()}")
+    _emit_update(t, d, tensor, d.modes, desc_loc(ptr, what), what, (addr, shape, stride))
+
+
+def _emit_update(t: Any, d: Any, tensor: Any, modes: Any, loc: DescLoc, what: str, known: Any = None) -> None:
+    """A TensorMapUpdateOp giving the descriptor at loc the tensor's address, and the extent and byte stride of
+    its mode ``modes[k]`` for each TMA dimension k of d."""
+    if known is None:
+        from ...layout import Layout
+        from .runtime_layout import RuntimeLayout
+
+        eng, off = tensor.engine, tensor.offset
+        t.check_index(off, what) if is_sym(off) else None
+        addr = (eng.param, off)
+        lay = tensor.layout
+        if not isinstance(lay, (RuntimeLayout, Layout)):
+            raise TraceError(f"{what}: the tensor's layout must be a Layout, got {lay}{_where()}")
+        shape, stride = lay.shape, lay.stride
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        stride = stride if isinstance(stride, tuple) else (stride,)
+    else:
+        addr, shape, stride = known
     eb = d.dtype.bytes
 
     def val(x: Any, scale: int) -> Any:
@@ -613,11 +668,11 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
             return v.refs[0]
         return int(x) * scale
 
-    dims = tuple(val(shape[m], 1) for m in d.modes)
-    strides = tuple(val(stride[m], eb) for m in d.modes)
+    dims = tuple(val(shape[m], 1) for m in modes)
+    strides = tuple(val(stride[m], eb) for m in modes)
     if isinstance(addr, tuple) and not hasattr(addr[0], "kind"):
         t.check_refs([addr], what)
-    t.emit(TensorMapUpdateOp(desc_loc(ptr, what), addr, dims, strides, eb, _where()))
+    t.emit(TensorMapUpdateOp(loc, addr, dims, strides, eb, _where()))
 
 
 def fence_tma_desc_acquire(ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
@@ -689,3 +744,42 @@ def _coord(c: Any) -> Any:
     if isinstance(v, (int, np.integer)):
         return int(v)
     raise TraceError(f"nvvm TMA load: a coordinate must be an integer, got {type(c).__name__}{_where()}")
+
+
+class TensorMapPrefetchAtOp(Op):
+    """NVVM's ``prefetch`` with ``tensormap=True`` of a descriptor in memory (CUTLASS's MoE kernels prefetch each
+    expert's descriptor from their workspace): ``prefetch.tensormap [p]``. A cache hint: the CPU does nothing."""
+
+    __slots__ = ("dloc", "where")
+    min_sm = 90
+
+    def __init__(self, loc: DescLoc, where: str):
+        self.dloc, self.where = loc, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return f"prefetch_tensormap {self.dloc.mem.name}[{_ref_str(self.dloc.base)}]"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        a, ss = self.dloc.cuda_addr(r)
+        space = "" if ss == ".global" else ss
+        r.emit(f'asm volatile("prefetch{space}.tensormap [%0];" :: "l"({a}) : "memory");')
+
+
+def nvvm_prefetch(addr: Any, *, cache_level: Any = None, evict_priority: Any = None, predicate: Any = None,
+                  tensormap: Any = None, uniform: Any = None, in_param_space: Any = None, loc: Any = None,
+                  ip: Any = None) -> None:
+    """``cute.arch.prefetch(ptr, tensormap=True)`` (CuTe DSL's NVVM wrapper) of a TMA descriptor in global or
+    shared memory. Prefetches of data into a cache level are not supported in cutelab yet (refused)."""
+    what = "cute.arch.prefetch"
+    t = current(what)
+    if not tensormap or cache_level is not None or evict_priority is not None or uniform or in_param_space:
+        raise TraceError(f"{what}: cutelab prefetches TMA descriptors only (tensormap=True, no cache level, eviction "
+                         f"priority, uniform or parameter-space form){_where()}")
+    if predicate is not None:
+        raise TraceError(f"{what}: a predicated prefetch is not supported in cutelab yet{_where()}")
+    t.emit(TensorMapPrefetchAtOp(desc_loc(addr, what), _where()))
