@@ -887,6 +887,11 @@ class Pointer:
         return self
 
     @property
+    def value(self) -> "Pointer":
+        """CuTe DSL's Pointer.value (its MLIR value, which dialect operations take): the same pointer."""
+        return self
+
+    @property
     def memspace(self) -> str:
         return self.engine.memspace
 

@@ -24,6 +24,8 @@ from typing import Any, Tuple
 import numpy as np
 
 from ...errors import TraceError, user_location
+from ...tensor import Tensor
+from ..frontend.engines import GmemEngine
 from ..frontend.trace import TraceValue
 from ..ir.symbolic import is_sym
 
@@ -230,4 +232,68 @@ def runtime_tensor(ptr: Any, layout: Any) -> Any:
         raise TraceError(f"make_tensor({ptr}, {layout}): a layout with runtime extents takes a pointer made from a "
                          f"runtime address (cute.make_ptr of an Int64) or into a kernel argument's global memory in "
                          f"cutelab (at {user_location()})")
-    return RuntimeTensor(ptr, layout)
+    if isinstance(eng, AddressEngine):
+        return RuntimeTensor(ptr, layout)
+    return _tma_view(RuntimeTensor(ptr, layout))
+
+
+class TmaOnlyEngine(GmemEngine):
+    """The global memory of a kernel argument seen through a tensor whose extents are runtime values
+    (``_tma_view``): TMA copies read and write it (their descriptor bounds them); element loads and stores
+    are refused, since the view's extents are only bounds."""
+
+    def __init__(self, base: GmemEngine, made_at: str):
+        super().__init__(base.param, base.address, base.memspace)
+        self.made_at = made_at
+
+    def _refuse(self, what: str) -> Any:
+        raise TraceError(f"{what} of a tensor over a layout with runtime extents (made at {self.made_at}): cutelab "
+                         f"moves such a tensor by TMA only (its extents bound a TMA descriptor); at {user_location()}")
+
+    def load(self, offset: Any, layout: Any) -> Any:
+        return self._refuse("a load")
+
+    def store(self, offset: Any, layout: Any, value: Any) -> None:
+        self._refuse("a store")
+
+    def read_one(self, off: Any) -> Any:
+        return self._refuse("an element read")
+
+    def write_one(self, off: Any, v: Any) -> None:
+        self._refuse("an element write")
+
+
+class BoundedRuntimeTensor(Tensor):
+    """``_tma_view``'s tensor: a Tensor whose ``runtime`` is the RuntimeTensor it bounds."""
+
+    def tma_stand_in(self) -> Any:
+        return self.runtime.tma_stand_in()
+
+    def tma_modes(self, desc: Any, stand_in: Any) -> Any:
+        return self.runtime.tma_modes(desc, stand_in)
+
+
+def _tma_view(rt: RuntimeTensor) -> Any:
+    """A tensor over a kernel argument's global memory with runtime extents (CUTLASS's MoE kernels: an expert's
+    rows of the tokens' tensor): a Tensor over a static layout in which each runtime extent is a bound (the
+    extents the argument's memory has room for along that stride; a DynInt, so that tiles over it stay
+    dynamic), over a TmaOnlyEngine, so that the layout algebra (domain_offset, local_tile, partitions) and TMA
+    copies take it; ``runtime`` keeps the tensor itself, which make_tiled_tma_atom and the descriptor
+    update read."""
+    from ...dynamic import DynInt
+    from ...layout import make_layout
+    from ...numeric import Int32
+
+    eng = rt.engine
+    shape = []
+    for e, d in zip(rt.layout.shape, rt.layout.stride):
+        if isinstance(d, TraceValue):
+            raise TraceError(f"make_tensor({rt.iterator}, {rt.layout}): a stride computed in the kernel is not "
+                             f"supported by cutelab for a tensor in a kernel argument's memory (at {rt.made_at})")
+        if isinstance(e, TraceValue):
+            e = DynInt(max(1, len(eng) // max(1, abs(int(d)))), Int32, track=False)
+        shape.append(e)
+    lay = make_layout(tuple(shape), stride=tuple(rt.layout.stride))
+    view = BoundedRuntimeTensor(TmaOnlyEngine(eng, rt.made_at), lay, rt.offset, _checked=True)
+    view.runtime = rt
+    return view

@@ -536,6 +536,7 @@ def _copy_runtime_atom(t: Any, atom: Any, src: Any, ptr: Any, what: str) -> None
     tensor's (``tensormap.replace``; on the CPU the image gets them, checked as TMA checks them)."""
     from .tma import name_tensor_map
 
+    src = getattr(src, "runtime", src)  # a bounded view (runtime_layout._tma_view): the tensor it bounds
     eng = src.engine
     if not isinstance(eng, GmemEngine) or isinstance(eng, SmemEngine):
         raise TraceError(f"{what}: the atom was made in the kernel for a tensor at a runtime address; cutelab builds "
@@ -607,6 +608,7 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
     what = "cpasync.update_tma_descriptor"
     t = current(what)
     d = atom.desc
+    tensor = getattr(tensor, "runtime", tensor)  # a bounded view (runtime_layout._tma_view): the tensor it bounds
     eng, off = tensor.engine, tensor.offset
     if isinstance(eng, AddressEngine):
         if not (isinstance(off, (int, np.integer)) and int(off) == 0):
