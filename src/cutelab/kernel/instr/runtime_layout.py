@@ -179,9 +179,12 @@ class RuntimeTensor:
         from ...layout import Layout
         from ...tensor import Tensor
 
+        from ...dynamic import DynInt
+
         bits = self.element_type.width
         shape = tuple(TMA_STAND_IN_EXTENT if isinstance(e, TraceValue) else int(e) for e in self.shape)
-        stride = [None if isinstance(d, TraceValue) else int(d) for d in self.stride]
+        # a dynamic stride (a DynInt: a kernel argument's, known when cutelab traces) is a runtime one to CuTe DSL
+        stride = [None if isinstance(d, (TraceValue, DynInt)) else int(d) for d in self.stride]
         top = max([abs(d) * e for d, e in zip(stride, shape) if d is not None] + [1])
         unit = max(1, 128 // bits)  # 16 bytes in elements
         for i, d in enumerate(stride):
