@@ -50,6 +50,19 @@ _STATIC: List[Any] = []  # the static parts (TmaDescriptor: box, swizzle, elemen
 _STATIC_ID: Dict[Any, int] = {}
 
 
+_FAULT = 13  # the image's word naming a field TMA cannot use (1 + its index in _FAULTS), 0 for none
+_FAULTS: List[str] = []
+_FAULT_ID: Dict[str, int] = {}
+
+
+def _fault_id(msg: str) -> int:
+    k = _FAULT_ID.get(msg)
+    if k is None:
+        k = _FAULT_ID[msg] = len(_FAULTS) + 1
+        _FAULTS.append(msg)
+    return k
+
+
 def _static_id(desc: Any) -> int:
     k = _STATIC_ID.get(desc)
     if k is None:
@@ -73,11 +86,15 @@ def encode(desc: Any, address: int, dims: Any = None, strides: Any = None) -> np
     return w
 
 
-def decode(w: np.ndarray, what: str) -> Tuple[Any, int, List[int], List[int]]:
-    """(static descriptor, address, extents, byte strides) of an image; refuses bytes that are not one."""
+def decode(w: np.ndarray, what: str, usable: bool = True) -> Tuple[Any, int, List[int], List[int]]:
+    """(static descriptor, address, extents, byte strides) of an image; refuses bytes that are not one, and
+    (``usable``, for a TMA) one with a field TMA cannot use."""
     if int(w[0]) >> 8 != _TAG or int(w[1]) >= len(_STATIC):
         raise LaunchError(f"{what}: the 128 bytes at the descriptor pointer hold no TMA descriptor (copy one there "
                           f"with cpasync.copy_tensormap / TensorMapManager.init_tensormap_from_atom first)")
+    f = int(w[_FAULT])
+    if f and usable:
+        raise LaunchError(f"{what}: the descriptor cannot be used: {_FAULTS[f - 1] if f <= len(_FAULTS) else '?'}")
     desc = _STATIC[int(w[1])]
     r = desc.rank
     return desc, int(w[2]), [int(x) for x in w[3:3 + r]], [int(x) for x in w[8:8 + r]]
@@ -261,19 +278,24 @@ class TensorMapUpdateOp(Op):
         what = f"{b.ir.name}{self.where}: update_tma_descriptor"
         words = self.dloc.read(b, buffers, act, what).copy()
         for i in range(act.size):
-            decode(words[i], what)  # a descriptor must be there
+            decode(words[i], what, usable=False)  # a descriptor must be there
         words[:, 2] = self._address(b, act).astype(np.uint64)
+        # a field TMA cannot use (an extent of 0: CUTLASS's MoE kernels build a descriptor for an expert of no
+        # tokens, which no TMA then uses) is written; the descriptor is marked, and a TMA through it refused
+        words[:, _FAULT] = 0
         for k, (d, s) in enumerate(zip(self.dims, self.strides)):
             dv, sv = self._value(b, d, act), self._value(b, s, act)
-            if (dv < 1).any() or (dv > 1 << 32).any():
-                raise LaunchError(f"{what}: extent {int(dv[(dv < 1) | (dv > 1 << 32)][0])} of TMA dimension {k} is not "
-                                  f"in 1..2^32")
-            if k and ((sv % 16 != 0) | (sv < 0) | (sv >= 1 << 40)).any():
-                raise LaunchError(f"{what}: byte stride {int(sv[(sv % 16 != 0) | (sv < 0) | (sv >= 1 << 40)][0])} of TMA "
-                                  f"dimension {k} is not a multiple of 16 below 2^40, as TMA requires")
-            if k == 0 and (sv != self.eb).any():
-                raise LaunchError(f"{what}: the innermost TMA dimension must be contiguous, but the tensor's stride "
-                                  f"there is {int(sv[sv != self.eb][0])} bytes")
+            faults = [((dv < 1) | (dv > 1 << 32), lambda i: f"extent {int(dv[i])} of TMA dimension {k} is not in "
+                                                            f"1..2^32"),
+                      ((sv % 16 != 0) | (sv < 0) | (sv >= 1 << 40) if k else np.zeros(act.size, bool),
+                       lambda i: f"byte stride {int(sv[i])} of TMA dimension {k} is not a multiple of 16 below 2^40, "
+                                 f"as TMA requires"),
+                      ((sv != self.eb) if k == 0 else np.zeros(act.size, bool),
+                       lambda i: f"the innermost TMA dimension must be contiguous, but the tensor's stride there is "
+                                 f"{int(sv[i])} bytes")]
+            for bad, msg in faults:
+                for i in np.nonzero(bad & (words[:, _FAULT] == 0))[0]:
+                    words[i, _FAULT] = _fault_id(f"{msg(int(i))} (written by {what})")
             words[:, 3 + k] = dv.astype(np.uint64)
             words[:, 8 + k] = sv.astype(np.uint64)
         self.dloc.write(b, buffers, act, words, what)
