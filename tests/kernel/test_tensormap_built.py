@@ -92,3 +92,55 @@ def test_a_group_of_no_rows_gets_a_descriptor_that_a_tma_through_it_refuses():
                                           r"\(written by _build \(at .*test_tensormap_built.py:\d+\): "
                                           r"update_tma_descriptor\)"):
         _run([0, 96])
+
+
+@cute.kernel
+def _build_and_load(tA: cute.Tensor, A: cute.Tensor, offs: cute.Tensor, ws: cute.Tensor, B: cute.Tensor,
+                    sl: cutlass.Constexpr, atom: cutlass.Constexpr, release: cutlass.Constexpr,
+                    acquire: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    g, _, _ = cute.arch.block_idx()
+    smem = cutlass.utils.SmemAllocator()
+    bars = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
+    sA = smem.allocate_tensor(cutlass.Float16, sl.outer, 1024, swizzle=sl.inner)
+    desc = ws.iterator + g * 128
+    if tidx == 0:
+        cute.arch.mbarrier_init(bars.iterator, 1)
+        start = cutlass.Int32(0)
+        if g > 0:
+            start = offs[g - 1]
+        a_g = cute.make_tensor(A.iterator + start * A.stride[0],
+                               cute.make_layout((offs[g] - start, A.shape[1]), stride=(A.stride[0], 1)))
+        built, _ = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), a_g, sl, (64, 64))
+        cpasync.copy_tensormap(built, desc)
+        if release:
+            cpasync.fence_tma_desc_release()
+        if acquire:
+            cpasync.fence_tma_desc_acquire(desc)
+    cute.arch.mbarrier_init_fence()
+    cute.arch.sync_threads()
+    if tidx == 0:
+        cute.arch.mbarrier_arrive_and_expect_tx(bars.iterator, 64 * 64 * 2)
+        cute.copy(atom, cute.local_tile(tA, (64, 64), (0, 0)), sA, tma_bar_ptr=bars.iterator, tma_desc_ptr=desc)
+    cute.arch.mbarrier_wait(bars.iterator, 0)
+    for i in range(64):
+        B[g, i, tidx] = sA[i, tidx]
+
+
+@pytest.mark.parametrize("release,acquire", [(True, True), (False, True), (True, False)])
+def test_a_tma_in_the_launch_that_wrote_its_descriptor_needs_the_tensormap_fences(release, acquire):
+    A = ((np.arange(96 * 64) % 251) - 125).astype(np.float16).reshape(96, 64)
+    tA = from_dlpack(A, assumed_align=16).mark_layout_dynamic()
+    atom, tma = cpasync.make_tiled_tma_atom(cpasync.CopyBulkTensorTileG2SOp(), tA, _sl(), (64, 64))
+    B = np.full((2, 64, 64), -1, np.float16)
+    k = _build_and_load(tma, tA, from_dlpack(np.array([40, 96], np.int32)),
+                        from_dlpack(np.zeros(256, np.uint8), assumed_align=8), from_dlpack(B), _sl(), atom, release,
+                        acquire)
+    if release and acquire:
+        k.launch(grid=2, block=64)
+        assert (B[0, :40] == A[:40]).all() and not B[0, 40:].any() and (B[1, :56] == A[40:]).all()
+        return
+    missing = "not released to the tensormap proxy" if not release else "this thread did not acquire it"
+    with pytest.raises(LaunchError, match=rf"test_tensormap_built.py:\d+\): TMA load through a descriptor pointer: "
+                                          rf"the descriptor was written in this launch \(.*\) and {missing}"):
+        k.launch(grid=2, block=64)

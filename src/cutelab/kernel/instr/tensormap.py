@@ -21,8 +21,9 @@ the rewritten descriptor.
   address names (kernel/instr/address_access.py finds it). So a TMA through a descriptor the kernel
   rewrote uses the rewritten fields, and bytes copied elsewhere (to shared memory and back) stay a
   descriptor. Reading a descriptor where none was written (no tag) is a LaunchError naming the op
-  and line. The fences have no CPU effect (the interpreter's memory is coherent) beyond the copy of
-  ``cp_fence_tma_desc_release``.
+  and line. The interpreter's memory is coherent, but the tensormap proxy's order is checked (``_Fences``): a
+  TMA through a descriptor written in the same launch needs the writer's release and its own thread's acquire
+  after the write, else it is a LaunchError naming both lines.
 """
 
 from __future__ import annotations
@@ -147,9 +148,20 @@ class DescLoc:
         data, idx = self._rows(b, buffers, act, what)
         return data[idx]
 
-    def write(self, b: Any, buffers: Any, act: np.ndarray, words: np.ndarray, what: str) -> None:
+    def write(self, b: Any, buffers: Any, act: np.ndarray, words: np.ndarray, what: str,
+              released: bool = False) -> None:
+        """Write the descriptors; the write is a generic-proxy one (``released``: released as it is, as
+        tensormap.cp_fenceproxy's), which a TMA through them in this launch must see ordered (_Fences)."""
         data, idx = self._rows(b, buffers, act, what)
         data[idx] = words
+        _Fences.of(b).wrote(self._keys(idx), act, what, released)
+
+    def _keys(self, idx: np.ndarray) -> List[Tuple[Any, ...]]:
+        return [(self.shared, self.mem.index, int(w)) for w in idx[:, 0]]
+
+    def keys(self, b: Any, buffers: Any, act: np.ndarray, what: str) -> List[Tuple[Any, ...]]:
+        return self._keys(self._rows(b, buffers, act, what)[1])
+
 
     def cuda_addr(self, r: Any) -> Tuple[str, str]:
         """(C expression, PTX state space) of the descriptor's address: a generic 64-bit address of
@@ -158,6 +170,62 @@ class DescLoc:
         if self.shared:
             return f"(unsigned long long){smem_addr(r, self.mem, self.base)}", ".shared::cta"
         return f"(unsigned long long)({self.mem.name} + {code})", ".global"
+
+
+class _Fences:
+    """The tensormap proxy's ordering in one batch of blocks: a descriptor written in memory by the generic proxy
+    (copy_tensormap, update_tma_descriptor) reaches a TMA of this launch only through a release by the writer
+    (fence.proxy.tensormap::generic.release, cpasync.fence_tma_desc_release; tensormap.cp_fenceproxy releases its
+    copy) and an acquire of its address by the TMA's thread (fence_tma_desc_acquire) after it. A TMA without
+    them is refused, naming both lines; a descriptor written before the launch (another kernel's) needs none."""
+
+    def __init__(self) -> None:
+        self.clock = 0
+        self.writes: Dict[Any, Tuple[int, int, str]] = {}  # key -> (time, writing thread, what)
+        self.released: Dict[int, int] = {}  # thread -> time of its last release fence
+        self.acquired: Dict[Tuple[Any, int], int] = {}  # (key, thread) -> time of its acquire
+
+    @staticmethod
+    def of(b: Any) -> "_Fences":
+        f = b.common.get("tensormap_fences")
+        if f is None:
+            f = b.common["tensormap_fences"] = _Fences()
+        return f
+
+    def tick(self) -> int:
+        self.clock += 1
+        return self.clock
+
+    def wrote(self, keys: List[Any], act: np.ndarray, what: str, released: bool) -> None:
+        now = self.tick()
+        for k, t in zip(keys, act):
+            self.writes[k] = (now, int(t), what)
+            if released:
+                self.released[int(t)] = now
+
+    def release(self, act: np.ndarray) -> None:
+        now = self.tick()
+        for t in act:
+            self.released[int(t)] = now
+
+    def acquire(self, keys: List[Any], act: np.ndarray) -> None:
+        now = self.tick()
+        for k, t in zip(keys, act):
+            self.acquired[(k, int(t))] = now
+
+    def check(self, key: Any, t: int, what: str) -> None:
+        w = self.writes.get(key)
+        if w is None:
+            return
+        when, writer, wrote = w
+        if self.released.get(writer, 0) < when:
+            raise LaunchError(f"{what}: the descriptor was written in this launch ({wrote}) and not released to the "
+                              f"tensormap proxy after it (cpasync.fence_tma_desc_release: fence.proxy.tensormap::"
+                              f"generic.release)")
+        if self.acquired.get((key, t), 0) < when:
+            raise LaunchError(f"{what}: the descriptor was written in this launch ({wrote}) and this thread did not "
+                              f"acquire it after that (cpasync.fence_tma_desc_acquire of its address: "
+                              f"fence.proxy.tensormap::generic.acquire)")
 
 
 def desc_loc(ptr: Any, what: str) -> DescLoc:
@@ -333,7 +401,7 @@ class TensorMapFenceOp(Op):
     """The tensormap proxy fences: ``release`` (fence.proxy.tensormap::generic.release.gpu),
     ``acquire`` of the descriptor at loc (fence.proxy.tensormap::generic.acquire.gpu [p], 128), and
     ``cp_release`` (tensormap.cp_fenceproxy: copy the descriptor at ``src`` (shared) to loc (global)
-    and release it). Only the copy has a CPU effect."""
+    and release it). On the CPU they order descriptor writes before TMAs (``_Fences``)."""
 
     __slots__ = ("kind", "dloc", "src", "where", "scope")
 
@@ -349,12 +417,17 @@ class TensorMapFenceOp(Op):
         return []
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        if self.kind != "cp_release":
-            return None
         act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
-        if act.size:
+        if not act.size:
+            return None
+        what = f"{b.ir.name}{self.where}: {self.kind} fence"
+        if self.kind == "release":
+            _Fences.of(b).release(act)
+        elif self.kind == "acquire":
+            _Fences.of(b).acquire(self.dloc.keys(b, buffers, act, what), act)
+        else:
             what = f"{b.ir.name}{self.where}: cp_fence_tma_desc_release"
-            self.dloc.write(b, buffers, act, self.src.read(b, buffers, act, what), what)
+            self.dloc.write(b, buffers, act, self.src.read(b, buffers, act, what), what, released=True)
 
     def cuda(self, r: Any) -> None:
         if self.kind == "release":
@@ -375,7 +448,9 @@ class TensorMapFenceOp(Op):
 def _runtime_box(op: Any, b: Any, buffers: Any, t: int, what: str) -> Tuple[Any, np.ndarray, np.ndarray, Any]:
     """(static descriptor, byte addresses of the box elements of thread t (innermost fastest), whether
     each lies inside the tensor, the memory) from the descriptor in memory."""
-    words = op.dloc.read(b, buffers, np.array([t]), what)[0]
+    one = np.array([t])
+    _Fences.of(b).check(op.dloc.keys(b, buffers, one, what)[0], t, what)
+    words = op.dloc.read(b, buffers, one, what)[0]
     desc, addr, dims, strides = decode(words, what)
     d = op.desc if op.desc is not None else desc  # the NVVM form knows only the descriptor in memory
     if len(op.coords) != d.rank:
