@@ -199,9 +199,12 @@ class RuntimeTensor:
         bits = self.element_type.width
         shp, std = stand_in.layout.shape, stand_in.layout.stride
         out = []
+        ones = [m for m in range(len(shp)) if shp[m] == 1]  # a mode of one element: its stride does not matter
         for k, (e, s) in enumerate(zip(desc.dims, desc.strides)):
             cand = [m for m in range(len(shp)) if shp[m] == e and (max(1, std[m] * bits // 8) == s or k == 0 and
                                                                    std[m] == 1)]
+            if e == 1 and len(cand) != 1:
+                cand = [m for m in ones if m not in out][:1]
             if len(cand) != 1:
                 raise TraceError(f"make_tiled_tma_atom of a tensor over a layout with runtime extents {self.layout} in a "
                                  f"kernel: cutelab cannot tell which mode TMA dimension {k} is (at {user_location()})")
