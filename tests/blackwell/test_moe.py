@@ -64,9 +64,23 @@ def test_grouped_mm_forward_2dx3d_experts_of_uneven_tokens():
 
 
 def test_grouped_mm_weight_gradient_2dx2d_with_experts_of_no_tokens():
-    # 8 tokens over 16 experts: 1 token for each of the first 8, none for the others (their descriptors hold an
+    # 8 tokens over 10 experts: 1 token for each of the first 8, none for the last 2 (their descriptors hold an
     # extent of 0 and are never used; their outputs are zeros)
-    p = _run("torch_grouped_mm.py", "--scenario", "2Dx2D", "--tokens", "8", "--top_k_select", "1", "--experts", "16",
+    p = _run("torch_grouped_mm.py", "--scenario", "2Dx2D", "--tokens", "8", "--top_k_select", "1", "--experts", "10",
              "--balance_route", "--hidden", "128", "--intermediate", "128")
     _passes(p)
-    assert "C_tensor: (16, 128, 128):(16384, 128, 1)" in p.stdout, p.stdout[-2000:]
+    assert "C_tensor: (10, 128, 128):(16384, 128, 1)" in p.stdout, p.stdout[-2000:]
+
+
+def test_grouped_mm_forward_with_2cta_umma_in_2x1_clusters():
+    # 256-row tiles of the UMMA pair; each expert's C tile stored through its descriptor
+    p = _run("torch_grouped_mm.py", "--tokens", "64", "--top_k_select", "2", "--experts", "4", "--balance_route",
+             "--hidden", "128", "--intermediate", "256", "--use_2cta_instrs", "--cluster_shape_mnk", "2,1,1",
+             "--mma_tiler_mnk", "256,128,64")
+    _passes(p)
+
+
+def test_grouped_mm_weight_gradient_accumulated_into_the_output_by_tma_reduce():
+    p = _run("torch_grouped_mm.py", "--scenario", "2Dx2D", "--grad_accumulate", "--tokens", "8", "--top_k_select", "2",
+             "--experts", "4", "--balance_route", "--hidden", "128", "--intermediate", "128")
+    _passes(p)
