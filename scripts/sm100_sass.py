@@ -89,6 +89,15 @@ CASES = [
     # .m16n16.trans.b8 of V, tcgen05.st 16x256b of the converted K and V, UMMA with A from tensor memory
     ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_decode.py", ["--seqlen", "256", "--heads_q",
      "8", "--heads_k", "1", "--headdim", "128", "--block_scaledim", "128", "--kv_splits", "2"], "decode"),
+    # the MoE grouped GEMM: its first kernel builds a TMA descriptor per expert (the template tensor map of the
+    # argument, copied into the workspace, then tensormap.replace of address, extents and strides); the GEMM's TMA
+    # copies go through them (the forward's C stores, the weight gradient's A and B loads)
+    ("cute/blackwell/kernel/moe/torch_grouped_mm.py", ["--tokens", "15", "--top_k_select", "2", "--experts", "4",
+     "--balance_route", "--hidden", "128", "--intermediate", "128"]),
+    ("cute/blackwell/kernel/moe/torch_grouped_mm.py", ["--scenario", "2Dx2D", "--tokens", "8", "--top_k_select", "1",
+     "--experts", "4", "--balance_route", "--hidden", "128", "--intermediate", "128"]),
+    ("cute/blackwell/kernel/moe/torch_grouped_mm.py", ["--scenario", "2Dx2D", "--tokens", "8", "--top_k_select", "1",
+     "--experts", "4", "--balance_route", "--hidden", "128", "--intermediate", "128"], "desc_init_kernel"),
     # the FMHA forward: UMMA with A (P) from tensor memory, tcgen05.ld/st of S, P and O, TMA loads and store
     ("cute/blackwell/kernel/attention/fmha/fmha.py", ["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32",
                                                      "--is_causal", "--bottom_right_align"]),
@@ -102,7 +111,8 @@ CASES = [
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)
-REQUIRED = {"rmsnorm.py": ("cp.async",)}
+REQUIRED = {"rmsnorm.py": ("cp.async",),
+            "desc_init_kernel": ()}  # (a kernel a case names) the MoE GEMM's descriptors: built, no TMA through them
 
 # SASS opcode families (the opcode's first word, matched at its start)
 FAMILIES = {
@@ -206,9 +216,11 @@ def main() -> int:
                 print(f"| {prog} | {' '.join(pargs)} | - | - |" + " - |" * len(FAMILIES) + " FAILED |")
                 print(str(e), file=sys.stderr)
                 continue
-            if Path(prog).name in REQUIRED:
+            if kernel and kernel[0] in REQUIRED:
+                want = all(counts.get(f, 0) > 0 for f in REQUIRED[kernel[0]])
+            elif Path(prog).name in REQUIRED:
                 want = all(counts.get(f, 0) > 0 for f in REQUIRED[Path(prog).name])
-            elif "gemm" in prog or "fmha" in prog:  # GEMMs, attention: UMMA and tensor-memory loads; TMA tutorials: TMA
+            elif "gemm" in prog or "fmha" in prog or "grouped_mm" in prog:  # GEMMs, attention: UMMA and tensor-memory loads; TMA tutorials: TMA
                 want = counts.get("UMMA", 0) > 0 and counts.get("TMEM ld/st", 0) > 0
             else:
                 want = counts.get("TMA", 0) > 0

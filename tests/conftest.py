@@ -25,6 +25,7 @@ SLOW_FIRST = (
     "tests/blackwell/test_dense_gemm_8bit.py",
     "tests/blackwell/test_nvfp4_gemm.py",
     "tests/blackwell/test_fmha.py",
+    "tests/blackwell/test_moe.py",
     "tests/compat/test_compat_*.py",
     "tests/distributed/test_*.py",
     "tests/programs/test_programs.py",

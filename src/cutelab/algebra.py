@@ -110,12 +110,25 @@ def _op_error(name: str, args: tuple, e: LayoutError) -> LayoutError:
     and its operands (e itself where it says so already)."""
     head = f"{name}({', '.join(_fmt(a) for a in args)})"
     msg = str(e)
+    at = _kernel_line(msg)
     if _has_dynamic(args) and "(the dynamic values, printed '?', are" not in msg:
         # messages print operands as CuTe DSL does ('?'); say what the values are
         msg += f" (the dynamic values, printed '?', are {', '.join(_fmt(value_of(a)) for a in args)})"
-    elif msg.startswith(head):
+    elif msg.startswith(head) and not at:
         return e
-    return type(e)(msg if msg.startswith(head) else f"{head}: {msg}")
+    return type(e)((msg if msg.startswith(head) else f"{head}: {msg}") + at)
+
+
+def _kernel_line(msg: str) -> str:
+    """' (at file.py:12)', the user's line, for an error raised while a kernel is traced (where the message does
+    not name it already); '' otherwise."""
+    from .errors import user_location
+    from .tracing import hooks
+
+    if " (at " in msg or not hooks.kernel_tracing():
+        return ""
+    at = user_location()
+    return f" (at {at})" if at else ""
 
 
 def _fast_entry(op: Callable) -> Callable:

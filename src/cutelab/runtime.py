@@ -445,6 +445,12 @@ def make_ptr(dtype: Any, value: Any, mem_space: Any = AddressSpace.generic, assu
 
     if isinstance(value, PointerInt):  # ptr.toint() + bytes: the pointer it came from, moved
         return pointer_from_int(dtype, value, mem_space, assumed_align)
+    if isinstance(value, Pointer):  # an LLVM pointer (ptr.to_llvm_ptr(), llvm.addrspacecast of one): the same memory
+        if value.engine.dtype.name != dtype.name:
+            raise TensorError(f"make_ptr({dtype}, {value}): an LLVM pointer of {value.engine.dtype} elements made a "
+                              f"pointer of {dtype} elements; cutelab takes the pointer's own element type "
+                              f"(cute.recast_ptr moves between types)")
+        return Pointer(value.engine, value.offset)
     if str(getattr(mem_space, "value", mem_space)).split(".")[-1] == "tmem":
         # a TMEM address (lane << 16 | column; flash_attn.cute's SM100 backward makes its TMEM tensors from
         # make_ptr(Float32, 0, tmem)): a tensor-memory pointer, as retrieve_tmem_ptr gives one

@@ -882,6 +882,15 @@ class Pointer:
         atomic_add, ...) take the pointer itself, so it is the same pointer."""
         return self
 
+    def to_llvm_ptr(self, *, loc: Any = None, ip: Any = None) -> "Pointer":
+        """CuTe DSL's Pointer.to_llvm_ptr(): ``llvm_ptr``, the same pointer."""
+        return self
+
+    @property
+    def value(self) -> "Pointer":
+        """CuTe DSL's Pointer.value (its MLIR value, which dialect operations take): the same pointer."""
+        return self
+
     @property
     def memspace(self) -> str:
         return self.engine.memspace
@@ -1582,11 +1591,8 @@ def domain_offset(coord: Any, tensor: Tensor) -> Tensor:
     for c, s in zip(flat_c, flat_s):
         if isinstance(c, TracedValue):  # an Int32 computed in a kernel (a persistent scheduler's tile): its index
             c = c.as_index()
-        if isinstance(s, tuple) and not isinstance(c, tuple):
-            if not (isinstance(c, int) and c == 0):
-                raise TensorError(f"domain_offset({it.tuple_str(coord)}, {tensor}): a hierarchical mode "
-                                  f"{it.tuple_str(s)} needs a coordinate of its profile")
-            c = it.transform_leaf(s, lambda _: 0)
+        # an integer for a hierarchical mode is its colexicographic index there, as CuTe reads it (CUTLASS's MoE
+        # kernels move an expert's scale factors, ((32,4),rest), by its first padded row)
         full.append(c)
     delta = it.crd2idx(tuple(full), tuple(flat_s), tuple(flat_d))  # linear: negative coordinates are fine
     out = Tensor(tensor.engine, lay, _add(tensor.offset, delta), _checked=True)

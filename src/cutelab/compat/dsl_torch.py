@@ -237,7 +237,22 @@ def current_stream() -> Any:
     return _cu_stream(torch.cuda.current_stream())
 
 
+def get_leading_dim(torch_tensor: Any) -> Any:
+    """cutlass.torch.get_leading_dim: the first dimension of stride 1 (None if none)."""
+    for i, st in enumerate(torch_tensor.stride()):
+        if st == 1:
+            return i
+    return None
+
+
+def _from_dlpack(*args: Any, **kwargs: Any) -> Any:
+    from ..runtime import from_dlpack
+
+    return from_dlpack(*args, **kwargs)
+
+
 EXTRAS: Dict[str, Any] = {
+    "get_leading_dim": get_leading_dim, "from_dlpack": _from_dlpack,  # (cutlass.torch imports both)
     "TensorInitType": TensorInitType, "ScalarInitConfig": ScalarInitConfig, "RandomInitConfig": RandomInitConfig,
     "GaussianInitConfig": GaussianInitConfig, "create_and_permute_torch_tensor": create_and_permute_torch_tensor,
     "matrix": matrix, "convert_cute_tensor": convert_cute_tensor, "cute_tensor_like": cute_tensor_like,

@@ -797,6 +797,12 @@ def _mode_class() -> Any:
                     out = scaled_mm.scaled_mm(*args, **kwargs)
                     mark(out)
                     return out
+            if was_cuda and func is getattr(torch, "_scaled_grouped_mm_v2", None):  # CPU torch has no kernel for it
+                from .scaled_grouped_mm import scaled_grouped_mm_v2
+
+                out = _aligned_out(scaled_grouped_mm_v2(*args, **kwargs), args)
+                mark(out)
+                return out
             ein = _einsum_contraction(args) if was_cuda and func is torch.einsum and not kwargs else None
             if was_cuda and func in (torch.mm, torch.bmm) and kwargs.get("out_dtype") is not None:
                 out = _mm_out_dtype(func, args, kwargs)  # aten::mm.dtype, which CPU torch lacks

@@ -16,6 +16,7 @@ from .frontend.threads import elect_one, lane_idx, sync_threads, warp_idx  # noq
 from .frontend.trace import block_dim, block_idx, grid_dim, thread_idx
 
 from .instr.cpasync import cp_async_commit_group, cp_async_wait_group  # noqa: E402  (cp.async groups)
+from .instr.tensormap import nvvm_prefetch as prefetch  # noqa: E402,F401  (NVVM's prefetch of a TMA descriptor)
 
 __all__ = ["thread_idx", "block_idx", "block_dim", "grid_dim", "lane_idx", "warp_idx", "sync_threads", "barrier",
            "barrier_arrive",

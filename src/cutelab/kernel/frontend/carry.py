@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+import numpy as np
+
 from ...dynamic import DynInt
 from ...errors import TraceError
 from ..ir.symbolic import Expr, add, is_sym, mul
@@ -129,6 +131,19 @@ def promoted(v: Any) -> Any:
     return IntValue(Int32 if -(1 << 31) <= int(v) < (1 << 31) else Int64, int(v))
 
 
+def _uniform_ssa(v: Any) -> Any:
+    """The one number every element of a static tensor value (cutelab's TensorSSA) holds, as an int or float;
+    None for anything else."""
+    from ...tensor import TensorSSA
+
+    if type(v) is not TensorSSA or not getattr(v.dtype, "width", 0) or v.dtype.width > 64:
+        return None
+    vals = np.asarray(v.numpy()).ravel()
+    if vals.size == 0 or not (vals == vals[0]).all():
+        return None
+    return int(vals[0]) if v.dtype.is_integer else float(vals[0])
+
+
 def in_scope(t: Any, v: TraceValue) -> bool:
     """Whether every register v reads is visible where the trace is now (not made inside a loop or
     branch that has ended)."""
@@ -220,6 +235,16 @@ class Carry:
                 self.t.emit(Assign(r, (0,), (int(v) if isinstance(v, DynInt) else v,)))
                 self.regs[n] = (r, ())
                 self.int_carried.add(n)
+            elif n not in self.loop_targets and _uniform_ssa(v) is not None:
+                # a static tensor value of one number (cute.zeros_like, full_like: vectors of SSA values in CuTe
+                # DSL) that the region may replace by a runtime one (CUTLASS's MoE epilogue: zeros, loaded from
+                # the accumulator where the expert has k-tiles): its elements in registers
+                from ... import int_tuple as it
+
+                cnt = int(it.product(v.shape)) if isinstance(v.shape, tuple) else int(v.shape)
+                r = self.t.new_reg(v.dtype, cnt, mutable=True)
+                self.t.emit(Assign(r, tuple(range(cnt)), (_uniform_ssa(v),) * cnt))
+                self.regs[n] = (r, v.shape)
             elif isinstance(v, (IntValue, FloatValue)) and v.dtype.width <= 64:
                 r = self.t.new_reg(v.dtype, 1, mutable=True)
                 self.t.emit(Assign(r, (0,), (v.value if isinstance(v, IntValue) else float(v),)))

@@ -195,21 +195,39 @@ class GmemRecast(PointerInfo):
 
     def _refuse(self, op: str) -> Any:
         raise TraceError(f"kernel {current(op).name}: {op} of {self.base.param.name} recast from {self.base.dtype} to "
-                         f"{self._dtype} in the kernel: cutelab's kernels read and write an argument as its own "
-                         f"element type; recast the tensor before the launch (cute.recast_tensor in the jit "
-                         f"function) or pass it with that type (used at {user_location()})")
+                         f"{self._dtype} in the kernel: cutelab's kernels read and write a recast argument through "
+                         f"its address as whole-byte elements of global memory only; recast the tensor before the "
+                         f"launch (cute.recast_tensor in the jit function) or pass it with that type (used at "
+                         f"{user_location()})")
+
+    def _by_address(self, op: str) -> Any:
+        """The argument's memory read as this type through its address (kernel/instr/address_access.py: the
+        interpreter finds the argument's bytes; CUDA reads through a cast pointer), as CuTe DSL's recast pointer
+        reads it (CUTLASS's MoE kernels keep Int32 offsets in a byte workspace)."""
+        from ...numeric import Int64
+        from ..instr.address_access import AddressEngine, ParamAddress
+
+        if self._dtype.width < 8 or self.base.dtype.width < 8 or isinstance(self.base, SmemEngine) or \
+                str(self.memspace) not in ("gmem", "generic"):
+            self._refuse(op)
+        t = current(op)
+        at = user_location()
+        dst = t.new_reg(Int64, 1)
+        self.base.param.read = self.base.param.written = True
+        t.emit(ParamAddress(dst, self.base.param, 0, 0, f" (at {at})" if at else ""))
+        return AddressEngine((dst, 0), self._dtype, self.base.align, str(self.memspace))
 
     def load(self, offset: Any, layout: Layout) -> Any:
-        return self._refuse("load")
+        return self._by_address("load").load(offset, layout)
 
     def store(self, offset: Any, layout: Layout, value: Any) -> None:
-        self._refuse("store")
+        self._by_address("store").store(offset, layout, value)
 
     def read_one(self, off: Any) -> Any:
-        return self._refuse("read")
+        return self._by_address("read").read_one(off)
 
     def write_one(self, off: Any, v: Any) -> None:
-        self._refuse("write")
+        self._by_address("write").write_one(off, v)
 
     @classmethod
     def make_fragment(cls, tensor: Any, layout: Layout, dtype: Any = None) -> tuple:

@@ -247,8 +247,13 @@ def block_dim() -> tuple:
 
 
 def grid_dim() -> tuple:
-    """(x, y, z) blocks in the grid: static ints."""
-    return current("cute.arch.grid_dim()").grid
+    """(x, y, z) blocks in the grid: DynInts (their values known when cutelab traces; CuTe DSL's are runtime
+    Int32s, so an object carried through a loop by its values counts one for a grid extent, or for
+    ``size(grid_dim) // cluster size``, as CUTLASS's MoE scheduler counts them)."""
+    from ...dynamic import DynInt
+    from ...numeric import Int32
+
+    return tuple(DynInt(g, Int32, track=False) for g in current("cute.arch.grid_dim()").grid)
 
 
 # --------------------------------------------------------------------------- values

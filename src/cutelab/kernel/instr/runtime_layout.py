@@ -24,9 +24,15 @@ from typing import Any, Tuple
 import numpy as np
 
 from ...errors import TraceError, user_location
+from ...tensor import Tensor
+from ..frontend.engines import GmemEngine
 from ..frontend.trace import TraceValue
+from ..ir.symbolic import is_sym
 
-__all__ = ["RuntimeLayout", "RuntimeTensor", "runtime_layout", "runtime_tensor"]
+__all__ = ["RuntimeLayout", "RuntimeTensor", "runtime_layout", "runtime_tensor", "TMA_STAND_IN_EXTENT"]
+
+#: the extent a runtime extent stands as when make_tiled_tma_atom builds an atom's static part in a kernel
+TMA_STAND_IN_EXTENT = 1 << 16
 
 
 def _leaf_ok(x: Any) -> bool:
@@ -105,9 +111,24 @@ def runtime_layout(shape: Any, stride: Any) -> Any:
     if stride is None:
         return None
     st = stride if isinstance(stride, tuple) else (stride,)
-    sh, st = tuple(_plain(x) for x in sh), tuple(_plain(x) for x in st)
-    if not any(isinstance(x, TraceValue) for x in sh + st):
+    psh, pst = tuple(_plain(x) for x in sh), tuple(_plain(x) for x in st)
+    if not any(isinstance(x, TraceValue) for x in psh + pst):
+        from ...dynamic import DynInt
+
+        def static(x: Any) -> Any:  # a cutlass integer constant (Int32(1) in a kernel) as its int
+            if type(x) is int or isinstance(x, (DynInt, bool)) or is_sym(x):
+                return x
+            return int(x) if isinstance(x, (int, np.integer)) else x
+
+        csh, cst = tuple(static(x) for x in psh), tuple(static(x) for x in pst)
+        if any(c is not x for c, x in zip(csh + cst, psh + pst)):
+            # (CUTLASS's MoE kernels rewrite a tensor's shape with Int32(1) for a mode of one element)
+            from ...layout import make_layout
+
+            return make_layout(csh if isinstance(shape, tuple) else csh[0],
+                               stride=cst if isinstance(stride, tuple) else cst[0])
         return None
+    sh, st = psh, pst
     if len(sh) != len(st) or not all(_leaf_ok(x) for x in sh + st):
         raise TraceError(f"make_layout({shape}, stride={stride}) with runtime entries: cutelab takes a flat shape and "
                          f"stride of integers (ints or traced integers), one stride per extent (at {user_location()})")
@@ -148,6 +169,48 @@ class RuntimeTensor:
     def __getitem__(self, coord: Any) -> Any:
         return self.engine.read_one(self.offset + self.layout.offset_of(coord))
 
+    def tma_stand_in(self) -> Any:
+        """For ``make_tiled_tma_atom`` of this tensor in a kernel (a descriptor the kernel builds, as CUTLASS's MoE
+        GEMMs build one per expert): a tensor over a static layout of the same modes that stands in for it, each
+        runtime extent as ``TMA_STAND_IN_EXTENT`` and each runtime stride as a multiple of 16 bytes past every
+        other mode (in mode order), so that the atom's static part (box, swizzle, dimension order) is the one a
+        tensor of these modes gets; the descriptor's address, extents and strides are this tensor's, written
+        when the kernel runs (kernel/instr/tensormap.py)."""
+        from ...layout import Layout
+        from ...tensor import Tensor
+
+        from ...dynamic import DynInt
+
+        bits = self.element_type.width
+        shape = tuple(TMA_STAND_IN_EXTENT if isinstance(e, TraceValue) else int(e) for e in self.shape)
+        # a dynamic stride (a DynInt: a kernel argument's, known when cutelab traces) is a runtime one to CuTe DSL
+        stride = [None if isinstance(d, (TraceValue, DynInt)) else int(d) for d in self.stride]
+        top = max([abs(d) * e for d, e in zip(stride, shape) if d is not None] + [1])
+        unit = max(1, 128 // bits)  # 16 bytes in elements
+        for i, d in enumerate(stride):
+            if d is None:
+                stride[i] = -(-top // unit) * unit
+                top = stride[i] * shape[i]
+        return Tensor(self.engine, Layout._raw(shape, tuple(stride)), 0, _checked=True)
+
+    def tma_modes(self, desc: Any, stand_in: Any) -> Tuple[int, ...]:
+        """The mode of this tensor each TMA dimension of desc (made for ``stand_in``) is: the stand-in mode of
+        that extent and byte stride (each is one mode's: the stand-in's runtime strides are distinct)."""
+        bits = self.element_type.width
+        shp, std = stand_in.layout.shape, stand_in.layout.stride
+        out = []
+        ones = [m for m in range(len(shp)) if shp[m] == 1]  # a mode of one element: its stride does not matter
+        for k, (e, s) in enumerate(zip(desc.dims, desc.strides)):
+            cand = [m for m in range(len(shp)) if shp[m] == e and (max(1, std[m] * bits // 8) == s or k == 0 and
+                                                                   std[m] == 1)]
+            if e == 1 and len(cand) != 1:
+                cand = [m for m in ones if m not in out][:1]
+            if len(cand) != 1:
+                raise TraceError(f"make_tiled_tma_atom of a tensor over a layout with runtime extents {self.layout} in a "
+                                 f"kernel: cutelab cannot tell which mode TMA dimension {k} is (at {user_location()})")
+            out.append(cand[0])
+        return tuple(out)
+
     def __setitem__(self, coord: Any, value: Any) -> None:
         self.engine.write_one(self.offset + self.layout.offset_of(coord), value)
 
@@ -167,7 +230,76 @@ def runtime_tensor(ptr: Any, layout: Any) -> Any:
 
     if not isinstance(layout, RuntimeLayout):
         return None
-    if not isinstance(ptr, Pointer) or not isinstance(ptr.engine, AddressEngine):
+    from ..frontend.engines import GmemEngine, SmemEngine
+
+    eng = getattr(ptr, "engine", None)
+    if not isinstance(ptr, Pointer) or not (isinstance(eng, AddressEngine) or (
+            isinstance(eng, GmemEngine) and not isinstance(eng, SmemEngine) and eng.tma_dims is None)):
         raise TraceError(f"make_tensor({ptr}, {layout}): a layout with runtime extents takes a pointer made from a "
-                         f"runtime address (cute.make_ptr of an Int64) in cutelab (at {user_location()})")
-    return RuntimeTensor(ptr, layout)
+                         f"runtime address (cute.make_ptr of an Int64) or into a kernel argument's global memory in "
+                         f"cutelab (at {user_location()})")
+    if isinstance(eng, AddressEngine):
+        return RuntimeTensor(ptr, layout)
+    return _tma_view(RuntimeTensor(ptr, layout))
+
+
+class TmaOnlyEngine(GmemEngine):
+    """The global memory of a kernel argument seen through a tensor whose extents are runtime values
+    (``_tma_view``): TMA copies read and write it (their descriptor bounds them); element loads and stores
+    are refused, since the view's extents are only bounds."""
+
+    def __init__(self, base: GmemEngine, made_at: str):
+        super().__init__(base.param, base.address, base.memspace)
+        self.made_at = made_at
+
+    def _refuse(self, what: str) -> Any:
+        raise TraceError(f"{what} of a tensor over a layout with runtime extents (made at {self.made_at}): cutelab "
+                         f"moves such a tensor by TMA only (its extents bound a TMA descriptor); at {user_location()}")
+
+    def load(self, offset: Any, layout: Any) -> Any:
+        return self._refuse("a load")
+
+    def store(self, offset: Any, layout: Any, value: Any) -> None:
+        self._refuse("a store")
+
+    def read_one(self, off: Any) -> Any:
+        return self._refuse("an element read")
+
+    def write_one(self, off: Any, v: Any) -> None:
+        self._refuse("an element write")
+
+
+class BoundedRuntimeTensor(Tensor):
+    """``_tma_view``'s tensor: a Tensor whose ``runtime`` is the RuntimeTensor it bounds."""
+
+    def tma_stand_in(self) -> Any:
+        return self.runtime.tma_stand_in()
+
+    def tma_modes(self, desc: Any, stand_in: Any) -> Any:
+        return self.runtime.tma_modes(desc, stand_in)
+
+
+def _tma_view(rt: RuntimeTensor) -> Any:
+    """A tensor over a kernel argument's global memory with runtime extents (CUTLASS's MoE kernels: an expert's
+    rows of the tokens' tensor): a Tensor over a static layout in which each runtime extent is a bound (the
+    extents the argument's memory has room for along that stride; a DynInt, so that tiles over it stay
+    dynamic), over a TmaOnlyEngine, so that the layout algebra (domain_offset, local_tile, partitions) and TMA
+    copies take it; ``runtime`` keeps the tensor itself, which make_tiled_tma_atom and the descriptor
+    update read."""
+    from ...dynamic import DynInt
+    from ...layout import make_layout
+    from ...numeric import Int32
+
+    eng = rt.engine
+    shape = []
+    for e, d in zip(rt.layout.shape, rt.layout.stride):
+        if isinstance(d, TraceValue):
+            raise TraceError(f"make_tensor({rt.iterator}, {rt.layout}): a stride computed in the kernel is not "
+                             f"supported by cutelab for a tensor in a kernel argument's memory (at {rt.made_at})")
+        if isinstance(e, TraceValue):
+            e = DynInt(max(1, len(eng) // max(1, abs(int(d)))), Int32, track=False)
+        shape.append(e)
+    lay = make_layout(tuple(shape), stride=tuple(rt.layout.stride))
+    view = BoundedRuntimeTensor(TmaOnlyEngine(eng, rt.made_at), lay, rt.offset, _checked=True)
+    view.runtime = rt
+    return view

@@ -21,8 +21,9 @@ the rewritten descriptor.
   address names (kernel/instr/address_access.py finds it). So a TMA through a descriptor the kernel
   rewrote uses the rewritten fields, and bytes copied elsewhere (to shared memory and back) stay a
   descriptor. Reading a descriptor where none was written (no tag) is a LaunchError naming the op
-  and line. The fences have no CPU effect (the interpreter's memory is coherent) beyond the copy of
-  ``cp_fence_tma_desc_release``.
+  and line. The interpreter's memory is coherent, but the tensormap proxy's order is checked (``_Fences``): a
+  TMA through a descriptor written in the same launch needs the writer's release and its own thread's acquire
+  after the write, else it is a LaunchError naming both lines.
 """
 
 from __future__ import annotations
@@ -50,6 +51,19 @@ _STATIC: List[Any] = []  # the static parts (TmaDescriptor: box, swizzle, elemen
 _STATIC_ID: Dict[Any, int] = {}
 
 
+_FAULT = 13  # the image's word naming a field TMA cannot use (1 + its index in _FAULTS), 0 for none
+_FAULTS: List[str] = []
+_FAULT_ID: Dict[str, int] = {}
+
+
+def _fault_id(msg: str) -> int:
+    k = _FAULT_ID.get(msg)
+    if k is None:
+        k = _FAULT_ID[msg] = len(_FAULTS) + 1
+        _FAULTS.append(msg)
+    return k
+
+
 def _static_id(desc: Any) -> int:
     k = _STATIC_ID.get(desc)
     if k is None:
@@ -73,11 +87,15 @@ def encode(desc: Any, address: int, dims: Any = None, strides: Any = None) -> np
     return w
 
 
-def decode(w: np.ndarray, what: str) -> Tuple[Any, int, List[int], List[int]]:
-    """(static descriptor, address, extents, byte strides) of an image; refuses bytes that are not one."""
+def decode(w: np.ndarray, what: str, usable: bool = True) -> Tuple[Any, int, List[int], List[int]]:
+    """(static descriptor, address, extents, byte strides) of an image; refuses bytes that are not one, and
+    (``usable``, for a TMA) one with a field TMA cannot use."""
     if int(w[0]) >> 8 != _TAG or int(w[1]) >= len(_STATIC):
         raise LaunchError(f"{what}: the 128 bytes at the descriptor pointer hold no TMA descriptor (copy one there "
                           f"with cpasync.copy_tensormap / TensorMapManager.init_tensormap_from_atom first)")
+    f = int(w[_FAULT])
+    if f and usable:
+        raise LaunchError(f"{what}: the descriptor cannot be used: {_FAULTS[f - 1] if f <= len(_FAULTS) else '?'}")
     desc = _STATIC[int(w[1])]
     r = desc.rank
     return desc, int(w[2]), [int(x) for x in w[3:3 + r]], [int(x) for x in w[8:8 + r]]
@@ -98,8 +116,14 @@ class DescLoc:
     def shared(self) -> bool:
         return isinstance(self.mem, Shared)
 
+    @property
+    def unit(self) -> int:
+        """Bytes per element of the memory the base counts in (a kernel argument of bytes, as CUTLASS's MoE
+        workspace is, or of 64-bit words)."""
+        return 8 if self.shared else max(1, self.mem.dtype.width // 8)
+
     def access(self, op: Any, store: bool) -> Access:
-        return Access(self.mem, self.base, tuple(range(_WORDS)), store, op)
+        return Access(self.mem, self.base, tuple(range(_WORDS * 8 // self.unit)), store, op)
 
     def _rows(self, b: Any, buffers: Any, act: np.ndarray, what: str) -> Tuple[np.ndarray, np.ndarray]:
         base = np.broadcast_to(np.asarray(b.index(self.base), dtype=np.int64), (b.n,))[act]
@@ -108,20 +132,36 @@ class DescLoc:
             base = base + b.block_of[act] * self.mem.length
             lo, hi = b.block_of[act] * self.mem.length, (b.block_of[act] + 1) * self.mem.length
         else:
+            u = self.unit
+            if act.size and (base * u % 8).any():
+                raise LaunchError(f"{what}: the descriptor at byte {int(base[(base * u % 8) != 0][0] * u)} of "
+                                  f"{self.mem.name} is not 8-byte aligned (TMA descriptors are 64-byte aligned)")
+            base = base * u // 8
             data = buffers[self.mem.index].view(np.uint64)
             lo, hi = 0, len(data)
         if act.size and ((base < lo) | (base + _WORDS > hi)).any():
             raise LaunchError(f"{what}: the 128-byte descriptor at word {int(base[0])} of {self.mem.name} runs outside "
-                              f"its {self.mem.length} 8-byte words")
+                              f"its {hi} 8-byte words")
         return data, base[:, None] + np.arange(_WORDS)[None, :]
 
     def read(self, b: Any, buffers: Any, act: np.ndarray, what: str) -> np.ndarray:
         data, idx = self._rows(b, buffers, act, what)
         return data[idx]
 
-    def write(self, b: Any, buffers: Any, act: np.ndarray, words: np.ndarray, what: str) -> None:
+    def write(self, b: Any, buffers: Any, act: np.ndarray, words: np.ndarray, what: str,
+              released: bool = False) -> None:
+        """Write the descriptors; the write is a generic-proxy one (``released``: released as it is, as
+        tensormap.cp_fenceproxy's), which a TMA through them in this launch must see ordered (_Fences)."""
         data, idx = self._rows(b, buffers, act, what)
         data[idx] = words
+        _Fences.of(b).wrote(self._keys(idx), act, what, released)
+
+    def _keys(self, idx: np.ndarray) -> List[Tuple[Any, ...]]:
+        return [(self.shared, self.mem.index, int(w)) for w in idx[:, 0]]
+
+    def keys(self, b: Any, buffers: Any, act: np.ndarray, what: str) -> List[Tuple[Any, ...]]:
+        return self._keys(self._rows(b, buffers, act, what)[1])
+
 
     def cuda_addr(self, r: Any) -> Tuple[str, str]:
         """(C expression, PTX state space) of the descriptor's address: a generic 64-bit address of
@@ -130,6 +170,62 @@ class DescLoc:
         if self.shared:
             return f"(unsigned long long){smem_addr(r, self.mem, self.base)}", ".shared::cta"
         return f"(unsigned long long)({self.mem.name} + {code})", ".global"
+
+
+class _Fences:
+    """The tensormap proxy's ordering in one batch of blocks: a descriptor written in memory by the generic proxy
+    (copy_tensormap, update_tma_descriptor) reaches a TMA of this launch only through a release by the writer
+    (fence.proxy.tensormap::generic.release, cpasync.fence_tma_desc_release; tensormap.cp_fenceproxy releases its
+    copy) and an acquire of its address by the TMA's thread (fence_tma_desc_acquire) after it. A TMA without
+    them is refused, naming both lines; a descriptor written before the launch (another kernel's) needs none."""
+
+    def __init__(self) -> None:
+        self.clock = 0
+        self.writes: Dict[Any, Tuple[int, int, str]] = {}  # key -> (time, writing thread, what)
+        self.released: Dict[int, int] = {}  # thread -> time of its last release fence
+        self.acquired: Dict[Tuple[Any, int], int] = {}  # (key, thread) -> time of its acquire
+
+    @staticmethod
+    def of(b: Any) -> "_Fences":
+        f = b.common.get("tensormap_fences")
+        if f is None:
+            f = b.common["tensormap_fences"] = _Fences()
+        return f
+
+    def tick(self) -> int:
+        self.clock += 1
+        return self.clock
+
+    def wrote(self, keys: List[Any], act: np.ndarray, what: str, released: bool) -> None:
+        now = self.tick()
+        for k, t in zip(keys, act):
+            self.writes[k] = (now, int(t), what)
+            if released:
+                self.released[int(t)] = now
+
+    def release(self, act: np.ndarray) -> None:
+        now = self.tick()
+        for t in act:
+            self.released[int(t)] = now
+
+    def acquire(self, keys: List[Any], act: np.ndarray) -> None:
+        now = self.tick()
+        for k, t in zip(keys, act):
+            self.acquired[(k, int(t))] = now
+
+    def check(self, key: Any, t: int, what: str) -> None:
+        w = self.writes.get(key)
+        if w is None:
+            return
+        when, writer, wrote = w
+        if self.released.get(writer, 0) < when:
+            raise LaunchError(f"{what}: the descriptor was written in this launch ({wrote}) and not released to the "
+                              f"tensormap proxy after it (cpasync.fence_tma_desc_release: fence.proxy.tensormap::"
+                              f"generic.release)")
+        if self.acquired.get((key, t), 0) < when:
+            raise LaunchError(f"{what}: the descriptor was written in this launch ({wrote}) and this thread did not "
+                              f"acquire it after that (cpasync.fence_tma_desc_acquire of its address: "
+                              f"fence.proxy.tensormap::generic.acquire)")
 
 
 def desc_loc(ptr: Any, what: str) -> DescLoc:
@@ -151,9 +247,9 @@ def desc_loc(ptr: Any, what: str) -> DescLoc:
     if not isinstance(eng, GmemEngine):
         raise TraceError(f"{what}: expected a pointer into global or shared memory holding a TMA descriptor, got "
                          f"{type(ptr).__name__} (at {user_location()})")
-    if eng.dtype.width != 64:
-        raise TraceError(f"{what}: the descriptor pointer must point to 64-bit words (an Int64 workspace, as CuTe "
-                         f"DSL's examples allocate), got {eng.dtype} (at {user_location()})")
+    if eng.dtype.width not in (8, 16, 32, 64) or not eng.dtype.is_integer:
+        raise TraceError(f"{what}: the descriptor pointer must point to integers (an Int64 or Uint8 workspace, as "
+                         f"CuTe DSL's examples allocate), got {eng.dtype} (at {user_location()})")
     if is_sym(off):
         t.check_index(off, what)
     elif not isinstance(off, (int, np.integer)):
@@ -250,19 +346,24 @@ class TensorMapUpdateOp(Op):
         what = f"{b.ir.name}{self.where}: update_tma_descriptor"
         words = self.dloc.read(b, buffers, act, what).copy()
         for i in range(act.size):
-            decode(words[i], what)  # a descriptor must be there
+            decode(words[i], what, usable=False)  # a descriptor must be there
         words[:, 2] = self._address(b, act).astype(np.uint64)
+        # a field TMA cannot use (an extent of 0: CUTLASS's MoE kernels build a descriptor for an expert of no
+        # tokens, which no TMA then uses) is written; the descriptor is marked, and a TMA through it refused
+        words[:, _FAULT] = 0
         for k, (d, s) in enumerate(zip(self.dims, self.strides)):
             dv, sv = self._value(b, d, act), self._value(b, s, act)
-            if (dv < 1).any() or (dv > 1 << 32).any():
-                raise LaunchError(f"{what}: extent {int(dv[(dv < 1) | (dv > 1 << 32)][0])} of TMA dimension {k} is not "
-                                  f"in 1..2^32")
-            if k and ((sv % 16 != 0) | (sv < 0) | (sv >= 1 << 40)).any():
-                raise LaunchError(f"{what}: byte stride {int(sv[(sv % 16 != 0) | (sv < 0) | (sv >= 1 << 40)][0])} of TMA "
-                                  f"dimension {k} is not a multiple of 16 below 2^40, as TMA requires")
-            if k == 0 and (sv != self.eb).any():
-                raise LaunchError(f"{what}: the innermost TMA dimension must be contiguous, but the tensor's stride "
-                                  f"there is {int(sv[sv != self.eb][0])} bytes")
+            faults = [((dv < 1) | (dv > 1 << 32), lambda i: f"extent {int(dv[i])} of TMA dimension {k} is not in "
+                                                            f"1..2^32"),
+                      ((sv % 16 != 0) | (sv < 0) | (sv >= 1 << 40) if k else np.zeros(act.size, bool),
+                       lambda i: f"byte stride {int(sv[i])} of TMA dimension {k} is not a multiple of 16 below 2^40, "
+                                 f"as TMA requires"),
+                      ((sv != self.eb) if k == 0 else np.zeros(act.size, bool),
+                       lambda i: f"the innermost TMA dimension must be contiguous, but the tensor's stride there is "
+                                 f"{int(sv[i])} bytes")]
+            for bad, msg in faults:
+                for i in np.nonzero(bad & (words[:, _FAULT] == 0))[0]:
+                    words[i, _FAULT] = _fault_id(f"{msg(int(i))} (written by {what})")
             words[:, 3 + k] = dv.astype(np.uint64)
             words[:, 8 + k] = sv.astype(np.uint64)
         self.dloc.write(b, buffers, act, words, what)
@@ -300,7 +401,7 @@ class TensorMapFenceOp(Op):
     """The tensormap proxy fences: ``release`` (fence.proxy.tensormap::generic.release.gpu),
     ``acquire`` of the descriptor at loc (fence.proxy.tensormap::generic.acquire.gpu [p], 128), and
     ``cp_release`` (tensormap.cp_fenceproxy: copy the descriptor at ``src`` (shared) to loc (global)
-    and release it). Only the copy has a CPU effect."""
+    and release it). On the CPU they order descriptor writes before TMAs (``_Fences``)."""
 
     __slots__ = ("kind", "dloc", "src", "where", "scope")
 
@@ -316,12 +417,17 @@ class TensorMapFenceOp(Op):
         return []
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
-        if self.kind != "cp_release":
-            return None
         act = np.arange(b.n) if mask is None else np.nonzero(mask)[0]
-        if act.size:
+        if not act.size:
+            return None
+        what = f"{b.ir.name}{self.where}: {self.kind} fence"
+        if self.kind == "release":
+            _Fences.of(b).release(act)
+        elif self.kind == "acquire":
+            _Fences.of(b).acquire(self.dloc.keys(b, buffers, act, what), act)
+        else:
             what = f"{b.ir.name}{self.where}: cp_fence_tma_desc_release"
-            self.dloc.write(b, buffers, act, self.src.read(b, buffers, act, what), what)
+            self.dloc.write(b, buffers, act, self.src.read(b, buffers, act, what), what, released=True)
 
     def cuda(self, r: Any) -> None:
         if self.kind == "release":
@@ -342,7 +448,9 @@ class TensorMapFenceOp(Op):
 def _runtime_box(op: Any, b: Any, buffers: Any, t: int, what: str) -> Tuple[Any, np.ndarray, np.ndarray, Any]:
     """(static descriptor, byte addresses of the box elements of thread t (innermost fastest), whether
     each lies inside the tensor, the memory) from the descriptor in memory."""
-    words = op.dloc.read(b, buffers, np.array([t]), what)[0]
+    one = np.array([t])
+    _Fences.of(b).check(op.dloc.keys(b, buffers, one, what)[0], t, what)
+    words = op.dloc.read(b, buffers, one, what)[0]
     desc, addr, dims, strides = decode(words, what)
     d = op.desc if op.desc is not None else desc  # the NVVM form knows only the descriptor in memory
     if len(op.coords) != d.rank:
@@ -508,10 +616,34 @@ def copy_tensormap(atom: Any, ptr: Any, *, loc: Any = None, ip: Any = None) -> N
     t = current(what)
     if not isinstance(atom, TmaCopyAtom):
         raise TraceError(f"{what}: expected a TMA atom from make_tiled_tma_atom, got {type(atom).__name__}{_where()}")
+    src = getattr(atom, "runtime_src", None)
+    if src is not None:
+        _copy_runtime_atom(t, atom, src, ptr, what)
+        return
     g = _atom_param(atom, what)
     op = TensorMapCopyOp(atom.desc, g, desc_loc(ptr, what), _where())
     name_tensor_map(t, op, g.index, atom.desc)
     t.emit(op)
+
+
+def _copy_runtime_atom(t: Any, atom: Any, src: Any, ptr: Any, what: str) -> None:
+    """copy_tensormap of an atom the kernel made for a tensor over a layout with runtime extents (CUTLASS's MoE
+    GEMMs: one descriptor per expert): the descriptor of the tensor's kernel argument, with the atom's box and
+    swizzle (a tensor-map parameter: the template), then its address, extents and strides replaced by the
+    tensor's (``tensormap.replace``; on the CPU the image gets them, checked as TMA checks them)."""
+    from .tma import name_tensor_map
+
+    src = getattr(src, "runtime", src)  # a bounded view (runtime_layout._tma_view): the tensor it bounds
+    eng = src.engine
+    if not isinstance(eng, GmemEngine) or isinstance(eng, SmemEngine):
+        raise TraceError(f"{what}: the atom was made in the kernel for a tensor at a runtime address; cutelab builds "
+                         f"a descriptor in the kernel only for a tensor inside a kernel argument's global memory"
+                         f"{_where()}")
+    loc = desc_loc(ptr, what)
+    op = TensorMapCopyOp(atom.desc, eng.param, loc, _where())
+    name_tensor_map(t, op, eng.param.index, atom.desc)
+    t.emit(op)
+    _emit_update(t, atom.desc, src, atom.runtime_modes, loc, what)
 
 
 class TensorMapPrefetchOp(Op):
@@ -573,6 +705,7 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
     what = "cpasync.update_tma_descriptor"
     t = current(what)
     d = atom.desc
+    tensor = getattr(tensor, "runtime", tensor)  # a bounded view (runtime_layout._tma_view): the tensor it bounds
     eng, off = tensor.engine, tensor.offset
     if isinstance(eng, AddressEngine):
         if not (isinstance(off, (int, np.integer)) and int(off) == 0):
@@ -602,6 +735,27 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
             or max(d.modes) >= len(shape):
         raise TraceError(f"{what}: the tensor {lay} does not have the modes of the tensor {atom.gmem_layout} the atom "
                          f"was made for{_where()}")
+    _emit_update(t, d, tensor, d.modes, desc_loc(ptr, what), what, (addr, shape, stride))
+
+
+def _emit_update(t: Any, d: Any, tensor: Any, modes: Any, loc: DescLoc, what: str, known: Any = None) -> None:
+    """A TensorMapUpdateOp giving the descriptor at loc the tensor's address, and the extent and byte stride of
+    its mode ``modes[k]`` for each TMA dimension k of d."""
+    if known is None:
+        from ...layout import Layout
+        from .runtime_layout import RuntimeLayout
+
+        eng, off = tensor.engine, tensor.offset
+        t.check_index(off, what) if is_sym(off) else None
+        addr = (eng.param, off)
+        lay = tensor.layout
+        if not isinstance(lay, (RuntimeLayout, Layout)):
+            raise TraceError(f"{what}: the tensor's layout must be a Layout, got {lay}{_where()}")
+        shape, stride = lay.shape, lay.stride
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        stride = stride if isinstance(stride, tuple) else (stride,)
+    else:
+        addr, shape, stride = known
     eb = d.dtype.bytes
 
     def val(x: Any, scale: int) -> Any:
@@ -613,11 +767,11 @@ def update_tma_descriptor(atom: Any, tensor: Any, ptr: Any, *, loc: Any = None, 
             return v.refs[0]
         return int(x) * scale
 
-    dims = tuple(val(shape[m], 1) for m in d.modes)
-    strides = tuple(val(stride[m], eb) for m in d.modes)
+    dims = tuple(val(shape[m], 1) for m in modes)
+    strides = tuple(val(stride[m], eb) for m in modes)
     if isinstance(addr, tuple) and not hasattr(addr[0], "kind"):
         t.check_refs([addr], what)
-    t.emit(TensorMapUpdateOp(desc_loc(ptr, what), addr, dims, strides, eb, _where()))
+    t.emit(TensorMapUpdateOp(loc, addr, dims, strides, eb, _where()))
 
 
 def fence_tma_desc_acquire(ptr: Any, *, loc: Any = None, ip: Any = None) -> None:
@@ -689,3 +843,42 @@ def _coord(c: Any) -> Any:
     if isinstance(v, (int, np.integer)):
         return int(v)
     raise TraceError(f"nvvm TMA load: a coordinate must be an integer, got {type(c).__name__}{_where()}")
+
+
+class TensorMapPrefetchAtOp(Op):
+    """NVVM's ``prefetch`` with ``tensormap=True`` of a descriptor in memory (CUTLASS's MoE kernels prefetch each
+    expert's descriptor from their workspace): ``prefetch.tensormap [p]``. A cache hint: the CPU does nothing."""
+
+    __slots__ = ("dloc", "where")
+    min_sm = 90
+
+    def __init__(self, loc: DescLoc, where: str):
+        self.dloc, self.where = loc, where
+
+    def __repr__(self) -> str:
+        from ..ir.nodes import _ref_str
+
+        return f"prefetch_tensormap {self.dloc.mem.name}[{_ref_str(self.dloc.base)}]"
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        return None
+
+    def cuda(self, r: Any) -> None:
+        a, ss = self.dloc.cuda_addr(r)
+        space = "" if ss == ".global" else ss
+        r.emit(f'asm volatile("prefetch{space}.tensormap [%0];" :: "l"({a}) : "memory");')
+
+
+def nvvm_prefetch(addr: Any, *, cache_level: Any = None, evict_priority: Any = None, predicate: Any = None,
+                  tensormap: Any = None, uniform: Any = None, in_param_space: Any = None, loc: Any = None,
+                  ip: Any = None) -> None:
+    """``cute.arch.prefetch(ptr, tensormap=True)`` (CuTe DSL's NVVM wrapper) of a TMA descriptor in global or
+    shared memory. Prefetches of data into a cache level are not supported in cutelab yet (refused)."""
+    what = "cute.arch.prefetch"
+    t = current(what)
+    if not tensormap or cache_level is not None or evict_priority is not None or uniform or in_param_space:
+        raise TraceError(f"{what}: cutelab prefetches TMA descriptors only (tensormap=True, no cache level, eviction "
+                         f"priority, uniform or parameter-space form){_where()}")
+    if predicate is not None:
+        raise TraceError(f"{what}: a predicated prefetch is not supported in cutelab yet{_where()}")
+    t.emit(TensorMapPrefetchAtOp(desc_loc(addr, what), _where()))

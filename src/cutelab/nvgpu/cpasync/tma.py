@@ -184,6 +184,10 @@ class TmaCopyAtom:
         self.box_smem_layout = box_smem_layout
         self.full_box = desc.box  # a multicast atom's box before its cut into num_multicast slices
         self.host_engine: Any = None  # the engine of the tensor the atom was made for (make_tiled_tma_atom)
+        # an atom made in a kernel for a tensor over a layout with runtime extents: that tensor, and its mode of
+        # each TMA dimension (copy_tensormap writes its descriptor when the kernel runs)
+        self.runtime_src: Any = None
+        self.runtime_modes: Any = None
         self.tensor_layout: Any = gmem_layout  # that tensor's own layout (gmem_layout decodes a coordinate view's offsets)
 
     @property
@@ -296,6 +300,16 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     where = f"make_tiled_tma_atom({op}, {getattr(gmem_tensor, 'layout', gmem_tensor)}, {smem_layout}, {cta_tiler})"
     from .tma_store import CopyBulkTensorTileS2GOp
 
+    stand_in = getattr(gmem_tensor, "tma_stand_in", None)
+    if stand_in is not None:  # a tensor over a layout with runtime extents, in a kernel (kernel/instr/runtime_layout.py)
+        t = stand_in()
+        info = make_tiled_tma_atom(op, t, smem_layout, cta_tiler, num_multicast, internal_type=internal_type,
+                                   _one_stage=_one_stage)
+        atom = info.atom
+        atom.host_engine = None  # no kernel argument's descriptor: copy_tensormap builds this one in the kernel
+        atom.runtime_src = gmem_tensor
+        atom.runtime_modes = gmem_tensor.tma_modes(atom.desc, t)
+        return TmaInfo(atom, gmem_tensor, info.smem_layout)
     if not isinstance(op, (CopyBulkTensorTileG2SOp, CopyBulkTensorTileS2GOp)):
         raise LayoutError(f"{where}: only CopyBulkTensorTileG2SOp (TMA loads) and CopyBulkTensorTileS2GOp (TMA "
                           f"stores) are supported, got {type(op).__name__}")

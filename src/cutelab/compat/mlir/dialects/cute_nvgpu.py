@@ -9,6 +9,16 @@ from ..refused import module_getattr
 __getattr__ = module_getattr("cutlass._mlir.dialects.cute_nvgpu")
 
 
+class TmaDescriptorTiledType:
+    """``TmaDescriptorTiledType.get()``: the type of a tiled TMA descriptor, for ``cute.PtrType.get``."""
+
+    is_tma_descriptor = True
+
+    @staticmethod
+    def get(*args: Any, **kwargs: Any) -> "TmaDescriptorTiledType":
+        return TmaDescriptorTiledType()
+
+
 def atom_make_non_exec_tiled_tma_load(gmem: Any, smem_layout: Any, cta_v_map: Any, op: Any, *, num_multicast: int = 1,
                                       loc: Any = None, ip: Any = None, **kwargs: Any) -> tuple:
     """(TMA load atom, TMA tensor) for the tile ``cta_v_map`` (a CTA-value layout over ``gmem``'s coordinates) of
