@@ -51,7 +51,8 @@ WITH_ARGS = [
 # programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
 PRINTING = ["tutorial/04_tma_load", "tutorial/08_mlir_value_tree_debug"]
 # Blackwell programs (run with CUTE_DSL_ARCH=sm_100a): the tensor-memory wrappers (compat/experimental/tcgen05.py)
-SM100 = ["tcgen05/tmem_ld_st", "tutorial/05_minimal_tensor_mma", "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage"]
+SM100 = ["tcgen05/tmem_ld_st", "tutorial/05_minimal_tensor_mma", "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage",
+         "tutorial/10_minimal_tensor_mma_fp8"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
@@ -104,6 +105,10 @@ _SM100_WANT = {
         'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16",
         "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
         "tcgen05.ld.sync.aligned.32x32b.x2.b32")),
+    # e4m3 operands (an instruction descriptor built with Float16 formats: code 0, e4m3 under kind::f8f6f4), an f16
+    # accumulator in tensor memory (one per 32-bit column), read with tcgen05.ld's pack::16b
+    "tutorial/10_minimal_tensor_mma_fp8": ("PASS", (
+        "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32")),
     # six smem stages of TMA -> UMMA over K = 4096 with warp specialisation and an exit
     "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage": ("Correctness: PASS", (
         'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16")),

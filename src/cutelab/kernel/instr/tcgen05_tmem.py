@@ -541,7 +541,6 @@ def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, 
     if not pend:
         return
     from ...nvgpu.tcgen05.tmem import tmem_dp_stride
-    from ...numeric import Float32
 
     csize = int(getattr(b, "cluster_size", 1))
     for k in np.unique(blk).tolist():
@@ -550,7 +549,8 @@ def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, 
             for op, _a, _b, acc0, _f in pend.get(issuer, []):
                 if issuer != k and op.op.cta_group.value != 2:
                     continue
-                ucols = set(((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(Float32)).tolist())
+                adt = op.op.acc_dtype  # the accumulator's element addresses -> 32-bit columns
+                ucols = set((((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(adt)) // _epc(adt)).tolist())
                 mine = set(col[blk == k].reshape(-1).tolist())
                 if ucols & mine:
                     raise LaunchError(f"{b.ir.name}{where}: {what} in block {b.block_name(k)} touches tensor-memory "
