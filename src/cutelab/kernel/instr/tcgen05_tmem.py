@@ -534,9 +534,9 @@ class TmemCopyOp(Op):
 
 
 def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, where: str) -> None:
-    """Refuse a TMEM access to columns that a UMMA issued by the CTA (or by its pair's leader) and
-    not yet committed writes: on the GPU it races with the UMMA (tcgen05.commit, then a wait on its
-    mbarrier, orders them)."""
+    """Refuse a TMEM access to columns that a UMMA or a tcgen05.cp issued by the CTA (or by its pair's leader)
+    and not yet committed writes: on the GPU it races with them (tcgen05.commit, then a wait on its mbarrier,
+    orders them)."""
     pend = b.common.get("umma_pending")
     if not pend:
         return
@@ -547,17 +547,25 @@ def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, 
         leader = k - (k % csize) % 2 if csize % 2 == 0 else k
         for issuer in {k, leader}:
             for op, _a, _b, acc0, _f in pend.get(issuer, []):
-                if issuer != k and op.op.cta_group.value != 2:
+                cols = getattr(op, "written_columns", None)
+                if issuer != k and (cols is not None or op.op.cta_group.value != 2):
                     continue
-                adt = op.op.acc_dtype  # the accumulator's element addresses -> 32-bit columns
-                ucols = set((((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(adt)) // _epc(adt)).tolist())
+                if cols is not None:  # a descriptor-driven tcgen05.cp
+                    ucols, who = cols(acc0), f"a tcgen05.cp.{op.ptx_shape()}"
+                else:
+                    adt = getattr(op.op, "acc_dtype", None)  # the accumulator's element addresses -> 32-bit columns
+                    if adt is None:
+                        continue
+                    ucols = set((((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(adt)) // _epc(adt)).tolist())
+                    who = "a UMMA"
                 mine = set(col[blk == k].reshape(-1).tolist())
                 if ucols & mine:
                     raise LaunchError(f"{b.ir.name}{where}: {what} in block {b.block_name(k)} touches tensor-memory "
-                                      f"column {min(ucols & mine)}, which a UMMA issued{op.where and ' at ' + op.where} "
-                                      f"writes and no tcgen05.commit has completed yet; rule: read or write an "
-                                      f"accumulator only after the UMMAs writing it are committed and waited for "
-                                      f"(PipelineUmmaAsync: acquire, wait)")
+                                      f"column {min(ucols & mine)}, which {who} issued{op.where and ' at ' + op.where} "
+                                      f"writes and no tcgen05.commit has completed yet; rule: read or write tensor "
+                                      f"memory that a tcgen05.mma or tcgen05.cp writes only after a tcgen05.commit of "
+                                      f"them and a wait on its mbarrier (tcgen05.wait::ld/st order only tcgen05.ld/st; "
+                                      f"PipelineUmmaAsync: acquire, wait)")
 
 
 def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.ndarray, bool]:
