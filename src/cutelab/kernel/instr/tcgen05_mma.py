@@ -520,8 +520,8 @@ def _check_acc(atom: Any, op: Any, d: Any, c: Any, what: str) -> None:
     from ...nvgpu.tcgen05.mma import Field
     from ...nvgpu.tcgen05.tmem import TmemEngine
 
-    if op.acc_dtype.name not in ("f32", "i32"):
-        raise TraceError(f"{what}: kernels support f32 accumulators (s32 for kind::i8), got {op.acc_dtype}")
+    if op.acc_dtype.name not in ("f32", "i32", "f16"):
+        raise TraceError(f"{what}: kernels support f32 and f16 accumulators (s32 for kind::i8), got {op.acc_dtype}")
     for f in (Field.NEGATE_A, Field.NEGATE_B):
         if atom._state.get(f.value):
             raise TraceError(f"{what}: {f} is not supported by cutelab's kernels")

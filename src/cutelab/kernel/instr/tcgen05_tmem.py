@@ -644,11 +644,8 @@ def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     dt = tm.element_type
     if eng.dtype.width != dt.width:
         raise TraceError(f"{what}: the registers hold {eng.dtype}, the tensor memory {dt}")
-    if getattr(op, "_packed", False):
-        raise TraceError(f"{what}: packed TMEM copies (Pack.PACK_16b_IN_32b / Unpack) are not supported by "
-                         f"cutelab's kernels yet")
     table, roffs, own = _value_tables(atom, src, dst, what)
-    ptx = (op._SHAPE, op.repeat.value)
+    ptx = (op._SHAPE, op.repeat.value, bool(getattr(op, "_packed", False)))
     if load:
         if eng.reg is None:
             eng.make_mutable(t)
