@@ -69,8 +69,10 @@ def _through(X: cute.Tensor, Y: cute.Tensor, dt: cutlass.Constexpr, st_op: cutla
 
 
 R = tcgen05.Repetition
-PAIRS = [(tcgen05.St32x32bOp(R.x8), tcgen05.Ld16x256bOp(R.x2)), (tcgen05.St16x128bOp(R.x4), tcgen05.Ld16x64bOp(R.x4)),
-         (tcgen05.St16x32bx2Op(R.x4), tcgen05.Ld16x128bOp(R.x2)), (tcgen05.St16x256bOp(R.x1), tcgen05.Ld16x32bx2Op(R.x8)),
+PAIRS = [(tcgen05.St32x32bOp(R.x8), tcgen05.Ld16x256bOp(R.x2)),
+         (tcgen05.St16x128bOp(R.x4), tcgen05.Ld16x64bOp(R.x4)),
+         (tcgen05.St16x32bx2Op(R.x4), tcgen05.Ld16x128bOp(R.x2)),
+         (tcgen05.St16x256bOp(R.x1), tcgen05.Ld16x32bx2Op(R.x8)),
          (tcgen05.St16x64bOp(R.x2), tcgen05.Ld32x32bOp(R.x4))]
 
 

@@ -5,7 +5,6 @@ adjacent columns in one register), on the CPU interpreter and in the CUDA printe
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 
@@ -29,8 +28,10 @@ def k16(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor
     smem = cutlass.utils.SmemAllocator()
     holder = smem.allocate_tensor(cutlass.Int32, cute.make_layout(1), 4)
     bar = smem.allocate_tensor(cutlass.Int64, cute.make_layout(1), 8)
-    sA = smem.allocate_tensor(element_type=A.element_type, layout=a_layout.outer, byte_alignment=1024, swizzle=a_layout.inner)
-    sB = smem.allocate_tensor(element_type=B.element_type, layout=b_layout.outer, byte_alignment=1024, swizzle=b_layout.inner)
+    sA = smem.allocate_tensor(element_type=A.element_type, layout=a_layout.outer, byte_alignment=1024,
+                              swizzle=a_layout.inner)
+    sB = smem.allocate_tensor(element_type=B.element_type, layout=b_layout.outer, byte_alignment=1024,
+                              swizzle=b_layout.inner)
     if tidx == 0:
         cute.arch.mbarrier_init(bar.iterator, 1)
     for j in cutlass.range_constexpr(M * K // 128):
@@ -55,8 +56,8 @@ def k16(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cute.Tensor
         with cute.arch.elect_one():
             tcgen05.commit(bar.iterator)
     cute.arch.mbarrier_wait(bar.iterator, 0)
-    ld = tcgen05.make_tmem_copy(cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16, pack), C.element_type),
-                                acc[((None, None), 0, 0)])
+    atom = cute.make_copy_atom(tcgen05.Ld32x32bOp(tcgen05.Repetition.x16, pack), C.element_type)
+    ld = tcgen05.make_tmem_copy(atom, acc[((None, None), 0, 0)])
     thr = ld.get_slice(tidx)
     r = cute.make_rmem_tensor(thr.partition_D(C).shape, C.element_type)
     cute.copy(ld, thr.partition_S(acc[((None, None), 0, 0)]), r)

@@ -14,7 +14,8 @@ the same allocation rules, the same per-CTA tensor memory on the CPU, the same i
   (32x32b: lane l of the warp reads columns c..c+n-1 of TMEM lane (row of the address) + l; the 16-lane shapes as
   PTX's fragments place them, kernel/instr/tcgen05_ldst.py); returns a Vector of the registers as elements of
   the TMEM Array's type (two f16 to a register; with pack=True the low halves of two adjacent columns, as an
-  f16 accumulator of a UMMA holds them). ``tcgen05_st(shape, tmem, vec, unpack=)`` writes them. A warp reaches only its lane
+  f16 accumulator of a UMMA holds them). ``tcgen05_st(shape, tmem, vec, unpack=)`` writes them. A warp reaches only
+  its lane
   quarter (the interpreter's rule, as for ``cute.copy`` with a TMEM atom). ``tcgen05_wait(Tcgen05Wait.LOAD
   / STORE)`` is ``tcgen05.wait::ld`` / ``::st``, ``tcgen05_fence`` the tcgen05 fences.
 - ``cutlass.inttoptr(addr, 6, dtype)``: a ``cutlass.Pointer`` into tensor memory (other spaces refused).
@@ -169,7 +170,8 @@ def _ldst_table(op: str, shape: Any, tmem: Any, nregs: int, packed: bool, offset
     per = SHAPES[sh][2]
     n = nregs // per
     if nregs % per or n < 1 or n > 128 or n & (n - 1):
-        raise TraceError(f"{what}: {nregs} registers; rule: a {sh} tcgen05.{op} moves {per} register(s) per repetition, "
+        raise TraceError(f"{what}: {nregs} registers; rule: a {sh} tcgen05.{op} moves {per} register(s) per "
+                         f"repetition, "
                          f"a power of two of 1..128 repetitions ({user_line(3)})")
     if nregs > 128:
         raise TraceError(f"{what}: {nregs} registers; rule: one tcgen05.{op} moves at most 128 ({user_line(3)})")
@@ -177,7 +179,8 @@ def _ldst_table(op: str, shape: Any, tmem: Any, nregs: int, packed: bool, offset
     dt = p.engine.dtype
     epc = _elems_per_column(dt)
     if dt.width not in (8, 16, 32):
-        raise TraceError(f"{what}: the TMEM Array holds {dt}; cutelab moves 8-, 16- and 32-bit elements ({user_line(3)})")
+        raise TraceError(f"{what}: the TMEM Array holds {dt}; cutelab moves 8-, 16- and 32-bit elements "
+                         f"({user_line(3)})")
     if packed and dt.width != 16:
         raise TraceError(f"{what}: {'pack' if op == 'ld' else 'unpack'}=True moves 16-bit elements, the TMEM Array "
                          f"holds {dt} ({user_line(3)})")

@@ -212,8 +212,8 @@ def _umma_op(kind: str, idesc: Tcgen05InstrDesc, a_dt: Any, b_dt: Any, what: str
     if f["a_major"] or f["b_major"]:
         raise TraceError(f"{what}: MN-major operands (a_major/b_major = 1) are not supported by cutelab's "
                          f"tcgen05_mma yet; the descriptors are read K-major ({user_line(3)})")
-    if not (c.name == "f32" and kind in ("f16", "tf32", "f8f6f4")) and not (c.name == "f16" and kind in ("f16", "f8f6f4")) \
-            and not (kind in ("int8", "i8") and c.name == "i32"):
+    ok = {"f32": ("f16", "tf32", "f8f6f4"), "f16": ("f16", "f8f6f4"), "i32": ("int8", "i8")}
+    if kind not in ok.get(c.name, ()):
         raise TraceError(f"{what}: a {c} accumulator with kind::{kind}; rule: kind::f16 and kind::f8f6f4 accumulate in "
                          f"f32 or f16, kind::tf32 in f32, kind::i8 in s32 ({user_line(3)})")
     M, N = f["m"], f["n"]
