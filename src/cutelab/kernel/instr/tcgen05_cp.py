@@ -34,19 +34,26 @@ class S2TCopyOp(Op):
 
     min_sm = 100
 
-    __slots__ = ("op", "shared", "src_base", "src_offs", "dst_base", "dst_offs", "acc_offs", "where")
+    __slots__ = ("op", "shared", "src_base", "src_offs", "dst_base", "dst_offs", "where")
 
     def __init__(self, op: Any, shared: Any, src_base: Any, src_offs: np.ndarray, dst_base: Any,
                  dst_offs: np.ndarray, where: str):
         self.op, self.shared, self.src_base, self.src_offs = op, shared, src_base, src_offs
         self.dst_base, self.dst_offs, self.where = dst_base, dst_offs, where
-        self.acc_offs = np.zeros((1, 1, 0), dtype=np.int64)  # no accumulator (the pending-UMMA check reads this)
 
     def __repr__(self) -> str:
         return f"tcgen05.cp.32x128b.warpx4 x{self.src_offs.size} tmem <- {self.shared.name}"
 
     def _at(self) -> str:
         return f" (at {self.where})" if self.where else ""
+
+    def ptx_shape(self) -> str:
+        return "32x128b.warpx4"
+
+    def written_columns(self, d0: int) -> set:
+        """The 32-bit TMEM columns the copy writes, from its TMEM byte address d0 (4 columns an atom)."""
+        lane_bytes = 4 * 65536
+        return {((int(d0) + int(o)) % lane_bytes) // 4 + j for o in self.dst_offs.tolist() for j in range(4)}
 
     def accesses(self) -> List[Any]:
         lo, hi = int(self.src_offs.min()), int(self.src_offs.max()) + 511

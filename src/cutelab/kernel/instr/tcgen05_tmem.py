@@ -548,9 +548,10 @@ def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, 
         for issuer in {k, leader}:
             for op, _a, _b, acc0, _f in pend.get(issuer, []):
                 cols = getattr(op, "written_columns", None)
-                if issuer != k and (cols is not None or op.op.cta_group.value != 2):
+                group = getattr(getattr(getattr(op, "op", None), "cta_group", None), "value", 1)
+                if issuer != k and group != 2:
                     continue
-                if cols is not None:  # a descriptor-driven tcgen05.cp
+                if cols is not None:  # a tcgen05.cp
                     ucols, who = cols(acc0), f"a tcgen05.cp.{op.ptx_shape()}"
                 else:
                     adt = getattr(op.op, "acc_dtype", None)  # the accumulator's element addresses -> 32-bit columns
