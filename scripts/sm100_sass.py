@@ -108,6 +108,9 @@ CASES = [
     # head dim 512: half of O swapped out of S's columns and back by tcgen05.ld/st, each thread its own lane
     ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py",
      ["--q_shape", "1,1,128,512", "--k_shape", "1,1,256,512"]),
+    # Mamba2 SSD: tf32 UMMAs over f32 tensors, tcgen05.ld 16x256b of its accumulators, tcgen05.st 32x32b of f16 values
+    ("cute/blackwell/kernel/attention/mamba2_ssd/mamba2_ssd.py", ["--gbehcdln", "1,2,1,2,2,64,128,128",
+                                                                 "--no-print_rtol_stats"]),
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)

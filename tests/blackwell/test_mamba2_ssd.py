@@ -34,3 +34,28 @@ def test_mamba2_ssd_two_chunks_two_heads():
                        cwd=str(PROGRAMS))
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+def test_cuda_of_mamba2_ssd_for_sm_100a(tmp_path):
+    """Its kernel printed as CUDA: the 16x256b tcgen05.ld of its accumulators and the 16x128b tcgen05.st (PTX's
+    16-lane fragments, kernel/instr/tcgen05_ldst.py), its UMMAs; nvcc compiles it for sm_100a where installed."""
+    import shutil
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sm100_sass
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    out = tmp_path / "k.cu"
+    sm100_sass.render(str(MAMBA.relative_to(PROGRAMS)), ["--gbehcdln", "1,2,1,2,2,64,128,128", "--no-print_rtol_stats"],
+                      out)
+    src = out.read_text()
+    for ptx in ("tcgen05.ld.sync.aligned.16x256b.x16.b32", "tcgen05.ld.sync.aligned.16x256b.x4.b32",
+                "tcgen05.st.sync.aligned.16x128b.x16.b32", "tcgen05.mma.cta_group::1.kind::f16"):
+        assert ptx in src, ptx
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]

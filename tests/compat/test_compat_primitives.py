@@ -51,14 +51,17 @@ WITH_ARGS = [
 # programs that print shared memory instead of checking it: test_tma_load_tutorial_prints_the_swizzled_tile
 PRINTING = ["tutorial/04_tma_load", "tutorial/08_mlir_value_tree_debug"]
 # Blackwell programs (run with CUTE_DSL_ARCH=sm_100a): the tensor-memory wrappers (compat/experimental/tcgen05.py)
-SM100 = ["tcgen05/tmem_ld_st", "tutorial/05_minimal_tensor_mma", "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage"]
+SM100 = ["tcgen05/tmem_ld_st", "tutorial/05_minimal_tensor_mma", "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage",
+         "tutorial/10_minimal_tensor_mma_fp8"]
+# programs that break a hardware rule, run to the interpreter's error naming it: test_cluster_tmem_reduce_reads_...
+BREAKING = ["reduction/cluster_tmem_reduce"]
 
 
 def test_the_stored_programs_are_the_listed_ones():
     found = sorted(os.path.relpath(os.path.join(d, f), PRIMS)[:-3] for d, _, fs in os.walk(PRIMS) for f in fs
                    if f.endswith(".py"))
-    assert found == sorted(PROGRAMS + PRINTING + SM100)
-    for n in PROGRAMS + PRINTING + SM100:
+    assert found == sorted(PROGRAMS + PRINTING + SM100 + BREAKING)
+    for n in PROGRAMS + PRINTING + SM100 + BREAKING:
         with open(os.path.join(PRIMS, n + ".py")) as f:
             head = f.read(200)
         assert re.match(r"# Copyright \(c\) (2025 - )?2026 NVIDIA CORPORATION", head) and "BSD-3-Clause" in head, n
@@ -104,6 +107,10 @@ _SM100_WANT = {
         'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16",
         "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
         "tcgen05.ld.sync.aligned.32x32b.x2.b32")),
+    # e4m3 operands (an instruction descriptor built with Float16 formats: code 0, e4m3 under kind::f8f6f4), an f16
+    # accumulator in tensor memory (one per 32-bit column), read with tcgen05.ld's pack::16b
+    "tutorial/10_minimal_tensor_mma_fp8": ("PASS", (
+        "tcgen05.mma.cta_group::1.kind::f8f6f4", "tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32")),
     # six smem stages of TMA -> UMMA over K = 4096 with warp specialisation and an exit
     "tutorial/gemm_M128_N128_Kany_TN_warpspec_multistage": ("Correctness: PASS", (
         'asm volatile("exit;"', "tcgen05.mma.cta_group::1.kind::f16")),
@@ -969,13 +976,17 @@ _TC_BAD = """
 
 
 @pytest.mark.parametrize("line,err", [
-    ('v = prims.tcgen05_ld("16x64b", tmem, num=2)',
-     "tcgen05_ld('16x64b', ..., num=2): cutelab's primitive tcgen05_ld supports the 32x32b shape, not 16x64b"),
+    ('v = prims.tcgen05_ld("16x32bx2", tmem, num=2)',
+     "tcgen05_ld('16x32bx2', ..., num=2): the 16x32bx2 shape needs offset="),
+    ('v = prims.tcgen05_ld("32x32b", tmem, num=2, pack=True)', "pack=True moves 16-bit elements, the TMEM Array "
+                                                              "holds Float32"),
+    ('prims.tcgen05_cp(prims.Tcgen05CpShape.SHAPE_64X128B, tmem, prims.Tcgen05SmemDesc.build(a, 16, 128))',
+     "rule: shape 64x128b takes multicast in ('warpx2_02_13', 'warpx2_01_23'), got None"),
     ('prims.tcgen05_alloc(w, 48)', "48 columns; rule: a tensor-memory allocation is a power of two"),
     ('d = prims.Tcgen05SmemDesc.build(a, 16, 1024, layout=2); prims.tcgen05_mma(prims.Tcgen05MMAKind.F16, '
      'prims.CTAGroup.CTA_1, tmem, d, d, prims.Tcgen05InstrDesc.build(c_dtype=cutlass.Float32, a_major=1, n_dim=64, '
      'm_dim=128), False)', "MN-major operands (a_major/b_major = 1) are not supported by cutelab's tcgen05_mma"),
-], ids=["ld-shape", "alloc-columns", "mma-mn-major"])
+], ids=["ld-16x32bx2-offset", "ld-pack-32bit", "cp-multicast", "alloc-columns", "mma-mn-major"])
 def test_tcgen05_primitives_refuse_what_cutelab_does_not_run(tmp_path, line, err):
     p = run(tmp_path, _TC_BAD.replace("{line}", line), env={"CUTE_DSL_ARCH": "sm_100a"})
     assert p.returncode != 0
@@ -992,3 +1003,102 @@ def test_tcgen05_descriptor_layouts_of_tensor_map_and_byte_swizzles():
 
     got = [_layout_code(x, "w") for x in (T.none, T.s32b, T.s64b, T.s128b, 2, 4, Swizzle(3, 4, 3), Swizzle(1, 4, 3))]
     assert got == [0, 6, 4, 2, 2, 4, 2, 6]
+
+
+_TC_CP = """
+    import numpy as np
+    import torch
+    import cutlass
+    import cutlass.cute as cute
+    from cutlass.experimental import primitives as prims
+
+    SHAPE, MULTICAST = {mode}
+
+    @cute.kernel
+    def k(out: cute.Tensor):
+        tx, _, _ = cute.arch.thread_idx()
+        warp = tx // 32
+        lane = tx % 32
+        vals = cutlass.Array(cutlass.Float32, 1024, space=cutlass.AddressSpace.smem, alignment=16)
+        w = cutlass.Array(cutlass.Int32, 1, space=cutlass.AddressSpace.smem)
+        bar = cutlass.Array(cutlass.Int64, 1, space=cutlass.AddressSpace.smem)
+        for i in cutlass.range_constexpr(8):
+            vals[tx * 8 + i] = cutlass.Float32(tx * 8 + i)
+        if tx == 0:
+            prims.mbarrier_init(bar, 1)
+        prims.fence_mbarrier_init()
+        if warp == 0:
+            prims.tcgen05_alloc(w, 32)
+        prims.barrier_cta_sync(0)
+        prims.fence_proxy(prims.Proxy.ASYNC_SHARED, space=prims.SharedSpace.shared_cta)
+        base = w.load()
+        tmem = cutlass.inttoptr(base, 6, cutlass.Float32)
+        # K-major, no swizzle: row r's first 16 bytes at 16 r, its second 16 bytes (256b shapes) 2048 bytes on
+        desc = prims.Tcgen05SmemDesc.build(vals, leading_byte_offset=2048, stride_byte_offset=128)
+        if warp == 0:
+            if prims.elect_sync():
+                prims.tcgen05_cp(SHAPE, tmem, desc, multicast=MULTICAST)
+                prims.tcgen05_commit(bar)
+        while not prims.mbarrier_try_wait_parity(bar, 0):
+            pass
+        got = prims.tcgen05_ld("32x32b", prims.TmemAddr.from_row_col(warp * 32, base & 0xFFFF).as_ptr(cutlass.Float32),
+                               num=8)
+        prims.tcgen05_wait(prims.Tcgen05Wait.LOAD)
+        for i in cutlass.range_constexpr(8):
+            (out.iterator.raw_ptr() + tx * 8 + i).store(got[i])
+        prims.tcgen05_fence(prims.Tcgen05Fence.BEFORE_THREAD_SYNC)
+        prims.barrier_cta_sync(0)
+        if warp == 0:
+            prims.tcgen05_dealloc(tmem, 32)
+
+    @cute.jit
+    def host(out: cute.Tensor):
+        k(out).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+    out = torch.full((128, 8), -1.0, device="cuda")
+    host(cute.runtime.from_dlpack(out))
+    np.save("out.npy", out.cpu().numpy())
+"""
+
+# (mode, rows, 32-bit columns, TMEM lanes of row r): the tcgen05.cp shapes as the PTX ISA places them
+_CP_MODES = {
+    "S2T_128x256b": (128, 8, lambda r: [r]), "S2T_128x128b": (128, 4, lambda r: [r]),
+    "S2T_4x256b": (4, 8, lambda r: [32 * r]),
+    "S2T_64x128b_WARPX2_02_13": (64, 4, lambda r: [r, r + 64]),
+    "S2T_64x128b_WARPX2_01_23": (64, 4, lambda r: [64 * (r // 32) + r % 32, 64 * (r // 32) + r % 32 + 32]),
+    "S2T_32x128b_WARPX4": (32, 4, lambda r: [r, r + 32, r + 64, r + 96]),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(_CP_MODES))
+def test_tcgen05_cp_places_descriptor_rows_in_tmem_lanes(tmp_path, mode):
+    """tcgen05_cp of each S2TCopyMode, completed by tcgen05_commit and an mbarrier wait, then read back with
+    tcgen05_ld: row r of the descriptor's tile (element k of its 16-byte chunk c at float 4 r + 512 c + k) lands
+    in each of the shape's lanes for r, columns 0 to 3 (7); nothing else is written."""
+    p = run(tmp_path, _TC_CP.replace("{mode}", f"prims.S2TCopyMode.{mode}"), env={"CUTE_DSL_ARCH": "sm_100a"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = np.load(tmp_path / "out.npy")
+    rows, cols, lanes = _CP_MODES[mode]
+    want = np.zeros((128, 8), dtype=np.float32)
+    for r in range(rows):
+        for ln in lanes(r):
+            want[ln, :cols] = [4 * r + 512 * (c // 4) + c % 4 for c in range(cols)]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cluster_tmem_reduce_reads_tmem_before_its_copy_completes(tmp_path):
+    """CUTLASS's reduction/cluster_tmem_reduce.py (stored unchanged) issues
+    tcgen05_cp and reads the columns with tcgen05_ld after only tcgen05_wait(STORE), which orders tcgen05.st, not
+    tcgen05.cp (whose completion a tcgen05.commit and a wait on its mbarrier track): the interpreter reports the
+    race with both lines instead of reading the columns before the copy."""
+    from compat_helpers import SRC
+
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0", CUTE_DSL_ARCH="sm_100a")
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", os.path.join(PRIMS, BREAKING[0] + ".py")],
+                       cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    err = p.stderr
+    assert "cluster_tmem_reduce.py:260): tcgen05.ld" in err, err[-3000:]
+    assert re.search(r"tcgen05\.cp\.128x128b issued at \S*cluster_tmem_reduce\.py:238 writes and no tcgen05\.commit "
+                     r"has completed", err), err[-3000:]
+    assert "only after a tcgen05.commit of them and a wait on its mbarrier" in err

@@ -29,13 +29,14 @@ from ..namespace import Namespace
 
 
 def _primitives() -> Dict[str, Any]:
-    from . import matrix, tcgen05, tcgen05_mma
+    from . import matrix, tcgen05, tcgen05_cp, tcgen05_mma
     from . import wrappers as p
 
     ns = p.namespace()
     ns.update(ldmatrix=matrix.ldmatrix, stmatrix=matrix.stmatrix)  # the m8n8 b16 forms (matrix.py: built on shfl_sync)
     ns.update(tcgen05.namespace())  # tensor-memory allocation, addresses and the 32x32b load (tcgen05.py)
     ns.update(tcgen05_mma.namespace())  # the descriptors, tcgen05_mma and tcgen05_commit (tcgen05_mma.py)
+    ns.update(tcgen05_cp.namespace())  # the descriptor-driven shared -> tensor memory copy (tcgen05_cp.py)
     return ns
 
 

@@ -10,10 +10,12 @@ the same allocation rules, the same per-CTA tensor memory on the CPU, the same i
   (lane << 16 | column), as ``cute.arch.retrieve_tmem_ptr`` makes it.
 - ``TmemAddr(v)``: the address with its ``col_id`` (bits 0..15) and ``row_id`` (bits 16..31),
   ``TmemAddr.from_row_col(row, col)`` and ``as_ptr(dtype)``.
-- ``tcgen05_ld(shape, tmem, num=n)``: ``tcgen05.ld.sync.aligned.32x32b.x<n>``: lane l of the warp reads
-  columns c..c+n-1 of TMEM lane (row of the address) + l; returns a Vector of n elements of the TMEM
-  Array's type. ``tcgen05_st(shape, tmem, vec)`` writes them. Only the 32x32b shape on 32-bit elements
-  (the one the CUDA back end prints); the others are refused by name. A warp reaches only its lane
+- ``tcgen05_ld(shape, tmem, num=n, pack=)``: ``tcgen05.ld.sync.aligned.<shape>.x<n>[.pack::16b]``, every shape
+  (32x32b: lane l of the warp reads columns c..c+n-1 of TMEM lane (row of the address) + l; the 16-lane shapes as
+  PTX's fragments place them, kernel/instr/tcgen05_ldst.py); returns a Vector of the registers as elements of
+  the TMEM Array's type (two f16 to a register; with pack=True the low halves of two adjacent columns, as an
+  f16 accumulator of a UMMA holds them). ``tcgen05_st(shape, tmem, vec, unpack=)`` writes them. A warp reaches only
+  its lane
   quarter (the interpreter's rule, as for ``cute.copy`` with a TMEM atom). ``tcgen05_wait(Tcgen05Wait.LOAD
   / STORE)`` is ``tcgen05.wait::ld`` / ``::st``, ``tcgen05_fence`` the tcgen05 fences.
 - ``cutlass.inttoptr(addr, 6, dtype)``: a ``cutlass.Pointer`` into tensor memory (other spaces refused).
@@ -148,62 +150,93 @@ class TmemAddr:
         return f"TmemAddr({self._v!r})"
 
 
-def _ldst_args(op: str, shape: Any, tmem: Any, n: int, extra: bool, what: str) -> Any:
-    sh = str(getattr(shape, "value", shape)).lower().replace("shape_", "")
-    if sh != "32x32b":
-        raise TraceError(f"{what}: cutelab's primitive tcgen05_{op} supports the 32x32b shape, not {sh} "
-                         f"({user_line(3)})")
-    if extra:
-        raise TraceError(f"{what}: pack/unpack and offset= (16x32bx2) are not supported by cutelab ({user_line(3)})")
-    if n < 1 or n > 128 or n & (n - 1):
-        raise TraceError(f"{what}: {n} columns; rule: a 32x32b tcgen05.{op} moves a power of two of 1..128 columns "
-                         f"({user_line(3)})")
-    p = _tmem_pointer(tmem, what)
-    if p.engine.dtype.width != 32:
-        raise TraceError(f"{what}: the TMEM Array holds {p.engine.dtype}; the 32x32b shape moves 32-bit elements "
-                         f"({user_line(3)})")
-    return p
+def _shape_name(shape: Any) -> str:
+    return str(getattr(shape, "value", shape)).lower().replace("shape_", "")
 
 
-def _table(dtype: Any, n: int) -> Any:
-    """Lane l of the warp, value j: TMEM lane (address's lane) + l, column (address's column) + j."""
+def _ldst_table(op: str, shape: Any, tmem: Any, nregs: int, packed: bool, offset: Any, what: str) -> Any:
+    """(TMEM pointer, PTX shape, repetitions, table): lane l of the warp, value v (element v % e of register
+    v // e, e = 32 / bits elements to a register) at TMEM element ``address + table[l, v]``, as PTX's fragment of
+    the shape places register r of lane l (kernel/instr/tcgen05_ldst.py); with pack (loads) / unpack (stores) a
+    register's two 16-bit halves are the low halves of two adjacent 32-bit columns."""
     import numpy as np
 
-    from ...nvgpu.tcgen05.tmem import tmem_dp_stride
+    from ...kernel.instr.tcgen05_ldst import SHAPES, fragment
+    from ...nvgpu.tcgen05.tmem import _elems_per_column, tmem_dp_stride
 
-    return np.arange(32, dtype=np.int64)[:, None] * tmem_dp_stride(dtype) + np.arange(n, dtype=np.int64)[None, :]
+    sh = _shape_name(shape)
+    if sh not in SHAPES:
+        raise TraceError(f"{what}: the shape is one of {', '.join(SHAPES)}, not {sh} ({user_line(3)})")
+    per = SHAPES[sh][2]
+    n = nregs // per
+    if nregs % per or n < 1 or n > 128 or n & (n - 1):
+        raise TraceError(f"{what}: {nregs} registers; rule: a {sh} tcgen05.{op} moves {per} register(s) per "
+                         f"repetition, "
+                         f"a power of two of 1..128 repetitions ({user_line(3)})")
+    if nregs > 128:
+        raise TraceError(f"{what}: {nregs} registers; rule: one tcgen05.{op} moves at most 128 ({user_line(3)})")
+    p = _tmem_pointer(tmem, what)
+    dt = p.engine.dtype
+    epc = _elems_per_column(dt)
+    if dt.width not in (8, 16, 32):
+        raise TraceError(f"{what}: the TMEM Array holds {dt}; cutelab moves 8-, 16- and 32-bit elements "
+                         f"({user_line(3)})")
+    if packed and dt.width != 16:
+        raise TraceError(f"{what}: {'pack' if op == 'ld' else 'unpack'}=True moves 16-bit elements, the TMEM Array "
+                         f"holds {dt} ({user_line(3)})")
+    if sh == "16x32bx2":
+        want = n * (2 if packed else 1)
+        if offset is None:
+            raise TraceError(f"{what}: the 16x32bx2 shape needs offset= (the second half's column offset) "
+                             f"({user_line(3)})")
+        if int(getattr(offset, "value", offset)) != want:
+            raise TraceError(f"{what}: offset={offset}: cutelab places the second half of a 16x32bx2.x{n} right after "
+                             f"the first (offset={want}) only ({user_line(3)})")
+    elif offset is not None:
+        raise TraceError(f"{what}: offset= is for the 16x32bx2 shape only, not {sh} ({user_line(3)})")
+    lane, col = fragment(sh, n)  # (32, nregs): the 32-bit cell of each register
+    dp = tmem_dp_stride(dt)
+    h = np.arange(epc, dtype=np.int64)
+    if packed:  # halves: the low 16 bits of columns 2c and 2c + 1
+        elem = (2 * col[:, :, None] + h[None, None, :]) * epc
+    else:
+        elem = col[:, :, None] * epc + h[None, None, :]
+    return p, sh, n, (lane[:, :, None] * dp + elem).reshape(32, -1)
 
 
 def tcgen05_ld(shape: Any, tmem_addr: Any, *, num: Any = 1, pack: Any = None, offset: Any = None, loc: Any = None,
                ip: Any = None) -> Any:
-    """``tcgen05.ld.sync.aligned.32x32b.x<num>.b32``: lane l of the warp reads num consecutive columns of
-    TMEM lane (the address's lane) + l; a Vector of num elements of the TMEM Array's type."""
+    """``tcgen05.ld.sync.aligned.<shape>.x<num>[.pack::16b].b32``: the warp reads num repetitions of the shape;
+    a Vector of the registers as elements of the TMEM Array's type (PTX's fragment: kernel/instr/tcgen05_ldst.py)."""
     import numpy as np
 
     from ...kernel.frontend.trace import current
+    from ...kernel.instr.tcgen05_ldst import SHAPES
     from ...kernel.instr.tcgen05_tmem import TmemCopyOp, _where
     from ...layout import make_layout
     from ...tensor import make_rmem_tensor
     from .vector import Vector
 
     n = int(getattr(num, "value", num))
-    what = f"cutlass.experimental.primitives.tcgen05_ld({shape!r}, ..., num={n})"
-    p = _ldst_args("ld", shape, tmem_addr, n, bool(pack) or offset is not None, what)
+    what = f"cutlass.experimental.primitives.tcgen05_ld({shape!r}, ..., num={n}{', pack=True' if pack else ''})"
+    per = SHAPES.get(_shape_name(shape), (0, 0, 1))[2]
+    p, sh, n, table = _ldst_table("ld", shape, tmem_addr, n * per, bool(pack), offset, what)
     dt = p.engine.dtype
+    nv = table.shape[1]
     t = current(what)
-    regs = make_rmem_tensor(make_layout(n), dt)
+    regs = make_rmem_tensor(make_layout(nv), dt)
     eng = regs.engine
     if eng.reg is None:
         eng.make_mutable(t)
-    t.emit(TmemCopyOp(True, dt, p.offset, _table(dt, n), eng.reg, np.arange(n, dtype=np.int64), None,
-                      ("32x32b", n), _where(t)))
-    return Vector.from_elements(tuple(regs[i] for i in range(n)), dt)
+    t.emit(TmemCopyOp(True, dt, p.offset, table, eng.reg, np.arange(nv, dtype=np.int64), None, (sh, n, bool(pack)),
+                      _where(t)))
+    return Vector.from_elements(tuple(regs[i] for i in range(nv)), dt)
 
 
 def tcgen05_st(shape: Any, tmem_addr: Any, val: Any, *, unpack: Any = None, offset: Any = None, loc: Any = None,
                ip: Any = None) -> None:
-    """``tcgen05.st.sync.aligned.32x32b.x<n>.b32``: lane l of the warp writes its n values (a Vector or
-    one scalar) to n consecutive columns of TMEM lane (the address's lane) + l."""
+    """``tcgen05.st.sync.aligned.<shape>.x<n>[.unpack::16b].b32``: the warp writes its values (a Vector or one
+    scalar, as 32-bit registers: n the registers over the shape's registers per repetition) to tensor memory."""
     import numpy as np
 
     from ...kernel.frontend.trace import current
@@ -213,20 +246,23 @@ def tcgen05_st(shape: Any, tmem_addr: Any, val: Any, *, unpack: Any = None, offs
     from .vector import Vector
 
     vals = val.elements() if isinstance(val, Vector) else [val]
-    n = len(vals)
-    what = f"cutlass.experimental.primitives.tcgen05_st({shape!r}, ..., <{n} values>)"
-    p = _ldst_args("st", shape, tmem_addr, n, bool(unpack) or offset is not None, what)
+    what = f"cutlass.experimental.primitives.tcgen05_st({shape!r}, ..., <{len(vals)} values>)"
+    p = _tmem_pointer(tmem_addr, what)
     vdt = getattr(val, "dtype", None) or p.engine.dtype
-    if getattr(vdt, "width", 32) != 32:
-        raise TraceError(f"{what}: the values are {vdt}; cutelab stores 32-bit values with the 32x32b shape "
-                         f"({user_line(2)})")
+    if vdt.width != p.engine.dtype.width:
+        raise TraceError(f"{what}: the values are {vdt}, the TMEM Array holds {p.engine.dtype}; cutelab stores values "
+                         f"of the Array's width ({user_line(2)})")
+    epr = 32 // vdt.width
+    if len(vals) % epr:
+        raise TraceError(f"{what}: {len(vals)} values of {vdt} are not whole 32-bit registers ({user_line(2)})")
+    p, sh, n, table = _ldst_table("st", shape, tmem_addr, len(vals) // epr, bool(unpack), offset, what)
     t = current(what)
-    regs = make_rmem_tensor(make_layout(n), vdt)
+    regs = make_rmem_tensor(make_layout(len(vals)), vdt)
     for i, v in enumerate(vals):
         regs[i] = v
     refs = tuple(regs.load().refs)
-    t.emit(TmemCopyOp(False, vdt, p.offset, _table(vdt, n), None, np.arange(n, dtype=np.int64), refs,
-                      ("32x32b", n), _where(t)))
+    t.emit(TmemCopyOp(False, vdt, p.offset, table, None, np.arange(len(vals), dtype=np.int64), refs,
+                      (sh, n, bool(unpack)), _where(t)))
 
 
 Tcgen05Wait = _enum("Tcgen05Wait", "LOAD=load STORE=store")

@@ -13,11 +13,12 @@ semantics on the CPU, the same ``tcgen05.mma`` / ``tcgen05.commit`` PTX on the G
   at byte ``start + (r // 8) * SBO + (r % 8) * W + k * bytes`` (W the swizzle's row: 128, 64 or 32 bytes),
   then the swizzle Swizzle<B,4,3> on the byte offset in the shared buffer (the placement TMA gives with
   the same swizzle); without swizzle, 8 x 16-byte core matrices, LBO apart along K and SBO along M/N.
-  D is the f32 accumulator at the TMEM address of ``d`` (row m in lane m, column n). K is the kind's:
+  D is the accumulator at the TMEM address of ``d`` (row m in lane m, column n; an f16 accumulator, of kind::f16
+  or kind::f8f6f4, in the low half of each 32-bit column, rounded to f16 at each instruction). K is the kind's:
   16 for ``kind::f16``, 8 for ``tf32``, 32 for ``f8f6f4`` and ``i8``.
 
 Refused by name: M other than 128, an array type other than the MMA's, MN-major operands (``a_major``/``b_major`` = 1), ``CTA_2``, negation, sparsity, the
-block-scaled kinds, f16 accumulators, runtime descriptors or instruction descriptors, and the collector /
+block-scaled kinds, runtime descriptors or instruction descriptors, and the collector /
 shift / scale-input-d options.
 """
 
@@ -211,9 +212,10 @@ def _umma_op(kind: str, idesc: Tcgen05InstrDesc, a_dt: Any, b_dt: Any, what: str
     if f["a_major"] or f["b_major"]:
         raise TraceError(f"{what}: MN-major operands (a_major/b_major = 1) are not supported by cutelab's "
                          f"tcgen05_mma yet; the descriptors are read K-major ({user_line(3)})")
-    if c.name != "f32" and not (kind in ("int8", "i8") and c.name == "i32"):
-        raise TraceError(f"{what}: a {c} accumulator is not supported by cutelab's tcgen05_mma (f32, or s32 for "
-                         f"kind::i8) ({user_line(3)})")
+    ok = {"f32": ("f16", "tf32", "f8f6f4"), "f16": ("f16", "f8f6f4"), "i32": ("int8", "i8")}
+    if kind not in ok.get(c.name, ()):
+        raise TraceError(f"{what}: a {c} accumulator with kind::{kind}; rule: kind::f16 and kind::f8f6f4 accumulate in "
+                         f"f32 or f16, kind::tf32 in f32, kind::i8 in s32 ({user_line(3)})")
     M, N = f["m"], f["n"]
     if M != 128:
         raise TraceError(f"{what}: m_dim={M}; cutelab's primitive tcgen05_mma runs M = 128 (row m of D in TMEM lane m) "
@@ -231,16 +233,31 @@ def _umma_op(kind: str, idesc: Tcgen05InstrDesc, a_dt: Any, b_dt: Any, what: str
                      f"tcgen05_mma (f16, tf32, 8-bit f8f6f4) ({user_line(3)})")
 
 
+# a dtype's a_format / b_format code in the descriptor, as CuTe DSL's Tcgen05InstrDesc.build encodes it (one code
+# space for every kind), and what each code means under each kind (PTX's instruction descriptor)
+_FORMAT_CODE = {"f16": 0, "bf16": 1, "f32": 2, "tf32": 2, "f8E4M3FN": 0, "f8E4M3": 0, "f8E5M2": 1, "u8": 0, "i8": 1}
+_FORMAT_OF = {"f16": {0: "Float16", 1: "BFloat16", 2: "TFloat32"}, "f8f6f4": {0: "Float8E4M3FN", 1: "Float8E5M2"},
+              "int8": {0: "Uint8", 1: "Int8"}, "i8": {0: "Uint8", 1: "Int8"}}
+
+
 def _ab_dtypes(kind: str, idesc: Tcgen05InstrDesc, da: Tcgen05SmemDesc, db: Tcgen05SmemDesc) -> Any:
-    """A's and B's element types: the instruction descriptor's, else the shared arrays'."""
+    """A's and B's element types as the hardware reads them: the descriptor's format codes (a dtype given to
+    build, or 0 when none was) read under the MMA's kind; kind::f8f6f4 reads code 0 as e4m3 even where build was
+    given Float16, as the GPU does."""
     from ... import numeric as nm
 
-    f = idesc.fields
-    a = f["a"] if f["a"] is not None else da.ptr.engine.dtype
-    b = f["b"] if f["b"] is not None else db.ptr.engine.dtype
     if kind == "tf32":
-        return nm.TFloat32 if hasattr(nm, "TFloat32") else a, nm.TFloat32 if hasattr(nm, "TFloat32") else b
-    return a, b
+        return nm.TFloat32, nm.TFloat32
+    f = idesc.fields
+    out = []
+    for nm_, dt in (("a", f["a"]), ("b", f["b"])):
+        code = 0 if dt is None else _FORMAT_CODE.get(dt.name)
+        name = _FORMAT_OF.get(kind, {}).get(code)
+        if name is None:
+            raise TraceError(f"cutlass.experimental.primitives.tcgen05_mma(kind::{kind}): {nm_}_dtype={dt} (format "
+                             f"code {code}) names no operand type of kind::{kind} that cutelab reads")
+        out.append(getattr(nm, name))
+    return tuple(out)
 
 
 def tcgen05_mma(mma_kind: Any, cta_group: Any, d: Any, a: Any, b: Any, idesc: Any, enable_input_d: Any, *,
@@ -278,14 +295,22 @@ def tcgen05_mma(mma_kind: Any, cta_group: Any, d: Any, a: Any, b: Any, idesc: An
     acc_dt = op.acc_dtype
     if dp.engine.dtype.width != 32 and dp.engine.dtype.width != 8:
         raise TraceError(f"{what}: d must be a TMEM Array of 32-bit (or 8-bit, byte-addressed) elements")
-    # d's TMEM address in acc_dt elements (f32 / s32: one element per column, the address itself)
-    from ...kernel.instr.tcgen05_tmem import _hw_address
+    # d's TMEM address in acc_dt elements: row m in lane m, column n in the n-th 32-bit column (an f16 accumulator
+    # in its low half, as CuTe's tmem_frg of 16-bit values in 32-bit storage)
+    from ...kernel.instr.tcgen05_tmem import _epc, _hw_address
+    from ...kernel.ir.symbolic import floordiv, is_sym, mod
 
-    base = _hw_address(dp, what)
-    ddp = tmem_dp_stride(acc_dt)
+    hw = _hw_address(dp, what)
+    ddp, epc = tmem_dp_stride(acc_dt), _epc(acc_dt)
+    if epc == 1:
+        base = hw
+    elif is_sym(hw):
+        base = floordiv(hw, 65536) * ddp + mod(hw, 65536) * epc
+    else:
+        base = (int(hw) >> 16) * ddp + (int(hw) & 0xFFFF) * epc
     m = np.arange(M, dtype=np.int64)[:, None]
     n = np.arange(N, dtype=np.int64)[None, :]
-    offs = (m * ddp + n).T.reshape(1, 1, -1)  # index m + M * n: lane m, column n
+    offs = (m * ddp + n * epc).T.reshape(1, 1, -1)  # index m + M * n: lane m, column n
     flag = enable_input_d
     if isinstance(flag, TraceValue):
         r = flag.refs[0]

@@ -17,7 +17,7 @@ from ...errors import TraceError
 
 __all__ = ["ctype", "to_compute", "to_storage", "half_bits"]
 
-_NO_C = frozenset(("tf32",))  # MMA operand type only: never a tensor's or a register's type here
+_NO_C: frozenset = frozenset()  # every type of the table has a C type (tf32: the f32 word it is kept in)
 _FP8 = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}  # the fp8 helpers' names (cutelab/fp8.py CUDA_HELPERS)
 
 

@@ -25,7 +25,7 @@ from ...errors import LaunchError, TraceError
 from ..ir.nodes import Access, Op
 from ..ir.symbolic import is_sym
 
-__all__ = ["S2TCopyOp", "s2t_copy"]
+__all__ = ["S2TCopyOp", "s2t_copy", "DescS2TCopyOp"]
 
 
 class S2TCopyOp(Op):
@@ -34,19 +34,26 @@ class S2TCopyOp(Op):
 
     min_sm = 100
 
-    __slots__ = ("op", "shared", "src_base", "src_offs", "dst_base", "dst_offs", "acc_offs", "where")
+    __slots__ = ("op", "shared", "src_base", "src_offs", "dst_base", "dst_offs", "where")
 
     def __init__(self, op: Any, shared: Any, src_base: Any, src_offs: np.ndarray, dst_base: Any,
                  dst_offs: np.ndarray, where: str):
         self.op, self.shared, self.src_base, self.src_offs = op, shared, src_base, src_offs
         self.dst_base, self.dst_offs, self.where = dst_base, dst_offs, where
-        self.acc_offs = np.zeros((1, 1, 0), dtype=np.int64)  # no accumulator (the pending-UMMA check reads this)
 
     def __repr__(self) -> str:
         return f"tcgen05.cp.32x128b.warpx4 x{self.src_offs.size} tmem <- {self.shared.name}"
 
     def _at(self) -> str:
         return f" (at {self.where})" if self.where else ""
+
+    def ptx_shape(self) -> str:
+        return "32x128b.warpx4"
+
+    def written_columns(self, d0: int) -> set:
+        """The 32-bit TMEM columns the copy writes, from its TMEM byte address d0 (4 columns an atom)."""
+        lane_bytes = 4 * 65536
+        return {((int(d0) + int(o)) % lane_bytes) // 4 + j for o in self.dst_offs.tolist() for j in range(4)}
 
     def accesses(self) -> List[Any]:
         lo, hi = int(self.src_offs.min()), int(self.src_offs.max()) + 511
@@ -170,3 +177,105 @@ def s2t_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         int(smem.offset) + int(src.offset) * per
     t.emit(S2TCopyOp(op, seng.param, s_base, s_off, dst.offset, d_off, _where(t)))
     return True
+
+
+# --------------------------------------------------------------------------- descriptor-driven tcgen05.cp
+
+def _cp_lanes(shape: str, multicast: str) -> np.ndarray:
+    """(rows, copies) TMEM lane offsets each shared-memory row of a tcgen05.cp lands in (PTX's shapes): 128x256b and
+    128x128b lane r; 4x256b lane 32 r; 64x128b.warpx2::02_13 lanes r and r + 64; 64x128b.warpx2::01_23 lanes
+    64 (r / 32) + r % 32 and that + 32; 32x128b.warpx4 lanes r, r + 32, r + 64, r + 96."""
+    if shape in ("128x256b", "128x128b"):
+        return np.arange(128, dtype=np.int64)[:, None]
+    if shape == "4x256b":
+        return (32 * np.arange(4, dtype=np.int64))[:, None]
+    r = np.arange(64 if shape == "64x128b" else 32, dtype=np.int64)[:, None]
+    if multicast == "warpx2::02_13":
+        return np.concatenate([r, r + 64], axis=1)
+    if multicast == "warpx2::01_23":
+        first = 64 * (r // 32) + r % 32
+        return np.concatenate([first, first + 32], axis=1)
+    return np.concatenate([r + 32 * q for q in range(4)], axis=1)  # 32x128b.warpx4
+
+
+class DescS2TCopyOp(Op):
+    """``tcgen05.cp.cta_group::1.<shape>[.<multicast>] [taddr], sdesc`` of a shared-memory descriptor
+    (``cutlass.experimental.primitives.tcgen05_cp``): row r of the descriptor's tile (``src_phys``: element
+    offsets of the shared array, index r + rows * k) is copied to each TMEM lane of ``lanes[r]`` (relative to
+    the address's lane), from the address's column on. Queued with the CTA's UMMAs and run at its next
+    tcgen05.commit, as the hardware completes it: a tcgen05.ld of those columns before that commit (and a wait
+    on its mbarrier) is refused."""
+
+    min_sm = 100
+
+    __slots__ = ("shape", "multicast", "shared", "dtype", "src_phys", "fields", "dst", "lanes", "ncols", "where")
+
+    def __init__(self, shape: str, multicast: str, shared: Any, dtype: Any, src_phys: np.ndarray, fields: Any,
+                 dst: Any, where: str):
+        self.shape, self.multicast, self.shared, self.dtype = shape, multicast, shared, dtype
+        self.src_phys, self.fields, self.dst, self.where = src_phys, fields, dst, where
+        self.lanes = _cp_lanes(shape, multicast)
+        self.ncols = (256 if shape.endswith("256b") else 128) // 32
+
+    def __repr__(self) -> str:
+        return f"tcgen05.cp.{self.ptx_shape()} tmem <- {self.shared.name}"
+
+    def ptx_shape(self) -> str:
+        return self.shape + (f".{self.multicast}" if self.multicast else "")
+
+    def _at(self) -> str:
+        return f" (at {self.where})" if self.where else ""
+
+    def accesses(self) -> List[Any]:
+        return [Access(self.shared, 0, (int(self.src_phys.min()), int(self.src_phys.max())), False, self)]
+
+    def written_columns(self, d0: int) -> set:
+        """The 32-bit TMEM columns the copy writes, from the hardware address d0 (lane << 16 | column)."""
+        c = int(d0) & 0xFFFF
+        return set(range(c, c + self.ncols))
+
+    def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
+        act = np.ones(b.n, dtype=bool) if mask is None else mask
+        lanes = act.reshape(-1, 32)
+        rows = np.nonzero(lanes.any(axis=1))[0] * 32 + np.argmax(lanes[lanes.any(axis=1)], axis=1)
+        if rows.size == 0:
+            return
+        d0 = np.broadcast_to(np.asarray(b.index(self.dst), dtype=np.int64), (b.n,))[rows]
+        pend = b.common.setdefault("umma_pending", {})
+        for i, r in enumerate(rows.tolist()):
+            pend.setdefault(int(b.block_of[r]), []).append((self, 0, 0, int(d0[i]), False))
+
+    def execute(self, b: Any, blk: int, _s0: int, _b0: int, d0: int, _flag: Any) -> None:
+        from .tcgen05_tmem import check_columns, tmem_state
+
+        st = tmem_state(b)
+        L = self.shared.length
+        if self.src_phys.min() < 0 or self.src_phys.max() >= L:
+            raise LaunchError(f"{b.ir.name}{self._at()}: tcgen05.cp.{self.ptx_shape()} reads outside "
+                              f"{self.shared.name} through its descriptor")
+        R = self.lanes.shape[0]
+        vals = np.ascontiguousarray(b.shared[self.shared.index][blk * L + self.src_phys.reshape(-1)])
+        words = vals.reshape(-1, R).T.copy().view(np.uint8).view(np.uint32).reshape(R, self.ncols)
+        lane0, col0 = int(d0) >> 16, int(d0) & 0xFFFF
+        ln = lane0 + self.lanes
+        if (ln >= 128).any() or col0 + self.ncols > 512:
+            raise LaunchError(f"{b.ir.name}{self._at()}: tcgen05.cp.{self.ptx_shape()} at TMEM lane {lane0}, column "
+                              f"{col0} writes past tensor memory (128 lanes x 512 columns)")
+        cols = np.arange(col0, col0 + self.ncols)
+        check_columns(b, st, np.full(cols.shape, blk), cols, f"tcgen05.cp.{self.ptx_shape()}", self._at())
+        for q in range(self.lanes.shape[1]):
+            st.cells[blk, ln[:, q][:, None], cols[None, :]] = words
+
+    def cuda(self, r: Any) -> None:
+        from .mbarrier import smem_addr
+        from .tcgen05_mma import umma_desc
+
+        hi = umma_desc(0, self.fields)
+        start = int(self.src_phys.reshape(-1)[0])  # the descriptor's start: row 0, k 0
+        d = r.expr(self.dst)[0] if is_sym(self.dst) else str(int(self.dst))
+        desc = f"(0x{hi:016x}ull | (unsigned long long)(({smem_addr(r, self.shared, start)} >> 4) & 0x3FFFu))"
+        lane = r.fresh("cl_lane")
+        r.emit(f'unsigned {lane}; asm volatile("mov.u32 %0, %%laneid;" : "=r"({lane}));')
+        with r.braces(f"if ({lane} == 0) {{", "}"):
+            r.emit(f'asm volatile("tcgen05.cp.cta_group::1.{self.ptx_shape()} [%0], %1;" :: "r"((unsigned)({d})), '
+                   f'"l"({desc}) : "memory");')

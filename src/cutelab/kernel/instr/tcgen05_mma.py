@@ -312,7 +312,7 @@ class UmmaOp(Op):
                                         for k in blocks], axis=0)
                 else:
                     C = np.zeros((M, N))
-                C = (C + A[mi] @ B[ni].T).astype(np.float32)
+                C = (C + A[mi] @ B[ni].T).astype(np.float16 if dt.width == 16 else np.float32)  # D's precision
                 for c, k in enumerate(blocks):
                     cells[k, ln, ee] = from_real(C[c * Mc:(c + 1) * Mc].T.reshape(-1), dt)
 
@@ -337,7 +337,9 @@ class UmmaOp(Op):
                     db = self._desc(r, self.b, ni)
                     d0 = self.acc_base + int(self.acc_offs[mi, ni, 0]) if is_sym(self.acc_base) else \
                         int(self.acc_base) + int(self.acc_offs[mi, ni, 0])
-                    dc = r.expr(d0)[0] if is_sym(d0) else str(int(d0))
+                    epc = _epc(self.op.acc_dtype)  # an f16 accumulator: two element addresses to a column
+                    dc = (r.expr(d0)[0] if epc == 1 else f"({r.expr(d0)[0]}) / {epc}") if is_sym(d0) else \
+                        str(int(d0) // epc)
                     a_op, a_c = ("[%1]", "r") if self.a.tmem else ("%1", "l")  # A: a TMEM address or a descriptor
                     r.emit(f'asm volatile("{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %4, 0;\\n\\t'
                            f'tcgen05.mma.cta_group::{group}.kind::{kind} [%0], {a_op}, %2, %3, p;\\n\\t}}" :: '
@@ -518,8 +520,8 @@ def _check_acc(atom: Any, op: Any, d: Any, c: Any, what: str) -> None:
     from ...nvgpu.tcgen05.mma import Field
     from ...nvgpu.tcgen05.tmem import TmemEngine
 
-    if op.acc_dtype.name not in ("f32", "i32"):
-        raise TraceError(f"{what}: kernels support f32 accumulators (s32 for kind::i8), got {op.acc_dtype}")
+    if op.acc_dtype.name not in ("f32", "i32", "f16"):
+        raise TraceError(f"{what}: kernels support f32 and f16 accumulators (s32 for kind::i8), got {op.acc_dtype}")
     for f in (Field.NEGATE_A, Field.NEGATE_B):
         if atom._state.get(f.value):
             raise TraceError(f"{what}: {f} is not supported by cutelab's kernels")

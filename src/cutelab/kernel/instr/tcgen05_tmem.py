@@ -25,8 +25,8 @@ violation an error naming the rule, the kernel and the user's line:
   32 * (w % 4) + l for lane l of warp w: a thread whose tensor names another lane is an error.
 
 CUDA: ``tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::1``, ``tcgen05.ld/st.sync.aligned
-.32x32b.x<r>.b32`` (32-bit elements; the 16-lane shapes are refused), ``tcgen05.wait::ld/st`` and
-the fences are printed as inline PTX for sm_100a.
+.<shape>.x<r>[.pack::16b / .unpack::16b].b32`` (every shape, 32-, 16- and 8-bit elements: tcgen05_ldst.py),
+``tcgen05.wait::ld/st`` and the fences are printed as inline PTX for sm_100a.
 """
 
 from __future__ import annotations
@@ -497,20 +497,15 @@ class TmemCopyOp(Op):
 
     def cuda(self, r: Any) -> None:
         """One ``tcgen05.ld/st.sync.aligned.32x32b.x<r>.b32`` per instance of the atom (lane l of the warp
-        moves columns c..c+r-1 of its lane, register j holding column c+j), then ``tcgen05.wait::ld/st``.
-        The 16-lane shapes are not printed yet."""
-        shape, rep = self.ptx
+        moves columns c..c+r-1 of its lane, register j holding column c+j), then ``tcgen05.wait::ld/st``; the
+        other shapes, element widths and packings through tcgen05_ldst.print_tmem_copy."""
+        shape, rep = self.ptx[0], self.ptx[1]
         d = "ld" if self.load else "st"
-        if shape == "32x32b" and self.dtype.width == 16 and not self.load:
-            _st_16bit(self, r, rep)
+        if shape != "32x32b" or self.dtype.width != 32 or (len(self.ptx) > 2 and self.ptx[2]):
+            from .tcgen05_ldst import print_tmem_copy
+
+            print_tmem_copy(self, r, f"kernel {r.ir.name}{_at(self.where)}")
             return
-        if shape == "16x256b" and self.dtype.width == 16 and not self.load:
-            _st_16x256b_16bit(self, r, rep)
-            return
-        if shape != "32x32b" or self.dtype.width != 32:
-            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: the CUDA back end prints tcgen05.{d} of the "
-                             f"32x32b shape on 32-bit elements only (and stores of 16-bit ones), not {shape} of "
-                             f"{self.dtype}")
         n = self.reg_offs.size
         if n % rep:
             raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.{d}: {n} values are not whole x{rep} copies")
@@ -538,109 +533,40 @@ class TmemCopyOp(Op):
         r.emit(f'asm volatile("tcgen05.wait::{d}.sync.aligned;" ::: "memory");')
 
 
-def _st_16bit(self: Any, r: Any, rep: int) -> None:
-    """``tcgen05.st.32x32b.x<rep>.b32`` of 16-bit elements (a mixed-input GEMM's converted A): each 32-bit column
-    holds two elements, the lower-addressed in the low half; a TMEM address of 16-bit elements (lane step 2 << 16)
-    is the hardware's (lane << 16 | column) times 2."""
-    n = self.reg_offs.size
-    per = 2 * rep
-    if n % per:
-        raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.st: {n} values are not whole x{rep} copies "
-                         f"of 16-bit pairs")
-    offs = [int(o) for o in self.tmem_offs[0]]
-    ops = ", ".join(f"%{i}" for i in range(rep))
-
-    def bits(ref: Any) -> str:
-        return f"(unsigned)({r.stored(ref, self.dtype)})"
-
-    for k in range(n // per):
-        part = list(range(k * per, (k + 1) * per))
-        start = min(offs[v] for v in part)
-        at = {offs[v] - start: v for v in part}
-        if start % 2 or sorted(at) != list(range(per)):
-            raise TraceError(f"kernel {r.ir.name}{_at(self.where)}: tcgen05.st: copy {k}'s 16-bit values are not "
-                             f"{per} consecutive elements from an even one of the lane")
-        a0 = self.base + start if is_sym(self.base) else int(self.base) + start
-        addr = f"(({r.expr(a0)[0]}) / 2)" if is_sym(a0) else str(int(a0) // 2)
-        words = [f"({bits(self.src[at[2 * j]])} | ({bits(self.src[at[2 * j + 1]])} << 16))" for j in range(rep)]
-        ins = ", ".join(f'"r"({w})' for w in words)
-        r.emit(f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{rep}.b32 [%{rep}], {{{ops}}};" :: {ins}, '
-               f'"r"((unsigned)({addr})) : "memory");')
-    r.emit('asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");')
-
-
-def _st_16x256b_16bit(self: Any, r: Any, rep: int) -> None:
-    """``tcgen05.st.16x256b.x<rep>.b32`` of 16-bit elements (the mixed-input FMHA decode's converted K and V): per
-    copy, thread t's registers 4k..4k+3 go to lanes t/4 (registers 0, 1) and 8 + t/4 (2, 3) of 16 lanes, 32-bit
-    columns 8k + 2(t%4) (+1 for the odd register), as PTX's 16x256b matrix fragment places them; each holds two
-    elements, the lower-addressed in the low half. The copies of the op are its values' blocks of 16 lanes and
-    8*rep columns. The op's own TMEM offsets (CuTe's TV layout) must agree, every thread with the same value index
-    in each register half; otherwise it is refused (never printed otherwise)."""
-    from ...nvgpu.tcgen05.tmem import tmem_dp_stride
-
-    dp = tmem_dp_stride(self.dtype)
-    offs = np.asarray(self.tmem_offs)  # (lane in warp, value): the TMEM address offset of each value
-    nv = offs.shape[1]
-    words = 4 * rep
-    where = f"kernel {r.ir.name}{_at(self.where)}: tcgen05.st 16x256b"
-    o0 = int(offs.min())
-    slots: dict = {}  # (lane block, column block) -> (thread, register, half) -> value index
-    for t in range(32):
-        for v in range(nv):
-            d = int(offs[t, v]) - o0
-            lane, e = d // dp, d % dp
-            col, half = e // 2, e % 2
-            blk = (lane // 16, col // (8 * rep))
-            lane, col = lane % 16, col % (8 * rep)
-            k, c = divmod(col, 8)
-            j = (c % 2) + 2 * (lane // 8)
-            slot = slots.setdefault(blk, np.full((32, words, 2), -1, dtype=np.int64))
-            if not (lane % 8 == t // 4 and c // 2 == t % 4 and slot[t, 4 * k + j, half] < 0):
-                raise TraceError(f"{where}: thread {t}'s value {v} lies at TMEM lane +{lane}, column +{col} (half {half}) "
-                                 f"of its copy, not where the 16x256b fragment puts one of its registers; not printed")
-            slot[t, 4 * k + j, half] = v
-    for blk, slot in sorted(slots.items()):
-        if (slot < 0).any() or not (slot == slot[0]).all():
-            raise TraceError(f"{where}: the threads' values do not fill the 16x256b registers alike; not printed")
-        o = o0 + blk[0] * 16 * dp + blk[1] * 8 * rep * 2
-        a0 = self.base + o if is_sym(self.base) else int(self.base) + o
-        addr = f"(({r.expr(a0)[0]}) / 2)" if is_sym(a0) else str(int(a0) // 2)
-
-        def bits(v: int) -> str:
-            return f"(unsigned)({r.stored(self.src[v], self.dtype)})"
-
-        ins = ", ".join(f'"r"(({bits(int(slot[0, w, 0]))} | ({bits(int(slot[0, w, 1]))} << 16)))' for w in range(words))
-        ops = ", ".join(f"%{i}" for i in range(words))
-        r.emit(f'asm volatile("tcgen05.st.sync.aligned.16x256b.x{rep}.b32 [%{words}], {{{ops}}};" :: {ins}, '
-               f'"r"((unsigned)({addr})) : "memory");')
-    r.emit('asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");')
-
-
 def _check_no_pending_umma(b: Any, blk: np.ndarray, col: np.ndarray, what: str, where: str) -> None:
-    """Refuse a TMEM access to columns that a UMMA issued by the CTA (or by its pair's leader) and
-    not yet committed writes: on the GPU it races with the UMMA (tcgen05.commit, then a wait on its
-    mbarrier, orders them)."""
+    """Refuse a TMEM access to columns that a UMMA or a tcgen05.cp issued by the CTA (or by its pair's leader)
+    and not yet committed writes: on the GPU it races with them (tcgen05.commit, then a wait on its mbarrier,
+    orders them)."""
     pend = b.common.get("umma_pending")
     if not pend:
         return
     from ...nvgpu.tcgen05.tmem import tmem_dp_stride
-    from ...numeric import Float32
 
     csize = int(getattr(b, "cluster_size", 1))
     for k in np.unique(blk).tolist():
         leader = k - (k % csize) % 2 if csize % 2 == 0 else k
         for issuer in {k, leader}:
             for op, _a, _b, acc0, _f in pend.get(issuer, []):
-                if issuer != k and op.op.cta_group.value != 2:
+                cols = getattr(op, "written_columns", None)
+                group = getattr(getattr(getattr(op, "op", None), "cta_group", None), "value", 1)
+                if issuer != k and group != 2:
                     continue
-                ucols = set(((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(Float32)).tolist())
+                if cols is not None:  # a tcgen05.cp
+                    ucols, who = cols(acc0), f"a tcgen05.cp.{op.ptx_shape()}"
+                else:
+                    adt = getattr(op.op, "acc_dtype", None)  # the accumulator's element addresses -> 32-bit columns
+                    if adt is None:
+                        continue
+                    ucols = set((((acc0 + op.acc_offs.reshape(-1)) % tmem_dp_stride(adt)) // _epc(adt)).tolist())
+                    who = "a UMMA"
                 mine = set(col[blk == k].reshape(-1).tolist())
                 if ucols & mine:
                     raise LaunchError(f"{b.ir.name}{where}: {what} in block {b.block_name(k)} touches tensor-memory "
-                                      f"column {min(ucols & mine)}, which a UMMA issued{op.where and ' at ' + op.where} "
-                                      f"writes and no tcgen05.commit has completed yet; rule: read or write an "
-                                      f"accumulator only after the UMMAs writing it are committed and waited for "
-                                      f"(PipelineUmmaAsync: acquire, wait)")
+                                      f"column {min(ucols & mine)}, which {who} issued{op.where and ' at ' + op.where} "
+                                      f"writes and no tcgen05.commit has completed yet; rule: read or write tensor "
+                                      f"memory that a tcgen05.mma or tcgen05.cp writes only after a tcgen05.commit of "
+                                      f"them and a wait on its mbarrier (tcgen05.wait::ld/st order only tcgen05.ld/st; "
+                                      f"PipelineUmmaAsync: acquire, wait)")
 
 
 def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.ndarray, bool]:
@@ -719,11 +645,8 @@ def tmem_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     dt = tm.element_type
     if eng.dtype.width != dt.width:
         raise TraceError(f"{what}: the registers hold {eng.dtype}, the tensor memory {dt}")
-    if getattr(op, "_packed", False):
-        raise TraceError(f"{what}: packed TMEM copies (Pack.PACK_16b_IN_32b / Unpack) are not supported by "
-                         f"cutelab's kernels yet")
     table, roffs, own = _value_tables(atom, src, dst, what)
-    ptx = (op._SHAPE, op.repeat.value)
+    ptx = (op._SHAPE, op.repeat.value, bool(getattr(op, "_packed", False)))
     if load:
         if eng.reg is None:
             eng.make_mutable(t)
