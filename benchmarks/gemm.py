@@ -725,15 +725,20 @@ def make_parser() -> argparse.ArgumentParser:
                     help=argparse.SUPPRESS)
     ap.add_argument("--sm80-args", default="--bk 64 --stages 3",
                     help="sm80_gemm.py's flags (--bk, --stages); write --sm80-args='--bk 32'")
-    ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --cluster-m 2",
+    # the defaults: the fastest configurations over three rounds on an H200 (RESULTS.md, 2026-11-28 15:17-15:27 UTC)
+    ap.add_argument("--sm90-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 4 --epi-cols 128 "
+                                           "--cluster-m 2 --k-unroll 4",
                     help="sm90_gemm.py's flags (--tile, --stages, --ctas [0: one per SM], --ws, --mma-wgs); "
                          "write --sm90-args='--ws --stages 4'")
     ap.add_argument("--sm90-variant", action="append", default=None, metavar="ARGS",
                     help="an sm90 configuration to time, as --sm90-args takes it (--sm90-fp8-args for e4m3 rows); "
                          "give it several times for one sm90 row each, right after the size's torch row (they "
                          "replace --sm90-args / --sm90-fp8-args)")
-    ap.add_argument("--sm90-fp8-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,128 --stages 3",
-                    help="sm90_gemm.py's flags for e4m3 rows (bK 128: 128-byte k-tile rows, as bK 64 for 16-bit types)")
+    ap.add_argument("--sm90-fp8-args", default="--ws --mma-wgs 2 --ctas 0 --tile 128,256,128 --stages 4 --epi-cols 128 "
+                                               "--cluster-m 2 --k-unroll 4",
+                    help="sm90_gemm.py's flags for e4m3 rows (bK 128: 128-byte k-tile rows, as bK 64 for 16-bit types; "
+                         "the default's 128-column C buffer takes a 16-bit C: for --fp8-c-dtype f32 give one without "
+                         "--epi-cols and with --stages 3)")
     ap.add_argument("--fp8-c-dtype", default="bf16", choices=["bf16", "f16", "f32"],
                     help="C's type in the e4m3 rows (torch._scaled_mm's out_dtype)")
     ap.add_argument("--scaled-mm-accum", default="fast", choices=["fast", "precise"],
