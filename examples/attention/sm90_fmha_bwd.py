@@ -129,14 +129,15 @@ class HopperAttentionBackward:
       dQ goes out after all five, the tensor cores idle meanwhile);
     - ``dq_writer``: with ``dq_reduce="tma"``, a producer warp issues the reduce-adds and waits for TMA's
       reads (True) or one thread of each consumer warpgroup does (False);
-    - ``p_split``: 1, or 2: P^T computed in two halves of the query columns, the first half's dV
-      wgmmas issued before the second half's exp2 (the tensor cores get dV work while the MUFU runs);
+    - ``p_split``: 1, or 2 (the default): P^T computed in two halves of the query columns, the first
+      half's dV wgmmas issued before the second half's exp2 (the tensor cores get dV work while the MUFU
+      runs; on an H200 it was faster than 1 at 11 of 12 shapes, RESULTS.md 2026-11-28 15:2x UTC);
     - ``ds_store``: dS^T to shared memory by 32-bit stores (``"st32"``) or by ``"stmatrix"`` (an
       eighth of the instructions; at head dim 64 with bM 128 ptxas then spills 4 to 16 bytes a thread,
       at b1 h2 s1024 one value stored before the query loop and loaded after it; none at head dim 128)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None, p_split=1,
+                 dynamic=True, dq_reduce="tma", tile_m=None, order="dq_first", dq_writer=None, p_split=2,
                  ds_store="st32"):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_bwd: head_dim = {head_dim}; this kernel supports 64 and 128")
@@ -779,7 +780,7 @@ def main(argv=None) -> int:
                    help="query rows per block (default: 128 at head dim 64, else 64)")
     p.add_argument("--order", default="dq_first", choices=["dq_first", "dq_last"],
                    help="dq_first: dV, dQ, dK (dQ written out while dK runs); dq_last: dV, dK, dQ")
-    p.add_argument("--p-split", type=int, default=1, choices=[1, 2],
+    p.add_argument("--p-split", type=int, default=2, choices=[1, 2],
                    help="2: P^T in two halves, the first half's dV wgmmas issued before the second's exp2")
     p.add_argument("--ds-store", default="st32", choices=["st32", "stmatrix"],
                    help="dS^T to shared memory by 32-bit stores or by stmatrix")
