@@ -255,6 +255,11 @@ def _check(shape: Any, stride: Any, where: str) -> None:
             _check(s, d, where)
         return
     if type(shape) not in _INT:
+        if isinstance(shape, SymbolicIndex):  # a kernel's runtime integer: its own error says which (int())
+            try:
+                int(shape)
+            except Exception as e:  # noqa: BLE001 - the index's TraceError, as a LayoutError of make_layout
+                raise LayoutError(f"make_layout{where}: shape entries must be static ints in a kernel: {e}") from None
         raise LayoutError(f"make_layout{where}: shape entries must be positive ints, got {shape!r}")
     if shape < 1:
         raise LayoutError(f"make_layout{where}: shape entries must be positive, got {shape}")

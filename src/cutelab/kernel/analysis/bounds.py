@@ -32,7 +32,7 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
     first_bad = None
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
-        env = thread_env(ir.grid, ir.block, first, k)
+        env = thread_env(ir.grid, ir.block, first, k, getattr(ir, "cluster", (1, 1, 1)))
         if extra:
             env.update(extra)
         runs = None
@@ -252,7 +252,7 @@ def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int], loop
         return
     what = "store to" if _is_store(s) else "load from"
     at, v = bad
-    vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items())
+    vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items() if not k.startswith("arg.%"))  # (not DimVars)
     raise LaunchError(
         f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
         f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "

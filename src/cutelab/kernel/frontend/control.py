@@ -147,7 +147,13 @@ def range_constexpr(*args: Any) -> builtins.range:
     """cutlass.range_constexpr: a loop unrolled at trace time (its bounds must be static ints)."""
     for a in args:
         if _is_dynamic(a):
-            raise TraceError("cutlass.range_constexpr: its bounds must be compile-time ints, got a runtime value")
+            why = ""
+            if is_sym(a):  # an index expression: its own error names what it reads (a launch dimension, ...)
+                try:
+                    int(a)
+                except TraceError as e:
+                    why = f" ({e})"
+            raise TraceError(f"cutlass.range_constexpr: its bounds must be compile-time ints, got a runtime value{why}")
     return builtins.range(*[int(a) for a in args])
 
 

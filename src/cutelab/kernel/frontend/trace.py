@@ -19,7 +19,7 @@ from ... import tracing as _tracing_protocol
 from ...errors import TraceError, _internal, user_location  # noqa: F401  (the user's line: errors.py walks the stack)
 from ...numeric import float_promotion, python_operand_type, runtime_class
 from ...layout import Layout, ScaledBasis, evaluate_all
-from ..ir.nodes import (Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
+from ..ir.nodes import (Barrier, Block, Compute, DimVar, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
                         Shared, Store, While, walk)
 from ..ir.symbolic import Var, atoms, is_sym, sym_div, sym_range
 
@@ -242,13 +242,20 @@ def block_idx() -> tuple:
 
 
 def block_dim() -> tuple:
-    """(x, y, z) threads per block: static ints (the kernel is specialised to its launch shape)."""
-    return current("cute.arch.block_dim()").block
+    """(x, y, z) threads per block (``%ntid``): runtime integers, as in CuTe DSL (``ir.nodes.DimVar``);
+    arithmetic on them stays symbolic, and a static use (a shape, a Python ``range``) is an error."""
+    return dims("ntid", "cute.arch.block_dim()")
 
 
 def grid_dim() -> tuple:
-    """(x, y, z) blocks in the grid: static ints."""
-    return current("cute.arch.grid_dim()").grid
+    """(x, y, z) blocks in the grid (``%nctaid``): runtime integers, as ``block_dim``."""
+    return dims("nctaid", "cute.arch.grid_dim()")
+
+
+def dims(sreg: str, what: str) -> tuple:
+    """The (x, y, z) ``DimVar``s of special register ``sreg`` (a launch dimension) in the kernel being traced."""
+    current(what)
+    return tuple(DimVar(sreg, a) for a in "xyz")
 
 
 # --------------------------------------------------------------------------- values

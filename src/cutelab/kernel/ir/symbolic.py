@@ -224,12 +224,20 @@ class Expr:
             return True
         if self.lo == self.hi == 0:
             return False
+        dims = _dims_note(self)
+        if dims:
+            raise TraceError(f"the truth of {self.expr_str()} is not known at trace time: {dims}; Python "
+                             f"'if'/'while' on it is not supported (use it in a runtime branch or loop)")
         raise TraceError(
             f"the truth of {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
             f"once for all threads, so Python 'if'/'while' on thread-dependent values is not supported"
         )
 
     def __index__(self) -> int:
+        dims = _dims_note(self)
+        if dims:
+            raise TraceError(f"{self.expr_str()} has no Python int value at trace time: {dims} (it cannot size "
+                             f"a range, a static shape or a list index)")
         raise TraceError(
             f"{self.expr_str()} depends on the thread or block index and has no Python int value at trace "
             f"time (it cannot size a range, a shape or a list index)"
@@ -268,6 +276,15 @@ class Expr:
     @property
     def is_nonneg(self) -> bool:
         return self.lo >= 0
+
+
+def _dims_note(e: "Expr") -> str:
+    """For an error about e: which launch dimensions (``ir.nodes.DimVar``, a ``what`` attribute) it reads."""
+    whats = sorted({v.what for v in atoms(e) if getattr(v, "what", None)})
+    if not whats:
+        return ""
+    return (f"it reads {', '.join(whats)}, {'a runtime value' if len(whats) == 1 else 'runtime values'} in a "
+            f"kernel, as in CuTe DSL (the launch's special registers)")
 
 
 class Var(Expr):
@@ -493,6 +510,10 @@ class Cmp(Expr):
     def __bool__(self) -> bool:
         if self.decided is not None:
             return self.decided
+        dims = _dims_note(self)
+        if dims:
+            raise TraceError(f"the condition {self.expr_str()} is not known at trace time: {dims}; Python "
+                             f"'if'/'while' on it is not supported (use it in a runtime branch or loop)")
         raise TraceError(
             f"the condition {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
             f"once for all threads, so Python 'if'/'while' on it is not supported"
