@@ -612,6 +612,9 @@ def _normalize(t: Any) -> Any:
         return t
     if isinstance(t, DynInt):  # a scalar entering a layout: the layout algebra infers its divisibility
         return t if type(t) is DynInt and t.track else DynInt(int(t), t.dtype, t.div)
+    if isinstance(t, SymbolicIndex):  # a kernel's runtime value known for the launch traced (cute.arch.grid_dim()):
+        folded = t.launch_value()  # a dynamic int of that value, as a runtime scalar's shape is
+        return t if folded is None else DynInt(folded)
     npm = _np_loaded()
     if npm is not None and isinstance(t, npm.integer):
         return int(t)

@@ -19,7 +19,7 @@ from ... import tracing as _tracing_protocol
 from ...errors import TraceError, _internal, user_location  # noqa: F401  (the user's line: errors.py walks the stack)
 from ...numeric import float_promotion, python_operand_type, runtime_class
 from ...layout import Layout, ScaledBasis, evaluate_all
-from ..ir.nodes import (Barrier, Block, Compute, DimVar, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
+from ..ir.nodes import (Barrier, Block, Compute, DimVar, dim_values, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
                         Shared, Store, While, walk)
 from ..ir.symbolic import Var, atoms, is_sym, sym_div, sym_range
 
@@ -254,8 +254,9 @@ def grid_dim() -> tuple:
 
 def dims(sreg: str, what: str) -> tuple:
     """The (x, y, z) ``DimVar``s of special register ``sreg`` (a launch dimension) in the kernel being traced."""
-    current(what)
-    return tuple(DimVar(sreg, a) for a in "xyz")
+    t = current(what)
+    vals = dim_values(t.grid, t.block, t.cluster)
+    return tuple(DimVar(sreg, a, vals[f"arg.%{sreg}.{a}"]) for a in "xyz")
 
 
 # --------------------------------------------------------------------------- values

@@ -101,8 +101,8 @@ def cluster_size(*, loc: Any = None, ip: Any = None) -> Any:
     """CTAs per cluster (``%cluster_nctarank``): a runtime integer (``ir.nodes.DimVar``)."""
     from ..ir.nodes import DimVar
 
-    _tracer("cluster_size")
-    return DimVar("cluster_nctarank", "")
+    cx, cy, cz = _tracer("cluster_size").cluster
+    return DimVar("cluster_nctarank", "", cx * cy * cz)
 
 
 def _rank_expr(t: Any) -> Any:

@@ -472,10 +472,11 @@ class DimVar(ArgVar):
     register can hold, never the launch's, so arithmetic on it stays symbolic at trace time; like a scalar
     argument (``ArgVar``) its value is given where the kernel runs (``dim_values``)."""
 
-    __slots__ = ("sreg", "axis")
+    __slots__ = ("sreg", "axis", "value")
 
-    def __init__(self, sreg: str, axis: str):
+    def __init__(self, sreg: str, axis: str, value: Optional[int] = None):
         _, c, hi = _DIMS[sreg]
+        self.value = value  # the launch's, for a layout's static shape (Expr.launch_value); never for arithmetic
         Var.__init__(self, f"arg.%{sreg}.{axis}" if axis else f"arg.%{sreg}", 1)
         self.sreg, self.axis = sreg, axis
         self.c_name = c.format(a=axis)

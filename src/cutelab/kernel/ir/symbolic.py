@@ -277,6 +277,14 @@ class Expr:
     def is_nonneg(self) -> bool:
         return self.lo >= 0
 
+    def launch_value(self) -> Any:
+        """The value for the launch being traced where every atom has one (``ir.nodes.DimVar``: a launch
+        dimension), else None: a layout, whose shapes are static, folds such a value (``layout._normalize``)."""
+        vs = atoms(self)
+        if not vs or not all(getattr(v, "value", None) is not None for v in vs):
+            return None
+        return int(evaluate(self, {v.name: v.value for v in vs}))
+
 
 def _dims_note(e: "Expr") -> str:
     """For an error about e: which launch dimensions (``ir.nodes.DimVar``, a ``what`` attribute) it reads."""
