@@ -99,6 +99,12 @@ CASES = [
     # head dim 512: half of O swapped out of S's columns and back by tcgen05.ld/st, each thread its own lane
     ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py",
      ["--q_shape", "1,1,128,512", "--k_shape", "1,1,256,512"]),
+    # MLA decode (its split-KV kernel, launched before the reduction): a tile scheduler over cute.arch.grid_dim()
+    # (gridDim at run time), UMMA k-blocks at a runtime index inside the swizzle atom, fp16 and fp8 (e4m3) Q/K/V
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp16.py", ["--batch_size", "1", "--seq_len_k", "128",
+                                                              "--num_heads", "128"], "split_kv_kernel"),
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp8.py", ["--batch_size", "1", "--seq_len_k", "128",
+                                                             "--num_heads", "128"], "split_kv_kernel"),
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)

@@ -108,5 +108,6 @@ def test_a_static_use_is_an_error_naming_the_dimension():
     O = np.zeros(16, np.int32)
     with pytest.raises(TraceError, match=r"cute\.arch\.grid_dim\(\)\[0\], a runtime value"):
         constexpr_range_of_grid_dim(from_dlpack(O)).launch(grid=(4, 1, 1), block=(32, 1, 1))
-    with pytest.raises(LayoutError, match=r"make_layout.*shape entries must be positive"):  # (4 // 8 == 0 here)
+    with pytest.raises(LayoutError, match=r"make_layout.*shape entries must be positive, got \(%nclusterid\.x // 8\) "
+                                          r"== 0 for this launch \(it reads cute\.arch\.cluster_dim\(\)\[0\]"):
         layout_of_cluster_dim(from_dlpack(O)).launch(grid=(4, 1, 1), block=(32, 1, 1))

@@ -277,6 +277,10 @@ class Expr:
     def is_nonneg(self) -> bool:
         return self.lo >= 0
 
+    def launch_note(self) -> str:
+        """Which launch dimensions the expression reads, for an error (empty where none)."""
+        return _dims_note(self)
+
     def launch_value(self) -> Any:
         """The value for the launch being traced where every atom has one (``ir.nodes.DimVar``: a launch
         dimension), else None: a layout, whose shapes are static, folds such a value (``layout._normalize``)."""
