@@ -105,7 +105,7 @@ class _Operand:
         self.shared, self.base, self.starts, self.phys, self.dtype = shared, base, starts, phys, dtype
         self.fields, self.why = fields, why  # the descriptor's (layout type, LBO, SBO), or why there is none
         self.tmem = shared is None  # A read from tensor memory (_tmem_operand): base and phys are TMEM addresses
-        # a runtime start inside a swizzle period (_inner_operand): the logical offsets (inst, P*K) the swizzle
+        # a runtime start inside a swizzle period (_split_inner): the logical offsets (inst, P*K) the swizzle
         # maps at run time, the period, the shared array's engine; phys/accesses cover every such start
         self.logical: Optional[np.ndarray] = None
         self.period, self.seng, self.phys_range = 0, None, None
