@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cutelab as cute
+import cutelab as cutlass
 from cutelab.errors import LayoutError, TraceError
 from cutelab.kernel.cuda import printer as cuda
 from cutelab.kernel.launch.plan import last_launch
@@ -76,6 +77,22 @@ def range_of_grid_dim(O: cute.Tensor):
     if tidx == 0 and bx == 0:
         for i in range(gx):  # a runtime loop, as in CuTe DSL
             O[i] = i + 1
+
+
+@cute.kernel
+def grid_stride_loop(O: cute.Tensor, n: cutlass.Constexpr):
+    tidx, _, _ = cute.arch.thread_idx()
+    bx, _, _ = cute.arch.block_idx()
+    gx, _, _ = cute.arch.grid_dim()
+    if tidx == 0:
+        for i in cutlass.range(bx, n, gx):  # quack's grid-stride loops: the step is the launch's value
+            O[i] = bx + 1
+
+
+def test_a_grid_stride_loop_steps_by_the_launchs_grid():
+    O = np.zeros(11, np.int32)
+    grid_stride_loop(from_dlpack(O), 11).launch(grid=(3, 1, 1), block=(32, 1, 1))
+    assert O.tolist() == [i % 3 + 1 for i in range(11)]
 
 
 @cute.kernel
