@@ -40,6 +40,7 @@ def dims_kernel(O: cute.Tensor):
         else:
             O[lin, 5] = 2
         O[lin, 6] = (lin + groups * 3) % gx
+        O[lin, 7] = (cutlass.Int32(1) << cute.arch.cluster_size()) - cutlass.Int32(1)  # (a multicast mask)
 
 
 @pytest.mark.parametrize("grid,block,cluster", [((4, 2, 1), (64, 1, 1), (2, 1, 1)),
@@ -47,19 +48,19 @@ def dims_kernel(O: cute.Tensor):
                                                 ((16, 1, 1), (32, 1, 1), (1, 1, 1))])
 def test_the_interpreter_gives_the_launchs_values(grid, block, cluster):
     n = grid[0] * grid[1]
-    O = np.full((n, 7), -1, np.int32)
+    O = np.full((n, 8), -1, np.int32)
     dims_kernel(from_dlpack(O)).launch(grid=grid, block=block, cluster=cluster)
     gx, gy, gz = grid
     for lin in range(n):
         groups = gx // 8
         want = [gx * 100 + gy * 10 + gz, block[0] * 10 + block[1], (gx // cluster[0]) * 10 + gy // cluster[1],
                 cluster[0] * 10 + cluster[1], cluster[0] * cluster[1] * cluster[2], 1 if groups == 0 else 2,
-                (lin + groups * 3) % gx]
+                (lin + groups * 3) % gx, (1 << (cluster[0] * cluster[1] * cluster[2])) - 1]
         assert O[lin].tolist() == want, (lin, O[lin].tolist(), want)
 
 
 def test_the_cuda_reads_the_special_registers():
-    O = np.zeros((8, 7), np.int32)
+    O = np.zeros((8, 8), np.int32)
     dims_kernel(from_dlpack(O)).launch(grid=(4, 2, 1), block=(64, 1, 1), cluster=(2, 1, 1))
     src = cuda.render(last_launch().ir)
     for text in ("gridDim.x", "gridDim.y", "gridDim.z", "blockDim.x", "blockDim.y", "cl_nclusterid_x()",

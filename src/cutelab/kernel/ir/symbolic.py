@@ -191,6 +191,12 @@ class Expr:
             return mul(self, 1 << c)
         return _int_op(self, o, "__lshift__")
 
+    def __rlshift__(self, o: Any) -> Any:  # (Int32(1) << n): the operation on the index's value in a register
+        return _int_op(self, o, "__rlshift__")
+
+    def __rrshift__(self, o: Any) -> Any:
+        return _int_op(self, o, "__rrshift__")
+
     def __rshift__(self, o: Any) -> Any:
         c = _as_int(o)
         if isinstance(c, int) and 0 <= c < 63 and self.lo >= 0:  # x >> k of x >= 0 is x // 2**k: still an index
