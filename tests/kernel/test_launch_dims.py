@@ -35,7 +35,7 @@ def dims_kernel(O: cute.Tensor):
         O[lin, 2] = cx * 10 + cy
         O[lin, 3] = dx * 10 + dy
         O[lin, 4] = cute.arch.cluster_size()
-        if groups == 0:  # a runtime branch
+        if groups == 0:  # (decided by the launch traced: a comparison of launch dimensions alone)
             O[lin, 5] = 1
         else:
             O[lin, 5] = 2
@@ -129,3 +129,21 @@ def test_a_static_use_is_an_error_naming_the_dimension():
     with pytest.raises(LayoutError, match=r"make_layout.*shape entries must be positive, got \(%nclusterid\.x // 8\) "
                                           r"== 0 for this launch \(it reads cute\.arch\.cluster_dim\(\)\[0\]"):
         layout_of_cluster_dim(from_dlpack(O)).launch(grid=(4, 1, 1), block=(32, 1, 1))
+
+
+@cute.kernel
+def branch_on_the_cluster_shape(O: cute.Tensor):
+    cx, cy, _ = cute.arch.block_in_cluster_dim()
+    if cx == 2 and cy == 1:  # decided by the launch traced (fp16_gemm_4.py's preferred-cluster branch)
+        O[0] = 2
+    else:
+        for i in cutlass.range_constexpr(cute.arch.grid_dim()[0]):  # refused where it is traced
+            O[i] = 1
+
+
+def test_a_comparison_of_launch_dimensions_is_decided_by_the_launch():
+    O = np.zeros(4, np.int32)
+    branch_on_the_cluster_shape(from_dlpack(O)).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+    assert O.tolist() == [2, 0, 0, 0]
+    with pytest.raises(TraceError, match=r"range_constexpr.*cute\.arch\.grid_dim\(\)\[0\]"):
+        branch_on_the_cluster_shape(from_dlpack(O)).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(1, 1, 1))

@@ -470,7 +470,9 @@ class DimVar(ArgVar):
     """A dimension of the launch read from its special register (``%ntid``, ``%nctaid``, ``%nclusterid``,
     ``%cluster_nctaid``, ``%cluster_nctarank``): a runtime value, as in CuTe DSL. Its range is every value the
     register can hold, never the launch's, so arithmetic on it stays symbolic at trace time; like a scalar
-    argument (``ArgVar``) its value is given where the kernel runs (``dim_values``)."""
+    argument (``ArgVar``) its value is given where the kernel runs (``dim_values``). The kernel is traced for
+    its launch, so ``value`` (the launch's) serves where cutelab needs a static value (a layout's shape, a
+    loop's step) and decides a comparison of launch dimensions alone (a preferred-cluster branch)."""
 
     __slots__ = ("sreg", "axis", "value")
 

@@ -521,6 +521,11 @@ class Cmp(Expr):
             dec = True if lo == hi == 0 else False if (lo > 0 or hi < 0) else None
         else:
             dec = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
+        if dec is None:  # a comparison of launch dimensions alone (ir.nodes.DimVar): the launch traced decides it
+            vs = atoms(a) + atoms(b)
+            if vs and all(getattr(v, "value", None) is not None for v in vs):
+                env = {v.name: v.value for v in vs}
+                dec = bool(Cmp._OPS[op](evaluate(a, env), evaluate(b, env)))
         self.decided = dec
         self.lo, self.hi = (int(dec), int(dec)) if dec is not None else (0, 1)
         self.div = 1
