@@ -152,7 +152,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     each launch with other values). The guarded accesses are set on ir (ir.guards)."""
     from ..analysis.guards import plan_guards
     from .values import reads_registers
-    from ..ir.nodes import ArgVar
+    from ..ir.nodes import ArgVar, DimVar
     from ..ir.symbolic import atoms
 
     structured = ir.structured
@@ -170,7 +170,8 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 continue
             if _exactly_checkable(s.base, guards, looped):
                 exprs = [s.base] + [c for c, _ in guards] + ([looped[0].lo, looped[0].hi] if looped else [])
-                uses_args = any(isinstance(v, ArgVar) for e in exprs for v in atoms(e))
+                # (launch dimensions are not: the exact check evaluates them at the launch's values, thread_env)
+                uses_args = any(isinstance(v, ArgVar) and not isinstance(v, DimVar) for e in exprs for v in atoms(e))
                 if uses_args and scalars is None:
                     deferred.append((s, guards, looped))
                     continue
