@@ -13,7 +13,7 @@ the tile (consecutive ranges of its shared-memory offsets, as CuTe cuts it): ``t
 a ``cta_layout`` of n CTAs gives CTA ``cta_layout(cta_coord)`` its slice of both tensors, and its
 multicast copy lands that slice in every CTA of the mask, so each receives the whole tile.
 
-Elements of 4 bits (Float4E2M1FN, two to a byte, as CUTLASS's float_e2m1_t) are copied as the tensor map
+Elements of 4 bits (Float4E2M1FN and Int4, two to a byte, as CUTLASS's float_e2m1_t and int4b_t) are copied as the tensor map
 type CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: dimensions and the box in elements, strides in bytes; the byte
 swizzles act on their shared memory as Swizzle<B,5,3> on element offsets (``swizzle_base_elems``). A tile
 whose tiled modes are hierarchical or broadcast (stride 0: the block-scaled GEMMs' scale factors,
@@ -61,9 +61,9 @@ TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 # CUtensorMapDataType by cutelab element type name
 _TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "f8E8M0FNU": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3,
               "u64": 4, "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11,
-              # 4-bit elements packed two to a byte in global and shared memory (CUTLASS's float_e2m1_t):
+              # 4-bit elements packed two to a byte in global and shared memory (CUTLASS's float_e2m1_t, int4b_t):
               # CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, the box and dimensions counted in elements
-              "f4E2M1FN": 13}
+              "f4E2M1FN": 13, "i4": 13}
 
 
 @dataclass(frozen=True)
@@ -333,13 +333,21 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: num_multicast={num_multicast}: a cluster has at most 16 CTAs")
     layout = getattr(gmem_tensor, "layout", None)
     dtype = internal_type or getattr(gmem_tensor, "element_type", None)
+    own = getattr(gmem_tensor, "element_type", None)
+    if internal_type is not None and own is not None and internal_type.width != own.width:
+        from ...errors import user_location
+
+        at = user_location()
+        raise LayoutError(f"{where}{f' at {at}' if at else ''}: internal_type={internal_type} over {own} elements "
+                          f"(a TMA that widens elements as it copies, e.g. unpacks Int4 to Int8) is not supported "
+                          f"by cutelab yet")
     if not isinstance(layout, Layout) or dtype is None:
         raise LayoutError(f"{where}: gmem_tensor must be a tensor over a Layout")
     if dtype.name not in _TMA_DTYPE:
         from ...errors import user_location
 
         at = user_location()
-        sub = ("; of the sub-byte types cutelab's TMA copies Float4E2M1FN (packed two to a byte)"
+        sub = ("; of the sub-byte types cutelab's TMA copies Float4E2M1FN and Int4 (packed two to a byte)"
                if dtype.width < 8 else "")
         raise LayoutError(f"{where}{f' at {at}' if at else ''}: TMA cannot copy {dtype} elements{sub}")
     from ...dynamic import value_of
