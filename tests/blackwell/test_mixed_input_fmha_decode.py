@@ -85,3 +85,35 @@ def test_mixed_input_fmha_decode_int4_kv_on_the_cpu():
              "--kv_splits", "1", "--kv_dtype", "Int4")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert "Verifying results..." in p.stdout and p.stdout.rstrip().endswith("PASS"), p.stdout[-2000:]
+
+
+def test_cuda_of_the_int4_decode_kernel_for_sm_100a(tmp_path):
+    """With Int4 K/V the decode kernel's CUDA reads K and V by the unpacking ldmatrix forms (.b8x16.b4x16_p64) and
+    its K/V tensor maps are of the unpacking type (16U4_ALIGN16B); nvcc compiles it for sm_100a where installed."""
+    import shutil
+
+    from cutelab.nvgpu.cpasync.tma import TmaDescriptor
+    from cutelab.numeric import Int4, Int8
+
+    d = TmaDescriptor(Int8, (128, 64), (1, 64), (128, 64), 3, (1, 0), Int4)
+    assert (d.data_type, d.elem_strides, d.box_bytes) == (14, (1, 128), 128 * 64 // 2)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import sm100_sass
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    out = tmp_path / "k.cu"
+    name = sm100_sass.render(str(PROG.relative_to(PROGRAMS)), ["--seqlen", "128", "--heads_q", "8", "--heads_k", "1",
+                                                              "--headdim", "128", "--block_scaledim", "128",
+                                                              "--kv_splits", "1", "--kv_dtype", "Int4"], out, "decode")
+    assert name == "decode"
+    src = out.read_text()
+    for ptx in ("ldmatrix.sync.aligned.m8n16.x4.shared.b8x16.b4x16_p64",
+                "ldmatrix.sync.aligned.m16n16.x2.trans.shared.b8x16.b4x16_p64"):
+        assert ptx in src, ptx
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(out)],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
