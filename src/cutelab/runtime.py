@@ -14,6 +14,7 @@ tensor<ptr<f32, generic, align<16>> o (4,6):(6,1)>
 from __future__ import annotations
 
 import collections
+import copy
 import ctypes
 import enum
 import sys
@@ -127,6 +128,8 @@ def _from_torch(t: Any, assumed_align: int) -> Tensor:
 
     if str(t.dtype) == "torch.float4_e2m1fn_x2":
         return _from_torch_fp4x2(t, assumed_align)
+    if str(t.dtype) == "torch.int4":  # torch's one-byte int4 elements: Int8 over the bytes, as CuTe DSL 4.8.1 reads
+        t = t.view(torch.int8)      # them (``t.element_type = cutlass.Int4`` then packs two values a byte)
     dtype = numeric_from_torch(t.dtype)
     shape, strides = tuple(t.shape), tuple(t.stride())
     if _is_torch_fake(t):  # torch's FakeTensorMode: no storage, compile-only (as CuTe DSL allows)
@@ -279,6 +282,8 @@ class Packed4Engine(NumpyEngine):
         out = np.empty(2 * self.packed.shape[0], dtype=np.uint8)
         out[0::2] = self.packed & 0xF
         out[1::2] = self.packed >> 4
+        if self.dtype.kind == "int":  # Int4: the two's-complement nibble, sign-extended into its int8 storage
+            out = ((out ^ 8).astype(np.int8) - np.int8(8)).astype(np.int8)
         out.flags.writeable = False
         return out
 
@@ -290,6 +295,29 @@ class Packed4Engine(NumpyEngine):
                           f"pointer is not supported by cutelab yet; it is read-only here")
 
     store = write_one = _refuse_write
+
+
+def retype_to_4bit(tensor: Tensor, dtype: Numeric) -> Tensor:
+    """CuTe DSL's ``t.element_type = Int4`` (or Float4E2M1FN) over a tensor of wider elements: the iterator keeps
+    its address and the layout its strides, now counted in 4-bit elements packed two to a byte (the even one in
+    the low nibble), so the tensor covers the first bytes of the storage. On the CPU only (Packed4Engine,
+    read-only); a GPU tensor is refused by name."""
+    eng = tensor.engine
+    old = eng.dtype
+    where = f"{tensor}.element_type = {dtype}"
+    if isinstance(eng, Packed4Engine):
+        eng = copy.copy(eng)
+        eng.dtype = dtype
+        return Tensor(eng, tensor.layout, tensor.offset)
+    if type(eng) is not NumpyEngine:
+        raise TensorError(f"{where}: putting 4-bit elements over a {old} tensor is supported by cutelab for CPU "
+                          f"tensors only (this one's storage is {type(eng).__name__})")
+    off = tensor.offset
+    if not isinstance(off, (int, np.integer)):
+        raise TensorError(f"{where}: the tensor's offset {off} is not a number")
+    raw = eng.data.view(np.uint8)
+    return Tensor(Packed4Engine(raw, dtype, eng.memspace, eng.align, eng.owner, eng.address), tensor.layout,
+                  int(off) * (old.width // 4))
 
 
 def _owner_engine(owner: np.ndarray, dtype: Numeric, address: int, align: int, memspace: str) -> Any:

@@ -1080,6 +1080,13 @@ class Tensor:
         import copy
 
         old = self.engine.dtype if hasattr(self.engine, "dtype") else None
+        if is_numeric_type(dtype) and old is not None and dtype.width == 4 and old.width >= 8 and \
+                dtype.kind != "bool":  # 4-bit elements packed into the bytes
+            from .runtime import retype_to_4bit
+
+            t = retype_to_4bit(self, dtype)
+            self.engine, self.offset = t.engine, t.offset
+            return
         if not is_numeric_type(dtype) or old is None or dtype.width != old.width or dtype.kind == "bool":
             raise TensorError(f"{self}.element_type = {dtype}: the storage holds {old}; only a type of the same "
                               f"width ({getattr(old, 'width', '?')} bits) can be put over it")

@@ -5,8 +5,9 @@ in the same folders relative to each other so that its own sys.path line finds t
 ``cutelab run`` with CUTE_DSL_ARCH=sm_100a on the CPU interpreter to its own check against torch
 (``torch.testing.assert_close`` at the program's tolerance, then it prints PASS).
 
-A is Int4 with one BFloat16 scale per row and 128 of K (``TransformMode.ConvertScale``); transform warps read A
-from shared memory, convert and scale it (``cutlass.utils.mixed_input_helpers``) and store it where the UMMA
+A is Int4 (real 4-bit memory, two values a byte: ``cutlass.torch.cute_tensor_like`` packs it as CuTe DSL does, and
+TMA copies the packed bytes) with one BFloat16 scale per row and 128 of K (``TransformMode.ConvertScale``); transform
+warps read A from shared memory, convert and scale it (``cutlass.utils.mixed_input_helpers``) and store it where the UMMA
 reads it: shared memory for an M-major A, tensor memory for a K-major A (the UMMA's A from TMEM).
 
 Beside it grouped_mixed_input_gemm.py (same commit, unchanged): groups fused along N with their bounds in a

@@ -196,17 +196,18 @@ def test_ldmatrix_of_8_bit_values_prints_ptx(tmp_path):
         _nvcc(tmp_path, src)
 
 
-def test_unpacking_ldmatrix_is_refused():
+def test_unpacking_6_bit_ldmatrix_is_refused():
+    # (4-bit unpacking runs: tests/kernel/test_ldmatrix_sm100.py, the mixed-input FMHA decode's Int4 K and V)
     from cutelab.errors import TraceError
 
     mma = cute.make_tiled_mma(cute.nvgpu.warp.MmaFP8Op(E4, cutlass.Float32, (16, 8, 32)), cute.make_layout((1, 1, 1)))
-    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x16x8bOp(False, 4, 4), E4)
+    atom = cute.make_copy_atom(cute.nvgpu.warp.LdMatrix8x16x8bOp(False, 4, 6), E4)
     codes = np.zeros((16, 64), np.uint8)
     data = from_dlpack(codes)
     data.element_type = E4
     out = from_dlpack(np.zeros((32, 32), np.uint8))
     out.element_type = E4
-    with pytest.raises(TraceError, match=r"LdMatrix8x16x8bOp with unpack_bits=4 .* is not supported inside cutelab"):
+    with pytest.raises(TraceError, match=r"LdMatrix8x16x8bOp with unpack_bits=6 .* is not supported inside cutelab"):
         ldsm8(data, out, cute.make_layout((16, 64), stride=(64, 1)), mma, atom, "A").launch(grid=1, block=32)
 
 

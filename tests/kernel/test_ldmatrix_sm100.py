@@ -60,7 +60,29 @@ def test_ldmatrix_m16n16_trans_b8_gives_cutes_fragment(num, tmp_path):
     assert p.returncode == 0, p.stderr[-4000:]
 
 
-def test_ldmatrix_m16n16_with_unpacking_is_refused():
+@pytest.mark.parametrize("num", [1, 2])
+def test_ldmatrix_m16n16_unpacking_4_bits(num):
+    # .b8x16.b4x16_p64: each 16-byte row holds 16 4-bit values in its first 8 bytes (the even one low), the last 8
+    # are padding; each value arrives zero-extended in a byte of the same fragment as the 8-bit form's
+    rng = np.random.default_rng(num)
+    M = rng.integers(-128, 128, size=(16 * num, 16), dtype=np.int8)  # padding bytes random: never read
+    U = np.empty((16 * num, 16), np.int8)
+    b = M.view(np.uint8)[:, :8]
+    U[:, 0::2], U[:, 1::2] = b & 0xF, b >> 4
+    out = np.zeros((32, 8 * num), np.int8)
+    ldsm16(from_dlpack(M), from_dlpack(out), num, 4).launch(grid=1, block=32)
+    want = np.zeros_like(out)
+    for t in range(32):
+        t0, t1 = t % 4, t // 4
+        for m in range(num):
+            for h in range(2):
+                for r in range(4):
+                    want[t, r + 4 * h + 8 * m] = U[16 * m + 4 * t0 + r, 8 * h + t1]
+    np.testing.assert_array_equal(out, want)
+    assert f"ldmatrix.sync.aligned.m16n16.x{num}.trans.shared.b8x16.b4x16_p64" in cuda.render(last_launch().ir)
+
+
+def test_ldmatrix_m16n16_unpacking_6_bits_is_refused():
     M = np.zeros((16, 16), np.int8)
-    with pytest.raises(TraceError, match=r"LdMatrix16x16x8bOp with unpack_bits=4 .* is not supported"):
-        ldsm16(from_dlpack(M), from_dlpack(np.zeros((32, 8), np.int8)), 1, 4).launch(grid=1, block=32)
+    with pytest.raises(TraceError, match=r"LdMatrix16x16x8bOp with unpack_bits=6 .* is not supported"):
+        ldsm16(from_dlpack(M), from_dlpack(np.zeros((32, 8), np.int8)), 1, 6).launch(grid=1, block=32)

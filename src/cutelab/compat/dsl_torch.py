@@ -126,8 +126,8 @@ def cute_tensor_like(data_ref: Any, cutlass_dtype: Any, is_dynamic_layout: bool,
     # On the GPU, as CuTe DSL allocates it, whatever device data_ref is on (on the emulated device too); with
     # no CUDA at all (cutelab used without `cutelab run`), beside data_ref.
     where = "cuda" if torch.cuda.is_available() else data_ref.device
-    if getattr(cutlass_dtype, "name", "") == "f4E2M1FN":
-        return _fp4_tensor_like(data_ref, where, is_dynamic_layout, assumed_align)
+    if getattr(cutlass_dtype, "name", "") in ("f4E2M1FN", "i4"):
+        return _fp4_tensor_like(data_ref, where, is_dynamic_layout, assumed_align, cutlass_dtype)
     storage = torch.empty_strided(tuple(data_ref.shape), tuple(data_ref.stride()), dtype=_torch_dtype(cutlass_dtype),
                                   device=where)
     t = from_dlpack(storage, assumed_align=assumed_align)
@@ -162,14 +162,31 @@ def e2m1_codes(x: Any) -> Any:
     return (code | np.where(np.signbit(np.asarray(x, dtype=np.float64)), 8, 0)).astype(np.uint8)
 
 
-def _fp4_tensor_like(data_ref: Any, where: Any, is_dynamic_layout: bool, assumed_align: Optional[int]) -> Any:
-    """cute_tensor_like for Float4E2M1FN, as CuTe DSL 4.8.1 makes it: a uint8 torch tensor of data_ref's shape and
-    strides, and a cute tensor of 4-bit elements with that layout over its bytes (two elements a byte, so half
-    of it is used), holding data_ref's values rounded to e2m1."""
+def int4_codes(x: Any) -> Any:
+    """The 4-bit two's-complement codes of integer values x in [-8, 7] (a ValueError names any other value:
+    cutelab never wraps or clamps them silently).
+
+    >>> int4_codes(np.array([0.0, 7.0, -1.0, -8.0])).tolist()
+    [0, 7, 15, 8]
+    """
+    v = np.asarray(x, dtype=np.float64)
+    bad = (v != np.trunc(v)) | (v < -8) | (v > 7) | np.isnan(v)
+    if bad.any():
+        raise ValueError(f"cute_tensor_like(..., Int4): {int(bad.sum())} value(s) are not integers in [-8, 7] "
+                         f"(the first: {v[bad].reshape(-1)[0]!r}); Int4 holds only those")
+    return (v.astype(np.int64) & 0xF).astype(np.uint8)
+
+
+def _fp4_tensor_like(data_ref: Any, where: Any, is_dynamic_layout: bool, assumed_align: Optional[int],
+                     dtype: Any) -> Any:
+    """cute_tensor_like for 4-bit types (Float4E2M1FN, Int4), as CuTe DSL 4.8.1 makes it: a byte torch tensor of
+    data_ref's shape and strides (viewed as torch.int4 for Int4, as CuTe DSL returns it, where torch has it),
+    and a cute tensor of 4-bit elements with that layout over its bytes (two elements a byte, the even one in
+    the low nibble, so half of it is used), holding data_ref's values rounded to e2m1 or, for Int4, its
+    integers."""
     import torch
 
     from ..layout import Layout
-    from ..numeric import Float4E2M1FN
     from ..runtime import Packed4Engine, _check_align
     from ..tensor import Tensor
 
@@ -185,15 +202,18 @@ def _fp4_tensor_like(data_ref: Any, where: Any, is_dynamic_layout: bool, assumed
     layout = Layout._raw(shape, strides) if shape else Layout._raw(1, 0)
     offs = np.asarray(np.indices(shape).reshape(len(shape), -1).T @ np.asarray(strides, dtype=np.int64)) \
         if shape else np.zeros(1, np.int64)
-    codes = e2m1_codes(data_ref.detach().to(torch.float32).cpu().numpy().reshape(-1))
+    vals = data_ref.detach().to(torch.float32).cpu().numpy().reshape(-1)
+    codes = int4_codes(vals) if dtype.name == "i4" else e2m1_codes(vals)
     lo = (offs % 2) == 0
     np.bitwise_or.at(raw, offs[lo] // 2, codes[lo])
     np.bitwise_or.at(raw, offs[~lo] // 2, codes[~lo] << 4)
     space = "gmem" if storage.is_cuda else "generic"
-    t = Tensor(Packed4Engine(raw, Float4E2M1FN, space, assumed_align or 1, storage, address), layout, 0)
+    t = Tensor(Packed4Engine(raw, dtype, space, assumed_align or 1, storage, address), layout, 0)
     if is_dynamic_layout:
         leading = next((i for i, d in enumerate(strides) if d == 1), None)
         t = t.mark_layout_dynamic(leading_dim=leading)
+    if dtype.name == "i4" and hasattr(torch, "int4"):
+        storage = storage.view(torch.int4)
     return t, storage
 
 

@@ -475,3 +475,7 @@ __all__ += ["cp_async_bulk_commit_group", "cp_async_bulk_wait_group"]
 from .instr.clc import clc_response, issue_clc_query  # noqa: E402
 
 __all__ += ["issue_clc_query", "clc_response"]
+
+from .instr.int4_unpack import sext_unpacked_i4_i8_intrinsic  # noqa: E402  (Int4 unpacked one a byte -> Int8)
+
+__all__ += ["sext_unpacked_i4_i8_intrinsic"]

@@ -319,6 +319,10 @@ class TraceValue:
         the traced value itself."""
         return self
 
+    def maybe_downcast(self, *, loc: Any = None, ip: Any = None) -> "TraceValue":
+        """CuTe DSL's vector of a TensorSSA (narrow types as their MLIR vector): the traced value itself."""
+        return self
+
     def as_index(self) -> Any:
         """This one-element integer value as an index (a coordinate of a tensor): an int, a
         symbolic index, or a RegVar reading its register at run time."""

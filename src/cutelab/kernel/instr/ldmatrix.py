@@ -44,8 +44,11 @@ __all__ = ["LdMatrix", "StMatrix", "kernel_ldmatrix", "kernel_stmatrix", "ptx_na
 def ptx_name(op: Any) -> str:
     t = ".trans" if op.transpose else ""
     name = "stmatrix" if is_stmatrix(op) else "ldmatrix"
+    unpack = ".b8x16.b4x16_p64" if getattr(op, "unpack_bits", None) == 4 else ""
     if _is_m16n16(op):
-        return f"ldmatrix.sync.aligned.m16n16.x{op.num_matrices}.trans.shared.b8"
+        return f"ldmatrix.sync.aligned.m16n16.x{op.num_matrices}.trans.shared{unpack or '.b8'}"
+    if unpack:
+        return f"ldmatrix.sync.aligned.m8n16.x{op.num_matrices}.shared{unpack}"
     return f"{name}.sync.aligned.m8n8.x{op.num_matrices}{t}.shared.b16"
 
 
@@ -61,6 +64,20 @@ def _m16n16_byte(v: int) -> tuple:
     {a.x, a.y, b.x, b.y} and {a.z, a.w, b.z, b.w} (copy_sm100.hpp), which its layout describes."""
     pair, q = divmod(v, 8)
     return 2 * pair + ((q >> 1) & 1), (q & 1) + 2 * (q >> 2)
+
+
+def _unpack4(rows: np.ndarray) -> np.ndarray:
+    """ldmatrix's .b8x16.b4x16_p64 source format: each 16-byte row's first 8 bytes hold 16 4-bit values (the
+    even one in the low nibble), each read into a byte of its own, zero-extended (the last 8 bytes: padding).
+
+    >>> _unpack4(np.array([[0x21, 0xF3] + [0] * 6 + [0x55] * 8], dtype=np.uint8).view(np.int8)).tolist()
+    [[1, 2, 3, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
+    """
+    u = rows.view(np.uint8)[..., :8]
+    out = np.empty(rows.shape, dtype=np.uint8)
+    out[..., 0::2] = u & 0xF
+    out[..., 1::2] = u >> 4
+    return out.view(rows.dtype)
 
 
 def _rows_read(op: Any) -> int:
@@ -90,13 +107,13 @@ def _supported(t: Any, op: Any) -> None:
 
     if type(op) in (LdMatrix8x8x16bOp, StMatrix8x8x16bOp):
         return
-    if type(op) in (LdMatrix8x16x8bOp, LdMatrix16x16x8bOp) and op.unpack_bits is None:
-        return
+    if type(op) in (LdMatrix8x16x8bOp, LdMatrix16x16x8bOp) and op.unpack_bits in (None, 4):
+        return  # unpack_bits=4: each row's first 8 bytes hold 16 4-bit values, unpacked one a byte (_unpack4)
     what = (f"{type(op).__name__} with unpack_bits={op.unpack_bits} (ldmatrix .b{op.unpack_bits} "
             f"unpacking)" if type(op) in (LdMatrix8x16x8bOp, LdMatrix16x16x8bOp) else type(op).__name__)
     raise TraceError(f"kernel {t.name}: cute.copy with {what} is not supported inside cutelab kernels "
-                     f"(LdMatrix8x8x16bOp, LdMatrix8x16x8bOp and LdMatrix16x16x8bOp without unpacking and "
-                     f"StMatrix8x8x16bOp are){t.where()}")
+                     f"(LdMatrix8x8x16bOp, LdMatrix8x16x8bOp and LdMatrix16x16x8bOp without unpacking or "
+                     f"unpacking 4 bits, and StMatrix8x8x16bOp are){t.where()}")
 
 
 def _tv_offsets(tv: Any) -> np.ndarray:
@@ -145,7 +162,8 @@ class LdMatrix(Op):
         e = self.epr
         used = _rows_read(self.atom_op)  # lanes whose addresses the instruction reads
         take = self._lanes(used)
-        if take is not None and mask is None:  # every lane: rows at fixed + c, fixed made once per batch
+        unpack = getattr(self.atom_op, "unpack_bits", None) == 4
+        if take is not None and mask is None and not unpack:  # every lane: rows at fixed + c, fixed made once per batch
             at = b.index_at(self.base, tuple(range(e)), length, shift, f"{b.ir.name}: {name} from {self.param.name}")
             if at is not None:
                 fixed, c = at
@@ -163,11 +181,13 @@ class LdMatrix(Op):
         idx = b.access_index(self.base, tuple(range(e)), length, f"{b.ir.name}: {name} from {self.param.name}", mask)
         if shift is not None:
             idx = idx + shift[:, None]
-        if take is not None and bool(active.all()):  # each value one element of a row read: one gather
+        if take is not None and bool(active.all()) and not unpack:  # each value one element of a row read: one gather
             got = data[idx.reshape(W, 32 * e)[:, take]]
             self._put(b, mask, got.astype(self.param.dtype.storage, copy=False).reshape(n, self.dst.n))
             return
         rows = data[idx].reshape(W, 32, e)  # lane t's row
+        if unpack:
+            rows = _unpack4(rows)
         span = int(max(self.src_off.max(), self.dst_off.max())) + 1
         buf = np.zeros((W, span), dtype=data.dtype)
         buf[:, self.src_off[:used].ravel()] = rows[:, :used].reshape(W, -1)

@@ -152,6 +152,8 @@ class TmaLoadOp(Op):
             return
         goff, valid = self.global_box(b, act, data)
         vals = np.where(valid, data[np.where(valid, goff, 0)], np.zeros((), dtype=data.dtype))
+        if d.unpacked_from is not None:
+            vals = pack_p64(vals)
         sb = np.broadcast_to(np.asarray(b.index(self.sbase), dtype=np.int64), (b.n,))[act]
         phys = d.placement(self.phase)
         dst = sb[:, None] + phys[None, :]
@@ -239,6 +241,21 @@ def coord_values(b: Any, c: Any) -> np.ndarray:
     if isinstance(c, tuple):  # a register element
         return np.asarray(b.column(c, Int32, real=True), dtype=np.int64)
     return np.broadcast_to(np.asarray(b.index(c), dtype=np.int64), (b.n,))
+
+
+def pack_p64(vals: np.ndarray) -> np.ndarray:
+    """What an unpacking TMA (CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B) writes for box elements ``vals`` (4-bit
+    integers, innermost fastest, each 16 consecutive ones a 16-byte unit of shared memory): per unit, the 16
+    values packed two a byte (the even one low) into its first 8 bytes, the other 8 zero, as
+    ``ldmatrix ... .b8x16.b4x16_p64`` reads them (kernel/instr/ldmatrix.py unpacks them).
+
+    >>> pack_p64(np.array([[1, -1] + [0] * 14], dtype=np.int8)).view(np.uint8).tolist()
+    [[241, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]
+    """
+    u = (vals.astype(np.int16) & 0xF).astype(np.uint8).reshape(vals.shape[0], -1, 16)
+    out = np.zeros_like(u)
+    out[..., :8] = u[..., 0::2] | (u[..., 1::2] << 4)
+    return out.view(np.int8).reshape(vals.shape).astype(vals.dtype, copy=False)
 
 
 def coord_code(r: Any, c: Any) -> str:

@@ -73,7 +73,8 @@ def tma_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
     if not isinstance(s, SmemEngine):
         raise TraceError(f"{what}: the destination must be in shared memory, got a {getattr(s, 'memspace', '?')} tensor")
     d = atom.desc
-    if not same_tma_elements(d.dtype, g.dtype) or not same_tma_elements(d.dtype, s.dtype):
+    if not same_tma_elements(getattr(d, "unpacked_from", None) or d.dtype, g.dtype) or \
+            not same_tma_elements(d.dtype, s.dtype):
         raise TraceError(f"{what}: the atom copies {d.dtype}, the tensors hold {g.dtype} and {s.dtype}")
     if isinstance(atom, TmaRunsAtom):
         _check_runs(atom, src.layout, dst.layout, s, what)

@@ -13,7 +13,7 @@ the tile (consecutive ranges of its shared-memory offsets, as CuTe cuts it): ``t
 a ``cta_layout`` of n CTAs gives CTA ``cta_layout(cta_coord)`` its slice of both tensors, and its
 multicast copy lands that slice in every CTA of the mask, so each receives the whole tile.
 
-Elements of 4 bits (Float4E2M1FN, two to a byte, as CUTLASS's float_e2m1_t) are copied as the tensor map
+Elements of 4 bits (Float4E2M1FN and Int4, two to a byte, as CUTLASS's float_e2m1_t and int4b_t) are copied as the tensor map
 type CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: dimensions and the box in elements, strides in bytes; the byte
 swizzles act on their shared memory as Swizzle<B,5,3> on element offsets (``swizzle_base_elems``). A tile
 whose tiled modes are hierarchical or broadcast (stride 0: the block-scaled GEMMs' scale factors,
@@ -61,9 +61,9 @@ TMA_SWIZZLE_BYTES = {0: 0, 1: 32, 2: 64, 3: 128}
 # CUtensorMapDataType by cutelab element type name
 _TMA_DTYPE = {"u8": 0, "i8": 0, "f8E4M3FN": 0, "f8E5M2": 0, "f8E8M0FNU": 0, "u16": 1, "i16": 1, "u32": 2, "i32": 3,
               "u64": 4, "i64": 5, "f16": 6, "f32": 7, "f64": 8, "bf16": 9, "tf32": 11,
-              # 4-bit elements packed two to a byte in global and shared memory (CUTLASS's float_e2m1_t):
+              # 4-bit elements packed two to a byte in global and shared memory (CUTLASS's float_e2m1_t, int4b_t):
               # CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B, the box and dimensions counted in elements
-              "f4E2M1FN": 13}
+              "f4E2M1FN": 13, "i4": 13}
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,11 @@ class TmaDescriptor:
     innermost dimension); ``box``: the box extents; ``swizzle``: the CUtensorMapSwizzle value (0
     none, 1 32B, 2 64B, 3 128B); ``modes``: which mode of the cutelab tensor each dimension is;
     ``dtype``: the element type. Dimensions and the box count elements, also for 4-bit ones.
+    ``unpacked_from``: for a TMA that unpacks 4-bit integers (packed two a byte in global memory, ``strides`` in
+    its bytes) into one byte each in shared memory (``dtype``, Int8 or Uint8; CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B,
+    what make_tiled_tma_atom's ``internal_type=Int8`` over an Int4 tensor asks for), the global element type;
+    the value lands in the low 4 bits of its byte, the high ones zero (``cute.arch.sext_unpacked_i4_i8_intrinsic``
+    sign-extends them); None otherwise.
     """
 
     dtype: Any
@@ -110,6 +115,7 @@ class TmaDescriptor:
     box: Tuple[int, ...]
     swizzle: int
     modes: Tuple[int, ...]
+    unpacked_from: Any = None
 
     @property
     def rank(self) -> int:
@@ -117,18 +123,19 @@ class TmaDescriptor:
 
     @property
     def box_bytes(self) -> int:
-        return int(np.prod(self.box)) * self.dtype.width // 8
+        # the transaction bytes: global memory's (an unpacking TMA's packed bytes, half what shared memory takes)
+        return int(np.prod(self.box)) * (self.unpacked_from or self.dtype).width // 8
 
     @property
     def elem_strides(self) -> Tuple[int, ...]:
         """The strides of the dimensions in elements (the byte strides times 8 / the element's bits;
         the first is 1)."""
-        w = self.dtype.width
+        w = (self.unpacked_from or self.dtype).width
         return (1,) + tuple(s * 8 // w for s in self.strides[1:])
 
     @property
     def data_type(self) -> int:
-        return _TMA_DTYPE[self.dtype.name]
+        return 14 if self.unpacked_from is not None else _TMA_DTYPE[self.dtype.name]  # 14: 16U4_ALIGN16B
 
     def placement(self, phase: int = 0) -> np.ndarray:
         """Element offset in shared memory of each box element (box index, innermost fastest), as TMA
@@ -333,13 +340,23 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: num_multicast={num_multicast}: a cluster has at most 16 CTAs")
     layout = getattr(gmem_tensor, "layout", None)
     dtype = internal_type or getattr(gmem_tensor, "element_type", None)
+    own = getattr(gmem_tensor, "element_type", None)
+    unpack = (internal_type is not None and own is not None and own.width == 4 and own.is_integer
+              and internal_type.width == 8 and internal_type.is_integer)  # Int4 -> a byte each in shared memory
+    if internal_type is not None and own is not None and internal_type.width != own.width and not unpack:
+        from ...errors import user_location
+
+        at = user_location()
+        raise LayoutError(f"{where}{f' at {at}' if at else ''}: internal_type={internal_type} over {own} elements "
+                          f"(a TMA that widens elements as it copies; of those cutelab has the one that unpacks "
+                          f"4-bit integers to bytes, internal_type=Int8 over Int4) is not supported by cutelab")
     if not isinstance(layout, Layout) or dtype is None:
         raise LayoutError(f"{where}: gmem_tensor must be a tensor over a Layout")
     if dtype.name not in _TMA_DTYPE:
         from ...errors import user_location
 
         at = user_location()
-        sub = ("; of the sub-byte types cutelab's TMA copies Float4E2M1FN (packed two to a byte)"
+        sub = ("; of the sub-byte types cutelab's TMA copies Float4E2M1FN and Int4 (packed two to a byte)"
                if dtype.width < 8 else "")
         raise LayoutError(f"{where}{f' at {at}' if at else ''}: TMA cannot copy {dtype} elements{sub}")
     from ...dynamic import value_of
@@ -376,6 +393,9 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
                     for x, d in zip(shape[:len(tiler)], stride[:len(tiler)]))):
         # hierarchical or broadcast tiled modes (the block-scaled scale-factor tensors of
         # blockscaled_utils.tile_atom_to_shape_SF): the tile's distinct elements as runs of memory
+        if unpack:
+            raise LayoutError(f"{where}: an unpacking TMA (internal_type={internal_type} over {own}) of a tile with "
+                              f"hierarchical or broadcast modes is not supported by cutelab")
         return _runs_atom(op, gmem_tensor, layout, gmem_tensor.element_type, smem_layout, tiler, shape, stride, num_multicast, _one_stage, where)
     if it.depth(shape) > 1 or any(d == 0 for d in stride[len(tiler):]):
         # modes past the tiled ones may be nested (FMHA's ((heads per group, groups), batch)): each of their
@@ -413,15 +433,16 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         raise LayoutError(f"{where}: TMA needs a mode of stride 1 (a contiguous innermost dimension); strides are "
                           f"{it.tuple_str(stride)}")
     bits = dtype.width  # 4-bit elements go two to a byte: byte counts are elements * bits / 8
+    gbits = own.width if unpack else bits  # global memory's (an unpacking TMA's shared memory has bytes)
     for a, b in zip(order, order[1:]):
         if stride[b] < stride[a] * shape[a] and shape[b] > 1:
             raise LayoutError(f"{where}: modes {a} and {b} overlap (stride {stride[b]} < {stride[a]} * {shape[a]}); "
                               f"TMA needs nested strides")
-        if (stride[b] * bits) % 128:
-            raise LayoutError(f"{where}: mode {b} has a byte stride of {stride[b] * bits / 8:g}, not a multiple of 16 "
+        if (stride[b] * gbits) % 128:
+            raise LayoutError(f"{where}: mode {b} has a byte stride of {stride[b] * gbits / 8:g}, not a multiple of 16 "
                               f"as TMA requires")
-        if stride[b] * bits // 8 >= 1 << 40:
-            raise LayoutError(f"{where}: mode {b}'s byte stride {stride[b] * bits // 8} is 2^40 or more")
+        if stride[b] * gbits // 8 >= 1 << 40:
+            raise LayoutError(f"{where}: mode {b}'s byte stride {stride[b] * gbits // 8} is 2^40 or more")
     for i in range(n):
         if box_t[i] > 256:
             raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
@@ -454,8 +475,8 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         chunk = _unswizzled_row(outer, tuple(box_t[: len(tiler)]), order[0], bits)
         if chunk < box_t[order[0]]:
             box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
-    desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(max(1, stride[i] * bits // 8) for i in order),
-                         tuple(box_t[i] for i in order), sw, tuple(order))
+    desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(max(1, stride[i] * gbits // 8) for i in order),
+                         tuple(box_t[i] for i in order), sw, tuple(order), own if unpack else None)
     # the smem layout must put each tile element where TMA puts it
     tile_shape = tuple(tile_t[: len(tiler)])
     if it.product(outer.shape) != it.product(tile_shape):
@@ -997,7 +1018,7 @@ def _multicast_atom(op: Any, desc: TmaDescriptor, layout: Layout, smem_layout: A
         mul *= e
     sub_coords = make_layout(box_tile, stride=tuple(strides))
     box_outer = composition(outer, sub_coords)
-    new_desc = TmaDescriptor(desc.dtype, desc.dims, desc.strides, sub, desc.swizzle, desc.modes)
+    new_desc = TmaDescriptor(desc.dtype, desc.dims, desc.strides, sub, desc.swizzle, desc.modes, desc.unpacked_from)
     atom = TmaCopyAtom(op, new_desc, layout, smem_layout, tile_shape, rel, num_multicast=n, box_tile=box_tile,
                        box_smem_layout=box_outer)
     atom.full_box = desc.box  # the box before the cut (_slice_origin)
