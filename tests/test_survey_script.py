@@ -106,3 +106,10 @@ def test_ranks_run_under_torchrun_with_a_cutelab_command(survey, tmp_path):
     assert cmd[cmd.index("--no-python") + 2:] == ["run", prog, "--M", "32"]
     assert os.access(exe, os.X_OK) and "-m cutelab" in open(exe).read()
     assert survey.command(prog, ["--M", "32"]) == [survey.sys.executable, "-m", "cutelab", "run", prog, "--M", "32"]
+
+
+def test_the_reason_names_the_program_without_the_export_folder(survey, tmp_path, src_on_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "bad.py").write_text("raise RuntimeError('at ' + __file__ + ':1')\n")
+    r = survey.run_one(str(tmp_path), "sub/bad.py", timeout=120)
+    assert r["result"] == "FAIL" and r["why"] == "RuntimeError: at sub/bad.py:1", r
