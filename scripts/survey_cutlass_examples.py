@@ -163,6 +163,11 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0, args=()
     if not ok:
         err = [line for line in p.stderr.strip().splitlines() if line.strip() and not line.startswith("error: invalid object")
                and not line.startswith("Command exited with non-zero status")]
+        # under torchrun a rank's error comes before the launcher's own traceback and summary: the last line a
+        # rank wrote (torch prefixes them "[rankN]:") is the reason
+        ranked = [m for m in (re.match(r"\[rank(\d+)\]:\s*(\S.*)", line) for line in err) if m]
+        if ranked:
+            err = [f"rank {ranked[-1].group(1)}: {ranked[-1].group(2)}"]
         why = err[-1] if err else (f"exit {p.returncode}, printed FAIL" if failed_line else f"exit {p.returncode}")
         why = why.replace(os.path.join(base, ""), "")  # the programs' paths as in CUTLASS's tree, not the export's
         intended = INTENDED_ERRORS.get(rel)

@@ -113,3 +113,15 @@ def test_the_reason_names_the_program_without_the_export_folder(survey, tmp_path
     (tmp_path / "sub" / "bad.py").write_text("raise RuntimeError('at ' + __file__ + ':1')\n")
     r = survey.run_one(str(tmp_path), "sub/bad.py", timeout=120)
     assert r["result"] == "FAIL" and r["why"] == "RuntimeError: at sub/bad.py:1", r
+
+
+def test_the_reason_under_torchrun_is_the_ranks_error_not_the_launchers_summary(survey, tmp_path, src_on_path):
+    # torchrun's ranks write "[rankN]: ..." lines, then the launcher its own traceback and a "=====" summary
+    (tmp_path / "ranks.py").write_text(
+        "import sys\nsys.stderr.write('[rank1]: Traceback (most recent call last):\\n'\n"
+        "                 '[rank1]: ValueError: multicast is off\\n'\n"
+        "                 'E1128 api.py:1002] failed (exitcode: 1) local_rank: 0\\n'\n"
+        "                 'torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \\n'\n"
+        "                 '============================================================\\n')\nsys.exit(1)\n")
+    r = survey.run_one(str(tmp_path), "ranks.py", timeout=120)
+    assert r["result"] == "FAIL" and r["why"] == "rank 1: ValueError: multicast is off", r
