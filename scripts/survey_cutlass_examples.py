@@ -236,9 +236,10 @@ BLACKWELL_ARGS = {
     "kernel/mixed_input_gemm/mixed_input_gemm.py": (MNKL_1TILE, T + "test_mixed_input_gemm.py"),
     "kernel/moe/torch_grouped_mm.py": (["--tokens", "15", "--top_k_select", "2", "--experts", "4", "--balance_route",
                                         "--hidden", "128", "--intermediate", "128"], T + "test_moe.py"),
-    "kernel/moe/torch_scaled_grouped_mm.py": (["--tokens", "15", "--top_k_select", "2", "--experts", "4",
+    "kernel/moe/torch_scaled_grouped_mm.py": (["--tokens", "16", "--top_k_select", "2", "--experts", "4",
                                                "--balance_route", "--hidden", "128", "--intermediate", "128"],
-                                              "test_moe.py's sizes for the unscaled one (no test)"),
+                                              "test_moe.py's sizes for the unscaled one, 16 tokens (tokens x top_k "
+                                              "a multiple of the 32-row scale block; no test)"),
     "kernel/rmsnorm/rmsnorm.py": (["--M", "5", "--N", "200", "--dtype", "Float16", "--no_weight"],
                                   T + "test_rmsnorm_split_k.py"),
     "tutorial/tutorial_gemm/fp16_gemm_0.py": (["--mnk", "128,256,64"], T + "test_tutorial_gemm.py"),
