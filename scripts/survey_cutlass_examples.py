@@ -168,6 +168,9 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0, args=()
         ranked = [m for m in (re.match(r"\[rank(\d+)\]:\s*(\S.*)", line) for line in err) if m]
         if ranked:
             err = [f"rank {ranked[-1].group(1)}: {ranked[-1].group(2)}"]
+        else:  # ranks that exit without a traceback: their last line before the launcher's report of the failure
+            ends = [i for i, line in enumerate(err) if re.match(r"E\d{4} .*failed \(exitcode", line)]
+            err = err[:ends[0]] if ends and ends[0] else err
         why = err[-1] if err else (f"exit {p.returncode}, printed FAIL" if failed_line else f"exit {p.returncode}")
         why = why.replace(os.path.join(base, ""), "")  # the programs' paths as in CUTLASS's tree, not the export's
         intended = INTENDED_ERRORS.get(rel)
@@ -178,7 +181,10 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0, args=()
 
 BLACKWELL = "cute/blackwell"
 MNKL_1TILE = ["--mnkl", "128,128,128,1"]
-T = "tests/blackwell/"  # where the arguments come from a test's command line
+T = "tests/blackwell/"
+# tests/distributed/test_ranks.py's sizes for CUTLASS's GEMMs fused with an all-reduce or reduce-scatter
+FUSED = ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1", "--ab_dtype", "Float16",
+         "--c_dtype", "Float16"]  # where the arguments come from a test's command line
 
 # cute/blackwell programs: the arguments each runs with in the survey (their defaults are sized for a GPU), and why
 BLACKWELL_ARGS = {
@@ -267,13 +273,17 @@ BLACKWELL_ARGS = {
     "kernel/distributed/all_reduce_tma.py": (["--shape", "32,128"], "all_reduce_simple's test size (no test)"),
     "kernel/distributed/all_reduce_two_shot_multimem.py": (["--M", "32", "--N", "128"],
                                                            "all_reduce_simple's test size (no test)"),
-    "kernel/distributed/distributed_all_gather_gemm_blackwell.py": (MNKL_1TILE, "one tile per rank (no test)"),
-    "kernel/distributed/distributed_gemm_all_reduce_blackwell.py": (MNKL_1TILE, "one tile per rank (no test)"),
-    "kernel/distributed/distributed_gemm_all_reduce_lamport_blackwell.py": (MNKL_1TILE, "one tile per rank (no test)"),
-    "kernel/distributed/distributed_gemm_all_reduce_ldxstmc_blackwell.py": (MNKL_1TILE, "one tile per rank (no test)"),
+    "kernel/distributed/distributed_all_gather_gemm_blackwell.py": (
+        ["--mnkl", "256,64,32,1", "--mma_tiler_mn", "64,32", "--cluster_shape_mn", "2,2", "--ab_dtype", "Float16",
+         "--c_dtype", "Float16"], "tests/distributed/test_ranks.py"),
+    "kernel/distributed/distributed_gemm_all_reduce_blackwell.py": (FUSED, "the sizes tests/distributed/test_ranks.py "
+                                                                           "gives the Lamport one"),
+    "kernel/distributed/distributed_gemm_all_reduce_lamport_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),
+    "kernel/distributed/distributed_gemm_all_reduce_ldxstmc_blackwell.py": (FUSED, "the sizes tests/distributed/"
+                                                                                   "test_ranks.py gives the Lamport one"),
     "kernel/distributed/distributed_gemm_blockscaled_all_reduce_ldmcxstmc_blackwell.py": (
         ["--mnkl", "128,128,256,1"], "one tile per rank, blockscaled K 256 (no test)"),
-    "kernel/distributed/distributed_gemm_reduce_scatter_blackwell.py": (MNKL_1TILE, "one tile per rank (no test)"),
+    "kernel/distributed/distributed_gemm_reduce_scatter_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),
 }
 DISTRIBUTED = "kernel/distributed/"
 RANKS = 2
