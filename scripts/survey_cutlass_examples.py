@@ -171,6 +171,7 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0, args=()
         else:  # ranks that exit without a traceback: their last line before the launcher's report of the failure
             ends = [i for i, line in enumerate(err) if re.match(r"E\d{4} .*failed \(exitcode", line)]
             err = err[:ends[0]] if ends and ends[0] else err
+            err = [line for line in err if not re.match(r"[WIE]\d{4} \d\d:\d\d:", line)] or err  # its own logging
         why = err[-1] if err else (f"exit {p.returncode}, printed FAIL" if failed_line else f"exit {p.returncode}")
         why = why.replace(os.path.join(base, ""), "")  # the programs' paths as in CUTLASS's tree, not the export's
         intended = INTENDED_ERRORS.get(rel)

@@ -130,6 +130,7 @@ def test_the_reason_under_torchrun_is_the_ranks_error_not_the_launchers_summary(
 def test_ranks_that_exit_without_a_traceback_give_their_last_line(survey, tmp_path, src_on_path):
     (tmp_path / "ranks.py").write_text(
         "import sys\nsys.stderr.write('UserWarning: has_multicast_support is False: switched off\\n'\n"
+        "                 'W1128 16:00:12.838000 30249 api.py:1028] Sending process 30262 closing signal SIGTERM\\n'\n"
         "                 'E1128 api.py:1002] failed (exitcode: 255) local_rank: 0\\n'\n"
         "                 '============================================================\\n')\nsys.exit(1)\n")
     r = survey.run_one(str(tmp_path), "ranks.py", timeout=120)
