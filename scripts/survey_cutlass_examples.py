@@ -17,6 +17,11 @@ programs that need far less CPU (a wall TIMEOUT then says little). ``--cpu-timeo
 seconds instead (RLIMIT_CPU in the child: a program past it is a TIMEOUT with its CPU time), and the
 wall limit becomes ``--timeout`` times 20 unless given.
 
+``--blackwell`` surveys the other programs, those under ``cute/blackwell/``:
+each one with a ``__main__`` (the others are helper modules it imports), run with ``CUTE_DSL_ARCH=sm_100a`` and the
+small arguments ``BLACKWELL_ARGS`` gives it (their defaults are GPU-sized); the ``kernel/distributed/`` ones as
+several ranks (``torchrun --nproc-per-node 2 --no-python cutelab run FILE ARGS``).
+
 It prints one line per program (PASS/FAIL/TIMEOUT, wall and CPU seconds, the last line of stderr for a
 failure) and the totals. Run it with this checkout's src on PYTHONPATH (the children inherit it).
 """
@@ -30,6 +35,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tarfile
@@ -99,15 +105,38 @@ def chains(names: list) -> list:
     return [[h] + [n for n in names if deps.get(n) == h] for h in names if h not in deps]
 
 
-def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0) -> dict:
-    """Run one program; its wall seconds and (where /usr/bin/time exists) its CPU seconds, user + system,
-    which a loaded machine changes less."""
+def command(path: str, args=(), ranks: int = 0) -> list:
+    """``cutelab run PATH ARGS`` with this interpreter, or, for ``ranks`` > 0, that many ranks of it under torchrun
+    (``--no-python`` and a ``cutelab`` executable of this interpreter beside the program)."""
+    if not ranks:
+        return [sys.executable, "-m", "cutelab", "run", path, *args]
+    exe = os.path.join(os.path.dirname(path), "cutelab")
+    if not os.path.exists(exe):
+        with open(exe, "w") as f:
+            f.write(f"#!/bin/sh\nexec {sys.executable} -m cutelab \"$@\"\n")
+        os.chmod(exe, 0o755)
+    with socket.socket() as s:  # a free port for the rendezvous
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-port", str(port),
+            "--no-python", exe, "run", path, *args]
+
+
+def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0, args=(), arch: str = "",
+            ranks: int = 0) -> dict:
+    """Run one program (with ``args``, under ``CUTE_DSL_ARCH=arch`` when given, as ``ranks`` ranks when > 0); its
+    wall seconds and (where /usr/bin/time exists) its CPU seconds, user + system, which a loaded machine changes
+    less."""
     path = os.path.join(base, rel)
     env = dict(os.environ, PYTHONHASHSEED="0")
     env.pop("CUTE_DSL_ARCH", None)
+    if arch:
+        env["CUTE_DSL_ARCH"] = arch
+    if ranks:
+        env["OMP_NUM_THREADS"] = "1"
     if env.get("PYTHONPATH"):  # the children run in the programs' folders
         env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(x) for x in env["PYTHONPATH"].split(os.pathsep) if x)
-    cmd = [sys.executable, "-m", "cutelab", "run", path]
+    cmd = command(path, args, ranks)
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         if os.path.exists("/usr/bin/time"):
             cmd = ["/usr/bin/time", "-f", "%U %S", "-o", tf.name] + cmd
@@ -134,11 +163,166 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0) -> dict
     if not ok:
         err = [line for line in p.stderr.strip().splitlines() if line.strip() and not line.startswith("error: invalid object")
                and not line.startswith("Command exited with non-zero status")]
+        # under torchrun a rank's error comes before the launcher's own traceback and summary: the last line a
+        # rank wrote (torch prefixes them "[rankN]:") is the reason
+        ranked = [m for m in (re.match(r"\[rank(\d+)\]:\s*(\S.*)", line) for line in err) if m]
+        if ranked:
+            err = [f"rank {ranked[-1].group(1)}: {ranked[-1].group(2)}"]
+        else:  # ranks that exit without a traceback: their last line before the launcher's report of the failure
+            ends = [i for i, line in enumerate(err) if re.match(r"E\d{4} .*failed \(exitcode", line)]
+            err = err[:ends[0]] if ends and ends[0] else err
+            err = [line for line in err if not re.match(r"[WIE]\d{4} \d\d:\d\d:", line)] or err  # its own logging
         why = err[-1] if err else (f"exit {p.returncode}, printed FAIL" if failed_line else f"exit {p.returncode}")
+        why = why.replace(os.path.join(base, ""), "")  # the programs' paths as in CUTLASS's tree, not the export's
         intended = INTENDED_ERRORS.get(rel)
         if intended is not None and p.returncode != 0 and not failed_line and re.search(intended, why):
             ok, why = True, f"raised as the program intends: {why}"
     return {"program": rel, "result": "PASS" if ok else "FAIL", "seconds": secs, "cpu": cpu, "why": why[:300]}
+
+
+BLACKWELL = "cute/blackwell"
+MNKL_1TILE = ["--mnkl", "128,128,128,1"]
+T = "tests/blackwell/"
+# tests/distributed/test_ranks.py's sizes for CUTLASS's GEMMs fused with an all-reduce or reduce-scatter
+FUSED = ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1", "--ab_dtype", "Float16",
+         "--c_dtype", "Float16"]  # where the arguments come from a test's command line
+
+# cute/blackwell programs: the arguments each runs with in the survey (their defaults are sized for a GPU), and why
+BLACKWELL_ARGS = {
+    "efc/activation_custom_epilogue_dense_gemm.py": (MNKL_1TILE, "one 128x128 tile, one k-tile (no test)"),
+    "efc/custom_epilogue_dense_gemm.py": (MNKL_1TILE, "one 128x128 tile, one k-tile (no test)"),
+    "efc/synthetic_custom_epilogue_dense_gemm.py": (MNKL_1TILE, "one 128x128 tile, one k-tile (no test)"),
+    "kernel/attention/fmha/fmha.py": (["--q_shape", "1,128,1,32", "--k_shape", "1,256,1,32", "--is_causal",
+                                       "--bottom_right_align", "--tolerance", "0.01"], T + "test_fmha.py"),
+    "kernel/attention/fmha/fmha_bwd.py": (["--s_q", "128", "--s_k", "128", "--h_q", "1", "--h_k", "1", "--d", "64"],
+                                          "one 128-row tile of one head, d 64 (no test)"),
+    "kernel/attention/mamba2_ssd/mamba2_ssd.py": (["--gbehcdln", "1,2,1,2,2,64,128,128", "--no-print_rtol_stats"],
+                                                  T + "test_mamba2_ssd.py"),
+    "kernel/attention/mixed_input_fmha/mixed_input_fmha_decode.py": (
+        ["--seqlen", "256", "--heads_q", "8", "--heads_k", "1", "--headdim", "128", "--block_scaledim", "128",
+         "--kv_splits", "2", "--tolerance", "0.02"], T + "test_mixed_input_fmha_decode.py"),
+    "kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d256.py": (
+        ["--q_shape", "1,1,128,256", "--k_shape", "1,1,384,256", "--tolerance", "0.02"],
+        T + "test_fmha_prefill_mixed.py"),
+    "kernel/attention/mixed_input_fmha/mixed_input_fmha_prefill_d512.py": (
+        ["--q_shape", "1,1,128,512", "--k_shape", "1,1,256,512", "--tolerance", "0.02"],
+        T + "test_fmha_prefill_mixed.py"),
+    "kernel/attention/mla/mla_decode_fp16.py": ([], "defaults: batch 1, 1 query, 128 keys (one page), 128 heads "
+                                                "(the 128-row MMA tile)"),
+    "kernel/attention/mla/mla_decode_fp8.py": ([], "defaults: batch 1, 1 query, 128 keys (one page), 128 heads "
+                                               "(the 128-row MMA tile)"),
+    "kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent.py": (["--mnkl", "128,128,256,1"],
+                                                                     T + "test_nvfp4_gemm.py"),
+    "kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_amax.py": (["--mnkl", "128,128,256,1"],
+                                                                          T + "test_nvfp4_gemm.py"),
+    "kernel/blockscaled_gemm/dense_blockscaled_gemm_persistent_prefetch.py": (
+        ["--mnkl", "128,128,768,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1", "--prefetch_dist", "1",
+         "--tolerance", "0.01"], T + "test_nvfp4_gemm.py"),
+    "kernel/blockscaled_gemm/sm103_dense_blockscaled_gemm_persistent.py": (
+        ["--mnkl", "128,128,256,1", "--mma_tiler_mn", "128,128", "--cluster_shape_mn", "1,1"],
+        "one tile, one CTA (no test; defaults 4096x4096x6144x2 in 2x4 clusters)"),
+    "kernel/blockscaled_grouped_gemm/grouped_blockscaled_gemm.py": ([], "defaults: 2 groups of 128x128x128"),
+    "kernel/blockscaled_grouped_gemm/sm103_grouped_blockscaled_gemm.py": ([], "defaults: 2 groups of 128x128x128"),
+    "kernel/blockwise_gemm/blockwise_gemm.py": (MNKL_1TILE, "one 128x128 tile, one 128-wide scale block (no test)"),
+    "kernel/blockwise_gemm/contiguous_grouped_gemm.py": (MNKL_1TILE, "one 128x128 tile (no test)"),
+    "kernel/blockwise_gemm/masked_grouped_gemm.py": (MNKL_1TILE, "one 128x128 tile (no test)"),
+    "kernel/dense_gemm/dense_gemm.py": (MNKL_1TILE, T + "test_dense_gemm_8bit.py"),
+    "kernel/dense_gemm/dense_gemm_alpha_beta_persistent.py": (MNKL_1TILE, "one 128x128 tile (no test)"),
+    "kernel/dense_gemm/dense_gemm_persistent.py": (["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
+                                                   "--cluster_shape_mn", "1,1"], T + "test_tutorial_gemm.py"),
+    "kernel/dense_gemm/dense_gemm_persistent_dynamic.py": (["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
+                                                           "--cluster_shape_mn", "1,1"], T + "test_tutorial_gemm.py"),
+    "kernel/dense_gemm/dense_gemm_persistent_prefetch.py": (["--mnkl", "256,256,128,1", "--mma_tiler_mn", "128,128",
+                                                            "--cluster_shape_mn", "1,1"], T + "test_tutorial_gemm.py"),
+    "kernel/dense_gemm/dense_gemm_software_pipeline.py": (MNKL_1TILE, "one 128x128 tile (no test)"),
+    "kernel/grouped_gemm/grouped_gemm.py": (["--num_groups", "2", "--problem_sizes_mnkl",
+                                            "(128,128,128,1),(128,128,128,1)"], "2 groups of one tile (no test)"),
+    "kernel/mixed_input_gemm/grouped_mixed_input_gemm.py": (["--mnkl", "128,128,256,3", "--tolerance", "0.01"],
+                                                            T + "test_mixed_input_gemm.py"),
+    "kernel/mixed_input_gemm/grouped_mixed_input_gemm_acc_scale.py": ([], "defaults: 128x128x128, 1 group"),
+    "kernel/mixed_input_gemm/mixed_input_gemm.py": (MNKL_1TILE, T + "test_mixed_input_gemm.py"),
+    "kernel/moe/torch_grouped_mm.py": (["--tokens", "15", "--top_k_select", "2", "--experts", "4", "--balance_route",
+                                        "--hidden", "128", "--intermediate", "128"], T + "test_moe.py"),
+    "kernel/moe/torch_scaled_grouped_mm.py": (["--tokens", "16", "--top_k_select", "2", "--experts", "4",
+                                               "--balance_route", "--hidden", "128", "--intermediate", "128"],
+                                              "test_moe.py's sizes for the unscaled one, 16 tokens (tokens x top_k "
+                                              "a multiple of the 32-row scale block; no test)"),
+    "kernel/rmsnorm/rmsnorm.py": (["--M", "5", "--N", "200", "--dtype", "Float16", "--no_weight"],
+                                  T + "test_rmsnorm_split_k.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_0.py": (["--mnk", "128,256,64"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_1.py": (["--mnk", "256,256,64"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_2.py": (["--mnk", "256,256,64"], "fp16_gemm_1's test size (no test)"),
+    "tutorial/tutorial_gemm/fp16_gemm_3.py": (["--mnk", "256,256,64"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_3_1.py": (["--mnk", "512,256,64"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_4.py": (["--mnk", "256,1024,64"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_5.py": (["--mnk", "512,128,64"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/fp16_gemm_6.py": (["--mnk", "256,256,128"], T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_gemm/nvfp4_gemm_0.py": (["--mnkl", "128,256,256,1", "--tolerance", "0.01"],
+                                              T + "test_nvfp4_gemm.py"),
+    "tutorial/tutorial_gemm/nvfp4_gemm_1.py": (["--mnkl", "256,256,256,1", "--tolerance", "0.01"],
+                                              T + "test_nvfp4_gemm.py"),
+    "tutorial/tutorial_tma/tma_v0.py": (["--M", "256", "--N", "128", "--num_warmup", "1", "--num_iters", "1"],
+                                        T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_tma/tma_v1.py": (["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"],
+                                        T + "test_tutorial_gemm.py"),
+    "tutorial/tutorial_tma/tma_v2.py": (["--M", "256", "--N", "256", "--num_warmup", "1", "--num_iters", "1"],
+                                        T + "test_tutorial_gemm.py"),
+    # as 2 ranks under torchrun (README, "Several ranks without a GPU")
+    "kernel/distributed/all_reduce_simple.py": (["--M", "32", "--N", "128"], "tests/distributed/test_ranks.py"),
+    "kernel/distributed/all_reduce_one_shot_lamport.py": (["--M", "16", "--N", "128"],
+                                                          "tests/distributed/test_ranks.py"),
+    "kernel/distributed/all_reduce_tma.py": (["--shape", "32,128"], "all_reduce_simple's test size (no test)"),
+    "kernel/distributed/all_reduce_two_shot_multimem.py": (["--M", "32", "--N", "128"],
+                                                           "all_reduce_simple's test size (no test)"),
+    "kernel/distributed/distributed_all_gather_gemm_blackwell.py": (
+        ["--mnkl", "256,64,32,1", "--mma_tiler_mn", "64,32", "--cluster_shape_mn", "2,2", "--ab_dtype", "Float16",
+         "--c_dtype", "Float16"], "tests/distributed/test_ranks.py"),
+    "kernel/distributed/distributed_gemm_all_reduce_blackwell.py": (FUSED, "the sizes tests/distributed/test_ranks.py "
+                                                                           "gives the Lamport one"),
+    "kernel/distributed/distributed_gemm_all_reduce_lamport_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),
+    "kernel/distributed/distributed_gemm_all_reduce_ldxstmc_blackwell.py": (FUSED, "the sizes tests/distributed/"
+                                                                                   "test_ranks.py gives the Lamport one"),
+    "kernel/distributed/distributed_gemm_blockscaled_all_reduce_ldmcxstmc_blackwell.py": (
+        ["--mnkl", "128,128,256,1"], "one tile per rank, blockscaled K 256 (no test)"),
+    "kernel/distributed/distributed_gemm_reduce_scatter_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),
+}
+DISTRIBUTED = "kernel/distributed/"
+RANKS = 2
+
+
+def has_main(source: str) -> bool:
+    """Whether a module runs as a program (an ``if __name__ == "__main__":`` block), not only imported as a helper.
+
+    >>> has_main('def f():\\n    pass\\n\\nif __name__ == "__main__":\\n    f()\\n')
+    True
+    >>> has_main("# run this as __main__ from fmha.py\\nX = 1\\n")
+    False
+    """
+    return re.search(r"^if\s+__name__\s*==\s*['\"]__main__['\"]\s*:", source, re.M) is not None
+
+
+def blackwell_programs(git: str, rev: str) -> list:
+    """The programs under cute/blackwell/ (relative to ROOT): the .py files with a ``__main__`` block."""
+    names = subprocess.run(["git", "-C", git, "ls-tree", "-r", "--name-only", rev, f"{ROOT}/{BLACKWELL}"], check=True,
+                           capture_output=True, text=True).stdout.split()
+    keep = []
+    for n in names:
+        if n.endswith(".py"):
+            src = subprocess.run(["git", "-C", git, "show", f"{rev}:{n}"], check=True, capture_output=True,
+                                 text=True).stdout
+            if has_main(src):
+                keep.append(n[len(ROOT) + 1:])
+    return sorted(keep)
+
+
+def blackwell_how(rel: str) -> dict:
+    """run_one's keyword arguments for a cute/blackwell program: sm_100a, its BLACKWELL_ARGS, ranks for the
+    distributed ones. A program missing from the table is an error (its defaults would be sized for a GPU)."""
+    sub = rel[len(BLACKWELL) + 1:] if rel.startswith(BLACKWELL + "/") else rel
+    if sub not in BLACKWELL_ARGS:
+        raise KeyError(f"survey --blackwell: {rel} has no entry in BLACKWELL_ARGS (give it small arguments and why)")
+    return {"args": list(BLACKWELL_ARGS[sub][0]), "arch": "sm_100a",
+            "ranks": RANKS if sub.startswith(DISTRIBUTED) else 0}
 
 
 def main(argv=None) -> int:
@@ -151,17 +335,24 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", nargs="*", default=None, help="run only programs whose path contains one of these")
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--blackwell", action="store_true", help="survey the programs under cute/blackwell/ instead "
+                    "(CUTE_DSL_ARCH=sm_100a, the small arguments of BLACKWELL_ARGS)")
     a = ap.parse_args(argv)
     if a.timeout is None:
         a.timeout = 20 * a.cpu_timeout if a.cpu_timeout else 300
-    names = programs(a.git, a.rev)
+    how = {}  # program -> run_one's keyword arguments
+    if a.blackwell:
+        names = blackwell_programs(a.git, a.rev)
+        how = {n: blackwell_how(n) for n in names}
+    else:
+        names = programs(a.git, a.rev)
     if a.only:
         names = [n for n in names if any(s in n for s in a.only)]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         base = export(a.git, a.rev, tmp)
         with cf.ThreadPoolExecutor(a.jobs) as ex:
-            futs = {ex.submit(lambda c: [run_one(base, n, a.timeout, a.cpu_timeout) for n in c], c): c
+            futs = {ex.submit(lambda c: [run_one(base, n, a.timeout, a.cpu_timeout, **how.get(n, {})) for n in c], c): c
                     for c in chains(names)}
             for f in cf.as_completed(futs):
                 for r in f.result():
