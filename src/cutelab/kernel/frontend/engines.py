@@ -299,9 +299,12 @@ class RmemEngine(PointerInfo):
         if is_sym(offset):
             lo, hi = sym_range(offset)
             if lo != hi:
+                at = user_location()
                 raise TraceError(
-                    f"{op}: a register fragment can only be indexed with static coordinates "
-                    f"(registers have no addresses); got an offset that depends on the thread index"
+                    f"{op}{f' at {at}' if at else ''}: a register fragment can only be indexed with static "
+                    f"coordinates (registers have no addresses in cutelab); got the offset {offset}, which takes "
+                    f"values {lo}..{hi} at run time (a thread index, or the index of a runtime loop such as "
+                    f"cutlass.range: cutlass.range_constexpr unrolls a loop at trace time)"
                 )
             offset = lo
         return int(offset)
