@@ -111,6 +111,12 @@ CASES = [
     # Mamba2 SSD: tf32 UMMAs over f32 tensors, tcgen05.ld 16x256b of its accumulators, tcgen05.st 32x32b of f16 values
     ("cute/blackwell/kernel/attention/mamba2_ssd/mamba2_ssd.py", ["--gbehcdln", "1,2,1,2,2,64,128,128",
                                                                  "--no-print_rtol_stats"]),
+    # MLA decode (its split-KV kernel, launched before the reduction): a tile scheduler over cute.arch.grid_dim()
+    # (gridDim at run time), UMMA k-blocks at a runtime index inside the swizzle atom, fp16 and fp8 (e4m3) Q/K/V
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp16.py", ["--batch_size", "1", "--seq_len_k", "128",
+                                                              "--num_heads", "128"], "split_kv_kernel"),
+    ("cute/blackwell/kernel/attention/mla/mla_decode_fp8.py", ["--batch_size", "1", "--seq_len_k", "128",
+                                                             "--num_heads", "128"], "split_kv_kernel"),
 ]
 
 # what a program's SASS must hold, where it is not a GEMM (UMMA, tensor-memory loads) or a TMA tutorial (TMA)

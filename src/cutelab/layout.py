@@ -255,8 +255,19 @@ def _check(shape: Any, stride: Any, where: str) -> None:
             _check(s, d, where)
         return
     if type(shape) not in _INT:
+        if isinstance(shape, SymbolicIndex):  # a kernel's runtime integer: its own error says which (int())
+            try:
+                int(shape)
+            except Exception as e:  # noqa: BLE001 - the index's TraceError, as a LayoutError of make_layout
+                raise LayoutError(f"make_layout{where}: shape entries must be static ints in a kernel: {e}") from None
         raise LayoutError(f"make_layout{where}: shape entries must be positive ints, got {shape!r}")
     if shape < 1:
+        src = getattr(shape, "folded_from", None)
+        if src is not None:  # a launch dimension's arithmetic (Expr.launch_value)
+            raise LayoutError(
+                f"make_layout{where}: shape entries must be positive, got {src.expr_str()} == {int(shape)} for this "
+                f"launch ({src.launch_note()}; a layout's shape is static in cutelab, so it takes the launch's value, "
+                f"and {int(shape)} is no extent: CuTe DSL would compute with an empty mode at run time)")
         raise LayoutError(f"make_layout{where}: shape entries must be positive, got {shape}")
     if shape >= _INT_LIMIT:
         raise LayoutError(f"make_layout{where}: shape entry {shape} does not fit in 64 bits")
@@ -607,6 +618,13 @@ def _normalize(t: Any) -> Any:
         return t
     if isinstance(t, DynInt):  # a scalar entering a layout: the layout algebra infers its divisibility
         return t if type(t) is DynInt and t.track else DynInt(int(t), t.dtype, t.div)
+    if isinstance(t, SymbolicIndex):  # a kernel's runtime value known for the launch traced (cute.arch.grid_dim()):
+        folded = t.launch_value()  # a dynamic int of that value, as a runtime scalar's shape is
+        if folded is None:
+            return t
+        d = DynInt(folded)
+        d.folded_from = t  # for _check's error where the value is no extent
+        return d
     npm = _np_loaded()
     if npm is not None and isinstance(t, npm.integer):
         return int(t)

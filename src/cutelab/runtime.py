@@ -512,6 +512,9 @@ def recast_ptr(ptr: Pointer, swizzle_: Any = None, dtype: Any = None) -> Pointer
         return ptr.recast(dtype)
     if not isinstance(ptr, Pointer):
         raise TensorError(f"recast_ptr: expected a pointer (make_ptr, tensor.iterator), got {type(ptr).__name__}")
+    if swizzle_ is None and getattr(ptr.engine, "ptr_swizzle", None) is not None:
+        # a swizzled shared-memory pointer: CuTe DSL's result type has only the swizzle given (here none), the address
+        ptr = Pointer(ptr.engine.unswizzled(), ptr.offset)
     if swizzle_ is not None and _hooks.recast_smem_ptr is not None:  # a kernel's shared memory, swizzled
         made = _hooks.recast_smem_ptr(ptr, swizzle_, dtype)
         if made is not None:

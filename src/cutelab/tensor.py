@@ -647,7 +647,12 @@ def _fragment_like(src: Any, dtype: Numeric | None, layout_of: Any, what: str) -
         raise TensorError(f"{what}({src}): a coordinate tensor has no element type; "
                           f"give one ({what}(t, cutlass.Int32))")
     layout = layout_of(src.layout)
-    maker = getattr(type(src.engine), "make_fragment", None) or NumpyEngine.make_fragment
+    maker = getattr(type(src.engine), "make_fragment", None)
+    if maker is None and _hooks.rmem_tensor is not None:  # (a coordinate tensor's) fragment in a kernel: registers
+        made = _hooks.rmem_tensor(layout, dtype or src.element_type)
+        if made is not None:
+            return made
+    maker = maker or NumpyEngine.make_fragment
     eng, off = maker(src, layout, dtype) if dtype is not None else maker(src, layout)
     return Tensor(eng, layout, off, _checked=True)
 

@@ -80,6 +80,7 @@ class _Hooks:
     runtime_tensor: Optional[Callable[..., Any]] = None  # (pointer, layout) -> a tensor over such a layout, or None
     runtime_pointer: Optional[Callable[..., Any]] = None  # (dtype, value, mem_space, align) -> a Pointer at a runtime address in a kernel, or None
     address_register: Optional[Callable[..., Any]] = None  # (address.PointerInt) -> its address as a kernel's Int64 register value
+    param_by_address: Optional[Callable[..., Any]] = None  # (kernel param, dtype, align, memspace, op) -> an engine over its address
 
 
 hooks = _Hooks()

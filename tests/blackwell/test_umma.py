@@ -48,9 +48,14 @@ def umma_kernel(tiled_mma: cute.TiledMma, A: cute.Tensor, B: cute.Tensor, C: cut
     tCrB = tiled_mma.make_fragment_B(sB)
     acc = cute.make_tensor(ptr, tiled_mma.make_fragment_C(tiled_mma.partition_shape_C((M, N))).layout)
     if warp == 0:
-        for k in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
-            cute.gemm(tiled_mma, acc, tCrA[(None, None, k)], tCrB[(None, None, k)], acc)
-            tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        if cutlass.const_expr(case == "runtime_k"):  # k-blocks inside a swizzle atom at a runtime index
+            for k in cutlass.range(cute.size(tCrA, mode=[2])):
+                cute.gemm(tiled_mma, acc, tCrA[(None, None, k)], tCrB[(None, None, k)], acc)
+                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
+        else:
+            for k in cutlass.range_constexpr(cute.size(tCrA, mode=[2])):
+                cute.gemm(tiled_mma, acc, tCrA[(None, None, k)], tCrB[(None, None, k)], acc)
+                tiled_mma.set(tcgen05.Field.ACCUMULATE, True)
         if cutlass.const_expr(case != "nocommit"):
             with cute.arch.elect_one():
                 tcgen05.commit(bar.iterator)
@@ -159,6 +164,31 @@ def test_umma_equals_numpy(dtype, mnk):
     M, N, K = mnk
     A, B, C = _run(dtype, M, N, K)
     np.testing.assert_array_equal(C, A @ B.T)
+
+
+@pytest.mark.parametrize("mnk", [(128, 64, 64), (128, 128, 32)])
+def test_umma_k_blocks_at_a_runtime_index_inside_the_swizzle_atom(tmp_path, mnk):
+    """cutlass.range over the k-blocks (MLA decode's mma_qk): the operands' start moves inside a 128B swizzle atom
+    by a runtime offset; the CPU swizzles the moved offsets at run time, the CUDA adds the unswizzled offset to the
+    descriptor's start (the hardware swizzles the address), as CuTe does."""
+    import shutil
+    import subprocess
+
+    from cutelab.kernel.cuda import printer
+    from cutelab.kernel.launch.plan import last_launch
+
+    M, N, K = mnk
+    A, B, C = _run("f16", M, N, K, case="runtime_k")
+    np.testing.assert_array_equal(C, A @ B.T)
+    src = printer.render(last_launch().ir)
+    assert src.count("tcgen05.mma.cta_group::1.kind::f16") == 1  # one UMMA in the runtime loop
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    (tmp_path / "k.cu").write_text(src)
+    c = subprocess.run([nvcc, "-arch=sm_100a", "-cubin", "-o", str(tmp_path / "k.cubin"), str(tmp_path / "k.cu")],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr[-4000:]
 
 
 def test_reading_an_accumulator_before_its_commit_is_an_error():

@@ -109,3 +109,19 @@ def test_a_grid_rounded_up_to_whole_clusters_passes_its_check(tmp_path):
                         "64,64", "--cluster_shape_mn", "1,2"], cwd=str(tmp_path), env=env, capture_output=True,
                        text=True, timeout=600)
     assert p.returncode == 0 and p.stdout.rstrip().endswith("PASS"), (p.stdout[-2000:], p.stderr[-3000:])
+
+
+def test_fewer_than_8_cluster_rows_is_an_error_naming_cluster_dim(tmp_path):
+    """With fewer than 8 clusters along M the program's CTA swizzle layout has a mode of cluster_dim()[0] // 8 == 0
+    clusters, and it then takes cluster_id % 0 (a remainder by a runtime zero, whose value it then overwrites in its
+    tail branch). cluster_dim() is a runtime value (as in CuTe DSL) but a layout's shape is static in cutelab: the
+    launch's 0 is refused with an error that names the dimension, the expression and its value, not run."""
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    env.pop("CUTE_DSL_ARCH", None)
+    p = subprocess.run([sys.executable, "-m", "cutelab", "run", PROGRAM, "--mnkl", "256,64,128,1", "--tile_shape_mn",
+                        "64,64", "--cluster_shape_mn", "1,1"], cwd=str(tmp_path), env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode != 0
+    last = p.stderr.strip().splitlines()[-1]
+    assert last.startswith("cutelab.errors.LayoutError: make_layout(((8,?),?)"), last
+    assert "(%nclusterid.x // 8) == 0 for this launch (it reads cute.arch.cluster_dim()[0]" in last, last

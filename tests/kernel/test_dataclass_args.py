@@ -4,6 +4,7 @@ values each call gives, also when the dataclass holds tensors or pointers beside
 values it holds are part of what was compiled, and a call that changes them is refused by name."""
 
 import dataclasses
+import typing
 
 import numpy as np
 import pytest
@@ -152,3 +153,34 @@ def test_a_kernel_launched_with_other_values_beside_a_tensor_is_traced_for_them(
     for shift in (1, 4, 1):
         _static(xt, WithStatic(yt, cutlass.Int32(2), shift), no_cache=True)
         assert x.tolist() == (y + 2 * shift).tolist()
+
+
+class Epilogue(typing.NamedTuple):
+    """quack's epilogue arguments' shape: a NamedTuple of tensors, runtime numbers and Constexpr fields."""
+    y: cute.Tensor
+    alpha: typing.Optional[cutlass.Float32] = None
+    scale: Constexpr[int] = 1
+
+
+@cute.kernel
+def _k_epi(x: cute.Tensor, e: Epilogue):
+    t = cute.arch.thread_idx()[0]
+    x[t] = e.y[t] * e.alpha * e.scale
+
+
+@cute.jit
+def _epi(x: cute.Tensor, e: Epilogue):
+    _k_epi(x, e).launch(grid=(1, 1, 1), block=(4, 1, 1))
+
+
+def test_a_namedtuple_holding_a_tensor_follows_its_numbers():
+    x, xt, y, yt = _arrays()
+    assert protocol_values(Epilogue(yt, cutlass.Float32(0.5), 3)) == [(cutlass.Float32, 0.5)]
+    c = cute.compile(_epi, xt, Epilogue(yt, cutlass.Float32(0.5), 3))
+    for alpha in (0.5, 2.0, 0.25):
+        c(xt, Epilogue(yt, cutlass.Float32(alpha), 3))
+        assert x.tolist() == (y * alpha * 3).tolist()
+    c(xt, Epilogue(yt, cutlass.Float32(1.0), None))  # a Constexpr field left None keeps the compile's value
+    assert x.tolist() == (y * 3).tolist()
+    with pytest.raises(LaunchError, match="scale=2"):
+        c(xt, Epilogue(yt, cutlass.Float32(1.0), 2))

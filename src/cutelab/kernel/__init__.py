@@ -155,6 +155,15 @@ def _address_register(a):
 _tracing.install(runtime_pointer=_runtime_pointer)  # make_ptr of a runtime Int64 in a kernel (instr/address_access.py)
 _tracing.install(address_register=_address_register)  # ptr.toint() kept in a register (instr/address_access.py)
 
+
+def _param_by_address(param, dtype, align, memspace, op):
+    from .instr.address_access import param_by_address
+
+    return param_by_address(param, dtype, align, memspace, op)
+
+
+_tracing.install(param_by_address=_param_by_address)  # a recast argument read through its address (frontend/engines.py)
+
 __all__ = ["arch", "kernel", "jit", "compile", "printf", "Constexpr", "Kernel", "JitFunction",
            "CompiledFunction", "TraceValue", "last_launch"]
 

@@ -1,7 +1,8 @@
 """``cute.arch``: the thread and block indices of a traced kernel.
 
-Indices are symbolic integers (``?`` when printed); dimensions are static ints, because a
-kernel is traced for its launch shape.
+Indices are symbolic integers (``?`` when printed); dimensions (``block_dim``, ``grid_dim``, the
+cluster's) are runtime integers as in CuTe DSL (``ir.nodes.DimVar``: ``blockDim``/``gridDim`` and the
+cluster special registers in CUDA, the launch's values in the interpreter).
 """
 
 from __future__ import annotations
@@ -90,7 +91,9 @@ def barrier(*, barrier_id: Any = None, number_of_threads: Any = None, loc=None, 
     from .instr.named_barrier import check, named_barrier  # cutlass.pipeline.NamedBarrier's
 
     if number_of_threads is None:
-        bx, by, bz = block_dim()
+        from .frontend.trace import current
+
+        bx, by, bz = current("cute.arch.barrier()").block  # the traced launch's block
         number_of_threads = bx * by * bz
     _named(barrier_id, number_of_threads, True, "arrive_and_wait")
 

@@ -32,7 +32,7 @@ def _exact_check(ir: KernelIR, e: Any, omin: int, omax: int, length: int,
     first_bad = None
     for first in range(0, nblocks, step):
         k = min(step, nblocks - first)
-        env = thread_env(ir.grid, ir.block, first, k)
+        env = thread_env(ir.grid, ir.block, first, k, getattr(ir, "cluster", (1, 1, 1)))
         if extra:
             env.update(extra)
         runs = None
@@ -154,7 +154,7 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
     each launch with other values). The guarded accesses are set on ir (ir.guards)."""
     from ..analysis.guards import plan_guards
     from .values import reads_registers
-    from ..ir.nodes import ArgVar
+    from ..ir.nodes import ArgVar, DimVar
     from ..ir.symbolic import atoms
 
     structured = ir.structured
@@ -172,7 +172,8 @@ def check_bounds(ir: KernelIR, mode: str = "cpu", scalars: Optional[Dict[str, in
                 continue
             if _exactly_checkable(s.base, guards, looped):
                 exprs = [s.base] + [c for c, _ in guards] + ([looped[0].lo, looped[0].hi] if looped else [])
-                uses_args = any(isinstance(v, ArgVar) for e in exprs for v in atoms(e))
+                # (launch dimensions are not: the exact check evaluates them at the launch's values, thread_env)
+                uses_args = any(isinstance(v, ArgVar) and not isinstance(v, DimVar) for e in exprs for v in atoms(e))
                 if uses_args and scalars is None:
                     deferred.append((s, guards, looped))
                     continue
@@ -254,7 +255,7 @@ def _raise_if_out(ir: KernelIR, s: Any, guards: Any, extra: Dict[str, int], loop
         return
     what = "store to" if _is_store(s) else "load from"
     at, v = bad
-    vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items())
+    vals = "".join(f", {k[4:]} = {x}" for k, x in extra.items() if not k.startswith("arg.%"))  # (not DimVars)
     raise LaunchError(
         f"{ir.name}: the {what} {p.name} reaches element offsets [{elo + omin}, {ehi + omax}], but {p.name} "
         f"has {p.length} elements; the first thread out of range is {_where(at)} (offsets "

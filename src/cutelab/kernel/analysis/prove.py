@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ...errors import LaunchError
-from ..ir.nodes import ArgVar, Store
+from ..ir.nodes import ArgVar, DimVar, Store
 from ..ir.symbolic import BoolAnd, Cmp, DynDiv, Expr, FloorDiv, Lin, Mod, Mul, Swz, Var, add, atoms, lin_form, mul, sym_range
 from .ranges import Record, _refined_vars
 from .values import _is_thread_atom, _resolve, _split_linear, substitute
@@ -172,6 +172,12 @@ def prove(ir: Any, access: Any, rec: Optional[Record], scalars: Optional[Dict[st
     for f in rec.facts:  # facts about a register's unknown value cannot be used (each use is a new atom)
         if not any(v.name.startswith("range.d") for v in atoms(f)):
             facts.append(f)
+    dims = {v.key: v.value for e in [base] + facts for v in atoms(e) if isinstance(v, DimVar) and v.value is not None}
+    if dims:  # launch dimensions: the IR is traced (and its plan kept) for one launch shape, so their values hold
+        base, facts = substitute(base, dims), [substitute(f, dims) for f in facts]
+        if any(not isinstance(f, Expr) and not f for f in facts):
+            return True  # a fact is false for this launch: the access does not run
+        facts = [f for f in facts if isinstance(f, Expr)]
     args = {v.key: v for e in [base] + facts for v in atoms(e) if isinstance(v, ArgVar)}
     if args and scalars is None:  # what holds for every value of the arguments
         return _prove(ir, access, base, [f for f in facts if not any(isinstance(v, ArgVar) for v in atoms(f))],

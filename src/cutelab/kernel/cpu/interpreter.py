@@ -40,7 +40,7 @@ import numpy as np
 
 from ...errors import LaunchError, TraceError
 from ..frontend.cformat import format_value
-from ..ir.nodes import FAST_MATH, Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, walk
+from ..ir.nodes import FAST_MATH, Assign, Compute, KernelIR, Load, Op, Printf, Shared, Store, dim_values, walk
 from ...dtypes import convert
 from .context import ExecContext, as_index, from_real, real_dtype, ref_groups, to_real
 from .storerun import StoreRun, run_stores
@@ -114,6 +114,7 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
         written = facts["written"]
         work = {i: (buf.copy() if i in written and not _shared(buf) else buf) for i, buf in buffers.items()}
     env_extra = {f"arg.{p.name}": int(scalars[p.index]) for p in ir.params if p.kind == "scalar"}
+    env_extra.update(dim_values(ir.grid, ir.block, ir.cluster))  # cute.arch.grid_dim() etc. (ir.nodes.DimVar)
     lrec = recorder.launch(ir) if recorder is not None else None
     if getattr(ir, "cooperative", False):  # every CTA resident at once: one batch (launch/cooperative.py)
         step = nblocks

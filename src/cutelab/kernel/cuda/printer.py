@@ -104,6 +104,18 @@ __device__ __forceinline__ float cl_sqrt_approx(float x) { float y; asm("sqrt.ap
 __device__ __forceinline__ float cl_tanh_approx(float x) { float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ int cl_floordiv32(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }
 __device__ __forceinline__ int cl_mod32(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+// the cluster's special registers (cute.arch.cluster_dim(), block_in_cluster_dim(), cluster_size(): ir.nodes.DimVar);
+// before sm_90 a cluster is one CTA
+#if __CUDA_ARCH__ >= 900
+#define CL_SREG(name, reg, other) __device__ __forceinline__ unsigned int name() { unsigned int v; asm("mov.u32 %0, %%" reg ";" : "=r"(v)); return v; }
+#else
+#define CL_SREG(name, reg, other) __device__ __forceinline__ unsigned int name() { return other; }
+#endif
+CL_SREG(cl_nclusterid_x, "nclusterid.x", gridDim.x) CL_SREG(cl_nclusterid_y, "nclusterid.y", gridDim.y)
+CL_SREG(cl_nclusterid_z, "nclusterid.z", gridDim.z) CL_SREG(cl_cluster_nctaid_x, "cluster_nctaid.x", 1u)
+CL_SREG(cl_cluster_nctaid_y, "cluster_nctaid.y", 1u) CL_SREG(cl_cluster_nctaid_z, "cluster_nctaid.z", 1u)
+CL_SREG(cl_cluster_nctarank, "cluster_nctarank", 1u)
+#undef CL_SREG
 """
 
 

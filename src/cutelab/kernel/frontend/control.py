@@ -147,7 +147,13 @@ def range_constexpr(*args: Any) -> builtins.range:
     """cutlass.range_constexpr: a loop unrolled at trace time (its bounds must be static ints)."""
     for a in args:
         if _is_dynamic(a):
-            raise TraceError("cutlass.range_constexpr: its bounds must be compile-time ints, got a runtime value")
+            why = ""
+            if is_sym(a):  # an index expression: its own error names what it reads (a launch dimension, ...)
+                try:
+                    int(a)
+                except TraceError as e:
+                    why = f" ({e})"
+            raise TraceError(f"cutlass.range_constexpr: its bounds must be compile-time ints, got a runtime value{why}")
     return builtins.range(*[int(a) for a in args])
 
 
@@ -289,9 +295,14 @@ class Loop:
             t.location = self.where
             self.carry.declare()
             r = self.range
-            if not isinstance(r.step, int):
+            step = r.step
+            if is_sym(step) and step.launch_value() is not None:
+                # a launch dimension's arithmetic (cute.arch.grid_dim(): quack's grid-stride loops): a loop's step is
+                # static in cutelab's IR, so it takes the launch's value, as a layout's shape does
+                step = step.launch_value()
+            if not isinstance(step, int):
                 raise TraceError(f"kernel {t.name}: the loop at {self.where} needs a static step, got {r.step!r}")
-            self.op, var = t.begin_for(r.start, r.stop, r.step, r.unroll)
+            self.op, var = t.begin_for(r.start, r.stop, step, r.unroll)
             return var
         t.end_for(self.op)
         raise StopIteration

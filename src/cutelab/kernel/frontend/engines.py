@@ -204,18 +204,12 @@ class GmemRecast(PointerInfo):
         """The argument's memory read as this type through its address (kernel/instr/address_access.py: the
         interpreter finds the argument's bytes; CUDA reads through a cast pointer), as CuTe DSL's recast pointer
         reads it (CUTLASS's MoE kernels keep Int32 offsets in a byte workspace)."""
-        from ...numeric import Int64
-        from ..instr.address_access import AddressEngine, ParamAddress
-
         if self._dtype.width < 8 or self.base.dtype.width < 8 or isinstance(self.base, SmemEngine) or \
                 str(self.memspace) not in ("gmem", "generic"):
             self._refuse(op)
-        t = current(op)
-        at = user_location()
-        dst = t.new_reg(Int64, 1)
-        self.base.param.read = self.base.param.written = True
-        t.emit(ParamAddress(dst, self.base.param, 0, 0, f" (at {at})" if at else ""))
-        return AddressEngine((dst, 0), self._dtype, self.base.align, str(self.memspace))
+        # instr/address_access.param_by_address, through the tracing hook (the instructions build on the engines)
+        return _tracing_protocol.hooks.param_by_address(self.base.param, self._dtype, self.base.align,
+                                                        str(self.memspace), op)
 
     def load(self, offset: Any, layout: Layout) -> Any:
         return self._by_address("load").load(offset, layout)

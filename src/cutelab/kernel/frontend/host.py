@@ -153,7 +153,7 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
 
     if isinstance(obj, type):
         return None
-    if not hasattr(obj, "__new_from_mlir_values__"):
+    if not hasattr(obj, "__new_from_mlir_values__") or _adapted_dataclass(obj):
         return _dataclass_scalars(obj)
     out: List[Any] = []
     if hasattr(obj, "__extract_mlir_values__"):
@@ -187,12 +187,22 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
     return None
 
 
+def _is_namedtuple(obj: Any) -> bool:
+    return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
+
+
 def _adapted_dataclass(obj: Any) -> bool:
-    """A dataclass instance that CuTe DSL's default dataclass adapter takes: none of the protocols
-    of its own, and no instance attributes besides its fields."""
+    """A dataclass instance that CuTe DSL's default dataclass adapter takes (none of the protocols
+    that give their own values, no instance attributes besides its fields), or a NamedTuple, whose
+    fields CuTe DSL's tuple adapter takes one by one (quack's ``mlir_namedtuple`` epilogue arguments
+    rebuild themselves from those values but give none of their own)."""
     import dataclasses
 
-    if isinstance(obj, type) or not dataclasses.is_dataclass(obj) or hasattr(obj, "__new_from_mlir_values__"):
+    if isinstance(obj, type) or hasattr(obj, "__extract_mlir_values__") or hasattr(obj, "__c_pointers__"):
+        return False
+    if _is_namedtuple(obj):
+        return True
+    if not dataclasses.is_dataclass(obj) or hasattr(obj, "__new_from_mlir_values__"):
         return False
     attrs = getattr(obj, "__dict__", None)
     return attrs is None or len(attrs) == len(dataclasses.fields(obj))
@@ -229,19 +239,65 @@ def _scalar_leaf(ann: Any, v: Any) -> Any:
     return None
 
 
+class _Field:
+    """A NamedTuple's field, as dataclasses.fields names one."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+
 def _dataclass_fields(obj: Any) -> List[Tuple[Any, Any, Any]]:
-    """(field, its resolved annotation, its value) for the fields of an adapted dataclass that are
-    not Constexpr and that its __init__ takes."""
+    """(field, its resolved annotation, its value) for the fields of an adapted dataclass (or NamedTuple)
+    that are not Constexpr and that its __init__ takes."""
     import dataclasses
 
     hints = _field_types(obj)
     out = []
+    if _is_namedtuple(obj):
+        for name in type(obj)._fields:
+            ann = hints.get(name)
+            if not _is_constexpr(ann):
+                out.append((_Field(name), ann, getattr(obj, name)))
+        return out
     for f in dataclasses.fields(obj):
         ann = hints.get(f.name, f.type)
         if not f.init or _is_constexpr(ann):
             continue
         out.append((f, ann, getattr(obj, f.name)))
     return out
+
+
+def constexpr_names(obj: Any) -> set:
+    """The fields of an adapted dataclass or NamedTuple annotated Constexpr."""
+    import dataclasses
+
+    hints = _field_types(obj)
+    if _is_namedtuple(obj):
+        return {n for n in type(obj)._fields if _is_constexpr(hints.get(n))}
+    return {f.name for f in dataclasses.fields(obj) if _is_constexpr(hints.get(f.name, f.type))}
+
+
+def fill_constexpr(compiled: Any, call: Any) -> Any:
+    """call (a dataclass or NamedTuple argument) with each Constexpr field it leaves None at compiled's
+    value: the compiled function keeps its Constexpr fields, as CuTe DSL pins them (quack passes None)."""
+    import dataclasses
+
+    if not _adapted_dataclass(call) or type(call) is not type(compiled):
+        return call
+    changes = {}
+    for name in constexpr_names(call):
+        if getattr(call, name) is None and getattr(compiled, name) is not None:
+            changes[name] = getattr(compiled, name)
+    for f, _, v in _dataclass_fields(call):
+        if _adapted_dataclass(v):
+            w = fill_constexpr(getattr(compiled, f.name), v)
+            if w is not v:
+                changes[f.name] = w
+    if not changes:
+        return call
+    return call._replace(**changes) if _is_namedtuple(call) else dataclasses.replace(call, **changes)
 
 
 def _dataclass_scalars(obj: Any) -> Optional[List[Any]]:
@@ -271,14 +327,16 @@ def _dataclass_rebuild(obj: Any, values: List[Any]) -> Any:
             changes[f.name] = values.pop(0)
         elif _adapted_dataclass(v):
             changes[f.name] = _dataclass_rebuild(v, values)
-    return dataclasses.replace(obj, **changes) if changes else obj
+    if not changes:
+        return obj
+    return obj._replace(**changes) if _is_namedtuple(obj) else dataclasses.replace(obj, **changes)
 
 
 def protocol_rebuild(obj: Any, values: List[Any]) -> Any:
     """The user object obj carrying values in place of its runtime scalars (``protocol_values``)."""
-    if hasattr(obj, "__new_from_mlir_values__"):
-        return obj.__new_from_mlir_values__(values)
-    return _dataclass_rebuild(obj, list(values))
+    if _adapted_dataclass(obj):
+        return _dataclass_rebuild(obj, list(values))
+    return obj.__new_from_mlir_values__(values)
 
 
 def _dynamic_value(dt: Any, v: Any) -> Any:

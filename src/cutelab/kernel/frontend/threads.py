@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from .trace import block_dim, thread_idx
+from .trace import current, thread_idx
 
 __all__ = ["lane_idx", "warp_idx", "sync_threads", "elect_one"]
 
@@ -12,14 +12,14 @@ __all__ = ["lane_idx", "warp_idx", "sync_threads", "elect_one"]
 def lane_idx():
     """The thread's lane in its warp (thread_idx().x % 32 for 1-D blocks)."""
     tx, ty, tz = thread_idx()
-    bx, by, _ = block_dim()
+    bx, by, _ = current("cute.arch.lane_idx()").block  # the traced launch's block: indices stay linear
     return (tx + ty * bx + tz * bx * by) % 32
 
 
 def warp_idx():
     """The warp's index in the block."""
     tx, ty, tz = thread_idx()
-    bx, by, _ = block_dim()
+    bx, by, _ = current("cute.arch.warp_idx()").block
     return (tx + ty * bx + tz * bx * by) // 32
 
 

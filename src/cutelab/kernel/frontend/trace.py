@@ -19,7 +19,7 @@ from ... import tracing as _tracing_protocol
 from ...errors import TraceError, _internal, user_location  # noqa: F401  (the user's line: errors.py walks the stack)
 from ...numeric import float_promotion, python_operand_type, runtime_class
 from ...layout import Layout, ScaledBasis, evaluate_all
-from ..ir.nodes import (Barrier, Block, Compute, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
+from ..ir.nodes import (Barrier, Block, Compute, DimVar, dim_values, For, If, KernelIR, Load, LoopVar, Op, Param, Ref, Reg, RegVar, ScalarParam,
                         Shared, Store, While, walk)
 from ..ir.symbolic import Var, atoms, is_sym, sym_div, sym_range
 
@@ -242,18 +242,21 @@ def block_idx() -> tuple:
 
 
 def block_dim() -> tuple:
-    """(x, y, z) threads per block: static ints (the kernel is specialised to its launch shape)."""
-    return current("cute.arch.block_dim()").block
+    """(x, y, z) threads per block (``%ntid``): runtime integers, as in CuTe DSL (``ir.nodes.DimVar``);
+    arithmetic on them stays symbolic, and a static use (a shape, a Python ``range``) is an error."""
+    return dims("ntid", "cute.arch.block_dim()")
 
 
 def grid_dim() -> tuple:
-    """(x, y, z) blocks in the grid: DynInts (their values known when cutelab traces; CuTe DSL's are runtime
-    Int32s, so an object carried through a loop by its values counts one for a grid extent, or for
-    ``size(grid_dim) // cluster size``, as CUTLASS's MoE scheduler counts them)."""
-    from ...dynamic import DynInt
-    from ...numeric import Int32
+    """(x, y, z) blocks in the grid (``%nctaid``): runtime integers, as ``block_dim``."""
+    return dims("nctaid", "cute.arch.grid_dim()")
 
-    return tuple(DynInt(g, Int32, track=False) for g in current("cute.arch.grid_dim()").grid)
+
+def dims(sreg: str, what: str) -> tuple:
+    """The (x, y, z) ``DimVar``s of special register ``sreg`` (a launch dimension) in the kernel being traced."""
+    t = current(what)
+    vals = dim_values(t.grid, t.block, t.cluster)
+    return tuple(DimVar(sreg, a, vals[f"arg.%{sreg}.{a}"]) for a in "xyz")
 
 
 # --------------------------------------------------------------------------- values

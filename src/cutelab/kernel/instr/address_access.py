@@ -271,6 +271,19 @@ def address_register(a: Any) -> TraceValue:
     return v + int(d) if int(d) else v
 
 
+def param_by_address(param: Any, dtype: Any, align: int, memspace: str, op: str) -> "AddressEngine":
+    """A kernel argument's memory read as dtype through its address (a recast argument: frontend/engines.py):
+    the argument's address in an Int64 register (ParamAddress), the engine over it."""
+    from ...numeric import Int64
+
+    t = current(op)
+    at = user_location()
+    dst = t.new_reg(Int64, 1)
+    param.read = param.written = True
+    t.emit(ParamAddress(dst, param, 0, 0, f" (at {at})" if at else ""))
+    return AddressEngine((dst, 0), dtype, align, memspace)
+
+
 def check_address(value: Any, what: str) -> Any:
     """The register element of a runtime address: one Int64 or Uint64 (refused otherwise)."""
     refs = getattr(value, "refs", None)

@@ -7,10 +7,10 @@ for that shape, as it is for its grid and block:
 - indices (``cute.arch`` names of CuTe DSL 4.8.1): ``block_in_cluster_idx()`` is
   ``blockIdx % cluster`` per dimension (PTX ``%cluster_ctaid``), ``block_idx_in_cluster()`` the
   CTA's rank ``x + cx * (y + cy * z)`` of it (``%cluster_ctarank``), ``cluster_idx()``
-  ``blockIdx // cluster`` (``%clusterid``); ``block_in_cluster_dim()`` (``%cluster_nctaid``),
-  ``cluster_dim()`` (``%nclusterid``) and ``cluster_size()`` (``%cluster_nctarank``) are static
-  ints. Clusters tile the grid in order, so these equal the special registers; as index
-  expressions over ``blockIdx`` the launch's bounds proofs see through them;
+  ``blockIdx // cluster`` (``%clusterid``): clusters tile the grid in order, so these equal the
+  special registers; as index expressions over ``blockIdx`` the launch's bounds proofs see through
+  them. ``block_in_cluster_dim()`` (``%cluster_nctaid``), ``cluster_dim()`` (``%nclusterid``) and
+  ``cluster_size()`` (``%cluster_nctarank``) are runtime integers, as in CuTe DSL (``ir.nodes.DimVar``);
 - ``cluster_arrive()`` / ``cluster_arrive_relaxed()`` / ``cluster_wait()``: ``ClusterBarrierOp``,
   PTX ``barrier.cluster.arrive[.relaxed][.aligned]`` and ``barrier.cluster.wait``. Each thread
   arrives, then waits until every thread of its cluster that has not exited has arrived as often;
@@ -78,8 +78,10 @@ def block_in_cluster_idx(*, loc: Any = None, ip: Any = None) -> tuple:
 
 
 def block_in_cluster_dim(*, loc: Any = None, ip: Any = None) -> tuple:
-    """The cluster's shape in CTAs (``%cluster_nctaid``): static ints, the launch's ``cluster=``."""
-    return tuple(_tracer("block_in_cluster_dim").cluster)
+    """The cluster's shape in CTAs (``%cluster_nctaid``): runtime integers (``ir.nodes.DimVar``), as in CuTe DSL."""
+    from ..frontend.trace import dims
+
+    return dims("cluster_nctaid", "cute.arch.block_in_cluster_dim()")
 
 
 def cluster_idx(*, loc: Any = None, ip: Any = None) -> tuple:
@@ -89,15 +91,18 @@ def cluster_idx(*, loc: Any = None, ip: Any = None) -> tuple:
 
 
 def cluster_dim(*, loc: Any = None, ip: Any = None) -> tuple:
-    """The grid's shape in clusters (``%nclusterid``): static ints."""
-    t = _tracer("cluster_dim")
-    return tuple(g // c for g, c in zip(t.grid, t.cluster))
+    """The grid's shape in clusters (``%nclusterid``): runtime integers (``ir.nodes.DimVar``)."""
+    from ..frontend.trace import dims
+
+    return dims("nclusterid", "cute.arch.cluster_dim()")
 
 
-def cluster_size(*, loc: Any = None, ip: Any = None) -> int:
-    """CTAs per cluster (``%cluster_nctarank``): a static int."""
+def cluster_size(*, loc: Any = None, ip: Any = None) -> Any:
+    """CTAs per cluster (``%cluster_nctarank``): a runtime integer (``ir.nodes.DimVar``)."""
+    from ..ir.nodes import DimVar
+
     cx, cy, cz = _tracer("cluster_size").cluster
-    return cx * cy * cz
+    return DimVar("cluster_nctarank", "", cx * cy * cz)
 
 
 def _rank_expr(t: Any) -> Any:

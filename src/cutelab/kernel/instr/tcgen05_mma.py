@@ -35,7 +35,7 @@ runtime fields of the atom (``tiled_mma.set(tcgen05.Field.ACCUMULATE, flag)``).
 
 from __future__ import annotations
 
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from ...errors import LaunchError, TraceError
 from ...layout import Layout
 from ...numeric import Boolean
 from ..ir.nodes import Access, Assign, Compute, Op, Shared
-from ..ir.symbolic import is_sym
+from ..ir.symbolic import is_sym, lin_form, sym_div, sym_range
 from ..frontend.engines import SmemEngine
 from ..frontend.trace import _static_offsets, current, tracing
 from .tcgen05_tmem import _at, _epc, _where, check_columns, tmem_cells, tmem_state
@@ -105,6 +105,10 @@ class _Operand:
         self.shared, self.base, self.starts, self.phys, self.dtype = shared, base, starts, phys, dtype
         self.fields, self.why = fields, why  # the descriptor's (layout type, LBO, SBO), or why there is none
         self.tmem = shared is None  # A read from tensor memory (_tmem_operand): base and phys are TMEM addresses
+        # a runtime start inside a swizzle period (_split_inner): the logical offsets (inst, P*K) the swizzle
+        # maps at run time, the period, the shared array's engine; phys/accesses cover every such start
+        self.logical: Optional[np.ndarray] = None
+        self.period, self.seng, self.phys_range = 0, None, None
 
 
 def _tmem_operand(frag: Any, P: int, K: int, dtype: Any, what: str) -> _Operand:
@@ -168,6 +172,9 @@ def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Op
     period = max(1, (1 << (bits + 7)) // seng.dtype.bytes) if bits else max(1, 16 // seng.dtype.bytes)
     start = sm.offset + frag.offset * per_desc if is_sym(frag.offset) or is_sym(sm.offset) else \
         int(sm.offset) + int(frag.offset) * per_desc
+    inner = None
+    if is_sym(start) and sym_div(start - lin_form(start)[1]) % period:
+        start, inner = _split_inner(start, period, f"{what}: operand {name}")
     base, const = split_base(start, period, f"{what}: operand {name}")
     inst = _static_offsets(frag.layout, what)  # (1, RestMN): descriptor steps per instance
     phys = np.zeros((n_inst, P * K), dtype=np.int64)
@@ -186,7 +193,35 @@ def _operand(frag: Any, name: str, P: int, K: int, dtype: Any, what: str) -> _Op
         fields = gmma_desc_fields(tile, seng.dtype, bits, "K" if k_major else "MN", f"{what}: operand {name}")
     except Exception as e:  # noqa: BLE001 - kept for the CUDA printer's error
         why = str(e)
-    return _Operand(seng.param, base, starts, phys, seng.dtype, fields, why)
+    if inner is None:
+        return _Operand(seng.param, base, starts, phys, seng.dtype, fields, why)
+    logical = const + np.asarray(inst, dtype=np.int64).reshape(-1, 1) * per_desc + np.asarray(toff, dtype=np.int64)
+    lo, hi = sym_range(inner)
+    rs = np.arange(lo, hi + 1, max(1, sym_div(inner)), dtype=np.int64)
+    span = np.stack([smem_phys(seng, logical + r) - r for r in rs])  # every physical offset, from base + inner
+    o = _Operand(seng.param, base + inner, starts, smem_phys(seng, logical), seng.dtype, fields, why)
+    o.phys_range = (int(span.min()), int(span.max()))
+    o.logical, o.period, o.seng = logical, period, seng
+    return o
+
+
+def _split_inner(start: Any, period: int, what: str) -> Tuple[Any, Any]:
+    """start = outer + inner: inner the terms of the runtime part whose coefficients are no multiple of the swizzle
+    period (a k-block index of a runtime loop inside a swizzle atom: CuTe's descriptor start moves by its unswizzled
+    offset and the hardware swizzles the address), proven in [0, period); outer the rest."""
+    terms, const = lin_form(start)
+    outer, inner = const, 0
+    for atom, c in terms.values():
+        if c % period:
+            inner = inner + atom * c
+        else:
+            outer = outer + atom * c
+    lo, hi = sym_range(inner)
+    if lo < 0 or hi >= period:
+        raise TraceError(f"{what}: the offset's runtime part ({inner.expr_str()}) ranges over [{lo}, {hi}], not inside "
+                         f"one swizzle period ({period} elements), so the swizzled addresses cannot be computed; index "
+                         f"whole swizzle atoms (e.g. a pipeline stage) at runtime")
+    return outer, inner
 
 
 # --------------------------------------------------------------------------- ops
@@ -212,8 +247,8 @@ class UmmaOp(Op):
                 f"(+)= {a} * {self.b.shared.name}")
 
     def accesses(self) -> List[Any]:
-        return [Access(o.shared, o.base, (int(o.phys.min()), int(o.phys.max())), False, self) for o in (self.a, self.b)
-                if not o.tmem]
+        return [Access(o.shared, o.base, o.phys_range or (int(o.phys.min()), int(o.phys.max())), False,
+                       self) for o in (self.a, self.b) if not o.tmem]
 
     def interpret(self, b: Any, mask: Any, buffers: Any) -> None:
         """Issue: one UMMA per warp that runs it, executed at the CTA's next tcgen05.commit."""
@@ -265,7 +300,13 @@ class UmmaOp(Op):
         def tile(o: _Operand, start: int, P: int, k: int) -> np.ndarray:
             if o.tmem:
                 return tmem_tile(o, start, P, k)
-            idx = start + o.phys  # (inst, P*K)
+            if o.logical is not None:  # a runtime start inside a swizzle period: swizzle its logical offsets now
+                from .tma import smem_phys
+
+                q, r = divmod(start, o.period)
+                idx = q * o.period + smem_phys(o.seng, o.logical + r)
+            else:
+                idx = start + o.phys  # (inst, P*K)
             if idx.min() < 0 or idx.max() >= o.shared.length:
                 raise LaunchError(f"{b.ir.name}{_at(self.where)}: a UMMA operand reaches outside {o.shared.name}")
             v = to_real(b.shared[o.shared.index][k * o.shared.length + idx], o.dtype).astype(np.float64)

@@ -30,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from ...errors import TraceError
 from .symbolic import Expr, Var, is_sym, sym_div
 
-__all__ = ["Access", "Op", "Param", "Reg", "Ref", "Load", "Store", "Compute", "Printf", "KernelIR", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam", "ParamRef", "LoopVar", "ArgVar", "RegVar", "walk", "thread_env", "stores_by_address"]
+__all__ = ["Access", "Op", "Param", "Reg", "Ref", "Load", "Store", "Compute", "Printf", "KernelIR", "pow2_divisor", "Block", "For", "If", "While", "Barrier", "Assign", "Shared", "ScalarParam", "ParamRef", "LoopVar", "ArgVar", "DimVar", "dim_values", "RegVar", "walk", "thread_env", "stores_by_address"]
 
 
 def pow2_divisor(n: int) -> int:
@@ -456,6 +456,62 @@ class ArgVar(Var):
         self.div = 1
 
 
+# the special registers of a launch's shape: (CuTe DSL's cute.arch name, C text, (upper bound per axis))
+_DIMS = {
+    "ntid": ("block_dim", "blockDim.{a}", (1024, 1024, 64)),
+    "nctaid": ("grid_dim", "gridDim.{a}", ((1 << 31) - 1, 65535, 65535)),
+    "nclusterid": ("cluster_dim", "cl_nclusterid_{a}()", ((1 << 31) - 1, 65535, 65535)),
+    "cluster_nctaid": ("block_in_cluster_dim", "cl_cluster_nctaid_{a}()", (16, 16, 16)),
+    "cluster_nctarank": ("cluster_size", "cl_cluster_nctarank()", (16,)),
+}
+
+
+class DimVar(ArgVar):
+    """A dimension of the launch read from its special register (``%ntid``, ``%nctaid``, ``%nclusterid``,
+    ``%cluster_nctaid``, ``%cluster_nctarank``): a runtime value, as in CuTe DSL. Its range is every value the
+    register can hold, never the launch's, so arithmetic on it stays symbolic at trace time; like a scalar
+    argument (``ArgVar``) its value is given where the kernel runs (``dim_values``). The kernel is traced for
+    its launch, so ``value`` (the launch's) serves where cutelab needs a static value (a layout's shape, a
+    loop's step) and decides a comparison of launch dimensions alone (a preferred-cluster branch)."""
+
+    __slots__ = ("sreg", "axis", "value")
+
+    def __init__(self, sreg: str, axis: str, value: Optional[int] = None):
+        _, c, hi = _DIMS[sreg]
+        self.value = value  # the launch's, for a layout's static shape (Expr.launch_value); never for arithmetic
+        Var.__init__(self, f"arg.%{sreg}.{axis}" if axis else f"arg.%{sreg}", 1)
+        self.sreg, self.axis = sreg, axis
+        self.c_name = c.format(a=axis)
+        self.param = None
+        self.lo, self.hi, self.div = 1, hi["xyz".index(axis)] if axis else hi[0], 1
+
+    @property
+    def what(self) -> str:
+        """``cute.arch.grid_dim()[0]``: where the value comes from, for error messages."""
+        name = _DIMS[self.sreg][0]
+        return f"cute.arch.{name}()" + (f"[{'xyz'.index(self.axis)}]" if self.axis else "")
+
+    def expr_str(self) -> str:
+        return f"%{self.sreg}.{self.axis}" if self.axis else f"%{self.sreg}"
+
+
+def dim_values(grid: Tuple[int, int, int], block: Tuple[int, int, int],
+               cluster: Tuple[int, int, int] = (1, 1, 1)) -> Dict[str, int]:
+    """The values of every ``DimVar`` of a launch, by name.
+
+    >>> dim_values((4, 2, 1), (128, 1, 1), (2, 1, 1))["arg.%nclusterid.x"]
+    2
+    """
+    out: Dict[str, int] = {}
+    for a, g, b, c in zip("xyz", grid, block, cluster):
+        out[f"arg.%ntid.{a}"] = int(b)
+        out[f"arg.%nctaid.{a}"] = int(g)
+        out[f"arg.%nclusterid.{a}"] = int(g) // int(c)
+        out[f"arg.%cluster_nctaid.{a}"] = int(c)
+    out["arg.%cluster_nctarank"] = int(cluster[0] * cluster[1] * cluster[2])
+    return out
+
+
 class RegVar(Var):
     """An integer held in a register (a runtime Int32 variable, e.g. a pipeline stage) used in an
     index expression: ``ref`` is its (Reg, i); its range is its type's unless known better.
@@ -556,6 +612,8 @@ def _refs_str(refs: Sequence[Ref]) -> str:
 class KernelIR:
     """A traced kernel: its name, parameters (in call order), statements and launch shape."""
 
+    cluster: Tuple[int, int, int] = (1, 1, 1)  # the launch's cluster shape (the tracer sets it)
+
     def __init__(self, name: str, params: List[Any], body: Block, regs: List[Reg],
                  grid: Tuple[int, int, int], block: Tuple[int, int, int], shared: Optional[List[Shared]] = None,
                  dynamic_smem: int = 0):
@@ -599,9 +657,10 @@ class KernelIR:
         return "\n".join(lines)
 
 
-def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Dict[str, Any]:
+def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int,
+               cluster: tuple = (1, 1, 1)) -> Dict[str, Any]:
     """Index arrays (int64, one entry per thread) of the thread and block index variables, for blocks
-    [first_block, first_block + n_blocks) of a launch."""
+    [first_block, first_block + n_blocks) of a launch, and the launch's dimensions (``dim_values``)."""
     import numpy as np
 
     bx, by, bz = block
@@ -613,4 +672,5 @@ def thread_env(grid: tuple, block: tuple, first_block: int, n_blocks: int) -> Di
     return {
         "tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by),
         "bid.x": b % gx, "bid.y": (b // gx) % gy, "bid.z": b // (gx * gy),
+        **dim_values(grid, block, cluster),
     }

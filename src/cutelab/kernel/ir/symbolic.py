@@ -191,6 +191,12 @@ class Expr:
             return mul(self, 1 << c)
         return _int_op(self, o, "__lshift__")
 
+    def __rlshift__(self, o: Any) -> Any:  # (Int32(1) << n): the operation on the index's value in a register
+        return _int_op(self, o, "__rlshift__")
+
+    def __rrshift__(self, o: Any) -> Any:
+        return _int_op(self, o, "__rrshift__")
+
     def __rshift__(self, o: Any) -> Any:
         c = _as_int(o)
         if isinstance(c, int) and 0 <= c < 63 and self.lo >= 0:  # x >> k of x >= 0 is x // 2**k: still an index
@@ -224,12 +230,20 @@ class Expr:
             return True
         if self.lo == self.hi == 0:
             return False
+        dims = _dims_note(self)
+        if dims:
+            raise TraceError(f"the truth of {self.expr_str()} is not known at trace time: {dims}; Python "
+                             f"'if'/'while' on it is not supported (use it in a runtime branch or loop)")
         raise TraceError(
             f"the truth of {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
             f"once for all threads, so Python 'if'/'while' on thread-dependent values is not supported"
         )
 
     def __index__(self) -> int:
+        dims = _dims_note(self)
+        if dims:
+            raise TraceError(f"{self.expr_str()} has no Python int value at trace time: {dims} (it cannot size "
+                             f"a range, a static shape or a list index)")
         raise TraceError(
             f"{self.expr_str()} depends on the thread or block index and has no Python int value at trace "
             f"time (it cannot size a range, a shape or a list index)"
@@ -268,6 +282,27 @@ class Expr:
     @property
     def is_nonneg(self) -> bool:
         return self.lo >= 0
+
+    def launch_note(self) -> str:
+        """Which launch dimensions the expression reads, for an error (empty where none)."""
+        return _dims_note(self)
+
+    def launch_value(self) -> Any:
+        """The value for the launch being traced where every atom has one (``ir.nodes.DimVar``: a launch
+        dimension), else None: a layout, whose shapes are static, folds such a value (``layout._normalize``)."""
+        vs = atoms(self)
+        if not vs or not all(getattr(v, "value", None) is not None for v in vs):
+            return None
+        return int(evaluate(self, {v.name: v.value for v in vs}))
+
+
+def _dims_note(e: "Expr") -> str:
+    """For an error about e: which launch dimensions (``ir.nodes.DimVar``, a ``what`` attribute) it reads."""
+    whats = sorted({v.what for v in atoms(e) if getattr(v, "what", None)})
+    if not whats:
+        return ""
+    return (f"it reads {', '.join(whats)}, {'a runtime value' if len(whats) == 1 else 'runtime values'} in a "
+            f"kernel, as in CuTe DSL (the launch's special registers)")
 
 
 class Var(Expr):
@@ -486,6 +521,11 @@ class Cmp(Expr):
             dec = True if lo == hi == 0 else False if (lo > 0 or hi < 0) else None
         else:
             dec = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
+        if dec is None:  # a comparison of launch dimensions alone (ir.nodes.DimVar): the launch traced decides it
+            vs = atoms(a) + atoms(b)
+            if vs and all(getattr(v, "value", None) is not None for v in vs):
+                env = {v.name: v.value for v in vs}
+                dec = bool(Cmp._OPS[op](evaluate(a, env), evaluate(b, env)))
         self.decided = dec
         self.lo, self.hi = (int(dec), int(dec)) if dec is not None else (0, 1)
         self.div = 1
@@ -493,6 +533,10 @@ class Cmp(Expr):
     def __bool__(self) -> bool:
         if self.decided is not None:
             return self.decided
+        dims = _dims_note(self)
+        if dims:
+            raise TraceError(f"the condition {self.expr_str()} is not known at trace time: {dims}; Python "
+                             f"'if'/'while' on it is not supported (use it in a runtime branch or loop)")
         raise TraceError(
             f"the condition {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
             f"once for all threads, so Python 'if'/'while' on it is not supported"

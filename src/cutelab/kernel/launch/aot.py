@@ -51,16 +51,19 @@ class AotSource:
     """What cute.compile was given (kept on its result to export it later): the callable, its
     positional arguments, keyword arguments and options."""
 
-    __slots__ = ("fn", "args", "kwargs", "options")
+    __slots__ = ("fn", "args", "kwargs", "options", "target")
 
-    def __init__(self, fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], options: Any):
+    def __init__(self, fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], options: Any, target: Any = None):
         self.fn, self.args, self.kwargs, self.options = fn, args, kwargs, options
+        self.target = fn if target is None else target  # the user's function behind fn (api.jit_target)
 
 
-def remember(compiled: Any, fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], options: Any) -> None:
-    """Keep the compile's inputs on its result, for export_to_c."""
+def remember(compiled: Any, fn: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], options: Any,
+             target: Any = None) -> None:
+    """Keep the compile's inputs on its result, for export_to_c (target: the user's function behind fn, as
+    cute.compile binds it)."""
     try:
-        compiled._aot = AotSource(fn, tuple(args), dict(kwargs), options)
+        compiled._aot = AotSource(fn, tuple(args), dict(kwargs), options, target)
     except AttributeError:  # a result that takes no attributes: export_to_c then says it has nothing to export
         pass
 
@@ -221,14 +224,13 @@ def _source_of(target: Any, op: str) -> Dict[str, Any]:
 
 
 def _record(compiled: Any, op: str, prefix: str, kind: str) -> Dict[str, Any]:
-    from .api import jit_target
     from .args import _constexpr_positions
 
     src = getattr(compiled, "_aot", None)
     if src is None:
         raise CompileError(f"{op}: this compiled function was not made by cute.compile, so cutelab does not know "
                            f"the arguments to record")
-    target = jit_target(src.fn)
+    target = src.target
     try:
         params = [p for p in inspect.signature(target).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -669,6 +671,6 @@ def load_module(file_path: str, *, enable_tvm_ffi: bool = False, compile_fn: Opt
     if bad:
         raise LaunchError(f"{op}{at}: the module was exported in the format {bad[0]!r}; this cutelab reads "
                           f"{FORMAT!r}")
-    if compile_fn is None:
-        from .api import compile as compile_fn
+    if compile_fn is None:  # (this module imports no cute.compile of its own: launch/api imports it)
+        raise LaunchError(f"{op}: no compile function given (cute.runtime.load_module passes cute.compile)")
     return LoadedModule(file_path, recs, enable_tvm_ffi, compile_fn)

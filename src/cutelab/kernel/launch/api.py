@@ -380,7 +380,7 @@ def _compile(fn: Any, *args: Any, **kwargs: Any) -> CompiledFunction:
         cf.arg_names = [names[i] for i in range(len(args)) if i not in const]
     from .aot import remember
 
-    remember(cf, fn, args, kwargs, options)
+    remember(cf, fn, args, kwargs, options, target=jit_target(fn))
     return cf
 
 

@@ -220,7 +220,9 @@ def _replace_tensors(v: Any, path: str, new: Dict[str, Any]) -> Any:
         return new[path]
     if isinstance(v, (list, tuple)):
         items = [_replace_tensors(x, f"{path}_{i}", new) for i, x in enumerate(v)]
-        return type(v)(items) if isinstance(v, tuple) and type(v) is tuple else items if isinstance(v, list) else v
+        if isinstance(v, list):
+            return items
+        return type(v)(*items) if hasattr(type(v), "_fields") else type(v)(items)  # a NamedTuple: by field
     if _is_dataclass_value(v) and _has_tensors(v):
         import dataclasses
 
@@ -320,17 +322,23 @@ def _skeleton_key(v: Any, runtime: bool = False) -> Any:
     if (_is_storage_tensor(v) or _is_storage_pointer(v) or isinstance(v, np.ndarray)
             or hasattr(v, "__dlpack__") or hasattr(v, "__cuda_array_interface__")):
         return ("storage",)  # (a call may give a torch tensor or an array where the compile had a Tensor)
+    if runtime:
+        from ..frontend.host import _adapted_dataclass, _dataclass_fields, _scalar_leaf
+
+        if _adapted_dataclass(v):  # (a dataclass or a NamedTuple)
+            import dataclasses
+
+            from ..frontend.host import constexpr_names
+
+            scal = {f.name for f, ann, x in _dataclass_fields(v) if _scalar_leaf(ann, x) is not None}
+            const = constexpr_names(v)
+            names = type(v)._fields if isinstance(v, tuple) else [f.name for f in dataclasses.fields(v)]
+            return (type(v),) + tuple((n, ("runtime scalar",) if n in scal else
+                                       ("constexpr", _skeleton_key(getattr(v, n), runtime)) if n in const else
+                                       _skeleton_key(getattr(v, n), runtime)) for n in names)
     if _is_dataclass_value(v):
         import dataclasses
 
-        if runtime:
-            from ..frontend.host import _adapted_dataclass, _dataclass_fields, _scalar_leaf
-
-            if _adapted_dataclass(v):
-                scal = {f.name for f, ann, x in _dataclass_fields(v) if _scalar_leaf(ann, x) is not None}
-                return (type(v),) + tuple((f.name, ("runtime scalar",) if f.name in scal else
-                                           _skeleton_key(getattr(v, f.name), runtime))
-                                          for f in dataclasses.fields(v))
         return (type(v),) + tuple((f.name, _skeleton_key(getattr(v, f.name), runtime)) for f in dataclasses.fields(v))
     if isinstance(v, (list, tuple)) and not hasattr(v, "shape"):
         return (type(v),) + tuple(_skeleton_key(x, runtime) for x in v)
@@ -341,14 +349,16 @@ _NONE_KEY = (("NoneType", None), None)
 
 
 def _keys_match(call: Any, compiled: Any) -> bool:
-    """A call's skeleton key against the compiled one: equal, but that a dataclass field the call leaves
-    None matches any compiled value (a Constexpr field left out: it keeps the compile's value, as CuTe
-    DSL pins a Constexpr field)."""
+    """A call's skeleton key against the compiled one: equal, but that a Constexpr field of a dataclass or
+    NamedTuple that the call leaves None matches any compiled value (it keeps the compile's value, as
+    CuTe DSL pins a Constexpr field)."""
     if call == compiled:
         return True
     if (type(call) is tuple and type(compiled) is tuple and len(call) == len(compiled) and call
-            and isinstance(call[0], type) and call[0] is compiled[0] and _is_dataclass_type(call[0])):
-        return all(a[0] == b[0] and (a[1] == _NONE_KEY or _keys_match(a[1], b[1]))
+            and isinstance(call[0], type) and call[0] is compiled[0] and _is_dataclass_type(call[0])
+            and all(type(x) is tuple and len(x) == 2 and type(x[0]) is str for x in call[1:])):
+        return all(a[0] == b[0] and ((a[1] == ("constexpr", _NONE_KEY) and b[1][0] == "constexpr")
+                                     or _keys_match(a[1], b[1]))
                    for a, b in zip(call[1:], compiled[1:]))
     if (type(call) is tuple and type(compiled) is tuple and len(call) == len(compiled) and call
             and call[0] is compiled[0] and call[0] in (list, tuple)):
@@ -357,9 +367,10 @@ def _keys_match(call: Any, compiled: Any) -> bool:
 
 
 def _is_dataclass_type(t: Any) -> bool:
+    """A dataclass or NamedTuple type (their skeleton keys name each field)."""
     import dataclasses
 
-    return dataclasses.is_dataclass(t)
+    return dataclasses.is_dataclass(t) or (isinstance(t, type) and issubclass(t, tuple) and hasattr(t, "_fields"))
 
 
 class Skeleton:

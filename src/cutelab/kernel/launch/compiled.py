@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ...dynamic import DynBool, DynInt, dyn_scalar, is_dynamic, value_of
 from ...errors import LaunchError
-from ..frontend.host import protocol_values
+from ..frontend.host import fill_constexpr, protocol_values
 from . import plan as _plan
 from .args import _at_path, _is_storage_tensor, _same_static, _Storage
 from .fastpath import _direct_call, _either, _getter, _never, _same
@@ -197,8 +197,8 @@ def _respecialize(cf: Any, args: Tuple[Any, ...]) -> Any:
                                    DynBool(v) if isinstance(d, DynBool) else dyn_scalar(d.dtype, v))
         for pos, t in tensors.items():
             new_args[orig[pos]] = t
-        for pos in proto:  # a user type: dynamic_args makes its values runtime values again
-            new_args[orig[pos]] = args[pos]
+        for pos in proto:  # a user type: dynamic_args makes its values runtime values again (its Constexpr
+            new_args[orig[pos]] = fill_constexpr(cargs[orig[pos]], args[pos])  # fields left None: the compile's)
         with contextlib.redirect_stdout(io.StringIO()):
             other = compile_(target, *new_args, **kwargs)
         # as strict as cf (FakeCompiled's): its generated call may be a wrapper's _hot

@@ -22,7 +22,7 @@ from ...runtime import EnvStream as _EnvStream
 from ..frontend.host import _local  # the launch record of this thread
 from ..frontend.engines import GmemEngine
 from ..frontend.trace import Tracer, tracing
-from ..ir.nodes import KernelIR, pow2_divisor
+from ..ir.nodes import KernelIR, dim_values, pow2_divisor
 from .args import (
     _has_tensors, _skeleton_key,
     _is_storage_pointer, _is_storage_tensor,
@@ -142,7 +142,9 @@ class _Plan:
         key = tuple(scalars)
         if key in self._scalars_ok:
             return
-        check_deferred(self.ir, self.deferred, {f"arg.{p.name}": int(v) for p, v in zip(self.sparams, scalars)})
+        vals = {f"arg.{p.name}": int(v) for p, v in zip(self.sparams, scalars)}
+        vals.update(dim_values(self.ir.grid, self.ir.block, self.ir.cluster))  # (ir.nodes.DimVar)
+        check_deferred(self.ir, self.deferred, vals)
         if len(self._scalars_ok) < 1024:
             self._scalars_ok[key] = True
 
@@ -462,9 +464,10 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
     ir.cooperative = bool(cooperative)
     t_checks = time.perf_counter()
     trace_s = t_checks - t0
-    deferred = check_bounds(ir, mode, launch_scalars={
-        f"arg.{sp.name}": int(v) for sp, v in zip(scalar_params.values(), scalar_vals)
-        if getattr(sp.dtype, "kind", "") in ("int", "uint", "bool")})
+    launch_scalars = {f"arg.{sp.name}": int(v) for sp, v in zip(scalar_params.values(), scalar_vals)
+                      if getattr(sp.dtype, "kind", "") in ("int", "uint", "bool")}
+    launch_scalars.update(dim_values(ir.grid, ir.block, ir.cluster))  # (ir.nodes.DimVar)
+    deferred = check_bounds(ir, mode, launch_scalars=launch_scalars)
     checks_s = time.perf_counter() - t_checks
     if mode == "cpu":
         _local.last = LaunchInfo(ir, "cpu", trace_seconds=trace_s)
