@@ -28,6 +28,8 @@ from .errors import TensorError
 from .layout import Layout
 from .numeric import Numeric, is_numeric_type, numeric_from_numpy, numeric_from_torch
 from .tensor import NumpyEngine, Pointer, PointerInfo, Tensor
+from .tensor_engines import Packed4Engine  # noqa: F401  (imported from here too)
+from .tensor import retype_to_4bit  # noqa: F401
 from .tensor import make_tensor as _make_tensor
 from .tracing import hooks as _hooks
 
@@ -265,59 +267,6 @@ class RawAddressEngine(PointerInfo):
     load = store = read_one = write_one = _refuse
 
 
-class Packed4Engine(NumpyEngine):
-    """Memory of 4-bit elements, two to a byte, the even element in the low nibble (torch's
-    float4_e2m1fn_x2, CUTLASS's sub-byte packing), read through a pointer of make_ptr. ``data`` is
-    the elements one to a storage byte, unpacked from the bytes each time it is asked for (so a launch
-    sees the bytes as they are then) and read-only: writing 4-bit memory is refused."""
-
-    __slots__ = ("packed",)
-
-    def __init__(self, packed: np.ndarray, dtype: Numeric, memspace: str, align: int, owner: Any, address: int):
-        self.packed, self.dtype, self.memspace = packed, dtype, memspace
-        self.align, self.declared, self.owner, self.address = align, True, owner, address
-
-    @property  # type: ignore[override]
-    def data(self) -> np.ndarray:
-        out = np.empty(2 * self.packed.shape[0], dtype=np.uint8)
-        out[0::2] = self.packed & 0xF
-        out[1::2] = self.packed >> 4
-        if self.dtype.kind == "int":  # Int4: the two's-complement nibble, sign-extended into its int8 storage
-            out = ((out ^ 8).astype(np.int8) - np.int8(8)).astype(np.int8)
-        out.flags.writeable = False
-        return out
-
-    def __len__(self) -> int:
-        return 2 * self.packed.shape[0]
-
-    def _refuse_write(self, *a: Any) -> Any:
-        raise TensorError(f"{self.raw_ptr_str(0)}: writing memory of 4-bit elements (two to a byte) through a "
-                          f"pointer is not supported by cutelab yet; it is read-only here")
-
-    store = write_one = _refuse_write
-
-
-def retype_to_4bit(tensor: Tensor, dtype: Numeric) -> Tensor:
-    """CuTe DSL's ``t.element_type = Int4`` (or Float4E2M1FN) over a tensor of wider elements: the iterator keeps
-    its address and the layout its strides, now counted in 4-bit elements packed two to a byte (the even one in
-    the low nibble), so the tensor covers the first bytes of the storage. On the CPU only (Packed4Engine,
-    read-only); a GPU tensor is refused by name."""
-    eng = tensor.engine
-    old = eng.dtype
-    where = f"{tensor}.element_type = {dtype}"
-    if isinstance(eng, Packed4Engine):
-        eng = copy.copy(eng)
-        eng.dtype = dtype
-        return Tensor(eng, tensor.layout, tensor.offset)
-    if type(eng) is not NumpyEngine:
-        raise TensorError(f"{where}: putting 4-bit elements over a {old} tensor is supported by cutelab for CPU "
-                          f"tensors only (this one's storage is {type(eng).__name__})")
-    off = tensor.offset
-    if not isinstance(off, (int, np.integer)):
-        raise TensorError(f"{where}: the tensor's offset {off} is not a number")
-    raw = eng.data.view(np.uint8)
-    return Tensor(Packed4Engine(raw, dtype, eng.memspace, eng.align, eng.owner, eng.address), tensor.layout,
-                  int(off) * (old.width // 4))
 
 
 def _owner_engine(owner: np.ndarray, dtype: Numeric, address: int, align: int, memspace: str) -> Any:

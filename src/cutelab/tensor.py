@@ -44,8 +44,8 @@ from .tensor_ssa import (  # noqa: F401
     _type_name, all_, any_, bf16_to_f32, f32_to_bf16, ssa_where,
 )
 from .tensor_engines import (  # noqa: F401
-    _RMEM_ALIGN, IdentityEngine, NumpyEngine, Pointer, PointerInfo, PointerType, _SwizzleType, _add, _is_batch,
-    _layout_extent, _pad_coord, _pow2_divisor, _typed_scalar, mem_type_name,
+    _RMEM_ALIGN, IdentityEngine, NumpyEngine, Packed4Engine, Pointer, PointerInfo, PointerType, _SwizzleType, _add,
+    _is_batch, _layout_extent, _pad_coord, _pow2_divisor, _typed_scalar, mem_type_name,
 )
 from .tensor_print import (  # noqa: F401
     _INDENT, _dsl_value, _elide, _row_text, _rows_text, _tensor_values, format_tensor, tensor_text,
@@ -235,8 +235,6 @@ class Tensor:
         old = self.engine.dtype if hasattr(self.engine, "dtype") else None
         if is_numeric_type(dtype) and old is not None and dtype.width == 4 and old.width >= 8 and \
                 dtype.kind != "bool":  # 4-bit elements packed into the bytes
-            from .runtime import retype_to_4bit
-
             t = retype_to_4bit(self, dtype)
             self.engine, self.offset = t.engine, t.offset
             return
@@ -826,3 +824,28 @@ def print_tensor(t: Any, *, verbose: bool = False) -> None:
     elif not isinstance(t, Tensor):
         raise TensorError(f"print_tensor: expected a Tensor or a TensorSSA, got {type(t).__name__} {t!r}")
     print(format_tensor(t, verbose=verbose))
+
+
+def retype_to_4bit(tensor: Tensor, dtype: Numeric) -> Tensor:
+    """CuTe DSL's ``t.element_type = Int4`` (or Float4E2M1FN) over a tensor of wider elements: the iterator keeps
+    its address and the layout its strides, now counted in 4-bit elements packed two to a byte (the even one in
+    the low nibble), so the tensor covers the first bytes of the storage. On the CPU only (Packed4Engine,
+    read-only); a GPU tensor is refused by name."""
+    import copy
+
+    eng = tensor.engine
+    old = eng.dtype
+    where = f"{tensor}.element_type = {dtype}"
+    if isinstance(eng, Packed4Engine):
+        eng = copy.copy(eng)
+        eng.dtype = dtype
+        return Tensor(eng, tensor.layout, tensor.offset)
+    if type(eng) is not NumpyEngine:
+        raise TensorError(f"{where}: putting 4-bit elements over a {old} tensor is supported by cutelab for CPU "
+                          f"tensors only (this one's storage is {type(eng).__name__})")
+    off = tensor.offset
+    if not isinstance(off, (int, np.integer)):
+        raise TensorError(f"{where}: the tensor's offset {off} is not a number")
+    raw = eng.data.view(np.uint8)
+    return Tensor(Packed4Engine(raw, dtype, eng.memspace, eng.align, eng.owner, eng.address), tensor.layout,
+                  int(off) * (old.width // 4))

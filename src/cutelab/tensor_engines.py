@@ -419,3 +419,35 @@ class PointerType:
         return self.text
 
     __repr__ = __str__
+
+
+class Packed4Engine(NumpyEngine):
+    """Memory of 4-bit elements, two to a byte, the even element in the low nibble (torch's
+    float4_e2m1fn_x2, CUTLASS's sub-byte packing), read through a pointer of make_ptr. ``data`` is
+    the elements one to a storage byte, unpacked from the bytes each time it is asked for (so a launch
+    sees the bytes as they are then) and read-only: writing 4-bit memory is refused."""
+
+    __slots__ = ("packed",)
+
+    def __init__(self, packed: np.ndarray, dtype: Numeric, memspace: str, align: int, owner: Any, address: int):
+        self.packed, self.dtype, self.memspace = packed, dtype, memspace
+        self.align, self.declared, self.owner, self.address = align, True, owner, address
+
+    @property  # type: ignore[override]
+    def data(self) -> np.ndarray:
+        out = np.empty(2 * self.packed.shape[0], dtype=np.uint8)
+        out[0::2] = self.packed & 0xF
+        out[1::2] = self.packed >> 4
+        if self.dtype.kind == "int":  # Int4: the two's-complement nibble, sign-extended into its int8 storage
+            out = ((out ^ 8).astype(np.int8) - np.int8(8)).astype(np.int8)
+        out.flags.writeable = False
+        return out
+
+    def __len__(self) -> int:
+        return 2 * self.packed.shape[0]
+
+    def _refuse_write(self, *a: Any) -> Any:
+        raise TensorError(f"{self.raw_ptr_str(0)}: writing memory of 4-bit elements (two to a byte) through a "
+                          f"pointer is not supported by cutelab yet; it is read-only here")
+
+    store = write_one = _refuse_write

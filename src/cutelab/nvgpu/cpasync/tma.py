@@ -122,7 +122,10 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
     own = getattr(gmem_tensor, "element_type", None)
     unpack = (internal_type is not None and own is not None and own.width == 4 and own.is_integer
               and internal_type.width == 8 and internal_type.is_integer)  # Int4 -> a byte each in shared memory
-    if internal_type is not None and own is not None and internal_type.width != own.width and not unpack:
+    # internal_type over whole-byte elements reinterprets the bytes (the block-scaled GEMMs copy fp8 scale factors
+    # as Int16); over 4-bit ones only the unpacking TMA exists
+    if internal_type is not None and own is not None and internal_type.width != own.width and own.width < 8 \
+            and not unpack:
         from ...errors import user_location
 
         at = user_location()
