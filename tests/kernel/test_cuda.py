@@ -156,7 +156,10 @@ def test_block_schedule_is_a_permutation_in_memory_order(name, a, b, n_vec):
     bid = sched["logical_to_bid"](L)
     assert sorted(bid.tolist()) == list(range(G))  # every logical block runs exactly once
     base = next(s.base for s in ir.stmts if isinstance(s, Load))
-    off = evaluate(base, {"bid.x": bid, "tid.x": np.zeros(G, np.int64)})
+    from cutelab.kernel.ir.nodes import dim_values
+
+    # the launch's dimensions (blockDim, gridDim: ir.nodes.DimVar) at their values, as the interpreter reads them
+    off = evaluate(base, {"bid.x": bid, "tid.x": np.zeros(G, np.int64), **dim_values(ir.grid, ir.block)})
     assert np.all(np.diff(off) > 0)  # consecutive blocks touch increasing addresses
     src = CudaRenderer(ir, coarsen=2, remap=True, retile=False).render()
     assert src.count("const unsigned int cl_bid") == 2 and "r0_1" in src

@@ -46,7 +46,7 @@ def test_while_over_a_dynamic_extent_is_one_loop_at_every_size():
         assert body.count("while (true) {") == 1 and "break;" in body
         assert body.count("__ldg(A") == 2  # the first element, and one load in the loop: not 4 or 256 copies
     assert small.count("\n") == large.count("\n")  # the size changes constants, not the code's length
-    assert len(small.splitlines()) < 120
+    assert len(small.split("__global__", 1)[1].splitlines()) < 60  # the kernel's own lines (not the fixed prelude)
 
 
 def test_zero_trip_dynamic_while_leaves_the_values_as_they_were():

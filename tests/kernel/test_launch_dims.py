@@ -147,3 +147,34 @@ def test_a_comparison_of_launch_dimensions_is_decided_by_the_launch():
     assert O.tolist() == [2, 0, 0, 0]
     with pytest.raises(TraceError, match=r"range_constexpr.*cute\.arch\.grid_dim\(\)\[0\]"):
         branch_on_the_cluster_shape(from_dlpack(O)).launch(grid=(2, 1, 1), block=(32, 1, 1), cluster=(1, 1, 1))
+
+
+@cute.kernel
+def _write_grid_size(O: cute.Tensor):
+    bx, _, _ = cute.arch.block_idx()
+    tidx, _, _ = cute.arch.thread_idx()
+    O[bx * 32 + tidx] = cute.arch.grid_dim()[0]
+
+
+@cute.kernel
+def _write_block_index(O: cute.Tensor):
+    bx, _, _ = cute.arch.block_idx()
+    tidx, _, _ = cute.arch.thread_idx()
+    O[bx * 32 + tidx] = bx
+
+
+def test_a_kernel_reading_the_grid_size_keeps_its_block_schedule():
+    """The printer may run several logical blocks per CUDA block (passes/coarsen.py), which shrinks gridDim:
+    not for a kernel that reads the grid's size, whose gridDim must be the grid it was launched with."""
+    from cutelab.kernel.passes import block_schedule
+
+    O = np.zeros(64 * 32, np.float32)
+    _write_grid_size(from_dlpack(O)).launch(grid=64, block=32)
+    assert (O == 64).all()
+    ir = last_launch().ir
+    assert "nctaid" in ir.dims_read
+    sched = block_schedule(ir, coarsen=2)
+    assert sched is None or sched["grid"] == (64, 1, 1)
+    assert "gridDim.x" in cuda.render(ir, coarsen=2)
+    _write_block_index(from_dlpack(O)).launch(grid=64, block=32)  # the same kernel without it: coarsened
+    assert block_schedule(last_launch().ir, coarsen=2)["grid"] == (32, 1, 1)

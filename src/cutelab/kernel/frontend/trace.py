@@ -207,6 +207,8 @@ class Tracer:
         ir = KernelIR(self.name, self.params, self.body, self.regs, self.grid, self.block, self.shared,
                       self.dynamic_smem)
         ir.cluster = self.cluster
+        # the launch dimensions the kernel reads (gridDim: the block schedule must keep the grid it was launched with)
+        ir.dims_read = frozenset(getattr(self, "dims_read", ()))
         return ir
 
 
@@ -256,6 +258,9 @@ def dims(sreg: str, what: str) -> tuple:
     """The (x, y, z) ``DimVar``s of special register ``sreg`` (a launch dimension) in the kernel being traced."""
     t = current(what)
     vals = dim_values(t.grid, t.block, t.cluster)
+    if not hasattr(t, "dims_read"):
+        t.dims_read = set()
+    t.dims_read.add(sreg)
     return tuple(DimVar(sreg, a, vals[f"arg.%{sreg}.{a}"]) for a in "xyz")
 
 

@@ -18,9 +18,11 @@ from ..ir.symbolic import Expr, FloorDiv, Lin, Mod, Var, atoms
 
 def schedulable(ir: KernelIR) -> bool:
     """Whether the block schedule may change (``remap`` and ``coarsen``): never in a cluster launch,
-    whose CTAs are grouped by their CUDA block index."""
+    whose CTAs are grouped by their CUDA block index, nor in a kernel that reads the grid's size
+    (``cute.arch.grid_dim()``: a coarsened launch's gridDim is not the grid the kernel was written for)."""
     return (not ir.structured and getattr(ir, "cluster", (1, 1, 1)) == (1, 1, 1) and ir.grid[1] == 1 and ir.grid[2] == 1
-            and not any(isinstance(s, Printf) for s in ir.stmts))
+            and not any(isinstance(s, Printf) for s in ir.stmts)
+            and not ({"nctaid", "nclusterid"} & getattr(ir, "dims_read", frozenset())))
 
 
 def bid_modes(ir: KernelIR) -> Optional[List[Tuple[int, int, int]]]:
