@@ -282,8 +282,6 @@ def constexpr_names(obj: Any) -> set:
 def fill_constexpr(compiled: Any, call: Any) -> Any:
     """call (a dataclass or NamedTuple argument) with each Constexpr field it leaves None at compiled's
     value: the compiled function keeps its Constexpr fields, as CuTe DSL pins them (quack passes None)."""
-    import dataclasses
-
     if not _adapted_dataclass(call) or type(call) is not type(compiled):
         return call
     changes = {}
@@ -295,9 +293,16 @@ def fill_constexpr(compiled: Any, call: Any) -> Any:
             w = fill_constexpr(getattr(compiled, f.name), v)
             if w is not v:
                 changes[f.name] = w
+    return _with_fields(call, changes)
+
+
+def _with_fields(obj: Any, changes: Dict[str, Any]) -> Any:
+    """obj (a dataclass or NamedTuple) with the fields named in changes replaced; obj itself when none is."""
+    import dataclasses
+
     if not changes:
-        return call
-    return call._replace(**changes) if _is_namedtuple(call) else dataclasses.replace(call, **changes)
+        return obj
+    return obj._replace(**changes) if _is_namedtuple(obj) else dataclasses.replace(obj, **changes)
 
 
 def _dataclass_scalars(obj: Any) -> Optional[List[Any]]:
@@ -319,17 +324,13 @@ def _dataclass_scalars(obj: Any) -> Optional[List[Any]]:
 def _dataclass_rebuild(obj: Any, values: List[Any]) -> Any:
     """obj with its runtime scalars (``_dataclass_scalars``' order) replaced by values, consumed from
     the front of the list."""
-    import dataclasses
-
     changes = {}
     for f, ann, v in _dataclass_fields(obj):
         if _scalar_leaf(ann, v) is not None:
             changes[f.name] = values.pop(0)
         elif _adapted_dataclass(v):
             changes[f.name] = _dataclass_rebuild(v, values)
-    if not changes:
-        return obj
-    return obj._replace(**changes) if _is_namedtuple(obj) else dataclasses.replace(obj, **changes)
+    return _with_fields(obj, changes)
 
 
 def protocol_rebuild(obj: Any, values: List[Any]) -> Any:
