@@ -28,6 +28,7 @@ import numpy as np
 
 from ...dynamic import DynBool, DynInt
 from ...errors import LaunchError
+from .records import is_namedtuple as _is_namedtuple, with_fields as _with_fields
 
 __all__ = ["HostAction", "host_print", "dynamic_args", "replaying"]
 
@@ -187,10 +188,6 @@ def protocol_values(obj: Any) -> Optional[List[Any]]:
     return None
 
 
-def _is_namedtuple(obj: Any) -> bool:
-    return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
-
-
 def _adapted_dataclass(obj: Any) -> bool:
     """A dataclass instance that CuTe DSL's default dataclass adapter takes (none of the protocols
     that give their own values, no instance attributes besides its fields), or a NamedTuple, whose
@@ -294,15 +291,6 @@ def fill_constexpr(compiled: Any, call: Any) -> Any:
             if w is not v:
                 changes[f.name] = w
     return _with_fields(call, changes)
-
-
-def _with_fields(obj: Any, changes: Dict[str, Any]) -> Any:
-    """obj (a dataclass or NamedTuple) with the fields named in changes replaced; obj itself when none is."""
-    import dataclasses
-
-    if not changes:
-        return obj
-    return obj._replace(**changes) if _is_namedtuple(obj) else dataclasses.replace(obj, **changes)
 
 
 def _dataclass_scalars(obj: Any) -> Optional[List[Any]]:

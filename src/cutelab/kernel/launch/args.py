@@ -15,6 +15,7 @@ from ...errors import LaunchError
 from ...layout import Layout
 from ..frontend.host import Constexpr  # noqa: F401  (cute.Constexpr: the jit functions' marker)
 from ..frontend.engines import GmemEngine
+from ..frontend.records import is_dataclass_value as _is_dataclass_value, parts, rebuilt
 
 _MAX_BLOCK = (1024, 1024, 64)
 
@@ -181,12 +182,6 @@ def _static_key(v: Any) -> Any:
     return (type(v).__name__, v)
 
 
-def _is_dataclass_value(v: Any) -> bool:
-    import dataclasses
-
-    return dataclasses.is_dataclass(v) and not isinstance(v, type)
-
-
 def _has_tensors(v: Any) -> bool:
     if _is_dataclass_value(v):  # e.g. a frozen dataclass of tensors passed to a kernel (CuTe DSL's dataclass_immutable)
         import dataclasses
@@ -218,17 +213,10 @@ def _tensor_leaves(v: Any, path: str) -> List[Tuple[str, Any]]:
 def _replace_tensors(v: Any, path: str, new: Dict[str, Any]) -> Any:
     if path in new:
         return new[path]
-    if isinstance(v, (list, tuple)):
-        items = [_replace_tensors(x, f"{path}_{i}", new) for i, x in enumerate(v)]
-        if isinstance(v, list):
-            return items
-        return type(v)(*items) if hasattr(type(v), "_fields") else type(v)(items)  # a NamedTuple: by field
-    if _is_dataclass_value(v) and _has_tensors(v):
-        import dataclasses
-
-        return dataclasses.replace(v, **{f.name: _replace_tensors(getattr(v, f.name), f"{path}_{f.name}", new)
-                                         for f in dataclasses.fields(v) if f.init})
-    return v
+    ps = parts(v)
+    if ps is None or (_is_dataclass_value(v) and not _has_tensors(v)):
+        return v
+    return rebuilt(v, [_replace_tensors(x, f"{path}_{k}", new) for k, x in ps])
 
 
 def _as_tensor_arg(x: Any) -> Any:

@@ -13,6 +13,7 @@ import numpy as np
 from ...dynamic import DynInt, value_of
 from ...dynamic_layout import flat_modes, set_layout, mark_compact_shape_dynamic, mark_layout_dynamic
 from ...errors import LaunchError, TensorError
+from ..frontend.records import parts, rebuilt, same_kind
 from ...fake import FakeTensor, SymInt
 from ...runtime import _from_numpy
 from .args import _as_tensor_args, _constexpr_positions, _is_dataclass_value
@@ -221,21 +222,14 @@ def _merge(fake: Any, real: Any) -> Any:
     """The argument a call passes (real) in the compiled structure (fake): its tensors as cute tensors in the
     fakes' places (a TVM-FFI call passes torch tensors), and a field the call leaves None where the compile
     had a value (a Constexpr field, which the compiled function keeps, as CuTe DSL's does) at that value."""
-    import dataclasses
-
     if isinstance(fake, FakeTensor):
         return None if real is None else symbolic_like(fake, _as_tensor_args(real))
     if real is None:
         return fake
-    if dataclasses.is_dataclass(fake) and type(real) is type(fake):
-        return dataclasses.replace(real, **{f.name: _merge(getattr(fake, f.name), getattr(real, f.name))
-                                            for f in dataclasses.fields(fake) if f.init})
-    if isinstance(fake, (list, tuple)) and isinstance(real, (list, tuple)) and len(fake) == len(real):
-        new = [_merge(f, r) for f, r in zip(fake, real)]
-        if isinstance(real, list):
-            return new
-        return type(real)(*new) if hasattr(real, "_fields") else type(real)(new)
-    return real
+    fs = parts(fake)
+    if fs is None or not same_kind(fake, real):
+        return real
+    return rebuilt(real, [_merge(f, r) for (_, f), (_, r) in zip(fs, parts(real))])
 
 
 def _real_leaves(x: Any, n: int) -> List[Any]:
@@ -312,26 +306,13 @@ def _sym_stand_in(a: Any, env: Dict[int, int]) -> Any:
 def _nested(x: Any, fn: Callable[[Any], Any], leaf: Any = None) -> Any:
     """x with fn applied to the fake tensors (or the instances of ``leaf``) it holds in tuples, lists, dicts
     and dataclass fields (quack's epilogue arguments: a dataclass of fake tensors); x itself when it holds none."""
-    import dataclasses
-
     if isinstance(x, leaf or FakeTensor):
         return fn(x)
-    if isinstance(x, (list, tuple)) and not hasattr(x, "shape"):
-        new = [_nested(e, fn, leaf) for e in x]
-        if all(a is b for a, b in zip(new, x)):
-            return x
-        if isinstance(x, list):
-            return new
-        return type(x)(*new) if hasattr(x, "_fields") else type(x)(new)
     if isinstance(x, dict):
         new_d = {k: _nested(v, fn, leaf) for k, v in x.items()}
         return x if all(new_d[k] is x[k] for k in x) else new_d
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        kw = {f.name: _nested(getattr(x, f.name), fn, leaf) for f in dataclasses.fields(x) if f.init}
-        if all(kw[k] is getattr(x, k) for k in kw):
-            return x
-        return dataclasses.replace(x, **kw)
-    return x
+    ps = parts(x)
+    return x if ps is None else rebuilt(x, [_nested(v, fn, leaf) for _, v in ps])
 
 
 def _fake_leaves(x: Any) -> List[Any]:

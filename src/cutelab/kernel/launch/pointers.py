@@ -15,7 +15,6 @@ program traced for the memory they point into (traced on first use per memory an
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io
 import threading
 from typing import Any, Callable, Dict, List, Tuple
@@ -25,6 +24,7 @@ import numpy as np
 from ...errors import LaunchError
 from ...runtime import DeviceEngine, RawAddressEngine
 from ...tensor import NumpyEngine, Pointer, PointerInfo
+from ..frontend.records import parts, rebuilt, same_kind
 from .args import _constexpr_positions
 
 __all__ = ["PointerCompiled", "compile_pointers", "has_placeholder_pointers", "stand_in_pointers", "bind_pointers"]
@@ -121,17 +121,8 @@ def _walk(x: Any, fn: Callable[[Any], Any]) -> Any:
     tile scheduler options hold the semaphore's); x itself when it holds none."""
     if _is_placeholder(x):
         return fn(x)
-    if isinstance(x, (list, tuple)) and not hasattr(x, "shape"):
-        new = [_walk(e, fn) for e in x]
-        if all(a is b for a, b in zip(new, x)):
-            return x
-        return new if isinstance(x, list) else type(x)(*new) if hasattr(x, "_fields") else type(x)(new)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        ch = {f.name: _walk(getattr(x, f.name), fn) for f in dataclasses.fields(x) if f.init}
-        if all(v is getattr(x, k) for k, v in ch.items()):
-            return x
-        return dataclasses.replace(x, **ch)
-    return x
+    ps = parts(x)
+    return x if ps is None else rebuilt(x, [_walk(v, fn) for _, v in ps])
 
 
 def stand_in_pointers(x: Any) -> Any:
@@ -151,18 +142,10 @@ def bind_pointers(name: str, j: int, compiled: Any, real: Any) -> Tuple[Any, Tup
             p, k = _bound(name, j, c, r)
             keys.append(k)
             return p
-        if isinstance(c, (list, tuple)) and isinstance(r, (list, tuple)) and len(c) == len(r) \
-                and not hasattr(c, "shape"):
-            new = [go(a, b) for a, b in zip(c, r)]
-            if all(a is b for a, b in zip(new, r)):
-                return r
-            return new if isinstance(r, list) else type(r)(*new) if hasattr(r, "_fields") else type(r)(new)
-        if dataclasses.is_dataclass(c) and not isinstance(c, type) and type(r) is type(c):
-            ch = {f.name: go(getattr(c, f.name), getattr(r, f.name)) for f in dataclasses.fields(c) if f.init}
-            if all(v is getattr(r, k) for k, v in ch.items()):
-                return r
-            return dataclasses.replace(r, **ch)
-        return r
+        cs = parts(c)
+        if cs is None or not same_kind(c, r):
+            return r
+        return rebuilt(r, [go(a, b) for (_, a), (_, b) in zip(cs, parts(r))])
 
     return go(compiled, real), tuple(keys)
 
