@@ -263,6 +263,12 @@ def _check(shape: Any, stride: Any, where: str) -> None:
         raise LayoutError(f"make_layout{where}: shape entries must be positive ints, got {shape!r}")
     if shape < 1:
         src = getattr(shape, "folded_from", None)
+        if src is not None and shape == 0:
+            from .tracing import hooks as _hooks
+
+            if _hooks.in_runtime_branch():  # a mode empty for this launch in code that may not run (CUTLASS's Hopper
+                return  # dense_gemm.py: its tail swizzle when cluster_dim()[0] % 8 == 0); arithmetic with the 0 stays
+                # a runtime expression of the launch dimension (ir.symbolic._launch_zero), refused only if it runs
         if src is not None:  # a launch dimension's arithmetic (Expr.launch_value)
             raise LayoutError(
                 f"make_layout{where}: shape entries must be positive, got {src.expr_str()} == {int(shape)} for this "

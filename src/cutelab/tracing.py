@@ -60,6 +60,7 @@ class _Hooks:
     """What the kernel installs (see ``install``); the defaults are what holds with no kernel."""
 
     kernel_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.kernel body is being traced
+    in_runtime_branch: Callable[[], bool] = staticmethod(_false)  # the kernel's trace is inside a runtime if's branch
     host_tracing: Callable[[], bool] = staticmethod(_false)  # a @cute.jit body (outside kernels) is
     host_scalar: Optional[Callable[..., Any]] = None  # (dtype, value) -> its runtime value in a @cute.jit body, or None
     rmem_tensor: Optional[Callable[..., Any]] = None  # (layout, dtype) -> a register Tensor, or None

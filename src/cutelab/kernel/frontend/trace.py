@@ -228,6 +228,19 @@ def tracing() -> bool:
     return getattr(_state, "tracer", None) is not None
 
 
+def in_runtime_branch() -> bool:
+    """Whether the kernel being traced is inside the body of a runtime ``if`` (code that may not run)."""
+    t = getattr(_state, "tracer", None)
+    if t is None:
+        return False
+    b = t.cur
+    while b.parent is not None:
+        if any(isinstance(op, If) and (op.then is b or op.orelse is b) for op in b.parent.ops):
+            return True
+        b = b.parent
+    return False
+
+
 def active() -> Optional[Tracer]:
     """The tracer in progress, or None outside a trace."""
     return getattr(_state, "tracer", None)
@@ -829,5 +842,5 @@ def _value_as(v: "TraceValue", shape: Any, dtype: Any) -> "TraceValue":
 
 
 _tracing_protocol.TracedValue.register(TraceValue)
-_tracing_protocol.install(kernel_tracing=tracing, full_like=full_like_value,
+_tracing_protocol.install(kernel_tracing=tracing, in_runtime_branch=in_runtime_branch, full_like=full_like_value,
                           fold_bool=_fold_bool_in_trace, value_as=_value_as, index_value=_index_value)

@@ -50,7 +50,8 @@ def _as_int(x: Any) -> Any:
     if isinstance(x, bool):
         return int(x)
     if isinstance(x, (int, np.integer)):
-        return int(x)
+        src = _launch_zero(x)
+        return int(x) if src is None else src
     return NotImplemented
 
 
@@ -675,7 +676,17 @@ def _split_by(terms: dict, g: int) -> tuple:
     return q, r
 
 
+def _launch_zero(c: Any) -> Any:
+    """The launch-dimension expression that a layout's shape folded to 0 (``layout._normalize``), or None: a
+    division by it stays a runtime division (as CuTe DSL's layout is dynamic there), refused only if it runs."""
+    src = getattr(c, "folded_from", None)
+    return src if src is not None and int(c) == 0 else None
+
+
 def floordiv(a: Any, c: Any) -> Any:
+    src = _launch_zero(c)
+    if src is not None:
+        return DynDiv(a, src, "//")
     if not isinstance(a, Expr) and not isinstance(c, Expr):
         if c == 0:
             raise TraceError(f"integer division of {a} by zero")
@@ -724,6 +735,9 @@ def _floordiv_rest(R: Any, c: int) -> Any:
 
 
 def mod(a: Any, c: Any) -> Any:
+    src = _launch_zero(c)
+    if src is not None:
+        return DynDiv(a, src, "%")
     if not isinstance(a, Expr) and not isinstance(c, Expr):
         if c == 0:
             raise TraceError(f"remainder of {a} by zero")
