@@ -24,7 +24,12 @@ A CTA takes 128-row blocks of Q of one batch x head (see Grid), with 384 threads
 - Softmax overlapped with the next GEMM (FlashAttention-3's intra-warpgroup overlap): in the
   iteration for key block j a warpgroup issues S_j = Q K_j^T and O += P_{j-1} V_{j-1} together, waits
   for S_j only (``wait_group(1)``), runs the softmax of S_j while P_{j-1} V_{j-1} is still on the tensor
-  cores, then waits for it and rescales O.
+  cores, then waits for it and rescales O. ptxas (12.8, 13) moves a ``wgmma.wait_group`` up to just after
+  the one before it (a wait is always safe earlier): a plain wait_group(0) after the softmax runs before
+  all but its first row's max, and the softmax waits for P V (so does FlashAttention-3's CuTe DSL forward
+  compiled with it). The wait is therefore written in both arms of a runtime branch
+  (``if j + 1 < n_blocks``): heading a basic block, it stays after the softmax (``keep_wait``, the
+  default; ``keep_wait=False``, ``--hoisted-wait``: the plain wait).
 - Ping-pong between the two consumer warpgroups (inter-warpgroup overlap): two named barriers make
   them issue their GEMMs in turn, so that one warpgroup's softmax runs while the other's GEMMs do.
   Warpgroup w waits on barrier 2 + w before issuing its GEMMs and arrives on the other's after
@@ -113,7 +118,7 @@ class HopperAttentionForward:
     is unrolled at trace time (the CPU interpreter is faster so)."""
 
     def __init__(self, dtype=cutlass.BFloat16, head_dim=128, causal=False, stages=2, softmax_scale=None,
-                 dynamic=True, tile_mn=None, num_ctas=None, consumer_wgs=2, overlap=None):
+                 dynamic=True, tile_mn=None, num_ctas=None, consumer_wgs=2, overlap=None, keep_wait=True):
         if head_dim not in (64, 128):
             raise ValueError(f"sm90_fmha_fwd: head_dim = {head_dim}; this kernel supports 64 and 128")
         if dtype not in (cutlass.Float16, cutlass.BFloat16):
@@ -131,6 +136,7 @@ class HopperAttentionForward:
             raise ValueError("sm90_fmha_fwd: overlap=True with consumer_wgs=3: S_j, P_{j-1} and O together do not "
                              "fit the 160 registers of three consumer warpgroups (ptxas spills); use overlap=False")
         self.overlap = overlap
+        self.keep_wait = keep_wait  # the overlap's wait for P V kept after the softmax (module docstring)
         if tile_mn is not None and tuple(tile_mn) != (64 * consumer_wgs, 128):
             raise ValueError(f"sm90_fmha_fwd: tile_mn = {tile_mn}; only ({64 * consumer_wgs}, 128) with "
                              f"{consumer_wgs} consumer warpgroups of 64 rows")
@@ -485,7 +491,15 @@ class HopperAttentionForward:
                 if cutlass.const_expr(self.causal and bM > self.tile_n):  # 192 rows: two blocks reach the diagonal
                     self.mask_causal(acc_S, tScS, row0, n_blocks - 1 - j)
                 self.softmax_step(acc_S, row_max, row_sum, row_scale, False)
-                warpgroup.wait_group(0)
+                if cutlass.const_expr(self.keep_wait):
+                    # the same wait in both arms of a runtime branch: heading a basic block, it stays after the
+                    # softmax (a lone one, ptxas moves up to just after wait_group(1): the softmax then waits)
+                    if j + 1 < n_blocks:
+                        warpgroup.wait_group(0)
+                    else:
+                        warpgroup.wait_group(0)
+                else:
+                    warpgroup.wait_group(0)
                 pipe_v.consumer_release(vs)
                 tOrP.store(S_as_P.load().to(dt))
                 self.rescale(acc_O, row_scale)
@@ -580,14 +594,14 @@ def reference(q, k, v, causal, scale):
 
 
 def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, seed=0, num_ctas=None, consumer_wgs=2,
-            overlap=None):
+            overlap=None, keep_wait=True):
     """Runs the kernel on the CPU interpreter on random inputs (f16: numpy arrays; bf16: CPU torch
     tensors); returns (max |O - ref|, max |LSE - ref|) against float64 numpy."""
     rng = np.random.default_rng(seed)
     x = [rng.standard_normal((b, h, s, d)).astype(np.float32) for _ in range(3)]
     lse = np.zeros((b, h, s), np.float32)
     fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, dynamic=dynamic, num_ctas=num_ctas,
-                                 consumer_wgs=consumer_wgs, overlap=overlap)
+                                 consumer_wgs=consumer_wgs, overlap=overlap, keep_wait=keep_wait)
     if dtype == "f16":
         q, k, v = (t.astype(np.float16) for t in x)
         o = np.zeros((b, h, s, d), np.float16)
@@ -617,7 +631,7 @@ def run_cpu(b, h, s, d, causal, dtype="bf16", dynamic=False, cuda_file=None, see
 TOLERANCE = {"f16": (4e-3, 1e-4), "bf16": (3e-2, 1e-4)}
 
 
-def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None, consumer_wgs=2, overlap=None) -> int:
+def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None, consumer_wgs=2, overlap=None, keep_wait=True) -> int:
     """On a GPU: compile once, check against torch (f32), time the compiled call back to back."""
     import torch
 
@@ -629,7 +643,8 @@ def run_gpu(b, h, s, d, causal, dtype="bf16", iters=20, ctas=None, consumer_wgs=
     args = views(q, k, v, o, lse)
     if ctas == 0:  # persistent, one CTA per SM
         ctas = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, num_ctas=ctas, consumer_wgs=consumer_wgs, overlap=overlap)
+    fwd = HopperAttentionForward(_DTYPES[dtype], d, causal, num_ctas=ctas, consumer_wgs=consumer_wgs, overlap=overlap,
+                                 keep_wait=keep_wait)
     compiled = cute.compile(fwd, *args)
     compiled(*args)
     torch.cuda.synchronize()
@@ -672,12 +687,15 @@ def main(argv=None) -> int:
                    "(3: 192-row blocks, head_dim 64 only)")
     p.add_argument("--no-overlap", action="store_true", help="no intra-warpgroup overlap of the softmax with P V "
                    "(always so with --wgs 3)")
+    p.add_argument("--hoisted-wait", action="store_true", help="the overlap's wait for P V as one plain "
+                   "wait_group(0), which ptxas moves up to before the softmax (keep_wait=False)")
     a = p.parse_args(argv)
     b, h, s, d = (int(x) for x in a.shape.split(","))
     if a.gpu:
-        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas, a.wgs, False if a.no_overlap else None)
+        return run_gpu(b, h, s, d, a.causal, a.dtype, a.iters, a.ctas, a.wgs, False if a.no_overlap else None,
+                       not a.hoisted_wait)
     err_o, err_lse = run_cpu(b, h, s, d, a.causal, a.dtype, a.dynamic, a.cuda, num_ctas=a.ctas or None,
-                             consumer_wgs=a.wgs, overlap=False if a.no_overlap else None)
+                             consumer_wgs=a.wgs, overlap=False if a.no_overlap else None, keep_wait=not a.hoisted_wait)
     tol_o, tol_lse = TOLERANCE[a.dtype]
     ok = err_o <= tol_o and err_lse <= tol_lse
     print(f"sm90_fmha_fwd b{b} h{h} s{s} d{d} {a.dtype}{' causal' if a.causal else ''} on the CPU: max |O - ref| = "
