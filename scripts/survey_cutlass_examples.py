@@ -236,7 +236,8 @@ BLACKWELL_ARGS = {
                                                             "--cluster_shape_mn", "1,1"], T + "test_tutorial_gemm.py"),
     "kernel/dense_gemm/dense_gemm_software_pipeline.py": (MNKL_1TILE, "one 128x128 tile (no test)"),
     "kernel/grouped_gemm/grouped_gemm.py": (["--num_groups", "2", "--problem_sizes_mnkl",
-                                            "(128,128,128,1),(128,128,128,1)"], "2 groups of one tile (no test)"),
+                                            "(128,128,128,1),(128,128,128,1)"],
+                                           "2 groups of one tile; " + T + "test_grouped_gemm.py runs 3 uneven groups"),
     "kernel/mixed_input_gemm/grouped_mixed_input_gemm.py": (["--mnkl", "128,128,256,3", "--tolerance", "0.01"],
                                                             T + "test_mixed_input_gemm.py"),
     "kernel/mixed_input_gemm/grouped_mixed_input_gemm_acc_scale.py": ([], "defaults: 128x128x128, 1 group"),
@@ -246,7 +247,7 @@ BLACKWELL_ARGS = {
     "kernel/moe/torch_scaled_grouped_mm.py": (["--tokens", "16", "--top_k_select", "2", "--experts", "4",
                                                "--balance_route", "--hidden", "128", "--intermediate", "128"],
                                               "test_moe.py's sizes for the unscaled one, 16 tokens (tokens x top_k "
-                                              "a multiple of the 32-row scale block; no test)"),
+                                              "a multiple of the 32-row scale block); " + T + "test_moe.py runs 64"),
     "kernel/rmsnorm/rmsnorm.py": (["--M", "5", "--N", "200", "--dtype", "Float16", "--no_weight"],
                                   T + "test_rmsnorm_split_k.py"),
     "tutorial/tutorial_gemm/fp16_gemm_0.py": (["--mnk", "128,256,64"], T + "test_tutorial_gemm.py"),

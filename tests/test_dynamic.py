@@ -96,6 +96,25 @@ def test_algebra_propagates_question_marks():
     assert [M(i) for i in range(512)] == [S(i) for i in range(512)]
 
 
+def test_tile_to_shape_onto_runtime_extents_rounds_up():
+    """CuTe asserts that the block divides a static target only; a runtime extent gets ceil_div blocks. The
+    expected strings are CuTe DSL 4.8.1's print of the same calls (m = 300, n = 128, l = 2 as Int32 arguments
+    of a jit function); its printf of the first gives the rest counts 3, 2, 2."""
+    from cutelab.utils.blockscaled_layout import tile_atom_to_shape_SF
+
+    m, n, l = DynInt(300), DynInt(128), DynInt(2)
+    sf = tile_atom_to_shape_SF((m, n, l), 16)
+    assert str(sf) == "(((32,4),?),((16,4),?),(1,?)):(((16,4),?{div=512}),((0,1),512),(0,?{div=512}))"
+    assert str(value_of(sf)) == "(((32,4),3),((16,4),2),(1,2)):(((16,4),1024),((0,1),512),(0,3072))"
+    assert str(tile_atom_to_shape_SF((m, 128, l), 32)) == \
+        "(((32,4),?),((32,4),1),(1,?)):(((16,4),512),((0,1),0),(0,?{div=512}))"
+    t = cute.tile_to_shape(cute.make_layout((2, 2), stride=(1, 2)), (m, 6), (0, 1))
+    assert str(t) == "((2,?),(2,3)):((1,4),(2,?{div=4}))" and str(value_of(t)) == "((2,150),(2,3)):((1,4),(2,600))"
+    # a static target the block does not divide is still refused, as CuTe's static_assert
+    with pytest.raises(cute.LayoutError, match="does not divide the target shape"):
+        cute.tile_to_shape(cute.make_layout((2, 2), stride=(1, 2)), (301, 6))
+
+
 def test_errors_in_a_jit_function_give_the_dynamic_values():
     @cute.jit
     def f(n: cutlass.Int32):

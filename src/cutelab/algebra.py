@@ -1899,7 +1899,10 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     ((2,2),(2,3)):((1,4),(2,8))
     """
     block = _as_layout(block, "tile_to_shape", "block")
-    trg = _normalize(trg_shape.shape if isinstance(trg_shape, Layout) else trg_shape)
+    trg = _int_constants(trg_shape.shape if isinstance(trg_shape, Layout) else trg_shape)
+    if _kernel_values(trg):
+        return _tile_to_kernel_shape(block, trg, order)
+    trg = _normalize(trg)
     if any(type(x) not in _INT or x < 1 for x in it.flatten_to_tuple(trg)):
         raise LayoutError(f"the target shape must be positive ints (an int or a tuple of them), got {trg_shape!r}")
     r = it.rank(trg)
@@ -1913,7 +1916,8 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     elif not isinstance(target_shape, tuple):  # a rank-1 block (a 1-tuple) and an int target
         target_shape = (target_shape,)
     for i, (b, t) in enumerate(zip(block_shape, target_shape)):
-        if type(b) in _INT and type(t) in _INT and t % b:  # CuTe static_asserts this
+        # CuTe static_asserts this for static extents; a runtime one is covered by ceil_div's rounding up
+        if type(b) in _INT and type(t) in _INT and not is_dynamic(b) and not is_dynamic(t) and t % b:
             raise LayoutError(f"the block's shape {it.tuple_str(block_shape)} does not divide the target shape "
                               f"{it.tuple_str(target_shape)}: mode {i} is {t}, not a multiple of {b} "
                               f"(CuTe: 'tile_to_shape: block shape does not divide the target shape')")
@@ -1925,6 +1929,65 @@ def tile_to_shape(block: Any, trg_shape: Any, order: Any = None) -> Layout:
     else:
         tiler = make_ordered_layout(prod_shape, order)
     return blocked_product(padded, tiler)
+
+
+def _int_constants(t: Any) -> Any:
+    """A shape with its cutlass integer constants (``cutlass.Int32(1)``, an int subclass) as plain ints."""
+    if isinstance(t, (tuple, list)):
+        return tuple(_int_constants(x) for x in t)
+    if isinstance(t, int) and not isinstance(t, (bool, DynInt)) and type(t) is not int:
+        return int(t)
+    return t
+
+
+def _kernel_values(shape: Any) -> bool:
+    """Whether a shape holds a value a kernel computes (a traced integer, not known when it is traced)."""
+    from .tracing import TracedValue
+
+    return any(isinstance(x, TracedValue) for x in it.flatten_to_tuple(shape))
+
+
+def _tile_to_kernel_shape(block: Layout, trg: Any, order: Any) -> Any:
+    """tile_to_shape onto a target with extents a kernel computes: the layout CuTe builds, mode i
+    (block_i, ceil_div(target_i, block_i)), with the rest counts and their strides (cosize(block) times the
+    rest counts of the modes before it in ``order``) computed in the kernel; the kernel's layout with
+    runtime entries (tracing.hooks.runtime_layout). The block's image must be compact (complement of size 1),
+    so that the repeats sit end to end, as a scale-factor atom's do."""
+    from .tracing import hooks
+
+    trg = trg if isinstance(trg, tuple) else (trg,)
+    r = len(trg)
+    if _rank(block) > r:
+        raise LayoutError(f"the block has rank {_rank(block)}, more than the target shape's rank {r}")
+    if hooks.runtime_layout is None:
+        raise LayoutError(f"a target shape {trg!r} with values computed in a kernel needs the kernel's runtime layouts")
+    padded = _append_to(block, r)
+    if it.product(complement(padded).shape) != 1:
+        raise LayoutError(f"onto a shape with extents computed in a kernel, cutelab tiles a block whose offsets are "
+                          f"compact only (its complement of size 1); {padded} has holes")
+    c = cosize(padded)
+    order = tuple(range(r)) if order is None else tuple(_normalize(order))
+    if len(order) != r or len(set(order)) != r:
+        raise LayoutError(f"order {order!r} must give each of the target's {r} modes a distinct rank")
+
+    rests = []
+    for i in range(r):
+        b = it.product(padded._shape[i] if isinstance(padded._shape, tuple) else padded._shape)
+        t = it.product(it.flatten_to_tuple(trg[i]))
+        rests.append((t + (b - 1)) // b if not isinstance(t, int) or is_dynamic(t) else -(-t // b))
+    shapes, strides = [], []
+    for i in range(r):
+        step: Any = c
+        for j in sorted(range(r), key=lambda j: (order[j], j)):
+            if (order[j], j) >= (order[i], i):
+                break
+            step = step * rests[j]
+        rest = rests[i]
+        bs = padded._shape[i] if isinstance(padded._shape, tuple) else padded._shape
+        bd = padded._stride[i] if isinstance(padded._stride, tuple) else padded._stride
+        shapes.append((bs, rest))
+        strides.append((bd, 0 if type(rest) is int and rest == 1 else step))
+    return hooks.runtime_layout(tuple(shapes), tuple(strides))
 
 
 # --------------------------------------------------------------------------- thread-value layouts

@@ -84,3 +84,15 @@ def test_grouped_mm_weight_gradient_accumulated_into_the_output_by_tma_reduce():
     p = _run("torch_grouped_mm.py", "--scenario", "2Dx2D", "--grad_accumulate", "--tokens", "8", "--top_k_select", "2",
              "--experts", "4", "--balance_route", "--hidden", "128", "--intermediate", "128")
     _passes(p)
+
+
+def test_scaled_grouped_mm_forward_mxfp8_scale_factors_tiled_onto_each_expert_s_rows_in_the_kernel():
+    # 128 routed rows over 4 experts, 32 each (--balance_route: the program's random route is unseeded); each
+    # expert's scale factors are the atom tiled onto its padded row count (tile_atom_to_shape_SF of a value the
+    # kernel reads) at its padded offset; C through a descriptor per expert
+    p = _run("torch_scaled_grouped_mm.py", "--tokens", "64", "--top_k_select", "2", "--experts", "4", "--balance_route",
+             "--hidden", "128", "--intermediate", "128")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    # (it prints PASS, then its torch profiler's table, then DONE)
+    assert "group_sizes=[32, 32, 32, 32]" in p.stdout and "Validation PASSED (exact match)\nPASS\n" in p.stdout, \
+        p.stdout[-2000:]

@@ -324,12 +324,3 @@ EXTRAS: Dict[str, Any] = {
 
 EXTRAS["TensorMapManager"] = TensorMapManager  # descriptors in memory (kernel/instr/tensormap.py)
 EXTRAS["TensorMapUpdateMode"] = TensorMapUpdateMode
-
-
-def _grouped() -> Dict[str, Any]:
-    from . import dsl_grouped  # the grouped GEMM's group search
-
-    return {n: getattr(dsl_grouped, n) for n in dsl_grouped.__all__}
-
-
-EXTRAS.update(_grouped())

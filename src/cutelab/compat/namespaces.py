@@ -64,10 +64,11 @@ def _torch_extras() -> Dict[str, Any]:
 
 
 def _utils_extras() -> Dict[str, Any]:
-    from . import dsl_clc, dsl_utils
+    from . import dsl_clc, dsl_grouped, dsl_utils
 
     return {**dsl_utils.EXTRAS, "ClcDynamicPersistentTileScheduler": dsl_clc.ClcDynamicPersistentTileScheduler,
-            "ClcDynamicPersistentTileSchedulerParams": dsl_clc.ClcDynamicPersistentTileSchedulerParams}
+            "ClcDynamicPersistentTileSchedulerParams": dsl_clc.ClcDynamicPersistentTileSchedulerParams,
+            **{n: getattr(dsl_grouped, n) for n in dsl_grouped.__all__}}  # the grouped GEMM's scheduler and search
 
 
 cutlass = Namespace("cutlass", ["cutelab"], _dsl_extras, "cutlass (nvidia-cutlass-dsl), as cutelab")

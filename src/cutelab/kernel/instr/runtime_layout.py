@@ -3,12 +3,13 @@
 ``cute.make_layout((m, k, 1), stride=(s_m, s_k, 0))`` in a kernel, with ``m``, ``k``, ``s_m``, ``s_k``
 integers the kernel read from memory (a grouped GEMM's per-group extents and strides), is a layout
 CuTe DSL keeps in registers. cutelab's ``Layout`` is static (its algebra runs at trace time), so such
-a layout is a ``RuntimeLayout``: a flat tuple of extents and one of strides, each an int or a traced
+a layout is a ``RuntimeLayout``: a tuple of extents and a congruent one of strides (nested, as
+``tile_to_shape`` of a scale-factor atom onto a runtime extent makes), each leaf an int or a traced
 integer. What it supports:
 
 - ``.shape``, ``.stride``, ``rank``, ``cute.size``-like ``size()`` (a traced product);
 - ``cute.make_tensor(ptr, layout)`` with a pointer at a runtime address (kernel/instr/
-  address_access.py): a ``RuntimeTensor``, whose ``[coordinate]`` with one integer per mode reads and
+  address_access.py): a ``RuntimeTensor``, whose ``[coordinate]`` with one integer per leaf mode reads and
   writes an element (offset = sum of coordinate * stride, computed in registers), and which
   ``cpasync.update_tma_descriptor`` takes (kernel/instr/tensormap.py reads its address, extents and
   strides).
@@ -23,6 +24,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from ... import int_tuple as it
 from ...errors import TraceError, user_location
 from ...tensor import Tensor
 from ..frontend.engines import GmemEngine
@@ -66,9 +68,13 @@ class RuntimeLayout:
 
     def size(self) -> Any:
         n: Any = 1
-        for e in self.shape:
+        for e in it.flatten_to_tuple(self.shape):
             n = n * e
         return n
+
+    @property
+    def flat(self) -> bool:
+        return all(not isinstance(e, tuple) for e in self.shape)
 
     def offset_of(self, coord: Any) -> Any:
         """The element offset of a full coordinate (one integer per mode)."""
@@ -76,13 +82,14 @@ class RuntimeLayout:
         from ..frontend.trace import _index_value
         from ..ir.symbolic import is_sym
 
-        c = coord if isinstance(coord, tuple) else (coord,)
+        c = it.flatten_to_tuple(coord) if isinstance(coord, tuple) else (coord,)
         c = tuple(_index_value(x, Int32) if is_sym(x) else x for x in c)  # a thread-index expression: its value
-        if len(c) != len(self.shape) or not all(_leaf_ok(_plain(x)) for x in c):
-            raise TraceError(f"a tensor over a layout with runtime extents {self} takes one integer per mode, got "
-                             f"{coord!r} (at {user_location()}); slicing it needs a static layout")
+        leaves = it.flatten_to_tuple(self.stride)
+        if len(c) != len(leaves) or not all(_leaf_ok(_plain(x)) for x in c):
+            raise TraceError(f"a tensor over a layout with runtime extents {self} takes one integer per (leaf) mode, "
+                             f"got {coord!r} (at {user_location()}); slicing it needs a static layout")
         off: Any = 0
-        for x, s in zip(c, self.stride):
+        for x, s in zip(c, leaves):
             x = _plain(x)
             if isinstance(s, int) and s == 0 or isinstance(x, int) and x == 0:
                 continue
@@ -91,7 +98,8 @@ class RuntimeLayout:
 
     def __str__(self) -> str:
         def f(t: Tuple[Any, ...]) -> str:
-            return "(" + ",".join("?" if isinstance(x, TraceValue) else str(x) for x in t) + ")"
+            return "(" + ",".join(f(x) if isinstance(x, tuple) else "?" if isinstance(x, TraceValue) else str(x)
+                                  for x in t) + ")"
 
         return f"{f(self.shape)}:{f(self.stride)}"
 
@@ -105,14 +113,14 @@ class RuntimeLayout:
 
 
 def runtime_layout(shape: Any, stride: Any) -> Any:
-    """make_layout(shape, stride=stride) in a kernel when an entry is a traced integer: a RuntimeLayout
-    (flat shapes only), or None when no entry is traced (make_layout goes on)."""
+    """make_layout(shape, stride=stride) in a kernel when an entry is a traced integer: a RuntimeLayout,
+    or None when no entry is traced (make_layout goes on)."""
     sh = shape if isinstance(shape, tuple) else (shape,)
     if stride is None:
         return None
     st = stride if isinstance(stride, tuple) else (stride,)
     psh, pst = tuple(_plain(x) for x in sh), tuple(_plain(x) for x in st)
-    if not any(isinstance(x, TraceValue) for x in psh + pst):
+    if not any(isinstance(x, TraceValue) for x in it.flatten_to_tuple(psh + pst)):
         from ...dynamic import DynInt
 
         def static(x: Any) -> Any:  # a cutlass integer constant (Int32(1) in a kernel) as its int
@@ -128,11 +136,17 @@ def runtime_layout(shape: Any, stride: Any) -> Any:
             return make_layout(csh if isinstance(shape, tuple) else csh[0],
                                stride=cst if isinstance(stride, tuple) else cst[0])
         return None
-    sh, st = psh, pst
-    if len(sh) != len(st) or not all(_leaf_ok(x) for x in sh + st):
-        raise TraceError(f"make_layout({shape}, stride={stride}) with runtime entries: cutelab takes a flat shape and "
-                         f"stride of integers (ints or traced integers), one stride per extent (at {user_location()})")
+    sh, st = tuple(_plain_tree(x) for x in sh), tuple(_plain_tree(x) for x in st)
+    fsh, fst = it.flatten_to_tuple(sh), it.flatten_to_tuple(st)
+    if not it.congruent(sh, st) or not all(_leaf_ok(x) for x in fsh + fst):
+        raise TraceError(f"make_layout({shape}, stride={stride}) with runtime entries: cutelab takes a shape and a "
+                         f"congruent stride of integers (ints or traced integers), one stride per extent (at "
+                         f"{user_location()})")
     return RuntimeLayout(sh, st)
+
+
+def _plain_tree(x: Any) -> Any:
+    return tuple(_plain_tree(e) for e in x) if isinstance(x, tuple) else _plain(x)
 
 
 class RuntimeTensor:
@@ -181,10 +195,16 @@ class RuntimeTensor:
 
         from ...dynamic import DynInt
 
+        if not self.layout.flat:
+            raise TraceError(f"make_tiled_tma_atom in a kernel of a tensor over the nested layout with runtime extents "
+                             f"{self.layout} (made at {self.made_at}) is not supported by cutelab (flat ones are)")
         bits = self.element_type.width
         shape = tuple(TMA_STAND_IN_EXTENT if isinstance(e, TraceValue) else int(e) for e in self.shape)
         # a dynamic stride (a DynInt: a kernel argument's, known when cutelab traces) is a runtime one to CuTe DSL
-        stride = [None if isinstance(d, (TraceValue, DynInt)) else int(d) for d in self.stride]
+        # (a mode of one element moves along no stride: its stride stands as 0, as a host tensor's Int32(0) of such a
+        # mode, a DynInt, is; so the atom drops that mode as the host's atom of the same tensor does)
+        stride = [0 if not isinstance(e, TraceValue) and int(e) == 1 else
+                  None if isinstance(d, (TraceValue, DynInt)) else int(d) for e, d in zip(self.shape, self.stride)]
         top = max([abs(d) * e for d, e in zip(stride, shape) if d is not None] + [1])
         unit = max(1, 128 // bits)  # 16 bytes in elements
         for i, d in enumerate(stride):
@@ -292,14 +312,14 @@ def _tma_view(rt: RuntimeTensor) -> Any:
 
     eng = rt.engine
     shape = []
-    for e, d in zip(rt.layout.shape, rt.layout.stride):
+    for e, d in zip(it.flatten_to_tuple(rt.layout.shape), it.flatten_to_tuple(rt.layout.stride)):
         if isinstance(d, TraceValue):
             raise TraceError(f"make_tensor({rt.iterator}, {rt.layout}): a stride computed in the kernel is not "
                              f"supported by cutelab for a tensor in a kernel argument's memory (at {rt.made_at})")
         if isinstance(e, TraceValue):
             e = DynInt(max(1, len(eng) // max(1, abs(int(d)))), Int32, track=False)
         shape.append(e)
-    lay = make_layout(tuple(shape), stride=tuple(rt.layout.stride))
+    lay = make_layout(it.unflatten(tuple(shape), rt.layout.shape), stride=rt.layout.stride)
     view = BoundedRuntimeTensor(TmaOnlyEngine(eng, rt.made_at), lay, rt.offset, _checked=True)
     view.runtime = rt
     return view
