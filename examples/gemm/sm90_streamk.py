@@ -1,0 +1,105 @@
+"""Stream-K for the last partial wave of sm90_gemm.py's persistent schedule (``HopperGemm(stream_k=True)``).
+
+With U (cluster) tiles over G persistent clusters, the first ``D = U // G`` waves go as whole tiles (data parallel),
+and the ``R = U - D G`` tiles left over, which would keep R clusters busy for one more tile while G - R idle, are cut
+along K instead: their ``T = R k_tiles`` k-tiles, laid end to end (tile 0's, then tile 1's, ...), are shared out
+evenly, cluster c taking positions ``[c T // G, (c + 1) T // G)``. At 4096^3 with 128x256 tiles in clusters of two
+(U = 256 on G = 66) a cluster then multiplies 3 x 64 + 56 or 57 k-tiles instead of 4 x 64 for the busiest.
+
+Each range is shorter than a tile's k-tiles (R < G), so it holds at most one tile boundary: at most two segments,
+
+- a *partial* one, the start of the range's last tile when the range stops before that tile's end: its f32 sums
+  go to the cluster's slot of a workspace in global memory, and one thread adds 1 to the tile's flag (release);
+- a *final* one, the end of the range's first tile: its sums plus the slots of the tile's other clusters (all of
+  lower index, read in their order once the flag says they are there: acquire), rounded and stored as a whole
+  tile's; the finishing thread puts the flag back to 0 for the next launch.
+
+A cluster runs its partial segment first (right after its whole tiles) and its final one last, so the partial sums
+a final segment waits for were written at the start of the other clusters' stream-K work. Every cluster of the
+grid is resident at once (one CTA per SM, at most one cluster per SM pair), so the waits end.
+
+The workspace (``slots x slot_floats`` f32) keeps value v of consumer thread t of a slot at
+``(v // 4) * 4 threads + 4 t + v % 4``: a warp's 16-byte accesses of one v // 4 cover 512 contiguous bytes.
+"""
+
+from __future__ import annotations
+
+import cutelab as cute
+import cutelab as cutlass
+
+
+class StreamKTail:
+    """The schedule's numbers (values of the kernel, or ints on the host): D whole tiles per cluster, R tail tiles,
+    T tail k-tiles over G clusters of kt k-tiles per tile; cluster c's two segments."""
+
+    def __init__(self, units, clusters, k_tiles):
+        self.G, self.kt = clusters, k_tiles
+        self.D = units // clusters
+        self.R = units - self.D * clusters
+        self.T = self.R * k_tiles
+
+    def start(self, c):
+        """The first tail position of cluster c (its range ends at start(c + 1))."""
+        return c * self.T // self.G
+
+    def owner(self, x):
+        """The cluster whose range holds tail position x."""
+        return ((x + 1) * self.G - 1) // _max(self.T, 1)  # (T = 0: no tail, nothing asks)
+
+    def segments(self, c):
+        """Cluster c's (partial, final) segments, each (tail tile, first k-tile, end k-tile) of that tile; an absent
+        one is empty (first == end). The partial one is the start of the tile that holds the range's end, when the
+        range stops inside it; the final one the end of the tile the range starts in, when it reaches that end."""
+        s, e, kt = self.start(c), self.start(c + 1), self.kt
+        up = e // kt  # (e a tile's end: the partial segment is empty, kb = ke = 0)
+        kb_p = _max(s, up * kt) - up * kt
+        uf = s // kt
+        kb_f = s - uf * kt
+        reaches = (e - uf * kt) // kt  # 1 when the range reaches the end of tile uf, else 0 (the range is < kt)
+        segs = ((up, kb_p, e - up * kt), (uf, kb_f, kb_f + reaches * (kt - kb_f)))
+        if isinstance(s, int):
+            return segs
+        # (in a kernel: the same values, clamped to where they lie, for the launch's bounds proof and the printer's
+        # exact index arithmetic: tail tile in [0, R), k-tiles in [0, kt])
+        return tuple((in_range(u, _max(self.R, 1)), _clamp(kb, kt), _clamp(ke, kt)) for u, kb, ke in segs)
+
+
+def _max(a, b):
+    return max(a, b) if isinstance(a, int) and isinstance(b, int) else cutlass.max(a, b)
+
+
+def _clamp(i, hi):
+    return cutlass.min(cutlass.max(i, 0), hi)
+
+
+def in_range(i, n):
+    """i, which the schedule keeps in [0, n), clamped there in a way the launch's bounds proof can follow."""
+    return cutlass.min(cutlass.max(i, 0), n - 1)
+
+
+def workspace_shape(gemm, M, N):
+    """((slots, floats per slot), flags) of the stream-K workspace for an M x N C: a slot of partial sums per CTA of
+    the grid, a flag per CTA tile of the tail (at least one)."""
+    bM, bN, _ = gemm.tile_mnk
+    ctas, _ = gemm.grid(M, N)
+    c = gemm.cluster_size
+    tail = StreamKTail((M // bM) * (N // bN) // c, ctas // c, 1).R
+    return (ctas, bM * bN), max(1, tail * c)
+
+
+def slot_view(mWork, slot, ctid, acc, threads):
+    """Consumer thread ctid's part of partial slot ``slot``: a tensor shaped like its accumulator fragment over the
+    workspace (see the module docstring for the order)."""
+    V = cute.size(acc)
+    base = mWork.iterator + slot * (threads * V) + ctid * 4
+    flat = cute.make_layout((4, V // 4), stride=(1, 4 * threads))
+    return cute.make_tensor(base, cute.composition(flat, cute.make_layout(acc.shape)))
+
+
+@cute.jit
+def wait_count(flag: cute.Pointer, count: cutlass.Int32):
+    """Spin until *flag >= count (ld.acquire.gpu): the partial sums released before each increment are visible to
+    this thread, and after a barrier to the others."""
+    seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="gpu")
+    while seen < count:
+        seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="gpu")
