@@ -65,6 +65,13 @@ fewer columns (``--epi-cols``) to fit 4 stages::
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --cluster-m 2" \
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2"
 
+``--stream-k`` in a variant cuts the last partial wave's tiles along K over all SMs (sm90_gemm.py; the benchmark
+makes its workspace once, outside the timed calls)::
+
+    python benchmarks/gemm.py --only torch,sm90 --sizes 4096,8192 --dtypes bf16 --rounds 3 \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 4 --epi-cols 128 --cluster-m 2 --k-unroll 4" \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 4 --epi-cols 128 --cluster-m 2 --k-unroll 4 --stream-k"
+
 ``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
 each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
 

@@ -41,6 +41,11 @@ tile's k-tile q). It leaves room for a 4th stage: cuBLAS's 256x128x64 tile with 
 (32 KiB), ``--tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2``; the two consumer warpgroups then take 128 rows
 each (two m64n128 wgmmas per k16 step).
 
+``--stream-k`` (kernel_ws, deferred TMA epilogue): the whole waves of tiles go as before, and the tiles of the last,
+partial wave are cut along K and shared out evenly over all clusters (examples/gemm/sm90_streamk.py: partial sums
+through a workspace in global memory and a flag per tile; the call takes ``mWork`` and ``mFlags``, sized by
+``workspace_shape``). At 4096^3 in 128x256 tiles the busiest SM then multiplies 192 + 57 k-tiles instead of 256.
+
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
 ``kernel_ws`` (``--ws``) is warp specialised: a producer warpgroup (``setmaxregister_decrease``,
@@ -98,7 +103,7 @@ from cutelab.runtime import from_dlpack
 from cutelab.utils import sm90 as sm90_utils
 
 sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
-from sm90_streamk import StreamKTail, in_range, slot_view, wait_count, workspace_shape  # noqa: E402
+from sm90_streamk import StreamKTail, add_slot, in_range, store_slot, wait_count, workspace_shape  # noqa: E402
 
 
 def _state_at(base, n):
@@ -744,7 +749,7 @@ class HopperGemm:
                 if n_p > 0:  # partial sums into this CTA's slot, then one more on the tile's flag
                     acc = cute.make_rmem_tensor(c_tile(0).shape, self.acc_dtype)
                     mma_segment(acc, base, n_p, lambda: store_pending(last_whole))
-                    slot_view(mWork, bidx * c + rank, ctid, acc, n_cons).store(acc.load())
+                    store_slot(acc, mWork, bidx * c + rank, ctid, n_cons)
                     epi_bar.arrive_and_wait()  # every consumer's partial sums are stored before the release
                     if ctid == 0:
                         cute.arch.fence_acq_rel_gpu()
@@ -759,7 +764,7 @@ class HopperGemm:
                         wait_count(flag, bidx - c0)
                     epi_bar.arrive_and_wait()
                     for w in cutlass.range(in_range(c0, gdim), bidx):
-                        acc.store(acc.load() + slot_view(mWork, w * c + rank, ctid, acc, n_cons).load())
+                        add_slot(acc, mWork, w * c + rank, ctid, n_cons)
                     if ctid == 0:  # (every partial of the tile is in: zero for the next launch)
                         cute.arch.store(flag, cutlass.Int32(0))
                     pending.store(self.scaled(acc, scale).to(mC.element_type))

@@ -87,13 +87,30 @@ def workspace_shape(gemm, M, N):
     return (ctas, bM * bN), max(1, tail * c)
 
 
-def slot_view(mWork, slot, ctid, acc, threads):
-    """Consumer thread ctid's part of partial slot ``slot``: a tensor shaped like its accumulator fragment over the
-    workspace (see the module docstring for the order)."""
+def _views(acc, mWork, slot, ctid, threads):
+    """acc's registers and consumer thread ctid's part of partial slot ``slot``, both as (4, V / 4): column j one
+    16-byte access (see the module docstring for the slot's order)."""
     V = cute.size(acc)
-    base = mWork.iterator + slot * (threads * V) + ctid * 4
-    flat = cute.make_layout((4, V // 4), stride=(1, 4 * threads))
-    return cute.make_tensor(base, cute.composition(flat, cute.make_layout(acc.shape)))
+    mine = cute.make_tensor(acc.iterator, cute.make_layout((4, V // 4)))
+    theirs = cute.make_tensor(mWork.iterator + slot * (threads * V) + ctid * 4,
+                              cute.make_layout((4, V // 4), stride=(1, 4 * threads)))
+    return mine, theirs
+
+
+def store_slot(acc, mWork, slot, ctid, threads):
+    """Consumer thread ctid's partial sums (acc) into slot ``slot``."""
+    mine, theirs = _views(acc, mWork, slot, ctid, threads)
+    for j in range(cute.size(mine, mode=[1])):
+        theirs[(None, j)].store(mine[(None, j)].load())
+
+
+def add_slot(acc, mWork, slot, ctid, threads):
+    """acc += consumer thread ctid's partial sums in slot ``slot``, 4 values (one 16-byte load) at a time: a whole
+    slot loaded at once would double the accumulators' registers."""
+    mine, theirs = _views(acc, mWork, slot, ctid, threads)
+    for j in range(cute.size(mine, mode=[1])):
+        part = mine[(None, j)]
+        part.store(part.load() + theirs[(None, j)].load())
 
 
 @cute.jit
