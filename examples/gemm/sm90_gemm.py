@@ -753,8 +753,8 @@ class HopperGemm:
                     epi_bar.arrive_and_wait()  # every consumer's partial sums are stored before the release
                     if ctid == 0:
                         cute.arch.fence_acq_rel_gpu()
-                        cute.arch.atomic_add(mFlags.iterator + in_range(up * c + rank, cute.size(mFlags)), cutlass.Int32(1), sem="release",
-                                             scope="gpu")
+                        cute.arch.atomic_add(mFlags.iterator + in_range(up * c + rank, cute.size(mFlags)),
+                                             cutlass.Int32(1), sem="release", scope="gpu")
                 if ke_f > kb_f:  # the final segment: its sums and the other clusters' (lower ranks, in order)
                     acc = cute.make_rmem_tensor(c_tile(0).shape, self.acc_dtype)
                     mma_segment(acc, base + n_p, ke_f - kb_f, pending_if_first)

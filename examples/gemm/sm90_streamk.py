@@ -20,9 +20,19 @@ grid is resident at once (one CTA per SM, at most one cluster per SM pair), so t
 
 The workspace (``slots x slot_floats`` f32) keeps value v of consumer thread t of a slot at
 ``(v // 4) * 4 threads + 4 t + v % 4``: a warp's 16-byte accesses of one v // 4 cover 512 contiguous bytes.
+
+Run as a program, it prints the schedule for sm90_gemm.py's arguments, then runs sm90_gemm.py with them and
+``--stream-k`` (on the CPU, or with ``--gpu`` on an H100/H200: the command compute-sanitizer checks)::
+
+    PYTHONPATH=src python examples/gemm/sm90_streamk.py --mnk 512,512,320 --ctas 6 --ws --mma-wgs 2 \
+        --tile 128,128,64 --stages 3 --dtype bf16 --c-dtype bf16
 """
 
 from __future__ import annotations
+
+import argparse
+import os
+import sys
 
 import cutelab as cute
 import cutelab as cutlass
@@ -120,3 +130,46 @@ def wait_count(flag: cute.Pointer, count: cutlass.Int32):
     seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="gpu")
     while seen < count:
         seen = cute.arch.load(flag, cutlass.Int32, sem="acquire", scope="gpu")
+
+
+def describe(M, N, bM, bN, k_tiles, ctas, cluster=1):
+    """The schedule of an M x N C in bM x bN tiles of k_tiles k-tiles on ctas CTAs in clusters of ``cluster``, in
+    words: whole waves, tail tiles, each cluster's segments, the busiest cluster's k-tiles against whole tiles only."""
+    units = (M // bM) * (N // bN) // cluster
+    clusters = min(max(1, ctas // cluster), units)
+    sk = StreamKTail(units, clusters, k_tiles)
+    lines = [f"{units} (cluster) tiles on {clusters} clusters: {sk.D} whole per cluster, {sk.R} left over "
+             f"({sk.T} k-tiles of {sk.kt} a tile)"]
+    for c in range(clusters if sk.R else 0):
+        (up, kb_p, ke_p), (uf, kb_f, ke_f) = sk.segments(c)
+        parts = [f"partial of tail tile {up}: k-tiles {kb_p}..{ke_p - 1}"] if ke_p > kb_p else []
+        if ke_f > kb_f:
+            parts.append(f"final of tail tile {uf}: k-tiles {kb_f}..{ke_f - 1}, adds {c - sk.owner(uf * sk.kt)} slot(s)")
+        lines.append(f"  cluster {c}: " + ("; ".join(parts) or "nothing"))
+    busiest = max(sk.start(c + 1) - sk.start(c) for c in range(clusters)) if sk.R else 0
+    lines.append(f"busiest cluster: {sk.D * sk.kt + busiest} k-tiles (whole tiles only: "
+                 f"{-(-units // clusters) * sk.kt})")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--mnk", default="256,256,128")
+    p.add_argument("--tile", default="64,64,64")
+    p.add_argument("--ctas", type=int, default=8)
+    p.add_argument("--cluster-m", type=int, default=1)
+    p.add_argument("--cluster-n", type=int, default=1)
+    a, _ = p.parse_known_args(argv)
+    M, N, K = (int(x) for x in a.mnk.split(","))
+    bM, bN, bK = (int(x) for x in a.tile.split(","))
+    if a.ctas > 0:
+        print(describe(M, N, bM, bN, K // bK, a.ctas, a.cluster_m * a.cluster_n))
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sm90_gemm
+
+    return sm90_gemm.main(argv + ["--stream-k"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -111,3 +111,17 @@ def test_stream_k_refusals():
     with pytest.raises(ValueError, match="stream_k=False"):
         ex.HopperGemm(**dict(kw, stream_k=False))(A, B, np.zeros((512, 512), np.float16),
                                                    mWork=np.zeros((6, 128 * 128), np.float32))
+
+
+def test_describe_counts_the_busiest_clusters_k_tiles():
+    """sm90_streamk.py's schedule in words (printed when it runs as a program): 4096^3 and 8192^3 in 128x256x64 tiles,
+    clusters of two on 132 SMs."""
+    ex = _example()
+    import sm90_streamk
+
+    text = sm90_streamk.describe(4096, 4096, 128, 256, 64, 132, 2)
+    assert text.splitlines()[0].startswith("256 (cluster) tiles on 66 clusters: 3 whole per cluster, 58 left over")
+    assert text.splitlines()[-1] == "busiest cluster: 249 k-tiles (whole tiles only: 256)"
+    assert "busiest cluster: 1986 k-tiles (whole tiles only: 2048)" in sm90_streamk.describe(8192, 8192, 128, 256, 128,
+                                                                                            132, 2)
+    assert ex.StreamKTail is sm90_streamk.StreamKTail
