@@ -725,30 +725,37 @@ class HopperGemm:
                 last_whole = bidx + (sk.D - 1) * gdim
                 n_cons = 128 * self.mma_warpgroups
 
-                def mma_segment(acc, first, count, after_first):
-                    # count (> 0) k-tiles from ring position first into acc (the first starts it; after_first() runs
-                    # while its wgmmas do), every stage released once its wgmmas are done
+                def mma_k(acc, first, k_tile, count):  # k-tile k_tile (> 0) of a segment of count, if it has one
+                    if k_tile < count:
+                        rs = _state_at(consumer, first + k_tile)
+                        mainloop.consumer_wait(rs)
+                        self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+                        warpgroup.wait_group(1)
+                        mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+
+                def mma_segment(acc, first, count, pass_q):
+                    # count (> 0) k-tiles from ring position first into acc (the first starts it), every stage
+                    # released once its wgmmas are done; pass_q(q), the previous C's epilogue pass q, after k-tile q
+                    # (as the whole tiles' loop does) or at once where the segment is shorter
                     cs = _state_at(consumer, first)
                     mainloop.consumer_wait(cs)
                     self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
-                    after_first()
-                    for k_tile in cutlass.range(1, k_tiles, unroll=self.k_unroll or None):  # (bounds the printer
-                        if k_tile < count:  # can follow)
-                            rs = _state_at(consumer, first + k_tile)
-                            mainloop.consumer_wait(rs)
-                            self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
-                            warpgroup.wait_group(1)
-                            mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+                    pass_q(0)
+                    for q in range(1, self.epi_passes):
+                        mma_k(acc, first, q, count)
+                        pass_q(q)
+                    for k_tile in cutlass.range(self.epi_passes, k_tiles, unroll=self.k_unroll or None):
+                        mma_k(acc, first, k_tile, count)  # (over range(k_tiles): bounds the printer can follow)
                     warpgroup.wait_group(0)
                     mainloop.consumer_release(_state_at(consumer, first + count - 1))
 
-                def pending_if_first():  # the final segment is the first one when there is no partial one
+                def pending_if_first(q):  # the final segment is the first one when there is no partial one
                     if n_p == 0:
-                        store_pending(last_whole)
+                        store_pending(last_whole, (q,))
 
                 if n_p > 0:  # partial sums into this CTA's slot, then one more on the tile's flag
                     acc = cute.make_rmem_tensor(c_tile(0).shape, self.acc_dtype)
-                    mma_segment(acc, base, n_p, lambda: store_pending(last_whole))
+                    mma_segment(acc, base, n_p, lambda q: store_pending(last_whole, (q,)))
                     store_slot(acc, mWork, bidx * c + rank, ctid, n_cons)
                     epi_bar.arrive_and_wait()  # every consumer's partial sums are stored before the release
                     if ctid == 0:
@@ -769,8 +776,9 @@ class HopperGemm:
                         cute.arch.store(flag, cutlass.Int32(0))
                     pending.store(self.scaled(acc, scale).to(mC.element_type))
                     store_pending(sk.D * gdim + uf)
-                else:
-                    pending_if_first()
+                else:  # (no segment at all: the tail is empty)
+                    if n_p == 0:
+                        store_pending(last_whole)
             elif defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
                 store_pending(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim)
             if tma_epi:
