@@ -65,6 +65,13 @@ fewer columns (``--epi-cols``) to fit 4 stages::
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 3 --cluster-m 2" \
         --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2"
 
+``--stream-k`` in a variant cuts the last partial wave's tiles along K over all SMs (sm90_gemm.py; the benchmark
+makes its workspace once, outside the timed calls)::
+
+    python benchmarks/gemm.py --only torch,sm90 --sizes 4096,8192 --dtypes bf16 --rounds 3 \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 4 --epi-cols 128 --cluster-m 2 --k-unroll 4" \
+        --sm90-variant="--ws --mma-wgs 2 --ctas 0 --tile 128,256,64 --stages 4 --epi-cols 128 --cluster-m 2 --k-unroll 4 --stream-k"
+
 ``--rounds N`` runs the whole plan N times in a row (every program right after its own torch row, in
 each round) and adds a table of medians over the rounds, each % taken against the round's torch row.
 
@@ -190,7 +197,7 @@ def sm80_options(text: str) -> argparse.Namespace:
 def sm90_options(text: str) -> argparse.Namespace:
     """sm90_gemm.py's own flags for its configuration (``--tile``, ``--stages``, ``--ctas``, ``--ws``,
     ``--mma-wgs``, ``--raster``, ``--epilogue``, ``--promote``, ``--pingpong``, ``--cluster-m``, ``--cluster-n``,
-    ``--raster-m``, ``--epi-cols``, ``--k-unroll``); ``--ctas 0`` means one CTA per SM."""
+    ``--raster-m``, ``--epi-cols``, ``--k-unroll``, ``--stream-k``); ``--ctas 0`` means one CTA per SM."""
     p = argparse.ArgumentParser(prog="--sm90-args", add_help=False)
     p.add_argument("--tile", default="128,256,64", type=lambda s: tuple(int(x) for x in s.split(",")))
     p.add_argument("--stages", type=int, default=3)
@@ -207,6 +214,7 @@ def sm90_options(text: str) -> argparse.Namespace:
     p.add_argument("--raster-m", action="store_true")
     p.add_argument("--epi-cols", type=int, default=0)
     p.add_argument("--k-unroll", type=int, default=0)
+    p.add_argument("--stream-k", action="store_true")
     o = p.parse_args(shlex.split(text))
     if len(o.tile) != 3:
         p.error(f"--tile {o.tile}: expected bM,bN,bK")
@@ -415,6 +423,8 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
     import cutelab as cute
     from cutelab.runtime import from_dlpack
 
+    import torch
+
     mod = _load(os.path.join(ROOT, "examples", "gemm", "sm90_gemm.py"), "_bench_sm90_gemm")
     fp8 = dtype in FP8
     o = sm90_options(opts.sm90_fp8_args if fp8 else opts.sm90_args)
@@ -428,7 +438,7 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
                           warp_specialized=o.ws, mma_warpgroups=o.mma_wgs, raster=o.raster, epilogue=o.epilogue,
                           promote=o.promote, pingpong=o.pingpong, defer_epilogue=not o.no_defer,
                           cluster_m=o.cluster_m, cluster_n=o.cluster_n, raster_m=o.raster_m,
-                          epi_cols=o.epi_cols or None, k_unroll=o.k_unroll)
+                          epi_cols=o.epi_cols or None, k_unroll=o.k_unroll, stream_k=o.stream_k)
     config = (f"tile {'x'.join(map(str, o.tile))}, {o.stages} stages, {ctas} CTAs"
               + (f", warp-specialised, {o.mma_wgs} MMA warpgroups" if o.ws else ", one warpgroup")
               + f", raster {o.raster}, {gemm.epilogue_kind(c_dtype)} epilogue"
@@ -438,16 +448,28 @@ def build_sm90(a: Any, b: Any, dtype: str, opts: argparse.Namespace, scales: Any
               + (f", clusters of {o.cluster_n} along N (A multicast)" if o.cluster_n > 1 else "")
               + (f", raster {o.raster} along M" if o.raster_m else "")
               + (f", C buffer of {o.epi_cols} columns" if o.epi_cols else "")
-              + (f", k-loop unrolled {o.k_unroll}x" if o.k_unroll else ""))
+              + (f", k-loop unrolled {o.k_unroll}x" if o.k_unroll else "")
+              + (", stream-K tail" if o.stream_k else ""))
     a, b, c_arg = _dev(a), _dev(b), _dev(c)
     args = [from_dlpack(x, assumed_align=16) for x in (a, b, c_arg)]
     if fp8:
         config += ", per-tensor scales"
         args += [from_dlpack(_dev(s)) for s in scales]
+    elif o.stream_k:
+        args += [None, None]  # (no scales)
+    keep: Tuple[Any, ...] = ()
+    if o.stream_k:  # partial sums and flags (zeros; every call leaves them so)
+        (slots, floats), flags = mod.workspace_shape(gemm, M, N)
+        keep = (_new((slots, floats), torch.float32, a), _new((flags,), torch.int32, a))
+        args += [from_dlpack(_dev(x), assumed_align=16) for x in keep]
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, *args)
     compile_s = time.perf_counter() - t0
-    call: Callable[[], Any] = lambda: compiled(*args)  # noqa: E731
+
+    def call() -> Any:
+        keep  # noqa: B018  (the stream-K workspace lives as long as the call)
+        return compiled(*args)
+
     config += "; cute.compile"
     return Runner(call, c, c_dtype, config, compile_s)
 

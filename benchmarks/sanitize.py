@@ -71,6 +71,11 @@ PROGRAMS: Dict[str, List[str]] = {
     "gemm/sm90_gemm_ws_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "3", "--ws",
                               "--mma-wgs", "2", "--tile", "128,256,128", "--stages", "3", "--dtype", "e4m3",
                               "--c-dtype", "bf16", "--iters", "2", "--no-scaled-mm"],
+    # the stream-K tail (examples/gemm/sm90_streamk.py runs sm90_gemm.py --stream-k): 4 cluster tiles on 3 clusters of
+    # 2 CTAs, the last tile cut over all 3 (two partial sums in global memory, release/acquire flags, 2 calls)
+    "gemm/sm90_streamk": ["examples/gemm/sm90_streamk.py", "--gpu", "--mnk", "256,1024,512", "--ctas", "6", "--ws",
+                          "--mma-wgs", "2", "--tile", "128,256,64", "--stages", "4", "--epi-cols", "128",
+                          "--cluster-m", "2", "--dtype", "bf16", "--c-dtype", "bf16", "--iters", "2"],
     # ping-pong: each consumer warpgroup every other tile, mainloops in turn (bar.arrive / bar.sync 3 and 4), a C
     # buffer and an epilogue barrier (an id in a register) each
     "gemm/sm90_gemm_pingpong_fp8": ["examples/gemm/sm90_gemm.py", "--gpu", "--mnk", "320,1024,512", "--ctas", "3",

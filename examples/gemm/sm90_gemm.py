@@ -41,6 +41,11 @@ tile's k-tile q). It leaves room for a 4th stage: cuBLAS's 256x128x64 tile with 
 (32 KiB), ``--tile 256,128,64 --stages 4 --epi-cols 64 --cluster-n 2``; the two consumer warpgroups then take 128 rows
 each (two m64n128 wgmmas per k16 step).
 
+``--stream-k`` (kernel_ws, deferred TMA epilogue): the whole waves of tiles go as before, and the tiles of the last,
+partial wave are cut along K and shared out evenly over all clusters (examples/gemm/sm90_streamk.py: partial sums
+through a workspace in global memory and a flag per tile; the call takes ``mWork`` and ``mFlags``, sized by
+``workspace_shape``). At 4096^3 in 128x256 tiles the busiest SM then multiplies 192 + 57 k-tiles instead of 256.
+
 Two kernels: ``kernel`` follows CuTe DSL's Hopper ``dense_gemm.py`` (one warpgroup; its warp 0
 issues the TMA loads of the next stages while the warpgroup multiplies the current one), and
 ``kernel_ws`` (``--ws``) is warp specialised: a producer warpgroup (``setmaxregister_decrease``,
@@ -97,6 +102,9 @@ from cutelab.nvgpu import OperandMajorMode, cpasync, warpgroup
 from cutelab.runtime import from_dlpack
 from cutelab.utils import sm90 as sm90_utils
 
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+from sm90_streamk import StreamKTail, add_slot, in_range, store_slot, wait_count, workspace_shape  # noqa: E402
+
 
 def _state_at(base, n):
     """The pipeline state n stages after base (n an int or an index expression of the kernel)."""
@@ -123,7 +131,8 @@ class HopperGemm:
 
     def __init__(self, ab_dtype=cutlass.Float16, tile_mnk=(64, 64, 64), stages=2, num_ctas=None, dynamic=False,
                  warp_specialized=False, mma_warpgroups=1, raster=4, defer_epilogue=True, epilogue="auto", promote=0,
-                 pingpong=False, cluster_m=1, cluster_n=1, raster_m=False, epi_cols=None, k_unroll=0):
+                 pingpong=False, cluster_m=1, cluster_n=1, raster_m=False, epi_cols=None, k_unroll=0,
+                 stream_k=False):
         if ab_dtype not in (cutlass.Float16, cutlass.BFloat16, cutlass.Float8E4M3FN, cutlass.Float8E5M2):
             raise ValueError(f"HopperGemm: ab_dtype {ab_dtype}: Float16, BFloat16, Float8E4M3FN or Float8E5M2")
         # wgmma's k per instruction (16 for 16-bit types, 32 for fp8); a k-tile row of at most 128 bytes (the swizzle)
@@ -214,6 +223,12 @@ class HopperGemm:
                              f"x{tile_mnk[1]} per consumer warpgroup: {tile_mnk[0] // tile_wgs * tile_mnk[1] * 2 // 128}"
                              f" registers a thread, more than 128 (a 64x128 share, e.g. 128x128 tiles on 2 warpgroups)")
         self.promote = promote
+        # the last partial wave cut along K and shared out evenly (sm90_streamk.py); kernel_ws with the deferred TMA
+        # epilogue (check_epilogue), a workspace of partial sums and flags passed to the call
+        if stream_k and (not warp_specialized or pingpong or promote):
+            raise ValueError("HopperGemm: stream_k is kernel_ws's without ping-pong or promote (warp_specialized=True, "
+                             "pingpong=False, promote=0)")
+        self.stream_k = stream_k
 
     def loop(self, *args, unroll=None):
         """The kernels' tile and k loops: ``cutlass.range`` (a loop in the CUDA; ``unroll``: copies of
@@ -496,7 +511,8 @@ class HopperGemm:
     def kernel_ws(self, tma_a: cutlass.Constexpr, mA: cute.Tensor, tma_b: cutlass.Constexpr, mB: cute.Tensor,
                   mC: cute.Tensor, tiled_mma: cutlass.Constexpr, a_smem: cutlass.Constexpr,
                   b_smem: cutlass.Constexpr, tiles_per_cta: cutlass.Constexpr, mSA: cute.Tensor, mSB: cute.Tensor,
-                  tma_c: cutlass.Constexpr = None, mCt: cute.Tensor = None):
+                  tma_c: cutlass.Constexpr = None, mCt: cute.Tensor = None, mWork: cute.Tensor = None,
+                  mFlags: cute.Tensor = None):
         """Warp specialised: warpgroup 0 produces (its warp 0 issues the TMA loads), warpgroup 1
         consumes (wgmma and the epilogue); they meet only at the pipeline's mbarriers."""
         bM, bN, bK = self.tile_mnk
@@ -550,6 +566,15 @@ class HopperGemm:
                         loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, tm, tn, rank)
                         for k_tile in loop(k_tiles, unroll=1):  # one warp's loop: kept small (i-cache)
                             self.load_k_tile(mainloop, _state_at(producer, i * k_tiles + k_tile), loads, k_tile)
+                if self.stream_k:  # then this cluster's stream-K segments of the tail: the partial one, the final one
+                    sk = StreamKTail(num_tiles, gdim, k_tiles)
+                    pos = sk.D * k_tiles  # ring position of the segment's first k-tile
+                    for u, kb, ke in sk.segments(bidx):
+                        loads = self.tma_loads(tma_a, mA, sA, tma_b, mB, sB, *tile_mn(sk.D * gdim + u), rank)
+                        for k_tile in cutlass.range(k_tiles, unroll=1):  # (bounds the printer can follow)
+                            if k_tile >= kb and k_tile < ke:
+                                self.load_k_tile(mainloop, _state_at(producer, pos + k_tile - kb), loads, k_tile)
+                        pos = pos + (ke - kb)
         else:  # consumer
             cute.arch.setmaxregister_increase(232)
             scale = self.load_scale(mSA, mSB)  # fp8's per-tensor scales (None without them)
@@ -693,7 +718,68 @@ class HopperGemm:
                         cute.copy(out_copy, tOsC, thr_out.partition_D(gC))
                     else:
                         self.store_c(acc, tCgC, scale)
-            if defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
+            if self.stream_k:  # the tail's segments (sm90_streamk.py), the last whole tile's C during the first
+                sk = StreamKTail(num_tiles, gdim, k_tiles)
+                (up, kb_p, ke_p), (uf, kb_f, ke_f) = sk.segments(bidx)
+                base, n_p = sk.D * k_tiles, ke_p - kb_p
+                last_whole = bidx + (sk.D - 1) * gdim
+                n_cons = 128 * self.mma_warpgroups
+
+                def mma_k(acc, first, k_tile, count):  # k-tile k_tile (> 0) of a segment of count, if it has one
+                    if k_tile < count:
+                        rs = _state_at(consumer, first + k_tile)
+                        mainloop.consumer_wait(rs)
+                        self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, rs.index)
+                        warpgroup.wait_group(1)
+                        mainloop.consumer_release(_state_at(consumer, first + k_tile - 1))
+
+                def mma_segment(acc, first, count, pass_q):
+                    # count (> 0) k-tiles from ring position first into acc (the first starts it), every stage
+                    # released once its wgmmas are done; pass_q(q), the previous C's epilogue pass q, after k-tile q
+                    # (as the whole tiles' loop does) or at once where the segment is shorter
+                    cs = _state_at(consumer, first)
+                    mainloop.consumer_wait(cs)
+                    self.mma_k_tile(tiled_mma, acc, tCsA, tCsB, cs.index, first=True)
+                    pass_q(0)
+                    for q in range(1, self.epi_passes):
+                        mma_k(acc, first, q, count)
+                        pass_q(q)
+                    for k_tile in cutlass.range(self.epi_passes, k_tiles, unroll=self.k_unroll or None):
+                        mma_k(acc, first, k_tile, count)  # (over range(k_tiles): bounds the printer can follow)
+                    warpgroup.wait_group(0)
+                    mainloop.consumer_release(_state_at(consumer, first + count - 1))
+
+                def pending_if_first(q):  # the final segment is the first one when there is no partial one
+                    if n_p == 0:
+                        store_pending(last_whole, (q,))
+
+                if n_p > 0:  # partial sums into this CTA's slot, then one more on the tile's flag
+                    acc = cute.make_rmem_tensor(c_tile(0).shape, self.acc_dtype)
+                    mma_segment(acc, base, n_p, lambda q: store_pending(last_whole, (q,)))
+                    store_slot(acc, mWork, bidx * c + rank, ctid, n_cons)
+                    epi_bar.arrive_and_wait()  # every consumer's partial sums are stored before the release
+                    if ctid == 0:
+                        cute.arch.fence_acq_rel_gpu()
+                        cute.arch.atomic_add(mFlags.iterator + in_range(up * c + rank, cute.size(mFlags)),
+                                             cutlass.Int32(1), sem="release", scope="gpu")
+                if ke_f > kb_f:  # the final segment: its sums and the other clusters' (lower ranks, in order)
+                    acc = cute.make_rmem_tensor(c_tile(0).shape, self.acc_dtype)
+                    mma_segment(acc, base + n_p, ke_f - kb_f, pending_if_first)
+                    c0 = sk.owner(uf * k_tiles)
+                    flag = mFlags.iterator + in_range(uf * c + rank, cute.size(mFlags))
+                    if ctid == 0:
+                        wait_count(flag, bidx - c0)
+                    epi_bar.arrive_and_wait()
+                    for w in cutlass.range(in_range(c0, gdim), bidx):
+                        add_slot(acc, mWork, w * c + rank, ctid, n_cons)
+                    if ctid == 0:  # (every partial of the tile is in: zero for the next launch)
+                        cute.arch.store(flag, cutlass.Int32(0))
+                    pending.store(self.scaled(acc, scale).to(mC.element_type))
+                    store_pending(sk.D * gdim + uf)
+                else:  # (no segment at all: the tail is empty)
+                    if n_p == 0:
+                        store_pending(last_whole)
+            elif defer:  # the CTA's last tile (every CTA has at least one: grid() launches at most one per tile)
                 store_pending(bidx + ((num_tiles - 1 - bidx) // gdim) * gdim)
             if tma_epi:
                 if issuer:  # the last TMA stores have read the buffer before the CTA (and its shared memory) ends
@@ -754,6 +840,9 @@ class HopperGemm:
         if self.epi_passes > 1 and not kind.startswith("tma"):
             raise ValueError(f"sm90_gemm: epi_cols={self.epi_cols} is the TMA epilogue's; this C ({c_dtype}) is "
                              f"stored by the {kind!r} one")
+        if self.stream_k and kind != "tma, deferred":
+            raise ValueError(f"sm90_gemm: stream_k is written for the deferred TMA epilogue ('tma, deferred'); this C "
+                             f"({c_dtype}) has the {kind!r} one")
         if kind in ("tma", "tma, deferred", "smem") and not self._fits_c_buffer(c_dtype.width):
             raise ValueError(f"sm90_gemm: epilogue={self.epilogue!r}: {'two ' if self.pingpong else 'a '}"
                              f"{bM}x{self.epi_cols} "
@@ -766,11 +855,13 @@ class HopperGemm:
         c = self.cluster_size
         units = (M // bM) * (N // bN) // c
         clusters = max(1, min(units, (self.num_ctas or units * c) // c))
+        if self.stream_k:  # whole waves of tiles, then the tail's stream-K segments
+            return clusters * c, units // clusters
         return clusters * c, -(-units // clusters)
 
     @cute.jit
     def __call__(self, mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, mScaleA: cute.Tensor = None,
-                 mScaleB: cute.Tensor = None):
+                 mScaleB: cute.Tensor = None, mWork: cute.Tensor = None, mFlags: cute.Tensor = None):
         """C = A B^T: mA (M, K), mB (N, K) K-major tensors of ab_dtype, mC (M, N) f32/f16/bf16 (numpy arrays run
         on the CPU, GPU tensors on their device). A jit function: ``cute.compile(gemm, mA, mB, mC)``
         traces it once; the compiled call then only writes the tensors' addresses (and encodes their
@@ -779,7 +870,10 @@ class HopperGemm:
         mScaleA, mScaleB (both or neither): 1-element f32 tensors, per-tensor scales as
         ``torch._scaled_mm(a, b.t(), scale_a, scale_b, out_dtype=C's type)`` takes them: C = (A B^T) *
         scale_a * scale_b, the product of the f32 accumulators and the scales rounded once to C's type.
-        The kernel reads them (no host synchronisation), so they may change between calls."""
+        The kernel reads them (no host synchronisation), so they may change between calls.
+
+        mWork, mFlags (stream_k=True): the stream-K workspace, ``workspace_shape(gemm, M, N)``: f32 (slots, floats
+        per slot) for partial sums, and Int32 flags that must be zero at the first call (each call leaves them so)."""
         M, K = mA.shape
         N = mB.shape[0]
         bM, bN, bK = self.tile_mnk
@@ -807,13 +901,27 @@ class HopperGemm:
             if t is not None and (t.element_type != cutlass.Float32 or cute.size(t) != 1):
                 raise ValueError(f"sm90_gemm: {what} must be a tensor of one Float32 (as torch._scaled_mm's per-tensor "
                                  f"scale), got {t.element_type} of shape {t.shape}")
+        if self.stream_k:
+            (slots, floats), flags = workspace_shape(self, M, N)
+            if mWork is None or mFlags is None:
+                raise ValueError(f"sm90_gemm: stream_k=True needs mWork (Float32, ({slots}, {floats})) and mFlags "
+                                 f"(Int32, ({flags},), zeros) for {M}x{N}")
+            if mWork.element_type != cutlass.Float32 or cute.size(mWork) < slots * floats:
+                raise ValueError(f"sm90_gemm: stream_k: mWork holds {cute.size(mWork)} {mWork.element_type}, needs "
+                                 f"{slots * floats} Float32 ({slots} slots of {floats})")
+            if mFlags.element_type != cutlass.Int32 or cute.size(mFlags) < flags:
+                raise ValueError(f"sm90_gemm: stream_k: mFlags holds {cute.size(mFlags)} {mFlags.element_type}, "
+                                 f"needs {flags} Int32")
+        elif mWork is not None or mFlags is not None:
+            raise ValueError("sm90_gemm: mWork and mFlags are stream_k's workspace; this GEMM has stream_k=False")
         tiled_mma, a_smem, b_smem, tma_a, tA, tma_b, tB = self.make_atoms(mA, mB)
         ctas, per_cta = self.grid(M, N)
         kernel = self.kernel_ws if self.warp_specialized else self.kernel
         self.check_epilogue(mC.element_type)
         tma_c, tC = self.make_tma_c(mC) if self.epilogue_kind(mC.element_type.width).startswith("tma") else (None, None)
         launch = dict(cluster=(self.cluster_size, 1, 1)) if self.cluster_size > 1 else {}
-        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC).launch(
+        sk = (mWork, mFlags) if self.stream_k else ()
+        kernel(tma_a, tA, tma_b, tB, mC, tiled_mma, a_smem, b_smem, per_cta, mScaleA, mScaleB, tma_c, tC, *sk).launch(
             grid=(ctas, 1, 1), block=(self.threads, 1, 1), **launch)
 
 
@@ -837,7 +945,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
             stages: int = 2, ws: bool = False, mma_wgs: int = 1, dtype: str = "f16", raster: int = 4,
             c_dtype: str = "f32", defer: bool = True, epilogue: str = "auto", scaled_mm: bool = True,
             promote: int = 0, pingpong: bool = False, cluster_m: int = 1, cluster_n: int = 1,
-            raster_m: bool = False, epi_cols: int = 0, k_unroll: int = 0) -> int:
+            raster_m: bool = False, epi_cols: int = 0, k_unroll: int = 0, stream_k: bool = False) -> int:
     """On a GPU (torch CUDA tensors): compile once (cute.compile), check against torch.matmul, then
     time the compiled call: back to back (CUDA events around ``iters`` calls, and the host time per
     call), one at a time (synchronize, events around one call, synchronize: the kernel alone, and
@@ -863,7 +971,11 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
     gemm = HopperGemm(ab_dtype=_DTYPES[dtype], tile_mnk=tile, stages=stages, num_ctas=ctas, dynamic=dynamic,
                       warp_specialized=ws, mma_warpgroups=mma_wgs, raster=raster, defer_epilogue=defer,
                       epilogue=epilogue, promote=promote, pingpong=pingpong, cluster_m=cluster_m, cluster_n=cluster_n,
-                      raster_m=raster_m, epi_cols=epi_cols or None, k_unroll=k_unroll)
+                      raster_m=raster_m, epi_cols=epi_cols or None, k_unroll=k_unroll, stream_k=stream_k)
+    if stream_k:  # the workspace: partial sums, and flags that start at zero (every call leaves them so)
+        (slots, floats), nflags = workspace_shape(gemm, M, N)
+        work = (torch.empty(slots, floats, device="cuda"), torch.zeros(nflags, device="cuda", dtype=torch.int32))
+        scales = (scales or (None, None)) + tuple(from_dlpack(x, assumed_align=16) for x in work)
     t0 = time.perf_counter()
     compiled = cute.compile(gemm, mA, mB, mC, *scales)
     compile_s = time.perf_counter() - t0
@@ -927,7 +1039,7 @@ def run_gpu(M: int, N: int, K: int, ctas: int, iters: int = 20, dynamic: bool = 
           + (f", clusters of {cluster_m} along M (B multicast)" if cluster_m > 1 else "")
           + (f", clusters of {cluster_n} along N (A multicast)" if cluster_n > 1 else "")
           + (", raster along M" if raster_m else "") + (f", C buffer of {epi_cols} columns" if epi_cols else "")
-          + (f", k-loop unrolled {k_unroll}x" if k_unroll else ""))
+          + (f", k-loop unrolled {k_unroll}x" if k_unroll else "") + (", stream-K tail" if stream_k else ""))
     print(f"  back to back ({iters} calls): {b2b:.4f} ms per call, {tf(b2b):.1f} TFLOP/s; host {host_us:.1f} us per call")
     print(f"  one call (median of {iters}): kernel {one_ms:.4f} ms, {tf(one_ms):.1f} TFLOP/s; "
           f"synchronize-call-synchronize {wall_ms:.4f} ms")
@@ -968,6 +1080,8 @@ def main(argv=None) -> int:
                    "columns (0: all), the tile's C stored in bN / epi-cols passes (room for another stage)")
     p.add_argument("--k-unroll", type=int, default=0, help="--ws --dynamic: copies of the consumers' k-loop body per "
                    "trip (0: the compiler's choice; the stage count makes each copy's stage a constant)")
+    p.add_argument("--stream-k", action="store_true", help="--ws, deferred TMA epilogue: the last partial wave's "
+                   "tiles cut along K and shared out evenly (sm90_streamk.py; a workspace of partial sums and flags)")
     p.add_argument("--no-scaled-mm", action="store_true", help="--gpu, e4m3: do not compare with torch._scaled_mm "
                    "(under compute-sanitizer, where cuBLAS's kernels would be checked too)")
     p.add_argument("--c-dtype", default="f32", choices=["f32", "f16", "bf16"], help="C's element type")
@@ -985,7 +1099,7 @@ def main(argv=None) -> int:
                        mma_wgs=a.mma_wgs, dtype=a.dtype, raster=a.raster, c_dtype=a.c_dtype, defer=not a.no_defer,
                        epilogue=a.epilogue, scaled_mm=not a.no_scaled_mm, promote=a.promote, pingpong=a.pingpong,
                        cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols,
-                       k_unroll=a.k_unroll)
+                       k_unroll=a.k_unroll, stream_k=a.stream_k)
     rng = np.random.default_rng(0)
     A = rng.standard_normal((M, K)).astype(np.float16)
     B = rng.standard_normal((N, K)).astype(np.float16)
@@ -993,7 +1107,11 @@ def main(argv=None) -> int:
                       dynamic=a.dynamic, warp_specialized=a.ws, mma_warpgroups=a.mma_wgs, raster=a.raster,
                       defer_epilogue=not a.no_defer, epilogue=a.epilogue, promote=a.promote, pingpong=a.pingpong,
                       cluster_m=a.cluster_m, cluster_n=a.cluster_n, raster_m=a.raster_m, epi_cols=a.epi_cols or None,
-                      k_unroll=a.k_unroll)
+                      k_unroll=a.k_unroll, stream_k=a.stream_k)
+    work = {}
+    if a.stream_k:  # partial sums (NaN: a slot read before it is written shows) and flags at zero
+        (slots, floats), nflags = workspace_shape(gemm, M, N)
+        work = dict(mWork=np.full((slots, floats), np.nan, np.float32), mFlags=np.zeros(nflags, np.int32))
     C = np.zeros((M, N), {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[a.c_dtype])
     scale = 1.0
     if a.dtype in _FP8:  # torch's float8 CPU tensors (values rounded to fp8), two 1-element f32 scales
@@ -1004,7 +1122,7 @@ def main(argv=None) -> int:
         sab = [np.array([K ** -0.25 if v is None else v], np.float32) for v in (a.scale_a, a.scale_b)]
         scale = float(sab[0][0]) * float(sab[1][0])
         Cd = torch.zeros(M, N, dtype=torch.bfloat16) if a.c_dtype == "bf16" else C
-        gemm(A, B, Cd, *sab)
+        gemm(A, B, Cd, *sab, **work)
         A, B = (x.float().numpy() for x in (A, B))
         C = Cd.float().numpy() if a.c_dtype == "bf16" else C
     elif "bf16" in (a.dtype, a.c_dtype):  # numpy has no bfloat16: CPU torch tensors (values rounded to bf16)
@@ -1013,11 +1131,11 @@ def main(argv=None) -> int:
         if a.dtype == "bf16":
             A, B = (torch.from_numpy(x.astype(np.float32)).bfloat16() for x in (A, B))
         Cd = torch.zeros(M, N, dtype=torch.bfloat16) if a.c_dtype == "bf16" else C
-        gemm(A, B, Cd)
+        gemm(A, B, Cd, **work)
         A, B = (x.float().numpy() if isinstance(x, torch.Tensor) else x for x in (A, B))
         C = Cd.float().numpy() if a.c_dtype == "bf16" else C
     else:
-        gemm(A, B, C)
+        gemm(A, B, C, **work)
     ref = A.astype(np.float64) @ B.astype(np.float64).T * scale
     err = np.abs(C.astype(np.float64) - ref).max()
     # f32 accumulation: one rounding per k step (16, or 32 for fp8), each at most half an ulp of the partial
