@@ -58,6 +58,18 @@ def test_a_mode_of_extent_one_may_have_any_stride():
     t = cute.make_tensor(np.zeros(64 * 4, np.float16), cute.make_layout((64, 1, 2), stride=(1, 1, 128)))
     atom, _ = cpasync.make_tiled_tma_atom(op, t, cute.make_layout(64), (64,))
     assert atom.desc.box[0] == 64
+    # its byte stride in the descriptor is 0, as CuTe's; the driver refuses anything not a multiple of 16 (a
+    # byte stride of 1 failed every GPU launch of CUTLASS's dense_gemm.py with L = 1: CUDA_ERROR_INVALID_VALUE)
+    args = atom.desc.cu_encode_args(1 << 20)
+    assert args["globalStrides"] == [256, 0]
+    from cutelab.kernel.cuda.fakegpu import FakeDriver
+    err, _ = FakeDriver().cuTensorMapEncodeTiled(args["tensorDataType"], args["tensorRank"], 1 << 20, args["globalDim"],
+                                                 args["globalStrides"], args["boxDim"], args["elementStrides"], 0,
+                                                 args["swizzle"], 2, 0)
+    assert err == 0
+    bad = dict(args, globalStrides=[256, 1])
+    assert FakeDriver().cuTensorMapEncodeTiled(bad["tensorDataType"], 3, 1 << 20, bad["globalDim"], bad["globalStrides"],
+                                               bad["boxDim"], bad["elementStrides"], 0, bad["swizzle"], 2, 0)[0] == 1
     with pytest.raises(LayoutError, match="not a multiple of 16"):  # extent 2: its stride counts
         t = cute.make_tensor(np.zeros(64 * 8, np.float16), cute.make_layout((64, 2, 2), stride=(1, 68, 256)))
         cpasync.make_tiled_tma_atom(op, t, cute.make_layout(64), (64,))

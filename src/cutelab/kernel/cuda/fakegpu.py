@@ -228,6 +228,11 @@ class FakeDriver:
         self._count("cuTensorMapEncodeTiled")
         if not 1 <= int(rank) <= 5 or int(address) % 16:
             return (1, None)
+        # the driver's own checks of the geometry (CUDA_ERROR_INVALID_VALUE): extents in [1, 2^32], byte strides
+        # multiples of 16 below 2^40, boxes of 1 to 256 and element strides of 1 to 8 per dimension
+        if (any(not 1 <= int(x) <= 1 << 32 for x in dims) or any(int(x) % 16 or int(x) >= 1 << 40 for x in strides)
+                or any(not 1 <= int(x) <= 256 for x in box) or any(not 1 <= int(x) <= 8 for x in estrides)):
+            return (1, None)
         return (0, _Handle(0, opaque=fake_tensor_map(dtype, rank, address, dims, strides, box, estrides, interleave,
                                                      swizzle, l2, oob)))
 

@@ -257,7 +257,10 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         chunk = _unswizzled_row(outer, tuple(box_t[: len(tiler)]), order[0], bits)
         if chunk < box_t[order[0]]:
             box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
-    desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), tuple(max(1, stride[i] * gbits // 8) for i in order),
+    # byte strides: the innermost dimension's is the element's (a byte for 4-bit elements); a mode of extent 1 keeps
+    # stride 0, as CuTe's descriptor does (cuTensorMapEncodeTiled takes 0, a multiple of 16; not 1)
+    bstrides = tuple(max(1, stride[i] * gbits // 8) if k == 0 else stride[i] * gbits // 8 for k, i in enumerate(order))
+    desc = TmaDescriptor(dtype, tuple(shape[i] for i in order), bstrides,
                          tuple(box_t[i] for i in order), sw, tuple(order), own if unpack else None)
     # the smem layout must put each tile element where TMA puts it
     tile_shape = tuple(tile_t[: len(tiler)])
