@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from .errors import TraceError
-from .pipeline_sm90 import Agent, CooperativeGroup, PipelineState, PipelineUserType, make_pipeline_state
+from .pipeline_sm90 import Agent, CooperativeGroup, PipelineState, PipelineUserType, make_pipeline_state, wait_unless_done
 
 __all__ = ["PipelineAsync", "PipelineCpAsync", "PipelineProducer", "PipelineConsumer", "ImmutableResourceHandle",
            "PipelineOrder"]
@@ -83,10 +83,8 @@ class PipelineAsync:
     # ---- the producer's side
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, loc: Any = None,
                          ip: Any = None) -> None:
-        """Wait until the stage is empty (its consumers released it)."""
-        from .kernel import arch
-
-        arch.mbarrier_wait(self.empty + state.index, state.phase)
+        """Wait until the stage is empty (its consumers released it), unless the token says it is."""
+        wait_unless_done(try_acquire_token, self.empty + state.index, state.phase)
 
     def producer_try_acquire(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         from .kernel import arch
@@ -116,10 +114,8 @@ class PipelineAsync:
     # ---- the consumer's side
     def consumer_wait(self, state: PipelineState, try_wait_token: Any = None, *, loc: Any = None,
                       ip: Any = None) -> None:
-        """Wait until the stage is full (its producers committed it)."""
-        from .kernel import arch
-
-        arch.mbarrier_wait(self.full + state.index, state.phase)
+        """Wait until the stage is full (its producers committed it), unless the token says it is."""
+        wait_unless_done(try_wait_token, self.full + state.index, state.phase)
 
     def consumer_try_wait(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
         from .kernel import arch

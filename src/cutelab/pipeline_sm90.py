@@ -317,6 +317,19 @@ class PipelineState:
 _TRACE_COUNT = "a PipelineState counted at trace time (make_pipeline_state's)"
 
 
+def wait_unless_done(token: Any, barrier: Any, phase: Any) -> None:
+    """Wait on the mbarrier's phase unless ``token`` (a try_wait's or try_acquire's answer for it) says it has
+    completed: CuTe DSL's consumer_wait / producer_acquire branch on the token, so a stage found full (or empty)
+    by the peek costs no second wait. A static token decides at trace time; None always waits."""
+    from .kernel import arch
+    from .kernel.frontend.control import if_generate
+
+    if token is None:
+        arch.mbarrier_wait(barrier, phase)
+    else:
+        if_generate(token == 0, lambda: arch.mbarrier_wait(barrier, phase))
+
+
 def make_pipeline_state(type: PipelineUserType, stages: int) -> PipelineState:
     """A state at stage 0: producers start at phase 1 (the buffers start empty), consumers at phase 0."""
     if type in (PipelineUserType.Producer, PipelineUserType.ProducerConsumer):
@@ -483,15 +496,16 @@ class PipelineTmaAsync:
 
     def producer_acquire(self, state: PipelineState, try_acquire_token: Any = None, *, loc: Any = None,
                          ip: Any = None) -> None:
-        """Wait until the stage is empty, then arrive on its full barrier with the stage's bytes."""
+        """Wait until the stage is empty (unless the token says so), then arrive on its full barrier with the
+        stage's bytes."""
         from .kernel import arch
 
-        arch.mbarrier_wait(self.empty + state.index, state.phase)
+        wait_unless_done(try_acquire_token, self.empty + state.index, state.phase)
         with arch.elect_one():
             arch.mbarrier_arrive_and_expect_tx(self.full + state.index, self.tx_count)
 
     def producer_try_acquire(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> Any:
-        """Whether the stage is empty now (a token for producer_acquire, which waits all the same)."""
+        """Whether the stage is empty now (a token for producer_acquire, which then skips its wait)."""
         from .kernel import arch
 
         return arch.mbarrier_try_wait(self.empty + state.index, state.phase)
@@ -512,11 +526,8 @@ class PipelineTmaAsync:
 
     def consumer_wait(self, state: PipelineState, try_wait_token: Any = None, *, loc: Any = None,
                       ip: Any = None) -> None:
-        """Wait until the stage is full (with a token from consumer_try_wait, waiting on a completed
-        phase returns at once: the wait is always issued)."""
-        from .kernel import arch
-
-        arch.mbarrier_wait(self.full + state.index, state.phase)
+        """Wait until the stage is full, unless the token from consumer_try_wait says it is."""
+        wait_unless_done(try_wait_token, self.full + state.index, state.phase)
 
     def consumer_release(self, state: PipelineState, *, loc: Any = None, ip: Any = None) -> None:
         """One thread of each consumer warp arrives on the stage's empty barrier; over a cluster, one

@@ -14,6 +14,7 @@ the cluster). Each run also prints the kernel's CUDA; nvcc (where installed) com
 """
 import hashlib
 import os
+import re
 import subprocess
 import sys
 
@@ -135,3 +136,16 @@ def test_fewer_than_8_cluster_rows_is_an_error_naming_cluster_dim(tmp_path):
     last = p.stderr.strip().splitlines()[-1]
     assert last.startswith("cutelab.errors.LayoutError: make_layout(((8,?),?)"), last
     assert "(%nclusterid.x // 8) == 0 for this launch (it reads cute.arch.cluster_dim()[0]" in last, last
+
+
+@pytest.mark.parametrize("m,tail", [(1024, False), (1536, True)])
+def test_the_cta_swizzles_tail_is_a_branch_only_where_a_cluster_takes_it(tmp_path, m, tail):
+    """M / 64 CTA rows in clusters (2, 1), 2 columns: 8 cluster rows (M 1024) leave the CTA swizzle's tail
+    (cluster_dim()[0] % 8 rows) empty, and no cluster of the launch takes `if cluster_id >= num_reg_cids`. The
+    kernel is traced for its launch, so with the launch's dimensions that comparison is decided
+    (symbolic.with_launch_values) and the branch, whose layout would have an empty mode, is not traced: it was a
+    LayoutError (at the benchmark's 8192^3 too). 12 cluster rows (M 1536) have a tail of 4: a runtime branch."""
+    out, src = _run(tmp_path, "--mnkl", f"{m},128,64,1", "--tile_shape_mn", "64,64", "--cluster_shape_mn", "2,1")
+    assert "Cluster Shape: (2, 1)" in out and src.count(MULTICAST) >= 1
+    branch = re.search(r"if \(\(+\(unsigned int\)cl_nclusterid_x\(\)\) \* .* >= 16u\)\) \{", src)
+    assert (branch is not None) == tail, branch

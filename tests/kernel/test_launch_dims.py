@@ -183,6 +183,35 @@ def test_a_comparison_of_launch_dimensions_is_decided_by_the_launch():
 
 
 @cute.kernel
+def cluster_swizzle_tail(O: cute.Tensor):
+    cidx, cidy, _ = cute.arch.cluster_idx()
+    cdimx, cdimy, _ = cute.arch.cluster_dim()
+    cluster_id = cidx + cdimx * cidy
+    regular = cute.size(((8, cdimx // 8), cdimy))
+    tidx, _, _ = cute.arch.thread_idx()
+    if tidx == 0:
+        O[cluster_id] = 1
+    if cluster_id >= regular:  # no cluster of a launch whose cluster rows 8 divides (dense_gemm.py's tail)
+        tail = cute.make_layout((cdimx % 8, cdimy), stride=(1, cdimx % 8))
+        m, _ = tail.get_flat_coord(cluster_id - regular)
+        if tidx == 0:
+            O[cluster_id] = 2 + m
+
+
+def test_a_comparison_the_launchs_dimensions_decide_is_decided_by_the_launch():
+    """cluster_idx ranges over the launch's clusters, so with %nclusterid's values in place the tail branch of
+    CUTLASS's Hopper dense_gemm.py (whose layout would have an empty mode) is dead for 16 cluster rows and is not
+    traced; for 12 rows it is a runtime branch (4 tail rows)."""
+    O = np.zeros(48, np.int32)
+    cluster_swizzle_tail(from_dlpack(O)).launch(grid=(32, 2, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+    assert O[:32].tolist() == [1] * 32
+    assert "cluster_id" not in cuda.render(last_launch().ir) and "% 8" not in cuda.render(last_launch().ir)
+    O[:] = 0
+    cluster_swizzle_tail(from_dlpack(O)).launch(grid=(24, 2, 1), block=(32, 1, 1), cluster=(2, 1, 1))
+    assert O[:24].tolist() == [1] * 16 + [2, 3, 4, 5] * 2
+
+
+@cute.kernel
 def _write_grid_size(O: cute.Tensor):
     bx, _, _ = cute.arch.block_idx()
     tidx, _, _ = cute.arch.thread_idx()

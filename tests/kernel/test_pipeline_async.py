@@ -297,3 +297,58 @@ def test_a_state_cloned_then_advanced_in_a_runtime_loop_gives_each_iteration_its
     run_staged_clone_then_advance(from_dlpack(res), n, stages)
     assert res[:n].tolist() == [2.0 * i + 1.0 for i in range(n)]
     assert (res[n:] == -1.0).all()
+
+
+@cute.kernel
+def staged_peek(SharedStorage: cutlass.Constexpr, res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    warp_idx = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+    smem = cutlass.utils.SmemAllocator()
+    storage = smem.allocate(SharedStorage, 64)
+    pipe = cutlass.pipeline.PipelineAsync.create(
+        num_stages=stages,
+        producer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        consumer_group=cutlass.pipeline.CooperativeGroup(cutlass.pipeline.Agent.Thread, 32),
+        barrier_storage=storage.mbar.data_ptr())
+    buf = storage.buf.get_tensor(cute.make_layout(stages))
+    write = cutlass.pipeline.make_pipeline_state(cutlass.pipeline.PipelineUserType.Producer, stages)
+    read = cutlass.pipeline.make_pipeline_state(cutlass.pipeline.PipelineUserType.Consumer, stages)
+    if warp_idx == 0:
+        for i in cutlass.range(n):
+            empty = pipe.producer_try_acquire(write)
+            pipe.producer_acquire(write, empty)
+            buf[write.index] = 1.0 * i + 0.5
+            pipe.producer_commit(write)
+            write.advance()
+    else:
+        for i in cutlass.range(n):
+            full = pipe.consumer_try_wait(read)
+            pipe.consumer_wait(read, full)
+            res[i] = buf[read.index] * 2.0
+            pipe.consumer_release(read)
+            read.advance()
+
+
+@cute.jit
+def run_staged_peek(res: cute.Tensor, n: cutlass.Int32, stages: cutlass.Constexpr):
+    @cute.struct
+    class SharedStorage:
+        mbar: cute.struct.MemRange[cutlass.Int64, stages * 2]
+        buf: cute.struct.Align[cute.struct.MemRange[cutlass.Float32, stages], 128]
+
+    staged_peek(SharedStorage, res, n, stages).launch(grid=(1, 1, 1), block=(64, 1, 1))
+
+
+def test_a_peeks_token_skips_the_wait_when_the_stage_is_ready():
+    """consumer_wait(state, token) and producer_acquire(state, token) wait only where the peek (try_wait /
+    try_acquire) found the stage not ready, as CuTe DSL's: in the CUDA each blocking wait sits in a branch on
+    its token; on the CPU every value still arrives in order."""
+    res = np.full(16, -1.0, np.float32)
+    run_staged_peek(from_dlpack(res), 9, 2)
+    assert res[:9].tolist() == [2.0 * i + 1.0 for i in range(9)] and (res[9:] == -1.0).all()
+    src = cuda.render(last_launch().ir)
+    body = src.split("__global__", 1)[1]
+    waits = [i for i, line in enumerate(body.splitlines()) if "CL_WAIT:" in line]
+    assert len(waits) == 2, body
+    lines = body.splitlines()
+    for w in waits:  # the line before each blocking wait opens a branch on the peek's answer
+        assert lines[w - 1].strip().startswith("if ("), lines[w - 3:w + 1]

@@ -522,11 +522,10 @@ class Cmp(Expr):
             dec = True if lo == hi == 0 else False if (lo > 0 or hi < 0) else None
         else:
             dec = False if lo == hi == 0 else True if (lo > 0 or hi < 0) else None
-        if dec is None:  # a comparison of launch dimensions alone (ir.nodes.DimVar): the launch traced decides it
-            vs = atoms(a) + atoms(b)
-            if vs and all(getattr(v, "value", None) is not None for v in vs):
-                env = {v.name: v.value for v in vs}
-                dec = bool(Cmp._OPS[op](evaluate(a, env), evaluate(b, env)))
+        if dec is None:  # with the launch's dimensions (ir.nodes.DimVar) in place, the launch traced may decide it
+            d = with_launch_values(add(a, mul(b, -1)))
+            if d is not None and sym_range(d) != (lo, hi):
+                dec = Cmp(op, d, 0).decided
         self.decided = dec
         self.lo, self.hi = (int(dec), int(dec)) if dec is not None else (0, 1)
         self.div = 1
@@ -818,6 +817,46 @@ def atoms(x: Any) -> list:
 
     go(x)
     return list(out.values())
+
+
+def with_launch_values(x: Any) -> Any:
+    """x with each launch dimension (``ir.nodes.DimVar``) replaced by the value of the launch being traced
+    (other indices keep their ranges), or None where a part cannot be rebuilt (a swizzle, a comparison) or
+    divides by a zero. The kernel is traced for its launch, so a comparison this decides is decided for it
+    (CUTLASS's Hopper dense_gemm.py: ``cluster_id >= size(((8, cdimx // 8), cdimy))`` holds for no cluster
+    of a grid whose cluster rows 8 divides).
+
+    >>> from .nodes import DimVar
+    >>> X = DimVar("nclusterid", "x", 64)
+    >>> with_launch_values(floordiv(X, 8) * 8 + Var("bid.x", 4)).expr_str()
+    '(bid.x + 64)'
+    """
+    if not isinstance(x, Expr):
+        return x
+    if isinstance(x, Var):
+        v = getattr(x, "value", None)
+        return x if v is None else int(v)
+    if isinstance(x, Lin):
+        acc: Any = x.const
+        for a, c in x.terms:
+            t = with_launch_values(a)
+            if t is None:
+                return None
+            acc = add(acc, mul(t, c))
+        return acc
+    if isinstance(x, (FloorDiv, Mod)):
+        t = with_launch_values(x.a)
+        return None if t is None else (floordiv(t, x.c) if isinstance(x, FloorDiv) else mod(t, x.c))
+    if isinstance(x, (Mul, DynDiv)):
+        t, u = with_launch_values(x.a), with_launch_values(x.b)
+        if t is None or u is None:
+            return None
+        if isinstance(x, Mul):
+            return mul(t, u)
+        if sym_range(u)[0] <= 0 <= sym_range(u)[1]:
+            return None  # a divisor that may be zero: left to the run
+        return floordiv(t, u) if x.op == "//" else mod(t, u)
+    return None
 
 
 def evaluate(x: Any, env: Dict[str, Any]) -> Any:
