@@ -489,10 +489,37 @@ def store(ptr: Any, val: Any, *, level1_eviction_priority: Any = None, cop: Any 
         raise TraceError(f"kernel {t.name}: {what}: shared-memory stores (ss={ss!r}) are not supported{t.where()}")
     sem, scope = _check("st", sem, scope, what, t)
     param, off = _ptr_ref(ptr, what, t)
+    if isinstance(val, TraceValue) and len(val.refs) > 1:  # a vector (vector.from_elements): one wide store
+        _vector_store(param, off, val, sem, scope, what, t)
+        return
     _supported(param.dtype, what, t)
     v = _refs_of(val, 1, param.dtype, what, param.name)[0]
     param.written = True
     t.emit(MemOp("st", param, off, param.dtype, sem, scope, val=v, where=t.where()))
+
+
+def _vector_store(param: Any, off: Any, val: TraceValue, sem: Any, scope: Any, what: str, t: Any) -> None:
+    """``cute.arch.store`` of a vector value (4 x i32 from ``vector.from_elements``, say): its bits as the
+    pointer's elements, stored at once (a weak store is the IR's Store, vectorized as any; an ordered one
+    a MemOp of several elements)."""
+    from ..ir.nodes import Store
+    from .bitcast import bitcast
+
+    dt = param.dtype
+    bits = len(val.refs) * val.dtype.width
+    if isinstance(param, AddressParam) or bits % dt.width or bits > 128:
+        raise TraceError(f"kernel {t.name}: {what}: a vector of {len(val.refs)} x {val.dtype} stored through a "
+                         f"pointer to {dt}: cutelab stores vectors of up to 128 bits, a whole number of the "
+                         f"pointer's elements, into a tensor argument{t.where()}")
+    n = bits // dt.width
+    v = val if val.dtype.name == dt.name else bitcast(val, dt, what, n=n)
+    t.check_refs(v.refs, what)
+    param.written = True
+    if sem is None and scope is None:
+        t.emit(Store(param, off, tuple(range(n)), tuple(v.refs)))
+        return
+    _supported(dt, what, t)
+    t.emit(MemOp("st", param, off, dt, sem, scope, val=list(v.refs), where=t.where(), n=n))
 
 
 def _ptx_dtype_ok(dt: Any, want: Any) -> bool:
