@@ -272,8 +272,7 @@ BLACKWELL_ARGS = {
     "kernel/distributed/all_reduce_simple.py": (["--M", "32", "--N", "128"], "tests/distributed/test_ranks.py"),
     "kernel/distributed/all_reduce_one_shot_lamport.py": (["--M", "16", "--N", "128"],
                                                           "tests/distributed/test_ranks.py"),
-    "kernel/distributed/all_reduce_tma.py": (["--shape", "64,256"], "one CTA tile of 16384 elements; "
-                                                                    "tests/distributed/test_ranks.py"),
+    "kernel/distributed/all_reduce_tma.py": (["--shape", "64,256"], "one CTA tile of 16384 elements (no test)"),
     "kernel/distributed/all_reduce_two_shot_multimem.py": (["--M", "256", "--N", "128"],
                                                            "one 128x128 tile per rank (no test)"),
     "kernel/distributed/distributed_all_gather_gemm_blackwell.py": (
@@ -281,8 +280,7 @@ BLACKWELL_ARGS = {
          "--c_dtype", "Float16"], "tests/distributed/test_ranks.py"),
     "kernel/distributed/distributed_gemm_all_reduce_blackwell.py": (FUSED, "the sizes tests/distributed/test_ranks.py "
                                                                            "gives the reduce-scatter one"),
-    "kernel/distributed/distributed_gemm_all_reduce_lamport_blackwell.py": (FUSED, "the reduce-scatter one's sizes "
-                                                                                   "(no test)"),
+    "kernel/distributed/distributed_gemm_all_reduce_lamport_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),
     "kernel/distributed/distributed_gemm_all_reduce_ldxstmc_blackwell.py": (FUSED, "the sizes tests/distributed/"
                                                                                    "test_ranks.py gives the reduce-"
                                                                                    "scatter one"),

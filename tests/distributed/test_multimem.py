@@ -119,13 +119,23 @@ def test_inline_ptx_vector_load_and_store_through_an_address():
     np.testing.assert_array_equal(y, want)
 
     @cute.kernel
-    def ordered(x: cute.Tensor):
-        p = x.iterator.toint().ir_value()
-        llvm.inline_asm(ir.Type.parse("!llvm.struct<(i32,i32,i32,i32)>"), [p],
-                        "ld.relaxed.gpu.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l")
+    def ordered(x: cute.Tensor, y: cute.Tensor):  # Lamport's flag-via-data poll: an ordered 128-bit load of f16
+        tidx, _, _ = cute.arch.thread_idx()
+        p = (x.iterator + tidx * 8).toint().ir_value()
+        s = llvm.inline_asm(ir.Type.parse("!llvm.struct<(i32,i32,i32,i32)>"), [p],
+                            "ld.relaxed.gpu.global.v4.u32 {$0, $1, $2, $3}, [$4];", "=r,=r,=r,=r,l")
+        for i in cutlass.range_constexpr(4):
+            y[tidx * 4 + i] = llvm.extractvalue(T.i32(), s, [i])
 
-    from cutelab.compat.where import NotEmulatedError
+    w = np.zeros(128, np.int32)
+    ordered(from_dlpack(x, assumed_align=16), from_dlpack(w)).launch(grid=(1, 1, 1), block=(32, 1, 1))
+    np.testing.assert_array_equal(w, x.view(np.int32))
+    from cutelab.kernel.cuda.fakegpu import FakeDeviceArray, fake_gpu
+    from cutelab.kernel.launch.plan import last_launch
 
-    with pytest.raises(NotEmulatedError, match=r"ld.relaxed.gpu.global.v4.u32 with a memory order on a pointer to "
-                                               r"Float16: cutelab's ordered vector loads take 32- or 64-bit"):
-        ordered(from_dlpack(x, assumed_align=16)).launch(grid=(1, 1, 1), block=(1, 1, 1))
+    with fake_gpu():
+        ordered(from_dlpack(FakeDeviceArray(x), assumed_align=16), from_dlpack(FakeDeviceArray(w))).launch(
+            grid=(1, 1, 1), block=(32, 1, 1))
+        src = last_launch().source
+    assert 'asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"' in src
+    _compiles_sm100a(src)

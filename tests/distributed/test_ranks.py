@@ -5,8 +5,8 @@ distributed_all_gather_gemm_blackwell.py: copied unchanged from NVIDIA/cutlass 7
 examples/python/CuTeDSL/cute/blackwell/kernel/distributed/) and our own all-reduce with
 release/acquire flags run as 2 and 4 ranks and pass their own result checks; a flag that no rank
 sets is reported as a deadlock naming the rank, the kernel line and the flag. NVLink multicast: our own
-multimem all-reduce, CUTLASS's fused all-reduce and reduce-scatter GEMMs and its TMA all-reduce. The ranks are forked from the test process (ranks.py); test_torchrun_cli runs the
-command line as written in issue 22.
+multimem all-reduce, CUTLASS's GEMMs fused with a reduce-scatter and with a Lamport all-reduce. The ranks
+are forked from the test process (ranks.py); test_torchrun_cli runs the command line as written in issue 22.
 """
 import os
 import re
@@ -155,25 +155,23 @@ def test_multimem_ops():
            f"multicast tensor, by st.global: a multicast address takes only multimem" in refusal, refusal
 
 
-def test_cutlass_fused_gemm_with_multicast():
-    """CUTLASS's GEMM fused with a reduce-scatter: multimem.ld_reduce of every rank's tile through the multicast
-    view of its symmetric C (symm_mem's multicast_ptr) into this rank's shard, barriers of multimem.red flags;
-    checked by the program against torch (PASS on every rank). Its all-reduce siblings (LDMCxSTMC, LDxSTMC, the
-    block-scaled one) pass too (docs/cutlass_examples_survey.md); the all-reduce's multimem.st is tested by
-    test_multimem_ops."""
-    rs = _ok(run_ranks("distributed_gemm_reduce_scatter_blackwell.py", 2,
-                       ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1",
-                        "--ab_dtype", "Float16", "--c_dtype", "Float16", "--use_tma_store"]))
-    assert "Fused ReduceScatter Op: LDMC" in rs[0].out, rs[0].out[-2000:]
+@pytest.mark.parametrize("program, mode", [
+    ("distributed_gemm_reduce_scatter_blackwell.py", "Fused ReduceScatter Op: LDMC"),
+    ("distributed_gemm_all_reduce_lamport_blackwell.py", "Fused AllReduce Op: Lamport"),
+])
+def test_cutlass_fused_gemms_with_multicast(program, mode):
+    """CUTLASS's GEMMs fused with a reduce-scatter (multimem.ld_reduce of every rank's tile through the multicast
+    view of the symmetric C, symm_mem's multicast_ptr, into this rank's shard; barriers of multimem.red flags) and
+    with a Lamport all-reduce (a TMA store of each tile to the multicast slot reaches every rank's copy; each rank
+    polls its peers' copies with ordered 128-bit loads in a while_generate loop until the -0.0 sentinel is gone);
+    each checks itself against torch (PASS on every rank). The all-reduce siblings (LDMCxSTMC, LDxSTMC, the
+    block-scaled one) and all_reduce_tma pass too (docs/cutlass_examples_survey.md); multimem.st is tested by
+    test_multimem_ops, the 1-D TMA tile of all_reduce_tma by tests/kernel/test_sm90_tma.py."""
+    rs = _ok(run_ranks(program, 2, ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1",
+                                    "--ab_dtype", "Float16", "--c_dtype", "Float16", "--use_tma_store"]))
+    assert mode in rs[0].out, rs[0].out[-2000:]
     for r in rs:
         assert r.out.splitlines()[-1].startswith("PASS"), r.out[-2000:]
-
-
-def test_cutlass_all_reduce_tma():
-    """CUTLASS's all_reduce_tma: TMA loads of every rank's input (a 1-D tile of 16384 f32 in boxes of 256), a TMA
-    store of the sum to the multicast output (every rank's copy), multimem.red flags; checked by the program."""
-    rs = _ok(run_ranks("all_reduce_tma.py", 2, ["--shape", "64,256"]))
-    assert "Results verified successfully!" in rs[0].out, rs[0].out[-2000:]
 
 
 def test_torchrun_cli(tmp_path):

@@ -286,6 +286,9 @@ class MemOp(Op):
     # ---- GPU
     def cuda(self, r: Any) -> None:
         bits = self.dtype.width
+        if bits < 32 and self.kind == "ld" and self.addr is None and self.n * bits in (64, 128):
+            self._cuda_words(r, bits)
+            return
         if bits not in (32, 64):
             raise TraceError(f"{self.ptx()}: the CUDA back end prints 32- and 64-bit forms only ({self.dtype})")
         st, _, _ = r.ctype(self.dtype)
@@ -334,6 +337,26 @@ class MemOp(Op):
                 r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             if self.dst is not None:
                 r.emit(f"memcpy(&{r.reg(self.dst)}[0], &cl_o, {bits // 8});")
+
+    def _cuda_words(self, r: Any, bits: int) -> None:
+        """An ordered load of 8- or 16-bit elements, 64 or 128 bits in all (inline PTX's ``ld.relaxed.gpu.global.
+        v4.u32`` of f16 data): one ``.v2``/``.v4`` access of 32-bit words, their bytes copied into the elements
+        (the program's own vector instruction promises the alignment, as on the GPU)."""
+        k = self.n * bits // 32
+        head = self.ptx().rsplit(".", 1)[0]
+        off = r.base(self.base, tuple(range(self.n)), self.param, self)
+        r.declare(self.dst)
+        with r.guarded(self):
+            names = ", ".join(f"cl_o{j}" for j in range(k))
+            outs = ", ".join(f'"=r"(cl_o{j})' for j in range(k))
+            regs = ", ".join(f"%{j}" for j in range(k))
+            r.emit(f"{{ unsigned int {names};")
+            r.emit(f'  asm volatile("{head}.v{k}.b32 {{{regs}}}, [%{k}];" : {outs} : "l"(({self.param.name} + {off})) '
+                   f': "memory");')
+            per = 32 // bits
+            for j in range(k):
+                r.emit(f"  memcpy(&{r.reg(self.dst)}[{j * per}], &cl_o{j}, 4);")
+            r.emit("}")
 
     def _cuda_vector(self, r: Any, bits: int, st: str, u: str, c: str) -> None:
         """n elements: ``ld``/``st`` ``.v2``/``.v4`` where contiguous and provably aligned (the vectorize
@@ -836,15 +859,16 @@ def _asm_vector(kind: str, toks: List[str], vec: int, ty: Any, sem: Any, scope: 
             dst = t.new_reg(dt, n)
             param.read = True
             t.emit(Load(dst, param, off, tuple(range(n))))
-        elif dt.width in (32, 64):
-            _supported(dt, what, t)
+        elif dt.width in (32, 64) or n * dt.width in (64, 128):
+            if dt.width in (32, 64):
+                _supported(dt, what, t)
             sem_, scope_ = _check("ld", sem, scope, what, t)
             dst = t.new_reg(dt, n)
             param.read = True
             t.emit(MemOp("ld", param, off, dt, sem_, scope_, dst=dst, where=t.where(), n=n))
         else:
             raise NotInterpreted(f"{what} at {where}: {opcode} with a memory order on a pointer to {dt}: cutelab's "
-                                 f"ordered vector loads take 32- or 64-bit elements", opcode)
+                                 f"ordered vector loads take 32- or 64-bit elements, or 64 or 128 bits of narrower ones", opcode)
         v = TraceValue([(dst, i) for i in range(n)], (n,), dt)
         if word.name != dt.name:
             from .bitcast import bitcast
