@@ -183,9 +183,10 @@ def run_one(base: str, rel: str, timeout: float, cpu_timeout: float = 0, args=()
 BLACKWELL = "cute/blackwell"
 MNKL_1TILE = ["--mnkl", "128,128,128,1"]
 T = "tests/blackwell/"
-# tests/distributed/test_ranks.py's sizes for CUTLASS's GEMMs fused with an all-reduce or reduce-scatter
+# tests/distributed/test_ranks.py's sizes for CUTLASS's GEMMs fused with an all-reduce or reduce-scatter, with the TMA
+# store their own usage lines give (Lamport's requires it)
 FUSED = ["--mnkl", "128,64,32,1", "--mma_tiler_mn", "64,64", "--cluster_shape_mn", "1,1", "--ab_dtype", "Float16",
-         "--c_dtype", "Float16"]  # where the arguments come from a test's command line
+         "--c_dtype", "Float16", "--use_tma_store"]  # where the arguments come from a test's command line
 
 # cute/blackwell programs: the arguments each runs with in the survey (their defaults are sized for a GPU), and why
 BLACKWELL_ARGS = {
@@ -272,17 +273,18 @@ BLACKWELL_ARGS = {
     "kernel/distributed/all_reduce_simple.py": (["--M", "32", "--N", "128"], "tests/distributed/test_ranks.py"),
     "kernel/distributed/all_reduce_one_shot_lamport.py": (["--M", "16", "--N", "128"],
                                                           "tests/distributed/test_ranks.py"),
-    "kernel/distributed/all_reduce_tma.py": (["--shape", "32,128"], "all_reduce_simple's test size (no test)"),
-    "kernel/distributed/all_reduce_two_shot_multimem.py": (["--M", "32", "--N", "128"],
-                                                           "all_reduce_simple's test size (no test)"),
+    "kernel/distributed/all_reduce_tma.py": (["--shape", "64,256"], "one CTA tile of 16384 elements (no test)"),
+    "kernel/distributed/all_reduce_two_shot_multimem.py": (["--M", "256", "--N", "128"],
+                                                           "one 128x128 tile per rank (no test)"),
     "kernel/distributed/distributed_all_gather_gemm_blackwell.py": (
         ["--mnkl", "256,64,32,1", "--mma_tiler_mn", "64,32", "--cluster_shape_mn", "2,2", "--ab_dtype", "Float16",
          "--c_dtype", "Float16"], "tests/distributed/test_ranks.py"),
     "kernel/distributed/distributed_gemm_all_reduce_blackwell.py": (FUSED, "the sizes tests/distributed/test_ranks.py "
-                                                                           "gives the Lamport one"),
+                                                                           "gives the reduce-scatter one"),
     "kernel/distributed/distributed_gemm_all_reduce_lamport_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),
     "kernel/distributed/distributed_gemm_all_reduce_ldxstmc_blackwell.py": (FUSED, "the sizes tests/distributed/"
-                                                                                   "test_ranks.py gives the Lamport one"),
+                                                                                   "test_ranks.py gives the reduce-"
+                                                                                   "scatter one"),
     "kernel/distributed/distributed_gemm_blockscaled_all_reduce_ldmcxstmc_blackwell.py": (
         ["--mnkl", "128,128,256,1"], "one tile per rank, blockscaled K 256 (no test)"),
     "kernel/distributed/distributed_gemm_reduce_scatter_blackwell.py": (FUSED, "tests/distributed/test_ranks.py"),

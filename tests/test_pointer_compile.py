@@ -63,6 +63,12 @@ def test_torch_tensors_through_data_ptr():
     o = torch.zeros(64, dtype=torch.float32)
     f(make_ptr(Float32, x.data_ptr()), make_ptr(Float32, o.data_ptr()), Int32(64), Float32(2.0))
     assert torch.equal(o, x * 2)
+    # a tensor where a pointer was compiled is its data pointer (CuTe DSL passes a tensor's descriptor, which starts
+    # with it; CUTLASS's block-scaled LDMCxSTMC GEMM calls its compiled GEMM so)
+    from cutelab.runtime import from_dlpack
+
+    f(make_ptr(Float32, x.data_ptr()), from_dlpack(o, assumed_align=16), Int32(64), Float32(3.0))
+    assert torch.equal(o, x * 3)
 
 
 def test_calls_that_do_not_fit_the_compiled_pointers_are_refused():

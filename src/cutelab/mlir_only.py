@@ -57,5 +57,15 @@ def if_generate(*args: Any, **kwargs: Any) -> Any:
     return _if_generate(*args, **kwargs)
 
 
-while_generate = _refuse("while_generate")
-yield_out = _refuse("yield_out")
+def while_generate(*args: Any, **kwargs: Any) -> Any:
+    """CuTe DSL's while_generate: a runtime while loop built by hand (kernel.frontend.while_region)."""
+    from .kernel.frontend.while_region import while_generate as _while_generate
+
+    return _while_generate(*args, **kwargs)
+
+
+def yield_out(*args: Any, **kwargs: Any) -> Any:
+    """CuTe DSL's yield_out: the next values of a while_generate loop (kernel.frontend.while_region)."""
+    from .kernel.frontend.while_region import yield_out as _yield_out
+
+    return _yield_out(*args, **kwargs)

@@ -90,6 +90,10 @@ def test_refusals():
         cpasync.make_tiled_tma_atom(op, _a(128, 128), _smem(K_SW128, cute.Float16, (64, 64)), (64, 64), 2)
     with pytest.raises(LayoutError, match="at most 256"):
         cpasync.make_tiled_tma_atom(op, _a(512, 64), cute.make_layout((512, 64), stride=(64, 1)), (512, 64))
+    # a 1-D tile of 16384 (CUTLASS's all_reduce_tma) is boxes of 256 side by side, as CuTe DSL 4.8.1 makes them
+    flat, _ = cpasync.make_tiled_tma_atom(op, from_dlpack(np.zeros(32768, np.float32)), cute.make_layout(16384),
+                                          (16384,))
+    assert flat.desc.box == (256,) and len(flat.boxes) == 64 and flat.boxes[1] == ((256,), 256)
     with pytest.raises(LayoutError, match="stride 1"):
         t = cute.make_tensor(np.zeros(64 * 64 * 2, np.float16), cute.make_layout((64, 64), stride=(128, 2)))
         cpasync.make_tiled_tma_atom(op, t, cute.make_layout((64, 64), stride=(64, 1)), (64, 64))

@@ -29,10 +29,10 @@ pad[rank % 4] = 7
 dist.barrier()
 out.append(f"written by the previous rank: {t[0, 0].item():.0f}, signal {hdl.get_signal_pad(rank, (4,), torch.int32)[(rank - 1) % world % 4].item()}")
 out.append(f"buffer_ptrs distinct {len(set(hdl.buffer_ptrs)) == world}")
-try:
-    hdl.multicast_ptr
-except NotImplementedError as e:
-    out.append("multicast_ptr: " + str(e).split(": ", 1)[1][:40])
+mc = hdl.multicast_ptr  # an address of its own; on the host it reads this rank's copy
+mcv = __import__("cutlass.torch", fromlist=["as_tensor"]).as_tensor(mc, (4, 8), torch.float32)
+out.append(f"multicast_ptr distinct {mc not in hdl.buffer_ptrs}, reads this rank's copy {mcv[0, 0].item():.0f}, "
+           f"is_cuda {mcv.is_cuda}")
 out.append(f"peer access {torch.cuda.can_device_access_peer(0, 1)} {torch.cuda.can_device_access_peer(1, 1)}")
 import cutlass.torch as cutlass_torch  # noqa: E402
 
@@ -56,10 +56,14 @@ x.fill_(rank)
 dist.barrier()
 peers = [nvshmem.core.get_peer_tensor(x, r) for r in range(world)]
 out.append(f"nvshmem peers {[int(p[3]) for p in peers]} pe {nvshmem.core.my_pe()} of {nvshmem.core.n_pes()}")
+xm = nvshmem.core.get_multicast_tensor(nvshmem.core.Teams.TEAM_NODE, x[4:])
+out.append(f"get_multicast_tensor {tuple(xm.shape)} at a new address {xm.data_ptr() != x[4:].data_ptr()}, "
+           f"holds {int(xm[0])}")
 try:
-    nvshmem.core.get_multicast_tensor(nvshmem.core.Teams.TEAM_NODE, x)
-except NotImplementedError as e:
-    out.append("get_multicast_tensor: " + str(e).split(": ", 1)[1][:40])
+    nvshmem.core.get_multicast_tensor(nvshmem.core.Teams.TEAM_NODE, peers[(rank + 1) % world])
+except ValueError as e:
+    out.append("get_multicast_tensor of a peer's: " + str(e).split(": ", 1)[1][:40])
+nvshmem.core.free_tensor(xm)
 try:
     nvshmem.core.put(x, x)
 except AttributeError as e:

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from ..where import NotEmulatedError, user_line
 from ...kernel.cpu.interpreter import SHARED  # (first, end) address of every mapped segment of this process
 
-__all__ = ["Segment", "allocate", "find", "SHARED", "job_prefix", "cross_process_lock"]
+__all__ = ["Segment", "allocate", "find", "find_multicast", "SHARED", "job_prefix", "cross_process_lock"]
 
 _lock = threading.Lock()
 _state: Dict[str, Any] = {"seq": 0, "dir": None, "segments": []}
@@ -72,6 +72,8 @@ class Segment:
         self.bases: List[int] = [0] * world
         self.tensors: List[Any] = [None] * world  # uint8 torch views of each rank's mapping
         self.freed = False
+        self.fd = -1  # this rank's file, open for the multicast mapping
+        self.mc: Optional[Tuple[int, Any, Any]] = None  # (address, uint8 tensor, mmap) of the multicast mapping
 
     def path(self, r: int) -> str:
         return f"{job_prefix()}-a{self.seq}-r{r}"
@@ -85,6 +87,8 @@ class Segment:
             if create:
                 os.ftruncate(fd, self.nbytes)
             mm = mmap.mmap(fd, self.nbytes)
+            if create:  # this rank's own memory: a multicast object maps it once more (multicast())
+                self.fd = os.dup(fd)
         finally:
             os.close(fd)
         t = torch.frombuffer(mm, dtype=torch.uint8, count=self.nbytes)
@@ -128,6 +132,27 @@ class Segment:
         t = self.tensors[r][storage_offset * itemsize: need].view(dtype).view(shape)
         torch_cuda.mark_on_cuda(t)
         return t
+
+    def multicast(self) -> Tuple[int, Any]:
+        """(first address, uint8 torch tensor) of this allocation's multicast mapping, made at the first call
+        (collective in NVSHMEM and in torch's symmetric memory; here every peer is mapped already): this
+        rank's copy mapped once more, at an address of its own, registered (``kernel.cpu.multicast``) as
+        standing for every rank's copy. Only multimem.* and TMA stores may use it."""
+        import torch
+
+        from ...kernel.cpu import multicast as mc
+
+        if self.mc is None:
+            if any(m is None for m in self.maps):
+                raise NotEmulatedError(f"a multicast object of symmetric allocation {self.seq}",
+                                       "every peer's buffer must be mapped first (rendezvous, or nvshmem.core.tensor)",
+                                       where=user_line(3))
+            mm = mmap.mmap(self.fd, self.nbytes)  # this rank's pages, at a second address
+            t = torch.frombuffer(mm, dtype=torch.uint8, count=self.nbytes)
+            SHARED.append((t.data_ptr(), t.data_ptr() + self.nbytes))
+            mc.register(t.data_ptr(), t.data_ptr() + self.nbytes, self.bases)
+            self.mc = (t.data_ptr(), t, mm)
+        return self.mc[0], self.mc[1]
 
     def free(self) -> None:
         self.freed = True
@@ -193,4 +218,16 @@ def find(t: Any) -> Optional[Tuple[Segment, int]]:
         for r, b in enumerate(seg.bases):
             if b and b <= p < b + seg.nbytes:
                 return seg, r
+    return None
+
+
+def find_multicast(t: Any) -> Optional[Segment]:
+    """The segment whose multicast mapping holds tensor t's storage, or None."""
+    try:
+        p = t.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001 - not a tensor with storage
+        return None
+    for seg in _state["segments"]:
+        if seg.mc is not None and seg.mc[0] <= p < seg.mc[0] + seg.nbytes:
+            return seg
     return None

@@ -1,7 +1,8 @@
 """``nvshmem.core`` (nvshmem4py) without a GPU: ``init``, ``get_unique_id``, ``tensor``,
 ``get_peer_tensor``, ``free_tensor``, ``my_pe``/``n_pes``, ``barrier_all``, ``finalize``, over the
 host shared memory of :mod:`.heap`. ``tensor`` is collective, as in NVSHMEM: it
-maps every PE's buffer at once. Multicast (``get_multicast_tensor``) is refused with the reason.
+maps every PE's buffer at once. ``get_multicast_tensor`` gives a tensor's multicast view (its
+address stands for every PE's copy: ``kernel.cpu.multicast``).
 PEs are the ranks of torch.distributed's world group (the program initializes it first, as
 CUTLASS's examples do to broadcast the unique id).
 
@@ -134,14 +135,40 @@ def get_peer_tensor(t: Any, pe: int) -> Any:
 
 
 def free_tensor(t: Any) -> None:
-    found = heap.find(t)
+    found = heap.find(t) or heap.find_multicast(t)
     if found is None:
         raise NotEmulatedError("nvshmem.core.free_tensor of a tensor not made by nvshmem.core", "free_tensor frees "
                                "symmetric tensors", where=user_line(2))
 
 
 def get_multicast_tensor(team: Any, t: Any) -> Any:
-    raise NotEmulatedError("nvshmem.core.get_multicast_tensor", MULTICAST, where=user_line(2))
+    """The multicast view of symmetric tensor t over the PEs of team (TEAM_NODE or TEAM_WORLD: every PE,
+    one node): a tensor of t's shape and strides at an address that stands for t's place in every PE's
+    buffer (``heap.Segment.multicast``). Kernels use it with multimem.ld_reduce/st/red and TMA stores."""
+    _need_init("get_multicast_tensor")
+    tv = int(getattr(team, "value", team)) if not isinstance(team, str) else -2
+    if tv not in (Teams.TEAM_WORLD, Teams.TEAM_NODE, Teams.TEAM_SHARED):
+        raise NotEmulatedError(f"nvshmem.core.get_multicast_tensor(team={team!r})", "cutelab's PEs are one node: "
+                               "the teams TEAM_WORLD, TEAM_NODE and TEAM_SHARED (all of them) have multicast objects",
+                               where=user_line(2))
+    found = heap.find(t)
+    if found is None:
+        raise NotEmulatedError("nvshmem.core.get_multicast_tensor of a tensor not made by nvshmem.core.tensor",
+                               "multicast objects exist for symmetric tensors", where=user_line(2))
+    seg, r = found
+    if r != seg.rank:
+        raise ValueError(f"nvshmem.core.get_multicast_tensor: the tensor is PE {r}'s buffer (from get_peer_tensor); "
+                         f"pass this PE's own tensor")
+    off = t.data_ptr() - seg.bases[r]
+    if off % t.element_size():
+        raise ValueError("nvshmem.core.get_multicast_tensor: the tensor does not start at a whole element")
+    _, raw = seg.multicast()
+    base = raw[: seg.nbytes - seg.nbytes % t.element_size()].view(t.dtype)
+    mc = base.as_strided(t.shape, t.stride(), off // t.element_size())
+    from .. import torch_cuda
+
+    torch_cuda.mark_on_cuda(mc)
+    return mc
 
 
 #: nvshmem.core's functions that make multicast objects: refused on a GPU too (hook.py patches the real module)
@@ -171,7 +198,8 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     raise NotEmulatedAttributeError(f"nvshmem.core.{name}", "cutelab emulates init, finalize, get_unique_id, tensor, "
-                                    "get_peer_tensor, free_tensor, my_pe, n_pes and barrier_all of nvshmem.core "
+                                    "get_peer_tensor, get_multicast_tensor, free_tensor, my_pe, n_pes and barrier_all "
+                                    "of nvshmem.core "
                                     "(host shared memory between ranks)", where=user_line(2))
 
 

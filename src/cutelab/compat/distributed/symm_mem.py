@@ -1,7 +1,9 @@
 """``torch.distributed._symmetric_memory`` without a GPU: ``empty``, ``rendezvous`` and the handle's
 ``get_buffer``, ``get_signal_pad``, ``buffer_ptrs``, ``signal_pad_ptrs``, ``barrier``, over the host
 shared memory of :mod:`.heap` (each rank's buffer, and a signal pad after it,
-mapped into every rank). Only the world group is emulated; multicast is refused.
+mapped into every rank). Only the world group is emulated. ``multicast_ptr`` is the address of the
+allocation's multicast mapping (it stands for every rank's copy: ``kernel.cpu.multicast``), and
+``torch.ops.symm_mem.multimem_all_reduce_`` sums a symmetric tensor over the ranks.
 
 May import: ``compat.distributed.heap``/``board``, ``cutelab.compat`` (errors, the emulated device), torch.
 """
@@ -17,8 +19,8 @@ from . import heap
 
 __all__ = ["empty", "rendezvous", "SymmetricMemory", "install", "MULTICAST"]
 
-MULTICAST = ("NVLink multicast (multimem, multicast tensors) is not supported: it is switched off on the machines "
-             "cutelab runs on (it can take a shared host's GPUs out of service), and the CPU emulation has none")
+MULTICAST = ("NVLink multicast (multimem, multicast tensors) is not supported on a GPU: it is switched off on the "
+             "machines cutelab runs on (it can take a shared host's GPUs out of service); the CPU ranks emulate it")
 
 _SIGNAL_PAD = 2048
 
@@ -77,7 +79,8 @@ class SymmetricMemory:
 
     @property
     def multicast_ptr(self) -> int:
-        raise NotEmulatedError("the symmetric memory handle's multicast_ptr", MULTICAST, where=user_line(2))
+        """The address of the buffer's multicast mapping (the signal pad after it too), made at the first read."""
+        return self._seg.multicast()[0]
 
     def get_buffer(self, rank: int, sizes: Any, dtype: Any, storage_offset: int = 0) -> Any:
         import math as _m
@@ -107,7 +110,7 @@ class SymmetricMemory:
         dist.barrier()
 
     def has_multicast_support(self) -> bool:
-        return False
+        return True
 
     def __repr__(self) -> str:
         return f"<cutelab SymmetricMemory rank {self.rank}/{self.world_size}, {self.buffer_size} bytes>"
@@ -165,15 +168,27 @@ _SAVED: Dict[str, Any] = {}
 
 
 def _has_multicast_support(device_type: Any = None, device_idx: Any = None) -> bool:
-    """``torch._C._distributed_c10d._SymmetricMemory.has_multicast_support``: False, saying why on
-    stderr once (a program that needs multicast then stops with its own message)."""
-    import sys
+    """``torch._C._distributed_c10d._SymmetricMemory.has_multicast_support``: True (the CPU ranks emulate
+    multicast)."""
+    return True
 
-    if not _SAVED.get("_told"):
-        _SAVED["_told"] = True
-        print(f"cutelab: _SymmetricMemory.has_multicast_support is False at {user_line(2) or '?'}: {MULTICAST}",
-              file=sys.stderr, flush=True)
-    return False
+
+def multimem_all_reduce_(tensor: Any, reduce_op: str, group_name: Any) -> Any:
+    """``torch.ops.symm_mem.multimem_all_reduce_``: tensor (symmetric, after rendezvous) becomes the sum of
+    every rank's tensor, in place; collective."""
+    import torch.distributed as dist
+
+    if str(reduce_op) != "sum":
+        raise NotEmulatedError(f"symm_mem.multimem_all_reduce_(reduce_op={reduce_op!r})", "the reduction is 'sum'",
+                               where=user_line(2))
+    _world_group(group_name, "symm_mem.multimem_all_reduce_")
+    found = heap.find(tensor)
+    if found is None or not getattr(found[0], "connected", False):
+        raise NotEmulatedError("symm_mem.multimem_all_reduce_ of a tensor that is not symmetric memory",
+                               "the tensor comes from symm_mem.empty and has been through rendezvous",
+                               where=user_line(2))
+    dist.all_reduce(tensor)
+    return tensor
 
 
 def install() -> None:
@@ -192,6 +207,14 @@ def install() -> None:
         _SymmetricMemory.has_multicast_support = staticmethod(_has_multicast_support)
     except (ImportError, KeyError, AttributeError, TypeError):  # a torch without symmetric memory
         pass
+    try:  # the CPU kernel of symm_mem's op (the emulated device's tensors are CPU tensors)
+        import torch
+
+        lib = torch.library.Library("symm_mem", "IMPL")
+        lib.impl("multimem_all_reduce_", multimem_all_reduce_, "CPU")
+        _SAVED["_lib"] = lib
+    except Exception:  # noqa: BLE001 - a torch without the op
+        pass
 
 
 def uninstall() -> None:
@@ -204,7 +227,7 @@ def uninstall() -> None:
         from torch._C._distributed_c10d import _SymmetricMemory
 
         _SymmetricMemory.has_multicast_support = hms
-    _SAVED.pop("_told", None)
+    _SAVED.pop("_lib", None)  # (the library's registrations end with it)
     for n, v in _SAVED.items():
         setattr(sm, n, v)
     _SAVED.clear()

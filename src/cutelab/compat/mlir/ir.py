@@ -108,6 +108,22 @@ def _float_type(name: str) -> Any:
     from ... import numeric
 
     return staticmethod(lambda context=None: getattr(numeric, name))
+
+
+def _vector_type_get(shape: Any, element_type: Any, *args: Any, **kwargs: Any) -> Any:
+    """``ir.VectorType.get([n], elem)``: a 1-D vector type, as ``T.vector(n, elem)`` is (``("vector", n, elem)``)."""
+    from ... import numeric
+
+    dims = list(shape)
+    elem = element_type
+    if isinstance(elem, str):  # a scalar type's MLIR name ("i32")
+        elem = getattr(numeric, _SCALARS.get(elem, ""), None)
+    if len(dims) != 1 or not isinstance(elem, type) or not hasattr(elem, "width"):
+        raise NotEmulatedError(f"cutlass._mlir.ir.VectorType.get({shape!r}, {element_type!r})", "cutelab's vector "
+                               "types are 1-D vectors of a scalar type", where=user_line(2))
+    return ("vector", int(dims[0]), elem)
+
+
 OpResult = _cls("OpResult")
 BlockArgument = _cls("BlockArgument")
 Type = _cls("Type")
@@ -136,6 +152,7 @@ F32Type.get = _float_type("Float32")  # type: ignore[attr-defined]
 F64Type = _cls("F64Type")
 F64Type.get = _float_type("Float64")  # type: ignore[attr-defined]
 VectorType = _cls("VectorType")
+VectorType.get = staticmethod(_vector_type_get)  # type: ignore[attr-defined]
 IntegerAttr = _cls("IntegerAttr")
 FloatAttr = _cls("FloatAttr")
 BoolAttr = _cls("BoolAttr")

@@ -95,6 +95,10 @@ def interpret(ir: KernelIR, buffers: Dict[int, np.ndarray], addresses: Optional[
                 raise LaunchError(f"interpret {ir.name}: no value for scalar argument {p.name}")
         elif p.index not in buffers:
             raise LaunchError(f"interpret {ir.name}: no storage for parameter {p.name}")
+    from . import multicast
+
+    if multicast.GROUPS:  # multicast tensors take only multimem.* and TMA stores
+        multicast.check_kernel(ir, buffers)
     structured = ir.structured
     nt = ir.num_threads
     nblocks = ir.grid[0] * ir.grid[1] * ir.grid[2]

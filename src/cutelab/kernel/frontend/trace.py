@@ -531,6 +531,11 @@ class TraceValue:
         a = self.to(dt)
         if isinstance(o, TraceValue):
             o = o.to(dt)
+        elif isinstance(o, (int, np.integer)) and not isinstance(o, bool) and dt.kind in ("int", "uint"):
+            w = dt.width  # a constant of dt, as in _binary: its low bits (Int32 == 0x80008000 tests the bit pattern)
+            o = int(o) & ((1 << w) - 1)
+            if dt.kind == "int" and o >> (w - 1):
+                o -= 1 << w
         return a._emit(op, (a, o), Boolean, dt)
 
     def __lt__(self, o: Any) -> "TraceValue":

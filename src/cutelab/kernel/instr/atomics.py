@@ -286,6 +286,9 @@ class MemOp(Op):
     # ---- GPU
     def cuda(self, r: Any) -> None:
         bits = self.dtype.width
+        if bits < 32 and self.kind == "ld" and self.addr is None and self.n * bits in (64, 128):
+            self._cuda_words(r, bits)
+            return
         if bits not in (32, 64):
             raise TraceError(f"{self.ptx()}: the CUDA back end prints 32- and 64-bit forms only ({self.dtype})")
         st, _, _ = r.ctype(self.dtype)
@@ -334,6 +337,26 @@ class MemOp(Op):
                 r.emit(f'asm volatile("{p} %0, [%1], %2;" : "={c}"(cl_o) : "{ac}"({addr}), "{c}"(cl_vb) : "memory");')
             if self.dst is not None:
                 r.emit(f"memcpy(&{r.reg(self.dst)}[0], &cl_o, {bits // 8});")
+
+    def _cuda_words(self, r: Any, bits: int) -> None:
+        """An ordered load of 8- or 16-bit elements, 64 or 128 bits in all (inline PTX's ``ld.relaxed.gpu.global.
+        v4.u32`` of f16 data): one ``.v2``/``.v4`` access of 32-bit words, their bytes copied into the elements
+        (the program's own vector instruction promises the alignment, as on the GPU)."""
+        k = self.n * bits // 32
+        head = self.ptx().rsplit(".", 1)[0]
+        off = r.base(self.base, tuple(range(self.n)), self.param, self)
+        r.declare(self.dst)
+        with r.guarded(self):
+            names = ", ".join(f"cl_o{j}" for j in range(k))
+            outs = ", ".join(f'"=r"(cl_o{j})' for j in range(k))
+            regs = ", ".join(f"%{j}" for j in range(k))
+            r.emit(f"{{ unsigned int {names};")
+            r.emit(f'  asm volatile("{head}.v{k}.b32 {{{regs}}}, [%{k}];" : {outs} : "l"(({self.param.name} + {off})) '
+                   f': "memory");')
+            per = 32 // bits
+            for j in range(k):
+                r.emit(f"  memcpy(&{r.reg(self.dst)}[{j * per}], &cl_o{j}, 4);")
+            r.emit("}")
 
     def _cuda_vector(self, r: Any, bits: int, st: str, u: str, c: str) -> None:
         """n elements: ``ld``/``st`` ``.v2``/``.v4`` where contiguous and provably aligned (the vectorize
@@ -489,10 +512,37 @@ def store(ptr: Any, val: Any, *, level1_eviction_priority: Any = None, cop: Any 
         raise TraceError(f"kernel {t.name}: {what}: shared-memory stores (ss={ss!r}) are not supported{t.where()}")
     sem, scope = _check("st", sem, scope, what, t)
     param, off = _ptr_ref(ptr, what, t)
+    if isinstance(val, TraceValue) and len(val.refs) > 1:  # a vector (vector.from_elements): one wide store
+        _vector_store(param, off, val, sem, scope, what, t)
+        return
     _supported(param.dtype, what, t)
     v = _refs_of(val, 1, param.dtype, what, param.name)[0]
     param.written = True
     t.emit(MemOp("st", param, off, param.dtype, sem, scope, val=v, where=t.where()))
+
+
+def _vector_store(param: Any, off: Any, val: TraceValue, sem: Any, scope: Any, what: str, t: Any) -> None:
+    """``cute.arch.store`` of a vector value (4 x i32 from ``vector.from_elements``, say): its bits as the
+    pointer's elements, stored at once (a weak store is the IR's Store, vectorized as any; an ordered one
+    a MemOp of several elements)."""
+    from ..ir.nodes import Store
+    from .bitcast import bitcast
+
+    dt = param.dtype
+    bits = len(val.refs) * val.dtype.width
+    if isinstance(param, AddressParam) or bits % dt.width or bits > 128:
+        raise TraceError(f"kernel {t.name}: {what}: a vector of {len(val.refs)} x {val.dtype} stored through a "
+                         f"pointer to {dt}: cutelab stores vectors of up to 128 bits, a whole number of the "
+                         f"pointer's elements, into a tensor argument{t.where()}")
+    n = bits // dt.width
+    v = val if val.dtype.name == dt.name else bitcast(val, dt, what, n=n)
+    t.check_refs(v.refs, what)
+    param.written = True
+    if sem is None and scope is None:
+        t.emit(Store(param, off, tuple(range(n)), tuple(v.refs)))
+        return
+    _supported(dt, what, t)
+    t.emit(MemOp("st", param, off, dt, sem, scope, val=list(v.refs), where=t.where(), n=n))
 
 
 def _ptx_dtype_ok(dt: Any, want: Any) -> bool:
@@ -712,8 +762,12 @@ def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, w
     if kind not in ("ld", "st", "atom", "red"):
         raise NotInterpreted(refuse, opcode)
     sem = scope = op = ty = None
+    vec = 1
     for md in mods[1:]:
-        if md == "global":
+        if md == "global" or md == "weak" and sem is None and kind in ("ld", "st"):
+            continue
+        if md in ("v2", "v4") and kind in ("ld", "st") and vec == 1:
+            vec = int(md[1])
             continue
         if md in ("relaxed", "acquire", "release", "acq_rel", "volatile") and sem is None:
             sem = md
@@ -725,7 +779,7 @@ def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, w
             ty = md
         else:
             raise NotInterpreted(refuse, opcode)
-    toks = [x.strip() for x in re.split(r",(?![^\[]*\])", args)]
+    toks = [x.strip() for x in re.split(r",(?![^\[]*\])(?![^{]*})", args)]
 
     def operand(tok: str) -> Any:
         mm = re.fullmatch(r"\$(\d+)", tok)
@@ -746,11 +800,15 @@ def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, w
             a = a + int(mm.group(2))
         ptr = pointer_from_int(a.ptr.engine.dtype, a, "gmem", None)
         width = ptr.engine.dtype.width
+        if vec > 1 and ty is not None and (vec * _ASM_TYPES[ty]) % width == 0:  # a vector of the pointer's elements
+            return ptr
         if ty is None or _ASM_TYPES[ty] != width:
             raise TraceError(f"{what} at {where}: {opcode}: the instruction's type .{ty} does not match the "
                              f"pointer's {ptr.engine.dtype} elements")
         return ptr
 
+    if vec > 1:
+        return _asm_vector(kind, toks, vec, ty, sem, scope, nout, operand, address, opcode, refuse, what, where)
     n_expect = {"ld": (2, 1), "st": (2, 0), "atom": (3 if op != "cas" else 4, 1), "red": (2, 0)}[kind]
     if op == "cas" or (kind in ("atom", "red") and op is None) or len(toks) != n_expect[0] or nout != n_expect[1]:
         raise NotInterpreted(refuse + f"; got operands {args.strip()!r} with {nout} outputs", opcode)
@@ -765,6 +823,66 @@ def asm_on_global(operands: List[Any], asm: str, constraints: str, where: str, w
     if toks[0] != "$0":
         raise NotInterpreted(refuse, opcode)
     return _atomic(op, address(toks[1]), operand(toks[2]), sem, scope, f"{what} ({opcode})")
+
+
+def _asm_vector(kind: str, toks: List[str], vec: int, ty: Any, sem: Any, scope: Any, nout: int, operand: Any,
+                address: Any, opcode: str, refuse: str, what: str, where: str) -> Any:
+    """``ld[.weak|.sem.scope].global.vN.T {$0, ..}, [$k]`` / ``st... [$k], {$a, ..}`` (N 2 or 4; 32- or 64-bit
+    T) through a kernel argument's address: the vector's bytes as the pointer's elements (a 128-bit load of
+    f16 data as 4 x u32, say), one access; a load returns N values of T."""
+    from ...numeric import Float32, Float64, Int32, Int64
+    from ..ir.nodes import Load
+    from .ptx import NotInterpreted
+
+    def regs(tok: str) -> List[str]:
+        if not (tok.startswith("{") and tok.endswith("}")):
+            raise NotInterpreted(refuse + f"; a vector takes a register list {{..}}, got {tok!r}", opcode)
+        items = [x.strip() for x in tok[1:-1].split(",")]
+        if len(items) != vec:
+            raise NotInterpreted(f"{what} at {where}: {opcode} takes {vec} registers, got {tok!r}", opcode)
+        return items
+
+    bits = _ASM_TYPES[ty]
+    word = {("f", 32): Float32, ("f", 64): Float64}.get((ty[0], bits), Int32 if bits == 32 else Int64)
+    if len(toks) != 2:
+        raise NotInterpreted(refuse + f"; got {len(toks)} operands", opcode)
+    if kind == "ld":
+        outs = regs(toks[0])
+        if nout != vec or outs != [f"${i}" for i in range(vec)]:
+            raise NotInterpreted(refuse + "; the outputs are $0..$N-1", opcode)
+        ptr = address(toks[1])
+        param, off = _ptr_ref(ptr, what, current(what))
+        t = current(what)
+        dt = param.dtype
+        n = vec * bits // dt.width
+        if sem is None and scope is None:
+            dst = t.new_reg(dt, n)
+            param.read = True
+            t.emit(Load(dst, param, off, tuple(range(n))))
+        elif dt.width in (32, 64) or n * dt.width in (64, 128):
+            if dt.width in (32, 64):
+                _supported(dt, what, t)
+            sem_, scope_ = _check("ld", sem, scope, what, t)
+            dst = t.new_reg(dt, n)
+            param.read = True
+            t.emit(MemOp("ld", param, off, dt, sem_, scope_, dst=dst, where=t.where(), n=n))
+        else:
+            raise NotInterpreted(f"{what} at {where}: {opcode} with a memory order on a pointer to {dt}: cutelab's "
+                                 f"ordered vector loads take 32- or 64-bit elements, or 64 or 128 bits of narrower ones", opcode)
+        v = TraceValue([(dst, i) for i in range(n)], (n,), dt)
+        if word.name != dt.name:
+            from .bitcast import bitcast
+
+            v = bitcast(v, word, what, n=vec)
+        return tuple(TraceValue([r], (), word) for r in v.refs)
+    ins = regs(toks[1])
+    vals = [operand(x) for x in ins]
+    refs = []
+    for x in vals:
+        refs.extend(_refs_of(x, 1, word, what, "the vector")[0:1])
+    return store(address(toks[0]), TraceValue(refs, (vec,), word), sem=sem, scope=scope)
+
+
 # --------------------------------------------------------------------------- red into another CTA's shared memory
 
 class DsmemRedOp(Op):

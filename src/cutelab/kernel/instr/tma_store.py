@@ -6,7 +6,8 @@
   shared memory where TMA reads the box (the atom's placement and the memory's swizzle) and writes
   the elements inside the global tensor (TMA skips the others). The store happens when it is
   issued: a program that overwrites the shared buffer before ``cp_async_bulk_wait_group(..., read=
-  True)`` says it may is wrong on the GPU but not caught here. The groups have no CPU effect.
+  True)`` says it may is wrong on the GPU but not caught here. The groups have no CPU effect. A store
+  into a multicast tensor (``kernel.cpu.multicast``) writes every rank's copy.
 - A ``CopyReduceBulkTensorTileS2GOp`` atom (ADD of f32, f16 or bf16) adds the box instead (``TmaReduceOp``; several
   CTAs may add to the same elements; a 16-bit sum is rounded to nearest even after each addition):
   ``cp.reduce.async.bulk.tensor.Nd.global.shared::cta.add.tile`` (the type is the tensor map's).
@@ -70,6 +71,24 @@ class TmaStoreOp(TmaLoadOp):
         vals = smem[(b.block_of[act] * self.shared.length)[:, None] + src]
         _no_clash(b, self, data, goff, valid, act)
         data[goff[valid]] = vals[valid]
+        _multicast(data, goff[valid], vals[valid])
+
+
+def _multicast(data: Any, g: Any, v: Any) -> None:
+    """A TMA store into a multicast tensor (kernel.cpu.multicast) reaches every rank's copy: the others' too,
+    in address order (each 16 bytes lands whole for a reader that polls its last word, as Lamport's flags do)."""
+    from ..cpu import multicast
+
+    if not multicast.GROUPS:
+        return
+    copies = multicast.copies(data)
+    if copies is None:
+        return
+    order = np.argsort(g, kind="stable")
+    g, v = g[order], v[order]
+    for c in copies:
+        if c.__array_interface__["data"][0] != data.__array_interface__["data"][0]:
+            c.reshape(-1)[g] = v
 
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr

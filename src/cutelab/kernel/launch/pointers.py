@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import LaunchError
 from ...runtime import DeviceEngine, RawAddressEngine
-from ...tensor import NumpyEngine, Pointer, PointerInfo
+from ...tensor import NumpyEngine, Pointer, PointerInfo, Tensor
 from ..frontend.records import parts, rebuilt, same_kind
 from .args import _constexpr_positions
 
@@ -81,6 +81,8 @@ def _bound(name: str, j: int, ph: Pointer, a: Any) -> Tuple[Pointer, Tuple[Any, 
         from ...runtime import make_ptr
 
         a = make_ptr(want.dtype, int(a), want.memspace, assumed_align=want.dtype.bytes)
+    if type(a) is Tensor:  # CuTe DSL passes a tensor's descriptor, which starts with its data pointer: the pointer
+        a = a.iterator
     if type(a) is not Pointer:
         raise LaunchError(f"{name}: argument {j} was compiled as a pointer ({want.ptr_str(0)}); got "
                           f"{type(a).__name__} {a!r}")

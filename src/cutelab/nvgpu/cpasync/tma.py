@@ -225,11 +225,6 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
                               f"as TMA requires")
         if stride[b] * gbits // 8 >= 1 << 40:
             raise LayoutError(f"{where}: mode {b}'s byte stride {stride[b] * gbits // 8} is 2^40 or more")
-    for i in range(n):
-        if box_t[i] > 256:
-            raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
-        # a box larger than the tensor is allowed (cuTensorMapEncodeTiled bounds boxDim by 256 only): its
-        # elements past the tensor's end are out of bounds, zero-filled by loads and dropped by stores
     stored = smem_layout
     hierarchical = ntiled is not None  # tiled modes of the tensor are nested: its sub-modes are the TMA dimensions
     ntiled = ntiled or len(tiler)
@@ -255,8 +250,16 @@ def make_tiled_tma_atom(op: Any, gmem_tensor: Any, smem_layout: Any, cta_tiler: 
         # unswizzled shared memory whose rows are narrower than the tile's innermost extent (a K-major operand in
         # 64-byte rows): boxes as wide as the rows, side by side, as CuTe cuts the tile
         chunk = _unswizzled_row(outer, tuple(box_t[: len(tiler)]), order[0], bits)
+        if chunk > 256:  # a box is at most 256 elements per mode: the widest that cuts the tile evenly (CuTe DSL
+            # 4.8.1 makes a 1-D tile of 16384 f32, CUTLASS's all_reduce_tma, boxes of 256)
+            chunk = next(c for c in range(256, 0, -1) if chunk % c == 0)
         if chunk < box_t[order[0]]:
             box_t = tuple(chunk if i == order[0] else e for i, e in enumerate(box_t))
+    for i in range(n):
+        if box_t[i] > 256:
+            raise LayoutError(f"{where}: the tile is {box_t[i]} along mode {i}; a TMA box is at most 256 per mode")
+        # a box larger than the tensor is allowed (cuTensorMapEncodeTiled bounds boxDim by 256 only): its
+        # elements past the tensor's end are out of bounds, zero-filled by loads and dropped by stores
     # byte strides: the innermost dimension's is the element's (a byte for 4-bit elements); a mode of extent 1 keeps
     # stride 0, as CuTe's descriptor does (cuTensorMapEncodeTiled takes 0, a multiple of 16; not 1)
     bstrides = tuple(max(1, stride[i] * gbits // 8) if k == 0 else stride[i] * gbits // 8 for k, i in enumerate(order))
