@@ -319,6 +319,8 @@ class _ProcessWatch:
             threads = "?"
         top = sorted(self.lookups.items(), key=lambda kv: -kv[1])[:5]
         return {
+            "python": f"{sys.executable} {sys.version.split()[0]}",
+            "torch": f"{torch.__version__} ({os.path.dirname(torch.__file__)})",
             "imports looked up while timing": ", ".join(f"{k} x{v}" for k, v in top) or "none",
             "gc collections while timing (gen 0/1/2), ms": f"{self.collections} {self.gc_ms:.1f}",
             "gc-tracked objects": len(gc.get_objects()),
