@@ -73,23 +73,6 @@ class TmaStoreOp(TmaLoadOp):
         data[goff[valid]] = vals[valid]
         _multicast(data, goff[valid], vals[valid])
 
-
-def _multicast(data: Any, g: Any, v: Any) -> None:
-    """A TMA store into a multicast tensor (kernel.cpu.multicast) reaches every rank's copy: the others' too,
-    in address order (each 16 bytes lands whole for a reader that polls its last word, as Lamport's flags do)."""
-    from ..cpu import multicast
-
-    if not multicast.GROUPS:
-        return
-    copies = multicast.copies(data)
-    if copies is None:
-        return
-    order = np.argsort(g, kind="stable")
-    g, v = g[order], v[order]
-    for c in copies:
-        if c.__array_interface__["data"][0] != data.__array_interface__["data"][0]:
-            c.reshape(-1)[g] = v
-
     def cuda(self, r: Any) -> None:
         from .mbarrier import smem_addr
 
@@ -286,3 +269,20 @@ def tma_store_copy(atom: Any, src: Any, dst: Any, kwargs: dict) -> bool:
         for op in ops:
             t.emit(op)
     return True
+
+
+def _multicast(data: Any, g: Any, v: Any) -> None:
+    """A TMA store into a multicast tensor (kernel.cpu.multicast) reaches every rank's copy: the others' too,
+    in address order (each 16 bytes lands whole for a reader that polls its last word, as Lamport's flags do)."""
+    from ..cpu import multicast
+
+    if not multicast.GROUPS:
+        return
+    copies = multicast.copies(data)
+    if copies is None:
+        return
+    order = np.argsort(g, kind="stable")
+    g, v = g[order], v[order]
+    for c in copies:
+        if c.__array_interface__["data"][0] != data.__array_interface__["data"][0]:
+            c.reshape(-1)[g] = v
