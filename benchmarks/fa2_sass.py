@@ -6,8 +6,8 @@ the fake CUDA driver (kernel/cuda/fakegpu.py), so the kernel's size-dependent co
 benchmark's; nothing runs. Its CUDA is then compiled as a launch compiles it: NVRTC with cutelab's
 options (``nvrtc.compile_cuda``, sm_90 as on an H100), printed again with per-trip copies of the
 thread index in its loops where ptxas spills (``passes/loopidx.py``; ``CUTELAB_PASSES_OFF=loopidx``
-keeps the first print), and ptxas's report read (registers, stack, spill bytes). With ``cuobjdump`` (on PATH or ``--cuobjdump``) the SASS is counted: all
-instructions, the hot loop (the backward branch whose body holds the most HMMA), and in it the
+keeps the first print), and ptxas's report read (registers, stack, spill bytes). With ``cuobjdump``
+(on PATH or ``--cuobjdump``) the SASS is counted: all instructions, the hot loop (the backward branch whose body holds the most HMMA), and in it the
 instructions that tell register pressure (LDL/STL spills, S2R re-reads of special registers, MOV).
 
     PYTHONPATH=$PWD/src python benchmarks/fa2_sass.py [--causal] [--out DIR] [--cuobjdump PATH]

@@ -62,7 +62,8 @@ def test_loop_bodies_read_per_trip_copies_of_the_thread_and_warp_indices():
     tid_copy = re.compile(r'unsigned int (cl_tidx\d+) = threadIdx\.x; asm volatile\(""\s*:\s*"\+r"\(\1\)\);')
     copies = [m.group(1) for m in map(tid_copy.search, loop) if m]
     assert len(copies) == 2 and tid_copy.search(loop[1]), loop[:3]
-    warp_copy = re.search(r'unsigned int (hd\d+_\d+) = (hd\d+); asm volatile\(""\s*:\s*"\+r"\(\1\)\);', "\n".join(loop[1:3]))
+    warp_copy = re.search(r'unsigned int (hd\d+_\d+) = (hd\d+); asm volatile\(""\s*:\s*"\+r"\(\1\)\);',
+                          "\n".join(loop[1:3]))
     assert warp_copy, loop[:3]
     body = "\n".join(loop[1:])
     # inside the loop nothing reads threadIdx or the entry's warp index but through a copy
