@@ -4,9 +4,10 @@ CuTe DSL's Ampere FlashAttention-2 (examples/dsl/flash_attention_v2.py) is trace
 size dsl_examples.py times (batch 4, 16 heads, 8192x8192, head_dim 128, bf16; ``--causal``) under
 the fake CUDA driver (kernel/cuda/fakegpu.py), so the kernel's size-dependent constants are the
 benchmark's; nothing runs. Its CUDA is then compiled as a launch compiles it: NVRTC with cutelab's
-options (``nvrtc.compile_cuda``, sm_90 as on an H100), and ptxas's report read (registers, stack,
-spill bytes). With ``cuobjdump`` (on PATH or ``--cuobjdump``) the SASS is counted: all
-instructions, the hot loop (the backward branch whose body holds the most HMMA), and in it the
+options (``nvrtc.compile_cuda``, sm_90 as on an H100), printed again with per-trip copies of the
+thread index in its loops where ptxas spills (``passes/loopidx.py``; ``CUTELAB_PASSES_OFF=loopidx``
+keeps the first print), and ptxas's report read (registers, stack, spill bytes). With ``cuobjdump``
+(on PATH or ``--cuobjdump``) the SASS is counted: all instructions, the hot loop (the backward branch whose body holds the most HMMA), and in it the
 instructions that tell register pressure (LDL/STL spills, S2R re-reads of special registers, MOV).
 
     PYTHONPATH=$PWD/src python benchmarks/fa2_sass.py [--causal] [--out DIR] [--cuobjdump PATH]
@@ -37,8 +38,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "benchm
 WATCH = ("HMMA", "LDSM", "LDGSTS", "MUFU", "FMNMX", "FADD", "MOV", "IMAD", "IADD3", "S2R", "LDL", "STL")
 
 
-def render(size: Tuple[int, int, int, int], causal: bool) -> Tuple[str, str]:
-    """(CUDA source, kernel name) of the example's kernel at size (b, s, h, d), traced under the fake driver."""
+def render(size: Tuple[int, int, int, int], causal: bool) -> Tuple[Any, str, str]:
+    """(IR, CUDA source, kernel name) of the example's kernel at size (b, s, h, d), traced under the fake driver."""
     import torch
 
     import cutelab as cute
@@ -61,7 +62,7 @@ def render(size: Tuple[int, int, int, int], causal: bool) -> Tuple[str, str]:
         compiled = cute.compile(fa2, q, k, v, o, 0.5, None)
         compiled(q, k, v, o, 0.5, None)
         info = last_launch()
-    return info.source, info.ir.name
+    return info.ir, info.source, info.ir.name
 
 
 def compile_cuda(src: str, name: str, out: Path, nvcc: bool) -> Tuple[bytes, str]:
@@ -168,11 +169,22 @@ def main() -> int:
             cubin, log = assemble(Path(args.ptx), out)
         else:
             size = tuple(int(x) for x in args.size.split(","))
-            src, name = render(size, args.causal)  # type: ignore[arg-type]
+            ir, src, name = render(size, args.causal)  # type: ignore[arg-type]
+            from cutelab.kernel.cuda.loopvars import build
+
+            # as a launch builds it: printed again with per-trip index copies where ptxas spills (passes/loopidx.py)
+            built: Dict[str, Tuple[bytes, str]] = {}
+
+            def comp(source: str) -> Any:
+                built[source] = compile_cuda(source, name, out, args.nvcc)
+                return argparse.Namespace(log=built[source][1])
+
+            _, src, _ = build(ir, comp, restrict="__restrict__" in src)
             (out / "kernel.cu").write_text(src)
+            copies = "loop index copies" if "asm volatile(\"\" : \"+r\"" in src else "no loop index copies"
             what = f"cutelab, b{size[0]} s{size[1]} h{size[2]} d{size[3]}{' causal' if args.causal else ''}, " \
-                   f"{'nvcc' if args.nvcc else 'NVRTC'}"
-            cubin, log = compile_cuda(src, name, out, args.nvcc)
+                   f"{'nvcc' if args.nvcc else 'NVRTC'}, {copies} ({len(built)} builds)"
+            cubin, log = built[src]
         (out / "kernel.cubin").write_bytes(cubin)
         rep = ptxas_report(log)
         print(f"{what}: " + ", ".join(f"{k} {v}" for k, v in rep.items()))

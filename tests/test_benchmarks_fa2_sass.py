@@ -19,7 +19,7 @@ def bench():
 
 def test_render_gives_the_gpu_launchs_cuda(bench):
     pytest.importorskip("torch")
-    src, name = bench.render((1, 256, 2, 128), causal=True)
+    _, src, name = bench.render((1, 256, 2, 128), causal=True)
     body = src.split("__global__")[1]
     assert f"void __launch_bounds__(128) {name}(" in src
     assert body.count("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") > 0

@@ -143,7 +143,7 @@ def irs():
 
 def test_the_passes_run_in_order(irs):
     assert PASS_NAMES == ("remap", "coarsen", "retile", "vectorize", "pair", "cache", "coherent", "index32", "hoist",
-                          "share", "uniform", "ranges")
+                          "share", "uniform", "ranges", "loopidx")
     assert [name for name, _ in PIPELINE] == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options()).ran == list(PASS_NAMES)
     assert run_passes(irs["add16"], Options(off=frozenset({"pair", "share"}))).ran == [

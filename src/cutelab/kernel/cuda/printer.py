@@ -30,6 +30,7 @@ from ..ir.nodes import stores_by_address  # noqa: E402
 from ..ir.nodes import (Assign, Barrier, Compute, For, If, KernelIR, Load, Op, Param, ParamRef, Printf, Reg, Store, While,
                         dynamic_smem_layout, walk)
 from ..passes import Options, Plan, block_schedule, run_passes, vector_plan  # noqa: F401  (block_schedule, vector_plan: re-exported)
+from .loopvars import LoopVars
 from .intexpr import _fits32, _IntPrinter, _possible_bits, int_expr, swz_split  # noqa: F401  (re-exported)
 from .dtypes import _FP8, _printf_kind, _to_compute, _to_storage, ctype, half_bits  # noqa: F401  (re-exported)
 from .lowering import LoweringContext
@@ -235,6 +236,8 @@ class CudaRenderer:
         self.shared_sums = _Shared(self)
         self.base_shift: Dict[str, int] = {}  # base_var local -> the offset it already includes
         self.hoisted: Dict[str, str] = {}  # C code of a hoisted runtime division -> its local (hoist_dyndiv)
+        self.hoisted_types: Dict[str, str] = {}  # such a local -> its C type
+        self.loop_vars: List[LoopVars] = []  # the loop bodies being printed, innermost last (``loopidx``)
         self.retile_vals: Dict[Tuple[int, str], List[str]] = {}  # (id(warp plan), sfx) -> its loaded uint4s
         self.memos: Dict[str, dict] = {}  # LoweringContext.memo
         self.following: Optional[Tuple[List[Any], int]] = None  # (block's statements, index after the op printed)
@@ -322,7 +325,10 @@ class CudaRenderer:
         if name is None:
             self.n_tmp += 1
             name = self.hoisted[code] = f"hd{self.n_tmp}"
+            self.hoisted_types[name] = p.c_type
             self.prologue(f"const {p.c_type} {name} = {code};")
+        if isinstance(e, FloorDiv) and self.loop_vars:  # a warp index: the loop body's copy (``loopidx``)
+            return self.loop_vars[-1].alias(name)
         return name
 
     def reg_decl(self, r: Reg) -> None:
@@ -759,7 +765,9 @@ class CudaRenderer:
                 self.emit("#pragma unroll" + (f" {s.unroll}" if s.unroll else ""))
             cmp = "<" if s.step > 0 else ">"
             self.emit(f"for ({ty} {v.c_name} = {lo_c}; {v.c_name} {cmp} {hi_c}; {v.c_name} += {s.step}) {{")
+            lv = self.loop_open()
             self.block(s.body)
+            self.loop_close(lv)
             self.emit("}")
         elif isinstance(s, If):
             self.emit(f"if ({self.cond(s.cond)}) {{")
@@ -770,12 +778,27 @@ class CudaRenderer:
             self.emit("}")
         elif isinstance(s, While):
             self.emit("while (true) {")
+            lv = self.loop_open()
             self.block(s.before)
             self.indent += 1
             self.emit(f"if (!({self.cond(s.cond)})) break;")
             self.indent -= 1
             self.block(s.body)
+            self.loop_close(lv)
             self.emit("}")
+
+    def loop_open(self) -> Optional[LoopVars]:
+        """Start a loop body: its thread and warp indices are per-trip copies where the ``loopidx``
+        pass is on (cuda/loopvars.py), else None."""
+        if not self.plan.loopidx:
+            return None
+        lv = LoopVars(self)
+        lv.open()
+        return lv
+
+    def loop_close(self, lv: Optional[LoopVars]) -> None:
+        if lv is not None:
+            lv.close()
 
     def guard_cond(self, op: Any, accesses: Any = None) -> str:
         """The C condition that every access of op that the launch could not prove (or those of

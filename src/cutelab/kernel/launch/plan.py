@@ -477,21 +477,28 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
         return plan, storages, scalar_vals
 
     from ..cuda.driver import device_arch, load_module, use_device
+    from ..cuda.loopvars import build
     from ..cuda.nvrtc import compile_cuda
-    from ..cuda.printer import CudaRenderer
 
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)
     use_device(dev)
     _check_arch(ir, device_arch())
     restrict = not _aliasing(ir, storages)
     t_render = time.perf_counter()
-    renderer = CudaRenderer(ir, restrict=restrict)
-    src = renderer.render()
-    t1 = time.perf_counter()
     from ..instr.wgmma import target_arch
 
-    res = compile_cuda(src, k.name, target_arch(ir, device_arch()))  # sm_90a where wgmma is used
+    arch = target_arch(ir, device_arch())  # sm_90a where wgmma is used
+    times = []
+
+    def _compile(source: str) -> Any:
+        t = time.perf_counter()
+        out = compile_cuda(source, k.name, arch)
+        times.append(time.perf_counter() - t)
+        return out
+
+    renderer, src, res = build(ir, _compile, restrict)  # printed again where ptxas spills (passes/loopidx.py)
     t_load = time.perf_counter()
+    t1 = t_load - sum(times)
     fn = load_module(res.cubin, res.key, k.name)
     t2 = time.perf_counter()
     _local.last = LaunchInfo(ir, "gpu", src, t2 - t1, res.cached, trace_s, res.cubin)

@@ -30,7 +30,10 @@ The pipeline, in order (``PIPELINE``; each pass reads the plan of the passes bef
   lane 0 once at the kernel's entry, so ptxas keeps it, the branches on it and what they assign
   warp-uniform (CuTe DSL's ``make_warp_uniform``);
 - ``ranges`` (``ranges.py``): an op's index expressions that read registers (TMA box coordinates)
-  are simplified with the value ranges the registers hold there (``analysis/ranges.py``).
+  are simplified with the value ranges the registers hold there (``analysis/ranges.py``);
+- ``loopidx`` (``loopidx.py``): where ptxas spills a kernel with a runtime loop, the loop's index
+  expressions may read a per-trip copy of the thread index that NVVM cannot hoist, so they are
+  computed in the loop (as CuTe DSL's PTX does) rather than held in registers across it.
 
 Switches (``Options.from_env``): ``CUTELAB_PASSES_OFF=pair,retile`` turns passes off by name;
 the older switches still work: ``CUTELAB_CUDA_PAIR=0``, ``CUTELAB_CUDA_RETILE=0``,
@@ -53,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from ..ir.nodes import KernelIR
-from . import cache, coarsen, coherent, hoist, index32, pair, ranges, remap, retile, share, uniform, vectorize
+from . import cache, coarsen, coherent, hoist, index32, loopidx, pair, ranges, remap, retile, share, uniform, vectorize
 from .vectorize import vector_plan  # noqa: F401  (re-exported: the profiler's model of an op's access)
 
 __all__ = ["PIPELINE", "PASS_NAMES", "Options", "Plan", "run_passes", "vector_plan", "block_schedule"]
@@ -72,6 +75,7 @@ PIPELINE: List[Tuple[str, Callable[[KernelIR, "Plan", "Options"], None]]] = [
     ("share", share.run),
     ("uniform", uniform.run),
     ("ranges", ranges.run),
+    ("loopidx", loopidx.run),
 ]
 PASS_NAMES = tuple(name for name, _ in PIPELINE)
 
@@ -143,7 +147,9 @@ class Plan:
       ``share.shareable(e)`` says which);
     - ``uniform``: warp indices of the thread index are broadcast from lane 0 at the kernel's entry
       (``uniform``; ``uniform.warp_uniform(e)`` says which);
-    - ``ranged``: id(op) -> its index expressions simplified with its registers' proven ranges (``ranges``).
+    - ``ranged``: id(op) -> its index expressions simplified with its registers' proven ranges (``ranges``);
+    - ``loopidx_ok``: the kernel has a runtime loop whose bodies may read the thread index from a
+      per-trip opaque copy (``loopidx``); ``loopidx``: they do (set by the launch, cuda/loopvars.py).
     """
 
     options: Options
@@ -158,6 +164,8 @@ class Plan:
     share: bool = False
     uniform: bool = False
     ranged: Dict[int, Tuple[Any, ...]] = field(default_factory=dict)
+    loopidx_ok: bool = False
+    loopidx: bool = False
     ran: List[str] = field(default_factory=list)  # the passes that ran, in order
     grid: Tuple[int, int, int] = (1, 1, 1)
 
