@@ -5,8 +5,8 @@ size dsl_examples.py times (batch 4, 16 heads, 8192x8192, head_dim 128, bf16; ``
 the fake CUDA driver (kernel/cuda/fakegpu.py), so the kernel's size-dependent constants are the
 benchmark's; nothing runs. Its CUDA is then compiled as a launch compiles it: NVRTC with cutelab's
 options (``nvrtc.compile_cuda``, sm_90 as on an H100), printed again with per-trip copies of the
-thread index in its loops where ptxas spills (``passes/loopidx.py``; ``CUTELAB_PASSES_OFF=loopidx``
-keeps the first print), and ptxas's report read (registers, stack, spill bytes). With ``cuobjdump``
+thread index in its loops where ptxas spills when ``CUTELAB_PASSES_ON=loopidx`` asks for it
+(``passes/loopidx.py``, off by default), and ptxas's report read (registers, stack, spill bytes). With ``cuobjdump``
 (on PATH or ``--cuobjdump``) the SASS is counted: all instructions, the hot loop (the backward branch whose body holds the most HMMA), and in it the
 instructions that tell register pressure (LDL/STL spills, S2R re-reads of special registers, MOV).
 

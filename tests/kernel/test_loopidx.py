@@ -92,6 +92,7 @@ def _log(spill):
 
 def test_the_launch_prints_the_copies_only_where_ptxas_spills_and_keeps_the_fewer_spills(monkeypatch):
     monkeypatch.delenv("CUTELAB_PASSES_OFF", raising=False)
+    monkeypatch.setenv("CUTELAB_PASSES_ON", "loopidx")
     ir = _ir()
     seen = []
 
@@ -110,7 +111,9 @@ def test_the_launch_prints_the_copies_only_where_ptxas_spills_and_keeps_the_fewe
         r, src, res = build(ir, compile_with(spills))
         assert ("asm volatile(\"\"" in src) == copies_kept == r.plan.loopidx and len(seen) == builds, spills
         assert res.log == _log(spills[copies_kept])
-    monkeypatch.setenv("CUTELAB_PASSES_OFF", "loopidx")
-    seen.clear()
-    _, src, _ = build(ir, compile_with({False: 64, True: 0}))
-    assert seen == [False] and "asm volatile(\"\"" not in src
+    for off, on in (("loopidx", "loopidx"), ("", "")):  # turned off (off wins), then never turned on (its default)
+        monkeypatch.setenv("CUTELAB_PASSES_OFF", off)
+        monkeypatch.setenv("CUTELAB_PASSES_ON", on)
+        seen.clear()
+        _, src, _ = build(ir, compile_with({False: 64, True: 0}))
+        assert seen == [False] and "asm volatile(\"\"" not in src
