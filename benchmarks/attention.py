@@ -11,9 +11,9 @@ Programs: ``cutelab`` (one CTA per query block and head), with ``--persistent`` 
 ``--variants`` adds the kernel built with other options (``VARIANTS``), each as ``cutelab-NAME`` (and
 ``cutelab-NAME-persistent`` with ``--persistent``), timed in the same rounds: ``wg3`` (three consumer
 warpgroups, 192-row query blocks, no intra-warpgroup overlap; head dim 64 only, skipped for 128) and
-``nooverlap`` (two warpgroups, no intra-warpgroup overlap of the softmax with P V) and ``hoisted``
-(``keep_wait=False``: the overlap's wait for P V as one plain wait_group(0), which ptxas moves up to before
-the softmax; the kernel before 2026-11-28 evening).
+``nooverlap`` (two warpgroups, no intra-warpgroup overlap of the softmax with P V) and ``keepwait``
+(``keep_wait=True``: the overlap's wait for P V in both arms of a runtime branch, kept after the softmax;
+not the default, see the example's docstring).
 Per shape, every program first runs once and is checked: cutelab's O against SDPA's (max |diff| at
 most ``TOL_O``) and its log-sum-exp against the one SDPA's flash kernel returns
 (``aten._scaled_dot_product_flash_attention``, at most ``TOL_LSE``); a shape that fails is reported
@@ -63,7 +63,7 @@ TOL_O = 2e-2  # both bf16 results of f32 softmaxes: a few bf16 ulps of |O| < 1
 TOL_LSE = 1e-3  # f32 in both; exp2/log2 approximations
 TOL_GRAD = 2e-2  # dQ, dK, dV: both bf16 from f32 accumulation (P, dS rounded to bf16), relative to the largest
 # --variants: the forward's HopperAttentionForward options by name (the plain ``cutelab`` is the defaults)
-VARIANTS = {"wg3": dict(consumer_wgs=3), "nooverlap": dict(overlap=False), "hoisted": dict(keep_wait=False)}
+VARIANTS = {"wg3": dict(consumer_wgs=3), "nooverlap": dict(overlap=False), "keepwait": dict(keep_wait=True)}
 
 
 def flops(b: int, h: int, s: int, d: int, causal: bool, backward: bool = False) -> float:

@@ -46,17 +46,17 @@ def test_dry_run_compiles_and_launches(bench, capsys):
 def test_variants_dry_run_compiles_and_launches(bench, capsys):
     """--variants: the three-warpgroup kernel (causal: its key loop's bound a runtime min, which the
     launch's bounds proofs must take), the one without the overlap and the one with the overlap's wait
-    hoisted through the GPU launch path; wg3 is skipped for head dim 128."""
+    keepwait through the GPU launch path; wg3 is skipped for head dim 128."""
     pytest.importorskip("torch")
     assert bench.make_parser().parse_args(["--variants", "wg3,nooverlap"]).variants == ["wg3", "nooverlap"]
     with pytest.raises(SystemExit):
         bench.make_parser().parse_args(["--variants", "wg4"])
     assert bench.main(["--dry-run", "--seqlens", "1024", "--dims", "64,128", "--causal", "yes",
-                       "--variants", "hoisted,nooverlap,wg3"]) == 0
+                       "--variants", "keepwait,nooverlap,wg3"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and all('"ok": true' in line for line in out)
-    assert '"launches": 4, "grid": [6, 64, 1]' in out[0]  # d64: cutelab, hoisted, nooverlap, wg3 (6 blocks of 192 rows)
-    assert '"launches": 3, "grid": [8, 64, 1]' in out[1]  # d128: cutelab, hoisted, nooverlap
+    assert '"launches": 4, "grid": [6, 64, 1]' in out[0]  # d64: cutelab, keepwait, nooverlap, wg3 (6 blocks of 192 rows)
+    assert '"launches": 3, "grid": [8, 64, 1]' in out[1]  # d128: cutelab, keepwait, nooverlap
 
 
 def test_backward_dry_run_compiles_and_launches(bench, capsys):

@@ -118,12 +118,12 @@ def test_forward_without_intra_warpgroup_overlap_equals_numpy():
 
 
 def test_overlap_wait_heads_a_branch_after_the_softmax():
-    """keep_wait (the default): the overlap's wait for P_{j-1} V_{j-1} in both arms of a runtime branch after
+    """keep_wait=True (not the default): the overlap's wait for P_{j-1} V_{j-1} in both arms of a runtime branch after
     the softmax of S_j (a lone wait_group(0) there, ptxas moves up to just after wait_group(1)); s384 d64, the
     runtime key loop of two trips: the branch's condition is not known when the kernel is printed. Equal to
     numpy; compiles for sm_90a with no spill and no wgmma serialized."""
     ex = _example()
-    err_o, err_lse = ex.run_cpu(1, 1, 384, 64, False, "f16", dynamic=True)
+    err_o, err_lse = ex.run_cpu(1, 1, 384, 64, False, "f16", dynamic=True, keep_wait=True)
     assert err_o <= ex.TOLERANCE["f16"][0] and err_lse <= ex.TOLERANCE["f16"][1], (err_o, err_lse)
     src = cuda.render(last_launch().ir)
     marks = []  # the consumer's waits, commits, exponentials (one mark a run), loops, and branches on the key index
