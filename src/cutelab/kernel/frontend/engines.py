@@ -20,8 +20,8 @@ from ...layout import Layout
 from ...tensor import _RMEM_ALIGN, PointerInfo
 from ..ir.fault import Fault
 from ..ir.nodes import Assign, Compute, Load, Ref, Reg, Store, _align_of, pow2_divisor
-from ..ir.symbolic import is_sym, sym_div, sym_range
-from .rmem_index import depends_on, is_runtime_index, read_at, read_block, write_at, write_block
+from ..ir.symbolic import depends_note, is_sym, sym_div, sym_range
+from .rmem_index import is_runtime_index, read_at, read_block, write_at, write_block
 from .trace import TraceValue, Tracer, _refs_of, _static_offsets, active, current, tracing
 
 __all__ = ["GmemEngine", "GmemRecast", "RmemEngine", "SmemEngine"]
@@ -304,7 +304,7 @@ class RmemEngine(PointerInfo):
                     f"{op}{f' at {at}' if at else ''}: a register fragment at a runtime offset is supported by "
                     f"element reads and writes and by a slice's load() and store(), not here (registers have no "
                     f"addresses in cutelab); the offset {offset.expr_str()} takes values {lo}..{hi} at run time "
-                    f"and depends on {depends_on(offset)} (cutlass.range_constexpr unrolls a loop at trace time)"
+                    f"and depends on {depends_note(offset)} (cutlass.range_constexpr unrolls a loop at trace time)"
                 )
             offset = lo
         return int(offset)

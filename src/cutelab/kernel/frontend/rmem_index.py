@@ -27,7 +27,7 @@ from ..ir.fault import Fault
 from ..ir.symbolic import is_sym, sym_div, sym_range
 from .trace import TraceValue, current
 
-__all__ = ["read_at", "write_at", "read_block", "write_block", "is_runtime_index", "candidates", "depends_on"]
+__all__ = ["read_at", "write_at", "read_block", "write_block", "is_runtime_index", "candidates"]
 
 
 def is_runtime_index(off: Any) -> bool:
@@ -59,37 +59,6 @@ def candidates(off: Any, n: int, offs: Sequence[int]) -> List[int]:
         first = -((-lo) // d) * d  # the least multiple of d at or above lo
         return list(range(first, hi + 1, d))
     return list(range(vlo, vhi + 1))
-
-
-def depends_on(off: Any) -> str:
-    """What a runtime offset depends on, as an error message says it: the index of a runtime loop
-    (with the loop's line), the thread or block index, a kernel argument, a value in a register."""
-    from ..ir.nodes import LoopVar, RegVar
-    from ..ir.symbolic import atoms
-    from .trace import active
-
-    if not is_sym(off):
-        return "a value computed in the kernel"
-    t = active()
-    sites = getattr(t, "loop_sites", {}) if t is not None else {}
-    out: List[str] = []
-    for a in atoms(off):
-        if isinstance(a, LoopVar):
-            at = sites.get(a.name)
-            what = f"the index of the runtime loop{f' at {at}' if at else ''} (cutlass.range)"
-        elif isinstance(a, RegVar):
-            what = "a value held in a register"
-        elif a.name.startswith("tid."):
-            what = f"the thread index ({a.name[4:]})"
-        elif a.name.startswith("bid."):
-            what = f"the block index ({a.name[4:]})"
-        elif a.name.startswith("arg."):
-            what = f"the kernel argument {a.name[4:]}"
-        else:
-            what = a.name
-        if what not in out:
-            out.append(what)
-    return ", ".join(out) or "a runtime value"
 
 
 def _index(off: Any, op: str) -> Any:

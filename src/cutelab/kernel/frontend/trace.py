@@ -52,7 +52,6 @@ class Tracer:
         self.dynamic_smem = 0
         self.fragments: List[Any] = []  # RmemEngines, to make mutable on entering a region
         self.loops: List[LoopVar] = []  # the loop variables of the enclosing For ops
-        self.loop_sites: Dict[str, Optional[str]] = {}  # a runtime loop's variable name -> the user's line
         self.whiles: List[Any] = []  # the enclosing While ops (runtime while loops)
         self.tid = tuple(Var(f"tid.{a}", n) for a, n in zip("xyz", block))
         self.bid = tuple(Var(f"bid.{a}", n) for a, n in zip("xyz", grid))
@@ -156,9 +155,8 @@ class Tracer:
         from math import gcd
 
         div = gcd(sym_div(lo), abs(step))
-        var = LoopVar(f"i{sum(1 for op in walk(self.body) if isinstance(op, For))}", vlo, vhi, div)
+        var = LoopVar(f"i{sum(1 for op in walk(self.body) if isinstance(op, For))}", vlo, vhi, div, user_location())
         op = For(var, lo, hi, step, Block(self.cur), unroll)
-        self.loop_sites[var.name] = user_location()
         self.check_refs([x for x in (lo, hi) if is_sym(x)], "a loop bound")
         self.emit(op)
         self.cur = op.body
