@@ -294,6 +294,36 @@ class PipelineState:
     def __new_from_mlir_values__(self, values: list) -> "PipelineState":
         return PipelineState(self._stages, values[0], values[1], values[2])
 
+    # cutelab's own carrying protocol (kernel/frontend/carry_obj.py): a runtime loop that rebinds a trace-time
+    # state's variable (CUTLASS's grouped mixed-input GEMM: `state0, state = state.clone(), state` advanced, in a
+    # cutlass.range and a while loop), or a runtime branch that rebinds or moves it, carries its count and
+    # position, as CuTe DSL's region carries a PipelineState's Int32 values. A loop that only moves it in place
+    # leaves it to its own registers (_live), and so does a branch once it lives in registers.
+    def __carried_by_values__(self, in_place: bool, loop: bool) -> bool:
+        if self._dsl:
+            return False  # CuTe DSL's values: __extract_mlir_values__
+        if in_place and (loop or self._live()):
+            return False
+        return True
+
+    def __carry_values__(self) -> list:
+        from .numeric import Int32
+
+        count, pos = (self._read(1), self._read(0)) if self._regs is not None else (self._count, self._pos)
+        return [Int32(v) if isinstance(v, int) else v for v in (count, pos)] + [self._ring()]
+
+    def __new_from_carry_values__(self, values: list) -> "PipelineState":
+        from .kernel.ir.nodes import RegVar
+
+        count, pos = (v.as_index() if hasattr(v, "as_index") else v for v in values[:2])
+        if isinstance(pos, RegVar):
+            pos.lo = max(pos.lo, 0)  # positions only grow from 0 (as _read says)
+        return PipelineState(self._stages, count, phase0=self._phase0, pos=pos)
+
+    def _ring(self) -> str:
+        """What two states carried through one register pair must share (a static value of the carry)."""
+        return f"a ring of {self._stages} stages starting at phase {self._phase0}"
+
     def _handle_values(self) -> list:
         """The values of a handle's state (a state that is not moved again): CuTe DSL's values of a state
         held as them; of a trace-time count, its count and position as runtime Int32s (registers' values once
