@@ -11,9 +11,9 @@ the stage has been read). A ``PipelineState`` walks the ring: ``index`` (the sta
 In cutelab a state is a trace-time count: ``count`` is an int or an index expression of the
 kernel, ``index = count % stages`` and ``phase = (phase0 + count // stages) % 2``. Advancing it
 is a Python update, right for straight-line code and static loops (``range`` over ints,
-``range_constexpr``), which unroll. Inside a *runtime* loop the body is traced once, so
-``advance()`` there is refused; derive the state from the loop index instead
-(``state.clone(); s.advance(k)``, where k is the loop variable).
+``range_constexpr``), which unroll. Inside a *runtime* loop (traced once) a state moved in place
+lives in registers from then on; a runtime loop that rebinds a state's variable, or a runtime
+branch that rebinds or moves it, carries its count and position (kernel/frontend/carry_obj.py).
 
 >>> s = make_pipeline_state(PipelineUserType.Producer, 3)
 >>> for _ in range(4):

@@ -3,8 +3,8 @@ reassigns (``control``'s ``Loop``, ``Branch`` and ``WhileLoop`` hand them to ``C
 
 ``Carry.declare`` gives each carried variable a mutable register before the region: tensor values
 (TensorSSA), typed scalars and runtime integers by their values, a view of global or shared memory
-by its offset (its layout must stay), objects of CuTe DSL's value protocol and dataclasses of
-tensor values by their leaves (``carry_obj``); a static Python number that the region may change
+by its offset (its layout must stay), objects of CuTe DSL's value protocol, dataclasses of
+tensor values and cutelab's trace-time pipeline states by their values (``carry_obj``); a static Python number that the region may change
 is promoted to a runtime value, as CuTe DSL does. ``Carry.leave`` assigns the registers what the
 region left in the variables, and ``Carry.values`` reads them back. A static value that the region
 changes has no single value after it: the variable becomes ``Unusable`` (every use raises).
