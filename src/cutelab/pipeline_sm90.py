@@ -307,10 +307,15 @@ class PipelineState:
         return True
 
     def __carry_values__(self) -> list:
+        from .kernel.frontend.trace import TraceValue
+        from .kernel.ir.symbolic import is_sym
         from .numeric import Int32
 
         count, pos = (self._read(1), self._read(0)) if self._regs is not None else (self._count, self._pos)
-        return [Int32(v) if isinstance(v, int) else v for v in (count, pos)] + [self._ring()]
+        # Int32 values, as _go_live's registers (an index expression's own range would widen the register to Int64
+        # where it may pass 2**31, and each iteration's + 1 again)
+        return [TraceValue([v], (), Int32) if is_sym(v) else Int32(v) if isinstance(v, int) else v
+                for v in (count, pos)] + [self._ring()]
 
     def __new_from_carry_values__(self, values: list) -> "PipelineState":
         from .kernel.ir.nodes import RegVar
