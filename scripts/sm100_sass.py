@@ -85,6 +85,9 @@ CASES = [
     # the grouped mixed-input GEMM: a scheduler warp's while on a Boolean flag, B's tile moved along N from its TMA
     # tensor's iterator (coordinates), a predicated SIMT epilogue across group bounds
     ("cute/blackwell/kernel/mixed_input_gemm/grouped_mixed_input_gemm.py", ["--mnkl", "128,128,256,3"]),
+    # the blockwise-scaled FP8 GEMM: the accumulator scaled per subtile into a register fragment at a runtime loop's
+    # index (kernel/frontend/rmem_index.py: selects)
+    ("cute/blackwell/kernel/blockwise_gemm/blockwise_gemm.py", ["--mnkl", "128,128,256,1"]),
     # the mixed-input FMHA decode (its decode kernel, launched before the reduction of its splits): ldmatrix
     # .m16n16.trans.b8 of V, tcgen05.st 16x256b of the converted K and V, UMMA with A from tensor memory
     ("cute/blackwell/kernel/attention/mixed_input_fmha/mixed_input_fmha_decode.py", ["--seqlen", "256", "--heads_q",

@@ -27,6 +27,8 @@ SLOW_FIRST = (
     "tests/blackwell/test_fmha.py",
     "tests/blackwell/test_moe.py",
     "tests/blackwell/test_grouped_gemm.py",
+    "tests/blackwell/test_blockwise_gemm.py",
+    "tests/blackwell/test_mixed_input_gemm.py",
     "tests/compat/test_compat_*.py",
     "tests/distributed/test_*.py",
     "tests/programs/test_programs.py",

@@ -11,9 +11,9 @@ the stage has been read). A ``PipelineState`` walks the ring: ``index`` (the sta
 In cutelab a state is a trace-time count: ``count`` is an int or an index expression of the
 kernel, ``index = count % stages`` and ``phase = (phase0 + count // stages) % 2``. Advancing it
 is a Python update, right for straight-line code and static loops (``range`` over ints,
-``range_constexpr``), which unroll. Inside a *runtime* loop the body is traced once, so
-``advance()`` there is refused; derive the state from the loop index instead
-(``state.clone(); s.advance(k)``, where k is the loop variable).
+``range_constexpr``), which unroll. Inside a *runtime* loop (traced once) a state moved in place
+lives in registers from then on; a runtime loop that rebinds a state's variable, or a runtime
+branch that rebinds or moves it, carries its count and position (kernel/frontend/carry_obj.py).
 
 >>> s = make_pipeline_state(PipelineUserType.Producer, 3)
 >>> for _ in range(4):
@@ -293,6 +293,41 @@ class PipelineState:
 
     def __new_from_mlir_values__(self, values: list) -> "PipelineState":
         return PipelineState(self._stages, values[0], values[1], values[2])
+
+    # cutelab's own carrying protocol (kernel/frontend/carry_obj.py): a runtime loop that rebinds a trace-time
+    # state's variable (CUTLASS's grouped mixed-input GEMM: `state0, state = state.clone(), state` advanced, in a
+    # cutlass.range and a while loop), or a runtime branch that rebinds or moves it, carries its count and
+    # position, as CuTe DSL's region carries a PipelineState's Int32 values. A loop that only moves it in place
+    # leaves it to its own registers (_live), and so does a branch once it lives in registers.
+    def __carried_by_values__(self, in_place: bool, loop: bool) -> bool:
+        if self._dsl:
+            return False  # CuTe DSL's values: __extract_mlir_values__
+        if in_place and (loop or self._live()):
+            return False
+        return True
+
+    def __carry_values__(self) -> list:
+        from .kernel.frontend.trace import TraceValue
+        from .kernel.ir.symbolic import is_sym
+        from .numeric import Int32
+
+        count, pos = (self._read(1), self._read(0)) if self._regs is not None else (self._count, self._pos)
+        # Int32 values, as _go_live's registers (an index expression's own range would widen the register to Int64
+        # where it may pass 2**31, and each iteration's + 1 again)
+        return [TraceValue([v], (), Int32) if is_sym(v) else Int32(v) if isinstance(v, int) else v
+                for v in (count, pos)] + [self._ring()]
+
+    def __new_from_carry_values__(self, values: list) -> "PipelineState":
+        from .kernel.ir.nodes import RegVar
+
+        count, pos = (v.as_index() if hasattr(v, "as_index") else v for v in values[:2])
+        if isinstance(pos, RegVar):
+            pos.lo = max(pos.lo, 0)  # positions only grow from 0 (as _read says)
+        return PipelineState(self._stages, count, phase0=self._phase0, pos=pos)
+
+    def _ring(self) -> str:
+        """What two states carried through one register pair must share (a static value of the carry)."""
+        return f"a ring of {self._stages} stages starting at phase {self._phase0}"
 
     def _handle_values(self) -> list:
         """The values of a handle's state (a state that is not moved again): CuTe DSL's values of a state

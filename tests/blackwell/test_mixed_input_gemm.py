@@ -14,7 +14,13 @@ Beside it grouped_mixed_input_gemm.py (same commit, unchanged): groups fused alo
 cumulative-sum tensor; a scheduler warp searches the group of each tile in a ``while`` on a ``cutlass.Boolean``
 flag and hands the tile on through shared memory; the TMA warp moves B's tile to the group's start by
 building a tensor from the TMA tensor's iterator (its coordinates) plus the offset, and the epilogue stores a
-tile that crosses a group's bound with predicated SIMT stores at ``tTR_gC.iterator + runtime offset``."""
+tile that crosses a group's bound with predicated SIMT stores at ``tTR_gC.iterator + runtime offset``.
+
+And grouped_mixed_input_gemm_acc_scale.py (same commit, unchanged): groups fused along N as above, each k-block's
+scale applied to the accumulator instead of to A; its transform warps walk two k-tiles an iteration with two
+pipeline states rebound in a ``cutlass.range`` inside the tile ``while`` (``state0, state =
+clone_and_advance(state)``), move state0 in a runtime branch for an odd k-tile count and read it after the loop:
+carried by their count and position (kernel/frontend/carry_obj.py, cutelab's own protocol on PipelineState)."""
 
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 PROG = PROGRAMS / "cute" / "blackwell" / "kernel" / "mixed_input_gemm" / "mixed_input_gemm.py"
 GROUPED = PROG.parent / "grouped_mixed_input_gemm.py"
+ACC_SCALE = PROG.parent / "grouped_mixed_input_gemm_acc_scale.py"
 
 
 def _run(*args: str, prog: Path = PROG) -> subprocess.CompletedProcess:
@@ -59,3 +66,8 @@ def test_grouped_mixed_input_gemm_three_groups_of_uneven_widths():
     p = _run("--mnkl", "128,128,256,3", "--tolerance", "0.01", prog=GROUPED)
     _passes(p)
     assert "[0, 152, 272, 384]" in p.stdout, p.stdout[-2000:]
+
+
+def test_grouped_mixed_input_gemm_acc_scale_odd_k_tiles_two_groups():
+    # 3 k-tiles: one iteration of the two-k-tile loop, then the odd k-tile's branch; 2 groups
+    _passes(_run("--mnkl", "128,128,384,2", "--tolerance", "0.01", prog=ACC_SCALE))

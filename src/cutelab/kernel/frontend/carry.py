@@ -3,8 +3,8 @@ reassigns (``control``'s ``Loop``, ``Branch`` and ``WhileLoop`` hand them to ``C
 
 ``Carry.declare`` gives each carried variable a mutable register before the region: tensor values
 (TensorSSA), typed scalars and runtime integers by their values, a view of global or shared memory
-by its offset (its layout must stay), objects of CuTe DSL's value protocol and dataclasses of
-tensor values by their leaves (``carry_obj``); a static Python number that the region may change
+by its offset (its layout must stay), objects of CuTe DSL's value protocol, dataclasses of
+tensor values and cutelab's trace-time pipeline states by their values (``carry_obj``); a static Python number that the region may change
 is promoted to a runtime value, as CuTe DSL does. ``Carry.leave`` assigns the registers what the
 region left in the variables, and ``Carry.values`` reads them back. A static value that the region
 changes has no single value after it: the variable becomes ``Unusable`` (every use raises).
@@ -197,7 +197,8 @@ class Carry:
         from ...numeric import Int32, Int64
 
         for n, v in self.pre.items():
-            vals = carry_obj.leaves(v, structs=n not in self.loop_targets) if v is not UNDEF else None
+            vals = carry_obj.leaves(v, structs=n not in self.loop_targets, in_place=n in self.invoked,
+                                    loop=self.what != "branch") if v is not UNDEF else None
             if vals is not None:  # a scheduler, a work tile, a dataclass of tensor values: its values in registers
                 try:
                     self.regs[n] = (carry_obj.declare(self.t, n, v, vals), _OBJ)
@@ -393,7 +394,19 @@ class Carry:
                 # chain): no value on this path
                 continue
             if n in self.regs and self.regs[n][1] is _OBJ:
-                carry_obj.leave(t, n, self.regs[n][0], v, self.what, self.where)
+                c = self.regs[n][0]
+                if c.own and (self.what == "branch" or n in self.local):
+                    # carried by cutelab's own protocol (a trace-time pipeline state) where a static value may
+                    # change (one branch, or a loop's iteration that sets it first): bound to one that the
+                    # registers cannot hold (another ring of stages, a value of an ended region), it has no
+                    # single value after the region, as a static value there (unusable)
+                    try:
+                        carry_obj.leave(t, n, c, v, self.what, self.where)
+                    except TraceError:
+                        del self.regs[n]
+                        self.poisoned.add(n)
+                    continue
+                carry_obj.leave(t, n, c, v, self.what, self.where)
                 continue
             if n in self.invoked and n not in self.regs:
                 continue  # an object whose methods the region calls, carrying no values: passed through
@@ -470,9 +483,14 @@ class Carry:
                 # variable is unusable there (any use raises), as a throwaway `_` usually is
                 self.poisoned.add(n)
             elif not _same(v, pre):
+                now_text = describe(v)
+                if now_text == describe(pre):  # (two objects that print alike: say that it is another one)
+                    now_text = f"another {type(v).__name__} object inside it (printed alike, but not the same object)"
+                else:
+                    now_text += " inside it"
                 raise TraceError(
                     f"kernel {t.name}: variable '{n}' is {describe(pre)} before the {self.what} at {self.where} "
-                    f"and {describe(v)} inside it; only tensor values (TensorSSA) can change inside a runtime "
+                    f"and {now_text}; only tensor values (TensorSSA) can change inside a runtime "
                     f"loop or branch (a static Python value cannot take a different value per thread or per "
                     f"iteration): keep it in a register fragment, or use cutlass.const_expr / range_constexpr "
                     f"to make the {self.what} static"

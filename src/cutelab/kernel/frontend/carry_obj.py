@@ -18,6 +18,15 @@
   that a register holds are carried so; the others are static and must stay the same; it is
   rebuilt with ``dataclasses.replace``.
 
+- An object of cutelab's own carrying protocol: ``__carried_by_values__(in_place, loop)`` says whether a
+  region carries it by values (``in_place``: the region only calls its methods, never rebinds its
+  variable; ``loop``: the region is a loop, not a branch), ``__carry_values__()`` gives them (numbers,
+  index expressions, typed scalars; a string is a static leaf that must stay the same) and
+  ``__new_from_carry_values__(values)`` rebuilds it. cutelab's trace-time ``PipelineState`` is one: a
+  loop that rebinds it (``s0, s = s.clone(), s`` advanced) or a branch that rebinds it or moves it
+  carries its count and position, as CuTe DSL's loop carries a PipelineState's Int32 fields; a loop
+  that only moves it leaves it to keep its own registers.
+
 Anything else (``leaves`` answers None) keeps carry.Carry's rules.
 
 ``__extract_mlir_values__`` may give a flat list or a tree: dicts (in their order) and lists of values,
@@ -148,10 +157,17 @@ def debug_region(what: str, where: str, carried: List[Tuple[str, Any]]) -> None:
     print("=" * 80)
 
 
-def leaves(v: Any, structs: bool = True) -> Optional[List[Any]]:
+def _own(v: Any) -> bool:
+    """v's class has cutelab's own carrying protocol (``__carry_values__``, see the module's docstring)."""
+    cls = type(v)
+    return not isinstance(v, type) and hasattr(cls, "__carry_values__") and hasattr(cls, "__new_from_carry_values__")
+
+
+def leaves(v: Any, structs: bool = True, in_place: bool = False, loop: bool = True) -> Optional[List[Any]]:
     """The values v carries: by the protocol (None when one of them is a value no register can
-    hold), or with ``structs``, a dataclass value's leaves when one of them is a tensor value, or a
-    tuple's when one of them is a tensor value or a Python float; None for anything else."""
+    hold), by cutelab's own (when ``__carried_by_values__(in_place, loop)`` says so), or with
+    ``structs``, a dataclass value's leaves when one of them is a tensor value, or a tuple's when
+    one of them is a tensor value or a Python float; None for anything else."""
     cls = type(v)  # the protocol's methods are the class's (an object answering any attribute is no carrier)
     if isinstance(v, type):
         return None
@@ -159,6 +175,8 @@ def leaves(v: Any, structs: bool = True) -> Optional[List[Any]]:
         out = flatten_tree(v.__extract_mlir_values__())
         if any(_dtype(x) is not None for x in out):  # (the others are static: declare)
             return out
+    if _own(v) and v.__carried_by_values__(in_place, loop):
+        return list(v.__carry_values__())
     if not structs:
         return None
     out = _dc_leaves(v)
@@ -280,9 +298,10 @@ class Carried:
     ``dataclasses.replace``), else an object of the value protocol."""
 
     def __init__(self, template: Any, regs: List[Optional[Tuple[Any, tuple]]], statics: list, struct: bool,
-                 tree: Any = None):
+                 tree: Any = None, own: bool = False):
         self.template, self.regs, self.statics, self.struct = template, regs, statics, struct
         self.tree = tree  # the protocol's value tree before the region (None for a dataclass carried by its leaves)
+        self.own = own  # carried by cutelab's own protocol (__carry_values__)
 
 
 def rebuilt_in_arms(entry: Any) -> bool:
@@ -312,7 +331,8 @@ def declare(t: Any, name: str, v: Any, vals: List[Any]) -> Carried:
         r = t.new_reg(dt, n, mutable=True)
         regs.append((r, shape))
         _assign(t, r, x, name)
-    return Carried(v, regs, list(vals), struct, None if struct else v.__extract_mlir_values__())
+    own = not struct and not _protocol(v) and _own(v)
+    return Carried(v, regs, list(vals), struct, None if struct or own else v.__extract_mlir_values__(), own)
 
 
 def _protocol(v: Any) -> bool:
@@ -369,6 +389,8 @@ def snap(t: Any, c: Carried) -> Any:
         vals.append(TraceValue([(dst, i) for i in range(r.n)], shape, r.dtype))
     if c.struct:
         return _rebuild(c.template, vals)
+    if c.own:
+        return c.template.__new_from_carry_values__(vals)
     return c.template.__new_from_mlir_values__(unflatten_tree(vals, c.tree))
 
 
@@ -377,9 +399,13 @@ def leave(t: Any, name: str, c: Carried, v: Any, what: str, where: str) -> None:
     if c.struct:
         _leave_struct(t, name, c, v, what, where)
         return
-    vals = leaves(v)
-    diff = tree_changes(c.tree, v.__extract_mlir_values__()) \
-        if vals is not None and type(v) is type(c.template) and c.tree is not None else []
+    if c.own:  # every value of it, however the region found it (a state moved into registers there: read)
+        vals = list(v.__carry_values__()) if type(v) is type(c.template) and _own(v) else None
+        diff: List[str] = []
+    else:
+        vals = leaves(v)
+        diff = tree_changes(c.tree, v.__extract_mlir_values__()) \
+            if vals is not None and type(v) is type(c.template) and c.tree is not None else []
     if vals is None or len(vals) != len(c.regs):
         got = "nothing" if vals is None else f"{len(vals)} values"
         raise TraceError(

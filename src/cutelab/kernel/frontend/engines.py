@@ -20,8 +20,8 @@ from ...layout import Layout
 from ...tensor import _RMEM_ALIGN, PointerInfo
 from ..ir.fault import Fault
 from ..ir.nodes import Assign, Compute, Load, Ref, Reg, Store, _align_of, pow2_divisor
-from ..ir.symbolic import is_sym, sym_div, sym_range
-from .rmem_index import is_runtime_index, read_at, write_at
+from ..ir.symbolic import depends_note, is_sym, sym_div, sym_range
+from .rmem_index import is_runtime_index, read_at, read_block, write_at, write_block
 from .trace import TraceValue, Tracer, _refs_of, _static_offsets, active, current, tracing
 
 __all__ = ["GmemEngine", "GmemRecast", "RmemEngine", "SmemEngine"]
@@ -301,10 +301,10 @@ class RmemEngine(PointerInfo):
             if lo != hi:
                 at = user_location()
                 raise TraceError(
-                    f"{op}{f' at {at}' if at else ''}: a register fragment can only be indexed with static "
-                    f"coordinates (registers have no addresses in cutelab); got the offset {offset}, which takes "
-                    f"values {lo}..{hi} at run time (a thread index, or the index of a runtime loop such as "
-                    f"cutlass.range: cutlass.range_constexpr unrolls a loop at trace time)"
+                    f"{op}{f' at {at}' if at else ''}: a register fragment at a runtime offset is supported by "
+                    f"element reads and writes and by a slice's load() and store(), not here (registers have no "
+                    f"addresses in cutelab); the offset {offset.expr_str()} takes values {lo}..{hi} at run time "
+                    f"and depends on {depends_note(offset)} (cutlass.range_constexpr unrolls a loop at trace time)"
                 )
             offset = lo
         return int(offset)
@@ -320,10 +320,16 @@ class RmemEngine(PointerInfo):
         return offs
 
     def load(self, offset: Any, layout: Layout) -> TraceValue:
+        if is_runtime_index(offset):  # a slice at a runtime loop's index (frag[(None, s)].load()): rmem_index
+            return read_block(self, offset, _static_offsets(layout, "load"), layout.shape, "load")
         offs = self._offsets(offset, layout, "load")
         return self._get(offs, layout.shape)
 
     def store(self, offset: Any, layout: Layout, value: Any) -> None:
+        if is_runtime_index(offset):
+            offs = _static_offsets(layout, "store")
+            refs = _refs_of(value, len(offs), self.dtype, "store", f"a register fragment of layout {layout}")
+            return write_block(self, offset, offs, refs, "store")
         offs = self._offsets(offset, layout, "store")
         refs = _refs_of(value, len(offs), self.dtype, "store", f"a register fragment of layout {layout}")
         self._put(offs, refs)

@@ -155,7 +155,7 @@ class Tracer:
         from math import gcd
 
         div = gcd(sym_div(lo), abs(step))
-        var = LoopVar(f"i{sum(1 for op in walk(self.body) if isinstance(op, For))}", vlo, vhi, div)
+        var = LoopVar(f"i{sum(1 for op in walk(self.body) if isinstance(op, For))}", vlo, vhi, div, user_location())
         op = For(var, lo, hi, step, Block(self.cur), unroll)
         self.check_refs([x for x in (lo, hi) if is_sym(x)], "a loop bound")
         self.emit(op)

@@ -595,14 +595,14 @@ def _value_tables(atom: Any, S: Any, D: Any, what: str) -> Tuple[np.ndarray, np.
         # address (lane t) to tcgen05.ld/st, and the interpreter checks that it is lane 32 * (w % 4) + t % 32
         # (TmemCopyOp.own_lane)
         off_t = _static_offsets(tm.layout, what).reshape(nrest_t, nr)
-        off_r = _static_offsets(rg.layout, what).reshape(nrest_r, nr) + int(rg.offset)
+        off_r = _static_offsets(rg.layout, what).reshape(nrest_r, nr) + rg.engine._static(rg.offset, what)
         return np.tile(off_t.reshape(1, -1), (32, 1)), off_r.reshape(-1), True
     if m0t != nt or m0r != nr or nrest_t != nrest_r:
         raise TraceError(f"{what}: the TMEM tensor {tm.layout} and the register tensor {rg.layout} are not one "
                          f"thread's partition of this TMEM copy (the atom has {nt} TMEM values and {nr} register "
                          f"values per thread); partition them with tiled_copy.get_slice(tidx).partition_S/D")
     off_t = _static_offsets(tm.layout, what).reshape(nrest_t, nt)
-    off_r = _static_offsets(rg.layout, what).reshape(nrest_r, nr) + int(rg.offset)
+    off_r = _static_offsets(rg.layout, what).reshape(nrest_r, nr) + rg.engine._static(rg.offset, what)
     tvt = np.asarray(Layout.offsets(tv_t)).reshape(nt, 32).T  # (lane, value) -> reference index
     tvr = np.asarray(Layout.offsets(tv_r)).reshape(nr, 32).T
     table = np.zeros((32, nrest_r * nr), dtype=np.int64)

@@ -423,14 +423,16 @@ class Block:
 
 
 class LoopVar(Var):
-    """The induction variable of a ``For``: ranges over [lo, hi] (the loop's possible values)."""
+    """The induction variable of a ``For``: ranges over [lo, hi] (the loop's possible values);
+    ``site``: the user's line of the loop, for error messages (None where unknown)."""
 
-    __slots__ = ("c_name",)
+    __slots__ = ("c_name", "site")
 
-    def __init__(self, name: str, lo: int, hi: int, div: int):
+    def __init__(self, name: str, lo: int, hi: int, div: int, site: Optional[str] = None):
         Var.__init__(self, "loop." + name, 1)
         self.c_name = name
         self.lo, self.hi, self.div = lo, max(lo, hi), div
+        self.site = site
 
 
 def _value_range(dtype: Any) -> Tuple[int, int]:

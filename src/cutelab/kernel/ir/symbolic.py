@@ -27,7 +27,7 @@ constants simplified using the ranges: ``(256*b + t) // 512 == b // 2`` when ``0
 from __future__ import annotations
 
 from math import gcd
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -236,8 +236,9 @@ class Expr:
             raise TraceError(f"the truth of {self.expr_str()} is not known at trace time: {dims}; Python "
                              f"'if'/'while' on it is not supported (use it in a runtime branch or loop)")
         raise TraceError(
-            f"the truth of {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
-            f"once for all threads, so Python 'if'/'while' on thread-dependent values is not supported"
+            f"the truth of {self.expr_str()} depends on {depends_note(self)}; cutelab traces a kernel "
+            f"once for all threads and traces a runtime loop's body once, so Python 'if'/'while' on such values "
+            f"is not supported"
         )
 
     def __index__(self) -> int:
@@ -246,7 +247,7 @@ class Expr:
             raise TraceError(f"{self.expr_str()} has no Python int value at trace time: {dims} (it cannot size "
                              f"a range, a static shape or a list index)")
         raise TraceError(
-            f"{self.expr_str()} depends on the thread or block index and has no Python int value at trace "
+            f"{self.expr_str()} depends on {depends_note(self)} and has no Python int value at trace "
             f"time (it cannot size a range, a shape or a list index)"
         )
 
@@ -295,6 +296,35 @@ class Expr:
         if not vs or not all(getattr(v, "value", None) is not None for v in vs):
             return None
         return int(evaluate(self, {v.name: v.value for v in vs}))
+
+
+def depends_note(e: Any) -> str:
+    """What an index expression's runtime value depends on, as error messages say it: the index of a
+    runtime loop (with the loop's line where known), the thread or block index, a kernel argument, a
+    value held in a register.
+
+    >>> depends_note(Var("tid.x", 32) * 4 + 1)
+    'the thread index (tid.x)'
+    """
+    out: List[str] = []
+    for a in atoms(e):
+        name = getattr(a, "name", "")
+        if name.startswith("loop."):
+            site = getattr(a, "site", None)
+            what = f"the index of the runtime loop{f' at {site}' if site else ''} ({name})"
+        elif name.startswith("reg."):
+            what = f"a value held in a register ({getattr(a, 'c_name', name)})"
+        elif name.startswith("tid."):
+            what = f"the thread index ({name})"
+        elif name.startswith("bid."):
+            what = f"the block index ({name})"
+        elif name.startswith("arg."):
+            what = f"the kernel argument {name[4:]}"
+        else:
+            what = name or "a runtime value"
+        if what not in out:
+            out.append(what)
+    return ", ".join(out) or "a runtime value"
 
 
 def _dims_note(e: "Expr") -> str:
@@ -538,8 +568,8 @@ class Cmp(Expr):
             raise TraceError(f"the condition {self.expr_str()} is not known at trace time: {dims}; Python "
                              f"'if'/'while' on it is not supported (use it in a runtime branch or loop)")
         raise TraceError(
-            f"the condition {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
-            f"once for all threads, so Python 'if'/'while' on it is not supported"
+            f"the condition {self.expr_str()} depends on {depends_note(self)}; cutelab traces a kernel once for "
+            f"all threads and a runtime loop's body once, so Python 'if'/'while' on it is not supported"
         )
 
     def expr_str(self) -> str:
@@ -558,8 +588,8 @@ class BoolAnd(Expr):
 
     def __bool__(self) -> bool:
         raise TraceError(
-            f"the condition {self.expr_str()} depends on the thread or block index; cutelab traces a kernel "
-            f"once for all threads, so Python 'if'/'while' on it is not supported"
+            f"the condition {self.expr_str()} depends on {depends_note(self)}; cutelab traces a kernel once for "
+            f"all threads and a runtime loop's body once, so Python 'if'/'while' on it is not supported"
         )
 
     def expr_str(self) -> str:
