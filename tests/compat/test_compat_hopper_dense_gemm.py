@@ -112,16 +112,6 @@ def test_a_grid_rounded_up_to_whole_clusters_passes_its_check(tmp_path):
     assert p.returncode == 0 and p.stdout.rstrip().endswith("PASS"), (p.stdout[-2000:], p.stderr[-3000:])
 
 
-def test_cluster_rows_a_multiple_of_8_pass_the_programs_check(tmp_path):
-    """8 cluster rows and 2 columns: the program's tail swizzle layout, (cluster_dim()[0] % 8, cluster_dim()[1]), has
-    an empty mode for this launch, in a runtime branch no CTA takes (cluster_id >= 16). CuTe DSL's layout is dynamic
-    there; cutelab allows the empty mode inside the branch and divides by the launch's expression at run time. Every
-    size whose cluster rows divide by 8 (the 8192^3 benchmark's included) stopped at that layout before."""
-    out, src = _run(tmp_path, "--mnkl", "512,128,64,1", "--tile_shape_mn", "64,64", "--cluster_shape_mn", "1,1")
-    assert "Cluster Shape: (1, 1)" in out
-    assert "cl_nclusterid_x()) % 8" in src  # the tail's extent, read from the special register
-
-
 def test_fewer_than_8_cluster_rows_is_an_error_naming_cluster_dim(tmp_path):
     """With fewer than 8 clusters along M the program's CTA swizzle layout has a mode of cluster_dim()[0] // 8 == 0
     clusters, and it then takes cluster_id % 0 (a remainder by a runtime zero, whose value it then overwrites in its
