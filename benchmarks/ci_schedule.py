@@ -3,7 +3,9 @@ xdist 3.8's two schedulers over them.
 
 1. Record (a pytest plugin; each test's CPU seconds, its process and its waited-for children, setup to
    teardown, one JSON line per test in OUT_<worker>.jsonl):
-       PYTHONPATH=src:benchmarks CI_SCHEDULE_OUT=/tmp/cpu python3 -m pytest -q -n 2 -p ci_schedule
+       mkdir -p /tmp/cis && ln -sf $PWD/benchmarks/ci_schedule.py /tmp/cis/
+       PYTHONPATH=src:/tmp/cis CI_SCHEDULE_OUT=/tmp/cpu python3 -m pytest -q -n 2 -p ci_schedule
+   (the plugin's folder alone on the path: benchmarks/ holds a copy.py that would shadow the standard library's)
        python3 -m pytest -q --collect-only > /tmp/collect.txt
 2. Replay (--dist load as xdist's LoadScheduling sends chunks, --dist worksteal as its
    WorkStealingScheduling splits and steals; each in the collection's order and in tests/conftest.py's):

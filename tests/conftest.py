@@ -93,3 +93,17 @@ def pytest_collection_modifyitems(config, items):
         return
     slow = [is_slow(os.path.relpath(str(it.path), ROOT).replace(os.sep, "/")) for it in items]
     items[:] = order_for_workers(items, slow, n)
+
+
+def pytest_configure(config):
+    """The suite's `cutelab run` subprocesses are forked from a server that imported torch once
+    (tests/forkserver.py; CUTELAB_TEST_FORKSERVER=0 turns it off)."""
+    import forkserver
+
+    forkserver.install()
+
+
+def pytest_unconfigure(config):
+    import forkserver
+
+    forkserver.shutdown()
