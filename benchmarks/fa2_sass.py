@@ -170,7 +170,7 @@ def main() -> int:
         else:
             size = tuple(int(x) for x in args.size.split(","))
             ir, src, name = render(size, args.causal)  # type: ignore[arg-type]
-            from cutelab.kernel.cuda.loopvars import build
+            from cutelab.kernel.cuda.build import build
 
             # as a launch builds it: printed again with per-trip index copies where ptxas spills (passes/loopidx.py)
             built: Dict[str, Tuple[bytes, str]] = {}

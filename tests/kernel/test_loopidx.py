@@ -12,7 +12,7 @@ import numpy as np
 
 import cutelab as cute
 import cutelab as cutlass
-from cutelab.kernel.cuda.loopvars import build
+from cutelab.kernel.cuda.build import build
 from cutelab.kernel.cuda.printer import CudaRenderer, render
 from cutelab.kernel.launch.plan import capture
 from cutelab.kernel.passes import Options, run_passes

@@ -477,7 +477,7 @@ def _prepare(k: Any, bound: inspect.BoundArguments, grid: Tuple[int, int, int],
         return plan, storages, scalar_vals
 
     from ..cuda.driver import device_arch, load_module, use_device
-    from ..cuda.loopvars import build
+    from ..cuda.build import build
     from ..cuda.nvrtc import compile_cuda
 
     dev = next((st.device[1] for st in storages if st.on_gpu), 0)

@@ -158,7 +158,7 @@ class Plan:
       (``uniform``; ``uniform.warp_uniform(e)`` says which);
     - ``ranged``: id(op) -> its index expressions simplified with its registers' proven ranges (``ranges``);
     - ``loopidx_ok``: the kernel has a runtime loop whose bodies may read the thread index from a
-      per-trip opaque copy (``loopidx``); ``loopidx``: they do (set by the launch, cuda/loopvars.py).
+      per-trip opaque copy (``loopidx``); ``loopidx``: they do (set by the launch, cuda/build.py).
     """
 
     options: Options

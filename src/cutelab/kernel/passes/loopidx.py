@@ -17,7 +17,7 @@ with its addresses held (CUTLASS's tensorop_gemm.py: 581 SASS instructions in it
 copies, 493 without). So the choice is made after ptxas has seen the kernel: this pass marks a kernel
 with a runtime loop as a candidate (``Plan.loopidx_ok``); the launch prints it without the copies
 first, and only where ptxas then spills registers prints it again with them (``Plan.loopidx``) and
-keeps the build that spills fewer bytes (``cuda/loopvars.py``, ``build``).
+keeps the build that spills fewer bytes (``cuda/build.py``).
 It is off unless ``CUTELAB_PASSES_ON=loopidx`` asks for it (``passes.OFF_BY_DEFAULT``): on the H200 it made
 FlashAttention-2's non-causal kernel 2% slower (5813 against 5684 us) and its causal one 0.5% faster (benchmarks/
 RESULTS.md, 2026-11-28 18:32 UTC); fewer spills did not mean a faster loop there.
