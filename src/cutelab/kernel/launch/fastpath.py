@@ -15,6 +15,17 @@ from ...runtime import EnvStream
 from .plan import _stream_handle
 
 
+def _torch_check(env: Dict[str, Any], name: str, spec: Any) -> Tuple[str, int]:
+    """(the condition that a torch tensor x is one the compiled call was made for, its address alignment):
+    its type, element type, shape, strides (or contiguity) and device against the values ``spec`` holds,
+    bound in ``env`` under names ending in ``name``."""
+    ttype, tdt, shape, strides, dev, align = spec
+    env.update({f"T{name}": ttype, f"D{name}": tdt, f"S{name}": shape, f"ST{name}": strides, f"V{name}": dev})
+    lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{name}"
+    return (f"type(x) is T{name} and x.dtype is D{name} and x.shape == S{name} and {lay} "
+            f"and x.device == V{name}"), align
+
+
 def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
     """The compiled call as one generated function of (args, stream): the checks of each tensor
     argument written out (a torch tensor's type, element type, shape, strides or contiguity,
@@ -72,12 +83,9 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
                       f"        if a{k} is None:",
                       "            return False"]
         elif spec is not None and not hasattr(get, "alternatives"):
-            ttype, tdt, shape, strides, dev, align = spec
-            env.update({f"T{k}": ttype, f"D{k}": tdt, f"S{k}": shape, f"ST{k}": strides, f"V{k}": dev})
-            lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}"
+            cond, align = _torch_check(env, str(k), spec)
             lines += fetch(pos)
-            lines += [f"    if type(x) is not T{k} or x.dtype is not D{k} or x.shape != S{k} or not {lay} "
-                      f"or x.device != V{k}:",
+            lines += [f"    if not ({cond}):",
                       "        return False",
                       f"    a{k} = x.data_ptr()",
                       f"    if a{k} % {align}:",
@@ -88,12 +96,9 @@ def _direct_call(cf: Any, fast: Any) -> Optional[Callable[[Any, Any], bool]]:
             # torch tensors seen at this argument (the getter's alternatives made by the general
             # path, e.g. after a compile with fake tensors): their checks written out, tried first
             tspecs = [g.torch for g in getattr(get, "alternatives", ()) if getattr(g, "torch", None) is not None]
-            for i, (ttype, tdt, shape, strides, dev, align) in enumerate(tspecs):
-                env.update({f"T{k}_{i}": ttype, f"D{k}_{i}": tdt, f"S{k}_{i}": shape, f"ST{k}_{i}": strides,
-                            f"V{k}_{i}": dev})
-                lay = "x.is_contiguous()" if strides is None else f"x.stride() == ST{k}_{i}"
-                lines += [f"    {'if' if i == 0 else 'elif'} (type(x) is T{k}_{i} and x.dtype is D{k}_{i} and "
-                          f"x.shape == S{k}_{i} and {lay} and x.device == V{k}_{i}):",
+            for i, tspec_i in enumerate(tspecs):
+                cond, align = _torch_check(env, f"{k}_{i}", tspec_i)
+                lines += [f"    {'if' if i == 0 else 'elif'} ({cond}):",
                           f"        a{k} = x.data_ptr()",
                           f"        if a{k} % {align}:",  # the same alignment for every kind at this argument
                           "            return False"]
