@@ -706,16 +706,16 @@ def _split_by(terms: dict, g: int) -> tuple:
 
 
 def _launch_zero(c: Any) -> Any:
-    """The launch-dimension expression that a layout's shape folded to 0 (``layout._normalize``), or None: a
-    division by it stays a runtime division (as CuTe DSL's layout is dynamic there), refused only if it runs."""
+    """The launch-dimension expression that a layout's shape folded to 0 (``layout._normalize``), or None: an
+    operand of index arithmetic (``_as_int``), so that a division by it stays a runtime division (as CuTe DSL's
+    layout is dynamic there), refused only if it runs. A plain int (the common operand) is never one."""
+    if type(c) is int:
+        return None
     src = getattr(c, "folded_from", None)
     return src if src is not None and int(c) == 0 else None
 
 
 def floordiv(a: Any, c: Any) -> Any:
-    src = _launch_zero(c)
-    if src is not None:
-        return DynDiv(a, src, "//")
     if not isinstance(a, Expr) and not isinstance(c, Expr):
         if c == 0:
             raise TraceError(f"integer division of {a} by zero")
@@ -764,9 +764,6 @@ def _floordiv_rest(R: Any, c: int) -> Any:
 
 
 def mod(a: Any, c: Any) -> Any:
-    src = _launch_zero(c)
-    if src is not None:
-        return DynDiv(a, src, "%")
     if not isinstance(a, Expr) and not isinstance(c, Expr):
         if c == 0:
             raise TraceError(f"remainder of {a} by zero")
